@@ -1,0 +1,128 @@
+// npm run bench: the gateway against the pass-through floor and a direct call,
+// all on loopback with the OpenAI emulator as the upstream and wrk as the load.
+// Prints a table with the targets of issue 4 and writes it to bench/results/.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { repoRoot, rssMiB, script, startScript, type Started } from './processes';
+import { runWrk, type LoadResult } from './wrk';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const MODEL = 'gpt-3.5-turbo';
+const plainBody = { model: MODEL, messages: [{ role: 'user', content: 'Say hello to the benchmark.' }] };
+const streamBody = { ...plainBody, stream: true, emulator: { chunks: 20 } };
+
+async function json(url: string, init: { method?: 'GET' | 'POST' | 'PUT'; body?: unknown; cookie?: string }) {
+  const response = await request(url, {
+    method: init.method ?? 'GET',
+    headers: { 'content-type': 'application/json', ...(init.cookie ? { cookie: init.cookie } : {}) },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
+  const setCookie = response.headers['set-cookie'];
+  return { body: (await response.body.json()) as { success: boolean; message: string; data: any }, setCookie: Array.isArray(setCookie) ? setCookie[0] : setCookie };
+}
+
+/** Median time to the first body chunk of a streamed answer, in ms. */
+async function timeToFirstToken(base: string, key: string, samples = 200): Promise<number> {
+  const times: number[] = [];
+  for (let index = 0; index < samples; index += 1) {
+    const started = process.hrtime.bigint();
+    const response = await request(`${base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify(streamBody),
+    });
+    for await (const _ of response.body) {
+      times.push(Number(process.hrtime.bigint() - started) / 1e6);
+      break;
+    }
+    await response.body.dump();
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)];
+}
+
+/** wrk comes from Debian's packages; install it when we can, else say how. */
+function ensureWrk(): void {
+  if (spawnSync('wrk', ['--version']).error === undefined) return;
+  if (process.getuid?.() === 0 && spawnSync('apt-get', ['--version']).error === undefined) {
+    console.log('[bench] installing wrk (apt-get install -y wrk)');
+    if (spawnSync('apt-get', ['install', '-y', '-qq', 'wrk'], { stdio: 'inherit' }).status === 0) return;
+  }
+  console.error('[bench] wrk is needed: apt-get install wrk');
+  process.exit(1);
+}
+
+ensureWrk();
+const started: Started[] = [];
+try {
+  const emulator = await startScript(script('emulatorProcess.ts'), {});
+  started.push(emulator);
+  const gateway = await startScript(script('gatewayProcess.ts'), {});
+  started.push(gateway);
+
+  const signIn = await json(`${gateway.url}/api/user/login`, { method: 'POST', body: { username: 'root', password: 'bench-root-password' } });
+  const cookie = String(signIn.setCookie).split(';')[0];
+  const channel = await json(`${gateway.url}/api/channel/`, { method: 'POST', cookie, body: { name: 'emulator', type: 8, key: 'sk-good', base_url: emulator.url, models: MODEL } });
+  if (!channel.body.success) throw new Error(channel.body.message);
+  const token = await json(`${gateway.url}/api/token/`, { method: 'POST', cookie, body: { name: 'bench', unlimited_quota: true } });
+  const gatewayKey = `sk-${token.body.data.key}`;
+
+  const passthrough = await startScript(script('passthroughProcess.ts'), { UPSTREAM_URL: emulator.url, CLIENT_KEY: 'sk-bench' });
+  started.push(passthrough);
+
+  const targets = [
+    { name: 'direct', url: emulator.url, key: 'sk-good' },
+    { name: 'pass-through', url: passthrough.url, key: 'sk-bench' },
+    { name: 'switchboard', url: gateway.url, key: gatewayKey },
+  ];
+  const scenarios = [
+    { name: 'chat c=1', body: plainBody, connections: 1 },
+    { name: 'chat c=16', body: plainBody, connections: 16 },
+    { name: 'chat c=64', body: plainBody, connections: 64 },
+    { name: 'stream(20) c=16', body: streamBody, connections: 16 },
+  ];
+  const results: Record<string, Record<string, LoadResult>> = {};
+  for (const scenario of scenarios) {
+    results[scenario.name] = {};
+    for (const target of targets) {
+      // warm up connections and JIT before measuring
+      await runWrk({ url: `${target.url}/v1/chat/completions`, apiKey: target.key, body: scenario.body, connections: scenario.connections, durationSeconds: 1 });
+      results[scenario.name][target.name] = await runWrk({
+        url: `${target.url}/v1/chat/completions`, apiKey: target.key, body: scenario.body, connections: scenario.connections, durationSeconds: SECONDS,
+      });
+    }
+  }
+  const ttftDirect = await timeToFirstToken(emulator.url, 'sk-good');
+  const ttftGateway = await timeToFirstToken(gateway.url, gatewayKey);
+  const rss = rssMiB(gateway.child.pid!);
+
+  const lines = ['| scenario | target | req/s | p50 ms | p99 ms | errors |', '|---|---|---:|---:|---:|---:|'];
+  for (const [scenario, byTarget] of Object.entries(results)) {
+    for (const [target, result] of Object.entries(byTarget)) {
+      lines.push(`| ${scenario} | ${target} | ${result.requestsPerSecond.toFixed(0)} | ${result.p50Ms.toFixed(2)} | ${result.p99Ms.toFixed(2)} | ${result.errors} |`);
+    }
+  }
+  const c16 = results['chat c=16'];
+  const c1 = results['chat c=1'];
+  const addedGateway = c1.switchboard.p50Ms - c1.direct.p50Ms;
+  const addedPassthrough = c1['pass-through'].p50Ms - c1.direct.p50Ms;
+  const ttftAdded = ttftGateway - ttftDirect;
+  const checks = [
+    [`c=16 req/s >= 0.8 x pass-through`, `${c16.switchboard.requestsPerSecond.toFixed(0)} vs ${(0.8 * c16['pass-through'].requestsPerSecond).toFixed(0)}`, c16.switchboard.requestsPerSecond >= 0.8 * c16['pass-through'].requestsPerSecond],
+    [`c=1 added p50 <= 1.25 x pass-through's`, `${addedGateway.toFixed(3)} ms vs ${(1.25 * addedPassthrough).toFixed(3)} ms`, addedGateway <= 1.25 * addedPassthrough],
+    ['time to first token added < 1 ms', `${ttftAdded.toFixed(3)} ms (direct ${ttftDirect.toFixed(3)}, gateway ${ttftGateway.toFixed(3)})`, ttftAdded < 1],
+    ['gateway RSS after the run < 150 MiB', `${rss.toFixed(1)} MiB`, rss < 150],
+  ] as const;
+  lines.push('', '| target | measured | met |', '|---|---|---|');
+  for (const [name, measured, met] of checks) lines.push(`| ${name} | ${measured} | ${met ? 'yes' : 'NO'} |`);
+  const report = [`# Switchboard benchmark (${new Date().toISOString()}, ${SECONDS}s per run, wrk on loopback)`, '', ...lines, ''].join('\n');
+  console.log(report);
+  const resultsDir = join(repoRoot, 'bench', 'results');
+  mkdirSync(resultsDir, { recursive: true });
+  writeFileSync(join(resultsDir, 'latest.md'), report);
+  console.log(`written to bench/results/latest.md`);
+} finally {
+  await Promise.all(started.map((part) => part.stop()));
+}

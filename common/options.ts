@@ -1,0 +1,167 @@
+/**
+ * Every runtime setting, declared once. The server uses this table for
+ * defaults, parsing and read access; the console uses it to render the
+ * settings tabs. Values travel and are stored as strings.
+ *
+ * kind:
+ * - toggle: "true" / "false"
+ * - text:   free text (Markdown, HTML or a URL for content keys)
+ * - number: a decimal string
+ * - json:   a JSON object, validated before it is saved
+ * - list:   a comma-joined list
+ * - secret: write-only; never sent back to the browser
+ */
+export type OptionKind = 'toggle' | 'text' | 'number' | 'json' | 'list' | 'secret';
+
+export interface OptionSpec {
+  kind: OptionKind;
+  default: string;
+  /** Only root may write it (TopUpLink); everything else needs admin. */
+  rootOnly?: boolean;
+}
+
+/** Default model ratios (1 = $0.002 per 1K tokens = 1 quota per token). */
+export const DEFAULT_MODEL_RATIO: Record<string, number> = {
+  'gpt-4': 15,
+  'gpt-4-0314': 15,
+  'gpt-4-0613': 15,
+  'gpt-4-32k': 30,
+  'gpt-4-32k-0314': 30,
+  'gpt-4-32k-0613': 30,
+  'gpt-3.5-turbo': 0.75,
+  'gpt-3.5-turbo-0301': 0.75,
+  'gpt-3.5-turbo-0613': 0.75,
+  'gpt-3.5-turbo-16k': 1.5,
+  'gpt-3.5-turbo-16k-0613': 1.5,
+  'text-ada-001': 0.2,
+  'text-babbage-001': 0.25,
+  'text-curie-001': 1,
+  'text-davinci-002': 10,
+  'text-davinci-003': 10,
+  'text-davinci-edit-001': 10,
+  'code-davinci-edit-001': 10,
+  'whisper-1': 10,
+  davinci: 10,
+  curie: 10,
+  babbage: 10,
+  ada: 10,
+  'text-embedding-ada-002': 0.05,
+  'text-search-ada-doc-001': 10,
+  'text-moderation-stable': 0.1,
+  'text-moderation-latest': 0.1,
+  'dall-e': 8,
+  'claude-instant-1': 0.815,
+  'claude-2': 5.51,
+  'ERNIE-Bot': 0.8572,
+  'ERNIE-Bot-turbo': 0.5715,
+  'Embedding-V1': 0.1429,
+  'PaLM-2': 1,
+  chatglm_pro: 0.7143,
+  chatglm_std: 0.3572,
+  chatglm_lite: 0.1429,
+  'qwen-v1': 0.8572,
+  'qwen-plus-v1': 0.5715,
+  SparkDesk: 0.8572,
+};
+
+export const DEFAULT_GROUP_RATIO: Record<string, number> = { default: 1, svip: 1, vip: 1 };
+
+function sortedJson(value: Record<string, number>): string {
+  const sorted: Record<string, number> = {};
+  for (const key of Object.keys(value).sort()) sorted[key] = value[key];
+  return JSON.stringify(sorted);
+}
+
+export const OPTION_SPECS = {
+  PasswordLoginEnabled: { kind: 'toggle', default: 'true' },
+  PasswordRegisterEnabled: { kind: 'toggle', default: 'true' },
+  EmailVerificationEnabled: { kind: 'toggle', default: 'false' },
+  GitHubOAuthEnabled: { kind: 'toggle', default: 'false' },
+  GitHubClientId: { kind: 'text', default: '' },
+  GitHubClientSecret: { kind: 'secret', default: '' },
+  WeChatAuthEnabled: { kind: 'toggle', default: 'false' },
+  WeChatServerAddress: { kind: 'text', default: '' },
+  WeChatServerToken: { kind: 'secret', default: '' },
+  WeChatAccountQRCodeImageURL: { kind: 'text', default: '' },
+  TurnstileCheckEnabled: { kind: 'toggle', default: 'false' },
+  TurnstileSiteKey: { kind: 'text', default: '' },
+  TurnstileSecretKey: { kind: 'secret', default: '' },
+  RegisterEnabled: { kind: 'toggle', default: 'true' },
+  EmailDomainRestrictionEnabled: { kind: 'toggle', default: 'false' },
+  EmailDomainWhitelist: {
+    kind: 'list',
+    default: 'gmail.com,163.com,126.com,qq.com,outlook.com,hotmail.com,icloud.com,yahoo.com,foxmail.com',
+  },
+  SMTPServer: { kind: 'text', default: '' },
+  SMTPPort: { kind: 'number', default: '587' },
+  SMTPAccount: { kind: 'text', default: '' },
+  SMTPFrom: { kind: 'text', default: '' },
+  SMTPToken: { kind: 'secret', default: '' },
+  ServerAddress: { kind: 'text', default: '' },
+  Notice: { kind: 'text', default: '' },
+  Footer: { kind: 'text', default: '' },
+  About: { kind: 'text', default: '' },
+  SystemName: { kind: 'text', default: 'Switchboard' },
+  Logo: { kind: 'text', default: '' },
+  HomePageContent: { kind: 'text', default: '' },
+  QuotaForNewUser: { kind: 'number', default: '0' },
+  QuotaForInviter: { kind: 'number', default: '0' },
+  QuotaForInvitee: { kind: 'number', default: '0' },
+  QuotaRemindThreshold: { kind: 'number', default: '1000' },
+  PreConsumedQuota: { kind: 'number', default: '500' },
+  ModelRatio: { kind: 'json', default: sortedJson(DEFAULT_MODEL_RATIO) },
+  GroupRatio: { kind: 'json', default: sortedJson(DEFAULT_GROUP_RATIO) },
+  TopUpLink: { kind: 'text', default: '', rootOnly: true },
+  ChatLink: { kind: 'text', default: '' },
+  QuotaPerUnit: { kind: 'number', default: '500000' },
+  AutomaticDisableChannelEnabled: { kind: 'toggle', default: 'false' },
+  ChannelDisableThreshold: { kind: 'number', default: '5' },
+  LogConsumeEnabled: { kind: 'toggle', default: 'true' },
+  DisplayInCurrencyEnabled: { kind: 'toggle', default: 'true' },
+  DisplayTokenStatEnabled: { kind: 'toggle', default: 'true' },
+  ApproximateTokenEnabled: { kind: 'toggle', default: 'false' },
+  RetryTimes: { kind: 'number', default: '0' },
+} as const satisfies Record<string, OptionSpec>;
+
+export type OptionKey = keyof typeof OPTION_SPECS;
+export const OPTION_KEYS = Object.keys(OPTION_SPECS) as OptionKey[];
+
+export function isOptionKey(key: string): key is OptionKey {
+  return Object.prototype.hasOwnProperty.call(OPTION_SPECS, key);
+}
+
+export function isSecretOption(key: OptionKey): boolean {
+  return OPTION_SPECS[key].kind === 'secret';
+}
+
+/** Reads a toggle value: exactly "true" is true. */
+export function parseToggle(value: string | undefined): boolean {
+  return value === 'true';
+}
+
+/**
+ * The public status object (`GET /api/status` data), cached by the console in
+ * localStorage under `status`. Field names are one-api v0.5.3's.
+ */
+export interface ClientStatus {
+  version: string;
+  start_time: number;
+  system_name: string;
+  logo: string;
+  footer_html: string;
+  quota_per_unit: number;
+  display_in_currency: boolean;
+  chat_link: string;
+  server_address: string;
+  top_up_link: string;
+  wechat_login: boolean;
+  wechat_qrcode: string;
+  github_oauth: boolean;
+  github_client_id: string;
+  turnstile_check: boolean;
+  turnstile_site_key: string;
+  email_verification: boolean;
+  /** Beyond v0.5.3: whether password login and registration are open, so the console can hide dead forms. */
+  password_login: boolean;
+  register_enabled: boolean;
+}

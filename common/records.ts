@@ -1,0 +1,120 @@
+/**
+ * Record shapes as they travel on the console API (field names are one-api
+ * v0.5.3's). Secrets (password hashes, access tokens, channel keys) never
+ * appear in these shapes when they are sent to the browser.
+ */
+
+/** A user as the self endpoint and admin lists return it. */
+export interface UserRecord {
+  id: number;
+  username: string;
+  display_name: string;
+  email: string;
+  github_id: string;
+  wechat_id: string;
+  role: number;
+  status: number;
+  /** Remaining quota. */
+  quota: number;
+  used_quota: number;
+  request_count: number;
+  /** Comma-separated group names; empty means `default`. */
+  group: string;
+  aff_code: string;
+  inviter_id: number;
+}
+
+/** What `POST /api/user/login` returns in `data` and the console stores under `user`. */
+export interface SessionUser {
+  id: number;
+  username: string;
+  display_name: string;
+  role: number;
+  status: number;
+}
+
+/** `POST /api/user/register` body. */
+export interface RegisterPayload {
+  username: string;
+  password: string;
+  password2?: string;
+  email?: string;
+  verification_code?: string;
+  aff_code?: string;
+}
+
+/** `POST /api/user/login` body. */
+export interface LoginPayload {
+  username: string;
+  password: string;
+}
+
+export interface TokenRecord {
+  id: number;
+  user_id: number;
+  name: string;
+  key: string;
+  status: number;
+  used_quota: number;
+  remain_quota: number;
+  unlimited_quota: boolean;
+  created_time: number;
+  accessed_time: number;
+  /** Unix seconds; -1 means never. */
+  expired_time: number;
+}
+
+export interface ChannelRecord {
+  id: number;
+  type: number;
+  name: string;
+  /** Write-only: always `''` when read back. */
+  key: string;
+  status: number;
+  base_url: string;
+  other: string;
+  models: string;
+  group: string;
+  model_mapping: string;
+  priority: number;
+  weight: number;
+  response_time: number;
+  test_time: number;
+  balance: number;
+  balance_updated_time: number;
+  used_quota: number;
+  created_time: number;
+}
+
+export interface RedemptionRecord {
+  id: number;
+  user_id: number;
+  name: string;
+  key: string;
+  status: number;
+  quota: number;
+  created_time: number;
+  redeemed_time: number;
+  redeemed_by: number;
+}
+
+export interface LogRecord {
+  id: number;
+  user_id: number;
+  created_at: number;
+  type: number;
+  content: string;
+  username: string;
+  token_name: string;
+  model_name: string;
+  quota: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  channel_id: number;
+}
+
+/** `GET /api/option/` row. Values are always strings; toggles are "true"/"false". */
+export interface OptionEntry {
+  key: string;
+  value: string;
+}

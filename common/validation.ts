@@ -1,0 +1,9 @@
+/** Rules both the console and the server apply to account input. */
+export const USERNAME_MAX = 12;
+export const PASSWORD_MIN = 8;
+export const PASSWORD_MAX = 20;
+export const DISPLAY_NAME_MAX = 20;
+export const EMAIL_MAX = 50;
+
+/** Usernames: 1..12 characters, letters, digits, `_`, `-`, `.` only (no spaces, no control characters). */
+export const USERNAME_PATTERN = /^[A-Za-z0-9_.-]{1,12}$/;

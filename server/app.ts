@@ -1,0 +1,143 @@
+// The gateway as a Fastify application. Process concerns (listening, signals)
+// live in main.ts; tests build this and call app.inject().
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import fastifyCookie from '@fastify/cookie';
+import fastifyStatic from '@fastify/static';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import { fail } from '../common/envelope';
+import type { Config } from './config';
+import { migrateToLatest, openDatabase } from './db/database';
+import { refuseCrossSiteRequests } from './plugins/csrf';
+import type { AppContext } from './plugins/context';
+import { createMailer } from './plugins/mailer';
+import { OptionStore } from './plugins/optionStore';
+import { RateLimiter } from './plugins/rateLimit';
+import { SessionSigner } from './plugins/session';
+import { accountRoutes } from './routes/api/account';
+import { channelRoutes } from './routes/api/channel';
+import { logRoutes } from './routes/api/log';
+import { oauthRoutes } from './routes/api/oauth';
+import { miscRoutes } from './routes/api/misc';
+import { optionRoutes } from './routes/api/option';
+import { redemptionRoutes } from './routes/api/redemption';
+import { tokenRoutes } from './routes/api/token';
+import { userRoutes } from './routes/api/user';
+import { userAdminRoutes } from './routes/api/userAdmin';
+import { relayRoutes } from './routes/v1/relay';
+import { ensureRootUser, rootPasswordBanner } from './bootstrap';
+
+export interface BuildOptions {
+  logger?: boolean | { level: string };
+}
+
+export async function buildApp(config: Config, buildOptions: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: buildOptions.logger ?? false,
+    trustProxy: config.trustProxy,
+    routerOptions: { ignoreTrailingSlash: true },
+    bodyLimit: 32 * 1024 * 1024,
+  });
+
+  const { db, dialect } = openDatabase(config.database);
+  await migrateToLatest(db);
+  const options = new OptionStore(db);
+  await options.reload();
+
+  let redis: Redis | undefined;
+  if (config.redisUrl) {
+    redis = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 });
+    redis.on('error', (error: Error) => app.log.warn({ err: error }, 'redis error'));
+    try {
+      await redis.connect();
+      await redis.ping();
+    } catch (error) {
+      // fail fast, and leave nothing reconnecting in the background
+      redis.disconnect();
+      await db.destroy();
+      throw new Error(`cannot reach Redis at REDIS_CONN_STRING: ${(error as Error).message}`);
+    }
+  }
+
+  const context: AppContext = {
+    config,
+    db,
+    dialect,
+    options,
+    sessions: new SessionSigner(config.sessionSecret),
+    sendMail: createMailer(options),
+    rateLimiter: new RateLimiter(redis),
+    redis,
+    startTime: Math.floor(Date.now() / 1000),
+  };
+  app.decorate('ctx', context);
+  app.decorateRequest('caller', null);
+  app.addHook('onClose', async () => {
+    await db.destroy();
+    if (redis) await redis.quit();
+  });
+
+  const bootstrap = await ensureRootUser(db, config);
+  if (bootstrap.generatedPassword) console.log(rootPasswordBanner(bootstrap.generatedPassword));
+  else if (bootstrap.created) console.log('[switchboard] root account created with INITIAL_ROOT_PASSWORD');
+
+  await app.register(fastifyCookie);
+  app.addHook('onRequest', refuseCrossSiteRequests);
+
+  app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
+    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    if (status === 500) request.log.error({ err: error }, 'unhandled error');
+    if (request.url.startsWith('/v1/')) {
+      return reply.code(status).send({
+        error: { message: status === 500 ? 'internal error' : error.message, type: 'invalid_request_error', param: null, code: error.code ?? null },
+      });
+    }
+    const message = status === 500 ? 'internal server error' : error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'unsupported content type' : 'invalid request body';
+    return reply.code(status).send(fail(message));
+  });
+
+  await app.register(miscRoutes);
+  await app.register(userRoutes);
+  await app.register(optionRoutes);
+  await app.register(accountRoutes);
+  await app.register(oauthRoutes);
+  await app.register(userAdminRoutes);
+  await app.register(tokenRoutes);
+  await app.register(redemptionRoutes);
+  await app.register(logRoutes);
+  await app.register(channelRoutes);
+  await app.register(relayRoutes);
+
+  const indexHtml = join(config.consoleDir, 'index.html');
+  const consoleBuilt = existsSync(indexHtml);
+  if (consoleBuilt) {
+    await app.register(fastifyStatic, {
+      root: config.consoleDir,
+      wildcard: false,
+      index: false,
+      setHeaders(reply, path) {
+        // hashed bundles never change; everything else is revalidated
+        reply.header('Cache-Control', path.includes(join(config.consoleDir, 'assets')) ? 'public, max-age=31536000, immutable' : 'no-cache');
+      },
+    });
+  }
+
+  app.setNotFoundHandler(async (request, reply) => {
+    const path = request.url.split('?')[0];
+    if (path === '/v1' || path.startsWith('/v1/')) {
+      return reply.code(404).send({
+        error: { message: `Invalid URL (${request.method} ${path})`, type: 'invalid_request_error', param: null, code: null },
+      });
+    }
+    if (path === '/api' || path.startsWith('/api/') || (request.method !== 'GET' && request.method !== 'HEAD')) {
+      return reply.code(404).send(fail(`not found: ${request.method} ${path}`));
+    }
+    if (!consoleBuilt) {
+      return reply.code(503).type('text/plain; charset=utf-8').send('The console is not built yet: run `npm run build` (npm start does it for you).\n');
+    }
+    return reply.header('Cache-Control', 'no-cache').sendFile('index.html');
+  });
+
+  return app;
+}

@@ -1,0 +1,49 @@
+// First start: create the root account. Its password is INITIAL_ROOT_PASSWORD
+// or a strong random one shown once in the log; never a fixed default.
+import { randomBytes } from 'node:crypto';
+import bcrypt from 'bcryptjs';
+import type { Kysely } from 'kysely';
+import { Role } from '../common/roles';
+import type { Config } from './config';
+import type { Database } from './db/database';
+import { countUsers, createUser } from './repositories/users';
+import { BCRYPT_COST } from './routes/api/user';
+
+export const ROOT_INITIAL_QUOTA = 100_000_000;
+
+export interface BootstrapResult {
+  created: boolean;
+  /** Present only when the password was generated here. */
+  generatedPassword?: string;
+}
+
+export async function ensureRootUser(db: Kysely<Database>, config: Config): Promise<BootstrapResult> {
+  if ((await countUsers(db)) > 0) return { created: false };
+  const generated = config.initialRootPassword ? undefined : randomBytes(15).toString('base64url');
+  const password = config.initialRootPassword ?? generated!;
+  try {
+    await createUser(db, config.database.dialect, {
+      username: 'root',
+      passwordHash: await bcrypt.hash(password, BCRYPT_COST),
+      displayName: 'Root User',
+      role: Role.root,
+      quota: ROOT_INITIAL_QUOTA,
+    });
+  } catch (error) {
+    // another node sharing the database created root first
+    if ((await countUsers(db)) > 0) return { created: false };
+    throw error;
+  }
+  return { created: true, generatedPassword: generated };
+}
+
+export function rootPasswordBanner(password: string): string {
+  const lines = [
+    'Initial root account created.',
+    `  username: root, password: ${password}`,
+    'Sign in and change this password under Setting. It is not shown again.',
+  ];
+  const width = Math.max(...lines.map((line) => line.length)) + 4;
+  const border = '*'.repeat(width);
+  return ['', border, ...lines.map((line) => `* ${line.padEnd(width - 4)} *`), border, ''].join('\n');
+}

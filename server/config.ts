@@ -1,0 +1,94 @@
+// Process configuration from environment variables, with sane defaults.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DEFAULT_RATE_LIMITS, type RateLimitConfig } from './plugins/rateLimit';
+import { DEFAULT_TURNSTILE_VERIFY_URL } from './plugins/turnstile';
+
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+export type DatabaseConfig =
+  | { dialect: 'sqlite'; path: string }
+  | { dialect: 'postgres'; connectionString: string }
+  | { dialect: 'mysql'; connectionString: string };
+
+export interface Config {
+  port: number;
+  host: string;
+  database: DatabaseConfig;
+  redisUrl?: string;
+  /** 32-byte key for signing session cookies. */
+  sessionSecret: Buffer;
+  initialRootPassword?: string;
+  consoleDir: string;
+  /** When true, X-Forwarded-For / X-Forwarded-Proto are believed. */
+  trustProxy: boolean;
+  logLevel: string;
+  /** Where Turnstile tokens are verified (a local verifier in tests). */
+  turnstileVerifyUrl: string;
+  rateLimits: RateLimitConfig;
+  /** GitHub's web and API bases (local fakes in tests). */
+  githubOAuthUrl: string;
+  githubApiUrl: string;
+}
+
+export function databaseFromEnv(env: NodeJS.ProcessEnv, dataDir: string): DatabaseConfig {
+  const dsn = env.SQL_DSN?.trim();
+  if (dsn) {
+    if (/^postgres(ql)?:\/\//.test(dsn)) return { dialect: 'postgres', connectionString: dsn };
+    if (/^mysql:\/\//.test(dsn)) return { dialect: 'mysql', connectionString: dsn };
+    throw new Error('SQL_DSN must start with postgres://, postgresql:// or mysql://');
+  }
+  const path = env.SQLITE_PATH?.trim() || join(dataDir, 'switchboard.db');
+  return { dialect: 'sqlite', path };
+}
+
+/** Reads SESSION_SECRET, or creates one in the data folder on first start so restarts keep sessions. */
+function sessionSecretFromEnv(env: NodeJS.ProcessEnv, dataDir: string): Buffer {
+  const configured = env.SESSION_SECRET?.trim();
+  if (configured) return Buffer.from(configured, 'utf8');
+  const file = join(dataDir, 'session-secret');
+  if (existsSync(file)) return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32);
+  writeFileSync(file, secret.toString('hex'), { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return secret;
+}
+
+function limitFromEnv(raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`rate limits must be whole numbers (0 = off), got ${raw}`);
+  return value;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const sqlitePath = env.SQLITE_PATH?.trim();
+  const dataDir = env.DATA_DIR?.trim()
+    ? resolve(env.DATA_DIR)
+    : sqlitePath && sqlitePath !== ':memory:'
+      ? dirname(resolve(sqlitePath))
+      : resolve('data');
+  const port = Number(env.PORT ?? 3000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got ${env.PORT}`);
+  return {
+    port,
+    host: env.HOST?.trim() || '0.0.0.0',
+    database: databaseFromEnv(env, dataDir),
+    redisUrl: env.REDIS_CONN_STRING?.trim() || undefined,
+    sessionSecret: sessionSecretFromEnv(env, dataDir),
+    initialRootPassword: env.INITIAL_ROOT_PASSWORD || undefined,
+    consoleDir: resolve(env.CONSOLE_DIR?.trim() || join(repoRoot, 'dist')),
+    trustProxy: ['1', 'true', 'yes'].includes((env.TRUSTED_PROXY ?? '').toLowerCase()),
+    logLevel: env.LOG_LEVEL?.trim() || 'warn',
+    turnstileVerifyUrl: env.TURNSTILE_VERIFY_URL?.trim() || DEFAULT_TURNSTILE_VERIFY_URL,
+    githubOAuthUrl: (env.GITHUB_OAUTH_URL?.trim() || 'https://github.com').replace(/\/+$/, ''),
+    githubApiUrl: (env.GITHUB_API_URL?.trim() || 'https://api.github.com').replace(/\/+$/, ''),
+    rateLimits: {
+      critical: { ...DEFAULT_RATE_LIMITS.critical, max: limitFromEnv(env.CRITICAL_RATE_LIMIT, DEFAULT_RATE_LIMITS.critical.max) },
+      topUp: { ...DEFAULT_RATE_LIMITS.topUp, max: limitFromEnv(env.TOPUP_RATE_LIMIT, DEFAULT_RATE_LIMITS.topUp.max) },
+    },
+  };
+}

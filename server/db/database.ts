@@ -1,0 +1,82 @@
+// Opens the configured database with Kysely and migrates it to the latest schema.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, Migrator, MysqlDialect, PostgresDialect, SqliteDialect, type InsertQueryBuilder, type InsertResult } from 'kysely';
+import { createPool as createMysqlPool } from 'mysql2';
+import pg from 'pg';
+import type { DatabaseConfig } from '../config';
+import { migrationProvider } from './migrations';
+import type { Database } from './schema';
+
+export type { Database } from './schema';
+export type Db = Kysely<Database>;
+
+// PostgreSQL sends int8 and numeric as strings to keep precision; our quotas fit
+// in a double (2^53), and the code everywhere expects numbers.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (value) => Number(value));
+
+export interface OpenedDatabase {
+  db: Db;
+  dialect: DatabaseConfig['dialect'];
+}
+
+export function openDatabase(config: DatabaseConfig): OpenedDatabase {
+  switch (config.dialect) {
+    case 'postgres': {
+      const pool = new pg.Pool({ connectionString: config.connectionString, max: 20 });
+      // An idle connection the server closes (restart, failover, admin) must not
+      // crash the process: the pool drops it and opens a new one when needed.
+      pool.on('error', (error) => console.warn(`[switchboard] PostgreSQL connection lost: ${error.message}`));
+      return { dialect: 'postgres', db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }) };
+    }
+    case 'mysql':
+      return {
+        dialect: 'mysql',
+        db: new Kysely<Database>({
+          dialect: new MysqlDialect({
+            pool: createMysqlPool({
+              uri: config.connectionString,
+              connectionLimit: 20,
+              supportBigNumbers: true,
+              bigNumberStrings: false,
+              decimalNumbers: true,
+            }),
+          }),
+        }),
+      };
+    default: {
+      if (config.path !== ':memory:') mkdirSync(dirname(config.path), { recursive: true });
+      const database = new SQLite(config.path);
+      database.pragma('journal_mode = WAL');
+      database.pragma('busy_timeout = 5000');
+      database.pragma('foreign_keys = ON');
+      return { dialect: 'sqlite', db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }) };
+    }
+  }
+}
+
+/** Applies every pending migration; throws with the failing migration's error. */
+export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: migrationProvider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((result) => result.status === 'Success').map((result) => result.migrationName);
+}
+
+/**
+ * Inserts one row and returns its id on every dialect: PostgreSQL needs
+ * RETURNING, MySQL and SQLite report the insert id.
+ */
+export async function insertReturningId(
+  dialect: DatabaseConfig['dialect'],
+  query: InsertQueryBuilder<Database, any, InsertResult>,
+): Promise<number> {
+  if (dialect === 'postgres') {
+    const row = (await query.returning('id' as any).executeTakeFirstOrThrow()) as { id: number };
+    return Number(row.id);
+  }
+  const result = await query.executeTakeFirstOrThrow();
+  return Number(result.insertId);
+}

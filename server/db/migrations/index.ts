@@ -1,0 +1,14 @@
+// The migrations, in order. Each file is frozen once released; a change to the
+// schema is a new file appended here.
+import type { Migration, MigrationProvider } from 'kysely';
+import * as initial from './0001-initial';
+import * as verificationCodes from './0002-verification-codes';
+
+export const migrations: Record<string, Migration> = {
+  '0001-initial': initial,
+  '0002-verification-codes': verificationCodes,
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: async () => migrations,
+};

@@ -1,0 +1,28 @@
+import type { Generated } from 'kysely';
+
+export interface ChannelsTable {
+  id: Generated<number>;
+  type: number;
+  key: string;
+  status: number;
+  name: string;
+  weight: number;
+  priority: number;
+  /** 1 when the system (not an admin) disabled it, so health checks may re-enable it. */
+  auto_disabled: number;
+  created_time: number;
+  test_time: number;
+  response_time: number;
+  base_url: string;
+  other: string;
+  balance: number;
+  balance_updated_time: number;
+  models: string;
+  group: string;
+  used_quota: number;
+  model_mapping: string;
+}
+
+export interface ChannelsSchema {
+  channels: ChannelsTable;
+}

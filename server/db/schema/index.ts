@@ -1,0 +1,18 @@
+import type { AbilitiesSchema } from './abilities';
+import type { ChannelsSchema } from './channels';
+import type { LogsSchema } from './logs';
+import type { OptionsSchema } from './options';
+import type { RedemptionsSchema } from './redemptions';
+import type { TokensSchema } from './tokens';
+import type { UsersSchema } from './users';
+import type { VerificationCodesSchema } from './verificationCodes';
+
+/** The whole database, as Kysely sees it. */
+export type Database = UsersSchema &
+  TokensSchema &
+  ChannelsSchema &
+  AbilitiesSchema &
+  RedemptionsSchema &
+  LogsSchema &
+  OptionsSchema &
+  VerificationCodesSchema;

@@ -1,0 +1,25 @@
+import type { Generated } from 'kysely';
+
+export interface LogsTable {
+  id: Generated<number>;
+  user_id: number;
+  created_at: number;
+  type: number;
+  content: string;
+  username: string;
+  token_name: string;
+  token_id: number;
+  model_name: string;
+  channel_id: number;
+  quota: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  elapsed_ms: number;
+  is_stream: number;
+  /** 1 when usage was counted locally (no upstream usage, or the client went away). */
+  estimated: number;
+}
+
+export interface LogsSchema {
+  logs: LogsTable;
+}

@@ -1,0 +1,8 @@
+export interface OptionsTable {
+  key: string;
+  value: string;
+}
+
+export interface OptionsSchema {
+  options: OptionsTable;
+}

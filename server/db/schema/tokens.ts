@@ -1,0 +1,24 @@
+import type { Generated } from 'kysely';
+
+export interface TokensTable {
+  id: Generated<number>;
+  user_id: number;
+  key: string;
+  status: number;
+  name: string;
+  created_time: number;
+  accessed_time: number;
+  /** Unix seconds; -1 means never. */
+  expired_time: number;
+  remain_quota: number;
+  unlimited_quota: number;
+  used_quota: number;
+  /** Comma-separated model allowlist; null or empty allows every model. */
+  models: string | null;
+  /** Comma-separated client IPs/CIDRs; null or empty allows every address. */
+  allowed_ips: string | null;
+}
+
+export interface TokensSchema {
+  tokens: TokensTable;
+}

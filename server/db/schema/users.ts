@@ -1,0 +1,28 @@
+import type { Generated } from 'kysely';
+
+export interface UsersTable {
+  id: Generated<number>;
+  username: string;
+  password_hash: string;
+  display_name: string;
+  role: number;
+  status: number;
+  email: string;
+  github_id: string;
+  wechat_id: string;
+  /** sha256 hex of the user's access token; the token itself is shown once and never stored. */
+  access_token_hash: string | null;
+  quota: number;
+  used_quota: number;
+  request_count: number;
+  group: string;
+  aff_code: string | null;
+  inviter_id: number;
+  /** Bumped to revoke every session of the user (password change, reset). */
+  session_version: number;
+  created_at: number;
+}
+
+export interface UsersSchema {
+  users: UsersTable;
+}

@@ -1,0 +1,33 @@
+// What every route module needs, decorated once on the Fastify instance.
+import type { Kysely } from 'kysely';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config';
+import type { Database } from '../db/database';
+import type { UserRow } from '../repositories/users';
+import type { SendMail } from './mailer';
+import type { OptionStore } from './optionStore';
+import type { RateLimiter } from './rateLimit';
+import type { SessionSigner } from './session';
+
+export interface AppContext {
+  config: Config;
+  db: Kysely<Database>;
+  dialect: Config['database']['dialect'];
+  options: OptionStore;
+  sessions: SessionSigner;
+  sendMail: SendMail;
+  rateLimiter: RateLimiter;
+  redis?: Redis;
+  /** Unix seconds when this process started. */
+  startTime: number;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    ctx: AppContext;
+  }
+  interface FastifyRequest {
+    /** The signed-in user, set by requireRole(). */
+    caller: UserRow | null;
+  }
+}

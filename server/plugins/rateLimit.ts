@@ -1,0 +1,69 @@
+// Per-client-IP limits on the sensitive console endpoints (sign-in, sign-up,
+// codes, resets, top-up). The client IP is the socket address unless
+// TRUSTED_PROXY is set, so X-Forwarded-For cannot be used to dodge a limit.
+// With Redis the counters are shared by every node; otherwise per process.
+import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { Redis } from 'ioredis';
+import { fail } from '../../common/envelope';
+
+export interface RateLimitRule {
+  /** Requests allowed per window; 0 turns the limit off. */
+  max: number;
+  windowSeconds: number;
+}
+
+export interface RateLimitConfig {
+  /** Login, registration, e-mail codes, password reset, OAuth callbacks. */
+  critical: RateLimitRule;
+  topUp: RateLimitRule;
+}
+
+export const DEFAULT_RATE_LIMITS: RateLimitConfig = {
+  critical: { max: 20, windowSeconds: 20 * 60 },
+  topUp: { max: 20, windowSeconds: 60 },
+};
+
+/** Fixed-window counters in memory, swept as windows pass. */
+class MemoryCounter {
+  private readonly windows = new Map<string, { resetAt: number; count: number }>();
+
+  hit(key: string, windowSeconds: number): number {
+    const now = Date.now();
+    const entry = this.windows.get(key);
+    if (!entry || entry.resetAt <= now) {
+      if (this.windows.size > 10_000) for (const [name, value] of this.windows) if (value.resetAt <= now) this.windows.delete(name);
+      this.windows.set(key, { resetAt: now + windowSeconds * 1000, count: 1 });
+      return 1;
+    }
+    entry.count += 1;
+    return entry.count;
+  }
+}
+
+export class RateLimiter {
+  private readonly memory = new MemoryCounter();
+
+  constructor(private readonly redis?: Redis) {}
+
+  /** Counts a request; true when it is within the limit. */
+  async allow(bucket: string, ip: string, rule: RateLimitRule): Promise<boolean> {
+    if (rule.max <= 0) return true;
+    const key = `ratelimit:${bucket}:${ip}`;
+    if (this.redis) {
+      const window = Math.floor(Date.now() / 1000 / rule.windowSeconds);
+      const windowKey = `${key}:${window}`;
+      const [[, count]] = (await this.redis.multi().incr(windowKey).expire(windowKey, rule.windowSeconds).exec()) as [[null, number], [null, number]];
+      return count <= rule.max;
+    }
+    return this.memory.hit(key, rule.windowSeconds) <= rule.max;
+  }
+}
+
+export function rateLimit(bucket: keyof RateLimitConfig): preHandlerAsyncHookHandler {
+  return async function limitRate(request: FastifyRequest, reply: FastifyReply) {
+    const { rateLimiter, config } = request.server.ctx;
+    if (!(await rateLimiter.allow(bucket, request.ip, config.rateLimits[bucket]))) {
+      return reply.code(429).send(fail('too many requests, please try again later'));
+    }
+  };
+}

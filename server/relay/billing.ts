@@ -1,0 +1,102 @@
+// Quota arithmetic for relayed requests, kept pure so every rule is tested in
+// isolation. Formulas follow one-api v0.5.3 (1 quota = 1 token at model ratio 1,
+// 500 000 quota = US$1) with its money defects fixed: no silent price for an
+// unknown model, cached prompt tokens priced on their own, never a negative charge.
+
+/** Completion-token multipliers by model-name prefix (longest prefix wins). */
+export const COMPLETION_RATIO_BY_PREFIX: Readonly<Record<string, number>> = {
+  'gpt-3.5': 4 / 3,
+  'gpt-4': 2,
+  'claude-instant-1': 3.38,
+  'claude-2': 2.965517,
+};
+
+/** Cached prompt tokens cost this share of a normal prompt token unless a ratio is configured. */
+export const DEFAULT_CACHED_PROMPT_RATIO = 0.5;
+
+export function completionRatioFor(model: string, overrides: Readonly<Record<string, number>> = {}): number {
+  if (Number.isFinite(overrides[model])) return overrides[model];
+  let best = '';
+  for (const prefix of Object.keys(COMPLETION_RATIO_BY_PREFIX)) {
+    if (model.startsWith(prefix) && prefix.length > best.length) best = prefix;
+  }
+  return best ? COMPLETION_RATIO_BY_PREFIX[best] : 1;
+}
+
+export type PriceLookup =
+  | { known: true; ratio: number }
+  | { known: false; reason: string };
+
+/**
+ * The price of a model for a group. Policy for unknown models: they are not
+ * billed at a made-up ratio; the lookup fails and the relay refuses the request
+ * with a message telling the operator to add the model to ModelRatio. An
+ * unknown group is priced at 1 (the group only scales a known price).
+ */
+export function lookupPrice(
+  model: string,
+  group: string,
+  modelRatio: Readonly<Record<string, number>>,
+  groupRatio: Readonly<Record<string, number>>,
+): PriceLookup {
+  const base = modelRatio[model];
+  if (!Number.isFinite(base) || base < 0) {
+    return { known: false, reason: `model ${model} has no price: an administrator must add it to ModelRatio` };
+  }
+  const groupFactor = Number.isFinite(groupRatio[group]) && groupRatio[group] >= 0 ? groupRatio[group] : 1;
+  return { known: true, ratio: base * groupFactor };
+}
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  /** Prompt tokens the upstream served from its cache (included in promptTokens). */
+  cachedPromptTokens?: number;
+}
+
+export interface ChargeInput extends Usage {
+  /** modelRatio x groupRatio */
+  ratio: number;
+  completionRatio: number;
+  cachedPromptRatio?: number;
+}
+
+const nonNegativeInteger = (value: number | undefined) =>
+  Number.isFinite(value) && (value as number) > 0 ? Math.floor(value as number) : 0;
+
+/**
+ * quota = floor((uncachedPrompt + cached x cachedRatio + floor(completion x completionRatio)) x ratio),
+ * at least 1 for any priced request that used tokens, 0 when no token was used.
+ */
+export function computeQuota(input: ChargeInput): number {
+  const prompt = nonNegativeInteger(input.promptTokens);
+  const completion = nonNegativeInteger(input.completionTokens);
+  const cached = Math.min(nonNegativeInteger(input.cachedPromptTokens), prompt);
+  if (prompt + completion === 0) return 0;
+  const cachedRatio = input.cachedPromptRatio ?? DEFAULT_CACHED_PROMPT_RATIO;
+  const weightedTokens = prompt - cached + cached * cachedRatio + Math.floor(completion * input.completionRatio);
+  const quota = Math.floor(weightedTokens * input.ratio);
+  if (input.ratio > 0 && quota <= 0) return 1;
+  return Math.max(0, quota);
+}
+
+/**
+ * What to reserve before calling the upstream: the prompt plus max_tokens when
+ * the client set it, else PreConsumedQuota tokens, priced at the ratio. Unlike
+ * v0.5.3 there is no "trusted user" exemption: every request reserves.
+ */
+export function reservationQuota(options: {
+  promptTokens: number;
+  maxTokens?: number;
+  preConsumedTokens: number;
+  ratio: number;
+  completionRatio: number;
+}): number {
+  const maxTokens = nonNegativeInteger(options.maxTokens);
+  const prompt = nonNegativeInteger(options.promptTokens);
+  if (maxTokens === 0) {
+    return Math.max(computeQuota({ promptTokens: prompt, completionTokens: 0, ratio: options.ratio, completionRatio: 1 }),
+      Math.floor(nonNegativeInteger(options.preConsumedTokens) * options.ratio));
+  }
+  return computeQuota({ promptTokens: prompt, completionTokens: maxTokens, ratio: options.ratio, completionRatio: options.completionRatio });
+}

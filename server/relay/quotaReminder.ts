@@ -1,0 +1,31 @@
+// The low-balance e-mail: sent once when a charge takes a user's quota from at
+// or above QuotaRemindThreshold to below it (or to zero), to a bound address.
+// It runs after the answer is sent and never fails the request.
+import type { FastifyInstance } from 'fastify';
+
+export async function remindIfLow(app: FastifyInstance, userId: number, charge: number): Promise<void> {
+  const { db, options, sendMail, config } = app.ctx;
+  // nothing to send without SMTP: skip the read on the hot path
+  if (!options.get('SMTPServer')) return;
+  const threshold = options.number('QuotaRemindThreshold');
+  try {
+    const user = await db.selectFrom('users').select(['email', 'quota', 'username']).where('id', '=', userId).executeTakeFirst();
+    if (!user?.email) return;
+    const after = Number(user.quota);
+    const before = after + charge;
+    const usedUp = after <= 0 && before > 0;
+    const crossed = before >= threshold && after < threshold;
+    if (!usedUp && !crossed) return;
+    const perUnit = options.number('QuotaPerUnit') || 500000;
+    const amount = options.bool('DisplayInCurrencyEnabled') ? `$${(after / perUnit).toFixed(2)}` : `${after} quota`;
+    const topUp = `${(options.get('ServerAddress') || `http://localhost:${config.port}`).replace(/\/+$/, '')}/topup`;
+    const name = options.get('SystemName');
+    await sendMail({
+      to: user.email,
+      subject: usedUp ? `${name}: your quota is used up` : `${name}: your quota is running low`,
+      html: `<p>Hello ${user.username.replace(/[<>&"']/g, '')},</p><p>${usedUp ? 'Your quota is used up.' : 'Your quota is running low.'} Remaining: <strong>${amount}</strong>.</p><p>Top up here: <a href="${topUp}">${topUp}</a></p>`,
+    });
+  } catch (error) {
+    app.log.warn({ err: error }, 'could not send the low-quota reminder');
+  }
+}

@@ -1,0 +1,77 @@
+// Relay authentication: `Authorization: Bearer sk-<key>[-<channel id>]`. The
+// token must be enabled, unexpired and not exhausted (expiry and exhaustion
+// are recorded on the token), its owner enabled, and the caller's IP allowed.
+import type { FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import { isIP } from 'node:net';
+import { Role, TokenStatus, UserStatus } from '../../common/roles';
+import type { Database } from '../db/database';
+import type { TokenRow } from '../repositories/tokens';
+import type { UserRow } from '../repositories/users';
+import { relayError, type RelayError } from './errors';
+
+export interface RelayCaller {
+  token: TokenRow;
+  user: UserRow;
+  /** An admin may pin a channel with `sk-<key>-<id>`. */
+  pinnedChannelId?: number;
+}
+
+function ipToBigInt(address: string): { family: 4 | 6; value: bigint } | undefined {
+  const family = isIP(address);
+  if (family === 4) return { family: 4, value: address.split('.').reduce((sum, part) => (sum << 8n) + BigInt(Number(part)), 0n) };
+  if (family === 6) {
+    const [head, tail = ''] = address.split('::');
+    const headParts = head ? head.split(':') : [];
+    const tailParts = tail ? tail.split(':') : [];
+    const parts = address.includes('::') ? [...headParts, ...Array(8 - headParts.length - tailParts.length).fill('0'), ...tailParts] : headParts;
+    return { family: 6, value: parts.reduce((sum, part) => (sum << 16n) + BigInt(Number.parseInt(part || '0', 16)), 0n) };
+  }
+  return undefined;
+}
+
+/** Whether `ip` matches one of the comma-separated addresses or CIDR ranges. */
+export function ipAllowed(ip: string, allowlist: string | null): boolean {
+  if (!allowlist) return true;
+  const client = ipToBigInt(ip.startsWith('::ffff:') ? ip.slice(7) : ip);
+  if (!client) return false;
+  return allowlist.split(',').some((entry) => {
+    const [address, prefixText] = entry.split('/');
+    const range = ipToBigInt(address);
+    if (!range || range.family !== client.family) return false;
+    const bits = client.family === 4 ? 32 : 128;
+    const prefix = prefixText === undefined ? bits : Number(prefixText);
+    const shift = BigInt(bits - prefix);
+    return client.value >> shift === range.value >> shift;
+  });
+}
+
+export async function authenticateRelay(db: Kysely<Database>, request: FastifyRequest): Promise<RelayCaller | RelayError> {
+  const header = request.headers.authorization ?? '';
+  const raw = header.startsWith('Bearer ') ? header.slice(7).trim() : header.trim();
+  const withoutPrefix = raw.startsWith('sk-') ? raw.slice(3) : raw;
+  const [key, pin] = withoutPrefix.split('-');
+  if (!key) return relayError(401, 'no API key provided, use Authorization: Bearer sk-...', 'invalid_api_key');
+  const token = await db.selectFrom('tokens').selectAll().where('key', '=', key).executeTakeFirst();
+  if (!token) return relayError(401, 'invalid API key', 'invalid_api_key');
+  const now = Math.floor(Date.now() / 1000);
+  if (Number(token.status) === TokenStatus.enabled && Number(token.expired_time) !== -1 && Number(token.expired_time) < now) {
+    await db.updateTable('tokens').set({ status: TokenStatus.expired }).where('id', '=', token.id).execute();
+    return relayError(401, 'this API key has expired', 'token_expired');
+  }
+  if (Number(token.status) === TokenStatus.enabled && Number(token.unlimited_quota) !== 1 && Number(token.remain_quota) <= 0) {
+    await db.updateTable('tokens').set({ status: TokenStatus.exhausted }).where('id', '=', token.id).execute();
+    return relayError(429, 'the quota of this API key is used up', 'insufficient_quota', 'insufficient_quota');
+  }
+  if (Number(token.status) !== TokenStatus.enabled) return relayError(401, 'this API key is disabled, expired or used up', 'token_unavailable');
+  const user = await db.selectFrom('users').selectAll().where('id', '=', Number(token.user_id)).executeTakeFirst();
+  if (!user || Number(user.status) !== UserStatus.enabled) return relayError(403, 'the account of this API key is disabled', 'user_disabled', 'permission_error');
+  if (!ipAllowed(request.ip, token.allowed_ips)) return relayError(403, `this API key may not be used from ${request.ip}`, 'ip_not_allowed', 'permission_error');
+  let pinnedChannelId: number | undefined;
+  if (pin !== undefined) {
+    if (Number(user.role) < Role.admin) return relayError(403, 'only admins may pin a channel', 'channel_pin_forbidden', 'permission_error');
+    pinnedChannelId = Number(pin);
+    if (!Number.isSafeInteger(pinnedChannelId) || pinnedChannelId <= 0) return relayError(400, `not a channel id: ${pin}`, 'invalid_channel');
+  }
+  return { token, user, pinnedChannelId };
+}

@@ -1,0 +1,119 @@
+// Channels and the routing index (abilities). A channel's abilities are
+// rewritten in the same transaction as the channel, so routing never sees a
+// channel without them. Keys never leave this module except to the relay.
+import type { Kysely, Selectable } from 'kysely';
+import type { ChannelRecord } from '../../common/records';
+import { insertReturningId, type Database } from '../db/database';
+import type { DatabaseConfig } from '../config';
+import type { ChannelsTable } from '../db/schema/channels';
+import { idOf, ITEMS_PER_PAGE, pageOffset, SEARCH_LIMIT, startsWith } from './pagination';
+
+export type ChannelRow = Selectable<ChannelsTable>;
+type Executor = Kysely<Database>;
+
+/** What the channel form writes (the key and status have their own paths). */
+export type ChannelFields = Pick<ChannelRecord, 'type' | 'name' | 'base_url' | 'other' | 'models' | 'group' | 'model_mapping' | 'priority' | 'weight'>;
+
+const listColumns = [
+  'id', 'type', 'status', 'name', 'weight', 'priority', 'auto_disabled', 'created_time', 'test_time', 'response_time', 'base_url', 'other',
+  'balance', 'balance_updated_time', 'models', 'group', 'used_quota', 'model_mapping',
+] as const;
+
+/** Splits a comma list, trimmed and without duplicates. */
+export function splitList(text: string): string[] {
+  return [...new Set(text.split(',').map((item) => item.trim()).filter(Boolean))];
+}
+
+async function writeAbilities(transaction: Executor, channelId: number, channel: { models: string; group: string; status: number; priority: number; weight: number }) {
+  await transaction.deleteFrom('abilities').where('channel_id', '=', channelId).execute();
+  const rows = splitList(channel.group).flatMap((group) =>
+    splitList(channel.models).map((model) => ({
+      group,
+      model,
+      channel_id: channelId,
+      enabled: channel.status === 1 ? 1 : 0,
+      priority: channel.priority,
+      weight: channel.weight,
+    })),
+  );
+  if (rows.length) await transaction.insertInto('abilities').values(rows).execute();
+}
+
+export function listChannels(db: Executor, page: number) {
+  return db.selectFrom('channels').select(listColumns).orderBy('id', 'desc').limit(ITEMS_PER_PAGE).offset(pageOffset(page)).execute();
+}
+
+export function searchChannels(db: Executor, keyword: string) {
+  const id = idOf(keyword);
+  return db
+    .selectFrom('channels')
+    .select(listColumns)
+    .where((eb) => eb.or([...(id === undefined ? [] : [eb('id', '=', id)]), startsWith('name', keyword)]))
+    .orderBy('id', 'desc')
+    .limit(SEARCH_LIMIT)
+    .execute();
+}
+
+export function findChannel(db: Executor, id: number): Promise<ChannelRow | undefined> {
+  return db.selectFrom('channels').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** One channel per key, each with its abilities, all or nothing. */
+export async function createChannels(db: Executor, dialect: DatabaseConfig['dialect'], fields: ChannelFields, keys: string[]): Promise<number[]> {
+  return db.transaction().execute(async (transaction) => {
+    const ids: number[] = [];
+    for (const key of keys) {
+      const id = await insertReturningId(
+        dialect,
+        transaction.insertInto('channels').values({
+          ...fields, key, status: 1, auto_disabled: 0, created_time: Math.floor(Date.now() / 1000), test_time: 0, response_time: 0,
+          balance: 0, balance_updated_time: 0, used_quota: 0,
+        }),
+      );
+      await writeAbilities(transaction, id, { ...fields, status: 1 });
+      ids.push(id);
+    }
+    return ids;
+  });
+}
+
+export async function updateChannel(db: Executor, id: number, patch: Partial<ChannelFields & { key: string; status: number; auto_disabled: number }>): Promise<void> {
+  await db.transaction().execute(async (transaction) => {
+    if (Object.keys(patch).length) await transaction.updateTable('channels').set(patch).where('id', '=', id).execute();
+    const channel = await transaction.selectFrom('channels').select(['models', 'group', 'status', 'priority', 'weight']).where('id', '=', id).executeTakeFirst();
+    if (channel) await writeAbilities(transaction, id, { ...channel, status: Number(channel.status), priority: Number(channel.priority), weight: Number(channel.weight) });
+  });
+}
+
+export async function deleteChannel(db: Executor, id: number): Promise<boolean> {
+  return db.transaction().execute(async (transaction) => {
+    await transaction.deleteFrom('abilities').where('channel_id', '=', id).execute();
+    const result = await transaction.deleteFrom('channels').where('id', '=', id).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  });
+}
+
+/** The channel as the console sees it: never its key. */
+export function toChannelRecord(row: Omit<ChannelRow, 'key'> & { key?: string }): ChannelRecord & { auto_disabled: boolean } {
+  return {
+    id: Number(row.id),
+    type: Number(row.type),
+    name: row.name,
+    key: '',
+    status: Number(row.status),
+    base_url: row.base_url,
+    other: row.other,
+    models: row.models,
+    group: row.group,
+    model_mapping: row.model_mapping,
+    priority: Number(row.priority),
+    weight: Number(row.weight),
+    response_time: Number(row.response_time),
+    test_time: Number(row.test_time),
+    balance: Number(row.balance),
+    balance_updated_time: Number(row.balance_updated_time),
+    used_quota: Number(row.used_quota),
+    created_time: Number(row.created_time),
+    auto_disabled: Number(row.auto_disabled) === 1,
+  };
+}

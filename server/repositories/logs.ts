@@ -1,0 +1,43 @@
+// Writes to and reads from the logs table.
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/database';
+
+export interface NewLog {
+  userId: number;
+  username: string;
+  type: number;
+  content: string;
+  quota?: number;
+  tokenName?: string;
+  tokenId?: number;
+  modelName?: string;
+  channelId?: number;
+  promptTokens?: number;
+  completionTokens?: number;
+  elapsedMs?: number;
+  isStream?: boolean;
+  estimated?: boolean;
+}
+
+export async function insertLog(db: Kysely<Database>, log: NewLog): Promise<void> {
+  await db
+    .insertInto('logs')
+    .values({
+      user_id: log.userId,
+      username: log.username,
+      created_at: Math.floor(Date.now() / 1000),
+      type: log.type,
+      content: log.content,
+      quota: log.quota ?? 0,
+      token_name: log.tokenName ?? '',
+      token_id: log.tokenId ?? 0,
+      model_name: log.modelName ?? '',
+      channel_id: log.channelId ?? 0,
+      prompt_tokens: log.promptTokens ?? 0,
+      completion_tokens: log.completionTokens ?? 0,
+      elapsed_ms: log.elapsedMs ?? 0,
+      is_stream: log.isStream ? 1 : 0,
+      estimated: log.estimated ? 1 : 0,
+    })
+    .execute();
+}

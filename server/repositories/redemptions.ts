@@ -1,0 +1,73 @@
+// Queries on redemption codes, and the one-shot top-up.
+import type { Kysely, Selectable } from 'kysely';
+import type { RedemptionRecord } from '../../common/records';
+import { LogType, RedemptionStatus } from '../../common/roles';
+import type { Database } from '../db/database';
+import type { RedemptionsTable } from '../db/schema/redemptions';
+import { maskSecret } from '../secrets';
+import { insertLog } from './logs';
+import { idOf, ITEMS_PER_PAGE, pageOffset, SEARCH_LIMIT, startsWith } from './pagination';
+
+export type RedemptionRow = Selectable<RedemptionsTable>;
+type Executor = Kysely<Database>;
+
+export function listRedemptions(db: Executor, page: number): Promise<RedemptionRow[]> {
+  return db.selectFrom('redemptions').selectAll().orderBy('id', 'desc').limit(ITEMS_PER_PAGE).offset(pageOffset(page)).execute();
+}
+
+export function searchRedemptions(db: Executor, keyword: string): Promise<RedemptionRow[]> {
+  const id = idOf(keyword);
+  return db
+    .selectFrom('redemptions')
+    .selectAll()
+    .where((eb) => (id === undefined ? startsWith('name', keyword) : eb.or([eb('id', '=', id), startsWith('name', keyword)])))
+    .orderBy('id', 'desc')
+    .limit(SEARCH_LIMIT)
+    .execute();
+}
+
+export function findRedemption(db: Executor, id: number): Promise<RedemptionRow | undefined> {
+  return db.selectFrom('redemptions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function toRedemptionRecord(row: RedemptionRow, revealKey = false): RedemptionRecord {
+  return {
+    id: Number(row.id),
+    user_id: Number(row.user_id),
+    name: row.name,
+    key: revealKey ? row.key : maskSecret(row.key),
+    status: Number(row.status),
+    quota: Number(row.quota),
+    created_time: Number(row.created_time),
+    redeemed_time: Number(row.redeemed_time),
+    redeemed_by: Number(row.redeemed_by),
+  };
+}
+
+export type TopUpResult = { quota: number } | { error: string };
+
+/**
+ * Redeems a code for a user in one transaction. The code is claimed with a
+ * conditional UPDATE (status 1 → 3), so of any number of concurrent attempts
+ * exactly one changes the row and credits the quota, on every database.
+ */
+export async function redeemCode(db: Executor, user: { id: number; username: string }, key: string): Promise<TopUpResult> {
+  return db.transaction().execute(async (transaction) => {
+    const code = await transaction.selectFrom('redemptions').select(['id', 'quota', 'status']).where('key', '=', key).executeTakeFirst();
+    if (!code) return { error: 'invalid redemption code' };
+    if (Number(code.status) !== RedemptionStatus.unused) {
+      return { error: Number(code.status) === RedemptionStatus.used ? 'this code has already been used' : 'this code is disabled' };
+    }
+    const claimed = await transaction
+      .updateTable('redemptions')
+      .set({ status: RedemptionStatus.used, redeemed_time: Math.floor(Date.now() / 1000), redeemed_by: user.id })
+      .where('id', '=', Number(code.id))
+      .where('status', '=', RedemptionStatus.unused)
+      .executeTakeFirst();
+    if (Number(claimed.numUpdatedRows) !== 1) return { error: 'this code has already been used' };
+    const quota = Number(code.quota);
+    await transaction.updateTable('users').set((eb) => ({ quota: eb('quota', '+', quota) })).where('id', '=', user.id).execute();
+    await insertLog(transaction, { userId: user.id, username: user.username, type: LogType.topup, content: `top-up with a redemption code: ${quota} quota`, quota });
+    return { quota };
+  });
+}

@@ -1,0 +1,68 @@
+// Queries on relay tokens; every read and write is scoped to the owner.
+import type { Kysely, Selectable } from 'kysely';
+import type { TokenRecord } from '../../common/records';
+import { insertReturningId, type Database } from '../db/database';
+import type { DatabaseConfig } from '../config';
+import type { TokensTable } from '../db/schema/tokens';
+import { maskSecret } from '../secrets';
+import { ITEMS_PER_PAGE, pageOffset, SEARCH_LIMIT, startsWith } from './pagination';
+
+export type TokenRow = Selectable<TokensTable>;
+type Executor = Kysely<Database>;
+
+export function listTokens(db: Executor, userId: number, page: number): Promise<TokenRow[]> {
+  return db.selectFrom('tokens').selectAll().where('user_id', '=', userId).orderBy('id', 'desc').limit(ITEMS_PER_PAGE).offset(pageOffset(page)).execute();
+}
+
+export function searchTokens(db: Executor, userId: number, keyword: string): Promise<TokenRow[]> {
+  return db.selectFrom('tokens').selectAll().where('user_id', '=', userId).where(startsWith('name', keyword)).orderBy('id', 'desc').limit(SEARCH_LIMIT).execute();
+}
+
+export function findOwnToken(db: Executor, userId: number, id: number): Promise<TokenRow | undefined> {
+  return db.selectFrom('tokens').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+}
+
+export interface TokenFields {
+  name: string;
+  remain_quota: number;
+  unlimited_quota: number;
+  expired_time: number;
+  models: string | null;
+  allowed_ips: string | null;
+}
+
+export function createToken(db: Executor, dialect: DatabaseConfig['dialect'], userId: number, key: string, fields: TokenFields): Promise<number> {
+  const now = Math.floor(Date.now() / 1000);
+  return insertReturningId(
+    dialect,
+    db.insertInto('tokens').values({ ...fields, user_id: userId, key, status: 1, created_time: now, accessed_time: now, used_quota: 0 }),
+  );
+}
+
+export async function updateOwnToken(db: Executor, userId: number, id: number, patch: Partial<TokenFields & { status: number }>): Promise<void> {
+  await db.updateTable('tokens').set(patch).where('id', '=', id).where('user_id', '=', userId).execute();
+}
+
+export async function deleteOwnToken(db: Executor, userId: number, id: number): Promise<boolean> {
+  const result = await db.deleteFrom('tokens').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+/** The token as lists show it: the key masked (the full key has its own endpoint). */
+export function toTokenRecord(row: TokenRow, revealKey = false): TokenRecord & { models: string; allowed_ips: string } {
+  return {
+    id: Number(row.id),
+    user_id: Number(row.user_id),
+    name: row.name,
+    key: revealKey ? row.key : maskSecret(row.key),
+    status: Number(row.status),
+    used_quota: Number(row.used_quota),
+    remain_quota: Number(row.remain_quota),
+    unlimited_quota: Number(row.unlimited_quota) === 1,
+    created_time: Number(row.created_time),
+    accessed_time: Number(row.accessed_time),
+    expired_time: Number(row.expired_time),
+    models: row.models ?? '',
+    allowed_ips: row.allowed_ips ?? '',
+  };
+}

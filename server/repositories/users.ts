@@ -1,0 +1,125 @@
+// Queries on users. Every function takes the database or a transaction.
+import type { Kysely, Selectable } from 'kysely';
+import type { UserRecord } from '../../common/records';
+import { insertReturningId, type Database } from '../db/database';
+import { idOf, ITEMS_PER_PAGE, pageOffset, SEARCH_LIMIT, startsWith } from './pagination';
+import type { DatabaseConfig } from '../config';
+import type { UsersTable } from '../db/schema/users';
+
+export type UserRow = Selectable<UsersTable>;
+type Executor = Kysely<Database>;
+
+export function findUserById(db: Executor, id: number): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function findUserByUsername(db: Executor, username: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
+}
+
+export function findUserByAccessTokenHash(db: Executor, hash: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('access_token_hash', '=', hash).executeTakeFirst();
+}
+
+export function findUserByAffCode(db: Executor, affCode: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('aff_code', '=', affCode).executeTakeFirst();
+}
+
+export function listUsers(db: Executor, page: number): Promise<UserRow[]> {
+  return db.selectFrom('users').selectAll().orderBy('id', 'desc').limit(ITEMS_PER_PAGE).offset(pageOffset(page)).execute();
+}
+
+export function searchUsers(db: Executor, keyword: string): Promise<UserRow[]> {
+  const id = idOf(keyword);
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where((eb) =>
+      eb.or([
+        ...(id === undefined ? [] : [eb('id', '=', id)]),
+        startsWith('username', keyword),
+        startsWith('email', keyword),
+        startsWith('display_name', keyword),
+      ]),
+    )
+    .orderBy('id', 'desc')
+    .limit(SEARCH_LIMIT)
+    .execute();
+}
+
+export async function countUsers(db: Executor): Promise<number> {
+  const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+export interface NewUser {
+  username: string;
+  passwordHash: string;
+  displayName?: string;
+  role?: number;
+  quota?: number;
+  inviterId?: number;
+  email?: string;
+}
+
+export function createUser(db: Executor, dialect: DatabaseConfig['dialect'], user: NewUser): Promise<number> {
+  return insertReturningId(
+    dialect,
+    db.insertInto('users').values({
+      username: user.username,
+      password_hash: user.passwordHash,
+      display_name: user.displayName ?? user.username,
+      role: user.role ?? 1,
+      status: 1,
+      email: user.email ?? '',
+      github_id: '',
+      wechat_id: '',
+      access_token_hash: null,
+      quota: user.quota ?? 0,
+      used_quota: 0,
+      request_count: 0,
+      group: 'default',
+      aff_code: null,
+      inviter_id: user.inviterId ?? 0,
+      session_version: 0,
+      created_at: Math.floor(Date.now() / 1000),
+    }),
+  );
+}
+
+export type UserPatch = Partial<
+  Pick<UserRow, 'username' | 'display_name' | 'password_hash' | 'email' | 'role' | 'status' | 'quota' | 'group' | 'session_version' | 'access_token_hash' | 'aff_code'>
+>;
+
+export async function updateUser(db: Executor, id: number, patch: UserPatch): Promise<void> {
+  if (Object.keys(patch).length === 0) return;
+  await db.updateTable('users').set(patch).where('id', '=', id).execute();
+}
+
+/** Deletes the user and the relay tokens that would otherwise be orphaned; logs stay for accounting. */
+export async function deleteUser(db: Executor, id: number): Promise<void> {
+  await db.transaction().execute(async (transaction) => {
+    await transaction.deleteFrom('tokens').where('user_id', '=', id).execute();
+    await transaction.deleteFrom('users').where('id', '=', id).execute();
+  });
+}
+
+/** The user as the console may see it: no password hash, no access token. */
+export function toUserRecord(row: UserRow): UserRecord {
+  return {
+    id: Number(row.id),
+    username: row.username,
+    display_name: row.display_name,
+    email: row.email,
+    github_id: row.github_id,
+    wechat_id: row.wechat_id,
+    role: Number(row.role),
+    status: Number(row.status),
+    quota: Number(row.quota),
+    used_quota: Number(row.used_quota),
+    request_count: Number(row.request_count),
+    group: row.group,
+    aff_code: row.aff_code ?? '',
+    inviter_id: Number(row.inviter_id),
+  };
+}

@@ -1,0 +1,132 @@
+// E-mail ownership codes, password reset by e-mailed link, and e-mail binding.
+// Answers never reveal whether an address belongs to an account.
+import { randomBytes, randomInt } from 'node:crypto';
+import bcrypt from 'bcryptjs';
+import type { FastifyInstance } from 'fastify';
+import { fail, ok } from '../../../common/envelope';
+import { Role } from '../../../common/roles';
+import { EMAIL_MAX } from '../../../common/validation';
+import { callerOf, requireRole } from '../../plugins/auth';
+import { MailError } from '../../plugins/mailer';
+import { rateLimit } from '../../plugins/rateLimit';
+import { requireTurnstile } from '../../plugins/turnstile';
+import { consumeCode, storeCode } from '../../repositories/verificationCodes';
+import { findUserById, updateUser } from '../../repositories/users';
+import { randomAlphanumeric } from '../../secrets';
+import { BCRYPT_COST } from './user';
+
+export const CODE_TTL_SECONDS = 10 * 60;
+export const RESET_TTL_SECONDS = 15 * 60;
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export function normaliseEmail(raw: unknown): string | undefined {
+  const email = typeof raw === 'string' ? raw.trim().toLowerCase() : '';
+  return email && email.length <= EMAIL_MAX && EMAIL_PATTERN.test(email) ? email : undefined;
+}
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
+
+export async function accountRoutes(app: FastifyInstance): Promise<void> {
+  const { db, options, sendMail, config } = app.ctx;
+  const signedIn = requireRole(Role.user);
+
+  const emailTaken = async (email: string, exceptUserId?: number) => {
+    let query = db.selectFrom('users').select('id').where('email', '=', email);
+    if (exceptUserId !== undefined) query = query.where('id', '!=', exceptUserId);
+    return (await query.executeTakeFirst()) !== undefined;
+  };
+
+  const domainAllowed = (email: string) => {
+    if (!options.bool('EmailDomainRestrictionEnabled')) return true;
+    const domain = email.slice(email.lastIndexOf('@') + 1);
+    return options
+      .get('EmailDomainWhitelist')
+      .split(',')
+      .map((entry) => entry.trim().toLowerCase())
+      .includes(domain);
+  };
+
+  const serverAddress = () => (options.get('ServerAddress') || `http://localhost:${config.port}`).replace(/\/+$/, '');
+
+  const mailFailure = (error: unknown) => {
+    if (error instanceof MailError) return fail(error.message);
+    throw error;
+  };
+
+  app.get('/api/verification', { preHandler: [rateLimit('critical'), requireTurnstile] }, async (request) => {
+    const email = normaliseEmail((request.query as { email?: string }).email);
+    if (!email) return fail('please enter a valid e-mail address');
+    if (!domainAllowed(email)) return fail('this e-mail domain is not accepted here');
+    const systemName = escapeHtml(options.get('SystemName'));
+    try {
+      if (await emailTaken(email)) {
+        // no code for an address in use, and no telling the requester so
+        await sendMail({
+          to: email,
+          subject: `${options.get('SystemName')}: e-mail already registered`,
+          html: `<p>Someone asked for a ${systemName} verification code for this address, which already belongs to an account. If it was you, sign in or reset your password instead.</p>`,
+        });
+      } else {
+        const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+        await storeCode(db, 'verify', email, code, CODE_TTL_SECONDS);
+        await sendMail({
+          to: email,
+          subject: `${options.get('SystemName')} e-mail verification`,
+          html: `<p>Your ${systemName} verification code is <strong>${code}</strong>.</p><p>It is valid for 10 minutes and can be used once.</p>`,
+        });
+      }
+    } catch (error) {
+      return mailFailure(error);
+    }
+    return ok();
+  });
+
+  app.get('/api/reset_password', { preHandler: [rateLimit('critical'), requireTurnstile] }, async (request) => {
+    const email = normaliseEmail((request.query as { email?: string }).email);
+    if (!email) return fail('please enter a valid e-mail address');
+    if (await emailTaken(email)) {
+      const token = randomBytes(16).toString('hex');
+      await storeCode(db, 'reset', email, token, RESET_TTL_SECONDS);
+      const link = `${serverAddress()}/user/reset?email=${encodeURIComponent(email)}&token=${token}`;
+      try {
+        await sendMail({
+          to: email,
+          subject: `${options.get('SystemName')} password reset`,
+          html: `<p>Open this link to reset your password:</p><p><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p><p>It is valid for 15 minutes and can be used once. If you did not ask for it, ignore this e-mail.</p>`,
+        });
+      } catch (error) {
+        return mailFailure(error);
+      }
+    }
+    return ok();
+  });
+
+  app.post('/api/user/reset', { preHandler: rateLimit('critical') }, async (request) => {
+    const body = (request.body ?? {}) as { email?: unknown; token?: unknown };
+    const email = normaliseEmail(body.email);
+    const token = typeof body.token === 'string' ? body.token.trim() : '';
+    if (!email || !token) return fail('the reset link is incomplete');
+    if (!(await consumeCode(db, 'reset', email, token))) return fail('the reset link is invalid or has expired');
+    const user = await db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+    if (!user) return fail('the reset link is invalid or has expired');
+    const password = randomAlphanumeric(12);
+    await updateUser(db, Number(user.id), {
+      password_hash: await bcrypt.hash(password, BCRYPT_COST),
+      // a reset signs out every session of the account
+      session_version: Number(user.session_version) + 1,
+    });
+    return ok(password);
+  });
+
+  app.get('/api/oauth/email/bind', { preHandler: [rateLimit('critical'), signedIn] }, async (request) => {
+    const query = request.query as { email?: string; code?: string };
+    const email = normaliseEmail(query.email);
+    if (!email) return fail('please enter a valid e-mail address');
+    const caller = callerOf(request);
+    if (!(await consumeCode(db, 'verify', email, String(query.code ?? '').trim()))) return fail('the verification code is wrong or has expired');
+    if (await emailTaken(email, Number(caller.id))) return fail('this e-mail address is already bound to another account');
+    await updateUser(db, Number(caller.id), { email });
+    const updated = await findUserById(db, Number(caller.id));
+    return ok({ email: updated?.email ?? email });
+  });
+}

@@ -1,0 +1,108 @@
+// Channels (auth: admin). The key is write-only: never returned; an empty key
+// on edit keeps the stored one; several keys (one per line) create one channel each.
+import type { FastifyInstance } from 'fastify';
+import { findChannelType } from '../../../common/channelTypes';
+import { fail, ok } from '../../../common/envelope';
+import { ChannelStatus, Role } from '../../../common/roles';
+import { requireRole } from '../../plugins/auth';
+import {
+  createChannels, deleteChannel, findChannel, listChannels, searchChannels, splitList, toChannelRecord, updateChannel, type ChannelFields,
+} from '../../repositories/channels';
+import { pageOf, positiveId } from '../../repositories/pagination';
+
+type Parsed = { value: ChannelFields } | { error: string };
+
+/** Validates the form's fields; `current` supplies what an edit leaves out. */
+export function parseChannelFields(body: Record<string, unknown>, current?: ChannelFields): Parsed {
+  const pick = <K extends keyof ChannelFields>(key: K): unknown => (body[key] === undefined && current ? current[key] : body[key]);
+  const type = Number(pick('type'));
+  if (!findChannelType(type)) return { error: `unknown channel type: ${String(pick('type'))}` };
+  const name = String(pick('name') ?? '').trim();
+  if (!name) return { error: 'fill in channel name and key' };
+  const models = splitList(String(pick('models') ?? '')).join(',');
+  if (!models) return { error: 'select at least one model' };
+  const group = splitList(String(pick('group') ?? 'default')).join(',') || 'default';
+  const mappingText = String(pick('model_mapping') ?? '').trim() || '{}';
+  let mapping: unknown;
+  try {
+    mapping = JSON.parse(mappingText);
+  } catch {
+    mapping = undefined;
+  }
+  if (!mapping || typeof mapping !== 'object' || Array.isArray(mapping) || !Object.values(mapping).every((value) => typeof value === 'string')) {
+    return { error: 'model mapping must be a JSON object of model names' };
+  }
+  const priority = Number(pick('priority') ?? 0);
+  const weight = Number(pick('weight') ?? 1);
+  if (!Number.isSafeInteger(priority)) return { error: 'priority must be a whole number' };
+  if (!Number.isSafeInteger(weight) || weight < 1) return { error: 'weight must be a whole number, 1 or more' };
+  const baseUrl = String(pick('base_url') ?? '').trim().replace(/\/+$/, '');
+  if (baseUrl && !/^https?:\/\/[^\s]+$/.test(baseUrl)) return { error: 'base URL must start with http:// or https://' };
+  if ((type === 3 || type === 8) && !baseUrl) return { error: 'this channel type needs a base URL' };
+  let other = String(pick('other') ?? '').trim();
+  if (type === 3 && !other) other = '2023-06-01-preview';
+  if (type === 18 && !other) other = 'v2.1';
+  return { value: { type, name, base_url: baseUrl, other, models, group, model_mapping: JSON.stringify(mapping), priority, weight } };
+}
+
+export async function channelRoutes(app: FastifyInstance): Promise<void> {
+  const { db, dialect, options } = app.ctx;
+  const admin = requireRole(Role.admin);
+
+  app.get('/api/channel/', { preHandler: admin }, async (request) => ok((await listChannels(db, pageOf(request.query))).map(toChannelRecord)));
+
+  app.get('/api/channel/search', { preHandler: admin }, async (request) => {
+    const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
+    return ok((await searchChannels(db, keyword)).map(toChannelRecord));
+  });
+
+  app.get('/api/channel/models', { preHandler: admin }, async () => {
+    // envelope-less, as one-api's console expects: {object, data: [{id}]}
+    const names = [...new Set(Object.keys(options.json('ModelRatio')))].sort();
+    return { object: 'list', data: names.map((id) => ({ id, object: 'model', created: 1677649963, owned_by: 'switchboard' })) };
+  });
+
+  app.get('/api/channel/:id', { preHandler: admin }, async (request) => {
+    const id = positiveId((request.params as { id: string }).id);
+    const row = id ? await findChannel(db, id) : undefined;
+    return row ? ok(toChannelRecord(row)) : fail('channel not found');
+  });
+
+  app.post('/api/channel/', { preHandler: admin }, async (request) => {
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const keys = String(body.key ?? '').split('\n').map((key) => key.trim()).filter(Boolean);
+    if (!keys.length) return fail('fill in channel name and key');
+    const parsed = parseChannelFields(body);
+    if ('error' in parsed) return fail(parsed.error);
+    const ids = await createChannels(db, dialect, parsed.value, keys);
+    return ok({ ids });
+  });
+
+  app.put('/api/channel/', { preHandler: admin }, async (request) => {
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const id = positiveId(body.id);
+    const current = id ? await findChannel(db, id) : undefined;
+    if (!id || !current) return fail('channel not found');
+    const statusOnly = Object.keys(body).every((key) => key === 'id' || key === 'status');
+    if (statusOnly) {
+      const status = Number(body.status);
+      if (status !== ChannelStatus.enabled && status !== ChannelStatus.disabled) return fail('a channel can only be enabled or disabled');
+      // a manual change is the admin's: the health checker leaves it alone
+      await updateChannel(db, id, { status, auto_disabled: 0 });
+    } else {
+      const parsed = parseChannelFields(body, { ...current, type: Number(current.type), priority: Number(current.priority), weight: Number(current.weight) });
+      if ('error' in parsed) return fail(parsed.error);
+      const key = String(body.key ?? '').trim();
+      if (key.includes('\n')) return fail('one key per channel when editing');
+      await updateChannel(db, id, { ...parsed.value, ...(key ? { key } : {}) });
+    }
+    return ok(toChannelRecord((await findChannel(db, id))!));
+  });
+
+  app.delete('/api/channel/:id', { preHandler: admin }, async (request) => {
+    const id = positiveId((request.params as { id: string }).id);
+    return id && (await deleteChannel(db, id)) ? ok() : fail('channel not found');
+  });
+
+  app.get('/api/group/', { preHandler: admin }, async () => ok(Object.keys(options.json('GroupRatio')).sort()));
+}

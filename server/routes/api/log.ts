@@ -1,0 +1,119 @@
+// Usage logs: admins read everyone's, users their own (by user id, so a
+// rename loses nothing). Filters: type, username (admin), token_name,
+// model_name, start_timestamp, end_timestamp; 10 per page, newest first.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely';
+import { ok } from '../../../common/envelope';
+import type { LogRecord } from '../../../common/records';
+import { LogType, Role } from '../../../common/roles';
+import type { Database } from '../../db/database';
+import { callerOf, requireRole } from '../../plugins/auth';
+import { ITEMS_PER_PAGE, pageOf, pageOffset, SEARCH_LIMIT, startsWith } from '../../repositories/pagination';
+
+interface LogFilters {
+  type?: number;
+  username?: string;
+  token_name?: string;
+  model_name?: string;
+  start_timestamp?: number;
+  end_timestamp?: number;
+}
+
+function filtersOf(query: Record<string, unknown>, admin: boolean): LogFilters {
+  const text = (key: string) => (typeof query[key] === 'string' && (query[key] as string).trim() !== '' ? (query[key] as string).trim() : undefined);
+  const number = (key: string) => {
+    const value = Number.parseInt(String(query[key] ?? ''), 10);
+    return Number.isFinite(value) && value > 0 ? value : undefined;
+  };
+  return {
+    type: number('type'),
+    username: admin ? text('username') : undefined,
+    token_name: text('token_name'),
+    model_name: text('model_name'),
+    start_timestamp: number('start_timestamp'),
+    end_timestamp: number('end_timestamp'),
+  };
+}
+
+function applyFilters<O>(query: SelectQueryBuilder<Database, 'logs', O>, filters: LogFilters, userId?: number) {
+  let result = query;
+  if (userId !== undefined) result = result.where('user_id', '=', userId);
+  if (filters.type !== undefined) result = result.where('type', '=', filters.type);
+  if (filters.username) result = result.where('username', '=', filters.username);
+  if (filters.token_name) result = result.where('token_name', '=', filters.token_name);
+  if (filters.model_name) result = result.where('model_name', '=', filters.model_name);
+  if (filters.start_timestamp) result = result.where('created_at', '>=', filters.start_timestamp);
+  if (filters.end_timestamp) result = result.where('created_at', '<=', filters.end_timestamp);
+  return result;
+}
+
+function toLogRecord(row: Record<string, unknown>): LogRecord & { elapsed_ms: number; is_stream: boolean; estimated: boolean } {
+  return {
+    id: Number(row.id),
+    user_id: Number(row.user_id),
+    created_at: Number(row.created_at),
+    type: Number(row.type),
+    content: String(row.content ?? ''),
+    username: String(row.username ?? ''),
+    token_name: String(row.token_name ?? ''),
+    model_name: String(row.model_name ?? ''),
+    quota: Number(row.quota),
+    prompt_tokens: Number(row.prompt_tokens),
+    completion_tokens: Number(row.completion_tokens),
+    channel_id: Number(row.channel_id),
+    elapsed_ms: Number(row.elapsed_ms),
+    is_stream: Number(row.is_stream) === 1,
+    estimated: Number(row.estimated) === 1,
+  };
+}
+
+export async function logRoutes(app: FastifyInstance): Promise<void> {
+  const { db } = app.ctx;
+  const admin = requireRole(Role.admin);
+  const signedIn = requireRole(Role.user);
+  const scopeOf = (request: FastifyRequest, self: boolean) => (self ? Number(callerOf(request).id) : undefined);
+
+  const list = (self: boolean) => async (request: FastifyRequest) => {
+    const filters = filtersOf(request.query as Record<string, unknown>, !self);
+    const rows = await applyFilters(db.selectFrom('logs').selectAll(), filters, scopeOf(request, self))
+      .orderBy('id', 'desc')
+      .limit(ITEMS_PER_PAGE)
+      .offset(pageOffset(pageOf(request.query)))
+      .execute();
+    return ok(rows.map(toLogRecord));
+  };
+
+  const stat = (self: boolean) => async (request: FastifyRequest) => {
+    // consumption only: the stat is what was spent, whatever type the page shows
+    const filters = { ...filtersOf(request.query as Record<string, unknown>, !self), type: LogType.consume };
+    const row = await applyFilters(
+      db.selectFrom('logs').select((eb: ExpressionBuilder<Database, 'logs'>) => [
+        eb.fn.coalesce(eb.fn.sum<number>('quota'), eb.lit(0)).as('quota'),
+        eb.fn.coalesce(eb.fn.sum<number>('prompt_tokens'), eb.lit(0)).as('prompt_tokens'),
+        eb.fn.coalesce(eb.fn.sum<number>('completion_tokens'), eb.lit(0)).as('completion_tokens'),
+      ]),
+      filters,
+      scopeOf(request, self),
+    ).executeTakeFirst();
+    const promptTokens = Number(row?.prompt_tokens ?? 0);
+    const completionTokens = Number(row?.completion_tokens ?? 0);
+    return ok({ quota: Number(row?.quota ?? 0), token: promptTokens + completionTokens });
+  };
+
+  const search = (self: boolean) => async (request: FastifyRequest) => {
+    const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
+    const type = /^\d+$/.test(keyword) ? Number(keyword) : undefined;
+    let query = db.selectFrom('logs').selectAll();
+    if (self) query = query.where('user_id', '=', Number(callerOf(request).id));
+    query = query.where((eb) => (type === undefined ? startsWith('content', keyword) : eb.or([eb('type', '=', type), startsWith('content', keyword)])));
+    const rows = await query.orderBy('id', 'desc').limit(SEARCH_LIMIT).execute();
+    return ok(rows.map(toLogRecord));
+  };
+
+  app.get('/api/log/', { preHandler: admin }, list(false));
+  app.get('/api/log/stat', { preHandler: admin }, stat(false));
+  app.get('/api/log/search', { preHandler: admin }, search(false));
+  app.get('/api/log/self', { preHandler: signedIn }, list(true));
+  app.get('/api/log/self/stat', { preHandler: signedIn }, stat(true));
+  app.get('/api/log/self/search', { preHandler: signedIn }, search(true));
+}

@@ -1,0 +1,161 @@
+// Sign-in and binding through GitHub (OAuth with a checked `state`, the
+// numeric GitHub id as identity) and through the WeChat bridge server.
+// Reference: https://docs.github.com/en/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import bcrypt from 'bcryptjs';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { request as undiciRequest } from 'undici';
+import { fail, ok } from '../../../common/envelope';
+import type { SessionUser } from '../../../common/records';
+import { LogType, Role, UserStatus } from '../../../common/roles';
+import { callerOf, requireRole } from '../../plugins/auth';
+import { rateLimit } from '../../plugins/rateLimit';
+import { SESSION_COOKIE, setSessionCookie } from '../../plugins/session';
+import { insertLog } from '../../repositories/logs';
+import { createUser, findUserById, type UserRow } from '../../repositories/users';
+import { randomAlphanumeric } from '../../secrets';
+import { BCRYPT_COST } from './user';
+
+const STATE_COOKIE = 'oauth_state';
+const STATE_TTL_SECONDS = 10 * 60;
+const HTTP_TIMEOUT_MS = 8_000;
+
+type Identity = { id: string; displayName: string; email: string } | { error: string };
+
+export async function oauthRoutes(app: FastifyInstance): Promise<void> {
+  const { db, dialect, options, sessions, config } = app.ctx;
+  const signedIn = requireRole(Role.user);
+
+  const signState = (state: string) => createHmac('sha256', config.sessionSecret).update(`oauth:${state}`).digest('base64url');
+
+  /** The session user, if the request carries a valid session cookie (bind vs. login). */
+  const sessionUser = async (request: FastifyRequest): Promise<UserRow | undefined> => {
+    const claims = sessions.decode(request.cookies[SESSION_COOKIE]);
+    if (!claims) return undefined;
+    const user = await findUserById(db, claims.uid);
+    return user && Number(user.session_version) === claims.ver && Number(user.status) === UserStatus.enabled ? user : undefined;
+  };
+
+  /** Signs in the user found by identity, creating one when registration is open. */
+  const signInWith = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    column: 'github_id' | 'wechat_id',
+    identity: { id: string; displayName: string; email: string },
+    prefix: string,
+  ) => {
+    let user = await db.selectFrom('users').selectAll().where(column, '=', identity.id).executeTakeFirst();
+    if (!user) {
+      if (!options.bool('RegisterEnabled')) return fail('registration is closed');
+      const quota = options.number('QuotaForNewUser');
+      const username = `${prefix}_${randomAlphanumeric(6).toLowerCase()}`;
+      const emailFree = identity.email && !(await db.selectFrom('users').select('id').where('email', '=', identity.email).executeTakeFirst());
+      const id = await createUser(db, dialect, {
+        username,
+        displayName: identity.displayName.slice(0, 20) || username,
+        // no password sign-in until the user sets one
+        passwordHash: await bcrypt.hash(randomBytes(24).toString('base64url'), BCRYPT_COST),
+        quota,
+        email: emailFree ? identity.email : '',
+      });
+      await db.updateTable('users').set({ [column]: identity.id }).where('id', '=', id).execute();
+      if (quota > 0) await insertLog(db, { userId: id, username, type: LogType.system, content: `new-user gift: ${quota} quota`, quota });
+      user = (await findUserById(db, id))!;
+    }
+    if (Number(user.status) !== UserStatus.enabled) return fail('user is banned');
+    setSessionCookie(request, reply, sessions, user);
+    const sessionData: SessionUser = { id: Number(user.id), username: user.username, display_name: user.display_name, role: Number(user.role), status: Number(user.status) };
+    return ok(sessionData);
+  };
+
+  const bindTo = async (user: UserRow, column: 'github_id' | 'wechat_id', id: string) => {
+    const holder = await db.selectFrom('users').select('id').where(column, '=', id).executeTakeFirst();
+    if (holder && Number(holder.id) !== Number(user.id)) return fail('this account is already bound to another user');
+    await db.updateTable('users').set({ [column]: id }).where('id', '=', Number(user.id)).execute();
+    return { success: true, message: 'bind' };
+  };
+
+  const githubIdentity = async (code: string): Promise<Identity> => {
+    try {
+      const exchange = await undiciRequest(`${config.githubOAuthUrl}/login/oauth/access_token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ client_id: options.get('GitHubClientId'), client_secret: options.get('GitHubClientSecret'), code }),
+        headersTimeout: HTTP_TIMEOUT_MS,
+        bodyTimeout: HTTP_TIMEOUT_MS,
+      });
+      const tokenBody = (await exchange.body.json()) as { access_token?: string; error_description?: string };
+      if (!tokenBody.access_token) return { error: `GitHub refused the sign-in: ${tokenBody.error_description ?? 'no access token'}` };
+      const profile = await undiciRequest(`${config.githubApiUrl}/user`, {
+        headers: { authorization: `Bearer ${tokenBody.access_token}`, accept: 'application/json', 'user-agent': 'Switchboard' },
+        headersTimeout: HTTP_TIMEOUT_MS,
+        bodyTimeout: HTTP_TIMEOUT_MS,
+      });
+      const user = (await profile.body.json()) as { id?: number; login?: string; name?: string; email?: string };
+      if (!Number.isSafeInteger(user.id)) return { error: 'GitHub returned no user id' };
+      return { id: String(user.id), displayName: user.name || user.login || 'GitHub User', email: (user.email ?? '').toLowerCase() };
+    } catch {
+      return { error: 'cannot reach GitHub, please retry later' };
+    }
+  };
+
+  app.get('/api/oauth/state', async (_request, reply) => {
+    const state = randomBytes(16).toString('hex');
+    reply.setCookie(STATE_COOKIE, `${state}.${signState(state)}`, { path: '/api/oauth', httpOnly: true, sameSite: 'lax', maxAge: STATE_TTL_SECONDS });
+    return ok(state);
+  });
+
+  app.get('/api/oauth/github', { preHandler: rateLimit('critical') }, async (request, reply) => {
+    if (!options.bool('GitHubOAuthEnabled')) return fail('GitHub sign-in is not enabled');
+    const query = request.query as { code?: string; state?: string };
+    const code = String(query.code ?? '');
+    const state = String(query.state ?? '');
+    const [stored, signature] = String(request.cookies[STATE_COOKIE] ?? '').split('.');
+    const expected = stored ? signState(stored) : '';
+    const stateValid =
+      Boolean(code) && Boolean(state) && stored === state && Boolean(signature) && signature.length === expected.length && timingSafeEqual(Buffer.from(signature), Buffer.from(expected));
+    if (!stateValid) return fail('the sign-in link is invalid or has expired, please start again');
+    reply.clearCookie(STATE_COOKIE, { path: '/api/oauth' });
+    const identity = await githubIdentity(code);
+    if ('error' in identity) return fail(identity.error);
+    const current = await sessionUser(request);
+    if (current) return bindTo(current, 'github_id', identity.id);
+    return signInWith(request, reply, 'github_id', identity, 'github');
+  });
+
+  const wechatIdentity = async (code: string): Promise<Identity> => {
+    const base = options.get('WeChatServerAddress').replace(/\/+$/, '');
+    try {
+      const response = await undiciRequest(`${base}/api/wechat/user?code=${encodeURIComponent(code)}`, {
+        headers: { authorization: options.get('WeChatServerToken') },
+        headersTimeout: HTTP_TIMEOUT_MS,
+        bodyTimeout: HTTP_TIMEOUT_MS,
+      });
+      const body = (await response.body.json()) as { success?: boolean; message?: string; data?: string };
+      if (!body.success) return { error: body.message || 'the WeChat server refused the code' };
+      if (!body.data) return { error: 'the verification code is wrong or has expired' };
+      return { id: String(body.data), displayName: 'WeChat User', email: '' };
+    } catch {
+      return { error: 'cannot reach the WeChat server, please retry later' };
+    }
+  };
+
+  app.get('/api/oauth/wechat', { preHandler: rateLimit('critical') }, async (request, reply) => {
+    if (!options.bool('WeChatAuthEnabled')) return fail('WeChat sign-in is not enabled');
+    const code = String((request.query as { code?: string }).code ?? '').trim();
+    if (!code) return fail('please enter the verification code');
+    const identity = await wechatIdentity(code);
+    if ('error' in identity) return fail(identity.error);
+    return signInWith(request, reply, 'wechat_id', identity, 'wechat');
+  });
+
+  app.get('/api/oauth/wechat/bind', { preHandler: [rateLimit('critical'), signedIn] }, async (request) => {
+    if (!options.bool('WeChatAuthEnabled')) return fail('WeChat sign-in is not enabled');
+    const code = String((request.query as { code?: string }).code ?? '').trim();
+    if (!code) return fail('please enter the verification code');
+    const identity = await wechatIdentity(code);
+    if ('error' in identity) return fail(identity.error);
+    const result = await bindTo(callerOf(request), 'wechat_id', identity.id);
+    return result.success ? ok() : result;
+  });
+}

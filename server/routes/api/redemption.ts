@@ -1,0 +1,103 @@
+// Redemption codes (auth: admin) and top-up (auth: user).
+import type { FastifyInstance } from 'fastify';
+import { fail, ok } from '../../../common/envelope';
+import { RedemptionStatus, Role } from '../../../common/roles';
+import { callerOf, requireRole } from '../../plugins/auth';
+import { rateLimit } from '../../plugins/rateLimit';
+import { pageOf, positiveId } from '../../repositories/pagination';
+import { findRedemption, listRedemptions, redeemCode, searchRedemptions, toRedemptionRecord } from '../../repositories/redemptions';
+import { generateRedemptionKey } from '../../secrets';
+
+const NAME_MAX = 20;
+const BATCH_MAX = 100;
+
+const idParam = (params: unknown) => positiveId((params as { id?: string }).id);
+
+function parseQuota(raw: unknown): number | undefined {
+  const quota = Number(raw);
+  return Number.isSafeInteger(quota) && quota > 0 ? quota : undefined;
+}
+
+export async function redemptionRoutes(app: FastifyInstance): Promise<void> {
+  const { db } = app.ctx;
+  const admin = requireRole(Role.admin);
+  const signedIn = requireRole(Role.user);
+
+  app.get('/api/redemption/', { preHandler: admin }, async (request) => ok((await listRedemptions(db, pageOf(request.query))).map((row) => toRedemptionRecord(row))));
+
+  app.get('/api/redemption/search', { preHandler: admin }, async (request) => {
+    const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
+    return ok((await searchRedemptions(db, keyword)).map((row) => toRedemptionRecord(row)));
+  });
+
+  app.get('/api/redemption/:id', { preHandler: admin }, async (request) => {
+    const id = idParam(request.params);
+    const row = id ? await findRedemption(db, id) : undefined;
+    return row ? ok(toRedemptionRecord(row)) : fail('redemption code not found');
+  });
+
+  app.get('/api/redemption/:id/key', { preHandler: admin }, async (request) => {
+    const id = idParam(request.params);
+    const row = id ? await findRedemption(db, id) : undefined;
+    return row ? ok(row.key) : fail('redemption code not found');
+  });
+
+  app.post('/api/redemption/', { preHandler: admin }, async (request) => {
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const name = typeof body.name === 'string' ? body.name.trim() : '';
+    if (!name || [...name].length > NAME_MAX) return fail(`name length must be 1-${NAME_MAX}`);
+    const quota = parseQuota(body.quota);
+    if (quota === undefined) return fail('quota must be a whole number above 0');
+    const count = Number(body.count ?? 1);
+    if (!Number.isSafeInteger(count) || count <= 0) return fail('count must be greater than 0');
+    if (count > BATCH_MAX) return fail(`at most ${BATCH_MAX} codes per batch`);
+    const now = Math.floor(Date.now() / 1000);
+    const keys = Array.from({ length: count }, generateRedemptionKey);
+    const creator = Number(callerOf(request).id);
+    // all or nothing: a failure midway leaves no half-created batch
+    await db.transaction().execute(async (transaction) => {
+      for (const key of keys) {
+        await transaction
+          .insertInto('redemptions')
+          .values({ user_id: creator, name, key, status: RedemptionStatus.unused, quota, created_time: now, redeemed_time: 0, redeemed_by: 0 })
+          .execute();
+      }
+    });
+    return ok(keys);
+  });
+
+  app.put('/api/redemption/', { preHandler: admin }, async (request) => {
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const id = Number(body.id);
+    const code = positiveId(id) ? await findRedemption(db, id) : undefined;
+    if (!code) return fail('redemption code not found');
+    if ((request.query as { status_only?: string }).status_only) {
+      const status = Number(body.status);
+      if (Number(code.status) === RedemptionStatus.used) return fail('a used code cannot be changed');
+      if (status !== RedemptionStatus.unused && status !== RedemptionStatus.disabled) return fail('a code can only be enabled or disabled');
+      // conditional, so a code redeemed meanwhile stays used
+      await db.updateTable('redemptions').set({ status }).where('id', '=', id).where('status', '!=', RedemptionStatus.used).execute();
+    } else {
+      const name = typeof body.name === 'string' ? body.name.trim() : code.name;
+      if (!name || [...name].length > NAME_MAX) return fail(`name length must be 1-${NAME_MAX}`);
+      const quota = body.quota === undefined ? Number(code.quota) : parseQuota(body.quota);
+      if (quota === undefined) return fail('quota must be a whole number above 0');
+      await db.updateTable('redemptions').set({ name, quota }).where('id', '=', id).execute();
+    }
+    return ok(toRedemptionRecord((await findRedemption(db, id))!));
+  });
+
+  app.delete('/api/redemption/:id', { preHandler: admin }, async (request) => {
+    const id = idParam(request.params);
+    const result = id ? await db.deleteFrom('redemptions').where('id', '=', id).executeTakeFirst() : undefined;
+    return result && Number(result.numDeletedRows) > 0 ? ok() : fail('redemption code not found');
+  });
+
+  app.post('/api/user/topup', { preHandler: [rateLimit('topUp'), signedIn] }, async (request) => {
+    const key = String(((request.body ?? {}) as { key?: unknown }).key ?? '').trim();
+    if (!key) return fail('please enter the code');
+    const caller = callerOf(request);
+    const result = await redeemCode(db, { id: Number(caller.id), username: caller.username }, key);
+    return 'error' in result ? fail(`redeem failed: ${result.error}`) : ok(result.quota);
+  });
+}

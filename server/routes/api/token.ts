@@ -1,0 +1,136 @@
+// Relay tokens (auth: user; always scoped to the caller). Lists mask the key;
+// the full key is returned once on creation and by GET /api/token/:id/key.
+import { isIP } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { fail, ok } from '../../../common/envelope';
+import { Role, TokenStatus } from '../../../common/roles';
+import { callerOf, requireRole } from '../../plugins/auth';
+import { pageOf, positiveId } from '../../repositories/pagination';
+import {
+  createToken, deleteOwnToken, findOwnToken, listTokens, searchTokens, toTokenRecord, updateOwnToken, type TokenFields,
+} from '../../repositories/tokens';
+import { generateTokenKey } from '../../secrets';
+
+export const DEFAULT_TOKEN_QUOTA = 500_000;
+const NAME_MAX = 30;
+
+type Parsed<T> = { value: T } | { error: string };
+
+function commaList(raw: unknown): string[] {
+  if (Array.isArray(raw)) return raw.map((item) => String(item).trim()).filter(Boolean);
+  if (typeof raw !== 'string') return [];
+  return raw.split(/[,\n]/).map((item) => item.trim()).filter(Boolean);
+}
+
+function validIpOrCidr(entry: string): boolean {
+  const [address, prefix, extra] = entry.split('/');
+  if (extra !== undefined) return false;
+  const family = isIP(address);
+  if (!family) return false;
+  if (prefix === undefined) return true;
+  const bits = Number(prefix);
+  return /^\d+$/.test(prefix) && bits >= 0 && bits <= (family === 4 ? 32 : 128);
+}
+
+/** Reads the form's fields; `creating` makes the name required and the expiry future. */
+export function parseTokenFields(body: Record<string, unknown>, creating: boolean): Parsed<TokenFields> {
+  const name = typeof body.name === 'string' ? body.name.trim() : '';
+  if (creating && !name) return { error: 'token name is required' };
+  if ([...name].length > NAME_MAX) return { error: `token name must be at most ${NAME_MAX} characters` };
+  const remain = body.remain_quota === undefined ? DEFAULT_TOKEN_QUOTA : Number(body.remain_quota);
+  if (!Number.isSafeInteger(remain) || remain < 0) return { error: 'remaining quota must be a whole number, 0 or more' };
+  const expired = body.expired_time === undefined || body.expired_time === 0 ? -1 : Number(body.expired_time);
+  if (!Number.isSafeInteger(expired) || (expired !== -1 && expired <= 0)) return { error: 'expiry format error' };
+  if (creating && expired !== -1 && expired <= Math.floor(Date.now() / 1000)) return { error: 'expiry must be in the future' };
+  const models = [...new Set(commaList(body.models))];
+  const ips = [...new Set(commaList(body.allowed_ips))];
+  const badIp = ips.find((entry) => !validIpOrCidr(entry));
+  if (badIp) return { error: `not an IP address or CIDR range: ${badIp}` };
+  return {
+    value: {
+      name,
+      remain_quota: remain,
+      unlimited_quota: body.unlimited_quota === true || body.unlimited_quota === 'true' ? 1 : 0,
+      expired_time: expired,
+      models: models.length ? models.join(',') : null,
+      allowed_ips: ips.length ? ips.join(',') : null,
+    },
+  };
+}
+
+const idParam = (params: unknown) => positiveId((params as { id?: string }).id);
+
+export async function tokenRoutes(app: FastifyInstance): Promise<void> {
+  const { db, dialect } = app.ctx;
+  const signedIn = requireRole(Role.user);
+
+  app.get('/api/token/', { preHandler: signedIn }, async (request) => {
+    const rows = await listTokens(db, Number(callerOf(request).id), pageOf(request.query));
+    return ok(rows.map((row) => toTokenRecord(row)));
+  });
+
+  app.get('/api/token/search', { preHandler: signedIn }, async (request) => {
+    const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
+    const rows = await searchTokens(db, Number(callerOf(request).id), keyword);
+    return ok(rows.map((row) => toTokenRecord(row)));
+  });
+
+  app.get('/api/token/:id', { preHandler: signedIn }, async (request) => {
+    const id = idParam(request.params);
+    const row = id ? await findOwnToken(db, Number(callerOf(request).id), id) : undefined;
+    return row ? ok(toTokenRecord(row)) : fail('token not found');
+  });
+
+  app.get('/api/token/:id/key', { preHandler: signedIn }, async (request) => {
+    const id = idParam(request.params);
+    const row = id ? await findOwnToken(db, Number(callerOf(request).id), id) : undefined;
+    return row ? ok(row.key) : fail('token not found');
+  });
+
+  app.post('/api/token/', { preHandler: signedIn }, async (request) => {
+    const parsed = parseTokenFields((request.body ?? {}) as Record<string, unknown>, true);
+    if ('error' in parsed) return fail(parsed.error);
+    const userId = Number(callerOf(request).id);
+    const id = await createToken(db, dialect, userId, generateTokenKey(), parsed.value);
+    const row = await findOwnToken(db, userId, id);
+    return ok(toTokenRecord(row!, true));
+  });
+
+  app.put('/api/token/', { preHandler: signedIn }, async (request) => {
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const userId = Number(callerOf(request).id);
+    const id = Number(body.id);
+    const token = positiveId(id) ? await findOwnToken(db, userId, id) : undefined;
+    if (!token) return fail('token not found');
+    const statusOnly = Boolean((request.query as { status_only?: string }).status_only);
+    if (statusOnly) {
+      const status = Number(body.status);
+      if (status !== TokenStatus.enabled && status !== TokenStatus.disabled) return fail('a token can only be enabled or disabled');
+      if (status === TokenStatus.enabled) {
+        const now = Math.floor(Date.now() / 1000);
+        const expiredTime = Number(token.expired_time);
+        if (expiredTime !== -1 && expiredTime <= now) return fail('the token has expired: change its expiry first');
+        if (Number(token.unlimited_quota) !== 1 && Number(token.remain_quota) <= 0) return fail('the token quota is used up: raise its quota first');
+      }
+      await updateOwnToken(db, userId, id, { status });
+    } else {
+      const parsed = parseTokenFields({ ...toTokenRecord(token, true), ...body, name: body.name ?? token.name }, false);
+      if ('error' in parsed) return fail(parsed.error);
+      const fields = parsed.value;
+      // an edit that fixes what expired or exhausted the token makes it usable again
+      const now = Math.floor(Date.now() / 1000);
+      const usable = (fields.expired_time === -1 || fields.expired_time > now) && (fields.unlimited_quota === 1 || fields.remain_quota > 0);
+      const status =
+        (Number(token.status) === TokenStatus.expired || Number(token.status) === TokenStatus.exhausted) && usable ? TokenStatus.enabled : Number(token.status);
+      await updateOwnToken(db, userId, id, { ...fields, status });
+    }
+    const updated = await findOwnToken(db, userId, id);
+    return ok(toTokenRecord(updated!));
+  });
+
+  app.delete('/api/token/:id', { preHandler: signedIn }, async (request) => {
+    const id = idParam(request.params);
+    const deleted = id ? await deleteOwnToken(db, Number(callerOf(request).id), id) : false;
+    return deleted ? ok() : fail('token not found');
+  });
+}

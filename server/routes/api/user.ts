@@ -1,0 +1,174 @@
+// Sign-up, sign-in, sign-out and the caller's own account.
+import bcrypt from 'bcryptjs';
+import type { FastifyInstance } from 'fastify';
+import { fail, ok } from '../../../common/envelope';
+import type { SessionUser } from '../../../common/records';
+import { LogType, Role, UserStatus } from '../../../common/roles';
+import { DISPLAY_NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, USERNAME_MAX, USERNAME_PATTERN } from '../../../common/validation';
+import { callerOf, requireRole } from '../../plugins/auth';
+import { clearSessionCookie, setSessionCookie } from '../../plugins/session';
+import { rateLimit } from '../../plugins/rateLimit';
+import { requireTurnstile } from '../../plugins/turnstile';
+import { insertLog } from '../../repositories/logs';
+import { consumeCode } from '../../repositories/verificationCodes';
+import { normaliseEmail } from './account';
+import {
+  createUser,
+  deleteUser,
+  findUserByAffCode,
+  findUserByUsername,
+  toUserRecord,
+  updateUser,
+  type UserPatch,
+  type UserRow,
+} from '../../repositories/users';
+
+export const BCRYPT_COST = 10;
+// Compared against when the username is unknown, so both failures take as long.
+const DUMMY_HASH = bcrypt.hashSync('switchboard-timing-equaliser', BCRYPT_COST);
+
+const asString = (value: unknown) => (typeof value === 'string' ? value : '');
+
+export function usernameProblem(username: string): string | undefined {
+  if (!username) return 'username is required';
+  if (username.length > USERNAME_MAX) return `username must be at most ${USERNAME_MAX} characters`;
+  if (!USERNAME_PATTERN.test(username)) return 'username may contain only letters, digits, "_", "-" and "."';
+  return undefined;
+}
+
+export function passwordProblem(password: string): string | undefined {
+  if (password.length < PASSWORD_MIN) return 'password length must not be less than 8';
+  if (password.length > PASSWORD_MAX) return `password length must not be more than ${PASSWORD_MAX}`;
+  return undefined;
+}
+
+function toSessionUser(user: UserRow): SessionUser {
+  return {
+    id: Number(user.id),
+    username: user.username,
+    display_name: user.display_name,
+    role: Number(user.role),
+    status: Number(user.status),
+  };
+}
+
+export async function userRoutes(app: FastifyInstance): Promise<void> {
+  const { db, dialect, options, sessions } = app.ctx;
+  const signedIn = requireRole(Role.user);
+
+  app.post('/api/user/register', { preHandler: [rateLimit('critical'), requireTurnstile] }, async (request) => {
+    if (!options.bool('RegisterEnabled')) return fail('registration is closed');
+    if (!options.bool('PasswordRegisterEnabled')) return fail('password registration is closed, please use a third-party login');
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const username = asString(body.username).trim();
+    const password = asString(body.password);
+    const problem = usernameProblem(username) ?? passwordProblem(password);
+    if (problem) return fail(problem);
+    if (body.password2 !== undefined && asString(body.password2) !== password) return fail('the two passwords entered do not match');
+    if (await findUserByUsername(db, username)) return fail('username already taken');
+    let email = '';
+    if (options.bool('EmailVerificationEnabled')) {
+      const verified = normaliseEmail(body.email);
+      if (!verified || !body.verification_code) return fail('an e-mail address and its verification code are required');
+      if (!(await consumeCode(db, 'verify', verified, String(body.verification_code).trim()))) return fail('the verification code is wrong or has expired');
+      if ((await db.selectFrom('users').select('id').where('email', '=', verified).executeTakeFirst()) !== undefined) {
+        return fail('this e-mail address is already bound to another account');
+      }
+      email = verified;
+    }
+    const affCode = asString(body.aff_code).trim();
+    const inviter = affCode ? await findUserByAffCode(db, affCode) : undefined;
+    const passwordHash = await bcrypt.hash(password, BCRYPT_COST);
+    try {
+      await db.transaction().execute(async (transaction) => {
+        const newUserQuota = options.number('QuotaForNewUser');
+        const inviteeBonus = inviter ? options.number('QuotaForInvitee') : 0;
+        const inviterBonus = inviter ? options.number('QuotaForInviter') : 0;
+        const id = await createUser(transaction, dialect, {
+          username,
+          passwordHash,
+          email,
+          quota: newUserQuota + inviteeBonus,
+          inviterId: inviter ? Number(inviter.id) : 0,
+        });
+        if (newUserQuota > 0) {
+          await insertLog(transaction, { userId: id, username, type: LogType.system, content: `new-user gift: ${newUserQuota} quota`, quota: newUserQuota });
+        }
+        if (inviter && inviteeBonus > 0) {
+          await insertLog(transaction, { userId: id, username, type: LogType.system, content: `gift for using an invite code: ${inviteeBonus} quota`, quota: inviteeBonus });
+        }
+        if (inviter && inviterBonus > 0) {
+          await transaction.updateTable('users').set((eb) => ({ quota: eb('quota', '+', inviterBonus) })).where('id', '=', Number(inviter.id)).execute();
+          await insertLog(transaction, {
+            userId: Number(inviter.id), username: inviter.username, type: LogType.system, content: `gift for inviting ${username}: ${inviterBonus} quota`, quota: inviterBonus,
+          });
+        }
+      });
+    } catch (error) {
+      // two registrations racing for one name: the unique index decides
+      if (await findUserByUsername(db, username)) return fail('username already taken');
+      throw error;
+    }
+    return ok();
+  });
+
+  app.post('/api/user/login', { preHandler: rateLimit('critical') }, async (request, reply) => {
+    if (!options.bool('PasswordLoginEnabled')) return fail('password login is disabled');
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const username = asString(body.username).trim();
+    const password = asString(body.password);
+    if (!username || !password) return fail('username and password are required');
+    const user = await findUserByUsername(db, username);
+    const matches = await bcrypt.compare(password, user?.password_hash ?? DUMMY_HASH);
+    if (!user || !matches) return fail('username or password is wrong');
+    if (Number(user.status) !== UserStatus.enabled) return fail('user is banned');
+    setSessionCookie(request, reply, sessions, user);
+    return ok(toSessionUser(user));
+  });
+
+  app.get('/api/user/logout', async (request, reply) => {
+    clearSessionCookie(request, reply);
+    return ok();
+  });
+
+  app.get('/api/user/self', { preHandler: signedIn }, async (request) => ok(toUserRecord(callerOf(request))));
+
+  app.put('/api/user/self', { preHandler: signedIn }, async (request, reply) => {
+    const caller = callerOf(request);
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const patch: UserPatch = {};
+    const username = asString(body.username).trim();
+    if (username && username !== caller.username) {
+      const problem = usernameProblem(username);
+      if (problem) return fail(problem);
+      if (await findUserByUsername(db, username)) return fail('username already taken');
+      patch.username = username;
+    }
+    if (typeof body.display_name === 'string') {
+      const displayName = body.display_name.trim();
+      if (displayName.length > DISPLAY_NAME_MAX) return fail(`display name must be at most ${DISPLAY_NAME_MAX} characters`);
+      patch.display_name = displayName || (patch.username ?? caller.username);
+    }
+    const password = asString(body.password);
+    if (password) {
+      const problem = passwordProblem(password);
+      if (problem) return fail(problem);
+      patch.password_hash = await bcrypt.hash(password, BCRYPT_COST);
+      // a new password signs out every other session; this one gets a fresh cookie
+      patch.session_version = Number(caller.session_version) + 1;
+    }
+    await updateUser(db, Number(caller.id), patch);
+    if (patch.session_version !== undefined) {
+      setSessionCookie(request, reply, sessions, { id: Number(caller.id), session_version: patch.session_version });
+    }
+    return ok();
+  });
+
+  app.delete('/api/user/self', { preHandler: signedIn }, async (request, reply) => {
+    const caller = callerOf(request);
+    if (Number(caller.role) >= Role.root) return fail('cannot delete the super admin');
+    await deleteUser(db, Number(caller.id));
+    clearSessionCookie(request, reply);
+    return ok();
+  });
+}

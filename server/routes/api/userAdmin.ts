@@ -1,0 +1,165 @@
+// User administration (auth: admin) and the caller's access token and invite
+// code. Nobody acts on a user of equal or higher role, except root; root
+// itself can never be demoted, banned or deleted. Lists never carry secrets.
+import bcrypt from 'bcryptjs';
+import type { FastifyInstance } from 'fastify';
+import { fail, ok } from '../../../common/envelope';
+import { LogType, Role, UserStatus } from '../../../common/roles';
+import { callerOf, hashAccessToken, requireRole } from '../../plugins/auth';
+import { insertLog } from '../../repositories/logs';
+import { pageOf, positiveId } from '../../repositories/pagination';
+import {
+  createUser, deleteUser, findUserById, findUserByUsername, listUsers, searchUsers, toUserRecord, updateUser, type UserPatch, type UserRow,
+} from '../../repositories/users';
+import { generateAccessToken, generateAffCode } from '../../secrets';
+import { BCRYPT_COST, passwordProblem, usernameProblem } from './user';
+
+const GROUP_PATTERN = /^[A-Za-z0-9_-]{1,32}(,[A-Za-z0-9_-]{1,32})*$/;
+
+/** May `caller` act on `target`? Root may act on anyone; others only on lower roles. */
+function outranks(caller: UserRow, target: UserRow): boolean {
+  return Number(caller.role) >= Role.root || Number(caller.role) > Number(target.role);
+}
+
+export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
+  const { db, dialect, options } = app.ctx;
+  const admin = requireRole(Role.admin);
+  const signedIn = requireRole(Role.user);
+
+  app.get('/api/user/', { preHandler: admin }, async (request) => ok((await listUsers(db, pageOf(request.query))).map(toUserRecord)));
+
+  app.get('/api/user/search', { preHandler: admin }, async (request) => {
+    const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
+    return ok((await searchUsers(db, keyword)).map(toUserRecord));
+  });
+
+  app.get('/api/user/:id', { preHandler: admin }, async (request) => {
+    const id = Number((request.params as { id: string }).id);
+    const target = positiveId(id) ? await findUserById(db, id) : undefined;
+    if (!target) return fail('user not found');
+    if (!outranks(callerOf(request), target)) return fail('cannot read a user of the same or higher level');
+    return ok(toUserRecord(target));
+  });
+
+  app.post('/api/user/', { preHandler: admin }, async (request) => {
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const username = typeof body.username === 'string' ? body.username.trim() : '';
+    const password = typeof body.password === 'string' ? body.password : '';
+    const problem = usernameProblem(username) ?? passwordProblem(password);
+    if (problem) return fail(problem);
+    if (await findUserByUsername(db, username)) return fail('username already taken');
+    const displayName = typeof body.display_name === 'string' && body.display_name.trim() ? body.display_name.trim().slice(0, 20) : username;
+    await createUser(db, dialect, {
+      username,
+      displayName,
+      passwordHash: await bcrypt.hash(password, BCRYPT_COST),
+      quota: options.number('QuotaForNewUser'),
+    });
+    return ok();
+  });
+
+  app.put('/api/user/', { preHandler: admin }, async (request) => {
+    const caller = callerOf(request);
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const id = Number(body.id);
+    const target = positiveId(id) ? await findUserById(db, id) : undefined;
+    if (!target) return fail('user not found');
+    if (!outranks(caller, target)) return fail('cannot update a user of the same or higher level');
+    const patch: UserPatch = {};
+    if (typeof body.username === 'string' && body.username.trim() && body.username.trim() !== target.username) {
+      const username = body.username.trim();
+      const problem = usernameProblem(username);
+      if (problem) return fail(problem);
+      if (await findUserByUsername(db, username)) return fail('username already taken');
+      patch.username = username;
+    }
+    if (typeof body.display_name === 'string') patch.display_name = body.display_name.trim().slice(0, 20) || target.username;
+    if (typeof body.password === 'string' && body.password !== '') {
+      const problem = passwordProblem(body.password);
+      if (problem) return fail(problem);
+      patch.password_hash = await bcrypt.hash(body.password, BCRYPT_COST);
+      patch.session_version = Number(target.session_version) + 1;
+    }
+    if (body.group !== undefined) {
+      const group = String(body.group).trim() || 'default';
+      if (!GROUP_PATTERN.test(group)) return fail('group names may contain letters, digits, "_" and "-"');
+      patch.group = group;
+    }
+    if (body.quota !== undefined) {
+      const quota = Number(body.quota);
+      if (!Number.isSafeInteger(quota) || quota < 0) return fail('quota must be a whole number, 0 or more');
+      patch.quota = quota;
+    }
+    await updateUser(db, id, patch);
+    if (patch.quota !== undefined && patch.quota !== Number(target.quota)) {
+      await insertLog(db, {
+        userId: id,
+        username: patch.username ?? target.username,
+        type: LogType.manage,
+        content: `${caller.username} changed the quota from ${Number(target.quota)} to ${patch.quota}`,
+      });
+    }
+    return ok();
+  });
+
+  app.post('/api/user/manage', { preHandler: admin }, async (request) => {
+    const caller = callerOf(request);
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const username = typeof body.username === 'string' ? body.username.trim() : '';
+    const target = username ? await findUserByUsername(db, username) : undefined;
+    if (!target) return fail('user does not exist');
+    if (!outranks(caller, target)) return fail('cannot manage a user of the same or higher level');
+    const targetIsRoot = Number(target.role) >= Role.root;
+    const patch: UserPatch = {};
+    switch (body.action) {
+      case 'disable':
+        if (targetIsRoot) return fail('cannot disable the super admin');
+        patch.status = UserStatus.disabled;
+        break;
+      case 'enable':
+        patch.status = UserStatus.enabled;
+        break;
+      case 'delete':
+        if (targetIsRoot) return fail('cannot delete the super admin');
+        await deleteUser(db, Number(target.id));
+        return ok({ role: Number(target.role), status: Number(target.status), deleted: true });
+      case 'promote':
+        if (Number(caller.role) < Role.root) return fail('only the super admin can promote');
+        if (Number(target.role) >= Role.admin) return fail('the user is already an admin');
+        patch.role = Role.admin;
+        break;
+      case 'demote':
+        if (targetIsRoot) return fail('cannot demote the super admin');
+        if (Number(target.role) <= Role.user) return fail('the user is already a common user');
+        patch.role = Role.user;
+        break;
+      default:
+        return fail('unknown action');
+    }
+    await updateUser(db, Number(target.id), patch);
+    const updated = (await findUserById(db, Number(target.id)))!;
+    return ok({ role: Number(updated.role), status: Number(updated.status) });
+  });
+
+  app.get('/api/user/token', { preHandler: signedIn }, async (request) => {
+    const token = generateAccessToken();
+    await updateUser(db, Number(callerOf(request).id), { access_token_hash: hashAccessToken(token) });
+    return ok(token);
+  });
+
+  app.get('/api/user/aff', { preHandler: signedIn }, async (request) => {
+    const caller = callerOf(request);
+    if (caller.aff_code) return ok(caller.aff_code);
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const code = generateAffCode();
+      try {
+        await db.updateTable('users').set({ aff_code: code }).where('id', '=', Number(caller.id)).where('aff_code', 'is', null).execute();
+        const stored = await findUserById(db, Number(caller.id));
+        if (stored?.aff_code) return ok(stored.aff_code);
+      } catch {
+        // another user holds this code: try a new one
+      }
+    }
+    return fail('could not create an invite code, please retry');
+  });
+}

@@ -1,0 +1,89 @@
+// The console: react-admin with real browser paths, our top-menu layout, the
+// five resources and the custom pages of spec §2.
+import { lazy } from 'react';
+import { Admin, CustomRoutes, Resource } from 'react-admin';
+import { BrowserRouter, Route } from 'react-router-dom';
+import { authProvider } from './authProvider';
+import { dataProvider } from './dataProvider';
+import { setUnauthorizedHandler } from './dataProvider/httpClient';
+import { clearStoredUser, readStoredUser } from './authProvider/storage';
+import { i18nProvider } from './i18n';
+import { AppLayout } from './layout/AppLayout';
+import { AppNotification } from './layout/notice';
+import { StatusProvider } from './layout/status';
+import { GitHubCallbackPage } from './pages/GitHubCallbackPage';
+import { HomePage } from './pages/HomePage';
+import { LoginPage } from './pages/LoginPage';
+import { NotFoundPage } from './pages/NotFoundPage';
+import { RegisterPage } from './pages/RegisterPage';
+import { ResetConfirmPage } from './pages/ResetConfirmPage';
+import { ResetRequestPage } from './pages/ResetRequestPage';
+import channel from './resources/channel';
+import log from './resources/log';
+import redemption from './resources/redemption';
+import { RedemptionCreate, RedemptionEdit } from './resources/redemption/RedemptionForms';
+import token from './resources/token';
+import { TokenCreate } from './resources/token/TokenCreate';
+import { TokenEdit } from './resources/token/TokenEdit';
+import user from './resources/user';
+import { UserCreate, UserEdit } from './resources/user/UserForms';
+import { theme } from './theme';
+
+// Pages that are not on the first screen load on demand behind 'loading {page}...'.
+const AboutPage = lazy(() => import('./pages/AboutPage'));
+const ChatPage = lazy(() => import('./pages/ChatPage'));
+const SettingPage = lazy(() => import('./settings/SettingPage'));
+const TopUpPage = lazy(() => import('./pages/TopUpPage'));
+const UserSelfEditPage = lazy(() => import('./pages/UserSelfEditPage'));
+
+setUnauthorizedHandler(() => {
+  // a signed-in browser whose session ended: forget the user and ask for a new login
+  if (readStoredUser() === null || window.location.pathname === '/login') return;
+  clearStoredUser();
+  window.location.assign('/login?expired=true');
+});
+
+export function App() {
+  return (
+    <BrowserRouter>
+      <StatusProvider>
+        <Admin
+          dataProvider={dataProvider}
+          authProvider={authProvider}
+          i18nProvider={i18nProvider}
+          layout={AppLayout}
+          dashboard={HomePage}
+          loginPage={false}
+          catchAll={NotFoundPage}
+          notification={AppNotification}
+          theme={theme}
+          disableTelemetry
+        >
+          <Resource name="channel" {...channel} />
+          <Resource name="token" {...token} />
+          <Resource name="redemption" {...redemption} />
+          <Resource name="user" {...user} />
+          <Resource name="log" {...log} />
+          <CustomRoutes>
+            <Route path="/token/add" element={<TokenCreate />} />
+            <Route path="/token/edit/:id" element={<TokenEdit />} />
+            <Route path="/redemption/add" element={<RedemptionCreate />} />
+            <Route path="/redemption/edit/:id" element={<RedemptionEdit />} />
+            <Route path="/user/add" element={<UserCreate />} />
+            <Route path="/user/edit/:id" element={<UserEdit />} />
+            <Route path="/login" element={<LoginPage />} />
+            <Route path="/register" element={<RegisterPage />} />
+            <Route path="/reset" element={<ResetRequestPage />} />
+            <Route path="/user/reset" element={<ResetConfirmPage />} />
+            <Route path="/user/edit" element={<UserSelfEditPage />} />
+            <Route path="/oauth/github" element={<GitHubCallbackPage />} />
+            <Route path="/setting" element={<SettingPage />} />
+            <Route path="/topup" element={<TopUpPage />} />
+            <Route path="/about" element={<AboutPage />} />
+            <Route path="/chat" element={<ChatPage />} />
+          </CustomRoutes>
+        </Admin>
+      </StatusProvider>
+    </BrowserRouter>
+  );
+}

@@ -1,0 +1,42 @@
+// URL builders for the console API. Components never build URLs themselves.
+export type ResourceName = 'channel' | 'token' | 'redemption' | 'user' | 'log';
+
+const query = (params: Record<string, string | number | undefined>) => {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) if (value !== undefined && value !== '') search.set(key, String(value));
+  const text = search.toString();
+  return text ? `?${text}` : '';
+};
+
+export const endpoints = {
+  list: (resource: string, page0: number) => `/api/${resource}/?p=${page0}`,
+  search: (resource: string, keyword: string) => `/api/${resource}/search${query({ keyword })}`,
+  one: (resource: string, id: string | number) => `/api/${resource}/${encodeURIComponent(String(id))}`,
+  collection: (resource: string) => `/api/${resource}/`,
+  statusOnly: (resource: string) => `/api/${resource}/?status_only=true`,
+  remove: (resource: string, id: string | number) => `/api/${resource}/${encodeURIComponent(String(id))}/`,
+  logs: (admin: boolean, params: Record<string, string | number | undefined>) => `/api/log/${admin ? '' : 'self/'}${query(params)}`,
+  logStat: (admin: boolean, params: Record<string, string | number | undefined>) => `/api/log/${admin ? 'stat' : 'self/stat'}${query(params)}`,
+  status: '/api/status',
+  notice: '/api/notice',
+  about: '/api/about',
+  homePageContent: '/api/home_page_content',
+  login: '/api/user/login',
+  logout: '/api/user/logout',
+  register: (turnstile?: string) => `/api/user/register${query({ turnstile })}`,
+  self: '/api/user/self',
+  verification: (email: string, turnstile?: string) => `/api/verification${query({ email, turnstile })}`,
+  resetPassword: (email: string, turnstile?: string) => `/api/reset_password${query({ email, turnstile })}`,
+  confirmReset: '/api/user/reset',
+  githubOAuth: (code: string, state: string) => `/api/oauth/github${query({ code, state })}`,
+  oauthState: '/api/oauth/state',
+  wechatBind: (code: string) => `/api/oauth/wechat/bind${query({ code })}`,
+  wechatOAuth: (code: string) => `/api/oauth/wechat${query({ code })}`,
+  options: '/api/option/',
+  secretKey: (resource: string, id: string | number) => `/api/${resource}/${encodeURIComponent(String(id))}/key`,
+  topUp: '/api/user/topup',
+  manageUser: '/api/user/manage',
+  accessToken: '/api/user/token',
+  affCode: '/api/user/aff',
+  bindEmail: (email: string, code: string) => `/api/oauth/email/bind${query({ email, code })}`,
+};

@@ -1,0 +1,211 @@
+// The react-admin data provider over Switchboard's console API.
+//
+// Method            → request
+// getList           → GET /api/{resource}/?p={page-1}          (filter.q: GET /api/{resource}/search?keyword={q})
+//   log resource    → GET /api/log/?p=&type=&username=&token_name=&model_name=&start_timestamp=&end_timestamp=
+//                     (non-admins: GET /api/log/self/?... without username)
+// getOne            → GET /api/{resource}/{id}
+// getMany           → getOne for each id
+// getManyReference  → getList with the target as a filter
+// create            → POST /api/{resource}/            body: the record
+// update            → PUT /api/{resource}/             body: { ...record, id }
+//   status only     → PUT /api/{resource}/?status_only=true  body: { id, status } (meta.statusOnly)
+// updateMany        → update for each id
+// delete            → DELETE /api/{resource}/{id}/
+// deleteMany        → delete for each id
+// revealKey         → GET /api/{token|redemption}/{id}/key
+// topUp             → POST /api/user/topup            body: { key }
+// manageUser        → POST /api/user/manage           body: { username, action }
+// generateAccessToken → GET /api/user/token
+// getAffCode        → GET /api/user/aff
+// bindEmail         → GET /api/oauth/email/bind?email=&code=
+// getOAuthState     → GET /api/oauth/state
+// githubOAuth       → GET /api/oauth/github?code=&state=
+// wechatLogin       → GET /api/oauth/wechat?code=
+// wechatBind        → GET /api/oauth/wechat/bind?code=
+// createRedemptions → POST /api/redemption/           body: { name, quota, count } → keys
+//
+// The API returns no totals: lists use partial pagination (a full page of
+// PAGE_SIZE rows means there may be another; a shorter page is the last, so
+// its total is known).
+import type { DataProvider, GetListParams, GetListResult, RaRecord } from 'react-admin';
+import { isAdmin } from '../../common/roles';
+import type { ClientStatus, } from '../../common/options';
+import type { LoginPayload, RegisterPayload, SessionUser, UserRecord } from '../../common/records';
+import { ITEMS_PER_PAGE } from '../../common/version';
+import { readStoredUser } from '../authProvider/storage';
+import { endpoints } from './endpoints';
+import { httpClient as defaultHttpClient, type HttpClient } from './httpClient';
+
+export const PAGE_SIZE = ITEMS_PER_PAGE;
+
+export interface OptionRow {
+  key: string;
+  value: string;
+  set?: boolean;
+}
+
+function logFilters(filter: Record<string, unknown>, admin: boolean) {
+  const pick = (key: string) => (filter[key] === undefined || filter[key] === null ? undefined : String(filter[key]));
+  return {
+    type: pick('type'),
+    username: admin ? pick('username') : undefined,
+    token_name: pick('token_name'),
+    model_name: pick('model_name'),
+    start_timestamp: pick('start_timestamp'),
+    end_timestamp: pick('end_timestamp'),
+  };
+}
+
+/**
+ * The API orders by id, newest first; any other column is sorted here, in the
+ * browser, over the rows loaded (spec §2: sorting is done on the client).
+ */
+export function sortRows(rows: RaRecord[], sort: GetListParams['sort'] | undefined): RaRecord[] {
+  if (!sort?.field || (sort.field === 'id' && sort.order === 'DESC')) return rows;
+  const direction = sort.order === 'ASC' ? 1 : -1;
+  return [...rows].sort((left, right) => {
+    const a = left[sort.field];
+    const b = right[sort.field];
+    if (a === b) return 0;
+    if (a === undefined || a === null) return 1;
+    if (b === undefined || b === null) return -1;
+    return (typeof a === 'number' && typeof b === 'number' ? a - b : String(a).localeCompare(String(b))) * direction;
+  });
+}
+
+export function createDataProvider(httpClient: HttpClient = defaultHttpClient) {
+  const listOf = async (resource: string, params: GetListParams): Promise<GetListResult> => {
+    const page = params.pagination?.page ?? 1;
+    const filter = (params.filter ?? {}) as Record<string, unknown>;
+    const keyword = typeof filter.q === 'string' ? filter.q.trim() : '';
+    let url: string;
+    if (resource === 'log') {
+      const admin = isAdmin(readStoredUser()?.role);
+      url = endpoints.logs(admin, { p: page - 1, ...logFilters(filter, admin) });
+    } else if (keyword) {
+      url = endpoints.search(resource, keyword);
+    } else {
+      url = endpoints.list(resource, page - 1);
+    }
+    const { data } = await httpClient<RaRecord[]>(url, { signal: params.signal });
+    const rows = sortRows(Array.isArray(data) ? data : [], params.sort);
+    if (keyword && resource !== 'log') {
+      // searches are not paginated by the server
+      return { data: rows as any[], total: rows.length, pageInfo: { hasNextPage: false, hasPreviousPage: false } };
+    }
+    const hasNextPage = rows.length >= PAGE_SIZE;
+    // on the last page the total is known exactly; before it, only that there is more
+    return {
+      data: rows as any[],
+      pageInfo: { hasNextPage, hasPreviousPage: page > 1 },
+      ...(hasNextPage ? {} : { total: (page - 1) * PAGE_SIZE + rows.length }),
+    };
+  };
+
+  const getOne = async (resource: string, id: string | number, signal?: AbortSignal) => {
+    const { data } = await httpClient<RaRecord>(endpoints.one(resource, id), { signal });
+    return data as RaRecord;
+  };
+
+  const provider = {
+    supportAbortSignal: true,
+    getList: (resource, params) => listOf(resource, params),
+    getOne: async (resource, params) => ({ data: (await getOne(resource, params.id, params.signal)) as any }),
+    getMany: async (resource, params) => ({
+      data: (await Promise.all(params.ids.map((id) => getOne(resource, id, params.signal)))) as any[],
+    }),
+    getManyReference: (resource, params) =>
+      listOf(resource, { ...params, filter: { ...params.filter, [params.target]: params.id } }),
+    create: async (resource, params) => {
+      const { data } = await httpClient<RaRecord>(endpoints.collection(resource), { method: 'POST', body: params.data });
+      // Several endpoints answer without the created record; keep what was sent.
+      const record = data && typeof data === 'object' && !Array.isArray(data) ? data : { ...params.data, id: params.data.id ?? 0, created: data };
+      return { data: record as any };
+    },
+    update: async (resource, params) => {
+      const statusOnly = Boolean(params.meta?.statusOnly);
+      const body = statusOnly ? { id: params.id, status: params.data.status } : { ...params.data, id: params.id };
+      const { data } = await httpClient<RaRecord>(statusOnly ? endpoints.statusOnly(resource) : endpoints.collection(resource), {
+        method: 'PUT',
+        body,
+      });
+      return { data: { ...params.previousData, ...body, ...(data && typeof data === 'object' ? data : {}) } as any };
+    },
+    updateMany: async (resource, params) => {
+      for (const id of params.ids) {
+        await httpClient(endpoints.collection(resource), { method: 'PUT', body: { ...params.data, id } });
+      }
+      return { data: params.ids };
+    },
+    delete: async (resource, params) => {
+      await httpClient(endpoints.remove(resource, params.id), { method: 'DELETE' });
+      return { data: (params.previousData ?? { id: params.id }) as any };
+    },
+    deleteMany: async (resource, params) => {
+      for (const id of params.ids) await httpClient(endpoints.remove(resource, id), { method: 'DELETE' });
+      return { data: params.ids };
+    },
+
+    // Non-CRUD calls, typed.
+    getStatus: async () => (await httpClient<ClientStatus>(endpoints.status)).data as ClientStatus,
+    getNotice: async () => (await httpClient<string>(endpoints.notice)).data ?? '',
+    getAbout: async () => (await httpClient<string>(endpoints.about)).data ?? '',
+    getHomePageContent: async () => (await httpClient<string>(endpoints.homePageContent)).data ?? '',
+    login: async (payload: LoginPayload) =>
+      (await httpClient<SessionUser>(endpoints.login, { method: 'POST', body: payload })).data as SessionUser,
+    logout: async () => {
+      await httpClient(endpoints.logout);
+    },
+    register: async (payload: RegisterPayload, turnstile?: string) => {
+      await httpClient(endpoints.register(turnstile), { method: 'POST', body: payload });
+    },
+    getSelf: async () => (await httpClient<UserRecord>(endpoints.self)).data as UserRecord,
+    updateSelf: async (changes: { username?: string; display_name?: string; password?: string }) => {
+      await httpClient(endpoints.self, { method: 'PUT', body: changes });
+    },
+    deleteSelf: async () => {
+      await httpClient(endpoints.self, { method: 'DELETE' });
+    },
+    sendVerificationCode: async (email: string, turnstile?: string) => {
+      await httpClient(endpoints.verification(email, turnstile));
+    },
+    sendPasswordReset: async (email: string, turnstile?: string) => {
+      await httpClient(endpoints.resetPassword(email, turnstile));
+    },
+    confirmPasswordReset: async (email: string, token: string) =>
+      (await httpClient<string>(endpoints.confirmReset, { method: 'POST', body: { email, token } })).data ?? '',
+    /** A one-time `state` for the GitHub authorize URL (also kept in an HttpOnly cookie). */
+    getOAuthState: async () => (await httpClient<string>(endpoints.oauthState)).data ?? '',
+    wechatBind: async (code: string) => {
+      await httpClient(endpoints.wechatBind(code));
+    },
+    githubOAuth: async (code: string, state: string) => {
+      const envelope = await httpClient<SessionUser>(endpoints.githubOAuth(code, state));
+      return { message: envelope.message, user: envelope.data };
+    },
+    wechatLogin: async (code: string) => (await httpClient<SessionUser>(endpoints.wechatOAuth(code))).data as SessionUser,
+    /** The full key of a token or redemption code (lists only carry masked keys). */
+    revealKey: async (resource: 'token' | 'redemption', id: string | number) => (await httpClient<string>(endpoints.secretKey(resource, id))).data ?? '',
+    /** Redeems a code; resolves to the quota added. */
+    topUp: async (key: string) => Number((await httpClient<number>(endpoints.topUp, { method: 'POST', body: { key } })).data ?? 0),
+    manageUser: async (username: string, action: 'promote' | 'demote' | 'delete' | 'enable' | 'disable') =>
+      (await httpClient<{ role: number; status: number; deleted?: boolean }>(endpoints.manageUser, { method: 'POST', body: { username, action } })).data!,
+    generateAccessToken: async () => (await httpClient<string>(endpoints.accessToken)).data ?? '',
+    bindEmail: async (email: string, code: string) => {
+      await httpClient(endpoints.bindEmail(email, code));
+    },
+    getAffCode: async () => (await httpClient<string>(endpoints.affCode)).data ?? '',
+    /** Creates `count` codes; resolves to their keys. */
+    createRedemptions: async (payload: { name: string; quota: number; count: number }) =>
+      (await httpClient<string[]>(endpoints.collection('redemption'), { method: 'POST', body: payload })).data ?? [],
+    getOptions: async () => (await httpClient<OptionRow[]>(endpoints.options)).data ?? [],
+    updateOption: async (key: string, value: string) => {
+      await httpClient(endpoints.options, { method: 'PUT', body: { key, value } });
+    },
+  } satisfies DataProvider & Record<string, unknown>;
+  return provider;
+}
+
+export type SwitchboardDataProvider = ReturnType<typeof createDataProvider>;
+export const dataProvider = createDataProvider();

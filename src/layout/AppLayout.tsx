@@ -1,0 +1,40 @@
+// The page frame: header with the top menu, the page, the footer. Also tells
+// once when the status could not be loaded or a newer server version runs.
+import { Box, Container } from '@mui/material';
+import { Suspense, useEffect, useRef, type ReactNode } from 'react';
+import { VERSION } from '../../common/version';
+import { Footer } from './Footer';
+import { LoadingPage } from './LoadingPage';
+import { useNotice } from './notice';
+import { useStatus } from './status';
+import { TopBar } from './TopBar';
+
+function StatusNotices() {
+  const { status, failed } = useStatus();
+  const notice = useNotice();
+  const toldVersion = useRef(false);
+  useEffect(() => {
+    if (failed) notice('app.errors.cannot_connect', 'error');
+  }, [failed, notice]);
+  useEffect(() => {
+    if (!status || toldVersion.current) return;
+    if (status.version && status.version !== VERSION && status.version !== 'v0.0.0') {
+      toldVersion.current = true;
+      notice('app.common.new_version', 'notice', { version: status.version });
+    }
+  }, [status, notice]);
+  return null;
+}
+
+export function AppLayout({ children }: { children?: ReactNode }) {
+  return (
+    <Box sx={{ display: 'flex', flexDirection: 'column', minHeight: '100vh', bgcolor: 'background.default' }}>
+      <TopBar />
+      <StatusNotices />
+      <Container component="main" maxWidth="lg" sx={{ flexGrow: 1, py: { xs: 2, sm: 3 } }}>
+        <Suspense fallback={<LoadingPage />}>{children}</Suspense>
+      </Container>
+      <Footer />
+    </Box>
+  );
+}

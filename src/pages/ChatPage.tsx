@@ -1,0 +1,12 @@
+import { Alert, Box } from '@mui/material';
+import { useTranslate } from 'react-admin';
+import { useStatus } from '../layout/status';
+
+/** /chat: the configured chat link in a full-page frame. */
+export default function ChatPage() {
+  const translate = useTranslate();
+  const { status } = useStatus();
+  const link = status?.chat_link || localStorage.getItem('chat_link') || '';
+  if (!link) return <Alert severity="info">{translate('app.chat.not_set')}</Alert>;
+  return <Box component="iframe" src={link} title={translate('app.menu.chat')} sx={{ border: 0, width: '100%', height: 'calc(100vh - 180px)', borderRadius: 2 }} />;
+}

@@ -1,0 +1,56 @@
+// /oauth/github?code=: finish a GitHub login or bind. On failure it shows the
+// message, goes to /setting, and retries with growing delays (2 s x attempt).
+import { Box, CircularProgress, Typography } from '@mui/material';
+import { useEffect, useRef, useState } from 'react';
+import { useTranslate } from 'react-admin';
+import { useNavigate, useSearchParams } from 'react-router-dom';
+import { storeUser } from '../authProvider/storage';
+import { dataProvider } from '../dataProvider';
+import { useNotice } from '../layout/notice';
+import { errorMessage } from './errorMessage';
+
+const MAX_ATTEMPTS = 5;
+
+export function GitHubCallbackPage() {
+  const translate = useTranslate();
+  const notice = useNotice();
+  const navigate = useNavigate();
+  const [searchParams] = useSearchParams();
+  const [attempt, setAttempt] = useState(0);
+  const started = useRef(false);
+
+  useEffect(() => {
+    if (started.current) return;
+    started.current = true;
+    const code = searchParams.get('code') ?? '';
+    const state = searchParams.get('state') ?? '';
+    const run = async (count: number): Promise<void> => {
+      try {
+        const { message, user } = await dataProvider.githubOAuth(code, state);
+        if (message === 'bind') {
+          notice('app.auth.bind_success', 'success');
+          navigate('/setting');
+        } else if (user) {
+          storeUser(user);
+          notice('app.auth.login_success', 'success');
+          navigate('/');
+        }
+      } catch (error) {
+        notice(errorMessage(error), 'error');
+        if (count === 0) navigate('/setting');
+        if (count + 1 >= MAX_ATTEMPTS) return;
+        setAttempt(count + 1);
+        await new Promise((wake) => setTimeout(wake, 2000 * (count + 1)));
+        return run(count + 1);
+      }
+    };
+    void run(0);
+  }, [navigate, notice, searchParams]);
+
+  return (
+    <Box sx={{ display: 'flex', alignItems: 'center', justifyContent: 'center', gap: 2, py: 10 }}>
+      <CircularProgress size={22} />
+      <Typography>{attempt > 0 ? translate('app.auth.oauth_retry', { count: attempt }) : translate('app.auth.oauth_working')}</Typography>
+    </Box>
+  );
+}

@@ -1,0 +1,123 @@
+// /login: password sign-in, links to reset and register, and the GitHub and
+// WeChat buttons when the server has them enabled.
+import GitHubIcon from '@mui/icons-material/GitHub';
+import QrCodeIcon from '@mui/icons-material/QrCode2';
+import { Alert, Box, Button, Dialog, DialogActions, DialogContent, DialogTitle, Divider, Link, Stack, TextField, Typography } from '@mui/material';
+import { useState, type FormEvent } from 'react';
+import { useLogin, useTranslate } from 'react-admin';
+import { Link as RouterLink, useNavigate, useSearchParams } from 'react-router-dom';
+import { storeUser } from '../authProvider/storage';
+import { dataProvider } from '../dataProvider';
+import { useNotice } from '../layout/notice';
+import { useStatus } from '../layout/status';
+import { AuthCard } from './AuthCard';
+import { errorMessage } from './errorMessage';
+import { startGitHubSignIn } from './githubAuthorize';
+
+export function LoginPage() {
+  const translate = useTranslate();
+  const login = useLogin();
+  const notice = useNotice();
+  const navigate = useNavigate();
+  const { status } = useStatus();
+  const [searchParams] = useSearchParams();
+  const [username, setUsername] = useState('');
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [wechatOpen, setWechatOpen] = useState(false);
+  const [wechatCode, setWechatCode] = useState('');
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    if (!username || !password) return;
+    setBusy(true);
+    try {
+      await login({ username, password });
+      notice('app.auth.login_success', 'success');
+    } catch (error) {
+      notice(errorMessage(error), 'error');
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const wechatLogin = async () => {
+    if (!wechatCode) return;
+    try {
+      const user = await dataProvider.wechatLogin(wechatCode);
+      storeUser(user);
+      setWechatOpen(false);
+      notice('app.auth.login_success', 'success');
+      navigate('/');
+    } catch (error) {
+      notice(errorMessage(error), 'error');
+    }
+  };
+
+
+  return (
+    <AuthCard title={translate('app.auth.login_title')}>
+      {searchParams.get('expired') && (
+        <Alert severity="warning" sx={{ mb: 2 }}>
+          {translate('app.auth.expired')}
+        </Alert>
+      )}
+      <Box component="form" onSubmit={submit} noValidate>
+        <Stack spacing={2}>
+          <TextField name="username" label={translate('app.auth.username')} value={username} onChange={(event) => setUsername(event.target.value)} autoComplete="username" autoFocus fullWidth />
+          <TextField name="password" type="password" label={translate('app.auth.password')} value={password} onChange={(event) => setPassword(event.target.value)} autoComplete="current-password" fullWidth />
+          <Button type="submit" variant="contained" size="large" disableElevation disabled={busy} fullWidth>
+            {translate('app.auth.login')}
+          </Button>
+        </Stack>
+      </Box>
+      <Stack direction="row" sx={{ mt: 2, justifyContent: "space-between", flexWrap: "wrap", gap: 1 }}>
+        <Typography variant="body2" color="text.secondary">
+          {translate('app.auth.forgot_password')}{' '}
+          <Link component={RouterLink} to="/reset">
+            {translate('app.auth.reset_it')}
+          </Link>
+        </Typography>
+        <Typography variant="body2" color="text.secondary">
+          {translate('app.auth.no_account')}{' '}
+          <Link component={RouterLink} to="/register">
+            {translate('app.auth.register')}
+          </Link>
+        </Typography>
+      </Stack>
+      {(status?.github_oauth || status?.wechat_login) && (
+        <>
+          <Divider sx={{ my: 3 }}>{translate('app.auth.or')}</Divider>
+          <Stack spacing={1.5}>
+            {status?.github_oauth && (
+              <Button variant="outlined" startIcon={<GitHubIcon />} onClick={() => startGitHubSignIn(status).catch((error) => notice(errorMessage(error), 'error'))} fullWidth>
+                {translate('app.auth.github')}
+              </Button>
+            )}
+            {status?.wechat_login && (
+              <Button variant="outlined" color="success" startIcon={<QrCodeIcon />} onClick={() => setWechatOpen(true)} fullWidth>
+                {translate('app.auth.wechat')}
+              </Button>
+            )}
+          </Stack>
+        </>
+      )}
+      <Dialog open={wechatOpen} onClose={() => setWechatOpen(false)} maxWidth="xs" fullWidth>
+        <DialogTitle>{translate('app.auth.wechat_title')}</DialogTitle>
+        <DialogContent>
+          {status?.wechat_qrcode && <Box component="img" src={status.wechat_qrcode} alt="" sx={{ display: 'block', mx: 'auto', width: 200, height: 200 }} />}
+          <Typography variant="body2" sx={{ mt: 2 }}>{translate('app.auth.wechat_scan')}</Typography>
+          <Typography variant="body2">{translate('app.auth.wechat_send')}</Typography>
+          <Typography variant="body2" sx={{ mb: 2 }}>{translate('app.auth.wechat_valid')}</Typography>
+          <TextField label={translate('app.auth.verification_code')} value={wechatCode} onChange={(event) => setWechatCode(event.target.value)} fullWidth />
+        </DialogContent>
+        <DialogActions>
+          <Button onClick={() => setWechatOpen(false)}>{translate('app.auth.cancel')}</Button>
+          <Button variant="contained" disableElevation onClick={wechatLogin}>
+            {translate('app.auth.login')}
+          </Button>
+        </DialogActions>
+      </Dialog>
+    </AuthCard>
+  );
+}

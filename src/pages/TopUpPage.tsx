@@ -1,0 +1,81 @@
+// /topup: redeem a code, get one from the operator's shop link, see the balance.
+import RedeemIcon from '@mui/icons-material/Redeem';
+import { Alert, Box, Button, Card, CardContent, Stack, TextField, Typography } from '@mui/material';
+import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { Authenticated, useTranslate } from 'react-admin';
+import { dataProvider } from '../dataProvider';
+import { useNotice } from '../layout/notice';
+import { useStatus } from '../layout/status';
+import { formatQuota } from '../quota';
+import { errorMessage } from './errorMessage';
+
+function TopUp() {
+  const translate = useTranslate();
+  const notice = useNotice();
+  const { status } = useStatus();
+  const [quota, setQuota] = useState<number | null>(null);
+  const [code, setCode] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [noLink, setNoLink] = useState(false);
+
+  const loadQuota = useCallback(() => {
+    dataProvider.getSelf().then((user) => setQuota(user.quota)).catch(() => setQuota(null));
+  }, []);
+  useEffect(loadQuota, [loadQuota]);
+
+  const redeem = async (event: FormEvent) => {
+    event.preventDefault();
+    if (!code.trim()) return notice('app.topup.enter_code', 'info');
+    setBusy(true);
+    try {
+      const added = await dataProvider.topUp(code.trim());
+      notice('app.topup.success', 'success', { quota: formatQuota(added, status) });
+      setCode('');
+      setQuota((previous) => (previous === null ? previous : previous + added));
+    } catch (error) {
+      const message = errorMessage(error);
+      notice(message.startsWith('Error: ') && !message.includes('redeem') ? 'app.errors.request_failed' : message, 'error');
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const getCode = () => {
+    if (status?.top_up_link) window.open(status.top_up_link, '_blank', 'noopener');
+    else setNoLink(true);
+  };
+
+  return (
+    <Card variant="outlined" sx={{ borderRadius: 3, maxWidth: 560, mx: 'auto' }}>
+      <CardContent sx={{ p: { xs: 3, sm: 4 } }}>
+        <Typography variant="h5" component="h1" sx={{ fontWeight: 700, mb: 1 }}>
+          {translate('app.topup.title')}
+        </Typography>
+        <Typography variant="body2" color="text.secondary">{translate('app.topup.remaining')}</Typography>
+        <Typography variant="h4" component="p" sx={{ fontWeight: 700, mb: 3 }} data-testid="remaining-quota">
+          {quota === null ? '—' : formatQuota(quota, status)}
+        </Typography>
+        <Box component="form" onSubmit={redeem} noValidate>
+          <Stack spacing={2}>
+            <TextField name="code" label={translate('app.topup.code')} value={code} onChange={(event) => setCode(event.target.value)} fullWidth autoComplete="off" />
+            <Stack direction="row" spacing={1}>
+              <Button type="submit" variant="contained" disableElevation startIcon={<RedeemIcon />} disabled={busy}>
+                {translate('app.topup.redeem')}
+              </Button>
+              <Button variant="outlined" onClick={getCode}>{translate('app.topup.get_code')}</Button>
+            </Stack>
+            {noLink && <Alert severity="info">{translate('app.topup.no_link')}</Alert>}
+          </Stack>
+        </Box>
+      </CardContent>
+    </Card>
+  );
+}
+
+export default function TopUpPage() {
+  return (
+    <Authenticated>
+      <TopUp />
+    </Authenticated>
+  );
+}

@@ -1,0 +1,51 @@
+// /user/edit: the caller's own account (username, display name, password).
+import { Button, Card, CardContent, Stack, TextField, Typography } from '@mui/material';
+import { useEffect, useState, type FormEvent } from 'react';
+import { Authenticated, useTranslate } from 'react-admin';
+import { storeUser, readStoredUser } from '../authProvider/storage';
+import { dataProvider } from '../dataProvider';
+import { useNotice } from '../layout/notice';
+import { errorMessage } from './errorMessage';
+
+function SelfEdit() {
+  const translate = useTranslate();
+  const notice = useNotice();
+  const [form, setForm] = useState({ username: '', display_name: '', password: '' });
+  useEffect(() => {
+    dataProvider.getSelf().then((user) => setForm({ username: user.username, display_name: user.display_name, password: '' })).catch((error) => notice(errorMessage(error), 'error'));
+  }, [notice]);
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    try {
+      await dataProvider.updateSelf(form.password ? form : { username: form.username, display_name: form.display_name });
+      const stored = readStoredUser();
+      if (stored) storeUser({ ...stored, username: form.username, display_name: form.display_name });
+      setForm((previous) => ({ ...previous, password: '' }));
+      notice('app.user_edit.updated', 'success');
+    } catch (error) {
+      notice(errorMessage(error), 'error');
+    }
+  };
+  const set = (field: keyof typeof form) => (event: { target: { value: string } }) => setForm((previous) => ({ ...previous, [field]: event.target.value }));
+  return (
+    <Card variant="outlined" sx={{ borderRadius: 3, maxWidth: 560, mx: 'auto' }}>
+      <CardContent sx={{ p: { xs: 3, sm: 4 } }}>
+        <Typography variant="h5" component="h1" sx={{ fontWeight: 700, mb: 3 }}>{translate('app.user_edit.title')}</Typography>
+        <Stack component="form" spacing={2} onSubmit={submit} noValidate>
+          <TextField name="username" label={translate('app.auth.username')} value={form.username} onChange={set('username')} fullWidth />
+          <TextField name="display_name" label={translate('app.user_edit.display_name')} value={form.display_name} onChange={set('display_name')} fullWidth />
+          <TextField name="password" type="password" label={translate('app.user_edit.new_password')} value={form.password} onChange={set('password')} autoComplete="new-password" fullWidth />
+          <Button type="submit" variant="contained" disableElevation>{translate('app.common.save')}</Button>
+        </Stack>
+      </CardContent>
+    </Card>
+  );
+}
+
+export default function UserSelfEditPage() {
+  return (
+    <Authenticated>
+      <SelfEdit />
+    </Authenticated>
+  );
+}

@@ -1,0 +1,8 @@
+/** The message of whatever a data provider call threw, for a notice. */
+export function errorMessage(error: unknown): string {
+  if (typeof error === 'string') return error;
+  if (error && typeof error === 'object' && 'message' in error && typeof (error as { message: unknown }).message === 'string') {
+    return (error as { message: string }).message;
+  }
+  return `Error: ${String(error)}`;
+}

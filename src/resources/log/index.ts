@@ -1,0 +1,7 @@
+import ReceiptLongIcon from '@mui/icons-material/ReceiptLong';
+import { LogList } from './LogList';
+
+export default {
+  list: LogList,
+  icon: ReceiptLongIcon,
+};

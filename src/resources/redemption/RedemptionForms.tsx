@@ -1,0 +1,77 @@
+// /redemption/add creates `count` codes and downloads them as <name>.txt;
+// /redemption/edit/:id changes the name and quota.
+import { Box } from '@mui/material';
+import { Edit, NumberInput, required, SaveButton, SimpleForm, TextInput, Toolbar, useDataProvider, useTranslate } from 'react-admin';
+import { useNavigate, useParams } from 'react-router-dom';
+import type { SwitchboardDataProvider } from '../../dataProvider';
+import { useNotice } from '../../layout/notice';
+import { errorMessage } from '../../pages/errorMessage';
+
+export const DEFAULT_REDEMPTION_QUOTA = 100000;
+
+/** Saves the keys, one per line, as a text file named after the batch. */
+export function downloadKeys(name: string, keys: string[]): void {
+  const blob = new Blob([`${keys.join('\n')}\n`], { type: 'text/plain;charset=utf-8' });
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = `${name}.txt`;
+  document.body.appendChild(link);
+  link.click();
+  link.remove();
+  URL.revokeObjectURL(url);
+}
+
+const toInteger = (value: unknown) => Number.parseInt(String(value ?? ''), 10);
+
+export function RedemptionCreate() {
+  const dataProvider = useDataProvider<SwitchboardDataProvider>();
+  const notice = useNotice();
+  const navigate = useNavigate();
+  const translate = useTranslate();
+  const submit = async (values: Record<string, unknown>) => {
+    const name = String(values.name ?? '').trim();
+    try {
+      const keys = await dataProvider.createRedemptions({ name, quota: toInteger(values.quota), count: toInteger(values.count) });
+      downloadKeys(name, keys);
+      notice('app.redemption.created', 'success', { count: keys.length });
+      navigate('/redemption');
+    } catch (error) {
+      notice(errorMessage(error), 'error');
+    }
+  };
+  return (
+    <Box sx={{ bgcolor: 'background.paper', borderRadius: 3, border: 1, borderColor: 'divider' }}>
+      <SimpleForm onSubmit={submit} defaultValues={{ quota: DEFAULT_REDEMPTION_QUOTA, count: 1 }} toolbar={<Toolbar><SaveButton alwaysEnable label={translate('app.redemption.create')} /></Toolbar>}>
+        <TextInput source="name" resource="redemption" validate={required()} sx={{ maxWidth: 560 }} fullWidth />
+        <NumberInput source="quota" resource="redemption" step={1} min={1} sx={{ maxWidth: 560 }} fullWidth />
+        <NumberInput source="count" resource="redemption" step={1} min={1} max={100} sx={{ maxWidth: 560 }} fullWidth />
+      </SimpleForm>
+    </Box>
+  );
+}
+
+export function RedemptionEdit() {
+  const { id } = useParams();
+  const notice = useNotice();
+  const navigate = useNavigate();
+  return (
+    <Edit
+      resource="redemption"
+      id={id}
+      mutationMode="pessimistic"
+      transform={(values: Record<string, unknown>) => ({ id: values.id, name: String(values.name ?? '').trim(), quota: toInteger(values.quota) })}
+      mutationOptions={{
+        onSuccess: () => {
+          notice('app.redemption.updated', 'success');
+          navigate('/redemption');
+        },
+      }}
+    >
+      <SimpleForm>
+        <TextInput source="name" validate={required()} sx={{ maxWidth: 560 }} fullWidth />
+        <NumberInput source="quota" step={1} min={1} sx={{ maxWidth: 560 }} fullWidth />
+      </SimpleForm>
+    </Edit>
+  );
+}

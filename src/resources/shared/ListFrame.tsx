@@ -1,0 +1,15 @@
+import { Pagination, SearchInput, type ListProps } from 'react-admin';
+import { PAGE_SIZE } from '../../dataProvider';
+
+/** Every list pages by the server's fixed page size and searches by keyword. */
+export const listDefaults: Partial<ListProps> = {
+  perPage: PAGE_SIZE,
+  pagination: <Pagination rowsPerPageOptions={[PAGE_SIZE]} />,
+  filters: [<SearchInput key="q" source="q" alwaysOn />],
+  exporter: false,
+  // an empty list still shows its toolbar (add button, search) rather than a splash
+  empty: false,
+  // wide tables scroll inside their card on narrow screens instead of widening the page
+  sx: { width: '100%', minWidth: 0, '& .RaList-main': { minWidth: 0, width: '100%' }, '& .RaList-content': { overflowX: 'auto' } },
+  sort: { field: 'id', order: 'DESC' },
+};

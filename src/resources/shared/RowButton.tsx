@@ -1,0 +1,38 @@
+import { Button, Dialog, DialogActions, DialogContent, DialogTitle } from '@mui/material';
+import { useState, type ReactNode } from 'react';
+import { useTranslate } from 'react-admin';
+
+/** A small row action that may ask "are you sure?" first. */
+export function RowButton({
+  label, onClick, color = 'primary', disabled, confirm, icon,
+}: { label: string; onClick: () => void; color?: 'primary' | 'error' | 'warning' | 'success' | 'inherit'; disabled?: boolean; confirm?: string; icon?: ReactNode }) {
+  const translate = useTranslate();
+  const [open, setOpen] = useState(false);
+  return (
+    <>
+      <Button size="small" color={color} disabled={disabled} startIcon={icon} onClick={() => (confirm ? setOpen(true) : onClick())}>
+        {translate(label)}
+      </Button>
+      {confirm && (
+        <Dialog open={open} onClose={() => setOpen(false)}>
+          <DialogTitle>{translate(confirm)}</DialogTitle>
+          <DialogContent>{translate('ra.message.are_you_sure')}</DialogContent>
+          <DialogActions>
+            <Button onClick={() => setOpen(false)}>{translate('ra.action.cancel')}</Button>
+            <Button
+              color={color === 'inherit' ? 'primary' : color}
+              variant="contained"
+              disableElevation
+              onClick={() => {
+                setOpen(false);
+                onClick();
+              }}
+            >
+              {translate('ra.action.confirm')}
+            </Button>
+          </DialogActions>
+        </Dialog>
+      )}
+    </>
+  );
+}

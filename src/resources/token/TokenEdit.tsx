@@ -1,0 +1,41 @@
+// /token/edit/:id
+import { Edit, SimpleForm, useRecordContext } from 'react-admin';
+import { useNavigate, useParams } from 'react-router-dom';
+import { useNotice } from '../../layout/notice';
+import { expiryText, TokenInputs, tokenTransform, validateTokenForm } from './TokenInputs';
+
+function TokenEditForm() {
+  const record = useRecordContext();
+  if (!record) return null;
+  return (
+    <SimpleForm
+      record={{ ...record, expiry_text: expiryText(record.expired_time), models: record.models ?? '', allowed_ips: record.allowed_ips ?? '' }}
+      validate={validateTokenForm}
+    >
+      <TokenInputs />
+    </SimpleForm>
+  );
+}
+
+export function TokenEdit() {
+  const { id } = useParams();
+  const notice = useNotice();
+  const navigate = useNavigate();
+  return (
+    <Edit
+      resource="token"
+      id={id}
+      title="app.token.edit_title"
+      mutationMode="pessimistic"
+      transform={tokenTransform}
+      mutationOptions={{
+        onSuccess: () => {
+          notice('app.token.updated', 'success');
+          navigate('/token');
+        },
+      }}
+    >
+      <TokenEditForm />
+    </Edit>
+  );
+}

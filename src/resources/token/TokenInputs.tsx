@@ -1,0 +1,84 @@
+// The token form shared by create and edit: name, quota (disabled when
+// unlimited), expiry with presets (-1 = never), optional model and IP allowlists.
+import { Box, Button, Stack, Typography } from '@mui/material';
+import { BooleanInput, NumberInput, required, TextInput, useTranslate } from 'react-admin';
+import { useFormContext, useWatch } from 'react-hook-form';
+import { formatTimestamp } from '../shared/TimestampField';
+
+const PRESETS: Array<{ label: string; seconds: number | null }> = [
+  { label: 'app.token.never', seconds: null },
+  { label: 'app.token.one_month', seconds: 30 * 24 * 3600 },
+  { label: 'app.token.one_day', seconds: 24 * 3600 },
+  { label: 'app.token.one_hour', seconds: 3600 },
+  { label: 'app.token.one_minute', seconds: 60 },
+];
+
+/** The expiry field shows a local date-time; the wire carries epoch seconds or -1. */
+export function parseExpiry(text: string): number | 'invalid' {
+  const trimmed = text.trim();
+  if (trimmed === '' || trimmed === '-1') return -1;
+  const parsed = Date.parse(trimmed.replace(' ', 'T'));
+  return Number.isNaN(parsed) ? 'invalid' : Math.floor(parsed / 1000);
+}
+
+export function expiryText(seconds: number | undefined): string {
+  return seconds === undefined || seconds === -1 ? '' : formatTimestamp(seconds);
+}
+
+function ExpiryPresets() {
+  const translate = useTranslate();
+  const { setValue } = useFormContext();
+  return (
+    <Stack direction="row" spacing={1} sx={{ flexWrap: 'wrap', rowGap: 1, mb: 2 }}>
+      {PRESETS.map((preset) => (
+        <Button
+          key={preset.label}
+          size="small"
+          variant="outlined"
+          onClick={() =>
+            setValue('expiry_text', preset.seconds === null ? '' : formatTimestamp(Math.floor(Date.now() / 1000) + preset.seconds), { shouldDirty: true })
+          }
+        >
+          {translate(preset.label)}
+        </Button>
+      ))}
+    </Stack>
+  );
+}
+
+export function validateTokenForm(values: Record<string, unknown>) {
+  const errors: Record<string, string> = {};
+  if (parseExpiry(String(values.expiry_text ?? '')) === 'invalid') errors.expiry_text = 'app.token.expiry_format_error';
+  return errors;
+}
+
+export function TokenInputs() {
+  const translate = useTranslate();
+  const unlimited = useWatch({ name: 'unlimited_quota' });
+  return (
+    <Box sx={{ width: '100%', maxWidth: 560 }}>
+      <TextInput source="name" validate={required()} fullWidth />
+      <TextInput source="expiry_text" label="app.token.expiry" helperText="app.token.expiry_help" fullWidth />
+      <ExpiryPresets />
+      <NumberInput source="remain_quota" step={1} min={0} disabled={Boolean(unlimited)} fullWidth />
+      <BooleanInput source="unlimited_quota" />
+      <Typography variant="subtitle2" sx={{ mt: 1, mb: 1 }}>{translate('app.token.restrictions')}</Typography>
+      <TextInput source="models" label="app.token.models" helperText="app.token.models_help" fullWidth />
+      <TextInput source="allowed_ips" label="app.token.allowed_ips" helperText="app.token.allowed_ips_help" fullWidth />
+    </Box>
+  );
+}
+
+/** Form values → the API's body. */
+export function tokenTransform(values: Record<string, unknown>) {
+  const expiry = parseExpiry(String(values.expiry_text ?? ''));
+  return {
+    id: values.id,
+    name: String(values.name ?? '').trim(),
+    remain_quota: Number.parseInt(String(values.remain_quota ?? 0), 10) || 0,
+    unlimited_quota: Boolean(values.unlimited_quota),
+    expired_time: expiry === 'invalid' ? -1 : expiry,
+    models: String(values.models ?? ''),
+    allowed_ips: String(values.allowed_ips ?? ''),
+  };
+}

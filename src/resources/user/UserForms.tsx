@@ -1,0 +1,71 @@
+// /user/add creates a user (always role 1 on the server); /user/edit/:id is
+// the admin edit, which also exposes group and quota.
+import { Box } from '@mui/material';
+import { Create, Edit, NumberInput, PasswordInput, required, SimpleForm, TextInput } from 'react-admin';
+import { useNavigate, useParams } from 'react-router-dom';
+import { useNotice } from '../../layout/notice';
+
+const frame = { maxWidth: 560 } as const;
+
+export function UserCreate() {
+  const notice = useNotice();
+  const navigate = useNavigate();
+  return (
+    <Create
+      resource="user"
+      transform={(values: Record<string, unknown>) => ({ username: String(values.username ?? '').trim(), display_name: String(values.display_name ?? '').trim(), password: values.password })}
+      mutationOptions={{
+        onSuccess: () => {
+          notice('app.user.created', 'success');
+          navigate('/user');
+        },
+      }}
+    >
+      <SimpleForm>
+        <TextInput source="username" validate={required()} sx={frame} fullWidth />
+        <TextInput source="display_name" sx={frame} fullWidth />
+        <PasswordInput source="password" validate={required()} sx={frame} fullWidth />
+      </SimpleForm>
+    </Create>
+  );
+}
+
+export function UserEdit() {
+  const { id } = useParams();
+  const notice = useNotice();
+  const navigate = useNavigate();
+  return (
+    <Edit
+      resource="user"
+      id={id}
+      mutationMode="pessimistic"
+      transform={(values: Record<string, unknown>) => ({
+        id: values.id,
+        username: String(values.username ?? '').trim(),
+        display_name: String(values.display_name ?? '').trim(),
+        password: values.password ? String(values.password) : '',
+        group: String(values.group ?? 'default').trim() || 'default',
+        quota: Number.parseInt(String(values.quota ?? 0), 10) || 0,
+      })}
+      mutationOptions={{
+        onSuccess: () => {
+          notice('app.user_edit.updated', 'success');
+          navigate('/user');
+        },
+      }}
+    >
+      <SimpleForm>
+        <Box sx={{ width: '100%', ...frame }}>
+          <TextInput source="username" validate={required()} fullWidth />
+          <TextInput source="display_name" fullWidth />
+          <PasswordInput source="password" label="app.user_edit.new_password" fullWidth />
+          <TextInput source="group" fullWidth />
+          <NumberInput source="quota" step={1} min={0} fullWidth />
+          <TextInput source="email" disabled fullWidth />
+          <TextInput source="github_id" disabled fullWidth />
+          <TextInput source="wechat_id" disabled fullWidth />
+        </Box>
+      </SimpleForm>
+    </Edit>
+  );
+}

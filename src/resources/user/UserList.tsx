@@ -1,0 +1,115 @@
+// Manage users: group badges, statistics, role and status, and the manage
+// actions (all disabled on root rows). Rows open /user/edit/{id}.
+import { Chip, Stack, Tooltip, Typography } from '@mui/material';
+import { Datagrid, List, NumberField, useDataProvider, useRecordContext, useRefresh, useTranslate } from 'react-admin';
+import { Link as RouterLink } from 'react-router-dom';
+import { Role, UserStatus } from '../../../common/roles';
+import type { SwitchboardDataProvider } from '../../dataProvider';
+import { useNotice } from '../../layout/notice';
+import { useStatus } from '../../layout/status';
+import { errorMessage } from '../../pages/errorMessage';
+import { formatCount, formatQuota } from '../../quota';
+import { AddActions } from '../shared/AddButton';
+import { listDefaults } from '../shared/ListFrame';
+import { RowButton } from '../shared/RowButton';
+import { StatusChip } from '../shared/StatusChip';
+
+const ROLE = { 1: ['status.role.user', 'default'], 10: ['status.role.admin', 'warning'], 100: ['status.role.root', 'error'] } as const;
+const USER_STATUS = { 1: ['status.user.enabled', 'success'], 2: ['status.user.disabled', 'error'] } as const;
+
+/** Spec §4: empty is 'default'; vip and pro yellow; svip and premium red; sorted. */
+export function groupBadges(group: string): Array<{ name: string; color: 'warning' | 'error' | 'default' }> {
+  const names = group.split(',').map((name) => name.trim()).filter(Boolean);
+  return (names.length ? names : ['default']).sort().map((name) => ({
+    name,
+    color: name === 'vip' || name === 'pro' ? 'warning' : name === 'svip' || name === 'premium' ? 'error' : 'default',
+  }));
+}
+
+/** Usernames longer than 15 characters show 12 and an ellipsis. */
+export function shortName(username: string): string {
+  return username.length > 15 ? `${username.slice(0, 12)}...` : username;
+}
+
+function UsernameField(_: { label?: string; sortBy?: string }) {
+  const record = useRecordContext();
+  if (!record) return null;
+  return (
+    <Tooltip title={record.display_name || record.username}>
+      <Typography component={RouterLink} to={`/user/edit/${record.id}`} variant="body2" sx={{ color: 'primary.main', textDecoration: 'none', fontWeight: 600 }}>
+        {shortName(record.username)}
+      </Typography>
+    </Tooltip>
+  );
+}
+
+function GroupField(_: { label?: string; sortBy?: string }) {
+  const record = useRecordContext();
+  return (
+    <Stack direction="row" spacing={0.5}>
+      {groupBadges(String(record?.group ?? '')).map((badge) => (
+        <Chip key={badge.name} size="small" label={badge.name} color={badge.color} variant={badge.color === 'default' ? 'outlined' : 'filled'} />
+      ))}
+    </Stack>
+  );
+}
+
+function StatisticsField(_: { label?: string; sortBy?: string }) {
+  const record = useRecordContext();
+  const translate = useTranslate();
+  const { status } = useStatus();
+  if (!record) return null;
+  return (
+    <Stack direction="row" spacing={0.5} sx={{ flexWrap: 'wrap', rowGap: 0.5 }}>
+      <Tooltip title={translate('resources.user.fields.quota')}><Chip size="small" label={formatQuota(record.quota, status)} /></Tooltip>
+      <Tooltip title={translate('resources.user.fields.used_quota')}><Chip size="small" variant="outlined" label={formatQuota(record.used_quota, status)} /></Tooltip>
+      <Tooltip title={translate('resources.user.fields.request_count')}><Chip size="small" variant="outlined" label={formatCount(record.request_count)} /></Tooltip>
+    </Stack>
+  );
+}
+
+function ManageActions(_: { label?: string }) {
+  const record = useRecordContext();
+  const dataProvider = useDataProvider<SwitchboardDataProvider>();
+  const notice = useNotice();
+  const refresh = useRefresh();
+  if (!record) return null;
+  const locked = record.role >= Role.root;
+  const act = (action: 'promote' | 'demote' | 'delete' | 'enable' | 'disable') => async () => {
+    try {
+      await dataProvider.manageUser(record.username, action);
+      notice('app.common.operation_success', 'success');
+      refresh();
+    } catch (error) {
+      notice(errorMessage(error), 'error');
+    }
+  };
+  return (
+    <Stack direction="row" spacing={0.5} sx={{ flexWrap: 'wrap' }}>
+      <RowButton label="app.user.promote" disabled={locked} confirm="app.user.promote_title" onClick={act('promote')} />
+      <RowButton label="app.user.demote" disabled={locked} confirm="app.user.demote_title" onClick={act('demote')} />
+      {record.status === UserStatus.enabled ? (
+        <RowButton label="app.user.disable" color="warning" disabled={locked} onClick={act('disable')} />
+      ) : (
+        <RowButton label="app.user.enable" color="success" disabled={locked} onClick={act('enable')} />
+      )}
+      <RowButton label="ra.action.delete" color="error" disabled={locked} confirm="app.user.delete_title" onClick={act('delete')} />
+    </Stack>
+  );
+}
+
+export function UserList() {
+  return (
+    <List {...listDefaults} actions={<AddActions to="/user/add" label="app.user.add" />}>
+      <Datagrid bulkActionButtons={false} rowClick={false}>
+        <NumberField source="id" />
+        <UsernameField label="resources.user.fields.username" sortBy="username" />
+        <GroupField label="resources.user.fields.group" sortBy="group" />
+        <StatisticsField label="app.user.statistics" sortBy="quota" />
+        <StatusChip source="role" label="resources.user.fields.role" labels={ROLE as never} />
+        <StatusChip source="status" label="resources.user.fields.status" labels={USER_STATUS as never} />
+        <ManageActions label="app.common.actions" />
+      </Datagrid>
+    </List>
+  );
+}

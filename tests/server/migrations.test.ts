@@ -1,0 +1,78 @@
+// The same migrations must build the same schema on SQLite, PostgreSQL and MySQL.
+import { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrateToLatest, openDatabase, insertReturningId, type Database } from '../../server/db/database';
+import { databaseTargets, type TestDatabase } from '../support/databases';
+
+const targets = await databaseTargets('migrations');
+
+const EXPECTED_COLUMNS: Record<string, string[]> = {
+  users: ['id', 'username', 'password_hash', 'display_name', 'role', 'status', 'email', 'github_id', 'wechat_id', 'access_token_hash', 'quota', 'used_quota', 'request_count', 'group', 'aff_code', 'inviter_id', 'session_version', 'created_at'],
+  tokens: ['id', 'user_id', 'key', 'status', 'name', 'created_time', 'accessed_time', 'expired_time', 'remain_quota', 'unlimited_quota', 'used_quota', 'models', 'allowed_ips'],
+  channels: ['id', 'type', 'key', 'status', 'name', 'weight', 'priority', 'auto_disabled', 'created_time', 'test_time', 'response_time', 'base_url', 'other', 'balance', 'balance_updated_time', 'models', 'group', 'used_quota', 'model_mapping'],
+  abilities: ['group', 'model', 'channel_id', 'enabled', 'priority', 'weight'],
+  redemptions: ['id', 'user_id', 'key', 'status', 'name', 'quota', 'created_time', 'redeemed_time', 'redeemed_by'],
+  logs: ['id', 'user_id', 'created_at', 'type', 'content', 'username', 'token_name', 'token_id', 'model_name', 'channel_id', 'quota', 'prompt_tokens', 'completion_tokens', 'elapsed_ms', 'is_stream', 'estimated'],
+  options: ['key', 'value'],
+  verification_codes: ['id', 'purpose', 'target', 'code_hash', 'attempts', 'expires_at', 'created_at'],
+};
+
+for (const target of targets) {
+  describe.runIf(target.available)(`migrations on ${target.name}`, () => {
+    let database: TestDatabase;
+    let db: Kysely<Database>;
+    let dialect: TestDatabase['config']['dialect'];
+
+    beforeAll(async () => {
+      database = await target.create();
+      const opened = openDatabase(database.config);
+      db = opened.db;
+      dialect = opened.dialect;
+    });
+    afterAll(async () => {
+      await db?.destroy();
+      await database?.drop();
+    });
+
+    it('creates every table with its columns, and a second run is a no-op', async () => {
+      expect(await migrateToLatest(db)).toEqual(['0001-initial', '0002-verification-codes']);
+      const tables = await db.introspection.getTables();
+      for (const [table, columns] of Object.entries(EXPECTED_COLUMNS)) {
+        const found = tables.find((candidate) => candidate.name === table);
+        expect(found, `table ${table}`).toBeDefined();
+        expect(found!.columns.map((column) => column.name).sort()).toEqual([...columns].sort());
+      }
+      expect(await migrateToLatest(db)).toEqual([]);
+    });
+
+    it('stores 64-bit quotas and reads them back as numbers', async () => {
+      const id = await insertReturningId(
+        dialect,
+        db.insertInto('users').values({
+          username: 'big', password_hash: 'x', display_name: 'big', role: 1, status: 1, email: '', github_id: '', wechat_id: '',
+          access_token_hash: null, quota: 5_000_000_000, used_quota: 4_000_000_000, request_count: 3_000_000_000, group: 'default',
+          aff_code: null, inviter_id: 0, session_version: 0, created_at: 1_700_000_000,
+        }),
+      );
+      expect(id).toBeGreaterThan(0);
+      const row = await db.selectFrom('users').select(['quota', 'used_quota', 'request_count', 'group']).where('id', '=', id).executeTakeFirstOrThrow();
+      expect(row).toEqual({ quota: 5_000_000_000, used_quota: 4_000_000_000, request_count: 3_000_000_000, group: 'default' });
+      await db.updateTable('users').set((eb) => ({ quota: eb('quota', '+', 1) })).where('id', '=', id).execute();
+      const after = await db.selectFrom('users').select('quota').where('id', '=', id).executeTakeFirstOrThrow();
+      expect(after.quota).toBe(5_000_000_001);
+    });
+
+    it('keeps usernames, token keys and redemption keys unique, and allows many users without an access token', async () => {
+      const base = {
+        password_hash: 'x', display_name: '', role: 1, status: 1, email: '', github_id: '', wechat_id: '', access_token_hash: null,
+        quota: 0, used_quota: 0, request_count: 0, group: 'default', aff_code: null, inviter_id: 0, session_version: 0, created_at: 0,
+      };
+      await db.insertInto('users').values({ ...base, username: 'a1' }).execute();
+      await db.insertInto('users').values({ ...base, username: 'a2' }).execute();
+      await expect(db.insertInto('users').values({ ...base, username: 'a1' }).execute()).rejects.toThrow();
+      const redemption = { user_id: 1, key: 'k'.repeat(32), status: 1, name: 'n', quota: 100, created_time: 0, redeemed_time: 0, redeemed_by: 0 };
+      await db.insertInto('redemptions').values(redemption).execute();
+      await expect(db.insertInto('redemptions').values(redemption).execute()).rejects.toThrow();
+    });
+  });
+}

@@ -1,0 +1,112 @@
+// Every console route, called as guest, user, admin and root. The table is the
+// contract: the minimum role each route needs. "Allowed" means the auth layer
+// let the call through (HTTP 200 with an envelope); the handler may still say no.
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { asBrowser, buildTestApp, login, register, ROOT_PASSWORD } from '../support/app';
+
+type Who = 'guest' | 'user' | 'admin' | 'root';
+const RANK: Record<Who, number> = { guest: 0, user: 1, admin: 10, root: 100 };
+
+const MATRIX: Array<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; url: string; minimum: Who; payload?: unknown }> = [
+  // method  url                         minimum role
+  { method: 'GET', url: '/api/status', minimum: 'guest' },
+  { method: 'GET', url: '/api/notice', minimum: 'guest' },
+  { method: 'GET', url: '/api/about', minimum: 'guest' },
+  { method: 'GET', url: '/api/home_page_content', minimum: 'guest' },
+  { method: 'GET', url: '/api/user/self', minimum: 'user' },
+  { method: 'PUT', url: '/api/user/self', minimum: 'user', payload: {} },
+  { method: 'GET', url: '/api/option/', minimum: 'root' },
+  { method: 'PUT', url: '/api/option/', minimum: 'root', payload: { key: 'Notice', value: 'hello' } },
+  { method: 'GET', url: '/api/user/aff', minimum: 'user' },
+  { method: 'POST', url: '/api/user/topup', minimum: 'user', payload: { key: 'no-such-code' } },
+  { method: 'GET', url: '/api/token/?p=0', minimum: 'user' },
+  { method: 'GET', url: '/api/token/search?keyword=a', minimum: 'user' },
+  { method: 'GET', url: '/api/token/999', minimum: 'user' },
+  { method: 'GET', url: '/api/token/999/key', minimum: 'user' },
+  { method: 'POST', url: '/api/token/', minimum: 'user', payload: { name: 'matrix' } },
+  { method: 'PUT', url: '/api/token/', minimum: 'user', payload: { id: 999, name: 'x' } },
+  { method: 'PUT', url: '/api/token/?status_only=true', minimum: 'user', payload: { id: 999, status: 2 } },
+  { method: 'DELETE', url: '/api/token/999/', minimum: 'user' },
+  { method: 'GET', url: '/api/user/?p=0', minimum: 'admin' },
+  { method: 'GET', url: '/api/user/search?keyword=a', minimum: 'admin' },
+  { method: 'GET', url: '/api/user/2', minimum: 'admin' },
+  { method: 'POST', url: '/api/user/', minimum: 'admin', payload: { username: '', password: '' } },
+  { method: 'PUT', url: '/api/user/', minimum: 'admin', payload: { id: 999 } },
+  { method: 'POST', url: '/api/user/manage', minimum: 'admin', payload: { username: 'nobody', action: 'enable' } },
+  { method: 'GET', url: '/api/redemption/?p=0', minimum: 'admin' },
+  { method: 'GET', url: '/api/redemption/search?keyword=a', minimum: 'admin' },
+  { method: 'GET', url: '/api/redemption/999', minimum: 'admin' },
+  { method: 'GET', url: '/api/redemption/999/key', minimum: 'admin' },
+  { method: 'POST', url: '/api/redemption/', minimum: 'admin', payload: { name: 'matrix', quota: 1, count: 1 } },
+  { method: 'PUT', url: '/api/redemption/', minimum: 'admin', payload: { id: 999, name: 'x' } },
+  { method: 'DELETE', url: '/api/redemption/999/', minimum: 'admin' },
+  { method: 'GET', url: '/api/oauth/state', minimum: 'guest' },
+  { method: 'GET', url: '/api/oauth/github?code=x&state=y', minimum: 'guest' },
+  { method: 'GET', url: '/api/oauth/wechat?code=x', minimum: 'guest' },
+  { method: 'GET', url: '/api/oauth/wechat/bind?code=x', minimum: 'user' },
+  { method: 'GET', url: '/api/oauth/email/bind?email=a@b.co&code=1', minimum: 'user' },
+  { method: 'GET', url: '/api/verification?email=not-an-email', minimum: 'guest' },
+  { method: 'GET', url: '/api/reset_password?email=not-an-email', minimum: 'guest' },
+  { method: 'POST', url: '/api/user/reset', minimum: 'guest', payload: { email: 'a@b.co', token: 'x' } },
+  { method: 'GET', url: '/api/channel/?p=0', minimum: 'admin' },
+  { method: 'GET', url: '/api/channel/search?keyword=a', minimum: 'admin' },
+  { method: 'GET', url: '/api/channel/999', minimum: 'admin' },
+  { method: 'POST', url: '/api/channel/', minimum: 'admin', payload: { name: '' } },
+  { method: 'PUT', url: '/api/channel/', minimum: 'admin', payload: { id: 999, status: 2 } },
+  { method: 'DELETE', url: '/api/channel/999/', minimum: 'admin' },
+  { method: 'GET', url: '/api/group/', minimum: 'admin' },
+  { method: 'GET', url: '/api/log/self/?p=0', minimum: 'user' },
+  { method: 'GET', url: '/api/log/self/stat', minimum: 'user' },
+  { method: 'GET', url: '/api/log/self/search?keyword=1', minimum: 'user' },
+  { method: 'GET', url: '/api/log/?p=0', minimum: 'admin' },
+  { method: 'GET', url: '/api/log/stat', minimum: 'admin' },
+  { method: 'GET', url: '/api/log/search?keyword=1', minimum: 'admin' },
+];
+
+let app: FastifyInstance;
+const cookies: Partial<Record<Who, string>> = {};
+
+beforeAll(async () => {
+  app = await buildTestApp();
+  await register(app, 'someuser');
+  await register(app, 'someadmin');
+  await app.ctx.db.updateTable('users').set({ role: 10 }).where('username', '=', 'someadmin').execute();
+  cookies.user = await login(app, 'someuser', 'password-123');
+  cookies.admin = await login(app, 'someadmin', 'password-123');
+  cookies.root = await login(app, 'root', ROOT_PASSWORD);
+});
+afterAll(async () => {
+  await app.close();
+});
+
+describe('role matrix', () => {
+  for (const who of ['guest', 'user', 'admin', 'root'] as Who[]) {
+    for (const route of MATRIX) {
+      const allowed = RANK[who] >= RANK[route.minimum];
+      it(`${who} ${allowed ? 'may' : 'may not'} ${route.method} ${route.url}`, async () => {
+        const response = await asBrowser(app, cookies[who], { method: route.method, url: route.url, payload: route.payload as never });
+        if (allowed) {
+          expect(response.statusCode).toBe(200);
+          expect(typeof response.json().success).toBe('boolean');
+        } else {
+          expect(response.statusCode).toBe(who === 'guest' ? 401 : 403);
+          expect(response.json().success).toBe(false);
+        }
+      });
+    }
+  }
+
+  it('GET /api/user/token rotates the caller\'s access token for any signed-in user, never for a guest', async () => {
+    expect((await asBrowser(app, undefined, { method: 'GET', url: '/api/user/token' })).statusCode).toBe(401);
+    for (const who of ['user', 'admin', 'root'] as const) {
+      const response = await asBrowser(app, cookies[who], { method: 'GET', url: '/api/user/token' });
+      expect(response.json().data).toMatch(/^[0-9a-f]{32}$/);
+    }
+  });
+
+  it('DELETE /api/user/self needs a signed-in user (and is refused for root)', async () => {
+    expect((await asBrowser(app, undefined, { method: 'DELETE', url: '/api/user/self' })).statusCode).toBe(401);
+    expect((await asBrowser(app, cookies.root, { method: 'DELETE', url: '/api/user/self' })).json().success).toBe(false);
+  });
+});

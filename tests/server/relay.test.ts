@@ -1,0 +1,244 @@
+// The relay end to end: a real listening gateway, the OpenAI emulator as the
+// upstream, and exact billing checked in the database.
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { computeQuota } from '../../server/relay/billing';
+import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../support/app';
+import { startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
+import { startSmtp } from '../support/smtp';
+
+let app: FastifyInstance;
+let emulator: OpenAIEmulator;
+let baseUrl: string;
+let root: string;
+let apiKey: string;
+let tokenId: number;
+
+const admin = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
+  asBrowser(app, root, { method, url, payload: payload as never }).then((response) => response.json());
+
+async function addChannel(fields: Record<string, unknown>) {
+  const created = await admin('POST', '/api/channel/', { type: 8, base_url: emulator.baseUrl, models: 'gpt-4,gpt-3.5-turbo,text-embedding-ada-002', group: 'default', ...fields });
+  if (!created.success) throw new Error(created.message);
+  return created.data.ids[0] as number;
+}
+
+const post = (path: string, body: unknown, key = apiKey, headers: Record<string, string> = {}) =>
+  fetch(`${baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers }, body: JSON.stringify(body) });
+
+const balances = async () => {
+  const user = await app.ctx.db.selectFrom('users').select(['quota', 'used_quota', 'request_count']).where('username', '=', 'root').executeTakeFirstOrThrow();
+  const token = await app.ctx.db.selectFrom('tokens').select(['remain_quota', 'used_quota']).where('id', '=', tokenId).executeTakeFirstOrThrow();
+  return { user, token };
+};
+
+beforeAll(async () => {
+  emulator = await startOpenAIEmulator();
+  app = await buildTestApp();
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  root = await login(app, 'root', ROOT_PASSWORD);
+  const token = await admin('POST', '/api/token/', { name: 'relay', remain_quota: 10_000_000 });
+  apiKey = `sk-${token.data.key}`;
+  tokenId = token.data.id;
+});
+afterAll(async () => {
+  await app.close();
+  await emulator.close();
+});
+beforeEach(async () => {
+  await app.ctx.db.deleteFrom('abilities').execute();
+  await app.ctx.db.deleteFrom('channels').execute();
+  await app.ctx.options.set('RetryTimes', '0');
+});
+
+describe('relay', () => {
+  it('relays a chat completion and bills user, token, channel and log exactly', async () => {
+    const channelId = await addChannel({ name: 'emu', key: 'sk-good' });
+    const before = await balances();
+    const response = await post('/v1/chat/completions', { model: 'gpt-4', messages: [{ role: 'user', content: 'hello there friend' }] });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as any;
+    expect(body.choices[0].message.content).toBe('word0 word1 word2 word3 word4');
+    const charge = computeQuota({ promptTokens: 3, completionTokens: 5, ratio: 15, completionRatio: 2 });
+    expect(charge).toBe((3 + 10) * 15);
+    const after = await balances();
+    expect(after.user.quota).toBe(before.user.quota - charge);
+    expect(after.user.used_quota).toBe(before.user.used_quota + charge);
+    expect(after.user.request_count).toBe(before.user.request_count + 1);
+    expect(after.token.remain_quota).toBe(before.token.remain_quota - charge);
+    expect(after.token.used_quota).toBe(before.token.used_quota + charge);
+    const channel = await app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow();
+    expect(channel.used_quota).toBe(charge);
+    const log = await app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).orderBy('id', 'desc').executeTakeFirstOrThrow();
+    expect(log).toMatchObject({ model_name: 'gpt-4', token_name: 'relay', quota: charge, prompt_tokens: 3, completion_tokens: 5, channel_id: channelId, is_stream: 0, estimated: 0 });
+  });
+
+  it('streams chunks with [DONE], strips the usage it asked for, and bills the reported usage', async () => {
+    await addChannel({ name: 'emu', key: 'sk-good' });
+    const before = await balances();
+    const response = await post('/v1/chat/completions', { model: 'gpt-3.5-turbo', stream: true, emulator: { chunks: 4 }, messages: [{ role: 'user', content: 'one two' }] });
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    const text = await response.text();
+    expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+    expect(text).not.toContain('"usage"');
+    expect(emulator.requests.at(-1)!.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+    const charge = computeQuota({ promptTokens: 2, completionTokens: 4, ratio: 0.75, completionRatio: 4 / 3 });
+    const after = await balances();
+    expect(before.user.quota - after.user.quota).toBe(charge);
+    const log = await app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).orderBy('id', 'desc').executeTakeFirstOrThrow();
+    expect(log).toMatchObject({ quota: charge, is_stream: 1, estimated: 0, completion_tokens: 4 });
+  });
+
+  it('keeps the usage event when the client asked for it', async () => {
+    await addChannel({ name: 'emu', key: 'sk-good' });
+    const text = await (await post('/v1/chat/completions', { model: 'gpt-4', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'x' }] })).text();
+    expect(text).toContain('"usage"');
+  });
+
+  it('changes only the model when mapping, keeping every other field', async () => {
+    await addChannel({ name: 'mapped', key: 'sk-good', model_mapping: '{"gpt-4":"gpt-4-0613"}' });
+    const request = { model: 'gpt-4', temperature: 0, messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'f' } }], custom_field: { nested: [1, 2] } };
+    expect((await post('/v1/chat/completions', request)).status).toBe(200);
+    expect(emulator.requests.at(-1)!.body).toEqual({ ...request, model: 'gpt-4-0613' });
+  });
+
+  it('releases the reservation when the upstream fails', async () => {
+    await addChannel({ name: 'down', key: 'sk-down' });
+    const before = await balances();
+    const response = await post('/v1/chat/completions', { model: 'gpt-4', messages: [{ role: 'user', content: 'hi' }] });
+    expect(response.status).toBe(500);
+    expect(((await response.json()) as any).error.type).toBe('server_error');
+    expect(await balances()).toEqual(before);
+  });
+
+  it('retries on another channel and charges once', async () => {
+    await addChannel({ name: 'broken', key: 'sk-down', priority: 10 });
+    const good = await addChannel({ name: 'good', key: 'sk-good', priority: 0 });
+    await app.ctx.options.set('RetryTimes', '1');
+    const before = await balances();
+    const response = await post('/v1/chat/completions', { model: 'gpt-4', messages: [{ role: 'user', content: 'hello' }] });
+    expect(response.status).toBe(200);
+    const after = await balances();
+    expect(before.user.quota - after.user.quota).toBe(computeQuota({ promptTokens: 1, completionTokens: 5, ratio: 15, completionRatio: 2 }));
+    expect(after.user.request_count).toBe(before.user.request_count + 1);
+    const log = await app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).orderBy('id', 'desc').executeTakeFirstOrThrow();
+    expect(log.channel_id).toBe(good);
+  });
+
+  it('never drives a token below zero under 50 concurrent requests', async () => {
+    await addChannel({ name: 'emu', key: 'sk-good' });
+    const limited = await admin('POST', '/api/token/', { name: 'small', remain_quota: 10 * 15 * (1 + 100 * 2 + 10) });
+    const key = `sk-${limited.data.key}`;
+    // streamed with a delay, so every reservation is held while the others arrive
+    const request = { model: 'gpt-4', max_tokens: 100, stream: true, emulator: { chunks: 5, delay_ms: 40 }, messages: [{ role: 'user', content: 'hi' }] };
+    const statuses = await Promise.all(
+      Array.from({ length: 50 }, () => post('/v1/chat/completions', request, key).then(async (response) => (await response.text(), response.status))),
+    );
+    expect(statuses.filter((status) => status === 200).length).toBeGreaterThanOrEqual(1);
+    expect(statuses.filter((status) => status === 200).length).toBeLessThanOrEqual(10);
+    expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(40);
+    const token = await app.ctx.db.selectFrom('tokens').select(['remain_quota', 'used_quota']).where('id', '=', limited.data.id).executeTakeFirstOrThrow();
+    expect(token.remain_quota).toBeGreaterThanOrEqual(0);
+    expect(token.remain_quota + token.used_quota).toBe(10 * 15 * (1 + 100 * 2 + 10));
+  });
+
+  it('stops the upstream when the client disconnects and bills what was streamed, marked estimated', async () => {
+    await addChannel({ name: 'slow', key: 'sk-good' });
+    const abortedBefore = emulator.abortedRequests;
+    const controller = new AbortController();
+    const response = await fetch(`${baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+      body: JSON.stringify({ model: 'gpt-4', stream: true, emulator: { chunks: 40, delay_ms: 50 }, messages: [{ role: 'user', content: 'tell me a long story' }] }),
+      signal: controller.signal,
+    });
+    const reader = response.body!.getReader();
+    let received = '';
+    while (!received.includes('word2')) received += new TextDecoder().decode((await reader.read()).value);
+    controller.abort();
+    const deadline = Date.now() + 5000;
+    let log;
+    while (Date.now() < deadline) {
+      log = await app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).where('estimated', '=', 1).orderBy('id', 'desc').executeTakeFirst();
+      if (log && emulator.abortedRequests > abortedBefore) break;
+      await new Promise((wake) => setTimeout(wake, 50));
+    }
+    expect(emulator.abortedRequests).toBeGreaterThan(abortedBefore);
+    expect(log).toBeDefined();
+    expect(log!.completion_tokens).toBeGreaterThan(0);
+    expect(log!.completion_tokens).toBeLessThan(40);
+    expect(log!.quota).toBe(computeQuota({ promptTokens: log!.prompt_tokens, completionTokens: log!.completion_tokens, ratio: 15, completionRatio: 2 }));
+  });
+
+  it('answers OpenAI-style errors: bad key 401, missing model 400, no channel 503, unpriced model 403, unknown route 404', async () => {
+    expect((await post('/v1/chat/completions', { model: 'gpt-4', messages: [] }, 'sk-nope')).status).toBe(401);
+    expect((await post('/v1/chat/completions', { messages: [] })).status).toBe(400);
+    expect((await post('/v1/chat/completions', { model: 'gpt-4', messages: [] })).status).toBe(503);
+    const unpriced = await post('/v1/chat/completions', { model: 'mystery-1', messages: [] });
+    expect(unpriced.status).toBe(403);
+    expect(((await unpriced.json()) as any).error.code).toBe('model_price_unset');
+    const bad = await fetch(`${baseUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, body: '{"model":' });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as any).error).toBeDefined();
+    expect((await post('/v1/nothing-here', {})).status).toBe(404);
+  });
+
+  it('enforces a token\'s model and IP allowlists', async () => {
+    await addChannel({ name: 'emu', key: 'sk-good' });
+    const onlyTurbo = await admin('POST', '/api/token/', { name: 'turbo-only', models: 'gpt-3.5-turbo' });
+    const refused = await post('/v1/chat/completions', { model: 'gpt-4', messages: [{ role: 'user', content: 'hi' }] }, `sk-${onlyTurbo.data.key}`);
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as any).error.code).toBe('model_not_allowed');
+    expect((await post('/v1/chat/completions', { model: 'gpt-3.5-turbo', messages: [{ role: 'user', content: 'hi' }] }, `sk-${onlyTurbo.data.key}`)).status).toBe(200);
+    const elsewhere = await admin('POST', '/api/token/', { name: 'office-only', allowed_ips: '10.0.0.0/8' });
+    const fromHere = await post('/v1/chat/completions', { model: 'gpt-4', messages: [{ role: 'user', content: 'hi' }] }, `sk-${elsewhere.data.key}`);
+    expect(fromHere.status).toBe(403);
+    expect(((await fromHere.json()) as any).error.code).toBe('ip_not_allowed');
+    const local = await admin('POST', '/api/token/', { name: 'loopback', allowed_ips: '127.0.0.1' });
+    expect((await post('/v1/chat/completions', { model: 'gpt-4', messages: [{ role: 'user', content: 'hi' }] }, `sk-${local.data.key}`)).status).toBe(200);
+  });
+
+  it('lists only the models the caller can reach', async () => {
+    await addChannel({ name: 'emu', key: 'sk-good', models: 'gpt-4', group: 'default' });
+    await addChannel({ name: 'vip-only', key: 'sk-good', models: 'gpt-3.5-turbo', group: 'vip' });
+    const models = (await (await fetch(`${baseUrl}/v1/models`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as any;
+    expect(models.data.map((model: { id: string }) => model.id)).toEqual(['gpt-4']);
+    expect((await fetch(`${baseUrl}/v1/models/gpt-3.5-turbo`, { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(404);
+  });
+
+  it('relays embeddings and bills their usage', async () => {
+    await addChannel({ name: 'emu', key: 'sk-good' });
+    const before = await balances();
+    const response = await post('/v1/embeddings', { model: 'text-embedding-ada-002', input: ['alpha beta', 'gamma'] });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as any).data).toHaveLength(2);
+    const after = await balances();
+    expect(before.user.quota - after.user.quota).toBe(computeQuota({ promptTokens: 3, completionTokens: 0, ratio: 0.05, completionRatio: 1 }));
+  });
+
+  it('e-mails the user once when a charge takes the quota below QuotaRemindThreshold', async () => {
+    const smtp = await startSmtp();
+    try {
+      await addChannel({ name: 'emu', key: 'sk-good' });
+      await app.ctx.options.set('SMTPServer', '127.0.0.1');
+      await app.ctx.options.set('SMTPPort', String(smtp.port));
+      await app.ctx.options.set('SMTPFrom', 'gateway@switchboard.test');
+      await app.ctx.db.updateTable('users').set({ email: 'root@example.com' }).where('username', '=', 'root').execute();
+      const charge = computeQuota({ promptTokens: 1, completionTokens: 5, ratio: 15, completionRatio: 2 });
+      const { user } = await balances();
+      // the next charge crosses the threshold; the one after stays below it
+      await app.ctx.options.set('QuotaRemindThreshold', String(user.quota - Math.floor(charge / 2)));
+      expect((await post('/v1/chat/completions', { model: 'gpt-4', messages: [{ role: 'user', content: 'hi' }] })).status).toBe(200);
+      const mail = await smtp.waitForMail('root@example.com');
+      expect(mail.raw).toContain('running low');
+      expect((await post('/v1/chat/completions', { model: 'gpt-4', messages: [{ role: 'user', content: 'hi' }] })).status).toBe(200);
+      await new Promise((wake) => setTimeout(wake, 300));
+      expect(smtp.mails).toHaveLength(1);
+    } finally {
+      await app.ctx.options.set('SMTPServer', '');
+      await smtp.close();
+    }
+  });
+});

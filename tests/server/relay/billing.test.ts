@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO } from '../../../common/options';
+import { completionRatioFor, computeQuota, lookupPrice, reservationQuota } from '../../../server/relay/billing';
+
+describe('billing arithmetic', () => {
+  it('reproduces the reference worked examples', () => {
+    const turbo = lookupPrice('gpt-3.5-turbo', 'default', DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO);
+    expect(turbo).toEqual({ known: true, ratio: 0.75 });
+    // 100 prompt + floor(50 x 4/3) = 166 x 0.75 = 124.5 -> 124
+    expect(computeQuota({ promptTokens: 100, completionTokens: 50, ratio: 0.75, completionRatio: completionRatioFor('gpt-3.5-turbo') })).toBe(124);
+    // 1000 + 500 x 2 = 2000 x 15 = 30000
+    expect(computeQuota({ promptTokens: 1000, completionTokens: 500, ratio: 15, completionRatio: completionRatioFor('gpt-4-0613') })).toBe(30000);
+  });
+
+  it('applies the group ratio and prices an unknown group at 1', () => {
+    expect(lookupPrice('gpt-4', 'vip', DEFAULT_MODEL_RATIO, { vip: 2 })).toEqual({ known: true, ratio: 30 });
+    expect(lookupPrice('gpt-4', 'nobody', DEFAULT_MODEL_RATIO, { vip: 2 })).toEqual({ known: true, ratio: 15 });
+  });
+
+  it('refuses to invent a price for an unknown model', () => {
+    const lookup = lookupPrice('mystery-model', 'default', DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO);
+    expect(lookup.known).toBe(false);
+    if (!lookup.known) expect(lookup.reason).toContain('ModelRatio');
+  });
+
+  it('charges at least 1 for a priced request, 0 when nothing was used, and free models stay free', () => {
+    expect(computeQuota({ promptTokens: 1, completionTokens: 0, ratio: 0.05, completionRatio: 1 })).toBe(1);
+    expect(computeQuota({ promptTokens: 0, completionTokens: 0, ratio: 15, completionRatio: 2 })).toBe(0);
+    expect(computeQuota({ promptTokens: 100, completionTokens: 100, ratio: 0, completionRatio: 2 })).toBe(0);
+  });
+
+  it('prices cached prompt tokens on their own and never below zero', () => {
+    // 1000 prompt of which 600 cached at 0.5: 400 + 300 = 700, + 0 completion, x 1
+    expect(computeQuota({ promptTokens: 1000, cachedPromptTokens: 600, completionTokens: 0, ratio: 1, completionRatio: 1 })).toBe(700);
+    // an upstream claiming more cached than prompt tokens cannot make the bill negative
+    expect(computeQuota({ promptTokens: 10, cachedPromptTokens: 50, completionTokens: 0, ratio: 1, completionRatio: 1, cachedPromptRatio: 0 })).toBe(1);
+    expect(computeQuota({ promptTokens: -5, completionTokens: -5, ratio: 1, completionRatio: 1 })).toBe(0);
+  });
+
+  it('reserves prompt + max_tokens, or PreConsumedQuota tokens when max_tokens is absent', () => {
+    expect(reservationQuota({ promptTokens: 100, maxTokens: 50, preConsumedTokens: 500, ratio: 15, completionRatio: 2 })).toBe(3000);
+    expect(reservationQuota({ promptTokens: 10, preConsumedTokens: 500, ratio: 15, completionRatio: 2 })).toBe(7500);
+    expect(reservationQuota({ promptTokens: 1000, preConsumedTokens: 500, ratio: 1, completionRatio: 1 })).toBe(1000);
+  });
+});

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { SseUsageWatcher } from '../../../server/relay/sseUsage';
+
+const chunk = (content: string) =>
+  `data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}},"finish_reason":null}]}\n\n`;
+const usageEvent =
+  'data: {"id":"c1","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15,"prompt_tokens_details":{"cached_tokens":4}}}\n\n';
+
+describe('SseUsageWatcher', () => {
+  it('passes events through byte for byte and reads the upstream usage', () => {
+    const watcher = new SseUsageWatcher(false);
+    const stream = chunk('Hel') + chunk('lo') + usageEvent + 'data: [DONE]\n\n';
+    expect(watcher.push(stream)).toBe(stream);
+    expect(watcher.done).toBe(true);
+    expect(watcher.reportedUsage()).toEqual({ promptTokens: 12, completionTokens: 3, cachedPromptTokens: 4 });
+    expect(watcher.streamedText()).toBe('Hello');
+  });
+
+  it('strips the usage-only event when the client did not ask for usage', () => {
+    const watcher = new SseUsageWatcher(true);
+    const output = watcher.push(chunk('a') + usageEvent + 'data: [DONE]\n\n');
+    expect(output).toBe(chunk('a') + 'data: [DONE]\n\n');
+    expect(watcher.reportedUsage()?.promptTokens).toBe(12);
+  });
+
+  it('holds a partial event until it completes, and normalises CRLF', () => {
+    const watcher = new SseUsageWatcher(false);
+    const event = chunk('split');
+    expect(watcher.push(event.slice(0, 20))).toBe('');
+    expect(watcher.push(event.slice(20).replace('\n\n', '\r\n\r\n'))).toBe(event);
+    expect(watcher.streamedText()).toBe('split');
+  });
+
+  it('counts what was streamed when the stream is cut short without usage', () => {
+    const watcher = new SseUsageWatcher(false);
+    watcher.push(chunk('one ') + chunk('two'));
+    expect(watcher.done).toBe(false);
+    expect(watcher.reportedUsage()).toBeUndefined();
+    expect(watcher.streamedText()).toBe('one two');
+  });
+
+  it('frames a trailing event the upstream left unterminated', () => {
+    const watcher = new SseUsageWatcher(false);
+    expect(watcher.push('data: [DONE]')).toBe('');
+    expect(watcher.flush()).toBe('data: [DONE]\n\n');
+    expect(watcher.done).toBe(true);
+  });
+});

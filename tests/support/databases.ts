@@ -1,0 +1,157 @@
+// The databases the server suites run on: SQLite always, PostgreSQL and
+// MySQL/MariaDB when their local servers answer. Each suite gets a fresh,
+// uniquely named database that is dropped afterwards. A server that is down
+// makes its suites skip with a clear line, or fail when CI demands every suite
+// (SWITCHBOARD_REQUIRE_SERVICES=1).
+import { randomBytes } from 'node:crypto';
+import { createConnection } from 'mysql2/promise';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import type { DatabaseConfig } from '../../server/config';
+
+export const POSTGRES_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const MYSQL_ADMIN_URL = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/';
+
+export interface TestDatabase {
+  name: 'sqlite' | 'postgres' | 'mysql';
+  config: DatabaseConfig;
+  drop(): Promise<void>;
+}
+
+export interface DatabaseTarget {
+  name: TestDatabase['name'];
+  /** Whether the server answered; undefined until probed. */
+  available: boolean;
+  create(): Promise<TestDatabase>;
+}
+
+const required = process.env.SWITCHBOARD_REQUIRE_SERVICES === '1';
+
+async function postgresReachable(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function mysqlReachable(): Promise<boolean> {
+  try {
+    const connection = await createConnection({ uri: MYSQL_ADMIN_URL, connectTimeout: 3000 });
+    await connection.query('select 1');
+    await connection.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function uniqueName(): string {
+  return `sb_test_${randomBytes(6).toString('hex')}`;
+}
+
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+const sqliteTarget: DatabaseTarget = {
+  name: 'sqlite',
+  available: true,
+  async create() {
+    return { name: 'sqlite', config: { dialect: 'sqlite', path: ':memory:' }, drop: async () => undefined };
+  },
+};
+
+function postgresTarget(available: boolean): DatabaseTarget {
+  return {
+    name: 'postgres',
+    available,
+    async create() {
+      const database = uniqueName();
+      const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+      await admin.connect();
+      await admin.query(`create database ${database}`);
+      await admin.end();
+      return {
+        name: 'postgres',
+        config: { dialect: 'postgres', connectionString: withDatabase(POSTGRES_ADMIN_URL, database) },
+        async drop() {
+          const cleaner = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+          await cleaner.connect();
+          await cleaner.query(`drop database if exists ${database} with (force)`);
+          await cleaner.end();
+        },
+      };
+    },
+  };
+}
+
+function mysqlTarget(available: boolean): DatabaseTarget {
+  return {
+    name: 'mysql',
+    available,
+    async create() {
+      const database = uniqueName();
+      const admin = await createConnection({ uri: MYSQL_ADMIN_URL });
+      await admin.query(`create database ${database} character set utf8mb4`);
+      await admin.end();
+      return {
+        name: 'mysql',
+        config: { dialect: 'mysql', connectionString: withDatabase(MYSQL_ADMIN_URL, database) },
+        async drop() {
+          const cleaner = await createConnection({ uri: MYSQL_ADMIN_URL });
+          await cleaner.query(`drop database if exists ${database}`);
+          await cleaner.end();
+        },
+      };
+    },
+  };
+}
+
+/**
+ * Every target, probed once. A target that is down is reported here; the
+ * caller uses describe.runIf(target.available) so the skip is visible.
+ */
+export async function databaseTargets(suite: string): Promise<DatabaseTarget[]> {
+  const [postgresUp, mysqlUp] = await Promise.all([postgresReachable(), mysqlReachable()]);
+  const targets = [sqliteTarget, postgresTarget(postgresUp), mysqlTarget(mysqlUp)];
+  for (const target of targets) {
+    if (target.available) continue;
+    const where = target.name === 'postgres' ? POSTGRES_ADMIN_URL : MYSQL_ADMIN_URL;
+    if (required) throw new Error(`${target.name} is not reachable at ${where} and SWITCHBOARD_REQUIRE_SERVICES=1`);
+    console.warn(`[switchboard] ${target.name} not reachable at ${where}: suite "${suite}" left out on ${target.name}`);
+  }
+  return targets;
+}
+
+export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/**
+ * Whether Redis answers at REDIS_URL. Like the databases above, a Redis that is
+ * down fails the run under SWITCHBOARD_REQUIRE_SERVICES=1 and is otherwise
+ * reported as a left-out suite.
+ */
+export async function redisAvailable(suite: string): Promise<boolean> {
+  const client = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  let up = false;
+  try {
+    await client.connect();
+    up = (await client.ping()) === 'PONG';
+  } catch {
+    up = false;
+  } finally {
+    client.disconnect();
+  }
+  if (!up) {
+    if (required) throw new Error(`Redis is not reachable at ${REDIS_URL} and SWITCHBOARD_REQUIRE_SERVICES=1`);
+    console.warn(`[switchboard] Redis not reachable at ${REDIS_URL}: suite "${suite}" left out on Redis`);
+  }
+  return up;
+}

@@ -1,0 +1,221 @@
+// A small upstream that speaks the OpenAI wire format exactly (JSON bodies, SSE
+// streams, error objects, usage), for the relay tests and the benchmark.
+// Reference: https://platform.openai.com/docs/api-reference
+//
+// Behaviour is chosen per request so one emulator serves many tests:
+// - the API key picks an error: `sk-dead` → 401 invalid_api_key, `sk-deactivated`
+//   → 401 account_deactivated, `sk-broke` → 429 insufficient_quota, `sk-busy` →
+//   429 rate limit, `sk-down` → 500, `sk-drop` → the socket is destroyed;
+// - header `x-emulator-chunks` (default 5) and `x-emulator-delay-ms` (default 0),
+//   or the body field `emulator: {chunks, delay_ms}` (which a gateway forwards
+//   like any unknown field), shape a stream; `x-emulator-no-usage: 1` leaves
+//   usage out of the answer.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingMessage['headers'];
+  /** Parsed JSON body, or the raw body as text for other content types. */
+  body: unknown;
+  rawBody: Buffer;
+}
+
+export interface OpenAIEmulator {
+  baseUrl: string;
+  requests: RecordedRequest[];
+  /** Requests whose client went away before the answer was complete. */
+  abortedRequests: number;
+  close(): Promise<void>;
+}
+
+/** Tokens the emulator reports: one per whitespace-separated word, at least 1. */
+export function countWords(text: string): number {
+  return Math.max(1, text.split(/\s+/).filter(Boolean).length);
+}
+
+function promptText(body: Record<string, unknown>): string {
+  const parts: string[] = [];
+  const collect = (value: unknown) => {
+    if (typeof value === 'string') parts.push(value);
+    else if (Array.isArray(value)) value.forEach(collect);
+    else if (value && typeof value === 'object') {
+      const record = value as Record<string, unknown>;
+      if (typeof record.content === 'string' || Array.isArray(record.content)) collect(record.content);
+      if (typeof record.text === 'string') parts.push(record.text);
+    }
+  };
+  collect(body.messages ?? body.prompt ?? body.input ?? '');
+  return parts.join(' ');
+}
+
+function sendJson(response: ServerResponse, status: number, payload: unknown): void {
+  const text = JSON.stringify(payload);
+  response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  response.end(text);
+}
+
+function sendError(response: ServerResponse, status: number, message: string, type: string, code: string | null) {
+  sendJson(response, status, { error: { message, type, param: null, code } });
+}
+
+const keyFailures: Record<string, (response: ServerResponse) => void> = {
+  'sk-dead': (response) => sendError(response, 401, 'Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key'),
+  'sk-deactivated': (response) =>
+    sendError(response, 401, 'This account has been deactivated.', 'invalid_request_error', 'account_deactivated'),
+  'sk-broke': (response) =>
+    sendError(response, 429, 'You exceeded your current quota.', 'insufficient_quota', 'insufficient_quota'),
+  'sk-busy': (response) => sendError(response, 429, 'Rate limit reached.', 'requests', 'rate_limit_exceeded'),
+  'sk-down': (response) => sendError(response, 500, 'The server had an error.', 'server_error', null),
+  'sk-drop': (response) => response.socket?.destroy(),
+};
+
+const sleep = (ms: number) => new Promise((wake) => setTimeout(wake, ms));
+
+export async function startOpenAIEmulator(): Promise<OpenAIEmulator> {
+  const state = { requests: [] as RecordedRequest[], abortedRequests: 0 };
+  let created = 1_700_000_000;
+
+  const server: Server = createServer(async (request, response) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const rawBody = Buffer.concat(chunks);
+    const path = (request.url ?? '/').split('?')[0];
+    const contentType = request.headers['content-type'] ?? '';
+    let body: unknown = rawBody.toString('utf8');
+    if (contentType.includes('application/json') && rawBody.length > 0) {
+      try {
+        body = JSON.parse(rawBody.toString('utf8'));
+      } catch {
+        return sendError(response, 400, 'We could not parse the JSON body of your request.', 'invalid_request_error', null);
+      }
+    }
+    state.requests.push({ method: request.method ?? 'GET', path, headers: request.headers, body, rawBody });
+
+    const key = (request.headers.authorization ?? '').replace(/^Bearer /, '');
+    const failure = keyFailures[key];
+    if (failure) return failure(response);
+
+    const json = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+    const model = typeof json.model === 'string' ? json.model : 'gpt-3.5-turbo';
+    const withUsage = request.headers['x-emulator-no-usage'] !== '1';
+    const promptTokens = countWords(promptText(json));
+    created += 1;
+
+    if (request.method === 'GET' && path === '/v1/models') {
+      return sendJson(response, 200, {
+        object: 'list',
+        data: ['gpt-3.5-turbo', 'gpt-4', 'text-embedding-ada-002'].map((id) => ({
+          id, object: 'model', created: 1_686_935_002, owned_by: 'openai',
+        })),
+      });
+    }
+    if (request.method === 'GET' && path === '/dashboard/billing/subscription') {
+      return sendJson(response, 200, { object: 'billing_subscription', hard_limit_usd: 120, has_payment_method: true });
+    }
+    if (request.method === 'GET' && path === '/dashboard/billing/usage') {
+      return sendJson(response, 200, { object: 'list', total_usage: 2050 });
+    }
+    if (request.method !== 'POST') return sendError(response, 404, `Invalid URL (${request.method} ${path})`, 'invalid_request_error', null);
+
+    if (path === '/v1/chat/completions' || path === '/v1/completions') {
+      const isChat = path === '/v1/chat/completions';
+      const shape = (json.emulator ?? {}) as { chunks?: number; delay_ms?: number };
+      const chunkCount = Number(request.headers['x-emulator-chunks'] ?? shape.chunks ?? 5);
+      const delayMs = Number(request.headers['x-emulator-delay-ms'] ?? shape.delay_ms ?? 0);
+      const words = Array.from({ length: chunkCount }, (_, index) => `word${index}`);
+      const completionTokens = words.length;
+      const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+      const id = `${isChat ? 'chatcmpl' : 'cmpl'}-emu${created}`;
+      const object = isChat ? 'chat.completion' : 'text_completion';
+
+      if (json.stream === true) {
+        const includeUsage = (json.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+        response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+        let aborted = false;
+        response.on('close', () => {
+          if (!response.writableFinished) {
+            aborted = true;
+            state.abortedRequests += 1;
+          }
+        });
+        const frame = (choice: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+          `data: ${JSON.stringify({ id, object: isChat ? 'chat.completion.chunk' : 'text_completion', created, model, choices: [choice], ...extra })}\n\n`;
+        if (isChat) response.write(frame({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }));
+        for (let index = 0; index < words.length; index += 1) {
+          if (delayMs > 0) await sleep(delayMs);
+          if (aborted) return;
+          const text = (index === 0 ? '' : ' ') + words[index];
+          response.write(isChat ? frame({ index: 0, delta: { content: text }, finish_reason: null }) : frame({ index: 0, text, finish_reason: null }));
+        }
+        response.write(isChat ? frame({ index: 0, delta: {}, finish_reason: 'stop' }) : frame({ index: 0, text: '', finish_reason: 'stop' }));
+        if (includeUsage && withUsage) {
+          response.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage })}\n\n`);
+        }
+        response.end('data: [DONE]\n\n');
+        return;
+      }
+      const text = words.join(' ');
+      const choice = isChat
+        ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }
+        : { index: 0, text, logprobs: null, finish_reason: 'stop' };
+      return sendJson(response, 200, { id, object, created, model, choices: [choice], ...(withUsage ? { usage } : {}) });
+    }
+    if (path === '/v1/embeddings') {
+      const inputs = Array.isArray(json.input) ? json.input : [json.input];
+      return sendJson(response, 200, {
+        object: 'list',
+        data: inputs.map((_, index) => ({ object: 'embedding', index, embedding: [0.0023, -0.0093, 0.0158] })),
+        model,
+        usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+      });
+    }
+    if (path === '/v1/moderations') {
+      return sendJson(response, 200, {
+        id: `modr-emu${created}`,
+        model: 'text-moderation-007',
+        results: [{ flagged: false, categories: { violence: false }, category_scores: { violence: 0.0001 } }],
+      });
+    }
+    if (path === '/v1/images/generations') {
+      const count = typeof json.n === 'number' ? json.n : 1;
+      return sendJson(response, 200, {
+        created,
+        data: Array.from({ length: count }, (_, index) => ({ url: `https://images.example/emu-${created}-${index}.png` })),
+      });
+    }
+    if (path === '/v1/audio/transcriptions' || path === '/v1/audio/translations') {
+      return sendJson(response, 200, { text: `received ${rawBody.length} bytes` });
+    }
+    if (path === '/v1/audio/speech') {
+      const audio = Buffer.alloc(64, 1);
+      response.writeHead(200, { 'content-type': 'audio/mpeg', 'content-length': audio.length });
+      return response.end(audio);
+    }
+    if (path === '/v1/edits') {
+      return sendJson(response, 200, {
+        object: 'edit', created, choices: [{ index: 0, text: 'edited text' }],
+        usage: { prompt_tokens: promptTokens, completion_tokens: 2, total_tokens: promptTokens + 2 },
+      });
+    }
+    return sendError(response, 404, `Invalid URL (${request.method} ${path})`, 'invalid_request_error', null);
+  });
+
+  await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    get requests() {
+      return state.requests;
+    },
+    get abortedRequests() {
+      return state.abortedRequests;
+    },
+    close: () =>
+      new Promise<void>((resolveClose) => {
+        server.closeAllConnections();
+        server.close(() => resolveClose());
+      }),
+  };
+}
