@@ -2,7 +2,8 @@
 // upstream, and exact billing checked in the database.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { computeQuota } from '../../server/relay/billing';
+import { computeQuota, reservationQuota } from '../../server/relay/billing';
+import { countChatPromptTokens } from '../../server/relay/tokenCount';
 import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../support/app';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
 import { startSmtp } from '../support/smtp';
@@ -129,19 +130,28 @@ describe('relay', () => {
 
   it('never drives a token below zero under 50 concurrent requests', async () => {
     await addChannel({ name: 'emu', key: 'sk-good' });
-    const limited = await admin('POST', '/api/token/', { name: 'small', remain_quota: 10 * 15 * (1 + 100 * 2 + 10) });
+    // Each answer uses all of max_tokens, so each success costs exactly `charge`.
+    // The token holds 9 charges plus one reservation: served one after another,
+    // 10 fit; all at once, floor(limit / reservation) fit. An 11th would need 10
+    // charges plus its reservation, more than the token holds, in any order.
+    const messages = [{ role: 'user', content: 'hi' }];
+    const reservation = reservationQuota({ promptTokens: countChatPromptTokens(messages, 'gpt-4'), maxTokens: 100, preConsumedTokens: 500, ratio: 15, completionRatio: 2 });
+    const charge = computeQuota({ promptTokens: 1, completionTokens: 100, ratio: 15, completionRatio: 2 });
+    expect(reservation).toBeGreaterThanOrEqual(charge);
+    const limit = 9 * charge + reservation;
+    const limited = await admin('POST', '/api/token/', { name: 'small', remain_quota: limit });
     const key = `sk-${limited.data.key}`;
-    // streamed with a delay, so every reservation is held while the others arrive
-    const request = { model: 'gpt-4', max_tokens: 100, stream: true, emulator: { chunks: 5, delay_ms: 40 }, messages: [{ role: 'user', content: 'hi' }] };
+    const request = { model: 'gpt-4', max_tokens: 100, stream: true, emulator: { chunks: 100, delay_ms: 1 }, messages };
     const statuses = await Promise.all(
       Array.from({ length: 50 }, () => post('/v1/chat/completions', request, key).then(async (response) => (await response.text(), response.status))),
     );
-    expect(statuses.filter((status) => status === 200).length).toBeGreaterThanOrEqual(1);
-    expect(statuses.filter((status) => status === 200).length).toBeLessThanOrEqual(10);
-    expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(40);
+    const served = statuses.filter((status) => status === 200).length;
+    expect(served).toBeGreaterThanOrEqual(Math.floor(limit / reservation));
+    expect(served).toBeLessThanOrEqual(10);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(50 - served);
     const token = await app.ctx.db.selectFrom('tokens').select(['remain_quota', 'used_quota']).where('id', '=', limited.data.id).executeTakeFirstOrThrow();
+    expect(token).toEqual({ remain_quota: limit - served * charge, used_quota: served * charge });
     expect(token.remain_quota).toBeGreaterThanOrEqual(0);
-    expect(token.remain_quota + token.used_quota).toBe(10 * 15 * (1 + 100 * 2 + 10));
   });
 
   it('stops the upstream when the client disconnects and bills what was streamed, marked estimated', async () => {
