@@ -1,0 +1,95 @@
+// Automatic channel disabling. A channel is switched off by the system only
+// when AutomaticDisableChannelEnabled is on and the evidence is conclusive: the
+// upstream says the key is invalid, the account is deactivated or out of quota
+// (whatever the HTTP status it said it with), or a health test was slower than
+// ChannelDisableThreshold. Such channels carry auto_disabled = 1 so the health
+// checker may bring them back; a channel an admin disabled is never touched.
+import type { FastifyInstance } from 'fastify';
+import { ChannelStatus, Role } from '../../common/roles';
+import { updateChannel } from '../repositories/channels';
+
+/** What an upstream said about a failure, as far as it said anything. */
+export interface UpstreamFailure {
+  status?: number;
+  type?: string | null;
+  code?: string | number | null;
+  message: string;
+}
+
+const DEAD_KEY_CODES = new Set(['invalid_api_key', 'account_deactivated', 'insufficient_quota']);
+
+/** True when the upstream's own words prove the key can never succeed as it is. */
+export function provesDeadKey(failure: UpstreamFailure): boolean {
+  return failure.type === 'insufficient_quota' || DEAD_KEY_CODES.has(String(failure.code ?? ''));
+}
+
+/** Reads OpenAI's `{error: {message, type, code}}` out of an upstream body, if it is one. */
+export function parseUpstreamFailure(status: number, bodyText: string): UpstreamFailure {
+  try {
+    const parsed = JSON.parse(bodyText) as { error?: { message?: unknown; type?: unknown; code?: unknown } };
+    const error = parsed?.error;
+    if (error && typeof error === 'object') {
+      return {
+        status,
+        message: typeof error.message === 'string' ? error.message : `upstream answered HTTP ${status}`,
+        type: typeof error.type === 'string' ? error.type : null,
+        code: typeof error.code === 'string' || typeof error.code === 'number' ? error.code : null,
+      };
+    }
+  } catch {
+    // not JSON: only the status is known
+  }
+  return { status, message: `upstream answered HTTP ${status}` };
+}
+
+/**
+ * Disables the channel on behalf of the system when the toggle is on, and
+ * tells root by e-mail. Returns whether it disabled anything; an already
+ * disabled channel is left alone, so one incident sends one e-mail.
+ */
+export async function disableChannelAutomatically(app: FastifyInstance, channelId: number, reason: string): Promise<boolean> {
+  const { db, options } = app.ctx;
+  if (!options.bool('AutomaticDisableChannelEnabled')) return false;
+  // only an enabled channel flips, so concurrent failures disable (and mail) once
+  const flipped = await db
+    .updateTable('channels')
+    .set({ status: ChannelStatus.disabled, auto_disabled: 1 })
+    .where('id', '=', channelId)
+    .where('status', '=', ChannelStatus.enabled)
+    .executeTakeFirst();
+  if (Number(flipped.numUpdatedRows) !== 1) return false;
+  await updateChannel(db, channelId, {}); // rebuild its abilities as disabled
+  const channel = await db.selectFrom('channels').select(['name']).where('id', '=', channelId).executeTakeFirst();
+  app.log.warn({ channelId, reason }, 'channel disabled automatically');
+  void notifyRoot(app, `Channel «${channel?.name ?? ''}» (#${channelId}) has been disabled`, `<p>The channel «${escapeHtml(channel?.name ?? '')}» (#${channelId}) was disabled automatically.</p><p>Reason: ${escapeHtml(reason)}</p>`).catch(
+    (error) => app.log.warn({ err: error }, 'could not e-mail root about a disabled channel'),
+  );
+  return true;
+}
+
+/** Re-enables a channel the system had disabled (never one an admin disabled). */
+export async function reenableChannelAutomatically(app: FastifyInstance, channelId: number): Promise<boolean> {
+  const { db } = app.ctx;
+  const flipped = await db
+    .updateTable('channels')
+    .set({ status: ChannelStatus.enabled, auto_disabled: 0 })
+    .where('id', '=', channelId)
+    .where('status', '=', ChannelStatus.disabled)
+    .where('auto_disabled', '=', 1)
+    .executeTakeFirst();
+  if (Number(flipped.numUpdatedRows) !== 1) return false;
+  await updateChannel(db, channelId, {});
+  app.log.warn({ channelId }, 'channel re-enabled after a healthy test');
+  return true;
+}
+
+/** E-mails the root account, when it has an address and SMTP is set up. */
+export async function notifyRoot(app: FastifyInstance, subject: string, html: string): Promise<void> {
+  const { db, options, sendMail } = app.ctx;
+  if (!options.get('SMTPServer')) return;
+  const root = await db.selectFrom('users').select('email').where('role', '>=', Role.root).orderBy('id').executeTakeFirst();
+  if (!root?.email) return;
+  await sendMail({ to: root.email, subject: `${options.get('SystemName')}: ${subject}`, html });
+}
+
+const escapeHtml = (text: string) => text.replace(/[<>&"']/g, (char) => `&#${char.charCodeAt(0)};`);
