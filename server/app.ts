@@ -26,6 +26,7 @@ import { tokenRoutes } from './routes/api/token';
 import { userRoutes } from './routes/api/user';
 import { userAdminRoutes } from './routes/api/userAdmin';
 import { relayRoutes } from './routes/v1/relay';
+import { scheduleChannelHealthChecks } from './relay/channelHealth';
 import { ensureRootUser, rootPasswordBanner } from './bootstrap';
 
 export interface BuildOptions {
@@ -108,6 +109,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   await app.register(logRoutes);
   await app.register(channelRoutes);
   await app.register(relayRoutes);
+  scheduleChannelHealthChecks(app, config.channelRetestIntervalSeconds);
 
   const indexHtml = join(config.consoleDir, 'index.html');
   const consoleBuilt = existsSync(indexHtml);

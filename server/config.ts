@@ -31,6 +31,8 @@ export interface Config {
   /** GitHub's web and API bases (local fakes in tests). */
   githubOAuthUrl: string;
   githubApiUrl: string;
+  /** Seconds between re-tests of channels the system disabled; 0 turns the health checker off. */
+  channelRetestIntervalSeconds: number;
 }
 
 export function databaseFromEnv(env: NodeJS.ProcessEnv, dataDir: string): DatabaseConfig {
@@ -57,10 +59,11 @@ function sessionSecretFromEnv(env: NodeJS.ProcessEnv, dataDir: string): Buffer {
   return secret;
 }
 
-function limitFromEnv(raw: string | undefined, fallback: number): number {
+function wholeNumberFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`rate limits must be whole numbers (0 = off), got ${raw}`);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number (0 = off), got ${raw}`);
   return value;
 }
 
@@ -86,9 +89,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     turnstileVerifyUrl: env.TURNSTILE_VERIFY_URL?.trim() || DEFAULT_TURNSTILE_VERIFY_URL,
     githubOAuthUrl: (env.GITHUB_OAUTH_URL?.trim() || 'https://github.com').replace(/\/+$/, ''),
     githubApiUrl: (env.GITHUB_API_URL?.trim() || 'https://api.github.com').replace(/\/+$/, ''),
+    channelRetestIntervalSeconds: wholeNumberFromEnv(env, 'CHANNEL_RETEST_INTERVAL', 300),
     rateLimits: {
-      critical: { ...DEFAULT_RATE_LIMITS.critical, max: limitFromEnv(env.CRITICAL_RATE_LIMIT, DEFAULT_RATE_LIMITS.critical.max) },
-      topUp: { ...DEFAULT_RATE_LIMITS.topUp, max: limitFromEnv(env.TOPUP_RATE_LIMIT, DEFAULT_RATE_LIMITS.topUp.max) },
+      critical: { ...DEFAULT_RATE_LIMITS.critical, max: wholeNumberFromEnv(env, 'CRITICAL_RATE_LIMIT', DEFAULT_RATE_LIMITS.critical.max) },
+      topUp: { ...DEFAULT_RATE_LIMITS.topUp, max: wholeNumberFromEnv(env, 'TOPUP_RATE_LIMIT', DEFAULT_RATE_LIMITS.topUp.max) },
     },
   };
 }

@@ -58,6 +58,23 @@ export function findChannel(db: Executor, id: number): Promise<ChannelRow | unde
   return db.selectFrom('channels').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** Channels with their keys, for the test, balance and health jobs only (never for the console). */
+export function listChannelsToCheck(db: Executor, filter: { status: number; autoDisabled?: boolean; types?: readonly number[] }): Promise<ChannelRow[]> {
+  let query = db.selectFrom('channels').selectAll().where('status', '=', filter.status);
+  if (filter.autoDisabled !== undefined) query = query.where('auto_disabled', '=', filter.autoDisabled ? 1 : 0);
+  if (filter.types) query = query.where('type', 'in', [...filter.types]);
+  return query.orderBy('id', 'desc').execute();
+}
+
+/** Saves a test's duration; the abilities do not change, so they are not rewritten. */
+export async function recordChannelTest(db: Executor, id: number, responseTimeMs: number): Promise<void> {
+  await db.updateTable('channels').set({ response_time: responseTimeMs, test_time: Math.floor(Date.now() / 1000) }).where('id', '=', id).execute();
+}
+
+export async function recordChannelBalance(db: Executor, id: number, balance: number): Promise<void> {
+  await db.updateTable('channels').set({ balance, balance_updated_time: Math.floor(Date.now() / 1000) }).where('id', '=', id).execute();
+}
+
 /** One channel per key, each with its abilities, all or nothing. */
 export async function createChannels(db: Executor, dialect: DatabaseConfig['dialect'], fields: ChannelFields, keys: string[]): Promise<number[]> {
   return db.transaction().execute(async (transaction) => {

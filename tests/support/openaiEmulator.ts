@@ -6,10 +6,12 @@
 // - the API key picks an error: `sk-dead` → 401 invalid_api_key, `sk-deactivated`
 //   → 401 account_deactivated, `sk-broke` → 429 insufficient_quota, `sk-busy` →
 //   429 rate limit, `sk-down` → 500, `sk-drop` → the socket is destroyed;
+//   `sk-slow` answers normally after SLOW_KEY_DELAY_MS (for response-time limits);
 // - header `x-emulator-chunks` (default 5) and `x-emulator-delay-ms` (default 0),
 //   or the body field `emulator: {chunks, delay_ms}` (which a gateway forwards
 //   like any unknown field), shape a stream; `x-emulator-no-usage: 1` leaves
-//   usage out of the answer.
+//   usage out of the answer;
+// - GET billing paths answer fixed figures (BILLING_ANSWERS) for balance queries.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -20,6 +22,8 @@ export interface RecordedRequest {
   /** Parsed JSON body, or the raw body as text for other content types. */
   body: unknown;
   rawBody: Buffer;
+  /** The query string, without the `?`. */
+  query: string;
 }
 
 export interface OpenAIEmulator {
@@ -73,6 +77,21 @@ const keyFailures: Record<string, (response: ServerResponse) => void> = {
 
 const sleep = (ms: number) => new Promise((wake) => setTimeout(wake, ms));
 
+/** How long `sk-slow` waits before answering. */
+export const SLOW_KEY_DELAY_MS = 1200;
+
+/**
+ * Balance endpoints: OpenAI's dashboard (balance = 120 - 2050/100 = 99.5 USD),
+ * the credit_grants variant of CloseAI, API2GPT and AIGC2D, OpenAI-SB and AI Proxy.
+ */
+export const BILLING_ANSWERS: Record<string, unknown> = {
+  '/v1/dashboard/billing/subscription': { object: 'billing_subscription', hard_limit_usd: 120, has_payment_method: true },
+  '/v1/dashboard/billing/usage': { object: 'list', total_usage: 2050 },
+  '/dashboard/billing/credit_grants': { object: 'credit_summary', total_granted: 20, total_used: 7.5, total_available: 12.5, total_remaining: 11.25 },
+  '/sb-api/user/status': { msg: 'ok', data: { credit: '35000' } },
+  '/api/report/getUserOverview': { success: true, message: '', data: { totalPoints: 42.5 } },
+};
+
 export async function startOpenAIEmulator(): Promise<OpenAIEmulator> {
   const state = { requests: [] as RecordedRequest[], abortedRequests: 0 };
   let created = 1_700_000_000;
@@ -81,7 +100,7 @@ export async function startOpenAIEmulator(): Promise<OpenAIEmulator> {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const rawBody = Buffer.concat(chunks);
-    const path = (request.url ?? '/').split('?')[0];
+    const [path, query = ''] = (request.url ?? '/').split('?');
     const contentType = request.headers['content-type'] ?? '';
     let body: unknown = rawBody.toString('utf8');
     if (contentType.includes('application/json') && rawBody.length > 0) {
@@ -91,11 +110,12 @@ export async function startOpenAIEmulator(): Promise<OpenAIEmulator> {
         return sendError(response, 400, 'We could not parse the JSON body of your request.', 'invalid_request_error', null);
       }
     }
-    state.requests.push({ method: request.method ?? 'GET', path, headers: request.headers, body, rawBody });
+    state.requests.push({ method: request.method ?? 'GET', path, headers: request.headers, body, rawBody, query });
 
     const key = (request.headers.authorization ?? '').replace(/^Bearer /, '');
     const failure = keyFailures[key];
     if (failure) return failure(response);
+    if (key === 'sk-slow') await sleep(SLOW_KEY_DELAY_MS);
 
     const json = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
     const model = typeof json.model === 'string' ? json.model : 'gpt-3.5-turbo';
@@ -111,12 +131,7 @@ export async function startOpenAIEmulator(): Promise<OpenAIEmulator> {
         })),
       });
     }
-    if (request.method === 'GET' && path === '/dashboard/billing/subscription') {
-      return sendJson(response, 200, { object: 'billing_subscription', hard_limit_usd: 120, has_payment_method: true });
-    }
-    if (request.method === 'GET' && path === '/dashboard/billing/usage') {
-      return sendJson(response, 200, { object: 'list', total_usage: 2050 });
-    }
+    if (request.method === 'GET' && Object.hasOwn(BILLING_ANSWERS, path)) return sendJson(response, 200, BILLING_ANSWERS[path]);
     if (request.method !== 'POST') return sendError(response, 404, `Invalid URL (${request.method} ${path})`, 'invalid_request_error', null);
 
     if (path === '/v1/chat/completions' || path === '/v1/completions') {

@@ -5,6 +5,7 @@ import { findChannelType } from '../../../common/channelTypes';
 import { fail, ok } from '../../../common/envelope';
 import { ChannelStatus, Role } from '../../../common/roles';
 import { requireRole } from '../../plugins/auth';
+import { startTestingAllChannels, startUpdatingAllBalances, testChannel, updateChannelBalance } from '../../relay/channelHealth';
 import {
   createChannels, deleteChannel, findChannel, listChannels, searchChannels, splitList, toChannelRecord, updateChannel, type ChannelFields,
 } from '../../repositories/channels';
@@ -61,6 +62,29 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
     const names = [...new Set(Object.keys(options.json('ModelRatio')))].sort();
     return { object: 'list', data: names.map((id) => ({ id, object: 'model', created: 1677649963, owned_by: 'switchboard' })) };
   });
+
+  // `time` and `balance` sit beside success/message, where one-api's console reads them
+  app.get('/api/channel/test/:id', { preHandler: admin }, async (request) => {
+    const id = positiveId((request.params as { id: string }).id);
+    const channel = id ? await findChannel(db, id) : undefined;
+    if (!channel) return { ...fail('channel not found'), time: 0 };
+    const result = await testChannel(app, channel);
+    return { success: result.success, message: result.message, time: result.seconds };
+  });
+
+  app.get('/api/channel/test', { preHandler: admin }, async () =>
+    startTestingAllChannels(app, { notifyWhenDone: true }) ? ok() : fail('test already running'));
+
+  app.get('/api/channel/update_balance/:id', { preHandler: admin }, async (request) => {
+    const id = positiveId((request.params as { id: string }).id);
+    const channel = id ? await findChannel(db, id) : undefined;
+    if (!channel) return fail('channel not found');
+    const result = await updateChannelBalance(app, channel);
+    return 'error' in result ? fail(result.error) : { ...ok(), balance: result.balance };
+  });
+
+  app.get('/api/channel/update_balance', { preHandler: admin }, async () =>
+    startUpdatingAllBalances(app) ? ok() : fail('balance update already running'));
 
   app.get('/api/channel/:id', { preHandler: admin }, async (request) => {
     const id = positiveId((request.params as { id: string }).id);

@@ -1,0 +1,369 @@
+// Channel checks: the one-request test, the balance queries, the test-all and
+// balance-all jobs, and the health pass that brings back channels the system
+// disabled. Every upstream call has a deadline. Nothing here disables or
+// re-enables a channel except through autoDisable.ts, so the
+// AutomaticDisableChannelEnabled toggle and the auto_disabled flag are
+// honoured everywhere, and a channel an admin disabled is never re-enabled.
+//
+// The "already running" guards live in this process. On a multi-node
+// deployment two nodes may each run a test-all at once; that only costs
+// duplicate upstream calls, because disabling flips a channel (and mails root)
+// once whoever gets there first.
+//
+// Balance endpoints (reference §10.3): OpenAI's billing dashboard
+// (https://platform.openai.com/account/billing) and the resellers' own
+// variants of it. The channel's base URL wins over the documented host, so a
+// self-hosted mirror (or a test emulator) is queried where it lives.
+import type { FastifyInstance } from 'fastify';
+import { request as undiciRequest } from 'undici';
+import { findChannelType } from '../../common/channelTypes';
+import { ChannelStatus } from '../../common/roles';
+import type { AppContext } from '../plugins/context';
+import { listChannelsToCheck, recordChannelBalance, recordChannelTest, splitList, type ChannelRow } from '../repositories/channels';
+import { disableChannelAutomatically, notifyRoot, parseUpstreamFailure, provesDeadKey, reenableChannelAutomatically, type UpstreamFailure } from './autoDisable';
+
+/** Deadline for any one upstream call made by a check (test or balance). */
+export const CHECK_TIMEOUT_MS = 30_000;
+
+/** The model a test asks for when a channel lists none. */
+const FALLBACK_TEST_MODEL = 'gpt-3.5-turbo';
+
+export interface ChannelTestResult {
+  success: boolean;
+  message: string;
+  /** Wall-clock seconds of the upstream call; 0 when nothing was sent. */
+  seconds: number;
+  /** False when no request went out (type not testable, no base URL). */
+  sent: boolean;
+  /** What the upstream said when it refused, for the dead-key decision. */
+  failure?: UpstreamFailure;
+}
+
+interface UpstreamAnswer {
+  status: number;
+  text: string;
+}
+
+/** One HTTP call with the check deadline; also stops when `signal` aborts (shutdown). */
+async function callUpstream(url: string, init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string }, signal?: AbortSignal): Promise<UpstreamAnswer> {
+  const deadline = AbortSignal.timeout(CHECK_TIMEOUT_MS);
+  try {
+    const response = await undiciRequest(url, { ...init, signal: signal ? AbortSignal.any([deadline, signal]) : deadline });
+    return { status: response.statusCode, text: await response.body.text() };
+  } catch (error) {
+    if (deadline.aborted) throw new Error(`upstream did not answer within ${CHECK_TIMEOUT_MS / 1000} s`);
+    throw new Error(`could not reach upstream: ${(error as Error).message}`);
+  }
+}
+
+/** "message (type t, code c)", from OpenAI's error object. */
+function describeFailure(failure: UpstreamFailure): string {
+  const detail = [failure.type ? `type ${failure.type}` : '', failure.code != null ? `code ${failure.code}` : ''].filter(Boolean).join(', ');
+  return detail ? `${failure.message} (${detail})` : failure.message;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+const isSuccessStatus = (status: number) => status >= 200 && status < 300;
+
+function baseUrlOf(channel: ChannelRow, fallback?: string): string {
+  return (channel.base_url || fallback || findChannelType(Number(channel.type))?.defaultBaseUrl || '').replace(/\/+$/, '');
+}
+
+/** The channel's first model, as the channel's model mapping sends it upstream. */
+export function testModelOf(channel: Pick<ChannelRow, 'models' | 'model_mapping'>): string {
+  const model = splitList(channel.models)[0] ?? FALLBACK_TEST_MODEL;
+  const mapping = parseJson(channel.model_mapping || '{}') as Record<string, unknown> | undefined;
+  const mapped = mapping && typeof mapping === 'object' ? mapping[model] : undefined;
+  return typeof mapped === 'string' && mapped ? mapped : model;
+}
+
+function judgeTestAnswer({ status, text }: UpstreamAnswer): Omit<ChannelTestResult, 'seconds' | 'sent'> {
+  const body = parseJson(text) as { error?: unknown } | undefined;
+  const reportsError = typeof body?.error === 'object' && body.error !== null;
+  if (isSuccessStatus(status) && !reportsError) {
+    return body === undefined ? { success: false, message: 'upstream answered with a body that is not JSON' } : { success: true, message: '' };
+  }
+  const failure = parseUpstreamFailure(status, text);
+  return { success: false, message: describeFailure(failure), failure };
+}
+
+/**
+ * Sends the minimal chat completion to the channel and saves how long it took
+ * (even when the upstream refused: the time is real). Never disables anything.
+ */
+export async function testChannel(app: FastifyInstance, channel: ChannelRow, signal?: AbortSignal): Promise<ChannelTestResult> {
+  if (findChannelType(Number(channel.type))?.protocol !== 'openai') {
+    return { success: false, message: 'this channel type cannot be tested yet', seconds: 0, sent: false };
+  }
+  const base = baseUrlOf(channel);
+  if (!base) return { success: false, message: 'this channel has no base URL', seconds: 0, sent: false };
+  const body = JSON.stringify({ model: testModelOf(channel), messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 });
+  const started = performance.now();
+  let outcome: Omit<ChannelTestResult, 'seconds' | 'sent'>;
+  try {
+    const answer = await callUpstream(`${base}/v1/chat/completions`, {
+      method: 'POST', headers: { authorization: `Bearer ${channel.key}`, 'content-type': 'application/json' }, body,
+    }, signal);
+    outcome = judgeTestAnswer(answer);
+  } catch (error) {
+    outcome = { success: false, message: (error as Error).message };
+  }
+  const milliseconds = performance.now() - started;
+  if (!signal?.aborted) await recordChannelTest(app.ctx.db, Number(channel.id), Math.round(milliseconds));
+  return { ...outcome, seconds: milliseconds / 1000, sent: true };
+}
+
+// ---- balances ----
+
+async function getJson(url: string, headers: Record<string, string>, signal?: AbortSignal): Promise<Record<string, unknown>> {
+  const answer = await callUpstream(url, { method: 'GET', headers }, signal);
+  if (!isSuccessStatus(answer.status)) throw new Error(describeFailure(parseUpstreamFailure(answer.status, answer.text)));
+  const body = parseJson(answer.text);
+  if (!body || typeof body !== 'object') throw new Error('upstream answered with a body that is not JSON');
+  return body as Record<string, unknown>;
+}
+
+/** A number, or a numeric string (OpenAI-SB sends its credit as text). */
+function numberFrom(value: unknown, field: string): number {
+  const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  if (typeof number !== 'number' || !Number.isFinite(number)) throw new Error(`upstream answer has no ${field}`);
+  return number;
+}
+
+const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+
+/** YYYY-MM-DD in the server's local time, as OpenAI's dashboard expects. */
+function localDate(date: Date): string {
+  const pad = (value: number) => String(value).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
+}
+
+type BalanceFetch = (base: string, key: string, signal?: AbortSignal) => Promise<number>;
+
+/** hard_limit_usd minus this period's usage (which OpenAI reports in cents). */
+const openAiSubscriptionBalance: BalanceFetch = async (base, key, signal) => {
+  const subscription = await getJson(`${base}/v1/dashboard/billing/subscription`, bearer(key), signal);
+  const hardLimit = numberFrom(subscription.hard_limit_usd, 'hard_limit_usd');
+  const today = new Date();
+  // without a payment method the grant is not monthly: look back 100 days
+  const start = subscription.has_payment_method === true
+    ? new Date(today.getFullYear(), today.getMonth(), 1)
+    : new Date(today.getFullYear(), today.getMonth(), today.getDate() - 100);
+  const query = new URLSearchParams({ start_date: localDate(start), end_date: localDate(today) });
+  const usage = await getJson(`${base}/v1/dashboard/billing/usage?${query}`, bearer(key), signal);
+  return hardLimit - numberFrom(usage.total_usage, 'total_usage') / 100;
+};
+
+const creditGrants = (field: 'total_available' | 'total_remaining'): BalanceFetch => async (base, key, signal) =>
+  numberFrom((await getJson(`${base}/dashboard/billing/credit_grants`, bearer(key), signal))[field], field);
+
+const openAiSbBalance: BalanceFetch = async (base, key, signal) => {
+  const body = await getJson(`${base}/sb-api/user/status?${new URLSearchParams({ api_key: key })}`, bearer(key), signal);
+  const data = body.data as { credit?: unknown } | null | undefined;
+  if (!data || typeof data !== 'object') throw new Error(typeof body.msg === 'string' && body.msg ? body.msg : 'upstream answer has no data');
+  return numberFrom(data.credit, 'credit');
+};
+
+const aiProxyBalance: BalanceFetch = async (base, key, signal) => {
+  const body = await getJson(`${base}/api/report/getUserOverview`, { 'api-key': key }, signal);
+  if (body.success !== true) throw new Error(`code: ${String(body.error_code ?? '')}, message: ${String(body.message ?? '')}`);
+  return numberFrom((body.data as { totalPoints?: unknown } | undefined)?.totalPoints, 'totalPoints');
+};
+
+/** Channel type → how its balance is read; `host` when it differs from the type's base URL. */
+const BALANCE_SOURCES: Partial<Record<number, { fetch: BalanceFetch; host?: string }>> = {
+  1: { fetch: openAiSubscriptionBalance },
+  8: { fetch: openAiSubscriptionBalance },
+  4: { fetch: creditGrants('total_available') },
+  12: { fetch: creditGrants('total_remaining') },
+  13: { fetch: creditGrants('total_available') },
+  5: { fetch: openAiSbBalance },
+  10: { fetch: aiProxyBalance, host: 'https://aiproxy.io' },
+};
+
+export const BALANCE_CHANNEL_TYPES: readonly number[] = Object.keys(BALANCE_SOURCES).map(Number);
+
+/** Asks the upstream for the channel's balance and saves it. Never disables anything. */
+export async function updateChannelBalance(app: FastifyInstance, channel: ChannelRow, signal?: AbortSignal): Promise<{ balance: number } | { error: string }> {
+  const source = BALANCE_SOURCES[Number(channel.type)];
+  if (!source) return { error: 'balance query is not supported for this channel type' };
+  const base = baseUrlOf(channel, source.host);
+  if (!base) return { error: 'this channel has no base URL' };
+  let balance: number;
+  try {
+    balance = await source.fetch(base, channel.key, signal);
+  } catch (error) {
+    return { error: (error as Error).message };
+  }
+  if (!signal?.aborted) await recordChannelBalance(app.ctx.db, Number(channel.id), balance);
+  return { balance };
+}
+
+// ---- jobs ----
+
+type JobName = 'test-all' | 'balance-all' | 'health';
+
+interface JobState {
+  running: Set<JobName>;
+  inFlight: Set<Promise<unknown>>;
+  /** Aborted when the app closes, so no job outlives the database. */
+  stop: AbortController;
+  timer?: NodeJS.Timeout;
+}
+
+// keyed by the context object, which the root app and its encapsulated route plugins share
+const jobStates = new WeakMap<AppContext, JobState>();
+
+function jobStateOf(app: FastifyInstance): JobState {
+  let state = jobStates.get(app.ctx);
+  if (!state) {
+    state = { running: new Set(), inFlight: new Set(), stop: new AbortController() };
+    jobStates.set(app.ctx, state);
+  }
+  return state;
+}
+
+/** Runs `work` unless a job of that name is already running here; undefined if it is. */
+function runJob<T>(app: FastifyInstance, name: JobName, work: (signal: AbortSignal) => Promise<T>): Promise<T> | undefined {
+  const state = jobStateOf(app);
+  if (state.running.has(name) || state.stop.signal.aborted) return undefined;
+  state.running.add(name);
+  const job = (async () => {
+    try {
+      return await work(state.stop.signal);
+    } finally {
+      state.running.delete(name); // whatever happened, the next run may start
+    }
+  })();
+  state.inFlight.add(job);
+  job.then(() => state.inFlight.delete(job), () => state.inFlight.delete(job));
+  return job;
+}
+
+/** Starts a job in the background; false when one of that name is running. */
+function startJob(app: FastifyInstance, name: JobName, work: (signal: AbortSignal) => Promise<unknown>): boolean {
+  const job = runJob(app, name, work);
+  job?.catch((error: unknown) => app.log.error({ err: error, job: name }, 'channel job failed'));
+  return job !== undefined;
+}
+
+/** Resolves once every channel job running now has finished (shutdown; tests). */
+export async function channelJobsSettled(app: FastifyInstance): Promise<void> {
+  await Promise.allSettled([...jobStateOf(app).inFlight]);
+}
+
+const thresholdMsOf = (app: FastifyInstance) => Math.max(0, app.ctx.options.number('ChannelDisableThreshold')) * 1000;
+
+function disableReason(result: ChannelTestResult, thresholdMs: number): string | undefined {
+  if (!result.sent) return undefined;
+  if (result.failure && provesDeadKey(result.failure)) return result.message;
+  if (thresholdMs > 0 && result.seconds * 1000 > thresholdMs) {
+    return `response time ${result.seconds.toFixed(2)} s exceeds the threshold ${(thresholdMs / 1000).toFixed(2)} s`;
+  }
+  return undefined;
+}
+
+async function testEnabledChannels(app: FastifyInstance, signal: AbortSignal, notifyWhenDone: boolean): Promise<void> {
+  const channels = await listChannelsToCheck(app.ctx.db, { status: ChannelStatus.enabled });
+  const thresholdMs = thresholdMsOf(app);
+  const disabled: number[] = [];
+  for (const channel of channels) {
+    if (signal.aborted) return;
+    const result = await testChannel(app, channel, signal);
+    if (signal.aborted) return;
+    const reason = disableReason(result, thresholdMs);
+    if (reason && (await disableChannelAutomatically(app, Number(channel.id), reason))) disabled.push(Number(channel.id));
+  }
+  if (!notifyWhenDone) return;
+  // each disabled channel already had its own e-mail with name and reason
+  const summary = disabled.length ? `Disabled: ${disabled.map((id) => `#${id}`).join(', ')}.` : 'No channel was disabled.';
+  await notifyRoot(app, 'channel test finished', `<p>${channels.length} enabled channel(s) tested. ${summary}</p>`).catch((error: unknown) =>
+    app.log.warn({ err: error }, 'could not e-mail root that the channel test finished'),
+  );
+}
+
+/**
+ * Tests every enabled channel in the background. A dead key or a test slower
+ * than ChannelDisableThreshold seconds (0 = no limit) disables the channel,
+ * when AutomaticDisableChannelEnabled allows it. False when a test-all is
+ * already running in this process.
+ */
+export function startTestingAllChannels(app: FastifyInstance, options: { notifyWhenDone: boolean }): boolean {
+  return startJob(app, 'test-all', (signal) => testEnabledChannels(app, signal, options.notifyWhenDone));
+}
+
+/**
+ * Refreshes the balance of every enabled channel whose type has a balance
+ * endpoint, in the background. An empty balance disables the channel when
+ * AutomaticDisableChannelEnabled allows it. False when already running.
+ */
+export function startUpdatingAllBalances(app: FastifyInstance): boolean {
+  return startJob(app, 'balance-all', async (signal) => {
+    const channels = await listChannelsToCheck(app.ctx.db, { status: ChannelStatus.enabled, types: BALANCE_CHANNEL_TYPES });
+    for (const channel of channels) {
+      if (signal.aborted) return;
+      const result = await updateChannelBalance(app, channel, signal);
+      if (signal.aborted) return;
+      if ('error' in result) app.log.info({ channelId: Number(channel.id), error: result.error }, 'balance query failed');
+      else if (result.balance <= 0) await disableChannelAutomatically(app, Number(channel.id), 'insufficient balance');
+    }
+  });
+}
+
+export interface HealthPassResult {
+  /** Ids of the system-disabled channels that were tested. */
+  tested: number[];
+  /** Ids of those that passed within the threshold and are enabled again. */
+  reenabled: number[];
+}
+
+/**
+ * Re-tests the channels the system disabled (never those an admin disabled)
+ * and re-enables each that passes within ChannelDisableThreshold. Resolves to
+ * undefined when a pass is already running.
+ */
+export async function runHealthPass(app: FastifyInstance): Promise<HealthPassResult | undefined> {
+  return runJob(app, 'health', async (signal) => {
+    const channels = await listChannelsToCheck(app.ctx.db, { status: ChannelStatus.disabled, autoDisabled: true });
+    const thresholdMs = thresholdMsOf(app);
+    const result: HealthPassResult = { tested: [], reenabled: [] };
+    for (const channel of channels) {
+      if (signal.aborted) break;
+      const test = await testChannel(app, channel, signal);
+      if (!test.sent || signal.aborted) continue;
+      result.tested.push(Number(channel.id));
+      const healthy = test.success && (thresholdMs === 0 || test.seconds * 1000 <= thresholdMs);
+      if (healthy && (await reenableChannelAutomatically(app, Number(channel.id)))) result.reenabled.push(Number(channel.id));
+    }
+    return result;
+  });
+}
+
+/**
+ * Runs the health pass every `intervalSeconds` (0 = never) once the app is
+ * ready, and on close stops the timer and every running job before the
+ * database goes away (preClose runs before the onClose hook that closes it).
+ */
+export function scheduleChannelHealthChecks(app: FastifyInstance, intervalSeconds: number): void {
+  const state = jobStateOf(app);
+  if (intervalSeconds > 0) {
+    app.addHook('onReady', async () => {
+      state.timer = setInterval(() => {
+        runHealthPass(app).catch((error: unknown) => app.log.error({ err: error }, 'channel health pass failed'));
+      }, intervalSeconds * 1000);
+      state.timer.unref(); // never keeps the process alive on its own
+    });
+  }
+  app.addHook('preClose', async () => {
+    clearInterval(state.timer);
+    state.stop.abort();
+    await channelJobsSettled(app);
+  });
+}

@@ -1,0 +1,314 @@
+// Channel tests, balances and the health checker, over real HTTP against the
+// OpenAI emulator, on SQLite, PostgreSQL and MySQL.
+import type { FastifyInstance } from 'fastify';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { channelJobsSettled, runHealthPass } from '../../server/relay/channelHealth';
+import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../support/app';
+import { databaseTargets, type TestDatabase } from '../support/databases';
+import { SLOW_KEY_DELAY_MS, startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
+import { startSmtp, type LocalSmtp } from '../support/smtp';
+
+const ROOT_EMAIL = 'root@example.com';
+const targets = await databaseTargets('channel_health');
+
+const localDate = (date: Date) =>
+  `${date.getFullYear()}-${String(date.getMonth() + 1).padStart(2, '0')}-${String(date.getDate()).padStart(2, '0')}`;
+
+for (const target of targets) {
+  describe.runIf(target.available)(`channel tests, balances and health on ${target.name}`, () => {
+    let database: TestDatabase;
+    let app: FastifyInstance;
+    let root: string;
+    let emulator: OpenAIEmulator;
+    let smtp: LocalSmtp;
+    /** An upstream whose balance endpoint always says 0. */
+    let emptyAccount: Server;
+    let emptyAccountUrl: string;
+
+    beforeAll(async () => {
+      emulator = await startOpenAIEmulator();
+      smtp = await startSmtp();
+      emptyAccount = createServer((_request, response) => {
+        response.setHeader('content-type', 'application/json');
+        response.end(JSON.stringify({ object: 'credit_summary', total_granted: 5, total_used: 5, total_available: 0 }));
+      });
+      await new Promise<void>((resolveListen) => emptyAccount.listen(0, '127.0.0.1', () => resolveListen()));
+      emptyAccountUrl = `http://127.0.0.1:${(emptyAccount.address() as AddressInfo).port}`;
+      database = await target.create();
+      app = await buildTestApp({}, database.config);
+      root = await login(app, 'root', ROOT_PASSWORD);
+      await app.ctx.db.updateTable('users').set({ email: ROOT_EMAIL }).where('username', '=', 'root').execute();
+      await app.ctx.options.set('SMTPServer', '127.0.0.1');
+      await app.ctx.options.set('SMTPPort', String(smtp.port));
+      await app.ctx.options.set('SMTPFrom', 'gateway@switchboard.test');
+    });
+    afterAll(async () => {
+      await app?.close();
+      await database?.drop();
+      await emulator?.close();
+      await smtp?.close();
+      await new Promise((resolveClose) => emptyAccount?.close(resolveClose));
+    });
+    beforeEach(async () => {
+      await app.ctx.db.deleteFrom('abilities').execute();
+      await app.ctx.db.deleteFrom('channels').execute();
+      await app.ctx.options.set('AutomaticDisableChannelEnabled', 'false');
+      await app.ctx.options.set('ChannelDisableThreshold', '5');
+    });
+
+    const get = (url: string) => asBrowser(app, root, { method: 'GET', url }).then((response) => response.json());
+    const addChannel = async (fields: { key: string; type?: number; models?: string; model_mapping?: string; base_url?: string; name?: string }) => {
+      const created = await asBrowser(app, root, {
+        method: 'POST',
+        url: '/api/channel/',
+        payload: { name: fields.name ?? fields.key, type: fields.type ?? 1, key: fields.key, models: fields.models ?? 'gpt-3.5-turbo', base_url: fields.base_url ?? emulator.baseUrl, model_mapping: fields.model_mapping ?? '' },
+      });
+      expect(created.json().success).toBe(true);
+      return created.json().data.ids[0] as number;
+    };
+    const channelRow = (id: number) => app.ctx.db.selectFrom('channels').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    const stateOf = async (id: number) => {
+      const row = await channelRow(id);
+      return { status: Number(row.status), autoDisabled: Number(row.auto_disabled) };
+    };
+
+    it('tests one channel with its first model as mapped; time is top-level; response_time and test_time are saved', async () => {
+      const id = await addChannel({ key: 'sk-good', models: 'gpt-4,gpt-3.5-turbo', model_mapping: '{"gpt-4":"gpt-4-0613"}' });
+      const before = Math.floor(Date.now() / 1000);
+      const body = await get(`/api/channel/test/${id}`);
+      expect(Object.keys(body).sort()).toEqual(['message', 'success', 'time']);
+      expect(body).toMatchObject({ success: true, message: '' });
+      expect(body.time).toBeGreaterThan(0);
+      expect(body.time).toBeLessThan(5);
+      const sent = emulator.requests.at(-1)!;
+      expect(sent.method).toBe('POST');
+      expect(sent.path).toBe('/v1/chat/completions');
+      expect(sent.headers.authorization).toBe('Bearer sk-good');
+      expect(sent.body).toEqual({ model: 'gpt-4-0613', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 });
+      const row = await channelRow(id);
+      expect(Number(row.response_time)).toBe(Math.round(body.time * 1000));
+      expect(Number(row.test_time)).toBeGreaterThanOrEqual(before);
+      expect(Number(row.test_time)).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));
+    });
+
+    it('a failing single test reports the upstream error and never disables, even with auto-disable on', async () => {
+      await app.ctx.options.set('AutomaticDisableChannelEnabled', 'true');
+      const id = await addChannel({ key: 'sk-dead' });
+      const body = await get(`/api/channel/test/${id}`);
+      expect(body.success).toBe(false);
+      expect(body.message).toBe('Incorrect API key provided. (type invalid_request_error, code invalid_api_key)');
+      expect(typeof body.time).toBe('number');
+      expect(await stateOf(id)).toEqual({ status: 1, autoDisabled: 0 });
+      expect(Number((await channelRow(id)).test_time)).toBeGreaterThan(0);
+    });
+
+    it('reports a 500 and an unreachable upstream as failures', async () => {
+      const down = await addChannel({ key: 'sk-down' });
+      expect((await get(`/api/channel/test/${down}`)).message).toBe('The server had an error. (type server_error)');
+      const unreachable = await addChannel({ key: 'sk-good', base_url: 'http://127.0.0.1:9' });
+      const body = await get(`/api/channel/test/${unreachable}`);
+      expect(body.success).toBe(false);
+      expect(body.message).toMatch(/^could not reach upstream: /);
+    });
+
+    it('refuses untestable types and unknown channels with a clear message', async () => {
+      const claude = await addChannel({ key: 'sk-ant', type: 14, models: 'claude-2' });
+      const requestsBefore = emulator.requests.length;
+      expect(await get(`/api/channel/test/${claude}`)).toEqual({ success: false, message: 'this channel type cannot be tested yet', time: 0 });
+      expect(emulator.requests.length).toBe(requestsBefore);
+      expect(Number((await channelRow(claude)).test_time)).toBe(0);
+      expect(await get('/api/channel/test/999999')).toEqual({ success: false, message: 'channel not found', time: 0 });
+    });
+
+    it('test-all disables a dead-key channel only when AutomaticDisableChannelEnabled is on, and e-mails root', async () => {
+      const dead = await addChannel({ key: 'sk-dead', name: 'dead-one' });
+      const good = await addChannel({ key: 'sk-good', name: 'good-one' });
+      let since = smtp.mails.length;
+      expect(await get('/api/channel/test')).toEqual({ success: true, message: '' });
+      await channelJobsSettled(app);
+      expect(await stateOf(dead)).toEqual({ status: 1, autoDisabled: 0 });
+      expect(Number((await channelRow(dead)).test_time)).toBeGreaterThan(0);
+      expect(Number((await channelRow(good)).test_time)).toBeGreaterThan(0);
+      const finished = await smtp.waitForMail(ROOT_EMAIL, since);
+      expect(finished.raw).toContain('channel test finished');
+      expect(finished.raw).toContain('2 enabled channel(s) tested. No channel was disabled.');
+
+      await app.ctx.options.set('AutomaticDisableChannelEnabled', 'true');
+      since = smtp.mails.length;
+      expect(await get('/api/channel/test')).toEqual({ success: true, message: '' });
+      await channelJobsSettled(app);
+      expect(await stateOf(dead)).toEqual({ status: 2, autoDisabled: 1 });
+      expect(await stateOf(good)).toEqual({ status: 1, autoDisabled: 0 });
+      const abilities = await app.ctx.db.selectFrom('abilities').select('enabled').where('channel_id', '=', dead).execute();
+      expect(abilities.map((row) => Number(row.enabled))).toEqual([0]);
+      expect((await get(`/api/channel/${dead}`)).data.auto_disabled).toBe(true);
+      const deadline = Date.now() + 10_000;
+      while (smtp.mails.length < since + 2 && Date.now() < deadline) await new Promise((wake) => setTimeout(wake, 25));
+      const mails = smtp.mails.slice(since).map((mail) => mail.raw);
+      expect(mails).toHaveLength(2);
+      const disabledMail = mails.find((raw) => raw.includes('was disabled automatically'));
+      expect(disabledMail).toContain(`(#${dead}) was disabled automatically`);
+      expect(disabledMail).toContain('Reason: Incorrect API key provided. (type invalid_request_error, code invalid_api_key)');
+      expect(mails.find((raw) => raw.includes('channel test finished'))).toContain(`2 enabled channel(s) tested. Disabled: #${dead}.`);
+    });
+
+    it('test-all disables a channel slower than ChannelDisableThreshold, only with auto-disable on', async () => {
+      await app.ctx.options.set('ChannelDisableThreshold', '0.5');
+      const slow = await addChannel({ key: 'sk-slow' });
+      const fast = await addChannel({ key: 'sk-good' });
+      expect((await get('/api/channel/test')).success).toBe(true);
+      await channelJobsSettled(app);
+      expect(await stateOf(slow)).toEqual({ status: 1, autoDisabled: 0 });
+      expect(Number((await channelRow(slow)).response_time)).toBeGreaterThanOrEqual(SLOW_KEY_DELAY_MS);
+
+      await app.ctx.options.set('AutomaticDisableChannelEnabled', 'true');
+      const since = smtp.mails.length;
+      expect((await get('/api/channel/test')).success).toBe(true);
+      await channelJobsSettled(app);
+      expect(await stateOf(slow)).toEqual({ status: 2, autoDisabled: 1 });
+      expect(await stateOf(fast)).toEqual({ status: 1, autoDisabled: 0 });
+      const mail = await smtp.waitForMail(ROOT_EMAIL, since);
+      const disabledMail = mail.raw.includes('was disabled automatically') ? mail : await smtp.waitForMail(ROOT_EMAIL, since + 1);
+      expect(disabledMail.raw).toMatch(/Reason: response time 1\.\d\d s exceeds the threshold 0\.50 s/);
+    });
+
+    it('a second test-all or balance-all while one runs is refused, and the guard clears when it ends', async () => {
+      await addChannel({ key: 'sk-slow' });
+      expect(await get('/api/channel/test')).toEqual({ success: true, message: '' });
+      expect(await get('/api/channel/test')).toEqual({ success: false, message: 'test already running' });
+      expect(await get('/api/channel/update_balance')).toEqual({ success: true, message: '' });
+      expect(await get('/api/channel/update_balance')).toEqual({ success: false, message: 'balance update already running' });
+      await channelJobsSettled(app);
+      expect(await get('/api/channel/test')).toEqual({ success: true, message: '' });
+      expect(await get('/api/channel/update_balance')).toEqual({ success: true, message: '' });
+      await channelJobsSettled(app);
+    });
+
+    it('reads an OpenAI (1) and a Custom (8) balance through /v1/dashboard/billing, balance top-level and saved', async () => {
+      for (const type of [1, 8]) {
+        const id = await addChannel({ key: 'sk-good', type });
+        const since = emulator.requests.length;
+        const body = await get(`/api/channel/update_balance/${id}`);
+        expect(body).toEqual({ success: true, message: '', balance: 99.5 });
+        const [subscription, usage] = emulator.requests.slice(since);
+        expect(subscription).toMatchObject({ method: 'GET', path: '/v1/dashboard/billing/subscription' });
+        expect(subscription.headers.authorization).toBe('Bearer sk-good');
+        expect(usage.path).toBe('/v1/dashboard/billing/usage');
+        const today = new Date();
+        expect(Object.fromEntries(new URLSearchParams(usage.query))).toEqual({
+          start_date: localDate(new Date(today.getFullYear(), today.getMonth(), 1)),
+          end_date: localDate(today),
+        });
+        const row = await channelRow(id);
+        expect(Number(row.balance)).toBe(99.5);
+        expect(Math.abs(Number(row.balance_updated_time) - Date.now() / 1000)).toBeLessThan(10);
+      }
+    });
+
+    it('reads credit_grants (4, 12, 13), OpenAI-SB (5) and AI Proxy (10) balances from their own fields', async () => {
+      const expected: Array<[number, number, string]> = [
+        [4, 12.5, '/dashboard/billing/credit_grants'],
+        [12, 11.25, '/dashboard/billing/credit_grants'],
+        [13, 12.5, '/dashboard/billing/credit_grants'],
+        [5, 35000, '/sb-api/user/status'],
+        [10, 42.5, '/api/report/getUserOverview'],
+      ];
+      for (const [type, balance, path] of expected) {
+        const id = await addChannel({ key: 'sk-good', type });
+        expect(await get(`/api/channel/update_balance/${id}`)).toEqual({ success: true, message: '', balance });
+        expect(emulator.requests.at(-1)!.path).toBe(path);
+        expect(Number((await channelRow(id)).balance)).toBe(balance);
+      }
+      expect(emulator.requests.at(-1)!.headers['api-key']).toBe('sk-good');
+      const sb = emulator.requests.findLast((request) => request.path === '/sb-api/user/status')!;
+      expect(new URLSearchParams(sb.query).get('api_key')).toBe('sk-good');
+    });
+
+    it('says which balances it cannot read: unsupported types, upstream errors, unknown channels', async () => {
+      const api2d = await addChannel({ key: 'sk-good', type: 2 });
+      expect(await get(`/api/channel/update_balance/${api2d}`)).toEqual({ success: false, message: 'balance query is not supported for this channel type' });
+      const dead = await addChannel({ key: 'sk-dead', type: 1 });
+      expect(await get(`/api/channel/update_balance/${dead}`)).toEqual({
+        success: false, message: 'Incorrect API key provided. (type invalid_request_error, code invalid_api_key)',
+      });
+      expect(Number((await channelRow(dead)).balance_updated_time)).toBe(0);
+      expect(await get('/api/channel/update_balance/999999')).toEqual({ success: false, message: 'channel not found' });
+    });
+
+    it('balance-all refreshes enabled channels of supported types and disables an empty one only with auto-disable on', async () => {
+      const openai = await addChannel({ key: 'sk-good', type: 1 });
+      const manuallyOff = await addChannel({ key: 'sk-good', type: 1 });
+      expect((await asBrowser(app, root, { method: 'PUT', url: '/api/channel/', payload: { id: manuallyOff, status: 2 } })).json().success).toBe(true);
+      const empty = await addChannel({ key: 'sk-empty', type: 4, base_url: emptyAccountUrl });
+      expect(await get('/api/channel/update_balance')).toEqual({ success: true, message: '' });
+      await channelJobsSettled(app);
+      expect(Number((await channelRow(openai)).balance)).toBe(99.5);
+      expect(Number((await channelRow(manuallyOff)).balance_updated_time)).toBe(0);
+      expect(Number((await channelRow(empty)).balance_updated_time)).toBeGreaterThan(0);
+      expect(await stateOf(empty)).toEqual({ status: 1, autoDisabled: 0 });
+
+      await app.ctx.options.set('AutomaticDisableChannelEnabled', 'true');
+      expect(await get('/api/channel/update_balance')).toEqual({ success: true, message: '' });
+      await channelJobsSettled(app);
+      expect(await stateOf(empty)).toEqual({ status: 2, autoDisabled: 1 });
+      expect(await stateOf(openai)).toEqual({ status: 1, autoDisabled: 0 });
+      expect(await stateOf(manuallyOff)).toEqual({ status: 2, autoDisabled: 0 });
+    });
+
+    it('a health pass re-enables a system-disabled channel that passes, and leaves manual, dead and slow ones alone', async () => {
+      await app.ctx.options.set('AutomaticDisableChannelEnabled', 'true');
+      await app.ctx.options.set('ChannelDisableThreshold', '0.5');
+      const recovered = await addChannel({ key: 'sk-dead', name: 'recovered' });
+      const stillDead = await addChannel({ key: 'sk-dead', name: 'still-dead' });
+      const slow = await addChannel({ key: 'sk-slow', name: 'slow' });
+      expect((await get('/api/channel/test')).success).toBe(true);
+      await channelJobsSettled(app);
+      for (const id of [recovered, stillDead, slow]) expect(await stateOf(id)).toEqual({ status: 2, autoDisabled: 1 });
+      // the admin fixes the key; editing keeps the channel disabled by the system
+      const edited = await asBrowser(app, root, { method: 'PUT', url: '/api/channel/', payload: { ...(await get(`/api/channel/${recovered}`)).data, key: 'sk-good' } });
+      expect(edited.json().data).toMatchObject({ status: 2, auto_disabled: true });
+      const manual = await addChannel({ key: 'sk-good', name: 'manual' });
+      expect((await asBrowser(app, root, { method: 'PUT', url: '/api/channel/', payload: { id: manual, status: 2 } })).json().data.status).toBe(2);
+
+      const result = await runHealthPass(app);
+      expect(result).toEqual({ tested: [slow, stillDead, recovered], reenabled: [recovered] });
+      expect(await stateOf(recovered)).toEqual({ status: 1, autoDisabled: 0 });
+      const abilities = await app.ctx.db.selectFrom('abilities').select('enabled').where('channel_id', '=', recovered).execute();
+      expect(abilities.map((row) => Number(row.enabled))).toEqual([1]);
+      expect(await stateOf(stillDead)).toEqual({ status: 2, autoDisabled: 1 });
+      expect(await stateOf(slow)).toEqual({ status: 2, autoDisabled: 1 });
+      expect(await stateOf(manual)).toEqual({ status: 2, autoDisabled: 0 });
+      expect(Number((await channelRow(manual)).test_time)).toBe(0);
+    });
+  });
+}
+
+describe('the periodic health checker', () => {
+  it('re-enables a healthy system-disabled channel on its timer and stops cleanly on close', async () => {
+    const emulator = await startOpenAIEmulator();
+    const app = await buildTestApp({ channelRetestIntervalSeconds: 1 });
+    try {
+      const root = await login(app, 'root', ROOT_PASSWORD);
+      const created = await asBrowser(app, root, {
+        method: 'POST', url: '/api/channel/', payload: { name: 'flaky', type: 1, key: 'sk-good', models: 'gpt-3.5-turbo', base_url: emulator.baseUrl },
+      });
+      const id = created.json().data.ids[0] as number;
+      await app.ctx.db.updateTable('channels').set({ status: 2, auto_disabled: 1 }).where('id', '=', id).execute();
+      const deadline = Date.now() + 5_000;
+      let status = 2;
+      while (status !== 1 && Date.now() < deadline) {
+        await new Promise((wake) => setTimeout(wake, 100));
+        status = Number((await app.ctx.db.selectFrom('channels').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status);
+      }
+      expect(status).toBe(1);
+      expect(emulator.requests.some((request) => request.path === '/v1/chat/completions')).toBe(true);
+    } finally {
+      const closing = Date.now();
+      await app.close();
+      expect(Date.now() - closing).toBeLessThan(2_000);
+      await emulator.close();
+    }
+  });
+});
