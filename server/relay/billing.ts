@@ -24,7 +24,7 @@ export function completionRatioFor(model: string, overrides: Readonly<Record<str
 }
 
 export type PriceLookup =
-  | { known: true; ratio: number }
+  | { known: true; ratio: number; modelRatio: number; groupRatio: number }
   | { known: false; reason: string };
 
 /**
@@ -44,7 +44,7 @@ export function lookupPrice(
     return { known: false, reason: `model ${model} has no price: an administrator must add it to ModelRatio` };
   }
   const groupFactor = Number.isFinite(groupRatio[group]) && groupRatio[group] >= 0 ? groupRatio[group] : 1;
-  return { known: true, ratio: base * groupFactor };
+  return { known: true, ratio: base * groupFactor, modelRatio: base, groupRatio: groupFactor };
 }
 
 export interface Usage {
@@ -100,3 +100,28 @@ export function reservationQuota(options: {
   }
   return computeQuota({ promptTokens: prompt, completionTokens: maxTokens, ratio: options.ratio, completionRatio: options.completionRatio });
 }
+
+/** v0.5.3's image size ratios; a size outside this table has no price and is refused. */
+export const IMAGE_SIZE_RATIO: Readonly<Record<string, number>> = {
+  '256x256': 1,
+  '512x512': 1.125,
+  '1024x1024': 1.25,
+};
+
+/**
+ * Price of `count` images: floor(ratio x sizeRatio x 1000) per image, so
+ * dall-e at ratio 8 costs 8000 / 9000 / 10000 quota by size. Unlike v0.5.3 a
+ * missing `n` means one image (OpenAI's default), never a free request.
+ */
+export function imageQuota(ratio: number, size: string | undefined, count: number): number {
+  const sizeRatio = IMAGE_SIZE_RATIO[size || '256x256'] ?? 1;
+  return Math.floor(ratio * sizeRatio * 1000) * nonNegativeInteger(count);
+}
+
+/**
+ * Transcriptions and translations: the upstream does not say how long the
+ * audio was, so they are billed as a fixed AUDIO_REQUEST_TOKENS of "prompt"
+ * (the upload, and the minimum charge) plus the tokens of the returned text
+ * as completion tokens, at the model's ratio (whisper-1: 10).
+ */
+export const AUDIO_REQUEST_TOKENS = 10;

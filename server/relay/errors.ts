@@ -1,11 +1,13 @@
 // The relay's one error shape: OpenAI's error object with a meaningful status.
 import type { FastifyReply } from 'fastify';
+import type { UpstreamFailure } from './autoDisable';
 
 export interface RelayError {
   status: number;
   message: string;
   type: string;
-  code: string | null;
+  code: string | number | null;
+  param?: string | null;
 }
 
 export const relayError = (status: number, message: string, code: string | null = null, type = 'invalid_request_error'): RelayError => ({
@@ -15,6 +17,22 @@ export const relayError = (status: number, message: string, code: string | null 
   code,
 });
 
+export const isRelayError = (value: unknown): value is RelayError =>
+  typeof value === 'object' && value !== null && 'status' in value && 'message' in value && 'type' in value;
+
 export function sendRelayError(reply: FastifyReply, error: RelayError) {
-  return reply.code(error.status).send({ error: { message: error.message, type: error.type, param: null, code: error.code } });
+  return reply.code(error.status).send({ error: { message: error.message, type: error.type, param: error.param ?? null, code: error.code } });
+}
+
+/** OpenAI's messages quote a mangled key; ours must not reach a client even mangled. */
+const KEY_LIKE = /\bsk-[A-Za-z0-9_*.-]{4,}/g;
+
+/**
+ * The upstream's own error, passed on with its status so clients keep
+ * OpenAI's type and code. Only the channel's key is scrubbed from the text.
+ */
+export function upstreamRelayError(status: number, failure: UpstreamFailure, channelKey: string): RelayError {
+  if (failure.type === undefined) return relayError(status, failure.message, 'upstream_error', 'server_error');
+  const message = (channelKey ? failure.message.split(channelKey).join('sk-***') : failure.message).replace(KEY_LIKE, 'sk-***');
+  return { status, message, type: failure.type ?? 'upstream_error', code: failure.code ?? null, param: null };
 }

@@ -1,6 +1,7 @@
 // Writes to and reads from the logs table.
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import type { Database } from '../db/database';
+import type { LogsTable } from '../db/schema/logs';
 
 export interface NewLog {
   userId: number;
@@ -17,27 +18,36 @@ export interface NewLog {
   elapsedMs?: number;
   isStream?: boolean;
   estimated?: boolean;
+  /** Seconds since the epoch; defaults to now. Queued logs keep the time of their request. */
+  createdAt?: number;
+}
+
+function toRow(log: NewLog): Insertable<LogsTable> {
+  return {
+    user_id: log.userId,
+    username: log.username,
+    created_at: log.createdAt ?? Math.floor(Date.now() / 1000),
+    type: log.type,
+    content: log.content,
+    quota: log.quota ?? 0,
+    token_name: log.tokenName ?? '',
+    token_id: log.tokenId ?? 0,
+    model_name: log.modelName ?? '',
+    channel_id: log.channelId ?? 0,
+    prompt_tokens: log.promptTokens ?? 0,
+    completion_tokens: log.completionTokens ?? 0,
+    elapsed_ms: log.elapsedMs ?? 0,
+    is_stream: log.isStream ? 1 : 0,
+    estimated: log.estimated ? 1 : 0,
+  };
 }
 
 export async function insertLog(db: Kysely<Database>, log: NewLog): Promise<void> {
-  await db
-    .insertInto('logs')
-    .values({
-      user_id: log.userId,
-      username: log.username,
-      created_at: Math.floor(Date.now() / 1000),
-      type: log.type,
-      content: log.content,
-      quota: log.quota ?? 0,
-      token_name: log.tokenName ?? '',
-      token_id: log.tokenId ?? 0,
-      model_name: log.modelName ?? '',
-      channel_id: log.channelId ?? 0,
-      prompt_tokens: log.promptTokens ?? 0,
-      completion_tokens: log.completionTokens ?? 0,
-      elapsed_ms: log.elapsedMs ?? 0,
-      is_stream: log.isStream ? 1 : 0,
-      estimated: log.estimated ? 1 : 0,
-    })
-    .execute();
+  await db.insertInto('logs').values(toRow(log)).execute();
+}
+
+/** One multi-row INSERT, for the relay's batched consume logs. */
+export async function insertLogs(db: Kysely<Database>, logs: readonly NewLog[]): Promise<void> {
+  if (logs.length === 0) return;
+  await db.insertInto('logs').values(logs.map(toRow)).execute();
 }

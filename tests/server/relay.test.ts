@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { computeQuota, reservationQuota } from '../../server/relay/billing';
+import { bookkeepingFor } from '../../server/relay/bookkeeping';
 import { countChatPromptTokens } from '../../server/relay/tokenCount';
 import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../support/app';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
@@ -27,7 +28,11 @@ async function addChannel(fields: Record<string, unknown>) {
 const post = (path: string, body: unknown, key = apiKey, headers: Record<string, string> = {}) =>
   fetch(`${baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers }, body: JSON.stringify(body) });
 
+/** The relay settles and logs after answering; wait for that before reading the database. */
+const settled = () => bookkeepingFor(app.ctx.db, app.log).idle();
+
 const balances = async () => {
+  await settled();
   const user = await app.ctx.db.selectFrom('users').select(['quota', 'used_quota', 'request_count']).where('username', '=', 'root').executeTakeFirstOrThrow();
   const token = await app.ctx.db.selectFrom('tokens').select(['remain_quota', 'used_quota']).where('id', '=', tokenId).executeTakeFirstOrThrow();
   return { user, token };
@@ -70,8 +75,10 @@ describe('relay', () => {
     expect(after.user.request_count).toBe(before.user.request_count + 1);
     expect(after.token.remain_quota).toBe(before.token.remain_quota - charge);
     expect(after.token.used_quota).toBe(before.token.used_quota + charge);
+    await settled();
     const channel = await app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow();
     expect(channel.used_quota).toBe(charge);
+    await settled();
     const log = await app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).orderBy('id', 'desc').executeTakeFirstOrThrow();
     expect(log).toMatchObject({ model_name: 'gpt-4', token_name: 'relay', quota: charge, prompt_tokens: 3, completion_tokens: 5, channel_id: channelId, is_stream: 0, estimated: 0 });
   });
@@ -88,6 +95,7 @@ describe('relay', () => {
     const charge = computeQuota({ promptTokens: 2, completionTokens: 4, ratio: 0.75, completionRatio: 4 / 3 });
     const after = await balances();
     expect(before.user.quota - after.user.quota).toBe(charge);
+    await settled();
     const log = await app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).orderBy('id', 'desc').executeTakeFirstOrThrow();
     expect(log).toMatchObject({ quota: charge, is_stream: 1, estimated: 0, completion_tokens: 4 });
   });
@@ -124,6 +132,7 @@ describe('relay', () => {
     const after = await balances();
     expect(before.user.quota - after.user.quota).toBe(computeQuota({ promptTokens: 1, completionTokens: 5, ratio: 15, completionRatio: 2 }));
     expect(after.user.request_count).toBe(before.user.request_count + 1);
+    await settled();
     const log = await app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).orderBy('id', 'desc').executeTakeFirstOrThrow();
     expect(log.channel_id).toBe(good);
   });
@@ -149,6 +158,7 @@ describe('relay', () => {
     expect(served).toBeGreaterThanOrEqual(Math.floor(limit / reservation));
     expect(served).toBeLessThanOrEqual(10);
     expect(statuses.filter((status) => status === 429)).toHaveLength(50 - served);
+    await settled();
     const token = await app.ctx.db.selectFrom('tokens').select(['remain_quota', 'used_quota']).where('id', '=', limited.data.id).executeTakeFirstOrThrow();
     expect(token).toEqual({ remain_quota: limit - served * charge, used_quota: served * charge });
     expect(token.remain_quota).toBeGreaterThanOrEqual(0);

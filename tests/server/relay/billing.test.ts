@@ -5,7 +5,7 @@ import { completionRatioFor, computeQuota, lookupPrice, reservationQuota } from 
 describe('billing arithmetic', () => {
   it('reproduces the reference worked examples', () => {
     const turbo = lookupPrice('gpt-3.5-turbo', 'default', DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO);
-    expect(turbo).toEqual({ known: true, ratio: 0.75 });
+    expect(turbo).toEqual({ known: true, ratio: 0.75, modelRatio: 0.75, groupRatio: 1 });
     // 100 prompt + floor(50 x 4/3) = 166 x 0.75 = 124.5 -> 124
     expect(computeQuota({ promptTokens: 100, completionTokens: 50, ratio: 0.75, completionRatio: completionRatioFor('gpt-3.5-turbo') })).toBe(124);
     // 1000 + 500 x 2 = 2000 x 15 = 30000
@@ -13,8 +13,8 @@ describe('billing arithmetic', () => {
   });
 
   it('applies the group ratio and prices an unknown group at 1', () => {
-    expect(lookupPrice('gpt-4', 'vip', DEFAULT_MODEL_RATIO, { vip: 2 })).toEqual({ known: true, ratio: 30 });
-    expect(lookupPrice('gpt-4', 'nobody', DEFAULT_MODEL_RATIO, { vip: 2 })).toEqual({ known: true, ratio: 15 });
+    expect(lookupPrice('gpt-4', 'vip', DEFAULT_MODEL_RATIO, { vip: 2 })).toEqual({ known: true, ratio: 30, modelRatio: 15, groupRatio: 2 });
+    expect(lookupPrice('gpt-4', 'nobody', DEFAULT_MODEL_RATIO, { vip: 2 })).toEqual({ known: true, ratio: 15, modelRatio: 15, groupRatio: 1 });
   });
 
   it('refuses to invent a price for an unknown model', () => {

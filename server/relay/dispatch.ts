@@ -1,0 +1,152 @@
+// One relayed call to the upstreams: pick a channel, send, and when the
+// failure belongs to the channel rather than to the request, try another one,
+// up to RetryTimes more, all inside the client's one request (no 307 like
+// v0.5.3). The caller reserves and charges once, whatever the attempts.
+//
+// Retried: upstream 5xx, 429, network failures, and a dead key (401
+// invalid_api_key / account_deactivated, insufficient_quota). A dead key is
+// the channel's fault, not the request's, so the next channel may well
+// succeed; the dead channel is never tried twice (tried channels are
+// excluded) and is disabled when AutomaticDisableChannelEnabled is on. Other
+// 4xx answers (a bad request, an unknown model) would fail anywhere and go
+// straight back to the client.
+import type { FastifyInstance } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Dispatcher } from 'undici';
+import { findChannelType } from '../../common/channelTypes';
+import { disableChannelAutomatically, parseUpstreamFailure, provesDeadKey, type UpstreamFailure } from './autoDisable';
+import { selectChannel, type RoutedChannel } from './channelSelect';
+import { relayError, upstreamRelayError, type RelayError } from './errors';
+import type { RelayCaller } from './tokenAuth';
+import { poolFor } from './upstream';
+
+export interface UpstreamRequest {
+  /** The model the client asked for: it routes, and channels may map it. */
+  model: string;
+  /** Upstream path, joined to the channel's base URL, e.g. `/v1/chat/completions`. */
+  path: string;
+  headers: Record<string, string>;
+  /** The body for one channel, given the model name that channel expects. */
+  body: (upstreamModel: string) => string | Buffer;
+  signal: AbortSignal;
+}
+
+export interface UpstreamAnswer {
+  channel: RoutedChannel;
+  upstreamModel: string;
+  status: number;
+  headers: IncomingHttpHeaders;
+  contentType: string;
+  /** A JSON answer, read whole (it had to be, to see an error inside a 200). */
+  json?: { bytes: Buffer; value: unknown };
+  /** Any other answer (SSE, audio, plain text), still unread. */
+  body: Dispatcher.ResponseData['body'];
+}
+
+export type Dispatched = { outcome: 'answered'; answer: UpstreamAnswer } | { outcome: 'failed'; error: RelayError } | { outcome: 'aborted' };
+
+/** The model a channel expects: its model_mapping entry, else the requested name. */
+export function mappedModel(channel: RoutedChannel, model: string): string {
+  if (!channel.model_mapping || channel.model_mapping === '{}') return model;
+  try {
+    const mapping = JSON.parse(channel.model_mapping) as Record<string, unknown>;
+    const target = mapping[model];
+    return typeof target === 'string' && target ? target : model;
+  } catch {
+    return model;
+  }
+}
+
+function upstreamUrl(channel: RoutedChannel, path: string): URL {
+  const base = channel.base_url || findChannelType(channel.type)?.defaultBaseUrl || '';
+  return new URL(path.replace(/^\/+/, ''), base.endsWith('/') ? base : `${base}/`);
+}
+
+/** A 200 carrying an error object is a failure; give it the status OpenAI would have used. */
+function statusOfErrorInOkBody(failure: UpstreamFailure): number {
+  const code = String(failure.code ?? '');
+  if (code === 'invalid_api_key' || code === 'account_deactivated') return 401;
+  if (failure.type === 'insufficient_quota' || code === 'insufficient_quota' || code === 'rate_limit_exceeded') return 429;
+  return 502;
+}
+
+const isJson = (contentType: string) => contentType.includes('application/json');
+
+export async function dispatch(app: FastifyInstance, caller: RelayCaller, request: UpstreamRequest): Promise<Dispatched> {
+  const { db, options } = app.ctx;
+  const attempts = 1 + Math.max(0, Math.floor(options.number('RetryTimes')));
+  const tried: number[] = [];
+  let lastError = relayError(503, `no channel available for model ${request.model}`, 'model_not_available', 'server_error');
+
+  for (let attempt = 0; attempt < attempts; attempt += 1) {
+    const channel = await selectChannel(db, caller.user.group, request.model, tried, caller.pinnedChannelId);
+    if (!channel) break;
+    tried.push(channel.id);
+    if (findChannelType(channel.type)?.protocol !== 'openai') {
+      lastError = relayError(501, `channel type ${channel.type} is not supported by this relay yet`, 'channel_type_unsupported', 'server_error');
+      continue;
+    }
+    const upstreamModel = mappedModel(channel, request.model);
+    const url = upstreamUrl(channel, request.path);
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await poolFor(url.origin).request({
+        method: 'POST',
+        path: url.pathname + url.search,
+        headers: { ...request.headers, authorization: `Bearer ${channel.key}` },
+        body: request.body(upstreamModel),
+        signal: request.signal,
+      });
+    } catch (error) {
+      if (request.signal.aborted) return { outcome: 'aborted' };
+      lastError = relayError(502, `the upstream could not be reached: ${(error as Error).message}`, 'upstream_unreachable', 'server_error');
+      continue;
+    }
+
+    const contentType = String(response.headers['content-type'] ?? '');
+    const ok = response.statusCode >= 200 && response.statusCode < 300;
+    let failure: UpstreamFailure | undefined;
+    let json: UpstreamAnswer['json'];
+    try {
+      if (!ok) {
+        failure = parseUpstreamFailure(response.statusCode, await response.body.text());
+      } else if (isJson(contentType)) {
+        const bytes = Buffer.from(await response.body.arrayBuffer());
+        let value: unknown;
+        try {
+          value = JSON.parse(bytes.toString('utf8'));
+        } catch {
+          value = undefined;
+        }
+        const error = (value as { error?: unknown } | undefined)?.error;
+        if (error && typeof error === 'object') {
+          const parsed = parseUpstreamFailure(200, bytes.toString('utf8'));
+          failure = { ...parsed, status: statusOfErrorInOkBody(parsed) };
+        } else {
+          json = { bytes, value };
+        }
+      }
+    } catch (error) {
+      if (request.signal.aborted) return { outcome: 'aborted' };
+      lastError = relayError(502, `the upstream answer broke off: ${(error as Error).message}`, 'upstream_unreachable', 'server_error');
+      continue;
+    }
+
+    if (!failure) {
+      return { outcome: 'answered', answer: { channel, upstreamModel, status: response.statusCode, headers: response.headers, contentType, json, body: response.body } };
+    }
+    const status = failure.status ?? 502;
+    const deadKey = provesDeadKey(failure);
+    if (deadKey) {
+      try {
+        await disableChannelAutomatically(app, channel.id, failure.message);
+      } catch (error) {
+        app.log.error({ err: error, channelId: channel.id }, 'could not disable a channel with a dead key');
+      }
+    }
+    lastError = upstreamRelayError(status, failure, channel.key);
+    if (!(deadKey || status === 429 || status >= 500)) break;
+    app.log.warn({ channelId: channel.id, status, attempt }, 'upstream failed; trying another channel if allowed');
+  }
+  return { outcome: 'failed', error: lastError };
+}

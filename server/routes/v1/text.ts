@@ -1,0 +1,179 @@
+// The token-metered routes: chat, completions, edits, embeddings (also under
+// the legacy /v1/engines/:model path) and moderations, streamed or not.
+// Reserve the prompt plus max_tokens (or PreConsumedQuota tokens), relay,
+// answer, then settle what the upstream reports (or what we count locally).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { abortOnDisconnect, admitModel, answerUnanswered, modelOf, openJsonRequest, reserve, settleLater } from '../../relay/accounting';
+import { completionRatioFor, computeQuota, reservationQuota } from '../../relay/billing';
+import type { Bookkeeping } from '../../relay/bookkeeping';
+import { dispatch, type UpstreamAnswer } from '../../relay/dispatch';
+import { isRelayError, relayError, sendRelayError } from '../../relay/errors';
+import { SseUsageWatcher } from '../../relay/sseUsage';
+import { countChatPromptTokens, countInputTokens, countTextTokens } from '../../relay/tokenCount';
+
+type Mode = 'chat' | 'completions' | 'edits' | 'embeddings' | 'moderations';
+
+interface TextRoute {
+  path: string;
+  mode: Mode;
+  /** Where it goes upstream. The engines route goes to /v1/embeddings: OpenAI retired /v1/engines. */
+  upstreamPath: string;
+}
+
+const TEXT_ROUTES: readonly TextRoute[] = [
+  { path: '/v1/chat/completions', mode: 'chat', upstreamPath: '/v1/chat/completions' },
+  { path: '/v1/completions', mode: 'completions', upstreamPath: '/v1/completions' },
+  { path: '/v1/edits', mode: 'edits', upstreamPath: '/v1/edits' },
+  { path: '/v1/embeddings', mode: 'embeddings', upstreamPath: '/v1/embeddings' },
+  { path: '/v1/engines/:model/embeddings', mode: 'embeddings', upstreamPath: '/v1/embeddings' },
+  { path: '/v1/moderations', mode: 'moderations', upstreamPath: '/v1/moderations' },
+];
+
+interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+  cachedPromptTokens: number;
+  estimated: boolean;
+}
+
+/** OpenAI's moderations endpoint picks a model when none is given; so do we, to route and price it. */
+const DEFAULT_MODERATION_MODEL = 'text-moderation-latest';
+
+function requestedModel(mode: Mode, body: Record<string, unknown>, pathModel: string | undefined): string {
+  const model = modelOf(body);
+  if (model) return model;
+  if (pathModel) return pathModel;
+  return mode === 'moderations' ? DEFAULT_MODERATION_MODEL : '';
+}
+
+function promptTokensOf(mode: Mode, body: Record<string, unknown>, model: string, approximate: boolean): number {
+  switch (mode) {
+    case 'chat':
+      return countChatPromptTokens(body.messages, model, { approximate });
+    case 'completions':
+      return countInputTokens(body.prompt, model, { approximate });
+    case 'edits':
+      return countInputTokens(body.input, model, { approximate }) + countInputTokens(body.instruction, model, { approximate });
+    default:
+      return countInputTokens(body.input, model, { approximate });
+  }
+}
+
+/** Usage of a JSON answer: the upstream's when it reports any, else counted from the choices. */
+function usageOfJson(value: unknown, promptTokens: number, model: string, approximate: boolean): TokenUsage {
+  const parsed = (value ?? {}) as {
+    usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } };
+    choices?: Array<{ message?: { content?: unknown }; text?: unknown }>;
+  };
+  if (parsed.usage && Number(parsed.usage.prompt_tokens ?? 0) + Number(parsed.usage.completion_tokens ?? 0) > 0) {
+    return {
+      promptTokens: Number(parsed.usage.prompt_tokens) || 0,
+      completionTokens: Number(parsed.usage.completion_tokens) || 0,
+      cachedPromptTokens: Number(parsed.usage.prompt_tokens_details?.cached_tokens) || 0,
+      estimated: false,
+    };
+  }
+  const choices = Array.isArray(parsed.choices) ? parsed.choices : [];
+  const text = choices.map((choice) => (typeof choice?.message?.content === 'string' ? choice.message.content : typeof choice?.text === 'string' ? choice.text : '')).join('');
+  return { promptTokens, completionTokens: countTextTokens(text, model, { approximate }), cachedPromptTokens: 0, estimated: true };
+}
+
+export function textRoutes(bookkeeping: Bookkeeping) {
+  return async (app: FastifyInstance): Promise<void> => {
+    const { options } = app.ctx;
+
+    const relayText = async (route: TextRoute, request: FastifyRequest, reply: FastifyReply) => {
+      const opened = await openJsonRequest(app, request);
+      if (isRelayError(opened)) return sendRelayError(reply, opened);
+      const { caller, body } = opened;
+      const model = requestedModel(route.mode, body, (request.params as { model?: string }).model);
+      if (!model) return sendRelayError(reply, relayError(400, 'you must provide a model parameter', 'model_required'));
+      if (route.mode === 'edits' && (typeof body.instruction !== 'string' || body.instruction === '')) {
+        return sendRelayError(reply, relayError(400, 'field instruction is required', 'required_field_missing'));
+      }
+      const admission = admitModel(app, caller, model);
+      if (isRelayError(admission)) return sendRelayError(reply, admission);
+
+      const approximate = options.bool('ApproximateTokenEnabled');
+      const promptTokens = promptTokensOf(route.mode, body, model, approximate);
+      const completionRatio = completionRatioFor(model);
+      const maxTokens = Number(body.max_tokens ?? body.max_completion_tokens ?? 0) || 0;
+      const reservation = await reserve(
+        app,
+        admission,
+        reservationQuota({ promptTokens, maxTokens, preConsumedTokens: options.number('PreConsumedQuota'), ratio: admission.ratio, completionRatio }),
+      );
+      if (isRelayError(reservation)) return sendRelayError(reply, reservation);
+
+      const streamed = body.stream === true;
+      const askUsage = streamed && route.mode === 'chat';
+      const clientAskedUsage = (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
+      const dispatched = await dispatch(app, caller, {
+        model,
+        path: route.upstreamPath,
+        headers: { 'content-type': 'application/json', accept: streamed ? 'text/event-stream' : 'application/json' },
+        body: (upstreamModel) =>
+          JSON.stringify(askUsage ? { ...body, model: upstreamModel, stream_options: { ...(body.stream_options as object | undefined), include_usage: true } } : { ...body, model: upstreamModel }),
+        signal: abortOnDisconnect(reply.raw),
+      });
+      if (dispatched.outcome !== 'answered') return answerUnanswered(app, reply, reservation, dispatched);
+      const { answer } = dispatched;
+      const settle = (usage: TokenUsage) =>
+        settleLater(app, bookkeeping, admission, reservation, {
+          channelId: answer.channel.id,
+          charge: computeQuota({ ...usage, ratio: admission.ratio, completionRatio }),
+          promptTokens: usage.promptTokens,
+          completionTokens: usage.completionTokens,
+          isStream: streamed,
+          estimated: usage.estimated,
+        });
+
+      if (streamed && !answer.json && answer.contentType.includes('text/event-stream')) {
+        return streamBack({ reply, answer, clientAskedUsage, promptTokens, model, approximate, settle });
+      }
+      const bytes = answer.json?.bytes ?? Buffer.from(await answer.body.arrayBuffer());
+      reply.code(answer.status).header('content-type', answer.contentType || 'application/json').send(bytes);
+      settle(answer.json ? usageOfJson(answer.json.value, promptTokens, model, approximate) : { promptTokens, completionTokens: 0, cachedPromptTokens: 0, estimated: true });
+      return reply;
+    };
+
+    for (const route of TEXT_ROUTES) app.post(route.path, (request, reply) => relayText(route, request, reply));
+  };
+}
+
+/** Hands each complete SSE event on as it arrives; bills the reported usage, or counts what was streamed. */
+async function streamBack(stream: {
+  reply: FastifyReply;
+  answer: UpstreamAnswer;
+  clientAskedUsage: boolean;
+  promptTokens: number;
+  model: string;
+  approximate: boolean;
+  settle: (usage: TokenUsage) => void;
+}): Promise<FastifyReply> {
+  const { reply, answer } = stream;
+  reply.hijack();
+  reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+  const watcher = new SseUsageWatcher(!stream.clientAskedUsage);
+  let broken = false;
+  try {
+    for await (const chunk of answer.body) {
+      const out = watcher.push((chunk as Buffer).toString('utf8'));
+      if (out) reply.raw.write(out);
+    }
+    const rest = watcher.flush();
+    if (rest) reply.raw.write(rest);
+  } catch {
+    // the client left (the upstream call was aborted) or the upstream broke off
+    broken = true;
+  }
+  if (!reply.raw.writableEnded) reply.raw.end();
+  const reported = watcher.reportedUsage();
+  stream.settle(
+    reported && !broken && reported.promptTokens + reported.completionTokens > 0
+      ? { ...reported, estimated: false }
+      : { promptTokens: stream.promptTokens, completionTokens: countTextTokens(watcher.streamedText(), stream.model, { approximate: stream.approximate }), cachedPromptTokens: 0, estimated: true },
+  );
+  return reply;
+}
+
