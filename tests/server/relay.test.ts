@@ -3,61 +3,30 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { computeQuota, reservationQuota } from '../../server/relay/billing';
-import { bookkeepingFor } from '../../server/relay/bookkeeping';
 import { countChatPromptTokens } from '../../server/relay/tokenCount';
-import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../support/app';
-import { startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
+import type { OpenAIEmulator } from '../support/openaiEmulator';
 import { startSmtp } from '../support/smtp';
+import { resetRelay, startRelayHarness, type RelayHarness } from './relay/harness';
 
+let harness: RelayHarness;
 let app: FastifyInstance;
 let emulator: OpenAIEmulator;
 let baseUrl: string;
-let root: string;
 let apiKey: string;
-let tokenId: number;
 
-const admin = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
-  asBrowser(app, root, { method, url, payload: payload as never }).then((response) => response.json());
-
-async function addChannel(fields: Record<string, unknown>) {
-  const created = await admin('POST', '/api/channel/', { type: 8, base_url: emulator.baseUrl, models: 'gpt-4,gpt-3.5-turbo,text-embedding-ada-002', group: 'default', ...fields });
-  if (!created.success) throw new Error(created.message);
-  return created.data.ids[0] as number;
-}
-
-const post = (path: string, body: unknown, key = apiKey, headers: Record<string, string> = {}) =>
-  fetch(`${baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers }, body: JSON.stringify(body) });
-
+const admin: RelayHarness['admin'] = (...args) => harness.admin(...args);
+const addChannel: RelayHarness['addChannel'] = (fields) => harness.addChannel(fields);
+const post: RelayHarness['post'] = (...args) => harness.post(...args);
 /** The relay settles and logs after answering; wait for that before reading the database. */
-const settled = () => bookkeepingFor(app.ctx.db, app.log).idle();
-
-const balances = async () => {
-  await settled();
-  const user = await app.ctx.db.selectFrom('users').select(['quota', 'used_quota', 'request_count']).where('username', '=', 'root').executeTakeFirstOrThrow();
-  const token = await app.ctx.db.selectFrom('tokens').select(['remain_quota', 'used_quota']).where('id', '=', tokenId).executeTakeFirstOrThrow();
-  return { user, token };
-};
+const settled = () => harness.settled();
+const balances = () => harness.balances();
 
 beforeAll(async () => {
-  emulator = await startOpenAIEmulator();
-  app = await buildTestApp();
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  root = await login(app, 'root', ROOT_PASSWORD);
-  const token = await admin('POST', '/api/token/', { name: 'relay', remain_quota: 10_000_000 });
-  apiKey = `sk-${token.data.key}`;
-  tokenId = token.data.id;
+  harness = await startRelayHarness();
+  ({ app, emulator, baseUrl, apiKey } = harness);
 });
-afterAll(async () => {
-  await app.close();
-  await emulator.close();
-});
-beforeEach(async () => {
-  await app.ctx.db.deleteFrom('abilities').execute();
-  await app.ctx.db.deleteFrom('channels').execute();
-  await app.ctx.options.set('RetryTimes', '0');
-});
+afterAll(() => harness.close());
+beforeEach(() => resetRelay(harness));
 
 describe('relay', () => {
   it('relays a chat completion and bills user, token, channel and log exactly', async () => {

@@ -7,6 +7,7 @@
 //   → 401 account_deactivated, `sk-broke` → 429 insufficient_quota, `sk-busy` →
 //   429 rate limit, `sk-down` → 500, `sk-drop` → the socket is destroyed;
 //   `sk-slow` answers normally after SLOW_KEY_DELAY_MS (for response-time limits);
+//   `sk-dead-in-200` reports invalid_api_key inside an HTTP 200 body, as some proxies do;
 // - header `x-emulator-chunks` (default 5) and `x-emulator-delay-ms` (default 0),
 //   or the body field `emulator: {chunks, delay_ms}` (which a gateway forwards
 //   like any unknown field), shape a stream; `x-emulator-no-usage: 1` leaves
@@ -73,6 +74,7 @@ const keyFailures: Record<string, (response: ServerResponse) => void> = {
   'sk-busy': (response) => sendError(response, 429, 'Rate limit reached.', 'requests', 'rate_limit_exceeded'),
   'sk-down': (response) => sendError(response, 500, 'The server had an error.', 'server_error', null),
   'sk-drop': (response) => response.socket?.destroy(),
+  'sk-dead-in-200': (response) => sendError(response, 200, 'Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key'),
 };
 
 const sleep = (ms: number) => new Promise((wake) => setTimeout(wake, ms));

@@ -1,0 +1,74 @@
+// A listening gateway with the OpenAI emulator as its upstream, signed in as
+// root with one limited API key: what every relay suite starts from.
+import type { FastifyInstance } from 'fastify';
+import { bookkeepingFor } from '../../../server/relay/bookkeeping';
+import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../../support/app';
+import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEmulator';
+
+export interface RelayHarness {
+  app: FastifyInstance;
+  emulator: OpenAIEmulator;
+  /** http://127.0.0.1:<port> of the gateway */
+  baseUrl: string;
+  apiKey: string;
+  tokenId: number;
+  admin(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown): Promise<any>;
+  /** A Custom (OpenAI-protocol) channel pointed at the emulator; returns its id. */
+  addChannel(fields: Record<string, unknown>): Promise<number>;
+  post(path: string, body: unknown, key?: string, headers?: Record<string, string>): Promise<Response>;
+  /** Waits until the relay has settled and logged every answered request. */
+  settled(): Promise<void>;
+  /** Settles first, then reads root's and a token's (default: the harness key's) balances. */
+  balances(tokenId?: number): Promise<{ user: { quota: number; used_quota: number; request_count: number }; token: { remain_quota: number; used_quota: number } }>;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_MODELS = 'gpt-4,gpt-3.5-turbo,text-embedding-ada-002';
+
+export async function startRelayHarness(): Promise<RelayHarness> {
+  const emulator = await startOpenAIEmulator();
+  const app = await buildTestApp();
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const root = await login(app, 'root', ROOT_PASSWORD);
+  const admin: RelayHarness['admin'] = (method, url, payload) => asBrowser(app, root, { method, url, payload: payload as never }).then((response) => response.json());
+  const token = await admin('POST', '/api/token/', { name: 'relay', remain_quota: 10_000_000 });
+  const apiKey = `sk-${token.data.key}`;
+  const tokenId = token.data.id as number;
+  const settled = () => bookkeepingFor(app.ctx.db, app.log).idle();
+
+  return {
+    app,
+    emulator,
+    baseUrl,
+    apiKey,
+    tokenId,
+    admin,
+    async addChannel(fields) {
+      const created = await admin('POST', '/api/channel/', { type: 8, base_url: emulator.baseUrl, models: DEFAULT_MODELS, group: 'default', ...fields });
+      if (!created.success) throw new Error(created.message);
+      return created.data.ids[0] as number;
+    },
+    post: (path, body, key = apiKey, headers = {}) =>
+      fetch(`${baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers }, body: JSON.stringify(body) }),
+    settled,
+    async balances(id = tokenId) {
+      await settled();
+      const user = await app.ctx.db.selectFrom('users').select(['quota', 'used_quota', 'request_count']).where('username', '=', 'root').executeTakeFirstOrThrow();
+      const tokenRow = await app.ctx.db.selectFrom('tokens').select(['remain_quota', 'used_quota']).where('id', '=', id).executeTakeFirstOrThrow();
+      return { user, token: tokenRow };
+    },
+    async close() {
+      await app.close();
+      await emulator.close();
+    },
+  };
+}
+
+/** Clears channels (and their abilities) and resets the options suites change. */
+export async function resetRelay(harness: RelayHarness): Promise<void> {
+  await harness.app.ctx.db.deleteFrom('abilities').execute();
+  await harness.app.ctx.db.deleteFrom('channels').execute();
+  await harness.app.ctx.options.set('RetryTimes', '0');
+}
