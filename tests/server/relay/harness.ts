@@ -1,6 +1,7 @@
 // A listening gateway with the OpenAI emulator as its upstream, signed in as
 // root with one limited API key: what every relay suite starts from.
 import type { FastifyInstance } from 'fastify';
+import type { DatabaseConfig } from '../../../server/config';
 import { bookkeepingFor } from '../../../server/relay/bookkeeping';
 import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../../support/app';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEmulator';
@@ -25,9 +26,10 @@ export interface RelayHarness {
 
 export const DEFAULT_MODELS = 'gpt-4,gpt-3.5-turbo,text-embedding-ada-002';
 
-export async function startRelayHarness(): Promise<RelayHarness> {
+/** On in-memory SQLite unless a database is given. */
+export async function startRelayHarness(database?: DatabaseConfig): Promise<RelayHarness> {
   const emulator = await startOpenAIEmulator();
-  const app = await buildTestApp();
+  const app = await buildTestApp({}, database);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;

@@ -1,0 +1,69 @@
+// Consume logs are written in batches after the answer, and none is lost:
+// batches become multi-row INSERTs on every database, and app.close() (what
+// SIGTERM runs) waits for pending settlements and flushes the queue.
+import Sqlite from 'better-sqlite3';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LogType } from '../../../common/roles';
+import { LogWriter } from '../../../server/relay/logWriter';
+import { buildTestApp } from '../../support/app';
+import { databaseTargets, type TestDatabase } from '../../support/databases';
+import { startRelayHarness } from './harness';
+
+const targets = await databaseTargets('logwriter');
+
+for (const target of targets) {
+  describe.runIf(target.available)(`the log writer on ${target.name}`, () => {
+    let database: TestDatabase;
+    let app: Awaited<ReturnType<typeof buildTestApp>>;
+
+    beforeAll(async () => {
+      database = await target.create();
+      app = await buildTestApp({}, database.config);
+    });
+    afterAll(async () => {
+      await app?.close();
+      await database?.drop();
+    });
+
+    it('writes every queued row, in order, in batches', async () => {
+      const writer = new LogWriter(app.ctx.db, app.log);
+      for (let index = 0; index < 450; index += 1) {
+        writer.write({ userId: 1, username: 'root', type: LogType.consume, content: `row ${index}`, quota: index, modelName: 'gpt-4', promptTokens: 1, completionTokens: 2, isStream: index % 2 === 0 });
+      }
+      await writer.close();
+      const rows = await app.ctx.db.selectFrom('logs').select(['content', 'quota', 'is_stream', 'created_at']).where('type', '=', LogType.consume).orderBy('id').execute();
+      expect(rows).toHaveLength(450);
+      expect(rows.map((row) => Number(row.quota))).toEqual(Array.from({ length: 450 }, (_, index) => index));
+      expect(Number(rows[0].is_stream)).toBe(1);
+      expect(Number(rows[0].created_at)).toBeGreaterThan(1_700_000_000);
+    });
+  });
+}
+
+describe('shutting the gateway down', () => {
+  it('settles and logs every answered request before the database closes', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'switchboard-logs-')), 'gateway.db');
+    const harness = await startRelayHarness({ dialect: 'sqlite', path: file });
+    await harness.addChannel({ name: 'emu', key: 'sk-good' });
+    const requests = Array.from({ length: 60 }, (_, index) =>
+      harness.post('/v1/chat/completions', { model: 'gpt-4', stream: index % 2 === 0, messages: [{ role: 'user', content: `request ${index}` }] }).then((response) => response.text()),
+    );
+    await Promise.all(requests);
+    // no settled(): closing must do the waiting
+    await harness.close();
+
+    const sqlite = new Sqlite(file, { readonly: true });
+    try {
+      const logs = sqlite.prepare('select count(*) as count, sum(quota) as quota from logs where type = ?').get(LogType.consume) as { count: number; quota: number };
+      const user = sqlite.prepare('select used_quota, request_count from users where username = ?').get('root') as { used_quota: number; request_count: number };
+      expect(logs.count).toBe(60);
+      expect(user.request_count).toBe(60);
+      expect(logs.quota).toBe(user.used_quota);
+    } finally {
+      sqlite.close();
+    }
+  });
+});
