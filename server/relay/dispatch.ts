@@ -45,16 +45,31 @@ export interface UpstreamAnswer {
 
 export type Dispatched = { outcome: 'answered'; answer: UpstreamAnswer } | { outcome: 'failed'; error: RelayError } | { outcome: 'aborted' };
 
+/** Parsed model mappings by their text, so a mapped channel costs one JSON.parse, not one per request. */
+const parsedMappings = new Map<string, Readonly<Record<string, unknown>>>();
+const MAX_CACHED_MAPPINGS = 1000;
+
+function parseMapping(text: string): Readonly<Record<string, unknown>> {
+  let mapping = parsedMappings.get(text);
+  if (!mapping) {
+    try {
+      const parsed: unknown = JSON.parse(text);
+      mapping = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+    } catch {
+      mapping = {};
+    }
+    // edited mappings leave old texts behind; start over rather than grow without bound
+    if (parsedMappings.size >= MAX_CACHED_MAPPINGS) parsedMappings.clear();
+    parsedMappings.set(text, mapping);
+  }
+  return mapping;
+}
+
 /** The model a channel expects: its model_mapping entry, else the requested name. */
 export function mappedModel(channel: RoutedChannel, model: string): string {
   if (!channel.model_mapping || channel.model_mapping === '{}') return model;
-  try {
-    const mapping = JSON.parse(channel.model_mapping) as Record<string, unknown>;
-    const target = mapping[model];
-    return typeof target === 'string' && target ? target : model;
-  } catch {
-    return model;
-  }
+  const target = parseMapping(channel.model_mapping)[model];
+  return typeof target === 'string' && target ? target : model;
 }
 
 function upstreamUrl(channel: RoutedChannel, path: string): URL {

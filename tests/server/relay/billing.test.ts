@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO } from '../../../common/options';
-import { completionRatioFor, computeQuota, lookupPrice, reservationQuota } from '../../../server/relay/billing';
+import { completionRatioFor, computeQuota, imageQuota, lookupPrice, reservationQuota } from '../../../server/relay/billing';
 
 describe('billing arithmetic', () => {
   it('reproduces the reference worked examples', () => {
@@ -41,5 +41,11 @@ describe('billing arithmetic', () => {
     expect(reservationQuota({ promptTokens: 100, maxTokens: 50, preConsumedTokens: 500, ratio: 15, completionRatio: 2 })).toBe(3000);
     expect(reservationQuota({ promptTokens: 10, preConsumedTokens: 500, ratio: 15, completionRatio: 2 })).toBe(7500);
     expect(reservationQuota({ promptTokens: 1000, preConsumedTokens: 500, ratio: 1, completionRatio: 1 })).toBe(1000);
+  });
+
+  it('prices images per image by size, as v0.5.3 documents', () => {
+    expect([undefined, '256x256', '512x512', '1024x1024'].map((size) => imageQuota(8, size, 1))).toEqual([8000, 8000, 9000, 10000]);
+    expect(imageQuota(8, '1024x1024', 3)).toBe(30000);
+    expect(imageQuota(8, '512x512', 0)).toBe(0);
   });
 });
