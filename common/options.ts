@@ -16,8 +16,15 @@ export type OptionKind = 'toggle' | 'text' | 'number' | 'json' | 'list' | 'secre
 export interface OptionSpec {
   kind: OptionKind;
   default: string;
-  /** Only root may write it (TopUpLink); everything else needs admin. */
+  /**
+   * Only root may write it. The spec reserves the top-up link for root; we add
+   * everything on the System tab (sign-in methods, mail, identity providers,
+   * the server address used in reset links), because an admin who could change
+   * any of them could take over root's account. Everything else needs admin.
+   */
   rootOnly?: boolean;
+  /** A link the console opens or frames: empty, an http(s) URL or a site path, never `javascript:`. */
+  url?: boolean;
 }
 
 /** Default model ratios (1 = $0.002 per 1K tokens = 1 quota per token). */
@@ -73,36 +80,37 @@ function sortedJson(value: Record<string, number>): string {
 }
 
 export const OPTION_SPECS = {
-  PasswordLoginEnabled: { kind: 'toggle', default: 'true' },
-  PasswordRegisterEnabled: { kind: 'toggle', default: 'true' },
-  EmailVerificationEnabled: { kind: 'toggle', default: 'false' },
-  GitHubOAuthEnabled: { kind: 'toggle', default: 'false' },
-  GitHubClientId: { kind: 'text', default: '' },
-  GitHubClientSecret: { kind: 'secret', default: '' },
-  WeChatAuthEnabled: { kind: 'toggle', default: 'false' },
-  WeChatServerAddress: { kind: 'text', default: '' },
-  WeChatServerToken: { kind: 'secret', default: '' },
-  WeChatAccountQRCodeImageURL: { kind: 'text', default: '' },
-  TurnstileCheckEnabled: { kind: 'toggle', default: 'false' },
-  TurnstileSiteKey: { kind: 'text', default: '' },
-  TurnstileSecretKey: { kind: 'secret', default: '' },
-  RegisterEnabled: { kind: 'toggle', default: 'true' },
-  EmailDomainRestrictionEnabled: { kind: 'toggle', default: 'false' },
+  PasswordLoginEnabled: { kind: 'toggle', default: 'true', rootOnly: true },
+  PasswordRegisterEnabled: { kind: 'toggle', default: 'true', rootOnly: true },
+  EmailVerificationEnabled: { kind: 'toggle', default: 'false', rootOnly: true },
+  GitHubOAuthEnabled: { kind: 'toggle', default: 'false', rootOnly: true },
+  GitHubClientId: { kind: 'text', default: '', rootOnly: true },
+  GitHubClientSecret: { kind: 'secret', default: '', rootOnly: true },
+  WeChatAuthEnabled: { kind: 'toggle', default: 'false', rootOnly: true },
+  WeChatServerAddress: { kind: 'text', default: '', rootOnly: true, url: true },
+  WeChatServerToken: { kind: 'secret', default: '', rootOnly: true },
+  WeChatAccountQRCodeImageURL: { kind: 'text', default: '', rootOnly: true, url: true },
+  TurnstileCheckEnabled: { kind: 'toggle', default: 'false', rootOnly: true },
+  TurnstileSiteKey: { kind: 'text', default: '', rootOnly: true },
+  TurnstileSecretKey: { kind: 'secret', default: '', rootOnly: true },
+  RegisterEnabled: { kind: 'toggle', default: 'true', rootOnly: true },
+  EmailDomainRestrictionEnabled: { kind: 'toggle', default: 'false', rootOnly: true },
   EmailDomainWhitelist: {
     kind: 'list',
+    rootOnly: true,
     default: 'gmail.com,163.com,126.com,qq.com,outlook.com,hotmail.com,icloud.com,yahoo.com,foxmail.com',
   },
-  SMTPServer: { kind: 'text', default: '' },
-  SMTPPort: { kind: 'number', default: '587' },
-  SMTPAccount: { kind: 'text', default: '' },
-  SMTPFrom: { kind: 'text', default: '' },
-  SMTPToken: { kind: 'secret', default: '' },
-  ServerAddress: { kind: 'text', default: '' },
+  SMTPServer: { kind: 'text', default: '', rootOnly: true },
+  SMTPPort: { kind: 'number', default: '587', rootOnly: true },
+  SMTPAccount: { kind: 'text', default: '', rootOnly: true },
+  SMTPFrom: { kind: 'text', default: '', rootOnly: true },
+  SMTPToken: { kind: 'secret', default: '', rootOnly: true },
+  ServerAddress: { kind: 'text', default: '', rootOnly: true, url: true },
   Notice: { kind: 'text', default: '' },
   Footer: { kind: 'text', default: '' },
   About: { kind: 'text', default: '' },
   SystemName: { kind: 'text', default: 'Switchboard' },
-  Logo: { kind: 'text', default: '' },
+  Logo: { kind: 'text', default: '', url: true },
   HomePageContent: { kind: 'text', default: '' },
   QuotaForNewUser: { kind: 'number', default: '0' },
   QuotaForInviter: { kind: 'number', default: '0' },
@@ -111,8 +119,8 @@ export const OPTION_SPECS = {
   PreConsumedQuota: { kind: 'number', default: '500' },
   ModelRatio: { kind: 'json', default: sortedJson(DEFAULT_MODEL_RATIO) },
   GroupRatio: { kind: 'json', default: sortedJson(DEFAULT_GROUP_RATIO) },
-  TopUpLink: { kind: 'text', default: '', rootOnly: true },
-  ChatLink: { kind: 'text', default: '' },
+  TopUpLink: { kind: 'text', default: '', rootOnly: true, url: true },
+  ChatLink: { kind: 'text', default: '', url: true },
   QuotaPerUnit: { kind: 'number', default: '500000' },
   AutomaticDisableChannelEnabled: { kind: 'toggle', default: 'false' },
   ChannelDisableThreshold: { kind: 'number', default: '5' },
@@ -132,6 +140,55 @@ export function isOptionKey(key: string): key is OptionKey {
 
 export function isSecretOption(key: OptionKey): boolean {
   return OPTION_SPECS[key].kind === 'secret';
+}
+
+/** Whether only root may write the key (see OptionSpec.rootOnly). */
+export function isRootOnlyOption(key: OptionKey): boolean {
+  return (OPTION_SPECS[key] as OptionSpec).rootOnly === true;
+}
+
+/** Whether the key holds a link (see OptionSpec.url). */
+export function isUrlOption(key: OptionKey): boolean {
+  return (OPTION_SPECS[key] as OptionSpec).url === true;
+}
+
+/** The model/group ratio keys, named as the spec's "not a valid JSON string" message names them. */
+export const JSON_OPTION_NAMES: Partial<Record<OptionKey, string>> = {
+  ModelRatio: 'model ratio',
+  GroupRatio: 'group ratio',
+};
+
+/**
+ * Whether a ratio table is acceptable: a JSON object whose values are
+ * non-negative numbers. Console and server apply the same rule.
+ */
+export function isValidRatioJson(raw: string): boolean {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return false;
+  }
+  return (
+    parsed !== null &&
+    typeof parsed === 'object' &&
+    !Array.isArray(parsed) &&
+    Object.values(parsed as object).every((value) => typeof value === 'number' && Number.isFinite(value) && value >= 0)
+  );
+}
+
+/** An acceptable link value: empty, an http(s) URL, or a path on this site (no `javascript:` and the like). */
+export function isSafeLink(raw: string): boolean {
+  const value = raw.trim();
+  if (value === '') return true;
+  if (/[\s\u0000-\u001f]/.test(value)) return false;
+  if (value.startsWith('/') && !value.startsWith('//')) return true;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
 }
 
 /** Reads a toggle value: exactly "true" is true. */

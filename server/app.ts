@@ -7,7 +7,7 @@ import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { fail } from '../common/envelope';
-import type { Config } from './config';
+import { DEFAULT_OPTION_SYNC_SECONDS, type Config } from './config';
 import { migrateToLatest, openDatabase } from './db/database';
 import { refuseCrossSiteRequests } from './plugins/csrf';
 import type { AppContext } from './plugins/context';
@@ -74,7 +74,13 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   };
   app.decorate('ctx', context);
   app.decorateRequest('caller', null);
+  await options.startSync({
+    intervalSeconds: config.optionSyncSeconds ?? DEFAULT_OPTION_SYNC_SECONDS,
+    redis,
+    onError: (error) => app.log.warn({ err: error }, 'option sync failed'),
+  });
   app.addHook('onClose', async () => {
+    await options.stopSync();
     await db.destroy();
     if (redis) await redis.quit();
   });

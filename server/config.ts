@@ -6,6 +6,10 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_RATE_LIMITS, type RateLimitConfig } from './plugins/rateLimit';
 import { DEFAULT_TURNSTILE_VERIFY_URL } from './plugins/turnstile';
 
+/** one-api's releases: Switchboard reports their version (v0.5.3) and follows their tags. */
+export const DEFAULT_RELEASE_CHECK_URL = 'https://api.github.com/repos/songquanpeng/one-api/releases/latest';
+export const DEFAULT_OPTION_SYNC_SECONDS = 10;
+
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 export type DatabaseConfig =
@@ -33,6 +37,10 @@ export interface Config {
   githubApiUrl: string;
   /** Seconds between re-tests of channels the system disabled; 0 turns the health checker off. */
   channelRetestIntervalSeconds: number;
+  /** Seconds between reloads of the options table, so nodes sharing a database converge (default 10; 0 = off). */
+  optionSyncSeconds?: number;
+  /** Where the update check reads the latest release (a GitHub "latest release" API answer). */
+  releaseCheckUrl?: string;
 }
 
 export function databaseFromEnv(env: NodeJS.ProcessEnv, dataDir: string): DatabaseConfig {
@@ -90,6 +98,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     githubOAuthUrl: (env.GITHUB_OAUTH_URL?.trim() || 'https://github.com').replace(/\/+$/, ''),
     githubApiUrl: (env.GITHUB_API_URL?.trim() || 'https://api.github.com').replace(/\/+$/, ''),
     channelRetestIntervalSeconds: wholeNumberFromEnv(env, 'CHANNEL_RETEST_INTERVAL', 300),
+    optionSyncSeconds: wholeNumberFromEnv(env, 'SYNC_FREQUENCY', DEFAULT_OPTION_SYNC_SECONDS),
+    releaseCheckUrl: env.RELEASE_CHECK_URL?.trim() || DEFAULT_RELEASE_CHECK_URL,
     rateLimits: {
       critical: { ...DEFAULT_RATE_LIMITS.critical, max: wholeNumberFromEnv(env, 'CRITICAL_RATE_LIMIT', DEFAULT_RATE_LIMITS.critical.max) },
       topUp: { ...DEFAULT_RATE_LIMITS.topUp, max: wholeNumberFromEnv(env, 'TOPUP_RATE_LIMIT', DEFAULT_RATE_LIMITS.topUp.max) },

@@ -13,6 +13,11 @@ export interface Mail {
 
 export type SendMail = (mail: Mail) => Promise<void>;
 
+/** Escapes text for an HTML mail body. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
+}
+
 export function createMailer(options: OptionStore): SendMail {
   return async (mail) => {
     const host = options.get('SMTPServer');

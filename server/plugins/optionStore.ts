@@ -1,16 +1,22 @@
 // The runtime settings: defaults from common/options.ts, overlaid with the rows
 // in the database, cached in memory and validated before anything is written.
+//
+// Several nodes may share one database. Each node re-reads the table every few
+// seconds (SYNC_FREQUENCY), so they converge without Redis; with Redis a write
+// is also announced on a channel and the other nodes reload at once.
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { OPTION_SPECS, isOptionKey, parseToggle, type OptionKey } from '../../common/options';
+import {
+  JSON_OPTION_NAMES, OPTION_SPECS, isOptionKey, isSafeLink, isUrlOption, isValidRatioJson, parseToggle, type OptionKey,
+} from '../../common/options';
 import type { Database } from '../db/database';
 import { loadOptionRows, saveOption } from '../repositories/options';
 
 export class OptionError extends Error {}
 
-const JSON_OPTION_NAMES: Partial<Record<OptionKey, string>> = {
-  ModelRatio: 'model ratio',
-  GroupRatio: 'group ratio',
-};
+/** The Redis channel on which nodes announce option writes. */
+export const OPTION_CHANNEL = 'switchboard:options';
 
 /** Checks a value against its key's kind; returns the normalised string or throws OptionError. */
 export function validateOption(key: OptionKey, raw: string): string {
@@ -25,21 +31,9 @@ export function validateOption(key: OptionKey, raw: string): string {
       if (Number(trimmed) < 0) throw new OptionError(`${key} must not be negative`);
       return trimmed;
     }
-    case 'json': {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(raw);
-      } catch {
-        parsed = undefined;
-      }
-      const valid =
-        parsed !== null &&
-        typeof parsed === 'object' &&
-        !Array.isArray(parsed) &&
-        Object.values(parsed as object).every((value) => typeof value === 'number' && Number.isFinite(value) && value >= 0);
-      if (!valid) throw new OptionError(`${JSON_OPTION_NAMES[key] ?? key} is not a valid JSON string`);
+    case 'json':
+      if (!isValidRatioJson(raw)) throw new OptionError(`${JSON_OPTION_NAMES[key] ?? key} is not a valid JSON string`);
       return raw;
-    }
     case 'list':
       return raw
         .split(',')
@@ -47,13 +41,29 @@ export function validateOption(key: OptionKey, raw: string): string {
         .filter((item, index, all) => item !== '' && all.indexOf(item) === index)
         .join(',');
     default:
-      return raw;
+      if (isUrlOption(key) && !isSafeLink(raw)) throw new OptionError(`${key} must be an http(s) address or a path on this site`);
+      return isUrlOption(key) ? raw.trim() : raw;
   }
+}
+
+export interface OptionSyncSettings {
+  /** Seconds between reloads of the whole table; 0 turns polling off. */
+  intervalSeconds: number;
+  redis?: Redis;
+  onError(error: unknown): void;
 }
 
 export class OptionStore {
   private readonly values = new Map<OptionKey, string>();
   private readonly parsedJson = new Map<OptionKey, Record<string, number>>();
+  /** Counts finished local writes, so a reload that read the table before a write cannot undo it. */
+  private writes = 0;
+  private readonly writtenAt = new Map<OptionKey, number>();
+  private readonly writing = new Map<OptionKey, number>();
+  private readonly nodeId = randomUUID();
+  private publisher?: Redis;
+  private subscriber?: Redis;
+  private timer?: NodeJS.Timeout;
 
   constructor(private readonly db: Kysely<Database>) {
     for (const key of Object.keys(OPTION_SPECS) as OptionKey[]) this.values.set(key, OPTION_SPECS[key].default);
@@ -61,8 +71,11 @@ export class OptionStore {
 
   /** Re-reads every stored row over the defaults. Rows with invalid values are ignored, not applied. */
   async reload(): Promise<void> {
+    const startedAt = this.writes;
     for (const row of await loadOptionRows(this.db)) {
       if (!isOptionKey(row.key)) continue;
+      // written here while we were reading: our value is newer than the row
+      if (this.writing.has(row.key) || (this.writtenAt.get(row.key) ?? 0) > startedAt) continue;
       try {
         this.apply(row.key, validateOption(row.key, row.value));
       } catch {
@@ -72,6 +85,7 @@ export class OptionStore {
   }
 
   private apply(key: OptionKey, value: string): void {
+    if (this.values.get(key) === value) return;
     this.values.set(key, value);
     this.parsedJson.delete(key);
   }
@@ -98,10 +112,58 @@ export class OptionStore {
     return parsed;
   }
 
-  /** Validates, writes to the database, then updates the cache. Nothing is written when validation fails. */
+  /**
+   * Validates, writes to the database, updates the cache and tells the other
+   * nodes. Nothing is written when validation fails.
+   */
   async set(key: OptionKey, raw: string): Promise<void> {
     const value = validateOption(key, raw);
-    await saveOption(this.db, key, value);
-    this.apply(key, value);
+    this.writing.set(key, (this.writing.get(key) ?? 0) + 1);
+    try {
+      await saveOption(this.db, key, value);
+      this.apply(key, value);
+      this.writes += 1;
+      this.writtenAt.set(key, this.writes);
+    } finally {
+      const left = (this.writing.get(key) ?? 1) - 1;
+      if (left > 0) this.writing.set(key, left);
+      else this.writing.delete(key);
+    }
+    // best effort: a node that misses the message still converges at its next poll
+    await this.publisher?.publish(OPTION_CHANNEL, JSON.stringify({ node: this.nodeId, key })).catch(() => undefined);
+  }
+
+  /** Starts following writes made by other nodes: the periodic reload and, with Redis, the change channel. */
+  async startSync({ intervalSeconds, redis, onError }: OptionSyncSettings): Promise<void> {
+    const reloadQuietly = () => this.reload().catch(onError);
+    if (intervalSeconds > 0) {
+      this.timer = setInterval(reloadQuietly, intervalSeconds * 1000);
+      this.timer.unref();
+    }
+    if (!redis) return;
+    this.publisher = redis;
+    // a connection in subscriber mode can run no other command, so it gets its own
+    const subscriber = redis.duplicate();
+    this.subscriber = subscriber;
+    subscriber.on('error', onError);
+    subscriber.on('message', (channel: string, message: string) => {
+      if (channel !== OPTION_CHANNEL) return;
+      try {
+        if ((JSON.parse(message) as { node?: string }).node === this.nodeId) return;
+      } catch {
+        // an unreadable announcement still means something changed
+      }
+      void reloadQuietly();
+    });
+    await subscriber.subscribe(OPTION_CHANNEL);
+  }
+
+  async stopSync(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.publisher = undefined;
+    const subscriber = this.subscriber;
+    this.subscriber = undefined;
+    if (subscriber) await subscriber.quit().catch(() => subscriber.disconnect());
   }
 }

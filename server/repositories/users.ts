@@ -1,6 +1,7 @@
 // Queries on users. Every function takes the database or a transaction.
 import type { Kysely, Selectable } from 'kysely';
 import type { UserRecord } from '../../common/records';
+import { Role, UserStatus } from '../../common/roles';
 import { insertReturningId, type Database } from '../db/database';
 import { idOf, ITEMS_PER_PAGE, pageOffset, SEARCH_LIMIT, startsWith } from './pagination';
 import type { DatabaseConfig } from '../config';
@@ -45,6 +46,17 @@ export function searchUsers(db: Executor, keyword: string): Promise<UserRow[]> {
     .orderBy('id', 'desc')
     .limit(SEARCH_LIMIT)
     .execute();
+}
+
+/** Whether some active root account has a GitHub or WeChat identity bound (the ways it could sign in without a password). */
+export async function rootSignInBindings(db: Executor): Promise<{ github: boolean; wechat: boolean }> {
+  const roots = await db
+    .selectFrom('users')
+    .select(['github_id', 'wechat_id'])
+    .where('role', '>=', Role.root)
+    .where('status', '=', UserStatus.enabled)
+    .execute();
+  return { github: roots.some((row) => row.github_id !== ''), wechat: roots.some((row) => row.wechat_id !== '') };
 }
 
 export async function countUsers(db: Executor): Promise<number> {

@@ -23,6 +23,8 @@ export function testConfig(overrides: Partial<Config> = {}, database: DatabaseCo
     turnstileVerifyUrl: 'http://127.0.0.1:9/unused',
     githubOAuthUrl: 'http://127.0.0.1:9',
     githubApiUrl: 'http://127.0.0.1:9',
+    // the update check never leaves loopback in tests
+    releaseCheckUrl: 'http://127.0.0.1:9/unused',
     // suites run health passes themselves (runHealthPass), never on a timer
     channelRetestIntervalSeconds: 0,
     // suites sign in many times from one address; the rate-limit suite sets its own

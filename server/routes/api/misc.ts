@@ -1,8 +1,81 @@
-// Public endpoints the console reads before anyone signs in.
+// Public endpoints the console reads before anyone signs in, and the admins'
+// update check.
 import type { FastifyInstance } from 'fastify';
-import { ok } from '../../../common/envelope';
+import { fail, ok } from '../../../common/envelope';
 import type { ClientStatus } from '../../../common/options';
+import { Role } from '../../../common/roles';
 import { VERSION } from '../../../common/version';
+import { DEFAULT_RELEASE_CHECK_URL } from '../../config';
+import { requireRole } from '../../plugins/auth';
+
+/** How long the update check waits for the release server before giving up. */
+export const RELEASE_CHECK_TIMEOUT_MS = 5000;
+
+/** The latest release as the update check reports it (`GET /api/release/latest` data). */
+export interface ReleaseInfo {
+  current_version: string;
+  tag_name: string;
+  name: string;
+  /** Release notes, Markdown. */
+  body: string;
+  html_url: string;
+  published_at: string;
+  update_available: boolean;
+}
+
+function versionParts(version: string): number[] | undefined {
+  const match = /^v?(\d+)\.(\d+)\.(\d+)/.exec(version.trim());
+  return match ? match.slice(1, 4).map(Number) : undefined;
+}
+
+/** Whether `tag` names a later release than `current`; tags that are not x.y.z count as newer when they differ. */
+export function isNewerVersion(tag: string, current: string): boolean {
+  const [next, now] = [versionParts(tag), versionParts(current)];
+  if (!next || !now) return tag.trim() !== current.trim();
+  for (let index = 0; index < 3; index += 1) {
+    if (next[index] !== now[index]) return next[index] > now[index];
+  }
+  return false;
+}
+
+class ReleaseCheckError extends Error {}
+
+function unreachableMessage(error: unknown): string {
+  const failure = error as Error & { cause?: { code?: string; message?: string } };
+  if (failure?.name === 'TimeoutError' || failure?.name === 'AbortError') {
+    return `cannot check for updates: the release server did not answer within ${RELEASE_CHECK_TIMEOUT_MS / 1000} s (no network?)`;
+  }
+  const reason = failure?.cause?.code ?? failure?.cause?.message ?? failure?.message ?? String(error);
+  return `cannot check for updates: the release server is unreachable (${reason})`;
+}
+
+/** Reads the latest release from a GitHub-style "latest release" endpoint; fails fast and clearly. */
+async function fetchLatestRelease(url: string): Promise<ReleaseInfo> {
+  let release: Partial<Record<keyof ReleaseInfo, unknown>>;
+  try {
+    const response = await fetch(url, {
+      headers: { Accept: 'application/vnd.github+json', 'User-Agent': `Switchboard/${VERSION}` },
+      signal: AbortSignal.timeout(RELEASE_CHECK_TIMEOUT_MS),
+    });
+    if (!response.ok) throw new ReleaseCheckError(`cannot check for updates: the release server answered HTTP ${response.status}`);
+    release = (await response.json().catch(() => ({}))) as typeof release;
+  } catch (error) {
+    throw error instanceof ReleaseCheckError ? error : new ReleaseCheckError(unreachableMessage(error));
+  }
+  const text = (value: unknown) => (typeof value === 'string' ? value : '');
+  const tag = text(release.tag_name);
+  if (!tag) throw new ReleaseCheckError('cannot check for updates: the release server sent no release tag');
+  const page = text(release.html_url);
+  return {
+    current_version: VERSION,
+    tag_name: tag,
+    name: text(release.name) || tag,
+    body: text(release.body),
+    html_url: /^https?:\/\//.test(page) ? page : '',
+    published_at: text(release.published_at),
+    update_available: isNewerVersion(tag, VERSION),
+  };
+}
 
 export function clientStatus(app: FastifyInstance): ClientStatus {
   const { options, config, startTime } = app.ctx;
@@ -35,4 +108,15 @@ export async function miscRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/notice', async () => ok(options.get('Notice')));
   app.get('/api/about', async () => ok(options.get('About')));
   app.get('/api/home_page_content', async () => ok(options.get('HomePageContent')));
+
+  // The release is fetched here rather than by the browser (as one-api did), so the URL is configurable
+  // (RELEASE_CHECK_URL) and a missing network gives one clear message within the timeout.
+  app.get('/api/release/latest', { preHandler: requireRole(Role.admin) }, async () => {
+    try {
+      return ok(await fetchLatestRelease(app.ctx.config.releaseCheckUrl ?? DEFAULT_RELEASE_CHECK_URL));
+    } catch (error) {
+      if (error instanceof ReleaseCheckError) return fail(error.message);
+      throw error;
+    }
+  });
 }

@@ -1,10 +1,17 @@
-// Runtime settings (root only). Secrets are write-only: listed as set or not, never sent back.
+// Runtime settings. Admins read them all and write most; the keys marked
+// rootOnly in common/options.ts (the top-up link and the whole System tab:
+// sign-in methods, mail, identity providers) need root, since an admin who
+// could change them could take over root's account. Secrets are write-only:
+// listed as set or not, never sent back.
 import type { FastifyInstance } from 'fastify';
 import { fail, ok } from '../../../common/envelope';
-import { OPTION_KEYS, OPTION_SPECS, isOptionKey, isSecretOption } from '../../../common/options';
-import { Role } from '../../../common/roles';
-import { requireRole } from '../../plugins/auth';
-import { OptionError } from '../../plugins/optionStore';
+import { OPTION_KEYS, OPTION_SPECS, isOptionKey, isRootOnlyOption, isSecretOption, type OptionKey } from '../../../common/options';
+import { Role, isRoot } from '../../../common/roles';
+import { callerOf, requireRole } from '../../plugins/auth';
+import { escapeHtml, MailError } from '../../plugins/mailer';
+import { OptionError, type OptionStore } from '../../plugins/optionStore';
+import { rootSignInBindings } from '../../repositories/users';
+import type { AppContext } from '../../plugins/context';
 
 export interface OptionListEntry {
   key: string;
@@ -13,39 +20,69 @@ export interface OptionListEntry {
   set?: boolean;
 }
 
+/** What must be filled in before a switch may be turned on. */
+const PREREQUISITES: Partial<Record<OptionKey, { needs: OptionKey[]; message: string }>> = {
+  GitHubOAuthEnabled: { needs: ['GitHubClientId', 'GitHubClientSecret'], message: 'fill in the GitHub client id and secret first' },
+  WeChatAuthEnabled: { needs: ['WeChatServerAddress'], message: 'fill in the WeChat server address and token first' },
+  TurnstileCheckEnabled: { needs: ['TurnstileSiteKey', 'TurnstileSecretKey'], message: 'fill in the Turnstile site key and secret first' },
+  EmailDomainRestrictionEnabled: { needs: ['EmailDomainWhitelist'], message: 'fill in the e-mail domain whitelist first' },
+};
+
+/** The switches of the ways to sign in, and how a refusal names them. */
+const SIGN_IN_SWITCHES: Partial<Record<OptionKey, string>> = {
+  PasswordLoginEnabled: 'password login',
+  GitHubOAuthEnabled: 'GitHub login',
+  WeChatAuthEnabled: 'WeChat login',
+};
+
+/**
+ * Refuses to switch off the last way a super admin can sign in (and so the
+ * only way back into these settings). GitHub and WeChat count only when a root
+ * account has that identity bound; password login always counts.
+ */
+async function lockoutMessage(context: AppContext, key: OptionKey, value: string): Promise<string | undefined> {
+  const name = SIGN_IN_SWITCHES[key];
+  if (!name || value !== 'false') return undefined;
+  const { options, db } = context;
+  const stillOn = (switchKey: OptionKey) => switchKey !== key && options.bool(switchKey);
+  if (stillOn('PasswordLoginEnabled')) return undefined;
+  const bound = await rootSignInBindings(db);
+  if ((stillOn('GitHubOAuthEnabled') && bound.github) || (stillOn('WeChatAuthEnabled') && bound.wechat)) return undefined;
+  return `${name} is the last way the super admin can sign in: keep it on, or first enable password login, or GitHub or WeChat login with that account bound to root`;
+}
+
+function unmetPrerequisite(options: OptionStore, key: OptionKey, value: string): string | undefined {
+  const rule = PREREQUISITES[key];
+  if (!rule || value !== 'true') return undefined;
+  return rule.needs.every((needed) => options.get(needed).trim() !== '') ? undefined : rule.message;
+}
+
 export async function optionRoutes(app: FastifyInstance): Promise<void> {
-  const { options } = app.ctx;
+  const { options, sendMail } = app.ctx;
+  const admin = requireRole(Role.admin);
   const rootOnly = requireRole(Role.root);
 
-  app.get('/api/option/', { preHandler: rootOnly }, async () => {
+  app.get('/api/option/', { preHandler: admin }, async () => {
     const entries: OptionListEntry[] = OPTION_KEYS.map((key) =>
       isSecretOption(key) ? { key, value: '', set: options.get(key) !== '' } : { key, value: options.get(key) },
     );
     return ok(entries);
   });
 
-  app.put('/api/option/', { preHandler: rootOnly }, async (request) => {
+  app.put('/api/option/', { preHandler: admin }, async (request, reply) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const key = typeof body.key === 'string' ? body.key : '';
     if (!isOptionKey(key)) return fail(`unknown option: ${key || '(empty)'}`);
+    if (isRootOnlyOption(key) && !isRoot(callerOf(request).role)) {
+      return reply.code(403).send(fail('only the super admin may change this setting'));
+    }
     const raw = body.value;
     if (raw !== undefined && raw !== null && typeof raw === 'object') return fail(`${key} must be a string`);
     const value = raw === undefined || raw === null ? '' : String(raw);
     if (OPTION_SPECS[key].kind === 'secret' && value === '') return ok(); // empty secret: keep the stored one
 
-    if (value === 'true') {
-      const prerequisite: Partial<Record<typeof key, [boolean, string]>> = {
-        GitHubOAuthEnabled: [options.get('GitHubClientId') !== '', 'fill in the GitHub client id and secret first'],
-        WeChatAuthEnabled: [options.get('WeChatServerAddress') !== '', 'fill in the WeChat server address and token first'],
-        TurnstileCheckEnabled: [options.get('TurnstileSiteKey') !== '', 'fill in the Turnstile site key and secret first'],
-        EmailDomainRestrictionEnabled: [options.get('EmailDomainWhitelist').trim() !== '', 'fill in the e-mail domain whitelist first'],
-      };
-      const rule = prerequisite[key];
-      if (rule && !rule[0]) return fail(rule[1]);
-    }
-    if (key === 'PasswordLoginEnabled' && value === 'false' && !options.bool('GitHubOAuthEnabled') && !options.bool('WeChatAuthEnabled')) {
-      return fail('password login is the last way to sign in: enable GitHub or WeChat login first');
-    }
+    const refusal = unmetPrerequisite(options, key, value) ?? (await lockoutMessage(app.ctx, key, value));
+    if (refusal) return fail(refusal);
     try {
       await options.set(key, value);
     } catch (error) {
@@ -53,5 +90,24 @@ export async function optionRoutes(app: FastifyInstance): Promise<void> {
       throw error;
     }
     return ok();
+  });
+
+  // Beyond the spec: proves the saved SMTP settings work by mailing the caller.
+  app.post('/api/option/test_email', { preHandler: rootOnly }, async (request) => {
+    const caller = callerOf(request);
+    if (!caller.email) return fail('your account has no e-mail address: bind one under Setting → Personal, the test e-mail goes there');
+    if (!options.get('SMTPServer')) return fail('SMTP is not configured: fill in and save the SMTP server first');
+    const systemName = options.get('SystemName');
+    try {
+      await sendMail({
+        to: caller.email,
+        subject: `${systemName}: test e-mail`,
+        html: `<p>This is a test e-mail from ${escapeHtml(systemName)}. The SMTP settings work.</p>`,
+      });
+    } catch (error) {
+      if (error instanceof MailError) return fail(error.message);
+      throw error;
+    }
+    return ok(caller.email);
   });
 }
