@@ -13,10 +13,16 @@ export const endpoints = {
   search: (resource: string, keyword: string) => `/api/${resource}/search${query({ keyword })}`,
   one: (resource: string, id: string | number) => `/api/${resource}/${encodeURIComponent(String(id))}`,
   collection: (resource: string) => `/api/${resource}/`,
-  statusOnly: (resource: string) => `/api/${resource}/?status_only=true`,
+  // one-api's channel API tells a status-only change by its body ({id, status}), not by a flag
+  statusOnly: (resource: string) => (resource === 'channel' ? '/api/channel/' : `/api/${resource}/?status_only=true`),
   remove: (resource: string, id: string | number) => `/api/${resource}/${encodeURIComponent(String(id))}/`,
   logs: (admin: boolean, params: Record<string, string | number | undefined>) => `/api/log/${admin ? '' : 'self/'}${query(params)}`,
   logStat: (admin: boolean, params: Record<string, string | number | undefined>) => `/api/log/${admin ? 'stat' : 'self/stat'}${query(params)}`,
+  channelTest: (id?: string | number) => (id === undefined ? '/api/channel/test' : `/api/channel/test/${encodeURIComponent(String(id))}/`),
+  channelBalance: (id?: string | number) =>
+    id === undefined ? '/api/channel/update_balance' : `/api/channel/update_balance/${encodeURIComponent(String(id))}/`,
+  channelModels: '/api/channel/models',
+  groups: '/api/group/',
   status: '/api/status',
   notice: '/api/notice',
   about: '/api/about',

@@ -10,6 +10,7 @@
 // create            → POST /api/{resource}/            body: the record
 // update            → PUT /api/{resource}/             body: { ...record, id }
 //   status only     → PUT /api/{resource}/?status_only=true  body: { id, status } (meta.statusOnly)
+//   channel         → PUT /api/channel/                body: { id, status } (no flag: the body tells)
 // updateMany        → update for each id
 // delete            → DELETE /api/{resource}/{id}/
 // deleteMany        → delete for each id
@@ -24,11 +25,20 @@
 // wechatLogin       → GET /api/oauth/wechat?code=
 // wechatBind        → GET /api/oauth/wechat/bind?code=
 // createRedemptions → POST /api/redemption/           body: { name, quota, count } → keys
+// testChannel       → GET /api/channel/test/{id}/      → { success, message, time } (seconds, top-level)
+// testAllChannels   → GET /api/channel/test             (starts testing every enabled channel)
+// updateChannelBalance → GET /api/channel/update_balance/{id}/ → balance (top-level)
+// updateAllChannelBalances → GET /api/channel/update_balance (synchronous)
+// channelModels     → GET /api/channel/models           (no envelope: { object, data: [{ id }] })
+// groups            → GET /api/group/                   → group names
+// logStat           → GET /api/log/stat?type=&username=&token_name=&model_name=&start_timestamp=&end_timestamp=
+//                     (non-admins: GET /api/log/self/stat?... without username) → { quota, token }
 //
 // The API returns no totals: lists use partial pagination (a full page of
 // PAGE_SIZE rows means there may be another; a shorter page is the last, so
 // its total is known).
-import type { DataProvider, GetListParams, GetListResult, RaRecord } from 'react-admin';
+import type { DataProvider, GetListParams, GetListResult, HttpError, RaRecord } from 'react-admin';
+import type { Envelope } from '../../common/envelope';
 import { isAdmin } from '../../common/roles';
 import type { ClientStatus, } from '../../common/options';
 import type { LoginPayload, RegisterPayload, SessionUser, UserRecord } from '../../common/records';
@@ -44,6 +54,27 @@ export interface OptionRow {
   value: string;
   set?: boolean;
 }
+
+/** The log page's filters, as the list keeps them and the stat line reuses them. */
+export interface LogFilter {
+  type?: number;
+  username?: string;
+  token_name?: string;
+  model_name?: string;
+  /** Unix seconds; 0 or absent = no bound. */
+  start_timestamp?: number;
+  end_timestamp?: number;
+}
+
+/** One channel test: a failed test also reports how long it took, and the server keeps that time. */
+export interface ChannelTestResult {
+  success: boolean;
+  message: string;
+  /** Seconds. */
+  time: number;
+}
+
+type TimedEnvelope = Envelope & { time?: number; balance?: number };
 
 function logFilters(filter: Record<string, unknown>, admin: boolean) {
   const pick = (key: string) => (filter[key] === undefined || filter[key] === null ? undefined : String(filter[key]));
@@ -89,7 +120,11 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient) {
       url = endpoints.list(resource, page - 1);
     }
     const { data } = await httpClient<RaRecord[]>(url, { signal: params.signal });
-    const rows = sortRows(Array.isArray(data) ? data : [], params.sort);
+    const loaded = (Array.isArray(data) ? data : []).map((row, index) =>
+      // the self log endpoint sends id 0 on every row (as one-api does); a table needs distinct ids
+      resource === 'log' && !row.id ? { ...row, id: `${page}-${index}` } : row,
+    );
+    const rows = sortRows(loaded, params.sort);
     if (keyword && resource !== 'log') {
       // searches are not paginated by the server
       return { data: rows as any[], total: rows.length, pageInfo: { hasNextPage: false, hasPreviousPage: false } };
@@ -119,8 +154,11 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient) {
       listOf(resource, { ...params, filter: { ...params.filter, [params.target]: params.id } }),
     create: async (resource, params) => {
       const { data } = await httpClient<RaRecord>(endpoints.collection(resource), { method: 'POST', body: params.data });
-      // Several endpoints answer without the created record; keep what was sent.
-      const record = data && typeof data === 'object' && !Array.isArray(data) ? data : { ...params.data, id: params.data.id ?? 0, created: data };
+      // Several endpoints answer without the created record (redemptions: the keys;
+      // channels: { ids }); keep what was sent, with what came back under `created`.
+      const answered = data && typeof data === 'object' && !Array.isArray(data) ? (data as Record<string, unknown>) : undefined;
+      const createdIds = Array.isArray(answered?.ids) ? (answered.ids as number[]) : [];
+      const record = answered && 'id' in answered ? answered : { ...params.data, id: params.data.id ?? createdIds[0] ?? 0, created: data };
       return { data: record as any };
     },
     update: async (resource, params) => {
@@ -199,6 +237,31 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient) {
     /** Creates `count` codes; resolves to their keys. */
     createRedemptions: async (payload: { name: string; quota: number; count: number }) =>
       (await httpClient<string[]>(endpoints.collection('redemption'), { method: 'POST', body: payload })).data ?? [],
+    testChannel: async (id: string | number): Promise<ChannelTestResult> => {
+      try {
+        const envelope = (await httpClient(endpoints.channelTest(id))) as TimedEnvelope;
+        return { success: true, message: envelope.message, time: Number(envelope.time ?? 0) };
+      } catch (error) {
+        const body = (error as HttpError).body as TimedEnvelope | undefined;
+        if (body?.success === false && typeof body.time === 'number') return { success: false, message: body.message, time: body.time };
+        throw error;
+      }
+    },
+    testAllChannels: async () => {
+      await httpClient(endpoints.channelTest());
+    },
+    /** Asks the upstream for the channel's balance; resolves to it (unit per channel type). */
+    updateChannelBalance: async (id: string | number) => Number(((await httpClient(endpoints.channelBalance(id))) as TimedEnvelope).balance ?? 0),
+    updateAllChannelBalances: async () => {
+      await httpClient(endpoints.channelBalance());
+    },
+    channelModels: async () => ((await httpClient<{ data?: Array<{ id: string }> }>(endpoints.channelModels)).data?.data ?? []).map((model) => model.id),
+    groups: async () => (await httpClient<string[]>(endpoints.groups)).data ?? [],
+    /** Quota (and tokens) consumed within the filters; the type filter does not apply. */
+    logStat: async (filter: LogFilter, admin: boolean) => {
+      const { data } = await httpClient<{ quota?: number; token?: number }>(endpoints.logStat(admin, logFilters(filter as Record<string, unknown>, admin)));
+      return { quota: Number(data?.quota ?? 0), token: Number(data?.token ?? 0) };
+    },
     getOptions: async () => (await httpClient<OptionRow[]>(endpoints.options)).data ?? [],
     updateOption: async (key: string, value: string) => {
       await httpClient(endpoints.options, { method: 'PUT', body: { key, value } });

@@ -107,6 +107,28 @@ describe('dataProvider', () => {
     ]);
   });
 
+  it('gives self log rows (all id 0 on the wire) distinct ids', async () => {
+    server.use(http.get('*/api/log/self/', () => HttpResponse.json({ success: true, message: '', data: [{ id: 0, content: 'a' }, { id: 0, content: 'b' }] })));
+    localStorage.setItem('user', JSON.stringify({ id: 2, username: 'bob', display_name: '', role: 1, status: 1 }));
+    const result = await provider.getList('log', { pagination: { page: 2, perPage: 10 }, sort: { field: 'id', order: 'DESC' }, filter: {} });
+    expect(result.data.map((row) => row.id)).toEqual(['2-0', '2-1']);
+  });
+
+  it('logStat sends the list filters to the admin or the self stat endpoint', async () => {
+    server.use(
+      http.get('*/api/log/stat', () => HttpResponse.json({ success: true, message: '', data: { quota: 1234, token: 56 } })),
+      http.get('*/api/log/self/stat', () => HttpResponse.json({ success: true, message: '', data: { quota: 7 } })),
+    );
+    const seen = recordRequests();
+    const filter = { type: 2, username: 'bob', token_name: 'laptop', model_name: 'gpt-4', start_timestamp: 0, end_timestamp: 1700003600 };
+    expect(await provider.logStat(filter, true)).toEqual({ quota: 1234, token: 56 });
+    expect(await provider.logStat(filter, false)).toEqual({ quota: 7, token: 0 });
+    expect(seen.map((request) => request.url)).toEqual([
+      '/api/log/stat?type=2&username=bob&token_name=laptop&model_name=gpt-4&start_timestamp=0&end_timestamp=1700003600',
+      '/api/log/self/stat?type=2&token_name=laptop&model_name=gpt-4&start_timestamp=0&end_timestamp=1700003600',
+    ]);
+  });
+
   it('login posts the credentials and returns the session user', async () => {
     server.use(
       http.post('*/api/user/login', async ({ request }) => {
@@ -115,5 +137,69 @@ describe('dataProvider', () => {
       }),
     );
     expect(await provider.login({ username: 'root', password: 'pw-12345678' })).toEqual({ id: 1, username: 'root', display_name: 'Root', role: 100, status: 1 });
+  });
+});
+
+describe('dataProvider: channel calls', () => {
+  it('tests one channel: the time sits beside success, and a failed test still reports its time', async () => {
+    server.use(
+      http.get('*/api/channel/test/3/', () => HttpResponse.json({ success: true, message: '', time: 0.42 })),
+      http.get('*/api/channel/test/4/', () => HttpResponse.json({ success: false, message: 'type invalid_request_error, code invalid_api_key', time: 0.12 })),
+      http.get('*/api/channel/test/5/', () => HttpResponse.json({ success: false, message: 'channel not found' }, { status: 500 })),
+    );
+    const seen = recordRequests();
+    expect(await provider.testChannel(3)).toEqual({ success: true, message: '', time: 0.42 });
+    expect(await provider.testChannel(4)).toEqual({ success: false, message: 'type invalid_request_error, code invalid_api_key', time: 0.12 });
+    await expect(provider.testChannel(5)).rejects.toMatchObject({ status: 500 });
+    expect(seen.map((request) => request.url)).toEqual(['/api/channel/test/3/', '/api/channel/test/4/', '/api/channel/test/5/']);
+  });
+
+  it('starts testing all channels, updates one balance (top-level) and all balances', async () => {
+    server.use(
+      http.get('*/api/channel/test', () => HttpResponse.json({ success: true, message: '' })),
+      http.get('*/api/channel/update_balance/7/', () => HttpResponse.json({ success: true, message: '', balance: 99.5 })),
+      http.get('*/api/channel/update_balance', () => HttpResponse.json({ success: true, message: '' })),
+    );
+    const seen = recordRequests();
+    await provider.testAllChannels();
+    expect(await provider.updateChannelBalance(7)).toBe(99.5);
+    await provider.updateAllChannelBalances();
+    expect(seen.map((request) => `${request.method} ${request.url}`)).toEqual([
+      'GET /api/channel/test',
+      'GET /api/channel/update_balance/7/',
+      'GET /api/channel/update_balance',
+    ]);
+  });
+
+  it('rejects with the server message when a balance query fails', async () => {
+    server.use(http.get('*/api/channel/update_balance/8/', () => HttpResponse.json({ success: false, message: 'not implemented' })));
+    await expect(provider.updateChannelBalance(8)).rejects.toMatchObject({ message: 'not implemented' });
+  });
+
+  it('reads the model list without an envelope and the group names with one', async () => {
+    server.use(
+      http.get('*/api/channel/models', () => HttpResponse.json({ object: 'list', data: [{ id: 'gpt-3.5-turbo', object: 'model' }, { id: 'gpt-4', object: 'model' }] })),
+      http.get('*/api/group/', () => HttpResponse.json({ success: true, message: '', data: ['default', 'vip'] })),
+    );
+    const seen = recordRequests();
+    expect(await provider.channelModels()).toEqual(['gpt-3.5-turbo', 'gpt-4']);
+    expect(await provider.groups()).toEqual(['default', 'vip']);
+    expect(seen.map((request) => request.url)).toEqual(['/api/channel/models', '/api/group/']);
+  });
+
+  it('toggles a channel with PUT /api/channel/ and a body of just id and status; create keeps the new ids', async () => {
+    server.use(
+      http.put('*/api/channel/', () => HttpResponse.json({ success: true, message: '', data: { id: 3, status: 2, name: 'a' } })),
+      http.post('*/api/channel/', () => HttpResponse.json({ success: true, message: '', data: { ids: [4, 5] } })),
+    );
+    const seen = recordRequests();
+    const updated = await provider.update('channel', { id: 3, data: { status: 2 }, previousData: { id: 3, status: 1, name: 'a' }, meta: { statusOnly: true } });
+    expect(updated.data).toMatchObject({ id: 3, status: 2 });
+    const created = await provider.create('channel', { data: { name: 'two', key: 'k1\nk2' } });
+    expect(created.data).toMatchObject({ id: 4, name: 'two', created: { ids: [4, 5] } });
+    expect(seen).toEqual([
+      { method: 'PUT', url: '/api/channel/', body: { id: 3, status: 2 } },
+      { method: 'POST', url: '/api/channel/', body: { name: 'two', key: 'k1\nk2' } },
+    ]);
   });
 });
