@@ -19,6 +19,8 @@ import { RegisterPage } from './pages/RegisterPage';
 import { ResetConfirmPage } from './pages/ResetConfirmPage';
 import { ResetRequestPage } from './pages/ResetRequestPage';
 import channel from './resources/channel';
+import { ChannelCreate } from './resources/channel/ChannelCreate';
+import { ChannelEdit } from './resources/channel/ChannelEdit';
 import log from './resources/log';
 import redemption from './resources/redemption';
 import { RedemptionCreate, RedemptionEdit } from './resources/redemption/RedemptionForms';
@@ -65,6 +67,8 @@ export function App() {
           <Resource name="user" {...user} />
           <Resource name="log" {...log} />
           <CustomRoutes>
+            <Route path="/channel/add" element={<ChannelCreate />} />
+            <Route path="/channel/edit/:id" element={<ChannelEdit />} />
             <Route path="/token/add" element={<TokenCreate />} />
             <Route path="/token/edit/:id" element={<TokenEdit />} />
             <Route path="/redemption/add" element={<RedemptionCreate />} />

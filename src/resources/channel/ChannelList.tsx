@@ -1,37 +1,28 @@
-import { Chip } from '@mui/material';
-import { Datagrid, List, NumberField, TextField, useRecordContext } from 'react-admin';
-import { findChannelType } from '../../../common/channelTypes';
+// /channel: every channel with its type, state, last test and balance; sorting
+// is over the loaded page, in the browser (the API orders by id only).
+import { Datagrid, List, NumberField, TextField } from 'react-admin';
+import { GroupChips } from '../shared/GroupChips';
 import { listDefaults } from '../shared/ListFrame';
-import { StatusChip } from '../shared/StatusChip';
-
-const CHANNEL_STATUS = { 1: ['status.channel.enabled', 'success'], 2: ['status.channel.disabled', 'error'] } as const;
-
-function TypeField(_: { label?: string }) {
-  const record = useRecordContext();
-  const type = findChannelType(Number(record?.type));
-  return <Chip size="small" variant="outlined" label={type?.label ?? `#${record?.type}`} />;
-}
-
-/** Response time badge: grey untested, green <= 1 s, olive <= 3 s, yellow <= 5 s, red above. */
-function ResponseTimeField(_: { label?: string }) {
-  const record = useRecordContext();
-  const ms = Number(record?.response_time ?? 0);
-  const color = ms === 0 ? '#9e9e9e' : ms <= 1000 ? '#21ba45' : ms <= 3000 ? '#b5cc18' : ms <= 5000 ? '#fbbd08' : '#db2828';
-  return <Chip size="small" label={ms === 0 ? '—' : `${(ms / 1000).toFixed(2)} s`} sx={{ bgcolor: color, color: '#fff' }} />;
-}
+import { TitledPage } from '../shared/TitledPage';
+import { ChannelActions, ChannelFooter } from './ChannelActions';
+import { BalanceField, ChannelStatusField, ChannelTypeField, ResponseTimeField } from './ChannelFields';
 
 export function ChannelList() {
   return (
-    <List {...listDefaults}>
-      <Datagrid bulkActionButtons={false} rowClick={false}>
-        <NumberField source="id" />
-        <TextField source="name" />
-        <TextField source="group" />
-        <TypeField label="resources.channel.fields.type" />
-        <StatusChip source="status" label="resources.channel.fields.status" labels={CHANNEL_STATUS as never} />
-        <ResponseTimeField label="resources.channel.fields.response_time" />
-        <NumberField source="balance" />
-      </Datagrid>
-    </List>
+    <TitledPage title="app.channel.title">
+      <List {...listDefaults} title="app.channel.title" actions={false} pagination={<ChannelFooter />}>
+        {/* one line per row: on narrow screens the table scrolls sideways instead of growing tall */}
+        <Datagrid bulkActionButtons={false} rowClick={false} sx={{ '& td, & th': { whiteSpace: 'nowrap' } }}>
+          <NumberField source="id" />
+          <TextField source="name" />
+          <GroupChips label="resources.channel.fields.group" sortBy="group" />
+          <ChannelTypeField label="resources.channel.fields.type" sortBy="type" />
+          <ChannelStatusField label="resources.channel.fields.status" sortBy="status" />
+          <ResponseTimeField label="resources.channel.fields.response_time" sortBy="response_time" />
+          <BalanceField label="resources.channel.fields.balance" sortBy="balance" />
+          <ChannelActions label="app.common.actions" />
+        </Datagrid>
+      </List>
+    </TitledPage>
   );
 }

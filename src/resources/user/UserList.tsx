@@ -10,21 +10,13 @@ import { useStatus } from '../../layout/status';
 import { errorMessage } from '../../pages/errorMessage';
 import { formatCount, formatQuota } from '../../quota';
 import { AddActions } from '../shared/AddButton';
+import { GroupChips } from '../shared/GroupChips';
 import { listDefaults } from '../shared/ListFrame';
 import { RowButton } from '../shared/RowButton';
 import { StatusChip } from '../shared/StatusChip';
 
 const ROLE = { 1: ['status.role.user', 'default'], 10: ['status.role.admin', 'warning'], 100: ['status.role.root', 'error'] } as const;
 const USER_STATUS = { 1: ['status.user.enabled', 'success'], 2: ['status.user.disabled', 'error'] } as const;
-
-/** Spec §4: empty is 'default'; vip and pro yellow; svip and premium red; sorted. */
-export function groupBadges(group: string): Array<{ name: string; color: 'warning' | 'error' | 'default' }> {
-  const names = group.split(',').map((name) => name.trim()).filter(Boolean);
-  return (names.length ? names : ['default']).sort().map((name) => ({
-    name,
-    color: name === 'vip' || name === 'pro' ? 'warning' : name === 'svip' || name === 'premium' ? 'error' : 'default',
-  }));
-}
 
 /** Usernames longer than 15 characters show 12 and an ellipsis. */
 export function shortName(username: string): string {
@@ -40,17 +32,6 @@ function UsernameField(_: { label?: string; sortBy?: string }) {
         {shortName(record.username)}
       </Typography>
     </Tooltip>
-  );
-}
-
-function GroupField(_: { label?: string; sortBy?: string }) {
-  const record = useRecordContext();
-  return (
-    <Stack direction="row" spacing={0.5}>
-      {groupBadges(String(record?.group ?? '')).map((badge) => (
-        <Chip key={badge.name} size="small" label={badge.name} color={badge.color} variant={badge.color === 'default' ? 'outlined' : 'filled'} />
-      ))}
-    </Stack>
   );
 }
 
@@ -104,7 +85,7 @@ export function UserList() {
       <Datagrid bulkActionButtons={false} rowClick={false}>
         <NumberField source="id" />
         <UsernameField label="resources.user.fields.username" sortBy="username" />
-        <GroupField label="resources.user.fields.group" sortBy="group" />
+        <GroupChips label="resources.user.fields.group" sortBy="group" />
         <StatisticsField label="app.user.statistics" sortBy="quota" />
         <StatusChip source="role" label="resources.user.fields.role" labels={ROLE as never} />
         <StatusChip source="status" label="resources.user.fields.status" labels={USER_STATUS as never} />

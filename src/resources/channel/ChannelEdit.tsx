@@ -1,0 +1,43 @@
+// /channel/edit/:id. The key is write-only: left empty, the stored key stays.
+import { Edit, SimpleForm, useRecordContext } from 'react-admin';
+import { useNavigate, useParams } from 'react-router-dom';
+import { useNotice } from '../../layout/notice';
+import { TitledPage } from '../shared/TitledPage';
+import { ChannelInputs, channelFormValues, channelTransform, validateChannelForm } from './ChannelInputs';
+
+const validateEdit = validateChannelForm(false);
+
+function ChannelEditForm() {
+  const record = useRecordContext();
+  if (!record) return null;
+  return (
+    <SimpleForm record={channelFormValues(record)} validate={validateEdit}>
+      <ChannelInputs />
+    </SimpleForm>
+  );
+}
+
+export function ChannelEdit() {
+  const { id } = useParams();
+  const notice = useNotice();
+  const navigate = useNavigate();
+  return (
+    <TitledPage title="app.channel.edit_title">
+      <Edit
+        resource="channel"
+        id={id}
+        title="app.channel.edit_title"
+        mutationMode="pessimistic"
+        transform={channelTransform}
+        mutationOptions={{
+          onSuccess: () => {
+            notice('app.channel.updated', 'success');
+            navigate('/channel');
+          },
+        }}
+      >
+        <ChannelEditForm />
+      </Edit>
+    </TitledPage>
+  );
+}

@@ -1,0 +1,90 @@
+// The channel list's cells: type label, status, response time and balance.
+import { Chip, Tooltip, Typography } from '@mui/material';
+import { useState } from 'react';
+import { useDataProvider, useRecordContext, useTranslate } from 'react-admin';
+import { findChannelType } from '../../../common/channelTypes';
+import { ChannelStatus } from '../../../common/roles';
+import type { SwitchboardDataProvider } from '../../dataProvider';
+import { useNotice } from '../../layout/notice';
+import { errorMessage } from '../../pages/errorMessage';
+import { badgeSx } from '../shared/palette';
+import { formatTimestamp } from '../shared/TimestampField';
+import { usePatchRecord } from '../shared/usePatchRecord';
+import { formatBalance, responseTimeColor } from './channelDisplay';
+
+interface CellProps {
+  label?: string;
+  sortBy?: string;
+}
+
+export function ChannelTypeField(_: CellProps) {
+  const record = useRecordContext();
+  const type = findChannelType(Number(record?.type));
+  return <Chip size="small" label={type?.label ?? `#${record?.type}`} sx={badgeSx(type?.color ?? 'grey')} />;
+}
+
+export function ChannelStatusField(_: CellProps) {
+  const record = useRecordContext();
+  const translate = useTranslate();
+  if (!record) return null;
+  if (record.status === ChannelStatus.enabled) return <Chip size="small" color="success" label={translate('status.channel.enabled')} />;
+  if (record.status === ChannelStatus.disabled && record.auto_disabled) {
+    return (
+      <Tooltip title={translate('app.channel.auto_disabled_help')}>
+        <Chip size="small" color="warning" label={translate('status.channel.auto_disabled')} />
+      </Tooltip>
+    );
+  }
+  if (record.status === ChannelStatus.disabled) return <Chip size="small" color="error" label={translate('status.channel.disabled')} />;
+  return <Chip size="small" variant="outlined" label={translate('status.channel.unknown')} />;
+}
+
+export function ResponseTimeField(_: CellProps) {
+  const record = useRecordContext();
+  const translate = useTranslate();
+  const milliseconds = Number(record?.response_time ?? 0);
+  const testTime = Number(record?.test_time ?? 0);
+  const label = milliseconds ? translate('app.channel.seconds', { seconds: (milliseconds / 1000).toFixed(2) }) : translate('app.channel.untested');
+  return (
+    <Tooltip title={testTime ? translate('app.channel.tested_at', { time: formatTimestamp(testTime) }) : translate('app.channel.never_tested')}>
+      <Chip size="small" label={label} sx={badgeSx(responseTimeColor(milliseconds))} data-testid="response-time" />
+    </Tooltip>
+  );
+}
+
+/** Clicking the balance asks the upstream again (types without a balance query say so instead). */
+export function BalanceField(_: CellProps) {
+  const record = useRecordContext();
+  const translate = useTranslate();
+  const notice = useNotice();
+  const dataProvider = useDataProvider<SwitchboardDataProvider>();
+  const patchRecord = usePatchRecord('channel');
+  const [updating, setUpdating] = useState(false);
+  if (!record) return null;
+  const text = formatBalance(Number(record.type), Number(record.balance ?? 0));
+  if (text === null) {
+    return (
+      <Typography variant="body2" component="span" color="text.secondary">
+        {translate('app.channel.balance_unsupported')}
+      </Typography>
+    );
+  }
+  const updatedAt = Number(record.balance_updated_time ?? 0);
+  const update = async () => {
+    setUpdating(true);
+    try {
+      const balance = await dataProvider.updateChannelBalance(record.id);
+      patchRecord(record.id, { balance, balance_updated_time: Math.floor(Date.now() / 1000) });
+      notice('app.channel.balance_updated', 'success', { name: record.name });
+    } catch (error) {
+      notice(errorMessage(error), 'error');
+    } finally {
+      setUpdating(false);
+    }
+  };
+  return (
+    <Tooltip title={`${updatedAt ? translate('app.channel.balance_updated_at', { time: formatTimestamp(updatedAt) }) : translate('app.channel.balance_never')} · ${translate('app.channel.balance_click')}`}>
+      <Chip size="small" variant="outlined" clickable onClick={updating ? undefined : update} label={updating ? '…' : text} />
+    </Tooltip>
+  );
+}

@@ -1,0 +1,255 @@
+// The channel form shared by /channel/add and /channel/edit/:id: type, name,
+// base URL, the type's extra setting (`other`), key (a batch of keys on
+// create), models, groups, model mapping, priority and weight.
+import { Box, Button, Stack, TextField as MuiTextField, Typography } from '@mui/material';
+import { useEffect, useMemo, useRef, useState } from 'react';
+import {
+  AutocompleteArrayInput, BooleanInput, NumberInput, SelectInput, TextInput, useDataProvider, useTranslate,
+} from 'react-admin';
+import { useFormContext, useWatch } from 'react-hook-form';
+import { CHANNEL_TYPES, findChannelType } from '../../../common/channelTypes';
+import type { SwitchboardDataProvider } from '../../dataProvider';
+import { useNotice } from '../../layout/notice';
+import { errorMessage } from '../../pages/errorMessage';
+
+/** Picked when a type is chosen while no model is selected yet. */
+export const DEFAULT_MODELS: Readonly<Record<number, readonly string[]>> = {
+  14: ['claude-instant-1', 'claude-2'],
+  11: ['PaLM-2'],
+  15: ['ERNIE-Bot', 'ERNIE-Bot-turbo', 'Embedding-V1'],
+  17: ['qwen-v1', 'qwen-plus-v1'],
+  16: ['chatglm_pro', 'chatglm_std', 'chatglm_lite'],
+  18: ['SparkDesk'],
+};
+
+/** Types whose `other` field means something, and what an empty one becomes. */
+export const OTHER_SETTING: Readonly<Record<number, { label: string; fallback: string }>> = {
+  3: { label: 'app.channel.other_azure', fallback: '2023-06-01-preview' },
+  18: { label: 'app.channel.other_spark', fallback: 'v2.1' },
+};
+
+const KEY_FORMATS: Readonly<Record<number, string>> = { 15: 'APIKey|SecretKey', 18: 'APPID|APISecret|APIKey' };
+const BASE_URL_REQUIRED = new Set([3, 8]);
+
+export const MAPPING_EXAMPLE = JSON.stringify({ 'gpt-3.5-turbo-0301': 'gpt-3.5-turbo', 'gpt-4-0314': 'gpt-4', 'gpt-4-32k-0314': 'gpt-4-32k' }, null, 2);
+
+export const CHANNEL_DEFAULTS = {
+  type: 1, name: '', base_url: '', other: '', key: '', batch: false, models: [] as string[], groups: ['default'], model_mapping: '', priority: 0, weight: 1,
+};
+
+const splitNames = (text: unknown) => String(text ?? '').split(',').map((name) => name.trim()).filter(Boolean);
+const unique = (names: string[]) => [...new Set(names)];
+
+/** A record from the API → the form's values (lists for models and groups, an empty key). */
+export function channelFormValues(record: Record<string, unknown>) {
+  const mapping = String(record.model_mapping ?? '').trim();
+  let mappingText = mapping === '{}' ? '' : mapping;
+  try {
+    if (mappingText) mappingText = JSON.stringify(JSON.parse(mappingText), null, 2);
+  } catch {
+    // shown as stored; validation asks for a fix
+  }
+  return {
+    ...record,
+    key: '',
+    other: String(record.other ?? ''),
+    base_url: String(record.base_url ?? ''),
+    models: splitNames(record.models),
+    groups: splitNames(record.group).length ? splitNames(record.group) : ['default'],
+    model_mapping: mappingText,
+    priority: Number(record.priority ?? 0),
+    weight: Number(record.weight ?? 1),
+  };
+}
+
+function mappingIsValid(text: string): boolean {
+  if (!text.trim()) return true;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return Boolean(parsed) && typeof parsed === 'object' && !Array.isArray(parsed) && Object.values(parsed as object).every((value) => typeof value === 'string');
+  } catch {
+    return false;
+  }
+}
+
+/** Spec §5's checks; on edit an empty key keeps the stored one. */
+export function validateChannelForm(creating: boolean) {
+  return (values: Record<string, unknown>) => {
+    const errors: Record<string, string> = {};
+    if (!String(values.name ?? '').trim()) errors.name = 'app.channel.name_key_required';
+    if (creating && !String(values.key ?? '').trim()) errors.key = 'app.channel.name_key_required';
+    if (!Array.isArray(values.models) || values.models.length === 0) errors.models = 'app.channel.models_required';
+    if (!mappingIsValid(String(values.model_mapping ?? ''))) errors.model_mapping = 'app.channel.mapping_invalid';
+    if (BASE_URL_REQUIRED.has(Number(values.type)) && !String(values.base_url ?? '').trim()) errors.base_url = 'app.channel.base_url_required';
+    if (!Number.isInteger(Number(values.priority))) errors.priority = 'app.channel.priority_invalid';
+    if (!Number.isInteger(Number(values.weight)) || Number(values.weight) < 1) errors.weight = 'app.channel.weight_invalid';
+    return errors;
+  };
+}
+
+/** Form values → the API's body: comma strings, a bare base URL, `{}` for no mapping. */
+export function channelTransform(values: Record<string, unknown>) {
+  const type = Number(values.type);
+  const other = String(values.other ?? '').trim();
+  const key = String(values.key ?? '')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .join('\n');
+  return {
+    ...(values.id === undefined ? {} : { id: values.id }),
+    type,
+    name: String(values.name ?? '').trim(),
+    key,
+    base_url: String(values.base_url ?? '').trim().replace(/\/+$/, ''),
+    other: other || OTHER_SETTING[type]?.fallback || '',
+    models: unique((values.models as string[] | undefined) ?? []).join(','),
+    group: unique((values.groups as string[] | undefined) ?? []).join(',') || 'default',
+    model_mapping: String(values.model_mapping ?? '').trim() || '{}',
+    priority: Number(values.priority ?? 0),
+    weight: Number(values.weight ?? 1),
+  };
+}
+
+/** Loads a list for the form once; failures are told, and the form still works with what it has. */
+function useLoadedList(load: () => Promise<string[]>): string[] {
+  const notice = useNotice();
+  const [names, setNames] = useState<string[]>([]);
+  const loadRef = useRef(load);
+  useEffect(() => {
+    let live = true;
+    loadRef.current().then(
+      (loaded) => live && setNames(loaded),
+      (error) => live && notice(errorMessage(error), 'error'),
+    );
+    return () => {
+      live = false;
+    };
+  }, [notice]);
+  return names;
+}
+
+/** Choosing a type while no model is selected pre-fills that type's usual models. */
+function DefaultModelsOnTypeChange() {
+  const type = Number(useWatch({ name: 'type' }));
+  const { getValues, setValue } = useFormContext();
+  const previous = useRef(type);
+  useEffect(() => {
+    if (previous.current === type) return;
+    previous.current = type;
+    const chosen = getValues('models') as string[] | undefined;
+    if ((!chosen || chosen.length === 0) && DEFAULT_MODELS[type]) setValue('models', [...DEFAULT_MODELS[type]], { shouldDirty: true, shouldValidate: true });
+  }, [type, getValues, setValue]);
+  return null;
+}
+
+function ModelShortcuts({ available }: { available: string[] }) {
+  const translate = useTranslate();
+  const { getValues, setValue } = useFormContext();
+  const [custom, setCustom] = useState('');
+  const setModels = (models: string[]) => setValue('models', unique(models), { shouldDirty: true, shouldValidate: true });
+  const chosen = () => (getValues('models') as string[] | undefined) ?? [];
+  const addCustom = () => {
+    const names = splitNames(custom);
+    if (!names.length) return;
+    setModels([...chosen(), ...names]);
+    setCustom('');
+  };
+  return (
+    <Stack direction={{ xs: 'column', sm: 'row' }} sx={{ gap: 1, mb: 2, alignItems: { sm: 'center' }, flexWrap: 'wrap' }}>
+      <Stack direction="row" sx={{ gap: 1, flexWrap: 'wrap' }}>
+        <Button size="small" variant="outlined" onClick={() => setModels([...chosen(), ...available.filter((name) => name.startsWith('gpt-3') || name.startsWith('text-'))])}>
+          {translate('app.channel.fill_base_models')}
+        </Button>
+        <Button size="small" variant="outlined" onClick={() => setModels([...chosen(), ...available])}>
+          {translate('app.channel.fill_all_models')}
+        </Button>
+        <Button size="small" color="warning" onClick={() => setModels([])}>
+          {translate('app.channel.clear_models')}
+        </Button>
+      </Stack>
+      <Stack direction="row" sx={{ gap: 1, flexGrow: 1, alignItems: 'center', minWidth: { sm: 260 } }}>
+        <MuiTextField
+          size="small"
+          value={custom}
+          label={translate('app.channel.custom_model')}
+          placeholder={translate('app.channel.custom_model_placeholder')}
+          onChange={(event) => setCustom(event.target.value)}
+          onKeyDown={(event) => {
+            if (event.key === 'Enter') {
+              event.preventDefault();
+              addCustom();
+            }
+          }}
+          sx={{ flexGrow: 1 }}
+        />
+        <Button size="small" variant="outlined" onClick={addCustom} disabled={!custom.trim()}>
+          {translate('app.channel.add_model')}
+        </Button>
+      </Stack>
+    </Stack>
+  );
+}
+
+export function ChannelInputs({ creating = false }: { creating?: boolean }) {
+  const translate = useTranslate();
+  const dataProvider = useDataProvider<SwitchboardDataProvider>();
+  const availableModels = useLoadedList(dataProvider.channelModels);
+  const availableGroups = useLoadedList(dataProvider.groups);
+  const type = Number(useWatch({ name: 'type' }));
+  const batch = Boolean(useWatch({ name: 'batch' }));
+  const chosenModels = (useWatch({ name: 'models' }) as string[] | undefined) ?? [];
+  const chosenGroups = (useWatch({ name: 'groups' }) as string[] | undefined) ?? [];
+
+  const typeChoices = useMemo(() => CHANNEL_TYPES.map((channelType) => ({ id: channelType.value, name: `${channelType.label} (${channelType.value})` })), []);
+  const modelChoices = unique([...availableModels, ...chosenModels]).map((name) => ({ id: name, name }));
+  const groupChoices = unique(['default', ...availableGroups, ...chosenGroups]).map((name) => ({ id: name, name }));
+  const otherSetting = OTHER_SETTING[type];
+  const defaultBaseUrl = findChannelType(type)?.defaultBaseUrl ?? '';
+  const keyFormat = KEY_FORMATS[type];
+  const keyHelp = creating
+    ? batch ? 'app.channel.key_batch_help' : keyFormat ? translate('app.channel.key_format', { format: keyFormat }) : 'app.channel.key_help'
+    : 'app.channel.key_keep';
+  const baseUrlHelp =
+    type === 3 ? 'app.channel.base_url_azure' : BASE_URL_REQUIRED.has(type) ? 'app.channel.base_url_custom' : defaultBaseUrl ? translate('app.channel.base_url_default', { url: defaultBaseUrl }) : 'app.channel.base_url_optional';
+
+  return (
+    <Box sx={{ width: '100%', maxWidth: 720 }}>
+      <DefaultModelsOnTypeChange />
+      <SelectInput source="type" choices={typeChoices} fullWidth />
+      <TextInput source="name" fullWidth />
+      <TextInput source="base_url" helperText={baseUrlHelp} placeholder={defaultBaseUrl || 'https://'} fullWidth />
+      {otherSetting && <TextInput source="other" label={otherSetting.label} placeholder={otherSetting.fallback} helperText="app.channel.other_help" fullWidth />}
+      {creating && <BooleanInput source="batch" label="app.channel.batch" />}
+      <TextInput
+        source="key"
+        type={batch ? undefined : 'password'}
+        multiline={creating && batch}
+        minRows={creating && batch ? 4 : undefined}
+        placeholder={keyFormat ?? (creating ? undefined : translate('app.channel.key_keep'))}
+        helperText={keyHelp}
+        autoComplete="new-password"
+        fullWidth
+      />
+      <Typography variant="subtitle2" sx={{ mt: 1 }}>{translate('app.channel.routing')}</Typography>
+      <AutocompleteArrayInput source="models" choices={modelChoices} helperText="app.channel.models_help" fullWidth />
+      <ModelShortcuts available={availableModels} />
+      <AutocompleteArrayInput source="groups" choices={groupChoices} helperText="app.channel.groups_help" fullWidth />
+      <TextInput
+        source="model_mapping"
+        multiline
+        minRows={5}
+        placeholder={MAPPING_EXAMPLE}
+        helperText="app.channel.mapping_help"
+        // the example is the placeholder, so the label must not sit on top of it
+        slotProps={{ inputLabel: { shrink: true } }}
+        sx={{ '& textarea': { fontFamily: 'monospace' } }}
+        fullWidth
+      />
+      <Stack direction={{ xs: 'column', sm: 'row' }} sx={{ gap: { sm: 2 } }}>
+        <NumberInput source="priority" step={1} helperText="app.channel.priority_help" fullWidth />
+        <NumberInput source="weight" step={1} min={1} helperText="app.channel.weight_help" fullWidth />
+      </Stack>
+    </Box>
+  );
+}

@@ -1,0 +1,200 @@
+// The channel screens: list cells (type, status, response time, balance per
+// type), row actions that call the data provider's channel methods, and the
+// form's spec §5 rules and wire clean-up.
+import { render, screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { http, HttpResponse } from 'msw';
+import { AdminContext, memoryStore, Notification, ResourceContextProvider } from 'react-admin';
+import { MemoryRouter, Route, Routes } from 'react-router-dom';
+import { describe, expect, it } from 'vitest';
+import { dataProvider } from '../../src/dataProvider';
+import { i18nProvider } from '../../src/i18n';
+import { ChannelCreate } from '../../src/resources/channel/ChannelCreate';
+import { formatBalance, responseTimeColor } from '../../src/resources/channel/channelDisplay';
+import { channelFormValues, channelTransform, validateChannelForm } from '../../src/resources/channel/ChannelInputs';
+import { ChannelList } from '../../src/resources/channel/ChannelList';
+import { server } from './setup';
+
+const channel = (fields: Record<string, unknown>) => ({
+  id: 1, type: 1, name: 'main', key: '', status: 1, base_url: '', other: '', models: 'gpt-4', group: 'default', model_mapping: '{}',
+  priority: 0, weight: 1, response_time: 0, test_time: 0, balance: 0, balance_updated_time: 0, used_quota: 0, created_time: 0, auto_disabled: false,
+  ...fields,
+});
+
+function renderAt(path: string) {
+  return render(
+    <MemoryRouter initialEntries={[path]}>
+      <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={memoryStore()}>
+        <ResourceContextProvider value="channel">
+          <Routes>
+            <Route path="/channel" element={<ChannelList />} />
+            <Route path="/channel/add" element={<ChannelCreate />} />
+          </Routes>
+        </ResourceContextProvider>
+        <Notification />
+      </AdminContext>
+    </MemoryRouter>,
+  );
+}
+
+describe('channel display rules', () => {
+  it('colours response times by the spec thresholds', () => {
+    expect([0, 1, 1000, 1001, 3000, 3001, 5000, 5001].map(responseTimeColor)).toEqual(['grey', 'green', 'green', 'olive', 'olive', 'yellow', 'yellow', 'red']);
+  });
+
+  it('shows balances in each type\'s unit', () => {
+    expect(formatBalance(1, 12.345)).toBe('$12.35');
+    expect(formatBalance(8, 0)).toBe('$0.00');
+    expect(formatBalance(4, 3)).toBe('¥3.00');
+    expect(formatBalance(12, 3)).toBe('¥3.00');
+    expect(formatBalance(5, 25000)).toBe('¥2.50');
+    expect(formatBalance(10, 25000)).toBe('25.0k');
+    expect(formatBalance(13, 42)).toBe('42');
+    expect(formatBalance(3, 5)).toBeNull();
+    expect(formatBalance(14, 5)).toBeNull();
+  });
+});
+
+describe('channel form rules', () => {
+  it('asks for name and key on create, but not for the key on edit', () => {
+    const base = { type: 1, models: ['gpt-4'], model_mapping: '', priority: 0, weight: 1 };
+    expect(validateChannelForm(true)({ ...base, name: '', key: '' })).toEqual({ name: 'app.channel.name_key_required', key: 'app.channel.name_key_required' });
+    expect(validateChannelForm(false)({ ...base, name: 'x', key: '' })).toEqual({});
+  });
+
+  it('needs a model, a JSON object mapping and a base URL for Azure and Custom', () => {
+    const errors = validateChannelForm(true)({ type: 8, name: 'x', key: 'k', models: [], model_mapping: '{"a":', base_url: '', priority: 0, weight: 0 });
+    expect(errors).toEqual({
+      models: 'app.channel.models_required',
+      model_mapping: 'app.channel.mapping_invalid',
+      base_url: 'app.channel.base_url_required',
+      weight: 'app.channel.weight_invalid',
+    });
+    expect(validateChannelForm(true)({ type: 1, name: 'x', key: 'k', models: ['a'], model_mapping: '["a"]', priority: 0, weight: 1 }).model_mapping).toBe('app.channel.mapping_invalid');
+  });
+
+  it('cleans the values for the wire', () => {
+    expect(
+      channelTransform({ type: 3, name: ' az ', key: ' k1 \n\n k2 ', base_url: 'https://x.openai.azure.com//', other: '', models: ['gpt-4', 'gpt-4'], groups: ['default', 'vip'], model_mapping: ' ', priority: '2', weight: '3' }),
+    ).toEqual({ type: 3, name: 'az', key: 'k1\nk2', base_url: 'https://x.openai.azure.com', other: '2023-06-01-preview', models: 'gpt-4', group: 'default,vip', model_mapping: '{}', priority: 2, weight: 3 });
+    expect(channelTransform({ id: 9, type: 18, name: 'spark', key: '', other: '', models: ['SparkDesk'], groups: [] })).toMatchObject({ id: 9, other: 'v2.1', key: '', group: 'default' });
+  });
+
+  it('turns a stored channel into form values', () => {
+    expect(channelFormValues(channel({ models: 'a,b', group: 'vip,default', model_mapping: '{"x":"y"}' }))).toMatchObject({
+      key: '', models: ['a', 'b'], groups: ['vip', 'default'], model_mapping: '{\n  "x": "y"\n}',
+    });
+    expect(channelFormValues(channel({ model_mapping: '{}', group: '' }))).toMatchObject({ model_mapping: '', groups: ['default'] });
+  });
+});
+
+describe('ChannelList', () => {
+  it('shows each row\'s state and balance, tests a channel, refreshes a balance and disables one', async () => {
+    const puts: unknown[] = [];
+    server.use(
+      http.get('*/api/channel/', () =>
+        HttpResponse.json({
+          success: true,
+          message: '',
+          data: [
+            channel({ id: 3, name: 'claude', type: 14, status: 2, auto_disabled: true, group: 'vip,default' }),
+            channel({ id: 2, name: 'sb', type: 5, status: 2, balance: 25000, response_time: 4200, test_time: 1700000000 }),
+            channel({ id: 1, name: 'main', type: 1, balance: 1.5 }),
+          ],
+        }),
+      ),
+      http.get('*/api/channel/test/1/', () => HttpResponse.json({ success: true, message: '', time: 0.5 })),
+      http.get('*/api/channel/update_balance/1/', () => HttpResponse.json({ success: true, message: '', balance: 12.345 })),
+      http.put('*/api/channel/', async ({ request }) => {
+        const body = (await request.json()) as Record<string, unknown>;
+        puts.push(body);
+        return HttpResponse.json({ success: true, message: '', data: channel({ id: 1, name: 'main', balance: 12.345, response_time: 500, ...body }) });
+      }),
+    );
+    const user = userEvent.setup();
+    renderAt('/channel');
+    const rowOf = async (name: string) => (await screen.findByText(name)).closest('tr') as HTMLElement;
+
+    const claude = await rowOf('claude');
+    expect(within(claude).getByText('Anthropic Claude')).toBeInTheDocument();
+    expect(within(claude).getByText('Auto-disabled')).toBeInTheDocument();
+    expect(within(claude).getByText('Not supported')).toBeInTheDocument();
+    expect(within(claude).getByText('Untested')).toBeInTheDocument();
+    expect(within(claude).getByText('vip')).toBeInTheDocument();
+    const sb = await rowOf('sb');
+    expect(within(sb).getByText('Disabled')).toBeInTheDocument();
+    expect(within(sb).getByText('4.20 s')).toBeInTheDocument();
+    expect(within(sb).getByText('¥2.50')).toBeInTheDocument();
+    expect(within(sb).getByRole('button', { name: 'Enable' })).toBeInTheDocument();
+
+    const main = await rowOf('main');
+    await user.click(within(main).getByRole('button', { name: 'Test' }));
+    expect(await screen.findByText('Channel main tested successfully in 0.50 s')).toBeInTheDocument();
+    expect(within(await rowOf('main')).getByText('0.50 s')).toBeInTheDocument();
+
+    await user.click(within(await rowOf('main')).getByText('$1.50'));
+    expect(await within(await rowOf('main')).findByText('$12.35')).toBeInTheDocument();
+
+    await user.click(within(await rowOf('main')).getByRole('button', { name: 'Disable' }));
+    expect(await within(await rowOf('main')).findByRole('button', { name: 'Enable' })).toBeInTheDocument();
+    expect(puts).toEqual([{ id: 1, status: 2 }]);
+  }, 30_000);
+});
+
+describe('ChannelCreate', () => {
+  it('refuses an incomplete form, pre-fills a type\'s models and posts the cleaned channel', async () => {
+    let posted: Record<string, unknown> | undefined;
+    server.use(
+      http.get('*/api/channel/models', () => HttpResponse.json({ object: 'list', data: [{ id: 'gpt-3.5-turbo' }, { id: 'text-davinci-003' }, { id: 'gpt-4' }] })),
+      http.get('*/api/group/', () => HttpResponse.json({ success: true, message: '', data: ['default', 'vip'] })),
+      http.post('*/api/channel/', async ({ request }) => {
+        posted = (await request.json()) as Record<string, unknown>;
+        return HttpResponse.json({ success: true, message: '', data: { ids: [7] } });
+      }),
+      http.get('*/api/channel/', () => HttpResponse.json({ success: true, message: '', data: [] })),
+    );
+    const user = userEvent.setup();
+    // pasting is one change event; typing re-renders the whole form per key
+    const fill = async (field: HTMLElement, text: string) => {
+      await user.click(field);
+      await user.paste(text);
+    };
+    renderAt('/channel/add');
+    // a name alone: the key and the models are still missing
+    await fill(await screen.findByRole('textbox', { name: 'Name' }), 'anthropic');
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    expect(await screen.findByText('fill in channel name and key')).toBeInTheDocument();
+    expect(screen.getByText('select at least one model')).toBeInTheDocument();
+
+    // the base-model shortcut picks gpt-3* and text-* names; clear empties the list again
+    await user.click(screen.getByRole('button', { name: 'Fill base models' }));
+    expect(await screen.findByRole('button', { name: 'gpt-3.5-turbo' })).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'text-davinci-003' })).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: 'gpt-4' })).toBeNull();
+    await user.click(screen.getByRole('button', { name: 'Clear models' }));
+    expect(screen.queryByRole('button', { name: 'gpt-3.5-turbo' })).toBeNull();
+
+    // choosing Claude while no model is chosen fills its usual models
+    await user.click(screen.getByRole('combobox', { name: 'Type' }));
+    await user.click(await screen.findByRole('option', { name: 'Anthropic Claude (14)' }));
+    expect(await screen.findByRole('button', { name: 'claude-2' })).toBeInTheDocument();
+
+    await fill(screen.getByRole('textbox', { name: 'Custom model' }), 'claude-x');
+    await user.keyboard('{Enter}');
+    expect(await screen.findByRole('button', { name: 'claude-x' })).toBeInTheDocument();
+    await fill(document.querySelector('input[name="key"]') as HTMLInputElement, 'sk-ant');
+    await fill(document.querySelector('input[name="base_url"]') as HTMLInputElement, 'https://claude.example/');
+    const mapping = document.querySelector('textarea[name="model_mapping"]') as HTMLTextAreaElement;
+    await fill(mapping, 'nope');
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    expect(await screen.findByText('model mapping must be valid JSON')).toBeInTheDocument();
+    await user.clear(mapping);
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+
+    expect(await screen.findByText('1 channel created')).toBeInTheDocument();
+    expect(posted).toEqual({
+      type: 14, name: 'anthropic', key: 'sk-ant', base_url: 'https://claude.example', other: '',
+      models: 'claude-instant-1,claude-2,claude-x', group: 'default', model_mapping: '{}', priority: 0, weight: 1,
+    });
+  }, 30_000);
+});
