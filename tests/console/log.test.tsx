@@ -44,7 +44,7 @@ describe('LogList', () => {
     );
     const before = Math.floor(Date.now() / 1000);
     const seen = renderLogs(1);
-    expect(await screen.findByText('Quota used within these filters: $0.01 · tokens: 84')).toBeInTheDocument();
+    expect(await screen.findByText('Quota used within these filters: $0.006000 · tokens: 84')).toBeInTheDocument();
     const first = (await screen.findByText('model ratio 15.00, group ratio 1.00')).closest('tr') as HTMLElement;
     expect(within(first).getByText('laptop')).toBeInTheDocument();
     expect(within(first).getByText('Consumption')).toBeInTheDocument();

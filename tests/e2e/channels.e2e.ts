@@ -74,7 +74,8 @@ describe.runIf(enabled)('channels: add, test, relay through it, read the log', (
     await row.getByRole('button', { name: /^test$/i }).click();
     await page.getByText(/channel emulator tested successfully in \d+\.\d\d s/i).waitFor();
     await expect.poll(() => badge.textContent()).toMatch(/^\d+\.\d\d s$/);
-    expect(await badge.evaluate((element) => getComputedStyle(element).backgroundColor)).toBe(GREEN);
+    // the chip fades from grey to green: poll until the transition has ended
+    await expect.poll(() => badge.evaluate((element) => getComputedStyle(element).backgroundColor)).toBe(GREEN);
     expect(emulator.requests.some((request) => request.path === '/v1/chat/completions' && request.headers.authorization === 'Bearer sk-good')).toBe(true);
     await page.screenshot({ path: join(screenshotDir, 'channel-tested.png') });
   });
@@ -105,5 +106,24 @@ describe.runIf(enabled)('channels: add, test, relay through it, read the log', (
     await row.getByText('Consumption').waitFor();
     await expect.poll(() => page.getByTestId('log-stat').textContent()).toMatch(/quota used within these filters: \$\d+\.\d\d/i);
     await page.screenshot({ path: join(screenshotDir, 'channel-log.png') });
+  });
+
+  it('edits the channel with the key left empty, which keeps the stored key', async () => {
+    await page.goto(`${gateway.baseUrl}/channel/edit/1`);
+    const weight = page.locator('input[name="weight"]');
+    await expect.poll(() => weight.inputValue()).toBe('1');
+    expect(await page.locator('input[name="key"]').inputValue()).toBe('');
+    await weight.fill('3');
+    await page.getByRole('button', { name: /^save$/i }).click();
+    await page.waitForURL(`${gateway.baseUrl}/channel`);
+    await page.getByText('channel updated').waitFor();
+
+    const cookie = await apiLogin(gateway.baseUrl, 'root', ROOT_PASSWORD);
+    const stored = (await (await fetch(`${gateway.baseUrl}/api/channel/1`, { headers: { cookie } })).json()).data;
+    expect(stored).toMatchObject({ weight: 3, models: 'gpt-3.5-turbo', base_url: emulator.baseUrl });
+    const before = emulator.requests.length;
+    await page.getByRole('row', { name: /emulator/ }).getByRole('button', { name: /^test$/i }).click();
+    await page.getByText(/channel emulator tested successfully/i).waitFor();
+    expect(emulator.requests.slice(before).some((request) => request.headers.authorization === 'Bearer sk-good')).toBe(true);
   });
 });

@@ -27,6 +27,9 @@ const LOG_TYPE = {
   4: ['status.log.system', 'secondary'],
 } as const;
 
+// one request costs fractions of a cent: rows and their sum show six decimals
+const QUOTA_DIGITS = 6;
+
 // "all" (0) is the empty choice: no type filter
 const TYPE_CHOICES = [
   { id: 1, name: 'status.log.topup' },
@@ -80,7 +83,7 @@ function LogStat({ admin }: { admin: boolean }) {
           ? translate('ra.page.loading')
           : typeof stat === 'string'
             ? translate(stat)
-            : translate('app.log.stat', { quota: formatQuota(stat.quota, status), tokens: formatCount(stat.token) })}
+            : translate('app.log.stat', { quota: formatQuota(stat.quota, status, QUOTA_DIGITS), tokens: formatCount(stat.token) })}
       </Typography>
     </Box>
   );
@@ -119,7 +122,7 @@ export function LogList() {
           <TextField source="model_name" />
           <TokensField source="prompt_tokens" label="resources.log.fields.prompt_tokens" sortBy="prompt_tokens" />
           <TokensField source="completion_tokens" label="resources.log.fields.completion_tokens" sortBy="completion_tokens" />
-          <QuotaField source="quota" label="resources.log.fields.quota" digits={6} />
+          <QuotaField source="quota" label="resources.log.fields.quota" digits={QUOTA_DIGITS} />
           <LatencyField label="resources.log.fields.elapsed_ms" sortBy="elapsed_ms" />
           <StreamField label="resources.log.fields.is_stream" sortBy="is_stream" />
           {admin && <ChannelIdField label="resources.log.fields.channel_id" sortBy="channel_id" />}
