@@ -6,13 +6,15 @@ import type { TranslationMessages } from 'react-admin';
 import { appEnglish } from './app.en';
 import { appChinese } from './app.zh';
 import { raChinese } from './ra.zh';
+import { settingsEnglish } from './settings.en';
+import { settingsChinese } from './settings.zh';
 
 export const LOCALE_STORAGE_KEY = 'locale';
 export type Locale = 'en' | 'zh';
 
 export const messages: Record<Locale, TranslationMessages> = {
-  en: { ...englishMessages, ...appEnglish } as TranslationMessages,
-  zh: { ...raChinese, ...appChinese } as TranslationMessages,
+  en: { ...englishMessages, ...appEnglish, ...settingsEnglish } as TranslationMessages,
+  zh: { ...raChinese, ...appChinese, ...settingsChinese } as TranslationMessages,
 };
 
 export function initialLocale(): Locale {

@@ -1,8 +1,10 @@
 // Notices with the spec's durations (success 1.5 s, info 3 s, error 5 s,
-// warning 10 s), shown top-centre on screens 600 px wide or narrower.
-import { useMediaQuery } from '@mui/material';
-import { useCallback } from 'react';
-import { Notification, useNotify, type NotificationProps } from 'react-admin';
+// warning 10 s), shown top-centre on screens 600 px wide or narrower; and the
+// admin's Notice, shown once per change as a dismissible dialog.
+import { Button, Dialog, DialogActions, DialogContent, DialogTitle, useMediaQuery } from '@mui/material';
+import { useCallback, useEffect, useState } from 'react';
+import { Notification, useNotify, useTranslate, type NotificationProps } from 'react-admin';
+import { SafeMarkdown } from './SafeContent';
 
 export const NOTICE_DURATIONS = { success: 1500, info: 3000, error: 5000, warning: 10000 } as const;
 /** The longer "notice" kind (20 s) is shown with the info style. */
@@ -30,5 +32,45 @@ export function AppNotification(props: NotificationProps) {
       autoHideDuration={NOTICE_DURATIONS.error}
       anchorOrigin={narrow ? { vertical: 'top', horizontal: 'center' } : { vertical: 'bottom', horizontal: 'center' }}
     />
+  );
+}
+
+/** localStorage key holding the notice text this browser last dismissed (one-api's key). */
+export const NOTICE_SEEN_KEY = 'notice';
+
+/**
+ * The admin's Notice (Markdown, sanitised) in a dialog, unless this browser
+ * already dismissed exactly this text: a changed notice is shown again.
+ */
+export function NoticeDialog({ load }: { load: () => Promise<string> }) {
+  const translate = useTranslate();
+  const [notice, setNotice] = useState('');
+  useEffect(() => {
+    let active = true;
+    load()
+      .then((text) => {
+        if (active && text.trim() !== '' && localStorage.getItem(NOTICE_SEEN_KEY) !== text) setNotice(text);
+      })
+      .catch(() => undefined); // no notice is better than an error about one
+    return () => {
+      active = false;
+    };
+  }, [load]);
+  const dismiss = () => {
+    localStorage.setItem(NOTICE_SEEN_KEY, notice);
+    setNotice('');
+  };
+  return (
+    <Dialog open={notice !== ''} onClose={dismiss} fullWidth maxWidth="sm" aria-labelledby="notice-dialog-title">
+      <DialogTitle id="notice-dialog-title">{translate('content.notice_title')}</DialogTitle>
+      <DialogContent dividers>
+        <SafeMarkdown markdown={notice} />
+      </DialogContent>
+      <DialogActions>
+        <Button onClick={dismiss} autoFocus>
+          {translate('content.notice_close')}
+        </Button>
+      </DialogActions>
+    </Dialog>
   );
 }

@@ -1,6 +1,6 @@
 // The public status object (/api/status), loaded once per page load and cached
 // in localStorage under the spec's keys so the header renders before it arrives.
-import { createContext, useContext, useEffect, useState, type ReactNode } from 'react';
+import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import type { ClientStatus } from '../../common/options';
 import { dataProvider } from '../dataProvider';
 
@@ -11,9 +11,11 @@ export interface StatusState {
   status: ClientStatus | null;
   /** True when the last load failed (the cached copy, if any, is still shown). */
   failed: boolean;
+  /** Loads the status again, e.g. after an admin changed a setting it reflects. */
+  reload(): void;
 }
 
-const StatusContext = createContext<StatusState>({ status: null, failed: false });
+const StatusContext = createContext<StatusState>({ status: null, failed: false, reload: () => undefined });
 
 function readCachedStatus(): ClientStatus | null {
   try {
@@ -36,7 +38,9 @@ export function cacheStatus(status: ClientStatus): void {
 }
 
 export function StatusProvider({ children, load = dataProvider.getStatus }: { children: ReactNode; load?: () => Promise<ClientStatus> }) {
-  const [state, setState] = useState<StatusState>(() => ({ status: readCachedStatus(), failed: false }));
+  const [state, setState] = useState<Omit<StatusState, 'reload'>>(() => ({ status: readCachedStatus(), failed: false }));
+  const [generation, setGeneration] = useState(0);
+  const reload = useCallback(() => setGeneration((previous) => previous + 1), []);
   useEffect(() => {
     let active = true;
     load()
@@ -49,8 +53,9 @@ export function StatusProvider({ children, load = dataProvider.getStatus }: { ch
     return () => {
       active = false;
     };
-  }, [load]);
-  return <StatusContext.Provider value={state}>{children}</StatusContext.Provider>;
+  }, [load, generation]);
+  const value = useMemo(() => ({ ...state, reload }), [state, reload]);
+  return <StatusContext.Provider value={value}>{children}</StatusContext.Provider>;
 }
 
 export function useStatus(): StatusState {

@@ -1,4 +1,5 @@
-// /: the admin's home page content, or a welcome with what the gateway does.
+// /: the admin's home page content, or a welcome with what the gateway does;
+// and the admin's notice, once per change.
 import ApiIcon from '@mui/icons-material/Api';
 import HubIcon from '@mui/icons-material/Hub';
 import SavingsIcon from '@mui/icons-material/Savings';
@@ -7,10 +8,12 @@ import { useTranslate } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
 import { readStoredUser } from '../authProvider/storage';
 import { dataProvider } from '../dataProvider';
+import { NoticeDialog } from '../layout/notice';
 import { systemNameOf, useStatus } from '../layout/status';
 import { ContentPage } from './ContentPage';
 
 const loadHome = () => dataProvider.getHomePageContent();
+const loadNotice = () => dataProvider.getNotice();
 
 function Welcome() {
   const translate = useTranslate();
@@ -75,5 +78,10 @@ function Welcome() {
 
 export function HomePage() {
   const translate = useTranslate();
-  return <ContentPage load={loadHome} pageName={translate('app.menu.home')} fallback={<Welcome />} />;
+  return (
+    <>
+      <ContentPage load={loadHome} pageName={translate('app.menu.home')} fallback={<Welcome />} />
+      <NoticeDialog load={loadNotice} />
+    </>
+  );
 }

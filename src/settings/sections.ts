@@ -1,19 +1,74 @@
-// Which option keys each admin settings tab holds (spec §2 screen 4).
+// The admin settings tabs as data (spec §2 screen 4): which sections each tab
+// has, which option keys each section holds, and how a few fields are drawn.
+// The kind of every key (toggle, text, number, json, list, secret) and who may
+// write it come from common/options.ts.
 import type { OptionKey } from '../../common/options';
 
-export type SettingSection = 'operation' | 'system' | 'other';
+export type SettingTab = 'operation' | 'system' | 'other';
 
-export const SETTING_SECTIONS: Record<SettingSection, OptionKey[]> = {
+export interface SettingSection {
+  /** Also the i18n key: settings.section.<tab>_<id>. */
+  id: string;
+  keys: OptionKey[];
+}
+
+export const SETTING_TABS: Record<SettingTab, SettingSection[]> = {
   operation: [
-    'TopUpLink', 'ChatLink', 'QuotaPerUnit', 'RetryTimes', 'LogConsumeEnabled', 'DisplayInCurrencyEnabled', 'DisplayTokenStatEnabled',
-    'ApproximateTokenEnabled', 'AutomaticDisableChannelEnabled', 'ChannelDisableThreshold', 'QuotaRemindThreshold', 'QuotaForNewUser',
-    'QuotaForInviter', 'QuotaForInvitee', 'PreConsumedQuota', 'ModelRatio', 'GroupRatio',
+    {
+      id: 'general',
+      keys: [
+        'TopUpLink', 'ChatLink', 'QuotaPerUnit', 'RetryTimes', 'LogConsumeEnabled', 'DisplayInCurrencyEnabled', 'DisplayTokenStatEnabled',
+        'ApproximateTokenEnabled', 'AutomaticDisableChannelEnabled',
+      ],
+    },
+    { id: 'monitoring', keys: ['ChannelDisableThreshold', 'QuotaRemindThreshold'] },
+    { id: 'quota', keys: ['QuotaForNewUser', 'QuotaForInviter', 'QuotaForInvitee', 'PreConsumedQuota'] },
+    { id: 'ratio', keys: ['ModelRatio', 'GroupRatio'] },
   ],
   system: [
-    'ServerAddress', 'PasswordLoginEnabled', 'PasswordRegisterEnabled', 'EmailVerificationEnabled', 'GitHubOAuthEnabled', 'WeChatAuthEnabled',
-    'TurnstileCheckEnabled', 'RegisterEnabled', 'EmailDomainRestrictionEnabled', 'EmailDomainWhitelist', 'SMTPServer', 'SMTPPort',
-    'SMTPAccount', 'SMTPFrom', 'SMTPToken', 'GitHubClientId', 'GitHubClientSecret', 'WeChatServerAddress', 'WeChatServerToken',
-    'WeChatAccountQRCodeImageURL', 'TurnstileSiteKey', 'TurnstileSecretKey',
+    { id: 'general', keys: ['ServerAddress'] },
+    {
+      id: 'login',
+      keys: [
+        'PasswordLoginEnabled', 'PasswordRegisterEnabled', 'EmailVerificationEnabled', 'GitHubOAuthEnabled', 'WeChatAuthEnabled',
+        'TurnstileCheckEnabled', 'RegisterEnabled',
+      ],
+    },
+    { id: 'email_domains', keys: ['EmailDomainRestrictionEnabled', 'EmailDomainWhitelist'] },
+    { id: 'smtp', keys: ['SMTPServer', 'SMTPPort', 'SMTPAccount', 'SMTPFrom', 'SMTPToken'] },
+    { id: 'github', keys: ['GitHubClientId', 'GitHubClientSecret'] },
+    { id: 'wechat', keys: ['WeChatServerAddress', 'WeChatServerToken', 'WeChatAccountQRCodeImageURL'] },
+    { id: 'turnstile', keys: ['TurnstileSiteKey', 'TurnstileSecretKey'] },
   ],
-  other: ['Notice', 'SystemName', 'Logo', 'HomePageContent', 'About', 'Footer'],
+  other: [
+    { id: 'notice', keys: ['Notice'] },
+    { id: 'branding', keys: ['SystemName', 'Logo', 'Footer'] },
+    { id: 'content', keys: ['HomePageContent', 'About'] },
+  ],
 };
+
+export interface FieldHint {
+  /** Rows of a text area; absent means a one-line field. */
+  rows?: number;
+  /** Step of a number field (spec §9: quota per unit 0.01); whole numbers otherwise. */
+  step?: number;
+  placeholder?: string;
+  monospace?: boolean;
+}
+
+export const FIELD_HINTS: Partial<Record<OptionKey, FieldHint>> = {
+  QuotaPerUnit: { step: 0.01 },
+  ChannelDisableThreshold: { step: 0.1 },
+  SMTPPort: { placeholder: '587' },
+  ModelRatio: { rows: 12, monospace: true },
+  GroupRatio: { rows: 6, monospace: true },
+  Notice: { rows: 5 },
+  Footer: { rows: 3, monospace: true },
+  HomePageContent: { rows: 8 },
+  About: { rows: 8 },
+};
+
+/** A field's label: settings.option.<Key>, the key itself if missing. */
+export function optionLabel(translate: (key: string, options?: Record<string, unknown>) => string, key: OptionKey): string {
+  return translate(`settings.option.${key}`, { _: key });
+}

@@ -4,24 +4,12 @@ import type { FastifyInstance } from 'fastify';
 import { fail, ok } from '../../../common/envelope';
 import type { ClientStatus } from '../../../common/options';
 import { Role } from '../../../common/roles';
-import { VERSION } from '../../../common/version';
+import { VERSION, type ReleaseInfo } from '../../../common/version';
 import { DEFAULT_RELEASE_CHECK_URL } from '../../config';
 import { requireRole } from '../../plugins/auth';
 
 /** How long the update check waits for the release server before giving up. */
 export const RELEASE_CHECK_TIMEOUT_MS = 5000;
-
-/** The latest release as the update check reports it (`GET /api/release/latest` data). */
-export interface ReleaseInfo {
-  current_version: string;
-  tag_name: string;
-  name: string;
-  /** Release notes, Markdown. */
-  body: string;
-  html_url: string;
-  published_at: string;
-  update_available: boolean;
-}
 
 function versionParts(version: string): number[] | undefined {
   const match = /^v?(\d+)\.(\d+)\.(\d+)/.exec(version.trim());

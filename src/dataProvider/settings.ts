@@ -1,0 +1,38 @@
+// The settings calls of the /setting admin tabs and the update check, on the
+// shared httpClient (so they fail like every other console call).
+//
+// Method          → request
+// getOptions      → GET  /api/option/            → [{ key, value, set? }] (secrets: value '' and whether one is set)
+// updateOption    → PUT  /api/option/            body: { key, value }
+// sendTestEmail   → POST /api/option/test_email  → the address the test e-mail went to
+// latestRelease   → GET  /api/release/latest     → ReleaseInfo (the server fetches it; RELEASE_CHECK_URL)
+import type { ReleaseInfo } from '../../common/version';
+import { httpClient as defaultHttpClient, type HttpClient } from './httpClient';
+
+/** One row of GET /api/option/. */
+export interface OptionEntry {
+  key: string;
+  value: string;
+  /** Only on secrets: whether a value is stored (the value itself never leaves the server). */
+  set?: boolean;
+}
+
+export const settingsEndpoints = {
+  options: '/api/option/',
+  testEmail: '/api/option/test_email',
+  latestRelease: '/api/release/latest',
+} as const;
+
+export function createSettingsProvider(httpClient: HttpClient = defaultHttpClient) {
+  return {
+    getOptions: async () => (await httpClient<OptionEntry[]>(settingsEndpoints.options)).data ?? [],
+    updateOption: async (key: string, value: string) => {
+      await httpClient(settingsEndpoints.options, { method: 'PUT', body: { key, value } });
+    },
+    sendTestEmail: async () => (await httpClient<string>(settingsEndpoints.testEmail, { method: 'POST' })).data ?? '',
+    latestRelease: async () => (await httpClient<ReleaseInfo>(settingsEndpoints.latestRelease)).data as ReleaseInfo,
+  };
+}
+
+export type SettingsProvider = ReturnType<typeof createSettingsProvider>;
+export const settingsProvider = createSettingsProvider();

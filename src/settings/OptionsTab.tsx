@@ -1,0 +1,78 @@
+// An admin settings tab (Operation, System or Other): its sections from
+// sections.ts, plus the pieces a few sections add — the GitHub callback
+// address, the SMTP test e-mail and, on Other, the update check.
+import SendIcon from '@mui/icons-material/Send';
+import { Alert, Button, CircularProgress, Stack, Typography } from '@mui/material';
+import { useState } from 'react';
+import { useTranslate } from 'react-admin';
+import { isRoot } from '../../common/roles';
+import { readStoredUser } from '../authProvider/storage';
+import { settingsProvider } from '../dataProvider/settings';
+import { useNotice } from '../layout/notice';
+import { errorMessage } from '../pages/errorMessage';
+import { OptionSection } from './OptionSection';
+import { SETTING_TABS, type SettingSection, type SettingTab } from './sections';
+import { UpdateCheck } from './UpdateCheck';
+import type { OptionForm } from './useOptionForm';
+
+function TestEmailButton({ form, section }: { form: OptionForm; section: SettingSection }) {
+  const translate = useTranslate();
+  const notice = useNotice();
+  const [sending, setSending] = useState(false);
+  const unsaved = form.isDirty(section.keys);
+  const send = async () => {
+    setSending(true);
+    try {
+      const email = await settingsProvider.sendTestEmail();
+      notice('settings.smtp.test_sent', 'success', { email });
+    } catch (error) {
+      notice(errorMessage(error), 'error');
+    } finally {
+      setSending(false);
+    }
+  };
+  return (
+    <Button
+      variant="outlined"
+      startIcon={sending ? <CircularProgress size={16} /> : <SendIcon />}
+      disabled={sending || unsaved || !isRoot(readStoredUser()?.role)}
+      title={translate(unsaved ? 'settings.smtp.save_first' : 'settings.smtp.test_help')}
+      onClick={send}
+    >
+      {translate('settings.smtp.test')}
+    </Button>
+  );
+}
+
+function GitHubCallback({ form }: { form: OptionForm }) {
+  const translate = useTranslate();
+  const base = (form.stored('ServerAddress') || window.location.origin).replace(/\/+$/, '');
+  return (
+    <Typography variant="body2" color="text.secondary" sx={{ mt: 2, wordBreak: 'break-all' }}>
+      {translate('settings.github.callback', { url: `${base}/oauth/github` })}
+    </Typography>
+  );
+}
+
+export function OptionsTab({ tab, form }: { tab: SettingTab; form: OptionForm }) {
+  const translate = useTranslate();
+  if (form.loadError) return <Alert severity="error">{form.loadError}</Alert>;
+  if (!form.loaded) return <CircularProgress aria-label={translate('ra.page.loading')} />;
+  const lockedForCaller = SETTING_TABS[tab].every((section) => section.keys.every((key) => !form.canWrite(key)));
+  return (
+    <Stack spacing={2.5}>
+      {lockedForCaller && <Alert severity="info">{translate('settings.root_only')}</Alert>}
+      {tab === 'other' && <UpdateCheck />}
+      {SETTING_TABS[tab].map((section) => (
+        <OptionSection
+          key={section.id}
+          tab={tab}
+          section={section}
+          form={form}
+          extra={tab === 'system' && section.id === 'github' ? <GitHubCallback form={form} /> : undefined}
+          actions={tab === 'system' && section.id === 'smtp' ? <TestEmailButton form={form} section={section} /> : undefined}
+        />
+      ))}
+    </Stack>
+  );
+}

@@ -1,0 +1,134 @@
+// State of the admin settings tabs (spec §4): the stored values, the local
+// drafts of text fields, and the two ways of saving — toggles at once, other
+// fields by their section's button, sending only what changed.
+import { useCallback, useEffect, useState } from 'react';
+import { OPTION_SPECS, isRootOnlyOption, isSecretOption, type OptionKey } from '../../common/options';
+import { isAdmin, isRoot } from '../../common/roles';
+import { readStoredUser } from '../authProvider/storage';
+import { settingsProvider as defaultProvider, type SettingsProvider } from '../dataProvider/settings';
+import { useNotice } from '../layout/notice';
+import { useStatus } from '../layout/status';
+import { errorMessage } from '../pages/errorMessage';
+import { invalidChangeMessage, pendingChanges } from './saveRules';
+
+type Values = Partial<Record<OptionKey, string>>;
+
+export interface OptionForm {
+  /** False until the stored values arrived. */
+  loaded: boolean;
+  /** The message when they could not be loaded. */
+  loadError: string;
+  /** What a field shows: its draft, else the stored value (secrets: the draft only). */
+  value(key: OptionKey): string;
+  stored(key: OptionKey): string;
+  /** Whether a secret has a stored value. */
+  secretSet(key: OptionKey): boolean;
+  setDraft(key: OptionKey, value: string): void;
+  /** Whether the caller may change the key (rootOnly keys need root). */
+  canWrite(key: OptionKey): boolean;
+  isDirty(keys: OptionKey[]): boolean;
+  saveToggle(key: OptionKey, on: boolean): Promise<void>;
+  saveSection(keys: OptionKey[]): Promise<void>;
+  /** The key or section being saved, for busy buttons. */
+  saving: boolean;
+}
+
+/** `enabled`: whether to load the options at all (only admins may read them). */
+export function useOptionForm(enabled: boolean, provider: SettingsProvider = defaultProvider): OptionForm {
+  const notice = useNotice();
+  const { reload: reloadStatus } = useStatus();
+  const [stored, setStored] = useState<Values>({});
+  const [secretsSet, setSecretsSet] = useState<Partial<Record<OptionKey, boolean>>>({});
+  const [drafts, setDrafts] = useState<Values>({});
+  const [loaded, setLoaded] = useState(false);
+  const [loadError, setLoadError] = useState('');
+  const [saving, setSaving] = useState(false);
+  const role = readStoredUser()?.role;
+
+  useEffect(() => {
+    if (!enabled) return undefined;
+    let active = true;
+    provider
+      .getOptions()
+      .then((rows) => {
+        if (!active) return;
+        const values: Values = {};
+        const secrets: Partial<Record<OptionKey, boolean>> = {};
+        for (const row of rows) {
+          if (!(row.key in OPTION_SPECS)) continue;
+          const key = row.key as OptionKey;
+          if (isSecretOption(key)) secrets[key] = Boolean(row.set);
+          else values[key] = row.value;
+        }
+        setStored(values);
+        setSecretsSet(secrets);
+        setLoaded(true);
+      })
+      .catch((error) => active && setLoadError(errorMessage(error)));
+    return () => {
+      active = false;
+    };
+  }, [enabled, provider]);
+
+  const canWrite = useCallback((key: OptionKey) => (isRootOnlyOption(key) ? isRoot(role) : isAdmin(role)), [role]);
+
+  const saveToggle = useCallback(
+    async (key: OptionKey, on: boolean) => {
+      const previous = stored[key];
+      setStored((values) => ({ ...values, [key]: String(on) }));
+      try {
+        await provider.updateOption(key, String(on));
+        notice('settings.saved', 'success');
+        reloadStatus();
+      } catch (error) {
+        setStored((values) => ({ ...values, [key]: previous }));
+        notice(errorMessage(error), 'error');
+      }
+    },
+    [provider, stored, notice, reloadStatus],
+  );
+
+  const saveSection = useCallback(
+    async (keys: OptionKey[]) => {
+      const changes = pendingChanges(keys, stored, drafts);
+      if (changes.length === 0) return notice('settings.nothing_changed', 'info');
+      const invalid = invalidChangeMessage(changes);
+      if (invalid) return notice(invalid, 'error');
+      setSaving(true);
+      try {
+        for (const change of changes) {
+          await provider.updateOption(change.key, change.value);
+          // what the server stored; secrets only as "set"
+          if (isSecretOption(change.key)) setSecretsSet((values) => ({ ...values, [change.key]: true }));
+          else setStored((values) => ({ ...values, [change.key]: change.value }));
+          setDrafts((values) => {
+            const next = { ...values };
+            delete next[change.key];
+            return next;
+          });
+        }
+        notice('settings.saved', 'success');
+      } catch (error) {
+        notice(errorMessage(error), 'error');
+      } finally {
+        setSaving(false);
+        reloadStatus();
+      }
+    },
+    [provider, stored, drafts, notice, reloadStatus],
+  );
+
+  return {
+    loaded,
+    loadError,
+    value: (key) => drafts[key] ?? (isSecretOption(key) ? '' : stored[key] ?? ''),
+    stored: (key) => stored[key] ?? '',
+    secretSet: (key) => Boolean(secretsSet[key]),
+    setDraft: (key, value) => setDrafts((values) => ({ ...values, [key]: value })),
+    canWrite,
+    isDirty: (keys) => pendingChanges(keys, stored, drafts).length > 0,
+    saveToggle,
+    saveSection,
+    saving,
+  };
+}

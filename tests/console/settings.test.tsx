@@ -1,0 +1,243 @@
+// The admin settings tabs against a fake API (msw): the save rules of spec §4
+// and §5 — toggles save at once, text fields only on their section's button
+// and only when changed, empty secrets skipped, invalid ratio JSON refused
+// with the spec's message, a confirmation before password login goes off.
+import { render, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { http, HttpResponse } from 'msw';
+import { AdminContext, Notification } from 'react-admin';
+import { MemoryRouter } from 'react-router-dom';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { OPTION_KEYS, OPTION_SPECS } from '../../common/options';
+import { messages } from '../../src/i18n';
+import { i18nProvider } from '../../src/i18n';
+import SettingPage from '../../src/settings/SettingPage';
+import { addToList, invalidChangeMessage, pendingChanges } from '../../src/settings/saveRules';
+import { server } from './setup';
+
+let puts: Array<{ key: string; value: string }>;
+
+function serveOptions(overrides: Record<string, string> = {}, secretsSet: string[] = ['SMTPToken']) {
+  puts = [];
+  server.use(
+    http.get('*/api/option/', () =>
+      HttpResponse.json({
+        success: true,
+        message: '',
+        data: OPTION_KEYS.map((key) =>
+          OPTION_SPECS[key].kind === 'secret'
+            ? { key, value: '', set: secretsSet.includes(key) }
+            : { key, value: overrides[key] ?? OPTION_SPECS[key].default },
+        ),
+      }),
+    ),
+    http.put('*/api/option/', async ({ request }) => {
+      const body = (await request.json()) as { key: string; value: string };
+      puts.push(body);
+      return HttpResponse.json({ success: true, message: '' });
+    }),
+    http.get('*/api/status', () => HttpResponse.json({ success: true, message: '', data: {} })),
+  );
+}
+
+async function openTab(name: 'Operation' | 'System' | 'Other', role = 100) {
+  localStorage.setItem('user', JSON.stringify({ id: 1, username: 'root', role }));
+  render(
+    <MemoryRouter>
+      <AdminContext i18nProvider={i18nProvider}>
+        <SettingPage />
+        <Notification />
+      </AdminContext>
+    </MemoryRouter>,
+  );
+  const user = userEvent.setup();
+  await user.click(await screen.findByRole('tab', { name }));
+  return user;
+}
+
+const section = (name: RegExp | string) => screen.findByRole('region', { name });
+const field = (name: string) => document.querySelector(`[name="${name}"]`) as HTMLInputElement;
+
+// typing into several fields of a real MUI form takes a few seconds under jsdom
+describe('admin settings', { timeout: 30_000 }, () => {
+  beforeEach(() => serveOptions({ SystemName: 'Switchboard', SMTPServer: 'smtp.old.example' }));
+
+  it('sends only the changed field of a section, one PUT per key', async () => {
+    const user = await openTab('Other');
+    const branding = await section('Name, logo and footer');
+    await waitFor(() => expect(field('SystemName').value).toBe('Switchboard'));
+    await user.clear(field('SystemName'));
+    await user.type(field('SystemName'), 'Acme AI');
+    await user.type(field('Footer'), '<b>hi</b>');
+    expect(puts).toEqual([]); // held locally until saved
+    await user.click(within(branding).getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(puts).toEqual([{ key: 'SystemName', value: 'Acme AI' }, { key: 'Footer', value: '<b>hi</b>' }]));
+    expect(await screen.findByText('settings saved')).toBeInTheDocument();
+  });
+
+  it('sends nothing when nothing changed', async () => {
+    const user = await openTab('Other');
+    const branding = await section('Name, logo and footer');
+    await user.click(within(branding).getByRole('button', { name: 'Save' }));
+    expect(await screen.findByText('nothing changed, nothing to save')).toBeInTheDocument();
+    expect(puts).toEqual([]);
+  });
+
+  it('skips an empty secret and shows whether one is set', async () => {
+    const user = await openTab('System');
+    const smtp = await section('SMTP (outgoing e-mail)');
+    expect(within(smtp).getByText('set')).toBeInTheDocument();
+    expect(field('SMTPToken').value).toBe('');
+    expect(field('SMTPPort').placeholder).toBe('587');
+    await user.clear(field('SMTPServer'));
+    await user.type(field('SMTPServer'), 'smtp.new.example');
+    await user.click(within(smtp).getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(puts).toEqual([{ key: 'SMTPServer', value: 'smtp.new.example' }]));
+    await user.type(field('SMTPToken'), 'new-password');
+    await user.click(within(smtp).getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(puts).toEqual([{ key: 'SMTPServer', value: 'smtp.new.example' }, { key: 'SMTPToken', value: 'new-password' }]));
+  });
+
+  it('refuses invalid model ratio JSON with the spec\'s message and saves nothing', async () => {
+    const user = await openTab('Operation');
+    const ratios = await section('Ratios');
+    await user.clear(field('ModelRatio'));
+    await user.type(field('ModelRatio'), '{{"gpt-4": 15,');
+    await user.clear(field('QuotaForNewUser'));
+    await user.click(within(ratios).getByRole('button', { name: 'Save' }));
+    expect(await screen.findByText('model ratio is not a valid JSON string')).toBeInTheDocument();
+    expect(puts).toEqual([]);
+  });
+
+  it('saves a toggle at once', async () => {
+    const user = await openTab('System');
+    await section('Sign-in and registration');
+    await user.click(screen.getByRole('switch', { name: 'Allow new registrations' }));
+    await waitFor(() => expect(puts).toEqual([{ key: 'RegisterEnabled', value: 'false' }]));
+  });
+
+  it('asks before turning password login off', async () => {
+    const user = await openTab('System');
+    await section('Sign-in and registration');
+    await user.click(screen.getByRole('switch', { name: 'Allow sign-in with password' }));
+    const dialog = await screen.findByRole('dialog');
+    expect(within(dialog).getByText('Turn off password login?')).toBeInTheDocument();
+    expect(puts).toEqual([]);
+    await user.click(within(dialog).getByRole('button', { name: /cancel/i }));
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+    expect(puts).toEqual([]);
+    expect(screen.getByRole('switch', { name: 'Allow sign-in with password' })).toBeChecked();
+    await user.click(screen.getByRole('switch', { name: 'Allow sign-in with password' }));
+    await user.click(within(await screen.findByRole('dialog')).getByRole('button', { name: 'Turn off' }));
+    await waitFor(() => expect(puts).toEqual([{ key: 'PasswordLoginEnabled', value: 'false' }]));
+  });
+
+  it('turns a toggle back and shows the server\'s refusal', async () => {
+    server.use(http.put('*/api/option/', () => HttpResponse.json({ success: false, message: 'fill in the GitHub client id and secret first' })));
+    const user = await openTab('System');
+    await section('Sign-in and registration');
+    const toggle = screen.getByRole('switch', { name: 'Allow sign-in and registration with GitHub' });
+    await user.click(toggle);
+    expect(await screen.findByText('fill in the GitHub client id and secret first')).toBeInTheDocument();
+    expect(toggle).not.toBeChecked();
+  });
+
+  it('adds only non-empty, new domains to the whitelist and saves the list', async () => {
+    serveOptions({ EmailDomainWhitelist: 'gmail.com,qq.com' });
+    const user = await openTab('System');
+    const domains = await section('E-mail domain whitelist');
+    const entry = field('EmailDomainWhitelist-entry');
+    await user.click(within(domains).getByRole('button', { name: 'Add' }));
+    await user.type(entry, 'qq.com');
+    await user.click(within(domains).getByRole('button', { name: 'Add' }));
+    expect(within(domains).getAllByRole('listitem').map((item) => item.textContent)).toEqual(['gmail.com', 'qq.com']);
+    await user.clear(entry);
+    await user.type(entry, ' example.org {Enter}');
+    expect(within(domains).getAllByRole('listitem').map((item) => item.textContent)).toEqual(['gmail.com', 'qq.com', 'example.org']);
+    await user.click(within(domains).getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(puts).toEqual([{ key: 'EmailDomainWhitelist', value: 'gmail.com,qq.com,example.org' }]));
+  });
+
+  it('shows an admin the System tab read-only and the top-up link as root\'s', async () => {
+    await openTab('System', 10);
+    expect(await screen.findByText(/Only the super admin can change these settings/)).toBeInTheDocument();
+    expect(field('SMTPServer')).toBeDisabled();
+    expect(screen.getByRole('switch', { name: 'Allow new registrations' })).toBeDisabled();
+    await userEvent.setup().click(screen.getByRole('tab', { name: 'Operation' }));
+    await section('General');
+    expect(field('TopUpLink')).toBeDisabled();
+    expect(screen.getByText('Only the super admin can set the top-up link.')).toBeInTheDocument();
+    expect(field('ChatLink')).not.toBeDisabled();
+  });
+
+  it('sends a test e-mail and reports where it went', async () => {
+    server.use(http.post('*/api/option/test_email', () => HttpResponse.json({ success: true, message: '', data: 'root@example.test' })));
+    const user = await openTab('System');
+    const smtp = await section('SMTP (outgoing e-mail)');
+    await user.click(within(smtp).getByRole('button', { name: 'Send test e-mail' }));
+    expect(await screen.findByText('test e-mail sent to root@example.test')).toBeInTheDocument();
+  });
+
+  it('shows the release notes of the update check, sanitised', async () => {
+    server.use(
+      http.get('*/api/release/latest', () =>
+        HttpResponse.json({
+          success: true,
+          message: '',
+          data: {
+            current_version: 'v0.5.3',
+            tag_name: 'v0.6.0',
+            name: 'v0.6.0',
+            body: '## What is new\n\n<img src=x onerror="window.__pwned=1">',
+            html_url: 'https://github.com/acme/releases/v0.6.0',
+            published_at: '2024-01-02T03:04:05Z',
+            update_available: true,
+          },
+        }),
+      ),
+    );
+    const user = await openTab('Other');
+    await user.click(await screen.findByRole('button', { name: 'Check for updates' }));
+    const dialog = await screen.findByRole('dialog');
+    expect(within(dialog).getByText('New version available: v0.6.0')).toBeInTheDocument();
+    expect(within(dialog).getByRole('heading', { name: 'What is new' })).toBeInTheDocument();
+    expect(dialog.innerHTML).not.toContain('onerror');
+    expect(within(dialog).getByRole('link', { name: 'Open the release page' })).toHaveAttribute('href', 'https://github.com/acme/releases/v0.6.0');
+  });
+
+  it('shows the server\'s message when the update check fails', async () => {
+    server.use(http.get('*/api/release/latest', () => HttpResponse.json({ success: false, message: 'cannot check for updates: the release server is unreachable (ENOTFOUND)' })));
+    const user = await openTab('Other');
+    await user.click(await screen.findByRole('button', { name: 'Check for updates' }));
+    expect(await screen.findByText('cannot check for updates: the release server is unreachable (ENOTFOUND)')).toBeInTheDocument();
+  });
+});
+
+describe('save rules', () => {
+  it('keeps only changed values and non-empty secrets', () => {
+    const saved = { SystemName: 'A', Logo: '/logo.png' };
+    expect(pendingChanges(['SystemName', 'Logo', 'SMTPToken', 'RegisterEnabled'], saved, { SystemName: 'A', Logo: '/x.png', SMTPToken: '', RegisterEnabled: 'false' })).toEqual([
+      { key: 'Logo', value: '/x.png' },
+    ]);
+    expect(pendingChanges(['SMTPToken'], {}, { SMTPToken: 's3cret' })).toEqual([{ key: 'SMTPToken', value: 's3cret' }]);
+  });
+
+  it('names the ratio whose JSON is invalid', () => {
+    expect(invalidChangeMessage([{ key: 'GroupRatio', value: '[1]' }])).toBe('settings.errors.group_ratio_json');
+    expect(invalidChangeMessage([{ key: 'ModelRatio', value: '{"a": 1}' }])).toBeUndefined();
+    expect((messages.en as any).settings.errors.group_ratio_json).toBe('group ratio is not a valid JSON string');
+  });
+
+  it('adds only non-empty, non-duplicate list entries', () => {
+    expect(addToList('a.com', ' ')).toBeUndefined();
+    expect(addToList('a.com,b.com', 'b.com')).toBeUndefined();
+    expect(addToList('', 'c.com')).toBe('c.com');
+  });
+
+  it('labels every option in English and Chinese', () => {
+    for (const key of OPTION_KEYS) {
+      expect((messages.en as any).settings.option[key], key).toBeTruthy();
+      expect((messages.zh as any).settings.option[key], key).toBeTruthy();
+    }
+  });
+});
