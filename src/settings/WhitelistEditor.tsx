@@ -47,6 +47,7 @@ export function WhitelistEditor({ form, optionKey }: { form: OptionForm; optionK
       <Stack direction="row" spacing={1} sx={{ maxWidth: 420 }}>
         <TextField
           size="small"
+          hiddenLabel
           fullWidth
           name={`${optionKey}-entry`}
           placeholder={translate('settings.whitelist.placeholder')}

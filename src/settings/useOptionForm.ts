@@ -33,6 +33,15 @@ export interface OptionForm {
   saving: boolean;
 }
 
+/** Ratio tables one entry a line, as one-api showed them; an unchanged table is still not re-sent. */
+function prettyJson(raw: string): string {
+  try {
+    return JSON.stringify(JSON.parse(raw), null, 2);
+  } catch {
+    return raw;
+  }
+}
+
 /** `enabled`: whether to load the options at all (only admins may read them). */
 export function useOptionForm(enabled: boolean, provider: SettingsProvider = defaultProvider): OptionForm {
   const notice = useNotice();
@@ -58,7 +67,7 @@ export function useOptionForm(enabled: boolean, provider: SettingsProvider = def
           if (!(row.key in OPTION_SPECS)) continue;
           const key = row.key as OptionKey;
           if (isSecretOption(key)) secrets[key] = Boolean(row.set);
-          else values[key] = row.value;
+          else values[key] = OPTION_SPECS[key].kind === 'json' ? prettyJson(row.value) : row.value;
         }
         setStored(values);
         setSecretsSet(secrets);

@@ -1,0 +1,216 @@
+// Issue 5's end-to-end path: root changes one option of each settings section
+// in the real console, and each change shows its effect in another browser —
+// registration closes, the chat link joins the menu, the system name and logo
+// change in the header, the footer HTML appears, the notice shows once, the
+// ratio JSON is checked, the update check reads a (fake) release server and
+// says so clearly when it is down — and admin content cannot run script.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumAvailable, launchBrowser, screenshotDir } from './support/browser';
+import { startGateway, type RunningGateway } from './support/gateway';
+
+const enabled = chromiumAvailable();
+const ROOT_PASSWORD = 'settings-root-pass';
+const XSS_HOME = `# Welcome to Acme\n\n<img src=x onerror="window.__xss='home';alert('home')">\n\n[free credits](javascript:window.__xss='home-link';alert('home-link'))`;
+const XSS_ABOUT = `# About Acme\n\n<img src=x onerror="window.__xss='about'">\n\n<a href="javascript:window.__xss='about-link'">our story</a>`;
+const FOOTER = `<span id="acme-footer">Acme <b>Corp</b> footer</span><img src=x onerror="window.__xss='footer'">`;
+
+/** A stand-in for the outside world: the release API, a logo and a chat app. */
+async function startFakeWorld() {
+  let releaseServerUp = true;
+  const server: Server = createServer((request, response) => {
+    if (request.url === '/releases/latest') {
+      if (!releaseServerUp) return request.socket.destroy();
+      response.setHeader('content-type', 'application/json');
+      return response.end(
+        JSON.stringify({
+          tag_name: 'v0.9.0',
+          name: 'v0.9.0',
+          body: '## Highlights\n\n- Settings that apply on every node\n\n<img src=x onerror="window.__xss=\'release\'">',
+          html_url: 'https://github.com/songquanpeng/one-api/releases/tag/v0.9.0',
+          published_at: '2024-03-04T05:06:07Z',
+        }),
+      );
+    }
+    if (request.url === '/acme-logo.svg') {
+      response.setHeader('content-type', 'image/svg+xml');
+      return response.end('<svg xmlns="http://www.w3.org/2000/svg" width="30" height="30"><rect width="30" height="30" fill="#e11d48"/></svg>');
+    }
+    response.setHeader('content-type', 'text/html');
+    response.end('<!doctype html><title>Acme chat</title><h1>Acme chat app</h1>');
+  });
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', () => listening()));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    base,
+    setReleaseServerUp: (up: boolean) => (releaseServerUp = up),
+    close: () => new Promise((closed) => server.close(closed)),
+  };
+}
+
+async function signIn(page: Page, baseUrl: string, username: string, password: string) {
+  await page.goto(`${baseUrl}/login`);
+  await page.locator('input[name="username"]').fill(username);
+  await page.locator('input[name="password"]').fill(password);
+  await page.getByRole('button', { name: /^log in$/i }).click();
+  await page.waitForURL(`${baseUrl}/`);
+}
+
+describe.runIf(enabled)('settings: every section takes effect', () => {
+  let gateway: RunningGateway;
+  let world: Awaited<ReturnType<typeof startFakeWorld>>;
+  let browser: Browser;
+  let adminContext: BrowserContext;
+  let visitorContext: BrowserContext;
+  let admin: Page;
+  let visitor: Page;
+  const visitorDialogs: string[] = [];
+
+  const openTab = async (name: 'Operation' | 'System' | 'Other') => {
+    if (!admin.url().endsWith('/setting')) await admin.goto(`${gateway.baseUrl}/setting`);
+    await admin.getByRole('tab', { name }).click();
+  };
+  const section = (name: string) => admin.getByRole('region', { name });
+  const saveSection = async (name: string) => {
+    await section(name).getByRole('button', { name: 'Save' }).click();
+    await admin.getByText('settings saved').last().waitFor();
+  };
+
+  beforeAll(async () => {
+    world = await startFakeWorld();
+    gateway = await startGateway({ INITIAL_ROOT_PASSWORD: ROOT_PASSWORD, RELEASE_CHECK_URL: `${world.base}/releases/latest` });
+    browser = await launchBrowser();
+    adminContext = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
+    visitorContext = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
+    admin = await adminContext.newPage();
+    visitor = await visitorContext.newPage();
+    visitor.on('dialog', (dialog) => {
+      visitorDialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+    await signIn(admin, gateway.baseUrl, 'root', ROOT_PASSWORD);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await gateway?.stop();
+    await world?.close();
+  });
+
+  it('operation, general: the chat link joins the menu and /chat frames it', async () => {
+    await openTab('Operation');
+    await section('General').locator('input[name="ChatLink"]').fill(`${world.base}/chat-app`);
+    await saveSection('General');
+    await admin.getByRole('navigation').first().getByRole('link', { name: /^chat$/i }).click();
+    await admin.waitForURL(`${gateway.baseUrl}/chat`);
+    await admin.frameLocator('iframe').getByRole('heading', { name: 'Acme chat app' }).waitFor();
+  });
+
+  it('operation, ratio: invalid JSON is refused with the spec\'s message; a valid table changes the groups', async () => {
+    await openTab('Operation');
+    const groupRatio = section('Ratios').locator('textarea[name="GroupRatio"]');
+    await groupRatio.fill('{"default": 1,');
+    await section('Ratios').getByRole('button', { name: 'Save' }).click();
+    await admin.getByText('group ratio is not a valid JSON string').waitFor();
+    expect(await admin.evaluate(async () => (await (await fetch('/api/group/')).json()).data)).toEqual(['default', 'svip', 'vip']);
+    await groupRatio.fill('{"default": 1, "vip": 1, "svip": 1, "acme": 2}');
+    await saveSection('Ratios');
+    expect(await admin.evaluate(async () => (await (await fetch('/api/group/')).json()).data)).toEqual(['acme', 'default', 'svip', 'vip']);
+    await admin.screenshot({ path: join(screenshotDir, 'settings-operation.png'), fullPage: true });
+  });
+
+  it('system, sign-in: closing registration refuses a new account', async () => {
+    await openTab('System');
+    const toggle = admin.getByRole('switch', { name: 'Allow new registrations' });
+    await toggle.click();
+    await admin.getByText('settings saved').last().waitFor();
+    expect(await toggle.isChecked()).toBe(false);
+
+    await visitor.goto(`${gateway.baseUrl}/register`);
+    await visitor.getByText('New registrations are closed on this server.').waitFor();
+    await visitor.locator('input[name="username"]').fill('newcomer');
+    await visitor.locator('input[name="password"]').fill('newcomer-pass');
+    await visitor.locator('input[name="password2"]').fill('newcomer-pass');
+    await visitor.getByRole('button', { name: /^register$/i }).click();
+    await visitor.getByText('registration is closed').waitFor();
+    expect(visitor.url()).toContain('/register');
+  });
+
+  it('system, sign-in: password login asks first, and the server keeps the last way in', async () => {
+    const toggle = admin.getByRole('switch', { name: 'Allow sign-in with password' });
+    await toggle.click();
+    const dialog = admin.getByRole('dialog');
+    await dialog.getByText('Turn off password login?').waitFor();
+    await dialog.getByRole('button', { name: 'Turn off' }).click();
+    await admin.getByText(/password login is the last way the super admin can sign in/).waitFor();
+    await expect.poll(() => toggle.isChecked()).toBe(true);
+    await admin.screenshot({ path: join(screenshotDir, 'settings-system.png'), fullPage: true });
+  });
+
+  it('other, branding: the system name, logo and footer HTML change for every visitor', async () => {
+    await openTab('Other');
+    await section('Name, logo and footer').locator('input[name="SystemName"]').fill('Acme AI');
+    await section('Name, logo and footer').locator('input[name="Logo"]').fill(`${world.base}/acme-logo.svg`);
+    await section('Name, logo and footer').locator('textarea[name="Footer"]').fill(FOOTER);
+    await saveSection('Name, logo and footer');
+    // the admin's own header follows at once
+    await admin.getByRole('banner').getByText('Acme AI').waitFor();
+
+    await visitor.goto(`${gateway.baseUrl}/about`);
+    await visitor.getByRole('banner').getByText('Acme AI').waitFor();
+    expect(await visitor.getByRole('banner').locator('img').first().getAttribute('src')).toBe(`${world.base}/acme-logo.svg`);
+    await visitor.locator('footer #acme-footer').filter({ hasText: 'Acme Corp footer' }).waitFor();
+    expect(await visitor.locator('footer b').textContent()).toBe('Corp');
+  });
+
+  it('other, notice and content: the notice shows once; the XSS attempts run nothing', async () => {
+    await openTab('Other');
+    await section('Notice').locator('textarea[name="Notice"]').fill('**Maintenance** on Sunday');
+    await saveSection('Notice');
+    await section('Home and about pages').locator('textarea[name="HomePageContent"]').fill(XSS_HOME);
+    await section('Home and about pages').locator('textarea[name="About"]').fill(XSS_ABOUT);
+    await saveSection('Home and about pages');
+
+    await visitor.goto(`${gateway.baseUrl}/`);
+    const notice = visitor.getByRole('dialog', { name: 'Notice' });
+    await notice.getByText('Maintenance').waitFor();
+    await visitor.screenshot({ path: join(screenshotDir, 'settings-notice.png') });
+    await notice.getByRole('button', { name: 'Close' }).click();
+    await notice.waitFor({ state: 'hidden' });
+    await visitor.getByRole('heading', { name: 'Welcome to Acme' }).waitFor();
+    await visitor.getByText('free credits').click();
+    await visitor.reload();
+    await visitor.getByRole('heading', { name: 'Welcome to Acme' }).waitFor();
+    await visitor.waitForTimeout(800);
+    expect(await visitor.getByRole('dialog', { name: 'Notice' }).count()).toBe(0);
+
+    await visitor.goto(`${gateway.baseUrl}/about`);
+    await visitor.getByRole('heading', { name: 'About Acme' }).waitFor();
+    await visitor.getByText('our story').click();
+    await visitor.waitForTimeout(500);
+    expect(await visitor.evaluate(() => (window as unknown as { __xss?: string }).__xss)).toBeUndefined();
+    expect(await visitor.evaluate(() => document.body.innerHTML)).not.toMatch(/onerror|javascript:/);
+    expect(visitorDialogs).toEqual([]);
+    expect(visitor.url()).toBe(`${gateway.baseUrl}/about`);
+  });
+
+  it('other, update: the release notes show in a modal; a dead release server is reported at once', async () => {
+    await openTab('Other');
+    await admin.getByRole('button', { name: 'Check for updates' }).click();
+    const modal = admin.getByRole('dialog');
+    await modal.getByText('New version available: v0.9.0').waitFor();
+    await modal.getByRole('heading', { name: 'Highlights' }).waitFor();
+    expect(await admin.evaluate(() => (window as unknown as { __xss?: string }).__xss)).toBeUndefined();
+    await admin.screenshot({ path: join(screenshotDir, 'settings-update.png') });
+    await modal.getByRole('button', { name: 'Close' }).click();
+    await modal.waitFor({ state: 'hidden' });
+
+    world.setReleaseServerUp(false);
+    const started = Date.now();
+    await admin.getByRole('button', { name: 'Check for updates' }).click();
+    await admin.getByText(/cannot check for updates: the release server is unreachable/).waitFor();
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+});
