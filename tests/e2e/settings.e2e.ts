@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumAvailable, launchBrowser, screenshotDir } from './support/browser';
+import { chromiumAvailable, launchBrowser, screenshotDir, signInThroughConsole } from './support/browser';
 import { startGateway, type RunningGateway } from './support/gateway';
 
 const enabled = chromiumAvailable();
@@ -51,14 +51,6 @@ async function startFakeWorld() {
   };
 }
 
-async function signIn(page: Page, baseUrl: string, username: string, password: string) {
-  await page.goto(`${baseUrl}/login`);
-  await page.locator('input[name="username"]').fill(username);
-  await page.locator('input[name="password"]').fill(password);
-  await page.getByRole('button', { name: /^log in$/i }).click();
-  await page.waitForURL(`${baseUrl}/`);
-}
-
 describe.runIf(enabled)('settings: every section takes effect', () => {
   let gateway: RunningGateway;
   let world: Awaited<ReturnType<typeof startFakeWorld>>;
@@ -91,7 +83,7 @@ describe.runIf(enabled)('settings: every section takes effect', () => {
       visitorDialogs.push(dialog.message());
       void dialog.dismiss();
     });
-    await signIn(admin, gateway.baseUrl, 'root', ROOT_PASSWORD);
+    await signInThroughConsole(admin, gateway.baseUrl, 'root', ROOT_PASSWORD);
   });
   afterAll(async () => {
     await browser?.close();
