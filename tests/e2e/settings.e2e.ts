@@ -168,6 +168,7 @@ describe.runIf(enabled)('settings: every section takes effect', () => {
     await visitor.goto(`${gateway.baseUrl}/`);
     const notice = visitor.getByRole('dialog', { name: 'Notice' });
     await notice.getByText('Maintenance').waitFor();
+    await visitor.waitForTimeout(400); // let the dialog finish fading in
     await visitor.screenshot({ path: join(screenshotDir, 'settings-notice.png') });
     await notice.getByRole('button', { name: 'Close' }).click();
     await notice.waitFor({ state: 'hidden' });
@@ -195,6 +196,7 @@ describe.runIf(enabled)('settings: every section takes effect', () => {
     await modal.getByText('New version available: v0.9.0').waitFor();
     await modal.getByRole('heading', { name: 'Highlights' }).waitFor();
     expect(await admin.evaluate(() => (window as unknown as { __xss?: string }).__xss)).toBeUndefined();
+    await admin.waitForTimeout(400); // let the dialog finish fading in
     await admin.screenshot({ path: join(screenshotDir, 'settings-update.png') });
     await modal.getByRole('button', { name: 'Close' }).click();
     await modal.waitFor({ state: 'hidden' });
