@@ -17,23 +17,21 @@ export type ReserveResult = { ok: true } | { ok: false; reason: 'user' | 'token'
 export async function reserveQuota(db: Kysely<Database>, reservation: Reservation): Promise<ReserveResult> {
   const { amount } = reservation;
   if (amount <= 0) return { ok: true };
+  // one conditional UPDATE is atomic on its own: no BEGIN/COMMIT round trips on the hot path
+  if (!reservation.limitedToken) {
+    const user = await takeFromUser(db, reservation.userId, amount);
+    return Number(user.numUpdatedRows) === 1 ? { ok: true } : { ok: false, reason: 'user' };
+  }
   return db.transaction().execute(async (transaction) => {
-    const user = await transaction
-      .updateTable('users')
-      .set((eb) => ({ quota: eb('quota', '-', amount) }))
-      .where('id', '=', reservation.userId)
-      .where('quota', '>=', amount)
-      .executeTakeFirst();
+    const user = await takeFromUser(transaction, reservation.userId, amount);
     if (Number(user.numUpdatedRows) !== 1) return { ok: false, reason: 'user' } as const;
-    if (reservation.limitedToken) {
-      const token = await transaction
-        .updateTable('tokens')
-        .set((eb) => ({ remain_quota: eb('remain_quota', '-', amount) }))
-        .where('id', '=', reservation.tokenId)
-        .where('remain_quota', '>=', amount)
-        .executeTakeFirst();
-      if (Number(token.numUpdatedRows) !== 1) throw new TokenShortfall();
-    }
+    const token = await transaction
+      .updateTable('tokens')
+      .set((eb) => ({ remain_quota: eb('remain_quota', '-', amount) }))
+      .where('id', '=', reservation.tokenId)
+      .where('remain_quota', '>=', amount)
+      .executeTakeFirst();
+    if (Number(token.numUpdatedRows) !== 1) throw new TokenShortfall();
     return { ok: true } as const;
   }).catch((error) => {
     if (error instanceof TokenShortfall) return { ok: false, reason: 'token' } as const;
@@ -42,6 +40,15 @@ export async function reserveQuota(db: Kysely<Database>, reservation: Reservatio
 }
 
 class TokenShortfall extends Error {}
+
+/** `quota -= amount` only if the user has it. */
+const takeFromUser = (db: Kysely<Database>, userId: number, amount: number) =>
+  db
+    .updateTable('users')
+    .set((eb) => ({ quota: eb('quota', '-', amount) }))
+    .where('id', '=', userId)
+    .where('quota', '>=', amount)
+    .executeTakeFirst();
 
 /** `column + refund - charge`, floored at zero. */
 const settled = (column: string, refund: number, charge: number) =>
@@ -79,10 +86,14 @@ export async function settleQuota(db: Kysely<Database>, reservation: Reservation
 
 export async function releaseQuota(db: Kysely<Database>, reservation: Reservation): Promise<void> {
   if (reservation.amount <= 0) return;
+  const giveBackToUser = (executor: Kysely<Database>) =>
+    executor.updateTable('users').set((eb) => ({ quota: eb('quota', '+', reservation.amount) })).where('id', '=', reservation.userId).execute();
+  if (!reservation.limitedToken) {
+    await giveBackToUser(db);
+    return;
+  }
   await db.transaction().execute(async (transaction) => {
-    await transaction.updateTable('users').set((eb) => ({ quota: eb('quota', '+', reservation.amount) })).where('id', '=', reservation.userId).execute();
-    if (reservation.limitedToken) {
-      await transaction.updateTable('tokens').set((eb) => ({ remain_quota: eb('remain_quota', '+', reservation.amount) })).where('id', '=', reservation.tokenId).execute();
-    }
+    await giveBackToUser(transaction);
+    await transaction.updateTable('tokens').set((eb) => ({ remain_quota: eb('remain_quota', '+', reservation.amount) })).where('id', '=', reservation.tokenId).execute();
   });
 }

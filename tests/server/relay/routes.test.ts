@@ -220,6 +220,26 @@ describe('dead keys and upstream errors', () => {
   });
 });
 
+describe('unlimited tokens', () => {
+  it("charge and refund only the owner's quota, still counting the token's usage", async () => {
+    const unlimited = await harness.admin('POST', '/api/token/', { name: 'open', unlimited_quota: true });
+    const key = `sk-${unlimited.data.key}`;
+    await harness.addChannel({ name: 'emu', key: 'sk-good' });
+    const chat = { model: 'gpt-4', messages: [{ role: 'user', content: 'hi' }] };
+    const before = await harness.balances(unlimited.data.id);
+    expect((await harness.post('/v1/chat/completions', chat, key)).status).toBe(200);
+    const charge = computeQuota({ promptTokens: 1, completionTokens: 5, ratio: 15, completionRatio: 2 });
+    const after = await harness.balances(unlimited.data.id);
+    expect(before.user.quota - after.user.quota).toBe(charge);
+    expect(after.token).toEqual({ remain_quota: before.token.remain_quota, used_quota: before.token.used_quota + charge });
+
+    await resetRelay(harness);
+    await harness.addChannel({ name: 'down', key: 'sk-down' });
+    expect((await harness.post('/v1/chat/completions', chat, key)).status).toBe(500);
+    expect(await harness.balances(unlimited.data.id)).toEqual(after);
+  });
+});
+
 describe('dashboard billing endpoints', () => {
   const get = (path: string, key = harness.apiKey) => fetch(`${harness.baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } });
 
