@@ -65,6 +65,16 @@ function parseMapping(text: string): Readonly<Record<string, unknown>> {
   return mapping;
 }
 
+/** The whole body of an answer; an upstream that breaks off mid-body is a 502, so the caller can release. */
+export async function answerBytes(answer: UpstreamAnswer): Promise<Buffer | RelayError> {
+  if (answer.json) return answer.json.bytes;
+  try {
+    return Buffer.from(await answer.body.arrayBuffer());
+  } catch (error) {
+    return relayError(502, `the upstream answer broke off: ${(error as Error).message}`, 'upstream_unreachable', 'server_error');
+  }
+}
+
 /** The model a channel expects: its model_mapping entry, else the requested name. */
 export function mappedModel(channel: RoutedChannel, model: string): string {
   if (!channel.model_mapping || channel.model_mapping === '{}') return model;

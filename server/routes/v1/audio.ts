@@ -14,7 +14,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { abortOnDisconnect, admitModel, answerUnanswered, modelOf, openJsonRequest, reserve, settleLater } from '../../relay/accounting';
 import { AUDIO_REQUEST_TOKENS, completionRatioFor, computeQuota, reservationQuota } from '../../relay/billing';
 import type { Bookkeeping } from '../../relay/bookkeeping';
-import { dispatch } from '../../relay/dispatch';
+import { answerBytes, dispatch } from '../../relay/dispatch';
 import { isRelayError, relayError, sendRelayError } from '../../relay/errors';
 import { findMultipartField, multipartBoundary, replaceMultipartField } from '../../relay/multipart';
 import { countTextTokens } from '../../relay/tokenCount';
@@ -62,7 +62,8 @@ export function audioRoutes(bookkeeping: Bookkeeping) {
       if (dispatched.outcome !== 'answered') return answerUnanswered(app, reply, reservation, dispatched);
       const { answer } = dispatched;
       // json and verbose_json carry the text in `text`; text, srt and vtt are the text
-      const bytes = answer.json?.bytes ?? Buffer.from(await answer.body.arrayBuffer());
+      const bytes = await answerBytes(answer);
+      if (isRelayError(bytes)) return answerUnanswered(app, reply, reservation, { outcome: 'failed', error: bytes });
       reply.code(answer.status).header('content-type', answer.contentType || 'application/json').send(bytes);
       const reported = transcriptionUsage(answer.json?.value);
       const text = answer.json ? (answer.json.value as { text?: unknown } | undefined)?.text : bytes.toString('utf8');

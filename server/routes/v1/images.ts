@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { abortOnDisconnect, admitModel, answerUnanswered, modelOf, openJsonRequest, reserve, settleLater } from '../../relay/accounting';
 import { IMAGE_SIZE_RATIO, imageQuota } from '../../relay/billing';
 import type { Bookkeeping } from '../../relay/bookkeeping';
-import { dispatch } from '../../relay/dispatch';
+import { answerBytes, dispatch } from '../../relay/dispatch';
 import { isRelayError, relayError, sendRelayError } from '../../relay/errors';
 
 const DEFAULT_IMAGE_MODEL = 'dall-e';
@@ -50,7 +50,8 @@ export function imageRoutes(bookkeeping: Bookkeeping) {
       const { answer } = dispatched;
       const images = (answer.json?.value as { data?: unknown } | undefined)?.data;
       const delivered = Array.isArray(images) ? Math.min(count, images.length) : count;
-      const bytes = answer.json?.bytes ?? Buffer.from(await answer.body.arrayBuffer());
+      const bytes = await answerBytes(answer);
+      if (isRelayError(bytes)) return answerUnanswered(app, reply, reservation, { outcome: 'failed', error: bytes });
       reply.code(answer.status).header('content-type', answer.contentType || 'application/json').send(bytes);
       settleLater(app, bookkeeping, admission, reservation, {
         channelId: answer.channel.id,

@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { abortOnDisconnect, admitModel, answerUnanswered, modelOf, openJsonRequest, reserve, settleLater } from '../../relay/accounting';
 import { completionRatioFor, computeQuota, reservationQuota } from '../../relay/billing';
 import type { Bookkeeping } from '../../relay/bookkeeping';
-import { dispatch, type UpstreamAnswer } from '../../relay/dispatch';
+import { answerBytes, dispatch, type UpstreamAnswer } from '../../relay/dispatch';
 import { isRelayError, relayError, sendRelayError } from '../../relay/errors';
 import { SseUsageWatcher } from '../../relay/sseUsage';
 import { countChatPromptTokens, countInputTokens, countTextTokens } from '../../relay/tokenCount';
@@ -131,7 +131,8 @@ export function textRoutes(bookkeeping: Bookkeeping) {
       if (streamed && !answer.json && answer.contentType.includes('text/event-stream')) {
         return streamBack({ reply, answer, clientAskedUsage, promptTokens, model, approximate, settle });
       }
-      const bytes = answer.json?.bytes ?? Buffer.from(await answer.body.arrayBuffer());
+      const bytes = await answerBytes(answer);
+      if (isRelayError(bytes)) return answerUnanswered(app, reply, reservation, { outcome: 'failed', error: bytes });
       reply.code(answer.status).header('content-type', answer.contentType || 'application/json').send(bytes);
       settle(answer.json ? usageOfJson(answer.json.value, promptTokens, model, approximate) : { promptTokens, completionTokens: 0, cachedPromptTokens: 0, estimated: true });
       return reply;
