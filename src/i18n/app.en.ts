@@ -145,12 +145,6 @@ export const appEnglish = {
       delete_confirm_required: 'please enter your account name to confirm the deletion',
       account_deleted: 'account deleted',
       language_help: 'The language of this console on this browser.',
-      options_root_only: 'Only the super admin can read and change these settings.',
-      options_readonly: 'Current values (read only). Editing arrives with the settings work.',
-      option_key: 'Setting',
-      option_value: 'Value',
-      secret_set: '(set)',
-      secret_unset: '(not set)',
     },
     user_edit: {
       title: 'Edit my account',
@@ -159,6 +153,7 @@ export const appEnglish = {
       updated: 'user info updated',
     },
     token: {
+      title: 'My tokens',
       add: 'Add token',
       copy: 'Copy',
       chat: 'Chat',
@@ -186,6 +181,7 @@ export const appEnglish = {
       allowed_ips_help: 'Comma-separated addresses or CIDR ranges; empty allows any address.',
     },
     redemption: {
+      title: 'Manage redemption codes',
       add: 'Add redemption codes',
       create: 'Create and download',
       copy_key: 'Copy key',
@@ -194,6 +190,7 @@ export const appEnglish = {
       updated: 'redemption code updated',
     },
     user: {
+      title: 'Manage users',
       add: 'Add user',
       statistics: 'Statistics',
       promote: 'Promote',

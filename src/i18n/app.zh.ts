@@ -147,12 +147,6 @@ export const appChinese: typeof appEnglish = {
       delete_confirm_required: '请输入你的账户名以确认删除！',
       account_deleted: '账户已删除',
       language_help: '本浏览器中控制台所使用的语言。',
-      options_root_only: '只有超级管理员可以查看和修改这些设置。',
-      options_readonly: '当前取值（只读）。编辑功能将随设置页面的工作一同上线。',
-      option_key: '设置项',
-      option_value: '取值',
-      secret_set: '（已设置）',
-      secret_unset: '（未设置）',
     },
     user_edit: {
       title: '编辑我的账户',
@@ -161,6 +155,7 @@ export const appChinese: typeof appEnglish = {
       updated: '用户信息更新成功',
     },
     token: {
+      title: '我的令牌',
       add: '添加令牌',
       copy: '复制',
       chat: '聊天',
@@ -188,6 +183,7 @@ export const appChinese: typeof appEnglish = {
       allowed_ips_help: '以逗号分隔的地址或 CIDR 网段；留空表示允许任何地址。',
     },
     redemption: {
+      title: '管理兑换码',
       add: '添加兑换码',
       create: '创建并下载',
       copy_key: '复制兑换码',
@@ -196,6 +192,7 @@ export const appChinese: typeof appEnglish = {
       updated: '兑换码更新成功',
     },
     user: {
+      title: '管理用户',
       add: '添加用户',
       statistics: '统计信息',
       promote: '提升',

@@ -5,6 +5,7 @@ import { QuotaField } from '../shared/QuotaField';
 import { StatusChip } from '../shared/StatusChip';
 import { TimestampField } from '../shared/TimestampField';
 import { RedemptionActions } from './RedemptionActions';
+import { TitledPage } from '../shared/TitledPage';
 
 const REDEMPTION_STATUS = {
   1: ['status.redemption.unused', 'success'],
@@ -14,16 +15,18 @@ const REDEMPTION_STATUS = {
 
 export function RedemptionList() {
   return (
-    <List {...listDefaults} actions={<AddActions to="/redemption/add" label="app.redemption.add" />}>
-      <Datagrid bulkActionButtons={false} rowClick={false}>
-        <NumberField source="id" />
-        <TextField source="name" />
-        <StatusChip source="status" label="resources.redemption.fields.status" labels={REDEMPTION_STATUS as never} />
-        <QuotaField source="quota" label="resources.redemption.fields.quota" />
-        <TimestampField source="created_time" label="resources.redemption.fields.created_time" />
-        <TimestampField source="redeemed_time" label="resources.redemption.fields.redeemed_time" />
-        <RedemptionActions label="app.common.actions" />
-      </Datagrid>
-    </List>
+    <TitledPage title="app.redemption.title">
+      <List {...listDefaults} title="app.redemption.title" actions={<AddActions to="/redemption/add" label="app.redemption.add" />}>
+        <Datagrid bulkActionButtons={false} rowClick={false}>
+          <NumberField source="id" />
+          <TextField source="name" />
+          <StatusChip source="status" label="resources.redemption.fields.status" labels={REDEMPTION_STATUS as never} />
+          <QuotaField source="quota" label="resources.redemption.fields.quota" />
+          <TimestampField source="created_time" label="resources.redemption.fields.created_time" />
+          <TimestampField source="redeemed_time" label="resources.redemption.fields.redeemed_time" />
+          <RedemptionActions label="app.common.actions" />
+        </Datagrid>
+      </List>
+    </TitledPage>
   );
 }

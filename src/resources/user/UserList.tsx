@@ -14,6 +14,7 @@ import { GroupChips } from '../shared/GroupChips';
 import { listDefaults } from '../shared/ListFrame';
 import { RowButton } from '../shared/RowButton';
 import { StatusChip } from '../shared/StatusChip';
+import { TitledPage } from '../shared/TitledPage';
 
 const ROLE = { 1: ['status.role.user', 'default'], 10: ['status.role.admin', 'warning'], 100: ['status.role.root', 'error'] } as const;
 const USER_STATUS = { 1: ['status.user.enabled', 'success'], 2: ['status.user.disabled', 'error'] } as const;
@@ -81,16 +82,18 @@ function ManageActions(_: { label?: string }) {
 
 export function UserList() {
   return (
-    <List {...listDefaults} actions={<AddActions to="/user/add" label="app.user.add" />}>
-      <Datagrid bulkActionButtons={false} rowClick={false}>
-        <NumberField source="id" />
-        <UsernameField label="resources.user.fields.username" sortBy="username" />
-        <GroupChips label="resources.user.fields.group" sortBy="group" />
-        <StatisticsField label="app.user.statistics" sortBy="quota" />
-        <StatusChip source="role" label="resources.user.fields.role" labels={ROLE as never} />
-        <StatusChip source="status" label="resources.user.fields.status" labels={USER_STATUS as never} />
-        <ManageActions label="app.common.actions" />
-      </Datagrid>
-    </List>
+    <TitledPage title="app.user.title">
+      <List {...listDefaults} title="app.user.title" actions={<AddActions to="/user/add" label="app.user.add" />}>
+        <Datagrid bulkActionButtons={false} rowClick={false}>
+          <NumberField source="id" />
+          <UsernameField label="resources.user.fields.username" sortBy="username" />
+          <GroupChips label="resources.user.fields.group" sortBy="group" />
+          <StatisticsField label="app.user.statistics" sortBy="quota" />
+          <StatusChip source="role" label="resources.user.fields.role" labels={ROLE as never} />
+          <StatusChip source="status" label="resources.user.fields.status" labels={USER_STATUS as never} />
+          <ManageActions label="app.common.actions" />
+        </Datagrid>
+      </List>
+    </TitledPage>
   );
 }
