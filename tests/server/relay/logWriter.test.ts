@@ -1,7 +1,9 @@
 // Consume logs are written in batches after the answer, and none is lost:
-// batches become multi-row INSERTs on every database, and app.close() (what
-// SIGTERM runs) waits for pending settlements and flushes the queue.
+// batches become multi-row INSERTs on every database, at most one per 100 ms
+// under load, and app.close() (what SIGTERM runs) waits for pending
+// settlements and flushes the queue.
 import Sqlite from 'better-sqlite3';
+import type { FastifyBaseLogger } from 'fastify';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,6 +44,28 @@ for (const target of targets) {
     });
   });
 }
+
+describe('the log writer\'s pace', () => {
+  it('writes the first row after a quiet spell at once, then batches what gathers within 100 ms', async () => {
+    const batches: number[] = [];
+    const database = { insertInto: () => ({ values: (rows: unknown[]) => ({ execute: async () => void batches.push(rows.length) }) }) };
+    const logger = { error: () => undefined } as unknown as FastifyBaseLogger;
+    const writer = new LogWriter(database as never, logger);
+    const row = { userId: 1, username: 'root', type: LogType.consume, content: 'row' };
+    const sleep = (ms: number) => new Promise((wake) => setTimeout(wake, ms));
+    writer.write(row);
+    await sleep(20);
+    expect(batches).toEqual([1]);
+    for (let index = 0; index < 5; index += 1) writer.write(row);
+    await sleep(5);
+    expect(batches).toEqual([1]);
+    await sleep(250);
+    expect(batches).toEqual([1, 5]);
+    for (let index = 0; index < 450; index += 1) writer.write(row);
+    await writer.close();
+    expect(batches).toEqual([1, 5, 200, 200, 50]);
+  });
+});
 
 describe('shutting the gateway down', () => {
   it('settles and logs every answered request before the database closes', async () => {
