@@ -28,6 +28,8 @@ import { userAdminRoutes } from './routes/api/userAdmin';
 import { relayRoutes } from './routes/v1/relay';
 import { scheduleChannelHealthChecks } from './relay/channelHealth';
 import { ensureRootUser, rootPasswordBanner } from './bootstrap';
+import { WriteWatchPlugin } from './db/writeWatch';
+import { RelayCache } from './relay/relayCache';
 
 export interface BuildOptions {
   logger?: boolean | { level: string };
@@ -41,7 +43,10 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     bodyLimit: 32 * 1024 * 1024,
   });
 
-  const { db, dialect } = openDatabase(config.database);
+  const relayCache = new RelayCache();
+  const opened = openDatabase(config.database);
+  const db = opened.db.withPlugin(new WriteWatchPlugin(relayCache.noteWrite));
+  const { dialect } = opened;
   await migrateToLatest(db);
   const options = new OptionStore(db);
   await options.reload();
@@ -69,6 +74,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     sessions: new SessionSigner(config.sessionSecret),
     sendMail: createMailer(options),
     rateLimiter: new RateLimiter(redis),
+    relayCache,
     redis,
     startTime: Math.floor(Date.now() / 1000),
   };

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config';
 import type { Database } from '../db/database';
+import type { RelayCache } from '../relay/relayCache';
 import type { UserRow } from '../repositories/users';
 import type { SendMail } from './mailer';
 import type { OptionStore } from './optionStore';
@@ -17,6 +18,8 @@ export interface AppContext {
   sessions: SessionSigner;
   sendMail: SendMail;
   rateLimiter: RateLimiter;
+  /** Tokens, owners and routes the relay reads on every request; dropped on any write to them. */
+  relayCache: RelayCache;
   redis?: Redis;
   /** Unix seconds when this process started. */
   startTime: number;

@@ -9,7 +9,7 @@ import { lookupPrice } from './billing';
 import type { Bookkeeping } from './bookkeeping';
 import type { Dispatched } from './dispatch';
 import { isRelayError, relayError, sendRelayError, type RelayError } from './errors';
-import { releaseQuota, reserveQuota, settleQuota, type Reservation } from './quota';
+import { releaseQuota, reserveQuota, type Reservation } from './quota';
 import { remindIfLow } from './quotaReminder';
 import { authenticateRelay, type RelayCaller } from './tokenAuth';
 
@@ -25,7 +25,7 @@ export interface Admission {
 
 /** The start of every JSON relay route: a valid key and a JSON object body. */
 export async function openJsonRequest(app: FastifyInstance, request: FastifyRequest): Promise<{ caller: RelayCaller; body: Record<string, unknown> } | RelayError> {
-  const caller = await authenticateRelay(app.ctx.db, request);
+  const caller = await authenticateRelay(app.ctx.db, request, app.ctx.relayCache);
   if (isRelayError(caller)) return caller;
   const body = request.body;
   if (!body || typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) return relayError(400, 'the request body must be a JSON object');
@@ -85,13 +85,14 @@ export interface Settlement {
 /** Queued after the answer: the real charge, the counters, the reminder e-mail and the consume log. */
 export function settleLater(app: FastifyInstance, bookkeeping: Bookkeeping, admission: Admission, reservation: Reservation, settlement: Settlement): void {
   const elapsedMs = Date.now() - admission.startedAt;
-  bookkeeping.later(async () => {
-    const { db, options } = app.ctx;
-    const { caller } = admission;
-    const used = settlement.charge > 0 || settlement.promptTokens + settlement.completionTokens > 0;
-    await settleQuota(db, reservation, settlement.charge, settlement.channelId, used);
-    if (settlement.charge > 0 && caller.user.email) void remindIfLow(app, reservation.userId, settlement.charge);
-    if (!options.bool('LogConsumeEnabled')) return;
+  const { options } = app.ctx;
+  const { caller } = admission;
+  const used = settlement.charge > 0 || settlement.promptTokens + settlement.completionTokens > 0;
+  bookkeeping.settle(
+    { reservation, charge: settlement.charge, channelId: settlement.channelId, countRequest: used },
+    caller.user.email ? (userId, charge) => void remindIfLow(app, userId, charge) : undefined,
+  );
+  if (options.bool('LogConsumeEnabled')) {
     bookkeeping.logs.write({
       userId: reservation.userId,
       username: caller.user.username,
@@ -108,7 +109,7 @@ export function settleLater(app: FastifyInstance, bookkeeping: Bookkeeping, admi
       isStream: settlement.isStream,
       estimated: settlement.estimated,
     });
-  });
+  }
 }
 
 /** Aborts the upstream call when the client goes away before the answer is complete. */

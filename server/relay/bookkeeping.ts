@@ -1,15 +1,47 @@
 // The relay answers first and settles afterwards (the real charge, the
 // counters, the consume log), so a client never waits for bookkeeping it does
-// not need. That after-answer work is tracked here, per database, so it is
-// never lost: app.close() (and so SIGTERM) waits for it and flushes the logs,
-// and tests call idle() before reading balances or logs.
+// not need. Settlements and logs are written in batches (BatchQueue): under
+// load one transaction settles every request of the last few milliseconds.
+// Nothing is lost: app.close() (and so SIGTERM) waits for the work and flushes
+// both queues, and tests call idle() before reading balances or logs.
+//
+// A settlement only hands back what its reservation held beyond the real cost
+// (or takes the rare excess, floored at zero), so writing it a few
+// milliseconds late can never let a balance be overdrawn.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database';
+import { BatchQueue } from './batchQueue';
 import { LogWriter } from './logWriter';
+import { settleQuota, type Settlement } from './quota';
+
+const SETTLE_INTERVAL_MS = 50;
+const MAX_SETTLEMENTS_PER_BATCH = 500;
+
+/** Told, once the batch is in the database, what a user was charged in it in all (the low-quota reminder). */
+export type ChargeListener = (userId: number, charge: number) => void;
+
+interface QueuedSettlement {
+  settlement: Settlement;
+  charged?: ChargeListener;
+}
+
+/** Each listener once per user, with the user's total charge in the batch, so one crossing is one e-mail. */
+function tellCharges(batch: readonly QueuedSettlement[]): void {
+  const totals = new Map<number, { charge: number; charged: ChargeListener }>();
+  for (const { settlement, charged } of batch) {
+    if (!charged || settlement.charge <= 0) continue;
+    const userId = settlement.reservation.userId;
+    const total = totals.get(userId) ?? { charge: 0, charged };
+    total.charge += settlement.charge;
+    totals.set(userId, total);
+  }
+  for (const [userId, { charge, charged }] of totals) charged(userId, charge);
+}
 
 export class Bookkeeping {
   readonly logs: LogWriter;
+  private readonly settlements: BatchQueue<QueuedSettlement>;
   private readonly pending = new Set<Promise<void>>();
 
   constructor(
@@ -17,6 +49,20 @@ export class Bookkeeping {
     private readonly logger: FastifyBaseLogger,
   ) {
     this.logs = new LogWriter(db, logger);
+    this.settlements = new BatchQueue({
+      writeBatch: async (batch) => {
+        await settleQuota(db, batch.map((queued) => queued.settlement));
+        tellCharges(batch);
+      },
+      intervalMs: SETTLE_INTERVAL_MS,
+      maxBatch: MAX_SETTLEMENTS_PER_BATCH,
+      noun: 'settlement',
+      logger,
+    });
+  }
+
+  settle(settlement: Settlement, charged?: ChargeListener): void {
+    this.settlements.add({ settlement, charged });
   }
 
   /** Runs `work` without the caller waiting; a failure is logged, never thrown at a client. */
@@ -27,14 +73,16 @@ export class Bookkeeping {
     this.pending.add(running);
   }
 
-  /** Resolves once every tracked piece of work has finished and its logs are written. */
+  /** Resolves once every tracked piece of work has finished and its settlements and logs are written. */
   async idle(): Promise<void> {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+    await this.settlements.flush();
     await this.logs.flush();
   }
 
   async close(): Promise<void> {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+    await this.settlements.close();
     await this.logs.close();
   }
 }

@@ -2,17 +2,22 @@
 // priority, then pick by weight at random. Retries exclude tried channels.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database';
+import type { CandidateChannel, RelayCache } from './relayCache';
 
-export interface RoutedChannel {
-  id: number;
-  type: number;
-  key: string;
-  base_url: string;
-  other: string;
-  model_mapping: string;
-  priority: number;
-  weight: number;
+export type RoutedChannel = CandidateChannel;
+
+function candidatesQuery(db: Kysely<Database>, model: string) {
+  return db
+    .selectFrom('abilities')
+    .innerJoin('channels', 'channels.id', 'abilities.channel_id')
+    .select(['channels.id', 'channels.type', 'channels.key', 'channels.base_url', 'channels.other', 'channels.model_mapping', 'abilities.priority', 'abilities.weight'])
+    .where('abilities.model', '=', model)
+    .where('abilities.enabled', '=', 1)
+    .where('channels.status', '=', 1);
 }
+
+const normalise = (rows: Array<Omit<CandidateChannel, never>>): CandidateChannel[] =>
+  rows.map((row) => ({ ...row, id: Number(row.id), type: Number(row.type), priority: Number(row.priority), weight: Math.max(1, Number(row.weight)) }));
 
 export async function selectChannel(
   db: Kysely<Database>,
@@ -21,20 +26,19 @@ export async function selectChannel(
   exclude: number[],
   pinnedChannelId?: number,
   random: () => number = Math.random,
+  cache?: RelayCache,
 ): Promise<RoutedChannel | undefined> {
-  let query = db
-    .selectFrom('abilities')
-    .innerJoin('channels', 'channels.id', 'abilities.channel_id')
-    .select(['channels.id', 'channels.type', 'channels.key', 'channels.base_url', 'channels.other', 'channels.model_mapping', 'abilities.priority', 'abilities.weight'])
-    .where('abilities.model', '=', model)
-    .where('abilities.enabled', '=', 1)
-    .where('channels.status', '=', 1);
-  if (pinnedChannelId !== undefined) query = query.where('channels.id', '=', pinnedChannelId);
-  else query = query.where('abilities.group', '=', group);
-  if (exclude.length) query = query.where('channels.id', 'not in', exclude);
-  const rows = (await query.execute()).map((row) => ({ ...row, id: Number(row.id), type: Number(row.type), priority: Number(row.priority), weight: Math.max(1, Number(row.weight)) }));
+  let rows: CandidateChannel[];
+  if (pinnedChannelId !== undefined) {
+    rows = normalise(await candidatesQuery(db, model).where('channels.id', '=', pinnedChannelId).execute());
+  } else {
+    const load = async () => normalise(await candidatesQuery(db, model).where('abilities.group', '=', group).execute());
+    rows = cache ? await cache.channels(group, model, load) : await load();
+  }
+  if (exclude.length) rows = rows.filter((row) => !exclude.includes(row.id));
   if (!rows.length) return undefined;
-  const top = Math.max(...rows.map((row) => row.priority));
+  let top = -Infinity;
+  for (const row of rows) if (row.priority > top) top = row.priority;
   const candidates = rows.filter((row, index) => row.priority === top && rows.findIndex((other) => other.id === row.id) === index);
   let ticket = random() * candidates.reduce((sum, row) => sum + row.weight, 0);
   for (const candidate of candidates) {

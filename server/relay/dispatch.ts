@@ -104,7 +104,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
   let lastError = relayError(503, `no channel available for model ${request.model}`, 'model_not_available', 'server_error');
 
   for (let attempt = 0; attempt < attempts; attempt += 1) {
-    const channel = await selectChannel(db, caller.user.group, request.model, tried, caller.pinnedChannelId);
+    const channel = await selectChannel(db, caller.user.group, request.model, tried, caller.pinnedChannelId, Math.random, app.ctx.relayCache);
     if (!channel) break;
     tried.push(channel.id);
     if (findChannelType(channel.type)?.protocol !== 'openai') {

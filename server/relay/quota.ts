@@ -54,31 +54,71 @@ const takeFromUser = (db: Kysely<Database>, userId: number, amount: number) =>
 const settled = (column: string, refund: number, charge: number) =>
   sql<number>`case when ${sql.ref(column)} + ${refund} >= ${charge} then ${sql.ref(column)} + ${refund} - ${charge} else 0 end`;
 
+export interface Settlement {
+  reservation: Reservation;
+  /** The real cost of the request. */
+  charge: number;
+  channelId: number;
+  /** Whether the request counts in the user's request_count. */
+  countRequest: boolean;
+}
+
+interface Totals {
+  refund: number;
+  charge: number;
+  requests: number;
+}
+
+const addTo = <K>(totals: Map<K, Totals>, key: K, refund: number, charge: number) => {
+  const current = totals.get(key) ?? { refund: 0, charge: 0, requests: 0 };
+  current.refund += refund;
+  current.charge += charge;
+  totals.set(key, current);
+};
+
 /**
- * Replaces the reservation by the real charge: the reserved amount goes back,
- * the charge is taken (down to zero at most), and the counters move. A
+ * Replaces reservations by the real charges, for one request or many at once
+ * (the relay settles in batches after answering): each reserved amount goes
+ * back, each charge is taken, down to zero at most, and the counters move, in
+ * one transaction with one UPDATE per user, token and channel concerned. A
  * request that used nothing releases everything and counts nothing.
  */
-export async function settleQuota(db: Kysely<Database>, reservation: Reservation, charge: number, channelId: number, countRequest: boolean): Promise<void> {
+export async function settleQuota(db: Kysely<Database>, settlements: readonly Settlement[]): Promise<void> {
+  const users = new Map<number, Totals>();
+  const limitedTokens = new Map<number, Totals>();
+  const tokensUsed = new Map<number, number>();
+  const channels = new Map<number, number>();
+  for (const { reservation, charge, channelId, countRequest } of settlements) {
+    addTo(users, reservation.userId, reservation.amount, charge);
+    if (countRequest) users.get(reservation.userId)!.requests += 1;
+    if (reservation.limitedToken) addTo(limitedTokens, reservation.tokenId, reservation.amount, charge);
+    tokensUsed.set(reservation.tokenId, (tokensUsed.get(reservation.tokenId) ?? 0) + charge);
+    if (charge > 0) channels.set(channelId, (channels.get(channelId) ?? 0) + charge);
+  }
   await db.transaction().execute(async (transaction) => {
-    await transaction
-      .updateTable('users')
-      .set((eb) => ({
-        quota: settled('quota', reservation.amount, charge),
-        used_quota: eb('used_quota', '+', charge),
-        request_count: eb('request_count', '+', countRequest ? 1 : 0),
-      }))
-      .where('id', '=', reservation.userId)
-      .execute();
-    await transaction
-      .updateTable('tokens')
-      .set((eb) => ({
-        ...(reservation.limitedToken ? { remain_quota: settled('remain_quota', reservation.amount, charge) } : {}),
-        used_quota: eb('used_quota', '+', charge),
-      }))
-      .where('id', '=', reservation.tokenId)
-      .execute();
-    if (charge > 0) {
+    for (const [userId, totals] of users) {
+      await transaction
+        .updateTable('users')
+        .set((eb) => ({
+          quota: settled('quota', totals.refund, totals.charge),
+          used_quota: eb('used_quota', '+', totals.charge),
+          request_count: eb('request_count', '+', totals.requests),
+        }))
+        .where('id', '=', userId)
+        .execute();
+    }
+    for (const [tokenId, used] of tokensUsed) {
+      const limited = limitedTokens.get(tokenId);
+      await transaction
+        .updateTable('tokens')
+        .set((eb) => ({
+          ...(limited ? { remain_quota: settled('remain_quota', limited.refund, limited.charge) } : {}),
+          used_quota: eb('used_quota', '+', used),
+        }))
+        .where('id', '=', tokenId)
+        .execute();
+    }
+    for (const [channelId, charge] of channels) {
       await transaction.updateTable('channels').set((eb) => ({ used_quota: eb('used_quota', '+', charge) })).where('id', '=', channelId).execute();
     }
   });

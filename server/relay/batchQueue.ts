@@ -1,0 +1,76 @@
+// After-answer writes leave the hot path in batches: items queue up and one
+// write takes what has gathered, at most once per interval, or as soon as
+// maxBatch items wait. The first item after a quiet spell goes at once, so at
+// low traffic a write lands as soon as the request is answered; under load
+// items batch up. Nothing is dropped: a failed write keeps its items for the
+// next attempt, shutdown flushes, and items that still cannot be written are
+// printed to the server log rather than vanishing.
+import type { FastifyBaseLogger } from 'fastify';
+
+export interface BatchQueueOptions<T> {
+  /** Writes one batch; throwing keeps the batch queued. */
+  writeBatch: (items: T[]) => Promise<void>;
+  intervalMs: number;
+  maxBatch: number;
+  /** What the server log calls an item it had to give up on. */
+  noun: string;
+  logger: FastifyBaseLogger;
+}
+
+export class BatchQueue<T> {
+  private queue: T[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private lastWriteAt = 0;
+  /** Writes run one at a time, so items keep their order and a slow database is not piled on. */
+  private writing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: BatchQueueOptions<T>) {}
+
+  add(item: T): void {
+    this.queue.push(item);
+    if (this.queue.length >= this.options.maxBatch) void this.flush();
+    else this.schedule();
+  }
+
+  /** Writes everything queued so far; resolves when it is written (or was kept after a failure). */
+  flush(): Promise<void> {
+    this.writing = this.writing.then(() => this.writeQueued());
+    return this.writing;
+  }
+
+  /** Final flush at shutdown; whatever the database refused goes to the server log. */
+  async close(): Promise<void> {
+    await this.flush();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const item of this.queue.splice(0)) this.options.logger.error({ [this.options.noun]: item }, `${this.options.noun} could not be written to the database`);
+  }
+
+  private schedule(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        void this.flush();
+      },
+      Math.max(0, this.lastWriteAt + this.options.intervalMs - Date.now()),
+    );
+    // a pending flush must not keep a finished process alive; close() flushes
+    this.timer.unref();
+  }
+
+  private async writeQueued(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.options.maxBatch);
+      this.lastWriteAt = Date.now();
+      try {
+        await this.options.writeBatch(batch);
+      } catch (error) {
+        this.queue.unshift(...batch);
+        this.options.logger.error({ err: error, items: batch.length }, `could not write a batch of ${this.options.noun}; will retry`);
+        this.schedule();
+        return;
+      }
+    }
+  }
+}
