@@ -53,7 +53,7 @@ export async function reserve(app: FastifyInstance, admission: Admission, amount
     limitedToken: Number(caller.token.unlimited_quota) !== 1,
     amount,
   };
-  const reserved = await reserveQuota(app.ctx.db, reservation);
+  const reserved = await reserveQuota(app.ctx.db, reservation, app.ctx.dialect);
   if (reserved.ok) return reservation;
   return relayError(
     429,

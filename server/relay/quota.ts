@@ -4,6 +4,9 @@
 // of limited tokens and of users never go below zero.
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/database';
+import type { DatabaseConfig } from '../config';
+
+type Dialect = DatabaseConfig['dialect'];
 
 export interface Reservation {
   userId: number;
@@ -14,41 +17,80 @@ export interface Reservation {
 
 export type ReserveResult = { ok: true } | { ok: false; reason: 'user' | 'token' };
 
-export async function reserveQuota(db: Kysely<Database>, reservation: Reservation): Promise<ReserveResult> {
-  const { amount } = reservation;
-  if (amount <= 0) return { ok: true };
+/**
+ * Holds `amount` on the user and, for a limited token, on the token: both or
+ * neither, and only if each has it. Every reservation is its own conditional
+ * UPDATE, so no two can spend the same quota, on one node or many.
+ */
+export async function reserveQuota(db: Kysely<Database>, reservation: Reservation, dialect: Dialect): Promise<ReserveResult> {
+  if (reservation.amount <= 0) return { ok: true };
+  if (dialect === 'sqlite') return sqliteReservations(db).reserve(reservation);
   // one conditional UPDATE is atomic on its own: no BEGIN/COMMIT round trips on the hot path
-  if (!reservation.limitedToken) {
-    const user = await takeFromUser(db, reservation.userId, amount);
-    return Number(user.numUpdatedRows) === 1 ? { ok: true } : { ok: false, reason: 'user' };
-  }
-  return db.transaction().execute(async (transaction) => {
-    const user = await takeFromUser(transaction, reservation.userId, amount);
-    if (Number(user.numUpdatedRows) !== 1) return { ok: false, reason: 'user' } as const;
-    const token = await transaction
-      .updateTable('tokens')
-      .set((eb) => ({ remain_quota: eb('remain_quota', '-', amount) }))
-      .where('id', '=', reservation.tokenId)
-      .where('remain_quota', '>=', amount)
-      .executeTakeFirst();
-    if (Number(token.numUpdatedRows) !== 1) throw new TokenShortfall();
-    return { ok: true } as const;
-  }).catch((error) => {
-    if (error instanceof TokenShortfall) return { ok: false, reason: 'token' } as const;
-    throw error;
-  });
+  if (!reservation.limitedToken) return (await takeFromUser(db, reservation)) ? { ok: true } : { ok: false, reason: 'user' };
+  return db.transaction().execute((transaction) => takeFromUserAndToken(transaction, reservation));
 }
 
-class TokenShortfall extends Error {}
+/** `quota -= amount` if the user has it; whether it did. */
+async function takeFromUser(db: Kysely<Database>, { userId, amount }: Reservation): Promise<boolean> {
+  const result = await sql`update users set quota = quota - ${amount} where id = ${userId} and quota >= ${amount}`.execute(db);
+  return Number(result.numAffectedRows ?? 0) === 1;
+}
 
-/** `quota -= amount` only if the user has it. */
-const takeFromUser = (db: Kysely<Database>, userId: number, amount: number) =>
-  db
-    .updateTable('users')
-    .set((eb) => ({ quota: eb('quota', '-', amount) }))
-    .where('id', '=', userId)
-    .where('quota', '>=', amount)
-    .executeTakeFirst();
+/** Inside a transaction: the user's part, then the token's; a token shortfall gives the user's part back. */
+async function takeFromUserAndToken(transaction: Kysely<Database>, reservation: Reservation): Promise<ReserveResult> {
+  const { userId, tokenId, amount } = reservation;
+  if (!(await takeFromUser(transaction, reservation))) return { ok: false, reason: 'user' };
+  if (!reservation.limitedToken) return { ok: true };
+  const token = await sql`update tokens set remain_quota = remain_quota - ${amount} where id = ${tokenId} and remain_quota >= ${amount}`.execute(transaction);
+  if (Number(token.numAffectedRows ?? 0) === 1) return { ok: true };
+  await sql`update users set quota = quota + ${amount} where id = ${userId}`.execute(transaction);
+  return { ok: false, reason: 'token' };
+}
+
+/**
+ * SQLite has one writer and commits cost a WAL append each, so reservations
+ * that arrive in the same turn of the event loop share one transaction (group
+ * commit); each is still its own pair of conditional UPDATEs, applied in
+ * arrival order. Other databases keep one transaction per reservation: a batch
+ * there could take row locks in an order that deadlocks with another node.
+ */
+class SqliteReservations {
+  private queue: Array<{ reservation: Reservation; settle: (result: ReserveResult) => void; fail: (error: unknown) => void }> = [];
+
+  constructor(private readonly db: Kysely<Database>) {}
+
+  reserve(reservation: Reservation): Promise<ReserveResult> {
+    return new Promise((settle, fail) => {
+      if (this.queue.push({ reservation, settle, fail }) === 1) setImmediate(() => void this.commit());
+    });
+  }
+
+  private async commit(): Promise<void> {
+    const batch = this.queue;
+    this.queue = [];
+    try {
+      const results = await this.db.transaction().execute(async (transaction) => {
+        const outcomes: ReserveResult[] = [];
+        for (const { reservation } of batch) outcomes.push(await takeFromUserAndToken(transaction, reservation));
+        return outcomes;
+      });
+      batch.forEach((queued, index) => queued.settle(results[index]));
+    } catch (error) {
+      for (const queued of batch) queued.fail(error);
+    }
+  }
+}
+
+const sqliteBatchers = new WeakMap<Kysely<Database>, SqliteReservations>();
+
+function sqliteReservations(db: Kysely<Database>): SqliteReservations {
+  let batcher = sqliteBatchers.get(db);
+  if (!batcher) {
+    batcher = new SqliteReservations(db);
+    sqliteBatchers.set(db, batcher);
+  }
+  return batcher;
+}
 
 /** `column + refund - charge`, floored at zero. */
 const settled = (column: string, refund: number, charge: number) =>
@@ -76,6 +118,8 @@ const addTo = <K>(totals: Map<K, Totals>, key: K, refund: number, charge: number
   totals.set(key, current);
 };
 
+const byId = <T>(left: [number, T], right: [number, T]) => left[0] - right[0];
+
 /**
  * Replaces reservations by the real charges, for one request or many at once
  * (the relay settles in batches after answering): each reserved amount goes
@@ -96,7 +140,8 @@ export async function settleQuota(db: Kysely<Database>, settlements: readonly Se
     if (charge > 0) channels.set(channelId, (channels.get(channelId) ?? 0) + charge);
   }
   await db.transaction().execute(async (transaction) => {
-    for (const [userId, totals] of users) {
+    // rows in ascending id order, the same on every node, so two batches cannot deadlock
+    for (const [userId, totals] of [...users].sort(byId)) {
       await transaction
         .updateTable('users')
         .set((eb) => ({
@@ -107,7 +152,7 @@ export async function settleQuota(db: Kysely<Database>, settlements: readonly Se
         .where('id', '=', userId)
         .execute();
     }
-    for (const [tokenId, used] of tokensUsed) {
+    for (const [tokenId, used] of [...tokensUsed].sort(byId)) {
       const limited = limitedTokens.get(tokenId);
       await transaction
         .updateTable('tokens')
@@ -118,7 +163,7 @@ export async function settleQuota(db: Kysely<Database>, settlements: readonly Se
         .where('id', '=', tokenId)
         .execute();
     }
-    for (const [channelId, charge] of channels) {
+    for (const [channelId, charge] of [...channels].sort(byId)) {
       await transaction.updateTable('channels').set((eb) => ({ used_quota: eb('used_quota', '+', charge) })).where('id', '=', channelId).execute();
     }
   });
