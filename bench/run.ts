@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { repoRoot, rssMiB, script, startScript, type Started } from './processes';
+import { repoRoot, rssMiB, startScript, type Started } from './processes';
 import { runWrk, type LoadResult } from './wrk';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -57,9 +57,9 @@ function ensureWrk(): void {
 ensureWrk();
 const started: Started[] = [];
 try {
-  const emulator = await startScript(script('emulatorProcess.ts'), {});
+  const emulator = await startScript('emulatorProcess', {});
   started.push(emulator);
-  const gateway = await startScript(script('gatewayProcess.ts'), {});
+  const gateway = await startScript('gatewayProcess', {});
   started.push(gateway);
 
   const signIn = await json(`${gateway.url}/api/user/login`, { method: 'POST', body: { username: 'root', password: 'bench-root-password' } });
@@ -69,7 +69,7 @@ try {
   const token = await json(`${gateway.url}/api/token/`, { method: 'POST', cookie, body: { name: 'bench', unlimited_quota: true } });
   const gatewayKey = `sk-${token.body.data.key}`;
 
-  const passthrough = await startScript(script('passthroughProcess.ts'), { UPSTREAM_URL: emulator.url, CLIENT_KEY: 'sk-bench' });
+  const passthrough = await startScript('passthroughProcess', { UPSTREAM_URL: emulator.url, CLIENT_KEY: 'sk-bench' });
   started.push(passthrough);
 
   const targets = [

@@ -1,5 +1,6 @@
 // `npm start`: make sure dependencies and the built console exist, then run
 // the gateway in this very process (so SIGTERM reaches it directly).
+// The server is bundled to build/gateway.mjs first when missing or stale.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -42,6 +43,12 @@ if (!existsSync(builtIndex) || statSync(builtIndex).mtimeMs < newestSourceTime(c
   run(['run', 'build'], existsSync(builtIndex) ? 'console sources changed, rebuilding' : 'building the console');
 }
 
-const { register } = await import('tsx/esm/api');
-register();
-await import(pathToFileURL(join(root, 'server', 'main.ts')).href);
+// the gateway runs as one bundled ES module (scripts/buildServer.mjs), rebuilt when its sources changed
+const gateway = join(root, 'build', 'gateway.mjs');
+if (!existsSync(gateway) || statSync(gateway).mtimeMs < newestSourceTime(['server', 'common'])) {
+  console.log(`[switchboard] ${existsSync(gateway) ? 'server sources changed, rebundling' : 'bundling the gateway'}`);
+  const { bundle } = await import('./buildServer.mjs');
+  await bundle('server/main.ts', 'gateway');
+}
+process.setSourceMapsEnabled(true);
+await import(pathToFileURL(gateway).href);
