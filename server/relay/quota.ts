@@ -68,6 +68,11 @@ class SqliteReservations {
   private async commit(): Promise<void> {
     const batch = this.queue;
     this.queue = [];
+    // a lone reservation on an unlimited token is one conditional UPDATE: atomic without a transaction
+    if (batch.length === 1 && !batch[0].reservation.limitedToken) {
+      const [{ reservation, settle, fail }] = batch;
+      return takeFromUser(this.db, reservation).then((ok) => settle(ok ? { ok: true } : { ok: false, reason: 'user' }), fail);
+    }
     try {
       const results = await this.db.transaction().execute(async (transaction) => {
         const outcomes: ReserveResult[] = [];

@@ -1,12 +1,34 @@
 // Local token counting, used only when an upstream reports no usage (and for
 // the reservation before a call). cl100k_base for the GPT-3.5/4 family and
 // everything unknown, o200k_base for the GPT-4o/o-series family.
-import { countTokens as countCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
-import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
+import { createRequire } from 'node:module';
+
+type CountTokens = (text: string) => number;
+
+// Each encoding's tables take about 40 MiB once loaded, and most requests
+// never need one (upstreams report usage; reservations use a byte bound), so
+// an encoding is loaded on first use, synchronously, from the package's CommonJS build.
+const requireEncoding = createRequire(import.meta.url);
+const encodings = new Map<string, CountTokens>();
+
+function encoding(name: 'cl100k_base' | 'o200k_base'): CountTokens {
+  let count = encodings.get(name);
+  if (!count) {
+    count = (requireEncoding(`gpt-tokenizer/encoding/${name}`) as { countTokens: CountTokens }).countTokens;
+    encodings.set(name, count);
+  }
+  return count;
+}
 
 export interface CountOptions {
   /** ApproximateTokenEnabled: UTF-8 bytes x 0.38 instead of the tokenizer (cheap for huge prompts). */
   approximate?: boolean;
+  /**
+   * An upper bound instead of a count: the UTF-8 length, since every token of
+   * these encodings stands for at least one byte. Free to compute, it lets a
+   * reservation hold enough without loading or running a tokenizer.
+   */
+  bound?: boolean;
 }
 
 function usesO200k(model: string): boolean {
@@ -15,8 +37,9 @@ function usesO200k(model: string): boolean {
 
 export function countTextTokens(text: string, model: string, options: CountOptions = {}): number {
   if (!text) return 0;
+  if (options.bound) return Buffer.byteLength(text, 'utf8');
   if (options.approximate) return Math.floor(Buffer.byteLength(text, 'utf8') * 0.38);
-  return usesO200k(model) ? countO200k(text) : countCl100k(text);
+  return encoding(usesO200k(model) ? 'o200k_base' : 'cl100k_base')(text);
 }
 
 /** Text of a message `content`: a string, or the text parts of a multi-part array. */

@@ -133,6 +133,20 @@ describe('relay', () => {
     expect(token.remain_quota).toBeGreaterThanOrEqual(0);
   });
 
+  it('reserves on the prompt\'s byte bound, and on its exact count when only that fits', async () => {
+    await addChannel({ name: 'emu', key: 'sk-good' });
+    // Chinese text: three UTF-8 bytes a character, far fewer tokens
+    const messages = [{ role: 'user', content: '你好世界，今天天气很好。'.repeat(20) }];
+    const exact = reservationQuota({ promptTokens: countChatPromptTokens(messages, 'gpt-4'), maxTokens: 10, preConsumedTokens: 500, ratio: 15, completionRatio: 2 });
+    const bound = reservationQuota({ promptTokens: countChatPromptTokens(messages, 'gpt-4', { bound: true }), maxTokens: 10, preConsumedTokens: 500, ratio: 15, completionRatio: 2 });
+    expect(bound).toBeGreaterThan(exact);
+    const tight = await admin('POST', '/api/token/', { name: 'tight', remain_quota: exact });
+    const response = await post('/v1/chat/completions', { model: 'gpt-4', max_tokens: 10, messages }, `sk-${tight.data.key}`);
+    expect(response.status).toBe(200);
+    const short = await admin('POST', '/api/token/', { name: 'short', remain_quota: exact - 1 });
+    expect((await post('/v1/chat/completions', { model: 'gpt-4', max_tokens: 10, messages }, `sk-${short.data.key}`)).status).toBe(429);
+  });
+
   it('stops the upstream when the client disconnects and bills what was streamed, marked estimated', async () => {
     await addChannel({ name: 'slow', key: 'sk-good' });
     const abortedBefore = emulator.abortedRequests;

@@ -9,7 +9,7 @@ import type { Bookkeeping } from '../../relay/bookkeeping';
 import { answerBytes, dispatch, type UpstreamAnswer } from '../../relay/dispatch';
 import { isRelayError, relayError, sendRelayError } from '../../relay/errors';
 import { SseUsageWatcher } from '../../relay/sseUsage';
-import { countChatPromptTokens, countInputTokens, countTextTokens } from '../../relay/tokenCount';
+import { countChatPromptTokens, countInputTokens, countTextTokens, type CountOptions } from '../../relay/tokenCount';
 
 type Mode = 'chat' | 'completions' | 'edits' | 'embeddings' | 'moderations';
 
@@ -46,21 +46,21 @@ function requestedModel(mode: Mode, body: Record<string, unknown>, pathModel: st
   return mode === 'moderations' ? DEFAULT_MODERATION_MODEL : '';
 }
 
-function promptTokensOf(mode: Mode, body: Record<string, unknown>, model: string, approximate: boolean): number {
+function promptTokensOf(mode: Mode, body: Record<string, unknown>, model: string, options: CountOptions): number {
   switch (mode) {
     case 'chat':
-      return countChatPromptTokens(body.messages, model, { approximate });
+      return countChatPromptTokens(body.messages, model, options);
     case 'completions':
-      return countInputTokens(body.prompt, model, { approximate });
+      return countInputTokens(body.prompt, model, options);
     case 'edits':
-      return countInputTokens(body.input, model, { approximate }) + countInputTokens(body.instruction, model, { approximate });
+      return countInputTokens(body.input, model, options) + countInputTokens(body.instruction, model, options);
     default:
-      return countInputTokens(body.input, model, { approximate });
+      return countInputTokens(body.input, model, options);
   }
 }
 
 /** Usage of a JSON answer: the upstream's when it reports any, else counted from the choices. */
-function usageOfJson(value: unknown, promptTokens: number, model: string, approximate: boolean): TokenUsage {
+function usageOfJson(value: unknown, promptTokens: () => number, model: string, approximate: boolean): TokenUsage {
   const parsed = (value ?? {}) as {
     usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } };
     choices?: Array<{ message?: { content?: unknown }; text?: unknown }>;
@@ -75,7 +75,7 @@ function usageOfJson(value: unknown, promptTokens: number, model: string, approx
   }
   const choices = Array.isArray(parsed.choices) ? parsed.choices : [];
   const text = choices.map((choice) => (typeof choice?.message?.content === 'string' ? choice.message.content : typeof choice?.text === 'string' ? choice.text : '')).join('');
-  return { promptTokens, completionTokens: countTextTokens(text, model, { approximate }), cachedPromptTokens: 0, estimated: true };
+  return { promptTokens: promptTokens(), completionTokens: countTextTokens(text, model, { approximate }), cachedPromptTokens: 0, estimated: true };
 }
 
 export function textRoutes(bookkeeping: Bookkeeping) {
@@ -95,14 +95,20 @@ export function textRoutes(bookkeeping: Bookkeeping) {
       if (isRelayError(admission)) return sendRelayError(reply, admission);
 
       const approximate = options.bool('ApproximateTokenEnabled');
-      const promptTokens = promptTokensOf(route.mode, body, model, approximate);
       const completionRatio = completionRatioFor(model);
       const maxTokens = Number(body.max_tokens ?? body.max_completion_tokens ?? 0) || 0;
-      const reservation = await reserve(
-        app,
-        admission,
-        reservationQuota({ promptTokens, maxTokens, preConsumedTokens: options.number('PreConsumedQuota'), ratio: admission.ratio, completionRatio }),
-      );
+      const reservationFor = (promptTokens: number) =>
+        reservationQuota({ promptTokens, maxTokens, preConsumedTokens: options.number('PreConsumedQuota'), ratio: admission.ratio, completionRatio });
+      // Reserve on the prompt's byte bound (no tokenizer on the hot path); only
+      // when that is refused does the exact count decide. The count is also
+      // what bills an answer that reports no usage, so it is kept once made.
+      let countedPromptTokens: number | undefined;
+      const promptTokens = () => (countedPromptTokens ??= promptTokensOf(route.mode, body, model, { approximate }));
+      const boundPromptTokens = promptTokensOf(route.mode, body, model, { bound: true });
+      let reservation = await reserve(app, admission, reservationFor(boundPromptTokens));
+      if (isRelayError(reservation) && reservation.code === 'insufficient_quota' && promptTokens() < boundPromptTokens) {
+        reservation = await reserve(app, admission, reservationFor(promptTokens()));
+      }
       if (isRelayError(reservation)) return sendRelayError(reply, reservation);
 
       const streamed = body.stream === true;
@@ -134,7 +140,7 @@ export function textRoutes(bookkeeping: Bookkeeping) {
       const bytes = await answerBytes(answer);
       if (isRelayError(bytes)) return answerUnanswered(app, reply, reservation, { outcome: 'failed', error: bytes });
       reply.code(answer.status).header('content-type', answer.contentType || 'application/json').send(bytes);
-      settle(answer.json ? usageOfJson(answer.json.value, promptTokens, model, approximate) : { promptTokens, completionTokens: 0, cachedPromptTokens: 0, estimated: true });
+      settle(answer.json ? usageOfJson(answer.json.value, promptTokens, model, approximate) : { promptTokens: promptTokens(), completionTokens: 0, cachedPromptTokens: 0, estimated: true });
       return reply;
     };
 
@@ -147,7 +153,8 @@ async function streamBack(stream: {
   reply: FastifyReply;
   answer: UpstreamAnswer;
   clientAskedUsage: boolean;
-  promptTokens: number;
+  /** The prompt's exact count, made only if the stream reports no usage. */
+  promptTokens: () => number;
   model: string;
   approximate: boolean;
   settle: (usage: TokenUsage) => void;
@@ -173,7 +180,7 @@ async function streamBack(stream: {
   stream.settle(
     reported && !broken && reported.promptTokens + reported.completionTokens > 0
       ? { ...reported, estimated: false }
-      : { promptTokens: stream.promptTokens, completionTokens: countTextTokens(watcher.streamedText(), stream.model, { approximate: stream.approximate }), cachedPromptTokens: 0, estimated: true },
+      : { promptTokens: stream.promptTokens(), completionTokens: countTextTokens(watcher.streamedText(), stream.model, { approximate: stream.approximate }), cachedPromptTokens: 0, estimated: true },
   );
   return reply;
 }

@@ -46,7 +46,7 @@ for (const target of targets) {
 }
 
 describe('the log writer\'s pace', () => {
-  it('writes the first row after a quiet spell at once, then batches what gathers within 100 ms', async () => {
+  it('batches what gathers within 100 ms of the first queued row, and writes full batches at once', async () => {
     const batches: number[] = [];
     const database = { insertInto: () => ({ values: (rows: unknown[]) => ({ execute: async () => void batches.push(rows.length) }) }) };
     const logger = { error: () => undefined } as unknown as FastifyBaseLogger;
@@ -55,15 +55,19 @@ describe('the log writer\'s pace', () => {
     const sleep = (ms: number) => new Promise((wake) => setTimeout(wake, ms));
     writer.write(row);
     await sleep(20);
-    expect(batches).toEqual([1]);
+    expect(batches).toEqual([]);
     for (let index = 0; index < 5; index += 1) writer.write(row);
-    await sleep(5);
-    expect(batches).toEqual([1]);
     await sleep(250);
-    expect(batches).toEqual([1, 5]);
+    expect(batches).toEqual([6]);
+    writer.write(row);
+    await sleep(250);
+    expect(batches).toEqual([6, 1]);
     for (let index = 0; index < 450; index += 1) writer.write(row);
+    await sleep(5);
+    // 200 rows fill a batch and go without waiting for the window
+    expect(batches.slice(0, 4)).toEqual([6, 1, 200, 200]);
     await writer.close();
-    expect(batches).toEqual([1, 5, 200, 200, 50]);
+    expect(batches).toEqual([6, 1, 200, 200, 50]);
   });
 });
 
