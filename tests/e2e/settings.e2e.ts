@@ -2,7 +2,8 @@
 // in the real console, and each change shows its effect in another browser —
 // registration closes, the chat link joins the menu, the system name and logo
 // change in the header, the footer HTML appears, the notice shows once, the
-// ratio JSON is checked, the update check reads a (fake) release server and
+// ratio JSON is checked and a GroupRatio change prices the next relayed
+// request, the update check reads a (fake) release server and
 // says so clearly when it is down — and admin content cannot run script.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +12,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumAvailable, launchBrowser, screenshotDir, signInThroughConsole } from './support/browser';
 import { startGateway, type RunningGateway } from './support/gateway';
+import { startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
 
 const enabled = chromiumAvailable();
 const ROOT_PASSWORD = 'settings-root-pass';
@@ -54,6 +56,7 @@ async function startFakeWorld() {
 describe.runIf(enabled)('settings: every section takes effect', () => {
   let gateway: RunningGateway;
   let world: Awaited<ReturnType<typeof startFakeWorld>>;
+  let emulator: OpenAIEmulator;
   let browser: Browser;
   let adminContext: BrowserContext;
   let visitorContext: BrowserContext;
@@ -73,6 +76,7 @@ describe.runIf(enabled)('settings: every section takes effect', () => {
 
   beforeAll(async () => {
     world = await startFakeWorld();
+    emulator = await startOpenAIEmulator();
     gateway = await startGateway({ INITIAL_ROOT_PASSWORD: ROOT_PASSWORD, RELEASE_CHECK_URL: `${world.base}/releases/latest` });
     browser = await launchBrowser();
     adminContext = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
@@ -89,6 +93,7 @@ describe.runIf(enabled)('settings: every section takes effect', () => {
     await browser?.close();
     await gateway?.stop();
     await world?.close();
+    await emulator?.close();
   });
 
   it('operation, general: the chat link joins the menu and /chat frames it', async () => {
@@ -111,6 +116,43 @@ describe.runIf(enabled)('settings: every section takes effect', () => {
     await saveSection('Ratios');
     expect(await admin.evaluate(async () => (await (await fetch('/api/group/')).json()).data)).toEqual(['acme', 'default', 'svip', 'vip']);
     await admin.screenshot({ path: join(screenshotDir, 'settings-operation.png'), fullPage: true });
+  });
+
+  it('operation, ratio: a GroupRatio saved in the form prices the next relayed request', async () => {
+    // a channel on the emulator and a token, made through the console API as the signed-in admin
+    const api = (method: string, url: string, body?: unknown) =>
+      admin.evaluate(
+        async ([method, url, body]) => (await fetch(url as string, { method: method as string, headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined })).json(),
+        [method, url, body] as const,
+      );
+    expect((await api('POST', '/api/channel/', { name: 'emulator', type: 8, key: 'sk-good', base_url: emulator.baseUrl, models: 'gpt-4', group: 'default' })).success).toBe(true);
+    const token = await api('POST', '/api/token/', { name: 'ratio-check', remain_quota: 1_000_000, expired_time: -1 });
+    const consumeRows = async () => (await api('GET', '/api/log/?p=0&type=2&token_name=ratio-check')).data as Array<{ quota: number }>;
+    const relayAndReadBill = async () => {
+      const seen = (await consumeRows()).length;
+      const response = await fetch(`${gateway.baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer sk-${token.data.key}` },
+        body: JSON.stringify({ model: 'gpt-4', messages: [{ role: 'user', content: 'price this please' }] }),
+      });
+      expect(response.status).toBe(200);
+      // consume logs are written in batches; wait for this request's row (newest first)
+      for (let waited = 0; waited < 5000; waited += 50) {
+        const rows = await consumeRows();
+        if (rows.length > seen) return rows[0].quota;
+        await new Promise((wake) => setTimeout(wake, 50));
+      }
+      throw new Error('the consume log did not appear');
+    };
+    const before = await relayAndReadBill();
+    // gpt-4 at ratio 15 with 3 prompt and 5 completion tokens (completion ratio 2): (3 + 10) x 15
+    expect(before).toBe(195);
+    await openTab('Operation');
+    await section('Ratios').locator('textarea[name="GroupRatio"]').fill('{"default": 3, "vip": 1, "svip": 1, "acme": 2}');
+    await saveSection('Ratios');
+    expect(await relayAndReadBill()).toBe(3 * before);
+    await section('Ratios').locator('textarea[name="GroupRatio"]').fill('{"default": 1, "vip": 1, "svip": 1, "acme": 2}');
+    await saveSection('Ratios');
   });
 
   it('system, sign-in: closing registration refuses a new account', async () => {
