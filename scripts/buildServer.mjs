@@ -29,7 +29,7 @@ export async function bundle(entry, name) {
   return outfile;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const outfile = await bundle('server/main.ts', 'gateway');
   console.log(`[switchboard] gateway bundled: ${outfile}`);
 }

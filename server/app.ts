@@ -1,6 +1,7 @@
 // The gateway as a Fastify application. Process concerns (listening, signals)
 // live in main.ts; tests build this and call app.inject().
 import { existsSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import fastifyCookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
@@ -26,21 +27,39 @@ import { tokenRoutes } from './routes/api/token';
 import { userRoutes } from './routes/api/user';
 import { userAdminRoutes } from './routes/api/userAdmin';
 import { relayRoutes } from './routes/v1/relay';
+import { textFastPath } from './routes/v1/text';
+import { bookkeepingFor } from './relay/bookkeeping';
 import { scheduleChannelHealthChecks } from './relay/channelHealth';
 import { ensureRootUser, rootPasswordBanner } from './bootstrap';
 import { WriteWatchPlugin } from './db/writeWatch';
 import { RelayCache } from './relay/relayCache';
+
+const BODY_LIMIT = 32 * 1024 * 1024;
 
 export interface BuildOptions {
   logger?: boolean | { level: string };
 }
 
 export async function buildApp(config: Config, buildOptions: BuildOptions = {}): Promise<FastifyInstance> {
+  // The hot relay routes are answered before Fastify sees the request (see
+  // textFastPath); it is installed once the app is built.
+  let fastPath: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
+  let closing = false;
   const app = Fastify({
     logger: buildOptions.logger ?? false,
     trustProxy: config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true },
-    bodyLimit: 32 * 1024 * 1024,
+    bodyLimit: BODY_LIMIT,
+    serverFactory: (handler) => {
+      const server = createServer((request, response) => {
+        if (!fastPath?.(request, response)) handler(request, response);
+      });
+      server.keepAliveTimeout = 72_000; // what Fastify sets on a server of its own
+      return server;
+    },
+  });
+  app.addHook('preClose', async () => {
+    closing = true;
   });
 
   const relayCache = new RelayCache();
@@ -153,5 +172,6 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     return reply.header('Cache-Control', 'no-cache').sendFile('index.html');
   });
 
+  fastPath = textFastPath(app, bookkeepingFor(db, app.log), { trustProxy: config.trustProxy, bodyLimit: BODY_LIMIT, isClosing: () => closing });
   return app;
 }

@@ -24,7 +24,10 @@ export interface Admission {
 }
 
 /** The start of every JSON relay route: a valid key and a JSON object body. */
-export async function openJsonRequest(app: FastifyInstance, request: FastifyRequest): Promise<{ caller: RelayCaller; body: Record<string, unknown> } | RelayError> {
+export async function openJsonRequest(
+  app: FastifyInstance,
+  request: Pick<FastifyRequest, 'ip' | 'body'> & { headers: { authorization?: string } },
+): Promise<{ caller: RelayCaller; body: Record<string, unknown> } | RelayError> {
   const caller = await authenticateRelay(app.ctx.db, request, app.ctx.relayCache);
   if (isRelayError(caller)) return caller;
   const body = request.body;

@@ -1,5 +1,6 @@
 // The relay's one error shape: OpenAI's error object with a meaningful status.
 import type { FastifyReply } from 'fastify';
+import type { ServerResponse } from 'node:http';
 import type { UpstreamFailure } from './autoDisable';
 
 export interface RelayError {
@@ -20,8 +21,21 @@ export const relayError = (status: number, message: string, code: string | null 
 export const isRelayError = (value: unknown): value is RelayError =>
   typeof value === 'object' && value !== null && 'status' in value && 'message' in value && 'type' in value;
 
+const errorBody = (error: RelayError) => ({ error: { message: error.message, type: error.type, param: error.param ?? null, code: error.code } });
+
 export function sendRelayError(reply: FastifyReply, error: RelayError) {
-  return reply.code(error.status).send({ error: { message: error.message, type: error.type, param: error.param ?? null, code: error.code } });
+  return reply.code(error.status).send(errorBody(error));
+}
+
+/** The same answer written straight to Node's response (the routes that bypass Fastify's reply). */
+export function writeRelayError(response: ServerResponse, error: RelayError): void {
+  if (response.headersSent) {
+    response.destroy();
+    return;
+  }
+  const text = JSON.stringify(errorBody(error));
+  response.writeHead(error.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  response.end(text);
 }
 
 /** OpenAI's messages quote a mangled key; ours must not reach a client even mangled. */

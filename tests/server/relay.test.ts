@@ -188,6 +188,21 @@ describe('relay', () => {
     expect((await post('/v1/nothing-here', {})).status).toBe(404);
   });
 
+  it('takes the hot routes with a trailing slash and a query string, and answers bad bodies like the rest of the API', async () => {
+    await addChannel({ name: 'emu', key: 'sk-good' });
+    const body = { model: 'gpt-4', messages: [{ role: 'user', content: 'hi' }] };
+    expect((await post('/v1/chat/completions/?trace=1', body)).status).toBe(200);
+    const send = (contentType: string, payload: string) =>
+      fetch(`${baseUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': contentType, authorization: `Bearer ${apiKey}` }, body: payload });
+    const empty = await send('application/json', '');
+    expect(empty.status).toBe(400);
+    expect(((await empty.json()) as any).error.type).toBe('invalid_request_error');
+    // not JSON: left to the Fastify route, which refuses a body that is not a JSON object
+    const text = await send('text/plain', 'hello');
+    expect(text.status).toBe(400);
+    expect(((await text.json()) as any).error.message).toBe('the request body must be a JSON object');
+  });
+
   it('enforces a token\'s model and IP allowlists', async () => {
     await addChannel({ name: 'emu', key: 'sk-good' });
     const onlyTurbo = await admin('POST', '/api/token/', { name: 'turbo-only', models: 'gpt-3.5-turbo' });
