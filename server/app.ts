@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import fastifyCookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { fail } from '../common/envelope';
 import { DEFAULT_OPTION_SYNC_SECONDS, type Config } from './config';
 import { migrateToLatest, openDatabase } from './db/database';
@@ -72,6 +72,8 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
 
   let redis: Redis | undefined;
   if (config.redisUrl) {
+    // loaded only when configured: a single node without Redis never pays for the client
+    const { Redis } = await import('ioredis');
     redis = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 });
     redis.on('error', (error: Error) => app.log.warn({ err: error }, 'redis error'));
     try {
