@@ -98,6 +98,19 @@ export interface RedemptionRecord {
   redeemed_by: number;
 }
 
+/** The filters of the log list and its stat, as query parameters of /api/log/ and /api/log/self/. */
+export interface LogFilter {
+  /** LogType; 0 or absent = every type. */
+  type?: number;
+  /** Admins only. */
+  username?: string;
+  token_name?: string;
+  model_name?: string;
+  /** Unix seconds; 0 or absent = no bound. */
+  start_timestamp?: number;
+  end_timestamp?: number;
+}
+
 export interface LogRecord {
   id: number;
   user_id: number;

@@ -41,7 +41,7 @@ import type { DataProvider, GetListParams, GetListResult, HttpError, RaRecord } 
 import type { Envelope } from '../../common/envelope';
 import { isAdmin } from '../../common/roles';
 import type { ClientStatus, } from '../../common/options';
-import type { LoginPayload, RegisterPayload, SessionUser, UserRecord } from '../../common/records';
+import type { LoginPayload, RegisterPayload, SessionUser, UserRecord, LogFilter } from '../../common/records';
 import { ITEMS_PER_PAGE } from '../../common/version';
 import { readStoredUser } from '../authProvider/storage';
 import { endpoints } from './endpoints';
@@ -56,15 +56,7 @@ export interface OptionRow {
 }
 
 /** The log page's filters, as the list keeps them and the stat line reuses them. */
-export interface LogFilter {
-  type?: number;
-  username?: string;
-  token_name?: string;
-  model_name?: string;
-  /** Unix seconds; 0 or absent = no bound. */
-  start_timestamp?: number;
-  end_timestamp?: number;
-}
+export type { LogFilter };
 
 /** One channel test: a failed test also reports how long it took, and the server keeps that time. */
 export interface ChannelTestResult {

@@ -4,22 +4,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely';
 import { ok } from '../../../common/envelope';
-import type { LogRecord } from '../../../common/records';
+import type { LogFilter, LogRecord } from '../../../common/records';
 import { LogType, Role } from '../../../common/roles';
 import type { Database } from '../../db/database';
 import { callerOf, requireRole } from '../../plugins/auth';
 import { ITEMS_PER_PAGE, pageOf, pageOffset, SEARCH_LIMIT, startsWith } from '../../repositories/pagination';
 
-interface LogFilters {
-  type?: number;
-  username?: string;
-  token_name?: string;
-  model_name?: string;
-  start_timestamp?: number;
-  end_timestamp?: number;
-}
-
-function filtersOf(query: Record<string, unknown>, admin: boolean): LogFilters {
+function filtersOf(query: Record<string, unknown>, admin: boolean): LogFilter {
   const text = (key: string) => (typeof query[key] === 'string' && (query[key] as string).trim() !== '' ? (query[key] as string).trim() : undefined);
   const number = (key: string) => {
     const value = Number.parseInt(String(query[key] ?? ''), 10);
@@ -35,7 +26,7 @@ function filtersOf(query: Record<string, unknown>, admin: boolean): LogFilters {
   };
 }
 
-function applyFilters<O>(query: SelectQueryBuilder<Database, 'logs', O>, filters: LogFilters, userId?: number) {
+function applyFilters<O>(query: SelectQueryBuilder<Database, 'logs', O>, filters: LogFilter, userId?: number) {
   let result = query;
   if (userId !== undefined) result = result.where('user_id', '=', userId);
   if (filters.type !== undefined) result = result.where('type', '=', filters.type);
