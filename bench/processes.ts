@@ -24,7 +24,8 @@ export async function startScript(name: string, env: Record<string, string>): Pr
   // @ts-expect-error: a plain ES module of the build scripts, without type declarations
   const { bundle } = (await import('../scripts/buildServer.mjs')) as { bundle: (entry: string, name: string) => Promise<string> };
   const script = await bundle(`bench/${name}.ts`, `bench-${name}`);
-  const child = spawn(process.execPath, ['--enable-source-maps', script], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const flags = env.NODE_FLAGS ? env.NODE_FLAGS.split(' ') : [];
+  const child = spawn(process.execPath, ['--enable-source-maps', ...flags, script], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   const url = await new Promise<string>((resolveUrl, reject) => {
     const timer = setTimeout(() => reject(new Error(`${script} did not start:\n${output}`)), 60_000);

@@ -34,6 +34,8 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
   { value: 13, label: 'AIGC2D', color: 'purple', defaultBaseUrl: 'https://api.aigc2d.com', protocol: 'openai' },
 ];
 
+const CHANNEL_TYPES_BY_VALUE = new Map(CHANNEL_TYPES.map((type) => [type.value, type]));
+
 export function findChannelType(value: number): ChannelType | undefined {
-  return CHANNEL_TYPES.find((type) => type.value === value);
+  return CHANNEL_TYPES_BY_VALUE.get(value);
 }

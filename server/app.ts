@@ -29,6 +29,8 @@ import { userAdminRoutes } from './routes/api/userAdmin';
 import { relayRoutes } from './routes/v1/relay';
 import { textFastPath } from './routes/v1/text';
 import { bookkeepingFor } from './relay/bookkeeping';
+import { kyselyLedger } from './relay/quota';
+import { SqliteLedger } from './relay/sqliteLedger';
 import { scheduleChannelHealthChecks } from './relay/channelHealth';
 import { ensureRootUser, rootPasswordBanner } from './bootstrap';
 import { WriteWatchPlugin } from './db/writeWatch';
@@ -96,6 +98,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     sendMail: createMailer(options),
     rateLimiter: new RateLimiter(redis),
     relayCache,
+    ledger: opened.sqlite ? new SqliteLedger(opened.sqlite, kyselyLedger(db)) : kyselyLedger(db),
     redis,
     startTime: Math.floor(Date.now() / 1000),
   };
@@ -174,6 +177,6 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     return reply.header('Cache-Control', 'no-cache').sendFile('index.html');
   });
 
-  fastPath = textFastPath(app, bookkeepingFor(db, app.log), { trustProxy: config.trustProxy, bodyLimit: BODY_LIMIT, isClosing: () => closing });
+  fastPath = textFastPath(app, bookkeepingFor(context, app.log), { trustProxy: config.trustProxy, bodyLimit: BODY_LIMIT, isClosing: () => closing });
   return app;
 }

@@ -20,6 +20,8 @@ pg.types.setTypeParser(pg.types.builtins.NUMERIC, (value) => Number(value));
 export interface OpenedDatabase {
   db: Db;
   dialect: DatabaseConfig['dialect'];
+  /** SQLite only: the connection under Kysely, for the relay's prepared statements (relay/sqliteLedger.ts). */
+  sqlite?: SQLite.Database;
 }
 
 export function openDatabase(config: DatabaseConfig): OpenedDatabase {
@@ -56,7 +58,7 @@ export function openDatabase(config: DatabaseConfig): OpenedDatabase {
       database.pragma('busy_timeout = 5000');
       database.pragma('foreign_keys = ON');
       cachePreparedStatements(database);
-      return { dialect: 'sqlite', db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }) };
+      return { dialect: 'sqlite', sqlite: database, db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }) };
     }
   }
 }

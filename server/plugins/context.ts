@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config';
 import type { Database } from '../db/database';
+import type { QuotaLedger } from '../relay/quota';
 import type { RelayCache } from '../relay/relayCache';
 import type { UserRow } from '../repositories/users';
 import type { SendMail } from './mailer';
@@ -20,6 +21,8 @@ export interface AppContext {
   rateLimiter: RateLimiter;
   /** Tokens, owners and routes the relay reads on every request; dropped on any write to them. */
   relayCache: RelayCache;
+  /** Where the relay reserves, settles and logs (a faster path of its own on SQLite). */
+  ledger: QuotaLedger;
   redis?: Redis;
   /** Unix seconds when this process started. */
   startTime: number;

@@ -13,7 +13,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/database';
 import { BatchQueue } from './batchQueue';
 import { LogWriter } from './logWriter';
-import { settleQuota, type Settlement } from './quota';
+import type { QuotaLedger, Settlement } from './quota';
 
 const SETTLE_INTERVAL_MS = 50;
 const MAX_SETTLEMENTS_PER_BATCH = 500;
@@ -45,13 +45,13 @@ export class Bookkeeping {
   private readonly pending = new Set<Promise<void>>();
 
   constructor(
-    db: Kysely<Database>,
+    ledger: QuotaLedger,
     private readonly logger: FastifyBaseLogger,
   ) {
-    this.logs = new LogWriter(db, logger);
+    this.logs = new LogWriter((rows) => ledger.insertLogs(rows), logger);
     this.settlements = new BatchQueue({
       writeBatch: async (batch) => {
-        await settleQuota(db, batch.map((queued) => queued.settlement));
+        await ledger.settle(batch.map((queued) => queued.settlement));
         tellCharges(batch);
       },
       intervalMs: SETTLE_INTERVAL_MS,
@@ -90,10 +90,11 @@ export class Bookkeeping {
 const byDatabase = new WeakMap<Kysely<Database>, Bookkeeping>();
 
 /** The one bookkeeper of a database handle (so of one app). */
-export function bookkeepingFor(db: Kysely<Database>, logger: FastifyBaseLogger): Bookkeeping {
+export function bookkeepingFor(context: { db: Kysely<Database>; ledger: QuotaLedger }, logger: FastifyBaseLogger): Bookkeeping {
+  const { db } = context;
   let bookkeeping = byDatabase.get(db);
   if (!bookkeeping) {
-    bookkeeping = new Bookkeeping(db, logger);
+    bookkeeping = new Bookkeeping(context.ledger, logger);
     byDatabase.set(db, bookkeeping);
   }
   return bookkeeping;

@@ -17,6 +17,7 @@ import { findChannelType } from '../../common/channelTypes';
 import { disableChannelAutomatically, parseUpstreamFailure, provesDeadKey, type UpstreamFailure } from './autoDisable';
 import { selectChannel, type RoutedChannel } from './channelSelect';
 import { relayError, upstreamRelayError, type RelayError } from './errors';
+import type { DisconnectSignal } from './accounting';
 import type { RelayCaller } from './tokenAuth';
 import { poolFor } from './upstream';
 
@@ -28,7 +29,7 @@ export interface UpstreamRequest {
   headers: Record<string, string>;
   /** The body for one channel, given the model name that channel expects. */
   body: (upstreamModel: string) => string | Buffer;
-  signal: AbortSignal;
+  signal: DisconnectSignal;
 }
 
 export interface UpstreamAnswer {
@@ -82,9 +83,28 @@ export function mappedModel(channel: RoutedChannel, model: string): string {
   return typeof target === 'string' && target ? target : model;
 }
 
-function upstreamUrl(channel: RoutedChannel, path: string): URL {
+interface UpstreamTarget {
+  origin: string;
+  /** The path and query to ask the origin for. */
+  path: string;
+}
+
+/** Upstream targets by base URL and path: URL parsing once per channel and route, not per request. */
+const upstreamTargets = new Map<string, UpstreamTarget>();
+const MAX_CACHED_TARGETS = 1000;
+
+function upstreamTarget(channel: RoutedChannel, path: string): UpstreamTarget {
   const base = channel.base_url || findChannelType(channel.type)?.defaultBaseUrl || '';
-  return new URL(path.replace(/^\/+/, ''), base.endsWith('/') ? base : `${base}/`);
+  const key = `${base}\0${path}`;
+  let target = upstreamTargets.get(key);
+  if (!target) {
+    const url = new URL(path.replace(/^\/+/, ''), base.endsWith('/') ? base : `${base}/`);
+    target = { origin: url.origin, path: url.pathname + url.search };
+    // edited base URLs leave old entries behind; start over rather than grow without bound
+    if (upstreamTargets.size >= MAX_CACHED_TARGETS) upstreamTargets.clear();
+    upstreamTargets.set(key, target);
+  }
+  return target;
 }
 
 /** A 200 carrying an error object is a failure; give it the status OpenAI would have used. */
@@ -112,12 +132,12 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
       continue;
     }
     const upstreamModel = mappedModel(channel, request.model);
-    const url = upstreamUrl(channel, request.path);
+    const target = upstreamTarget(channel, request.path);
     let response: Dispatcher.ResponseData;
     try {
-      response = await poolFor(url.origin).request({
+      response = await poolFor(target.origin).request({
         method: 'POST',
-        path: url.pathname + url.search,
+        path: target.path,
         headers: { ...request.headers, authorization: `Bearer ${channel.key}` },
         body: request.body(upstreamModel),
         signal: request.signal,

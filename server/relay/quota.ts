@@ -4,9 +4,7 @@
 // of limited tokens and of users never go below zero.
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/database';
-import type { DatabaseConfig } from '../config';
-
-type Dialect = DatabaseConfig['dialect'];
+import { insertLogs, type NewLog } from '../repositories/logs';
 
 export interface Reservation {
   userId: number;
@@ -22,9 +20,8 @@ export type ReserveResult = { ok: true } | { ok: false; reason: 'user' | 'token'
  * neither, and only if each has it. Every reservation is its own conditional
  * UPDATE, so no two can spend the same quota, on one node or many.
  */
-export async function reserveQuota(db: Kysely<Database>, reservation: Reservation, dialect: Dialect): Promise<ReserveResult> {
+export async function reserveQuota(db: Kysely<Database>, reservation: Reservation): Promise<ReserveResult> {
   if (reservation.amount <= 0) return { ok: true };
-  if (dialect === 'sqlite') return sqliteReservations(db).reserve(reservation);
   // one conditional UPDATE is atomic on its own: no BEGIN/COMMIT round trips on the hot path
   if (!reservation.limitedToken) return (await takeFromUser(db, reservation)) ? { ok: true } : { ok: false, reason: 'user' };
   return db.transaction().execute((transaction) => takeFromUserAndToken(transaction, reservation));
@@ -47,56 +44,6 @@ async function takeFromUserAndToken(transaction: Kysely<Database>, reservation: 
   return { ok: false, reason: 'token' };
 }
 
-/**
- * SQLite has one writer and commits cost a WAL append each, so reservations
- * that arrive in the same turn of the event loop share one transaction (group
- * commit); each is still its own pair of conditional UPDATEs, applied in
- * arrival order. Other databases keep one transaction per reservation: a batch
- * there could take row locks in an order that deadlocks with another node.
- */
-class SqliteReservations {
-  private queue: Array<{ reservation: Reservation; settle: (result: ReserveResult) => void; fail: (error: unknown) => void }> = [];
-
-  constructor(private readonly db: Kysely<Database>) {}
-
-  reserve(reservation: Reservation): Promise<ReserveResult> {
-    return new Promise((settle, fail) => {
-      if (this.queue.push({ reservation, settle, fail }) === 1) setImmediate(() => void this.commit());
-    });
-  }
-
-  private async commit(): Promise<void> {
-    const batch = this.queue;
-    this.queue = [];
-    // a lone reservation on an unlimited token is one conditional UPDATE: atomic without a transaction
-    if (batch.length === 1 && !batch[0].reservation.limitedToken) {
-      const [{ reservation, settle, fail }] = batch;
-      return takeFromUser(this.db, reservation).then((ok) => settle(ok ? { ok: true } : { ok: false, reason: 'user' }), fail);
-    }
-    try {
-      const results = await this.db.transaction().execute(async (transaction) => {
-        const outcomes: ReserveResult[] = [];
-        for (const { reservation } of batch) outcomes.push(await takeFromUserAndToken(transaction, reservation));
-        return outcomes;
-      });
-      batch.forEach((queued, index) => queued.settle(results[index]));
-    } catch (error) {
-      for (const queued of batch) queued.fail(error);
-    }
-  }
-}
-
-const sqliteBatchers = new WeakMap<Kysely<Database>, SqliteReservations>();
-
-function sqliteReservations(db: Kysely<Database>): SqliteReservations {
-  let batcher = sqliteBatchers.get(db);
-  if (!batcher) {
-    batcher = new SqliteReservations(db);
-    sqliteBatchers.set(db, batcher);
-  }
-  return batcher;
-}
-
 /** `column + refund - charge`, floored at zero. */
 const settled = (column: string, refund: number, charge: number) =>
   sql<number>`case when ${sql.ref(column)} + ${refund} >= ${charge} then ${sql.ref(column)} + ${refund} - ${charge} else 0 end`;
@@ -110,7 +57,7 @@ export interface Settlement {
   countRequest: boolean;
 }
 
-interface Totals {
+export interface Totals {
   refund: number;
   charge: number;
   requests: number;
@@ -132,7 +79,7 @@ const byId = <T>(left: [number, T], right: [number, T]) => left[0] - right[0];
  * one transaction with one UPDATE per user, token and channel concerned. A
  * request that used nothing releases everything and counts nothing.
  */
-export async function settleQuota(db: Kysely<Database>, settlements: readonly Settlement[]): Promise<void> {
+export function settlementTotals(settlements: readonly Settlement[]) {
   const users = new Map<number, Totals>();
   const limitedTokens = new Map<number, Totals>();
   const tokensUsed = new Map<number, number>();
@@ -144,21 +91,29 @@ export async function settleQuota(db: Kysely<Database>, settlements: readonly Se
     tokensUsed.set(reservation.tokenId, (tokensUsed.get(reservation.tokenId) ?? 0) + charge);
     if (charge > 0) channels.set(channelId, (channels.get(channelId) ?? 0) + charge);
   }
+  // rows in ascending id order, the same on every node, so two batches cannot deadlock
+  return {
+    users: [...users].sort(byId),
+    tokens: [...tokensUsed].sort(byId).map(([tokenId, used]) => ({ tokenId, used, limited: limitedTokens.get(tokenId) })),
+    channels: [...channels].sort(byId),
+  };
+}
+
+export async function settleQuota(db: Kysely<Database>, settlements: readonly Settlement[]): Promise<void> {
+  const totals = settlementTotals(settlements);
   await db.transaction().execute(async (transaction) => {
-    // rows in ascending id order, the same on every node, so two batches cannot deadlock
-    for (const [userId, totals] of [...users].sort(byId)) {
+    for (const [userId, user] of totals.users) {
       await transaction
         .updateTable('users')
         .set((eb) => ({
-          quota: settled('quota', totals.refund, totals.charge),
-          used_quota: eb('used_quota', '+', totals.charge),
-          request_count: eb('request_count', '+', totals.requests),
+          quota: settled('quota', user.refund, user.charge),
+          used_quota: eb('used_quota', '+', user.charge),
+          request_count: eb('request_count', '+', user.requests),
         }))
         .where('id', '=', userId)
         .execute();
     }
-    for (const [tokenId, used] of [...tokensUsed].sort(byId)) {
-      const limited = limitedTokens.get(tokenId);
+    for (const { tokenId, used, limited } of totals.tokens) {
       await transaction
         .updateTable('tokens')
         .set((eb) => ({
@@ -168,7 +123,7 @@ export async function settleQuota(db: Kysely<Database>, settlements: readonly Se
         .where('id', '=', tokenId)
         .execute();
     }
-    for (const [channelId, charge] of [...channels].sort(byId)) {
+    for (const [channelId, charge] of totals.channels) {
       await transaction.updateTable('channels').set((eb) => ({ used_quota: eb('used_quota', '+', charge) })).where('id', '=', channelId).execute();
     }
   });
@@ -186,4 +141,25 @@ export async function releaseQuota(db: Kysely<Database>, reservation: Reservatio
     await giveBackToUser(transaction);
     await transaction.updateTable('tokens').set((eb) => ({ remain_quota: eb('remain_quota', '+', reservation.amount) })).where('id', '=', reservation.tokenId).execute();
   });
+}
+
+/**
+ * Where the relay's own writes go: reservations, releases, batched
+ * settlements and batched consume logs. PostgreSQL and MySQL go through
+ * Kysely (kyselyLedger); SQLite has a faster ledger of its own (sqliteLedger.ts).
+ */
+export interface QuotaLedger {
+  reserve(reservation: Reservation): Promise<ReserveResult>;
+  release(reservation: Reservation): Promise<void>;
+  settle(settlements: readonly Settlement[]): Promise<void>;
+  insertLogs(rows: readonly NewLog[]): Promise<void>;
+}
+
+export function kyselyLedger(db: Kysely<Database>): QuotaLedger {
+  return {
+    reserve: (reservation) => reserveQuota(db, reservation),
+    release: (reservation) => releaseQuota(db, reservation),
+    settle: (settlements) => settleQuota(db, settlements),
+    insertLogs: (rows) => insertLogs(db, rows),
+  };
 }

@@ -22,7 +22,8 @@ export interface NewLog {
   createdAt?: number;
 }
 
-function toRow(log: NewLog): Insertable<LogsTable> {
+/** The logs row of a log, as every writer stores it. */
+export function logRow(log: NewLog): Insertable<LogsTable> {
   return {
     user_id: log.userId,
     username: log.username,
@@ -43,11 +44,11 @@ function toRow(log: NewLog): Insertable<LogsTable> {
 }
 
 export async function insertLog(db: Kysely<Database>, log: NewLog): Promise<void> {
-  await db.insertInto('logs').values(toRow(log)).execute();
+  await db.insertInto('logs').values(logRow(log)).execute();
 }
 
 /** One multi-row INSERT, for the relay's batched consume logs. */
 export async function insertLogs(db: Kysely<Database>, logs: readonly NewLog[]): Promise<void> {
   if (logs.length === 0) return;
-  await db.insertInto('logs').values(logs.map(toRow)).execute();
+  await db.insertInto('logs').values(logs.map(logRow)).execute();
 }

@@ -21,7 +21,7 @@ import { unimplementedRoutes } from './unimplemented';
 
 export async function relayRoutes(app: FastifyInstance): Promise<void> {
   const { db } = app.ctx;
-  const bookkeeping = bookkeepingFor(db, app.log);
+  const bookkeeping = bookkeepingFor(app.ctx, app.log);
   // Child hooks run before the root's, so this settles and writes every log
   // before app.ts closes the database.
   app.addHook('onClose', async () => {

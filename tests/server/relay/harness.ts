@@ -38,7 +38,7 @@ export async function startRelayHarness(database?: DatabaseConfig): Promise<Rela
   const token = await admin('POST', '/api/token/', { name: 'relay', remain_quota: 10_000_000 });
   const apiKey = `sk-${token.data.key}`;
   const tokenId = token.data.id as number;
-  const settled = () => bookkeepingFor(app.ctx.db, app.log).idle();
+  const settled = () => bookkeepingFor(app.ctx, app.log).idle();
 
   return {
     app,

@@ -1,5 +1,5 @@
 // Consume logs are written in batches after the answer, and none is lost:
-// batches become multi-row INSERTs on every database, at most one per 100 ms
+// batches become one write each (a multi-row INSERT; prepared INSERTs in one transaction on SQLite), at most one per 100 ms
 // under load, and app.close() (what SIGTERM runs) waits for pending
 // settlements and flushes the queue.
 import Sqlite from 'better-sqlite3';
@@ -31,7 +31,8 @@ for (const target of targets) {
     });
 
     it('writes every queued row, in order, in batches', async () => {
-      const writer = new LogWriter(app.ctx.db, app.log);
+      // the app's own ledger: prepared statements on SQLite, a multi-row INSERT elsewhere
+      const writer = new LogWriter((rows) => app.ctx.ledger.insertLogs(rows), app.log);
       for (let index = 0; index < 450; index += 1) {
         writer.write({ userId: 1, username: 'root', type: LogType.consume, content: `row ${index}`, quota: index, modelName: 'gpt-4', promptTokens: 1, completionTokens: 2, isStream: index % 2 === 0 });
       }
@@ -48,9 +49,8 @@ for (const target of targets) {
 describe('the log writer\'s pace', () => {
   it('batches what gathers within 100 ms of the first queued row, and writes full batches at once', async () => {
     const batches: number[] = [];
-    const database = { insertInto: () => ({ values: (rows: unknown[]) => ({ execute: async () => void batches.push(rows.length) }) }) };
     const logger = { error: () => undefined } as unknown as FastifyBaseLogger;
-    const writer = new LogWriter(database as never, logger);
+    const writer = new LogWriter(async (rows) => void batches.push(rows.length), logger);
     const row = { userId: 1, username: 'root', type: LogType.consume, content: 'row' };
     const sleep = (ms: number) => new Promise((wake) => setTimeout(wake, ms));
     writer.write(row);

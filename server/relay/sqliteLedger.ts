@@ -1,0 +1,138 @@
+// The relay's own writes on SQLite (reservations, releases, settlements and
+// consume logs) skip Kysely: each is a prepared better-sqlite3 statement run
+// synchronously, so a reservation costs its UPDATE and nothing else (no query
+// compilation, no connection lock, no promise per step). Kysely's share of the
+// relay's CPU was a tenth under load, more than SQLite's own.
+//
+// The same connection serves Kysely. While a Kysely transaction is open on it
+// (an admin saving a channel, say), a statement run here would silently join
+// that transaction and roll back with it; so then, and only then, the work
+// goes through Kysely instead, which waits for the transaction to end.
+//
+// Reservations that arrive in the same turn of the event loop share one
+// transaction (group commit: SQLite pays a WAL append per commit); each is
+// still its own pair of conditional UPDATEs, applied in arrival order.
+import type SQLite from 'better-sqlite3';
+import { logRow, type NewLog } from '../repositories/logs';
+import { settlementTotals, type QuotaLedger, type Reservation, type ReserveResult, type Settlement } from './quota';
+
+const OK: ReserveResult = { ok: true };
+
+/** The logs columns, in the order logRow gives them. */
+const LOG_COLUMNS = Object.keys(logRow({ userId: 0, username: '', type: 0, content: '' }));
+
+interface Queued {
+  reservation: Reservation;
+  resolve: (result: ReserveResult) => void;
+  reject: (error: unknown) => void;
+}
+
+export class SqliteLedger implements QuotaLedger {
+  private readonly takeFromUser: SQLite.Statement;
+  private readonly takeFromToken: SQLite.Statement;
+  private readonly giveToUser: SQLite.Statement;
+  private readonly giveToToken: SQLite.Statement;
+  private readonly settleUser: SQLite.Statement;
+  private readonly settleLimitedToken: SQLite.Statement;
+  private readonly settleUnlimitedToken: SQLite.Statement;
+  private readonly settleChannel: SQLite.Statement;
+  private readonly insertLog: SQLite.Statement;
+  private queue: Queued[] = [];
+
+  constructor(
+    private readonly database: SQLite.Database,
+    /** Kysely's ledger on the same database, for when a Kysely transaction is open. */
+    private readonly fallback: QuotaLedger,
+  ) {
+    this.takeFromUser = database.prepare('update users set quota = quota - ? where id = ? and quota >= ?');
+    this.takeFromToken = database.prepare('update tokens set remain_quota = remain_quota - ? where id = ? and remain_quota >= ?');
+    this.giveToUser = database.prepare('update users set quota = quota + ? where id = ?');
+    this.giveToToken = database.prepare('update tokens set remain_quota = remain_quota + ? where id = ?');
+    // `column + refund - charge`, floored at zero
+    this.settleUser = database.prepare(
+      'update users set quota = case when quota + @refund >= @charge then quota + @refund - @charge else 0 end, used_quota = used_quota + @charge, request_count = request_count + @requests where id = @id',
+    );
+    this.settleLimitedToken = database.prepare(
+      'update tokens set remain_quota = case when remain_quota + @refund >= @charge then remain_quota + @refund - @charge else 0 end, used_quota = used_quota + @used where id = @id',
+    );
+    this.settleUnlimitedToken = database.prepare('update tokens set used_quota = used_quota + @used where id = @id');
+    this.settleChannel = database.prepare('update channels set used_quota = used_quota + ? where id = ?');
+    this.insertLog = database.prepare(`insert into logs (${LOG_COLUMNS.join(', ')}) values (${LOG_COLUMNS.map((column) => `@${column}`).join(', ')})`);
+  }
+
+  /** Whether a statement run now would stand on its own, outside any Kysely transaction. */
+  private get free(): boolean {
+    return !this.database.inTransaction;
+  }
+
+  reserve(reservation: Reservation): Promise<ReserveResult> {
+    if (reservation.amount <= 0) return Promise.resolve(OK);
+    return new Promise((resolve, reject) => {
+      if (this.queue.push({ reservation, resolve, reject }) === 1) setImmediate(() => this.commitReservations());
+    });
+  }
+
+  private commitReservations(): void {
+    const batch = this.queue;
+    this.queue = [];
+    if (!this.free) {
+      for (const queued of batch) this.fallback.reserve(queued.reservation).then(queued.resolve, queued.reject);
+      return;
+    }
+    let results: ReserveResult[];
+    try {
+      // a lone reservation on an unlimited token is one conditional UPDATE: atomic without a transaction
+      results = batch.length === 1 && !batch[0].reservation.limitedToken
+        ? [this.take(batch[0].reservation)]
+        : this.database.transaction(() => batch.map((queued) => this.take(queued.reservation)))();
+    } catch (error) {
+      for (const queued of batch) queued.reject(error);
+      return;
+    }
+    batch.forEach((queued, index) => queued.resolve(results[index]));
+  }
+
+  /** The user's part, then the token's; a token shortfall gives the user's part back. */
+  private take({ userId, tokenId, limitedToken, amount }: Reservation): ReserveResult {
+    if (this.takeFromUser.run(amount, userId, amount).changes !== 1) return { ok: false, reason: 'user' };
+    if (!limitedToken || this.takeFromToken.run(amount, tokenId, amount).changes === 1) return OK;
+    this.giveToUser.run(amount, userId);
+    return { ok: false, reason: 'token' };
+  }
+
+  async release(reservation: Reservation): Promise<void> {
+    if (reservation.amount <= 0) return;
+    if (!this.free) return this.fallback.release(reservation);
+    const { userId, tokenId, amount } = reservation;
+    if (!reservation.limitedToken) {
+      this.giveToUser.run(amount, userId);
+      return;
+    }
+    this.database.transaction(() => {
+      this.giveToUser.run(amount, userId);
+      this.giveToToken.run(amount, tokenId);
+    })();
+  }
+
+  async settle(settlements: readonly Settlement[]): Promise<void> {
+    if (settlements.length === 0) return;
+    if (!this.free) return this.fallback.settle(settlements);
+    const totals = settlementTotals(settlements);
+    this.database.transaction(() => {
+      for (const [id, user] of totals.users) this.settleUser.run({ id, refund: user.refund, charge: user.charge, requests: user.requests });
+      for (const { tokenId, used, limited } of totals.tokens) {
+        if (limited) this.settleLimitedToken.run({ id: tokenId, refund: limited.refund, charge: limited.charge, used });
+        else this.settleUnlimitedToken.run({ id: tokenId, used });
+      }
+      for (const [id, charge] of totals.channels) this.settleChannel.run(charge, id);
+    })();
+  }
+
+  async insertLogs(rows: readonly NewLog[]): Promise<void> {
+    if (rows.length === 0) return;
+    if (!this.free) return this.fallback.insertLogs(rows);
+    this.database.transaction(() => {
+      for (const row of rows) this.insertLog.run(logRow(row));
+    })();
+  }
+}

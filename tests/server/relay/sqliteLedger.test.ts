@@ -1,0 +1,67 @@
+// The SQLite ledger runs prepared statements on the connection Kysely also
+// uses. While a Kysely transaction is open on it, a statement run directly
+// would join that transaction and roll back with it: the ledger must wait
+// for it instead, so a reservation, a settlement or a log survives a
+// rollback of somebody else's work.
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LogType } from '../../../common/roles';
+import { SqliteLedger } from '../../../server/relay/sqliteLedger';
+import { buildTestApp } from '../../support/app';
+
+describe('the SQLite ledger', () => {
+  let app: FastifyInstance;
+  const balances = async () => {
+    const user = await app.ctx.db.selectFrom('users').select(['quota', 'used_quota', 'request_count']).where('id', '=', 1).executeTakeFirstOrThrow();
+    return { quota: Number(user.quota), used: Number(user.used_quota), requests: Number(user.request_count) };
+  };
+  const reservation = (amount: number) => ({ userId: 1, tokenId: 0, limitedToken: false, amount });
+
+  beforeAll(async () => {
+    app = await buildTestApp();
+    await app.ctx.db.updateTable('users').set({ quota: 10_000 }).where('id', '=', 1).execute();
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('is the ledger of a SQLite app', () => {
+    expect(app.ctx.ledger).toBeInstanceOf(SqliteLedger);
+  });
+
+  it('reserves, settles and logs with its own statements', async () => {
+    const before = await balances();
+    expect(await app.ctx.ledger.reserve(reservation(300))).toEqual({ ok: true });
+    expect((await balances()).quota).toBe(before.quota - 300);
+    await app.ctx.ledger.settle([{ reservation: reservation(300), charge: 120, channelId: 0, countRequest: true }]);
+    expect(await balances()).toEqual({ quota: before.quota - 120, used: before.used + 120, requests: before.requests + 1 });
+    expect(await app.ctx.ledger.reserve(reservation(before.quota))).toEqual({ ok: false, reason: 'user' });
+    await app.ctx.ledger.insertLogs([{ userId: 1, username: 'root', type: LogType.consume, content: 'ledger row', quota: 120, modelName: 'gpt-4', isStream: true }]);
+    const row = await app.ctx.db.selectFrom('logs').selectAll().where('content', '=', 'ledger row').executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ user_id: 1, username: 'root', type: LogType.consume, quota: 120, model_name: 'gpt-4', is_stream: 1, estimated: 0 });
+  });
+
+  it('waits for an open Kysely transaction instead of joining it, so a rollback takes none of its writes', async () => {
+    const before = await balances();
+    const pending: Array<Promise<unknown>> = [];
+    await expect(
+      app.ctx.db.transaction().execute(async (transaction) => {
+        await transaction.updateTable('users').set({ display_name: 'rolled back' }).where('id', '=', 1).execute();
+        pending.push(app.ctx.ledger.reserve(reservation(500)));
+        pending.push(app.ctx.ledger.settle([{ reservation: reservation(0), charge: 40, channelId: 0, countRequest: true }]));
+        pending.push(app.ctx.ledger.insertLogs([{ userId: 1, username: 'root', type: LogType.consume, content: 'kept through a rollback' }]));
+        pending.push(app.ctx.ledger.release(reservation(200)));
+        // long enough for the ledger's group commit to come due inside the transaction
+        await new Promise((wake) => setTimeout(wake, 20));
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    const [reserved] = await Promise.all(pending);
+    expect(reserved).toEqual({ ok: true });
+    const user = await app.ctx.db.selectFrom('users').select('display_name').where('id', '=', 1).executeTakeFirstOrThrow();
+    expect(user.display_name).not.toBe('rolled back');
+    expect(await balances()).toEqual({ quota: before.quota - 500 - 40 + 200, used: before.used + 40, requests: before.requests + 1 });
+    const kept = await app.ctx.db.selectFrom('logs').select('id').where('content', '=', 'kept through a rollback').execute();
+    expect(kept).toHaveLength(1);
+  });
+});
