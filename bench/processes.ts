@@ -20,12 +20,21 @@ export interface Started {
  * Every measured process runs as bundled JavaScript, so none pays for a
  * TypeScript loader the others do not.
  */
-export async function startScript(name: string, env: Record<string, string>): Promise<Started> {
+/**
+ * The Node flags `npm start` gives the gateway (package.json's start script),
+ * so the benchmark measures the gateway as it runs in production.
+ */
+export function startFlags(): string[] {
+  const scripts = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  const words = scripts.start.split(/\s+/);
+  return words.slice(1, words.findIndex((word) => word.endsWith('start.mjs'))).filter((word) => word.startsWith('--'));
+}
+
+export async function startScript(name: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<Started> {
   // @ts-expect-error: a plain ES module of the build scripts, without type declarations
   const { bundle } = (await import('../scripts/buildServer.mjs')) as { bundle: (entry: string, name: string) => Promise<string> };
   const script = await bundle(`bench/${name}.ts`, `bench-${name}`);
-  const flags = env.NODE_FLAGS ? env.NODE_FLAGS.split(' ') : [];
-  const child = spawn(process.execPath, ['--enable-source-maps', ...flags, script], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--enable-source-maps', ...nodeFlags, script], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   const url = await new Promise<string>((resolveUrl, reject) => {
     const timer = setTimeout(() => reject(new Error(`${script} did not start:\n${output}`)), 60_000);

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { repoRoot, rssMiB, startScript, type Started } from './processes';
+import { repoRoot, rssMiB, startFlags, startScript, type Started } from './processes';
 import { runWrk, type LoadResult } from './wrk';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -59,7 +59,7 @@ const started: Started[] = [];
 try {
   const emulator = await startScript('emulatorProcess', {});
   started.push(emulator);
-  const gateway = await startScript('gatewayProcess', {});
+  const gateway = await startScript('gatewayProcess', {}, startFlags());
   started.push(gateway);
 
   const signIn = await json(`${gateway.url}/api/user/login`, { method: 'POST', body: { username: 'root', password: 'bench-root-password' } });

@@ -65,7 +65,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   });
 
   const relayCache = new RelayCache();
-  const opened = openDatabase(config.database);
+  const opened = await openDatabase(config.database);
   const db = opened.db.withPlugin(new WriteWatchPlugin(relayCache.noteWrite));
   const { dialect } = opened;
   await migrateToLatest(db);

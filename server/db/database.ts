@@ -3,19 +3,12 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, MysqlDialect, PostgresDialect, SqliteDialect, type InsertQueryBuilder, type InsertResult } from 'kysely';
-import { createPool as createMysqlPool } from 'mysql2';
-import pg from 'pg';
 import type { DatabaseConfig } from '../config';
 import { migrationProvider } from './migrations';
 import type { Database } from './schema';
 
 export type { Database } from './schema';
 export type Db = Kysely<Database>;
-
-// PostgreSQL sends int8 and numeric as strings to keep precision; our quotas fit
-// in a double (2^53), and the code everywhere expects numbers.
-pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
-pg.types.setTypeParser(pg.types.builtins.NUMERIC, (value) => Number(value));
 
 export interface OpenedDatabase {
   db: Db;
@@ -24,16 +17,23 @@ export interface OpenedDatabase {
   sqlite?: SQLite.Database;
 }
 
-export function openDatabase(config: DatabaseConfig): OpenedDatabase {
+/** Opens the database; the PostgreSQL and MySQL drivers load only when configured (a SQLite gateway never pays for them). */
+export async function openDatabase(config: DatabaseConfig): Promise<OpenedDatabase> {
   switch (config.dialect) {
     case 'postgres': {
+      const { default: pg } = await import('pg');
+      // PostgreSQL sends int8 and numeric as strings to keep precision; our quotas fit
+      // in a double (2^53), and the code everywhere expects numbers.
+      pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+      pg.types.setTypeParser(pg.types.builtins.NUMERIC, (value) => Number(value));
       const pool = new pg.Pool({ connectionString: config.connectionString, max: 20 });
       // An idle connection the server closes (restart, failover, admin) must not
       // crash the process: the pool drops it and opens a new one when needed.
       pool.on('error', (error) => console.warn(`[switchboard] PostgreSQL connection lost: ${error.message}`));
       return { dialect: 'postgres', db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }) };
     }
-    case 'mysql':
+    case 'mysql': {
+      const { createPool: createMysqlPool } = await import('mysql2');
       return {
         dialect: 'mysql',
         db: new Kysely<Database>({
@@ -48,6 +48,7 @@ export function openDatabase(config: DatabaseConfig): OpenedDatabase {
           }),
         }),
       };
+    }
     default: {
       if (config.path !== ':memory:') mkdirSync(dirname(config.path), { recursive: true });
       const database = new SQLite(config.path);

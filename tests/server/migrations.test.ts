@@ -25,7 +25,7 @@ for (const target of targets) {
 
     beforeAll(async () => {
       database = await target.create();
-      const opened = openDatabase(database.config);
+      const opened = await openDatabase(database.config);
       db = opened.db;
       dialect = opened.dialect;
     });
