@@ -49,7 +49,7 @@ export function admitModel(app: FastifyInstance, caller: RelayCaller, model: str
   return { caller, model, ratio: price.ratio, modelRatio: price.modelRatio, groupRatio: price.groupRatio, startedAt: Date.now() };
 }
 
-export async function reserve(app: FastifyInstance, admission: Admission, amount: number): Promise<Reservation | RelayError> {
+export async function reserve(app: FastifyInstance, admission: Admission, amount: number, hint?: { alone?: boolean }): Promise<Reservation | RelayError> {
   const { caller } = admission;
   const reservation: Reservation = {
     userId: Number(caller.user.id),
@@ -57,7 +57,7 @@ export async function reserve(app: FastifyInstance, admission: Admission, amount
     limitedToken: Number(caller.token.unlimited_quota) !== 1,
     amount,
   };
-  const reserved = await app.ctx.ledger.reserve(reservation);
+  const reserved = await app.ctx.ledger.reserve(reservation, hint);
   if (reserved.ok) return reservation;
   return relayError(
     429,

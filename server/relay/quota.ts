@@ -149,7 +149,8 @@ export async function releaseQuota(db: Kysely<Database>, reservation: Reservatio
  * Kysely (kyselyLedger); SQLite has a faster ledger of its own (sqliteLedger.ts).
  */
 export interface QuotaLedger {
-  reserve(reservation: Reservation): Promise<ReserveResult>;
+  /** `alone`: no other relayed request is in flight, so none could share this reservation's transaction. */
+  reserve(reservation: Reservation, hint?: { alone?: boolean }): Promise<ReserveResult>;
   release(reservation: Reservation): Promise<void>;
   settle(settlements: readonly Settlement[]): Promise<void>;
   insertLogs(rows: readonly NewLog[]): Promise<void>;

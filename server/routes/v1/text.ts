@@ -88,11 +88,23 @@ interface TextRequest {
   pathModel?: string;
 }
 
+/** Text requests each app is relaying right now (to tell the ledger when one is alone). */
+const inFlight = new WeakMap<FastifyInstance, number>();
+
 /**
  * Relays one text request, writing the answer to Node's response directly:
  * the same code serves the Fastify routes (hijacked) and the fast path.
  */
 async function relayText(app: FastifyInstance, bookkeeping: Bookkeeping, route: TextRoute, request: TextRequest, response: ServerResponse): Promise<void> {
+  inFlight.set(app, (inFlight.get(app) ?? 0) + 1);
+  try {
+    await relayTextRequest(app, bookkeeping, route, request, response);
+  } finally {
+    inFlight.set(app, inFlight.get(app)! - 1);
+  }
+}
+
+async function relayTextRequest(app: FastifyInstance, bookkeeping: Bookkeeping, route: TextRoute, request: TextRequest, response: ServerResponse): Promise<void> {
   const { options } = app.ctx;
   const fail = (error: RelayError) => writeRelayError(response, error);
   const opened = await openJsonRequest(app, request);
@@ -117,9 +129,10 @@ async function relayText(app: FastifyInstance, bookkeeping: Bookkeeping, route: 
   let countedPromptTokens: number | undefined;
   const promptTokens = () => (countedPromptTokens ??= promptTokensOf(route.mode, body, model, { approximate }));
   const boundPromptTokens = promptTokensOf(route.mode, body, model, { bound: true });
-  let reservation = await reserve(app, admission, reservationFor(boundPromptTokens));
+  const hint = { alone: inFlight.get(app) === 1 };
+  let reservation = await reserve(app, admission, reservationFor(boundPromptTokens), hint);
   if (isRelayError(reservation) && reservation.code === 'insufficient_quota' && promptTokens() < boundPromptTokens) {
-    reservation = await reserve(app, admission, reservationFor(promptTokens()));
+    reservation = await reserve(app, admission, reservationFor(promptTokens()), hint);
   }
   if (isRelayError(reservation)) return fail(reservation);
 
@@ -215,20 +228,28 @@ export function textFastPath(app: FastifyInstance, bookkeeping: Bookkeeping, opt
 }
 
 /** The parsed JSON body, or the 400/413 a client gets for a bad one (the same as Fastify's parser gives). */
-async function readJsonBody(request: IncomingMessage, limit: number): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > limit) return relayError(413, `the request body is larger than ${limit} bytes`, 'request_too_large');
-    chunks.push(chunk as Buffer);
-  }
-  if (size === 0) return relayError(400, 'the request body must be a JSON object', 'invalid_json');
-  try {
-    return JSON.parse(Buffer.concat(chunks, size).toString('utf8'));
-  } catch (error) {
-    return relayError(400, `the request body is not valid JSON: ${(error as Error).message}`, 'invalid_json');
-  }
+function readJsonBody(request: IncomingMessage, limit: number): Promise<unknown> {
+  // 'data' and 'end' listeners: cheaper per request than an async iterator
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) return void chunks.push(chunk);
+      request.off('data', onData).off('end', onEnd).resume();
+      resolve(relayError(413, `the request body is larger than ${limit} bytes`, 'request_too_large'));
+    };
+    const onEnd = () => {
+      request.off('error', reject);
+      if (size === 0) return resolve(relayError(400, 'the request body must be a JSON object', 'invalid_json'));
+      try {
+        resolve(JSON.parse((chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)).toString('utf8')));
+      } catch (error) {
+        resolve(relayError(400, `the request body is not valid JSON: ${(error as Error).message}`, 'invalid_json'));
+      }
+    };
+    request.on('data', onData).on('end', onEnd).once('error', reject);
+  });
 }
 
 /** Hands each complete SSE event on as it arrives; bills the reported usage, or counts what was streamed. */

@@ -41,13 +41,27 @@ describe('the SQLite ledger', () => {
     expect(row).toMatchObject({ user_id: 1, username: 'root', type: LogType.consume, quota: 120, model_name: 'gpt-4', is_stream: 1, estimated: 0 });
   });
 
+  it('commits a reservation made alone at once, token and user together or neither', async () => {
+    const token = await app.ctx.db.insertInto('tokens').values({ user_id: 1, key: 'ledger-alone-key', name: 'alone', status: 1, created_time: 0, accessed_time: 0, expired_time: -1, remain_quota: 50, unlimited_quota: 0, used_quota: 0 }).executeTakeFirstOrThrow();
+    const tokenId = Number(token.insertId);
+    const before = await balances();
+    const limited = (amount: number) => ({ userId: 1, tokenId, limitedToken: true, amount });
+    expect(await app.ctx.ledger.reserve(limited(80), { alone: true })).toEqual({ ok: false, reason: 'token' });
+    expect((await balances()).quota).toBe(before.quota);
+    expect(await app.ctx.ledger.reserve(limited(30), { alone: true })).toEqual({ ok: true });
+    const remain = await app.ctx.db.selectFrom('tokens').select('remain_quota').where('id', '=', tokenId).executeTakeFirstOrThrow();
+    expect(Number(remain.remain_quota)).toBe(20);
+    expect((await balances()).quota).toBe(before.quota - 30);
+    await app.ctx.ledger.release(limited(30));
+  });
+
   it('waits for an open Kysely transaction instead of joining it, so a rollback takes none of its writes', async () => {
     const before = await balances();
     const pending: Array<Promise<unknown>> = [];
     await expect(
       app.ctx.db.transaction().execute(async (transaction) => {
         await transaction.updateTable('users').set({ display_name: 'rolled back' }).where('id', '=', 1).execute();
-        pending.push(app.ctx.ledger.reserve(reservation(500)));
+        pending.push(app.ctx.ledger.reserve(reservation(500), { alone: true }));
         pending.push(app.ctx.ledger.settle([{ reservation: reservation(0), charge: 40, channelId: 0, countRequest: true }]));
         pending.push(app.ctx.ledger.insertLogs([{ userId: 1, username: 'root', type: LogType.consume, content: 'kept through a rollback' }]));
         pending.push(app.ctx.ledger.release(reservation(200)));
