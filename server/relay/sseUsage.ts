@@ -18,16 +18,41 @@ interface UsageShape {
 }
 
 const EVENT_END = '\n\n';
+const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
 
 export class SseUsageWatcher {
   private pending = '';
-  private readonly payloads: string[] = [];
+  /** In stream order: data payloads of events read one by one, and chunks passed on whole (read only if needed). */
+  private readonly payloads: Array<string | Buffer> = [];
   private usage: StreamUsage | undefined;
   /** True once the upstream sent `data: [DONE]`. */
   done = false;
 
   /** @param stripUsageEvent drop events that carry only usage (choices empty). */
   constructor(private readonly stripUsageEvent: boolean) {}
+
+  /**
+   * Takes a chunk of bytes from upstream; returns what to write to the client
+   * now. The usual chunk (whole events, no usage, no end marker, nothing held
+   * back) goes on as the very same bytes, unparsed.
+   */
+  pushBytes(chunk: Buffer): Buffer | string {
+    const length = chunk.length;
+    if (
+      this.pending === '' &&
+      length >= 2 &&
+      chunk[length - 1] === NEWLINE &&
+      chunk[length - 2] === NEWLINE &&
+      chunk.indexOf(CARRIAGE_RETURN) === -1 &&
+      chunk.indexOf('"usage"') === -1 &&
+      chunk.indexOf('[DONE]') === -1
+    ) {
+      this.payloads.push(chunk);
+      return chunk;
+    }
+    return this.push(chunk.toString('utf8'));
+  }
 
   /** Takes a chunk from upstream; returns what to write to the client now (may be ''). */
   push(chunk: string): string {
@@ -97,7 +122,7 @@ export class SseUsageWatcher {
   /** The text streamed so far (chat deltas and completion texts), for counting locally. */
   streamedText(): string {
     let text = '';
-    for (const payload of this.payloads) {
+    for (const payload of this.payloads.flatMap((part) => (typeof part === 'string' ? [part] : dataPayloads(part.toString('utf8'))))) {
       try {
         const parsed = JSON.parse(payload) as { choices?: Array<{ delta?: { content?: unknown }; text?: unknown }> };
         for (const choice of parsed.choices ?? []) {
@@ -110,4 +135,13 @@ export class SseUsageWatcher {
     }
     return text;
   }
+}
+
+/** The data payloads of whole events (a chunk passed on unparsed). */
+function dataPayloads(text: string): string[] {
+  const payloads: string[] = [];
+  for (const line of text.split('\n')) {
+    if (line.startsWith('data:')) payloads.push(line.slice(line.charAt(5) === ' ' ? 6 : 5));
+  }
+  return payloads;
 }

@@ -269,8 +269,8 @@ async function streamBack(stream: {
   let broken = false;
   try {
     for await (const chunk of answer.body) {
-      const out = watcher.push((chunk as Buffer).toString('utf8'));
-      if (out) response.write(out);
+      const out = watcher.pushBytes(chunk as Buffer);
+      if (out.length > 0) response.write(out);
     }
     const rest = watcher.flush();
     if (rest) response.write(rest);

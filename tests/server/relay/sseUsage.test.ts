@@ -45,4 +45,19 @@ describe('SseUsageWatcher', () => {
     expect(watcher.flush()).toBe('data: [DONE]\n\n');
     expect(watcher.done).toBe(true);
   });
+
+  it('passes whole chunks of bytes on untouched, and still reads usage, [DONE] and the text', () => {
+    const watcher = new SseUsageWatcher(true);
+    const first = Buffer.from(chunk('Hel') + chunk('lo'));
+    expect(watcher.pushBytes(first)).toBe(first);
+    const partial = Buffer.from(chunk(' wor'));
+    expect(watcher.pushBytes(partial.subarray(0, 10))).toBe('');
+    expect(watcher.pushBytes(partial.subarray(10))).toBe(chunk(' wor'));
+    const last = Buffer.from(chunk('ld'));
+    expect(watcher.pushBytes(last)).toBe(last);
+    expect(watcher.pushBytes(Buffer.from(usageEvent + 'data: [DONE]\n\n'))).toBe('data: [DONE]\n\n');
+    expect(watcher.done).toBe(true);
+    expect(watcher.reportedUsage()).toEqual({ promptTokens: 12, completionTokens: 3, cachedPromptTokens: 4 });
+    expect(watcher.streamedText()).toBe('Hello world');
+  });
 });
