@@ -67,3 +67,11 @@ export function rssMiB(pid: number): number {
   return kib / 1024;
 }
 
+
+/** CPU time a process has used so far (user and system, all threads), in ms. */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime, the 14th and 15th fields, in clock ticks (100 per second on Linux)
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}

@@ -88,7 +88,8 @@ export interface Settlement {
 
 /** Queued after the answer: the real charge, the counters, the reminder e-mail and the consume log. */
 export function settleLater(app: FastifyInstance, bookkeeping: Bookkeeping, admission: Admission, reservation: Reservation, settlement: Settlement): void {
-  const elapsedMs = Date.now() - admission.startedAt;
+  const now = Date.now();
+  const elapsedMs = now - admission.startedAt;
   const { options } = app.ctx;
   const { caller } = admission;
   const used = settlement.charge > 0 || settlement.promptTokens + settlement.completionTokens > 0;
@@ -112,6 +113,7 @@ export function settleLater(app: FastifyInstance, bookkeeping: Bookkeeping, admi
       elapsedMs,
       isStream: settlement.isStream,
       estimated: settlement.estimated,
+      createdAt: Math.floor(now / 1000),
     });
   }
 }

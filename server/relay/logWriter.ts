@@ -19,7 +19,7 @@ export class LogWriter {
   }
 
   write(log: NewLog): void {
-    this.queue.add({ ...log, createdAt: log.createdAt ?? Math.floor(Date.now() / 1000) });
+    this.queue.add(log.createdAt === undefined ? { ...log, createdAt: Math.floor(Date.now() / 1000) } : log);
   }
 
   flush(): Promise<void> {

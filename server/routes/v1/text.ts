@@ -156,7 +156,13 @@ async function relayTextRequest(app: FastifyInstance, bookkeeping: Bookkeeping, 
   const settle = (usage: TokenUsage) =>
     settleLater(app, bookkeeping, admission, reservation, {
       channelId: answer.channel.id,
-      charge: computeQuota({ ...usage, ratio: admission.ratio, completionRatio }),
+      charge: computeQuota({
+        promptTokens: usage.promptTokens,
+        completionTokens: usage.completionTokens,
+        cachedPromptTokens: usage.cachedPromptTokens,
+        ratio: admission.ratio,
+        completionRatio,
+      }),
       promptTokens: usage.promptTokens,
       completionTokens: usage.completionTokens,
       isStream: streamed,
