@@ -17,12 +17,27 @@ interface UsageShape {
   prompt_tokens_details?: { cached_tokens?: number };
 }
 
+import { StringDecoder } from 'node:string_decoder';
+
 const EVENT_END = '\n\n';
-const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
+const EMPTY = Buffer.alloc(0);
+const EVENT_END_BYTES = Buffer.from(EVENT_END);
+const USAGE_KEY = Buffer.from('"usage"');
+const DONE_MARK = Buffer.from('[DONE]');
+
+/** Where the next usage key or end marker is, from `from` on; -1 when neither comes. */
+function nextSpecial(bytes: Buffer, from: number): number {
+  const usage = bytes.indexOf(USAGE_KEY, from);
+  const done = bytes.indexOf(DONE_MARK, from);
+  return usage === -1 ? done : done === -1 ? usage : Math.min(usage, done);
+}
 
 export class SseUsageWatcher {
   private pending = '';
+  /** The start of an event still arriving, when chunks come as bytes. */
+  private pendingBytes: Buffer | undefined;
+  private decoder: StringDecoder | undefined;
   /** In stream order: data payloads of events read one by one, and chunks passed on whole (read only if needed). */
   private readonly payloads: Array<string | Buffer> = [];
   private usage: StreamUsage | undefined;
@@ -34,24 +49,52 @@ export class SseUsageWatcher {
 
   /**
    * Takes a chunk of bytes from upstream; returns what to write to the client
-   * now. The usual chunk (whole events, no usage, no end marker, nothing held
-   * back) goes on as the very same bytes, unparsed.
+   * now. Whole events go on as the very same bytes, unparsed; only an event
+   * that carries usage or the end marker is read (and a usage-only one maybe
+   * dropped). Bytes of an incomplete event wait for the rest.
    */
   pushBytes(chunk: Buffer): Buffer | string {
-    const length = chunk.length;
-    if (
-      this.pending === '' &&
-      length >= 2 &&
-      chunk[length - 1] === NEWLINE &&
-      chunk[length - 2] === NEWLINE &&
-      chunk.indexOf(CARRIAGE_RETURN) === -1 &&
-      chunk.indexOf('"usage"') === -1 &&
-      chunk.indexOf('[DONE]') === -1
-    ) {
-      this.payloads.push(chunk);
-      return chunk;
+    if (this.pending !== '' || chunk.indexOf(CARRIAGE_RETURN) !== -1) {
+      // CRLF framing: the text path, through a decoder so no character split between chunks is lost
+      const bytes = this.pendingBytes ? Buffer.concat([this.pendingBytes, chunk]) : chunk;
+      this.pendingBytes = undefined;
+      this.decoder ??= new StringDecoder('utf8');
+      return this.push(this.decoder.write(bytes));
     }
-    return this.push(chunk.toString('utf8'));
+    const data = this.pendingBytes ? Buffer.concat([this.pendingBytes, chunk]) : chunk;
+    const end = data.lastIndexOf(EVENT_END_BYTES);
+    if (end < 0) {
+      this.pendingBytes = data;
+      return EMPTY;
+    }
+    const complete = end + EVENT_END.length === data.length ? data : data.subarray(0, end + EVENT_END.length);
+    this.pendingBytes = complete === data ? undefined : data.subarray(end + EVENT_END.length);
+    let special = nextSpecial(complete, 0);
+    if (special === -1) {
+      this.payloads.push(complete);
+      return complete;
+    }
+    // only the events with usage or [DONE] are read; the runs between go on as slices of the same bytes
+    const kept: Buffer[] = [];
+    let runStart = 0;
+    while (special !== -1) {
+      const before = special === 0 ? -1 : complete.lastIndexOf(EVENT_END_BYTES, special);
+      const eventStart = before === -1 ? 0 : before + EVENT_END.length;
+      const eventEnd = complete.indexOf(EVENT_END_BYTES, special) + EVENT_END.length;
+      if (eventStart > runStart) this.keep(kept, complete.subarray(runStart, eventStart));
+      const event = complete.subarray(eventStart, eventEnd);
+      if (this.handleEvents(event.toString('utf8')) !== '') kept.push(event);
+      runStart = eventEnd;
+      special = nextSpecial(complete, eventEnd);
+    }
+    if (runStart < complete.length) this.keep(kept, complete.subarray(runStart));
+    return kept.length === 1 ? kept[0] : Buffer.concat(kept);
+  }
+
+  /** Plain events passed on whole: kept for the client, and for counting should no usage come. */
+  private keep(kept: Buffer[], events: Buffer): void {
+    kept.push(events);
+    this.payloads.push(events);
   }
 
   /** Takes a chunk from upstream; returns what to write to the client now (may be ''). */
@@ -66,6 +109,11 @@ export class SseUsageWatcher {
 
   /** Whatever is left when the upstream ends, framed as a complete event. */
   flush(): string {
+    if (this.pendingBytes) {
+      this.pending += this.pendingBytes.toString('utf8');
+      this.pendingBytes = undefined;
+    }
+    if (this.decoder) this.pending += this.decoder.end();
     if (!this.pending.trim()) return '';
     const rest = this.pending + EVENT_END;
     this.pending = '';

@@ -274,10 +274,19 @@ async function streamBack(stream: {
   const watcher = new SseUsageWatcher(!stream.clientAskedUsage);
   let broken = false;
   try {
-    for await (const chunk of answer.body) {
-      const out = watcher.pushBytes(chunk as Buffer);
-      if (out.length > 0) response.write(out);
-    }
+    await new Promise<void>((resolve, reject) => {
+      const { body } = answer;
+      body.on('data', (chunk: Buffer) => {
+        const out = watcher.pushBytes(chunk);
+        // a client that reads slower than the upstream writes holds the upstream back
+        if (out.length > 0 && !response.write(out)) {
+          body.pause();
+          response.once('drain', () => body.resume());
+        }
+      });
+      body.once('end', resolve);
+      body.once('error', reject);
+    });
     const rest = watcher.flush();
     if (rest) response.write(rest);
   } catch {

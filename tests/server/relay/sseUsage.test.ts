@@ -51,13 +51,32 @@ describe('SseUsageWatcher', () => {
     const first = Buffer.from(chunk('Hel') + chunk('lo'));
     expect(watcher.pushBytes(first)).toBe(first);
     const partial = Buffer.from(chunk(' wor'));
-    expect(watcher.pushBytes(partial.subarray(0, 10))).toBe('');
-    expect(watcher.pushBytes(partial.subarray(10))).toBe(chunk(' wor'));
-    const last = Buffer.from(chunk('ld'));
-    expect(watcher.pushBytes(last)).toBe(last);
-    expect(watcher.pushBytes(Buffer.from(usageEvent + 'data: [DONE]\n\n'))).toBe('data: [DONE]\n\n');
+    expect(watcher.pushBytes(partial.subarray(0, 10))).toHaveLength(0);
+    expect(String(watcher.pushBytes(partial.subarray(10)))).toBe(chunk(' wor'));
+    // the usual coalesced tail: plain events, the usage-only event, [DONE] in one chunk
+    const tail = chunk('ld') + usageEvent + 'data: [DONE]\n\n';
+    expect(String(watcher.pushBytes(Buffer.from(tail)))).toBe(chunk('ld') + 'data: [DONE]\n\n');
     expect(watcher.done).toBe(true);
     expect(watcher.reportedUsage()).toEqual({ promptTokens: 12, completionTokens: 3, cachedPromptTokens: 4 });
     expect(watcher.streamedText()).toBe('Hello world');
+  });
+
+  it('drops a usage-only event from the middle of a chunk and passes the rest on unchanged', () => {
+    const watcher = new SseUsageWatcher(true);
+    const out = watcher.pushBytes(Buffer.from(chunk('a') + chunk('b') + usageEvent + chunk('c') + 'data: [DONE]\n\n'));
+    expect(String(out)).toBe(chunk('a') + chunk('b') + chunk('c') + 'data: [DONE]\n\n');
+    expect(watcher.reportedUsage()?.completionTokens).toBe(3);
+    expect(watcher.streamedText()).toBe('abc');
+  });
+
+  it('keeps a character split between two chunks whole, with CRLF framing too', () => {
+    for (const framing of ['\n\n', '\r\n\r\n']) {
+      const watcher = new SseUsageWatcher(false);
+      const bytes = Buffer.from(chunk('héllo, 世界').replace('\n\n', framing));
+      const cut = bytes.indexOf(Buffer.from('世')) + 1;
+      const out = Buffer.concat([watcher.pushBytes(bytes.subarray(0, cut)), watcher.pushBytes(bytes.subarray(cut))].map((part) => Buffer.from(part)));
+      expect(out.toString('utf8').replace(/\r/g, '')).toBe(chunk('héllo, 世界'));
+      expect(watcher.streamedText()).toBe('héllo, 世界');
+    }
   });
 });
