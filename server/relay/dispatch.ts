@@ -38,8 +38,8 @@ export interface UpstreamAnswer {
   status: number;
   headers: IncomingHttpHeaders;
   contentType: string;
-  /** A JSON answer, read whole (it had to be, to see an error inside a 200). */
-  json?: { bytes: Buffer; value: unknown };
+  /** A JSON answer, read whole (it had to be, to see an error inside a 200); its value is parsed on first use. */
+  json?: { bytes: Buffer; readonly value: unknown };
   /** Any other answer (SSE, audio, plain text), still unread. */
   body: Dispatcher.ResponseData['body'];
 }
@@ -64,6 +64,24 @@ function parseMapping(text: string): Readonly<Record<string, unknown>> {
     parsedMappings.set(text, mapping);
   }
   return mapping;
+}
+
+/** A JSON answer whose value is parsed on first use (undefined when it is not valid JSON). */
+function lazyJson(bytes: Buffer): NonNullable<UpstreamAnswer['json']> {
+  let parsed: { value: unknown } | undefined;
+  return {
+    bytes,
+    get value() {
+      if (!parsed) {
+        try {
+          parsed = { value: JSON.parse(bytes.toString('utf8')) };
+        } catch {
+          parsed = { value: undefined };
+        }
+      }
+      return parsed.value;
+    },
+  };
 }
 
 /** The whole body of an answer; an upstream that breaks off mid-body is a 502, so the caller can release. */
@@ -157,18 +175,14 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
         failure = parseUpstreamFailure(response.statusCode, await response.body.text());
       } else if (isJson(contentType)) {
         const bytes = Buffer.from(await response.body.arrayBuffer());
-        let value: unknown;
-        try {
-          value = JSON.parse(bytes.toString('utf8'));
-        } catch {
-          value = undefined;
-        }
-        const error = (value as { error?: unknown } | undefined)?.error;
+        json = lazyJson(bytes);
+        // an error object needs the key "error": without those bytes the answer is not one, and
+        // is parsed only when its value is asked for (once the client has it)
+        const error = bytes.indexOf('"error"') === -1 ? undefined : (json.value as { error?: unknown } | undefined)?.error;
         if (error && typeof error === 'object') {
           const parsed = parseUpstreamFailure(200, bytes.toString('utf8'));
           failure = { ...parsed, status: statusOfErrorInOkBody(parsed) };
-        } else {
-          json = { bytes, value };
+          json = undefined;
         }
       }
     } catch (error) {
