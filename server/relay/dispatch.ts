@@ -66,6 +66,20 @@ function parseMapping(text: string): Readonly<Record<string, unknown>> {
   return mapping;
 }
 
+/** A whole body as one Buffer: the chunk itself when it came in one (no copy). */
+function readAll(body: Dispatcher.ResponseData['body']): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    body.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+    });
+    body.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
+    body.once('error', reject);
+  });
+}
+
 /** A JSON answer whose value is parsed on first use (undefined when it is not valid JSON). */
 function lazyJson(bytes: Buffer): NonNullable<UpstreamAnswer['json']> {
   let parsed: { value: unknown } | undefined;
@@ -88,7 +102,7 @@ function lazyJson(bytes: Buffer): NonNullable<UpstreamAnswer['json']> {
 export async function answerBytes(answer: UpstreamAnswer): Promise<Buffer | RelayError> {
   if (answer.json) return answer.json.bytes;
   try {
-    return Buffer.from(await answer.body.arrayBuffer());
+    return await readAll(answer.body);
   } catch (error) {
     return relayError(502, `the upstream answer broke off: ${(error as Error).message}`, 'upstream_unreachable', 'server_error');
   }
@@ -174,7 +188,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
       if (!ok) {
         failure = parseUpstreamFailure(response.statusCode, await response.body.text());
       } else if (isJson(contentType)) {
-        const bytes = Buffer.from(await response.body.arrayBuffer());
+        const bytes = await readAll(response.body);
         json = lazyJson(bytes);
         // an error object needs the key "error": without those bytes the answer is not one, and
         // is parsed only when its value is asked for (once the client has it)
