@@ -26,9 +26,25 @@ const EVENT_END_BYTES = Buffer.from(EVENT_END);
 const USAGE_KEY = Buffer.from('"usage"');
 const DONE_MARK = Buffer.from('[DONE]');
 
-/** Where the next usage key or end marker is, from `from` on; -1 when neither comes. */
+const SPACE = 0x20;
+const COLON = 0x3a;
+const NULL_LITERAL = Buffer.from('null');
+
+/** Where the next usage key with a value is, from `from` on; -1 when none comes. */
+function nextUsage(bytes: Buffer, from: number): number {
+  for (let at = bytes.indexOf(USAGE_KEY, from); at !== -1; at = bytes.indexOf(USAGE_KEY, at + USAGE_KEY.length)) {
+    // OpenAI sends "usage":null in every chunk but the last when usage is asked for: nothing to read there
+    let value = at + USAGE_KEY.length;
+    while (bytes[value] === SPACE || bytes[value] === COLON) value += 1;
+    const isNull = value + NULL_LITERAL.length <= bytes.length && bytes.compare(NULL_LITERAL, 0, NULL_LITERAL.length, value, value + NULL_LITERAL.length) === 0;
+    if (!isNull) return at;
+  }
+  return -1;
+}
+
+/** Where the next usage (not null) or end marker is, from `from` on; -1 when neither comes. */
 function nextSpecial(bytes: Buffer, from: number): number {
-  const usage = bytes.indexOf(USAGE_KEY, from);
+  const usage = nextUsage(bytes, from);
   const done = bytes.indexOf(DONE_MARK, from);
   return usage === -1 ? done : done === -1 ? usage : Math.min(usage, done);
 }

@@ -69,6 +69,18 @@ describe('SseUsageWatcher', () => {
     expect(watcher.streamedText()).toBe('abc');
   });
 
+  it('passes OpenAI\'s "usage":null chunks on as the same bytes, and reads the final usage', () => {
+    const watcher = new SseUsageWatcher(true);
+    const withNull = (content: string) => chunk(content).replace('"choices"', '"usage":null,"choices"');
+    const plain = Buffer.from(withNull('x') + withNull('y'));
+    expect(watcher.pushBytes(plain)).toBe(plain);
+    expect(String(watcher.pushBytes(Buffer.from(withNull('z') + usageEvent + 'data: [DONE]\n\n')))).toBe(withNull('z') + 'data: [DONE]\n\n');
+    expect(watcher.reportedUsage()?.promptTokens).toBe(12);
+    expect(watcher.streamedText()).toBe('xyz');
+    // a malformed event that ends right after the key is read, not skipped (and does not throw)
+    expect(String(new SseUsageWatcher(false).pushBytes(Buffer.from('data: {"usage":\n\n')))).toBe('data: {"usage":\n\n');
+  });
+
   it('keeps a character split between two chunks whole, with CRLF framing too', () => {
     for (const framing of ['\n\n', '\r\n\r\n']) {
       const watcher = new SseUsageWatcher(false);
