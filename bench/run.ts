@@ -11,6 +11,8 @@ import { runWrk, type LoadResult } from './wrk';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 /** Each target's SECONDS per scenario are measured in this many alternating runs. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
+/** Load on every target before anything is measured, plain and streamed, in seconds each. */
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const MODEL = 'gpt-3.5-turbo';
 const plainBody = { model: MODEL, messages: [{ role: 'user', content: 'Say hello to the benchmark.' }] };
 const streamBody = { ...plainBody, stream: true, emulator: { chunks: 20 } };
@@ -113,14 +115,18 @@ try {
     { name: 'chat c=64', body: plainBody, connections: 64 },
     { name: 'stream(20) c=16', body: streamBody, connections: 16 },
   ];
+  // Warm up first: the gateway has far more code than the pass-through for V8 to compile and optimise,
+  // and what the targets are about is a serving process, not the first seconds after a start.
+  for (const target of targets) {
+    await runWrk({ url: `${target.url}/v1/chat/completions`, apiKey: target.key, body: plainBody, connections: 16, durationSeconds: WARMUP_SECONDS });
+    await runWrk({ url: `${target.url}/v1/chat/completions`, apiKey: target.key, body: streamBody, connections: 16, durationSeconds: WARMUP_SECONDS });
+  }
   const results: Record<string, Record<string, LoadResult>> = {};
   /** CPU time (all threads) the serving process spent per request, in µs: for direct, the emulator's. */
   const cpuPerRequest: Record<string, Record<string, number>> = {};
   for (const scenario of scenarios) {
     const load = (target: (typeof targets)[number], durationSeconds: number) =>
       runWrk({ url: `${target.url}/v1/chat/completions`, apiKey: target.key, body: scenario.body, connections: scenario.connections, durationSeconds });
-    // warm up connections and JIT before measuring
-    for (const target of targets) await load(target, 1);
     // the targets take turns, ROUNDS short runs each, so a machine whose speed drifts
     // during the scenario (as shared virtual machines do) weighs on every target alike
     const runs = targets.map(() => [] as LoadResult[]);
@@ -128,6 +134,8 @@ try {
     for (let round = 0; round < ROUNDS; round += 1) {
       for (let turn = 0; turn < targets.length; turn += 1) {
         const which = (round + turn) % targets.length;
+        // a second of the same load first: a process that sat idle while the others ran is warm again
+        await load(targets[which], 1);
         const before = cpuMs(targets[which].pid);
         const run = await load(targets[which], Math.max(1, Math.round(SECONDS / ROUNDS)));
         cpu[which] += cpuMs(targets[which].pid) - before;
