@@ -84,6 +84,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     } catch (error) {
       // fail fast, and leave nothing reconnecting in the background
       redis.disconnect();
+      await opened.checkpointer?.stop();
       await db.destroy();
       throw new Error(`cannot reach Redis at REDIS_CONN_STRING: ${(error as Error).message}`);
     }
@@ -111,6 +112,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   });
   app.addHook('onClose', async () => {
     await options.stopSync();
+    await opened.checkpointer?.stop();
     await db.destroy();
     if (redis) await redis.quit();
   });

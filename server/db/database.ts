@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, MysqlDialect, PostgresDialect, SqliteDialect, type InsertQueryBuilder, type InsertResult } from 'kysely';
 import type { DatabaseConfig } from '../config';
+import { startCheckpointer, WAL_SIZE_LIMIT_BYTES, type Checkpointer } from './checkpointer';
 import { migrationProvider } from './migrations';
 import type { Database } from './schema';
 
@@ -15,6 +16,8 @@ export interface OpenedDatabase {
   dialect: DatabaseConfig['dialect'];
   /** SQLite only: the connection under Kysely, for the relay's prepared statements (relay/sqliteLedger.ts). */
   sqlite?: SQLite.Database;
+  /** SQLite files only: the worker that checkpoints the WAL; stop it before closing the database. */
+  checkpointer?: Checkpointer;
 }
 
 /** Opens the database; the PostgreSQL and MySQL drivers load only when configured (a SQLite gateway never pays for them). */
@@ -58,8 +61,15 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenedDataba
       database.pragma('synchronous = NORMAL');
       database.pragma('busy_timeout = 5000');
       database.pragma('foreign_keys = ON');
+      let checkpointer: Checkpointer | undefined;
+      if (config.path !== ':memory:' && config.path !== '') {
+        // checkpoints run in a worker (checkpointer.ts), not inside the relay's commits
+        database.pragma('wal_autocheckpoint = 0');
+        database.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+        checkpointer = startCheckpointer(config.path, (message) => console.warn(`[switchboard] WAL checkpoint failed: ${message}`));
+      }
       cachePreparedStatements(database);
-      return { dialect: 'sqlite', sqlite: database, db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }) };
+      return { dialect: 'sqlite', sqlite: database, checkpointer, db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }) };
     }
   }
 }
