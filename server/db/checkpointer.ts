@@ -18,6 +18,8 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const database = new Database(workerData.path, { fileMustExist: true });
 database.pragma('busy_timeout = 5000');
+// a checkpoint copies frames from the WAL file to the database file; it needs next to no page cache
+database.pragma('cache_size = -256');
 const checkpoint = () => {
   try {
     database.pragma('wal_checkpoint(PASSIVE)');
@@ -42,7 +44,12 @@ export interface Checkpointer {
 
 export function startCheckpointer(path: string, onError: (message: string) => void): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, path, intervalMs: CHECKPOINT_INTERVAL_MS } });
+  const worker = new Worker(WORKER_SOURCE, {
+    eval: true,
+    workerData: { driver, path, intervalMs: CHECKPOINT_INTERVAL_MS },
+    // a few objects and one connection: a small heap keeps the worker to a few MiB of memory
+    resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 },
+  });
   // never what keeps a finished process alive
   worker.unref();
   let stopped: Promise<void> | undefined;

@@ -1,6 +1,7 @@
 // Outgoing e-mail through the SMTP server configured in the options, read at
-// send time so a changed setting applies to the next mail.
-import nodemailer from 'nodemailer';
+// send time so a changed setting applies to the next mail. nodemailer loads
+// with the first mail: it is about 12 MiB of memory a gateway that sends none
+// never needs.
 import type { OptionStore } from './optionStore';
 
 export class MailError extends Error {}
@@ -24,6 +25,7 @@ export function createMailer(options: OptionStore): SendMail {
     if (!host) throw new MailError('SMTP is not configured on this server');
     const port = options.number('SMTPPort') || 587;
     const account = options.get('SMTPAccount');
+    const { default: nodemailer } = await import('nodemailer');
     const transport = nodemailer.createTransport({
       host,
       port,
