@@ -57,7 +57,7 @@ export interface Settlement {
   countRequest: boolean;
 }
 
-export interface Totals {
+interface Totals {
   refund: number;
   charge: number;
   requests: number;
@@ -72,13 +72,7 @@ const addTo = <K>(totals: Map<K, Totals>, key: K, refund: number, charge: number
 
 const byId = <T>(left: [number, T], right: [number, T]) => left[0] - right[0];
 
-/**
- * Replaces reservations by the real charges, for one request or many at once
- * (the relay settles in batches after answering): each reserved amount goes
- * back, each charge is taken, down to zero at most, and the counters move, in
- * one transaction with one UPDATE per user, token and channel concerned. A
- * request that used nothing releases everything and counts nothing.
- */
+/** A batch of settlements summed per user, token and channel, each list in ascending id order. */
 export function settlementTotals(settlements: readonly Settlement[]) {
   const users = new Map<number, Totals>();
   const limitedTokens = new Map<number, Totals>();
@@ -99,6 +93,13 @@ export function settlementTotals(settlements: readonly Settlement[]) {
   };
 }
 
+/**
+ * Replaces reservations by the real charges, for one request or many at once
+ * (the relay settles in batches after answering): each reserved amount goes
+ * back, each charge is taken, down to zero at most, and the counters move, in
+ * one transaction with one UPDATE per user, token and channel concerned. A
+ * request that used nothing releases everything and counts nothing.
+ */
 export async function settleQuota(db: Kysely<Database>, settlements: readonly Settlement[]): Promise<void> {
   const totals = settlementTotals(settlements);
   await db.transaction().execute(async (transaction) => {
@@ -156,6 +157,10 @@ export interface QuotaLedger {
   insertLogs(rows: readonly NewLog[]): Promise<void>;
 }
 
+/**
+ * Each reservation its own transaction: a batch of them could take row locks
+ * in an order that deadlocks with another node's batch.
+ */
 export function kyselyLedger(db: Kysely<Database>): QuotaLedger {
   return {
     reserve: (reservation) => reserveQuota(db, reservation),

@@ -72,7 +72,7 @@ export class SqliteLedger implements QuotaLedger {
     if (reservation.amount <= 0) return Promise.resolve(OK);
     if (hint?.alone && this.queue.length === 0 && this.free) {
       try {
-        return Promise.resolve(reservation.limitedToken ? this.database.transaction(() => this.take(reservation))() : this.take(reservation));
+        return Promise.resolve(this.takeAlone(reservation));
       } catch (error) {
         return Promise.reject(error);
       }
@@ -91,15 +91,17 @@ export class SqliteLedger implements QuotaLedger {
     }
     let results: ReserveResult[];
     try {
-      // a lone reservation on an unlimited token is one conditional UPDATE: atomic without a transaction
-      results = batch.length === 1 && !batch[0].reservation.limitedToken
-        ? [this.take(batch[0].reservation)]
-        : this.database.transaction(() => batch.map((queued) => this.take(queued.reservation)))();
+      results = batch.length === 1 ? [this.takeAlone(batch[0].reservation)] : this.database.transaction(() => batch.map((queued) => this.take(queued.reservation)))();
     } catch (error) {
       for (const queued of batch) queued.reject(error);
       return;
     }
     batch.forEach((queued, index) => queued.resolve(results[index]));
+  }
+
+  /** One reservation on its own: a transaction for a limited token's two UPDATEs; an unlimited token's one conditional UPDATE is atomic without. */
+  private takeAlone(reservation: Reservation): ReserveResult {
+    return reservation.limitedToken ? this.database.transaction(() => this.take(reservation))() : this.take(reservation);
   }
 
   /** The user's part, then the token's; a token shortfall gives the user's part back. */

@@ -4,6 +4,7 @@
 // the upstream's usage when it sends one, otherwise the streamed text, which is
 // only parsed at the end and only if no usage arrived (JSON parsing every chunk
 // would cost the hot path for nothing).
+import { StringDecoder } from 'node:string_decoder';
 
 export interface StreamUsage {
   promptTokens: number;
@@ -16,8 +17,6 @@ interface UsageShape {
   completion_tokens?: number;
   prompt_tokens_details?: { cached_tokens?: number };
 }
-
-import { StringDecoder } from 'node:string_decoder';
 
 const EVENT_END = '\n\n';
 const CARRIAGE_RETURN = 0x0d;
@@ -142,8 +141,8 @@ export class SseUsageWatcher {
       if (!event) continue;
       let keep = true;
       for (const line of event.split('\n')) {
-        if (!line.startsWith('data:')) continue;
-        const payload = line.slice(line.charAt(5) === ' ' ? 6 : 5);
+        const payload = dataPayload(line);
+        if (payload === undefined) continue;
         if (payload === '[DONE]') {
           this.done = true;
           continue;
@@ -201,11 +200,12 @@ export class SseUsageWatcher {
   }
 }
 
+/** What a `data:` line carries; undefined for any other line. */
+function dataPayload(line: string): string | undefined {
+  return line.startsWith('data:') ? line.slice(line.charAt(5) === ' ' ? 6 : 5) : undefined;
+}
+
 /** The data payloads of whole events (a chunk passed on unparsed). */
 function dataPayloads(text: string): string[] {
-  const payloads: string[] = [];
-  for (const line of text.split('\n')) {
-    if (line.startsWith('data:')) payloads.push(line.slice(line.charAt(5) === ' ' ? 6 : 5));
-  }
-  return payloads;
+  return text.split('\n').flatMap((line) => dataPayload(line) ?? []);
 }
