@@ -24,14 +24,22 @@ export interface Admission {
   startedAt: number;
 }
 
-/** The start of every JSON relay route: a valid key and a JSON object body. */
-export async function openJsonRequest(
+/** The start of every JSON relay route: a valid key and a JSON object body (synchronous when the key was cached). */
+export function openJsonRequest(
   app: FastifyInstance,
   request: Pick<FastifyRequest, 'ip' | 'body'> & { headers: { authorization?: string } },
-): Promise<{ caller: RelayCaller; body: Record<string, unknown> } | RelayError> {
-  const caller = await authenticateRelay(app.ctx.db, request, app.ctx.relayCache);
+): OpenedRequest | RelayError | Promise<OpenedRequest | RelayError> {
+  const caller = authenticateRelay(app.ctx.db, request, app.ctx.relayCache);
+  return caller instanceof Promise ? caller.then((checked) => withBody(checked, request.body)) : withBody(caller, request.body);
+}
+
+export interface OpenedRequest {
+  caller: RelayCaller;
+  body: Record<string, unknown>;
+}
+
+function withBody(caller: RelayCaller | RelayError, body: unknown): OpenedRequest | RelayError {
   if (isRelayError(caller)) return caller;
-  const body = request.body;
   if (!body || typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) return relayError(400, 'the request body must be a JSON object');
   return { caller, body: body as Record<string, unknown> };
 }

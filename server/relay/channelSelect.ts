@@ -19,7 +19,8 @@ function candidatesQuery(db: Kysely<Database>, model: string) {
 const normalise = (rows: Array<Omit<CandidateChannel, never>>): CandidateChannel[] =>
   rows.map((row) => ({ ...row, id: Number(row.id), type: Number(row.type), priority: Number(row.priority), weight: Math.max(1, Number(row.weight)) }));
 
-export async function selectChannel(
+/** The channel to try, synchronously when the routes of (group, model) are cached. */
+export function selectChannel(
   db: Kysely<Database>,
   group: string,
   model: string,
@@ -27,16 +28,22 @@ export async function selectChannel(
   pinnedChannelId?: number,
   random: () => number = Math.random,
   cache?: RelayCache,
-): Promise<RoutedChannel | undefined> {
-  let rows: CandidateChannel[];
+): RoutedChannel | undefined | Promise<RoutedChannel | undefined> {
+  let rows: CandidateChannel[] | Promise<CandidateChannel[]>;
   if (pinnedChannelId !== undefined) {
-    rows = normalise(await candidatesQuery(db, model).where('channels.id', '=', pinnedChannelId).execute());
+    rows = candidatesQuery(db, model).where('channels.id', '=', pinnedChannelId).execute().then(normalise);
   } else {
     const load = async () => normalise(await candidatesQuery(db, model).where('abilities.group', '=', group).execute());
-    rows = cache ? await cache.channels(group, model, load) : await load();
+    rows = cache ? cache.channels(group, model, load) : load();
   }
+  return rows instanceof Promise ? rows.then((loaded) => pick(loaded, exclude, random)) : pick(rows, exclude, random);
+}
+
+/** The highest priority among the rows not excluded, then by weight at random. */
+function pick(rows: CandidateChannel[], exclude: number[], random: () => number): RoutedChannel | undefined {
   if (exclude.length) rows = rows.filter((row) => !exclude.includes(row.id));
   if (!rows.length) return undefined;
+  if (rows.length === 1) return rows[0];
   let top = -Infinity;
   for (const row of rows) if (row.priority > top) top = row.priority;
   const candidates = rows.filter((row, index) => row.priority === top && rows.findIndex((other) => other.id === row.id) === index);

@@ -80,32 +80,31 @@ function readAll(body: Dispatcher.ResponseData['body']): Promise<Buffer> {
   });
 }
 
-/** A JSON answer whose value is parsed on first use (undefined when it is not valid JSON). */
-function lazyJson(bytes: Buffer): NonNullable<UpstreamAnswer['json']> {
-  let parsed: { value: unknown } | undefined;
-  return {
-    bytes,
-    get value() {
-      if (!parsed) {
-        try {
-          parsed = { value: JSON.parse(bytes.toString('utf8')) };
-        } catch {
-          parsed = { value: undefined };
-        }
+/** A JSON answer whose value is parsed on first use (undefined when it is not valid JSON). A class: an object literal with a getter costs far more to make. */
+class LazyJson {
+  private parsed: { value: unknown } | undefined;
+
+  constructor(readonly bytes: Buffer) {}
+
+  get value(): unknown {
+    if (!this.parsed) {
+      try {
+        this.parsed = { value: JSON.parse(this.bytes.toString('utf8')) };
+      } catch {
+        this.parsed = { value: undefined };
       }
-      return parsed.value;
-    },
-  };
+    }
+    return this.parsed.value;
+  }
 }
 
-/** The whole body of an answer; an upstream that breaks off mid-body is a 502, so the caller can release. */
-export async function answerBytes(answer: UpstreamAnswer): Promise<Buffer | RelayError> {
+/** The key an error object needs, as bytes (a string needle is converted on every search). */
+const ERROR_KEY = Buffer.from('"error"');
+
+/** The whole body of an answer (at once when it was read already); an upstream that breaks off mid-body is a 502, so the caller can release. */
+export function answerBytes(answer: UpstreamAnswer): Buffer | Promise<Buffer | RelayError> {
   if (answer.json) return answer.json.bytes;
-  try {
-    return await readAll(answer.body);
-  } catch (error) {
-    return relayError(502, `the upstream answer broke off: ${(error as Error).message}`, 'upstream_unreachable', 'server_error');
-  }
+  return readAll(answer.body).catch((error: Error) => relayError(502, `the upstream answer broke off: ${error.message}`, 'upstream_unreachable', 'server_error'));
 }
 
 /** The model a channel expects: its model_mapping entry, else the requested name. */
@@ -156,7 +155,8 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
   let lastError = relayError(503, `no channel available for model ${request.model}`, 'model_not_available', 'server_error');
 
   for (let attempt = 0; attempt < attempts; attempt += 1) {
-    const channel = await selectChannel(db, caller.user.group, request.model, tried, caller.pinnedChannelId, Math.random, app.ctx.relayCache);
+    let channel = selectChannel(db, caller.user.group, request.model, tried, caller.pinnedChannelId, Math.random, app.ctx.relayCache);
+    if (channel instanceof Promise) channel = await channel;
     if (!channel) break;
     tried.push(channel.id);
     if (findChannelType(channel.type)?.protocol !== 'openai') {
@@ -189,10 +189,10 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
         failure = parseUpstreamFailure(response.statusCode, await response.body.text());
       } else if (isJson(contentType)) {
         const bytes = await readAll(response.body);
-        json = lazyJson(bytes);
+        json = new LazyJson(bytes);
         // an error object needs the key "error": without those bytes the answer is not one, and
         // is parsed only when its value is asked for (once the client has it)
-        const error = bytes.indexOf('"error"') === -1 ? undefined : (json.value as { error?: unknown } | undefined)?.error;
+        const error = bytes.indexOf(ERROR_KEY) === -1 ? undefined : (json.value as { error?: unknown } | undefined)?.error;
         if (error && typeof error === 'object') {
           const parsed = parseUpstreamFailure(200, bytes.toString('utf8'));
           failure = { ...parsed, status: statusOfErrorInOkBody(parsed) };

@@ -57,32 +57,46 @@ async function loadCaller(db: Kysely<Database>, key: string): Promise<CachedCall
 /**
  * Checks the key of a relayed request. With a cache (the hot JSON routes) the
  * token and its owner come from memory when fresh; every check still runs.
+ * The answer is synchronous when the cache had the key and nothing had to be
+ * written, so the hot path pays for no promise; otherwise it is a promise.
  */
-export async function authenticateRelay(
+export function authenticateRelay(
   db: Kysely<Database>,
   request: Pick<FastifyRequest, 'ip'> & { headers: { authorization?: string } },
   cache?: RelayCache,
-): Promise<RelayCaller | RelayError> {
+): RelayCaller | RelayError | Promise<RelayCaller | RelayError> {
   const header = request.headers.authorization ?? '';
   const raw = header.startsWith('Bearer ') ? header.slice(7).trim() : header.trim();
   const withoutPrefix = raw.startsWith('sk-') ? raw.slice(3) : raw;
   const [key, pin] = withoutPrefix.split('-');
   if (!key) return relayError(401, 'no API key provided, use Authorization: Bearer sk-...', 'invalid_api_key');
-  const found = cache ? await cache.caller(key, () => loadCaller(db, key)) : await loadCaller(db, key);
+  const found = cache ? cache.caller(key, () => loadCaller(db, key)) : loadCaller(db, key);
+  return found instanceof Promise ? found.then((loaded) => checkCaller(db, request.ip, loaded, pin)) : checkCaller(db, request.ip, found, pin);
+}
+
+function checkCaller(db: Kysely<Database>, ip: string, found: CachedCaller | undefined, pin: string | undefined): RelayCaller | RelayError | Promise<RelayError> {
   if (!found) return relayError(401, 'invalid API key', 'invalid_api_key');
   const { token, user } = found;
   const now = Math.floor(Date.now() / 1000);
   if (Number(token.status) === TokenStatus.enabled && Number(token.expired_time) !== -1 && Number(token.expired_time) < now) {
-    await db.updateTable('tokens').set({ status: TokenStatus.expired }).where('id', '=', token.id).execute();
-    return relayError(401, 'this API key has expired', 'token_expired');
+    return db
+      .updateTable('tokens')
+      .set({ status: TokenStatus.expired })
+      .where('id', '=', token.id)
+      .execute()
+      .then(() => relayError(401, 'this API key has expired', 'token_expired'));
   }
   if (Number(token.status) === TokenStatus.enabled && Number(token.unlimited_quota) !== 1 && Number(token.remain_quota) <= 0) {
-    await db.updateTable('tokens').set({ status: TokenStatus.exhausted }).where('id', '=', token.id).execute();
-    return relayError(429, 'the quota of this API key is used up', 'insufficient_quota', 'insufficient_quota');
+    return db
+      .updateTable('tokens')
+      .set({ status: TokenStatus.exhausted })
+      .where('id', '=', token.id)
+      .execute()
+      .then(() => relayError(429, 'the quota of this API key is used up', 'insufficient_quota', 'insufficient_quota'));
   }
   if (Number(token.status) !== TokenStatus.enabled) return relayError(401, 'this API key is disabled, expired or used up', 'token_unavailable');
   if (!user || Number(user.status) !== UserStatus.enabled) return relayError(403, 'the account of this API key is disabled', 'user_disabled', 'permission_error');
-  if (!ipAllowed(request.ip, token.allowed_ips)) return relayError(403, `this API key may not be used from ${request.ip}`, 'ip_not_allowed', 'permission_error');
+  if (!ipAllowed(ip, token.allowed_ips)) return relayError(403, `this API key may not be used from ${ip}`, 'ip_not_allowed', 'permission_error');
   let pinnedChannelId: number | undefined;
   if (pin !== undefined) {
     if (Number(user.role) < Role.admin) return relayError(403, 'only admins may pin a channel', 'channel_pin_forbidden', 'permission_error');

@@ -82,6 +82,31 @@ describe('relay', () => {
     expect(emulator.requests.at(-1)!.body).toEqual({ ...request, model: 'gpt-4-0613' });
   });
 
+  it('forwards the client bytes untouched when nothing in them changes, and rewrites them only when something does', async () => {
+    await addChannel({ name: 'emu', key: 'sk-good' });
+    const send = (text: string) =>
+      fetch(`${baseUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, body: text });
+    // odd spacing, key order, a duplicate-free unknown field and an escaped string: all kept byte for byte
+    const exact = '{ "messages":[{"role":"user","content":"caf\\u00e9 \\"quoted\\""}],\n "model":"gpt-4", "x_custom": {"keep": [1, 2.50]} }';
+    expect((await send(exact)).status).toBe(200);
+    expect(emulator.requests.at(-1)!.rawBody.toString('utf8')).toBe(exact);
+
+    // a model with spaces is routed trimmed, so the body is written anew with the trimmed name
+    const padded = '{"model":" gpt-4 ","messages":[{"role":"user","content":"hi"}],"x_custom":1}';
+    expect((await send(padded)).status).toBe(200);
+    expect(emulator.requests.at(-1)!.body).toEqual({ model: 'gpt-4', messages: [{ role: 'user', content: 'hi' }], x_custom: 1 });
+
+    // a stream that did not ask for usage gets stream_options added upstream
+    const streamed = await send('{"model":"gpt-4","stream":true,"messages":[{"role":"user","content":"hi"}]}');
+    await streamed.text();
+    expect(emulator.requests.at(-1)!.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+
+    // one that asked already goes as sent
+    const asked = '{"model":"gpt-4","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}';
+    await (await send(asked)).text();
+    expect(emulator.requests.at(-1)!.rawBody.toString('utf8')).toBe(asked);
+  });
+
   it('releases the reservation when the upstream fails', async () => {
     await addChannel({ name: 'down', key: 'sk-down' });
     const before = await balances();

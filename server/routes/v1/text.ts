@@ -9,6 +9,7 @@ import { completionRatioFor, computeQuota, reservationQuota } from '../../relay/
 import type { Bookkeeping } from '../../relay/bookkeeping';
 import { answerBytes, dispatch, type UpstreamAnswer } from '../../relay/dispatch';
 import { isRelayError, relayError, writeRelayError, type RelayError } from '../../relay/errors';
+import { topLevelObjectField } from '../../relay/jsonField';
 import { SseUsageWatcher } from '../../relay/sseUsage';
 import { countChatPromptTokens, countInputTokens, countTextTokens, type CountOptions } from '../../relay/tokenCount';
 
@@ -60,20 +61,28 @@ function promptTokensOf(mode: Mode, body: Record<string, unknown>, model: string
   }
 }
 
-/** Usage of a JSON answer: the upstream's when it reports any, else counted from the choices. */
-function usageOfJson(value: unknown, promptTokens: () => number, model: string, approximate: boolean): TokenUsage {
-  const parsed = (value ?? {}) as {
-    usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } };
-    choices?: Array<{ message?: { content?: unknown }; text?: unknown }>;
-  };
-  if (parsed.usage && Number(parsed.usage.prompt_tokens ?? 0) + Number(parsed.usage.completion_tokens ?? 0) > 0) {
+interface ReportedUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  prompt_tokens_details?: { cached_tokens?: number };
+}
+
+/**
+ * Usage of a JSON answer: the upstream's when it reports any (read from the
+ * bytes alone), else counted from the choices (which needs the whole answer parsed).
+ */
+function usageOfJson(json: NonNullable<UpstreamAnswer['json']>, promptTokens: () => number, model: string, approximate: boolean): TokenUsage {
+  const read = topLevelObjectField(json.bytes, 'usage');
+  const usage = ('found' in read ? (read.found ? read.value : undefined) : (json.value as { usage?: unknown } | undefined)?.usage) as ReportedUsage | null | undefined;
+  if (usage && typeof usage === 'object' && Number(usage.prompt_tokens ?? 0) + Number(usage.completion_tokens ?? 0) > 0) {
     return {
-      promptTokens: Number(parsed.usage.prompt_tokens) || 0,
-      completionTokens: Number(parsed.usage.completion_tokens) || 0,
-      cachedPromptTokens: Number(parsed.usage.prompt_tokens_details?.cached_tokens) || 0,
+      promptTokens: Number(usage.prompt_tokens) || 0,
+      completionTokens: Number(usage.completion_tokens) || 0,
+      cachedPromptTokens: Number(usage.prompt_tokens_details?.cached_tokens) || 0,
       estimated: false,
     };
   }
+  const parsed = (json.value ?? {}) as { choices?: Array<{ message?: { content?: unknown }; text?: unknown }> };
   const choices = Array.isArray(parsed.choices) ? parsed.choices : [];
   const text = choices.map((choice) => (typeof choice?.message?.content === 'string' ? choice.message.content : typeof choice?.text === 'string' ? choice.text : '')).join('');
   return { promptTokens: promptTokens(), completionTokens: countTextTokens(text, model, { approximate }), cachedPromptTokens: 0, estimated: true };
@@ -84,6 +93,8 @@ interface TextRequest {
   headers: IncomingHttpHeaders;
   ip: string;
   body: unknown;
+  /** The body's bytes as the client sent them, when at hand: forwarded as they are when nothing in them changes. */
+  raw?: Buffer;
   /** The :model of /v1/engines/:model/embeddings. */
   pathModel?: string;
 }
@@ -98,7 +109,7 @@ const inFlight = new WeakMap<FastifyInstance, number>();
 async function relayText(app: FastifyInstance, bookkeeping: Bookkeeping, route: TextRoute, request: TextRequest, response: ServerResponse): Promise<void> {
   inFlight.set(app, (inFlight.get(app) ?? 0) + 1);
   try {
-    await relayTextRequest(app, bookkeeping, route, request, response);
+    return await relayTextRequest(app, bookkeeping, route, request, response);
   } finally {
     inFlight.set(app, inFlight.get(app)! - 1);
   }
@@ -107,7 +118,8 @@ async function relayText(app: FastifyInstance, bookkeeping: Bookkeeping, route: 
 async function relayTextRequest(app: FastifyInstance, bookkeeping: Bookkeeping, route: TextRoute, request: TextRequest, response: ServerResponse): Promise<void> {
   const { options } = app.ctx;
   const fail = (error: RelayError) => writeRelayError(response, error);
-  const opened = await openJsonRequest(app, request);
+  let opened = openJsonRequest(app, request);
+  if (opened instanceof Promise) opened = await opened;
   if (isRelayError(opened)) return fail(opened);
   const { caller, body } = opened;
   const model = requestedModel(route.mode, body, request.pathModel);
@@ -143,8 +155,12 @@ async function relayTextRequest(app: FastifyInstance, bookkeeping: Bookkeeping, 
     model,
     path: route.upstreamPath,
     headers: { 'content-type': 'application/json', accept: streamed ? 'text/event-stream' : 'application/json' },
-    body: (upstreamModel) =>
-      JSON.stringify(askUsage ? { ...body, model: upstreamModel, stream_options: { ...(body.stream_options as object | undefined), include_usage: true } } : { ...body, model: upstreamModel }),
+    body: (upstreamModel) => {
+      const addUsage = askUsage && !clientAskedUsage;
+      // nothing to change: the client's own bytes go on, unparsed and unprinted
+      if (request.raw && !addUsage && upstreamModel === body.model) return request.raw;
+      return JSON.stringify(addUsage ? { ...body, model: upstreamModel, stream_options: { ...(body.stream_options as object | undefined), include_usage: true } } : { ...body, model: upstreamModel });
+    },
     signal: abortOnDisconnect(response),
   });
   if (dispatched.outcome !== 'answered') {
@@ -172,14 +188,15 @@ async function relayTextRequest(app: FastifyInstance, bookkeeping: Bookkeeping, 
   if (streamed && !answer.json && answer.contentType.includes('text/event-stream')) {
     return streamBack({ response, answer, clientAskedUsage, promptTokens, model, approximate, settle });
   }
-  const bytes = await answerBytes(answer);
+  const pending = answerBytes(answer);
+  const bytes = pending instanceof Promise ? await pending : pending;
   if (isRelayError(bytes)) {
     await release(app, reservation);
     return fail(bytes);
   }
   response.writeHead(answer.status, { 'content-type': answer.contentType || 'application/json', 'content-length': bytes.length });
   response.end(bytes);
-  settle(answer.json ? usageOfJson(answer.json.value, promptTokens, model, approximate) : { promptTokens: promptTokens(), completionTokens: 0, cachedPromptTokens: 0, estimated: true });
+  settle(answer.json ? usageOfJson(answer.json, promptTokens, model, approximate) : { promptTokens: promptTokens(), completionTokens: 0, cachedPromptTokens: 0, estimated: true });
 }
 
 /** A failure nobody caught: the client gets a 500 in OpenAI's shape (or a cut connection mid-answer), never a hang. */
@@ -222,10 +239,10 @@ export function textFastPath(app: FastifyInstance, bookkeeping: Bookkeeping, opt
     const route = FAST_PATHS.get(path);
     if (!route || !String(request.headers['content-type'] ?? '').includes('application/json')) return false;
     readJsonBody(request, options.bodyLimit).then(
-      (body) => {
-        if (isRelayError(body)) return writeRelayError(response, body);
+      (read) => {
+        if (isRelayError(read)) return writeRelayError(response, read);
         const forwarded = options.trustProxy ? String(request.headers['x-forwarded-for'] ?? '').split(',')[0].trim() : '';
-        const input = { headers: request.headers, ip: forwarded || request.socket.remoteAddress || '', body };
+        const input = { headers: request.headers, ip: forwarded || request.socket.remoteAddress || '', body: read.body, raw: read.raw };
         return relayText(app, bookkeeping, route, input, response);
       },
     ).catch((error: unknown) => answerCrash(app, response, error));
@@ -233,8 +250,8 @@ export function textFastPath(app: FastifyInstance, bookkeeping: Bookkeeping, opt
   };
 }
 
-/** The parsed JSON body, or the 400/413 a client gets for a bad one (the same as Fastify's parser gives). */
-function readJsonBody(request: IncomingMessage, limit: number): Promise<unknown> {
+/** The JSON body, parsed and as bytes, or the 400/413 a client gets for a bad one (the same as Fastify's parser gives). */
+function readJsonBody(request: IncomingMessage, limit: number): Promise<{ body: unknown; raw: Buffer } | RelayError> {
   // 'data' and 'end' listeners: cheaper per request than an async iterator
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -248,8 +265,9 @@ function readJsonBody(request: IncomingMessage, limit: number): Promise<unknown>
     const onEnd = () => {
       request.off('error', reject);
       if (size === 0) return resolve(relayError(400, 'the request body must be a JSON object', 'invalid_json'));
+      const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
       try {
-        resolve(JSON.parse((chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)).toString('utf8')));
+        resolve({ body: JSON.parse(raw.toString('utf8')), raw });
       } catch (error) {
         resolve(relayError(400, `the request body is not valid JSON: ${(error as Error).message}`, 'invalid_json'));
       }

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { topLevelObjectField } from '../../../server/relay/jsonField';
+
+const read = (value: unknown, key = 'usage') => topLevelObjectField(Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)), key);
+
+describe('topLevelObjectField', () => {
+  it('reads a top-level object as JSON.parse would, wherever it sits', () => {
+    const usage = { prompt_tokens: 12, completion_tokens: 3, prompt_tokens_details: { cached_tokens: 4 } };
+    expect(read({ id: 'x', usage, choices: [{ message: { content: 'hi' } }] })).toEqual({ found: true, value: usage });
+    expect(read({ id: 'x', choices: [], usage })).toEqual({ found: true, value: usage });
+    expect(read(`{\n  "usage" :\t {"prompt_tokens": 1}\n}`)).toEqual({ found: true, value: { prompt_tokens: 1 } });
+  });
+
+  it('never takes a nested key, a string value or text inside a string', () => {
+    const nested = { choices: [{ message: { content: 'x' }, usage: { prompt_tokens: 99 } }], meta: { usage: { prompt_tokens: 98 } } };
+    expect(read(nested)).toEqual({ found: false });
+    expect(read({ object: 'usage', note: '"usage": {"prompt_tokens": 97}' })).toEqual({ found: false });
+    expect(read({ content: 'a \\"usage\\": {} and a quote \\\\', usage: { prompt_tokens: 2 } })).toEqual({ found: true, value: { prompt_tokens: 2 } });
+  });
+
+  it('handles braces and brackets inside strings of the value itself', () => {
+    const usage = { prompt_tokens: 5, note: '} ] { [ "' };
+    expect(read({ usage, after: 1 })).toEqual({ found: true, value: usage });
+  });
+
+  it('reads multi-byte text around the field', () => {
+    const usage = { prompt_tokens: 7, label: 'größe ✓' };
+    expect(read({ content: '日本語のテキスト', usage })).toEqual({ found: true, value: usage });
+  });
+
+  it('says malformed, not found, when the bytes cannot be read this way', () => {
+    expect(read('{"usage": {"prompt_tokens": 1')).toEqual({ malformed: true });
+    expect(read('{"content": "never closed')).toEqual({ malformed: true });
+    expect(read('{"usage": null}')).toEqual({ malformed: true });
+    expect(read('{"id": 1')).toEqual({ malformed: true });
+  });
+});
