@@ -3,7 +3,6 @@
 // most the request can cost (reserve), and after the answer replace the hold
 // by the real charge and log it (settle), or give it all back (release).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { LogType } from '../../common/roles';
 import { lookupPrice } from './billing';
@@ -13,6 +12,7 @@ import { isRelayError, relayError, sendRelayError, type RelayError } from './err
 import type { Reservation } from './quota';
 import { remindIfLow } from './quotaReminder';
 import { authenticateRelay, type RelayCaller } from './tokenAuth';
+import { DisconnectSignal } from './upstream';
 
 export interface Admission {
   caller: RelayCaller;
@@ -123,23 +123,6 @@ export function settleLater(app: FastifyInstance, bookkeeping: Bookkeeping, admi
       estimated: settlement.estimated,
       createdAt: Math.floor(now / 1000),
     });
-  }
-}
-
-/**
- * The signal of an upstream call: it aborts when the client goes away. undici
- * takes an EventEmitter that emits "abort" as a signal, and one costs a fraction
- * of an AbortController and its EventTarget.
- */
-export class DisconnectSignal extends EventEmitter {
-  aborted = false;
-  reason: Error | undefined;
-
-  abort(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = new Error('the client went away');
-    this.emit('abort');
   }
 }
 

@@ -12,14 +12,13 @@
 // straight back to the client.
 import type { FastifyInstance } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Dispatcher } from 'undici';
+import type { Readable } from 'node:stream';
 import { findChannelType } from '../../common/channelTypes';
 import { disableChannelAutomatically, parseUpstreamFailure, provesDeadKey, type UpstreamFailure } from './autoDisable';
 import { selectChannel, type RoutedChannel } from './channelSelect';
 import { relayError, upstreamRelayError, type RelayError } from './errors';
-import type { DisconnectSignal } from './accounting';
 import type { RelayCaller } from './tokenAuth';
-import { poolFor } from './upstream';
+import { AnswerBrokeOff, callUpstream, poolFor, type DisconnectSignal, type UpstreamResponse } from './upstream';
 
 export interface UpstreamRequest {
   /** The model the client asked for: it routes, and channels may map it. */
@@ -40,8 +39,8 @@ export interface UpstreamAnswer {
   contentType: string;
   /** A JSON answer, read whole (it had to be, to see an error inside a 200); its value is parsed on first use. */
   json?: { bytes: Buffer; readonly value: unknown };
-  /** Any other answer (SSE, audio, plain text), still unread. */
-  body: Dispatcher.ResponseData['body'];
+  /** Any other answer (SSE, audio, plain text), still unread. Exactly one of json and body is set. */
+  body?: Readable;
 }
 
 export type Dispatched = { outcome: 'answered'; answer: UpstreamAnswer } | { outcome: 'failed'; error: RelayError } | { outcome: 'aborted' };
@@ -67,7 +66,7 @@ function parseMapping(text: string): Readonly<Record<string, unknown>> {
 }
 
 /** A whole body as one Buffer: the chunk itself when it came in one (no copy). */
-function readAll(body: Dispatcher.ResponseData['body']): Promise<Buffer> {
+function readAll(body: Readable): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -104,7 +103,7 @@ const ERROR_KEY = Buffer.from('"error"');
 /** The whole body of an answer (at once when it was read already); an upstream that breaks off mid-body is a 502, so the caller can release. */
 export function answerBytes(answer: UpstreamAnswer): Buffer | Promise<Buffer | RelayError> {
   if (answer.json) return answer.json.bytes;
-  return readAll(answer.body).catch((error: Error) => relayError(502, `the upstream answer broke off: ${error.message}`, 'upstream_unreachable', 'server_error'));
+  return readAll(answer.body!).catch((error: Error) => relayError(502, `the upstream answer broke off: ${error.message}`, 'upstream_unreachable', 'server_error'));
 }
 
 /** The model a channel expects: its model_mapping entry, else the requested name. */
@@ -146,7 +145,6 @@ function statusOfErrorInOkBody(failure: UpstreamFailure): number {
   return 502;
 }
 
-const isJson = (contentType: string) => contentType.includes('application/json');
 
 export async function dispatch(app: FastifyInstance, caller: RelayCaller, request: UpstreamRequest): Promise<Dispatched> {
   const { db, options } = app.ctx;
@@ -165,48 +163,41 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
     }
     const upstreamModel = mappedModel(channel, request.model);
     const target = upstreamTarget(channel, request.path);
-    let response: Dispatcher.ResponseData;
+    let response: UpstreamResponse;
     try {
-      response = await poolFor(target.origin).request({
-        method: 'POST',
-        path: target.path,
-        headers: { ...request.headers, authorization: `Bearer ${channel.key}` },
-        body: request.body(upstreamModel),
-        signal: request.signal,
-      });
+      response = await callUpstream(
+        poolFor(target.origin),
+        { path: target.path, headers: { ...request.headers, authorization: `Bearer ${channel.key}` }, body: request.body(upstreamModel) },
+        request.signal,
+      );
     } catch (error) {
       if (request.signal.aborted) return { outcome: 'aborted' };
-      lastError = relayError(502, `the upstream could not be reached: ${(error as Error).message}`, 'upstream_unreachable', 'server_error');
+      lastError =
+        error instanceof AnswerBrokeOff
+          ? relayError(502, `the upstream answer broke off: ${error.message}`, 'upstream_unreachable', 'server_error')
+          : relayError(502, `the upstream could not be reached: ${(error as Error).message}`, 'upstream_unreachable', 'server_error');
       continue;
     }
 
-    const contentType = String(response.headers['content-type'] ?? '');
-    const ok = response.statusCode >= 200 && response.statusCode < 300;
+    const { contentType, bytes } = response;
     let failure: UpstreamFailure | undefined;
     let json: UpstreamAnswer['json'];
-    try {
-      if (!ok) {
-        failure = parseUpstreamFailure(response.statusCode, await response.body.text());
-      } else if (isJson(contentType)) {
-        const bytes = await readAll(response.body);
-        json = new LazyJson(bytes);
-        // an error object needs the key "error": without those bytes the answer is not one, and
-        // is parsed only when its value is asked for (once the client has it)
-        const error = bytes.indexOf(ERROR_KEY) === -1 ? undefined : (json.value as { error?: unknown } | undefined)?.error;
-        if (error && typeof error === 'object') {
-          const parsed = parseUpstreamFailure(200, bytes.toString('utf8'));
-          failure = { ...parsed, status: statusOfErrorInOkBody(parsed) };
-          json = undefined;
-        }
+    if (response.status < 200 || response.status >= 300) {
+      failure = parseUpstreamFailure(response.status, bytes!.toString('utf8'));
+    } else if (bytes) {
+      json = new LazyJson(bytes);
+      // an error object needs the key "error": without those bytes the answer is not one, and
+      // is parsed only when its value is asked for (once the client has it)
+      const error = bytes.indexOf(ERROR_KEY) === -1 ? undefined : (json.value as { error?: unknown } | undefined)?.error;
+      if (error && typeof error === 'object') {
+        const parsed = parseUpstreamFailure(200, bytes.toString('utf8'));
+        failure = { ...parsed, status: statusOfErrorInOkBody(parsed) };
+        json = undefined;
       }
-    } catch (error) {
-      if (request.signal.aborted) return { outcome: 'aborted' };
-      lastError = relayError(502, `the upstream answer broke off: ${(error as Error).message}`, 'upstream_unreachable', 'server_error');
-      continue;
     }
 
     if (!failure) {
-      return { outcome: 'answered', answer: { channel, upstreamModel, status: response.statusCode, headers: response.headers, contentType, json, body: response.body } };
+      return { outcome: 'answered', answer: { channel, upstreamModel, status: response.status, headers: response.headers, contentType, json, body: response.stream } };
     }
     const status = failure.status ?? 502;
     const deadKey = provesDeadKey(failure);

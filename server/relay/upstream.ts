@@ -1,4 +1,16 @@
-// One undici connection pool per upstream origin, reused by every request.
+// One undici connection pool per upstream origin, reused by every request,
+// and the relay's own handler for a call through it.
+//
+// undici's request() wraps each call in an async resource, a promise and a
+// Readable for the body, and parses the headers into an object: per request
+// that cost more than the rest of the relay's JSON handling. The relay reads
+// most answers whole anyway (an error status, or JSON that may hide an error
+// object), so UpstreamHandler speaks undici's dispatch protocol itself: those
+// answers arrive as one Buffer, and only an answer that is passed on as it
+// arrives (an SSE stream, audio) gets a Readable, with backpressure that
+// reaches the upstream socket.
+import type { IncomingHttpHeaders } from 'node:http';
+import { Readable } from 'node:stream';
 import { Pool } from 'undici';
 
 const pools = new Map<string, Pool>();
@@ -16,4 +28,171 @@ export async function closePools(): Promise<void> {
   const all = [...pools.values()];
   pools.clear();
   await Promise.all(all.map((pool) => pool.close()));
+}
+
+/**
+ * Aborts an upstream call when the client goes away. One listener at most (the
+ * call in flight), which is all the relay needs and far cheaper than an
+ * AbortController or an EventEmitter per request.
+ */
+export class DisconnectSignal {
+  aborted = false;
+  reason: Error | undefined;
+  private listener: (() => void) | undefined;
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = new Error('the client went away');
+    const listener = this.listener;
+    this.listener = undefined;
+    listener?.();
+  }
+
+  /** Calls `listener` on abort (at once if already aborted); replaces any earlier one. */
+  onAbort(listener: (() => void) | undefined): void {
+    this.listener = listener;
+    if (listener && this.aborted) {
+      this.listener = undefined;
+      listener();
+    }
+  }
+}
+
+export interface UpstreamResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  contentType: string;
+  /** The whole body, for an error status or a JSON answer. */
+  bytes?: Buffer;
+  /** Any other answer, as it arrives. */
+  stream?: Readable;
+}
+
+/** The call failed after the answer had begun: the upstream was reached, its answer broke off. */
+export class AnswerBrokeOff extends Error {}
+
+/** Lower-case names; repeated headers become arrays, as Node's own parser gives them. */
+function parseHeaders(raw: Buffer[]): IncomingHttpHeaders {
+  const headers: Record<string, string | string[]> = {};
+  for (let index = 0; index + 1 < raw.length; index += 2) {
+    const name = raw[index].toString('latin1').toLowerCase();
+    const value = raw[index + 1].toString('utf8');
+    const existing = headers[name];
+    if (existing === undefined) headers[name] = value;
+    else if (Array.isArray(existing)) existing.push(value);
+    else headers[name] = [existing, value];
+  }
+  return headers as IncomingHttpHeaders;
+}
+
+/** Answers the relay must look inside before anything reaches the client. */
+const readWhole = (status: number, contentType: string) => status < 200 || status >= 300 || contentType.includes('application/json');
+
+/** undici's dispatch handler protocol (the callbacks its HTTP/1.1 client calls), for one call. */
+class UpstreamHandler {
+  private abortCall: ((error: Error) => void) | undefined;
+  private response: UpstreamResponse | undefined;
+  private chunks: Buffer[] | undefined;
+  private size = 0;
+  private resumeUpstream: (() => void) | undefined;
+  private finished = false;
+  private answered = false;
+
+  constructor(
+    private readonly signal: DisconnectSignal,
+    private readonly resolve: (response: UpstreamResponse) => void,
+    private readonly reject: (error: Error) => void,
+  ) {
+    signal.onAbort(() => this.abortCall?.(signal.reason!));
+  }
+
+  onConnect(abort: (error: Error) => void): void {
+    if (this.signal.aborted) return abort(this.signal.reason!);
+    this.abortCall = abort;
+  }
+
+  onHeaders(status: number, rawHeaders: Buffer[], resume: () => void): boolean {
+    if (status < 200) return true; // 1xx: the answer is still to come
+    const headers = parseHeaders(rawHeaders);
+    const contentType = String(headers['content-type'] ?? '');
+    this.response = { status, headers, contentType };
+    if (readWhole(status, contentType)) {
+      this.chunks = [];
+      return true;
+    }
+    this.resumeUpstream = resume;
+    this.response.stream = new Readable({
+      read: () => this.resumeUpstream?.(),
+      destroy: (error, callback) => {
+        // the reader gave up (the client left): stop the upstream too
+        if (!this.finished) this.abortCall?.(error ?? new Error('the answer was not read'));
+        callback(error);
+      },
+    });
+    this.answer();
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.chunks) {
+      this.chunks.push(chunk);
+      this.size += chunk.length;
+      return true;
+    }
+    // false pauses the upstream socket until the reader asks for more (read() above)
+    return this.response!.stream!.push(chunk);
+  }
+
+  onComplete(): void {
+    this.finished = true;
+    this.signal.onAbort(undefined);
+    if (this.chunks) {
+      this.response!.bytes = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.size);
+      this.chunks = undefined;
+      this.answer();
+    } else {
+      this.response!.stream!.push(null);
+    }
+  }
+
+  onError(error: Error): void {
+    this.finished = true;
+    this.signal.onAbort(undefined);
+    if (!this.answered) {
+      this.answered = true;
+      this.reject(this.response ? new AnswerBrokeOff(error.message) : error);
+    } else {
+      this.response!.stream?.destroy(error);
+    }
+  }
+
+  private answer(): void {
+    if (this.answered) return;
+    this.answered = true;
+    this.resolve(this.response!);
+  }
+}
+
+export interface UpstreamCall {
+  path: string;
+  headers: Record<string, string>;
+  body: string | Buffer;
+}
+
+/**
+ * POSTs to an upstream. Resolves once the answer is read whole (error statuses,
+ * JSON) or has begun (anything else, as `stream`); rejects when the upstream
+ * cannot be reached, breaks off before the answer is whole (AnswerBrokeOff), or
+ * the signal aborts the call.
+ */
+export function callUpstream(pool: Pool, call: UpstreamCall, signal: DisconnectSignal): Promise<UpstreamResponse> {
+  return new Promise((resolve, reject) => {
+    const handler = new UpstreamHandler(signal, resolve, reject);
+    try {
+      pool.dispatch({ method: 'POST', path: call.path, headers: call.headers, body: call.body }, handler as never);
+    } catch (error) {
+      handler.onError(error as Error);
+    }
+  });
 }

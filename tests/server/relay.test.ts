@@ -116,6 +116,30 @@ describe('relay', () => {
     expect(await balances()).toEqual(before);
   });
 
+  it('treats an answer that breaks off mid-body as a channel failure: refunded, or retried elsewhere and charged once', async () => {
+    const cut = await addChannel({ name: 'cut', key: 'sk-cut', priority: 10 });
+    const before = await balances();
+    const failed = await post('/v1/chat/completions', { model: 'gpt-4', messages: [{ role: 'user', content: 'hi' }] });
+    expect(failed.status).toBe(502);
+    const error = ((await failed.json()) as any).error;
+    expect(error.code).toBe('upstream_unreachable');
+    expect(error.message).toContain('broke off');
+    expect(await balances()).toEqual(before);
+
+    const good = await addChannel({ name: 'good', key: 'sk-good', priority: 0 });
+    await app.ctx.options.set('RetryTimes', '1');
+    const retried = await post('/v1/chat/completions', { model: 'gpt-4', messages: [{ role: 'user', content: 'hello there friend' }] });
+    expect(retried.status).toBe(200);
+    const charge = computeQuota({ promptTokens: 3, completionTokens: 5, ratio: 15, completionRatio: 2 });
+    expect((await balances()).user.quota).toBe(before.user.quota - charge);
+    await settled();
+    const channels = await app.ctx.db.selectFrom('channels').select(['id', 'used_quota']).where('id', 'in', [cut, good]).orderBy('id').execute();
+    expect(channels).toEqual([
+      { id: cut, used_quota: 0 },
+      { id: good, used_quota: charge },
+    ]);
+  });
+
   it('retries on another channel and charges once', async () => {
     await addChannel({ name: 'broken', key: 'sk-down', priority: 10 });
     const good = await addChannel({ name: 'good', key: 'sk-good', priority: 0 });

@@ -5,7 +5,8 @@
 // Behaviour is chosen per request so one emulator serves many tests:
 // - the API key picks an error: `sk-dead` → 401 invalid_api_key, `sk-deactivated`
 //   → 401 account_deactivated, `sk-broke` → 429 insufficient_quota, `sk-busy` →
-//   429 rate limit, `sk-down` → 500, `sk-drop` → the socket is destroyed;
+//   429 rate limit, `sk-down` → 500, `sk-drop` → the socket is destroyed, `sk-cut` → a JSON answer
+//   breaks off halfway;
 //   `sk-slow` answers normally after SLOW_KEY_DELAY_MS (for response-time limits);
 //   `sk-dead-in-200` reports invalid_api_key inside an HTTP 200 body, as some proxies do;
 // - header `x-emulator-chunks` (default 5) and `x-emulator-delay-ms` (default 0),
@@ -74,6 +75,12 @@ const keyFailures: Record<string, (response: ServerResponse) => void> = {
   'sk-busy': (response) => sendError(response, 429, 'Rate limit reached.', 'requests', 'rate_limit_exceeded'),
   'sk-down': (response) => sendError(response, 500, 'The server had an error.', 'server_error', null),
   'sk-drop': (response) => response.socket?.destroy(),
+  'sk-cut': (response) => {
+    // a 200 JSON answer that breaks off halfway through its body
+    response.writeHead(200, { 'content-type': 'application/json', 'content-length': 200 });
+    response.write('{"id":"chatcmpl-cut","object":"chat.completion","choices":[{"index":0,"message":{"role":"assi');
+    setTimeout(() => response.socket?.destroy(), 5);
+  },
   'sk-dead-in-200': (response) => sendError(response, 200, 'Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key'),
 };
 

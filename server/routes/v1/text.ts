@@ -4,6 +4,7 @@
 // answer, then settle what the upstream reports (or what we count locally).
 import type { FastifyInstance } from 'fastify';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import { abortOnDisconnect, admitModel, modelOf, openJsonRequest, release, reserve, settleLater } from '../../relay/accounting';
 import { completionRatioFor, computeQuota, reservationQuota } from '../../relay/billing';
 import type { Bookkeeping } from '../../relay/bookkeeping';
@@ -185,8 +186,8 @@ async function relayTextRequest(app: FastifyInstance, bookkeeping: Bookkeeping, 
       estimated: usage.estimated,
     });
 
-  if (streamed && !answer.json && answer.contentType.includes('text/event-stream')) {
-    return streamBack({ response, answer, clientAskedUsage, promptTokens, model, approximate, settle });
+  if (streamed && answer.body && answer.contentType.includes('text/event-stream')) {
+    return streamBack({ response, body: answer.body, clientAskedUsage, promptTokens, model, approximate, settle });
   }
   const pending = answerBytes(answer);
   const bytes = pending instanceof Promise ? await pending : pending;
@@ -279,7 +280,7 @@ function readJsonBody(request: IncomingMessage, limit: number): Promise<{ body: 
 /** Hands each complete SSE event on as it arrives; bills the reported usage, or counts what was streamed. */
 async function streamBack(stream: {
   response: ServerResponse;
-  answer: UpstreamAnswer;
+  body: Readable;
   clientAskedUsage: boolean;
   /** The prompt's exact count, made only if the stream reports no usage. */
   promptTokens: () => number;
@@ -287,13 +288,12 @@ async function streamBack(stream: {
   approximate: boolean;
   settle: (usage: TokenUsage) => void;
 }): Promise<void> {
-  const { response, answer } = stream;
+  const { response, body } = stream;
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
   const watcher = new SseUsageWatcher(!stream.clientAskedUsage);
   let broken = false;
   try {
     await new Promise<void>((resolve, reject) => {
-      const { body } = answer;
       body.on('data', (chunk: Buffer) => {
         const out = watcher.pushBytes(chunk);
         // a client that reads slower than the upstream writes holds the upstream back
