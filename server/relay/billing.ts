@@ -14,13 +14,23 @@ export const COMPLETION_RATIO_BY_PREFIX: Readonly<Record<string, number>> = {
 /** Cached prompt tokens cost this share of a normal prompt token unless a ratio is configured. */
 export const DEFAULT_CACHED_PROMPT_RATIO = 0.5;
 
+/** The prefix table's answer per model name, found once (bounded: model names come from clients). */
+const ratioByModel = new Map<string, number>();
+const MAX_CACHED_MODELS = 1000;
+
 export function completionRatioFor(model: string, overrides: Readonly<Record<string, number>> = {}): number {
   if (Number.isFinite(overrides[model])) return overrides[model];
-  let best = '';
-  for (const prefix of Object.keys(COMPLETION_RATIO_BY_PREFIX)) {
-    if (model.startsWith(prefix) && prefix.length > best.length) best = prefix;
+  let ratio = ratioByModel.get(model);
+  if (ratio === undefined) {
+    let best = '';
+    for (const prefix of Object.keys(COMPLETION_RATIO_BY_PREFIX)) {
+      if (model.startsWith(prefix) && prefix.length > best.length) best = prefix;
+    }
+    ratio = best ? COMPLETION_RATIO_BY_PREFIX[best] : 1;
+    if (ratioByModel.size >= MAX_CACHED_MODELS) ratioByModel.clear();
+    ratioByModel.set(model, ratio);
   }
-  return best ? COMPLETION_RATIO_BY_PREFIX[best] : 1;
+  return ratio;
 }
 
 export type PriceLookup =

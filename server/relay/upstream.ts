@@ -59,14 +59,23 @@ export class DisconnectSignal {
   }
 }
 
-export interface UpstreamResponse {
-  status: number;
-  headers: IncomingHttpHeaders;
-  contentType: string;
+/** An upstream's answer. Only its content type is read up front; the other headers when asked for. */
+export class UpstreamResponse {
   /** The whole body, for an error status or a JSON answer. */
   bytes?: Buffer;
   /** Any other answer, as it arrives. */
   stream?: Readable;
+  private parsedHeaders: IncomingHttpHeaders | undefined;
+
+  constructor(
+    readonly status: number,
+    private readonly rawHeaders: Buffer[],
+    readonly contentType: string,
+  ) {}
+
+  get headers(): IncomingHttpHeaders {
+    return (this.parsedHeaders ??= parseHeaders(this.rawHeaders));
+  }
 }
 
 /** The call failed after the answer had begun: the upstream was reached, its answer broke off. */
@@ -84,6 +93,16 @@ function parseHeaders(raw: Buffer[]): IncomingHttpHeaders {
     else headers[name] = [existing, value];
   }
   return headers as IncomingHttpHeaders;
+}
+
+/** The Content-Type among raw headers, or ''. */
+function contentTypeOf(raw: Buffer[]): string {
+  for (let index = 0; index + 1 < raw.length; index += 2) {
+    const name = raw[index];
+    // 12 is the length of "content-type": only names that long are decoded and compared
+    if (name.length === 12 && name.toString('latin1').toLowerCase() === 'content-type') return raw[index + 1].toString('latin1');
+  }
+  return '';
 }
 
 /** Answers the relay must look inside before anything reaches the client. */
@@ -114,9 +133,8 @@ class UpstreamHandler {
 
   onHeaders(status: number, rawHeaders: Buffer[], resume: () => void): boolean {
     if (status < 200) return true; // 1xx: the answer is still to come
-    const headers = parseHeaders(rawHeaders);
-    const contentType = String(headers['content-type'] ?? '');
-    this.response = { status, headers, contentType };
+    const contentType = contentTypeOf(rawHeaders);
+    this.response = new UpstreamResponse(status, rawHeaders, contentType);
     if (readWhole(status, contentType)) {
       this.chunks = [];
       return true;
