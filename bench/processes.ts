@@ -1,7 +1,8 @@
 // Child processes for the benchmark, each on its own event loop so that no
 // two measured parts share one: the upstream emulator, the pass-through floor
 // and the gateway.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -74,4 +75,31 @@ export function cpuMs(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime, the 14th and 15th fields, in clock ticks (100 per second on Linux)
   return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * CPU placement for the measurement: the process under load (the gateway or the
+ * pass-through, never both at once) gets a core of its own, and everything that
+ * drives it (this process, wrk, the emulator) shares the other. Left to the
+ * scheduler, the same build measured minutes apart differed by up to 15% on
+ * these two-core machines, as processes moved between cores and onto wrk's.
+ * Off with BENCH_PIN=0, or where there are fewer than two cores or no taskset.
+ */
+export interface Placement {
+  /** Pins a measured process (all its threads) to the measured core. */
+  pinMeasured(pid: number): void;
+  description: string;
+}
+
+export function placeProcesses(): Placement {
+  const off = { pinMeasured: () => {}, description: 'not pinned (the scheduler places every process)' };
+  if (process.env.BENCH_PIN === '0') return off;
+  if (availableParallelism() < 2 || spawnSync('taskset', ['--version']).error !== undefined) return off;
+  const pin = (cpu: number, pid: number) => spawnSync('taskset', ['-a', '-pc', String(cpu), String(pid)], { stdio: 'ignore' }).status === 0;
+  // this process first: wrk and the emulator, started from here, inherit CPU 0
+  if (!pin(0, process.pid)) return off;
+  return {
+    pinMeasured: (pid) => void pin(1, pid),
+    description: 'the measured process alone on CPU 1; wrk, the emulator and the bench on CPU 0',
+  };
 }

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { cpuMs, repoRoot, rssMiB, startFlags, startScript, type Started } from './processes';
+import { cpuMs, placeProcesses, repoRoot, rssMiB, startFlags, startScript, type Started } from './processes';
 import { runWrk, type LoadResult } from './wrk';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -87,6 +87,7 @@ function ensureWrk(): void {
 }
 
 ensureWrk();
+const placement = placeProcesses();
 const started: Started[] = [];
 try {
   const emulator = await startScript('emulatorProcess', {});
@@ -103,6 +104,8 @@ try {
 
   const passthrough = await startScript('passthroughProcess', { UPSTREAM_URL: emulator.url, CLIENT_KEY: 'sk-bench' });
   started.push(passthrough);
+  placement.pinMeasured(gateway.child.pid!);
+  placement.pinMeasured(passthrough.child.pid!);
 
   const targets = [
     { name: 'direct', url: emulator.url, key: 'sk-good', pid: emulator.child.pid! },
@@ -172,7 +175,14 @@ try {
   ] as const;
   lines.push('', '| target | measured | met |', '|---|---|---|');
   for (const [name, measured, met] of checks) lines.push(`| ${name} | ${measured} | ${met ? 'yes' : 'NO'} |`);
-  const report = [`# Switchboard benchmark (${new Date().toISOString()}, ${SECONDS}s per target and scenario in ${ROUNDS} alternating runs, wrk on loopback)`, '', ...lines, ''].join('\n');
+  const report = [
+    `# Switchboard benchmark (${new Date().toISOString()}, ${SECONDS}s per target and scenario in ${ROUNDS} alternating runs, wrk on loopback)`,
+    '',
+    `CPU placement: ${placement.description}.`,
+    '',
+    ...lines,
+    '',
+  ].join('\n');
   console.log(report);
   const resultsDir = join(repoRoot, 'bench', 'results');
   mkdirSync(resultsDir, { recursive: true });

@@ -11,7 +11,6 @@
 // 4xx answers (a bad request, an unknown model) would fail anywhere and go
 // straight back to the client.
 import type { FastifyInstance } from 'fastify';
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { findChannelType } from '../../common/channelTypes';
 import { disableChannelAutomatically, parseUpstreamFailure, provesDeadKey, type UpstreamFailure } from './autoDisable';
@@ -35,7 +34,8 @@ export interface UpstreamAnswer {
   channel: RoutedChannel;
   upstreamModel: string;
   status: number;
-  headers: IncomingHttpHeaders;
+  /** The upstream's answer itself (its headers are parsed when first read). */
+  response: UpstreamResponse;
   contentType: string;
   /** A JSON answer, read whole (it had to be, to see an error inside a 200); its value is parsed on first use. */
   json?: { bytes: Buffer; readonly value: unknown };
@@ -197,7 +197,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
     }
 
     if (!failure) {
-      return { outcome: 'answered', answer: { channel, upstreamModel, status: response.status, headers: response.headers, contentType, json, body: response.stream } };
+      return { outcome: 'answered', answer: { channel, upstreamModel, status: response.status, response, contentType, json, body: response.stream } };
     }
     const status = failure.status ?? 502;
     const deadKey = provesDeadKey(failure);

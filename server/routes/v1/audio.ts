@@ -108,7 +108,7 @@ export function audioRoutes(bookkeeping: Bookkeeping) {
       if (dispatched.outcome !== 'answered') return answerUnanswered(app, reply, reservation, dispatched);
       const { answer } = dispatched;
       reply.code(answer.status).header('content-type', answer.contentType || 'application/octet-stream');
-      const length = answer.headers['content-length'];
+      const length = answer.response.headers['content-length'];
       if (!answer.json && typeof length === 'string') reply.header('content-length', length);
       // the audio is piped as it comes; the upstream has produced (and billed) it whole
       reply.send(answer.json?.bytes ?? answer.body);
