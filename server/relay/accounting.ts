@@ -94,6 +94,25 @@ export interface Settlement {
   detail?: string;
 }
 
+/** The log's "model ratio, group ratio" line, made once per pair of ratios (bounded: ratios come from the options). */
+const ratioLines = new Map<number, Map<number, string>>();
+
+function ratioLine(modelRatio: number, groupRatio: number): string {
+  let byGroup = ratioLines.get(modelRatio);
+  if (!byGroup) {
+    if (ratioLines.size >= 1000) ratioLines.clear();
+    byGroup = new Map();
+    ratioLines.set(modelRatio, byGroup);
+  }
+  let line = byGroup.get(groupRatio);
+  if (line === undefined) {
+    line = `model ratio ${modelRatio.toFixed(2)}, group ratio ${groupRatio.toFixed(2)}`;
+    if (byGroup.size >= 1000) byGroup.clear();
+    byGroup.set(groupRatio, line);
+  }
+  return line;
+}
+
 /** Queued after the answer: the real charge, the counters, the reminder e-mail and the consume log. */
 export function settleLater(app: FastifyInstance, bookkeeping: Bookkeeping, admission: Admission, reservation: Reservation, settlement: Settlement): void {
   const now = Date.now();
@@ -110,7 +129,7 @@ export function settleLater(app: FastifyInstance, bookkeeping: Bookkeeping, admi
       userId: reservation.userId,
       username: caller.user.username,
       type: LogType.consume,
-      content: `model ratio ${admission.modelRatio.toFixed(2)}, group ratio ${admission.groupRatio.toFixed(2)}${settlement.detail ? `, ${settlement.detail}` : ''}`,
+      content: settlement.detail ? `${ratioLine(admission.modelRatio, admission.groupRatio)}, ${settlement.detail}` : ratioLine(admission.modelRatio, admission.groupRatio),
       quota: settlement.charge,
       tokenName: caller.token.name,
       tokenId: reservation.tokenId,

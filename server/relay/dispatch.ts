@@ -137,6 +137,27 @@ function upstreamTarget(channel: RoutedChannel, path: string): UpstreamTarget {
   return target;
 }
 
+/**
+ * A request's headers with the channel's key, made once per channel and headers
+ * object (the routes pass shared constants; both keys are weak, so neither a
+ * reloaded channel nor a one-off headers object is kept alive).
+ */
+const headersByChannel = new WeakMap<RoutedChannel, WeakMap<Record<string, string>, Record<string, string>>>();
+
+function upstreamHeaders(channel: RoutedChannel, headers: Record<string, string>): Record<string, string> {
+  let byHeaders = headersByChannel.get(channel);
+  if (!byHeaders) {
+    byHeaders = new WeakMap();
+    headersByChannel.set(channel, byHeaders);
+  }
+  let merged = byHeaders.get(headers);
+  if (!merged) {
+    merged = { ...headers, authorization: `Bearer ${channel.key}` };
+    byHeaders.set(headers, merged);
+  }
+  return merged;
+}
+
 /** A 200 carrying an error object is a failure; give it the status OpenAI would have used. */
 function statusOfErrorInOkBody(failure: UpstreamFailure): number {
   const code = String(failure.code ?? '');
@@ -167,7 +188,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
     try {
       response = await callUpstream(
         poolFor(target.origin),
-        { path: target.path, headers: { ...request.headers, authorization: `Bearer ${channel.key}` }, body: request.body(upstreamModel) },
+        { path: target.path, headers: upstreamHeaders(channel, request.headers), body: request.body(upstreamModel) },
         request.signal,
       );
     } catch (error) {

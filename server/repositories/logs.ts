@@ -43,6 +43,27 @@ export function logRow(log: NewLog): Insertable<LogsTable> {
   };
 }
 
+/** logRow's values in logRow's column order, without the object: the SQLite ledger binds them by position. */
+export function logValues(log: NewLog): unknown[] {
+  return [
+    log.userId,
+    log.username,
+    log.createdAt ?? Math.floor(Date.now() / 1000),
+    log.type,
+    log.content,
+    log.quota ?? 0,
+    log.tokenName ?? '',
+    log.tokenId ?? 0,
+    log.modelName ?? '',
+    log.channelId ?? 0,
+    log.promptTokens ?? 0,
+    log.completionTokens ?? 0,
+    log.elapsedMs ?? 0,
+    log.isStream ? 1 : 0,
+    log.estimated ? 1 : 0,
+  ];
+}
+
 export async function insertLog(db: Kysely<Database>, log: NewLog): Promise<void> {
   await db.insertInto('logs').values(logRow(log)).execute();
 }

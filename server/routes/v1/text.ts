@@ -39,6 +39,10 @@ interface TokenUsage {
   estimated: boolean;
 }
 
+/** What a text request asks the upstream for; shared objects, so dispatch can reuse its per-channel copies. */
+const JSON_HEADERS: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+const STREAM_HEADERS: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
+
 /** OpenAI's moderations endpoint picks a model when none is given; so do we, to route and price it. */
 const DEFAULT_MODERATION_MODEL = 'text-moderation-latest';
 
@@ -155,7 +159,7 @@ async function relayTextRequest(app: FastifyInstance, bookkeeping: Bookkeeping, 
   const dispatched = await dispatch(app, caller, {
     model,
     path: route.upstreamPath,
-    headers: { 'content-type': 'application/json', accept: streamed ? 'text/event-stream' : 'application/json' },
+    headers: streamed ? STREAM_HEADERS : JSON_HEADERS,
     body: (upstreamModel) => {
       const addUsage = askUsage && !clientAskedUsage;
       // nothing to change: the client's own bytes go on, unparsed and unprinted

@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogType } from '../../../common/roles';
+import { logRow, logValues } from '../../../server/repositories/logs';
 import { SqliteLedger } from '../../../server/relay/sqliteLedger';
 import { buildTestApp } from '../../support/app';
 
@@ -39,6 +40,20 @@ describe('the SQLite ledger', () => {
     await app.ctx.ledger.insertLogs([{ userId: 1, username: 'root', type: LogType.consume, content: 'ledger row', quota: 120, modelName: 'gpt-4', isStream: true }]);
     const row = await app.ctx.db.selectFrom('logs').selectAll().where('content', '=', 'ledger row').executeTakeFirstOrThrow();
     expect(row).toMatchObject({ user_id: 1, username: 'root', type: LogType.consume, quota: 120, model_name: 'gpt-4', is_stream: 1, estimated: 0 });
+  });
+
+  it('binds log values in the column order of logRow', () => {
+    const full = { userId: 3, username: 'u', type: LogType.consume, content: 'c', quota: 9, tokenName: 't', tokenId: 4, modelName: 'm', channelId: 5, promptTokens: 6, completionTokens: 7, elapsedMs: 8, isStream: true, estimated: true, createdAt: 1700 };
+    expect(logValues(full)).toEqual(Object.values(logRow(full)));
+    const sparse = { userId: 1, username: 'root', type: LogType.system, content: 'x', createdAt: 1 };
+    expect(logValues(sparse)).toEqual(Object.values(logRow(sparse)));
+  });
+
+  it('writes a batch of logs in whole groups and singles, every row exactly once and in order', async () => {
+    const rows = Array.from({ length: 123 }, (_, index) => ({ userId: 1, username: 'root', type: LogType.consume, content: `batch row ${index}`, quota: index, promptTokens: index % 7, isStream: index % 2 === 0 }));
+    await app.ctx.ledger.insertLogs(rows);
+    const written = await app.ctx.db.selectFrom('logs').select(['content', 'quota', 'prompt_tokens', 'is_stream']).where('content', 'like', 'batch row %').orderBy('id').execute();
+    expect(written).toEqual(rows.map((row) => ({ content: row.content, quota: row.quota, prompt_tokens: row.promptTokens, is_stream: row.isStream ? 1 : 0 })));
   });
 
   it('commits a reservation made alone at once, token and user together or neither', async () => {
