@@ -17,7 +17,7 @@ import { disableChannelAutomatically, parseUpstreamFailure, provesDeadKey, type 
 import { selectChannel, type RoutedChannel } from './channelSelect';
 import { relayError, upstreamRelayError, type RelayError } from './errors';
 import type { RelayCaller } from './tokenAuth';
-import { AnswerBrokeOff, callUpstream, poolFor, type DisconnectSignal, type UpstreamResponse } from './upstream';
+import { AnswerBrokeOff, callUpstream, joinChunks, poolFor, type DisconnectSignal, type UpstreamResponse } from './upstream';
 
 export interface UpstreamRequest {
   /** The model the client asked for: it routes, and channels may map it. */
@@ -33,14 +33,13 @@ export interface UpstreamRequest {
 export interface UpstreamAnswer {
   channel: RoutedChannel;
   upstreamModel: string;
-  status: number;
-  /** The upstream's answer itself (its headers are parsed when first read). */
+  /**
+   * The upstream's answer: status, content type, headers (parsed when first
+   * read), and, for anything but JSON, its body still unread as `stream`.
+   */
   response: UpstreamResponse;
-  contentType: string;
   /** A JSON answer, read whole (it had to be, to see an error inside a 200); its value is parsed on first use. */
   json?: { bytes: Buffer; readonly value: unknown };
-  /** Any other answer (SSE, audio, plain text), still unread. Exactly one of json and body is set. */
-  body?: Readable;
 }
 
 export type Dispatched = { outcome: 'answered'; answer: UpstreamAnswer } | { outcome: 'failed'; error: RelayError } | { outcome: 'aborted' };
@@ -74,7 +73,7 @@ function readAll(body: Readable): Promise<Buffer> {
       chunks.push(chunk);
       size += chunk.length;
     });
-    body.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
+    body.once('end', () => resolve(joinChunks(chunks, size)));
     body.once('error', reject);
   });
 }
@@ -103,7 +102,7 @@ const ERROR_KEY = Buffer.from('"error"');
 /** The whole body of an answer (at once when it was read already); an upstream that breaks off mid-body is a 502, so the caller can release. */
 export function answerBytes(answer: UpstreamAnswer): Buffer | Promise<Buffer | RelayError> {
   if (answer.json) return answer.json.bytes;
-  return readAll(answer.body!).catch((error: Error) => relayError(502, `the upstream answer broke off: ${error.message}`, 'upstream_unreachable', 'server_error'));
+  return readAll(answer.response.stream!).catch((error: Error) => relayError(502, `the upstream answer broke off: ${error.message}`, 'upstream_unreachable', 'server_error'));
 }
 
 /** The model a channel expects: its model_mapping entry, else the requested name. */
@@ -166,7 +165,6 @@ function statusOfErrorInOkBody(failure: UpstreamFailure): number {
   return 502;
 }
 
-
 export async function dispatch(app: FastifyInstance, caller: RelayCaller, request: UpstreamRequest): Promise<Dispatched> {
   const { db, options } = app.ctx;
   const attempts = 1 + Math.max(0, Math.floor(options.number('RetryTimes')));
@@ -200,7 +198,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
       continue;
     }
 
-    const { contentType, bytes } = response;
+    const { bytes } = response;
     let failure: UpstreamFailure | undefined;
     let json: UpstreamAnswer['json'];
     if (response.status < 200 || response.status >= 300) {
@@ -218,7 +216,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
     }
 
     if (!failure) {
-      return { outcome: 'answered', answer: { channel, upstreamModel, status: response.status, response, contentType, json, body: response.stream } };
+      return { outcome: 'answered', answer: { channel, upstreamModel, response, json } };
     }
     const status = failure.status ?? 502;
     const deadKey = provesDeadKey(failure);

@@ -78,6 +78,11 @@ export class UpstreamResponse {
   }
 }
 
+/** Chunks of one body as one Buffer: the chunk itself when it came in one (no copy). */
+export function joinChunks(chunks: readonly Buffer[], size: number): Buffer {
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+}
+
 /** The call failed after the answer had begun: the upstream was reached, its answer broke off. */
 export class AnswerBrokeOff extends Error {}
 
@@ -166,7 +171,7 @@ class UpstreamHandler {
     this.finished = true;
     this.signal.onAbort(undefined);
     if (this.chunks) {
-      this.response!.bytes = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.size);
+      this.response!.bytes = joinChunks(this.chunks, this.size);
       this.chunks = undefined;
       this.answer();
     } else {

@@ -64,7 +64,7 @@ export function audioRoutes(bookkeeping: Bookkeeping) {
       // json and verbose_json carry the text in `text`; text, srt and vtt are the text
       const bytes = await answerBytes(answer);
       if (isRelayError(bytes)) return answerUnanswered(app, reply, reservation, { outcome: 'failed', error: bytes });
-      reply.code(answer.status).header('content-type', answer.contentType || 'application/json').send(bytes);
+      reply.code(answer.response.status).header('content-type', answer.response.contentType || 'application/json').send(bytes);
       const reported = transcriptionUsage(answer.json?.value);
       const text = answer.json ? (answer.json.value as { text?: unknown } | undefined)?.text : bytes.toString('utf8');
       const usage = reported ?? {
@@ -107,11 +107,11 @@ export function audioRoutes(bookkeeping: Bookkeeping) {
       });
       if (dispatched.outcome !== 'answered') return answerUnanswered(app, reply, reservation, dispatched);
       const { answer } = dispatched;
-      reply.code(answer.status).header('content-type', answer.contentType || 'application/octet-stream');
+      reply.code(answer.response.status).header('content-type', answer.response.contentType || 'application/octet-stream');
       const length = answer.response.headers['content-length'];
       if (!answer.json && typeof length === 'string') reply.header('content-length', length);
       // the audio is piped as it comes; the upstream has produced (and billed) it whole
-      reply.send(answer.json?.bytes ?? answer.body);
+      reply.send(answer.json?.bytes ?? answer.response.stream);
       settleLater(app, bookkeeping, admission, reservation, {
         channelId: answer.channel.id,
         charge,

@@ -52,7 +52,7 @@ export function imageRoutes(bookkeeping: Bookkeeping) {
       const delivered = Array.isArray(images) ? Math.min(count, images.length) : count;
       const bytes = await answerBytes(answer);
       if (isRelayError(bytes)) return answerUnanswered(app, reply, reservation, { outcome: 'failed', error: bytes });
-      reply.code(answer.status).header('content-type', answer.contentType || 'application/json').send(bytes);
+      reply.code(answer.response.status).header('content-type', answer.response.contentType || 'application/json').send(bytes);
       settleLater(app, bookkeeping, admission, reservation, {
         channelId: answer.channel.id,
         charge: imageQuota(admission.ratio, size, delivered),

@@ -12,6 +12,7 @@ import { answerBytes, dispatch, type UpstreamAnswer } from '../../relay/dispatch
 import { isRelayError, relayError, writeRelayError, type RelayError } from '../../relay/errors';
 import { topLevelObjectField } from '../../relay/jsonField';
 import { SseUsageWatcher } from '../../relay/sseUsage';
+import { joinChunks } from '../../relay/upstream';
 import { countChatPromptTokens, countInputTokens, countTextTokens, type CountOptions } from '../../relay/tokenCount';
 
 type Mode = 'chat' | 'completions' | 'edits' | 'embeddings' | 'moderations';
@@ -190,8 +191,9 @@ async function relayTextRequest(app: FastifyInstance, bookkeeping: Bookkeeping, 
       estimated: usage.estimated,
     });
 
-  if (streamed && answer.body && answer.contentType.includes('text/event-stream')) {
-    return streamBack({ response, body: answer.body, clientAskedUsage, promptTokens, model, approximate, settle });
+  const { stream, status, contentType } = answer.response;
+  if (streamed && stream && contentType.includes('text/event-stream')) {
+    return streamBack({ response, body: stream, clientAskedUsage, promptTokens, model, approximate, settle });
   }
   const pending = answerBytes(answer);
   const bytes = pending instanceof Promise ? await pending : pending;
@@ -199,7 +201,7 @@ async function relayTextRequest(app: FastifyInstance, bookkeeping: Bookkeeping, 
     await release(app, reservation);
     return fail(bytes);
   }
-  response.writeHead(answer.status, { 'content-type': answer.contentType || 'application/json', 'content-length': bytes.length });
+  response.writeHead(status, { 'content-type': contentType || 'application/json', 'content-length': bytes.length });
   response.end(bytes);
   settle(answer.json ? usageOfJson(answer.json, promptTokens, model, approximate) : { promptTokens: promptTokens(), completionTokens: 0, cachedPromptTokens: 0, estimated: true });
 }
@@ -270,7 +272,7 @@ function readJsonBody(request: IncomingMessage, limit: number): Promise<{ body: 
     const onEnd = () => {
       request.off('error', reject);
       if (size === 0) return resolve(relayError(400, 'the request body must be a JSON object', 'invalid_json'));
-      const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+      const raw = joinChunks(chunks, size);
       try {
         resolve({ body: JSON.parse(raw.toString('utf8')), raw });
       } catch (error) {
