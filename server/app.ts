@@ -90,6 +90,12 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     }
   }
 
+  let ledger = kyselyLedger(db);
+  if (opened.sqlite) {
+    const sqliteLedger = new SqliteLedger(opened.sqlite, ledger);
+    opened.checkpointer?.holdWritesWith(() => sqliteLedger.holdWrites());
+    ledger = sqliteLedger;
+  }
   const context: AppContext = {
     config,
     db,
@@ -99,7 +105,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     sendMail: createMailer(options),
     rateLimiter: new RateLimiter(redis),
     relayCache,
-    ledger: opened.sqlite ? new SqliteLedger(opened.sqlite, kyselyLedger(db)) : kyselyLedger(db),
+    ledger,
     redis,
     startTime: Math.floor(Date.now() / 1000),
   };

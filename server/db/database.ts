@@ -61,6 +61,11 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenedDataba
       database.pragma('synchronous = NORMAL');
       database.pragma('busy_timeout = 5000');
       database.pragma('foreign_keys = ON');
+      // A statement that may need undoing inside a transaction (a batch of log
+      // rows, say) keeps a journal of its own, which spills to a temporary file
+      // past 64 KiB: a file made and deleted in /var/tmp on every flush, seen
+      // ten times a second under load. Memory holds it instead.
+      database.pragma('temp_store = MEMORY');
       let checkpointer: Checkpointer | undefined;
       if (config.path !== ':memory:' && config.path !== '') {
         // checkpoints run in a worker (checkpointer.ts), not inside the relay's commits

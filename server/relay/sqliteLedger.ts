@@ -14,6 +14,10 @@
 // still its own pair of conditional UPDATEs, applied in arrival order. A
 // reservation made while no other request is in flight has nobody to share
 // with, and commits at once instead of waiting a turn.
+//
+// The checkpointer may hold every write here for a moment (holdWrites), so
+// that the WAL can start over under steady traffic (db/checkpointer.ts):
+// reservations queue, settlements and logs wait, and all go on when it lets go.
 import type SQLite from 'better-sqlite3';
 import { logRow, logValues, type NewLog } from '../repositories/logs';
 import { settlementTotals, type QuotaLedger, type Reservation, type ReserveResult, type Settlement } from './quota';
@@ -44,6 +48,8 @@ export class SqliteLedger implements QuotaLedger {
   private readonly insertLog: SQLite.Statement;
   private readonly insertLogs50: SQLite.Statement;
   private queue: Queued[] = [];
+  /** Set while the checkpointer holds the writes: resolves when it lets go. */
+  private held?: Promise<void>;
   // transaction functions made once: making one costs about as much as the UPDATE it wraps
   private readonly takeAll: (batch: readonly Queued[]) => ReserveResult[];
   private readonly takeOne: (reservation: Reservation) => ReserveResult;
@@ -98,6 +104,29 @@ export class SqliteLedger implements QuotaLedger {
     });
   }
 
+  /**
+   * Holds every write of this ledger until the returned function is called
+   * (reservations queue, settlements and logs wait). One hold at a time: a
+   * second call while held returns a function that does nothing.
+   */
+  holdWrites(): () => void {
+    if (this.held) return () => {};
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    this.held = held;
+    return () => {
+      if (this.held !== held) return;
+      this.held = undefined;
+      letGo();
+      if (this.queue.length > 0) this.commitReservations();
+    };
+  }
+
+  /** Resolves once no hold is on. */
+  private async unheld(): Promise<void> {
+    while (this.held) await this.held;
+  }
+
   /** Whether a statement run now would stand on its own, outside any Kysely transaction. */
   private get free(): boolean {
     return !this.database.inTransaction;
@@ -105,7 +134,7 @@ export class SqliteLedger implements QuotaLedger {
 
   reserve(reservation: Reservation, hint?: { alone?: boolean }): Promise<ReserveResult> {
     if (reservation.amount <= 0) return Promise.resolve(OK);
-    if (hint?.alone && this.queue.length === 0 && this.free) {
+    if (hint?.alone && this.queue.length === 0 && !this.held && this.free) {
       try {
         return Promise.resolve(this.takeAlone(reservation));
       } catch (error) {
@@ -118,6 +147,8 @@ export class SqliteLedger implements QuotaLedger {
   }
 
   private commitReservations(): void {
+    // the hold's end commits what queued meanwhile
+    if (this.held || this.queue.length === 0) return;
     const batch = this.queue;
     this.queue = [];
     if (!this.free) {
@@ -149,6 +180,7 @@ export class SqliteLedger implements QuotaLedger {
 
   async release(reservation: Reservation): Promise<void> {
     if (reservation.amount <= 0) return;
+    if (this.held) await this.unheld();
     if (!this.free) return this.fallback.release(reservation);
     if (reservation.limitedToken) this.giveBack(reservation);
     else this.giveToUser.run(reservation.amount, reservation.userId);
@@ -156,12 +188,14 @@ export class SqliteLedger implements QuotaLedger {
 
   async settle(settlements: readonly Settlement[]): Promise<void> {
     if (settlements.length === 0) return;
+    if (this.held) await this.unheld();
     if (!this.free) return this.fallback.settle(settlements);
     this.settleAll(settlementTotals(settlements));
   }
 
   async insertLogs(rows: readonly NewLog[]): Promise<void> {
     if (rows.length === 0) return;
+    if (this.held) await this.unheld();
     if (!this.free) return this.fallback.insertLogs(rows);
     this.insertAll(rows);
   }

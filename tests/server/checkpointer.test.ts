@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LogType } from '../../common/roles';
+import SQLite from 'better-sqlite3';
+import { RESTART_FRAMES } from '../../server/db/checkpointer';
 import { buildTestApp } from '../support/app';
 
 describe('WAL checkpoints', () => {
@@ -23,6 +25,35 @@ describe('WAL checkpoints', () => {
       const deadline = Date.now() + 10_000;
       while (statSync(file).size < before + 1_500_000 && Date.now() < deadline) await new Promise((wake) => setTimeout(wake, 100));
       expect(statSync(file).size).toBeGreaterThan(before + 1_500_000);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('starts the log over under writes that never pause, so it does not grow without end', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'switchboard-wal-')), 'gateway.db');
+    const app = await buildTestApp({}, { dialect: 'sqlite', path: file });
+    try {
+      const { ledger } = app.ctx;
+      await app.ctx.db.updateTable('users').set({ quota: 1e12 }).where('id', '=', 1).execute();
+      // one commit (one new WAL frame) per turn of the event loop, with no gap in
+      // which a checkpoint could finish: as the relay writes under steady traffic
+      let commits = 0;
+      const until = Date.now() + 3_500;
+      while (Date.now() < until) {
+        await ledger.reserve({ userId: 1, tokenId: 0, limitedToken: false, amount: 1 }, { alone: true });
+        commits += 1;
+        await new Promise((wake) => setImmediate(wake));
+      }
+      expect(commits).toBeGreaterThan(2 * RESTART_FRAMES);
+      // frames now in the log (a checkpoint says): without a restart, one per commit since the start
+      const reader = new SQLite(file, { fileMustExist: true });
+      try {
+        const [{ log }] = reader.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number }>;
+        expect(log).toBeLessThan(commits / 2);
+      } finally {
+        reader.close();
+      }
     } finally {
       await app.close();
     }

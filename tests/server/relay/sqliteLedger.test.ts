@@ -93,4 +93,34 @@ describe('the SQLite ledger', () => {
     const kept = await app.ctx.db.selectFrom('logs').select('id').where('content', '=', 'kept through a rollback').execute();
     expect(kept).toHaveLength(1);
   });
+
+  it('holds every write while the checkpointer asks, then makes them all, in order', async () => {
+    const ledger = app.ctx.ledger as SqliteLedger;
+    const before = await balances();
+    const letGo = ledger.holdWrites();
+    // a second hold while one is on changes nothing
+    ledger.holdWrites()();
+    const done: string[] = [];
+    const pending = [
+      ledger.reserve(reservation(700), { alone: true }).then((result) => done.push(`alone ${JSON.stringify(result)}`)),
+      ledger.reserve(reservation(10)).then(() => done.push('queued')),
+      ledger.settle([{ reservation: reservation(0), charge: 25, channelId: 0, countRequest: true }]).then(() => done.push('settled')),
+      ledger.insertLogs([{ userId: 1, username: 'root', type: LogType.consume, content: 'written after the hold' }]).then(() => done.push('logged')),
+      ledger.release(reservation(100)).then(() => done.push('released')),
+    ];
+    await new Promise((wake) => setTimeout(wake, 30));
+    expect(done).toEqual([]);
+    expect(await balances()).toEqual(before);
+    letGo();
+    await Promise.all(pending);
+    expect(done.slice(0, 2)).toEqual(['alone {"ok":true}', 'queued']);
+    expect(done.slice(2).sort()).toEqual(['logged', 'released', 'settled']);
+    expect(await balances()).toEqual({ quota: before.quota - 700 - 10 - 25 + 100, used: before.used + 25, requests: before.requests + 1 });
+    const logged = await app.ctx.db.selectFrom('logs').select('id').where('content', '=', 'written after the hold').execute();
+    expect(logged).toHaveLength(1);
+    // letting go twice is harmless, and the next reservation made alone commits at once again
+    letGo();
+    expect(await ledger.reserve(reservation(1), { alone: true })).toEqual({ ok: true });
+    expect((await balances()).quota).toBe(before.quota - 700 - 10 - 25 + 100 - 1);
+  });
 });
