@@ -122,6 +122,12 @@ class UpstreamHandler {
   private resumeUpstream: (() => void) | undefined;
   private finished = false;
   private answered = false;
+  /** Chunks of a streamed answer that came in the current read of the socket, passed on together (see onData). */
+  private arriving: Buffer[] | undefined;
+  private arrivingSize = 0;
+  /** What the reader said to the last chunk handed on: false asks the upstream to pause. */
+  private wantsMore = true;
+  private readonly handOn = () => this.handOnArrived();
 
   constructor(
     private readonly signal: DisconnectSignal,
@@ -163,8 +169,32 @@ class UpstreamHandler {
       this.size += chunk.length;
       return true;
     }
+    // An SSE upstream sends each event as its own HTTP chunk, and undici hands
+    // on each one by one, all within the same read of the socket: twenty
+    // events that came in one packet were twenty reads of the stream and
+    // twenty writes to the client. Chunks of one read go on together once
+    // that read is parsed (a microtask later); chunks that come apart in time
+    // still go on as each arrives.
+    if (this.arriving) {
+      this.arriving.push(chunk);
+    } else {
+      this.arriving = [chunk];
+      queueMicrotask(this.handOn);
+    }
+    this.arrivingSize += chunk.length;
     // false pauses the upstream socket until the reader asks for more (read() above)
-    return this.response!.stream!.push(chunk);
+    return this.wantsMore;
+  }
+
+  private handOnArrived(): void {
+    const arriving = this.arriving;
+    if (!arriving) return;
+    this.arriving = undefined;
+    const chunk = joinChunks(arriving, this.arrivingSize);
+    this.arrivingSize = 0;
+    const stream = this.response!.stream!;
+    // a reader that gave up in the meantime gets nothing more
+    this.wantsMore = !stream.destroyed && stream.push(chunk);
   }
 
   onComplete(): void {
@@ -175,6 +205,7 @@ class UpstreamHandler {
       this.chunks = undefined;
       this.answer();
     } else {
+      this.handOnArrived();
       this.response!.stream!.push(null);
     }
   }
@@ -186,6 +217,8 @@ class UpstreamHandler {
       this.answered = true;
       this.reject(this.response ? new AnswerBrokeOff(error.message) : error);
     } else {
+      // what arrived before the break still reaches the reader (and is billed), then the error
+      this.handOnArrived();
       this.response!.stream?.destroy(error);
     }
   }
