@@ -40,7 +40,7 @@ database.pragma('busy_timeout = 5000');
 database.pragma('cache_size = -256');
 const checkpoint = () => {
   const [result] = database.pragma('wal_checkpoint(PASSIVE)');
-  return { frames: result.log, copied: result.checkpointed };
+  return { frames: result.log };
 };
 parentPort.on('message', (message) => {
   if (message === 'stop') {
@@ -59,10 +59,9 @@ parentPort.on('message', (message) => {
 });
 `;
 
-/** What one checkpoint found: the frames in the log and how many of them are now in the database file. */
+/** What one checkpoint found: the frames in the log. */
 interface CheckpointResult {
   frames: number;
-  copied: number;
 }
 
 export interface Checkpointer {
@@ -95,7 +94,7 @@ export function startCheckpointer(path: string, onError: (message: string) => vo
     if (!call) return;
     waiting.delete(message.id!);
     if (message.error !== undefined) call.reject(new Error(message.error));
-    else call.resolve({ frames: message.frames ?? 0, copied: message.copied ?? 0 });
+    else call.resolve({ frames: message.frames ?? 0 });
   });
   const failAll = (error: Error) => {
     for (const call of waiting.values()) call.reject(error);
