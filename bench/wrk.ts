@@ -2,7 +2,7 @@
 // distribution, so the measurement is not limited by a JavaScript client
 // running on the same two cores as the gateway.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -63,14 +63,18 @@ export async function runWrk(options: LoadOptions): Promise<LoadResult> {
       ...Object.entries(headers).map(([name, value]) => `wrk.headers[${JSON.stringify(name)}] = ${JSON.stringify(value)}`),
     ].join('\n'),
   );
-  const { stdout } = await run('wrk', [
-    `-t${Math.min(2, options.connections)}`,
-    `-c${options.connections}`,
-    `-d${options.durationSeconds}s`,
-    '--latency',
-    '-s',
-    script,
-    options.url,
-  ], { maxBuffer: 1 << 20 });
-  return parseWrkOutput(stdout);
+  try {
+    const { stdout } = await run('wrk', [
+      `-t${Math.min(2, options.connections)}`,
+      `-c${options.connections}`,
+      `-d${options.durationSeconds}s`,
+      '--latency',
+      '-s',
+      script,
+      options.url,
+    ], { maxBuffer: 1 << 20 });
+    return parseWrkOutput(stdout);
+  } finally {
+    rmSync(scriptDir, { recursive: true, force: true });
+  }
 }
