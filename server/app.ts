@@ -29,7 +29,7 @@ import { userAdminRoutes } from './routes/api/userAdmin';
 import { relayRoutes } from './routes/v1/relay';
 import { textFastPath } from './routes/v1/text';
 import { bookkeepingFor } from './relay/bookkeeping';
-import { kyselyLedger } from './relay/quota';
+import { kyselyLedger, returnHeldQuota } from './relay/quota';
 import { SqliteLedger } from './relay/sqliteLedger';
 import { scheduleChannelHealthChecks } from './relay/channelHealth';
 import { ensureRootUser, rootPasswordBanner } from './bootstrap';
@@ -69,6 +69,13 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   const db = opened.db.withPlugin(new WriteWatchPlugin(relayCache.noteWrite));
   const { dialect } = opened;
   await migrateToLatest(db);
+  if (opened.instanceLock) {
+    // alone on this SQLite file: whatever is still held belongs to requests a dead process never settled
+    const returned = await returnHeldQuota(db);
+    if (returned.users > 0) console.warn(`[switchboard] returned ${returned.quota} quota to ${returned.users} user(s), held by requests that a restart cut off`);
+  } else if (opened.dialect === 'sqlite' && opened.checkpointer) {
+    console.warn('[switchboard] another gateway process is using this SQLite file; use one process per file (PostgreSQL or MySQL for several)');
+  }
   const options = new OptionStore(db);
   await options.reload();
 
@@ -86,6 +93,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
       redis.disconnect();
       await opened.checkpointer?.stop();
       await db.destroy();
+      opened.instanceLock?.release();
       throw new Error(`cannot reach Redis at REDIS_CONN_STRING: ${(error as Error).message}`);
     }
   }
@@ -120,6 +128,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     await options.stopSync();
     await opened.checkpointer?.stop();
     await db.destroy();
+    opened.instanceLock?.release();
     if (redis) await redis.quit();
   });
 

@@ -18,6 +18,11 @@ export interface OpenedDatabase {
   sqlite?: SQLite.Database;
   /** SQLite files only: the worker that checkpoints the WAL; stop it before closing the database. */
   checkpointer?: Checkpointer;
+  /**
+   * SQLite files only: set when this process holds the file's instance lock, so
+   * no other live process relays on it (see holdInstanceLock); let go on close.
+   */
+  instanceLock?: { release(): void };
 }
 
 /** Opens the database; the PostgreSQL and MySQL drivers load only when configured (a SQLite gateway never pays for them). */
@@ -73,10 +78,33 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenedDataba
         database.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
         checkpointer = startCheckpointer(config.path, (message) => console.warn(`[switchboard] WAL checkpoint failed: ${message}`));
       }
+      const instanceLock = config.path !== ':memory:' && config.path !== '' ? holdInstanceLock(config.path) : undefined;
       cachePreparedStatements(database);
-      return { dialect: 'sqlite', sqlite: database, checkpointer, db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }) };
+      return { dialect: 'sqlite', sqlite: database, checkpointer, instanceLock, db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }) };
     }
   }
+}
+
+/**
+ * One gateway process per SQLite file is the rule, but nothing stops a second
+ * one. The first process takes an exclusive lock on `<file>.lock` (a tiny
+ * SQLite file of its own, locked with SQLite's own file locks, which the
+ * operating system drops when the process dies, however it dies) and keeps
+ * it while it runs; a process that finds it taken knows another one is live.
+ * Undefined when the lock is taken.
+ */
+function holdInstanceLock(path: string): { release(): void } | undefined {
+  const lock = new SQLite(`${path}.lock`, { timeout: 0 });
+  try {
+    // in EXCLUSIVE locking mode the lock of the first write transaction is kept until the connection closes
+    lock.pragma('locking_mode = EXCLUSIVE');
+    lock.exec('BEGIN EXCLUSIVE; COMMIT');
+  } catch (error) {
+    lock.close();
+    if ((error as { code?: string }).code === 'SQLITE_BUSY') return undefined;
+    throw error;
+  }
+  return { release: () => lock.close() };
 }
 
 const MAX_CACHED_STATEMENTS = 500;

@@ -2,8 +2,14 @@
 // reserve before the call (refused when the user or a limited token cannot
 // cover it), settle with the real charge after, release on failure. Balances
 // of limited tokens and of users never go below zero.
+//
+// What a reservation takes is also counted in held_quota, in the same UPDATE,
+// until its settlement or release takes it off again. So when a process dies
+// (a crash, kill -9, a power cut) with requests in flight, what they held is
+// still on record, and returnHeldQuota gives it back at the next start.
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/database';
+import { LogType } from '../../common/roles';
 import { insertLogs, type NewLog } from '../repositories/logs';
 
 export interface Reservation {
@@ -29,7 +35,7 @@ export async function reserveQuota(db: Kysely<Database>, reservation: Reservatio
 
 /** `quota -= amount` if the user has it; whether it did. */
 async function takeFromUser(db: Kysely<Database>, { userId, amount }: Reservation): Promise<boolean> {
-  const result = await sql`update users set quota = quota - ${amount} where id = ${userId} and quota >= ${amount}`.execute(db);
+  const result = await sql`update users set quota = quota - ${amount}, held_quota = held_quota + ${amount} where id = ${userId} and quota >= ${amount}`.execute(db);
   return Number(result.numAffectedRows ?? 0) === 1;
 }
 
@@ -38,9 +44,9 @@ async function takeFromUserAndToken(transaction: Kysely<Database>, reservation: 
   const { userId, tokenId, amount } = reservation;
   if (!(await takeFromUser(transaction, reservation))) return { ok: false, reason: 'user' };
   if (!reservation.limitedToken) return { ok: true };
-  const token = await sql`update tokens set remain_quota = remain_quota - ${amount} where id = ${tokenId} and remain_quota >= ${amount}`.execute(transaction);
+  const token = await sql`update tokens set remain_quota = remain_quota - ${amount}, held_quota = held_quota + ${amount} where id = ${tokenId} and remain_quota >= ${amount}`.execute(transaction);
   if (Number(token.numAffectedRows ?? 0) === 1) return { ok: true };
-  await sql`update users set quota = quota + ${amount} where id = ${userId}`.execute(transaction);
+  await sql`update users set quota = quota + ${amount}, held_quota = held_quota - ${amount} where id = ${userId}`.execute(transaction);
   return { ok: false, reason: 'token' };
 }
 
@@ -108,6 +114,7 @@ export async function settleQuota(db: Kysely<Database>, settlements: readonly Se
         .updateTable('users')
         .set((eb) => ({
           quota: settled('quota', user.refund, user.charge),
+          held_quota: eb('held_quota', '-', user.refund),
           used_quota: eb('used_quota', '+', user.charge),
           request_count: eb('request_count', '+', user.requests),
         }))
@@ -118,7 +125,7 @@ export async function settleQuota(db: Kysely<Database>, settlements: readonly Se
       await transaction
         .updateTable('tokens')
         .set((eb) => ({
-          ...(limited ? { remain_quota: settled('remain_quota', limited.refund, limited.charge) } : {}),
+          ...(limited ? { remain_quota: settled('remain_quota', limited.refund, limited.charge), held_quota: eb('held_quota', '-', limited.refund) } : {}),
           used_quota: eb('used_quota', '+', used),
         }))
         .where('id', '=', tokenId)
@@ -133,14 +140,61 @@ export async function settleQuota(db: Kysely<Database>, settlements: readonly Se
 export async function releaseQuota(db: Kysely<Database>, reservation: Reservation): Promise<void> {
   if (reservation.amount <= 0) return;
   const giveBackToUser = (executor: Kysely<Database>) =>
-    executor.updateTable('users').set((eb) => ({ quota: eb('quota', '+', reservation.amount) })).where('id', '=', reservation.userId).execute();
+    executor
+      .updateTable('users')
+      .set((eb) => ({ quota: eb('quota', '+', reservation.amount), held_quota: eb('held_quota', '-', reservation.amount) }))
+      .where('id', '=', reservation.userId)
+      .execute();
   if (!reservation.limitedToken) {
     await giveBackToUser(db);
     return;
   }
   await db.transaction().execute(async (transaction) => {
     await giveBackToUser(transaction);
-    await transaction.updateTable('tokens').set((eb) => ({ remain_quota: eb('remain_quota', '+', reservation.amount) })).where('id', '=', reservation.tokenId).execute();
+    await transaction
+      .updateTable('tokens')
+      .set((eb) => ({ remain_quota: eb('remain_quota', '+', reservation.amount), held_quota: eb('held_quota', '-', reservation.amount) }))
+      .where('id', '=', reservation.tokenId)
+      .execute();
+  });
+}
+
+/**
+ * Gives back what requests still held when the process serving them died:
+ * their reservations were committed, their settlements never came. Each user
+ * and limited token gets its held_quota back, and each user a system log
+ * saying so. Run at start, before any request is served, and only where no
+ * other live process relays on the same database (a SQLite file whose
+ * instance lock this process holds): another process's requests in flight
+ * hold quota too, and would be paid back twice.
+ */
+export async function returnHeldQuota(db: Kysely<Database>): Promise<{ users: number; quota: number }> {
+  return db.transaction().execute(async (transaction) => {
+    const held = await transaction.selectFrom('users').select(['id', 'username', 'held_quota']).where('held_quota', '>', 0).orderBy('id').execute();
+    await transaction
+      .updateTable('users')
+      .set((eb) => ({ quota: eb('quota', '+', eb.ref('held_quota')), held_quota: 0 }))
+      .where('held_quota', '>', 0)
+      .execute();
+    await transaction
+      .updateTable('tokens')
+      .set((eb) => ({ remain_quota: eb('remain_quota', '+', eb.ref('held_quota')), held_quota: 0 }))
+      .where('held_quota', '>', 0)
+      .execute();
+    // a held amount below zero would be a bookkeeping fault; start from zero rather than carry it on
+    await transaction.updateTable('users').set({ held_quota: 0 }).where('held_quota', '<', 0).execute();
+    await transaction.updateTable('tokens').set({ held_quota: 0 }).where('held_quota', '<', 0).execute();
+    await insertLogs(
+      transaction,
+      held.map((user) => ({
+        userId: Number(user.id),
+        username: user.username,
+        type: LogType.system,
+        content: `returned ${Number(user.held_quota)} quota held by requests that a restart cut off`,
+        quota: Number(user.held_quota),
+      })),
+    );
+    return { users: held.length, quota: held.reduce((sum, user) => sum + Number(user.held_quota), 0) };
   });
 }
 

@@ -62,17 +62,18 @@ export class SqliteLedger implements QuotaLedger {
     /** Kysely's ledger on the same database, for when a Kysely transaction is open. */
     private readonly fallback: QuotaLedger,
   ) {
-    this.takeFromUser = database.prepare('update users set quota = quota - ? where id = ? and quota >= ?');
-    this.takeFromToken = database.prepare('update tokens set remain_quota = remain_quota - ? where id = ? and remain_quota >= ?');
-    this.giveToUser = database.prepare('update users set quota = quota + ? where id = ?');
-    this.giveToToken = database.prepare('update tokens set remain_quota = remain_quota + ? where id = ?');
+    // held_quota counts what requests in flight hold, in the same UPDATE as the balance (see quota.ts)
+    this.takeFromUser = database.prepare('update users set quota = quota - ?, held_quota = held_quota + ? where id = ? and quota >= ?');
+    this.takeFromToken = database.prepare('update tokens set remain_quota = remain_quota - ?, held_quota = held_quota + ? where id = ? and remain_quota >= ?');
+    this.giveToUser = database.prepare('update users set quota = quota + ?, held_quota = held_quota - ? where id = ?');
+    this.giveToToken = database.prepare('update tokens set remain_quota = remain_quota + ?, held_quota = held_quota - ? where id = ?');
     // parameters are positional: binding by name costs about as much as the insert itself
-    // `column + refund - charge`, floored at zero: (refund, charge, refund, charge, ...)
+    // `column + refund - charge`, floored at zero, and the refund off held_quota: (refund, charge, refund, charge, refund, ...)
     this.settleUser = database.prepare(
-      'update users set quota = case when quota + ? >= ? then quota + ? - ? else 0 end, used_quota = used_quota + ?, request_count = request_count + ? where id = ?',
+      'update users set quota = case when quota + ? >= ? then quota + ? - ? else 0 end, held_quota = held_quota - ?, used_quota = used_quota + ?, request_count = request_count + ? where id = ?',
     );
     this.settleLimitedToken = database.prepare(
-      'update tokens set remain_quota = case when remain_quota + ? >= ? then remain_quota + ? - ? else 0 end, used_quota = used_quota + ? where id = ?',
+      'update tokens set remain_quota = case when remain_quota + ? >= ? then remain_quota + ? - ? else 0 end, held_quota = held_quota - ?, used_quota = used_quota + ? where id = ?',
     );
     this.settleUnlimitedToken = database.prepare('update tokens set used_quota = used_quota + ? where id = ?');
     this.settleChannel = database.prepare('update channels set used_quota = used_quota + ? where id = ?');
@@ -81,13 +82,13 @@ export class SqliteLedger implements QuotaLedger {
     this.takeAll = database.transaction((batch: readonly Queued[]) => batch.map((queued) => this.take(queued.reservation)));
     this.takeOne = database.transaction((reservation: Reservation) => this.take(reservation));
     this.giveBack = database.transaction(({ userId, tokenId, amount }: Reservation) => {
-      this.giveToUser.run(amount, userId);
-      this.giveToToken.run(amount, tokenId);
+      this.giveToUser.run(amount, amount, userId);
+      this.giveToToken.run(amount, amount, tokenId);
     });
     this.settleAll = database.transaction((totals: ReturnType<typeof settlementTotals>) => {
-      for (const [id, { refund, charge, requests }] of totals.users) this.settleUser.run(refund, charge, refund, charge, charge, requests, id);
+      for (const [id, { refund, charge, requests }] of totals.users) this.settleUser.run(refund, charge, refund, charge, refund, charge, requests, id);
       for (const { tokenId, used, limited } of totals.tokens) {
-        if (limited) this.settleLimitedToken.run(limited.refund, limited.charge, limited.refund, limited.charge, used, tokenId);
+        if (limited) this.settleLimitedToken.run(limited.refund, limited.charge, limited.refund, limited.charge, limited.refund, used, tokenId);
         else this.settleUnlimitedToken.run(used, tokenId);
       }
       for (const [id, charge] of totals.channels) this.settleChannel.run(charge, id);
@@ -172,9 +173,9 @@ export class SqliteLedger implements QuotaLedger {
 
   /** The user's part, then the token's; a token shortfall gives the user's part back. */
   private take({ userId, tokenId, limitedToken, amount }: Reservation): ReserveResult {
-    if (this.takeFromUser.run(amount, userId, amount).changes !== 1) return { ok: false, reason: 'user' };
-    if (!limitedToken || this.takeFromToken.run(amount, tokenId, amount).changes === 1) return OK;
-    this.giveToUser.run(amount, userId);
+    if (this.takeFromUser.run(amount, amount, userId, amount).changes !== 1) return { ok: false, reason: 'user' };
+    if (!limitedToken || this.takeFromToken.run(amount, amount, tokenId, amount).changes === 1) return OK;
+    this.giveToUser.run(amount, amount, userId);
     return { ok: false, reason: 'token' };
   }
 
@@ -183,7 +184,7 @@ export class SqliteLedger implements QuotaLedger {
     if (this.held) await this.unheld();
     if (!this.free) return this.fallback.release(reservation);
     if (reservation.limitedToken) this.giveBack(reservation);
-    else this.giveToUser.run(reservation.amount, reservation.userId);
+    else this.giveToUser.run(reservation.amount, reservation.amount, reservation.userId);
   }
 
   async settle(settlements: readonly Settlement[]): Promise<void> {

@@ -11,6 +11,8 @@ export interface TokensTable {
   /** Unix seconds; -1 means never. */
   expired_time: number;
   remain_quota: number;
+  /** Reserved by requests in flight (already taken off remain_quota), for a limited token. */
+  held_quota: Generated<number>;
   unlimited_quota: number;
   used_quota: number;
   /** Comma-separated model allowlist; null or empty allows every model. */

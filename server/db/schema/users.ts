@@ -14,6 +14,8 @@ export interface UsersTable {
   access_token_hash: string | null;
   quota: number;
   used_quota: number;
+  /** Reserved by requests in flight (already taken off quota); what a crash leaves here is given back at start. */
+  held_quota: Generated<number>;
   request_count: number;
   group: string;
   aff_code: string | null;

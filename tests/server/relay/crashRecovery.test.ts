@@ -1,0 +1,172 @@
+// A gateway killed outright (kill -9) in the middle of a streamed request: the
+// reservation was committed, the settlement never came. The next start on the
+// same SQLite file gives the user and the token back what that request held,
+// and says so in the user's log. A second process started next to a live one
+// gives nothing back: the live one's requests still hold their quota.
+import Database from 'better-sqlite3';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LogType } from '../../../common/roles';
+import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEmulator';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const ROOT_PASSWORD = 'crash-recovery-root-password';
+
+interface Gateway {
+  baseUrl: string;
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+async function startGateway(databasePath: string, consoleDir: string): Promise<Gateway> {
+  const port = await freePort();
+  let log = '';
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), HOST: '127.0.0.1', SQLITE_PATH: databasePath, CONSOLE_DIR: consoleDir, INITIAL_ROOT_PASSWORD: ROOT_PASSWORD, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+  const deadline = Date.now() + 60_000;
+  while (!log.includes('[switchboard] gateway and console on')) {
+    if (child.exitCode !== null) throw new Error(`the gateway exited (${child.exitCode}):\n${log}`);
+    if (Date.now() > deadline) throw new Error(`the gateway did not start:\n${log}`);
+    await new Promise((wake) => setTimeout(wake, 50));
+  }
+  return { baseUrl: `http://127.0.0.1:${port}`, child, output: () => log, exited };
+}
+
+async function stopGateway(gateway: Gateway, signal: NodeJS.Signals): Promise<void> {
+  if (gateway.child.exitCode === null && gateway.child.signalCode === null) gateway.child.kill(signal);
+  await gateway.exited;
+}
+
+describe('a gateway killed mid-request', () => {
+  let dataDir: string;
+  let databasePath: string;
+  let emulator: OpenAIEmulator;
+  let reader: Database.Database;
+  const running: Gateway[] = [];
+  let tokenKey = '';
+  let tokenId = 0;
+
+  /** Balances as the database has them, read through a connection of the test's own. */
+  const balances = () => {
+    const user = reader.prepare('select quota, held_quota from users where id = 1').get() as { quota: number; held_quota: number };
+    const token = reader.prepare('select remain_quota, held_quota from tokens where id = ?').get(tokenId) as { remain_quota: number; held_quota: number };
+    return { quota: user.quota, userHeld: user.held_quota, remain: token.remain_quota, tokenHeld: token.held_quota };
+  };
+  const systemLogs = () => reader.prepare('select user_id, quota, content from logs where type = ? order by id').all(LogType.system) as Array<{ user_id: number; quota: number; content: string }>;
+
+  /** Starts a long streamed request and resolves once its first chunk arrived (so its reservation is committed). */
+  const startLongStream = async (gateway: Gateway) => {
+    const controller = new AbortController();
+    const response = await fetch(`${gateway.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer sk-${tokenKey}` },
+      body: JSON.stringify({ model: 'gpt-3.5-turbo', stream: true, max_tokens: 400, emulator: { chunks: 200, delay_ms: 50 }, messages: [{ role: 'user', content: 'a long story, please' }] }),
+      signal: controller.signal,
+    });
+    expect(response.status).toBe(200);
+    const stream = response.body!.getReader();
+    await stream.read();
+    return () => {
+      controller.abort();
+      return stream.closed.catch(() => undefined);
+    };
+  };
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'switchboard-crash-'));
+    databasePath = join(dataDir, 'switchboard.db');
+    emulator = await startOpenAIEmulator({ record: false });
+    const first = await startGateway(databasePath, dataDir);
+    running.push(first);
+    const login = await fetch(`${first.baseUrl}/api/user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'root', password: ROOT_PASSWORD }) });
+    const cookie = String(login.headers.get('set-cookie')).split(';')[0];
+    const admin = async (path: string, body: unknown) => {
+      const response = await fetch(`${first.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify(body) });
+      const json = (await response.json()) as { success: boolean; message: string; data: any };
+      if (!json.success) throw new Error(`${path}: ${json.message}`);
+      return json.data;
+    };
+    await admin('/api/channel/', { name: 'emulator', type: 8, key: 'sk-good', base_url: emulator.baseUrl, models: 'gpt-3.5-turbo' });
+    const token = await admin('/api/token/', { name: 'crash', remain_quota: 1_000_000 });
+    tokenKey = token.key;
+    tokenId = Number(token.id);
+    reader = new Database(databasePath, { readonly: true });
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(running.map((gateway) => stopGateway(gateway, 'SIGKILL')));
+    reader?.close();
+    await emulator?.close();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('gives back what the cut-off request held on the next start, and logs it', async () => {
+    const before = balances();
+    expect(before).toMatchObject({ userHeld: 0, tokenHeld: 0 });
+    const stopStream = await startLongStream(running[0]);
+    const during = balances();
+    expect(during.userHeld).toBeGreaterThan(0);
+    expect(during.tokenHeld).toBe(during.userHeld);
+    expect(during.quota).toBe(before.quota - during.userHeld);
+    expect(during.remain).toBe(before.remain - during.tokenHeld);
+
+    await stopGateway(running.shift()!, 'SIGKILL');
+    await stopStream();
+    // the killed process settled nothing: the reservation is still taken
+    expect(balances()).toEqual(during);
+
+    const restarted = await startGateway(databasePath, dataDir);
+    running.push(restarted);
+    expect(restarted.output()).toContain(`returned ${during.userHeld} quota to 1 user(s)`);
+    expect(balances()).toEqual(before);
+    expect(systemLogs().at(-1)).toEqual({ user_id: 1, quota: during.userHeld, content: `returned ${during.userHeld} quota held by requests that a restart cut off` });
+  }, 120_000);
+
+  it('gives nothing back when another process on the same file is live', async () => {
+    const live = running[0];
+    const before = balances();
+    const logsBefore = systemLogs().length;
+    const stopStream = await startLongStream(live);
+    const during = balances();
+    expect(during.userHeld).toBeGreaterThan(0);
+
+    const second = await startGateway(databasePath, dataDir);
+    running.push(second);
+    expect(second.output()).toContain('another gateway process is using this SQLite file');
+    expect(balances()).toEqual(during);
+    expect(systemLogs()).toHaveLength(logsBefore);
+    await stopGateway(running.pop()!, 'SIGTERM');
+
+    // the live process still settles its own request: the client leaves, it bills what was streamed
+    await stopStream();
+    const deadline = Date.now() + 10_000;
+    while (balances().userHeld !== 0 && Date.now() < deadline) await new Promise((wake) => setTimeout(wake, 50));
+    const after = balances();
+    expect(after).toMatchObject({ userHeld: 0, tokenHeld: 0 });
+    expect(after.quota).toBeLessThan(before.quota);
+    expect(after.quota).toBeGreaterThan(during.quota);
+  }, 120_000);
+});
