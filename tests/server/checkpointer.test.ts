@@ -2,9 +2,9 @@
 // commit of the gateway's own connection (that was a stall of milliseconds on
 // the event loop every few seconds under load).
 import { sql } from 'kysely';
-import { mkdtempSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LogType } from '../../common/roles';
 import SQLite from 'better-sqlite3';
@@ -27,6 +27,7 @@ describe('WAL checkpoints', () => {
       expect(statSync(file).size).toBeGreaterThan(before + 1_500_000);
     } finally {
       await app.close();
+      rmSync(dirname(file), { recursive: true, force: true });
     }
   });
 
@@ -57,6 +58,7 @@ describe('WAL checkpoints', () => {
       }
     } finally {
       await app.close();
+      rmSync(dirname(file), { recursive: true, force: true });
     }
   });
 });

@@ -1,15 +1,16 @@
 // The built console is served with an SPA fallback on the spec's real paths;
 // unknown API paths get JSON 404s; trailing slashes are optional.
 import type { FastifyInstance } from 'fastify';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../support/app';
 
 let app: FastifyInstance;
+let consoleDir: string;
 beforeAll(async () => {
-  const consoleDir = mkdtempSync(join(tmpdir(), 'switchboard-console-'));
+  consoleDir = mkdtempSync(join(tmpdir(), 'switchboard-console-'));
   writeFileSync(join(consoleDir, 'index.html'), '<!doctype html><title>Switchboard console</title>');
   mkdirSync(join(consoleDir, 'assets'));
   writeFileSync(join(consoleDir, 'assets', 'app-abc123.js'), 'console.log(1)');
@@ -17,6 +18,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app.close();
+  rmSync(consoleDir, { recursive: true, force: true });
 });
 
 describe('console and fallbacks', () => {

@@ -2,7 +2,6 @@
 // a fixed root password, and helpers to sign in and call it with cookies.
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../../server/app';
@@ -17,7 +16,8 @@ export function testConfig(overrides: Partial<Config> = {}, database: DatabaseCo
     database,
     sessionSecret: randomBytes(32),
     initialRootPassword: ROOT_PASSWORD,
-    consoleDir: mkdtempSync(join(tmpdir(), 'switchboard-no-console-')),
+    // a folder that is never made: no console to serve (the app then answers 503 for its pages)
+    consoleDir: join(tmpdir(), 'switchboard-tests-no-console'),
     trustProxy: false,
     logLevel: 'silent',
     turnstileVerifyUrl: 'http://127.0.0.1:9/unused',

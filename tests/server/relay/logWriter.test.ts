@@ -4,9 +4,9 @@
 // settlements and flushes the queue.
 import Sqlite from 'better-sqlite3';
 import type { FastifyBaseLogger } from 'fastify';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogType } from '../../../common/roles';
 import { LogWriter } from '../../../server/relay/logWriter';
@@ -92,6 +92,7 @@ describe('shutting the gateway down', () => {
       expect(logs.quota).toBe(user.used_quota);
     } finally {
       sqlite.close();
+      rmSync(dirname(file), { recursive: true, force: true });
     }
   });
 });
