@@ -96,7 +96,9 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenedDataba
 function holdInstanceLock(path: string): { release(): void } | undefined {
   const lock = new SQLite(`${path}.lock`, { timeout: 0 });
   try {
-    // in EXCLUSIVE locking mode the lock of the first write transaction is kept until the connection closes
+    // in EXCLUSIVE locking mode the lock of the first write transaction is kept until the connection closes;
+    // the file holds no data, so no journal file of its own either
+    lock.pragma('journal_mode = MEMORY');
     lock.pragma('locking_mode = EXCLUSIVE');
     lock.exec('BEGIN EXCLUSIVE; COMMIT');
   } catch (error) {

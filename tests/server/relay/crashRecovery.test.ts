@@ -5,7 +5,7 @@
 // gives nothing back: the live one's requests still hold their quota.
 import Database from 'better-sqlite3';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -143,6 +143,8 @@ describe('a gateway killed mid-request', () => {
     expect(restarted.output()).toContain(`returned ${during.userHeld} quota to 1 user(s)`);
     expect(balances()).toEqual(before);
     expect(systemLogs().at(-1)).toEqual({ user_id: 1, quota: during.userHeld, content: `returned ${during.userHeld} quota held by requests that a restart cut off` });
+    // the instance lock is one small file beside the database, with no journal of its own
+    expect(readdirSync(dataDir).filter((name) => name.includes('.lock'))).toEqual(['switchboard.db.lock']);
   }, 120_000);
 
   it('gives nothing back when another process on the same file is live', async () => {
