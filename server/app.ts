@@ -73,8 +73,6 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     // alone on this SQLite file: whatever is still held belongs to requests a dead process never settled
     const returned = await returnHeldQuota(db);
     if (returned.users > 0) console.warn(`[switchboard] returned ${returned.quota} quota to ${returned.users} user(s), held by requests that a restart cut off`);
-  } else if (opened.dialect === 'sqlite' && opened.checkpointer) {
-    console.warn('[switchboard] another gateway process is using this SQLite file; use one process per file (PostgreSQL or MySQL for several)');
   }
   const options = new OptionStore(db);
   await options.reload();

@@ -90,8 +90,8 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenedDataba
  * one. The first process takes an exclusive lock on `<file>.lock` (a tiny
  * SQLite file of its own, locked with SQLite's own file locks, which the
  * operating system drops when the process dies, however it dies) and keeps
- * it while it runs; a process that finds it taken knows another one is live.
- * Undefined when the lock is taken.
+ * it while it runs; a process that finds it taken knows another one is live,
+ * says so, and gets undefined.
  */
 function holdInstanceLock(path: string): { release(): void } | undefined {
   const lock = new SQLite(`${path}.lock`, { timeout: 0 });
@@ -103,8 +103,9 @@ function holdInstanceLock(path: string): { release(): void } | undefined {
     lock.exec('BEGIN EXCLUSIVE; COMMIT');
   } catch (error) {
     lock.close();
-    if ((error as { code?: string }).code === 'SQLITE_BUSY') return undefined;
-    throw error;
+    if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
+    console.warn('[switchboard] another gateway process is using this SQLite file; use one process per file (PostgreSQL or MySQL for several)');
+    return undefined;
   }
   return { release: () => lock.close() };
 }

@@ -6,15 +6,13 @@
 import Database from 'better-sqlite3';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogType } from '../../../common/roles';
+import { freePort, repoRoot } from '../../e2e/support/gateway';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEmulator';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const ROOT_PASSWORD = 'crash-recovery-root-password';
 
 interface Gateway {
@@ -22,17 +20,6 @@ interface Gateway {
   child: ChildProcess;
   output(): string;
   exited: Promise<number | null>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 async function startGateway(databasePath: string, consoleDir: string): Promise<Gateway> {
