@@ -35,6 +35,7 @@ import { scheduleChannelHealthChecks } from './relay/channelHealth';
 import { ensureRootUser, rootPasswordBanner } from './bootstrap';
 import { WriteWatchPlugin } from './db/writeWatch';
 import { RelayCache } from './relay/relayCache';
+import { configureUpstreams } from './relay/upstream';
 
 const BODY_LIMIT = 32 * 1024 * 1024;
 
@@ -64,6 +65,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     closing = true;
   });
 
+  configureUpstreams(config.upstream ?? {});
   const relayCache = new RelayCache();
   const opened = await openDatabase(config.database);
   const db = opened.db.withPlugin(new WriteWatchPlugin(relayCache.noteWrite));

@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_RATE_LIMITS, type RateLimitConfig } from './plugins/rateLimit';
 import { DEFAULT_TURNSTILE_VERIFY_URL } from './plugins/turnstile';
+import { DEFAULT_UPSTREAM_SETTINGS, type UpstreamSettings } from './relay/upstream';
 
 /** one-api's releases: Switchboard reports their version (v0.5.3) and follows their tags. */
 export const DEFAULT_RELEASE_CHECK_URL = 'https://api.github.com/repos/songquanpeng/one-api/releases/latest';
@@ -41,7 +42,13 @@ export interface Config {
   optionSyncSeconds?: number;
   /** Where the update check reads the latest release (a GitHub "latest release" API answer). */
   releaseCheckUrl?: string;
+  /** Connections, timeouts and the wait for a free connection, per upstream origin (defaults: DEFAULT_UPSTREAM_SETTINGS). */
+  upstream?: Partial<UpstreamSettings>;
+  /** How long SIGTERM lets open requests and streams run before it cuts (and bills) them; default 60. */
+  shutdownGraceSeconds?: number;
 }
+
+export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 60;
 
 export function databaseFromEnv(env: NodeJS.ProcessEnv, dataDir: string): DatabaseConfig {
   const dsn = env.SQL_DSN?.trim();
@@ -75,6 +82,15 @@ function wholeNumberFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: numb
   return value;
 }
 
+/** A positive duration, possibly fractional (tests use short ones). */
+function durationFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got ${raw}`);
+  return value;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const sqlitePath = env.SQLITE_PATH?.trim();
   const dataDir = env.DATA_DIR?.trim()
@@ -100,6 +116,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     channelRetestIntervalSeconds: wholeNumberFromEnv(env, 'CHANNEL_RETEST_INTERVAL', 300),
     optionSyncSeconds: wholeNumberFromEnv(env, 'SYNC_FREQUENCY', DEFAULT_OPTION_SYNC_SECONDS),
     releaseCheckUrl: env.RELEASE_CHECK_URL?.trim() || DEFAULT_RELEASE_CHECK_URL,
+    shutdownGraceSeconds: wholeNumberFromEnv(env, 'SHUTDOWN_GRACE_SECONDS', DEFAULT_SHUTDOWN_GRACE_SECONDS),
+    upstream: {
+      maxConnections: Math.max(1, wholeNumberFromEnv(env, 'UPSTREAM_MAX_CONNECTIONS', DEFAULT_UPSTREAM_SETTINGS.maxConnections)),
+      connectTimeoutMs: Math.round(durationFromEnv(env, 'UPSTREAM_CONNECT_TIMEOUT_SECONDS', DEFAULT_UPSTREAM_SETTINGS.connectTimeoutMs / 1000) * 1000),
+      firstByteTimeoutMs: Math.round(durationFromEnv(env, 'UPSTREAM_FIRST_BYTE_TIMEOUT_SECONDS', DEFAULT_UPSTREAM_SETTINGS.firstByteTimeoutMs / 1000) * 1000),
+      idleTimeoutMs: Math.round(durationFromEnv(env, 'UPSTREAM_IDLE_TIMEOUT_SECONDS', DEFAULT_UPSTREAM_SETTINGS.idleTimeoutMs / 1000) * 1000),
+      queueTimeoutMs: wholeNumberFromEnv(env, 'UPSTREAM_QUEUE_TIMEOUT_MS', DEFAULT_UPSTREAM_SETTINGS.queueTimeoutMs),
+    },
     rateLimits: {
       critical: { ...DEFAULT_RATE_LIMITS.critical, max: wholeNumberFromEnv(env, 'CRITICAL_RATE_LIMIT', DEFAULT_RATE_LIMITS.critical.max) },
       topUp: { ...DEFAULT_RATE_LIMITS.topUp, max: wholeNumberFromEnv(env, 'TOPUP_RATE_LIMIT', DEFAULT_RATE_LIMITS.topUp.max) },

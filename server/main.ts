@@ -1,22 +1,47 @@
 // Process entry: configuration, listening, and a graceful stop on SIGTERM/SIGINT.
 import { buildApp } from './app';
-import { loadConfig } from './config';
+import { DEFAULT_SHUTDOWN_GRACE_SECONDS, loadConfig } from './config';
+import { relayRegistry } from './relay/inflight';
 
 const config = loadConfig();
 const app = await buildApp(config, { logger: { level: config.logLevel } });
 
+/** After the grace, how long cut requests get to settle and close before the connections left are dropped. */
+const CUT_SETTLE_MS = 2_000;
+/** After that, the longest the database flush may take before the process gives up. */
+const FLUSH_LIMIT_MS = 30_000;
+
+// A stop that cut streams at a fixed 10 s used to leave them unbilled. Now:
+// no new requests (Fastify answers 503 and the listening socket closes), the
+// requests in flight run for the grace, then the rest are cut (a stream is
+// billed for what it delivered, marked estimated; a call still waiting is
+// aborted and its reservation released), and app.close() writes every
+// settlement and log before it closes the database.
 let stopping = false;
 async function stop(signal: string) {
   if (stopping) return;
   stopping = true;
-  app.log.info(`${signal} received, shutting down`);
+  const graceMs = (config.shutdownGraceSeconds ?? DEFAULT_SHUTDOWN_GRACE_SECONDS) * 1000;
+  const registry = relayRegistry(app);
+  app.log.warn(`${signal} received: refusing new requests, ${registry.size} relayed request(s) in flight get ${graceMs / 1000} s to finish`);
+  // keep-alive connections that fall idle during the grace are closed as they do
+  const sweep = setInterval(() => app.server.closeIdleConnections(), 200);
+  sweep.unref();
+  const cut = setTimeout(() => {
+    const count = registry.cutAll();
+    if (count > 0) app.log.warn(`shutdown grace over: cut ${count} relayed request(s), billed for what they delivered`);
+    setTimeout(() => app.server.closeAllConnections(), CUT_SETTLE_MS).unref();
+  }, graceMs);
+  cut.unref();
   const forced = setTimeout(() => {
-    app.log.error('shutdown took longer than 10 s, exiting');
+    app.log.error('shutdown could not flush in time, exiting');
     process.exit(1);
-  }, 10_000);
+  }, graceMs + CUT_SETTLE_MS + FLUSH_LIMIT_MS);
   forced.unref();
   try {
     await app.close();
+    clearTimeout(cut);
+    clearInterval(sweep);
     process.exit(0);
   } catch (error) {
     app.log.error(error);

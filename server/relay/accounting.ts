@@ -12,6 +12,7 @@ import { isRelayError, relayError, sendRelayError, type RelayError } from './err
 import type { Reservation } from './quota';
 import { remindIfLow } from './quotaReminder';
 import { authenticateRelay, type RelayCaller } from './tokenAuth';
+import { relayRegistry } from './inflight';
 import { DisconnectSignal } from './upstream';
 
 export interface Admission {
@@ -145,10 +146,17 @@ export function settleLater(app: FastifyInstance, bookkeeping: Bookkeeping, admi
   }
 }
 
-/** Aborts the upstream call when the client goes away before the answer is complete. */
-export function abortOnDisconnect(raw: ServerResponse): DisconnectSignal {
+/**
+ * Aborts the upstream call when the client goes away before the answer is
+ * complete; the call is known to the node's registry until then, so a
+ * shutdown can cut it at the end of its grace.
+ */
+export function abortOnDisconnect(app: FastifyInstance, raw: ServerResponse): DisconnectSignal {
   const signal = new DisconnectSignal();
+  const registry = relayRegistry(app);
+  registry.add(signal);
   raw.on('close', () => {
+    registry.delete(signal);
     if (!raw.writableFinished) signal.abort();
   });
   return signal;

@@ -17,7 +17,7 @@ import { disableChannelAutomatically, parseUpstreamFailure, provesDeadKey, type 
 import { selectChannel, type RoutedChannel } from './channelSelect';
 import { relayError, upstreamRelayError, type RelayError } from './errors';
 import type { RelayCaller } from './tokenAuth';
-import { AnswerBrokeOff, callUpstream, joinChunks, poolFor, type DisconnectSignal, type UpstreamResponse } from './upstream';
+import { AnswerBrokeOff, callUpstream, isUpstreamTimeout, joinChunks, poolFor, UpstreamBusy, type DisconnectSignal, type UpstreamResponse } from './upstream';
 
 export interface UpstreamRequest {
   /** The model the client asked for: it routes, and channels may map it. */
@@ -102,7 +102,11 @@ const ERROR_KEY = Buffer.from('"error"');
 /** The whole body of an answer (at once when it was read already); an upstream that breaks off mid-body is a 502, so the caller can release. */
 export function answerBytes(answer: UpstreamAnswer): Buffer | Promise<Buffer | RelayError> {
   if (answer.json) return answer.json.bytes;
-  return readAll(answer.response.stream!).catch((error: Error) => relayError(502, `the upstream answer broke off: ${error.message}`, 'upstream_unreachable', 'server_error'));
+  return readAll(answer.response.stream!).catch((error: Error) =>
+    isUpstreamTimeout(error)
+      ? relayError(504, `the upstream answer stalled: ${error.message}`, 'upstream_timeout', 'server_error')
+      : relayError(502, `the upstream answer broke off: ${error.message}`, 'upstream_unreachable', 'server_error'),
+  );
 }
 
 /** The model a channel expects: its model_mapping entry, else the requested name. */
@@ -157,6 +161,21 @@ function upstreamHeaders(channel: RoutedChannel, headers: Record<string, string>
   return merged;
 }
 
+/** A call the shutdown cut before its answer came: nothing is charged, and the client hears why. */
+const SHUTTING_DOWN = relayError(503, 'the gateway is shutting down; please retry', 'shutting_down', 'server_error');
+
+/** What the client hears when no upstream answered, by the last failure. */
+function unansweredError(error: unknown): RelayError {
+  if (error instanceof UpstreamBusy) return relayError(503, `the upstream is busy: ${error.message}`, 'upstream_busy', 'server_error');
+  if (error instanceof AnswerBrokeOff) {
+    return error.timedOut
+      ? relayError(504, `the upstream answer stalled: ${error.message}`, 'upstream_timeout', 'server_error')
+      : relayError(502, `the upstream answer broke off: ${error.message}`, 'upstream_unreachable', 'server_error');
+  }
+  if (isUpstreamTimeout(error)) return relayError(504, `the upstream timed out: ${(error as Error).message}`, 'upstream_timeout', 'server_error');
+  return relayError(502, `the upstream could not be reached: ${(error as Error).message}`, 'upstream_unreachable', 'server_error');
+}
+
 /** A 200 carrying an error object is a failure; give it the status OpenAI would have used. */
 function statusOfErrorInOkBody(failure: UpstreamFailure): number {
   const code = String(failure.code ?? '');
@@ -190,11 +209,9 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
         request.signal,
       );
     } catch (error) {
-      if (request.signal.aborted) return { outcome: 'aborted' };
-      lastError =
-        error instanceof AnswerBrokeOff
-          ? relayError(502, `the upstream answer broke off: ${error.message}`, 'upstream_unreachable', 'server_error')
-          : relayError(502, `the upstream could not be reached: ${(error as Error).message}`, 'upstream_unreachable', 'server_error');
+      if (request.signal.aborted) return request.signal.byGateway ? { outcome: 'failed', error: SHUTTING_DOWN } : { outcome: 'aborted' };
+      // nothing reached the client yet: each of these is the channel's failure, so the next channel may answer
+      lastError = unansweredError(error);
       continue;
     }
 

@@ -13,12 +13,101 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import { Pool } from 'undici';
 
-const pools = new Map<string, Pool>();
+/** How the relay talks to upstreams; set once per process from the configuration (configureUpstreams). */
+export interface UpstreamSettings {
+  /** Connections per origin, and so calls in flight per origin. */
+  maxConnections: number;
+  connectTimeoutMs: number;
+  /** Until the answer's headers: its first byte. */
+  firstByteTimeoutMs: number;
+  /** Between two pieces of the body. */
+  idleTimeoutMs: number;
+  /** How long a call waits for a free connection before it is refused with UpstreamBusy. */
+  queueTimeoutMs: number;
+}
 
-export function poolFor(origin: string): Pool {
+export const DEFAULT_UPSTREAM_SETTINGS: Readonly<UpstreamSettings> = {
+  maxConnections: 256,
+  connectTimeoutMs: 10_000,
+  firstByteTimeoutMs: 120_000,
+  idleTimeoutMs: 60_000,
+  queueTimeoutMs: 1_000,
+};
+
+let settings: UpstreamSettings = { ...DEFAULT_UPSTREAM_SETTINGS };
+
+/** Applies to pools made from now on (the app calls it before any request). */
+export function configureUpstreams(next: Partial<UpstreamSettings>): void {
+  settings = { ...DEFAULT_UPSTREAM_SETTINGS, ...next };
+}
+
+/**
+ * One pool per origin, with the calls it carries counted. undici would queue
+ * calls past its connections without bound (1,000 streams of one token made
+ * everyone else wait 86 s); instead a call past maxConnections waits here, in
+ * order, at most queueTimeoutMs, and then fails with UpstreamBusy so dispatch
+ * can try another channel. Only a call that has to wait gets a timer.
+ */
+export class OriginPool {
+  readonly pool: Pool;
+  inFlight = 0;
+  private readonly waiting: UpstreamHandler[] = [];
+
+  constructor(
+    origin: string,
+    readonly limit: number,
+    private readonly queueTimeoutMs: number,
+    connectTimeoutMs: number,
+    firstByteTimeoutMs: number,
+    idleTimeoutMs: number,
+  ) {
+    this.pool = new Pool(origin, {
+      connections: limit,
+      keepAliveTimeout: 30_000,
+      connect: { timeout: connectTimeoutMs },
+      headersTimeout: firstByteTimeoutMs,
+      bodyTimeout: idleTimeoutMs,
+    });
+  }
+
+  /** Sends the call now if a connection is free, else queues it (bounded in time). */
+  enter(handler: UpstreamHandler): void {
+    if (this.inFlight < this.limit && this.waiting.length === 0) {
+      this.inFlight += 1;
+      handler.send();
+      return;
+    }
+    this.waiting.push(handler);
+    handler.waitAtMost(this.queueTimeoutMs);
+  }
+
+  /** A call ended (or gave up waiting): its place goes to the next one waiting. */
+  leave(): void {
+    this.inFlight -= 1;
+    this.next();
+  }
+
+  /** Takes a call that no longer waits (timed out, or its client left) out of the queue. */
+  forget(handler: UpstreamHandler): void {
+    const index = this.waiting.indexOf(handler);
+    if (index !== -1) this.waiting.splice(index, 1);
+  }
+
+  private next(): void {
+    while (this.inFlight < this.limit && this.waiting.length > 0) {
+      const handler = this.waiting.shift()!;
+      this.inFlight += 1;
+      handler.send();
+    }
+  }
+}
+
+const pools = new Map<string, OriginPool>();
+
+export function poolFor(origin: string): OriginPool {
   let pool = pools.get(origin);
   if (!pool) {
-    pool = new Pool(origin, { connections: 256, keepAliveTimeout: 30_000, headersTimeout: 300_000, bodyTimeout: 300_000 });
+    pool = new OriginPool(origin, settings.maxConnections, settings.queueTimeoutMs, settings.connectTimeoutMs, settings.firstByteTimeoutMs, settings.idleTimeoutMs);
     pools.set(origin, pool);
   }
   return pool;
@@ -27,7 +116,16 @@ export function poolFor(origin: string): Pool {
 export async function closePools(): Promise<void> {
   const all = [...pools.values()];
   pools.clear();
-  await Promise.all(all.map((pool) => pool.close()));
+  await Promise.all(all.map((origin) => origin.pool.close()));
+}
+
+/** No connection to the upstream came free within UPSTREAM_QUEUE_TIMEOUT_MS: nothing was sent. */
+export class UpstreamBusy extends Error {}
+
+/** A timeout of undici's (connect, first byte, idle body), by its error code. */
+export function isUpstreamTimeout(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
 }
 
 /**
@@ -40,10 +138,13 @@ export class DisconnectSignal {
   reason: Error | undefined;
   private listener: (() => void) | undefined;
 
-  abort(): void {
+  /** True when the gateway, not the client, ended the call (shutdown). */
+  byGateway = false;
+
+  abort(reason?: Error): void {
     if (this.aborted) return;
     this.aborted = true;
-    this.reason = new Error('the client went away');
+    this.reason = reason ?? new Error('the client went away');
     const listener = this.listener;
     this.listener = undefined;
     listener?.();
@@ -84,7 +185,14 @@ export function joinChunks(chunks: readonly Buffer[], size: number): Buffer {
 }
 
 /** The call failed after the answer had begun: the upstream was reached, its answer broke off. */
-export class AnswerBrokeOff extends Error {}
+export class AnswerBrokeOff extends Error {
+  constructor(
+    message: string,
+    readonly timedOut = false,
+  ) {
+    super(message);
+  }
+}
 
 /** Lower-case names; repeated headers become arrays, as Node's own parser gives them. */
 function parseHeaders(raw: Buffer[]): IncomingHttpHeaders {
@@ -128,13 +236,56 @@ class UpstreamHandler {
   /** What the reader said to the last chunk handed on: false asks the upstream to pause. */
   private wantsMore = true;
   private readonly handOn = () => this.handOnArrived();
+  /** 0 before the call has a place in its pool, 1 while it holds one, 2 once it gave it back. */
+  private place = 0;
+  private waitTimer: NodeJS.Timeout | undefined;
 
   constructor(
+    private readonly origin: OriginPool,
+    private readonly call: UpstreamCall,
     private readonly signal: DisconnectSignal,
     private readonly resolve: (response: UpstreamResponse) => void,
     private readonly reject: (error: Error) => void,
   ) {
-    signal.onAbort(() => this.abortCall?.(signal.reason!));
+    signal.onAbort(() => {
+      if (this.place === 0) this.stopWaiting(signal.reason!);
+      else this.abortCall?.(signal.reason!);
+    });
+  }
+
+  /** Dispatches the call on a place the pool gave it. */
+  send(): void {
+    this.place = 1;
+    if (this.waitTimer) {
+      clearTimeout(this.waitTimer);
+      this.waitTimer = undefined;
+    }
+    try {
+      this.origin.pool.dispatch({ method: 'POST', path: this.call.path, headers: this.call.headers, body: this.call.body }, this as never);
+    } catch (error) {
+      this.onError(error as Error);
+    }
+  }
+
+  waitAtMost(ms: number): void {
+    this.waitTimer = setTimeout(() => this.stopWaiting(new UpstreamBusy(`no connection to the upstream came free within ${ms} ms`)), ms);
+  }
+
+  private stopWaiting(error: Error): void {
+    if (this.place !== 0) return;
+    this.place = 2;
+    if (this.waitTimer) clearTimeout(this.waitTimer);
+    this.waitTimer = undefined;
+    this.origin.forget(this);
+    this.signal.onAbort(undefined);
+    this.answered = true;
+    this.reject(error);
+  }
+
+  private givePlaceBack(): void {
+    if (this.place !== 1) return;
+    this.place = 2;
+    this.origin.leave();
   }
 
   onConnect(abort: (error: Error) => void): void {
@@ -199,6 +350,7 @@ class UpstreamHandler {
 
   onComplete(): void {
     this.finished = true;
+    this.givePlaceBack();
     this.signal.onAbort(undefined);
     if (this.chunks) {
       this.response!.bytes = joinChunks(this.chunks, this.size);
@@ -212,10 +364,11 @@ class UpstreamHandler {
 
   onError(error: Error): void {
     this.finished = true;
+    this.givePlaceBack();
     this.signal.onAbort(undefined);
     if (!this.answered) {
       this.answered = true;
-      this.reject(this.response ? new AnswerBrokeOff(error.message) : error);
+      this.reject(this.response ? new AnswerBrokeOff(error.message, isUpstreamTimeout(error)) : error);
     } else {
       // what arrived before the break still reaches the reader (and is billed), then the error
       this.handOnArrived();
@@ -239,16 +392,12 @@ export interface UpstreamCall {
 /**
  * POSTs to an upstream. Resolves once the answer is read whole (error statuses,
  * JSON) or has begun (anything else, as `stream`); rejects when the upstream
- * cannot be reached, breaks off before the answer is whole (AnswerBrokeOff), or
- * the signal aborts the call.
+ * cannot be reached, breaks off before the answer is whole (AnswerBrokeOff),
+ * no connection comes free in time (UpstreamBusy), or the signal aborts the call.
  */
-export function callUpstream(pool: Pool, call: UpstreamCall, signal: DisconnectSignal): Promise<UpstreamResponse> {
+export function callUpstream(origin: OriginPool, call: UpstreamCall, signal: DisconnectSignal): Promise<UpstreamResponse> {
   return new Promise((resolve, reject) => {
-    const handler = new UpstreamHandler(signal, resolve, reject);
-    try {
-      pool.dispatch({ method: 'POST', path: call.path, headers: call.headers, body: call.body }, handler as never);
-    } catch (error) {
-      handler.onError(error as Error);
-    }
+    if (signal.aborted) return reject(signal.reason!);
+    origin.enter(new UpstreamHandler(origin, call, signal, resolve, reject));
   });
 }

@@ -13,6 +13,8 @@ export interface TokensTable {
   remain_quota: number;
   /** Reserved by requests in flight (already taken off remain_quota), for a limited token. */
   held_quota: Generated<number>;
+  /** In-flight relayed requests allowed on one node: 0 = the option's default, -1 = no limit. */
+  concurrency_limit: Generated<number>;
   unlimited_quota: number;
   used_quota: number;
   /** Comma-separated model allowlist; null or empty allows every model. */

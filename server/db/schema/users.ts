@@ -16,6 +16,8 @@ export interface UsersTable {
   used_quota: number;
   /** Reserved by requests in flight (already taken off quota); what a crash leaves here is given back at start. */
   held_quota: Generated<number>;
+  /** In-flight relayed requests allowed on one node: 0 = the option's default, -1 = no limit. */
+  concurrency_limit: Generated<number>;
   request_count: number;
   group: string;
   aff_code: string | null;

@@ -57,7 +57,7 @@ export function audioRoutes(bookkeeping: Bookkeeping) {
         path,
         headers: { 'content-type': contentType, accept: request.headers.accept ?? 'application/json' },
         body: (upstreamModel) => (upstreamModel === model ? upload : replaceMultipartField(upload, modelField, upstreamModel)),
-        signal: abortOnDisconnect(reply.raw),
+        signal: abortOnDisconnect(app, reply.raw),
       });
       if (dispatched.outcome !== 'answered') return answerUnanswered(app, reply, reservation, dispatched);
       const { answer } = dispatched;
@@ -103,7 +103,7 @@ export function audioRoutes(bookkeeping: Bookkeeping) {
         path: '/v1/audio/speech',
         headers: { 'content-type': 'application/json', accept: request.headers.accept ?? '*/*' },
         body: (upstreamModel) => JSON.stringify({ ...body, model: upstreamModel }),
-        signal: abortOnDisconnect(reply.raw),
+        signal: abortOnDisconnect(app, reply.raw),
       });
       if (dispatched.outcome !== 'answered') return answerUnanswered(app, reply, reservation, dispatched);
       const { answer } = dispatched;

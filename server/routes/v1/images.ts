@@ -44,7 +44,7 @@ export function imageRoutes(bookkeeping: Bookkeeping) {
         headers: { 'content-type': 'application/json', accept: 'application/json' },
         // a body without a model stays without one unless the channel maps the default
         body: (upstreamModel) => JSON.stringify(named || upstreamModel !== model ? { ...body, model: upstreamModel } : body),
-        signal: abortOnDisconnect(reply.raw),
+        signal: abortOnDisconnect(app, reply.raw),
       });
       if (dispatched.outcome !== 'answered') return answerUnanswered(app, reply, reservation, dispatched);
       const { answer } = dispatched;

@@ -167,7 +167,7 @@ async function relayTextRequest(app: FastifyInstance, bookkeeping: Bookkeeping, 
       if (request.raw && !addUsage && upstreamModel === body.model) return request.raw;
       return JSON.stringify(addUsage ? { ...body, model: upstreamModel, stream_options: { ...(body.stream_options as object | undefined), include_usage: true } } : { ...body, model: upstreamModel });
     },
-    signal: abortOnDisconnect(response),
+    signal: abortOnDisconnect(app, response),
   });
   if (dispatched.outcome !== 'answered') {
     await release(app, reservation);
