@@ -8,6 +8,7 @@
 //   429 rate limit, `sk-down` → 500, `sk-drop` → the socket is destroyed, `sk-cut` → a JSON answer
 //   breaks off halfway;
 //   `sk-slow` answers normally after SLOW_KEY_DELAY_MS (for response-time limits);
+//   `sk-hang` never answers, holding the request open until the client leaves (for timeouts);
 //   `sk-dead-in-200` reports invalid_api_key inside an HTTP 200 body, as some proxies do;
 // - header `x-emulator-chunks` (default 5) and `x-emulator-delay-ms` (default 0),
 //   or the body field `emulator: {chunks, delay_ms}` (which a gateway forwards
@@ -135,6 +136,7 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
     const failure = keyFailures[key];
     if (failure) return failure(response);
     if (key === 'sk-slow') await sleep(SLOW_KEY_DELAY_MS);
+    if (key === 'sk-hang') return void request.socket.once('close', () => response.destroy());
 
     const json = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
     const model = typeof json.model === 'string' ? json.model : 'gpt-3.5-turbo';

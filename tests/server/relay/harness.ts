@@ -1,7 +1,7 @@
 // A listening gateway with the OpenAI emulator as its upstream, signed in as
 // root with one limited API key: what every relay suite starts from.
 import type { FastifyInstance } from 'fastify';
-import type { DatabaseConfig } from '../../../server/config';
+import type { Config, DatabaseConfig } from '../../../server/config';
 import { bookkeepingFor } from '../../../server/relay/bookkeeping';
 import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../../support/app';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEmulator';
@@ -27,9 +27,9 @@ export interface RelayHarness {
 export const DEFAULT_MODELS = 'gpt-4,gpt-3.5-turbo,text-embedding-ada-002';
 
 /** On in-memory SQLite unless a database is given. */
-export async function startRelayHarness(database?: DatabaseConfig): Promise<RelayHarness> {
+export async function startRelayHarness(database?: DatabaseConfig, overrides: Partial<Config> = {}): Promise<RelayHarness> {
   const emulator = await startOpenAIEmulator();
-  const app = await buildTestApp({}, database);
+  const app = await buildTestApp(overrides, database);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
