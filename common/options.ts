@@ -129,6 +129,10 @@ export const OPTION_SPECS = {
   DisplayTokenStatEnabled: { kind: 'toggle', default: 'true' },
   ApproximateTokenEnabled: { kind: 'toggle', default: 'false' },
   RetryTimes: { kind: 'number', default: '0' },
+  /** Relayed requests one token may have in flight on one node (its own concurrency_limit overrides it); 0 = no limit. */
+  TokenConcurrencyLimit: { kind: 'number', default: '64' },
+  /** The same for all of one user's tokens together. */
+  UserConcurrencyLimit: { kind: 'number', default: '128' },
 } as const satisfies Record<string, OptionSpec>;
 
 export type OptionKey = keyof typeof OPTION_SPECS;

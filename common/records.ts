@@ -22,6 +22,8 @@ export interface UserRecord {
   group: string;
   aff_code: string;
   inviter_id: number;
+  /** Relayed requests in flight at once, per server node: 0 = the UserConcurrencyLimit option, -1 = no limit. */
+  concurrency_limit: number;
 }
 
 /** What `POST /api/user/login` returns in `data` and the console stores under `user`. */
@@ -62,6 +64,8 @@ export interface TokenRecord {
   accessed_time: number;
   /** Unix seconds; -1 means never. */
   expired_time: number;
+  /** Relayed requests in flight at once, per server node: 0 = the TokenConcurrencyLimit option, -1 = no limit. */
+  concurrency_limit: number;
 }
 
 export interface ChannelRecord {

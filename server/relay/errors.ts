@@ -9,6 +9,8 @@ export interface RelayError {
   type: string;
   code: string | number | null;
   param?: string | null;
+  /** Sent as Retry-After (seconds). */
+  retryAfterSeconds?: number;
 }
 
 export const relayError = (status: number, message: string, code: string | null = null, type = 'invalid_request_error'): RelayError => ({
@@ -24,6 +26,7 @@ export const isRelayError = (value: unknown): value is RelayError =>
 const errorBody = (error: RelayError) => ({ error: { message: error.message, type: error.type, param: error.param ?? null, code: error.code } });
 
 export function sendRelayError(reply: FastifyReply, error: RelayError) {
+  if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
   return reply.code(error.status).send(errorBody(error));
 }
 
@@ -34,7 +37,9 @@ export function writeRelayError(response: ServerResponse, error: RelayError): vo
     return;
   }
   const text = JSON.stringify(errorBody(error));
-  response.writeHead(error.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  const headers: Record<string, string | number> = { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) };
+  if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds);
+  response.writeHead(error.status, headers);
   response.end(text);
 }
 

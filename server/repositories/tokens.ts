@@ -29,6 +29,7 @@ export interface TokenFields {
   expired_time: number;
   models: string | null;
   allowed_ips: string | null;
+  concurrency_limit: number;
 }
 
 export function createToken(db: Executor, dialect: DatabaseConfig['dialect'], userId: number, key: string, fields: TokenFields): Promise<number> {
@@ -64,5 +65,6 @@ export function toTokenRecord(row: TokenRow, revealKey = false): TokenRecord & {
     expired_time: Number(row.expired_time),
     models: row.models ?? '',
     allowed_ips: row.allowed_ips ?? '',
+    concurrency_limit: Number(row.concurrency_limit ?? 0),
   };
 }

@@ -100,7 +100,7 @@ export function createUser(db: Executor, dialect: DatabaseConfig['dialect'], use
 }
 
 export type UserPatch = Partial<
-  Pick<UserRow, 'username' | 'display_name' | 'password_hash' | 'email' | 'role' | 'status' | 'quota' | 'group' | 'session_version' | 'access_token_hash' | 'aff_code'>
+  Pick<UserRow, 'username' | 'display_name' | 'password_hash' | 'email' | 'role' | 'status' | 'quota' | 'group' | 'session_version' | 'access_token_hash' | 'aff_code' | 'concurrency_limit'>
 >;
 
 export async function updateUser(db: Executor, id: number, patch: UserPatch): Promise<void> {
@@ -133,5 +133,6 @@ export function toUserRecord(row: UserRow): UserRecord {
     group: row.group,
     aff_code: row.aff_code ?? '',
     inviter_id: Number(row.inviter_id),
+    concurrency_limit: Number(row.concurrency_limit ?? 0),
   };
 }

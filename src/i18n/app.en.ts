@@ -151,6 +151,8 @@ export const appEnglish = {
       display_name: 'Display name',
       new_password: 'New password (leave empty to keep it)',
       updated: 'user info updated',
+      concurrency_limit: 'Concurrent requests',
+      concurrency_limit_help: 'How many requests this user (all their tokens together) may have in flight at once on each server node: 0 uses the site default, -1 means no limit.',
     },
     token: {
       title: 'My tokens',
@@ -179,6 +181,8 @@ export const appEnglish = {
       models_help: 'Comma-separated; empty allows every model.',
       allowed_ips: 'Allowed client IPs',
       allowed_ips_help: 'Comma-separated addresses or CIDR ranges; empty allows any address.',
+      concurrency_limit: 'Concurrent requests',
+      concurrency_limit_help: 'How many requests this token may have in flight at once on each server node: 0 uses the site default, -1 means no limit.',
     },
     redemption: {
       title: 'Manage redemption codes',

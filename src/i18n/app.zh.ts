@@ -153,6 +153,8 @@ export const appChinese: typeof appEnglish = {
       display_name: '显示名称',
       new_password: '新密码（留空则不修改）',
       updated: '用户信息更新成功',
+      concurrency_limit: '并发请求数',
+      concurrency_limit_help: '此用户（全部令牌合计）在每个服务器节点上可同时进行的请求数：0 使用站点默认值，-1 表示不限制。',
     },
     token: {
       title: '我的令牌',
@@ -181,6 +183,8 @@ export const appChinese: typeof appEnglish = {
       models_help: '以逗号分隔；留空表示允许所有模型。',
       allowed_ips: '允许的客户端 IP',
       allowed_ips_help: '以逗号分隔的地址或 CIDR 网段；留空表示允许任何地址。',
+      concurrency_limit: '并发请求数',
+      concurrency_limit_help: '此令牌在每个服务器节点上可同时进行的请求数：0 使用站点默认值，-1 表示不限制。',
     },
     redemption: {
       title: '管理兑换码',

@@ -12,6 +12,7 @@ export const settingsEnglish = {
       operation_general: 'General',
       operation_monitoring: 'Monitoring',
       operation_quota: 'Quota',
+      operation_fairness: 'Concurrent requests',
       operation_ratio: 'Ratios',
       system_general: 'General',
       system_login: 'Sign-in and registration',
@@ -28,6 +29,7 @@ export const settingsEnglish = {
     section_help: {
       operation_monitoring: 'When channels are tested, and when users are warned about a low balance.',
       operation_quota: 'Quota given to new users and for invitations, and reserved before each request.',
+      operation_fairness: 'How many relayed requests one API key, and one user with all their keys, may have in flight at once on each server node; past it a request gets 429 at once. A key or user can have its own limit.',
       operation_ratio: 'Prices as JSON objects of non-negative numbers. A model ratio of 1 costs $0.002 per 1K tokens; a group ratio multiplies it.',
       system_login: 'Switches take effect at once. The server keeps at least one way for the super admin to sign in.',
       system_email_domains: 'When the restriction is on, verification codes are only sent to addresses at these domains.',
@@ -85,6 +87,8 @@ export const settingsEnglish = {
       DisplayTokenStatEnabled: 'Billing API reports the token\'s figures',
       ApproximateTokenEnabled: 'Estimate tokens instead of counting them',
       RetryTimes: 'Retries on another channel',
+      TokenConcurrencyLimit: 'Concurrent requests per API key',
+      UserConcurrencyLimit: 'Concurrent requests per user',
     },
     help: {
       TopUpLink: 'Where the "get a code" button of the top-up page leads.',
@@ -93,6 +97,8 @@ export const settingsEnglish = {
       ChannelDisableThreshold: 'Testing all channels disables those slower than this; 0 never disables.',
       QuotaRemindThreshold: 'Users are e-mailed once their quota falls below this.',
       PreConsumedQuota: 'Reserved per request (times the price ratio) and settled afterwards.',
+      TokenConcurrencyLimit: 'Per server node; 0 means no limit.',
+      UserConcurrencyLimit: 'Per server node, all of the user\'s keys together; 0 means no limit.',
       SMTPFrom: 'Empty uses the account.',
       WeChatAccountQRCodeImageURL: 'The QR code shown in the WeChat sign-in dialog.',
       Logo: 'An https:// address or a path on this site, such as /logo.png.',

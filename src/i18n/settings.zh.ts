@@ -13,6 +13,7 @@ export const settingsChinese: typeof settingsEnglish = {
       operation_general: '通用设置',
       operation_monitoring: '监控设置',
       operation_quota: '额度设置',
+      operation_fairness: '并发请求',
       operation_ratio: '倍率设置',
       system_general: '通用设置',
       system_login: '登录与注册',
@@ -29,6 +30,7 @@ export const settingsChinese: typeof settingsEnglish = {
     section_help: {
       operation_monitoring: '何时测试渠道，以及何时提醒用户余额不足。',
       operation_quota: '新用户与邀请获得的额度，以及每次请求前预扣的额度。',
+      operation_fairness: '每个 API 密钥、以及每个用户（其全部密钥合计）在每个服务器节点上同时进行的转发请求数上限；超过时请求立即得到 429。密钥或用户可以单独设置上限。',
       operation_ratio: '以 JSON 对象填写的非负数价格。模型倍率 1 即每 1K tokens 0.002 美元；分组倍率在此基础上相乘。',
       system_login: '开关立即生效。服务器会保证超级管理员至少还有一种登录方式。',
       system_email_domains: '开启限制后，只向这些域名的邮箱发送验证码。',
@@ -86,6 +88,8 @@ export const settingsChinese: typeof settingsEnglish = {
       DisplayTokenStatEnabled: '账单接口显示令牌的用量',
       ApproximateTokenEnabled: '估算而非精确计算 token 数',
       RetryTimes: '失败后换渠道重试次数',
+      TokenConcurrencyLimit: '每个 API 密钥的并发请求数',
+      UserConcurrencyLimit: '每个用户的并发请求数',
     },
     help: {
       TopUpLink: '充值页面“获取兑换码”按钮打开的地址。',
@@ -94,6 +98,8 @@ export const settingsChinese: typeof settingsEnglish = {
       ChannelDisableThreshold: '测试全部渠道时，禁用比这更慢的渠道；0 表示从不禁用。',
       QuotaRemindThreshold: '用户额度低于此值时发邮件提醒。',
       PreConsumedQuota: '每次请求按价格倍率预扣，结束后再结算。',
+      TokenConcurrencyLimit: '按服务器节点计算；0 表示不限制。',
+      UserConcurrencyLimit: '按服务器节点计算，用户全部密钥合计；0 表示不限制。',
       SMTPFrom: '留空则使用 SMTP 账户。',
       WeChatAccountQRCodeImageURL: '微信登录对话框中显示的二维码。',
       Logo: 'https:// 地址，或本站路径，例如 /logo.png。',

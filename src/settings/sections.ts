@@ -23,6 +23,7 @@ export const SETTING_TABS: Record<SettingTab, SettingSection[]> = {
     },
     { id: 'monitoring', keys: ['ChannelDisableThreshold', 'QuotaRemindThreshold'] },
     { id: 'quota', keys: ['QuotaForNewUser', 'QuotaForInviter', 'QuotaForInvitee', 'PreConsumedQuota'] },
+    { id: 'fairness', keys: ['TokenConcurrencyLimit', 'UserConcurrencyLimit'] },
     { id: 'ratio', keys: ['ModelRatio', 'GroupRatio'] },
   ],
   system: [

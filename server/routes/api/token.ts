@@ -9,6 +9,7 @@ import { pageOf, positiveId } from '../../repositories/pagination';
 import {
   createToken, deleteOwnToken, findOwnToken, listTokens, searchTokens, toTokenRecord, updateOwnToken, type TokenFields,
 } from '../../repositories/tokens';
+import { parseConcurrencyLimit } from '../../relay/concurrency';
 import { generateTokenKey } from '../../secrets';
 
 export const DEFAULT_TOKEN_QUOTA = 500_000;
@@ -46,6 +47,8 @@ export function parseTokenFields(body: Record<string, unknown>, creating: boolea
   const ips = [...new Set(commaList(body.allowed_ips))];
   const badIp = ips.find((entry) => !validIpOrCidr(entry));
   if (badIp) return { error: `not an IP address or CIDR range: ${badIp}` };
+  const concurrency = parseConcurrencyLimit(body.concurrency_limit ?? 0);
+  if ('error' in concurrency) return concurrency;
   return {
     value: {
       name,
@@ -54,6 +57,7 @@ export function parseTokenFields(body: Record<string, unknown>, creating: boolea
       expired_time: expired,
       models: models.length ? models.join(',') : null,
       allowed_ips: ips.length ? ips.join(',') : null,
+      concurrency_limit: concurrency.value,
     },
   };
 }

@@ -11,6 +11,7 @@ import { pageOf, positiveId } from '../../repositories/pagination';
 import {
   createUser, deleteUser, findUserById, findUserByUsername, listUsers, searchUsers, toUserRecord, updateUser, type UserPatch, type UserRow,
 } from '../../repositories/users';
+import { parseConcurrencyLimit } from '../../relay/concurrency';
 import { generateAccessToken, generateAffCode } from '../../secrets';
 import { BCRYPT_COST, passwordProblem, usernameProblem } from './user';
 
@@ -89,6 +90,11 @@ export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
       const quota = Number(body.quota);
       if (!Number.isSafeInteger(quota) || quota < 0) return fail('quota must be a whole number, 0 or more');
       patch.quota = quota;
+    }
+    if (body.concurrency_limit !== undefined) {
+      const concurrency = parseConcurrencyLimit(body.concurrency_limit);
+      if ('error' in concurrency) return fail(concurrency.error);
+      patch.concurrency_limit = concurrency.value;
     }
     await updateUser(db, id, patch);
     if (patch.quota !== undefined && patch.quota !== Number(target.quota)) {

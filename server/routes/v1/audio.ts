@@ -14,6 +14,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { abortOnDisconnect, admitModel, answerUnanswered, modelOf, openJsonRequest, reserve, settleLater } from '../../relay/accounting';
 import { AUDIO_REQUEST_TOKENS, completionRatioFor, computeQuota, reservationQuota } from '../../relay/billing';
 import type { Bookkeeping } from '../../relay/bookkeeping';
+import { holdPlaceUntilClosed } from '../../relay/concurrency';
 import { answerBytes, dispatch } from '../../relay/dispatch';
 import { isRelayError, relayError, sendRelayError } from '../../relay/errors';
 import { findMultipartField, multipartBoundary, replaceMultipartField } from '../../relay/multipart';
@@ -35,6 +36,8 @@ export function audioRoutes(bookkeeping: Bookkeeping) {
     const transcribe = async (path: string, request: FastifyRequest, reply: FastifyReply) => {
       const caller = await authenticateRelay(db, request);
       if (isRelayError(caller)) return sendRelayError(reply, caller);
+      const refused = holdPlaceUntilClosed(app, caller, reply.raw);
+      if (refused) return sendRelayError(reply, refused);
       const contentType = request.headers['content-type'] ?? '';
       const boundary = multipartBoundary(contentType);
       const upload = request.body;
@@ -88,6 +91,8 @@ export function audioRoutes(bookkeeping: Bookkeeping) {
       const opened = await openJsonRequest(app, request);
       if (isRelayError(opened)) return sendRelayError(reply, opened);
       const { caller, body } = opened;
+      const refused = holdPlaceUntilClosed(app, caller, reply.raw);
+      if (refused) return sendRelayError(reply, refused);
       const model = modelOf(body);
       if (!model) return sendRelayError(reply, relayError(400, 'you must provide a model parameter', 'model_required'));
       if (typeof body.input !== 'string' || body.input === '') return sendRelayError(reply, relayError(400, 'field input is required', 'required_field_missing'));

@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { abortOnDisconnect, admitModel, answerUnanswered, modelOf, openJsonRequest, reserve, settleLater } from '../../relay/accounting';
 import { IMAGE_SIZE_RATIO, imageQuota } from '../../relay/billing';
 import type { Bookkeeping } from '../../relay/bookkeeping';
+import { holdPlaceUntilClosed } from '../../relay/concurrency';
 import { answerBytes, dispatch } from '../../relay/dispatch';
 import { isRelayError, relayError, sendRelayError } from '../../relay/errors';
 
@@ -22,6 +23,8 @@ export function imageRoutes(bookkeeping: Bookkeeping) {
       const opened = await openJsonRequest(app, request);
       if (isRelayError(opened)) return sendRelayError(reply, opened);
       const { caller, body } = opened;
+      const refused = holdPlaceUntilClosed(app, caller, reply.raw);
+      if (refused) return sendRelayError(reply, refused);
       const named = modelOf(body);
       const model = named || DEFAULT_IMAGE_MODEL;
       if (typeof body.prompt !== 'string' || body.prompt === '') return sendRelayError(reply, relayError(400, 'prompt is required', 'required_field_missing'));

@@ -12,6 +12,8 @@ import { answerBytes, dispatch, type UpstreamAnswer } from '../../relay/dispatch
 import { isRelayError, relayError, writeRelayError, type RelayError } from '../../relay/errors';
 import { topLevelObjectField } from '../../relay/jsonField';
 import { SseUsageWatcher } from '../../relay/sseUsage';
+import { concurrencyLimiter } from '../../relay/concurrency';
+import type { RelayCaller } from '../../relay/tokenAuth';
 import { joinChunks } from '../../relay/upstream';
 import { countChatPromptTokens, countInputTokens, countTextTokens, type CountOptions } from '../../relay/tokenCount';
 
@@ -122,12 +124,33 @@ async function relayText(app: FastifyInstance, bookkeeping: Bookkeeping, route: 
 }
 
 async function relayTextRequest(app: FastifyInstance, bookkeeping: Bookkeeping, route: TextRoute, request: TextRequest, response: ServerResponse): Promise<void> {
-  const { options } = app.ctx;
   const fail = (error: RelayError) => writeRelayError(response, error);
   let opened = openJsonRequest(app, request);
   if (opened instanceof Promise) opened = await opened;
   if (isRelayError(opened)) return fail(opened);
   const { caller, body } = opened;
+  const limiter = concurrencyLimiter(app);
+  const refused = limiter.enter(caller);
+  if (refused) return fail(refused);
+  try {
+    return await relayAdmitted(app, bookkeeping, route, request, response, caller, body);
+  } finally {
+    limiter.leave(caller);
+  }
+}
+
+/** The rest of a text request, once its caller holds a place among its concurrent requests. */
+async function relayAdmitted(
+  app: FastifyInstance,
+  bookkeeping: Bookkeeping,
+  route: TextRoute,
+  request: TextRequest,
+  response: ServerResponse,
+  caller: RelayCaller,
+  body: Record<string, unknown>,
+): Promise<void> {
+  const { options } = app.ctx;
+  const fail = (error: RelayError) => writeRelayError(response, error);
   const model = requestedModel(route.mode, body, request.pathModel);
   if (!model) return fail(relayError(400, 'you must provide a model parameter', 'model_required'));
   if (route.mode === 'edits' && (typeof body.instruction !== 'string' || body.instruction === '')) {

@@ -65,6 +65,7 @@ export function TokenInputs() {
       <Typography variant="subtitle2" sx={{ mt: 1, mb: 1 }}>{translate('app.token.restrictions')}</Typography>
       <TextInput source="models" label="app.token.models" helperText="app.token.models_help" fullWidth />
       <TextInput source="allowed_ips" label="app.token.allowed_ips" helperText="app.token.allowed_ips_help" fullWidth />
+      <NumberInput source="concurrency_limit" label="app.token.concurrency_limit" helperText="app.token.concurrency_limit_help" step={1} min={-1} fullWidth />
     </Box>
   );
 }
@@ -80,5 +81,6 @@ export function tokenTransform(values: Record<string, unknown>) {
     expired_time: expiry === 'invalid' ? -1 : expiry,
     models: String(values.models ?? ''),
     allowed_ips: String(values.allowed_ips ?? ''),
+    concurrency_limit: Number.parseInt(String(values.concurrency_limit ?? 0), 10) || 0,
   };
 }

@@ -46,6 +46,7 @@ export function UserEdit() {
         password: values.password ? String(values.password) : '',
         group: String(values.group ?? 'default').trim() || 'default',
         quota: Number.parseInt(String(values.quota ?? 0), 10) || 0,
+        concurrency_limit: Number.parseInt(String(values.concurrency_limit ?? 0), 10) || 0,
       })}
       mutationOptions={{
         onSuccess: () => {
@@ -61,6 +62,7 @@ export function UserEdit() {
           <PasswordInput source="password" label="app.user_edit.new_password" fullWidth />
           <TextInput source="group" fullWidth />
           <NumberInput source="quota" step={1} min={0} fullWidth />
+          <NumberInput source="concurrency_limit" label="app.user_edit.concurrency_limit" helperText="app.user_edit.concurrency_limit_help" step={1} min={-1} fullWidth />
           <TextInput source="email" disabled fullWidth />
           <TextInput source="github_id" disabled fullWidth />
           <TextInput source="wechat_id" disabled fullWidth />

@@ -69,7 +69,7 @@ interface Reader {
 
 function sqliteReader(path: string): Reader {
   const db = new Database(path, { readonly: true });
-  return { rows: async (sql) => db.prepare(sql).all() as Array<Record<string, unknown>>, close: async () => db.close() };
+  return { rows: async (sql) => db.prepare(sql).all() as Array<Record<string, unknown>>, close: async () => void db.close() };
 }
 
 async function postgresReader(connectionString: string): Promise<Reader> {
