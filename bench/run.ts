@@ -6,6 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { cpuMs, placeProcesses, repoRoot, rssMiB, startFlags, startScript, type Started } from './processes';
+import { starvationScenario } from './starvation';
 import { runWrk, type LoadResult } from './wrk';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -192,6 +193,8 @@ try {
   ] as const;
   lines.push('', '| target | measured | met |', '|---|---|---|');
   for (const [name, measured, met] of checks) lines.push(`| ${name} | ${measured} | ${met ? 'yes' : 'NO'} |`);
+  // last, so the flood cannot weigh on the rows above
+  const starvation = await starvationScenario({ gateway: gateway.url, rootCookie: cookie, floodKey: gatewayKey });
   const report = [
     `# Switchboard benchmark (${new Date().toISOString()}, ${SECONDS}s per target and scenario in ${ROUNDS} alternating runs, wrk on loopback)`,
     '',
@@ -199,6 +202,7 @@ try {
     '',
     ...lines,
     '',
+    ...starvation,
   ].join('\n');
   console.log(report);
   const resultsDir = join(repoRoot, 'bench', 'results');

@@ -7,8 +7,8 @@ import { databaseTargets, type TestDatabase } from '../support/databases';
 const targets = await databaseTargets('migrations');
 
 const EXPECTED_COLUMNS: Record<string, string[]> = {
-  users: ['id', 'username', 'password_hash', 'display_name', 'role', 'status', 'email', 'github_id', 'wechat_id', 'access_token_hash', 'quota', 'used_quota', 'request_count', 'group', 'aff_code', 'inviter_id', 'session_version', 'created_at', 'held_quota'],
-  tokens: ['id', 'user_id', 'key', 'status', 'name', 'created_time', 'accessed_time', 'expired_time', 'remain_quota', 'unlimited_quota', 'used_quota', 'models', 'allowed_ips', 'held_quota'],
+  users: ['id', 'username', 'password_hash', 'display_name', 'role', 'status', 'email', 'github_id', 'wechat_id', 'access_token_hash', 'quota', 'used_quota', 'request_count', 'group', 'aff_code', 'inviter_id', 'session_version', 'created_at', 'held_quota', 'concurrency_limit'],
+  tokens: ['id', 'user_id', 'key', 'status', 'name', 'created_time', 'accessed_time', 'expired_time', 'remain_quota', 'unlimited_quota', 'used_quota', 'models', 'allowed_ips', 'held_quota', 'concurrency_limit'],
   channels: ['id', 'type', 'key', 'status', 'name', 'weight', 'priority', 'auto_disabled', 'created_time', 'test_time', 'response_time', 'base_url', 'other', 'balance', 'balance_updated_time', 'models', 'group', 'used_quota', 'model_mapping'],
   abilities: ['group', 'model', 'channel_id', 'enabled', 'priority', 'weight'],
   redemptions: ['id', 'user_id', 'key', 'status', 'name', 'quota', 'created_time', 'redeemed_time', 'redeemed_by'],
@@ -35,7 +35,7 @@ for (const target of targets) {
     });
 
     it('creates every table with its columns, and a second run is a no-op', async () => {
-      expect(await migrateToLatest(db)).toEqual(['0001-initial', '0002-verification-codes', '0003-held-quota']);
+      expect(await migrateToLatest(db)).toEqual(['0001-initial', '0002-verification-codes', '0003-held-quota', '0005-concurrency-limits']);
       const tables = await db.introspection.getTables();
       for (const [table, columns] of Object.entries(EXPECTED_COLUMNS)) {
         const found = tables.find((candidate) => candidate.name === table);

@@ -1,0 +1,159 @@
+// The starvation scenario (issue 12, finding 4): while one token holds 1,000
+// slow streams, how soon does an ordinary streamed request of another user get
+// its first byte? Measured on a running gateway: the other user's time to
+// first byte before the flood and during it, how many of the 1,000 the
+// gateway admitted (TokenConcurrencyLimit / UserConcurrencyLimit) and how many
+// it refused at once with 429. Before the limits, 1,000 streams of one token
+// took every upstream connection and the other user waited 86 s.
+import { Agent, request } from 'undici';
+
+const MODEL = 'gpt-3.5-turbo';
+const FLOOD = Number(process.env.BENCH_STARVATION_STREAMS ?? 1000);
+const SAMPLES = Number(process.env.BENCH_STARVATION_SAMPLES ?? 200);
+/** A flood stream: 120 events 250 ms apart, 30 s, longer than the measurement under it. */
+const slowBody = { model: MODEL, stream: true, emulator: { chunks: 120, delay_ms: 250 }, messages: [{ role: 'user', content: 'a long, slow answer' }] };
+const ordinaryBody = { model: MODEL, stream: true, emulator: { chunks: 20 }, messages: [{ role: 'user', content: 'Say hello to the benchmark.' }] };
+
+async function json(url: string, init: { method?: 'GET' | 'POST' | 'PUT'; body?: unknown; cookie?: string }) {
+  const response = await request(url, {
+    method: init.method ?? 'GET',
+    headers: { 'content-type': 'application/json', ...(init.cookie ? { cookie: init.cookie } : {}) },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
+  const setCookie = response.headers['set-cookie'];
+  const body = (await response.body.json()) as { success: boolean; message: string; data: any };
+  if (!body.success) throw new Error(`${url}: ${body.message}`);
+  return { body, setCookie: Array.isArray(setCookie) ? setCookie[0] : setCookie };
+}
+
+/** Time to the first body chunk of one streamed answer, in ms, and its status. */
+async function firstByte(base: string, key: string): Promise<{ ms: number; status: number }> {
+  const started = process.hrtime.bigint();
+  const response = await request(`${base}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: JSON.stringify(ordinaryBody),
+  });
+  let ms = Number.NaN;
+  for await (const _ of response.body) {
+    ms = Number(process.hrtime.bigint() - started) / 1e6;
+    break;
+  }
+  await response.body.dump();
+  return { ms, status: response.statusCode };
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+
+interface Sampled {
+  p50: number;
+  p90: number;
+  p99: number;
+  min: number;
+  max: number;
+  failed: number;
+}
+
+async function sample(base: string, key: string, count: number): Promise<Sampled> {
+  const times: number[] = [];
+  let failed = 0;
+  for (let index = 0; index < count; index += 1) {
+    const { ms, status } = await firstByte(base, key);
+    if (status !== 200) failed += 1;
+    times.push(ms);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), p90: percentile(times, 90), p99: percentile(times, 99), min: times[0], max: times[times.length - 1], failed };
+}
+
+/** A second user with a key of its own and quota to spend: the bystander. */
+async function bystanderKey(gateway: string, rootCookie: string): Promise<string> {
+  const username = `bystander${Date.now() % 100000}`;
+  const password = 'bystander-password-1';
+  await json(`${gateway}/api/user/`, { method: 'POST', cookie: rootCookie, body: { username, password } });
+  const found = await json(`${gateway}/api/user/search?keyword=${username}`, { cookie: rootCookie });
+  const id = (found.body.data as Array<{ id: number; username: string }>).find((user) => user.username === username)!.id;
+  await json(`${gateway}/api/user/`, { method: 'PUT', cookie: rootCookie, body: { id, quota: 1_000_000_000 } });
+  const signIn = await json(`${gateway}/api/user/login`, { method: 'POST', body: { username, password } });
+  const cookie = String(signIn.setCookie).split(';')[0];
+  const token = await json(`${gateway}/api/token/`, { method: 'POST', cookie, body: { name: 'bystander', unlimited_quota: true } });
+  return `sk-${token.body.data.key}`;
+}
+
+/** Opens the flood; resolves once every stream was answered (admitted streams keep running until stop()). */
+async function flood(gateway: string, key: string, count: number) {
+  const agent = new Agent({ connections: count + 10, pipelining: 1 });
+  const controller = new AbortController();
+  const statuses = new Map<number | string, number>();
+  const note = (status: number | string) => statuses.set(status, (statuses.get(status) ?? 0) + 1);
+  const running: Array<Promise<void>> = [];
+  await Promise.all(
+    Array.from({ length: count }, async () => {
+      try {
+        const response = await request(`${gateway}/v1/chat/completions`, {
+          method: 'POST',
+          dispatcher: agent,
+          signal: controller.signal,
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+          body: JSON.stringify(slowBody),
+        });
+        note(response.statusCode);
+        if (response.statusCode !== 200) return void (await response.body.dump());
+        // read the stream to its end (or the stop) in the background, as a client would
+        running.push(new Promise<void>((resolve) => {
+          response.body.on('data', () => undefined);
+          response.body.once('end', resolve);
+          response.body.once('error', () => resolve());
+        }));
+      } catch (error) {
+        note((error as { code?: string }).code ?? 'error');
+      }
+    }),
+  );
+  return {
+    statuses,
+    async stop() {
+      controller.abort();
+      await Promise.all(running);
+      await agent.close().catch(() => undefined);
+    },
+  };
+}
+
+export interface StarvationOptions {
+  gateway: string;
+  rootCookie: string;
+  /** The flooding token (root's). */
+  floodKey: string;
+}
+
+/** Runs the scenario against a gateway whose channel for MODEL is set up; returns Markdown lines for the report. */
+export async function starvationScenario({ gateway, rootCookie, floodKey }: StarvationOptions): Promise<string[]> {
+  const bystander = await bystanderKey(gateway, rootCookie);
+  // warm both paths up, so the first samples measure serving, not compiling
+  await sample(gateway, bystander, 50);
+  const quiet = await sample(gateway, bystander, SAMPLES);
+
+  const run = await flood(gateway, floodKey, FLOOD);
+  const admitted = run.statuses.get(200) ?? 0;
+  const refused = run.statuses.get(429) ?? 0;
+  const other = [...run.statuses.entries()].filter(([status]) => status !== 200 && status !== 429);
+  const loaded = await sample(gateway, bystander, SAMPLES);
+  await run.stop();
+
+  const row = (name: string, s: Sampled) =>
+    `| ${name} | ${s.p50.toFixed(2)} | ${s.p90.toFixed(2)} | ${s.p99.toFixed(2)} | ${s.min.toFixed(2)} to ${s.max.toFixed(2)} | ${s.failed} |`;
+  return [
+    `## Starvation: another user's time to first byte while one token holds ${FLOOD} slow streams`,
+    '',
+    `${SAMPLES} streamed requests of a second user, one after another, before and during the flood (each flood stream: ${slowBody.emulator.chunks} events ${slowBody.emulator.delay_ms} ms apart).`,
+    '',
+    '| other user | p50 ms | p90 ms | p99 ms | range ms | not 200 |',
+    '|---|---:|---:|---:|---:|---:|',
+    row('alone', quiet),
+    row(`during ${FLOOD} streams`, loaded),
+    '',
+    `Flood: ${admitted} admitted, ${refused} refused with 429 too_many_concurrent_requests${other.length ? `, other: ${other.map(([status, count]) => `${status} x ${count}`).join(', ')}` : ''}; p50 added ${(loaded.p50 - quiet.p50).toFixed(2)} ms, p99 added ${(loaded.p99 - quiet.p99).toFixed(2)} ms.`,
+    '',
+  ];
+}
