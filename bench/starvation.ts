@@ -5,6 +5,7 @@
 // gateway admitted (TokenConcurrencyLimit / UserConcurrencyLimit) and how many
 // it refused at once with 429. Before the limits, 1,000 streams of one token
 // took every upstream connection and the other user waited 86 s.
+import { setMaxListeners } from 'node:events';
 import { Agent, request } from 'undici';
 
 const MODEL = 'gpt-3.5-turbo';
@@ -68,7 +69,7 @@ async function sample(base: string, key: string, count: number): Promise<Sampled
 
 /** A second user with a key of its own and quota to spend: the bystander. */
 async function bystanderKey(gateway: string, rootCookie: string): Promise<string> {
-  const username = `bystander${Date.now() % 100000}`;
+  const username = `other${Date.now() % 100000}`;
   const password = 'bystander-password-1';
   await json(`${gateway}/api/user/`, { method: 'POST', cookie: rootCookie, body: { username, password } });
   const found = await json(`${gateway}/api/user/search?keyword=${username}`, { cookie: rootCookie });
@@ -84,6 +85,7 @@ async function bystanderKey(gateway: string, rootCookie: string): Promise<string
 async function flood(gateway: string, key: string, count: number) {
   const agent = new Agent({ connections: count + 10, pipelining: 1 });
   const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
   const statuses = new Map<number | string, number>();
   const note = (status: number | string) => statuses.set(status, (statuses.get(status) ?? 0) + 1);
   const running: Array<Promise<void>> = [];
@@ -130,30 +132,44 @@ export interface StarvationOptions {
 /** Runs the scenario against a gateway whose channel for MODEL is set up; returns Markdown lines for the report. */
 export async function starvationScenario({ gateway, rootCookie, floodKey }: StarvationOptions): Promise<string[]> {
   const bystander = await bystanderKey(gateway, rootCookie);
+  const setOption = (key: string, value: string) => json(`${gateway}/api/option/`, { method: 'PUT', cookie: rootCookie, body: { key, value } });
   // warm both paths up, so the first samples measure serving, not compiling
   await sample(gateway, bystander, 50);
-  const quiet = await sample(gateway, bystander, SAMPLES);
+  const before = await sample(gateway, bystander, SAMPLES);
 
-  const run = await flood(gateway, floodKey, FLOOD);
-  const admitted = run.statuses.get(200) ?? 0;
-  const refused = run.statuses.get(429) ?? 0;
-  const other = [...run.statuses.entries()].filter(([status]) => status !== 200 && status !== 429);
-  const loaded = await sample(gateway, bystander, SAMPLES);
-  await run.stop();
+  const limited = await flood(gateway, floodKey, FLOOD);
+  const during = await sample(gateway, bystander, SAMPLES);
+  await limited.stop();
+  const after = await sample(gateway, bystander, SAMPLES);
 
+  // the same flood with the per-token and per-user limits off: only the bounded wait for an upstream connection is left
+  await setOption('TokenConcurrencyLimit', '0');
+  await setOption('UserConcurrencyLimit', '0');
+  const unlimited = await flood(gateway, floodKey, FLOOD);
+  const duringUnlimited = await sample(gateway, bystander, Math.min(SAMPLES, 20));
+  await unlimited.stop();
+  await setOption('TokenConcurrencyLimit', '64');
+  await setOption('UserConcurrencyLimit', '128');
+
+  const counted = (statuses: Map<number | string, number>) => {
+    const other = [...statuses.entries()].filter(([status]) => status !== 200 && status !== 429);
+    return `${statuses.get(200) ?? 0} admitted, ${statuses.get(429) ?? 0} refused with 429 too_many_concurrent_requests${other.length ? `, other: ${other.map(([status, count]) => `${status} x ${count}`).join(', ')}` : ''}`;
+  };
   const row = (name: string, s: Sampled) =>
     `| ${name} | ${s.p50.toFixed(2)} | ${s.p90.toFixed(2)} | ${s.p99.toFixed(2)} | ${s.min.toFixed(2)} to ${s.max.toFixed(2)} | ${s.failed} |`;
   return [
     `## Starvation: another user's time to first byte while one token holds ${FLOOD} slow streams`,
     '',
-    `${SAMPLES} streamed requests of a second user, one after another, before and during the flood (each flood stream: ${slowBody.emulator.chunks} events ${slowBody.emulator.delay_ms} ms apart).`,
+    `${SAMPLES} streamed requests of a second user, one after another, before, during and after the flood (each flood stream: ${slowBody.emulator.chunks} events ${slowBody.emulator.delay_ms} ms apart); then ${Math.min(SAMPLES, 20)} more during the same flood with the concurrency limits off.`,
     '',
     '| other user | p50 ms | p90 ms | p99 ms | range ms | not 200 |',
     '|---|---:|---:|---:|---:|---:|',
-    row('alone', quiet),
-    row(`during ${FLOOD} streams`, loaded),
+    row('alone, before', before),
+    row(`during ${FLOOD} streams (limits 64 / 128)`, during),
+    row('alone, after', after),
+    row(`during ${FLOOD} streams, limits off`, duringUnlimited),
     '',
-    `Flood: ${admitted} admitted, ${refused} refused with 429 too_many_concurrent_requests${other.length ? `, other: ${other.map(([status, count]) => `${status} x ${count}`).join(', ')}` : ''}; p50 added ${(loaded.p50 - quiet.p50).toFixed(2)} ms, p99 added ${(loaded.p99 - quiet.p99).toFixed(2)} ms.`,
+    `Flood with the default limits: ${counted(limited.statuses)}. With the limits off: ${counted(unlimited.statuses)}.`,
     '',
   ];
 }

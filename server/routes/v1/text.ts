@@ -124,14 +124,13 @@ async function relayText(app: FastifyInstance, bookkeeping: Bookkeeping, route: 
 }
 
 async function relayTextRequest(app: FastifyInstance, bookkeeping: Bookkeeping, route: TextRoute, request: TextRequest, response: ServerResponse): Promise<void> {
-  const fail = (error: RelayError) => writeRelayError(response, error);
   let opened = openJsonRequest(app, request);
   if (opened instanceof Promise) opened = await opened;
-  if (isRelayError(opened)) return fail(opened);
+  if (isRelayError(opened)) return writeRelayError(response, opened);
   const { caller, body } = opened;
   const limiter = concurrencyLimiter(app);
   const refused = limiter.enter(caller);
-  if (refused) return fail(refused);
+  if (refused) return writeRelayError(response, refused);
   try {
     return await relayAdmitted(app, bookkeeping, route, request, response, caller, body);
   } finally {

@@ -152,6 +152,8 @@ for (const target of targets.filter((candidate) => candidate.name !== 'mysql')) 
         return json.data;
       };
       await admin('/api/channel/', { name: 'emulator', type: 8, key: 'sk-good', base_url: emulator.baseUrl, models: 'gpt-3.5-turbo' });
+      // an upstream that never answers: a plain request to it is still waiting when the grace ends
+      await admin('/api/channel/', { name: 'hung', type: 8, key: 'sk-hang', base_url: emulator.baseUrl, models: 'gpt-4' });
       const token = await admin('/api/token/', { name: 'shutdown', remain_quota: 10_000_000 });
       const tokenId = Number(token.id);
       reader = target.name === 'sqlite' ? sqliteReader(env.SQLITE_PATH) : await postgresReader(env.SQL_DSN);
@@ -166,6 +168,13 @@ for (const target of targets.filter((candidate) => candidate.name !== 'mysql')) 
       const short = Array.from({ length: 3 }, () => openStream(baseUrl, token.key, SHORT_CHUNKS, 50));
       const long = Array.from({ length: 3 }, () => openStream(baseUrl, token.key, 400, 50));
       await Promise.all([...short, ...long].map((stream) => stream.firstChunk));
+      const waiting = fetch(`${baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer sk-${token.key}` },
+        body: JSON.stringify({ model: 'gpt-4', max_tokens: 100, messages: [{ role: 'user', content: 'are you there?' }] }),
+      }).then(async (response) => ({ status: response.status, body: (await response.json()) as { error?: { code?: string } } }));
+      // its reservation is taken within a moment
+      await new Promise((wake) => setTimeout(wake, 300));
 
       const signalledAt = Date.now();
       gateway.child.kill('SIGTERM');
@@ -183,6 +192,10 @@ for (const target of targets.filter((candidate) => candidate.name !== 'mysql')) 
       const code = await gateway.exited;
       const stoppedAfter = Date.now() - signalledAt;
       await Promise.all([...short, ...long].map((stream) => stream.done));
+      // the call still waiting on its upstream at the end of the grace: aborted, told why, charged nothing
+      const cutWhileWaiting = await waiting;
+      expect(cutWhileWaiting.status).toBe(503);
+      expect(cutWhileWaiting.body.error?.code).toBe('shutting_down');
       expect(code, gateway.output()).toBe(0);
       expect(stoppedAfter).toBeGreaterThanOrEqual(GRACE_SECONDS * 1000 - 100);
       expect(stoppedAfter).toBeLessThan(GRACE_SECONDS * 1000 + 5_000);
