@@ -10,12 +10,13 @@
 // excluded) and is disabled when AutomaticDisableChannelEnabled is on. Other
 // 4xx answers (a bad request, an unknown model) would fail anywhere and go
 // straight back to the client.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Readable } from 'node:stream';
 import { findChannelType } from '../../common/channelTypes';
 import { disableChannelAutomatically, parseUpstreamFailure, provesDeadKey, type UpstreamFailure } from './autoDisable';
 import { selectChannel, type RoutedChannel } from './channelSelect';
-import { relayError, upstreamRelayError, type RelayError } from './errors';
+import { relayError, unreachableRelayError, upstreamRelayError, type RelayError } from './errors';
+import { newRequestId, scrubSecrets } from './scrub';
 import type { RelayCaller } from './tokenAuth';
 import { AnswerBrokeOff, callUpstream, joinChunks, poolFor, type DisconnectSignal, type UpstreamResponse } from './upstream';
 
@@ -28,6 +29,12 @@ export interface UpstreamRequest {
   /** The body for one channel, given the model name that channel expects. */
   body: (upstreamModel: string) => string | Buffer;
   signal: DisconnectSignal;
+  /**
+   * Names this request in the log and in the error a token holder reads, so an
+   * admin can find the upstream's full answer. Made (cheaply) when absent and
+   * something failed.
+   */
+  requestId?: string;
 }
 
 export interface UpstreamAnswer {
@@ -40,6 +47,9 @@ export interface UpstreamAnswer {
   response: UpstreamResponse;
   /** A JSON answer, read whole (it had to be, to see an error inside a 200); its value is parsed on first use. */
   json?: { bytes: Buffer; readonly value: unknown };
+  /** The request's id when the caller gave one; for the log line of an answer that breaks off. */
+  requestId?: string;
+  log: FastifyBaseLogger;
 }
 
 export type Dispatched = { outcome: 'answered'; answer: UpstreamAnswer } | { outcome: 'failed'; error: RelayError } | { outcome: 'aborted' };
@@ -102,7 +112,11 @@ const ERROR_KEY = Buffer.from('"error"');
 /** The whole body of an answer (at once when it was read already); an upstream that breaks off mid-body is a 502, so the caller can release. */
 export function answerBytes(answer: UpstreamAnswer): Buffer | Promise<Buffer | RelayError> {
   if (answer.json) return answer.json.bytes;
-  return readAll(answer.response.stream!).catch((error: Error) => relayError(502, `the upstream answer broke off: ${error.message}`, 'upstream_unreachable', 'server_error'));
+  return readAll(answer.response.stream!).catch((error: Error) => {
+    const requestId = answer.requestId ?? newRequestId();
+    answer.log.warn({ requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, answer.channel.key) }, 'upstream answer broke off');
+    return unreachableRelayError(true, requestId);
+  });
 }
 
 /** The model a channel expects: its model_mapping entry, else the requested name. */
@@ -191,10 +205,11 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
       );
     } catch (error) {
       if (request.signal.aborted) return { outcome: 'aborted' };
-      lastError =
-        error instanceof AnswerBrokeOff
-          ? relayError(502, `the upstream answer broke off: ${error.message}`, 'upstream_unreachable', 'server_error')
-          : relayError(502, `the upstream could not be reached: ${(error as Error).message}`, 'upstream_unreachable', 'server_error');
+      const requestId = (request.requestId ??= newRequestId());
+      const brokeOff = error instanceof AnswerBrokeOff;
+      // the detail (an internal address, a TLS complaint) is for the admin, in the log
+      app.log.warn({ requestId, channelId: channel.id, attempt, detail: scrubSecrets((error as Error).message, channel.key) }, brokeOff ? 'upstream answer broke off' : 'upstream could not be reached');
+      lastError = unreachableRelayError(brokeOff, requestId);
       continue;
     }
 
@@ -216,20 +231,24 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
     }
 
     if (!failure) {
-      return { outcome: 'answered', answer: { channel, upstreamModel, response, json } };
+      return { outcome: 'answered', answer: { channel, upstreamModel, response, json, requestId: request.requestId, log: app.log } };
     }
     const status = failure.status ?? 502;
     const deadKey = provesDeadKey(failure);
     if (deadKey) {
       try {
-        await disableChannelAutomatically(app, channel.id, failure.message);
+        await disableChannelAutomatically(app, channel.id, scrubSecrets(failure.message, channel.key));
       } catch (error) {
         app.log.error({ err: error, channelId: channel.id }, 'could not disable a channel with a dead key');
       }
     }
-    lastError = upstreamRelayError(status, failure, channel.key);
+    const requestId = (request.requestId ??= newRequestId());
+    lastError = upstreamRelayError(status, failure, channel.key, requestId);
+    app.log.warn(
+      { requestId, channelId: channel.id, status, attempt, type: failure.type, code: failure.code, detail: scrubSecrets(failure.message, channel.key) },
+      'upstream failed',
+    );
     if (!(deadKey || status === 429 || status >= 500)) break;
-    app.log.warn({ channelId: channel.id, status, attempt }, 'upstream failed; trying another channel if allowed');
   }
   return { outcome: 'failed', error: lastError };
 }

@@ -71,7 +71,7 @@ describe('security headers', () => {
 
   it('add HSTS when a trusted proxy says the client came over https', async () => {
     for (const path of ['/', '/api/status', '/v1/chat/completions']) {
-      const init = path.startsWith('/v1') ? { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-proto': 'https' }, body: '{}' } : { headers: { 'x-forwarded-proto': 'https' } };
+      const init: RequestInit = path.startsWith('/v1') ? { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-proto': 'https' }, body: '{}' } : { headers: { 'x-forwarded-proto': 'https' } };
       const response = await fetch(trustedBase + path, init);
       await response.arrayBuffer();
       expect(response.headers.get('strict-transport-security'), path).toBe('max-age=31536000; includeSubDomains');
