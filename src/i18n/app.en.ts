@@ -150,6 +150,8 @@ export const appEnglish = {
       title: 'Edit my account',
       display_name: 'Display name',
       new_password: 'New password (leave empty to keep it)',
+      current_password: 'Current password',
+      current_password_help: 'Needed to set a new password (leave empty if your account never had one). A new password signs out your other sessions.',
       updated: 'user info updated',
     },
     token: {
@@ -235,7 +237,8 @@ export const appEnglish = {
       key_help: 'The key the upstream issued',
       key_format: 'Format: %{format}',
       key_batch_help: 'One key per line; each line becomes a channel of its own',
-      key_keep: 'Leave empty to keep the stored key',
+      key_keep: 'Leave empty to keep the stored key (changing the base URL or the type needs the key again)',
+      key_needed_after_move: 'You changed the base URL or the type: enter the key again (the stored key is never sent to a new address)',
       base_url_azure: 'Required: your Azure OpenAI endpoint, e.g. https://docs-test-001.openai.azure.com',
       base_url_custom: 'Required: the upstream address without /v1, e.g. https://openai.example.com',
       base_url_default: 'Optional: empty uses %{url}',

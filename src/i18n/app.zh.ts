@@ -152,6 +152,8 @@ export const appChinese: typeof appEnglish = {
       title: '编辑我的账户',
       display_name: '显示名称',
       new_password: '新密码（留空则不修改）',
+      current_password: '当前密码',
+      current_password_help: '设置新密码时需要（账户从未设置过密码则留空）。设置新密码会使其他登录会话失效。',
       updated: '用户信息更新成功',
     },
     token: {
@@ -237,7 +239,8 @@ export const appChinese: typeof appEnglish = {
       key_help: '上游签发的密钥',
       key_format: '格式：%{format}',
       key_batch_help: '每行一个密钥，每行各成一个渠道',
-      key_keep: '留空则保留已保存的密钥',
+      key_keep: '留空则保留已保存的密钥（修改 Base URL 或类型时需重新输入密钥）',
+      key_needed_after_move: '你修改了 Base URL 或类型：请重新输入密钥（已保存的密钥不会发往新地址）',
       base_url_azure: '必填：Azure OpenAI 终结点，例如 https://docs-test-001.openai.azure.com',
       base_url_custom: '必填：上游地址，不含 /v1，例如 https://openai.example.com',
       base_url_default: '可选：留空使用 %{url}',
