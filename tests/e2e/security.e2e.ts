@@ -45,6 +45,7 @@ describe.runIf(enabled)('security: the console under its CSP', () => {
     expect(response?.headers()['content-security-policy']).toContain("script-src 'self'");
     expect(response?.headers()['x-frame-options']).toBe('DENY');
     await page.getByRole('heading', { name: /log in to your account/i }).waitFor();
+    await page.waitForLoadState('networkidle');
     await page.screenshot({ path: join(screenshotDir, 'security-login.png') });
     expect(violations).toEqual([]);
   });
