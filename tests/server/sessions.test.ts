@@ -2,9 +2,11 @@
 // once; a password change needs the current password; a stranger's wrong
 // guesses burn nobody's reset link; sign-in limits count failures per (IP,
 // account) and per IP, so one attacker locks nobody else out.
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { asBrowser, buildTestApp, login, register, ROOT_PASSWORD, sessionCookieOf } from '../support/app';
+import { REDIS_URL, redisAvailable } from '../support/databases';
 
 let app: FastifyInstance;
 afterEach(async () => {
@@ -117,5 +119,26 @@ describe('sign-in limits', () => {
     for (let index = 0; index < 15; index += 1) await attempt(`user${index}`, 'password-123', sprayer);
     expect((await attempt('ivy', 'password-123', sprayer)).statusCode).toBe(429);
     expect((await attempt('ivy', 'password-123', '192.0.2.78')).json().success).toBe(true);
+  });
+});
+
+const redisUp = await redisAvailable('sign-in limits across nodes');
+
+describe.runIf(redisUp)('sign-in limits with Redis', () => {
+  it('count one address\'s failures on every node', async () => {
+    const limits = { perAccount: { max: 4, windowSeconds: 60 }, perIp: { max: 100, windowSeconds: 60 } };
+    const first = await buildTestApp({ redisUrl: REDIS_URL, trustProxy: true, loginLimits: limits });
+    const second = await buildTestApp({ redisUrl: REDIS_URL, trustProxy: true, loginLimits: limits });
+    app = first;
+    try {
+      const address = `198.18.${randomBytes(1)[0]}.${1 + (randomBytes(1)[0] % 250)}`;
+      const attemptOn = (node: FastifyInstance, password: string) =>
+        node.inject({ method: 'POST', url: '/api/user/login', headers: { 'x-forwarded-for': address }, payload: { username: 'root', password } });
+      for (const node of [first, second, first, second]) expect((await attemptOn(node, 'wrong-password')).statusCode).toBe(200);
+      expect((await attemptOn(first, ROOT_PASSWORD)).statusCode).toBe(429);
+      expect((await attemptOn(second, ROOT_PASSWORD)).statusCode).toBe(429);
+    } finally {
+      await second.close();
+    }
   });
 });
