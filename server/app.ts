@@ -11,6 +11,7 @@ import { fail } from '../common/envelope';
 import { DEFAULT_OPTION_SYNC_SECONDS, type Config } from './config';
 import { migrateToLatest, openDatabase } from './db/database';
 import { refuseCrossSiteRequests } from './plugins/csrf';
+import { setSecurityHeaders } from './plugins/securityHeaders';
 import type { AppContext } from './plugins/context';
 import { createMailer } from './plugins/mailer';
 import { OptionStore } from './plugins/optionStore';
@@ -48,6 +49,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   // textFastPath); it is installed once the app is built.
   let fastPath: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
   let closing = false;
+  let turnstileOn = () => false;
   const app = Fastify({
     logger: buildOptions.logger ?? false,
     trustProxy: config.trustProxy,
@@ -55,6 +57,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     bodyLimit: BODY_LIMIT,
     serverFactory: (handler) => {
       const server = createServer((request, response) => {
+        setSecurityHeaders(request, response, config.trustProxy, turnstileOn());
         if (!fastPath?.(request, response)) handler(request, response);
       });
       server.keepAliveTimeout = 72_000; // what Fastify sets on a server of its own
@@ -136,6 +139,11 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   if (bootstrap.generatedPassword) console.log(rootPasswordBanner(bootstrap.generatedPassword));
   else if (bootstrap.created) console.log('[switchboard] root account created with INITIAL_ROOT_PASSWORD');
 
+  turnstileOn = () => options.bool('TurnstileCheckEnabled');
+  // requests that do not come through our server (app.inject) get them here
+  app.addHook('onRequest', async (request, reply) => {
+    if (!reply.raw.hasHeader('x-content-type-options')) setSecurityHeaders(request.raw, reply.raw, config.trustProxy, turnstileOn());
+  });
   await app.register(fastifyCookie);
   app.addHook('onRequest', refuseCrossSiteRequests);
 

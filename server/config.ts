@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_RATE_LIMITS, type RateLimitConfig } from './plugins/rateLimit';
+import { DEFAULT_LOGIN_LIMITS, DEFAULT_RATE_LIMITS, type LoginLimitConfig, type RateLimitConfig } from './plugins/rateLimit';
 import { DEFAULT_TURNSTILE_VERIFY_URL } from './plugins/turnstile';
 import { DEFAULT_UPSTREAM_SETTINGS, type UpstreamSettings } from './relay/upstream';
 
@@ -33,6 +33,8 @@ export interface Config {
   /** Where Turnstile tokens are verified (a local verifier in tests). */
   turnstileVerifyUrl: string;
   rateLimits: RateLimitConfig;
+  /** Failed sign-ins allowed per (IP, account) and per IP; DEFAULT_LOGIN_LIMITS when absent. */
+  loginLimits?: LoginLimitConfig;
   /** GitHub's web and API bases (local fakes in tests). */
   githubOAuthUrl: string;
   githubApiUrl: string;
@@ -127,6 +129,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits: {
       critical: { ...DEFAULT_RATE_LIMITS.critical, max: wholeNumberFromEnv(env, 'CRITICAL_RATE_LIMIT', DEFAULT_RATE_LIMITS.critical.max) },
       topUp: { ...DEFAULT_RATE_LIMITS.topUp, max: wholeNumberFromEnv(env, 'TOPUP_RATE_LIMIT', DEFAULT_RATE_LIMITS.topUp.max) },
+    },
+    loginLimits: {
+      perAccount: { ...DEFAULT_LOGIN_LIMITS.perAccount, max: wholeNumberFromEnv(env, 'LOGIN_ACCOUNT_RATE_LIMIT', DEFAULT_LOGIN_LIMITS.perAccount.max) },
+      perIp: { ...DEFAULT_LOGIN_LIMITS.perIp, max: wholeNumberFromEnv(env, 'LOGIN_IP_RATE_LIMIT', DEFAULT_LOGIN_LIMITS.perIp.max) },
     },
   };
 }

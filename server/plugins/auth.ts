@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'f
 import { fail } from '../../common/envelope';
 import { UserStatus } from '../../common/roles';
 import { findUserByAccessTokenHash, findUserById, type UserRow } from '../repositories/users';
-import { clearSessionCookie, SESSION_COOKIE } from './session';
+import { clearSessionCookie, SESSION_COOKIE, sessionIsLive } from './session';
 
 export function hashAccessToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
@@ -20,7 +20,7 @@ async function resolveCaller(request: FastifyRequest): Promise<Resolution> {
   if (cookie) {
     const claims = sessions.decode(cookie);
     const user = claims ? await findUserById(db, claims.uid) : undefined;
-    if (!claims || !user || Number(user.session_version) !== claims.ver) {
+    if (!claims || !user || Number(user.session_version) !== claims.ver || !(await sessionIsLive(db, claims))) {
       return { status: 401, message: 'your login has expired, please log in again', clearCookie: true };
     }
     if (Number(user.status) !== UserStatus.enabled) return { status: 401, message: 'user is banned', clearCookie: true };

@@ -67,3 +67,106 @@ export function rateLimit(bucket: keyof RateLimitConfig): preHandlerAsyncHookHan
     }
   };
 }
+
+// ---- sign-in: failed attempts per (IP, account) and per IP ----
+
+export interface LoginLimitConfig {
+  /** Failed sign-ins one address may make against one account per window. */
+  perAccount: RateLimitRule;
+  /** Failed sign-ins one address may make in all per window (spraying many accounts). */
+  perIp: RateLimitRule;
+}
+
+export const DEFAULT_LOGIN_LIMITS: LoginLimitConfig = {
+  perAccount: { max: 10, windowSeconds: 20 * 60 },
+  perIp: { max: 100, windowSeconds: 20 * 60 },
+};
+
+/**
+ * Failure counters kept apart from RateLimiter's: they are read before a
+ * secret is checked and bumped only when it was wrong, so right answers never
+ * count. For sign-in, one attacker's guesses lock only (their IP, that
+ * account) out, or their IP once it sprays many accounts; for e-mail codes,
+ * (their IP, that address). Shared through Redis when there is one; a Redis
+ * error falls back to this node's own counts rather than failing the request.
+ */
+export class FailureCounter {
+  private readonly memory = new Map<string, { resetAt: number; count: number }>();
+
+  constructor(private readonly redis?: Redis) {}
+
+  private windowKey(key: string, rule: RateLimitRule): string {
+    return `failures:${key}:${Math.floor(Date.now() / 1000 / rule.windowSeconds)}`;
+  }
+
+  async count(key: string, rule: RateLimitRule): Promise<number> {
+    if (this.redis) {
+      try {
+        return Number((await this.redis.get(this.windowKey(key, rule))) ?? 0);
+      } catch {
+        // counted locally below
+      }
+    }
+    const entry = this.memory.get(key);
+    return entry && entry.resetAt > Date.now() ? entry.count : 0;
+  }
+
+  async add(key: string, rule: RateLimitRule): Promise<void> {
+    const now = Date.now();
+    const entry = this.memory.get(key);
+    if (!entry || entry.resetAt <= now) {
+      if (this.memory.size > 10_000) for (const [name, value] of this.memory) if (value.resetAt <= now) this.memory.delete(name);
+      this.memory.set(key, { resetAt: now + rule.windowSeconds * 1000, count: 1 });
+    } else {
+      entry.count += 1;
+    }
+    if (this.redis) {
+      const windowKey = this.windowKey(key, rule);
+      await this.redis.multi().incr(windowKey).expire(windowKey, rule.windowSeconds).exec().catch(() => undefined);
+    }
+  }
+}
+
+const failureCounters = new WeakMap<object, FailureCounter>();
+
+interface LimitContext {
+  rateLimiter: RateLimiter;
+  redis?: Redis;
+}
+
+function failureCounterOf(ctx: LimitContext): FailureCounter {
+  let counter = failureCounters.get(ctx.rateLimiter);
+  if (!counter) {
+    counter = new FailureCounter(ctx.redis);
+    failureCounters.set(ctx.rateLimiter, counter);
+  }
+  return counter;
+}
+
+/** A limit on wrong answers: `blocked()` before checking, `failed()` after a wrong one. */
+export function failureLimit(ctx: LimitContext, key: string, rule: RateLimitRule) {
+  const counter = failureCounterOf(ctx);
+  return {
+    blocked: async () => rule.max > 0 && (await counter.count(key, rule)) >= rule.max,
+    failed: async () => {
+      if (rule.max > 0) await counter.add(key, rule);
+    },
+  };
+}
+
+/** The sign-in limits for one attempt: `blocked()` before checking the password, `failed()` after a wrong one. */
+export function loginLimits(ctx: LimitContext & { config: { loginLimits?: LoginLimitConfig } }, ip: string, username: string) {
+  const counter = failureCounterOf(ctx);
+  const limits = ctx.config.loginLimits ?? DEFAULT_LOGIN_LIMITS;
+  // usernames compare case-insensitively on MySQL: count them so everywhere
+  const accountKey = `login-account:${ip}:${username.toLowerCase()}`;
+  const ipKey = `login-ip:${ip}`;
+  const over = async (key: string, rule: RateLimitRule) => rule.max > 0 && (await counter.count(key, rule)) >= rule.max;
+  return {
+    blocked: async () => (await over(accountKey, limits.perAccount)) || over(ipKey, limits.perIp),
+    failed: async () => {
+      if (limits.perAccount.max > 0) await counter.add(accountKey, limits.perAccount);
+      if (limits.perIp.max > 0) await counter.add(ipKey, limits.perIp);
+    },
+  };
+}

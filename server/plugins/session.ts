@@ -1,8 +1,12 @@
-// Stateless signed session cookie. It carries only the user id, the user's
-// session version and the issue time; role and status are read from the
-// database on every request, so bans and demotions take effect at once.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+// Signed session cookie naming a server-side session. It carries the user id,
+// the user's session version, the issue time and the session's random id; the
+// sessions table holds that id's hash, so logout ends this session alone and
+// a password change ends the others, at once. Role and status are read from
+// the database on every request, so bans and demotions take effect at once.
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/database';
 
 export const SESSION_COOKIE = 'session';
 export const SESSION_MAX_AGE_SECONDS = 30 * 24 * 3600;
@@ -11,6 +15,8 @@ export interface SessionClaims {
   uid: number;
   ver: number;
   iat: number;
+  /** The session's id; the sessions table keeps its SHA-256. */
+  sid: string;
 }
 
 export class SessionSigner {
@@ -36,6 +42,8 @@ export class SessionSigner {
     try {
       const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as SessionClaims;
       if (!Number.isInteger(claims.uid) || !Number.isInteger(claims.ver) || !Number.isInteger(claims.iat)) return undefined;
+      // cookies from before server-side sessions name none: they sign in again
+      if (typeof claims.sid !== 'string' || claims.sid.length < 16) return undefined;
       if (claims.iat + SESSION_MAX_AGE_SECONDS < Math.floor(Date.now() / 1000)) return undefined;
       return claims;
     } catch {
@@ -48,8 +56,34 @@ function isSecure(request: FastifyRequest): boolean {
   return request.protocol === 'https';
 }
 
-export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, signer: SessionSigner, user: { id: number; session_version: number }): void {
-  const value = signer.encode({ uid: Number(user.id), ver: Number(user.session_version), iat: Math.floor(Date.now() / 1000) });
+const hashSessionId = (sid: string) => createHash('sha256').update(sid).digest('hex');
+
+/** True while the session exists, belongs to the user, is not revoked and has not expired. */
+export async function sessionIsLive(db: Kysely<Database>, claims: SessionClaims): Promise<boolean> {
+  const row = await db.selectFrom('sessions').select(['user_id', 'revoked', 'expires_at']).where('id_hash', '=', hashSessionId(claims.sid)).executeTakeFirst();
+  return row !== undefined && Number(row.user_id) === claims.uid && Number(row.revoked) === 0 && Number(row.expires_at) >= Math.floor(Date.now() / 1000);
+}
+
+export async function revokeSession(db: Kysely<Database>, sid: string): Promise<void> {
+  await db.updateTable('sessions').set({ revoked: 1 }).where('id_hash', '=', hashSessionId(sid)).execute();
+}
+
+/** Ends every session of the user but `exceptSid` (the caller's own, when it may stay). */
+export async function revokeUserSessions(db: Kysely<Database>, userId: number, exceptSid?: string): Promise<void> {
+  let query = db.updateTable('sessions').set({ revoked: 1 }).where('user_id', '=', userId).where('revoked', '=', 0);
+  if (exceptSid) query = query.where('id_hash', '!=', hashSessionId(exceptSid));
+  await query.execute();
+}
+
+/** Starts a session for the user and hands the browser its cookie. */
+export async function setSessionCookie(request: FastifyRequest, reply: FastifyReply, signer: SessionSigner, user: { id: number; session_version: number }): Promise<void> {
+  const { db } = request.server.ctx;
+  const now = Math.floor(Date.now() / 1000);
+  const sid = randomBytes(32).toString('base64url');
+  // expired rows go as new ones come; the index on expires_at keeps this cheap
+  await db.deleteFrom('sessions').where('expires_at', '<', now).execute();
+  await db.insertInto('sessions').values({ id_hash: hashSessionId(sid), user_id: Number(user.id), created_at: now, expires_at: now + SESSION_MAX_AGE_SECONDS, revoked: 0 }).execute();
+  const value = signer.encode({ uid: Number(user.id), ver: Number(user.session_version), iat: now, sid });
   reply.setCookie(SESSION_COOKIE, value, {
     path: '/',
     httpOnly: true,

@@ -20,6 +20,7 @@ import { findChannelType } from '../../common/channelTypes';
 import { ChannelStatus } from '../../common/roles';
 import type { AppContext } from '../plugins/context';
 import { listChannelsToCheck, recordChannelBalance, recordChannelTest, splitList, type ChannelRow } from '../repositories/channels';
+import { scrubSecrets } from './scrub';
 import { disableChannelAutomatically, notifyRoot, parseUpstreamFailure, provesDeadKey, reenableChannelAutomatically, type UpstreamFailure } from './autoDisable';
 
 /** Deadline for any one upstream call made by a check (test or balance). */
@@ -117,7 +118,10 @@ export async function testChannel(app: FastifyInstance, channel: ChannelRow, sig
   }
   const milliseconds = performance.now() - started;
   if (!signal?.aborted) await recordChannelTest(app.ctx.db, Number(channel.id), Math.round(milliseconds));
-  return { ...outcome, seconds: milliseconds / 1000, sent: true };
+  // the admin sees the upstream's whole complaint, but never the key, even echoed back
+  const message = scrubSecrets(outcome.message, channel.key);
+  const failure = outcome.failure && { ...outcome.failure, message: scrubSecrets(outcome.failure.message, channel.key) };
+  return { ...outcome, message, failure, seconds: milliseconds / 1000, sent: true };
 }
 
 // ---- balances ----
@@ -200,7 +204,7 @@ export async function updateChannelBalance(app: FastifyInstance, channel: Channe
   try {
     balance = await source.fetch(base, channel.key, signal);
   } catch (error) {
-    return { error: (error as Error).message };
+    return { error: scrubSecrets((error as Error).message, channel.key) };
   }
   if (!signal?.aborted) await recordChannelBalance(app.ctx.db, Number(channel.id), balance);
   return { balance };

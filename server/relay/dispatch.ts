@@ -10,12 +10,13 @@
 // excluded) and is disabled when AutomaticDisableChannelEnabled is on. Other
 // 4xx answers (a bad request, an unknown model) would fail anywhere and go
 // straight back to the client.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Readable } from 'node:stream';
 import { findChannelType } from '../../common/channelTypes';
 import { disableChannelAutomatically, parseUpstreamFailure, provesDeadKey, type UpstreamFailure } from './autoDisable';
 import { selectChannel, type RoutedChannel } from './channelSelect';
-import { relayError, upstreamRelayError, type RelayError } from './errors';
+import { relayError, unreachableRelayError, upstreamRelayError, type RelayError } from './errors';
+import { newRequestId, scrubSecrets } from './scrub';
 import type { RelayCaller } from './tokenAuth';
 import { AnswerBrokeOff, callUpstream, isUpstreamTimeout, joinChunks, poolFor, UpstreamBusy, type DisconnectSignal, type UpstreamResponse } from './upstream';
 
@@ -28,6 +29,12 @@ export interface UpstreamRequest {
   /** The body for one channel, given the model name that channel expects. */
   body: (upstreamModel: string) => string | Buffer;
   signal: DisconnectSignal;
+  /**
+   * Names this request in the log and in the error a token holder reads, so an
+   * admin can find the upstream's full answer. Made (cheaply) when absent and
+   * something failed.
+   */
+  requestId?: string;
 }
 
 export interface UpstreamAnswer {
@@ -40,6 +47,9 @@ export interface UpstreamAnswer {
   response: UpstreamResponse;
   /** A JSON answer, read whole (it had to be, to see an error inside a 200); its value is parsed on first use. */
   json?: { bytes: Buffer; readonly value: unknown };
+  /** The request's id when the caller gave one; for the log line of an answer that breaks off. */
+  requestId?: string;
+  log: FastifyBaseLogger;
 }
 
 export type Dispatched = { outcome: 'answered'; answer: UpstreamAnswer } | { outcome: 'failed'; error: RelayError } | { outcome: 'aborted' };
@@ -102,11 +112,13 @@ const ERROR_KEY = Buffer.from('"error"');
 /** The whole body of an answer (at once when it was read already); an upstream that breaks off mid-body is a 502, so the caller can release. */
 export function answerBytes(answer: UpstreamAnswer): Buffer | Promise<Buffer | RelayError> {
   if (answer.json) return answer.json.bytes;
-  return readAll(answer.response.stream!).catch((error: Error) =>
-    isUpstreamTimeout(error)
-      ? relayError(504, `the upstream answer stalled: ${error.message}`, 'upstream_timeout', 'server_error')
-      : relayError(502, `the upstream answer broke off: ${error.message}`, 'upstream_unreachable', 'server_error'),
-  );
+  return readAll(answer.response.stream!).catch((error: Error) => {
+    const requestId = answer.requestId ?? newRequestId();
+    answer.log.warn({ requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, answer.channel.key) }, 'upstream answer broke off');
+    return isUpstreamTimeout(error)
+      ? relayError(504, `the upstream answer stalled (request id ${requestId})`, 'upstream_timeout', 'server_error')
+      : unreachableRelayError(true, requestId);
+  });
 }
 
 /** The model a channel expects: its model_mapping entry, else the requested name. */
@@ -164,16 +176,12 @@ function upstreamHeaders(channel: RoutedChannel, headers: Record<string, string>
 /** A call the shutdown cut before its answer came: nothing is charged, and the client hears why. */
 const SHUTTING_DOWN = relayError(503, 'the gateway is shutting down; please retry', 'shutting_down', 'server_error');
 
-/** What the client hears when no upstream answered, by the last failure. */
-function unansweredError(error: unknown): RelayError {
-  if (error instanceof UpstreamBusy) return relayError(503, `the upstream is busy: ${error.message}`, 'upstream_busy', 'server_error');
-  if (error instanceof AnswerBrokeOff) {
-    return error.timedOut
-      ? relayError(504, `the upstream answer stalled: ${error.message}`, 'upstream_timeout', 'server_error')
-      : relayError(502, `the upstream answer broke off: ${error.message}`, 'upstream_unreachable', 'server_error');
-  }
-  if (isUpstreamTimeout(error)) return relayError(504, `the upstream timed out: ${(error as Error).message}`, 'upstream_timeout', 'server_error');
-  return relayError(502, `the upstream could not be reached: ${(error as Error).message}`, 'upstream_unreachable', 'server_error');
+/** What the client hears when no upstream answered, by the last failure: no address or detail (those go to the log), the request id. */
+function unansweredError(error: unknown, requestId: string): RelayError {
+  if (error instanceof UpstreamBusy) return relayError(503, `the upstream is busy, please retry later (request id ${requestId})`, 'upstream_busy', 'server_error');
+  const timedOut = error instanceof AnswerBrokeOff ? error.timedOut : isUpstreamTimeout(error);
+  if (timedOut) return relayError(504, `the upstream timed out (request id ${requestId})`, 'upstream_timeout', 'server_error');
+  return unreachableRelayError(error instanceof AnswerBrokeOff, requestId);
 }
 
 /** A 200 carrying an error object is a failure; give it the status OpenAI would have used. */
@@ -210,8 +218,11 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
       );
     } catch (error) {
       if (request.signal.aborted) return request.signal.byGateway ? { outcome: 'failed', error: SHUTTING_DOWN } : { outcome: 'aborted' };
-      // nothing reached the client yet: each of these is the channel's failure, so the next channel may answer
-      lastError = unansweredError(error);
+      const requestId = (request.requestId ??= newRequestId());
+      // the detail (an internal address, a TLS complaint) is for the admin, in the log; nothing reached the client yet,
+      // so each of these is the channel's failure and the next channel may answer
+      app.log.warn({ requestId, channelId: channel.id, attempt, detail: scrubSecrets((error as Error).message, channel.key) }, 'upstream call failed');
+      lastError = unansweredError(error, requestId);
       continue;
     }
 
@@ -233,20 +244,24 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
     }
 
     if (!failure) {
-      return { outcome: 'answered', answer: { channel, upstreamModel, response, json } };
+      return { outcome: 'answered', answer: { channel, upstreamModel, response, json, requestId: request.requestId, log: app.log } };
     }
     const status = failure.status ?? 502;
     const deadKey = provesDeadKey(failure);
     if (deadKey) {
       try {
-        await disableChannelAutomatically(app, channel.id, failure.message);
+        await disableChannelAutomatically(app, channel.id, scrubSecrets(failure.message, channel.key));
       } catch (error) {
         app.log.error({ err: error, channelId: channel.id }, 'could not disable a channel with a dead key');
       }
     }
-    lastError = upstreamRelayError(status, failure, channel.key);
+    const requestId = (request.requestId ??= newRequestId());
+    lastError = upstreamRelayError(status, failure, channel.key, requestId);
+    app.log.warn(
+      { requestId, channelId: channel.id, status, attempt, type: failure.type, code: failure.code, detail: scrubSecrets(failure.message, channel.key) },
+      'upstream failed',
+    );
     if (!(deadKey || status === 429 || status >= 500)) break;
-    app.log.warn({ channelId: channel.id, status, attempt }, 'upstream failed; trying another channel if allowed');
   }
   return { outcome: 'failed', error: lastError };
 }

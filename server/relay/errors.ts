@@ -2,6 +2,7 @@
 import type { FastifyReply } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import type { UpstreamFailure } from './autoDisable';
+import { scrubForClient } from './scrub';
 
 export interface RelayError {
   status: number;
@@ -43,15 +44,31 @@ export function writeRelayError(response: ServerResponse, error: RelayError): vo
   response.end(text);
 }
 
-/** OpenAI's messages quote a mangled key; ours must not reach a client even mangled. */
-const KEY_LIKE = /\bsk-[A-Za-z0-9_*.-]{4,}/g;
-
 /**
- * The upstream's own error, passed on with its status so clients keep
- * OpenAI's type and code. Only the channel's key is scrubbed from the text.
+ * Upstream answers a client may read as they are (scrubbed): OpenAI-shaped
+ * complaints about the client's own request (a bad parameter, an unknown
+ * model, an unprocessable input). Anything else (5xx, auth, rate limits on
+ * the channel's account, unshaped bodies) is about the channel, so the client
+ * gets a generic error and the request id that finds the detail in the log.
  */
-export function upstreamRelayError(status: number, failure: UpstreamFailure, channelKey: string): RelayError {
-  if (failure.type === undefined) return relayError(status, failure.message, 'upstream_error', 'server_error');
-  const message = (channelKey ? failure.message.split(channelKey).join('sk-***') : failure.message).replace(KEY_LIKE, 'sk-***');
-  return { status, message, type: failure.type ?? 'upstream_error', code: failure.code ?? null, param: null };
+const CLIENT_ERROR_STATUSES = new Set([400, 404, 422]);
+
+export function upstreamRelayError(status: number, failure: UpstreamFailure, channelKey: string, requestId: string): RelayError {
+  if (CLIENT_ERROR_STATUSES.has(status) && failure.type === 'invalid_request_error') {
+    return { status, message: scrubForClient(failure.message, channelKey), type: failure.type, code: failure.code ?? null, param: null };
+  }
+  if (status === 429) {
+    return relayError(429, `the upstream service is busy, please retry later (request id ${requestId})`, 'upstream_busy', 'server_error');
+  }
+  if (status === 401 || status === 403) {
+    // the channel's key was refused: the server's problem, not the caller's key
+    return relayError(502, `the upstream service refused the gateway (request id ${requestId})`, 'upstream_error', 'server_error');
+  }
+  return relayError(status >= 500 ? status : 502, `the upstream service failed (request id ${requestId})`, 'upstream_error', 'server_error');
+}
+
+/** A network failure or a cut answer, as a token holder sees it: no address, no detail, the request id. */
+export function unreachableRelayError(brokeOff: boolean, requestId: string): RelayError {
+  const what = brokeOff ? 'the upstream answer broke off' : 'the upstream service could not be reached';
+  return relayError(502, `${what} (request id ${requestId})`, 'upstream_unreachable', 'server_error');
 }

@@ -1,11 +1,16 @@
-// One-time codes: stored hashed, expiring, limited to a few wrong guesses, and
-// consumed by their first successful use.
+// One-time codes: stored hashed, expiring, and consumed by their first
+// successful use. A wrong guess never touches the stored code: if it did, a
+// stranger could burn anyone's pending reset link or e-mail code by guessing
+// badly. Reset tokens are 256-bit random, so guessing is hopeless; the short
+// e-mail codes are guarded by a limit per requester (CODE_GUESSES_PER_REQUESTER
+// per IP and address, in the routes), which burns nobody else's code.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database';
 
 export type CodePurpose = 'verify' | 'reset';
-export const MAX_CODE_ATTEMPTS = 5;
+/** Guesses at one address's e-mail code that one IP may make while a code lives. */
+export const CODE_GUESSES_PER_REQUESTER = 5;
 
 const hashCode = (code: string) => createHash('sha256').update(code).digest('hex');
 
@@ -22,7 +27,7 @@ export async function storeCode(db: Kysely<Database>, purpose: CodePurpose, targ
   });
 }
 
-/** True once per valid code; a wrong guess counts against the code. */
+/** True once per valid code; a wrong guess changes nothing. */
 export async function consumeCode(db: Kysely<Database>, purpose: CodePurpose, target: string, code: string): Promise<boolean> {
   if (!code) return false;
   const now = Math.floor(Date.now() / 1000);
@@ -41,11 +46,6 @@ export async function consumeCode(db: Kysely<Database>, purpose: CodePurpose, ta
     // the conditional delete makes two racing uses of one code succeed once
     const deleted = await db.deleteFrom('verification_codes').where('id', '=', row.id).executeTakeFirst();
     return Number(deleted.numDeletedRows) === 1;
-  }
-  if (Number(row.attempts) + 1 >= MAX_CODE_ATTEMPTS) {
-    await db.deleteFrom('verification_codes').where('id', '=', row.id).execute();
-  } else {
-    await db.updateTable('verification_codes').set((eb) => ({ attempts: eb('attempts', '+', 1) })).where('id', '=', row.id).execute();
   }
   return false;
 }

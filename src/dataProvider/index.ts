@@ -191,7 +191,7 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient) {
       await httpClient(endpoints.register(turnstile), { method: 'POST', body: payload });
     },
     getSelf: async () => (await httpClient<UserRecord>(endpoints.self)).data as UserRecord,
-    updateSelf: async (changes: { username?: string; display_name?: string; password?: string }) => {
+    updateSelf: async (changes: { username?: string; display_name?: string; password?: string; original_password?: string }) => {
       await httpClient(endpoints.self, { method: 'PUT', body: changes });
     },
     deleteSelf: async () => {

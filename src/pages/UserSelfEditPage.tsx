@@ -1,4 +1,5 @@
-// /user/edit: the caller's own account (username, display name, password).
+// /user/edit: the caller's own account (username, display name, password;
+// a new password needs the current one, and signs out the other sessions).
 import { Button, Card, CardContent, Stack, TextField, Typography } from '@mui/material';
 import { useEffect, useState, type FormEvent } from 'react';
 import { Authenticated, useTranslate } from 'react-admin';
@@ -10,9 +11,9 @@ import { errorMessage } from './errorMessage';
 function SelfEdit() {
   const translate = useTranslate();
   const notice = useNotice();
-  const [form, setForm] = useState({ username: '', display_name: '', password: '' });
+  const [form, setForm] = useState({ username: '', display_name: '', password: '', original_password: '' });
   useEffect(() => {
-    dataProvider.getSelf().then((user) => setForm({ username: user.username, display_name: user.display_name, password: '' })).catch((error) => notice(errorMessage(error), 'error'));
+    dataProvider.getSelf().then((user) => setForm({ username: user.username, display_name: user.display_name, password: '', original_password: '' })).catch((error) => notice(errorMessage(error), 'error'));
   }, [notice]);
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -20,7 +21,7 @@ function SelfEdit() {
       await dataProvider.updateSelf(form.password ? form : { username: form.username, display_name: form.display_name });
       const stored = readStoredUser();
       if (stored) storeUser({ ...stored, username: form.username, display_name: form.display_name });
-      setForm((previous) => ({ ...previous, password: '' }));
+      setForm((previous) => ({ ...previous, password: '', original_password: '' }));
       notice('app.user_edit.updated', 'success');
     } catch (error) {
       notice(errorMessage(error), 'error');
@@ -35,6 +36,16 @@ function SelfEdit() {
           <TextField name="username" label={translate('app.auth.username')} value={form.username} onChange={set('username')} fullWidth />
           <TextField name="display_name" label={translate('app.user_edit.display_name')} value={form.display_name} onChange={set('display_name')} fullWidth />
           <TextField name="password" type="password" label={translate('app.user_edit.new_password')} value={form.password} onChange={set('password')} autoComplete="new-password" fullWidth />
+          <TextField
+            name="original_password"
+            type="password"
+            label={translate('app.user_edit.current_password')}
+            helperText={translate('app.user_edit.current_password_help')}
+            value={form.original_password}
+            onChange={set('original_password')}
+            autoComplete="current-password"
+            fullWidth
+          />
           <Button type="submit" variant="contained" disableElevation>{translate('app.common.save')}</Button>
         </Stack>
       </CardContent>

@@ -62,6 +62,15 @@ describe('channel form rules', () => {
     expect(validateChannelForm(false)({ ...base, name: 'x', key: '' })).toEqual({});
   });
 
+  it('asks for the key again on an edit that changes the base URL or the type', () => {
+    const original = { type: 8, base_url: 'https://old.example' };
+    const edit = { type: 8, name: 'x', key: '', models: ['a'], model_mapping: '', base_url: 'https://old.example/', priority: 0, weight: 1 };
+    expect(validateChannelForm(false, original)(edit)).toEqual({});
+    expect(validateChannelForm(false, original)({ ...edit, base_url: 'https://new.example' })).toEqual({ key: 'app.channel.key_needed_after_move' });
+    expect(validateChannelForm(false, original)({ ...edit, type: 1 })).toEqual({ key: 'app.channel.key_needed_after_move' });
+    expect(validateChannelForm(false, original)({ ...edit, base_url: 'https://new.example', key: 'sk-new' })).toEqual({});
+  });
+
   it('needs a model, a JSON object mapping and a base URL for Azure and Custom', () => {
     const errors = validateChannelForm(true)({ type: 8, name: 'x', key: 'k', models: [], model_mapping: '{"a":', base_url: '', priority: 0, weight: 0 });
     expect(errors).toEqual({

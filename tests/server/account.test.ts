@@ -40,7 +40,7 @@ afterAll(async () => {
 });
 
 const codeIn = (raw: string) => raw.match(/<strong>(\d{6})<\/strong>/)?.[1];
-const linkIn = (raw: string) => raw.replace(/\s+/g, "").match(/gateway\.example\/user\/reset\?email=[^"&]+&(?:amp;|#38;)?token=([0-9a-f]{32})/)?.[1];
+const linkIn = (raw: string) => raw.replace(/\s+/g, "").match(/gateway\.example\/user\/reset\?email=[^"&]+&(?:amp;|#38;)?token=([0-9a-f]{64})/)?.[1];
 
 describe('e-mail verification at registration', () => {
   it('sends a code, accepts it once, and stores the verified address', async () => {
@@ -82,17 +82,23 @@ describe('e-mail verification at registration', () => {
     await app.ctx.options.set('EmailDomainRestrictionEnabled', 'false');
   });
 
-  it('gives up on a code after 5 wrong guesses', async () => {
+  it('stops a requester after 5 wrong guesses, without burning the code for its owner', async () => {
     const before = smtp.mails.length;
     await app.inject({ method: 'GET', url: '/api/verification?email=guess@example.com' });
     const code = codeIn((await smtp.waitForMail('guess@example.com', before)).raw)!;
     const payload = { username: 'guesser', password: 'guess-password', email: 'guess@example.com' };
+    const stranger = '198.51.100.7';
     for (let attempt = 0; attempt < 5; attempt += 1) {
       const wrongCode = String((Number(code) + 1 + attempt) % 1_000_000).padStart(6, '0');
-      await app.inject({ method: 'POST', url: '/api/user/register', payload: { ...payload, verification_code: wrongCode } });
+      const wrong = await app.inject({ method: 'POST', url: '/api/user/register', remoteAddress: stranger, payload: { ...payload, verification_code: wrongCode } });
+      expect(wrong.json().message).toBe('the verification code is wrong or has expired');
     }
-    const late = await app.inject({ method: 'POST', url: '/api/user/register', payload: { ...payload, verification_code: code } });
-    expect(late.json().message).toBe('the verification code is wrong or has expired');
+    // the guesser is stopped, even with the right code
+    const late = await app.inject({ method: 'POST', url: '/api/user/register', remoteAddress: stranger, payload: { ...payload, verification_code: code } });
+    expect(late.json().message).toBe('too many wrong codes for this address, please wait and request a new code');
+    // the owner, elsewhere, still uses the code
+    const owner = await app.inject({ method: 'POST', url: '/api/user/register', remoteAddress: '203.0.113.9', payload: { ...payload, verification_code: code } });
+    expect(owner.json()).toEqual({ success: true, message: '' });
     await app.ctx.options.set('EmailVerificationEnabled', 'false');
   });
 });
@@ -103,7 +109,7 @@ describe('password reset by e-mail', () => {
     const before = smtp.mails.length;
     expect((await app.inject({ method: 'GET', url: '/api/reset_password?email=nina@example.com' })).json()).toEqual({ success: true, message: '' });
     const token = linkIn((await smtp.waitForMail('nina@example.com', before)).raw);
-    expect(token).toMatch(/^[0-9a-f]{32}$/);
+    expect(token).toMatch(/^[0-9a-f]{64}$/);
     const confirmed = await app.inject({ method: 'POST', url: '/api/user/reset', payload: { email: 'nina@example.com', token } });
     expect(confirmed.json().success).toBe(true);
     const password = confirmed.json().data as string;

@@ -92,7 +92,7 @@ describe('login and sessions', () => {
     await register(app, 'carol');
     const first = await login(app, 'carol', 'password-123');
     const second = await login(app, 'carol', 'password-123');
-    const change = await asBrowser(app, first, { method: 'PUT', url: '/api/user/self', payload: { password: 'new-password-1' } });
+    const change = await asBrowser(app, first, { method: 'PUT', url: '/api/user/self', payload: { password: 'new-password-1', original_password: 'password-123' } });
     expect(change.json().success).toBe(true);
     const renewed = String(change.headers['set-cookie']).split(';')[0];
     expect((await asBrowser(app, renewed, { method: 'GET', url: '/api/user/self' })).statusCode).toBe(200);

@@ -5,12 +5,14 @@ import * as initial from './0001-initial';
 import * as verificationCodes from './0002-verification-codes';
 import * as heldQuota from './0003-held-quota';
 import * as concurrencyLimits from './0005-concurrency-limits';
+import * as sessions from './0006-sessions';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial': initial,
   '0002-verification-codes': verificationCodes,
   '0003-held-quota': heldQuota,
   '0005-concurrency-limits': concurrencyLimits,
+  '0006-sessions': sessions,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -8,14 +8,27 @@ import { Role } from '../../../common/roles';
 import { EMAIL_MAX } from '../../../common/validation';
 import { callerOf, requireRole } from '../../plugins/auth';
 import { MailError } from '../../plugins/mailer';
-import { rateLimit } from '../../plugins/rateLimit';
+import { failureLimit, rateLimit } from '../../plugins/rateLimit';
 import { requireTurnstile } from '../../plugins/turnstile';
-import { consumeCode, storeCode } from '../../repositories/verificationCodes';
+import { CODE_GUESSES_PER_REQUESTER, consumeCode, storeCode } from '../../repositories/verificationCodes';
 import { findUserById, updateUser } from '../../repositories/users';
 import { randomAlphanumeric } from '../../secrets';
 import { BCRYPT_COST } from './user';
 
 export const CODE_TTL_SECONDS = 10 * 60;
+
+/**
+ * Checks an e-mail code with the per-requester limit: CODE_GUESSES_PER_REQUESTER
+ * wrong codes for one address from one IP while a code lives, then that IP
+ * waits; the code itself stays good for its owner.
+ */
+export async function checkEmailCode(app: FastifyInstance, ip: string, email: string, code: string): Promise<string | undefined> {
+  const limit = failureLimit(app.ctx, `code:${ip}:${email}`, { max: CODE_GUESSES_PER_REQUESTER, windowSeconds: CODE_TTL_SECONDS });
+  if (await limit.blocked()) return 'too many wrong codes for this address, please wait and request a new code';
+  if (await consumeCode(app.ctx.db, 'verify', email, code)) return undefined;
+  await limit.failed();
+  return 'the verification code is wrong or has expired';
+}
 export const RESET_TTL_SECONDS = 15 * 60;
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -85,7 +98,8 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
     const email = normaliseEmail((request.query as { email?: string }).email);
     if (!email) return fail('please enter a valid e-mail address');
     if (await emailTaken(email)) {
-      const token = randomBytes(16).toString('hex');
+      // 256 random bits: no number of guesses finds it, so wrong ones need not burn it
+      const token = randomBytes(32).toString('hex');
       await storeCode(db, 'reset', email, token, RESET_TTL_SECONDS);
       const link = `${serverAddress()}/user/reset?email=${encodeURIComponent(email)}&token=${token}`;
       try {
@@ -123,7 +137,8 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
     const email = normaliseEmail(query.email);
     if (!email) return fail('please enter a valid e-mail address');
     const caller = callerOf(request);
-    if (!(await consumeCode(db, 'verify', email, String(query.code ?? '').trim()))) return fail('the verification code is wrong or has expired');
+    const codeProblem = await checkEmailCode(app, request.ip, email, String(query.code ?? '').trim());
+    if (codeProblem) return fail(codeProblem);
     if (await emailTaken(email, Number(caller.id))) return fail('this e-mail address is already bound to another account');
     await updateUser(db, Number(caller.id), { email });
     const updated = await findUserById(db, Number(caller.id));

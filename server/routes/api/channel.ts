@@ -1,5 +1,6 @@
 // Channels (auth: admin). The key is write-only: never returned; an empty key
-// on edit keeps the stored one; several keys (one per line) create one channel each.
+// on edit keeps the stored one, unless the edit changes the base URL or the
+// type (then the key must be given again); several keys (one per line) create one channel each.
 import type { FastifyInstance } from 'fastify';
 import { findChannelType } from '../../../common/channelTypes';
 import { fail, ok } from '../../../common/envelope';
@@ -118,6 +119,10 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
       if ('error' in parsed) return fail(parsed.error);
       const key = String(body.key ?? '').trim();
       if (key.includes('\n')) return fail('one key per channel when editing');
+      // the stored key goes wherever base_url points: an admin who repoints a
+      // channel must know its key already, or could read it off their own host
+      const moved = parsed.value.base_url !== current.base_url.replace(/\/+$/, '') || parsed.value.type !== Number(current.type);
+      if (moved && !key) return fail('changing the base URL or the type of a channel needs its key again: enter the key');
       await updateChannel(db, id, { ...parsed.value, ...(key ? { key } : {}) });
     }
     return ok(toChannelRecord((await findChannel(db, id))!));

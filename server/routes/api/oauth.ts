@@ -2,7 +2,6 @@
 // numeric GitHub id as identity) and through the WeChat bridge server.
 // Reference: https://docs.github.com/en/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import bcrypt from 'bcryptjs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { request as undiciRequest } from 'undici';
 import { fail, ok } from '../../../common/envelope';
@@ -10,11 +9,10 @@ import type { SessionUser } from '../../../common/records';
 import { LogType, Role, UserStatus } from '../../../common/roles';
 import { callerOf, requireRole } from '../../plugins/auth';
 import { rateLimit } from '../../plugins/rateLimit';
-import { SESSION_COOKIE, setSessionCookie } from '../../plugins/session';
+import { SESSION_COOKIE, sessionIsLive, setSessionCookie } from '../../plugins/session';
 import { insertLog } from '../../repositories/logs';
 import { createUser, findUserById, type UserRow } from '../../repositories/users';
 import { randomAlphanumeric } from '../../secrets';
-import { BCRYPT_COST } from './user';
 
 const STATE_COOKIE = 'oauth_state';
 const STATE_TTL_SECONDS = 10 * 60;
@@ -33,7 +31,7 @@ export async function oauthRoutes(app: FastifyInstance): Promise<void> {
     const claims = sessions.decode(request.cookies[SESSION_COOKIE]);
     if (!claims) return undefined;
     const user = await findUserById(db, claims.uid);
-    return user && Number(user.session_version) === claims.ver && Number(user.status) === UserStatus.enabled ? user : undefined;
+    return user && Number(user.session_version) === claims.ver && Number(user.status) === UserStatus.enabled && (await sessionIsLive(db, claims)) ? user : undefined;
   };
 
   /** Signs in the user found by identity, creating one when registration is open. */
@@ -53,8 +51,8 @@ export async function oauthRoutes(app: FastifyInstance): Promise<void> {
       const id = await createUser(db, dialect, {
         username,
         displayName: identity.displayName.slice(0, 20) || username,
-        // no password sign-in until the user sets one
-        passwordHash: await bcrypt.hash(randomBytes(24).toString('base64url'), BCRYPT_COST),
+        // no password: no password sign-in (bcrypt matches nothing against ''), and setting one needs no current password
+        passwordHash: '',
         quota,
         email: emailFree ? identity.email : '',
       });
@@ -63,7 +61,7 @@ export async function oauthRoutes(app: FastifyInstance): Promise<void> {
       user = (await findUserById(db, id))!;
     }
     if (Number(user.status) !== UserStatus.enabled) return fail('user is banned');
-    setSessionCookie(request, reply, sessions, user);
+    await setSessionCookie(request, reply, sessions, user);
     const sessionData: SessionUser = { id: Number(user.id), username: user.username, display_name: user.display_name, role: Number(user.role), status: Number(user.status) };
     return ok(sessionData);
   };

@@ -6,12 +6,11 @@ import type { SessionUser } from '../../../common/records';
 import { LogType, Role, UserStatus } from '../../../common/roles';
 import { DISPLAY_NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, USERNAME_MAX, USERNAME_PATTERN } from '../../../common/validation';
 import { callerOf, requireRole } from '../../plugins/auth';
-import { clearSessionCookie, setSessionCookie } from '../../plugins/session';
-import { rateLimit } from '../../plugins/rateLimit';
+import { clearSessionCookie, revokeSession, revokeUserSessions, SESSION_COOKIE, setSessionCookie } from '../../plugins/session';
+import { loginLimits, rateLimit } from '../../plugins/rateLimit';
 import { requireTurnstile } from '../../plugins/turnstile';
 import { insertLog } from '../../repositories/logs';
-import { consumeCode } from '../../repositories/verificationCodes';
-import { normaliseEmail } from './account';
+import { checkEmailCode, normaliseEmail } from './account';
 import {
   createUser,
   deleteUser,
@@ -70,7 +69,8 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
     if (options.bool('EmailVerificationEnabled')) {
       const verified = normaliseEmail(body.email);
       if (!verified || !body.verification_code) return fail('an e-mail address and its verification code are required');
-      if (!(await consumeCode(db, 'verify', verified, String(body.verification_code).trim()))) return fail('the verification code is wrong or has expired');
+      const codeProblem = await checkEmailCode(app, request.ip, verified, String(body.verification_code).trim());
+      if (codeProblem) return fail(codeProblem);
       if ((await db.selectFrom('users').select('id').where('email', '=', verified).executeTakeFirst()) !== undefined) {
         return fail('this e-mail address is already bound to another account');
       }
@@ -112,21 +112,32 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
     return ok();
   });
 
-  app.post('/api/user/login', { preHandler: rateLimit('critical') }, async (request, reply) => {
+  // limited by failed attempts per (IP, account) and per IP, not by rateLimit('critical'):
+  // an attacker's wrong guesses must not lock everyone behind the same address out
+  app.post('/api/user/login', async (request, reply) => {
     if (!options.bool('PasswordLoginEnabled')) return fail('password login is disabled');
     const body = (request.body ?? {}) as Record<string, unknown>;
     const username = asString(body.username).trim();
     const password = asString(body.password);
     if (!username || !password) return fail('username and password are required');
+    const limits = loginLimits(app.ctx, request.ip, username);
+    if (await limits.blocked()) return reply.code(429).send(fail('too many failed sign-ins, please try again later'));
     const user = await findUserByUsername(db, username);
-    const matches = await bcrypt.compare(password, user?.password_hash ?? DUMMY_HASH);
-    if (!user || !matches) return fail('username or password is wrong');
+    // an account without a password ('' : signed up through OAuth) matches nothing
+    const matches = (await bcrypt.compare(password, user?.password_hash || DUMMY_HASH)) && Boolean(user?.password_hash);
+    if (!user || !matches) {
+      await limits.failed();
+      return fail('username or password is wrong');
+    }
     if (Number(user.status) !== UserStatus.enabled) return fail('user is banned');
-    setSessionCookie(request, reply, sessions, user);
+    await setSessionCookie(request, reply, sessions, user);
     return ok(toSessionUser(user));
   });
 
   app.get('/api/user/logout', async (request, reply) => {
+    const claims = sessions.decode(request.cookies[SESSION_COOKIE]);
+    // this browser's session ends on the server too, so a copied cookie is worthless afterwards
+    if (claims) await revokeSession(db, claims.sid);
     clearSessionCookie(request, reply);
     return ok();
   });
@@ -153,13 +164,20 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
     if (password) {
       const problem = passwordProblem(password);
       if (problem) return fail(problem);
+      // whoever holds a session (or an access token) must also know the password to replace it
+      if (caller.password_hash) {
+        const current = asString(body.original_password);
+        if (!current) return fail('enter your current password to set a new one');
+        if (!(await bcrypt.compare(current, caller.password_hash))) return fail('the current password is wrong');
+      }
       patch.password_hash = await bcrypt.hash(password, BCRYPT_COST);
       // a new password signs out every other session; this one gets a fresh cookie
       patch.session_version = Number(caller.session_version) + 1;
     }
     await updateUser(db, Number(caller.id), patch);
     if (patch.session_version !== undefined) {
-      setSessionCookie(request, reply, sessions, { id: Number(caller.id), session_version: patch.session_version });
+      await revokeUserSessions(db, Number(caller.id));
+      await setSessionCookie(request, reply, sessions, { id: Number(caller.id), session_version: patch.session_version });
     }
     return ok();
   });
@@ -168,6 +186,7 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
     const caller = callerOf(request);
     if (Number(caller.role) >= Role.root) return fail('cannot delete the super admin');
     await deleteUser(db, Number(caller.id));
+    await revokeUserSessions(db, Number(caller.id));
     clearSessionCookie(request, reply);
     return ok();
   });

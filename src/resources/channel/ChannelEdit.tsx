@@ -1,14 +1,15 @@
 // /channel/edit/:id. The key is write-only: left empty, the stored key stays.
+import { useMemo } from 'react';
 import { Edit, SimpleForm, useRecordContext } from 'react-admin';
 import { useNavigate, useParams } from 'react-router-dom';
 import { useNotice } from '../../layout/notice';
 import { TitledPage } from '../shared/TitledPage';
 import { ChannelInputs, channelFormValues, channelTransform, validateChannelForm } from './ChannelInputs';
 
-const validateEdit = validateChannelForm(false);
-
 function ChannelEditForm() {
   const record = useRecordContext();
+  // a changed base URL or type needs the key again (the server refuses it otherwise)
+  const validateEdit = useMemo(() => validateChannelForm(false, record as { base_url?: unknown; type?: unknown } | undefined), [record]);
   if (!record) return null;
   return (
     <SimpleForm record={channelFormValues(record)} validate={validateEdit}>

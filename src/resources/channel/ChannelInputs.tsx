@@ -72,12 +72,21 @@ function mappingIsValid(text: string): boolean {
   }
 }
 
-/** Spec §5's checks; on edit an empty key keeps the stored one. */
-export function validateChannelForm(creating: boolean) {
+const bareBaseUrl = (value: unknown) => String(value ?? '').trim().replace(/\/+$/, '');
+
+/** True when an edit points the channel elsewhere (base URL or type), which the server allows only with the key. */
+export function channelMoved(values: Record<string, unknown>, original: { base_url?: unknown; type?: unknown } | undefined): boolean {
+  if (!original) return false;
+  return bareBaseUrl(values.base_url) !== bareBaseUrl(original.base_url) || Number(values.type) !== Number(original.type);
+}
+
+/** Spec §5's checks; on edit an empty key keeps the stored one, unless the channel moves. */
+export function validateChannelForm(creating: boolean, original?: { base_url?: unknown; type?: unknown }) {
   return (values: Record<string, unknown>) => {
     const errors: Record<string, string> = {};
     if (!String(values.name ?? '').trim()) errors.name = 'app.channel.name_key_required';
     if (creating && !String(values.key ?? '').trim()) errors.key = 'app.channel.name_key_required';
+    if (!creating && !String(values.key ?? '').trim() && channelMoved(values, original)) errors.key = 'app.channel.key_needed_after_move';
     if (!Array.isArray(values.models) || values.models.length === 0) errors.models = 'app.channel.models_required';
     if (!mappingIsValid(String(values.model_mapping ?? ''))) errors.model_mapping = 'app.channel.mapping_invalid';
     if (BASE_URL_REQUIRED.has(Number(values.type)) && !String(values.base_url ?? '').trim()) errors.base_url = 'app.channel.base_url_required';
@@ -207,9 +216,12 @@ export function ChannelInputs({ creating = false }: { creating?: boolean }) {
   const otherSetting = OTHER_SETTING[type];
   const defaultBaseUrl = findChannelType(type)?.defaultBaseUrl ?? '';
   const keyFormat = KEY_FORMATS[type];
+  const baseUrl = useWatch({ name: 'base_url' });
+  const { formState } = useFormContext();
+  const moved = !creating && channelMoved({ base_url: baseUrl, type }, formState.defaultValues);
   const keyHelp = creating
     ? batch ? 'app.channel.key_batch_help' : keyFormat ? translate('app.channel.key_format', { format: keyFormat }) : 'app.channel.key_help'
-    : 'app.channel.key_keep';
+    : moved ? 'app.channel.key_needed_after_move' : 'app.channel.key_keep';
   const baseUrlHelp =
     type === 3 ? 'app.channel.base_url_azure' : BASE_URL_REQUIRED.has(type) ? 'app.channel.base_url_custom' : defaultBaseUrl ? translate('app.channel.base_url_default', { url: defaultBaseUrl }) : 'app.channel.base_url_optional';
 

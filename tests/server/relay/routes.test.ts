@@ -159,13 +159,14 @@ describe('edits and the engines path', () => {
 describe('dead keys and upstream errors', () => {
   const chat = { model: 'gpt-4', messages: [{ role: 'user', content: 'hi' }] };
 
-  it('pass the upstream 401 and its code on, and disable the channel only when AutomaticDisableChannelEnabled is on', async () => {
+  it("answer an upstream 401 as the gateway's failure (502), and disable the channel only when AutomaticDisableChannelEnabled is on", async () => {
     const kept = await harness.addChannel({ name: 'dead', key: 'sk-dead' });
     const before = await harness.balances();
     const response = await harness.post('/v1/chat/completions', chat);
-    expect(response.status).toBe(401);
+    // the channel's key was refused, not the caller's: no 401 that would blame the caller's key
+    expect(response.status).toBe(502);
     const error = ((await response.json()) as any).error;
-    expect(error).toMatchObject({ code: 'invalid_api_key', type: 'invalid_request_error' });
+    expect(error).toMatchObject({ code: 'upstream_error', type: 'server_error' });
     expect(error.message).not.toContain('sk-dead');
     expect((await channelRow(kept)).status).toBe(ChannelStatus.enabled);
     expect(await harness.balances()).toEqual(before);
@@ -174,8 +175,8 @@ describe('dead keys and upstream errors', () => {
     await harness.app.ctx.options.set('AutomaticDisableChannelEnabled', 'true');
     const doomed = await harness.addChannel({ name: 'dead too', key: 'sk-dead' });
     const again = await harness.post('/v1/chat/completions', chat);
-    expect(again.status).toBe(401);
-    expect(((await again.json()) as any).error.code).toBe('invalid_api_key');
+    expect(again.status).toBe(502);
+    expect(((await again.json()) as any).error.code).toBe('upstream_error');
     expect((await channelRow(doomed)).status).toBe(ChannelStatus.disabled);
     const abilities = await harness.app.ctx.db.selectFrom('abilities').select('enabled').where('channel_id', '=', doomed).execute();
     expect(abilities.every((ability) => Number(ability.enabled) === 0)).toBe(true);
@@ -213,8 +214,8 @@ describe('dead keys and upstream errors', () => {
     const channelId = await harness.addChannel({ name: 'sneaky', key: 'sk-dead-in-200' });
     const before = await harness.balances();
     const response = await harness.post('/v1/chat/completions', chat);
-    expect(response.status).toBe(401);
-    expect(((await response.json()) as any).error.code).toBe('invalid_api_key');
+    expect(response.status).toBe(502);
+    expect(((await response.json()) as any).error.code).toBe('upstream_error');
     expect((await channelRow(channelId)).status).toBe(ChannelStatus.disabled);
     expect(await harness.balances()).toEqual(before);
   });

@@ -1,0 +1,50 @@
+// Upstream error texts can quote what we sent: the channel's key (OpenAI
+// mangles it, some proxies echo it whole), an Authorization header, a URL with
+// `key=` in its query. Every text that leaves the gateway or reaches its log
+// goes through scrubSecrets; texts shown to token holders also lose URLs and
+// addresses (scrubForClient), which say where the channel lives.
+import { randomBytes } from 'node:crypto';
+
+const REDACTED = '***';
+/** OpenAI-style secret keys, whole or mangled (`sk-abc***xyz`, `sk-proj-...`). */
+const KEY_LIKE = /\bsk-[A-Za-z0-9_*.-]{4,}/g;
+/** `Bearer <anything up to a quote, comma or space>` (Authorization values, echoed). */
+const BEARER = /\b(Bearer)\s+[^\s"',;]+/gi;
+/** `key=`, `api_key=`, `api-key=`, `access_token=`, `token=` in a query string or form. */
+const KEY_PARAMETER = /\b((?:api[_-]?)?key|access_token|token|secret)=[^&\s"',;]+/gi;
+/** `x-api-key: ...` / `api-key: ...` header values, echoed. */
+const KEY_HEADER = /\b((?:x-)?api-key)\s*:\s*[^\s"',;]+/gi;
+const URL_LIKE = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi;
+const IPV4 = /\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b/g;
+const IPV6 = /\[?\b(?:[0-9a-f]{1,4}:){2,7}[0-9a-f]{0,4}\b\]?(?::\d+)?/gi;
+
+/** The text without the given keys (each line of a multi-key value too) or anything shaped like a secret. */
+export function scrubSecrets(text: string, ...keys: Array<string | undefined>): string {
+  let scrubbed = text;
+  for (const key of keys) {
+    for (const part of (key ?? '').split('\n')) {
+      const secret = part.trim();
+      // a very short "key" would blank out ordinary words
+      if (secret.length >= 6) scrubbed = scrubbed.split(secret).join(REDACTED);
+    }
+  }
+  return scrubbed
+    .replace(BEARER, `$1 ${REDACTED}`)
+    .replace(KEY_PARAMETER, `$1=${REDACTED}`)
+    .replace(KEY_HEADER, `$1: ${REDACTED}`)
+    .replace(KEY_LIKE, `sk-${REDACTED}`);
+}
+
+/** What a token holder may read of an upstream's text: no secrets, URLs or network addresses. */
+export function scrubForClient(text: string, ...keys: Array<string | undefined>): string {
+  return scrubSecrets(text, ...keys).replace(URL_LIKE, '[url]').replace(IPV4, '[address]').replace(IPV6, '[address]');
+}
+
+const ID_PREFIX = randomBytes(4).toString('hex');
+let idCounter = 0;
+
+/** A request id unique to this process's life: a random prefix and a counter, no syscall per request. */
+export function newRequestId(): string {
+  idCounter += 1;
+  return `req_${ID_PREFIX}${idCounter.toString(36)}`;
+}
