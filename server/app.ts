@@ -30,6 +30,7 @@ import { relayRoutes } from './routes/v1/relay';
 import { textFastPath } from './routes/v1/text';
 import { bookkeepingFor } from './relay/bookkeeping';
 import { kyselyLedger, returnHeldQuota } from './relay/quota';
+import { leaseSettingsFromEnv, newNodeId, requestIdsOf, startNodeLease } from './relay/nodeLease';
 import { SqliteLedger } from './relay/sqliteLedger';
 import { scheduleChannelHealthChecks } from './relay/channelHealth';
 import { ensureRootUser, rootPasswordBanner } from './bootstrap';
@@ -96,7 +97,10 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     }
   }
 
-  let ledger = kyselyLedger(db);
+  const nodeId = newNodeId();
+  // PostgreSQL and MySQL: a reservation row per request and a lease per node, so another node can give back what this one held if it dies
+  const lease = dialect === 'sqlite' ? undefined : await startNodeLease(db, nodeId, leaseSettingsFromEnv(), app.log);
+  let ledger = kyselyLedger(db, { reservationRows: lease !== undefined, nodeId });
   if (opened.sqlite) {
     const sqliteLedger = new SqliteLedger(opened.sqlite, ledger);
     opened.checkpointer?.holdWritesWith(() => sqliteLedger.holdWrites());
@@ -112,6 +116,8 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     rateLimiter: new RateLimiter(redis),
     relayCache,
     ledger,
+    nodeId,
+    newRequestId: requestIdsOf(nodeId),
     redis,
     startTime: Math.floor(Date.now() / 1000),
   };
@@ -123,6 +129,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     onError: (error) => app.log.warn({ err: error }, 'option sync failed'),
   });
   app.addHook('onClose', async () => {
+    await lease?.stop();
     await options.stopSync();
     await opened.checkpointer?.stop();
     await db.destroy();

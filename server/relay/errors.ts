@@ -9,6 +9,8 @@ export interface RelayError {
   type: string;
   code: string | number | null;
   param?: string | null;
+  /** Seconds after which trying again may succeed (the Retry-After header). */
+  retryAfter?: number;
 }
 
 export const relayError = (status: number, message: string, code: string | null = null, type = 'invalid_request_error'): RelayError => ({
@@ -24,6 +26,7 @@ export const isRelayError = (value: unknown): value is RelayError =>
 const errorBody = (error: RelayError) => ({ error: { message: error.message, type: error.type, param: error.param ?? null, code: error.code } });
 
 export function sendRelayError(reply: FastifyReply, error: RelayError) {
+  if (error.retryAfter !== undefined) reply.header('retry-after', String(error.retryAfter));
   return reply.code(error.status).send(errorBody(error));
 }
 
@@ -34,7 +37,11 @@ export function writeRelayError(response: ServerResponse, error: RelayError): vo
     return;
   }
   const text = JSON.stringify(errorBody(error));
-  response.writeHead(error.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  response.writeHead(error.status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    ...(error.retryAfter !== undefined ? { 'retry-after': String(error.retryAfter) } : {}),
+  });
   response.end(text);
 }
 

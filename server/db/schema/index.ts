@@ -3,6 +3,7 @@ import type { ChannelsSchema } from './channels';
 import type { LogsSchema } from './logs';
 import type { OptionsSchema } from './options';
 import type { RedemptionsSchema } from './redemptions';
+import type { ReservationsSchema } from './reservations';
 import type { TokensSchema } from './tokens';
 import type { UsersSchema } from './users';
 import type { VerificationCodesSchema } from './verificationCodes';
@@ -15,4 +16,5 @@ export type Database = UsersSchema &
   RedemptionsSchema &
   LogsSchema &
   OptionsSchema &
-  VerificationCodesSchema;
+  VerificationCodesSchema &
+  ReservationsSchema;
