@@ -41,7 +41,7 @@ for (const target of targets) {
       const held = await ask();
       expect(held.status).toBe(429);
       expect(held.headers.get('retry-after')).toBe('2');
-      expect((await held.json()).error.code).toBe('insufficient_quota');
+      expect(((await held.json()) as { error: { code: string } }).error.code).toBe('insufficient_quota');
       expect(Number((await token()).status)).toBe(TokenStatus.enabled);
 
       // they settle: 270 was used, 3,480 left
