@@ -15,6 +15,8 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
   logs: ['id', 'user_id', 'created_at', 'type', 'content', 'username', 'token_name', 'token_id', 'model_name', 'channel_id', 'quota', 'prompt_tokens', 'completion_tokens', 'elapsed_ms', 'is_stream', 'estimated'],
   options: ['key', 'value'],
   verification_codes: ['id', 'purpose', 'target', 'code_hash', 'attempts', 'expires_at', 'created_at'],
+  reservations: ['id', 'node_id', 'user_id', 'token_id', 'limited', 'amount', 'state', 'created_at'],
+  relay_nodes: ['id', 'lease_expires_at', 'started_at'],
 };
 
 for (const target of targets) {
@@ -35,7 +37,7 @@ for (const target of targets) {
     });
 
     it('creates every table with its columns, and a second run is a no-op', async () => {
-      expect(await migrateToLatest(db)).toEqual(['0001-initial', '0002-verification-codes', '0003-held-quota']);
+      expect(await migrateToLatest(db)).toEqual(['0001-initial', '0002-verification-codes', '0003-held-quota', '0004-reservations']);
       const tables = await db.introspection.getTables();
       for (const [table, columns] of Object.entries(EXPECTED_COLUMNS)) {
         const found = tables.find((candidate) => candidate.name === table);
