@@ -99,7 +99,9 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
 
   const nodeId = newNodeId();
   // PostgreSQL and MySQL: a reservation row per request and a lease per node, so another node can give back what this one held if it dies
-  const lease = dialect === 'sqlite' ? undefined : await startNodeLease(db, nodeId, leaseSettingsFromEnv(), app.log);
+  // The lease has a connection of its own: requests that fill the pool must not keep a live node from renewing
+  const leaseDatabase = dialect === 'sqlite' ? undefined : await openDatabase(config.database);
+  const lease = leaseDatabase ? await startNodeLease(leaseDatabase.db, nodeId, leaseSettingsFromEnv(), app.log) : undefined;
   let ledger = kyselyLedger(db, { reservationRows: lease !== undefined, nodeId });
   if (opened.sqlite) {
     const sqliteLedger = new SqliteLedger(opened.sqlite, ledger);
@@ -130,6 +132,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   });
   app.addHook('onClose', async () => {
     await lease?.stop();
+    await leaseDatabase?.db.destroy();
     await options.stopSync();
     await opened.checkpointer?.stop();
     await db.destroy();

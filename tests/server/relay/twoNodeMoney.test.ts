@@ -25,7 +25,7 @@ import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEm
 const ROOT_PASSWORD = 'two-node-money-root-password';
 const USER_START = 300_000;
 const TOKEN_START = 200_000;
-const LEASE_SECONDS = 2;
+const LEASE_SECONDS = 3;
 
 const targets = (await databaseTargets('two-node money')).filter((target) => target.name !== 'sqlite');
 const redisUp = await redisAvailable('two-node money');
