@@ -163,8 +163,8 @@ for (const target of targets) {
       // node 2 started last: its lease row is the newer one
       const [, killedId] = (await db.selectFrom('relay_nodes').select('id').orderBy('started_at').execute()).map((row) => row.id);
       await stopNode(nodes[1], 'SIGKILL');
-      // what it held when it died: a COMMIT it sent just before may land a moment after; nobody can sweep before its lease runs out
-      await new Promise((wake) => setTimeout(wake, 300));
+      // what it held when it died: a COMMIT it sent just before may land a moment after; nobody sweeps it before its lease (3 s) runs out
+      await new Promise((wake) => setTimeout(wake, 1500));
       const deadHeld = await db
         .selectFrom('reservations')
         .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('amount'), eb.lit(0)).as('sum'))
@@ -197,7 +197,9 @@ for (const target of targets) {
       const returned = await db.selectFrom('logs').select(['user_id', 'quota', 'content']).where('type', '=', LogType.system).where('content', 'like', 'returned % cut off').execute();
       // swept as each reservation's lease ran out, so perhaps in a few rounds, each logged once
       expect(returned.every((log) => Number(log.user_id) === 1 && log.content.includes(`node ${killedId}`))).toBe(true);
-      expect(returned.reduce((sum, log) => sum + Number(log.quota), 0)).toBe(Number(deadHeld.sum));
+      // at least what it held at the snapshot; more if a loaded machine let its lease lapse a moment before the kill
+      // (the exactness of the return is the invariant above: returned twice, the balances would be off)
+      expect(returned.reduce((sum, log) => sum + Number(log.quota), 0), JSON.stringify({ killedId, returned })).toBeGreaterThanOrEqual(Number(deadHeld.sum));
 
       // both stop cleanly; nothing changes
       await Promise.all(nodes.map((node) => stopNode(node, 'SIGTERM')));
