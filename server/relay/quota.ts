@@ -184,15 +184,17 @@ async function settleReserved(db: Kysely<Database>, settlements: readonly Settle
     .transaction()
     .setIsolationLevel('read committed')
     .execute(async (transaction) => {
-      const rows = ids.length === 0 ? [] : await transaction.selectFrom('reservations').select(['id', 'state']).where('id', 'in', ids).orderBy('id').forUpdate().execute();
-      const states = new Map(rows.map((row) => [row.id, Number(row.state)]));
+      const rows = ids.length === 0 ? [] : await transaction.selectFrom('reservations').select(['id', 'state', 'amount']).where('id', 'in', ids).orderBy('id').forUpdate().execute();
+      const byId = new Map(rows.map((row) => [row.id, row]));
       const applied: Settlement[] = [];
       for (const settlement of settlements) {
-        const state = settlement.reservation.id === undefined ? undefined : states.get(settlement.reservation.id);
-        if (state === undefined) continue;
+        const row = settlement.reservation.id === undefined ? undefined : byId.get(settlement.reservation.id);
+        if (row === undefined) continue;
         // a settlement listed twice in one batch applies once
-        states.delete(settlement.reservation.id!);
-        applied.push(state === ReservationState.held ? settlement : { ...settlement, reservation: { ...settlement.reservation, amount: 0 } });
+        byId.delete(row.id);
+        // what goes back is what the row holds: the hold as taken, or nothing once swept
+        const refund = Number(row.state) === ReservationState.held ? Number(row.amount) : 0;
+        applied.push({ ...settlement, reservation: { ...settlement.reservation, amount: refund } });
       }
       if (rows.length > 0) await transaction.deleteFrom('reservations').where('id', 'in', rows.map((row) => row.id)).execute();
       await applyTotals(transaction, settlementTotals(applied));
@@ -205,10 +207,10 @@ async function releaseReserved(db: Kysely<Database>, reservation: Reservation): 
     .transaction()
     .setIsolationLevel('read committed')
     .execute(async (transaction) => {
-      const row = await transaction.selectFrom('reservations').select('state').where('id', '=', reservation.id!).forUpdate().executeTakeFirst();
+      const row = await transaction.selectFrom('reservations').select(['state', 'amount']).where('id', '=', reservation.id!).forUpdate().executeTakeFirst();
       if (!row) return;
       await transaction.deleteFrom('reservations').where('id', '=', reservation.id!).execute();
-      if (Number(row.state) === ReservationState.held) await giveBack(transaction, reservation);
+      if (Number(row.state) === ReservationState.held) await giveBack(transaction, { ...reservation, amount: Number(row.amount) });
     });
 }
 
