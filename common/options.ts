@@ -71,6 +71,61 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
   SparkDesk: 0.8572,
 };
 
+/**
+ * The most output tokens each model may answer with, as its provider
+ * documents it: what a request without max_tokens reserves for its answer
+ * (server/relay/billing.ts). A model missing here gets DEFAULT_MAX_OUTPUT_TOKENS;
+ * 0 means the model answers no completion tokens (embeddings, moderations).
+ */
+export const DEFAULT_MODEL_MAX_OUTPUT_TOKENS: Record<string, number> = {
+  'gpt-4': 8192,
+  'gpt-4-0314': 8192,
+  'gpt-4-0613': 8192,
+  'gpt-4-32k': 32768,
+  'gpt-4-32k-0314': 32768,
+  'gpt-4-32k-0613': 32768,
+  'gpt-4-turbo': 4096,
+  'gpt-4-1106-preview': 4096,
+  'gpt-4o': 16384,
+  'gpt-4o-mini': 16384,
+  'gpt-3.5-turbo': 4096,
+  'gpt-3.5-turbo-0301': 4096,
+  'gpt-3.5-turbo-0613': 4096,
+  'gpt-3.5-turbo-16k': 16384,
+  'gpt-3.5-turbo-16k-0613': 16384,
+  'text-ada-001': 2048,
+  'text-babbage-001': 2048,
+  'text-curie-001': 2048,
+  'text-davinci-002': 4096,
+  'text-davinci-003': 4096,
+  'text-davinci-edit-001': 2048,
+  'code-davinci-edit-001': 2048,
+  'whisper-1': 4096,
+  davinci: 2048,
+  curie: 2048,
+  babbage: 2048,
+  ada: 2048,
+  'text-embedding-ada-002': 0,
+  'text-search-ada-doc-001': 0,
+  'text-moderation-stable': 0,
+  'text-moderation-latest': 0,
+  'claude-instant-1': 4096,
+  'claude-2': 4096,
+  'ERNIE-Bot': 2048,
+  'ERNIE-Bot-turbo': 2048,
+  'Embedding-V1': 0,
+  'PaLM-2': 1024,
+  chatglm_pro: 4096,
+  chatglm_std: 4096,
+  chatglm_lite: 4096,
+  'qwen-v1': 2048,
+  'qwen-plus-v1': 2048,
+  SparkDesk: 4096,
+};
+
+/** The output a request without max_tokens reserves for a model missing from ModelMaxOutputTokens. */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
+
 export const DEFAULT_GROUP_RATIO: Record<string, number> = { default: 1, svip: 1, vip: 1 };
 
 function sortedJson(value: Record<string, number>): string {
@@ -118,6 +173,7 @@ export const OPTION_SPECS = {
   QuotaRemindThreshold: { kind: 'number', default: '1000' },
   PreConsumedQuota: { kind: 'number', default: '500' },
   ModelRatio: { kind: 'json', default: sortedJson(DEFAULT_MODEL_RATIO) },
+  ModelMaxOutputTokens: { kind: 'json', default: sortedJson(DEFAULT_MODEL_MAX_OUTPUT_TOKENS) },
   GroupRatio: { kind: 'json', default: sortedJson(DEFAULT_GROUP_RATIO) },
   TopUpLink: { kind: 'text', default: '', rootOnly: true, url: true },
   ChatLink: { kind: 'text', default: '', url: true },
@@ -159,6 +215,7 @@ export function isUrlOption(key: OptionKey): boolean {
 /** The model/group ratio keys, named as the spec's "not a valid JSON string" message names them. */
 export const JSON_OPTION_NAMES: Partial<Record<OptionKey, string>> = {
   ModelRatio: 'model ratio',
+  ModelMaxOutputTokens: 'model max output tokens',
   GroupRatio: 'group ratio',
 };
 

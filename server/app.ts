@@ -31,6 +31,7 @@ import { relayRoutes } from './routes/v1/relay';
 import { textFastPath } from './routes/v1/text';
 import { bookkeepingFor } from './relay/bookkeeping';
 import { kyselyLedger, returnHeldQuota } from './relay/quota';
+import { leaseSettingsFromEnv, newNodeId, requestIdsOf, startNodeLease } from './relay/nodeLease';
 import { SqliteLedger } from './relay/sqliteLedger';
 import { scheduleChannelHealthChecks } from './relay/channelHealth';
 import { ensureRootUser, rootPasswordBanner } from './bootstrap';
@@ -101,7 +102,12 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     }
   }
 
-  let ledger = kyselyLedger(db);
+  const nodeId = newNodeId();
+  // PostgreSQL and MySQL: a reservation row per request and a lease per node, so another node can give back what this one held if it dies
+  // The lease has a connection of its own: requests that fill the pool must not keep a live node from renewing
+  const leaseDatabase = dialect === 'sqlite' ? undefined : await openDatabase(config.database);
+  const lease = leaseDatabase ? await startNodeLease(leaseDatabase.db, nodeId, leaseSettingsFromEnv(), app.log) : undefined;
+  let ledger = kyselyLedger(db, { reservationRows: lease !== undefined, nodeId });
   if (opened.sqlite) {
     const sqliteLedger = new SqliteLedger(opened.sqlite, ledger);
     opened.checkpointer?.holdWritesWith(() => sqliteLedger.holdWrites());
@@ -117,6 +123,8 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     rateLimiter: new RateLimiter(redis),
     relayCache,
     ledger,
+    nodeId,
+    newRequestId: requestIdsOf(nodeId),
     redis,
     startTime: Math.floor(Date.now() / 1000),
   };
@@ -128,6 +136,8 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     onError: (error) => app.log.warn({ err: error }, 'option sync failed'),
   });
   app.addHook('onClose', async () => {
+    await lease?.stop();
+    await leaseDatabase?.db.destroy();
     await options.stopSync();
     await opened.checkpointer?.stop();
     await db.destroy();

@@ -23,6 +23,10 @@ export interface AppContext {
   relayCache: RelayCache;
   /** Where the relay reserves, settles and logs (a faster path of its own on SQLite). */
   ledger: QuotaLedger;
+  /** This process's id among the relay nodes (relay_nodes on PostgreSQL and MySQL). */
+  nodeId: string;
+  /** A new id for a relayed request, unique across nodes (its reservation row's key). */
+  newRequestId: () => string;
   redis?: Redis;
   /** Unix seconds when this process started. */
   startTime: number;

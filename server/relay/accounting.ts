@@ -9,6 +9,7 @@ import { lookupPrice } from './billing';
 import type { Bookkeeping } from './bookkeeping';
 import type { Dispatched } from './dispatch';
 import { isRelayError, relayError, sendRelayError, type RelayError } from './errors';
+import type { NewLog } from '../repositories/logs';
 import type { Reservation } from './quota';
 import { remindIfLow } from './quotaReminder';
 import { authenticateRelay, type RelayCaller } from './tokenAuth';
@@ -23,6 +24,8 @@ export interface Admission {
   modelRatio: number;
   groupRatio: number;
   startedAt: number;
+  /** Unique across nodes: the key of the request's reservation (and its row on PostgreSQL and MySQL). */
+  requestId: string;
 }
 
 /** The start of every JSON relay route: a valid key and a JSON object body (synchronous when the key was cached). */
@@ -55,25 +58,79 @@ export function admitModel(app: FastifyInstance, caller: RelayCaller, model: str
   }
   const price = lookupPrice(model, caller.user.group, options.json('ModelRatio'), options.json('GroupRatio'));
   if (!price.known) return relayError(403, price.reason, 'model_price_unset', 'permission_error');
-  return { caller, model, ratio: price.ratio, modelRatio: price.modelRatio, groupRatio: price.groupRatio, startedAt: Date.now() };
+  return { caller, model, ratio: price.ratio, modelRatio: price.modelRatio, groupRatio: price.groupRatio, startedAt: Date.now(), requestId: app.ctx.newRequestId() };
 }
 
 export async function reserve(app: FastifyInstance, admission: Admission, amount: number, hint?: { alone?: boolean }): Promise<Reservation | RelayError> {
-  const { caller } = admission;
-  const reservation: Reservation = {
-    userId: Number(caller.user.id),
-    tokenId: Number(caller.token.id),
-    limitedToken: Number(caller.token.unlimited_quota) !== 1,
-    amount,
-  };
+  const reservation = reservationOf(admission, amount);
   const reserved = await app.ctx.ledger.reserve(reservation, hint);
   if (reserved.ok) return reservation;
-  return relayError(
+  return insufficientQuota(app, reservation, reserved.reason);
+}
+
+const reservationOf = ({ caller, requestId }: Admission, amount: number): Reservation => ({
+  id: requestId,
+  userId: Number(caller.user.id),
+  tokenId: Number(caller.token.id),
+  limitedToken: Number(caller.token.unlimited_quota) !== 1,
+  amount,
+});
+
+/** Seconds a client is told to wait when the quota it lacks is only held by requests in flight. */
+export const HELD_QUOTA_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * The refusal of a reservation. When the user or token that refused has quota
+ * held by requests in flight, those may give some back: the answer says when
+ * to try again.
+ */
+export async function insufficientQuota(app: FastifyInstance, reservation: Reservation, reason: 'user' | 'token'): Promise<RelayError> {
+  const error = relayError(
     429,
-    reserved.reason === 'user' ? 'your account quota is insufficient' : 'the quota of this API key is insufficient',
+    reason === 'user' ? 'your account quota is insufficient' : 'the quota of this API key is insufficient',
     'insufficient_quota',
     'insufficient_quota',
   );
+  const balances = await balancesOf(app, reservation).catch(() => undefined);
+  const held = reason === 'user' ? balances?.userHeld : balances?.tokenHeld;
+  if (held !== undefined && held > 0) error.retryAfter = HELD_QUOTA_RETRY_AFTER_SECONDS;
+  return error;
+}
+
+/** What the user, and a limited token, have and hold right now: read only off the hot path, when a reservation was refused. */
+export async function balancesOf(app: FastifyInstance, reservation: Pick<Reservation, 'userId' | 'tokenId' | 'limitedToken'>) {
+  const { db } = app.ctx;
+  const user = await db.selectFrom('users').select(['quota', 'held_quota']).where('id', '=', reservation.userId).executeTakeFirst();
+  const token = reservation.limitedToken
+    ? await db.selectFrom('tokens').select(['remain_quota', 'held_quota']).where('id', '=', reservation.tokenId).executeTakeFirst()
+    : undefined;
+  const userQuota = Number(user?.quota ?? 0);
+  return {
+    /** What a new reservation could take at most. */
+    available: Math.max(0, reservation.limitedToken ? Math.min(userQuota, Number(token?.remain_quota ?? 0)) : userQuota),
+    userHeld: Number(user?.held_quota ?? 0),
+    tokenHeld: Number(token?.held_quota ?? 0),
+  };
+}
+
+/**
+ * Holds what a request with a lowered output limit costs: the most tokens per
+ * answer the balance pays for, re-read now, if that is at least
+ * MIN_LOWERED_OUTPUT_TOKENS. The caller forwards that limit as max_tokens.
+ */
+export async function reserveLowered(
+  app: FastifyInstance,
+  admission: Admission,
+  price: (outputTokens: number) => number,
+  affordable: (available: number) => number,
+  hint?: { alone?: boolean },
+): Promise<{ reservation: Reservation; outputTokens: number } | undefined> {
+  const balances = await balancesOf(app, reservationOf(admission, 0));
+  const outputTokens = affordable(balances.available);
+  if (outputTokens <= 0) return undefined;
+  const reservation = reservationOf(admission, price(outputTokens));
+  const reserved = await app.ctx.ledger.reserve(reservation, hint);
+  return reserved.ok ? { reservation, outputTokens } : undefined;
 }
 
 export const release = (app: FastifyInstance, reservation: Reservation) => app.ctx.ledger.release(reservation);
@@ -117,33 +174,42 @@ function ratioLine(modelRatio: number, groupRatio: number): string {
 /** Queued after the answer: the real charge, the counters, the reminder e-mail and the consume log. */
 export function settleLater(app: FastifyInstance, bookkeeping: Bookkeeping, admission: Admission, reservation: Reservation, settlement: Settlement): void {
   const now = Date.now();
-  const elapsedMs = now - admission.startedAt;
   const { options } = app.ctx;
   const { caller } = admission;
   const used = settlement.charge > 0 || settlement.promptTokens + settlement.completionTokens > 0;
+  // the consume log rides with its settlement: one transaction writes both
   bookkeeping.settle(
-    { reservation, charge: settlement.charge, channelId: settlement.channelId, countRequest: used },
+    {
+      reservation,
+      charge: settlement.charge,
+      channelId: settlement.channelId,
+      countRequest: used,
+      log: options.bool('LogConsumeEnabled') ? consumeLog(admission, reservation, settlement, now) : undefined,
+    },
     caller.user.email ? (userId, charge) => void remindIfLow(app, userId, charge) : undefined,
   );
-  if (options.bool('LogConsumeEnabled')) {
-    bookkeeping.logs.write({
-      userId: reservation.userId,
-      username: caller.user.username,
-      type: LogType.consume,
-      content: settlement.detail ? `${ratioLine(admission.modelRatio, admission.groupRatio)}, ${settlement.detail}` : ratioLine(admission.modelRatio, admission.groupRatio),
-      quota: settlement.charge,
-      tokenName: caller.token.name,
-      tokenId: reservation.tokenId,
-      modelName: admission.model,
-      channelId: settlement.channelId,
-      promptTokens: settlement.promptTokens,
-      completionTokens: settlement.completionTokens,
-      elapsedMs,
-      isStream: settlement.isStream,
-      estimated: settlement.estimated,
-      createdAt: Math.floor(now / 1000),
-    });
-  }
+}
+
+function consumeLog(admission: Admission, reservation: Reservation, settlement: Settlement, now: number): NewLog {
+  const { caller } = admission;
+  const elapsedMs = now - admission.startedAt;
+  return {
+    userId: reservation.userId,
+    username: caller.user.username,
+    type: LogType.consume,
+    content: settlement.detail ? `${ratioLine(admission.modelRatio, admission.groupRatio)}, ${settlement.detail}` : ratioLine(admission.modelRatio, admission.groupRatio),
+    quota: settlement.charge,
+    tokenName: caller.token.name,
+    tokenId: reservation.tokenId,
+    modelName: admission.model,
+    channelId: settlement.channelId,
+    promptTokens: settlement.promptTokens,
+    completionTokens: settlement.completionTokens,
+    elapsedMs,
+    isStream: settlement.isStream,
+    estimated: settlement.estimated,
+    createdAt: Math.floor(now / 1000),
+  };
 }
 
 /**

@@ -8,6 +8,8 @@
 // printed to the server log rather than vanishing.
 import type { FastifyBaseLogger } from 'fastify';
 
+const MAX_RETRY_DELAY_MS = 5000;
+
 export interface BatchQueueOptions<T> {
   /** Writes one batch; throwing keeps the batch queued. */
   writeBatch: (items: T[]) => Promise<void>;
@@ -21,6 +23,8 @@ export interface BatchQueueOptions<T> {
 export class BatchQueue<T> {
   private queue: T[] = [];
   private timer: NodeJS.Timeout | undefined;
+  /** Failed writes in a row: the next attempt waits intervalMs x 2^failures, at most MAX_RETRY_DELAY_MS. */
+  private failures = 0;
   /** Writes run one at a time, so items keep their order and a slow database is not piled on. */
   private writing: Promise<void> = Promise.resolve();
 
@@ -48,12 +52,14 @@ export class BatchQueue<T> {
 
   private schedule(): void {
     if (this.timer) return;
+    // a database that is down is not hammered: each failure in a row doubles the wait
+    const delay = Math.min(this.options.intervalMs * 2 ** this.failures, MAX_RETRY_DELAY_MS);
     this.timer = setTimeout(
       () => {
         this.timer = undefined;
         void this.flush();
       },
-      this.options.intervalMs,
+      delay,
     );
     // a pending flush must not keep a finished process alive; close() flushes
     this.timer.unref();
@@ -64,7 +70,9 @@ export class BatchQueue<T> {
       const batch = this.queue.splice(0, this.options.maxBatch);
       try {
         await this.options.writeBatch(batch);
+        this.failures = 0;
       } catch (error) {
+        this.failures = Math.min(this.failures + 1, 16);
         this.queue.unshift(...batch);
         this.options.logger.error({ err: error, items: batch.length }, `could not write a batch of ${this.options.noun}; will retry`);
         this.schedule();

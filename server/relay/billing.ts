@@ -2,6 +2,7 @@
 // isolation. Formulas follow one-api v0.5.3 (1 quota = 1 token at model ratio 1,
 // 500 000 quota = US$1) with its money defects fixed: no silent price for an
 // unknown model, cached prompt tokens priced on their own, never a negative charge.
+import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../common/options';
 
 /** Completion-token multipliers by model-name prefix (longest prefix wins). */
 export const COMPLETION_RATIO_BY_PREFIX: Readonly<Record<string, number>> = {
@@ -90,25 +91,52 @@ export function computeQuota(input: ChargeInput): number {
   return Math.max(0, quota);
 }
 
+/** What ModelMaxOutputTokens says for a model, else DEFAULT_MAX_OUTPUT_TOKENS. */
+export function maxOutputTokensFor(model: string, table: Readonly<Record<string, number>>): number {
+  const configured = table[model];
+  return Number.isFinite(configured) && configured >= 0 ? Math.floor(configured) : DEFAULT_MAX_OUTPUT_TOKENS;
+}
+
 /**
- * What to reserve before calling the upstream: the prompt plus max_tokens when
- * the client set it, else PreConsumedQuota tokens, priced at the ratio. Unlike
- * v0.5.3 there is no "trusted user" exemption: every request reserves.
+ * What to reserve before calling the upstream: the most the request can cost.
+ * The prompt once plus, for each of the `n` answers, max_tokens when the
+ * client set it, else the model's maximum output (ModelMaxOutputTokens),
+ * priced at the ratio and the completion ratio. A provider that still answers
+ * more (it ignored the limit) is charged the excess in full at settlement.
  */
 export function reservationQuota(options: {
   promptTokens: number;
   maxTokens?: number;
-  preConsumedTokens: number;
+  /** The model's maximum output (maxOutputTokensFor). */
+  maxOutputTokens: number;
+  /** Answers asked for (chat/completions `n`), 1 when absent. */
+  n?: number;
   ratio: number;
   completionRatio: number;
 }): number {
   const maxTokens = nonNegativeInteger(options.maxTokens);
-  const prompt = nonNegativeInteger(options.promptTokens);
-  if (maxTokens === 0) {
-    return Math.max(computeQuota({ promptTokens: prompt, completionTokens: 0, ratio: options.ratio, completionRatio: 1 }),
-      Math.floor(nonNegativeInteger(options.preConsumedTokens) * options.ratio));
-  }
-  return computeQuota({ promptTokens: prompt, completionTokens: maxTokens, ratio: options.ratio, completionRatio: options.completionRatio });
+  const perAnswer = maxTokens > 0 ? maxTokens : nonNegativeInteger(options.maxOutputTokens);
+  const answers = Math.max(1, nonNegativeInteger(options.n));
+  return computeQuota({ promptTokens: nonNegativeInteger(options.promptTokens), completionTokens: perAnswer * answers, ratio: options.ratio, completionRatio: options.completionRatio });
+}
+
+/** Fewer output tokens than this are not worth an answer: below it a lowered request is refused instead. */
+export const MIN_LOWERED_OUTPUT_TOKENS = 16;
+
+/**
+ * The largest output limit per answer (at most `maxOutputTokens`) whose
+ * reservation `available` quota pays for, or 0 when that is under
+ * MIN_LOWERED_OUTPUT_TOKENS.
+ */
+export function affordableOutputTokens(options: { available: number; promptTokens: number; maxOutputTokens: number; n?: number; ratio: number; completionRatio: number }): number {
+  const answers = Math.max(1, nonNegativeInteger(options.n));
+  const cost = (tokens: number) => reservationQuota({ ...options, maxTokens: tokens, n: answers });
+  if (options.ratio <= 0 || options.completionRatio <= 0) return nonNegativeInteger(options.maxOutputTokens);
+  const left = options.available / options.ratio - nonNegativeInteger(options.promptTokens);
+  let tokens = Math.min(nonNegativeInteger(options.maxOutputTokens), Math.floor(left / options.completionRatio / answers) + 1);
+  // the estimate above is within a token or two of the answer; rounding in computeQuota settles the rest
+  while (tokens > 0 && cost(tokens) > options.available) tokens -= 1;
+  return tokens >= MIN_LOWERED_OUTPUT_TOKENS ? tokens : 0;
 }
 
 /** v0.5.3's image size ratios; a size outside this table has no price and is refused. */

@@ -1,13 +1,18 @@
 // The relay answers first and settles afterwards (the real charge, the
 // counters, the consume log), so a client never waits for bookkeeping it does
-// not need. Settlements and logs are written in batches (BatchQueue): under
-// load one transaction settles every request of the last few milliseconds.
+// not need. Settlements are written in batches (BatchQueue): under load one
+// transaction settles every request of the last few milliseconds, and writes
+// their consume logs in the same transaction (a charge never exists without
+// its log, or the reverse). A batch that fails stays queued and is retried,
+// backing off; on PostgreSQL and MySQL a retry after a COMMIT whose answer was
+// lost applies nothing twice (quota.ts). Other logs go through LogWriter.
 // Nothing is lost: app.close() (and so SIGTERM) waits for the work and flushes
 // both queues, and tests call idle() before reading balances or logs.
 //
 // A settlement only hands back what its reservation held beyond the real cost
-// (or takes the rare excess, floored at zero), so writing it a few
-// milliseconds late can never let a balance be overdrawn.
+// (or takes the excess of a provider that overran the limit, in full), so
+// writing it a few milliseconds late never lets a balance be overdrawn by
+// anything but that overrun.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database';

@@ -70,7 +70,7 @@ function decrement(counts: Map<number, number>, id: number): void {
 }
 
 function tooMany(message: string): RelayError {
-  return { ...relayError(429, message, 'too_many_concurrent_requests', 'rate_limit_error'), retryAfterSeconds: RETRY_AFTER_SECONDS };
+  return { ...relayError(429, message, 'too_many_concurrent_requests', 'rate_limit_error'), retryAfter: RETRY_AFTER_SECONDS };
 }
 
 const limiters = new WeakMap<object, ConcurrencyLimiter>();

@@ -10,8 +10,8 @@ export interface RelayError {
   type: string;
   code: string | number | null;
   param?: string | null;
-  /** Sent as Retry-After (seconds). */
-  retryAfterSeconds?: number;
+  /** Seconds after which trying again may succeed (the Retry-After header). */
+  retryAfter?: number;
 }
 
 export const relayError = (status: number, message: string, code: string | null = null, type = 'invalid_request_error'): RelayError => ({
@@ -27,7 +27,7 @@ export const isRelayError = (value: unknown): value is RelayError =>
 const errorBody = (error: RelayError) => ({ error: { message: error.message, type: error.type, param: error.param ?? null, code: error.code } });
 
 export function sendRelayError(reply: FastifyReply, error: RelayError) {
-  if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
+  if (error.retryAfter !== undefined) reply.header('retry-after', String(error.retryAfter));
   return reply.code(error.status).send(errorBody(error));
 }
 
@@ -38,9 +38,11 @@ export function writeRelayError(response: ServerResponse, error: RelayError): vo
     return;
   }
   const text = JSON.stringify(errorBody(error));
-  const headers: Record<string, string | number> = { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) };
-  if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds);
-  response.writeHead(error.status, headers);
+  response.writeHead(error.status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    ...(error.retryAfter !== undefined ? { 'retry-after': String(error.retryAfter) } : {}),
+  });
   response.end(text);
 }
 

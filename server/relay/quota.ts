@@ -1,18 +1,31 @@
 // Quota movements of one relayed request, each atomic in the database:
 // reserve before the call (refused when the user or a limited token cannot
-// cover it), settle with the real charge after, release on failure. Balances
-// of limited tokens and of users never go below zero.
+// cover it), settle with the real charge after, release on failure.
+//
+// A settlement is `balance + reserved - charge`, with no floor: the
+// reservation covers the most the request may cost (billing.ts), so only a
+// provider that ignores the output limit can take a balance below zero, and
+// then by exactly what it overran; the reservation's conditional UPDATE
+// (quota >= amount) refuses every later request until that is paid.
 //
 // What a reservation takes is also counted in held_quota, in the same UPDATE,
 // until its settlement or release takes it off again. So when a process dies
 // (a crash, kill -9, a power cut) with requests in flight, what they held is
-// still on record, and returnHeldQuota gives it back at the next start.
+// still on record. On SQLite, returnHeldQuota gives it back at the next start
+// (one process per file). On PostgreSQL and MySQL every reservation is also a
+// row of `reservations` naming its node, written in the reservation's
+// transaction and deleted by its settlement or release in theirs: a batch
+// settled twice (a retry after an ambiguous COMMIT) finds its rows gone and
+// changes nothing, and what a dead node held is given back by a live one
+// (nodeLease.ts).
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/database';
 import { LogType } from '../../common/roles';
 import { insertLogs, type NewLog } from '../repositories/logs';
 
 export interface Reservation {
+  /** The request's id (Admission.requestId): the key of its reservation row on PostgreSQL and MySQL. */
+  id?: string;
   userId: number;
   tokenId: number;
   limitedToken: boolean;
@@ -50,9 +63,8 @@ async function takeFromUserAndToken(transaction: Kysely<Database>, reservation: 
   return { ok: false, reason: 'token' };
 }
 
-/** `column + refund - charge`, floored at zero. */
-const settled = (column: string, refund: number, charge: number) =>
-  sql<number>`case when ${sql.ref(column)} + ${refund} >= ${charge} then ${sql.ref(column)} + ${refund} - ${charge} else 0 end`;
+/** `column + refund - charge`, below zero if a provider overran the reservation (see the top of this file). */
+const settled = (column: string, refund: number, charge: number) => sql<number>`${sql.ref(column)} + ${refund - charge}`;
 
 export interface Settlement {
   reservation: Reservation;
@@ -61,6 +73,8 @@ export interface Settlement {
   channelId: number;
   /** Whether the request counts in the user's request_count. */
   countRequest: boolean;
+  /** Its consume log, written in the settlement's transaction (absent when LogConsumeEnabled is off). */
+  log?: NewLog;
 }
 
 interface Totals {
@@ -99,64 +113,151 @@ export function settlementTotals(settlements: readonly Settlement[]) {
   };
 }
 
+/** The user, token and channel UPDATEs of a batch's totals, inside the caller's transaction. */
+async function applyTotals(transaction: Kysely<Database>, totals: ReturnType<typeof settlementTotals>): Promise<void> {
+  for (const [userId, user] of totals.users) {
+    await transaction
+      .updateTable('users')
+      .set((eb) => ({
+        quota: settled('quota', user.refund, user.charge),
+        held_quota: eb('held_quota', '-', user.refund),
+        used_quota: eb('used_quota', '+', user.charge),
+        request_count: eb('request_count', '+', user.requests),
+      }))
+      .where('id', '=', userId)
+      .execute();
+  }
+  for (const { tokenId, used, limited } of totals.tokens) {
+    await transaction
+      .updateTable('tokens')
+      .set((eb) => ({
+        ...(limited ? { remain_quota: settled('remain_quota', limited.refund, limited.charge), held_quota: eb('held_quota', '-', limited.refund) } : {}),
+        used_quota: eb('used_quota', '+', used),
+      }))
+      .where('id', '=', tokenId)
+      .execute();
+  }
+  for (const [channelId, charge] of totals.channels) {
+    await transaction.updateTable('channels').set((eb) => ({ used_quota: eb('used_quota', '+', charge) })).where('id', '=', channelId).execute();
+  }
+}
+
+const logsOf = (settlements: readonly Settlement[]) => settlements.flatMap((settlement) => (settlement.log ? [settlement.log] : []));
+
 /**
  * Replaces reservations by the real charges, for one request or many at once
  * (the relay settles in batches after answering): each reserved amount goes
- * back, each charge is taken, down to zero at most, and the counters move, in
- * one transaction with one UPDATE per user, token and channel concerned. A
- * request that used nothing releases everything and counts nothing.
+ * back, each charge is taken, the counters move and the consume logs are
+ * written, all in one transaction with one UPDATE per user, token and channel
+ * concerned. A request that used nothing releases everything and counts
+ * nothing. Without reservation rows (SQLite): see settleReserved for the rest.
  */
 export async function settleQuota(db: Kysely<Database>, settlements: readonly Settlement[]): Promise<void> {
   const totals = settlementTotals(settlements);
   await db.transaction().execute(async (transaction) => {
-    for (const [userId, user] of totals.users) {
-      await transaction
-        .updateTable('users')
-        .set((eb) => ({
-          quota: settled('quota', user.refund, user.charge),
-          held_quota: eb('held_quota', '-', user.refund),
-          used_quota: eb('used_quota', '+', user.charge),
-          request_count: eb('request_count', '+', user.requests),
-        }))
-        .where('id', '=', userId)
-        .execute();
-    }
-    for (const { tokenId, used, limited } of totals.tokens) {
-      await transaction
-        .updateTable('tokens')
-        .set((eb) => ({
-          ...(limited ? { remain_quota: settled('remain_quota', limited.refund, limited.charge), held_quota: eb('held_quota', '-', limited.refund) } : {}),
-          used_quota: eb('used_quota', '+', used),
-        }))
-        .where('id', '=', tokenId)
-        .execute();
-    }
-    for (const [channelId, charge] of totals.channels) {
-      await transaction.updateTable('channels').set((eb) => ({ used_quota: eb('used_quota', '+', charge) })).where('id', '=', channelId).execute();
-    }
+    await applyTotals(transaction, totals);
+    await insertLogs(transaction, logsOf(settlements));
   });
+}
+
+/** The states of a reservation row; a settled or released reservation has no row. */
+export const ReservationState = {
+  /** Its request is in flight. */
+  held: 1,
+  /** Its node's lease expired and another node gave the hold back: a late settlement only charges. */
+  swept: 3,
+} as const;
+
+/**
+ * settleQuota with reservation rows (PostgreSQL, MySQL): the batch's rows are
+ * locked first (ascending id, as on every node), and each settlement is
+ * applied by its row: held, as usual; swept (a live node already gave the hold
+ * back), the charge alone; no row (settled already, released, or never
+ * reserved), not at all. The rows go in the same transaction, so a batch
+ * committed once and retried (its COMMIT's answer was lost) changes nothing
+ * the second time. Read committed: MySQL's repeatable read would lock the gaps
+ * beside missing ids and block other nodes' reservations.
+ */
+async function settleReserved(db: Kysely<Database>, settlements: readonly Settlement[]): Promise<void> {
+  const ids = [...new Set(settlements.map((settlement) => settlement.reservation.id).filter((id): id is string => Boolean(id)))].sort();
+  await db
+    .transaction()
+    .setIsolationLevel('read committed')
+    .execute(async (transaction) => {
+      const rows = ids.length === 0 ? [] : await transaction.selectFrom('reservations').select(['id', 'state', 'amount']).where('id', 'in', ids).orderBy('id').forUpdate().execute();
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      const applied: Settlement[] = [];
+      for (const settlement of settlements) {
+        const row = settlement.reservation.id === undefined ? undefined : byId.get(settlement.reservation.id);
+        if (row === undefined) continue;
+        // a settlement listed twice in one batch applies once
+        byId.delete(row.id);
+        // what goes back is what the row holds: the hold as taken, or nothing once swept
+        const refund = Number(row.state) === ReservationState.held ? Number(row.amount) : 0;
+        applied.push({ ...settlement, reservation: { ...settlement.reservation, amount: refund } });
+      }
+      if (rows.length > 0) await transaction.deleteFrom('reservations').where('id', 'in', rows.map((row) => row.id)).execute();
+      await applyTotals(transaction, settlementTotals(applied));
+      await insertLogs(transaction, logsOf(applied));
+    });
+}
+
+async function releaseReserved(db: Kysely<Database>, reservation: Reservation): Promise<void> {
+  await db
+    .transaction()
+    .setIsolationLevel('read committed')
+    .execute(async (transaction) => {
+      const row = await transaction.selectFrom('reservations').select(['state', 'amount']).where('id', '=', reservation.id!).forUpdate().executeTakeFirst();
+      if (!row) return;
+      await transaction.deleteFrom('reservations').where('id', '=', reservation.id!).execute();
+      if (Number(row.state) === ReservationState.held) await giveBack(transaction, { ...reservation, amount: Number(row.amount) });
+    });
+}
+
+/** Takes the user's part, the token's and writes the reservation's row, in one transaction. */
+async function reserveWithRow(db: Kysely<Database>, nodeId: string, reservation: Reservation): Promise<ReserveResult> {
+  const result = await db.transaction().execute(async (transaction) => {
+    if (reservation.amount > 0) {
+      const taken = await takeFromUserAndToken(transaction, reservation);
+      if (!taken.ok) return taken;
+    }
+    await transaction
+      .insertInto('reservations')
+      .values({
+        id: reservation.id!,
+        node_id: nodeId,
+        user_id: reservation.userId,
+        token_id: reservation.tokenId,
+        limited: reservation.limitedToken ? 1 : 0,
+        amount: Math.max(0, reservation.amount),
+        state: ReservationState.held,
+        created_at: Date.now(),
+      })
+      .execute();
+    return { ok: true } as const;
+  });
+  return result;
+}
+
+async function giveBack(executor: Kysely<Database>, reservation: Reservation): Promise<void> {
+  if (reservation.amount <= 0) return;
+  await executor
+    .updateTable('users')
+    .set((eb) => ({ quota: eb('quota', '+', reservation.amount), held_quota: eb('held_quota', '-', reservation.amount) }))
+    .where('id', '=', reservation.userId)
+    .execute();
+  if (!reservation.limitedToken) return;
+  await executor
+    .updateTable('tokens')
+    .set((eb) => ({ remain_quota: eb('remain_quota', '+', reservation.amount), held_quota: eb('held_quota', '-', reservation.amount) }))
+    .where('id', '=', reservation.tokenId)
+    .execute();
 }
 
 export async function releaseQuota(db: Kysely<Database>, reservation: Reservation): Promise<void> {
   if (reservation.amount <= 0) return;
-  const giveBackToUser = (executor: Kysely<Database>) =>
-    executor
-      .updateTable('users')
-      .set((eb) => ({ quota: eb('quota', '+', reservation.amount), held_quota: eb('held_quota', '-', reservation.amount) }))
-      .where('id', '=', reservation.userId)
-      .execute();
-  if (!reservation.limitedToken) {
-    await giveBackToUser(db);
-    return;
-  }
-  await db.transaction().execute(async (transaction) => {
-    await giveBackToUser(transaction);
-    await transaction
-      .updateTable('tokens')
-      .set((eb) => ({ remain_quota: eb('remain_quota', '+', reservation.amount), held_quota: eb('held_quota', '-', reservation.amount) }))
-      .where('id', '=', reservation.tokenId)
-      .execute();
-  });
+  if (!reservation.limitedToken) return giveBack(db, reservation);
+  await db.transaction().execute((transaction) => giveBack(transaction, reservation));
 }
 
 /**
@@ -211,15 +312,49 @@ export interface QuotaLedger {
   insertLogs(rows: readonly NewLog[]): Promise<void>;
 }
 
+export interface KyselyLedgerOptions {
+  /**
+   * Write a row per reservation (PostgreSQL, MySQL): settlement becomes
+   * idempotent and a dead node's holds can be given back (nodeLease.ts).
+   * Off on SQLite, whose ledger keeps no rows (sqliteLedger.ts).
+   */
+  reservationRows: boolean;
+  /** The node the rows belong to (its lease in relay_nodes); required with reservationRows. */
+  nodeId?: string;
+}
+
 /**
  * Each reservation its own transaction: a batch of them could take row locks
  * in an order that deadlocks with another node's batch.
  */
-export function kyselyLedger(db: Kysely<Database>): QuotaLedger {
+export function kyselyLedger(db: Kysely<Database>, options: KyselyLedgerOptions = { reservationRows: false }): QuotaLedger {
+  const { nodeId } = options;
+  if (!options.reservationRows || !nodeId) {
+    return {
+      reserve: (reservation) => reserveQuota(db, reservation),
+      release: (reservation) => releaseQuota(db, reservation),
+      settle: (settlements) => settleQuota(db, settlements),
+      insertLogs: (rows) => insertLogs(db, rows),
+    };
+  }
+  // a reservation without an id (a caller outside the relay routes) gets one, so its row can exist
+  let counter = 0;
+  const withId = (reservation: Reservation) => {
+    if (!reservation.id) reservation.id = `${nodeId}-l${(counter += 1).toString(36)}`;
+    return reservation;
+  };
   return {
-    reserve: (reservation) => reserveQuota(db, reservation),
-    release: (reservation) => releaseQuota(db, reservation),
-    settle: (settlements) => settleQuota(db, settlements),
+    async reserve(reservation) {
+      try {
+        return await reserveWithRow(db, nodeId, withId(reservation));
+      } catch (error) {
+        // a COMMIT whose answer was lost may have taken the quota: the row says so, and a release undoes it once
+        await releaseReserved(db, reservation).catch(() => undefined);
+        throw error;
+      }
+    },
+    release: (reservation) => releaseReserved(db, withId(reservation)),
+    settle: (settlements) => settleReserved(db, settlements),
     insertLogs: (rows) => insertLogs(db, rows),
   };
 }

@@ -18,8 +18,8 @@ const MAX_ENTRIES = 10_000;
 
 /** Columns that change on every relayed request and never decide whether one may run. */
 const COUNTER_COLUMNS: Readonly<Record<string, ReadonlySet<string>>> = {
-  users: new Set(['quota', 'used_quota', 'request_count']),
-  tokens: new Set(['remain_quota', 'used_quota', 'accessed_time']),
+  users: new Set(['quota', 'held_quota', 'used_quota', 'request_count']),
+  tokens: new Set(['remain_quota', 'held_quota', 'used_quota', 'accessed_time']),
   channels: new Set(['used_quota', 'response_time', 'test_time', 'balance', 'balance_updated_time']),
   abilities: new Set(),
 };

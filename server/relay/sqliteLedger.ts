@@ -54,7 +54,7 @@ export class SqliteLedger implements QuotaLedger {
   private readonly takeAll: (batch: readonly Queued[]) => ReserveResult[];
   private readonly takeOne: (reservation: Reservation) => ReserveResult;
   private readonly giveBack: (reservation: Reservation) => void;
-  private readonly settleAll: (totals: ReturnType<typeof settlementTotals>) => void;
+  private readonly settleAll: (totals: ReturnType<typeof settlementTotals>, logs: readonly NewLog[]) => void;
   private readonly insertAll: (rows: readonly NewLog[]) => void;
 
   constructor(
@@ -68,13 +68,11 @@ export class SqliteLedger implements QuotaLedger {
     this.giveToUser = database.prepare('update users set quota = quota + ?, held_quota = held_quota - ? where id = ?');
     this.giveToToken = database.prepare('update tokens set remain_quota = remain_quota + ?, held_quota = held_quota - ? where id = ?');
     // parameters are positional: binding by name costs about as much as the insert itself
-    // `column + refund - charge`, floored at zero, and the refund off held_quota: (refund, charge, refund, charge, refund, ...)
+    // `column + refund - charge`, with no floor (see quota.ts), and the refund off held_quota: (refund - charge, refund, ...)
     this.settleUser = database.prepare(
-      'update users set quota = case when quota + ? >= ? then quota + ? - ? else 0 end, held_quota = held_quota - ?, used_quota = used_quota + ?, request_count = request_count + ? where id = ?',
+      'update users set quota = quota + ?, held_quota = held_quota - ?, used_quota = used_quota + ?, request_count = request_count + ? where id = ?',
     );
-    this.settleLimitedToken = database.prepare(
-      'update tokens set remain_quota = case when remain_quota + ? >= ? then remain_quota + ? - ? else 0 end, held_quota = held_quota - ?, used_quota = used_quota + ? where id = ?',
-    );
+    this.settleLimitedToken = database.prepare('update tokens set remain_quota = remain_quota + ?, held_quota = held_quota - ?, used_quota = used_quota + ? where id = ?');
     this.settleUnlimitedToken = database.prepare('update tokens set used_quota = used_quota + ? where id = ?');
     this.settleChannel = database.prepare('update channels set used_quota = used_quota + ? where id = ?');
     this.insertLog = database.prepare(`insert into logs (${LOG_COLUMNS.join(', ')}) values ${rowPlaceholders}`);
@@ -85,24 +83,28 @@ export class SqliteLedger implements QuotaLedger {
       this.giveToUser.run(amount, amount, userId);
       this.giveToToken.run(amount, amount, tokenId);
     });
-    this.settleAll = database.transaction((totals: ReturnType<typeof settlementTotals>) => {
-      for (const [id, { refund, charge, requests }] of totals.users) this.settleUser.run(refund, charge, refund, charge, refund, charge, requests, id);
+    // the charges and their consume logs commit together: a kill -9 leaves both or neither
+    this.settleAll = database.transaction((totals: ReturnType<typeof settlementTotals>, logs: readonly NewLog[]) => {
+      for (const [id, { refund, charge, requests }] of totals.users) this.settleUser.run(refund - charge, refund, charge, requests, id);
       for (const { tokenId, used, limited } of totals.tokens) {
-        if (limited) this.settleLimitedToken.run(limited.refund, limited.charge, limited.refund, limited.charge, limited.refund, used, tokenId);
+        if (limited) this.settleLimitedToken.run(limited.refund - limited.charge, limited.refund, used, tokenId);
         else this.settleUnlimitedToken.run(used, tokenId);
       }
       for (const [id, charge] of totals.channels) this.settleChannel.run(charge, id);
+      this.insertRows(logs);
     });
-    this.insertAll = database.transaction((rows: readonly NewLog[]) => {
-      // whole groups of rows in one statement each (a run costs far more than its binding), then the rest one by one
-      let index = 0;
-      for (; index + LOG_ROWS_PER_INSERT <= rows.length; index += LOG_ROWS_PER_INSERT) {
-        const values: unknown[] = [];
-        for (let row = index; row < index + LOG_ROWS_PER_INSERT; row += 1) values.push(...logValues(rows[row]));
-        this.insertLogs50.run(values);
-      }
-      for (; index < rows.length; index += 1) this.insertLog.run(logValues(rows[index]));
-    });
+    this.insertAll = database.transaction((rows: readonly NewLog[]) => this.insertRows(rows));
+  }
+
+  /** Inside a transaction: whole groups of rows in one statement each (a run costs far more than its binding), then the rest one by one. */
+  private insertRows(rows: readonly NewLog[]): void {
+    let index = 0;
+    for (; index + LOG_ROWS_PER_INSERT <= rows.length; index += LOG_ROWS_PER_INSERT) {
+      const values: unknown[] = [];
+      for (let row = index; row < index + LOG_ROWS_PER_INSERT; row += 1) values.push(...logValues(rows[row]));
+      this.insertLogs50.run(values);
+    }
+    for (; index < rows.length; index += 1) this.insertLog.run(logValues(rows[index]));
   }
 
   /**
@@ -191,7 +193,9 @@ export class SqliteLedger implements QuotaLedger {
     if (settlements.length === 0) return;
     if (this.held) await this.unheld();
     if (!this.free) return this.fallback.settle(settlements);
-    this.settleAll(settlementTotals(settlements));
+    const logs: NewLog[] = [];
+    for (const settlement of settlements) if (settlement.log) logs.push(settlement.log);
+    this.settleAll(settlementTotals(settlements), logs);
   }
 
   async insertLogs(rows: readonly NewLog[]): Promise<void> {

@@ -87,12 +87,7 @@ function checkCaller(db: Kysely<Database>, ip: string, found: CachedCaller | und
       .then(() => relayError(401, 'this API key has expired', 'token_expired'));
   }
   if (Number(token.status) === TokenStatus.enabled && Number(token.unlimited_quota) !== 1 && Number(token.remain_quota) <= 0) {
-    return db
-      .updateTable('tokens')
-      .set({ status: TokenStatus.exhausted })
-      .where('id', '=', token.id)
-      .execute()
-      .then(() => relayError(429, 'the quota of this API key is used up', 'insufficient_quota', 'insufficient_quota'));
+    return markExhaustedIfSpent(db, Number(token.id));
   }
   if (Number(token.status) !== TokenStatus.enabled) return relayError(401, 'this API key is disabled, expired or used up', 'token_unavailable');
   if (!user || Number(user.status) !== UserStatus.enabled) return relayError(403, 'the account of this API key is disabled', 'user_disabled', 'permission_error');
@@ -104,4 +99,29 @@ function checkCaller(db: Kysely<Database>, ip: string, found: CachedCaller | und
     if (!Number.isSafeInteger(pinnedChannelId) || pinnedChannelId <= 0) return relayError(400, `not a channel id: ${pin}`, 'invalid_channel');
   }
   return { token, user, pinnedChannelId };
+}
+
+/** Seconds a client is told to wait when a key's quota is only held by requests in flight. */
+const HELD_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * A limited key that shows nothing left. It is exhausted only if its balance
+ * is really spent, nothing held by requests in flight included, as the
+ * database says at this moment (the row at hand may be stale): then it is
+ * marked so. While requests hold its quota it may get some back, so the
+ * caller is told to retry and the key stays enabled.
+ */
+async function markExhaustedIfSpent(db: Kysely<Database>, tokenId: number): Promise<RelayError> {
+  const marked = await db
+    .updateTable('tokens')
+    .set({ status: TokenStatus.exhausted })
+    .where('id', '=', tokenId)
+    .where('status', '=', TokenStatus.enabled)
+    .where('unlimited_quota', '!=', 1)
+    .where((eb) => eb(eb('remain_quota', '+', eb.ref('held_quota')), '<=', 0))
+    .executeTakeFirst();
+  if (Number(marked.numUpdatedRows) > 0) return relayError(429, 'the quota of this API key is used up', 'insufficient_quota', 'insufficient_quota');
+  const error = relayError(429, 'the quota of this API key is held by requests in flight; try again shortly', 'insufficient_quota', 'insufficient_quota');
+  error.retryAfter = HELD_RETRY_AFTER_SECONDS;
+  return error;
 }

@@ -94,6 +94,8 @@ export const appEnglish = {
       unknown: 'Unknown',
       never: 'Never',
       unlimited: 'Unlimited',
+      owed: 'owed %{amount}',
+      owed_help: 'A provider answered more than this request was allowed; the excess is owed and requests are refused until it is paid.',
       powered_by: 'Powered by Switchboard',
     },
     home: {

@@ -96,6 +96,8 @@ export const appChinese: typeof appEnglish = {
       unknown: '未知',
       never: '永不过期',
       unlimited: '无限',
+      owed: '欠费 %{amount}',
+      owed_help: '上游返回的内容超出了请求允许的长度，超出部分计为欠费；补足之前请求会被拒绝。',
       powered_by: '由 Switchboard 驱动',
     },
     home: {

@@ -7,6 +7,7 @@ import { dataProvider } from '../dataProvider';
 import { useNotice } from '../layout/notice';
 import { useStatus } from '../layout/status';
 import { formatQuota } from '../quota';
+import { Balance } from '../resources/shared/QuotaField';
 import { errorMessage } from './errorMessage';
 
 function TopUp() {
@@ -53,7 +54,7 @@ function TopUp() {
         </Typography>
         <Typography variant="body2" color="text.secondary">{translate('app.topup.remaining')}</Typography>
         <Typography variant="h4" component="p" sx={{ fontWeight: 700, mb: 3 }} data-testid="remaining-quota">
-          {quota === null ? '—' : formatQuota(quota, status)}
+          {quota === null ? '—' : <Balance quota={quota} />}
         </Typography>
         <Box component="form" onSubmit={redeem} noValidate>
           <Stack spacing={2}>

@@ -16,6 +16,8 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
   options: ['key', 'value'],
   verification_codes: ['id', 'purpose', 'target', 'code_hash', 'attempts', 'expires_at', 'created_at'],
   sessions: ['id_hash', 'user_id', 'created_at', 'expires_at', 'revoked'],
+  reservations: ['id', 'node_id', 'user_id', 'token_id', 'limited', 'amount', 'state', 'created_at'],
+  relay_nodes: ['id', 'lease_expires_at', 'started_at'],
 };
 
 for (const target of targets) {
@@ -36,7 +38,7 @@ for (const target of targets) {
     });
 
     it('creates every table with its columns, and a second run is a no-op', async () => {
-      expect(await migrateToLatest(db)).toEqual(['0001-initial', '0002-verification-codes', '0003-held-quota', '0005-concurrency-limits', '0006-sessions']);
+      expect(await migrateToLatest(db)).toEqual(['0001-initial', '0002-verification-codes', '0003-held-quota', '0004-reservations', '0005-concurrency-limits', '0006-sessions']);
       const tables = await db.introspection.getTables();
       for (const [table, columns] of Object.entries(EXPECTED_COLUMNS)) {
         const found = tables.find((candidate) => candidate.name === table);

@@ -162,7 +162,7 @@ describe('relay', () => {
     // 10 fit; all at once, floor(limit / reservation) fit. An 11th would need 10
     // charges plus its reservation, more than the token holds, in any order.
     const messages = [{ role: 'user', content: 'hi' }];
-    const reservation = reservationQuota({ promptTokens: countChatPromptTokens(messages, 'gpt-4'), maxTokens: 100, preConsumedTokens: 500, ratio: 15, completionRatio: 2 });
+    const reservation = reservationQuota({ promptTokens: countChatPromptTokens(messages, 'gpt-4'), maxTokens: 100, maxOutputTokens: 8192, ratio: 15, completionRatio: 2 });
     const charge = computeQuota({ promptTokens: 1, completionTokens: 100, ratio: 15, completionRatio: 2 });
     expect(reservation).toBeGreaterThanOrEqual(charge);
     const limit = 9 * charge + reservation;
@@ -186,8 +186,8 @@ describe('relay', () => {
     await addChannel({ name: 'emu', key: 'sk-good' });
     // Chinese text: three UTF-8 bytes a character, far fewer tokens
     const messages = [{ role: 'user', content: '你好世界，今天天气很好。'.repeat(20) }];
-    const exact = reservationQuota({ promptTokens: countChatPromptTokens(messages, 'gpt-4'), maxTokens: 10, preConsumedTokens: 500, ratio: 15, completionRatio: 2 });
-    const bound = reservationQuota({ promptTokens: countChatPromptTokens(messages, 'gpt-4', { bound: true }), maxTokens: 10, preConsumedTokens: 500, ratio: 15, completionRatio: 2 });
+    const exact = reservationQuota({ promptTokens: countChatPromptTokens(messages, 'gpt-4'), maxTokens: 10, maxOutputTokens: 8192, ratio: 15, completionRatio: 2 });
+    const bound = reservationQuota({ promptTokens: countChatPromptTokens(messages, 'gpt-4', { bound: true }), maxTokens: 10, maxOutputTokens: 8192, ratio: 15, completionRatio: 2 });
     expect(bound).toBeGreaterThan(exact);
     const tight = await admin('POST', '/api/token/', { name: 'tight', remain_quota: exact });
     const response = await post('/v1/chat/completions', { model: 'gpt-4', max_tokens: 10, messages }, `sk-${tight.data.key}`);

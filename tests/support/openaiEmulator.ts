@@ -13,7 +13,10 @@
 // - header `x-emulator-chunks` (default 5) and `x-emulator-delay-ms` (default 0),
 //   or the body field `emulator: {chunks, delay_ms}` (which a gateway forwards
 //   like any unknown field), shape a stream; `x-emulator-no-usage: 1` leaves
-//   usage out of the answer;
+//   usage out of the answer; the answer has `chunks` completion tokens whatever
+//   max_tokens says (a provider that overruns the limit) unless
+//   `emulator: {respect_max_tokens: true}` (or `x-emulator-respect-max-tokens: 1`)
+//   cuts it at max_tokens / max_completion_tokens, as a provider should;
 // - GET billing paths answer fixed figures (BILLING_ANSWERS) for balance queries.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -157,8 +160,10 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
 
     if (path === '/v1/chat/completions' || path === '/v1/completions') {
       const isChat = path === '/v1/chat/completions';
-      const shape = (json.emulator ?? {}) as { chunks?: number; delay_ms?: number };
-      const chunkCount = Number(request.headers['x-emulator-chunks'] ?? shape.chunks ?? 5);
+      const shape = (json.emulator ?? {}) as { chunks?: number; delay_ms?: number; respect_max_tokens?: boolean };
+      const limit = Number(json.max_tokens ?? json.max_completion_tokens ?? 0) || Infinity;
+      const respectLimit = shape.respect_max_tokens === true || request.headers['x-emulator-respect-max-tokens'] === '1';
+      const chunkCount = Math.min(Number(request.headers['x-emulator-chunks'] ?? shape.chunks ?? 5), respectLimit ? limit : Infinity);
       const delayMs = Number(request.headers['x-emulator-delay-ms'] ?? shape.delay_ms ?? 0);
       const words = Array.from({ length: chunkCount }, (_, index) => `word${index}`);
       const completionTokens = words.length;

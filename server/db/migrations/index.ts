@@ -4,6 +4,7 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as initial from './0001-initial';
 import * as verificationCodes from './0002-verification-codes';
 import * as heldQuota from './0003-held-quota';
+import * as reservations from './0004-reservations';
 import * as concurrencyLimits from './0005-concurrency-limits';
 import * as sessions from './0006-sessions';
 
@@ -11,6 +12,7 @@ export const migrations: Record<string, Migration> = {
   '0001-initial': initial,
   '0002-verification-codes': verificationCodes,
   '0003-held-quota': heldQuota,
+  '0004-reservations': reservations,
   '0005-concurrency-limits': concurrencyLimits,
   '0006-sessions': sessions,
 };

@@ -4,6 +4,7 @@ import type { LogsSchema } from './logs';
 import type { OptionsSchema } from './options';
 import type { RedemptionsSchema } from './redemptions';
 import type { SessionsSchema } from './sessions';
+import type { ReservationsSchema } from './reservations';
 import type { TokensSchema } from './tokens';
 import type { UsersSchema } from './users';
 import type { VerificationCodesSchema } from './verificationCodes';
@@ -17,4 +18,5 @@ export type Database = UsersSchema &
   LogsSchema &
   OptionsSchema &
   VerificationCodesSchema &
-  SessionsSchema;
+  SessionsSchema &
+  ReservationsSchema;

@@ -5,14 +5,14 @@
 // Billing:
 // - transcriptions/translations: AUDIO_REQUEST_TOKENS of prompt plus the
 //   tokens of the returned text as completion tokens (the upstream's own
-//   token usage when it reports one), at the model's ratio. PreConsumedQuota
-//   tokens are reserved first.
+//   token usage when it reports one), at the model's ratio. The model's
+//   maximum output (ModelMaxOutputTokens) is reserved first.
 // - speech: one token per input character (OpenAI prices speech by
 //   character), reserved in full before the call.
 // Nothing is charged when the upstream fails.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { abortOnDisconnect, admitModel, answerUnanswered, modelOf, openJsonRequest, reserve, settleLater } from '../../relay/accounting';
-import { AUDIO_REQUEST_TOKENS, completionRatioFor, computeQuota, reservationQuota } from '../../relay/billing';
+import { AUDIO_REQUEST_TOKENS, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota } from '../../relay/billing';
 import type { Bookkeeping } from '../../relay/bookkeeping';
 import { holdPlaceUntilClosed } from '../../relay/concurrency';
 import { answerBytes, dispatch } from '../../relay/dispatch';
@@ -51,11 +51,12 @@ export function audioRoutes(bookkeeping: Bookkeeping) {
       const reservation = await reserve(
         app,
         admission,
-        reservationQuota({ promptTokens: AUDIO_REQUEST_TOKENS, preConsumedTokens: options.number('PreConsumedQuota'), ratio: admission.ratio, completionRatio }),
+        reservationQuota({ promptTokens: AUDIO_REQUEST_TOKENS, maxOutputTokens: maxOutputTokensFor(model, options.json('ModelMaxOutputTokens')), ratio: admission.ratio, completionRatio }),
       );
       if (isRelayError(reservation)) return sendRelayError(reply, reservation);
 
       const dispatched = await dispatch(app, caller, {
+        requestId: admission.requestId,
         model,
         path,
         headers: { 'content-type': contentType, accept: request.headers.accept ?? 'application/json' },
@@ -104,6 +105,7 @@ export function audioRoutes(bookkeeping: Bookkeeping) {
       if (isRelayError(reservation)) return sendRelayError(reply, reservation);
 
       const dispatched = await dispatch(app, caller, {
+        requestId: admission.requestId,
         model,
         path: '/v1/audio/speech',
         headers: { 'content-type': 'application/json', accept: request.headers.accept ?? '*/*' },

@@ -42,6 +42,7 @@ export function imageRoutes(bookkeeping: Bookkeeping) {
       if (isRelayError(reservation)) return sendRelayError(reply, reservation);
 
       const dispatched = await dispatch(app, caller, {
+        requestId: admission.requestId,
         model,
         path: '/v1/images/generations',
         headers: { 'content-type': 'application/json', accept: 'application/json' },

@@ -1,12 +1,15 @@
 // The token-metered routes: chat, completions, edits, embeddings (also under
 // the legacy /v1/engines/:model path) and moderations, streamed or not.
-// Reserve the prompt plus max_tokens (or PreConsumedQuota tokens), relay,
+// Reserve the prompt plus max_tokens (or the model's maximum output), relay,
 // answer, then settle what the upstream reports (or what we count locally).
+// A chat or completion without max_tokens that the balance cannot cover at
+// the model's maximum has its max_tokens lowered to what the balance pays
+// for (at least MIN_LOWERED_OUTPUT_TOKENS), else it is refused.
 import type { FastifyInstance } from 'fastify';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { abortOnDisconnect, admitModel, modelOf, openJsonRequest, release, reserve, settleLater } from '../../relay/accounting';
-import { completionRatioFor, computeQuota, reservationQuota } from '../../relay/billing';
+import { abortOnDisconnect, admitModel, modelOf, openJsonRequest, release, reserve, reserveLowered, settleLater } from '../../relay/accounting';
+import { affordableOutputTokens, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota } from '../../relay/billing';
 import type { Bookkeeping } from '../../relay/bookkeeping';
 import { answerBytes, dispatch, type UpstreamAnswer } from '../../relay/dispatch';
 import { isRelayError, relayError, writeRelayError, type RelayError } from '../../relay/errors';
@@ -96,6 +99,12 @@ function usageOfJson(json: NonNullable<UpstreamAnswer['json']>, promptTokens: ()
   return { promptTokens: promptTokens(), completionTokens: countTextTokens(text, model, { approximate }), cachedPromptTokens: 0, estimated: true };
 }
 
+/** The modes whose output a max_tokens limits: a request of these may have its limit lowered to what the balance pays for. */
+const LIMITABLE = new Set<Mode>(['chat', 'completions']);
+
+/** OpenAI's reasoning models take max_completion_tokens and refuse max_tokens. */
+const limitField = (model: string) => (/^(o1|o3|o4|gpt-5)/.test(model) ? 'max_completion_tokens' : 'max_tokens');
+
 /** A text request as both ways in deliver it: through a Fastify route, or the fast path below. */
 interface TextRequest {
   headers: IncomingHttpHeaders;
@@ -160,9 +169,11 @@ async function relayAdmitted(
 
   const approximate = options.bool('ApproximateTokenEnabled');
   const completionRatio = completionRatioFor(model);
-  const maxTokens = Number(body.max_tokens ?? body.max_completion_tokens ?? 0) || 0;
-  const reservationFor = (promptTokens: number) =>
-    reservationQuota({ promptTokens, maxTokens, preConsumedTokens: options.number('PreConsumedQuota'), ratio: admission.ratio, completionRatio });
+  const clientLimit = Number(body.max_tokens ?? body.max_completion_tokens ?? 0) || 0;
+  const maxOutputTokens = maxOutputTokensFor(model, options.json('ModelMaxOutputTokens'));
+  const answers = route.mode === 'chat' || route.mode === 'completions' ? Number(body.n ?? 1) || 1 : 1;
+  const reservationFor = (promptTokens: number, maxTokens = clientLimit) =>
+    reservationQuota({ promptTokens, maxTokens, maxOutputTokens, n: answers, ratio: admission.ratio, completionRatio });
   // Reserve on the prompt's byte bound (no tokenizer on the hot path); only
   // when that is refused does the exact count decide. The count is also
   // what bills an answer that reports no usage, so it is kept once made.
@@ -174,20 +185,38 @@ async function relayAdmitted(
   if (isRelayError(reservation) && reservation.code === 'insufficient_quota' && promptTokens() < boundPromptTokens) {
     reservation = await reserve(app, admission, reservationFor(promptTokens()), hint);
   }
+  /** The output limit the gateway set because the balance could not pay for the model's maximum. */
+  let loweredLimit: number | undefined;
+  if (isRelayError(reservation) && reservation.code === 'insufficient_quota' && clientLimit === 0 && LIMITABLE.has(route.mode) && maxOutputTokens > 0) {
+    // the client set no limit: answer as much as the balance pays for, if that is worth an answer
+    const lowered = await reserveLowered(
+      app,
+      admission,
+      (outputTokens) => reservationFor(promptTokens(), outputTokens),
+      (available) => affordableOutputTokens({ available, promptTokens: promptTokens(), maxOutputTokens, n: answers, ratio: admission.ratio, completionRatio }),
+      hint,
+    );
+    if (lowered) {
+      reservation = lowered.reservation;
+      loweredLimit = lowered.outputTokens;
+    }
+  }
   if (isRelayError(reservation)) return fail(reservation);
 
   const streamed = body.stream === true;
   const askUsage = streamed && route.mode === 'chat';
   const clientAskedUsage = (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
   const dispatched = await dispatch(app, caller, {
+    requestId: admission.requestId,
     model,
     path: route.upstreamPath,
     headers: streamed ? STREAM_HEADERS : JSON_HEADERS,
     body: (upstreamModel) => {
       const addUsage = askUsage && !clientAskedUsage;
       // nothing to change: the client's own bytes go on, unparsed and unprinted
-      if (request.raw && !addUsage && upstreamModel === body.model) return request.raw;
-      return JSON.stringify(addUsage ? { ...body, model: upstreamModel, stream_options: { ...(body.stream_options as object | undefined), include_usage: true } } : { ...body, model: upstreamModel });
+      if (request.raw && !addUsage && loweredLimit === undefined && upstreamModel === body.model) return request.raw;
+      const limit = loweredLimit === undefined ? {} : { [limitField(upstreamModel)]: loweredLimit };
+      return JSON.stringify(addUsage ? { ...body, ...limit, model: upstreamModel, stream_options: { ...(body.stream_options as object | undefined), include_usage: true } } : { ...body, ...limit, model: upstreamModel });
     },
     signal: abortOnDisconnect(app, response),
   });

@@ -15,7 +15,7 @@ const TOKEN_STATUS = {
 } as const;
 
 function RemainingQuota(_: { label?: string }) {
-  return <QuotaField source="remain_quota" unlimitedSource="unlimited_quota" />;
+  return <QuotaField source="remain_quota" unlimitedSource="unlimited_quota" balance />;
 }
 
 export function TokenList() {

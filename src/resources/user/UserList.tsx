@@ -43,7 +43,7 @@ function StatisticsField(_: { label?: string; sortBy?: string }) {
   if (!record) return null;
   return (
     <Stack direction="row" spacing={0.5} sx={{ flexWrap: 'wrap', rowGap: 0.5 }}>
-      <Tooltip title={translate('resources.user.fields.quota')}><Chip size="small" label={formatQuota(record.quota, status)} /></Tooltip>
+      <Tooltip title={translate('resources.user.fields.quota')}><Chip size="small" color={record.quota < 0 ? 'error' : 'default'} label={record.quota < 0 ? translate('app.common.owed', { amount: formatQuota(-record.quota, status) }) : formatQuota(record.quota, status)} /></Tooltip>
       <Tooltip title={translate('resources.user.fields.used_quota')}><Chip size="small" variant="outlined" label={formatQuota(record.used_quota, status)} /></Tooltip>
       <Tooltip title={translate('resources.user.fields.request_count')}><Chip size="small" variant="outlined" label={formatCount(record.request_count)} /></Tooltip>
     </Stack>

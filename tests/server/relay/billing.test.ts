@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO } from '../../../common/options';
-import { completionRatioFor, computeQuota, imageQuota, lookupPrice, reservationQuota } from '../../../server/relay/billing';
+import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../../common/options';
+import { affordableOutputTokens, completionRatioFor, computeQuota, imageQuota, lookupPrice, MIN_LOWERED_OUTPUT_TOKENS, maxOutputTokensFor, reservationQuota } from '../../../server/relay/billing';
 
 describe('billing arithmetic', () => {
   it('reproduces the reference worked examples', () => {
@@ -37,10 +38,29 @@ describe('billing arithmetic', () => {
     expect(computeQuota({ promptTokens: -5, completionTokens: -5, ratio: 1, completionRatio: 1 })).toBe(0);
   });
 
-  it('reserves prompt + max_tokens, or PreConsumedQuota tokens when max_tokens is absent', () => {
-    expect(reservationQuota({ promptTokens: 100, maxTokens: 50, preConsumedTokens: 500, ratio: 15, completionRatio: 2 })).toBe(3000);
-    expect(reservationQuota({ promptTokens: 10, preConsumedTokens: 500, ratio: 15, completionRatio: 2 })).toBe(7500);
-    expect(reservationQuota({ promptTokens: 1000, preConsumedTokens: 500, ratio: 1, completionRatio: 1 })).toBe(1000);
+  it("reserves prompt + max_tokens, or the model's maximum output when max_tokens is absent, for each of n answers", () => {
+    expect(reservationQuota({ promptTokens: 100, maxTokens: 50, maxOutputTokens: 8192, ratio: 15, completionRatio: 2 })).toBe(3000);
+    // gpt-4 without max_tokens: 10 prompt + 8192 x 2 output, at 15
+    expect(reservationQuota({ promptTokens: 10, maxOutputTokens: 8192, ratio: 15, completionRatio: 2 })).toBe((10 + 16384) * 15);
+    expect(reservationQuota({ promptTokens: 10, maxTokens: 50, maxOutputTokens: 8192, n: 3, ratio: 15, completionRatio: 2 })).toBe((10 + 300) * 15);
+    expect(reservationQuota({ promptTokens: 1000, maxOutputTokens: 0, ratio: 1, completionRatio: 1 })).toBe(1000);
+    expect(maxOutputTokensFor('gpt-4', { 'gpt-4': 8192 })).toBe(8192);
+    expect(maxOutputTokensFor('unlisted', { 'gpt-4': 8192 })).toBe(DEFAULT_MAX_OUTPUT_TOKENS);
+  });
+
+  it('lowers the output limit to what a balance pays for, never below the floor', () => {
+    const price = { promptTokens: 10, maxOutputTokens: 4096, ratio: 0.75, completionRatio: 4 / 3 };
+    for (const available of [100, 1000, 2999, 3750]) {
+      const tokens = affordableOutputTokens({ ...price, available });
+      expect(tokens).toBeGreaterThanOrEqual(MIN_LOWERED_OUTPUT_TOKENS);
+      expect(reservationQuota({ ...price, maxTokens: tokens })).toBeLessThanOrEqual(available);
+      expect(reservationQuota({ ...price, maxTokens: tokens + 1 })).toBeGreaterThan(available);
+    }
+    expect(affordableOutputTokens({ ...price, available: 10_000_000 })).toBe(4096);
+    expect(affordableOutputTokens({ ...price, available: 20 })).toBe(0);
+    const four = affordableOutputTokens({ ...price, available: 1000, n: 4 });
+    expect(reservationQuota({ ...price, maxTokens: four, n: 4 })).toBeLessThanOrEqual(1000);
+    expect(reservationQuota({ ...price, maxTokens: four + 1, n: 4 })).toBeGreaterThan(1000);
   });
 
   it('prices images per image by size, as v0.5.3 documents', () => {

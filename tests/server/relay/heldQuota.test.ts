@@ -26,8 +26,10 @@ for (const target of targets) {
         token: { remain: Number(token.remain_quota), held: Number(token.held_quota), used: Number(token.used_quota) },
       };
     };
-    const limited = (amount: number): Reservation => ({ userId: 1, tokenId, limitedToken: true, amount });
-    const unlimited = (amount: number): Reservation => ({ userId: 1, tokenId, limitedToken: false, amount });
+    // each reservation has its request's id: on PostgreSQL and MySQL the app ledger settles by its row
+    let requests = 0;
+    const limited = (amount: number): Reservation => ({ id: `held-${(requests += 1)}`, userId: 1, tokenId, limitedToken: true, amount });
+    const unlimited = (amount: number): Reservation => ({ id: `held-${(requests += 1)}`, userId: 1, tokenId, limitedToken: false, amount });
 
     beforeAll(async () => {
       database = await target.create();
@@ -57,8 +59,10 @@ for (const target of targets) {
         expect(before.user.held).toBe(0);
         expect(before.token.held).toBe(0);
 
-        expect(await ledger.reserve(limited(700))).toEqual({ ok: true });
-        expect(await ledger.reserve(unlimited(300))).toEqual({ ok: true });
+        const seven = limited(700);
+        const three = unlimited(300);
+        expect(await ledger.reserve(seven)).toEqual({ ok: true });
+        expect(await ledger.reserve(three)).toEqual({ ok: true });
         expect(await state()).toEqual({
           user: { quota: before.user.quota - 1000, held: 1000, used: before.user.used },
           token: { remain: before.token.remain - 700, held: 700, used: before.token.used },
@@ -68,8 +72,8 @@ for (const target of targets) {
         expect(await ledger.reserve(limited(before.token.remain))).toEqual({ ok: false, reason: 'token' });
         expect((await state()).user).toEqual({ quota: before.user.quota - 1000, held: 1000, used: before.user.used });
 
-        await ledger.settle([{ reservation: limited(700), charge: 250, channelId: 0, countRequest: true }]);
-        await ledger.release(unlimited(300));
+        await ledger.settle([{ reservation: seven, charge: 250, channelId: 0, countRequest: true }]);
+        await ledger.release(three);
         expect(await state()).toEqual({
           user: { quota: before.user.quota - 250, held: 0, used: before.user.used + 250 },
           token: { remain: before.token.remain - 250, held: 0, used: before.token.used + 250 },
