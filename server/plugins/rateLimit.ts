@@ -2,6 +2,8 @@
 // codes, resets, top-up). The client IP is the socket address unless
 // TRUSTED_PROXY is set, so X-Forwarded-For cannot be used to dodge a limit.
 // With Redis the counters are shared by every node; otherwise per process.
+// While Redis is unreachable (or slower than its command timeout) the node
+// counts in memory instead, so sign-in never waits on or fails with Redis.
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Redis } from 'ioredis';
 import { fail } from '../../common/envelope';
@@ -49,11 +51,16 @@ export class RateLimiter {
   async allow(bucket: string, ip: string, rule: RateLimitRule): Promise<boolean> {
     if (rule.max <= 0) return true;
     const key = `ratelimit:${bucket}:${ip}`;
-    if (this.redis) {
+    // a client that is not connected would only fail: skip the attempt
+    if (this.redis?.status === 'ready') {
       const window = Math.floor(Date.now() / 1000 / rule.windowSeconds);
       const windowKey = `${key}:${window}`;
-      const [[, count]] = (await this.redis.multi().incr(windowKey).expire(windowKey, rule.windowSeconds).exec()) as [[null, number], [null, number]];
-      return count <= rule.max;
+      try {
+        const [[error, count]] = (await this.redis.multi().incr(windowKey).expire(windowKey, rule.windowSeconds).exec()) as [[Error | null, number], [Error | null, number]];
+        if (!error) return count <= rule.max;
+      } catch {
+        // Redis went away mid-command or timed out: count here (the client logs the outage)
+      }
     }
     return this.memory.hit(key, rule.windowSeconds) <= rule.max;
   }

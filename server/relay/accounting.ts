@@ -6,7 +6,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { LogType } from '../../common/roles';
 import { lookupPrice } from './billing';
-import type { Bookkeeping } from './bookkeeping';
+import { isDatabaseUnavailable } from '../db/faults';
+import { bookkeepingFor, type Bookkeeping } from './bookkeeping';
 import type { Dispatched } from './dispatch';
 import { isRelayError, relayError, sendRelayError, type RelayError } from './errors';
 import type { Reservation } from './quota';
@@ -75,7 +76,20 @@ export async function reserve(app: FastifyInstance, admission: Admission, amount
   );
 }
 
-export const release = (app: FastifyInstance, reservation: Reservation) => app.ctx.ledger.release(reservation);
+/**
+ * Gives a reservation back. When the database is unreachable just then, the
+ * release goes into the settlement queue as a settlement that charges nothing,
+ * which is written once the database is back, so the hold is not left behind.
+ */
+export async function release(app: FastifyInstance, reservation: Reservation): Promise<void> {
+  try {
+    await app.ctx.ledger.release(reservation);
+  } catch (error) {
+    if (!isDatabaseUnavailable(error)) throw error;
+    app.log.warn({ err: error }, 'database unavailable: the release waits in the settlement queue');
+    bookkeepingFor(app.ctx, app.log).settle({ reservation, charge: 0, channelId: 0, countRequest: false });
+  }
+}
 
 /** No upstream answered: everything reserved goes back, and the client gets the last error (or nothing, if it left). */
 export async function answerUnanswered(app: FastifyInstance, reply: FastifyReply, reservation: Reservation, dispatched: Exclude<Dispatched, { outcome: 'answered' }>) {
