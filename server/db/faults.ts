@@ -50,11 +50,30 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return typeof error === 'object' && error !== null && DATABASE_FAULT in error;
 }
 
+const NOTHING_SENT = Symbol.for('switchboard.databaseUnreached');
+
+/**
+ * True when the failure came before any statement reached the server (no
+ * connection could be had), so the database certainly changed nothing. Any
+ * other fault may have struck after a COMMIT was applied but before its
+ * answer arrived.
+ */
+export function databaseChangedNothing(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && NOTHING_SENT in error;
+}
+
 function mark(error: unknown): never {
   if (typeof error === 'object' && error !== null && isConnectionFault(error)) {
     Object.defineProperty(error, DATABASE_FAULT, { value: true, enumerable: false });
   }
   throw error;
+}
+
+function markUnreached(error: unknown): never {
+  if (typeof error === 'object' && error !== null && isConnectionFault(error)) {
+    Object.defineProperty(error, NOTHING_SENT, { value: true, enumerable: false });
+  }
+  return mark(error);
 }
 
 /**
@@ -95,7 +114,7 @@ function tagDriver(driver: Driver): Driver {
   };
   return {
     init: () => driver.init().catch(mark),
-    acquireConnection: () => driver.acquireConnection().then(wrap, mark),
+    acquireConnection: () => driver.acquireConnection().then(wrap, markUnreached),
     beginTransaction: (connection: DatabaseConnection, settings: TransactionSettings) => driver.beginTransaction(own(connection), settings).catch(mark),
     commitTransaction: (connection) => driver.commitTransaction(own(connection)).catch(mark),
     rollbackTransaction: (connection) => driver.rollbackTransaction(own(connection)).catch(mark),

@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { LogType } from '../../common/roles';
 import { lookupPrice } from './billing';
-import { isDatabaseUnavailable } from '../db/faults';
+import { databaseChangedNothing, isDatabaseUnavailable } from '../db/faults';
 import { bookkeepingFor, type Bookkeeping } from './bookkeeping';
 import type { Dispatched } from './dispatch';
 import { isRelayError, relayError, sendRelayError, type RelayError } from './errors';
@@ -66,7 +66,13 @@ export async function reserve(app: FastifyInstance, admission: Admission, amount
     limitedToken: Number(caller.token.unlimited_quota) !== 1,
     amount,
   };
-  const reserved = await app.ctx.ledger.reserve(reservation, hint);
+  let reserved: Awaited<ReturnType<typeof app.ctx.ledger.reserve>>;
+  try {
+    reserved = await app.ctx.ledger.reserve(reservation, hint);
+  } catch (error) {
+    if (isDatabaseUnavailable(error) && !databaseChangedNothing(error)) forgetAmbiguousReservation(app, reservation);
+    throw error;
+  }
   if (reserved.ok) return reservation;
   return relayError(
     429,
@@ -77,17 +83,40 @@ export async function reserve(app: FastifyInstance, admission: Admission, amount
 }
 
 /**
+ * A reservation whose connection broke may still have committed (the COMMIT
+ * went through, its answer was lost). Where each reservation is a row of its
+ * own, keyed by the request's id, a release is applied only if that row
+ * exists: queued like a release during an outage, it gives back exactly what
+ * was taken, or nothing. Without such rows a release could give back what was
+ * never taken, so the hold stays on record and is said so in the log.
+ */
+function forgetAmbiguousReservation(app: FastifyInstance, reservation: Reservation): void {
+  if ((reservation as { id?: unknown }).id !== undefined) {
+    bookkeepingFor(app.ctx, app.log).settle({ reservation, charge: 0, channelId: 0, countRequest: false });
+  } else {
+    app.log.warn({ reservation }, 'a reservation failed with its connection and may have been taken; it stays held');
+  }
+}
+
+/**
  * Gives a reservation back. When the database is unreachable just then, the
  * release goes into the settlement queue as a settlement that charges nothing,
- * which is written once the database is back, so the hold is not left behind.
+ * which is written once the database is back, so the hold is not left behind
+ * (when the release may have been applied already, only where that settlement
+ * is idempotent: see forgetAmbiguousReservation).
  */
 export async function release(app: FastifyInstance, reservation: Reservation): Promise<void> {
   try {
     await app.ctx.ledger.release(reservation);
   } catch (error) {
     if (!isDatabaseUnavailable(error)) throw error;
-    app.log.warn({ err: error }, 'database unavailable: the release waits in the settlement queue');
-    bookkeepingFor(app.ctx, app.log).settle({ reservation, charge: 0, channelId: 0, countRequest: false });
+    if (databaseChangedNothing(error) || (reservation as { id?: unknown }).id !== undefined) {
+      app.log.warn({ err: error }, 'database unavailable: the release waits in the settlement queue');
+      bookkeepingFor(app.ctx, app.log).settle({ reservation, charge: 0, channelId: 0, countRequest: false });
+    } else {
+      // the release may have been applied just before its connection broke: giving back again could double it
+      app.log.warn({ err: error, reservation }, 'a release failed with its connection and may have been applied; the rest stays held');
+    }
   }
 }
 

@@ -5,10 +5,10 @@
 // arrives: that cost the benchmark's single-client latency half its budget.
 // Nothing is dropped: a failed write keeps its items for the
 // next attempt, shutdown flushes, and items that still cannot be written are
-// printed to the server log rather than vanishing. While writes fail (the
-// database is restarting, say) the next attempt waits longer each time, up to
-// MAX_RETRY_DELAY_MS, so an outage is not hammered; the first success resets it.
+// printed to the server log rather than vanishing.
 import type { FastifyBaseLogger } from 'fastify';
+
+const MAX_RETRY_DELAY_MS = 5000;
 
 export interface BatchQueueOptions<T> {
   /** Writes one batch; throwing keeps the batch queued. */
@@ -20,21 +20,19 @@ export interface BatchQueueOptions<T> {
   logger: FastifyBaseLogger;
 }
 
-const MAX_RETRY_DELAY_MS = 2000;
-
 export class BatchQueue<T> {
   private queue: T[] = [];
   private timer: NodeJS.Timeout | undefined;
+  /** Failed writes in a row: the next attempt waits intervalMs x 2^failures, at most MAX_RETRY_DELAY_MS. */
+  private failures = 0;
   /** Writes run one at a time, so items keep their order and a slow database is not piled on. */
   private writing: Promise<void> = Promise.resolve();
-  /** Failed writes in a row; while above 0, new items wait for the retry timer. */
-  private failures = 0;
 
   constructor(private readonly options: BatchQueueOptions<T>) {}
 
   add(item: T): void {
     this.queue.push(item);
-    if (this.queue.length >= this.options.maxBatch && this.failures === 0) void this.flush();
+    if (this.queue.length >= this.options.maxBatch) void this.flush();
     else this.schedule();
   }
 
@@ -54,7 +52,8 @@ export class BatchQueue<T> {
 
   private schedule(): void {
     if (this.timer) return;
-    const delay = this.failures === 0 ? this.options.intervalMs : Math.min(MAX_RETRY_DELAY_MS, this.options.intervalMs * 2 ** this.failures);
+    // a database that is down is not hammered: each failure in a row doubles the wait
+    const delay = Math.min(this.options.intervalMs * 2 ** this.failures, MAX_RETRY_DELAY_MS);
     this.timer = setTimeout(
       () => {
         this.timer = undefined;
@@ -73,8 +72,8 @@ export class BatchQueue<T> {
         await this.options.writeBatch(batch);
         this.failures = 0;
       } catch (error) {
+        this.failures = Math.min(this.failures + 1, 16);
         this.queue.unshift(...batch);
-        this.failures += 1;
         this.options.logger.error({ err: error, items: batch.length }, `could not write a batch of ${this.options.noun}; will retry`);
         this.schedule();
         return;
