@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEmulator';
 import { databaseTargets, type TestDatabase } from '../../support/databases';
 import {
-  balances, countBy, ledgerDiscrepancy, openReader, prepareRelay, relayOnce, reservationRows, settledBalances, spawnGateway, startLoad, waitUntil, type GatewayProcess,
+  balances, countBy, ledgerAfter, ledgerDiscrepancy, openReader, prepareRelay, relayOnce, reservationRows, settledBalances, spawnGateway, startLoad, waitUntil, type GatewayProcess,
 } from './support';
 
 const targets = (await databaseTargets('faults: connection kills')).filter((target) => target.name !== 'sqlite');
@@ -72,7 +72,7 @@ describe.each(targets)('gateway connections killed under load ($name)', (target)
     expect(Math.max(0, ...refused.map((answer) => answer.ms))).toBeLessThan(3_000);
     expect((await relayOnce(gateway.baseUrl, tokenKey, true)).status).toBe(200);
 
-    const end = await settledBalances(reader.query, tokenId);
+    const end = await ledgerAfter(reader.query, tokenId, start);
     expect(end.logs).toBeGreaterThan(start.logs);
     const discrepancy = ledgerDiscrepancy(start, end);
     console.log(`[faults] ${target.name}: ${killed} connections killed; answers ${JSON.stringify(counts)}; slowest 503 ${Math.max(0, ...refused.map((answer) => answer.ms))} ms; ledger ${JSON.stringify(discrepancy)}`);

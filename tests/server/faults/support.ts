@@ -433,9 +433,27 @@ export async function settledBalances(query: Query, tokenId: number, timeoutMs =
       stableSince = Date.now();
     }
     const held = JSON.parse(now) as Balances;
-    return Date.now() - stableSince > (held.userHeld === 0 && held.tokenHeld === 0 ? 1000 : 4000);
+    return Date.now() - stableSince > (held.userHeld === 0 && held.tokenHeld === 0 ? 1000 : 6000);
   }, timeoutMs);
   return JSON.parse(last) as Balances;
+}
+
+/**
+ * Waits (up to `timeoutMs`: settlements kept through an outage are retried
+ * with a backoff of up to a few seconds) until the ledger balances against
+ * `start` with nothing held, then checks it stays so for a second; gives the
+ * last figures either way, for the assertions to judge.
+ */
+export async function ledgerAfter(query: Query, tokenId: number, start: Balances, timeoutMs = 25_000): Promise<Balances> {
+  let last = await balances(query, tokenId);
+  const balanced = (figures: Balances) => {
+    const discrepancy = ledgerDiscrepancy(start, figures);
+    return discrepancy.user === 0 && discrepancy.token === 0 && discrepancy.userHeld === 0 && discrepancy.tokenHeld === 0;
+  };
+  await waitUntil('the ledger balanced', async () => balanced((last = await balances(query, tokenId))), timeoutMs).catch(() => undefined);
+  if (!balanced(last)) return settledBalances(query, tokenId);
+  await new Promise((wake) => setTimeout(wake, 1000));
+  return balances(query, tokenId);
 }
 
 /**
