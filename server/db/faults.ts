@@ -26,7 +26,7 @@ const MYSQL_CODES = new Set([
 const POSTGRES_STATES = /^(08...|57P01|57P02|57P03|53300)$/;
 
 /** What pg says (it sets no code) when a connection breaks, cannot be made in time, or was broken before. */
-const POSTGRES_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Connection terminated due to connection timeout)/;
+const POSTGRES_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)/;
 
 const MYSQL_CLOSED = /^(Can't add new command when connection is in closed state|Can't write in closed state|Connection lost)/;
 
