@@ -42,8 +42,12 @@ class MemoryCounter {
   }
 }
 
+/** After a failed Redis command, how long the limiter counts in memory before trying Redis again. */
+const REDIS_RETRY_AFTER_MS = 1000;
+
 export class RateLimiter {
   private readonly memory = new MemoryCounter();
+  private redisSkippedUntil = 0;
 
   constructor(private readonly redis?: Redis) {}
 
@@ -51,15 +55,16 @@ export class RateLimiter {
   async allow(bucket: string, ip: string, rule: RateLimitRule): Promise<boolean> {
     if (rule.max <= 0) return true;
     const key = `ratelimit:${bucket}:${ip}`;
-    // a client that is not connected would only fail: skip the attempt
-    if (this.redis?.status === 'ready') {
+    // a client that is not connected would only fail, and one that just timed out would likely again: skip the attempt
+    if (this.redis?.status === 'ready' && Date.now() >= this.redisSkippedUntil) {
       const window = Math.floor(Date.now() / 1000 / rule.windowSeconds);
       const windowKey = `${key}:${window}`;
       try {
         const [[error, count]] = (await this.redis.multi().incr(windowKey).expire(windowKey, rule.windowSeconds).exec()) as [[Error | null, number], [Error | null, number]];
         if (!error) return count <= rule.max;
       } catch {
-        // Redis went away mid-command or timed out: count here (the client logs the outage)
+        // Redis went away mid-command or timed out (hangs): count here for a while (the client logs an outage)
+        this.redisSkippedUntil = Date.now() + REDIS_RETRY_AFTER_MS;
       }
     }
     return this.memory.hit(key, rule.windowSeconds) <= rule.max;

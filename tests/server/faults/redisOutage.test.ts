@@ -6,7 +6,7 @@
 // a node started while Redis is down comes up and subscribes once it answers.
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { apiCall, loginRoot, redisTool, spawnGateway, startPrivateRedis, waitUntil, type GatewayProcess, type PrivateServer } from './support';
+import { apiCall, loginRoot, redisTool, spawnGateway, startPrivateRedis, waitUntil, type GatewayProcess } from './support';
 
 const redisServer = redisTool('faults: Redis outage');
 
@@ -25,7 +25,7 @@ async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number 
 }
 
 describe.runIf(redisServer !== undefined)('Redis outage', () => {
-  let redis: PrivateServer;
+  let redis: Awaited<ReturnType<typeof startPrivateRedis>>;
   let client: Redis;
   const rateLimitKeys = async () => (await client.keys('ratelimit:*')).length;
 
@@ -53,6 +53,16 @@ describe.runIf(redisServer !== undefined)('Redis outage', () => {
     // what each takes with Redis up (password hashing dominates, and this machine may be busy)
     const baseline: Record<string, number> = {};
     for (const [name, request] of Object.entries(requests)) baseline[name] = (await timed(() => request(0))).ms;
+
+    // a Redis that hangs (frozen, its connections open) costs a sign-in at most the command timeout
+    redis.pause();
+    try {
+      const frozen = await timed(() => requests.login());
+      expect(frozen.value.status, frozen.value.text).toBe(200);
+      expect(frozen.ms, `login with Redis frozen: ${frozen.ms} ms, ${baseline.login} ms with Redis up`).toBeLessThan(Math.max(500, baseline.login * 1.5 + 100) + 200);
+    } finally {
+      redis.resume();
+    }
 
     await redis.stop();
     const answers: Record<string, { value: Awaited<ReturnType<typeof apiCall>>; ms: number }> = {};

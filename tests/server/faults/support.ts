@@ -172,15 +172,17 @@ export async function startPrivateMariadb(tools: { install: string; server: stri
   return server;
 }
 
-/** redis-server as a child process on a free port, nothing saved to disk. */
-export async function startPrivateRedis(binary: string): Promise<PrivateServer> {
+/** redis-server as a child process on a free port, nothing saved to disk; pause() freezes it with its connections open. */
+export async function startPrivateRedis(binary: string): Promise<PrivateServer & { pause(): void; resume(): void }> {
   const dir = mkdtempSync(join(tmpdir(), 'switchboard-redis-'));
   const port = await freePort();
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
-  const server: PrivateServer = {
+  const server: PrivateServer & { pause(): void; resume(): void } = {
     port,
     url: `redis://127.0.0.1:${port}`,
+    pause: () => void child?.kill('SIGSTOP'),
+    resume: () => void child?.kill('SIGCONT'),
     async start() {
       let log = '';
       child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
