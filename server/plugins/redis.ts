@@ -40,7 +40,6 @@ export async function connectRedis(url: string, commandTimeoutMs: number, log: F
   } catch (error) {
     // connect() gives up on the first failure, but the client keeps trying in the background
     down = true;
-    log.warn({ err: error }, `Redis at REDIS_CONN_STRING is unreachable; starting without it, it is used once it answers`);
     console.warn(`[switchboard] Redis is unreachable (${(error as Error).message}); starting without it, it is used once it answers`);
   }
   return redis;
