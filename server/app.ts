@@ -8,14 +8,16 @@ import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { fail } from '../common/envelope';
-import { DEFAULT_OPTION_SYNC_SECONDS, type Config } from './config';
+import { DEFAULT_OPTION_SYNC_SECONDS, DEFAULT_REDIS_COMMAND_TIMEOUT_MS, type Config } from './config';
 import { migrateToLatest, openDatabase } from './db/database';
+import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from './db/faults';
 import { refuseCrossSiteRequests } from './plugins/csrf';
 import { setSecurityHeaders } from './plugins/securityHeaders';
 import type { AppContext } from './plugins/context';
 import { createMailer } from './plugins/mailer';
 import { OptionStore } from './plugins/optionStore';
 import { RateLimiter } from './plugins/rateLimit';
+import { connectRedis } from './plugins/redis';
 import { SessionSigner } from './plugins/session';
 import { accountRoutes } from './routes/api/account';
 import { channelRoutes } from './routes/api/channel';
@@ -86,20 +88,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   let redis: Redis | undefined;
   if (config.redisUrl) {
     // loaded only when configured: a single node without Redis never pays for the client
-    const { Redis } = await import('ioredis');
-    redis = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 });
-    redis.on('error', (error: Error) => app.log.warn({ err: error }, 'redis error'));
-    try {
-      await redis.connect();
-      await redis.ping();
-    } catch (error) {
-      // fail fast, and leave nothing reconnecting in the background
-      redis.disconnect();
-      await opened.checkpointer?.stop();
-      await db.destroy();
-      opened.instanceLock?.release();
-      throw new Error(`cannot reach Redis at REDIS_CONN_STRING: ${(error as Error).message}`);
-    }
+    redis = await connectRedis(config.redisUrl, config.redisCommandTimeoutMs ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS, app.log);
   }
 
   const nodeId = newNodeId();
@@ -142,7 +131,8 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     await opened.checkpointer?.stop();
     await db.destroy();
     opened.instanceLock?.release();
-    if (redis) await redis.quit();
+    if (redis?.status === 'ready') await redis.quit().catch(() => redis?.disconnect());
+    else redis?.disconnect();
   });
 
   const bootstrap = await ensureRootUser(db, config);
@@ -158,6 +148,14 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   app.addHook('onRequest', refuseCrossSiteRequests);
 
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
+    if (isDatabaseUnavailable(error)) {
+      // the pools reconnect by themselves; the client may simply try again
+      request.log.warn({ err: error }, 'database unavailable');
+      reply.code(503).header('retry-after', '1');
+      return request.url.startsWith('/v1/') || request.url.startsWith('/dashboard/')
+        ? reply.send({ error: { message: DATABASE_UNAVAILABLE_MESSAGE, type: 'server_error', param: null, code: 'database_unavailable' } })
+        : reply.send(fail(DATABASE_UNAVAILABLE_MESSAGE));
+    }
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status === 500) request.log.error({ err: error }, 'unhandled error');
     if (request.url.startsWith('/v1/')) {

@@ -10,19 +10,28 @@ import { DEFAULT_UPSTREAM_SETTINGS, type UpstreamSettings } from './relay/upstre
 /** one-api's releases: Switchboard reports their version (v0.5.3) and follows their tags. */
 export const DEFAULT_RELEASE_CHECK_URL = 'https://api.github.com/repos/songquanpeng/one-api/releases/latest';
 export const DEFAULT_OPTION_SYNC_SECONDS = 10;
+export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 200;
+/**
+ * How long a PostgreSQL/MySQL request waits for a connection (a new one, or a
+ * free one from the pool) before it fails with a 503, so an outage answers
+ * quickly instead of hanging the client.
+ */
+export const DEFAULT_SQL_CONNECT_TIMEOUT_MS = 3000;
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 export type DatabaseConfig =
   | { dialect: 'sqlite'; path: string }
-  | { dialect: 'postgres'; connectionString: string }
-  | { dialect: 'mysql'; connectionString: string };
+  | { dialect: 'postgres'; connectionString: string; connectTimeoutMs?: number }
+  | { dialect: 'mysql'; connectionString: string; connectTimeoutMs?: number };
 
 export interface Config {
   port: number;
   host: string;
   database: DatabaseConfig;
   redisUrl?: string;
+  /** Milliseconds a Redis command may take before the node goes on without Redis (rate limits count locally); default 200. */
+  redisCommandTimeoutMs?: number;
   /** 32-byte key for signing session cookies. */
   sessionSecret: Buffer;
   initialRootPassword?: string;
@@ -55,8 +64,9 @@ export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 60;
 export function databaseFromEnv(env: NodeJS.ProcessEnv, dataDir: string): DatabaseConfig {
   const dsn = env.SQL_DSN?.trim();
   if (dsn) {
-    if (/^postgres(ql)?:\/\//.test(dsn)) return { dialect: 'postgres', connectionString: dsn };
-    if (/^mysql:\/\//.test(dsn)) return { dialect: 'mysql', connectionString: dsn };
+    const connectTimeoutMs = wholeNumberFromEnv(env, 'SQL_CONNECT_TIMEOUT_MS', DEFAULT_SQL_CONNECT_TIMEOUT_MS) || DEFAULT_SQL_CONNECT_TIMEOUT_MS;
+    if (/^postgres(ql)?:\/\//.test(dsn)) return { dialect: 'postgres', connectionString: dsn, connectTimeoutMs };
+    if (/^mysql:\/\//.test(dsn)) return { dialect: 'mysql', connectionString: dsn, connectTimeoutMs };
     throw new Error('SQL_DSN must start with postgres://, postgresql:// or mysql://');
   }
   const path = env.SQLITE_PATH?.trim() || join(dataDir, 'switchboard.db');
@@ -107,6 +117,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: env.HOST?.trim() || '0.0.0.0',
     database: databaseFromEnv(env, dataDir),
     redisUrl: env.REDIS_CONN_STRING?.trim() || undefined,
+    redisCommandTimeoutMs: wholeNumberFromEnv(env, 'REDIS_COMMAND_TIMEOUT_MS', DEFAULT_REDIS_COMMAND_TIMEOUT_MS) || DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
     sessionSecret: sessionSecretFromEnv(env, dataDir),
     initialRootPassword: env.INITIAL_ROOT_PASSWORD || undefined,
     consoleDir: resolve(env.CONSOLE_DIR?.trim() || join(repoRoot, 'dist')),

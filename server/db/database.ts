@@ -3,8 +3,9 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, MysqlDialect, PostgresDialect, SqliteDialect, type InsertQueryBuilder, type InsertResult } from 'kysely';
-import type { DatabaseConfig } from '../config';
+import { DEFAULT_SQL_CONNECT_TIMEOUT_MS, type DatabaseConfig } from '../config';
 import { startCheckpointer, WAL_SIZE_LIMIT_BYTES, type Checkpointer } from './checkpointer';
+import { tagDatabaseFaults } from './faults';
 import { migrationProvider } from './migrations';
 import type { Database } from './schema';
 
@@ -34,28 +35,41 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenedDataba
       // in a double (2^53), and the code everywhere expects numbers.
       pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
       pg.types.setTypeParser(pg.types.builtins.NUMERIC, (value) => Number(value));
-      const pool = new pg.Pool({ connectionString: config.connectionString, max: 20 });
-      // An idle connection the server closes (restart, failover, admin) must not
-      // crash the process: the pool drops it and opens a new one when needed.
+      const pool = new pg.Pool({
+        connectionString: config.connectionString,
+        max: 20,
+        connectionTimeoutMillis: config.connectTimeoutMs ?? DEFAULT_SQL_CONNECT_TIMEOUT_MS,
+        // a server that vanished without closing the socket is noticed
+        keepAlive: true,
+      });
+      // A connection the server closes (restart, failover, pg_terminate_backend)
+      // emits 'error' on its client. The pool listens only while the client is
+      // idle; a checked-out client without a listener crashed the process. Every
+      // client gets one for its whole life: the query it was running fails (a
+      // 503 for the request), and the pool drops the broken client on release.
+      pool.on('connect', (client) => {
+        client.on('error', (error) => console.warn(`[switchboard] PostgreSQL connection lost: ${error.message}`));
+      });
       pool.on('error', (error) => console.warn(`[switchboard] PostgreSQL connection lost: ${error.message}`));
-      return { dialect: 'postgres', db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }) };
+      return { dialect: 'postgres', db: new Kysely<Database>({ dialect: tagDatabaseFaults(new PostgresDialect({ pool })) }) };
     }
     case 'mysql': {
       const { createPool: createMysqlPool } = await import('mysql2');
-      return {
-        dialect: 'mysql',
-        db: new Kysely<Database>({
-          dialect: new MysqlDialect({
-            pool: createMysqlPool({
-              uri: config.connectionString,
-              connectionLimit: 20,
-              supportBigNumbers: true,
-              bigNumberStrings: false,
-              decimalNumbers: true,
-            }),
-          }),
-        }),
-      };
+      const pool = createMysqlPool({
+        uri: config.connectionString,
+        connectionLimit: 20,
+        connectTimeout: config.connectTimeoutMs ?? DEFAULT_SQL_CONNECT_TIMEOUT_MS,
+        enableKeepAlive: true,
+        supportBigNumbers: true,
+        bigNumberStrings: false,
+        decimalNumbers: true,
+      });
+      // mysql2 removes a broken connection from the pool on its first 'error'
+      // only; a second one (a write after the server closed it) had no listener.
+      pool.on('connection', (connection) => {
+        connection.on('error', (error: Error) => console.warn(`[switchboard] MySQL connection lost: ${error.message}`));
+      });
+      return { dialect: 'mysql', db: new Kysely<Database>({ dialect: tagDatabaseFaults(new MysqlDialect({ pool })) }) };
     }
     default: {
       if (config.path !== ':memory:') mkdirSync(dirname(config.path), { recursive: true });

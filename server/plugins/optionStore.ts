@@ -142,10 +142,20 @@ export class OptionStore {
     }
     if (!redis) return;
     this.publisher = redis;
-    // a connection in subscriber mode can run no other command, so it gets its own
-    const subscriber = redis.duplicate();
+    // A connection in subscriber mode can run no other command, so it gets its
+    // own. Unlike the main client it queues its SUBSCRIBE while Redis is away,
+    // so a node started during an outage subscribes once Redis answers; after
+    // that the client subscribes again by itself on every reconnection.
+    const subscriber = redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: undefined });
     this.subscriber = subscriber;
-    subscriber.on('error', onError);
+    // the main client already reports an outage; the periodic reload covers it
+    subscriber.on('error', () => undefined);
+    let connectedBefore = false;
+    subscriber.on('ready', () => {
+      // announcements sent while this node was cut off are lost: catch up at once
+      if (connectedBefore) void reloadQuietly();
+      connectedBefore = true;
+    });
     subscriber.on('message', (channel: string, message: string) => {
       if (channel !== OPTION_CHANNEL) return;
       try {
@@ -155,7 +165,9 @@ export class OptionStore {
       }
       void reloadQuietly();
     });
-    await subscriber.subscribe(OPTION_CHANNEL);
+    const subscribed = subscriber.subscribe(OPTION_CHANNEL).catch(onError);
+    // with Redis up, changes are followed from the moment the node starts
+    if (redis.status === 'ready') await subscribed;
   }
 
   async stopSync(): Promise<void> {
@@ -164,6 +176,9 @@ export class OptionStore {
     this.publisher = undefined;
     const subscriber = this.subscriber;
     this.subscriber = undefined;
-    if (subscriber) await subscriber.quit().catch(() => subscriber.disconnect());
+    if (!subscriber) return;
+    // a QUIT sent to a Redis that is away would wait in the offline queue
+    if (subscriber.status === 'ready') await subscriber.quit().catch(() => subscriber.disconnect());
+    else subscriber.disconnect();
   }
 }

@@ -2,6 +2,8 @@
 // codes, resets, top-up). The client IP is the socket address unless
 // TRUSTED_PROXY is set, so X-Forwarded-For cannot be used to dodge a limit.
 // With Redis the counters are shared by every node; otherwise per process.
+// While Redis is unreachable (or slower than its command timeout) the node
+// counts in memory instead, so sign-in never waits on or fails with Redis.
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Redis } from 'ioredis';
 import { fail } from '../../common/envelope';
@@ -40,8 +42,12 @@ class MemoryCounter {
   }
 }
 
+/** After a failed Redis command, how long the limiter counts in memory before trying Redis again. */
+const REDIS_RETRY_AFTER_MS = 1000;
+
 export class RateLimiter {
   private readonly memory = new MemoryCounter();
+  private redisSkippedUntil = 0;
 
   constructor(private readonly redis?: Redis) {}
 
@@ -49,11 +55,17 @@ export class RateLimiter {
   async allow(bucket: string, ip: string, rule: RateLimitRule): Promise<boolean> {
     if (rule.max <= 0) return true;
     const key = `ratelimit:${bucket}:${ip}`;
-    if (this.redis) {
+    // a client that is not connected would only fail, and one that just timed out would likely again: skip the attempt
+    if (this.redis?.status === 'ready' && Date.now() >= this.redisSkippedUntil) {
       const window = Math.floor(Date.now() / 1000 / rule.windowSeconds);
       const windowKey = `${key}:${window}`;
-      const [[, count]] = (await this.redis.multi().incr(windowKey).expire(windowKey, rule.windowSeconds).exec()) as [[null, number], [null, number]];
-      return count <= rule.max;
+      try {
+        const [[error, count]] = (await this.redis.multi().incr(windowKey).expire(windowKey, rule.windowSeconds).exec()) as [[Error | null, number], [Error | null, number]];
+        if (!error) return count <= rule.max;
+      } catch {
+        // Redis went away mid-command or timed out (hangs): count here for a while (the client logs an outage)
+        this.redisSkippedUntil = Date.now() + REDIS_RETRY_AFTER_MS;
+      }
     }
     return this.memory.hit(key, rule.windowSeconds) <= rule.max;
   }

@@ -6,7 +6,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { LogType } from '../../common/roles';
 import { lookupPrice } from './billing';
-import type { Bookkeeping } from './bookkeeping';
+import { databaseChangedNothing, isDatabaseUnavailable } from '../db/faults';
+import { bookkeepingFor, type Bookkeeping } from './bookkeeping';
 import type { Dispatched } from './dispatch';
 import { isRelayError, relayError, sendRelayError, type RelayError } from './errors';
 import type { NewLog } from '../repositories/logs';
@@ -63,7 +64,7 @@ export function admitModel(app: FastifyInstance, caller: RelayCaller, model: str
 
 export async function reserve(app: FastifyInstance, admission: Admission, amount: number, hint?: { alone?: boolean }): Promise<Reservation | RelayError> {
   const reservation = reservationOf(admission, amount);
-  const reserved = await app.ctx.ledger.reserve(reservation, hint);
+  const reserved = await take(app, reservation, hint);
   if (reserved.ok) return reservation;
   return insufficientQuota(app, reservation, reserved.reason);
 }
@@ -129,11 +130,57 @@ export async function reserveLowered(
   const outputTokens = affordable(balances.available);
   if (outputTokens <= 0) return undefined;
   const reservation = reservationOf(admission, price(outputTokens));
-  const reserved = await app.ctx.ledger.reserve(reservation, hint);
+  const reserved = await take(app, reservation, hint);
   return reserved.ok ? { reservation, outputTokens } : undefined;
 }
 
-export const release = (app: FastifyInstance, reservation: Reservation) => app.ctx.ledger.release(reservation);
+/** The ledger's reservation; one whose outcome a broken connection left unknown is undone once the database answers. */
+async function take(app: FastifyInstance, reservation: Reservation, hint?: { alone?: boolean }) {
+  try {
+    return await app.ctx.ledger.reserve(reservation, hint);
+  } catch (error) {
+    if (isDatabaseUnavailable(error) && !databaseChangedNothing(error)) forgetAmbiguousReservation(app, reservation);
+    throw error;
+  }
+}
+
+/**
+ * A reservation whose connection broke may still have committed (the COMMIT
+ * went through, its answer was lost). Where each reservation is a row of its
+ * own, keyed by the request's id, a release is applied only if that row
+ * exists: queued like a release during an outage, it gives back exactly what
+ * was taken, or nothing. Without such rows a release could give back what was
+ * never taken, so the hold stays on record and is said so in the log.
+ */
+function forgetAmbiguousReservation(app: FastifyInstance, reservation: Reservation): void {
+  if ((reservation as { id?: unknown }).id !== undefined) {
+    bookkeepingFor(app.ctx, app.log).settle({ reservation, charge: 0, channelId: 0, countRequest: false });
+  } else {
+    app.log.warn({ reservation }, 'a reservation failed with its connection and may have been taken; it stays held');
+  }
+}
+
+/**
+ * Gives a reservation back. When the database is unreachable just then, the
+ * release goes into the settlement queue as a settlement that charges nothing,
+ * which is written once the database is back, so the hold is not left behind
+ * (when the release may have been applied already, only where that settlement
+ * is idempotent: see forgetAmbiguousReservation).
+ */
+export async function release(app: FastifyInstance, reservation: Reservation): Promise<void> {
+  try {
+    await app.ctx.ledger.release(reservation);
+  } catch (error) {
+    if (!isDatabaseUnavailable(error)) throw error;
+    if (databaseChangedNothing(error) || (reservation as { id?: unknown }).id !== undefined) {
+      app.log.warn({ err: error }, 'database unavailable: the release waits in the settlement queue');
+      bookkeepingFor(app.ctx, app.log).settle({ reservation, charge: 0, channelId: 0, countRequest: false });
+    } else {
+      // the release may have been applied just before its connection broke: giving back again could double it
+      app.log.warn({ err: error, reservation }, 'a release failed with its connection and may have been applied; the rest stays held');
+    }
+  }
+}
 
 /** No upstream answered: everything reserved goes back, and the client gets the last error (or nothing, if it left). */
 export async function answerUnanswered(app: FastifyInstance, reply: FastifyReply, reservation: Reservation, dispatched: Exclude<Dispatched, { outcome: 'answered' }>) {

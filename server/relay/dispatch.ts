@@ -13,6 +13,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Readable } from 'node:stream';
 import { findChannelType } from '../../common/channelTypes';
+import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/faults';
 import { disableChannelAutomatically, parseUpstreamFailure, provesDeadKey, type UpstreamFailure } from './autoDisable';
 import { selectChannel, type RoutedChannel } from './channelSelect';
 import { relayError, unreachableRelayError, upstreamRelayError, type RelayError } from './errors';
@@ -199,8 +200,15 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
   let lastError = relayError(503, `no channel available for model ${request.model}`, 'model_not_available', 'server_error');
 
   for (let attempt = 0; attempt < attempts; attempt += 1) {
-    let channel = selectChannel(db, caller.user.group, request.model, tried, caller.pinnedChannelId, Math.random, app.ctx.relayCache);
-    if (channel instanceof Promise) channel = await channel;
+    let channel: ReturnType<typeof selectChannel>;
+    try {
+      channel = selectChannel(db, caller.user.group, request.model, tried, caller.pinnedChannelId, Math.random, app.ctx.relayCache);
+      if (channel instanceof Promise) channel = await channel;
+    } catch (error) {
+      // the caller holds a reservation: a failed outcome makes it release that before answering
+      if (!isDatabaseUnavailable(error)) throw error;
+      return { outcome: 'failed', error: relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error') };
+    }
     if (!channel) break;
     tried.push(channel.id);
     if (findChannelType(channel.type)?.protocol !== 'openai') {

@@ -8,6 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
+import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../../db/faults';
 import { abortOnDisconnect, admitModel, modelOf, openJsonRequest, release, reserve, reserveLowered, settleLater } from '../../relay/accounting';
 import { affordableOutputTokens, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota } from '../../relay/billing';
 import type { Bookkeeping } from '../../relay/bookkeeping';
@@ -259,6 +260,11 @@ async function relayAdmitted(
 
 /** A failure nobody caught: the client gets a 500 in OpenAI's shape (or a cut connection mid-answer), never a hang. */
 function answerCrash(app: FastifyInstance, response: ServerResponse, error: unknown): void {
+  if (isDatabaseUnavailable(error)) {
+    // a database restart or a killed connection: quick 503, the pool reconnects by itself
+    app.log.warn({ err: error }, 'relay: database unavailable');
+    return writeRelayError(response, relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error'));
+  }
   app.log.error({ err: error }, 'relay failed');
   writeRelayError(response, relayError(500, 'internal error', null, 'server_error'));
 }
