@@ -5,12 +5,13 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { join } from 'node:path';
 import fastifyCookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { fail } from '../common/envelope';
 import { DEFAULT_OPTION_SYNC_SECONDS, type Config } from './config';
 import { migrateToLatest, openDatabase } from './db/database';
 import { refuseCrossSiteRequests } from './plugins/csrf';
+import { apiBodyLimit, DEFAULT_API_BODY_LIMIT, DEFAULT_RELAY_BODY_LIMIT, requestErrorMessage } from './plugins/inputLimits';
 import type { AppContext } from './plugins/context';
 import { createMailer } from './plugins/mailer';
 import { OptionStore } from './plugins/optionStore';
@@ -36,8 +37,6 @@ import { ensureRootUser, rootPasswordBanner } from './bootstrap';
 import { WriteWatchPlugin } from './db/writeWatch';
 import { RelayCache } from './relay/relayCache';
 
-const BODY_LIMIT = 32 * 1024 * 1024;
-
 export interface BuildOptions {
   logger?: boolean | { level: string };
 }
@@ -47,11 +46,15 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   // textFastPath); it is installed once the app is built.
   let fastPath: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
   let closing = false;
+  const bodyLimits = { relay: config.relayBodyLimitBytes ?? DEFAULT_RELAY_BODY_LIMIT, api: config.apiBodyLimitBytes ?? DEFAULT_API_BODY_LIMIT };
   const app = Fastify({
     logger: buildOptions.logger ?? false,
     trustProxy: config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true },
-    bodyLimit: BODY_LIMIT,
+    bodyLimit: bodyLimits.relay,
+    // Schemas say exactly what is accepted: no coercion (it would read "0x1", " 1" and "1e3" as
+    // numbers), no silent removal of fields; `verbose` gives the error handler each rule's description.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, verbose: true, allowUnionTypes: true } },
     serverFactory: (handler) => {
       const server = createServer((request, response) => {
         if (!fastPath?.(request, response)) handler(request, response);
@@ -63,6 +66,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   app.addHook('preClose', async () => {
     closing = true;
   });
+  app.addHook('onRoute', apiBodyLimit(bodyLimits));
 
   const relayCache = new RelayCache();
   const opened = await openDatabase(config.database);
@@ -137,7 +141,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   await app.register(fastifyCookie);
   app.addHook('onRequest', refuseCrossSiteRequests);
 
-  app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status === 500) request.log.error({ err: error }, 'unhandled error');
     if (request.url.startsWith('/v1/')) {
@@ -145,7 +149,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
         error: { message: status === 500 ? 'internal error' : error.message, type: 'invalid_request_error', param: null, code: error.code ?? null },
       });
     }
-    const message = status === 500 ? 'internal server error' : error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'unsupported content type' : 'invalid request body';
+    const message = status === 500 ? 'internal server error' : requestErrorMessage(error, status, request.routeOptions.bodyLimit);
     return reply.code(status).send(fail(message));
   });
 
@@ -192,6 +196,6 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     return reply.header('Cache-Control', 'no-cache').sendFile('index.html');
   });
 
-  fastPath = textFastPath(app, bookkeepingFor(context, app.log), { trustProxy: config.trustProxy, bodyLimit: BODY_LIMIT, isClosing: () => closing });
+  fastPath = textFastPath(app, bookkeepingFor(context, app.log), { trustProxy: config.trustProxy, bodyLimit: bodyLimits.relay, isClosing: () => closing });
   return app;
 }

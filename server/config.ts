@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_API_BODY_LIMIT, DEFAULT_RELAY_BODY_LIMIT } from './plugins/inputLimits';
 import { DEFAULT_RATE_LIMITS, type RateLimitConfig } from './plugins/rateLimit';
 import { DEFAULT_TURNSTILE_VERIFY_URL } from './plugins/turnstile';
 
@@ -41,6 +42,10 @@ export interface Config {
   optionSyncSeconds?: number;
   /** Where the update check reads the latest release (a GitHub "latest release" API answer). */
   releaseCheckUrl?: string;
+  /** Largest /v1 request body in bytes (BODY_LIMIT_BYTES, default 32 MiB); larger ones get 413. */
+  relayBodyLimitBytes?: number;
+  /** Largest /api request body in bytes (API_BODY_LIMIT_BYTES, default 1 MiB); larger ones get 413. */
+  apiBodyLimitBytes?: number;
 }
 
 export function databaseFromEnv(env: NodeJS.ProcessEnv, dataDir: string): DatabaseConfig {
@@ -75,6 +80,14 @@ function wholeNumberFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: numb
   return value;
 }
 
+function byteLimitFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a number of bytes, 1 or more, got ${raw}`);
+  return value;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const sqlitePath = env.SQLITE_PATH?.trim();
   const dataDir = env.DATA_DIR?.trim()
@@ -100,6 +113,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     channelRetestIntervalSeconds: wholeNumberFromEnv(env, 'CHANNEL_RETEST_INTERVAL', 300),
     optionSyncSeconds: wholeNumberFromEnv(env, 'SYNC_FREQUENCY', DEFAULT_OPTION_SYNC_SECONDS),
     releaseCheckUrl: env.RELEASE_CHECK_URL?.trim() || DEFAULT_RELEASE_CHECK_URL,
+    relayBodyLimitBytes: byteLimitFromEnv(env, 'BODY_LIMIT_BYTES', DEFAULT_RELAY_BODY_LIMIT),
+    apiBodyLimitBytes: byteLimitFromEnv(env, 'API_BODY_LIMIT_BYTES', DEFAULT_API_BODY_LIMIT),
     rateLimits: {
       critical: { ...DEFAULT_RATE_LIMITS.critical, max: wholeNumberFromEnv(env, 'CRITICAL_RATE_LIMIT', DEFAULT_RATE_LIMITS.critical.max) },
       topUp: { ...DEFAULT_RATE_LIMITS.topUp, max: wholeNumberFromEnv(env, 'TOPUP_RATE_LIMIT', DEFAULT_RATE_LIMITS.topUp.max) },

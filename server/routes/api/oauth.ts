@@ -15,6 +15,7 @@ import { insertLog } from '../../repositories/logs';
 import { createUser, findUserById, type UserRow } from '../../repositories/users';
 import { randomAlphanumeric } from '../../secrets';
 import { BCRYPT_COST } from './user';
+import { githubSchema, wechatSchema } from './inputSchemas';
 
 const STATE_COOKIE = 'oauth_state';
 const STATE_TTL_SECONDS = 10 * 60;
@@ -105,7 +106,7 @@ export async function oauthRoutes(app: FastifyInstance): Promise<void> {
     return ok(state);
   });
 
-  app.get('/api/oauth/github', { preHandler: rateLimit('critical') }, async (request, reply) => {
+  app.get('/api/oauth/github', { preHandler: rateLimit('critical'), schema: githubSchema }, async (request, reply) => {
     if (!options.bool('GitHubOAuthEnabled')) return fail('GitHub sign-in is not enabled');
     const query = request.query as { code?: string; state?: string };
     const code = String(query.code ?? '');
@@ -140,7 +141,7 @@ export async function oauthRoutes(app: FastifyInstance): Promise<void> {
     }
   };
 
-  app.get('/api/oauth/wechat', { preHandler: rateLimit('critical') }, async (request, reply) => {
+  app.get('/api/oauth/wechat', { preHandler: rateLimit('critical'), schema: wechatSchema }, async (request, reply) => {
     if (!options.bool('WeChatAuthEnabled')) return fail('WeChat sign-in is not enabled');
     const code = String((request.query as { code?: string }).code ?? '').trim();
     if (!code) return fail('please enter the verification code');
@@ -149,7 +150,7 @@ export async function oauthRoutes(app: FastifyInstance): Promise<void> {
     return signInWith(request, reply, 'wechat_id', identity, 'wechat');
   });
 
-  app.get('/api/oauth/wechat/bind', { preHandler: [rateLimit('critical'), signedIn] }, async (request) => {
+  app.get('/api/oauth/wechat/bind', { preHandler: [rateLimit('critical'), signedIn], schema: wechatSchema }, async (request) => {
     if (!options.bool('WeChatAuthEnabled')) return fail('WeChat sign-in is not enabled');
     const code = String((request.query as { code?: string }).code ?? '').trim();
     if (!code) return fail('please enter the verification code');

@@ -13,6 +13,7 @@ import {
 } from '../../repositories/users';
 import { generateAccessToken, generateAffCode } from '../../secrets';
 import { BCRYPT_COST, passwordProblem, usernameProblem } from './user';
+import { byId, paged, searched, userCreateSchema, userManageSchema, userUpdateSchema } from './inputSchemas';
 
 const GROUP_PATTERN = /^[A-Za-z0-9_-]{1,32}(,[A-Za-z0-9_-]{1,32})*$/;
 
@@ -26,14 +27,14 @@ export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
   const admin = requireRole(Role.admin);
   const signedIn = requireRole(Role.user);
 
-  app.get('/api/user/', { preHandler: admin }, async (request) => ok((await listUsers(db, pageOf(request.query))).map(toUserRecord)));
+  app.get('/api/user/', { preHandler: admin, schema: paged }, async (request) => ok((await listUsers(db, pageOf(request.query))).map(toUserRecord)));
 
-  app.get('/api/user/search', { preHandler: admin }, async (request) => {
+  app.get('/api/user/search', { preHandler: admin, schema: searched }, async (request) => {
     const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
     return ok((await searchUsers(db, keyword)).map(toUserRecord));
   });
 
-  app.get('/api/user/:id', { preHandler: admin }, async (request) => {
+  app.get('/api/user/:id', { preHandler: admin, schema: byId }, async (request) => {
     const id = Number((request.params as { id: string }).id);
     const target = positiveId(id) ? await findUserById(db, id) : undefined;
     if (!target) return fail('user not found');
@@ -41,7 +42,7 @@ export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
     return ok(toUserRecord(target));
   });
 
-  app.post('/api/user/', { preHandler: admin }, async (request) => {
+  app.post('/api/user/', { preHandler: admin, schema: userCreateSchema }, async (request) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const username = typeof body.username === 'string' ? body.username.trim() : '';
     const password = typeof body.password === 'string' ? body.password : '';
@@ -58,7 +59,7 @@ export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
     return ok();
   });
 
-  app.put('/api/user/', { preHandler: admin }, async (request) => {
+  app.put('/api/user/', { preHandler: admin, schema: userUpdateSchema }, async (request) => {
     const caller = callerOf(request);
     const body = (request.body ?? {}) as Record<string, unknown>;
     const id = Number(body.id);
@@ -102,7 +103,7 @@ export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
     return ok();
   });
 
-  app.post('/api/user/manage', { preHandler: admin }, async (request) => {
+  app.post('/api/user/manage', { preHandler: admin, schema: userManageSchema }, async (request) => {
     const caller = callerOf(request);
     const body = (request.body ?? {}) as Record<string, unknown>;
     const username = typeof body.username === 'string' ? body.username.trim() : '';
