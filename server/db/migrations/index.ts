@@ -4,11 +4,13 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as initial from './0001-initial';
 import * as verificationCodes from './0002-verification-codes';
 import * as heldQuota from './0003-held-quota';
+import * as exactIdentityColumns from './0007-exact-identity-columns';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial': initial,
   '0002-verification-codes': verificationCodes,
   '0003-held-quota': heldQuota,
+  '0007-exact-identity-columns': exactIdentityColumns,
 };
 
 export const migrationProvider: MigrationProvider = {
