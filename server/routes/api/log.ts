@@ -94,7 +94,8 @@ export async function logRoutes(app: FastifyInstance): Promise<void> {
 
   const search = (self: boolean) => async (request: FastifyRequest) => {
     const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
-    const type = /^\d+$/.test(keyword) ? Number(keyword) : undefined;
+    // logs.type is a 32-bit integer: a longer run of digits is no type, only text
+    const type = /^\d{1,9}$/.test(keyword) ? Number(keyword) : undefined;
     let query = db.selectFrom('logs').selectAll();
     if (self) query = query.where('user_id', '=', Number(callerOf(request).id));
     query = query.where((eb) => (type === undefined ? startsWith('content', keyword) : eb.or([eb('type', '=', type), startsWith('content', keyword)])));
