@@ -136,7 +136,7 @@ for (const target of targets) {
       }
       const models = await fetch(`${harness.baseUrl}/v1/models/gpt-4%00`, { headers: { authorization: `Bearer ${harness.apiKey}` } });
       expect(models.status).toBe(400);
-      expect((await models.json()).error.param).toBe('model');
+      expect(((await models.json()) as { error: { param: string } }).error.param).toBe('model');
       expect(await harness.balances()).toEqual(before);
     });
 
