@@ -101,6 +101,12 @@ for (const target of targets) {
       expect(byString.json()).toMatchObject({ success: true, data: { status: 2 } });
       expect((await api('GET', '/api/token/?p=0')).json().success).toBe(true);
       expect((await api('GET', '/api/token/?p=')).json().success).toBe(true);
+      // a console number field left blank or garbled arrives as null (NaN in JSON); the handlers read it as the default
+      const channel = await api('PUT', '/api/channel/', { id: channelId, priority: null, weight: null });
+      expect(channel.json()).toMatchObject({ success: true, data: { priority: 0, weight: 1 } });
+      const codes = await api('POST', '/api/redemption/', { name: 'blank', quota: 5, count: null });
+      expect(codes.json()).toMatchObject({ success: true, data: [expect.any(String)] });
+      expect((await api('PUT', '/api/channel/', { id: String(channelId), status: 1 })).json().success).toBe(true);
     });
 
     it('answers 413 for /api bodies over the API limit, while the relay takes more', async () => {

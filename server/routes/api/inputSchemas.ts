@@ -70,6 +70,9 @@ const int32: Schema = {
   description: `a whole number within ${INT32_MIN}..${INT32_MAX}`,
 };
 
+/** As `schema`, or null: where the handler reads null as "the default" (a console form's NaN arrives as null). */
+const orNull = (schema: Schema): Schema => ({ anyOf: [{ type: 'null' }, schema], description: `${String(schema.description)}, or null` });
+
 const flag: Schema = { type: ['boolean', 'string', 'integer', 'null'], maxLength: 8, maximum: 1, minimum: 0, description: 'true or false' };
 
 /** A 0-based page (`?p=`); empty means 0. */
@@ -168,7 +171,7 @@ export const tokenUpdateSchema = { querystring: statusOnlyQuery, body: objectOf(
 
 // ---- redemptions ---------------------------------------------------------
 
-export const redemptionCreateSchema = { body: objectOf({ name: text(64), quota: wholeNumber, count: wholeNumber }) };
+export const redemptionCreateSchema = { body: objectOf({ name: text(64), quota: wholeNumber, count: orNull(wholeNumber) }) };
 export const redemptionUpdateSchema = { querystring: statusOnlyQuery, body: objectOf({ id: idValue, name: optionalText(64), quota: wholeNumber, status: int32 }) };
 export const topUpSchema = { body: objectOf({ key: text(128) }) };
 
@@ -184,8 +187,8 @@ const channelFields = {
   models: optionalText(LONG_TEXT_MAX),
   group: optionalText(512),
   model_mapping: optionalText(LONG_TEXT_MAX),
-  priority: int32,
-  weight: int32,
+  priority: orNull(int32),
+  weight: orNull(int32),
   status: int32,
 };
 
