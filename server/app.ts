@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { join } from 'node:path';
 import fastifyCookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { fail } from '../common/envelope';
 import { DEFAULT_OPTION_SYNC_SECONDS, DEFAULT_REDIS_COMMAND_TIMEOUT_MS, type Config } from './config';
@@ -13,6 +13,7 @@ import { migrateToLatest, openDatabase } from './db/database';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from './db/faults';
 import { refuseCrossSiteRequests } from './plugins/csrf';
 import { setSecurityHeaders } from './plugins/securityHeaders';
+import { apiBodyLimit, DEFAULT_API_BODY_LIMIT, DEFAULT_RELAY_BODY_LIMIT, requestErrorMessage } from './plugins/inputLimits';
 import type { AppContext } from './plugins/context';
 import { createMailer } from './plugins/mailer';
 import { OptionStore } from './plugins/optionStore';
@@ -41,8 +42,6 @@ import { WriteWatchPlugin } from './db/writeWatch';
 import { RelayCache } from './relay/relayCache';
 import { configureUpstreams } from './relay/upstream';
 
-const BODY_LIMIT = 32 * 1024 * 1024;
-
 export interface BuildOptions {
   logger?: boolean | { level: string };
 }
@@ -53,11 +52,15 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   let fastPath: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
   let closing = false;
   let turnstileOn = () => false;
+  const bodyLimits = { relay: config.relayBodyLimitBytes ?? DEFAULT_RELAY_BODY_LIMIT, api: config.apiBodyLimitBytes ?? DEFAULT_API_BODY_LIMIT };
   const app = Fastify({
     logger: buildOptions.logger ?? false,
     trustProxy: config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true },
-    bodyLimit: BODY_LIMIT,
+    bodyLimit: bodyLimits.relay,
+    // Schemas say exactly what is accepted: no coercion (it would read "0x1", " 1" and "1e3" as
+    // numbers), no silent removal of fields; `verbose` gives the error handler each rule's description.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, verbose: true, allowUnionTypes: true } },
     serverFactory: (handler) => {
       const server = createServer((request, response) => {
         setSecurityHeaders(request, response, config.trustProxy, turnstileOn());
@@ -70,6 +73,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   app.addHook('preClose', async () => {
     closing = true;
   });
+  app.addHook('onRoute', apiBodyLimit(bodyLimits));
 
   configureUpstreams(config.upstream ?? {});
   const relayCache = new RelayCache();
@@ -147,7 +151,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   await app.register(fastifyCookie);
   app.addHook('onRequest', refuseCrossSiteRequests);
 
-  app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
     if (isDatabaseUnavailable(error)) {
       // the pools reconnect by themselves; the client may simply try again
       request.log.warn({ err: error }, 'database unavailable');
@@ -163,7 +167,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
         error: { message: status === 500 ? 'internal error' : error.message, type: 'invalid_request_error', param: null, code: error.code ?? null },
       });
     }
-    const message = status === 500 ? 'internal server error' : error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'unsupported content type' : 'invalid request body';
+    const message = status === 500 ? 'internal server error' : requestErrorMessage(error, status, request.routeOptions.bodyLimit);
     return reply.code(status).send(fail(message));
   });
 
@@ -210,6 +214,6 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     return reply.header('Cache-Control', 'no-cache').sendFile('index.html');
   });
 
-  fastPath = textFastPath(app, bookkeepingFor(context, app.log), { trustProxy: config.trustProxy, bodyLimit: BODY_LIMIT, isClosing: () => closing });
+  fastPath = textFastPath(app, bookkeepingFor(context, app.log), { trustProxy: config.trustProxy, bodyLimit: bodyLimits.relay, isClosing: () => closing });
   return app;
 }

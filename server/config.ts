@@ -4,6 +4,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_LOGIN_LIMITS, DEFAULT_RATE_LIMITS, type LoginLimitConfig, type RateLimitConfig } from './plugins/rateLimit';
+import { DEFAULT_API_BODY_LIMIT, DEFAULT_RELAY_BODY_LIMIT } from './plugins/inputLimits';
 import { DEFAULT_TURNSTILE_VERIFY_URL } from './plugins/turnstile';
 import { DEFAULT_UPSTREAM_SETTINGS, type UpstreamSettings } from './relay/upstream';
 
@@ -57,6 +58,10 @@ export interface Config {
   upstream?: Partial<UpstreamSettings>;
   /** How long SIGTERM lets open requests and streams run before it cuts (and bills) them; default 60. */
   shutdownGraceSeconds?: number;
+  /** Largest /v1 request body in bytes (BODY_LIMIT_BYTES, default 32 MiB); larger ones get 413. */
+  relayBodyLimitBytes?: number;
+  /** Largest /api request body in bytes (API_BODY_LIMIT_BYTES, default 1 MiB); larger ones get 413. */
+  apiBodyLimitBytes?: number;
 }
 
 export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 60;
@@ -103,6 +108,14 @@ function durationFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number)
   return value;
 }
 
+function byteLimitFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a number of bytes, 1 or more, got ${raw}`);
+  return value;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const sqlitePath = env.SQLITE_PATH?.trim();
   const dataDir = env.DATA_DIR?.trim()
@@ -137,6 +150,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       idleTimeoutMs: Math.round(durationFromEnv(env, 'UPSTREAM_IDLE_TIMEOUT_SECONDS', DEFAULT_UPSTREAM_SETTINGS.idleTimeoutMs / 1000) * 1000),
       queueTimeoutMs: wholeNumberFromEnv(env, 'UPSTREAM_QUEUE_TIMEOUT_MS', DEFAULT_UPSTREAM_SETTINGS.queueTimeoutMs),
     },
+    relayBodyLimitBytes: byteLimitFromEnv(env, 'BODY_LIMIT_BYTES', DEFAULT_RELAY_BODY_LIMIT),
+    apiBodyLimitBytes: byteLimitFromEnv(env, 'API_BODY_LIMIT_BYTES', DEFAULT_API_BODY_LIMIT),
     rateLimits: {
       critical: { ...DEFAULT_RATE_LIMITS.critical, max: wholeNumberFromEnv(env, 'CRITICAL_RATE_LIMIT', DEFAULT_RATE_LIMITS.critical.max) },
       topUp: { ...DEFAULT_RATE_LIMITS.topUp, max: wholeNumberFromEnv(env, 'TOPUP_RATE_LIMIT', DEFAULT_RATE_LIMITS.topUp.max) },

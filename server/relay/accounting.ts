@@ -13,6 +13,7 @@ import { isRelayError, relayError, sendRelayError, type RelayError } from './err
 import type { NewLog } from '../repositories/logs';
 import type { Reservation } from './quota';
 import { remindIfLow } from './quotaReminder';
+import { relayFieldProblem } from './requestFields';
 import { authenticateRelay, type RelayCaller } from './tokenAuth';
 import { relayRegistry } from './inflight';
 import { DisconnectSignal } from './upstream';
@@ -46,7 +47,7 @@ export interface OpenedRequest {
 function withBody(caller: RelayCaller | RelayError, body: unknown): OpenedRequest | RelayError {
   if (isRelayError(caller)) return caller;
   if (!body || typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) return relayError(400, 'the request body must be a JSON object');
-  return { caller, body: body as Record<string, unknown> };
+  return relayFieldProblem(body as Record<string, unknown>) ?? { caller, body: body as Record<string, unknown> };
 }
 
 /** The trimmed `model` of a body, or ''. */

@@ -1,11 +1,14 @@
 import { sql, type RawBuilder } from 'kysely';
 import { ITEMS_PER_PAGE } from '../../common/version';
 
-/** `?p=` as a 0-based page: garbage is 0, negatives are clamped. */
+/** The last page whose offset is still a safe integer (the routes' schemas refuse larger ones first). */
+const MAX_PAGE = Math.floor(Number.MAX_SAFE_INTEGER / ITEMS_PER_PAGE);
+
+/** `?p=` as a 0-based page: garbage is 0, negatives are clamped, and so is a page past MAX_PAGE. */
 export function pageOf(query: unknown): number {
   const raw = (query as { p?: unknown } | undefined)?.p;
   const page = Number.parseInt(String(raw ?? '0'), 10);
-  return Number.isFinite(page) && page > 0 ? page : 0;
+  return Number.isFinite(page) && page > 0 ? Math.min(page, MAX_PAGE) : 0;
 }
 
 export const pageOffset = (page: number) => page * ITEMS_PER_PAGE;

@@ -38,7 +38,15 @@ for (const target of targets) {
     });
 
     it('creates every table with its columns, and a second run is a no-op', async () => {
-      expect(await migrateToLatest(db)).toEqual(['0001-initial', '0002-verification-codes', '0003-held-quota', '0004-reservations', '0005-concurrency-limits', '0006-sessions']);
+      expect(await migrateToLatest(db)).toEqual([
+        '0001-initial',
+        '0002-verification-codes',
+        '0003-held-quota',
+        '0004-reservations',
+        '0005-concurrency-limits',
+        '0006-sessions',
+        '0007-exact-identity-columns',
+      ]);
       const tables = await db.introspection.getTables();
       for (const [table, columns] of Object.entries(EXPECTED_COLUMNS)) {
         const found = tables.find((candidate) => candidate.name === table);

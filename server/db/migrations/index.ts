@@ -7,6 +7,7 @@ import * as heldQuota from './0003-held-quota';
 import * as reservations from './0004-reservations';
 import * as concurrencyLimits from './0005-concurrency-limits';
 import * as sessions from './0006-sessions';
+import * as exactIdentityColumns from './0007-exact-identity-columns';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -15,6 +16,7 @@ export const migrations: Record<string, Migration> = {
   '0004-reservations': reservations,
   '0005-concurrency-limits': concurrencyLimits,
   '0006-sessions': sessions,
+  '0007-exact-identity-columns': exactIdentityColumns,
 };
 
 export const migrationProvider: MigrationProvider = {

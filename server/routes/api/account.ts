@@ -14,6 +14,7 @@ import { CODE_GUESSES_PER_REQUESTER, consumeCode, storeCode } from '../../reposi
 import { findUserById, updateUser } from '../../repositories/users';
 import { randomAlphanumeric } from '../../secrets';
 import { BCRYPT_COST } from './user';
+import { emailBindSchema, emailQuerySchema, resetSchema } from './inputSchemas';
 
 export const CODE_TTL_SECONDS = 10 * 60;
 
@@ -66,7 +67,7 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
     throw error;
   };
 
-  app.get('/api/verification', { preHandler: [rateLimit('critical'), requireTurnstile] }, async (request) => {
+  app.get('/api/verification', { preHandler: [rateLimit('critical'), requireTurnstile], schema: emailQuerySchema }, async (request) => {
     const email = normaliseEmail((request.query as { email?: string }).email);
     if (!email) return fail('please enter a valid e-mail address');
     if (!domainAllowed(email)) return fail('this e-mail domain is not accepted here');
@@ -94,7 +95,7 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
     return ok();
   });
 
-  app.get('/api/reset_password', { preHandler: [rateLimit('critical'), requireTurnstile] }, async (request) => {
+  app.get('/api/reset_password', { preHandler: [rateLimit('critical'), requireTurnstile], schema: emailQuerySchema }, async (request) => {
     const email = normaliseEmail((request.query as { email?: string }).email);
     if (!email) return fail('please enter a valid e-mail address');
     if (await emailTaken(email)) {
@@ -115,7 +116,7 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
     return ok();
   });
 
-  app.post('/api/user/reset', { preHandler: rateLimit('critical') }, async (request) => {
+  app.post('/api/user/reset', { preHandler: rateLimit('critical'), schema: resetSchema }, async (request) => {
     const body = (request.body ?? {}) as { email?: unknown; token?: unknown };
     const email = normaliseEmail(body.email);
     const token = typeof body.token === 'string' ? body.token.trim() : '';
@@ -132,7 +133,7 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
     return ok(password);
   });
 
-  app.get('/api/oauth/email/bind', { preHandler: [rateLimit('critical'), signedIn] }, async (request) => {
+  app.get('/api/oauth/email/bind', { preHandler: [rateLimit('critical'), signedIn], schema: emailBindSchema }, async (request) => {
     const query = request.query as { email?: string; code?: string };
     const email = normaliseEmail(query.email);
     if (!email) return fail('please enter a valid e-mail address');

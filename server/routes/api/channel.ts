@@ -11,6 +11,7 @@ import {
   createChannels, deleteChannel, findChannel, listChannels, searchChannels, splitList, toChannelRecord, updateChannel, type ChannelFields,
 } from '../../repositories/channels';
 import { pageOf, positiveId } from '../../repositories/pagination';
+import { byId, channelCreateSchema, channelUpdateSchema, paged, searched } from './inputSchemas';
 
 type Parsed = { value: ChannelFields } | { error: string };
 
@@ -51,9 +52,9 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
   const { db, dialect, options } = app.ctx;
   const admin = requireRole(Role.admin);
 
-  app.get('/api/channel/', { preHandler: admin }, async (request) => ok((await listChannels(db, pageOf(request.query))).map(toChannelRecord)));
+  app.get('/api/channel/', { preHandler: admin, schema: paged }, async (request) => ok((await listChannels(db, pageOf(request.query))).map(toChannelRecord)));
 
-  app.get('/api/channel/search', { preHandler: admin }, async (request) => {
+  app.get('/api/channel/search', { preHandler: admin, schema: searched }, async (request) => {
     const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
     return ok((await searchChannels(db, keyword)).map(toChannelRecord));
   });
@@ -65,7 +66,7 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
   });
 
   // `time` and `balance` sit beside success/message, where one-api's console reads them
-  app.get('/api/channel/test/:id', { preHandler: admin }, async (request) => {
+  app.get('/api/channel/test/:id', { preHandler: admin, schema: byId }, async (request) => {
     const id = positiveId((request.params as { id: string }).id);
     const channel = id ? await findChannel(db, id) : undefined;
     if (!channel) return { ...fail('channel not found'), time: 0 };
@@ -76,7 +77,7 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/channel/test', { preHandler: admin }, async () =>
     startTestingAllChannels(app, { notifyWhenDone: true }) ? ok() : fail('test already running'));
 
-  app.get('/api/channel/update_balance/:id', { preHandler: admin }, async (request) => {
+  app.get('/api/channel/update_balance/:id', { preHandler: admin, schema: byId }, async (request) => {
     const id = positiveId((request.params as { id: string }).id);
     const channel = id ? await findChannel(db, id) : undefined;
     if (!channel) return fail('channel not found');
@@ -87,13 +88,13 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/channel/update_balance', { preHandler: admin }, async () =>
     startUpdatingAllBalances(app) ? ok() : fail('balance update already running'));
 
-  app.get('/api/channel/:id', { preHandler: admin }, async (request) => {
+  app.get('/api/channel/:id', { preHandler: admin, schema: byId }, async (request) => {
     const id = positiveId((request.params as { id: string }).id);
     const row = id ? await findChannel(db, id) : undefined;
     return row ? ok(toChannelRecord(row)) : fail('channel not found');
   });
 
-  app.post('/api/channel/', { preHandler: admin }, async (request) => {
+  app.post('/api/channel/', { preHandler: admin, schema: channelCreateSchema }, async (request) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const keys = String(body.key ?? '').split('\n').map((key) => key.trim()).filter(Boolean);
     if (!keys.length) return fail('fill in channel name and key');
@@ -103,7 +104,7 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
     return ok({ ids });
   });
 
-  app.put('/api/channel/', { preHandler: admin }, async (request) => {
+  app.put('/api/channel/', { preHandler: admin, schema: channelUpdateSchema }, async (request) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const id = positiveId(body.id);
     const current = id ? await findChannel(db, id) : undefined;
@@ -128,7 +129,7 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
     return ok(toChannelRecord((await findChannel(db, id))!));
   });
 
-  app.delete('/api/channel/:id', { preHandler: admin }, async (request) => {
+  app.delete('/api/channel/:id', { preHandler: admin, schema: byId }, async (request) => {
     const id = positiveId((request.params as { id: string }).id);
     return id && (await deleteChannel(db, id)) ? ok() : fail('channel not found');
   });

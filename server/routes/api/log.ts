@@ -9,6 +9,7 @@ import { LogType, Role } from '../../../common/roles';
 import type { Database } from '../../db/database';
 import { callerOf, requireRole } from '../../plugins/auth';
 import { ITEMS_PER_PAGE, pageOf, pageOffset, SEARCH_LIMIT, startsWith } from '../../repositories/pagination';
+import { logQuerySchema, searched } from './inputSchemas';
 
 function filtersOf(query: Record<string, unknown>, admin: boolean): LogFilter {
   const text = (key: string) => (typeof query[key] === 'string' && (query[key] as string).trim() !== '' ? (query[key] as string).trim() : undefined);
@@ -93,7 +94,8 @@ export async function logRoutes(app: FastifyInstance): Promise<void> {
 
   const search = (self: boolean) => async (request: FastifyRequest) => {
     const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
-    const type = /^\d+$/.test(keyword) ? Number(keyword) : undefined;
+    // logs.type is a 32-bit integer: a longer run of digits is no type, only text
+    const type = /^\d{1,9}$/.test(keyword) ? Number(keyword) : undefined;
     let query = db.selectFrom('logs').selectAll();
     if (self) query = query.where('user_id', '=', Number(callerOf(request).id));
     query = query.where((eb) => (type === undefined ? startsWith('content', keyword) : eb.or([eb('type', '=', type), startsWith('content', keyword)])));
@@ -101,10 +103,10 @@ export async function logRoutes(app: FastifyInstance): Promise<void> {
     return ok(rows.map(toLogRecord));
   };
 
-  app.get('/api/log/', { preHandler: admin }, list(false));
-  app.get('/api/log/stat', { preHandler: admin }, stat(false));
-  app.get('/api/log/search', { preHandler: admin }, search(false));
-  app.get('/api/log/self', { preHandler: signedIn }, list(true));
-  app.get('/api/log/self/stat', { preHandler: signedIn }, stat(true));
-  app.get('/api/log/self/search', { preHandler: signedIn }, search(true));
+  app.get('/api/log/', { preHandler: admin, schema: logQuerySchema }, list(false));
+  app.get('/api/log/stat', { preHandler: admin, schema: logQuerySchema }, stat(false));
+  app.get('/api/log/search', { preHandler: admin, schema: searched }, search(false));
+  app.get('/api/log/self', { preHandler: signedIn, schema: logQuerySchema }, list(true));
+  app.get('/api/log/self/stat', { preHandler: signedIn, schema: logQuerySchema }, stat(true));
+  app.get('/api/log/self/search', { preHandler: signedIn, schema: searched }, search(true));
 }

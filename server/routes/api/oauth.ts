@@ -13,6 +13,7 @@ import { SESSION_COOKIE, sessionIsLive, setSessionCookie } from '../../plugins/s
 import { insertLog } from '../../repositories/logs';
 import { createUser, findUserById, type UserRow } from '../../repositories/users';
 import { randomAlphanumeric } from '../../secrets';
+import { githubSchema, wechatSchema } from './inputSchemas';
 
 const STATE_COOKIE = 'oauth_state';
 const STATE_TTL_SECONDS = 10 * 60;
@@ -103,7 +104,7 @@ export async function oauthRoutes(app: FastifyInstance): Promise<void> {
     return ok(state);
   });
 
-  app.get('/api/oauth/github', { preHandler: rateLimit('critical') }, async (request, reply) => {
+  app.get('/api/oauth/github', { preHandler: rateLimit('critical'), schema: githubSchema }, async (request, reply) => {
     if (!options.bool('GitHubOAuthEnabled')) return fail('GitHub sign-in is not enabled');
     const query = request.query as { code?: string; state?: string };
     const code = String(query.code ?? '');
@@ -138,7 +139,7 @@ export async function oauthRoutes(app: FastifyInstance): Promise<void> {
     }
   };
 
-  app.get('/api/oauth/wechat', { preHandler: rateLimit('critical') }, async (request, reply) => {
+  app.get('/api/oauth/wechat', { preHandler: rateLimit('critical'), schema: wechatSchema }, async (request, reply) => {
     if (!options.bool('WeChatAuthEnabled')) return fail('WeChat sign-in is not enabled');
     const code = String((request.query as { code?: string }).code ?? '').trim();
     if (!code) return fail('please enter the verification code');
@@ -147,7 +148,7 @@ export async function oauthRoutes(app: FastifyInstance): Promise<void> {
     return signInWith(request, reply, 'wechat_id', identity, 'wechat');
   });
 
-  app.get('/api/oauth/wechat/bind', { preHandler: [rateLimit('critical'), signedIn] }, async (request) => {
+  app.get('/api/oauth/wechat/bind', { preHandler: [rateLimit('critical'), signedIn], schema: wechatSchema }, async (request) => {
     if (!options.bool('WeChatAuthEnabled')) return fail('WeChat sign-in is not enabled');
     const code = String((request.query as { code?: string }).code ?? '').trim();
     if (!code) return fail('please enter the verification code');

@@ -12,6 +12,7 @@ import { escapeHtml, MailError } from '../../plugins/mailer';
 import { OptionError, type OptionStore } from '../../plugins/optionStore';
 import { rootSignInBindings } from '../../repositories/users';
 import type { AppContext } from '../../plugins/context';
+import { optionUpdateSchema } from './inputSchemas';
 
 export interface OptionListEntry {
   key: string;
@@ -69,7 +70,7 @@ export async function optionRoutes(app: FastifyInstance): Promise<void> {
     return ok(entries);
   });
 
-  app.put('/api/option/', { preHandler: admin }, async (request, reply) => {
+  app.put('/api/option/', { preHandler: admin, schema: optionUpdateSchema }, async (request, reply) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const key = typeof body.key === 'string' ? body.key : '';
     if (!isOptionKey(key)) return fail(`unknown option: ${key || '(empty)'}`);

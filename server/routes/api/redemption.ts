@@ -7,6 +7,7 @@ import { rateLimit } from '../../plugins/rateLimit';
 import { pageOf, positiveId } from '../../repositories/pagination';
 import { findRedemption, listRedemptions, redeemCode, searchRedemptions, toRedemptionRecord } from '../../repositories/redemptions';
 import { generateRedemptionKey } from '../../secrets';
+import { byId, paged, redemptionCreateSchema, redemptionUpdateSchema, searched, topUpSchema } from './inputSchemas';
 
 const NAME_MAX = 20;
 const BATCH_MAX = 100;
@@ -23,26 +24,26 @@ export async function redemptionRoutes(app: FastifyInstance): Promise<void> {
   const admin = requireRole(Role.admin);
   const signedIn = requireRole(Role.user);
 
-  app.get('/api/redemption/', { preHandler: admin }, async (request) => ok((await listRedemptions(db, pageOf(request.query))).map((row) => toRedemptionRecord(row))));
+  app.get('/api/redemption/', { preHandler: admin, schema: paged }, async (request) => ok((await listRedemptions(db, pageOf(request.query))).map((row) => toRedemptionRecord(row))));
 
-  app.get('/api/redemption/search', { preHandler: admin }, async (request) => {
+  app.get('/api/redemption/search', { preHandler: admin, schema: searched }, async (request) => {
     const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
     return ok((await searchRedemptions(db, keyword)).map((row) => toRedemptionRecord(row)));
   });
 
-  app.get('/api/redemption/:id', { preHandler: admin }, async (request) => {
+  app.get('/api/redemption/:id', { preHandler: admin, schema: byId }, async (request) => {
     const id = idParam(request.params);
     const row = id ? await findRedemption(db, id) : undefined;
     return row ? ok(toRedemptionRecord(row)) : fail('redemption code not found');
   });
 
-  app.get('/api/redemption/:id/key', { preHandler: admin }, async (request) => {
+  app.get('/api/redemption/:id/key', { preHandler: admin, schema: byId }, async (request) => {
     const id = idParam(request.params);
     const row = id ? await findRedemption(db, id) : undefined;
     return row ? ok(row.key) : fail('redemption code not found');
   });
 
-  app.post('/api/redemption/', { preHandler: admin }, async (request) => {
+  app.post('/api/redemption/', { preHandler: admin, schema: redemptionCreateSchema }, async (request) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const name = typeof body.name === 'string' ? body.name.trim() : '';
     if (!name || [...name].length > NAME_MAX) return fail(`name length must be 1-${NAME_MAX}`);
@@ -66,7 +67,7 @@ export async function redemptionRoutes(app: FastifyInstance): Promise<void> {
     return ok(keys);
   });
 
-  app.put('/api/redemption/', { preHandler: admin }, async (request) => {
+  app.put('/api/redemption/', { preHandler: admin, schema: redemptionUpdateSchema }, async (request) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const id = Number(body.id);
     const code = positiveId(id) ? await findRedemption(db, id) : undefined;
@@ -87,13 +88,13 @@ export async function redemptionRoutes(app: FastifyInstance): Promise<void> {
     return ok(toRedemptionRecord((await findRedemption(db, id))!));
   });
 
-  app.delete('/api/redemption/:id', { preHandler: admin }, async (request) => {
+  app.delete('/api/redemption/:id', { preHandler: admin, schema: byId }, async (request) => {
     const id = idParam(request.params);
     const result = id ? await db.deleteFrom('redemptions').where('id', '=', id).executeTakeFirst() : undefined;
     return result && Number(result.numDeletedRows) > 0 ? ok() : fail('redemption code not found');
   });
 
-  app.post('/api/user/topup', { preHandler: [rateLimit('topUp'), signedIn] }, async (request) => {
+  app.post('/api/user/topup', { preHandler: [rateLimit('topUp'), signedIn], schema: topUpSchema }, async (request) => {
     const key = String(((request.body ?? {}) as { key?: unknown }).key ?? '').trim();
     if (!key) return fail('please enter the code');
     const caller = callerOf(request);

@@ -11,6 +11,7 @@ import {
 } from '../../repositories/tokens';
 import { parseConcurrencyLimit } from '../../relay/concurrency';
 import { generateTokenKey } from '../../secrets';
+import { byId, paged, searched, tokenCreateSchema, tokenUpdateSchema } from './inputSchemas';
 
 export const DEFAULT_TOKEN_QUOTA = 500_000;
 const NAME_MAX = 30;
@@ -68,30 +69,30 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
   const { db, dialect } = app.ctx;
   const signedIn = requireRole(Role.user);
 
-  app.get('/api/token/', { preHandler: signedIn }, async (request) => {
+  app.get('/api/token/', { preHandler: signedIn, schema: paged }, async (request) => {
     const rows = await listTokens(db, Number(callerOf(request).id), pageOf(request.query));
     return ok(rows.map((row) => toTokenRecord(row)));
   });
 
-  app.get('/api/token/search', { preHandler: signedIn }, async (request) => {
+  app.get('/api/token/search', { preHandler: signedIn, schema: searched }, async (request) => {
     const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
     const rows = await searchTokens(db, Number(callerOf(request).id), keyword);
     return ok(rows.map((row) => toTokenRecord(row)));
   });
 
-  app.get('/api/token/:id', { preHandler: signedIn }, async (request) => {
+  app.get('/api/token/:id', { preHandler: signedIn, schema: byId }, async (request) => {
     const id = idParam(request.params);
     const row = id ? await findOwnToken(db, Number(callerOf(request).id), id) : undefined;
     return row ? ok(toTokenRecord(row)) : fail('token not found');
   });
 
-  app.get('/api/token/:id/key', { preHandler: signedIn }, async (request) => {
+  app.get('/api/token/:id/key', { preHandler: signedIn, schema: byId }, async (request) => {
     const id = idParam(request.params);
     const row = id ? await findOwnToken(db, Number(callerOf(request).id), id) : undefined;
     return row ? ok(row.key) : fail('token not found');
   });
 
-  app.post('/api/token/', { preHandler: signedIn }, async (request) => {
+  app.post('/api/token/', { preHandler: signedIn, schema: tokenCreateSchema }, async (request) => {
     const parsed = parseTokenFields((request.body ?? {}) as Record<string, unknown>, true);
     if ('error' in parsed) return fail(parsed.error);
     const userId = Number(callerOf(request).id);
@@ -100,7 +101,7 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
     return ok(toTokenRecord(row!, true));
   });
 
-  app.put('/api/token/', { preHandler: signedIn }, async (request) => {
+  app.put('/api/token/', { preHandler: signedIn, schema: tokenUpdateSchema }, async (request) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const userId = Number(callerOf(request).id);
     const id = Number(body.id);
@@ -132,7 +133,7 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
     return ok(toTokenRecord(updated!));
   });
 
-  app.delete('/api/token/:id', { preHandler: signedIn }, async (request) => {
+  app.delete('/api/token/:id', { preHandler: signedIn, schema: byId }, async (request) => {
     const id = idParam(request.params);
     const deleted = id ? await deleteOwnToken(db, Number(callerOf(request).id), id) : false;
     return deleted ? ok() : fail('token not found');

@@ -21,6 +21,7 @@ import {
   type UserPatch,
   type UserRow,
 } from '../../repositories/users';
+import { loginSchema, registerSchema, selfUpdateSchema } from './inputSchemas';
 
 export const BCRYPT_COST = 10;
 // Compared against when the username is unknown, so both failures take as long.
@@ -55,7 +56,7 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
   const { db, dialect, options, sessions } = app.ctx;
   const signedIn = requireRole(Role.user);
 
-  app.post('/api/user/register', { preHandler: [rateLimit('critical'), requireTurnstile] }, async (request) => {
+  app.post('/api/user/register', { preHandler: [rateLimit('critical'), requireTurnstile], schema: registerSchema }, async (request) => {
     if (!options.bool('RegisterEnabled')) return fail('registration is closed');
     if (!options.bool('PasswordRegisterEnabled')) return fail('password registration is closed, please use a third-party login');
     const body = (request.body ?? {}) as Record<string, unknown>;
@@ -114,7 +115,7 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
 
   // limited by failed attempts per (IP, account) and per IP, not by rateLimit('critical'):
   // an attacker's wrong guesses must not lock everyone behind the same address out
-  app.post('/api/user/login', async (request, reply) => {
+  app.post('/api/user/login', { schema: loginSchema }, async (request, reply) => {
     if (!options.bool('PasswordLoginEnabled')) return fail('password login is disabled');
     const body = (request.body ?? {}) as Record<string, unknown>;
     const username = asString(body.username).trim();
@@ -144,7 +145,7 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/api/user/self', { preHandler: signedIn }, async (request) => ok(toUserRecord(callerOf(request))));
 
-  app.put('/api/user/self', { preHandler: signedIn }, async (request, reply) => {
+  app.put('/api/user/self', { preHandler: signedIn, schema: selfUpdateSchema }, async (request, reply) => {
     const caller = callerOf(request);
     const body = (request.body ?? {}) as Record<string, unknown>;
     const patch: UserPatch = {};

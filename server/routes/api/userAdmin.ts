@@ -14,6 +14,7 @@ import {
 import { parseConcurrencyLimit } from '../../relay/concurrency';
 import { generateAccessToken, generateAffCode } from '../../secrets';
 import { BCRYPT_COST, passwordProblem, usernameProblem } from './user';
+import { byId, paged, searched, userCreateSchema, userManageSchema, userUpdateSchema } from './inputSchemas';
 
 const GROUP_PATTERN = /^[A-Za-z0-9_-]{1,32}(,[A-Za-z0-9_-]{1,32})*$/;
 
@@ -27,14 +28,14 @@ export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
   const admin = requireRole(Role.admin);
   const signedIn = requireRole(Role.user);
 
-  app.get('/api/user/', { preHandler: admin }, async (request) => ok((await listUsers(db, pageOf(request.query))).map(toUserRecord)));
+  app.get('/api/user/', { preHandler: admin, schema: paged }, async (request) => ok((await listUsers(db, pageOf(request.query))).map(toUserRecord)));
 
-  app.get('/api/user/search', { preHandler: admin }, async (request) => {
+  app.get('/api/user/search', { preHandler: admin, schema: searched }, async (request) => {
     const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
     return ok((await searchUsers(db, keyword)).map(toUserRecord));
   });
 
-  app.get('/api/user/:id', { preHandler: admin }, async (request) => {
+  app.get('/api/user/:id', { preHandler: admin, schema: byId }, async (request) => {
     const id = Number((request.params as { id: string }).id);
     const target = positiveId(id) ? await findUserById(db, id) : undefined;
     if (!target) return fail('user not found');
@@ -42,7 +43,7 @@ export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
     return ok(toUserRecord(target));
   });
 
-  app.post('/api/user/', { preHandler: admin }, async (request) => {
+  app.post('/api/user/', { preHandler: admin, schema: userCreateSchema }, async (request) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const username = typeof body.username === 'string' ? body.username.trim() : '';
     const password = typeof body.password === 'string' ? body.password : '';
@@ -59,7 +60,7 @@ export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
     return ok();
   });
 
-  app.put('/api/user/', { preHandler: admin }, async (request) => {
+  app.put('/api/user/', { preHandler: admin, schema: userUpdateSchema }, async (request) => {
     const caller = callerOf(request);
     const body = (request.body ?? {}) as Record<string, unknown>;
     const id = Number(body.id);
@@ -108,7 +109,7 @@ export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
     return ok();
   });
 
-  app.post('/api/user/manage', { preHandler: admin }, async (request) => {
+  app.post('/api/user/manage', { preHandler: admin, schema: userManageSchema }, async (request) => {
     const caller = callerOf(request);
     const body = (request.body ?? {}) as Record<string, unknown>;
     const username = typeof body.username === 'string' ? body.username.trim() : '';

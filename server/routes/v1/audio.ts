@@ -18,6 +18,7 @@ import { holdPlaceUntilClosed } from '../../relay/concurrency';
 import { answerBytes, dispatch } from '../../relay/dispatch';
 import { isRelayError, relayError, sendRelayError } from '../../relay/errors';
 import { findMultipartField, multipartBoundary, replaceMultipartField } from '../../relay/multipart';
+import { modelNameProblem } from '../../relay/requestFields';
 import { countTextTokens } from '../../relay/tokenCount';
 import { authenticateRelay } from '../../relay/tokenAuth';
 
@@ -45,6 +46,8 @@ export function audioRoutes(bookkeeping: Bookkeeping) {
       const modelField = findMultipartField(upload, boundary, 'model');
       const model = modelField?.value.trim() ?? '';
       if (!modelField || !model) return sendRelayError(reply, relayError(400, 'you must provide a model parameter', 'model_required'));
+      const badName = modelNameProblem(model);
+      if (badName) return sendRelayError(reply, badName);
       const admission = admitModel(app, caller, model);
       if (isRelayError(admission)) return sendRelayError(reply, admission);
       const completionRatio = completionRatioFor(model);

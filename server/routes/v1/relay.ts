@@ -11,6 +11,7 @@
 import type { FastifyInstance } from 'fastify';
 import { bookkeepingFor } from '../../relay/bookkeeping';
 import { isRelayError, relayError, sendRelayError } from '../../relay/errors';
+import { modelNameProblem } from '../../relay/requestFields';
 import { authenticateRelay } from '../../relay/tokenAuth';
 import { closePools } from '../../relay/upstream';
 import { audioRoutes } from './audio';
@@ -51,6 +52,8 @@ export async function relayRoutes(app: FastifyInstance): Promise<void> {
     const caller = await authenticateRelay(db, request);
     if (isRelayError(caller)) return sendRelayError(reply, caller);
     const model = (request.params as { model: string }).model;
+    const badName = modelNameProblem(model);
+    if (badName) return sendRelayError(reply, badName);
     const allowedByToken = !caller.token.models || caller.token.models.split(',').includes(model);
     const row = await db.selectFrom('abilities').select('model').where('group', '=', caller.user.group).where('model', '=', model).where('enabled', '=', 1).executeTakeFirst();
     if (!row || !allowedByToken) return sendRelayError(reply, relayError(404, `The model '${model}' does not exist`, 'model_not_found'));

@@ -1,0 +1,226 @@
+// The JSON schemas of the console API's input (params, query strings, bodies).
+// Fastify checks them before any handler runs, so nothing malformed reaches a
+// query: ids and pages are digit strings, strings are bounded and free of NUL
+// (PostgreSQL refuses NUL in text), numbers are safe integers that fit their
+// columns. Limits are generous: the handlers still give the console its own
+// messages (e.g. "username must be at most 12 characters"); these bounds only
+// keep out what no form sends. Bodies keep the fields the console sends beside
+// the ones read (it sends whole records back on edit), so extra keys are
+// allowed on edits. Every fragment carries a `description`, which the error
+// handler (app.ts) turns into "<field> must be <description>".
+//
+// Validation is compiled with coerceTypes off (app.ts): with Ajv's default
+// coercion "0x1", " 1" and "1e3" would all become the integer 1 or 1000.
+
+const SAFE = Number.MAX_SAFE_INTEGER;
+const INT32_MIN = -2_147_483_648;
+const INT32_MAX = 2_147_483_647;
+
+/** No NUL anywhere in the string. */
+export const NO_NUL = '^[^\\u0000]*$';
+
+/** MySQL TEXT holds 65,535 bytes: 16,000 characters fit even at 4 bytes each. */
+export const LONG_TEXT_MAX = 16_000;
+
+type Schema = Record<string, unknown>;
+
+/** A string of at most `maxLength` characters, without NUL. */
+export const text = (maxLength: number): Schema => ({
+  type: 'string',
+  maxLength,
+  pattern: NO_NUL,
+  description: `text of at most ${maxLength} characters without NUL`,
+});
+
+/** As `text`, or null (fields of records the console echoes back). */
+export const optionalText = (maxLength: number): Schema => ({
+  type: ['string', 'null'],
+  maxLength,
+  pattern: NO_NUL,
+  description: `text of at most ${maxLength} characters without NUL, or null`,
+});
+
+/** Ids in a path or a query: 1 to 15 digits (so always a safe integer), nothing else. */
+const idString: Schema = { type: 'string', pattern: '^[0-9]{1,15}$', description: 'a whole number of 1 to 15 digits' };
+
+/** An id in a body: a positive safe integer, as a JSON number or a digit string. */
+const idValue: Schema = {
+  anyOf: [
+    { type: 'integer', minimum: 1, maximum: SAFE },
+    { type: 'string', pattern: '^[0-9]{1,15}$' },
+  ],
+  description: 'a positive whole number',
+};
+
+/** A quota or a time: a safe integer, as a JSON number or a digit string. */
+const wholeNumber: Schema = {
+  anyOf: [
+    { type: 'integer', minimum: -SAFE, maximum: SAFE },
+    { type: 'string', pattern: '^-?[0-9]{1,15}$' },
+  ],
+  description: 'a whole number within ±9007199254740991',
+};
+
+/** A column of SQL type `integer` (type, status, priority, weight). */
+const int32: Schema = {
+  anyOf: [
+    { type: 'integer', minimum: INT32_MIN, maximum: INT32_MAX },
+    { type: 'string', pattern: '^-?[0-9]{1,9}$' },
+  ],
+  description: `a whole number within ${INT32_MIN}..${INT32_MAX}`,
+};
+
+/** As `schema`, or null: where the handler reads null as "the default" (a console form's NaN arrives as null). */
+const orNull = (schema: Schema): Schema => ({ anyOf: [{ type: 'null' }, schema], description: `${String(schema.description)}, or null` });
+
+const flag: Schema = { type: ['boolean', 'string', 'integer', 'null'], maxLength: 8, maximum: 1, minimum: 0, description: 'true or false' };
+
+/** A 0-based page (`?p=`); empty means 0. */
+const page: Schema = { type: 'string', pattern: '^[0-9]{0,15}$', description: 'a page number of at most 15 digits' };
+
+const objectOf = (properties: Record<string, Schema>, options: { required?: string[]; closed?: boolean } = {}): Schema => ({
+  type: 'object',
+  properties,
+  ...(options.required ? { required: options.required } : {}),
+  ...(options.closed ? { additionalProperties: false } : {}),
+  maxProperties: 64,
+  description: 'a JSON object',
+});
+
+// ---- shared pieces -------------------------------------------------------
+
+export const idParams = objectOf({ id: idString }, { required: ['id'] });
+export const pageQuery = objectOf({ p: page });
+export const keywordQuery = objectOf({ keyword: text(128) });
+export const statusOnlyQuery = objectOf({ status_only: text(16) });
+const turnstile = text(4096);
+const email = text(254);
+
+/** `{ params: { id } }`: the `:id` routes. */
+export const byId = { params: idParams };
+export const paged = { querystring: pageQuery };
+export const searched = { querystring: keywordQuery };
+
+// ---- users ---------------------------------------------------------------
+
+export const registerSchema = {
+  querystring: objectOf({ turnstile }),
+  body: objectOf({
+    username: text(64),
+    password: text(128),
+    password2: text(128),
+    email: optionalText(254),
+    verification_code: optionalText(64),
+    aff_code: optionalText(64),
+  }),
+};
+
+export const loginSchema = { body: objectOf({ username: text(64), password: text(128) }) };
+
+/** The console sends the whole loaded user back; only these fields are read. */
+export const selfUpdateSchema = {
+  body: objectOf({ username: optionalText(64), display_name: optionalText(64), password: optionalText(128), original_password: optionalText(128) }),
+};
+
+export const userCreateSchema = { body: objectOf({ username: text(64), password: text(128), display_name: optionalText(64) }) };
+
+export const userUpdateSchema = {
+  body: objectOf({
+    id: idValue,
+    username: optionalText(64),
+    display_name: optionalText(64),
+    password: optionalText(128),
+    // users.group is varchar(64)
+    group: text(64),
+    quota: wholeNumber,
+  }),
+};
+
+export const userManageSchema = { body: objectOf({ username: text(64), action: text(16) }) };
+
+// ---- e-mail, reset, OAuth ------------------------------------------------
+
+export const emailQuerySchema = { querystring: objectOf({ email, turnstile }) };
+export const resetSchema = { body: objectOf({ email, token: text(128) }) };
+export const emailBindSchema = { querystring: objectOf({ email, code: text(64) }) };
+export const githubSchema = { querystring: objectOf({ code: text(512), state: text(128) }) };
+export const wechatSchema = { querystring: objectOf({ code: text(128) }) };
+
+// ---- tokens --------------------------------------------------------------
+
+/** models and allowed_ips: a comma list or an array; both end up in a TEXT column. */
+const list: Schema = {
+  anyOf: [
+    { type: ['string', 'null'], maxLength: LONG_TEXT_MAX, pattern: NO_NUL },
+    { type: 'array', maxItems: 100, items: { type: 'string', maxLength: 128, pattern: NO_NUL } },
+  ],
+  description: `a comma-separated list of at most ${LONG_TEXT_MAX} characters (or an array of at most 100 names of 128 characters), without NUL`,
+};
+
+const tokenFields = {
+  name: optionalText(64),
+  remain_quota: wholeNumber,
+  expired_time: wholeNumber,
+  unlimited_quota: flag,
+  models: list,
+  allowed_ips: list,
+};
+
+export const tokenCreateSchema = { body: objectOf(tokenFields) };
+export const tokenUpdateSchema = { querystring: statusOnlyQuery, body: objectOf({ ...tokenFields, id: idValue, status: int32 }) };
+
+// ---- redemptions ---------------------------------------------------------
+
+export const redemptionCreateSchema = { body: objectOf({ name: text(64), quota: wholeNumber, count: orNull(wholeNumber) }) };
+export const redemptionUpdateSchema = { querystring: statusOnlyQuery, body: objectOf({ id: idValue, name: optionalText(64), quota: wholeNumber, status: int32 }) };
+export const topUpSchema = { body: objectOf({ key: text(128) }) };
+
+// ---- channels ------------------------------------------------------------
+
+const channelFields = {
+  type: int32,
+  name: optionalText(128),
+  // one key per line when creating several channels at once
+  key: optionalText(LONG_TEXT_MAX),
+  base_url: optionalText(512),
+  other: optionalText(512),
+  models: optionalText(LONG_TEXT_MAX),
+  group: optionalText(512),
+  model_mapping: optionalText(LONG_TEXT_MAX),
+  priority: orNull(int32),
+  weight: orNull(int32),
+  status: int32,
+};
+
+export const channelCreateSchema = { body: objectOf(channelFields) };
+export const channelUpdateSchema = { body: objectOf({ ...channelFields, id: idValue }) };
+
+// ---- logs ----------------------------------------------------------------
+
+const timestamp: Schema = { type: 'string', pattern: '^[0-9]{0,15}$', description: 'a Unix time in seconds (digits only)' };
+
+export const logQuerySchema = {
+  querystring: objectOf({
+    p: page,
+    type: { type: 'string', pattern: '^[0-9]{0,9}$', description: 'a log type (digits only)' },
+    username: text(64),
+    token_name: text(64),
+    model_name: text(128),
+    start_timestamp: timestamp,
+    end_timestamp: timestamp,
+  }),
+};
+
+// ---- options -------------------------------------------------------------
+
+export const optionUpdateSchema = {
+  body: objectOf({
+    key: text(64),
+    value: {
+      type: ['string', 'number', 'boolean', 'null'],
+      maxLength: LONG_TEXT_MAX,
+      pattern: NO_NUL,
+      description: `text of at most ${LONG_TEXT_MAX} characters without NUL`,
+    },
+  }),
+};
