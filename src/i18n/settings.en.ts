@@ -97,7 +97,7 @@ export const settingsEnglish = {
       ServerAddress: 'The public address of this server, used in e-mailed links and the GitHub callback.',
       ChannelDisableThreshold: 'Testing all channels disables those slower than this; 0 never disables.',
       QuotaRemindThreshold: 'Users are e-mailed once their quota falls below this.',
-      PreConsumedQuota: 'Reserved per request (times the price ratio) and settled afterwards.',
+      PreConsumedQuota: 'Kept for one-api compatibility; no longer used: a request reserves its model\'s maximum output (Model maximum output) or its own max_tokens.',
       TokenConcurrencyLimit: 'Per server node; 0 means no limit.',
       UserConcurrencyLimit: 'Per server node, all of the user\'s keys together; 0 means no limit.',
       ModelMaxOutputTokens: 'A request without max_tokens reserves this many output tokens (4096 for a model not listed). If the balance cannot pay for it, the request\'s max_tokens is lowered to what it can pay, or it is refused.',

@@ -98,7 +98,7 @@ export const settingsChinese: typeof settingsEnglish = {
       ServerAddress: '本服务器的公开地址，用于邮件中的链接和 GitHub 回调。',
       ChannelDisableThreshold: '测试全部渠道时，禁用比这更慢的渠道；0 表示从不禁用。',
       QuotaRemindThreshold: '用户额度低于此值时发邮件提醒。',
-      PreConsumedQuota: '每次请求按价格倍率预扣，结束后再结算。',
+      PreConsumedQuota: '为兼容 one-api 保留，已不再使用：请求按模型最大输出（或请求自带的 max_tokens）预扣。',
       TokenConcurrencyLimit: '按服务器节点计算；0 表示不限制。',
       UserConcurrencyLimit: '按服务器节点计算，用户全部密钥合计；0 表示不限制。',
       ModelMaxOutputTokens: '未设置 max_tokens 的请求按此输出 token 数预扣（未列出的模型为 4096）。余额不足时，将请求的 max_tokens 降到余额可支付的值，或拒绝请求。',
