@@ -17,7 +17,7 @@ import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/fault
 import { disableChannelAutomatically, parseUpstreamFailure, provesDeadKey, type UpstreamFailure } from './autoDisable';
 import { selectChannel, type RoutedChannel } from './channelSelect';
 import { relayError, unreachableRelayError, upstreamRelayError, type RelayError } from './errors';
-import { newRequestId, scrubSecrets } from './scrub';
+import { scrubSecrets } from './scrub';
 import type { RelayCaller } from './tokenAuth';
 import { AnswerBrokeOff, callUpstream, isUpstreamTimeout, joinChunks, poolFor, UpstreamBusy, type DisconnectSignal, type UpstreamResponse } from './upstream';
 
@@ -48,8 +48,8 @@ export interface UpstreamAnswer {
   response: UpstreamResponse;
   /** A JSON answer, read whole (it had to be, to see an error inside a 200); its value is parsed on first use. */
   json?: { bytes: Buffer; readonly value: unknown };
-  /** The request's id when the caller gave one; for the log line of an answer that breaks off. */
-  requestId?: string;
+  /** The request's id, for the log line and the client's error when the answer breaks off. */
+  requestId: string;
   log: FastifyBaseLogger;
 }
 
@@ -114,7 +114,7 @@ const ERROR_KEY = Buffer.from('"error"');
 export function answerBytes(answer: UpstreamAnswer): Buffer | Promise<Buffer | RelayError> {
   if (answer.json) return answer.json.bytes;
   return readAll(answer.response.stream!).catch((error: Error) => {
-    const requestId = answer.requestId ?? newRequestId();
+    const { requestId } = answer;
     answer.log.warn({ requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, answer.channel.key) }, 'upstream answer broke off');
     return isUpstreamTimeout(error)
       ? relayError(504, `the upstream answer stalled (request id ${requestId})`, 'upstream_timeout', 'server_error')
@@ -226,7 +226,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
       );
     } catch (error) {
       if (request.signal.aborted) return request.signal.byGateway ? { outcome: 'failed', error: SHUTTING_DOWN } : { outcome: 'aborted' };
-      const requestId = (request.requestId ??= newRequestId());
+      const requestId = (request.requestId ??= app.ctx.newRequestId());
       // the detail (an internal address, a TLS complaint) is for the admin, in the log; nothing reached the client yet,
       // so each of these is the channel's failure and the next channel may answer
       app.log.warn({ requestId, channelId: channel.id, attempt, detail: scrubSecrets((error as Error).message, channel.key) }, 'upstream call failed');
@@ -252,7 +252,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
     }
 
     if (!failure) {
-      return { outcome: 'answered', answer: { channel, upstreamModel, response, json, requestId: request.requestId, log: app.log } };
+      return { outcome: 'answered', answer: { channel, upstreamModel, response, json, requestId: (request.requestId ??= app.ctx.newRequestId()), log: app.log } };
     }
     const status = failure.status ?? 502;
     const deadKey = provesDeadKey(failure);
@@ -263,7 +263,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
         app.log.error({ err: error, channelId: channel.id }, 'could not disable a channel with a dead key');
       }
     }
-    const requestId = (request.requestId ??= newRequestId());
+    const requestId = (request.requestId ??= app.ctx.newRequestId());
     lastError = upstreamRelayError(status, failure, channel.key, requestId);
     app.log.warn(
       { requestId, channelId: channel.id, status, attempt, type: failure.type, code: failure.code, detail: scrubSecrets(failure.message, channel.key) },

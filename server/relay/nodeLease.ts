@@ -28,7 +28,7 @@ export const newNodeId = () => randomBytes(8).toString('hex');
 /** Request ids of one node: its id and a counter, unique across nodes and cheap to make. */
 export function requestIdsOf(nodeId: string): () => string {
   let counter = 0;
-  return () => `${nodeId}-${(counter += 1).toString(36)}`;
+  return () => `req_${nodeId}_${(counter += 1).toString(36)}`;
 }
 
 export interface LeaseSettings {

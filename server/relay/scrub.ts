@@ -3,7 +3,6 @@
 // `key=` in its query. Every text that leaves the gateway or reaches its log
 // goes through scrubSecrets; texts shown to token holders also lose URLs and
 // addresses (scrubForClient), which say where the channel lives.
-import { randomBytes } from 'node:crypto';
 
 const REDACTED = '***';
 /** OpenAI-style secret keys, whole or mangled (`sk-abc***xyz`, `sk-proj-...`). */
@@ -40,11 +39,3 @@ export function scrubForClient(text: string, ...keys: Array<string | undefined>)
   return scrubSecrets(text, ...keys).replace(URL_LIKE, '[url]').replace(IPV4, '[address]').replace(IPV6, '[address]');
 }
 
-const ID_PREFIX = randomBytes(4).toString('hex');
-let idCounter = 0;
-
-/** A request id unique to this process's life: a random prefix and a counter, no syscall per request. */
-export function newRequestId(): string {
-  idCounter += 1;
-  return `req_${ID_PREFIX}${idCounter.toString(36)}`;
-}
