@@ -27,7 +27,10 @@ async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number 
 describe.runIf(redisServer !== undefined)('Redis outage', () => {
   let redis: Awaited<ReturnType<typeof startPrivateRedis>>;
   let client: Redis;
-  const rateLimitKeys = async () => (await client.keys('ratelimit:*')).length;
+  // request counters (registration, resets, top-up) and failed sign-in counters (only wrong passwords count)
+  const rateLimitKeys = async () => (await client.keys('ratelimit:*')).length + (await client.keys('failures:*')).length;
+  /** A sign-in that fails, so it is counted: for an account that does not exist, so root is never locked out. */
+  const failedSignIn = (base: string) => apiCall(base, 'POST', '/api/user/login', { username: 'nobody', password: 'wrong-password' });
 
   it('sign-in, registration, reset and top-up keep working, fast, and Redis is used again once back', async () => {
     redis = await startPrivateRedis(redisServer!);
@@ -41,6 +44,7 @@ describe.runIf(redisServer !== undefined)('Redis outage', () => {
     const base = gateway.baseUrl;
 
     const cookie = await loginRoot(base);
+    await failedSignIn(base);
     expect(await rateLimitKeys()).toBeGreaterThan(0); // the counter is in Redis while it is up
     const codes = (await apiCall(base, 'POST', '/api/redemption/', { name: 'outage', quota: 1000, count: 3 }, cookie)).json.data as string[];
     expect(codes).toHaveLength(3);
@@ -73,7 +77,7 @@ describe.runIf(redisServer !== undefined)('Redis outage', () => {
       expect(ms, `${name}: ${ms} ms without Redis, ${baseline[name]} ms with`).toBeLessThan(Math.max(500, baseline[name] * 1.5 + 100));
     }
     // the limits still hold while Redis is away: counted on the node
-    const strict = await spawnGateway({ REDIS_CONN_STRING: redis.url, CRITICAL_RATE_LIMIT: '2' });
+    const strict = await spawnGateway({ REDIS_CONN_STRING: redis.url, LOGIN_ACCOUNT_RATE_LIMIT: '2' });
     cleanups.push(() => strict.stop());
     const attempt = () => apiCall(strict.baseUrl, 'POST', '/api/user/login', { username: 'root', password: 'wrong' }).then((answer) => answer.status);
     expect([await attempt(), await attempt(), await attempt()]).toEqual([200, 200, 429]);
@@ -86,7 +90,7 @@ describe.runIf(redisServer !== undefined)('Redis outage', () => {
     expect(await rateLimitKeys()).toBe(0); // a fresh Redis (nothing saved)
     // the node reconnects by itself: its counters land in Redis again
     await waitUntil('the rate-limit counter back in Redis', async () => {
-      await apiCall(base, 'POST', '/api/user/login', { username: 'root', password: 'faults-root-password' });
+      await failedSignIn(base);
       return (await rateLimitKeys()) > 0;
     }, 15_000);
     // and its option subscriber is back on the channel
@@ -107,7 +111,7 @@ describe.runIf(redisServer !== undefined)('Redis outage', () => {
     await redis.start();
     await client.ping();
     await waitUntil('the late node counting in Redis', async () => {
-      await apiCall(gateway.baseUrl, 'POST', '/api/user/login', { username: 'root', password: 'faults-root-password' });
+      await failedSignIn(gateway.baseUrl);
       return (await rateLimitKeys()) > 0;
     }, 15_000);
     // its subscription, queued while Redis was away, is made once it answers
