@@ -59,6 +59,6 @@ describe('console and fallbacks', () => {
   it('answers a malformed JSON body with a clear envelope, not a crash', async () => {
     const response = await app.inject({ method: 'POST', url: '/api/user/login', headers: { 'content-type': 'application/json' }, payload: '{"username":' });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ success: false, message: 'invalid request body' });
+    expect(response.json()).toEqual({ success: false, message: 'the request body is not valid JSON' });
   });
 });
