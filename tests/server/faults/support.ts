@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import pg from 'pg';
 import { LogType } from '../../../common/roles';
-import { freePort, repoRoot } from '../../e2e/support/gateway';
+import { freePort } from '../../e2e/support/gateway';
+import { spawnGatewayProcess, type GatewayProcess as SpawnedGateway } from '../../support/gatewayProcess';
 
 export const ROOT_PASSWORD = 'faults-root-password';
 const required = process.env.SWITCHBOARD_REQUIRE_SERVICES === '1';
@@ -208,64 +209,36 @@ export async function startPrivateRedis(binary: string): Promise<PrivateServer &
   return server;
 }
 
-export interface GatewayProcess {
-  baseUrl: string;
-  child: ChildProcess;
-  output(): string;
-  /** True while the process runs. */
-  alive(): boolean;
+export interface GatewayProcess extends Omit<SpawnedGateway, 'stop'> {
+  /** Kills it (SIGKILL: the faults under test never get a clean stop) and removes its data folder. */
   stop(): Promise<void>;
 }
 
-/** The real gateway (server/main.ts under tsx) on a free port; resolves once it listens. */
+/** The real gateway in a data folder of its own, sessions signed by a fresh secret, request limits off. */
 export async function spawnGateway(env: Record<string, string>): Promise<GatewayProcess> {
-  const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-faults-'));
-  let log = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-    cwd: repoRoot,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      PORT: String(port),
-      HOST: '127.0.0.1',
+  let spawned: SpawnedGateway;
+  try {
+    spawned = await spawnGatewayProcess({
       DATA_DIR: dataDir,
       CONSOLE_DIR: dataDir,
       SESSION_SECRET: randomBytes(32).toString('hex'),
       INITIAL_ROOT_PASSWORD: ROOT_PASSWORD,
-      LOG_LEVEL: 'warn',
-      CHANNEL_RETEST_INTERVAL: '0',
       CRITICAL_RATE_LIMIT: '0',
       TOPUP_RATE_LIMIT: '0',
       ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const alive = () => child.exitCode === null && child.signalCode === null;
-  const gateway: GatewayProcess = {
-    baseUrl: `http://127.0.0.1:${port}`,
-    child,
-    output: () => log,
-    alive,
+    });
+  } catch (error) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    ...spawned,
     async stop() {
-      if (alive()) child.kill('SIGKILL');
-      await exited;
+      await spawned.stop('SIGKILL');
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
-  try {
-    await waitUntil('the gateway listening', () => {
-      if (!alive()) throw new Error('exited');
-      return log.includes('[switchboard] gateway and console on');
-    }, 60_000);
-  } catch {
-    await gateway.stop();
-    throw new Error(`the gateway did not start:\n${log}`);
-  }
-  return gateway;
 }
 
 export async function apiCall(baseUrl: string, method: string, path: string, body?: unknown, cookie?: string) {

@@ -4,48 +4,19 @@
 // and says so in the user's log. A second process started next to a live one
 // gives nothing back: the live one's requests still hold their quota.
 import Database from 'better-sqlite3';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogType } from '../../../common/roles';
-import { freePort, repoRoot } from '../../e2e/support/gateway';
+import { spawnGatewayProcess, type GatewayProcess as Gateway } from '../../support/gatewayProcess';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEmulator';
 
 const ROOT_PASSWORD = 'crash-recovery-root-password';
 
-interface Gateway {
-  baseUrl: string;
-  child: ChildProcess;
-  output(): string;
-  exited: Promise<number | null>;
-}
-
-async function startGateway(databasePath: string, consoleDir: string): Promise<Gateway> {
-  const port = await freePort();
-  let log = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-    cwd: repoRoot,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), HOST: '127.0.0.1', SQLITE_PATH: databasePath, CONSOLE_DIR: consoleDir, INITIAL_ROOT_PASSWORD: ROOT_PASSWORD, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
-  const deadline = Date.now() + 60_000;
-  while (!log.includes('[switchboard] gateway and console on')) {
-    if (child.exitCode !== null) throw new Error(`the gateway exited (${child.exitCode}):\n${log}`);
-    if (Date.now() > deadline) throw new Error(`the gateway did not start:\n${log}`);
-    await new Promise((wake) => setTimeout(wake, 50));
-  }
-  return { baseUrl: `http://127.0.0.1:${port}`, child, output: () => log, exited };
-}
-
-async function stopGateway(gateway: Gateway, signal: NodeJS.Signals): Promise<void> {
-  if (gateway.child.exitCode === null && gateway.child.signalCode === null) gateway.child.kill(signal);
-  await gateway.exited;
-}
+/** The gateway on `databasePath`, its console folder empty (no console to serve). */
+const startGateway = (databasePath: string, consoleDir: string) =>
+  spawnGatewayProcess({ SQLITE_PATH: databasePath, CONSOLE_DIR: consoleDir, INITIAL_ROOT_PASSWORD: ROOT_PASSWORD });
 
 describe('a gateway killed mid-request', () => {
   let dataDir: string;
@@ -104,7 +75,7 @@ describe('a gateway killed mid-request', () => {
   }, 120_000);
 
   afterAll(async () => {
-    await Promise.all(running.map((gateway) => stopGateway(gateway, 'SIGKILL')));
+    await Promise.all(running.map((gateway) => gateway.stop('SIGKILL')));
     reader?.close();
     await emulator?.close();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
@@ -120,7 +91,7 @@ describe('a gateway killed mid-request', () => {
     expect(during.quota).toBe(before.quota - during.userHeld);
     expect(during.remain).toBe(before.remain - during.tokenHeld);
 
-    await stopGateway(running.shift()!, 'SIGKILL');
+    await running.shift()!.stop('SIGKILL');
     await stopStream();
     // the killed process settled nothing: the reservation is still taken
     expect(balances()).toEqual(during);
@@ -147,7 +118,7 @@ describe('a gateway killed mid-request', () => {
     expect(second.output()).toContain('another gateway process is using this SQLite file');
     expect(balances()).toEqual(during);
     expect(systemLogs()).toHaveLength(logsBefore);
-    await stopGateway(running.pop()!, 'SIGTERM');
+    await running.pop()!.stop('SIGTERM');
 
     // the live process still settles its own request: the client leaves, it bills what was streamed
     await stopStream();

@@ -7,14 +7,13 @@
 // ledger balanced. (The old stop force-exited after 10 s with code 1 and left
 // the long streams unbilled.)
 import Database from 'better-sqlite3';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogType } from '../../../common/roles';
-import { freePort, repoRoot } from '../../e2e/support/gateway';
+import { spawnGatewayProcess, type GatewayProcess as Gateway } from '../../support/gatewayProcess';
 import { databaseTargets, type TestDatabase } from '../../support/databases';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEmulator';
 
@@ -22,44 +21,8 @@ const ROOT_PASSWORD = 'graceful-shutdown-root-password';
 const GRACE_SECONDS = 3;
 const SHORT_CHUNKS = 8;
 
-interface Gateway {
-  baseUrl: string;
-  child: ChildProcess;
-  output(): string;
-  exited: Promise<number | null>;
-}
-
-async function startGateway(env: Record<string, string>, consoleDir: string): Promise<Gateway> {
-  const port = await freePort();
-  let log = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-    cwd: repoRoot,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: consoleDir,
-      CONSOLE_DIR: consoleDir,
-      INITIAL_ROOT_PASSWORD: ROOT_PASSWORD,
-      LOG_LEVEL: 'warn',
-      SHUTDOWN_GRACE_SECONDS: String(GRACE_SECONDS),
-      CHANNEL_RETEST_INTERVAL: '0',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
-  const deadline = Date.now() + 60_000;
-  while (!log.includes('[switchboard] gateway and console on')) {
-    if (child.exitCode !== null) throw new Error(`the gateway exited (${child.exitCode}):\n${log}`);
-    if (Date.now() > deadline) throw new Error(`the gateway did not start:\n${log}`);
-    await new Promise((wake) => setTimeout(wake, 50));
-  }
-  return { baseUrl: `http://127.0.0.1:${port}`, child, output: () => log, exited };
-}
+const startGateway = (env: Record<string, string>, consoleDir: string) =>
+  spawnGatewayProcess({ DATA_DIR: consoleDir, CONSOLE_DIR: consoleDir, INITIAL_ROOT_PASSWORD: ROOT_PASSWORD, SHUTDOWN_GRACE_SECONDS: String(GRACE_SECONDS), ...env });
 
 /** Reads the database the gateway wrote, through a connection of the test's own. */
 interface Reader {

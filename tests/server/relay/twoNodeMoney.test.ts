@@ -8,7 +8,6 @@
 // for the user and for the key; nothing held; no reservation left held; no
 // balance below zero (the only way there is a provider's overrun, and these
 // balances are large enough that the overruns fit).
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -18,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogType } from '../../../common/roles';
 import type { DatabaseConfig } from '../../../server/config';
 import { openDatabase, type Database } from '../../../server/db/database';
-import { freePort, repoRoot } from '../../e2e/support/gateway';
+import { spawnGatewayProcess, type GatewayProcess as Node } from '../../support/gatewayProcess';
 import { databaseTargets, REDIS_URL, redisAvailable, type TestDatabase } from '../../support/databases';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEmulator';
 
@@ -30,50 +29,19 @@ const LEASE_SECONDS = 3;
 const targets = (await databaseTargets('two-node money')).filter((target) => target.name !== 'sqlite');
 const redisUp = await redisAvailable('two-node money');
 
-interface Node {
-  baseUrl: string;
-  child: ChildProcess;
-  output(): string;
-  exited: Promise<unknown>;
-}
-
-async function startNode(database: DatabaseConfig, secret: string, consoleDir: string): Promise<Node> {
-  const port = await freePort();
-  let log = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-    cwd: repoRoot,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      PORT: String(port),
-      HOST: '127.0.0.1',
+const startNode = (database: DatabaseConfig, secret: string, consoleDir: string) =>
+  spawnGatewayProcess(
+    {
       SQL_DSN: database.dialect === 'sqlite' ? '' : database.connectionString,
       REDIS_CONN_STRING: REDIS_URL,
       SESSION_SECRET: secret,
       CONSOLE_DIR: consoleDir,
       INITIAL_ROOT_PASSWORD: ROOT_PASSWORD,
-      LOG_LEVEL: 'warn',
       NODE_LEASE_SECONDS: String(LEASE_SECONDS),
       NODE_LEASE_RENEW_SECONDS: '0.25',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  const exited = new Promise((resolveExit) => child.once('exit', resolveExit));
-  const deadline = Date.now() + 45_000;
-  while (!log.includes('[switchboard] gateway and console on')) {
-    if (child.exitCode !== null) throw new Error(`the gateway exited (${child.exitCode}):\n${log}`);
-    if (Date.now() > deadline) throw new Error(`the gateway did not start:\n${log}`);
-    await new Promise((wake) => setTimeout(wake, 50));
-  }
-  return { baseUrl: `http://127.0.0.1:${port}`, child, output: () => log, exited };
-}
-
-async function stopNode(node: Node, signal: NodeJS.Signals): Promise<void> {
-  if (node.child.exitCode === null && node.child.signalCode === null) node.child.kill(signal);
-  await node.exited;
-}
+    45_000,
+  );
 
 for (const target of targets) {
   describe.runIf(target.available && redisUp)(`two nodes on ${target.name}, one killed mid-load`, () => {
@@ -110,7 +78,7 @@ for (const target of targets) {
     }, 120_000);
 
     afterAll(async () => {
-      await Promise.all(nodes.map((node) => stopNode(node, 'SIGKILL')));
+      await Promise.all(nodes.map((node) => node.stop('SIGKILL')));
       await db?.destroy();
       await emulator?.close();
       await database?.drop();
@@ -162,7 +130,7 @@ for (const target of targets) {
       while (emulator.requests.length < 70 && Date.now() < loadDeadline) await new Promise((wake) => setTimeout(wake, 5));
       // node 2 started last: its lease row is the newer one
       const [, killedId] = (await db.selectFrom('relay_nodes').select('id').orderBy('started_at').execute()).map((row) => row.id);
-      await stopNode(nodes[1], 'SIGKILL');
+      await nodes[1].stop('SIGKILL');
       // what it held when it died: a COMMIT it sent just before may land a moment after; nobody sweeps it before its lease (3 s) runs out
       await new Promise((wake) => setTimeout(wake, 1500));
       const deadHeld = await db
@@ -202,7 +170,7 @@ for (const target of targets) {
       expect(returned.reduce((sum, log) => sum + Number(log.quota), 0), JSON.stringify({ killedId, returned })).toBeGreaterThanOrEqual(Number(deadHeld.sum));
 
       // both stop cleanly; nothing changes
-      await Promise.all(nodes.map((node) => stopNode(node, 'SIGTERM')));
+      await Promise.all(nodes.map((node) => node.stop('SIGTERM')));
       expect(await ledger()).toEqual(now);
     }, 60_000);
   });

@@ -1,0 +1,66 @@
+// The real gateway as its own process (server/main.ts under tsx) on a free
+// loopback port, for the tests that kill, stop or restart it: what only a
+// separate process shows (signals, SIGKILL mid-request, several nodes).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { freePort, repoRoot } from '../e2e/support/gateway';
+
+export interface GatewayProcess {
+  baseUrl: string;
+  child: ChildProcess;
+  /** Everything it printed so far, stdout and stderr. */
+  output(): string;
+  /** Its exit code (null when a signal ended it). */
+  exited: Promise<number | null>;
+  /** True while the process runs. */
+  alive(): boolean;
+  /** Sends `signal` unless it has exited already, and waits for the exit. */
+  stop(signal: NodeJS.Signals): Promise<number | null>;
+}
+
+/**
+ * Starts a gateway with `env` over a quiet base (loopback, warnings only, no
+ * health checks on a timer) and resolves once it listens; throws with its
+ * output when it exits or does not come up within `startTimeoutMs`.
+ */
+export async function spawnGatewayProcess(env: Record<string, string>, startTimeoutMs = 60_000): Promise<GatewayProcess> {
+  const port = await freePort();
+  let log = '';
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    cwd: repoRoot,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      CHANNEL_RETEST_INTERVAL: '0',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+  const alive = () => child.exitCode === null && child.signalCode === null;
+  const deadline = Date.now() + startTimeoutMs;
+  while (!log.includes('[switchboard] gateway and console on')) {
+    if (!alive()) throw new Error(`the gateway exited (${child.exitCode ?? child.signalCode}):\n${log}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      await exited;
+      throw new Error(`the gateway did not start:\n${log}`);
+    }
+    await new Promise((wake) => setTimeout(wake, 50));
+  }
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    child,
+    output: () => log,
+    exited,
+    alive,
+    async stop(signal) {
+      if (alive()) child.kill(signal);
+      return exited;
+    },
+  };
+}
