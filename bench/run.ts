@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { cpuMs, placeProcesses, repoRoot, rssMiB, startFlags, startScript, type Started } from './processes';
-import { starvationScenario } from './starvation';
+import { firstByte, starvationScenario } from './starvation';
 import { runWrk, type LoadResult } from './wrk';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -43,23 +43,6 @@ function combineRuns(runs: LoadResult[]): LoadResult {
   };
 }
 
-/** Time to the first body chunk of one streamed answer, in ms. */
-async function firstChunkMs(base: string, key: string): Promise<number> {
-  const started = process.hrtime.bigint();
-  const response = await request(`${base}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-    body: JSON.stringify(streamBody),
-  });
-  let elapsed = Number.NaN;
-  for await (const _ of response.body) {
-    elapsed = Number(process.hrtime.bigint() - started) / 1e6;
-    break;
-  }
-  await response.body.dump();
-  return elapsed;
-}
-
 /**
  * Median time to the first token of each target, in ms. The samples of the
  * targets alternate, so a machine that slows down or speeds up during the
@@ -70,7 +53,7 @@ async function timeToFirstToken(targets: ReadonlyArray<{ url: string; key: strin
   for (let index = 0; index < samples; index += 1) {
     for (let turn = 0; turn < targets.length; turn += 1) {
       const which = (index + turn) % targets.length;
-      times[which].push(await firstChunkMs(targets[which].url, targets[which].key));
+      times[which].push((await firstByte(targets[which].url, targets[which].key, streamBody)).ms);
     }
   }
   return times.map(median);

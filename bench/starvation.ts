@@ -28,12 +28,12 @@ async function json(url: string, init: { method?: 'GET' | 'POST' | 'PUT'; body?:
 }
 
 /** Time to the first body chunk of one streamed answer, in ms, and its status. */
-async function firstByte(base: string, key: string): Promise<{ ms: number; status: number }> {
+export async function firstByte(base: string, key: string, body: unknown = ordinaryBody): Promise<{ ms: number; status: number }> {
   const started = process.hrtime.bigint();
   const response = await request(`${base}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-    body: JSON.stringify(ordinaryBody),
+    body: JSON.stringify(body),
   });
   let ms = Number.NaN;
   for await (const _ of response.body) {
