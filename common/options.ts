@@ -69,6 +69,63 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
   'qwen-v1': 0.8572,
   'qwen-plus-v1': 0.5715,
   SparkDesk: 0.8572,
+
+  // Beyond v0.5.3: today's models. ratio = USD per 1M input tokens / 2. The
+  // output and cached-input prices are in server/relay/billing.ts
+  // (COMPLETION_RATIO_BY_MODEL, CACHED_PROMPT_RATIO_BY_MODEL). A model missing
+  // here stays refused (model_price_unset) until an administrator prices it.
+
+  // OpenAI, standard tier. Provider page: https://developers.openai.com/api/docs/pricing
+  // (formerly https://platform.openai.com/docs/pricing). The page itself is not in
+  // our reference store; these figures are its published prices as transcribed
+  // on 2025-06-03 (hex.pm openai_responses lib/responses/pricing.ex) and read
+  // again 2026-11-05 (api-evangelist, "OpenAI API Pricing"), agreeing with each other.
+  'gpt-4o': 1.25, // $2.50 in
+  'gpt-4o-2024-08-06': 1.25,
+  'gpt-4o-2024-11-20': 1.25,
+  'gpt-4o-mini': 0.075, // $0.15 in
+  'gpt-4o-mini-2024-07-18': 0.075,
+  'gpt-4.1': 1, // $2.00 in
+  'gpt-4.1-2025-04-14': 1,
+  'gpt-4.1-mini': 0.2, // $0.40 in
+  'gpt-4.1-mini-2025-04-14': 0.2,
+  'gpt-4.1-nano': 0.05, // $0.10 in
+  'gpt-4.1-nano-2025-04-14': 0.05,
+  o1: 7.5, // $15 in
+  'o3-mini': 0.55, // $1.10 in
+  'o4-mini': 0.55, // $1.10 in
+  'gpt-4-turbo': 5, // $10 in
+  'text-embedding-3-small': 0.01, // $0.02 in
+  'text-embedding-3-large': 0.065, // $0.13 in
+
+  // Anthropic. https://docs.anthropic.com/en/docs/about-claude/pricing (Opus 4.1
+  // and older; stored copy read 2026-11-23) and
+  // https://platform.claude.com/docs/zh-CN/about-claude/pricing (4.5 and 4.6; stored copy read 2026-11-23).
+  'claude-3-5-haiku-20241022': 0.4, // $0.80 in
+  'claude-3-5-haiku-latest': 0.4,
+  'claude-3-5-sonnet-20240620': 1.5, // $3 in
+  'claude-3-5-sonnet-20241022': 1.5,
+  'claude-3-7-sonnet-20250219': 1.5, // $3 in
+  'claude-3-7-sonnet-latest': 1.5,
+  'claude-sonnet-4-20250514': 1.5, // $3 in
+  'claude-sonnet-4-0': 1.5,
+  'claude-sonnet-4-5-20250929': 1.5, // $3 in
+  'claude-sonnet-4-5': 1.5,
+  'claude-sonnet-4-6': 1.5, // $3 in
+  'claude-opus-4-20250514': 7.5, // $15 in
+  'claude-opus-4-0': 7.5,
+  'claude-opus-4-1-20250805': 7.5, // $15 in
+  'claude-opus-4-1': 7.5,
+  'claude-opus-4-5-20251101': 2.5, // $5 in
+  'claude-opus-4-5': 2.5,
+  'claude-opus-4-6': 2.5, // $5 in
+  'claude-haiku-4-5-20251001': 0.5, // $1 in
+  'claude-haiku-4-5': 0.5,
+
+  // DeepSeek, the list in force since 2025-09-05 16:00 UTC (cache-miss input price).
+  // https://api-docs.deepseek.com/quick_start/pricing (stored copy read 2026-11-23)
+  'deepseek-chat': 0.28, // $0.56 in
+  'deepseek-reasoner': 0.28, // $0.56 in
 };
 
 /**
@@ -121,6 +178,25 @@ export const DEFAULT_MODEL_MAX_OUTPUT_TOKENS: Record<string, number> = {
   'qwen-v1': 2048,
   'qwen-plus-v1': 2048,
   SparkDesk: 4096,
+  // OpenAI model pages (https://developers.openai.com/api/docs/models/<model>),
+  // as transcribed by the AI gateways that link to them; gpt-4o and gpt-4o-mini above.
+  'gpt-4o-2024-08-06': 16384,
+  'gpt-4o-2024-11-20': 16384,
+  'gpt-4o-mini-2024-07-18': 16384,
+  'gpt-4.1': 32768,
+  'gpt-4.1-2025-04-14': 32768,
+  'gpt-4.1-mini': 32768,
+  'gpt-4.1-mini-2025-04-14': 32768,
+  'gpt-4.1-nano': 32768,
+  'gpt-4.1-nano-2025-04-14': 32768,
+  o1: 100000,
+  'o3-mini': 100000,
+  'o4-mini': 100000,
+  'text-embedding-3-small': 0,
+  'text-embedding-3-large': 0,
+  // https://api-docs.deepseek.com/quick_start/pricing: "MAX OUTPUT" 8K (chat), 64K (reasoner)
+  'deepseek-chat': 8192,
+  'deepseek-reasoner': 65536,
 };
 
 /** The output a request without max_tokens reserves for a model missing from ModelMaxOutputTokens. */

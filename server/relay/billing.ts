@@ -4,7 +4,13 @@
 // unknown model, cached prompt tokens priced on their own, never a negative charge.
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../common/options';
 
-/** Completion-token multipliers by model-name prefix (longest prefix wins). */
+/**
+ * v0.5.3's completion-token multipliers by model-name prefix (longest prefix
+ * wins), kept for the models it priced. Newer families are listed by exact name
+ * in COMPLETION_RATIO_BY_MODEL instead: `gpt-4o`, `gpt-4.1` and `gpt-4-turbo`
+ * all start with `gpt-4` yet have other output prices, so a prefix would bill
+ * them wrongly, and a future model sharing a prefix would silently inherit a price.
+ */
 export const COMPLETION_RATIO_BY_PREFIX: Readonly<Record<string, number>> = {
   'gpt-3.5': 4 / 3,
   'gpt-4': 2,
@@ -12,8 +18,114 @@ export const COMPLETION_RATIO_BY_PREFIX: Readonly<Record<string, number>> = {
   'claude-2': 2.965517,
 };
 
-/** Cached prompt tokens cost this share of a normal prompt token unless a ratio is configured. */
+/**
+ * Output price / input price for the models DEFAULT_MODEL_RATIO prices beyond
+ * v0.5.3 (common/options.ts cites each provider's price page). Checked before
+ * the prefixes. Reasoning tokens need no entry of their own: OpenAI and
+ * DeepSeek count them inside completion_tokens and bill them as output.
+ */
+export const COMPLETION_RATIO_BY_MODEL: Readonly<Record<string, number>> = {
+  // OpenAI: $10 / $2.50, $0.60 / $0.15, $8 / $2, $1.60 / $0.40, $0.40 / $0.10, $60 / $15, $4.40 / $1.10, $30 / $10
+  'gpt-4o': 4,
+  'gpt-4o-2024-08-06': 4,
+  'gpt-4o-2024-11-20': 4,
+  'gpt-4o-mini': 4,
+  'gpt-4o-mini-2024-07-18': 4,
+  'gpt-4.1': 4,
+  'gpt-4.1-2025-04-14': 4,
+  'gpt-4.1-mini': 4,
+  'gpt-4.1-mini-2025-04-14': 4,
+  'gpt-4.1-nano': 4,
+  'gpt-4.1-nano-2025-04-14': 4,
+  o1: 4,
+  'o3-mini': 4,
+  'o4-mini': 4,
+  'gpt-4-turbo': 3,
+  // embeddings answer no completion tokens
+  'text-embedding-3-small': 1,
+  'text-embedding-3-large': 1,
+  // Anthropic: every Claude model lists output at 5x its input ($4 / $0.80, $15 / $3, $75 / $15, $25 / $5, $5 / $1)
+  'claude-3-5-haiku-20241022': 5,
+  'claude-3-5-haiku-latest': 5,
+  'claude-3-5-sonnet-20240620': 5,
+  'claude-3-5-sonnet-20241022': 5,
+  'claude-3-7-sonnet-20250219': 5,
+  'claude-3-7-sonnet-latest': 5,
+  'claude-sonnet-4-20250514': 5,
+  'claude-sonnet-4-0': 5,
+  'claude-sonnet-4-5-20250929': 5,
+  'claude-sonnet-4-5': 5,
+  'claude-sonnet-4-6': 5,
+  'claude-opus-4-20250514': 5,
+  'claude-opus-4-0': 5,
+  'claude-opus-4-1-20250805': 5,
+  'claude-opus-4-1': 5,
+  'claude-opus-4-5-20251101': 5,
+  'claude-opus-4-5': 5,
+  'claude-opus-4-6': 5,
+  'claude-haiku-4-5-20251001': 5,
+  'claude-haiku-4-5': 5,
+  // DeepSeek: $1.68 / $0.56
+  'deepseek-chat': 3,
+  'deepseek-reasoner': 3,
+};
+
+/** Cached prompt tokens cost this share of a normal prompt token for a model the table below does not list. */
 export const DEFAULT_CACHED_PROMPT_RATIO = 0.5;
+
+/**
+ * Cached-input price / input price where the provider publishes one (same
+ * sources as the ratios). Anthropic's cache *writes* (1.25x input) are not
+ * reported through the OpenAI-shaped usage the relay reads today, so they are
+ * billed as ordinary prompt tokens until the Anthropic adaptor reports them.
+ */
+export const CACHED_PROMPT_RATIO_BY_MODEL: Readonly<Record<string, number>> = {
+  // OpenAI: 4o and o1 / o3-mini at half the input price, 4.1 and o4-mini at a quarter
+  'gpt-4o': 0.5,
+  'gpt-4o-2024-08-06': 0.5,
+  'gpt-4o-2024-11-20': 0.5,
+  'gpt-4o-mini': 0.5,
+  'gpt-4o-mini-2024-07-18': 0.5,
+  o1: 0.5,
+  'o3-mini': 0.5,
+  'gpt-4.1': 0.25,
+  'gpt-4.1-2025-04-14': 0.25,
+  'gpt-4.1-mini': 0.25,
+  'gpt-4.1-mini-2025-04-14': 0.25,
+  'gpt-4.1-nano': 0.25,
+  'gpt-4.1-nano-2025-04-14': 0.25,
+  'o4-mini': 0.25,
+  // Anthropic: "cache hits and refreshes" at a tenth of base input
+  'claude-3-5-haiku-20241022': 0.1,
+  'claude-3-5-haiku-latest': 0.1,
+  'claude-3-5-sonnet-20240620': 0.1,
+  'claude-3-5-sonnet-20241022': 0.1,
+  'claude-3-7-sonnet-20250219': 0.1,
+  'claude-3-7-sonnet-latest': 0.1,
+  'claude-sonnet-4-20250514': 0.1,
+  'claude-sonnet-4-0': 0.1,
+  'claude-sonnet-4-5-20250929': 0.1,
+  'claude-sonnet-4-5': 0.1,
+  'claude-sonnet-4-6': 0.1,
+  'claude-opus-4-20250514': 0.1,
+  'claude-opus-4-0': 0.1,
+  'claude-opus-4-1-20250805': 0.1,
+  'claude-opus-4-1': 0.1,
+  'claude-opus-4-5-20251101': 0.1,
+  'claude-opus-4-5': 0.1,
+  'claude-opus-4-6': 0.1,
+  'claude-haiku-4-5-20251001': 0.1,
+  'claude-haiku-4-5': 0.1,
+  // DeepSeek: cache hit $0.07 / cache miss $0.56
+  'deepseek-chat': 0.125,
+  'deepseek-reasoner': 0.125,
+};
+
+/** The share of a prompt token's price a cached prompt token costs for this model. */
+export function cachedPromptRatioFor(model: string): number {
+  const ratio = CACHED_PROMPT_RATIO_BY_MODEL[model];
+  return Number.isFinite(ratio) ? ratio : DEFAULT_CACHED_PROMPT_RATIO;
+}
 
 /** The prefix table's answer per model name, found once (bounded: model names come from clients). */
 const ratioByModel = new Map<string, number>();
@@ -21,6 +133,7 @@ const MAX_CACHED_MODELS = 1000;
 
 export function completionRatioFor(model: string, overrides: Readonly<Record<string, number>> = {}): number {
   if (Number.isFinite(overrides[model])) return overrides[model];
+  if (Object.hasOwn(COMPLETION_RATIO_BY_MODEL, model)) return COMPLETION_RATIO_BY_MODEL[model];
   let ratio = ratioByModel.get(model);
   if (ratio === undefined) {
     let best = '';

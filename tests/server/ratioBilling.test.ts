@@ -1,6 +1,7 @@
 // A GroupRatio saved through PUT /api/option/ prices the very next relayed
 // request: no restart, no cache to wait for.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { OPTION_SPECS } from '../../common/options';
 import { computeQuota } from '../../server/relay/billing';
 import { resetRelay, startRelayHarness, type RelayHarness } from './relay/harness';
 
@@ -37,5 +38,72 @@ describe('ratios take effect at once', () => {
     const modelRatio = { ...harness.app.ctx.options.json('ModelRatio'), 'gpt-4': 30 };
     expect((await harness.admin('PUT', '/api/option/', { key: 'ModelRatio', value: JSON.stringify(modelRatio) })).success).toBe(true);
     expect(await chargeOfOneRequest()).toBe(base * 6);
+  });
+});
+
+// Today's models relay out of the box with the default ModelRatio, billed
+// exactly: prompt x ratio + completion x completionRatio x ratio, the cached
+// part of the prompt at its own share. The emulator counts one token per word.
+describe('default prices of current models, through the relay', () => {
+  const NEW_MODELS = 'gpt-4o-mini,gpt-4.1-nano,o4-mini,deepseek-chat,claude-sonnet-4-20250514,text-embedding-3-small,mistral-large-latest';
+  const words = (count: number) => Array.from({ length: count }, (_, index) => `w${index}`).join(' ');
+  beforeEach(async () => {
+    // the suite above leaves its own ratios behind: start from the shipped defaults
+    for (const key of ['ModelRatio', 'GroupRatio'] as const) await harness.app.ctx.options.set(key, OPTION_SPECS[key].default);
+  });
+
+  async function chargeOf(path: string, body: Record<string, unknown>): Promise<{ charge: number; text: string }> {
+    const before = await harness.balances();
+    const response = await harness.post(path, body);
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    const after = await harness.balances();
+    return { charge: before.user.quota - after.user.quota, text };
+  }
+
+  it('bills gpt-4o-mini at $0.15 / $0.60 per 1M with cached input at half price, plain and streamed', async () => {
+    await harness.addChannel({ name: 'emu', key: 'sk-good', models: NEW_MODELS });
+    const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: words(1000) }], emulator: { chunks: 50, cached_tokens: 400 } };
+    // (600 uncached + 400 x 0.5 + 50 x 4) x 0.075 = 75
+    const expected = computeQuota({ promptTokens: 1000, cachedPromptTokens: 400, completionTokens: 50, ratio: 0.075, completionRatio: 4, cachedPromptRatio: 0.5 });
+    expect(expected).toBe(75);
+    expect((await chargeOf('/v1/chat/completions', body)).charge).toBe(expected);
+    expect((await chargeOf('/v1/chat/completions', { ...body, stream: true })).charge).toBe(expected);
+  });
+
+  it('bills o4-mini reasoning tokens as output (they are part of completion_tokens) and cached input at a quarter', async () => {
+    await harness.addChannel({ name: 'emu', key: 'sk-good', models: NEW_MODELS });
+    const body = { model: 'o4-mini', messages: [{ role: 'user', content: words(2000) }], emulator: { chunks: 10, reasoning_tokens: 990, cached_tokens: 1000 } };
+    // (1000 + 1000 x 0.25 + (10 + 990) x 4) x 0.55 = 2887.5 -> 2887
+    const expected = computeQuota({ promptTokens: 2000, cachedPromptTokens: 1000, completionTokens: 1000, ratio: 0.55, completionRatio: 4, cachedPromptRatio: 0.25 });
+    expect(expected).toBe(2887);
+    const plain = await chargeOf('/v1/chat/completions', body);
+    expect(JSON.parse(plain.text).usage.completion_tokens_details).toEqual({ reasoning_tokens: 990 });
+    expect(plain.charge).toBe(expected);
+    expect((await chargeOf('/v1/chat/completions', { ...body, stream: true })).charge).toBe(expected);
+  });
+
+  it('bills gpt-4.1-nano, deepseek-chat cache hits, a Claude model and embeddings at their published prices', async () => {
+    await harness.addChannel({ name: 'emu', key: 'sk-good', models: NEW_MODELS });
+    const chat = (model: string, cached: number) => ({ model, messages: [{ role: 'user', content: words(1000) }], emulator: { chunks: 100, cached_tokens: cached } });
+    // (800 + 200 x 0.25 + 400) x 0.05 = 62.5 -> 62
+    expect((await chargeOf('/v1/chat/completions', chat('gpt-4.1-nano', 200))).charge).toBe(62);
+    // (200 + 800 x 0.125 + 300) x 0.28 = 168
+    expect((await chargeOf('/v1/chat/completions', chat('deepseek-chat', 800))).charge).toBe(168);
+    // (1000 + 0 + 500) x 1.5 = 2250
+    expect((await chargeOf('/v1/chat/completions', chat('claude-sonnet-4-20250514', 0))).charge).toBe(2250);
+    // 1000 prompt tokens at 0.01 = 10
+    expect((await chargeOf('/v1/embeddings', { model: 'text-embedding-3-small', input: words(1000) })).charge).toBe(10);
+  });
+
+  it('still refuses a model nobody priced, before calling the upstream', async () => {
+    await harness.addChannel({ name: 'emu', key: 'sk-good', models: NEW_MODELS });
+    const calls = harness.emulator.requests.length;
+    const response = await harness.post('/v1/chat/completions', { model: 'mistral-large-latest', messages: [{ role: 'user', content: 'hi' }] });
+    expect(response.status).toBe(403);
+    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe('model_price_unset');
+    expect(error.message).toContain('ModelRatio');
+    expect(harness.emulator.requests.length).toBe(calls);
   });
 });

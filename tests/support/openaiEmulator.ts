@@ -17,6 +17,10 @@
 //   max_tokens says (a provider that overruns the limit) unless
 //   `emulator: {respect_max_tokens: true}` (or `x-emulator-respect-max-tokens: 1`)
 //   cuts it at max_tokens / max_completion_tokens, as a provider should;
+//   `emulator: {cached_tokens: n}` reports n of the prompt tokens as served from the
+//   prompt cache (usage.prompt_tokens_details.cached_tokens), and
+//   `emulator: {reasoning_tokens: n}` adds n hidden reasoning tokens, counted
+//   inside completion_tokens (usage.completion_tokens_details.reasoning_tokens), as o-series models do;
 // - GET billing paths answer fixed figures (BILLING_ANSWERS) for balance queries.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -160,14 +164,22 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
 
     if (path === '/v1/chat/completions' || path === '/v1/completions') {
       const isChat = path === '/v1/chat/completions';
-      const shape = (json.emulator ?? {}) as { chunks?: number; delay_ms?: number; respect_max_tokens?: boolean };
+      const shape = (json.emulator ?? {}) as { chunks?: number; delay_ms?: number; respect_max_tokens?: boolean; cached_tokens?: number; reasoning_tokens?: number };
       const limit = Number(json.max_tokens ?? json.max_completion_tokens ?? 0) || Infinity;
       const respectLimit = shape.respect_max_tokens === true || request.headers['x-emulator-respect-max-tokens'] === '1';
       const chunkCount = Math.min(Number(request.headers['x-emulator-chunks'] ?? shape.chunks ?? 5), respectLimit ? limit : Infinity);
       const delayMs = Number(request.headers['x-emulator-delay-ms'] ?? shape.delay_ms ?? 0);
       const words = Array.from({ length: chunkCount }, (_, index) => `word${index}`);
-      const completionTokens = words.length;
-      const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+      const reasoningTokens = Math.max(0, Number(shape.reasoning_tokens ?? 0) || 0);
+      const cachedTokens = Math.min(promptTokens, Math.max(0, Number(shape.cached_tokens ?? 0) || 0));
+      const completionTokens = words.length + reasoningTokens;
+      const usage = {
+        prompt_tokens: promptTokens,
+        completion_tokens: completionTokens,
+        total_tokens: promptTokens + completionTokens,
+        ...(cachedTokens > 0 ? { prompt_tokens_details: { cached_tokens: cachedTokens } } : {}),
+        ...(reasoningTokens > 0 ? { completion_tokens_details: { reasoning_tokens: reasoningTokens } } : {}),
+      };
       const id = `${isChat ? 'chatcmpl' : 'cmpl'}-emu${created}`;
       const object = isChat ? 'chat.completion' : 'text_completion';
 

@@ -10,7 +10,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import type { Readable } from 'node:stream';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../../db/faults';
 import { abortOnDisconnect, admitModel, modelOf, openJsonRequest, release, reserve, reserveLowered, settleLater } from '../../relay/accounting';
-import { affordableOutputTokens, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota } from '../../relay/billing';
+import { affordableOutputTokens, cachedPromptRatioFor, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota } from '../../relay/billing';
 import type { Bookkeeping } from '../../relay/bookkeeping';
 import { answerBytes, dispatch, type UpstreamAnswer } from '../../relay/dispatch';
 import { isRelayError, relayError, writeRelayError, type RelayError } from '../../relay/errors';
@@ -234,6 +234,7 @@ async function relayAdmitted(
         promptTokens: usage.promptTokens,
         completionTokens: usage.completionTokens,
         cachedPromptTokens: usage.cachedPromptTokens,
+        cachedPromptRatio: cachedPromptRatioFor(model),
         ratio: admission.ratio,
         completionRatio,
       }),

@@ -1,7 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO } from '../../../common/options';
+import { DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO, DEFAULT_MODEL_MAX_OUTPUT_TOKENS } from '../../../common/options';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../../common/options';
-import { affordableOutputTokens, completionRatioFor, computeQuota, imageQuota, lookupPrice, MIN_LOWERED_OUTPUT_TOKENS, maxOutputTokensFor, reservationQuota } from '../../../server/relay/billing';
+import {
+  affordableOutputTokens,
+  CACHED_PROMPT_RATIO_BY_MODEL,
+  cachedPromptRatioFor,
+  COMPLETION_RATIO_BY_MODEL,
+  completionRatioFor,
+  computeQuota,
+  DEFAULT_CACHED_PROMPT_RATIO,
+  imageQuota,
+  lookupPrice,
+  MIN_LOWERED_OUTPUT_TOKENS,
+  maxOutputTokensFor,
+  reservationQuota,
+} from '../../../server/relay/billing';
 
 describe('billing arithmetic', () => {
   it('reproduces the reference worked examples', () => {
@@ -67,5 +80,77 @@ describe('billing arithmetic', () => {
     expect([undefined, '256x256', '512x512', '1024x1024'].map((size) => imageQuota(8, size, 1))).toEqual([8000, 8000, 9000, 10000]);
     expect(imageQuota(8, '1024x1024', 3)).toBe(30000);
     expect(imageQuota(8, '512x512', 0)).toBe(0);
+  });
+});
+
+// USD per 1M tokens as the providers publish them (sources cited in common/options.ts):
+// [input, cached input, output]. Ratio 1 = $0.002 per 1K tokens = $2 per 1M.
+const PUBLISHED: Record<string, [number, number | null, number]> = {
+  'gpt-4o': [2.5, 1.25, 10],
+  'gpt-4o-mini': [0.15, 0.075, 0.6],
+  'gpt-4.1': [2, 0.5, 8],
+  'gpt-4.1-mini': [0.4, 0.1, 1.6],
+  'gpt-4.1-nano': [0.1, 0.025, 0.4],
+  o1: [15, 7.5, 60],
+  'o3-mini': [1.1, 0.55, 4.4],
+  'o4-mini': [1.1, 0.275, 4.4],
+  'gpt-4-turbo': [10, null, 30],
+  'text-embedding-3-small': [0.02, null, 0.02],
+  'text-embedding-3-large': [0.13, null, 0.13],
+  'claude-3-5-haiku-20241022': [0.8, 0.08, 4],
+  'claude-3-5-sonnet-20241022': [3, 0.3, 15],
+  'claude-3-7-sonnet-20250219': [3, 0.3, 15],
+  'claude-sonnet-4-20250514': [3, 0.3, 15],
+  'claude-sonnet-4-5-20250929': [3, 0.3, 15],
+  'claude-sonnet-4-6': [3, 0.3, 15],
+  'claude-opus-4-20250514': [15, 1.5, 75],
+  'claude-opus-4-1-20250805': [15, 1.5, 75],
+  'claude-opus-4-5-20251101': [5, 0.5, 25],
+  'claude-opus-4-6': [5, 0.5, 25],
+  'claude-haiku-4-5-20251001': [1, 0.1, 5],
+  'deepseek-chat': [0.56, 0.07, 1.68],
+  'deepseek-reasoner': [0.56, 0.07, 1.68],
+};
+
+describe('default prices of current models', () => {
+  const close = (actual: number, expected: number) => expect(Math.abs(actual - expected)).toBeLessThan(1e-9);
+
+  it.each(Object.entries(PUBLISHED))('%s costs what its provider publishes', (model, [input, cached, output]) => {
+    close(DEFAULT_MODEL_RATIO[model] * 2, input);
+    close(DEFAULT_MODEL_RATIO[model] * 2 * completionRatioFor(model), output);
+    close(DEFAULT_MODEL_RATIO[model] * 2 * cachedPromptRatioFor(model), cached ?? input * DEFAULT_CACHED_PROMPT_RATIO);
+  });
+
+  it('keeps every v0.5.3 row and its completion ratio (wire compatibility)', () => {
+    expect(DEFAULT_MODEL_RATIO).toMatchObject({ 'gpt-4': 15, 'gpt-3.5-turbo': 0.75, 'claude-2': 5.51, SparkDesk: 0.8572, 'text-embedding-ada-002': 0.05 });
+    expect(completionRatioFor('gpt-4-0613')).toBe(2);
+    expect(completionRatioFor('gpt-3.5-turbo-16k')).toBeCloseTo(4 / 3);
+    expect(completionRatioFor('claude-2')).toBe(2.965517);
+  });
+
+  it('prices new families by exact name, so a shared prefix never lends them an older price', () => {
+    // gpt-4o, gpt-4.1 and gpt-4-turbo all start with the v0.5.3 prefix gpt-4 (2x)
+    expect(['gpt-4o', 'gpt-4o-mini', 'gpt-4.1', 'gpt-4-turbo'].map((model) => completionRatioFor(model))).toEqual([4, 4, 4, 3]);
+    // an unlisted relative keeps the prefix answer and the default cache share, and has no price at all
+    expect(completionRatioFor('gpt-4o-mini-2099-01-01')).toBe(2);
+    expect(cachedPromptRatioFor('gpt-4o-mini-2099-01-01')).toBe(DEFAULT_CACHED_PROMPT_RATIO);
+    expect(lookupPrice('gpt-4o-mini-2099-01-01', 'default', DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO).known).toBe(false);
+  });
+
+  it('gives every newly priced model a completion ratio and a maximum output, and prices nothing it does not list', () => {
+    for (const model of Object.keys(COMPLETION_RATIO_BY_MODEL)) {
+      expect(DEFAULT_MODEL_RATIO[model], model).toBeGreaterThan(0);
+    }
+    for (const model of Object.keys(CACHED_PROMPT_RATIO_BY_MODEL)) expect(COMPLETION_RATIO_BY_MODEL[model], model).toBeDefined();
+    for (const model of ['gpt-4.1', 'o4-mini', 'deepseek-chat', 'deepseek-reasoner']) expect(DEFAULT_MODEL_MAX_OUTPUT_TOKENS[model], model).toBeGreaterThan(4096);
+    expect(DEFAULT_MODEL_MAX_OUTPUT_TOKENS['text-embedding-3-small']).toBe(0);
+    expect(DEFAULT_MODEL_MAX_OUTPUT_TOKENS['text-embedding-3-large']).toBe(0);
+  });
+
+  it('bills gpt-4o-mini with a cached prompt part and deepseek-chat cache hits at their own shares', () => {
+    // 1000 prompt (400 cached at 0.5) + floor(200 x 4), x 0.075: (600 + 200 + 800) x 0.075 = 120
+    expect(computeQuota({ promptTokens: 1000, cachedPromptTokens: 400, completionTokens: 200, ratio: 0.075, completionRatio: 4, cachedPromptRatio: cachedPromptRatioFor('gpt-4o-mini') })).toBe(120);
+    // 1000 prompt (800 cached at 0.125) + 100 x 3, x 0.28: (200 + 100 + 300) x 0.28 = 168
+    expect(computeQuota({ promptTokens: 1000, cachedPromptTokens: 800, completionTokens: 100, ratio: 0.28, completionRatio: 3, cachedPromptRatio: cachedPromptRatioFor('deepseek-chat') })).toBe(168);
   });
 });
