@@ -179,7 +179,9 @@ export const DEFAULT_MODEL_MAX_OUTPUT_TOKENS: Record<string, number> = {
   'qwen-plus-v1': 2048,
   SparkDesk: 4096,
   // OpenAI model pages (https://developers.openai.com/api/docs/models/<model>),
-  // as transcribed by the AI gateways that link to them; gpt-4o and gpt-4o-mini above.
+  // as transcribed by the AI gateways that link to them (Vercel AI Gateway model
+  // pages); gpt-4o and gpt-4o-mini above. o1 and o3-mini: no stored source, so
+  // they reserve DEFAULT_MAX_OUTPUT_TOKENS until an administrator sets theirs.
   'gpt-4o-2024-08-06': 16384,
   'gpt-4o-2024-11-20': 16384,
   'gpt-4o-mini-2024-07-18': 16384,
@@ -189,8 +191,6 @@ export const DEFAULT_MODEL_MAX_OUTPUT_TOKENS: Record<string, number> = {
   'gpt-4.1-mini-2025-04-14': 32768,
   'gpt-4.1-nano': 32768,
   'gpt-4.1-nano-2025-04-14': 32768,
-  o1: 100000,
-  'o3-mini': 100000,
   'o4-mini': 100000,
   'text-embedding-3-small': 0,
   'text-embedding-3-large': 0,

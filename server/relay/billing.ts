@@ -80,7 +80,8 @@ export const DEFAULT_CACHED_PROMPT_RATIO = 0.5;
  * billed as ordinary prompt tokens until the Anthropic adaptor reports them.
  */
 export const CACHED_PROMPT_RATIO_BY_MODEL: Readonly<Record<string, number>> = {
-  // OpenAI: 4o and o1 / o3-mini at half the input price, 4.1 and o4-mini at a quarter
+  // OpenAI: 4o and o1 at half the input price, 4.1 and o4-mini at a quarter; o3-mini's
+  // cached price was not in the stored sources, which put the o-series at half, so half
   'gpt-4o': 0.5,
   'gpt-4o-2024-08-06': 0.5,
   'gpt-4o-2024-11-20': 0.5,
