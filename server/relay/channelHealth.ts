@@ -16,7 +16,7 @@
 // self-hosted mirror (or a test emulator) is queried where it lives.
 import type { FastifyInstance } from 'fastify';
 import { request as undiciRequest } from 'undici';
-import { findChannelType } from '../../common/channelTypes';
+import { BALANCE_CHANNEL_TYPES, findChannelType } from '../../common/channelTypes';
 import { ChannelStatus } from '../../common/roles';
 import type { AppContext } from '../plugins/context';
 import { listChannelsToCheck, recordChannelBalance, recordChannelTest, splitList, type ChannelRow } from '../repositories/channels';
@@ -181,7 +181,11 @@ const aiProxyBalance: BalanceFetch = async (base, key, signal) => {
   return numberFrom((body.data as { totalPoints?: unknown } | undefined)?.totalPoints, 'totalPoints');
 };
 
-/** Channel type → how its balance is read; `host` when it differs from the type's base URL. */
+/**
+ * Channel type → how its balance is read; `host` when it differs from the type's base URL.
+ * The types with a balance are the table's (`balanceUnit` in common/channelTypes.ts);
+ * tests/server/channelHealth.test.ts keeps this map's keys equal to them.
+ */
 const BALANCE_SOURCES: Partial<Record<number, { fetch: BalanceFetch; host?: string }>> = {
   1: { fetch: openAiSubscriptionBalance },
   8: { fetch: openAiSubscriptionBalance },
@@ -192,7 +196,8 @@ const BALANCE_SOURCES: Partial<Record<number, { fetch: BalanceFetch; host?: stri
   10: { fetch: aiProxyBalance, host: 'https://aiproxy.io' },
 };
 
-export const BALANCE_CHANNEL_TYPES: readonly number[] = Object.keys(BALANCE_SOURCES).map(Number);
+/** The types this file can read a balance for (for the test that holds them equal to the table's). */
+export const BALANCE_SOURCE_TYPES: readonly number[] = Object.keys(BALANCE_SOURCES).map(Number);
 
 /** Asks the upstream for the channel's balance and saves it. Never disables anything. */
 export async function updateChannelBalance(app: FastifyInstance, channel: ChannelRow, signal?: AbortSignal): Promise<{ balance: number } | { error: string }> {

@@ -7,8 +7,10 @@ import { http, HttpResponse } from 'msw';
 import { AdminContext, memoryStore, Notification, ResourceContextProvider } from 'react-admin';
 import { MemoryRouter, Route, Routes } from 'react-router-dom';
 import { describe, expect, it } from 'vitest';
+import { CHANNEL_TYPES } from '../../common/channelTypes';
 import { dataProvider } from '../../src/dataProvider';
 import { i18nProvider } from '../../src/i18n';
+import { appEnglish } from '../../src/i18n/app.en';
 import { ChannelCreate } from '../../src/resources/channel/ChannelCreate';
 import { formatBalance, responseTimeColor } from '../../src/resources/channel/channelDisplay';
 import { channelFormValues, channelTransform, validateChannelForm } from '../../src/resources/channel/ChannelInputs';
@@ -36,6 +38,22 @@ function renderAt(path: string) {
     </MemoryRouter>,
   );
 }
+
+describe('the channel-type table', () => {
+  it('has the spec\'s 18 types once each, and every `other` label is a translated key', () => {
+    expect(CHANNEL_TYPES.map((type) => type.value).sort((a, b) => a - b)).toEqual(Array.from({ length: 18 }, (_, index) => index + 1));
+    const labels = CHANNEL_TYPES.flatMap((type) => (type.other ? [type.other.label] : []));
+    expect(labels).toEqual(['app.channel.other_azure', 'app.channel.other_spark']);
+    for (const label of labels) {
+      const found = label.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], appEnglish);
+      expect(typeof found).toBe('string');
+    }
+  });
+
+  it('requires a base URL exactly for Azure and Custom', () => {
+    expect(CHANNEL_TYPES.filter((type) => type.baseUrlRequired).map((type) => type.value)).toEqual([3, 8]);
+  });
+});
 
 describe('channel display rules', () => {
   it('colours response times by the spec thresholds', () => {

@@ -4,7 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { channelJobsSettled, runHealthPass } from '../../server/relay/channelHealth';
+import { BALANCE_CHANNEL_TYPES } from '../../common/channelTypes';
+import { BALANCE_SOURCE_TYPES, channelJobsSettled, runHealthPass } from '../../server/relay/channelHealth';
 import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../support/app';
 import { databaseTargets, type TestDatabase } from '../support/databases';
 import { SLOW_KEY_DELAY_MS, startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
@@ -284,6 +285,12 @@ for (const target of targets) {
     });
   });
 }
+
+describe('balance sources', () => {
+  it('exist for exactly the types the channel-type table gives a balance unit', () => {
+    expect([...BALANCE_SOURCE_TYPES].sort((a, b) => a - b)).toEqual([...BALANCE_CHANNEL_TYPES].sort((a, b) => a - b));
+  });
+});
 
 describe('the periodic health checker', () => {
   it('re-enables a healthy system-disabled channel on its timer and stops cleanly on close', async () => {

@@ -275,6 +275,23 @@ describe('relay', () => {
     expect((await fetch(`${baseUrl}/v1/models/gpt-3.5-turbo`, { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(404);
   });
 
+  it('says which provider serves each listed model: the first channel by priority, from the channel-type table', async () => {
+    await addChannel({ name: 'openai', type: 1, key: 'sk-good', models: 'gpt-4' });
+    await addChannel({ name: 'claude', type: 14, key: 'sk-good', models: 'claude-2' });
+    await addChannel({ name: 'custom', key: 'sk-good', models: 'llama-3' });
+    // gpt-4 also behind a lower-priority Azure channel: the OpenAI one answers first
+    await addChannel({ name: 'azure', type: 3, key: 'sk-good', models: 'gpt-4', priority: -1 });
+    const models = (await (await fetch(`${baseUrl}/v1/models`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as any;
+    expect(models.object).toBe('list');
+    expect(models.data).toEqual([
+      { id: 'claude-2', object: 'model', created: 1677649963, owned_by: 'anthropic' },
+      { id: 'gpt-4', object: 'model', created: 1677649963, owned_by: 'openai' },
+      { id: 'llama-3', object: 'model', created: 1677649963, owned_by: 'custom' },
+    ]);
+    const claude = (await (await fetch(`${baseUrl}/v1/models/claude-2`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as any;
+    expect(claude).toEqual({ id: 'claude-2', object: 'model', created: 1677649963, owned_by: 'anthropic' });
+  });
+
   it('relays embeddings and bills their usage', async () => {
     await addChannel({ name: 'emu', key: 'sk-good' });
     const before = await balances();

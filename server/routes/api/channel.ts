@@ -41,10 +41,9 @@ export function parseChannelFields(body: Record<string, unknown>, current?: Chan
   if (!Number.isSafeInteger(weight) || weight < 1) return { error: 'weight must be a whole number, 1 or more' };
   const baseUrl = String(pick('base_url') ?? '').trim().replace(/\/+$/, '');
   if (baseUrl && !/^https?:\/\/[^\s]+$/.test(baseUrl)) return { error: 'base URL must start with http:// or https://' };
-  if ((type === 3 || type === 8) && !baseUrl) return { error: 'this channel type needs a base URL' };
-  let other = String(pick('other') ?? '').trim();
-  if (type === 3 && !other) other = '2023-06-01-preview';
-  if (type === 18 && !other) other = 'v2.1';
+  const channelType = findChannelType(type);
+  if (channelType?.baseUrlRequired && !baseUrl) return { error: 'this channel type needs a base URL' };
+  const other = String(pick('other') ?? '').trim() || channelType?.other?.fallback || '';
   return { value: { type, name, base_url: baseUrl, other, models, group, model_mapping: JSON.stringify(mapping), priority, weight } };
 }
 

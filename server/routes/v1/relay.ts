@@ -9,6 +9,9 @@
 //   dashboard.ts      /dashboard/billing/* and /v1/dashboard/billing/*
 //   unimplemented.ts  the 501 routes (files, fine-tunes, ...)
 import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
+import { ownerOfChannelType } from '../../../common/channelTypes';
+import type { Database } from '../../db/database';
 import { bookkeepingFor } from '../../relay/bookkeeping';
 import { isRelayError, relayError, sendRelayError } from '../../relay/errors';
 import { modelNameProblem } from '../../relay/requestFields';
@@ -19,6 +22,27 @@ import { dashboardRoutes } from './dashboard';
 import { imageRoutes } from './images';
 import { textRoutes } from './text';
 import { unimplementedRoutes } from './unimplemented';
+
+const modelObject = (id: string, owner: string) => ({ id, object: 'model', created: 1677649963, owned_by: owner });
+
+/**
+ * The models a group reaches (its enabled abilities), sorted by name, each
+ * with the `owned_by` of the channel that serves it first: the highest
+ * priority, then the lowest channel id (common/channelTypes.ts `ownedBy`).
+ */
+async function modelOwners(db: Kysely<Database>, group: string, model?: string): Promise<Map<string, string>> {
+  let query = db
+    .selectFrom('abilities')
+    .leftJoin('channels', 'channels.id', 'abilities.channel_id')
+    .select(['abilities.model', 'channels.type'])
+    .where('abilities.group', '=', group)
+    .where('abilities.enabled', '=', 1);
+  if (model !== undefined) query = query.where('abilities.model', '=', model);
+  const rows = await query.orderBy('abilities.model').orderBy('abilities.priority', 'desc').orderBy('abilities.channel_id').execute();
+  const owners = new Map<string, string>();
+  for (const row of rows) if (!owners.has(row.model)) owners.set(row.model, ownerOfChannelType(Number(row.type)));
+  return owners;
+}
 
 export async function relayRoutes(app: FastifyInstance): Promise<void> {
   const { db } = app.ctx;
@@ -35,16 +59,9 @@ export async function relayRoutes(app: FastifyInstance): Promise<void> {
   app.get('/v1/models', async (request, reply) => {
     const caller = await authenticateRelay(db, request);
     if (isRelayError(caller)) return sendRelayError(reply, caller);
-    const rows = await db
-      .selectFrom('abilities')
-      .select('model')
-      .distinct()
-      .where('group', '=', caller.user.group)
-      .where('enabled', '=', 1)
-      .orderBy('model')
-      .execute();
+    const owners = await modelOwners(db, caller.user.group);
     const allowed = caller.token.models ? new Set(caller.token.models.split(',')) : undefined;
-    const data = rows.filter((row) => !allowed || allowed.has(row.model)).map((row) => ({ id: row.model, object: 'model', created: 1677649963, owned_by: 'switchboard' }));
+    const data = [...owners].filter(([model]) => !allowed || allowed.has(model)).map(([model, owner]) => modelObject(model, owner));
     return { object: 'list', data };
   });
 
@@ -55,9 +72,9 @@ export async function relayRoutes(app: FastifyInstance): Promise<void> {
     const badName = modelNameProblem(model);
     if (badName) return sendRelayError(reply, badName);
     const allowedByToken = !caller.token.models || caller.token.models.split(',').includes(model);
-    const row = await db.selectFrom('abilities').select('model').where('group', '=', caller.user.group).where('model', '=', model).where('enabled', '=', 1).executeTakeFirst();
-    if (!row || !allowedByToken) return sendRelayError(reply, relayError(404, `The model '${model}' does not exist`, 'model_not_found'));
-    return { id: model, object: 'model', created: 1677649963, owned_by: 'switchboard' };
+    const owner = (await modelOwners(db, caller.user.group, model)).get(model);
+    if (owner === undefined || !allowedByToken) return sendRelayError(reply, relayError(404, `The model '${model}' does not exist`, 'model_not_found'));
+    return modelObject(model, owner);
   });
 
   await app.register(textRoutes(bookkeeping));

@@ -12,25 +12,6 @@ import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
 import { errorMessage } from '../../pages/errorMessage';
 
-/** Picked when a type is chosen while no model is selected yet. */
-export const DEFAULT_MODELS: Readonly<Record<number, readonly string[]>> = {
-  14: ['claude-instant-1', 'claude-2'],
-  11: ['PaLM-2'],
-  15: ['ERNIE-Bot', 'ERNIE-Bot-turbo', 'Embedding-V1'],
-  17: ['qwen-v1', 'qwen-plus-v1'],
-  16: ['chatglm_pro', 'chatglm_std', 'chatglm_lite'],
-  18: ['SparkDesk'],
-};
-
-/** Types whose `other` field means something, and what an empty one becomes. */
-export const OTHER_SETTING: Readonly<Record<number, { label: string; fallback: string }>> = {
-  3: { label: 'app.channel.other_azure', fallback: '2023-06-01-preview' },
-  18: { label: 'app.channel.other_spark', fallback: 'v2.1' },
-};
-
-const KEY_FORMATS: Readonly<Record<number, string>> = { 15: 'APIKey|SecretKey', 18: 'APPID|APISecret|APIKey' };
-const BASE_URL_REQUIRED = new Set([3, 8]);
-
 export const MAPPING_EXAMPLE = JSON.stringify({ 'gpt-3.5-turbo-0301': 'gpt-3.5-turbo', 'gpt-4-0314': 'gpt-4', 'gpt-4-32k-0314': 'gpt-4-32k' }, null, 2);
 
 export const CHANNEL_DEFAULTS = {
@@ -89,7 +70,7 @@ export function validateChannelForm(creating: boolean, original?: { base_url?: u
     if (!creating && !String(values.key ?? '').trim() && channelMoved(values, original)) errors.key = 'app.channel.key_needed_after_move';
     if (!Array.isArray(values.models) || values.models.length === 0) errors.models = 'app.channel.models_required';
     if (!mappingIsValid(String(values.model_mapping ?? ''))) errors.model_mapping = 'app.channel.mapping_invalid';
-    if (BASE_URL_REQUIRED.has(Number(values.type)) && !String(values.base_url ?? '').trim()) errors.base_url = 'app.channel.base_url_required';
+    if (findChannelType(Number(values.type))?.baseUrlRequired && !String(values.base_url ?? '').trim()) errors.base_url = 'app.channel.base_url_required';
     if (!Number.isInteger(Number(values.priority))) errors.priority = 'app.channel.priority_invalid';
     if (!Number.isInteger(Number(values.weight)) || Number(values.weight) < 1) errors.weight = 'app.channel.weight_invalid';
     return errors;
@@ -111,7 +92,7 @@ export function channelTransform(values: Record<string, unknown>) {
     name: String(values.name ?? '').trim(),
     key,
     base_url: String(values.base_url ?? '').trim().replace(/\/+$/, ''),
-    other: other || OTHER_SETTING[type]?.fallback || '',
+    other: other || findChannelType(type)?.other?.fallback || '',
     models: unique((values.models as string[] | undefined) ?? []).join(','),
     group: unique((values.groups as string[] | undefined) ?? []).join(',') || 'default',
     model_mapping: String(values.model_mapping ?? '').trim() || '{}',
@@ -147,7 +128,8 @@ function DefaultModelsOnTypeChange() {
     if (previous.current === type) return;
     previous.current = type;
     const chosen = getValues('models') as string[] | undefined;
-    if ((!chosen || chosen.length === 0) && DEFAULT_MODELS[type]) setValue('models', [...DEFAULT_MODELS[type]], { shouldDirty: true, shouldValidate: true });
+    const defaults = findChannelType(type)?.defaultModels ?? [];
+    if ((!chosen || chosen.length === 0) && defaults.length) setValue('models', [...defaults], { shouldDirty: true, shouldValidate: true });
   }, [type, getValues, setValue]);
   return null;
 }
@@ -213,9 +195,10 @@ export function ChannelInputs({ creating = false }: { creating?: boolean }) {
   const typeChoices = useMemo(() => CHANNEL_TYPES.map((channelType) => ({ id: channelType.value, name: `${channelType.label} (${channelType.value})` })), []);
   const modelChoices = unique([...availableModels, ...chosenModels]).map((name) => ({ id: name, name }));
   const groupChoices = unique(['default', ...availableGroups, ...chosenGroups]).map((name) => ({ id: name, name }));
-  const otherSetting = OTHER_SETTING[type];
-  const defaultBaseUrl = findChannelType(type)?.defaultBaseUrl ?? '';
-  const keyFormat = KEY_FORMATS[type];
+  const channelType = findChannelType(type);
+  const otherSetting = channelType?.other;
+  const defaultBaseUrl = channelType?.defaultBaseUrl ?? '';
+  const keyFormat = channelType?.keyFormat;
   const baseUrl = useWatch({ name: 'base_url' });
   const { formState } = useFormContext();
   const moved = !creating && channelMoved({ base_url: baseUrl, type }, formState.defaultValues);
@@ -223,7 +206,7 @@ export function ChannelInputs({ creating = false }: { creating?: boolean }) {
     ? batch ? 'app.channel.key_batch_help' : keyFormat ? translate('app.channel.key_format', { format: keyFormat }) : 'app.channel.key_help'
     : moved ? 'app.channel.key_needed_after_move' : 'app.channel.key_keep';
   const baseUrlHelp =
-    type === 3 ? 'app.channel.base_url_azure' : BASE_URL_REQUIRED.has(type) ? 'app.channel.base_url_custom' : defaultBaseUrl ? translate('app.channel.base_url_default', { url: defaultBaseUrl }) : 'app.channel.base_url_optional';
+    channelType?.protocol === 'azure' ? 'app.channel.base_url_azure' : channelType?.baseUrlRequired ? 'app.channel.base_url_custom' : defaultBaseUrl ? translate('app.channel.base_url_default', { url: defaultBaseUrl }) : 'app.channel.base_url_optional';
 
   return (
     <Box sx={{ width: '100%', maxWidth: 720 }}>

@@ -1,4 +1,5 @@
 // How channel numbers read in the list (spec §4 and §9).
+import { findChannelType } from '../../../common/channelTypes';
 import { formatCount } from '../../quota';
 import type { PaletteName } from '../shared/palette';
 
@@ -12,23 +13,20 @@ export function responseTimeColor(milliseconds: number): PaletteName {
 }
 
 /**
- * The balance in the unit the upstream reports for this type; null when the
- * type has no balance query. 10 and 13 report points, shown as a count.
+ * The balance in the unit the upstream reports for this type (the table's
+ * `balanceUnit`); null when the type has no balance query.
  */
 export function formatBalance(type: number, balance: number): string | null {
-  switch (type) {
-    case 1:
-    case 8:
+  switch (findChannelType(type)?.balanceUnit) {
+    case 'usd':
       return `$${balance.toFixed(2)}`;
-    case 4:
-    case 12:
+    case 'cny':
       return `¥${balance.toFixed(2)}`;
-    case 5:
+    case 'cny_per_10000':
       return `¥${(balance / 10000).toFixed(2)}`;
-    case 10:
-    case 13:
+    case 'points':
       return formatCount(balance);
-    default:
+    case undefined:
       return null;
   }
 }
