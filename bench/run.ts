@@ -4,8 +4,8 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { request } from 'undici';
 import { cpuMs, placeProcesses, repoRoot, rssMiB, startFlags, startScript, type Started } from './processes';
+import { prepareGateway } from './consoleApi';
 import { firstByte, starvationScenario } from './starvation';
 import { runWrk, type LoadResult } from './wrk';
 
@@ -17,16 +17,6 @@ const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const MODEL = 'gpt-3.5-turbo';
 const plainBody = { model: MODEL, messages: [{ role: 'user', content: 'Say hello to the benchmark.' }] };
 const streamBody = { ...plainBody, stream: true, emulator: { chunks: 20 } };
-
-async function json(url: string, init: { method?: 'GET' | 'POST' | 'PUT'; body?: unknown; cookie?: string }) {
-  const response = await request(url, {
-    method: init.method ?? 'GET',
-    headers: { 'content-type': 'application/json', ...(init.cookie ? { cookie: init.cookie } : {}) },
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-  });
-  const setCookie = response.headers['set-cookie'];
-  return { body: (await response.body.json()) as { success: boolean; message: string; data: any }, setCookie: Array.isArray(setCookie) ? setCookie[0] : setCookie };
-}
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
@@ -79,12 +69,7 @@ try {
   const gateway = await startScript('gatewayProcess', {}, startFlags());
   started.push(gateway);
 
-  const signIn = await json(`${gateway.url}/api/user/login`, { method: 'POST', body: { username: 'root', password: 'bench-root-password' } });
-  const cookie = String(signIn.setCookie).split(';')[0];
-  const channel = await json(`${gateway.url}/api/channel/`, { method: 'POST', cookie, body: { name: 'emulator', type: 8, key: 'sk-good', base_url: emulator.url, models: MODEL } });
-  if (!channel.body.success) throw new Error(channel.body.message);
-  const token = await json(`${gateway.url}/api/token/`, { method: 'POST', cookie, body: { name: 'bench', unlimited_quota: true } });
-  const gatewayKey = `sk-${token.body.data.key}`;
+  const { rootCookie: cookie, key: gatewayKey } = await prepareGateway(gateway.url, emulator.url, MODEL);
 
   const passthrough = await startScript('passthroughProcess', { UPSTREAM_URL: emulator.url, CLIENT_KEY: 'sk-bench' });
   started.push(passthrough);

@@ -7,6 +7,7 @@
 // took every upstream connection and the other user waited 86 s.
 import { setMaxListeners } from 'node:events';
 import { Agent, request } from 'undici';
+import { consoleCall } from './consoleApi';
 
 const MODEL = 'gpt-3.5-turbo';
 const FLOOD = Number(process.env.BENCH_STARVATION_STREAMS ?? 1000);
@@ -14,18 +15,6 @@ const SAMPLES = Number(process.env.BENCH_STARVATION_SAMPLES ?? 200);
 /** A flood stream: 120 events 250 ms apart, 30 s, longer than the measurement under it. */
 const slowBody = { model: MODEL, stream: true, emulator: { chunks: 120, delay_ms: 250 }, messages: [{ role: 'user', content: 'a long, slow answer' }] };
 const ordinaryBody = { model: MODEL, stream: true, emulator: { chunks: 20 }, messages: [{ role: 'user', content: 'Say hello to the benchmark.' }] };
-
-async function json(url: string, init: { method?: 'GET' | 'POST' | 'PUT'; body?: unknown; cookie?: string }) {
-  const response = await request(url, {
-    method: init.method ?? 'GET',
-    headers: { 'content-type': 'application/json', ...(init.cookie ? { cookie: init.cookie } : {}) },
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-  });
-  const setCookie = response.headers['set-cookie'];
-  const body = (await response.body.json()) as { success: boolean; message: string; data: any };
-  if (!body.success) throw new Error(`${url}: ${body.message}`);
-  return { body, setCookie: Array.isArray(setCookie) ? setCookie[0] : setCookie };
-}
 
 /** Time to the first body chunk of one streamed answer, in ms, and its status. */
 export async function firstByte(base: string, key: string, body: unknown = ordinaryBody): Promise<{ ms: number; status: number }> {
@@ -71,13 +60,13 @@ async function sample(base: string, key: string, count: number): Promise<Sampled
 async function bystanderKey(gateway: string, rootCookie: string): Promise<string> {
   const username = `other${Date.now() % 100000}`;
   const password = 'bystander-password-1';
-  await json(`${gateway}/api/user/`, { method: 'POST', cookie: rootCookie, body: { username, password } });
-  const found = await json(`${gateway}/api/user/search?keyword=${username}`, { cookie: rootCookie });
+  await consoleCall(`${gateway}/api/user/`, { method: 'POST', cookie: rootCookie, body: { username, password } });
+  const found = await consoleCall(`${gateway}/api/user/search?keyword=${username}`, { cookie: rootCookie });
   const id = (found.body.data as Array<{ id: number; username: string }>).find((user) => user.username === username)!.id;
-  await json(`${gateway}/api/user/`, { method: 'PUT', cookie: rootCookie, body: { id, quota: 1_000_000_000 } });
-  const signIn = await json(`${gateway}/api/user/login`, { method: 'POST', body: { username, password } });
-  const cookie = String(signIn.setCookie).split(';')[0];
-  const token = await json(`${gateway}/api/token/`, { method: 'POST', cookie, body: { name: 'bystander', unlimited_quota: true } });
+  await consoleCall(`${gateway}/api/user/`, { method: 'PUT', cookie: rootCookie, body: { id, quota: 1_000_000_000 } });
+  const signIn = await consoleCall(`${gateway}/api/user/login`, { method: 'POST', body: { username, password } });
+  const { cookie } = signIn;
+  const token = await consoleCall(`${gateway}/api/token/`, { method: 'POST', cookie, body: { name: 'bystander', unlimited_quota: true } });
   return `sk-${token.body.data.key}`;
 }
 
@@ -132,7 +121,7 @@ export interface StarvationOptions {
 /** Runs the scenario against a gateway whose channel for MODEL is set up; returns Markdown lines for the report. */
 export async function starvationScenario({ gateway, rootCookie, floodKey }: StarvationOptions): Promise<string[]> {
   const bystander = await bystanderKey(gateway, rootCookie);
-  const setOption = (key: string, value: string) => json(`${gateway}/api/option/`, { method: 'PUT', cookie: rootCookie, body: { key, value } });
+  const setOption = (key: string, value: string) => consoleCall(`${gateway}/api/option/`, { method: 'PUT', cookie: rootCookie, body: { key, value } });
   // warm both paths up, so the first samples measure serving, not compiling
   await sample(gateway, bystander, 50);
   const before = await sample(gateway, bystander, SAMPLES);
