@@ -67,7 +67,11 @@ describe('options across nodes', () => {
       const { first, second, rootCookie } = await twoNodes(database, { optionSyncSeconds: 0.2 });
       expect(await put(first, rootCookie, 'SystemName', 'Polled AI')).toEqual({ success: true, message: '' });
       expect(await put(first, rootCookie, 'RegisterEnabled', 'false')).toEqual({ success: true, message: '' });
-      await eventually(async () => (await statusOf(second)).system_name === 'Polled AI', 3000);
+      // two writes: a poll may land between them, so wait for the second one's effect too
+      await eventually(async () => {
+        const status = await statusOf(second);
+        return status.system_name === 'Polled AI' && status.register_enabled === false;
+      }, 3000);
       const refused = await second.inject({
         method: 'POST',
         url: '/api/user/register',
