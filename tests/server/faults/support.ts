@@ -454,35 +454,6 @@ export function ledgerDiscrepancy(start: Balances, end: Balances) {
 }
 
 /**
- * Whether each reservation is a row of its own (the reservations table), which
- * lets a reservation or release whose COMMIT answer was lost be resolved
- * exactly. Without it such a reservation stays held, counted but not lost.
- */
-export async function reservationRows(query: Query): Promise<boolean> {
-  const rows = await query("select 1 as found from information_schema.tables where table_name = 'reservations'");
-  return rows.length > 0;
-}
-
-/**
- * What the gateway reported it may have left held: reservations and releases
- * whose connection broke after their statement was sent (the COMMIT may or
- * may not have been applied). An upper bound on what may stay held without
- * reservation rows.
- */
-export function reportedAmbiguousHolds(output: string): number {
-  let total = 0;
-  for (const line of output.split('\n')) {
-    if (!line.startsWith('{') || !/may have been (taken|applied)/.test(line)) continue;
-    try {
-      total += Number((JSON.parse(line) as { reservation?: { amount?: number } }).reservation?.amount ?? 0);
-    } catch {
-      // not a log line of ours
-    }
-  }
-  return total;
-}
-
-/**
  * Answers that are neither a success nor the database's 503. An upstream
  * whose idle keep-alive socket closed just as the relay reused it (the
  * emulator idles while the database is away) may give a 502
