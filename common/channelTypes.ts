@@ -5,7 +5,7 @@
  * what the console, the channel API, the balance job and /v1/models need to
  * know about it. Many types share the OpenAI protocol.
  */
-export type ChannelProtocol = 'openai' | 'azure' | 'anthropic' | 'palm' | 'baidu' | 'zhipu' | 'ali' | 'xunfei';
+export type ChannelProtocol = 'openai' | 'azure' | 'anthropic' | 'gemini' | 'baidu' | 'zhipu' | 'ali' | 'xunfei';
 
 /**
  * How a vendor's balance figure reads:
@@ -57,6 +57,14 @@ export interface ChannelType {
    * cannot know, reports `custom`.
    */
   ownedBy: string;
+  /**
+   * For a type on the OpenAI protocol whose API lives under another prefix
+   * than `/v1` (Zhipu `/api/paas/v4`, Qwen `/compatible-mode/v1`, Gemini
+   * `/v1beta/openai`): the prefix that replaces `/v1` in every path.
+   */
+  pathPrefix?: string;
+  /** For a type on the OpenAI protocol: how the key is sent; `bearer` (Authorization: Bearer) when absent. */
+  authHeader?: 'bearer' | 'api-key' | 'x-api-key';
 }
 
 const openAiReseller = { protocol: 'openai', defaultModels: [], baseUrlRequired: false, ownedBy: 'openai' } as const;
@@ -71,7 +79,7 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     value: 3, label: 'Azure OpenAI', color: 'olive', defaultBaseUrl: '', protocol: 'azure',
     defaultModels: [], other: { label: 'app.channel.other_azure', fallback: '2023-06-01-preview' }, baseUrlRequired: true, ownedBy: 'azure',
   },
-  { value: 11, label: 'Google PaLM2', color: 'orange', defaultBaseUrl: '', protocol: 'palm', defaultModels: ['PaLM-2'], baseUrlRequired: false, ownedBy: 'google' },
+  { value: 11, label: 'Google PaLM2', color: 'orange', defaultBaseUrl: '', protocol: 'gemini', defaultModels: ['PaLM-2'], baseUrlRequired: false, ownedBy: 'google' },
   {
     value: 15, label: 'Baidu ERNIE', color: 'blue', defaultBaseUrl: 'https://aip.baidubce.com', protocol: 'baidu',
     defaultModels: ['ERNIE-Bot', 'ERNIE-Bot-turbo', 'Embedding-V1'], keyFormat: 'APIKey|SecretKey', baseUrlRequired: false, ownedBy: 'baidu',

@@ -17,11 +17,21 @@ import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/fault
 import { disableChannelAutomatically, parseUpstreamFailure, provesDeadKey, type UpstreamFailure } from './autoDisable';
 import { selectChannel, type RoutedChannel } from './channelSelect';
 import { relayError, unreachableRelayError, upstreamRelayError, type RelayError } from './errors';
+import type { Operation } from '../protocols/types';
 import { scrubSecrets } from './scrub';
 import type { RelayCaller } from './tokenAuth';
 import { AnswerBrokeOff, callUpstream, isUpstreamTimeout, joinChunks, poolFor, UpstreamBusy, type DisconnectSignal, type UpstreamResponse } from './upstream';
 
 export interface UpstreamRequest {
+  /** What is asked; a channel whose adaptor does not offer it is passed by. */
+  operation?: Operation;
+  /**
+   * The client's parsed JSON body: what a channel that does not speak the
+   * client's protocol gets, translated by its adaptor (absent for multipart).
+   */
+  json?: Record<string, unknown>;
+  /** The client's query parameters that matter upstream (Azure and Spark read `api-version`). */
+  query?: Readonly<Record<string, string>>;
   /** The model the client asked for: it routes, and channels may map it. */
   model: string;
   /** Upstream path, joined to the channel's base URL, e.g. `/v1/chat/completions`. */

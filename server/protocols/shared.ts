@@ -1,0 +1,208 @@
+// Helpers every adaptor needs: SSE framing that survives bytes split
+// anywhere, OpenAI usage and chunk builders, folding a stream's chunks into
+// one answer, and failure construction. Pure: no I/O.
+import { StringDecoder } from 'node:string_decoder';
+import type {
+  AdaptorCall,
+  ChatChunk,
+  ChatChunkChoice,
+  ChatResponse,
+  ChatToolCall,
+  FinishReason,
+  OpenAIUsage,
+  UpstreamFailure,
+  Usage,
+} from './types';
+
+/** One server-sent event: its `event:` name (empty when none) and its `data:` lines joined by newlines. */
+export interface SseEvent {
+  event: string;
+  data: string;
+}
+
+/**
+ * Splits a text/event-stream into events, whatever the byte boundaries
+ * (a UTF-8 character or a CRLF split across pushes included). Lines other
+ * than `event:` and `data:` (ids, comments, retry) are ignored.
+ */
+export class SseParser {
+  private readonly decoder = new StringDecoder('utf8');
+  private pending = '';
+  private event = '';
+  private data: string[] = [];
+
+  push(bytes: Buffer | string): SseEvent[] {
+    this.pending += typeof bytes === 'string' ? bytes : this.decoder.write(bytes);
+    return this.drain(false);
+  }
+
+  end(): SseEvent[] {
+    this.pending += this.decoder.end();
+    return this.drain(true);
+  }
+
+  private drain(final: boolean): SseEvent[] {
+    const events: SseEvent[] = [];
+    for (;;) {
+      const newline = this.pending.search(/\r\n|\r|\n/);
+      // a lone \r at the end may be the first half of \r\n: wait for more
+      if (newline === -1 || (!final && newline === this.pending.length - 1 && this.pending[newline] === '\r')) break;
+      const width = this.pending.startsWith('\r\n', newline) ? 2 : 1;
+      const line = this.pending.slice(0, newline);
+      this.pending = this.pending.slice(newline + width);
+      this.line(line, events);
+    }
+    if (final) {
+      if (this.pending) this.line(this.pending, events);
+      this.pending = '';
+      this.line('', events);
+    }
+    return events;
+  }
+
+  private line(line: string, events: SseEvent[]): void {
+    if (line === '') {
+      if (this.data.length > 0) events.push({ event: this.event, data: this.data.join('\n') });
+      this.event = '';
+      this.data = [];
+      return;
+    }
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'data') this.data.push(value);
+    else if (field === 'event') this.event = value;
+  }
+}
+
+/** Parses JSON, or undefined when it is not JSON. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A non-negative integer from whatever a vendor sent (0 for anything else). */
+export function count(value: unknown): number {
+  const number = typeof value === 'string' ? Number(value) : value;
+  return typeof number === 'number' && Number.isFinite(number) && number > 0 ? Math.floor(number) : 0;
+}
+
+/** OpenAI's usage object for a bill. */
+export function openAiUsage(usage: Usage): OpenAIUsage {
+  const result: OpenAIUsage = {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.promptTokens + usage.completionTokens,
+  };
+  if (usage.cachedPromptTokens > 0) result.prompt_tokens_details = { cached_tokens: usage.cachedPromptTokens };
+  if (usage.reasoningTokens) result.completion_tokens_details = { reasoning_tokens: usage.reasoningTokens };
+  return result;
+}
+
+/** A chunk of this call's stream. */
+export function chunkOf(call: AdaptorCall, model: string, choices: ChatChunkChoice[], usage?: OpenAIUsage): ChatChunk {
+  const chunk: ChatChunk = { id: call.responseId, object: 'chat.completion.chunk', created: call.now, model: model || call.model, choices };
+  if (usage) chunk.usage = usage;
+  return chunk;
+}
+
+/**
+ * Folds a stream's chunks into the one answer a non-streamed call gets:
+ * content and reasoning concatenated, tool calls joined by index, the last
+ * finish reason of each choice.
+ */
+export function assembleChatResponse(chunks: readonly ChatChunk[], call: AdaptorCall, usage: Usage): ChatResponse {
+  interface Building {
+    content: string;
+    reasoning: string;
+    hasContent: boolean;
+    tools: ChatToolCall[];
+    finish: FinishReason | null;
+  }
+  const choices = new Map<number, Building>();
+  let id = call.responseId;
+  let model = call.model;
+  for (const chunk of chunks) {
+    if (chunk.id) id = chunk.id;
+    if (chunk.model) model = chunk.model;
+    for (const choice of chunk.choices) {
+      let building = choices.get(choice.index);
+      if (!building) {
+        building = { content: '', reasoning: '', hasContent: false, tools: [], finish: null };
+        choices.set(choice.index, building);
+      }
+      if (typeof choice.delta.content === 'string') {
+        building.content += choice.delta.content;
+        building.hasContent = true;
+      }
+      if (typeof choice.delta.reasoning_content === 'string') building.reasoning += choice.delta.reasoning_content;
+      for (const call of choice.delta.tool_calls ?? []) {
+        const existing = building.tools[call.index];
+        if (!existing) {
+          building.tools[call.index] = { id: call.id ?? '', type: 'function', function: { name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' } };
+        } else {
+          if (call.id) existing.id = call.id;
+          if (call.function?.name) existing.function.name += call.function.name;
+          if (call.function?.arguments) existing.function.arguments += call.function.arguments;
+        }
+      }
+      if (choice.finish_reason) building.finish = choice.finish_reason;
+    }
+  }
+  if (choices.size === 0) choices.set(0, { content: '', reasoning: '', hasContent: true, tools: [], finish: 'stop' });
+  return {
+    id,
+    object: 'chat.completion',
+    created: call.now,
+    model,
+    choices: [...choices.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([index, building]) => {
+        const tools = building.tools.filter(Boolean);
+        const message: ChatResponse['choices'][number]['message'] = { role: 'assistant', content: building.hasContent || tools.length === 0 ? building.content : null };
+        if (tools.length > 0) message.tool_calls = tools;
+        if (building.reasoning) message.reasoning_content = building.reasoning;
+        return { index, message, finish_reason: building.finish ?? 'stop' };
+      }),
+    usage: openAiUsage(usage),
+  };
+}
+
+/**
+ * A classified failure. Retryable by default when another channel may do
+ * better: a 5xx, a 429, or a dead key.
+ */
+export function upstreamFailure(
+  status: number,
+  message: string,
+  details: { type?: string | null; code?: string | number | null; deadKey?: boolean; retryable?: boolean } = {},
+): UpstreamFailure {
+  const deadKey = details.deadKey ?? false;
+  return {
+    status,
+    message: message || `upstream answered HTTP ${status}`,
+    type: details.type ?? null,
+    code: details.code ?? null,
+    deadKey,
+    retryable: details.retryable ?? (deadKey || status === 429 || status >= 500),
+  };
+}
+
+/** The text of an OpenAI message's content: a string, or its text parts joined. */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((part) => (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : ''))
+    .join('');
+}
+
+/** A data: URL's media type and base64 payload, or undefined for any other URL. */
+export function dataUrl(url: string): { mediaType: string; data: string } | undefined {
+  const match = /^data:([^;,]+);base64,(.*)$/s.exec(url);
+  return match ? { mediaType: match[1], data: match[2] } : undefined;
+}

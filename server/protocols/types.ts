@@ -1,0 +1,271 @@
+// The shared types of the protocol layer: what the relay asks any upstream,
+// and what any upstream's answer becomes. Pure declarations: no I/O, no
+// Fastify, no database. The relay's internal form of a chat is OpenAI's Chat
+// Completions shape (the wire most clients and vendors speak), so an
+// adaptor's job is to turn that shape into its vendor's request and its
+// vendor's answer (whole or streamed) back into that shape, with usage.
+import type { ChannelProtocol } from '../../common/channelTypes';
+
+export type { ChannelProtocol };
+
+/** What a relayed call asks for; routing skips channels whose adaptor lacks it. */
+export type Operation =
+  | 'chat'
+  | 'completions'
+  | 'edits'
+  | 'embeddings'
+  | 'moderations'
+  | 'images'
+  | 'audio_speech'
+  | 'audio_transcription'
+  | 'audio_translation';
+
+/** The client-side protocols (what a client speaks to the gateway). Issue 14 adds more. */
+export type InboundProtocol = 'openai';
+
+// ---- requests ----
+
+export interface ChatContentPart {
+  type: 'text' | 'image_url' | string;
+  text?: string;
+  image_url?: { url: string; detail?: string };
+  [field: string]: unknown;
+}
+
+export interface ChatToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface ChatMessage {
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function' | string;
+  content: string | ChatContentPart[] | null;
+  name?: string;
+  tool_calls?: ChatToolCall[];
+  tool_call_id?: string;
+  [field: string]: unknown;
+}
+
+export interface ChatTool {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown> };
+}
+
+/** An OpenAI Chat Completions request, as the relay holds it (unknown fields kept). */
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  temperature?: number;
+  top_p?: number;
+  /** Not OpenAI's, but vendors (Anthropic, Gemini, Spark) take it and clients send it. */
+  top_k?: number;
+  n?: number;
+  stop?: string | string[];
+  presence_penalty?: number;
+  frequency_penalty?: number;
+  seed?: number;
+  user?: string;
+  tools?: ChatTool[];
+  tool_choice?: 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
+  response_format?: { type: string; [field: string]: unknown };
+  [field: string]: unknown;
+}
+
+export interface EmbeddingRequest {
+  model: string;
+  input: string | string[] | number[] | number[][];
+  encoding_format?: 'float' | 'base64';
+  dimensions?: number;
+  [field: string]: unknown;
+}
+
+// ---- answers ----
+
+/** Token counts as the relay bills them. */
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  /** Prompt tokens served from the vendor's prompt cache (a part of promptTokens). */
+  cachedPromptTokens: number;
+  /** Prompt tokens written to the vendor's prompt cache (Anthropic bills them apart); part of promptTokens. */
+  cacheCreationTokens?: number;
+  /** Hidden reasoning tokens (a part of completionTokens). */
+  reasoningTokens?: number;
+}
+
+export interface OpenAIUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens?: number };
+  completion_tokens_details?: { reasoning_tokens?: number };
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call';
+
+export interface ChatChoice {
+  index: number;
+  message: { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[]; reasoning_content?: string };
+  finish_reason: FinishReason | null;
+}
+
+/** An OpenAI chat.completion object. */
+export interface ChatResponse {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: ChatChoice[];
+  usage: OpenAIUsage;
+}
+
+export interface ChatChunkToolCall {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function?: { name?: string; arguments?: string };
+}
+
+export interface ChatChunkChoice {
+  index: number;
+  delta: { role?: 'assistant'; content?: string | null; tool_calls?: ChatChunkToolCall[]; reasoning_content?: string };
+  finish_reason: FinishReason | null;
+}
+
+/** An OpenAI chat.completion.chunk object; the last one of a stream may carry usage with no choices. */
+export interface ChatChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: ChatChunkChoice[];
+  usage?: OpenAIUsage | null;
+}
+
+export interface EmbeddingResponse {
+  object: 'list';
+  data: Array<{ object: 'embedding'; index: number; embedding: number[] }>;
+  model: string;
+  usage: { prompt_tokens: number; total_tokens: number };
+}
+
+// ---- failures ----
+
+/** What an upstream said about a failure, classified. */
+export interface UpstreamFailure {
+  /** The HTTP status to treat the failure as (the upstream's, or what an error inside a 200 means). */
+  status: number;
+  message: string;
+  type?: string | null;
+  code?: string | number | null;
+  /** The upstream's own words prove the key can never succeed as it is (invalid, deactivated, out of credit). */
+  deadKey: boolean;
+  /** Another channel may well succeed (5xx, 429, a dead key); false for a request that would fail anywhere. */
+  retryable: boolean;
+}
+
+// ---- channels and calls ----
+
+/** What an adaptor may know about a channel. */
+export interface ChannelConfig {
+  type: number;
+  key: string;
+  /** The channel's own base URL; empty for the type's default. */
+  baseUrl: string;
+  /** The type-specific setting (Azure api-version, Spark version, Zhipu protocol choice...). */
+  other: string;
+}
+
+/** One call to one channel. */
+export interface AdaptorCall {
+  operation: Operation;
+  /** The model the upstream expects (after the channel's model mapping). */
+  model: string;
+  stream: boolean;
+  /** The id the answer carries when the upstream gives none (`chatcmpl-...`). */
+  responseId: string;
+  /** Unix seconds, for `created` and for request signing. */
+  now: number;
+  /** A credential from the adaptor's exchange (Baidu's access token), when it has one. */
+  credential?: string;
+  /** The client's query parameters that matter upstream (Azure and Spark read `api-version`). */
+  query?: Readonly<Record<string, string>>;
+}
+
+/** Where and how to send one call. */
+export interface HttpTarget {
+  /** Absolute URL (http:, https:, or ws:/wss: for a WebSocket adaptor). */
+  url: string;
+  method: 'POST' | 'GET';
+  headers: Record<string, string>;
+}
+
+/** A credential fetched before calls (Baidu's access token), cached by the relay until it expires. */
+export interface CredentialExchange {
+  /** Calls with the same cache key share one credential. */
+  cacheKey(channel: ChannelConfig): string;
+  /** The exchange request, or a failure when the key cannot even be read. */
+  request(channel: ChannelConfig): (HttpTarget & { body?: string }) | UpstreamFailure;
+  /** The credential and its life, or the vendor's refusal. */
+  parse(status: number, body: string): { credential: string; expiresInSeconds: number } | UpstreamFailure;
+}
+
+/** Turns a vendor's stream into OpenAI chunks, one piece of bytes (or one WebSocket frame) at a time. */
+export interface ChatStreamDecoder {
+  /** The chunks made complete by these bytes; bytes may split an event anywhere. */
+  push(data: Buffer | string): ChatChunk[];
+  /** The chunks still held when the upstream ended. */
+  end(): ChatChunk[];
+  /** Usage the stream reported, once it has. */
+  usage(): Usage | undefined;
+  /** An error the upstream reported inside the stream, if it did. */
+  failure(): UpstreamFailure | undefined;
+  /** True once the vendor's own end-of-answer event arrived (a WebSocket adaptor closes the socket then). */
+  done(): boolean;
+}
+
+/** A vendor's balance: one GET and how to read it. */
+export interface BalanceSource {
+  request(channel: ChannelConfig): HttpTarget;
+  /** The balance in the type's `balanceUnit`, or a failure. */
+  parse(status: number, body: string): number | UpstreamFailure;
+}
+
+/**
+ * One wire protocol. Every method is pure: the relay does the I/O. The
+ * registry in ./upstream/index.ts holds one per ChannelProtocol.
+ */
+export interface UpstreamAdaptor {
+  protocol: ChannelProtocol;
+  /** The vendor's API reference. */
+  docs: string;
+  /** What it can do; routing skips a channel for anything else. */
+  operations: ReadonlySet<Operation>;
+  /**
+   * Set when the vendor speaks a client protocol on the wire: then a request
+   * whose only change is the model passes as bytes (the zero-parse path).
+   */
+  speaks?: InboundProtocol;
+  /** 'websocket' when calls go over a WebSocket (one JSON frame out, frames back); 'http' otherwise. */
+  transport: 'http' | 'websocket';
+  credential?: CredentialExchange;
+  /** URL and headers for a call (the body is `encode*`'s). May return a failure (a malformed key). */
+  target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | UpstreamFailure;
+  encodeChat(request: ChatRequest, call: AdaptorCall): string;
+  /** A whole answer; an error inside a 2xx body is returned as a failure. */
+  decodeChat(body: string, call: AdaptorCall): ChatResponse | UpstreamFailure;
+  decodeChatStream(call: AdaptorCall): ChatStreamDecoder;
+  encodeEmbeddings?(request: EmbeddingRequest, call: AdaptorCall): string;
+  decodeEmbeddings?(body: string, call: AdaptorCall): EmbeddingResponse | UpstreamFailure;
+  /** Classifies a non-2xx answer (and is used for any error body). */
+  failure(status: number, body: string): UpstreamFailure;
+  balance?: BalanceSource;
+}
+
+export const isUpstreamFailure = (value: unknown): value is UpstreamFailure =>
+  typeof value === 'object' && value !== null && 'deadKey' in value && 'retryable' in value && 'status' in value;

@@ -1,0 +1,47 @@
+// What every protocol emulator offers the tests: a loopback upstream that
+// speaks one vendor's exact wire format, records what it was asked, and
+// remembers the usage it reported (so a test can check the exact bill).
+import type { IncomingMessage } from 'node:http';
+
+export interface EmulatedRequest {
+  method: string;
+  /** The path with its query string. */
+  url: string;
+  headers: IncomingMessage['headers'];
+  /** The parsed JSON body (or the one WebSocket frame sent), undefined when there was none. */
+  body: unknown;
+}
+
+/** Usage as the emulator reported it to the gateway, in the relay's terms. */
+export interface ReportedUsage {
+  promptTokens: number;
+  completionTokens: number;
+  cachedPromptTokens: number;
+}
+
+export interface ProtocolEmulator {
+  /** http://127.0.0.1:<port> (a WebSocket emulator answers ws:// on the same origin). */
+  baseUrl: string;
+  requests: EmulatedRequest[];
+  /** One entry per answered call (chat or embeddings), in order. */
+  reported: ReportedUsage[];
+  close(): Promise<void>;
+}
+
+/**
+ * The channel a test creates to reach an emulator: one entry per channel type
+ * the emulator serves. `key` is a good key; `deadKey` one the emulator refuses
+ * with the vendor's own dead-key error.
+ */
+export interface EmulatedChannel {
+  type: number;
+  key: string;
+  deadKey: string;
+  /** The base URL to store (the emulator's, possibly with a path). */
+  baseUrl: (emulator: ProtocolEmulator) => string;
+  other: string;
+  /** A chat model the channel serves (priced by default, so billing is exact). */
+  chatModel: string;
+  /** An embeddings model, when the vendor has embeddings. */
+  embeddingModel?: string;
+}
