@@ -238,4 +238,25 @@ describe('Anthropic emulator and adaptor over HTTP', () => {
     expect(refused).toMatchObject({ status: 400, type: 'invalid_request_error', deadKey: false, retryable: false });
     expect((refused as UpstreamFailure).message).toContain('first message must use the "user" role');
   });
+
+  it('for the benchmark: records nothing when asked, and paces streamed words by wordDelayMs', async () => {
+    const quiet = await startAnthropicEmulator({ record: false, wordDelayMs: 25 });
+    try {
+      const call = callOf(true);
+      const target = anthropicAdaptor.target({ ...channel(), baseUrl: quiet.baseUrl }, call);
+      if (isUpstreamFailure(target)) throw new Error(target.message);
+      const began = performance.now();
+      const answer = await request(target.url, { method: 'POST', headers: target.headers, body: anthropicAdaptor.encodeChat({ ...ask('one two three four'), stream: true }, call) });
+      const decoder = anthropicAdaptor.decodeChatStream(call);
+      for await (const piece of answer.body) decoder.push(piece as Buffer);
+      decoder.end();
+      // 9 words, 25 ms before each
+      expect(performance.now() - began).toBeGreaterThanOrEqual(200);
+      expect(decoder.usage()).toMatchObject({ completionTokens: 9 });
+      expect(quiet.requests).toEqual([]);
+      expect(quiet.reported).toEqual([]);
+    } finally {
+      await quiet.close();
+    }
+  });
 });

@@ -15,7 +15,9 @@
 // - The request is checked as the API checks it: `max_tokens` required, roles
 //   only user/assistant and alternating, first turn user, no empty text blocks,
 //   every tool_result answering a tool_use of the turn before → 400
-//   invalid_request_error otherwise (so an encoding mistake shows).
+//   invalid_request_error otherwise (so an encoding mistake shows). This is
+//   the API's strict, documented form: the live API may now quietly combine
+//   two turns of one role, but an adaptor must not count on it.
 // - The answer is "Hello from Anthropic, you said: <last user text>" (or, when
 //   the last user turn holds tool results, "Hello from Anthropic, the tool
 //   said: <their text>"), streamed one word per text_delta, with a ping after
@@ -41,7 +43,9 @@
 //   stop_sequence, stop_sequence set).
 // - `[stream_error]` in the last user text makes a stream send an `error` event
 //   (overloaded_error) after the first word, with no message_delta.
-// - Header `x-emulator-delay-ms` waits that long before each streamed word.
+// - Header `x-emulator-delay-ms` (or the start option `wordDelayMs`, for calls
+//   through the gateway, which forwards no such header) waits that long before
+//   each streamed word.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { EmulatedChannel, EmulatedRequest, ProtocolEmulator, ReportedUsage } from './types';
@@ -175,7 +179,18 @@ function marker(text: string, name: string, header: string | string[] | undefine
   return match ? Number(match[1]) : 0;
 }
 
-export async function startAnthropicEmulator(): Promise<AnthropicEmulator> {
+export interface AnthropicEmulatorOptions {
+  /**
+   * Keep every request and reported usage (the default). The benchmark turns
+   * it off, as a record growing by hundreds of thousands slows the emulator.
+   */
+  record?: boolean;
+  /** Milliseconds before each streamed word when the request sets no `x-emulator-delay-ms`. */
+  wordDelayMs?: number;
+}
+
+export async function startAnthropicEmulator(options: AnthropicEmulatorOptions = {}): Promise<AnthropicEmulator> {
+  const record = options.record ?? true;
   const requests: EmulatedRequest[] = [];
   const reported: AnthropicReportedUsage[] = [];
   let serial = 0;
@@ -188,10 +203,10 @@ export async function startAnthropicEmulator(): Promise<AnthropicEmulator> {
     try {
       body = raw ? JSON.parse(raw) : undefined;
     } catch {
-      requests.push({ method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers, body: raw });
+      if (record) requests.push({ method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers, body: raw });
       return sendError(response, 400, 'invalid_request_error', 'There was an issue with the format of your request: the body is not valid JSON');
     }
-    requests.push({ method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers, body });
+    if (record) requests.push({ method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers, body });
 
     const path = (request.url ?? '/').split('?')[0];
     if (request.method !== 'POST' || path !== '/v1/messages') return sendError(response, 404, 'not_found_error', 'Not found');
@@ -270,14 +285,14 @@ export async function startAnthropicEmulator(): Promise<AnthropicEmulator> {
     const toolId = `toolu_emu${serial}_0`;
 
     if (json.stream !== true) {
-      reported.push(report);
+      if (record) reported.push(report);
       const content = tool
         ? [{ type: 'tool_use', id: toolId, name: tool.name, input }]
         : [{ type: 'text', text: answerWords.join(' ') }];
       return sendJson(response, 200, { id, type: 'message', role: 'assistant', model, content, stop_reason: stopReason, stop_sequence: stopSequence, usage });
     }
 
-    const delayMs = Number(request.headers['x-emulator-delay-ms'] ?? 0) || 0;
+    const delayMs = Number(request.headers['x-emulator-delay-ms'] ?? options.wordDelayMs ?? 0) || 0;
     response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'request-id': 'req_emulator' });
     let gone = false;
     response.on('close', () => {
@@ -315,7 +330,7 @@ export async function startAnthropicEmulator(): Promise<AnthropicEmulator> {
     send({ type: 'content_block_stop', index: 0 });
     send({ type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: stopSequence }, usage: { output_tokens: completionTokens } });
     send({ type: 'message_stop' });
-    reported.push(report);
+    if (record) reported.push(report);
     response.end();
   });
 
