@@ -156,17 +156,21 @@ function toolChoice(request: ChatRequest): Record<string, unknown> | undefined {
 }
 
 function encodeChat(request: ChatRequest, call: AdaptorCall): string {
-  const system = request.messages
-    .filter((message) => message.role === 'system' || message.role === 'developer')
-    .map((message) => contentText(message.content))
-    .filter((text) => text !== '')
-    .join('\n\n');
+  const systemMessages = request.messages.filter((message) => message.role === 'system' || message.role === 'developer');
+  // text blocks when the client marked a part for the prompt cache (the mark must reach Anthropic), else one string
+  const systemBlocks = systemMessages.flatMap((message) => contentBlocks(message.content)).filter((block) => block.type === 'text');
+  const system = systemBlocks.some((block) => block.cache_control)
+    ? systemBlocks
+    : systemMessages
+        .map((message) => contentText(message.content))
+        .filter((text) => text !== '')
+        .join('\n\n');
   const body: Record<string, unknown> = {
     model: call.model,
     messages: conversation(request.messages),
     max_tokens: count(request.max_tokens) || count(request.max_completion_tokens) || defaultMaxTokens(call.model),
   };
-  if (system) body.system = system;
+  if (system.length > 0) body.system = system;
   if (typeof request.temperature === 'number') body.temperature = request.temperature;
   if (typeof request.top_p === 'number') body.top_p = request.top_p;
   if (typeof request.top_k === 'number') body.top_k = request.top_k;

@@ -71,6 +71,20 @@ describe('anthropic adaptor: requests', () => {
     expect(encode({ messages: [{ role: 'user', content: 'only' }] })).not.toHaveProperty('system');
   });
 
+  it('keeps prompt-cache marks on system parts by sending `system` as text blocks', () => {
+    const body = encode({
+      messages: [
+        { role: 'system', content: [{ type: 'text', text: 'A long manual.', cache_control: { type: 'ephemeral' } }] },
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Question' },
+      ],
+    });
+    expect(body.system).toEqual([
+      { type: 'text', text: 'A long manual.', cache_control: { type: 'ephemeral' } },
+      { type: 'text', text: 'Be brief.' },
+    ]);
+  });
+
   it('passes temperature, top_p, top_k and stop sequences as given, zeros included (§16.3.3, §16.3.9)', () => {
     const body = encode({ messages: [{ role: 'user', content: 'x' }], temperature: 0, top_p: 0.5, top_k: 7, n: 3, max_tokens: 99, stop: 'END' });
     expect(body).toMatchObject({ temperature: 0, top_p: 0.5, top_k: 7, max_tokens: 99, stop_sequences: ['END'] });
