@@ -3,11 +3,12 @@
 import type { ChannelProtocol, UpstreamAdaptor } from '../types';
 import { findChannelType } from '../../../common/channelTypes';
 import { pendingAdaptor } from './pending';
+import { anthropicAdaptor } from './anthropic';
 
 export const UPSTREAM_ADAPTORS = {
   openai: pendingAdaptor('openai'),
   azure: pendingAdaptor('azure'),
-  anthropic: pendingAdaptor('anthropic'),
+  anthropic: anthropicAdaptor,
   gemini: pendingAdaptor('gemini'),
   baidu: pendingAdaptor('baidu'),
   zhipu: pendingAdaptor('zhipu'),
