@@ -2,13 +2,14 @@
 // ChannelProtocol does not compile until it has an adaptor here.
 import type { ChannelProtocol, UpstreamAdaptor } from '../types';
 import { findChannelType } from '../../../common/channelTypes';
+import { geminiAdaptor } from './gemini';
 import { pendingAdaptor } from './pending';
 
 export const UPSTREAM_ADAPTORS = {
   openai: pendingAdaptor('openai'),
   azure: pendingAdaptor('azure'),
   anthropic: pendingAdaptor('anthropic'),
-  gemini: pendingAdaptor('gemini'),
+  gemini: geminiAdaptor,
   baidu: pendingAdaptor('baidu'),
   zhipu: pendingAdaptor('zhipu'),
   ali: pendingAdaptor('ali'),
