@@ -252,6 +252,20 @@ function functionParameters(parameters: Record<string, unknown> | undefined): Js
   return clean;
 }
 
+// OpenAI's reasoning_effort in Gemini's terms, as Google's OpenAI-compatible endpoint maps it:
+// a thinking budget for the 2.5 models, a thinking level for Gemini 3. Models that do not think
+// refuse a thinkingConfig, so they get none.
+const THINKING_BUDGETS: Record<string, number> = { none: 0, minimal: 1024, low: 1024, medium: 8192, high: 24576 };
+
+function thinkingConfig(effort: unknown, model: string): Record<string, unknown> | undefined {
+  if (typeof effort !== 'string' || !(effort in THINKING_BUDGETS)) return undefined;
+  if (/^(models\/)?gemini-3/.test(model)) return { thinkingLevel: effort === 'medium' || effort === 'high' ? 'high' : 'low' };
+  // 2.5 Pro cannot stop thinking: its smallest budget (128) is the nearest thing to none
+  if (/^(models\/)?gemini-2\.5-pro/.test(model)) return { thinkingBudget: Math.max(128, THINKING_BUDGETS[effort]) };
+  if (/^(models\/)?gemini-2\.5/.test(model)) return { thinkingBudget: THINKING_BUDGETS[effort] };
+  return undefined;
+}
+
 const THOUGHT_SIGNATURE_SKIP = 'skip_thought_signature_validator';
 
 function encodeChat(request: ChatRequest, call: AdaptorCall): string {
@@ -357,6 +371,8 @@ function encodeChat(request: ChatRequest, call: AdaptorCall): string {
     const clean = schema ? cleanSchema(schema, schema) : undefined;
     if (clean) config.responseSchema = clean;
   }
+  const thinking = thinkingConfig(request.reasoning_effort, call.model);
+  if (thinking) config.thinkingConfig = thinking;
   if (Object.keys(config).length > 0) body.generationConfig = config;
   return JSON.stringify(body);
 }
@@ -605,7 +621,10 @@ function failure(status: number, body: string): UpstreamFailure {
   const reasons = (Array.isArray(error.details) ? error.details : []).map((detail) => detail?.reason).filter((reason): reason is string => typeof reason === 'string');
   const message = typeof error.message === 'string' ? error.message : '';
   const grpcStatus = typeof error.status === 'string' ? error.status : null;
-  const deadKey = reasons.some((reason) => DEAD_KEY_REASONS.has(reason)) || ((status === 400 || status === 401 || status === 403) && DEAD_KEY_WORDS.test(message));
+  const deadKey =
+    reasons.some((reason) => DEAD_KEY_REASONS.has(reason)) ||
+    grpcStatus === 'UNAUTHENTICATED' ||
+    ((status === 400 || status === 401 || status === 403) && DEAD_KEY_WORDS.test(message));
   // a refusal that is this channel's own (permissions, location, a model it lacks) may pass on another channel;
   // a malformed request (INVALID_ARGUMENT) would fail anywhere
   const retryable =

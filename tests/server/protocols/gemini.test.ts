@@ -238,6 +238,15 @@ describe('gemini adaptor: request encoding', () => {
     expect(encode(history, 'gemini-2.5-flash').contents[1].parts[1].thoughtSignature).toBeUndefined();
   });
 
+  it('maps reasoning_effort to a thinking budget (2.5) or level (3), and leaves models that do not think alone', () => {
+    expect(encode({ reasoning_effort: 'low' }, 'gemini-2.5-flash').generationConfig).toEqual({ thinkingConfig: { thinkingBudget: 1024 } });
+    expect(encode({ reasoning_effort: 'none' }, 'gemini-2.5-flash').generationConfig).toEqual({ thinkingConfig: { thinkingBudget: 0 } });
+    expect(encode({ reasoning_effort: 'none' }, 'gemini-2.5-pro').generationConfig).toEqual({ thinkingConfig: { thinkingBudget: 128 } });
+    expect(encode({ reasoning_effort: 'high' }, 'gemini-3-pro-preview').generationConfig).toEqual({ thinkingConfig: { thinkingLevel: 'high' } });
+    expect(encode({ reasoning_effort: 'high' }, 'gemini-2.0-flash').generationConfig).toBeUndefined();
+    expect(encode({ reasoning_effort: 'extreme' }, 'gemini-2.5-pro').generationConfig).toBeUndefined();
+  });
+
   it('sends a prompt of instructions only as the prompt (Google refuses empty contents)', () => {
     const body = encode({ messages: [{ role: 'system', content: 'Say hello.' }] });
     expect(body.contents).toEqual([{ role: 'user', parts: [{ text: 'Say hello.' }] }]);
