@@ -490,6 +490,7 @@ function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
   const parser = new SseParser();
   let id: string | undefined;
   let model = call.model;
+  let modelSeen = false;
   let toolNumber = 0;
   let lastUsage: GeminiUsageMetadata | undefined;
   let failed: UpstreamFailure | undefined;
@@ -517,7 +518,10 @@ function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
     }
     // one id and model for the whole stream: the first the vendor gives
     if (id === undefined) id = event.responseId || call.responseId;
-    if (event.modelVersion && model === call.model) model = event.modelVersion;
+    if (!modelSeen && event.modelVersion) {
+      model = event.modelVersion;
+      modelSeen = true;
+    }
     if (event.usageMetadata) lastUsage = event.usageMetadata;
     const chunks: ChatChunk[] = [];
     const candidates = event.candidates ?? [];
