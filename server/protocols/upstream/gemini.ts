@@ -340,7 +340,8 @@ function encodeChat(request: ChatRequest, call: AdaptorCall): string {
       },
     ];
   }
-  const choice = request.tool_choice;
+  // a functionCallingConfig without declarations is refused, so a tool_choice alone is dropped
+  const choice = tools.length > 0 ? request.tool_choice : undefined;
   if (choice === 'none') body.toolConfig = { functionCallingConfig: { mode: 'NONE' } };
   else if (choice === 'auto') body.toolConfig = { functionCallingConfig: { mode: 'AUTO' } };
   else if (choice === 'required') body.toolConfig = { functionCallingConfig: { mode: 'ANY' } };

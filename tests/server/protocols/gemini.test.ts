@@ -127,13 +127,17 @@ describe('gemini adaptor: request encoding', () => {
     ]);
   });
 
-  it('maps tool_choice to functionCallingConfig', () => {
-    expect(encode({ tool_choice: 'none' }).toolConfig).toEqual({ functionCallingConfig: { mode: 'NONE' } });
-    expect(encode({ tool_choice: 'auto' }).toolConfig).toEqual({ functionCallingConfig: { mode: 'AUTO' } });
-    expect(encode({ tool_choice: 'required' }).toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY' } });
-    expect(encode({ tool_choice: { type: 'function', function: { name: 'lookup' } } }).toolConfig).toEqual({
+  it('maps tool_choice to functionCallingConfig (and drops it without tools, which Google refuses)', () => {
+    const tools: ChatRequest['tools'] = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }];
+    expect(encode({ tools, tool_choice: 'none' }).toolConfig).toEqual({ functionCallingConfig: { mode: 'NONE' } });
+    expect(encode({ tools, tool_choice: 'auto' }).toolConfig).toEqual({ functionCallingConfig: { mode: 'AUTO' } });
+    expect(encode({ tools, tool_choice: 'required' }).toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY' } });
+    expect(encode({ tools, tool_choice: { type: 'function', function: { name: 'lookup' } } }).toolConfig).toEqual({
       functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['lookup'] },
     });
+    expect(encode({ tools }).toolConfig).toBeUndefined();
+    expect(encode({ tool_choice: 'required' }).toolConfig).toBeUndefined();
+    expect(encode({ tools: [], tool_choice: 'auto' }).tools).toBeUndefined();
   });
 
   it('cleans tool schemas of what Google refuses: additionalProperties, $schema, $refs, unsupported formats, empty objects', () => {

@@ -122,6 +122,10 @@ function checkRequest(request: GenerateRequest): void {
       if (declaration.parameters) checkSchema(declaration.parameters, `tools[0].function_declarations[${index}].parameters`);
     });
   }
+  const declared = (request.tools ?? []).some((tool) => (tool.functionDeclarations ?? []).length > 0);
+  if (request.toolConfig?.functionCallingConfig && !declared) {
+    throw new GoogleError(400, 'INVALID_ARGUMENT', 'Function calling config is set without function_declarations.');
+  }
   const schema = request.generationConfig?.responseSchema;
   if (schema) checkSchema(schema, 'generation_config.response_schema');
 }
