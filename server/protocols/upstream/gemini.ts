@@ -361,8 +361,11 @@ function encodeChat(request: ChatRequest, call: AdaptorCall): string {
   else if (Array.isArray(request.stop) && request.stop.length > 0) config.stopSequences = request.stop;
   set('candidateCount', request.n);
   set('seed', request.seed);
-  set('presencePenalty', request.presence_penalty);
-  set('frequencyPenalty', request.frequency_penalty);
+  // A penalty of 0 (OpenAI's default, which some clients always send) changes nothing and is left
+  // out; any other goes through, and the models that take none (2.5 and later: "Penalty is not
+  // enabled for this model") refuse it in Google's words, which reach the client
+  if (request.presence_penalty) config.presencePenalty = request.presence_penalty;
+  if (request.frequency_penalty) config.frequencyPenalty = request.frequency_penalty;
   const format = request.response_format;
   if (format?.type === 'json_object') {
     config.responseMimeType = 'application/json';

@@ -73,6 +73,11 @@ describe('gemini adaptor: request encoding', () => {
     expect(encode({}).generationConfig).toBeUndefined();
   });
 
+  it('sends penalties that do something, and leaves out the 0 some clients always send (a no-op)', () => {
+    expect(encode({ presence_penalty: 0.5, frequency_penalty: -0.25 }).generationConfig).toEqual({ presencePenalty: 0.5, frequencyPenalty: -0.25 });
+    expect(encode({ presence_penalty: 0, frequency_penalty: 0, temperature: 1 }, 'gemini-2.5-pro').generationConfig).toEqual({ temperature: 1 });
+  });
+
   it('puts system and developer messages in systemInstruction, never a fake turn', () => {
     const body = encode({
       messages: [
