@@ -472,7 +472,7 @@ function decodeChat(body: string, call: AdaptorCall): ChatResponse | UpstreamFai
     return { index: position, message, finish_reason: finishReason(candidate.finishReason, toolCalls.length > 0) };
   });
   if (choices.length === 0) {
-    if (!answer.promptFeedback?.blockReason && !answer.usageMetadata) {
+    if (!answer.promptFeedback?.blockReason) {
       return upstreamFailure(502, 'Gemini answered without candidates', { retryable: true });
     }
     // a blocked prompt: answered as filtered (see the top of this file)

@@ -352,6 +352,8 @@ describe('gemini adaptor: answers', () => {
     expect(isUpstreamFailure(result)).toBe(true);
     expect(isUpstreamFailure(result) && result.retryable).toBe(true);
     expect(isUpstreamFailure(geminiAdaptor.decodeChat('<html>Bad gateway</html>', chatCall()))).toBe(true);
+    // no candidates and no block reason: nothing to answer with
+    expect(isUpstreamFailure(geminiAdaptor.decodeChat(JSON.stringify({ usageMetadata: { promptTokenCount: 3 } }), chatCall()))).toBe(true);
   });
 });
 
