@@ -3,13 +3,14 @@
 import type { ChannelProtocol, UpstreamAdaptor } from '../types';
 import { findChannelType } from '../../../common/channelTypes';
 import { pendingAdaptor } from './pending';
+import { baiduAdaptor } from './baidu';
 
 export const UPSTREAM_ADAPTORS = {
   openai: pendingAdaptor('openai'),
   azure: pendingAdaptor('azure'),
   anthropic: pendingAdaptor('anthropic'),
   gemini: pendingAdaptor('gemini'),
-  baidu: pendingAdaptor('baidu'),
+  baidu: baiduAdaptor,
   zhipu: pendingAdaptor('zhipu'),
   ali: pendingAdaptor('ali'),
   xunfei: pendingAdaptor('xunfei'),
