@@ -4,6 +4,7 @@ import type { ChannelProtocol, UpstreamAdaptor } from '../types';
 import { findChannelType } from '../../../common/channelTypes';
 import { pendingAdaptor } from './pending';
 import { baiduAdaptor } from './baidu';
+import { aliAdaptor } from './ali';
 
 export const UPSTREAM_ADAPTORS = {
   openai: pendingAdaptor('openai'),
@@ -12,7 +13,7 @@ export const UPSTREAM_ADAPTORS = {
   gemini: pendingAdaptor('gemini'),
   baidu: baiduAdaptor,
   zhipu: pendingAdaptor('zhipu'),
-  ali: pendingAdaptor('ali'),
+  ali: aliAdaptor,
   xunfei: pendingAdaptor('xunfei'),
 } as const satisfies Record<ChannelProtocol, UpstreamAdaptor>;
 
