@@ -79,7 +79,10 @@ function errorOf(body: unknown, status: number): UpstreamFailure | undefined {
 }
 
 function failure(status: number, body: string): UpstreamFailure {
-  const known = errorOf(parseJson(body), status);
+  const parsed = parseJson(body);
+  // DashScope's own `{code, message}`, or the `{error: {code, message}}` its gateway answers on some paths
+  const nested = parsed && typeof parsed === 'object' ? (parsed as { error?: unknown }).error : undefined;
+  const known = errorOf(parsed, status) ?? errorOf(nested, status);
   if (known) return known;
   const text = body.trim().slice(0, 500);
   return upstreamFailure(status, text ? `DashScope answered HTTP ${status}: ${text}` : '', { type: 'dashscope_error' });

@@ -36,7 +36,7 @@ const EMBEDDINGS_PATH = '/rpc/2.0/ai_custom/v1/wenxinworkshop/embeddings/';
 
 /**
  * The `code` of a failure that means Baidu refused the access token itself
- * (error 110 invalid, 111 expired): the key may be fine, so the relay drops
+ * (error 110 invalid, 111 expired, 100 an unreadable access_token): the key may be fine, so the relay drops
  * the cached credential, exchanges the key again and retries.
  */
 export const CREDENTIAL_REJECTED = 'credential_rejected';
@@ -51,40 +51,44 @@ export const CREDENTIAL_REJECTED = 'credential_rejected';
 const CHAT_ENDPOINTS: Record<string, string> = {
   'ernie-4.0-8k': 'completions_pro',
   'ernie-bot-4': 'completions_pro',
-  'ernie-4.0-8k-latest': 'ernie-4.0-8k-latest',
-  'ernie-4.0-8k-preview': 'ernie-4.0-8k-preview',
-  'ernie-4.0-8k-0613': 'ernie-4.0-8k-0613',
-  'ernie-4.0-turbo-8k': 'ernie-4.0-turbo-8k',
-  'ernie-4.0-turbo-128k': 'ernie-4.0-turbo-128k',
-  'ernie-4.0-turbo-8k-preview': 'ernie-4.0-turbo-8k-preview',
+  'ernie-4.0-8k-preview-0518': 'completions_adv_pro',
   'ernie-3.5-8k': 'completions',
   'ernie-bot': 'completions',
-  'ernie-3.5-128k': 'ernie-3.5-128k',
-  'ernie-3.5-8k-preview': 'ernie-3.5-8k-preview',
-  'ernie-3.5-8k-0613': 'ernie-3.5-8k-0613',
   'ernie-bot-8k': 'ernie_bot_8k',
   'ernie-bot-turbo': 'eb-instant',
   'ernie-lite-8k-0922': 'eb-instant',
-  'ernie-lite-8k': 'ernie-lite-8k',
   'ernie-lite-8k-0308': 'ernie-lite-8k',
-  'ernie-lite-128k': 'ernie-lite-pro-128k',
+  'ernie-lite-appbuilder-8k-0614': 'ai_apaas_lite',
+  'ernie-speed': 'ernie_speed',
+  'ernie speed': 'ernie_speed',
   'ernie-speed-8k': 'ernie_speed',
-  'ernie-speed-128k': 'ernie-speed-128k',
+  'ernie speed-appbuilder': 'ai_apaas',
   'ernie-speed-appbuilder': 'ai_apaas',
-  'ernie-tiny-8k': 'ernie-tiny-8k',
-  'ernie-character-8k': 'ernie-char-8k',
+  'ernie-bot-turbo-ai': 'ai_apaas',
+  'eb-turbo-appbuilder': 'ai_apaas',
+  'ernie-function-8k': 'ernie-func-8k',
   'ernie-functions-8k': 'ernie-func-8k',
-  'ernie-novel-8k': 'ernie-novel-8k',
+  'ernie-character-8k': 'ernie-char-8k',
+  'ernie-character-fiction-8k': 'ernie-char-fiction-8k',
   'bloomz-7b': 'bloomz_7b1',
   'qianfan-bloomz-7b-compressed': 'qianfan_bloomz_7b_compressed',
   'llama-2-7b-chat': 'llama_2_7b',
   'llama-2-13b-chat': 'llama_2_13b',
   'llama-2-70b-chat': 'llama_2_70b',
+  'meta-llama-3-8b': 'llama_3_8b',
+  'meta-llama-3-70b': 'llama_3_70b',
   'qianfan-chinese-llama-2-7b': 'qianfan_chinese_llama_2_7b',
+  'qianfan-chinese-llama-2-13b': 'qianfan_chinese_llama_2_13b',
+  'qianfan-chinese-llama-2-70b': 'qianfan_chinese_llama_2_70b',
   'chatglm2-6b-32k': 'chatglm2_6b_32k',
   'aquilachat-7b': 'aquilachat_7b',
-  'mixtral-8x7b-instruct': 'mixtral_8x7b_instruct',
+  'xuanyuan-70b-chat-4bit': 'xuanyuan_70b_chat',
+  'chatlaw': 'chatlaw',
   'yi-34b-chat': 'yi_34b_chat',
+  'mixtral-8x7b-instruct': 'mixtral_8x7b_instruct',
+  'gemma-7b-it': 'gemma_7b_it',
+  // the rest are served at their lowercased names (ERNIE-4.0-Turbo-8K -> ernie-4.0-turbo-8k, ERNIE-Lite-8K ->
+  // ernie-lite-8k, ERNIE-Tiny-8K -> ernie-tiny-8k, ERNIE-3.5-128K, ERNIE-Speed-128K, ERNIE-Novel-8K, ...)
 };
 
 const EMBEDDING_ENDPOINTS: Record<string, string> = {
@@ -166,6 +170,7 @@ function classify(code: number, message: string, httpStatus: number): UpstreamFa
   const text = message || `Baidu error ${code}`;
   const details = { type: 'baidu_error', code };
   switch (code) {
+    case 100: // Invalid parameter: Baidu documents it as an invalid access_token parameter
     case 110: // Access token invalid or no longer valid
     case 111: // Access token expired
       return upstreamFailure(401, text, { ...details, code: CREDENTIAL_REJECTED, deadKey: false, retryable: true });
@@ -191,7 +196,7 @@ function classify(code: number, message: string, httpStatus: number): UpstreamFa
       return upstreamFailure(503, text, { ...details, retryable: true });
     default:
       if (code >= 336000 && code < 337000) return upstreamFailure(400, text, { ...details, retryable: false }); // the request itself
-      if (code === 3 || code === 100 || code === 336001) return upstreamFailure(400, text, { ...details, retryable: false });
+      if (code === 3) return upstreamFailure(400, text, { ...details, retryable: false });
       return upstreamFailure(httpStatus >= 400 ? httpStatus : 500, text, details);
   }
 }

@@ -170,3 +170,10 @@ describe('ali adaptor particulars', () => {
     expect(decoded.data.map((item) => item.embedding)).toEqual([[1], [2]]);
   });
 });
+
+describe('ali adaptor failures in the gateway envelope', () => {
+  it('reads {error: {code, message}} as well', () => {
+    const failure = aliAdaptor.failure(400, JSON.stringify({ error: { message: 'Access denied, please make sure your account is in good standing.', type: 'Arrearage', param: null, code: 'Arrearage' } }));
+    expect(failure).toMatchObject({ deadKey: true, code: 'Arrearage', message: 'Access denied, please make sure your account is in good standing.' });
+  });
+});

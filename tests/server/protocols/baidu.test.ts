@@ -68,6 +68,8 @@ describe('baidu adaptor particulars', () => {
   it('classifies quota and request errors (errors are surfaced, never swallowed)', () => {
     const of = (code: number) => baiduAdaptor.failure(200, JSON.stringify({ error_code: code, error_msg: `message ${code}` }));
     expect(of(19)).toMatchObject({ deadKey: true, retryable: true, message: 'message 19' });
+    expect(of(100)).toMatchObject({ code: CREDENTIAL_REJECTED, deadKey: false, retryable: true });
+    expect(of(3)).toMatchObject({ status: 400, retryable: false });
     expect(of(18)).toMatchObject({ status: 429, deadKey: false, retryable: true });
     expect(of(17)).toMatchObject({ status: 429, deadKey: false, retryable: true });
     expect(of(15)).toMatchObject({ deadKey: true });
