@@ -146,6 +146,7 @@ function encodeChat(request: ChatRequest, call: AdaptorCall): string {
   if (request.tools && request.tools.length > 0) {
     parameters.tools = request.tools;
     if (request.tool_choice !== undefined) parameters.tool_choice = request.tool_choice;
+    if (typeof request.parallel_tool_calls === 'boolean') parameters.parallel_tool_calls = request.parallel_tool_calls;
   }
   return JSON.stringify({ model: call.model, input: { messages: encodeMessages(request.messages ?? [], isMultimodalModel(call.model)) }, parameters });
 }

@@ -6,10 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { baiduAdaptor, CREDENTIAL_REJECTED } from '../../../server/protocols/upstream/baidu';
 import { assembleChatResponse } from '../../../server/protocols/shared';
 import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatChunk, type ChatRequest, type HttpTarget } from '../../../server/protocols/types';
-import { BAIDU_CHANNELS, startBaiduEmulator } from '../../support/emulators/baidu';
-import type { ProtocolEmulator } from '../../support/emulators/types';
+import { BAIDU_CHANNELS, startBaiduEmulator, type BaiduEmulator } from '../../support/emulators/baidu';
 
-let emulator: ProtocolEmulator;
+let emulator: BaiduEmulator;
 const [channelSpec] = BAIDU_CHANNELS;
 
 beforeAll(async () => {
@@ -144,5 +143,22 @@ describe('Baidu emulator with the Baidu adaptor', () => {
     if (!isUpstreamFailure(decoded)) return;
     expect(decoded).toMatchObject({ status: 400, retryable: false, deadKey: false });
     expect(decoded.message).toMatch(/role/);
+  });
+
+  it('an expired token is refused with 111; the adaptor asks for a re-exchange, and a fresh token works', async () => {
+    const stale = await token();
+    emulator.expireTokens();
+    const call = callOf(stale, false);
+    const target = baiduAdaptor.target(channelOf(channelSpec.key), call);
+    if (isUpstreamFailure(target)) throw new Error(target.message);
+    const refused = baiduAdaptor.decodeChat((await send(target, baiduAdaptor.encodeChat(chatRequest, call))).text, call);
+    expect(isUpstreamFailure(refused) && refused).toMatchObject({ code: CREDENTIAL_REJECTED, deadKey: false, retryable: true, message: 'Access token expired' });
+    const exchangesBefore = emulator.exchanges();
+    const fresh = callOf(await token(), false);
+    expect(emulator.exchanges()).toBe(exchangesBefore + 1);
+    const retarget = baiduAdaptor.target(channelOf(channelSpec.key), fresh);
+    if (isUpstreamFailure(retarget)) throw new Error(retarget.message);
+    const answered = baiduAdaptor.decodeChat((await send(retarget, baiduAdaptor.encodeChat(chatRequest, fresh))).text, fresh);
+    expect(isUpstreamFailure(answered)).toBe(false);
   });
 });

@@ -49,6 +49,8 @@ async function readBody(request: IncomingMessage): Promise<string> {
   return Buffer.concat(parts).toString('utf8');
 }
 
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export async function startAliEmulator(): Promise<ProtocolEmulator> {
   const requests: EmulatedRequest[] = [];
   const reported: ReportedUsage[] = [];
@@ -64,7 +66,7 @@ export async function startAliEmulator(): Promise<ProtocolEmulator> {
   };
   const refuse = (response: ServerResponse, status: number, code: string, message: string) => json(response, status, { code, message, request_id: requestId() });
 
-  function chat(body: Record<string, unknown>, streaming: boolean, response: ServerResponse): void {
+  async function chat(body: Record<string, unknown>, streaming: boolean, response: ServerResponse): Promise<void> {
     const model = typeof body.model === 'string' ? body.model : '';
     if (!model) return refuse(response, 400, 'InvalidParameter', 'Model not specified.');
     if (!CHAT_MODELS.has(model)) return refuse(response, 400, 'InvalidParameter', 'Model not exist.');
@@ -96,6 +98,9 @@ export async function startAliEmulator(): Promise<ProtocolEmulator> {
       response.write(`id:${event}\nevent:result\n:HTTP_STATUS/200\ndata:${JSON.stringify(data)}\n\n`);
     };
     for (const piece of pieces) {
+      // one event per turn of the event loop, so the words travel apart as DashScope's do
+      if (sent) await nextTurn();
+      if (response.destroyed) return;
       sent += piece;
       write({ output: output(incremental ? piece : sent, 'null'), usage: usageFor(words(sent)), request_id: id });
     }
@@ -138,7 +143,7 @@ export async function startAliEmulator(): Promise<ProtocolEmulator> {
       if (body === undefined || typeof body !== 'object' || body === null) return refuse(response, 400, 'InvalidParameter', 'The request body is not a JSON object.');
       const record = body as Record<string, unknown>;
       if (path === EMBEDDINGS_PATH) return embeddings(record, response);
-      chat(record, request.headers['x-dashscope-sse'] === 'enable', response);
+      await chat(record, request.headers['x-dashscope-sse'] === 'enable', response);
     })().catch((error: unknown) => {
       if (!response.headersSent) refuse(response, 500, 'InternalError', String(error));
       else response.destroy();

@@ -49,10 +49,22 @@ interface BaiduMessage {
   content?: string;
 }
 
-export async function startBaiduEmulator(): Promise<ProtocolEmulator> {
+/** The Baidu emulator, plus a switch a relay test can use to make Baidu forget the tokens it issued. */
+export interface BaiduEmulator extends ProtocolEmulator {
+  /** Every access token issued so far is refused from now on with error 111 (expired), as after its `expires_in`. */
+  expireTokens(): void;
+  /** How many token exchanges were answered with a token. */
+  exchanges(): number;
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export async function startBaiduEmulator(): Promise<BaiduEmulator> {
   const requests: EmulatedRequest[] = [];
   const reported: ReportedUsage[] = [];
   const tokens = new Set<string>();
+  const expired = new Set<string>();
+  let issued = 0;
   let sequence = 0;
 
   const json = (response: ServerResponse, status: number, body: unknown) => {
@@ -75,10 +87,11 @@ export async function startBaiduEmulator(): Promise<ProtocolEmulator> {
     sequence += 1;
     const token = `24.${sequence.toString(16).padStart(32, '0')}.2592000.${Math.floor(Date.now() / 1000)}.282335-emulator`;
     tokens.add(token);
+    issued += 1;
     json(response, 200, { refresh_token: `25.${sequence}`, expires_in: 2592000, session_key: 'emulated', access_token: token, scope: 'public brain_all_scope wenxinworkshop_mgr', session_secret: 'emulated' });
   }
 
-  function chat(body: Record<string, unknown>, response: ServerResponse): void {
+  async function chat(body: Record<string, unknown>, response: ServerResponse): Promise<void> {
     const messages = Array.isArray(body.messages) ? (body.messages as BaiduMessage[]) : [];
     if (messages.length === 0) return baiduError(response, 336003, 'the length of messages must be greater than 0');
     if (messages.length % 2 === 0) return baiduError(response, 336003, 'the length of messages must be an odd number');
@@ -102,7 +115,10 @@ export async function startBaiduEmulator(): Promise<ProtocolEmulator> {
     }
     response.writeHead(200, { 'Content-Type': 'text/event-stream;charset=utf-8', 'Cache-Control': 'no-cache' });
     const pieces = answer.split(/(?<= )/);
-    pieces.forEach((piece, index) => {
+    for (const [index, piece] of pieces.entries()) {
+      // one event per turn of the event loop, so the words travel apart as Baidu's do
+      if (index > 0) await nextTurn();
+      if (response.destroyed) return;
       const last = index === pieces.length - 1;
       const event = {
         id,
@@ -117,7 +133,7 @@ export async function startBaiduEmulator(): Promise<ProtocolEmulator> {
         usage: last ? usage : { prompt_tokens: promptTokens, completion_tokens: 0, total_tokens: promptTokens },
       };
       response.write(`data: ${JSON.stringify(event)}\n\n`);
-    });
+    }
     response.end();
   }
 
@@ -153,12 +169,13 @@ export async function startBaiduEmulator(): Promise<ProtocolEmulator> {
       const isEmbeddings = url.pathname.startsWith(EMBEDDINGS_PREFIX);
       if (!isChat && !isEmbeddings) return json(response, 404, { error_code: 3, error_msg: 'Unsupported openapi method' });
       const token = url.searchParams.get('access_token');
+      if (token && expired.has(token)) return baiduError(response, 111, 'Access token expired');
       if (!token || !tokens.has(token)) return baiduError(response, 110, 'Access token invalid or no longer valid');
       if (text && body === undefined) return baiduError(response, 336002, 'Invalid JSON');
       const endpoint = url.pathname.slice((isChat ? CHAT_PREFIX : EMBEDDINGS_PREFIX).length);
       if (!(isChat ? CHAT_ENDPOINTS : EMBEDDING_ENDPOINTS).has(endpoint)) return baiduError(response, 3, 'Unsupported openapi method');
       const record = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
-      if (isChat) chat(record, response);
+      if (isChat) await chat(record, response);
       else embeddings(record, response);
     })().catch((error: unknown) => {
       if (!response.headersSent) json(response, 500, { error_code: 1, error_msg: String(error) });
@@ -172,6 +189,11 @@ export async function startBaiduEmulator(): Promise<ProtocolEmulator> {
     baseUrl: `http://127.0.0.1:${port}`,
     requests,
     reported,
+    expireTokens() {
+      for (const token of tokens) expired.add(token);
+      tokens.clear();
+    },
+    exchanges: () => issued,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.closeAllConnections();
