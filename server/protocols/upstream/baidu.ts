@@ -385,7 +385,9 @@ function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
   let finished = false;
   let id = '';
   let created = 0;
-  let usage: Usage | undefined;
+  // Baidu repeats the usage on every event, but only the last event's counts the whole answer: a stream cut
+  // short reports none, and the relay estimates, rather than billing the prompt alone
+  let running: Usage | undefined;
   let failed: UpstreamFailure | undefined;
 
   const chunk = (choice: ChatChunkChoice): ChatChunk => ({ ...chunkOf(call, call.model, [choice]), id: id || call.responseId, created: created || call.now });
@@ -401,7 +403,7 @@ function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
     const baidu = answer as BaiduAnswer;
     if (!id && baidu.id) id = baidu.id;
     if (!created) created = count(baidu.created);
-    usage = usageOf(baidu) ?? usage;
+    running = usageOf(baidu) ?? running;
     const chunks: ChatChunk[] = [];
     const delta: ChatChunkChoice['delta'] = {};
     if (!started) delta.role = 'assistant';
@@ -441,7 +443,7 @@ function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
       }
       return chunks;
     },
-    usage: () => usage,
+    usage: () => (finished ? running : undefined),
     failure: () => failed,
     done: () => finished,
   };

@@ -178,3 +178,14 @@ describe('baidu adaptor particulars', () => {
     expect(isUpstreamFailure(failure) && failure.message).toBe('input empty');
   });
 });
+
+describe('baidu stream usage', () => {
+  it('a stream cut before is_end reports no usage (the relay estimates), not the prompt alone', () => {
+    const decoder = baiduAdaptor.decodeChatStream(callFor('chat', 'ERNIE-3.5-8K', true));
+    const chunks = decoder.push('data: {"id":"as-1","created":1709089502,"sentence_id":0,"is_end":false,"result":"Hel","usage":{"prompt_tokens":3,"completion_tokens":0,"total_tokens":3}}\n\n');
+    expect(chunks).toHaveLength(1);
+    decoder.end();
+    expect(decoder.done()).toBe(false);
+    expect(decoder.usage()).toBeUndefined();
+  });
+});
