@@ -245,8 +245,14 @@ function encodeMessages(messages: readonly ChatMessage[]): { system: string; mes
     if (message.role === 'tool' || message.role === 'function') {
       const call = message.tool_call_id ? calls.get(message.tool_call_id) : undefined;
       const name = call?.name ?? message.name ?? '';
-      // a second result of one assistant turn: Baidu wants its call restated before it
-      if (call && out.at(-1)?.role === 'function') out.push({ role: 'assistant', content: '', function_call: { name: call.name, arguments: call.arguments } });
+      const previous = out.at(-1);
+      if (call && previous?.role === 'assistant' && previous.function_call) {
+        // the assistant turn names the call this result answers (results may come in any order)
+        previous.function_call = { name: call.name, arguments: call.arguments };
+      } else if (call && previous?.role === 'function') {
+        // a further result of one assistant turn: Baidu wants its call restated before it
+        out.push({ role: 'assistant', content: '', function_call: { name: call.name, arguments: call.arguments } });
+      }
       out.push({ role: 'function', name, content: text });
       continue;
     }

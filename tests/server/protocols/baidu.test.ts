@@ -179,6 +179,31 @@ describe('baidu adaptor particulars', () => {
   });
 });
 
+describe('baidu tool results out of order', () => {
+  it('pairs each result with its own call', () => {
+    const body = encode({
+      messages: [
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: 'checking', tool_calls: [
+          { id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } },
+          { id: 'c2', type: 'function', function: { name: 'g', arguments: '{"y":2}' } },
+        ] },
+        { role: 'tool', tool_call_id: 'c2', content: 'two' },
+        { role: 'tool', tool_call_id: 'c1', content: 'one' },
+        { role: 'user', content: 'thanks' },
+      ],
+    });
+    expect(body.messages).toEqual([
+      { role: 'user', content: 'a' },
+      { role: 'assistant', content: 'checking', function_call: { name: 'g', arguments: '{"y":2}' } },
+      { role: 'function', name: 'g', content: 'two' },
+      { role: 'assistant', content: '', function_call: { name: 'f', arguments: '{}' } },
+      { role: 'function', name: 'f', content: 'one' },
+      { role: 'user', content: 'thanks' },
+    ]);
+  });
+});
+
 describe('baidu stream usage', () => {
   it('a stream cut before is_end reports no usage (the relay estimates), not the prompt alone', () => {
     const decoder = baiduAdaptor.decodeChatStream(callFor('chat', 'ERNIE-3.5-8K', true));
