@@ -58,7 +58,7 @@ function statusForCode(code: string, fallback: number): number {
   return fallback >= 400 ? fallback : 400;
 }
 
-function classify(status: number, code: string, message: string, requestId: string): UpstreamFailure {
+function classify(status: number, code: string, message: string): UpstreamFailure {
   const effective = statusForCode(code, status);
   const text = message || code || `DashScope answered HTTP ${effective}`;
   const details = { type: code || 'dashscope_error', code: code || null };
@@ -67,15 +67,14 @@ function classify(status: number, code: string, message: string, requestId: stri
   const requestError = code === 'InvalidParameter' || code === 'DataInspectionFailed' || code.startsWith('BadRequest') || code === 'InvalidURL';
   // a model this key may not use, or one this account has not: another channel may well serve it
   const channelError = effective === 401 || effective === 403 || effective === 404 || effective === 429 || effective >= 500;
-  void requestId;
   return upstreamFailure(effective, text, { ...details, retryable: requestError ? false : channelError });
 }
 
 function errorOf(body: unknown, status: number): UpstreamFailure | undefined {
   if (!body || typeof body !== 'object') return undefined;
-  const record = body as { code?: unknown; message?: unknown; request_id?: unknown; output?: unknown };
+  const record = body as { code?: unknown; message?: unknown };
   if (typeof record.code !== 'string' || !record.code) return undefined;
-  return classify(status, record.code, typeof record.message === 'string' ? record.message : '', typeof record.request_id === 'string' ? record.request_id : '');
+  return classify(status, record.code, typeof record.message === 'string' ? record.message : '');
 }
 
 function failure(status: number, body: string): UpstreamFailure {

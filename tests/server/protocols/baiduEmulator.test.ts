@@ -161,4 +161,16 @@ describe('Baidu emulator with the Baidu adaptor', () => {
     const answered = baiduAdaptor.decodeChat((await send(retarget, baiduAdaptor.encodeChat(chatRequest, fresh))).text, fresh);
     expect(isUpstreamFailure(answered)).toBe(false);
   });
+
+  it('a streamed call with a token it never issued is refused in a plain JSON body that the stream decoder surfaces', async () => {
+    const call = callOf('24.forged', true);
+    const target = baiduAdaptor.target(channelOf(channelSpec.key), call);
+    if (isUpstreamFailure(target)) throw new Error(target.message);
+    const { pieces } = await send(target, baiduAdaptor.encodeChat({ ...chatRequest, stream: true }, call));
+    const decoder = baiduAdaptor.decodeChatStream(call);
+    const chunks = pieces.flatMap((piece) => decoder.push(piece));
+    chunks.push(...decoder.end());
+    expect(chunks).toEqual([]);
+    expect(decoder.failure()).toMatchObject({ code: CREDENTIAL_REJECTED, retryable: true, deadKey: false });
+  });
 });
