@@ -291,6 +291,8 @@ function encodeChat(request: ChatRequest, call: AdaptorCall): string {
   if (typeof maxTokens === 'number') body.max_output_tokens = maxTokens;
   if (typeof request.user === 'string' && request.user) body.user_id = request.user;
   if (request.response_format?.type === 'json_object') body.response_format = 'json_object';
+  // Baidu's own switches, when a client that knows them sends them
+  for (const flag of ['disable_search', 'enable_citation', 'enable_trace'] as const) if (typeof request[flag] === 'boolean') body[flag] = request[flag];
   if (request.tools && request.tools.length > 0 && request.tool_choice !== 'none') {
     body.functions = request.tools.map((tool) => ({
       name: tool.function.name,

@@ -102,6 +102,8 @@ describe('baidu adaptor particulars', () => {
     expect(body).toMatchObject({ temperature: 0.01, top_p: 0.5, penalty_score: 2, stop: ['END'], max_output_tokens: 100, user_id: 'u1', response_format: 'json_object', stream: true });
     expect(encode({ temperature: 1.6 }).temperature).toBe(1);
     expect(encode({ frequency_penalty: -1 })).not.toHaveProperty('penalty_score');
+    expect(encode({ disable_search: true, enable_citation: false })).toMatchObject({ disable_search: true, enable_citation: false });
+    expect(encode({})).not.toHaveProperty('disable_search');
   });
 
   it('joins consecutive turns of one side so the roles alternate, and sends tool results as function turns', () => {
