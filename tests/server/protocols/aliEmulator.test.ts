@@ -109,4 +109,31 @@ describe('Ali emulator with the Ali adaptor', () => {
     expect(status).toBe(400);
     expect(aliAdaptor.failure(status, text)).toMatchObject({ status: 400, deadKey: false, retryable: false, message: 'Model not exist.' });
   });
+
+  it('calls the offered tool (whole and streamed) and answers the tool result', async () => {
+    const tools: ChatRequest['tools'] = [{ type: 'function', function: { name: 'lookup', description: 'Look a thing up', parameters: { type: 'object', properties: { text: { type: 'string' } } } } }];
+    const asking: ChatRequest = { model: channelSpec.chatModel, messages: [{ role: 'user', content: 'find the moon' }], tools };
+    const whole = callOf(false);
+    const decoded = aliAdaptor.decodeChat((await send(channelSpec.key, whole, aliAdaptor.encodeChat(asking, whole))).text, whole);
+    if (isUpstreamFailure(decoded)) throw new Error(decoded.message);
+    expect(decoded.choices[0].finish_reason).toBe('tool_calls');
+    const [toolCall] = decoded.choices[0].message.tool_calls!;
+    expect(toolCall.function).toEqual({ name: 'lookup', arguments: '{"text":"find the moon"}' });
+    expect(decoded.usage).toMatchObject({ prompt_tokens: 3, completion_tokens: 3 }); // '{"text":"find', 'the', 'moon"}'
+
+    const streamed = callOf(true);
+    const { pieces } = await send(channelSpec.key, streamed, aliAdaptor.encodeChat({ ...asking, stream: true }, streamed));
+    const decoder = aliAdaptor.decodeChatStream(streamed);
+    const chunks = pieces.flatMap((piece) => decoder.push(piece));
+    chunks.push(...decoder.end());
+    const assembled = assembleChatResponse(chunks, streamed, decoder.usage()!);
+    expect(assembled.choices[0].message.tool_calls).toEqual([{ id: expect.stringMatching(/^call_/), type: 'function', function: toolCall.function }]);
+    expect(assembled.choices[0].finish_reason).toBe('tool_calls');
+
+    const answering: ChatRequest = { ...asking, messages: [...asking.messages, { role: 'assistant', content: null, tool_calls: [toolCall] }, { role: 'tool', tool_call_id: toolCall.id, content: 'it is far' }] };
+    const after = aliAdaptor.decodeChat((await send(channelSpec.key, whole, aliAdaptor.encodeChat(answering, whole))).text, whole);
+    if (isUpstreamFailure(after)) throw new Error(after.message);
+    expect(after.choices[0].message.content).toBe('Hello from DashScope, the tool said: it is far');
+    expect(emulator.requests.at(-1)!.body).toMatchObject({ input: { messages: [{ role: 'user' }, { role: 'assistant', tool_calls: [{ id: toolCall.id }] }, { role: 'tool', tool_call_id: toolCall.id, content: 'it is far' }] } });
+  });
 });

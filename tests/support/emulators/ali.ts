@@ -1,7 +1,8 @@
 // A loopback Alibaba DashScope: native text generation (whole, and streamed
 // word by word as SSE when `X-DashScope-SSE: enable`, incremental or
 // cumulative as `parameters.incremental_output` asks) and text embeddings,
-// in DashScope's wire format. Errors are `{code, message, request_id}` with
+// in DashScope's wire format. Offered tools and a user turn last, it calls the
+// first tool; after a tool result it answers "the tool said: ...". Errors are `{code, message, request_id}` with
 // an HTTP status; the dead key gets DashScope's 401 InvalidApiKey.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -75,11 +76,17 @@ export async function startAliEmulator(): Promise<ProtocolEmulator> {
     if (messages.length === 0) return refuse(response, 400, 'InvalidParameter', 'Input messages must not be empty');
     const parameters = (body.parameters ?? {}) as Record<string, unknown>;
     const lastUser = [...messages].reverse().find((message) => message.role === 'user');
-    const answer = `Hello from DashScope, you said: ${textOf(lastUser?.content)}`;
     const promptTokens = messages.reduce((total, message) => total + words(textOf(message.content)), 0);
+    const id = requestId();
+    const tools = Array.isArray(parameters.tools) ? (parameters.tools as Array<{ function?: { name?: string } }>) : [];
+    const toolName = tools[0]?.function?.name;
+    if (toolName && parameters.tool_choice !== 'none' && messages.at(-1)?.role === 'user') {
+      return toolCall(toolName, textOf(lastUser?.content), promptTokens, id, streaming, response);
+    }
+    const lastTool = messages.at(-1)?.role === 'tool' ? textOf(messages.at(-1)?.content) : undefined;
+    const answer = lastTool === undefined ? `Hello from DashScope, you said: ${textOf(lastUser?.content)}` : `Hello from DashScope, the tool said: ${lastTool}`;
     const completionTokens = words(answer);
     reported.push({ promptTokens, completionTokens, cachedPromptTokens: 0 });
-    const id = requestId();
     const asMessage = parameters.result_format === 'message';
     const output = (text: string, finish: string) =>
       asMessage ? { choices: [{ message: { role: 'assistant', content: text }, finish_reason: finish }] } : { text, finish_reason: finish };
@@ -106,6 +113,41 @@ export async function startAliEmulator(): Promise<ProtocolEmulator> {
     }
     // DashScope closes with an empty increment (or the whole text) carrying the finish reason
     write({ output: output(incremental ? '' : sent, 'stop'), usage: usageFor(completionTokens), request_id: id });
+    response.end();
+  }
+
+  /**
+   * With tools offered and a user turn last, the model calls the first tool with `{"text": <the user's words>}`
+   * (completion tokens = words of the arguments); streamed as DashScope does: id and name first, then the arguments.
+   */
+  async function toolCall(name: string, text: string, promptTokens: number, id: string, streaming: boolean, response: ServerResponse): Promise<void> {
+    const argumentsText = JSON.stringify({ text });
+    const completionTokens = words(argumentsText);
+    reported.push({ promptTokens, completionTokens, cachedPromptTokens: 0 });
+    const callId = `call_${id.replace(/-/g, '').slice(0, 24)}`;
+    const usage = { total_tokens: promptTokens + completionTokens, output_tokens: completionTokens, input_tokens: promptTokens };
+    if (!streaming) {
+      json(response, 200, {
+        output: { choices: [{ finish_reason: 'tool_calls', message: { role: 'assistant', content: '', tool_calls: [{ function: { name, arguments: argumentsText }, index: 0, id: callId, type: 'function' }] } }] },
+        usage,
+        request_id: id,
+      });
+      return;
+    }
+    response.writeHead(200, { 'Content-Type': 'text/event-stream;charset=UTF-8', 'Cache-Control': 'no-cache', 'X-DashScope-Request-Id': id });
+    const half = Math.floor(argumentsText.length / 2);
+    const steps = [
+      { tool_calls: [{ index: 0, id: callId, type: 'function', function: { name, arguments: argumentsText.slice(0, half) } }], finish: 'null' },
+      { tool_calls: [{ index: 0, id: '', type: 'function', function: { arguments: argumentsText.slice(half) } }], finish: 'null' },
+      { tool_calls: undefined, finish: 'tool_calls' },
+    ];
+    for (const [index, step] of steps.entries()) {
+      if (index > 0) await nextTurn();
+      if (response.destroyed) return;
+      const message = step.tool_calls ? { content: '', tool_calls: step.tool_calls, role: 'assistant' } : { content: '', role: 'assistant' };
+      const data = { output: { choices: [{ message, finish_reason: step.finish }] }, usage, request_id: id };
+      response.write(`id:${index + 1}\nevent:result\n:HTTP_STATUS/200\ndata:${JSON.stringify(data)}\n\n`);
+    }
     response.end();
   }
 
