@@ -3,6 +3,7 @@
 import type { ChannelProtocol, UpstreamAdaptor } from '../types';
 import { findChannelType } from '../../../common/channelTypes';
 import { pendingAdaptor } from './pending';
+import { zhipuAdaptor } from './zhipu';
 
 export const UPSTREAM_ADAPTORS = {
   openai: pendingAdaptor('openai'),
@@ -10,7 +11,7 @@ export const UPSTREAM_ADAPTORS = {
   anthropic: pendingAdaptor('anthropic'),
   gemini: pendingAdaptor('gemini'),
   baidu: pendingAdaptor('baidu'),
-  zhipu: pendingAdaptor('zhipu'),
+  zhipu: zhipuAdaptor,
   ali: pendingAdaptor('ali'),
   xunfei: pendingAdaptor('xunfei'),
 } as const satisfies Record<ChannelProtocol, UpstreamAdaptor>;
