@@ -3,6 +3,7 @@
 import type { ChannelProtocol, UpstreamAdaptor } from '../types';
 import { findChannelType } from '../../../common/channelTypes';
 import { pendingAdaptor } from './pending';
+import { xunfeiAdaptor } from './xunfei';
 import { zhipuAdaptor } from './zhipu';
 
 export const UPSTREAM_ADAPTORS = {
@@ -13,7 +14,7 @@ export const UPSTREAM_ADAPTORS = {
   baidu: pendingAdaptor('baidu'),
   zhipu: zhipuAdaptor,
   ali: pendingAdaptor('ali'),
-  xunfei: pendingAdaptor('xunfei'),
+  xunfei: xunfeiAdaptor,
 } as const satisfies Record<ChannelProtocol, UpstreamAdaptor>;
 
 /** The adaptor for a channel type; undefined for a number no row has. */
