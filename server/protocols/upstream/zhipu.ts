@@ -508,7 +508,13 @@ export const zhipuAdaptor: UpstreamAdaptor = {
 
   encodeChat(request, call) {
     if (usesV3(channelOf(call), call)) return encodeV3(request);
-    return JSON.stringify({ ...request, model: call.model });
+    const body: ChatRequest = { ...request, model: call.model };
+    // v4 knows max_tokens only: a limit sent as OpenAI's newer name must not be lost
+    if (body.max_tokens === undefined && typeof body.max_completion_tokens === 'number') {
+      body.max_tokens = body.max_completion_tokens;
+      delete body.max_completion_tokens;
+    }
+    return JSON.stringify(body);
   },
 
   decodeChat(body, call) {

@@ -107,6 +107,9 @@ describe('Zhipu v4 (OpenAI-shaped)', () => {
     expect(body.model).toBe('glm-4-flash');
     expect(body.messages).toEqual(request.messages);
     expect(body.temperature).toBe(0);
+    const limited = JSON.parse(zhipuAdaptor.encodeChat({ ...request, max_completion_tokens: 64 }, call)) as ChatRequest;
+    expect(limited.max_tokens).toBe(64);
+    expect(limited.max_completion_tokens).toBeUndefined();
   });
 
   it('classifies Zhipu codes: dead keys, rate limits, content filter, bad requests', () => {
