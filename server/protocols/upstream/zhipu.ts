@@ -1,7 +1,7 @@
 // Zhipu BigModel (智谱, GLM). Two wire protocols behind one channel type:
 // - v4 (the default: channel `other` empty or `v4`): OpenAI-shaped at
 //   /api/paas/v4/chat/completions and /api/paas/v4/embeddings, the API key as a
-//   Bearer token. https://docs.bigmodel.cn/api-reference/模型-api/对话补全
+//   Bearer token. https://open.bigmodel.cn/dev/api (now at docs.bigmodel.cn)
 // - v3 (`other` = `v3`): the older per-model endpoints
 //   /api/paas/v3/model-api/<model>/invoke and /sse-invoke, authorised by an
 //   HS256 JWT made from the `<id>.<secret>` key, with its own answer envelope
@@ -486,7 +486,7 @@ function encodeV3(request: ChatRequest): string {
 
 export const zhipuAdaptor: UpstreamAdaptor = {
   protocol: 'zhipu',
-  docs: 'https://docs.bigmodel.cn/cn/api/introduction',
+  docs: 'https://open.bigmodel.cn/dev/api',
   operations: new Set(['chat', 'embeddings']),
   transport: 'http',
 

@@ -1,5 +1,5 @@
 // A loopback Zhipu BigModel upstream speaking both of its protocols:
-// - v4 (https://docs.bigmodel.cn/cn/api/introduction): OpenAI-shaped chat and
+// - v4 (https://open.bigmodel.cn/dev/api): OpenAI-shaped chat and
 //   embeddings under /api/paas/v4, the key as a Bearer token, errors as
 //   `{error: {code, message}}` with Zhipu's business codes;
 // - v3: /api/paas/v3/model-api/<model>/invoke and /sse-invoke, authorised by an
