@@ -150,6 +150,24 @@ describe('Zhipu v4 (OpenAI-shaped)', () => {
     expect(usage).toEqual({ promptTokens: 3, completionTokens: 1, cachedPromptTokens: 2 });
   });
 
+  it('keeps choices apart in a stream of several: role on each first delta, one finish each', () => {
+    const chunk = (choices: unknown[]) => `data: ${JSON.stringify({ id: 'n2', created: 9, model: 'glm-4-flash', choices })}\n\n`;
+    const wire = Buffer.from(
+      chunk([{ index: 0, delta: { role: 'assistant', content: 'A' } }]) +
+        chunk([{ index: 1, delta: { role: 'assistant', content: 'B' } }]) +
+        chunk([{ index: 1, finish_reason: 'length', delta: { content: '' } }]) +
+        chunk([{ index: 0, finish_reason: 'stop', delta: { content: '!' } }]) +
+        'data: [DONE]\n\n',
+    );
+    const { chunks } = decodeStream(zhipuAdaptor, callFor('chat', 'glm-4-flash', true), wire);
+    expect(chunks.map((item) => item.choices[0])).toEqual([
+      { index: 0, delta: { role: 'assistant', content: 'A' }, finish_reason: null },
+      { index: 1, delta: { role: 'assistant', content: 'B' }, finish_reason: null },
+      { index: 1, delta: {}, finish_reason: 'length' },
+      { index: 0, delta: { content: '!' }, finish_reason: 'stop' },
+    ]);
+  });
+
   it('answers reasoning content and Zhipu-only fields without tripping', () => {
     const decoded = zhipuAdaptor.decodeChat(
       JSON.stringify({
