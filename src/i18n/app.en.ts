@@ -238,6 +238,7 @@ export const appEnglish = {
       auto_disabled_help: 'The system disabled this channel after upstream failures; it turns it back on once the channel answers again.',
       other_azure: 'Default API version',
       other_spark: 'Spark API version',
+      other_zhipu: 'API version: v4, or v3 for the older signed-token API',
       other_help: 'Empty uses the value shown.',
       batch: 'Batch create: one key per line, one channel per key',
       key_help: 'The key the upstream issued',

@@ -240,6 +240,7 @@ export const appChinese: typeof appEnglish = {
       auto_disabled_help: '系统因上游故障自动禁用了此渠道；渠道恢复响应后会自动重新启用。',
       other_azure: '默认 API 版本',
       other_spark: '星火 API 版本',
+      other_zhipu: 'API 版本：v4，或 v3（旧版签名令牌接口）',
       other_help: '留空则使用所示的值。',
       batch: '批量创建：每行一个密钥，每个密钥一个渠道',
       key_help: '上游签发的密钥',

@@ -11,6 +11,7 @@ import { CHANNEL_TYPES } from '../../common/channelTypes';
 import { dataProvider } from '../../src/dataProvider';
 import { i18nProvider } from '../../src/i18n';
 import { appEnglish } from '../../src/i18n/app.en';
+import { appChinese } from '../../src/i18n/app.zh';
 import { ChannelCreate } from '../../src/resources/channel/ChannelCreate';
 import { formatBalance, responseTimeColor } from '../../src/resources/channel/channelDisplay';
 import { channelFormValues, channelTransform, validateChannelForm } from '../../src/resources/channel/ChannelInputs';
@@ -40,18 +41,30 @@ function renderAt(path: string) {
 }
 
 describe('the channel-type table', () => {
-  it('has the spec\'s 18 types once each, and every `other` label is a translated key', () => {
-    expect(CHANNEL_TYPES.map((type) => type.value).sort((a, b) => a - b)).toEqual(Array.from({ length: 18 }, (_, index) => index + 1));
+  it('has the spec\'s 18 types and today\'s providers once each, and every `other` label is a translated key', () => {
+    const today = [20, 24, 25, 28, 29, 30, 35, 36, 39, 44, 45, 50];
+    expect(CHANNEL_TYPES.map((type) => type.value).sort((a, b) => a - b)).toEqual([...Array.from({ length: 18 }, (_, index) => index + 1), ...today]);
     const labels = CHANNEL_TYPES.flatMap((type) => (type.other ? [type.other.label] : []));
-    expect(labels).toEqual(['app.channel.other_azure', 'app.channel.other_spark']);
+    expect(labels).toEqual(['app.channel.other_azure', 'app.channel.other_spark', 'app.channel.other_zhipu']);
     for (const label of labels) {
-      const found = label.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], appEnglish);
-      expect(typeof found).toBe('string');
+      for (const locale of [appEnglish, appChinese]) {
+        const found = label.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], locale);
+        expect(typeof found).toBe('string');
+      }
     }
   });
 
-  it('requires a base URL exactly for Azure and Custom', () => {
-    expect(CHANNEL_TYPES.filter((type) => type.baseUrlRequired).map((type) => type.value)).toEqual([3, 8]);
+  it('requires a base URL exactly for Azure, Custom and the generic OpenAI-compatible type', () => {
+    expect(CHANNEL_TYPES.filter((type) => type.baseUrlRequired).map((type) => type.value)).toEqual([3, 8, 50]);
+  });
+
+  it('gives every type without a required base URL a default one, and Zhipu v4 as its empty `other`', () => {
+    for (const type of CHANNEL_TYPES) {
+      if (!type.baseUrlRequired && type.protocol !== 'xunfei') expect(type.defaultBaseUrl, type.label).toMatch(/^https?:\/\//);
+    }
+    expect(CHANNEL_TYPES.find((type) => type.value === 16)?.other?.fallback).toBe('v4');
+    expect(channelTransform({ type: 16, name: 'glm', key: 'k', other: '', models: ['glm-4-plus'], groups: [] })).toMatchObject({ other: 'v4' });
+    expect(channelTransform({ type: 16, name: 'glm', key: 'k', other: 'v3', models: ['glm-4-plus'], groups: [] })).toMatchObject({ other: 'v3' });
   });
 });
 
@@ -203,8 +216,11 @@ describe('ChannelCreate', () => {
 
     // choosing Claude while no model is chosen fills its usual models
     await user.click(screen.getByRole('combobox', { name: 'Type' }));
+    // the select offers today's providers beside the spec's types
+    expect(await screen.findByRole('option', { name: 'Google Gemini (24)' })).toBeInTheDocument();
+    expect(screen.getByRole('option', { name: 'OpenAI Compatible (50)' })).toBeInTheDocument();
     await user.click(await screen.findByRole('option', { name: 'Anthropic Claude (14)' }));
-    expect(await screen.findByRole('button', { name: 'claude-2' })).toBeInTheDocument();
+    expect(await screen.findByRole('button', { name: 'claude-sonnet-4-5' })).toBeInTheDocument();
 
     await fill(screen.getByRole('textbox', { name: 'Custom model' }), 'claude-x');
     await user.keyboard('{Enter}');
@@ -221,7 +237,7 @@ describe('ChannelCreate', () => {
     expect(await screen.findByText('1 channel created')).toBeInTheDocument();
     expect(posted).toEqual({
       type: 14, name: 'anthropic', key: 'sk-ant', base_url: 'https://claude.example', other: '',
-      models: 'claude-instant-1,claude-2,claude-x', group: 'default', model_mapping: '{}', priority: 0, weight: 1,
+      models: 'claude-sonnet-4-5,claude-opus-4-1,claude-haiku-4-5,claude-sonnet-4-0,claude-3-7-sonnet-latest,claude-3-5-haiku-latest,claude-x', group: 'default', model_mapping: '{}', priority: 0, weight: 1,
     });
   }, 30_000);
 });
