@@ -129,7 +129,7 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
   // Today's providers, beyond the spec, with the numbers later one-api versions gave them (so databases stay portable).
   {
     value: 24, label: 'Google Gemini', color: 'blue', defaultBaseUrl: 'https://generativelanguage.googleapis.com', protocol: 'gemini',
-    defaultModels: ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite', 'gemini-2.0-flash', 'gemini-2.0-flash-lite', 'text-embedding-004'],
+    defaultModels: ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite', 'gemini-2.0-flash', 'gemini-2.0-flash-lite', 'gemini-embedding-001', 'text-embedding-004'],
     baseUrlRequired: false, ownedBy: 'google', docs: 'https://ai.google.dev/api',
   },
   {
@@ -190,6 +190,18 @@ const CHANNEL_TYPES_BY_VALUE = new Map(CHANNEL_TYPES.map((type) => [type.value, 
 /** The row for a stored type number; undefined for a number no row has. */
 export function findChannelType(value: number): ChannelType | undefined {
   return CHANNEL_TYPES_BY_VALUE.get(value);
+}
+
+/**
+ * Whether a key has the shape its type's `keyFormat` asks for: as many
+ * non-empty `|`-separated parts as the format names. Any non-empty key fits
+ * a type without a format.
+ */
+export function keyFitsFormat(value: number, key: string): boolean {
+  const format = findChannelType(value)?.keyFormat;
+  if (!format) return key.trim() !== '';
+  const parts = key.split('|');
+  return parts.length === format.split('|').length && parts.every((part) => part.trim() !== '');
 }
 
 /** The types whose vendor reports a balance. */

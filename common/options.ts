@@ -227,6 +227,12 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
   'Qwen/Qwen2.5-7B-Instruct': 0, // free
   'BAAI/bge-m3': 0, // free
 
+  // OpenRouter: https://openrouter.ai/models (first-party models at their
+  // provider's own price; the credit-purchase fee is not part of a model's price)
+  'openai/gpt-4o-mini': 0.075, // $0.15 in
+  'anthropic/claude-sonnet-4.5': 1.5, // $3 in
+  'google/gemini-2.5-flash': 0.15, // $0.30 in
+
   // Together AI: https://www.together.ai/pricing (one price for input and output)
   'meta-llama/Llama-3.3-70B-Instruct-Turbo': 0.44, // $0.88
   'meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo': 0.09, // $0.18

@@ -122,6 +122,10 @@ export const COMPLETION_RATIO_BY_MODEL: Readonly<Record<string, number>> = {
   'moonshot-v1-128k': 3,
   'kimi-k2-0711-preview': 4,
   'kimi-k2-0905-preview': 4,
+  // OpenRouter, first-party prices: $0.60 / $0.15, $15 / $3, $2.50 / $0.30
+  'openai/gpt-4o-mini': 4,
+  'anthropic/claude-sonnet-4.5': 5,
+  'google/gemini-2.5-flash': 2.5 / 0.3,
   // Zhipu, SiliconFlow and Together price input and output alike: ratio 1 (the default).
 };
 
@@ -195,6 +199,10 @@ export const CACHED_PROMPT_RATIO_BY_MODEL: Readonly<Record<string, number>> = {
   'grok-4-0709': 0.25,
   'grok-3': 0.25,
   'grok-3-mini': 0.25,
+  // OpenRouter passes on its providers' cache prices
+  'openai/gpt-4o-mini': 0.5,
+  'anthropic/claude-sonnet-4.5': 0.1,
+  'google/gemini-2.5-flash': 0.1,
   // Moonshot: cache hit ¥1 / cache miss ¥4
   'kimi-k2-0711-preview': 0.25,
   'kimi-k2-0905-preview': 0.25,

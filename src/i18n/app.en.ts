@@ -243,6 +243,7 @@ export const appEnglish = {
       batch: 'Batch create: one key per line, one channel per key',
       key_help: 'The key the upstream issued',
       key_format: 'Format: %{format}',
+      key_format_invalid: 'Write each key as %{format}',
       key_batch_help: 'One key per line; each line becomes a channel of its own',
       key_keep: 'Leave empty to keep the stored key (changing the base URL or the type needs the key again)',
       key_needed_after_move: 'You changed the base URL or the type: enter the key again (the stored key is never sent to a new address)',

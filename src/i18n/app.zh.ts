@@ -245,6 +245,7 @@ export const appChinese: typeof appEnglish = {
       batch: '批量创建：每行一个密钥，每个密钥一个渠道',
       key_help: '上游签发的密钥',
       key_format: '格式：%{format}',
+      key_format_invalid: '每个密钥须写成 %{format}',
       key_batch_help: '每行一个密钥，每行各成一个渠道',
       key_keep: '留空则保留已保存的密钥（修改 Base URL 或类型时需重新输入密钥）',
       key_needed_after_move: '你修改了 Base URL 或类型：请重新输入密钥（已保存的密钥不会发往新地址）',

@@ -146,6 +146,8 @@ const PUBLISHED: Record<string, [number, number | null, number]> = {
   'qwen-turbo': [0.05, null, 0.2],
   'text-embedding-v3': [0.07, null, 0.07],
   'meta-llama/Llama-3.3-70B-Instruct-Turbo': [0.88, null, 0.88],
+  'anthropic/claude-sonnet-4.5': [3, 0.3, 15],
+  'google/gemini-2.5-flash': [0.3, 0.03, 2.5],
 };
 
 // Yuan per 1M tokens as the Chinese providers publish them, converted at v0.5.3's ¥7 = US$1
