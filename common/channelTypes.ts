@@ -64,7 +64,10 @@ export interface ChannelType {
    * carries its v4 prefix too: its v4 API is OpenAI-shaped under it.
    */
   pathPrefix?: string;
-  /** For a type on the OpenAI protocol: how the key is sent; `bearer` (Authorization: Bearer) when absent. */
+  /**
+   * For a type on the OpenAI protocol: how the key is sent; `bearer`
+   * (Authorization: Bearer) when absent. Azure's row names its `api-key` too.
+   */
   authHeader?: 'bearer' | 'api-key' | 'x-api-key';
   /** The vendor's API reference, for the console and the README; absent for resellers and custom upstreams. */
   docs?: string;
