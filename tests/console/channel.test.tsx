@@ -246,7 +246,7 @@ describe('ChannelCreate', () => {
     await user.clear(mapping);
     await user.click(screen.getByRole('button', { name: 'Save' }));
 
-    expect(await screen.findByText('1 channel created')).toBeInTheDocument();
+    expect(await screen.findByText('1 channel created', {}, { timeout: 5000 })).toBeInTheDocument();
     expect(posted).toEqual({
       type: 14, name: 'anthropic', key: 'sk-ant', base_url: 'https://claude.example', other: '',
       models: 'claude-sonnet-4-5,claude-opus-4-1,claude-haiku-4-5,claude-sonnet-4-0,claude-3-7-sonnet-latest,claude-3-5-haiku-latest,claude-x', group: 'default', model_mapping: '{}', priority: 0, weight: 1,
