@@ -17,9 +17,8 @@
 // Product names and domains are accepted for the version too (`max`,
 // `generalv3.5`, `spark-max`...); with neither set, the model name decides.
 //
-// encodeChat is not given the channel (the frame needs the APPID and the
-// domain), so it reads `call.channel` when the relay sets it, else the channel
-// this call was targeted at.
+// The frame needs the APPID and the domain: encodeChat reads them from
+// `call.channel`, which the relay sets.
 import { createHmac } from 'node:crypto';
 import type {
   AdaptorCall,
@@ -108,10 +107,9 @@ function baseUrl(channel: ChannelConfig): string {
 
 // ---- which channel ----
 
-const targeted = new WeakMap<AdaptorCall, ChannelConfig>();
 
 function channelOf(call: AdaptorCall): ChannelConfig | undefined {
-  return (call as AdaptorCall & { channel?: ChannelConfig }).channel ?? targeted.get(call);
+  return call.channel;
 }
 
 // ---- failures ----
@@ -299,7 +297,6 @@ export const xunfeiAdaptor: UpstreamAdaptor = {
   transport: 'websocket',
 
   target(channel, call) {
-    targeted.set(call, channel);
     const key = parseKey(channel.key);
     if (!key) return upstreamFailure(401, 'invalid Spark key: expected APPID|APISecret|APIKey', { code: 'invalid_auth', type: 'authentication_error', deadKey: true });
     const url = signSparkUrl(`${baseUrl(channel)}${sparkVersion(channel, call).path}`, key.apiKey, key.apiSecret, call.now);

@@ -9,10 +9,9 @@
 //   ended by a `finish` event carrying a `meta:` line.
 // Error codes: https://docs.bigmodel.cn/cn/api/api-code
 //
-// encodeChat and decode* are not given the channel, so the protocol is read
-// from `call.channel` when the relay sets it, else from the channel this call
-// was targeted at (see `channelOf`); decoding also recognises either protocol
-// by the shape of what came back.
+// The protocol (v4 or v3) is read from `call.channel` (the relay sets it);
+// without one, the model name decides, and decoding also recognises either
+// protocol by the shape of what came back.
 import { createHmac } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import type {
@@ -45,12 +44,10 @@ const text = (value: unknown): string => (typeof value === 'string' ? value : ty
 
 // ---- which protocol ----
 
-/** The channel a call was targeted at, remembered for encodeChat (which is not given it). */
-const targeted = new WeakMap<AdaptorCall, ChannelConfig>();
 
 /** The channel of a call: `call.channel` when the relay passes it, else the one target() saw for this call. */
 export function channelOf(call: AdaptorCall): ChannelConfig | undefined {
-  return (call as AdaptorCall & { channel?: ChannelConfig }).channel ?? targeted.get(call);
+  return call.channel;
 }
 
 function usesV3(channel: ChannelConfig | undefined, call: AdaptorCall): boolean {
@@ -491,7 +488,6 @@ export const zhipuAdaptor: UpstreamAdaptor = {
   transport: 'http',
 
   target(channel, call) {
-    targeted.set(call, channel);
     const base = baseUrl(channel);
     const json = { 'Content-Type': 'application/json', Accept: call.stream ? 'text/event-stream' : 'application/json' };
     if (call.operation === 'embeddings') {

@@ -76,8 +76,9 @@ describe('Spark versions and the request frame', () => {
     };
     expect(Object.fromEntries(SPARK_VERSIONS.map((row) => [row.version, [row.path, row.domain]]))).toEqual(expected);
     for (const [version, [path, domain]] of Object.entries(expected)) {
-      const call = callFor('chat', 'SparkDesk', true);
-      const target = xunfeiAdaptor.target({ ...channel, other: version }, call);
+      const versioned = { ...channel, other: version };
+      const call = callFor('chat', 'SparkDesk', true, versioned);
+      const target = xunfeiAdaptor.target(versioned, call);
       if (isUpstreamFailure(target)) throw new Error(target.message);
       expect(new URL(target.url).pathname).toBe(path);
       const frame = JSON.parse(xunfeiAdaptor.encodeChat(request, call)) as { parameter: { chat: { domain: string } } };

@@ -37,7 +37,8 @@ interface Exchange {
 }
 
 /** One call as the relay makes it: target, connect, send the one frame, read frames until the socket closes. */
-async function exchange(channel: ChannelConfig, call: AdaptorCall): Promise<Exchange> {
+async function exchange(channel: ChannelConfig, bare: AdaptorCall): Promise<Exchange> {
+  const call = { ...bare, channel };
   const target = xunfeiAdaptor.target(channel, call);
   if (isUpstreamFailure(target)) throw new Error(target.message);
   const frame = xunfeiAdaptor.encodeChat(chat, call);
