@@ -19,11 +19,8 @@ import { relayContextOf } from '../../relay/context';
 import { answerBytes, type UpstreamAnswer, type UpstreamRequest } from '../../relay/dispatch';
 import { isRelayError, relayError, type RelayError } from '../../relay/errors';
 import { answerCrash, runRelay, writeInboundError, type RelayCall, type RelayDeclaration, type RelayRoute } from '../../relay/pipeline';
+import type { Reservation } from '../../relay/quota';
 import { joinChunks } from '../../relay/upstream';
-
-interface TokenUsage extends StreamUsage {
-  estimated: boolean;
-}
 
 /** What a text request asks the upstream for; shared objects, so dispatch can reuse its per-channel copies. */
 const JSON_HEADERS: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
@@ -61,7 +58,8 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
     const { state, admission } = call;
     return reservationQuota({ promptTokens, maxTokens, maxOutputTokens: state.maxOutputTokens, n: state.answers, ratio: admission.ratio, completionRatio: state.completionRatio });
   };
-  const settle = (call: RelayCall<TextState>, channelId: number, usage: TokenUsage) => {
+  /** Bills the usage: the upstream's report, or (estimated) what was counted locally. */
+  const settle = (call: RelayCall<TextState>, channelId: number, usage: StreamUsage, estimated: boolean) => {
     const { state, admission } = call;
     call.settle({
       channelId,
@@ -76,7 +74,7 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
       promptTokens: usage.promptTokens,
       completionTokens: usage.completionTokens,
       isStream: state.streamed,
-      estimated: usage.estimated,
+      estimated,
     });
   };
 
@@ -117,7 +115,7 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
 
     async reserveAgain(call, refused, hint) {
       const { ctx, state, admission } = call;
-      let reservation: Awaited<ReturnType<NonNullable<RelayRoute<TextState>['reserveAgain']>>> = refused;
+      let reservation: Reservation | RelayError = refused;
       if (promptTokens(call) < state.boundPromptTokens) {
         reservation = await reserve(ctx, admission, reservationFor(call, promptTokens(call)), hint);
       }
@@ -177,15 +175,11 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
     response.end(bytes);
     const { json } = answer;
     const reported = json ? inbound.jsonUsage(json) : undefined;
-    settle(
-      call,
-      answer.channel.id,
-      reported
-        ? { ...reported, estimated: false }
-        : json
-          ? { promptTokens: promptTokens(call), completionTokens: countTextTokens(inbound.answerText(json.value), call.model, { approximate: state.approximate }), cachedPromptTokens: 0, estimated: true }
-          : { promptTokens: promptTokens(call), completionTokens: 0, cachedPromptTokens: 0, estimated: true },
-    );
+    if (reported) settle(call, answer.channel.id, reported, false);
+    else {
+      const completionTokens = json ? countTextTokens(inbound.answerText(json.value), call.model, { approximate: state.approximate }) : 0;
+      settle(call, answer.channel.id, { promptTokens: promptTokens(call), completionTokens, cachedPromptTokens: 0 }, true);
+    }
     return undefined;
   }
 
@@ -216,13 +210,11 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
     }
     if (!response.writableEnded) response.end();
     const reported = watcher.reportedUsage();
-    settle(
-      call,
-      answer.channel.id,
-      reported && !broken && reported.promptTokens + reported.completionTokens > 0
-        ? { ...reported, estimated: false }
-        : { promptTokens: promptTokens(call), completionTokens: countTextTokens(watcher.streamedText(), call.model, { approximate: state.approximate }), cachedPromptTokens: 0, estimated: true },
-    );
+    if (reported && !broken && reported.promptTokens + reported.completionTokens > 0) settle(call, answer.channel.id, reported, false);
+    else {
+      const completionTokens = countTextTokens(watcher.streamedText(), call.model, { approximate: state.approximate });
+      settle(call, answer.channel.id, { promptTokens: promptTokens(call), completionTokens, cachedPromptTokens: 0 }, true);
+    }
     return undefined;
   }
 }
