@@ -148,7 +148,9 @@ export async function runRelay<State>(ctx: RelayContext, route: RelayRoute<State
 
 /** Step: authenticate, then hold a place among the caller's concurrent requests for the rest. */
 async function authenticated<State>(call: RelayCall<State>): Promise<RelayOutcome> {
-  const { ctx, route, input } = call;
+  const { ctx, route } = call;
+  // a protocol with its key elsewhere than the Authorization header says where
+  const input = route.inbound.authorization ? { ...call.input, headers: { authorization: route.inbound.authorization(call.input.headers) } } : call.input;
   if (route.body === 'json') {
     let opened = openJsonRequest(ctx, input);
     if (opened instanceof Promise) opened = await opened;
@@ -257,6 +259,6 @@ function firstRefusal<Hook>(hooks: Hook[], run: (hook: Hook) => RelayError | und
 /** A route as it is registered: the client's path (Fastify syntax, POST) and the steps it declares. */
 export interface RelayDeclaration {
   path: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each route has a state of its own; the pipeline never reads it
+  /** Any state: each route has its own, and the pipeline never reads it. */
   route: RelayRoute<any>;
 }

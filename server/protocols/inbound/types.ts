@@ -2,6 +2,7 @@
 // Chat Completions family today; Anthropic Messages, OpenAI Responses and
 // Gemini later). A codec is pure: it reads request bodies and answer bytes and
 // writes error bodies; the relay pipeline (server/relay/pipeline.ts) does the I/O.
+import type { IncomingHttpHeaders } from 'node:http';
 import type { InboundProtocol } from '../types';
 import type { CountOptions } from './tokenCount';
 
@@ -43,6 +44,12 @@ export interface InboundError {
 
 export interface InboundCodec {
   protocol: InboundProtocol;
+  /**
+   * The caller's key as `Bearer <key>` (what the relay's authentication reads),
+   * for a protocol that carries it elsewhere (`x-api-key`, `x-goog-api-key`, a
+   * query parameter). Absent: the Authorization header is read as it is.
+   */
+  authorization?(headers: IncomingHttpHeaders): string | undefined;
   /** The content type of its error bodies. */
   contentType: string;
   /** The model a request asks for ('' when none): the body's, else the path's (`/v1/engines/:model`), else the mode's default. */

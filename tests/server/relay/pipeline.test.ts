@@ -3,12 +3,16 @@
 // can refuse a request before anything is held or give a hold back before
 // the call; a crash after the reservation gives the hold back; and the
 // OpenAI client-side codec reads what the relay bills.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { INBOUND_CODECS, openaiChat } from '../../../server/protocols/inbound';
 import { bookkeepingFor } from '../../../server/relay/bookkeeping';
 import { relayContextOf, type RelayContext, type RelayOutcome } from '../../../server/relay/context';
 import type { UpstreamRequest } from '../../../server/relay/dispatch';
 import { relayError } from '../../../server/relay/errors';
+import { runRelay } from '../../../server/relay/pipeline';
+import { textRoute } from '../../../server/routes/v1/text';
 import { resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
 describe('the relay pipeline', () => {
@@ -79,6 +83,8 @@ describe('the relay pipeline', () => {
     expect(asked[3].json).toMatchObject({ input: 'hello' });
     // nothing changed in the chat body: the client's own bytes went on
     expect(asked[0].body('gpt-3.5-turbo').toString()).toBe(JSON.stringify(chat));
+    // every hold is settled once the queued settlements are written
+    await harness.settled();
     expect(await held()).toEqual({ user: 0, token: 0 });
   });
 
@@ -116,6 +122,35 @@ describe('the relay pipeline', () => {
     const after = await harness.balances();
     expect(after.token.remain_quota).toBe(before.token.remain_quota);
     expect(after.user.quota).toBe(before.user.quota);
+  });
+
+  it('serves a route declared with another client codec (the key in x-api-key), billing it like any other', async () => {
+    const codec = { ...openaiChat, authorization: (headers: Record<string, unknown>) => `Bearer ${String(headers['x-api-key'] ?? '')}` };
+    const route = textRoute(codec, 'chat', '/v1/chat/completions');
+    const server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const raw = Buffer.concat(chunks);
+        void runRelay(ctx, route, { headers: request.headers, ip: '127.0.0.1', body: JSON.parse(raw.toString()), raw }, response);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+      const before = await harness.balances();
+      const answered = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': harness.apiKey }, body: JSON.stringify(chat) });
+      expect(answered.status).toBe(200);
+      expect(((await answered.json()) as { choices: unknown[] }).choices).toHaveLength(1);
+      const unknown = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${harness.apiKey}` }, body: JSON.stringify(chat) });
+      expect(unknown.status).toBe(401);
+      const after = await harness.balances();
+      expect(after.user.request_count).toBe(before.user.request_count + 1);
+      expect(after.token.remain_quota).toBeLessThan(before.token.remain_quota);
+      expect(asked.map((request) => request.operation)).toEqual(['chat']);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('gives the hold back when a step fails unexpectedly after the reservation, and answers 500', async () => {
