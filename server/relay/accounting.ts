@@ -2,20 +2,17 @@
 // it charges: may this key use this model and at what price (admit), hold the
 // most the request can cost (reserve), and after the answer replace the hold
 // by the real charge and log it (settle), or give it all back (release).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { LogType } from '../../common/roles';
 import { lookupPrice } from './billing';
 import { databaseChangedNothing, isDatabaseUnavailable } from '../db/faults';
-import { bookkeepingFor, type Bookkeeping } from './bookkeeping';
-import type { Dispatched } from './dispatch';
-import { isRelayError, relayError, sendRelayError, type RelayError } from './errors';
+import type { RelayContext } from './context';
+import { isRelayError, relayError, type RelayError } from './errors';
 import type { NewLog } from '../repositories/logs';
 import type { Reservation } from './quota';
-import { remindIfLow } from './quotaReminder';
 import { relayFieldProblem } from './requestFields';
 import { authenticateRelay, type RelayCaller } from './tokenAuth';
-import { relayRegistry } from './inflight';
 import { DisconnectSignal } from './upstream';
 
 export interface Admission {
@@ -32,10 +29,10 @@ export interface Admission {
 
 /** The start of every JSON relay route: a valid key and a JSON object body (synchronous when the key was cached). */
 export function openJsonRequest(
-  app: FastifyInstance,
+  ctx: RelayContext,
   request: Pick<FastifyRequest, 'ip' | 'body'> & { headers: { authorization?: string } },
 ): OpenedRequest | RelayError | Promise<OpenedRequest | RelayError> {
-  const caller = authenticateRelay(app.ctx.db, request, app.ctx.relayCache);
+  const caller = authenticateRelay(ctx.db, request, ctx.cache);
   return caller instanceof Promise ? caller.then((checked) => withBody(checked, request.body)) : withBody(caller, request.body);
 }
 
@@ -53,21 +50,21 @@ function withBody(caller: RelayCaller | RelayError, body: unknown): OpenedReques
 /** The trimmed `model` of a body, or ''. */
 export const modelOf = (body: Record<string, unknown>) => (typeof body.model === 'string' ? body.model.trim() : '');
 
-export function admitModel(app: FastifyInstance, caller: RelayCaller, model: string): Admission | RelayError {
-  const { options } = app.ctx;
+export function admitModel(ctx: RelayContext, caller: RelayCaller, model: string): Admission | RelayError {
+  const { options } = ctx;
   if (caller.token.models && !caller.token.models.split(',').includes(model)) {
     return relayError(403, `this API key may not use the model ${model}`, 'model_not_allowed', 'permission_error');
   }
   const price = lookupPrice(model, caller.user.group, options.json('ModelRatio'), options.json('GroupRatio'));
   if (!price.known) return relayError(403, price.reason, 'model_price_unset', 'permission_error');
-  return { caller, model, ratio: price.ratio, modelRatio: price.modelRatio, groupRatio: price.groupRatio, startedAt: Date.now(), requestId: app.ctx.newRequestId() };
+  return { caller, model, ratio: price.ratio, modelRatio: price.modelRatio, groupRatio: price.groupRatio, startedAt: Date.now(), requestId: ctx.newRequestId() };
 }
 
-export async function reserve(app: FastifyInstance, admission: Admission, amount: number, hint?: { alone?: boolean }): Promise<Reservation | RelayError> {
+export async function reserve(ctx: RelayContext, admission: Admission, amount: number, hint?: { alone?: boolean }): Promise<Reservation | RelayError> {
   const reservation = reservationOf(admission, amount);
-  const reserved = await take(app, reservation, hint);
+  const reserved = await take(ctx, reservation, hint);
   if (reserved.ok) return reservation;
-  return insufficientQuota(app, reservation, reserved.reason);
+  return insufficientQuota(ctx, reservation, reserved.reason);
 }
 
 const reservationOf = ({ caller, requestId }: Admission, amount: number): Reservation => ({
@@ -86,22 +83,22 @@ export const HELD_QUOTA_RETRY_AFTER_SECONDS = 2;
  * held by requests in flight, those may give some back: the answer says when
  * to try again.
  */
-export async function insufficientQuota(app: FastifyInstance, reservation: Reservation, reason: 'user' | 'token'): Promise<RelayError> {
+export async function insufficientQuota(ctx: RelayContext, reservation: Reservation, reason: 'user' | 'token'): Promise<RelayError> {
   const error = relayError(
     429,
     reason === 'user' ? 'your account quota is insufficient' : 'the quota of this API key is insufficient',
     'insufficient_quota',
     'insufficient_quota',
   );
-  const balances = await balancesOf(app, reservation).catch(() => undefined);
+  const balances = await balancesOf(ctx, reservation).catch(() => undefined);
   const held = reason === 'user' ? balances?.userHeld : balances?.tokenHeld;
   if (held !== undefined && held > 0) error.retryAfter = HELD_QUOTA_RETRY_AFTER_SECONDS;
   return error;
 }
 
 /** What the user, and a limited token, have and hold right now: read only off the hot path, when a reservation was refused. */
-export async function balancesOf(app: FastifyInstance, reservation: Pick<Reservation, 'userId' | 'tokenId' | 'limitedToken'>) {
-  const { db } = app.ctx;
+export async function balancesOf(ctx: RelayContext, reservation: Pick<Reservation, 'userId' | 'tokenId' | 'limitedToken'>) {
+  const { db } = ctx;
   const user = await db.selectFrom('users').select(['quota', 'held_quota']).where('id', '=', reservation.userId).executeTakeFirst();
   const token = reservation.limitedToken
     ? await db.selectFrom('tokens').select(['remain_quota', 'held_quota']).where('id', '=', reservation.tokenId).executeTakeFirst()
@@ -121,26 +118,26 @@ export async function balancesOf(app: FastifyInstance, reservation: Pick<Reserva
  * MIN_LOWERED_OUTPUT_TOKENS. The caller forwards that limit as max_tokens.
  */
 export async function reserveLowered(
-  app: FastifyInstance,
+  ctx: RelayContext,
   admission: Admission,
   price: (outputTokens: number) => number,
   affordable: (available: number) => number,
   hint?: { alone?: boolean },
 ): Promise<{ reservation: Reservation; outputTokens: number } | undefined> {
-  const balances = await balancesOf(app, reservationOf(admission, 0));
+  const balances = await balancesOf(ctx, reservationOf(admission, 0));
   const outputTokens = affordable(balances.available);
   if (outputTokens <= 0) return undefined;
   const reservation = reservationOf(admission, price(outputTokens));
-  const reserved = await take(app, reservation, hint);
+  const reserved = await take(ctx, reservation, hint);
   return reserved.ok ? { reservation, outputTokens } : undefined;
 }
 
 /** The ledger's reservation; one whose outcome a broken connection left unknown is undone once the database answers. */
-async function take(app: FastifyInstance, reservation: Reservation, hint?: { alone?: boolean }) {
+async function take(ctx: RelayContext, reservation: Reservation, hint?: { alone?: boolean }) {
   try {
-    return await app.ctx.ledger.reserve(reservation, hint);
+    return await ctx.ledger.reserve(reservation, hint);
   } catch (error) {
-    if (isDatabaseUnavailable(error) && !databaseChangedNothing(error)) forgetAmbiguousReservation(app, reservation);
+    if (isDatabaseUnavailable(error) && !databaseChangedNothing(error)) forgetAmbiguousReservation(ctx, reservation);
     throw error;
   }
 }
@@ -153,11 +150,11 @@ async function take(app: FastifyInstance, reservation: Reservation, hint?: { alo
  * was taken, or nothing. Without such rows a release could give back what was
  * never taken, so the hold stays on record and is said so in the log.
  */
-function forgetAmbiguousReservation(app: FastifyInstance, reservation: Reservation): void {
+function forgetAmbiguousReservation(ctx: RelayContext, reservation: Reservation): void {
   if ((reservation as { id?: unknown }).id !== undefined) {
-    bookkeepingFor(app.ctx, app.log).settle({ reservation, charge: 0, channelId: 0, countRequest: false });
+    ctx.bookkeeping.settle({ reservation, charge: 0, channelId: 0, countRequest: false });
   } else {
-    app.log.warn({ reservation }, 'a reservation failed with its connection and may have been taken; it stays held');
+    ctx.log.warn({ reservation }, 'a reservation failed with its connection and may have been taken; it stays held');
   }
 }
 
@@ -168,25 +165,19 @@ function forgetAmbiguousReservation(app: FastifyInstance, reservation: Reservati
  * (when the release may have been applied already, only where that settlement
  * is idempotent: see forgetAmbiguousReservation).
  */
-export async function release(app: FastifyInstance, reservation: Reservation): Promise<void> {
+export async function release(ctx: RelayContext, reservation: Reservation): Promise<void> {
   try {
-    await app.ctx.ledger.release(reservation);
+    await ctx.ledger.release(reservation);
   } catch (error) {
     if (!isDatabaseUnavailable(error)) throw error;
     if (databaseChangedNothing(error) || (reservation as { id?: unknown }).id !== undefined) {
-      app.log.warn({ err: error }, 'database unavailable: the release waits in the settlement queue');
-      bookkeepingFor(app.ctx, app.log).settle({ reservation, charge: 0, channelId: 0, countRequest: false });
+      ctx.log.warn({ err: error }, 'database unavailable: the release waits in the settlement queue');
+      ctx.bookkeeping.settle({ reservation, charge: 0, channelId: 0, countRequest: false });
     } else {
       // the release may have been applied just before its connection broke: giving back again could double it
-      app.log.warn({ err: error, reservation }, 'a release failed with its connection and may have been applied; the rest stays held');
+      ctx.log.warn({ err: error, reservation }, 'a release failed with its connection and may have been applied; the rest stays held');
     }
   }
-}
-
-/** No upstream answered: everything reserved goes back, and the client gets the last error (or nothing, if it left). */
-export async function answerUnanswered(app: FastifyInstance, reply: FastifyReply, reservation: Reservation, dispatched: Exclude<Dispatched, { outcome: 'answered' }>) {
-  await release(app, reservation);
-  return dispatched.outcome === 'failed' ? sendRelayError(reply, dispatched.error) : reply;
 }
 
 export interface Settlement {
@@ -220,9 +211,9 @@ function ratioLine(modelRatio: number, groupRatio: number): string {
 }
 
 /** Queued after the answer: the real charge, the counters, the reminder e-mail and the consume log. */
-export function settleLater(app: FastifyInstance, bookkeeping: Bookkeeping, admission: Admission, reservation: Reservation, settlement: Settlement): void {
+export function settleLater(ctx: RelayContext, admission: Admission, reservation: Reservation, settlement: Settlement): void {
   const now = Date.now();
-  const { options } = app.ctx;
+  const { options, bookkeeping } = ctx;
   const { caller } = admission;
   const used = settlement.charge > 0 || settlement.promptTokens + settlement.completionTokens > 0;
   // the consume log rides with its settlement: one transaction writes both
@@ -234,7 +225,7 @@ export function settleLater(app: FastifyInstance, bookkeeping: Bookkeeping, admi
       countRequest: used,
       log: options.bool('LogConsumeEnabled') ? consumeLog(admission, reservation, settlement, now) : undefined,
     },
-    caller.user.email ? (userId, charge) => void remindIfLow(app, userId, charge) : undefined,
+    caller.user.email ? ctx.remind : undefined,
   );
 }
 
@@ -265,9 +256,9 @@ function consumeLog(admission: Admission, reservation: Reservation, settlement: 
  * complete; the call is known to the node's registry until then, so a
  * shutdown can cut it at the end of its grace.
  */
-export function abortOnDisconnect(app: FastifyInstance, raw: ServerResponse): DisconnectSignal {
+export function abortOnDisconnect(ctx: RelayContext, raw: ServerResponse): DisconnectSignal {
   const signal = new DisconnectSignal();
-  const registry = relayRegistry(app);
+  const { registry } = ctx;
   registry.add(signal);
   raw.on('close', () => {
     registry.delete(signal);

@@ -1,5 +1,6 @@
 // Audio: transcriptions and translations (multipart upload in, text out) and
-// speech (JSON in, audio out). The upload is forwarded byte for byte with
+// speech (JSON in, audio out), as declarations into the relay pipeline
+// (server/relay/pipeline.ts). The upload is forwarded byte for byte with
 // its own boundary; only the `model` value changes, and only when a channel
 // maps the model.
 // Billing:
@@ -10,17 +11,15 @@
 // - speech: one token per input character (OpenAI prices speech by
 //   character), reserved in full before the call.
 // Nothing is charged when the upstream fails.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { abortOnDisconnect, admitModel, answerUnanswered, modelOf, openJsonRequest, reserve, settleLater } from '../../relay/accounting';
+import { openaiChat } from '../../protocols/inbound';
+import { countTextTokens } from '../../protocols/inbound/tokenCount';
+import { modelOf } from '../../relay/accounting';
 import { AUDIO_REQUEST_TOKENS, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota } from '../../relay/billing';
-import type { Bookkeeping } from '../../relay/bookkeeping';
-import { holdPlaceUntilClosed } from '../../relay/concurrency';
-import { answerBytes, dispatch } from '../../relay/dispatch';
-import { isRelayError, relayError, sendRelayError } from '../../relay/errors';
+import { answerBytes } from '../../relay/dispatch';
+import { isRelayError, relayError, type RelayError } from '../../relay/errors';
 import { findMultipartField, multipartBoundary, replaceMultipartField } from '../../relay/multipart';
+import type { RelayDeclaration, RelayRoute } from '../../relay/pipeline';
 import { modelNameProblem } from '../../relay/requestFields';
-import { countTextTokens } from '../../relay/tokenCount';
-import { authenticateRelay } from '../../relay/tokenAuth';
 
 /** What a transcription answer says it used, when it says (gpt-4o-transcribe reports tokens; whisper-1 does not). */
 function transcriptionUsage(value: unknown): { promptTokens: number; completionTokens: number } | undefined {
@@ -30,108 +29,150 @@ function transcriptionUsage(value: unknown): { promptTokens: number; completionT
   return Number.isFinite(input) && Number.isFinite(output) && input + output > 0 ? { promptTokens: input, completionTokens: output } : undefined;
 }
 
-export function audioRoutes(bookkeeping: Bookkeeping) {
-  return async (app: FastifyInstance): Promise<void> => {
-    const { db, options } = app.ctx;
+interface UploadState {
+  upload: Buffer;
+  contentType: string;
+  modelField: NonNullable<ReturnType<typeof findMultipartField>>;
+  completionRatio: number;
+}
 
-    const transcribe = async (path: string, request: FastifyRequest, reply: FastifyReply) => {
-      const caller = await authenticateRelay(db, request);
-      if (isRelayError(caller)) return sendRelayError(reply, caller);
-      const refused = holdPlaceUntilClosed(app, caller, reply.raw);
-      if (refused) return sendRelayError(reply, refused);
-      const contentType = request.headers['content-type'] ?? '';
+/** Transcriptions and translations: the same upload, a different operation and path. */
+function transcriptionRoute(operation: 'audio_transcription' | 'audio_translation', path: string): RelayRoute<UploadState> {
+  return {
+    operation,
+    inbound: openaiChat,
+    body: 'multipart',
+
+    read(call): UploadState | RelayError {
+      const contentType = call.input.headers['content-type'] ?? '';
       const boundary = multipartBoundary(contentType);
-      const upload = request.body;
-      if (!Buffer.isBuffer(upload) || !boundary) return sendRelayError(reply, relayError(400, 'the request body must be multipart/form-data with a file and a model'));
+      const upload = call.input.body;
+      if (!Buffer.isBuffer(upload) || !boundary) return relayError(400, 'the request body must be multipart/form-data with a file and a model');
       const modelField = findMultipartField(upload, boundary, 'model');
       const model = modelField?.value.trim() ?? '';
-      if (!modelField || !model) return sendRelayError(reply, relayError(400, 'you must provide a model parameter', 'model_required'));
+      if (!modelField || !model) return relayError(400, 'you must provide a model parameter', 'model_required');
       const badName = modelNameProblem(model);
-      if (badName) return sendRelayError(reply, badName);
-      const admission = admitModel(app, caller, model);
-      if (isRelayError(admission)) return sendRelayError(reply, admission);
-      const completionRatio = completionRatioFor(model);
-      const reservation = await reserve(
-        app,
-        admission,
-        reservationQuota({ promptTokens: AUDIO_REQUEST_TOKENS, maxOutputTokens: maxOutputTokensFor(model, options.json('ModelMaxOutputTokens')), ratio: admission.ratio, completionRatio }),
-      );
-      if (isRelayError(reservation)) return sendRelayError(reply, reservation);
+      if (badName) return badName;
+      call.model = model;
+      return { upload, contentType, modelField, completionRatio: completionRatioFor(model) };
+    },
 
-      const dispatched = await dispatch(app, caller, {
-        requestId: admission.requestId,
+    price: (call) =>
+      reservationQuota({
+        promptTokens: AUDIO_REQUEST_TOKENS,
+        maxOutputTokens: maxOutputTokensFor(call.model, call.ctx.options.json('ModelMaxOutputTokens')),
+        ratio: call.admission.ratio,
+        completionRatio: call.state.completionRatio,
+      }),
+
+    upstream(call) {
+      const { state, model, input } = call;
+      return {
+        operation,
+        query: input.query,
+        requestId: call.admission.requestId,
         model,
         path,
-        headers: { 'content-type': contentType, accept: request.headers.accept ?? 'application/json' },
-        body: (upstreamModel) => (upstreamModel === model ? upload : replaceMultipartField(upload, modelField, upstreamModel)),
-        signal: abortOnDisconnect(app, reply.raw),
-      });
-      if (dispatched.outcome !== 'answered') return answerUnanswered(app, reply, reservation, dispatched);
-      const { answer } = dispatched;
+        headers: { 'content-type': state.contentType, accept: input.headers.accept ?? 'application/json' },
+        body: (upstreamModel) => (upstreamModel === model ? state.upload : replaceMultipartField(state.upload, state.modelField, upstreamModel)),
+        signal: call.signal,
+      };
+    },
+
+    async answer(call, answer) {
+      const { response, model, state } = call;
       // json and verbose_json carry the text in `text`; text, srt and vtt are the text
       const bytes = await answerBytes(answer);
-      if (isRelayError(bytes)) return answerUnanswered(app, reply, reservation, { outcome: 'failed', error: bytes });
-      reply.code(answer.response.status).header('content-type', answer.response.contentType || 'application/json').send(bytes);
+      if (isRelayError(bytes)) return bytes;
+      response.writeHead(answer.response.status, { 'content-type': answer.response.contentType || 'application/json', 'content-length': bytes.length });
+      response.end(bytes);
       const reported = transcriptionUsage(answer.json?.value);
       const text = answer.json ? (answer.json.value as { text?: unknown } | undefined)?.text : bytes.toString('utf8');
       const usage = reported ?? {
         promptTokens: AUDIO_REQUEST_TOKENS,
-        completionTokens: countTextTokens(typeof text === 'string' ? text : '', model, { approximate: options.bool('ApproximateTokenEnabled') }),
+        completionTokens: countTextTokens(typeof text === 'string' ? text : '', model, { approximate: call.ctx.options.bool('ApproximateTokenEnabled') }),
       };
-      settleLater(app, bookkeeping, admission, reservation, {
+      call.settle({
         channelId: answer.channel.id,
-        charge: computeQuota({ ...usage, ratio: admission.ratio, completionRatio }),
+        charge: computeQuota({ ...usage, ratio: call.admission.ratio, completionRatio: state.completionRatio }),
         ...usage,
         isStream: false,
         estimated: !reported,
       });
-      return reply;
-    };
-
-    app.post('/v1/audio/transcriptions', (request, reply) => transcribe('/v1/audio/transcriptions', request, reply));
-    app.post('/v1/audio/translations', (request, reply) => transcribe('/v1/audio/translations', request, reply));
-
-    app.post('/v1/audio/speech', async (request, reply) => {
-      const opened = await openJsonRequest(app, request);
-      if (isRelayError(opened)) return sendRelayError(reply, opened);
-      const { caller, body } = opened;
-      const refused = holdPlaceUntilClosed(app, caller, reply.raw);
-      if (refused) return sendRelayError(reply, refused);
-      const model = modelOf(body);
-      if (!model) return sendRelayError(reply, relayError(400, 'you must provide a model parameter', 'model_required'));
-      if (typeof body.input !== 'string' || body.input === '') return sendRelayError(reply, relayError(400, 'field input is required', 'required_field_missing'));
-      const admission = admitModel(app, caller, model);
-      if (isRelayError(admission)) return sendRelayError(reply, admission);
-      const characters = [...body.input].length;
-      const charge = computeQuota({ promptTokens: characters, completionTokens: 0, ratio: admission.ratio, completionRatio: 1 });
-      const reservation = await reserve(app, admission, charge);
-      if (isRelayError(reservation)) return sendRelayError(reply, reservation);
-
-      const dispatched = await dispatch(app, caller, {
-        requestId: admission.requestId,
-        model,
-        path: '/v1/audio/speech',
-        headers: { 'content-type': 'application/json', accept: request.headers.accept ?? '*/*' },
-        body: (upstreamModel) => JSON.stringify({ ...body, model: upstreamModel }),
-        signal: abortOnDisconnect(app, reply.raw),
-      });
-      if (dispatched.outcome !== 'answered') return answerUnanswered(app, reply, reservation, dispatched);
-      const { answer } = dispatched;
-      reply.code(answer.response.status).header('content-type', answer.response.contentType || 'application/octet-stream');
-      const length = answer.response.headers['content-length'];
-      if (!answer.json && typeof length === 'string') reply.header('content-length', length);
-      // the audio is piped as it comes; the upstream has produced (and billed) it whole
-      reply.send(answer.json?.bytes ?? answer.response.stream);
-      settleLater(app, bookkeeping, admission, reservation, {
-        channelId: answer.channel.id,
-        charge,
-        promptTokens: characters,
-        completionTokens: 0,
-        isStream: false,
-        estimated: false,
-        detail: `${characters} input characters`,
-      });
-      return reply;
-    });
+      return undefined;
+    },
   };
 }
+
+interface SpeechState {
+  characters: number;
+}
+
+const speechCharge = (ratio: number, characters: number) => computeQuota({ promptTokens: characters, completionTokens: 0, ratio, completionRatio: 1 });
+
+export const speech: RelayRoute<SpeechState> = {
+  operation: 'audio_speech',
+  inbound: openaiChat,
+  body: 'json',
+
+  read(call): SpeechState | RelayError {
+    const { body } = call;
+    const model = modelOf(body);
+    if (!model) return relayError(400, 'you must provide a model parameter', 'model_required');
+    if (typeof body.input !== 'string' || body.input === '') return relayError(400, 'field input is required', 'required_field_missing');
+    call.model = model;
+    return { characters: [...body.input].length };
+  },
+
+  price: (call) => speechCharge(call.admission.ratio, call.state.characters),
+
+  upstream(call) {
+    const { body, input } = call;
+    return {
+      operation: 'audio_speech',
+      json: body,
+      query: input.query,
+      requestId: call.admission.requestId,
+      model: call.model,
+      path: '/v1/audio/speech',
+      headers: { 'content-type': 'application/json', accept: input.headers.accept ?? '*/*' },
+      body: (upstreamModel) => JSON.stringify({ ...body, model: upstreamModel }),
+      signal: call.signal,
+    };
+  },
+
+  async answer(call, answer) {
+    const { response, state } = call;
+    const headers: Record<string, string | number> = { 'content-type': answer.response.contentType || 'application/octet-stream' };
+    const length = answer.response.headers['content-length'];
+    if (answer.json) headers['content-length'] = answer.json.bytes.length;
+    else if (typeof length === 'string') headers['content-length'] = length;
+    response.writeHead(answer.response.status, headers);
+    // the audio is piped as it comes; the upstream has produced (and billed) it whole
+    const closed = new Promise<void>((resolve) => response.once('close', resolve));
+    if (answer.json) response.end(answer.json.bytes);
+    else {
+      const stream = answer.response.stream!;
+      stream.once('error', () => response.destroy());
+      stream.pipe(response);
+    }
+    call.settle({
+      channelId: answer.channel.id,
+      charge: speechCharge(call.admission.ratio, state.characters),
+      promptTokens: state.characters,
+      completionTokens: 0,
+      isStream: false,
+      estimated: false,
+      detail: `${state.characters} input characters`,
+    });
+    // the caller's place is held until the audio is delivered (or the client left)
+    await closed;
+    return undefined;
+  },
+};
+
+export const AUDIO_ROUTES: readonly RelayDeclaration[] = [
+  { path: '/v1/audio/transcriptions', route: transcriptionRoute('audio_transcription', '/v1/audio/transcriptions') },
+  { path: '/v1/audio/translations', route: transcriptionRoute('audio_translation', '/v1/audio/translations') },
+  { path: '/v1/audio/speech', route: speech },
+];

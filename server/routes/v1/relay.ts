@@ -1,9 +1,11 @@
 // The OpenAI-compatible relay (/v1/*) and OpenAI's billing endpoints. Every
-// relayed call runs: authenticate -> admit the model and price it -> reserve
-// -> dispatch to a channel (retrying others on 5xx, 429, network failure or a
+// relayed call runs the one pipeline (server/relay/pipeline.ts):
+// authenticate -> limits -> admit the model and price it -> reserve ->
+// dispatch to a channel (retrying others on 5xx, 429, network failure or a
 // dead key) -> answer -> settle the real charge and queue the log after the
-// answer. Any failure releases the reservation.
-//   text.ts           chat, completions, edits, embeddings, moderations
+// answer. Any failure releases the reservation. The route files only declare
+// their steps (a RelayRoute each); this file registers every declaration.
+//   text.ts           chat, completions, edits, embeddings, moderations (also before Fastify: textFastPath)
 //   images.ts         image generation
 //   audio.ts          transcriptions, translations, speech
 //   dashboard.ts      /dashboard/billing/* and /v1/dashboard/billing/*
@@ -13,15 +15,26 @@ import type { Kysely } from 'kysely';
 import { ownerOfChannelType } from '../../../common/channelTypes';
 import type { Database } from '../../db/database';
 import { bookkeepingFor } from '../../relay/bookkeeping';
+import { relayContextOf } from '../../relay/context';
 import { isRelayError, relayError, sendRelayError } from '../../relay/errors';
 import { modelNameProblem } from '../../relay/requestFields';
 import { authenticateRelay } from '../../relay/tokenAuth';
+import { answerCrash, runRelay, type RelayDeclaration } from '../../relay/pipeline';
 import { closePools } from '../../relay/upstream';
-import { audioRoutes } from './audio';
+import { AUDIO_ROUTES } from './audio';
 import { dashboardRoutes } from './dashboard';
-import { imageRoutes } from './images';
-import { textRoutes } from './text';
+import { IMAGE_ROUTES } from './images';
+import { TEXT_ROUTES } from './text';
 import { unimplementedRoutes } from './unimplemented';
+
+/** Every relayed route, as its file declares it. */
+const RELAY_ROUTES: readonly RelayDeclaration[] = [...TEXT_ROUTES, ...IMAGE_ROUTES, ...AUDIO_ROUTES];
+
+/** The client's `api-version` query parameter, when it sent one (Azure and Spark read it upstream). */
+function apiVersionOf(query: unknown): Readonly<Record<string, string>> | undefined {
+  const version = (query as Record<string, unknown> | undefined)?.['api-version'];
+  return typeof version === 'string' ? { 'api-version': version } : undefined;
+}
 
 const modelObject = (id: string, owner: string) => ({ id, object: 'model', created: 1677649963, owned_by: owner });
 
@@ -77,9 +90,15 @@ export async function relayRoutes(app: FastifyInstance): Promise<void> {
     return modelObject(model, owner);
   });
 
-  await app.register(textRoutes(bookkeeping));
-  await app.register(imageRoutes(bookkeeping));
-  await app.register(audioRoutes(bookkeeping));
+  const ctx = relayContextOf(app, bookkeeping);
+  for (const { path, route } of RELAY_ROUTES) {
+    app.post(path, async (request, reply) => {
+      // the pipeline writes to Node's response itself, as the fast path does
+      reply.hijack();
+      const input = { headers: request.headers, ip: request.ip, body: request.body, pathModel: (request.params as { model?: string }).model, query: apiVersionOf(request.query) };
+      await runRelay(ctx, route, input, reply.raw).catch((error: unknown) => answerCrash(ctx, route.inbound, reply.raw, error));
+    });
+  }
   await app.register(dashboardRoutes);
   await app.register(unimplementedRoutes);
 }

@@ -1,288 +1,243 @@
 // The token-metered routes: chat, completions, edits, embeddings (also under
-// the legacy /v1/engines/:model path) and moderations, streamed or not.
+// the legacy /v1/engines/:model path) and moderations, streamed or not, as
+// declarations into the relay pipeline (server/relay/pipeline.ts), each with
+// the client-side protocol it speaks (server/protocols/inbound).
 // Reserve the prompt plus max_tokens (or the model's maximum output), relay,
 // answer, then settle what the upstream reports (or what we count locally).
 // A chat or completion without max_tokens that the balance cannot cover at
 // the model's maximum has its max_tokens lowered to what the balance pays
 // for (at least MIN_LOWERED_OUTPUT_TOKENS), else it is refused.
 import type { FastifyInstance } from 'fastify';
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../../db/faults';
-import { abortOnDisconnect, admitModel, modelOf, openJsonRequest, release, reserve, reserveLowered, settleLater } from '../../relay/accounting';
+import { openaiChat, type InboundCodec, type StreamUsage, type TextMode } from '../../protocols/inbound';
+import { countTextTokens } from '../../protocols/inbound/tokenCount';
+import { reserve, reserveLowered } from '../../relay/accounting';
 import { affordableOutputTokens, cachedPromptRatioFor, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota } from '../../relay/billing';
 import type { Bookkeeping } from '../../relay/bookkeeping';
-import { answerBytes, dispatch, type UpstreamAnswer } from '../../relay/dispatch';
-import { isRelayError, relayError, writeRelayError, type RelayError } from '../../relay/errors';
-import { topLevelObjectField } from '../../relay/jsonField';
-import { SseUsageWatcher } from '../../relay/sseUsage';
-import { concurrencyLimiter } from '../../relay/concurrency';
-import type { RelayCaller } from '../../relay/tokenAuth';
+import { relayContextOf } from '../../relay/context';
+import { answerBytes, type UpstreamAnswer, type UpstreamRequest } from '../../relay/dispatch';
+import { isRelayError, relayError, type RelayError } from '../../relay/errors';
+import { answerCrash, runRelay, writeInboundError, type RelayCall, type RelayDeclaration, type RelayRoute } from '../../relay/pipeline';
+import type { Reservation } from '../../relay/quota';
 import { joinChunks } from '../../relay/upstream';
-import { countChatPromptTokens, countInputTokens, countTextTokens, type CountOptions } from '../../relay/tokenCount';
-
-type Mode = 'chat' | 'completions' | 'edits' | 'embeddings' | 'moderations';
-
-interface TextRoute {
-  path: string;
-  mode: Mode;
-  /** Where it goes upstream. The engines route goes to /v1/embeddings: OpenAI retired /v1/engines. */
-  upstreamPath: string;
-}
-
-const TEXT_ROUTES: readonly TextRoute[] = [
-  { path: '/v1/chat/completions', mode: 'chat', upstreamPath: '/v1/chat/completions' },
-  { path: '/v1/completions', mode: 'completions', upstreamPath: '/v1/completions' },
-  { path: '/v1/edits', mode: 'edits', upstreamPath: '/v1/edits' },
-  { path: '/v1/embeddings', mode: 'embeddings', upstreamPath: '/v1/embeddings' },
-  { path: '/v1/engines/:model/embeddings', mode: 'embeddings', upstreamPath: '/v1/embeddings' },
-  { path: '/v1/moderations', mode: 'moderations', upstreamPath: '/v1/moderations' },
-];
-
-interface TokenUsage {
-  promptTokens: number;
-  completionTokens: number;
-  cachedPromptTokens: number;
-  estimated: boolean;
-}
 
 /** What a text request asks the upstream for; shared objects, so dispatch can reuse its per-channel copies. */
 const JSON_HEADERS: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
 const STREAM_HEADERS: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
 
-/** OpenAI's moderations endpoint picks a model when none is given; so do we, to route and price it. */
-const DEFAULT_MODERATION_MODEL = 'text-moderation-latest';
-
-function requestedModel(mode: Mode, body: Record<string, unknown>, pathModel: string | undefined): string {
-  const model = modelOf(body);
-  if (model) return model;
-  if (pathModel) return pathModel;
-  return mode === 'moderations' ? DEFAULT_MODERATION_MODEL : '';
-}
-
-function promptTokensOf(mode: Mode, body: Record<string, unknown>, model: string, options: CountOptions): number {
-  switch (mode) {
-    case 'chat':
-      return countChatPromptTokens(body.messages, model, options);
-    case 'completions':
-      return countInputTokens(body.prompt, model, options);
-    case 'edits':
-      return countInputTokens(body.input, model, options) + countInputTokens(body.instruction, model, options);
-    default:
-      return countInputTokens(body.input, model, options);
-  }
-}
-
-interface ReportedUsage {
-  prompt_tokens?: number;
-  completion_tokens?: number;
-  prompt_tokens_details?: { cached_tokens?: number };
-}
-
-/**
- * Usage of a JSON answer: the upstream's when it reports any (read from the
- * bytes alone), else counted from the choices (which needs the whole answer parsed).
- */
-function usageOfJson(json: NonNullable<UpstreamAnswer['json']>, promptTokens: () => number, model: string, approximate: boolean): TokenUsage {
-  const read = topLevelObjectField(json.bytes, 'usage');
-  const usage = ('found' in read ? (read.found ? read.value : undefined) : (json.value as { usage?: unknown } | undefined)?.usage) as ReportedUsage | null | undefined;
-  if (usage && typeof usage === 'object' && Number(usage.prompt_tokens ?? 0) + Number(usage.completion_tokens ?? 0) > 0) {
-    return {
-      promptTokens: Number(usage.prompt_tokens) || 0,
-      completionTokens: Number(usage.completion_tokens) || 0,
-      cachedPromptTokens: Number(usage.prompt_tokens_details?.cached_tokens) || 0,
-      estimated: false,
-    };
-  }
-  const parsed = (json.value ?? {}) as { choices?: Array<{ message?: { content?: unknown }; text?: unknown }> };
-  const choices = Array.isArray(parsed.choices) ? parsed.choices : [];
-  const text = choices.map((choice) => (typeof choice?.message?.content === 'string' ? choice.message.content : typeof choice?.text === 'string' ? choice.text : '')).join('');
-  return { promptTokens: promptTokens(), completionTokens: countTextTokens(text, model, { approximate }), cachedPromptTokens: 0, estimated: true };
-}
-
 /** The modes whose output a max_tokens limits: a request of these may have its limit lowered to what the balance pays for. */
-const LIMITABLE = new Set<Mode>(['chat', 'completions']);
+const LIMITABLE = new Set<TextMode>(['chat', 'completions']);
 
-/** OpenAI's reasoning models take max_completion_tokens and refuse max_tokens. */
-const limitField = (model: string) => (/^(o1|o3|o4|gpt-5)/.test(model) ? 'max_completion_tokens' : 'max_tokens');
-
-/** A text request as both ways in deliver it: through a Fastify route, or the fast path below. */
-interface TextRequest {
-  headers: IncomingHttpHeaders;
-  ip: string;
-  body: unknown;
-  /** The body's bytes as the client sent them, when at hand: forwarded as they are when nothing in them changes. */
-  raw?: Buffer;
-  /** The :model of /v1/engines/:model/embeddings. */
-  pathModel?: string;
-}
-
-/** Text requests each app is relaying right now (to tell the ledger when one is alone). */
-const inFlight = new WeakMap<FastifyInstance, number>();
-
-/**
- * Relays one text request, writing the answer to Node's response directly:
- * the same code serves the Fastify routes (hijacked) and the fast path.
- */
-async function relayText(app: FastifyInstance, bookkeeping: Bookkeeping, route: TextRoute, request: TextRequest, response: ServerResponse): Promise<void> {
-  inFlight.set(app, (inFlight.get(app) ?? 0) + 1);
-  try {
-    return await relayTextRequest(app, bookkeeping, route, request, response);
-  } finally {
-    inFlight.set(app, inFlight.get(app)! - 1);
-  }
-}
-
-async function relayTextRequest(app: FastifyInstance, bookkeeping: Bookkeeping, route: TextRoute, request: TextRequest, response: ServerResponse): Promise<void> {
-  let opened = openJsonRequest(app, request);
-  if (opened instanceof Promise) opened = await opened;
-  if (isRelayError(opened)) return writeRelayError(response, opened);
-  const { caller, body } = opened;
-  const limiter = concurrencyLimiter(app);
-  const refused = limiter.enter(caller);
-  if (refused) return writeRelayError(response, refused);
-  try {
-    return await relayAdmitted(app, bookkeeping, route, request, response, caller, body);
-  } finally {
-    limiter.leave(caller);
-  }
-}
-
-/** The rest of a text request, once its caller holds a place among its concurrent requests. */
-async function relayAdmitted(
-  app: FastifyInstance,
-  bookkeeping: Bookkeeping,
-  route: TextRoute,
-  request: TextRequest,
-  response: ServerResponse,
-  caller: RelayCaller,
-  body: Record<string, unknown>,
-): Promise<void> {
-  const { options } = app.ctx;
-  const fail = (error: RelayError) => writeRelayError(response, error);
-  const model = requestedModel(route.mode, body, request.pathModel);
-  if (!model) return fail(relayError(400, 'you must provide a model parameter', 'model_required'));
-  if (route.mode === 'edits' && (typeof body.instruction !== 'string' || body.instruction === '')) {
-    return fail(relayError(400, 'field instruction is required', 'required_field_missing'));
-  }
-  const admission = admitModel(app, caller, model);
-  if (isRelayError(admission)) return fail(admission);
-
-  const approximate = options.bool('ApproximateTokenEnabled');
-  const completionRatio = completionRatioFor(model);
-  const clientLimit = Number(body.max_tokens ?? body.max_completion_tokens ?? 0) || 0;
-  const maxOutputTokens = maxOutputTokensFor(model, options.json('ModelMaxOutputTokens'));
-  const answers = route.mode === 'chat' || route.mode === 'completions' ? Number(body.n ?? 1) || 1 : 1;
-  const reservationFor = (promptTokens: number, maxTokens = clientLimit) =>
-    reservationQuota({ promptTokens, maxTokens, maxOutputTokens, n: answers, ratio: admission.ratio, completionRatio });
-  // Reserve on the prompt's byte bound (no tokenizer on the hot path); only
-  // when that is refused does the exact count decide. The count is also
-  // what bills an answer that reports no usage, so it is kept once made.
-  let countedPromptTokens: number | undefined;
-  const promptTokens = () => (countedPromptTokens ??= promptTokensOf(route.mode, body, model, { approximate }));
-  const boundPromptTokens = promptTokensOf(route.mode, body, model, { bound: true });
-  const hint = { alone: inFlight.get(app) === 1 };
-  let reservation = await reserve(app, admission, reservationFor(boundPromptTokens), hint);
-  if (isRelayError(reservation) && reservation.code === 'insufficient_quota' && promptTokens() < boundPromptTokens) {
-    reservation = await reserve(app, admission, reservationFor(promptTokens()), hint);
-  }
+/** What a text request's steps find out, for the later ones. */
+interface TextState {
+  approximate: boolean;
+  completionRatio: number;
+  /** The client's own output limit (0 for none). */
+  clientLimit: number;
+  maxOutputTokens: number;
+  answers: number;
+  /** The prompt's byte bound: what is reserved first, with no tokenizer on the hot path. */
+  boundPromptTokens: number;
+  /** The prompt's exact count, once made (only when the bound is refused or the answer reports no usage). */
+  countedPromptTokens: number | undefined;
   /** The output limit the gateway set because the balance could not pay for the model's maximum. */
-  let loweredLimit: number | undefined;
-  if (isRelayError(reservation) && reservation.code === 'insufficient_quota' && clientLimit === 0 && LIMITABLE.has(route.mode) && maxOutputTokens > 0) {
-    // the client set no limit: answer as much as the balance pays for, if that is worth an answer
-    const lowered = await reserveLowered(
-      app,
-      admission,
-      (outputTokens) => reservationFor(promptTokens(), outputTokens),
-      (available) => affordableOutputTokens({ available, promptTokens: promptTokens(), maxOutputTokens, n: answers, ratio: admission.ratio, completionRatio }),
-      hint,
-    );
-    if (lowered) {
-      reservation = lowered.reservation;
-      loweredLimit = lowered.outputTokens;
-    }
-  }
-  if (isRelayError(reservation)) return fail(reservation);
+  loweredLimit: number | undefined;
+  streamed: boolean;
+  /** The gateway asks the stream's usage on the client's behalf (and strips it from the answer). */
+  addUsage: boolean;
+  clientAskedUsage: boolean;
+}
 
-  const streamed = body.stream === true;
-  const askUsage = streamed && route.mode === 'chat';
-  const clientAskedUsage = (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
-  const dispatched = await dispatch(app, caller, {
-    requestId: admission.requestId,
-    model,
-    path: route.upstreamPath,
-    headers: streamed ? STREAM_HEADERS : JSON_HEADERS,
-    body: (upstreamModel) => {
-      const addUsage = askUsage && !clientAskedUsage;
-      // nothing to change: the client's own bytes go on, unparsed and unprinted
-      if (request.raw && !addUsage && loweredLimit === undefined && upstreamModel === body.model) return request.raw;
-      const limit = loweredLimit === undefined ? {} : { [limitField(upstreamModel)]: loweredLimit };
-      return JSON.stringify(addUsage ? { ...body, ...limit, model: upstreamModel, stream_options: { ...(body.stream_options as object | undefined), include_usage: true } } : { ...body, ...limit, model: upstreamModel });
-    },
-    signal: abortOnDisconnect(app, response),
-  });
-  if (dispatched.outcome !== 'answered') {
-    await release(app, reservation);
-    // a client that left gets nothing more
-    return dispatched.outcome === 'failed' ? fail(dispatched.error) : void response.destroy();
-  }
-  const { answer } = dispatched;
-  const settle = (usage: TokenUsage) =>
-    settleLater(app, bookkeeping, admission, reservation, {
-      channelId: answer.channel.id,
+/** A text route of a client-side protocol: `mode` is what it asks, `upstreamPath` where (for channels that speak the client's protocol). */
+export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: string): RelayRoute<TextState> {
+  /** The prompt's exact count, made once. */
+  const promptTokens = (call: RelayCall<TextState>) =>
+    (call.state.countedPromptTokens ??= inbound.promptTokens(mode, call.body, call.model, { approximate: call.state.approximate }));
+  const reservationFor = (call: RelayCall<TextState>, promptTokens: number, maxTokens = call.state.clientLimit) => {
+    const { state, admission } = call;
+    return reservationQuota({ promptTokens, maxTokens, maxOutputTokens: state.maxOutputTokens, n: state.answers, ratio: admission.ratio, completionRatio: state.completionRatio });
+  };
+  /** Bills the usage: the upstream's report, or (estimated) what was counted locally. */
+  const settle = (call: RelayCall<TextState>, channelId: number, usage: StreamUsage, estimated: boolean) => {
+    const { state, admission } = call;
+    call.settle({
+      channelId,
       charge: computeQuota({
         promptTokens: usage.promptTokens,
         completionTokens: usage.completionTokens,
         cachedPromptTokens: usage.cachedPromptTokens,
-        cachedPromptRatio: cachedPromptRatioFor(model),
+        cachedPromptRatio: cachedPromptRatioFor(call.model),
         ratio: admission.ratio,
-        completionRatio,
+        completionRatio: state.completionRatio,
       }),
       promptTokens: usage.promptTokens,
       completionTokens: usage.completionTokens,
-      isStream: streamed,
-      estimated: usage.estimated,
+      isStream: state.streamed,
+      estimated,
     });
-
-  const { stream, status, contentType } = answer.response;
-  if (streamed && stream && contentType.includes('text/event-stream')) {
-    return streamBack({ response, body: stream, clientAskedUsage, promptTokens, model, approximate, settle });
-  }
-  const pending = answerBytes(answer);
-  const bytes = pending instanceof Promise ? await pending : pending;
-  if (isRelayError(bytes)) {
-    await release(app, reservation);
-    return fail(bytes);
-  }
-  response.writeHead(status, { 'content-type': contentType || 'application/json', 'content-length': bytes.length });
-  response.end(bytes);
-  settle(answer.json ? usageOfJson(answer.json, promptTokens, model, approximate) : { promptTokens: promptTokens(), completionTokens: 0, cachedPromptTokens: 0, estimated: true });
-}
-
-/** A failure nobody caught: the client gets a 500 in OpenAI's shape (or a cut connection mid-answer), never a hang. */
-function answerCrash(app: FastifyInstance, response: ServerResponse, error: unknown): void {
-  if (isDatabaseUnavailable(error)) {
-    // a database restart or a killed connection: quick 503, the pool reconnects by itself
-    app.log.warn({ err: error }, 'relay: database unavailable');
-    return writeRelayError(response, relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error'));
-  }
-  app.log.error({ err: error }, 'relay failed');
-  writeRelayError(response, relayError(500, 'internal error', null, 'server_error'));
-}
-
-export function textRoutes(bookkeeping: Bookkeeping) {
-  return async (app: FastifyInstance): Promise<void> => {
-    for (const route of TEXT_ROUTES) {
-      app.post(route.path, async (request, reply) => {
-        reply.hijack();
-        const input = { headers: request.headers, ip: request.ip, body: request.body, pathModel: (request.params as { model?: string }).model };
-        await relayText(app, bookkeeping, route, input, reply.raw).catch((error: unknown) => answerCrash(app, reply.raw, error));
-      });
-    }
   };
+
+  return {
+    operation: mode,
+    inbound,
+    body: 'json',
+
+    read(call): TextState | RelayError {
+      const { body } = call;
+      const model = inbound.model(mode, body, call.input.pathModel);
+      if (!model) return relayError(400, 'you must provide a model parameter', 'model_required');
+      const problem = inbound.check(mode, body);
+      if (problem) return relayError(400, problem.message, problem.code);
+      call.model = model;
+      const { options } = call.ctx;
+      const streamed = inbound.streamed(body);
+      const clientAskedUsage = inbound.clientAskedUsage(body);
+      return {
+        approximate: options.bool('ApproximateTokenEnabled'),
+        completionRatio: completionRatioFor(model),
+        clientLimit: inbound.outputLimit(body),
+        maxOutputTokens: maxOutputTokensFor(model, options.json('ModelMaxOutputTokens')),
+        answers: inbound.answers(mode, body),
+        boundPromptTokens: inbound.promptTokens(mode, body, model, { bound: true }),
+        countedPromptTokens: undefined,
+        loweredLimit: undefined,
+        streamed,
+        addUsage: streamed && inbound.streamUsageAskable(mode) && !clientAskedUsage,
+        clientAskedUsage,
+      };
+    },
+
+    // Reserve on the prompt's byte bound (no tokenizer on the hot path); only
+    // when that is refused does the exact count decide. The count is also
+    // what bills an answer that reports no usage, so it is kept once made.
+    price: (call) => reservationFor(call, call.state.boundPromptTokens),
+
+    async reserveAgain(call, refused, hint) {
+      const { ctx, state, admission } = call;
+      let reservation: Reservation | RelayError = refused;
+      if (promptTokens(call) < state.boundPromptTokens) {
+        reservation = await reserve(ctx, admission, reservationFor(call, promptTokens(call)), hint);
+      }
+      if (isRelayError(reservation) && reservation.code === 'insufficient_quota' && state.clientLimit === 0 && LIMITABLE.has(mode) && state.maxOutputTokens > 0) {
+        // the client set no limit: answer as much as the balance pays for, if that is worth an answer
+        const lowered = await reserveLowered(
+          ctx,
+          admission,
+          (outputTokens) => reservationFor(call, promptTokens(call), outputTokens),
+          (available) =>
+            affordableOutputTokens({ available, promptTokens: promptTokens(call), maxOutputTokens: state.maxOutputTokens, n: state.answers, ratio: admission.ratio, completionRatio: state.completionRatio }),
+          hint,
+        );
+        if (lowered) {
+          reservation = lowered.reservation;
+          state.loweredLimit = lowered.outputTokens;
+        }
+      }
+      return reservation;
+    },
+
+    upstream(call): UpstreamRequest {
+      const { state, body, input } = call;
+      return {
+        operation: mode,
+        json: body,
+        query: input.query,
+        requestId: call.admission.requestId,
+        model: call.model,
+        path: upstreamPath,
+        headers: state.streamed ? STREAM_HEADERS : JSON_HEADERS,
+        body: (upstreamModel) => {
+          // nothing to change: the client's own bytes go on, unparsed and unprinted
+          if (input.raw && !state.addUsage && state.loweredLimit === undefined && inbound.modelUnchanged(body, upstreamModel)) return input.raw;
+          return inbound.encodeChanged(body, { model: upstreamModel, outputLimit: state.loweredLimit, askUsage: state.addUsage });
+        },
+        signal: call.signal,
+      };
+    },
+
+    answer(call, answer) {
+      const { state, response } = call;
+      const { stream, status, contentType } = answer.response;
+      if (state.streamed && stream && contentType.includes('text/event-stream')) return streamBack(call, answer, stream);
+      const pending = answerBytes(answer);
+      if (pending instanceof Promise) return pending.then((bytes) => answerWhole(call, answer, bytes));
+      return answerWhole(call, answer, pending);
+    },
+  };
+
+  /** A whole answer, passed on as it came; billed by its reported usage, else by counting its text. */
+  function answerWhole(call: RelayCall<TextState>, answer: UpstreamAnswer, bytes: Buffer | RelayError): RelayError | undefined {
+    if (isRelayError(bytes)) return bytes;
+    const { response, state } = call;
+    const { status, contentType } = answer.response;
+    response.writeHead(status, { 'content-type': contentType || 'application/json', 'content-length': bytes.length });
+    response.end(bytes);
+    const { json } = answer;
+    const reported = json ? inbound.jsonUsage(json) : undefined;
+    if (reported) settle(call, answer.channel.id, reported, false);
+    else {
+      const completionTokens = json ? countTextTokens(inbound.answerText(json.value), call.model, { approximate: state.approximate }) : 0;
+      settle(call, answer.channel.id, { promptTokens: promptTokens(call), completionTokens, cachedPromptTokens: 0 }, true);
+    }
+    return undefined;
+  }
+
+  /** Hands each complete event on as it arrives; bills the reported usage, or counts what was streamed. */
+  async function streamBack(call: RelayCall<TextState>, answer: UpstreamAnswer, body: Readable): Promise<undefined> {
+    const { response, state } = call;
+    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    const watcher = inbound.watchStream(!state.clientAskedUsage);
+    let broken = false;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        body.on('data', (chunk: Buffer) => {
+          const out = watcher.pushBytes(chunk);
+          // a client that reads slower than the upstream writes holds the upstream back
+          if (out.length > 0 && !response.write(out)) {
+            body.pause();
+            response.once('drain', () => body.resume());
+          }
+        });
+        body.once('end', resolve);
+        body.once('error', reject);
+      });
+      const rest = watcher.flush();
+      if (rest) response.write(rest);
+    } catch {
+      // the client left (the upstream call was aborted) or the upstream broke off
+      broken = true;
+    }
+    if (!response.writableEnded) response.end();
+    const reported = watcher.reportedUsage();
+    if (reported && !broken && reported.promptTokens + reported.completionTokens > 0) settle(call, answer.channel.id, reported, false);
+    else {
+      const completionTokens = countTextTokens(watcher.streamedText(), call.model, { approximate: state.approximate });
+      settle(call, answer.channel.id, { promptTokens: promptTokens(call), completionTokens, cachedPromptTokens: 0 }, true);
+    }
+    return undefined;
+  }
 }
 
-const FAST_PATHS = new Map(TEXT_ROUTES.filter((route) => !route.path.includes(':')).map((route) => [route.path, route]));
+/** The text routes clients reach, by protocol. Issue 14 adds its protocols' paths here, each naming its codec. */
+export const TEXT_ROUTES: readonly RelayDeclaration[] = [
+  { path: '/v1/chat/completions', route: textRoute(openaiChat, 'chat', '/v1/chat/completions') },
+  { path: '/v1/completions', route: textRoute(openaiChat, 'completions', '/v1/completions') },
+  { path: '/v1/edits', route: textRoute(openaiChat, 'edits', '/v1/edits') },
+  { path: '/v1/embeddings', route: textRoute(openaiChat, 'embeddings', '/v1/embeddings') },
+  // OpenAI retired /v1/engines: it goes to /v1/embeddings
+  { path: '/v1/engines/:model/embeddings', route: textRoute(openaiChat, 'embeddings', '/v1/embeddings') },
+  { path: '/v1/moderations', route: textRoute(openaiChat, 'moderations', '/v1/moderations') },
+];
+
+const FAST_PATHS = new Map(TEXT_ROUTES.filter((declared) => !declared.path.includes(':')).map((declared) => [declared.path, declared.route]));
+
+/** The client's `api-version` from a request URL's query, when it sent one (Azure and Spark read it upstream). */
+export function queryOf(url: string, queryStart: number): Readonly<Record<string, string>> | undefined {
+  if (queryStart === -1 || !url.includes('api-version', queryStart)) return undefined;
+  const version = new URLSearchParams(url.slice(queryStart + 1)).get('api-version');
+  return version === null ? undefined : { 'api-version': version };
+}
 
 /**
  * The hot JSON routes (chat, completions, edits, embeddings, moderations)
@@ -295,6 +250,7 @@ const FAST_PATHS = new Map(TEXT_ROUTES.filter((route) => !route.path.includes(':
  * to Fastify.
  */
 export function textFastPath(app: FastifyInstance, bookkeeping: Bookkeeping, options: { trustProxy: boolean; bodyLimit: number; isClosing: () => boolean }) {
+  const ctx = relayContextOf(app, bookkeeping);
   return (request: IncomingMessage, response: ServerResponse): boolean => {
     if (request.method !== 'POST' || options.isClosing()) return false;
     const url = request.url ?? '';
@@ -305,12 +261,12 @@ export function textFastPath(app: FastifyInstance, bookkeeping: Bookkeeping, opt
     if (!route || !String(request.headers['content-type'] ?? '').includes('application/json')) return false;
     readJsonBody(request, options.bodyLimit).then(
       (read) => {
-        if (isRelayError(read)) return writeRelayError(response, read);
+        if (isRelayError(read)) return writeInboundError(response, route.inbound, read);
         const forwarded = options.trustProxy ? String(request.headers['x-forwarded-for'] ?? '').split(',')[0].trim() : '';
-        const input = { headers: request.headers, ip: forwarded || request.socket.remoteAddress || '', body: read.body, raw: read.raw };
-        return relayText(app, bookkeeping, route, input, response);
+        const input = { headers: request.headers, ip: forwarded || request.socket.remoteAddress || '', body: read.body, raw: read.raw, query: queryOf(url, query) };
+        return runRelay(ctx, route, input, response);
       },
-    ).catch((error: unknown) => answerCrash(app, response, error));
+    ).catch((error: unknown) => answerCrash(ctx, route.inbound, response, error));
     return true;
   };
 }
@@ -339,47 +295,4 @@ function readJsonBody(request: IncomingMessage, limit: number): Promise<{ body: 
     };
     request.on('data', onData).on('end', onEnd).once('error', reject);
   });
-}
-
-/** Hands each complete SSE event on as it arrives; bills the reported usage, or counts what was streamed. */
-async function streamBack(stream: {
-  response: ServerResponse;
-  body: Readable;
-  clientAskedUsage: boolean;
-  /** The prompt's exact count, made only if the stream reports no usage. */
-  promptTokens: () => number;
-  model: string;
-  approximate: boolean;
-  settle: (usage: TokenUsage) => void;
-}): Promise<void> {
-  const { response, body } = stream;
-  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-  const watcher = new SseUsageWatcher(!stream.clientAskedUsage);
-  let broken = false;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      body.on('data', (chunk: Buffer) => {
-        const out = watcher.pushBytes(chunk);
-        // a client that reads slower than the upstream writes holds the upstream back
-        if (out.length > 0 && !response.write(out)) {
-          body.pause();
-          response.once('drain', () => body.resume());
-        }
-      });
-      body.once('end', resolve);
-      body.once('error', reject);
-    });
-    const rest = watcher.flush();
-    if (rest) response.write(rest);
-  } catch {
-    // the client left (the upstream call was aborted) or the upstream broke off
-    broken = true;
-  }
-  if (!response.writableEnded) response.end();
-  const reported = watcher.reportedUsage();
-  stream.settle(
-    reported && !broken && reported.promptTokens + reported.completionTokens > 0
-      ? { ...reported, estimated: false }
-      : { promptTokens: stream.promptTokens(), completionTokens: countTextTokens(watcher.streamedText(), stream.model, { approximate: stream.approximate }), cachedPromptTokens: 0, estimated: true },
-  );
 }

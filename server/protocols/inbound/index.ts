@@ -1,0 +1,13 @@
+// The client-side protocols the relay speaks, one codec each. Adding one is a
+// codec file here, its line below, and route declarations that name it
+// (server/routes/v1/text.ts `textRoute(codec, ...)`).
+import type { InboundProtocol } from '../types';
+import { openaiChat } from './openaiChat';
+import type { InboundCodec } from './types';
+
+export const INBOUND_CODECS = {
+  openai: openaiChat,
+} satisfies Record<InboundProtocol, InboundCodec>;
+
+export type { InboundCodec, JsonAnswer, StreamUsage, TextMode, UsageWatcher, InboundError } from './types';
+export { openaiChat } from './openaiChat';

@@ -1,0 +1,82 @@
+// What the relay needs to know about a protocol clients speak to it (OpenAI's
+// Chat Completions family today; Anthropic Messages, OpenAI Responses and
+// Gemini later). A codec is pure: it reads request bodies and answer bytes and
+// writes error bodies; the relay pipeline (server/relay/pipeline.ts) does the I/O.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { InboundProtocol } from '../types';
+import type { CountOptions } from './tokenCount';
+
+/** The token-metered operations a text route serves. */
+export type TextMode = 'chat' | 'completions' | 'edits' | 'embeddings' | 'moderations';
+
+/** Usage as the client side reads it from an answer (what the relay bills when the upstream reports it). */
+export interface StreamUsage {
+  promptTokens: number;
+  completionTokens: number;
+  cachedPromptTokens: number;
+}
+
+/** A JSON answer read whole: its bytes, and its value parsed on first use (undefined when it is not JSON). */
+export interface JsonAnswer {
+  bytes: Buffer;
+  readonly value: unknown;
+}
+
+/** Watches a streamed answer on its way to the client: passes events on and remembers what bills it. */
+export interface UsageWatcher {
+  /** The bytes to pass on for this chunk (complete events only; the rest waits for the next chunk). */
+  pushBytes(chunk: Buffer): Buffer | string;
+  /** What is left once the upstream ended. */
+  flush(): string;
+  /** The usage the stream reported, if it did. */
+  reportedUsage(): StreamUsage | undefined;
+  /** The text streamed (counted when no usage was reported). */
+  streamedText(): string;
+}
+
+/** An error as a client of any protocol hears it (the relay's RelayError carries these fields). */
+export interface InboundError {
+  message: string;
+  type: string;
+  code: string | number | null;
+  param?: string | null;
+}
+
+export interface InboundCodec {
+  protocol: InboundProtocol;
+  /**
+   * The caller's key as `Bearer <key>` (what the relay's authentication reads),
+   * for a protocol that carries it elsewhere (`x-api-key`, `x-goog-api-key`, a
+   * query parameter). Absent: the Authorization header is read as it is.
+   */
+  authorization?(headers: IncomingHttpHeaders): string | undefined;
+  /** The content type of its error bodies. */
+  contentType: string;
+  /** The model a request asks for ('' when none): the body's, else the path's (`/v1/engines/:model`), else the mode's default. */
+  model(mode: TextMode, body: Record<string, unknown>, pathModel: string | undefined): string;
+  /** Why the request cannot be relayed though it names a model (a required field missing); undefined when it can. */
+  check(mode: TextMode, body: Record<string, unknown>): { message: string; code: string } | undefined;
+  /** The prompt's tokens: counted, or with `bound` an upper bound without a tokenizer (what a reservation holds). */
+  promptTokens(mode: TextMode, body: Record<string, unknown>, model: string, options: CountOptions): number;
+  /** The output limit the client set (0 for none). */
+  outputLimit(body: Record<string, unknown>): number;
+  /** How many answers the request asks for (each may be as long as the limit). */
+  answers(mode: TextMode, body: Record<string, unknown>): number;
+  streamed(body: Record<string, unknown>): boolean;
+  /** Whether the gateway may ask a stream of this mode to report usage for the client. */
+  streamUsageAskable(mode: TextMode): boolean;
+  /** Whether the client asked for the stream's usage itself (it then gets the usage event). */
+  clientAskedUsage(body: Record<string, unknown>): boolean;
+  /** True when the upstream model is the one the body names: with nothing else changed, the client's bytes go on as they are. */
+  modelUnchanged(body: Record<string, unknown>, upstreamModel: string): boolean;
+  /** The body for the upstream with its model replaced, and a lowered output limit or the stream usage asked for when given. */
+  encodeChanged(body: Record<string, unknown>, change: { model: string; outputLimit?: number; askUsage: boolean }): string;
+  /** The usage a JSON answer reports, undefined when none. */
+  jsonUsage(json: JsonAnswer): StreamUsage | undefined;
+  /** The generated text of a parsed JSON answer (counted when it reports no usage). */
+  answerText(value: unknown): string;
+  /** A watcher for a streamed answer; `stripUsageEvent` drops the usage event the gateway asked for on the client's behalf. */
+  watchStream(stripUsageEvent: boolean): UsageWatcher;
+  /** An error's body in the protocol's shape. */
+  errorBody(error: InboundError): string;
+}

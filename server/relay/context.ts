@@ -1,0 +1,93 @@
+// What the relay pipeline works with, passed explicitly rather than dug out of
+// the Fastify instance: the database, options, ledger, cache, bookkeeping, the
+// node's request ids and log, its concurrency limiter and in-flight registry,
+// and the hook points where limits (issue 15) and metrics (issue 16) plug in.
+// One per app (so per node), made once and shared by the fast path and the
+// Fastify routes.
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/database';
+import type { OptionStore } from '../plugins/optionStore';
+import type { Admission } from './accounting';
+import type { Bookkeeping } from './bookkeeping';
+import { concurrencyLimiter, type ConcurrencyLimiter } from './concurrency';
+import { dispatch, type Dispatched, type UpstreamRequest } from './dispatch';
+import type { RelayError } from './errors';
+import { relayRegistry, type RelayRegistry } from './inflight';
+import type { QuotaLedger } from './quota';
+import { remindIfLow } from './quotaReminder';
+import type { RelayCache } from './relayCache';
+import type { RelayCaller } from './tokenAuth';
+
+/** How a relayed request ended, for the hooks that run after it (metrics). */
+export type RelayOutcome =
+  /** Answered and settled (the charge is queued). */
+  | 'settled'
+  /** Refused before anything was reserved, or its reservation given back: the client got an error. */
+  | 'refused'
+  /** The client left, or the answer broke off: what was delivered is billed or the hold given back. */
+  | 'aborted';
+
+/**
+ * The pipeline's hook points. Each list runs in order and is skipped at no
+ * cost when empty. A `before` hook may refuse the request with an error (the
+ * client gets it, and nothing is reserved or everything reserved goes back);
+ * an `after` hook only observes. Hooks must not throw.
+ */
+export interface RelayHooks {
+  /** The caller is known and holds its place among its concurrent requests; nothing is admitted yet (rate limits). */
+  beforeAdmit: Array<(caller: RelayCaller, operation: string) => RelayError | undefined>;
+  /** The model is admitted and priced; nothing is reserved yet (per-model limits). */
+  beforeReserve: Array<(admission: Admission, operation: string) => RelayError | undefined>;
+  /** The quota is held; the upstream is about to be called. */
+  beforeDispatch: Array<(admission: Admission, operation: string) => RelayError | undefined>;
+  /** The request is over: settled, refused or aborted (metrics). `admission` is undefined when it never got that far. */
+  afterFinish: Array<(outcome: RelayOutcome, operation: string, admission: Admission | undefined, startedAt: number) => void>;
+}
+
+export interface RelayContext {
+  db: Kysely<Database>;
+  options: OptionStore;
+  ledger: QuotaLedger;
+  cache: RelayCache;
+  bookkeeping: Bookkeeping;
+  newRequestId: () => string;
+  log: FastifyBaseLogger;
+  limiter: ConcurrencyLimiter;
+  /** The calls in flight, so a shutdown can cut them at the end of its grace. */
+  registry: RelayRegistry;
+  /** Sends a request to the upstreams (dispatch.ts, which still takes the app for the channel auto-disable). */
+  dispatch: (caller: RelayCaller, request: UpstreamRequest) => Promise<Dispatched>;
+  /** The low-balance e-mail after a charge (runs off the hot path, never fails the request). */
+  remind: (userId: number, charge: number) => void;
+  hooks: RelayHooks;
+  /** Relayed requests in flight on this node (a reservation made alone may skip the ledger's batching). */
+  inFlight: number;
+}
+
+const contexts = new WeakMap<object, RelayContext>();
+
+/** The relay context of an app, by its shared `ctx` (route plugins see other instances of the same app). */
+export function relayContextOf(app: FastifyInstance, bookkeeping: Bookkeeping): RelayContext {
+  let context = contexts.get(app.ctx);
+  if (!context) {
+    const { db, options, ledger, relayCache, newRequestId } = app.ctx;
+    context = {
+      db,
+      options,
+      ledger,
+      cache: relayCache,
+      bookkeeping,
+      newRequestId,
+      log: app.log,
+      limiter: concurrencyLimiter(app),
+      registry: relayRegistry(app),
+      dispatch: (caller, request) => dispatch(app, caller, request),
+      remind: (userId, charge) => void remindIfLow(app, userId, charge),
+      hooks: { beforeAdmit: [], beforeReserve: [], beforeDispatch: [], afterFinish: [] },
+      inFlight: 0,
+    };
+    contexts.set(app.ctx, context);
+  }
+  return context;
+}

@@ -1,0 +1,264 @@
+// The one sequence every /v1 relay route runs. A route declares what is its
+// own (how it reads the request, what it reserves, what it asks upstream, how
+// it answers and what that costs: a RelayRoute); the pipeline runs the steps
+// in order and owns everything about money and places:
+//
+//   authenticate   the key (from the codec's request), and a JSON object body for JSON routes
+//   limits         a place among the caller's concurrent requests     hooks.beforeAdmit
+//   read           route.read: the model and the route's own state
+//   admit          the key may use the model, and its price           hooks.beforeReserve
+//   reserve        route.price (route.reserveAgain when refused)      hooks.beforeDispatch
+//   dispatch       route.upstream -> dispatch.ts (channels, retries)
+//   answer         route.answer writes to the client and calls call.settle(...) once
+//   settle / log   queued after the answer; or the hold goes back      hooks.afterFinish
+//
+// Whatever way a request ends after its reservation (no upstream answered,
+// the answer broke off, the client left, a crash), the hold is settled exactly
+// once or given back exactly once, and the caller's place is given back.
+// Answers are written to Node's response directly (Fastify's reply is
+// hijacked), so the same code serves the Fastify routes and the fast path.
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { InboundCodec, InboundError } from '../protocols/inbound';
+import type { Operation } from '../protocols/types';
+import { abortOnDisconnect, admitModel, openJsonRequest, release, reserve, settleLater, type Admission, type Settlement } from './accounting';
+import type { RelayContext, RelayOutcome } from './context';
+import type { UpstreamAnswer, UpstreamRequest } from './dispatch';
+import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/faults';
+import { isRelayError, relayError, type RelayError } from './errors';
+import type { Reservation } from './quota';
+import { authenticateRelay, type RelayCaller } from './tokenAuth';
+import type { DisconnectSignal } from './upstream';
+
+/** A request as both ways in deliver it: a Fastify route, or the fast path before Fastify. */
+export interface RelayInput {
+  headers: IncomingHttpHeaders;
+  ip: string;
+  /** A JSON route's parsed body; a multipart route's bytes. */
+  body: unknown;
+  /** The JSON body's bytes as the client sent them, when at hand: forwarded as they are when nothing in them changes. */
+  raw?: Buffer;
+  /** The :model of /v1/engines/:model/embeddings. */
+  pathModel?: string;
+  /** The client's query parameters that matter upstream (`api-version`), when it sent any. */
+  query?: Readonly<Record<string, string>>;
+}
+
+/** What a route declares: its own steps; the pipeline runs them between its shared ones. */
+export interface RelayRoute<State> {
+  /** What is asked upstream (routing skips channels whose adaptor lacks it; hooks and metrics name it). */
+  operation: Operation;
+  /** The client-side protocol: reads the request and the answer's usage, shapes errors. */
+  inbound: InboundCodec;
+  /** 'json': a JSON object body, checked with the key; 'multipart': the upload's bytes, read by the route. */
+  body: 'json' | 'multipart';
+  /** Sets `call.model` and returns the route's state for the later steps, or refuses the request (nothing held yet). */
+  read(call: RelayCall<State>): State | RelayError;
+  /** The most the request can cost: what is held before the call. */
+  price(call: RelayCall<State>): number;
+  /**
+   * When the hold at `price` was refused for lack of quota: another try (a
+   * tighter count, a lowered output limit), or the refusal stands.
+   */
+  reserveAgain?(call: RelayCall<State>, refused: RelayError, hint: { alone: boolean }): Promise<Reservation | RelayError>;
+  /** The request for dispatch (use `call.signal`, `call.admission.requestId`). */
+  upstream(call: RelayCall<State>): UpstreamRequest;
+  /**
+   * Writes the answer and calls `call.settle` once with what it costs. An
+   * error (the answer broke off before anything was written) gives the hold
+   * back and goes to the client; returning without settling gives it back too.
+   */
+  answer(call: RelayCall<State>, answer: UpstreamAnswer): Promise<RelayError | undefined> | RelayError | undefined;
+}
+
+/** One request going through the pipeline: what each step found, for the next ones. */
+export class RelayCall<State = unknown> {
+  caller!: RelayCaller;
+  /** The JSON body (a JSON route), else empty. */
+  body: Record<string, unknown> = EMPTY_BODY;
+  /** The model asked for (set by route.read). */
+  model = '';
+  state!: State;
+  admission!: Admission;
+  reservation!: Reservation;
+  signal!: DisconnectSignal;
+  /** Set once the reservation is settled or given back: neither happens twice. */
+  private closed = false;
+
+  constructor(
+    readonly ctx: RelayContext,
+    readonly route: RelayRoute<State>,
+    readonly input: RelayInput,
+    readonly response: ServerResponse,
+  ) {}
+
+  /** Replaces the hold by the real charge and queues the log; once. */
+  settle(settlement: Settlement): void {
+    if (this.closed) throw new Error('a relayed request was settled after its reservation was closed');
+    this.closed = true;
+    settleLater(this.ctx, this.admission, this.reservation, settlement);
+  }
+
+  /** Gives the hold back, unless it was settled or given back already. */
+  release(): Promise<void> | undefined {
+    if (this.closed) return undefined;
+    this.closed = true;
+    return release(this.ctx, this.reservation);
+  }
+
+  get settledOrReleased(): boolean {
+    return this.closed;
+  }
+
+  /** The client's error, in its protocol's shape. */
+  fail(error: RelayError): void {
+    writeInboundError(this.response, this.route.inbound, error);
+  }
+}
+
+const EMPTY_BODY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
+
+/** An error written straight to Node's response; a response already begun is cut instead. */
+export function writeInboundError(response: ServerResponse, codec: InboundCodec, error: RelayError | (InboundError & { status: number; retryAfter?: number })): void {
+  if (response.headersSent) {
+    response.destroy();
+    return;
+  }
+  const text = codec.errorBody(error);
+  response.writeHead(error.status, {
+    'content-type': codec.contentType,
+    'content-length': Buffer.byteLength(text),
+    ...(error.retryAfter !== undefined ? { 'retry-after': String(error.retryAfter) } : {}),
+  });
+  response.end(text);
+}
+
+/** Runs one request through the pipeline. Throws only on a failure nobody expected (the caller answers 500). */
+export async function runRelay<State>(ctx: RelayContext, route: RelayRoute<State>, input: RelayInput, response: ServerResponse): Promise<void> {
+  ctx.inFlight += 1;
+  const startedAt = ctx.hooks.afterFinish.length > 0 ? Date.now() : 0;
+  const call = new RelayCall(ctx, route, input, response);
+  let outcome: RelayOutcome = 'refused';
+  try {
+    outcome = await authenticated(call);
+  } finally {
+    ctx.inFlight -= 1;
+    if (ctx.hooks.afterFinish.length > 0) for (const hook of ctx.hooks.afterFinish) hook(outcome, route.operation, call.admission, startedAt);
+  }
+}
+
+/** Step: authenticate, then hold a place among the caller's concurrent requests for the rest. */
+async function authenticated<State>(call: RelayCall<State>): Promise<RelayOutcome> {
+  const { ctx, route } = call;
+  // a protocol with its key elsewhere than the Authorization header says where
+  const input = route.inbound.authorization ? { ...call.input, headers: { authorization: route.inbound.authorization(call.input.headers) } } : call.input;
+  if (route.body === 'json') {
+    let opened = openJsonRequest(ctx, input);
+    if (opened instanceof Promise) opened = await opened;
+    if (isRelayError(opened)) return refuse(call, opened);
+    call.caller = opened.caller;
+    call.body = opened.body;
+  } else {
+    let caller = authenticateRelay(ctx.db, input, ctx.cache);
+    if (caller instanceof Promise) caller = await caller;
+    if (isRelayError(caller)) return refuse(call, caller);
+    call.caller = caller;
+  }
+  const refused = ctx.limiter.enter(call.caller);
+  if (refused) return refuse(call, refused);
+  try {
+    return await admitted(call);
+  } finally {
+    ctx.limiter.leave(call.caller);
+  }
+}
+
+/** Steps: read, admit, reserve, dispatch, answer, settle (or give the hold back). */
+async function admitted<State>(call: RelayCall<State>): Promise<RelayOutcome> {
+  const { ctx, route, response } = call;
+  const { hooks } = ctx;
+  if (hooks.beforeAdmit.length > 0) {
+    const refused = firstRefusal(hooks.beforeAdmit, (hook) => hook(call.caller, route.operation));
+    if (refused) return refuse(call, refused);
+  }
+  const state = route.read(call);
+  if (isRelayError(state)) return refuse(call, state);
+  call.state = state;
+  const admission = admitModel(ctx, call.caller, call.model);
+  if (isRelayError(admission)) return refuse(call, admission);
+  call.admission = admission;
+  if (hooks.beforeReserve.length > 0) {
+    const refused = firstRefusal(hooks.beforeReserve, (hook) => hook(admission, route.operation));
+    if (refused) return refuse(call, refused);
+  }
+  const hint = { alone: ctx.inFlight === 1 };
+  let reservation = await reserve(ctx, admission, route.price(call), hint);
+  if (isRelayError(reservation) && reservation.code === 'insufficient_quota' && route.reserveAgain) reservation = await route.reserveAgain(call, reservation, hint);
+  if (isRelayError(reservation)) return refuse(call, reservation);
+  call.reservation = reservation;
+
+  try {
+    if (hooks.beforeDispatch.length > 0) {
+      const refused = firstRefusal(hooks.beforeDispatch, (hook) => hook(admission, route.operation));
+      if (refused) {
+        await call.release();
+        return refuse(call, refused);
+      }
+    }
+    call.signal = abortOnDisconnect(ctx, response);
+    const dispatched = await ctx.dispatch(call.caller, route.upstream(call));
+    if (dispatched.outcome !== 'answered') {
+      await call.release();
+      // a client that left gets nothing more
+      if (dispatched.outcome === 'failed') return refuse(call, dispatched.error);
+      response.destroy();
+      return 'aborted';
+    }
+    let failed = route.answer(call, dispatched.answer);
+    if (failed instanceof Promise) failed = await failed;
+    if (failed) {
+      await call.release();
+      return refuse(call, failed);
+    }
+    if (!call.settledOrReleased) {
+      // an answer step that billed nothing: the hold goes back
+      await call.release();
+      return 'aborted';
+    }
+    return 'settled';
+  } catch (error) {
+    // nobody expected this failure: whatever is still held goes back before the 500
+    await call.release()?.catch((releaseError: unknown) => ctx.log.error({ err: releaseError }, 'could not give back the hold of a failed request'));
+    throw error;
+  }
+}
+
+/** A failure nobody caught: the client gets a 500 in its protocol's shape (or a cut connection mid-answer), never a hang. */
+export function answerCrash(ctx: RelayContext, codec: InboundCodec, response: ServerResponse, error: unknown): void {
+  if (isDatabaseUnavailable(error)) {
+    // a database restart or a killed connection: quick 503, the pool reconnects by itself
+    ctx.log.warn({ err: error }, 'relay: database unavailable');
+    return writeInboundError(response, codec, relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error'));
+  }
+  ctx.log.error({ err: error }, 'relay failed');
+  writeInboundError(response, codec, relayError(500, 'internal error', null, 'server_error'));
+}
+
+function refuse(call: RelayCall<unknown>, error: RelayError): RelayOutcome {
+  call.fail(error);
+  return 'refused';
+}
+
+function firstRefusal<Hook>(hooks: Hook[], run: (hook: Hook) => RelayError | undefined): RelayError | undefined {
+  for (const hook of hooks) {
+    const refused = run(hook);
+    if (refused) return refused;
+  }
+  return undefined;
+}
+
+/** A route as it is registered: the client's path (Fastify syntax, POST) and the steps it declares. */
+export interface RelayDeclaration {
+  path: string;
+  /** Any state: each route has its own, and the pipeline never reads it. */
+  route: RelayRoute<any>;
+}
