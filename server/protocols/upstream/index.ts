@@ -3,10 +3,12 @@
 import type { ChannelProtocol, UpstreamAdaptor } from '../types';
 import { findChannelType } from '../../../common/channelTypes';
 import { pendingAdaptor } from './pending';
+import { openAiAdaptor } from './openai';
+import { azureAdaptor } from './azure';
 
 export const UPSTREAM_ADAPTORS = {
-  openai: pendingAdaptor('openai'),
-  azure: pendingAdaptor('azure'),
+  openai: openAiAdaptor,
+  azure: azureAdaptor,
   anthropic: pendingAdaptor('anthropic'),
   gemini: pendingAdaptor('gemini'),
   baidu: pendingAdaptor('baidu'),
