@@ -16,6 +16,7 @@ import { answerBytes, dispatch, type UpstreamAnswer } from '../../relay/dispatch
 import { isRelayError, relayError, writeRelayError, type RelayError } from '../../relay/errors';
 import { topLevelObjectField } from '../../relay/jsonField';
 import { SseUsageWatcher } from '../../relay/sseUsage';
+import { answerTranslated } from '../../relay/translate'; // p13-core
 import { concurrencyLimiter } from '../../relay/concurrency';
 import type { RelayCaller } from '../../relay/tokenAuth';
 import { joinChunks } from '../../relay/upstream';
@@ -210,6 +211,7 @@ async function relayAdmitted(
   const dispatched = await dispatch(app, caller, {
     requestId: admission.requestId,
     model,
+    operation: route.mode, json: loweredLimit === undefined ? body : { ...body, max_tokens: loweredLimit }, // p13-core: what a translating channel encodes
     path: route.upstreamPath,
     headers: streamed ? STREAM_HEADERS : JSON_HEADERS,
     body: (upstreamModel) => {
@@ -244,6 +246,14 @@ async function relayAdmitted(
       estimated: usage.estimated,
     });
 
+  // ---- p13-core: the channel's vendor does not speak OpenAI; translate.ts answers from its decoded answer ----
+  if (answer.translated) {
+    const usage = await answerTranslated(answer, response, { streamed, clientAskedUsage, promptTokens, model, approximate });
+    if (!isRelayError(usage)) return settle(usage);
+    await release(app, reservation);
+    return fail(usage);
+  }
+  // ---- end p13-core ----
   const { stream, status, contentType } = answer.response;
   if (streamed && stream && contentType.includes('text/event-stream')) {
     return streamBack({ response, body: stream, clientAskedUsage, promptTokens, model, approximate, settle });
