@@ -5,11 +5,12 @@ import { findChannelType } from '../../../common/channelTypes';
 import { pendingAdaptor } from './pending';
 import { openAiAdaptor } from './openai';
 import { azureAdaptor } from './azure';
+import { anthropicAdaptor } from './anthropic';
 
 export const UPSTREAM_ADAPTORS = {
   openai: openAiAdaptor,
   azure: azureAdaptor,
-  anthropic: pendingAdaptor('anthropic'),
+  anthropic: anthropicAdaptor,
   gemini: pendingAdaptor('gemini'),
   baidu: pendingAdaptor('baidu'),
   zhipu: pendingAdaptor('zhipu'),
