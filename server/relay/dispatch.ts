@@ -457,6 +457,8 @@ async function translated(app: FastifyInstance, adaptor: UpstreamAdaptor, channe
   }
   // a stream (or a WebSocket's frames): read until it shows substance, fails, or ends; a non-streamed
   // call to a stream-only vendor reads it to the end (translate.ts folds it into one answer)
+  // an error after the readers let go (the client left, the call was aborted) must not go unhandled
+  source.on('error', ignoreError);
   const decoder = adaptor.decodeChatStream(call);
   const early = await readStreamStart(source, decoder, !clientStreams);
   if (early.error) {
@@ -473,6 +475,8 @@ async function translated(app: FastifyInstance, adaptor: UpstreamAdaptor, channe
   }
   return answered({ adaptor, call, stream: { decoder, held: early.held, source, ended: early.ended } });
 }
+
+const ignoreError = () => undefined;
 
 /** The source of a stream that came whole: nothing more to read. */
 const emptySource = () => Readable.from([]);
