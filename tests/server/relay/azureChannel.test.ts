@@ -124,6 +124,12 @@ describe('an Azure channel through the openai SDK', () => {
     await expectBilled(before, imageQuota(DEFAULT_MODEL_RATIO['dall-e'], '512x512', 2), {});
   });
 
+  it('tests the channel through its adaptor: the deployment URL and api-version, a minimal chat', async () => {
+    const root = await harness.admin('GET', `/api/channel/test/${channelId}`);
+    expect(root).toMatchObject({ success: true, message: '' });
+    expect(azureCalls.at(-1)).toEqual({ url: '/openai/deployments/gpt-35-turbo/chat/completions?api-version=2024-10-21', apiKey: AZURE_KEY, authorization: undefined });
+  });
+
   it("reads Azure's refusal of the key as a dead key: the channel is disabled and the next one answers", async () => {
     await harness.app.ctx.options.set('AutomaticDisableChannelEnabled', 'true');
     await harness.app.ctx.options.set('RetryTimes', '1');
