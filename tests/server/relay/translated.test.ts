@@ -156,6 +156,22 @@ describe('an Anthropic channel through the openai SDK', () => {
     expect(after.token.remain_quota).toBe(before.token.remain_quota);
   });
 
+  it("a vendor error event in the stream reaches the client in OpenAI's shape, never as a clean end", async () => {
+    await addClaude();
+    const response = await harness.post('/v1/chat/completions', { model: MODEL, stream: true, messages: [{ role: 'user', content: 'fail please [stream_error]' }] });
+    const text = await response.text();
+    if (response.status === 200) {
+      // the error came after the first word reached the client: the stream ends with an error event, no [DONE]
+      expect(text).toMatch(/data: \{"error":\{"message":"[^"]*request id [^"]+","type":"server_error","param":null,"code":"upstream_error"\}\}\n\n$/);
+      expect(text).not.toContain('[DONE]');
+    } else {
+      // the error came with the first word, before anything was sent: the channel's failure, answered as one
+      expect(response.status).toBeGreaterThanOrEqual(500);
+      expect(JSON.parse(text)).toMatchObject({ error: { type: 'server_error', code: 'upstream_error' } });
+    }
+    expect(text).not.toContain(CLAUDE.key);
+  });
+
   it('a client that leaves mid-stream pays for what it was sent, and the vendor stream is closed', async () => {
     const channelId = await harness.addChannel({ type: CLAUDE.type, name: 'claude-slow', key: CLAUDE.key, base_url: slowAnthropic.baseUrl, models: MODEL });
     const before = await harness.balances();
