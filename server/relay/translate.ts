@@ -17,6 +17,7 @@ import type { TranslatedStream, UpstreamAnswer } from './dispatch';
 import { relayError, unreachableRelayError, upstreamRelayError, type RelayError } from './errors';
 import { scrubSecrets } from './scrub';
 import { countTextTokens } from './tokenCount';
+import { isUpstreamTimeout } from './upstream';
 
 /** What a translated answer used, as the routes settle it. */
 export interface TranslatedUsage {
@@ -176,7 +177,7 @@ function collect(answer: UpstreamAnswer, stream: TranslatedStream): Promise<{ ch
     };
     const onError = (error: Error) => {
       answer.log.warn({ requestId: answer.requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, answer.channel.key) }, 'upstream answer broke off');
-      finish(/timeout/i.test(error.message) ? relayError(504, `the upstream answer stalled (request id ${answer.requestId})`, 'upstream_timeout', 'server_error') : unreachableRelayError(true, answer.requestId));
+      finish(isUpstreamTimeout(error) ? relayError(504, `the upstream answer stalled (request id ${answer.requestId})`, 'upstream_timeout', 'server_error') : unreachableRelayError(true, answer.requestId));
     };
     source.on('data', onData).once('end', onEnd).once('error', onError);
     source.resume();

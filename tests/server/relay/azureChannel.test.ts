@@ -116,6 +116,13 @@ describe('an Azure channel through the openai SDK', () => {
     await expectBilled(before, charge('text-embedding-ada-002', 3, 0), { prompt_tokens: 3, completion_tokens: 0 });
   });
 
+  it('serves the legacy /v1/engines/:model/embeddings route at the deployment URL (v0.5.3 built a broken task path, §16.3.11)', async () => {
+    const response = await harness.post('/v1/engines/text-embedding-ada-002/embeddings', { input: 'alpha beta gamma' });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { data: unknown[] }).data).toHaveLength(1);
+    expect(azureCalls.at(-1)!.url).toBe('/openai/deployments/text-embedding-ada-002/embeddings?api-version=2024-10-21');
+  });
+
   it('relays image generation (v0.5.3 could not)', async () => {
     const before = await harness.balances();
     const images = await client.images.generate({ model: 'dall-e', prompt: 'a lighthouse at dusk', n: 2, size: '512x512' });
