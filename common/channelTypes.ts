@@ -59,42 +59,64 @@ export interface ChannelType {
   ownedBy: string;
   /**
    * For a type on the OpenAI protocol whose API lives under another prefix
-   * than `/v1` (Zhipu `/api/paas/v4`, Qwen `/compatible-mode/v1`, Gemini
-   * `/v1beta/openai`): the prefix that replaces `/v1` in every path.
+   * than `/v1` (Groq `/openai/v1`, Cohere `/compatibility/v1`, OpenRouter
+   * `/api/v1`): the prefix that replaces `/v1` in every path. Zhipu's row
+   * carries its v4 prefix too: its v4 API is OpenAI-shaped under it.
    */
   pathPrefix?: string;
-  /** For a type on the OpenAI protocol: how the key is sent; `bearer` (Authorization: Bearer) when absent. */
+  /**
+   * For a type on the OpenAI protocol: how the key is sent; `bearer`
+   * (Authorization: Bearer) when absent. Azure's row names its `api-key` too.
+   */
   authHeader?: 'bearer' | 'api-key' | 'x-api-key';
+  /** The vendor's API reference, for the console and the README; absent for resellers and custom upstreams. */
+  docs?: string;
 }
 
 const openAiReseller = { protocol: 'openai', defaultModels: [], baseUrlRequired: false, ownedBy: 'openai' } as const;
 
+/** A vendor with its own OpenAI-compatible API (its own models, no balance source wired up). */
+const openAiCompatible = { protocol: 'openai', baseUrlRequired: false } as const;
+
 export const CHANNEL_TYPES: readonly ChannelType[] = [
-  { value: 1, label: 'OpenAI', color: 'green', defaultBaseUrl: 'https://api.openai.com', ...openAiReseller, balanceUnit: 'usd' },
+  // The spec's 18 types (spec §3): numbers, labels and colours as it fixes them.
+  { value: 1, label: 'OpenAI', color: 'green', defaultBaseUrl: 'https://api.openai.com', ...openAiReseller, balanceUnit: 'usd', docs: 'https://platform.openai.com/docs/api-reference' },
   {
     value: 14, label: 'Anthropic Claude', color: 'black', defaultBaseUrl: 'https://api.anthropic.com', protocol: 'anthropic',
-    defaultModels: ['claude-instant-1', 'claude-2'], baseUrlRequired: false, ownedBy: 'anthropic',
+    defaultModels: ['claude-sonnet-4-5', 'claude-opus-4-1', 'claude-haiku-4-5', 'claude-sonnet-4-0', 'claude-3-7-sonnet-latest', 'claude-3-5-haiku-latest'],
+    baseUrlRequired: false, ownedBy: 'anthropic', docs: 'https://docs.anthropic.com/en/api/messages',
   },
   {
     value: 3, label: 'Azure OpenAI', color: 'olive', defaultBaseUrl: '', protocol: 'azure',
     defaultModels: [], other: { label: 'app.channel.other_azure', fallback: '2023-06-01-preview' }, baseUrlRequired: true, ownedBy: 'azure',
+    authHeader: 'api-key', docs: 'https://learn.microsoft.com/en-us/azure/ai-services/openai/reference',
   },
-  { value: 11, label: 'Google PaLM2', color: 'orange', defaultBaseUrl: '', protocol: 'gemini', defaultModels: ['PaLM-2'], baseUrlRequired: false, ownedBy: 'google' },
+  {
+    // PaLM is retired upstream: type 11 keeps its number and key and relays through Gemini.
+    value: 11, label: 'Google PaLM2', color: 'orange', defaultBaseUrl: 'https://generativelanguage.googleapis.com', protocol: 'gemini',
+    defaultModels: ['gemini-2.5-flash', 'gemini-2.5-pro', 'gemini-2.0-flash'], baseUrlRequired: false, ownedBy: 'google',
+    docs: 'https://ai.google.dev/api/generate-content',
+  },
   {
     value: 15, label: 'Baidu ERNIE', color: 'blue', defaultBaseUrl: 'https://aip.baidubce.com', protocol: 'baidu',
-    defaultModels: ['ERNIE-Bot', 'ERNIE-Bot-turbo', 'Embedding-V1'], keyFormat: 'APIKey|SecretKey', baseUrlRequired: false, ownedBy: 'baidu',
+    defaultModels: ['ERNIE-4.0-8K', 'ERNIE-3.5-8K', 'ERNIE-Speed-8K', 'ERNIE-Lite-8K', 'ERNIE-Tiny-8K', 'Embedding-V1'], keyFormat: 'APIKey|SecretKey',
+    baseUrlRequired: false, ownedBy: 'baidu', docs: 'https://cloud.baidu.com/doc/WENXINWORKSHOP/index.html',
   },
   {
     value: 17, label: 'Alibaba Qwen', color: 'orange', defaultBaseUrl: 'https://dashscope.aliyuncs.com', protocol: 'ali',
-    defaultModels: ['qwen-v1', 'qwen-plus-v1'], baseUrlRequired: false, ownedBy: 'alibaba',
+    defaultModels: ['qwen-max', 'qwen-plus', 'qwen-turbo', 'qwen-long', 'text-embedding-v3'], baseUrlRequired: false, ownedBy: 'alibaba',
+    docs: 'https://help.aliyun.com/zh/model-studio/',
   },
   {
     value: 18, label: 'iFlytek Spark', color: 'blue', defaultBaseUrl: '', protocol: 'xunfei',
-    defaultModels: ['SparkDesk'], other: { label: 'app.channel.other_spark', fallback: 'v2.1' }, keyFormat: 'APPID|APISecret|APIKey', baseUrlRequired: false, ownedBy: 'iflytek',
+    defaultModels: ['SparkDesk'], other: { label: 'app.channel.other_spark', fallback: 'v2.1' }, keyFormat: 'APPID|APISecret|APIKey',
+    baseUrlRequired: false, ownedBy: 'iflytek', docs: 'https://www.xfyun.cn/doc/spark/Web.html',
   },
   {
+    // `other`: empty or `v4` = the v4 API (OpenAI-shaped, key as Bearer); `v3` = the older signed-JWT protocol.
     value: 16, label: 'Zhipu ChatGLM', color: 'violet', defaultBaseUrl: 'https://open.bigmodel.cn', protocol: 'zhipu',
-    defaultModels: ['chatglm_pro', 'chatglm_std', 'chatglm_lite'], baseUrlRequired: false, ownedBy: 'zhipu',
+    defaultModels: ['glm-4-plus', 'glm-4-air', 'glm-4-flash', 'glm-4-long', 'embedding-3'], other: { label: 'app.channel.other_zhipu', fallback: 'v4' },
+    pathPrefix: '/api/paas/v4', baseUrlRequired: false, ownedBy: 'zhipu', docs: 'https://open.bigmodel.cn/dev/api',
   },
   { value: 8, label: 'Custom', color: 'pink', defaultBaseUrl: '', ...openAiReseller, baseUrlRequired: true, balanceUnit: 'usd', ownedBy: 'custom' },
   { value: 2, label: 'API2D', color: 'blue', defaultBaseUrl: 'https://oa.api2d.net', ...openAiReseller },
@@ -106,6 +128,64 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
   { value: 9, label: 'AI.LS', color: 'yellow', defaultBaseUrl: 'https://api.caipacity.com', ...openAiReseller },
   { value: 12, label: 'API2GPT', color: 'blue', defaultBaseUrl: 'https://api.api2gpt.com', ...openAiReseller, balanceUnit: 'cny' },
   { value: 13, label: 'AIGC2D', color: 'purple', defaultBaseUrl: 'https://api.aigc2d.com', ...openAiReseller, balanceUnit: 'points' },
+
+  // Today's providers, beyond the spec, with the numbers later one-api versions gave them (so databases stay portable).
+  {
+    value: 24, label: 'Google Gemini', color: 'blue', defaultBaseUrl: 'https://generativelanguage.googleapis.com', protocol: 'gemini',
+    defaultModels: ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite', 'gemini-2.0-flash', 'gemini-2.0-flash-lite', 'gemini-embedding-001', 'text-embedding-004'],
+    baseUrlRequired: false, ownedBy: 'google', docs: 'https://ai.google.dev/api',
+  },
+  {
+    value: 36, label: 'DeepSeek', color: 'blue', defaultBaseUrl: 'https://api.deepseek.com', ...openAiCompatible,
+    defaultModels: ['deepseek-chat', 'deepseek-reasoner'], ownedBy: 'deepseek', docs: 'https://api-docs.deepseek.com/',
+  },
+  {
+    value: 20, label: 'OpenRouter', color: 'black', defaultBaseUrl: 'https://openrouter.ai', pathPrefix: '/api/v1', ...openAiCompatible,
+    defaultModels: ['openai/gpt-4o-mini', 'anthropic/claude-sonnet-4.5', 'google/gemini-2.5-flash', 'deepseek/deepseek-chat', 'meta-llama/llama-3.3-70b-instruct'],
+    ownedBy: 'openrouter', docs: 'https://openrouter.ai/docs/api-reference/overview',
+  },
+  {
+    value: 28, label: 'Mistral AI', color: 'orange', defaultBaseUrl: 'https://api.mistral.ai', ...openAiCompatible,
+    defaultModels: ['mistral-large-latest', 'mistral-medium-latest', 'mistral-small-latest', 'codestral-latest', 'open-mistral-nemo', 'mistral-embed'],
+    ownedBy: 'mistralai', docs: 'https://docs.mistral.ai/api/',
+  },
+  {
+    value: 29, label: 'Groq', color: 'red', defaultBaseUrl: 'https://api.groq.com', pathPrefix: '/openai/v1', ...openAiCompatible,
+    defaultModels: ['llama-3.3-70b-versatile', 'llama-3.1-8b-instant', 'meta-llama/llama-4-scout-17b-16e-instruct', 'meta-llama/llama-4-maverick-17b-128e-instruct', 'openai/gpt-oss-120b', 'openai/gpt-oss-20b'],
+    ownedBy: 'groq', docs: 'https://console.groq.com/docs/openai',
+  },
+  {
+    value: 45, label: 'xAI Grok', color: 'black', defaultBaseUrl: 'https://api.x.ai', ...openAiCompatible,
+    defaultModels: ['grok-4', 'grok-3', 'grok-3-mini'], ownedBy: 'xai', docs: 'https://docs.x.ai/docs/api-reference',
+  },
+  {
+    value: 25, label: 'Moonshot Kimi', color: 'grey', defaultBaseUrl: 'https://api.moonshot.cn', ...openAiCompatible,
+    defaultModels: ['kimi-k2-0905-preview', 'kimi-k2-turbo-preview', 'moonshot-v1-8k', 'moonshot-v1-32k', 'moonshot-v1-128k'],
+    ownedBy: 'moonshot', docs: 'https://platform.moonshot.cn/docs/api/chat',
+  },
+  {
+    value: 35, label: 'Cohere', color: 'teal', defaultBaseUrl: 'https://api.cohere.ai', pathPrefix: '/compatibility/v1', ...openAiCompatible,
+    defaultModels: ['command-a-03-2025', 'command-r-plus-08-2024', 'command-r-08-2024', 'command-r7b-12-2024', 'embed-v4.0'],
+    ownedBy: 'cohere', docs: 'https://docs.cohere.com/docs/compatibility-api',
+  },
+  {
+    value: 39, label: 'Together AI', color: 'blue', defaultBaseUrl: 'https://api.together.xyz', ...openAiCompatible,
+    defaultModels: ['meta-llama/Llama-3.3-70B-Instruct-Turbo', 'meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo', 'deepseek-ai/DeepSeek-V3', 'Qwen/Qwen2.5-72B-Instruct-Turbo'],
+    ownedBy: 'together', docs: 'https://docs.together.ai/reference/chat-completions-1',
+  },
+  {
+    value: 44, label: 'SiliconFlow', color: 'purple', defaultBaseUrl: 'https://api.siliconflow.cn', ...openAiCompatible,
+    defaultModels: ['deepseek-ai/DeepSeek-V3', 'deepseek-ai/DeepSeek-R1', 'Qwen/Qwen2.5-72B-Instruct', 'Qwen/Qwen2.5-7B-Instruct', 'BAAI/bge-m3'],
+    ownedBy: 'siliconflow', docs: 'https://docs.siliconflow.cn/en/api-reference/chat-completions/chat-completions',
+  },
+  {
+    // A local server by default; point the base URL at another host when Ollama runs elsewhere.
+    value: 30, label: 'Ollama', color: 'grey', defaultBaseUrl: 'http://localhost:11434', ...openAiCompatible,
+    defaultModels: ['llama3.2', 'qwen3', 'gemma3', 'nomic-embed-text'], ownedBy: 'ollama', docs: 'https://github.com/ollama/ollama/blob/main/docs/openai.md',
+  },
+  {
+    value: 50, label: 'OpenAI Compatible', color: 'pink', defaultBaseUrl: '', protocol: 'openai', defaultModels: [], baseUrlRequired: true, ownedBy: 'custom',
+  },
 ];
 
 const CHANNEL_TYPES_BY_VALUE = new Map(CHANNEL_TYPES.map((type) => [type.value, type]));
@@ -113,6 +193,18 @@ const CHANNEL_TYPES_BY_VALUE = new Map(CHANNEL_TYPES.map((type) => [type.value, 
 /** The row for a stored type number; undefined for a number no row has. */
 export function findChannelType(value: number): ChannelType | undefined {
   return CHANNEL_TYPES_BY_VALUE.get(value);
+}
+
+/**
+ * Whether a key has the shape its type's `keyFormat` asks for: as many
+ * non-empty `|`-separated parts as the format names. Any non-empty key fits
+ * a type without a format.
+ */
+export function keyFitsFormat(value: number, key: string): boolean {
+  const format = findChannelType(value)?.keyFormat;
+  if (!format) return key.trim() !== '';
+  const parts = key.split('|');
+  return parts.length === format.split('|').length && parts.every((part) => part.trim() !== '');
 }
 
 /** The types whose vendor reports a balance. */

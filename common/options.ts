@@ -126,6 +126,117 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
   // https://api-docs.deepseek.com/quick_start/pricing (stored copy read 2026-11-23)
   'deepseek-chat': 0.28, // $0.56 in
   'deepseek-reasoner': 0.28, // $0.56 in
+
+  // Prices below were transcribed from each provider's published price page as
+  // the author knew it (no stored copy read); a model whose price was not
+  // certain is left out on purpose and stays refused until priced.
+
+  // OpenAI, standard tier, continued: https://platform.openai.com/docs/pricing
+  o3: 1, // $2.00 in (since 2025-06-10)
+  'o3-2025-04-16': 1,
+  'o3-pro': 10, // $20 in
+  'o1-mini': 0.55, // $1.10 in
+  'gpt-4o-2024-05-13': 2.5, // $5 in
+  'chatgpt-4o-latest': 2.5, // $5 in
+  'gpt-5': 0.625, // $1.25 in
+  'gpt-5-mini': 0.125, // $0.25 in
+  'gpt-5-nano': 0.025, // $0.05 in
+
+  // Google Gemini API, paid tier: https://ai.google.dev/gemini-api/docs/pricing
+  // (also type 11, which relays through Gemini). Prompts over the page's long-
+  // context threshold (128K for 1.5, 200K for 2.5 Pro) cost more upstream; they
+  // are billed here at the shorter-prompt price.
+  'gemini-2.5-pro': 0.625, // $1.25 in
+  'gemini-2.5-flash': 0.15, // $0.30 in (text, image, video)
+  'gemini-2.5-flash-lite': 0.05, // $0.10 in
+  'gemini-2.0-flash': 0.05, // $0.10 in
+  'gemini-2.0-flash-lite': 0.0375, // $0.075 in
+  'gemini-1.5-pro': 0.625, // $1.25 in
+  'gemini-1.5-flash': 0.0375, // $0.075 in
+  'gemini-1.5-flash-8b': 0.01875, // $0.0375 in
+  'gemini-embedding-001': 0.075, // $0.15 in
+
+  // Mistral AI: https://mistral.ai/pricing#api-pricing
+  'mistral-large-latest': 1, // $2 in
+  'mistral-medium-latest': 0.2, // $0.40 in
+  'mistral-small-latest': 0.05, // $0.10 in
+  'codestral-latest': 0.15, // $0.30 in
+  'open-mistral-nemo': 0.075, // $0.15 in
+  'mistral-embed': 0.05, // $0.10 in
+
+  // Groq: https://groq.com/pricing
+  'llama-3.3-70b-versatile': 0.295, // $0.59 in
+  'llama-3.1-8b-instant': 0.025, // $0.05 in
+  'meta-llama/llama-4-scout-17b-16e-instruct': 0.055, // $0.11 in
+  'meta-llama/llama-4-maverick-17b-128e-instruct': 0.1, // $0.20 in
+
+  // xAI: https://docs.x.ai/docs/models
+  'grok-4': 1.5, // $3 in
+  'grok-4-0709': 1.5,
+  'grok-3': 1.5, // $3 in
+  'grok-3-mini': 0.15, // $0.30 in
+
+  // Cohere: https://cohere.com/pricing (dated model ids only: the bare
+  // `command-r` / `command-r-plus` aliases name older versions with other prices)
+  'command-a-03-2025': 1.25, // $2.50 in
+  'command-r-plus-08-2024': 1.25, // $2.50 in
+  'command-r-08-2024': 0.075, // $0.15 in
+  'command-r7b-12-2024': 0.01875, // $0.0375 in
+  'embed-v4.0': 0.06, // $0.12 in (text)
+
+  // Alibaba Cloud Model Studio, international (Singapore) USD prices:
+  // https://www.alibabacloud.com/help/en/model-studio/models (non-thinking mode)
+  'qwen-max': 0.8, // $1.60 in
+  'qwen-plus': 0.2, // $0.40 in
+  'qwen-turbo': 0.025, // $0.05 in
+  'text-embedding-v3': 0.035, // $0.07 in
+
+  // Prices published in yuan, converted at v0.5.3's own rate of ¥7 = US$1
+  // (its CNY rows above use it): ratio = yuan per 1M tokens / 14.
+  // Alibaba (mainland only): https://help.aliyun.com/zh/model-studio/models
+  'qwen-long': 0.035714, // ¥0.5 in
+  // Zhipu: https://open.bigmodel.cn/pricing (one price for input and output);
+  // glm-4-flash is free. A ratio of 0 is a price, not a missing one: lookupPrice
+  // refuses only a missing or negative ratio, and computeQuota charges 0.
+  'glm-4-plus': 0.357143, // ¥5
+  'glm-4-air': 0.035714, // ¥0.5
+  'glm-4-airx': 0.714286, // ¥10
+  'glm-4-long': 0.071429, // ¥1
+  'glm-4-flash': 0,
+  'embedding-3': 0.035714, // ¥0.5
+  // Baidu Qianfan: https://cloud.baidu.com/doc/WENXINWORKSHOP/s/hlrk4akp7
+  // (Speed, Lite and Tiny are free)
+  'ERNIE-4.0-8K': 2.142857, // ¥0.03 / 1K in
+  'ERNIE-3.5-8K': 0.057143, // ¥0.0008 / 1K in
+  'ERNIE-Speed-8K': 0,
+  'ERNIE-Lite-8K': 0,
+  'ERNIE-Tiny-8K': 0,
+  // iFlytek Spark: https://xinghuo.xfyun.cn/sparkapi (Lite is free; the other
+  // versions are sold as token packages, with no per-token list price to copy)
+  lite: 0,
+  // Moonshot: https://platform.moonshot.cn/docs/pricing/chat
+  'moonshot-v1-8k': 0.142857, // ¥2 in
+  'moonshot-v1-32k': 0.357143, // ¥5 in
+  'moonshot-v1-128k': 0.714286, // ¥10 in
+  'kimi-k2-0711-preview': 0.285714, // ¥4 in (cache miss)
+  'kimi-k2-0905-preview': 0.285714, // ¥4 in (cache miss)
+  // SiliconFlow: https://siliconflow.cn/pricing (names only it uses; a name
+  // Together also serves, like deepseek-ai/DeepSeek-V3, is left unpriced because
+  // one ModelRatio entry cannot hold two vendors' prices)
+  'Qwen/Qwen2.5-72B-Instruct': 0.295, // ¥4.13
+  'Qwen/Qwen2.5-7B-Instruct': 0, // free
+  'BAAI/bge-m3': 0, // free
+
+  // OpenRouter: https://openrouter.ai/models (first-party models at their
+  // provider's own price; the credit-purchase fee is not part of a model's price)
+  'openai/gpt-4o-mini': 0.075, // $0.15 in
+  'anthropic/claude-sonnet-4.5': 1.5, // $3 in
+  'google/gemini-2.5-flash': 0.15, // $0.30 in
+
+  // Together AI: https://www.together.ai/pricing (one price for input and output)
+  'meta-llama/Llama-3.3-70B-Instruct-Turbo': 0.44, // $0.88
+  'meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo': 0.09, // $0.18
+  'Qwen/Qwen2.5-72B-Instruct-Turbo': 0.6, // $1.20
 };
 
 /**
@@ -197,6 +308,13 @@ export const DEFAULT_MODEL_MAX_OUTPUT_TOKENS: Record<string, number> = {
   // https://api-docs.deepseek.com/quick_start/pricing: "MAX OUTPUT" 8K (chat), 64K (reasoner)
   'deepseek-chat': 8192,
   'deepseek-reasoner': 65536,
+  // Embedding models answer no completion tokens, so a request reserves its prompt only.
+  'gemini-embedding-001': 0,
+  'mistral-embed': 0,
+  'embed-v4.0': 0,
+  'text-embedding-v3': 0,
+  'embedding-3': 0,
+  'BAAI/bge-m3': 0,
 };
 
 /** The output a request without max_tokens reserves for a model missing from ModelMaxOutputTokens. */

@@ -183,6 +183,8 @@ export interface ChannelConfig {
 
 /** One call to one channel. */
 export interface AdaptorCall {
+  /** The channel called (the relay always sets it; encoders that depend on `other` read it). */
+  channel?: ChannelConfig;
   operation: Operation;
   /** The model the upstream expects (after the channel's model mapping). */
   model: string;

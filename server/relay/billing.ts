@@ -68,6 +68,65 @@ export const COMPLETION_RATIO_BY_MODEL: Readonly<Record<string, number>> = {
   // DeepSeek: $1.68 / $0.56
   'deepseek-chat': 3,
   'deepseek-reasoner': 3,
+  // OpenAI, continued: $8 / $2, $80 / $20, $4.40 / $1.10, $15 / $5, and the gpt-5 family at 8x
+  o3: 4,
+  'o3-2025-04-16': 4,
+  'o3-pro': 4,
+  'o1-mini': 4,
+  'gpt-4o-2024-05-13': 3,
+  'chatgpt-4o-latest': 3,
+  'gpt-5': 8,
+  'gpt-5-mini': 8,
+  'gpt-5-nano': 8,
+  // Gemini: $10 / $1.25, $2.50 / $0.30, $0.40 / $0.10, $0.40 / $0.10, $0.30 / $0.075, $5 / $1.25,
+  // $0.30 / $0.075, $0.15 / $0.0375. Thinking tokens are billed as output.
+  'gemini-2.5-pro': 8,
+  'gemini-2.5-flash': 2.5 / 0.3,
+  'gemini-2.5-flash-lite': 4,
+  'gemini-2.0-flash': 4,
+  'gemini-2.0-flash-lite': 4,
+  'gemini-1.5-pro': 4,
+  'gemini-1.5-flash': 4,
+  'gemini-1.5-flash-8b': 4,
+  // Mistral: $6 / $2, $2 / $0.40, $0.30 / $0.10, $0.90 / $0.30; Nemo and embeddings one price
+  'mistral-large-latest': 3,
+  'mistral-medium-latest': 5,
+  'mistral-small-latest': 3,
+  'codestral-latest': 3,
+  // Groq: $0.79 / $0.59, $0.08 / $0.05, $0.34 / $0.11, $0.60 / $0.20
+  'llama-3.3-70b-versatile': 0.79 / 0.59,
+  'llama-3.1-8b-instant': 0.08 / 0.05,
+  'meta-llama/llama-4-scout-17b-16e-instruct': 0.34 / 0.11,
+  'meta-llama/llama-4-maverick-17b-128e-instruct': 3,
+  // xAI: $15 / $3, $0.50 / $0.30
+  'grok-4': 5,
+  'grok-4-0709': 5,
+  'grok-3': 5,
+  'grok-3-mini': 0.5 / 0.3,
+  // Cohere: $10 / $2.50, $0.60 / $0.15, $0.15 / $0.0375
+  'command-a-03-2025': 4,
+  'command-r-plus-08-2024': 4,
+  'command-r-08-2024': 4,
+  'command-r7b-12-2024': 4,
+  // Qwen: $6.40 / $1.60, $1.20 / $0.40, $0.20 / $0.05, ¥2 / ¥0.5
+  'qwen-max': 4,
+  'qwen-plus': 3,
+  'qwen-turbo': 4,
+  'qwen-long': 4,
+  // Baidu: ¥0.09 / ¥0.03 per 1K, ¥0.002 / ¥0.0008 per 1K
+  'ERNIE-4.0-8K': 3,
+  'ERNIE-3.5-8K': 2.5,
+  // Moonshot: ¥10 / ¥2, ¥20 / ¥5, ¥30 / ¥10, ¥16 / ¥4
+  'moonshot-v1-8k': 5,
+  'moonshot-v1-32k': 4,
+  'moonshot-v1-128k': 3,
+  'kimi-k2-0711-preview': 4,
+  'kimi-k2-0905-preview': 4,
+  // OpenRouter, first-party prices: $0.60 / $0.15, $15 / $3, $2.50 / $0.30
+  'openai/gpt-4o-mini': 4,
+  'anthropic/claude-sonnet-4.5': 5,
+  'google/gemini-2.5-flash': 2.5 / 0.3,
+  // Zhipu, SiliconFlow and Together price input and output alike: ratio 1 (the default).
 };
 
 /** Cached prompt tokens cost this share of a normal prompt token for a model the table below does not list. */
@@ -120,6 +179,33 @@ export const CACHED_PROMPT_RATIO_BY_MODEL: Readonly<Record<string, number>> = {
   // DeepSeek: cache hit $0.07 / cache miss $0.56
   'deepseek-chat': 0.125,
   'deepseek-reasoner': 0.125,
+  // OpenAI, continued: o3 $0.50 / $2, o1-mini $0.55 / $1.10, the gpt-5 family a tenth
+  o3: 0.25,
+  'o3-2025-04-16': 0.25,
+  'o1-mini': 0.5,
+  'gpt-5': 0.1,
+  'gpt-5-mini': 0.1,
+  'gpt-5-nano': 0.1,
+  // Gemini: 2.5 at a tenth ($0.125 / $1.25, $0.03 / $0.30, $0.01 / $0.10), 2.0 Flash and 1.5 at a quarter
+  'gemini-2.5-pro': 0.1,
+  'gemini-2.5-flash': 0.1,
+  'gemini-2.5-flash-lite': 0.1,
+  'gemini-2.0-flash': 0.25,
+  'gemini-1.5-pro': 0.25,
+  'gemini-1.5-flash': 0.25,
+  'gemini-1.5-flash-8b': 0.25,
+  // xAI: cached input a quarter ($0.75 / $3, $0.075 / $0.30)
+  'grok-4': 0.25,
+  'grok-4-0709': 0.25,
+  'grok-3': 0.25,
+  'grok-3-mini': 0.25,
+  // OpenRouter passes on its providers' cache prices
+  'openai/gpt-4o-mini': 0.5,
+  'anthropic/claude-sonnet-4.5': 0.1,
+  'google/gemini-2.5-flash': 0.1,
+  // Moonshot: cache hit ¥1 / cache miss ¥4
+  'kimi-k2-0711-preview': 0.25,
+  'kimi-k2-0905-preview': 0.25,
 };
 
 /** The share of a prompt token's price a cached prompt token costs for this model. */

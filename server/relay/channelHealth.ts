@@ -154,6 +154,7 @@ export async function testChannel(app: FastifyInstance, channel: ChannelRow, sig
     let credential = credentialFor(adaptor, config);
     if (credential instanceof Promise) credential = await credential;
     const call: AdaptorCall = {
+      channel: config,
       operation: 'chat',
       model: testModelOf(channel),
       stream: false,

@@ -227,8 +227,9 @@ function passthroughTarget(adaptor: UpstreamAdaptor, channel: RoutedChannel, ope
   const key = version === undefined ? `${operation}\0${upstreamModel}` : `${operation}\0${upstreamModel}\0${version}`;
   let target = byCall.get(key);
   if (!target) {
-    const call: AdaptorCall = { operation, model: upstreamModel, stream: false, responseId: '', now: 0, query };
-    const made = adaptor.target(channelConfigOf(channel), call);
+    const config = channelConfigOf(channel);
+    const call: AdaptorCall = { channel: config, operation, model: upstreamModel, stream: false, responseId: '', now: 0, query };
+    const made = adaptor.target(config, call);
     if (isUpstreamFailure(made)) {
       target = made;
     } else {
@@ -385,6 +386,7 @@ async function translated(app: FastifyInstance, adaptor: UpstreamAdaptor, channe
   if (isUpstreamFailure(credential)) return { outcome: 'failed', failure: credential };
   if (request.signal.aborted) return { outcome: 'aborted' };
   const call: AdaptorCall = {
+    channel: config,
     operation,
     model: upstreamModel,
     stream: clientStreams,

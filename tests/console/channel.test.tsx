@@ -11,6 +11,7 @@ import { CHANNEL_TYPES } from '../../common/channelTypes';
 import { dataProvider } from '../../src/dataProvider';
 import { i18nProvider } from '../../src/i18n';
 import { appEnglish } from '../../src/i18n/app.en';
+import { appChinese } from '../../src/i18n/app.zh';
 import { ChannelCreate } from '../../src/resources/channel/ChannelCreate';
 import { formatBalance, responseTimeColor } from '../../src/resources/channel/channelDisplay';
 import { channelFormValues, channelTransform, validateChannelForm } from '../../src/resources/channel/ChannelInputs';
@@ -40,18 +41,30 @@ function renderAt(path: string) {
 }
 
 describe('the channel-type table', () => {
-  it('has the spec\'s 18 types once each, and every `other` label is a translated key', () => {
-    expect(CHANNEL_TYPES.map((type) => type.value).sort((a, b) => a - b)).toEqual(Array.from({ length: 18 }, (_, index) => index + 1));
+  it('has the spec\'s 18 types and today\'s providers once each, and every `other` label is a translated key', () => {
+    const today = [20, 24, 25, 28, 29, 30, 35, 36, 39, 44, 45, 50];
+    expect(CHANNEL_TYPES.map((type) => type.value).sort((a, b) => a - b)).toEqual([...Array.from({ length: 18 }, (_, index) => index + 1), ...today]);
     const labels = CHANNEL_TYPES.flatMap((type) => (type.other ? [type.other.label] : []));
-    expect(labels).toEqual(['app.channel.other_azure', 'app.channel.other_spark']);
+    expect(labels).toEqual(['app.channel.other_azure', 'app.channel.other_spark', 'app.channel.other_zhipu']);
     for (const label of labels) {
-      const found = label.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], appEnglish);
-      expect(typeof found).toBe('string');
+      for (const locale of [appEnglish, appChinese]) {
+        const found = label.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], locale);
+        expect(typeof found).toBe('string');
+      }
     }
   });
 
-  it('requires a base URL exactly for Azure and Custom', () => {
-    expect(CHANNEL_TYPES.filter((type) => type.baseUrlRequired).map((type) => type.value)).toEqual([3, 8]);
+  it('requires a base URL exactly for Azure, Custom and the generic OpenAI-compatible type', () => {
+    expect(CHANNEL_TYPES.filter((type) => type.baseUrlRequired).map((type) => type.value)).toEqual([3, 8, 50]);
+  });
+
+  it('gives every type without a required base URL a default one, and Zhipu v4 as its empty `other`', () => {
+    for (const type of CHANNEL_TYPES) {
+      if (!type.baseUrlRequired && type.protocol !== 'xunfei') expect(type.defaultBaseUrl, type.label).toMatch(/^https?:\/\//);
+    }
+    expect(CHANNEL_TYPES.find((type) => type.value === 16)?.other?.fallback).toBe('v4');
+    expect(channelTransform({ type: 16, name: 'glm', key: 'k', other: '', models: ['glm-4-plus'], groups: [] })).toMatchObject({ other: 'v4' });
+    expect(channelTransform({ type: 16, name: 'glm', key: 'k', other: 'v3', models: ['glm-4-plus'], groups: [] })).toMatchObject({ other: 'v3' });
   });
 });
 
@@ -87,6 +100,18 @@ describe('channel form rules', () => {
     expect(validateChannelForm(false, original)({ ...edit, base_url: 'https://new.example' })).toEqual({ key: 'app.channel.key_needed_after_move' });
     expect(validateChannelForm(false, original)({ ...edit, type: 1 })).toEqual({ key: 'app.channel.key_needed_after_move' });
     expect(validateChannelForm(false, original)({ ...edit, base_url: 'https://new.example', key: 'sk-new' })).toEqual({});
+  });
+
+  it("checks each key against its type's format (Baidu, Spark), one line per key on a batch", () => {
+    const form = { name: 'x', models: ['a'], model_mapping: '', base_url: '', priority: 0, weight: 1 };
+    const baiduFormat = { key: { message: 'app.channel.key_format_invalid', args: { format: 'APIKey|SecretKey' } } };
+    expect(validateChannelForm(true)({ ...form, type: 15, key: 'ak|sk\nak2|sk2' })).toEqual({});
+    expect(validateChannelForm(true)({ ...form, type: 15, key: 'ak|sk\nak2' })).toEqual(baiduFormat);
+    expect(validateChannelForm(true)({ ...form, type: 15, key: '|sk' })).toEqual(baiduFormat);
+    expect(validateChannelForm(false)({ ...form, type: 18, key: 'app|secret' })).toEqual({ key: { message: 'app.channel.key_format_invalid', args: { format: 'APPID|APISecret|APIKey' } } });
+    // an edit that keeps the stored key sends none, and a type without a format takes any key
+    expect(validateChannelForm(false)({ ...form, type: 18, key: '' })).toEqual({});
+    expect(validateChannelForm(true)({ ...form, type: 1, key: 'sk-a|b|c' })).toEqual({});
   });
 
   it('needs a model, a JSON object mapping and a base URL for Azure and Custom', () => {
@@ -203,8 +228,11 @@ describe('ChannelCreate', () => {
 
     // choosing Claude while no model is chosen fills its usual models
     await user.click(screen.getByRole('combobox', { name: 'Type' }));
+    // the select offers today's providers beside the spec's types
+    expect(await screen.findByText('Google Gemini (24)')).toBeInTheDocument();
+    expect(screen.getByText('OpenAI Compatible (50)')).toBeInTheDocument();
     await user.click(await screen.findByRole('option', { name: 'Anthropic Claude (14)' }));
-    expect(await screen.findByRole('button', { name: 'claude-2' })).toBeInTheDocument();
+    expect(await screen.findByRole('button', { name: 'claude-sonnet-4-5' })).toBeInTheDocument();
 
     await fill(screen.getByRole('textbox', { name: 'Custom model' }), 'claude-x');
     await user.keyboard('{Enter}');
@@ -218,10 +246,10 @@ describe('ChannelCreate', () => {
     await user.clear(mapping);
     await user.click(screen.getByRole('button', { name: 'Save' }));
 
-    expect(await screen.findByText('1 channel created')).toBeInTheDocument();
+    expect(await screen.findByText('1 channel created', {}, { timeout: 5000 })).toBeInTheDocument();
     expect(posted).toEqual({
       type: 14, name: 'anthropic', key: 'sk-ant', base_url: 'https://claude.example', other: '',
-      models: 'claude-instant-1,claude-2,claude-x', group: 'default', model_mapping: '{}', priority: 0, weight: 1,
+      models: 'claude-sonnet-4-5,claude-opus-4-1,claude-haiku-4-5,claude-sonnet-4-0,claude-3-7-sonnet-latest,claude-3-5-haiku-latest,claude-x', group: 'default', model_mapping: '{}', priority: 0, weight: 1,
     });
-  }, 30_000);
+  }, 60_000);
 });

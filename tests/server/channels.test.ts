@@ -75,6 +75,21 @@ for (const target of targets) {
       expect((await call('GET', `/api/channel/${azure.data.ids[0]}`)).data.other).toBe('2023-06-01-preview');
     });
 
+    it("reads each type's rules from the channel-type table: key format, required base URL, `other` default, today's types", async () => {
+      const baidu = { name: 'ernie', type: 15, models: 'ERNIE-3.5-8K' };
+      expect((await call('POST', '/api/channel/', { ...baidu, key: 'only-one-part' })).message).toBe('the key must be written as APIKey|SecretKey');
+      expect((await call('POST', '/api/channel/', { ...baidu, key: 'ak|sk\nak2|' })).message).toBe('the key must be written as APIKey|SecretKey');
+      const spark = await call('POST', '/api/channel/', { name: 'spark', type: 18, key: 'app|secret|key', models: 'SparkDesk' });
+      expect(spark.success).toBe(true);
+      expect((await call('PUT', '/api/channel/', { id: spark.data.ids[0], name: 'spark', type: 18, key: 'app|secret', models: 'SparkDesk' })).message).toBe('the key must be written as APPID|APISecret|APIKey');
+      expect((await call('POST', '/api/channel/', { name: 'compat', type: 50, key: 'k', models: 'm' })).message).toBe('this channel type needs a base URL');
+      const zhipu = await call('POST', '/api/channel/', { name: 'glm', type: 16, key: 'id.secret', models: 'glm-4-plus' });
+      expect((await call('GET', `/api/channel/${zhipu.data.ids[0]}`)).data.other).toBe('v4');
+      const gemini = await call('POST', '/api/channel/', { name: 'gemini', type: 24, key: 'AIza-test', models: 'gemini-2.5-flash' });
+      expect((await call('GET', `/api/channel/${gemini.data.ids[0]}`)).data).toMatchObject({ type: 24, base_url: '', other: '' });
+      for (const id of [spark.data.ids[0], zhipu.data.ids[0], gemini.data.ids[0]]) await call('DELETE', `/api/channel/${id}`);
+    });
+
     it('searches, deletes with abilities, and lists groups and models', async () => {
       const found = await call('GET', '/api/channel/search?keyword=openai');
       expect(found.data.length).toBe(2);

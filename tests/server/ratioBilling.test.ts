@@ -45,7 +45,7 @@ describe('ratios take effect at once', () => {
 // exactly: prompt x ratio + completion x completionRatio x ratio, the cached
 // part of the prompt at its own share. The emulator counts one token per word.
 describe('default prices of current models, through the relay', () => {
-  const NEW_MODELS = 'gpt-4o-mini,gpt-4.1-nano,o4-mini,deepseek-chat,claude-sonnet-4-20250514,text-embedding-3-small,mistral-large-latest';
+  const NEW_MODELS = 'gpt-4o-mini,gpt-4.1-nano,o4-mini,deepseek-chat,claude-sonnet-4-20250514,text-embedding-3-small,acme-unpriced-1';
   const words = (count: number) => Array.from({ length: count }, (_, index) => `w${index}`).join(' ');
   beforeEach(async () => {
     // the suite above leaves its own ratios behind: start from the shipped defaults
@@ -99,7 +99,7 @@ describe('default prices of current models, through the relay', () => {
   it('still refuses a model nobody priced, before calling the upstream', async () => {
     await harness.addChannel({ name: 'emu', key: 'sk-good', models: NEW_MODELS });
     const calls = harness.emulator.requests.length;
-    const response = await harness.post('/v1/chat/completions', { model: 'mistral-large-latest', messages: [{ role: 'user', content: 'hi' }] });
+    const response = await harness.post('/v1/chat/completions', { model: 'acme-unpriced-1', messages: [{ role: 'user', content: 'hi' }] });
     expect(response.status).toBe(403);
     const { error } = (await response.json()) as { error: { code: string; message: string } };
     expect(error.code).toBe('model_price_unset');

@@ -118,6 +118,9 @@ export interface EmulatorOptions {
   record?: boolean;
 }
 
+/** The operation at the end of a path, whatever prefix a vendor puts before it. */
+const OPERATION_PATH = /\/(chat\/completions|completions|embeddings|moderations|images\/generations|audio\/(?:speech|transcriptions|translations)|edits)$/;
+
 export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promise<OpenAIEmulator> {
   const record = options.record ?? true;
   const state = { requests: [] as RecordedRequest[], abortedRequests: 0 };
@@ -127,7 +130,10 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const rawBody = Buffer.concat(chunks);
-    const [path, query = ''] = (request.url ?? '/').split('?');
+    const [fullPath, query = ''] = (request.url ?? '/').split('?');
+    // vendors that speak OpenAI's wire under another prefix (Groq /openai/v1, Zhipu /api/paas/v4, Azure
+    // /openai/deployments/<name>) are answered as /v1; the recorded path stays the one asked for
+    const path = OPERATION_PATH.test(fullPath) && !fullPath.startsWith('/v1/') ? `/v1/${OPERATION_PATH.exec(fullPath)![1]}` : fullPath;
     const contentType = request.headers['content-type'] ?? '';
     let body: unknown = rawBody.toString('utf8');
     if (contentType.includes('application/json') && rawBody.length > 0) {
@@ -137,9 +143,10 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
         return sendError(response, 400, 'We could not parse the JSON body of your request.', 'invalid_request_error', null);
       }
     }
-    if (record) state.requests.push({ method: request.method ?? 'GET', path, headers: request.headers, body, rawBody, query });
+    if (record) state.requests.push({ method: request.method ?? 'GET', path: fullPath, headers: request.headers, body, rawBody, query });
 
-    const key = (request.headers.authorization ?? '').replace(/^Bearer /, '');
+    // Bearer, or Azure's api-key header, or x-api-key
+    const key = (request.headers.authorization ?? '').replace(/^Bearer /, '') || String(request.headers['api-key'] ?? request.headers['x-api-key'] ?? '');
     const failure = keyFailures[key];
     if (failure) return failure(response);
     if (key === 'sk-slow') await sleep(SLOW_KEY_DELAY_MS);

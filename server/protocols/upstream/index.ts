@@ -2,20 +2,24 @@
 // ChannelProtocol does not compile until it has an adaptor here.
 import type { ChannelProtocol, UpstreamAdaptor } from '../types';
 import { findChannelType } from '../../../common/channelTypes';
-import { pendingAdaptor } from './pending';
+import { aliAdaptor } from './ali';
+import { anthropicAdaptor } from './anthropic';
+import { baiduAdaptor } from './baidu';
+import { geminiAdaptor } from './gemini';
+import { xunfeiAdaptor } from './xunfei';
+import { zhipuAdaptor } from './zhipu';
 import { openAiAdaptor } from './openai';
 import { azureAdaptor } from './azure';
-import { anthropicAdaptor } from './anthropic';
 
 export const UPSTREAM_ADAPTORS = {
   openai: openAiAdaptor,
   azure: azureAdaptor,
   anthropic: anthropicAdaptor,
-  gemini: pendingAdaptor('gemini'),
-  baidu: pendingAdaptor('baidu'),
-  zhipu: pendingAdaptor('zhipu'),
-  ali: pendingAdaptor('ali'),
-  xunfei: pendingAdaptor('xunfei'),
+  gemini: geminiAdaptor,
+  baidu: baiduAdaptor,
+  zhipu: zhipuAdaptor,
+  ali: aliAdaptor,
+  xunfei: xunfeiAdaptor,
 } as const satisfies Record<ChannelProtocol, UpstreamAdaptor>;
 
 /** The adaptor for a channel type; undefined for a number no row has. */

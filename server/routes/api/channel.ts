@@ -2,7 +2,7 @@
 // on edit keeps the stored one, unless the edit changes the base URL or the
 // type (then the key must be given again); several keys (one per line) create one channel each.
 import type { FastifyInstance } from 'fastify';
-import { findChannelType } from '../../../common/channelTypes';
+import { findChannelType, keyFitsFormat } from '../../../common/channelTypes';
 import { fail, ok } from '../../../common/envelope';
 import { ChannelStatus, Role } from '../../../common/roles';
 import { requireRole } from '../../plugins/auth';
@@ -45,6 +45,12 @@ export function parseChannelFields(body: Record<string, unknown>, current?: Chan
   if (channelType?.baseUrlRequired && !baseUrl) return { error: 'this channel type needs a base URL' };
   const other = String(pick('other') ?? '').trim() || channelType?.other?.fallback || '';
   return { value: { type, name, base_url: baseUrl, other, models, group, model_mapping: JSON.stringify(mapping), priority, weight } };
+}
+
+/** The complaint about keys that do not have their type's `keyFormat` shape (Baidu, Spark); undefined when all fit. */
+function keyFormatError(type: number, keys: readonly string[]): string | undefined {
+  if (keys.every((key) => keyFitsFormat(type, key))) return undefined;
+  return `the key must be written as ${findChannelType(type)?.keyFormat ?? 'one secret'}`;
 }
 
 export async function channelRoutes(app: FastifyInstance): Promise<void> {
@@ -99,6 +105,8 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
     if (!keys.length) return fail('fill in channel name and key');
     const parsed = parseChannelFields(body);
     if ('error' in parsed) return fail(parsed.error);
+    const misshapen = keyFormatError(parsed.value.type, keys);
+    if (misshapen) return fail(misshapen);
     const ids = await createChannels(db, dialect, parsed.value, keys);
     return ok({ ids });
   });
@@ -119,6 +127,8 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
       if ('error' in parsed) return fail(parsed.error);
       const key = String(body.key ?? '').trim();
       if (key.includes('\n')) return fail('one key per channel when editing');
+      const misshapen = key ? keyFormatError(parsed.value.type, [key]) : undefined;
+      if (misshapen) return fail(misshapen);
       // the stored key goes wherever base_url points: an admin who repoints a
       // channel must know its key already, or could read it off their own host
       const moved = parsed.value.base_url !== current.base_url.replace(/\/+$/, '') || parsed.value.type !== Number(current.type);

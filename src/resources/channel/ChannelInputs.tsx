@@ -7,7 +7,7 @@ import {
   AutocompleteArrayInput, BooleanInput, NumberInput, SelectInput, TextInput, useDataProvider, useTranslate,
 } from 'react-admin';
 import { useFormContext, useWatch } from 'react-hook-form';
-import { CHANNEL_TYPES, findChannelType } from '../../../common/channelTypes';
+import { CHANNEL_TYPES, findChannelType, keyFitsFormat } from '../../../common/channelTypes';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
 import { errorMessage } from '../../pages/errorMessage';
@@ -64,10 +64,15 @@ export function channelMoved(values: Record<string, unknown>, original: { base_u
 /** Spec §5's checks; on edit an empty key keeps the stored one, unless the channel moves. */
 export function validateChannelForm(creating: boolean, original?: { base_url?: unknown; type?: unknown }) {
   return (values: Record<string, unknown>) => {
-    const errors: Record<string, string> = {};
+    const errors: Record<string, string | { message: string; args: Record<string, string> }> = {};
     if (!String(values.name ?? '').trim()) errors.name = 'app.channel.name_key_required';
     if (creating && !String(values.key ?? '').trim()) errors.key = 'app.channel.name_key_required';
     if (!creating && !String(values.key ?? '').trim() && channelMoved(values, original)) errors.key = 'app.channel.key_needed_after_move';
+    const keyFormat = findChannelType(Number(values.type))?.keyFormat;
+    const keys = String(values.key ?? '').split('\n').map((line) => line.trim()).filter(Boolean);
+    if (keyFormat && !errors.key && !keys.every((key) => keyFitsFormat(Number(values.type), key))) {
+      errors.key = { message: 'app.channel.key_format_invalid', args: { format: keyFormat } };
+    }
     if (!Array.isArray(values.models) || values.models.length === 0) errors.models = 'app.channel.models_required';
     if (!mappingIsValid(String(values.model_mapping ?? ''))) errors.model_mapping = 'app.channel.mapping_invalid';
     if (findChannelType(Number(values.type))?.baseUrlRequired && !String(values.base_url ?? '').trim()) errors.base_url = 'app.channel.base_url_required';

@@ -39,8 +39,8 @@ interface Expectation {
 
 const readJson = <T>(dir: string, name: string): T => JSON.parse(readFileSync(join(dir, name), 'utf8')) as T;
 
-export function callFor(operation: AdaptorCall['operation'], model: string, stream: boolean): AdaptorCall {
-  return { operation, model, stream, responseId: 'chatcmpl-contract', now: 1_700_000_000, credential: 'contract-credential' };
+export function callFor(operation: AdaptorCall['operation'], model: string, stream: boolean, channel?: ChannelConfig): AdaptorCall {
+  return { operation, model, stream, responseId: 'chatcmpl-contract', now: 1_700_000_000, credential: 'contract-credential', channel };
 }
 
 /** Feeds a stream fixture to a fresh decoder, cut at the given byte offsets (SSE) or frame by frame (WebSocket). */
@@ -144,7 +144,7 @@ export function describeAdaptor(name: string, adaptor: UpstreamAdaptor): void {
 
       it(`${scenario}: targets the vendor and encodes the request as recorded`, () => {
         for (const stream of [false, true]) {
-          const call = callFor('chat', model, stream);
+          const call = callFor('chat', model, stream, channel);
           const target = adaptor.target(channel, call);
           expect(isUpstreamFailure(target)).toBe(false);
           if (isUpstreamFailure(target)) return;
@@ -161,7 +161,7 @@ export function describeAdaptor(name: string, adaptor: UpstreamAdaptor): void {
       });
 
       it(`${scenario}: a whole answer becomes a valid chat.completion with the vendor's usage`, () => {
-        const call = callFor('chat', model, false);
+        const call = callFor('chat', model, false, channel);
         const decoded = adaptor.decodeChat(readFileSync(join(dir, `${scenario}.answer.json`), 'utf8'), call);
         expect(isUpstreamFailure(decoded)).toBe(false);
         if (isUpstreamFailure(decoded)) return;
@@ -174,7 +174,7 @@ export function describeAdaptor(name: string, adaptor: UpstreamAdaptor): void {
         const wire = readFileSync(streamFile);
 
         it(`${scenario}: a stream becomes valid chunks, one finish reason, usage reported`, () => {
-          const call = callFor('chat', model, true);
+          const call = callFor('chat', model, true, channel);
           const { chunks, usage, done } = decodeStream(adaptor, call, wire);
           expectValidChunks(chunks, call);
           expect(done).toBe(true);
@@ -186,7 +186,7 @@ export function describeAdaptor(name: string, adaptor: UpstreamAdaptor): void {
 
         if (adaptor.transport === 'http') {
           it(`${scenario}: the stream cut at every byte offset gives the same chunks`, () => {
-            const call = callFor('chat', model, true);
+            const call = callFor('chat', model, true, channel);
             const whole = decodeStream(adaptor, call, wire);
             for (let offset = 1; offset < wire.length; offset += 1) {
               const cut = decodeStream(adaptor, call, wire, [offset]);
@@ -213,7 +213,7 @@ export function describeAdaptor(name: string, adaptor: UpstreamAdaptor): void {
     it("the vendor's words for a dead key are read as one", () => {
       const { status, body } = readJson<{ status: number; body: unknown }>(dir, 'dead-key.json');
       const text = typeof body === 'string' ? body : JSON.stringify(body);
-      const failure = status >= 200 && status < 300 ? adaptor.decodeChat(text, callFor('chat', 'm', false)) : adaptor.failure(status, text);
+      const failure = status >= 200 && status < 300 ? adaptor.decodeChat(text, callFor('chat', 'm', false, channel)) : adaptor.failure(status, text);
       expect(isUpstreamFailure(failure)).toBe(true);
       if (!isUpstreamFailure(failure)) return;
       expect(failure.deadKey).toBe(true);
@@ -224,7 +224,7 @@ export function describeAdaptor(name: string, adaptor: UpstreamAdaptor): void {
       it('embeddings: encoded as recorded, answered in OpenAI shape with usage', () => {
         expect(adaptor.operations.has('embeddings')).toBe(true);
         const fixture = readJson<{ request: { model: string }; model?: string; target: { url: string; method: string; headers: Record<string, string> }; body: unknown }>(dir, 'embeddings.request.json');
-        const call = callFor('embeddings', fixture.model ?? fixture.request.model, false);
+        const call = callFor('embeddings', fixture.model ?? fixture.request.model, false, channel);
         const target = adaptor.target(channel, call);
         if (isUpstreamFailure(target)) throw new Error(target.message);
         expect(target.url).toBe(fixture.target.url);

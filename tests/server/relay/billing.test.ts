@@ -110,6 +110,61 @@ const PUBLISHED: Record<string, [number, number | null, number]> = {
   'claude-haiku-4-5-20251001': [1, 0.1, 5],
   'deepseek-chat': [0.56, 0.07, 1.68],
   'deepseek-reasoner': [0.56, 0.07, 1.68],
+  o3: [2, 0.5, 8],
+  'o3-pro': [20, null, 80],
+  'o1-mini': [1.1, 0.55, 4.4],
+  'gpt-4o-2024-05-13': [5, null, 15],
+  'gpt-5': [1.25, 0.125, 10],
+  'gpt-5-mini': [0.25, 0.025, 2],
+  'gpt-5-nano': [0.05, 0.005, 0.4],
+  'gemini-2.5-pro': [1.25, 0.125, 10],
+  'gemini-2.5-flash': [0.3, 0.03, 2.5],
+  'gemini-2.5-flash-lite': [0.1, 0.01, 0.4],
+  'gemini-2.0-flash': [0.1, 0.025, 0.4],
+  'gemini-2.0-flash-lite': [0.075, null, 0.3],
+  'gemini-1.5-pro': [1.25, 0.3125, 5],
+  'gemini-1.5-flash': [0.075, 0.01875, 0.3],
+  'gemini-embedding-001': [0.15, null, 0.15],
+  'mistral-large-latest': [2, null, 6],
+  'mistral-medium-latest': [0.4, null, 2],
+  'mistral-small-latest': [0.1, null, 0.3],
+  'codestral-latest': [0.3, null, 0.9],
+  'open-mistral-nemo': [0.15, null, 0.15],
+  'mistral-embed': [0.1, null, 0.1],
+  'llama-3.3-70b-versatile': [0.59, null, 0.79],
+  'llama-3.1-8b-instant': [0.05, null, 0.08],
+  'meta-llama/llama-4-scout-17b-16e-instruct': [0.11, null, 0.34],
+  'meta-llama/llama-4-maverick-17b-128e-instruct': [0.2, null, 0.6],
+  'grok-4': [3, 0.75, 15],
+  'grok-3': [3, 0.75, 15],
+  'grok-3-mini': [0.3, 0.075, 0.5],
+  'command-a-03-2025': [2.5, null, 10],
+  'command-r-08-2024': [0.15, null, 0.6],
+  'command-r7b-12-2024': [0.0375, null, 0.15],
+  'qwen-max': [1.6, null, 6.4],
+  'qwen-plus': [0.4, null, 1.2],
+  'qwen-turbo': [0.05, null, 0.2],
+  'text-embedding-v3': [0.07, null, 0.07],
+  'meta-llama/Llama-3.3-70B-Instruct-Turbo': [0.88, null, 0.88],
+  'anthropic/claude-sonnet-4.5': [3, 0.3, 15],
+  'google/gemini-2.5-flash': [0.3, 0.03, 2.5],
+};
+
+// Yuan per 1M tokens as the Chinese providers publish them, converted at v0.5.3's ¥7 = US$1
+// (common/options.ts): [input, cached input, output]. The ratios are written to 6 decimals.
+const PUBLISHED_CNY: Record<string, [number, number | null, number]> = {
+  'qwen-long': [0.5, null, 2],
+  'glm-4-plus': [5, null, 5],
+  'glm-4-air': [0.5, null, 0.5],
+  'glm-4-long': [1, null, 1],
+  'embedding-3': [0.5, null, 0.5],
+  'ERNIE-4.0-8K': [30, null, 90],
+  'ERNIE-3.5-8K': [0.8, null, 2],
+  'moonshot-v1-8k': [2, null, 10],
+  'moonshot-v1-32k': [5, null, 20],
+  'moonshot-v1-128k': [10, null, 30],
+  'kimi-k2-0905-preview': [4, 1, 16],
+  'Qwen/Qwen2.5-72B-Instruct': [4.13, null, 4.13],
 };
 
 describe('default prices of current models', () => {
@@ -119,6 +174,45 @@ describe('default prices of current models', () => {
     close(DEFAULT_MODEL_RATIO[model] * 2, input);
     close(DEFAULT_MODEL_RATIO[model] * 2 * completionRatioFor(model), output);
     close(DEFAULT_MODEL_RATIO[model] * 2 * cachedPromptRatioFor(model), cached ?? input * DEFAULT_CACHED_PROMPT_RATIO);
+  });
+
+  it.each(Object.entries(PUBLISHED_CNY))('%s costs what its provider publishes in yuan', (model, [input, cached, output]) => {
+    const yuan = (ratio: number) => ratio * 2 * 7;
+    const near = (actual: number, expected: number) => expect(Math.abs(actual - expected) / expected).toBeLessThan(1e-5);
+    near(yuan(DEFAULT_MODEL_RATIO[model]), input);
+    near(yuan(DEFAULT_MODEL_RATIO[model] * completionRatioFor(model)), output);
+    near(yuan(DEFAULT_MODEL_RATIO[model] * cachedPromptRatioFor(model)), cached ?? input * DEFAULT_CACHED_PROMPT_RATIO);
+  });
+
+  it('prices the free models at 0: known, never refused, and charged nothing', () => {
+    for (const model of ['glm-4-flash', 'ERNIE-Speed-8K', 'ERNIE-Lite-8K', 'ERNIE-Tiny-8K', 'lite', 'Qwen/Qwen2.5-7B-Instruct', 'BAAI/bge-m3']) {
+      const price = lookupPrice(model, 'default', DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO);
+      expect(price, model).toEqual({ known: true, ratio: 0, modelRatio: 0, groupRatio: 1 });
+      expect(computeQuota({ promptTokens: 5000, completionTokens: 3000, ratio: 0, completionRatio: completionRatioFor(model) })).toBe(0);
+      expect(reservationQuota({ promptTokens: 5000, maxOutputTokens: maxOutputTokensFor(model, DEFAULT_MODEL_MAX_OUTPUT_TOKENS), ratio: 0, completionRatio: 1 })).toBe(0);
+    }
+  });
+
+  it('leaves the models whose price is uncertain unpriced, so they stay refused', () => {
+    for (const model of ['text-embedding-004', 'generalv3', 'generalv3.5', '4.0Ultra', 'pro-128k', 'max-32k', 'command-r', 'command-r-plus', 'deepseek-ai/DeepSeek-V3', 'kimi-k2-turbo-preview']) {
+      expect(lookupPrice(model, 'default', DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO), model).toMatchObject({ known: false });
+    }
+  });
+
+  it('bills a few new models by hand: Gemini 2.5 Flash with a cache hit, Groq Llama 70B, grok-3-mini, ERNIE 4.0', () => {
+    // gemini-2.5-flash: 2000 prompt (1000 cached at 0.1) + floor(300 x 25/3) = 2500 → (1000 + 100 + 2500) x 0.15 = 540
+    // ($0.30 x 1000 + $0.03 x 1000 + $2.50 x 300 per 1M = $0.00108 = 540 quota at 500 000 per dollar)
+    const flash = { ratio: DEFAULT_MODEL_RATIO['gemini-2.5-flash'], completionRatio: completionRatioFor('gemini-2.5-flash'), cachedPromptRatio: cachedPromptRatioFor('gemini-2.5-flash') };
+    expect(computeQuota({ promptTokens: 2000, cachedPromptTokens: 1000, completionTokens: 300, ...flash })).toBe(540);
+    // llama-3.3-70b-versatile: 1000 prompt + floor(1000 x 0.79/0.59) = 1338 → 2338 x 0.295 = 689.71 → 689
+    // ($0.59 + $0.79 per 1M for 1000 each = $0.00138 = 690 quota; the floor of the completion part costs one)
+    expect(computeQuota({ promptTokens: 1000, completionTokens: 1000, ratio: DEFAULT_MODEL_RATIO['llama-3.3-70b-versatile'], completionRatio: completionRatioFor('llama-3.3-70b-versatile') })).toBe(689);
+    // grok-3-mini: 10 000 prompt (4000 cached at 0.25) + floor(6000 x 5/3) = 10 000 → (6000 + 1000 + 10 000) x 0.15 = 2550
+    // ($0.30 x 6000 + $0.075 x 4000 + $0.50 x 6000 per 1M = $0.0051 = 2550 quota)
+    expect(computeQuota({ promptTokens: 10_000, cachedPromptTokens: 4000, completionTokens: 6000, ratio: DEFAULT_MODEL_RATIO['grok-3-mini'], completionRatio: completionRatioFor('grok-3-mini'), cachedPromptRatio: cachedPromptRatioFor('grok-3-mini') })).toBe(2550);
+    // ERNIE-4.0-8K: 1400 prompt + 1400 x 3 = 5600 → 5600 x 2.142857 = 11 999.99 → 11 999
+    // (¥0.03 x 1.4 + ¥0.09 x 1.4 = ¥0.168 = $0.024 at ¥7 = 12 000 quota, less the 6-decimal rounding)
+    expect(computeQuota({ promptTokens: 1400, completionTokens: 1400, ratio: DEFAULT_MODEL_RATIO['ERNIE-4.0-8K'], completionRatio: completionRatioFor('ERNIE-4.0-8K') })).toBe(11_999);
   });
 
   it('keeps every v0.5.3 row and its completion ratio (wire compatibility)', () => {
@@ -145,6 +239,7 @@ describe('default prices of current models', () => {
     for (const model of ['gpt-4.1', 'o4-mini', 'deepseek-chat', 'deepseek-reasoner']) expect(DEFAULT_MODEL_MAX_OUTPUT_TOKENS[model], model).toBeGreaterThan(4096);
     expect(DEFAULT_MODEL_MAX_OUTPUT_TOKENS['text-embedding-3-small']).toBe(0);
     expect(DEFAULT_MODEL_MAX_OUTPUT_TOKENS['text-embedding-3-large']).toBe(0);
+    for (const model of ['gemini-embedding-001', 'mistral-embed', 'embed-v4.0', 'text-embedding-v3', 'embedding-3', 'BAAI/bge-m3']) expect(DEFAULT_MODEL_MAX_OUTPUT_TOKENS[model], model).toBe(0);
   });
 
   it('bills gpt-4o-mini with a cached prompt part and deepseek-chat cache hits at their own shares', () => {
