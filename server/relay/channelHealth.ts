@@ -25,6 +25,7 @@ import { ChannelStatus } from '../../common/roles';
 import type { AppContext } from '../plugins/context';
 import { listChannelsToCheck, recordChannelBalance, recordChannelTest, splitList, type ChannelRow } from '../repositories/channels';
 import { scrubSecrets } from './scrub';
+import { secretsOf } from './dispatch';
 import { disableChannelAutomatically, notifyRoot, reenableChannelAutomatically, type UpstreamFailure } from './autoDisable';
 import { credentialFor } from './credentials';
 import { DisconnectSignal } from './upstream';
@@ -176,12 +177,12 @@ export async function testChannel(app: FastifyInstance, channel: ChannelRow, sig
   } catch (error) {
     outcome = { success: false, message: (error as Error).message };
   }
-  if (!sent) return { ...outcome, message: scrubSecrets(outcome.message, channel.key), seconds: 0, sent: false };
+  if (!sent) return { ...outcome, message: scrubSecrets(outcome.message, secretsOf(channel.key)), seconds: 0, sent: false };
   const milliseconds = performance.now() - started;
   if (!signal?.aborted) await recordChannelTest(app.ctx.db, Number(channel.id), Math.round(milliseconds));
   // the admin sees the upstream's whole complaint, but never the key, even echoed back
-  const message = scrubSecrets(outcome.message, channel.key);
-  const failure = outcome.failure && { ...outcome.failure, message: scrubSecrets(outcome.failure.message, channel.key) };
+  const message = scrubSecrets(outcome.message, secretsOf(channel.key));
+  const failure = outcome.failure && { ...outcome.failure, message: scrubSecrets(outcome.failure.message, secretsOf(channel.key)) };
   return { ...outcome, message, failure, seconds: milliseconds / 1000, sent: true };
 }
 
@@ -280,7 +281,7 @@ export async function updateChannelBalance(app: FastifyInstance, channel: Channe
       balance = parsed;
     }
   } catch (error) {
-    return { error: scrubSecrets((error as Error).message, channel.key) };
+    return { error: scrubSecrets((error as Error).message, secretsOf(channel.key)) };
   }
   if (!signal?.aborted) await recordChannelBalance(app.ctx.db, Number(channel.id), balance);
   return { balance };

@@ -178,7 +178,7 @@ export function answerBytes(answer: UpstreamAnswer): Buffer | Promise<Buffer | R
   if (answer.json) return answer.json.bytes;
   return readAll(answer.response.stream!).catch((error: Error) => {
     const { requestId } = answer;
-    answer.log.warn({ requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, answer.channel.key) }, 'upstream answer broke off');
+    answer.log.warn({ requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, secretsOf(answer.channel.key)) }, 'upstream answer broke off');
     return isUpstreamTimeout(error)
       ? relayError(504, `the upstream answer stalled (request id ${requestId})`, 'upstream_timeout', 'server_error')
       : unreachableRelayError(true, requestId);
@@ -191,6 +191,13 @@ export function mappedModel(channel: RoutedChannel, model: string): string {
   const target = parseMapping(channel.model_mapping)[model];
   return typeof target === 'string' && target ? target : model;
 }
+
+/**
+ * A channel key as the scrubbers take it: a key of several secrets
+ * (`APIKey|SecretKey`, `APPID|APISecret|APIKey`) one per line, so each part is
+ * scrubbed where an upstream quotes it alone.
+ */
+export const secretsOf = (key: string) => key.replace(/\|/g, '\n');
 
 /** What a channel's adaptor knows of it. */
 export function channelConfigOf(channel: Pick<RoutedChannel, 'type' | 'key' | 'base_url' | 'other'>): ChannelConfig {
@@ -322,21 +329,21 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
     if (result.outcome === 'unanswered') {
       // the detail (an internal address, a TLS complaint) is for the admin, in the log; nothing reached the client yet,
       // so each of these is the channel's failure and the next channel may answer
-      app.log.warn({ requestId, channelId: channel.id, attempt, detail: scrubSecrets((result.error as Error).message, channel.key) }, 'upstream call failed');
+      app.log.warn({ requestId, channelId: channel.id, attempt, detail: scrubSecrets((result.error as Error).message, secretsOf(channel.key)) }, 'upstream call failed');
       lastError = unansweredError(result.error, requestId);
       continue;
     }
     const { failure } = result;
     if (failure.deadKey) {
       try {
-        await disableChannelAutomatically(app, channel.id, scrubSecrets(failure.message, channel.key));
+        await disableChannelAutomatically(app, channel.id, scrubSecrets(failure.message, secretsOf(channel.key)));
       } catch (error) {
         app.log.error({ err: error, channelId: channel.id }, 'could not disable a channel with a dead key');
       }
     }
-    lastError = upstreamRelayError(failure.status, failure, channel.key, requestId);
+    lastError = upstreamRelayError(failure.status, failure, secretsOf(channel.key), requestId);
     app.log.warn(
-      { requestId, channelId: channel.id, status: failure.status, attempt, type: failure.type, code: failure.code, detail: scrubSecrets(failure.message, channel.key) },
+      { requestId, channelId: channel.id, status: failure.status, attempt, type: failure.type, code: failure.code, detail: scrubSecrets(failure.message, secretsOf(channel.key)) },
       'upstream failed',
     );
     if (!failure.retryable) break;

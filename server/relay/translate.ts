@@ -16,6 +16,7 @@ import type { ChatChunk, ChatResponse, OpenAIUsage, UpstreamFailure, Usage } fro
 import type { TranslatedStream, UpstreamAnswer } from './dispatch';
 import { relayError, unreachableRelayError, upstreamRelayError, type RelayError } from './errors';
 import { scrubSecrets } from './scrub';
+import { secretsOf } from './dispatch';
 import { countTextTokens } from './tokenCount';
 import { isUpstreamTimeout } from './upstream';
 
@@ -69,7 +70,7 @@ function textOfResponse(chat: ChatResponse): string {
 
 /** The error a failure becomes for the client: OpenAI's shape, scrubbed, with the request id. */
 function clientError(answer: UpstreamAnswer, failure: UpstreamFailure): RelayError {
-  return upstreamRelayError(failure.status, failure, answer.channel.key, answer.requestId);
+  return upstreamRelayError(failure.status, failure, secretsOf(answer.channel.key), answer.requestId);
 }
 
 function sendJson(response: ServerResponse, value: unknown): void {
@@ -176,7 +177,7 @@ function collect(answer: UpstreamAnswer, stream: TranslatedStream): Promise<{ ch
       finish(failed() ?? { chunks });
     };
     const onError = (error: Error) => {
-      answer.log.warn({ requestId: answer.requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, answer.channel.key) }, 'upstream answer broke off');
+      answer.log.warn({ requestId: answer.requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, secretsOf(answer.channel.key)) }, 'upstream answer broke off');
       finish(isUpstreamTimeout(error) ? relayError(504, `the upstream answer stalled (request id ${answer.requestId})`, 'upstream_timeout', 'server_error') : unreachableRelayError(true, answer.requestId));
     };
     source.on('data', onData).once('end', onEnd).once('error', onError);
@@ -253,7 +254,7 @@ async function streamTranslated(
       const onError = (error: Error) => {
         broken = true;
         if (!response.destroyed) {
-          answer.log.warn({ requestId: answer.requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, answer.channel.key) }, 'upstream stream broke off');
+          answer.log.warn({ requestId: answer.requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, secretsOf(answer.channel.key)) }, 'upstream stream broke off');
           failure = { status: 502, message: error.message, type: null, code: null, deadKey: false, retryable: true };
         }
         finish();
