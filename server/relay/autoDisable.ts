@@ -1,46 +1,17 @@
 // Automatic channel disabling. A channel is switched off by the system only
 // when AutomaticDisableChannelEnabled is on and the evidence is conclusive: the
-// upstream says the key is invalid, the account is deactivated or out of quota
-// (whatever the HTTP status it said it with), or a health test was slower than
+// channel's adaptor reads the upstream's answer as a dead key (invalid key,
+// deactivated account, out of credit, in that vendor's words and whatever the
+// HTTP status it said it with), or a health test was slower than
 // ChannelDisableThreshold. Such channels carry auto_disabled = 1 so the health
 // checker may bring them back; a channel an admin disabled is never touched.
 import type { FastifyInstance } from 'fastify';
 import { ChannelStatus, Role } from '../../common/roles';
 import { updateChannel } from '../repositories/channels';
 
-/** What an upstream said about a failure, as far as it said anything. */
-export interface UpstreamFailure {
-  status?: number;
-  type?: string | null;
-  code?: string | number | null;
-  message: string;
-}
-
-const DEAD_KEY_CODES = new Set(['invalid_api_key', 'account_deactivated', 'insufficient_quota']);
-
-/** True when the upstream's own words prove the key can never succeed as it is. */
-export function provesDeadKey(failure: UpstreamFailure): boolean {
-  return failure.type === 'insufficient_quota' || DEAD_KEY_CODES.has(String(failure.code ?? ''));
-}
-
-/** Reads OpenAI's `{error: {message, type, code}}` out of an upstream body, if it is one. */
-export function parseUpstreamFailure(status: number, bodyText: string): UpstreamFailure {
-  try {
-    const parsed = JSON.parse(bodyText) as { error?: { message?: unknown; type?: unknown; code?: unknown } };
-    const error = parsed?.error;
-    if (error && typeof error === 'object') {
-      return {
-        status,
-        message: typeof error.message === 'string' ? error.message : `upstream answered HTTP ${status}`,
-        type: typeof error.type === 'string' ? error.type : null,
-        code: typeof error.code === 'string' || typeof error.code === 'number' ? error.code : null,
-      };
-    }
-  } catch {
-    // not JSON: only the status is known
-  }
-  return { status, message: `upstream answered HTTP ${status}` };
-}
+// Whether a failure proves a dead key is the adaptor's call (UpstreamFailure.deadKey,
+// from server/protocols/upstream/<protocol>.ts): each protocol knows its vendor's words.
+export type { UpstreamFailure } from '../protocols/types';
 
 /**
  * Disables the channel on behalf of the system when the toggle is on, and

@@ -17,11 +17,19 @@
 import type { FastifyInstance } from 'fastify';
 import { request as undiciRequest } from 'undici';
 import { BALANCE_CHANNEL_TYPES, findChannelType } from '../../common/channelTypes';
+import { assembleChatResponse } from '../protocols/shared';
+import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatChunk, type ChatResponse, type UpstreamAdaptor } from '../protocols/types';
+import { adaptorForChannelType } from '../protocols/upstream';
+import { openAiFailure } from '../protocols/upstream/openai';
 import { ChannelStatus } from '../../common/roles';
 import type { AppContext } from '../plugins/context';
 import { listChannelsToCheck, recordChannelBalance, recordChannelTest, splitList, type ChannelRow } from '../repositories/channels';
 import { scrubSecrets } from './scrub';
-import { disableChannelAutomatically, notifyRoot, parseUpstreamFailure, provesDeadKey, reenableChannelAutomatically, type UpstreamFailure } from './autoDisable';
+import { secretsOf } from './dispatch';
+import { disableChannelAutomatically, notifyRoot, reenableChannelAutomatically, type UpstreamFailure } from './autoDisable';
+import { credentialFor } from './credentials';
+import { DisconnectSignal } from './upstream';
+import { openWebSocketCall, WebSocketRefused } from './websocketUpstream';
 
 /** Deadline for any one upstream call made by a check (test or balance). */
 export const CHECK_TIMEOUT_MS = 30_000;
@@ -34,7 +42,7 @@ export interface ChannelTestResult {
   message: string;
   /** Wall-clock seconds of the upstream call; 0 when nothing was sent. */
   seconds: number;
-  /** False when no request went out (type not testable, no base URL). */
+  /** False when no request went out (type not supported, no base URL, a key the adaptor cannot read). */
   sent: boolean;
   /** What the upstream said when it refused, for the dead-key decision. */
   failure?: UpstreamFailure;
@@ -85,42 +93,96 @@ export function testModelOf(channel: Pick<ChannelRow, 'models' | 'model_mapping'
   return typeof mapped === 'string' && mapped ? mapped : model;
 }
 
-function judgeTestAnswer({ status, text }: UpstreamAnswer): Omit<ChannelTestResult, 'seconds' | 'sent'> {
-  const body = parseJson(text) as { error?: unknown } | undefined;
-  const reportsError = typeof body?.error === 'object' && body.error !== null;
-  if (isSuccessStatus(status) && !reportsError) {
-    return body === undefined ? { success: false, message: 'upstream answered with a body that is not JSON' } : { success: true, message: '' };
+/** What a channel's adaptor knows of it. */
+const configOf = (channel: ChannelRow): ChannelConfig => ({ type: Number(channel.type), key: channel.key, baseUrl: channel.base_url ?? '', other: channel.other ?? '' });
+
+type TestOutcome = Omit<ChannelTestResult, 'seconds' | 'sent'>;
+
+/** A whole answer judged by the adaptor: a chat.completion, or its failure. */
+function judgeTestAnswer(adaptor: UpstreamAdaptor, call: AdaptorCall, { status, text }: UpstreamAnswer): TestOutcome {
+  const decoded = isSuccessStatus(status) ? adaptor.decodeChat(text, call) : adaptor.failure(status, text);
+  return isUpstreamFailure(decoded) ? { success: false, message: describeFailure(decoded), failure: decoded } : { success: true, message: '' };
+}
+
+/** The test over a WebSocket (Spark answers only as a stream): frames decoded to the end, folded into one answer. */
+async function testOverWebSocket(adaptor: UpstreamAdaptor, call: AdaptorCall, target: { url: string; method: 'POST' | 'GET'; headers: Record<string, string> }, body: string, signal?: AbortSignal): Promise<TestOutcome> {
+  const disconnect = new DisconnectSignal();
+  const deadline = AbortSignal.timeout(CHECK_TIMEOUT_MS);
+  const stop = signal ? AbortSignal.any([deadline, signal]) : deadline;
+  const onStop = () => disconnect.abort(new Error(`upstream did not answer within ${CHECK_TIMEOUT_MS / 1000} s`));
+  stop.addEventListener('abort', onStop, { once: true });
+  try {
+    const frames = await openWebSocketCall(target, body, disconnect);
+    const decoder = adaptor.decodeChatStream(call);
+    const chunks: ChatChunk[] = [];
+    for await (const frame of frames) {
+      chunks.push(...decoder.push(frame as string));
+      if (decoder.failure() || decoder.done()) break;
+    }
+    frames.destroy();
+    chunks.push(...decoder.end());
+    const failure = decoder.failure();
+    if (failure) return { success: false, message: describeFailure(failure), failure };
+    const answer: ChatResponse = assembleChatResponse(chunks, call, decoder.usage() ?? { promptTokens: 0, completionTokens: 0, cachedPromptTokens: 0 });
+    return answer.choices.length > 0 ? { success: true, message: '' } : { success: false, message: 'upstream answered nothing' };
+  } catch (error) {
+    if (error instanceof WebSocketRefused) {
+      const failure = adaptor.failure(error.status, error.body);
+      return { success: false, message: describeFailure(failure), failure };
+    }
+    return { success: false, message: `could not reach upstream: ${(error as Error).message}` };
+  } finally {
+    stop.removeEventListener('abort', onStop);
   }
-  const failure = parseUpstreamFailure(status, text);
-  return { success: false, message: describeFailure(failure), failure };
 }
 
 /**
- * Sends the minimal chat completion to the channel and saves how long it took
- * (even when the upstream refused: the time is real). Never disables anything.
+ * Sends the minimal chat (`hi`, one output token, the channel's first model
+ * as mapped) in the channel's own protocol, through its adaptor, and saves how
+ * long it took (even when the upstream refused: the time is real). Never
+ * disables anything.
  */
 export async function testChannel(app: FastifyInstance, channel: ChannelRow, signal?: AbortSignal): Promise<ChannelTestResult> {
-  if (findChannelType(Number(channel.type))?.protocol !== 'openai') {
-    return { success: false, message: 'this channel type cannot be tested yet', seconds: 0, sent: false };
+  const adaptor = adaptorForChannelType(Number(channel.type));
+  if (!adaptor || !adaptor.operations.has('chat')) {
+    return { success: false, message: 'this channel type is not supported by this relay', seconds: 0, sent: false };
   }
-  const base = baseUrlOf(channel);
-  if (!base) return { success: false, message: 'this channel has no base URL', seconds: 0, sent: false };
-  const body = JSON.stringify({ model: testModelOf(channel), messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 });
+  const config = configOf(channel);
   const started = performance.now();
-  let outcome: Omit<ChannelTestResult, 'seconds' | 'sent'>;
+  let outcome: TestOutcome;
+  let sent = true;
   try {
-    const answer = await callUpstream(`${base}/v1/chat/completions`, {
-      method: 'POST', headers: { authorization: `Bearer ${channel.key}`, 'content-type': 'application/json' }, body,
-    }, signal);
-    outcome = judgeTestAnswer(answer);
+    let credential = credentialFor(adaptor, config);
+    if (credential instanceof Promise) credential = await credential;
+    const call: AdaptorCall = {
+      channel: config,
+      operation: 'chat',
+      model: testModelOf(channel),
+      stream: false,
+      responseId: 'chatcmpl-channel-test',
+      now: Math.floor(Date.now() / 1000),
+      credential: isUpstreamFailure(credential) ? undefined : credential,
+    };
+    const target = isUpstreamFailure(credential) ? credential : adaptor.target(config, call);
+    if (isUpstreamFailure(target)) {
+      // nothing went out to the vendor (no base URL, a key it cannot read) or its token exchange refused
+      sent = isUpstreamFailure(credential);
+      outcome = { success: false, message: describeFailure(target), failure: target };
+    } else {
+      const body = adaptor.encodeChat({ model: call.model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }, call);
+      outcome = adaptor.transport === 'websocket'
+        ? await testOverWebSocket(adaptor, call, target, body, signal)
+        : judgeTestAnswer(adaptor, call, await callUpstream(target.url, { method: target.method, headers: target.headers, body }, signal));
+    }
   } catch (error) {
     outcome = { success: false, message: (error as Error).message };
   }
+  if (!sent) return { ...outcome, message: scrubSecrets(outcome.message, secretsOf(channel.key)), seconds: 0, sent: false };
   const milliseconds = performance.now() - started;
   if (!signal?.aborted) await recordChannelTest(app.ctx.db, Number(channel.id), Math.round(milliseconds));
   // the admin sees the upstream's whole complaint, but never the key, even echoed back
-  const message = scrubSecrets(outcome.message, channel.key);
-  const failure = outcome.failure && { ...outcome.failure, message: scrubSecrets(outcome.failure.message, channel.key) };
+  const message = scrubSecrets(outcome.message, secretsOf(channel.key));
+  const failure = outcome.failure && { ...outcome.failure, message: scrubSecrets(outcome.failure.message, secretsOf(channel.key)) };
   return { ...outcome, message, failure, seconds: milliseconds / 1000, sent: true };
 }
 
@@ -128,7 +190,7 @@ export async function testChannel(app: FastifyInstance, channel: ChannelRow, sig
 
 async function getJson(url: string, headers: Record<string, string>, signal?: AbortSignal): Promise<Record<string, unknown>> {
   const answer = await callUpstream(url, { method: 'GET', headers }, signal);
-  if (!isSuccessStatus(answer.status)) throw new Error(describeFailure(parseUpstreamFailure(answer.status, answer.text)));
+  if (!isSuccessStatus(answer.status)) throw new Error(describeFailure(openAiFailure(answer.status, answer.text)));
   const body = parseJson(answer.text);
   if (!body || typeof body !== 'object') throw new Error('upstream answered with a body that is not JSON');
   return body as Record<string, unknown>;
@@ -202,14 +264,24 @@ export const BALANCE_SOURCE_TYPES: readonly number[] = Object.keys(BALANCE_SOURC
 /** Asks the upstream for the channel's balance and saves it. Never disables anything. */
 export async function updateChannelBalance(app: FastifyInstance, channel: ChannelRow, signal?: AbortSignal): Promise<{ balance: number } | { error: string }> {
   const source = BALANCE_SOURCES[Number(channel.type)];
-  if (!source) return { error: 'balance query is not supported for this channel type' };
-  const base = baseUrlOf(channel, source.host);
-  if (!base) return { error: 'this channel has no base URL' };
+  const adaptorSource = adaptorForChannelType(Number(channel.type))?.balance;
+  if (!source && !adaptorSource) return { error: 'balance query is not supported for this channel type' };
   let balance: number;
   try {
-    balance = await source.fetch(base, channel.key, signal);
+    if (source) {
+      const base = baseUrlOf(channel, source.host);
+      if (!base) return { error: 'this channel has no base URL' };
+      balance = await source.fetch(base, channel.key, signal);
+    } else {
+      // the vendor's own balance endpoint, as its adaptor describes it
+      const target = adaptorSource!.request(configOf(channel));
+      const answer = await callUpstream(target.url, { method: target.method, headers: target.headers }, signal);
+      const parsed = adaptorSource!.parse(answer.status, answer.text);
+      if (isUpstreamFailure(parsed)) throw new Error(describeFailure(parsed));
+      balance = parsed;
+    }
   } catch (error) {
-    return { error: scrubSecrets((error as Error).message, channel.key) };
+    return { error: scrubSecrets((error as Error).message, secretsOf(channel.key)) };
   }
   if (!signal?.aborted) await recordChannelBalance(app.ctx.db, Number(channel.id), balance);
   return { balance };
@@ -272,7 +344,7 @@ const thresholdMsOf = (app: FastifyInstance) => Math.max(0, app.ctx.options.numb
 
 function disableReason(result: ChannelTestResult, thresholdMs: number): string | undefined {
   if (!result.sent) return undefined;
-  if (result.failure && provesDeadKey(result.failure)) return result.message;
+  if (result.failure?.deadKey) return result.message;
   if (thresholdMs > 0 && result.seconds * 1000 > thresholdMs) {
     return `response time ${result.seconds.toFixed(2)} s exceeds the threshold ${(thresholdMs / 1000).toFixed(2)} s`;
   }

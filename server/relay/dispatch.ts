@@ -10,17 +10,45 @@
 // excluded) and is disabled when AutomaticDisableChannelEnabled is on. Other
 // 4xx answers (a bad request, an unknown model) would fail anywhere and go
 // straight back to the client.
+//
+// Each channel's adaptor (server/protocols/upstream) says where and how to
+// call it and what its failures mean. A channel whose adaptor speaks the
+// client's protocol (OpenAI, Azure and every OpenAI-compatible row) gets the
+// client's bytes as they are (the zero-parse path; only the target and headers
+// come from the adaptor, made once per channel and kept). Any other gets the
+// request encoded by its adaptor, over HTTP or a WebSocket, and its answer
+// decoded (a stream is read until it shows substance, so a failure at its
+// start still counts as the channel's and the next channel may answer);
+// translate.ts answers the client from that.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import type { Readable } from 'node:stream';
-import { findChannelType } from '../../common/channelTypes';
+import { Readable } from 'node:stream';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/faults';
-import { disableChannelAutomatically, parseUpstreamFailure, provesDeadKey, type UpstreamFailure } from './autoDisable';
+import { upstreamFailure } from '../protocols/shared';
+import {
+  isUpstreamFailure,
+  type AdaptorCall,
+  type ChannelConfig,
+  type ChatChunk,
+  type ChatRequest,
+  type ChatResponse,
+  type ChatStreamDecoder,
+  type EmbeddingRequest,
+  type EmbeddingResponse,
+  type HttpTarget,
+  type Operation,
+  type UpstreamAdaptor,
+  type UpstreamFailure,
+} from '../protocols/types';
+import { adaptorForChannelType } from '../protocols/upstream';
+import { openAiFailureInOkBody, operationOfOpenAiPath } from '../protocols/upstream/openai';
+import { disableChannelAutomatically } from './autoDisable';
 import { selectChannel, type RoutedChannel } from './channelSelect';
+import { credentialFor } from './credentials';
 import { relayError, unreachableRelayError, upstreamRelayError, type RelayError } from './errors';
-import type { Operation } from '../protocols/types';
 import { scrubSecrets } from './scrub';
 import type { RelayCaller } from './tokenAuth';
-import { AnswerBrokeOff, callUpstream, isUpstreamTimeout, joinChunks, poolFor, UpstreamBusy, type DisconnectSignal, type UpstreamResponse } from './upstream';
+import { AnswerBrokeOff, callUpstream, isUpstreamTimeout, joinChunks, poolFor, UpstreamBusy, UpstreamResponse, type DisconnectSignal } from './upstream';
+import { openWebSocketCall, WebSocketRefused, WebSocketTimeout } from './websocketUpstream';
 
 export interface UpstreamRequest {
   /** What is asked; a channel whose adaptor does not offer it is passed by. */
@@ -61,6 +89,31 @@ export interface UpstreamAnswer {
   /** The request's id, for the log line and the client's error when the answer breaks off. */
   requestId: string;
   log: FastifyBaseLogger;
+  /**
+   * Set when the channel's vendor does not speak the client's protocol: the
+   * answer decoded into OpenAI's shape (translate.ts answers the client from
+   * it). `response` is then only a stand-in (status 200, no body).
+   */
+  translated?: TranslatedAnswer;
+}
+
+/** A vendor's answer in OpenAI's shape: whole, or a stream still open. */
+export interface TranslatedAnswer {
+  adaptor: UpstreamAdaptor;
+  call: AdaptorCall;
+  chat?: ChatResponse;
+  embeddings?: EmbeddingResponse;
+  stream?: TranslatedStream;
+}
+
+export interface TranslatedStream {
+  decoder: ChatStreamDecoder;
+  /** Chunks decoded while dispatch looked for an early failure, not yet sent. */
+  held: ChatChunk[];
+  /** The rest of the answer: bytes (HTTP) or one frame per piece (WebSocket); paused. Destroying it ends the upstream call. */
+  source: Readable;
+  /** True when the upstream had already ended (everything is in `held`). */
+  ended: boolean;
 }
 
 export type Dispatched = { outcome: 'answered'; answer: UpstreamAnswer } | { outcome: 'failed'; error: RelayError } | { outcome: 'aborted' };
@@ -125,7 +178,7 @@ export function answerBytes(answer: UpstreamAnswer): Buffer | Promise<Buffer | R
   if (answer.json) return answer.json.bytes;
   return readAll(answer.response.stream!).catch((error: Error) => {
     const { requestId } = answer;
-    answer.log.warn({ requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, answer.channel.key) }, 'upstream answer broke off');
+    answer.log.warn({ requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, secretsOf(answer.channel.key)) }, 'upstream answer broke off');
     return isUpstreamTimeout(error)
       ? relayError(504, `the upstream answer stalled (request id ${requestId})`, 'upstream_timeout', 'server_error')
       : unreachableRelayError(true, requestId);
@@ -139,47 +192,73 @@ export function mappedModel(channel: RoutedChannel, model: string): string {
   return typeof target === 'string' && target ? target : model;
 }
 
-interface UpstreamTarget {
+/**
+ * A channel key as the scrubbers take it: a key of several secrets
+ * (`APIKey|SecretKey`, `APPID|APISecret|APIKey`) one per line, so each part is
+ * scrubbed where an upstream quotes it alone.
+ */
+export const secretsOf = (key: string) => key.replace(/\|/g, '\n');
+
+/** What a channel's adaptor knows of it. */
+export function channelConfigOf(channel: Pick<RoutedChannel, 'type' | 'key' | 'base_url' | 'other'>): ChannelConfig {
+  return { type: channel.type, key: channel.key, baseUrl: channel.base_url ?? '', other: channel.other ?? '' };
+}
+
+/** A passthrough target: where to send, and the key's headers merged into each headers object the routes pass. */
+interface PassthroughTarget {
   origin: string;
   /** The path and query to ask the origin for. */
   path: string;
+  /** The adaptor's headers other than content-type and accept (which the route's own win): the key. */
+  auth: Record<string, string>;
+  /** The route's headers with `auth`, per headers object (the routes pass shared constants; weak, so a one-off object is not kept). */
+  merged: WeakMap<Record<string, string>, Record<string, string>>;
 }
 
-/** Upstream targets by base URL and path: URL parsing once per channel and route, not per request. */
-const upstreamTargets = new Map<string, UpstreamTarget>();
-const MAX_CACHED_TARGETS = 1000;
+/**
+ * Passthrough targets per channel object, by operation, upstream model and
+ * api-version (the only inputs an OpenAI-speaking adaptor's target reads):
+ * URL parsing and header building once per channel and route, not per
+ * request. Weak: a reloaded channel (an edited key or base URL) is a new object.
+ */
+const passthroughTargets = new WeakMap<RoutedChannel, Map<string, PassthroughTarget | UpstreamFailure>>();
+const MAX_TARGETS_PER_CHANNEL = 100;
 
-function upstreamTarget(channel: RoutedChannel, path: string): UpstreamTarget {
-  const base = channel.base_url || findChannelType(channel.type)?.defaultBaseUrl || '';
-  const key = `${base}\0${path}`;
-  let target = upstreamTargets.get(key);
+function passthroughTarget(adaptor: UpstreamAdaptor, channel: RoutedChannel, operation: Operation, upstreamModel: string, query: UpstreamRequest['query']): PassthroughTarget | UpstreamFailure {
+  let byCall = passthroughTargets.get(channel);
+  if (!byCall) {
+    byCall = new Map();
+    passthroughTargets.set(channel, byCall);
+  }
+  const version = query?.['api-version'];
+  const key = version === undefined ? `${operation}\0${upstreamModel}` : `${operation}\0${upstreamModel}\0${version}`;
+  let target = byCall.get(key);
   if (!target) {
-    const url = new URL(path.replace(/^\/+/, ''), base.endsWith('/') ? base : `${base}/`);
-    target = { origin: url.origin, path: url.pathname + url.search };
-    // edited base URLs leave old entries behind; start over rather than grow without bound
-    if (upstreamTargets.size >= MAX_CACHED_TARGETS) upstreamTargets.clear();
-    upstreamTargets.set(key, target);
+    const config = channelConfigOf(channel);
+    const call: AdaptorCall = { channel: config, operation, model: upstreamModel, stream: false, responseId: '', now: 0, query };
+    const made = adaptor.target(config, call);
+    if (isUpstreamFailure(made)) {
+      target = made;
+    } else {
+      const url = new URL(made.url);
+      const auth: Record<string, string> = {};
+      for (const [name, value] of Object.entries(made.headers)) {
+        const lower = name.toLowerCase();
+        if (lower !== 'content-type' && lower !== 'accept') auth[lower] = value;
+      }
+      target = { origin: url.origin, path: url.pathname + url.search, auth, merged: new WeakMap() };
+    }
+    if (byCall.size >= MAX_TARGETS_PER_CHANNEL) byCall.clear();
+    byCall.set(key, target);
   }
   return target;
 }
 
-/**
- * A request's headers with the channel's key, made once per channel and headers
- * object (the routes pass shared constants; both keys are weak, so neither a
- * reloaded channel nor a one-off headers object is kept alive).
- */
-const headersByChannel = new WeakMap<RoutedChannel, WeakMap<Record<string, string>, Record<string, string>>>();
-
-function upstreamHeaders(channel: RoutedChannel, headers: Record<string, string>): Record<string, string> {
-  let byHeaders = headersByChannel.get(channel);
-  if (!byHeaders) {
-    byHeaders = new WeakMap();
-    headersByChannel.set(channel, byHeaders);
-  }
-  let merged = byHeaders.get(headers);
+function passthroughHeaders(target: PassthroughTarget, headers: Record<string, string>): Record<string, string> {
+  let merged = target.merged.get(headers);
   if (!merged) {
-    merged = { ...headers, authorization: `Bearer ${channel.key}` };
-    byHeaders.set(headers, merged);
+    merged = { ...headers, ...target.auth };
+    target.merged.set(headers, merged);
   }
   return merged;
 }
@@ -190,24 +269,28 @@ const SHUTTING_DOWN = relayError(503, 'the gateway is shutting down; please retr
 /** What the client hears when no upstream answered, by the last failure: no address or detail (those go to the log), the request id. */
 function unansweredError(error: unknown, requestId: string): RelayError {
   if (error instanceof UpstreamBusy) return relayError(503, `the upstream is busy, please retry later (request id ${requestId})`, 'upstream_busy', 'server_error');
-  const timedOut = error instanceof AnswerBrokeOff ? error.timedOut : isUpstreamTimeout(error);
+  const timedOut = error instanceof AnswerBrokeOff ? error.timedOut : error instanceof WebSocketTimeout || isUpstreamTimeout(error);
   if (timedOut) return relayError(504, `the upstream timed out (request id ${requestId})`, 'upstream_timeout', 'server_error');
   return unreachableRelayError(error instanceof AnswerBrokeOff, requestId);
 }
 
-/** A 200 carrying an error object is a failure; give it the status OpenAI would have used. */
-function statusOfErrorInOkBody(failure: UpstreamFailure): number {
-  const code = String(failure.code ?? '');
-  if (code === 'invalid_api_key' || code === 'account_deactivated') return 401;
-  if (failure.type === 'insufficient_quota' || code === 'insufficient_quota' || code === 'rate_limit_exceeded') return 429;
-  return 502;
-}
+/** What one attempt on one channel came to. */
+type Attempt =
+  | { outcome: 'answered'; answer: UpstreamAnswer }
+  | { outcome: 'failed'; failure: UpstreamFailure }
+  /** Nothing answered (network, timeout, busy): the error for the client, the detail for the log. */
+  | { outcome: 'unanswered'; error: unknown }
+  | { outcome: 'aborted' };
+
+/** The operations a channel that does not speak the client's protocol can be asked for: those adaptors encode. */
+const TRANSLATABLE = new Set<Operation>(['chat', 'embeddings']);
 
 export async function dispatch(app: FastifyInstance, caller: RelayCaller, request: UpstreamRequest): Promise<Dispatched> {
   const { db, options } = app.ctx;
   const attempts = 1 + Math.max(0, Math.floor(options.number('RetryTimes')));
   const tried: number[] = [];
   let lastError = relayError(503, `no channel available for model ${request.model}`, 'model_not_available', 'server_error');
+  const operation = request.operation ?? operationOfOpenAiPath(request.path);
 
   for (let attempt = 0; attempt < attempts; attempt += 1) {
     let channel: ReturnType<typeof selectChannel>;
@@ -221,65 +304,221 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
     }
     if (!channel) break;
     tried.push(channel.id);
-    if (findChannelType(channel.type)?.protocol !== 'openai') {
-      lastError = relayError(501, `channel type ${channel.type} is not supported by this relay yet`, 'channel_type_unsupported', 'server_error');
+    const adaptor = adaptorForChannelType(channel.type);
+    const passes = adaptor?.speaks === 'openai';
+    if (!adaptor || !operation || !adaptor.operations.has(operation) || (!passes && !(TRANSLATABLE.has(operation) && request.json))) {
+      // not this channel's to answer: the next one may be (the attempt is not spent on it)
+      lastError = relayError(
+        501,
+        adaptor?.operations.size === 0 || !adaptor
+          ? `channel type ${channel.type} is not supported by this relay yet`
+          : `channel type ${channel.type} does not offer ${operation ?? request.path}`,
+        'channel_type_unsupported',
+        'server_error',
+      );
+      attempt -= 1;
       continue;
     }
     const upstreamModel = mappedModel(channel, request.model);
-    const target = upstreamTarget(channel, request.path);
-    let response: UpstreamResponse;
-    try {
-      response = await callUpstream(
-        poolFor(target.origin),
-        { path: target.path, headers: upstreamHeaders(channel, request.headers), body: request.body(upstreamModel) },
-        request.signal,
-      );
-    } catch (error) {
-      if (request.signal.aborted) return request.signal.byGateway ? { outcome: 'failed', error: SHUTTING_DOWN } : { outcome: 'aborted' };
-      const requestId = (request.requestId ??= app.ctx.newRequestId());
+    const result = passes
+      ? await passThrough(app, adaptor, channel, operation, upstreamModel, request)
+      : await translated(app, adaptor, channel, operation, upstreamModel, request);
+    if (result.outcome === 'answered') return result;
+    if (result.outcome === 'aborted') return request.signal.byGateway ? { outcome: 'failed', error: SHUTTING_DOWN } : { outcome: 'aborted' };
+    const requestId = (request.requestId ??= app.ctx.newRequestId());
+    if (result.outcome === 'unanswered') {
       // the detail (an internal address, a TLS complaint) is for the admin, in the log; nothing reached the client yet,
       // so each of these is the channel's failure and the next channel may answer
-      app.log.warn({ requestId, channelId: channel.id, attempt, detail: scrubSecrets((error as Error).message, channel.key) }, 'upstream call failed');
-      lastError = unansweredError(error, requestId);
+      app.log.warn({ requestId, channelId: channel.id, attempt, detail: scrubSecrets((result.error as Error).message, secretsOf(channel.key)) }, 'upstream call failed');
+      lastError = unansweredError(result.error, requestId);
       continue;
     }
-
-    const { bytes } = response;
-    let failure: UpstreamFailure | undefined;
-    let json: UpstreamAnswer['json'];
-    if (response.status < 200 || response.status >= 300) {
-      failure = parseUpstreamFailure(response.status, bytes!.toString('utf8'));
-    } else if (bytes) {
-      json = new LazyJson(bytes);
-      // an error object needs the key "error": without those bytes the answer is not one, and
-      // is parsed only when its value is asked for (once the client has it)
-      const error = bytes.indexOf(ERROR_KEY) === -1 ? undefined : (json.value as { error?: unknown } | undefined)?.error;
-      if (error && typeof error === 'object') {
-        const parsed = parseUpstreamFailure(200, bytes.toString('utf8'));
-        failure = { ...parsed, status: statusOfErrorInOkBody(parsed) };
-        json = undefined;
-      }
-    }
-
-    if (!failure) {
-      return { outcome: 'answered', answer: { channel, upstreamModel, response, json, requestId: (request.requestId ??= app.ctx.newRequestId()), log: app.log } };
-    }
-    const status = failure.status ?? 502;
-    const deadKey = provesDeadKey(failure);
-    if (deadKey) {
+    const { failure } = result;
+    if (failure.deadKey) {
       try {
-        await disableChannelAutomatically(app, channel.id, scrubSecrets(failure.message, channel.key));
+        await disableChannelAutomatically(app, channel.id, scrubSecrets(failure.message, secretsOf(channel.key)));
       } catch (error) {
         app.log.error({ err: error, channelId: channel.id }, 'could not disable a channel with a dead key');
       }
     }
-    const requestId = (request.requestId ??= app.ctx.newRequestId());
-    lastError = upstreamRelayError(status, failure, channel.key, requestId);
+    lastError = upstreamRelayError(failure.status, failure, secretsOf(channel.key), requestId);
     app.log.warn(
-      { requestId, channelId: channel.id, status, attempt, type: failure.type, code: failure.code, detail: scrubSecrets(failure.message, channel.key) },
+      { requestId, channelId: channel.id, status: failure.status, attempt, type: failure.type, code: failure.code, detail: scrubSecrets(failure.message, secretsOf(channel.key)) },
       'upstream failed',
     );
-    if (!(deadKey || status === 429 || status >= 500)) break;
+    if (!failure.retryable) break;
   }
   return { outcome: 'failed', error: lastError };
+}
+
+/** The zero-parse path: the client's bytes to a channel that speaks its protocol, the answer's bytes back. */
+async function passThrough(app: FastifyInstance, adaptor: UpstreamAdaptor, channel: RoutedChannel, operation: Operation, upstreamModel: string, request: UpstreamRequest): Promise<Attempt> {
+  const target = passthroughTarget(adaptor, channel, operation, upstreamModel, request.query);
+  if (isUpstreamFailure(target)) return { outcome: 'failed', failure: target };
+  let response: UpstreamResponse;
+  try {
+    response = await callUpstream(poolFor(target.origin), { path: target.path, headers: passthroughHeaders(target, request.headers), body: request.body(upstreamModel) }, request.signal);
+  } catch (error) {
+    return request.signal.aborted ? { outcome: 'aborted' } : { outcome: 'unanswered', error };
+  }
+  const { bytes } = response;
+  let json: UpstreamAnswer['json'];
+  if (response.status < 200 || response.status >= 300) {
+    return { outcome: 'failed', failure: adaptor.failure(response.status, bytes!.toString('utf8')) };
+  }
+  if (bytes) {
+    json = new LazyJson(bytes);
+    // an error object needs the key "error": without those bytes the answer is not one, and
+    // is parsed only when its value is asked for (once the client has it)
+    const error = bytes.indexOf(ERROR_KEY) === -1 ? undefined : (json.value as { error?: unknown } | undefined)?.error;
+    if (error && typeof error === 'object') return { outcome: 'failed', failure: openAiFailureInOkBody(bytes.toString('utf8')) };
+  }
+  return { outcome: 'answered', answer: { channel, upstreamModel, response, json, requestId: (request.requestId ??= app.ctx.newRequestId()), log: app.log } };
+}
+
+/** A stand-in for the `response` of a translated answer (its body is the translation's). */
+const TRANSLATED_RESPONSE = new UpstreamResponse(200, [], 'application/json');
+
+/** A chunk worth holding the stream for: once one comes, the answer has begun for real. */
+const hasSubstance = (chunk: ChatChunk) =>
+  chunk.usage != null || chunk.choices.some((choice) => choice.finish_reason || choice.delta.content || choice.delta.reasoning_content || choice.delta.tool_calls?.length);
+
+/** The translated path: the request encoded by the channel's adaptor, its answer decoded into OpenAI's shape. */
+async function translated(app: FastifyInstance, adaptor: UpstreamAdaptor, channel: RoutedChannel, operation: Operation, upstreamModel: string, request: UpstreamRequest): Promise<Attempt> {
+  const config = channelConfigOf(channel);
+  const json = request.json!;
+  const clientStreams = operation === 'chat' && json.stream === true;
+  let credential = credentialFor(adaptor, config);
+  if (credential instanceof Promise) credential = await credential;
+  if (isUpstreamFailure(credential)) return { outcome: 'failed', failure: credential };
+  if (request.signal.aborted) return { outcome: 'aborted' };
+  const call: AdaptorCall = {
+    channel: config,
+    operation,
+    model: upstreamModel,
+    stream: clientStreams,
+    responseId: `chatcmpl-${(request.requestId ??= app.ctx.newRequestId()).replace(/[^A-Za-z0-9]/g, '')}`,
+    now: Math.floor(Date.now() / 1000),
+    credential,
+    query: request.query,
+  };
+  const target = adaptor.target(config, call);
+  if (isUpstreamFailure(target)) return { outcome: 'failed', failure: target };
+  let body: string;
+  if (operation === 'chat') {
+    body = adaptor.encodeChat({ ...(json as unknown as ChatRequest), model: upstreamModel }, call);
+  } else if (adaptor.encodeEmbeddings) {
+    body = adaptor.encodeEmbeddings({ ...(json as unknown as EmbeddingRequest), model: upstreamModel }, call);
+  } else {
+    return { outcome: 'failed', failure: upstreamFailure(501, `the ${adaptor.protocol} adaptor cannot encode ${operation}`, { retryable: true }) };
+  }
+  const answered = (translatedAnswer: TranslatedAnswer): Attempt => ({
+    outcome: 'answered',
+    answer: { channel, upstreamModel, response: TRANSLATED_RESPONSE, requestId: request.requestId!, log: app.log, translated: translatedAnswer },
+  });
+
+  let source: Readable;
+  if (adaptor.transport === 'websocket') {
+    try {
+      source = await openWebSocketCall(target, body, request.signal);
+    } catch (error) {
+      if (request.signal.aborted) return { outcome: 'aborted' };
+      if (error instanceof WebSocketRefused) return { outcome: 'failed', failure: adaptor.failure(error.status, error.body) };
+      return { outcome: 'unanswered', error };
+    }
+  } else {
+    const url = new URL(target.url);
+    let response: UpstreamResponse;
+    try {
+      response = await callUpstream(poolFor(url.origin), { path: url.pathname + url.search, headers: target.headers, body }, request.signal);
+    } catch (error) {
+      return request.signal.aborted ? { outcome: 'aborted' } : { outcome: 'unanswered', error };
+    }
+    if (response.status < 200 || response.status >= 300) return { outcome: 'failed', failure: adaptor.failure(response.status, response.bytes!.toString('utf8')) };
+    if (response.bytes && !(clientStreams && !response.contentType.includes('json'))) {
+      // a whole answer (an error in a 200 included), even to a streamed call: some vendors answer a refusal as JSON
+      const text = response.bytes.toString('utf8');
+      if (operation === 'embeddings') {
+        const decoded = adaptor.decodeEmbeddings!(text, call);
+        return isUpstreamFailure(decoded) ? { outcome: 'failed', failure: decoded } : answered({ adaptor, call, embeddings: decoded });
+      }
+      if (clientStreams) {
+        const decoder = adaptor.decodeChatStream(call);
+        const held = [...decoder.push(response.bytes), ...decoder.end()];
+        const failure = decoder.failure();
+        if (failure) return { outcome: 'failed', failure };
+        if (held.length > 0) return answered({ adaptor, call, stream: { decoder, held, source: emptySource(), ended: true } });
+      }
+      const decoded = adaptor.decodeChat(text, call);
+      return isUpstreamFailure(decoded) ? { outcome: 'failed', failure: decoded } : answered({ adaptor, call, chat: decoded });
+    }
+    if (!response.stream) return { outcome: 'failed', failure: upstreamFailure(502, 'the upstream answered with an empty body') };
+    source = response.stream;
+    if (!clientStreams) {
+      // a whole answer that came as something else than JSON (text/plain): read it, then decode it
+      const read = await readAll(source).then((whole) => whole, (error: Error) => error);
+      if (read instanceof Error) return request.signal.aborted ? { outcome: 'aborted' } : { outcome: 'unanswered', error: new AnswerBrokeOff(read.message, isUpstreamTimeout(read)) };
+      const text = read.toString('utf8');
+      const decoded = operation === 'embeddings' ? adaptor.decodeEmbeddings!(text, call) : adaptor.decodeChat(text, call);
+      if (isUpstreamFailure(decoded)) return { outcome: 'failed', failure: decoded };
+      return answered(operation === 'embeddings' ? { adaptor, call, embeddings: decoded as EmbeddingResponse } : { adaptor, call, chat: decoded as ChatResponse });
+    }
+  }
+  // a stream (or a WebSocket's frames): read until it shows substance, fails, or ends; a non-streamed
+  // call to a stream-only vendor reads it to the end (translate.ts folds it into one answer)
+  // an error after the readers let go (the client left, the call was aborted) must not go unhandled
+  source.on('error', ignoreError);
+  const decoder = adaptor.decodeChatStream(call);
+  const early = await readStreamStart(source, decoder, !clientStreams);
+  if (early.error) {
+    source.destroy();
+    return request.signal.aborted ? { outcome: 'aborted' } : { outcome: 'unanswered', error: early.error instanceof AnswerBrokeOff || early.error instanceof WebSocketTimeout ? early.error : new AnswerBrokeOff(early.error.message, isUpstreamTimeout(early.error)) };
+  }
+  const failure = decoder.failure();
+  if (failure) {
+    source.destroy();
+    return { outcome: 'failed', failure };
+  }
+  if (early.ended && early.held.length === 0) {
+    return { outcome: 'failed', failure: upstreamFailure(502, 'the upstream stream ended without an answer') };
+  }
+  return answered({ adaptor, call, stream: { decoder, held: early.held, source, ended: early.ended } });
+}
+
+const ignoreError = () => undefined;
+
+/** The source of a stream that came whole: nothing more to read. */
+const emptySource = () => Readable.from([]);
+
+/**
+ * Reads a stream into its decoder until a chunk of substance, a failure the
+ * vendor reported, or the end (to the end when `whole`). Leaves it paused.
+ */
+function readStreamStart(source: Readable, decoder: ChatStreamDecoder, whole: boolean): Promise<{ held: ChatChunk[]; ended: boolean; error?: Error }> {
+  return new Promise((resolve) => {
+    const held: ChatChunk[] = [];
+    const finish = (ended: boolean, error?: Error) => {
+      source.off('data', onData).off('end', onEnd).off('error', onError);
+      if (!ended) source.pause();
+      resolve({ held, ended, error });
+    };
+    const onData = (piece: Buffer | string) => {
+      const chunks = decoder.push(piece);
+      held.push(...chunks);
+      if (decoder.failure()) return finish(false);
+      if (decoder.done()) {
+        // the vendor's own end of answer: whatever follows (a socket's close) adds nothing
+        held.push(...decoder.end());
+        source.destroy();
+        return finish(true);
+      }
+      if (!whole && chunks.some(hasSubstance)) finish(false);
+    };
+    const onEnd = () => {
+      held.push(...decoder.end());
+      finish(true);
+    };
+    const onError = (error: Error) => finish(true, error);
+    source.on('data', onData).once('end', onEnd).once('error', onError);
+  });
 }

@@ -36,6 +36,11 @@ export const DEFAULT_UPSTREAM_SETTINGS: Readonly<UpstreamSettings> = {
 
 let settings: UpstreamSettings = { ...DEFAULT_UPSTREAM_SETTINGS };
 
+/** The settings in force (the WebSocket and credential calls use the same deadlines). */
+export function upstreamSettings(): Readonly<UpstreamSettings> {
+  return settings;
+}
+
 /** Applies to pools made from now on (the app calls it before any request). */
 export function configureUpstreams(next: Partial<UpstreamSettings>): void {
   settings = { ...DEFAULT_UPSTREAM_SETTINGS, ...next };

@@ -114,12 +114,16 @@ for (const target of targets) {
       expect(body.message).toMatch(/^could not reach upstream: /);
     });
 
-    it('refuses untestable types and unknown channels with a clear message', async () => {
+    it('tests every type in its own protocol (a Claude channel with a Messages call), and refuses unknown channels', async () => {
+      // pointed at the OpenAI emulator, the Claude channel's test goes out the Anthropic way and is refused
       const claude = await addChannel({ key: 'sk-ant', type: 14, models: 'claude-2' });
-      const requestsBefore = emulator.requests.length;
-      expect(await get(`/api/channel/test/${claude}`)).toEqual({ success: false, message: 'this channel type cannot be tested yet', time: 0 });
-      expect(emulator.requests.length).toBe(requestsBefore);
-      expect(Number((await channelRow(claude)).test_time)).toBe(0);
+      const body = await get(`/api/channel/test/${claude}`);
+      expect(body.success).toBe(false);
+      const sent = emulator.requests.at(-1)!;
+      expect(sent.path).toBe('/v1/messages');
+      expect(sent.headers['x-api-key']).toBe('sk-ant');
+      expect(sent.body).toMatchObject({ model: 'claude-2', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 });
+      expect(Number((await channelRow(claude)).test_time)).toBeGreaterThan(0);
       expect(await get('/api/channel/test/999999')).toEqual({ success: false, message: 'channel not found', time: 0 });
     });
 

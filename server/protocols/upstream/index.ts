@@ -6,13 +6,14 @@ import { aliAdaptor } from './ali';
 import { anthropicAdaptor } from './anthropic';
 import { baiduAdaptor } from './baidu';
 import { geminiAdaptor } from './gemini';
-import { pendingAdaptor } from './pending';
 import { xunfeiAdaptor } from './xunfei';
 import { zhipuAdaptor } from './zhipu';
+import { openAiAdaptor } from './openai';
+import { azureAdaptor } from './azure';
 
 export const UPSTREAM_ADAPTORS = {
-  openai: pendingAdaptor('openai'),
-  azure: pendingAdaptor('azure'),
+  openai: openAiAdaptor,
+  azure: azureAdaptor,
   anthropic: anthropicAdaptor,
   gemini: geminiAdaptor,
   baidu: baiduAdaptor,

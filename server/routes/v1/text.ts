@@ -20,6 +20,7 @@ import { answerBytes, type UpstreamAnswer, type UpstreamRequest } from '../../re
 import { isRelayError, relayError, type RelayError } from '../../relay/errors';
 import { answerCrash, runRelay, writeInboundError, type RelayCall, type RelayDeclaration, type RelayRoute } from '../../relay/pipeline';
 import type { Reservation } from '../../relay/quota';
+import { answerTranslated } from '../../relay/translate';
 import { joinChunks } from '../../relay/upstream';
 
 /** What a text request asks the upstream for; shared objects, so dispatch can reuse its per-channel copies. */
@@ -141,7 +142,8 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
       const { state, body, input } = call;
       return {
         operation: mode,
-        json: body,
+        // what a channel that does not speak the client's protocol encodes (with the limit the balance set)
+        json: state.loweredLimit === undefined ? body : { ...body, max_tokens: state.loweredLimit },
         query: input.query,
         requestId: call.admission.requestId,
         model: call.model,
@@ -158,6 +160,8 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
 
     answer(call, answer) {
       const { state, response } = call;
+      // the channel's vendor does not speak the client's protocol: its decoded answer is written back in it
+      if (answer.translated) return answerTranslatedText(call, answer);
       const { stream, status, contentType } = answer.response;
       if (state.streamed && stream && contentType.includes('text/event-stream')) return streamBack(call, answer, stream);
       const pending = answerBytes(answer);
@@ -165,6 +169,21 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
       return answerWhole(call, answer, pending);
     },
   };
+
+  /** An answer the channel's adaptor decoded: written in the client's protocol, billed by the vendor's usage or an estimate. */
+  async function answerTranslatedText(call: RelayCall<TextState>, answer: UpstreamAnswer): Promise<RelayError | undefined> {
+    const { state } = call;
+    const usage = await answerTranslated(answer, call.response, {
+      streamed: state.streamed,
+      clientAskedUsage: state.clientAskedUsage,
+      promptTokens: () => promptTokens(call),
+      model: call.model,
+      approximate: state.approximate,
+    });
+    if (isRelayError(usage)) return usage;
+    settle(call, answer.channel.id, usage, usage.estimated);
+    return undefined;
+  }
 
   /** A whole answer, passed on as it came; billed by its reported usage, else by counting its text. */
   function answerWhole(call: RelayCall<TextState>, answer: UpstreamAnswer, bytes: Buffer | RelayError): RelayError | undefined {

@@ -1,0 +1,228 @@
+// OpenAI's own API, and every vendor that speaks it (resellers, and the
+// OpenAI-compatible types whose row in common/channelTypes.ts only changes
+// the path prefix or the auth header). Reference:
+// https://platform.openai.com/docs/api-reference/chat
+//
+// The relay passes this protocol's bytes unparsed (speaks: 'openai'); the
+// decoders here serve the channel test and the contract suite, and say what
+// an error inside a 200 means.
+import { findChannelType, type ChannelType } from '../../../common/channelTypes';
+import { count, parseJson, SseParser, upstreamFailure } from '../shared';
+import type {
+  AdaptorCall,
+  ChannelConfig,
+  ChatChunk,
+  ChatRequest,
+  ChatResponse,
+  ChatStreamDecoder,
+  EmbeddingRequest,
+  EmbeddingResponse,
+  HttpTarget,
+  OpenAIUsage,
+  Operation,
+  UpstreamAdaptor,
+  UpstreamFailure,
+  Usage,
+} from '../types';
+
+/** Where each operation lives under the API's prefix (`/v1` for OpenAI). */
+export const OPENAI_OPERATION_PATHS: Readonly<Record<Operation, string>> = {
+  chat: '/chat/completions',
+  completions: '/completions',
+  edits: '/edits',
+  embeddings: '/embeddings',
+  moderations: '/moderations',
+  images: '/images/generations',
+  audio_speech: '/audio/speech',
+  audio_transcription: '/audio/transcriptions',
+  audio_translation: '/audio/translations',
+};
+
+const OPERATIONS_BY_PATH = new Map(Object.entries(OPENAI_OPERATION_PATHS).map(([operation, path]) => [`/v1${path}`, operation as Operation]));
+
+/** The operation a client path of OpenAI's asks for (`/v1/chat/completions` → chat); undefined for any other path. */
+export function operationOfOpenAiPath(path: string): Operation | undefined {
+  const query = path.indexOf('?');
+  return OPERATIONS_BY_PATH.get(query === -1 ? path : path.slice(0, query));
+}
+
+/** The header that carries a channel's key, per the type's `authHeader`. */
+export function openAiAuthHeader(row: Pick<ChannelType, 'authHeader'> | undefined, key: string): Record<string, string> {
+  switch (row?.authHeader) {
+    case 'api-key':
+      return { 'api-key': key };
+    case 'x-api-key':
+      return { 'x-api-key': key };
+    default:
+      return { authorization: `Bearer ${key}` };
+  }
+}
+
+/** The channel's base URL without trailing slashes: its own, else its type's default. */
+export function baseUrlOf(channel: ChannelConfig): string {
+  return (channel.baseUrl || findChannelType(channel.type)?.defaultBaseUrl || '').replace(/\/+$/, '');
+}
+
+const DEAD_KEY_CODES = new Set(['invalid_api_key', 'account_deactivated', 'insufficient_quota']);
+
+/** OpenAI's `{error: {message, type, code}}` read from a body, classified; only the status when the body says nothing. */
+export function openAiFailure(status: number, body: string): UpstreamFailure {
+  const error = (parseJson(body) as { error?: unknown } | undefined)?.error;
+  if (!error || typeof error !== 'object') {
+    // some proxies answer `{"error": "text"}`
+    return upstreamFailure(status, typeof error === 'string' ? error : '');
+  }
+  const { message, type, code } = error as { message?: unknown; type?: unknown; code?: unknown };
+  const typeText = typeof type === 'string' ? type : null;
+  const codeValue = typeof code === 'string' || typeof code === 'number' ? code : null;
+  const deadKey = typeText === 'insufficient_quota' || DEAD_KEY_CODES.has(String(codeValue ?? ''));
+  return upstreamFailure(status, typeof message === 'string' ? message : '', { type: typeText, code: codeValue, deadKey });
+}
+
+/** A 200 carrying an error object is a failure; the status OpenAI would have used for it. */
+function statusOfErrorInOkBody(failure: UpstreamFailure): number {
+  const code = String(failure.code ?? '');
+  if (code === 'invalid_api_key' || code === 'account_deactivated') return 401;
+  if (failure.type === 'insufficient_quota' || code === 'insufficient_quota' || code === 'rate_limit_exceeded') return 429;
+  return 502;
+}
+
+/** The failure an error object inside a 2xx body stands for. */
+export function openAiFailureInOkBody(body: string): UpstreamFailure {
+  const parsed = openAiFailure(200, body);
+  const status = statusOfErrorInOkBody(parsed);
+  return { ...parsed, status, retryable: parsed.deadKey || status === 429 || status >= 500 };
+}
+
+/** OpenAI's usage object in the relay's terms. */
+export function usageOfOpenAi(usage: unknown): Usage | undefined {
+  if (!usage || typeof usage !== 'object') return undefined;
+  const reported = usage as Partial<OpenAIUsage>;
+  const result: Usage = {
+    promptTokens: count(reported.prompt_tokens),
+    completionTokens: count(reported.completion_tokens),
+    cachedPromptTokens: count(reported.prompt_tokens_details?.cached_tokens),
+  };
+  const reasoning = count(reported.completion_tokens_details?.reasoning_tokens);
+  if (reasoning > 0) result.reasoningTokens = reasoning;
+  return result;
+}
+
+const hasError = (value: unknown): boolean => {
+  const error = (value as { error?: unknown } | undefined)?.error;
+  return error !== undefined && error !== null && error !== '';
+};
+
+function decodeChat(body: string, call: AdaptorCall): ChatResponse | UpstreamFailure {
+  const parsed = parseJson(body);
+  if (!parsed || typeof parsed !== 'object') return upstreamFailure(502, 'the upstream answered with a body that is not JSON');
+  if (hasError(parsed)) return openAiFailureInOkBody(body);
+  const answer = parsed as Partial<ChatResponse>;
+  const choices = Array.isArray(answer.choices) ? answer.choices : [];
+  return {
+    ...(answer as object),
+    id: typeof answer.id === 'string' && answer.id ? answer.id : call.responseId,
+    object: 'chat.completion',
+    created: typeof answer.created === 'number' && answer.created > 0 ? answer.created : call.now,
+    model: typeof answer.model === 'string' && answer.model ? answer.model : call.model,
+    choices: choices.map((choice, position) => ({ ...choice, index: typeof choice.index === 'number' ? choice.index : position })),
+    usage: (answer.usage as OpenAIUsage | undefined) ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+  };
+}
+
+/** OpenAI's SSE: `data: <chunk>` events ending with `data: [DONE]`; usage on the last chunk when asked for. */
+function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
+  const parser = new SseParser();
+  let usage: Usage | undefined;
+  let failure: UpstreamFailure | undefined;
+  let done = false;
+  const read = (events: ReturnType<SseParser['push']>): ChatChunk[] => {
+    const chunks: ChatChunk[] = [];
+    for (const { data } of events) {
+      if (data === '[DONE]') {
+        done = true;
+        continue;
+      }
+      const parsed = parseJson(data);
+      if (!parsed || typeof parsed !== 'object') continue;
+      if (hasError(parsed)) {
+        failure ??= openAiFailureInOkBody(data);
+        continue;
+      }
+      const chunk = parsed as Partial<ChatChunk>;
+      if (chunk.usage) usage = usageOfOpenAi(chunk.usage) ?? usage;
+      // Azure opens with a chunk of prompt filter results only (no id, no choices): nothing to pass on
+      if ((!Array.isArray(chunk.choices) || chunk.choices.length === 0) && !chunk.usage) continue;
+      chunks.push({
+        ...(chunk as object),
+        id: typeof chunk.id === 'string' && chunk.id ? chunk.id : call.responseId,
+        object: 'chat.completion.chunk',
+        created: typeof chunk.created === 'number' && chunk.created > 0 ? chunk.created : call.now,
+        model: typeof chunk.model === 'string' && chunk.model ? chunk.model : call.model,
+        choices: (Array.isArray(chunk.choices) ? chunk.choices : []).map((choice, position) => ({
+          ...choice,
+          index: typeof choice.index === 'number' ? choice.index : position,
+          finish_reason: choice.finish_reason || null,
+        })),
+      });
+    }
+    return chunks;
+  };
+  return {
+    push: (bytes) => read(parser.push(bytes)),
+    end: () => read(parser.end()),
+    usage: () => usage,
+    failure: () => failure,
+    done: () => done,
+  };
+}
+
+function decodeEmbeddings(body: string, call: AdaptorCall): EmbeddingResponse | UpstreamFailure {
+  const parsed = parseJson(body);
+  if (!parsed || typeof parsed !== 'object') return upstreamFailure(502, 'the upstream answered with a body that is not JSON');
+  if (hasError(parsed)) return openAiFailureInOkBody(body);
+  const answer = parsed as Partial<EmbeddingResponse>;
+  const promptTokens = count(answer.usage?.prompt_tokens);
+  return {
+    object: 'list',
+    data: (Array.isArray(answer.data) ? answer.data : []).map((item, position) => ({
+      object: 'embedding',
+      index: typeof item.index === 'number' ? item.index : position,
+      embedding: item.embedding,
+    })),
+    model: typeof answer.model === 'string' && answer.model ? answer.model : call.model,
+    usage: { prompt_tokens: promptTokens, total_tokens: count(answer.usage?.total_tokens) || promptTokens },
+  };
+}
+
+export const ALL_OPERATIONS: ReadonlySet<Operation> = new Set(Object.keys(OPENAI_OPERATION_PATHS) as Operation[]);
+
+export const openAiAdaptor: UpstreamAdaptor = {
+  protocol: 'openai',
+  docs: 'https://platform.openai.com/docs/api-reference',
+  operations: ALL_OPERATIONS,
+  speaks: 'openai',
+  transport: 'http',
+
+  target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | UpstreamFailure {
+    const base = baseUrlOf(channel);
+    if (!base) return upstreamFailure(500, 'this channel has no base URL', { code: 'channel_base_url_missing', retryable: true });
+    const row = findChannelType(channel.type);
+    return {
+      url: `${base}${row?.pathPrefix ?? '/v1'}${OPENAI_OPERATION_PATHS[call.operation]}`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: call.stream ? 'text/event-stream' : 'application/json', ...openAiAuthHeader(row, channel.key) },
+    };
+  },
+
+  encodeChat(request: ChatRequest, call: AdaptorCall): string {
+    if (!call.stream) return JSON.stringify({ ...request, model: call.model });
+    // a stream reports its usage only when asked to
+    return JSON.stringify({ ...request, model: call.model, stream: true, stream_options: { ...request.stream_options, include_usage: true } });
+  },
+  decodeChat,
+  decodeChatStream,
+  encodeEmbeddings: (request: EmbeddingRequest, call: AdaptorCall) => JSON.stringify({ ...request, model: call.model }),
+  decodeEmbeddings,
+  failure: openAiFailure,
+};

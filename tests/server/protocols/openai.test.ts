@@ -1,0 +1,63 @@
+// The OpenAI adaptor over recorded fixtures, and its particulars: paths and
+// auth headers from the channel-type row, errors inside a 200, dead keys.
+import { describe, expect, it } from 'vitest';
+import { openAiAdaptor, operationOfOpenAiPath } from '../../../server/protocols/upstream/openai';
+import { isUpstreamFailure, type HttpTarget } from '../../../server/protocols/types';
+import { callFor, describeAdaptor } from './contract';
+
+describeAdaptor('openai', openAiAdaptor);
+
+const channel = { type: 1, key: 'sk-fixture-key', baseUrl: '', other: '' };
+const targetOf = (config: typeof channel, operation: Parameters<typeof callFor>[0] = 'chat', stream = false) => openAiAdaptor.target(config, callFor(operation, 'gpt-4o', stream)) as HttpTarget;
+
+describe('the OpenAI adaptor', () => {
+  it('targets the channel base URL, else the type default, with the operation path under /v1', () => {
+    expect(targetOf(channel).url).toBe('https://api.openai.com/v1/chat/completions');
+    expect(targetOf({ ...channel, baseUrl: 'http://127.0.0.1:9/' }, 'embeddings').url).toBe('http://127.0.0.1:9/v1/embeddings');
+    expect(targetOf({ ...channel, type: 2 }, 'images').url).toBe('https://oa.api2d.net/v1/images/generations');
+    expect(targetOf(channel, 'audio_transcription').url).toBe('https://api.openai.com/v1/audio/transcriptions');
+    expect(targetOf(channel).headers.authorization).toBe('Bearer sk-fixture-key');
+    expect(targetOf(channel, 'chat', true).headers.accept).toBe('text/event-stream');
+  });
+
+  it('a Custom channel without a base URL is a failure of that channel, not a crash', () => {
+    const target = openAiAdaptor.target({ ...channel, type: 8 }, callFor('chat', 'gpt-4o', false));
+    expect(isUpstreamFailure(target)).toBe(true);
+  });
+
+  it('knows the operation of each client path', () => {
+    expect(operationOfOpenAiPath('/v1/chat/completions')).toBe('chat');
+    expect(operationOfOpenAiPath('/v1/embeddings?x=1')).toBe('embeddings');
+    expect(operationOfOpenAiPath('/v1/audio/speech')).toBe('audio_speech');
+    expect(operationOfOpenAiPath('/v1/files')).toBeUndefined();
+  });
+
+  it('asks a stream for its usage, and keeps every field the client sent', () => {
+    const body = JSON.parse(openAiAdaptor.encodeChat({ model: 'alias', messages: [{ role: 'user', content: 'hi' }], stream: true, logit_bias: { 50256: -100 } }, callFor('chat', 'gpt-4o', true)));
+    expect(body).toEqual({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true }, logit_bias: { 50256: -100 } });
+  });
+
+  it('reads an error inside a 200 as the failure OpenAI would have answered', () => {
+    const dead = openAiAdaptor.decodeChat(JSON.stringify({ error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' } }), callFor('chat', 'm', false));
+    expect(dead).toMatchObject({ status: 401, deadKey: true, retryable: true, code: 'invalid_api_key' });
+    const broke = openAiAdaptor.decodeChat(JSON.stringify({ error: { message: 'You exceeded your current quota.', type: 'insufficient_quota', code: 'insufficient_quota' } }), callFor('chat', 'm', false));
+    expect(broke).toMatchObject({ status: 429, deadKey: true });
+    const other = openAiAdaptor.decodeChat(JSON.stringify({ error: { message: 'odd', type: 'server_error', code: null } }), callFor('chat', 'm', false));
+    expect(other).toMatchObject({ status: 502, deadKey: false, retryable: true });
+  });
+
+  it('classifies failures: dead keys, retryable statuses, request errors', () => {
+    const body = (type: string, code: string | null) => JSON.stringify({ error: { message: 'x', type, code } });
+    expect(openAiAdaptor.failure(401, body('invalid_request_error', 'account_deactivated'))).toMatchObject({ deadKey: true, retryable: true });
+    expect(openAiAdaptor.failure(429, body('insufficient_quota', 'insufficient_quota'))).toMatchObject({ deadKey: true });
+    expect(openAiAdaptor.failure(429, body('requests', 'rate_limit_exceeded'))).toMatchObject({ deadKey: false, retryable: true });
+    expect(openAiAdaptor.failure(500, 'not json')).toMatchObject({ status: 500, deadKey: false, retryable: true, message: 'upstream answered HTTP 500' });
+    expect(openAiAdaptor.failure(400, body('invalid_request_error', 'invalid_value'))).toMatchObject({ deadKey: false, retryable: false, type: 'invalid_request_error' });
+  });
+
+  it('an error event inside a stream is the stream\'s failure', () => {
+    const decoder = openAiAdaptor.decodeChatStream(callFor('chat', 'm', true));
+    expect(decoder.push('data: {"error":{"message":"The server had an error","type":"server_error"}}\n\n')).toEqual([]);
+    expect(decoder.failure()).toMatchObject({ status: 502, retryable: true });
+  });
+});
