@@ -133,7 +133,8 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
     const [fullPath, query = ''] = (request.url ?? '/').split('?');
     // vendors that speak OpenAI's wire under another prefix (Groq /openai/v1, Zhipu /api/paas/v4, Azure
     // /openai/deployments/<name>) are answered as /v1; the recorded path stays the one asked for
-    const path = OPERATION_PATH.test(fullPath) && !fullPath.startsWith('/v1/') ? `/v1/${OPERATION_PATH.exec(fullPath)![1]}` : fullPath;
+    // (except under /nope/, which stays an unknown URL: a 404, the request's own fault)
+    const path = OPERATION_PATH.test(fullPath) && !fullPath.startsWith('/v1/') && !fullPath.startsWith('/nope/') ? `/v1/${OPERATION_PATH.exec(fullPath)![1]}` : fullPath;
     const contentType = request.headers['content-type'] ?? '';
     let body: unknown = rawBody.toString('utf8');
     if (contentType.includes('application/json') && rawBody.length > 0) {
