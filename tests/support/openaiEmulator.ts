@@ -118,6 +118,9 @@ export interface EmulatorOptions {
   record?: boolean;
 }
 
+/** The vector every embedding gets. */
+const EMBEDDING = [0.0023, -0.0093, 0.0158];
+
 /** The operation at the end of a path, whatever prefix a vendor puts before it. */
 const OPERATION_PATH = /\/(chat\/completions|completions|embeddings|moderations|images\/generations|audio\/(?:speech|transcriptions|translations)|edits)$/;
 
@@ -227,7 +230,8 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
       const inputs = Array.isArray(json.input) ? json.input : [json.input];
       return sendJson(response, 200, {
         object: 'list',
-        data: inputs.map((_, index) => ({ object: 'embedding', index, embedding: [0.0023, -0.0093, 0.0158] })),
+        // as OpenAI does: float32 little-endian bytes in base64 when asked (the openai SDK asks by default)
+        data: inputs.map((_, index) => ({ object: 'embedding', index, embedding: json.encoding_format === 'base64' ? Buffer.from(new Float32Array(EMBEDDING).buffer).toString('base64') : EMBEDDING })),
         model,
         usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
       });
