@@ -46,7 +46,7 @@ export interface ChannelType {
   baseUrlRequired: boolean;
   /**
    * The unit of the balance the vendor reports; absent when the vendor has no
-   * balance source. server/relay/channelHealth.ts holds one fetch per type
+   * balance source. server/channels/channelHealth.ts holds one fetch per type
    * listed here (a test keeps the two sets equal).
    */
   balanceUnit?: BalanceUnit;

@@ -71,7 +71,7 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
   SparkDesk: 0.8572,
 
   // Beyond v0.5.3: today's models. ratio = USD per 1M input tokens / 2. The
-  // output and cached-input prices are in server/relay/billing.ts
+  // output and cached-input prices are in server/billing/prices.ts
   // (COMPLETION_RATIO_BY_MODEL, CACHED_PROMPT_RATIO_BY_MODEL). A model missing
   // here stays refused (model_price_unset) until an administrator prices it.
 
@@ -242,7 +242,7 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
 /**
  * The most output tokens each model may answer with, as its provider
  * documents it: what a request without max_tokens reserves for its answer
- * (server/relay/billing.ts). A model missing here gets DEFAULT_MAX_OUTPUT_TOKENS;
+ * (server/billing/prices.ts). A model missing here gets DEFAULT_MAX_OUTPUT_TOKENS;
  * 0 means the model answers no completion tokens (embeddings, moderations).
  */
 export const DEFAULT_MODEL_MAX_OUTPUT_TOKENS: Record<string, number> = {

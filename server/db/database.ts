@@ -15,7 +15,7 @@ export type Db = Kysely<Database>;
 export interface OpenedDatabase {
   db: Db;
   dialect: DatabaseConfig['dialect'];
-  /** SQLite only: the connection under Kysely, for the relay's prepared statements (relay/sqliteLedger.ts). */
+  /** SQLite only: the connection under Kysely, for the relay's prepared statements (billing/sqliteLedger.ts). */
   sqlite?: SQLite.Database;
   /** SQLite files only: the worker that checkpoints the WAL; stop it before closing the database. */
   checkpointer?: Checkpointer;

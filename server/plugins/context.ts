@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config';
 import type { Database } from '../db/database';
-import type { QuotaLedger } from '../relay/quota';
+import type { QuotaLedger } from '../billing/quota';
 import type { RelayCache } from '../relay/relayCache';
 import type { UserRow } from '../repositories/users';
 import type { SendMail } from './mailer';

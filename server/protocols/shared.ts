@@ -98,7 +98,10 @@ export function openAiUsage(usage: Usage): OpenAIUsage {
     completion_tokens: usage.completionTokens,
     total_tokens: usage.promptTokens + usage.completionTokens,
   };
-  if (usage.cachedPromptTokens > 0) result.prompt_tokens_details = { cached_tokens: usage.cachedPromptTokens };
+  if (usage.cachedPromptTokens > 0 || usage.cacheCreationTokens) {
+    result.prompt_tokens_details = { cached_tokens: usage.cachedPromptTokens };
+    if (usage.cacheCreationTokens) result.prompt_tokens_details.cache_creation_tokens = usage.cacheCreationTokens;
+  }
   if (usage.reasoningTokens) result.completion_tokens_details = { reasoning_tokens: usage.reasoningTokens };
   return result;
 }

@@ -102,7 +102,8 @@ export interface OpenAIUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
-  prompt_tokens_details?: { cached_tokens?: number };
+  /** `cache_creation_tokens` is not OpenAI's: the tokens a vendor (Anthropic) wrote to its prompt cache, billed apart. */
+  prompt_tokens_details?: { cached_tokens?: number; cache_creation_tokens?: number };
   completion_tokens_details?: { reasoning_tokens?: number };
 }
 

@@ -5,12 +5,12 @@
 import type { FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { LogType } from '../../common/roles';
-import { lookupPrice } from './billing';
+import { lookupPrice } from '../billing/prices';
 import { databaseChangedNothing, isDatabaseUnavailable } from '../db/faults';
 import type { RelayContext } from './context';
 import { isRelayError, relayError, type RelayError } from './errors';
 import type { NewLog } from '../repositories/logs';
-import type { Reservation } from './quota';
+import type { Reservation } from '../billing/quota';
 import { relayFieldProblem } from './requestFields';
 import { authenticateRelay, type RelayCaller } from './tokenAuth';
 import { DisconnectSignal } from './upstream';

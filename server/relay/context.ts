@@ -9,13 +9,13 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/database';
 import type { OptionStore } from '../plugins/optionStore';
 import type { Admission } from './accounting';
-import type { Bookkeeping } from './bookkeeping';
+import type { Bookkeeping } from '../billing/bookkeeping';
 import { concurrencyLimiter, type ConcurrencyLimiter } from './concurrency';
 import { dispatch, type Dispatched, type UpstreamRequest } from './dispatch';
 import type { RelayError } from './errors';
 import { relayRegistry, type RelayRegistry } from './inflight';
-import type { QuotaLedger } from './quota';
-import { remindIfLow } from './quotaReminder';
+import type { QuotaLedger } from '../billing/quota';
+import { remindIfLow } from '../billing/quotaReminder';
 import type { RelayCache } from './relayCache';
 import type { RelayCaller } from './tokenAuth';
 

@@ -41,7 +41,7 @@ import {
 } from '../protocols/types';
 import { adaptorForChannelType } from '../protocols/upstream';
 import { openAiFailureInOkBody, operationOfOpenAiPath } from '../protocols/upstream/openai';
-import { disableChannelAutomatically } from './autoDisable';
+import { disableChannelAutomatically } from '../channels/autoDisable';
 import { selectChannel, type RoutedChannel } from './channelSelect';
 import { credentialFor } from './credentials';
 import { relayError, unreachableRelayError, upstreamRelayError, type RelayError } from './errors';

@@ -1,7 +1,7 @@
 // The relay's one error shape: OpenAI's error object with a meaningful status.
 import type { FastifyReply } from 'fastify';
 import type { ServerResponse } from 'node:http';
-import type { UpstreamFailure } from './autoDisable';
+import type { UpstreamFailure } from '../channels/autoDisable';
 import { scrubForClient } from './scrub';
 
 export interface RelayError {

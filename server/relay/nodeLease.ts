@@ -15,7 +15,7 @@ import type { Kysely } from 'kysely';
 import { LogType } from '../../common/roles';
 import type { Database } from '../db/database';
 import { insertLogs } from '../repositories/logs';
-import { ReservationState } from './quota';
+import { ReservationState } from '../billing/quota';
 
 export const DEFAULT_NODE_LEASE_SECONDS = 30;
 export const DEFAULT_NODE_RENEW_SECONDS = 5;

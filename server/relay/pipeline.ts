@@ -25,7 +25,7 @@ import type { RelayContext, RelayOutcome } from './context';
 import type { UpstreamAnswer, UpstreamRequest } from './dispatch';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/faults';
 import { isRelayError, relayError, type RelayError } from './errors';
-import type { Reservation } from './quota';
+import type { Reservation } from '../billing/quota';
 import { authenticateRelay, type RelayCaller } from './tokenAuth';
 import type { DisconnectSignal } from './upstream';
 

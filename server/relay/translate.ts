@@ -17,7 +17,7 @@ import type { TranslatedStream, UpstreamAnswer } from './dispatch';
 import { relayError, unreachableRelayError, upstreamRelayError, type RelayError } from './errors';
 import { scrubSecrets } from './scrub';
 import { secretsOf } from './dispatch';
-import { countTextTokens } from './tokenCount';
+import { countTextTokens } from '../protocols/inbound/tokenCount';
 import { isUpstreamTimeout } from './upstream';
 
 /** What a translated answer used, as the routes settle it. */
@@ -25,6 +25,8 @@ export interface TranslatedUsage {
   promptTokens: number;
   completionTokens: number;
   cachedPromptTokens: number;
+  /** Prompt tokens written to the vendor's cache (Anthropic bills them at 1.25x). */
+  cacheCreationTokens?: number;
   estimated: boolean;
 }
 
@@ -46,10 +48,21 @@ const DONE = 'data: [DONE]\n\n';
 /** The usage the relay bills from OpenAI's usage object, when it says anything. */
 function reported(usage: OpenAIUsage | null | undefined): Usage | undefined {
   if (!usage || usage.prompt_tokens + usage.completion_tokens <= 0) return undefined;
-  return { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, cachedPromptTokens: usage.prompt_tokens_details?.cached_tokens ?? 0 };
+  return {
+    promptTokens: usage.prompt_tokens,
+    completionTokens: usage.completion_tokens,
+    cachedPromptTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
+    cacheCreationTokens: usage.prompt_tokens_details?.cache_creation_tokens ?? 0,
+  };
 }
 
-const exact = (usage: Usage): TranslatedUsage => ({ promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, cachedPromptTokens: usage.cachedPromptTokens, estimated: false });
+const exact = (usage: Usage): TranslatedUsage => ({
+  promptTokens: usage.promptTokens,
+  completionTokens: usage.completionTokens,
+  cachedPromptTokens: usage.cachedPromptTokens,
+  cacheCreationTokens: usage.cacheCreationTokens ?? 0,
+  estimated: false,
+});
 
 /** Text a chunk delivered, for an estimate. */
 function textOf(chunk: ChatChunk): string {

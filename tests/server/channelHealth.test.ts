@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BALANCE_CHANNEL_TYPES } from '../../common/channelTypes';
-import { BALANCE_SOURCE_TYPES, channelJobsSettled, runHealthPass } from '../../server/relay/channelHealth';
+import { BALANCE_SOURCE_TYPES, channelJobsSettled, runHealthPass } from '../../server/channels/channelHealth';
 import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../support/app';
 import { databaseTargets, type TestDatabase } from '../support/databases';
 import { SLOW_KEY_DELAY_MS, startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';

@@ -2,7 +2,7 @@
 // request: no restart, no cache to wait for.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { OPTION_SPECS } from '../../common/options';
-import { computeQuota } from '../../server/relay/billing';
+import { computeQuota } from '../../server/billing/prices';
 import { resetRelay, startRelayHarness, type RelayHarness } from './relay/harness';
 
 let harness: RelayHarness;

@@ -2,8 +2,8 @@
 // upstream, and exact billing checked in the database.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { computeQuota, reservationQuota } from '../../server/relay/billing';
-import { countChatPromptTokens } from '../../server/relay/tokenCount';
+import { computeQuota, reservationQuota } from '../../server/billing/prices';
+import { countChatPromptTokens } from '../../server/protocols/inbound/tokenCount';
 import type { OpenAIEmulator } from '../support/openaiEmulator';
 import { startSmtp } from '../support/smtp';
 import { resetRelay, startRelayHarness, type RelayHarness } from './relay/harness';

@@ -1,7 +1,7 @@
 // Frozen: what requests in flight hold of each user's and each limited
 // token's quota. A reservation adds to it and its settlement or release takes
 // it off again, in the same UPDATE as the balance, so whatever is left when a
-// process dies belongs to requests that will never settle (relay/quota.ts).
+// process dies belongs to requests that will never settle (billing/quota.ts).
 import type { Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {

@@ -14,6 +14,8 @@ export interface StreamUsage {
   promptTokens: number;
   completionTokens: number;
   cachedPromptTokens: number;
+  /** Prompt tokens written to the vendor's prompt cache (a part of promptTokens), where it reports them. */
+  cacheCreationTokens?: number;
 }
 
 /** A JSON answer read whole: its bytes, and its value parsed on first use (undefined when it is not JSON). */

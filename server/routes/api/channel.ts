@@ -6,7 +6,7 @@ import { findChannelType, keyFitsFormat } from '../../../common/channelTypes';
 import { fail, ok } from '../../../common/envelope';
 import { ChannelStatus, Role } from '../../../common/roles';
 import { requireRole } from '../../plugins/auth';
-import { startTestingAllChannels, startUpdatingAllBalances, testChannel, updateChannelBalance } from '../../relay/channelHealth';
+import { startTestingAllChannels, startUpdatingAllBalances, testChannel, updateChannelBalance } from '../../channels/channelHealth';
 import {
   createChannels, deleteChannel, findChannel, listChannels, searchChannels, splitList, toChannelRecord, updateChannel, type ChannelFields,
 } from '../../repositories/channels';

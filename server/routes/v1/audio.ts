@@ -14,7 +14,7 @@
 import { openaiChat } from '../../protocols/inbound';
 import { countTextTokens } from '../../protocols/inbound/tokenCount';
 import { modelOf } from '../../relay/accounting';
-import { AUDIO_REQUEST_TOKENS, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota } from '../../relay/billing';
+import { AUDIO_REQUEST_TOKENS, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota } from '../../billing/prices';
 import { answerBytes } from '../../relay/dispatch';
 import { isRelayError, relayError, type RelayError } from '../../relay/errors';
 import { findMultipartField, multipartBoundary, replaceMultipartField } from '../../relay/multipart';

@@ -8,7 +8,7 @@
 // the ratio of the requested model (`dall-e` when the body names none).
 import { openaiChat } from '../../protocols/inbound';
 import { modelOf } from '../../relay/accounting';
-import { IMAGE_SIZE_RATIO, imageQuota } from '../../relay/billing';
+import { IMAGE_SIZE_RATIO, imageQuota } from '../../billing/prices';
 import { answerBytes } from '../../relay/dispatch';
 import { isRelayError, relayError, type RelayError } from '../../relay/errors';
 import type { RelayDeclaration, RelayRoute } from '../../relay/pipeline';

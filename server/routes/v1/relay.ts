@@ -14,7 +14,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import { ownerOfChannelType } from '../../../common/channelTypes';
 import type { Database } from '../../db/database';
-import { bookkeepingFor } from '../../relay/bookkeeping';
+import { bookkeepingFor } from '../../billing/bookkeeping';
 import { relayContextOf } from '../../relay/context';
 import { isRelayError, relayError, sendRelayError } from '../../relay/errors';
 import { modelNameProblem } from '../../relay/requestFields';

@@ -13,13 +13,13 @@ import type { Readable } from 'node:stream';
 import { openaiChat, type InboundCodec, type StreamUsage, type TextMode } from '../../protocols/inbound';
 import { countTextTokens } from '../../protocols/inbound/tokenCount';
 import { reserve, reserveLowered } from '../../relay/accounting';
-import { affordableOutputTokens, cachedPromptRatioFor, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota } from '../../relay/billing';
-import type { Bookkeeping } from '../../relay/bookkeeping';
+import { affordableOutputTokens, cacheCreationRatioFor, cachedPromptRatioFor, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota } from '../../billing/prices';
+import type { Bookkeeping } from '../../billing/bookkeeping';
 import { relayContextOf } from '../../relay/context';
 import { answerBytes, type UpstreamAnswer, type UpstreamRequest } from '../../relay/dispatch';
 import { isRelayError, relayError, type RelayError } from '../../relay/errors';
 import { answerCrash, runRelay, writeInboundError, type RelayCall, type RelayDeclaration, type RelayRoute } from '../../relay/pipeline';
-import type { Reservation } from '../../relay/quota';
+import type { Reservation } from '../../billing/quota';
 import { answerTranslated } from '../../relay/translate';
 import { joinChunks } from '../../relay/upstream';
 
@@ -69,6 +69,8 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
         completionTokens: usage.completionTokens,
         cachedPromptTokens: usage.cachedPromptTokens,
         cachedPromptRatio: cachedPromptRatioFor(call.model),
+        cacheCreationTokens: usage.cacheCreationTokens,
+        cacheCreationRatio: usage.cacheCreationTokens ? cacheCreationRatioFor(call.model) : 1,
         ratio: admission.ratio,
         completionRatio: state.completionRatio,
       }),

@@ -230,7 +230,7 @@ describe('anthropic adaptor: whole answers', () => {
 
   it('bills cache reads and writes inside the prompt, reads as cached tokens', () => {
     const answer = answered({ ...base, content: [{ type: 'text', text: 'x' }], stop_reason: 'end_turn', usage: { input_tokens: 10, cache_read_input_tokens: 100, cache_creation_input_tokens: 50, output_tokens: 7 } });
-    expect(answer.usage).toEqual({ prompt_tokens: 160, completion_tokens: 7, total_tokens: 167, prompt_tokens_details: { cached_tokens: 100 } });
+    expect(answer.usage).toEqual({ prompt_tokens: 160, completion_tokens: 7, total_tokens: 167, prompt_tokens_details: { cached_tokens: 100, cache_creation_tokens: 50 } });
   });
 
   it('an error inside a 200 body is a failure, not an answer (§16.3.2)', () => {

@@ -126,7 +126,7 @@ describe('Anthropic emulator and adaptor over HTTP', () => {
     if (isUpstreamFailure(answer)) throw new Error(answer.message);
     // prompt words: Be brief. remember [cache_read:3] and [cache_creation:2] this = 7
     expect(emulator.reported.at(-1)).toEqual({ promptTokens: 7, completionTokens: 10, cachedPromptTokens: 3, cacheCreationTokens: 2 });
-    expect(answer.usage).toEqual({ prompt_tokens: 7, completion_tokens: 10, total_tokens: 17, prompt_tokens_details: { cached_tokens: 3 } });
+    expect(answer.usage).toEqual({ prompt_tokens: 7, completion_tokens: 10, total_tokens: 17, prompt_tokens_details: { cached_tokens: 3, cache_creation_tokens: 2 } });
     const { usage } = await streamed(ask('again [cache_read:4]'));
     expect(usage).toEqual({ promptTokens: 4, completionTokens: 7, cachedPromptTokens: 4, cacheCreationTokens: 0 });
     expect(emulator.reported.at(-1)).toMatchObject({ promptTokens: 4, cachedPromptTokens: 4 });

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_RATIO } from '../../../common/options';
-import { completionRatioFor, computeQuota, imageQuota } from '../../../server/relay/billing';
+import { completionRatioFor, computeQuota, imageQuota } from '../../../server/billing/prices';
 import { resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
 interface AzureCall {

@@ -14,7 +14,7 @@ import {
   MIN_LOWERED_OUTPUT_TOKENS,
   maxOutputTokensFor,
   reservationQuota,
-} from '../../../server/relay/billing';
+} from '../../../server/billing/prices';
 
 describe('billing arithmetic', () => {
   it('reproduces the reference worked examples', () => {

@@ -2,7 +2,7 @@
 // root with one limited API key: what every relay suite starts from.
 import type { FastifyInstance } from 'fastify';
 import type { Config, DatabaseConfig } from '../../../server/config';
-import { bookkeepingFor } from '../../../server/relay/bookkeeping';
+import { bookkeepingFor } from '../../../server/billing/bookkeeping';
 import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../../support/app';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEmulator';
 

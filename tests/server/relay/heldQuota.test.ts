@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogType } from '../../../common/roles';
-import { kyselyLedger, returnHeldQuota, type QuotaLedger, type Reservation } from '../../../server/relay/quota';
+import { kyselyLedger, returnHeldQuota, type QuotaLedger, type Reservation } from '../../../server/billing/quota';
 import { buildTestApp } from '../../support/app';
 import { databaseTargets, type TestDatabase } from '../../support/databases';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { topLevelObjectField } from '../../../server/relay/jsonField';
+import { topLevelObjectField } from '../../../server/protocols/inbound/jsonField';
 
 const read = (value: unknown, key = 'usage') => topLevelObjectField(Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)), key);
 

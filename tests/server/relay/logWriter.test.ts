@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogType } from '../../../common/roles';
-import { LogWriter } from '../../../server/relay/logWriter';
+import { LogWriter } from '../../../server/billing/logWriter';
 import { buildTestApp } from '../../support/app';
 import { databaseTargets, type TestDatabase } from '../../support/databases';
 import { startRelayHarness } from './harness';

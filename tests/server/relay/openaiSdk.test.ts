@@ -5,8 +5,8 @@
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_RATIO } from '../../../common/options';
-import { AUDIO_REQUEST_TOKENS, computeQuota, imageQuota } from '../../../server/relay/billing';
-import { countInputTokens, countTextTokens } from '../../../server/relay/tokenCount';
+import { AUDIO_REQUEST_TOKENS, computeQuota, imageQuota } from '../../../server/billing/prices';
+import { countInputTokens, countTextTokens } from '../../../server/protocols/inbound/tokenCount';
 import { resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
 let harness: RelayHarness;

@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { INBOUND_CODECS, openaiChat } from '../../../server/protocols/inbound';
-import { bookkeepingFor } from '../../../server/relay/bookkeeping';
+import { bookkeepingFor } from '../../../server/billing/bookkeeping';
 import { relayContextOf, type RelayContext, type RelayOutcome } from '../../../server/relay/context';
 import type { UpstreamRequest } from '../../../server/relay/dispatch';
 import { relayError } from '../../../server/relay/errors';

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogType } from '../../../common/roles';
 import { renewLease, sweepDeadNodes } from '../../../server/relay/nodeLease';
-import { kyselyLedger, type Reservation, type Settlement } from '../../../server/relay/quota';
+import { kyselyLedger, type Reservation, type Settlement } from '../../../server/billing/quota';
 import { buildTestApp } from '../../support/app';
 import { databaseTargets, type TestDatabase } from '../../support/databases';
 

@@ -3,7 +3,7 @@
 // errors inside an HTTP 200, OpenAI's billing endpoints, 501s and 404s.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ChannelStatus } from '../../../common/roles';
-import { computeQuota, imageQuota } from '../../../server/relay/billing';
+import { computeQuota, imageQuota } from '../../../server/billing/prices';
 import { resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
 let harness: RelayHarness;

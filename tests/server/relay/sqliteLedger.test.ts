@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogType } from '../../../common/roles';
 import { logRow, logValues } from '../../../server/repositories/logs';
-import { SqliteLedger } from '../../../server/relay/sqliteLedger';
+import { SqliteLedger } from '../../../server/billing/sqliteLedger';
 import { buildTestApp } from '../../support/app';
 
 describe('the SQLite ledger', () => {

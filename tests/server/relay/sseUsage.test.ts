@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SseUsageWatcher } from '../../../server/relay/sseUsage';
+import { SseUsageWatcher } from '../../../server/protocols/inbound/openaiChat';
 
 const chunk = (content: string) =>
   `data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}},"finish_reason":null}]}\n\n`;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countChatPromptTokens, countInputTokens, countTextTokens } from '../../../server/relay/tokenCount';
+import { countChatPromptTokens, countInputTokens, countTextTokens } from '../../../server/protocols/inbound/tokenCount';
 
 describe('local token counting', () => {
   it('counts with the cl100k tokenizer', () => {

@@ -5,7 +5,7 @@
 // Retry-After and keeps its status, and works again once the holds settle.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenStatus } from '../../../common/roles';
-import type { Reservation } from '../../../server/relay/quota';
+import type { Reservation } from '../../../server/billing/quota';
 import { databaseTargets, type TestDatabase } from '../../support/databases';
 import { resetRelay, startRelayHarness, type RelayHarness } from './harness';
 

@@ -8,8 +8,8 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_RATIO } from '../../../common/options';
-import { cachedPromptRatioFor, completionRatioFor, computeQuota } from '../../../server/relay/billing';
-import { countChatPromptTokens, countTextTokens } from '../../../server/relay/tokenCount';
+import { cachedPromptRatioFor, completionRatioFor, computeQuota } from '../../../server/billing/prices';
+import { countChatPromptTokens, countTextTokens } from '../../../server/protocols/inbound/tokenCount';
 import { ANTHROPIC_CHANNELS, startAnthropicEmulator, type AnthropicEmulator } from '../../support/emulators/anthropic';
 import { resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
@@ -84,6 +84,24 @@ describe('an Anthropic channel through the openai SDK', () => {
       completion_tokens: reported.completionTokens,
       is_stream: 0,
     });
+  });
+
+  it("bills prompt-cache reads at Anthropic's 1/10 and cache writes at its 1.25x, as the vendor reports them", async () => {
+    const channelId = await addClaude();
+    const before = await harness.balances();
+    // the emulator moves tokens of the prompt into the cache fields when the prompt says so
+    const prompt = `${'preamble '.repeat(60)}[cache_read:20] [cache_creation:30] please answer`;
+    const completion = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: prompt }] });
+    const reported = anthropic.reported.at(-1)! as { promptTokens: number; completionTokens: number; cachedPromptTokens: number; cacheCreationTokens: number };
+    expect(reported.cachedPromptTokens).toBe(20);
+    expect(reported.cacheCreationTokens).toBe(30);
+    expect(completion.usage?.prompt_tokens_details?.cached_tokens).toBe(20);
+    const { promptTokens, completionTokens } = reported;
+    // uncached input at 1, 20 read tokens at 0.1, 30 written tokens at 1.25
+    const ratio = DEFAULT_MODEL_RATIO[MODEL];
+    const expected = Math.floor((promptTokens - 20 - 30 + 20 * 0.1 + 30 * 1.25 + Math.floor(completionTokens * completionRatioFor(MODEL))) * ratio);
+    expect(expected).toBeGreaterThan(charge(promptTokens, completionTokens, 20));
+    await expectBilled(before, channelId, expected, { prompt_tokens: promptTokens, completion_tokens: completionTokens });
   });
 
   it('streams chunks as they are decoded, ends with [DONE], and bills the reported usage', async () => {

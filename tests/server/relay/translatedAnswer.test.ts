@@ -13,7 +13,7 @@ import type { RoutedChannel } from '../../../server/relay/channelSelect';
 import type { TranslatedAnswer, UpstreamAnswer } from '../../../server/relay/dispatch';
 import { answerTranslated, type TranslatedUsage, type TranslateOptions } from '../../../server/relay/translate';
 import { UpstreamResponse } from '../../../server/relay/upstream';
-import { countTextTokens } from '../../../server/relay/tokenCount';
+import { countTextTokens } from '../../../server/protocols/inbound/tokenCount';
 import { FIXTURES } from '../protocols/contract';
 
 const MODEL = 'claude-3-5-haiku-20241022';

@@ -214,6 +214,20 @@ export function cachedPromptRatioFor(model: string): number {
   return Number.isFinite(ratio) ? ratio : DEFAULT_CACHED_PROMPT_RATIO;
 }
 
+/**
+ * What a prompt token written to the vendor's prompt cache costs, as a share
+ * of an ordinary prompt token, where the vendor bills cache writes apart.
+ * Anthropic: a 5-minute cache write is 1.25 x the base input price
+ * (https://docs.anthropic.com/en/docs/about-claude/pricing). Everyone else
+ * bills a cache write as an ordinary prompt token (1).
+ */
+const CACHE_CREATION_RATIO_BY_PREFIX: Readonly<Record<string, number>> = { claude: 1.25 };
+
+export function cacheCreationRatioFor(model: string): number {
+  for (const [prefix, ratio] of Object.entries(CACHE_CREATION_RATIO_BY_PREFIX)) if (model.startsWith(prefix)) return ratio;
+  return 1;
+}
+
 /** The prefix table's answer per model name, found once (bounded: model names come from clients). */
 const ratioByModel = new Map<string, number>();
 const MAX_CACHED_MODELS = 1000;
@@ -263,6 +277,8 @@ export interface Usage {
   completionTokens: number;
   /** Prompt tokens the upstream served from its cache (included in promptTokens). */
   cachedPromptTokens?: number;
+  /** Prompt tokens the upstream wrote to its cache (included in promptTokens; Anthropic bills them apart). */
+  cacheCreationTokens?: number;
 }
 
 export interface ChargeInput extends Usage {
@@ -270,22 +286,26 @@ export interface ChargeInput extends Usage {
   ratio: number;
   completionRatio: number;
   cachedPromptRatio?: number;
+  /** What a cache-write token costs as a share of a prompt token (1 when absent). */
+  cacheCreationRatio?: number;
 }
 
 const nonNegativeInteger = (value: number | undefined) =>
   Number.isFinite(value) && (value as number) > 0 ? Math.floor(value as number) : 0;
 
 /**
- * quota = floor((uncachedPrompt + cached x cachedRatio + floor(completion x completionRatio)) x ratio),
+ * quota = floor((uncachedPrompt + cached x cachedRatio + written x writtenRatio + floor(completion x completionRatio)) x ratio),
  * at least 1 for any priced request that used tokens, 0 when no token was used.
  */
 export function computeQuota(input: ChargeInput): number {
   const prompt = nonNegativeInteger(input.promptTokens);
   const completion = nonNegativeInteger(input.completionTokens);
   const cached = Math.min(nonNegativeInteger(input.cachedPromptTokens), prompt);
+  const written = Math.min(nonNegativeInteger(input.cacheCreationTokens), prompt - cached);
   if (prompt + completion === 0) return 0;
   const cachedRatio = input.cachedPromptRatio ?? DEFAULT_CACHED_PROMPT_RATIO;
-  const weightedTokens = prompt - cached + cached * cachedRatio + Math.floor(completion * input.completionRatio);
+  const writtenRatio = input.cacheCreationRatio ?? 1;
+  const weightedTokens = prompt - cached - written + cached * cachedRatio + written * writtenRatio + Math.floor(completion * input.completionRatio);
   const quota = Math.floor(weightedTokens * input.ratio);
   if (input.ratio > 0 && quota <= 0) return 1;
   return Math.max(0, quota);

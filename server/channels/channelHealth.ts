@@ -24,12 +24,12 @@ import { openAiFailure } from '../protocols/upstream/openai';
 import { ChannelStatus } from '../../common/roles';
 import type { AppContext } from '../plugins/context';
 import { listChannelsToCheck, recordChannelBalance, recordChannelTest, splitList, type ChannelRow } from '../repositories/channels';
-import { scrubSecrets } from './scrub';
-import { secretsOf } from './dispatch';
+import { scrubSecrets } from '../relay/scrub';
+import { secretsOf } from '../relay/dispatch';
 import { disableChannelAutomatically, notifyRoot, reenableChannelAutomatically, type UpstreamFailure } from './autoDisable';
-import { credentialFor } from './credentials';
-import { DisconnectSignal } from './upstream';
-import { openWebSocketCall, WebSocketRefused } from './websocketUpstream';
+import { credentialFor } from '../relay/credentials';
+import { DisconnectSignal } from '../relay/upstream';
+import { openWebSocketCall, WebSocketRefused } from '../relay/websocketUpstream';
 
 /** Deadline for any one upstream call made by a check (test or balance). */
 export const CHECK_TIMEOUT_MS = 30_000;
