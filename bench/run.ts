@@ -2,10 +2,12 @@
 // all on loopback with the OpenAI emulator as the upstream and wrk as the load.
 // Prints a table with the targets of issue 4 and writes it to bench/results/.
 import { spawnSync } from 'node:child_process';
+import { request } from 'undici';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpuMs, placeProcesses, repoRoot, rssMiB, startFlags, startScript, type Started } from './processes';
-import { prepareGateway } from './consoleApi';
+import { consoleCall, prepareGateway } from './consoleApi';
+import { ANTHROPIC_GOOD_KEY } from '../tests/support/emulators/anthropic';
 import { firstByte, starvationScenario } from './starvation';
 import { runWrk, type LoadResult } from './wrk';
 
@@ -17,6 +19,26 @@ const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const MODEL = 'gpt-3.5-turbo';
 const plainBody = { model: MODEL, messages: [{ role: 'user', content: 'Say hello to the benchmark.' }] };
 const streamBody = { ...plainBody, stream: true, emulator: { chunks: 20 } };
+
+/** The Anthropic-channel row: an OpenAI client in, the Messages API upstream out (the translated path). */
+const CLAUDE_MODEL = 'claude-3-5-haiku-20241022';
+const claudePlainBody = { model: CLAUDE_MODEL, max_tokens: 64, messages: [{ role: 'user', content: 'Say hello to the benchmark.' }] };
+const claudeStreamBody = { ...claudePlainBody, stream: true };
+const ANTHROPIC_HEADERS = { 'x-api-key': ANTHROPIC_GOOD_KEY, 'anthropic-version': '2023-06-01' };
+
+/** Time to the first byte of a streamed answer, in ms. */
+async function firstByteAt(url: string, headers: Record<string, string>, body: unknown): Promise<number> {
+  const started = process.hrtime.bigint();
+  const response = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  let ms = Number.NaN;
+  for await (const _ of response.body) {
+    ms = Number(process.hrtime.bigint() - started) / 1e6;
+    break;
+  }
+  await response.body.dump();
+  if (response.statusCode !== 200) throw new Error(`${url} answered ${response.statusCode}`);
+  return ms;
+}
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
@@ -71,6 +93,14 @@ try {
 
   const { rootCookie: cookie, key: gatewayKey } = await prepareGateway(gateway.url, emulator.url, MODEL);
 
+  const anthropic = await startScript('anthropicEmulatorProcess', {});
+  started.push(anthropic);
+  await consoleCall(`${gateway.url}/api/channel/`, {
+    method: 'POST',
+    cookie,
+    body: { name: 'anthropic emulator', type: 14, key: ANTHROPIC_GOOD_KEY, base_url: anthropic.url, models: CLAUDE_MODEL },
+  });
+
   const passthrough = await startScript('passthroughProcess', { UPSTREAM_URL: emulator.url, CLIENT_KEY: 'sk-bench' });
   started.push(passthrough);
   placement.pinMeasured(gateway.child.pid!);
@@ -122,6 +152,50 @@ try {
   }
 
   const [ttftDirect, ttftPassthrough, ttftGateway] = await timeToFirstToken(targets);
+
+  // The Anthropic channel: the gateway translating (OpenAI in, Messages out) against the vendor emulator called
+  // directly in its own protocol, in alternating rounds; then the time to the first byte of a stream, alternating.
+  const claudeTargets = [
+    { name: 'Messages direct', url: `${anthropic.url}/v1/messages`, apiKey: 'unused', headers: ANTHROPIC_HEADERS, body: claudePlainBody, pid: anthropic.child.pid! },
+    { name: 'switchboard -> Messages', url: `${gateway.url}/v1/chat/completions`, apiKey: gatewayKey, headers: {}, body: { ...claudePlainBody, max_tokens: undefined }, pid: gateway.child.pid! },
+  ];
+  const claudeRuns = claudeTargets.map(() => [] as LoadResult[]);
+  const claudeCpu = claudeTargets.map(() => 0);
+  for (const target of claudeTargets) await runWrk({ ...target, connections: 16, durationSeconds: WARMUP_SECONDS });
+  for (let round = 0; round < ROUNDS; round += 1) {
+    for (let turn = 0; turn < claudeTargets.length; turn += 1) {
+      const which = (round + turn) % claudeTargets.length;
+      const target = claudeTargets[which];
+      await runWrk({ ...target, connections: 16, durationSeconds: 1 });
+      const before = cpuMs(target.pid);
+      claudeRuns[which].push(await runWrk({ ...target, connections: 16, durationSeconds: Math.max(1, Math.round(SECONDS / ROUNDS)) }));
+      claudeCpu[which] += cpuMs(target.pid) - before;
+    }
+  }
+  const claudeTtft: number[][] = [[], []];
+  for (let index = 0; index < 200; index += 1) {
+    if (index % 2 === 0) {
+      claudeTtft[0].push(await firstByteAt(`${anthropic.url}/v1/messages`, ANTHROPIC_HEADERS, claudeStreamBody));
+      claudeTtft[1].push(await firstByteAt(`${gateway.url}/v1/chat/completions`, { authorization: `Bearer ${gatewayKey}` }, claudeStreamBody));
+    } else {
+      claudeTtft[1].push(await firstByteAt(`${gateway.url}/v1/chat/completions`, { authorization: `Bearer ${gatewayKey}` }, claudeStreamBody));
+      claudeTtft[0].push(await firstByteAt(`${anthropic.url}/v1/messages`, ANTHROPIC_HEADERS, claudeStreamBody));
+    }
+  }
+  const claudeResults = claudeRuns.map(combineRuns);
+  const claudeLines = [
+    '',
+    `Anthropic channel (${CLAUDE_MODEL}): an OpenAI client in, the Messages API upstream out, c=16, ${ROUNDS} alternating rounds`,
+    '',
+    '| target | req/s | p50 ms | p99 ms | errors | CPU µs/req | time to first byte (median of 100) |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...claudeTargets.map((target, index) => {
+      const result = claudeResults[index];
+      return `| ${target.name} | ${result.requestsPerSecond.toFixed(0)} | ${result.p50Ms.toFixed(2)} | ${result.p99Ms.toFixed(2)} | ${result.errors} | ${((1000 * claudeCpu[index]) / result.requests).toFixed(0)} | ${median(claudeTtft[index]).toFixed(3)} ms |`;
+    }),
+    '',
+    `Translated path: ${claudeResults[1].requestsPerSecond.toFixed(0)} req/s (${(claudeResults[1].requestsPerSecond / claudeResults[0].requestsPerSecond).toFixed(2)} x the vendor emulator alone; round by round ${claudeRuns[1].map((run, round) => (run.requestsPerSecond / claudeRuns[0][round].requestsPerSecond).toFixed(2)).join(', ')} x), time to first token added ${(median(claudeTtft[1]) - median(claudeTtft[0])).toFixed(3)} ms.`,
+  ];
   const rss = rssMiB(gateway.child.pid!);
 
   const lines = ['| scenario | target | req/s | p50 ms | p99 ms | errors | CPU µs/req |', '|---|---|---:|---:|---:|---:|---:|'];
@@ -169,6 +243,7 @@ try {
     `CPU placement: ${placement.description}.`,
     '',
     ...lines,
+    ...claudeLines,
     '',
     ...starvation,
   ].join('\n');

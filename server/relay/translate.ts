@@ -52,17 +52,15 @@ function reported(usage: OpenAIUsage | null | undefined): Usage | undefined {
     promptTokens: usage.prompt_tokens,
     completionTokens: usage.completion_tokens,
     cachedPromptTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
-    cacheCreationTokens: usage.prompt_tokens_details?.cache_creation_tokens ?? 0,
+    ...(usage.prompt_tokens_details?.cache_creation_tokens ? { cacheCreationTokens: usage.prompt_tokens_details.cache_creation_tokens } : {}),
   };
 }
 
-const exact = (usage: Usage): TranslatedUsage => ({
-  promptTokens: usage.promptTokens,
-  completionTokens: usage.completionTokens,
-  cachedPromptTokens: usage.cachedPromptTokens,
-  cacheCreationTokens: usage.cacheCreationTokens ?? 0,
-  estimated: false,
-});
+const exact = (usage: Usage): TranslatedUsage => {
+  const billed: TranslatedUsage = { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, cachedPromptTokens: usage.cachedPromptTokens, estimated: false };
+  if (usage.cacheCreationTokens) billed.cacheCreationTokens = usage.cacheCreationTokens;
+  return billed;
+};
 
 /** Text a chunk delivered, for an estimate. */
 function textOf(chunk: ChatChunk): string {
