@@ -5,8 +5,7 @@
 // first tool; after a tool result it answers "the tool said: ...". Errors are `{code, message, request_id}` with
 // an HTTP status; the dead key gets DashScope's 401 InvalidApiKey.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { EmulatedChannel, EmulatedRequest, ProtocolEmulator, ReportedUsage } from './types';
+import { listenOnLoopback, type EmulatedChannel, type EmulatedRequest, type ProtocolEmulator, type ReportedUsage } from './types';
 
 const GOOD_KEY = 'sk-emulated-dashscope-key';
 const DEAD_KEY = 'sk-revoked-dashscope-key';
@@ -192,16 +191,10 @@ export async function startAliEmulator(): Promise<ProtocolEmulator> {
     });
   });
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const listening = await listenOnLoopback(server);
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    ...listening,
     requests,
     reported,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
   };
 }

@@ -47,8 +47,7 @@
 //   through the gateway, which forwards no such header) waits that long before
 //   each streamed word.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { EmulatedChannel, EmulatedRequest, ProtocolEmulator, ReportedUsage } from './types';
+import { listenOnLoopback, type EmulatedChannel, type EmulatedRequest, type ProtocolEmulator, type ReportedUsage } from './types';
 
 export const ANTHROPIC_GOOD_KEY = 'sk-ant-api03-emulator';
 export const ANTHROPIC_DEAD_KEY = 'sk-ant-dead';
@@ -334,16 +333,10 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
     response.end();
   });
 
-  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
-  const { port } = server.address() as AddressInfo;
+  const listening = await listenOnLoopback(server);
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    ...listening,
     requests,
     reported,
-    close: () =>
-      new Promise<void>((closed) => {
-        server.closeAllConnections();
-        server.close(() => closed());
-      }),
   };
 }

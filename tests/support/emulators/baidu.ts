@@ -4,8 +4,7 @@
 // call; the dead key's exchange is refused with `invalid_client` as Baidu does.
 // Errors come back in HTTP 200 bodies `{error_code, error_msg}`, like Baidu's.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { EmulatedChannel, EmulatedRequest, ProtocolEmulator, ReportedUsage } from './types';
+import { listenOnLoopback, type EmulatedChannel, type EmulatedRequest, type ProtocolEmulator, type ReportedUsage } from './types';
 
 const GOOD_KEY = 'emulated-baidu-ak|emulated-baidu-sk';
 const DEAD_KEY = 'revoked-baidu-ak|revoked-baidu-sk';
@@ -183,10 +182,9 @@ export async function startBaiduEmulator(): Promise<BaiduEmulator> {
     });
   });
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const listening = await listenOnLoopback(server);
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    ...listening,
     requests,
     reported,
     expireTokens() {
@@ -194,10 +192,5 @@ export async function startBaiduEmulator(): Promise<BaiduEmulator> {
       tokens.clear();
     },
     exchanges: () => issued,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
   };
 }

@@ -1,7 +1,8 @@
 // What every protocol emulator offers the tests: a loopback upstream that
 // speaks one vendor's exact wire format, records what it was asked, and
 // remembers the usage it reported (so a test can check the exact bill).
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 export interface EmulatedRequest {
   method: string;
@@ -44,4 +45,19 @@ export interface EmulatedChannel {
   chatModel: string;
   /** An embeddings model, when the vendor has embeddings. */
   embeddingModel?: string;
+}
+
+/** Listens on 127.0.0.1 at a free port; `close` ends open connections first (after `beforeClose`, e.g. WebSocket clients). */
+export async function listenOnLoopback(server: Server, beforeClose: () => void = () => {}): Promise<{ baseUrl: string; close(): Promise<void> }> {
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((closed) => {
+        beforeClose();
+        server.closeAllConnections();
+        server.close(() => closed());
+      }),
+  };
 }

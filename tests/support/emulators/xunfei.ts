@@ -10,10 +10,9 @@
 // Its own table of paths and domains, independent of the adaptor's.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { EmulatedChannel, EmulatedRequest, ProtocolEmulator, ReportedUsage } from './types';
+import { listenOnLoopback, type EmulatedChannel, type EmulatedRequest, type ProtocolEmulator, type ReportedUsage } from './types';
 
 /** APIKey → the app behind it. */
 const ACCOUNTS: Record<string, { appId: string; secret: string; licensed: boolean }> = {
@@ -143,18 +142,13 @@ export async function startXunfeiEmulator(): Promise<ProtocolEmulator> {
       ws.once('message', (data) => answer(ws, request, verdict.apiKey, verdict.path, data.toString()));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const listening = await listenOnLoopback(server, () => {
+    for (const client of sockets.clients) client.terminate();
+    sockets.close();
+  });
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    ...listening,
     requests,
     reported,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const client of sockets.clients) client.terminate();
-        sockets.close();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
   };
 }

@@ -11,8 +11,7 @@
 // streaming, and counts one token per word.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { EmulatedChannel, EmulatedRequest, ProtocolEmulator, ReportedUsage } from './types';
+import { listenOnLoopback, type EmulatedChannel, type EmulatedRequest, type ProtocolEmulator, type ReportedUsage } from './types';
 
 /** Keys the emulator knows: id → secret, and whether the account is in arrears (code 1113). */
 const ACCOUNTS: Record<string, { secret: string; broke: boolean }> = {
@@ -231,16 +230,10 @@ export async function startZhipuEmulator(): Promise<ProtocolEmulator> {
       } else sendJson(response, 404, { error: { code: '1222', message: `API ${path} 不存在` } });
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const listening = await listenOnLoopback(server);
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    ...listening,
     requests,
     reported,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
   };
 }
