@@ -145,7 +145,7 @@ async function testOverWebSocket(adaptor: UpstreamAdaptor, call: AdaptorCall, ta
 export async function testChannel(app: FastifyInstance, channel: ChannelRow, signal?: AbortSignal): Promise<ChannelTestResult> {
   const adaptor = adaptorForChannelType(Number(channel.type));
   if (!adaptor || !adaptor.operations.has('chat')) {
-    return { success: false, message: 'this channel type is not supported by this relay', seconds: 0, sent: false };
+    return { success: false, message: adaptor ? 'this channel type has no chat to test' : 'this channel type is unknown to this relay', seconds: 0, sent: false };
   }
   const config = configOf(channel);
   const started = performance.now();

@@ -310,9 +310,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
       // not this channel's to answer: the next one may be (the attempt is not spent on it)
       lastError = relayError(
         501,
-        adaptor?.operations.size === 0 || !adaptor
-          ? `channel type ${channel.type} is not supported by this relay yet`
-          : `channel type ${channel.type} does not offer ${operation ?? request.path}`,
+        adaptor ? `channel type ${channel.type} does not offer ${operation ?? request.path}` : `channel type ${channel.type} is unknown to this relay`,
         'channel_type_unsupported',
         'server_error',
       );
