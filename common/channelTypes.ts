@@ -176,7 +176,8 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     value: 20, label: 'OpenRouter', color: 'black', defaultBaseUrl: 'https://openrouter.ai', pathPrefix: '/api/v1', ...openAiCompatible,
     defaultModels: ['openai/gpt-4o-mini', 'anthropic/claude-sonnet-4.5', 'google/gemini-2.5-flash', 'deepseek/deepseek-chat', 'meta-llama/llama-3.3-70b-instruct'],
     ownedBy: 'openrouter', docs: 'https://openrouter.ai/docs/api-reference/overview',
-    // https://openrouter.ai/docs/api/api-reference/credits/get-credits: US dollars
+    // https://openrouter.ai/docs/api/api-reference/credits/get-credits: US dollars. OpenRouter documents a
+    // management key for it: a channel holding an inference-only key gets OpenRouter's refusal as its balance error
     balance: { source: 'openrouter', unit: 'usd' },
   },
   {
