@@ -16,6 +16,40 @@ export type ChannelProtocol = 'openai' | 'azure' | 'anthropic' | 'gemini' | 'bai
  */
 export type BalanceUnit = 'usd' | 'cny' | 'cny_per_10000' | 'points';
 
+/**
+ * Where a type's balance comes from: the kind of endpoint (its path and wire
+ * shape; server/channels/channelHealth.ts holds one fetcher per kind) and the
+ * unit of the figure it gives. The endpoint is asked at the channel's base
+ * URL, else `host`, else the type's default base URL.
+ * - `openai-subscription`: OpenAI's billing dashboard (hard limit minus this period's usage);
+ * - `credit-grants`: the resellers' `/dashboard/billing/credit_grants`, read from `field`;
+ * - `openai-sb`: OpenAI-SB's `/sb-api/user/status`;
+ * - `aiproxy`: AI Proxy's `/api/report/getUserOverview` (key in `api-key`);
+ * - `deepseek`: `/user/balance`, one entry per currency: the entry in `unit` is read, and an
+ *   account holding money in another currency is refused rather than shown in the wrong one;
+ * - `moonshot`: `/v1/users/me/balance`, `data.available_balance`;
+ * - `openrouter`: `/api/v1/credits`, `data.total_credits - data.total_usage`;
+ * - `siliconflow`: `/v1/user/info`, `data.totalBalance`.
+ */
+export type ChannelBalance = (
+  | { source: 'openai-subscription' | 'openai-sb' | 'aiproxy' | 'deepseek' | 'moonshot' | 'openrouter' | 'siliconflow' }
+  | { source: 'credit-grants'; field: 'total_available' | 'total_remaining' }
+) & {
+  unit: BalanceUnit;
+  /** Where the balance endpoint lives when it is not on the type's default base URL. */
+  host?: string;
+  /**
+   * Hosts of the vendor's other platform that report in another currency
+   * (Moonshot's api.moonshot.ai answers in USD where api.moonshot.cn answers
+   * in CNY, in the same shape): a channel pointed at one has its balance
+   * refused, never stored in a unit the console would mislabel.
+   */
+  otherCurrencyHosts?: Readonly<Record<string, BalanceUnit>>;
+};
+
+/** The kinds of balance endpoint. */
+export type BalanceSourceKind = ChannelBalance['source'];
+
 /** What a type's `other` field means and what an empty one becomes when the channel is saved. */
 export interface OtherSetting {
   /** The i18n key of the field's label in the console. */
@@ -44,12 +78,8 @@ export interface ChannelType {
   keyFormat?: string;
   /** True when a channel of this type cannot work without its own base URL (there is no usable default). */
   baseUrlRequired: boolean;
-  /**
-   * The unit of the balance the vendor reports; absent when the vendor has no
-   * balance source. server/channels/channelHealth.ts holds one fetch per type
-   * listed here (a test keeps the two sets equal).
-   */
-  balanceUnit?: BalanceUnit;
+  /** Where the vendor reports the balance and in what unit; absent when it has no balance source. */
+  balance?: ChannelBalance;
   /**
    * The `owned_by` that GET /v1/models reports for a model this type serves:
    * the organisation whose API answers it. Resellers of OpenAI's API report
@@ -75,12 +105,12 @@ export interface ChannelType {
 
 const openAiReseller = { protocol: 'openai', defaultModels: [], baseUrlRequired: false, ownedBy: 'openai' } as const;
 
-/** A vendor with its own OpenAI-compatible API (its own models, no balance source wired up). */
+/** A vendor with its own OpenAI-compatible API and its own models. */
 const openAiCompatible = { protocol: 'openai', baseUrlRequired: false } as const;
 
 export const CHANNEL_TYPES: readonly ChannelType[] = [
   // The spec's 18 types (spec §3): numbers, labels and colours as it fixes them.
-  { value: 1, label: 'OpenAI', color: 'green', defaultBaseUrl: 'https://api.openai.com', ...openAiReseller, balanceUnit: 'usd', docs: 'https://platform.openai.com/docs/api-reference' },
+  { value: 1, label: 'OpenAI', color: 'green', defaultBaseUrl: 'https://api.openai.com', ...openAiReseller, balance: { source: 'openai-subscription', unit: 'usd' }, docs: 'https://platform.openai.com/docs/api-reference' },
   {
     value: 14, label: 'Anthropic Claude', color: 'black', defaultBaseUrl: 'https://api.anthropic.com', protocol: 'anthropic',
     defaultModels: ['claude-sonnet-4-5', 'claude-opus-4-1', 'claude-haiku-4-5', 'claude-sonnet-4-0', 'claude-3-7-sonnet-latest', 'claude-3-5-haiku-latest'],
@@ -118,16 +148,16 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     defaultModels: ['glm-4-plus', 'glm-4-air', 'glm-4-flash', 'glm-4-long', 'embedding-3'], other: { label: 'app.channel.other_zhipu', fallback: 'v4' },
     pathPrefix: '/api/paas/v4', baseUrlRequired: false, ownedBy: 'zhipu', docs: 'https://open.bigmodel.cn/dev/api',
   },
-  { value: 8, label: 'Custom', color: 'pink', defaultBaseUrl: '', ...openAiReseller, baseUrlRequired: true, balanceUnit: 'usd', ownedBy: 'custom' },
+  { value: 8, label: 'Custom', color: 'pink', defaultBaseUrl: '', ...openAiReseller, baseUrlRequired: true, balance: { source: 'openai-subscription', unit: 'usd' }, ownedBy: 'custom' },
   { value: 2, label: 'API2D', color: 'blue', defaultBaseUrl: 'https://oa.api2d.net', ...openAiReseller },
-  { value: 5, label: 'OpenAI-SB', color: 'brown', defaultBaseUrl: 'https://api.openai-sb.com', ...openAiReseller, balanceUnit: 'cny_per_10000' },
+  { value: 5, label: 'OpenAI-SB', color: 'brown', defaultBaseUrl: 'https://api.openai-sb.com', ...openAiReseller, balance: { source: 'openai-sb', unit: 'cny_per_10000' } },
   { value: 7, label: 'OhMyGPT', color: 'purple', defaultBaseUrl: 'https://api.ohmygpt.com', ...openAiReseller },
-  { value: 10, label: 'AI Proxy', color: 'purple', defaultBaseUrl: 'https://api.aiproxy.io', ...openAiReseller, balanceUnit: 'points' },
-  { value: 4, label: 'CloseAI', color: 'teal', defaultBaseUrl: 'https://api.closeai-proxy.xyz', ...openAiReseller, balanceUnit: 'cny' },
+  { value: 10, label: 'AI Proxy', color: 'purple', defaultBaseUrl: 'https://api.aiproxy.io', ...openAiReseller, balance: { source: 'aiproxy', unit: 'points', host: 'https://aiproxy.io' } },
+  { value: 4, label: 'CloseAI', color: 'teal', defaultBaseUrl: 'https://api.closeai-proxy.xyz', ...openAiReseller, balance: { source: 'credit-grants', field: 'total_available', unit: 'cny' } },
   { value: 6, label: 'OpenAI Max', color: 'violet', defaultBaseUrl: 'https://api.openaimax.com', ...openAiReseller },
   { value: 9, label: 'AI.LS', color: 'yellow', defaultBaseUrl: 'https://api.caipacity.com', ...openAiReseller },
-  { value: 12, label: 'API2GPT', color: 'blue', defaultBaseUrl: 'https://api.api2gpt.com', ...openAiReseller, balanceUnit: 'cny' },
-  { value: 13, label: 'AIGC2D', color: 'purple', defaultBaseUrl: 'https://api.aigc2d.com', ...openAiReseller, balanceUnit: 'points' },
+  { value: 12, label: 'API2GPT', color: 'blue', defaultBaseUrl: 'https://api.api2gpt.com', ...openAiReseller, balance: { source: 'credit-grants', field: 'total_remaining', unit: 'cny' } },
+  { value: 13, label: 'AIGC2D', color: 'purple', defaultBaseUrl: 'https://api.aigc2d.com', ...openAiReseller, balance: { source: 'credit-grants', field: 'total_available', unit: 'points' } },
 
   // Today's providers, beyond the spec, with the numbers later one-api versions gave them (so databases stay portable).
   {
@@ -138,11 +168,17 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
   {
     value: 36, label: 'DeepSeek', color: 'blue', defaultBaseUrl: 'https://api.deepseek.com', ...openAiCompatible,
     defaultModels: ['deepseek-chat', 'deepseek-reasoner'], ownedBy: 'deepseek', docs: 'https://api-docs.deepseek.com/',
+    // https://api-docs.deepseek.com/api/get-user-balance: one entry per currency (CNY or USD) on the same host;
+    // CNY is DeepSeek's home currency, and a USD-only account is refused rather than shown as yuan
+    balance: { source: 'deepseek', unit: 'cny' },
   },
   {
     value: 20, label: 'OpenRouter', color: 'black', defaultBaseUrl: 'https://openrouter.ai', pathPrefix: '/api/v1', ...openAiCompatible,
     defaultModels: ['openai/gpt-4o-mini', 'anthropic/claude-sonnet-4.5', 'google/gemini-2.5-flash', 'deepseek/deepseek-chat', 'meta-llama/llama-3.3-70b-instruct'],
     ownedBy: 'openrouter', docs: 'https://openrouter.ai/docs/api-reference/overview',
+    // https://openrouter.ai/docs/api/api-reference/credits/get-credits: US dollars. OpenRouter documents a
+    // management key for it: a channel holding an inference-only key gets OpenRouter's refusal as its balance error
+    balance: { source: 'openrouter', unit: 'usd' },
   },
   {
     value: 28, label: 'Mistral AI', color: 'orange', defaultBaseUrl: 'https://api.mistral.ai', ...openAiCompatible,
@@ -162,6 +198,9 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     value: 25, label: 'Moonshot Kimi', color: 'grey', defaultBaseUrl: 'https://api.moonshot.cn', ...openAiCompatible,
     defaultModels: ['kimi-k2-0905-preview', 'kimi-k2-turbo-preview', 'moonshot-v1-8k', 'moonshot-v1-32k', 'moonshot-v1-128k'],
     ownedBy: 'moonshot', docs: 'https://platform.moonshot.cn/docs/api/chat',
+    // https://platform.moonshot.cn/docs/api/balance: yuan on api.moonshot.cn; the international
+    // platform (https://platform.moonshot.ai/docs/api/balance) answers the same shape in US dollars
+    balance: { source: 'moonshot', unit: 'cny', otherCurrencyHosts: { 'api.moonshot.ai': 'usd' } },
   },
   {
     value: 35, label: 'Cohere', color: 'teal', defaultBaseUrl: 'https://api.cohere.ai', pathPrefix: '/compatibility/v1', ...openAiCompatible,
@@ -177,6 +216,9 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     value: 44, label: 'SiliconFlow', color: 'purple', defaultBaseUrl: 'https://api.siliconflow.cn', ...openAiCompatible,
     defaultModels: ['deepseek-ai/DeepSeek-V3', 'deepseek-ai/DeepSeek-R1', 'Qwen/Qwen2.5-72B-Instruct', 'Qwen/Qwen2.5-7B-Instruct', 'BAAI/bge-m3'],
     ownedBy: 'siliconflow', docs: 'https://docs.siliconflow.cn/en/api-reference/chat-completions/chat-completions',
+    // https://docs.siliconflow.cn/en/api-reference/userinfo/get-user-info: yuan on api.siliconflow.cn; the
+    // international platform (https://docs.siliconflow.com/en/api-reference/userinfo/get-user-info) bills in US dollars
+    balance: { source: 'siliconflow', unit: 'cny', otherCurrencyHosts: { 'api.siliconflow.com': 'usd' } },
   },
   {
     // A local server by default; point the base URL at another host when Ollama runs elsewhere.
@@ -208,7 +250,7 @@ export function keyFitsFormat(value: number, key: string): boolean {
 }
 
 /** The types whose vendor reports a balance. */
-export const BALANCE_CHANNEL_TYPES: readonly number[] = CHANNEL_TYPES.filter((type) => type.balanceUnit).map((type) => type.value);
+export const BALANCE_CHANNEL_TYPES: readonly number[] = CHANNEL_TYPES.filter((type) => type.balance).map((type) => type.value);
 
 /** `owned_by` for a model served by a channel of this type; `custom` for a number no row has. */
 export function ownerOfChannelType(value: number): string {

@@ -10,13 +10,14 @@
 // duplicate upstream calls, because disabling flips a channel (and mails root)
 // once whoever gets there first.
 //
-// Balance endpoints (reference §10.3): OpenAI's billing dashboard
-// (https://platform.openai.com/account/billing) and the resellers' own
-// variants of it. The channel's base URL wins over the documented host, so a
-// self-hosted mirror (or a test emulator) is queried where it lives.
+// Balance endpoints: each type's row in common/channelTypes.ts names the kind
+// of endpoint and its unit; this file holds one fetcher per kind (OpenAI's
+// billing dashboard and the resellers' variants of it, reference §10.3, and
+// today's vendors' own). The channel's base URL wins over the documented
+// host, so a self-hosted mirror (or a test emulator) is queried where it lives.
 import type { FastifyInstance } from 'fastify';
 import { request as undiciRequest } from 'undici';
-import { BALANCE_CHANNEL_TYPES, findChannelType } from '../../common/channelTypes';
+import { BALANCE_CHANNEL_TYPES, findChannelType, type BalanceSourceKind, type BalanceUnit, type ChannelBalance } from '../../common/channelTypes';
 import { assembleChatResponse } from '../protocols/shared';
 import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatChunk, type ChatResponse, type UpstreamAdaptor } from '../protocols/types';
 import { adaptorForChannelType } from '../protocols/upstream';
@@ -196,11 +197,19 @@ async function getJson(url: string, headers: Record<string, string>, signal?: Ab
   return body as Record<string, unknown>;
 }
 
-/** A number, or a numeric string (OpenAI-SB sends its credit as text). */
+/** A number, or a numeric string (OpenAI-SB, DeepSeek and SiliconFlow send amounts as text). */
 function numberFrom(value: unknown, field: string): number {
   const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
   if (typeof number !== 'number' || !Number.isFinite(number)) throw new Error(`upstream answer has no ${field}`);
   return number;
+}
+
+/** `body.data` as an object, or the vendor's own words for why there is none. */
+function dataOf(body: Record<string, unknown>): Record<string, unknown> {
+  const data = body.data;
+  if (data && typeof data === 'object') return data as Record<string, unknown>;
+  const said = [body.msg, body.message].find((text) => typeof text === 'string' && text);
+  throw new Error(typeof said === 'string' ? said : 'upstream answer has no data');
 }
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -211,67 +220,111 @@ function localDate(date: Date): string {
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
 }
 
-type BalanceFetch = (base: string, key: string, signal?: AbortSignal) => Promise<number>;
+/** Reads one kind of balance endpoint at `base`: the figure in `setting.unit`. */
+type BalanceFetch<Kind extends BalanceSourceKind> = (base: string, key: string, setting: Extract<ChannelBalance, { source: Kind }>, signal?: AbortSignal) => Promise<number>;
 
-/** hard_limit_usd minus this period's usage (which OpenAI reports in cents). */
-const openAiSubscriptionBalance: BalanceFetch = async (base, key, signal) => {
-  const subscription = await getJson(`${base}/v1/dashboard/billing/subscription`, bearer(key), signal);
-  const hardLimit = numberFrom(subscription.hard_limit_usd, 'hard_limit_usd');
-  const today = new Date();
-  // without a payment method the grant is not monthly: look back 100 days
-  const start = subscription.has_payment_method === true
-    ? new Date(today.getFullYear(), today.getMonth(), 1)
-    : new Date(today.getFullYear(), today.getMonth(), today.getDate() - 100);
-  const query = new URLSearchParams({ start_date: localDate(start), end_date: localDate(today) });
-  const usage = await getJson(`${base}/v1/dashboard/billing/usage?${query}`, bearer(key), signal);
-  return hardLimit - numberFrom(usage.total_usage, 'total_usage') / 100;
-};
-
-const creditGrants = (field: 'total_available' | 'total_remaining'): BalanceFetch => async (base, key, signal) =>
-  numberFrom((await getJson(`${base}/dashboard/billing/credit_grants`, bearer(key), signal))[field], field);
-
-const openAiSbBalance: BalanceFetch = async (base, key, signal) => {
-  const body = await getJson(`${base}/sb-api/user/status?${new URLSearchParams({ api_key: key })}`, bearer(key), signal);
-  const data = body.data as { credit?: unknown } | null | undefined;
-  if (!data || typeof data !== 'object') throw new Error(typeof body.msg === 'string' && body.msg ? body.msg : 'upstream answer has no data');
-  return numberFrom(data.credit, 'credit');
-};
-
-const aiProxyBalance: BalanceFetch = async (base, key, signal) => {
-  const body = await getJson(`${base}/api/report/getUserOverview`, { 'api-key': key }, signal);
-  if (body.success !== true) throw new Error(`code: ${String(body.error_code ?? '')}, message: ${String(body.message ?? '')}`);
-  return numberFrom((body.data as { totalPoints?: unknown } | undefined)?.totalPoints, 'totalPoints');
-};
+const UNIT_NAMES: Record<BalanceUnit, string> = { usd: 'USD', cny: 'CNY', cny_per_10000: 'CNY/10000', points: 'points' };
 
 /**
- * Channel type → how its balance is read; `host` when it differs from the type's base URL.
- * The types with a balance are the table's (`balanceUnit` in common/channelTypes.ts);
- * tests/server/channelHealth.test.ts keeps this map's keys equal to them.
+ * One fetcher per kind of balance endpoint (the kinds are common/channelTypes.ts's,
+ * where each type's row names its own). https://platform.openai.com/account/billing
+ * and the resellers' variants of it are described in reference §10.3.
  */
-const BALANCE_SOURCES: Partial<Record<number, { fetch: BalanceFetch; host?: string }>> = {
-  1: { fetch: openAiSubscriptionBalance },
-  8: { fetch: openAiSubscriptionBalance },
-  4: { fetch: creditGrants('total_available') },
-  12: { fetch: creditGrants('total_remaining') },
-  13: { fetch: creditGrants('total_available') },
-  5: { fetch: openAiSbBalance },
-  10: { fetch: aiProxyBalance, host: 'https://aiproxy.io' },
+const BALANCE_FETCHERS: { [Kind in BalanceSourceKind]: BalanceFetch<Kind> } = {
+  /** hard_limit_usd minus this period's usage (which OpenAI reports in cents). */
+  'openai-subscription': async (base, key, _setting, signal) => {
+    const subscription = await getJson(`${base}/v1/dashboard/billing/subscription`, bearer(key), signal);
+    const hardLimit = numberFrom(subscription.hard_limit_usd, 'hard_limit_usd');
+    const today = new Date();
+    // without a payment method the grant is not monthly: look back 100 days
+    const start = subscription.has_payment_method === true
+      ? new Date(today.getFullYear(), today.getMonth(), 1)
+      : new Date(today.getFullYear(), today.getMonth(), today.getDate() - 100);
+    const query = new URLSearchParams({ start_date: localDate(start), end_date: localDate(today) });
+    const usage = await getJson(`${base}/v1/dashboard/billing/usage?${query}`, bearer(key), signal);
+    return hardLimit - numberFrom(usage.total_usage, 'total_usage') / 100;
+  },
+  'credit-grants': async (base, key, { field }, signal) =>
+    numberFrom((await getJson(`${base}/dashboard/billing/credit_grants`, bearer(key), signal))[field], field),
+  'openai-sb': async (base, key, _setting, signal) => {
+    const body = await getJson(`${base}/sb-api/user/status?${new URLSearchParams({ api_key: key })}`, bearer(key), signal);
+    return numberFrom(dataOf(body).credit, 'credit');
+  },
+  aiproxy: async (base, key, _setting, signal) => {
+    const body = await getJson(`${base}/api/report/getUserOverview`, { 'api-key': key }, signal);
+    if (body.success !== true) throw new Error(`code: ${String(body.error_code ?? '')}, message: ${String(body.message ?? '')}`);
+    return numberFrom((body.data as { totalPoints?: unknown } | undefined)?.totalPoints, 'totalPoints');
+  },
+  /**
+   * https://api-docs.deepseek.com/api/get-user-balance: `balance_infos`, one
+   * entry per currency (CNY or USD), amounts as strings. The entry in the
+   * row's unit is the balance; money held in another currency cannot be
+   * stored in that unit, so the answer is refused instead.
+   */
+  deepseek: async (base, key, { unit }, signal) => {
+    const infos = (await getJson(`${base}/user/balance`, bearer(key), signal)).balance_infos;
+    if (!Array.isArray(infos) || infos.length === 0) throw new Error('upstream answer has no balance_infos');
+    const wanted = UNIT_NAMES[unit];
+    let balance = 0;
+    const elsewhere: string[] = [];
+    for (const info of infos as Array<{ currency?: unknown; total_balance?: unknown } | null>) {
+      const amount = numberFrom(info?.total_balance, 'total_balance');
+      if (info?.currency === wanted) balance += amount;
+      else if (amount !== 0) elsewhere.push(`${String(info?.total_balance)} ${String(info?.currency)}`);
+    }
+    if (elsewhere.length > 0) throw new Error(`this account's balance is held in another currency (${elsewhere.join(', ')}); this channel type records balances in ${wanted}`);
+    return balance;
+  },
+  /** https://platform.moonshot.cn/docs/api/balance: cash plus vouchers. */
+  moonshot: async (base, key, _setting, signal) =>
+    numberFrom(dataOf(await getJson(`${base}/v1/users/me/balance`, bearer(key), signal)).available_balance, 'available_balance'),
+  /** https://openrouter.ai/docs/api/api-reference/credits/get-credits: credits bought minus credits used. */
+  openrouter: async (base, key, _setting, signal) => {
+    const data = dataOf(await getJson(`${base}/api/v1/credits`, bearer(key), signal));
+    return numberFrom(data.total_credits, 'total_credits') - numberFrom(data.total_usage, 'total_usage');
+  },
+  /** https://docs.siliconflow.cn/en/api-reference/userinfo/get-user-info: granted plus charged balance, as text. */
+  siliconflow: async (base, key, _setting, signal) =>
+    numberFrom(dataOf(await getJson(`${base}/v1/user/info`, bearer(key), signal)).totalBalance, 'totalBalance'),
 };
 
-/** The types this file can read a balance for (for the test that holds them equal to the table's). */
-export const BALANCE_SOURCE_TYPES: readonly number[] = Object.keys(BALANCE_SOURCES).map(Number);
+/** The kinds of balance endpoint this file can read (a test holds them to the table's). */
+export const BALANCE_SOURCE_KINDS: readonly BalanceSourceKind[] = Object.keys(BALANCE_FETCHERS) as BalanceSourceKind[];
+
+/** Reads a balance as its type's row describes it. */
+function fetchBalance(setting: ChannelBalance, base: string, key: string, signal?: AbortSignal): Promise<number> {
+  const read = BALANCE_FETCHERS[setting.source] as BalanceFetch<BalanceSourceKind>;
+  return read(base, key, setting as never, signal);
+}
+
+/** The unit a vendor's other platform answers in, when the channel points there and it differs from the row's. */
+function otherCurrencyOf(setting: ChannelBalance, base: string): BalanceUnit | undefined {
+  let host: string;
+  try {
+    host = new URL(base).host.toLowerCase();
+  } catch {
+    return undefined;
+  }
+  const unit = setting.otherCurrencyHosts?.[host];
+  return unit && unit !== setting.unit ? unit : undefined;
+}
 
 /** Asks the upstream for the channel's balance and saves it. Never disables anything. */
 export async function updateChannelBalance(app: FastifyInstance, channel: ChannelRow, signal?: AbortSignal): Promise<{ balance: number } | { error: string }> {
-  const source = BALANCE_SOURCES[Number(channel.type)];
+  const type = findChannelType(Number(channel.type));
+  const setting = type?.balance;
   const adaptorSource = adaptorForChannelType(Number(channel.type))?.balance;
-  if (!source && !adaptorSource) return { error: 'balance query is not supported for this channel type' };
+  if (!setting && !adaptorSource) return { error: 'balance query is not supported for this channel type' };
   let balance: number;
   try {
-    if (source) {
-      const base = baseUrlOf(channel, source.host);
+    if (setting) {
+      const base = baseUrlOf(channel, setting.host);
       if (!base) return { error: 'this channel has no base URL' };
-      balance = await source.fetch(base, channel.key, signal);
+      const otherUnit = otherCurrencyOf(setting, base);
+      if (otherUnit) {
+        return { error: `${new URL(base).host} reports balances in ${UNIT_NAMES[otherUnit]}; ${type!.label} balances are recorded in ${UNIT_NAMES[setting.unit]}` };
+      }
+      balance = await fetchBalance(setting, base, channel.key, signal);
     } else {
       // the vendor's own balance endpoint, as its adaptor describes it
       const target = adaptorSource!.request(configOf(channel));

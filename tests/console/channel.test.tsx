@@ -81,6 +81,11 @@ describe('channel display rules', () => {
     expect(formatBalance(5, 25000)).toBe('¥2.50');
     expect(formatBalance(10, 25000)).toBe('25.0k');
     expect(formatBalance(13, 42)).toBe('42');
+    // today's vendors: DeepSeek, Moonshot and SiliconFlow in yuan, OpenRouter in dollars
+    expect(formatBalance(36, 110)).toBe('¥110.00');
+    expect(formatBalance(25, 49.58894)).toBe('¥49.59');
+    expect(formatBalance(44, 88.88)).toBe('¥88.88');
+    expect(formatBalance(20, 74.75)).toBe('$74.75');
     expect(formatBalance(3, 5)).toBeNull();
     expect(formatBalance(14, 5)).toBeNull();
   });

@@ -4,8 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { BALANCE_CHANNEL_TYPES } from '../../common/channelTypes';
-import { BALANCE_SOURCE_TYPES, channelJobsSettled, runHealthPass } from '../../server/channels/channelHealth';
+import { CHANNEL_TYPES } from '../../common/channelTypes';
+import { BALANCE_SOURCE_KINDS, channelJobsSettled, runHealthPass } from '../../server/channels/channelHealth';
 import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../support/app';
 import { databaseTargets, type TestDatabase } from '../support/databases';
 import { SLOW_KEY_DELAY_MS, startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
@@ -291,8 +291,9 @@ for (const target of targets) {
 }
 
 describe('balance sources', () => {
-  it('exist for exactly the types the channel-type table gives a balance unit', () => {
-    expect([...BALANCE_SOURCE_TYPES].sort((a, b) => a - b)).toEqual([...BALANCE_CHANNEL_TYPES].sort((a, b) => a - b));
+  it('exist for exactly the kinds of endpoint the channel-type table names', () => {
+    const named = new Set(CHANNEL_TYPES.flatMap((type) => (type.balance ? [type.balance.source] : [])));
+    expect([...BALANCE_SOURCE_KINDS].sort()).toEqual([...named].sort());
   });
 });
 

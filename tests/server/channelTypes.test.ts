@@ -40,7 +40,7 @@ describe('the channel-type table', () => {
       const cells = (line as string).split('|').map((cell) => cell.trim());
       if (type.defaultBaseUrl) expect(cells[4], type.label).toContain(`\`${type.defaultBaseUrl}\``);
       if (type.pathPrefix) expect(cells[4], type.label).toContain(`\`${type.pathPrefix}\``);
-      expect(cells[6], type.label).toBe(type.balanceUnit ? 'yes' : 'no');
+      expect(cells[6], type.label).toBe(type.balance ? 'yes' : 'no');
     }
   });
 });

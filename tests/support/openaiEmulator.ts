@@ -99,7 +99,9 @@ export const SLOW_KEY_DELAY_MS = 1200;
 
 /**
  * Balance endpoints: OpenAI's dashboard (balance = 120 - 2050/100 = 99.5 USD),
- * the credit_grants variant of CloseAI, API2GPT and AIGC2D, OpenAI-SB and AI Proxy.
+ * the credit_grants variant of CloseAI, API2GPT and AIGC2D, OpenAI-SB and AI Proxy;
+ * and, in their vendors' documented shapes, DeepSeek (110.00 CNY), Moonshot
+ * (49.58894 CNY), OpenRouter (100.5 - 25.75 = 74.75 USD) and SiliconFlow (88.88 CNY).
  */
 export const BILLING_ANSWERS: Record<string, unknown> = {
   '/v1/dashboard/billing/subscription': { object: 'billing_subscription', hard_limit_usd: 120, has_payment_method: true },
@@ -107,6 +109,23 @@ export const BILLING_ANSWERS: Record<string, unknown> = {
   '/dashboard/billing/credit_grants': { object: 'credit_summary', total_granted: 20, total_used: 7.5, total_available: 12.5, total_remaining: 11.25 },
   '/sb-api/user/status': { msg: 'ok', data: { credit: '35000' } },
   '/api/report/getUserOverview': { success: true, message: '', data: { totalPoints: 42.5 } },
+  // https://api-docs.deepseek.com/api/get-user-balance
+  '/user/balance': {
+    is_available: true,
+    balance_infos: [{ currency: 'CNY', total_balance: '110.00', granted_balance: '10.00', topped_up_balance: '100.00' }],
+  },
+  // https://platform.moonshot.cn/docs/api/balance
+  '/v1/users/me/balance': { code: 0, data: { available_balance: 49.58894, voucher_balance: 46.58893, cash_balance: 3.00001 }, scode: '0x0', status: true },
+  // https://openrouter.ai/docs/api/api-reference/credits/get-credits
+  '/api/v1/credits': { data: { total_credits: 100.5, total_usage: 25.75 } },
+  // https://docs.siliconflow.cn/en/api-reference/userinfo/get-user-info
+  '/v1/user/info': {
+    code: 20000, message: 'OK', status: true,
+    data: {
+      id: 'userid', name: 'username', image: 'user_avatar_image_url', email: 'user_email_address', isAdmin: false, balance: '0.88',
+      status: 'normal', introduction: '', role: '', chargeBalance: '88.00', totalBalance: '88.88',
+    },
+  },
 };
 
 export interface EmulatorOptions {

@@ -14,10 +14,10 @@ export function responseTimeColor(milliseconds: number): PaletteName {
 
 /**
  * The balance in the unit the upstream reports for this type (the table's
- * `balanceUnit`); null when the type has no balance query.
+ * `balance.unit`); null when the type has no balance query.
  */
 export function formatBalance(type: number, balance: number): string | null {
-  switch (findChannelType(type)?.balanceUnit) {
+  switch (findChannelType(type)?.balance?.unit) {
     case 'usd':
       return `$${balance.toFixed(2)}`;
     case 'cny':
