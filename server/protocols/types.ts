@@ -235,7 +235,7 @@ export interface ChatStreamDecoder {
 /** A vendor's balance: one GET and how to read it. */
 export interface BalanceSource {
   request(channel: ChannelConfig): HttpTarget;
-  /** The balance in the type's `balanceUnit`, or a failure. */
+  /** The balance in the type's `balance.unit`, or a failure. */
   parse(status: number, body: string): number | UpstreamFailure;
 }
 
