@@ -209,3 +209,50 @@ export function dataUrl(url: string): { mediaType: string; data: string } | unde
   const match = /^data:([^;,]+);base64,(.*)$/s.exec(url);
   return match ? { mediaType: match[1], data: match[2] } : undefined;
 }
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isOptionalNumber = (value: unknown) => value === undefined || value === null || (typeof value === 'number' && Number.isFinite(value));
+
+/**
+ * What is wrong with a chat request's shape, as far as an adaptor relies on
+ * it (an OpenAI-speaking upstream checks the rest itself); undefined when it
+ * can be translated. The message names the field, as OpenAI's errors do.
+ */
+export function chatRequestProblem(request: Record<string, unknown>): { message: string; param: string } | undefined {
+  const { messages } = request;
+  if (!Array.isArray(messages) || messages.length === 0) return { message: 'messages must be a non-empty array', param: 'messages' };
+  for (const [index, message] of messages.entries()) {
+    const param = `messages[${index}]`;
+    if (!isObject(message)) return { message: `${param} must be an object`, param };
+    if (typeof message.role !== 'string') return { message: `${param}.role must be a string`, param: `${param}.role` };
+    const { content } = message;
+    if (content !== undefined && content !== null && typeof content !== 'string') {
+      if (!Array.isArray(content) || !content.every(isObject)) return { message: `${param}.content must be a string or an array of content parts`, param: `${param}.content` };
+      for (const [partIndex, part] of content.entries()) {
+        if (part.type === 'image_url' && !(isObject(part.image_url) && typeof part.image_url.url === 'string')) {
+          return { message: `${param}.content[${partIndex}].image_url must be an object with a url`, param: `${param}.content[${partIndex}].image_url` };
+        }
+      }
+    }
+    if (message.tool_calls !== undefined && message.tool_calls !== null) {
+      const calls = message.tool_calls;
+      if (!Array.isArray(calls) || !calls.every((call) => isObject(call) && isObject(call.function) && typeof call.function.name === 'string')) {
+        return { message: `${param}.tool_calls must be an array of function calls`, param: `${param}.tool_calls` };
+      }
+    }
+  }
+  const { tools } = request;
+  if (tools !== undefined && tools !== null) {
+    if (!Array.isArray(tools) || !tools.every((tool) => isObject(tool) && isObject(tool.function) && typeof tool.function.name === 'string')) {
+      return { message: 'tools must be an array of function tools, each with function.name', param: 'tools' };
+    }
+  }
+  const { stop } = request;
+  if (stop !== undefined && stop !== null && typeof stop !== 'string' && !(Array.isArray(stop) && stop.every((item) => typeof item === 'string'))) {
+    return { message: 'stop must be a string or an array of strings', param: 'stop' };
+  }
+  for (const field of ['temperature', 'top_p', 'top_k', 'presence_penalty', 'frequency_penalty', 'seed'] as const) {
+    if (!isOptionalNumber(request[field])) return { message: `${field} must be a number`, param: field };
+  }
+  return undefined;
+}

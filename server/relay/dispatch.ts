@@ -23,7 +23,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { Readable } from 'node:stream';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/faults';
-import { upstreamFailure } from '../protocols/shared';
+import { chatRequestProblem, upstreamFailure } from '../protocols/shared';
 import {
   isUpstreamFailure,
   type AdaptorCall,
@@ -386,6 +386,9 @@ async function translated(app: FastifyInstance, adaptor: UpstreamAdaptor, channe
   const config = channelConfigOf(channel);
   const json = request.json!;
   const clientStreams = operation === 'chat' && json.stream === true;
+  // a request an adaptor cannot read is the client's fault, whichever channel: a 400 before anything is sent
+  const problem = operation === 'chat' ? chatRequestProblem(json) : undefined;
+  if (problem) return { outcome: 'failed', failure: upstreamFailure(400, problem.message, { type: 'invalid_request_error', code: 'invalid_request_error', retryable: false }) };
   let credential = credentialFor(adaptor, config);
   if (credential instanceof Promise) credential = await credential;
   if (isUpstreamFailure(credential)) return { outcome: 'failed', failure: credential };
@@ -403,12 +406,20 @@ async function translated(app: FastifyInstance, adaptor: UpstreamAdaptor, channe
   const target = adaptor.target(config, call);
   if (isUpstreamFailure(target)) return { outcome: 'failed', failure: target };
   let body: string;
-  if (operation === 'chat') {
-    body = adaptor.encodeChat({ ...(json as unknown as ChatRequest), model: upstreamModel }, call);
-  } else if (adaptor.encodeEmbeddings) {
-    body = adaptor.encodeEmbeddings({ ...(json as unknown as EmbeddingRequest), model: upstreamModel }, call);
-  } else {
-    return { outcome: 'failed', failure: upstreamFailure(501, `the ${adaptor.protocol} adaptor cannot encode ${operation}`, { retryable: true }) };
+  try {
+    if (operation === 'chat') {
+      body = adaptor.encodeChat({ ...(json as unknown as ChatRequest), model: upstreamModel }, call);
+    } else if (adaptor.encodeEmbeddings) {
+      body = adaptor.encodeEmbeddings({ ...(json as unknown as EmbeddingRequest), model: upstreamModel }, call);
+    } else {
+      return { outcome: 'failed', failure: upstreamFailure(501, `the ${adaptor.protocol} adaptor cannot encode ${operation}`, { retryable: true }) };
+    }
+  } catch (error) {
+    // an input the vendor's format cannot carry (token arrays to Gemini embeddings...): another channel may take it
+    return {
+      outcome: 'failed',
+      failure: upstreamFailure(400, `this request cannot be sent to a ${adaptor.protocol} channel: ${(error as Error).message}`, { type: 'invalid_request_error', code: 'invalid_request_error', retryable: true }),
+    };
   }
   const answered = (translatedAnswer: TranslatedAnswer): Attempt => ({
     outcome: 'answered',

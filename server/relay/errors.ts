@@ -1,7 +1,7 @@
 // The relay's one error shape: OpenAI's error object with a meaningful status.
 import type { FastifyReply } from 'fastify';
 import type { ServerResponse } from 'node:http';
-import type { UpstreamFailure } from '../channels/autoDisable';
+import type { UpstreamFailure } from '../protocols/types';
 import { scrubForClient } from './scrub';
 
 export interface RelayError {
@@ -56,8 +56,9 @@ export function writeRelayError(response: ServerResponse, error: RelayError): vo
 const CLIENT_ERROR_STATUSES = new Set([400, 404, 422]);
 
 export function upstreamRelayError(status: number, failure: UpstreamFailure, channelKey: string, requestId: string): RelayError {
-  if (CLIENT_ERROR_STATUSES.has(status) && failure.type === 'invalid_request_error') {
-    return { status, message: scrubForClient(failure.message, channelKey), type: failure.type, code: failure.code ?? null, param: null };
+  // OpenAI's word for it, or any vendor's complaint its adaptor judged the request's own (it would fail anywhere)
+  if (CLIENT_ERROR_STATUSES.has(status) && (failure.type === 'invalid_request_error' || failure.retryable === false)) {
+    return { status, message: scrubForClient(failure.message, channelKey), type: 'invalid_request_error', code: failure.code ?? null, param: null };
   }
   if (status === 429) {
     return relayError(429, `the upstream service is busy, please retry later (request id ${requestId})`, 'upstream_busy', 'server_error');
