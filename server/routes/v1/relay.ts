@@ -16,7 +16,8 @@ import { ownerOfChannelType } from '../../../common/channelTypes';
 import type { Database } from '../../db/database';
 import { bookkeepingFor } from '../../billing/bookkeeping';
 import { relayContextOf } from '../../relay/context';
-import { isRelayError, relayError, sendRelayError } from '../../relay/errors';
+import { isRelayError, relayError, sendRelayError, type RelayError } from '../../relay/errors';
+import { anthropicMessages, countMessagesPromptTokens } from '../../protocols/inbound/anthropicMessages';
 import { modelNameProblem } from '../../relay/requestFields';
 import { authenticateRelay } from '../../relay/tokenAuth';
 import { answerCrash, runRelay, type RelayDeclaration } from '../../relay/pipeline';
@@ -88,6 +89,22 @@ export async function relayRoutes(app: FastifyInstance): Promise<void> {
     const owner = (await modelOwners(db, caller.user.group, model)).get(model);
     if (owner === undefined || !allowedByToken) return sendRelayError(reply, relayError(404, `The model '${model}' does not exist`, 'model_not_found'));
     return modelObject(model, owner);
+  });
+
+  // Anthropic's token count: the prompt's local count (the tokenizer relay bills an unreported prompt by); authenticated, not billed
+  app.post('/v1/messages/count_tokens', async (request, reply) => {
+    const headers = { authorization: anthropicMessages.authorization(request.headers) };
+    const fail = (error: RelayError) => reply.code(error.status).header('content-type', anthropicMessages.contentType).send(anthropicMessages.errorBody(error));
+    const caller = await authenticateRelay(db, { ip: request.ip, headers }, app.ctx.relayCache);
+    if (isRelayError(caller)) return fail(caller);
+    const body = request.body;
+    if (!body || typeof body !== 'object' || Array.isArray(body)) return fail(relayError(400, 'the request body must be a JSON object', 'invalid_json'));
+    const fields = body as Record<string, unknown>;
+    const model = anthropicMessages.model('chat', fields);
+    if (!model) return fail(relayError(400, 'model: Field required', 'invalid_request_error'));
+    if (!Array.isArray(fields.messages)) return fail(relayError(400, 'messages: Field required', 'invalid_request_error'));
+    if (caller.token.models && !caller.token.models.split(',').includes(model)) return fail(relayError(403, `this token may not use the model ${model}`, 'model_not_allowed'));
+    return { input_tokens: countMessagesPromptTokens(fields, model, { approximate: app.ctx.options.bool('ApproximateTokenEnabled') }) };
   });
 
   const ctx = relayContextOf(app, bookkeeping);
