@@ -8,6 +8,8 @@ import { DEFAULT_MODEL_RATIO } from '../../../common/options';
 import { cachedPromptRatioFor, completionRatioFor, computeQuota } from '../../../server/billing/prices';
 import { countMessagesPromptTokens } from '../../../server/protocols/inbound/anthropicMessages';
 import { countWords } from '../../support/openaiEmulator';
+import { GEMINI_CHANNELS, startGeminiEmulator } from '../../support/emulators/gemini';
+import type { ProtocolEmulator } from '../../support/emulators/types';
 import { ANTHROPIC_CHANNELS, startAnthropicEmulator, type AnthropicEmulator } from '../../support/emulators/anthropic';
 import { resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
@@ -18,15 +20,19 @@ const GPT = 'gpt-4';
 let harness: RelayHarness;
 let client: Anthropic;
 let anthropic: AnthropicEmulator;
+let gemini: ProtocolEmulator;
+const GEMINI = GEMINI_CHANNELS[0];
 
 beforeAll(async () => {
   harness = await startRelayHarness();
   client = new Anthropic({ apiKey: harness.apiKey, baseURL: harness.baseUrl, maxRetries: 0 });
   anthropic = await startAnthropicEmulator();
+  gemini = await startGeminiEmulator();
 });
 afterAll(async () => {
   await harness.close();
   await anthropic.close();
+  await gemini.close();
 });
 beforeEach(async () => {
   await resetRelay(harness);
@@ -344,5 +350,55 @@ describe('/v1/messages: keys, required fields, count_tokens', () => {
     expect(counted.input_tokens).toBeGreaterThan(10);
     expect(anthropic.requests.length).toBe(requests);
     expect((await harness.balances()).user.quota).toBe(before.user.quota);
+  });
+});
+
+describe('/v1/messages to a Gemini channel (translated both ways, tool calls in the answer)', () => {
+  const addGemini = () => harness.addChannel({ type: GEMINI.type, name: 'gemini', key: GEMINI.key, base_url: GEMINI.baseUrl(gemini), models: GEMINI.chatModel });
+
+  it('answers a tool call as a tool_use block, streamed as content_block_start + input_json_delta, and takes the tool_result back', async () => {
+    const channelId = await addGemini();
+    const model = GEMINI.chatModel;
+    const before = await harness.balances();
+    const question = 'weather in Paris';
+    const first = await client.messages.create({ model, max_tokens: 100, tools: [WEATHER_TOOL], messages: [{ role: 'user', content: question }] });
+    expect(first.stop_reason).toBe('tool_use');
+    expect(first.content).toEqual([{ type: 'tool_use', id: expect.stringMatching(/^toolu_/), name: 'get_weather', input: { city: question } }]);
+    const firstReported = gemini.reported.at(-1)!;
+    expect(first.usage).toMatchObject({ input_tokens: firstReported.promptTokens, output_tokens: firstReported.completionTokens });
+
+    const stream = client.messages.stream({ model, max_tokens: 100, tools: [WEATHER_TOOL], messages: [{ role: 'user', content: question }] });
+    const events: Array<{ type: string; [field: string]: unknown }> = [];
+    stream.on('streamEvent', (event) => events.push(event as never));
+    const streamed = await stream.finalMessage();
+    expect(eventOrder(events.map((event) => event.type))).toEqual(['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+    expect(events.find((event) => event.type === 'content_block_start')).toMatchObject({ index: 0, content_block: { type: 'tool_use', name: 'get_weather', input: {} } });
+    expect(events.find((event) => event.type === 'content_block_delta')).toMatchObject({ index: 0, delta: { type: 'input_json_delta' } });
+    expect(events.find((event) => event.type === 'message_delta')).toMatchObject({ delta: { stop_reason: 'tool_use' } });
+    expect(streamed.content).toEqual([{ type: 'tool_use', id: expect.stringMatching(/^toolu_/), name: 'get_weather', input: { city: question } }]);
+    const streamReported = gemini.reported.at(-1)!;
+
+    const use = first.content[0] as { id: string };
+    const answer = await client.messages.create({
+      model,
+      max_tokens: 100,
+      tools: [WEATHER_TOOL],
+      messages: [
+        { role: 'user', content: question },
+        { role: 'assistant', content: first.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: 'sunny' }] },
+      ],
+    });
+    expect(answer.stop_reason).toBe('end_turn');
+    expect(answer.content[0]).toMatchObject({ type: 'text', text: expect.stringContaining('Hello from Gemini, the tool said:') });
+    expect(answer.content[0]).toMatchObject({ text: expect.stringContaining('sunny') });
+    const lastReported = gemini.reported.at(-1)!;
+    const total = [firstReported, streamReported, lastReported].reduce((sum, usage) => sum + charge(model, usage), 0);
+    const after = await harness.balances();
+    expect(before.user.quota - after.user.quota).toBe(total);
+    expect(before.token.remain_quota - after.token.remain_quota).toBe(total);
+    const channel = await harness.app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow();
+    expect(channel.used_quota).toBe(total);
+    expect(await lastLog()).toMatchObject({ quota: charge(model, lastReported), prompt_tokens: lastReported.promptTokens, completion_tokens: lastReported.completionTokens });
   });
 });
