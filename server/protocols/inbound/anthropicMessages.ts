@@ -168,7 +168,8 @@ export function chatRequestOf(body: Record<string, unknown>): ChatRequest {
   }
   const userId = (body.metadata as { user_id?: unknown } | undefined)?.user_id;
   if (typeof userId === 'string' && userId !== '') request.user = userId;
-  if (body.thinking && typeof body.thinking === 'object') request.thinking = body.thinking;
+  // `thinking` is not carried over: OpenAI-speaking vendors refuse fields they do not know, and an
+  // Anthropic channel (the one that has it) gets the client's own request
   return request;
 }
 
@@ -438,10 +439,18 @@ function authorization(headers: IncomingHttpHeaders): string | undefined {
   return typeof header === 'string' ? header : undefined;
 }
 
+/** The client's beta flags, for a channel that speaks Messages (prompt caching, interleaved thinking and the like). */
+function forwardedHeaders(headers: IncomingHttpHeaders): Record<string, string> | undefined {
+  const beta = headers['anthropic-beta'];
+  if (beta === undefined || beta === '') return undefined;
+  return { 'anthropic-beta': Array.isArray(beta) ? beta.join(',') : beta };
+}
+
 export const anthropicMessages = {
   protocol: 'anthropic',
   contentType: 'application/json',
   authorization,
+  forwardedHeaders,
   model: (_mode: TextMode, body: Record<string, unknown>) => modelOf(body),
   check(_mode, body) {
     if (!Array.isArray(body.messages)) return { message: 'messages: Field required', code: 'invalid_request_error' };

@@ -52,6 +52,8 @@ export interface InboundCodec {
    * query parameter). Absent: the Authorization header is read as it is.
    */
   authorization?(headers: IncomingHttpHeaders): string | undefined;
+  /** Headers of the client's that go on to a channel speaking its protocol (Anthropic's `anthropic-beta`); undefined for none. */
+  forwardedHeaders?(headers: IncomingHttpHeaders): Record<string, string> | undefined;
   /** The content type of its error bodies. */
   contentType: string;
   /** The model a request asks for ('' when none): the body's, else the path's (`/v1/engines/:model`), else the mode's default. */

@@ -153,7 +153,7 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
         requestId: call.admission.requestId,
         model: call.model,
         path: upstreamPath,
-        headers: state.streamed ? STREAM_HEADERS : JSON_HEADERS,
+        headers: inbound.forwardedHeaders ? withForwarded(state.streamed ? STREAM_HEADERS : JSON_HEADERS, inbound.forwardedHeaders(input.headers)) : state.streamed ? STREAM_HEADERS : JSON_HEADERS,
         body: (upstreamModel) => {
           // nothing to change: the client's own bytes go on, unparsed and unprinted
           if (input.raw && !state.addUsage && state.loweredLimit === undefined && inbound.modelUnchanged(body, upstreamModel)) return input.raw;
@@ -243,6 +243,9 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
     return undefined;
   }
 }
+
+/** The route's headers with the client's forwarded ones (the shared object itself when there are none). */
+const withForwarded = (headers: Record<string, string>, forwarded: Record<string, string> | undefined) => (forwarded ? { ...headers, ...forwarded } : headers);
 
 /** A request in the chat form, decoded on first read (a channel that speaks the client's protocol never reads it). */
 function chatFormOf(decode: (body: Record<string, unknown>) => ChatRequest, body: Record<string, unknown>, loweredLimit: number | undefined): Record<string, unknown> {

@@ -122,8 +122,13 @@ describe('/v1/messages to an Anthropic channel (passthrough)', () => {
 
   it('changes only the model when the channel maps it', async () => {
     await harness.addChannel({ type: CLAUDE.type, name: 'claude', key: CLAUDE.key, base_url: CLAUDE.baseUrl(anthropic), models: 'claude-3-5-haiku-latest', model_mapping: JSON.stringify({ 'claude-3-5-haiku-latest': CLAUDE_MODEL }) });
-    await client.messages.create({ model: 'claude-3-5-haiku-latest', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] });
-    expect(anthropic.requests.at(-1)!.body).toEqual({ model: CLAUDE_MODEL, max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] });
+    await client.messages.create({ model: 'claude-3-5-haiku-latest', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] }, { headers: { 'anthropic-beta': 'prompt-caching-2024-07-31' } });
+    const sent = anthropic.requests.at(-1)!;
+    expect(sent.body).toEqual({ model: CLAUDE_MODEL, max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] });
+    // the client's beta flags go on; the key is the channel's
+    expect(sent.headers['anthropic-beta']).toBe('prompt-caching-2024-07-31');
+    expect(sent.headers['x-api-key']).toBe(CLAUDE.key);
+    expect(sent.headers.authorization).toBeUndefined();
   });
 
   it('streams the vendor events as they came and bills the stream usage (prompt-cache reads and writes too)', async () => {
