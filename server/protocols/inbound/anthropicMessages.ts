@@ -469,7 +469,8 @@ export const anthropicMessages = {
   encodeChanged: (body, change) => JSON.stringify(change.outputLimit === undefined ? { ...body, model: change.model } : { ...body, model: change.model, max_tokens: change.outputLimit }),
   jsonUsage: reportedJsonUsage,
   answerText,
-  watchStream: () => new MessagesUsageWatcher(),
+  // nothing to strip: the gateway never asks a Messages stream for anything on the client's behalf
+  watchStream: (_stripUsageEvent: boolean) => new MessagesUsageWatcher(),
   errorBody: anthropicErrorBody,
   chatRequest: chatRequestOf,
   encodeResponse,

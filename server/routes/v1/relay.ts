@@ -37,6 +37,9 @@ function apiVersionOf(query: unknown): Readonly<Record<string, string>> | undefi
   return typeof version === 'string' ? { 'api-version': version } : undefined;
 }
 
+/** The `created_at` Anthropic's model list carries (the gateway knows no release dates; the same fixed time as OpenAI's `created`). */
+const ANTHROPIC_MODEL_CREATED_AT = new Date(1677649963 * 1000).toISOString();
+
 const modelObject = (id: string, owner: string) => ({ id, object: 'model', created: 1677649963, owned_by: owner });
 
 /**
@@ -71,12 +74,21 @@ export async function relayRoutes(app: FastifyInstance): Promise<void> {
   app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
   app.get('/v1/models', async (request, reply) => {
-    const caller = await authenticateRelay(db, request);
-    if (isRelayError(caller)) return sendRelayError(reply, caller);
+    // an Anthropic client (it sends anthropic-version) gets Anthropic's list, its errors in Anthropic's shape
+    const anthropic = request.headers['anthropic-version'] !== undefined;
+    const caller = await authenticateRelay(db, anthropic ? { ip: request.ip, headers: { authorization: anthropicMessages.authorization(request.headers) } } : request);
+    if (isRelayError(caller)) {
+      if (!anthropic) return sendRelayError(reply, caller);
+      return reply.code(caller.status).header('content-type', anthropicMessages.contentType).send(anthropicMessages.errorBody(caller));
+    }
     const owners = await modelOwners(db, caller.user.group);
     const allowed = caller.token.models ? new Set(caller.token.models.split(',')) : undefined;
-    const data = [...owners].filter(([model]) => !allowed || allowed.has(model)).map(([model, owner]) => modelObject(model, owner));
-    return { object: 'list', data };
+    const models = [...owners].filter(([model]) => !allowed || allowed.has(model));
+    if (anthropic) {
+      const data = models.map(([model]) => ({ type: 'model', id: model, display_name: model, created_at: ANTHROPIC_MODEL_CREATED_AT }));
+      return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+    }
+    return { object: 'list', data: models.map(([model, owner]) => modelObject(model, owner)) };
   });
 
   app.get('/v1/models/:model', async (request, reply) => {

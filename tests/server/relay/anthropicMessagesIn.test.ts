@@ -345,6 +345,20 @@ describe('/v1/messages: keys, required fields, count_tokens', () => {
     expect(counted).toBeInstanceOf(Anthropic.AuthenticationError);
   });
 
+  it("lists the models in Anthropic's shape to a client that sends anthropic-version", async () => {
+    await addClaude();
+    await addOpenAi();
+    const page = await client.models.list();
+    const ids = page.data.map((model) => model.id);
+    expect(ids).toEqual([CLAUDE_MODEL, GPT].sort());
+    expect(page.data[0]).toEqual({ type: 'model', id: ids[0], display_name: ids[0], created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    const bad = new Anthropic({ apiKey: 'sk-not-a-key', baseURL: harness.baseUrl, maxRetries: 0 });
+    await expect(bad.models.list()).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
+    // an OpenAI client still gets OpenAI's list
+    const openAiList = (await (await fetch(`${harness.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${harness.apiKey}` } })).json()) as { object: string };
+    expect(openAiList.object).toBe('list');
+  });
+
   it('counts tokens locally, without calling or billing anything', async () => {
     await addClaude();
     const before = await harness.balances();
