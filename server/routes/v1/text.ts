@@ -53,6 +53,7 @@ interface TextState {
 
 /** A text route of a client-side protocol: `mode` is what it asks, `upstreamPath` where (for channels that speak the client's protocol). */
 export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: string): RelayRoute<TextState> {
+  const clientProtocol = inbound.protocol === 'openai' ? undefined : `client protocol ${inbound.protocol}`;
   /** The prompt's exact count, made once. */
   const promptTokens = (call: RelayCall<TextState>) =>
     (call.state.countedPromptTokens ??= inbound.promptTokens(mode, call.body, call.model, { approximate: call.state.approximate }));
@@ -79,6 +80,8 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
       completionTokens: usage.completionTokens,
       isStream: state.streamed,
       estimated,
+      // the consume log says which client protocol asked, when it was not OpenAI's
+      ...(clientProtocol ? { detail: clientProtocol } : {}),
     });
   };
 

@@ -118,6 +118,8 @@ describe('/v1/messages to an Anthropic channel (passthrough)', () => {
       completion_tokens: reported.completionTokens,
       is_stream: 0,
     });
+    // the consume log names the client protocol
+    expect((await lastLog()).content).toContain('client protocol anthropic');
   });
 
   it('changes only the model when the channel maps it', async () => {
@@ -273,6 +275,7 @@ describe('/v1/messages to an OpenAI channel (translated)', () => {
     const promptTokens = countWords('one two three');
     expect(final.usage).toMatchObject({ input_tokens: promptTokens, output_tokens: 5 });
     await expectBilled(before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), { prompt_tokens: promptTokens, completion_tokens: 5, is_stream: 1 });
+    expect((await lastLog()).content).toContain('client protocol anthropic');
   });
 
   it('translates tools, tool_use history and tool_result blocks into OpenAI tools, tool_calls and tool messages', async () => {
