@@ -35,6 +35,7 @@ import {
   type EmbeddingRequest,
   type EmbeddingResponse,
   type HttpTarget,
+  type InboundProtocol,
   type Operation,
   type UpstreamAdaptor,
   type UpstreamFailure,
@@ -53,6 +54,8 @@ import { openWebSocketCall, WebSocketRefused, WebSocketTimeout } from './websock
 export interface UpstreamRequest {
   /** What is asked; a channel whose adaptor does not offer it is passed by. */
   operation?: Operation;
+  /** The protocol the client speaks (OpenAI's when absent): a channel whose adaptor speaks it gets the client's bytes. */
+  inbound?: InboundProtocol;
   /**
    * The client's parsed JSON body: what a channel that does not speak the
    * client's protocol gets, translated by its adaptor (absent for multipart).
@@ -305,7 +308,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
     if (!channel) break;
     tried.push(channel.id);
     const adaptor = adaptorForChannelType(channel.type);
-    const passes = adaptor?.speaks === 'openai';
+    const passes = adaptor?.speaks === (request.inbound ?? 'openai');
     if (!adaptor || !operation || !adaptor.operations.has(operation) || (!passes && !(TRANSLATABLE.has(operation) && request.json))) {
       // not this channel's to answer: the next one may be (the attempt is not spent on it)
       lastError = relayError(
@@ -369,7 +372,10 @@ async function passThrough(app: FastifyInstance, adaptor: UpstreamAdaptor, chann
     // an error object needs the key "error": without those bytes the answer is not one, and
     // is parsed only when its value is asked for (once the client has it)
     const error = bytes.indexOf(ERROR_KEY) === -1 ? undefined : (json.value as { error?: unknown } | undefined)?.error;
-    if (error && typeof error === 'object') return { outcome: 'failed', failure: openAiFailureInOkBody(bytes.toString('utf8')) };
+    if (error && typeof error === 'object') {
+      const text = bytes.toString('utf8');
+      return { outcome: 'failed', failure: adaptor.speaks === 'openai' ? openAiFailureInOkBody(text) : adaptor.failure(response.status, text) };
+    }
   }
   return { outcome: 'answered', answer: { channel, upstreamModel, response, json, requestId: (request.requestId ??= app.ctx.newRequestId()), log: app.log } };
 }

@@ -19,6 +19,7 @@ import { scrubSecrets } from './scrub';
 import { secretsOf } from './dispatch';
 import { countTextTokens } from '../protocols/inbound/tokenCount';
 import { isUpstreamTimeout } from './upstream';
+import type { InboundCodec } from '../protocols/inbound';
 
 /** What a translated answer used, as the routes settle it. */
 export interface TranslatedUsage {
@@ -31,6 +32,8 @@ export interface TranslatedUsage {
 }
 
 export interface TranslateOptions {
+  /** The client's protocol: one with its own encoders gets the answer in its shape, any other OpenAI's. */
+  inbound?: InboundCodec;
   /** The client asked for a stream. */
   streamed: boolean;
   /** The client asked stream_options.include_usage. */
@@ -109,6 +112,9 @@ export async function answerTranslated(answer: UpstreamAnswer, response: ServerR
     const promptTokens = translated.embeddings.usage.prompt_tokens;
     return promptTokens > 0 ? { promptTokens, completionTokens: 0, cachedPromptTokens: 0, estimated: false } : estimate('');
   }
+
+  const inbound = options.inbound;
+  if (inbound?.encodeResponse && inbound.encodeStream) return answerInProtocol(answer, response, options, inbound as Required<Pick<InboundCodec, 'encodeResponse' | 'encodeStream'>>, estimate);
 
   if (translated.stream && !options.streamed) {
     // a stream-only vendor (or a stream kept open for a whole answer): fold it into one answer
@@ -287,6 +293,126 @@ async function streamTranslated(
     } else {
       if (options.clientAskedUsage) response.write(`data: ${JSON.stringify(usageChunk(last?.id ?? call.responseId, last?.model ?? call.model, last?.created ?? call.now, billed))}\n\n`);
       response.end(DONE);
+    }
+  }
+  return billed;
+}
+
+/**
+ * Answers a client of another protocol (one whose codec has encoders): a whole
+ * answer as its JSON, a stream as its events. The same reading, failures and
+ * billing as OpenAI's answers above.
+ */
+async function answerInProtocol(
+  answer: UpstreamAnswer,
+  response: ServerResponse,
+  options: TranslateOptions,
+  inbound: Required<Pick<InboundCodec, 'encodeResponse' | 'encodeStream'>>,
+  estimate: (text: string) => TranslatedUsage,
+): Promise<TranslatedUsage | RelayError> {
+  const translated = answer.translated!;
+  const { call } = translated;
+  const sendBody = (text: string) => {
+    response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    response.end(text);
+  };
+
+  if (!options.streamed) {
+    let chat = translated.chat;
+    let usage: Usage | undefined;
+    if (translated.stream) {
+      const collected = await collect(answer, translated.stream);
+      if ('status' in collected) return collected;
+      usage = translated.stream.decoder.usage();
+      chat = assembleChatResponse(collected.chunks, call, usage ?? { promptTokens: 0, completionTokens: 0, cachedPromptTokens: 0 });
+    } else if (chat) {
+      usage = reported(chat.usage);
+    }
+    if (!chat) return unreachableRelayError(true, answer.requestId);
+    const billed = usage ? exact(usage) : estimate(textOfResponse(chat));
+    sendBody(inbound.encodeResponse(chat, billed, options.model));
+    return billed;
+  }
+
+  const encoder = inbound.encodeStream(options.model);
+  if (translated.chat) {
+    // the vendor answered a streamed call whole: the client still gets a stream
+    const chat = translated.chat;
+    const usage = reported(chat.usage);
+    const billed = usage ? exact(usage) : estimate(textOfResponse(chat));
+    response.writeHead(200, SSE_HEADERS);
+    response.write(encoder.chunks(chunksOfResponse(chat), billed, chat.id));
+    response.end(encoder.end(billed, chat.id));
+    return billed;
+  }
+
+  const stream = translated.stream!;
+  const { decoder, source } = stream;
+  let streamedText = '';
+  response.writeHead(200, SSE_HEADERS);
+  const send = (chunks: ChatChunk[]): boolean => {
+    for (const chunk of chunks) streamedText += textOf(chunk);
+    const out = encoder.chunks(chunks, decoder.usage(), call.responseId);
+    return out.length === 0 || response.write(out);
+  };
+  let broken = false;
+  let failure: UpstreamFailure | undefined;
+  send(stream.held);
+  if (!stream.ended && !source.destroyed) {
+    await new Promise<void>((resolve) => {
+      const clientLeft = () => {
+        if (!response.writableFinished) {
+          broken = true;
+          source.destroy();
+          finish();
+        }
+      };
+      const finish = () => {
+        source.off('data', onData).off('end', onEnd).off('error', onError);
+        response.off('close', clientLeft);
+        resolve();
+      };
+      const onData = (piece: Buffer | string) => {
+        const more = send(decoder.push(piece));
+        failure = decoder.failure();
+        if (failure || decoder.done()) {
+          source.destroy();
+          send(decoder.end());
+          return finish();
+        }
+        if (!more) {
+          source.pause();
+          response.once('drain', () => source.resume());
+        }
+      };
+      const onEnd = () => {
+        send(decoder.end());
+        failure = decoder.failure();
+        finish();
+      };
+      const onError = (error: Error) => {
+        broken = true;
+        if (!response.destroyed) {
+          answer.log.warn({ requestId: answer.requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, secretsOf(answer.channel.key)) }, 'upstream stream broke off');
+          failure = { status: 502, message: error.message, type: null, code: null, deadKey: false, retryable: true };
+        }
+        finish();
+      };
+      source.on('data', onData).once('end', onEnd).once('error', onError);
+      response.once('close', clientLeft);
+      source.resume();
+    });
+  } else {
+    failure = decoder.failure();
+  }
+  const usage = decoder.usage();
+  const billed = usage && !broken && !failure ? exact(usage) : estimate(streamedText);
+  if (!response.destroyed && !response.writableEnded) {
+    if (failure) {
+      const error = failure.status === 502 && broken ? unreachableRelayError(true, answer.requestId) : clientError(answer, failure);
+      response.end(encoder.error(error));
+    } else {
+      response.end(encoder.end(billed, call.responseId));
     }
   }
   return billed;

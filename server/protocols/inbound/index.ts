@@ -2,12 +2,15 @@
 // codec file here, its line below, and route declarations that name it
 // (server/routes/v1/text.ts `textRoute(codec, ...)`).
 import type { InboundProtocol } from '../types';
+import { anthropicMessages } from './anthropicMessages';
 import { openaiChat } from './openaiChat';
 import type { InboundCodec } from './types';
 
 export const INBOUND_CODECS = {
   openai: openaiChat,
+  anthropic: anthropicMessages,
 } satisfies Record<InboundProtocol, InboundCodec>;
 
-export type { InboundCodec, JsonAnswer, StreamUsage, TextMode, UsageWatcher, InboundError } from './types';
+export type { InboundCodec, InboundStreamEncoder, JsonAnswer, StreamUsage, TextMode, UsageWatcher, InboundError } from './types';
 export { openaiChat } from './openaiChat';
+export { anthropicMessages } from './anthropicMessages';

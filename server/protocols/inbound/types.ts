@@ -3,7 +3,7 @@
 // Gemini later). A codec is pure: it reads request bodies and answer bytes and
 // writes error bodies; the relay pipeline (server/relay/pipeline.ts) does the I/O.
 import type { IncomingHttpHeaders } from 'node:http';
-import type { InboundProtocol } from '../types';
+import type { ChatChunk, ChatRequest, ChatResponse, InboundProtocol, Usage } from '../types';
 import type { CountOptions } from './tokenCount';
 
 /** The token-metered operations a text route serves. */
@@ -52,6 +52,8 @@ export interface InboundCodec {
    * query parameter). Absent: the Authorization header is read as it is.
    */
   authorization?(headers: IncomingHttpHeaders): string | undefined;
+  /** Headers of the client's that go on to a channel speaking its protocol (Anthropic's `anthropic-beta`); undefined for none. */
+  forwardedHeaders?(headers: IncomingHttpHeaders): Record<string, string> | undefined;
   /** The content type of its error bodies. */
   contentType: string;
   /** The model a request asks for ('' when none): the body's, else the path's (`/v1/engines/:model`), else the mode's default. */
@@ -79,6 +81,26 @@ export interface InboundCodec {
   answerText(value: unknown): string;
   /** A watcher for a streamed answer; `stripUsageEvent` drops the usage event the gateway asked for on the client's behalf. */
   watchStream(stripUsageEvent: boolean): UsageWatcher;
-  /** An error's body in the protocol's shape. */
-  errorBody(error: InboundError): string;
+  /** An error's body in the protocol's shape (the status, when given, picks the error's type where the protocol has types per status). */
+  errorBody(error: InboundError & { status?: number }): string;
+  /**
+   * For a protocol other than OpenAI chat: the request in the relay's chat form
+   * (what a channel that does not speak it gets), and the decoded answer
+   * written back in the protocol. Absent: the answer goes out in OpenAI's shape.
+   */
+  chatRequest?(body: Record<string, unknown>): ChatRequest;
+  /** A whole decoded answer as the protocol's JSON body (`model`: the one the client asked for). */
+  encodeResponse?(chat: ChatResponse, usage: Usage, model: string): string;
+  /** Writes decoded chunks as the protocol's event stream. */
+  encodeStream?(model: string): InboundStreamEncoder;
+}
+
+/** A decoded stream written in a client protocol's events. */
+export interface InboundStreamEncoder {
+  /** The events for these chunks ('' for none); `usage` is what the vendor reported so far. */
+  chunks(chunks: readonly ChatChunk[], usage: Usage | undefined, fallbackId: string): string;
+  /** The closing events of a complete answer, with what it used. */
+  end(usage: Usage, fallbackId: string): string;
+  /** An error event mid-stream. */
+  error(error: InboundError & { status?: number }): string;
 }

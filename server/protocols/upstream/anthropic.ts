@@ -488,6 +488,8 @@ export const anthropicAdaptor: UpstreamAdaptor = {
   protocol: 'anthropic',
   docs: 'https://docs.anthropic.com/en/api/messages',
   operations: new Set(['chat']),
+  // a Messages client's request passes to it as bytes, only the model changed
+  speaks: 'anthropic',
   transport: 'http',
   target,
   encodeChat,

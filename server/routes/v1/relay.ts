@@ -16,7 +16,8 @@ import { ownerOfChannelType } from '../../../common/channelTypes';
 import type { Database } from '../../db/database';
 import { bookkeepingFor } from '../../billing/bookkeeping';
 import { relayContextOf } from '../../relay/context';
-import { isRelayError, relayError, sendRelayError } from '../../relay/errors';
+import { isRelayError, relayError, sendRelayError, type RelayError } from '../../relay/errors';
+import { anthropicMessages, countMessagesPromptTokens } from '../../protocols/inbound/anthropicMessages';
 import { modelNameProblem } from '../../relay/requestFields';
 import { authenticateRelay } from '../../relay/tokenAuth';
 import { answerCrash, runRelay, type RelayDeclaration } from '../../relay/pipeline';
@@ -35,6 +36,9 @@ function apiVersionOf(query: unknown): Readonly<Record<string, string>> | undefi
   const version = (query as Record<string, unknown> | undefined)?.['api-version'];
   return typeof version === 'string' ? { 'api-version': version } : undefined;
 }
+
+/** The `created_at` Anthropic's model list carries (the gateway knows no release dates; the same fixed time as OpenAI's `created`). */
+const ANTHROPIC_MODEL_CREATED_AT = new Date(1677649963 * 1000).toISOString();
 
 const modelObject = (id: string, owner: string) => ({ id, object: 'model', created: 1677649963, owned_by: owner });
 
@@ -70,12 +74,21 @@ export async function relayRoutes(app: FastifyInstance): Promise<void> {
   app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
   app.get('/v1/models', async (request, reply) => {
-    const caller = await authenticateRelay(db, request);
-    if (isRelayError(caller)) return sendRelayError(reply, caller);
+    // an Anthropic client (it sends anthropic-version) gets Anthropic's list, its errors in Anthropic's shape
+    const anthropic = request.headers['anthropic-version'] !== undefined;
+    const caller = await authenticateRelay(db, anthropic ? { ip: request.ip, headers: { authorization: anthropicMessages.authorization(request.headers) } } : request);
+    if (isRelayError(caller)) {
+      if (!anthropic) return sendRelayError(reply, caller);
+      return reply.code(caller.status).header('content-type', anthropicMessages.contentType).send(anthropicMessages.errorBody(caller));
+    }
     const owners = await modelOwners(db, caller.user.group);
     const allowed = caller.token.models ? new Set(caller.token.models.split(',')) : undefined;
-    const data = [...owners].filter(([model]) => !allowed || allowed.has(model)).map(([model, owner]) => modelObject(model, owner));
-    return { object: 'list', data };
+    const models = [...owners].filter(([model]) => !allowed || allowed.has(model));
+    if (anthropic) {
+      const data = models.map(([model]) => ({ type: 'model', id: model, display_name: model, created_at: ANTHROPIC_MODEL_CREATED_AT }));
+      return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+    }
+    return { object: 'list', data: models.map(([model, owner]) => modelObject(model, owner)) };
   });
 
   app.get('/v1/models/:model', async (request, reply) => {
@@ -88,6 +101,22 @@ export async function relayRoutes(app: FastifyInstance): Promise<void> {
     const owner = (await modelOwners(db, caller.user.group, model)).get(model);
     if (owner === undefined || !allowedByToken) return sendRelayError(reply, relayError(404, `The model '${model}' does not exist`, 'model_not_found'));
     return modelObject(model, owner);
+  });
+
+  // Anthropic's token count: the prompt's local count (the tokenizer relay bills an unreported prompt by); authenticated, not billed
+  app.post('/v1/messages/count_tokens', async (request, reply) => {
+    const headers = { authorization: anthropicMessages.authorization(request.headers) };
+    const fail = (error: RelayError) => reply.code(error.status).header('content-type', anthropicMessages.contentType).send(anthropicMessages.errorBody(error));
+    const caller = await authenticateRelay(db, { ip: request.ip, headers }, app.ctx.relayCache);
+    if (isRelayError(caller)) return fail(caller);
+    const body = request.body;
+    if (!body || typeof body !== 'object' || Array.isArray(body)) return fail(relayError(400, 'the request body must be a JSON object', 'invalid_json'));
+    const fields = body as Record<string, unknown>;
+    const model = anthropicMessages.model('chat', fields);
+    if (!model) return fail(relayError(400, 'model: Field required', 'invalid_request_error'));
+    if (!Array.isArray(fields.messages)) return fail(relayError(400, 'messages: Field required', 'invalid_request_error'));
+    if (caller.token.models && !caller.token.models.split(',').includes(model)) return fail(relayError(403, `this token may not use the model ${model}`, 'model_not_allowed'));
+    return { input_tokens: countMessagesPromptTokens(fields, model, { approximate: app.ctx.options.bool('ApproximateTokenEnabled') }) };
   });
 
   const ctx = relayContextOf(app, bookkeeping);

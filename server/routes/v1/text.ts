@@ -10,7 +10,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { openaiChat, type InboundCodec, type StreamUsage, type TextMode } from '../../protocols/inbound';
+import { anthropicMessages, openaiChat, type InboundCodec, type StreamUsage, type TextMode } from '../../protocols/inbound';
 import { countTextTokens } from '../../protocols/inbound/tokenCount';
 import { reserve, reserveLowered } from '../../relay/accounting';
 import { affordableOutputTokens, cacheCreationRatioFor, cachedPromptRatioFor, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota } from '../../billing/prices';
@@ -20,6 +20,7 @@ import { answerBytes, type UpstreamAnswer, type UpstreamRequest } from '../../re
 import { isRelayError, relayError, type RelayError } from '../../relay/errors';
 import { answerCrash, runRelay, writeInboundError, type RelayCall, type RelayDeclaration, type RelayRoute } from '../../relay/pipeline';
 import type { Reservation } from '../../billing/quota';
+import type { ChatRequest } from '../../protocols/types';
 import { answerTranslated } from '../../relay/translate';
 import { joinChunks } from '../../relay/upstream';
 
@@ -52,6 +53,7 @@ interface TextState {
 
 /** A text route of a client-side protocol: `mode` is what it asks, `upstreamPath` where (for channels that speak the client's protocol). */
 export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: string): RelayRoute<TextState> {
+  const clientProtocol = inbound.protocol === 'openai' ? undefined : `client protocol ${inbound.protocol}`;
   /** The prompt's exact count, made once. */
   const promptTokens = (call: RelayCall<TextState>) =>
     (call.state.countedPromptTokens ??= inbound.promptTokens(mode, call.body, call.model, { approximate: call.state.approximate }));
@@ -78,6 +80,8 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
       completionTokens: usage.completionTokens,
       isStream: state.streamed,
       estimated,
+      // the consume log says which client protocol asked, when it was not OpenAI's
+      ...(clientProtocol ? { detail: clientProtocol } : {}),
     });
   };
 
@@ -144,13 +148,15 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
       const { state, body, input } = call;
       return {
         operation: mode,
-        // what a channel that does not speak the client's protocol encodes (with the limit the balance set)
-        json: state.loweredLimit === undefined ? body : { ...body, max_tokens: state.loweredLimit },
+        inbound: inbound.protocol,
+        // what a channel that does not speak the client's protocol encodes (with the limit the balance set);
+        // a protocol other than OpenAI's is decoded into the chat form only when such a channel asks for it
+        json: inbound.chatRequest ? chatFormOf(inbound.chatRequest, body, state.loweredLimit) : state.loweredLimit === undefined ? body : { ...body, max_tokens: state.loweredLimit },
         query: input.query,
         requestId: call.admission.requestId,
         model: call.model,
         path: upstreamPath,
-        headers: state.streamed ? STREAM_HEADERS : JSON_HEADERS,
+        headers: inbound.forwardedHeaders ? withForwarded(state.streamed ? STREAM_HEADERS : JSON_HEADERS, inbound.forwardedHeaders(input.headers)) : state.streamed ? STREAM_HEADERS : JSON_HEADERS,
         body: (upstreamModel) => {
           // nothing to change: the client's own bytes go on, unparsed and unprinted
           if (input.raw && !state.addUsage && state.loweredLimit === undefined && inbound.modelUnchanged(body, upstreamModel)) return input.raw;
@@ -176,6 +182,7 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
   async function answerTranslatedText(call: RelayCall<TextState>, answer: UpstreamAnswer): Promise<RelayError | undefined> {
     const { state } = call;
     const usage = await answerTranslated(answer, call.response, {
+      inbound,
       streamed: state.streamed,
       clientAskedUsage: state.clientAskedUsage,
       promptTokens: () => promptTokens(call),
@@ -240,6 +247,30 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
   }
 }
 
+/** The route's headers with the client's forwarded ones (the shared object itself when there are none). */
+const withForwarded = (headers: Record<string, string>, forwarded: Record<string, string> | undefined) => (forwarded ? { ...headers, ...forwarded } : headers);
+
+/** A request in the chat form, decoded on first read (a channel that speaks the client's protocol never reads it). */
+function chatFormOf(decode: (body: Record<string, unknown>) => ChatRequest, body: Record<string, unknown>, loweredLimit: number | undefined): Record<string, unknown> {
+  let decoded: Record<string, unknown> | undefined;
+  const read = (): Record<string, unknown> => {
+    if (!decoded) {
+      const chat = decode(body) as unknown as Record<string, unknown>;
+      decoded = loweredLimit === undefined ? chat : { ...chat, max_tokens: loweredLimit };
+    }
+    return decoded;
+  };
+  return new Proxy({} as Record<string, unknown>, {
+    get: (_target, key) => Reflect.get(read(), key),
+    has: (_target, key) => Reflect.has(read(), key),
+    ownKeys: () => Reflect.ownKeys(read()),
+    getOwnPropertyDescriptor: (_target, key) => {
+      const descriptor = Reflect.getOwnPropertyDescriptor(read(), key);
+      return descriptor ? { ...descriptor, configurable: true } : undefined;
+    },
+  });
+}
+
 /** The text routes clients reach, by protocol. Issue 14 adds its protocols' paths here, each naming its codec. */
 export const TEXT_ROUTES: readonly RelayDeclaration[] = [
   { path: '/v1/chat/completions', route: textRoute(openaiChat, 'chat', '/v1/chat/completions') },
@@ -249,6 +280,8 @@ export const TEXT_ROUTES: readonly RelayDeclaration[] = [
   // OpenAI retired /v1/engines: it goes to /v1/embeddings
   { path: '/v1/engines/:model/embeddings', route: textRoute(openaiChat, 'embeddings', '/v1/embeddings') },
   { path: '/v1/moderations', route: textRoute(openaiChat, 'moderations', '/v1/moderations') },
+  // Anthropic Messages (Claude Code, the Anthropic SDKs): passes to Anthropic channels, translated to any other
+  { path: '/v1/messages', route: textRoute(anthropicMessages, 'chat', '/v1/messages') },
 ];
 
 const FAST_PATHS = new Map(TEXT_ROUTES.filter((declared) => !declared.path.includes(':')).map((declared) => [declared.path, declared.route]));
