@@ -202,6 +202,70 @@ function collect(answer: UpstreamAnswer, stream: TranslatedStream): Promise<{ ch
   });
 }
 
+/**
+ * Hands a vendor stream's decoded chunks to `send` as they arrive (what was
+ * held back first), with backpressure from the client, until the vendor ends,
+ * fails or breaks off, or the client leaves (the vendor is then closed).
+ */
+async function pumpStream(
+  answer: UpstreamAnswer,
+  stream: TranslatedStream,
+  response: ServerResponse,
+  send: (chunks: ChatChunk[]) => boolean,
+): Promise<{ broken: boolean; failure: UpstreamFailure | undefined }> {
+  const { decoder, source } = stream;
+  let broken = false;
+  let failure: UpstreamFailure | undefined;
+  send(stream.held);
+  if (stream.ended || source.destroyed) return { broken, failure: decoder.failure() };
+  await new Promise<void>((resolve) => {
+    const clientLeft = () => {
+      if (!response.writableFinished) {
+        broken = true;
+        source.destroy();
+        finish();
+      }
+    };
+    const finish = () => {
+      source.off('data', onData).off('end', onEnd).off('error', onError);
+      response.off('close', clientLeft);
+      resolve();
+    };
+    const onData = (piece: Buffer | string) => {
+      const more = send(decoder.push(piece));
+      failure = decoder.failure();
+      if (failure || decoder.done()) {
+        // the vendor said it is done (a WebSocket stays open until closed) or failed: stop reading
+        source.destroy();
+        send(decoder.end());
+        return finish();
+      }
+      // a client that reads slower than the vendor writes holds the vendor back
+      if (!more) {
+        source.pause();
+        response.once('drain', () => source.resume());
+      }
+    };
+    const onEnd = () => {
+      send(decoder.end());
+      failure = decoder.failure();
+      finish();
+    };
+    const onError = (error: Error) => {
+      broken = true;
+      if (!response.destroyed) {
+        answer.log.warn({ requestId: answer.requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, secretsOf(answer.channel.key)) }, 'upstream stream broke off');
+        failure = { status: 502, message: error.message, type: null, code: null, deadKey: false, retryable: true };
+      }
+      finish();
+    };
+    source.on('data', onData).once('end', onEnd).once('error', onError);
+    response.once('close', clientLeft);
+    source.resume();
+  });
+  return { broken, failure };
+}
+
 /** Streams the chunks to the client as they are decoded; resolves to what to bill. */
 async function streamTranslated(
   answer: UpstreamAnswer,
@@ -210,7 +274,7 @@ async function streamTranslated(
   options: TranslateOptions,
   estimate: (text: string) => TranslatedUsage,
 ): Promise<TranslatedUsage> {
-  const { decoder, source } = stream;
+  const { decoder } = stream;
   const call = answer.translated!.call;
   let streamedText = '';
   let last: ChatChunk | undefined;
@@ -230,59 +294,7 @@ async function streamTranslated(
     return out.length === 0 || response.write(out);
   };
 
-  let broken = false;
-  let failure: UpstreamFailure | undefined;
-  send(stream.held);
-  if (!stream.ended && !source.destroyed) {
-    await new Promise<void>((resolve) => {
-      const clientLeft = () => {
-        if (!response.writableFinished) {
-          broken = true;
-          source.destroy();
-          finish();
-        }
-      };
-      const finish = () => {
-        source.off('data', onData).off('end', onEnd).off('error', onError);
-        response.off('close', clientLeft);
-        resolve();
-      };
-      const onData = (piece: Buffer | string) => {
-        const chunks = decoder.push(piece);
-        const more = send(chunks);
-        failure = decoder.failure();
-        if (failure || decoder.done()) {
-          // the vendor said it is done (a WebSocket stays open until closed) or failed: stop reading
-          source.destroy();
-          send(decoder.end());
-          return finish();
-        }
-        // a client that reads slower than the vendor writes holds the vendor back
-        if (!more) {
-          source.pause();
-          response.once('drain', () => source.resume());
-        }
-      };
-      const onEnd = () => {
-        send(decoder.end());
-        failure = decoder.failure();
-        finish();
-      };
-      const onError = (error: Error) => {
-        broken = true;
-        if (!response.destroyed) {
-          answer.log.warn({ requestId: answer.requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, secretsOf(answer.channel.key)) }, 'upstream stream broke off');
-          failure = { status: 502, message: error.message, type: null, code: null, deadKey: false, retryable: true };
-        }
-        finish();
-      };
-      source.on('data', onData).once('end', onEnd).once('error', onError);
-      response.once('close', clientLeft);
-      source.resume();
-    });
-  } else {
-    failure = decoder.failure();
-  }
+  const { broken, failure } = await pumpStream(answer, stream, response, send);
 
   const usage = decoder.usage();
   const billed = usage && !broken && !failure ? exact(usage) : estimate(streamedText);
@@ -347,7 +359,7 @@ async function answerInProtocol(
   }
 
   const stream = translated.stream!;
-  const { decoder, source } = stream;
+  const { decoder } = stream;
   let streamedText = '';
   response.writeHead(200, SSE_HEADERS);
   const send = (chunks: ChatChunk[]): boolean => {
@@ -355,56 +367,7 @@ async function answerInProtocol(
     const out = encoder.chunks(chunks, decoder.usage(), call.responseId);
     return out.length === 0 || response.write(out);
   };
-  let broken = false;
-  let failure: UpstreamFailure | undefined;
-  send(stream.held);
-  if (!stream.ended && !source.destroyed) {
-    await new Promise<void>((resolve) => {
-      const clientLeft = () => {
-        if (!response.writableFinished) {
-          broken = true;
-          source.destroy();
-          finish();
-        }
-      };
-      const finish = () => {
-        source.off('data', onData).off('end', onEnd).off('error', onError);
-        response.off('close', clientLeft);
-        resolve();
-      };
-      const onData = (piece: Buffer | string) => {
-        const more = send(decoder.push(piece));
-        failure = decoder.failure();
-        if (failure || decoder.done()) {
-          source.destroy();
-          send(decoder.end());
-          return finish();
-        }
-        if (!more) {
-          source.pause();
-          response.once('drain', () => source.resume());
-        }
-      };
-      const onEnd = () => {
-        send(decoder.end());
-        failure = decoder.failure();
-        finish();
-      };
-      const onError = (error: Error) => {
-        broken = true;
-        if (!response.destroyed) {
-          answer.log.warn({ requestId: answer.requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, secretsOf(answer.channel.key)) }, 'upstream stream broke off');
-          failure = { status: 502, message: error.message, type: null, code: null, deadKey: false, retryable: true };
-        }
-        finish();
-      };
-      source.on('data', onData).once('end', onEnd).once('error', onError);
-      response.once('close', clientLeft);
-      source.resume();
-    });
-  } else {
-    failure = decoder.failure();
-  }
+  const { broken, failure } = await pumpStream(answer, stream, response, send);
   const usage = decoder.usage();
   const billed = usage && !broken && !failure ? exact(usage) : estimate(streamedText);
   if (!response.destroyed && !response.writableEnded) {
