@@ -11,7 +11,7 @@ import { countWords } from '../../support/openaiEmulator';
 import { GEMINI_CHANNELS, startGeminiEmulator } from '../../support/emulators/gemini';
 import type { ProtocolEmulator } from '../../support/emulators/types';
 import { ANTHROPIC_CHANNELS, startAnthropicEmulator, type AnthropicEmulator } from '../../support/emulators/anthropic';
-import { resetRelay, startRelayHarness, type RelayHarness } from './harness';
+import { expectBilled, lastConsumeLog, resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
 const CLAUDE = ANTHROPIC_CHANNELS[0];
 const CLAUDE_MODEL = CLAUDE.chatModel;
@@ -51,21 +51,7 @@ const charge = (model: string, usage: { promptTokens: number; completionTokens: 
     completionRatio: completionRatioFor(model),
   });
 
-async function lastLog() {
-  return harness.app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).orderBy('id', 'desc').executeTakeFirstOrThrow();
-}
-
-/** The balances moved by exactly `amount`; the channel and the log say the same. */
-async function expectBilled(before: Awaited<ReturnType<RelayHarness['balances']>>, channelId: number, model: string, amount: number, log: Record<string, unknown>) {
-  expect(amount).toBeGreaterThan(0);
-  const after = await harness.balances();
-  expect(before.user.quota - after.user.quota).toBe(amount);
-  expect(after.user.used_quota - before.user.used_quota).toBe(amount);
-  expect(before.token.remain_quota - after.token.remain_quota).toBe(amount);
-  const channel = await harness.app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow();
-  expect(channel.used_quota).toBe(amount);
-  expect(await lastLog()).toMatchObject({ quota: amount, channel_id: channelId, model_name: model, ...log });
-}
+const lastLog = () => lastConsumeLog(harness);
 
 const WEATHER_TOOL = {
   name: 'get_weather',
@@ -113,7 +99,7 @@ describe('/v1/messages to an Anthropic channel (passthrough)', () => {
     const reported = anthropic.reported.at(-1)!;
     expect(message.usage.input_tokens).toBe(reported.promptTokens);
     expect(message.usage.output_tokens).toBe(reported.completionTokens);
-    await expectBilled(before, channelId, CLAUDE_MODEL, charge(CLAUDE_MODEL, reported), {
+    await expectBilled(harness, before, channelId, CLAUDE_MODEL, charge(CLAUDE_MODEL, reported), {
       prompt_tokens: reported.promptTokens,
       completion_tokens: reported.completionTokens,
       is_stream: 0,
@@ -148,7 +134,7 @@ describe('/v1/messages to an Anthropic channel (passthrough)', () => {
     expect(reported.cacheCreationTokens).toBe(12);
     const ratio = DEFAULT_MODEL_RATIO[CLAUDE_MODEL];
     const expected = Math.floor((reported.promptTokens - 10 - 12 + 10 * 0.1 + 12 * 1.25 + Math.floor(reported.completionTokens * completionRatioFor(CLAUDE_MODEL))) * ratio);
-    await expectBilled(before, channelId, CLAUDE_MODEL, expected, { prompt_tokens: reported.promptTokens, completion_tokens: reported.completionTokens, is_stream: 1 });
+    await expectBilled(harness, before, channelId, CLAUDE_MODEL, expected, { prompt_tokens: reported.promptTokens, completion_tokens: reported.completionTokens, is_stream: 1 });
   });
 
   it('calls a tool and takes its result back (tool_use, tool_result), streamed and not', async () => {
@@ -254,7 +240,7 @@ describe('/v1/messages to an OpenAI channel (translated)', () => {
     });
     const promptTokens = countWords('Be brief. hello there friend');
     expect(message.usage).toMatchObject({ input_tokens: promptTokens, output_tokens: 5, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 });
-    await expectBilled(before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), { prompt_tokens: promptTokens, completion_tokens: 5, is_stream: 0 });
+    await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), { prompt_tokens: promptTokens, completion_tokens: 5, is_stream: 0 });
   });
 
   it("streams Anthropic's event sequence from the chat chunks and bills the stream's usage", async () => {
@@ -274,7 +260,7 @@ describe('/v1/messages to an OpenAI channel (translated)', () => {
     expect(sent.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
     const promptTokens = countWords('one two three');
     expect(final.usage).toMatchObject({ input_tokens: promptTokens, output_tokens: 5 });
-    await expectBilled(before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), { prompt_tokens: promptTokens, completion_tokens: 5, is_stream: 1 });
+    await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), { prompt_tokens: promptTokens, completion_tokens: 5, is_stream: 1 });
     expect((await lastLog()).content).toContain('client protocol anthropic');
   });
 
@@ -307,7 +293,7 @@ describe('/v1/messages to an OpenAI channel (translated)', () => {
     });
     const promptTokens = countWords('weather in Paris? Checking. sunny and now?');
     expect(message.usage.input_tokens).toBe(promptTokens);
-    await expectBilled(before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), { prompt_tokens: promptTokens, completion_tokens: 5 });
+    await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), { prompt_tokens: promptTokens, completion_tokens: 5 });
   });
 });
 

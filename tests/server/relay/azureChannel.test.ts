@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_RATIO } from '../../../common/options';
 import { completionRatioFor, computeQuota, imageQuota } from '../../../server/billing/prices';
-import { resetRelay, startRelayHarness, type RelayHarness } from './harness';
+import { expectBilled, resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
 interface AzureCall {
   url: string;
@@ -72,25 +72,13 @@ beforeEach(async () => {
 const charge = (model: string, promptTokens: number, completionTokens: number) =>
   computeQuota({ promptTokens, completionTokens, ratio: DEFAULT_MODEL_RATIO[model], completionRatio: completionRatioFor(model) });
 
-/** Balances moved by exactly `amount`, and the log line says what was billed. */
-async function expectBilled(before: Awaited<ReturnType<RelayHarness['balances']>>, amount: number, log: Record<string, unknown>) {
-  expect(amount).toBeGreaterThan(0);
-  const after = await harness.balances();
-  expect(before.user.quota - after.user.quota).toBe(amount);
-  expect(before.token.remain_quota - after.token.remain_quota).toBe(amount);
-  const channel = await harness.app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow();
-  expect(channel.used_quota).toBe(amount);
-  const row = await harness.app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).orderBy('id', 'desc').executeTakeFirstOrThrow();
-  expect(row).toMatchObject({ quota: amount, channel_id: channelId, ...log });
-}
-
 describe('an Azure channel through the openai SDK', () => {
   it('relays a chat to the deployment URL with api-key and bills the usage exactly', async () => {
     const before = await harness.balances();
     const completion = await client.chat.completions.create({ model: 'gpt-3.5-turbo-0613', messages: [{ role: 'user', content: 'hello azure friend' }] });
     expect(completion.choices[0].message.content).toBe('word0 word1 word2 word3 word4');
     expect(azureCalls).toEqual([{ url: '/openai/deployments/gpt-35-turbo/chat/completions?api-version=2024-10-21', apiKey: AZURE_KEY, authorization: undefined }]);
-    await expectBilled(before, charge('gpt-3.5-turbo-0613', 3, 5), { model_name: 'gpt-3.5-turbo-0613', prompt_tokens: 3, completion_tokens: 5, is_stream: 0 });
+    await expectBilled(harness, before, channelId, 'gpt-3.5-turbo-0613', charge('gpt-3.5-turbo-0613', 3, 5), { prompt_tokens: 3, completion_tokens: 5, is_stream: 0 });
   });
 
   it('relays a streamed chat, with the usage the client asked for, billed exactly', async () => {
@@ -105,7 +93,7 @@ describe('an Azure channel through the openai SDK', () => {
     expect(text).toBe('word0 word1 word2 word3 word4');
     expect(usage).toMatchObject({ prompt_tokens: 4, completion_tokens: 5 });
     expect(azureCalls[0].url).toBe('/openai/deployments/gpt-35-turbo/chat/completions?api-version=2024-10-21');
-    await expectBilled(before, charge('gpt-3.5-turbo-0613', 4, 5), { prompt_tokens: 4, completion_tokens: 5, is_stream: 1 });
+    await expectBilled(harness, before, channelId, 'gpt-3.5-turbo-0613', charge('gpt-3.5-turbo-0613', 4, 5), { prompt_tokens: 4, completion_tokens: 5, is_stream: 1 });
   });
 
   it('relays embeddings and bills their usage', async () => {
@@ -113,7 +101,7 @@ describe('an Azure channel through the openai SDK', () => {
     const embeddings = await client.embeddings.create({ model: 'text-embedding-ada-002', input: ['alpha beta', 'gamma'] });
     expect(embeddings.data).toHaveLength(2);
     expect(azureCalls[0].url).toBe('/openai/deployments/text-embedding-ada-002/embeddings?api-version=2024-10-21');
-    await expectBilled(before, charge('text-embedding-ada-002', 3, 0), { prompt_tokens: 3, completion_tokens: 0 });
+    await expectBilled(harness, before, channelId, 'text-embedding-ada-002', charge('text-embedding-ada-002', 3, 0), { prompt_tokens: 3, completion_tokens: 0 });
   });
 
   it('serves the legacy /v1/engines/:model/embeddings route at the deployment URL (v0.5.3 built a broken task path, §16.3.11)', async () => {
@@ -128,7 +116,7 @@ describe('an Azure channel through the openai SDK', () => {
     const images = await client.images.generate({ model: 'dall-e', prompt: 'a lighthouse at dusk', n: 2, size: '512x512' });
     expect(images.data).toHaveLength(2);
     expect(azureCalls[0].url).toBe('/openai/deployments/dall-e/images/generations?api-version=2024-10-21');
-    await expectBilled(before, imageQuota(DEFAULT_MODEL_RATIO['dall-e'], '512x512', 2), {});
+    await expectBilled(harness, before, channelId, 'dall-e', imageQuota(DEFAULT_MODEL_RATIO['dall-e'], '512x512', 2));
   });
 
   it('tests the channel through its adaptor: the deployment URL and api-version, a minimal chat', async () => {

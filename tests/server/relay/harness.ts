@@ -1,6 +1,7 @@
 // A listening gateway with the OpenAI emulator as its upstream, signed in as
 // root with one limited API key: what every relay suite starts from.
 import type { FastifyInstance } from 'fastify';
+import { expect } from 'vitest';
 import type { Config, DatabaseConfig } from '../../../server/config';
 import { bookkeepingFor } from '../../../server/billing/bookkeeping';
 import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../../support/app';
@@ -73,4 +74,23 @@ export async function resetRelay(harness: RelayHarness): Promise<void> {
   await harness.app.ctx.db.deleteFrom('abilities').execute();
   await harness.app.ctx.db.deleteFrom('channels').execute();
   await harness.app.ctx.options.set('RetryTimes', '0');
+}
+
+/** The newest consume log row. */
+export function lastConsumeLog(harness: RelayHarness) {
+  return harness.app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).orderBy('id', 'desc').executeTakeFirstOrThrow();
+}
+
+export type Balances = Awaited<ReturnType<RelayHarness['balances']>>;
+
+/** The balances moved by exactly `amount` since `before`; the channel's used quota and the newest consume log say the same. */
+export async function expectBilled(harness: RelayHarness, before: Balances, channelId: number, model: string, amount: number, log: Record<string, unknown> = {}): Promise<void> {
+  expect(amount).toBeGreaterThan(0);
+  const after = await harness.balances();
+  expect(before.user.quota - after.user.quota).toBe(amount);
+  expect(after.user.used_quota - before.user.used_quota).toBe(amount);
+  expect(before.token.remain_quota - after.token.remain_quota).toBe(amount);
+  const channel = await harness.app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow();
+  expect(channel.used_quota).toBe(amount);
+  expect(await lastConsumeLog(harness)).toMatchObject({ quota: amount, channel_id: channelId, model_name: model, ...log });
 }

@@ -11,7 +11,7 @@ import { DEFAULT_MODEL_RATIO } from '../../../common/options';
 import { cachedPromptRatioFor, completionRatioFor, computeQuota } from '../../../server/billing/prices';
 import { countChatPromptTokens, countTextTokens } from '../../../server/protocols/inbound/tokenCount';
 import { ANTHROPIC_CHANNELS, startAnthropicEmulator, type AnthropicEmulator } from '../../support/emulators/anthropic';
-import { resetRelay, startRelayHarness, type RelayHarness } from './harness';
+import { expectBilled, lastConsumeLog, resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
 const CLAUDE = ANTHROPIC_CHANNELS[0];
 const MODEL = CLAUDE.chatModel;
@@ -44,21 +44,7 @@ const addClaude = (fields: Record<string, unknown> = {}) =>
 const charge = (promptTokens: number, completionTokens: number, cachedPromptTokens = 0) =>
   computeQuota({ promptTokens, completionTokens, cachedPromptTokens, cachedPromptRatio: cachedPromptRatioFor(MODEL), ratio: DEFAULT_MODEL_RATIO[MODEL], completionRatio: completionRatioFor(MODEL) });
 
-async function lastLog() {
-  return harness.app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).orderBy('id', 'desc').executeTakeFirstOrThrow();
-}
-
-/** The balances moved by exactly `amount`, and the channel and the log say the same. */
-async function expectBilled(before: Awaited<ReturnType<RelayHarness['balances']>>, channelId: number, amount: number, log: Record<string, unknown>) {
-  expect(amount).toBeGreaterThan(0);
-  const after = await harness.balances();
-  expect(before.user.quota - after.user.quota).toBe(amount);
-  expect(after.user.used_quota - before.user.used_quota).toBe(amount);
-  expect(before.token.remain_quota - after.token.remain_quota).toBe(amount);
-  const channel = await harness.app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow();
-  expect(channel.used_quota).toBe(amount);
-  expect(await lastLog()).toMatchObject({ quota: amount, channel_id: channelId, model_name: MODEL, ...log });
-}
+const lastLog = () => lastConsumeLog(harness);
 
 describe('an Anthropic channel through the openai SDK', () => {
   it('answers a chat as a chat.completion, sends system and sampling the Anthropic way, and bills the reported usage', async () => {
@@ -79,7 +65,7 @@ describe('an Anthropic channel through the openai SDK', () => {
     expect(sent.body).toMatchObject({ model: MODEL, system: 'Be brief.', temperature: 0.3, stop_sequences: ['END'] });
     const reported = anthropic.reported.at(-1)!;
     expect(completion.usage).toMatchObject({ prompt_tokens: reported.promptTokens, completion_tokens: reported.completionTokens });
-    await expectBilled(before, channelId, charge(reported.promptTokens, reported.completionTokens), {
+    await expectBilled(harness, before, channelId, MODEL, charge(reported.promptTokens, reported.completionTokens), {
       prompt_tokens: reported.promptTokens,
       completion_tokens: reported.completionTokens,
       is_stream: 0,
@@ -101,7 +87,7 @@ describe('an Anthropic channel through the openai SDK', () => {
     const ratio = DEFAULT_MODEL_RATIO[MODEL];
     const expected = Math.floor((promptTokens - 20 - 30 + 20 * 0.1 + 30 * 1.25 + Math.floor(completionTokens * completionRatioFor(MODEL))) * ratio);
     expect(expected).toBeGreaterThan(charge(promptTokens, completionTokens, 20));
-    await expectBilled(before, channelId, expected, { prompt_tokens: promptTokens, completion_tokens: completionTokens });
+    await expectBilled(harness, before, channelId, MODEL, expected, { prompt_tokens: promptTokens, completion_tokens: completionTokens });
   });
 
   it('streams chunks as they are decoded, ends with [DONE], and bills the reported usage', async () => {
@@ -124,7 +110,7 @@ describe('an Anthropic channel through the openai SDK', () => {
     expect(finishes).toBe(1);
     expect((anthropic.requests.at(-1)!.body as { stream?: boolean }).stream).toBe(true);
     const reported = anthropic.reported.at(-1)!;
-    await expectBilled(before, channelId, charge(reported.promptTokens, reported.completionTokens), {
+    await expectBilled(harness, before, channelId, MODEL, charge(reported.promptTokens, reported.completionTokens), {
       prompt_tokens: reported.promptTokens,
       completion_tokens: reported.completionTokens,
       is_stream: 1,
@@ -156,7 +142,7 @@ describe('an Anthropic channel through the openai SDK', () => {
     const rows = await harness.app.ctx.db.selectFrom('channels').select(['id', 'status', 'auto_disabled']).orderBy('id').execute();
     expect(rows.map((row) => [row.id, Number(row.status), Number(row.auto_disabled)])).toEqual([[dead, 2, 1], [good, 1, 0]]);
     const reported = anthropic.reported.at(-1)!;
-    await expectBilled(before, good, charge(reported.promptTokens, reported.completionTokens), { prompt_tokens: reported.promptTokens });
+    await expectBilled(harness, before, good, MODEL, charge(reported.promptTokens, reported.completionTokens), { prompt_tokens: reported.promptTokens });
   });
 
   it("a refusal of the client's request goes back in OpenAI's shape with the vendor's message, and costs nothing", async () => {
@@ -220,7 +206,7 @@ describe('an Anthropic channel through the openai SDK', () => {
     // billed by count: at least what the client read, far less than the whole answer
     expect(log.completion_tokens).toBeGreaterThanOrEqual(countTextTokens(received, MODEL));
     expect(log.completion_tokens).toBeLessThan(countTextTokens(fullAnswer, MODEL));
-    await expectBilled(before, channelId, charge(log.prompt_tokens, log.completion_tokens), { is_stream: 1 });
+    await expectBilled(harness, before, channelId, MODEL, charge(log.prompt_tokens, log.completion_tokens), { is_stream: 1 });
   });
 
   it('passes a channel without embeddings by, and says so when no other channel can answer', async () => {
