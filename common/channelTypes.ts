@@ -99,11 +99,18 @@ export interface ChannelType {
    * (Authorization: Bearer) when absent. Azure's row names its `api-key` too.
    */
   authHeader?: 'bearer' | 'api-key' | 'x-api-key';
+  /**
+   * False for a vendor that refuses a chat request carrying `top_k` (OpenAI's
+   * own API): a request translated from Anthropic's or Google's client
+   * protocol then goes without it. Absent: it is sent (most OpenAI-compatible
+   * vendors take it).
+   */
+  samplingTopK?: false;
   /** The vendor's API reference, for the console and the README; absent for resellers and custom upstreams. */
   docs?: string;
 }
 
-const openAiReseller = { protocol: 'openai', defaultModels: [], baseUrlRequired: false, ownedBy: 'openai' } as const;
+const openAiReseller = { protocol: 'openai', defaultModels: [], baseUrlRequired: false, ownedBy: 'openai', samplingTopK: false } as const;
 
 /** A vendor with its own OpenAI-compatible API and its own models. */
 const openAiCompatible = { protocol: 'openai', baseUrlRequired: false } as const;
@@ -119,7 +126,7 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
   {
     value: 3, label: 'Azure OpenAI', color: 'olive', defaultBaseUrl: '', protocol: 'azure',
     defaultModels: [], other: { label: 'app.channel.other_azure', fallback: '2023-06-01-preview' }, baseUrlRequired: true, ownedBy: 'azure',
-    authHeader: 'api-key', docs: 'https://learn.microsoft.com/en-us/azure/ai-services/openai/reference',
+    authHeader: 'api-key', samplingTopK: false, docs: 'https://learn.microsoft.com/en-us/azure/ai-services/openai/reference',
   },
   {
     // PaLM is retired upstream: type 11 keeps its number and key and relays through Gemini.

@@ -168,9 +168,25 @@ export function chatRequestOf(body: Record<string, unknown>): ChatRequest {
   }
   const userId = (body.metadata as { user_id?: unknown } | undefined)?.user_id;
   if (typeof userId === 'string' && userId !== '') request.user = userId;
-  // `thinking` is not carried over: OpenAI-speaking vendors refuse fields they do not know, and an
-  // Anthropic channel (the one that has it) gets the client's own request
+  // extended thinking as OpenAI's reasoning_effort, the one knob every other vendor's adaptor reads
+  // (an Anthropic channel gets the client's own request, budget and all)
+  const effort = reasoningEffortOf(body.thinking);
+  if (effort) request.reasoning_effort = effort;
   return request;
+}
+
+/**
+ * Anthropic's thinking budget as an effort: the budgets the adaptors give an
+ * effort back (1,024 low, 8,192 medium, 24,576 high) each map to themselves;
+ * what lies between goes to the nearest level up.
+ */
+export function reasoningEffortOf(thinking: unknown): 'low' | 'medium' | 'high' | undefined {
+  if (!thinking || typeof thinking !== 'object') return undefined;
+  const { type, budget_tokens: budget } = thinking as { type?: unknown; budget_tokens?: unknown };
+  if (type !== 'enabled') return undefined;
+  const tokens = typeof budget === 'number' && Number.isFinite(budget) ? budget : 0;
+  if (tokens <= 1024) return 'low';
+  return tokens <= 8192 ? 'medium' : 'high';
 }
 
 // ---- counting ----

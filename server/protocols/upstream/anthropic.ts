@@ -189,10 +189,36 @@ function encodeChat(request: ChatRequest, call: AdaptorCall): string {
     if (choice) body.tool_choice = choice;
   }
   if (typeof request.user === 'string' && request.user !== '') body.metadata = { user_id: request.user };
-  // extended thinking, for clients that know to ask for it
-  if (request.thinking && typeof request.thinking === 'object') body.thinking = request.thinking;
+  // extended thinking, for clients that know to ask for it, else from OpenAI's reasoning_effort
+  const thinking = request.thinking && typeof request.thinking === 'object' ? request.thinking : thinkingFor(request.reasoning_effort, call.model, body);
+  if (thinking) {
+    body.thinking = thinking;
+    // Anthropic refuses thinking with a changed temperature or top_k, or top_p below 0.95
+    delete body.temperature;
+    delete body.top_k;
+    if (typeof body.top_p === 'number' && body.top_p < 0.95) delete body.top_p;
+  }
   if (call.stream) body.stream = true;
   return JSON.stringify(body);
+}
+
+/** The models that think when asked (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking). */
+const THINKING_MODELS = /^claude-(3-7-sonnet|sonnet-4|opus-4|haiku-4)/;
+/** The budget per effort, as Gemini's adaptor has it; Anthropic's floor is 1,024. */
+const THINKING_BUDGETS: Record<string, number> = { minimal: 1024, low: 1024, medium: 8192, high: 24576 };
+const MIN_THINKING_BUDGET = 1024;
+
+/**
+ * Extended thinking for an OpenAI reasoning_effort: only on a model that
+ * thinks, under max_tokens (Anthropic's rule), and not with a forced tool
+ * (which Anthropic refuses with thinking); otherwise none.
+ */
+function thinkingFor(effort: unknown, model: string, body: Record<string, unknown>): Record<string, unknown> | undefined {
+  if (typeof effort !== 'string' || !(effort in THINKING_BUDGETS) || !THINKING_MODELS.test(model)) return undefined;
+  const forced = (body.tool_choice as { type?: string } | undefined)?.type;
+  if (forced === 'any' || forced === 'tool') return undefined;
+  const budget = Math.min(THINKING_BUDGETS[effort], (body.max_tokens as number) - 1);
+  return budget >= MIN_THINKING_BUDGET ? { type: 'enabled', budget_tokens: budget } : undefined;
 }
 
 // ---- answers ----

@@ -197,6 +197,22 @@ function decodeEmbeddings(body: string, call: AdaptorCall): EmbeddingResponse | 
 
 export const ALL_OPERATIONS: ReadonlySet<Operation> = new Set(Object.keys(OPENAI_OPERATION_PATHS) as Operation[]);
 
+/** The models that take reasoning_effort: OpenAI's o-series and GPT-5, and the open reasoning models vendors serve. */
+const REASONING_MODELS = /^(o\d|gpt-5|gpt-oss|grok-3-mini|codex)/;
+
+/**
+ * A request translated from another client protocol (only those reach this
+ * encoder; an OpenAI client's bytes pass through): its fields as this vendor
+ * takes them. reasoning_effort goes only to a model that reasons (the others
+ * refuse it), top_k only to a vendor that takes it (OpenAI refuses it).
+ */
+function outgoingChat(request: ChatRequest, call: AdaptorCall): ChatRequest {
+  const body: ChatRequest = { ...request, model: call.model };
+  if (body.reasoning_effort !== undefined && !REASONING_MODELS.test(call.model)) delete body.reasoning_effort;
+  if (body.top_k !== undefined && call.channel && findChannelType(call.channel.type)?.samplingTopK === false) delete body.top_k;
+  return body;
+}
+
 export const openAiAdaptor: UpstreamAdaptor = {
   protocol: 'openai',
   docs: 'https://platform.openai.com/docs/api-reference',
@@ -216,9 +232,10 @@ export const openAiAdaptor: UpstreamAdaptor = {
   },
 
   encodeChat(request: ChatRequest, call: AdaptorCall): string {
-    if (!call.stream) return JSON.stringify({ ...request, model: call.model });
+    const body = outgoingChat(request, call);
+    if (!call.stream) return JSON.stringify(body);
     // a stream reports its usage only when asked to
-    return JSON.stringify({ ...request, model: call.model, stream: true, stream_options: { ...request.stream_options, include_usage: true } });
+    return JSON.stringify({ ...body, stream: true, stream_options: { ...request.stream_options, include_usage: true } });
   },
   decodeChat,
   decodeChatStream,

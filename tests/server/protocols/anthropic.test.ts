@@ -356,3 +356,36 @@ describe('anthropic adaptor: failures', () => {
     expect(page.message).toContain('Bad gateway');
   });
 });
+
+describe('extended thinking from reasoning_effort', () => {
+  const SONNET = 'claude-sonnet-4-5';
+  const encodeFor = (model: string, request: Partial<ChatRequest>) =>
+    JSON.parse(anthropicAdaptor.encodeChat({ model, messages: [{ role: 'user', content: 'think' }], ...request } as ChatRequest, callFor('chat', model, false))) as Record<string, unknown>;
+
+  it('asks a model that thinks for a budget by effort, under max_tokens, without the sampling Anthropic refuses with it', () => {
+    const body = encodeFor(SONNET, { reasoning_effort: 'medium', max_tokens: 20000, temperature: 0.2, top_k: 5, top_p: 0.5 });
+    expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 8192 });
+    expect(body).not.toHaveProperty('temperature');
+    expect(body).not.toHaveProperty('top_k');
+    expect(body).not.toHaveProperty('top_p');
+    expect(encodeFor(SONNET, { reasoning_effort: 'high', max_tokens: 4000 }).thinking).toEqual({ type: 'enabled', budget_tokens: 3999 });
+  });
+
+  it('asks for none where Anthropic would refuse it: a model that does not think, a budget under 1,024, a forced tool', () => {
+    expect(encodeFor(MODEL, { reasoning_effort: 'high', max_tokens: 20000, temperature: 0.2 })).toMatchObject({ temperature: 0.2 });
+    expect(encodeFor(MODEL, { reasoning_effort: 'high', max_tokens: 20000 })).not.toHaveProperty('thinking');
+    expect(encodeFor(SONNET, { reasoning_effort: 'low', max_tokens: 1000 })).not.toHaveProperty('thinking');
+    const forced = encodeFor(SONNET, {
+      reasoning_effort: 'low',
+      max_tokens: 4000,
+      tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: {} } } }],
+      tool_choice: 'required',
+    });
+    expect(forced.tool_choice).toEqual({ type: 'any' });
+    expect(forced).not.toHaveProperty('thinking');
+  });
+
+  it('keeps a thinking object the client sent as it is', () => {
+    expect(encodeFor(SONNET, { thinking: { type: 'enabled', budget_tokens: 2048 }, reasoning_effort: 'high', max_tokens: 30000 }).thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+  });
+});

@@ -54,6 +54,17 @@ describe('a Messages request in the chat form', () => {
     expect(chatRequestOf({ model: 'm', max_tokens: 1, messages: [], tools: [{ name: 'f', input_schema: {} }], tool_choice: { type: 'auto' } }).tool_choice).toBe('auto');
   });
 
+  it('carries extended thinking to other vendors as reasoning_effort, by budget', () => {
+    const effort = (thinking: unknown) => chatRequestOf({ model: 'm', max_tokens: 30000, messages: [], thinking }).reasoning_effort;
+    expect(effort({ type: 'enabled', budget_tokens: 1024 })).toBe('low');
+    expect(effort({ type: 'enabled', budget_tokens: 4000 })).toBe('medium');
+    expect(effort({ type: 'enabled', budget_tokens: 8192 })).toBe('medium');
+    expect(effort({ type: 'enabled', budget_tokens: 16000 })).toBe('high');
+    expect(effort({ type: 'disabled' })).toBeUndefined();
+    expect(effort(undefined)).toBeUndefined();
+    expect(chatRequestOf({ model: 'm', max_tokens: 1, messages: [], thinking: { type: 'enabled', budget_tokens: 2000 } })).not.toHaveProperty('thinking');
+  });
+
   it('requires messages and a positive integer max_tokens', () => {
     expect(anthropicMessages.check('chat', { model: 'm', messages: [] })).toEqual({ message: 'max_tokens: Field required', code: 'invalid_request_error' });
     expect(anthropicMessages.check('chat', { model: 'm', max_tokens: 0, messages: [] })?.message).toMatch(/max_tokens/);

@@ -37,6 +37,21 @@ describe('the OpenAI adaptor', () => {
     expect(body).toEqual({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true }, logit_bias: { 50256: -100 } });
   });
 
+  it('sends reasoning_effort only to a model that reasons, and top_k only to a vendor that takes it', () => {
+    const translated = { model: 'alias', messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'high', top_k: 40 };
+    const openAi = { type: 1, key: 'sk', baseUrl: '', other: '' };
+    const together = { type: 39, key: 'k', baseUrl: '', other: '' };
+    expect(JSON.parse(openAiAdaptor.encodeChat(translated, callFor('chat', 'o3-mini', false, openAi)))).toEqual({ model: 'o3-mini', messages: translated.messages, reasoning_effort: 'high' });
+    expect(JSON.parse(openAiAdaptor.encodeChat(translated, callFor('chat', 'gpt-4o', false, openAi)))).toEqual({ model: 'gpt-4o', messages: translated.messages });
+    expect(JSON.parse(openAiAdaptor.encodeChat(translated, callFor('chat', 'meta-llama/Llama-3.3-70B-Instruct-Turbo', false, together)))).toEqual({
+      model: 'meta-llama/Llama-3.3-70B-Instruct-Turbo',
+      messages: translated.messages,
+      top_k: 40,
+    });
+    // the request the caller holds is not changed
+    expect(translated).toMatchObject({ reasoning_effort: 'high', top_k: 40 });
+  });
+
   it('reads an error inside a 200 as the failure OpenAI would have answered', () => {
     const dead = openAiAdaptor.decodeChat(JSON.stringify({ error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' } }), callFor('chat', 'm', false));
     expect(dead).toMatchObject({ status: 401, deadKey: true, retryable: true, code: 'invalid_api_key' });

@@ -297,6 +297,26 @@ describe('/v1/messages to an OpenAI channel (translated)', () => {
   });
 });
 
+describe('/v1/messages with extended thinking to channels of other vendors', () => {
+  it("asks an OpenAI reasoning model for an effort by the client's budget, and a model that does not reason for nothing", async () => {
+    await harness.addChannel({ name: 'openai', key: 'sk-good', models: `${GPT},o3-mini` });
+    const ask = (model: string) =>
+      client.messages.create({ model, max_tokens: 20000, thinking: { type: 'enabled', budget_tokens: 16000 }, messages: [{ role: 'user', content: 'think hard' }] });
+    await ask('o3-mini');
+    expect(harness.emulator.requests.at(-1)!.body).toMatchObject({ model: 'o3-mini', reasoning_effort: 'high' });
+    await ask(GPT);
+    expect(harness.emulator.requests.at(-1)!.body).not.toHaveProperty('reasoning_effort');
+    expect(harness.emulator.requests.at(-1)!.body).not.toHaveProperty('thinking');
+  });
+
+  it("gives a Gemini 2.5 channel a thinking budget by the client's", async () => {
+    await harness.addChannel({ type: GEMINI.type, name: 'gemini', key: GEMINI.key, base_url: GEMINI.baseUrl(gemini), models: 'gemini-2.5-flash' });
+    await client.messages.create({ model: 'gemini-2.5-flash', max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'think a little' }] });
+    const sent = gemini.requests.at(-1)!.body as { generationConfig?: { thinkingConfig?: unknown } };
+    expect(sent.generationConfig?.thinkingConfig).toEqual({ thinkingBudget: 1024 });
+  });
+});
+
 describe('/v1/messages: keys, required fields, count_tokens', () => {
   it('takes the key from Authorization: Bearer as well as x-api-key', async () => {
     await addOpenAi();
