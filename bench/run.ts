@@ -71,6 +71,64 @@ async function timeToFirstToken(targets: ReadonlyArray<{ url: string; key: strin
   return times.map(median);
 }
 
+/** A target of the protocol rows: `direct` names the row of the vendor emulator it ends at. */
+interface ProtocolTarget {
+  name: string;
+  url: string;
+  apiKey: string;
+  headers: Record<string, string>;
+  body: unknown;
+  streamBody: unknown;
+  pid: number;
+  direct?: number;
+}
+
+/** The protocol rows: every target in alternating rounds at c=16, then alternating samples of the time to a stream's first byte. */
+async function protocolRows(targets: readonly ProtocolTarget[]): Promise<string[]> {
+  const runs = targets.map(() => [] as LoadResult[]);
+  const cpu = targets.map(() => 0);
+  for (const target of targets) await runWrk({ ...target, connections: 16, durationSeconds: WARMUP_SECONDS });
+  for (let round = 0; round < ROUNDS; round += 1) {
+    for (let turn = 0; turn < targets.length; turn += 1) {
+      const target = targets[(round + turn) % targets.length];
+      const which = targets.indexOf(target);
+      await runWrk({ ...target, connections: 16, durationSeconds: 1 });
+      const before = cpuMs(target.pid);
+      runs[which].push(await runWrk({ ...target, connections: 16, durationSeconds: Math.max(1, Math.round(SECONDS / ROUNDS)) }));
+      cpu[which] += cpuMs(target.pid) - before;
+    }
+  }
+  const firstBytes = targets.map(() => [] as number[]);
+  for (let index = 0; index < 100; index += 1) {
+    for (let turn = 0; turn < targets.length; turn += 1) {
+      const which = (index + turn) % targets.length;
+      const target = targets[which];
+      firstBytes[which].push(await firstByteAt(target.url, { authorization: `Bearer ${target.apiKey}`, ...target.headers }, target.streamBody));
+    }
+  }
+  const results = runs.map(combineRuns);
+  const lines = [
+    '',
+    `Client protocols and channels of other protocols (${CLAUDE_MODEL} on the Anthropic emulator, ${MODEL} on the OpenAI one), c=16, ${ROUNDS} alternating rounds`,
+    '',
+    '| target | req/s | x its vendor direct (round by round) | p50 ms | p99 ms | errors | CPU µs/req | first byte of a stream (median of 100) | added |',
+    '|---|---:|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  targets.forEach((target, index) => {
+    const result = results[index];
+    const direct = target.direct;
+    const share =
+      direct === undefined
+        ? ''
+        : `${(result.requestsPerSecond / results[direct].requestsPerSecond).toFixed(2)} (${runs[index].map((run, round) => (run.requestsPerSecond / runs[direct][round].requestsPerSecond).toFixed(2)).join(', ')})`;
+    const added = direct === undefined ? '' : `${(median(firstBytes[index]) - median(firstBytes[direct])).toFixed(3)} ms`;
+    lines.push(
+      `| ${target.name} | ${result.requestsPerSecond.toFixed(0)} | ${share} | ${result.p50Ms.toFixed(2)} | ${result.p99Ms.toFixed(2)} | ${result.errors} | ${((1000 * cpu[index]) / result.requests).toFixed(0)} | ${median(firstBytes[index]).toFixed(3)} ms | ${added} |`,
+    );
+  });
+  return lines;
+}
+
 /** wrk comes from Debian's packages; install it when we can, else say how. */
 function ensureWrk(): void {
   if (spawnSync('wrk', ['--version']).error === undefined) return;
@@ -153,49 +211,28 @@ try {
 
   const [ttftDirect, ttftPassthrough, ttftGateway] = await timeToFirstToken(targets);
 
-  // The Anthropic channel: the gateway translating (OpenAI in, Messages out) against the vendor emulator called
-  // directly in its own protocol, in alternating rounds; then the time to the first byte of a stream, alternating.
-  const claudeTargets = [
-    { name: 'Messages direct', url: `${anthropic.url}/v1/messages`, apiKey: 'unused', headers: ANTHROPIC_HEADERS, body: claudePlainBody, pid: anthropic.child.pid! },
-    { name: 'switchboard -> Messages', url: `${gateway.url}/v1/chat/completions`, apiKey: gatewayKey, headers: {}, body: { ...claudePlainBody, max_tokens: undefined }, pid: gateway.child.pid! },
+  // Client protocols and channels of other protocols: each way through the gateway against the vendor
+  // emulator it ends at, called directly in its own protocol; all targets in alternating rounds, then the
+  // time to the first byte of a stream, the targets alternating too.
+  const claudeStreamVia = { ...claudeStreamBody, max_tokens: undefined };
+  const messagesToOpenAi = { model: MODEL, max_tokens: 64, messages: claudePlainBody.messages };
+  const protocolTargets: ProtocolTarget[] = [
+    { name: 'Messages emulator direct', url: `${anthropic.url}/v1/messages`, apiKey: 'unused', headers: ANTHROPIC_HEADERS, body: claudePlainBody, streamBody: claudeStreamBody, pid: anthropic.child.pid! },
+    { name: 'OpenAI emulator direct', url: `${emulator.url}/v1/chat/completions`, apiKey: 'sk-good', headers: {}, body: plainBody, streamBody: { ...plainBody, stream: true }, pid: emulator.child.pid! },
+    {
+      name: 'chat -> Anthropic channel (translated)', direct: 0, url: `${gateway.url}/v1/chat/completions`, apiKey: gatewayKey, headers: {},
+      body: { ...claudePlainBody, max_tokens: undefined }, streamBody: claudeStreamVia, pid: gateway.child.pid!,
+    },
+    {
+      name: '/v1/messages -> Anthropic channel (passthrough)', direct: 0, url: `${gateway.url}/v1/messages`, apiKey: gatewayKey, headers: { 'anthropic-version': '2023-06-01' },
+      body: claudePlainBody, streamBody: claudeStreamBody, pid: gateway.child.pid!,
+    },
+    {
+      name: '/v1/messages -> OpenAI channel (translated)', direct: 1, url: `${gateway.url}/v1/messages`, apiKey: gatewayKey, headers: { 'anthropic-version': '2023-06-01' },
+      body: messagesToOpenAi, streamBody: { ...messagesToOpenAi, stream: true }, pid: gateway.child.pid!,
+    },
   ];
-  const claudeRuns = claudeTargets.map(() => [] as LoadResult[]);
-  const claudeCpu = claudeTargets.map(() => 0);
-  for (const target of claudeTargets) await runWrk({ ...target, connections: 16, durationSeconds: WARMUP_SECONDS });
-  for (let round = 0; round < ROUNDS; round += 1) {
-    for (let turn = 0; turn < claudeTargets.length; turn += 1) {
-      const which = (round + turn) % claudeTargets.length;
-      const target = claudeTargets[which];
-      await runWrk({ ...target, connections: 16, durationSeconds: 1 });
-      const before = cpuMs(target.pid);
-      claudeRuns[which].push(await runWrk({ ...target, connections: 16, durationSeconds: Math.max(1, Math.round(SECONDS / ROUNDS)) }));
-      claudeCpu[which] += cpuMs(target.pid) - before;
-    }
-  }
-  const claudeTtft: number[][] = [[], []];
-  for (let index = 0; index < 200; index += 1) {
-    if (index % 2 === 0) {
-      claudeTtft[0].push(await firstByteAt(`${anthropic.url}/v1/messages`, ANTHROPIC_HEADERS, claudeStreamBody));
-      claudeTtft[1].push(await firstByteAt(`${gateway.url}/v1/chat/completions`, { authorization: `Bearer ${gatewayKey}` }, claudeStreamBody));
-    } else {
-      claudeTtft[1].push(await firstByteAt(`${gateway.url}/v1/chat/completions`, { authorization: `Bearer ${gatewayKey}` }, claudeStreamBody));
-      claudeTtft[0].push(await firstByteAt(`${anthropic.url}/v1/messages`, ANTHROPIC_HEADERS, claudeStreamBody));
-    }
-  }
-  const claudeResults = claudeRuns.map(combineRuns);
-  const claudeLines = [
-    '',
-    `Anthropic channel (${CLAUDE_MODEL}): an OpenAI client in, the Messages API upstream out, c=16, ${ROUNDS} alternating rounds`,
-    '',
-    '| target | req/s | p50 ms | p99 ms | errors | CPU µs/req | time to first byte (median of 100) |',
-    '|---|---:|---:|---:|---:|---:|---:|',
-    ...claudeTargets.map((target, index) => {
-      const result = claudeResults[index];
-      return `| ${target.name} | ${result.requestsPerSecond.toFixed(0)} | ${result.p50Ms.toFixed(2)} | ${result.p99Ms.toFixed(2)} | ${result.errors} | ${((1000 * claudeCpu[index]) / result.requests).toFixed(0)} | ${median(claudeTtft[index]).toFixed(3)} ms |`;
-    }),
-    '',
-    `Translated path: ${claudeResults[1].requestsPerSecond.toFixed(0)} req/s (${(claudeResults[1].requestsPerSecond / claudeResults[0].requestsPerSecond).toFixed(2)} x the vendor emulator alone; round by round ${claudeRuns[1].map((run, round) => (run.requestsPerSecond / claudeRuns[0][round].requestsPerSecond).toFixed(2)).join(', ')} x), time to first token added ${(median(claudeTtft[1]) - median(claudeTtft[0])).toFixed(3)} ms.`,
-  ];
+  const protocolLines = await protocolRows(protocolTargets);
   const rss = rssMiB(gateway.child.pid!);
 
   const lines = ['| scenario | target | req/s | p50 ms | p99 ms | errors | CPU µs/req |', '|---|---|---:|---:|---:|---:|---:|'];
@@ -243,7 +280,7 @@ try {
     `CPU placement: ${placement.description}.`,
     '',
     ...lines,
-    ...claudeLines,
+    ...protocolLines,
     '',
     ...starvation,
   ].join('\n');

@@ -76,6 +76,32 @@ export class SseParser {
   }
 }
 
+/**
+ * An SSE parser that keeps the raw bytes until the first event, for vendors
+ * (Baidu, DashScope) that refuse a streamed call with a bare JSON body and no
+ * `data:` lines: at the end, `bareBody` is that body ('' once any event came).
+ */
+export class SseOrBareBody {
+  private readonly parser = new SseParser();
+  private raw: Buffer[] | undefined = [];
+
+  push(bytes: Buffer | string): SseEvent[] {
+    const events = this.parser.push(bytes);
+    if (this.raw) {
+      if (events.length > 0) this.raw = undefined;
+      else this.raw.push(typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes);
+    }
+    return events;
+  }
+
+  end(): { events: SseEvent[]; bareBody: string } {
+    const events = this.parser.end();
+    const bareBody = this.raw && events.length === 0 ? Buffer.concat(this.raw).toString('utf8').trim() : '';
+    this.raw = undefined;
+    return { events, bareBody };
+  }
+}
+
 /** Parses JSON, or undefined when it is not JSON. */
 export function parseJson(text: string): unknown {
   try {

@@ -30,7 +30,7 @@ import type {
   UpstreamFailure,
   Usage,
 } from '../types';
-import { chunkOf, contentText, count, openAiUsage, parseJson, SseParser, upstreamFailure } from '../shared';
+import { chunkOf, contentText, count, openAiUsage, parseJson, SseOrBareBody, upstreamFailure } from '../shared';
 
 const DEFAULT_BASE_URL = 'https://dashscope.aliyuncs.com';
 const TEXT_PATH = '/api/v1/services/aigc/text-generation/generation';
@@ -246,9 +246,7 @@ function decodeChat(body: string, call: AdaptorCall): ChatResponse | UpstreamFai
  * running usage; `event:error` carries `{code, message}`.
  */
 function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
-  const parser = new SseParser();
-  let raw: Buffer[] = [];
-  let sawEvent = false;
+  const parser = new SseOrBareBody();
   let finished = false;
   let id = '';
   let usage: Usage | undefined;
@@ -319,22 +317,12 @@ function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
   }
 
   return {
-    push(data) {
-      const events = parser.push(data);
-      if (!sawEvent) {
-        raw.push(typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
-        if (events.length > 0) {
-          sawEvent = true;
-          raw = [];
-        }
-      }
-      return events.flatMap(handle);
-    },
+    push: (data) => parser.push(data).flatMap(handle),
     end() {
-      const chunks = parser.end().flatMap(handle);
-      const bytes = Buffer.concat(raw).toString('utf8');
-      if (!sawEvent && chunks.length === 0 && !failed && bytes.trim()) {
-        failed = errorOf(parseJson(bytes), 400) ?? upstreamFailure(502, `DashScope answered a stream with no events: ${bytes.slice(0, 200)}`, { type: 'dashscope_error', retryable: true });
+      const { events, bareBody } = parser.end();
+      const chunks = events.flatMap(handle);
+      if (bareBody && !failed) {
+        failed = errorOf(parseJson(bareBody), 400) ?? upstreamFailure(502, `DashScope answered a stream with no events: ${bareBody.slice(0, 200)}`, { type: 'dashscope_error', retryable: true });
       }
       return chunks;
     },

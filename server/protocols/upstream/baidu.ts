@@ -28,7 +28,7 @@ import type {
   UpstreamFailure,
   Usage,
 } from '../types';
-import { chunkOf, contentText, count, openAiUsage, parseJson, SseParser, upstreamFailure } from '../shared';
+import { chunkOf, contentText, count, openAiUsage, parseJson, SseOrBareBody, upstreamFailure } from '../shared';
 
 const DEFAULT_BASE_URL = 'https://aip.baidubce.com';
 const CHAT_PATH = '/rpc/2.0/ai_custom/v1/wenxinworkshop/chat/';
@@ -386,9 +386,7 @@ function decodeChat(body: string, call: AdaptorCall): ChatResponse | UpstreamFai
  * bare JSON body (no `data:`), so the raw text is kept until the first event.
  */
 function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
-  const parser = new SseParser();
-  let raw: Buffer[] = [];
-  let sawEvent = false;
+  const parser = new SseOrBareBody();
   let started = false;
   let finished = false;
   let id = '';
@@ -431,23 +429,12 @@ function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
   const take = (events: { data: string }[]): ChatChunk[] => events.flatMap((event) => handle(event.data));
 
   return {
-    push(data) {
-      const events = parser.push(data);
-      if (!sawEvent) {
-        raw.push(typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
-        if (events.length > 0) {
-          sawEvent = true;
-          raw = [];
-        }
-      }
-      return take(events);
-    },
+    push: (data) => take(parser.push(data)),
     end() {
-      const chunks = take(parser.end());
-      const bytes = Buffer.concat(raw).toString('utf8');
-      if (!sawEvent && chunks.length === 0 && !failed && bytes.trim()) {
-        const parsed = parseJson(bytes);
-        failed = bodyError(parsed, 200) ?? upstreamFailure(502, `Baidu answered a stream with no events: ${bytes.slice(0, 200)}`, { type: 'baidu_error', retryable: true });
+      const { events, bareBody } = parser.end();
+      const chunks = take(events);
+      if (bareBody && !failed) {
+        failed = bodyError(parseJson(bareBody), 200) ?? upstreamFailure(502, `Baidu answered a stream with no events: ${bareBody.slice(0, 200)}`, { type: 'baidu_error', retryable: true });
       }
       return chunks;
     },
