@@ -118,12 +118,15 @@ function invalid(body: Record<string, unknown>): string | undefined {
   const turns = body.messages as Turn[];
   for (let index = 0; index < turns.length; index += 1) {
     const turn = turns[index];
+    if (!turn || typeof turn !== 'object' || Array.isArray(turn)) return `messages.${index}: Input should be a valid dictionary`;
+    if (turn.content === undefined || (typeof turn.content !== 'string' && !Array.isArray(turn.content))) return `messages.${index}.content: Input should be a valid list`;
     if (turn.role !== 'user' && turn.role !== 'assistant') return `messages.${index}.role: Input should be 'user' or 'assistant'`;
     if (index === 0 && turn.role !== 'user') return 'messages: first message must use the "user" role';
     if (index > 0 && turns[index - 1].role === turn.role) return 'messages: roles must alternate between "user" and "assistant", but found multiple "' + turn.role + '" roles in a row';
     const blocks = blocksOf(turn);
     if (blocks.length === 0) return `messages.${index}: all messages must have non-empty content`;
     for (const block of blocks) {
+      if (!block || typeof block !== 'object') return `messages.${index}.content: Input should be a valid dictionary`;
       if (block.type === 'text' && (typeof block.text !== 'string' || block.text === '')) return `messages.${index}: text content blocks must be non-empty`;
       if (block.type === 'tool_result') {
         const previous = index > 0 ? blocksOf(turns[index - 1]) : [];
@@ -139,6 +142,12 @@ function invalid(body: Record<string, unknown>): string | undefined {
     }
   }
   if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system)) return 'system: Input should be a valid string';
+  if (body.tools !== undefined) {
+    if (!Array.isArray(body.tools)) return 'tools: Input should be a valid list';
+    const index = (body.tools as unknown[]).findIndex((tool) => !tool || typeof tool !== 'object' || typeof (tool as { name?: unknown }).name !== 'string');
+    if (index !== -1) return `tools.${index}: Input should be a valid dictionary with a name`;
+  }
+  if (body.tool_choice !== undefined && (!body.tool_choice || typeof body.tool_choice !== 'object')) return 'tool_choice: Input should be a valid dictionary';
   if (body.stop_sequences !== undefined && !Array.isArray(body.stop_sequences)) return 'stop_sequences: Input should be a valid list';
   return undefined;
 }
