@@ -189,6 +189,47 @@ describe('/v1/messages to an Anthropic channel (passthrough)', () => {
   });
 });
 
+describe('/v1/messages: a client that leaves mid-stream', () => {
+  it('is billed for what the Anthropic channel streamed before it left (counted), and nothing stays held', async () => {
+    const slow = await startAnthropicEmulator({ wordDelayMs: 60 });
+    try {
+      const channelId = await harness.addChannel({ type: CLAUDE.type, name: 'slow claude', key: CLAUDE.key, base_url: CLAUDE.baseUrl(slow), models: CLAUDE_MODEL });
+      const before = await harness.balances();
+      const logsBefore = (await harness.app.ctx.db.selectFrom('logs').select('id').where('type', '=', 2).execute()).length;
+      const said = 'one two three four five six seven eight nine ten eleven twelve';
+      const leave = new AbortController();
+      const response = await fetch(`${harness.baseUrl}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': harness.apiKey, 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify({ model: CLAUDE_MODEL, max_tokens: 100, stream: true, messages: [{ role: 'user', content: said }] }),
+        signal: leave.signal,
+      });
+      const reader = response.body!.getReader();
+      let seen = '';
+      while ((seen.match(/"text_delta"/g) ?? []).length < 3) seen += new TextDecoder().decode((await reader.read()).value);
+      leave.abort();
+      // the vendor would have sent 17 words ("Hello from Anthropic, you said: " and the twelve)
+      // the gateway settles once it sees the client gone
+      for (let wait = 0; wait < 100; wait += 1) {
+        await harness.settled();
+        if ((await harness.app.ctx.db.selectFrom('logs').select('id').where('type', '=', 2).execute()).length > logsBefore) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const after = await harness.balances();
+      const log = await lastLog();
+      expect(log).toMatchObject({ channel_id: channelId, is_stream: 1, prompt_tokens: countMessagesPromptTokens({ messages: [{ role: 'user', content: said }] }, CLAUDE_MODEL) });
+      expect(log.completion_tokens).toBeGreaterThanOrEqual(3);
+      expect(log.completion_tokens).toBeLessThan(17);
+      expect(before.user.quota - after.user.quota).toBe(log.quota);
+      expect(before.token.remain_quota - after.token.remain_quota).toBe(log.quota);
+      const held = await harness.app.ctx.db.selectFrom('users').select('held_quota').where('username', '=', 'root').executeTakeFirstOrThrow();
+      expect(Number(held.held_quota)).toBe(0);
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
 describe('/v1/messages passthrough stream bytes', () => {
   it("hands the vendor's events on unchanged, ping included", async () => {
     await addClaude();
