@@ -1,6 +1,13 @@
 // Console authentication: the session cookie, or a user's access token in the
 // Authorization header. The user row is re-read on every request; roles are
 // checked on the server for every route (user >= 1, admin >= 10, root >= 100).
+//
+// Statuses as one-api's clients expect them: 401 only when nobody is signed in
+// (no credential, or a session that ended: its console then goes to the login
+// page); every other refusal, to a caller who is known (a role too low, a
+// banned account behind an access token, an access token that matches no one),
+// is HTTP 200 with `success: false` and the reason, which is what its console
+// and scripts read (an HTTP 403 left its console waiting on a loading page).
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { fail } from '../../common/envelope';
@@ -12,7 +19,7 @@ export function hashAccessToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-type Resolution = { user: UserRow } | { status: 401 | 403; message: string; clearCookie?: boolean } | undefined;
+type Resolution = { user: UserRow } | { status: 200 | 401; message: string; clearCookie?: boolean } | undefined;
 
 async function resolveCaller(request: FastifyRequest): Promise<Resolution> {
   const { db, sessions } = request.server.ctx;
@@ -30,8 +37,8 @@ async function resolveCaller(request: FastifyRequest): Promise<Resolution> {
   if (header) {
     const token = header.startsWith('Bearer ') ? header.slice(7).trim() : header;
     const user = token ? await findUserByAccessTokenHash(db, hashAccessToken(token)) : undefined;
-    if (!user) return { status: 401, message: 'access token invalid' };
-    if (Number(user.status) !== UserStatus.enabled) return { status: 403, message: 'user is banned' };
+    if (!user) return { status: 200, message: 'access token invalid' };
+    if (Number(user.status) !== UserStatus.enabled) return { status: 200, message: 'user is banned' };
     return { user };
   }
   return undefined;
@@ -46,7 +53,7 @@ export function requireRole(minimumRole: number): preHandlerAsyncHookHandler {
       if (resolution.clearCookie) clearSessionCookie(request, reply);
       return reply.code(resolution.status).send(fail(resolution.message));
     }
-    if (Number(resolution.user.role) < minimumRole) return reply.code(403).send(fail('insufficient permission'));
+    if (Number(resolution.user.role) < minimumRole) return reply.send(fail('insufficient permission'));
     request.caller = resolution.user;
   };
 }

@@ -70,12 +70,12 @@ export async function optionRoutes(app: FastifyInstance): Promise<void> {
     return ok(entries);
   });
 
-  app.put('/api/option/', { preHandler: admin, schema: optionUpdateSchema }, async (request, reply) => {
+  app.put('/api/option/', { preHandler: admin, schema: optionUpdateSchema }, async (request) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const key = typeof body.key === 'string' ? body.key : '';
     if (!isOptionKey(key)) return fail(`unknown option: ${key || '(empty)'}`);
     if (isRootOnlyOption(key) && !isRoot(callerOf(request).role)) {
-      return reply.code(403).send(fail('only the super admin may change this setting'));
+      return fail('only the super admin may change this setting');
     }
     const raw = body.value;
     if (raw !== undefined && raw !== null && typeof raw === 'object') return fail(`${key} must be a string`);
