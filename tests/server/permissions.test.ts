@@ -37,6 +37,7 @@ const MATRIX: Array<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; url: string; mi
   { method: 'POST', url: '/api/user/', minimum: 'admin', payload: { username: '', password: '' } },
   { method: 'PUT', url: '/api/user/', minimum: 'admin', payload: { id: 999 } },
   { method: 'POST', url: '/api/user/manage', minimum: 'admin', payload: { username: 'nobody', action: 'enable' } },
+  { method: 'DELETE', url: '/api/user/999/', minimum: 'admin' },
   { method: 'GET', url: '/api/redemption/?p=0', minimum: 'admin' },
   { method: 'GET', url: '/api/redemption/search?keyword=a', minimum: 'admin' },
   { method: 'GET', url: '/api/redemption/999', minimum: 'admin' },

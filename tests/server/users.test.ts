@@ -90,6 +90,17 @@ describe('user administration', () => {
     expect(await app.ctx.db.selectFrom('tokens').select('id').where('user_id', '=', id).execute()).toEqual([]);
     expect((await asBrowser(app, leaver, { method: 'GET', url: '/api/user/self' })).statusCode).toBe(401);
   });
+
+  it('deletes by id (DELETE /api/user/{id}/, the console\'s Delete button) under the same rules', async () => {
+    await register(app, 'gone');
+    const id = await idOf('gone');
+    expect(await call(admin, 'DELETE', `/api/user/${await idOf('admin2')}/`)).toEqual({ success: false, message: 'cannot delete a user of the same or higher level' });
+    expect(await call(root, 'DELETE', `/api/user/${await idOf('root')}/`)).toEqual({ success: false, message: 'cannot delete the super admin' });
+    expect(await call(admin, 'DELETE', '/api/user/99999/')).toEqual({ success: false, message: 'user not found' });
+    expect((await call(user, 'DELETE', `/api/user/${id}/`)).success).toBe(false);
+    expect(await call(admin, 'DELETE', `/api/user/${id}/`)).toEqual({ success: true, message: '' });
+    expect(await app.ctx.db.selectFrom('users').select('id').where('id', '=', id).execute()).toEqual([]);
+  });
 });
 
 describe('access token and invite code', () => {
@@ -101,7 +112,7 @@ describe('access token and invite code', () => {
     const viaToken = await app.inject({ method: 'GET', url: '/api/user/self', headers: { authorization: issued.data } });
     expect(viaToken.json().data.username).toBe('user1');
     const rotated = await call(user, 'GET', '/api/user/token');
-    expect((await app.inject({ method: 'GET', url: '/api/user/self', headers: { authorization: issued.data } })).statusCode).toBe(401);
+    expect((await app.inject({ method: 'GET', url: '/api/user/self', headers: { authorization: issued.data } })).json()).toEqual({ success: false, message: 'access token invalid' });
     expect((await app.inject({ method: 'GET', url: '/api/user/self', headers: { authorization: rotated.data } })).statusCode).toBe(200);
   });
 

@@ -109,6 +109,18 @@ export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
     return ok();
   });
 
+  // one-api's route, which its console never called and ours does (the Delete button on a user's page):
+  // the same rules as the delete action of /api/user/manage, with a real answer either way
+  app.delete('/api/user/:id', { preHandler: admin, schema: byId }, async (request) => {
+    const id = Number((request.params as { id: string }).id);
+    const target = positiveId(id) ? await findUserById(db, id) : undefined;
+    if (!target) return fail('user not found');
+    if (!outranks(callerOf(request), target)) return fail('cannot delete a user of the same or higher level');
+    if (Number(target.role) >= Role.root) return fail('cannot delete the super admin');
+    await deleteUser(db, id);
+    return ok();
+  });
+
   app.post('/api/user/manage', { preHandler: admin, schema: userManageSchema }, async (request) => {
     const caller = callerOf(request);
     const body = (request.body ?? {}) as Record<string, unknown>;
