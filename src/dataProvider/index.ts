@@ -97,6 +97,11 @@ export function sortRows(rows: RaRecord[], sort: GetListParams['sort'] | undefin
   });
 }
 
+/** A record id as the server wants it: a number (react-admin takes ids from the URL, as strings). */
+export function numericId(id: string | number): string | number {
+  return typeof id === 'string' && /^\d{1,15}$/.test(id) ? Number(id) : id;
+}
+
 export function createDataProvider(httpClient: HttpClient = defaultHttpClient) {
   const listOf = async (resource: string, params: GetListParams): Promise<GetListResult> => {
     const page = params.pagination?.page ?? 1;
@@ -155,7 +160,8 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient) {
     },
     update: async (resource, params) => {
       const statusOnly = Boolean(params.meta?.statusOnly);
-      const body = statusOnly ? { id: params.id, status: params.data.status } : { ...params.data, id: params.id };
+      const id = numericId(params.id);
+      const body = statusOnly ? { id, status: params.data.status } : { ...params.data, id };
       const { data } = await httpClient<RaRecord>(statusOnly ? endpoints.statusOnly(resource) : endpoints.collection(resource), {
         method: 'PUT',
         body,
@@ -164,7 +170,7 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient) {
     },
     updateMany: async (resource, params) => {
       for (const id of params.ids) {
-        await httpClient(endpoints.collection(resource), { method: 'PUT', body: { ...params.data, id } });
+        await httpClient(endpoints.collection(resource), { method: 'PUT', body: { ...params.data, id: numericId(id) } });
       }
       return { data: params.ids };
     },

@@ -8,7 +8,7 @@ import {
   AppBar, Box, Button, Divider, Drawer, IconButton, List, ListItemButton, ListItemText, Menu, MenuItem, Stack, Toolbar, Typography, useMediaQuery,
 } from '@mui/material';
 import { useState } from 'react';
-import { useLogout, useTranslate } from 'react-admin';
+import { useLogout, useNotify, useTranslate } from 'react-admin';
 import { Link as RouterLink, NavLink, useLocation } from 'react-router-dom';
 import { readStoredUser } from '../authProvider/storage';
 import { LanguageSwitch } from './LanguageSwitch';
@@ -22,6 +22,7 @@ function isActive(pathname: string, to: string): boolean {
 export function TopBar() {
   const translate = useTranslate();
   const logout = useLogout();
+  const notify = useNotify();
   const { status } = useStatus();
   const { pathname } = useLocation();
   const narrow = useMediaQuery('(max-width:600px)');
@@ -44,7 +45,8 @@ export function TopBar() {
   const signOut = () => {
     setUserMenu(null);
     setDrawerOpen(false);
-    logout();
+    // spec: the "logout succeeded" notice once signed out
+    void logout().then(() => notify('app.auth.logout_success', { type: 'success' }));
   };
 
   return (

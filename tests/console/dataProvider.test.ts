@@ -85,6 +85,20 @@ describe('dataProvider', () => {
     ]);
   });
 
+  it('sends a record id taken from the URL as the number the server wants', async () => {
+    server.use(http.put('*/api/token/', () => HttpResponse.json({ success: true, message: '', data: null })));
+    const seen = recordRequests();
+    await provider.update('token', { id: '12', data: { id: '12', name: 'renamed' }, previousData: { id: '12', name: 'old' } });
+    await provider.update('token', { id: '12', data: { status: 2 }, previousData: { id: '12' }, meta: { statusOnly: true } });
+    await provider.updateMany('token', { ids: ['12', '13'], data: { status: 1 } });
+    expect(seen.map((request) => request.body)).toEqual([
+      { id: 12, name: 'renamed' },
+      { id: 12, status: 2 },
+      { status: 1, id: 12 },
+      { status: 1, id: 13 },
+    ]);
+  });
+
   it('rejects with the server message when the envelope says success: false', async () => {
     server.use(http.get('*/api/token/9', () => HttpResponse.json({ success: false, message: 'record not found' })));
     await expect(provider.getOne('token', { id: 9 })).rejects.toMatchObject({ message: 'record not found', status: 200 });

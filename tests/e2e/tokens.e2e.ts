@@ -109,6 +109,7 @@ describe.runIf(enabled)('tokens: register, sign in, create and copy a token', ()
     await page.getByRole('button', { name: 'tess' }).click();
     await page.getByRole('menuitem', { name: /log out/i }).click();
     await page.waitForURL(/\/login/);
+    await page.getByText('logout succeeded').waitFor();
     await page.getByRole('link', { name: /reset it/i }).click();
     await page.waitForURL(`${gateway.baseUrl}/reset`);
     await page.locator('input[name="email"]').fill('tess@example.com');
