@@ -102,4 +102,21 @@ describe.runIf(enabled)('accounts: redemption codes, top-up and user management'
     const rootRow = admin.getByRole('row', { name: /Super admin/ });
     expect(await rootRow.getByRole('button', { name: /^delete$/i }).isDisabled()).toBe(true);
   });
+
+  it("admin deletes a user from the user's own page (the Delete button)", async () => {
+    const registered = await fetch(`${gateway.baseUrl}/api/user/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'dora', password: 'dora-password', password2: 'dora-password' }),
+    });
+    expect((await registered.json()).success).toBe(true);
+    const id = await admin.evaluate(async () => ((await (await fetch('/api/user/search?keyword=dora')).json()) as { data: Array<{ id: number }> }).data[0].id);
+    await admin.goto(`${gateway.baseUrl}/user/edit/${id}`);
+    await admin.locator('input[name="username"]').waitFor();
+    expect(await admin.locator('input[name="username"]').inputValue()).toBe('dora');
+    await admin.getByRole('button', { name: /^delete$/i }).click();
+    await admin.getByRole('dialog').getByRole('button', { name: /confirm/i }).click();
+    await admin.waitForURL(`${gateway.baseUrl}/user`);
+    expect(await admin.evaluate(async () => ((await (await fetch('/api/user/search?keyword=dora')).json()) as { data: unknown[] }).data.length)).toBe(0);
+  });
 });
