@@ -1,7 +1,7 @@
 // The console: react-admin with real browser paths, our top-menu layout, the
 // five resources and the custom pages of spec §2.
-import { lazy } from 'react';
-import { Admin, CustomRoutes, Resource } from 'react-admin';
+import { lazy, type ReactNode } from 'react';
+import { Admin, Authenticated, CustomRoutes, Resource } from 'react-admin';
 import { BrowserRouter, Route } from 'react-router-dom';
 import { authProvider } from './authProvider';
 import { dataProvider } from './dataProvider';
@@ -45,6 +45,9 @@ setUnauthorizedHandler(() => {
   window.location.assign('/login?expired=true');
 });
 
+/** A record's add and edit pages: a signed-out visitor is asked to sign in (they opened, and failed on submit). */
+const signedIn = (page: ReactNode) => <Authenticated>{page}</Authenticated>;
+
 export function App() {
   return (
     <BrowserRouter>
@@ -67,14 +70,14 @@ export function App() {
           <Resource name="user" {...user} />
           <Resource name="log" {...log} />
           <CustomRoutes>
-            <Route path="/channel/add" element={<ChannelCreate />} />
-            <Route path="/channel/edit/:id" element={<ChannelEdit />} />
-            <Route path="/token/add" element={<TokenCreate />} />
-            <Route path="/token/edit/:id" element={<TokenEdit />} />
-            <Route path="/redemption/add" element={<RedemptionCreate />} />
-            <Route path="/redemption/edit/:id" element={<RedemptionEdit />} />
-            <Route path="/user/add" element={<UserCreate />} />
-            <Route path="/user/edit/:id" element={<UserEdit />} />
+            <Route path="/channel/add" element={signedIn(<ChannelCreate />)} />
+            <Route path="/channel/edit/:id" element={signedIn(<ChannelEdit />)} />
+            <Route path="/token/add" element={signedIn(<TokenCreate />)} />
+            <Route path="/token/edit/:id" element={signedIn(<TokenEdit />)} />
+            <Route path="/redemption/add" element={signedIn(<RedemptionCreate />)} />
+            <Route path="/redemption/edit/:id" element={signedIn(<RedemptionEdit />)} />
+            <Route path="/user/add" element={signedIn(<UserCreate />)} />
+            <Route path="/user/edit/:id" element={signedIn(<UserEdit />)} />
             <Route path="/login" element={<LoginPage />} />
             <Route path="/register" element={<RegisterPage />} />
             <Route path="/reset" element={<ResetRequestPage />} />

@@ -83,4 +83,13 @@ describe.runIf(enabled)('foundation: sign in as root, browse, sign out', () => {
     const self = await page.evaluate(async () => (await fetch('/api/user/self')).status);
     expect(self).toBe(401);
   });
+
+  it('asks a signed-out visitor of an add or edit page to sign in (no form, no "expired")', async () => {
+    for (const path of ['/redemption/add', '/token/edit/1', '/channel/add', '/user/edit/1']) {
+      await page.goto(`${gateway.baseUrl}${path}`);
+      await page.waitForURL(`${gateway.baseUrl}/login`);
+      await page.getByRole('heading', { name: /log in to your account/i }).waitFor();
+      expect(await page.getByText(/expired/i).count(), path).toBe(0);
+    }
+  });
 });
