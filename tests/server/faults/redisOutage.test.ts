@@ -63,7 +63,9 @@ describe.runIf(redisServer !== undefined)('Redis outage', () => {
     try {
       const frozen = await timed(() => requests.login());
       expect(frozen.value.status, frozen.value.text).toBe(200);
-      expect(frozen.ms, `login with Redis frozen: ${frozen.ms} ms, ${baseline.login} ms with Redis up`).toBeLessThan(Math.max(500, baseline.login * 1.5 + 100) + 200);
+      // what this guards is a hang (an offline queue or a socket timeout: many seconds), not a few hundred
+      // milliseconds of a busy machine's bcrypt, so the bound is wide
+      expect(frozen.ms, `login with Redis frozen: ${frozen.ms} ms, ${baseline.login} ms with Redis up`).toBeLessThan(Math.max(1_500, baseline.login * 3 + 400));
     } finally {
       redis.resume();
     }
