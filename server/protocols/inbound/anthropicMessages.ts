@@ -64,6 +64,16 @@ function systemText(system: unknown): string {
   return (system as Block[]).filter((block) => block?.type === 'text' && typeof block.text === 'string').map((block) => block.text as string).join('\n\n');
 }
 
+/**
+ * A system prompt in the chat form: one string, or its text blocks as parts
+ * when the client marked one for the prompt cache (Claude Code marks both of
+ * its blocks), so the mark reaches a vendor that caches prompts.
+ */
+function systemContent(system: unknown): string | ChatContentPart[] {
+  if (!Array.isArray(system) || !(system as Block[]).some((block) => block?.type === 'text' && block.cache_control)) return systemText(system);
+  return partsOf((system as Block[]).filter((block) => block?.type === 'text'));
+}
+
 /** A tool result's content as text (a string, or text blocks). */
 function blockText(content: unknown): string {
   if (typeof content === 'string') return content;
@@ -149,7 +159,7 @@ function chatTools(tools: unknown): ChatTool[] | undefined {
 /** A Messages request in the relay's chat form (what a channel that does not speak Messages is sent). */
 export function chatRequestOf(body: Record<string, unknown>): ChatRequest {
   const messages = chatMessages(body.messages);
-  const system = systemText(body.system);
+  const system = systemContent(body.system);
   if (system !== '') messages.unshift({ role: 'system', content: system });
   const request: ChatRequest = { model: typeof body.model === 'string' ? body.model : '', messages };
   if (body.stream === true) request.stream = true;

@@ -36,7 +36,8 @@ describe('a Messages request in the chat form', () => {
       stream: true,
       max_tokens: 64,
       messages: [
-        { role: 'system', content: 'One.\n\nTwo.' },
+        // a block marked for the prompt cache keeps its mark: the system prompt stays in blocks
+        { role: 'system', content: [{ type: 'text', text: 'One.' }, { type: 'text', text: 'Two.', cache_control: { type: 'ephemeral' } }] },
         { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'data:image/jpeg;base64,AAAA' } }] },
         { role: 'assistant', content: null, tool_calls: [{ id: 'toolu_a', type: 'function', function: { name: 'f', arguments: '{"x":1}' } }] },
         { role: 'tool', tool_call_id: 'toolu_a', content: 'Error: broken' },
@@ -63,6 +64,11 @@ describe('a Messages request in the chat form', () => {
     expect(effort({ type: 'disabled' })).toBeUndefined();
     expect(effort(undefined)).toBeUndefined();
     expect(chatRequestOf({ model: 'm', max_tokens: 1, messages: [], thinking: { type: 'enabled', budget_tokens: 2000 } })).not.toHaveProperty('thinking');
+  });
+
+  it('joins an unmarked system prompt into one string', () => {
+    const chat = chatRequestOf({ model: 'm', max_tokens: 1, system: [{ type: 'text', text: 'One.' }, { type: 'text', text: 'Two.' }], messages: [{ role: 'user', content: 'hi' }] });
+    expect(chat.messages[0]).toEqual({ role: 'system', content: 'One.\n\nTwo.' });
   });
 
   it('requires messages and a positive integer max_tokens', () => {

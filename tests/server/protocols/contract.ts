@@ -30,7 +30,8 @@ import { assembleChatResponse } from '../../../server/protocols/shared';
 
 export const FIXTURES = join(__dirname, '__fixtures__');
 
-interface Expectation {
+/** What a scenario's answer and stream must come to (`<scenario>.expect.json`). */
+export interface Expectation {
   text: string;
   finish_reason: string;
   usage: Usage;

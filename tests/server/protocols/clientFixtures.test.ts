@@ -1,0 +1,182 @@
+// Requests as real clients send them (__fixtures__/clients, see its README for
+// where each shape comes from), replayed through every translation path: the
+// client's codec decodes it (chatRequest) and every upstream adaptor encodes
+// it (encodeChat) with the channel its contract fixtures were recorded for.
+// Each vendor request must keep the system prompt, every tool with its
+// schema, the user turn's text, the output limit and the stream flag (and the
+// prompt-cache marks where the vendor has them); a vendor that speaks the
+// client's protocol gets the client's bytes with only the model changed; and
+// the pipeline's numbers (prompt bound, reservation) hold for the request.
+//
+// Adding a client: its fixture pair in __fixtures__/clients, one row in
+// CLIENT_FIXTURES, and (once per protocol) a reader in CLIENT_READERS.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { INBOUND_CODECS, type InboundCodec } from '../../../server/protocols/inbound';
+import { UPSTREAM_ADAPTORS } from '../../../server/protocols/upstream';
+import { isUpstreamFailure, type ChannelConfig, type ChannelProtocol, type InboundProtocol } from '../../../server/protocols/types';
+import { cacheCreationRatioFor, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota } from '../../../server/billing/prices';
+import { callFor, FIXTURES } from './contract';
+import { VENDOR_REQUESTS } from './vendorRequests';
+
+/** What a client's request asks for that every translation must keep, read off the client's own body. */
+interface ClientIntent {
+  model: string;
+  /** Each system text block (each must reach the vendor's system prompt). */
+  systemTexts: string[];
+  /** Each text of the user turns (each must reach the vendor's conversation). */
+  userTexts: string[];
+  tools: Array<{ name: string; properties: string[]; required: string[] }>;
+  outputLimit: number;
+  stream: boolean;
+  /** The texts the client marked for the prompt cache. */
+  cacheMarkedTexts: string[];
+}
+
+type Block = Record<string, unknown>;
+const blocks = (value: unknown): Block[] => (Array.isArray(value) ? (value as Block[]) : []);
+const texts = (value: unknown): string[] => (typeof value === 'string' ? [value] : blocks(value).filter((block) => block.type === 'text').map((block) => String(block.text)));
+
+/**
+ * How to read a client protocol's request. One per protocol that has client
+ * fixtures; the merge of the Responses and Gemini protocols adds theirs here
+ * (`responses`: `instructions`, `input` items, `tools[].parameters`,
+ * `max_output_tokens`; `gemini`: `systemInstruction`, `contents`,
+ * `tools[].functionDeclarations`, `generationConfig.maxOutputTokens`).
+ */
+const CLIENT_READERS: { [protocol in InboundProtocol]?: (body: Block) => ClientIntent } = {
+  anthropic: (body) => ({
+    model: String(body.model),
+    systemTexts: texts(body.system),
+    userTexts: blocks(body.messages)
+      .filter((message) => message.role === 'user')
+      .flatMap((message) => texts(message.content)),
+    tools: blocks(body.tools).map((tool) => {
+      const schema = tool.input_schema as { properties?: Record<string, unknown>; required?: string[] };
+      return { name: String(tool.name), properties: Object.keys(schema.properties ?? {}), required: schema.required ?? [] };
+    }),
+    outputLimit: Number(body.max_tokens),
+    stream: body.stream === true,
+    cacheMarkedTexts: [...blocks(body.system), ...blocks(body.messages).flatMap((message) => blocks(message.content))]
+      .filter((block) => block.cache_control !== undefined)
+      .map((block) => String(block.text)),
+  }),
+};
+
+/**
+ * The recorded client requests, keyed by the codec (INBOUND_CODECS) that
+ * reads them. The merge adds e.g. `{ file: 'openai-agents.first-request', codec: 'responses', path: '/v1/responses' }`
+ * and `{ file: 'google-genai.first-request', codec: 'gemini', path: '/v1beta/models/...:streamGenerateContent' }`.
+ */
+const CLIENT_FIXTURES: Array<{ file: string; codec: InboundProtocol; path: string; client: string }> = [
+  { file: 'claude-code.first-request', codec: 'anthropic', path: '/v1/messages', client: 'Claude Code (claude-cli 1.0)' },
+];
+
+const CLIENTS = join(FIXTURES, 'clients');
+const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T;
+
+/** Each text, whole, somewhere in the vendor's text (vendors join blocks each their own way). */
+function expectContainsEach(haystack: string, needles: string[]): void {
+  for (const needle of needles) expect(haystack.includes(needle), `missing: ${needle.slice(0, 80)}...`).toBe(true);
+}
+
+for (const fixture of CLIENT_FIXTURES) {
+  const body = readJson<Block>(join(CLIENTS, `${fixture.file}.json`));
+  const headers = readJson<Record<string, string>>(join(CLIENTS, `${fixture.file}.headers.json`));
+  const codec: InboundCodec = INBOUND_CODECS[fixture.codec];
+  const read = CLIENT_READERS[fixture.codec];
+
+  describe(`client fixture ${fixture.file} (${fixture.client}, ${fixture.codec} codec, ${fixture.path})`, () => {
+    if (!read) throw new Error(`no CLIENT_READERS entry for the ${fixture.codec} protocol`);
+    const intent = read(body);
+
+    it('is a request the codec takes: authorization, model, no problem, limit, stream', () => {
+      expect(codec.authorization ? codec.authorization(headers) : headers.authorization).toMatch(/^Bearer \S+/);
+      expect(codec.model('chat', body, undefined)).toBe(intent.model);
+      expect(codec.check('chat', body)).toBeUndefined();
+      expect(codec.outputLimit(body)).toBe(intent.outputLimit);
+      expect(codec.streamed(body)).toBe(intent.stream);
+      expect(codec.answers('chat', body)).toBe(1);
+      // the fixture is what it says it is: a long prompt, many tools, cache marks
+      expect(intent.systemTexts.join('').length).toBeGreaterThan(2000);
+      expect(intent.tools.length).toBeGreaterThanOrEqual(10);
+    });
+
+    it('the prompt bound holds the exact count, and the reservation covers the most the call can be billed', () => {
+      const exact = codec.promptTokens('chat', body, intent.model, {});
+      const bound = codec.promptTokens('chat', body, intent.model, { bound: true });
+      expect(exact).toBeGreaterThan(1000);
+      expect(bound).toBeGreaterThanOrEqual(exact);
+      // a byte bound, not a runaway: English text and JSON schemas run about four bytes a token
+      expect(bound).toBeLessThan(exact * 8);
+      const completionRatio = completionRatioFor(intent.model);
+      const reserved = reservationQuota({
+        promptTokens: bound,
+        maxTokens: codec.outputLimit(body),
+        maxOutputTokens: maxOutputTokensFor(intent.model, {}),
+        n: codec.answers('chat', body),
+        ratio: 1,
+        completionRatio,
+      });
+      // the worst bill: the whole prompt written to the vendor's cache, the whole limit answered
+      const worst = computeQuota({
+        promptTokens: exact,
+        completionTokens: intent.outputLimit,
+        cachedPromptTokens: 0,
+        cacheCreationTokens: exact,
+        cacheCreationRatio: cacheCreationRatioFor(intent.model),
+        ratio: 1,
+        completionRatio,
+      });
+      expect(reserved).toBeGreaterThanOrEqual(worst);
+      expect(Number.isSafeInteger(reserved)).toBe(true);
+    });
+
+    if (!codec.chatRequest) return;
+    const chat = codec.chatRequest(body);
+
+    for (const [protocol, adaptor] of Object.entries(UPSTREAM_ADAPTORS) as Array<[ChannelProtocol, (typeof UPSTREAM_ADAPTORS)[ChannelProtocol]]>) {
+      const view = VENDOR_REQUESTS[protocol];
+      const channel = readJson<ChannelConfig>(join(FIXTURES, protocol, 'channel.json'));
+
+      it(`→ ${protocol}: the vendor request keeps the system prompt, every tool and its schema, the user's text, the limit and the stream`, () => {
+        const call = callFor('chat', view.model, intent.stream, channel);
+        const target = adaptor.target(channel, call);
+        if (isUpstreamFailure(target)) throw new Error(target.message);
+        let encoded = '';
+        expect(() => (encoded = adaptor.encodeChat({ ...chat, model: view.model }, call))).not.toThrow();
+        const vendor = JSON.parse(encoded) as Block;
+
+        expectContainsEach(view.systemText(vendor), intent.systemTexts);
+        expectContainsEach(view.conversationText(vendor), intent.userTexts);
+        const tools = view.tools(vendor);
+        expect(tools.map((tool) => tool.name)).toEqual(intent.tools.map((tool) => tool.name));
+        tools.forEach((tool, index) => {
+          const schema = tool.parameters as { properties?: Record<string, unknown>; required?: string[] } | undefined;
+          expect(Object.keys(schema?.properties ?? {}), tool.name).toEqual(intent.tools[index].properties);
+          expect(schema?.required ?? [], tool.name).toEqual(intent.tools[index].required);
+        });
+        expect(view.outputLimit(vendor)).toBe(intent.outputLimit);
+        expect(view.streamed(vendor, target)).toBe(intent.stream);
+        if (view.cacheMarks) {
+          // the vendor has prompt caching: every mark the client set is on the same text
+          const marks = view.cacheMarks(vendor);
+          expect(marks.map((mark) => mark.text)).toEqual(intent.cacheMarkedTexts);
+          for (const mark of marks) expect(mark.cache_control).toEqual({ type: 'ephemeral' });
+        }
+      });
+
+      if (adaptor.speaks === codec.protocol) {
+        it(`→ ${protocol}: speaks the client's protocol, so the client's bytes pass with only the model changed`, () => {
+          expect(codec.modelUnchanged(body, intent.model)).toBe(true);
+          expect(codec.modelUnchanged(body, `${intent.model}-mapped`)).toBe(false);
+          const changed = JSON.parse(codec.encodeChanged(body, { model: `${intent.model}-mapped`, askUsage: false })) as Block;
+          expect(changed).toEqual({ ...body, model: `${intent.model}-mapped` });
+          // Anthropic's beta flags go on with the client's bytes
+          if (headers['anthropic-beta']) expect(codec.forwardedHeaders?.(headers)).toEqual({ 'anthropic-beta': headers['anthropic-beta'] });
+        });
+      }
+    }
+  });
+}
