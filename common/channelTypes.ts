@@ -106,6 +106,13 @@ export interface ChannelType {
    * vendors take it).
    */
   samplingTopK?: false;
+  /**
+   * True for a type on the OpenAI protocol whose vendor serves OpenAI's
+   * Responses API (`/v1/responses`) itself: a Responses client's request
+   * passes to it as bytes. Absent: it is translated into a chat request (most
+   * resellers and compatible vendors serve only Chat Completions).
+   */
+  responses?: true;
   /** The vendor's API reference, for the console and the README; absent for resellers and custom upstreams. */
   docs?: string;
 }
@@ -117,7 +124,10 @@ const openAiCompatible = { protocol: 'openai', baseUrlRequired: false } as const
 
 export const CHANNEL_TYPES: readonly ChannelType[] = [
   // The spec's 18 types (spec §3): numbers, labels and colours as it fixes them.
-  { value: 1, label: 'OpenAI', color: 'green', defaultBaseUrl: 'https://api.openai.com', ...openAiReseller, balance: { source: 'openai-subscription', unit: 'usd' }, docs: 'https://platform.openai.com/docs/api-reference' },
+  {
+    value: 1, label: 'OpenAI', color: 'green', defaultBaseUrl: 'https://api.openai.com', ...openAiReseller, balance: { source: 'openai-subscription', unit: 'usd' },
+    responses: true, docs: 'https://platform.openai.com/docs/api-reference',
+  },
   {
     value: 14, label: 'Anthropic Claude', color: 'black', defaultBaseUrl: 'https://api.anthropic.com', protocol: 'anthropic',
     defaultModels: ['claude-sonnet-4-5', 'claude-opus-4-1', 'claude-haiku-4-5', 'claude-sonnet-4-0', 'claude-3-7-sonnet-latest', 'claude-3-5-haiku-latest'],

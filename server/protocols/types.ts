@@ -18,10 +18,12 @@ export type Operation =
   | 'images'
   | 'audio_speech'
   | 'audio_transcription'
-  | 'audio_translation';
+  | 'audio_translation'
+  /** OpenAI's Responses API, asked only of a channel whose type serves it itself (the bytes pass); any other is asked for chat. */
+  | 'responses';
 
 /** The client-side protocols (what a client speaks to the gateway). Issue 14 adds more. */
-export type InboundProtocol = 'openai' | 'anthropic';
+export type InboundProtocol = 'openai' | 'anthropic' | 'openai-responses';
 
 // ---- requests ----
 
@@ -254,6 +256,12 @@ export interface UpstreamAdaptor {
    * whose only change is the model passes as bytes (the zero-parse path).
    */
   speaks?: InboundProtocol;
+  /**
+   * A client protocol beyond `speaks` that only some channel types of this
+   * wire serve (OpenAI's own API serves Responses, its resellers mostly do
+   * not): true when a channel of `channelType` takes `inbound`'s bytes as they are.
+   */
+  alsoSpeaks?(channelType: number, inbound: InboundProtocol): boolean;
   /** 'websocket' when calls go over a WebSocket (one JSON frame out, frames back); 'http' otherwise. */
   transport: 'http' | 'websocket';
   credential?: CredentialExchange;

@@ -57,6 +57,12 @@ export interface UpstreamRequest {
   /** The protocol the client speaks (OpenAI's when absent): a channel whose adaptor speaks it gets the client's bytes. */
   inbound?: InboundProtocol;
   /**
+   * What a channel that speaks the client's protocol is asked for, when that
+   * is not `operation`: a Responses request is `responses` there (its bytes
+   * pass) and `chat` of every channel it is translated for.
+   */
+  passthroughOperation?: Operation;
+  /**
    * The client's parsed JSON body: what a channel that does not speak the
    * client's protocol gets, translated by its adaptor (absent for multipart).
    */
@@ -308,12 +314,15 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
     if (!channel) break;
     tried.push(channel.id);
     const adaptor = adaptorForChannelType(channel.type);
-    const passes = adaptor?.speaks === (request.inbound ?? 'openai');
-    if (!adaptor || !operation || !adaptor.operations.has(operation) || (!passes && !(TRANSLATABLE.has(operation) && request.json))) {
+    const inbound = request.inbound ?? 'openai';
+    // OpenAI's chat decides on `speaks` alone; only another protocol asks the channel's type
+    const passes = adaptor !== undefined && (adaptor.speaks === inbound || adaptor.alsoSpeaks?.(channel.type, inbound) === true);
+    const asked = passes && request.passthroughOperation !== undefined ? request.passthroughOperation : operation;
+    if (!adaptor || !asked || !adaptor.operations.has(asked) || (!passes && !(TRANSLATABLE.has(asked) && request.json))) {
       // not this channel's to answer: the next one may be (the attempt is not spent on it)
       lastError = relayError(
         501,
-        adaptor ? `channel type ${channel.type} does not offer ${operation ?? request.path}` : `channel type ${channel.type} is unknown to this relay`,
+        adaptor ? `channel type ${channel.type} does not offer ${asked ?? request.path}` : `channel type ${channel.type} is unknown to this relay`,
         'channel_type_unsupported',
         'server_error',
       );
@@ -322,8 +331,8 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
     }
     const upstreamModel = mappedModel(channel, request.model);
     const result = passes
-      ? await passThrough(app, adaptor, channel, operation, upstreamModel, request)
-      : await translated(app, adaptor, channel, operation, upstreamModel, request);
+      ? await passThrough(app, adaptor, channel, asked, upstreamModel, request)
+      : await translated(app, adaptor, channel, asked, upstreamModel, request);
     if (result.outcome === 'answered') return result;
     if (result.outcome === 'aborted') return request.signal.byGateway ? { outcome: 'failed', error: SHUTTING_DOWN } : { outcome: 'aborted' };
     const requestId = (request.requestId ??= app.ctx.newRequestId());

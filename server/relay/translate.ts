@@ -28,6 +28,8 @@ export interface TranslatedUsage {
   cachedPromptTokens: number;
   /** Prompt tokens written to the vendor's cache (Anthropic bills them at 1.25x). */
   cacheCreationTokens?: number;
+  /** Hidden reasoning tokens, a part of completionTokens (reported back, not billed apart). */
+  reasoningTokens?: number;
   estimated: boolean;
 }
 
@@ -42,9 +44,12 @@ export interface TranslateOptions {
   promptTokens: () => number;
   /** The model the client asked for (the estimate's tokenizer). */
   model: string;
+  /** The client's request as it sent it (a protocol whose answer repeats its settings reads them). */
+  request?: Record<string, unknown>;
   approximate: boolean;
 }
 
+const NO_REQUEST: Record<string, unknown> = Object.freeze({});
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' };
 const DONE = 'data: [DONE]\n\n';
 
@@ -62,6 +67,8 @@ function reported(usage: OpenAIUsage | null | undefined): Usage | undefined {
 const exact = (usage: Usage): TranslatedUsage => {
   const billed: TranslatedUsage = { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, cachedPromptTokens: usage.cachedPromptTokens, estimated: false };
   if (usage.cacheCreationTokens) billed.cacheCreationTokens = usage.cacheCreationTokens;
+  // not billed apart (they are part of the completion), but a protocol that reports them says how many
+  if (usage.reasoningTokens) billed.reasoningTokens = usage.reasoningTokens;
   return billed;
 };
 
@@ -342,11 +349,11 @@ async function answerInProtocol(
     }
     if (!chat) return unreachableRelayError(true, answer.requestId);
     const billed = usage ? exact(usage) : estimate(textOfResponse(chat));
-    sendBody(inbound.encodeResponse(chat, billed, options.model));
+    sendBody(inbound.encodeResponse(chat, billed, options.model, options.request ?? NO_REQUEST));
     return billed;
   }
 
-  const encoder = inbound.encodeStream(options.model);
+  const encoder = inbound.encodeStream(options.model, options.request ?? NO_REQUEST);
   if (translated.chat) {
     // the vendor answered a streamed call whole: the client still gets a stream
     const chat = translated.chat;

@@ -21,6 +21,18 @@
 //   prompt cache (usage.prompt_tokens_details.cached_tokens), and
 //   `emulator: {reasoning_tokens: n}` adds n hidden reasoning tokens, counted
 //   inside completion_tokens (usage.completion_tokens_details.reasoning_tokens), as o-series models do;
+// - Tools (chat and Responses): when the request has function tools, tool_choice is
+//   not `none`, and the last message (input item) is the user's text naming one of
+//   the tools, the answer is one call of that tool (finish_reason `tool_calls`; a
+//   Responses `function_call` item) whose arguments hold each `required` property
+//   of its parameters as that text; call ids are `call_emu<n>_0`. Completion tokens
+//   are the words of the arguments' JSON;
+// - POST /v1/responses answers in the Responses wire format (a Response object, or
+//   its event stream from response.created to response.completed, each event with
+//   its sequence_number), with the same `emulator` knobs as chat (chunks, delay_ms,
+//   respect_max_tokens against max_output_tokens: status incomplete, cached_tokens,
+//   reasoning_tokens); a last input item that is a function_call_output is answered
+//   "the tool said: <output>"; previous_response_id is refused as unknown (it stores nothing);
 // - GET billing paths answer fixed figures (BILLING_ANSWERS) for balance queries.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -92,6 +104,40 @@ const keyFailures: Record<string, (response: ServerResponse) => void> = {
   'sk-dead-in-200': (response) => sendError(response, 200, 'Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key'),
 };
 
+interface FunctionTool {
+  name: string;
+  parameters?: { properties?: Record<string, { type?: string }>; required?: string[] };
+}
+
+/** The text of a message's content: a string, or its text parts. */
+const contentText = (content: unknown): string =>
+  typeof content === 'string' ? content : Array.isArray(content) ? content.map((part) => (typeof part?.text === 'string' ? part.text : '')).join('') : '';
+
+/** The tool the answer calls, under the conventions above; `tools` already in one shape (name, parameters). */
+function calledTool(tools: FunctionTool[], toolChoice: unknown, last: { role?: unknown; content?: unknown } | undefined): FunctionTool | undefined {
+  if (tools.length === 0 || toolChoice === 'none' || last?.role !== 'user') return undefined;
+  const text = contentText(last.content);
+  return tools.find((tool) => text.includes(tool.name));
+}
+
+/** The arguments of a call: each required property as the user's text (a string one), else a placeholder of its type. */
+function toolArguments(tool: FunctionTool, text: string): string {
+  const input: Record<string, unknown> = {};
+  for (const name of tool.parameters?.required ?? []) {
+    const kind = tool.parameters?.properties?.[name]?.type;
+    input[name] = kind === 'number' || kind === 'integer' ? 1 : kind === 'boolean' ? true : text;
+  }
+  return JSON.stringify(input);
+}
+
+/** Chat's function tools in one shape. */
+const chatTools = (tools: unknown): FunctionTool[] =>
+  (Array.isArray(tools) ? tools : []).flatMap((tool) => (tool?.type === 'function' && typeof tool.function?.name === 'string' ? [tool.function as FunctionTool] : []));
+
+/** Responses' function tools in one shape. */
+const responsesTools = (tools: unknown): FunctionTool[] =>
+  (Array.isArray(tools) ? tools : []).flatMap((tool) => (tool?.type === 'function' && typeof tool.name === 'string' ? [tool as FunctionTool] : []));
+
 const sleep = (ms: number) => new Promise((wake) => setTimeout(wake, ms));
 
 /** How long `sk-slow` waits before answering. */
@@ -135,6 +181,9 @@ export interface EmulatorOptions {
    * slows the emulator down as a run goes on, and so whatever is measured last.
    */
   record?: boolean;
+  /** A stream's default length and pace, when the request sets neither (a translated request carries no `emulator` field). */
+  chunks?: number;
+  delayMs?: number;
 }
 
 /** The vector every embedding gets. */
@@ -142,6 +191,123 @@ const EMBEDDING = [0.0023, -0.0093, 0.0158];
 
 /** The operation at the end of a path, whatever prefix a vendor puts before it. */
 const OPERATION_PATH = /\/(chat\/completions|completions|embeddings|moderations|images\/generations|audio\/(?:speech|transcriptions|translations)|edits)$/;
+
+type Item = Record<string, unknown> & { type?: string };
+
+/** Counts a stream whose client went away before its end; the answer is whether it has. */
+function watchAbort(response: ServerResponse, state: { abortedRequests: number }): () => boolean {
+  let aborted = false;
+  response.on('close', () => {
+    if (!response.writableFinished) {
+      aborted = true;
+      state.abortedRequests += 1;
+    }
+  });
+  return () => aborted;
+}
+
+/** The prompt of a Responses request as text: instructions, messages' text, calls' outputs. */
+function responsesPromptText(body: Record<string, unknown>): string {
+  const parts = [typeof body.instructions === 'string' ? body.instructions : ''];
+  if (typeof body.input === 'string') parts.push(body.input);
+  for (const item of Array.isArray(body.input) ? (body.input as Item[]) : []) {
+    if (item?.type === 'function_call_output') parts.push(typeof item.output === 'string' ? item.output : contentText(item.output));
+    else if (item && (item.type === undefined || item.type === 'message')) parts.push(contentText(item.content));
+  }
+  return parts.join(' ');
+}
+
+/** OpenAI's Responses API (https://platform.openai.com/docs/api-reference/responses): a Response, or its event stream. */
+async function answerResponses(
+  json: Record<string, unknown>,
+  headers: IncomingMessage['headers'],
+  options: EmulatorOptions,
+  response: ServerResponse,
+  state: { abortedRequests: number },
+  created: number,
+  withUsage: boolean,
+): Promise<void> {
+  if (json.previous_response_id !== undefined && json.previous_response_id !== null) {
+    return sendJson(response, 400, { error: { message: `Previous response with id '${String(json.previous_response_id)}' not found.`, type: 'invalid_request_error', param: 'previous_response_id', code: 'previous_response_not_found' } });
+  }
+  const model = typeof json.model === 'string' ? json.model : 'gpt-4o';
+  const shape = (json.emulator ?? {}) as { chunks?: number; delay_ms?: number; respect_max_tokens?: boolean; cached_tokens?: number; reasoning_tokens?: number };
+  const limit = Number(json.max_output_tokens ?? 0) || Infinity;
+  const respectLimit = shape.respect_max_tokens === true || headers['x-emulator-respect-max-tokens'] === '1';
+  const wanted = Number(headers['x-emulator-chunks'] ?? shape.chunks ?? options.chunks ?? 5);
+  const delayMs = Number(headers['x-emulator-delay-ms'] ?? shape.delay_ms ?? options.delayMs ?? 0);
+  const input: Item[] = typeof json.input === 'string' ? [{ role: 'user', content: json.input }] : Array.isArray(json.input) ? (json.input as Item[]) : [];
+  const last = input.at(-1);
+  const tool = calledTool(responsesTools(json.tools), json.tool_choice, last && (last.type === undefined || last.type === 'message') ? (last as { role?: unknown; content?: unknown }) : undefined);
+  const id = `resp_emu${created}`;
+  let deltas: string[];
+  if (last?.type === 'function_call_output') deltas = `the tool said: ${typeof last.output === 'string' ? last.output : contentText(last.output)}`.split(' ').map((word, index) => (index === 0 ? word : ` ${word}`));
+  else deltas = Array.from({ length: wanted }, (_, index) => (index === 0 ? 'word0' : ` word${index}`));
+  const cut = !tool && respectLimit && deltas.length > limit;
+  if (cut) deltas = deltas.slice(0, limit);
+  const call = tool ? { id: `fc_emu${created}_0`, type: 'function_call', status: 'completed', arguments: toolArguments(tool, contentText(last!.content)), call_id: `call_emu${created}_0`, name: tool.name } : undefined;
+  const promptTokens = countWords(responsesPromptText(json));
+  const reasoningTokens = Math.max(0, Number(shape.reasoning_tokens ?? 0) || 0);
+  const cachedTokens = Math.min(promptTokens, Math.max(0, Number(shape.cached_tokens ?? 0) || 0));
+  const outputTokens = (call ? countWords(call.arguments) : deltas.length) + reasoningTokens;
+  const usage = {
+    input_tokens: promptTokens,
+    input_tokens_details: { cached_tokens: cachedTokens },
+    output_tokens: outputTokens,
+    output_tokens_details: { reasoning_tokens: reasoningTokens },
+    total_tokens: promptTokens + outputTokens,
+  };
+  const text = deltas.join('');
+  const status = cut ? 'incomplete' : 'completed';
+  const message = (itemStatus: string, content: unknown[]) => ({ id: `msg_emu${created}`, type: 'message', status: itemStatus, content, role: 'assistant' });
+  const part = (partText: string) => ({ type: 'output_text', annotations: [], logprobs: [], text: partText });
+  const output = call ? [call] : [message(status, [part(text)])];
+  const base = {
+    id, object: 'response', created_at: created, status: 'in_progress', background: false, error: null, incomplete_details: null,
+    instructions: json.instructions ?? null, max_output_tokens: json.max_output_tokens ?? null, max_tool_calls: null, model, output: [] as unknown[],
+    parallel_tool_calls: json.parallel_tool_calls ?? true, previous_response_id: null, prompt_cache_key: null,
+    reasoning: { effort: (json.reasoning as { effort?: unknown } | undefined)?.effort ?? null, summary: null }, safety_identifier: null,
+    service_tier: 'default', store: json.store ?? true, temperature: json.temperature ?? 1, text: json.text ?? { format: { type: 'text' }, verbosity: 'medium' },
+    tool_choice: json.tool_choice ?? 'auto', tools: json.tools ?? [], top_logprobs: 0, top_p: json.top_p ?? 1, truncation: 'disabled',
+    usage: null as unknown, user: json.user ?? null, metadata: json.metadata ?? {},
+  };
+  const final = { ...base, status, incomplete_details: cut ? { reason: 'max_output_tokens' } : null, output, usage: withUsage ? usage : null };
+  if (json.stream !== true) return sendJson(response, 200, final);
+
+  response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  const left = watchAbort(response, state);
+  let sequence = 0;
+  const send = (type: string, fields: Record<string, unknown>) => {
+    response.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence, ...fields })}\n\n`);
+    sequence += 1;
+  };
+  send('response.created', { response: base });
+  send('response.in_progress', { response: base });
+  if (call) {
+    send('response.output_item.added', { output_index: 0, item: { ...call, status: 'in_progress', arguments: '' } });
+    const half = Math.ceil(call.arguments.length / 2);
+    for (const piece of [call.arguments.slice(0, half), call.arguments.slice(half)]) {
+      if (delayMs > 0) await sleep(delayMs);
+      if (left()) return;
+      send('response.function_call_arguments.delta', { item_id: call.id, output_index: 0, delta: piece, obfuscation: 'x' });
+    }
+    send('response.function_call_arguments.done', { item_id: call.id, output_index: 0, arguments: call.arguments });
+  } else {
+    const at = { item_id: `msg_emu${created}`, output_index: 0 };
+    send('response.output_item.added', { output_index: 0, item: message('in_progress', []) });
+    send('response.content_part.added', { ...at, content_index: 0, part: part('') });
+    for (const delta of deltas) {
+      if (delayMs > 0) await sleep(delayMs);
+      if (left()) return;
+      send('response.output_text.delta', { ...at, content_index: 0, delta, logprobs: [], obfuscation: 'x' });
+    }
+    send('response.output_text.done', { ...at, content_index: 0, text, logprobs: [] });
+    send('response.content_part.done', { ...at, content_index: 0, part: part(text) });
+  }
+  send('response.output_item.done', { output_index: 0, item: output[0] });
+  send(cut ? 'response.incomplete' : 'response.completed', { response: final });
+  response.end();
+}
 
 export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promise<OpenAIEmulator> {
   const record = options.record ?? true;
@@ -197,12 +363,15 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
       const shape = (json.emulator ?? {}) as { chunks?: number; delay_ms?: number; respect_max_tokens?: boolean; cached_tokens?: number; reasoning_tokens?: number };
       const limit = Number(json.max_tokens ?? json.max_completion_tokens ?? 0) || Infinity;
       const respectLimit = shape.respect_max_tokens === true || request.headers['x-emulator-respect-max-tokens'] === '1';
-      const chunkCount = Math.min(Number(request.headers['x-emulator-chunks'] ?? shape.chunks ?? 5), respectLimit ? limit : Infinity);
-      const delayMs = Number(request.headers['x-emulator-delay-ms'] ?? shape.delay_ms ?? 0);
+      const chunkCount = Math.min(Number(request.headers['x-emulator-chunks'] ?? shape.chunks ?? options.chunks ?? 5), respectLimit ? limit : Infinity);
+      const delayMs = Number(request.headers['x-emulator-delay-ms'] ?? shape.delay_ms ?? options.delayMs ?? 0);
       const words = Array.from({ length: chunkCount }, (_, index) => `word${index}`);
       const reasoningTokens = Math.max(0, Number(shape.reasoning_tokens ?? 0) || 0);
       const cachedTokens = Math.min(promptTokens, Math.max(0, Number(shape.cached_tokens ?? 0) || 0));
-      const completionTokens = words.length + reasoningTokens;
+      const messages = Array.isArray(json.messages) ? (json.messages as Array<{ role?: unknown; content?: unknown }>) : [];
+      const tool = isChat ? calledTool(chatTools(json.tools), json.tool_choice, messages.at(-1)) : undefined;
+      const call = tool ? { id: `call_emu${created}_0`, type: 'function', function: { name: tool.name, arguments: toolArguments(tool, contentText(messages.at(-1)!.content)) } } : undefined;
+      const completionTokens = (call ? countWords(call.function.arguments) : words.length) + reasoningTokens;
       const usage = {
         prompt_tokens: promptTokens,
         completion_tokens: completionTokens,
@@ -216,23 +385,26 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
       if (json.stream === true) {
         const includeUsage = (json.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
         response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-        let aborted = false;
-        response.on('close', () => {
-          if (!response.writableFinished) {
-            aborted = true;
-            state.abortedRequests += 1;
-          }
-        });
+        const left = watchAbort(response, state);
         const frame = (choice: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
           `data: ${JSON.stringify({ id, object: isChat ? 'chat.completion.chunk' : 'text_completion', created, model, choices: [choice], ...extra })}\n\n`;
-        if (isChat) response.write(frame({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }));
-        for (let index = 0; index < words.length; index += 1) {
+        if (call) {
+          // the call's name first, then its arguments in two pieces, as OpenAI streams one
+          const half = Math.ceil(call.function.arguments.length / 2);
+          response.write(frame({ index: 0, delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }, finish_reason: null }));
+          for (const piece of [call.function.arguments.slice(0, half), call.function.arguments.slice(half)]) {
+            if (delayMs > 0) await sleep(delayMs);
+            if (left()) return;
+            response.write(frame({ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: piece } }] }, finish_reason: null }));
+          }
+        } else if (isChat) response.write(frame({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }));
+        for (let index = 0; index < (call ? 0 : words.length); index += 1) {
           if (delayMs > 0) await sleep(delayMs);
-          if (aborted) return;
+          if (left()) return;
           const text = (index === 0 ? '' : ' ') + words[index];
           response.write(isChat ? frame({ index: 0, delta: { content: text }, finish_reason: null }) : frame({ index: 0, text, finish_reason: null }));
         }
-        response.write(isChat ? frame({ index: 0, delta: {}, finish_reason: 'stop' }) : frame({ index: 0, text: '', finish_reason: 'stop' }));
+        response.write(isChat ? frame({ index: 0, delta: {}, finish_reason: call ? 'tool_calls' : 'stop' }) : frame({ index: 0, text: '', finish_reason: 'stop' }));
         if (includeUsage && withUsage) {
           response.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage })}\n\n`);
         }
@@ -240,11 +412,14 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
         return;
       }
       const text = words.join(' ');
-      const choice = isChat
+      const choice = call
+        ? { index: 0, message: { role: 'assistant', content: null, tool_calls: [call] }, finish_reason: 'tool_calls' }
+        : isChat
         ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }
         : { index: 0, text, logprobs: null, finish_reason: 'stop' };
       return sendJson(response, 200, { id, object, created, model, choices: [choice], ...(withUsage ? { usage } : {}) });
     }
+    if (path === '/v1/responses') return answerResponses(json, request.headers, options, response, state, created, withUsage);
     if (path === '/v1/embeddings') {
       const inputs = Array.isArray(json.input) ? json.input : [json.input];
       return sendJson(response, 200, {

@@ -15,10 +15,11 @@
 // Usage: Anthropic's `input_tokens` excludes the prompt-cache reads and writes,
 // so the prompt billed is the sum of the three (as the upstream adaptor reads it).
 import type { IncomingHttpHeaders } from 'node:http';
-import { topLevelObjectField } from './jsonField';
+import { reportedAnswerUsage } from './jsonField';
+import { PassingUsageWatcher } from './passingWatcher';
 import { countTextTokens, type CountOptions } from './tokenCount';
-import type { InboundCodec, InboundError, JsonAnswer, StreamUsage, TextMode, UsageWatcher } from './types';
-import { SseParser, parseJson } from '../shared';
+import type { InboundCodec, InboundError, StreamUsage, TextMode } from './types';
+import { parseJson, type SseEvent } from '../shared';
 import type { ChatChunk, ChatContentPart, ChatMessage, ChatRequest, ChatResponse, ChatTool, FinishReason, Usage } from '../types';
 
 // ---- Anthropic's shapes (lenient: only what is read) ----
@@ -394,23 +395,11 @@ export class MessagesStreamEncoder {
 // ---- the passthrough stream watcher ----
 
 /** Passes an Anthropic event stream on as it came; reads its usage (message_start, message_delta) and text. */
-export class MessagesUsageWatcher implements UsageWatcher {
-  private readonly parser = new SseParser();
+export class MessagesUsageWatcher extends PassingUsageWatcher {
   private usage: AnthropicUsage = {};
   private final = false;
-  private text = '';
 
-  pushBytes(chunk: Buffer): Buffer {
-    this.read(this.parser.push(chunk));
-    return chunk;
-  }
-
-  flush(): string {
-    this.read(this.parser.end());
-    return '';
-  }
-
-  private read(events: ReturnType<SseParser['push']>): void {
+  protected read(events: SseEvent[]): void {
     for (const { data } of events) {
       // only the events that bill: message_start, message_delta and text deltas
       if (!data.includes('"message_start"') && !data.includes('"message_delta"') && !data.includes('"text_delta"')) continue;
@@ -434,23 +423,11 @@ export class MessagesUsageWatcher implements UsageWatcher {
   reportedUsage(): StreamUsage | undefined {
     return this.final ? usageOfAnthropic(this.usage) : undefined;
   }
-
-  streamedText(): string {
-    return this.text;
-  }
 }
 
 // ---- the codec ----
 
 const modelOf = (body: Record<string, unknown>) => (typeof body.model === 'string' ? body.model.trim() : '');
-
-function reportedJsonUsage(json: JsonAnswer): StreamUsage | undefined {
-  const read = topLevelObjectField(json.bytes, 'usage');
-  const usage = ('found' in read ? (read.found ? read.value : undefined) : (json.value as { usage?: unknown } | undefined)?.usage) as AnthropicUsage | null | undefined;
-  if (!usage || typeof usage !== 'object') return undefined;
-  const billed = usageOfAnthropic(usage);
-  return billed.promptTokens + billed.completionTokens > 0 ? billed : undefined;
-}
 
 function answerText(value: unknown): string {
   const content = (value as { content?: unknown } | undefined)?.content;
@@ -493,7 +470,7 @@ export const anthropicMessages = {
   clientAskedUsage: () => false,
   modelUnchanged: (body, upstreamModel) => upstreamModel === body.model,
   encodeChanged: (body, change) => JSON.stringify(change.outputLimit === undefined ? { ...body, model: change.model } : { ...body, model: change.model, max_tokens: change.outputLimit }),
-  jsonUsage: reportedJsonUsage,
+  jsonUsage: (json) => reportedAnswerUsage(json, usageOfAnthropic),
   answerText,
   // nothing to strip: the gateway never asks a Messages stream for anything on the client's behalf
   watchStream: (_stripUsageEvent: boolean) => new MessagesUsageWatcher(),

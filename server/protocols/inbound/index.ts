@@ -4,13 +4,16 @@
 import type { InboundProtocol } from '../types';
 import { anthropicMessages } from './anthropicMessages';
 import { openaiChat } from './openaiChat';
+import { openaiResponses } from './openaiResponses';
 import type { InboundCodec } from './types';
 
 export const INBOUND_CODECS = {
   openai: openaiChat,
   anthropic: anthropicMessages,
+  'openai-responses': openaiResponses,
 } satisfies Record<InboundProtocol, InboundCodec>;
 
 export type { InboundCodec, InboundStreamEncoder, JsonAnswer, StreamUsage, TextMode, UsageWatcher, InboundError } from './types';
 export { openaiChat } from './openaiChat';
 export { anthropicMessages } from './anthropicMessages';
+export { openaiResponses } from './openaiResponses';

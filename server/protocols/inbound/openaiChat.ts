@@ -76,7 +76,8 @@ function answerText(value: unknown): string {
 /** OpenAI's reasoning models take max_completion_tokens and refuse max_tokens. */
 const limitField = (model: string) => (/^(o1|o3|o4|gpt-5)/.test(model) ? 'max_completion_tokens' : 'max_tokens');
 
-const errorBody = (error: InboundError) => JSON.stringify({ error: { message: error.message, type: error.type, param: error.param ?? null, code: error.code } });
+/** OpenAI's error object, as every OpenAI client protocol (chat, Responses) writes it. */
+export const openAiErrorBody = (error: InboundError) => JSON.stringify({ error: { message: error.message, type: error.type, param: error.param ?? null, code: error.code } });
 
 export const openaiChat = {
   protocol: 'openai',
@@ -101,7 +102,7 @@ export const openaiChat = {
   jsonUsage: reportedJsonUsage,
   answerText,
   watchStream: (stripUsageEvent) => new SseUsageWatcher(stripUsageEvent),
-  errorBody,
+  errorBody: openAiErrorBody,
 } satisfies InboundCodec;
 
 // ---- the stream watcher ----

@@ -3,7 +3,7 @@
 // Gemini later). A codec is pure: it reads request bodies and answer bytes and
 // writes error bodies; the relay pipeline (server/relay/pipeline.ts) does the I/O.
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ChatChunk, ChatRequest, ChatResponse, InboundProtocol, Usage } from '../types';
+import type { ChatChunk, ChatRequest, ChatResponse, InboundProtocol, Operation, Usage } from '../types';
 import type { CountOptions } from './tokenCount';
 
 /** The token-metered operations a text route serves. */
@@ -47,6 +47,12 @@ export interface InboundError {
 export interface InboundCodec {
   protocol: InboundProtocol;
   /**
+   * What a channel that speaks this protocol is asked for, when it is not the
+   * route's mode (Responses: `responses` there, and chat of every channel the
+   * request is translated for).
+   */
+  passthroughOperation?: Operation;
+  /**
    * The caller's key as `Bearer <key>` (what the relay's authentication reads),
    * for a protocol that carries it elsewhere (`x-api-key`, `x-goog-api-key`, a
    * query parameter). Absent: the Authorization header is read as it is.
@@ -59,7 +65,7 @@ export interface InboundCodec {
   /** The model a request asks for ('' when none): the body's, else the path's (`/v1/engines/:model`), else the mode's default. */
   model(mode: TextMode, body: Record<string, unknown>, pathModel: string | undefined): string;
   /** Why the request cannot be relayed though it names a model (a required field missing); undefined when it can. */
-  check(mode: TextMode, body: Record<string, unknown>): { message: string; code: string } | undefined;
+  check(mode: TextMode, body: Record<string, unknown>): { message: string; code: string; param?: string } | undefined;
   /** The prompt's tokens: counted, or with `bound` an upper bound without a tokenizer (what a reservation holds). */
   promptTokens(mode: TextMode, body: Record<string, unknown>, model: string, options: CountOptions): number;
   /** The output limit the client set (0 for none). */
@@ -89,10 +95,14 @@ export interface InboundCodec {
    * written back in the protocol. Absent: the answer goes out in OpenAI's shape.
    */
   chatRequest?(body: Record<string, unknown>): ChatRequest;
-  /** A whole decoded answer as the protocol's JSON body (`model`: the one the client asked for). */
-  encodeResponse?(chat: ChatResponse, usage: Usage, model: string): string;
+  /**
+   * A whole decoded answer as the protocol's JSON body (`model`: the one the
+   * client asked for; `request`: the client's body, for a protocol whose
+   * answer repeats the request's settings, as Responses does).
+   */
+  encodeResponse?(chat: ChatResponse, usage: Usage, model: string, request: Record<string, unknown>): string;
   /** Writes decoded chunks as the protocol's event stream. */
-  encodeStream?(model: string): InboundStreamEncoder;
+  encodeStream?(model: string, request: Record<string, unknown>): InboundStreamEncoder;
 }
 
 /** A decoded stream written in a client protocol's events. */

@@ -53,6 +53,9 @@ export const azureAdaptor: UpstreamAdaptor = {
   protocol: 'azure',
   docs: 'https://learn.microsoft.com/azure/ai-services/openai/reference',
   operations: AZURE_OPERATIONS,
+  // Azure serves Responses under its own preview paths and api-versions, which this relay has not
+  // been checked against: a Responses client's request is translated into chat for it
+  alsoSpeaks: undefined,
 
   target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | UpstreamFailure {
     const base = baseUrlOf(channel);

@@ -36,6 +36,7 @@ export const OPENAI_OPERATION_PATHS: Readonly<Record<Operation, string>> = {
   audio_speech: '/audio/speech',
   audio_transcription: '/audio/transcriptions',
   audio_translation: '/audio/translations',
+  responses: '/responses',
 };
 
 const OPERATIONS_BY_PATH = new Map(Object.entries(OPENAI_OPERATION_PATHS).map(([operation, path]) => [`/v1${path}`, operation as Operation]));
@@ -218,6 +219,8 @@ export const openAiAdaptor: UpstreamAdaptor = {
   docs: 'https://platform.openai.com/docs/api-reference',
   operations: ALL_OPERATIONS,
   speaks: 'openai',
+  // only the types whose row says so serve /v1/responses; every other gets a Responses client's request as chat
+  alsoSpeaks: (channelType, inbound) => inbound === 'openai-responses' && findChannelType(channelType)?.responses === true,
   transport: 'http',
 
   target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | UpstreamFailure {

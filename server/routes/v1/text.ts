@@ -10,7 +10,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { anthropicMessages, openaiChat, type InboundCodec, type StreamUsage, type TextMode } from '../../protocols/inbound';
+import { anthropicMessages, openaiChat, openaiResponses, type InboundCodec, type StreamUsage, type TextMode } from '../../protocols/inbound';
 import { countTextTokens } from '../../protocols/inbound/tokenCount';
 import { reserve, reserveLowered } from '../../relay/accounting';
 import { affordableOutputTokens, cacheCreationRatioFor, cachedPromptRatioFor, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota } from '../../billing/prices';
@@ -95,7 +95,7 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
       const model = inbound.model(mode, body, call.input.pathModel);
       if (!model) return relayError(400, 'you must provide a model parameter', 'model_required');
       const problem = inbound.check(mode, body);
-      if (problem) return relayError(400, problem.message, problem.code);
+      if (problem) return problem.param ? { ...relayError(400, problem.message, problem.code), param: problem.param } : relayError(400, problem.message, problem.code);
       call.model = model;
       const { options } = call.ctx;
       const streamed = inbound.streamed(body);
@@ -149,6 +149,7 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
       return {
         operation: mode,
         inbound: inbound.protocol,
+        passthroughOperation: inbound.passthroughOperation,
         // what a channel that does not speak the client's protocol encodes (with the limit the balance set);
         // a protocol other than OpenAI's is decoded into the chat form only when such a channel asks for it
         json: inbound.chatRequest ? chatFormOf(inbound.chatRequest, body, state.loweredLimit) : state.loweredLimit === undefined ? body : { ...body, max_tokens: state.loweredLimit },
@@ -187,6 +188,7 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
       clientAskedUsage: state.clientAskedUsage,
       promptTokens: () => promptTokens(call),
       model: call.model,
+      request: call.body,
       approximate: state.approximate,
     });
     if (isRelayError(usage)) return usage;
@@ -282,6 +284,8 @@ export const TEXT_ROUTES: readonly RelayDeclaration[] = [
   { path: '/v1/moderations', route: textRoute(openaiChat, 'moderations', '/v1/moderations') },
   // Anthropic Messages (Claude Code, the Anthropic SDKs): passes to Anthropic channels, translated to any other
   { path: '/v1/messages', route: textRoute(anthropicMessages, 'chat', '/v1/messages') },
+  // OpenAI Responses: passes to the types that serve it (OpenAI's own), translated into chat for any other
+  { path: '/v1/responses', route: textRoute(openaiResponses, 'chat', '/v1/responses') },
 ];
 
 const FAST_PATHS = new Map(TEXT_ROUTES.filter((declared) => !declared.path.includes(':')).map((declared) => [declared.path, declared.route]));

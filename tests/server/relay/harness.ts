@@ -3,6 +3,8 @@
 import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
 import type { Config, DatabaseConfig } from '../../../server/config';
+import { DEFAULT_MODEL_RATIO } from '../../../common/options';
+import { cachedPromptRatioFor, completionRatioFor, computeQuota } from '../../../server/billing/prices';
 import { bookkeepingFor } from '../../../server/billing/bookkeeping';
 import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../../support/app';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEmulator';
@@ -93,4 +95,38 @@ export async function expectBilled(harness: RelayHarness, before: Balances, chan
   const channel = await harness.app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow();
   expect(channel.used_quota).toBe(amount);
   expect(await lastConsumeLog(harness)).toMatchObject({ quota: amount, channel_id: channelId, model_name: model, ...log });
+}
+
+/** What a call of `model` with this usage costs at the default prices. */
+export const chargeFor = (model: string, usage: { promptTokens: number; completionTokens: number; cachedPromptTokens?: number }) =>
+  computeQuota({
+    promptTokens: usage.promptTokens,
+    completionTokens: usage.completionTokens,
+    cachedPromptTokens: usage.cachedPromptTokens ?? 0,
+    cachedPromptRatio: cachedPromptRatioFor(model),
+    ratio: DEFAULT_MODEL_RATIO[model],
+    completionRatio: completionRatioFor(model),
+  });
+
+/** Several calls billed at their own usage: the balances and the channel moved by `total`, the newest log is the last call's. */
+export async function expectBilledInTotal(harness: RelayHarness, before: Balances, channelId: number, total: number, lastLog: Record<string, unknown>): Promise<void> {
+  const after = await harness.balances();
+  expect(before.user.quota - after.user.quota).toBe(total);
+  expect(before.token.remain_quota - after.token.remain_quota).toBe(total);
+  const channel = await harness.app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow();
+  expect(channel.used_quota).toBe(total);
+  expect(await lastConsumeLog(harness)).toMatchObject(lastLog);
+}
+
+/** How many consume logs there are. */
+export const consumeLogCount = async (harness: RelayHarness) => (await harness.app.ctx.db.selectFrom('logs').select('id').where('type', '=', 2).execute()).length;
+
+/** The consume log written after `countBefore` of them (a stream the client left is settled once the gateway sees it gone). */
+export async function nextConsumeLog(harness: RelayHarness, countBefore: number) {
+  for (let wait = 0; wait < 100; wait += 1) {
+    await harness.settled();
+    if ((await consumeLogCount(harness)) > countBefore) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return lastConsumeLog(harness);
 }
