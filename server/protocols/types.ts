@@ -21,7 +21,7 @@ export type Operation =
   | 'audio_translation';
 
 /** The client-side protocols (what a client speaks to the gateway). Issue 14 adds more. */
-export type InboundProtocol = 'openai' | 'anthropic';
+export type InboundProtocol = 'openai' | 'anthropic' | 'gemini';
 
 // ---- requests ----
 

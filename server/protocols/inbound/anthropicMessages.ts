@@ -17,8 +17,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { topLevelObjectField } from './jsonField';
 import { countTextTokens, type CountOptions } from './tokenCount';
-import type { InboundCodec, InboundError, JsonAnswer, StreamUsage, TextMode, UsageWatcher } from './types';
-import { SseParser, parseJson } from '../shared';
+import { SseUsageWatcher } from './sseWatcher';
+import type { InboundCodec, InboundError, JsonAnswer, StreamUsage, TextMode } from './types';
+import { parseJson } from '../shared';
 import type { ChatChunk, ChatContentPart, ChatMessage, ChatRequest, ChatResponse, ChatTool, FinishReason, Usage } from '../types';
 
 // ---- Anthropic's shapes (lenient: only what is read) ----
@@ -384,34 +385,21 @@ export class MessagesStreamEncoder {
 // ---- the passthrough stream watcher ----
 
 /** Passes an Anthropic event stream on as it came; reads its usage (message_start, message_delta) and text. */
-export class MessagesUsageWatcher implements UsageWatcher {
-  private readonly parser = new SseParser();
+export class MessagesUsageWatcher extends SseUsageWatcher {
   private usage: AnthropicUsage = {};
   private final = false;
   private text = '';
 
-  pushBytes(chunk: Buffer): Buffer {
-    this.read(this.parser.push(chunk));
-    return chunk;
-  }
-
-  flush(): string {
-    this.read(this.parser.end());
-    return '';
-  }
-
-  private read(events: ReturnType<SseParser['push']>): void {
-    for (const { data } of events) {
-      // only the events that bill: message_start, message_delta and text deltas
-      if (!data.includes('"message_start"') && !data.includes('"message_delta"') && !data.includes('"text_delta"')) continue;
-      const parsed = parseJson(data) as { type?: string; message?: { usage?: AnthropicUsage }; usage?: AnthropicUsage; delta?: { type?: string; text?: unknown } } | undefined;
-      if (!parsed || typeof parsed !== 'object') continue;
-      if (parsed.type === 'message_start') this.merge(parsed.message?.usage);
-      else if (parsed.type === 'message_delta') {
-        this.merge(parsed.usage);
-        if (parsed.usage) this.final = true;
-      } else if (parsed.type === 'content_block_delta' && parsed.delta?.type === 'text_delta' && typeof parsed.delta.text === 'string') this.text += parsed.delta.text;
-    }
+  protected readEvent(data: string): void {
+    // only the events that bill: message_start, message_delta and text deltas
+    if (!data.includes('"message_start"') && !data.includes('"message_delta"') && !data.includes('"text_delta"')) return;
+    const parsed = parseJson(data) as { type?: string; message?: { usage?: AnthropicUsage }; usage?: AnthropicUsage; delta?: { type?: string; text?: unknown } } | undefined;
+    if (!parsed || typeof parsed !== 'object') return;
+    if (parsed.type === 'message_start') this.merge(parsed.message?.usage);
+    else if (parsed.type === 'message_delta') {
+      this.merge(parsed.usage);
+      if (parsed.usage) this.final = true;
+    } else if (parsed.type === 'content_block_delta' && parsed.delta?.type === 'text_delta' && typeof parsed.delta.text === 'string') this.text += parsed.delta.text;
   }
 
   private merge(usage: AnthropicUsage | undefined): void {

@@ -3,14 +3,17 @@
 // (server/routes/v1/text.ts `textRoute(codec, ...)`).
 import type { InboundProtocol } from '../types';
 import { anthropicMessages } from './anthropicMessages';
+import { geminiNative } from './geminiNative';
 import { openaiChat } from './openaiChat';
 import type { InboundCodec } from './types';
 
 export const INBOUND_CODECS = {
   openai: openaiChat,
   anthropic: anthropicMessages,
+  gemini: geminiNative,
 } satisfies Record<InboundProtocol, InboundCodec>;
 
 export type { InboundCodec, InboundStreamEncoder, JsonAnswer, StreamUsage, TextMode, UsageWatcher, InboundError } from './types';
 export { openaiChat } from './openaiChat';
 export { anthropicMessages } from './anthropicMessages';
+export { geminiNative } from './geminiNative';

@@ -5,13 +5,13 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_RATIO } from '../../../common/options';
-import { cachedPromptRatioFor, completionRatioFor, computeQuota } from '../../../server/billing/prices';
+import { completionRatioFor } from '../../../server/billing/prices';
 import { countMessagesPromptTokens } from '../../../server/protocols/inbound/anthropicMessages';
 import { countWords } from '../../support/openaiEmulator';
 import { GEMINI_CHANNELS, startGeminiEmulator } from '../../support/emulators/gemini';
 import type { ProtocolEmulator } from '../../support/emulators/types';
 import { ANTHROPIC_CHANNELS, startAnthropicEmulator, type AnthropicEmulator } from '../../support/emulators/anthropic';
-import { expectBilled, lastConsumeLog, resetRelay, startRelayHarness, type RelayHarness } from './harness';
+import { chargeFor, consumeLogCount, expectBilled, expectBilledTotal, expectSettledAfterLeaving, lastConsumeLog, resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
 const CLAUDE = ANTHROPIC_CHANNELS[0];
 const CLAUDE_MODEL = CLAUDE.chatModel;
@@ -41,15 +41,7 @@ beforeEach(async () => {
 const addClaude = () => harness.addChannel({ type: CLAUDE.type, name: 'claude', key: CLAUDE.key, base_url: CLAUDE.baseUrl(anthropic), models: CLAUDE_MODEL });
 const addOpenAi = () => harness.addChannel({ name: 'openai', key: 'sk-good', models: GPT });
 
-const charge = (model: string, usage: { promptTokens: number; completionTokens: number; cachedPromptTokens?: number }) =>
-  computeQuota({
-    promptTokens: usage.promptTokens,
-    completionTokens: usage.completionTokens,
-    cachedPromptTokens: usage.cachedPromptTokens ?? 0,
-    cachedPromptRatio: cachedPromptRatioFor(model),
-    ratio: DEFAULT_MODEL_RATIO[model],
-    completionRatio: completionRatioFor(model),
-  });
+const charge = chargeFor;
 
 const lastLog = () => lastConsumeLog(harness);
 
@@ -162,11 +154,7 @@ describe('/v1/messages to an Anthropic channel (passthrough)', () => {
     const secondReported = anthropic.reported.at(-1)!;
     // both calls billed at their own usage: the balances by the sum, the last log by the second
     const total = charge(CLAUDE_MODEL, firstReported) + charge(CLAUDE_MODEL, secondReported);
-    const after = await harness.balances();
-    expect(before.user.quota - after.user.quota).toBe(total);
-    expect(before.token.remain_quota - after.token.remain_quota).toBe(total);
-    const channel = await harness.app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow();
-    expect(channel.used_quota).toBe(total);
+    await expectBilledTotal(harness, before, channelId, total);
     expect(await lastLog()).toMatchObject({
       quota: charge(CLAUDE_MODEL, secondReported),
       prompt_tokens: secondReported.promptTokens,
@@ -195,7 +183,7 @@ describe('/v1/messages: a client that leaves mid-stream', () => {
     try {
       const channelId = await harness.addChannel({ type: CLAUDE.type, name: 'slow claude', key: CLAUDE.key, base_url: CLAUDE.baseUrl(slow), models: CLAUDE_MODEL });
       const before = await harness.balances();
-      const logsBefore = (await harness.app.ctx.db.selectFrom('logs').select('id').where('type', '=', 2).execute()).length;
+      const logsBefore = await consumeLogCount(harness);
       const said = 'one two three four five six seven eight nine ten eleven twelve';
       const leave = new AbortController();
       const response = await fetch(`${harness.baseUrl}/v1/messages`, {
@@ -210,20 +198,10 @@ describe('/v1/messages: a client that leaves mid-stream', () => {
       leave.abort();
       // the vendor would have sent 17 words ("Hello from Anthropic, you said: " and the twelve)
       // the gateway settles once it sees the client gone
-      for (let wait = 0; wait < 100; wait += 1) {
-        await harness.settled();
-        if ((await harness.app.ctx.db.selectFrom('logs').select('id').where('type', '=', 2).execute()).length > logsBefore) break;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      const after = await harness.balances();
-      const log = await lastLog();
+      const log = await expectSettledAfterLeaving(harness, before, logsBefore);
       expect(log).toMatchObject({ channel_id: channelId, is_stream: 1, prompt_tokens: countMessagesPromptTokens({ messages: [{ role: 'user', content: said }] }, CLAUDE_MODEL) });
       expect(log.completion_tokens).toBeGreaterThanOrEqual(3);
       expect(log.completion_tokens).toBeLessThan(17);
-      expect(before.user.quota - after.user.quota).toBe(log.quota);
-      expect(before.token.remain_quota - after.token.remain_quota).toBe(log.quota);
-      const held = await harness.app.ctx.db.selectFrom('users').select('held_quota').where('username', '=', 'root').executeTakeFirstOrThrow();
-      expect(Number(held.held_quota)).toBe(0);
     } finally {
       await slow.close();
     }
@@ -463,11 +441,7 @@ describe('/v1/messages to a Gemini channel (translated both ways, tool calls in 
     expect(answer.content[0]).toMatchObject({ text: expect.stringContaining('sunny') });
     const lastReported = gemini.reported.at(-1)!;
     const total = [firstReported, streamReported, lastReported].reduce((sum, usage) => sum + charge(model, usage), 0);
-    const after = await harness.balances();
-    expect(before.user.quota - after.user.quota).toBe(total);
-    expect(before.token.remain_quota - after.token.remain_quota).toBe(total);
-    const channel = await harness.app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow();
-    expect(channel.used_quota).toBe(total);
+    await expectBilledTotal(harness, before, channelId, total);
     expect(await lastLog()).toMatchObject({ quota: charge(model, lastReported), prompt_tokens: lastReported.promptTokens, completion_tokens: lastReported.completionTokens });
   });
 });

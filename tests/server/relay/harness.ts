@@ -3,7 +3,9 @@
 import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
 import type { Config, DatabaseConfig } from '../../../server/config';
+import { DEFAULT_MODEL_RATIO } from '../../../common/options';
 import { bookkeepingFor } from '../../../server/billing/bookkeeping';
+import { cachedPromptRatioFor, completionRatioFor, computeQuota } from '../../../server/billing/prices';
 import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../../support/app';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEmulator';
 
@@ -94,3 +96,45 @@ export async function expectBilled(harness: RelayHarness, before: Balances, chan
   expect(channel.used_quota).toBe(amount);
   expect(await lastConsumeLog(harness)).toMatchObject({ quota: amount, channel_id: channelId, model_name: model, ...log });
 }
+
+/** Several calls billed at `total` together: the user's and token's balances and the channel's used quota moved by it. */
+export async function expectBilledTotal(harness: RelayHarness, before: Balances, channelId: number, total: number): Promise<void> {
+  const after = await harness.balances();
+  expect(before.user.quota - after.user.quota).toBe(total);
+  expect(before.token.remain_quota - after.token.remain_quota).toBe(total);
+  const channel = await harness.app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow();
+  expect(channel.used_quota).toBe(total);
+}
+
+/** How many consume logs there are. */
+export const consumeLogCount = async (harness: RelayHarness) => (await harness.app.ctx.db.selectFrom('logs').select('id').where('type', '=', 2).execute()).length;
+
+/**
+ * After a client left mid-stream: waits until the gateway settled (a consume log
+ * beyond `logsBefore`), then checks the balances moved by exactly the logged
+ * charge and nothing stays held. Resolves to the log.
+ */
+export async function expectSettledAfterLeaving(harness: RelayHarness, before: Balances, logsBefore: number) {
+  for (let wait = 0; wait < 100 && (await consumeLogCount(harness)) === logsBefore; wait += 1) {
+    await harness.settled();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const after = await harness.balances();
+  const log = await lastConsumeLog(harness);
+  expect(before.user.quota - after.user.quota).toBe(log.quota);
+  expect(before.token.remain_quota - after.token.remain_quota).toBe(log.quota);
+  const held = await harness.app.ctx.db.selectFrom('users').select('held_quota').where('username', '=', 'root').executeTakeFirstOrThrow();
+  expect(Number(held.held_quota)).toBe(0);
+  return log;
+}
+
+/** What a call of a default-priced model costs at this usage (the group ratio 1). */
+export const chargeFor = (model: string, usage: { promptTokens: number; completionTokens: number; cachedPromptTokens?: number }) =>
+  computeQuota({
+    promptTokens: usage.promptTokens,
+    completionTokens: usage.completionTokens,
+    cachedPromptTokens: usage.cachedPromptTokens ?? 0,
+    cachedPromptRatio: cachedPromptRatioFor(model),
+    ratio: DEFAULT_MODEL_RATIO[model],
+    completionRatio: completionRatioFor(model),
+  });
