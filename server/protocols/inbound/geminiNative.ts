@@ -527,7 +527,7 @@ export const geminiNative = {
   streamUsageAskable: () => false,
   clientAskedUsage: () => false,
   // the body names no model: the channel's adaptor writes the upstream's into the path
-  modelUnchanged: () => true,
+  modelUnchanged: (_body, _upstreamModel) => true,
   encodeChanged: (body, change) =>
     JSON.stringify(change.outputLimit === undefined ? body : { ...body, generationConfig: { ...configOf(body), maxOutputTokens: change.outputLimit } }),
   jsonUsage: reportedJsonUsage,
