@@ -128,6 +128,18 @@ describe('Gemini native to a Gemini channel (passthrough)', () => {
     expect(await lastConsumeLog(harness)).toMatchObject({ quota: charge(MODEL, secondReported), prompt_tokens: secondReported.promptTokens, completion_tokens: secondReported.completionTokens, is_stream: 1 });
   });
 
+  it('passes to a PaLM2 channel (type 11) the same way: PaLM is retired, its keys relay through the Gemini API', async () => {
+    const palm = GEMINI_CHANNELS[1];
+    expect(palm.type).toBe(11);
+    const channelId = await harness.addChannel({ type: palm.type, name: 'palm', key: palm.key, base_url: palm.baseUrl(gemini), models: MODEL });
+    const before = await harness.balances();
+    const chunks = await collect(await ai.models.generateContentStream({ model: MODEL, contents: 'one two' }));
+    expect(chunks.map((chunk) => chunk.text).join('')).toBe('Hello from Gemini, you said: one two');
+    expect(gemini.requests.at(-1)!).toMatchObject({ url: `/v1beta/models/${MODEL}:streamGenerateContent?alt=sse`, raw: sentBodies.at(-1) });
+    const reported = gemini.reported.at(-1)!;
+    await expectBilled(harness, before, channelId, MODEL, charge(MODEL, reported), { prompt_tokens: reported.promptTokens, completion_tokens: reported.completionTokens, is_stream: 1 });
+  });
+
   it("answers the vendor's refusal in Google's shape, billing nothing", async () => {
     await addGemini();
     const before = await harness.balances();
