@@ -23,7 +23,7 @@ export type Operation =
   | 'responses';
 
 /** The client-side protocols (what a client speaks to the gateway). Issue 14 adds more. */
-export type InboundProtocol = 'openai' | 'anthropic' | 'openai-responses';
+export type InboundProtocol = 'openai' | 'anthropic' | 'openai-responses' | 'gemini';
 
 // ---- requests ----
 

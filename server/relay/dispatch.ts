@@ -71,6 +71,8 @@ export interface UpstreamRequest {
   query?: Readonly<Record<string, string>>;
   /** The model the client asked for: it routes, and channels may map it. */
   model: string;
+  /** The client asked for a stream: a vendor that streams at another URL (Gemini's `:streamGenerateContent`) is targeted by it. */
+  stream?: boolean;
   /** Upstream path, joined to the channel's base URL, e.g. `/v1/chat/completions`. */
   path: string;
   headers: Record<string, string>;
@@ -225,26 +227,28 @@ interface PassthroughTarget {
 }
 
 /**
- * Passthrough targets per channel object, by operation, upstream model and
- * api-version (the only inputs an OpenAI-speaking adaptor's target reads):
+ * Passthrough targets per channel object, by operation, upstream model, stream
+ * and api-version (the only inputs a passthrough adaptor's target reads):
  * URL parsing and header building once per channel and route, not per
  * request. Weak: a reloaded channel (an edited key or base URL) is a new object.
  */
 const passthroughTargets = new WeakMap<RoutedChannel, Map<string, PassthroughTarget | UpstreamFailure>>();
 const MAX_TARGETS_PER_CHANNEL = 100;
 
-function passthroughTarget(adaptor: UpstreamAdaptor, channel: RoutedChannel, operation: Operation, upstreamModel: string, query: UpstreamRequest['query']): PassthroughTarget | UpstreamFailure {
+function passthroughTarget(adaptor: UpstreamAdaptor, channel: RoutedChannel, operation: Operation, upstreamModel: string, stream: boolean, query: UpstreamRequest['query']): PassthroughTarget | UpstreamFailure {
   let byCall = passthroughTargets.get(channel);
   if (!byCall) {
     byCall = new Map();
     passthroughTargets.set(channel, byCall);
   }
   const version = query?.['api-version'];
-  const key = version === undefined ? `${operation}\0${upstreamModel}` : `${operation}\0${upstreamModel}\0${version}`;
+  // an OpenAI-speaking adaptor's URL does not change with the stream, Gemini's does: each stream flag has its entry
+  const asked = stream ? `${operation}\0stream` : operation;
+  const key = version === undefined ? `${asked}\0${upstreamModel}` : `${asked}\0${upstreamModel}\0${version}`;
   let target = byCall.get(key);
   if (!target) {
     const config = channelConfigOf(channel);
-    const call: AdaptorCall = { channel: config, operation, model: upstreamModel, stream: false, responseId: '', now: 0, query };
+    const call: AdaptorCall = { channel: config, operation, model: upstreamModel, stream, responseId: '', now: 0, query };
     const made = adaptor.target(config, call);
     if (isUpstreamFailure(made)) {
       target = made;
@@ -363,7 +367,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
 
 /** The zero-parse path: the client's bytes to a channel that speaks its protocol, the answer's bytes back. */
 async function passThrough(app: FastifyInstance, adaptor: UpstreamAdaptor, channel: RoutedChannel, operation: Operation, upstreamModel: string, request: UpstreamRequest): Promise<Attempt> {
-  const target = passthroughTarget(adaptor, channel, operation, upstreamModel, request.query);
+  const target = passthroughTarget(adaptor, channel, operation, upstreamModel, request.stream === true, request.query);
   if (isUpstreamFailure(target)) return { outcome: 'failed', failure: target };
   let response: UpstreamResponse;
   try {

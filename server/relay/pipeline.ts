@@ -37,8 +37,10 @@ export interface RelayInput {
   body: unknown;
   /** The JSON body's bytes as the client sent them, when at hand: forwarded as they are when nothing in them changes. */
   raw?: Buffer;
-  /** The :model of /v1/engines/:model/embeddings. */
+  /** The :model of /v1/engines/:model/embeddings, or the model of Gemini's `models/{model}:{method}`. */
   pathModel?: string;
+  /** The method of Gemini's `models/{model}:{method}` (it says whether the answer streams). */
+  pathMethod?: string;
   /** The client's query parameters that matter upstream (`api-version`), when it sent any. */
   query?: Readonly<Record<string, string>>;
 }

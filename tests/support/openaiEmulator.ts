@@ -33,6 +33,9 @@
 //   respect_max_tokens against max_output_tokens: status incomplete, cached_tokens,
 //   reasoning_tokens); a last input item that is a function_call_output is answered
 //   "the tool said: <output>"; previous_response_id is refused as unknown (it stores nothing);
+// - the key `sk-tools` makes a chat with tools call one: the first tool (or the one tool_choice names), each
+//   required argument set to the last user message, 1 completion token per argument plus 1; once the last
+//   message is a tool result the answer is `the tool said: <result>` (a word a token);
 // - GET billing paths answer fixed figures (BILLING_ANSWERS) for balance queries.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -309,6 +312,44 @@ async function answerResponses(
   response.end();
 }
 
+/** `sk-tools`: a tool call for a question, the tool's words for its result (see the top of this file). */
+function answerWithTools(response: ServerResponse, json: Record<string, unknown>, answer: { id: string; created: number; model: string; promptTokens: number }): void {
+  const messages = (Array.isArray(json.messages) ? json.messages : []) as Array<{ role?: string; content?: unknown }>;
+  const last = messages[messages.length - 1];
+  const tools = json.tools as Array<{ function: { name: string; parameters?: { required?: string[] } } }>;
+  const forced = (json.tool_choice as { function?: { name?: string } } | undefined)?.function?.name;
+  const tool = tools.find((candidate) => candidate.function.name === forced) ?? tools[0];
+  const said = last?.role === 'tool' ? `the tool said: ${typeof last.content === 'string' ? last.content : JSON.stringify(last.content)}` : undefined;
+  const question = [...messages].reverse().find((message) => message.role === 'user');
+  const args = Object.fromEntries((tool.function.parameters?.required ?? []).map((name) => [name, typeof question?.content === 'string' ? question.content : '']));
+  const call = { id: `call_emu${answer.created}`, type: 'function', function: { name: tool.function.name, arguments: JSON.stringify(args) } };
+  const completionTokens = said ? countWords(said) : 1 + Object.keys(args).length;
+  const usage = { prompt_tokens: answer.promptTokens, completion_tokens: completionTokens, total_tokens: answer.promptTokens + completionTokens };
+  const finish = said ? 'stop' : 'tool_calls';
+  const base = { id: answer.id, created: answer.created, model: answer.model };
+  if (json.stream !== true) {
+    const message = said ? { role: 'assistant', content: said } : { role: 'assistant', content: null, tool_calls: [call] };
+    return sendJson(response, 200, { ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: finish }], usage });
+  }
+  const frame = (delta: Record<string, unknown>, finishReason: string | null = null) =>
+    `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`;
+  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  response.write(frame({ role: 'assistant', content: said ? '' : null }));
+  if (said) response.write(frame({ content: said }));
+  else {
+    // the arguments in two pieces, as OpenAI streams them
+    const half = Math.floor(call.function.arguments.length / 2);
+    response.write(frame({ tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }));
+    response.write(frame({ tool_calls: [{ index: 0, function: { arguments: call.function.arguments.slice(0, half) } }] }));
+    response.write(frame({ tool_calls: [{ index: 0, function: { arguments: call.function.arguments.slice(half) } }] }));
+  }
+  response.write(frame({}, finish));
+  if ((json.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true) {
+    response.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage })}\n\n`);
+  }
+  response.end('data: [DONE]\n\n');
+}
+
 export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promise<OpenAIEmulator> {
   const record = options.record ?? true;
   const state = { requests: [] as RecordedRequest[], abortedRequests: 0 };
@@ -381,6 +422,7 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
       };
       const id = `${isChat ? 'chatcmpl' : 'cmpl'}-emu${created}`;
       const object = isChat ? 'chat.completion' : 'text_completion';
+      if (isChat && key === 'sk-tools' && Array.isArray(json.tools) && json.tools.length > 0) return answerWithTools(response, json, { id, created, model, promptTokens });
 
       if (json.stream === true) {
         const includeUsage = (json.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;

@@ -19,7 +19,7 @@ import { reportedAnswerUsage } from './jsonField';
 import { PassingUsageWatcher } from './passingWatcher';
 import { countTextTokens, type CountOptions } from './tokenCount';
 import type { InboundCodec, InboundError, StreamUsage, TextMode } from './types';
-import { parseJson, type SseEvent } from '../shared';
+import { parseJson } from '../shared';
 import type { ChatChunk, ChatContentPart, ChatMessage, ChatRequest, ChatResponse, ChatTool, FinishReason, Usage } from '../types';
 
 // ---- Anthropic's shapes (lenient: only what is read) ----
@@ -399,18 +399,16 @@ export class MessagesUsageWatcher extends PassingUsageWatcher {
   private usage: AnthropicUsage = {};
   private final = false;
 
-  protected read(events: SseEvent[]): void {
-    for (const { data } of events) {
-      // only the events that bill: message_start, message_delta and text deltas
-      if (!data.includes('"message_start"') && !data.includes('"message_delta"') && !data.includes('"text_delta"')) continue;
-      const parsed = parseJson(data) as { type?: string; message?: { usage?: AnthropicUsage }; usage?: AnthropicUsage; delta?: { type?: string; text?: unknown } } | undefined;
-      if (!parsed || typeof parsed !== 'object') continue;
-      if (parsed.type === 'message_start') this.merge(parsed.message?.usage);
-      else if (parsed.type === 'message_delta') {
-        this.merge(parsed.usage);
-        if (parsed.usage) this.final = true;
-      } else if (parsed.type === 'content_block_delta' && parsed.delta?.type === 'text_delta' && typeof parsed.delta.text === 'string') this.text += parsed.delta.text;
-    }
+  protected readEvent(data: string): void {
+    // only the events that bill: message_start, message_delta and text deltas
+    if (!data.includes('"message_start"') && !data.includes('"message_delta"') && !data.includes('"text_delta"')) return;
+    const parsed = parseJson(data) as { type?: string; message?: { usage?: AnthropicUsage }; usage?: AnthropicUsage; delta?: { type?: string; text?: unknown } } | undefined;
+    if (!parsed || typeof parsed !== 'object') return;
+    if (parsed.type === 'message_start') this.merge(parsed.message?.usage);
+    else if (parsed.type === 'message_delta') {
+      this.merge(parsed.usage);
+      if (parsed.usage) this.final = true;
+    } else if (parsed.type === 'content_block_delta' && parsed.delta?.type === 'text_delta' && typeof parsed.delta.text === 'string') this.text += parsed.delta.text;
   }
 
   private merge(usage: AnthropicUsage | undefined): void {

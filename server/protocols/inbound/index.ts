@@ -3,6 +3,7 @@
 // (server/routes/v1/text.ts `textRoute(codec, ...)`).
 import type { InboundProtocol } from '../types';
 import { anthropicMessages } from './anthropicMessages';
+import { geminiNative } from './geminiNative';
 import { openaiChat } from './openaiChat';
 import { openaiResponses } from './openaiResponses';
 import type { InboundCodec } from './types';
@@ -11,9 +12,11 @@ export const INBOUND_CODECS = {
   openai: openaiChat,
   anthropic: anthropicMessages,
   'openai-responses': openaiResponses,
+  gemini: geminiNative,
 } satisfies Record<InboundProtocol, InboundCodec>;
 
 export type { InboundCodec, InboundStreamEncoder, JsonAnswer, StreamUsage, TextMode, UsageWatcher, InboundError } from './types';
 export { openaiChat } from './openaiChat';
 export { anthropicMessages } from './anthropicMessages';
 export { openaiResponses } from './openaiResponses';
+export { geminiNative } from './geminiNative';

@@ -26,7 +26,7 @@ import { openAiErrorBody } from './openaiChat';
 import { countTextTokens, type CountOptions } from './tokenCount';
 import { PassingUsageWatcher } from './passingWatcher';
 import type { InboundCodec, InboundError, StreamUsage, TextMode } from './types';
-import { parseJson, type SseEvent } from '../shared';
+import { parseJson } from '../shared';
 import type { ChatChunk, ChatContentPart, ChatMessage, ChatRequest, ChatResponse, ChatTool, FinishReason, Usage } from '../types';
 
 // ---- Responses' shapes (lenient: only what is read) ----
@@ -431,18 +431,16 @@ const FINAL_EVENTS = new Set(['response.completed', 'response.incomplete', 'resp
 export class ResponsesUsageWatcher extends PassingUsageWatcher {
   private usage: StreamUsage | undefined;
 
-  protected read(events: SseEvent[]): void {
-    for (const { data } of events) {
-      // only the events that bill: the final response and the deltas counted should it never come
-      const final = data.includes('"response.completed"') || data.includes('"response.incomplete"') || data.includes('"response.failed"');
-      if (!final && !data.includes('_text.delta"') && !data.includes('"response.function_call_arguments.delta"')) continue;
-      const parsed = parseJson(data) as { type?: string; delta?: unknown; response?: { usage?: ResponsesUsage | null } } | undefined;
-      if (!parsed || typeof parsed !== 'object' || typeof parsed.type !== 'string') continue;
-      if (FINAL_EVENTS.has(parsed.type)) {
-        const usage = parsed.response?.usage;
-        if (usage && typeof usage === 'object') this.usage = usageOfResponses(usage);
-      } else if (typeof parsed.delta === 'string' && parsed.type.endsWith('.delta')) this.text += parsed.delta;
-    }
+  protected readEvent(data: string): void {
+    // only the events that bill: the final response and the deltas counted should it never come
+    const final = data.includes('"response.completed"') || data.includes('"response.incomplete"') || data.includes('"response.failed"');
+    if (!final && !data.includes('_text.delta"') && !data.includes('"response.function_call_arguments.delta"')) return;
+    const parsed = parseJson(data) as { type?: string; delta?: unknown; response?: { usage?: ResponsesUsage | null } } | undefined;
+    if (!parsed || typeof parsed !== 'object' || typeof parsed.type !== 'string') return;
+    if (FINAL_EVENTS.has(parsed.type)) {
+      const usage = parsed.response?.usage;
+      if (usage && typeof usage === 'object') this.usage = usageOfResponses(usage);
+    } else if (typeof parsed.delta === 'string' && parsed.type.endsWith('.delta')) this.text += parsed.delta;
   }
 
   reportedUsage(): StreamUsage | undefined {

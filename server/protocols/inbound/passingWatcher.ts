@@ -1,8 +1,8 @@
 // The stream watcher of a client protocol whose stream always reports its own
-// usage (Anthropic Messages, OpenAI Responses): nothing is asked on the
-// client's behalf, so nothing is stripped; every byte goes on as it came and
-// the protocol reads the events that bill as they pass.
-import { SseParser, type SseEvent } from '../shared';
+// usage (Anthropic Messages, OpenAI Responses, Gemini): nothing is asked on
+// the client's behalf, so nothing is stripped; every byte goes on as it came
+// and the protocol reads each complete event's data as it passes.
+import { SseParser } from '../shared';
 import type { StreamUsage, UsageWatcher } from './types';
 
 export abstract class PassingUsageWatcher implements UsageWatcher {
@@ -11,17 +11,17 @@ export abstract class PassingUsageWatcher implements UsageWatcher {
   protected text = '';
 
   pushBytes(chunk: Buffer): Buffer {
-    this.read(this.parser.push(chunk));
+    for (const { data } of this.parser.push(chunk)) this.readEvent(data);
     return chunk;
   }
 
   flush(): string {
-    this.read(this.parser.end());
+    for (const { data } of this.parser.end()) this.readEvent(data);
     return '';
   }
 
-  /** Reads the events that bill (usage, text deltas); any other passes unread. */
-  protected abstract read(events: SseEvent[]): void;
+  /** Reads one event's data if it bills (usage, text deltas); any other passes unread. */
+  protected abstract readEvent(data: string): void;
 
   abstract reportedUsage(): StreamUsage | undefined;
 

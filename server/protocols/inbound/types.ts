@@ -1,6 +1,5 @@
 // What the relay needs to know about a protocol clients speak to it (OpenAI's
-// Chat Completions family today; Anthropic Messages, OpenAI Responses and
-// Gemini later). A codec is pure: it reads request bodies and answer bytes and
+// Chat Completions family, Anthropic Messages, Gemini's generateContent). A codec is pure: it reads request bodies and answer bytes and
 // writes error bodies; the relay pipeline (server/relay/pipeline.ts) does the I/O.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatChunk, ChatRequest, ChatResponse, InboundProtocol, Operation, Usage } from '../types';
@@ -72,7 +71,8 @@ export interface InboundCodec {
   outputLimit(body: Record<string, unknown>): number;
   /** How many answers the request asks for (each may be as long as the limit). */
   answers(mode: TextMode, body: Record<string, unknown>): number;
-  streamed(body: Record<string, unknown>): boolean;
+  /** Whether the answer streams: the body's flag, or the path's method where the protocol says it there (Gemini's `:streamGenerateContent`). */
+  streamed(body: Record<string, unknown>, pathMethod: string | undefined): boolean;
   /** Whether the gateway may ask a stream of this mode to report usage for the client. */
   streamUsageAskable(mode: TextMode): boolean;
   /** Whether the client asked for the stream's usage itself (it then gets the usage event). */
@@ -94,7 +94,7 @@ export interface InboundCodec {
    * (what a channel that does not speak it gets), and the decoded answer
    * written back in the protocol. Absent: the answer goes out in OpenAI's shape.
    */
-  chatRequest?(body: Record<string, unknown>): ChatRequest;
+  chatRequest?(body: Record<string, unknown>, call: { model: string; streamed: boolean }): ChatRequest;
   /**
    * A whole decoded answer as the protocol's JSON body (`model`: the one the
    * client asked for; `request`: the client's body, for a protocol whose

@@ -42,7 +42,7 @@ const GOOGLE_BASE_URL = 'https://generativelanguage.googleapis.com';
 
 // ---- Gemini's wire shapes (lenient: only what we read or write) ----
 
-interface GeminiPart {
+export interface GeminiPart {
   text?: string;
   thought?: boolean;
   thoughtSignature?: string;
@@ -52,18 +52,18 @@ interface GeminiPart {
   functionResponse?: { id?: string; name: string; response: Record<string, unknown> };
 }
 
-interface GeminiContent {
+export interface GeminiContent {
   role: 'user' | 'model';
   parts: GeminiPart[];
 }
 
-interface GeminiCandidate {
+export interface GeminiCandidate {
   index?: number;
   content?: { role?: string; parts?: GeminiPart[] };
   finishReason?: string;
 }
 
-interface GeminiUsageMetadata {
+export interface GeminiUsageMetadata {
   promptTokenCount?: number;
   candidatesTokenCount?: number;
   thoughtsTokenCount?: number;
@@ -72,7 +72,7 @@ interface GeminiUsageMetadata {
   totalTokenCount?: number;
 }
 
-interface GeminiResponse {
+export interface GeminiResponse {
   candidates?: GeminiCandidate[];
   promptFeedback?: { blockReason?: string };
   usageMetadata?: GeminiUsageMetadata;
@@ -656,6 +656,8 @@ function failure(status: number, body: string): UpstreamFailure {
 export const geminiAdaptor: UpstreamAdaptor = {
   protocol: 'gemini',
   docs: 'https://ai.google.dev/api/generate-content',
+  // Google's own wire: a Gemini client's request passes as bytes (the model is in the path `target` writes)
+  speaks: 'gemini',
   operations: new Set(['chat', 'embeddings']),
   transport: 'http',
   target,
@@ -666,3 +668,6 @@ export const geminiAdaptor: UpstreamAdaptor = {
   decodeEmbeddings,
   failure,
 };
+
+// what the Gemini client side (../inbound/geminiNative.ts) reads from the same wire
+export { decodeParts as decodeGeminiParts, usageOf as usageOfGemini };

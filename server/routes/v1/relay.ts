@@ -6,6 +6,7 @@
 // answer. Any failure releases the reservation. The route files only declare
 // their steps (a RelayRoute each); this file registers every declaration.
 //   text.ts           chat, completions, edits, embeddings, moderations (also before Fastify: textFastPath)
+//   geminiNative.ts   Gemini's /v1beta/models/{model}:generateContent and :streamGenerateContent
 //   images.ts         image generation
 //   audio.ts          transcriptions, translations, speech
 //   dashboard.ts      /dashboard/billing/* and /v1/dashboard/billing/*
@@ -24,6 +25,7 @@ import { answerCrash, runRelay, type RelayDeclaration } from '../../relay/pipeli
 import { closePools } from '../../relay/upstream';
 import { AUDIO_ROUTES } from './audio';
 import { dashboardRoutes } from './dashboard';
+import { geminiNativeRoutes } from './geminiNative';
 import { IMAGE_ROUTES } from './images';
 import { TEXT_ROUTES } from './text';
 import { unimplementedRoutes } from './unimplemented';
@@ -128,6 +130,7 @@ export async function relayRoutes(app: FastifyInstance): Promise<void> {
       await runRelay(ctx, route, input, reply.raw).catch((error: unknown) => answerCrash(ctx, route.inbound, reply.raw, error));
     });
   }
+  await app.register(geminiNativeRoutes, { ctx });
   await app.register(dashboardRoutes);
   await app.register(unimplementedRoutes);
 }

@@ -10,7 +10,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { anthropicMessages, openaiChat, openaiResponses, type InboundCodec, type StreamUsage, type TextMode } from '../../protocols/inbound';
+import { anthropicMessages, geminiNative, openaiChat, openaiResponses, type InboundCodec, type StreamUsage, type TextMode } from '../../protocols/inbound';
 import { countTextTokens } from '../../protocols/inbound/tokenCount';
 import { reserve, reserveLowered } from '../../relay/accounting';
 import { affordableOutputTokens, cacheCreationRatioFor, cachedPromptRatioFor, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota } from '../../billing/prices';
@@ -20,7 +20,6 @@ import { answerBytes, type UpstreamAnswer, type UpstreamRequest } from '../../re
 import { isRelayError, relayError, type RelayError } from '../../relay/errors';
 import { answerCrash, runRelay, writeInboundError, type RelayCall, type RelayDeclaration, type RelayRoute } from '../../relay/pipeline';
 import type { Reservation } from '../../billing/quota';
-import type { ChatRequest } from '../../protocols/types';
 import { answerTranslated } from '../../relay/translate';
 import { joinChunks } from '../../relay/upstream';
 
@@ -98,7 +97,7 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
       if (problem) return problem.param ? { ...relayError(400, problem.message, problem.code), param: problem.param } : relayError(400, problem.message, problem.code);
       call.model = model;
       const { options } = call.ctx;
-      const streamed = inbound.streamed(body);
+      const streamed = inbound.streamed(body, call.input.pathMethod);
       const clientAskedUsage = inbound.clientAskedUsage(body);
       return {
         approximate: options.bool('ApproximateTokenEnabled'),
@@ -152,7 +151,8 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
         passthroughOperation: inbound.passthroughOperation,
         // what a channel that does not speak the client's protocol encodes (with the limit the balance set);
         // a protocol other than OpenAI's is decoded into the chat form only when such a channel asks for it
-        json: inbound.chatRequest ? chatFormOf(inbound.chatRequest, body, state.loweredLimit) : state.loweredLimit === undefined ? body : { ...body, max_tokens: state.loweredLimit },
+        json: inbound.chatRequest ? chatFormOf(inbound.chatRequest, body, { model: call.model, streamed: state.streamed }, state.loweredLimit) : state.loweredLimit === undefined ? body : { ...body, max_tokens: state.loweredLimit },
+        stream: state.streamed,
         query: input.query,
         requestId: call.admission.requestId,
         model: call.model,
@@ -253,11 +253,16 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
 const withForwarded = (headers: Record<string, string>, forwarded: Record<string, string> | undefined) => (forwarded ? { ...headers, ...forwarded } : headers);
 
 /** A request in the chat form, decoded on first read (a channel that speaks the client's protocol never reads it). */
-function chatFormOf(decode: (body: Record<string, unknown>) => ChatRequest, body: Record<string, unknown>, loweredLimit: number | undefined): Record<string, unknown> {
+function chatFormOf(
+  decode: NonNullable<InboundCodec['chatRequest']>,
+  body: Record<string, unknown>,
+  call: { model: string; streamed: boolean },
+  loweredLimit: number | undefined,
+): Record<string, unknown> {
   let decoded: Record<string, unknown> | undefined;
   const read = (): Record<string, unknown> => {
     if (!decoded) {
-      const chat = decode(body) as unknown as Record<string, unknown>;
+      const chat = decode(body, call) as unknown as Record<string, unknown>;
       decoded = loweredLimit === undefined ? chat : { ...chat, max_tokens: loweredLimit };
     }
     return decoded;
@@ -287,6 +292,13 @@ export const TEXT_ROUTES: readonly RelayDeclaration[] = [
   // OpenAI Responses: passes to the types that serve it (OpenAI's own), translated into chat for any other
   { path: '/v1/responses', route: textRoute(openaiResponses, 'chat', '/v1/responses') },
 ];
+
+/**
+ * Gemini's generateContent and streamGenerateContent (@google/genai and Google's other SDKs): passes to Gemini
+ * channels, translated to any other. Its paths (`/v1beta/models/{model}:{method}`) are not Fastify's to
+ * route: ./geminiNative.ts reads them and runs this route.
+ */
+export const GEMINI_TEXT_ROUTE = textRoute(geminiNative, 'chat', '/v1beta/models/{model}:generateContent');
 
 const FAST_PATHS = new Map(TEXT_ROUTES.filter((declared) => !declared.path.includes(':')).map((declared) => [declared.path, declared.route]));
 

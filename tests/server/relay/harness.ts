@@ -4,8 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
 import type { Config, DatabaseConfig } from '../../../server/config';
 import { DEFAULT_MODEL_RATIO } from '../../../common/options';
-import { cachedPromptRatioFor, completionRatioFor, computeQuota } from '../../../server/billing/prices';
 import { bookkeepingFor } from '../../../server/billing/bookkeeping';
+import { cachedPromptRatioFor, completionRatioFor, computeQuota } from '../../../server/billing/prices';
 import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../../support/app';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEmulator';
 
@@ -97,24 +97,18 @@ export async function expectBilled(harness: RelayHarness, before: Balances, chan
   expect(await lastConsumeLog(harness)).toMatchObject({ quota: amount, channel_id: channelId, model_name: model, ...log });
 }
 
-/** What a call of `model` with this usage costs at the default prices. */
-export const chargeFor = (model: string, usage: { promptTokens: number; completionTokens: number; cachedPromptTokens?: number }) =>
-  computeQuota({
-    promptTokens: usage.promptTokens,
-    completionTokens: usage.completionTokens,
-    cachedPromptTokens: usage.cachedPromptTokens ?? 0,
-    cachedPromptRatio: cachedPromptRatioFor(model),
-    ratio: DEFAULT_MODEL_RATIO[model],
-    completionRatio: completionRatioFor(model),
-  });
-
-/** Several calls billed at their own usage: the balances and the channel moved by `total`, the newest log is the last call's. */
-export async function expectBilledInTotal(harness: RelayHarness, before: Balances, channelId: number, total: number, lastLog: Record<string, unknown>): Promise<void> {
+/** Several calls billed at `total` together: the user's and token's balances and the channel's used quota moved by it. */
+export async function expectBilledTotal(harness: RelayHarness, before: Balances, channelId: number, total: number): Promise<void> {
   const after = await harness.balances();
   expect(before.user.quota - after.user.quota).toBe(total);
   expect(before.token.remain_quota - after.token.remain_quota).toBe(total);
   const channel = await harness.app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow();
   expect(channel.used_quota).toBe(total);
+}
+
+/** Several calls billed at their own usage: the balances and the channel moved by `total`, the newest log is the last call's. */
+export async function expectBilledInTotal(harness: RelayHarness, before: Balances, channelId: number, total: number, lastLog: Record<string, unknown>): Promise<void> {
+  await expectBilledTotal(harness, before, channelId, total);
   expect(await lastConsumeLog(harness)).toMatchObject(lastLog);
 }
 
@@ -130,3 +124,29 @@ export async function nextConsumeLog(harness: RelayHarness, countBefore: number)
   }
   return lastConsumeLog(harness);
 }
+
+/**
+ * After a client left mid-stream: waits until the gateway settled (a consume log
+ * beyond `logsBefore`), then checks the balances moved by exactly the logged
+ * charge and nothing stays held. Resolves to the log.
+ */
+export async function expectSettledAfterLeaving(harness: RelayHarness, before: Balances, logsBefore: number) {
+  const log = await nextConsumeLog(harness, logsBefore);
+  const after = await harness.balances();
+  expect(before.user.quota - after.user.quota).toBe(log.quota);
+  expect(before.token.remain_quota - after.token.remain_quota).toBe(log.quota);
+  const held = await harness.app.ctx.db.selectFrom('users').select('held_quota').where('username', '=', 'root').executeTakeFirstOrThrow();
+  expect(Number(held.held_quota)).toBe(0);
+  return log;
+}
+
+/** What a call of a default-priced model costs at this usage (the group ratio 1). */
+export const chargeFor = (model: string, usage: { promptTokens: number; completionTokens: number; cachedPromptTokens?: number }) =>
+  computeQuota({
+    promptTokens: usage.promptTokens,
+    completionTokens: usage.completionTokens,
+    cachedPromptTokens: usage.cachedPromptTokens ?? 0,
+    cachedPromptRatio: cachedPromptRatioFor(model),
+    ratio: DEFAULT_MODEL_RATIO[model],
+    completionRatio: completionRatioFor(model),
+  });

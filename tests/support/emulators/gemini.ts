@@ -146,9 +146,9 @@ function reply(request: GenerateRequest): { text: string; call?: { name: string;
   if (declarations.length > 0 && config?.mode !== 'NONE') {
     const allowed = config?.allowedFunctionNames;
     const chosen = declarations.find((declaration) => !allowed || allowed.includes(declaration.name ?? '')) ?? declarations[0];
-    // every required string argument gets the user's words
+    // every required string argument gets the user's words (Google's Type enum is in capitals; lower case is taken too)
     const args: Record<string, unknown> = {};
-    for (const name of chosen.parameters?.required ?? []) args[name] = chosen.parameters?.properties?.[name]?.type === 'string' ? userText : 1;
+    for (const name of chosen.parameters?.required ?? []) args[name] = chosen.parameters?.properties?.[name]?.type?.toLowerCase() === 'string' ? userText : 1;
     return { text: '', call: { name: chosen.name ?? '', args } };
   }
   return { text: `Hello from Gemini, you said: ${userText}` };
@@ -168,7 +168,12 @@ function readBody(request: IncomingMessage): Promise<string> {
   });
 }
 
-export async function startGeminiEmulator(): Promise<ProtocolEmulator> {
+export interface GeminiEmulatorOptions {
+  /** A pause before each streamed event (for a client that leaves mid-stream). */
+  wordDelayMs?: number;
+}
+
+export async function startGeminiEmulator(options: GeminiEmulatorOptions = {}): Promise<ProtocolEmulator> {
   const requests: EmulatedRequest[] = [];
   const reported: ReportedUsage[] = [];
   let served = 0;
@@ -185,10 +190,10 @@ export async function startGeminiEmulator(): Promise<ProtocolEmulator> {
       body = raw ? JSON.parse(raw) : undefined;
     } catch {
       body = undefined;
-      requests.push({ method: incoming.method ?? '', url: incoming.url ?? '', headers: incoming.headers, body });
+      requests.push({ method: incoming.method ?? '', url: incoming.url ?? '', headers: incoming.headers, body, raw });
       throw new GoogleError(400, 'INVALID_ARGUMENT', `Invalid JSON payload received. Unexpected token.`);
     }
-    requests.push({ method: incoming.method ?? '', url: incoming.url ?? '', headers: incoming.headers, body });
+    requests.push({ method: incoming.method ?? '', url: incoming.url ?? '', headers: incoming.headers, body, raw });
 
     const url = new URL(incoming.url ?? '/', 'http://emulator');
     const match = /^\/v1beta\/(models|tunedModels)\/([^/:]+):(generateContent|streamGenerateContent|batchEmbedContents)$/.exec(url.pathname);
@@ -293,9 +298,10 @@ export async function startGeminiEmulator(): Promise<ProtocolEmulator> {
     }
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     for (const event of events) {
+      if (response.destroyed) return;
       response.write(`data: ${JSON.stringify(event)}\r\n\r\n`);
       // one write per event, each on its own turn of the loop, so the client sees a real stream
-      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => (options.wordDelayMs ? setTimeout(resolve, options.wordDelayMs) : setImmediate(resolve)));
     }
     response.end();
   };

@@ -11,6 +11,8 @@ export interface EmulatedRequest {
   headers: IncomingMessage['headers'];
   /** The parsed JSON body (or the one WebSocket frame sent), undefined when there was none. */
   body: unknown;
+  /** The body's bytes as they came, where the emulator keeps them (to prove a gateway passed a client's bytes unchanged). */
+  raw?: string;
 }
 
 /** Usage as the emulator reported it to the gateway, in the relay's terms. */
