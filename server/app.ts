@@ -191,6 +191,9 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
       root: config.consoleDir,
       wildcard: false,
       index: false,
+      // the build writes .br and .gz beside each bundle (scripts/precompress.mjs): the smallest one the browser
+      // accepts is sent, with Content-Encoding and Vary, and nothing is compressed per request
+      preCompressed: true,
       setHeaders(reply, path) {
         // hashed bundles never change; everything else is revalidated
         reply.header('Cache-Control', path.includes(join(config.consoleDir, 'assets')) ? 'public, max-age=31536000, immutable' : 'no-cache');

@@ -1,6 +1,6 @@
 // The console: react-admin with real browser paths, our top-menu layout, the
 // five resources and the custom pages of spec §2.
-import { lazy, type ReactNode } from 'react';
+import { lazy, type ComponentType, type ReactNode } from 'react';
 import { Admin, Authenticated, CustomRoutes, Resource } from 'react-admin';
 import { BrowserRouter, Route } from 'react-router-dom';
 import { authProvider } from './authProvider';
@@ -19,19 +19,25 @@ import { RegisterPage } from './pages/RegisterPage';
 import { ResetConfirmPage } from './pages/ResetConfirmPage';
 import { ResetRequestPage } from './pages/ResetRequestPage';
 import channel from './resources/channel';
-import { ChannelCreate } from './resources/channel/ChannelCreate';
-import { ChannelEdit } from './resources/channel/ChannelEdit';
 import log from './resources/log';
 import redemption from './resources/redemption';
-import { RedemptionCreate, RedemptionEdit } from './resources/redemption/RedemptionForms';
 import token from './resources/token';
-import { TokenCreate } from './resources/token/TokenCreate';
-import { TokenEdit } from './resources/token/TokenEdit';
 import user from './resources/user';
-import { UserCreate, UserEdit } from './resources/user/UserForms';
 import { theme } from './theme';
 
 // Pages that are not on the first screen load on demand behind 'loading {page}...'.
+/** A named export of a module loaded on demand. */
+const lazyNamed = <Module,>(load: () => Promise<Module>, name: keyof Module) =>
+  lazy(() => load().then((module) => ({ default: module[name] as ComponentType })));
+// the record forms: the login page and a user's first screen never need them (admin-only ones least of all)
+const ChannelCreate = lazyNamed(() => import('./resources/channel/ChannelCreate'), 'ChannelCreate');
+const ChannelEdit = lazyNamed(() => import('./resources/channel/ChannelEdit'), 'ChannelEdit');
+const RedemptionCreate = lazyNamed(() => import('./resources/redemption/RedemptionForms'), 'RedemptionCreate');
+const RedemptionEdit = lazyNamed(() => import('./resources/redemption/RedemptionForms'), 'RedemptionEdit');
+const TokenCreate = lazyNamed(() => import('./resources/token/TokenCreate'), 'TokenCreate');
+const TokenEdit = lazyNamed(() => import('./resources/token/TokenEdit'), 'TokenEdit');
+const UserCreate = lazyNamed(() => import('./resources/user/UserForms'), 'UserCreate');
+const UserEdit = lazyNamed(() => import('./resources/user/UserForms'), 'UserEdit');
 const AboutPage = lazy(() => import('./pages/AboutPage'));
 const ChatPage = lazy(() => import('./pages/ChatPage'));
 const SettingPage = lazy(() => import('./settings/SettingPage'));

@@ -5,7 +5,7 @@ import { Box, Container, Link, Typography } from '@mui/material';
 import { useEffect, useState } from 'react';
 import { useTranslate } from 'react-admin';
 import type { ClientStatus } from '../../common/options';
-import { SafeHtml } from './SafeContent';
+import { SafeHtml } from './LazySafeContent';
 import { systemNameOf, useStatus } from './status';
 
 const VERSION_POLLS = 5;

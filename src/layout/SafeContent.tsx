@@ -12,11 +12,6 @@ export function markdownToSafeHtml(markdown: string): string {
   return sanitizeHtml(marked.parse(markdown, { async: false }) as string);
 }
 
-/** A URL to show in a frame instead of rendering text. */
-export function isContentUrl(content: string): boolean {
-  return /^https?:\/\/\S+$/.test(content.trim());
-}
-
 export function SafeHtml({ html, sx }: { html: string; sx?: SxProps }) {
   return <Box sx={sx} dangerouslySetInnerHTML={{ __html: sanitizeHtml(html) }} />;
 }

@@ -4,7 +4,7 @@
 import { Button, Dialog, DialogActions, DialogContent, DialogTitle, useMediaQuery } from '@mui/material';
 import { useCallback, useEffect, useState } from 'react';
 import { Notification, useNotify, useTranslate, type NotificationProps } from 'react-admin';
-import { SafeMarkdown } from './SafeContent';
+import { SafeMarkdown } from './LazySafeContent';
 
 export const NOTICE_DURATIONS = { success: 1500, info: 3000, error: 5000, warning: 10000 } as const;
 /** The longer "notice" kind (20 s) is shown with the info style. */

@@ -2,7 +2,7 @@
 // shown in a full-page frame, or a friendly default when nothing is set.
 import { Box, Card, CardContent, Typography } from '@mui/material';
 import { useEffect, useState, type ReactNode } from 'react';
-import { isContentUrl, SafeMarkdown } from '../layout/SafeContent';
+import { isContentUrl, SafeMarkdown } from '../layout/LazySafeContent';
 import { LoadingPage } from '../layout/LoadingPage';
 
 export function ContentPage({ load, title, fallback, pageName }: { load: () => Promise<string>; title?: string; fallback: ReactNode; pageName: string }) {

@@ -4,16 +4,22 @@ import type { FastifyInstance } from 'fastify';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { precompressFolder } from '../../scripts/precompress';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../support/app';
 
 let app: FastifyInstance;
+const BIG_BUNDLE = Array.from({ length: 400 }, (_, index) => `export const value${index} = 'switchboard ${index}';`).join('\n');
 let consoleDir: string;
 beforeAll(async () => {
   consoleDir = mkdtempSync(join(tmpdir(), 'switchboard-console-'));
   writeFileSync(join(consoleDir, 'index.html'), '<!doctype html><title>Switchboard console</title>');
   mkdirSync(join(consoleDir, 'assets'));
   writeFileSync(join(consoleDir, 'assets', 'app-abc123.js'), 'console.log(1)');
+  // a bundle big enough to be compressed at build time, compressed as the build does it
+  writeFileSync(join(consoleDir, 'assets', 'big-def456.js'), BIG_BUNDLE);
+  precompressFolder(consoleDir);
   app = await buildTestApp({ consoleDir });
 });
 afterAll(async () => {
@@ -36,6 +42,36 @@ describe('console and fallbacks', () => {
     const response = await app.inject({ method: 'GET', url: '/assets/app-abc123.js' });
     expect(response.statusCode).toBe(200);
     expect(response.headers['cache-control']).toContain('immutable');
+  });
+
+  it('sends the precompressed copy a browser accepts, brotli first, with Content-Encoding and Vary', async () => {
+    const asked = async (acceptEncoding: string | undefined) => {
+      const response = await app.inject({ method: 'GET', url: '/assets/big-def456.js', headers: acceptEncoding === undefined ? {} : { 'accept-encoding': acceptEncoding } });
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['content-type']).toMatch(/javascript/);
+      expect(response.headers['cache-control']).toContain('immutable');
+      return response;
+    };
+    const brotli = await asked('gzip, deflate, br, zstd');
+    expect(brotli.headers['content-encoding']).toBe('br');
+    expect(brotli.headers.vary).toMatch(/accept-encoding/i);
+    expect(brotliDecompressSync(brotli.rawPayload).toString()).toBe(BIG_BUNDLE);
+    expect(brotli.rawPayload.length).toBeLessThan(BIG_BUNDLE.length / 4);
+
+    const gzip = await asked('gzip, deflate');
+    expect(gzip.headers['content-encoding']).toBe('gzip');
+    expect(gzip.headers.vary).toMatch(/accept-encoding/i);
+    expect(gunzipSync(gzip.rawPayload).toString()).toBe(BIG_BUNDLE);
+
+    for (const plain of [undefined, 'identity']) {
+      const response = await asked(plain);
+      expect(response.headers['content-encoding']).toBeUndefined();
+      expect(response.body).toBe(BIG_BUNDLE);
+    }
+    // a file too small to be worth a copy is sent as it is, whatever the browser accepts
+    const small = await app.inject({ method: 'GET', url: '/assets/app-abc123.js', headers: { 'accept-encoding': 'br, gzip' } });
+    expect(small.headers['content-encoding']).toBeUndefined();
+    expect(small.body).toBe('console.log(1)');
   });
 
   it('answers unknown /api and /v1 paths with JSON 404s', async () => {

@@ -1,7 +1,8 @@
+// The list loads on demand: a user's first screen and the login page never download it.
 import ReceiptLongIcon from '@mui/icons-material/ReceiptLong';
-import { LogList } from './LogList';
+import { lazy } from 'react';
 
 export default {
-  list: LogList,
+  list: lazy(() => import('./LogList').then((module) => ({ default: module.LogList }))),
   icon: ReceiptLongIcon,
 };

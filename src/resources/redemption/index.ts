@@ -1,8 +1,9 @@
+// The list loads on demand: a user's first screen and the login page never download it.
 import RedeemIcon from '@mui/icons-material/Redeem';
-import { RedemptionList } from './RedemptionList';
+import { lazy } from 'react';
 
 export default {
-  list: RedemptionList,
+  list: lazy(() => import('./RedemptionList').then((module) => ({ default: module.RedemptionList }))),
   icon: RedeemIcon,
   recordRepresentation: 'name',
 };

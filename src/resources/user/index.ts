@@ -1,8 +1,9 @@
+// The list loads on demand: a user's first screen and the login page never download it.
 import PeopleIcon from '@mui/icons-material/People';
-import { UserList } from './UserList';
+import { lazy } from 'react';
 
 export default {
-  list: UserList,
+  list: lazy(() => import('./UserList').then((module) => ({ default: module.UserList }))),
   icon: PeopleIcon,
   recordRepresentation: 'username',
 };
