@@ -38,40 +38,92 @@ type Block = Record<string, unknown>;
 const blocks = (value: unknown): Block[] => (Array.isArray(value) ? (value as Block[]) : []);
 const texts = (value: unknown): string[] => (typeof value === 'string' ? [value] : blocks(value).filter((block) => block.type === 'text').map((block) => String(block.text)));
 
-/**
- * How to read a client protocol's request. One per protocol that has client
- * fixtures; the merge of the Responses and Gemini protocols adds theirs here
- * (`responses`: `instructions`, `input` items, `tools[].parameters`,
- * `max_output_tokens`; `gemini`: `systemInstruction`, `contents`,
- * `tools[].functionDeclarations`, `generationConfig.maxOutputTokens`).
- */
-const CLIENT_READERS: { [protocol in InboundProtocol]?: (body: Block) => ClientIntent } = {
+/** Responses' input items of these roles (a string input is one user message). */
+const responsesMessages = (input: unknown, roles: string[]): Block[] =>
+  typeof input === 'string' ? (roles.includes('user') ? [{ role: 'user', content: input }] : []) : blocks(input).filter((item) => (item.type ?? 'message') === 'message' && roles.includes(String(item.role)));
+/** The text parts of Responses content (input_text), or the string itself. */
+const responsesTexts = (content: unknown): string[] =>
+  typeof content === 'string' ? [content] : blocks(content).filter((part) => part.type === 'input_text').map((part) => String(part.text));
+/** The text parts of a Gemini Content (a bare string for systemInstruction too). */
+const geminiTexts = (content: unknown): string[] =>
+  typeof content === 'string' ? [content] : blocks((content as Block | undefined)?.parts).filter((part) => typeof part.text === 'string').map((part) => String(part.text));
+
+/** A tool's schema as the intent holds it. */
+const toolOf = (name: unknown, schema: unknown) => {
+  const { properties, required } = (schema ?? {}) as { properties?: Record<string, unknown>; required?: string[] };
+  return { name: String(name), properties: Object.keys(properties ?? {}), required: required ?? [] };
+};
+
+/** How to read a client protocol's request: one per protocol that has client fixtures. */
+const CLIENT_READERS: { [protocol in InboundProtocol]?: (body: Block, path: PathParts) => ClientIntent } = {
   anthropic: (body) => ({
     model: String(body.model),
     systemTexts: texts(body.system),
     userTexts: blocks(body.messages)
       .filter((message) => message.role === 'user')
       .flatMap((message) => texts(message.content)),
-    tools: blocks(body.tools).map((tool) => {
-      const schema = tool.input_schema as { properties?: Record<string, unknown>; required?: string[] };
-      return { name: String(tool.name), properties: Object.keys(schema.properties ?? {}), required: schema.required ?? [] };
-    }),
+    tools: blocks(body.tools).map((tool) => toolOf(tool.name, tool.input_schema)),
     outputLimit: Number(body.max_tokens),
     stream: body.stream === true,
     cacheMarkedTexts: [...blocks(body.system), ...blocks(body.messages).flatMap((message) => blocks(message.content))]
       .filter((block) => block.cache_control !== undefined)
       .map((block) => String(block.text)),
   }),
+  'openai-responses': (body) => ({
+    model: String(body.model),
+    systemTexts: [...(typeof body.instructions === 'string' ? [body.instructions] : []), ...responsesMessages(body.input, ['system', 'developer']).flatMap((item) => responsesTexts(item.content))],
+    userTexts: responsesMessages(body.input, ['user']).flatMap((item) => responsesTexts(item.content)),
+    tools: blocks(body.tools)
+      .filter((tool) => tool.type === 'function')
+      .map((tool) => toolOf(tool.name, tool.parameters)),
+    outputLimit: Number(body.max_output_tokens ?? 0),
+    stream: body.stream === true,
+    // Responses has no cache marks (OpenAI caches prompts by itself)
+    cacheMarkedTexts: [],
+  }),
+  // the body names neither model nor stream: the row's path does
+  gemini: (body, path) => ({
+    model: path.model ?? '',
+    systemTexts: geminiTexts(body.systemInstruction),
+    userTexts: blocks(body.contents)
+      .filter((content) => content.role !== 'model')
+      .flatMap((content) => geminiTexts(content)),
+    tools: blocks(body.tools)
+      .flatMap((tool) => blocks(tool.functionDeclarations))
+      .map((declaration) => toolOf(declaration.name, declaration.parametersJsonSchema ?? declaration.parameters)),
+    outputLimit: Number((body.generationConfig as Block | undefined)?.maxOutputTokens ?? 0),
+    stream: path.method === 'streamGenerateContent',
+    cacheMarkedTexts: [],
+  }),
 };
 
 /**
- * The recorded client requests, keyed by the codec (INBOUND_CODECS) that
- * reads them. The merge adds e.g. `{ file: 'openai-agents.first-request', codec: 'responses', path: '/v1/responses' }`
- * and `{ file: 'google-genai.first-request', codec: 'gemini', path: '/v1beta/models/...:streamGenerateContent' }`.
+ * The client requests (see the folder's README for where each shape comes
+ * from), keyed by the codec (INBOUND_CODECS) that reads them. `least`: what
+ * makes the fixture what it says it is (a coding agent's long prompt and many
+ * tools; an SDK's first agent turn is smaller).
  */
-const CLIENT_FIXTURES: Array<{ file: string; codec: InboundProtocol; path: string; client: string }> = [
-  { file: 'claude-code.first-request', codec: 'anthropic', path: '/v1/messages', client: 'Claude Code (claude-cli 1.0)' },
+const CLIENT_FIXTURES: Array<{ file: string; codec: InboundProtocol; path: string; client: string; least: { systemChars: number; tools: number; promptTokens: number } }> = [
+  { file: 'claude-code.first-request', codec: 'anthropic', path: '/v1/messages', client: 'Claude Code (claude-cli 1.0)', least: { systemChars: 2000, tools: 10, promptTokens: 1000 } },
+  { file: 'openai-agents.first-request', codec: 'openai-responses', path: '/v1/responses', client: 'OpenAI Agents SDK (JavaScript)', least: { systemChars: 400, tools: 3, promptTokens: 200 } },
+  {
+    file: 'google-genai.first-request',
+    codec: 'gemini',
+    path: '/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse',
+    client: '@google/genai (JavaScript)',
+    least: { systemChars: 300, tools: 2, promptTokens: 150 },
+  },
 ];
+
+/** What the route reads off a `/v1beta/models/{model}:{method}` path (undefined for the other routes). */
+interface PathParts {
+  model?: string;
+  method?: string;
+}
+const pathParts = (path: string): PathParts => {
+  const match = /\/models\/([^/:?]+):(\w+)/.exec(path);
+  return match ? { model: match[1], method: match[2] } : {};
+};
 
 const CLIENTS = join(FIXTURES, 'clients');
 const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T;
@@ -86,27 +138,29 @@ for (const fixture of CLIENT_FIXTURES) {
   const headers = readJson<Record<string, string>>(join(CLIENTS, `${fixture.file}.headers.json`));
   const codec: InboundCodec = INBOUND_CODECS[fixture.codec];
   const read = CLIENT_READERS[fixture.codec];
+  const path = pathParts(fixture.path);
 
   describe(`client fixture ${fixture.file} (${fixture.client}, ${fixture.codec} codec, ${fixture.path})`, () => {
     if (!read) throw new Error(`no CLIENT_READERS entry for the ${fixture.codec} protocol`);
-    const intent = read(body);
+    const intent = read(body, path);
 
     it('is a request the codec takes: authorization, model, no problem, limit, stream', () => {
       expect(codec.authorization ? codec.authorization(headers) : headers.authorization).toMatch(/^Bearer \S+/);
-      expect(codec.model('chat', body, undefined)).toBe(intent.model);
+      expect(intent.model).not.toBe('');
+      expect(codec.model('chat', body, path.model)).toBe(intent.model);
       expect(codec.check('chat', body)).toBeUndefined();
       expect(codec.outputLimit(body)).toBe(intent.outputLimit);
-      expect(codec.streamed(body)).toBe(intent.stream);
+      expect(codec.streamed(body, path.method)).toBe(intent.stream);
       expect(codec.answers('chat', body)).toBe(1);
-      // the fixture is what it says it is: a long prompt, many tools, cache marks
-      expect(intent.systemTexts.join('').length).toBeGreaterThan(2000);
-      expect(intent.tools.length).toBeGreaterThanOrEqual(10);
+      // the fixture is what it says it is: a long prompt, many tools
+      expect(intent.systemTexts.join('').length).toBeGreaterThan(fixture.least.systemChars);
+      expect(intent.tools.length).toBeGreaterThanOrEqual(fixture.least.tools);
     });
 
     it('the prompt bound holds the exact count, and the reservation covers the most the call can be billed', () => {
       const exact = codec.promptTokens('chat', body, intent.model, {});
       const bound = codec.promptTokens('chat', body, intent.model, { bound: true });
-      expect(exact).toBeGreaterThan(1000);
+      expect(exact).toBeGreaterThan(fixture.least.promptTokens);
       expect(bound).toBeGreaterThanOrEqual(exact);
       // a byte bound, not a runaway: English text and JSON schemas run about four bytes a token
       expect(bound).toBeLessThan(exact * 8);
@@ -134,7 +188,7 @@ for (const fixture of CLIENT_FIXTURES) {
     });
 
     if (!codec.chatRequest) return;
-    const chat = codec.chatRequest(body);
+    const chat = codec.chatRequest(body, { model: intent.model, streamed: intent.stream });
 
     for (const [protocol, adaptor] of Object.entries(UPSTREAM_ADAPTORS) as Array<[ChannelProtocol, (typeof UPSTREAM_ADAPTORS)[ChannelProtocol]]>) {
       const view = VENDOR_REQUESTS[protocol];
@@ -170,9 +224,15 @@ for (const fixture of CLIENT_FIXTURES) {
       if (adaptor.speaks === codec.protocol) {
         it(`→ ${protocol}: speaks the client's protocol, so the client's bytes pass with only the model changed`, () => {
           expect(codec.modelUnchanged(body, intent.model)).toBe(true);
-          expect(codec.modelUnchanged(body, `${intent.model}-mapped`)).toBe(false);
           const changed = JSON.parse(codec.encodeChanged(body, { model: `${intent.model}-mapped`, askUsage: false })) as Block;
-          expect(changed).toEqual({ ...body, model: `${intent.model}-mapped` });
+          if (path.model === undefined) {
+            expect(codec.modelUnchanged(body, `${intent.model}-mapped`)).toBe(false);
+            expect(changed).toEqual({ ...body, model: `${intent.model}-mapped` });
+          } else {
+            // the model is in the path (the adaptor writes the upstream's there): the body goes on as it is
+            expect(codec.modelUnchanged(body, `${intent.model}-mapped`)).toBe(true);
+            expect(changed).toEqual(body);
+          }
           // Anthropic's beta flags go on with the client's bytes
           if (headers['anthropic-beta']) expect(codec.forwardedHeaders?.(headers)).toEqual({ 'anthropic-beta': headers['anthropic-beta'] });
         });

@@ -67,8 +67,12 @@ export interface InboundDescription {
   codec: InboundCodec;
   /** The round-trip request in the protocol. */
   request(turns: RoundTripTurns): Record<string, unknown>;
-  /** The request in the relay's chat form: the codec's chatRequest, or the body itself for OpenAI chat. */
-  toChat(body: Record<string, unknown>): ChatRequest;
+  /**
+   * The request in the relay's chat form: the codec's chatRequest, or the body
+   * itself for OpenAI chat. `call`: the model and stream the route read (from
+   * the path, for a protocol whose body says neither, as Gemini's).
+   */
+  toChat(body: Record<string, unknown>, call: { model: string; streamed: boolean }): ChatRequest;
   /** Absent for a protocol whose answers go out in OpenAI's chat form (the adaptor contract covers those). */
   answers?: {
     /** Reads a whole answer the codec wrote (encodeResponse). */
@@ -77,6 +81,12 @@ export interface InboundDescription {
     readStream(events: string): ClientAnswer;
     /** The protocol's words for the relay's finish reasons. */
     stopReasons: Record<'stop' | 'length' | 'tool_calls', string>;
+    /**
+     * False for a protocol whose usage has no field for the tokens written to
+     * the vendor's prompt cache (Responses, Gemini): they are still in the
+     * prompt's count, only not told apart.
+     */
+    cacheWrites?: boolean;
   };
 }
 
@@ -109,7 +119,7 @@ export function describeInbound(name: string, description: InboundDescription): 
 
       it(`→ ${protocol}: the tool, the image, the earlier call and its result reach the vendor in its form`, () => {
         for (const stream of [false, true]) {
-          const chat = description.toChat(description.request({ ...TURNS, stream }));
+          const chat = description.toChat(description.request({ ...TURNS, stream }), { model: TURNS.model, streamed: stream });
           const call = callFor('chat', view.model, stream, channel);
           const target = adaptor.target(channel, call);
           if (isUpstreamFailure(target)) throw new Error(target.message);
@@ -133,6 +143,8 @@ export function describeInbound(name: string, description: InboundDescription): 
 
       const answers = description.answers;
       if (!answers) continue;
+      // the client's request, which a protocol's answer may repeat settings of (Responses)
+      const requestOf = (stream: boolean) => description.request({ ...TURNS, stream });
       for (const scenario of ['chat', 'tools'] as const) {
         if (!existsSync(join(dir, `${scenario}.answer.json`))) continue;
         const expected = readJson<Expectation>(dir, `${scenario}.expect.json`);
@@ -142,16 +154,16 @@ export function describeInbound(name: string, description: InboundDescription): 
           expect(answer.text).toBe(expected.text);
           expect(answer.toolCalls).toEqual(expected.tool_calls ?? []);
           expect(answer.stopReason).toBe(answers.stopReasons[expected.finish_reason as 'stop' | 'tool_calls']);
-          expectUsage(answer.usage, expected.usage);
+          expectUsage(answer.usage, answers.cacheWrites === false ? { ...expected.usage, cacheCreationTokens: 0 } : expected.usage);
         };
 
         it(`← ${protocol} ${scenario}: a whole answer reaches the client with its tool calls, stop reason and the vendor's usage`, () => {
           const decoded = adaptor.decodeChat(readFileSync(join(dir, `${scenario}.answer.json`), 'utf8'), callFor('chat', model, false, channel));
           if (isUpstreamFailure(decoded)) throw new Error(decoded.message);
-          expectAnswer(answers.readJson(codec.encodeResponse!(decoded, usageOf(decoded), TURNS.model)));
+          expectAnswer(answers.readJson(codec.encodeResponse!(decoded, usageOf(decoded), TURNS.model, requestOf(false))));
           // an answer cut at the limit says so in the protocol's words
           const cut: ChatResponse = { ...decoded, choices: decoded.choices.map((choice) => ({ ...choice, finish_reason: 'length' })) };
-          expect(answers.readJson(codec.encodeResponse!(cut, usageOf(decoded), TURNS.model)).stopReason).toBe(answers.stopReasons.length);
+          expect(answers.readJson(codec.encodeResponse!(cut, usageOf(decoded), TURNS.model, requestOf(false))).stopReason).toBe(answers.stopReasons.length);
         });
 
         const streamFile = join(dir, `${scenario}.stream.txt`);
@@ -160,14 +172,14 @@ export function describeInbound(name: string, description: InboundDescription): 
             const call = callFor('chat', model, true, channel);
             const { chunks, usage } = decodeStream(adaptor, call, readFileSync(streamFile));
             expect(usage).toBeDefined();
-            const encoder = codec.encodeStream!(TURNS.model);
+            const encoder = codec.encodeStream!(TURNS.model, requestOf(true));
             // as the relay writes it: chunk by chunk, with the usage known so far, then the end
             let events = '';
             chunks.forEach((chunk, index) => (events += encoder.chunks([chunk], index === chunks.length - 1 ? usage : undefined, call.responseId)));
             events += encoder.end(usage!, call.responseId);
             expectAnswer(answers.readStream(events));
             // and the same answer folded whole agrees
-            expect(answers.readStream(events)).toEqual(answers.readJson(codec.encodeResponse!(assembleChatResponse(chunks, call, usage!), usage!, TURNS.model)));
+            expect(answers.readStream(events)).toEqual(answers.readJson(codec.encodeResponse!(assembleChatResponse(chunks, call, usage!), usage!, TURNS.model, requestOf(true))));
           });
         }
       }
