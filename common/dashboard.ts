@@ -1,0 +1,114 @@
+// The usage dashboard's wire contract, shared by the server (which answers it
+// from the hourly rollups, never by scanning logs) and the console (which
+// draws it). Every amount of money is raw quota; the console converts it.
+//
+//   GET /api/dashboard        signed in: the caller's own usage (user_id, when sent, is ignored)
+//   GET /api/dashboard/admin  admin and root: every user's, with the admin sections
+//
+// Query (all optional): start, end (unix seconds; default: the last 7 days up
+// to now), granularity ('hour' | 'day'; default 'day' for ranges over two
+// days, else 'hour'), user_id, token_id, model, channel_id (filters; user_id
+// and channel_id admin only). Answered in the usual envelope
+// {success, message, data: Dashboard | AdminDashboard}.
+
+export type DashboardGranularity = 'hour' | 'day';
+
+export interface DashboardQuery {
+  start?: number;
+  end?: number;
+  granularity?: DashboardGranularity;
+  user_id?: number;
+  token_id?: number;
+  model?: string;
+  channel_id?: number;
+}
+
+/** What a slice of usage came to. */
+export interface UsageTotals {
+  requests: number;
+  /** Relayed requests that failed (no channel answered, or the answer broke off before it was billed). */
+  errors: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  /** Raw quota charged. */
+  quota: number;
+}
+
+/** One bucket of the time series: an hour or a day, starting at `bucket` (unix seconds, UTC). */
+export interface UsagePoint extends UsageTotals {
+  bucket: number;
+}
+
+export interface ModelUsage extends UsageTotals {
+  model: string;
+}
+
+export interface TokenUsage extends UsageTotals {
+  token_id: number;
+  /** The token's name now ('' when it was deleted). */
+  token_name: string;
+}
+
+export interface UserUsage extends UsageTotals {
+  user_id: number;
+  username: string;
+}
+
+export interface ChannelUsage extends UsageTotals {
+  channel_id: number;
+  /** The channel's name now ('' when it was deleted). */
+  channel_name: string;
+  /** errors / (requests + errors), 0..1. */
+  error_rate: number;
+  /** Relay latency percentiles over the range, milliseconds (from the rollups' latency buckets; 0 when no request). */
+  latency_p50_ms: number;
+  latency_p95_ms: number;
+}
+
+export interface ChannelHealth {
+  enabled: number;
+  /** Disabled by the gateway (a dead key, a failed re-test). */
+  auto_disabled: number;
+  /** Disabled by an operator. */
+  manually_disabled: number;
+  /** Never tested (test_time 0). */
+  untested: number;
+  /** The enabled channels with the slowest last test, slowest first (at most 5). */
+  slowest: Array<{ channel_id: number; channel_name: string; response_time_ms: number; test_time: number }>;
+}
+
+export interface Dashboard {
+  /** The range and granularity actually used (defaults filled in). */
+  start: number;
+  end: number;
+  granularity: DashboardGranularity;
+  /** The caller's own balance now (raw quota; negative when owed). */
+  balance: number;
+  /** Fixed windows ending now, whatever the chosen range: today (since 00:00 UTC), the last 7 and 30 days. */
+  today: UsageTotals;
+  last_7_days: UsageTotals;
+  last_30_days: UsageTotals;
+  /** The chosen range. */
+  totals: UsageTotals;
+  /** Every bucket of the range in order, empty ones included (zeros). */
+  series: UsagePoint[];
+  /** Per model over the range, by quota, highest first (at most 10). */
+  by_model: ModelUsage[];
+  /** Per token over the range, by quota, highest first (at most 10). */
+  top_tokens: TokenUsage[];
+}
+
+export interface AdminDashboard extends Dashboard {
+  /** Per user over the range, by quota, highest first (at most 10). */
+  top_users: UserUsage[];
+  /** Per channel over the range, by quota, highest first (at most 20), with error rate and latency. */
+  top_channels: ChannelUsage[];
+  channel_health: ChannelHealth;
+}
+
+/**
+ * The rollups' latency buckets: upper bounds in milliseconds (the last bucket
+ * holds everything slower). Percentiles are read as the upper bound of the
+ * bucket the rank falls in.
+ */
+export const LATENCY_BUCKETS_MS = [100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000] as const;
