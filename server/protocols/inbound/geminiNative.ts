@@ -73,6 +73,39 @@ const contentsOf = (body: Record<string, unknown>): GeminiRequestContent[] =>
 const configOf = (body: Record<string, unknown>): GenerationConfig =>
   body.generationConfig && typeof body.generationConfig === 'object' ? (body.generationConfig as GenerationConfig) : {};
 
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * What Google would refuse in the request's structure, named as it names it:
+ * a content that is not an object with a list of part objects, tools that are
+ * not a list of objects, a function declaration without a name. Refused here,
+ * before anything is held, so a channel that passes bytes never carries them
+ * (Google answers 400 INVALID_ARGUMENT; a lenient proxy might answer worse).
+ */
+function shapeProblem(body: Record<string, unknown>): string | undefined {
+  const contents = body.contents as unknown[];
+  for (const [index, content] of contents.entries()) {
+    if (!isObject(content) || !Array.isArray(content.parts)) return `* GenerateContentRequest.contents[${index}].parts: must be a list of parts`;
+    if (content.parts.some((part) => !isObject(part))) return `* GenerateContentRequest.contents[${index}].parts: each part must be an object`;
+  }
+  if (body.systemInstruction !== undefined && typeof body.systemInstruction !== 'string' && !(isObject(body.systemInstruction) && Array.isArray(body.systemInstruction.parts))) {
+    return '* GenerateContentRequest.system_instruction: must be a content with parts';
+  }
+  if (body.tools !== undefined) {
+    if (!Array.isArray(body.tools)) return '* GenerateContentRequest.tools: must be a list of tools';
+    for (const [index, tool] of body.tools.entries()) {
+      if (!isObject(tool)) return `* GenerateContentRequest.tools[${index}]: must be a tool object`;
+      const declarations = tool.functionDeclarations ?? tool.function_declarations;
+      if (declarations === undefined) continue;
+      if (!Array.isArray(declarations) || declarations.some((declaration) => !isObject(declaration) || typeof declaration.name !== 'string' || declaration.name === '')) {
+        return `* GenerateContentRequest.tools[${index}].function_declarations: each must be an object with a name`;
+      }
+    }
+  }
+  if (body.generationConfig !== undefined && !isObject(body.generationConfig)) return '* GenerateContentRequest.generation_config: must be an object';
+  return undefined;
+}
+
 /** The text of parts that are text and not thoughts. */
 const textOf = (parts: GeminiPart[]) => parts.filter((part) => typeof part.text === 'string' && !part.thought).map((part) => part.text as string).join('');
 
@@ -508,6 +541,8 @@ export const geminiNative = {
   model: (_mode: TextMode, _body: Record<string, unknown>, pathModel: string | undefined) => (pathModel ?? '').trim(),
   check(_mode, body) {
     if (contentsOf(body).length === 0) return { message: '* GenerateContentRequest.contents: contents is not specified', code: 'INVALID_ARGUMENT' };
+    const malformed = shapeProblem(body);
+    if (malformed) return { message: malformed, code: 'INVALID_ARGUMENT' };
     const limit = configOf(body).maxOutputTokens;
     if (limit !== undefined && (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1)) {
       return { message: '* GenerateContentRequest.generation_config.max_output_tokens: must be a positive integer', code: 'INVALID_ARGUMENT' };
