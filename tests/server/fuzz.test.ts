@@ -183,6 +183,14 @@ const RELAY_JSON_PATHS: Array<[string, string]> = [
   ['/v1/audio/speech', 'gpt-4'],
 ];
 
+/** The other client protocols' paths: a body that is not JSON (or not sent as JSON) is refused there too, unrelayed. */
+const CLIENT_PROTOCOL_PATHS: Array<[string, string]> = [
+  ['/v1/messages', 'gpt-4'],
+  ['/v1/responses', 'gpt-4'],
+  ['/v1beta/models/gpt-4:generateContent', 'gpt-4'],
+  ['/v1beta/models/gpt-4:streamGenerateContent?alt=sse', 'gpt-4'],
+];
+
 type RelayCaller = 'user' | 'root' | 'anonymous' | 'bogus';
 
 interface GeneratedRelay extends Omit<Generated, 'caller'> {
@@ -206,7 +214,7 @@ const relayRequest: fc.Arbitrary<GeneratedRelay> = fc.oneof(
   fc
     .record({
       // a bare JSON object is a valid request where the model has a default (moderations) or comes from the path
-      route: fc.constantFrom(...RELAY_JSON_PATHS.filter(([path]) => path !== '/v1/moderations' && !path.includes('/engines/'))),
+      route: fc.constantFrom(...RELAY_JSON_PATHS.filter(([path]) => path !== '/v1/moderations' && !path.includes('/engines/')), ...CLIENT_PROTOCOL_PATHS),
       caller: fc.constantFrom<RelayCaller>('user', 'root', 'anonymous'),
       malformed: fc.constantFrom(...MALFORMED_JSON),
       type: fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded'),
