@@ -6,7 +6,7 @@
 import TableChartOutlinedIcon from '@mui/icons-material/TableChartOutlined';
 import { Box, Button, Collapse, Grid, useMediaQuery, useTheme } from '@mui/material';
 import { BarChart } from '@mui/x-charts/BarChart';
-import { LineChart } from '@mui/x-charts/LineChart';
+import { LineChart, lineClasses } from '@mui/x-charts/LineChart';
 import { PieChart } from '@mui/x-charts/PieChart';
 import { useId, useState, type ReactNode } from 'react';
 import { useTranslate } from 'react-admin';
@@ -113,7 +113,7 @@ export default function DashboardCharts({ data }: { data: Dashboard }) {
               ]}
               hideLegend
               grid={{ horizontal: true }}
-              sx={{ '& .MuiAreaElement-root': { fillOpacity: 0.15 } }}
+              sx={{ [`& .${lineClasses.area}`]: { fillOpacity: 0.18 } }}
             />
           }
         />

@@ -46,7 +46,7 @@ export function DataTable<Row>({ rows, columns, rowKey, label }: { rows: Row[]; 
         <TableHead>
           <TableRow>
             {columns.map((column) => (
-              <TableCell key={column.key} align={column.numeric ? 'right' : 'left'} sx={{ fontWeight: 600, whiteSpace: 'nowrap', color: 'text.secondary' }}>
+              <TableCell key={column.key} align={column.numeric ? 'right' : 'left'} sx={{ fontWeight: 600, whiteSpace: 'nowrap', color: 'text.secondary', px: { xs: 1, sm: 2 } }}>
                 {column.label}
               </TableCell>
             ))}
@@ -56,7 +56,7 @@ export function DataTable<Row>({ rows, columns, rowKey, label }: { rows: Row[]; 
           {rows.map((row) => (
             <TableRow key={rowKey(row)} hover>
               {columns.map((column) => (
-                <TableCell key={column.key} align={column.numeric ? 'right' : 'left'} sx={{ whiteSpace: 'nowrap', fontVariantNumeric: 'tabular-nums' }}>
+                <TableCell key={column.key} align={column.numeric ? 'right' : 'left'} sx={{ whiteSpace: 'nowrap', fontVariantNumeric: 'tabular-nums', px: { xs: 1, sm: 2 } }}>
                   {column.render(row)}
                 </TableCell>
               ))}
