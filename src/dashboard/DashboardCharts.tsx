@@ -9,16 +9,16 @@ import { BarChart } from '@mui/x-charts/BarChart';
 import { LineChart, lineClasses } from '@mui/x-charts/LineChart';
 import { PieChart } from '@mui/x-charts/PieChart';
 import { useId, useState, type ReactNode } from 'react';
-import { useTranslate } from 'react-admin';
 import type { Dashboard } from '../../common/dashboard';
 import { DataTable, SectionCard, type Column } from './DashboardTables';
 import { useDashboardFormat } from './format';
+import { useDashboardTranslate } from './useDashboardTranslate';
 
 const CHART_HEIGHT = 260;
 
 /** A chart with its heading and a data table that can be shown under it. */
 function ChartCard<Row>({ id, title, chart, rows, columns, rowKey }: { id: string; title: string; chart: ReactNode; rows: Row[]; columns: Column<Row>[]; rowKey(row: Row): string }) {
-  const translate = useTranslate();
+  const translate = useDashboardTranslate();
   const [tableShown, setTableShown] = useState(false);
   const tableId = useId();
   return (
@@ -61,7 +61,7 @@ function useChartColors(): string[] {
 }
 
 export default function DashboardCharts({ data }: { data: Dashboard }) {
-  const translate = useTranslate();
+  const translate = useDashboardTranslate();
   const format = useDashboardFormat();
   const colors = useChartColors();
   const narrow = useMediaQuery(useTheme().breakpoints.down('sm'));

@@ -4,9 +4,9 @@
 import FilterAltOffIcon from '@mui/icons-material/FilterAltOff';
 import { Button, Stack, TextField, ToggleButton, ToggleButtonGroup } from '@mui/material';
 import { useRef } from 'react';
-import { useTranslate } from 'react-admin';
 import type { AdminDashboard, Dashboard, DashboardGranularity } from '../../common/dashboard';
 import { RANGE_PRESETS, dayToSeconds, secondsToDay, type DashboardView, type RangePreset } from './dashboardView';
+import { useDashboardTranslate } from './useDashboardTranslate';
 
 export interface FilterOption {
   value: string;
@@ -37,7 +37,7 @@ export function useFilterOptions(data: Dashboard | AdminDashboard | undefined, d
 }
 
 function FilterSelect({ label, value, options, onChange }: { label: string; value: string; options: FilterOption[]; onChange(value: string): void }) {
-  const translate = useTranslate();
+  const translate = useDashboardTranslate();
   const known = value === '' || options.some((option) => option.value === value);
   return (
     <TextField
@@ -74,7 +74,7 @@ export function DashboardFilters({
   optionsOf(key: FilterKey): FilterOption[];
   onChange(view: DashboardView): void;
 }) {
-  const translate = useTranslate();
+  const translate = useDashboardTranslate();
   const setRange = (range: RangePreset | null) => {
     if (!range) return;
     if (range === 'custom') {

@@ -5,7 +5,6 @@ import InsightsOutlinedIcon from '@mui/icons-material/InsightsOutlined';
 import { Alert, AlertTitle, Box, Button, Card, CardContent, Grid, LinearProgress, Skeleton, Stack, Typography } from '@mui/material';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, useCallback, useMemo } from 'react';
-import { useTranslate } from 'react-admin';
 import { Link as RouterLink, useSearchParams } from 'react-router-dom';
 import type { AdminDashboard, Dashboard } from '../../common/dashboard';
 import { isAdmin } from '../../common/roles';
@@ -17,7 +16,9 @@ import { DashboardFilters, useFilterOptions } from './DashboardFilters';
 import { defaultGranularity, queryOfView, searchFromView, viewFromSearch, type DashboardView } from './dashboardView';
 import { useDashboardFormat } from './format';
 import { StatCards, StatCardsSkeleton } from './StatCards';
+import { useDashboardTranslate } from './useDashboardTranslate';
 
+// the charts library loads after the cards: they show as soon as the answer is in
 const DashboardCharts = lazy(() => import('./DashboardCharts'));
 
 function ChartsSkeleton() {
@@ -38,7 +39,7 @@ function ChartsSkeleton() {
 }
 
 function ErrorState({ error, onRetry }: { error: unknown; onRetry(): void }) {
-  const translate = useTranslate();
+  const translate = useDashboardTranslate();
   return (
     <Alert
       severity="error"
@@ -57,7 +58,7 @@ function ErrorState({ error, onRetry }: { error: unknown; onRetry(): void }) {
 }
 
 function EmptyState({ admin }: { admin: boolean }) {
-  const translate = useTranslate();
+  const translate = useDashboardTranslate();
   return (
     <Card variant="outlined" sx={{ borderRadius: 3, borderStyle: 'dashed' }} data-testid="dashboard-empty">
       <CardContent sx={{ textAlign: 'center', py: { xs: 4, sm: 6 }, px: 3 }}>
@@ -79,7 +80,7 @@ function EmptyState({ admin }: { admin: boolean }) {
 }
 
 function RangeTotals({ data }: { data: Dashboard }) {
-  const translate = useTranslate();
+  const translate = useDashboardTranslate();
   const format = useDashboardFormat();
   const { totals } = data;
   return (
@@ -99,7 +100,7 @@ function RangeTotals({ data }: { data: Dashboard }) {
 const isAdminDashboard = (data: Dashboard): data is AdminDashboard => 'top_users' in data;
 
 export default function DashboardPage() {
-  const translate = useTranslate();
+  const translate = useDashboardTranslate();
   const admin = isAdmin(readStoredUser()?.role);
   const [searchParams, setSearchParams] = useSearchParams();
   const search = searchParams.toString();

@@ -2,9 +2,9 @@
 // admin's channel health. A row's name narrows the dashboard to it.
 import { Box, Card, CardContent, Link, Stack, Table, TableBody, TableCell, TableContainer, TableHead, TableRow, Typography } from '@mui/material';
 import type { ReactNode } from 'react';
-import { useTranslate } from 'react-admin';
 import type { ChannelHealth, ChannelUsage, ModelUsage, TokenUsage, UsageTotals, UserUsage } from '../../common/dashboard';
 import { useDashboardFormat } from './format';
+import { useDashboardTranslate } from './useDashboardTranslate';
 
 export interface Column<Row> {
   key: string;
@@ -32,7 +32,7 @@ export function SectionCard({ id, title, children, action }: { id: string; title
 
 /** A compact table that scrolls sideways inside its card on narrow screens (never the page). */
 export function DataTable<Row>({ rows, columns, rowKey, label }: { rows: Row[]; columns: Column<Row>[]; rowKey(row: Row): string; label: string }) {
-  const translate = useTranslate();
+  const translate = useDashboardTranslate();
   if (rows.length === 0) {
     return (
       <Typography variant="body2" color="text.secondary">
@@ -70,7 +70,7 @@ export function DataTable<Row>({ rows, columns, rowKey, label }: { rows: Row[]; 
 
 /** A row's name that narrows the dashboard to that row. */
 function FilterLink({ name, onFilter }: { name: string; onFilter?: () => void }) {
-  const translate = useTranslate();
+  const translate = useDashboardTranslate();
   if (!onFilter) return <>{name}</>;
   return (
     <Link component="button" type="button" underline="hover" onClick={onFilter} title={translate('dashboard.tables.filter_by', { name })} sx={{ fontSize: 'inherit', textAlign: 'left' }}>
@@ -81,7 +81,7 @@ function FilterLink({ name, onFilter }: { name: string; onFilter?: () => void })
 
 /** Requests, tokens and spend: the columns every usage table ends with. */
 function useUsageColumns<Row extends UsageTotals>(): Column<Row>[] {
-  const translate = useTranslate();
+  const translate = useDashboardTranslate();
   const format = useDashboardFormat();
   return [
     { key: 'requests', label: translate('dashboard.tables.requests'), numeric: true, render: (row) => format.count(row.requests) },
@@ -100,7 +100,7 @@ function NamedUsageTable<Row extends UsageTotals>({ id, title, nameLabel, rows, 
   nameOf(row: Row): string;
   onFilter(id: number): void;
 }) {
-  const translate = useTranslate();
+  const translate = useDashboardTranslate();
   const usage = useUsageColumns<Row>();
   const columns: Column<Row>[] = [
     {
@@ -118,7 +118,7 @@ function NamedUsageTable<Row extends UsageTotals>({ id, title, nameLabel, rows, 
 }
 
 export function TopTokensTable({ rows, onFilter }: { rows: TokenUsage[]; onFilter(tokenId: number): void }) {
-  const translate = useTranslate();
+  const translate = useDashboardTranslate();
   return (
     <NamedUsageTable
       id="top-tokens"
@@ -133,7 +133,7 @@ export function TopTokensTable({ rows, onFilter }: { rows: TokenUsage[]; onFilte
 }
 
 export function TopUsersTable({ rows, onFilter }: { rows: UserUsage[]; onFilter(userId: number): void }) {
-  const translate = useTranslate();
+  const translate = useDashboardTranslate();
   return (
     <NamedUsageTable
       id="top-users"
@@ -148,7 +148,7 @@ export function TopUsersTable({ rows, onFilter }: { rows: UserUsage[]; onFilter(
 }
 
 export function TopModelsTable({ rows, totalQuota, onFilter }: { rows: ModelUsage[]; totalQuota: number; onFilter(model: string): void }) {
-  const translate = useTranslate();
+  const translate = useDashboardTranslate();
   const format = useDashboardFormat();
   const usage = useUsageColumns<ModelUsage>();
   const title = translate('dashboard.tables.top_models');
@@ -165,7 +165,7 @@ export function TopModelsTable({ rows, totalQuota, onFilter }: { rows: ModelUsag
 }
 
 export function TopChannelsTable({ rows, onFilter }: { rows: ChannelUsage[]; onFilter(channelId: number): void }) {
-  const translate = useTranslate();
+  const translate = useDashboardTranslate();
   const format = useDashboardFormat();
   const title = translate('dashboard.tables.top_channels');
   const columns: Column<ChannelUsage>[] = [
@@ -198,7 +198,7 @@ export function TopChannelsTable({ rows, onFilter }: { rows: ChannelUsage[]; onF
 }
 
 export function ChannelHealthCard({ health }: { health: ChannelHealth }) {
-  const translate = useTranslate();
+  const translate = useDashboardTranslate();
   const format = useDashboardFormat();
   const counts = [
     { key: 'enabled', value: health.enabled, color: 'success.main' },

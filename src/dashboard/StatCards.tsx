@@ -6,10 +6,10 @@ import DateRangeOutlinedIcon from '@mui/icons-material/DateRangeOutlined';
 import TodayOutlinedIcon from '@mui/icons-material/TodayOutlined';
 import { Box, Card, CardContent, Grid, Skeleton, Typography } from '@mui/material';
 import type { ReactNode } from 'react';
-import { useTranslate } from 'react-admin';
 import type { Dashboard, UsageTotals } from '../../common/dashboard';
 import { Balance } from '../resources/shared/QuotaField';
 import { useDashboardFormat } from './format';
+import { useDashboardTranslate } from './useDashboardTranslate';
 
 function StatCard({ id, icon, label, help, figure, details }: { id: string; icon: ReactNode; label: string; help?: string; figure: ReactNode; details?: ReactNode }) {
   return (
@@ -40,10 +40,10 @@ function StatCard({ id, icon, label, help, figure, details }: { id: string; icon
 }
 
 function UsageDetails({ totals }: { totals: UsageTotals }) {
-  const translate = useTranslate();
+  const translate = useDashboardTranslate();
   const format = useDashboardFormat();
   const parts = [
-    translate('dashboard.cards.requests', { count: format.count(totals.requests), smart_count: totals.requests }),
+    translate('dashboard.cards.requests', { count: format.count(totals.requests) }),
     translate('dashboard.cards.tokens', { count: format.count(totals.prompt_tokens + totals.completion_tokens) }),
   ];
   if (totals.errors > 0) parts.push(translate('dashboard.cards.errors', { count: format.count(totals.errors) }));
@@ -53,7 +53,7 @@ function UsageDetails({ totals }: { totals: UsageTotals }) {
 const iconSx = { fontSize: 20 } as const;
 
 export function StatCards({ data }: { data: Dashboard }) {
-  const translate = useTranslate();
+  const translate = useDashboardTranslate();
   const format = useDashboardFormat();
   const windows = [
     { id: 'today', icon: <TodayOutlinedIcon sx={iconSx} />, totals: data.today, help: translate('dashboard.cards.today_help') },

@@ -1,5 +1,6 @@
 // English strings of the signed-in home: the usage dashboard (issue 15).
-// Merged into the bundle by ./index.ts.
+// Loaded with the dashboard's own chunk, not the main bundle: see
+// src/dashboard/useDashboardTranslate.ts.
 export const dashboardEnglish = {
   dashboard: {
     title: 'Dashboard',

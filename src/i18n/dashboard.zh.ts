@@ -1,4 +1,6 @@
-// 登录后的首页：用量仪表盘（issue 15）的中文文案。由 ./index.ts 合并进语言包。
+// Chinese strings of the signed-in home: the usage dashboard (issue 15).
+// Loaded with the dashboard's own chunk, not the main bundle: see
+// src/dashboard/useDashboardTranslate.ts.
 export const dashboardChinese = {
   dashboard: {
     title: '仪表盘',

@@ -5,8 +5,6 @@ import englishMessages from 'ra-language-english';
 import type { TranslationMessages } from 'react-admin';
 import { appEnglish } from './app.en';
 import { appChinese } from './app.zh';
-import { dashboardEnglish } from './dashboard.en';
-import { dashboardChinese } from './dashboard.zh';
 import { raChinese } from './ra.zh';
 import { settingsEnglish } from './settings.en';
 import { settingsChinese } from './settings.zh';
@@ -15,8 +13,8 @@ export const LOCALE_STORAGE_KEY = 'locale';
 export type Locale = 'en' | 'zh';
 
 export const messages: Record<Locale, TranslationMessages> = {
-  en: { ...englishMessages, ...appEnglish, ...settingsEnglish, ...dashboardEnglish } as TranslationMessages,
-  zh: { ...raChinese, ...appChinese, ...settingsChinese, ...dashboardChinese } as TranslationMessages,
+  en: { ...englishMessages, ...appEnglish, ...settingsEnglish } as TranslationMessages,
+  zh: { ...raChinese, ...appChinese, ...settingsChinese } as TranslationMessages,
 };
 
 export function initialLocale(): Locale {

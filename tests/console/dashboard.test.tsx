@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import DashboardPage from '../../src/dashboard/DashboardPage';
 import { dataProvider } from '../../src/dataProvider';
 import { i18nProvider } from '../../src/i18n';
+import { DASHBOARD_MESSAGES, interpolate } from '../../src/dashboard/useDashboardTranslate';
 import { HomePage } from '../../src/pages/HomePage';
 import { adminDashboard, emptyDashboard, userDashboard } from './fixtures/dashboard';
 import { server } from './setup';
@@ -271,5 +272,29 @@ describe('home page', { timeout: 30_000 }, () => {
     renderAt('', <HomePage />);
     expect(await screen.findByRole('heading', { level: 1, name: 'Dashboard' }, { timeout: 5000 })).toBeInTheDocument();
     expect(screen.queryByRole('heading', { name: 'One API for every model' })).toBeNull();
+  });
+});
+
+describe('dashboard strings', () => {
+  const keysOf = (value: unknown, prefix = ''): string[] =>
+    value !== null && typeof value === 'object'
+      ? Object.entries(value as Record<string, unknown>).flatMap(([key, child]) => keysOf(child, prefix ? `${prefix}.${key}` : key))
+      : [prefix];
+  const valueOf = (bundle: unknown, key: string) => key.split('.').reduce<any>((node, part) => node[part], bundle) as string;
+
+  it('have the same keys in English and Chinese, every one translated', () => {
+    const english = keysOf(DASHBOARD_MESSAGES.en).sort();
+    expect(keysOf(DASHBOARD_MESSAGES.zh).sort()).toEqual(english);
+    for (const key of english) {
+      const chinese = valueOf(DASHBOARD_MESSAGES.zh, key);
+      expect(chinese, key).not.toBe('');
+      // the same placeholders on both sides
+      expect(chinese.match(/%\{\w+\}/g)?.sort(), key).toEqual(valueOf(DASHBOARD_MESSAGES.en, key).match(/%\{\w+\}/g)?.sort());
+    }
+  });
+
+  it('interpolate as polyglot does', () => {
+    expect(interpolate('%{count} requests', { count: '1,024' })).toBe('1,024 requests');
+    expect(interpolate('%{start} to %{end}', { start: 'a' })).toBe('a to %{end}');
   });
 });
