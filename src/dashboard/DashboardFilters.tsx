@@ -64,6 +64,7 @@ export function DashboardFilters({
   view,
   admin,
   granularity,
+  answered,
   optionsOf,
   onChange,
 }: {
@@ -71,6 +72,8 @@ export function DashboardFilters({
   admin: boolean;
   /** The granularity in effect (the view's, or the server's default). */
   granularity: DashboardGranularity;
+  /** The range the last answer covered: what a custom range without dates shows. */
+  answered?: { start: number; end: number };
   optionsOf(key: FilterKey): FilterOption[];
   onChange(view: DashboardView): void;
 }) {
@@ -86,6 +89,8 @@ export function DashboardFilters({
   };
   const setFilter = (key: FilterKey, value: string) =>
     onChange({ ...view, [key]: value === '' ? undefined : key === 'model' ? value : Number(value) });
+  const start = view.start ?? answered?.start;
+  const end = view.end ?? answered?.end;
   const filtered = Boolean(view.token_id || view.model || view.user_id || view.channel_id);
 
   return (
@@ -122,18 +127,18 @@ export function DashboardFilters({
               type="date"
               size="small"
               label={translate('dashboard.range.start')}
-              value={secondsToDay(view.start)}
-              onChange={(event) => onChange({ ...view, start: dayToSeconds(event.target.value, 'start') })}
-              slotProps={{ inputLabel: { shrink: true }, htmlInput: { max: secondsToDay(view.end) || undefined } }}
+              value={secondsToDay(start)}
+              onChange={(event) => onChange({ ...view, start: dayToSeconds(event.target.value, 'start'), end })}
+              slotProps={{ inputLabel: { shrink: true }, htmlInput: { max: secondsToDay(end) || undefined } }}
               sx={{ flex: 1 }}
             />
             <TextField
               type="date"
               size="small"
               label={translate('dashboard.range.end')}
-              value={secondsToDay(view.end)}
-              onChange={(event) => onChange({ ...view, end: dayToSeconds(event.target.value, 'end') })}
-              slotProps={{ inputLabel: { shrink: true }, htmlInput: { min: secondsToDay(view.start) || undefined } }}
+              value={secondsToDay(end)}
+              onChange={(event) => onChange({ ...view, start, end: dayToSeconds(event.target.value, 'end') })}
+              slotProps={{ inputLabel: { shrink: true }, htmlInput: { min: secondsToDay(start) || undefined } }}
               sx={{ flex: 1 }}
             />
           </Stack>

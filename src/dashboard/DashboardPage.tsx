@@ -138,7 +138,7 @@ export default function DashboardPage() {
           {translate(admin ? 'dashboard.subtitle_admin' : 'dashboard.subtitle')}
         </Typography>
       </Box>
-      <DashboardFilters view={view} admin={admin} granularity={granularity} optionsOf={optionsOf} onChange={setView} />
+      <DashboardFilters view={view} admin={admin} granularity={granularity} answered={data} optionsOf={optionsOf} onChange={setView} />
       {isError ? (
         <ErrorState error={error} onRetry={() => void refetch()} />
       ) : isPending || !data ? (

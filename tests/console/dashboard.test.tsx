@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import DashboardPage from '../../src/dashboard/DashboardPage';
 import { dataProvider } from '../../src/dataProvider';
 import { i18nProvider } from '../../src/i18n';
+import { queryOfView, secondsToDay, viewFromSearch } from '../../src/dashboard/dashboardView';
 import { DASHBOARD_MESSAGES, interpolate } from '../../src/dashboard/useDashboardTranslate';
 import { HomePage } from '../../src/pages/HomePage';
 import { adminDashboard, emptyDashboard, userDashboard } from './fixtures/dashboard';
@@ -159,6 +160,15 @@ describe('dashboard for a user', { timeout: 30_000 }, () => {
     expect(search.get('start')).toBe(String(new Date(2025, 10, 1).getTime() / 1000));
   });
 
+  it('shows the answered days in a custom range the link gave no dates for', async () => {
+    signIn(1);
+    server.use(http.get('*/api/dashboard', () => ok(userDashboard)));
+    renderAt('?range=custom');
+    await screen.findByTestId('stat-balance');
+    expect(screen.getByLabelText('From')).toHaveValue(secondsToDay(userDashboard.start));
+    expect(screen.getByLabelText('To')).toHaveValue(secondsToDay(userDashboard.end));
+  });
+
   it('shows an error with a Retry that loads again', async () => {
     signIn(1);
     let calls = 0;
@@ -272,6 +282,15 @@ describe('home page', { timeout: 30_000 }, () => {
     renderAt('', <HomePage />);
     expect(await screen.findByRole('heading', { level: 1, name: 'Dashboard' }, { timeout: 5000 })).toBeInTheDocument();
     expect(screen.queryByRole('heading', { name: 'One API for every model' })).toBeNull();
+  });
+});
+
+describe('dashboard view in the URL', () => {
+  it('ignores what it cannot use and keeps admin filters to admins', () => {
+    const view = viewFromSearch(new URLSearchParams('range=year&granularity=week&token_id=-3&model=%20gpt-4o%20&user_id=2&channel_id=x'));
+    expect(view).toEqual({ range: '7d', granularity: undefined, token_id: undefined, model: 'gpt-4o', user_id: 2, channel_id: undefined });
+    expect(queryOfView(view, false, 1_000_000)).toEqual({ start: 1_000_000 - 7 * 24 * 3600, end: 1_000_000, model: 'gpt-4o' });
+    expect(queryOfView(view, true, 1_000_000)).toMatchObject({ user_id: 2 });
   });
 });
 

@@ -117,7 +117,7 @@ describe.runIf(served)('dashboard: a user and root see their usage, in every lay
 
     for (const [index, label] of labels.cards.entries()) {
       const card = page.getByTestId(['stat-balance', 'stat-today', 'stat-last_7_days', 'stat-last_30_days'][index]);
-      await expect(card.getByRole('heading', { name: label, exact: true }).isVisible()).resolves.toBe(true);
+      expect(await card.getByRole('heading', { name: label, exact: true }).isVisible()).toBe(true);
       expect(await card.getByTestId('stat-figure').textContent()).toMatch(/\$\d+\.\d{2}/);
     }
     // the calls above were billed: the last 7 days are not zero
