@@ -117,7 +117,7 @@ describe.runIf(served)('dashboard: a user and root see their usage, in every lay
 
     for (const [index, label] of labels.cards.entries()) {
       const card = page.getByTestId(['stat-balance', 'stat-today', 'stat-last_7_days', 'stat-last_30_days'][index]);
-      expect(await card.getByRole('heading', { name: label, exact: true }).isVisible()).toBe(true);
+      await card.getByRole('heading', { name: label, exact: true }).waitFor({ state: 'visible' });
       expect(await card.getByTestId('stat-figure').textContent()).toMatch(/\$\d+\.\d{2}/);
     }
     // the calls above were billed: the last 7 days are not zero
@@ -130,7 +130,7 @@ describe.runIf(served)('dashboard: a user and root see their usage, in every lay
     await page.getByRole('table', { name: labels.topTokens }).waitFor();
     if (role === 'root') {
       await page.getByRole('heading', { name: labels.health, exact: true }).waitFor();
-      await page.getByRole('table', { name: labels.topChannels }).getByText('emulator').waitFor();
+      await page.getByRole('table', { name: labels.topChannels }).getByText('emulator', { exact: true }).first().waitFor();
     }
     await page.waitForTimeout(300);
 
@@ -170,7 +170,7 @@ describe.runIf(served)('dashboard: a user and root see their usage, in every lay
         await page.goto(`${gateway.baseUrl}/?range=30d&model=gpt-4o`);
         await page.getByTestId('stat-balance').waitFor();
         expect(await page.getByRole('button', { name: '30 days' }).getAttribute('aria-pressed')).toBe('true');
-        expect(await page.getByLabel('Model').inputValue()).toBe('gpt-4o');
+        expect(await page.getByLabel('Model', { exact: true }).inputValue()).toBe('gpt-4o');
         await page.getByRole('button', { name: '24 h' }).click();
         await page.waitForURL((url) => url.searchParams.get('range') === '24h' && url.searchParams.get('model') === 'gpt-4o');
         await page.reload();
