@@ -15,12 +15,23 @@ import { useDashboardFormat } from './format';
 import { useDashboardTranslate } from './useDashboardTranslate';
 
 const CHART_HEIGHT = 260;
+/** Read by screen readers, not drawn. */
+const visuallyHidden = { position: 'absolute', width: '1px', height: '1px', margin: '-1px', padding: 0, overflow: 'hidden', clip: 'rect(0 0 0 0)', whiteSpace: 'nowrap', border: 0 } as const;
 
 /** A chart with its heading and a data table that can be shown under it. */
-function ChartCard<Row>({ id, title, chart, rows, columns, rowKey }: { id: string; title: string; chart: ReactNode; rows: Row[]; columns: Column<Row>[]; rowKey(row: Row): string }) {
+function ChartCard<Row>({ id, title, description, chart, rows, columns, rowKey }: {
+  id: string;
+  title: string;
+  description: string;
+  chart: ReactNode;
+  rows: Row[];
+  columns: Column<Row>[];
+  rowKey(row: Row): string;
+}) {
   const translate = useDashboardTranslate();
   const [tableShown, setTableShown] = useState(false);
   const tableId = useId();
+  const descriptionId = useId();
   return (
     <SectionCard
       id={id}
@@ -31,7 +42,11 @@ function ChartCard<Row>({ id, title, chart, rows, columns, rowKey }: { id: strin
         </Button>
       }
     >
-      <Box sx={{ width: '100%', minWidth: 0 }} data-testid={`chart-${id}`}>
+      {/* the figure is named by the card's heading; x-charts' own title goes on a role="none" element, which axe rejects */}
+      <Box role="figure" aria-labelledby={`section-${id}`} aria-describedby={descriptionId} sx={{ width: '100%', minWidth: 0 }} data-testid={`chart-${id}`}>
+        <Box component="span" id={descriptionId} sx={visuallyHidden}>
+          {description}
+        </Box>
         {chart}
       </Box>
       <Collapse in={tableShown} id={tableId} unmountOnExit>
@@ -85,6 +100,7 @@ export default function DashboardCharts({ data }: { data: Dashboard }) {
         <ChartCard
           id="spend-over-time"
           title={spendTitle}
+          description={translate('dashboard.charts.description', { title: spendTitle, ...range })}
           rows={series}
           rowKey={(point) => String(point.bucket)}
           columns={[
@@ -96,8 +112,6 @@ export default function DashboardCharts({ data }: { data: Dashboard }) {
           chart={
             <LineChart
               height={CHART_HEIGHT}
-              title={spendTitle}
-              desc={translate('dashboard.charts.description', { title: spendTitle, ...range })}
               xAxis={[{ scaleType: 'point', data: buckets, valueFormatter: bucketLabel }]}
               yAxis={[{ valueFormatter: moneyAxis, width: 64 }]}
               series={[
@@ -122,6 +136,7 @@ export default function DashboardCharts({ data }: { data: Dashboard }) {
         <ChartCard
           id="tokens-over-time"
           title={tokensTitle}
+          description={translate('dashboard.charts.description', { title: tokensTitle, ...range })}
           rows={series}
           rowKey={(point) => String(point.bucket)}
           columns={[
@@ -132,8 +147,6 @@ export default function DashboardCharts({ data }: { data: Dashboard }) {
           chart={
             <BarChart
               height={CHART_HEIGHT}
-              title={tokensTitle}
-              desc={translate('dashboard.charts.description', { title: tokensTitle, ...range })}
               xAxis={[{ scaleType: 'band', data: buckets, valueFormatter: bucketLabel }]}
               yAxis={[{ valueFormatter: countAxis, width: 56 }]}
               series={[
@@ -149,6 +162,7 @@ export default function DashboardCharts({ data }: { data: Dashboard }) {
         <ChartCard
           id="spend-by-model"
           title={pieTitle}
+          description={translate('dashboard.charts.description_models', { title: pieTitle, count: byModel.length })}
           rows={byModel}
           rowKey={(model) => model.model}
           columns={[
@@ -158,8 +172,6 @@ export default function DashboardCharts({ data }: { data: Dashboard }) {
           chart={
             <PieChart
               height={CHART_HEIGHT}
-              title={pieTitle}
-              desc={translate('dashboard.charts.description_models', { title: pieTitle, count: byModel.length })}
               colors={colors}
               series={[
                 {
@@ -180,6 +192,7 @@ export default function DashboardCharts({ data }: { data: Dashboard }) {
         <ChartCard
           id="requests-by-model"
           title={modelBarsTitle}
+          description={translate('dashboard.charts.description_models', { title: modelBarsTitle, count: byModel.length })}
           rows={byModel}
           rowKey={(model) => model.model}
           columns={[
@@ -190,8 +203,6 @@ export default function DashboardCharts({ data }: { data: Dashboard }) {
           chart={
             <BarChart
               height={CHART_HEIGHT}
-              title={modelBarsTitle}
-              desc={translate('dashboard.charts.description_models', { title: modelBarsTitle, count: byModel.length })}
               layout="horizontal"
               yAxis={[{ scaleType: 'band', data: byModel.map((model) => model.model), width: narrow ? 96 : 140 }]}
               xAxis={[{ valueFormatter: countAxis }]}

@@ -91,6 +91,11 @@ export function DashboardFilters({
     onChange({ ...view, [key]: value === '' ? undefined : key === 'model' ? value : Number(value) });
   const start = view.start ?? answered?.start;
   const end = view.end ?? answered?.end;
+  // MUI's toggle text (action.active unselected, primary on a primary tint selected) falls short of 4.5:1: filled instead
+  const toggleSx = {
+    '& .MuiToggleButton-root:not(.Mui-selected)': { color: 'text.secondary' },
+    '& .MuiToggleButton-root.Mui-selected, & .MuiToggleButton-root.Mui-selected:hover': { bgcolor: 'primary.main', color: 'primary.contrastText' },
+  };
   const filtered = Boolean(view.token_id || view.model || view.user_id || view.channel_id);
 
   return (
@@ -101,6 +106,7 @@ export function DashboardFilters({
           size="small"
           color="primary"
           value={view.range}
+          sx={toggleSx}
           onChange={(_, range: RangePreset | null) => setRange(range)}
           aria-label={translate('dashboard.range.label')}
         >
@@ -115,6 +121,7 @@ export function DashboardFilters({
           size="small"
           color="primary"
           value={granularity}
+          sx={toggleSx}
           onChange={(_, value: DashboardGranularity | null) => value && onChange({ ...view, granularity: value })}
           aria-label={translate('dashboard.granularity.label')}
         >

@@ -3,13 +3,15 @@
 // OpenAI emulator, then each looks at the dashboard at 1440 px and 390 px, in
 // English and Chinese, light and dark; every view is asserted (headings, stat
 // card labels and figures, chart SVGs, no sideways scrolling) and saved to
-// test-results/screenshots/dashboard-<role>-<width>-<locale>-<scheme>.png.
+// test-results/screenshots/dashboard-<role>-<width>-<locale>-<scheme>.png, and
+// the light views pass axe (contrast, names, roles).
 //
 // The server side (GET /api/dashboard, /api/dashboard/admin) is built on its
 // own branch (p15-dash-api) and is merged before CI. Until it is, this file
 // probes the endpoint once and, when the gateway does not serve it, leaves the
 // suite out with a line saying so (the console side is covered meanwhile by
 // tests/console/dashboard.test.tsx against msw answers).
+import AxeBuilder from '@axe-core/playwright';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -137,6 +139,11 @@ describe.runIf(served)('dashboard: a user and root see their usage, in every lay
     const overflow = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
     expect(overflow.scrollWidth, `${role} ${width} ${locale} ${scheme}`).toBeLessThanOrEqual(overflow.innerWidth);
     await page.screenshot({ path: join(screenshotDir, `dashboard-${role}-${width}-${locale}-${scheme}.png`), fullPage: true });
+    if (scheme === 'light') {
+      // contrast, names and roles of the dashboard itself (the frame around it has its own checks)
+      const { violations } = await new AxeBuilder({ page }).include('[data-testid="dashboard"]').analyze();
+      expect(violations.map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`)).toEqual([]);
+    }
   }
 
   for (const role of ['user', 'root'] as const) {
