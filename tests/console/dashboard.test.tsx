@@ -8,7 +8,7 @@ import { AdminContext, memoryStore } from 'react-admin';
 import { MemoryRouter, Route, Routes, useLocation } from 'react-router-dom';
 import { beforeAll, describe, expect, it } from 'vitest';
 import DashboardPage from '../../src/dashboard/DashboardPage';
-import { dataProvider } from '../../src/dataProvider';
+import { createDataProvider, dataProvider } from '../../src/dataProvider';
 import { i18nProvider } from '../../src/i18n';
 import { queryOfView, secondsToDay, viewFromSearch } from '../../src/dashboard/dashboardView';
 import { DASHBOARD_MESSAGES, interpolate } from '../../src/dashboard/useDashboardTranslate';
@@ -282,6 +282,25 @@ describe('home page', { timeout: 30_000 }, () => {
     renderAt('', <HomePage />);
     expect(await screen.findByRole('heading', { level: 1, name: 'Dashboard' }, { timeout: 5000 })).toBeInTheDocument();
     expect(screen.queryByRole('heading', { name: 'One API for every model' })).toBeNull();
+  });
+});
+
+describe('dashboard calls on the data provider', () => {
+  it('pin their URLs: admin filters only on the admin endpoint', async () => {
+    const urls: string[] = [];
+    const provider = createDataProvider(async (url) => {
+      urls.push(url);
+      return { success: true, message: '', data: userDashboard } as any;
+    });
+    const query = { start: 100, end: 200, granularity: 'hour' as const, token_id: 7, model: 'gpt 4o', user_id: 3, channel_id: 4 };
+    expect(await provider.getDashboard(query)).toBe(userDashboard);
+    await provider.getAdminDashboard(query);
+    await provider.getDashboard({});
+    expect(urls).toEqual([
+      '/api/dashboard?start=100&end=200&granularity=hour&token_id=7&model=gpt+4o',
+      '/api/dashboard/admin?start=100&end=200&granularity=hour&user_id=3&token_id=7&model=gpt+4o&channel_id=4',
+      '/api/dashboard',
+    ]);
   });
 });
 
