@@ -45,4 +45,5 @@ export const endpoints = {
   accessToken: '/api/user/token',
   affCode: '/api/user/aff',
   bindEmail: (email: string, code: string) => `/api/oauth/email/bind${query({ email, code })}`,
+  dashboard: (admin: boolean, params: Record<string, string | number | undefined>) => `/api/dashboard${admin ? '/admin' : ''}${query(params)}`,
 };

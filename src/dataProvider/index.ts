@@ -33,6 +33,8 @@
 // groups            → GET /api/group/                   → group names
 // logStat           → GET /api/log/stat?type=&username=&token_name=&model_name=&start_timestamp=&end_timestamp=
 //                     (non-admins: GET /api/log/self/stat?... without username) → { quota, token }
+// getDashboard      → GET /api/dashboard?start=&end=&granularity=&token_id=&model=   → Dashboard
+// getAdminDashboard → GET /api/dashboard/admin?...&user_id=&channel_id=             → AdminDashboard
 //
 // The API returns no totals: lists use partial pagination (a full page of
 // PAGE_SIZE rows means there may be another; a shorter page is the last, so
@@ -40,6 +42,7 @@
 import type { DataProvider, GetListParams, GetListResult, HttpError, RaRecord } from 'react-admin';
 import type { Envelope } from '../../common/envelope';
 import { isAdmin } from '../../common/roles';
+import type { AdminDashboard, Dashboard, DashboardQuery } from '../../common/dashboard';
 import type { ClientStatus, } from '../../common/options';
 import type { LoginPayload, RegisterPayload, SessionUser, UserRecord, LogFilter } from '../../common/records';
 import { ITEMS_PER_PAGE } from '../../common/version';
@@ -67,6 +70,12 @@ export interface ChannelTestResult {
 }
 
 type TimedEnvelope = Envelope & { time?: number; balance?: number };
+
+/** A dashboard query as URL parameters (common/dashboard.ts); absent filters are left out. */
+function dashboardParams(dashboardQuery: DashboardQuery): Record<string, string | number | undefined> {
+  const { start, end, granularity, user_id, token_id, model, channel_id } = dashboardQuery;
+  return { start, end, granularity, user_id, token_id, model, channel_id };
+}
 
 function logFilters(filter: Record<string, unknown>, admin: boolean) {
   const pick = (key: string) => (filter[key] === undefined || filter[key] === null ? undefined : String(filter[key]));
@@ -260,6 +269,12 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient) {
       const { data } = await httpClient<{ quota?: number; token?: number }>(endpoints.logStat(admin, logFilters(filter as Record<string, unknown>, admin)));
       return { quota: Number(data?.quota ?? 0), token: Number(data?.token ?? 0) };
     },
+    /** The caller's own usage (user_id and channel_id are admin filters: never sent here). */
+    getDashboard: async (dashboardQuery: DashboardQuery, signal?: AbortSignal) =>
+      (await httpClient<Dashboard>(endpoints.dashboard(false, { ...dashboardParams(dashboardQuery), user_id: undefined, channel_id: undefined }), { signal })).data as Dashboard,
+    /** Every user's usage with the admin sections (admin and root). */
+    getAdminDashboard: async (dashboardQuery: DashboardQuery, signal?: AbortSignal) =>
+      (await httpClient<AdminDashboard>(endpoints.dashboard(true, dashboardParams(dashboardQuery)), { signal })).data as AdminDashboard,
     getOptions: async () => (await httpClient<OptionRow[]>(endpoints.options)).data ?? [],
     updateOption: async (key: string, value: string) => {
       await httpClient(endpoints.options, { method: 'PUT', body: { key, value } });

@@ -1,13 +1,16 @@
-// /: the admin's home page content, or a welcome with what the gateway does;
+// /: for a signed-in user the usage dashboard; for a visitor the admin's home
+// page content, or a welcome with what the gateway does;
 // and the admin's notice, once per change.
 import ApiIcon from '@mui/icons-material/Api';
 import HubIcon from '@mui/icons-material/Hub';
 import SavingsIcon from '@mui/icons-material/Savings';
 import { Box, Button, Card, CardContent, Grid, Stack, Typography } from '@mui/material';
+import { lazy, Suspense } from 'react';
 import { useTranslate } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
 import { readStoredUser } from '../authProvider/storage';
 import { dataProvider } from '../dataProvider';
+import { LoadingPage } from '../layout/LoadingPage';
 import { NoticeDialog } from '../layout/notice';
 import { systemNameOf, useStatus } from '../layout/status';
 import { ContentPage } from './ContentPage';
@@ -76,11 +79,21 @@ function Welcome() {
   );
 }
 
+// the signed-in home is the usage dashboard, loaded on demand with its charts (never by the login page)
+const DashboardPage = lazy(() => import('../dashboard/DashboardPage'));
+
 export function HomePage() {
   const translate = useTranslate();
+  const pageName = translate('app.menu.home');
   return (
     <>
-      <ContentPage load={loadHome} pageName={translate('app.menu.home')} fallback={<Welcome />} />
+      {readStoredUser() !== null ? (
+        <Suspense fallback={<LoadingPage page={pageName} />}>
+          <DashboardPage />
+        </Suspense>
+      ) : (
+        <ContentPage load={loadHome} pageName={pageName} fallback={<Welcome />} />
+      )}
       <NoticeDialog load={loadNotice} />
     </>
   );

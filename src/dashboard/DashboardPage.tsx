@@ -1,0 +1,185 @@
+// The signed-in home (issue 15): a user's own usage, or for admins everyone's
+// with the admin sections. The view (range, granularity, filters) lives in the
+// URL; the answer comes from the data provider (common/dashboard.ts).
+import InsightsOutlinedIcon from '@mui/icons-material/InsightsOutlined';
+import { Alert, AlertTitle, Box, Button, Card, CardContent, Grid, LinearProgress, Skeleton, Stack, Typography } from '@mui/material';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { lazy, Suspense, useCallback, useMemo } from 'react';
+import { Link as RouterLink, useSearchParams } from 'react-router-dom';
+import type { AdminDashboard, Dashboard } from '../../common/dashboard';
+import { isAdmin } from '../../common/roles';
+import { readStoredUser } from '../authProvider/storage';
+import { dataProvider } from '../dataProvider';
+import { errorMessage } from '../pages/errorMessage';
+import { ChannelHealthCard, TopChannelsTable, TopModelsTable, TopTokensTable, TopUsersTable } from './DashboardTables';
+import { DashboardFilters, useFilterOptions } from './DashboardFilters';
+import { defaultGranularity, queryOfView, searchFromView, viewFromSearch, type DashboardView } from './dashboardView';
+import { useDashboardFormat } from './format';
+import { StatCards, StatCardsSkeleton } from './StatCards';
+import { useDashboardTranslate } from './useDashboardTranslate';
+
+// the charts library loads after the cards: they show as soon as the answer is in
+const DashboardCharts = lazy(() => import('./DashboardCharts'));
+
+function ChartsSkeleton() {
+  return (
+    <Grid container spacing={2} aria-hidden>
+      {[0, 1, 2, 3].map((index) => (
+        <Grid key={index} size={{ xs: 12, md: 6 }}>
+          <Card variant="outlined" sx={{ borderRadius: 3 }}>
+            <CardContent>
+              <Skeleton width="45%" sx={{ mb: 1 }} />
+              <Skeleton variant="rounded" height={240} />
+            </CardContent>
+          </Card>
+        </Grid>
+      ))}
+    </Grid>
+  );
+}
+
+function ErrorState({ error, onRetry }: { error: unknown; onRetry(): void }) {
+  const translate = useDashboardTranslate();
+  return (
+    <Alert
+      severity="error"
+      variant="outlined"
+      action={
+        <Button color="inherit" size="small" onClick={onRetry}>
+          {translate('dashboard.error.retry')}
+        </Button>
+      }
+    >
+      <AlertTitle>{translate('dashboard.error.title')}</AlertTitle>
+      {/* the data provider's messages are keys (fixed statuses) or the server's text */}
+      {translate(errorMessage(error), { _: errorMessage(error) })}
+    </Alert>
+  );
+}
+
+function EmptyState({ admin }: { admin: boolean }) {
+  const translate = useDashboardTranslate();
+  return (
+    <Card variant="outlined" sx={{ borderRadius: 3, borderStyle: 'dashed' }} data-testid="dashboard-empty">
+      <CardContent sx={{ textAlign: 'center', py: { xs: 4, sm: 6 }, px: 3 }}>
+        <InsightsOutlinedIcon color="primary" sx={{ fontSize: 48, mb: 1 }} />
+        <Typography variant="h6" component="h2" sx={{ fontWeight: 700 }}>
+          {translate('dashboard.empty.title')}
+        </Typography>
+        <Typography color="text.secondary" sx={{ maxWidth: 560, mx: 'auto', mt: 1, mb: admin ? 0 : 2 }}>
+          {translate(admin ? 'dashboard.empty.text_admin' : 'dashboard.empty.text')}
+        </Typography>
+        {!admin && (
+          <Button component={RouterLink} to="/token" variant="contained" disableElevation>
+            {translate('dashboard.empty.open_tokens')}
+          </Button>
+        )}
+      </CardContent>
+    </Card>
+  );
+}
+
+function RangeTotals({ data }: { data: Dashboard }) {
+  const translate = useDashboardTranslate();
+  const format = useDashboardFormat();
+  const { totals } = data;
+  return (
+    <Typography variant="body2" color="text.secondary" data-testid="range-totals">
+      {translate('dashboard.range.showing', { start: format.dateTime(data.start), end: format.dateTime(data.end) })}
+      {' · '}
+      {translate('dashboard.totals', {
+        spend: format.money(totals.quota),
+        requests: format.count(totals.requests),
+        errors: format.count(totals.errors),
+        tokens: format.count(totals.prompt_tokens + totals.completion_tokens),
+      })}
+    </Typography>
+  );
+}
+
+const isAdminDashboard = (data: Dashboard): data is AdminDashboard => 'top_users' in data;
+
+export default function DashboardPage() {
+  const translate = useDashboardTranslate();
+  const admin = isAdmin(readStoredUser()?.role);
+  const [searchParams, setSearchParams] = useSearchParams();
+  const search = searchParams.toString();
+  const view = useMemo(() => viewFromSearch(new URLSearchParams(search)), [search]);
+  const setView = useCallback((next: DashboardView) => setSearchParams(searchFromView(next)), [setSearchParams]);
+
+  const { data, error, isPending, isFetching, isError, refetch } = useQuery({
+    // keyed by the URL's view: a preset is turned into start/end at each fetch ("last 24 h" means now)
+    queryKey: ['dashboard', admin ? 'admin' : 'self', search],
+    queryFn: ({ signal }) => {
+      const query = queryOfView(view, admin);
+      return admin ? dataProvider.getAdminDashboard(query, signal) : dataProvider.getDashboard(query, signal);
+    },
+    placeholderData: keepPreviousData,
+    retry: false,
+    refetchOnWindowFocus: false,
+  });
+
+  const optionsOf = useFilterOptions(data, (id) => translate('dashboard.tables.deleted', { id }));
+  const requested = queryOfView(view, admin);
+  const granularity = view.granularity ?? data?.granularity ?? defaultGranularity(requested.start ?? 0, requested.end ?? 0);
+  const narrow = (patch: Partial<DashboardView>) => setView({ ...view, ...patch });
+  const empty = data !== undefined && data.totals.requests === 0 && data.totals.errors === 0;
+
+  return (
+    <Stack spacing={2.5} sx={{ width: '100%', minWidth: 0 }} data-testid="dashboard">
+      <Box sx={{ position: 'relative' }}>
+        {isFetching && !isPending && (
+          <LinearProgress aria-label={translate('dashboard.refreshing')} sx={{ position: 'absolute', top: -10, left: 0, right: 0, height: 3, borderRadius: 1 }} />
+        )}
+        <Typography variant="h5" component="h1" sx={{ fontWeight: 700 }}>
+          {translate(admin ? 'dashboard.title_admin' : 'dashboard.title')}
+        </Typography>
+        <Typography variant="body2" color="text.secondary">
+          {translate(admin ? 'dashboard.subtitle_admin' : 'dashboard.subtitle')}
+        </Typography>
+      </Box>
+      <DashboardFilters view={view} admin={admin} granularity={granularity} answered={data} optionsOf={optionsOf} onChange={setView} />
+      {isError ? (
+        <ErrorState error={error} onRetry={() => void refetch()} />
+      ) : isPending || !data ? (
+        <Stack spacing={2} role="status" aria-busy="true" aria-label={translate('app.common.loading_page', { page: translate('dashboard.title') })}>
+          <StatCardsSkeleton />
+          <ChartsSkeleton />
+        </Stack>
+      ) : (
+        <>
+          <StatCards data={data} />
+          <RangeTotals data={data} />
+          {empty ? (
+            <EmptyState admin={admin} />
+          ) : (
+            <>
+              <Suspense fallback={<ChartsSkeleton />}>
+                <DashboardCharts data={data} />
+              </Suspense>
+              <Grid container spacing={2}>
+                <Grid size={{ xs: 12, lg: isAdminDashboard(data) ? 6 : 12 }}>
+                  <TopTokensTable rows={data.top_tokens} onFilter={(token_id) => narrow({ token_id })} />
+                </Grid>
+                {isAdminDashboard(data) && (
+                  <>
+                    <Grid size={{ xs: 12, lg: 6 }}>
+                      <TopUsersTable rows={data.top_users} onFilter={(user_id) => narrow({ user_id })} />
+                    </Grid>
+                    <Grid size={{ xs: 12 }}>
+                      <TopModelsTable rows={data.by_model} totalQuota={data.totals.quota} onFilter={(model) => narrow({ model })} />
+                    </Grid>
+                    <Grid size={{ xs: 12 }}>
+                      <TopChannelsTable rows={data.top_channels} onFilter={(channel_id) => narrow({ channel_id })} />
+                    </Grid>
+                  </>
+                )}
+              </Grid>
+            </>
+          )}
+          {isAdminDashboard(data) && <ChannelHealthCard health={data.channel_health} />}
+        </>
+      )}
+    </Stack>
+  );
+}
