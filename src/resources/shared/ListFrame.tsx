@@ -19,8 +19,10 @@ export const listDefaults: Partial<ListProps> = {
   exporter: false,
   // an empty list still shows its toolbar (add button, search) rather than a splash
   empty: false,
-  // a table wider than the screen scrolls inside its card instead of widening the page
-  sx: { width: '100%', minWidth: 0, '& .RaList-main': { minWidth: 0, width: '100%' }, '& .RaList-content': { overflowX: 'auto' } },
+  // a table wider than the screen scrolls inside its card instead of widening the page; the
+  // scroll sits on the table's own wrapper, because one on the card would clip the selection
+  // toolbar react-admin lays over the filters
+  sx: { width: '100%', minWidth: 0, '& .RaList-main': { minWidth: 0, width: '100%' }, '& .RaDatagrid-tableWrapper': { overflowX: 'auto' } },
   sort: { field: 'id', order: 'DESC' },
 };
 
