@@ -84,6 +84,8 @@ export interface ChannelRecord {
   weight: number;
   response_time: number;
   test_time: number;
+  /** Why the last test failed; '' after a pass or before any test. */
+  test_error: string;
   balance: number;
   balance_updated_time: number;
   used_quota: number;
@@ -113,6 +115,8 @@ export interface LogFilter {
   /** Unix seconds; 0 or absent = no bound. */
   start_timestamp?: number;
   end_timestamp?: number;
+  /** Admins only: the channel id a request was relayed through. */
+  channel?: number;
 }
 
 export interface LogRecord {

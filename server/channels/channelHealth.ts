@@ -15,8 +15,10 @@
 // billing dashboard and the resellers' variants of it, reference §10.3, and
 // today's vendors' own). The channel's base URL wins over the documented
 // host, so a self-hosted mirror (or a test emulator) is queried where it lives.
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { request as undiciRequest } from 'undici';
+import type { ChannelJob } from '../../common/listQuery';
 import { BALANCE_CHANNEL_TYPES, findChannelType, type BalanceSourceKind, type BalanceUnit, type ChannelBalance } from '../../common/channelTypes';
 import { assembleChatResponse } from '../protocols/shared';
 import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatChunk, type ChatResponse, type UpstreamAdaptor } from '../protocols/types';
@@ -178,11 +180,16 @@ export async function testChannel(app: FastifyInstance, channel: ChannelRow, sig
   } catch (error) {
     outcome = { success: false, message: (error as Error).message };
   }
-  if (!sent) return { ...outcome, message: scrubSecrets(outcome.message, secretsOf(channel.key)), seconds: 0, sent: false };
-  const milliseconds = performance.now() - started;
-  if (!signal?.aborted) await recordChannelTest(app.ctx.db, Number(channel.id), Math.round(milliseconds));
   // the admin sees the upstream's whole complaint, but never the key, even echoed back
   const message = scrubSecrets(outcome.message, secretsOf(channel.key));
+  const testError = outcome.success ? '' : message || 'test failed';
+  if (!sent) {
+    // nothing went out, so no time to keep; the reason still replaces "untested" in the list
+    if (!signal?.aborted) await recordChannelTest(app.ctx.db, Number(channel.id), { error: testError });
+    return { ...outcome, message, seconds: 0, sent: false };
+  }
+  const milliseconds = performance.now() - started;
+  if (!signal?.aborted) await recordChannelTest(app.ctx.db, Number(channel.id), { responseTimeMs: Math.round(milliseconds), error: testError });
   const failure = outcome.failure && { ...outcome.failure, message: scrubSecrets(outcome.failure.message, secretsOf(channel.key)) };
   return { ...outcome, message, failure, seconds: milliseconds / 1000, sent: true };
 }
@@ -346,6 +353,8 @@ type JobName = 'test-all' | 'balance-all' | 'health';
 
 interface JobState {
   running: Set<JobName>;
+  /** The console's view of the test-all and balance-all runs: the latest few, newest last. */
+  progress: Map<string, ChannelJob>;
   inFlight: Set<Promise<unknown>>;
   /** Aborted when the app closes, so no job outlives the database. */
   stop: AbortController;
@@ -358,7 +367,7 @@ const jobStates = new WeakMap<AppContext, JobState>();
 function jobStateOf(app: FastifyInstance): JobState {
   let state = jobStates.get(app.ctx);
   if (!state) {
-    state = { running: new Set(), inFlight: new Set(), stop: new AbortController() };
+    state = { running: new Set(), progress: new Map(), inFlight: new Set(), stop: new AbortController() };
     jobStates.set(app.ctx, state);
   }
   return state;
@@ -381,11 +390,61 @@ function runJob<T>(app: FastifyInstance, name: JobName, work: (signal: AbortSign
   return job;
 }
 
-/** Starts a job in the background; false when one of that name is running. */
-function startJob(app: FastifyInstance, name: JobName, work: (signal: AbortSignal) => Promise<unknown>): boolean {
-  const job = runJob(app, name, work);
-  job?.catch((error: unknown) => app.log.error({ err: error, job: name }, 'channel job failed'));
-  return job !== undefined;
+/** Finished jobs kept for the console to read back (per process). */
+const KEPT_JOBS = 20;
+
+/** What startJob answers: the job (the one already running, when `started` is false). */
+export interface StartedJob {
+  started: boolean;
+  job: ChannelJob;
+}
+
+/** A job's progress as the console reads it (`GET /api/channel/jobs/:id`); undefined when unknown here. */
+export function channelJobOf(app: FastifyInstance, id: string): ChannelJob | undefined {
+  const job = jobStateOf(app).progress.get(id);
+  return job && { ...job, failures: [...job.failures] };
+}
+
+/** Reports a job's progress as it visits channels. */
+interface JobProgress {
+  begin(total: number): void;
+  visited(channel: ChannelRow, failure?: string): void;
+}
+
+/**
+ * Starts a job in the background with a progress record the console can
+ * poll. When one of that name is running here, answers that one instead.
+ */
+function startJob(app: FastifyInstance, name: 'test-all' | 'balance-all', work: (signal: AbortSignal, progress: JobProgress) => Promise<unknown>): StartedJob | undefined {
+  const state = jobStateOf(app);
+  const kind = name === 'test-all' ? 'test' : 'balance';
+  const running = [...state.progress.values()].find((job) => job.kind === kind && job.state === 'running');
+  const record: ChannelJob = { id: randomUUID(), kind, state: 'running', done: 0, total: 0, failures: [], started_at: Math.floor(Date.now() / 1000), finished_at: 0 };
+  const progress: JobProgress = {
+    begin: (total) => {
+      record.total = total;
+    },
+    visited: (channel, failure) => {
+      record.done += 1;
+      if (failure !== undefined) record.failures.push({ channel_id: Number(channel.id), name: channel.name, message: failure });
+    },
+  };
+  const job = runJob(app, name, (signal) => work(signal, progress));
+  if (!job) return running ? { started: false, job: { ...running, failures: [...running.failures] } } : undefined;
+  state.progress.set(record.id, record);
+  for (const id of state.progress.keys()) {
+    if (state.progress.size <= KEPT_JOBS) break;
+    state.progress.delete(id);
+  }
+  const finish = () => {
+    record.state = 'done';
+    record.finished_at = Math.floor(Date.now() / 1000);
+  };
+  job.then(finish, (error: unknown) => {
+    finish();
+    app.log.error({ err: error, job: name }, 'channel job failed');
+  });
+  return { started: true, job: { ...record } };
 }
 
 /** Resolves once every channel job running now has finished (shutdown; tests). */
@@ -404,14 +463,16 @@ function disableReason(result: ChannelTestResult, thresholdMs: number): string |
   return undefined;
 }
 
-async function testEnabledChannels(app: FastifyInstance, signal: AbortSignal, notifyWhenDone: boolean): Promise<void> {
+async function testEnabledChannels(app: FastifyInstance, signal: AbortSignal, progress: JobProgress, notifyWhenDone: boolean): Promise<void> {
   const channels = await listChannelsToCheck(app.ctx.db, { status: ChannelStatus.enabled });
+  progress.begin(channels.length);
   const thresholdMs = thresholdMsOf(app);
   const disabled: number[] = [];
   for (const channel of channels) {
     if (signal.aborted) return;
     const result = await testChannel(app, channel, signal);
     if (signal.aborted) return;
+    progress.visited(channel, result.success ? undefined : result.message || 'test failed');
     const reason = disableReason(result, thresholdMs);
     if (reason && (await disableChannelAutomatically(app, Number(channel.id), reason))) disabled.push(Number(channel.id));
   }
@@ -426,25 +487,29 @@ async function testEnabledChannels(app: FastifyInstance, signal: AbortSignal, no
 /**
  * Tests every enabled channel in the background. A dead key or a test slower
  * than ChannelDisableThreshold seconds (0 = no limit) disables the channel,
- * when AutomaticDisableChannelEnabled allows it. False when a test-all is
- * already running in this process.
+ * when AutomaticDisableChannelEnabled allows it. When a test-all is
+ * already running in this process, `started` is false and `job` is that
+ * run; undefined only while the app is closing.
  */
-export function startTestingAllChannels(app: FastifyInstance, options: { notifyWhenDone: boolean }): boolean {
-  return startJob(app, 'test-all', (signal) => testEnabledChannels(app, signal, options.notifyWhenDone));
+export function startTestingAllChannels(app: FastifyInstance, options: { notifyWhenDone: boolean }): StartedJob | undefined {
+  return startJob(app, 'test-all', (signal, progress) => testEnabledChannels(app, signal, progress, options.notifyWhenDone));
 }
 
 /**
  * Refreshes the balance of every enabled channel whose type has a balance
  * endpoint, in the background. An empty balance disables the channel when
- * AutomaticDisableChannelEnabled allows it. False when already running.
+ * AutomaticDisableChannelEnabled allows it. When one is already running,
+ * `started` is false and `job` is that run.
  */
-export function startUpdatingAllBalances(app: FastifyInstance): boolean {
-  return startJob(app, 'balance-all', async (signal) => {
+export function startUpdatingAllBalances(app: FastifyInstance): StartedJob | undefined {
+  return startJob(app, 'balance-all', async (signal, progress) => {
     const channels = await listChannelsToCheck(app.ctx.db, { status: ChannelStatus.enabled, types: BALANCE_CHANNEL_TYPES });
+    progress.begin(channels.length);
     for (const channel of channels) {
       if (signal.aborted) return;
       const result = await updateChannelBalance(app, channel, signal);
       if (signal.aborted) return;
+      progress.visited(channel, 'error' in result ? result.error : undefined);
       if ('error' in result) app.log.info({ channelId: Number(channel.id), error: result.error }, 'balance query failed');
       else if (result.balance <= 0) await disableChannelAutomatically(app, Number(channel.id), 'insufficient balance');
     }

@@ -1,12 +1,12 @@
 // Channels and the routing index (abilities). A channel's abilities are
 // rewritten in the same transaction as the channel, so routing never sees a
 // channel without them. Keys never leave this module except to the relay.
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable, SelectQueryBuilder } from 'kysely';
 import type { ChannelRecord } from '../../common/records';
 import { insertReturningId, type Database } from '../db/database';
 import type { DatabaseConfig } from '../config';
 import type { ChannelsTable } from '../db/schema/channels';
-import { idOf, ITEMS_PER_PAGE, pageOffset, SEARCH_LIMIT, startsWith } from './pagination';
+import { idOf, likeText, orderedBy, SEARCH_LIMIT, startsWith, type ListSort, type PageWindow } from './pagination';
 
 export type ChannelRow = Selectable<ChannelsTable>;
 type Executor = Kysely<Database>;
@@ -16,8 +16,29 @@ export type ChannelFields = Pick<ChannelRecord, 'type' | 'name' | 'base_url' | '
 
 const listColumns = [
   'id', 'type', 'status', 'name', 'weight', 'priority', 'auto_disabled', 'created_time', 'test_time', 'response_time', 'base_url', 'other',
-  'balance', 'balance_updated_time', 'models', 'group', 'used_quota', 'model_mapping',
+  'balance', 'balance_updated_time', 'models', 'group', 'used_quota', 'model_mapping', 'test_error',
 ] as const;
+
+/** The channel list's facets: status, type, and one group of the comma list. */
+export interface ChannelFilter {
+  status?: number;
+  type?: number;
+  group?: string;
+}
+
+function filtered<O>(query: SelectQueryBuilder<Database, 'channels', O>, filter: ChannelFilter) {
+  let result = query;
+  if (filter.status !== undefined) result = result.where('status', '=', filter.status);
+  if (filter.type !== undefined) result = result.where('type', '=', filter.type);
+  const group = filter.group;
+  if (group) {
+    // `group` is a comma list written by splitList (no spaces): the name alone, first, last or between
+    result = result.where((eb) =>
+      eb.or([eb('group', '=', group), likeText('group', '', group, ',%'), likeText('group', '%,', group, ''), likeText('group', '%,', group, ',%')]),
+    );
+  }
+  return result;
+}
 
 /** Splits a comma list, trimmed and without duplicates. */
 export function splitList(text: string): string[] {
@@ -39,19 +60,17 @@ async function writeAbilities(transaction: Executor, channelId: number, channel:
   if (rows.length) await transaction.insertInto('abilities').values(rows).execute();
 }
 
-export function listChannels(db: Executor, page: number) {
-  return db.selectFrom('channels').select(listColumns).orderBy('id', 'desc').limit(ITEMS_PER_PAGE).offset(pageOffset(page)).execute();
+export function listChannels(db: Executor, window: PageWindow, sort: ListSort, filter: ChannelFilter = {}) {
+  return orderedBy(filtered(db.selectFrom('channels').select(listColumns), filter), sort).limit(window.limit).offset(window.offset).execute();
 }
 
-export function searchChannels(db: Executor, keyword: string) {
+export function searchChannels(db: Executor, keyword: string, sort: ListSort, filter: ChannelFilter = {}) {
   const id = idOf(keyword);
-  return db
+  const query = db
     .selectFrom('channels')
     .select(listColumns)
-    .where((eb) => eb.or([...(id === undefined ? [] : [eb('id', '=', id)]), startsWith('name', keyword)]))
-    .orderBy('id', 'desc')
-    .limit(SEARCH_LIMIT)
-    .execute();
+    .where((eb) => eb.or([...(id === undefined ? [] : [eb('id', '=', id)]), startsWith('name', keyword)]));
+  return orderedBy(filtered(query, filter), sort).limit(SEARCH_LIMIT).execute();
 }
 
 export function findChannel(db: Executor, id: number): Promise<ChannelRow | undefined> {
@@ -66,9 +85,20 @@ export function listChannelsToCheck(db: Executor, filter: { status: number; auto
   return query.orderBy('id', 'desc').execute();
 }
 
-/** Saves a test's duration; the abilities do not change, so they are not rewritten. */
-export async function recordChannelTest(db: Executor, id: number, responseTimeMs: number): Promise<void> {
-  await db.updateTable('channels').set({ response_time: responseTimeMs, test_time: Math.floor(Date.now() / 1000) }).where('id', '=', id).execute();
+/** The longest test error kept (the column is varchar(1024)). */
+const TEST_ERROR_MAX = 1000;
+
+/**
+ * Saves a test's outcome: its duration (when a request went out) and its
+ * error ('' when it passed). The abilities do not change, so they are not rewritten.
+ */
+export async function recordChannelTest(db: Executor, id: number, outcome: { responseTimeMs?: number; error: string }): Promise<void> {
+  const testError = [...outcome.error].slice(0, TEST_ERROR_MAX).join('');
+  await db
+    .updateTable('channels')
+    .set({ ...(outcome.responseTimeMs === undefined ? {} : { response_time: outcome.responseTimeMs }), test_time: Math.floor(Date.now() / 1000), test_error: testError })
+    .where('id', '=', id)
+    .execute();
 }
 
 export async function recordChannelBalance(db: Executor, id: number, balance: number): Promise<void> {
@@ -127,6 +157,7 @@ export function toChannelRecord(row: Omit<ChannelRow, 'key'> & { key?: string })
     weight: Number(row.weight),
     response_time: Number(row.response_time),
     test_time: Number(row.test_time),
+    test_error: row.test_error ?? '',
     balance: Number(row.balance),
     balance_updated_time: Number(row.balance_updated_time),
     used_quota: Number(row.used_quota),

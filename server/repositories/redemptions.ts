@@ -6,24 +6,29 @@ import type { Database } from '../db/database';
 import type { RedemptionsTable } from '../db/schema/redemptions';
 import { maskSecret } from '../secrets';
 import { insertLog } from './logs';
-import { idOf, ITEMS_PER_PAGE, pageOffset, SEARCH_LIMIT, startsWith } from './pagination';
+import { idOf, orderedBy, SEARCH_LIMIT, startsWith, type ListSort, type PageWindow } from './pagination';
 
 export type RedemptionRow = Selectable<RedemptionsTable>;
 type Executor = Kysely<Database>;
 
-export function listRedemptions(db: Executor, page: number): Promise<RedemptionRow[]> {
-  return db.selectFrom('redemptions').selectAll().orderBy('id', 'desc').limit(ITEMS_PER_PAGE).offset(pageOffset(page)).execute();
+/** The code list's facet: unused, disabled or used. */
+export interface RedemptionFilter {
+  status?: number;
 }
 
-export function searchRedemptions(db: Executor, keyword: string): Promise<RedemptionRow[]> {
+const codes = (db: Executor, filter: RedemptionFilter) => {
+  const query = db.selectFrom('redemptions').selectAll();
+  return filter.status === undefined ? query : query.where('status', '=', filter.status);
+};
+
+export function listRedemptions(db: Executor, window: PageWindow, sort: ListSort, filter: RedemptionFilter = {}): Promise<RedemptionRow[]> {
+  return orderedBy(codes(db, filter), sort).limit(window.limit).offset(window.offset).execute();
+}
+
+export function searchRedemptions(db: Executor, keyword: string, sort: ListSort, filter: RedemptionFilter = {}): Promise<RedemptionRow[]> {
   const id = idOf(keyword);
-  return db
-    .selectFrom('redemptions')
-    .selectAll()
-    .where((eb) => (id === undefined ? startsWith('name', keyword) : eb.or([eb('id', '=', id), startsWith('name', keyword)])))
-    .orderBy('id', 'desc')
-    .limit(SEARCH_LIMIT)
-    .execute();
+  const query = codes(db, filter).where((eb) => (id === undefined ? startsWith('name', keyword) : eb.or([eb('id', '=', id), startsWith('name', keyword)])));
+  return orderedBy(query, sort).limit(SEARCH_LIMIT).execute();
 }
 
 export function findRedemption(db: Executor, id: number): Promise<RedemptionRow | undefined> {

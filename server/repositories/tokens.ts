@@ -5,17 +5,27 @@ import { insertReturningId, type Database } from '../db/database';
 import type { DatabaseConfig } from '../config';
 import type { TokensTable } from '../db/schema/tokens';
 import { maskSecret } from '../secrets';
-import { ITEMS_PER_PAGE, pageOffset, SEARCH_LIMIT, startsWith } from './pagination';
+import { orderedBy, SEARCH_LIMIT, startsWith, type ListSort, type PageWindow } from './pagination';
 
 export type TokenRow = Selectable<TokensTable>;
 type Executor = Kysely<Database>;
 
-export function listTokens(db: Executor, userId: number, page: number): Promise<TokenRow[]> {
-  return db.selectFrom('tokens').selectAll().where('user_id', '=', userId).orderBy('id', 'desc').limit(ITEMS_PER_PAGE).offset(pageOffset(page)).execute();
+/** The token list's facet: the stored status. */
+export interface TokenFilter {
+  status?: number;
 }
 
-export function searchTokens(db: Executor, userId: number, keyword: string): Promise<TokenRow[]> {
-  return db.selectFrom('tokens').selectAll().where('user_id', '=', userId).where(startsWith('name', keyword)).orderBy('id', 'desc').limit(SEARCH_LIMIT).execute();
+const ownTokens = (db: Executor, userId: number, filter: TokenFilter) => {
+  const query = db.selectFrom('tokens').selectAll().where('user_id', '=', userId);
+  return filter.status === undefined ? query : query.where('status', '=', filter.status);
+};
+
+export function listTokens(db: Executor, userId: number, window: PageWindow, sort: ListSort, filter: TokenFilter = {}): Promise<TokenRow[]> {
+  return orderedBy(ownTokens(db, userId, filter), sort).limit(window.limit).offset(window.offset).execute();
+}
+
+export function searchTokens(db: Executor, userId: number, keyword: string, sort: ListSort, filter: TokenFilter = {}): Promise<TokenRow[]> {
+  return orderedBy(ownTokens(db, userId, filter).where(startsWith('name', keyword)), sort).limit(SEARCH_LIMIT).execute();
 }
 
 export function findOwnToken(db: Executor, userId: number, id: number): Promise<TokenRow | undefined> {

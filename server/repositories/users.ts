@@ -3,7 +3,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { UserRecord } from '../../common/records';
 import { Role, UserStatus } from '../../common/roles';
 import { insertReturningId, type Database } from '../db/database';
-import { idOf, ITEMS_PER_PAGE, pageOffset, SEARCH_LIMIT, startsWith } from './pagination';
+import { idOf, orderedBy, SEARCH_LIMIT, startsWith, type ListSort, type PageWindow } from './pagination';
 import type { DatabaseConfig } from '../config';
 import type { UsersTable } from '../db/schema/users';
 
@@ -26,15 +26,26 @@ export function findUserByAffCode(db: Executor, affCode: string): Promise<UserRo
   return db.selectFrom('users').selectAll().where('aff_code', '=', affCode).executeTakeFirst();
 }
 
-export function listUsers(db: Executor, page: number): Promise<UserRow[]> {
-  return db.selectFrom('users').selectAll().orderBy('id', 'desc').limit(ITEMS_PER_PAGE).offset(pageOffset(page)).execute();
+/** The user list's facets. */
+export interface UserFilter {
+  role?: number;
+  status?: number;
 }
 
-export function searchUsers(db: Executor, keyword: string): Promise<UserRow[]> {
+const usersWhere = (db: Executor, filter: UserFilter) => {
+  let query = db.selectFrom('users').selectAll();
+  if (filter.role !== undefined) query = query.where('role', '=', filter.role);
+  if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+  return query;
+};
+
+export function listUsers(db: Executor, window: PageWindow, sort: ListSort, filter: UserFilter = {}): Promise<UserRow[]> {
+  return orderedBy(usersWhere(db, filter), sort).limit(window.limit).offset(window.offset).execute();
+}
+
+export function searchUsers(db: Executor, keyword: string, sort: ListSort, filter: UserFilter = {}): Promise<UserRow[]> {
   const id = idOf(keyword);
-  return db
-    .selectFrom('users')
-    .selectAll()
+  const query = usersWhere(db, filter)
     .where((eb) =>
       eb.or([
         ...(id === undefined ? [] : [eb('id', '=', id)]),
@@ -42,10 +53,8 @@ export function searchUsers(db: Executor, keyword: string): Promise<UserRow[]> {
         startsWith('email', keyword),
         startsWith('display_name', keyword),
       ]),
-    )
-    .orderBy('id', 'desc')
-    .limit(SEARCH_LIMIT)
-    .execute();
+    );
+  return orderedBy(query, sort).limit(SEARCH_LIMIT).execute();
 }
 
 /** Whether some active root account has a GitHub or WeChat identity bound (the ways it could sign in without a password). */

@@ -9,8 +9,10 @@ const query = (params: Record<string, string | number | undefined>) => {
 };
 
 export const endpoints = {
-  list: (resource: string, page0: number) => `/api/${resource}/?p=${page0}`,
-  search: (resource: string, keyword: string) => `/api/${resource}/search${query({ keyword })}`,
+  list: (resource: string, page0: number, params: Record<string, string | number | undefined> = {}) => `/api/${resource}/${query({ p: page0, ...params })}`,
+  search: (resource: string, keyword: string, params: Record<string, string | number | undefined> = {}) => `/api/${resource}/search${query({ keyword, ...params })}`,
+  bulk: (resource: string) => `/api/${resource}/bulk`,
+  channelJob: (id: string) => `/api/channel/jobs/${encodeURIComponent(id)}`,
   one: (resource: string, id: string | number) => `/api/${resource}/${encodeURIComponent(String(id))}`,
   collection: (resource: string) => `/api/${resource}/`,
   // one-api's channel API tells a status-only change by its body ({id, status}), not by a flag

@@ -1,9 +1,14 @@
 // The react-admin data provider over Switchboard's console API.
 //
 // Method            → request
-// getList           → GET /api/{resource}/?p={page-1}          (filter.q: GET /api/{resource}/search?keyword={q})
-//   log resource    → GET /api/log/?p=&type=&username=&token_name=&model_name=&start_timestamp=&end_timestamp=
-//                     (non-admins: GET /api/log/self/?... without username)
+// getList           → GET /api/{resource}/?p={page-1}&page_size=&sort=&order=&{facets}
+//                     (filter.q: GET /api/{resource}/search?keyword={q}&sort=&order=&{facets})
+//                     page_size only when not 10, sort/order only when not id DESC: the
+//                     default list asks exactly what one-api's console asks. Facets:
+//                     channel status, type, group; token and redemption status; user role, status.
+//   log resource    → GET /api/log/?p=&page_size=&sort=&order=&type=&username=&token_name=&model_name=
+//                       &start_timestamp=&end_timestamp=&channel=
+//                     (non-admins: GET /api/log/self/?... without username and channel)
 // getOne            → GET /api/{resource}/{id}
 // getMany           → getOne for each id
 // getManyReference  → getList with the target as a filter
@@ -11,9 +16,12 @@
 // update            → PUT /api/{resource}/             body: { ...record, id }
 //   status only     → PUT /api/{resource}/?status_only=true  body: { id, status } (meta.statusOnly)
 //   channel         → PUT /api/channel/                body: { id, status } (no flag: the body tells)
-// updateMany        → update for each id
+// updateMany        → channel, token, redemption with data.status only:
+//                       POST /api/{resource}/bulk  body: { ids, action: enable|disable }
+//                     others: update for each id
 // delete            → DELETE /api/{resource}/{id}/
-// deleteMany        → delete for each id
+// deleteMany        → channel, token, redemption: POST /api/{resource}/bulk  body: { ids, action: delete }
+//                     others: delete for each id
 // revealKey         → GET /api/{token|redemption}/{id}/key
 // topUp             → POST /api/user/topup            body: { key }
 // manageUser        → POST /api/user/manage           body: { username, action }
@@ -26,9 +34,10 @@
 // wechatBind        → GET /api/oauth/wechat/bind?code=
 // createRedemptions → POST /api/redemption/           body: { name, quota, count } → keys
 // testChannel       → GET /api/channel/test/{id}/      → { success, message, time } (seconds, top-level)
-// testAllChannels   → GET /api/channel/test             (starts testing every enabled channel)
+// testAllChannels   → GET /api/channel/test             → the job (also the one already running)
 // updateChannelBalance → GET /api/channel/update_balance/{id}/ → balance (top-level)
-// updateAllChannelBalances → GET /api/channel/update_balance (synchronous)
+// updateAllChannelBalances → GET /api/channel/update_balance → the job (as test all)
+// channelJob        → GET /api/channel/jobs/{id}        → { state, done, total, failures }
 // channelModels     → GET /api/channel/models           (no envelope: { object, data: [{ id }] })
 // groups            → GET /api/group/                   → group names
 // logStat           → GET /api/log/stat?type=&username=&token_name=&model_name=&start_timestamp=&end_timestamp=
@@ -36,11 +45,11 @@
 // getDashboard      → GET /api/dashboard?start=&end=&granularity=&token_id=&model=   → Dashboard
 // getAdminDashboard → GET /api/dashboard/admin?...&user_id=&channel_id=             → AdminDashboard
 //
-// The API returns no totals: lists use partial pagination (a full page of
-// PAGE_SIZE rows means there may be another; a shorter page is the last, so
-// its total is known).
-import type { DataProvider, GetListParams, GetListResult, HttpError, RaRecord } from 'react-admin';
+// The API returns no totals: lists use partial pagination (a full page means
+// there may be another; a shorter page is the last, so its total is known).
+import { HttpError, type DataProvider, type GetListParams, type GetListResult, type Identifier, type RaRecord } from 'react-admin';
 import type { Envelope } from '../../common/envelope';
+import { DEFAULT_SORT, SORTABLE_COLUMNS, type BulkAction, type BulkResult, type ChannelJob, type ListResource } from '../../common/listQuery';
 import { isAdmin } from '../../common/roles';
 import type { AdminDashboard, Dashboard, DashboardQuery } from '../../common/dashboard';
 import type { ClientStatus, } from '../../common/options';
@@ -51,6 +60,18 @@ import { endpoints } from './endpoints';
 import { httpClient as defaultHttpClient, type HttpClient } from './httpClient';
 
 export const PAGE_SIZE = ITEMS_PER_PAGE;
+export type { ChannelJob };
+
+/** The facets each list sends beside the keyword (the server's schemas accept these). */
+const FACETS: Record<string, readonly string[]> = {
+  channel: ['status', 'type', 'group'],
+  token: ['status'],
+  redemption: ['status'],
+  user: ['role', 'status'],
+};
+
+/** Resources with a bulk endpoint (POST /api/{resource}/bulk). */
+const BULK_RESOURCES = new Set(['channel', 'token', 'redemption']);
 
 export interface OptionRow {
   key: string;
@@ -77,8 +98,10 @@ function dashboardParams(dashboardQuery: DashboardQuery): Record<string, string 
   return { start, end, granularity, user_id, token_id, model, channel_id };
 }
 
+const present = (value: unknown) => value !== undefined && value !== null && value !== '';
+
 function logFilters(filter: Record<string, unknown>, admin: boolean) {
-  const pick = (key: string) => (filter[key] === undefined || filter[key] === null ? undefined : String(filter[key]));
+  const pick = (key: string) => (present(filter[key]) ? String(filter[key]) : undefined);
   return {
     type: pick('type'),
     username: admin ? pick('username') : undefined,
@@ -86,25 +109,32 @@ function logFilters(filter: Record<string, unknown>, admin: boolean) {
     model_name: pick('model_name'),
     start_timestamp: pick('start_timestamp'),
     end_timestamp: pick('end_timestamp'),
+    channel: admin ? pick('channel') : undefined,
   };
 }
 
 /**
- * The API orders by id, newest first; any other column is sorted here, in the
- * browser, over the rows loaded (spec §2: sorting is done on the client).
+ * The sort and page size as query parameters, left out when they are the
+ * server's defaults (id DESC, 10 rows), so an untouched list asks exactly
+ * what one-api's console asks. A column the server does not sort by is not sent.
  */
-export function sortRows(rows: RaRecord[], sort: GetListParams['sort'] | undefined): RaRecord[] {
-  if (!sort?.field || (sort.field === 'id' && sort.order === 'DESC')) return rows;
-  const direction = sort.order === 'ASC' ? 1 : -1;
-  return [...rows].sort((left, right) => {
-    const a = left[sort.field];
-    const b = right[sort.field];
-    if (a === b) return 0;
-    if (a === undefined || a === null) return 1;
-    if (b === undefined || b === null) return -1;
-    return (typeof a === 'number' && typeof b === 'number' ? a - b : String(a).localeCompare(String(b))) * direction;
-  });
+export function listParams(resource: string, params: Pick<GetListParams, 'pagination' | 'sort'>, paged = true): Record<string, string | undefined> {
+  const columns: readonly string[] = SORTABLE_COLUMNS[resource as ListResource] ?? [];
+  const field = params.sort?.field;
+  const order = params.sort?.order === 'ASC' ? 'asc' : 'desc';
+  const sorted = field && columns.includes(field) && !(field === DEFAULT_SORT.field && order === DEFAULT_SORT.order);
+  const perPage = params.pagination?.perPage ?? PAGE_SIZE;
+  return {
+    ...(paged && perPage !== PAGE_SIZE ? { page_size: String(perPage) } : {}),
+    ...(sorted ? { sort: field, order } : {}),
+  };
 }
+
+const facetsOf = (resource: string, filter: Record<string, unknown>) =>
+  Object.fromEntries((FACETS[resource] ?? []).filter((key) => present(filter[key])).map((key) => [key, String(filter[key])]));
+
+/** The bulk action a status change means (1 is enabled/unused everywhere; anything else disables). */
+const bulkActionOf = (status: unknown): BulkAction => (Number(status) === 1 ? 'enable' : 'disable');
 
 /** A record id as the server wants it: a number (react-admin takes ids from the URL, as strings). */
 export function numericId(id: string | number): string | number {
@@ -114,34 +144,56 @@ export function numericId(id: string | number): string | number {
 export function createDataProvider(httpClient: HttpClient = defaultHttpClient) {
   const listOf = async (resource: string, params: GetListParams): Promise<GetListResult> => {
     const page = params.pagination?.page ?? 1;
+    const perPage = params.pagination?.perPage ?? PAGE_SIZE;
     const filter = (params.filter ?? {}) as Record<string, unknown>;
     const keyword = typeof filter.q === 'string' ? filter.q.trim() : '';
     let url: string;
     if (resource === 'log') {
       const admin = isAdmin(readStoredUser()?.role);
-      url = endpoints.logs(admin, { p: page - 1, ...logFilters(filter, admin) });
+      url = endpoints.logs(admin, { p: page - 1, ...listParams(resource, params), ...logFilters(filter, admin) });
     } else if (keyword) {
-      url = endpoints.search(resource, keyword);
+      url = endpoints.search(resource, keyword, { ...listParams(resource, params, false), ...facetsOf(resource, filter) });
     } else {
-      url = endpoints.list(resource, page - 1);
+      url = endpoints.list(resource, page - 1, { ...listParams(resource, params), ...facetsOf(resource, filter) });
     }
     const { data } = await httpClient<RaRecord[]>(url, { signal: params.signal });
-    const loaded = (Array.isArray(data) ? data : []).map((row, index) =>
+    const rows = (Array.isArray(data) ? data : []).map((row, index) =>
       // the self log endpoint sends id 0 on every row (as one-api does); a table needs distinct ids
       resource === 'log' && !row.id ? { ...row, id: `${page}-${index}` } : row,
     );
-    const rows = sortRows(loaded, params.sort);
     if (keyword && resource !== 'log') {
       // searches are not paginated by the server
       return { data: rows as any[], total: rows.length, pageInfo: { hasNextPage: false, hasPreviousPage: false } };
     }
-    const hasNextPage = rows.length >= PAGE_SIZE;
+    const hasNextPage = rows.length >= perPage;
     // on the last page the total is known exactly; before it, only that there is more
     return {
       data: rows as any[],
       pageInfo: { hasNextPage, hasPreviousPage: page > 1 },
-      ...(hasNextPage ? {} : { total: (page - 1) * PAGE_SIZE + rows.length }),
+      ...(hasNextPage ? {} : { total: (page - 1) * perPage + rows.length }),
     };
+  };
+
+  /** One bulk request; when some ids failed, an error naming them (the others are done). */
+  const bulk = async (resource: string, ids: Identifier[], action: BulkAction): Promise<Identifier[]> => {
+    const { data } = await httpClient<BulkResult>(endpoints.bulk(resource), { method: 'POST', body: { ids: ids.map((id) => Number(numericId(id))), action } });
+    const failed = data?.failed ?? [];
+    if (failed.length) {
+      const reasons = failed.map((failure) => `#${failure.id}: ${failure.message}`).join('; ');
+      throw new HttpError(`Error: ${failed.length} of ${ids.length} not done (${reasons})`, 200, data);
+    }
+    return data?.done ?? [];
+  };
+
+  /** A job start answers the job, also when refused because one is already running (then that one is followed). */
+  const startJob = async (url: string): Promise<ChannelJob> => {
+    try {
+      return (await httpClient<ChannelJob>(url)).data as ChannelJob;
+    } catch (error) {
+      const body = (error as HttpError).body as Envelope<ChannelJob> | undefined;
+      if (body?.data?.id) return body.data;
+      throw error;
+    }
   };
 
   const getOne = async (resource: string, id: string | number, signal?: AbortSignal) => {
@@ -178,6 +230,10 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient) {
       return { data: { ...params.previousData, ...body, ...(data && typeof data === 'object' ? data : {}) } as any };
     },
     updateMany: async (resource, params) => {
+      const keys = Object.keys(params.data ?? {});
+      if (BULK_RESOURCES.has(resource) && keys.length === 1 && keys[0] === 'status') {
+        return { data: await bulk(resource, params.ids, bulkActionOf(params.data.status)) };
+      }
       for (const id of params.ids) {
         await httpClient(endpoints.collection(resource), { method: 'PUT', body: { ...params.data, id: numericId(id) } });
       }
@@ -188,6 +244,7 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient) {
       return { data: (params.previousData ?? { id: params.id }) as any };
     },
     deleteMany: async (resource, params) => {
+      if (BULK_RESOURCES.has(resource)) return { data: await bulk(resource, params.ids, 'delete') };
       for (const id of params.ids) await httpClient(endpoints.remove(resource, id), { method: 'DELETE' });
       return { data: params.ids };
     },
@@ -254,14 +311,13 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient) {
         throw error;
       }
     },
-    testAllChannels: async () => {
-      await httpClient(endpoints.channelTest());
-    },
+    /** Starts testing every enabled channel; resolves to the job to follow with channelJob. */
+    testAllChannels: () => startJob(endpoints.channelTest()),
     /** Asks the upstream for the channel's balance; resolves to it (unit per channel type). */
     updateChannelBalance: async (id: string | number) => Number(((await httpClient(endpoints.channelBalance(id))) as TimedEnvelope).balance ?? 0),
-    updateAllChannelBalances: async () => {
-      await httpClient(endpoints.channelBalance());
-    },
+    /** Starts refreshing every enabled channel's balance; resolves to the job. */
+    updateAllChannelBalances: () => startJob(endpoints.channelBalance()),
+    channelJob: async (id: string) => (await httpClient<ChannelJob>(endpoints.channelJob(id))).data as ChannelJob,
     channelModels: async () => ((await httpClient<{ data?: Array<{ id: string }> }>(endpoints.channelModels)).data?.data ?? []).map((model) => model.id),
     groups: async () => (await httpClient<string[]>(endpoints.groups)).data ?? [],
     /** Quota (and tokens) consumed within the filters; the type filter does not apply. */

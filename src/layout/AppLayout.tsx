@@ -2,6 +2,7 @@
 // once when the status could not be loaded or a newer server version runs.
 import { Box, Container } from '@mui/material';
 import { Suspense, useEffect, useRef, type ReactNode } from 'react';
+import { useLocation } from 'react-router-dom';
 import { VERSION } from '../../common/version';
 import { Footer } from './Footer';
 import { LoadingPage } from './LoadingPage';
@@ -26,12 +27,16 @@ function StatusNotices() {
   return null;
 }
 
+/** The list pages: tables use the whole width (row actions must not need a sideways scroll). */
+const LIST_PAGE = /^\/(channel|token|redemption|user|log)\/?$/;
+
 export function AppLayout({ children }: { children?: ReactNode }) {
+  const { pathname } = useLocation();
   return (
     <Box sx={{ display: 'flex', flexDirection: 'column', minHeight: '100vh', bgcolor: 'background.default' }}>
       <TopBar />
       <StatusNotices />
-      <Container component="main" maxWidth="lg" sx={{ flexGrow: 1, py: { xs: 2, sm: 3 } }}>
+      <Container component="main" maxWidth={LIST_PAGE.test(pathname) ? false : 'lg'} sx={{ flexGrow: 1, py: { xs: 2, sm: 3 } }}>
         <Suspense fallback={<LoadingPage />}>{children}</Suspense>
       </Container>
       <Footer />

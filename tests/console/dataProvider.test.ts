@@ -37,16 +37,35 @@ describe('dataProvider', () => {
     expect(seen.map((request) => request.url)).toEqual(['/api/token/?p=0', '/api/token/?p=1']);
   });
 
-  it('sorts the loaded rows on the client by the requested column', async () => {
+  it('sends sort, order and page size to the server, and leaves them out at their defaults', async () => {
     server.use(
-      http.get('*/api/user/', () =>
-        HttpResponse.json({ success: true, message: '', data: [{ id: 3, username: 'carol', quota: 5 }, { id: 2, username: 'bob', quota: 50 }, { id: 1, username: 'amy', quota: 7 }] }),
-      ),
+      http.get('*/api/user/', () => HttpResponse.json({ success: true, message: '', data: [{ id: 3, username: 'carol', quota: 50 }, { id: 2, username: 'bob', quota: 7 }] })),
+      http.get('*/api/channel/', () => HttpResponse.json({ success: true, message: '', data: rows(25) })),
     );
-    const byName = await provider.getList('user', { pagination: { page: 1, perPage: 10 }, sort: { field: 'username', order: 'ASC' }, filter: {} });
-    expect(byName.data.map((row) => row.username)).toEqual(['amy', 'bob', 'carol']);
+    const seen = recordRequests();
     const byQuota = await provider.getList('user', { pagination: { page: 1, perPage: 10 }, sort: { field: 'quota', order: 'DESC' }, filter: {} });
-    expect(byQuota.data.map((row) => row.quota)).toEqual([50, 7, 5]);
+    // the server's order is kept as it came
+    expect(byQuota.data.map((row) => row.username)).toEqual(['carol', 'bob']);
+    await provider.getList('user', { pagination: { page: 2, perPage: 10 }, sort: { field: 'username', order: 'ASC' }, filter: {} });
+    await provider.getList('user', { pagination: { page: 1, perPage: 10 }, sort: { field: 'id', order: 'ASC' }, filter: {} });
+    // a column the server does not sort by is not sent
+    await provider.getList('user', { pagination: { page: 1, perPage: 10 }, sort: { field: 'statistics', order: 'ASC' }, filter: {} });
+    const wide = await provider.getList('channel', { pagination: { page: 2, perPage: 25 }, sort: { field: 'balance', order: 'DESC' }, filter: { status: 1, type: 8, group: 'vip', other: 'x' } });
+    expect(wide.pageInfo).toEqual({ hasNextPage: true, hasPreviousPage: true });
+    expect(seen.map((request) => request.url)).toEqual([
+      '/api/user/?p=0&sort=quota&order=desc',
+      '/api/user/?p=1&sort=username&order=asc',
+      '/api/user/?p=0&sort=id&order=asc',
+      '/api/user/?p=0',
+      '/api/channel/?p=1&page_size=25&sort=balance&order=desc&status=1&type=8&group=vip',
+    ]);
+  });
+
+  it('a search sends its sort and facets but no page size', async () => {
+    server.use(http.get('*/api/token/search', () => HttpResponse.json({ success: true, message: '', data: rows(2) })));
+    const seen = recordRequests();
+    await provider.getList('token', { pagination: { page: 1, perPage: 50 }, sort: { field: 'remain_quota', order: 'ASC' }, filter: { q: 'lap', status: 2 } });
+    expect(seen[0].url).toBe('/api/token/search?keyword=lap&sort=remain_quota&order=asc&status=2');
   });
 
   it('getList with a search filter calls /search?keyword=', async () => {
@@ -86,16 +105,40 @@ describe('dataProvider', () => {
   });
 
   it('sends a record id taken from the URL as the number the server wants', async () => {
-    server.use(http.put('*/api/token/', () => HttpResponse.json({ success: true, message: '', data: null })));
+    server.use(
+      http.put('*/api/token/', () => HttpResponse.json({ success: true, message: '', data: null })),
+      http.put('*/api/user/', () => HttpResponse.json({ success: true, message: '', data: null })),
+    );
     const seen = recordRequests();
     await provider.update('token', { id: '12', data: { id: '12', name: 'renamed' }, previousData: { id: '12', name: 'old' } });
     await provider.update('token', { id: '12', data: { status: 2 }, previousData: { id: '12' }, meta: { statusOnly: true } });
-    await provider.updateMany('token', { ids: ['12', '13'], data: { status: 1 } });
+    await provider.updateMany('user', { ids: ['12', '13'], data: { status: 1 } });
     expect(seen.map((request) => request.body)).toEqual([
       { id: 12, name: 'renamed' },
       { id: 12, status: 2 },
       { status: 1, id: 12 },
       { status: 1, id: 13 },
+    ]);
+  });
+
+  it('bulk status changes and deletes of channels, tokens and codes are one POST /bulk each', async () => {
+    server.use(
+      http.post('*/api/redemption/bulk', () => HttpResponse.json({ success: true, message: '', data: { done: [4], failed: [{ id: 5, message: 'a used code cannot be changed' }] } })),
+      http.post('*/api/:resource/bulk', async ({ request }) => {
+        const body = (await request.clone().json()) as { ids: number[] };
+        return HttpResponse.json({ success: true, message: '', data: { done: body.ids, failed: [] } });
+      }),
+    );
+    const seen = recordRequests();
+    expect(await provider.updateMany('channel', { ids: ['3', 4], data: { status: 2 } })).toEqual({ data: [3, 4] });
+    expect(await provider.updateMany('token', { ids: [7], data: { status: 1 } })).toEqual({ data: [7] });
+    expect(await provider.deleteMany('token', { ids: [7, 8] })).toEqual({ data: [7, 8] });
+    await expect(provider.updateMany('redemption', { ids: [4, 5], data: { status: 2 } })).rejects.toMatchObject({ message: 'Error: 1 of 2 not done (#5: a used code cannot be changed)' });
+    expect(seen.map((request) => `${request.method} ${request.url} ${JSON.stringify(request.body)}`)).toEqual([
+      'POST /api/channel/bulk {"ids":[3,4],"action":"disable"}',
+      'POST /api/token/bulk {"ids":[7],"action":"enable"}',
+      'POST /api/token/bulk {"ids":[7,8],"action":"delete"}',
+      'POST /api/redemption/bulk {"ids":[4,5],"action":"disable"}',
     ]);
   });
 
@@ -118,6 +161,23 @@ describe('dataProvider', () => {
     expect(seen.map((request) => request.url)).toEqual([
       '/api/log/?p=2&type=2&username=bob&model_name=gpt-4',
       '/api/log/self/?p=2&type=2&model_name=gpt-4',
+    ]);
+  });
+
+  it('sends the log list its page size, sort and channel (admins only)', async () => {
+    server.use(
+      http.get('*/api/log/', () => HttpResponse.json({ success: true, message: '', data: [] })),
+      http.get('*/api/log/self/', () => HttpResponse.json({ success: true, message: '', data: [] })),
+    );
+    const seen = recordRequests();
+    const params = { pagination: { page: 1, perPage: 50 }, sort: { field: 'quota', order: 'DESC' as const }, filter: { channel: 4, token_name: 'laptop' } };
+    localStorage.setItem('user', JSON.stringify({ id: 1, username: 'root', display_name: '', role: 100, status: 1 }));
+    await provider.getList('log', params);
+    localStorage.setItem('user', JSON.stringify({ id: 2, username: 'bob', display_name: '', role: 1, status: 1 }));
+    await provider.getList('log', params);
+    expect(seen.map((request) => request.url)).toEqual([
+      '/api/log/?p=0&page_size=50&sort=quota&order=desc&token_name=laptop&channel=4',
+      '/api/log/self/?p=0&page_size=50&sort=quota&order=desc&token_name=laptop',
     ]);
   });
 
@@ -168,20 +228,25 @@ describe('dataProvider: channel calls', () => {
     expect(seen.map((request) => request.url)).toEqual(['/api/channel/test/3/', '/api/channel/test/4/', '/api/channel/test/5/']);
   });
 
-  it('starts testing all channels, updates one balance (top-level) and all balances', async () => {
+  it('starts testing all channels and updating all balances as jobs, follows them, updates one balance (top-level)', async () => {
+    const job = (kind: string, state = 'running') => ({ id: `${kind}-1`, kind, state, done: 0, total: 2, failures: [], started_at: 1, finished_at: 0 });
     server.use(
-      http.get('*/api/channel/test', () => HttpResponse.json({ success: true, message: '' })),
+      http.get('*/api/channel/test', () => HttpResponse.json({ success: true, message: '', data: job('test') })),
       http.get('*/api/channel/update_balance/7/', () => HttpResponse.json({ success: true, message: '', balance: 99.5 })),
-      http.get('*/api/channel/update_balance', () => HttpResponse.json({ success: true, message: '' })),
+      // already running: refused, with the run to follow
+      http.get('*/api/channel/update_balance', () => HttpResponse.json({ success: false, message: 'balance update already running', data: job('balance') })),
+      http.get('*/api/channel/jobs/:id', () => HttpResponse.json({ success: true, message: '', data: { ...job('test', 'done'), done: 2 } })),
     );
     const seen = recordRequests();
-    await provider.testAllChannels();
+    expect(await provider.testAllChannels()).toMatchObject({ id: 'test-1', state: 'running' });
     expect(await provider.updateChannelBalance(7)).toBe(99.5);
-    await provider.updateAllChannelBalances();
+    expect(await provider.updateAllChannelBalances()).toMatchObject({ id: 'balance-1', kind: 'balance' });
+    expect(await provider.channelJob('test-1')).toMatchObject({ state: 'done', done: 2, total: 2 });
     expect(seen.map((request) => `${request.method} ${request.url}`)).toEqual([
       'GET /api/channel/test',
       'GET /api/channel/update_balance/7/',
       'GET /api/channel/update_balance',
+      'GET /api/channel/jobs/test-1',
     ]);
   });
 

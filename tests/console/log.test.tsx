@@ -15,7 +15,18 @@ const row = {
   model_name: 'gpt-4', quota: 1500, prompt_tokens: 12, completion_tokens: 30, channel_id: 3, elapsed_ms: 1234, is_stream: true, estimated: true,
 };
 
+/** The pickers' suggestions: the caller's tokens, the users, the channels, the models. */
+function pickerSources() {
+  server.use(
+    http.get('*/api/token/', () => HttpResponse.json({ success: true, message: '', data: [{ id: 5, name: 'laptop' }, { id: 6, name: 'phone' }] })),
+    http.get('*/api/user/', () => HttpResponse.json({ success: true, message: '', data: [{ id: 2, username: 'bob' }] })),
+    http.get('*/api/channel/', () => HttpResponse.json({ success: true, message: '', data: [{ id: 3, name: 'azure-east' }] })),
+    http.get('*/api/channel/models', () => HttpResponse.json({ object: 'list', data: [{ id: 'gpt-4' }] })),
+  );
+}
+
 function renderLogs(role: number) {
+  pickerSources();
   localStorage.setItem('user', JSON.stringify({ id: 2, username: 'bob', display_name: '', role, status: 1 }));
   localStorage.setItem('status', JSON.stringify({ quota_per_unit: 500000, display_in_currency: true }));
   const seen: URL[] = [];
@@ -67,7 +78,7 @@ describe('LogList', () => {
     expect(end).toBeLessThan(before + 3700);
     expect(list.searchParams.has('username')).toBe(false);
     expect(seen.some((url) => url.pathname === '/api/log/self/stat' && url.searchParams.get('end_timestamp') === String(end))).toBe(true);
-  });
+  }, 30_000);
 
   it('reads everyone\'s logs for an admin, with username and channel columns', async () => {
     server.use(
@@ -81,5 +92,28 @@ describe('LogList', () => {
     expect(document.querySelector('input[name="username"]')).not.toBeNull();
     expect(seen.some((url) => url.pathname === '/api/log/')).toBe(true);
     expect(seen.some((url) => url.pathname === '/api/log/stat')).toBe(true);
+    // the channel and the user open their records
+    expect(within(first).getByRole('link', { name: '#3' })).toHaveAttribute('href', '/channel/edit/3');
+    expect(within(first).getByRole('link', { name: 'bob' })).toHaveAttribute('href', '/user/edit/2');
   });
+
+  it('a token name and a time preset filter the list, each shown as a chip that clears it', async () => {
+    server.use(
+      http.get('*/api/log/', () => HttpResponse.json({ success: true, message: '', data: [{ ...row, id: 41 }] })),
+      http.get('*/api/log/stat', () => HttpResponse.json({ success: true, message: '', data: { quota: 0, token: 0 } })),
+    );
+    const seen = renderLogs(10);
+    const first = (await screen.findByText('model ratio 15.00, group ratio 1.00')).closest('tr') as HTMLElement;
+    // nothing is filtered yet: the default window is no chip
+    expect(screen.queryByTestId('active-filters')).toBeNull();
+    within(first).getByRole('button', { name: 'laptop' }).click();
+    expect(await screen.findByText('Token: laptop', undefined, { timeout: 4000 })).toBeInTheDocument();
+    await expect.poll(() => seen.some((url) => url.pathname === '/api/log/' && url.searchParams.get('token_name') === 'laptop')).toBe(true);
+    screen.getByRole('button', { name: '7 days' }).click();
+    expect(await screen.findByText(/^From: /, undefined, { timeout: 4000 })).toBeInTheDocument();
+    const weekAgo = Math.floor(Date.now() / 1000) - 7 * 86_400;
+    await expect.poll(() => seen.some((url) => url.pathname === '/api/log/' && Math.abs(Number(url.searchParams.get('start_timestamp')) - weekAgo) < 60)).toBe(true);
+    screen.getByRole('button', { name: 'Clear all' }).click();
+    await expect.poll(() => screen.queryByTestId('active-filters')).toBeNull();
+  }, 30_000);
 });

@@ -87,7 +87,9 @@ describe.runIf(enabled)('accounts: redemption codes, top-up and user management'
     await admin.goto(`${gateway.baseUrl}/user`);
     const row = admin.getByRole('row', { name: /carl/ });
     await row.waitFor();
-    await row.getByRole('button', { name: /^promote$/i }).click();
+    // promote, demote and delete sit in the row's "more" menu
+    await row.getByRole('button', { name: /^more actions$/i }).click();
+    await admin.getByRole('menuitem', { name: /^promote$/i }).click();
     await admin.getByRole('dialog').getByRole('button', { name: /confirm/i }).click();
     await row.getByText('Admin').waitFor();
     await row.getByRole('button', { name: /^disable$/i }).click();
@@ -95,12 +97,16 @@ describe.runIf(enabled)('accounts: redemption codes, top-up and user management'
     await admin.screenshot({ path: join(screenshotDir, 'user-list.png') });
     // the banned user's open session stops working
     expect(await user.evaluate(async () => (await fetch('/api/user/self')).status)).toBe(401);
-    await row.getByRole('button', { name: /^delete$/i }).click();
+    await row.getByRole('button', { name: /^more actions$/i }).click();
+    await admin.getByRole('menuitem', { name: /^delete$/i }).click();
     await admin.getByRole('dialog').getByRole('button', { name: /confirm/i }).click();
     await admin.getByRole('row', { name: /carl/ }).waitFor({ state: 'detached' });
     // root's own row offers no actions
     const rootRow = admin.getByRole('row', { name: /Super admin/ });
-    expect(await rootRow.getByRole('button', { name: /^delete$/i }).isDisabled()).toBe(true);
+    expect(await rootRow.getByRole('button', { name: /^disable$/i }).isDisabled()).toBe(true);
+    await rootRow.getByRole('button', { name: /^more actions$/i }).click();
+    expect(await admin.getByRole('menuitem', { name: /^delete$/i }).getAttribute('aria-disabled')).toBe('true');
+    await admin.keyboard.press('Escape');
   });
 
   it("admin deletes a user from the user's own page (the Delete button)", async () => {

@@ -44,6 +44,8 @@ describe.runIf(enabled)('channels: add, test, relay through it, read the log', (
     await page.waitForURL(`${gateway.baseUrl}/channel`);
     await page.getByRole('link', { name: /add channel/i }).click();
     await page.waitForURL(`${gateway.baseUrl}/channel/add`);
+    // the list (whose filters also have a Type box) stays on screen until the form's code has loaded
+    await page.locator('input[name="name"]').waitFor();
 
     await page.getByRole('combobox', { name: 'Type' }).click();
     await page.getByRole('option', { name: 'Custom (8)' }).click();

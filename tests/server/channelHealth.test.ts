@@ -131,7 +131,7 @@ for (const target of targets) {
       const dead = await addChannel({ key: 'sk-dead', name: 'dead-one' });
       const good = await addChannel({ key: 'sk-good', name: 'good-one' });
       let since = smtp.mails.length;
-      expect(await get('/api/channel/test')).toEqual({ success: true, message: '' });
+      expect(await get('/api/channel/test')).toMatchObject({ success: true, message: '', data: { kind: 'test', state: 'running' } });
       await channelJobsSettled(app);
       expect(await stateOf(dead)).toEqual({ status: 1, autoDisabled: 0 });
       expect(Number((await channelRow(dead)).test_time)).toBeGreaterThan(0);
@@ -142,7 +142,7 @@ for (const target of targets) {
 
       await app.ctx.options.set('AutomaticDisableChannelEnabled', 'true');
       since = smtp.mails.length;
-      expect(await get('/api/channel/test')).toEqual({ success: true, message: '' });
+      expect(await get('/api/channel/test')).toMatchObject({ success: true, message: '', data: { kind: 'test', state: 'running' } });
       await channelJobsSettled(app);
       expect(await stateOf(dead)).toEqual({ status: 2, autoDisabled: 1 });
       expect(await stateOf(good)).toEqual({ status: 1, autoDisabled: 0 });
@@ -181,13 +181,13 @@ for (const target of targets) {
 
     it('a second test-all or balance-all while one runs is refused, and the guard clears when it ends', async () => {
       await addChannel({ key: 'sk-slow' });
-      expect(await get('/api/channel/test')).toEqual({ success: true, message: '' });
-      expect(await get('/api/channel/test')).toEqual({ success: false, message: 'test already running' });
-      expect(await get('/api/channel/update_balance')).toEqual({ success: true, message: '' });
-      expect(await get('/api/channel/update_balance')).toEqual({ success: false, message: 'balance update already running' });
+      expect(await get('/api/channel/test')).toMatchObject({ success: true, message: '', data: { kind: 'test', state: 'running' } });
+      expect(await get('/api/channel/test')).toMatchObject({ success: false, message: 'test already running', data: { kind: 'test', state: 'running' } });
+      expect(await get('/api/channel/update_balance')).toMatchObject({ success: true, message: '', data: { kind: 'balance', state: 'running' } });
+      expect(await get('/api/channel/update_balance')).toMatchObject({ success: false, message: 'balance update already running', data: { kind: 'balance', state: 'running' } });
       await channelJobsSettled(app);
-      expect(await get('/api/channel/test')).toEqual({ success: true, message: '' });
-      expect(await get('/api/channel/update_balance')).toEqual({ success: true, message: '' });
+      expect(await get('/api/channel/test')).toMatchObject({ success: true, message: '', data: { kind: 'test', state: 'running' } });
+      expect(await get('/api/channel/update_balance')).toMatchObject({ success: true, message: '', data: { kind: 'balance', state: 'running' } });
       await channelJobsSettled(app);
     });
 
@@ -247,7 +247,7 @@ for (const target of targets) {
       const manuallyOff = await addChannel({ key: 'sk-good', type: 1 });
       expect((await asBrowser(app, root, { method: 'PUT', url: '/api/channel/', payload: { id: manuallyOff, status: 2 } })).json().success).toBe(true);
       const empty = await addChannel({ key: 'sk-empty', type: 4, base_url: emptyAccountUrl });
-      expect(await get('/api/channel/update_balance')).toEqual({ success: true, message: '' });
+      expect(await get('/api/channel/update_balance')).toMatchObject({ success: true, message: '', data: { kind: 'balance', state: 'running' } });
       await channelJobsSettled(app);
       expect(Number((await channelRow(openai)).balance)).toBe(99.5);
       expect(Number((await channelRow(manuallyOff)).balance_updated_time)).toBe(0);
@@ -255,7 +255,7 @@ for (const target of targets) {
       expect(await stateOf(empty)).toEqual({ status: 1, autoDisabled: 0 });
 
       await app.ctx.options.set('AutomaticDisableChannelEnabled', 'true');
-      expect(await get('/api/channel/update_balance')).toEqual({ success: true, message: '' });
+      expect(await get('/api/channel/update_balance')).toMatchObject({ success: true, message: '', data: { kind: 'balance', state: 'running' } });
       await channelJobsSettled(app);
       expect(await stateOf(empty)).toEqual({ status: 2, autoDisabled: 1 });
       expect(await stateOf(openai)).toEqual({ status: 1, autoDisabled: 0 });

@@ -21,6 +21,8 @@ export interface ChannelsTable {
   group: string;
   used_quota: number;
   model_mapping: string;
+  /** The last test's failure ('' when it passed, or before any test). */
+  test_error: Generated<string>;
 }
 
 export interface ChannelsSchema {

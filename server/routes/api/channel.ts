@@ -6,12 +6,35 @@ import { findChannelType, keyFitsFormat } from '../../../common/channelTypes';
 import { fail, ok } from '../../../common/envelope';
 import { ChannelStatus, Role } from '../../../common/roles';
 import { requireRole } from '../../plugins/auth';
-import { startTestingAllChannels, startUpdatingAllBalances, testChannel, updateChannelBalance } from '../../channels/channelHealth';
+import type { BulkAction, BulkResult } from '../../../common/listQuery';
 import {
-  createChannels, deleteChannel, findChannel, listChannels, searchChannels, splitList, toChannelRecord, updateChannel, type ChannelFields,
+  channelJobOf, startTestingAllChannels, startUpdatingAllBalances, testChannel, updateChannelBalance, type StartedJob,
+} from '../../channels/channelHealth';
+import {
+  createChannels, deleteChannel, findChannel, listChannels, searchChannels, splitList, toChannelRecord, updateChannel, type ChannelFields, type ChannelFilter,
 } from '../../repositories/channels';
-import { pageOf, positiveId } from '../../repositories/pagination';
-import { byId, channelCreateSchema, channelUpdateSchema, paged, searched } from './inputSchemas';
+import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination';
+import { bulkSchema, byId, channelCreateSchema, channelUpdateSchema, jobIdParams, listed, searchedList } from './inputSchemas';
+
+/** The list's facets from the query string (the schema has checked each is digits or a short name). */
+function channelFilterOf(query: unknown): ChannelFilter {
+  const { status, type, group } = (query ?? {}) as Record<string, string | undefined>;
+  return {
+    status: status === undefined ? undefined : Number(status),
+    type: type === undefined ? undefined : Number(type),
+    group: group?.trim() || undefined,
+  };
+}
+
+/**
+ * A job start in one-api's shape (success, or "already running"), with the
+ * job beside it for the console to follow: `data` on success, and also on the
+ * refusal, so a second click follows the run already under way.
+ */
+function jobAnswer(started: StartedJob | undefined, busyMessage: string) {
+  if (!started) return fail('the server is shutting down');
+  return started.started ? ok(started.job) : { ...fail(busyMessage), data: started.job };
+}
 
 type Parsed = { value: ChannelFields } | { error: string };
 
@@ -57,11 +80,12 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
   const { db, dialect, options } = app.ctx;
   const admin = requireRole(Role.admin);
 
-  app.get('/api/channel/', { preHandler: admin, schema: paged }, async (request) => ok((await listChannels(db, pageOf(request.query))).map(toChannelRecord)));
+  app.get('/api/channel/', { preHandler: admin, schema: listed('channel') }, async (request) =>
+    ok((await listChannels(db, pageWindowOf(request.query), sortOf('channel', request.query), channelFilterOf(request.query))).map(toChannelRecord)));
 
-  app.get('/api/channel/search', { preHandler: admin, schema: searched }, async (request) => {
+  app.get('/api/channel/search', { preHandler: admin, schema: searchedList('channel') }, async (request) => {
     const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
-    return ok((await searchChannels(db, keyword)).map(toChannelRecord));
+    return ok((await searchChannels(db, keyword, sortOf('channel', request.query), channelFilterOf(request.query))).map(toChannelRecord));
   });
 
   app.get('/api/channel/models', { preHandler: admin }, async () => {
@@ -79,8 +103,7 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
     return { success: result.success, message: result.message, time: result.seconds };
   });
 
-  app.get('/api/channel/test', { preHandler: admin }, async () =>
-    startTestingAllChannels(app, { notifyWhenDone: true }) ? ok() : fail('test already running'));
+  app.get('/api/channel/test', { preHandler: admin }, async () => jobAnswer(startTestingAllChannels(app, { notifyWhenDone: true }), 'test already running'));
 
   app.get('/api/channel/update_balance/:id', { preHandler: admin, schema: byId }, async (request) => {
     const id = positiveId((request.params as { id: string }).id);
@@ -90,8 +113,31 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
     return 'error' in result ? fail(result.error) : { ...ok(), balance: result.balance };
   });
 
-  app.get('/api/channel/update_balance', { preHandler: admin }, async () =>
-    startUpdatingAllBalances(app) ? ok() : fail('balance update already running'));
+  app.get('/api/channel/update_balance', { preHandler: admin }, async () => jobAnswer(startUpdatingAllBalances(app), 'balance update already running'));
+
+  // a test-all or balance-all run: done of total, and each failure with its message
+  app.get('/api/channel/jobs/:id', { preHandler: admin, schema: jobIdParams }, async (request) => {
+    const job = channelJobOf(app, (request.params as { id: string }).id);
+    return job ? ok(job) : fail('job not found (jobs are kept by the server that runs them, until it restarts)');
+  });
+
+  // enable, disable or delete many channels; each id is answered for on its own
+  app.post('/api/channel/bulk', { preHandler: admin, schema: bulkSchema }, async (request) => {
+    const { ids, action } = request.body as { ids: number[]; action: BulkAction };
+    const result: BulkResult = { done: [], failed: [] };
+    for (const id of [...new Set(ids)]) {
+      const found = await findChannel(db, id);
+      if (!found) {
+        result.failed.push({ id, message: 'channel not found' });
+        continue;
+      }
+      if (action === 'delete') await deleteChannel(db, id);
+      // as the one-by-one toggle: a manual change is the admin's, the health checker leaves it alone
+      else await updateChannel(db, id, { status: action === 'enable' ? ChannelStatus.enabled : ChannelStatus.disabled, auto_disabled: 0 });
+      result.done.push(id);
+    }
+    return ok(result);
+  });
 
   app.get('/api/channel/:id', { preHandler: admin, schema: byId }, async (request) => {
     const id = positiveId((request.params as { id: string }).id);

@@ -12,6 +12,8 @@
 // Validation is compiled with coerceTypes off (app.ts): with Ajv's default
 // coercion "0x1", " 1" and "1e3" would all become the integer 1 or 1000.
 
+import { BULK_ACTIONS, BULK_MAX, PAGE_SIZES, SORTABLE_COLUMNS, type ListResource } from '../../../common/listQuery';
+
 const SAFE = Number.MAX_SAFE_INTEGER;
 const INT32_MIN = -2_147_483_648;
 const INT32_MAX = 2_147_483_647;
@@ -98,8 +100,53 @@ const email = text(254);
 
 /** `{ params: { id } }`: the `:id` routes. */
 export const byId = { params: idParams };
-export const paged = { querystring: pageQuery };
 export const searched = { querystring: keywordQuery };
+
+// ---- lists: page size, sort, filters --------------------------------------
+
+const pageSize: Schema = { type: 'string', enum: PAGE_SIZES.map(String), description: `one of ${PAGE_SIZES.join(', ')}` };
+const order: Schema = { type: 'string', enum: ['asc', 'desc'], description: 'asc or desc' };
+const sortColumn = (resource: ListResource): Schema => ({
+  type: 'string',
+  enum: [...SORTABLE_COLUMNS[resource]],
+  description: `one of ${SORTABLE_COLUMNS[resource].join(', ')}`,
+});
+/** A status, type or role filter: a small whole number (digits only). */
+export const smallNumber: Schema = { type: 'string', pattern: '^[0-9]{1,9}$', description: 'a whole number (digits only)' };
+
+/** The filters each list and search accepts beside the keyword. */
+export const LIST_FILTERS = {
+  channel: { status: smallNumber, type: smallNumber, group: text(32) },
+  token: { status: smallNumber },
+  redemption: { status: smallNumber },
+  user: { role: smallNumber, status: smallNumber },
+} satisfies Record<Exclude<ListResource, 'log'>, Record<string, Schema>>;
+
+const sorting = (resource: ListResource) => ({ sort: sortColumn(resource), order });
+
+/** `GET /api/{resource}/?p=&page_size=&sort=&order=&<filters>`. */
+export const listed = (resource: Exclude<ListResource, 'log'>) => ({
+  querystring: objectOf({ p: page, page_size: pageSize, ...sorting(resource), ...LIST_FILTERS[resource] }),
+});
+
+/** `GET /api/{resource}/search?keyword=&sort=&order=&<filters>` (searches are not paged). */
+export const searchedList = (resource: Exclude<ListResource, 'log'>) => ({
+  querystring: objectOf({ keyword: text(128), ...sorting(resource), ...LIST_FILTERS[resource] }),
+});
+
+/** `POST /api/{channel|token|redemption}/bulk`: one action on many records. */
+export const bulkSchema = {
+  body: objectOf(
+    {
+      ids: { type: 'array', minItems: 1, maxItems: BULK_MAX, items: { type: 'integer', minimum: 1, maximum: SAFE }, description: `a list of 1 to ${BULK_MAX} ids` },
+      action: { type: 'string', enum: [...BULK_ACTIONS], description: BULK_ACTIONS.join(', ') + ' (one of)' },
+    },
+    { required: ['ids', 'action'], closed: true },
+  ),
+};
+
+/** `GET /api/channel/jobs/:id`. */
+export const jobIdParams = { params: objectOf({ id: { type: 'string', pattern: '^[0-9a-z-]{1,40}$', description: 'a job id' } }, { required: ['id'] }) };
 
 // ---- users ---------------------------------------------------------------
 
@@ -202,6 +249,10 @@ const timestamp: Schema = { type: 'string', pattern: '^[0-9]{0,15}$', descriptio
 export const logQuerySchema = {
   querystring: objectOf({
     p: page,
+    page_size: pageSize,
+    ...sorting('log'),
+    // the channel a row was relayed through (admins only)
+    channel: smallNumber,
     type: { type: 'string', pattern: '^[0-9]{0,9}$', description: 'a log type (digits only)' },
     username: text(64),
     token_name: text(64),

@@ -1,6 +1,7 @@
 // Usage logs: admins read everyone's, users their own (by user id, so a
 // rename loses nothing). Filters: type, username (admin), token_name,
-// model_name, start_timestamp, end_timestamp; 10 per page, newest first.
+// model_name, start_timestamp, end_timestamp, channel (admin); 10 per page,
+// newest first, unless page_size, sort and order say otherwise.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely';
 import { ok } from '../../../common/envelope';
@@ -8,7 +9,7 @@ import type { LogFilter, LogRecord } from '../../../common/records';
 import { LogType, Role } from '../../../common/roles';
 import type { Database } from '../../db/database';
 import { callerOf, requireRole } from '../../plugins/auth';
-import { ITEMS_PER_PAGE, pageOf, pageOffset, SEARCH_LIMIT, startsWith } from '../../repositories/pagination';
+import { orderedBy, pageWindowOf, SEARCH_LIMIT, sortOf, startsWith } from '../../repositories/pagination';
 import { logQuerySchema, searched } from './inputSchemas';
 
 function filtersOf(query: Record<string, unknown>, admin: boolean): LogFilter {
@@ -24,6 +25,7 @@ function filtersOf(query: Record<string, unknown>, admin: boolean): LogFilter {
     model_name: text('model_name'),
     start_timestamp: number('start_timestamp'),
     end_timestamp: number('end_timestamp'),
+    channel: admin ? number('channel') : undefined,
   };
 }
 
@@ -36,6 +38,7 @@ function applyFilters<O>(query: SelectQueryBuilder<Database, 'logs', O>, filters
   if (filters.model_name) result = result.where('model_name', '=', filters.model_name);
   if (filters.start_timestamp) result = result.where('created_at', '>=', filters.start_timestamp);
   if (filters.end_timestamp) result = result.where('created_at', '<=', filters.end_timestamp);
+  if (filters.channel) result = result.where('channel_id', '=', filters.channel);
   return result;
 }
 
@@ -67,10 +70,10 @@ export async function logRoutes(app: FastifyInstance): Promise<void> {
 
   const list = (self: boolean) => async (request: FastifyRequest) => {
     const filters = filtersOf(request.query as Record<string, unknown>, !self);
-    const rows = await applyFilters(db.selectFrom('logs').selectAll(), filters, scopeOf(request, self))
-      .orderBy('id', 'desc')
-      .limit(ITEMS_PER_PAGE)
-      .offset(pageOffset(pageOf(request.query)))
+    const window = pageWindowOf(request.query);
+    const rows = await orderedBy(applyFilters(db.selectFrom('logs').selectAll(), filters, scopeOf(request, self)), sortOf('log', request.query))
+      .limit(window.limit)
+      .offset(window.offset)
       .execute();
     return ok(rows.map(toLogRecord));
   };

@@ -4,15 +4,21 @@ import { fail, ok } from '../../../common/envelope';
 import { RedemptionStatus, Role } from '../../../common/roles';
 import { callerOf, requireRole } from '../../plugins/auth';
 import { rateLimit } from '../../plugins/rateLimit';
-import { pageOf, positiveId } from '../../repositories/pagination';
+import type { BulkAction, BulkResult } from '../../../common/listQuery';
+import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination';
 import { findRedemption, listRedemptions, redeemCode, searchRedemptions, toRedemptionRecord } from '../../repositories/redemptions';
 import { generateRedemptionKey } from '../../secrets';
-import { byId, paged, redemptionCreateSchema, redemptionUpdateSchema, searched, topUpSchema } from './inputSchemas';
+import { bulkSchema, byId, listed, redemptionCreateSchema, redemptionUpdateSchema, searchedList, topUpSchema } from './inputSchemas';
 
 const NAME_MAX = 20;
 const BATCH_MAX = 100;
 
 const idParam = (params: unknown) => positiveId((params as { id?: string }).id);
+
+const statusFilterOf = (query: unknown) => {
+  const status = (query as { status?: string } | undefined)?.status;
+  return { status: status === undefined ? undefined : Number(status) };
+};
 
 function parseQuota(raw: unknown): number | undefined {
   const quota = Number(raw);
@@ -24,11 +30,32 @@ export async function redemptionRoutes(app: FastifyInstance): Promise<void> {
   const admin = requireRole(Role.admin);
   const signedIn = requireRole(Role.user);
 
-  app.get('/api/redemption/', { preHandler: admin, schema: paged }, async (request) => ok((await listRedemptions(db, pageOf(request.query))).map((row) => toRedemptionRecord(row))));
+  app.get('/api/redemption/', { preHandler: admin, schema: listed('redemption') }, async (request) =>
+    ok((await listRedemptions(db, pageWindowOf(request.query), sortOf('redemption', request.query), statusFilterOf(request.query))).map((row) => toRedemptionRecord(row))));
 
-  app.get('/api/redemption/search', { preHandler: admin, schema: searched }, async (request) => {
+  app.get('/api/redemption/search', { preHandler: admin, schema: searchedList('redemption') }, async (request) => {
     const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
-    return ok((await searchRedemptions(db, keyword)).map((row) => toRedemptionRecord(row)));
+    return ok((await searchRedemptions(db, keyword, sortOf('redemption', request.query), statusFilterOf(request.query))).map((row) => toRedemptionRecord(row)));
+  });
+
+  // enable, disable or delete many codes; a used code keeps its status (it can still be deleted)
+  app.post('/api/redemption/bulk', { preHandler: admin, schema: bulkSchema }, async (request) => {
+    const { ids, action } = request.body as { ids: number[]; action: BulkAction };
+    const result: BulkResult = { done: [], failed: [] };
+    for (const id of [...new Set(ids)]) {
+      if (action === 'delete') {
+        const deleted = await db.deleteFrom('redemptions').where('id', '=', id).executeTakeFirst();
+        if (Number(deleted.numDeletedRows) > 0) result.done.push(id);
+        else result.failed.push({ id, message: 'redemption code not found' });
+        continue;
+      }
+      const status = action === 'enable' ? RedemptionStatus.unused : RedemptionStatus.disabled;
+      // conditional, as the one-by-one toggle: a code redeemed meanwhile stays used
+      const changed = await db.updateTable('redemptions').set({ status }).where('id', '=', id).where('status', '!=', RedemptionStatus.used).executeTakeFirst();
+      if (Number(changed.numUpdatedRows) > 0) result.done.push(id);
+      else result.failed.push({ id, message: (await findRedemption(db, id)) ? 'a used code cannot be changed' : 'redemption code not found' });
+    }
+    return ok(result);
   });
 
   app.get('/api/redemption/:id', { preHandler: admin, schema: byId }, async (request) => {

@@ -5,13 +5,14 @@ import type { FastifyInstance } from 'fastify';
 import { fail, ok } from '../../../common/envelope';
 import { Role, TokenStatus } from '../../../common/roles';
 import { callerOf, requireRole } from '../../plugins/auth';
-import { pageOf, positiveId } from '../../repositories/pagination';
+import type { BulkAction, BulkResult } from '../../../common/listQuery';
+import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination';
 import {
-  createToken, deleteOwnToken, findOwnToken, listTokens, searchTokens, toTokenRecord, updateOwnToken, type TokenFields,
+  createToken, deleteOwnToken, findOwnToken, listTokens, searchTokens, toTokenRecord, updateOwnToken, type TokenFields, type TokenRow,
 } from '../../repositories/tokens';
 import { parseConcurrencyLimit } from '../../relay/concurrency';
 import { generateTokenKey } from '../../secrets';
-import { byId, paged, searched, tokenCreateSchema, tokenUpdateSchema } from './inputSchemas';
+import { bulkSchema, byId, listed, searchedList, tokenCreateSchema, tokenUpdateSchema } from './inputSchemas';
 
 export const DEFAULT_TOKEN_QUOTA = 500_000;
 const NAME_MAX = 30;
@@ -65,19 +66,65 @@ export function parseTokenFields(body: Record<string, unknown>, creating: boolea
 
 const idParam = (params: unknown) => positiveId((params as { id?: string }).id);
 
+const statusFilterOf = (query: unknown) => {
+  const status = (query as { status?: string } | undefined)?.status;
+  return { status: status === undefined ? undefined : Number(status) };
+};
+
+/** Why a token may not be enabled again (expired, used up); undefined when it may. */
+function enableProblem(token: TokenRow): string | undefined {
+  const now = Math.floor(Date.now() / 1000);
+  const expiredTime = Number(token.expired_time);
+  if (expiredTime !== -1 && expiredTime <= now) return 'the token has expired: change its expiry first';
+  if (Number(token.unlimited_quota) !== 1 && Number(token.remain_quota) <= 0) return 'the token quota is used up: raise its quota first';
+  return undefined;
+}
+
 export async function tokenRoutes(app: FastifyInstance): Promise<void> {
   const { db, dialect } = app.ctx;
   const signedIn = requireRole(Role.user);
 
-  app.get('/api/token/', { preHandler: signedIn, schema: paged }, async (request) => {
-    const rows = await listTokens(db, Number(callerOf(request).id), pageOf(request.query));
+  app.get('/api/token/', { preHandler: signedIn, schema: listed('token') }, async (request) => {
+    const rows = await listTokens(db, Number(callerOf(request).id), pageWindowOf(request.query), sortOf('token', request.query), statusFilterOf(request.query));
     return ok(rows.map((row) => toTokenRecord(row)));
   });
 
-  app.get('/api/token/search', { preHandler: signedIn, schema: searched }, async (request) => {
+  app.get('/api/token/search', { preHandler: signedIn, schema: searchedList('token') }, async (request) => {
     const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
-    const rows = await searchTokens(db, Number(callerOf(request).id), keyword);
+    const rows = await searchTokens(db, Number(callerOf(request).id), keyword, sortOf('token', request.query), statusFilterOf(request.query));
     return ok(rows.map((row) => toTokenRecord(row)));
+  });
+
+  // enable, disable or delete many of the caller's own tokens; another user's id is "not found", as on one
+  app.post('/api/token/bulk', { preHandler: signedIn, schema: bulkSchema }, async (request) => {
+    const { ids, action } = request.body as { ids: number[]; action: BulkAction };
+    const userId = Number(callerOf(request).id);
+    const result: BulkResult = { done: [], failed: [] };
+    for (const id of [...new Set(ids)]) {
+      const token = await findOwnToken(db, userId, id);
+      if (!token) {
+        result.failed.push({ id, message: 'token not found' });
+        continue;
+      }
+      if (action === 'delete') {
+        await deleteOwnToken(db, userId, id);
+      } else {
+        const status = Number(token.status);
+        if (status !== TokenStatus.enabled && status !== TokenStatus.disabled && action === 'disable') {
+          // an expired or used-up token is already unusable; disabling it too would hide why
+          result.failed.push({ id, message: 'only an enabled token can be disabled' });
+          continue;
+        }
+        const problem = action === 'enable' ? enableProblem(token) : undefined;
+        if (problem) {
+          result.failed.push({ id, message: problem });
+          continue;
+        }
+        await updateOwnToken(db, userId, id, { status: action === 'enable' ? TokenStatus.enabled : TokenStatus.disabled });
+      }
+      result.done.push(id);
+    }
+    return ok(result);
   });
 
   app.get('/api/token/:id', { preHandler: signedIn, schema: byId }, async (request) => {
@@ -111,12 +158,8 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
     if (statusOnly) {
       const status = Number(body.status);
       if (status !== TokenStatus.enabled && status !== TokenStatus.disabled) return fail('a token can only be enabled or disabled');
-      if (status === TokenStatus.enabled) {
-        const now = Math.floor(Date.now() / 1000);
-        const expiredTime = Number(token.expired_time);
-        if (expiredTime !== -1 && expiredTime <= now) return fail('the token has expired: change its expiry first');
-        if (Number(token.unlimited_quota) !== 1 && Number(token.remain_quota) <= 0) return fail('the token quota is used up: raise its quota first');
-      }
+      const problem = status === TokenStatus.enabled ? enableProblem(token) : undefined;
+      if (problem) return fail(problem);
       await updateOwnToken(db, userId, id, { status });
     } else {
       const parsed = parseTokenFields({ ...toTokenRecord(token, true), ...body, name: body.name ?? token.name }, false);

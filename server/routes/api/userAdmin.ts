@@ -7,14 +7,14 @@ import { fail, ok } from '../../../common/envelope';
 import { LogType, Role, UserStatus } from '../../../common/roles';
 import { callerOf, hashAccessToken, requireRole } from '../../plugins/auth';
 import { insertLog } from '../../repositories/logs';
-import { pageOf, positiveId } from '../../repositories/pagination';
+import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination';
 import {
   createUser, deleteUser, findUserById, findUserByUsername, listUsers, searchUsers, toUserRecord, updateUser, type UserPatch, type UserRow,
 } from '../../repositories/users';
 import { parseConcurrencyLimit } from '../../relay/concurrency';
 import { generateAccessToken, generateAffCode } from '../../secrets';
 import { BCRYPT_COST, passwordProblem, usernameProblem } from './user';
-import { byId, paged, searched, userCreateSchema, userManageSchema, userUpdateSchema } from './inputSchemas';
+import { byId, listed, searchedList, userCreateSchema, userManageSchema, userUpdateSchema } from './inputSchemas';
 
 const GROUP_PATTERN = /^[A-Za-z0-9_-]{1,32}(,[A-Za-z0-9_-]{1,32})*$/;
 
@@ -28,11 +28,17 @@ export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
   const admin = requireRole(Role.admin);
   const signedIn = requireRole(Role.user);
 
-  app.get('/api/user/', { preHandler: admin, schema: paged }, async (request) => ok((await listUsers(db, pageOf(request.query))).map(toUserRecord)));
+  const userFilterOf = (query: unknown) => {
+    const { role, status } = (query ?? {}) as { role?: string; status?: string };
+    return { role: role === undefined ? undefined : Number(role), status: status === undefined ? undefined : Number(status) };
+  };
 
-  app.get('/api/user/search', { preHandler: admin, schema: searched }, async (request) => {
+  app.get('/api/user/', { preHandler: admin, schema: listed('user') }, async (request) =>
+    ok((await listUsers(db, pageWindowOf(request.query), sortOf('user', request.query), userFilterOf(request.query))).map(toUserRecord)));
+
+  app.get('/api/user/search', { preHandler: admin, schema: searchedList('user') }, async (request) => {
     const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
-    return ok((await searchUsers(db, keyword)).map(toUserRecord));
+    return ok((await searchUsers(db, keyword, sortOf('user', request.query), userFilterOf(request.query))).map(toUserRecord));
   });
 
   app.get('/api/user/:id', { preHandler: admin, schema: byId }, async (request) => {

@@ -1,19 +1,29 @@
-// Row actions of the channel list (test, enable/disable, edit, delete) and the
-// list footer's bulk actions (add, test all, update all balances, refresh).
+// Row actions of the channel list (test, enable/disable, edit; in "more":
+// update balance, delete) and the list footer: add, the two long jobs with
+// their progress and failures, refresh, pages.
 import AccountBalanceWalletIcon from '@mui/icons-material/AccountBalanceWallet';
 import AddIcon from '@mui/icons-material/Add';
+import BlockIcon from '@mui/icons-material/Block';
+import CheckCircleOutlineIcon from '@mui/icons-material/CheckCircleOutlineOutlined';
+import DeleteIcon from '@mui/icons-material/Delete';
+import EditIcon from '@mui/icons-material/Edit';
 import NetworkCheckIcon from '@mui/icons-material/NetworkCheck';
 import RefreshIcon from '@mui/icons-material/Refresh';
-import { Box, Button, Stack } from '@mui/material';
-import { useState } from 'react';
-import { Pagination, useDataProvider, useRecordContext, useRefresh, useTranslate, useUpdate } from 'react-admin';
-import { Link as RouterLink, useNavigate } from 'react-router-dom';
+import {
+  Alert, Box, Button, Dialog, DialogActions, DialogContent, DialogTitle, LinearProgress, List as MuiList, ListItem, ListItemText, Stack, Typography,
+} from '@mui/material';
+import { useEffect, useRef, useState } from 'react';
+import { useDataProvider, useRecordContext, useRefresh, useTranslate, useUpdate } from 'react-admin';
+import { useNavigate } from 'react-router-dom';
+import { Link as RouterLink } from 'react-router-dom';
 import { ChannelStatus } from '../../../common/roles';
-import { PAGE_SIZE, type SwitchboardDataProvider } from '../../dataProvider';
+import type { ChannelJob, SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
 import { errorMessage } from '../../pages/errorMessage';
-import { RowButton } from '../shared/RowButton';
+import { listPagination } from '../shared/ListFrame';
+import { RowActions } from '../shared/RowActions';
 import { usePatchRecord } from '../shared/usePatchRecord';
+import { useBalanceUpdate } from './ChannelFields';
 
 export function ChannelActions(_: { label?: string }) {
   const record = useRecordContext();
@@ -24,14 +34,19 @@ export function ChannelActions(_: { label?: string }) {
   const patchRecord = usePatchRecord('channel');
   const [update, { isPending: toggling }] = useUpdate();
   const [testing, setTesting] = useState(false);
+  const { updating: updatingBalance, update: updateBalance } = useBalanceUpdate(record);
   if (!record) return null;
 
   const test = async () => {
     setTesting(true);
     try {
       const result = await dataProvider.testChannel(record.id);
-      // the server keeps the measured time whether the test passed or not
-      patchRecord(record.id, { response_time: Math.round(result.time * 1000), test_time: Math.floor(Date.now() / 1000) });
+      // the server keeps the measured time whether the test passed or not, and the failure's message
+      patchRecord(record.id, {
+        response_time: Math.round(result.time * 1000),
+        test_time: Math.floor(Date.now() / 1000),
+        test_error: result.success ? '' : result.message || 'test failed',
+      });
       if (result.success) notice('app.channel.test_success', 'success', { name: record.name, seconds: result.time.toFixed(2) });
       else notice(result.message || 'app.errors.request_failed', 'error');
     } catch (error) {
@@ -69,62 +84,141 @@ export function ChannelActions(_: { label?: string }) {
 
   const enabled = record.status === ChannelStatus.enabled;
   return (
-    <Stack direction="row" spacing={0.5}>
-      <RowButton label="app.channel.test" loading={testing} onClick={test} />
-      <RowButton
-        label={enabled ? 'app.channel.disable' : 'app.channel.enable'}
-        color={enabled ? 'warning' : 'success'}
-        disabled={toggling}
-        onClick={toggle}
-      />
-      <RowButton label="ra.action.edit" onClick={() => navigate(`/channel/edit/${record.id}`)} />
-      <RowButton label="ra.action.delete" color="error" confirm="app.channel.delete_title" onClick={remove} />
-    </Stack>
+    <RowActions
+      actions={[
+        { key: 'test', label: 'app.channel.test', icon: <NetworkCheckIcon fontSize="small" />, loading: testing, onClick: test },
+        {
+          key: 'toggle',
+          label: enabled ? 'app.channel.disable' : 'app.channel.enable',
+          icon: enabled ? <BlockIcon fontSize="small" /> : <CheckCircleOutlineIcon fontSize="small" />,
+          color: enabled ? 'warning' : 'success',
+          disabled: toggling,
+          onClick: toggle,
+        },
+        { key: 'edit', label: 'ra.action.edit', icon: <EditIcon fontSize="small" />, onClick: () => navigate(`/channel/edit/${record.id}`) },
+        { key: 'balance', label: 'app.lists.update_balance', icon: <AccountBalanceWalletIcon fontSize="small" />, loading: updatingBalance, onClick: updateBalance, more: true },
+        { key: 'delete', label: 'ra.action.delete', icon: <DeleteIcon fontSize="small" />, color: 'error', confirm: 'app.channel.delete_title', onClick: remove, more: true },
+      ]}
+    />
   );
 }
 
-/** Below the table: the add link, the two bulk jobs, refresh, then the pages. */
-export function ChannelFooter() {
-  const translate = useTranslate();
+/** How often a running job is asked for its progress. */
+const POLL_MS = 1000;
+
+/**
+ * Follows a test-all or balance-all run: starts it (or joins the one already
+ * running), polls its progress until done, then refreshes the list.
+ */
+function useChannelJob() {
   const dataProvider = useDataProvider<SwitchboardDataProvider>();
   const notice = useNotice();
   const refresh = useRefresh();
-  const [running, setRunning] = useState<'test' | 'balance' | null>(null);
+  const [job, setJob] = useState<ChannelJob | null>(null);
+  const [starting, setStarting] = useState<ChannelJob['kind'] | null>(null);
+  const live = useRef(true);
+  useEffect(() => {
+    live.current = true;
+    return () => {
+      live.current = false;
+    };
+  }, []);
 
-  const run = (job: 'test' | 'balance') => async () => {
-    setRunning(job);
+  const start = async (kind: ChannelJob['kind']) => {
+    setStarting(kind);
     try {
-      if (job === 'test') {
-        await dataProvider.testAllChannels();
-        notice('app.channel.test_all_started', 'info');
-      } else {
-        await dataProvider.updateAllChannelBalances();
-        notice('app.channel.balances_started', 'info');
+      let current = kind === 'test' ? await dataProvider.testAllChannels() : await dataProvider.updateAllChannelBalances();
+      if (!live.current) return;
+      setJob(current);
+      while (current.state === 'running') {
+        await new Promise((wake) => setTimeout(wake, POLL_MS));
+        if (!live.current) return;
+        current = await dataProvider.channelJob(current.id);
+        if (!live.current) return;
+        setJob(current);
       }
+      refresh();
     } catch (error) {
       notice(errorMessage(error), 'error');
     } finally {
-      setRunning(null);
+      if (live.current) setStarting(null);
     }
   };
+  return { job, running: starting, start, dismiss: () => setJob(null) };
+}
 
+function JobReport({ job, running, onClose }: { job: ChannelJob; running: boolean; onClose: () => void }) {
+  const translate = useTranslate();
+  const [showFailures, setShowFailures] = useState(false);
+  const args = { done: job.done, total: job.total, failed: job.failures.length, smart_count: job.total };
+  if (running || job.state === 'running') {
+    return (
+      <Box sx={{ px: 1, pb: 1 }} role="status" aria-live="polite" data-testid="channel-job">
+        <Typography variant="body2">{translate(job.kind === 'test' ? 'app.lists.job_test' : 'app.lists.job_balance', args)}</Typography>
+        <LinearProgress variant={job.total ? 'determinate' : 'indeterminate'} value={job.total ? (job.done / job.total) * 100 : 0} sx={{ mt: 0.5 }} />
+      </Box>
+    );
+  }
   return (
-    <Box sx={{ display: 'flex', flexWrap: 'wrap', alignItems: 'center', justifyContent: 'space-between', gap: 1, px: 1, py: 1 }}>
-      <Stack direction="row" sx={{ flexWrap: 'wrap', gap: 1 }}>
-        <Button component={RouterLink} to="/channel/add" size="small" variant="contained" disableElevation startIcon={<AddIcon />}>
-          {translate('app.channel.add')}
-        </Button>
-        <Button size="small" variant="outlined" startIcon={<NetworkCheckIcon />} loading={running === 'test'} loadingPosition="start" disabled={running !== null} onClick={run('test')}>
-          {translate('app.channel.test_all')}
-        </Button>
-        <Button size="small" variant="outlined" startIcon={<AccountBalanceWalletIcon />} loading={running === 'balance'} loadingPosition="start" disabled={running !== null} onClick={run('balance')}>
-          {translate('app.channel.update_balances')}
-        </Button>
-        <Button size="small" startIcon={<RefreshIcon />} onClick={() => refresh()}>
-          {translate('ra.action.refresh')}
-        </Button>
-      </Stack>
-      <Pagination rowsPerPageOptions={[PAGE_SIZE]} />
+    <Box sx={{ px: 1, pb: 1 }} data-testid="channel-job">
+      <Alert
+        severity={job.failures.length ? 'warning' : 'success'}
+        role="status"
+        onClose={onClose}
+        action={
+          job.failures.length ? (
+            <Button color="inherit" size="small" onClick={() => setShowFailures(true)}>
+              {translate('app.lists.failures')} ({job.failures.length})
+            </Button>
+          ) : undefined
+        }
+      >
+        {translate(job.kind === 'test' ? 'app.lists.job_test_done' : 'app.lists.job_balance_done', args)}
+      </Alert>
+      <Dialog open={showFailures} onClose={() => setShowFailures(false)} maxWidth="md" fullWidth>
+        <DialogTitle>{translate('app.lists.failures')}</DialogTitle>
+        <DialogContent dividers>
+          <MuiList dense data-testid="job-failures">
+            {job.failures.map((failure) => (
+              <ListItem key={failure.channel_id} disableGutters>
+                <ListItemText primary={`#${failure.channel_id} ${failure.name}`} secondary={failure.message} slotProps={{ secondary: { sx: { overflowWrap: 'anywhere' } } }} />
+              </ListItem>
+            ))}
+          </MuiList>
+        </DialogContent>
+        <DialogActions>
+          <Button onClick={() => setShowFailures(false)}>{translate('app.lists.close')}</Button>
+        </DialogActions>
+      </Dialog>
+    </Box>
+  );
+}
+
+/** Below the table: the add link, the two long jobs, refresh, then the pages; a job's progress and result above them. */
+export function ChannelFooter() {
+  const translate = useTranslate();
+  const refresh = useRefresh();
+  const { job, running, start, dismiss } = useChannelJob();
+  return (
+    <Box>
+      {job && <JobReport job={job} running={running !== null} onClose={dismiss} />}
+      <Box sx={{ display: 'flex', flexWrap: 'wrap', alignItems: 'center', justifyContent: 'space-between', gap: 1, px: 1, py: 1 }}>
+        <Stack direction="row" sx={{ flexWrap: 'wrap', gap: 1 }}>
+          <Button component={RouterLink} to="/channel/add" size="small" variant="contained" disableElevation startIcon={<AddIcon />}>
+            {translate('app.channel.add')}
+          </Button>
+          <Button size="small" variant="outlined" startIcon={<NetworkCheckIcon />} loading={running === 'test'} loadingPosition="start" disabled={running !== null} onClick={() => start('test')}>
+            {translate('app.channel.test_all')}
+          </Button>
+          <Button size="small" variant="outlined" startIcon={<AccountBalanceWalletIcon />} loading={running === 'balance'} loadingPosition="start" disabled={running !== null} onClick={() => start('balance')}>
+            {translate('app.channel.update_balances')}
+          </Button>
+          <Button size="small" startIcon={<RefreshIcon />} onClick={() => refresh()}>
+            {translate('ra.action.refresh')}
+          </Button>
+        </Stack>
+        {listPagination}
+      </Box>
     </Box>
   );
 }

@@ -1,7 +1,7 @@
 // The channel list's cells: type label, status, response time and balance.
 import { Chip, Tooltip, Typography } from '@mui/material';
 import { useState } from 'react';
-import { useDataProvider, useRecordContext, useTranslate } from 'react-admin';
+import { useDataProvider, useRecordContext, useTranslate, type RaRecord } from 'react-admin';
 import { findChannelType } from '../../../common/channelTypes';
 import { ChannelStatus } from '../../../common/roles';
 import type { SwitchboardDataProvider } from '../../dataProvider';
@@ -44,6 +44,16 @@ export function ResponseTimeField(_: CellProps) {
   const translate = useTranslate();
   const milliseconds = Number(record?.response_time ?? 0);
   const testTime = Number(record?.test_time ?? 0);
+  const testError = String(record?.test_error ?? '');
+  if (testError) {
+    // the last test failed: say so, and why, rather than a time that measured a refusal
+    const said = translate('app.lists.last_error', { message: testError });
+    return (
+      <Tooltip title={testTime ? `${said} · ${translate('app.channel.tested_at', { time: formatTimestamp(testTime) })}` : said}>
+        <Chip size="small" color="error" variant="outlined" label={translate('app.lists.test_failed')} aria-label={said} data-testid="response-time" data-error={testError} sx={{ maxWidth: 160 }} />
+      </Tooltip>
+    );
+  }
   const label = milliseconds ? translate('app.channel.seconds', { seconds: (milliseconds / 1000).toFixed(2) }) : translate('app.channel.untested');
   return (
     <Tooltip title={testTime ? translate('app.channel.tested_at', { time: formatTimestamp(testTime) }) : translate('app.channel.never_tested')}>
@@ -52,25 +62,14 @@ export function ResponseTimeField(_: CellProps) {
   );
 }
 
-/** Clicking the balance asks the upstream again (types without a balance query say so instead). */
-export function BalanceField(_: CellProps) {
-  const record = useRecordContext();
-  const translate = useTranslate();
+/** Asks the upstream for the record's balance again and shows it; `updating` while it asks. */
+export function useBalanceUpdate(record: RaRecord | undefined) {
   const notice = useNotice();
   const dataProvider = useDataProvider<SwitchboardDataProvider>();
   const patchRecord = usePatchRecord('channel');
   const [updating, setUpdating] = useState(false);
-  if (!record) return null;
-  const text = formatBalance(Number(record.type), Number(record.balance ?? 0));
-  if (text === null) {
-    return (
-      <Typography variant="body2" component="span" color="text.secondary">
-        {translate('app.channel.balance_unsupported')}
-      </Typography>
-    );
-  }
-  const updatedAt = Number(record.balance_updated_time ?? 0);
   const update = async () => {
+    if (!record) return;
     setUpdating(true);
     try {
       const balance = await dataProvider.updateChannelBalance(record.id);
@@ -82,9 +81,37 @@ export function BalanceField(_: CellProps) {
       setUpdating(false);
     }
   };
+  return { updating, update };
+}
+
+/** Clicking the balance asks the upstream again (types without a balance query say so instead). */
+export function BalanceField(_: CellProps) {
+  const record = useRecordContext();
+  const translate = useTranslate();
+  const { updating, update } = useBalanceUpdate(record);
+  if (!record) return null;
+  const text = formatBalance(Number(record.type), Number(record.balance ?? 0));
+  if (text === null) {
+    return (
+      <Typography variant="body2" component="span" color="text.secondary">
+        {translate('app.channel.balance_unsupported')}
+      </Typography>
+    );
+  }
+  const updatedAt = Number(record.balance_updated_time ?? 0);
   return (
     <Tooltip title={`${updatedAt ? translate('app.channel.balance_updated_at', { time: formatTimestamp(updatedAt) }) : translate('app.channel.balance_never')} · ${translate('app.channel.balance_click')}`}>
-      <Chip size="small" variant="outlined" clickable onClick={updating ? undefined : update} label={updating ? '…' : text} />
+      <Chip
+        size="small"
+        variant="outlined"
+        clickable
+        onClick={(event) => {
+          // the row's own click opens the channel
+          event.stopPropagation();
+          if (!updating) update();
+        }}
+        label={updating ? '…' : text}
+      />
     </Tooltip>
   );
 }

@@ -1,11 +1,13 @@
 // The log table's cells beyond plain text: token counts (with the mark for
-// counts the gateway estimated), latency and the stream flag.
-import { Chip, Tooltip } from '@mui/material';
+// counts the gateway estimated), latency, the stream flag and the channel link.
+import { Chip, Link, Tooltip } from '@mui/material';
 import { useRecordContext, useTranslate } from 'react-admin';
+import { Link as RouterLink } from 'react-router-dom';
 
 interface CellProps {
   label?: string;
   sortBy?: string;
+  sortable?: boolean;
 }
 
 /** Prompt or completion tokens; "≈" when the upstream reported no usage and the gateway counted. */
@@ -36,8 +38,15 @@ export function StreamField(_: CellProps) {
   return <Chip size="small" variant="outlined" label={translate('app.log.stream')} />;
 }
 
+/** The channel a request went through, opening that channel (admins). */
 export function ChannelIdField(_: CellProps) {
   const record = useRecordContext();
+  const translate = useTranslate();
   const id = Number(record?.channel_id ?? 0);
-  return <span>{id ? `#${id}` : ''}</span>;
+  if (!id) return null;
+  return (
+    <Link component={RouterLink} to={`/channel/edit/${id}`} variant="body2" title={translate('app.lists.open_channel', { id })} onClick={(event) => event.stopPropagation()}>
+      #{id}
+    </Link>
+  );
 }

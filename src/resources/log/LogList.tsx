@@ -1,19 +1,23 @@
-// /log: admins read everyone's logs (with a username filter and column),
-// others their own. The window defaults to epoch 0 .. an hour from now,
-// fixed when the page opens; the line above the table sums the quota spent
-// within the filters.
-import { Box, Typography } from '@mui/material';
-import { useEffect, useMemo, useState } from 'react';
+// /log: admins read everyone's logs (with user and channel pickers and
+// columns), others their own. The window defaults to epoch 0 .. an hour from
+// now, fixed when the page opens, with presets for today, 7 and 30 days; the
+// line above the table sums the quota spent within the filters. A row's
+// channel and user open their records; its token keeps only that token's logs.
+import { Box, Button, ButtonGroup, Link, Typography } from '@mui/material';
+import { useEffect, useMemo, useState, type MouseEvent } from 'react';
 import {
-  Datagrid, List, SelectInput, TextField, TextInput, useDataProvider, useListContext, useTranslate,
+  AutocompleteInput, Datagrid, List, SelectInput, TextField, TextInput, useDataProvider, useGetList, useListContext, useRecordContext, useTranslate,
 } from 'react-admin';
+import { Link as RouterLink } from 'react-router-dom';
 import { isAdmin } from '../../../common/roles';
 import { readStoredUser } from '../../authProvider/storage';
 import type { LogFilter, SwitchboardDataProvider } from '../../dataProvider';
 import { useStatus } from '../../layout/status';
 import { errorMessage } from '../../pages/errorMessage';
 import { formatCount, formatQuota } from '../../quota';
-import { listDefaults } from '../shared/ListFrame';
+import { ActiveFilters } from '../shared/ActiveFilters';
+import { CardLine, CardList } from '../shared/CardList';
+import { listDefaults, ListBody, tableSx } from '../shared/ListFrame';
 import { QuotaField } from '../shared/QuotaField';
 import { StatusChip } from '../shared/StatusChip';
 import { formatTimestamp, TimestampField } from '../shared/TimestampField';
@@ -89,6 +93,138 @@ function LogStat({ admin }: { admin: boolean }) {
   );
 }
 
+/** A name picker (model, token, user): suggestions, and any other name typed in. */
+function NamePicker({ source, label, names }: { source: string; label: string; names: string[]; alwaysOn?: boolean }) {
+  const choices = [...new Set(names.filter(Boolean))].sort().map((name) => ({ id: name, name }));
+  return (
+    <AutocompleteInput
+      source={source}
+      label={label}
+      choices={choices}
+      translateChoice={false}
+      onCreate={(text) => (text ? { id: text, name: text } : undefined)}
+      createItemLabel="%{item}"
+      sx={{ minWidth: 180 }}
+      helperText={false}
+    />
+  );
+}
+
+const BIG_PAGE = { pagination: { page: 1, perPage: 100 }, sort: { field: 'id', order: 'DESC' as const } };
+
+function TokenPicker(props: { source: string; alwaysOn?: boolean }) {
+  const { data } = useGetList('token', BIG_PAGE);
+  return <NamePicker {...props} label="resources.log.fields.token_name" names={(data ?? []).map((token) => String(token.name))} />;
+}
+
+function UserPicker(props: { source: string; alwaysOn?: boolean }) {
+  const { data } = useGetList('user', BIG_PAGE);
+  return <NamePicker {...props} label="resources.log.fields.username" names={(data ?? []).map((user) => String(user.username))} />;
+}
+
+function ModelPicker(props: { source: string; alwaysOn?: boolean; admin: boolean }) {
+  const dataProvider = useDataProvider<SwitchboardDataProvider>();
+  const [models, setModels] = useState<string[]>([]);
+  useEffect(() => {
+    if (!props.admin) return;
+    let live = true;
+    dataProvider.channelModels().then((names) => live && setModels(names), () => undefined);
+    return () => {
+      live = false;
+    };
+  }, [dataProvider, props.admin]);
+  return <NamePicker source={props.source} label="resources.log.fields.model_name" names={models} />;
+}
+
+function ChannelPicker(_: { source: string; alwaysOn?: boolean }) {
+  const { data } = useGetList('channel', BIG_PAGE);
+  const choices = (data ?? []).map((channel) => ({ id: Number(channel.id), name: `#${channel.id} ${channel.name}` }));
+  return <AutocompleteInput source="channel" label="resources.log.fields.channel_id" choices={choices} translateChoice={false} sx={{ minWidth: 180 }} helperText={false} />;
+}
+
+const DAY = 86_400;
+
+/** Today, 7 days, 30 days: the window's start; its end stays where the page opened it. */
+function TimePresets({ end }: { end: number }) {
+  const { filterValues, displayedFilters, setFilters } = useListContext();
+  const translate = useTranslate();
+  const now = Math.floor(Date.now() / 1000);
+  const midnight = Math.floor(new Date(new Date().setHours(0, 0, 0, 0)).getTime() / 1000);
+  const presets = [
+    { key: 'today', start: midnight },
+    { key: 'last_7_days', start: now - 7 * DAY },
+    { key: 'last_30_days', start: now - 30 * DAY },
+  ];
+  return (
+    <ButtonGroup size="small" variant="outlined" aria-label={translate('app.lists.time_range')} sx={{ alignSelf: 'center', flexShrink: 0 }}>
+      {presets.map((preset) => (
+        <Button key={preset.key} onClick={() => setFilters({ ...filterValues, start_timestamp: preset.start, end_timestamp: end }, displayedFilters)}>
+          {translate(`app.lists.${preset.key}`)}
+        </Button>
+      ))}
+    </ButtonGroup>
+  );
+}
+
+function LogFilters({ defaults }: { defaults: Record<string, unknown> }) {
+  const translate = useTranslate();
+  return (
+    <Box sx={{ display: 'flex', flexWrap: 'wrap', alignItems: 'center', gap: 1, pr: 1 }}>
+      <Box sx={{ flexGrow: 1, minWidth: 0 }}>
+        <ActiveFilters
+          defaults={defaults}
+          labels={{
+            type: { label: 'resources.log.fields.type', format: (value) => translate(LOG_TYPE[Number(value) as 1]?.[0] ?? 'status.log.unknown') },
+            token_name: { label: 'resources.log.fields.token_name' },
+            model_name: { label: 'resources.log.fields.model_name' },
+            username: { label: 'resources.log.fields.username' },
+            channel: { label: 'resources.log.fields.channel_id', format: (value) => `#${value}` },
+            start_timestamp: { label: 'app.log.start_time', format: (value) => formatTimestamp(Number(value)) },
+            end_timestamp: { label: 'app.log.end_time', format: (value) => formatTimestamp(Number(value)) },
+          }}
+        />
+      </Box>
+      <TimePresets end={Number(defaults.end_timestamp)} />
+    </Box>
+  );
+}
+
+/** The token's name; a click keeps only that token's logs. */
+function TokenNameField(_: { label?: string; sortBy?: string }) {
+  const record = useRecordContext();
+  const { filterValues, displayedFilters, setFilters } = useListContext();
+  const translate = useTranslate();
+  const name = String(record?.token_name ?? '');
+  if (!name) return null;
+  return (
+    <Link
+      component="button"
+      type="button"
+      variant="body2"
+      title={translate('app.lists.filter_token', { name })}
+      onClick={(event: MouseEvent) => {
+        event.stopPropagation();
+        setFilters({ ...filterValues, token_name: name }, displayedFilters);
+      }}
+    >
+      {name}
+    </Link>
+  );
+}
+
+/** The user's name, opening their account (admins). */
+function UsernameLinkField(_: { label?: string; sortBy?: string }) {
+  const record = useRecordContext();
+  const translate = useTranslate();
+  const name = String(record?.username ?? '');
+  if (!record?.user_id) return <span>{name}</span>;
+  return (
+    <Link component={RouterLink} to={`/user/edit/${record.user_id}`} variant="body2" title={translate('app.lists.open_user', { name })} onClick={(event: MouseEvent) => event.stopPropagation()}>
+      {name}
+    </Link>
+  );
+}
+
 export function LogList() {
   const admin = isAdmin(readStoredUser()?.role);
   // computed once per visit, so the window holds still while the page is open
@@ -104,30 +240,49 @@ export function LogList() {
       slotProps={{ inputLabel: { shrink: true }, select: { displayEmpty: true } }}
       alwaysOn
     />,
-    <TextInput key="token_name" source="token_name" label="resources.log.fields.token_name" alwaysOn />,
-    <TextInput key="model_name" source="model_name" label="resources.log.fields.model_name" alwaysOn />,
+    <TokenPicker key="token_name" source="token_name" alwaysOn />,
+    <ModelPicker key="model_name" source="model_name" admin={admin} alwaysOn />,
     <DateTimeFilter key="start" source="start_timestamp" label="app.log.start_time" alwaysOn />,
     <DateTimeFilter key="end" source="end_timestamp" label="app.log.end_time" alwaysOn />,
-    ...(admin ? [<TextInput key="username" source="username" label="resources.log.fields.username" alwaysOn />] : []),
+    ...(admin ? [<UserPicker key="username" source="username" alwaysOn />, <ChannelPicker key="channel" source="channel" alwaysOn />] : []),
   ];
   return (
     <TitledPage title={admin ? 'app.log.title_all' : 'app.log.title_self'}>
       <List {...listDefaults} title="app.log.title_all" actions={false} filters={filters} filterDefaultValues={defaults} storeKey={false}>
+        <LogFilters defaults={defaults} />
         <LogStat admin={admin} />
-        <Datagrid bulkActionButtons={false} rowClick={false} sx={{ '& td, & th': { whiteSpace: 'nowrap' }, '& td.column-content': { whiteSpace: 'normal', minWidth: 220 } }}>
-          <TimestampField source="created_at" label="resources.log.fields.created_at" />
-          {admin && <TextField source="username" />}
-          <TextField source="token_name" />
-          <StatusChip source="type" label="resources.log.fields.type" labels={LOG_TYPE as never} />
-          <TextField source="model_name" />
-          <TokensField source="prompt_tokens" label="resources.log.fields.prompt_tokens" sortBy="prompt_tokens" />
-          <TokensField source="completion_tokens" label="resources.log.fields.completion_tokens" sortBy="completion_tokens" />
-          <QuotaField source="quota" label="resources.log.fields.quota" digits={QUOTA_DIGITS} />
-          <LatencyField label="resources.log.fields.elapsed_ms" sortBy="elapsed_ms" />
-          <StreamField label="resources.log.fields.is_stream" sortBy="is_stream" />
-          {admin && <ChannelIdField label="resources.log.fields.channel_id" sortBy="channel_id" />}
-          <TextField source="content" />
-        </Datagrid>
+        <ListBody
+          table={
+            <Datagrid bulkActionButtons={false} rowClick={false} sx={{ ...tableSx, '& td.column-content': { whiteSpace: 'normal', minWidth: 220, maxWidth: 480, overflowWrap: 'anywhere' } }}>
+              <TimestampField source="created_at" label="resources.log.fields.created_at" />
+              {admin && <UsernameLinkField label="resources.log.fields.username" sortBy="username" />}
+              <TokenNameField label="resources.log.fields.token_name" sortBy="token_name" />
+              <StatusChip source="type" label="resources.log.fields.type" labels={LOG_TYPE as never} />
+              <TextField source="model_name" />
+              <TokensField source="prompt_tokens" label="resources.log.fields.prompt_tokens" sortBy="prompt_tokens" />
+              <TokensField source="completion_tokens" label="resources.log.fields.completion_tokens" sortBy="completion_tokens" />
+              <QuotaField source="quota" label="resources.log.fields.quota" digits={QUOTA_DIGITS} />
+              <LatencyField label="resources.log.fields.elapsed_ms" sortBy="elapsed_ms" />
+              <StreamField label="resources.log.fields.is_stream" sortable={false} />
+              {admin && <ChannelIdField label="resources.log.fields.channel_id" sortBy="channel_id" />}
+              <TextField source="content" sortable={false} />
+            </Datagrid>
+          }
+          cards={
+            <CardList title={<><TimestampField source="created_at" /> <TextField source="model_name" /></>}>
+              <div>
+                <StatusChip source="type" labels={LOG_TYPE as never} />
+                <StreamField />
+                {admin && <ChannelIdField />}
+              </div>
+              {admin && <CardLine label="resources.log.fields.username"><UsernameLinkField /></CardLine>}
+              <CardLine label="resources.log.fields.token_name"><TokenNameField /></CardLine>
+              <CardLine label="resources.log.fields.quota"><QuotaField source="quota" digits={QUOTA_DIGITS} /></CardLine>
+              <CardLine label="resources.log.fields.prompt_tokens"><TokensField source="prompt_tokens" /> / <TokensField source="completion_tokens" /></CardLine>
+              <TextField source="content" variant="body2" sx={{ overflowWrap: 'anywhere' }} />
+            </CardList>
+          }
+        />
       </List>
     </TitledPage>
   );

@@ -1,5 +1,9 @@
-// Row actions: copy key, enable/disable (not for used codes), edit, delete.
-import { Stack } from '@mui/material';
+// Row actions: copy key, enable/disable (not for used codes), edit; in "more": delete.
+import BlockIcon from '@mui/icons-material/Block';
+import CheckCircleOutlineIcon from '@mui/icons-material/CheckCircleOutlineOutlined';
+import ContentCopyIcon from '@mui/icons-material/ContentCopy';
+import DeleteIcon from '@mui/icons-material/Delete';
+import EditIcon from '@mui/icons-material/Edit';
 import { useDataProvider, useRecordContext, useRefresh } from 'react-admin';
 import { useNavigate } from 'react-router-dom';
 import { RedemptionStatus } from '../../../common/roles';
@@ -7,7 +11,7 @@ import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
 import { errorMessage } from '../../pages/errorMessage';
 import { copyText } from '../shared/clipboard';
-import { RowButton } from '../shared/RowButton';
+import { RowActions } from '../shared/RowActions';
 
 export function RedemptionActions(_: { label?: string }) {
   const record = useRecordContext();
@@ -37,25 +41,31 @@ export function RedemptionActions(_: { label?: string }) {
   const used = record.status === RedemptionStatus.used;
   const enabled = record.status === RedemptionStatus.unused;
   return (
-    <Stack direction="row" spacing={0.5} sx={{ flexWrap: 'wrap' }}>
-      <RowButton label="app.redemption.copy_key" onClick={copyKey} />
-      <RowButton
-        label={enabled ? 'app.token.disable' : 'app.token.enable'}
-        color={enabled ? 'warning' : 'success'}
-        disabled={used}
-        onClick={() =>
-          run(() =>
-            dataProvider.update('redemption', {
-              id: record.id,
-              data: { status: enabled ? RedemptionStatus.disabled : RedemptionStatus.unused },
-              previousData: record,
-              meta: { statusOnly: true },
-            }),
-          )
-        }
-      />
-      <RowButton label="ra.action.edit" onClick={() => navigate(`/redemption/edit/${record.id}`)} />
-      <RowButton label="ra.action.delete" color="error" confirm="app.redemption.delete_title" onClick={() => run(() => dataProvider.delete('redemption', { id: record.id, previousData: record }))} />
-    </Stack>
+    <RowActions
+      actions={[
+        { key: 'copy', label: 'app.redemption.copy_key', icon: <ContentCopyIcon fontSize="small" />, onClick: copyKey },
+        {
+          key: 'toggle',
+          label: enabled ? 'app.token.disable' : 'app.token.enable',
+          icon: enabled ? <BlockIcon fontSize="small" /> : <CheckCircleOutlineIcon fontSize="small" />,
+          color: enabled ? 'warning' : 'success',
+          disabled: used,
+          onClick: () =>
+            run(() =>
+              dataProvider.update('redemption', {
+                id: record.id,
+                data: { status: enabled ? RedemptionStatus.disabled : RedemptionStatus.unused },
+                previousData: record,
+                meta: { statusOnly: true },
+              }),
+            ),
+        },
+        { key: 'edit', label: 'ra.action.edit', icon: <EditIcon fontSize="small" />, onClick: () => navigate(`/redemption/edit/${record.id}`) },
+        {
+          key: 'delete', label: 'ra.action.delete', icon: <DeleteIcon fontSize="small" />, color: 'error', confirm: 'app.redemption.delete_title', more: true,
+          onClick: () => run(() => dataProvider.delete('redemption', { id: record.id, previousData: record })),
+        },
+      ]}
+    />
   );
 }

@@ -1,15 +1,40 @@
+// What every list shares: server-side pages of 10/25/50/100 rows, the keyword
+// search, full width, and a table that becomes cards on a phone.
+import { useMediaQuery, type Theme } from '@mui/material';
+import type { ReactElement } from 'react';
 import { Pagination, SearchInput, type ListProps } from 'react-admin';
+import { PAGE_SIZES } from '../../../common/listQuery';
 import { PAGE_SIZE } from '../../dataProvider';
 
-/** Every list pages by the server's fixed page size and searches by keyword. */
+/** Rows-per-page choices (the server's `page_size`). */
+export const ROWS_PER_PAGE = [...PAGE_SIZES];
+
+export const listPagination = <Pagination rowsPerPageOptions={ROWS_PER_PAGE} />;
+
+/** Every list pages and sorts on the server and searches by keyword. */
 export const listDefaults: Partial<ListProps> = {
   perPage: PAGE_SIZE,
-  pagination: <Pagination rowsPerPageOptions={[PAGE_SIZE]} />,
+  pagination: listPagination,
   filters: [<SearchInput key="q" source="q" alwaysOn />],
   exporter: false,
   // an empty list still shows its toolbar (add button, search) rather than a splash
   empty: false,
-  // wide tables scroll inside their card on narrow screens instead of widening the page
-  sx: { width: '100%', minWidth: 0, '& .RaList-main': { minWidth: 0, width: '100%' }, '& .RaList-content': { overflowX: 'auto' } },
+  // a table wider than the screen scrolls inside its card instead of widening the page; the
+  // scroll sits on the table's own wrapper, because one on the card would clip the selection
+  // toolbar react-admin lays over the filters
+  sx: { width: '100%', minWidth: 0, '& .RaList-main': { minWidth: 0, width: '100%' }, '& .RaDatagrid-tableWrapper': { overflowX: 'auto' } },
   sort: { field: 'id', order: 'DESC' },
 };
+
+/** Whether the screen is below the small breakpoint (a phone): lists show cards there. */
+export function useSmallScreen(): boolean {
+  return useMediaQuery((theme: Theme) => theme.breakpoints.down('sm'), { noSsr: true });
+}
+
+/** The table on wide screens, the cards on a phone. */
+export function ListBody({ table, cards }: { table: ReactElement; cards: ReactElement }) {
+  return useSmallScreen() ? cards : table;
+}
+
+/** Table cells on one line; the row's cursor says a click opens it. */
+export const tableSx = { '& td, & th': { whiteSpace: 'nowrap' }, '& td': { py: 0.5 } } as const;

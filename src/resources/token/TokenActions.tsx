@@ -1,31 +1,33 @@
 // Row actions of the token list: copy (with client targets), chat (with client
-// targets), enable/disable (only between 1 and 2), edit, delete (confirmed).
+// targets), enable/disable (only between 1 and 2), edit; in "more": delete (confirmed).
+import BlockIcon from '@mui/icons-material/Block';
 import ChatIcon from '@mui/icons-material/Chat';
+import CheckCircleOutlineIcon from '@mui/icons-material/CheckCircleOutlineOutlined';
 import ContentCopyIcon from '@mui/icons-material/ContentCopy';
 import DeleteIcon from '@mui/icons-material/Delete';
 import EditIcon from '@mui/icons-material/Edit';
-import { Button, ButtonGroup, Dialog, DialogActions, DialogContent, DialogTitle, Menu, MenuItem, Stack } from '@mui/material';
+import { Menu, MenuItem } from '@mui/material';
 import { useState } from 'react';
-import { useDataProvider, useRecordContext, useRefresh, useTranslate, useUpdate } from 'react-admin';
-import { Link as RouterLink } from 'react-router-dom';
+import { useDataProvider, useRecordContext, useRefresh, useUpdate } from 'react-admin';
+import { useNavigate } from 'react-router-dom';
 import { TokenStatus } from '../../../common/roles';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
 import { useStatus } from '../../layout/status';
 import { errorMessage } from '../../pages/errorMessage';
 import { copyText } from '../shared/clipboard';
+import { RowActions } from '../shared/RowActions';
 import { CLIENT_TARGETS, type ClientTarget } from './clientTargets';
 
 export function TokenActions(_: { label?: string }) {
   const record = useRecordContext();
-  const translate = useTranslate();
+  const navigate = useNavigate();
   const notice = useNotice();
   const refresh = useRefresh();
   const dataProvider = useDataProvider<SwitchboardDataProvider>();
   const { status } = useStatus();
   const [update] = useUpdate();
   const [menu, setMenu] = useState<{ anchor: HTMLElement; chat: boolean } | null>(null);
-  const [confirmDelete, setConfirmDelete] = useState(false);
   if (!record) return null;
 
   const useTarget = async (target: ClientTarget) => {
@@ -59,7 +61,6 @@ export function TokenActions(_: { label?: string }) {
   };
 
   const remove = async () => {
-    setConfirmDelete(false);
     try {
       await dataProvider.delete('token', { id: record.id, previousData: record });
       notice('app.common.operation_success', 'success');
@@ -70,44 +71,33 @@ export function TokenActions(_: { label?: string }) {
   };
 
   const toggleable = record.status === TokenStatus.enabled || record.status === TokenStatus.disabled;
+  const enabled = record.status === TokenStatus.enabled;
   return (
-    <Stack direction="row" spacing={0.5} sx={{ flexWrap: 'wrap', rowGap: 0.5 }}>
-      <ButtonGroup size="small" variant="outlined">
-        <Button startIcon={<ContentCopyIcon />} onClick={(event) => setMenu({ anchor: event.currentTarget, chat: false })}>
-          {translate('app.token.copy')}
-        </Button>
-        <Button startIcon={<ChatIcon />} onClick={(event) => setMenu({ anchor: event.currentTarget, chat: true })}>
-          {translate('app.token.chat')}
-        </Button>
-      </ButtonGroup>
-      <Menu anchorEl={menu?.anchor} open={Boolean(menu)} onClose={() => setMenu(null)}>
+    <>
+      <RowActions
+        actions={[
+          { key: 'copy', label: 'app.token.copy', icon: <ContentCopyIcon fontSize="small" />, onClick: (anchor) => setMenu({ anchor, chat: false }) },
+          { key: 'chat', label: 'app.token.chat', icon: <ChatIcon fontSize="small" />, onClick: (anchor) => setMenu({ anchor, chat: true }) },
+          ...(toggleable
+            ? [{
+                key: 'toggle',
+                label: enabled ? 'app.token.disable' : 'app.token.enable',
+                icon: enabled ? <BlockIcon fontSize="small" /> : <CheckCircleOutlineIcon fontSize="small" />,
+                color: enabled ? ('warning' as const) : ('success' as const),
+                onClick: toggle,
+              }]
+            : []),
+          { key: 'edit', label: 'ra.action.edit', icon: <EditIcon fontSize="small" />, onClick: () => navigate(`/token/edit/${record.id}`) },
+          { key: 'delete', label: 'ra.action.delete', icon: <DeleteIcon fontSize="small" />, color: 'error', confirm: 'app.token.delete_title', confirmArgs: { name: record.name }, onClick: remove, more: true },
+        ]}
+      />
+      <Menu anchorEl={menu?.anchor} open={Boolean(menu)} onClose={() => setMenu(null)} onClick={(event) => event.stopPropagation()}>
         {CLIENT_TARGETS.filter((target) => (menu?.chat ? target.chat : true)).map((target) => (
           <MenuItem key={target.id} onClick={() => useTarget(target)}>
             {target.label}
           </MenuItem>
         ))}
       </Menu>
-      {toggleable && (
-        <Button size="small" color={record.status === TokenStatus.enabled ? 'warning' : 'success'} onClick={toggle}>
-          {translate(record.status === TokenStatus.enabled ? 'app.token.disable' : 'app.token.enable')}
-        </Button>
-      )}
-      <Button size="small" component={RouterLink} to={`/token/edit/${record.id}`} startIcon={<EditIcon />}>
-        {translate('ra.action.edit')}
-      </Button>
-      <Button size="small" color="error" startIcon={<DeleteIcon />} onClick={() => setConfirmDelete(true)}>
-        {translate('ra.action.delete')}
-      </Button>
-      <Dialog open={confirmDelete} onClose={() => setConfirmDelete(false)}>
-        <DialogTitle>{translate('app.token.delete_title', { name: record.name })}</DialogTitle>
-        <DialogContent>{translate('ra.message.are_you_sure')}</DialogContent>
-        <DialogActions>
-          <Button onClick={() => setConfirmDelete(false)}>{translate('ra.action.cancel')}</Button>
-          <Button color="error" variant="contained" disableElevation onClick={remove}>
-            {translate('ra.action.delete')}
-          </Button>
-        </DialogActions>
-      </Dialog>
-    </Stack>
+    </>
   );
 }

@@ -1,8 +1,15 @@
 // Manage users: group badges, statistics, role and status, and the manage
-// actions (all disabled on root rows). Rows open /user/edit/{id}.
+// actions (all disabled on root rows). Rows open /user/edit/{id}. The server
+// sorts (across pages), filters by role and status, and pages.
+import ArrowDownwardIcon from '@mui/icons-material/ArrowDownward';
+import ArrowUpwardIcon from '@mui/icons-material/ArrowUpward';
+import BlockIcon from '@mui/icons-material/Block';
+import CheckCircleOutlineIcon from '@mui/icons-material/CheckCircleOutlineOutlined';
+import DeleteIcon from '@mui/icons-material/Delete';
+import EditIcon from '@mui/icons-material/Edit';
 import { Chip, Stack, Tooltip, Typography } from '@mui/material';
-import { Datagrid, List, NumberField, useDataProvider, useRecordContext, useRefresh, useTranslate } from 'react-admin';
-import { Link as RouterLink } from 'react-router-dom';
+import { Datagrid, List, NumberField, SearchInput, SelectInput, useDataProvider, useRecordContext, useRefresh, useTranslate } from 'react-admin';
+import { Link as RouterLink, useNavigate } from 'react-router-dom';
 import { Role, UserStatus } from '../../../common/roles';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
@@ -11,8 +18,10 @@ import { errorMessage } from '../../pages/errorMessage';
 import { formatCount, formatQuota } from '../../quota';
 import { AddActions } from '../shared/AddButton';
 import { GroupChips } from '../shared/GroupChips';
-import { listDefaults } from '../shared/ListFrame';
-import { RowButton } from '../shared/RowButton';
+import { ActiveFilters } from '../shared/ActiveFilters';
+import { CardList } from '../shared/CardList';
+import { listDefaults, ListBody, tableSx } from '../shared/ListFrame';
+import { RowActions } from '../shared/RowActions';
 import { StatusChip } from '../shared/StatusChip';
 import { TitledPage } from '../shared/TitledPage';
 
@@ -55,6 +64,7 @@ function ManageActions(_: { label?: string }) {
   const dataProvider = useDataProvider<SwitchboardDataProvider>();
   const notice = useNotice();
   const refresh = useRefresh();
+  const navigate = useNavigate();
   if (!record) return null;
   const locked = record.role >= Role.root;
   const act = (action: 'promote' | 'demote' | 'delete' | 'enable' | 'disable') => async () => {
@@ -66,33 +76,75 @@ function ManageActions(_: { label?: string }) {
       notice(errorMessage(error), 'error');
     }
   };
+  const enabled = record.status === UserStatus.enabled;
   return (
-    <Stack direction="row" spacing={0.5} sx={{ flexWrap: 'wrap' }}>
-      <RowButton label="app.user.promote" disabled={locked} confirm="app.user.promote_title" onClick={act('promote')} />
-      <RowButton label="app.user.demote" disabled={locked} confirm="app.user.demote_title" onClick={act('demote')} />
-      {record.status === UserStatus.enabled ? (
-        <RowButton label="app.user.disable" color="warning" disabled={locked} onClick={act('disable')} />
-      ) : (
-        <RowButton label="app.user.enable" color="success" disabled={locked} onClick={act('enable')} />
-      )}
-      <RowButton label="ra.action.delete" color="error" disabled={locked} confirm="app.user.delete_title" onClick={act('delete')} />
-    </Stack>
+    <RowActions
+      actions={[
+        {
+          key: 'toggle',
+          label: enabled ? 'app.user.disable' : 'app.user.enable',
+          icon: enabled ? <BlockIcon fontSize="small" /> : <CheckCircleOutlineIcon fontSize="small" />,
+          color: enabled ? 'warning' : 'success',
+          disabled: locked,
+          onClick: act(enabled ? 'disable' : 'enable'),
+        },
+        { key: 'edit', label: 'ra.action.edit', icon: <EditIcon fontSize="small" />, onClick: () => navigate(`/user/edit/${record.id}`) },
+        { key: 'promote', label: 'app.user.promote', icon: <ArrowUpwardIcon fontSize="small" />, disabled: locked, confirm: 'app.user.promote_title', onClick: act('promote'), more: true },
+        { key: 'demote', label: 'app.user.demote', icon: <ArrowDownwardIcon fontSize="small" />, disabled: locked, confirm: 'app.user.demote_title', onClick: act('demote'), more: true },
+        { key: 'delete', label: 'ra.action.delete', icon: <DeleteIcon fontSize="small" />, color: 'error', disabled: locked, confirm: 'app.user.delete_title', onClick: act('delete'), more: true },
+      ]}
+    />
   );
 }
+
+const ROLE_CHOICES = Object.entries(ROLE).map(([id, [name]]) => ({ id: Number(id), name }));
+const STATUS_CHOICES = Object.entries(USER_STATUS).map(([id, [name]]) => ({ id: Number(id), name }));
+
+const filters = [
+  <SearchInput key="q" source="q" alwaysOn />,
+  <SelectInput key="role" source="role" label="resources.user.fields.role" choices={ROLE_CHOICES} emptyText="app.lists.any" alwaysOn sx={{ minWidth: 140 }} helperText={false} />,
+  <SelectInput key="status" source="status" label="resources.user.fields.status" choices={STATUS_CHOICES} emptyText="app.lists.any" alwaysOn sx={{ minWidth: 140 }} helperText={false} />,
+];
+
+function UserFilters() {
+  const translate = useTranslate();
+  return (
+    <ActiveFilters
+      labels={{
+        role: { label: 'resources.user.fields.role', format: (value) => translate(ROLE[Number(value) as 1]?.[0] ?? 'status.role.unknown') },
+        status: { label: 'resources.user.fields.status', format: (value) => translate(USER_STATUS[Number(value) as 1]?.[0] ?? 'status.user.unknown') },
+      }}
+    />
+  );
+}
+
+const RoleField = (_: { label?: string; sortBy?: string }) => <StatusChip source="role" labels={ROLE as never} />;
+const UserStatusField = (_: { label?: string; sortBy?: string }) => <StatusChip source="status" labels={USER_STATUS as never} />;
 
 export function UserList() {
   return (
     <TitledPage title="app.user.title">
-      <List {...listDefaults} title="app.user.title" actions={<AddActions to="/user/add" label="app.user.add" />}>
-        <Datagrid bulkActionButtons={false} rowClick={false}>
-          <NumberField source="id" />
-          <UsernameField label="resources.user.fields.username" sortBy="username" />
-          <GroupChips label="resources.user.fields.group" sortBy="group" />
-          <StatisticsField label="app.user.statistics" sortBy="quota" />
-          <StatusChip source="role" label="resources.user.fields.role" labels={ROLE as never} />
-          <StatusChip source="status" label="resources.user.fields.status" labels={USER_STATUS as never} />
-          <ManageActions label="app.common.actions" />
-        </Datagrid>
+      <List {...listDefaults} title="app.user.title" filters={filters} actions={<AddActions to="/user/add" label="app.user.add" />}>
+        <UserFilters />
+        <ListBody
+          table={
+            <Datagrid bulkActionButtons={false} rowClick={(id) => `/user/edit/${id}`} sx={tableSx}>
+              <NumberField source="id" />
+              <UsernameField label="resources.user.fields.username" sortBy="username" />
+              <GroupChips label="resources.user.fields.group" sortBy="group" />
+              <StatisticsField label="app.user.statistics" sortBy="quota" />
+              <RoleField label="resources.user.fields.role" sortBy="role" />
+              <UserStatusField label="resources.user.fields.status" sortBy="status" />
+              <ManageActions label="app.common.actions" />
+            </Datagrid>
+          }
+          cards={
+            <CardList title={<UsernameField />} actions={<ManageActions />} linkTo={(record) => `/user/edit/${record.id}`}>
+              <div><RoleField /><UserStatusField /><GroupChips /></div>
+              <StatisticsField />
+            </CardList>
+          }
+        />
       </List>
     </TitledPage>
   );
