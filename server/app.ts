@@ -22,6 +22,7 @@ import { connectRedis } from './plugins/redis';
 import { SessionSigner } from './plugins/session';
 import { accountRoutes } from './routes/api/account';
 import { channelRoutes } from './routes/api/channel';
+import { dashboardRoutes } from './routes/api/dashboard';
 import { logRoutes } from './routes/api/log';
 import { oauthRoutes } from './routes/api/oauth';
 import { miscRoutes } from './routes/api/misc';
@@ -180,6 +181,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   await app.register(tokenRoutes);
   await app.register(redemptionRoutes);
   await app.register(logRoutes);
+  await app.register(dashboardRoutes);
   await app.register(channelRoutes);
   await app.register(relayRoutes);
   scheduleChannelHealthChecks(app, config.channelRetestIntervalSeconds);

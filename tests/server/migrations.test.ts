@@ -18,6 +18,10 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
   sessions: ['id_hash', 'user_id', 'created_at', 'expires_at', 'revoked'],
   reservations: ['id', 'node_id', 'user_id', 'token_id', 'limited', 'amount', 'state', 'created_at'],
   relay_nodes: ['id', 'lease_expires_at', 'started_at'],
+  usage_hourly: [
+    'hour', 'user_id', 'token_id', 'model', 'channel_id', 'requests', 'errors', 'prompt_tokens', 'completion_tokens', 'quota', 'latency_ms_sum',
+    'latency_le_100', 'latency_le_250', 'latency_le_500', 'latency_le_1000', 'latency_le_2500', 'latency_le_5000', 'latency_le_10000', 'latency_le_30000', 'latency_le_60000', 'latency_over',
+  ],
 };
 
 for (const target of targets) {
@@ -46,6 +50,7 @@ for (const target of targets) {
         '0005-concurrency-limits',
         '0006-sessions',
         '0007-exact-identity-columns',
+        '0008-usage-rollups',
       ]);
       const tables = await db.introspection.getTables();
       for (const [table, columns] of Object.entries(EXPECTED_COLUMNS)) {

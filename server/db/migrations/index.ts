@@ -8,6 +8,7 @@ import * as reservations from './0004-reservations';
 import * as concurrencyLimits from './0005-concurrency-limits';
 import * as sessions from './0006-sessions';
 import * as exactIdentityColumns from './0007-exact-identity-columns';
+import * as usageRollups from './0008-usage-rollups';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -17,6 +18,7 @@ export const migrations: Record<string, Migration> = {
   '0005-concurrency-limits': concurrencyLimits,
   '0006-sessions': sessions,
   '0007-exact-identity-columns': exactIdentityColumns,
+  '0008-usage-rollups': usageRollups,
 };
 
 export const migrationProvider: MigrationProvider = {

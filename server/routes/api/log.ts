@@ -1,6 +1,8 @@
 // Usage logs: admins read everyone's, users their own (by user id, so a
 // rename loses nothing). Filters: type, username (admin), token_name,
 // model_name, start_timestamp, end_timestamp; 10 per page, newest first.
+// The stats read the hourly rollups when the filters fit them (no username or
+// token name, a range of whole hours or none), else sum the logs.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely';
 import { ok } from '../../../common/envelope';
@@ -9,6 +11,7 @@ import { LogType, Role } from '../../../common/roles';
 import type { Database } from '../../db/database';
 import { callerOf, requireRole } from '../../plugins/auth';
 import { ITEMS_PER_PAGE, pageOf, pageOffset, SEARCH_LIMIT, startsWith } from '../../repositories/pagination';
+import { usageTotals } from '../../repositories/usage';
 import { logQuerySchema, searched } from './inputSchemas';
 
 function filtersOf(query: Record<string, unknown>, admin: boolean): LogFilter {
@@ -25,6 +28,14 @@ function filtersOf(query: Record<string, unknown>, admin: boolean): LogFilter {
     start_timestamp: number('start_timestamp'),
     end_timestamp: number('end_timestamp'),
   };
+}
+
+/** The stat's filters as a rollup read (a range from the start of an hour to the end of one), or undefined when only the logs can answer. */
+function rollupReadOf(filters: LogFilter, userId: number | undefined) {
+  if (filters.username || filters.token_name) return undefined;
+  const { start_timestamp: start, end_timestamp: end } = filters;
+  if ((start !== undefined && start % 3600 !== 0) || (end !== undefined && (end + 1) % 3600 !== 0)) return undefined;
+  return { scope: { userId, model: filters.model_name }, range: { from: start, to: end === undefined ? undefined : end + 1 } };
 }
 
 function applyFilters<O>(query: SelectQueryBuilder<Database, 'logs', O>, filters: LogFilter, userId?: number) {
@@ -78,6 +89,11 @@ export async function logRoutes(app: FastifyInstance): Promise<void> {
   const stat = (self: boolean) => async (request: FastifyRequest) => {
     // consumption only: the stat is what was spent, whatever type the page shows
     const filters = { ...filtersOf(request.query as Record<string, unknown>, !self), type: LogType.consume };
+    const rollupRead = rollupReadOf(filters, scopeOf(request, self));
+    if (rollupRead) {
+      const totals = await usageTotals(db, rollupRead.scope, rollupRead.range);
+      return ok({ quota: totals.quota, token: totals.prompt_tokens + totals.completion_tokens });
+    }
     const row = await applyFilters(
       db.selectFrom('logs').select((eb: ExpressionBuilder<Database, 'logs'>) => [
         eb.fn.coalesce(eb.fn.sum<number>('quota'), eb.lit(0)).as('quota'),
