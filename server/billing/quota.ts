@@ -157,8 +157,9 @@ const logsOf = (settlements: readonly Settlement[]) => settlements.flatMap((sett
 export async function settleQuota(db: Kysely<Database>, settlements: readonly Settlement[], failures: readonly FailedRelay[] = []): Promise<void> {
   const totals = settlementTotals(settlements);
   await db.transaction().execute(async (transaction) => {
-    await applyTotals(transaction, totals);
+    // the logs and rollups first: the users' rows, which every reservation needs, stay locked the shortest time
     await insertLogs(transaction, logsOf(settlements), failures);
+    await applyTotals(transaction, totals);
   });
 }
 
@@ -199,8 +200,9 @@ async function settleReserved(db: Kysely<Database>, settlements: readonly Settle
         applied.push({ ...settlement, reservation: { ...settlement.reservation, amount: refund } });
       }
       if (rows.length > 0) await transaction.deleteFrom('reservations').where('id', 'in', rows.map((row) => row.id)).execute();
-      await applyTotals(transaction, settlementTotals(applied));
+      // the logs and rollups before the balances: the users' rows, which every reservation needs, stay locked the shortest time
       await insertLogs(transaction, logsOf(applied), failures);
+      await applyTotals(transaction, settlementTotals(applied));
     });
 }
 

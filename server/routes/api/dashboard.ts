@@ -1,7 +1,9 @@
-// The usage dashboard (common/dashboard.ts): every figure from the hourly
+// The usage dashboard (common/dashboard.ts): every figure from the usage
 // rollups (repositories/usage.ts), names, balances and channel health from
 // their own tables; never a scan of the logs. A range is read in whole
-// buckets: its start goes down to the start of its hour or day.
+// buckets, from the rollups of its granularity: its start goes down to the
+// start of its hour or day, and its last bucket is read whole. The fixed
+// windows are whole UTC days: today, and the 7 and 30 days ending today.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { AdminDashboard, ChannelHealth, Dashboard, DashboardGranularity, UsagePoint, UsageTotals } from '../../../common/dashboard';
@@ -9,7 +11,7 @@ import { fail, ok } from '../../../common/envelope';
 import { ChannelStatus, Role } from '../../../common/roles';
 import type { Database } from '../../db/database';
 import { callerOf, requireRole } from '../../plugins/auth';
-import { latencyPercentile, topUsage, usageSeries, windowTotals, type HourRange, type UsageScope } from '../../repositories/usage';
+import { latencyPercentile, topUsage, usageSeries, windowTotals, type PeriodRange, type UsageScope } from '../../repositories/usage';
 import { dashboardQuerySchema } from './inputSchemas';
 
 const HOUR = 3600;
@@ -50,6 +52,8 @@ function paramsOf(query: Record<string, string | undefined>, admin: boolean, now
   };
 }
 
+const rangeOf = ({ start, end, granularity }: DashboardParams): PeriodRange => ({ seconds: granularity === 'hour' ? HOUR : DAY, from: start, to: end });
+
 /** Every bucket of the range in order, zeros where no rollup was. */
 function filledSeries(start: number, end: number, unit: number, found: readonly UsagePoint[]): UsagePoint[] {
   const byBucket = new Map(found.map((point) => [point.bucket, point]));
@@ -81,12 +85,12 @@ async function namesOf(db: Kysely<Database>, table: 'tokens' | 'channels', ids: 
 async function userDashboard(db: Kysely<Database>, callerId: number, params: DashboardParams, now: number): Promise<Dashboard> {
   const { start, end, granularity, scope } = params;
   const unit = granularity === 'hour' ? HOUR : DAY;
-  const range: HourRange = { from: start, to: end };
-  const hourNow = now - (now % HOUR);
+  const range = rangeOf(params);
+  const today = now - (now % DAY);
   const [balance, windows, found, models, tokens] = await Promise.all([
     db.selectFrom('users').select('quota').where('id', '=', callerId).executeTakeFirst(),
-    windowTotals(db, scope, [now - (now % DAY), hourNow - 7 * DAY, hourNow - 30 * DAY], now + 1),
-    usageSeries(db, scope, range, unit),
+    windowTotals(db, scope, [today, today - 6 * DAY, today - 29 * DAY], now + 1),
+    usageSeries(db, scope, range),
     topUsage(db, scope, range, 'model', TOP_MODELS),
     topUsage(db, scope, range, 'token_id', TOP_TOKENS),
   ]);
@@ -125,7 +129,7 @@ async function channelHealth(db: Kysely<Database>): Promise<ChannelHealth> {
 }
 
 async function adminDashboard(db: Kysely<Database>, callerId: number, params: DashboardParams, now: number): Promise<AdminDashboard> {
-  const range: HourRange = { from: params.start, to: params.end };
+  const range = rangeOf(params);
   const [own, users, channels, health] = await Promise.all([
     userDashboard(db, callerId, params, now),
     topUsage(db, params.scope, range, 'user_id', TOP_USERS),
