@@ -56,6 +56,22 @@ for (const target of targets) {
       expect((await get(root, '/api/log/stat?model_name=nothing')).data).toEqual({ quota: 0, token: 0 });
     });
 
+    it('exports the filtered logs as CSV, newest first, users only their own', async () => {
+      const all = await asBrowser(app, root, { method: 'GET', url: '/api/log/export?type=2' });
+      expect(all.headers['content-type']).toBe('text/csv; charset=utf-8');
+      expect(all.headers['content-disposition']).toMatch(/^attachment; filename="logs-\d+\.csv"$/);
+      const lines = all.body.trimEnd().split('\r\n');
+      expect(lines[0]).toBe('id,created_at,type,username,token_name,model_name,channel_id,quota,prompt_tokens,completion_tokens,elapsed_ms,is_stream,estimated,content');
+      expect(lines.slice(1).map((line) => line.split(',')[3])).toEqual(['root', 'lena', 'lena']);
+      expect(lines[1]).toMatch(/,root,laptop,gpt-4,0,10,5,5,0,0,0,"model ratio 15\.00, group ratio 1\.00"$/);
+      const own = await asBrowser(app, user, { method: 'GET', url: '/api/log/self/export?username=root&model_name=gpt-3.5-turbo' });
+      const ownLines = own.body.trimEnd().split('\r\n');
+      expect(ownLines).toHaveLength(2);
+      expect(ownLines[1]).toContain(',lena,laptop,gpt-3.5-turbo,0,4000000000,');
+      expect((await asBrowser(app, user, { method: 'GET', url: '/api/log/export' })).json()).toEqual({ success: false, message: 'insufficient permission' });
+      expect((await asBrowser(app, undefined, { method: 'GET', url: '/api/log/self/export' })).statusCode).toBe(401);
+    });
+
     it('searches by type or content prefix', async () => {
       expect((await get(user, '/api/log/self/search?keyword=1')).data.map((row: { content: string }) => row.content)).toEqual(['top-up']);
       expect((await get(root, '/api/log/search?keyword=model%20ratio')).data).toHaveLength(3);

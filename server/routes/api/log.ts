@@ -2,8 +2,11 @@
 // rename loses nothing). Filters: type, username (admin), token_name,
 // model_name, start_timestamp, end_timestamp; 10 per page, newest first.
 // The stats read the hourly rollups when the filters fit them (no username or
-// token name, a range of whole hours or none), else sum the logs.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+// token name, a range of whole hours or none), else sum the logs. The exports
+// stream every log the list's filters select as CSV, newest first, a page
+// of rows per query (by id, so a long export never holds one huge result).
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely';
 import { ok } from '../../../common/envelope';
 import type { LogFilter, LogRecord } from '../../../common/records';
@@ -73,6 +76,16 @@ function toLogRecord(row: Record<string, unknown>): LogRecord & { elapsed_ms: nu
   };
 }
 
+const EXPORT_COLUMNS = ['id', 'created_at', 'type', 'username', 'token_name', 'model_name', 'channel_id', 'quota', 'prompt_tokens', 'completion_tokens', 'elapsed_ms', 'is_stream', 'estimated', 'content'] as const;
+const EXPORT_PAGE = 1000;
+
+/** One CSV field (RFC 4180); text a spreadsheet would run as a formula is prefixed with a quote. */
+function csvField(value: unknown): string {
+  let text = String(value ?? '');
+  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
 export async function logRoutes(app: FastifyInstance): Promise<void> {
   const { db } = app.ctx;
   const admin = requireRole(Role.admin);
@@ -111,6 +124,28 @@ export async function logRoutes(app: FastifyInstance): Promise<void> {
     return ok({ quota: Number(row?.quota ?? 0), token: promptTokens + completionTokens });
   };
 
+  const exported = (self: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const filters = filtersOf(request.query as Record<string, unknown>, !self);
+    const scope = scopeOf(request, self);
+    async function* lines() {
+      yield `${EXPORT_COLUMNS.join(',')}\r\n`;
+      let before: number | undefined;
+      for (;;) {
+        let query = applyFilters(db.selectFrom('logs').selectAll(), filters, scope);
+        if (before !== undefined) query = query.where('id', '<', before);
+        const rows = await query.orderBy('id', 'desc').limit(EXPORT_PAGE).execute();
+        if (rows.length === 0) return;
+        yield rows.map((row) => `${EXPORT_COLUMNS.map((column) => csvField(row[column])).join(',')}\r\n`).join('');
+        if (rows.length < EXPORT_PAGE) return;
+        before = Number(rows[rows.length - 1].id);
+      }
+    }
+    return reply
+      .type('text/csv; charset=utf-8')
+      .header('content-disposition', `attachment; filename="logs-${Math.floor(Date.now() / 1000)}.csv"`)
+      .send(Readable.from(lines()));
+  };
+
   const search = (self: boolean) => async (request: FastifyRequest) => {
     const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
     // logs.type is a 32-bit integer: a longer run of digits is no type, only text
@@ -128,4 +163,6 @@ export async function logRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/log/self', { preHandler: signedIn, schema: logQuerySchema }, list(true));
   app.get('/api/log/self/stat', { preHandler: signedIn, schema: logQuerySchema }, stat(true));
   app.get('/api/log/self/search', { preHandler: signedIn, schema: searched }, search(true));
+  app.get('/api/log/export', { preHandler: admin, schema: logQuerySchema }, exported(false));
+  app.get('/api/log/self/export', { preHandler: signedIn, schema: logQuerySchema }, exported(true));
 }
