@@ -38,6 +38,7 @@ import { kyselyLedger, returnHeldQuota } from './billing/quota';
 import { leaseSettingsFromEnv, newNodeId, requestIdsOf, startNodeLease } from './relay/nodeLease';
 import { SqliteLedger } from './billing/sqliteLedger';
 import { scheduleChannelHealthChecks } from './channels/channelHealth';
+import { scheduleLogRetention } from './billing/logRetention';
 import { ensureRootUser, rootPasswordBanner } from './bootstrap';
 import { WriteWatchPlugin } from './db/writeWatch';
 import { RelayCache } from './relay/relayCache';
@@ -185,6 +186,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   await app.register(channelRoutes);
   await app.register(relayRoutes);
   scheduleChannelHealthChecks(app, config.channelRetestIntervalSeconds);
+  scheduleLogRetention(app);
 
   const indexHtml = join(config.consoleDir, 'index.html');
   const consoleBuilt = existsSync(indexHtml);

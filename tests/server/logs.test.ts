@@ -1,6 +1,7 @@
 // Log listing, filters, scope and stats on SQLite, PostgreSQL and MySQL.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pruneLogs } from '../../server/billing/logRetention';
 import { insertLog } from '../../server/repositories/logs';
 import { asBrowser, buildTestApp, login, register, ROOT_PASSWORD } from '../support/app';
 import { databaseTargets, type TestDatabase } from '../support/databases';
@@ -70,6 +71,21 @@ for (const target of targets) {
       expect(ownLines[1]).toContain(',lena,laptop,gpt-3.5-turbo,0,4000000000,');
       expect((await asBrowser(app, user, { method: 'GET', url: '/api/log/export' })).json()).toEqual({ success: false, message: 'insufficient permission' });
       expect((await asBrowser(app, undefined, { method: 'GET', url: '/api/log/self/export' })).statusCode).toBe(401);
+    });
+
+    it('prunes logs past LogRetentionDays in small batches, and the rollups keep their figures', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      const old = { userId, username: 'lena', type: 2, content: 'old', modelName: 'gpt-4', quota: 7, promptTokens: 1, completionTokens: 1, createdAt: now - 40 * 86_400 };
+      for (let index = 0; index < 5; index += 1) await insertLog(app.ctx.db, old);
+      const statBefore = (await get(user, '/api/log/self/stat')).data;
+      const logsBefore = Number((await app.ctx.db.selectFrom('logs').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow()).count);
+      expect(await pruneLogs(app.ctx.db, now - 30 * 86_400, { rowsPerDelete: 2, pauseMs: 1 })).toBe(5);
+      const logsAfter = Number((await app.ctx.db.selectFrom('logs').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow()).count);
+      expect(logsAfter).toBe(logsBefore - 5);
+      expect((await app.ctx.db.selectFrom('logs').select('id').where('content', '=', 'old').execute()).length).toBe(0);
+      // the stat reads the rollups: what the pruned logs recorded still counts
+      expect((await get(user, '/api/log/self/stat')).data).toEqual(statBefore);
+      expect(await pruneLogs(app.ctx.db, now - 30 * 86_400)).toBe(0);
     });
 
     it('searches by type or content prefix', async () => {
