@@ -375,6 +375,8 @@ export const OPTION_SPECS = {
   AutomaticDisableChannelEnabled: { kind: 'toggle', default: 'false' },
   ChannelDisableThreshold: { kind: 'number', default: '5' },
   LogConsumeEnabled: { kind: 'toggle', default: 'true' },
+  /** Logs older than this many days are deleted by a background job (the usage rollups keep their figures); 0 keeps every log. */
+  LogRetentionDays: { kind: 'number', default: '0' },
   DisplayInCurrencyEnabled: { kind: 'toggle', default: 'true' },
   DisplayTokenStatEnabled: { kind: 'toggle', default: 'true' },
   ApproximateTokenEnabled: { kind: 'toggle', default: 'false' },

@@ -22,6 +22,7 @@ import { connectRedis } from './plugins/redis';
 import { SessionSigner } from './plugins/session';
 import { accountRoutes } from './routes/api/account';
 import { channelRoutes } from './routes/api/channel';
+import { dashboardRoutes } from './routes/api/dashboard';
 import { logRoutes } from './routes/api/log';
 import { oauthRoutes } from './routes/api/oauth';
 import { miscRoutes } from './routes/api/misc';
@@ -37,6 +38,7 @@ import { kyselyLedger, returnHeldQuota } from './billing/quota';
 import { leaseSettingsFromEnv, newNodeId, requestIdsOf, startNodeLease } from './relay/nodeLease';
 import { SqliteLedger } from './billing/sqliteLedger';
 import { scheduleChannelHealthChecks } from './channels/channelHealth';
+import { scheduleLogRetention } from './billing/logRetention';
 import { ensureRootUser, rootPasswordBanner } from './bootstrap';
 import { WriteWatchPlugin } from './db/writeWatch';
 import { RelayCache } from './relay/relayCache';
@@ -180,9 +182,11 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   await app.register(tokenRoutes);
   await app.register(redemptionRoutes);
   await app.register(logRoutes);
+  await app.register(dashboardRoutes);
   await app.register(channelRoutes);
   await app.register(relayRoutes);
   scheduleChannelHealthChecks(app, config.channelRetestIntervalSeconds);
+  scheduleLogRetention(app);
 
   const indexHtml = join(config.consoleDir, 'index.html');
   const consoleBuilt = existsSync(indexHtml);

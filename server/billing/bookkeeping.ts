@@ -8,6 +8,9 @@
 // lost applies nothing twice (quota.ts). Other logs go through LogWriter.
 // Nothing is lost: app.close() (and so SIGTERM) waits for the work and flushes
 // both queues, and tests call idle() before reading balances or logs.
+// Relayed requests that failed after dispatch ride the settlements' queue too
+// (recordFailure): their errors reach the usage rollups in the same
+// transaction, and cost nothing when nothing fails.
 //
 // A settlement only hands back what its reservation held beyond the real cost
 // (or takes the excess of a provider that overran the limit, in full), so
@@ -19,6 +22,7 @@ import type { Database } from '../db/database';
 import { BatchQueue } from './batchQueue';
 import { LogWriter } from './logWriter';
 import type { QuotaLedger, Settlement } from './quota';
+import type { FailedRelay } from '../repositories/usageRollups';
 
 const SETTLE_INTERVAL_MS = 50;
 const MAX_SETTLEMENTS_PER_BATCH = 500;
@@ -26,16 +30,13 @@ const MAX_SETTLEMENTS_PER_BATCH = 500;
 /** Told, once the batch is in the database, what a user was charged in it in all (the low-quota reminder). */
 export type ChargeListener = (userId: number, charge: number) => void;
 
-interface QueuedSettlement {
-  settlement: Settlement;
-  charged?: ChargeListener;
-}
+type QueuedSettlement = { settlement: Settlement; charged?: ChargeListener; failure?: undefined } | { failure: FailedRelay; settlement?: undefined; charged?: undefined };
 
 /** Each listener once per user, with the user's total charge in the batch, so one crossing is one e-mail. */
 function tellCharges(batch: readonly QueuedSettlement[]): void {
   const totals = new Map<number, { charge: number; charged: ChargeListener }>();
   for (const { settlement, charged } of batch) {
-    if (!charged || settlement.charge <= 0) continue;
+    if (!settlement || !charged || settlement.charge <= 0) continue;
     const userId = settlement.reservation.userId;
     const total = totals.get(userId) ?? { charge: 0, charged };
     total.charge += settlement.charge;
@@ -56,7 +57,13 @@ export class Bookkeeping {
     this.logs = new LogWriter((rows) => ledger.insertLogs(rows), logger);
     this.settlements = new BatchQueue({
       writeBatch: async (batch) => {
-        await ledger.settle(batch.map((queued) => queued.settlement));
+        const settlements: Settlement[] = [];
+        const failures: FailedRelay[] = [];
+        for (const queued of batch) {
+          if (queued.failure) failures.push(queued.failure);
+          else settlements.push(queued.settlement);
+        }
+        await ledger.settle(settlements, failures);
         tellCharges(batch);
       },
       intervalMs: SETTLE_INTERVAL_MS,
@@ -68,6 +75,11 @@ export class Bookkeeping {
 
   settle(settlement: Settlement, charged?: ChargeListener): void {
     this.settlements.add({ settlement, charged });
+  }
+
+  /** Counts a relayed request that failed after dispatch in the usage rollups, with the next batch of settlements. */
+  recordFailure(failure: FailedRelay): void {
+    this.settlements.add({ failure });
   }
 
   /** Runs `work` without the caller waiting; a failure is logged, never thrown at a client. */

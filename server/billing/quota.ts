@@ -22,6 +22,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/database';
 import { LogType } from '../../common/roles';
 import { insertLogs, type NewLog } from '../repositories/logs';
+import type { FailedRelay } from '../repositories/usageRollups';
 
 export interface Reservation {
   /** The request's id (Admission.requestId): the key of its reservation row on PostgreSQL and MySQL. */
@@ -150,13 +151,15 @@ const logsOf = (settlements: readonly Settlement[]) => settlements.flatMap((sett
  * back, each charge is taken, the counters move and the consume logs are
  * written, all in one transaction with one UPDATE per user, token and channel
  * concerned. A request that used nothing releases everything and counts
- * nothing. Without reservation rows (SQLite): see settleReserved for the rest.
+ * nothing. The failed requests of the batch go into the usage rollups beside
+ * the logs'. Without reservation rows (SQLite): see settleReserved for the rest.
  */
-export async function settleQuota(db: Kysely<Database>, settlements: readonly Settlement[]): Promise<void> {
+export async function settleQuota(db: Kysely<Database>, settlements: readonly Settlement[], failures: readonly FailedRelay[] = []): Promise<void> {
   const totals = settlementTotals(settlements);
   await db.transaction().execute(async (transaction) => {
+    // the logs and rollups first: the users' rows, which every reservation needs, stay locked the shortest time
+    await insertLogs(transaction, logsOf(settlements), failures);
     await applyTotals(transaction, totals);
-    await insertLogs(transaction, logsOf(settlements));
   });
 }
 
@@ -178,7 +181,7 @@ export const ReservationState = {
  * the second time. Read committed: MySQL's repeatable read would lock the gaps
  * beside missing ids and block other nodes' reservations.
  */
-async function settleReserved(db: Kysely<Database>, settlements: readonly Settlement[]): Promise<void> {
+async function settleReserved(db: Kysely<Database>, settlements: readonly Settlement[], failures: readonly FailedRelay[]): Promise<void> {
   const ids = [...new Set(settlements.map((settlement) => settlement.reservation.id).filter((id): id is string => Boolean(id)))].sort();
   await db
     .transaction()
@@ -197,8 +200,9 @@ async function settleReserved(db: Kysely<Database>, settlements: readonly Settle
         applied.push({ ...settlement, reservation: { ...settlement.reservation, amount: refund } });
       }
       if (rows.length > 0) await transaction.deleteFrom('reservations').where('id', 'in', rows.map((row) => row.id)).execute();
+      // the logs and rollups before the balances: the users' rows, which every reservation needs, stay locked the shortest time
+      await insertLogs(transaction, logsOf(applied), failures);
       await applyTotals(transaction, settlementTotals(applied));
-      await insertLogs(transaction, logsOf(applied));
     });
 }
 
@@ -308,7 +312,8 @@ export interface QuotaLedger {
   /** `alone`: no other relayed request is in flight, so none could share this reservation's transaction. */
   reserve(reservation: Reservation, hint?: { alone?: boolean }): Promise<ReserveResult>;
   release(reservation: Reservation): Promise<void>;
-  settle(settlements: readonly Settlement[]): Promise<void>;
+  /** `failures`: relayed requests that failed after dispatch, counted in the usage rollups in the same transaction. */
+  settle(settlements: readonly Settlement[], failures?: readonly FailedRelay[]): Promise<void>;
   insertLogs(rows: readonly NewLog[]): Promise<void>;
 }
 
@@ -333,7 +338,7 @@ export function kyselyLedger(db: Kysely<Database>, options: KyselyLedgerOptions 
     return {
       reserve: (reservation) => reserveQuota(db, reservation),
       release: (reservation) => releaseQuota(db, reservation),
-      settle: (settlements) => settleQuota(db, settlements),
+      settle: (settlements, failures) => settleQuota(db, settlements, failures),
       insertLogs: (rows) => insertLogs(db, rows),
     };
   }
@@ -354,7 +359,7 @@ export function kyselyLedger(db: Kysely<Database>, options: KyselyLedgerOptions 
       }
     },
     release: (reservation) => releaseReserved(db, withId(reservation)),
-    settle: (settlements) => settleReserved(db, settlements),
+    settle: (settlements, failures = []) => settleReserved(db, settlements, failures),
     insertLogs: (rows) => insertLogs(db, rows),
   };
 }

@@ -20,6 +20,7 @@
 // reservations queue, settlements and logs wait, and all go on when it lets go.
 import type SQLite from 'better-sqlite3';
 import { logRow, logValues, type NewLog } from '../repositories/logs';
+import { ROLLUP_TABLES, rollupsOf, upsertStatement, type FailedRelay, type RollupWrite } from '../repositories/usageRollups';
 import { settlementTotals, type QuotaLedger, type Reservation, type ReserveResult, type Settlement } from './quota';
 
 const OK: ReserveResult = { ok: true };
@@ -47,6 +48,8 @@ export class SqliteLedger implements QuotaLedger {
   private readonly settleChannel: SQLite.Statement;
   private readonly insertLog: SQLite.Statement;
   private readonly insertLogs50: SQLite.Statement;
+  /** Each rollup table's upsert, by table name. */
+  private readonly upsertRollup = new Map<string, SQLite.Statement>();
   private queue: Queued[] = [];
   /** Set while the checkpointer holds the writes: resolves when it lets go. */
   private held?: Promise<void>;
@@ -54,8 +57,8 @@ export class SqliteLedger implements QuotaLedger {
   private readonly takeAll: (batch: readonly Queued[]) => ReserveResult[];
   private readonly takeOne: (reservation: Reservation) => ReserveResult;
   private readonly giveBack: (reservation: Reservation) => void;
-  private readonly settleAll: (totals: ReturnType<typeof settlementTotals>, logs: readonly NewLog[]) => void;
-  private readonly insertAll: (rows: readonly NewLog[]) => void;
+  private readonly settleAll: (totals: ReturnType<typeof settlementTotals>, logs: readonly NewLog[], rollups: readonly RollupWrite[]) => void;
+  private readonly insertAll: (rows: readonly NewLog[], rollups: readonly RollupWrite[]) => void;
 
   constructor(
     private readonly database: SQLite.Database,
@@ -77,14 +80,15 @@ export class SqliteLedger implements QuotaLedger {
     this.settleChannel = database.prepare('update channels set used_quota = used_quota + ? where id = ?');
     this.insertLog = database.prepare(`insert into logs (${LOG_COLUMNS.join(', ')}) values ${rowPlaceholders}`);
     this.insertLogs50 = database.prepare(`insert into logs (${LOG_COLUMNS.join(', ')}) values ${Array(LOG_ROWS_PER_INSERT).fill(rowPlaceholders).join(', ')}`);
+    for (const table of ROLLUP_TABLES) this.upsertRollup.set(table.name, database.prepare(upsertStatement(table)));
     this.takeAll = database.transaction((batch: readonly Queued[]) => batch.map((queued) => this.take(queued.reservation)));
     this.takeOne = database.transaction((reservation: Reservation) => this.take(reservation));
     this.giveBack = database.transaction(({ userId, tokenId, amount }: Reservation) => {
       this.giveToUser.run(amount, amount, userId);
       this.giveToToken.run(amount, amount, tokenId);
     });
-    // the charges and their consume logs commit together: a kill -9 leaves both or neither
-    this.settleAll = database.transaction((totals: ReturnType<typeof settlementTotals>, logs: readonly NewLog[]) => {
+    // the charges, their consume logs and rollups commit together: a kill -9 leaves all or none
+    this.settleAll = database.transaction((totals: ReturnType<typeof settlementTotals>, logs: readonly NewLog[], rollups: readonly RollupWrite[]) => {
       for (const [id, { refund, charge, requests }] of totals.users) this.settleUser.run(refund - charge, refund, charge, requests, id);
       for (const { tokenId, used, limited } of totals.tokens) {
         if (limited) this.settleLimitedToken.run(limited.refund - limited.charge, limited.refund, used, tokenId);
@@ -92,8 +96,20 @@ export class SqliteLedger implements QuotaLedger {
       }
       for (const [id, charge] of totals.channels) this.settleChannel.run(charge, id);
       this.insertRows(logs);
+      this.upsertRollups(rollups);
     });
-    this.insertAll = database.transaction((rows: readonly NewLog[]) => this.insertRows(rows));
+    this.insertAll = database.transaction((rows: readonly NewLog[], rollups: readonly RollupWrite[]) => {
+      this.insertRows(rows);
+      this.upsertRollups(rollups);
+    });
+  }
+
+  /** Inside a transaction: each rollup row of the batch, one upsert each. */
+  private upsertRollups(writes: readonly RollupWrite[]): void {
+    for (const { table, rows } of writes) {
+      const upsert = this.upsertRollup.get(table.name)!;
+      for (const row of rows) upsert.run(row);
+    }
   }
 
   /** Inside a transaction: whole groups of rows in one statement each (a run costs far more than its binding), then the rest one by one. */
@@ -189,19 +205,19 @@ export class SqliteLedger implements QuotaLedger {
     else this.giveToUser.run(reservation.amount, reservation.amount, reservation.userId);
   }
 
-  async settle(settlements: readonly Settlement[]): Promise<void> {
-    if (settlements.length === 0) return;
+  async settle(settlements: readonly Settlement[], failures: readonly FailedRelay[] = []): Promise<void> {
+    if (settlements.length === 0 && failures.length === 0) return;
     if (this.held) await this.unheld();
-    if (!this.free) return this.fallback.settle(settlements);
+    if (!this.free) return this.fallback.settle(settlements, failures);
     const logs: NewLog[] = [];
     for (const settlement of settlements) if (settlement.log) logs.push(settlement.log);
-    this.settleAll(settlementTotals(settlements), logs);
+    this.settleAll(settlementTotals(settlements), logs, rollupsOf(logs, failures));
   }
 
   async insertLogs(rows: readonly NewLog[]): Promise<void> {
     if (rows.length === 0) return;
     if (this.held) await this.unheld();
     if (!this.free) return this.fallback.insertLogs(rows);
-    this.insertAll(rows);
+    this.insertAll(rows, rollupsOf(rows));
   }
 }

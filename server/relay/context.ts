@@ -41,8 +41,11 @@ export interface RelayHooks {
   beforeReserve: Array<(admission: Admission, operation: string) => RelayError | undefined>;
   /** The quota is held; the upstream is about to be called. */
   beforeDispatch: Array<(admission: Admission, operation: string) => RelayError | undefined>;
-  /** The request is over: settled, refused or aborted (metrics). `admission` is undefined when it never got that far. */
-  afterFinish: Array<(outcome: RelayOutcome, operation: string, admission: Admission | undefined, startedAt: number) => void>;
+  /**
+   * The request is over: settled, refused or aborted (metrics, the usage rollups' errors). `admission` is
+   * undefined when it never got that far; `channelId` when it never reached dispatch (0: no channel could be tried).
+   */
+  afterFinish: Array<(outcome: RelayOutcome, operation: string, admission: Admission | undefined, startedAt: number, channelId: number | undefined) => void>;
 }
 
 export interface RelayContext {
@@ -65,6 +68,27 @@ export interface RelayContext {
   inFlight: number;
 }
 
+/**
+ * The usage rollups' errors: a request that reached dispatch and ended
+ * neither answered nor billed (no channel answered, the answer was refused or
+ * broke off unbilled) queues one error record beside the settlements. A
+ * request that succeeds costs two comparisons here and nothing else.
+ */
+function countFailures(bookkeeping: Bookkeeping): RelayHooks['afterFinish'][number] {
+  return (outcome, _operation, admission, _startedAt, channelId) => {
+    if (outcome === 'settled' || channelId === undefined || !admission) return;
+    const now = Date.now();
+    bookkeeping.recordFailure({
+      userId: Number(admission.caller.user.id),
+      tokenId: Number(admission.caller.token.id),
+      model: admission.model,
+      channelId,
+      createdAt: Math.floor(now / 1000),
+      elapsedMs: now - admission.startedAt,
+    });
+  };
+}
+
 const contexts = new WeakMap<object, RelayContext>();
 
 /** The relay context of an app, by its shared `ctx` (route plugins see other instances of the same app). */
@@ -84,7 +108,7 @@ export function relayContextOf(app: FastifyInstance, bookkeeping: Bookkeeping): 
       registry: relayRegistry(app),
       dispatch: (caller, request) => dispatch(app, caller, request),
       remind: (userId, charge) => void remindIfLow(app, userId, charge),
-      hooks: { beforeAdmit: [], beforeReserve: [], beforeDispatch: [], afterFinish: [] },
+      hooks: { beforeAdmit: [], beforeReserve: [], beforeDispatch: [], afterFinish: [countFailures(bookkeeping)] },
       inFlight: 0,
     };
     contexts.set(app.ctx, context);

@@ -127,7 +127,11 @@ export interface TranslatedStream {
   ended: boolean;
 }
 
-export type Dispatched = { outcome: 'answered'; answer: UpstreamAnswer } | { outcome: 'failed'; error: RelayError } | { outcome: 'aborted' };
+export type Dispatched =
+  | { outcome: 'answered'; answer: UpstreamAnswer }
+  /** `channelId`: the channel tried last, 0 when none could be (the usage rollups count the error there). */
+  | { outcome: 'failed'; error: RelayError; channelId: number }
+  | { outcome: 'aborted' };
 
 /** Parsed model mappings by their text, so a mapped channel costs one JSON.parse, not one per request. */
 const parsedMappings = new Map<string, Readonly<Record<string, unknown>>>();
@@ -313,7 +317,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
     } catch (error) {
       // the caller holds a reservation: a failed outcome makes it release that before answering
       if (!isDatabaseUnavailable(error)) throw error;
-      return { outcome: 'failed', error: relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error') };
+      return { outcome: 'failed', error: relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error'), channelId: tried.at(-1) ?? 0 };
     }
     if (!channel) break;
     tried.push(channel.id);
@@ -338,7 +342,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
       ? await passThrough(app, adaptor, channel, asked, upstreamModel, request)
       : await translated(app, adaptor, channel, asked, upstreamModel, request);
     if (result.outcome === 'answered') return result;
-    if (result.outcome === 'aborted') return request.signal.byGateway ? { outcome: 'failed', error: SHUTTING_DOWN } : { outcome: 'aborted' };
+    if (result.outcome === 'aborted') return request.signal.byGateway ? { outcome: 'failed', error: SHUTTING_DOWN, channelId: channel.id } : { outcome: 'aborted' };
     const requestId = (request.requestId ??= app.ctx.newRequestId());
     if (result.outcome === 'unanswered') {
       // the detail (an internal address, a TLS complaint) is for the admin, in the log; nothing reached the client yet,
@@ -362,7 +366,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
     );
     if (!failure.retryable) break;
   }
-  return { outcome: 'failed', error: lastError };
+  return { outcome: 'failed', error: lastError, channelId: tried.at(-1) ?? 0 };
 }
 
 /** The zero-parse path: the client's bytes to a channel that speaks its protocol, the answer's bytes back. */

@@ -83,6 +83,8 @@ export class RelayCall<State = unknown> {
   admission!: Admission;
   reservation!: Reservation;
   signal!: DisconnectSignal;
+  /** The channel that answered, or failed last (0: none could be tried); undefined until dispatch ends. */
+  channelId: number | undefined;
   /** Set once the reservation is settled or given back: neither happens twice. */
   private closed = false;
 
@@ -144,7 +146,7 @@ export async function runRelay<State>(ctx: RelayContext, route: RelayRoute<State
     outcome = await authenticated(call);
   } finally {
     ctx.inFlight -= 1;
-    if (ctx.hooks.afterFinish.length > 0) for (const hook of ctx.hooks.afterFinish) hook(outcome, route.operation, call.admission, startedAt);
+    if (ctx.hooks.afterFinish.length > 0) for (const hook of ctx.hooks.afterFinish) hook(outcome, route.operation, call.admission, startedAt, call.channelId);
   }
 }
 
@@ -208,6 +210,8 @@ async function admitted<State>(call: RelayCall<State>): Promise<RelayOutcome> {
     }
     call.signal = abortOnDisconnect(ctx, response);
     const dispatched = await ctx.dispatch(call.caller, route.upstream(call));
+    if (dispatched.outcome === 'answered') call.channelId = dispatched.answer.channel.id;
+    else if (dispatched.outcome === 'failed') call.channelId = dispatched.channelId;
     if (dispatched.outcome !== 'answered') {
       await call.release();
       // a client that left gets nothing more

@@ -1,7 +1,9 @@
-// Writes to and reads from the logs table.
+// Writes to and reads from the logs table. Consume logs carry their hourly
+// rollups (usageRollups.ts) in the same transaction.
 import type { Insertable, Kysely } from 'kysely';
 import type { Database } from '../db/database';
 import type { LogsTable } from '../db/schema/logs';
+import { rollupsOf, upsertRollups, type FailedRelay } from './usageRollups';
 
 export interface NewLog {
   userId: number;
@@ -65,11 +67,20 @@ export function logValues(log: NewLog): unknown[] {
 }
 
 export async function insertLog(db: Kysely<Database>, log: NewLog): Promise<void> {
-  await db.insertInto('logs').values(logRow(log)).execute();
+  await insertLogs(db, [log]);
 }
 
-/** One multi-row INSERT, for the relay's batched consume logs. */
-export async function insertLogs(db: Kysely<Database>, logs: readonly NewLog[]): Promise<void> {
-  if (logs.length === 0) return;
-  await db.insertInto('logs').values(logs.map(logRow)).execute();
+/**
+ * One multi-row INSERT, for the relay's batched consume logs, and the batch's
+ * rollups (with those of the failed requests, if any) in the same
+ * transaction: the caller's, or one of its own when there are rollups to write.
+ */
+export async function insertLogs(db: Kysely<Database>, logs: readonly NewLog[], failures: readonly FailedRelay[] = []): Promise<void> {
+  const rollups = rollupsOf(logs, failures);
+  const write = async (executor: Kysely<Database>) => {
+    if (logs.length > 0) await executor.insertInto('logs').values(logs.map(logRow)).execute();
+    await upsertRollups(executor, rollups);
+  };
+  if (rollups.length === 0 || db.isTransaction) return write(db);
+  await db.transaction().execute(write);
 }

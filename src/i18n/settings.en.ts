@@ -84,6 +84,7 @@ export const settingsEnglish = {
       AutomaticDisableChannelEnabled: 'Disable failing channels automatically',
       ChannelDisableThreshold: 'Slowest acceptable channel test (seconds)',
       LogConsumeEnabled: 'Log consumption',
+      LogRetentionDays: 'Keep logs for (days, 0 = forever)',
       DisplayInCurrencyEnabled: 'Show quota in US dollars',
       DisplayTokenStatEnabled: 'Billing API reports the token\'s figures',
       ApproximateTokenEnabled: 'Estimate tokens instead of counting them',

@@ -17,7 +17,7 @@ export const SETTING_TABS: Record<SettingTab, SettingSection[]> = {
     {
       id: 'general',
       keys: [
-        'TopUpLink', 'ChatLink', 'QuotaPerUnit', 'RetryTimes', 'LogConsumeEnabled', 'DisplayInCurrencyEnabled', 'DisplayTokenStatEnabled',
+        'TopUpLink', 'ChatLink', 'QuotaPerUnit', 'RetryTimes', 'LogConsumeEnabled', 'LogRetentionDays', 'DisplayInCurrencyEnabled', 'DisplayTokenStatEnabled',
         'ApproximateTokenEnabled', 'AutomaticDisableChannelEnabled',
       ],
     },

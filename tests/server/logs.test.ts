@@ -1,6 +1,7 @@
 // Log listing, filters, scope and stats on SQLite, PostgreSQL and MySQL.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pruneLogs } from '../../server/billing/logRetention';
 import { insertLog } from '../../server/repositories/logs';
 import { asBrowser, buildTestApp, login, register, ROOT_PASSWORD } from '../support/app';
 import { databaseTargets, type TestDatabase } from '../support/databases';
@@ -54,6 +55,37 @@ for (const target of targets) {
       expect((await get(user, '/api/log/self/stat?type=1')).data).toEqual({ quota: 4_000_003_000, token: 152 });
       expect((await get(root, '/api/log/stat?username=root')).data).toEqual({ quota: 10, token: 10 });
       expect((await get(root, '/api/log/stat?model_name=nothing')).data).toEqual({ quota: 0, token: 0 });
+    });
+
+    it('exports the filtered logs as CSV, newest first, users only their own', async () => {
+      const all = await asBrowser(app, root, { method: 'GET', url: '/api/log/export?type=2' });
+      expect(all.headers['content-type']).toBe('text/csv; charset=utf-8');
+      expect(all.headers['content-disposition']).toMatch(/^attachment; filename="logs-\d+\.csv"$/);
+      const lines = all.body.trimEnd().split('\r\n');
+      expect(lines[0]).toBe('id,created_at,type,username,token_name,model_name,channel_id,quota,prompt_tokens,completion_tokens,elapsed_ms,is_stream,estimated,content');
+      expect(lines.slice(1).map((line) => line.split(',')[3])).toEqual(['root', 'lena', 'lena']);
+      expect(lines[1]).toMatch(/,root,laptop,gpt-4,0,10,5,5,0,0,0,"model ratio 15\.00, group ratio 1\.00"$/);
+      const own = await asBrowser(app, user, { method: 'GET', url: '/api/log/self/export?username=root&model_name=gpt-3.5-turbo' });
+      const ownLines = own.body.trimEnd().split('\r\n');
+      expect(ownLines).toHaveLength(2);
+      expect(ownLines[1]).toContain(',lena,laptop,gpt-3.5-turbo,0,4000000000,');
+      expect((await asBrowser(app, user, { method: 'GET', url: '/api/log/export' })).json()).toEqual({ success: false, message: 'insufficient permission' });
+      expect((await asBrowser(app, undefined, { method: 'GET', url: '/api/log/self/export' })).statusCode).toBe(401);
+    });
+
+    it('prunes logs past LogRetentionDays in small batches, and the rollups keep their figures', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      const old = { userId, username: 'lena', type: 2, content: 'old', modelName: 'gpt-4', quota: 7, promptTokens: 1, completionTokens: 1, createdAt: now - 40 * 86_400 };
+      for (let index = 0; index < 5; index += 1) await insertLog(app.ctx.db, old);
+      const statBefore = (await get(user, '/api/log/self/stat')).data;
+      const logsBefore = Number((await app.ctx.db.selectFrom('logs').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow()).count);
+      expect(await pruneLogs(app.ctx.db, now - 30 * 86_400, { rowsPerDelete: 2, pauseMs: 1 })).toBe(5);
+      const logsAfter = Number((await app.ctx.db.selectFrom('logs').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow()).count);
+      expect(logsAfter).toBe(logsBefore - 5);
+      expect((await app.ctx.db.selectFrom('logs').select('id').where('content', '=', 'old').execute()).length).toBe(0);
+      // the stat reads the rollups: what the pruned logs recorded still counts
+      expect((await get(user, '/api/log/self/stat')).data).toEqual(statBefore);
+      expect(await pruneLogs(app.ctx.db, now - 30 * 86_400)).toBe(0);
     });
 
     it('searches by type or content prefix', async () => {

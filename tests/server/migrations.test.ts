@@ -6,6 +6,15 @@ import { databaseTargets, type TestDatabase } from '../support/databases';
 
 const targets = await databaseTargets('migrations');
 
+/** The six usage rollup tables: a period, their key, the same counters. */
+function rollupTables(): Record<string, string[]> {
+  const counters = ['requests', 'errors', 'prompt_tokens', 'completion_tokens', 'quota', 'latency_ms_sum', 'latency_le_100', 'latency_le_250', 'latency_le_500', 'latency_le_1000', 'latency_le_2500', 'latency_le_5000', 'latency_le_10000', 'latency_le_30000', 'latency_le_60000', 'latency_over'];
+  const keys: Record<string, string[]> = { '': ['user_id', 'token_id', 'model', 'channel_id'], _channels: ['model', 'channel_id'], _tokens: ['user_id', 'token_id'] };
+  const tables: Record<string, string[]> = {};
+  for (const period of ['hourly', 'daily']) for (const [suffix, key] of Object.entries(keys)) tables[`usage_${period}${suffix}`] = ['period', ...key, ...counters];
+  return tables;
+}
+
 const EXPECTED_COLUMNS: Record<string, string[]> = {
   users: ['id', 'username', 'password_hash', 'display_name', 'role', 'status', 'email', 'github_id', 'wechat_id', 'access_token_hash', 'quota', 'used_quota', 'request_count', 'group', 'aff_code', 'inviter_id', 'session_version', 'created_at', 'held_quota', 'concurrency_limit'],
   tokens: ['id', 'user_id', 'key', 'status', 'name', 'created_time', 'accessed_time', 'expired_time', 'remain_quota', 'unlimited_quota', 'used_quota', 'models', 'allowed_ips', 'held_quota', 'concurrency_limit'],
@@ -18,6 +27,7 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
   sessions: ['id_hash', 'user_id', 'created_at', 'expires_at', 'revoked'],
   reservations: ['id', 'node_id', 'user_id', 'token_id', 'limited', 'amount', 'state', 'created_at'],
   relay_nodes: ['id', 'lease_expires_at', 'started_at'],
+  ...rollupTables(),
 };
 
 for (const target of targets) {
@@ -47,6 +57,7 @@ for (const target of targets) {
         '0006-sessions',
         '0007-exact-identity-columns',
         '0008-channel-test-error',
+        '0009-usage-rollups',
       ]);
       const tables = await db.introspection.getTables();
       for (const [table, columns] of Object.entries(EXPECTED_COLUMNS)) {

@@ -9,6 +9,7 @@ import * as concurrencyLimits from './0005-concurrency-limits';
 import * as sessions from './0006-sessions';
 import * as exactIdentityColumns from './0007-exact-identity-columns';
 import * as channelTestError from './0008-channel-test-error';
+import * as usageRollups from './0009-usage-rollups';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -19,6 +20,7 @@ export const migrations: Record<string, Migration> = {
   '0006-sessions': sessions,
   '0007-exact-identity-columns': exactIdentityColumns,
   '0008-channel-test-error': channelTestError,
+  '0009-usage-rollups': usageRollups,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -262,6 +262,21 @@ export const logQuerySchema = {
   }),
 };
 
+// ---- dashboard -----------------------------------------------------------
+
+/** GET /api/dashboard and /api/dashboard/admin (common/dashboard.ts). */
+export const dashboardQuerySchema = {
+  querystring: objectOf({
+    start: timestamp,
+    end: timestamp,
+    granularity: { type: 'string', enum: ['hour', 'day'], description: "'hour' or 'day'" },
+    user_id: idString,
+    token_id: idString,
+    model: text(128),
+    channel_id: idString,
+  }),
+};
+
 // ---- options -------------------------------------------------------------
 
 export const optionUpdateSchema = {

@@ -2,7 +2,12 @@
 // rename loses nothing). Filters: type, username (admin), token_name,
 // model_name, start_timestamp, end_timestamp, channel (admin); 10 per page,
 // newest first, unless page_size, sort and order say otherwise.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+// The stats read the hourly rollups when the filters fit them (no username or
+// token name, a range of whole hours or none), else sum the logs. The exports
+// stream every log the list's filters select as CSV, newest first, a page
+// of rows per query (by id, so a long export never holds one huge result).
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely';
 import { ok } from '../../../common/envelope';
 import type { LogFilter, LogRecord } from '../../../common/records';
@@ -10,6 +15,7 @@ import { LogType, Role } from '../../../common/roles';
 import type { Database } from '../../db/database';
 import { callerOf, requireRole } from '../../plugins/auth';
 import { orderedBy, pageWindowOf, SEARCH_LIMIT, sortOf, startsWith } from '../../repositories/pagination';
+import { usageTotals } from '../../repositories/usage';
 import { logQuerySchema, searched } from './inputSchemas';
 
 function filtersOf(query: Record<string, unknown>, admin: boolean): LogFilter {
@@ -27,6 +33,17 @@ function filtersOf(query: Record<string, unknown>, admin: boolean): LogFilter {
     end_timestamp: number('end_timestamp'),
     channel: admin ? number('channel') : undefined,
   };
+}
+
+/** The stat's filters as a rollup read (a range from the start of an hour to the end of one), or undefined when only the logs can answer. */
+function rollupReadOf(filters: LogFilter, userId: number | undefined) {
+  if (filters.username || filters.token_name) return undefined;
+  const { start_timestamp: start, end_timestamp: end } = filters;
+  if ((start !== undefined && start % 3600 !== 0) || (end !== undefined && (end + 1) % 3600 !== 0)) return undefined;
+  const to = end === undefined ? undefined : end + 1;
+  // whole days read the daily rollups, a few rows per day instead of per hour
+  const seconds = (start ?? 0) % 86_400 === 0 && (to ?? 0) % 86_400 === 0 ? 86_400 : 3600;
+  return { scope: { userId, model: filters.model_name, channelId: filters.channel }, range: { seconds, from: start, to } };
 }
 
 function applyFilters<O>(query: SelectQueryBuilder<Database, 'logs', O>, filters: LogFilter, userId?: number) {
@@ -62,6 +79,16 @@ function toLogRecord(row: Record<string, unknown>): LogRecord & { elapsed_ms: nu
   };
 }
 
+const EXPORT_COLUMNS = ['id', 'created_at', 'type', 'username', 'token_name', 'model_name', 'channel_id', 'quota', 'prompt_tokens', 'completion_tokens', 'elapsed_ms', 'is_stream', 'estimated', 'content'] as const;
+const EXPORT_PAGE = 1000;
+
+/** One CSV field (RFC 4180); text a spreadsheet would run as a formula is prefixed with a quote. */
+function csvField(value: unknown): string {
+  let text = String(value ?? '');
+  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
 export async function logRoutes(app: FastifyInstance): Promise<void> {
   const { db } = app.ctx;
   const admin = requireRole(Role.admin);
@@ -81,6 +108,11 @@ export async function logRoutes(app: FastifyInstance): Promise<void> {
   const stat = (self: boolean) => async (request: FastifyRequest) => {
     // consumption only: the stat is what was spent, whatever type the page shows
     const filters = { ...filtersOf(request.query as Record<string, unknown>, !self), type: LogType.consume };
+    const rollupRead = rollupReadOf(filters, scopeOf(request, self));
+    if (rollupRead) {
+      const totals = await usageTotals(db, rollupRead.scope, rollupRead.range);
+      return ok({ quota: totals.quota, token: totals.prompt_tokens + totals.completion_tokens });
+    }
     const row = await applyFilters(
       db.selectFrom('logs').select((eb: ExpressionBuilder<Database, 'logs'>) => [
         eb.fn.coalesce(eb.fn.sum<number>('quota'), eb.lit(0)).as('quota'),
@@ -93,6 +125,28 @@ export async function logRoutes(app: FastifyInstance): Promise<void> {
     const promptTokens = Number(row?.prompt_tokens ?? 0);
     const completionTokens = Number(row?.completion_tokens ?? 0);
     return ok({ quota: Number(row?.quota ?? 0), token: promptTokens + completionTokens });
+  };
+
+  const exported = (self: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const filters = filtersOf(request.query as Record<string, unknown>, !self);
+    const scope = scopeOf(request, self);
+    async function* lines() {
+      yield `${EXPORT_COLUMNS.join(',')}\r\n`;
+      let before: number | undefined;
+      for (;;) {
+        let query = applyFilters(db.selectFrom('logs').selectAll(), filters, scope);
+        if (before !== undefined) query = query.where('id', '<', before);
+        const rows = await query.orderBy('id', 'desc').limit(EXPORT_PAGE).execute();
+        if (rows.length === 0) return;
+        yield rows.map((row) => `${EXPORT_COLUMNS.map((column) => csvField(row[column])).join(',')}\r\n`).join('');
+        if (rows.length < EXPORT_PAGE) return;
+        before = Number(rows[rows.length - 1].id);
+      }
+    }
+    return reply
+      .type('text/csv; charset=utf-8')
+      .header('content-disposition', `attachment; filename="logs-${Math.floor(Date.now() / 1000)}.csv"`)
+      .send(Readable.from(lines()));
   };
 
   const search = (self: boolean) => async (request: FastifyRequest) => {
@@ -112,4 +166,6 @@ export async function logRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/log/self', { preHandler: signedIn, schema: logQuerySchema }, list(true));
   app.get('/api/log/self/stat', { preHandler: signedIn, schema: logQuerySchema }, stat(true));
   app.get('/api/log/self/search', { preHandler: signedIn, schema: searched }, search(true));
+  app.get('/api/log/export', { preHandler: admin, schema: logQuerySchema }, exported(false));
+  app.get('/api/log/self/export', { preHandler: signedIn, schema: logQuerySchema }, exported(true));
 }

@@ -1,0 +1,65 @@
+// LogRetentionDays: logs older than that many days are deleted by a
+// background job, off the relay's path, a few thousand rows per statement
+// with a pause between, so a first run over years of logs never holds a
+// long lock or starves the relay's writes. The usage rollups are kept: the
+// dashboard and the log stats still count what the deleted logs recorded.
+import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/database';
+
+const DAY = 86_400;
+/** How often the job looks for logs past their time. */
+const RUN_EVERY_MS = 60 * 60 * 1000;
+const ROWS_PER_DELETE = 5_000;
+const PAUSE_MS = 200;
+
+/**
+ * Deletes the logs created before `cutoff` (unix seconds), `rowsPerDelete`
+ * at a time (their ids first, then a DELETE by id: MySQL takes no LIMIT in a
+ * subquery), pausing between; stops early when `signal` aborts. Returns how
+ * many it deleted.
+ */
+export async function pruneLogs(db: Kysely<Database>, cutoff: number, options: { rowsPerDelete?: number; pauseMs?: number; signal?: AbortSignal } = {}): Promise<number> {
+  const { rowsPerDelete = ROWS_PER_DELETE, pauseMs = PAUSE_MS, signal } = options;
+  let deleted = 0;
+  while (!signal?.aborted) {
+    const ids = (await db.selectFrom('logs').select('id').where('created_at', '<', cutoff).orderBy('id').limit(rowsPerDelete).execute()).map((row) => Number(row.id));
+    if (ids.length === 0) break;
+    const result = await db.deleteFrom('logs').where('id', 'in', ids).executeTakeFirst();
+    deleted += Number(result.numDeletedRows ?? 0);
+    if (ids.length < rowsPerDelete) break;
+    await new Promise((wake) => setTimeout(wake, pauseMs));
+  }
+  return deleted;
+}
+
+/** Runs the pruning once an hour (and soon after start) while LogRetentionDays > 0; stops with the app. */
+export function scheduleLogRetention(app: FastifyInstance): void {
+  const stop = new AbortController();
+  let first: NodeJS.Timeout | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  const run = () => {
+    const days = Math.floor(app.ctx.options.number('LogRetentionDays'));
+    if (running || !(days > 0)) return;
+    const cutoff = Math.floor(Date.now() / 1000) - days * DAY;
+    running = pruneLogs(app.ctx.db, cutoff, { signal: stop.signal })
+      .then((deleted) => {
+        if (deleted > 0) app.log.info({ deleted, days }, 'deleted logs past LogRetentionDays');
+      })
+      .catch((error: unknown) => app.log.error({ err: error }, 'log retention failed'))
+      .finally(() => (running = undefined));
+  };
+  app.addHook('onReady', async () => {
+    first = setTimeout(run, 60_000);
+    first.unref();
+    timer = setInterval(run, RUN_EVERY_MS);
+    timer.unref(); // never keeps the process alive on its own
+  });
+  app.addHook('preClose', async () => {
+    clearTimeout(first);
+    clearInterval(timer);
+    stop.abort();
+    await running;
+  });
+}

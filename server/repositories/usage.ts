@@ -1,0 +1,140 @@
+// Reads the usage rollups (migration 0008) for the dashboard and the log
+// stats: sums over a range of whole hours or days, narrowed to a user, token,
+// model or channel. Never the logs: each question reads the narrowest rollup
+// table whose key holds every column it filters or groups by (the channels'
+// or the tokens' when they can, else the whole key), at the period asked.
+import { sql, type ExpressionBuilder, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { LATENCY_BUCKETS_MS, type UsageTotals } from '../../common/dashboard';
+import type { Database } from '../db/database';
+import { LATENCY_COLUMNS, ROLLUP_TABLES, type RollupKeyColumn } from './usageRollups';
+
+export interface UsageScope {
+  userId?: number;
+  tokenId?: number;
+  model?: string;
+  channelId?: number;
+}
+
+/** Periods from `from` (inclusive) to `to` (exclusive), unix seconds, of `seconds` each (3600 or 86400); `from` is aligned by the caller. */
+export interface PeriodRange {
+  seconds: number;
+  from?: number;
+  to?: number;
+}
+
+/** Kysely sees every rollup table as the whole-key one: the table picked always has the columns used. */
+type Rollups<O> = SelectQueryBuilder<Database, 'usage_hourly', O>;
+
+const SCOPE_COLUMNS: Array<[keyof UsageScope, RollupKeyColumn]> = [
+  ['userId', 'user_id'],
+  ['tokenId', 'token_id'],
+  ['model', 'model'],
+  ['channelId', 'channel_id'],
+];
+
+/** The rollups of the range's period narrowed to the scope: from the narrowest table that holds the scope's columns and `groupBy`. */
+export function rollupsIn(db: Kysely<Database>, scope: UsageScope, range: PeriodRange, groupBy?: RollupKeyColumn): Rollups<object> {
+  const needed = SCOPE_COLUMNS.filter(([field]) => scope[field] !== undefined).map(([, column]) => column);
+  if (groupBy) needed.push(groupBy);
+  const table = ROLLUP_TABLES.filter((candidate) => candidate.seconds === range.seconds && needed.every((column) => candidate.key.includes(column))).sort(
+    (left, right) => left.key.length - right.key.length,
+  )[0];
+  let query = db.selectFrom(table.name as 'usage_hourly') as unknown as Rollups<object>;
+  if (range.from !== undefined) query = query.where('period', '>=', range.from);
+  if (range.to !== undefined) query = query.where('period', '<', range.to);
+  if (scope.userId !== undefined) query = query.where('user_id', '=', scope.userId);
+  if (scope.tokenId !== undefined) query = query.where('token_id', '=', scope.tokenId);
+  if (scope.model !== undefined) query = query.where('model', '=', scope.model);
+  if (scope.channelId !== undefined) query = query.where('channel_id', '=', scope.channelId);
+  return query;
+}
+
+const TOTAL_COLUMNS = ['requests', 'errors', 'prompt_tokens', 'completion_tokens', 'quota'] as const;
+
+/** sum(column) for each total, 0 on no rows. */
+const totalSums = (eb: ExpressionBuilder<Database, 'usage_hourly'>) => TOTAL_COLUMNS.map((column) => eb.fn.coalesce(eb.fn.sum<number>(column), eb.lit(0)).as(column));
+
+/** A row of sums as UsageTotals (PostgreSQL and MySQL answer sums of bigints as strings). */
+export function totalsOf(row: Record<string, unknown> | undefined): UsageTotals {
+  return {
+    requests: Number(row?.requests ?? 0),
+    errors: Number(row?.errors ?? 0),
+    prompt_tokens: Number(row?.prompt_tokens ?? 0),
+    completion_tokens: Number(row?.completion_tokens ?? 0),
+    quota: Number(row?.quota ?? 0),
+  };
+}
+
+export async function usageTotals(db: Kysely<Database>, scope: UsageScope, range: PeriodRange): Promise<UsageTotals> {
+  return totalsOf(await rollupsIn(db, scope, range).select(totalSums).executeTakeFirst());
+}
+
+/**
+ * Several windows of whole days that all end now, in one pass over the
+ * widest: each window's totals are sums of the rows from its start on.
+ */
+export async function windowTotals(db: Kysely<Database>, scope: UsageScope, starts: readonly number[], to: number): Promise<UsageTotals[]> {
+  const from = Math.min(...starts);
+  const row = await rollupsIn(db, scope, { seconds: 86_400, from, to })
+    .select(() =>
+      starts.flatMap((start, index) => TOTAL_COLUMNS.map((column) => sql<number>`coalesce(sum(case when period >= ${start} then ${sql.ref(column)} else 0 end), 0)`.as(`${column}_${index}`))),
+    )
+    .executeTakeFirst();
+  const values = (row ?? {}) as Record<string, unknown>;
+  return starts.map((_, index) => totalsOf(Object.fromEntries(TOTAL_COLUMNS.map((column) => [column, values[`${column}_${index}`]]))));
+}
+
+/** Totals per period of the range, only the periods that have rows, in order. */
+export async function usageSeries(db: Kysely<Database>, scope: UsageScope, range: PeriodRange) {
+  const rows = await rollupsIn(db, scope, range)
+    .select((eb) => [eb.ref('period').as('bucket'), ...totalSums(eb)])
+    .groupBy('period')
+    .orderBy('period')
+    .execute();
+  return rows.map((row) => ({ bucket: Number(row.bucket), ...totalsOf(row) }));
+}
+
+/** The `limit` biggest groups by quota (ties by key), each with its totals and, when asked, its latency buckets. */
+export async function topUsage(
+  db: Kysely<Database>,
+  scope: UsageScope,
+  range: PeriodRange,
+  column: RollupKeyColumn,
+  limit: number,
+  withLatency = false,
+): Promise<Array<UsageTotals & { key: string | number; latency: number[] }>> {
+  let query = rollupsIn(db, scope, range, column).select((eb) => [
+    sql.ref<string | number>(column).as('key'),
+    ...totalSums(eb),
+    ...(withLatency ? LATENCY_COLUMNS.map((bucket) => eb.fn.sum<number>(bucket).as(bucket)) : []),
+  ]);
+  // the channel 0 of failures no channel could take is nobody's to list
+  if (column === 'channel_id') query = query.where('channel_id', '<>', 0);
+  const rows = await query
+    .groupBy(column)
+    .orderBy(sql`sum(quota)`, 'desc')
+    .orderBy(column)
+    .limit(limit)
+    .execute();
+  return rows.map((row) => {
+    const values = row as Record<string, unknown>;
+    return {
+      key: column === 'model' ? String(values.key) : Number(values.key),
+      ...totalsOf(values),
+      latency: withLatency ? LATENCY_COLUMNS.map((bucket) => Number(values[bucket] ?? 0)) : [],
+    };
+  });
+}
+
+/** The upper bound of the latency bucket the `fraction` rank falls in (the slowest bucket reads as its lower bound); 0 on no request. */
+export function latencyPercentile(counts: readonly number[], fraction: number): number {
+  const total = counts.reduce((sum, count) => sum + count, 0);
+  if (total === 0) return 0;
+  const rank = Math.max(1, Math.ceil(total * fraction));
+  let seen = 0;
+  for (let index = 0; index < counts.length; index += 1) {
+    seen += counts[index];
+    if (seen >= rank) return LATENCY_BUCKETS_MS[Math.min(index, LATENCY_BUCKETS_MS.length - 1)];
+  }
+  return LATENCY_BUCKETS_MS[LATENCY_BUCKETS_MS.length - 1];
+}

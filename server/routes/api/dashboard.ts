@@ -1,0 +1,175 @@
+// The usage dashboard (common/dashboard.ts): every figure from the usage
+// rollups (repositories/usage.ts), names, balances and channel health from
+// their own tables; never a scan of the logs. A range is read in whole
+// buckets, from the rollups of its granularity: its start goes down to the
+// start of its hour or day, and its last bucket is read whole. The fixed
+// windows are whole UTC days: today, and the 7 and 30 days ending today.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { AdminDashboard, ChannelHealth, Dashboard, DashboardGranularity, UsagePoint, UsageTotals } from '../../../common/dashboard';
+import { fail, ok } from '../../../common/envelope';
+import { ChannelStatus, Role } from '../../../common/roles';
+import type { Database } from '../../db/database';
+import { callerOf, requireRole } from '../../plugins/auth';
+import { latencyPercentile, topUsage, usageSeries, windowTotals, type PeriodRange, type UsageScope } from '../../repositories/usage';
+import { dashboardQuerySchema } from './inputSchemas';
+
+const HOUR = 3600;
+const DAY = 86_400;
+/** An hourly range of a month and a half, or a daily one of five years, at most. */
+const MAX_BUCKETS = 1_830;
+const TOP_MODELS = 10;
+const TOP_TOKENS = 10;
+const TOP_USERS = 10;
+const TOP_CHANNELS = 20;
+const SLOWEST_CHANNELS = 5;
+
+interface DashboardParams {
+  start: number;
+  end: number;
+  granularity: DashboardGranularity;
+  scope: UsageScope;
+}
+
+const ZERO: UsageTotals = { requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, quota: 0 };
+
+/** The query with its defaults, or what is wrong with it. `admin`: user_id and channel_id count. */
+function paramsOf(query: Record<string, string | undefined>, admin: boolean, now: number): DashboardParams | string {
+  const number = (key: string) => (query[key] === undefined || query[key] === '' ? undefined : Number(query[key]));
+  const end = number('end') ?? now;
+  let start = number('start') ?? end - 7 * DAY;
+  if (start >= end) return 'start must be before end';
+  const granularity: DashboardGranularity = (query.granularity as DashboardGranularity | undefined) ?? (end - start > 2 * DAY ? 'day' : 'hour');
+  const unit = granularity === 'hour' ? HOUR : DAY;
+  start -= start % unit;
+  if (Math.ceil((end - start) / unit) > MAX_BUCKETS) return `the range holds more than ${MAX_BUCKETS} ${granularity}s`;
+  const model = query.model?.trim() ? query.model.trim() : undefined;
+  return {
+    start,
+    end,
+    granularity,
+    scope: { tokenId: number('token_id'), model, ...(admin ? { userId: number('user_id'), channelId: number('channel_id') } : {}) },
+  };
+}
+
+const rangeOf = ({ start, end, granularity }: DashboardParams): PeriodRange => ({ seconds: granularity === 'hour' ? HOUR : DAY, from: start, to: end });
+
+/** Every bucket of the range in order, zeros where no rollup was. */
+function filledSeries(start: number, end: number, unit: number, found: readonly UsagePoint[]): UsagePoint[] {
+  const byBucket = new Map(found.map((point) => [point.bucket, point]));
+  const series: UsagePoint[] = [];
+  for (let bucket = start; bucket < end; bucket += unit) series.push(byBucket.get(bucket) ?? { bucket, ...ZERO });
+  return series;
+}
+
+function sumOf(points: readonly UsageTotals[]): UsageTotals {
+  const totals = { ...ZERO };
+  for (const point of points) {
+    totals.requests += point.requests;
+    totals.errors += point.errors;
+    totals.prompt_tokens += point.prompt_tokens;
+    totals.completion_tokens += point.completion_tokens;
+    totals.quota += point.quota;
+  }
+  return totals;
+}
+
+const totalsPart = ({ requests, errors, prompt_tokens, completion_tokens, quota }: UsageTotals): UsageTotals => ({ requests, errors, prompt_tokens, completion_tokens, quota });
+
+async function namesOf(db: Kysely<Database>, table: 'tokens' | 'channels', ids: number[]): Promise<Map<number, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom(table).select(['id', 'name']).where('id', 'in', ids).execute();
+  return new Map(rows.map((row) => [Number(row.id), String(row.name)]));
+}
+
+async function userDashboard(db: Kysely<Database>, callerId: number, params: DashboardParams, now: number): Promise<Dashboard> {
+  const { start, end, granularity, scope } = params;
+  const unit = granularity === 'hour' ? HOUR : DAY;
+  const range = rangeOf(params);
+  const today = now - (now % DAY);
+  const [balance, windows, found, models, tokens] = await Promise.all([
+    db.selectFrom('users').select('quota').where('id', '=', callerId).executeTakeFirst(),
+    windowTotals(db, scope, [today, today - 6 * DAY, today - 29 * DAY], now + 1),
+    usageSeries(db, scope, range),
+    topUsage(db, scope, range, 'model', TOP_MODELS),
+    topUsage(db, scope, range, 'token_id', TOP_TOKENS),
+  ]);
+  const series = filledSeries(start, end, unit, found);
+  const tokenNames = await namesOf(db, 'tokens', tokens.map((token) => Number(token.key)));
+  return {
+    start,
+    end,
+    granularity,
+    balance: Number(balance?.quota ?? 0),
+    today: windows[0],
+    last_7_days: windows[1],
+    last_30_days: windows[2],
+    totals: sumOf(series),
+    series,
+    by_model: models.map((model) => ({ model: String(model.key), ...totalsPart(model) })),
+    top_tokens: tokens.map((token) => ({ token_id: Number(token.key), token_name: tokenNames.get(Number(token.key)) ?? '', ...totalsPart(token) })),
+  };
+}
+
+async function channelHealth(db: Kysely<Database>): Promise<ChannelHealth> {
+  const channels = await db.selectFrom('channels').select(['id', 'name', 'status', 'auto_disabled', 'test_time', 'response_time']).execute();
+  const health: ChannelHealth = { enabled: 0, auto_disabled: 0, manually_disabled: 0, untested: 0, slowest: [] };
+  for (const channel of channels) {
+    if (Number(channel.status) === ChannelStatus.enabled) health.enabled += 1;
+    else if (Number(channel.auto_disabled) === 1) health.auto_disabled += 1;
+    else health.manually_disabled += 1;
+    if (Number(channel.test_time) === 0) health.untested += 1;
+  }
+  health.slowest = channels
+    .filter((channel) => Number(channel.status) === ChannelStatus.enabled && Number(channel.test_time) > 0)
+    .sort((left, right) => Number(right.response_time) - Number(left.response_time) || Number(left.id) - Number(right.id))
+    .slice(0, SLOWEST_CHANNELS)
+    .map((channel) => ({ channel_id: Number(channel.id), channel_name: channel.name, response_time_ms: Number(channel.response_time), test_time: Number(channel.test_time) }));
+  return health;
+}
+
+async function adminDashboard(db: Kysely<Database>, callerId: number, params: DashboardParams, now: number): Promise<AdminDashboard> {
+  const range = rangeOf(params);
+  const [own, users, channels, health] = await Promise.all([
+    userDashboard(db, callerId, params, now),
+    topUsage(db, params.scope, range, 'user_id', TOP_USERS),
+    topUsage(db, params.scope, range, 'channel_id', TOP_CHANNELS, true),
+    channelHealth(db),
+  ]);
+  const userIds = users.map((user) => Number(user.key));
+  const usernames = new Map(
+    userIds.length === 0 ? [] : (await db.selectFrom('users').select(['id', 'username']).where('id', 'in', userIds).execute()).map((row) => [Number(row.id), row.username]),
+  );
+  const channelNames = await namesOf(db, 'channels', channels.map((channel) => Number(channel.key)));
+  return {
+    ...own,
+    top_users: users.map((user) => ({ user_id: Number(user.key), username: usernames.get(Number(user.key)) ?? '', ...totalsPart(user) })),
+    top_channels: channels.map((channel) => {
+      const attempts = channel.requests + channel.errors;
+      return {
+        channel_id: Number(channel.key),
+        channel_name: channelNames.get(Number(channel.key)) ?? '',
+        ...totalsPart(channel),
+        error_rate: attempts === 0 ? 0 : channel.errors / attempts,
+        latency_p50_ms: latencyPercentile(channel.latency, 0.5),
+        latency_p95_ms: latencyPercentile(channel.latency, 0.95),
+      };
+    }),
+    channel_health: health,
+  };
+}
+
+export async function dashboardRoutes(app: FastifyInstance): Promise<void> {
+  const { db } = app.ctx;
+
+  const answer = (admin: boolean) => async (request: FastifyRequest) => {
+    const now = Math.floor(Date.now() / 1000);
+    const params = paramsOf(request.query as Record<string, string | undefined>, admin, now);
+    if (typeof params === 'string') return fail(params);
+    const callerId = Number(callerOf(request).id);
+    return ok(admin ? await adminDashboard(db, callerId, params, now) : await userDashboard(db, callerId, { ...params, scope: { ...params.scope, userId: callerId } }, now));
+  };
+
+  app.get('/api/dashboard', { preHandler: requireRole(Role.user), schema: dashboardQuerySchema }, answer(false));
+  app.get('/api/dashboard/admin', { preHandler: requireRole(Role.admin), schema: dashboardQuerySchema }, answer(true));
+}
