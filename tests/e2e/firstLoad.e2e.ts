@@ -31,8 +31,8 @@ interface Transfer {
 /** Records every response's transferred size from Chromium's own network events. */
 async function recordTransfers(page: Page): Promise<{ transfers: Transfer[]; session: CDPSession }> {
   const session = await page.context().newCDPSession(page);
+  // each page is a new browser context with an empty cache: a first visit, where a repeated image is the memory cache's
   await session.send('Network.enable');
-  await session.send('Network.setCacheDisabled', { cacheDisabled: true });
   const byRequest = new Map<string, { url: string; encoding: string | undefined }>();
   const transfers: Transfer[] = [];
   session.on('Network.responseReceived', (event) => {
