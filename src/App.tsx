@@ -23,7 +23,7 @@ import log from './resources/log';
 import redemption from './resources/redemption';
 import token from './resources/token';
 import user from './resources/user';
-import { theme } from './theme';
+import { darkTheme, lightTheme } from './theme';
 
 // Pages that are not on the first screen load on demand behind 'loading {page}...'.
 /** A named export of a module loaded on demand. */
@@ -67,7 +67,8 @@ export function App() {
           loginPage={false}
           catchAll={NotFoundPage}
           notification={AppNotification}
-          theme={theme}
+          lightTheme={lightTheme}
+          darkTheme={darkTheme}
           disableTelemetry
         >
           <Resource name="channel" {...channel} />

@@ -3,6 +3,7 @@
 import { Box, Container } from '@mui/material';
 import { Suspense, useEffect, useRef, type ReactNode } from 'react';
 import { VERSION } from '../../common/version';
+import { DocumentMeta } from './DocumentMeta';
 import { Footer } from './Footer';
 import { LoadingPage } from './LoadingPage';
 import { useNotice } from './notice';
@@ -29,6 +30,7 @@ function StatusNotices() {
 export function AppLayout({ children }: { children?: ReactNode }) {
   return (
     <Box sx={{ display: 'flex', flexDirection: 'column', minHeight: '100vh', bgcolor: 'background.default' }}>
+      <DocumentMeta />
       <TopBar />
       <StatusNotices />
       <Container component="main" maxWidth="lg" sx={{ flexGrow: 1, py: { xs: 2, sm: 3 } }}>
