@@ -2,6 +2,8 @@
 // counts the gateway estimated), latency and the stream flag.
 import { Chip, Tooltip } from '@mui/material';
 import { useRecordContext, useTranslate } from 'react-admin';
+import { useStatus } from '../../layout/status';
+import { quotaInText } from '../../quota';
 
 interface CellProps {
   label?: string;
@@ -40,4 +42,11 @@ export function ChannelIdField(_: CellProps) {
   const record = useRecordContext();
   const id = Number(record?.channel_id ?? 0);
   return <span>{id ? `#${id}` : ''}</span>;
+}
+
+/** The log's text, its "N quota" amounts in the unit quota is shown in elsewhere (dollars, the raw quota beside). */
+export function LogContentField(_: CellProps & { source?: string }) {
+  const record = useRecordContext();
+  const { status } = useStatus();
+  return <span>{quotaInText(String(record?.content ?? ''), status)}</span>;
 }

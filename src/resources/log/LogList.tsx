@@ -18,7 +18,7 @@ import { QuotaField } from '../shared/QuotaField';
 import { StatusChip } from '../shared/StatusChip';
 import { formatTimestamp, TimestampField } from '../shared/TimestampField';
 import { TitledPage } from '../shared/TitledPage';
-import { ChannelIdField, LatencyField, StreamField, TokensField } from './LogFields';
+import { ChannelIdField, LatencyField, LogContentField, StreamField, TokensField } from './LogFields';
 
 const LOG_TYPE = {
   1: ['status.log.topup', 'success'],
@@ -126,7 +126,7 @@ export function LogList() {
           <LatencyField label="resources.log.fields.elapsed_ms" sortBy="elapsed_ms" />
           <StreamField label="resources.log.fields.is_stream" sortBy="is_stream" />
           {admin && <ChannelIdField label="resources.log.fields.channel_id" sortBy="channel_id" />}
-          <TextField source="content" />
+          <LogContentField source="content" label="resources.log.fields.content" />
         </Datagrid>
       </List>
     </TitledPage>

@@ -3,7 +3,8 @@
 import { Chip, Stack, Tooltip, Typography } from '@mui/material';
 import { Datagrid, List, NumberField, useDataProvider, useRecordContext, useRefresh, useTranslate } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
-import { Role, UserStatus } from '../../../common/roles';
+import { allowedManageActions, type ManageAction } from '../../../common/roles';
+import { readStoredUser } from '../../authProvider/storage';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
 import { useStatus } from '../../layout/status';
@@ -50,14 +51,15 @@ function StatisticsField(_: { label?: string; sortBy?: string }) {
   );
 }
 
+/** Only the actions the caller's role lets succeed are offered (common/roles.ts); disabling asks first, like promote, demote and delete. */
 function ManageActions(_: { label?: string }) {
   const record = useRecordContext();
   const dataProvider = useDataProvider<SwitchboardDataProvider>();
   const notice = useNotice();
   const refresh = useRefresh();
   if (!record) return null;
-  const locked = record.role >= Role.root;
-  const act = (action: 'promote' | 'demote' | 'delete' | 'enable' | 'disable') => async () => {
+  const allowed = allowedManageActions(readStoredUser()?.role, { role: Number(record.role), status: Number(record.status) });
+  const act = (action: ManageAction) => async () => {
     try {
       await dataProvider.manageUser(record.username, action);
       notice('app.common.operation_success', 'success');
@@ -68,14 +70,11 @@ function ManageActions(_: { label?: string }) {
   };
   return (
     <Stack direction="row" spacing={0.5} sx={{ flexWrap: 'wrap' }}>
-      <RowButton label="app.user.promote" disabled={locked} confirm="app.user.promote_title" onClick={act('promote')} />
-      <RowButton label="app.user.demote" disabled={locked} confirm="app.user.demote_title" onClick={act('demote')} />
-      {record.status === UserStatus.enabled ? (
-        <RowButton label="app.user.disable" color="warning" disabled={locked} onClick={act('disable')} />
-      ) : (
-        <RowButton label="app.user.enable" color="success" disabled={locked} onClick={act('enable')} />
-      )}
-      <RowButton label="ra.action.delete" color="error" disabled={locked} confirm="app.user.delete_title" onClick={act('delete')} />
+      {allowed.includes('promote') && <RowButton label="app.user.promote" confirm="app.user.promote_title" onClick={act('promote')} />}
+      {allowed.includes('demote') && <RowButton label="app.user.demote" confirm="app.user.demote_title" onClick={act('demote')} />}
+      {allowed.includes('disable') && <RowButton label="app.user.disable" color="warning" confirm="app.user.disable_title" onClick={act('disable')} />}
+      {allowed.includes('enable') && <RowButton label="app.user.enable" color="success" onClick={act('enable')} />}
+      {allowed.includes('delete') && <RowButton label="ra.action.delete" color="error" confirm="app.user.delete_title" onClick={act('delete')} />}
     </Stack>
   );
 }
