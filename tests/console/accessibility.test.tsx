@@ -2,7 +2,7 @@
 // per-route title, the manage actions a role can use, the user-disable
 // confirmation, and the lists' error state with Retry.
 import { getContrastRatio } from '@mui/material/styles';
-import { render, screen, waitFor, within } from '@testing-library/react';
+import { act, render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { AdminContext, memoryStore, Notification, ResourceContextProvider, useSetLocale } from 'react-admin';
@@ -58,7 +58,7 @@ describe('document language and title', () => {
 
   it('sets document.title and <html lang>, following the locale', async () => {
     localStorage.setItem('system_name', 'Acme');
-    let setLocale: (locale: string) => Promise<void> = async () => undefined;
+    let setLocale: (locale: string) => void = () => undefined;
     function LocaleHandle() {
       setLocale = useSetLocale();
       return null;
@@ -73,10 +73,10 @@ describe('document language and title', () => {
     );
     await waitFor(() => expect(document.title).toBe('Tokens · Acme'));
     expect(document.documentElement.lang).toBe('en');
-    await setLocale('zh');
+    act(() => setLocale('zh'));
     await waitFor(() => expect(document.documentElement.lang).toBe('zh-CN'));
     await waitFor(() => expect(document.title).toBe('令牌 · Acme'));
-    await setLocale('en');
+    act(() => setLocale('en'));
   });
 });
 
