@@ -5,9 +5,11 @@ import { getContrastRatio } from '@mui/material/styles';
 import { act, render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
-import { AdminContext, memoryStore, Notification, ResourceContextProvider, useSetLocale } from 'react-admin';
+import {
+  AdminContext, AutocompleteArrayInput, memoryStore, Notification, PasswordInput, ResourceContextProvider, SearchInput, SelectInput, SimpleForm, TextInput, useSetLocale,
+} from 'react-admin';
 import { MemoryRouter, Route, Routes } from 'react-router-dom';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { allowedManageActions } from '../../common/roles';
 import { dataProvider } from '../../src/dataProvider';
 import { i18nProvider } from '../../src/i18n';
@@ -157,4 +159,29 @@ describe('the user list', () => {
     await user.click(screen.getByRole('button', { name: 'Retry' }));
     expect(await screen.findByText('carol', {}, { timeout: 10_000 })).toBeInTheDocument();
   }, 40_000);
+});
+
+describe('MUI 9 props', () => {
+  it('lets no MUI 5 input prop reach the DOM from react-admin\'s inputs', async () => {
+    const errors = vi.spyOn(console, 'error');
+    render(
+      <MemoryRouter>
+        <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={memoryStore()} theme={lightTheme}>
+          <ResourceContextProvider value="token">
+            <SimpleForm onSubmit={() => undefined}>
+              <SearchInput source="q" />
+              <TextInput source="name" />
+              <PasswordInput source="password" />
+              <SelectInput source="status" choices={[{ id: 1, name: 'one' }]} />
+              <AutocompleteArrayInput source="models" choices={[{ id: 'gpt-4', name: 'gpt-4' }]} />
+            </SimpleForm>
+          </ResourceContextProvider>
+        </AdminContext>
+      </MemoryRouter>,
+    );
+    expect(await screen.findByRole('textbox', { name: 'Name' })).toBeInTheDocument();
+    const leaks = errors.mock.calls.map((call) => call.map(String).join(' ')).filter((text) => /React does not recognize/.test(text));
+    errors.mockRestore();
+    expect(leaks).toEqual([]);
+  });
 });

@@ -15,6 +15,7 @@ import { dollarsToQuota, quotaInText, quotaToDollars } from '../../src/quota';
 import { RedemptionEdit } from '../../src/resources/redemption/RedemptionForms';
 import { TokenCreate } from '../../src/resources/token/TokenCreate';
 import { TokenEdit } from '../../src/resources/token/TokenEdit';
+import { lightTheme } from '../../src/theme';
 import { server } from './setup';
 
 const inDollars = { display_in_currency: true, quota_per_unit: 500000 } as ClientStatus;
@@ -29,7 +30,7 @@ function renderAt(path: string, status: ClientStatus = inDollars) {
   return render(
     <MemoryRouter initialEntries={[path]}>
       <StatusProvider load={async () => status}>
-        <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={memoryStore()}>
+        <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={memoryStore()} theme={lightTheme}>
           <Routes>
             <Route path="/token/add" element={<TokenCreate />} />
             <Route path="/token/edit/:id" element={<TokenEdit />} />
@@ -130,7 +131,7 @@ describe('inline validation', () => {
     await user.clear(quota);
     await user.type(quota, '0');
     await user.click(screen.getByRole('button', { name: 'Save' }));
-    expect(await screen.findByText('quota must be a whole number above 0')).toBeInTheDocument();
+    expect(await screen.findByText('quota must be a whole number above 0', {}, { timeout: 5000 })).toBeInTheDocument();
   }, 30_000);
 });
 
@@ -156,7 +157,7 @@ describe('unsaved changes', () => {
         path: '*',
         element: (
           <StatusProvider load={async () => inDollars}>
-            <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={memoryStore()}>
+            <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={memoryStore()} theme={lightTheme}>
               <Link to="/elsewhere">leave</Link>
               <Routes>
                 <Route path="/token/edit/:id" element={<TokenEdit />} />

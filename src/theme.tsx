@@ -3,7 +3,23 @@
 // comments so a later change can be checked against them.
 // `contrastThreshold: 4.5` makes MUI pick the text colour of filled buttons
 // and chips at AA too (its default, 3, lets white on orange through at 3.1:1).
+import { FormControl, type FormControlProps } from '@mui/material';
+import { forwardRef } from 'react';
 import { defaultDarkTheme, defaultLightTheme, type RaThemeOptions } from 'react-admin';
+
+/**
+ * The root of every MUI TextField. react-admin 5.15's inputs (TextInput,
+ * SearchInput, SelectInput, the Autocomplete inputs) still pass the MUI 5
+ * props `InputProps`/`inputProps` beside the `slotProps` they also pass; MUI 9
+ * no longer reads them, so they reached the DOM (React warned on every form).
+ * They carry nothing `slotProps` does not, so the root drops them.
+ */
+const TextFieldRoot = forwardRef<HTMLDivElement, FormControlProps & Record<string, unknown>>(function TextFieldRoot(props, ref) {
+  const { InputProps, inputProps, InputLabelProps, FormHelperTextProps, SelectProps, inputRef, ownerState, ...rest } = props;
+  return <FormControl ref={ref} {...(rest as FormControlProps)} />;
+});
+
+const textField = { MuiTextField: { defaultProps: { slots: { root: TextFieldRoot } } } };
 
 const shared: Omit<RaThemeOptions, 'palette' | 'components'> = {
   shape: { borderRadius: 8 },
@@ -30,6 +46,7 @@ export const lightTheme: RaThemeOptions = {
   },
   components: {
     ...defaultLightTheme.components,
+    ...textField,
     MuiButton: { styleOverrides: { root: { borderRadius: 8 } } },
     MuiCard: { styleOverrides: { root: { borderColor: '#e5e7eb' } } },
   },
@@ -55,6 +72,7 @@ export const darkTheme: RaThemeOptions = {
   },
   components: {
     ...defaultDarkTheme.components,
+    ...textField,
     MuiButton: {
       styleOverrides: {
         root: {
