@@ -177,6 +177,26 @@ describe.runIf(enabled)('accessibility and language', () => {
       expect(asked[0]).toMatch(/changes weren't saved/);
       expect(new URL(page.url()).pathname).toBe('/token/add');
       expect(await page.getByRole('textbox', { name: /Name/ }).inputValue()).toBe('half-typed');
+
+      // a successful save leaves without asking: the user form (react-admin's save) and the redemption form (its own submit)
+      const unexpected: string[] = [];
+      page.on('dialog', (dialog) => {
+        // leaving the still-edited token form by a full page load asks too (the browser's own beforeunload prompt)
+        if (dialog.type() !== 'beforeunload') unexpected.push(dialog.message());
+        void dialog.accept();
+      });
+      await page.goto(`${gateway.baseUrl}/user/add`);
+      await page.getByRole('textbox', { name: /Username/ }).fill('dave');
+      await page.locator('input[name="password"]').fill('dave-password-1');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.waitForURL(`${gateway.baseUrl}/user`);
+      await page.goto(`${gateway.baseUrl}/redemption/add`);
+      await page.getByRole('textbox', { name: /Name/ }).fill('batch');
+      const download = page.waitForEvent('download');
+      await page.getByRole('button', { name: /Create/ }).click();
+      await download;
+      await page.waitForURL(`${gateway.baseUrl}/redemption`);
+      expect(unexpected).toEqual([]);
     } finally {
       await context.close();
     }
