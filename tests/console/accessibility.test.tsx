@@ -15,6 +15,7 @@ import { dataProvider } from '../../src/dataProvider';
 import { i18nProvider } from '../../src/i18n';
 import { DocumentMeta, htmlLang, pageTitleKey } from '../../src/layout/DocumentMeta';
 import { PALETTE } from '../../src/resources/shared/palette';
+import { SwitchInput } from '../../src/resources/shared/SwitchInput';
 import { UserList } from '../../src/resources/user/UserList';
 import { darkTheme, lightTheme } from '../../src/theme';
 import { server } from './setup';
@@ -162,7 +163,7 @@ describe('the user list', () => {
 });
 
 describe('MUI 9 props', () => {
-  it('lets no MUI 5 input prop reach the DOM from react-admin\'s inputs', async () => {
+  it('lets no MUI 5 input prop reach the DOM from react-admin\'s inputs or our switch', async () => {
     const errors = vi.spyOn(console, 'error');
     render(
       <MemoryRouter>
@@ -174,12 +175,14 @@ describe('MUI 9 props', () => {
               <PasswordInput source="password" />
               <SelectInput source="status" choices={[{ id: 1, name: 'one' }]} />
               <AutocompleteArrayInput source="models" choices={[{ id: 'gpt-4', name: 'gpt-4' }]} />
+              <SwitchInput source="unlimited_quota" />
             </SimpleForm>
           </ResourceContextProvider>
         </AdminContext>
       </MemoryRouter>,
     );
     expect(await screen.findByRole('textbox', { name: 'Name' })).toBeInTheDocument();
+    expect(screen.getByRole('switch', { name: 'Unlimited quota' })).not.toBeChecked();
     const leaks = errors.mock.calls.map((call) => call.map(String).join(' ')).filter((text) => /React does not recognize/.test(text));
     errors.mockRestore();
     expect(leaks).toEqual([]);

@@ -61,8 +61,8 @@ export function RedemptionCreate() {
           toolbar={<Toolbar><SaveButton alwaysEnable label={translate('app.redemption.create')} /></Toolbar>}
         >
           <TextInput source="name" resource="redemption" validate={nameValidators} sx={{ maxWidth: 560 }} fullWidth />
-          <QuotaInput source="quota" resource="redemption" validate={quotaValidators} min={1} sx={{ maxWidth: 560 }} />
-          <NumberInput source="count" resource="redemption" step={1} min={1} max={100} validate={validCount} sx={{ maxWidth: 560 }} fullWidth />
+          <QuotaInput source="quota" resource="redemption" validate={quotaValidators} sx={{ maxWidth: 560 }} />
+          <NumberInput source="count" resource="redemption" step={1} validate={validCount} sx={{ maxWidth: 560 }} fullWidth />
         </SimpleForm>
       </Box>
     </FormPage>
@@ -90,7 +90,7 @@ export function RedemptionEdit() {
       >
         <SimpleForm warnWhenUnsavedChanges>
           <TextInput source="name" validate={nameValidators} sx={{ maxWidth: 560 }} fullWidth />
-          <QuotaInput source="quota" validate={quotaValidators} min={1} sx={{ maxWidth: 560 }} />
+          <QuotaInput source="quota" validate={quotaValidators} sx={{ maxWidth: 560 }} />
         </SimpleForm>
       </Edit>
     </FormPage>

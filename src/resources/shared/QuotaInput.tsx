@@ -15,8 +15,6 @@ export interface QuotaInputProps {
   resource?: string;
   disabled?: boolean;
   validate?: Validator | Validator[];
-  /** The smallest quota allowed, checked in quota (not dollars). */
-  min?: number;
   sx?: object;
 }
 
@@ -26,7 +24,11 @@ export const wholeQuota =
   (value: unknown) =>
     value === undefined || value === null || value === '' ? undefined : Number.isSafeInteger(Number(value)) && Number(value) >= min ? undefined : message;
 
-export function QuotaInput({ source, label, resource, disabled, validate, min = 0, sx }: QuotaInputProps) {
+/**
+ * No native `min`: the browser would block the submit with its own bubble
+ * before the validators' inline messages could show.
+ */
+export function QuotaInput({ source, label, resource, disabled, validate, sx }: QuotaInputProps) {
   const translate = useTranslate();
   const { status } = useStatus();
   const { inCurrency, perUnit } = quotaUnit(status);
@@ -40,7 +42,7 @@ export function QuotaInput({ source, label, resource, disabled, validate, min = 
     [perUnit],
   );
   if (!inCurrency) {
-    return <NumberInput source={source} label={label} resource={resource} disabled={disabled} validate={validate} step={1} min={min} sx={sx} fullWidth />;
+    return <NumberInput source={source} label={label} resource={resource} disabled={disabled} validate={validate} step={1} sx={sx} fullWidth />;
   }
   return (
     <NumberInput
@@ -53,7 +55,6 @@ export function QuotaInput({ source, label, resource, disabled, validate, min = 
       parse={parse}
       // any amount down to one quota: a browser step of 0.01 would call $0.000002 invalid
       step="any"
-      min={0}
       helperText={translate('app.quota_input.raw', { quota: quota ?? 0, per_unit: perUnit })}
       slotProps={{ input: { startAdornment: <InputAdornment position="start">$</InputAdornment> } }}
       sx={sx}

@@ -1,9 +1,10 @@
 // The token form shared by create and edit: name, quota (disabled when
 // unlimited), expiry with presets (-1 = never), optional model and IP allowlists.
 import { Box, Button, Stack, Typography } from '@mui/material';
-import { BooleanInput, NumberInput, required, TextInput, useTranslate } from 'react-admin';
-import { QuotaInput, wholeQuota } from '../shared/QuotaInput';
+import { NumberInput, required, TextInput, useTranslate } from 'react-admin';
 import { useFormContext, useWatch } from 'react-hook-form';
+import { QuotaInput, wholeQuota } from '../shared/QuotaInput';
+import { SwitchInput } from '../shared/SwitchInput';
 import { formatTimestamp } from '../shared/TimestampField';
 
 const PRESETS: Array<{ label: string; seconds: number | null }> = [
@@ -67,7 +68,7 @@ export function TokenInputs() {
       <TextInput source="expiry_text" label="app.token.expiry" helperText="app.token.expiry_help" validate={validExpiry} fullWidth />
       <ExpiryPresets />
       <QuotaInput source="remain_quota" disabled={Boolean(unlimited)} validate={quotaValidators} />
-      <BooleanInput source="unlimited_quota" />
+      <SwitchInput source="unlimited_quota" />
       <Typography variant="subtitle2" sx={{ mt: 1, mb: 1 }}>{translate('app.token.restrictions')}</Typography>
       <TextInput source="models" label="app.token.models" helperText="app.token.models_help" fullWidth />
       <TextInput source="allowed_ips" label="app.token.allowed_ips" helperText="app.token.allowed_ips_help" fullWidth />
