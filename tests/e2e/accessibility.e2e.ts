@@ -233,6 +233,15 @@ describe.runIf(enabled)('accessibility and language', () => {
       await page.getByRole('button', { name: 'Retry' }).click();
       await page.getByRole('cell', { name: 'laptop' }).first().waitFor({ timeout: 15_000 });
 
+      // the top-up page, whose balance comes from /api/user/self
+      await page.route('**/api/user/self', (route) => route.abort('connectionrefused'));
+      await page.goto(`${gateway.baseUrl}/topup`);
+      await page.getByText('This page could not be loaded').waitFor({ timeout: 20_000 });
+      await page.unroute('**/api/user/self');
+      await page.getByRole('button', { name: 'Retry' }).click();
+      await page.getByText('This page could not be loaded').waitFor({ state: 'detached', timeout: 15_000 });
+      await page.getByTestId('remaining-quota').filter({ hasText: '$' }).waitFor();
+
       // the settings page, whose options come from /api/option/
       await page.route('**/api/option/**', (route) => route.abort('connectionrefused'));
       await page.goto(`${gateway.baseUrl}/setting`);
