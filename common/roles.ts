@@ -24,3 +24,22 @@ export function isAdmin(role: number | undefined | null): boolean {
 export function isRoot(role: number | undefined | null): boolean {
   return (role ?? 0) >= Role.root;
 }
+
+/** An action of POST /api/user/manage. */
+export type ManageAction = 'promote' | 'demote' | 'enable' | 'disable' | 'delete';
+
+/**
+ * The manage actions that can succeed for this caller on this user: the
+ * server's rules (server/routes/api/userAdmin.ts). A caller manages only users
+ * of a lower role; only root promotes, and only a common user; demote needs
+ * an admin below root; the super admin is never disabled or deleted.
+ */
+export function allowedManageActions(callerRole: number | undefined | null, target: { role: number; status: number }): ManageAction[] {
+  const caller = callerRole ?? 0;
+  if (!isAdmin(caller) || caller <= target.role || isRoot(target.role)) return [];
+  const actions: ManageAction[] = [];
+  if (isRoot(caller) && target.role < Role.admin) actions.push('promote');
+  if (target.role >= Role.admin) actions.push('demote');
+  actions.push(target.status === UserStatus.enabled ? 'disable' : 'enable', 'delete');
+  return actions;
+}

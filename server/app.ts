@@ -213,7 +213,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
       });
     }
     if (path === '/api' || path.startsWith('/api/') || (request.method !== 'GET' && request.method !== 'HEAD')) {
-      return reply.code(404).send(fail(`not found: ${request.method} ${path}`));
+      return reply.code(404).send(fail(`not found: ${request.method} ${path}`, 'not_found'));
     }
     if (!consoleBuilt) {
       return reply.code(503).type('text/plain; charset=utf-8').send('The console is not built yet: run `npm run build` (npm start does it for you).\n');

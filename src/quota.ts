@@ -10,9 +10,38 @@ export function formatCount(value: number): string {
   return String(value);
 }
 
-export function formatQuota(quota: number, status: Pick<ClientStatus, 'display_in_currency' | 'quota_per_unit'> | null, digits = 2): string {
-  const inCurrency = status ? status.display_in_currency : localStorage.getItem('display_in_currency') !== 'false';
-  const perUnit = status?.quota_per_unit || Number(localStorage.getItem('quota_per_unit')) || 500000;
-  if (inCurrency) return `$${(quota / perUnit).toFixed(digits)}`;
+type UnitStatus = Pick<ClientStatus, 'display_in_currency' | 'quota_per_unit'> | null;
+
+/** Whether quota is shown in dollars, and how much quota one dollar is (the status, else its cached copy). */
+export function quotaUnit(status: UnitStatus): { inCurrency: boolean; perUnit: number } {
+  return {
+    inCurrency: status ? status.display_in_currency : localStorage.getItem('display_in_currency') !== 'false',
+    perUnit: status?.quota_per_unit || Number(localStorage.getItem('quota_per_unit')) || 500000,
+  };
+}
+
+/**
+ * Quota as dollars, unrounded: a form shows exactly what is stored (the
+ * shortest decimal that reads back as the same number).
+ */
+export function quotaToDollars(quota: number, perUnit: number): number {
+  return quota / perUnit;
+}
+
+/** Dollars typed in a form as whole quota: $1.25 at 500000 per unit is 625000. Rounds away float noise (0.29 × 500000). */
+export function dollarsToQuota(dollars: number, perUnit: number): number {
+  return Math.round(dollars * perUnit);
+}
+
+export function formatQuota(quota: number, status: UnitStatus, digits = 2): string {
+  const { inCurrency, perUnit } = quotaUnit(status);
+  if (inCurrency) return `$${quotaToDollars(quota, perUnit).toFixed(digits)}`;
   return formatCount(quota);
+}
+
+/** "… 500000 quota …" in a log's text, in dollars when quota is shown in dollars. */
+export function quotaInText(text: string, status: UnitStatus): string {
+  const { inCurrency, perUnit } = quotaUnit(status);
+  if (!inCurrency) return text;
+  return text.replace(/(-?\d+) quota\b/g, (_, amount: string) => `$${quotaToDollars(Number(amount), perUnit).toFixed(6).replace(/0{1,4}$/, '')} (${amount} quota)`);
 }

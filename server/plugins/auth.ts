@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { fail } from '../../common/envelope';
+import type { MessageCode } from '../../common/messageCodes';
 import { UserStatus } from '../../common/roles';
 import { findUserByAccessTokenHash, findUserById, type UserRow } from '../repositories/users';
 import { clearSessionCookie, SESSION_COOKIE, sessionIsLive } from './session';
@@ -19,7 +20,7 @@ export function hashAccessToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-type Resolution = { user: UserRow } | { status: 200 | 401; message: string; clearCookie?: boolean } | undefined;
+type Resolution = { user: UserRow } | { status: 200 | 401; message: string; code?: MessageCode; clearCookie?: boolean } | undefined;
 
 async function resolveCaller(request: FastifyRequest): Promise<Resolution> {
   const { db, sessions } = request.server.ctx;
@@ -28,9 +29,9 @@ async function resolveCaller(request: FastifyRequest): Promise<Resolution> {
     const claims = sessions.decode(cookie);
     const user = claims ? await findUserById(db, claims.uid) : undefined;
     if (!claims || !user || Number(user.session_version) !== claims.ver || !(await sessionIsLive(db, claims))) {
-      return { status: 401, message: 'your login has expired, please log in again', clearCookie: true };
+      return { status: 401, message: 'your login has expired, please log in again', code: 'session_expired', clearCookie: true };
     }
-    if (Number(user.status) !== UserStatus.enabled) return { status: 401, message: 'user is banned', clearCookie: true };
+    if (Number(user.status) !== UserStatus.enabled) return { status: 401, message: 'user is banned', code: 'user_banned', clearCookie: true };
     return { user };
   }
   const header = request.headers.authorization?.trim();
@@ -38,7 +39,7 @@ async function resolveCaller(request: FastifyRequest): Promise<Resolution> {
     const token = header.startsWith('Bearer ') ? header.slice(7).trim() : header;
     const user = token ? await findUserByAccessTokenHash(db, hashAccessToken(token)) : undefined;
     if (!user) return { status: 200, message: 'access token invalid' };
-    if (Number(user.status) !== UserStatus.enabled) return { status: 200, message: 'user is banned' };
+    if (Number(user.status) !== UserStatus.enabled) return { status: 200, message: 'user is banned', code: 'user_banned' };
     return { user };
   }
   return undefined;
@@ -48,12 +49,12 @@ async function resolveCaller(request: FastifyRequest): Promise<Resolution> {
 export function requireRole(minimumRole: number): preHandlerAsyncHookHandler {
   return async function checkRole(request: FastifyRequest, reply: FastifyReply) {
     const resolution = await resolveCaller(request);
-    if (!resolution) return reply.code(401).send(fail('not logged in'));
+    if (!resolution) return reply.code(401).send(fail('not logged in', 'not_logged_in'));
     if ('status' in resolution) {
       if (resolution.clearCookie) clearSessionCookie(request, reply);
-      return reply.code(resolution.status).send(fail(resolution.message));
+      return reply.code(resolution.status).send(fail(resolution.message, resolution.code));
     }
-    if (Number(resolution.user.role) < minimumRole) return reply.send(fail('insufficient permission'));
+    if (Number(resolution.user.role) < minimumRole) return reply.send(fail('insufficient permission', 'permission_denied'));
     request.caller = resolution.user;
   };
 }

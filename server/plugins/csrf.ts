@@ -99,6 +99,6 @@ export function isCrossSite(request: FastifyRequest): boolean {
 
 export async function refuseCrossSiteRequests(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   if (isStateChanging(request) && isCrossSite(request)) {
-    await reply.code(403).send(fail('cross-site request refused'));
+    await reply.code(403).send(fail('cross-site request refused', 'cross_site_refused'));
   }
 }

@@ -75,7 +75,7 @@ export function rateLimit(bucket: keyof RateLimitConfig): preHandlerAsyncHookHan
   return async function limitRate(request: FastifyRequest, reply: FastifyReply) {
     const { rateLimiter, config } = request.server.ctx;
     if (!(await rateLimiter.allow(bucket, request.ip, config.rateLimits[bucket]))) {
-      return reply.code(429).send(fail('too many requests, please try again later'));
+      return reply.code(429).send(fail('too many requests, please try again later', 'too_many_requests'));
     }
   };
 }

@@ -4,6 +4,7 @@
 // the same way.
 import { HttpError } from 'react-admin';
 import type { Envelope } from '../../common/envelope';
+import { isMessageCode } from '../../common/messageCodes';
 
 /** Message keys for statuses with a fixed meaning (spec §8); translated where shown. */
 export const STATUS_MESSAGES: Record<number, string> = {
@@ -16,6 +17,15 @@ export interface RequestOptions {
   method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
   body?: unknown;
   signal?: AbortSignal;
+}
+
+/**
+ * The message key for a refusal the server marked with a known code: shown
+ * translated (zh included) instead of the server's English; unknown codes and
+ * uncoded refusals keep the server's text.
+ */
+export function codedMessage(envelope: Envelope | undefined): string | undefined {
+  return isMessageCode(envelope?.code) ? `app.server_message.${envelope.code}` : undefined;
 }
 
 type UnauthorizedHandler = () => void;
@@ -59,7 +69,7 @@ export const httpClient: HttpClient = async <T,>(url: string, options: RequestOp
 
   if (!response.ok) {
     if (response.status === 401) onUnauthorized();
-    const fixed = STATUS_MESSAGES[response.status];
+    const fixed = codedMessage(envelope) ?? STATUS_MESSAGES[response.status];
     const message = fixed ?? (response.status === 401 ? envelope?.message ?? 'ra.auth.auth_check_error' : `Error: ${envelope?.message || response.statusText || `HTTP ${response.status}`}`);
     throw new HttpError(message, response.status, envelope);
   }
@@ -68,6 +78,6 @@ export const httpClient: HttpClient = async <T,>(url: string, options: RequestOp
   }
   // Some one-api endpoints answer without an envelope (e.g. /api/channel/models).
   if (!('success' in envelope)) return { success: true, message: '', data: envelope as unknown as T };
-  if (!envelope.success) throw new HttpError(envelope.message || 'app.errors.request_failed', response.status, envelope);
+  if (!envelope.success) throw new HttpError(codedMessage(envelope) ?? (envelope.message || 'app.errors.request_failed'), response.status, envelope);
   return envelope;
 };

@@ -4,6 +4,7 @@ import { Box, Container } from '@mui/material';
 import { Suspense, useEffect, useRef, type ReactNode } from 'react';
 import { useLocation } from 'react-router-dom';
 import { VERSION } from '../../common/version';
+import { DocumentMeta } from './DocumentMeta';
 import { Footer } from './Footer';
 import { LoadingPage } from './LoadingPage';
 import { useNotice } from './notice';
@@ -34,6 +35,7 @@ export function AppLayout({ children }: { children?: ReactNode }) {
   const { pathname } = useLocation();
   return (
     <Box sx={{ display: 'flex', flexDirection: 'column', minHeight: '100vh', bgcolor: 'background.default' }}>
+      <DocumentMeta />
       <TopBar />
       <StatusNotices />
       <Container component="main" maxWidth={LIST_PAGE.test(pathname) ? false : 'lg'} sx={{ flexGrow: 1, py: { xs: 2, sm: 3 } }}>

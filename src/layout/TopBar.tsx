@@ -7,8 +7,9 @@ import MenuIcon from '@mui/icons-material/Menu';
 import {
   AppBar, Box, Button, Divider, Drawer, IconButton, List, ListItemButton, ListItemText, Menu, MenuItem, Stack, Toolbar, Typography, useMediaQuery,
 } from '@mui/material';
+import { alpha, type Theme } from '@mui/material/styles';
 import { useState } from 'react';
-import { useLogout, useNotify, useTranslate } from 'react-admin';
+import { ToggleThemeButton, useLogout, useNotify, useTranslate } from 'react-admin';
 import { Link as RouterLink, NavLink, useLocation } from 'react-router-dom';
 import { readStoredUser } from '../authProvider/storage';
 import { LanguageSwitch } from './LanguageSwitch';
@@ -18,6 +19,20 @@ import { logoOf, systemNameOf, useStatus } from './status';
 function isActive(pathname: string, to: string): boolean {
   return to === '/' ? pathname === '/' : pathname === to || pathname.startsWith(`${to}/`);
 }
+
+/**
+ * The current page's menu item: primary text on a primary tint. The grey
+ * `action.selected` under primary.main text was 4.34:1; primary.dark on the
+ * tint is 6.02:1 (light), primary.light on it 7.01:1 (dark).
+ */
+const activeItemSx = {
+  textTransform: 'none',
+  fontWeight: 700,
+  px: 1.25,
+  minWidth: 0,
+  color: (theme: Theme) => (theme.palette.mode === 'dark' ? theme.palette.primary.light : theme.palette.primary.dark),
+  bgcolor: (theme: Theme) => alpha(theme.palette.primary.main, theme.palette.mode === 'dark' ? 0.16 : 0.08),
+} as const;
 
 export function TopBar() {
   const translate = useTranslate();
@@ -65,14 +80,9 @@ export function TopBar() {
                 key={item.key}
                 component={NavLink}
                 to={item.to}
-                color={isActive(pathname, item.to) ? 'primary' : 'inherit'}
-                sx={{
-                  textTransform: 'none',
-                  fontWeight: isActive(pathname, item.to) ? 700 : 500,
-                  px: 1.25,
-                  minWidth: 0,
-                  bgcolor: isActive(pathname, item.to) ? 'action.selected' : 'transparent',
-                }}
+                color="inherit"
+                aria-current={isActive(pathname, item.to) ? 'page' : undefined}
+                sx={isActive(pathname, item.to) ? activeItemSx : { textTransform: 'none', fontWeight: 500, px: 1.25, minWidth: 0 }}
               >
                 {translate(item.label)}
               </Button>
@@ -82,6 +92,7 @@ export function TopBar() {
         {narrow && <Box sx={{ flexGrow: 1 }} />}
         <Stack direction="row" spacing={0.5} sx={{ alignItems: "center" }}>
           {!narrow && <LanguageSwitch />}
+          <ToggleThemeButton />
           {user ? (
             <>
               <Button

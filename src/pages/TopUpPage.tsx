@@ -4,6 +4,7 @@ import { Alert, Box, Button, Card, CardContent, Stack, TextField, Typography } f
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { Authenticated, useTranslate } from 'react-admin';
 import { dataProvider } from '../dataProvider';
+import { LoadError } from '../layout/LoadError';
 import { useNotice } from '../layout/notice';
 import { useStatus } from '../layout/status';
 import { formatQuota } from '../quota';
@@ -18,9 +19,17 @@ function TopUp() {
   const [code, setCode] = useState('');
   const [busy, setBusy] = useState(false);
   const [noLink, setNoLink] = useState(false);
+  const [loadFailed, setLoadFailed] = useState(false);
 
   const loadQuota = useCallback(() => {
-    dataProvider.getSelf().then((user) => setQuota(user.quota)).catch(() => setQuota(null));
+    setLoadFailed(false);
+    dataProvider
+      .getSelf()
+      .then((user) => setQuota(user.quota))
+      .catch(() => {
+        setQuota(null);
+        setLoadFailed(true);
+      });
   }, []);
   useEffect(loadQuota, [loadQuota]);
 
@@ -56,6 +65,7 @@ function TopUp() {
         <Typography variant="h4" component="p" sx={{ fontWeight: 700, mb: 3 }} data-testid="remaining-quota">
           {quota === null ? '—' : <Balance quota={quota} />}
         </Typography>
+        {loadFailed && <LoadError onRetry={loadQuota} />}
         <Box component="form" onSubmit={redeem} noValidate>
           <Stack spacing={2}>
             <TextField name="code" label={translate('app.topup.code')} value={code} onChange={(event) => setCode(event.target.value)} fullWidth autoComplete="off" />

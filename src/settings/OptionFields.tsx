@@ -6,9 +6,14 @@ import { Chip, FormControlLabel, Switch, TextField, Tooltip } from '@mui/materia
 import { useState } from 'react';
 import { Confirm, useTranslate } from 'react-admin';
 import { OPTION_SPECS, type OptionKey } from '../../common/options';
+import { useStatus } from '../layout/status';
+import { quotaToDollars, quotaUnit } from '../quota';
 import { FIELD_HINTS, optionLabel } from './sections';
 import type { OptionForm } from './useOptionForm';
 import { WhitelistEditor } from './WhitelistEditor';
+
+/** Options that hold an amount of quota. */
+const QUOTA_OPTIONS: OptionKey[] = ['QuotaForNewUser', 'QuotaForInviter', 'QuotaForInvitee', 'QuotaRemindThreshold', 'PreConsumedQuota'];
 
 /** Toggles whose switching off needs a confirmation first (spec §4). */
 const CONFIRM_BEFORE_OFF: OptionKey[] = ['PasswordLoginEnabled'];
@@ -49,6 +54,7 @@ export function OptionInput({ form, optionKey }: { form: OptionForm; optionKey: 
   const hint = FIELD_HINTS[optionKey] ?? {};
   const writable = form.canWrite(optionKey);
   const help = translate(`settings.help.${optionKey}`, { _: '' });
+  const unit = quotaUnit(useStatus().status);
   if (kind === 'list') return <WhitelistEditor form={form} optionKey={optionKey} />;
 
   const common = {
@@ -85,11 +91,13 @@ export function OptionInput({ form, optionKey }: { form: OptionForm; optionKey: 
     );
   }
   if (kind === 'number') {
+    // quota amounts are stored as quota; beside them, what they are worth in the unit the console shows
+    const worth = QUOTA_OPTIONS.includes(optionKey) && unit.inCurrency && common.value !== '' ? `= $${quotaToDollars(Number(common.value), unit.perUnit)}` : '';
     return (
       <TextField
         {...common}
         type="number"
-        helperText={help || undefined}
+        helperText={[worth, help].filter(Boolean).join(' · ') || undefined}
         slotProps={{ htmlInput: { min: 0, step: hint.step ?? 1 }, inputLabel: { shrink: true } }}
       />
     );

@@ -8,6 +8,7 @@ import { useTranslate } from 'react-admin';
 import { isRoot } from '../../common/roles';
 import { readStoredUser } from '../authProvider/storage';
 import { settingsProvider } from '../dataProvider/settings';
+import { LoadError } from '../layout/LoadError';
 import { useNotice } from '../layout/notice';
 import { errorMessage } from '../pages/errorMessage';
 import { OptionSection } from './OptionSection';
@@ -56,7 +57,7 @@ function GitHubCallback({ form }: { form: OptionForm }) {
 
 export function OptionsTab({ tab, form }: { tab: SettingTab; form: OptionForm }) {
   const translate = useTranslate();
-  if (form.loadError) return <Alert severity="error">{form.loadError}</Alert>;
+  if (form.loadError) return <LoadError onRetry={form.reload} detail={form.loadError} />;
   if (!form.loaded) return <CircularProgress aria-label={translate('ra.page.loading')} />;
   const lockedForCaller = SETTING_TABS[tab].every((section) => section.keys.every((key) => !form.canWrite(key)));
   return (

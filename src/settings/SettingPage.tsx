@@ -6,6 +6,7 @@ import { useState } from 'react';
 import { Authenticated, useTranslate } from 'react-admin';
 import { isAdmin } from '../../common/roles';
 import { readStoredUser } from '../authProvider/storage';
+import { UnsavedChangesGuard } from '../layout/UnsavedChangesGuard';
 import { OptionsTab } from './OptionsTab';
 import { PersonalTab } from './PersonalTab';
 import type { SettingTab } from './sections';
@@ -20,6 +21,7 @@ function Settings() {
   const tabs: Array<'personal' | SettingTab> = admin ? ['personal', 'operation', 'system', 'other'] : ['personal'];
   return (
     <Card variant="outlined" sx={{ borderRadius: 3 }}>
+      <UnsavedChangesGuard dirty={form.hasUnsavedChanges} />
       <CardContent sx={{ p: { xs: 2, sm: 3 } }}>
         <Typography variant="h5" component="h1" sx={{ fontWeight: 700, mb: 1 }}>{translate('app.setting.title')}</Typography>
         <Tabs value={tab} onChange={(_, next) => setTab(next)} variant="scrollable" allowScrollButtonsMobile sx={{ mb: 3, borderBottom: 1, borderColor: 'divider' }}>

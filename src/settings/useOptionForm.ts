@@ -18,6 +18,10 @@ export interface OptionForm {
   loaded: boolean;
   /** The message when they could not be loaded. */
   loadError: string;
+  /** Loads the stored values again (the Retry of the error state). */
+  reload(): void;
+  /** Whether any field holds a draft not yet saved (leaving then asks first). */
+  hasUnsavedChanges: boolean;
   /** What a field shows: its draft, else the stored value (secrets: the draft only). */
   value(key: OptionKey): string;
   stored(key: OptionKey): string;
@@ -52,11 +56,13 @@ export function useOptionForm(enabled: boolean, provider: SettingsProvider = def
   const [loaded, setLoaded] = useState(false);
   const [loadError, setLoadError] = useState('');
   const [saving, setSaving] = useState(false);
+  const [generation, setGeneration] = useState(0);
   const role = readStoredUser()?.role;
 
   useEffect(() => {
     if (!enabled) return undefined;
     let active = true;
+    setLoadError('');
     provider
       .getOptions()
       .then((rows) => {
@@ -77,7 +83,7 @@ export function useOptionForm(enabled: boolean, provider: SettingsProvider = def
     return () => {
       active = false;
     };
-  }, [enabled, provider]);
+  }, [enabled, provider, generation]);
 
   const canWrite = useCallback((key: OptionKey) => (isRootOnlyOption(key) ? isRoot(role) : isAdmin(role)), [role]);
 
@@ -130,6 +136,8 @@ export function useOptionForm(enabled: boolean, provider: SettingsProvider = def
   return {
     loaded,
     loadError,
+    reload: () => setGeneration((previous) => previous + 1),
+    hasUnsavedChanges: pendingChanges(Object.keys(drafts) as OptionKey[], stored, drafts).length > 0,
     value: (key) => drafts[key] ?? (isSecretOption(key) ? '' : stored[key] ?? ''),
     stored: (key) => stored[key] ?? '',
     secretSet: (key) => Boolean(secretsSet[key]),

@@ -16,6 +16,7 @@ import { ChannelCreate } from '../../src/resources/channel/ChannelCreate';
 import { formatBalance, responseTimeColor } from '../../src/resources/channel/channelDisplay';
 import { channelFormValues, channelTransform, validateChannelForm } from '../../src/resources/channel/ChannelInputs';
 import { ChannelList } from '../../src/resources/channel/ChannelList';
+import { lightTheme } from '../../src/theme';
 import { server } from './setup';
 
 const channel = (fields: Record<string, unknown>) => ({
@@ -27,7 +28,7 @@ const channel = (fields: Record<string, unknown>) => ({
 function renderAt(path: string) {
   return render(
     <MemoryRouter initialEntries={[path]}>
-      <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={memoryStore()}>
+      <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={memoryStore()} theme={lightTheme}>
         <ResourceContextProvider value="channel">
           <Routes>
             <Route path="/channel" element={<ChannelList />} />

@@ -1,7 +1,9 @@
 // The request-error catalogue of spec §8, handled in one place.
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
+import { MESSAGE_CODES } from '../../common/messageCodes';
 import { httpClient, setUnauthorizedHandler } from '../../src/dataProvider/httpClient';
+import { i18nProvider, messages } from '../../src/i18n';
 import { server } from './setup';
 
 const answer = (status: number, body: unknown = { success: false, message: 'nope' }) =>
@@ -44,5 +46,32 @@ describe('httpClient error catalogue', () => {
     expect(await httpClient('/api/thing')).toEqual({ success: true, message: '', data: [1, 2] });
     answer(200, { object: 'list', data: [{ id: 'gpt-4' }] });
     expect((await httpClient('/api/thing')).data).toEqual({ object: 'list', data: [{ id: 'gpt-4' }] });
+  });
+
+  it('turns a known server code into a message key, translated in Chinese', async () => {
+    answer(200, { success: false, message: 'username or password is wrong', code: 'wrong_credentials' });
+    const refused = await httpClient('/api/thing').catch((error: Error) => error);
+    expect(refused).toMatchObject({ message: 'app.server_message.wrong_credentials', body: { message: 'username or password is wrong' } });
+    await i18nProvider.changeLocale('zh');
+    expect(i18nProvider.translate((refused as Error).message)).toBe('用户名或密码错误');
+    await i18nProvider.changeLocale('en');
+    expect(i18nProvider.translate((refused as Error).message)).toBe('username or password is wrong');
+    // a coded 403 and 404 likewise, ahead of the "Error: " prefix
+    answer(403, { success: false, message: 'insufficient permission', code: 'permission_denied' });
+    await expect(httpClient('/api/thing')).rejects.toMatchObject({ status: 403, message: 'app.server_message.permission_denied' });
+    answer(404, { success: false, message: 'not found: GET /api/thing', code: 'not_found' });
+    await expect(httpClient('/api/thing')).rejects.toMatchObject({ status: 404, message: 'app.server_message.not_found' });
+  });
+
+  it('keeps the server text for an unknown code', async () => {
+    answer(200, { success: false, message: 'something new', code: 'from_a_newer_server' });
+    await expect(httpClient('/api/thing')).rejects.toMatchObject({ message: 'something new' });
+  });
+
+  it('has both languages for every code the server sends', () => {
+    for (const locale of ['en', 'zh'] as const) {
+      const bundle = (messages[locale] as any).app.server_message;
+      expect(MESSAGE_CODES.filter((code) => typeof bundle[code] !== 'string' || bundle[code] === '')).toEqual([]);
+    }
   });
 });

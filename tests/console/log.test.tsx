@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { dataProvider } from '../../src/dataProvider';
 import { i18nProvider } from '../../src/i18n';
 import { LogList } from '../../src/resources/log/LogList';
+import { lightTheme } from '../../src/theme';
 import { server } from './setup';
 
 const row = {
@@ -35,7 +36,7 @@ function renderLogs(role: number) {
   });
   render(
     <MemoryRouter initialEntries={['/log']}>
-      <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={memoryStore()}>
+      <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={memoryStore()} theme={lightTheme}>
         <ResourceContextProvider value="log">
           <Routes>
             <Route path="/log" element={<LogList />} />

@@ -73,7 +73,9 @@ describe.runIf(enabled)('tokens: register, sign in, create and copy a token', ()
     await page.getByRole('link', { name: /add token/i }).click();
     await page.waitForURL(`${gateway.baseUrl}/token/add`);
     await page.locator('input[name="remain_quota"]').waitFor();
-    expect(await page.locator('input[name="remain_quota"]').inputValue()).toBe('500000');
+    // the default 500000 quota, in dollars as the status shows quota, the raw amount beside it
+    expect(await page.locator('input[name="remain_quota"]').inputValue()).toBe('1');
+    await page.getByText('= 500000 quota (500000 per $1)').waitFor();
     await page.locator('input[name="name"]').fill('laptop');
     await page.getByRole('button', { name: /one day/i }).click();
     await page.getByRole('button', { name: /^save$/i }).click();

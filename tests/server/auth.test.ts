@@ -49,7 +49,7 @@ describe('login and sessions', () => {
     app = await buildTestApp();
     const wrong = await app.inject({ method: 'POST', url: '/api/user/login', payload: { username: 'root', password: 'nope-nope-nope' } });
     const unknown = await app.inject({ method: 'POST', url: '/api/user/login', payload: { username: 'ghost', password: 'nope-nope-nope' } });
-    expect(wrong.json()).toEqual({ success: false, message: 'username or password is wrong' });
+    expect(wrong.json()).toEqual({ success: false, message: 'username or password is wrong', code: 'wrong_credentials' });
     expect(unknown.json()).toEqual(wrong.json());
     expect(wrong.headers['set-cookie']).toBeUndefined();
   });
@@ -71,10 +71,10 @@ describe('login and sessions', () => {
     await app.ctx.db.updateTable('users').set({ status: 2 }).where('username', '=', 'alice').execute();
     const after = await asBrowser(app, cookie, { method: 'GET', url: '/api/user/self' });
     expect(after.statusCode).toBe(401);
-    expect(after.json()).toEqual({ success: false, message: 'user is banned' });
+    expect(after.json()).toEqual({ success: false, message: 'user is banned', code: 'user_banned' });
     expect(String(after.headers['set-cookie'])).toMatch(/session=;/);
     const relogin = await app.inject({ method: 'POST', url: '/api/user/login', payload: { username: 'alice', password: 'password-123' } });
-    expect(relogin.json()).toEqual({ success: false, message: 'user is banned' });
+    expect(relogin.json()).toEqual({ success: false, message: 'user is banned', code: 'user_banned' });
   });
 
   it('applies a demotion at once', async () => {
@@ -86,7 +86,7 @@ describe('login and sessions', () => {
     await app.ctx.db.updateTable('users').set({ role: 1 }).where('username', '=', 'bob').execute();
     const refused = await asBrowser(app, cookie, { method: 'GET', url: '/api/option/' });
     expect(refused.statusCode).toBe(200);
-    expect(refused.json()).toEqual({ success: false, message: 'insufficient permission' });
+    expect(refused.json()).toEqual({ success: false, message: 'insufficient permission', code: 'permission_denied' });
   });
 
   it('revokes other sessions when the password changes, keeping the caller signed in', async () => {
@@ -131,12 +131,12 @@ describe('registration', () => {
   it('applies the spec\'s rules with their messages', async () => {
     app = await buildTestApp();
     expect(await attempt(app, { username: 'dave', password: 'short', password2: 'short' })).toEqual({ success: false, message: 'password length must not be less than 8' });
-    expect(await attempt(app, { username: 'dave', password: 'password-1', password2: 'password-2' })).toEqual({ success: false, message: 'the two passwords entered do not match' });
+    expect(await attempt(app, { username: 'dave', password: 'password-1', password2: 'password-2' })).toEqual({ success: false, message: 'the two passwords entered do not match', code: 'passwords_mismatch' });
     expect((await attempt(app, { username: '', password: 'password-1' })).message).toBe('username is required');
     expect((await attempt(app, { username: 'a-name-far-too-long', password: 'password-1' })).message).toMatch(/at most 12/);
     expect((await attempt(app, { username: 'bad name', password: 'password-1' })).success).toBe(false);
     expect(await attempt(app, { username: 'dave', password: 'password-1', password2: 'password-1' })).toEqual({ success: true, message: '' });
-    expect(await attempt(app, { username: 'dave', password: 'password-1' })).toEqual({ success: false, message: 'username already taken' });
+    expect(await attempt(app, { username: 'dave', password: 'password-1' })).toEqual({ success: false, message: 'username already taken', code: 'username_taken' });
   });
 
   it('gives new users QuotaForNewUser, pays both invite bonuses and logs each gift', async () => {
@@ -161,7 +161,7 @@ describe('registration', () => {
   it('refuses when registration is closed', async () => {
     app = await buildTestApp();
     await app.ctx.options.set('RegisterEnabled', 'false');
-    expect(await attempt(app, { username: 'frank', password: 'password-1' })).toEqual({ success: false, message: 'registration is closed' });
+    expect(await attempt(app, { username: 'frank', password: 'password-1' })).toEqual({ success: false, message: 'registration is closed', code: 'registration_closed' });
   });
 
   it('lets a user delete their account but never root', async () => {
@@ -171,7 +171,7 @@ describe('registration', () => {
     expect((await asBrowser(app, cookie, { method: 'DELETE', url: '/api/user/self' })).json().success).toBe(true);
     expect((await asBrowser(app, cookie, { method: 'GET', url: '/api/user/self' })).statusCode).toBe(401);
     const root = await login(app, 'root', ROOT_PASSWORD);
-    expect((await asBrowser(app, root, { method: 'DELETE', url: '/api/user/self' })).json()).toEqual({ success: false, message: 'cannot delete the super admin' });
+    expect((await asBrowser(app, root, { method: 'DELETE', url: '/api/user/self' })).json()).toEqual({ success: false, message: 'cannot delete the super admin', code: 'root_protected' });
   });
 
   it('never returns the password hash or access token from the self endpoint', async () => {

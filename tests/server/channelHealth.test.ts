@@ -124,7 +124,7 @@ for (const target of targets) {
       expect(sent.headers['x-api-key']).toBe('sk-ant');
       expect(sent.body).toMatchObject({ model: 'claude-2', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 });
       expect(Number((await channelRow(claude)).test_time)).toBeGreaterThan(0);
-      expect(await get('/api/channel/test/999999')).toEqual({ success: false, message: 'channel not found', time: 0 });
+      expect(await get('/api/channel/test/999999')).toEqual({ success: false, message: 'channel not found', code: 'channel_not_found', time: 0 });
     });
 
     it('test-all disables a dead-key channel only when AutomaticDisableChannelEnabled is on, and e-mails root', async () => {
@@ -239,7 +239,7 @@ for (const target of targets) {
         success: false, message: 'Incorrect API key provided. (type invalid_request_error, code invalid_api_key)',
       });
       expect(Number((await channelRow(dead)).balance_updated_time)).toBe(0);
-      expect(await get('/api/channel/update_balance/999999')).toEqual({ success: false, message: 'channel not found' });
+      expect(await get('/api/channel/update_balance/999999')).toEqual({ success: false, message: 'channel not found', code: 'channel_not_found' });
     });
 
     it('balance-all refreshes enabled channels of supported types and disables an empty one only with auto-disable on', async () => {

@@ -25,7 +25,7 @@ describe('CSRF protection', () => {
       payload: { display_name: 'pwned' },
     });
     expect(response.statusCode).toBe(403);
-    expect(response.json()).toEqual({ success: false, message: 'cross-site request refused' });
+    expect(response.json()).toEqual({ success: false, message: 'cross-site request refused', code: 'cross_site_refused' });
     const self = await app.inject({ method: 'GET', url: '/api/user/self', headers: { cookie, host: 'localhost:3000', 'sec-fetch-site': 'same-origin' } });
     expect(self.json().data.display_name).toBe('victim');
   });

@@ -48,7 +48,7 @@ for (const target of targets) {
       const own = await get(user, '/api/log/self/?p=0&username=root');
       expect(own.data).toHaveLength(3);
       expect(own.data.every((row: { user_id: number }) => row.user_id === userId)).toBe(true);
-      expect((await asBrowser(app, user, { method: 'GET', url: '/api/log/?p=0' })).json()).toEqual({ success: false, message: 'insufficient permission' });
+      expect((await asBrowser(app, user, { method: 'GET', url: '/api/log/?p=0' })).json()).toEqual({ success: false, message: 'insufficient permission', code: 'permission_denied' });
     });
 
     it('sums consumption only, in 64 bits', async () => {

@@ -136,7 +136,7 @@ describe('options', () => {
     });
 
     it('refuses ordinary users, to read or to write', async () => {
-      expect((await asBrowser(app, userCookie, { method: 'GET', url: '/api/option/' })).json()).toEqual({ success: false, message: 'insufficient permission' });
+      expect((await asBrowser(app, userCookie, { method: 'GET', url: '/api/option/' })).json()).toEqual({ success: false, message: 'insufficient permission', code: 'permission_denied' });
       const response = await asBrowser(app, userCookie, { method: 'PUT', url: '/api/option/', payload: { key: 'SystemName', value: 'x' } });
       expect(response.statusCode).toBe(200);
       expect(response.json().success).toBe(false);
@@ -159,7 +159,7 @@ describe('options', () => {
       for (const [key, value] of [['TopUpLink', 'https://shop.example.com'], ['SMTPServer', 'smtp.evil.example'], ['ServerAddress', 'https://evil.example'], ['PasswordLoginEnabled', 'false'], ['SMTPToken', 'x']]) {
         const response = await asBrowser(app, adminCookie, { method: 'PUT', url: '/api/option/', payload: { key, value } });
         expect(response.statusCode, key).toBe(200);
-        expect(response.json()).toEqual({ success: false, message: 'only the super admin may change this setting' });
+        expect(response.json()).toEqual({ success: false, message: 'only the super admin may change this setting', code: 'root_only' });
       }
       expect(app.ctx.options.get('TopUpLink')).toBe('');
       expect(app.ctx.options.get('SMTPToken')).toBe('secret-value-of-SMTPToken');

@@ -39,7 +39,7 @@ describe('password change', () => {
     const change = (payload: Record<string, unknown>) => asBrowser(app, mine, { method: 'PUT', url: '/api/user/self', payload });
 
     expect((await change({ password: 'hijacked-1' })).json()).toEqual({ success: false, message: 'enter your current password to set a new one' });
-    expect((await change({ password: 'hijacked-1', original_password: 'not-it-at-all' })).json()).toEqual({ success: false, message: 'the current password is wrong' });
+    expect((await change({ password: 'hijacked-1', original_password: 'not-it-at-all' })).json()).toEqual({ success: false, message: 'the current password is wrong', code: 'wrong_current_password' });
     expect((await login(app, 'erin', 'password-123')).length).toBeGreaterThan(0);
 
     const changed = await change({ password: 'new-password-1', original_password: 'password-123' });

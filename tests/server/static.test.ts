@@ -77,7 +77,7 @@ describe('console and fallbacks', () => {
   it('answers unknown /api and /v1 paths with JSON 404s', async () => {
     const api = await app.inject({ method: 'GET', url: '/api/does-not-exist' });
     expect(api.statusCode).toBe(404);
-    expect(api.json()).toEqual({ success: false, message: 'not found: GET /api/does-not-exist' });
+    expect(api.json()).toEqual({ success: false, message: 'not found: GET /api/does-not-exist', code: 'not_found' });
     const relay = await app.inject({ method: 'POST', url: '/v1/nothing', payload: {} });
     expect(relay.statusCode).toBe(404);
     expect(relay.json()).toEqual({ error: { message: 'Invalid URL (POST /v1/nothing)', type: 'invalid_request_error', param: null, code: null } });

@@ -148,7 +148,7 @@ for (const target of targets) {
 
     it('compares usernames, token keys and redemption keys exactly', async () => {
       const upper = await api('POST', '/api/user/login', { username: 'ROOT', password: ROOT_PASSWORD }, undefined);
-      expect(upper.json()).toEqual({ success: false, message: 'username or password is wrong' });
+      expect(upper.json()).toEqual({ success: false, message: 'username or password is wrong', code: 'wrong_credentials' });
       await register(harness.app, 'alice');
       const alice = await api('POST', '/api/user/login', { username: 'Alice', password: 'password-123' }, undefined);
       expect(alice.json().success).toBe(false);

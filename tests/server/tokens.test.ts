@@ -45,11 +45,11 @@ for (const target of targets) {
     it('keeps tokens private to their owner', async () => {
       const mine = await call(alice, 'POST', '/api/token/', { name: 'private', remain_quota: 10 });
       const id = mine.data.id;
-      expect(await call(bob, 'GET', `/api/token/${id}`)).toEqual({ success: false, message: 'token not found' });
-      expect(await call(bob, 'GET', `/api/token/${id}/key`)).toEqual({ success: false, message: 'token not found' });
-      expect(await call(bob, 'PUT', '/api/token/', { id, name: 'stolen' })).toEqual({ success: false, message: 'token not found' });
-      expect(await call(bob, 'PUT', '/api/token/?status_only=true', { id, status: 2 })).toEqual({ success: false, message: 'token not found' });
-      expect(await call(bob, 'DELETE', `/api/token/${id}/`)).toEqual({ success: false, message: 'token not found' });
+      expect(await call(bob, 'GET', `/api/token/${id}`)).toEqual({ success: false, message: 'token not found', code: 'token_not_found' });
+      expect(await call(bob, 'GET', `/api/token/${id}/key`)).toEqual({ success: false, message: 'token not found', code: 'token_not_found' });
+      expect(await call(bob, 'PUT', '/api/token/', { id, name: 'stolen' })).toEqual({ success: false, message: 'token not found', code: 'token_not_found' });
+      expect(await call(bob, 'PUT', '/api/token/?status_only=true', { id, status: 2 })).toEqual({ success: false, message: 'token not found', code: 'token_not_found' });
+      expect(await call(bob, 'DELETE', `/api/token/${id}/`)).toEqual({ success: false, message: 'token not found', code: 'token_not_found' });
       expect((await call(bob, 'GET', '/api/token/?p=0')).data).toEqual([]);
       expect((await call(bob, 'GET', '/api/token/search?keyword=priv')).data).toEqual([]);
       expect((await call(alice, 'GET', '/api/token/search?keyword=priv')).data.map((row: { name: string }) => row.name)).toEqual(['private']);

@@ -94,9 +94,9 @@ describe('user administration', () => {
   it('deletes by id (DELETE /api/user/{id}/, the console\'s Delete button) under the same rules', async () => {
     await register(app, 'gone');
     const id = await idOf('gone');
-    expect(await call(admin, 'DELETE', `/api/user/${await idOf('admin2')}/`)).toEqual({ success: false, message: 'cannot delete a user of the same or higher level' });
-    expect(await call(root, 'DELETE', `/api/user/${await idOf('root')}/`)).toEqual({ success: false, message: 'cannot delete the super admin' });
-    expect(await call(admin, 'DELETE', '/api/user/99999/')).toEqual({ success: false, message: 'user not found' });
+    expect(await call(admin, 'DELETE', `/api/user/${await idOf('admin2')}/`)).toEqual({ success: false, message: 'cannot delete a user of the same or higher level', code: 'outranked' });
+    expect(await call(root, 'DELETE', `/api/user/${await idOf('root')}/`)).toEqual({ success: false, message: 'cannot delete the super admin', code: 'root_protected' });
+    expect(await call(admin, 'DELETE', '/api/user/99999/')).toEqual({ success: false, message: 'user not found', code: 'user_not_found' });
     expect((await call(user, 'DELETE', `/api/user/${id}/`)).success).toBe(false);
     expect(await call(admin, 'DELETE', `/api/user/${id}/`)).toEqual({ success: true, message: '' });
     expect(await app.ctx.db.selectFrom('users').select('id').where('id', '=', id).execute()).toEqual([]);

@@ -69,7 +69,7 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/api/verification', { preHandler: [rateLimit('critical'), requireTurnstile], schema: emailQuerySchema }, async (request) => {
     const email = normaliseEmail((request.query as { email?: string }).email);
-    if (!email) return fail('please enter a valid e-mail address');
+    if (!email) return fail('please enter a valid e-mail address', 'invalid_email');
     if (!domainAllowed(email)) return fail('this e-mail domain is not accepted here');
     const systemName = escapeHtml(options.get('SystemName'));
     try {
@@ -97,7 +97,7 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/api/reset_password', { preHandler: [rateLimit('critical'), requireTurnstile], schema: emailQuerySchema }, async (request) => {
     const email = normaliseEmail((request.query as { email?: string }).email);
-    if (!email) return fail('please enter a valid e-mail address');
+    if (!email) return fail('please enter a valid e-mail address', 'invalid_email');
     if (await emailTaken(email)) {
       // 256 random bits: no number of guesses finds it, so wrong ones need not burn it
       const token = randomBytes(32).toString('hex');
@@ -136,7 +136,7 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/oauth/email/bind', { preHandler: [rateLimit('critical'), signedIn], schema: emailBindSchema }, async (request) => {
     const query = request.query as { email?: string; code?: string };
     const email = normaliseEmail(query.email);
-    if (!email) return fail('please enter a valid e-mail address');
+    if (!email) return fail('please enter a valid e-mail address', 'invalid_email');
     const caller = callerOf(request);
     const codeProblem = await checkEmailCode(app, request.ip, email, String(query.code ?? '').trim());
     if (codeProblem) return fail(codeProblem);

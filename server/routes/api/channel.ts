@@ -98,7 +98,7 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/channel/test/:id', { preHandler: admin, schema: byId }, async (request) => {
     const id = positiveId((request.params as { id: string }).id);
     const channel = id ? await findChannel(db, id) : undefined;
-    if (!channel) return { ...fail('channel not found'), time: 0 };
+    if (!channel) return { ...fail('channel not found', 'channel_not_found'), time: 0 };
     const result = await testChannel(app, channel);
     return { success: result.success, message: result.message, time: result.seconds };
   });
@@ -108,7 +108,7 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/channel/update_balance/:id', { preHandler: admin, schema: byId }, async (request) => {
     const id = positiveId((request.params as { id: string }).id);
     const channel = id ? await findChannel(db, id) : undefined;
-    if (!channel) return fail('channel not found');
+    if (!channel) return fail('channel not found', 'channel_not_found');
     const result = await updateChannelBalance(app, channel);
     return 'error' in result ? fail(result.error) : { ...ok(), balance: result.balance };
   });
@@ -142,7 +142,7 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/channel/:id', { preHandler: admin, schema: byId }, async (request) => {
     const id = positiveId((request.params as { id: string }).id);
     const row = id ? await findChannel(db, id) : undefined;
-    return row ? ok(toChannelRecord(row)) : fail('channel not found');
+    return row ? ok(toChannelRecord(row)) : fail('channel not found', 'channel_not_found');
   });
 
   app.post('/api/channel/', { preHandler: admin, schema: channelCreateSchema }, async (request) => {
@@ -161,7 +161,7 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const id = positiveId(body.id);
     const current = id ? await findChannel(db, id) : undefined;
-    if (!id || !current) return fail('channel not found');
+    if (!id || !current) return fail('channel not found', 'channel_not_found');
     const statusOnly = Object.keys(body).every((key) => key === 'id' || key === 'status');
     if (statusOnly) {
       const status = Number(body.status);
@@ -186,7 +186,7 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
 
   app.delete('/api/channel/:id', { preHandler: admin, schema: byId }, async (request) => {
     const id = positiveId((request.params as { id: string }).id);
-    return id && (await deleteChannel(db, id)) ? ok() : fail('channel not found');
+    return id && (await deleteChannel(db, id)) ? ok() : fail('channel not found', 'channel_not_found');
   });
 
   app.get('/api/group/', { preHandler: admin }, async () => ok(Object.keys(options.json('GroupRatio')).sort()));

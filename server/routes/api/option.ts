@@ -75,7 +75,7 @@ export async function optionRoutes(app: FastifyInstance): Promise<void> {
     const key = typeof body.key === 'string' ? body.key : '';
     if (!isOptionKey(key)) return fail(`unknown option: ${key || '(empty)'}`);
     if (isRootOnlyOption(key) && !isRoot(callerOf(request).role)) {
-      return fail('only the super admin may change this setting');
+      return fail('only the super admin may change this setting', 'root_only');
     }
     const raw = body.value;
     if (raw !== undefined && raw !== null && typeof raw === 'object') return fail(`${key} must be a string`);

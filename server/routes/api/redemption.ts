@@ -61,13 +61,13 @@ export async function redemptionRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/redemption/:id', { preHandler: admin, schema: byId }, async (request) => {
     const id = idParam(request.params);
     const row = id ? await findRedemption(db, id) : undefined;
-    return row ? ok(toRedemptionRecord(row)) : fail('redemption code not found');
+    return row ? ok(toRedemptionRecord(row)) : fail('redemption code not found', 'redemption_not_found');
   });
 
   app.get('/api/redemption/:id/key', { preHandler: admin, schema: byId }, async (request) => {
     const id = idParam(request.params);
     const row = id ? await findRedemption(db, id) : undefined;
-    return row ? ok(row.key) : fail('redemption code not found');
+    return row ? ok(row.key) : fail('redemption code not found', 'redemption_not_found');
   });
 
   app.post('/api/redemption/', { preHandler: admin, schema: redemptionCreateSchema }, async (request) => {
@@ -98,7 +98,7 @@ export async function redemptionRoutes(app: FastifyInstance): Promise<void> {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const id = Number(body.id);
     const code = positiveId(id) ? await findRedemption(db, id) : undefined;
-    if (!code) return fail('redemption code not found');
+    if (!code) return fail('redemption code not found', 'redemption_not_found');
     if ((request.query as { status_only?: string }).status_only) {
       const status = Number(body.status);
       if (Number(code.status) === RedemptionStatus.used) return fail('a used code cannot be changed');
@@ -118,12 +118,12 @@ export async function redemptionRoutes(app: FastifyInstance): Promise<void> {
   app.delete('/api/redemption/:id', { preHandler: admin, schema: byId }, async (request) => {
     const id = idParam(request.params);
     const result = id ? await db.deleteFrom('redemptions').where('id', '=', id).executeTakeFirst() : undefined;
-    return result && Number(result.numDeletedRows) > 0 ? ok() : fail('redemption code not found');
+    return result && Number(result.numDeletedRows) > 0 ? ok() : fail('redemption code not found', 'redemption_not_found');
   });
 
   app.post('/api/user/topup', { preHandler: [rateLimit('topUp'), signedIn], schema: topUpSchema }, async (request) => {
     const key = String(((request.body ?? {}) as { key?: unknown }).key ?? '').trim();
-    if (!key) return fail('please enter the code');
+    if (!key) return fail('please enter the code', 'code_required');
     const caller = callerOf(request);
     const result = await redeemCode(db, { id: Number(caller.id), username: caller.username }, key);
     return 'error' in result ? fail(`redeem failed: ${result.error}`) : ok(result.quota);

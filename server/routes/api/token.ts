@@ -130,13 +130,13 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/token/:id', { preHandler: signedIn, schema: byId }, async (request) => {
     const id = idParam(request.params);
     const row = id ? await findOwnToken(db, Number(callerOf(request).id), id) : undefined;
-    return row ? ok(toTokenRecord(row)) : fail('token not found');
+    return row ? ok(toTokenRecord(row)) : fail('token not found', 'token_not_found');
   });
 
   app.get('/api/token/:id/key', { preHandler: signedIn, schema: byId }, async (request) => {
     const id = idParam(request.params);
     const row = id ? await findOwnToken(db, Number(callerOf(request).id), id) : undefined;
-    return row ? ok(row.key) : fail('token not found');
+    return row ? ok(row.key) : fail('token not found', 'token_not_found');
   });
 
   app.post('/api/token/', { preHandler: signedIn, schema: tokenCreateSchema }, async (request) => {
@@ -153,7 +153,7 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
     const userId = Number(callerOf(request).id);
     const id = Number(body.id);
     const token = positiveId(id) ? await findOwnToken(db, userId, id) : undefined;
-    if (!token) return fail('token not found');
+    if (!token) return fail('token not found', 'token_not_found');
     const statusOnly = Boolean((request.query as { status_only?: string }).status_only);
     if (statusOnly) {
       const status = Number(body.status);
@@ -179,6 +179,6 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
   app.delete('/api/token/:id', { preHandler: signedIn, schema: byId }, async (request) => {
     const id = idParam(request.params);
     const deleted = id ? await deleteOwnToken(db, Number(callerOf(request).id), id) : false;
-    return deleted ? ok() : fail('token not found');
+    return deleted ? ok() : fail('token not found', 'token_not_found');
   });
 }

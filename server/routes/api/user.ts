@@ -57,15 +57,15 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
   const signedIn = requireRole(Role.user);
 
   app.post('/api/user/register', { preHandler: [rateLimit('critical'), requireTurnstile], schema: registerSchema }, async (request) => {
-    if (!options.bool('RegisterEnabled')) return fail('registration is closed');
+    if (!options.bool('RegisterEnabled')) return fail('registration is closed', 'registration_closed');
     if (!options.bool('PasswordRegisterEnabled')) return fail('password registration is closed, please use a third-party login');
     const body = (request.body ?? {}) as Record<string, unknown>;
     const username = asString(body.username).trim();
     const password = asString(body.password);
     const problem = usernameProblem(username) ?? passwordProblem(password);
     if (problem) return fail(problem);
-    if (body.password2 !== undefined && asString(body.password2) !== password) return fail('the two passwords entered do not match');
-    if (await findUserByUsername(db, username)) return fail('username already taken');
+    if (body.password2 !== undefined && asString(body.password2) !== password) return fail('the two passwords entered do not match', 'passwords_mismatch');
+    if (await findUserByUsername(db, username)) return fail('username already taken', 'username_taken');
     let email = '';
     if (options.bool('EmailVerificationEnabled')) {
       const verified = normaliseEmail(body.email);
@@ -107,7 +107,7 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
       });
     } catch (error) {
       // two registrations racing for one name: the unique index decides
-      if (await findUserByUsername(db, username)) return fail('username already taken');
+      if (await findUserByUsername(db, username)) return fail('username already taken', 'username_taken');
       throw error;
     }
     return ok();
@@ -116,21 +116,21 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
   // limited by failed attempts per (IP, account) and per IP, not by rateLimit('critical'):
   // an attacker's wrong guesses must not lock everyone behind the same address out
   app.post('/api/user/login', { schema: loginSchema }, async (request, reply) => {
-    if (!options.bool('PasswordLoginEnabled')) return fail('password login is disabled');
+    if (!options.bool('PasswordLoginEnabled')) return fail('password login is disabled', 'password_login_disabled');
     const body = (request.body ?? {}) as Record<string, unknown>;
     const username = asString(body.username).trim();
     const password = asString(body.password);
-    if (!username || !password) return fail('username and password are required');
+    if (!username || !password) return fail('username and password are required', 'credentials_required');
     const limits = loginLimits(app.ctx, request.ip, username);
-    if (await limits.blocked()) return reply.code(429).send(fail('too many failed sign-ins, please try again later'));
+    if (await limits.blocked()) return reply.code(429).send(fail('too many failed sign-ins, please try again later', 'too_many_sign_ins'));
     const user = await findUserByUsername(db, username);
     // an account without a password ('' : signed up through OAuth) matches nothing
     const matches = (await bcrypt.compare(password, user?.password_hash || DUMMY_HASH)) && Boolean(user?.password_hash);
     if (!user || !matches) {
       await limits.failed();
-      return fail('username or password is wrong');
+      return fail('username or password is wrong', 'wrong_credentials');
     }
-    if (Number(user.status) !== UserStatus.enabled) return fail('user is banned');
+    if (Number(user.status) !== UserStatus.enabled) return fail('user is banned', 'user_banned');
     await setSessionCookie(request, reply, sessions, user);
     return ok(toSessionUser(user));
   });
@@ -153,7 +153,7 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
     if (username && username !== caller.username) {
       const problem = usernameProblem(username);
       if (problem) return fail(problem);
-      if (await findUserByUsername(db, username)) return fail('username already taken');
+      if (await findUserByUsername(db, username)) return fail('username already taken', 'username_taken');
       patch.username = username;
     }
     if (typeof body.display_name === 'string') {
@@ -169,7 +169,7 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
       if (caller.password_hash) {
         const current = asString(body.original_password);
         if (!current) return fail('enter your current password to set a new one');
-        if (!(await bcrypt.compare(current, caller.password_hash))) return fail('the current password is wrong');
+        if (!(await bcrypt.compare(current, caller.password_hash))) return fail('the current password is wrong', 'wrong_current_password');
       }
       patch.password_hash = await bcrypt.hash(password, BCRYPT_COST);
       // a new password signs out every other session; this one gets a fresh cookie
@@ -185,7 +185,7 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
 
   app.delete('/api/user/self', { preHandler: signedIn }, async (request, reply) => {
     const caller = callerOf(request);
-    if (Number(caller.role) >= Role.root) return fail('cannot delete the super admin');
+    if (Number(caller.role) >= Role.root) return fail('cannot delete the super admin', 'root_protected');
     await deleteUser(db, Number(caller.id));
     await revokeUserSessions(db, Number(caller.id));
     clearSessionCookie(request, reply);

@@ -44,8 +44,8 @@ export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/user/:id', { preHandler: admin, schema: byId }, async (request) => {
     const id = Number((request.params as { id: string }).id);
     const target = positiveId(id) ? await findUserById(db, id) : undefined;
-    if (!target) return fail('user not found');
-    if (!outranks(callerOf(request), target)) return fail('cannot read a user of the same or higher level');
+    if (!target) return fail('user not found', 'user_not_found');
+    if (!outranks(callerOf(request), target)) return fail('cannot read a user of the same or higher level', 'outranked');
     return ok(toUserRecord(target));
   });
 
@@ -55,7 +55,7 @@ export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
     const password = typeof body.password === 'string' ? body.password : '';
     const problem = usernameProblem(username) ?? passwordProblem(password);
     if (problem) return fail(problem);
-    if (await findUserByUsername(db, username)) return fail('username already taken');
+    if (await findUserByUsername(db, username)) return fail('username already taken', 'username_taken');
     const displayName = typeof body.display_name === 'string' && body.display_name.trim() ? body.display_name.trim().slice(0, 20) : username;
     await createUser(db, dialect, {
       username,
@@ -71,14 +71,14 @@ export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const id = Number(body.id);
     const target = positiveId(id) ? await findUserById(db, id) : undefined;
-    if (!target) return fail('user not found');
-    if (!outranks(caller, target)) return fail('cannot update a user of the same or higher level');
+    if (!target) return fail('user not found', 'user_not_found');
+    if (!outranks(caller, target)) return fail('cannot update a user of the same or higher level', 'outranked');
     const patch: UserPatch = {};
     if (typeof body.username === 'string' && body.username.trim() && body.username.trim() !== target.username) {
       const username = body.username.trim();
       const problem = usernameProblem(username);
       if (problem) return fail(problem);
-      if (await findUserByUsername(db, username)) return fail('username already taken');
+      if (await findUserByUsername(db, username)) return fail('username already taken', 'username_taken');
       patch.username = username;
     }
     if (typeof body.display_name === 'string') patch.display_name = body.display_name.trim().slice(0, 20) || target.username;
@@ -120,9 +120,9 @@ export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
   app.delete('/api/user/:id', { preHandler: admin, schema: byId }, async (request) => {
     const id = Number((request.params as { id: string }).id);
     const target = positiveId(id) ? await findUserById(db, id) : undefined;
-    if (!target) return fail('user not found');
-    if (!outranks(callerOf(request), target)) return fail('cannot delete a user of the same or higher level');
-    if (Number(target.role) >= Role.root) return fail('cannot delete the super admin');
+    if (!target) return fail('user not found', 'user_not_found');
+    if (!outranks(callerOf(request), target)) return fail('cannot delete a user of the same or higher level', 'outranked');
+    if (Number(target.role) >= Role.root) return fail('cannot delete the super admin', 'root_protected');
     await deleteUser(db, id);
     return ok();
   });
@@ -132,29 +132,29 @@ export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const username = typeof body.username === 'string' ? body.username.trim() : '';
     const target = username ? await findUserByUsername(db, username) : undefined;
-    if (!target) return fail('user does not exist');
-    if (!outranks(caller, target)) return fail('cannot manage a user of the same or higher level');
+    if (!target) return fail('user does not exist', 'user_not_found');
+    if (!outranks(caller, target)) return fail('cannot manage a user of the same or higher level', 'outranked');
     const targetIsRoot = Number(target.role) >= Role.root;
     const patch: UserPatch = {};
     switch (body.action) {
       case 'disable':
-        if (targetIsRoot) return fail('cannot disable the super admin');
+        if (targetIsRoot) return fail('cannot disable the super admin', 'root_protected');
         patch.status = UserStatus.disabled;
         break;
       case 'enable':
         patch.status = UserStatus.enabled;
         break;
       case 'delete':
-        if (targetIsRoot) return fail('cannot delete the super admin');
+        if (targetIsRoot) return fail('cannot delete the super admin', 'root_protected');
         await deleteUser(db, Number(target.id));
         return ok({ role: Number(target.role), status: Number(target.status), deleted: true });
       case 'promote':
-        if (Number(caller.role) < Role.root) return fail('only the super admin can promote');
+        if (Number(caller.role) < Role.root) return fail('only the super admin can promote', 'root_only');
         if (Number(target.role) >= Role.admin) return fail('the user is already an admin');
         patch.role = Role.admin;
         break;
       case 'demote':
-        if (targetIsRoot) return fail('cannot demote the super admin');
+        if (targetIsRoot) return fail('cannot demote the super admin', 'root_protected');
         if (Number(target.role) <= Role.user) return fail('the user is already a common user');
         patch.role = Role.user;
         break;

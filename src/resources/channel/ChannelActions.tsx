@@ -20,7 +20,7 @@ import { ChannelStatus } from '../../../common/roles';
 import type { ChannelJob, SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
 import { errorMessage } from '../../pages/errorMessage';
-import { listPagination } from '../shared/ListFrame';
+import { ListPagination } from '../shared/ListFrame';
 import { RowActions } from '../shared/RowActions';
 import { usePatchRecord } from '../shared/usePatchRecord';
 import { useBalanceUpdate } from './ChannelFields';
@@ -217,7 +217,7 @@ export function ChannelFooter() {
             {translate('ra.action.refresh')}
           </Button>
         </Stack>
-        {listPagination}
+        <ListPagination />
       </Box>
     </Box>
   );

@@ -23,7 +23,7 @@ export function ChannelCreate() {
           },
         }}
       >
-        <SimpleForm defaultValues={CHANNEL_DEFAULTS} validate={validateCreate}>
+        <SimpleForm defaultValues={CHANNEL_DEFAULTS} validate={validateCreate} warnWhenUnsavedChanges>
           <ChannelInputs creating />
         </SimpleForm>
       </Create>

@@ -2,8 +2,9 @@
 import { useMemo } from 'react';
 import { Edit, SimpleForm, useRecordContext } from 'react-admin';
 import { useNavigate, useParams } from 'react-router-dom';
+import { EditLoadError } from '../../layout/LoadError';
 import { useNotice } from '../../layout/notice';
-import { TitledPage } from '../shared/TitledPage';
+import { FormPage } from '../shared/FormPage';
 import { ChannelInputs, channelFormValues, channelTransform, validateChannelForm } from './ChannelInputs';
 
 function ChannelEditForm() {
@@ -12,7 +13,7 @@ function ChannelEditForm() {
   const validateEdit = useMemo(() => validateChannelForm(false, record as { base_url?: unknown; type?: unknown } | undefined), [record]);
   if (!record) return null;
   return (
-    <SimpleForm record={channelFormValues(record)} validate={validateEdit}>
+    <SimpleForm record={channelFormValues(record)} validate={validateEdit} warnWhenUnsavedChanges>
       <ChannelInputs />
     </SimpleForm>
   );
@@ -23,12 +24,13 @@ export function ChannelEdit() {
   const notice = useNotice();
   const navigate = useNavigate();
   return (
-    <TitledPage title="app.channel.edit_title">
+    <FormPage title="app.channel.edit_title" resource="channel" id={id}>
       <Edit
         resource="channel"
         id={id}
         title="app.channel.edit_title"
         mutationMode="pessimistic"
+        error={<EditLoadError />}
         transform={channelTransform}
         mutationOptions={{
           onSuccess: () => {
@@ -39,6 +41,6 @@ export function ChannelEdit() {
       >
         <ChannelEditForm />
       </Edit>
-    </TitledPage>
+    </FormPage>
   );
 }

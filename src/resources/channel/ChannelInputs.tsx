@@ -4,13 +4,14 @@
 import { Box, Button, Stack, TextField as MuiTextField, Typography } from '@mui/material';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import {
-  AutocompleteArrayInput, BooleanInput, NumberInput, SelectInput, TextInput, useDataProvider, useTranslate,
+  AutocompleteArrayInput, NumberInput, SelectInput, TextInput, useDataProvider, useTranslate,
 } from 'react-admin';
 import { useFormContext, useWatch } from 'react-hook-form';
 import { CHANNEL_TYPES, findChannelType, keyFitsFormat } from '../../../common/channelTypes';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
 import { errorMessage } from '../../pages/errorMessage';
+import { SwitchInput } from '../shared/SwitchInput';
 
 export const MAPPING_EXAMPLE = JSON.stringify({ 'gpt-3.5-turbo-0301': 'gpt-3.5-turbo', 'gpt-4-0314': 'gpt-4', 'gpt-4-32k-0314': 'gpt-4-32k' }, null, 2);
 
@@ -220,7 +221,7 @@ export function ChannelInputs({ creating = false }: { creating?: boolean }) {
       <TextInput source="name" fullWidth />
       <TextInput source="base_url" helperText={baseUrlHelp} placeholder={defaultBaseUrl || 'https://'} fullWidth />
       {otherSetting && <TextInput source="other" label={otherSetting.label} placeholder={otherSetting.fallback} helperText="app.channel.other_help" fullWidth />}
-      {creating && <BooleanInput source="batch" label="app.channel.batch" />}
+      {creating && <SwitchInput source="batch" label="app.channel.batch" />}
       <TextInput
         source="key"
         type={batch ? undefined : 'password'}

@@ -3,6 +3,8 @@
 import { Chip, Link, Tooltip } from '@mui/material';
 import { useRecordContext, useTranslate } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
+import { useStatus } from '../../layout/status';
+import { quotaInText } from '../../quota';
 
 interface CellProps {
   label?: string;
@@ -49,4 +51,11 @@ export function ChannelIdField(_: CellProps) {
       #{id}
     </Link>
   );
+}
+
+/** The log's text, its "N quota" amounts in the unit quota is shown in elsewhere (dollars, the raw quota beside). */
+export function LogContentField(_: CellProps & { source?: string }) {
+  const record = useRecordContext();
+  const { status } = useStatus();
+  return <span>{quotaInText(String(record?.content ?? ''), status)}</span>;
 }

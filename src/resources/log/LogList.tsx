@@ -22,7 +22,7 @@ import { QuotaField } from '../shared/QuotaField';
 import { StatusChip } from '../shared/StatusChip';
 import { formatTimestamp, TimestampField } from '../shared/TimestampField';
 import { TitledPage } from '../shared/TitledPage';
-import { ChannelIdField, LatencyField, StreamField, TokensField } from './LogFields';
+import { ChannelIdField, LatencyField, LogContentField, StreamField, TokensField } from './LogFields';
 
 const LOG_TYPE = {
   1: ['status.log.topup', 'success'],
@@ -265,7 +265,7 @@ export function LogList() {
               <LatencyField label="resources.log.fields.elapsed_ms" sortBy="elapsed_ms" />
               <StreamField label="resources.log.fields.is_stream" sortable={false} />
               {admin && <ChannelIdField label="resources.log.fields.channel_id" sortBy="channel_id" />}
-              <TextField source="content" sortable={false} />
+              <LogContentField source="content" label="resources.log.fields.content" sortable={false} />
             </Datagrid>
           }
           cards={
@@ -279,7 +279,7 @@ export function LogList() {
               <CardLine label="resources.log.fields.token_name"><TokenNameField /></CardLine>
               <CardLine label="resources.log.fields.quota"><QuotaField source="quota" digits={QUOTA_DIGITS} /></CardLine>
               <CardLine label="resources.log.fields.prompt_tokens"><TokensField source="prompt_tokens" /> / <TokensField source="completion_tokens" /></CardLine>
-              <TextField source="content" variant="body2" sx={{ overflowWrap: 'anywhere' }} />
+              <Typography variant="body2" sx={{ overflowWrap: 'anywhere' }}><LogContentField /></Typography>
             </CardList>
           }
         />

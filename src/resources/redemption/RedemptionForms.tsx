@@ -2,6 +2,9 @@
 // /redemption/edit/:id changes the name and quota.
 import { Box } from '@mui/material';
 import { Edit, NumberInput, required, SaveButton, SimpleForm, TextInput, Toolbar, useDataProvider, useTranslate } from 'react-admin';
+import { EditLoadError } from '../../layout/LoadError';
+import { FormPage } from '../shared/FormPage';
+import { QuotaInput, wholeQuota } from '../shared/QuotaInput';
 import { useNavigate, useParams } from 'react-router-dom';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
@@ -24,6 +27,14 @@ export function downloadKeys(name: string, keys: string[]): void {
 
 const toInteger = (value: unknown) => Number.parseInt(String(value ?? ''), 10);
 
+// spec §5: name required on create; quota and count whole numbers (the server's limits: quota above 0, 1 to 100 codes)
+const nameValidators = [required('app.validation.name_required')];
+const quotaValidators = [required('app.validation.quota_positive'), wholeQuota(1, 'app.validation.quota_positive')];
+const validCount = (value: unknown) => {
+  const count = Number(value);
+  return Number.isInteger(count) && count >= 1 && count <= 100 ? undefined : 'app.validation.count_range';
+};
+
 export function RedemptionCreate() {
   const dataProvider = useDataProvider<SwitchboardDataProvider>();
   const notice = useNotice();
@@ -41,13 +52,20 @@ export function RedemptionCreate() {
     }
   };
   return (
-    <Box sx={{ bgcolor: 'background.paper', borderRadius: 3, border: 1, borderColor: 'divider' }}>
-      <SimpleForm onSubmit={submit} defaultValues={{ quota: DEFAULT_REDEMPTION_QUOTA, count: 1 }} toolbar={<Toolbar><SaveButton alwaysEnable label={translate('app.redemption.create')} /></Toolbar>}>
-        <TextInput source="name" resource="redemption" validate={required()} sx={{ maxWidth: 560 }} fullWidth />
-        <NumberInput source="quota" resource="redemption" step={1} min={1} sx={{ maxWidth: 560 }} fullWidth />
-        <NumberInput source="count" resource="redemption" step={1} min={1} max={100} sx={{ maxWidth: 560 }} fullWidth />
-      </SimpleForm>
-    </Box>
+    <FormPage title="app.page_title.redemption_add">
+      <Box sx={{ bgcolor: 'background.paper', borderRadius: 3, border: 1, borderColor: 'divider' }}>
+        <SimpleForm
+          onSubmit={submit}
+          defaultValues={{ quota: DEFAULT_REDEMPTION_QUOTA, count: 1 }}
+          warnWhenUnsavedChanges
+          toolbar={<Toolbar><SaveButton alwaysEnable label={translate('app.redemption.create')} /></Toolbar>}
+        >
+          <TextInput source="name" resource="redemption" validate={nameValidators} sx={{ maxWidth: 560 }} fullWidth />
+          <QuotaInput source="quota" resource="redemption" validate={quotaValidators} sx={{ maxWidth: 560 }} />
+          <NumberInput source="count" resource="redemption" step={1} validate={validCount} sx={{ maxWidth: 560 }} fullWidth />
+        </SimpleForm>
+      </Box>
+    </FormPage>
   );
 }
 
@@ -56,22 +74,25 @@ export function RedemptionEdit() {
   const notice = useNotice();
   const navigate = useNavigate();
   return (
-    <Edit
-      resource="redemption"
-      id={id}
-      mutationMode="pessimistic"
-      transform={(values: Record<string, unknown>) => ({ id: values.id, name: String(values.name ?? '').trim(), quota: toInteger(values.quota) })}
-      mutationOptions={{
-        onSuccess: () => {
-          notice('app.redemption.updated', 'success');
-          navigate('/redemption');
-        },
-      }}
-    >
-      <SimpleForm>
-        <TextInput source="name" validate={required()} sx={{ maxWidth: 560 }} fullWidth />
-        <NumberInput source="quota" step={1} min={1} sx={{ maxWidth: 560 }} fullWidth />
-      </SimpleForm>
-    </Edit>
+    <FormPage title="app.page_title.redemption_edit" resource="redemption" id={id}>
+      <Edit
+        resource="redemption"
+        id={id}
+        mutationMode="pessimistic"
+        error={<EditLoadError />}
+        transform={(values: Record<string, unknown>) => ({ id: values.id, name: String(values.name ?? '').trim(), quota: toInteger(values.quota) })}
+        mutationOptions={{
+          onSuccess: () => {
+            notice('app.redemption.updated', 'success');
+            navigate('/redemption');
+          },
+        }}
+      >
+        <SimpleForm warnWhenUnsavedChanges>
+          <TextInput source="name" validate={nameValidators} sx={{ maxWidth: 560 }} fullWidth />
+          <QuotaInput source="quota" validate={quotaValidators} sx={{ maxWidth: 560 }} />
+        </SimpleForm>
+      </Edit>
+    </FormPage>
   );
 }

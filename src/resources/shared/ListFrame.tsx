@@ -1,24 +1,32 @@
 // What every list shares: server-side pages of 10/25/50/100 rows, the keyword
-// search, full width, and a table that becomes cards on a phone.
+// search, full width, a table that becomes cards on a phone, and an error
+// state with Retry when the API cannot be reached.
 import { useMediaQuery, type Theme } from '@mui/material';
 import type { ReactElement } from 'react';
-import { Pagination, SearchInput, type ListProps } from 'react-admin';
+import { Pagination, SearchInput, useListContext, type ListProps } from 'react-admin';
 import { PAGE_SIZES } from '../../../common/listQuery';
 import { PAGE_SIZE } from '../../dataProvider';
+import { ListLoadError } from '../../layout/LoadError';
 
 /** Rows-per-page choices (the server's `page_size`). */
 export const ROWS_PER_PAGE = [...PAGE_SIZES];
 
-export const listPagination = <Pagination rowsPerPageOptions={ROWS_PER_PAGE} />;
+/** The pager, hidden while the list shows its error state (it would count rows that never arrived). */
+export function ListPagination() {
+  const { error } = useListContext();
+  return error ? null : <Pagination rowsPerPageOptions={ROWS_PER_PAGE} />;
+}
 
 /** Every list pages and sorts on the server and searches by keyword. */
 export const listDefaults: Partial<ListProps> = {
   perPage: PAGE_SIZE,
-  pagination: listPagination,
+  pagination: <ListPagination />,
   filters: [<SearchInput key="q" source="q" alwaysOn />],
   exporter: false,
   // an empty list still shows its toolbar (add button, search) rather than a splash
   empty: false,
+  // an unreachable API shows a message and Retry, not a skeleton that never resolves
+  error: <ListLoadError />,
   // a table wider than the screen scrolls inside its card instead of widening the page; the
   // scroll sits on the table's own wrapper, because one on the card would clip the selection
   // toolbar react-admin lays over the filters

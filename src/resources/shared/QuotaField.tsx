@@ -1,4 +1,4 @@
-import { Tooltip } from '@mui/material';
+import { Box, Tooltip } from '@mui/material';
 import { useRecordContext, useTranslate } from 'react-admin';
 import { useStatus } from '../../layout/status';
 import { formatQuota } from '../../quota';
@@ -23,9 +23,9 @@ export function Balance({ quota, digits }: { quota: number; digits?: number }) {
   if (quota >= 0) return <span>{formatQuota(quota, status, digits)}</span>;
   return (
     <Tooltip title={translate('app.common.owed_help')}>
-      <span style={{ color: '#d32f2f', fontWeight: 600 }} data-testid="quota-owed">
+      <Box component="span" sx={{ color: 'error.main', fontWeight: 600 }} data-testid="quota-owed">
         {translate('app.common.owed', { amount: formatQuota(-quota, status, digits) })}
-      </span>
+      </Box>
     </Tooltip>
   );
 }

@@ -5,7 +5,8 @@ import { Create, SimpleForm, useTranslate } from 'react-admin';
 import { useNavigate } from 'react-router-dom';
 import { useNotice } from '../../layout/notice';
 import { copyText } from '../shared/clipboard';
-import { TokenInputs, tokenTransform, validateTokenForm } from './TokenInputs';
+import { FormPage } from '../shared/FormPage';
+import { TokenInputs, tokenTransform } from './TokenInputs';
 
 export const DEFAULT_TOKEN_QUOTA = 500000;
 
@@ -19,7 +20,7 @@ export function TokenCreate() {
     else notice('app.errors.copy_manually', 'warning', { value: `sk-${createdKey}` });
   };
   return (
-    <>
+    <FormPage title="app.token.create_title">
       <Create
         resource="token"
         title="app.token.create_title"
@@ -31,7 +32,7 @@ export function TokenCreate() {
           },
         }}
       >
-        <SimpleForm defaultValues={{ remain_quota: DEFAULT_TOKEN_QUOTA, unlimited_quota: false, expiry_text: '' }} validate={validateTokenForm}>
+        <SimpleForm defaultValues={{ remain_quota: DEFAULT_TOKEN_QUOTA, unlimited_quota: false, expiry_text: '' }} warnWhenUnsavedChanges={!createdKey}>
           <TokenInputs />
         </SimpleForm>
       </Create>
@@ -48,6 +49,6 @@ export function TokenCreate() {
           </Button>
         </DialogActions>
       </Dialog>
-    </>
+    </FormPage>
   );
 }

@@ -2,7 +2,9 @@
 import { Edit, SimpleForm, useRecordContext } from 'react-admin';
 import { useNavigate, useParams } from 'react-router-dom';
 import { useNotice } from '../../layout/notice';
-import { expiryText, TokenInputs, tokenTransform, validateTokenForm } from './TokenInputs';
+import { EditLoadError } from '../../layout/LoadError';
+import { FormPage } from '../shared/FormPage';
+import { expiryText, TokenInputs, tokenTransform } from './TokenInputs';
 
 function TokenEditForm() {
   const record = useRecordContext();
@@ -10,7 +12,7 @@ function TokenEditForm() {
   return (
     <SimpleForm
       record={{ ...record, expiry_text: expiryText(record.expired_time), models: record.models ?? '', allowed_ips: record.allowed_ips ?? '' }}
-      validate={validateTokenForm}
+      warnWhenUnsavedChanges
     >
       <TokenInputs />
     </SimpleForm>
@@ -22,20 +24,23 @@ export function TokenEdit() {
   const notice = useNotice();
   const navigate = useNavigate();
   return (
-    <Edit
-      resource="token"
-      id={id}
-      title="app.token.edit_title"
-      mutationMode="pessimistic"
-      transform={tokenTransform}
-      mutationOptions={{
-        onSuccess: () => {
-          notice('app.token.updated', 'success');
-          navigate('/token');
-        },
-      }}
-    >
-      <TokenEditForm />
-    </Edit>
+    <FormPage title="app.token.edit_title" resource="token" id={id}>
+      <Edit
+        resource="token"
+        id={id}
+        title="app.token.edit_title"
+        mutationMode="pessimistic"
+        error={<EditLoadError />}
+        transform={tokenTransform}
+        mutationOptions={{
+          onSuccess: () => {
+            notice('app.token.updated', 'success');
+            navigate('/token');
+          },
+        }}
+      >
+        <TokenEditForm />
+      </Edit>
+    </FormPage>
   );
 }

@@ -1,8 +1,10 @@
 // The token form shared by create and edit: name, quota (disabled when
 // unlimited), expiry with presets (-1 = never), optional model and IP allowlists.
 import { Box, Button, Stack, Typography } from '@mui/material';
-import { BooleanInput, NumberInput, required, TextInput, useTranslate } from 'react-admin';
+import { NumberInput, required, TextInput, useTranslate } from 'react-admin';
 import { useFormContext, useWatch } from 'react-hook-form';
+import { QuotaInput, wholeQuota } from '../shared/QuotaInput';
+import { SwitchInput } from '../shared/SwitchInput';
 import { formatTimestamp } from '../shared/TimestampField';
 
 const PRESETS: Array<{ label: string; seconds: number | null }> = [
@@ -46,10 +48,15 @@ function ExpiryPresets() {
   );
 }
 
+/** The expiry field's own error, shown under it as the user types (spec §5: 'expiry format error'). */
+export const validExpiry = (value: unknown) => (parseExpiry(String(value ?? '')) === 'invalid' ? 'app.token.expiry_format_error' : undefined);
+
+const quotaValidators = [wholeQuota(0, 'app.validation.quota_whole')];
+
+/** The form-level check, kept for callers that validate values outside the inputs. */
 export function validateTokenForm(values: Record<string, unknown>) {
-  const errors: Record<string, string> = {};
-  if (parseExpiry(String(values.expiry_text ?? '')) === 'invalid') errors.expiry_text = 'app.token.expiry_format_error';
-  return errors;
+  const error = validExpiry(values.expiry_text);
+  return error ? { expiry_text: error } : {};
 }
 
 export function TokenInputs() {
@@ -57,11 +64,11 @@ export function TokenInputs() {
   const unlimited = useWatch({ name: 'unlimited_quota' });
   return (
     <Box sx={{ width: '100%', maxWidth: 560 }}>
-      <TextInput source="name" validate={required()} fullWidth />
-      <TextInput source="expiry_text" label="app.token.expiry" helperText="app.token.expiry_help" fullWidth />
+      <TextInput source="name" validate={required('app.validation.name_required')} fullWidth />
+      <TextInput source="expiry_text" label="app.token.expiry" helperText="app.token.expiry_help" validate={validExpiry} fullWidth />
       <ExpiryPresets />
-      <NumberInput source="remain_quota" step={1} min={0} disabled={Boolean(unlimited)} fullWidth />
-      <BooleanInput source="unlimited_quota" />
+      <QuotaInput source="remain_quota" disabled={Boolean(unlimited)} validate={quotaValidators} />
+      <SwitchInput source="unlimited_quota" />
       <Typography variant="subtitle2" sx={{ mt: 1, mb: 1 }}>{translate('app.token.restrictions')}</Typography>
       <TextInput source="models" label="app.token.models" helperText="app.token.models_help" fullWidth />
       <TextInput source="allowed_ips" label="app.token.allowed_ips" helperText="app.token.allowed_ips_help" fullWidth />

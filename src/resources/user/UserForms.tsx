@@ -2,31 +2,39 @@
 // the admin edit, which also exposes group and quota.
 import { Box } from '@mui/material';
 import { Create, Edit, NumberInput, PasswordInput, required, SimpleForm, TextInput } from 'react-admin';
+import { EditLoadError } from '../../layout/LoadError';
+import { FormPage } from '../shared/FormPage';
+import { QuotaInput, wholeQuota } from '../shared/QuotaInput';
 import { useNavigate, useParams } from 'react-router-dom';
 import { useNotice } from '../../layout/notice';
 
 const frame = { maxWidth: 560 } as const;
+const usernameValidators = [required('app.validation.username_required')];
+const passwordValidators = [required('app.validation.password_required')];
+const quotaValidators = [wholeQuota(0, 'app.validation.quota_whole')];
 
 export function UserCreate() {
   const notice = useNotice();
   const navigate = useNavigate();
   return (
-    <Create
-      resource="user"
-      transform={(values: Record<string, unknown>) => ({ username: String(values.username ?? '').trim(), display_name: String(values.display_name ?? '').trim(), password: values.password })}
-      mutationOptions={{
-        onSuccess: () => {
-          notice('app.user.created', 'success');
-          navigate('/user');
-        },
-      }}
-    >
-      <SimpleForm>
-        <TextInput source="username" validate={required()} sx={frame} fullWidth />
-        <TextInput source="display_name" sx={frame} fullWidth />
-        <PasswordInput source="password" validate={required()} sx={frame} fullWidth />
-      </SimpleForm>
-    </Create>
+    <FormPage title="app.page_title.user_add">
+      <Create
+        resource="user"
+        transform={(values: Record<string, unknown>) => ({ username: String(values.username ?? '').trim(), display_name: String(values.display_name ?? '').trim(), password: values.password })}
+        mutationOptions={{
+          onSuccess: () => {
+            notice('app.user.created', 'success');
+            navigate('/user');
+          },
+        }}
+      >
+        <SimpleForm warnWhenUnsavedChanges>
+          <TextInput source="username" validate={usernameValidators} sx={frame} fullWidth />
+          <TextInput source="display_name" sx={frame} fullWidth />
+          <PasswordInput source="password" validate={passwordValidators} sx={frame} fullWidth />
+        </SimpleForm>
+      </Create>
+    </FormPage>
   );
 }
 
@@ -35,39 +43,42 @@ export function UserEdit() {
   const notice = useNotice();
   const navigate = useNavigate();
   return (
-    <Edit
-      resource="user"
-      id={id}
-      mutationMode="pessimistic"
-      transform={(values: Record<string, unknown>) => ({
-        id: values.id,
-        username: String(values.username ?? '').trim(),
-        display_name: String(values.display_name ?? '').trim(),
-        password: values.password ? String(values.password) : '',
-        group: String(values.group ?? 'default').trim() || 'default',
-        quota: Number.parseInt(String(values.quota ?? 0), 10) || 0,
-        concurrency_limit: Number.parseInt(String(values.concurrency_limit ?? 0), 10) || 0,
-      })}
-      mutationOptions={{
-        onSuccess: () => {
-          notice('app.user_edit.updated', 'success');
-          navigate('/user');
-        },
-      }}
-    >
-      <SimpleForm>
-        <Box sx={{ width: '100%', ...frame }}>
-          <TextInput source="username" validate={required()} fullWidth />
-          <TextInput source="display_name" fullWidth />
-          <PasswordInput source="password" label="app.user_edit.new_password" fullWidth />
-          <TextInput source="group" fullWidth />
-          <NumberInput source="quota" step={1} min={0} fullWidth />
-          <NumberInput source="concurrency_limit" label="app.user_edit.concurrency_limit" helperText="app.user_edit.concurrency_limit_help" step={1} min={-1} fullWidth />
-          <TextInput source="email" disabled fullWidth />
-          <TextInput source="github_id" disabled fullWidth />
-          <TextInput source="wechat_id" disabled fullWidth />
-        </Box>
-      </SimpleForm>
-    </Edit>
+    <FormPage title="app.page_title.user_edit" resource="user" id={id} nameOf={(record) => record.username}>
+      <Edit
+        resource="user"
+        id={id}
+        mutationMode="pessimistic"
+        error={<EditLoadError />}
+        transform={(values: Record<string, unknown>) => ({
+          id: values.id,
+          username: String(values.username ?? '').trim(),
+          display_name: String(values.display_name ?? '').trim(),
+          password: values.password ? String(values.password) : '',
+          group: String(values.group ?? 'default').trim() || 'default',
+          quota: Number.parseInt(String(values.quota ?? 0), 10) || 0,
+          concurrency_limit: Number.parseInt(String(values.concurrency_limit ?? 0), 10) || 0,
+        })}
+        mutationOptions={{
+          onSuccess: () => {
+            notice('app.user_edit.updated', 'success');
+            navigate('/user');
+          },
+        }}
+      >
+        <SimpleForm warnWhenUnsavedChanges>
+          <Box sx={{ width: '100%', ...frame }}>
+            <TextInput source="username" validate={usernameValidators} fullWidth />
+            <TextInput source="display_name" fullWidth />
+            <PasswordInput source="password" label="app.user_edit.new_password" fullWidth />
+            <TextInput source="group" fullWidth />
+            <QuotaInput source="quota" validate={quotaValidators} />
+            <NumberInput source="concurrency_limit" label="app.user_edit.concurrency_limit" helperText="app.user_edit.concurrency_limit_help" step={1} min={-1} fullWidth />
+            <TextInput source="email" disabled fullWidth />
+            <TextInput source="github_id" disabled fullWidth />
+            <TextInput source="wechat_id" disabled fullWidth />
+          </Box>
+        </SimpleForm>
+      </Edit>
+    </FormPage>
   );
 }

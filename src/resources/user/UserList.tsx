@@ -10,7 +10,8 @@ import EditIcon from '@mui/icons-material/Edit';
 import { Chip, Stack, Tooltip, Typography } from '@mui/material';
 import { Datagrid, List, NumberField, SearchInput, SelectInput, useDataProvider, useRecordContext, useRefresh, useTranslate } from 'react-admin';
 import { Link as RouterLink, useNavigate } from 'react-router-dom';
-import { Role, UserStatus } from '../../../common/roles';
+import { allowedManageActions, Role, UserStatus, type ManageAction } from '../../../common/roles';
+import { readStoredUser } from '../../authProvider/storage';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
 import { useStatus } from '../../layout/status';
@@ -59,6 +60,7 @@ function StatisticsField(_: { label?: string; sortBy?: string }) {
   );
 }
 
+/** Only the actions the caller's role lets succeed are offered (common/roles.ts); disabling asks first, like promote, demote and delete. */
 function ManageActions(_: { label?: string }) {
   const record = useRecordContext();
   const dataProvider = useDataProvider<SwitchboardDataProvider>();
@@ -66,8 +68,8 @@ function ManageActions(_: { label?: string }) {
   const refresh = useRefresh();
   const navigate = useNavigate();
   if (!record) return null;
-  const locked = record.role >= Role.root;
-  const act = (action: 'promote' | 'demote' | 'delete' | 'enable' | 'disable') => async () => {
+  const allowed = allowedManageActions(readStoredUser()?.role, { role: Number(record.role), status: Number(record.status) });
+  const act = (action: ManageAction) => async () => {
     try {
       await dataProvider.manageUser(record.username, action);
       notice('app.common.operation_success', 'success');
@@ -80,19 +82,17 @@ function ManageActions(_: { label?: string }) {
   return (
     <RowActions
       actions={[
-        {
-          key: 'toggle',
-          label: enabled ? 'app.user.disable' : 'app.user.enable',
-          icon: enabled ? <BlockIcon fontSize="small" /> : <CheckCircleOutlineIcon fontSize="small" />,
-          color: enabled ? 'warning' : 'success',
-          disabled: locked,
-          onClick: act(enabled ? 'disable' : 'enable'),
-        },
-        { key: 'edit', label: 'ra.action.edit', icon: <EditIcon fontSize="small" />, onClick: () => navigate(`/user/edit/${record.id}`) },
-        { key: 'promote', label: 'app.user.promote', icon: <ArrowUpwardIcon fontSize="small" />, disabled: locked, confirm: 'app.user.promote_title', onClick: act('promote'), more: true },
-        { key: 'demote', label: 'app.user.demote', icon: <ArrowDownwardIcon fontSize="small" />, disabled: locked, confirm: 'app.user.demote_title', onClick: act('demote'), more: true },
-        { key: 'delete', label: 'ra.action.delete', icon: <DeleteIcon fontSize="small" />, color: 'error', disabled: locked, confirm: 'app.user.delete_title', onClick: act('delete'), more: true },
-      ]}
+        enabled
+          ? { key: 'toggle', label: 'app.user.disable', icon: <BlockIcon fontSize="small" />, color: 'warning' as const, confirm: 'app.user.disable_title', onClick: act('disable'), offered: allowed.includes('disable') }
+          : { key: 'toggle', label: 'app.user.enable', icon: <CheckCircleOutlineIcon fontSize="small" />, color: 'success' as const, onClick: act('enable'), offered: allowed.includes('enable') },
+        { key: 'edit', label: 'ra.action.edit', icon: <EditIcon fontSize="small" />, onClick: () => navigate(`/user/edit/${record.id}`), offered: true },
+        { key: 'promote', label: 'app.user.promote', icon: <ArrowUpwardIcon fontSize="small" />, confirm: 'app.user.promote_title', onClick: act('promote'), more: true, offered: allowed.includes('promote') },
+        { key: 'demote', label: 'app.user.demote', icon: <ArrowDownwardIcon fontSize="small" />, confirm: 'app.user.demote_title', onClick: act('demote'), more: true, offered: allowed.includes('demote') },
+        { key: 'delete', label: 'ra.action.delete', icon: <DeleteIcon fontSize="small" />, color: 'error' as const, confirm: 'app.user.delete_title', onClick: act('delete'), more: true, offered: allowed.includes('delete') },
+      ]
+        // only what the caller's role lets succeed is offered at all
+        .filter(({ offered }) => offered)
+        .map(({ offered: _offered, ...action }) => action)}
     />
   );
 }
