@@ -10,7 +10,7 @@ import EditIcon from '@mui/icons-material/Edit';
 import { Chip, Stack, Tooltip, Typography } from '@mui/material';
 import { Datagrid, List, NumberField, SearchInput, SelectInput, useDataProvider, useRecordContext, useRefresh, useTranslate } from 'react-admin';
 import { Link as RouterLink, useNavigate } from 'react-router-dom';
-import { allowedManageActions, Role, UserStatus, type ManageAction } from '../../../common/roles';
+import { allowedManageActions, UserStatus, type ManageAction } from '../../../common/roles';
 import { readStoredUser } from '../../authProvider/storage';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
