@@ -31,6 +31,8 @@ export default defineConfig({
           environment: 'jsdom',
           include: ['tests/console/**/*.test.{ts,tsx}'],
           setupFiles: ['tests/console/setup.ts'],
+          // a react-admin screen rendered in jsdom takes seconds on a busy 2-core machine: 5 s timed out healthy tests
+          testTimeout: 30_000,
         },
       },
       {

@@ -10,7 +10,7 @@ import EditIcon from '@mui/icons-material/Edit';
 import { Chip, Stack, Tooltip, Typography } from '@mui/material';
 import { Datagrid, List, NumberField, SearchInput, SelectInput, useDataProvider, useRecordContext, useRefresh, useTranslate } from 'react-admin';
 import { Link as RouterLink, useNavigate } from 'react-router-dom';
-import { allowedManageActions, UserStatus, type ManageAction } from '../../../common/roles';
+import { allowedManageActions, isRoot, UserStatus, type ManageAction } from '../../../common/roles';
 import { readStoredUser } from '../../authProvider/storage';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
@@ -68,7 +68,10 @@ function ManageActions(_: { label?: string }) {
   const refresh = useRefresh();
   const navigate = useNavigate();
   if (!record) return null;
-  const allowed = allowedManageActions(readStoredUser()?.role, { role: Number(record.role), status: Number(record.status) });
+  const callerRole = readStoredUser()?.role ?? 0;
+  const allowed = allowedManageActions(callerRole, { role: Number(record.role), status: Number(record.status) });
+  // the server lets a caller edit only users below its own role (root edits anyone, itself included)
+  const editable = isRoot(callerRole) || callerRole > Number(record.role);
   const act = (action: ManageAction) => async () => {
     try {
       await dataProvider.manageUser(record.username, action);
@@ -85,7 +88,7 @@ function ManageActions(_: { label?: string }) {
         enabled
           ? { key: 'toggle', label: 'app.user.disable', icon: <BlockIcon fontSize="small" />, color: 'warning' as const, confirm: 'app.user.disable_title', onClick: act('disable'), offered: allowed.includes('disable') }
           : { key: 'toggle', label: 'app.user.enable', icon: <CheckCircleOutlineIcon fontSize="small" />, color: 'success' as const, onClick: act('enable'), offered: allowed.includes('enable') },
-        { key: 'edit', label: 'ra.action.edit', icon: <EditIcon fontSize="small" />, onClick: () => navigate(`/user/edit/${record.id}`), offered: true },
+        { key: 'edit', label: 'ra.action.edit', icon: <EditIcon fontSize="small" />, onClick: () => navigate(`/user/edit/${record.id}`), offered: editable },
         { key: 'promote', label: 'app.user.promote', icon: <ArrowUpwardIcon fontSize="small" />, confirm: 'app.user.promote_title', onClick: act('promote'), more: true, offered: allowed.includes('promote') },
         { key: 'demote', label: 'app.user.demote', icon: <ArrowDownwardIcon fontSize="small" />, confirm: 'app.user.demote_title', onClick: act('demote'), more: true, offered: allowed.includes('demote') },
         { key: 'delete', label: 'ra.action.delete', icon: <DeleteIcon fontSize="small" />, color: 'error' as const, confirm: 'app.user.delete_title', onClick: act('delete'), more: true, offered: allowed.includes('delete') },
