@@ -21,6 +21,24 @@ const TextFieldRoot = forwardRef<HTMLDivElement, FormControlProps & Record<strin
 
 const textField = { MuiTextField: { defaultProps: { slots: { root: TextFieldRoot } } } };
 
+/**
+ * react-admin 5.15 names its row-selection checkboxes with an `aria-label`
+ * prop, which MUI 9 puts on the checkbox's root <span> (a label a span may not
+ * carry) while the <input> itself stays unnamed: both axe failures on every
+ * list with bulk actions. The label moves to the input.
+ */
+type CheckboxOwner = { 'aria-label'?: string };
+const checkbox = {
+  MuiCheckbox: {
+    defaultProps: {
+      slotProps: {
+        root: (ownerState: CheckboxOwner) => (ownerState['aria-label'] ? { 'aria-label': undefined } : {}),
+        input: (ownerState: CheckboxOwner) => (ownerState['aria-label'] ? { 'aria-label': ownerState['aria-label'] } : {}),
+      },
+    },
+  },
+};
+
 const shared: Omit<RaThemeOptions, 'palette' | 'components'> = {
   shape: { borderRadius: 8 },
   typography: {
@@ -47,6 +65,7 @@ export const lightTheme: RaThemeOptions = {
   components: {
     ...defaultLightTheme.components,
     ...textField,
+    ...checkbox,
     MuiButton: { styleOverrides: { root: { borderRadius: 8 } } },
     MuiCard: { styleOverrides: { root: { borderColor: '#e5e7eb' } } },
   },
@@ -73,6 +92,7 @@ export const darkTheme: RaThemeOptions = {
   components: {
     ...defaultDarkTheme.components,
     ...textField,
+    ...checkbox,
     MuiButton: {
       styleOverrides: {
         root: {
