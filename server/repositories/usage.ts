@@ -103,13 +103,20 @@ export async function topUsage(
   limit: number,
   withLatency = false,
 ): Promise<Array<UsageTotals & { key: string | number; latency: number[] }>> {
-  let query = rollupsIn(db, scope, range, column).select((eb) => [
-    sql.ref<string | number>(column).as('key'),
-    ...totalSums(eb),
-    ...(withLatency ? LATENCY_COLUMNS.map((bucket) => eb.fn.sum<number>(bucket).as(bucket)) : []),
-  ]);
   // the channel 0 of failures no channel could take is nobody's to list
-  if (column === 'channel_id') query = query.where('channel_id', '<>', 0);
+  const inRange = () => (column === 'channel_id' ? rollupsIn(db, scope, range, column).where('channel_id', '<>', 0) : rollupsIn(db, scope, range, column));
+  // The groups ranked by quota alone first (one sum a row, from the covering
+  // index where there is one), then every total of those `limit` groups only:
+  // over a month of tokens, far cheaper than five sums of every group. The
+  // ranking sits in a derived table, as MySQL takes no LIMIT in an IN subquery.
+  const ranked = inRange().select(sql.ref<string | number>(column).as('key')).groupBy(column).orderBy(sql`sum(quota)`, 'desc').orderBy(column).limit(limit);
+  const query = inRange()
+    .where(sql.ref(column), 'in', sql`(select ${sql.ref('ranked.key')} from (${ranked}) as ranked)`)
+    .select((eb) => [
+      sql.ref<string | number>(column).as('key'),
+      ...totalSums(eb),
+      ...(withLatency ? LATENCY_COLUMNS.map((bucket) => eb.fn.sum<number>(bucket).as(bucket)) : []),
+    ]);
   const rows = await query
     .groupBy(column)
     .orderBy(sql`sum(quota)`, 'desc')
