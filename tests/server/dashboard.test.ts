@@ -211,11 +211,13 @@ for (const target of targets) {
           { period: base, user_id: 2, token_id: 2, model: 'gpt-4', channel_id: 1, requests: 1, errors: 0, prompt_tokens: 1, completion_tokens: 2, quota: 80, latency_ms_sum: 50, latency_le_100: 1, latency_le_250: 0, latency_le_500: 0, latency_le_1000: 0, latency_le_2500: 0, latency_le_5000: 0, latency_le_10000: 0, latency_le_30000: 0, latency_le_60000: 0, latency_over: 0 },
           { period: base + HOUR, user_id: 1, token_id: 1, model: 'gpt-4', channel_id: 1, requests: 1, errors: 0, prompt_tokens: 1, completion_tokens: 2, quota: 40, latency_ms_sum: 90_000, latency_le_100: 0, latency_le_250: 0, latency_le_500: 0, latency_le_1000: 0, latency_le_2500: 0, latency_le_5000: 0, latency_le_10000: 0, latency_le_30000: 0, latency_le_60000: 0, latency_over: 1 },
         ]);
-        const sums = async (table: 'usage_daily_channels' | 'usage_daily_tokens' | 'usage_hourly_channels' | 'usage_daily') =>
+        const sums = async (table: 'usage_daily_channels' | 'usage_daily_tokens' | 'usage_daily_users' | 'usage_hourly_channels' | 'usage_daily') =>
           numbers(await db.selectFrom(table).select((eb) => [eb.fn.sum<number>('requests').as('requests'), eb.fn.sum<number>('quota').as('quota'), eb.fn.sum<number>('latency_over').as('latency_over')]).executeTakeFirstOrThrow());
-        for (const table of ['usage_daily_channels', 'usage_daily_tokens', 'usage_hourly_channels', 'usage_daily'] as const) expect(await sums(table)).toEqual({ requests: 4, quota: 150, latency_over: 1 });
+        for (const table of ['usage_daily_channels', 'usage_daily_tokens', 'usage_daily_users', 'usage_hourly_channels', 'usage_daily'] as const) expect(await sums(table)).toEqual({ requests: 4, quota: 150, latency_over: 1 });
         const perUser = await db.selectFrom('usage_daily_tokens').select(['user_id', (eb) => eb.fn.sum<number>('quota').as('quota')]).groupBy('user_id').orderBy('user_id').execute();
         expect(perUser.map(numbers)).toEqual([{ user_id: 1, quota: 70 }, { user_id: 2, quota: 80 }]);
+        const users = await db.selectFrom('usage_daily_users').select(['user_id', 'quota']).orderBy('user_id').execute();
+        expect(users.map(numbers)).toEqual([{ user_id: 1, quota: 70 }, { user_id: 2, quota: 80 }]);
       } finally {
         await db.destroy();
         await fresh.drop();

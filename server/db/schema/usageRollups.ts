@@ -43,6 +43,12 @@ export interface UsageTokenRollupTable extends UsageCounters {
   token_id: number;
 }
 
+/** Per day and user only (no hourly one: an hour's users are nearly its tokens). */
+export interface UsageUserRollupTable extends UsageCounters {
+  period: number;
+  user_id: number;
+}
+
 export interface UsageRollupsSchema {
   usage_hourly: UsageRollupTable;
   usage_hourly_channels: UsageChannelRollupTable;
@@ -50,4 +56,5 @@ export interface UsageRollupsSchema {
   usage_daily: UsageRollupTable;
   usage_daily_channels: UsageChannelRollupTable;
   usage_daily_tokens: UsageTokenRollupTable;
+  usage_daily_users: UsageUserRollupTable;
 }
