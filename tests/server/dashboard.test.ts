@@ -153,7 +153,7 @@ for (const target of targets) {
     });
 
     it('refuses what the roles and the query do not allow', async () => {
-      expect((await get(ann, '/api/dashboard/admin')).json()).toEqual({ success: false, message: 'insufficient permission' });
+      expect((await get(ann, '/api/dashboard/admin')).json()).toEqual({ success: false, message: 'insufficient permission', code: 'permission_denied' });
       expect((await get(undefined, '/api/dashboard')).statusCode).toBe(401);
       expect((await get(undefined, '/api/dashboard/admin')).statusCode).toBe(401);
       expect((await get(ann, `/api/dashboard?start=${base}&end=${base}`)).json()).toMatchObject({ success: false, message: 'start must be before end' });

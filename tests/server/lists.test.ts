@@ -198,7 +198,7 @@ for (const target of targets) {
         await app.ctx.db.updateTable('redemptions').set({ status: 3 }).where('id', '=', codes[0].id).execute();
         const answer = (await call(root, 'POST', '/api/redemption/bulk', { ids: [codes[0].id, codes[1].id], action: 'disable' })).json();
         expect(answer.data).toEqual({ done: [codes[1].id], failed: [{ id: codes[0].id, message: 'a used code cannot be changed' }] });
-        expect((await call(lena, 'POST', '/api/redemption/bulk', { ids: [codes[1].id], action: 'delete' })).json()).toEqual({ success: false, message: 'insufficient permission' });
+        expect((await call(lena, 'POST', '/api/redemption/bulk', { ids: [codes[1].id], action: 'delete' })).json()).toEqual({ success: false, message: 'insufficient permission', code: 'permission_denied' });
         expect((await call(root, 'POST', '/api/redemption/bulk', { ids: [codes[1].id], action: 'delete' })).json().data.done).toEqual([codes[1].id]);
       });
 
@@ -240,7 +240,7 @@ for (const target of targets) {
 
         expect(await get('/api/channel/jobs/no-such-job')).toMatchObject({ success: false });
         expect((await call(root, 'GET', '/api/channel/jobs/..%2Fetc')).statusCode).toBe(400);
-        expect((await call(lena, 'GET', `/api/channel/jobs/${jobId}`)).json()).toEqual({ success: false, message: 'insufficient permission' });
+        expect((await call(lena, 'GET', `/api/channel/jobs/${jobId}`)).json()).toEqual({ success: false, message: 'insufficient permission', code: 'permission_denied' });
       });
     });
   });

@@ -69,7 +69,7 @@ for (const target of targets) {
       const ownLines = own.body.trimEnd().split('\r\n');
       expect(ownLines).toHaveLength(2);
       expect(ownLines[1]).toContain(',lena,laptop,gpt-3.5-turbo,0,4000000000,');
-      expect((await asBrowser(app, user, { method: 'GET', url: '/api/log/export' })).json()).toEqual({ success: false, message: 'insufficient permission' });
+      expect((await asBrowser(app, user, { method: 'GET', url: '/api/log/export' })).json()).toEqual({ success: false, message: 'insufficient permission', code: 'permission_denied' });
       expect((await asBrowser(app, undefined, { method: 'GET', url: '/api/log/self/export' })).statusCode).toBe(401);
     });
 
