@@ -52,7 +52,9 @@ describe('WAL checkpoints', () => {
       const reader = new SQLite(file, { fileMustExist: true });
       try {
         const [{ log }] = reader.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number }>;
-        expect(log).toBeLessThan(commits / 2);
+        // started over at least once: the log holds only what came since (on a loaded machine a late timer can
+        // leave over half the run there; 58,640 of 112,129 was seen in CI, against every commit without a restart)
+        expect(log).toBeLessThan(commits - RESTART_FRAMES);
       } finally {
         reader.close();
       }
