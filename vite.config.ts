@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { fileURLToPath } from 'node:url';
 import react from '@vitejs/plugin-react';
 import { precompress } from './scripts/precompress.ts';
 
@@ -6,6 +7,9 @@ const gateway = process.env.SWITCHBOARD_DEV_GATEWAY ?? 'http://127.0.0.1:3000';
 
 export default defineConfig({
   plugins: [react(), precompress()],
+  resolve: {
+    alias: { 'object.entries': fileURLToPath(new URL('./src/shims/objectEntries.cjs', import.meta.url)) },
+  },
   build: {
     outDir: 'dist',
     rolldownOptions: {

@@ -2,7 +2,7 @@
 // five resources and the custom pages of spec §2.
 import { QueryClient } from '@tanstack/react-query';
 import { lazy, type ComponentType, type ReactNode } from 'react';
-import { Admin, Authenticated, CustomRoutes, Resource } from 'react-admin';
+import { Authenticated, CustomRoutes, Resource } from 'react-admin';
 import { createBrowserRouter, Route, RouterProvider } from 'react-router-dom';
 import { authProvider } from './authProvider';
 import { dataProvider } from './dataProvider';
@@ -10,6 +10,8 @@ import { setUnauthorizedHandler } from './dataProvider/httpClient';
 import { clearStoredUser, readStoredUser } from './authProvider/storage';
 import { i18nProvider } from './i18n';
 import { AppLayout } from './layout/AppLayout';
+import { ConsoleAdmin } from './layout/ConsoleAdmin';
+import { LoadingPage } from './layout/LoadingPage';
 import { AppNotification } from './layout/notice';
 import { StatusProvider } from './layout/status';
 import { GitHubCallbackPage } from './pages/GitHubCallbackPage';
@@ -66,25 +68,27 @@ const queryClient = new QueryClient({
   },
 });
 
+/** While react-admin checks the session before a page that needs one. */
+const CheckingSession = () => <LoadingPage />;
+
 /** A record's add and edit pages: a signed-out visitor is asked to sign in (they opened, and failed on submit). */
 const signedIn = (page: ReactNode) => <Authenticated>{page}</Authenticated>;
 
 function Console() {
   return (
     <StatusProvider>
-      <Admin
+      <ConsoleAdmin
         dataProvider={dataProvider}
         queryClient={queryClient}
         authProvider={authProvider}
         i18nProvider={i18nProvider}
         layout={AppLayout}
         dashboard={HomePage}
-        loginPage={false}
         catchAll={NotFoundPage}
+        loading={CheckingSession}
         notification={AppNotification}
         lightTheme={lightTheme}
         darkTheme={darkTheme}
-        disableTelemetry
       >
         <Resource name="channel" {...channel} />
         <Resource name="token" {...token} />
@@ -111,7 +115,7 @@ function Console() {
           <Route path="/about" element={<AboutPage />} />
           <Route path="/chat" element={<ChatPage />} />
         </CustomRoutes>
-      </Admin>
+      </ConsoleAdmin>
     </StatusProvider>
   );
 }

@@ -1,21 +1,31 @@
 // English and Chinese bundles (react-admin's strings plus ours) and the
 // provider; the chosen language persists in localStorage under `locale`.
+// English is in the main chunk; Chinese (./zh) loads when it is first needed.
 import polyglotI18nProvider from 'ra-i18n-polyglot';
 import englishMessages from 'ra-language-english';
-import type { TranslationMessages } from 'react-admin';
+import type { I18nProvider, TranslationMessages } from 'react-admin';
 import { appEnglish } from './app.en';
-import { appChinese } from './app.zh';
-import { raChinese } from './ra.zh';
 import { settingsEnglish } from './settings.en';
-import { settingsChinese } from './settings.zh';
 
 export const LOCALE_STORAGE_KEY = 'locale';
 export type Locale = 'en' | 'zh';
 
-export const messages: Record<Locale, TranslationMessages> = {
-  en: { ...englishMessages, ...appEnglish, ...settingsEnglish } as TranslationMessages,
-  zh: { ...raChinese, ...appChinese, ...settingsChinese } as TranslationMessages,
-};
+export const englishBundle = { ...englishMessages, ...appEnglish, ...settingsEnglish } as TranslationMessages;
+
+const loaded: Partial<Record<Locale, TranslationMessages>> = { en: englishBundle };
+
+const isLocale = (locale: string): locale is Locale => locale === 'en' || locale === 'zh';
+
+/** A locale's messages: at once when loaded, else a promise of them. */
+function messagesOf(locale: string): TranslationMessages | Promise<TranslationMessages> {
+  const wanted = isLocale(locale) ? locale : 'en';
+  return loaded[wanted] ?? import('./zh').then(({ chineseMessages }) => (loaded.zh = chineseMessages));
+}
+
+/** Loads the start locale's messages; the console renders after this. */
+export async function prepareMessages(): Promise<void> {
+  await messagesOf(initialLocale());
+}
 
 export function initialLocale(): Locale {
   const stored = typeof localStorage !== 'undefined' ? localStorage.getItem(LOCALE_STORAGE_KEY) : null;
@@ -24,12 +34,24 @@ export function initialLocale(): Locale {
   return browser.toLowerCase().startsWith('zh') ? 'zh' : 'en';
 }
 
-export const i18nProvider = polyglotI18nProvider(
-  (locale) => messages[(locale as Locale) in messages ? (locale as Locale) : 'en'],
-  initialLocale(),
-  [
-    { locale: 'en', name: 'English' },
-    { locale: 'zh', name: '中文' },
-  ],
-  { allowMissing: true },
-);
+const LOCALES = [
+  { locale: 'en', name: 'English' },
+  { locale: 'zh', name: '中文' },
+];
+
+let provider: I18nProvider | undefined;
+/** Made on first use, so it starts in the stored locale once prepareMessages has loaded it (English until then). */
+function polyglot(): I18nProvider {
+  if (!provider) {
+    const start = initialLocale();
+    provider = polyglotI18nProvider(messagesOf, loaded[start] ? start : 'en', LOCALES, { allowMissing: true });
+  }
+  return provider;
+}
+
+export const i18nProvider: I18nProvider = {
+  translate: (key, options) => polyglot().translate(key, options),
+  changeLocale: (locale, options) => polyglot().changeLocale(locale, options),
+  getLocale: () => polyglot().getLocale(),
+  getLocales: () => LOCALES,
+};

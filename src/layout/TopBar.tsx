@@ -9,10 +9,11 @@ import {
 } from '@mui/material';
 import { alpha, type Theme } from '@mui/material/styles';
 import { useState } from 'react';
-import { ToggleThemeButton, useLogout, useNotify, useTranslate } from 'react-admin';
+import { useLogout, useNotify, useTranslate } from 'react-admin';
 import { Link as RouterLink, NavLink, useLocation } from 'react-router-dom';
 import { readStoredUser } from '../authProvider/storage';
 import { LanguageSwitch } from './LanguageSwitch';
+import { ThemeSwitch } from './ThemeSwitch';
 import { visibleMenuItems } from './menuItems';
 import { logoOf, systemNameOf, useStatus } from './status';
 
@@ -92,7 +93,7 @@ export function TopBar() {
         {narrow && <Box sx={{ flexGrow: 1 }} />}
         <Stack direction="row" spacing={0.5} sx={{ alignItems: "center" }}>
           {!narrow && <LanguageSwitch />}
-          <ToggleThemeButton />
+          <ThemeSwitch />
           {user ? (
             <>
               <Button

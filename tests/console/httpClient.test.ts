@@ -3,7 +3,8 @@ import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { MESSAGE_CODES } from '../../common/messageCodes';
 import { httpClient, setUnauthorizedHandler } from '../../src/dataProvider/httpClient';
-import { i18nProvider, messages } from '../../src/i18n';
+import { i18nProvider } from '../../src/i18n';
+import { messages } from './messages';
 import { server } from './setup';
 
 const answer = (status: number, body: unknown = { success: false, message: 'nope' }) =>

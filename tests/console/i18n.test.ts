@@ -1,7 +1,7 @@
 // English and Chinese must offer exactly the same keys, react-admin's own included.
 import englishMessages from 'ra-language-english';
 import { describe, expect, it } from 'vitest';
-import { messages } from '../../src/i18n';
+import { messages } from './messages';
 
 function keysOf(value: unknown, prefix = ''): string[] {
   if (value === null || typeof value !== 'object') return [prefix];

@@ -9,7 +9,7 @@ import { AdminContext, Notification } from 'react-admin';
 import { MemoryRouter } from 'react-router-dom';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { OPTION_KEYS, OPTION_SPECS } from '../../common/options';
-import { messages } from '../../src/i18n';
+import { messages } from './messages';
 import { i18nProvider } from '../../src/i18n';
 import SettingPage from '../../src/settings/SettingPage';
 import { addToList, invalidChangeMessage, pendingChanges } from '../../src/settings/saveRules';

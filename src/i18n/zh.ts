@@ -1,0 +1,8 @@
+// The Chinese bundle: loaded on demand, so an English visitor never downloads it
+// (main.tsx waits for it before the first render when Chinese is the start locale).
+import type { TranslationMessages } from 'react-admin';
+import { appChinese } from './app.zh';
+import { raChinese } from './ra.zh';
+import { settingsChinese } from './settings.zh';
+
+export const chineseMessages = { ...raChinese, ...appChinese, ...settingsChinese } as TranslationMessages;
