@@ -65,6 +65,16 @@ export function startsWith(column: string, keyword: string): RawBuilder<boolean>
   return likeText(column, '', keyword, '%');
 }
 
+/**
+ * The keyword as a whole secret key (a token key with or without `sk-`, a
+ * redemption code), when it looks like one: the console puts a key it could
+ * not copy into the search box, and the list then shows that key's row.
+ */
+export function wholeKeyOf(keyword: string): string | undefined {
+  const key = keyword.startsWith('sk-') ? keyword.slice(3) : keyword;
+  return /^[A-Za-z0-9]{24,64}$/.test(key) ? key : undefined;
+}
+
 /** `column LIKE before || keyword || after`, the keyword taken literally (as in startsWith). */
 export function likeText(column: string, before: '' | '%' | '%,', keyword: string, after: '' | '%' | ',%'): RawBuilder<boolean> {
   const pattern = `${before}${keyword.replace(/[!%_]/g, (character) => `!${character}`)}${after}`;

@@ -6,7 +6,7 @@ import type { Database } from '../db/database';
 import type { RedemptionsTable } from '../db/schema/redemptions';
 import { maskSecret } from '../secrets';
 import { insertLog } from './logs';
-import { idOf, orderedBy, SEARCH_LIMIT, startsWith, type ListSort, type PageWindow } from './pagination';
+import { idOf, orderedBy, SEARCH_LIMIT, startsWith, wholeKeyOf, type ListSort, type PageWindow } from './pagination';
 
 export type RedemptionRow = Selectable<RedemptionsTable>;
 type Executor = Kysely<Database>;
@@ -27,7 +27,10 @@ export function listRedemptions(db: Executor, window: PageWindow, sort: ListSort
 
 export function searchRedemptions(db: Executor, keyword: string, sort: ListSort, filter: RedemptionFilter = {}): Promise<RedemptionRow[]> {
   const id = idOf(keyword);
-  const query = codes(db, filter).where((eb) => (id === undefined ? startsWith('name', keyword) : eb.or([eb('id', '=', id), startsWith('name', keyword)])));
+  const key = wholeKeyOf(keyword);
+  const query = codes(db, filter).where((eb) =>
+    eb.or([startsWith('name', keyword), ...(id === undefined ? [] : [eb('id', '=', id)]), ...(key === undefined ? [] : [eb('key', '=', key)])]),
+  );
   return orderedBy(query, sort).limit(SEARCH_LIMIT).execute();
 }
 

@@ -5,7 +5,7 @@ import { insertReturningId, type Database } from '../db/database';
 import type { DatabaseConfig } from '../config';
 import type { TokensTable } from '../db/schema/tokens';
 import { maskSecret } from '../secrets';
-import { orderedBy, SEARCH_LIMIT, startsWith, type ListSort, type PageWindow } from './pagination';
+import { orderedBy, SEARCH_LIMIT, startsWith, wholeKeyOf, type ListSort, type PageWindow } from './pagination';
 
 export type TokenRow = Selectable<TokensTable>;
 type Executor = Kysely<Database>;
@@ -25,7 +25,9 @@ export function listTokens(db: Executor, userId: number, window: PageWindow, sor
 }
 
 export function searchTokens(db: Executor, userId: number, keyword: string, sort: ListSort, filter: TokenFilter = {}): Promise<TokenRow[]> {
-  return orderedBy(ownTokens(db, userId, filter).where(startsWith('name', keyword)), sort).limit(SEARCH_LIMIT).execute();
+  const key = wholeKeyOf(keyword);
+  const matching = ownTokens(db, userId, filter).where((eb) => (key === undefined ? startsWith('name', keyword) : eb.or([eb('key', '=', key), startsWith('name', keyword)])));
+  return orderedBy(matching, sort).limit(SEARCH_LIMIT).execute();
 }
 
 export function findOwnToken(db: Executor, userId: number, id: number): Promise<TokenRow | undefined> {

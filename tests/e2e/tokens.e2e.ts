@@ -99,6 +99,25 @@ describe.runIf(enabled)('tokens: register, sign in, create and copy a token', ()
     await page.screenshot({ path: join(screenshotDir, 'token-list.png') });
   });
 
+  it('puts the key into the search box when the browser refuses to copy it, and the list then shows that token', async () => {
+    await page.evaluate(() => {
+      navigator.clipboard.writeText = () => Promise.reject(new DOMException('refused', 'NotAllowedError'));
+    });
+    const row = page.getByRole('row', { name: /laptop/ });
+    await row.getByRole('button', { name: /^copy$/i }).click();
+    await page.getByRole('menuitem', { name: /api key/i }).click();
+    await page.getByText(/copy failed, please copy it manually/i).waitFor();
+    const search = page.getByRole('textbox', { name: /search/i });
+    await expect.poll(() => search.inputValue()).toBe(createdKey);
+    // the server finds the token by its whole key: the one row stays, its key still masked in the table
+    await expect.poll(() => page.url()).toContain('filter=');
+    await page.getByRole('row', { name: /laptop/ }).waitFor();
+    await page.screenshot({ path: join(screenshotDir, 'token-copy-failed.png') });
+    await search.fill('');
+    await page.reload();
+    await page.getByRole('row', { name: /laptop/ }).waitFor();
+  });
+
   it('disables and re-enables the token', async () => {
     const row = page.getByRole('row', { name: /laptop/ });
     await row.getByRole('button', { name: /^disable$/i }).click();

@@ -85,7 +85,7 @@ for (const target of targets) {
       expect((await asBrowser(app, user, { method: 'POST', url: '/api/user/topup', payload: { key: '' } })).json().message).toBe('please enter the code');
     });
 
-    it('searches by id and by name prefix, taking % literally', async () => {
+    it('searches by id, by name prefix (taking % literally) and by the whole code', async () => {
       await create({ name: '100%_off', quota: 5, count: 1 });
       const byName = (await asBrowser(app, root, { method: 'GET', url: '/api/redemption/search?keyword=100%25' })).json();
       expect(byName.data.map((row: { name: string }) => row.name)).toEqual(['100%_off']);
@@ -93,6 +93,10 @@ for (const target of targets) {
       expect(wildcard.data).toEqual([]);
       const byId = (await asBrowser(app, root, { method: 'GET', url: '/api/redemption/search?keyword=1' })).json();
       expect(byId.data.some((row: { id: number }) => row.id === 1)).toBe(true);
+      const [code] = (await create({ name: 'by-key', quota: 5, count: 1 })).data;
+      const byKey = (await asBrowser(app, root, { method: 'GET', url: `/api/redemption/search?keyword=${code}` })).json();
+      expect(byKey.data.map((row: { name: string }) => row.name)).toEqual(['by-key']);
+      expect(JSON.stringify(byKey.data)).not.toContain(code);
     });
   });
 }

@@ -56,6 +56,19 @@ for (const target of targets) {
       expect((await call(alice, 'GET', `/api/token/${id}`)).data.name).toBe('private');
     });
 
+    it('finds a token by its whole key, with or without sk- (the console puts a key it could not copy into the search box)', async () => {
+      const made = await call(alice, 'POST', '/api/token/', { name: 'by-key', remain_quota: 10 });
+      const key = (await call(alice, 'GET', `/api/token/${made.data.id}/key`)).data as string;
+      for (const typed of [key, `sk-${key}`]) {
+        const found = await call(alice, 'GET', `/api/token/search?keyword=${encodeURIComponent(typed)}`);
+        expect(found.data.map((row: { id: number }) => row.id)).toEqual([made.data.id]);
+        expect(JSON.stringify(found.data)).not.toContain(key);
+      }
+      // someone else's key finds nothing, and a part of a key is not a key
+      expect((await call(bob, 'GET', `/api/token/search?keyword=sk-${key}`)).data).toEqual([]);
+      expect((await call(alice, 'GET', `/api/token/search?keyword=${key.slice(0, 20)}`)).data).toEqual([]);
+    });
+
     it('validates the form', async () => {
       expect((await call(alice, 'POST', '/api/token/', { name: '' })).message).toBe('token name is required');
       expect((await call(alice, 'POST', '/api/token/', { name: 'x'.repeat(31) })).message).toBe('token name must be at most 30 characters');

@@ -10,7 +10,7 @@ import { RedemptionStatus } from '../../../common/roles';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
 import { errorMessage } from '../../pages/errorMessage';
-import { copyText } from '../shared/clipboard';
+import { useCopy } from '../shared/useCopy';
 import { RowActions } from '../shared/RowActions';
 
 export function RedemptionActions(_: { label?: string }) {
@@ -18,6 +18,7 @@ export function RedemptionActions(_: { label?: string }) {
   const dataProvider = useDataProvider<SwitchboardDataProvider>();
   const notice = useNotice();
   const refresh = useRefresh();
+  const copy = useCopy();
   const navigate = useNavigate();
   if (!record) return null;
   const run = async (work: () => Promise<unknown>) => {
@@ -31,9 +32,7 @@ export function RedemptionActions(_: { label?: string }) {
   };
   const copyKey = async () => {
     try {
-      const key = await dataProvider.revealKey('redemption', record.id);
-      if (await copyText(key)) notice('app.common.copied', 'success');
-      else notice('app.errors.copy_manually', 'warning', { value: key });
+      await copy(await dataProvider.revealKey('redemption', record.id));
     } catch (error) {
       notice(errorMessage(error), 'error');
     }

@@ -15,7 +15,7 @@ import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
 import { useStatus } from '../../layout/status';
 import { errorMessage } from '../../pages/errorMessage';
-import { copyText } from '../shared/clipboard';
+import { useCopy } from '../shared/useCopy';
 import { RowActions } from '../shared/RowActions';
 import { CLIENT_TARGETS, type ClientTarget } from './clientTargets';
 
@@ -27,6 +27,7 @@ export function TokenActions(_: { label?: string }) {
   const dataProvider = useDataProvider<SwitchboardDataProvider>();
   const { status } = useStatus();
   const [update] = useUpdate();
+  const copy = useCopy();
   const [menu, setMenu] = useState<{ anchor: HTMLElement; chat: boolean } | null>(null);
   if (!record) return null;
 
@@ -40,8 +41,7 @@ export function TokenActions(_: { label?: string }) {
         window.open(value, '_blank', 'noopener');
         return;
       }
-      if (await copyText(value)) notice('app.common.copied', 'success');
-      else notice('app.errors.copy_manually', 'warning', { value });
+      await copy(value);
     } catch (error) {
       notice(errorMessage(error), 'error');
     }
