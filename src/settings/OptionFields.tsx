@@ -2,12 +2,12 @@
 // switching password login off asks first), a password-style field for
 // secrets that only says whether one is stored, text areas for JSON and
 // content, number fields with the spec's steps, and the whitelist editor.
-import { Chip, FormControlLabel, Switch, TextField, Tooltip } from '@mui/material';
-import { useState } from 'react';
+import { Chip, FormControlLabel, InputAdornment, Switch, TextField, Tooltip } from '@mui/material';
+import { useEffect, useState } from 'react';
 import { Confirm, useTranslate } from 'react-admin';
 import { OPTION_SPECS, type OptionKey } from '../../common/options';
 import { useStatus } from '../layout/status';
-import { quotaToDollars, quotaUnit } from '../quota';
+import { dollarsToQuota, quotaToDollars, quotaUnit } from '../quota';
 import { FIELD_HINTS, optionLabel } from './sections';
 import type { OptionForm } from './useOptionForm';
 import { WhitelistEditor } from './WhitelistEditor';
@@ -90,14 +90,15 @@ export function OptionInput({ form, optionKey }: { form: OptionForm; optionKey: 
       />
     );
   }
+  if (kind === 'number' && QUOTA_OPTIONS.includes(optionKey) && unit.inCurrency) {
+    return <DollarOptionInput form={form} optionKey={optionKey} common={common} help={help} perUnit={unit.perUnit} />;
+  }
   if (kind === 'number') {
-    // quota amounts are stored as quota; beside them, what they are worth in the unit the console shows
-    const worth = QUOTA_OPTIONS.includes(optionKey) && unit.inCurrency && common.value !== '' ? `= $${quotaToDollars(Number(common.value), unit.perUnit)}` : '';
     return (
       <TextField
         {...common}
         type="number"
-        helperText={[worth, help].filter(Boolean).join(' · ') || undefined}
+        helperText={help || undefined}
         slotProps={{ htmlInput: { min: 0, step: hint.step ?? 1 }, inputLabel: { shrink: true } }}
       />
     );
@@ -112,6 +113,50 @@ export function OptionInput({ form, optionKey }: { form: OptionForm; optionKey: 
       slotProps={{
         inputLabel: { shrink: true },
         htmlInput: hint.monospace ? { style: { fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace', fontSize: 13 }, spellCheck: false } : undefined,
+      }}
+    />
+  );
+}
+
+/** What a quota amount reads as in dollars ('' for an empty or unreadable one). */
+const asDollars = (quota: string, perUnit: number) => (quota === '' || Number.isNaN(Number(quota)) ? '' : String(quotaToDollars(Number(quota), perUnit)));
+
+/**
+ * A quota option typed in dollars (the console's unit when the status says
+ * display_in_currency), saved as whole quota, the stored quota beside it. The
+ * typed text is kept as typed ("0.", "1.50") and follows the stored value
+ * when that changes from outside (a save, a reset).
+ */
+function DollarOptionInput({ form, optionKey, common, help, perUnit }: {
+  form: OptionForm;
+  optionKey: OptionKey;
+  common: { name: string; label: string; value: string; disabled: boolean; fullWidth: boolean; size: 'small'; placeholder?: string };
+  help: string;
+  perUnit: number;
+}) {
+  const translate = useTranslate();
+  const quota = common.value;
+  const [typed, setTyped] = useState(() => asDollars(quota, perUnit));
+  useEffect(() => {
+    setTyped((current) => (current !== '' && dollarsToQuota(Number(current), perUnit) === Number(quota) ? current : asDollars(quota, perUnit)));
+  }, [quota, perUnit]);
+  const change = (text: string) => {
+    setTyped(text);
+    const dollars = Number(text);
+    form.setDraft(optionKey, text.trim() === '' || Number.isNaN(dollars) ? text : String(dollarsToQuota(dollars, perUnit)));
+  };
+  const raw = quota === '' ? '' : translate('app.quota_input.raw', { quota, per_unit: perUnit });
+  return (
+    <TextField
+      {...common}
+      value={typed}
+      onChange={(event) => change(event.target.value)}
+      type="number"
+      helperText={[raw, help].filter(Boolean).join(' · ') || undefined}
+      slotProps={{
+        htmlInput: { min: 0, step: 'any' },
+        inputLabel: { shrink: true },
+        input: { startAdornment: <InputAdornment position="start">$</InputAdornment> },
       }}
     />
   );

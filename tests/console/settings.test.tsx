@@ -109,6 +109,22 @@ describe('admin settings', { timeout: 30_000 }, () => {
     expect(puts).toEqual([]);
   });
 
+  it('takes quota options in dollars when quota is shown in dollars, saving whole quota', async () => {
+    serveOptions({ QuotaForNewUser: '250000' });
+    localStorage.setItem('display_in_currency', 'true');
+    localStorage.setItem('quota_per_unit', '500000');
+    const user = await openTab('Operation');
+    const quota = await section('Quota');
+    await waitFor(() => expect(field('QuotaForNewUser').value).toBe('0.5'));
+    expect(within(quota).getByText('= 250000 quota (500000 per $1)')).toBeInTheDocument();
+    await user.clear(field('QuotaForNewUser'));
+    await user.type(field('QuotaForNewUser'), '1.25');
+    expect(field('QuotaForNewUser').value).toBe('1.25');
+    expect(within(quota).getByText('= 625000 quota (500000 per $1)')).toBeInTheDocument();
+    await user.click(within(quota).getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(puts).toEqual([{ key: 'QuotaForNewUser', value: '625000' }]));
+  });
+
   it('saves a toggle at once', async () => {
     const user = await openTab('System');
     await section('Sign-in and registration');
