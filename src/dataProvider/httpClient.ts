@@ -57,7 +57,8 @@ export const httpClient: HttpClient = async <T,>(url: string, options: RequestOp
     });
   } catch (error) {
     if ((error as Error)?.name === 'AbortError') throw error;
-    throw new HttpError(`Error: ${(error as Error)?.message || String(error)}`, 0);
+    // the browser's own words ("Failed to fetch", "NetworkError when...") differ per browser and are never translated
+    throw new HttpError('app.errors.network', 0, { cause: (error as Error)?.message || String(error) });
   }
 
   let envelope: Envelope<T> | undefined;

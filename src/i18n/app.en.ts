@@ -144,6 +144,7 @@ export const appEnglish = {
       prefixed: 'Error: %{message}',
       cannot_connect: 'cannot connect to the server normally',
       request_failed: 'request failed',
+      network: 'cannot reach the server: check the connection and try again',
       copy_manually: 'Copy failed, please copy it manually: %{value}',
     },
     common: {

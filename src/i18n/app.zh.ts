@@ -146,6 +146,7 @@ export const appChinese: typeof appEnglish = {
       prefixed: '错误：%{message}',
       cannot_connect: '无法正常连接至服务器',
       request_failed: '请求失败',
+      network: '无法连接到服务器，请检查网络后重试',
       copy_manually: '复制失败，请手动复制：%{value}',
     },
     common: {

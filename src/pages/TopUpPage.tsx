@@ -44,7 +44,8 @@ function TopUp() {
       setQuota((previous) => (previous === null ? previous : previous + added));
     } catch (error) {
       const message = errorMessage(error);
-      notice(message.startsWith('Error: ') && !message.includes('redeem') ? 'app.errors.request_failed' : message, 'error');
+      const unreachable = message === 'app.errors.network' || (message.startsWith('Error: ') && !message.includes('redeem'));
+      notice(unreachable ? 'app.errors.request_failed' : message, 'error');
     } finally {
       setBusy(false);
     }

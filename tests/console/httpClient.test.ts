@@ -37,9 +37,13 @@ describe('httpClient error catalogue', () => {
     await expect(httpClient('/api/thing')).rejects.toMatchObject({ status: 403, message: 'Error: insufficient permission' });
   });
 
-  it('reports network failures with "Error: " and the reason', async () => {
+  it('reports a network failure with a message of its own, in either language, not the browser\'s "Failed to fetch"', async () => {
     server.use(http.get('*/api/thing', () => HttpResponse.error()));
-    await expect(httpClient('/api/thing')).rejects.toMatchObject({ status: 0, message: expect.stringMatching(/^Error: /) });
+    await expect(httpClient('/api/thing')).rejects.toMatchObject({ status: 0, message: 'app.errors.network' });
+    await i18nProvider.changeLocale('zh');
+    expect(i18nProvider.translate('app.errors.network')).toBe('无法连接到服务器，请检查网络后重试');
+    await i18nProvider.changeLocale('en');
+    expect(i18nProvider.translate('app.errors.network')).toBe('cannot reach the server: check the connection and try again');
   });
 
   it('unwraps a successful envelope and passes envelope-less bodies through as data', async () => {

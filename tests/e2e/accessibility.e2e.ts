@@ -230,6 +230,9 @@ describe.runIf(enabled)('accessibility and language', () => {
       await page.goto(`${gateway.baseUrl}/token`);
       await page.getByText('This page could not be loaded').waitFor({ timeout: 20_000 });
       expect(await page.locator('.MuiSkeleton-root').count()).toBe(0);
+      // the browser's own "Failed to fetch" never reaches the page: the console says it in its own words
+      await page.getByText('cannot reach the server: check the connection and try again').first().waitFor({ timeout: 10_000 });
+      expect(await page.locator('body').innerText()).not.toContain('Failed to fetch');
       await page.screenshot({ path: join(screenshotDir, 'a11y-token-error-state.png') });
       await page.unroute('**/api/token/**');
       await page.getByRole('button', { name: 'Retry' }).click();
