@@ -14,7 +14,12 @@
 // migration's own back-fill query (INSERT ... SELECT ... GROUP BY).
 //
 //   BENCH_DASHBOARD_ROWS=1000000 BENCH_DASHBOARD_DATABASES=sqlite npm run bench:dashboard
-import { mkdtempSync, rmSync } from 'node:fs';
+//
+// Loading 10 million rows takes minutes; BENCH_DASHBOARD_KEEP=<folder> keeps
+// the SQLite file there and the PostgreSQL database (sb_bench_dashboard_<rows>)
+// after the run, and a later run with the same folder and row count times the
+// queries again without loading (on a quiet machine, say).
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -39,6 +44,7 @@ const DAYS = 90;
 const HOUR = 3600;
 const DAY = 86_400;
 const TARGET_MS = 200;
+const KEEP = process.env.BENCH_DASHBOARD_KEEP;
 const LOG_INDEXES = ['user_id', 'created_at', 'type', 'username', 'token_name', 'model_name'];
 
 const now = Math.floor(Date.now() / 1000);
@@ -245,9 +251,16 @@ async function rowCounts(db: Kysely<Database>): Promise<{ logs: number; rollups:
 }
 
 async function benchOne(name: string, config: DatabaseConfig, drop: () => Promise<void>): Promise<{ name: string; counts: { logs: number; rollups: string }; loadSeconds: number; results: Timed[] }> {
-  console.log(`${name}: loading ${ROWS.toLocaleString('en')} logs`);
   const app = await buildTestApp({}, config);
   try {
+    const kept = await app.ctx.db.selectFrom('logs').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+    if (Number(kept.count) === ROWS) {
+      const counts = await rowCounts(app.ctx.db);
+      console.log(`${name}: the kept database already holds ${ROWS.toLocaleString('en')} logs (rollup rows: ${counts.rollups}); timing only`);
+      return { name, counts, loadSeconds: 0, results: await timeQueries(app) };
+    }
+    if (Number(kept.count) > 0) throw new Error(`${name}: the kept database holds ${kept.count} logs, not ${ROWS}: remove it or change BENCH_DASHBOARD_ROWS`);
+    console.log(`${name}: loading ${ROWS.toLocaleString('en')} logs`);
     const started = Date.now();
     await seedNames(app.ctx.db);
     await dropLogIndexes(app.ctx.db);
@@ -268,19 +281,22 @@ async function benchOne(name: string, config: DatabaseConfig, drop: () => Promis
 async function main(): Promise<void> {
   const runs = [];
   if (DATABASES.includes('sqlite')) {
-    const folder = mkdtempSync(join(tmpdir(), 'sb-bench-dashboard-'));
-    runs.push(await benchOne('sqlite', { dialect: 'sqlite', path: join(folder, 'bench.db') }, async () => rmSync(folder, { recursive: true, force: true })));
+    if (KEEP) mkdirSync(KEEP, { recursive: true });
+    const folder = KEEP ?? mkdtempSync(join(tmpdir(), 'sb-bench-dashboard-'));
+    const path = join(folder, `bench-${ROWS}.db`);
+    runs.push(await benchOne('sqlite', { dialect: 'sqlite', path }, async () => (KEEP ? undefined : rmSync(folder, { recursive: true, force: true }))));
   }
   if (DATABASES.includes('postgres')) {
-    const name = `sb_bench_dashboard_${process.pid}`;
+    const name = KEEP ? `sb_bench_dashboard_${ROWS}` : `sb_bench_dashboard_${process.pid}`;
     const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
     await admin.connect();
-    await admin.query(`create database ${name}`);
+    const exists = (await admin.query('select 1 from pg_database where datname = $1', [name])).rowCount === 1;
+    if (!exists) await admin.query(`create database ${name}`);
     const url = new URL(POSTGRES_ADMIN_URL);
     url.pathname = `/${name}`;
     runs.push(
       await benchOne('postgres', { dialect: 'postgres', connectionString: url.toString() }, async () => {
-        await admin.query(`drop database if exists ${name} with (force)`);
+        if (!KEEP) await admin.query(`drop database if exists ${name} with (force)`);
         await admin.end();
       }),
     );

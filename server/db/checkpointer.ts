@@ -137,7 +137,10 @@ export function startCheckpointer(path: string, onError: (message: string) => vo
     if (running || stopped) return;
     running = true;
     round()
-      .catch((error: Error) => onError(error.message))
+      // a round cut short by stop() (the database closing) did not fail: only a live worker's error is reported
+      .catch((error: Error) => {
+        if (!stopped) onError(error.message);
+      })
       .finally(() => {
         running = false;
       });
