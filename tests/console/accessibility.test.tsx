@@ -68,7 +68,7 @@ describe('document language and title', () => {
     }
     render(
       <MemoryRouter initialEntries={['/token']}>
-        <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={memoryStore()}>
+        <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={memoryStore()} theme={lightTheme}>
           <DocumentMeta />
           <LocaleHandle />
         </AdminContext>
@@ -109,7 +109,7 @@ const USERS = [
 function renderUsers() {
   return render(
     <MemoryRouter initialEntries={['/user']}>
-      <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={memoryStore()}>
+      <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={memoryStore()} theme={lightTheme}>
         <ResourceContextProvider value="user">
           <Routes>
             <Route path="/user" element={<UserList />} />

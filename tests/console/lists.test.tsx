@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { dataProvider } from '../../src/dataProvider';
 import { i18nProvider } from '../../src/i18n';
 import { ChannelList } from '../../src/resources/channel/ChannelList';
+import { lightTheme } from '../../src/theme';
 import { server } from './setup';
 
 const channels = [
@@ -43,7 +44,7 @@ function renderChannels(store = memoryStore(), entry = '/channel') {
   );
   render(
     <MemoryRouter initialEntries={[entry]}>
-      <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={store}>
+      <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={store} theme={lightTheme}>
         <ResourceContextProvider value="channel">
           <Routes>
             <Route path="/channel" element={<ChannelList />} />
