@@ -6,8 +6,9 @@
 // by exactly what was carried and rolls everything back if not. Logs, which
 // can be millions of rows, follow in batches, each batch with its rollups in
 // its own transaction, under the source's ids (offset like every other id),
-// so a batch already written is recognised and skipped when the log copy is
-// run again.
+// so a batch already written is recognised and skipped when the same command
+// runs again after a failure (the target then holds exactly the source's
+// users: the import resumes with the logs, nothing else is written twice).
 // Keys (tokens', channels', redemptions', access tokens) are never put in
 // the report, an error or a log line.
 import type { Kysely, Transaction } from 'kysely';
@@ -75,6 +76,8 @@ export interface ImportReport {
   clashes: string[];
   /** Source settings that have no place here, counted per field. */
   notCarried: string[];
+  /** Set when users, tokens, channels, codes and options were imported by an earlier run: only the logs are copied (from where they stopped). */
+  resumed?: boolean;
   /** The fresh install's root account the import replaces, if any. */
   replacedRoot?: string;
   totals: {
@@ -195,6 +198,15 @@ const countOf = async (db: Db, table: 'users' | 'tokens' | 'channels' | 'redempt
  * source's ids as they are, the fresh root giving way to the source's users;
  * anything more needs --merge.
  */
+/** Whether the target's users are exactly the source's live users, under their ids and names (an earlier import of this source). */
+async function holdsSourceUsers(db: Db, sourceUsers: Row[]): Promise<boolean> {
+  const live = sourceUsers.filter((row) => !isDeleted(row));
+  const target = await db.selectFrom('users').select(['id', 'username']).execute();
+  if (live.length === 0 || target.length !== live.length) return false;
+  const names = new Map(target.map((row) => [num(row.id), row.username]));
+  return live.every((row) => names.get(num(row.id)) === text(row.username));
+}
+
 async function targetState(db: Db): Promise<{ fresh: boolean; freshRoot?: { id: number; username: string; quota: number; used: number }; summary: string }> {
   const [users, tokens, channels, redemptions] = await Promise.all([countOf(db, 'users'), countOf(db, 'tokens'), countOf(db, 'channels'), countOf(db, 'redemptions')]);
   const summary = `${users} user(s), ${tokens} token(s), ${channels} channel(s), ${redemptions} redemption code(s)`;
@@ -215,8 +227,6 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
   progress({ step: 'read', done: 0, total: 1 });
 
   const state = await targetState(db);
-  const refused = !state.fresh && !merge ? `the target already holds data (${state.summary}); give --merge to add the source to it` : undefined;
-  const replaceRoot = state.fresh && !merge ? state.freshRoot : undefined;
   const targetBefore = await quotaTotals(db);
 
   const [sourceUsers, sourceTokens, sourceChannels, sourceRedemptions, sourceOptions] = await Promise.all([
@@ -228,13 +238,20 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
   ]);
   progress({ step: 'read', done: 1, total: 1 });
 
-  const offsets = {
-    users: replaceRoot ? 0 : await maxId(db, 'users'),
-    tokens: await maxId(db, 'tokens'),
-    channels: await maxId(db, 'channels'),
-    redemptions: await maxId(db, 'redemptions'),
-    logs: await maxId(db, 'logs'),
-  };
+  // the same command run again after the logs stopped half-way: the rest of the source is here already
+  const resumed = !state.fresh && !merge && options.withLogs === true && (await holdsSourceUsers(db, sourceUsers));
+  const refused = !state.fresh && !merge && !resumed ? `the target already holds data (${state.summary}); give --merge to add the source to it` : undefined;
+  const replaceRoot = state.fresh && !merge ? state.freshRoot : undefined;
+  // a fresh target keeps the source's ids (logs too, when it has none, so a resumed copy finds its batches)
+  const offsets = resumed
+    ? { users: 0, tokens: 0, channels: 0, redemptions: 0, logs: 0 }
+    : {
+        users: replaceRoot ? 0 : await maxId(db, 'users'),
+        tokens: await maxId(db, 'tokens'),
+        channels: await maxId(db, 'channels'),
+        redemptions: await maxId(db, 'redemptions'),
+        logs: await maxId(db, 'logs'),
+      };
   const clashes: string[] = [];
   const uncarried = new Uncarried();
   const sourceTotals = { ...ZERO };
@@ -468,6 +485,7 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
     merge,
     withLogs: options.withLogs === true,
     refused,
+    resumed: resumed || undefined,
     tables: [userOutcome, tokenOutcome, channelOutcome, redemptionOutcome, optionOutcome, ...(logOutcome ? [logOutcome] : [])].map((outcome) => outcome.toJSON()),
     unknownOptions,
     clashes,
@@ -486,8 +504,12 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
     return report;
   }
 
+  if (resumed) {
+    report.totals.carried = { ...ZERO };
+    report.totals.targetAfter = targetBefore;
+  }
   const plan: Plan = { users, tokens, channels, redemptions, options: optionRows, offsets };
-  await db.transaction().execute(async (transaction) => {
+  if (!resumed) await db.transaction().execute(async (transaction) => {
     if (replaceRoot) {
       await transaction.deleteFrom('sessions').where('user_id', '=', replaceRoot.id).execute();
       await transaction.deleteFrom('users').where('id', '=', replaceRoot.id).execute();

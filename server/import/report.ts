@@ -15,6 +15,7 @@ export function formatReport(report: ImportReport): string {
   if (report.merge) lines.push('  --merge: ids offset after the target\'s, clashes renamed or left out');
   if (report.refused) lines.push(`  REFUSED: ${report.refused}`);
   if (report.replacedRoot) lines.push(`  note: ${report.replacedRoot}`);
+  if (report.resumed) lines.push('  resumed: the users, tokens, channels, codes and options of this source were imported before; only the logs not yet copied are copied');
   lines.push('');
   lines.push('  table          source   carried   left out');
   for (const table of report.tables) {

@@ -219,6 +219,37 @@ for (const server of ['mysql', 'postgres'] as const) {
   });
 }
 
+describe('logs copied again', () => {
+  it('after an import without them, and once more: each log is copied once', async () => {
+    const gateway = await freshGateway(byName('sqlite'));
+    const source = sqliteSource('one-api-latest');
+    const opened = await openSource(source.location);
+    try {
+      const target = { db: gateway.app.ctx.db, dialect: gateway.config.dialect };
+      await runImport(opened, target, { apply: true });
+      const totals = await quotaTotals(gateway.app.ctx.db);
+      expect(await gateway.app.ctx.db.selectFrom('logs').select('id').execute()).toEqual([]);
+      const counts = async () => {
+        const logs = await gateway.app.ctx.db.selectFrom('logs').select(['id', 'quota']).orderBy('id').execute();
+        const rollup = await gateway.app.ctx.db.selectFrom('usage_hourly').select((eb) => eb.fn.sum('quota').as('quota')).executeTakeFirstOrThrow();
+        return { logs: logs.map((log) => [Number(log.id), Number(log.quota)]), rollupQuota: Number(rollup.quota) };
+      };
+      for (let run = 0; run < 2; run += 1) {
+        const report = await runImport(opened, target, { apply: true, withLogs: true, logBatchSize: 2 });
+        expect(report.refused).toBeUndefined();
+        expect(report.resumed).toBe(true);
+        expect(formatReport(report)).toContain('resumed:');
+        expect(await counts()).toEqual({ logs: [[1, 0], [2, 1_000], [3, 500]], rollupQuota: 1_500 });
+        expect(await quotaTotals(gateway.app.ctx.db)).toEqual(totals);
+      }
+    } finally {
+      await opened.close();
+      await gateway.drop();
+      await source.drop();
+    }
+  });
+});
+
 describe('a target that already holds users', () => {
   it('is refused without --merge; --merge keeps ids apart and reports the clashes', async () => {
     const gateway = await freshGateway(byName('sqlite'));
