@@ -12,6 +12,7 @@
 // Keys (tokens', channels', redemptions', access tokens) are never put in
 // the report, an error or a log line.
 import type { Kysely, Transaction } from 'kysely';
+import type { ImportProgress } from '../../common/importJob';
 import { isOptionKey, isSafeLink, isUrlOption, isValidRatioJson, OPTION_SPECS } from '../../common/options';
 import { LogType, Role } from '../../common/roles';
 import type { DatabaseConfig } from '../config';
@@ -22,6 +23,8 @@ import { logRow, type NewLog } from '../repositories/logs';
 import { rollupsOf, upsertRollups } from '../repositories/usageRollups';
 import { detectProduct, targetChannelType, type Detected } from './products';
 import type { SourceDatabase } from './source';
+
+export type { ImportProgress } from '../../common/importJob';
 
 type Db = Kysely<Database>;
 type Row = Record<string, unknown>;
@@ -36,12 +39,6 @@ export interface ImportOptions {
   /** Logs per batch (default 5000). */
   logBatchSize?: number;
   onProgress?: (progress: ImportProgress) => void;
-}
-
-export interface ImportProgress {
-  step: 'read' | 'users' | 'tokens' | 'channels' | 'redemptions' | 'options' | 'logs' | 'done';
-  done: number;
-  total: number;
 }
 
 /** The money: what users hold, what they used, and what their tokens may still spend. */

@@ -5,26 +5,12 @@
 import type { FastifyInstance } from 'fastify';
 import { fail, ok } from '../../../common/envelope';
 import { Role } from '../../../common/roles';
-import { runImport, type ImportProgress, type ImportReport } from '../../import/importer';
+import type { ImportJobState } from '../../../common/importJob';
+import { runImport, type ImportReport } from '../../import/importer';
 import { formatReport } from '../../import/report';
 import { openSource, redactedLocation } from '../../import/source';
 import { requireRole } from '../../plugins/auth';
 import { importStartSchema } from './inputSchemas';
-
-/** What GET /api/import/ answers. */
-export interface ImportJobState {
-  running: boolean;
-  /** The source without its password; empty before the first import. */
-  source: string;
-  apply: boolean;
-  progress?: ImportProgress;
-  /** The report as `npm run import` prints it, once the run is over. */
-  report?: string;
-  refused?: string;
-  error?: string;
-  started_at?: number;
-  finished_at?: number;
-}
 
 const isOn = (value: unknown) => value === true || value === 'true' || value === 1 || value === '1';
 
