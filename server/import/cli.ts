@@ -1,7 +1,7 @@
 // npm run import -- <source> [--apply] [--merge] [--with-logs]
 // The target is the database Switchboard is configured with (SQLITE_PATH or
 // SQL_DSN, as for the gateway); it is migrated to the latest schema first.
-import { loadConfig } from '../config';
+import { databaseFromEnv, dataDirFromEnv } from '../config';
 import { migrateToLatest, openDatabase } from '../db/database';
 import { runImport } from './importer';
 import { formatReport } from './report';
@@ -21,9 +21,9 @@ async function main(argv: string[]): Promise<number> {
     console.error(unknown.length ? `unknown option ${unknown.join(', ')}\n${USAGE}` : USAGE);
     return flags.has('--help') ? 0 : 2;
   }
-  const config = loadConfig();
+  // the gateway's own reading of SQLITE_PATH / SQL_DSN, without the rest of its configuration (which would create files)
   const source = await openSource(positional[0]);
-  const opened = await openDatabase(config.database);
+  const opened = await openDatabase(databaseFromEnv(process.env, dataDirFromEnv(process.env)));
   try {
     await migrateToLatest(opened.db);
     let lastStep = '';

@@ -96,6 +96,8 @@ const num = (value: unknown, fallback = 0): number => {
   return Number.isFinite(parsed) ? parsed : fallback;
 };
 const text = (value: unknown): string => (value === null || value === undefined ? '' : String(value));
+/** A key or code: PostgreSQL pads char(n) columns with blanks when it reads them. */
+const keyText = (value: unknown): string => text(value).trimEnd();
 const flag = (value: unknown): number => (value === true || num(value) === 1 ? 1 : 0);
 const isDeleted = (row: Row) => row.deleted_at !== null && row.deleted_at !== undefined;
 
@@ -275,13 +277,13 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
     for (let attempt = 0; takenNames.has(username); attempt += 1) username = `${original}.${sourceId}${attempt ? `.${attempt}` : ''}`;
     if (username !== original) clashes.push(`username "${original}" (source user #${sourceId}) is taken in the target: imported as "${username}"`);
     takenNames.add(username);
-    const accessToken = text(row.access_token);
+    const accessToken = keyText(row.access_token);
     let accessTokenHash: string | null = accessToken ? hashAccessToken(accessToken) : null;
     if (accessTokenHash && takenAccessTokens.has(accessTokenHash)) {
       clashes.push(`the access token of "${original}" (source user #${sourceId}) is already a target user's: not carried`);
       accessTokenHash = null;
     }
-    let affCode: string | null = text(row.aff_code) || null;
+    let affCode: string | null = keyText(row.aff_code) || null;
     if (affCode && takenAffCodes.has(affCode)) {
       clashes.push(`the invite code of "${original}" (source user #${sourceId}) is already a target user's: not carried`);
       affCode = null;
@@ -330,7 +332,7 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
       continue;
     }
     sourceTotals.tokenRemainQuota += num(row.remain_quota);
-    const key = text(row.key);
+    const key = keyText(row.key);
     if (key.length === 0 || key.length > 64) {
       tokenOutcome.leave('its key is empty or longer than 64 characters', label);
       continue;
@@ -419,7 +421,7 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
       redemptionOutcome.leave('deleted in the source', label);
       continue;
     }
-    const key = text(row.key);
+    const key = keyText(row.key);
     if (takenCodes.has(key)) {
       redemptionOutcome.leave('its code is already a code in the target', label);
       clashes.push(`redemption code ${label}: the code is already a target code: left out`);

@@ -22,7 +22,7 @@ import { computeQuota } from '../../../server/billing/prices';
 import { runImport, quotaTotals, type ImportReport } from '../../../server/import/importer';
 import { formatReport } from '../../../server/import/report';
 import { openSource } from '../../../server/import/source';
-import { buildTestApp, login } from '../../support/app';
+import { asBrowser, buildTestApp, login } from '../../support/app';
 import { databaseTargets, type DatabaseTarget } from '../../support/databases';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEmulator';
 import { fixturePath } from './__fixtures__/build';
@@ -168,8 +168,12 @@ async function importAndUse(product: Product, source: Source, target: DatabaseTa
 
     // old passwords sign in (Go's $2a$ bcrypt hashes), a wrong one does not; the old access token works
     await app.ctx.options.reload();
-    await login(app, 'alice', FIXTURE_PASSWORDS.alice);
+    const alice = await login(app, 'alice', FIXTURE_PASSWORDS.alice);
     await login(app, 'root', FIXTURE_PASSWORDS.root);
+    // ids go on after the imported ones (PostgreSQL's sequences were moved past them)
+    const created = (await asBrowser(app, alice, { method: 'POST', url: '/api/token/', payload: { name: 'after import', remain_quota: 10 } })).json();
+    expect(created).toMatchObject({ success: true });
+    expect(created.data.id).toBeGreaterThan(4);
     await expect(login(app, 'alice', 'not-her-password')).rejects.toThrow();
     const self = await app.inject({ method: 'GET', url: '/api/user/self', headers: { authorization: '0123456789abcdef0123456789abcdef' } });
     expect(self.json()).toMatchObject({ success: true, data: { username: 'root' } });
