@@ -73,6 +73,8 @@ export interface ImportReport {
   clashes: string[];
   /** Source settings that have no place here, counted per field. */
   notCarried: string[];
+  /** Channels whose type number changed on the way (new-api numbers its types its own way). */
+  renumbered: string[];
   /** Set when users, tokens, channels, codes and options were imported by an earlier run: only the logs are copied (from where they stopped). */
   resumed?: boolean;
   /** The fresh install's root account the import replaces, if any. */
@@ -371,6 +373,7 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
   // channels
   const channelOutcome = new Outcome('channels', sourceChannels.length);
   const channels: Plan['channels'] = [];
+  const renumbered: string[] = [];
   for (const row of sourceChannels) {
     const sourceId = num(row.id);
     const label = `#${sourceId} ${text(row.name)}`;
@@ -383,6 +386,7 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
       channelOutcome.leave(`channel type ${num(row.type)} is not one Switchboard relays`, label);
       continue;
     }
+    if (type !== num(row.type)) renumbered.push(`${label}: ${detected.product} type ${num(row.type)} is type ${type} here`);
     uncarried.note('channels', row, UNCARRIED_FIELDS.channels);
     // one-api and new-api: 1 enabled, 2 disabled by hand, 3 disabled automatically
     const sourceStatus = num(row.status, 1);
@@ -489,6 +493,7 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
     unknownOptions,
     clashes,
     notCarried: uncarried.list(),
+    renumbered,
     replacedRoot: replaceRoot ? `the fresh install's account "${replaceRoot.username}" (#${replaceRoot.id}) gives way to the source's users` : undefined,
     totals: {
       source: sourceTotals,

@@ -28,6 +28,7 @@ export function formatReport(report: ImportReport): string {
   if (leftOut.length) lines.push('', 'Left out, and why:', ...leftOut);
   if (report.unknownOptions.length) lines.push('', `Options with no meaning here (left out): ${report.unknownOptions.join(', ')}`);
   if (report.notCarried.length) lines.push('', 'Source settings with no place here (not carried):', ...report.notCarried.map((entry) => `  ${entry}`));
+  if (report.renumbered.length) lines.push('', 'Channel types renumbered:', ...report.renumbered.map((entry) => `  ${entry}`));
   if (report.clashes.length) lines.push('', 'Clashes with the target:', ...report.clashes.map((entry) => `  ${entry}`));
   lines.push('', 'Quota totals:');
   lines.push(totalsLine('source (live rows)', report.totals.source));

@@ -160,6 +160,11 @@ async function importAndUse(product: Product, source: Source, target: DatabaseTa
       { group: 'default', model: 'gpt-3.5-turbo' }, { group: 'default', model: 'gpt-4' }, { group: 'vip', model: 'gpt-3.5-turbo' }, { group: 'vip', model: 'gpt-4' },
     ]);
     expect(report.unknownOptions).toContain('FileUploadPermission');
+    // new-api numbers its types its own way: its DeepSeek (43) is ours (36)
+    const deepSeek = await app.ctx.db.selectFrom('channels').select('type').where('id', '=', 5).executeTakeFirst();
+    if (product === 'one-api-v0.5.3') expect(deepSeek).toBeUndefined();
+    else expect(Number(deepSeek!.type)).toBe(36);
+    expect(report.renumbered).toEqual(product === 'new-api-latest' ? ['#5 deepseek: new-api type 43 is type 36 here'] : []);
     const redemptions = await app.ctx.db.selectFrom('redemptions').select(['id', 'status']).orderBy('id').execute();
     expect(redemptions.map((row) => [Number(row.id), Number(row.status)])).toEqual([[1, 1], [2, 3]]);
     // logs and their rollups: the two consume logs' 1,500 quota
