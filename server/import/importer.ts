@@ -11,7 +11,7 @@
 // users: the import resumes with the logs, nothing else is written twice).
 // Keys (tokens', channels', redemptions', access tokens) are never put in
 // the report, an error or a log line.
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { ImportProgress } from '../../common/importJob';
 import { isOptionKey, isSafeLink, isUrlOption, isValidRatioJson, OPTION_SPECS } from '../../common/options';
 import { LogType, Role } from '../../common/roles';
@@ -566,7 +566,6 @@ function keyless(table: string, error: unknown): Error {
 
 /** PostgreSQL's bigserial sequences do not move when ids are given: start them after the highest. */
 async function resetSequences(db: Kysely<Database>, tables: string[]) {
-  const { sql } = await import('kysely');
   for (const table of tables) {
     await sql`select setval(pg_get_serial_sequence(${table}, 'id'), coalesce((select max(id) from ${sql.table(table)}), 0) + 1, false)`.execute(db);
   }

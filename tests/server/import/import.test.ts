@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
-import { Kysely, MysqlDialect, PostgresDialect } from 'kysely';
+import { Kysely, MysqlDialect, PostgresDialect, sql } from 'kysely';
 import { createPool } from 'mysql2';
 import OpenAI from 'openai';
 import pg from 'pg';
@@ -227,6 +227,27 @@ for (const server of ['mysql', 'postgres'] as const) {
     }
   });
 }
+
+describe('a failure half-way', () => {
+  it('writes nothing: users, tokens, channels, codes and options are one transaction', async () => {
+    const gateway = await freshGateway(byName('sqlite'));
+    const source = sqliteSource('one-api-latest');
+    const opened = await openSource(source.location);
+    try {
+      // the redemption codes are written after the users, tokens and channels
+      await sql`create trigger refuse_codes before insert on redemptions begin select raise(abort, 'refused by the test'); end`.execute(gateway.app.ctx.db);
+      const before = await snapshot(gateway.app);
+      const failure = await runImport(opened, { db: gateway.app.ctx.db, dialect: gateway.config.dialect }, { apply: true }).catch((error: Error) => error);
+      expect(failure).toBeInstanceOf(Error);
+      expect((failure as Error).message).toMatch(/^writing redemptions failed: .*refused by the test/);
+      expect(await snapshot(gateway.app)).toEqual(before);
+    } finally {
+      await opened.close();
+      await gateway.drop();
+      await source.drop();
+    }
+  });
+});
 
 describe('logs copied again', () => {
   it('after an import without them, and once more: each log is copied once', async () => {
