@@ -39,7 +39,6 @@ export function ImportSection() {
   useEffect(() => {
     void poll();
     return () => clearTimeout(timer.current);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
 
   const start = async () => {
