@@ -27,6 +27,7 @@ import { logRoutes } from './routes/api/log';
 import { oauthRoutes } from './routes/api/oauth';
 import { miscRoutes } from './routes/api/misc';
 import { optionRoutes } from './routes/api/option';
+import { importRoutes } from './routes/api/import';
 import { redemptionRoutes } from './routes/api/redemption';
 import { tokenRoutes } from './routes/api/token';
 import { userRoutes } from './routes/api/user';
@@ -184,6 +185,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   await app.register(logRoutes);
   await app.register(dashboardRoutes);
   await app.register(channelRoutes);
+  await app.register(importRoutes);
   await app.register(relayRoutes);
   scheduleChannelHealthChecks(app, config.channelRetestIntervalSeconds);
   scheduleLogRetention(app);

@@ -116,13 +116,15 @@ function byteLimitFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number
   return value;
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/** DATA_DIR, else the SQLite file's folder, else ./data. */
+export function dataDirFromEnv(env: NodeJS.ProcessEnv): string {
   const sqlitePath = env.SQLITE_PATH?.trim();
-  const dataDir = env.DATA_DIR?.trim()
-    ? resolve(env.DATA_DIR)
-    : sqlitePath && sqlitePath !== ':memory:'
-      ? dirname(resolve(sqlitePath))
-      : resolve('data');
+  if (env.DATA_DIR?.trim()) return resolve(env.DATA_DIR);
+  return sqlitePath && sqlitePath !== ':memory:' ? dirname(resolve(sqlitePath)) : resolve('data');
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const dataDir = dataDirFromEnv(env);
   const port = Number(env.PORT ?? 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got ${env.PORT}`);
   return {

@@ -45,7 +45,7 @@ export function splitList(text: string): string[] {
   return [...new Set(text.split(',').map((item) => item.trim()).filter(Boolean))];
 }
 
-async function writeAbilities(transaction: Executor, channelId: number, channel: { models: string; group: string; status: number; priority: number; weight: number }) {
+export async function writeAbilities(transaction: Executor, channelId: number, channel: { models: string; group: string; status: number; priority: number; weight: number }) {
   await transaction.deleteFrom('abilities').where('channel_id', '=', channelId).execute();
   const rows = splitList(channel.group).flatMap((group) =>
     splitList(channel.models).map((model) => ({

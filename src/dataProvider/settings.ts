@@ -6,6 +6,9 @@
 // updateOption    → PUT  /api/option/            body: { key, value }
 // sendTestEmail   → POST /api/option/test_email  → the address the test e-mail went to
 // latestRelease   → GET  /api/release/latest     → ReleaseInfo (the server fetches it; RELEASE_CHECK_URL)
+// importState     → GET  /api/import/            → ImportJobState (root only: progress, then the report)
+// startImport     → POST /api/import/            body: { source, apply, merge, with_logs } → ImportJobState
+import type { ImportJobState } from '../../common/importJob';
 import type { ReleaseInfo } from '../../common/version';
 import { httpClient as defaultHttpClient, type HttpClient } from './httpClient';
 
@@ -21,7 +24,16 @@ export const settingsEndpoints = {
   options: '/api/option/',
   testEmail: '/api/option/test_email',
   latestRelease: '/api/release/latest',
+  import: '/api/import/',
 } as const;
+
+/** What the console import sends: the source and the switches of `npm run import`. */
+export interface ImportRequest {
+  source: string;
+  apply: boolean;
+  merge: boolean;
+  with_logs: boolean;
+}
 
 export function createSettingsProvider(httpClient: HttpClient = defaultHttpClient) {
   return {
@@ -31,6 +43,8 @@ export function createSettingsProvider(httpClient: HttpClient = defaultHttpClien
     },
     sendTestEmail: async () => (await httpClient<string>(settingsEndpoints.testEmail, { method: 'POST' })).data ?? '',
     latestRelease: async () => (await httpClient<ReleaseInfo>(settingsEndpoints.latestRelease)).data as ReleaseInfo,
+    importState: async () => (await httpClient<ImportJobState>(settingsEndpoints.import)).data as ImportJobState,
+    startImport: async (request: ImportRequest) => (await httpClient<ImportJobState>(settingsEndpoints.import, { method: 'POST', body: request })).data as ImportJobState,
   };
 }
 

@@ -22,6 +22,7 @@ export const settingsEnglish = {
       system_wechat: 'WeChat server',
       system_turnstile: 'Turnstile bot check',
       other_update: 'Version',
+      other_import: 'Move from one-api or new-api',
       other_notice: 'Notice',
       other_branding: 'Name, logo and footer',
       other_content: 'Home and about pages',
@@ -133,6 +134,20 @@ export const settingsEnglish = {
     },
     github: {
       callback: 'Authorization callback URL for the GitHub app: %{url}',
+    },
+    import: {
+      help: 'Import the users (with their passwords), tokens (with their keys), channels, redemption codes and settings of a one-api or new-api database. A dry run writes nothing; the import refuses a database that already holds users unless merging is chosen.',
+      source: 'Source database',
+      source_help: 'A SQLite file path on this server, or a DSN: mysql://user:password@host:3306/oneapi or postgres://user:password@host/oneapi',
+      apply: 'Import (not a dry run)',
+      merge: 'Merge into the users already here',
+      with_logs: 'Also move the logs',
+      run_dry: 'Run a dry run',
+      run_apply: 'Import',
+      progress: 'Step %{step}: %{done} of %{total}',
+      report: 'Import report',
+      failed: 'The import failed: %{error}',
+      signed_out: 'The import replaced this fresh install\'s root account, which ended this session: sign in with the source\'s root account to see the report.',
     },
     update: {
       current: 'This server runs',

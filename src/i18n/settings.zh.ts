@@ -23,6 +23,7 @@ export const settingsChinese: typeof settingsEnglish = {
       system_wechat: '微信服务器',
       system_turnstile: 'Turnstile 人机验证',
       other_update: '版本',
+      other_import: '从 one-api 或 new-api 迁移',
       other_notice: '公告',
       other_branding: '名称、Logo 与页脚',
       other_content: '首页与关于页',
@@ -134,6 +135,20 @@ export const settingsChinese: typeof settingsEnglish = {
     },
     github: {
       callback: 'GitHub 应用的授权回调地址：%{url}',
+    },
+    import: {
+      help: '导入 one-api 或 new-api 数据库中的用户（保留密码）、令牌（保留密钥）、渠道、兑换码和设置。试运行不写入任何数据；目标已有用户时，除非选择合并，否则拒绝导入。',
+      source: '源数据库',
+      source_help: '本服务器上的 SQLite 文件路径，或 DSN：mysql://user:password@host:3306/oneapi 或 postgres://user:password@host/oneapi',
+      apply: '导入（非试运行）',
+      merge: '合并到现有用户',
+      with_logs: '同时迁移日志',
+      run_dry: '试运行',
+      run_apply: '导入',
+      progress: '步骤 %{step}：%{done} / %{total}',
+      report: '导入报告',
+      failed: '导入失败：%{error}',
+      signed_out: '导入替换了这个新安装的 root 账号，当前会话已结束：请用源数据库的 root 账号登录以查看报告。',
     },
     update: {
       current: '当前版本',

@@ -1,6 +1,7 @@
 // An admin settings tab (Operation, System or Other): its sections from
 // sections.ts, plus the pieces a few sections add — the GitHub callback
-// address, the SMTP test e-mail and, on Other, the update check.
+// address, the SMTP test e-mail and, on Other, the update check and (for
+// root) the import from one-api or new-api.
 import SendIcon from '@mui/icons-material/Send';
 import { Alert, Button, CircularProgress, Stack, Typography } from '@mui/material';
 import { useState } from 'react';
@@ -13,6 +14,7 @@ import { useNotice } from '../layout/notice';
 import { errorMessage } from '../pages/errorMessage';
 import { OptionSection } from './OptionSection';
 import { SETTING_TABS, type SettingSection, type SettingTab } from './sections';
+import { ImportSection } from './ImportSection';
 import { UpdateCheck } from './UpdateCheck';
 import type { OptionForm } from './useOptionForm';
 
@@ -64,6 +66,7 @@ export function OptionsTab({ tab, form }: { tab: SettingTab; form: OptionForm })
     <Stack spacing={2.5}>
       {lockedForCaller && <Alert severity="info">{translate('settings.root_only')}</Alert>}
       {tab === 'other' && <UpdateCheck />}
+      {tab === 'other' && isRoot(readStoredUser()?.role) && <ImportSection />}
       {SETTING_TABS[tab].map((section) => (
         <OptionSection
           key={section.id}

@@ -37,6 +37,7 @@ function serveOptions(overrides: Record<string, string> = {}, secretsSet: string
       return HttpResponse.json({ success: true, message: '' });
     }),
     http.get('*/api/status', () => HttpResponse.json({ success: true, message: '', data: {} })),
+    http.get('*/api/import/', () => HttpResponse.json({ success: true, message: '', data: { running: false, source: '', apply: false } })),
   );
 }
 
@@ -226,6 +227,45 @@ describe('admin settings', { timeout: 30_000 }, () => {
     const user = await openTab('Other');
     await user.click(await screen.findByRole('button', { name: 'Check for updates' }));
     expect(await screen.findByText('cannot check for updates: the release server is unreachable (ENOTFOUND)')).toBeInTheDocument();
+  });
+});
+
+describe('the import from one-api or new-api (Other tab)', () => {
+  beforeEach(() => serveOptions());
+
+  it('is root\'s only', async () => {
+    await openTab('Other', 10);
+    await screen.findByRole('button', { name: 'Check for updates' });
+    expect(screen.queryByRole('region', { name: 'Move from one-api or new-api' })).toBeNull();
+  });
+
+  it('starts a dry run, shows its progress, then its report', async () => {
+    const started: unknown[] = [];
+    const states = [
+      { running: true, source: '/data/one-api.db', apply: false, progress: { step: 'read', done: 0, total: 1 } },
+      { running: false, source: '/data/one-api.db', apply: false, progress: { step: 'read', done: 1, total: 1 }, report: 'Switchboard import: DRY RUN\n  users  4  4  0' },
+    ];
+    let polls = 0;
+    server.use(
+      http.post('*/api/import/', async ({ request }) => {
+        started.push(await request.json());
+        return HttpResponse.json({ success: true, message: '', data: { running: true, source: '/data/one-api.db', apply: false } });
+      }),
+      http.get('*/api/import/', () => HttpResponse.json({ success: true, message: '', data: started.length === 0 ? { running: false, source: '', apply: false } : states[Math.min(polls++, 1)] })),
+    );
+    const user = await openTab('Other');
+    const importer = await section('Move from one-api or new-api');
+    await user.type(within(importer).getByRole('textbox', { name: 'Source database' }), '/data/one-api.db');
+    await user.click(within(importer).getByRole('checkbox', { name: 'Also move the logs' }));
+    await user.click(within(importer).getByRole('button', { name: 'Run a dry run' }));
+    expect(started).toEqual([{ source: '/data/one-api.db', apply: false, merge: false, with_logs: true }]);
+    expect(await within(importer).findByText('Step read: 0 of 1', {}, { timeout: 5000 })).toBeInTheDocument();
+    const report = await within(importer).findByLabelText('Import report', {}, { timeout: 5000 });
+    expect(report.textContent).toContain('DRY RUN');
+    expect(within(importer).queryByRole('status')).toBeNull();
+    // ticking "Import" turns the button into the real thing
+    await user.click(within(importer).getByRole('checkbox', { name: 'Import (not a dry run)' }));
+    expect(within(importer).getByRole('button', { name: 'Import' })).toBeEnabled();
   });
 });
 

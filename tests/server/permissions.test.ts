@@ -74,6 +74,8 @@ const MATRIX: Array<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; url: string; mi
   { method: 'GET', url: '/api/log/?p=0', minimum: 'admin' },
   { method: 'GET', url: '/api/log/stat', minimum: 'admin' },
   { method: 'GET', url: '/api/log/search?keyword=1', minimum: 'admin' },
+  { method: 'GET', url: '/api/import/', minimum: 'root' },
+  { method: 'POST', url: '/api/import/', minimum: 'root', payload: { source: '/no/such/one-api.db' } },
 ];
 
 let app: FastifyInstance;

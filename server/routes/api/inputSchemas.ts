@@ -290,3 +290,8 @@ export const optionUpdateSchema = {
     },
   }),
 };
+
+/** POST /api/import/: the source (a file path or a DSN) and the switches of `npm run import`. */
+export const importStartSchema = {
+  body: objectOf({ source: text(2048), apply: flag, merge: flag, with_logs: flag }, { required: ['source'], closed: true }),
+};

@@ -1,0 +1,100 @@
+// Other tab, root only: move a one-api or new-api database into this install,
+// as `npm run import` does. A dry run first (the default), then the import;
+// while it runs the server is asked every second how far it is, and the
+// report is shown as the command prints it.
+import MoveDownIcon from '@mui/icons-material/MoveDown';
+import { Alert, Box, Button, Checkbox, FormControlLabel, FormGroup, LinearProgress, Stack, TextField, Typography } from '@mui/material';
+import { useEffect, useRef, useState } from 'react';
+import { useTranslate } from 'react-admin';
+import type { ImportJobState } from '../../common/importJob';
+import { settingsProvider } from '../dataProvider/settings';
+import { errorMessage } from '../pages/errorMessage';
+import { SectionCard } from './OptionSection';
+
+const POLL_MS = 1000;
+
+export function ImportSection() {
+  const translate = useTranslate();
+  const [source, setSource] = useState('');
+  const [apply, setApply] = useState(false);
+  const [merge, setMerge] = useState(false);
+  const [withLogs, setWithLogs] = useState(false);
+  const [state, setState] = useState<ImportJobState | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [signedOut, setSignedOut] = useState(false);
+  const timer = useRef<ReturnType<typeof setTimeout>>(undefined);
+
+  const poll = async () => {
+    try {
+      const next = await settingsProvider.importState();
+      setState(next);
+      if (next.running) timer.current = setTimeout(poll, POLL_MS);
+    } catch (error) {
+      // an import into a fresh install replaces its root account, and with it this session
+      if ((error as { status?: number }).status === 401) setSignedOut(true);
+      else setProblem(errorMessage(error));
+    }
+  };
+
+  useEffect(() => {
+    void poll();
+    return () => clearTimeout(timer.current);
+  }, []);
+
+  const start = async () => {
+    setProblem(null);
+    setSignedOut(false);
+    try {
+      setState(await settingsProvider.startImport({ source: source.trim(), apply, merge, with_logs: withLogs }));
+      clearTimeout(timer.current);
+      timer.current = setTimeout(poll, POLL_MS);
+    } catch (error) {
+      setProblem(errorMessage(error));
+    }
+  };
+
+  const running = state?.running === true;
+  const progress = state?.progress;
+  return (
+    <SectionCard title={translate('settings.section.other_import')} help={translate('settings.import.help')}>
+      <Stack spacing={2}>
+        <TextField
+          label={translate('settings.import.source')}
+          helperText={translate('settings.import.source_help')}
+          value={source}
+          onChange={(event) => setSource(event.target.value)}
+          disabled={running}
+          fullWidth
+          autoComplete="off"
+        />
+        <FormGroup row>
+          <FormControlLabel control={<Checkbox checked={apply} onChange={(event) => setApply(event.target.checked)} disabled={running} />} label={translate('settings.import.apply')} />
+          <FormControlLabel control={<Checkbox checked={merge} onChange={(event) => setMerge(event.target.checked)} disabled={running} />} label={translate('settings.import.merge')} />
+          <FormControlLabel control={<Checkbox checked={withLogs} onChange={(event) => setWithLogs(event.target.checked)} disabled={running} />} label={translate('settings.import.with_logs')} />
+        </FormGroup>
+        <Box>
+          <Button variant="contained" startIcon={<MoveDownIcon />} onClick={start} disabled={running || source.trim() === ''}>
+            {translate(apply ? 'settings.import.run_apply' : 'settings.import.run_dry')}
+          </Button>
+        </Box>
+        {running && (
+          <Box role="status">
+            <Typography variant="body2">
+              {translate('settings.import.progress', { step: progress?.step ?? 'read', done: progress?.done ?? 0, total: progress?.total ?? 0 })}
+            </Typography>
+            <LinearProgress variant={progress && progress.total > 0 ? 'determinate' : 'indeterminate'} value={progress && progress.total > 0 ? (100 * progress.done) / progress.total : undefined} />
+          </Box>
+        )}
+        {problem && <Alert severity="error">{problem}</Alert>}
+        {signedOut && <Alert severity="info">{translate('settings.import.signed_out')}</Alert>}
+        {!running && state?.error && <Alert severity="error">{translate('settings.import.failed', { error: state.error })}</Alert>}
+        {!running && state?.refused && <Alert severity="warning">{state.refused}</Alert>}
+        {!running && state?.report && (
+          <Box component="pre" aria-label={translate('settings.import.report')} sx={{ m: 0, p: 2, bgcolor: 'action.hover', borderRadius: 2, overflowX: 'auto', fontSize: 12 }}>
+            {state.report}
+          </Box>
+        )}
+      </Stack>
+    </SectionCard>
+  );
+}
