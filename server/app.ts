@@ -37,6 +37,8 @@ import { bookkeepingFor } from './billing/bookkeeping';
 import { kyselyLedger, returnHeldQuota } from './billing/quota';
 import { leaseSettingsFromEnv, newNodeId, requestIdsOf, startNodeLease } from './relay/nodeLease';
 import { SqliteLedger } from './billing/sqliteLedger';
+import { JobRunner } from './plugins/jobRunner';
+import { localJobLeases, sqlJobLeases } from './repositories/jobLeases';
 import { scheduleChannelHealthChecks } from './channels/channelHealth';
 import { scheduleLogRetention } from './billing/logRetention';
 import { ensureRootUser, rootPasswordBanner } from './bootstrap';
@@ -101,7 +103,10 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   // PostgreSQL and MySQL: a reservation row per request and a lease per node, so another node can give back what this one held if it dies
   // The lease has a connection of its own: requests that fill the pool must not keep a live node from renewing
   const leaseDatabase = dialect === 'sqlite' ? undefined : await openDatabase(config.database);
-  const lease = leaseDatabase ? await startNodeLease(leaseDatabase.db, nodeId, leaseSettingsFromEnv(), app.log) : undefined;
+  const leaseSettings = leaseSettingsFromEnv();
+  // background jobs run on one worker of one node at a time; on SQLite this process is alone (its instance lock)
+  const jobs = new JobRunner(leaseDatabase ? sqlJobLeases(leaseDatabase.db, dialect) : localJobLeases(), nodeId, leaseSettings, app.log);
+  const lease = leaseDatabase ? await startNodeLease(leaseDatabase.db, nodeId, leaseSettings, app.log, jobs) : undefined;
   let ledger = kyselyLedger(db, { reservationRows: lease !== undefined, nodeId });
   if (opened.sqlite) {
     const sqliteLedger = new SqliteLedger(opened.sqlite, ledger);
@@ -119,6 +124,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     relayCache,
     ledger,
     nodeId,
+    jobs,
     newRequestId: requestIdsOf(nodeId),
     redis,
     startTime: Math.floor(Date.now() / 1000),
