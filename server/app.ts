@@ -57,6 +57,8 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   let closing = false;
   let turnstileOn = () => false;
   const bodyLimits = { relay: config.relayBodyLimitBytes ?? DEFAULT_RELAY_BODY_LIMIT, api: config.apiBodyLimitBytes ?? DEFAULT_API_BODY_LIMIT };
+  // this process among the relay nodes (a worker of a cluster is a node of its own)
+  const nodeId = newNodeId();
   const app = Fastify({
     logger: buildOptions.logger ?? false,
     trustProxy: config.trustProxy,
@@ -68,6 +70,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     serverFactory: (handler) => {
       const server = createServer((request, response) => {
         setSecurityHeaders(request, response, config.trustProxy, turnstileOn());
+        if (config.nodeIdHeader) response.setHeader('x-switchboard-node', nodeId);
         if (!fastPath?.(request, response)) handler(request, response);
       });
       server.keepAliveTimeout = 72_000; // what Fastify sets on a server of its own
@@ -99,7 +102,6 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     redis = await connectRedis(config.redisUrl, config.redisCommandTimeoutMs ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS, app.log);
   }
 
-  const nodeId = newNodeId();
   // PostgreSQL and MySQL: a reservation row per request and a lease per node, so another node can give back what this one held if it dies
   // The lease has a connection of its own: requests that fill the pool must not keep a live node from renewing
   const leaseDatabase = dialect === 'sqlite' ? undefined : await openDatabase(config.database);
