@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { freePort } from '../tests/e2e/support/gateway';
-import { BENCH_ROOT_PASSWORD, prepareGateway } from './consoleApi';
+import { BENCH_ROOT_PASSWORD, consoleCall, prepareGateway } from './consoleApi';
 import { repoRoot, startFlags, startScript } from './processes';
 import { runWrk, type LoadResult } from './wrk';
 
@@ -73,7 +73,10 @@ async function startWorkersGateway(script: string, workers: number, emulatorUrl:
     child.once('exit', (code) => reject(new Error(`the gateway with ${workers} worker(s) exited with ${code}:\n${output}`)));
   });
   const url = `http://127.0.0.1:${port}`;
-  const { key } = await prepareGateway(url, emulatorUrl, model);
+  const { rootCookie } = await prepareGateway(url, emulatorUrl, model);
+  // the per-key limit of requests in flight (64 by default) is counted per worker: no limit, so c=64 measures throughput, not refusals
+  const token = await consoleCall(`${url}/api/token/`, { method: 'POST', cookie: rootCookie, body: { name: 'bench workers', unlimited_quota: true, concurrency_limit: -1 } });
+  const key = `sk-${token.body.data.key}`;
   return {
     workers,
     url,
