@@ -47,6 +47,19 @@ describe('the Dockerfile', () => {
     expect(command[command.length - 1]).toBe('build/gateway.mjs');
   });
 
+  it('keeps, after npm prune --omit=dev, every package the bundle loads', async () => {
+    // @ts-expect-error: a plain ES module of the build scripts, without type declarations
+    const { bundle } = (await import('../../scripts/buildServer.mjs')) as { bundle: (entry: string, name: string) => Promise<string> };
+    // under a name of its own: the workers suite runs build/gateway.mjs meanwhile
+    const bundled = readFileSync(await bundle('server/main.ts', 'gateway-dependency-check'), 'utf8');
+    const specifiers = [...bundled.matchAll(/(?:\bfrom\s*|\bimport\(\s*|require\w*\(\s*)["'`]([^"'`.][^"'`$]*)/g)].map((match) => match[1]).filter((name) => !name.startsWith('node:'));
+    const packages = new Set(specifiers.map((name) => name.split('/').slice(0, name.startsWith('@') ? 2 : 1).join('/')));
+    const { dependencies } = JSON.parse(read('package.json')) as { dependencies: Record<string, string> };
+    // the lazily loaded ones too: the database drivers and the tokenizer's encodings
+    for (const lazy of ['pg', 'mysql2', 'better-sqlite3', 'gpt-tokenizer']) expect(packages).toContain(lazy);
+    expect([...packages].filter((name) => !(name in dependencies))).toEqual([]);
+  }, 60_000);
+
   it('is built from a context without dependencies, builds, secrets or tests', () => {
     const ignored = read('.dockerignore').split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('#'));
     for (const entry of ['node_modules', 'dist', 'build', 'data', '.git', '.env', 'tests']) expect(ignored).toContain(entry);
