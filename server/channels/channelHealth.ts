@@ -379,9 +379,10 @@ const LEASE_NAMES: Record<JobName, string> = { 'test-all': 'channel-test-all', '
 
 /**
  * Runs `work` unless a job of that name is already running here or, under its
- * lease, on another worker; undefined if it is. `periodMs` marks a periodic
- * tick (the lease is kept until the next one is due); `onBusy` is told who has
- * it when another worker does.
+ * lease, on another worker: undefined when it runs here, a JobElsewhere
+ * rejection when elsewhere. `periodMs` marks a periodic tick (the lease is
+ * kept until the next one is due); `detail` is published with the claim;
+ * `onStart` is told once the lease is this worker's.
  */
 function runJob<T>(
   app: FastifyInstance,
@@ -483,8 +484,8 @@ async function startJob(app: FastifyInstance, name: 'test-all' | 'balance-all', 
       shareProgress();
     },
   };
-  let settleStart: (outcome: 'started' | 'elsewhere' | 'failed') => void = () => {};
-  const start = new Promise<'started' | 'elsewhere' | 'failed'>((resolve) => (settleStart = resolve));
+  let settleStart: (outcome: 'started' | 'elsewhere' | Error) => void = () => {};
+  const start = new Promise<'started' | 'elsewhere' | Error>((resolve) => (settleStart = resolve));
   const job = runJob(
     app,
     name,
@@ -505,12 +506,14 @@ async function startJob(app: FastifyInstance, name: 'test-all' | 'balance-all', 
   job.then(finish, (error: unknown) => {
     if (error instanceof JobElsewhere) return settleStart('elsewhere');
     finish();
-    settleStart('failed');
+    // before the start (the lease could not be claimed: the database) the caller hears it; after, the log does
+    settleStart(error instanceof Error ? error : new Error(String(error)));
     app.log.error({ err: error, job: name }, 'channel job failed');
   });
   const outcome = await start;
-  if (outcome === 'elsewhere') {
+  if (outcome !== 'started') {
     state.progress.delete(record.id);
+    if (outcome instanceof Error) throw outcome;
     const elsewhere = await sharedJobOf(app, name);
     return { started: false, job: elsewhere ?? { ...record, id: '' } };
   }
@@ -518,7 +521,7 @@ async function startJob(app: FastifyInstance, name: 'test-all' | 'balance-all', 
     if (state.progress.size <= KEPT_JOBS) break;
     state.progress.delete(id);
   }
-  return { started: outcome === 'started', job: { ...record, failures: [...record.failures] } };
+  return { started: true, job: { ...record, failures: [...record.failures] } };
 }
 
 /** Resolves once every channel job running now has finished (shutdown; tests). */
