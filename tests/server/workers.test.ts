@@ -1,11 +1,12 @@
 // WORKERS=2 (issue 16, points 5 and 6), as the image runs it: the bundle the
 // Dockerfile's build stage makes (scripts/buildServer.mjs), started with the
 // exact command line and environment of the Dockerfile's CMD and ENV, on
-// PostgreSQL and Redis. Both workers serve relayed calls; one killed with
-// SIGKILL under load is replaced by a new worker, and once the dead one's
-// lease has run out the ledger is exact (start - consume logs = balance,
-// nothing held); the image's health check answers; SIGTERM to the primary lets
-// every worker finish its streams and write its bookkeeping, and all exit.
+// PostgreSQL and Redis. Both workers serve relayed calls; the one running the
+// reservation sweep, killed with SIGKILL under load, is replaced by a new
+// worker, another takes the sweep over, and once the dead one's lease has run
+// out the ledger is exact (start - consume logs = balance, nothing held); the
+// image's health check answers; SIGTERM to the primary lets every worker
+// finish its streams and write its bookkeeping, and all exit.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -188,12 +189,16 @@ for (const target of targets) {
 
     it('replaces a worker killed under load, and its lease running out leaves the ledger exact', async () => {
       const before = workers();
-      const [victim] = [...before.keys()];
       // fewer than the key's 64 requests in flight allowed
       const load = Array.from({ length: 48 }, (_, index) => relay(index % 2 === 0 ? { stream: true, emulator: { chunks: 30, delay_ms: 10 } } : { max_tokens: 20, emulator: { chunks: 40 } }));
       const sent = emulator.requests.length;
       await waitFor('the load reaching the upstream', () => emulator.requests.length >= sent + 20);
-      process.kill(victim, 'SIGKILL');
+      // the victim is the worker sweeping for both now (the holder of the job lease of the reservation sweep)
+      const sweepHolder = async () => (await db.selectFrom('job_leases').select('holder').where('name', '=', 'reservation-sweep').executeTakeFirst())?.holder;
+      const holder = await sweepHolder();
+      const victim = [...before.entries()].find(([, nodeId]) => nodeId === holder)?.[0];
+      expect(victim, `the sweep's lease is held by ${holder}, not one of ${JSON.stringify([...before])}`).toBeDefined();
+      process.kill(victim!, 'SIGKILL');
       const answers = await Promise.all(load);
       // cut connections are what a killed worker leaves; a 429 is a refusal of the key's limits (the dead worker's requests count until its lease runs out)
       const statuses = new Map<number, number>();
@@ -215,8 +220,10 @@ for (const target of targets) {
       expect(now.logged).toBeGreaterThan(0);
       expect(now.quota).toBe(USER_START - now.logged);
       expect(now.remain).toBe(TOKEN_START - now.logged);
+      // a live worker took the sweep over once the dead one's claim ran out
+      expect([...workers().values()].filter((nodeId) => nodeId !== before.get(victim!))).toContain(await sweepHolder());
       // and its lease row is gone with it
-      await waitFor('the dead worker\'s lease row going', async () => !(await db.selectFrom('relay_nodes').select('id').execute()).some((row) => row.id === before.get(victim)));
+      await waitFor('the dead worker\'s lease row going', async () => !(await db.selectFrom('relay_nodes').select('id').execute()).some((row) => row.id === before.get(victim!)));
     }, 120_000);
 
     it('stops every worker on SIGTERM to the primary, after their streams finish and their bookkeeping is written', async () => {
