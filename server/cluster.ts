@@ -28,8 +28,12 @@ interface Slot {
 
 const say = (message: string) => console.log(`[switchboard] ${message}`);
 
-/** Runs the primary of `config.workers` workers, each executing `entry` (this process's own entry module). */
-export function runPrimary(config: Config, entry: string): void {
+/**
+ * Runs the primary of `config.workers` workers, each executing `entry` (this
+ * process's own entry module). Never resolves: the primary ends by exiting,
+ * once its workers have.
+ */
+export function runPrimary(config: Config, entry: string): Promise<never> {
   const count = config.workers ?? 1;
   // the workers run the entry module itself, not a launcher around it (scripts/start.mjs), with source maps as the launcher had them
   const execArgv = process.execArgv.includes('--enable-source-maps') ? process.execArgv : [...process.execArgv, '--enable-source-maps'];
@@ -88,6 +92,9 @@ export function runPrimary(config: Config, entry: string): void {
   process.on('SIGINT', () => stopAll('SIGINT'));
 
   for (const slot of slots) start(slot);
+  // the workers' channels keep the primary alive; this keeps it so between a death and the restart, whatever the timers
+  setInterval(() => {}, 1 << 30);
+  return new Promise<never>(() => {});
 }
 
 /** Whether this process is a worker forked by runPrimary. */
