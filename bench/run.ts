@@ -10,6 +10,7 @@ import { consoleCall, prepareGateway } from './consoleApi';
 import { ANTHROPIC_GOOD_KEY } from '../tests/support/emulators/anthropic';
 import { firstByte, starvationScenario } from './starvation';
 import { runWrk, type LoadResult } from './wrk';
+import { workerRows, workersOnlyReport } from './workers';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 /** Each target's SECONDS per scenario are measured in this many alternating runs. */
@@ -141,6 +142,10 @@ function ensureWrk(): void {
 }
 
 ensureWrk();
+if (process.env.BENCH_ONLY === 'workers') {
+  await workersOnlyReport({ model: MODEL, body: plainBody, seconds: SECONDS, rounds: ROUNDS, warmupSeconds: WARMUP_SECONDS });
+  process.exit(0);
+}
 const placement = placeProcesses();
 const started: Started[] = [];
 try {
@@ -274,6 +279,8 @@ try {
   for (const [name, measured, met] of checks) lines.push(`| ${name} | ${measured} | ${met ? 'yes' : 'NO'} |`);
   // last, so the flood cannot weigh on the rows above
   const starvation = await starvationScenario({ gateway: gateway.url, rootCookie: cookie, floodKey: gatewayKey });
+  // 1 and 2 workers on PostgreSQL, each a gateway of its own (the one measured above sits idle meanwhile)
+  const workers = await workerRows({ emulatorUrl: emulator.url, model: MODEL, body: plainBody, seconds: SECONDS, rounds: ROUNDS, warmupSeconds: WARMUP_SECONDS });
   const report = [
     `# Switchboard benchmark (${new Date().toISOString()}, ${SECONDS}s per target and scenario in ${ROUNDS} alternating runs, wrk on loopback)`,
     '',
@@ -283,6 +290,7 @@ try {
     ...protocolLines,
     '',
     ...starvation,
+    ...workers,
   ].join('\n');
   console.log(report);
   const resultsDir = join(repoRoot, 'bench', 'results');

@@ -38,6 +38,8 @@ import { bookkeepingFor } from './billing/bookkeeping';
 import { kyselyLedger, returnHeldQuota } from './billing/quota';
 import { leaseSettingsFromEnv, newNodeId, requestIdsOf, startNodeLease } from './relay/nodeLease';
 import { SqliteLedger } from './billing/sqliteLedger';
+import { JobRunner } from './plugins/jobRunner';
+import { localJobLeases, sqlJobLeases } from './repositories/jobLeases';
 import { scheduleChannelHealthChecks } from './channels/channelHealth';
 import { scheduleLogRetention } from './billing/logRetention';
 import { ensureRootUser, rootPasswordBanner } from './bootstrap';
@@ -56,6 +58,8 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   let closing = false;
   let turnstileOn = () => false;
   const bodyLimits = { relay: config.relayBodyLimitBytes ?? DEFAULT_RELAY_BODY_LIMIT, api: config.apiBodyLimitBytes ?? DEFAULT_API_BODY_LIMIT };
+  // this process among the relay nodes (a worker of a cluster is a node of its own)
+  const nodeId = newNodeId();
   const app = Fastify({
     logger: buildOptions.logger ?? false,
     trustProxy: config.trustProxy,
@@ -67,6 +71,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     serverFactory: (handler) => {
       const server = createServer((request, response) => {
         setSecurityHeaders(request, response, config.trustProxy, turnstileOn());
+        if (config.nodeIdHeader) response.setHeader('x-switchboard-node', nodeId);
         if (!fastPath?.(request, response)) handler(request, response);
       });
       server.keepAliveTimeout = 72_000; // what Fastify sets on a server of its own
@@ -98,11 +103,13 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     redis = await connectRedis(config.redisUrl, config.redisCommandTimeoutMs ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS, app.log);
   }
 
-  const nodeId = newNodeId();
   // PostgreSQL and MySQL: a reservation row per request and a lease per node, so another node can give back what this one held if it dies
   // The lease has a connection of its own: requests that fill the pool must not keep a live node from renewing
   const leaseDatabase = dialect === 'sqlite' ? undefined : await openDatabase(config.database);
-  const lease = leaseDatabase ? await startNodeLease(leaseDatabase.db, nodeId, leaseSettingsFromEnv(), app.log) : undefined;
+  const leaseSettings = leaseSettingsFromEnv();
+  // background jobs run on one worker of one node at a time; on SQLite this process is alone (its instance lock)
+  const jobs = new JobRunner(leaseDatabase ? sqlJobLeases(leaseDatabase.db, dialect) : localJobLeases(), nodeId, leaseSettings, app.log);
+  const lease = leaseDatabase ? await startNodeLease(leaseDatabase.db, nodeId, leaseSettings, app.log, jobs) : undefined;
   let ledger = kyselyLedger(db, { reservationRows: lease !== undefined, nodeId });
   if (opened.sqlite) {
     const sqliteLedger = new SqliteLedger(opened.sqlite, ledger);
@@ -120,6 +127,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     relayCache,
     ledger,
     nodeId,
+    jobs,
     newRequestId: requestIdsOf(nodeId),
     redis,
     startTime: Math.floor(Date.now() / 1000),

@@ -1,5 +1,6 @@
 // Process configuration from environment variables, with sane defaults.
 import { randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -62,6 +63,26 @@ export interface Config {
   relayBodyLimitBytes?: number;
   /** Largest /api request body in bytes (API_BODY_LIMIT_BYTES, default 1 MiB); larger ones get 413. */
   apiBodyLimitBytes?: number;
+  /** Worker processes sharing the port (WORKERS; default one per core on PostgreSQL/MySQL, always 1 on SQLite). */
+  workers?: number;
+  /** NODE_ID_HEADER: every answer says which node (worker) gave it, in X-Switchboard-Node. */
+  nodeIdHeader?: boolean;
+}
+
+/**
+ * WORKERS: unset, empty or `auto` is one per core on PostgreSQL and MySQL and
+ * one on SQLite. More than one on SQLite is refused: one process per file
+ * (its instance lock), which the relay's bookkeeping relies on.
+ */
+export function workersFromEnv(env: NodeJS.ProcessEnv, database: DatabaseConfig, cores = availableParallelism()): number {
+  const raw = env.WORKERS?.trim() ?? '';
+  if (raw === '' || raw.toLowerCase() === 'auto') return database.dialect === 'sqlite' ? 1 : cores;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < 1) throw new Error(`WORKERS must be a whole number of processes, 1 or more (or auto), got ${raw}`);
+  if (value > 1 && database.dialect === 'sqlite') {
+    throw new Error(`WORKERS=${value} needs PostgreSQL or MySQL (SQL_DSN): a SQLite file is served by one process; leave WORKERS unset or 1`);
+  }
+  return value;
 }
 
 export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 60;
@@ -127,10 +148,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = dataDirFromEnv(env);
   const port = Number(env.PORT ?? 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got ${env.PORT}`);
+  const database = databaseFromEnv(env, dataDir);
   return {
     port,
     host: env.HOST?.trim() || '0.0.0.0',
-    database: databaseFromEnv(env, dataDir),
+    database,
+    workers: workersFromEnv(env, database),
+    nodeIdHeader: ['1', 'true', 'yes'].includes((env.NODE_ID_HEADER ?? '').toLowerCase()),
     redisUrl: env.REDIS_CONN_STRING?.trim() || undefined,
     redisCommandTimeoutMs: wholeNumberFromEnv(env, 'REDIS_COMMAND_TIMEOUT_MS', DEFAULT_REDIS_COMMAND_TIMEOUT_MS) || DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
     sessionSecret: sessionSecretFromEnv(env, dataDir),

@@ -1,9 +1,19 @@
 // Process entry: configuration, listening, and a graceful stop on SIGTERM/SIGINT.
+import { fileURLToPath } from 'node:url';
 import { buildApp } from './app';
-import { DEFAULT_SHUTDOWN_GRACE_SECONDS, loadConfig } from './config';
+import { isClusterWorker, runPrimary } from './cluster';
+import { DEFAULT_SHUTDOWN_GRACE_SECONDS, loadConfig, type Config } from './config';
 import { relayRegistry } from './relay/inflight';
 
-const config = loadConfig();
+let config: Config;
+try {
+  config = loadConfig();
+} catch (error) {
+  console.error(`[switchboard] ${(error as Error).message}`);
+  process.exit(1);
+}
+// WORKERS above 1: this process only forks and watches that many workers, each running this file (cluster.ts); it never gets past here
+if ((config.workers ?? 1) > 1 && !isClusterWorker()) await runPrimary(config, fileURLToPath(import.meta.url));
 const app = await buildApp(config, { logger: { level: config.logLevel } });
 
 /** After the grace, how long cut requests get to settle and close before the connections left are dropped. */
@@ -54,7 +64,9 @@ process.on('SIGINT', () => void stop('SIGINT'));
 try {
   await app.listen({ port: config.port, host: config.host });
   const where = config.database.dialect === 'sqlite' ? `SQLite at ${config.database.path}` : config.database.dialect;
-  console.log(`[switchboard] gateway and console on http://localhost:${config.port} (${where})`);
+  // a worker says who it is; its primary announces the gateway once every worker listens
+  if (isClusterWorker()) console.log(`[switchboard] worker ${process.pid} is node ${app.ctx.nodeId}`);
+  else console.log(`[switchboard] gateway and console on http://localhost:${config.port} (${where})`);
 } catch (error) {
   app.log.error(error);
   process.exit(1);

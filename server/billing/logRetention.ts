@@ -33,7 +33,7 @@ export async function pruneLogs(db: Kysely<Database>, cutoff: number, options: {
   return deleted;
 }
 
-/** Runs the pruning once an hour (and soon after start) while LogRetentionDays > 0; stops with the app. */
+/** Runs the pruning once an hour (and soon after start) while LogRetentionDays > 0, on one worker at a time; stops with the app. */
 export function scheduleLogRetention(app: FastifyInstance): void {
   const stop = new AbortController();
   let first: NodeJS.Timeout | undefined;
@@ -43,18 +43,23 @@ export function scheduleLogRetention(app: FastifyInstance): void {
     const days = Math.floor(app.ctx.options.number('LogRetentionDays'));
     if (running || !(days > 0)) return;
     const cutoff = Math.floor(Date.now() / 1000) - days * DAY;
-    running = pruneLogs(app.ctx.db, cutoff, { signal: stop.signal })
+    // one worker of one node prunes per hour (plugins/jobRunner.ts)
+    running = app.ctx.jobs
+      .runPeriodic('log-retention', RUN_EVERY_MS, (lost) => pruneLogs(app.ctx.db, cutoff, { signal: AbortSignal.any([stop.signal, lost]) }))
       .then((deleted) => {
-        if (deleted > 0) app.log.info({ deleted, days }, 'deleted logs past LogRetentionDays');
+        if (deleted) app.log.info({ deleted, days }, 'deleted logs past LogRetentionDays');
       })
       .catch((error: unknown) => app.log.error({ err: error }, 'log retention failed'))
       .finally(() => (running = undefined));
   };
   app.addHook('onReady', async () => {
-    first = setTimeout(run, 60_000);
+    // the hourly ticks count from the first run: each keeps the job's lease until just before the next
+    first = setTimeout(() => {
+      run();
+      timer = setInterval(run, RUN_EVERY_MS);
+      timer.unref(); // never keeps the process alive on its own
+    }, 60_000);
     first.unref();
-    timer = setInterval(run, RUN_EVERY_MS);
-    timer.unref(); // never keeps the process alive on its own
   });
   app.addHook('preClose', async () => {
     clearTimeout(first);

@@ -5,10 +5,10 @@
 // AutomaticDisableChannelEnabled toggle and the auto_disabled flag are
 // honoured everywhere, and a channel an admin disabled is never re-enabled.
 //
-// The "already running" guards live in this process. On a multi-node
-// deployment two nodes may each run a test-all at once; that only costs
-// duplicate upstream calls, because disabling flips a channel (and mails root)
-// once whoever gets there first.
+// Each job runs on one worker of one node at a time: the "already running"
+// guard of this process first, then the job's lease (plugins/jobRunner.ts).
+// A test-all or balance-all run shares its progress through its lease, so the
+// console's poll is answered by whichever worker it lands on.
 //
 // Balance endpoints: each type's row in common/channelTypes.ts names the kind
 // of endpoint and its unit; this file holds one fetcher per kind (OpenAI's
@@ -33,6 +33,7 @@ import { disableChannelAutomatically, notifyRoot, reenableChannelAutomatically, 
 import { credentialFor } from '../relay/credentials';
 import { DisconnectSignal } from '../relay/upstream';
 import { openWebSocketCall, WebSocketRefused } from '../relay/websocketUpstream';
+import { nextTickDue, type HeldJob } from '../plugins/jobRunner';
 
 /** Deadline for any one upstream call made by a check (test or balance). */
 export const CHECK_TIMEOUT_MS = 30_000;
@@ -373,21 +374,46 @@ function jobStateOf(app: FastifyInstance): JobState {
   return state;
 }
 
-/** Runs `work` unless a job of that name is already running here; undefined if it is. */
-function runJob<T>(app: FastifyInstance, name: JobName, work: (signal: AbortSignal) => Promise<T>): Promise<T> | undefined {
+/** The lease each job runs under (job_leases.name). */
+const LEASE_NAMES: Record<JobName, string> = { 'test-all': 'channel-test-all', 'balance-all': 'channel-balance-all', health: 'channel-health' };
+
+/**
+ * Runs `work` unless a job of that name is already running here or, under its
+ * lease, on another worker: undefined when it runs here, a JobElsewhere
+ * rejection when elsewhere. `periodMs` marks a periodic tick (the lease is
+ * kept until the next one is due); `detail` is published with the claim;
+ * `onStart` is told once the lease is this worker's.
+ */
+function runJob<T>(
+  app: FastifyInstance,
+  name: JobName,
+  work: (signal: AbortSignal, held: HeldJob) => Promise<T>,
+  options: { periodMs?: number; detail?: string; onStart?: () => void } = {},
+): Promise<T> | undefined {
   const state = jobStateOf(app);
   if (state.running.has(name) || state.stop.signal.aborted) return undefined;
   state.running.add(name);
   const job = (async () => {
+    const tick = Date.now();
+    const held = await app.ctx.jobs.claim(LEASE_NAMES[name], options.detail);
+    if (!held) throw new JobElsewhere();
+    options.onStart?.();
     try {
-      return await work(state.stop.signal);
+      return await work(AbortSignal.any([state.stop.signal, held.signal]), held);
     } finally {
-      state.running.delete(name); // whatever happened, the next run may start
+      await held.release(options.periodMs ? { until: nextTickDue(tick, options.periodMs) } : {});
     }
-  })();
+  })().finally(() => state.running.delete(name)); // whatever happened, the next run may start
   state.inFlight.add(job);
   job.then(() => state.inFlight.delete(job), () => state.inFlight.delete(job));
   return job;
+}
+
+/** Thrown when another worker holds the job's lease. */
+class JobElsewhere extends Error {
+  constructor() {
+    super('running on another worker');
+  }
 }
 
 /** Finished jobs kept for the console to read back (per process). */
@@ -399,10 +425,30 @@ export interface StartedJob {
   job: ChannelJob;
 }
 
-/** A job's progress as the console reads it (`GET /api/channel/jobs/:id`); undefined when unknown here. */
-export function channelJobOf(app: FastifyInstance, id: string): ChannelJob | undefined {
+/** The run another worker shares through the lease of `name`, if it shared one. */
+async function sharedJobOf(app: FastifyInstance, name: 'test-all' | 'balance-all'): Promise<ChannelJob | undefined> {
+  const lease = await app.ctx.jobs.read(LEASE_NAMES[name]);
+  if (!lease?.detail) return undefined;
+  try {
+    return JSON.parse(lease.detail) as ChannelJob;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A job's progress as the console reads it (`GET /api/channel/jobs/:id`):
+ * kept here when this worker runs it, else the latest run of each kind as its
+ * worker shares it; undefined when unknown.
+ */
+export async function channelJobOf(app: FastifyInstance, id: string): Promise<ChannelJob | undefined> {
   const job = jobStateOf(app).progress.get(id);
-  return job && { ...job, failures: [...job.failures] };
+  if (job) return { ...job, failures: [...job.failures] };
+  for (const name of ['test-all', 'balance-all'] as const) {
+    const shared = await sharedJobOf(app, name);
+    if (shared?.id === id) return shared;
+  }
+  return undefined;
 }
 
 /** Reports a job's progress as it visits channels. */
@@ -413,38 +459,69 @@ interface JobProgress {
 
 /**
  * Starts a job in the background with a progress record the console can
- * poll. When one of that name is running here, answers that one instead.
+ * poll. When one of that name is running here or on another worker, answers
+ * that one instead.
  */
-function startJob(app: FastifyInstance, name: 'test-all' | 'balance-all', work: (signal: AbortSignal, progress: JobProgress) => Promise<unknown>): StartedJob | undefined {
+async function startJob(app: FastifyInstance, name: 'test-all' | 'balance-all', work: (signal: AbortSignal, progress: JobProgress) => Promise<unknown>): Promise<StartedJob | undefined> {
   const state = jobStateOf(app);
   const kind = name === 'test-all' ? 'test' : 'balance';
   const running = [...state.progress.values()].find((job) => job.kind === kind && job.state === 'running');
   const record: ChannelJob = { id: randomUUID(), kind, state: 'running', done: 0, total: 0, failures: [], started_at: Math.floor(Date.now() / 1000), finished_at: 0 };
+  const finish = () => {
+    if (record.state === 'done') return;
+    record.state = 'done';
+    record.finished_at = Math.floor(Date.now() / 1000);
+  };
+  let shareProgress = () => {};
   const progress: JobProgress = {
     begin: (total) => {
       record.total = total;
+      shareProgress();
     },
     visited: (channel, failure) => {
       record.done += 1;
       if (failure !== undefined) record.failures.push({ channel_id: Number(channel.id), name: channel.name, message: failure });
+      shareProgress();
     },
   };
-  const job = runJob(app, name, (signal) => work(signal, progress));
+  let settleStart: (outcome: 'started' | 'elsewhere' | Error) => void = () => {};
+  const start = new Promise<'started' | 'elsewhere' | Error>((resolve) => (settleStart = resolve));
+  const job = runJob(
+    app,
+    name,
+    async (signal, held) => {
+      shareProgress = () => held.share(JSON.stringify(record));
+      try {
+        return await work(signal, progress);
+      } finally {
+        finish();
+        shareProgress(); // the lease is let go with the finished record
+      }
+    },
+    { detail: JSON.stringify(record), onStart: () => settleStart('started') },
+  );
   if (!job) return running ? { started: false, job: { ...running, failures: [...running.failures] } } : undefined;
+  // seen here while the lease is claimed, so a second click meanwhile is told this run
   state.progress.set(record.id, record);
+  job.then(finish, (error: unknown) => {
+    if (error instanceof JobElsewhere) return settleStart('elsewhere');
+    finish();
+    // before the start (the lease could not be claimed: the database) the caller hears it; after, the log does
+    settleStart(error instanceof Error ? error : new Error(String(error)));
+    app.log.error({ err: error, job: name }, 'channel job failed');
+  });
+  const outcome = await start;
+  if (outcome !== 'started') {
+    state.progress.delete(record.id);
+    if (outcome instanceof Error) throw outcome;
+    const elsewhere = await sharedJobOf(app, name);
+    return { started: false, job: elsewhere ?? { ...record, id: '' } };
+  }
   for (const id of state.progress.keys()) {
     if (state.progress.size <= KEPT_JOBS) break;
     state.progress.delete(id);
   }
-  const finish = () => {
-    record.state = 'done';
-    record.finished_at = Math.floor(Date.now() / 1000);
-  };
-  job.then(finish, (error: unknown) => {
-    finish();
-    app.log.error({ err: error, job: name }, 'channel job failed');
-  });
-  return { started: true, job: { ...record } };
+  return { started: true, job: { ...record, failures: [...record.failures] } };
 }
 
 /** Resolves once every channel job running now has finished (shutdown; tests). */
@@ -491,7 +568,7 @@ async function testEnabledChannels(app: FastifyInstance, signal: AbortSignal, pr
  * already running in this process, `started` is false and `job` is that
  * run; undefined only while the app is closing.
  */
-export function startTestingAllChannels(app: FastifyInstance, options: { notifyWhenDone: boolean }): StartedJob | undefined {
+export function startTestingAllChannels(app: FastifyInstance, options: { notifyWhenDone: boolean }): Promise<StartedJob | undefined> {
   return startJob(app, 'test-all', (signal, progress) => testEnabledChannels(app, signal, progress, options.notifyWhenDone));
 }
 
@@ -501,7 +578,7 @@ export function startTestingAllChannels(app: FastifyInstance, options: { notifyW
  * AutomaticDisableChannelEnabled allows it. When one is already running,
  * `started` is false and `job` is that run.
  */
-export function startUpdatingAllBalances(app: FastifyInstance): StartedJob | undefined {
+export function startUpdatingAllBalances(app: FastifyInstance): Promise<StartedJob | undefined> {
   return startJob(app, 'balance-all', async (signal, progress) => {
     const channels = await listChannelsToCheck(app.ctx.db, { status: ChannelStatus.enabled, types: BALANCE_CHANNEL_TYPES });
     progress.begin(channels.length);
@@ -526,10 +603,11 @@ export interface HealthPassResult {
 /**
  * Re-tests the channels the system disabled (never those an admin disabled)
  * and re-enables each that passes within ChannelDisableThreshold. Resolves to
- * undefined when a pass is already running.
+ * undefined when a pass is already running (here or on another worker).
+ * `periodMs`: a tick of the timer, whose lease is kept until the next tick.
  */
-export async function runHealthPass(app: FastifyInstance): Promise<HealthPassResult | undefined> {
-  return runJob(app, 'health', async (signal) => {
+export async function runHealthPass(app: FastifyInstance, periodMs?: number): Promise<HealthPassResult | undefined> {
+  const pass = runJob(app, 'health', async (signal) => {
     const channels = await listChannelsToCheck(app.ctx.db, { status: ChannelStatus.disabled, autoDisabled: true });
     const thresholdMs = thresholdMsOf(app);
     const result: HealthPassResult = { tested: [], reenabled: [] };
@@ -542,6 +620,10 @@ export async function runHealthPass(app: FastifyInstance): Promise<HealthPassRes
       if (healthy && (await reenableChannelAutomatically(app, Number(channel.id)))) result.reenabled.push(Number(channel.id));
     }
     return result;
+  }, { periodMs });
+  return pass?.catch((error: unknown) => {
+    if (error instanceof JobElsewhere) return undefined;
+    throw error;
   });
 }
 
@@ -555,7 +637,7 @@ export function scheduleChannelHealthChecks(app: FastifyInstance, intervalSecond
   if (intervalSeconds > 0) {
     app.addHook('onReady', async () => {
       state.timer = setInterval(() => {
-        runHealthPass(app).catch((error: unknown) => app.log.error({ err: error }, 'channel health pass failed'));
+        runHealthPass(app, intervalSeconds * 1000).catch((error: unknown) => app.log.error({ err: error }, 'channel health pass failed'));
       }, intervalSeconds * 1000);
       state.timer.unref(); // never keeps the process alive on its own
     });

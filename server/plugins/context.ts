@@ -7,6 +7,7 @@ import type { QuotaLedger } from '../billing/quota';
 import type { RelayCache } from '../relay/relayCache';
 import type { UserRow } from '../repositories/users';
 import type { SendMail } from './mailer';
+import type { JobRunner } from './jobRunner';
 import type { OptionStore } from './optionStore';
 import type { RateLimiter } from './rateLimit';
 import type { SessionSigner } from './session';
@@ -25,6 +26,8 @@ export interface AppContext {
   ledger: QuotaLedger;
   /** This process's id among the relay nodes (relay_nodes on PostgreSQL and MySQL). */
   nodeId: string;
+  /** The background jobs' leases: each job on one worker of one node at a time. */
+  jobs: JobRunner;
   /** A new id for a relayed request, unique across nodes (its reservation row's key). */
   newRequestId: () => string;
   redis?: Redis;

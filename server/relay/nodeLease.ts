@@ -16,6 +16,7 @@ import { LogType } from '../../common/roles';
 import type { Database } from '../db/database';
 import { insertLogs } from '../repositories/logs';
 import { ReservationState } from '../billing/quota';
+import type { JobRunner } from '../plugins/jobRunner';
 
 export const DEFAULT_NODE_LEASE_SECONDS = 30;
 export const DEFAULT_NODE_RENEW_SECONDS = 5;
@@ -154,13 +155,16 @@ export interface NodeLease {
 /**
  * Registers the node, sweeps once, then renews and sweeps every renewMs. A
  * database that does not answer is logged and tried again next round; it
- * never stops the node.
+ * never stops the node. Each node renews its own lease; the sweep runs on
+ * one node at a time, under the job lease `reservation-sweep` (row locks
+ * would keep two sweeps exact anyway; the lease saves the others the work).
  */
 export async function startNodeLease(
   db: Kysely<Database>,
   nodeId: string,
   settings: LeaseSettings,
   log: { warn: (object: object, message: string) => void; info: (object: object, message: string) => void },
+  jobs?: JobRunner,
 ): Promise<NodeLease> {
   await renewLease(db, nodeId, settings.leaseMs);
   let running: Promise<void> = Promise.resolve();
@@ -172,8 +176,9 @@ export async function startNodeLease(
       log.warn({ err: error }, 'could not renew the node lease');
     }
     try {
-      const swept = await sweepDeadNodes(db, settings.leaseMs);
-      if (swept.reservations > 0) log.info(swept, `returned ${swept.quota} quota held by ${swept.reservations} request(s) of nodes whose lease expired`);
+      const sweep = () => sweepDeadNodes(db, settings.leaseMs);
+      const swept = jobs ? await jobs.runPeriodic('reservation-sweep', settings.renewMs, sweep) : await sweep();
+      if (swept && swept.reservations > 0) log.info(swept, `returned ${swept.quota} quota held by ${swept.reservations} request(s) of nodes whose lease expired`);
     } catch (error) {
       log.warn({ err: error }, 'could not sweep the reservations of dead nodes');
     }

@@ -27,6 +27,7 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
   sessions: ['id_hash', 'user_id', 'created_at', 'expires_at', 'revoked'],
   reservations: ['id', 'node_id', 'user_id', 'token_id', 'limited', 'amount', 'state', 'created_at'],
   relay_nodes: ['id', 'lease_expires_at', 'started_at'],
+  job_leases: ['name', 'holder', 'expires_at', 'detail'],
   ...rollupTables(),
 };
 
@@ -58,6 +59,7 @@ for (const target of targets) {
         '0007-exact-identity-columns',
         '0008-channel-test-error',
         '0009-usage-rollups',
+        '0012-job-leases',
       ]);
       const tables = await db.introspection.getTables();
       for (const [table, columns] of Object.entries(EXPECTED_COLUMNS)) {

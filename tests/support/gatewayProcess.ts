@@ -34,6 +34,8 @@ export async function spawnGatewayProcess(env: Record<string, string>, startTime
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
       CHANNEL_RETEST_INTERVAL: '0',
+      // one process, whose pid is the gateway's; a suite of workers asks for them
+      WORKERS: '1',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

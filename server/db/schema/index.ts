@@ -1,5 +1,6 @@
 import type { AbilitiesSchema } from './abilities';
 import type { ChannelsSchema } from './channels';
+import type { JobLeasesSchema } from './jobLeases';
 import type { LogsSchema } from './logs';
 import type { OptionsSchema } from './options';
 import type { RedemptionsSchema } from './redemptions';
@@ -21,4 +22,5 @@ export type Database = UsersSchema &
   VerificationCodesSchema &
   SessionsSchema &
   ReservationsSchema &
-  UsageRollupsSchema;
+  UsageRollupsSchema &
+  JobLeasesSchema;

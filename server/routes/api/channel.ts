@@ -103,7 +103,7 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
     return { success: result.success, message: result.message, time: result.seconds };
   });
 
-  app.get('/api/channel/test', { preHandler: admin }, async () => jobAnswer(startTestingAllChannels(app, { notifyWhenDone: true }), 'test already running'));
+  app.get('/api/channel/test', { preHandler: admin }, async () => jobAnswer(await startTestingAllChannels(app, { notifyWhenDone: true }), 'test already running'));
 
   app.get('/api/channel/update_balance/:id', { preHandler: admin, schema: byId }, async (request) => {
     const id = positiveId((request.params as { id: string }).id);
@@ -113,11 +113,11 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
     return 'error' in result ? fail(result.error) : { ...ok(), balance: result.balance };
   });
 
-  app.get('/api/channel/update_balance', { preHandler: admin }, async () => jobAnswer(startUpdatingAllBalances(app), 'balance update already running'));
+  app.get('/api/channel/update_balance', { preHandler: admin }, async () => jobAnswer(await startUpdatingAllBalances(app), 'balance update already running'));
 
   // a test-all or balance-all run: done of total, and each failure with its message
   app.get('/api/channel/jobs/:id', { preHandler: admin, schema: jobIdParams }, async (request) => {
-    const job = channelJobOf(app, (request.params as { id: string }).id);
+    const job = await channelJobOf(app, (request.params as { id: string }).id);
     return job ? ok(job) : fail('job not found (jobs are kept by the server that runs them, until it restarts)');
   });
 
