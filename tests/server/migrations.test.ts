@@ -27,6 +27,8 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
   sessions: ['id_hash', 'user_id', 'created_at', 'expires_at', 'revoked'],
   reservations: ['id', 'node_id', 'user_id', 'token_id', 'limited', 'amount', 'state', 'created_at'],
   relay_nodes: ['id', 'lease_expires_at', 'started_at'],
+  webhooks: ['id', 'name', 'url', 'secret', 'events', 'enabled', 'created_time'],
+  webhook_deliveries: ['id', 'webhook_id', 'event_id', 'event_type', 'payload', 'status', 'attempts', 'next_attempt_at', 'last_status_code', 'last_error', 'claimed_by', 'claim_expires_at', 'created_time', 'delivered_time'],
   ...rollupTables(),
 };
 
@@ -58,6 +60,7 @@ for (const target of targets) {
         '0007-exact-identity-columns',
         '0008-channel-test-error',
         '0009-usage-rollups',
+        '0014-webhooks',
       ]);
       const tables = await db.introspection.getTables();
       for (const [table, columns] of Object.entries(EXPECTED_COLUMNS)) {

@@ -9,6 +9,7 @@ import type { TokensSchema } from './tokens';
 import type { UsageRollupsSchema } from './usageRollups';
 import type { UsersSchema } from './users';
 import type { VerificationCodesSchema } from './verificationCodes';
+import type { WebhooksSchema } from './webhooks';
 
 /** The whole database, as Kysely sees it. */
 export type Database = UsersSchema &
@@ -21,4 +22,5 @@ export type Database = UsersSchema &
   VerificationCodesSchema &
   SessionsSchema &
   ReservationsSchema &
-  UsageRollupsSchema;
+  UsageRollupsSchema &
+  WebhooksSchema;
