@@ -8,13 +8,15 @@ import { appChinese } from './app.zh';
 import { raChinese } from './ra.zh';
 import { settingsEnglish } from './settings.en';
 import { settingsChinese } from './settings.zh';
+import { webhooksEnglish } from './webhooks.en';
+import { webhooksChinese } from './webhooks.zh';
 
 export const LOCALE_STORAGE_KEY = 'locale';
 export type Locale = 'en' | 'zh';
 
 export const messages: Record<Locale, TranslationMessages> = {
-  en: { ...englishMessages, ...appEnglish, ...settingsEnglish } as TranslationMessages,
-  zh: { ...raChinese, ...appChinese, ...settingsChinese } as TranslationMessages,
+  en: { ...englishMessages, ...appEnglish, ...settingsEnglish, ...webhooksEnglish } as TranslationMessages,
+  zh: { ...raChinese, ...appChinese, ...settingsChinese, ...webhooksChinese } as TranslationMessages,
 };
 
 export function initialLocale(): Locale {
