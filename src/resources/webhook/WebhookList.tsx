@@ -87,7 +87,14 @@ export function WebhookList() {
         exporter={false}
         empty={false}
         sort={{ field: 'id', order: 'DESC' }}
-        actions={<TopToolbar><CreateButton label="webhooks.add" /></TopToolbar>}
+        actions={
+          <TopToolbar>
+            <Button component={Link} to="/webhook_delivery" label="webhooks.deliveries.menu">
+              <ListAltIcon />
+            </Button>
+            <CreateButton label="webhooks.add" />
+          </TopToolbar>
+        }
       >
         <Datagrid rowClick="edit" bulkActionButtons={false}>
           <NumberField source="id" label="webhooks.fields.id" />

@@ -4,9 +4,9 @@ import WebhookIcon from '@mui/icons-material/Webhook';
 import { lazy } from 'react';
 
 export default {
-  list: lazy(() => import('./WebhookList').then((module) => ({ default: module.WebhookList }))),
-  create: lazy(() => import('./WebhookCreate').then((module) => ({ default: module.WebhookCreate }))),
-  edit: lazy(() => import('./WebhookEdit').then((module) => ({ default: module.WebhookEdit }))),
+  list: lazy(() => import('./screens').then((module) => ({ default: module.WebhookList }))),
+  create: lazy(() => import('./screens').then((module) => ({ default: module.WebhookCreate }))),
+  edit: lazy(() => import('./screens').then((module) => ({ default: module.WebhookEdit }))),
   icon: WebhookIcon,
   recordRepresentation: 'name',
 };

@@ -3,7 +3,7 @@ import OutboxIcon from '@mui/icons-material/Outbox';
 import { lazy } from 'react';
 
 export default {
-  list: lazy(() => import('./WebhookDeliveryList').then((module) => ({ default: module.WebhookDeliveryList }))),
+  list: lazy(() => import('../webhook/screens').then((module) => ({ default: module.WebhookDeliveryList }))),
   icon: OutboxIcon,
   recordRepresentation: 'event_id',
 };
