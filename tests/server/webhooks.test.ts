@@ -82,7 +82,8 @@ for (const target of targets) {
       const row = await harness.app.ctx.db.selectFrom('webhooks').selectAll().where('id', '=', generated.id).executeTakeFirstOrThrow();
       expect(row.secret).toBe(generated.secret);
 
-      const removed = await api('DELETE', `/api/webhook/${generated.id}`);
+      // as ra-data-simple-rest sends it: a DELETE with Content-Type text/plain and no body
+      const removed = await asBrowser(harness.app, root, { method: 'DELETE', url: `/api/webhook/${generated.id}`, headers: { 'content-type': 'text/plain' } });
       expect(removed.json()).toMatchObject({ id: generated.id });
       expect((await api('GET', `/api/webhook/${generated.id}`)).statusCode).toBe(404);
       expect((await api('GET', '/api/webhook')).headers['content-range']).toBe('webhook 0-1/2');
