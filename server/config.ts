@@ -168,6 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retryDelaysMs: retryDelaysFromEnv(env),
       pollIntervalMs: Math.round(durationFromEnv(env, 'WEBHOOK_POLL_INTERVAL_SECONDS', DEFAULT_WEBHOOK_SETTINGS.pollIntervalMs / 1000) * 1000),
       timeoutMs: Math.round(durationFromEnv(env, 'WEBHOOK_TIMEOUT_SECONDS', DEFAULT_WEBHOOK_SETTINGS.timeoutMs / 1000) * 1000),
+      logDays: wholeNumberFromEnv(env, 'WEBHOOK_LOG_DAYS', DEFAULT_WEBHOOK_SETTINGS.logDays),
     },
     rateLimits: {
       critical: { ...DEFAULT_RATE_LIMITS.critical, max: wholeNumberFromEnv(env, 'CRITICAL_RATE_LIMIT', DEFAULT_RATE_LIMITS.critical.max) },

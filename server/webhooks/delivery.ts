@@ -21,6 +21,8 @@ export interface WebhookSettings {
   pollIntervalMs: number;
   /** Deadline of one attempt, connection to last byte. */
   timeoutMs: number;
+  /** Days a finished (delivered or failed) delivery stays in the log; 0 keeps them all. */
+  logDays: number;
 }
 
 /** 6 attempts over about an hour: at once, then 10 s, 1 min, 5 min, 15 min and 40 min later. */
@@ -28,7 +30,21 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   retryDelaysMs: [10_000, 60_000, 300_000, 900_000, 2_400_000],
   pollIntervalMs: 1000,
   timeoutMs: 10_000,
+  logDays: 30,
 };
+
+const PRUNE_EVERY_MS = 3_600_000;
+
+/** Deletes finished deliveries older than `days` (pending ones stay, whatever their age); resolves to how many. */
+export async function pruneDeliveries(db: Kysely<Database>, days: number, nowMs = Date.now()): Promise<number> {
+  if (days <= 0) return 0;
+  const deleted = await db
+    .deleteFrom('webhook_deliveries')
+    .where('status', '!=', 'pending')
+    .where('created_time', '<', Math.floor(nowMs / 1000) - days * 86_400)
+    .executeTakeFirst();
+  return Number(deleted.numDeletedRows);
+}
 
 const BATCH = 16;
 const ERROR_MAX = 500;
@@ -136,8 +152,18 @@ export function startDeliveryLoop(app: FastifyInstance, settings: WebhookSetting
     return mine.length;
   };
 
+  // every node prunes about hourly; deleting what another node just deleted is harmless
+  let prunedAt = Date.now();
   const runOnce = (): Promise<number> => {
-    running ??= pass().finally(() => (running = undefined));
+    running ??= pass()
+      .then(async (sent) => {
+        if (Date.now() - prunedAt >= PRUNE_EVERY_MS) {
+          prunedAt = Date.now();
+          await pruneDeliveries(db, settings.logDays);
+        }
+        return sent;
+      })
+      .finally(() => (running = undefined));
     return running;
   };
 

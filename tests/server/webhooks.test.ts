@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ChannelStatus, TokenStatus } from '../../common/roles';
 import { runHealthPass } from '../../server/channels/channelHealth';
+import { pruneDeliveries } from '../../server/webhooks/delivery';
 import { verifyWebhookSignature } from '../../server/webhooks/signing';
 import { asBrowser, login, register, ROOT_PASSWORD } from '../support/app';
 import { databaseTargets, type TestDatabase } from '../support/databases';
@@ -255,6 +256,24 @@ for (const target of targets) {
       await harness.app.webhookDelivery.runOnce();
       expect(await deliveries()).toHaveLength(1);
       await options.set('QuotaRemindThreshold', '0');
+    });
+
+    it('prunes finished deliveries older than the log keeps them, never pending ones', async () => {
+      const webhook = await createWebhook();
+      await api('POST', `/api/webhook/${webhook.id}/test`);
+      await eventually(deliveries, (rows) => rows[0]?.status === 'delivered');
+      receiver.script(Array(10).fill(500));
+      await api('POST', `/api/webhook/${webhook.id}/test`);
+      const [, retrying] = await eventually(deliveries, (rows) => rows.length === 2 && Number(rows[1].attempts) >= 1);
+      // its next attempt an hour away, as a later retry of the default schedule would be
+      await harness.app.ctx.db.updateTable('webhook_deliveries').set({ status: 'pending', next_attempt_at: Date.now() + 3_600_000, claimed_by: null }).where('id', '=', retrying.id).execute();
+      const inFortyDays = Date.now() + 40 * 86_400_000;
+      expect(await pruneDeliveries(harness.app.ctx.db, 30)).toBe(0);
+      expect(await pruneDeliveries(harness.app.ctx.db, 0, inFortyDays)).toBe(0);
+      // forty days on: the delivered one goes, the pending one stays
+      expect(await pruneDeliveries(harness.app.ctx.db, 30, inFortyDays)).toBe(1);
+      expect((await deliveries()).map((row) => [Number(row.id), row.status])).toEqual([[Number(retrying.id), 'pending']]);
+      receiver.script([]);
     });
 
     it('a disabled webhook gets no events; a deleted one takes its log with it', async () => {
