@@ -2,6 +2,7 @@
 // shown once, sends a test event, and sees it delivered in the delivery log;
 // the receiver on loopback checks the signature with that secret.
 import { join } from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../../server/webhooks/signing';
@@ -65,5 +66,23 @@ describe.runIf(enabled)('webhooks: create, test event, delivery log', () => {
     }, { timeout: 30_000 }).toBe(1);
     expect(await logged.getByText('ops pager').count()).toBe(1);
     await page.screenshot({ path: join(screenshotDir, 'webhooks-deliveries.png'), fullPage: true });
+  });
+
+  it('passes axe (WCAG 2 A and AA) with a title on every webhook page', async () => {
+    for (const [path, ready, title] of [
+      ['/webhook', 'ops pager', 'Webhooks'],
+      ['/webhook/create', 'Signing secret', 'New webhook'],
+      ['/webhook_delivery', 'Delivered', 'Webhook deliveries'],
+    ] as const) {
+      await page.goto(`${gateway.baseUrl}${path}`);
+      await page.getByText(ready).first().waitFor();
+      await page.waitForLoadState('networkidle');
+      // MUI's transitions finish before contrast is measured
+      await page.waitForTimeout(400);
+      expect(await page.title()).toBe(`${title} · Switchboard`);
+      const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa']).analyze();
+      const violations = results.violations.flatMap((violation) => violation.nodes.map((node) => `${violation.id}: ${node.target.join(' ')}`));
+      expect(violations, path).toEqual([]);
+    }
   });
 });
