@@ -46,6 +46,8 @@ import { ensureRootUser, rootPasswordBanner } from './bootstrap';
 import { WriteWatchPlugin } from './db/writeWatch';
 import { RelayCache } from './relay/relayCache';
 import { configureUpstreams } from './relay/upstream';
+import { webhookRoutes } from './routes/api/webhook';
+import { DEFAULT_WEBHOOK_SETTINGS, startDeliveryLoop } from './webhooks/delivery';
 
 export interface BuildOptions {
   logger?: boolean | { level: string };
@@ -194,7 +196,11 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   await app.register(dashboardRoutes);
   await app.register(channelRoutes);
   await app.register(importRoutes);
+  await app.register(webhookRoutes);
   await app.register(relayRoutes);
+  const webhookDelivery = startDeliveryLoop(app, { ...DEFAULT_WEBHOOK_SETTINGS, ...config.webhooks });
+  app.decorate('webhookDelivery', webhookDelivery);
+  app.addHook('preClose', () => webhookDelivery.stop());
   scheduleChannelHealthChecks(app, config.channelRetestIntervalSeconds);
   scheduleLogRetention(app);
 

@@ -8,6 +8,7 @@ import { DEFAULT_LOGIN_LIMITS, DEFAULT_RATE_LIMITS, type LoginLimitConfig, type 
 import { DEFAULT_API_BODY_LIMIT, DEFAULT_RELAY_BODY_LIMIT } from './plugins/inputLimits';
 import { DEFAULT_TURNSTILE_VERIFY_URL } from './plugins/turnstile';
 import { DEFAULT_UPSTREAM_SETTINGS, type UpstreamSettings } from './relay/upstream';
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhooks/delivery';
 
 /** one-api's releases: Switchboard reports their version (v0.5.3) and follows their tags. */
 export const DEFAULT_RELEASE_CHECK_URL = 'https://api.github.com/repos/songquanpeng/one-api/releases/latest';
@@ -67,6 +68,8 @@ export interface Config {
   workers?: number;
   /** NODE_ID_HEADER: every answer says which node (worker) gave it, in X-Switchboard-Node. */
   nodeIdHeader?: boolean;
+  /** Webhook retry schedule, poll interval and attempt deadline (defaults: DEFAULT_WEBHOOK_SETTINGS). */
+  webhooks?: Partial<WebhookSettings>;
 }
 
 /**
@@ -129,6 +132,15 @@ function durationFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number)
   return value;
 }
 
+/** WEBHOOK_RETRY_DELAYS_SECONDS: comma-separated positive seconds (fractions allowed), one per retry. */
+function retryDelaysFromEnv(env: NodeJS.ProcessEnv): number[] {
+  const raw = env.WEBHOOK_RETRY_DELAYS_SECONDS?.trim();
+  if (!raw) return DEFAULT_WEBHOOK_SETTINGS.retryDelaysMs;
+  const delays = raw.split(',').map((part) => Number(part.trim()));
+  if (delays.some((delay) => !Number.isFinite(delay) || delay <= 0)) throw new Error(`WEBHOOK_RETRY_DELAYS_SECONDS must be positive seconds separated by commas, got ${raw}`);
+  return delays.map((delay) => Math.round(delay * 1000));
+}
+
 function byteLimitFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
@@ -178,6 +190,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     relayBodyLimitBytes: byteLimitFromEnv(env, 'BODY_LIMIT_BYTES', DEFAULT_RELAY_BODY_LIMIT),
     apiBodyLimitBytes: byteLimitFromEnv(env, 'API_BODY_LIMIT_BYTES', DEFAULT_API_BODY_LIMIT),
+    webhooks: {
+      retryDelaysMs: retryDelaysFromEnv(env),
+      pollIntervalMs: Math.round(durationFromEnv(env, 'WEBHOOK_POLL_INTERVAL_SECONDS', DEFAULT_WEBHOOK_SETTINGS.pollIntervalMs / 1000) * 1000),
+      timeoutMs: Math.round(durationFromEnv(env, 'WEBHOOK_TIMEOUT_SECONDS', DEFAULT_WEBHOOK_SETTINGS.timeoutMs / 1000) * 1000),
+      logDays: wholeNumberFromEnv(env, 'WEBHOOK_LOG_DAYS', DEFAULT_WEBHOOK_SETTINGS.logDays),
+    },
     rateLimits: {
       critical: { ...DEFAULT_RATE_LIMITS.critical, max: wholeNumberFromEnv(env, 'CRITICAL_RATE_LIMIT', DEFAULT_RATE_LIMITS.critical.max) },
       topUp: { ...DEFAULT_RATE_LIMITS.topUp, max: wholeNumberFromEnv(env, 'TOPUP_RATE_LIMIT', DEFAULT_RATE_LIMITS.topUp.max) },

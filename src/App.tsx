@@ -26,6 +26,8 @@ import log from './resources/log';
 import redemption from './resources/redemption';
 import token from './resources/token';
 import user from './resources/user';
+import webhook from './resources/webhook';
+import webhookDelivery from './resources/webhook_delivery';
 import { darkTheme, lightTheme } from './theme';
 
 // Pages that are not on the first screen load on demand behind 'loading {page}...'.
@@ -95,6 +97,8 @@ function Console() {
         <Resource name="redemption" {...redemption} />
         <Resource name="user" {...user} />
         <Resource name="log" {...log} />
+        <Resource name="webhook" {...webhook} />
+        <Resource name="webhook_delivery" {...webhookDelivery} />
         <CustomRoutes>
           <Route path="/channel/add" element={signedIn(<ChannelCreate />)} />
           <Route path="/channel/edit/:id" element={signedIn(<ChannelEdit />)} />

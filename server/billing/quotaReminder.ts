@@ -3,6 +3,19 @@
 // It runs after the answer is sent and never fails the request.
 import type { FastifyInstance } from 'fastify';
 
+/**
+ * Whether a charge of `charge` that left `after` crossed the reminder line:
+ * 'used_up' when it took a positive balance to zero or below, 'low' when it
+ * took it from at or above `threshold` to below, otherwise undefined. The
+ * e-mail and the user.balance_low webhook both use it, so they agree.
+ */
+export function lowQuotaCrossing(after: number, charge: number, threshold: number): 'used_up' | 'low' | undefined {
+  const before = after + charge;
+  if (after <= 0 && before > 0) return 'used_up';
+  if (before >= threshold && after < threshold) return 'low';
+  return undefined;
+}
+
 export async function remindIfLow(app: FastifyInstance, userId: number, charge: number): Promise<void> {
   const { db, options, sendMail, config } = app.ctx;
   // nothing to send without SMTP: skip the read on the hot path
@@ -12,10 +25,9 @@ export async function remindIfLow(app: FastifyInstance, userId: number, charge: 
     const user = await db.selectFrom('users').select(['email', 'quota', 'username']).where('id', '=', userId).executeTakeFirst();
     if (!user?.email) return;
     const after = Number(user.quota);
-    const before = after + charge;
-    const usedUp = after <= 0 && before > 0;
-    const crossed = before >= threshold && after < threshold;
-    if (!usedUp && !crossed) return;
+    const crossing = lowQuotaCrossing(after, charge, threshold);
+    if (!crossing) return;
+    const usedUp = crossing === 'used_up';
     const perUnit = options.number('QuotaPerUnit') || 500000;
     const amount = options.bool('DisplayInCurrencyEnabled') ? `$${(after / perUnit).toFixed(2)}` : `${after} quota`;
     const topUp = `${(options.get('ServerAddress') || `http://localhost:${config.port}`).replace(/\/+$/, '')}/topup`;

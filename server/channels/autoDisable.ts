@@ -8,6 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ChannelStatus, Role } from '../../common/roles';
 import { updateChannel } from '../repositories/channels';
+import { channelStatusEvent } from '../webhooks/triggers';
 
 // Whether a failure proves a dead key is the adaptor's call (UpstreamFailure.deadKey,
 // from server/protocols/upstream/<protocol>.ts): each protocol knows its vendor's words.
@@ -30,8 +31,9 @@ export async function disableChannelAutomatically(app: FastifyInstance, channelI
     .executeTakeFirst();
   if (Number(flipped.numUpdatedRows) !== 1) return false;
   await updateChannel(db, channelId, {}); // rebuild its abilities as disabled
-  const channel = await db.selectFrom('channels').select(['name']).where('id', '=', channelId).executeTakeFirst();
+  const channel = await db.selectFrom('channels').select(['name', 'type']).where('id', '=', channelId).executeTakeFirst();
   app.log.warn({ channelId, reason }, 'channel disabled automatically');
+  await channelStatusEvent(app, { id: channelId, name: channel?.name ?? '', type: Number(channel?.type ?? 0) }, ChannelStatus.disabled, { automatic: true, reason });
   void notifyRoot(app, `Channel «${channel?.name ?? ''}» (#${channelId}) has been disabled`, `<p>The channel «${escapeHtml(channel?.name ?? '')}» (#${channelId}) was disabled automatically.</p><p>Reason: ${escapeHtml(reason)}</p>`).catch(
     (error) => app.log.warn({ err: error }, 'could not e-mail root about a disabled channel'),
   );
@@ -51,6 +53,8 @@ export async function reenableChannelAutomatically(app: FastifyInstance, channel
   if (Number(flipped.numUpdatedRows) !== 1) return false;
   await updateChannel(db, channelId, {});
   app.log.warn({ channelId }, 'channel re-enabled after a healthy test');
+  const channel = await db.selectFrom('channels').select(['name', 'type']).where('id', '=', channelId).executeTakeFirst();
+  await channelStatusEvent(app, { id: channelId, name: channel?.name ?? '', type: Number(channel?.type ?? 0) }, ChannelStatus.enabled, { automatic: true, reason: 'passed a health test' });
   return true;
 }
 

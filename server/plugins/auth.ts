@@ -45,16 +45,21 @@ async function resolveCaller(request: FastifyRequest): Promise<Resolution> {
   return undefined;
 }
 
-/** A preHandler admitting callers whose current role is at least `minimumRole`. */
-export function requireRole(minimumRole: number): preHandlerAsyncHookHandler {
+/**
+ * A preHandler admitting callers whose current role is at least `minimumRole`.
+ * one-api's routes refuse a known caller with HTTP 200 and `success: false`;
+ * the simple-rest resources (routes/api/simpleRest.ts) pass `refusalStatus: 403`,
+ * since their clients read the status, not an envelope.
+ */
+export function requireRole(minimumRole: number, { refusalStatus = 200 }: { refusalStatus?: 200 | 403 } = {}): preHandlerAsyncHookHandler {
   return async function checkRole(request: FastifyRequest, reply: FastifyReply) {
     const resolution = await resolveCaller(request);
     if (!resolution) return reply.code(401).send(fail('not logged in', 'not_logged_in'));
     if ('status' in resolution) {
       if (resolution.clearCookie) clearSessionCookie(request, reply);
-      return reply.code(resolution.status).send(fail(resolution.message, resolution.code));
+      return reply.code(resolution.status === 200 ? refusalStatus : resolution.status).send(fail(resolution.message, resolution.code));
     }
-    if (Number(resolution.user.role) < minimumRole) return reply.send(fail('insufficient permission', 'permission_denied'));
+    if (Number(resolution.user.role) < minimumRole) return reply.code(refusalStatus).send(fail('insufficient permission', 'permission_denied'));
     request.caller = resolution.user;
   };
 }

@@ -11,6 +11,7 @@ import type { RelayContext } from './context';
 import { isRelayError, relayError, type RelayError } from './errors';
 import type { NewLog } from '../repositories/logs';
 import type { Reservation } from '../billing/quota';
+import type { ChargeListener } from '../billing/bookkeeping';
 import { relayFieldProblem } from './requestFields';
 import { authenticateRelay, type RelayCaller } from './tokenAuth';
 import { DisconnectSignal } from './upstream';
@@ -225,8 +226,18 @@ export function settleLater(ctx: RelayContext, admission: Admission, reservation
       countRequest: used,
       log: options.bool('LogConsumeEnabled') ? consumeLog(admission, reservation, settlement, now) : undefined,
     },
-    caller.user.email ? ctx.remind : undefined,
+    chargeListener(ctx, Boolean(caller.user.email)),
   );
+}
+
+/** Who hears of a batch's charge: the reminder e-mail (users with an address) and the user.balance_low webhook (when one may listen). */
+function chargeListener(ctx: RelayContext, hasEmail: boolean): ChargeListener | undefined {
+  const webhook = ctx.balanceLowWanted();
+  if (hasEmail && webhook) return (userId, charge) => {
+    ctx.remind(userId, charge);
+    ctx.balanceLow(userId, charge);
+  };
+  return hasEmail ? ctx.remind : webhook ? ctx.balanceLow : undefined;
 }
 
 function consumeLog(admission: Admission, reservation: Reservation, settlement: Settlement, now: number): NewLog {

@@ -16,6 +16,8 @@ import type { RelayError } from './errors';
 import { relayRegistry, type RelayRegistry } from './inflight';
 import type { QuotaLedger } from '../billing/quota';
 import { remindIfLow } from '../billing/quotaReminder';
+import { balanceLowEvent } from '../webhooks/triggers';
+import { webhookMayWant } from '../webhooks/events';
 import type { RelayCache } from './relayCache';
 import type { RelayCaller } from './tokenAuth';
 
@@ -63,6 +65,10 @@ export interface RelayContext {
   dispatch: (caller: RelayCaller, request: UpstreamRequest) => Promise<Dispatched>;
   /** The low-balance e-mail after a charge (runs off the hot path, never fails the request). */
   remind: (userId: number, charge: number) => void;
+  /** The user.balance_low webhook event, after the same batches as remind. */
+  balanceLow: (userId: number, charge: number) => void;
+  /** Whether a webhook may listen to user.balance_low (cached; true when unknown). */
+  balanceLowWanted: () => boolean;
   hooks: RelayHooks;
   /** Relayed requests in flight on this node (a reservation made alone may skip the ledger's batching). */
   inFlight: number;
@@ -108,6 +114,8 @@ export function relayContextOf(app: FastifyInstance, bookkeeping: Bookkeeping): 
       registry: relayRegistry(app),
       dispatch: (caller, request) => dispatch(app, caller, request),
       remind: (userId, charge) => void remindIfLow(app, userId, charge),
+      balanceLow: (userId, charge) => void balanceLowEvent(app, userId, charge),
+      balanceLowWanted: () => webhookMayWant(db, 'user.balance_low'),
       hooks: { beforeAdmit: [], beforeReserve: [], beforeDispatch: [], afterFinish: [countFailures(bookkeeping)] },
       inFlight: 0,
     };

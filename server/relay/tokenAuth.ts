@@ -9,6 +9,7 @@ import type { Database } from '../db/database';
 import type { TokenRow } from '../repositories/tokens';
 import type { UserRow } from '../repositories/users';
 import { relayError, type RelayError } from './errors';
+import { tokenExhaustedEvent } from '../webhooks/triggers';
 import type { CachedCaller, RelayCache } from './relayCache';
 
 export interface RelayCaller {
@@ -87,7 +88,7 @@ function checkCaller(db: Kysely<Database>, ip: string, found: CachedCaller | und
       .then(() => relayError(401, 'this API key has expired', 'token_expired'));
   }
   if (Number(token.status) === TokenStatus.enabled && Number(token.unlimited_quota) !== 1 && Number(token.remain_quota) <= 0) {
-    return markExhaustedIfSpent(db, Number(token.id));
+    return markExhaustedIfSpent(db, token);
   }
   if (Number(token.status) !== TokenStatus.enabled) return relayError(401, 'this API key is disabled, expired or used up', 'token_unavailable');
   if (!user || Number(user.status) !== UserStatus.enabled) return relayError(403, 'the account of this API key is disabled', 'user_disabled', 'permission_error');
@@ -111,7 +112,8 @@ const HELD_RETRY_AFTER_SECONDS = 2;
  * marked so. While requests hold its quota it may get some back, so the
  * caller is told to retry and the key stays enabled.
  */
-async function markExhaustedIfSpent(db: Kysely<Database>, tokenId: number): Promise<RelayError> {
+async function markExhaustedIfSpent(db: Kysely<Database>, token: CachedCaller['token']): Promise<RelayError> {
+  const tokenId = Number(token.id);
   const marked = await db
     .updateTable('tokens')
     .set({ status: TokenStatus.exhausted })
@@ -120,7 +122,11 @@ async function markExhaustedIfSpent(db: Kysely<Database>, tokenId: number): Prom
     .where('unlimited_quota', '!=', 1)
     .where((eb) => eb(eb('remain_quota', '+', eb.ref('held_quota')), '<=', 0))
     .executeTakeFirst();
-  if (Number(marked.numUpdatedRows) > 0) return relayError(429, 'the quota of this API key is used up', 'insufficient_quota', 'insufficient_quota');
+  if (Number(marked.numUpdatedRows) > 0) {
+    // this request flipped it, so the event is written once whichever node saw the key spent
+    await tokenExhaustedEvent(db, console, { id: tokenId, name: token.name, user_id: Number(token.user_id) });
+    return relayError(429, 'the quota of this API key is used up', 'insufficient_quota', 'insufficient_quota');
+  }
   const error = relayError(429, 'the quota of this API key is held by requests in flight; try again shortly', 'insufficient_quota', 'insufficient_quota');
   error.retryAfter = HELD_RETRY_AFTER_SECONDS;
   return error;

@@ -7,7 +7,7 @@ import { dataProvider as defaultDataProvider, type SwitchboardDataProvider } fro
 import { clearStoredUser, readStoredUser, storeUser } from './storage';
 
 /** Resources and settings areas only admins may open. */
-export const ADMIN_RESOURCES = new Set(['channel', 'redemption', 'user', 'setting.operation', 'setting.system', 'setting.other']);
+export const ADMIN_RESOURCES = new Set(['channel', 'redemption', 'user', 'webhook', 'webhook_delivery', 'setting.operation', 'setting.system', 'setting.other']);
 /** Things only root may change. */
 export const ROOT_RESOURCES = new Set(['setting.topup_link']);
 

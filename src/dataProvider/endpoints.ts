@@ -1,10 +1,15 @@
 // URL builders for the console API. Components never build URLs themselves.
+import { stringify } from 'query-string';
+
 export type ResourceName = 'channel' | 'token' | 'redemption' | 'user' | 'log';
 
+/**
+ * A query string in the order given (as one-api's console sends it), empty and
+ * absent values left out; spaces as `+` (form encoding, what the console sent
+ * before query-string), so a search's URL did not change.
+ */
 const query = (params: Record<string, string | number | undefined>) => {
-  const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(params)) if (value !== undefined && value !== '') search.set(key, String(value));
-  const text = search.toString();
+  const text = stringify(params, { sort: false, skipNull: true, skipEmptyString: true }).replace(/%20/g, '+');
   return text ? `?${text}` : '';
 };
 
@@ -47,5 +52,8 @@ export const endpoints = {
   accessToken: '/api/user/token',
   affCode: '/api/user/aff',
   bindEmail: (email: string, code: string) => `/api/oauth/email/bind${query({ email, code })}`,
+  // resources in ra-data-simple-rest's convention: its own URLs, plus these actions
+  webhookTest: (id: string | number) => `/api/webhook/${encodeURIComponent(String(id))}/test`,
+  redeliver: (id: string | number) => `/api/webhook_delivery/${encodeURIComponent(String(id))}/redeliver`,
   dashboard: (admin: boolean, params: Record<string, string | number | undefined>) => `/api/dashboard${admin ? '/admin' : ''}${query(params)}`,
 };

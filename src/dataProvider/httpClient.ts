@@ -45,35 +45,40 @@ export type HttpClient = <T = unknown>(url: string, options?: RequestOptions) =>
 /** Base address from the build (VITE_SERVER); empty means same origin. */
 const serverBase = (import.meta.env?.VITE_SERVER as string | undefined) ?? '';
 
-export const httpClient: HttpClient = async <T,>(url: string, options: RequestOptions = {}) => {
-  let response: Response;
+/** The one fetch: same-origin credentials (the session cookie), JSON in and out, a network failure as HttpError status 0. */
+async function send(url: string, init: { method?: string; body?: string; headers?: HeadersInit; signal?: AbortSignal | null }): Promise<Response> {
+  const headers = new Headers(init.headers);
+  headers.set('Accept', 'application/json');
+  if (init.body !== undefined && !headers.has('Content-Type')) headers.set('Content-Type', 'application/json');
   try {
-    response = await fetch(serverBase + url, {
-      method: options.method ?? 'GET',
-      credentials: 'same-origin',
-      headers: options.body === undefined ? { Accept: 'application/json' } : { Accept: 'application/json', 'Content-Type': 'application/json' },
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      signal: options.signal,
-    });
+    return await fetch(serverBase + url, { method: init.method ?? 'GET', credentials: 'same-origin', headers, body: init.body, signal: init.signal ?? undefined });
   } catch (error) {
     if ((error as Error)?.name === 'AbortError') throw error;
     // the browser's own words ("Failed to fetch", "NetworkError when...") differ per browser and are never translated
     throw new HttpError('app.errors.network', 0, { cause: (error as Error)?.message || String(error) });
   }
+}
 
-  let envelope: Envelope<T> | undefined;
+async function readJson<T>(response: Response): Promise<T | undefined> {
   try {
-    envelope = (await response.json()) as Envelope<T>;
+    return (await response.json()) as T;
   } catch {
-    envelope = undefined;
+    return undefined;
   }
+}
 
-  if (!response.ok) {
-    if (response.status === 401) onUnauthorized();
-    const fixed = codedMessage(envelope) ?? STATUS_MESSAGES[response.status];
-    const message = fixed ?? (response.status === 401 ? envelope?.message ?? 'ra.auth.auth_check_error' : `Error: ${envelope?.message || response.statusText || `HTTP ${response.status}`}`);
-    throw new HttpError(message, response.status, envelope);
-  }
+/** The HttpError for a refused call: a known code translated, fixed statuses by their meaning, otherwise the server's words. */
+function refusal(response: Response, envelope: Envelope | undefined): HttpError {
+  if (response.status === 401) onUnauthorized();
+  const fixed = codedMessage(envelope) ?? STATUS_MESSAGES[response.status];
+  const message = fixed ?? (response.status === 401 ? envelope?.message ?? 'ra.auth.auth_check_error' : `Error: ${envelope?.message || response.statusText || `HTTP ${response.status}`}`);
+  return new HttpError(message, response.status, envelope);
+}
+
+export const httpClient: HttpClient = async <T,>(url: string, options: RequestOptions = {}) => {
+  const response = await send(url, { method: options.method, body: options.body === undefined ? undefined : JSON.stringify(options.body), signal: options.signal });
+  const envelope = await readJson<Envelope<T>>(response);
+  if (!response.ok) throw refusal(response, envelope);
   if (!envelope || typeof envelope !== 'object') {
     throw new HttpError('app.errors.request_failed', response.status);
   }
@@ -81,4 +86,25 @@ export const httpClient: HttpClient = async <T,>(url: string, options: RequestOp
   if (!('success' in envelope)) return { success: true, message: '', data: envelope as unknown as T };
   if (!envelope.success) throw new HttpError(codedMessage(envelope) ?? (envelope.message || 'app.errors.request_failed'), response.status, envelope);
   return envelope;
+};
+
+/** What ra-data-simple-rest expects of its HTTP client (react-admin's fetchUtils.fetchJson shape). */
+export type RestClient = (url: string, options?: { method?: string; body?: string | FormData; headers?: HeadersInit; signal?: AbortSignal | null }) => Promise<{ status: number; headers: Headers; body: string; json: any }>;
+
+/**
+ * The same fetch for the resources in ra-data-simple-rest's convention
+ * (bare JSON records and arrays, Content-Range on lists): answers are handed
+ * back whole; refusals (which keep the envelope) become the same HttpErrors.
+ */
+export const restClient: RestClient = async (url, options = {}) => {
+  const response = await send(url, { method: options.method, body: typeof options.body === 'string' ? options.body : undefined, headers: options.headers, signal: options.signal });
+  const body = await response.text();
+  let json: any;
+  try {
+    json = body ? JSON.parse(body) : undefined;
+  } catch {
+    json = undefined;
+  }
+  if (!response.ok) throw refusal(response, json && typeof json === 'object' && 'success' in json ? (json as Envelope) : undefined);
+  return { status: response.status, headers: response.headers, body, json };
 };

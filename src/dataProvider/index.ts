@@ -45,6 +45,20 @@
 // getDashboard      → GET /api/dashboard?start=&end=&granularity=&token_id=&model=   → Dashboard
 // getAdminDashboard → GET /api/dashboard/admin?...&user_id=&channel_id=             → AdminDashboard
 //
+// Resources one-api never had (SIMPLE_REST_RESOURCES in simpleRest.ts: webhook,
+// webhook_delivery) go to ra-data-simple-rest over restClient, in its convention:
+// getList           → GET /api/{resource}?sort=["field","ASC"]&range=[0,24]&filter={...}
+//                     (total from Content-Range: {resource} 0-24/319)
+// getOne            → GET /api/{resource}/{id}
+// getMany           → GET /api/{resource}?filter={"id":[1,2]}
+// getManyReference  → GET /api/{resource}?filter={...,"{target}":{id}}&sort=&range=
+// create            → POST /api/{resource}           body: the record
+// update(Many)      → PUT /api/{resource}/{id}       body: the record (once per id)
+// delete(Many)      → DELETE /api/{resource}/{id}    (once per id)
+// sendTestWebhook   → POST /api/webhook/{id}/test     → the delivery queued
+// redeliverWebhook  → POST /api/webhook_delivery/{id}/redeliver → the new delivery
+//
+// Query strings are built with query-string (the copy ra-core uses) everywhere.
 // The API returns no totals: lists use partial pagination (a full page means
 // there may be another; a shorter page is the last, so its total is known).
 import { HttpError, type DataProvider, type GetListParams, type GetListResult, type Identifier, type RaRecord } from 'react-admin';
@@ -56,8 +70,10 @@ import type { ClientStatus, } from '../../common/options';
 import type { LoginPayload, RegisterPayload, SessionUser, UserRecord, LogFilter } from '../../common/records';
 import { ITEMS_PER_PAGE } from '../../common/version';
 import { readStoredUser } from '../authProvider/storage';
+import type { WebhookDeliveryRecord } from '../../common/webhooks';
 import { endpoints } from './endpoints';
-import { httpClient as defaultHttpClient, type HttpClient } from './httpClient';
+import { httpClient as defaultHttpClient, restClient as defaultRestClient, type HttpClient, type RestClient } from './httpClient';
+import { isSimpleRest, simpleRestOver } from './simpleRest';
 
 export const PAGE_SIZE = ITEMS_PER_PAGE;
 export type { ChannelJob };
@@ -141,7 +157,11 @@ export function numericId(id: string | number): string | number {
   return typeof id === 'string' && /^\d{1,15}$/.test(id) ? Number(id) : id;
 }
 
-export function createDataProvider(httpClient: HttpClient = defaultHttpClient) {
+/** The CRUD methods, each handed to ra-data-simple-rest for its resources. */
+const CRUD_METHODS = ['getList', 'getOne', 'getMany', 'getManyReference', 'create', 'update', 'updateMany', 'delete', 'deleteMany'] as const;
+
+export function createDataProvider(httpClient: HttpClient = defaultHttpClient, restClient: RestClient = defaultRestClient) {
+  const simpleRest = simpleRestOver(restClient);
   const listOf = async (resource: string, params: GetListParams): Promise<GetListResult> => {
     const page = params.pagination?.page ?? 1;
     const perPage = params.pagination?.perPage ?? PAGE_SIZE;
@@ -335,7 +355,16 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient) {
     updateOption: async (key: string, value: string) => {
       await httpClient(endpoints.options, { method: 'PUT', body: { key, value } });
     },
+    /** Queues a webhook.test event for one webhook; resolves to its delivery. */
+    sendTestWebhook: async (id: string | number) => (await restClient(endpoints.webhookTest(id), { method: 'POST', body: '{}' })).json as WebhookDeliveryRecord,
+    /** Sends a delivery's event again, as a new delivery. */
+    redeliverWebhook: async (id: string | number) => (await restClient(endpoints.redeliver(id), { method: 'POST', body: '{}' })).json as WebhookDeliveryRecord,
   } satisfies DataProvider & Record<string, unknown>;
+  for (const method of CRUD_METHODS) {
+    const own = provider[method] as (resource: string, params: unknown) => Promise<unknown>;
+    const rest = simpleRest[method] as (resource: string, params: unknown) => Promise<unknown>;
+    (provider as Record<string, unknown>)[method] = (resource: string, params: unknown) => (isSimpleRest(resource) ? rest(resource, params) : own(resource, params));
+  }
   return provider;
 }
 

@@ -6,11 +6,12 @@ import englishMessages from 'ra-language-english';
 import type { I18nProvider, TranslationMessages } from 'react-admin';
 import { appEnglish } from './app.en';
 import { settingsEnglish } from './settings.en';
+import { webhooksEnglish } from './webhooks.en';
 
 export const LOCALE_STORAGE_KEY = 'locale';
 export type Locale = 'en' | 'zh';
 
-export const englishBundle = { ...englishMessages, ...appEnglish, ...settingsEnglish } as TranslationMessages;
+export const englishBundle = { ...englishMessages, ...appEnglish, ...settingsEnglish, ...webhooksEnglish } as TranslationMessages;
 
 const loaded: Partial<Record<Locale, TranslationMessages>> = { en: englishBundle };
 

@@ -4,5 +4,6 @@ import type { TranslationMessages } from 'react-admin';
 import { appChinese } from './app.zh';
 import { raChinese } from './ra.zh';
 import { settingsChinese } from './settings.zh';
+import { webhooksChinese } from './webhooks.zh';
 
-export const chineseMessages = { ...raChinese, ...appChinese, ...settingsChinese } as TranslationMessages;
+export const chineseMessages = { ...raChinese, ...appChinese, ...settingsChinese, ...webhooksChinese } as TranslationMessages;

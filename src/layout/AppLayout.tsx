@@ -29,7 +29,7 @@ function StatusNotices() {
 }
 
 /** The list pages: tables use the whole width (row actions must not need a sideways scroll). */
-const LIST_PAGE = /^\/(channel|token|redemption|user|log)\/?$/;
+const LIST_PAGE = /^\/(channel|token|redemption|user|log|webhook|webhook_delivery)\/?$/;
 
 export function AppLayout({ children }: { children?: ReactNode }) {
   const { pathname } = useLocation();

@@ -31,6 +31,11 @@ export const PAGE_TITLES: Array<[pattern: string, key: string]> = [
   ['/topup', 'app.page_title.topup'],
   ['/about', 'app.page_title.about'],
   ['/chat', 'app.page_title.chat'],
+  // react-admin's own routes for the simple-rest resources (create before :id, which would match it)
+  ['/webhook', 'webhooks.title'],
+  ['/webhook/create', 'webhooks.create_title'],
+  ['/webhook/:id', 'webhooks.edit_title'],
+  ['/webhook_delivery', 'webhooks.deliveries.title'],
 ];
 
 export function pageTitleKey(pathname: string): string | null {

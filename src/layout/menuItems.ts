@@ -16,6 +16,7 @@ export const MENU_ITEMS: MenuItem[] = [
   { key: 'topup', to: '/topup', label: 'app.menu.topup' },
   { key: 'user', to: '/user', label: 'app.menu.user', admin: true },
   { key: 'log', to: '/log', label: 'app.menu.log' },
+  { key: 'webhook', to: '/webhook', label: 'webhooks.menu', admin: true },
   { key: 'setting', to: '/setting', label: 'app.menu.setting' },
   { key: 'about', to: '/about', label: 'app.menu.about' },
   { key: 'chat', to: '/chat', label: 'app.menu.chat', chat: true },

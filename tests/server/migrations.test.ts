@@ -28,6 +28,8 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
   reservations: ['id', 'node_id', 'user_id', 'token_id', 'limited', 'amount', 'state', 'created_at'],
   relay_nodes: ['id', 'lease_expires_at', 'started_at'],
   job_leases: ['name', 'holder', 'expires_at', 'detail'],
+  webhooks: ['id', 'name', 'url', 'secret', 'events', 'enabled', 'created_time'],
+  webhook_deliveries: ['id', 'webhook_id', 'event_id', 'event_type', 'payload', 'status', 'attempts', 'next_attempt_at', 'last_status_code', 'last_error', 'claimed_by', 'claim_expires_at', 'created_time', 'delivered_time'],
   ...rollupTables(),
 };
 
@@ -60,6 +62,7 @@ for (const target of targets) {
         '0008-channel-test-error',
         '0009-usage-rollups',
         '0012-job-leases',
+        '0014-webhooks',
       ]);
       const tables = await db.introspection.getTables();
       for (const [table, columns] of Object.entries(EXPECTED_COLUMNS)) {

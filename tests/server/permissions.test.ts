@@ -8,7 +8,9 @@ import { asBrowser, buildTestApp, login, register, ROOT_PASSWORD } from '../supp
 type Who = 'guest' | 'user' | 'admin' | 'root';
 const RANK: Record<Who, number> = { guest: 0, user: 1, admin: 10, root: 100 };
 
-const MATRIX: Array<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; url: string; minimum: Who; payload?: unknown }> = [
+// rest: a resource in ra-data-simple-rest's convention (routes/api/simpleRest.ts): allowed calls answer
+// with a real status and no envelope, a signed-in caller below the minimum gets 403 (not 200) with the envelope
+const MATRIX: Array<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; url: string; minimum: Who; payload?: unknown; rest?: true }> = [
   // method  url                         minimum role
   { method: 'GET', url: '/api/status', minimum: 'guest' },
   { method: 'GET', url: '/api/notice', minimum: 'guest' },
@@ -76,6 +78,15 @@ const MATRIX: Array<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; url: string; mi
   { method: 'GET', url: '/api/log/search?keyword=1', minimum: 'admin' },
   { method: 'GET', url: '/api/import/', minimum: 'root' },
   { method: 'POST', url: '/api/import/', minimum: 'root', payload: { source: '/no/such/one-api.db' } },
+  { method: 'GET', url: '/api/webhook?sort=["id","DESC"]&range=[0,9]&filter={}', minimum: 'admin', rest: true },
+  { method: 'GET', url: '/api/webhook/999', minimum: 'admin', rest: true },
+  { method: 'POST', url: '/api/webhook', minimum: 'admin', rest: true, payload: { name: 'matrix', url: 'http://127.0.0.1:9/', events: ['token.exhausted'] } },
+  { method: 'PUT', url: '/api/webhook/999', minimum: 'admin', rest: true, payload: { name: 'x' } },
+  { method: 'DELETE', url: '/api/webhook/999', minimum: 'admin', rest: true },
+  { method: 'POST', url: '/api/webhook/999/test', minimum: 'admin', rest: true },
+  { method: 'GET', url: '/api/webhook_delivery?range=[0,9]', minimum: 'admin', rest: true },
+  { method: 'GET', url: '/api/webhook_delivery/999', minimum: 'admin', rest: true },
+  { method: 'POST', url: '/api/webhook_delivery/999/redeliver', minimum: 'admin', rest: true },
 ];
 
 let app: FastifyInstance;
@@ -100,9 +111,16 @@ describe('role matrix', () => {
       const allowed = RANK[who] >= RANK[route.minimum];
       it(`${who} ${allowed ? 'may' : 'may not'} ${route.method} ${route.url}`, async () => {
         const response = await asBrowser(app, cookies[who], { method: route.method, url: route.url, payload: route.payload as never });
-        if (allowed) {
+        if (allowed && route.rest) {
+          // past the role check: the record, the list, or the route's own 404
+          expect([200, 201, 404]).toContain(response.statusCode);
+          if (response.statusCode === 404) expect(response.json().message).toMatch(/not found/);
+        } else if (allowed) {
           expect(response.statusCode).toBe(200);
           expect(typeof response.json().success).toBe('boolean');
+        } else if (route.rest) {
+          expect(response.statusCode).toBe(who === 'guest' ? 401 : 403);
+          expect(response.json()).toMatchObject({ success: false, message: who === 'guest' ? 'not logged in' : 'insufficient permission' });
         } else {
           // one-api's clients: 401 only when nobody is signed in, else 200 with success false
           expect(response.statusCode).toBe(who === 'guest' ? 401 : 200);

@@ -11,6 +11,7 @@ import * as exactIdentityColumns from './0007-exact-identity-columns';
 import * as channelTestError from './0008-channel-test-error';
 import * as usageRollups from './0009-usage-rollups';
 import * as jobLeases from './0012-job-leases';
+import * as webhooks from './0014-webhooks';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -23,6 +24,7 @@ export const migrations: Record<string, Migration> = {
   '0008-channel-test-error': channelTestError,
   '0009-usage-rollups': usageRollups,
   '0012-job-leases': jobLeases,
+  '0014-webhooks': webhooks,
 };
 
 export const migrationProvider: MigrationProvider = {

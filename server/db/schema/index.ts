@@ -10,6 +10,7 @@ import type { TokensSchema } from './tokens';
 import type { UsageRollupsSchema } from './usageRollups';
 import type { UsersSchema } from './users';
 import type { VerificationCodesSchema } from './verificationCodes';
+import type { WebhooksSchema } from './webhooks';
 
 /** The whole database, as Kysely sees it. */
 export type Database = UsersSchema &
@@ -23,4 +24,5 @@ export type Database = UsersSchema &
   SessionsSchema &
   ReservationsSchema &
   UsageRollupsSchema &
-  JobLeasesSchema;
+  JobLeasesSchema &
+  WebhooksSchema;

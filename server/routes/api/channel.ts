@@ -14,6 +14,7 @@ import {
   createChannels, deleteChannel, findChannel, listChannels, searchChannels, splitList, toChannelRecord, updateChannel, type ChannelFields, type ChannelFilter,
 } from '../../repositories/channels';
 import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination';
+import { channelStatusEvent } from '../../webhooks/triggers';
 import { bulkSchema, byId, channelCreateSchema, channelUpdateSchema, jobIdParams, listed, searchedList } from './inputSchemas';
 
 /** The list's facets from the query string (the schema has checked each is digits or a short name). */
@@ -122,6 +123,15 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
   });
 
   // enable, disable or delete many channels; each id is answered for on its own
+  /** An admin's status change; a real change (not a repeat) is a channel.enabled or channel.disabled webhook event. */
+  const setChannelStatusByAdmin = async (channel: { id: number; name: string; type: number; status: number }, status: number) => {
+    const id = Number(channel.id);
+    await updateChannel(db, id, { status, auto_disabled: 0 });
+    if (Number(channel.status) !== status) {
+      await channelStatusEvent(app, { id, name: channel.name, type: Number(channel.type) }, status, { automatic: false, reason: 'changed by an admin' });
+    }
+  };
+
   app.post('/api/channel/bulk', { preHandler: admin, schema: bulkSchema }, async (request) => {
     const { ids, action } = request.body as { ids: number[]; action: BulkAction };
     const result: BulkResult = { done: [], failed: [] };
@@ -133,7 +143,7 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
       }
       if (action === 'delete') await deleteChannel(db, id);
       // as the one-by-one toggle: a manual change is the admin's, the health checker leaves it alone
-      else await updateChannel(db, id, { status: action === 'enable' ? ChannelStatus.enabled : ChannelStatus.disabled, auto_disabled: 0 });
+      else await setChannelStatusByAdmin(found, action === 'enable' ? ChannelStatus.enabled : ChannelStatus.disabled);
       result.done.push(id);
     }
     return ok(result);
@@ -167,7 +177,7 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
       const status = Number(body.status);
       if (status !== ChannelStatus.enabled && status !== ChannelStatus.disabled) return fail('a channel can only be enabled or disabled');
       // a manual change is the admin's: the health checker leaves it alone
-      await updateChannel(db, id, { status, auto_disabled: 0 });
+      await setChannelStatusByAdmin(current, status);
     } else {
       const parsed = parseChannelFields(body, { ...current, type: Number(current.type), priority: Number(current.priority), weight: Number(current.weight) });
       if ('error' in parsed) return fail(parsed.error);

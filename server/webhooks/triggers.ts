@@ -1,0 +1,53 @@
+// The events, each written where its change is decided (see the callers):
+// channel.disabled / channel.enabled by autoDisable.ts and the channel routes,
+// token.exhausted by relay/tokenAuth.ts, user.balance_low after the settlement
+// batch that took the balance below QuotaRemindThreshold.
+import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
+import { ChannelStatus } from '../../common/roles';
+import type { Database } from '../db/database';
+import { lowQuotaCrossing } from '../billing/quotaReminder';
+import { emitWebhookEvent, webhookMayWant } from './events';
+
+type Logger = { warn: (object: object, message: string) => void };
+
+/** A channel's status changed (by the system or an admin): channel.disabled or channel.enabled. */
+export function channelStatusEvent(
+  app: FastifyInstance,
+  channel: { id: number; name: string; type: number },
+  status: number,
+  change: { automatic: boolean; reason: string },
+): Promise<void> {
+  const type = status === ChannelStatus.enabled ? 'channel.enabled' : 'channel.disabled';
+  return emitWebhookEvent(app.ctx.db, app.log, type, { channel, automatic: change.automatic, reason: change.reason });
+}
+
+/** A limited token was found spent and marked exhausted (once: the caller's UPDATE flipped it). */
+export function tokenExhaustedEvent(db: Kysely<Database>, log: Logger, token: { id: number; name: string; user_id: number }): Promise<void> {
+  return emitWebhookEvent(db, log, 'token.exhausted', { token });
+}
+
+/**
+ * After a settlement batch charged `charge` to a user: user.balance_low when
+ * it took the balance from at or above the threshold to below it (or to zero).
+ * Reads the balance only when some webhook may listen.
+ */
+export async function balanceLowEvent(app: FastifyInstance, userId: number, charge: number): Promise<void> {
+  const { db, options } = app.ctx;
+  if (!webhookMayWant(db, 'user.balance_low')) return;
+  try {
+    const threshold = options.number('QuotaRemindThreshold');
+    const user = await db.selectFrom('users').select(['quota', 'username']).where('id', '=', userId).executeTakeFirst();
+    if (!user) return;
+    const crossing = lowQuotaCrossing(Number(user.quota), charge, threshold);
+    if (!crossing) return;
+    await emitWebhookEvent(db, app.log, 'user.balance_low', {
+      user: { id: userId, username: user.username },
+      quota: Number(user.quota),
+      threshold,
+      used_up: crossing === 'used_up',
+    });
+  } catch (error) {
+    app.log.warn({ err: error }, 'could not check the balance for user.balance_low');
+  }
+}

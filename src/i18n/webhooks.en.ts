@@ -1,0 +1,65 @@
+// English strings of the webhook screens (issue 16).
+export const webhooksEnglish = {
+  webhooks: {
+    menu: 'Webhooks',
+    title: 'Webhooks',
+    add: 'Add webhook',
+    create_title: 'New webhook',
+    edit_title: 'Edit webhook',
+    intro: 'Signed JSON events sent to your URLs: channels disabled or re-enabled, balances below the reminder threshold, tokens used up.',
+    fields: {
+      id: 'ID',
+      name: 'Name',
+      url: 'URL',
+      events: 'Events',
+      enabled: 'Enabled',
+      created_time: 'Created',
+      secret: 'Signing secret',
+      secret_create_help: 'Leave empty to generate one. It is shown once, after saving.',
+      secret_edit_help: 'Leave empty to keep the current secret; type a new one to replace it.',
+    },
+    events: {
+      'channel.disabled': 'Channel disabled',
+      'channel.enabled': 'Channel re-enabled',
+      'user.balance_low': 'Balance below reminder threshold',
+      'token.exhausted': 'Token used up',
+      'webhook.test': 'Test event',
+    },
+    validation: {
+      url: 'enter an http:// or https:// address',
+    },
+    secret_dialog: {
+      title: 'Copy the signing secret now',
+      body: 'This is the only time the secret is shown. Receivers use it to check the X-Switchboard-Signature header of every delivery.',
+      done: 'Done',
+    },
+    actions: {
+      test: 'Send test event',
+      test_sent: 'Test event queued',
+      deliveries: 'Deliveries',
+      redeliver: 'Redeliver',
+      redelivered: 'Delivery queued again',
+    },
+    deliveries: {
+      menu: 'Deliveries',
+      title: 'Webhook deliveries',
+      fields: {
+        id: 'ID',
+        webhook: 'Webhook',
+        event_type: 'Event',
+        status: 'Status',
+        attempts: 'Attempts',
+        last_status_code: 'Last answer',
+        last_error: 'Last error',
+        next_attempt_at: 'Next attempt',
+        created_time: 'Created',
+      },
+      status: {
+        pending: 'Pending',
+        delivered: 'Delivered',
+        failed: 'Failed',
+      },
+      no_answer: 'no answer',
+    },
+  },
+};
