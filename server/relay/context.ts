@@ -17,6 +17,7 @@ import { relayRegistry, type RelayRegistry } from './inflight';
 import type { QuotaLedger } from '../billing/quota';
 import { remindIfLow } from '../billing/quotaReminder';
 import type { RelayCache } from './relayCache';
+import { RelayRateLimiter } from './rateLimits';
 import type { RelayCaller } from './tokenAuth';
 
 /** How a relayed request ended, for the hooks that run after it (metrics). */
@@ -57,6 +58,8 @@ export interface RelayContext {
   newRequestId: () => string;
   log: FastifyBaseLogger;
   limiter: ConcurrencyLimiter;
+  /** Requests and tokens per minute per key and per user, across nodes through Redis. */
+  rateLimits: RelayRateLimiter;
   /** The calls in flight, so a shutdown can cut them at the end of its grace. */
   registry: RelayRegistry;
   /** Sends a request to the upstreams (dispatch.ts, which still takes the app for the channel auto-disable). */
@@ -105,6 +108,7 @@ export function relayContextOf(app: FastifyInstance, bookkeeping: Bookkeeping): 
       newRequestId,
       log: app.log,
       limiter: concurrencyLimiter(app),
+      rateLimits: new RelayRateLimiter(options, app.ctx.redis, app.ctx.config.redisKeyPrefix),
       registry: relayRegistry(app),
       dispatch: (caller, request) => dispatch(app, caller, request),
       remind: (userId, charge) => void remindIfLow(app, userId, charge),
