@@ -107,6 +107,25 @@ function scripted(redis: Redis): ScriptedRedis {
   return client;
 }
 
+/** One admission by the Lua script; `now` (ms) only where a test needs the clock fixed, else Redis's own. */
+export async function redisGcraAdmit(redis: Redis, charges: BucketCharge[], now?: number): Promise<GcraResult> {
+  const args = [...charges.map((charge) => charge.key), now === undefined ? '' : String(now)];
+  for (const charge of charges) args.push(String(charge.limit), String(charge.cost), String(charge.need));
+  const reply = await scripted(redis).switchboardRateAdmit(charges.length, ...args);
+  const scriptNow = Number(reply[1]);
+  const tats = reply.slice(3).map(Number);
+  return {
+    admitted: Number(reply[0]) === 1,
+    retryMs: Number(reply[2]),
+    buckets: charges.map((charge, index) => bucketState(tats[index], scriptNow, charge.limit)),
+  };
+}
+
+/** A correction by the Lua script (`now` as above). */
+export function redisGcraAdjust(redis: Redis, key: string, limit: number, units: number, now?: number): Promise<number> {
+  return scripted(redis).switchboardRateAdjust(1, key, now === undefined ? '' : String(now), String(limit), String(units));
+}
+
 /** Where the buckets of a request live, for the correction after its answer. */
 type Store = 'redis' | 'memory';
 
@@ -238,9 +257,7 @@ export class RelayRateLimiter {
     if (units === 0) return;
     for (const bucket of ticket.tokenBuckets) {
       if (ticket.store === 'redis' && this.redisUsable()) {
-        scripted(this.redis!)
-          .switchboardRateAdjust(1, bucket.key, '', String(bucket.limit), String(units))
-          .catch(() => this.memory.adjust(bucket.key, bucket.limit, units));
+        redisGcraAdjust(this.redis!, bucket.key, bucket.limit, units).catch(() => this.memory.adjust(bucket.key, bucket.limit, units));
       } else {
         this.memory.adjust(bucket.key, bucket.limit, units);
       }
@@ -254,17 +271,8 @@ export class RelayRateLimiter {
 
   /** The script's answer, or undefined when Redis failed (the caller counts in memory then). */
   private async admitInRedis(buckets: Bucket[]): Promise<GcraResult | undefined> {
-    const args = [...buckets.map((bucket) => bucket.key), ''];
-    for (const bucket of buckets) args.push(String(bucket.limit), String(bucket.cost), String(bucket.need));
     try {
-      const reply = await scripted(this.redis!).switchboardRateAdmit(buckets.length, ...args);
-      const now = Number(reply[1]);
-      const tats = reply.slice(3).map(Number);
-      return {
-        admitted: Number(reply[0]) === 1,
-        retryMs: Number(reply[2]),
-        buckets: buckets.map((bucket, index) => bucketState(tats[index], now, bucket.limit)),
-      };
+      return await redisGcraAdmit(this.redis!, buckets);
     } catch {
       // Redis went away mid-command or timed out: count here for a while (the client logs the outage)
       this.redisSkippedUntil = Date.now() + REDIS_RETRY_AFTER_MS;
