@@ -29,18 +29,21 @@ import type { RelayCaller } from './tokenAuth';
 /** After a failed Redis command, how long the limiter counts in memory before trying Redis again. */
 const REDIS_RETRY_AFTER_MS = 1000;
 
-/**
- * KEYS: the buckets. ARGV[1]: now in ms ('' = Redis's clock), then for each
- * bucket its limit, cost and need. Returns {1|0, now, retryMs, tat...}, the
- * numbers as strings (Lua numbers would be cut to integers).
- */
-const ADMIT_SCRIPT = `
+/** A script's `now` in ms: ARGV[1] when given (tests fix the clock), else Redis's own clock, the same for every node. */
+const SCRIPT_CLOCK = `
 local now = tonumber(ARGV[1])
 if not now then
   local time = redis.call('TIME')
   now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
 end
-local window = ${WINDOW_MS}
+`;
+
+/**
+ * KEYS: the buckets. ARGV[1]: now in ms ('' = Redis's clock), then for each
+ * bucket its limit, cost and need. Returns {1|0, now, retryMs, tat...}, the
+ * numbers as strings (Lua numbers would be cut to integers).
+ */
+const ADMIT_SCRIPT = `${SCRIPT_CLOCK}local window = ${WINDOW_MS}
 local bases = {}
 local retry = -1
 for i, key in ipairs(KEYS) do
@@ -76,13 +79,7 @@ return reply
 `;
 
 /** KEYS[1]: the bucket. ARGV: now ('' = Redis's clock), limit, units (may be negative). */
-const ADJUST_SCRIPT = `
-local now = tonumber(ARGV[1])
-if not now then
-  local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
-end
-local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+const ADJUST_SCRIPT = `${SCRIPT_CLOCK}local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tat < now then tat = now end
 tat = tat + tonumber(ARGV[3]) * ${WINDOW_MS} / tonumber(ARGV[2])
 if tat <= now then
