@@ -7,7 +7,9 @@
 // minute charged on the prompt's bound and corrected by the answer's usage.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
 import { asBrowser, login } from '../../support/app';
+import { redisTool, startPrivateRedis, waitUntil } from '../faults/support';
 import { databaseTargets, REDIS_URL, redisAvailable, type TestDatabase } from '../../support/databases';
 import { resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
@@ -277,4 +279,57 @@ describe('rate limits while Redis is unreachable', () => {
     }
     expect(statuses).toEqual([200, 200, 429]);
   });
+});
+
+const redisServer = redisTool('relay rate limits: Redis outage');
+
+describe.runIf(redisServer !== undefined)('rate limits when Redis goes away and comes back', () => {
+  let harness: RelayHarness;
+  let redis: Awaited<ReturnType<typeof startPrivateRedis>>;
+  const prefix = 'outage-test:';
+  beforeAll(async () => {
+    redis = await startPrivateRedis(redisServer!);
+    harness = await startRelayHarness(undefined, { redisUrl: redis.url, redisKeyPrefix: prefix });
+    await harness.addChannel({ name: 'emulator', key: 'sk-good' });
+    await harness.app.ctx.options.set('GroupRateLimits', JSON.stringify({ default: { rpm: 5, tpm: 0 } }));
+  }, 60_000);
+  afterAll(async () => {
+    await harness?.close();
+    await redis?.destroy();
+  });
+  const statuses = async (count: number) => {
+    const seen: number[] = [];
+    for (let index = 0; index < count; index += 1) {
+      const response = await harness.post('/v1/chat/completions', chat());
+      seen.push(response.status);
+      await response.text();
+    }
+    return seen;
+  };
+  const bucketKeys = async () => {
+    const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    try {
+      return await client.keys(`${prefix}*`);
+    } finally {
+      client.disconnect();
+    }
+  };
+
+  it('counts in Redis, then in memory while it is down (never failing a request), then in Redis again', async () => {
+    expect(await statuses(2)).toEqual([200, 200]);
+    expect(await bucketKeys()).toHaveLength(1);
+
+    await redis.stop();
+    // this node's own bucket, full at first: five more, then refused; no request fails for the outage
+    expect(await statuses(6)).toEqual([200, 200, 200, 200, 200, 429]);
+
+    await redis.start();
+    await waitUntil('the gateway reconnected to Redis', () => harness.app.ctx.redis?.status === 'ready');
+    // the restarted Redis kept nothing (no persistence): its bucket starts full and is used again
+    await waitUntil('a request counted in Redis again', async () => {
+      const response = await harness.post('/v1/chat/completions', chat());
+      await response.text();
+      return (await bucketKeys()).length === 1;
+    });
+  }, 120_000);
 });
