@@ -176,6 +176,8 @@ function rateHeaders(buckets: Bucket[], states: BucketState[]): Record<string, s
   return headers;
 }
 
+const NO_BUCKETS: Bucket[] = [];
+
 export class RelayRateLimiter {
   private readonly memory = new MemoryGcra();
   private redisSkippedUntil = 0;
@@ -209,6 +211,8 @@ export class RelayRateLimiter {
 
   private bucketsOf(caller: RelayCaller, estimate: number): Bucket[] {
     const { user, token } = this.limitsOf(caller);
+    // the common case, nothing limited: no keys built, nothing allocated beyond the limits
+    if (user.rpm === 0 && user.tpm === 0 && token.rpm === 0 && token.tpm === 0) return NO_BUCKETS;
     const userId = Number(caller.user.id);
     // one hash tag per user: a Redis Cluster keeps all of a request's buckets on one shard
     const userPrefix = `${this.keyPrefix}rl:{u${userId}}`;
