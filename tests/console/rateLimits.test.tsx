@@ -14,6 +14,7 @@ import { i18nProvider, messages } from '../../src/i18n';
 import { StatusProvider } from '../../src/layout/status';
 import { RateLimitsField, rateLimitValue } from '../../src/resources/shared/RateLimitsField';
 import { TokenEdit } from '../../src/resources/token/TokenEdit';
+import { UserEdit } from '../../src/resources/user/UserForms';
 import { invalidChangeMessage } from '../../src/settings/saveRules';
 import { server } from './setup';
 
@@ -86,6 +87,46 @@ describe('the token form', () => {
     expect(rateLimitValue(0)).toBe(0);
     expect(rateLimitValue('600')).toBe(600);
   });
+});
+
+describe('the user form (admins)', () => {
+  it("loads the user's overrides and sends them, an emptied one as null (the group's limit)", async () => {
+    const USER = {
+      id: 5, username: 'alice', display_name: 'Alice', email: '', github_id: '', wechat_id: '', role: 1, status: 1, quota: 1000, used_quota: 0,
+      request_count: 0, group: 'vip', aff_code: '', inviter_id: 0, concurrency_limit: 0, rpm_limit: 100, tpm_limit: 20000,
+    };
+    let sent: Record<string, unknown> | undefined;
+    server.use(
+      http.get('*/api/user/5', () => HttpResponse.json({ success: true, message: '', data: USER })),
+      http.put('*/api/user/', async ({ request }) => {
+        sent = (await request.json()) as Record<string, unknown>;
+        return HttpResponse.json({ success: true, message: '', data: null });
+      }),
+    );
+    const user = userEvent.setup();
+    render(
+      <MemoryRouter initialEntries={['/user/edit/5']}>
+        <StatusProvider load={async () => ({ display_in_currency: false, quota_per_unit: 500000 }) as ClientStatus}>
+          <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={memoryStore()}>
+            <Routes>
+              <Route path="/user/edit/:id" element={<UserEdit />} />
+              <Route path="/user" element={<p>user list</p>} />
+            </Routes>
+          </AdminContext>
+        </StatusProvider>
+      </MemoryRouter>,
+    );
+    const rpm = await screen.findByRole('spinbutton', { name: /Requests per minute/ });
+    const tpm = screen.getByRole('spinbutton', { name: /Tokens per minute/ });
+    await waitFor(() => expect(rpm).toHaveValue(100));
+    expect(tpm).toHaveValue(20000);
+    await user.clear(rpm);
+    await user.type(rpm, '0');
+    await user.clear(tpm);
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(sent).toBeDefined(), { timeout: 5000 });
+    expect(sent).toMatchObject({ id: 5, rpm_limit: 0, tpm_limit: null });
+  }, 30_000);
 });
 
 describe('the GroupRateLimits setting', () => {
