@@ -7,6 +7,7 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { AdminContext, memoryStore, RecordContextProvider } from 'react-admin';
 import { MemoryRouter, Route, Routes } from 'react-router-dom';
+import type { JSX } from 'react';
 import { describe, expect, it } from 'vitest';
 import type { ClientStatus } from '../../common/options';
 import { dataProvider } from '../../src/dataProvider';
@@ -33,6 +34,21 @@ const renderField = (record: Record<string, unknown>) =>
     </AdminContext>,
   );
 
+/** A resource's edit page at /<resource>/edit/<id>; saving goes back to its list. */
+const renderEdit = (resource: string, id: number, page: JSX.Element) =>
+  render(
+    <MemoryRouter initialEntries={[`/${resource}/edit/${id}`]}>
+      <StatusProvider load={async () => ({ display_in_currency: false, quota_per_unit: 500000 }) as ClientStatus}>
+        <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={memoryStore()}>
+          <Routes>
+            <Route path={`/${resource}/edit/:id`} element={page} />
+            <Route path={`/${resource}`} element={<p>{resource} list</p>} />
+          </Routes>
+        </AdminContext>
+      </StatusProvider>
+    </MemoryRouter>,
+  );
+
 describe('the limits column of the token list', () => {
   it('shows the limits in effect, compactly, or Unlimited', async () => {
     const { unmount } = renderField({ id: 1, rate_limits: { rpm: 600, tpm: 100000 } });
@@ -57,18 +73,7 @@ describe('the token form', () => {
       }),
     );
     const user = userEvent.setup();
-    render(
-      <MemoryRouter initialEntries={['/token/edit/3']}>
-        <StatusProvider load={async () => ({ display_in_currency: false, quota_per_unit: 500000 }) as ClientStatus}>
-          <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={memoryStore()}>
-            <Routes>
-              <Route path="/token/edit/:id" element={<TokenEdit />} />
-              <Route path="/token" element={<p>token list</p>} />
-            </Routes>
-          </AdminContext>
-        </StatusProvider>
-      </MemoryRouter>,
-    );
+    renderEdit('token', 3, <TokenEdit />);
     const rpm = await screen.findByRole('spinbutton', { name: /Requests per minute/ });
     const tpm = screen.getByRole('spinbutton', { name: /Tokens per minute/ });
     await waitFor(() => expect(tpm).toHaveValue(50000));
@@ -104,18 +109,7 @@ describe('the user form (admins)', () => {
       }),
     );
     const user = userEvent.setup();
-    render(
-      <MemoryRouter initialEntries={['/user/edit/5']}>
-        <StatusProvider load={async () => ({ display_in_currency: false, quota_per_unit: 500000 }) as ClientStatus}>
-          <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={memoryStore()}>
-            <Routes>
-              <Route path="/user/edit/:id" element={<UserEdit />} />
-              <Route path="/user" element={<p>user list</p>} />
-            </Routes>
-          </AdminContext>
-        </StatusProvider>
-      </MemoryRouter>,
-    );
+    renderEdit('user', 5, <UserEdit />);
     const rpm = await screen.findByRole('spinbutton', { name: /Requests per minute/ });
     const tpm = screen.getByRole('spinbutton', { name: /Tokens per minute/ });
     await waitFor(() => expect(rpm).toHaveValue(100));
