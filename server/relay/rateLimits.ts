@@ -20,7 +20,7 @@
 // anything is reserved: a refused request holds and costs nothing.
 import type { ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
-import { effectiveTokenRateLimits, parseGroupRateLimits, userRateLimits, type RateLimitPair } from '../../common/rateLimits';
+import { parseGroupRateLimits, userRateLimits, type RateLimitPair } from '../../common/rateLimits';
 import type { OptionStore } from '../plugins/optionStore';
 import { relayError, type RelayError } from './errors';
 import { bucketState, MemoryGcra, WINDOW_MS, type BucketCharge, type BucketState, type GcraResult } from './gcra';
@@ -201,12 +201,6 @@ export class RelayRateLimiter {
   limitsOf(caller: RelayCaller): { user: RateLimitPair; token: RateLimitPair } {
     const user = userRateLimits(caller.user, this.groups());
     return { user, token: { rpm: Number(caller.token.rpm_limit ?? 0), tpm: Number(caller.token.tpm_limit ?? 0) } };
-  }
-
-  /** What limits a key in effect (the token list shows it). */
-  effectiveLimits(caller: RelayCaller): RateLimitPair {
-    const { user } = this.limitsOf(caller);
-    return effectiveTokenRateLimits(caller.token, user);
   }
 
   private bucketsOf(caller: RelayCaller, estimate: number): Bucket[] {
