@@ -212,7 +212,11 @@ async function admitted<State>(call: RelayCall<State>): Promise<RelayOutcome> {
   const hint = { alone: ctx.inFlight === 1 };
   let reservation = await reserve(ctx, admission, route.price(call), hint);
   if (isRelayError(reservation) && reservation.code === 'insufficient_quota' && route.reserveAgain) reservation = await route.reserveAgain(call, reservation, hint);
-  if (isRelayError(reservation)) return refuse(call, reservation);
+  if (isRelayError(reservation)) {
+    // refused for quota: it used no tokens, so its estimate goes back to the tokens-per-minute limit
+    if (call.rateTicket) ctx.rateLimits.correct(call.rateTicket, 0);
+    return refuse(call, reservation);
+  }
   call.reservation = reservation;
 
   try {

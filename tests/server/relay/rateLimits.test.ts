@@ -244,6 +244,18 @@ for (const target of targets) {
       expect(remaining).toBeGreaterThanOrEqual(0);
     });
 
+    it('gives the tokens back when the quota refuses the request (nothing used)', async () => {
+      const caller = await newCaller('vip', { rpm_limit: 0, tpm_limit: 1500 });
+      expect((await harness.admin('PUT', '/api/user/', { id: caller.userId, quota: 0 })).success).toBe(true);
+      const long = Array.from({ length: 400 }, () => 'a').join(' ');
+      for (let attempt = 0; attempt < 3; attempt += 1) {
+        const refused = await harness.post('/v1/chat/completions', chat(long), caller.key);
+        expect(refused.status).toBe(429);
+        // the quota's refusal each time, never the tokens-per-minute one: each refused request gave its bound back
+        expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('insufficient_quota');
+      }
+    });
+
     it('gives the tokens back when no upstream answers (nothing used)', async () => {
       const caller = await newCaller('vip', { rpm_limit: 0, tpm_limit: 1000 });
       await resetRelay(harness);
