@@ -210,8 +210,15 @@ async function admitted<State>(call: RelayCall<State>): Promise<RelayOutcome> {
     call.rateTicket = decision.ticket;
   }
   const hint = { alone: ctx.inFlight === 1 };
-  let reservation = await reserve(ctx, admission, route.price(call), hint);
-  if (isRelayError(reservation) && reservation.code === 'insufficient_quota' && route.reserveAgain) reservation = await route.reserveAgain(call, reservation, hint);
+  let reservation: Reservation | RelayError;
+  try {
+    reservation = await reserve(ctx, admission, route.price(call), hint);
+    if (isRelayError(reservation) && reservation.code === 'insufficient_quota' && route.reserveAgain) reservation = await route.reserveAgain(call, reservation, hint);
+  } catch (error) {
+    // the database failed the reservation: no tokens were used either
+    if (call.rateTicket) ctx.rateLimits.correct(call.rateTicket, 0);
+    throw error;
+  }
   if (isRelayError(reservation)) {
     // refused for quota: it used no tokens, so its estimate goes back to the tokens-per-minute limit
     if (call.rateTicket) ctx.rateLimits.correct(call.rateTicket, 0);
