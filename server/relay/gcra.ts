@@ -93,6 +93,12 @@ export class MemoryGcra {
     else this.tats.set(key, tat);
   }
 
+  /** Takes a bucket's arrival time as another store has it (the copy of what Redis said). */
+  sync(key: string, tat: number, now = Date.now()): void {
+    if (tat <= now) this.tats.delete(key);
+    else this.tats.set(key, tat);
+  }
+
   /** Drops the buckets that are full again (they read the same as absent ones). */
   private sweep(now: number): void {
     for (const [key, tat] of this.tats) if (tat <= now) this.tats.delete(key);

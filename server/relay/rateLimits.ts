@@ -235,7 +235,13 @@ export class RelayRateLimiter {
     let result: GcraResult | undefined;
     if (this.redisUsable()) {
       result = await this.admitInRedis(buckets);
-      if (result) store = 'redis';
+      if (result) {
+        store = 'redis';
+        // what Redis said, kept here: should Redis fail next (a timeout on a busy node, an outage), this node
+        // goes on from the shared state it last saw, not from full buckets (which would admit a burst)
+        const now = Date.now();
+        buckets.forEach((bucket, index) => this.memory.sync(bucket.key, now + result!.buckets[index].resetMs, now));
+      }
     }
     result ??= this.memory.admit(buckets);
     const headers = rateHeaders(buckets, result.buckets);
@@ -251,11 +257,9 @@ export class RelayRateLimiter {
     const units = Math.max(0, Math.ceil(usedTokens)) - ticket.estimate;
     if (units === 0) return;
     for (const bucket of ticket.tokenBuckets) {
-      if (ticket.store === 'redis' && this.redisUsable()) {
-        redisGcraAdjust(this.redis!, bucket.key, bucket.limit, units).catch(() => this.memory.adjust(bucket.key, bucket.limit, units));
-      } else {
-        this.memory.adjust(bucket.key, bucket.limit, units);
-      }
+      // the copy here follows (see admitBuckets), and takes the correction alone when Redis fails it
+      this.memory.adjust(bucket.key, bucket.limit, units);
+      if (ticket.store === 'redis' && this.redisUsable()) redisGcraAdjust(this.redis!, bucket.key, bucket.limit, units).catch(() => undefined);
     }
   }
 
