@@ -11,6 +11,8 @@
  * - list:   a comma-joined list
  * - secret: write-only; never sent back to the browser
  */
+import { DEFAULT_GROUP_RATE_LIMITS, parseGroupRateLimits } from './rateLimits';
+
 export type OptionKind = 'toggle' | 'text' | 'number' | 'json' | 'list' | 'secret';
 
 export interface OptionSpec {
@@ -369,6 +371,8 @@ export const OPTION_SPECS = {
   ModelRatio: { kind: 'json', default: sortedJson(DEFAULT_MODEL_RATIO) },
   ModelMaxOutputTokens: { kind: 'json', default: sortedJson(DEFAULT_MODEL_MAX_OUTPUT_TOKENS) },
   GroupRatio: { kind: 'json', default: sortedJson(DEFAULT_GROUP_RATIO) },
+  /** Relay rate limits per group, `{"group": {"rpm": n, "tpm": n}}` (0 = unlimited); users and tokens may override (common/rateLimits.ts). */
+  GroupRateLimits: { kind: 'json', default: JSON.stringify(DEFAULT_GROUP_RATE_LIMITS) },
   TopUpLink: { kind: 'text', default: '', rootOnly: true, url: true },
   ChatLink: { kind: 'text', default: '', url: true },
   QuotaPerUnit: { kind: 'number', default: '500000' },
@@ -413,6 +417,7 @@ export const JSON_OPTION_NAMES: Partial<Record<OptionKey, string>> = {
   ModelRatio: 'model ratio',
   ModelMaxOutputTokens: 'model max output tokens',
   GroupRatio: 'group ratio',
+  GroupRateLimits: 'group rate limits',
 };
 
 /**
@@ -432,6 +437,11 @@ export function isValidRatioJson(raw: string): boolean {
     !Array.isArray(parsed) &&
     Object.values(parsed as object).every((value) => typeof value === 'number' && Number.isFinite(value) && value >= 0)
   );
+}
+
+/** Whether a json option's value is acceptable: the rate-limit table by its own rule, the rest as ratio tables. */
+export function isValidJsonOption(key: OptionKey, raw: string): boolean {
+  return key === 'GroupRateLimits' ? parseGroupRateLimits(raw) !== undefined : isValidRatioJson(raw);
 }
 
 /** An acceptable link value: empty, an http(s) URL, or a path on this site (no `javascript:` and the like). */

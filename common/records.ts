@@ -24,6 +24,10 @@ export interface UserRecord {
   inviter_id: number;
   /** Relayed requests in flight at once, per server node: 0 = the UserConcurrencyLimit option, -1 = no limit. */
   concurrency_limit: number;
+  /** Requests per minute across nodes: null = the group's (GroupRateLimits), 0 = unlimited. */
+  rpm_limit: number | null;
+  /** Tokens per minute across nodes: null = the group's, 0 = unlimited. */
+  tpm_limit: number | null;
 }
 
 /** What `POST /api/user/login` returns in `data` and the console stores under `user`. */
@@ -66,6 +70,12 @@ export interface TokenRecord {
   expired_time: number;
   /** Relayed requests in flight at once, per server node: 0 = the TokenConcurrencyLimit option, -1 = no limit. */
   concurrency_limit: number;
+  /** The key's own requests per minute: null = only its user's limit applies; never above the user's. */
+  rpm_limit: number | null;
+  /** The key's own tokens per minute: null = only its user's limit applies. */
+  tpm_limit: number | null;
+  /** What limits the key in effect, its own and its user's together (0 = unlimited); in lists and single reads. */
+  rate_limits?: { rpm: number; tpm: number };
 }
 
 export interface ChannelRecord {

@@ -35,6 +35,8 @@ export interface Config {
   redisUrl?: string;
   /** Milliseconds a Redis command may take before the node goes on without Redis (rate limits count locally); default 200. */
   redisCommandTimeoutMs?: number;
+  /** Prefixes the relay rate limits' Redis keys (REDIS_KEY_PREFIX), for deployments sharing one Redis; default none. */
+  redisKeyPrefix?: string;
   /** 32-byte key for signing session cookies. */
   sessionSecret: Buffer;
   initialRootPassword?: string;
@@ -169,6 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nodeIdHeader: ['1', 'true', 'yes'].includes((env.NODE_ID_HEADER ?? '').toLowerCase()),
     redisUrl: env.REDIS_CONN_STRING?.trim() || undefined,
     redisCommandTimeoutMs: wholeNumberFromEnv(env, 'REDIS_COMMAND_TIMEOUT_MS', DEFAULT_REDIS_COMMAND_TIMEOUT_MS) || DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
+    redisKeyPrefix: env.REDIS_KEY_PREFIX?.trim() || undefined,
     sessionSecret: sessionSecretFromEnv(env, dataDir),
     initialRootPassword: env.INITIAL_ROOT_PASSWORD || undefined,
     consoleDir: resolve(env.CONSOLE_DIR?.trim() || join(repoRoot, 'dist')),

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import {
-  JSON_OPTION_NAMES, OPTION_SPECS, isOptionKey, isSafeLink, isUrlOption, isValidRatioJson, parseToggle, type OptionKey,
+  JSON_OPTION_NAMES, OPTION_SPECS, isOptionKey, isSafeLink, isUrlOption, isValidJsonOption, parseToggle, type OptionKey,
 } from '../../common/options';
 import type { Database } from '../db/database';
 import { loadOptionRows, saveOption } from '../repositories/options';
@@ -32,7 +32,7 @@ export function validateOption(key: OptionKey, raw: string): string {
       return trimmed;
     }
     case 'json':
-      if (!isValidRatioJson(raw)) throw new OptionError(`${JSON_OPTION_NAMES[key] ?? key} is not a valid JSON string`);
+      if (!isValidJsonOption(key, raw)) throw new OptionError(`${JSON_OPTION_NAMES[key] ?? key} is not a valid JSON string`);
       return raw;
     case 'list':
       return raw

@@ -19,6 +19,7 @@ import { remindIfLow } from '../billing/quotaReminder';
 import { balanceLowEvent } from '../webhooks/triggers';
 import { webhookMayWant } from '../webhooks/events';
 import type { RelayCache } from './relayCache';
+import { RelayRateLimiter } from './rateLimits';
 import type { RelayCaller } from './tokenAuth';
 
 /** How a relayed request ended, for the hooks that run after it (metrics). */
@@ -59,6 +60,8 @@ export interface RelayContext {
   newRequestId: () => string;
   log: FastifyBaseLogger;
   limiter: ConcurrencyLimiter;
+  /** Requests and tokens per minute per key and per user, across nodes through Redis. */
+  rateLimits: RelayRateLimiter;
   /** The calls in flight, so a shutdown can cut them at the end of its grace. */
   registry: RelayRegistry;
   /** Sends a request to the upstreams (dispatch.ts, which still takes the app for the channel auto-disable). */
@@ -111,6 +114,7 @@ export function relayContextOf(app: FastifyInstance, bookkeeping: Bookkeeping): 
       newRequestId,
       log: app.log,
       limiter: concurrencyLimiter(app),
+      rateLimits: new RelayRateLimiter(options, app.ctx.redis, app.ctx.config.redisKeyPrefix),
       registry: relayRegistry(app),
       dispatch: (caller, request) => dispatch(app, caller, request),
       remind: (userId, charge) => void remindIfLow(app, userId, charge),

@@ -7,6 +7,7 @@
 //   limits         a place among the caller's concurrent requests     hooks.beforeAdmit
 //   read           route.read: the model and the route's own state
 //   admit          the key may use the model, and its price           hooks.beforeReserve
+//   rate limits    requests and tokens per minute (rateLimits.ts); sets the x-ratelimit-* headers
 //   reserve        route.price (route.reserveAgain when refused)      hooks.beforeDispatch
 //   dispatch       route.upstream -> dispatch.ts (channels, retries)
 //   answer         route.answer writes to the client and calls call.settle(...) once
@@ -28,6 +29,7 @@ import { isRelayError, relayError, type RelayError } from './errors';
 import type { Reservation } from '../billing/quota';
 import { authenticateRelay, type RelayCaller } from './tokenAuth';
 import type { DisconnectSignal } from './upstream';
+import { setRateHeaders, type RateTicket } from './rateLimits';
 
 /** A request as both ways in deliver it: a Fastify route, or the fast path before Fastify. */
 export interface RelayInput {
@@ -57,6 +59,8 @@ export interface RelayRoute<State> {
   read(call: RelayCall<State>): State | RelayError;
   /** The most the request can cost: what is held before the call. */
   price(call: RelayCall<State>): number;
+  /** The tokens charged to a tokens-per-minute limit when admitted (corrected by the settlement); absent: 0. */
+  tokenEstimate?(call: RelayCall<State>): number;
   /**
    * When the hold at `price` was refused for lack of quota: another try (a
    * tighter count, a lowered output limit), or the refusal stands.
@@ -85,6 +89,8 @@ export class RelayCall<State = unknown> {
   signal!: DisconnectSignal;
   /** The channel that answered, or failed last (0: none could be tried); undefined until dispatch ends. */
   channelId: number | undefined;
+  /** The tokens-per-minute charge, corrected when the request is settled or given back. */
+  rateTicket: RateTicket | undefined;
   /** Set once the reservation is settled or given back: neither happens twice. */
   private closed = false;
 
@@ -100,12 +106,14 @@ export class RelayCall<State = unknown> {
     if (this.closed) throw new Error('a relayed request was settled after its reservation was closed');
     this.closed = true;
     settleLater(this.ctx, this.admission, this.reservation, settlement);
+    if (this.rateTicket) this.ctx.rateLimits.correct(this.rateTicket, settlement.promptTokens + settlement.completionTokens);
   }
 
   /** Gives the hold back, unless it was settled or given back already. */
   release(): Promise<void> | undefined {
     if (this.closed) return undefined;
     this.closed = true;
+    if (this.rateTicket) this.ctx.rateLimits.correct(this.rateTicket, 0);
     return release(this.ctx, this.reservation);
   }
 
@@ -194,10 +202,28 @@ async function admitted<State>(call: RelayCall<State>): Promise<RelayOutcome> {
     const refused = firstRefusal(hooks.beforeReserve, (hook) => hook(admission, route.operation));
     if (refused) return refuse(call, refused);
   }
+  const limited = ctx.rateLimits.admit(call.caller, route.tokenEstimate?.(call) ?? 0);
+  if (limited) {
+    const decision = await limited;
+    setRateHeaders(response, decision.headers);
+    if (decision.refused) return refuse(call, decision.refused);
+    call.rateTicket = decision.ticket;
+  }
   const hint = { alone: ctx.inFlight === 1 };
-  let reservation = await reserve(ctx, admission, route.price(call), hint);
-  if (isRelayError(reservation) && reservation.code === 'insufficient_quota' && route.reserveAgain) reservation = await route.reserveAgain(call, reservation, hint);
-  if (isRelayError(reservation)) return refuse(call, reservation);
+  let reservation: Reservation | RelayError;
+  try {
+    reservation = await reserve(ctx, admission, route.price(call), hint);
+    if (isRelayError(reservation) && reservation.code === 'insufficient_quota' && route.reserveAgain) reservation = await route.reserveAgain(call, reservation, hint);
+  } catch (error) {
+    // the database failed the reservation: no tokens were used either
+    if (call.rateTicket) ctx.rateLimits.correct(call.rateTicket, 0);
+    throw error;
+  }
+  if (isRelayError(reservation)) {
+    // refused for quota: it used no tokens, so its estimate goes back to the tokens-per-minute limit
+    if (call.rateTicket) ctx.rateLimits.correct(call.rateTicket, 0);
+    return refuse(call, reservation);
+  }
   call.reservation = reservation;
 
   try {

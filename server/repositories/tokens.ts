@@ -1,6 +1,7 @@
 // Queries on relay tokens; every read and write is scoped to the owner.
 import type { Kysely, Selectable } from 'kysely';
 import type { TokenRecord } from '../../common/records';
+import { effectiveTokenRateLimits, type RateLimitPair } from '../../common/rateLimits';
 import { insertReturningId, type Database } from '../db/database';
 import type { DatabaseConfig } from '../config';
 import type { TokensTable } from '../db/schema/tokens';
@@ -42,6 +43,8 @@ export interface TokenFields {
   models: string | null;
   allowed_ips: string | null;
   concurrency_limit: number;
+  rpm_limit: number | null;
+  tpm_limit: number | null;
 }
 
 export function createToken(db: Executor, dialect: DatabaseConfig['dialect'], userId: number, key: string, fields: TokenFields): Promise<number> {
@@ -61,8 +64,10 @@ export async function deleteOwnToken(db: Executor, userId: number, id: number): 
   return Number(result.numDeletedRows) > 0;
 }
 
-/** The token as lists show it: the key masked (the full key has its own endpoint). */
-export function toTokenRecord(row: TokenRow, revealKey = false): TokenRecord & { models: string; allowed_ips: string } {
+const limitOf = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
+
+/** The token as lists show it: the key masked (the full key has its own endpoint); with its user's limits, what limits it in effect. */
+export function toTokenRecord(row: TokenRow, revealKey = false, userLimits?: RateLimitPair): TokenRecord & { models: string; allowed_ips: string } {
   return {
     id: Number(row.id),
     user_id: Number(row.user_id),
@@ -78,5 +83,8 @@ export function toTokenRecord(row: TokenRow, revealKey = false): TokenRecord & {
     models: row.models ?? '',
     allowed_ips: row.allowed_ips ?? '',
     concurrency_limit: Number(row.concurrency_limit ?? 0),
+    rpm_limit: limitOf(row.rpm_limit),
+    tpm_limit: limitOf(row.tpm_limit),
+    ...(userLimits ? { rate_limits: effectiveTokenRateLimits({ rpm_limit: limitOf(row.rpm_limit), tpm_limit: limitOf(row.tpm_limit) }, userLimits) } : {}),
   };
 }

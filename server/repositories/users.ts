@@ -109,7 +109,7 @@ export function createUser(db: Executor, dialect: DatabaseConfig['dialect'], use
 }
 
 export type UserPatch = Partial<
-  Pick<UserRow, 'username' | 'display_name' | 'password_hash' | 'email' | 'role' | 'status' | 'quota' | 'group' | 'session_version' | 'access_token_hash' | 'aff_code' | 'concurrency_limit'>
+  Pick<UserRow, 'username' | 'display_name' | 'password_hash' | 'email' | 'role' | 'status' | 'quota' | 'group' | 'session_version' | 'access_token_hash' | 'aff_code' | 'concurrency_limit' | 'rpm_limit' | 'tpm_limit'>
 >;
 
 export async function updateUser(db: Executor, id: number, patch: UserPatch): Promise<void> {
@@ -143,5 +143,7 @@ export function toUserRecord(row: UserRow): UserRecord {
     aff_code: row.aff_code ?? '',
     inviter_id: Number(row.inviter_id),
     concurrency_limit: Number(row.concurrency_limit ?? 0),
+    rpm_limit: row.rpm_limit === null || row.rpm_limit === undefined ? null : Number(row.rpm_limit),
+    tpm_limit: row.tpm_limit === null || row.tpm_limit === undefined ? null : Number(row.tpm_limit),
   };
 }

@@ -166,6 +166,10 @@ export const appEnglish = {
       owed_help: 'A provider answered more than this request was allowed; the excess is owed and requests are refused until it is paid.',
       powered_by: 'Powered by Switchboard',
     },
+    rate_limits: {
+      rpm: '%{count} RPM',
+      tpm: '%{count} TPM',
+    },
     home: {
       title: 'One API for every model',
       subtitle: 'Switchboard routes your requests to the model providers your operator connected, meters every call and bills it against your quota.',
@@ -225,6 +229,9 @@ export const appEnglish = {
       updated: 'user info updated',
       concurrency_limit: 'Concurrent requests',
       concurrency_limit_help: 'How many requests this user (all their tokens together) may have in flight at once on each server node: 0 uses the site default, -1 means no limit.',
+      rpm_limit: 'Requests per minute (RPM)',
+      tpm_limit: 'Tokens per minute (TPM)',
+      rate_limit_help: 'For all of this user\'s keys together, across every server node. Empty uses the group\'s limit (Rate limits per group); 0 means unlimited.',
     },
     token: {
       title: 'My tokens',
@@ -255,6 +262,9 @@ export const appEnglish = {
       allowed_ips_help: 'Comma-separated addresses or CIDR ranges; empty allows any address.',
       concurrency_limit: 'Concurrent requests',
       concurrency_limit_help: 'How many requests this token may have in flight at once on each server node: 0 uses the site default, -1 means no limit.',
+      rpm_limit: 'Requests per minute (RPM)',
+      tpm_limit: 'Tokens per minute (TPM)',
+      rate_limit_help: 'Empty: your account\'s limit applies (shown in the list). A value here may only be lower than your account\'s.',
     },
     redemption: {
       title: 'Manage redemption codes',
@@ -401,7 +411,7 @@ export const appEnglish = {
       name: 'Token |||| Tokens',
       fields: {
         name: 'Name', status: 'Status', used_quota: 'Used quota', remain_quota: 'Remaining quota',
-        unlimited_quota: 'Unlimited quota', created_time: 'Created', expired_time: 'Expires',
+        unlimited_quota: 'Unlimited quota', created_time: 'Created', expired_time: 'Expires', rate_limits: 'Rate limits',
       },
     },
     redemption: {

@@ -168,6 +168,10 @@ export const appChinese: typeof appEnglish = {
       owed_help: '上游返回的内容超出了请求允许的长度，超出部分计为欠费；补足之前请求会被拒绝。',
       powered_by: '由 Switchboard 驱动',
     },
+    rate_limits: {
+      rpm: '%{count} 次/分钟',
+      tpm: '%{count} token/分钟',
+    },
     home: {
       title: '一个接口，连接所有模型',
       subtitle: 'Switchboard 将你的请求转发到管理员接入的模型服务商，统计每一次调用并从你的额度中扣费。',
@@ -227,6 +231,9 @@ export const appChinese: typeof appEnglish = {
       updated: '用户信息更新成功',
       concurrency_limit: '并发请求数',
       concurrency_limit_help: '此用户（全部令牌合计）在每个服务器节点上可同时进行的请求数：0 使用站点默认值，-1 表示不限制。',
+      rpm_limit: '每分钟请求数（RPM）',
+      tpm_limit: '每分钟 token 数（TPM）',
+      rate_limit_help: '此用户全部密钥合计，所有服务器节点共同计算。留空使用分组的限制（分组速率限制）；0 表示不限制。',
     },
     token: {
       title: '我的令牌',
@@ -257,6 +264,9 @@ export const appChinese: typeof appEnglish = {
       allowed_ips_help: '以逗号分隔的地址或 CIDR 网段；留空表示允许任何地址。',
       concurrency_limit: '并发请求数',
       concurrency_limit_help: '此令牌在每个服务器节点上可同时进行的请求数：0 使用站点默认值，-1 表示不限制。',
+      rpm_limit: '每分钟请求数（RPM）',
+      tpm_limit: '每分钟 token 数（TPM）',
+      rate_limit_help: '留空：使用账户的限制（见列表）。这里的值只能低于账户的限制。',
     },
     redemption: {
       title: '管理兑换码',
@@ -403,7 +413,7 @@ export const appChinese: typeof appEnglish = {
       name: '令牌',
       fields: {
         name: '名称', status: '状态', used_quota: '已用额度', remain_quota: '剩余额度',
-        unlimited_quota: '无限额度', created_time: '创建时间', expired_time: '过期时间',
+        unlimited_quota: '无限额度', created_time: '创建时间', expired_time: '过期时间', rate_limits: '速率限制',
       },
     },
     redemption: {

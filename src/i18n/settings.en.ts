@@ -92,6 +92,7 @@ export const settingsEnglish = {
       RetryTimes: 'Retries on another channel',
       TokenConcurrencyLimit: 'Concurrent requests per API key',
       UserConcurrencyLimit: 'Concurrent requests per user',
+      GroupRateLimits: 'Rate limits per group (RPM, TPM)',
     },
     help: {
       TopUpLink: 'Where the "get a code" button of the top-up page leads.',
@@ -102,6 +103,7 @@ export const settingsEnglish = {
       PreConsumedQuota: 'Kept for one-api compatibility; no longer used: a request reserves its model\'s maximum output (Model maximum output) or its own max_tokens.',
       TokenConcurrencyLimit: 'Per server node; 0 means no limit.',
       UserConcurrencyLimit: 'Per server node, all of the user\'s keys together; 0 means no limit.',
+      GroupRateLimits: 'Requests and tokens per minute for each user of a group, across all nodes: {"default": {"rpm": 0, "tpm": 0}, "vip": {"rpm": 600, "tpm": 100000}}. 0 means unlimited; a group not listed uses "default". A user\'s own limit (user form) overrides it; a key may have a lower one.',
       ModelMaxOutputTokens: 'A request without max_tokens reserves this many output tokens (4096 for a model not listed). If the balance cannot pay for it, the request\'s max_tokens is lowered to what it can pay, or it is refused.',
       SMTPFrom: 'Empty uses the account.',
       WeChatAccountQRCodeImageURL: 'The QR code shown in the WeChat sign-in dialog.',
@@ -163,6 +165,7 @@ export const settingsEnglish = {
     errors: {
       model_ratio_json: 'model ratio is not a valid JSON string',
       group_ratio_json: 'group ratio is not a valid JSON string',
+      group_rate_limits_json: 'group rate limits must be JSON like {"default": {"rpm": 0, "tpm": 0}} with whole numbers, 0 or more',
     },
   },
   content: {

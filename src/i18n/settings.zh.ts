@@ -93,6 +93,7 @@ export const settingsChinese: typeof settingsEnglish = {
       RetryTimes: '失败后换渠道重试次数',
       TokenConcurrencyLimit: '每个 API 密钥的并发请求数',
       UserConcurrencyLimit: '每个用户的并发请求数',
+      GroupRateLimits: '分组速率限制（RPM、TPM）',
     },
     help: {
       TopUpLink: '充值页面“获取兑换码”按钮打开的地址。',
@@ -103,6 +104,7 @@ export const settingsChinese: typeof settingsEnglish = {
       PreConsumedQuota: '为兼容 one-api 保留，已不再使用：请求按模型最大输出（或请求自带的 max_tokens）预扣。',
       TokenConcurrencyLimit: '按服务器节点计算；0 表示不限制。',
       UserConcurrencyLimit: '按服务器节点计算，用户全部密钥合计；0 表示不限制。',
+      GroupRateLimits: '分组内每个用户每分钟的请求数和 token 数，所有节点合计：{"default": {"rpm": 0, "tpm": 0}, "vip": {"rpm": 600, "tpm": 100000}}。0 表示不限制；未列出的分组使用 "default"。用户自己的限制（用户表单）优先；密钥可以设置更低的限制。',
       ModelMaxOutputTokens: '未设置 max_tokens 的请求按此输出 token 数预扣（未列出的模型为 4096）。余额不足时，将请求的 max_tokens 降到余额可支付的值，或拒绝请求。',
       SMTPFrom: '留空则使用 SMTP 账户。',
       WeChatAccountQRCodeImageURL: '微信登录对话框中显示的二维码。',
@@ -164,6 +166,7 @@ export const settingsChinese: typeof settingsEnglish = {
     errors: {
       model_ratio_json: '模型倍率不是合法的 JSON 字符串',
       group_ratio_json: '分组倍率不是合法的 JSON 字符串',
+      group_rate_limits_json: '分组速率限制必须是形如 {"default": {"rpm": 0, "tpm": 0}} 的 JSON，取值为 0 或更大的整数',
     },
   },
   content: {

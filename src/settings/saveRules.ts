@@ -1,7 +1,7 @@
 // The save rules of spec §4 and §5, kept free of React so they are easy to
 // test: only changed values are sent, empty secrets are skipped, and invalid
 // ratio JSON stops the whole section before anything is sent.
-import { isValidRatioJson, OPTION_SPECS, type OptionKey } from '../../common/options';
+import { isValidJsonOption, OPTION_SPECS, type OptionKey } from '../../common/options';
 
 export interface OptionChange {
   key: OptionKey;
@@ -23,8 +23,9 @@ export function pendingChanges(keys: OptionKey[], saved: Partial<Record<OptionKe
 
 /** The message key for the first change whose ratio JSON is invalid (spec §5), if any. */
 export function invalidChangeMessage(changes: OptionChange[]): string | undefined {
-  const invalid = changes.find((change) => OPTION_SPECS[change.key].kind === 'json' && !isValidRatioJson(change.value));
+  const invalid = changes.find((change) => OPTION_SPECS[change.key].kind === 'json' && !isValidJsonOption(change.key, change.value));
   if (!invalid) return undefined;
+  if (invalid.key === 'GroupRateLimits') return 'settings.errors.group_rate_limits_json';
   return invalid.key === 'GroupRatio' ? 'settings.errors.group_ratio_json' : 'settings.errors.model_ratio_json';
 }
 

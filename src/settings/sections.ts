@@ -23,7 +23,7 @@ export const SETTING_TABS: Record<SettingTab, SettingSection[]> = {
     },
     { id: 'monitoring', keys: ['ChannelDisableThreshold', 'QuotaRemindThreshold'] },
     { id: 'quota', keys: ['QuotaForNewUser', 'QuotaForInviter', 'QuotaForInvitee', 'PreConsumedQuota'] },
-    { id: 'fairness', keys: ['TokenConcurrencyLimit', 'UserConcurrencyLimit'] },
+    { id: 'fairness', keys: ['TokenConcurrencyLimit', 'UserConcurrencyLimit', 'GroupRateLimits'] },
     { id: 'ratio', keys: ['ModelRatio', 'ModelMaxOutputTokens', 'GroupRatio'] },
   ],
   system: [
@@ -64,6 +64,7 @@ export const FIELD_HINTS: Partial<Record<OptionKey, FieldHint>> = {
   ModelRatio: { rows: 12, monospace: true },
   ModelMaxOutputTokens: { rows: 8, monospace: true },
   GroupRatio: { rows: 6, monospace: true },
+  GroupRateLimits: { rows: 6, monospace: true },
   Notice: { rows: 5 },
   Footer: { rows: 3, monospace: true },
   HomePageContent: { rows: 8 },

@@ -16,8 +16,8 @@ function rollupTables(): Record<string, string[]> {
 }
 
 const EXPECTED_COLUMNS: Record<string, string[]> = {
-  users: ['id', 'username', 'password_hash', 'display_name', 'role', 'status', 'email', 'github_id', 'wechat_id', 'access_token_hash', 'quota', 'used_quota', 'request_count', 'group', 'aff_code', 'inviter_id', 'session_version', 'created_at', 'held_quota', 'concurrency_limit'],
-  tokens: ['id', 'user_id', 'key', 'status', 'name', 'created_time', 'accessed_time', 'expired_time', 'remain_quota', 'unlimited_quota', 'used_quota', 'models', 'allowed_ips', 'held_quota', 'concurrency_limit'],
+  users: ['id', 'username', 'password_hash', 'display_name', 'role', 'status', 'email', 'github_id', 'wechat_id', 'access_token_hash', 'quota', 'used_quota', 'request_count', 'group', 'aff_code', 'inviter_id', 'session_version', 'created_at', 'held_quota', 'concurrency_limit', 'rpm_limit', 'tpm_limit'],
+  tokens: ['id', 'user_id', 'key', 'status', 'name', 'created_time', 'accessed_time', 'expired_time', 'remain_quota', 'unlimited_quota', 'used_quota', 'models', 'allowed_ips', 'held_quota', 'concurrency_limit', 'rpm_limit', 'tpm_limit'],
   channels: ['id', 'type', 'key', 'status', 'name', 'weight', 'priority', 'auto_disabled', 'created_time', 'test_time', 'response_time', 'base_url', 'other', 'balance', 'balance_updated_time', 'models', 'group', 'used_quota', 'model_mapping', 'test_error'],
   abilities: ['group', 'model', 'channel_id', 'enabled', 'priority', 'weight'],
   redemptions: ['id', 'user_id', 'key', 'status', 'name', 'quota', 'created_time', 'redeemed_time', 'redeemed_by'],
@@ -61,6 +61,7 @@ for (const target of targets) {
         '0007-exact-identity-columns',
         '0008-channel-test-error',
         '0009-usage-rollups',
+        '0011-rate-limits',
         '0012-job-leases',
         '0014-webhooks',
       ]);

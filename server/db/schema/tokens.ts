@@ -15,6 +15,10 @@ export interface TokensTable {
   held_quota: Generated<number>;
   /** In-flight relayed requests allowed on one node: 0 = the option's default, -1 = no limit. */
   concurrency_limit: Generated<number>;
+  /** Requests per minute across nodes: null inherits (see common/rateLimits.ts), 0 = unlimited. */
+  rpm_limit: number | null;
+  /** Tokens per minute across nodes: null inherits, 0 = unlimited. */
+  tpm_limit: number | null;
   unlimited_quota: number;
   used_quota: number;
   /** Comma-separated model allowlist; null or empty allows every model. */

@@ -18,6 +18,10 @@ export interface UsersTable {
   held_quota: Generated<number>;
   /** In-flight relayed requests allowed on one node: 0 = the option's default, -1 = no limit. */
   concurrency_limit: Generated<number>;
+  /** Requests per minute across nodes: null inherits (see common/rateLimits.ts), 0 = unlimited. */
+  rpm_limit: number | null;
+  /** Tokens per minute across nodes: null inherits, 0 = unlimited. */
+  tpm_limit: number | null;
   request_count: number;
   group: string;
   aff_code: string | null;

@@ -171,6 +171,9 @@ export const selfUpdateSchema = {
 
 export const userCreateSchema = { body: objectOf({ username: text(64), password: text(128), display_name: optionalText(64) }) };
 
+/** A per-minute rate limit override: null (inherit) or a whole number; the handler checks the range. */
+const rateLimitValue = orNull(wholeNumber);
+
 export const userUpdateSchema = {
   body: objectOf({
     id: idValue,
@@ -180,6 +183,8 @@ export const userUpdateSchema = {
     // users.group is varchar(64)
     group: text(64),
     quota: wholeNumber,
+    rpm_limit: rateLimitValue,
+    tpm_limit: rateLimitValue,
   }),
 };
 
@@ -211,6 +216,8 @@ const tokenFields = {
   unlimited_quota: flag,
   models: list,
   allowed_ips: list,
+  rpm_limit: rateLimitValue,
+  tpm_limit: rateLimitValue,
 };
 
 export const tokenCreateSchema = { body: objectOf(tokenFields) };

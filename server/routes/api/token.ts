@@ -1,7 +1,7 @@
 // Relay tokens (auth: user; always scoped to the caller). Lists mask the key;
 // the full key is returned once on creation and by GET /api/token/:id/key.
 import { isIP } from 'node:net';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { fail, ok } from '../../../common/envelope';
 import { Role, TokenStatus } from '../../../common/roles';
 import { callerOf, requireRole } from '../../plugins/auth';
@@ -11,6 +11,7 @@ import {
   createToken, deleteOwnToken, findOwnToken, listTokens, searchTokens, toTokenRecord, updateOwnToken, type TokenFields, type TokenRow,
 } from '../../repositories/tokens';
 import { parseConcurrencyLimit } from '../../relay/concurrency';
+import { parseGroupRateLimits, parseRateLimitOverride, userRateLimits, type RateLimitPair } from '../../../common/rateLimits';
 import { generateTokenKey } from '../../secrets';
 import { bulkSchema, byId, listed, searchedList, tokenCreateSchema, tokenUpdateSchema } from './inputSchemas';
 
@@ -35,8 +36,13 @@ function validIpOrCidr(entry: string): boolean {
   return /^\d+$/.test(prefix) && bits >= 0 && bits <= (family === 4 ? 32 : 128);
 }
 
-/** Reads the form's fields; `creating` makes the name required and the expiry future. */
-export function parseTokenFields(body: Record<string, unknown>, creating: boolean): Parsed<TokenFields> {
+/**
+ * Reads the form's fields; `creating` makes the name required and the expiry
+ * future. `ceilings` are the owner's own limits: a key's rate limit may only
+ * narrow them (checked for the fields in `changed`, so an edit of something
+ * else never fails on a limit the owner's group lowered since).
+ */
+export function parseTokenFields(body: Record<string, unknown>, creating: boolean, ceilings: RateLimitPair = { rpm: 0, tpm: 0 }, changed: Record<string, unknown> = body): Parsed<TokenFields> {
   const name = typeof body.name === 'string' ? body.name.trim() : '';
   if (creating && !name) return { error: 'token name is required' };
   if ([...name].length > NAME_MAX) return { error: `token name must be at most ${NAME_MAX} characters` };
@@ -51,6 +57,10 @@ export function parseTokenFields(body: Record<string, unknown>, creating: boolea
   if (badIp) return { error: `not an IP address or CIDR range: ${badIp}` };
   const concurrency = parseConcurrencyLimit(body.concurrency_limit ?? 0);
   if ('error' in concurrency) return concurrency;
+  const rpm = parseRateLimitOverride(body.rpm_limit, 'rpm', 'rpm_limit' in changed ? ceilings.rpm : 0);
+  if ('error' in rpm) return rpm;
+  const tpm = parseRateLimitOverride(body.tpm_limit, 'tpm', 'tpm_limit' in changed ? ceilings.tpm : 0);
+  if ('error' in tpm) return tpm;
   return {
     value: {
       name,
@@ -60,6 +70,8 @@ export function parseTokenFields(body: Record<string, unknown>, creating: boolea
       models: models.length ? models.join(',') : null,
       allowed_ips: ips.length ? ips.join(',') : null,
       concurrency_limit: concurrency.value,
+      rpm_limit: rpm.value,
+      tpm_limit: tpm.value,
     },
   };
 }
@@ -81,18 +93,20 @@ function enableProblem(token: TokenRow): string | undefined {
 }
 
 export async function tokenRoutes(app: FastifyInstance): Promise<void> {
-  const { db, dialect } = app.ctx;
+  const { db, dialect, options } = app.ctx;
   const signedIn = requireRole(Role.user);
+  /** The caller's own limits (their override, else their group's): what their keys' limits may narrow, and what the list shows in effect. */
+  const limitsOf = (request: FastifyRequest) => userRateLimits(callerOf(request), parseGroupRateLimits(options.get('GroupRateLimits')) ?? {});
 
   app.get('/api/token/', { preHandler: signedIn, schema: listed('token') }, async (request) => {
     const rows = await listTokens(db, Number(callerOf(request).id), pageWindowOf(request.query), sortOf('token', request.query), statusFilterOf(request.query));
-    return ok(rows.map((row) => toTokenRecord(row)));
+    return ok(rows.map((row) => toTokenRecord(row, false, limitsOf(request))));
   });
 
   app.get('/api/token/search', { preHandler: signedIn, schema: searchedList('token') }, async (request) => {
     const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
     const rows = await searchTokens(db, Number(callerOf(request).id), keyword, sortOf('token', request.query), statusFilterOf(request.query));
-    return ok(rows.map((row) => toTokenRecord(row)));
+    return ok(rows.map((row) => toTokenRecord(row, false, limitsOf(request))));
   });
 
   // enable, disable or delete many of the caller's own tokens; another user's id is "not found", as on one
@@ -130,7 +144,7 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/token/:id', { preHandler: signedIn, schema: byId }, async (request) => {
     const id = idParam(request.params);
     const row = id ? await findOwnToken(db, Number(callerOf(request).id), id) : undefined;
-    return row ? ok(toTokenRecord(row)) : fail('token not found', 'token_not_found');
+    return row ? ok(toTokenRecord(row, false, limitsOf(request))) : fail('token not found', 'token_not_found');
   });
 
   app.get('/api/token/:id/key', { preHandler: signedIn, schema: byId }, async (request) => {
@@ -140,12 +154,12 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.post('/api/token/', { preHandler: signedIn, schema: tokenCreateSchema }, async (request) => {
-    const parsed = parseTokenFields((request.body ?? {}) as Record<string, unknown>, true);
+    const parsed = parseTokenFields((request.body ?? {}) as Record<string, unknown>, true, limitsOf(request));
     if ('error' in parsed) return fail(parsed.error);
     const userId = Number(callerOf(request).id);
     const id = await createToken(db, dialect, userId, generateTokenKey(), parsed.value);
     const row = await findOwnToken(db, userId, id);
-    return ok(toTokenRecord(row!, true));
+    return ok(toTokenRecord(row!, true, limitsOf(request)));
   });
 
   app.put('/api/token/', { preHandler: signedIn, schema: tokenUpdateSchema }, async (request) => {
@@ -162,7 +176,7 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
       if (problem) return fail(problem);
       await updateOwnToken(db, userId, id, { status });
     } else {
-      const parsed = parseTokenFields({ ...toTokenRecord(token, true), ...body, name: body.name ?? token.name }, false);
+      const parsed = parseTokenFields({ ...toTokenRecord(token, true), ...body, name: body.name ?? token.name }, false, limitsOf(request), body);
       if ('error' in parsed) return fail(parsed.error);
       const fields = parsed.value;
       // an edit that fixes what expired or exhausted the token makes it usable again
@@ -173,7 +187,7 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
       await updateOwnToken(db, userId, id, { ...fields, status });
     }
     const updated = await findOwnToken(db, userId, id);
-    return ok(toTokenRecord(updated!));
+    return ok(toTokenRecord(updated!, false, limitsOf(request)));
   });
 
   app.delete('/api/token/:id', { preHandler: signedIn, schema: byId }, async (request) => {

@@ -11,6 +11,7 @@ import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination'
 import {
   createUser, deleteUser, findUserById, findUserByUsername, listUsers, searchUsers, toUserRecord, updateUser, type UserPatch, type UserRow,
 } from '../../repositories/users';
+import { parseRateLimitOverride } from '../../../common/rateLimits';
 import { parseConcurrencyLimit } from '../../relay/concurrency';
 import { generateAccessToken, generateAffCode } from '../../secrets';
 import { BCRYPT_COST, passwordProblem, usernameProblem } from './user';
@@ -102,6 +103,13 @@ export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
       const concurrency = parseConcurrencyLimit(body.concurrency_limit);
       if ('error' in concurrency) return fail(concurrency.error);
       patch.concurrency_limit = concurrency.value;
+    }
+    for (const name of ['rpm', 'tpm'] as const) {
+      const field = `${name}_limit` as const;
+      if (body[field] === undefined) continue;
+      const limit = parseRateLimitOverride(body[field], name);
+      if ('error' in limit) return fail(limit.error);
+      patch[field] = limit.value;
     }
     await updateUser(db, id, patch);
     if (patch.quota !== undefined && patch.quota !== Number(target.quota)) {

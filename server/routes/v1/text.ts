@@ -119,6 +119,9 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
     // what bills an answer that reports no usage, so it is kept once made.
     price: (call) => reservationFor(call, call.state.boundPromptTokens),
 
+    // the prompt's byte bound: never below its real count, corrected to the answer's usage (server/relay/rateLimits.ts)
+    tokenEstimate: (call) => call.state.boundPromptTokens,
+
     async reserveAgain(call, refused, hint) {
       const { ctx, state, admission } = call;
       let reservation: Reservation | RelayError = refused;

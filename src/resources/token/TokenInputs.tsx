@@ -1,9 +1,11 @@
 // The token form shared by create and edit: name, quota (disabled when
-// unlimited), expiry with presets (-1 = never), optional model and IP allowlists.
+// unlimited), expiry with presets (-1 = never), optional model and IP allowlists,
+// and per-minute limits lower than the account's (empty: the account's apply).
 import { Box, Button, Stack, Typography } from '@mui/material';
 import { NumberInput, required, TextInput, useTranslate } from 'react-admin';
 import { useFormContext, useWatch } from 'react-hook-form';
 import { QuotaInput, wholeQuota } from '../shared/QuotaInput';
+import { rateLimitValue } from '../shared/RateLimitsField';
 import { SwitchInput } from '../shared/SwitchInput';
 import { formatTimestamp } from '../shared/TimestampField';
 
@@ -73,6 +75,8 @@ export function TokenInputs() {
       <TextInput source="models" label="app.token.models" helperText="app.token.models_help" fullWidth />
       <TextInput source="allowed_ips" label="app.token.allowed_ips" helperText="app.token.allowed_ips_help" fullWidth />
       <NumberInput source="concurrency_limit" label="app.token.concurrency_limit" helperText="app.token.concurrency_limit_help" step={1} min={-1} fullWidth />
+      <NumberInput source="rpm_limit" label="app.token.rpm_limit" helperText="app.token.rate_limit_help" step={1} min={1} fullWidth />
+      <NumberInput source="tpm_limit" label="app.token.tpm_limit" helperText="app.token.rate_limit_help" step={1} min={1} fullWidth />
     </Box>
   );
 }
@@ -89,5 +93,7 @@ export function tokenTransform(values: Record<string, unknown>) {
     models: String(values.models ?? ''),
     allowed_ips: String(values.allowed_ips ?? ''),
     concurrency_limit: Number.parseInt(String(values.concurrency_limit ?? 0), 10) || 0,
+    rpm_limit: rateLimitValue(values.rpm_limit),
+    tpm_limit: rateLimitValue(values.tpm_limit),
   };
 }

@@ -5,6 +5,7 @@ import { BulkActions } from '../shared/BulkActions';
 import { CardLine, CardList } from '../shared/CardList';
 import { listDefaults, ListBody, tableSx } from '../shared/ListFrame';
 import { QuotaField } from '../shared/QuotaField';
+import { RateLimitsField } from '../shared/RateLimitsField';
 import { StatusChip } from '../shared/StatusChip';
 import { TimestampField } from '../shared/TimestampField';
 import { TokenActions } from './TokenActions';
@@ -61,6 +62,7 @@ export function TokenList() {
               <TokenStatusField label="resources.token.fields.status" sortBy="status" />
               <QuotaField source="used_quota" label="resources.token.fields.used_quota" />
               <RemainingQuota label="resources.token.fields.remain_quota" sortBy="remain_quota" />
+              <RateLimitsField label="resources.token.fields.rate_limits" sortable={false} />
               <TimestampField source="created_time" label="resources.token.fields.created_time" />
               <TimestampField source="expired_time" neverLabel="app.common.never" label="resources.token.fields.expired_time" />
               <TokenActions label="app.common.actions" />
@@ -71,6 +73,7 @@ export function TokenList() {
               <div><TokenStatusField /></div>
               <CardLine label="resources.token.fields.remain_quota"><RemainingQuota /></CardLine>
               <CardLine label="resources.token.fields.used_quota"><QuotaField source="used_quota" /></CardLine>
+              <CardLine label="resources.token.fields.rate_limits"><RateLimitsField /></CardLine>
               <CardLine label="resources.token.fields.expired_time"><TimestampField source="expired_time" neverLabel="app.common.never" /></CardLine>
             </CardList>
           }

@@ -5,6 +5,7 @@ import { Create, Edit, NumberInput, PasswordInput, required, SimpleForm, TextInp
 import { EditLoadError } from '../../layout/LoadError';
 import { FormPage } from '../shared/FormPage';
 import { QuotaInput, wholeQuota } from '../shared/QuotaInput';
+import { rateLimitValue } from '../shared/RateLimitsField';
 import { useNavigate, useParams } from 'react-router-dom';
 import { useNotice } from '../../layout/notice';
 
@@ -57,6 +58,8 @@ export function UserEdit() {
           group: String(values.group ?? 'default').trim() || 'default',
           quota: Number.parseInt(String(values.quota ?? 0), 10) || 0,
           concurrency_limit: Number.parseInt(String(values.concurrency_limit ?? 0), 10) || 0,
+          rpm_limit: rateLimitValue(values.rpm_limit),
+          tpm_limit: rateLimitValue(values.tpm_limit),
         })}
         mutationOptions={{
           onSuccess: () => {
@@ -73,6 +76,8 @@ export function UserEdit() {
             <TextInput source="group" fullWidth />
             <QuotaInput source="quota" validate={quotaValidators} />
             <NumberInput source="concurrency_limit" label="app.user_edit.concurrency_limit" helperText="app.user_edit.concurrency_limit_help" step={1} min={-1} fullWidth />
+            <NumberInput source="rpm_limit" label="app.user_edit.rpm_limit" helperText="app.user_edit.rate_limit_help" step={1} min={0} fullWidth />
+            <NumberInput source="tpm_limit" label="app.user_edit.tpm_limit" helperText="app.user_edit.rate_limit_help" step={1} min={0} fullWidth />
             <TextInput source="email" disabled fullWidth />
             <TextInput source="github_id" disabled fullWidth />
             <TextInput source="wechat_id" disabled fullWidth />
