@@ -33,6 +33,8 @@ export interface SessionUser {
   display_name: string;
   role: number;
   status: number;
+  /** Set when the account must enrol in two-factor sign-in before anything else (TwoFactorRequiredForAdmins). */
+  two_factor_enrolment_required?: boolean;
 }
 
 /** `POST /api/user/register` body. */

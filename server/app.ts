@@ -29,6 +29,7 @@ import { miscRoutes } from './routes/api/misc';
 import { optionRoutes } from './routes/api/option';
 import { redemptionRoutes } from './routes/api/redemption';
 import { tokenRoutes } from './routes/api/token';
+import { twoFactorRoutes } from './routes/api/twoFactor';
 import { userRoutes } from './routes/api/user';
 import { userAdminRoutes } from './routes/api/userAdmin';
 import { relayRoutes } from './routes/v1/relay';
@@ -175,6 +176,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
 
   await app.register(miscRoutes);
   await app.register(userRoutes);
+  await app.register(twoFactorRoutes);
   await app.register(optionRoutes);
   await app.register(accountRoutes);
   await app.register(oauthRoutes);

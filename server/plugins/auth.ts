@@ -8,13 +8,20 @@
 // banned account behind an access token, an access token that matches no one),
 // is HTTP 200 with `success: false` and the reason, which is what its console
 // and scripts read (an HTTP 403 left its console waiting on a loading page).
+//
+// Two-factor sign-in: a session still waiting for its second factor opens no
+// route here (401 `two_factor_required`; only POST /api/user/login/2fa reads
+// it). When root requires two-factor sign-in for admins, an admin or root
+// without it is refused everywhere (`two_factor_enrolment_required`) but on
+// the routes that enrol.
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { fail } from '../../common/envelope';
 import type { MessageCode } from '../../common/messageCodes';
-import { UserStatus } from '../../common/roles';
+import { Role, UserStatus } from '../../common/roles';
+import { hasTwoFactor } from '../repositories/twoFactor';
 import { findUserByAccessTokenHash, findUserById, type UserRow } from '../repositories/users';
-import { clearSessionCookie, SESSION_COOKIE, sessionIsLive } from './session';
+import { clearSessionCookie, SESSION_COOKIE, sessionStage } from './session';
 
 export function hashAccessToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
@@ -28,9 +35,11 @@ async function resolveCaller(request: FastifyRequest): Promise<Resolution> {
   if (cookie) {
     const claims = sessions.decode(cookie);
     const user = claims ? await findUserById(db, claims.uid) : undefined;
-    if (!claims || !user || Number(user.session_version) !== claims.ver || !(await sessionIsLive(db, claims))) {
+    const stage = claims && user && Number(user.session_version) === claims.ver ? await sessionStage(db, claims) : undefined;
+    if (!claims || !user || !stage) {
       return { status: 401, message: 'your login has expired, please log in again', code: 'session_expired', clearCookie: true };
     }
+    if (stage === 'partial') return { status: 401, message: 'enter your two-factor code to finish signing in', code: 'two_factor_required' };
     if (Number(user.status) !== UserStatus.enabled) return { status: 401, message: 'user is banned', code: 'user_banned', clearCookie: true };
     return { user };
   }
@@ -45,8 +54,19 @@ async function resolveCaller(request: FastifyRequest): Promise<Resolution> {
   return undefined;
 }
 
+/** True when the user must enrol in two-factor sign-in before doing anything else. */
+export async function mustEnrolTwoFactor(request: FastifyRequest, user: UserRow): Promise<boolean> {
+  const { db, options } = request.server.ctx;
+  return Number(user.role) >= Role.admin && options.bool('TwoFactorRequiredForAdmins') && !(await hasTwoFactor(db, Number(user.id)));
+}
+
+export interface RoleOptions {
+  /** The route stays open to an admin who must still enrol in two-factor sign-in (the enrolment routes). */
+  openDuringEnrolment?: boolean;
+}
+
 /** A preHandler admitting callers whose current role is at least `minimumRole`. */
-export function requireRole(minimumRole: number): preHandlerAsyncHookHandler {
+export function requireRole(minimumRole: number, roleOptions: RoleOptions = {}): preHandlerAsyncHookHandler {
   return async function checkRole(request: FastifyRequest, reply: FastifyReply) {
     const resolution = await resolveCaller(request);
     if (!resolution) return reply.code(401).send(fail('not logged in', 'not_logged_in'));
@@ -55,6 +75,9 @@ export function requireRole(minimumRole: number): preHandlerAsyncHookHandler {
       return reply.code(resolution.status).send(fail(resolution.message, resolution.code));
     }
     if (Number(resolution.user.role) < minimumRole) return reply.send(fail('insufficient permission', 'permission_denied'));
+    if (!roleOptions.openDuringEnrolment && (await mustEnrolTwoFactor(request, resolution.user))) {
+      return reply.send(fail('two-factor sign-in is required for your account: set it up first', 'two_factor_enrolment_required'));
+    }
     request.caller = resolution.user;
   };
 }

@@ -6,6 +6,7 @@ import type { RedemptionsSchema } from './redemptions';
 import type { SessionsSchema } from './sessions';
 import type { ReservationsSchema } from './reservations';
 import type { TokensSchema } from './tokens';
+import type { TwoFactorSchema } from './twoFactor';
 import type { UsageRollupsSchema } from './usageRollups';
 import type { UsersSchema } from './users';
 import type { VerificationCodesSchema } from './verificationCodes';
@@ -21,4 +22,5 @@ export type Database = UsersSchema &
   VerificationCodesSchema &
   SessionsSchema &
   ReservationsSchema &
-  UsageRollupsSchema;
+  UsageRollupsSchema &
+  TwoFactorSchema;
