@@ -37,6 +37,8 @@ function serveOptions(overrides: Record<string, string> = {}, secretsSet: string
       return HttpResponse.json({ success: true, message: '' });
     }),
     http.get('*/api/status', () => HttpResponse.json({ success: true, message: '', data: {} })),
+    // the Personal tab's two-factor panel
+    http.get('*/api/user/2fa', () => HttpResponse.json({ success: true, message: '', data: { enabled: false, pending: false, recovery_codes_left: 0, required: false } })),
   );
 }
 

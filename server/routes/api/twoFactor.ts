@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Secret, TOTP } from 'otpauth';
 import QRCode from 'qrcode';
 import { fail, ok, type Envelope } from '../../../common/envelope';
-import type { SessionUser } from '../../../common/records';
+import type { SessionUser, TwoFactorEnrolment, TwoFactorStatus } from '../../../common/records';
 import { LogType, Role, UserStatus } from '../../../common/roles';
 import type { AppContext } from '../../plugins/context';
 import { callerOf, mustEnrolTwoFactor, requireRole } from '../../plugins/auth';
@@ -33,16 +33,6 @@ const WINDOW_STEPS = 1;
 const RECOVERY_CODE_COUNT = 10;
 // no 0/o, 1/l/i: recovery codes are read off paper
 const RECOVERY_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
-
-/** What the personal settings page shows. */
-export interface TwoFactorStatus {
-  enabled: boolean;
-  /** An enrolment was started and waits for its first code. */
-  pending: boolean;
-  recovery_codes_left: number;
-  /** The account's role must have two-factor sign-in (TwoFactorRequiredForAdmins). */
-  required: boolean;
-}
 
 function newRecoveryCode(): string {
   let code = '';
@@ -152,7 +142,8 @@ export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
     }
     const url = totpOf(secret, issuer(), caller.username).toString();
     const svg = await QRCode.toString(url, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
-    return ok({ secret, otpauth_url: url, qr_code: `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}` });
+    const enrolment: TwoFactorEnrolment = { secret, otpauth_url: url, qr_code: `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}` };
+    return ok(enrolment);
   });
 
   app.post('/api/user/2fa/confirm', { preHandler: [rateLimit('critical'), enrolling], schema: twoFactorCodeSchema }, async (request, reply) => {
