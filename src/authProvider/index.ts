@@ -5,7 +5,8 @@
 // `two_factor_required` (the login page then asks for the code and calls
 // login() again with `{ code }`); nothing is stored until the code step
 // succeeds. An admin who must still enrol (TwoFactorRequiredForAdmins) is sent
-// to /two-factor, and every page and refusal sends them back there until done.
+// to /two-factor, and the layout and every such refusal send them back there
+// until done.
 import type { AuthProvider } from 'react-admin';
 import type { LoginPayload } from '../../common/records';
 import { isAdmin, isRoot } from '../../common/roles';
@@ -56,9 +57,9 @@ export function createAuthProvider(dataProvider: Pick<SwitchboardDataProvider, '
     async checkAuth(params?: { route?: string }) {
       // the home page (react-admin's dashboard) is public
       if (params?.route === 'dashboard') return;
-      const user = readStoredUser();
-      if (!user) throw { redirectTo: '/login', message: false };
-      if (user.two_factor_enrolment_required) throw { redirectTo: TWO_FACTOR_SETUP_PATH, logoutUser: false, message: false };
+      // an admin who must still enrol passes: react-admin signs out on any checkAuth refusal, so the layout
+      // (useTwoFactorGate) keeps them on /two-factor instead
+      if (!readStoredUser()) throw { redirectTo: '/login', message: false };
     },
     async checkError(error: { status?: number; body?: { code?: string } }) {
       if (error?.status === 401) {
@@ -86,3 +87,11 @@ export function createAuthProvider(dataProvider: Pick<SwitchboardDataProvider, '
 }
 
 export const authProvider = createAuthProvider();
+
+/**
+ * True while the signed-in admin must enrol in two-factor sign-in and is on
+ * another page: the layout then shows nothing and goes to /two-factor.
+ */
+export function mustEnrolElsewhere(pathname: string): boolean {
+  return Boolean(readStoredUser()?.two_factor_enrolment_required) && pathname !== TWO_FACTOR_SETUP_PATH && pathname !== '/login';
+}

@@ -29,16 +29,17 @@ function CodeForm({ name, label, code, setCode, onSubmit, numeric, children }: C
   const translate = useTranslate();
   return (
     <Box component="form" onSubmit={onSubmit} noValidate>
-      <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1} sx={{ alignItems: { sm: 'flex-start' } }}>
+      <Stack direction="row" spacing={1} useFlexGap sx={{ flexWrap: 'wrap', alignItems: 'center', '& .MuiButton-root': { whiteSpace: 'nowrap' } }}>
         <TextField
           size="small"
+          margin="none"
           name={name}
           label={translate(label)}
           value={code}
           onChange={(event) => setCode(event.target.value)}
           autoComplete="one-time-code"
           slotProps={{ htmlInput: numeric ? { inputMode: 'numeric', maxLength: 8 } : { maxLength: 16, autoCapitalize: 'none', spellCheck: false } }}
-          sx={{ minWidth: 240 }}
+          sx={{ flex: '1 1 200px', maxWidth: 300 }}
         />
         {children}
       </Stack>
@@ -128,7 +129,7 @@ export function TwoFactorPanel({ onConfirmed, onEnabled }: { onConfirmed?: () =>
     return (
       <Stack spacing={2} data-testid="two-factor-recovery-codes">
         <Alert severity="warning">{translate('app.two_factor.codes_once')}</Alert>
-        <Box component="ol" sx={{ m: 0, pl: 3, columns: { xs: 1, sm: 2 }, fontFamily: 'monospace', fontSize: '1rem' }}>
+        <Box component="ol" sx={{ m: 0, pl: 4, maxWidth: 400, columns: { xs: 1, sm: 2 }, fontFamily: 'monospace', fontSize: '1rem' }}>
           {recoveryCodes.map((recoveryCode) => (
             <li key={recoveryCode}>{recoveryCode}</li>
           ))}
@@ -175,7 +176,7 @@ export function TwoFactorPanel({ onConfirmed, onEnabled }: { onConfirmed?: () =>
         />
         <Box>
           <Typography variant="body2" color="text.secondary">{translate('app.two_factor.secret_text')}</Typography>
-          <Typography data-testid="two-factor-secret" sx={{ fontFamily: 'monospace', fontSize: '1rem', wordBreak: 'break-all', letterSpacing: 1 }}>
+          <Typography data-testid="two-factor-secret" sx={{ fontFamily: 'monospace', fontSize: '1rem', overflowWrap: 'anywhere', letterSpacing: 1 }}>
             {enrolment.secret.replace(/(.{4})/g, '$1 ').trim()}
           </Typography>
         </Box>

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { HttpError } from 'react-admin';
-import { canRoleAccess, createAuthProvider, needsSecondFactor } from '../../src/authProvider';
+import { canRoleAccess, createAuthProvider, mustEnrolElsewhere, needsSecondFactor } from '../../src/authProvider';
 
 const user = { id: 3, username: 'amy', display_name: 'Amy', role: 1, status: 1 };
 
@@ -31,9 +31,12 @@ describe('authProvider', () => {
     const admin = { ...user, role: 10, two_factor_enrolment_required: true };
     const provider = createAuthProvider({ login: vi.fn().mockResolvedValue(admin), logout: vi.fn(), loginSecondFactor: vi.fn() });
     expect(await provider.login({ username: 'amy', password: 'password-1' })).toEqual({ redirectTo: '/two-factor' });
-    await expect(provider.checkAuth({})).rejects.toMatchObject({ redirectTo: '/two-factor' });
-    localStorage.setItem('user', JSON.stringify({ ...admin, two_factor_enrolment_required: false }));
+    // checkAuth passes (a refusal there would sign them out); the layout keeps them on /two-factor
     await expect(provider.checkAuth({})).resolves.toBeUndefined();
+    expect(mustEnrolElsewhere('/channel')).toBe(true);
+    expect(mustEnrolElsewhere('/two-factor')).toBe(false);
+    localStorage.setItem('user', JSON.stringify({ ...admin, two_factor_enrolment_required: false }));
+    expect(mustEnrolElsewhere('/channel')).toBe(false);
     // a refusal for the same reason (the requirement was turned on meanwhile) sends them there too, and remembers it
     const refusal = { status: 200, body: { success: false, message: 'set it up first', code: 'two_factor_enrolment_required' } };
     await expect(provider.checkError(refusal)).rejects.toMatchObject({ redirectTo: '/two-factor', logoutUser: false });

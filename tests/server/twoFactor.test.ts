@@ -227,6 +227,9 @@ for (const target of targets) {
       await register(app, 'ivy');
       await register(app, 'jon');
       await app.ctx.db.updateTable('users').set({ role: 10 }).where('username', '=', 'ivy').execute();
+      expect((await api(app, root, 'PUT', '/api/option/', { key: 'TwoFactorRequiredForAdmins', value: 'true' })).json()).toEqual({
+        success: false, message: 'set up two-factor sign-in for your own account first (Setting → Personal)',
+      });
       const rootTwoFactor = await enrol(app, root);
       expect((await api(app, root, 'PUT', '/api/option/', { key: 'TwoFactorRequiredForAdmins', value: 'true' })).json().success).toBe(true);
       try {
