@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Secret, TOTP } from 'otpauth';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations } from './support/axe';
 import { chromiumAvailable, launchBrowser, screenshotDir, signInThroughConsole } from './support/browser';
 import { startGateway, type RunningGateway } from './support/gateway';
 
@@ -82,11 +83,13 @@ describe.runIf(enabled)('two-factor sign-in in the console', () => {
     secret = await startEnrolment(page, gateway.baseUrl);
     expect(secret).toMatch(/^[A-Z2-7]{32}$/);
     await page.screenshot({ path: join(screenshotDir, 'two-factor-enrol-desktop.png'), fullPage: true });
+    expect(await axeViolations(page)).toEqual([]);
 
     await page.locator('input[name="two-factor-confirm-code"]').fill(codeFor(secret));
     await page.getByRole('button', { name: 'Turn on' }).click();
     const list = page.getByTestId('two-factor-recovery-codes');
     await list.waitFor();
+    expect(await axeViolations(page)).toEqual([]);
     recoveryCodes = (await list.locator('li').allTextContents()).map((code) => code.trim());
     expect(recoveryCodes).toHaveLength(10);
     await page.screenshot({ path: join(screenshotDir, 'two-factor-recovery-codes-desktop.png'), fullPage: true });
@@ -98,6 +101,7 @@ describe.runIf(enabled)('two-factor sign-in in the console', () => {
   it('signs in with a code from the authenticator', async () => {
     await passwordStep(page, gateway.baseUrl, 'tess');
     await page.screenshot({ path: join(screenshotDir, 'two-factor-code-step-desktop.png'), fullPage: true });
+    expect(await axeViolations(page)).toEqual([]);
     // still on /login: nothing opened with the password alone
     expect(new URL(page.url()).pathname).toBe('/login');
     const status = await page.evaluate(async () => (await fetch('/api/user/self')).status);
