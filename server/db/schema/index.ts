@@ -7,6 +7,7 @@ import type { SessionsSchema } from './sessions';
 import type { ReservationsSchema } from './reservations';
 import type { TokensSchema } from './tokens';
 import type { TwoFactorSchema } from './twoFactor';
+import type { TwoFactorRecoveryCodesSchema } from './twoFactorRecoveryCodes';
 import type { UsageRollupsSchema } from './usageRollups';
 import type { UsersSchema } from './users';
 import type { VerificationCodesSchema } from './verificationCodes';
@@ -23,4 +24,5 @@ export type Database = UsersSchema &
   SessionsSchema &
   ReservationsSchema &
   UsageRollupsSchema &
-  TwoFactorSchema;
+  TwoFactorSchema &
+  TwoFactorRecoveryCodesSchema;
