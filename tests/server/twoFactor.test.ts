@@ -4,11 +4,16 @@
 // root's reset, and a half-signed-in session refused by every other route.
 // The clock (Date only; timers stay real for the database drivers) is frozen
 // in the middle of a 30-second step, so a code never changes step mid-test.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { asBrowser, buildTestApp, login, register, ROOT_PASSWORD, sessionCookieOf } from '../support/app';
 import { databaseTargets, type TestDatabase } from '../support/databases';
+import { deriveKey, openSecret, sealSecret } from '../../server/secrets';
 
 const targets = await databaseTargets('two-factor sign-in');
 const STEP_MS = 30_000;
@@ -84,6 +89,15 @@ const BODIES: Record<string, unknown> = {
   'POST /api/channel/bulk': { ids: [999], action: 'disable' },
 };
 
+// every test of the file: Date frozen mid-step (timers stay real)
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  advanceSteps(0);
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
 for (const target of targets) {
   describe.runIf(target.available)(`two-factor sign-in on ${target.name}`, () => {
     let database: TestDatabase;
@@ -98,13 +112,6 @@ for (const target of targets) {
     afterAll(async () => {
       await app?.close();
       await database?.drop();
-    });
-    beforeEach(() => {
-      vi.useFakeTimers({ toFake: ['Date'] });
-      advanceSteps(0);
-    });
-    afterEach(() => {
-      vi.useRealTimers();
     });
 
     it('enrols with a QR code and the secret as text, and is on only once a code confirms it', async () => {
@@ -294,5 +301,42 @@ describe('two-factor guesses', () => {
     const statuses: number[] = [];
     for (let attempt = 0; attempt < 3; attempt += 1) statuses.push((await api(limited, undefined, 'POST', '/api/user/login/2fa', { code: '123456' })).statusCode);
     expect(statuses).toEqual([401, 401, 429]);
+  });
+});
+
+describe('sealed TOTP secrets', () => {
+  it('open only with the key they were sealed with, and not once tampered with', () => {
+    const key = deriveKey(randomBytes(32), 'two-factor');
+    const sealed = sealSecret('JBSWY3DPEHPK3PXP', key);
+    expect(sealed).not.toContain('JBSWY3DPEHPK3PXP');
+    expect(sealSecret('JBSWY3DPEHPK3PXP', key)).not.toBe(sealed);
+    expect(openSecret(sealed, key)).toBe('JBSWY3DPEHPK3PXP');
+    expect(openSecret(sealed, deriveKey(randomBytes(32), 'two-factor'))).toBeUndefined();
+    const [version, iv, tag, ciphertext] = sealed.split('.');
+    const flipped = Buffer.from(ciphertext, 'base64url');
+    flipped[0] ^= 1;
+    expect(openSecret([version, iv, tag, flipped.toString('base64url')].join('.'), key)).toBeUndefined();
+    expect(openSecret('not sealed', key)).toBeUndefined();
+  });
+
+  it('after SESSION_SECRET changes, TOTP codes fail but a recovery code still signs in (and can turn it off to enrol again)', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'switchboard-2fa-'));
+    const database = { dialect: 'sqlite' as const, path: join(folder, 'switchboard.db') };
+    let app: FastifyInstance | undefined;
+    try {
+      app = await buildTestApp({ sessionSecret: randomBytes(32) }, database);
+      await register(app, 'lee');
+      const { secret, recoveryCodes } = await enrol(app, await login(app, 'lee', 'password-123'));
+      await app.close();
+
+      app = await buildTestApp({ sessionSecret: randomBytes(32) }, database);
+      const partial = (await passwordStep(app, 'lee')).cookie;
+      expect((await api(app, partial, 'POST', '/api/user/login/2fa', { code: codeAt(secret, 1) })).json().code).toBe('wrong_two_factor_code');
+      const full = sessionCookieOf(await api(app, partial, 'POST', '/api/user/login/2fa', { code: recoveryCodes[0] }));
+      expect((await api(app, full, 'POST', '/api/user/2fa/disable', { code: recoveryCodes[1] })).json().success).toBe(true);
+    } finally {
+      await app?.close();
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
