@@ -14,6 +14,9 @@ export const MESSAGE_CODES = [
   'user_banned',
   'password_login_disabled',
   'too_many_sign_ins',
+  'two_factor_required',
+  'two_factor_enrolment_required',
+  'wrong_two_factor_code',
   // registration and account validation
   'registration_closed',
   'passwords_mismatch',

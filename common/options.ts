@@ -345,6 +345,8 @@ export const OPTION_SPECS = {
   TurnstileSiteKey: { kind: 'text', default: '', rootOnly: true },
   TurnstileSecretKey: { kind: 'secret', default: '', rootOnly: true },
   RegisterEnabled: { kind: 'toggle', default: 'true', rootOnly: true },
+  /** Admins and root must have two-factor sign-in: without it, signing in leads only to enrolment. */
+  TwoFactorRequiredForAdmins: { kind: 'toggle', default: 'false', rootOnly: true },
   EmailDomainRestrictionEnabled: { kind: 'toggle', default: 'false', rootOnly: true },
   EmailDomainWhitelist: {
     kind: 'list',

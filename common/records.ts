@@ -37,6 +37,27 @@ export interface SessionUser {
   display_name: string;
   role: number;
   status: number;
+  /** Set when the account must enrol in two-factor sign-in before anything else (TwoFactorRequiredForAdmins). */
+  two_factor_enrolment_required?: boolean;
+}
+
+/** `GET /api/user/2fa`: the caller's two-factor sign-in. */
+export interface TwoFactorStatus {
+  enabled: boolean;
+  /** An enrolment was started and waits for its first code. */
+  pending: boolean;
+  recovery_codes_left: number;
+  /** The caller's role must have two-factor sign-in (TwoFactorRequiredForAdmins). */
+  required: boolean;
+}
+
+/** `POST /api/user/2fa/enrol`: shown once, while enrolling. */
+export interface TwoFactorEnrolment {
+  /** Base32, for typing into an authenticator by hand. */
+  secret: string;
+  otpauth_url: string;
+  /** The otpauth URL as an SVG QR code in a data URL. */
+  qr_code: string;
 }
 
 /** `POST /api/user/register` body. */

@@ -30,6 +30,7 @@ import { optionRoutes } from './routes/api/option';
 import { importRoutes } from './routes/api/import';
 import { redemptionRoutes } from './routes/api/redemption';
 import { tokenRoutes } from './routes/api/token';
+import { twoFactorRoutes } from './routes/api/twoFactor';
 import { userRoutes } from './routes/api/user';
 import { userAdminRoutes } from './routes/api/userAdmin';
 import { relayRoutes } from './routes/v1/relay';
@@ -186,6 +187,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
 
   await app.register(miscRoutes);
   await app.register(userRoutes);
+  await app.register(twoFactorRoutes);
   await app.register(optionRoutes);
   await app.register(accountRoutes);
   await app.register(oauthRoutes);

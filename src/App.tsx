@@ -21,6 +21,7 @@ import { NotFoundPage } from './pages/NotFoundPage';
 import { RegisterPage } from './pages/RegisterPage';
 import { ResetConfirmPage } from './pages/ResetConfirmPage';
 import { ResetRequestPage } from './pages/ResetRequestPage';
+import { TwoFactorSetupPage } from './pages/TwoFactorSetupPage';
 import channel from './resources/channel';
 import log from './resources/log';
 import redemption from './resources/redemption';
@@ -109,6 +110,7 @@ function Console() {
           <Route path="/user/add" element={signedIn(<UserCreate />)} />
           <Route path="/user/edit/:id" element={signedIn(<UserEdit />)} />
           <Route path="/login" element={<LoginPage />} />
+          <Route path="/two-factor" element={<TwoFactorSetupPage />} />
           <Route path="/register" element={<RegisterPage />} />
           <Route path="/reset" element={<ResetRequestPage />} />
           <Route path="/user/reset" element={<ResetConfirmPage />} />

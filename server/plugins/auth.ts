@@ -8,13 +8,20 @@
 // banned account behind an access token, an access token that matches no one),
 // is HTTP 200 with `success: false` and the reason, which is what its console
 // and scripts read (an HTTP 403 left its console waiting on a loading page).
+//
+// Two-factor sign-in: a session still waiting for its second factor opens no
+// route here (401 `two_factor_required`; only POST /api/user/login/2fa reads
+// it). When root requires two-factor sign-in for admins, an admin or root
+// without it is refused everywhere (`two_factor_enrolment_required`) but on
+// the routes that enrol.
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { fail } from '../../common/envelope';
 import type { MessageCode } from '../../common/messageCodes';
-import { UserStatus } from '../../common/roles';
+import { Role, UserStatus } from '../../common/roles';
+import { hasTwoFactor } from '../repositories/twoFactor';
 import { findUserByAccessTokenHash, findUserById, type UserRow } from '../repositories/users';
-import { clearSessionCookie, SESSION_COOKIE, sessionIsLive } from './session';
+import { clearSessionCookie, SESSION_COOKIE, sessionStage } from './session';
 
 export function hashAccessToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
@@ -28,9 +35,11 @@ async function resolveCaller(request: FastifyRequest): Promise<Resolution> {
   if (cookie) {
     const claims = sessions.decode(cookie);
     const user = claims ? await findUserById(db, claims.uid) : undefined;
-    if (!claims || !user || Number(user.session_version) !== claims.ver || !(await sessionIsLive(db, claims))) {
+    const stage = claims && user && Number(user.session_version) === claims.ver ? await sessionStage(db, claims) : undefined;
+    if (!claims || !user || !stage) {
       return { status: 401, message: 'your login has expired, please log in again', code: 'session_expired', clearCookie: true };
     }
+    if (stage === 'partial') return { status: 401, message: 'enter your two-factor code to finish signing in', code: 'two_factor_required' };
     if (Number(user.status) !== UserStatus.enabled) return { status: 401, message: 'user is banned', code: 'user_banned', clearCookie: true };
     return { user };
   }
@@ -45,13 +54,25 @@ async function resolveCaller(request: FastifyRequest): Promise<Resolution> {
   return undefined;
 }
 
-/**
- * A preHandler admitting callers whose current role is at least `minimumRole`.
- * one-api's routes refuse a known caller with HTTP 200 and `success: false`;
- * the simple-rest resources (routes/api/simpleRest.ts) pass `refusalStatus: 403`,
- * since their clients read the status, not an envelope.
- */
-export function requireRole(minimumRole: number, { refusalStatus = 200 }: { refusalStatus?: 200 | 403 } = {}): preHandlerAsyncHookHandler {
+/** True when the user must enrol in two-factor sign-in before doing anything else. */
+export async function mustEnrolTwoFactor(request: FastifyRequest, user: UserRow): Promise<boolean> {
+  const { db, options } = request.server.ctx;
+  return Number(user.role) >= Role.admin && options.bool('TwoFactorRequiredForAdmins') && !(await hasTwoFactor(db, Number(user.id)));
+}
+
+export interface RoleOptions {
+  /** The route stays open to an admin who must still enrol in two-factor sign-in (the enrolment routes). */
+  openDuringEnrolment?: boolean;
+  /**
+   * one-api's routes refuse a known caller with HTTP 200 and `success: false`;
+   * the simple-rest resources (routes/api/simpleRest.ts) pass 403, since their
+   * clients read the status, not an envelope.
+   */
+  refusalStatus?: 200 | 403;
+}
+
+/** A preHandler admitting callers whose current role is at least `minimumRole`. */
+export function requireRole(minimumRole: number, { openDuringEnrolment = false, refusalStatus = 200 }: RoleOptions = {}): preHandlerAsyncHookHandler {
   return async function checkRole(request: FastifyRequest, reply: FastifyReply) {
     const resolution = await resolveCaller(request);
     if (!resolution) return reply.code(401).send(fail('not logged in', 'not_logged_in'));
@@ -60,6 +81,9 @@ export function requireRole(minimumRole: number, { refusalStatus = 200 }: { refu
       return reply.code(resolution.status === 200 ? refusalStatus : resolution.status).send(fail(resolution.message, resolution.code));
     }
     if (Number(resolution.user.role) < minimumRole) return reply.code(refusalStatus).send(fail('insufficient permission', 'permission_denied'));
+    if (!openDuringEnrolment && (await mustEnrolTwoFactor(request, resolution.user))) {
+      return reply.code(refusalStatus).send(fail('two-factor sign-in is required for your account: set it up first', 'two_factor_enrolment_required'));
+    }
     request.caller = resolution.user;
   };
 }

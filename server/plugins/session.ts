@@ -58,10 +58,23 @@ function isSecure(request: FastifyRequest): boolean {
 
 const hashSessionId = (sid: string) => createHash('sha256').update(sid).digest('hex');
 
-/** True while the session exists, belongs to the user, is not revoked and has not expired. */
+/** How long a session waiting for its second factor lasts. */
+export const PARTIAL_SESSION_MAX_AGE_SECONDS = 5 * 60;
+
+/**
+ * 'full' or 'partial' (waiting for the second factor) while the session exists,
+ * belongs to the user, is not revoked and has not expired; otherwise undefined.
+ */
+export async function sessionStage(db: Kysely<Database>, claims: SessionClaims): Promise<'full' | 'partial' | undefined> {
+  const row = await db.selectFrom('sessions').select(['user_id', 'revoked', 'expires_at', 'partial']).where('id_hash', '=', hashSessionId(claims.sid)).executeTakeFirst();
+  const live = row !== undefined && Number(row.user_id) === claims.uid && Number(row.revoked) === 0 && Number(row.expires_at) >= Math.floor(Date.now() / 1000);
+  if (!live) return undefined;
+  return Number(row.partial) === 1 ? 'partial' : 'full';
+}
+
+/** True while the session is live and complete (a session still waiting for its second factor is not). */
 export async function sessionIsLive(db: Kysely<Database>, claims: SessionClaims): Promise<boolean> {
-  const row = await db.selectFrom('sessions').select(['user_id', 'revoked', 'expires_at']).where('id_hash', '=', hashSessionId(claims.sid)).executeTakeFirst();
-  return row !== undefined && Number(row.user_id) === claims.uid && Number(row.revoked) === 0 && Number(row.expires_at) >= Math.floor(Date.now() / 1000);
+  return (await sessionStage(db, claims)) === 'full';
 }
 
 export async function revokeSession(db: Kysely<Database>, sid: string): Promise<void> {
@@ -75,21 +88,32 @@ export async function revokeUserSessions(db: Kysely<Database>, userId: number, e
   await query.execute();
 }
 
-/** Starts a session for the user and hands the browser its cookie. */
-export async function setSessionCookie(request: FastifyRequest, reply: FastifyReply, signer: SessionSigner, user: { id: number; session_version: number }): Promise<void> {
+/**
+ * Starts a session for the user and hands the browser its cookie. A `partial`
+ * one (password right, second factor still due) lives a few minutes and opens
+ * nothing but the second-factor step.
+ */
+export async function setSessionCookie(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  signer: SessionSigner,
+  user: { id: number; session_version: number },
+  stage: 'full' | 'partial' = 'full',
+): Promise<void> {
   const { db } = request.server.ctx;
   const now = Math.floor(Date.now() / 1000);
+  const maxAge = stage === 'partial' ? PARTIAL_SESSION_MAX_AGE_SECONDS : SESSION_MAX_AGE_SECONDS;
   const sid = randomBytes(32).toString('base64url');
   // expired rows go as new ones come; the index on expires_at keeps this cheap
   await db.deleteFrom('sessions').where('expires_at', '<', now).execute();
-  await db.insertInto('sessions').values({ id_hash: hashSessionId(sid), user_id: Number(user.id), created_at: now, expires_at: now + SESSION_MAX_AGE_SECONDS, revoked: 0 }).execute();
+  await db.insertInto('sessions').values({ id_hash: hashSessionId(sid), user_id: Number(user.id), created_at: now, expires_at: now + maxAge, revoked: 0, partial: stage === 'partial' ? 1 : 0 }).execute();
   const value = signer.encode({ uid: Number(user.id), ver: Number(user.session_version), iat: now, sid });
   reply.setCookie(SESSION_COOKIE, value, {
     path: '/',
     httpOnly: true,
     sameSite: 'strict',
     secure: isSecure(request),
-    maxAge: SESSION_MAX_AGE_SECONDS,
+    maxAge,
   });
 }
 

@@ -121,6 +121,8 @@ export async function updateUser(db: Executor, id: number, patch: UserPatch): Pr
 export async function deleteUser(db: Executor, id: number): Promise<void> {
   await db.transaction().execute(async (transaction) => {
     await transaction.deleteFrom('tokens').where('user_id', '=', id).execute();
+    await transaction.deleteFrom('two_factor_recovery_codes').where('user_id', '=', id).execute();
+    await transaction.deleteFrom('two_factor').where('user_id', '=', id).execute();
     await transaction.deleteFrom('users').where('id', '=', id).execute();
   });
 }

@@ -1,5 +1,12 @@
 // Sign-in, sign-out and role checks for react-admin. Roles: user >= 1,
 // admin >= 10, root >= 100 (the server enforces the same on every route).
+//
+// Two-factor sign-in: login() with a password may reject with the server's
+// `two_factor_required` (the login page then asks for the code and calls
+// login() again with `{ code }`); nothing is stored until the code step
+// succeeds. An admin who must still enrol (TwoFactorRequiredForAdmins) is sent
+// to /two-factor, and the layout and every such refusal send them back there
+// until done.
 import type { AuthProvider } from 'react-admin';
 import type { LoginPayload } from '../../common/records';
 import { isAdmin, isRoot } from '../../common/roles';
@@ -17,12 +24,23 @@ export function canRoleAccess(role: number | undefined, resource: string): boole
   return (role ?? 0) >= 1;
 }
 
-export function createAuthProvider(dataProvider: Pick<SwitchboardDataProvider, 'login' | 'logout'> = defaultDataProvider): AuthProvider {
+/** Where an admin who must enrol in two-factor sign-in is kept. */
+export const TWO_FACTOR_SETUP_PATH = '/two-factor';
+
+/** The second sign-in step: a TOTP or recovery code. */
+export interface SecondFactorPayload {
+  code: string;
+}
+
+/** True when a refusal is the server's `two_factor_required` (password right, code still due). */
+export const needsSecondFactor = (error: unknown) => (error as { body?: { code?: string } })?.body?.code === 'two_factor_required';
+
+export function createAuthProvider(dataProvider: Pick<SwitchboardDataProvider, 'login' | 'logout' | 'loginSecondFactor'> = defaultDataProvider): AuthProvider {
   return {
-    async login(params: LoginPayload) {
-      const user = await dataProvider.login({ username: params.username, password: params.password });
+    async login(params: LoginPayload | SecondFactorPayload) {
+      const user = 'code' in params ? await dataProvider.loginSecondFactor(params.code) : await dataProvider.login({ username: params.username, password: params.password });
       storeUser(user);
-      return { redirectTo: '/' };
+      return { redirectTo: user.two_factor_enrolment_required ? TWO_FACTOR_SETUP_PATH : '/' };
     },
     async logout() {
       const hadUser = readStoredUser() !== null;
@@ -39,12 +57,19 @@ export function createAuthProvider(dataProvider: Pick<SwitchboardDataProvider, '
     async checkAuth(params?: { route?: string }) {
       // the home page (react-admin's dashboard) is public
       if (params?.route === 'dashboard') return;
+      // an admin who must still enrol passes: react-admin signs out on any checkAuth refusal, so the layout
+      // (useTwoFactorGate) keeps them on /two-factor instead
       if (!readStoredUser()) throw { redirectTo: '/login', message: false };
     },
-    async checkError(error: { status?: number }) {
+    async checkError(error: { status?: number; body?: { code?: string } }) {
       if (error?.status === 401) {
         clearStoredUser();
         throw { redirectTo: '/login?expired=true', logoutUser: false, message: false };
+      }
+      if (error?.body?.code === 'two_factor_enrolment_required') {
+        const user = readStoredUser();
+        if (user) storeUser({ ...user, two_factor_enrolment_required: true });
+        throw { redirectTo: TWO_FACTOR_SETUP_PATH, logoutUser: false, message: false };
       }
     },
     async getIdentity() {
@@ -62,3 +87,11 @@ export function createAuthProvider(dataProvider: Pick<SwitchboardDataProvider, '
 }
 
 export const authProvider = createAuthProvider();
+
+/**
+ * True while the signed-in admin must enrol in two-factor sign-in and is on
+ * another page: the layout then shows nothing and goes to /two-factor.
+ */
+export function mustEnrolElsewhere(pathname: string): boolean {
+  return Boolean(readStoredUser()?.two_factor_enrolment_required) && pathname !== TWO_FACTOR_SETUP_PATH && pathname !== '/login';
+}

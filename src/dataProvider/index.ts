@@ -44,6 +44,13 @@
 //                     (non-admins: GET /api/log/self/stat?... without username) → { quota, token }
 // getDashboard      → GET /api/dashboard?start=&end=&granularity=&token_id=&model=   → Dashboard
 // getAdminDashboard → GET /api/dashboard/admin?...&user_id=&channel_id=             → AdminDashboard
+// loginSecondFactor → POST /api/user/login/2fa        body: { code }  (after login answered two_factor_required)
+// twoFactorStatus   → GET /api/user/2fa                → { enabled, pending, recovery_codes_left, required }
+// twoFactorEnrol    → POST /api/user/2fa/enrol         → { secret, otpauth_url, qr_code }
+// twoFactorConfirm  → POST /api/user/2fa/confirm       body: { code } → { recovery_codes }
+// twoFactorDisable  → POST /api/user/2fa/disable       body: { code } (TOTP or recovery code)
+// userTwoFactor     → GET /api/user/{id}/2fa           (root) → { enabled, recovery_codes_left }
+// resetUserTwoFactor → POST /api/user/{id}/2fa/reset   (root)
 //
 // Resources one-api never had (SIMPLE_REST_RESOURCES in simpleRest.ts: webhook,
 // webhook_delivery) go to ra-data-simple-rest over restClient, in its convention:
@@ -67,7 +74,7 @@ import { DEFAULT_SORT, SORTABLE_COLUMNS, type BulkAction, type BulkResult, type 
 import { isAdmin } from '../../common/roles';
 import type { AdminDashboard, Dashboard, DashboardQuery } from '../../common/dashboard';
 import type { ClientStatus, } from '../../common/options';
-import type { LoginPayload, RegisterPayload, SessionUser, UserRecord, LogFilter } from '../../common/records';
+import type { LoginPayload, RegisterPayload, SessionUser, TwoFactorEnrolment, TwoFactorStatus, UserRecord, LogFilter } from '../../common/records';
 import { ITEMS_PER_PAGE } from '../../common/version';
 import { readStoredUser } from '../authProvider/storage';
 import type { WebhookDeliveryRecord } from '../../common/webhooks';
@@ -278,6 +285,22 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient, r
       (await httpClient<SessionUser>(endpoints.login, { method: 'POST', body: payload })).data as SessionUser,
     logout: async () => {
       await httpClient(endpoints.logout);
+    },
+    loginSecondFactor: async (code: string) =>
+      (await httpClient<SessionUser & { recovery_codes_left?: number }>(endpoints.loginSecondFactor, { method: 'POST', body: { code } })).data as SessionUser & {
+        recovery_codes_left?: number;
+      },
+    twoFactorStatus: async () => (await httpClient<TwoFactorStatus>(endpoints.twoFactor)).data as TwoFactorStatus,
+    twoFactorEnrol: async () => (await httpClient<TwoFactorEnrolment>(endpoints.twoFactorEnrol, { method: 'POST' })).data as TwoFactorEnrolment,
+    twoFactorConfirm: async (code: string) =>
+      (await httpClient<{ recovery_codes: string[] }>(endpoints.twoFactorConfirm, { method: 'POST', body: { code } })).data?.recovery_codes ?? [],
+    twoFactorDisable: async (code: string) => {
+      await httpClient(endpoints.twoFactorDisable, { method: 'POST', body: { code } });
+    },
+    userTwoFactor: async (id: Identifier) =>
+      (await httpClient<{ enabled: boolean; recovery_codes_left: number }>(endpoints.userTwoFactor(id))).data as { enabled: boolean; recovery_codes_left: number },
+    resetUserTwoFactor: async (id: Identifier) => {
+      await httpClient(endpoints.userTwoFactorReset(id), { method: 'POST' });
     },
     register: async (payload: RegisterPayload, turnstile?: string) => {
       await httpClient(endpoints.register(turnstile), { method: 'POST', body: payload });

@@ -50,6 +50,7 @@ export const settingsEnglish = {
       WeChatAuthEnabled: 'Allow sign-in and registration with WeChat',
       TurnstileCheckEnabled: 'Turnstile bot check',
       RegisterEnabled: 'Allow new registrations',
+      TwoFactorRequiredForAdmins: 'Require two-factor sign-in for administrators',
       EmailDomainRestrictionEnabled: 'Restrict e-mail domains',
       EmailDomainWhitelist: 'Allowed domains',
       GitHubClientId: 'GitHub client id',

@@ -51,6 +51,7 @@ export const settingsChinese: typeof settingsEnglish = {
       WeChatAuthEnabled: '允许通过微信登录和注册',
       TurnstileCheckEnabled: '启用 Turnstile 人机验证',
       RegisterEnabled: '允许新用户注册',
+      TwoFactorRequiredForAdmins: '管理员必须启用两步验证',
       EmailDomainRestrictionEnabled: '限制邮箱域名',
       EmailDomainWhitelist: '允许的域名',
       GitHubClientId: 'GitHub Client ID',

@@ -2,7 +2,8 @@
 // once when the status could not be loaded or a newer server version runs.
 import { Box, Container } from '@mui/material';
 import { Suspense, useEffect, useRef, type ReactNode } from 'react';
-import { useLocation } from 'react-router-dom';
+import { useLocation, useNavigate } from 'react-router-dom';
+import { mustEnrolElsewhere, TWO_FACTOR_SETUP_PATH } from '../authProvider';
 import { VERSION } from '../../common/version';
 import { DocumentMeta } from './DocumentMeta';
 import { Footer } from './Footer';
@@ -33,13 +34,18 @@ const LIST_PAGE = /^\/(channel|token|redemption|user|log|webhook|webhook_deliver
 
 export function AppLayout({ children }: { children?: ReactNode }) {
   const { pathname } = useLocation();
+  const navigate = useNavigate();
+  const mustEnrol = mustEnrolElsewhere(pathname);
+  useEffect(() => {
+    if (mustEnrol) navigate(TWO_FACTOR_SETUP_PATH, { replace: true });
+  }, [mustEnrol, navigate]);
   return (
     <Box sx={{ display: 'flex', flexDirection: 'column', minHeight: '100vh', bgcolor: 'background.default' }}>
       <DocumentMeta />
       <TopBar />
       <StatusNotices />
       <Container component="main" maxWidth={LIST_PAGE.test(pathname) ? false : 'lg'} sx={{ flexGrow: 1, py: { xs: 2, sm: 3 } }}>
-        <Suspense fallback={<LoadingPage />}>{children}</Suspense>
+        <Suspense fallback={<LoadingPage />}>{mustEnrol ? null : children}</Suspense>
       </Container>
       <Footer />
     </Box>

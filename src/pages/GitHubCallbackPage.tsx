@@ -1,9 +1,11 @@
 // /oauth/github?code=: finish a GitHub login or bind. On failure it shows the
 // message, goes to /setting, and retries with growing delays (2 s x attempt).
+// An account with two-factor sign-in goes on to the code step of /login.
 import { Box, CircularProgress, Typography } from '@mui/material';
 import { useEffect, useRef, useState } from 'react';
 import { useTranslate } from 'react-admin';
 import { useNavigate, useSearchParams } from 'react-router-dom';
+import { needsSecondFactor } from '../authProvider';
 import { storeUser } from '../authProvider/storage';
 import { dataProvider } from '../dataProvider';
 import { useNotice } from '../layout/notice';
@@ -36,6 +38,10 @@ export function GitHubCallbackPage() {
           navigate('/');
         }
       } catch (error) {
+        if (needsSecondFactor(error)) {
+          navigate('/login?two_factor=1');
+          return;
+        }
         notice(errorMessage(error), 'error');
         if (count === 0) navigate('/setting');
         if (count + 1 >= MAX_ATTEMPTS) return;

@@ -1,11 +1,14 @@
 // /login: password sign-in, links to reset and register, and the GitHub and
-// WeChat buttons when the server has them enabled.
+// WeChat buttons when the server has them enabled. An account with two-factor
+// sign-in gets a second step here: the code from the authenticator app, or
+// one of its recovery codes.
 import GitHubIcon from '@mui/icons-material/GitHub';
 import QrCodeIcon from '@mui/icons-material/QrCode2';
 import { Alert, Box, Button, Dialog, DialogActions, DialogContent, DialogTitle, Divider, Link, Stack, TextField, Typography } from '@mui/material';
 import { useState, type FormEvent } from 'react';
 import { useLogin, useTranslate } from 'react-admin';
 import { Link as RouterLink, useNavigate, useSearchParams } from 'react-router-dom';
+import { needsSecondFactor } from '../authProvider';
 import { storeUser } from '../authProvider/storage';
 import { dataProvider } from '../dataProvider';
 import { useNotice } from '../layout/notice';
@@ -26,6 +29,10 @@ export function LoginPage() {
   const [busy, setBusy] = useState(false);
   const [wechatOpen, setWechatOpen] = useState(false);
   const [wechatCode, setWechatCode] = useState('');
+  // GitHub's callback sends an account with two-factor sign-in here for its code
+  const [step, setStep] = useState<'password' | 'code'>(searchParams.get('two_factor') ? 'code' : 'password');
+  const [useRecoveryCode, setUseRecoveryCode] = useState(false);
+  const [code, setCode] = useState('');
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -35,11 +42,74 @@ export function LoginPage() {
       await login({ username, password });
       notice('app.auth.login_success', 'success');
     } catch (error) {
-      notice(errorMessage(error), 'error');
+      if (needsSecondFactor(error)) {
+        setStep('code');
+        setCode('');
+      } else {
+        notice(errorMessage(error), 'error');
+      }
     } finally {
       setBusy(false);
     }
   };
+
+  const submitCode = async (event: FormEvent) => {
+    event.preventDefault();
+    if (!code.trim()) return;
+    setBusy(true);
+    try {
+      await login({ code: code.trim() });
+      notice('app.auth.login_success', 'success');
+    } catch (error) {
+      notice(errorMessage(error), 'error');
+      // the code step lasts a few minutes: after that the password is asked again
+      if ((error as { status?: number })?.status === 401) backToPassword();
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const backToPassword = () => {
+    setStep('password');
+    setCode('');
+    setUseRecoveryCode(false);
+  };
+
+  if (step === 'code') {
+    return (
+      <AuthCard title={translate('app.two_factor.login_title')}>
+        <Box component="form" onSubmit={submitCode} noValidate>
+          <Stack spacing={2}>
+            <Typography variant="body2" color="text.secondary">
+              {translate(useRecoveryCode ? 'app.two_factor.login_recovery_help' : 'app.two_factor.login_help')}
+            </Typography>
+            <TextField
+              key={useRecoveryCode ? 'recovery' : 'totp'}
+              name={useRecoveryCode ? 'recovery-code' : 'code'}
+              label={translate(useRecoveryCode ? 'app.two_factor.recovery_code' : 'app.two_factor.code')}
+              value={code}
+              onChange={(event) => setCode(event.target.value)}
+              autoComplete="one-time-code"
+              slotProps={{ htmlInput: useRecoveryCode ? { maxLength: 16, autoCapitalize: 'none', spellCheck: false } : { inputMode: 'numeric', maxLength: 8 } }}
+              autoFocus
+              fullWidth
+            />
+            <Button type="submit" variant="contained" size="large" disableElevation disabled={busy || !code.trim()} fullWidth>
+              {translate('app.two_factor.verify')}
+            </Button>
+          </Stack>
+        </Box>
+        <Stack direction="row" sx={{ mt: 2, justifyContent: 'space-between', flexWrap: 'wrap', gap: 1 }}>
+          <Link component="button" type="button" variant="body2" onClick={() => { setUseRecoveryCode(!useRecoveryCode); setCode(''); }}>
+            {translate(useRecoveryCode ? 'app.two_factor.use_app' : 'app.two_factor.use_recovery')}
+          </Link>
+          <Link component="button" type="button" variant="body2" onClick={backToPassword}>
+            {translate('app.two_factor.back')}
+          </Link>
+        </Stack>
+      </AuthCard>
+    );
+  }
 
   const wechatLogin = async () => {
     if (!wechatCode) return;

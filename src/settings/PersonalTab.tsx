@@ -1,4 +1,4 @@
-// The Personal tab: profile link, access token, invite link, language, and
+// The Personal tab: profile link, access token, two-factor sign-in, invite link, language, and
 // account deletion confirmed by typing one's own username.
 import { Box, Button, Dialog, DialogActions, DialogContent, DialogTitle, Stack, TextField, Typography } from '@mui/material';
 import { useState } from 'react';
@@ -13,6 +13,7 @@ import { copyText } from '../resources/shared/clipboard';
 import { useStatus } from '../layout/status';
 import { startGitHubSignIn } from '../pages/githubAuthorize';
 import { BindEmailDialog } from './BindEmailDialog';
+import { TwoFactorPanel } from './TwoFactorPanel';
 
 function Section({ title, help, children }: { title: string; help?: string; children: React.ReactNode }) {
   const translate = useTranslate();
@@ -97,6 +98,9 @@ export function PersonalTab() {
           <Button variant="outlined" onClick={generateToken}>{translate('app.setting.generate_token')}</Button>
           {accessToken && <TextField size="small" value={accessToken} slotProps={{ input: { readOnly: true, sx: { fontFamily: 'monospace' } } }} sx={{ minWidth: 320 }} />}
         </Stack>
+      </Section>
+      <Section title="app.two_factor.title" help="app.two_factor.help">
+        <TwoFactorPanel />
       </Section>
       <Section title="app.setting.bindings" help="app.setting.bindings_help">
         <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1}>

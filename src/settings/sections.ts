@@ -32,7 +32,7 @@ export const SETTING_TABS: Record<SettingTab, SettingSection[]> = {
       id: 'login',
       keys: [
         'PasswordLoginEnabled', 'PasswordRegisterEnabled', 'EmailVerificationEnabled', 'GitHubOAuthEnabled', 'WeChatAuthEnabled',
-        'TurnstileCheckEnabled', 'RegisterEnabled',
+        'TurnstileCheckEnabled', 'RegisterEnabled', 'TwoFactorRequiredForAdmins',
       ],
     },
     { id: 'email_domains', keys: ['EmailDomainRestrictionEnabled', 'EmailDomainWhitelist'] },

@@ -38,6 +38,8 @@ function serveOptions(overrides: Record<string, string> = {}, secretsSet: string
     }),
     http.get('*/api/status', () => HttpResponse.json({ success: true, message: '', data: {} })),
     http.get('*/api/import/', () => HttpResponse.json({ success: true, message: '', data: { running: false, source: '', apply: false } })),
+    // the Personal tab's two-factor panel
+    http.get('*/api/user/2fa', () => HttpResponse.json({ success: true, message: '', data: { enabled: false, pending: false, recovery_codes_left: 0, required: false } })),
   );
 }
 

@@ -3,9 +3,9 @@
 // route, the unsaved-changes prompt, the confirmation before disabling a
 // user, and the error state with Retry when the API does not answer.
 import { join } from 'node:path';
-import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations } from './support/axe';
 import { chromiumAvailable, launchBrowser, screenshotDir, signInThroughConsole } from './support/browser';
 import { apiLogin, startGateway, type RunningGateway } from './support/gateway';
 
@@ -26,13 +26,6 @@ const PAGES: Array<[path: string, ready: RegExp]> = [
   ['/topup', /Top up/],
   ['/about', /About/],
 ];
-
-async function axeViolations(page: Page): Promise<string[]> {
-  const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa']).analyze();
-  return results.violations.flatMap((violation) =>
-    violation.nodes.map((node) => `${violation.id}: ${node.target.join(' ')} — ${node.failureSummary?.replace(/\s+/g, ' ')}`),
-  );
-}
 
 async function settle(page: Page, ready: RegExp): Promise<void> {
   await page.getByRole('heading', { level: 1 }).or(page.getByRole('heading', { level: 2 })).filter({ hasText: ready }).first().waitFor({ timeout: 20_000 });

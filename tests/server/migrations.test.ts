@@ -24,7 +24,9 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
   logs: ['id', 'user_id', 'created_at', 'type', 'content', 'username', 'token_name', 'token_id', 'model_name', 'channel_id', 'quota', 'prompt_tokens', 'completion_tokens', 'elapsed_ms', 'is_stream', 'estimated'],
   options: ['key', 'value'],
   verification_codes: ['id', 'purpose', 'target', 'code_hash', 'attempts', 'expires_at', 'created_at'],
-  sessions: ['id_hash', 'user_id', 'created_at', 'expires_at', 'revoked'],
+  sessions: ['id_hash', 'user_id', 'created_at', 'expires_at', 'revoked', 'partial'],
+  two_factor: ['user_id', 'secret_sealed', 'enabled', 'last_step', 'created_at', 'enabled_at'],
+  two_factor_recovery_codes: ['id', 'user_id', 'code_hash', 'used_at'],
   reservations: ['id', 'node_id', 'user_id', 'token_id', 'limited', 'amount', 'state', 'created_at'],
   relay_nodes: ['id', 'lease_expires_at', 'started_at'],
   job_leases: ['name', 'holder', 'expires_at', 'detail'],
@@ -63,6 +65,7 @@ for (const target of targets) {
         '0009-usage-rollups',
         '0011-rate-limits',
         '0012-job-leases',
+        '0013-two-factor',
         '0014-webhooks',
       ]);
       const tables = await db.introspection.getTables();

@@ -87,6 +87,12 @@ const MATRIX: Array<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; url: string; mi
   { method: 'GET', url: '/api/webhook_delivery?range=[0,9]', minimum: 'admin', rest: true },
   { method: 'GET', url: '/api/webhook_delivery/999', minimum: 'admin', rest: true },
   { method: 'POST', url: '/api/webhook_delivery/999/redeliver', minimum: 'admin', rest: true },
+  { method: 'GET', url: '/api/user/2fa', minimum: 'user' },
+  { method: 'POST', url: '/api/user/2fa/enrol', minimum: 'user' },
+  { method: 'POST', url: '/api/user/2fa/confirm', minimum: 'user', payload: { code: '000000' } },
+  { method: 'POST', url: '/api/user/2fa/disable', minimum: 'user', payload: { code: '000000' } },
+  { method: 'GET', url: '/api/user/2/2fa', minimum: 'root' },
+  { method: 'POST', url: '/api/user/999/2fa/reset', minimum: 'root' },
 ];
 
 let app: FastifyInstance;
@@ -136,6 +142,14 @@ describe('role matrix', () => {
     for (const who of ['user', 'admin', 'root'] as const) {
       const response = await asBrowser(app, cookies[who], { method: 'GET', url: '/api/user/token' });
       expect(response.json().data).toMatch(/^[0-9a-f]{32}$/);
+    }
+  });
+
+  it('POST /api/user/login/2fa opens only for a session waiting for its second factor: 401 to guests and full sessions alike', async () => {
+    for (const who of ['guest', 'user', 'admin', 'root'] as const) {
+      const response = await asBrowser(app, cookies[who], { method: 'POST', url: '/api/user/login/2fa', payload: { code: '000000' } });
+      expect(response.statusCode).toBe(401);
+      expect(response.json()).toMatchObject({ success: false, code: 'session_expired' });
     }
   });
 

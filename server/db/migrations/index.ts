@@ -12,6 +12,7 @@ import * as channelTestError from './0008-channel-test-error';
 import * as usageRollups from './0009-usage-rollups';
 import * as rateLimits from './0011-rate-limits';
 import * as jobLeases from './0012-job-leases';
+import * as twoFactor from './0013-two-factor';
 import * as webhooks from './0014-webhooks';
 
 export const migrations: Record<string, Migration> = {
@@ -26,6 +27,7 @@ export const migrations: Record<string, Migration> = {
   '0009-usage-rollups': usageRollups,
   '0011-rate-limits': rateLimits,
   '0012-job-leases': jobLeases,
+  '0013-two-factor': twoFactor,
   '0014-webhooks': webhooks,
 };
 

@@ -7,6 +7,8 @@ import type { RedemptionsSchema } from './redemptions';
 import type { SessionsSchema } from './sessions';
 import type { ReservationsSchema } from './reservations';
 import type { TokensSchema } from './tokens';
+import type { TwoFactorSchema } from './twoFactor';
+import type { TwoFactorRecoveryCodesSchema } from './twoFactorRecoveryCodes';
 import type { UsageRollupsSchema } from './usageRollups';
 import type { UsersSchema } from './users';
 import type { VerificationCodesSchema } from './verificationCodes';
@@ -25,4 +27,6 @@ export type Database = UsersSchema &
   ReservationsSchema &
   UsageRollupsSchema &
   JobLeasesSchema &
-  WebhooksSchema;
+  WebhooksSchema &
+  TwoFactorSchema &
+  TwoFactorRecoveryCodesSchema;

@@ -188,6 +188,9 @@ export const userUpdateSchema = {
   }),
 };
 
+/** A six-digit TOTP code or a recovery code (`xxxxx-xxxxx`). */
+export const twoFactorCodeSchema = { body: objectOf({ code: text(32) }, { required: ['code'] }) };
+
 export const userManageSchema = { body: objectOf({ username: text(64), action: text(16) }) };
 
 // ---- e-mail, reset, OAuth ------------------------------------------------

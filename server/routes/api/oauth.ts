@@ -5,15 +5,15 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { request as undiciRequest } from 'undici';
 import { fail, ok } from '../../../common/envelope';
-import type { SessionUser } from '../../../common/records';
 import { LogType, Role, UserStatus } from '../../../common/roles';
 import { callerOf, requireRole } from '../../plugins/auth';
 import { rateLimit } from '../../plugins/rateLimit';
-import { SESSION_COOKIE, sessionIsLive, setSessionCookie } from '../../plugins/session';
+import { SESSION_COOKIE, sessionIsLive } from '../../plugins/session';
 import { insertLog } from '../../repositories/logs';
 import { createUser, findUserById, type UserRow } from '../../repositories/users';
 import { randomAlphanumeric } from '../../secrets';
 import { githubSchema, wechatSchema } from './inputSchemas';
+import { finishFirstFactor } from './twoFactor';
 
 const STATE_COOKIE = 'oauth_state';
 const STATE_TTL_SECONDS = 10 * 60;
@@ -62,9 +62,8 @@ export async function oauthRoutes(app: FastifyInstance): Promise<void> {
       user = (await findUserById(db, id))!;
     }
     if (Number(user.status) !== UserStatus.enabled) return fail('user is banned');
-    await setSessionCookie(request, reply, sessions, user);
-    const sessionData: SessionUser = { id: Number(user.id), username: user.username, display_name: user.display_name, role: Number(user.role), status: Number(user.status) };
-    return ok(sessionData);
+    // an account with two-factor sign-in gets the code step here too
+    return finishFirstFactor(request, reply, user);
   };
 
   const bindTo = async (user: UserRow, column: 'github_id' | 'wechat_id', id: string) => {

@@ -10,6 +10,7 @@ import { Role, isRoot } from '../../../common/roles';
 import { callerOf, requireRole } from '../../plugins/auth';
 import { escapeHtml, MailError } from '../../plugins/mailer';
 import { OptionError, type OptionStore } from '../../plugins/optionStore';
+import { hasTwoFactor } from '../../repositories/twoFactor';
 import { rootSignInBindings } from '../../repositories/users';
 import type { AppContext } from '../../plugins/context';
 import { optionUpdateSchema } from './inputSchemas';
@@ -82,6 +83,10 @@ export async function optionRoutes(app: FastifyInstance): Promise<void> {
     const value = raw === undefined || raw === null ? '' : String(raw);
     if (OPTION_SPECS[key].kind === 'secret' && value === '') return ok(); // empty secret: keep the stored one
 
+    // root would shut itself out of everything but enrolment with its next request
+    if (key === 'TwoFactorRequiredForAdmins' && value === 'true' && !(await hasTwoFactor(app.ctx.db, Number(callerOf(request).id)))) {
+      return fail('set up two-factor sign-in for your own account first (Setting → Personal)');
+    }
     const refusal = unmetPrerequisite(options, key, value) ?? (await lockoutMessage(app.ctx, key, value));
     if (refusal) return fail(refusal);
     try {

@@ -2,7 +2,6 @@
 import bcrypt from 'bcryptjs';
 import type { FastifyInstance } from 'fastify';
 import { fail, ok } from '../../../common/envelope';
-import type { SessionUser } from '../../../common/records';
 import { LogType, Role, UserStatus } from '../../../common/roles';
 import { DISPLAY_NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, USERNAME_MAX, USERNAME_PATTERN } from '../../../common/validation';
 import { callerOf, requireRole } from '../../plugins/auth';
@@ -11,6 +10,7 @@ import { loginLimits, rateLimit } from '../../plugins/rateLimit';
 import { requireTurnstile } from '../../plugins/turnstile';
 import { insertLog } from '../../repositories/logs';
 import { checkEmailCode, normaliseEmail } from './account';
+import { finishFirstFactor } from './twoFactor';
 import {
   createUser,
   deleteUser,
@@ -19,7 +19,6 @@ import {
   toUserRecord,
   updateUser,
   type UserPatch,
-  type UserRow,
 } from '../../repositories/users';
 import { loginSchema, registerSchema, selfUpdateSchema } from './inputSchemas';
 
@@ -40,16 +39,6 @@ export function passwordProblem(password: string): string | undefined {
   if (password.length < PASSWORD_MIN) return 'password length must not be less than 8';
   if (password.length > PASSWORD_MAX) return `password length must not be more than ${PASSWORD_MAX}`;
   return undefined;
-}
-
-function toSessionUser(user: UserRow): SessionUser {
-  return {
-    id: Number(user.id),
-    username: user.username,
-    display_name: user.display_name,
-    role: Number(user.role),
-    status: Number(user.status),
-  };
 }
 
 export async function userRoutes(app: FastifyInstance): Promise<void> {
@@ -131,8 +120,7 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
       return fail('username or password is wrong', 'wrong_credentials');
     }
     if (Number(user.status) !== UserStatus.enabled) return fail('user is banned', 'user_banned');
-    await setSessionCookie(request, reply, sessions, user);
-    return ok(toSessionUser(user));
+    return finishFirstFactor(request, reply, user);
   });
 
   app.get('/api/user/logout', async (request, reply) => {

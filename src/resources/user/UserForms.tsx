@@ -1,5 +1,6 @@
 // /user/add creates a user (always role 1 on the server); /user/edit/:id is
-// the admin edit, which also exposes group and quota.
+// the admin edit, which also exposes group and quota (and, for root, a reset of
+// the user's two-factor sign-in).
 import { Box } from '@mui/material';
 import { Create, Edit, NumberInput, PasswordInput, required, SimpleForm, TextInput } from 'react-admin';
 import { EditLoadError } from '../../layout/LoadError';
@@ -8,6 +9,7 @@ import { QuotaInput, wholeQuota } from '../shared/QuotaInput';
 import { rateLimitValue } from '../shared/RateLimitsField';
 import { useNavigate, useParams } from 'react-router-dom';
 import { useNotice } from '../../layout/notice';
+import { RootTwoFactorReset } from './UserTwoFactorReset';
 
 const frame = { maxWidth: 560 } as const;
 const usernameValidators = [required('app.validation.username_required')];
@@ -84,6 +86,7 @@ export function UserEdit() {
           </Box>
         </SimpleForm>
       </Edit>
+      <RootTwoFactorReset id={id} />
     </FormPage>
   );
 }
