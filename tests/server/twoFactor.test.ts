@@ -87,6 +87,9 @@ const BODIES: Record<string, unknown> = {
   'POST /api/token/bulk': { ids: [999], action: 'disable' },
   'POST /api/redemption/bulk': { ids: [999], action: 'disable' },
   'POST /api/channel/bulk': { ids: [999], action: 'disable' },
+  'POST /api/import': { source: '/no/such/one-api.db' },
+  'POST /api/webhook': { name: 'x', url: 'http://127.0.0.1:9/', events: ['token.exhausted'] },
+  'PUT /api/webhook/:id': { name: 'x' },
 };
 
 // every test of the file: Date frozen mid-step (timers stay real)
