@@ -13,6 +13,8 @@ import { migrateToLatest, openDatabase } from './db/database';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from './db/faults';
 import { refuseCrossSiteRequests } from './plugins/csrf';
 import { setSecurityHeaders } from './plugins/securityHeaders';
+import { loggerOptions, relayRequestLog, type LoggerSettings } from './plugins/logging';
+import { assignRequestId, REQUEST_ID_HEADER, tagExchange } from './plugins/requestId';
 import { apiBodyLimit, DEFAULT_API_BODY_LIMIT, DEFAULT_RELAY_BODY_LIMIT, requestErrorMessage } from './plugins/inputLimits';
 import type { AppContext } from './plugins/context';
 import { createMailer } from './plugins/mailer';
@@ -32,6 +34,10 @@ import { tokenRoutes } from './routes/api/token';
 import { userRoutes } from './routes/api/user';
 import { userAdminRoutes } from './routes/api/userAdmin';
 import { relayRoutes } from './routes/v1/relay';
+import { operationsRoutes } from './routes/operations';
+import { GatewayMetrics, rememberMetrics } from './plugins/metrics';
+import { probeFastPath } from './plugins/readiness';
+import { relayContextOf } from './relay/context';
 import { textFastPath } from './routes/v1/text';
 import { bookkeepingFor } from './billing/bookkeeping';
 import { kyselyLedger, returnHeldQuota } from './billing/quota';
@@ -45,18 +51,25 @@ import { RelayCache } from './relay/relayCache';
 import { configureUpstreams } from './relay/upstream';
 
 export interface BuildOptions {
-  logger?: boolean | { level: string };
+  /** The server log (see plugins/logging.ts); none when absent or false. */
+  logger?: false | LoggerSettings;
 }
 
 export async function buildApp(config: Config, buildOptions: BuildOptions = {}): Promise<FastifyInstance> {
   // The hot relay routes are answered before Fastify sees the request (see
   // textFastPath); it is installed once the app is built.
   let fastPath: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
+  let probes: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
   let closing = false;
   let turnstileOn = () => false;
   const bodyLimits = { relay: config.relayBodyLimitBytes ?? DEFAULT_RELAY_BODY_LIMIT, api: config.apiBodyLimitBytes ?? DEFAULT_API_BODY_LIMIT };
+  const nodeId = newNodeId();
+  const newRequestId = requestIdsOf(nodeId);
   const app = Fastify({
-    logger: buildOptions.logger ?? false,
+    logger: buildOptions.logger ? loggerOptions(buildOptions.logger) : false,
+    // Fastify's request id is the exchange's X-Request-Id, fixed as it arrived (plugins/requestId.ts)
+    genReqId: (raw) => assignRequestId(raw, newRequestId),
+    requestIdLogLabel: 'requestId',
     trustProxy: config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true },
     bodyLimit: bodyLimits.relay,
@@ -65,7 +78,9 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, verbose: true, allowUnionTypes: true } },
     serverFactory: (handler) => {
       const server = createServer((request, response) => {
+        tagExchange(request, response, newRequestId);
         setSecurityHeaders(request, response, config.trustProxy, turnstileOn());
+        if (probes?.(request, response)) return;
         if (!fastPath?.(request, response)) handler(request, response);
       });
       server.keepAliveTimeout = 72_000; // what Fastify sets on a server of its own
@@ -97,7 +112,6 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     redis = await connectRedis(config.redisUrl, config.redisCommandTimeoutMs ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS, app.log);
   }
 
-  const nodeId = newNodeId();
   // PostgreSQL and MySQL: a reservation row per request and a lease per node, so another node can give back what this one held if it dies
   // The lease has a connection of its own: requests that fill the pool must not keep a live node from renewing
   const leaseDatabase = dialect === 'sqlite' ? undefined : await openDatabase(config.database);
@@ -119,12 +133,22 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     relayCache,
     ledger,
     nodeId,
-    newRequestId: requestIdsOf(nodeId),
+    newRequestId,
     redis,
     startTime: Math.floor(Date.now() / 1000),
   };
   app.decorate('ctx', context);
   app.decorateRequest('caller', null);
+  const bookkeeping = bookkeepingFor(context, app.log);
+  const relay = relayContextOf(app, bookkeeping);
+  if (config.metricsEnabled !== false) {
+    context.metrics = new GatewayMetrics({ dialect, poolState: opened.poolState, redis }, () => relay.inFlight);
+    context.metrics.install(app, relay, bookkeeping);
+    rememberMetrics(app, context.metrics);
+  }
+  if ((app.log as unknown as { isLevelEnabled(level: string): boolean }).isLevelEnabled?.('info')) relay.hooks.afterFinish.push(relayRequestLog(app.log));
+  const probeSources = { db, redis, isClosing: () => closing };
+  probes = (request, response) => probeFastPath(request, response, probeSources);
   await options.startSync({
     intervalSeconds: config.optionSyncSeconds ?? DEFAULT_OPTION_SYNC_SECONDS,
     redis,
@@ -149,6 +173,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   // requests that do not come through our server (app.inject) get them here
   app.addHook('onRequest', async (request, reply) => {
     if (!reply.raw.hasHeader('x-content-type-options')) setSecurityHeaders(request.raw, reply.raw, config.trustProxy, turnstileOn());
+    if (!reply.raw.hasHeader(REQUEST_ID_HEADER)) reply.raw.setHeader(REQUEST_ID_HEADER, request.id);
   });
   await app.register(fastifyCookie);
   app.addHook('onRequest', refuseCrossSiteRequests);
@@ -173,6 +198,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     return reply.code(status).send(fail(message));
   });
 
+  await app.register(operationsRoutes(probeSources, context.metrics));
   await app.register(miscRoutes);
   await app.register(userRoutes);
   await app.register(optionRoutes);
@@ -221,6 +247,6 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     return reply.header('Cache-Control', 'no-cache').sendFile('index.html');
   });
 
-  fastPath = textFastPath(app, bookkeepingFor(context, app.log), { trustProxy: config.trustProxy, bodyLimit: bodyLimits.relay, isClosing: () => closing });
+  fastPath = textFastPath(app, bookkeeping, { trustProxy: config.trustProxy, bodyLimit: bodyLimits.relay, isClosing: () => closing });
   return app;
 }

@@ -62,6 +62,10 @@ export interface Config {
   relayBodyLimitBytes?: number;
   /** Largest /api request body in bytes (API_BODY_LIMIT_BYTES, default 1 MiB); larger ones get 413. */
   apiBodyLimitBytes?: number;
+  /** GET /metrics and the counting behind it (METRICS_ENABLED, default on); false leaves the relay without metrics hooks. */
+  metricsEnabled?: boolean;
+  /** When set (METRICS_TOKEN), /metrics asks for `Authorization: Bearer <token>`. */
+  metricsToken?: string;
 }
 
 export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 60;
@@ -152,6 +156,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     relayBodyLimitBytes: byteLimitFromEnv(env, 'BODY_LIMIT_BYTES', DEFAULT_RELAY_BODY_LIMIT),
     apiBodyLimitBytes: byteLimitFromEnv(env, 'API_BODY_LIMIT_BYTES', DEFAULT_API_BODY_LIMIT),
+    metricsEnabled: !['0', 'false', 'no', 'off'].includes((env.METRICS_ENABLED ?? '').trim().toLowerCase()),
+    metricsToken: env.METRICS_TOKEN?.trim() || undefined,
     rateLimits: {
       critical: { ...DEFAULT_RATE_LIMITS.critical, max: wholeNumberFromEnv(env, 'CRITICAL_RATE_LIMIT', DEFAULT_RATE_LIMITS.critical.max) },
       topUp: { ...DEFAULT_RATE_LIMITS.topUp, max: wholeNumberFromEnv(env, 'TOPUP_RATE_LIMIT', DEFAULT_RATE_LIMITS.topUp.max) },

@@ -10,6 +10,7 @@ import type { SendMail } from './mailer';
 import type { OptionStore } from './optionStore';
 import type { RateLimiter } from './rateLimit';
 import type { SessionSigner } from './session';
+import type { GatewayMetrics } from './metrics';
 
 export interface AppContext {
   config: Config;
@@ -30,6 +31,8 @@ export interface AppContext {
   redis?: Redis;
   /** Unix seconds when this process started. */
   startTime: number;
+  /** The node's metrics (GET /metrics); absent when METRICS_ENABLED is off. */
+  metrics?: GatewayMetrics;
 }
 
 declare module 'fastify' {

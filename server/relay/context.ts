@@ -18,6 +18,7 @@ import type { QuotaLedger } from '../billing/quota';
 import { remindIfLow } from '../billing/quotaReminder';
 import type { RelayCache } from './relayCache';
 import type { RelayCaller } from './tokenAuth';
+import type { RelayCall } from './pipeline';
 
 /** How a relayed request ended, for the hooks that run after it (metrics). */
 export type RelayOutcome =
@@ -45,7 +46,11 @@ export interface RelayHooks {
    * The request is over: settled, refused or aborted (metrics, the usage rollups' errors). `admission` is
    * undefined when it never got that far; `channelId` when it never reached dispatch (0: no channel could be tried).
    */
-  afterFinish: Array<(outcome: RelayOutcome, operation: string, admission: Admission | undefined, startedAt: number, channelId: number | undefined) => void>;
+  afterFinish: Array<
+    (outcome: RelayOutcome, operation: string, admission: Admission | undefined, startedAt: number, channelId: number | undefined, call: RelayCall) => void
+  >;
+  /** The answer's first streamed write is going out (open streams, time to first token); an empty list times nothing. */
+  firstChunk: Array<(call: RelayCall) => void>;
 }
 
 export interface RelayContext {
@@ -108,7 +113,7 @@ export function relayContextOf(app: FastifyInstance, bookkeeping: Bookkeeping): 
       registry: relayRegistry(app),
       dispatch: (caller, request) => dispatch(app, caller, request),
       remind: (userId, charge) => void remindIfLow(app, userId, charge),
-      hooks: { beforeAdmit: [], beforeReserve: [], beforeDispatch: [], afterFinish: [countFailures(bookkeeping)] },
+      hooks: { beforeAdmit: [], beforeReserve: [], beforeDispatch: [], afterFinish: [countFailures(bookkeeping)], firstChunk: [] },
       inFlight: 0,
     };
     contexts.set(app.ctx, context);
