@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { join } from 'node:path';
 import fastifyCookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { fail } from '../common/envelope';
 import { DEFAULT_OPTION_SYNC_SECONDS, DEFAULT_REDIS_COMMAND_TIMEOUT_MS, type Config } from './config';
@@ -69,7 +69,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     logger: buildOptions.logger ? loggerOptions(buildOptions.logger) : false,
     // Fastify's request id is the exchange's X-Request-Id, fixed as it arrived (plugins/requestId.ts)
     genReqId: (raw) => assignRequestId(raw, newRequestId),
-    requestIdLogLabel: 'requestId',
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
     trustProxy: config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true },
     bodyLimit: bodyLimits.relay,
