@@ -11,6 +11,8 @@ import { buildTestApp } from '../support/app';
 import { databaseTargets, REDIS_URL, redisAvailable, type TestDatabase } from '../support/databases';
 import { startRelayHarness, type RelayHarness } from './relay/harness';
 import { freePort } from '../e2e/support/gateway';
+import { AggregatorRegistry } from 'prom-client';
+import { metricsRegistryOf } from '../../server/plugins/metrics';
 
 interface Sample {
   name: string;
@@ -138,6 +140,30 @@ describe('metrics after relayed calls', () => {
     expect(text).not.toContain(invented);
     const samples = parseMetrics(text);
     expect(total(samples, 'switchboard_relay_requests_total', { status: '403', outcome: 'refused', model: '' })).toBe(1);
+  });
+});
+
+describe('several processes', () => {
+  it("give a cluster master registries whose series prom-client's AggregatorRegistry sums", async () => {
+    const workers = [await buildTestApp(), await buildTestApp()];
+    try {
+      for (const [index, worker] of workers.entries()) {
+        for (let call = 0; call <= index; call += 1) expect((await worker.inject({ method: 'GET', url: '/api/status' })).statusCode).toBe(200);
+        // a ledger batch of 3 items in one worker, of 40 in the other
+        worker.ctx.metrics!.batchWritten('logs', index === 0 ? 3 : 40, 2, true);
+      }
+      const perWorker = await Promise.all(workers.map((worker) => metricsRegistryOf(worker)!.getMetricsAsJSON()));
+      const merged = parseMetrics(await AggregatorRegistry.aggregate(perWorker as never).metrics());
+      expect(total(merged, 'switchboard_http_requests_total', { method: 'GET', route: '/api/status', status: '200' })).toBe(3);
+      // histograms merge bucket by bucket
+      expect(total(merged, 'switchboard_ledger_batch_size_count', { queue: 'logs' })).toBe(2);
+      expect(total(merged, 'switchboard_ledger_batch_size_sum', { queue: 'logs' })).toBe(43);
+      expect(total(merged, 'switchboard_ledger_batch_size_bucket', { queue: 'logs', le: '5' })).toBe(1);
+      expect(total(merged, 'switchboard_ledger_batch_size_bucket', { queue: 'logs', le: '50' })).toBe(2);
+      expect(pick(merged, 'switchboard_relay_open_streams')).toEqual([{ name: 'switchboard_relay_open_streams', labels: {}, value: 0 }]);
+    } finally {
+      for (const worker of workers) await worker.close();
+    }
   });
 });
 
