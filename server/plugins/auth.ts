@@ -56,6 +56,8 @@ export function requireRole(minimumRole: number): preHandlerAsyncHookHandler {
     }
     if (Number(resolution.user.role) < minimumRole) return reply.send(fail('insufficient permission', 'permission_denied'));
     request.caller = resolution.user;
+    // the request's later log lines (its "request completed" too) say who asked
+    request.log = reply.log = request.log.child({ userId: Number(resolution.user.id) });
   };
 }
 

@@ -463,7 +463,7 @@ async function translated(app: FastifyInstance, adaptor: UpstreamAdaptor, channe
   let source: Readable;
   if (adaptor.transport === 'websocket') {
     try {
-      source = await openWebSocketCall(target, body, request.signal);
+      source = await openWebSocketCall(target, body, request.signal, request.requestId);
     } catch (error) {
       if (request.signal.aborted) return { outcome: 'aborted' };
       if (error instanceof WebSocketRefused) return { outcome: 'failed', failure: adaptor.failure(error.status, error.body) };

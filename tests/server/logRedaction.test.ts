@@ -74,6 +74,8 @@ describe('server log', () => {
     const consoleLines = lines.filter((line) => line.requestId === 'console-call-1');
     expect(consoleLines.map((line) => line.msg)).toEqual(expect.arrayContaining(['incoming request', 'request completed']));
     expect(consoleLines.find((line) => line.msg === 'incoming request')!.req).toEqual({ method: 'GET', url: '/api/user/self', remoteAddress: '127.0.0.1' });
+    // once signed in, the console request's lines say who it was
+    expect(consoleLines.find((line) => line.msg === 'request completed')).toMatchObject({ userId: 1, res: { statusCode: 200 } });
 
     const relayed = lines.find((line) => line.msg === 'relay request finished' && line.requestId === 'relay-call-1');
     expect(relayed).toMatchObject({ userId: 1, tokenId: harness.tokenId, model: 'gpt-4', operation: 'chat', protocol: 'openai', status: 200, outcome: 'settled' });
