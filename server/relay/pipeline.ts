@@ -225,7 +225,8 @@ async function admitted<State>(call: RelayCall<State>): Promise<RelayOutcome> {
       response.destroy();
       return 'aborted';
     }
-    if (hooks.firstChunk.length > 0) watchFirstChunk(call);
+    // only an answer that comes as a stream (an unread body, or a translated stream) can begin before it ends
+    if (hooks.firstChunk.length > 0 && (dispatched.answer.response.stream !== undefined || dispatched.answer.translated?.stream !== undefined)) watchFirstChunk(call);
     let failed = route.answer(call, dispatched.answer);
     if (failed instanceof Promise) failed = await failed;
     if (failed) {

@@ -74,6 +74,13 @@ describe('metrics after relayed calls', () => {
     expect(await streamed.text()).toContain('[DONE]');
     const embedded = await harness.post('/v1/embeddings', { model: 'text-embedding-ada-002', input: 'alpha beta' });
     await embedded.json();
+    // an Anthropic client, its stream translated from the OpenAI channel's
+    const messages = await fetch(`${harness.baseUrl}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': harness.apiKey, 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'gpt-4', max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'one two' }] }),
+    });
+    expect(await messages.text()).toContain('message_stop');
     await harness.settled();
 
     const samples = await scrape(harness.baseUrl);
@@ -96,6 +103,8 @@ describe('metrics after relayed calls', () => {
     expect(total(samples, 'switchboard_relay_request_duration_seconds_bucket', { operation: 'chat', protocol: 'openai', le: '+Inf' })).toBe(2);
     // only the stream has a first token
     expect(total(samples, 'switchboard_relay_time_to_first_token_seconds_count', { operation: 'chat', protocol: 'openai' })).toBe(1);
+    expect(total(samples, 'switchboard_relay_requests_total', { operation: 'chat', protocol: 'anthropic', status: '200', outcome: 'settled', model: 'gpt-4' })).toBe(1);
+    expect(total(samples, 'switchboard_relay_time_to_first_token_seconds_count', { operation: 'chat', protocol: 'anthropic' })).toBe(1);
     expect(total(samples, 'switchboard_relay_open_streams')).toBe(0);
 
     // the settlements went in batches, each timed
