@@ -42,7 +42,25 @@ async function tcpRelay(targetPort: number, listenPort = 0): Promise<{ port: num
   };
 }
 
-const postgres = (await databaseTargets('health')).find((target) => target.name === 'postgres')!;
+const targets = await databaseTargets('health');
+const postgres = targets.find((target) => target.name === 'postgres')!;
+
+for (const target of targets.filter((candidate) => candidate.name !== 'sqlite')) {
+  describe.runIf(target.available)(`readiness on ${target.name}`, () => {
+    it('is ready when the database answers', async () => {
+      const database = await target.create();
+      const app = await buildTestApp({}, database.config);
+      try {
+        const readyz = await app.inject({ method: 'GET', url: '/readyz' });
+        expect(readyz.statusCode).toBe(200);
+        expect(readyz.json()).toEqual({ status: 'ready', checks: { database: 'ok' } });
+      } finally {
+        await app.close();
+        await database.drop();
+      }
+    });
+  });
+}
 
 describe('health probes', () => {
   const apps: FastifyInstance[] = [];
