@@ -6,7 +6,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildTestApp } from '../support/app';
-import { databaseTargets, type TestDatabase } from '../support/databases';
+import { databaseTargets, REDIS_URL, redisAvailable, type TestDatabase } from '../support/databases';
 import { freePort } from '../e2e/support/gateway';
 import { startRelayHarness } from './relay/harness';
 
@@ -43,6 +43,7 @@ async function tcpRelay(targetPort: number, listenPort = 0): Promise<{ port: num
 }
 
 const targets = await databaseTargets('health');
+const redisUp = await redisAvailable('health');
 const postgres = targets.find((target) => target.name === 'postgres')!;
 
 for (const target of targets.filter((candidate) => candidate.name !== 'sqlite')) {
@@ -83,6 +84,12 @@ describe('health probes', () => {
     expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
     // other methods are not probes
     expect((await fetch(`${baseUrl}/healthz`, { method: 'POST' })).status).not.toBe(200);
+  });
+
+  it.runIf(redisUp)('is ready with a configured Redis that answers PING', async () => {
+    const app = await buildTestApp({ redisUrl: REDIS_URL });
+    apps.push(app);
+    expect((await app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ready', checks: { database: 'ok', redis: 'ok' } });
   });
 
   it('is not ready, naming Redis, when the configured Redis does not answer; still alive', async () => {
