@@ -187,19 +187,23 @@ export class GatewayMetrics {
         },
       });
     }
-    new Gauge({
-      name: 'switchboard_redis_up',
-      help: 'Redis: 1 connected and ready, 0 configured but unreachable (absent without Redis)',
-      registers: redis ? [registry] : [],
-      collect() {
-        if (redis) this.set(redis.status === 'ready' ? 1 : 0);
-      },
-    });
+    if (redis) {
+      new Gauge({
+        name: 'switchboard_redis_up',
+        help: 'Redis: 1 connected and ready, 0 configured but unreachable (absent without Redis)',
+        registers: [registry],
+        collect() {
+          this.set(redis.status === 'ready' ? 1 : 0);
+        },
+      });
+    }
   }
 
   private *sumByModelAndChannel(parts: (series: RelaySeries) => Array<{ type?: string; value: number }>) {
     const totals = new Map<string, { labels: Labels; value: number }>();
     for (const series of this.relaySeries.values()) {
+      // refused before a model was admitted: nothing was billed
+      if (series.labels.model === '') continue;
       for (const part of parts(series)) {
         const key = `${series.labels.model}\u0000${series.labels.channel}\u0000${part.type ?? ''}`;
         let total = totals.get(key);
