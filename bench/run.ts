@@ -11,6 +11,7 @@ import { ANTHROPIC_GOOD_KEY } from '../tests/support/emulators/anthropic';
 import { firstByte, starvationScenario } from './starvation';
 import { runWrk, type LoadResult } from './wrk';
 import { workerRows, workersOnlyReport } from './workers';
+import { metricsCostRows } from './metricsCost';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 /** Each target's SECONDS per scenario are measured in this many alternating runs. */
@@ -20,6 +21,8 @@ const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const MODEL = 'gpt-3.5-turbo';
 const plainBody = { model: MODEL, messages: [{ role: 'user', content: 'Say hello to the benchmark.' }] };
 const streamBody = { ...plainBody, stream: true, emulator: { chunks: 20 } };
+/** `BENCH_ONLY=metrics` runs the metrics on/off row alone (a quick check of that row). */
+const ONLY = process.env.BENCH_ONLY?.trim();
 
 /** The Anthropic-channel row: an OpenAI client in, the Messages API upstream out (the translated path). */
 const CLAUDE_MODEL = 'claude-3-5-haiku-20241022';
@@ -156,6 +159,26 @@ try {
 
   const { rootCookie: cookie, key: gatewayKey } = await prepareGateway(gateway.url, emulator.url, MODEL);
 
+  // the same build with metrics off, for the metrics row
+  const withoutMetrics = await startScript('gatewayProcess', { METRICS_ENABLED: 'false' }, startFlags());
+  started.push(withoutMetrics);
+  const { key: withoutMetricsKey } = await prepareGateway(withoutMetrics.url, emulator.url, MODEL);
+  placement.pinMeasured(withoutMetrics.child.pid!);
+  const metricsRows = () =>
+    metricsCostRows(
+      [
+        { name: 'switchboard, metrics on', url: gateway.url, key: gatewayKey, pid: gateway.child.pid!, scraped: true },
+        { name: 'switchboard, METRICS_ENABLED=false', url: withoutMetrics.url, key: withoutMetricsKey, pid: withoutMetrics.child.pid!, scraped: false },
+      ],
+      { seconds: SECONDS, rounds: ROUNDS, warmupSeconds: WARMUP_SECONDS, body: plainBody, combine: combineRuns },
+    );
+  if (ONLY === 'metrics') {
+    placement.pinMeasured(gateway.child.pid!);
+    console.log([`# Switchboard benchmark, metrics row only (${new Date().toISOString()}; CPU placement: ${placement.description})`, ...(await metricsRows())].join('\n'));
+    await Promise.all(started.map((part) => part.stop()));
+    process.exit(0);
+  }
+
   const anthropic = await startScript('anthropicEmulatorProcess', {});
   started.push(anthropic);
   await consoleCall(`${gateway.url}/api/channel/`, {
@@ -238,6 +261,7 @@ try {
     },
   ];
   const protocolLines = await protocolRows(protocolTargets);
+  const metricsLines = await metricsRows();
   const rss = rssMiB(gateway.child.pid!);
 
   const lines = ['| scenario | target | req/s | p50 ms | p99 ms | errors | CPU µs/req |', '|---|---|---:|---:|---:|---:|---:|'];
@@ -288,6 +312,7 @@ try {
     '',
     ...lines,
     ...protocolLines,
+    ...metricsLines,
     '',
     ...starvation,
     ...workers,

@@ -163,6 +163,8 @@ export interface LogRecord {
   prompt_tokens: number;
   completion_tokens: number;
   channel_id: number;
+  /** The relayed request's X-Request-Id (consume logs), else null. */
+  request_id?: string | null;
 }
 
 /** `GET /api/option/` row. Values are always strings; toggles are "true"/"false". */

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { join } from 'node:path';
 import fastifyCookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { fail } from '../common/envelope';
 import { DEFAULT_OPTION_SYNC_SECONDS, DEFAULT_REDIS_COMMAND_TIMEOUT_MS, type Config } from './config';
@@ -13,6 +13,8 @@ import { migrateToLatest, openDatabase } from './db/database';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from './db/faults';
 import { refuseCrossSiteRequests } from './plugins/csrf';
 import { setSecurityHeaders } from './plugins/securityHeaders';
+import { loggerOptions, relayRequestLog, type LoggerSettings } from './plugins/logging';
+import { assignRequestId, REQUEST_ID_HEADER, tagExchange } from './plugins/requestId';
 import { apiBodyLimit, DEFAULT_API_BODY_LIMIT, DEFAULT_RELAY_BODY_LIMIT, requestErrorMessage } from './plugins/inputLimits';
 import type { AppContext } from './plugins/context';
 import { createMailer } from './plugins/mailer';
@@ -34,6 +36,10 @@ import { twoFactorRoutes } from './routes/api/twoFactor';
 import { userRoutes } from './routes/api/user';
 import { userAdminRoutes } from './routes/api/userAdmin';
 import { relayRoutes } from './routes/v1/relay';
+import { operationsRoutes } from './routes/operations';
+import { GatewayMetrics, rememberMetrics } from './plugins/metrics';
+import { probeFastPath } from './plugins/readiness';
+import { relayContextOf } from './relay/context';
 import { textFastPath } from './routes/v1/text';
 import { bookkeepingFor } from './billing/bookkeeping';
 import { kyselyLedger, returnHeldQuota } from './billing/quota';
@@ -51,20 +57,26 @@ import { webhookRoutes } from './routes/api/webhook';
 import { DEFAULT_WEBHOOK_SETTINGS, startDeliveryLoop } from './webhooks/delivery';
 
 export interface BuildOptions {
-  logger?: boolean | { level: string };
+  /** The server log (see plugins/logging.ts); none when absent or false. */
+  logger?: false | LoggerSettings;
 }
 
 export async function buildApp(config: Config, buildOptions: BuildOptions = {}): Promise<FastifyInstance> {
   // The hot relay routes are answered before Fastify sees the request (see
   // textFastPath); it is installed once the app is built.
   let fastPath: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
+  let probes: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
   let closing = false;
   let turnstileOn = () => false;
   const bodyLimits = { relay: config.relayBodyLimitBytes ?? DEFAULT_RELAY_BODY_LIMIT, api: config.apiBodyLimitBytes ?? DEFAULT_API_BODY_LIMIT };
   // this process among the relay nodes (a worker of a cluster is a node of its own)
   const nodeId = newNodeId();
+  const newRequestId = requestIdsOf(nodeId);
   const app = Fastify({
-    logger: buildOptions.logger ?? false,
+    logger: buildOptions.logger ? loggerOptions(buildOptions.logger) : false,
+    // Fastify's request id is the exchange's X-Request-Id, fixed as it arrived (plugins/requestId.ts)
+    genReqId: (raw) => assignRequestId(raw, newRequestId),
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
     trustProxy: config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true },
     bodyLimit: bodyLimits.relay,
@@ -73,8 +85,10 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, verbose: true, allowUnionTypes: true } },
     serverFactory: (handler) => {
       const server = createServer((request, response) => {
+        tagExchange(request, response, newRequestId);
         setSecurityHeaders(request, response, config.trustProxy, turnstileOn());
         if (config.nodeIdHeader) response.setHeader('x-switchboard-node', nodeId);
+        if (probes?.(request, response)) return;
         if (!fastPath?.(request, response)) handler(request, response);
       });
       server.keepAliveTimeout = 72_000; // what Fastify sets on a server of its own
@@ -131,12 +145,22 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     ledger,
     nodeId,
     jobs,
-    newRequestId: requestIdsOf(nodeId),
+    newRequestId,
     redis,
     startTime: Math.floor(Date.now() / 1000),
   };
   app.decorate('ctx', context);
   app.decorateRequest('caller', null);
+  const bookkeeping = bookkeepingFor(context, app.log);
+  const relay = relayContextOf(app, bookkeeping);
+  if (config.metricsEnabled !== false) {
+    context.metrics = new GatewayMetrics({ dialect, poolState: opened.poolState, redis }, () => relay.inFlight);
+    context.metrics.install(app, relay, bookkeeping);
+    rememberMetrics(app, context.metrics);
+  }
+  if ((app.log as unknown as { isLevelEnabled(level: string): boolean }).isLevelEnabled?.('info')) relay.hooks.afterFinish.push(relayRequestLog(app.log));
+  const probeSources = { db, redis, isClosing: () => closing };
+  probes = (request, response) => probeFastPath(request, response, probeSources);
   await options.startSync({
     intervalSeconds: config.optionSyncSeconds ?? DEFAULT_OPTION_SYNC_SECONDS,
     redis,
@@ -161,6 +185,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   // requests that do not come through our server (app.inject) get them here
   app.addHook('onRequest', async (request, reply) => {
     if (!reply.raw.hasHeader('x-content-type-options')) setSecurityHeaders(request.raw, reply.raw, config.trustProxy, turnstileOn());
+    if (!reply.raw.hasHeader(REQUEST_ID_HEADER)) reply.raw.setHeader(REQUEST_ID_HEADER, request.id);
   });
   await app.register(fastifyCookie);
   app.addHook('onRequest', refuseCrossSiteRequests);
@@ -185,6 +210,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     return reply.code(status).send(fail(message));
   });
 
+  await app.register(operationsRoutes(probeSources, context.metrics));
   await app.register(miscRoutes);
   await app.register(userRoutes);
   await app.register(twoFactorRoutes);
@@ -239,6 +265,6 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     return reply.header('Cache-Control', 'no-cache').sendFile('index.html');
   });
 
-  fastPath = textFastPath(app, bookkeepingFor(context, app.log), { trustProxy: config.trustProxy, bodyLimit: bodyLimits.relay, isClosing: () => closing });
+  fastPath = textFastPath(app, bookkeeping, { trustProxy: config.trustProxy, bodyLimit: bodyLimits.relay, isClosing: () => closing });
   return app;
 }

@@ -72,6 +72,10 @@ export interface Config {
   nodeIdHeader?: boolean;
   /** Webhook retry schedule, poll interval and attempt deadline (defaults: DEFAULT_WEBHOOK_SETTINGS). */
   webhooks?: Partial<WebhookSettings>;
+  /** GET /metrics and the counting behind it (METRICS_ENABLED, default on); false leaves the relay without metrics hooks. */
+  metricsEnabled?: boolean;
+  /** When set (METRICS_TOKEN), /metrics asks for `Authorization: Bearer <token>`. */
+  metricsToken?: string;
 }
 
 /**
@@ -199,6 +203,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: Math.round(durationFromEnv(env, 'WEBHOOK_TIMEOUT_SECONDS', DEFAULT_WEBHOOK_SETTINGS.timeoutMs / 1000) * 1000),
       logDays: wholeNumberFromEnv(env, 'WEBHOOK_LOG_DAYS', DEFAULT_WEBHOOK_SETTINGS.logDays),
     },
+    metricsEnabled: !['0', 'false', 'no', 'off'].includes((env.METRICS_ENABLED ?? '').trim().toLowerCase()),
+    metricsToken: env.METRICS_TOKEN?.trim() || undefined,
     rateLimits: {
       critical: { ...DEFAULT_RATE_LIMITS.critical, max: wholeNumberFromEnv(env, 'CRITICAL_RATE_LIMIT', DEFAULT_RATE_LIMITS.critical.max) },
       topUp: { ...DEFAULT_RATE_LIMITS.topUp, max: wholeNumberFromEnv(env, 'TOPUP_RATE_LIMIT', DEFAULT_RATE_LIMITS.topUp.max) },

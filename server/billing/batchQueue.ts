@@ -20,7 +20,12 @@ export interface BatchQueueOptions<T> {
   logger: FastifyBaseLogger;
 }
 
+/** Told of every batch written or failed: its size and how long the write took (the metrics). */
+export type BatchObserver = (size: number, milliseconds: number, written: boolean) => void;
+
 export class BatchQueue<T> {
+  /** Set by the metrics; nothing is timed when absent. */
+  observer: BatchObserver | undefined;
   private queue: T[] = [];
   private timer: NodeJS.Timeout | undefined;
   /** Failed writes in a row: the next attempt waits intervalMs x 2^failures, at most MAX_RETRY_DELAY_MS. */
@@ -68,10 +73,14 @@ export class BatchQueue<T> {
   private async writeQueued(): Promise<void> {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, this.options.maxBatch);
+      const { observer } = this;
+      const started = observer ? performance.now() : 0;
       try {
         await this.options.writeBatch(batch);
         this.failures = 0;
+        observer?.(batch.length, performance.now() - started, true);
       } catch (error) {
+        observer?.(batch.length, performance.now() - started, false);
         this.failures = Math.min(this.failures + 1, 16);
         this.queue.unshift(...batch);
         this.options.logger.error({ err: error, items: batch.length }, `could not write a batch of ${this.options.noun}; will retry`);

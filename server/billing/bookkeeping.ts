@@ -19,7 +19,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database';
-import { BatchQueue } from './batchQueue';
+import { BatchQueue, type BatchObserver } from './batchQueue';
 import { LogWriter } from './logWriter';
 import type { QuotaLedger, Settlement } from './quota';
 import type { FailedRelay } from '../repositories/usageRollups';
@@ -71,6 +71,12 @@ export class Bookkeeping {
       noun: 'settlement',
       logger,
     });
+  }
+
+  /** Times each batch of settlements and of other logs (the metrics). */
+  observeBatches(observer: (queue: 'settlements' | 'logs', ...batch: Parameters<BatchObserver>) => void): void {
+    this.settlements.observer = (...batch) => observer('settlements', ...batch);
+    this.logs.observe((...batch) => observer('logs', ...batch));
   }
 
   settle(settlement: Settlement, charged?: ChargeListener): void {

@@ -4,7 +4,7 @@
 // BatchQueue for the pace and the no-loss rules).
 import type { FastifyBaseLogger } from 'fastify';
 import type { NewLog } from '../repositories/logs';
-import { BatchQueue } from './batchQueue';
+import { BatchQueue, type BatchObserver } from './batchQueue';
 
 const FLUSH_INTERVAL_MS = 100;
 /** 200 rows x 16 columns stays far below every dialect's bound-parameter limit. */
@@ -16,6 +16,11 @@ export class LogWriter {
   /** `insert` writes one batch of rows (QuotaLedger.insertLogs). */
   constructor(insert: (rows: NewLog[]) => Promise<void>, logger: FastifyBaseLogger) {
     this.queue = new BatchQueue({ writeBatch: insert, intervalMs: FLUSH_INTERVAL_MS, maxBatch: MAX_BATCH_ROWS, noun: 'consume log', logger });
+  }
+
+  /** Times each batch (the metrics). */
+  observe(observer: BatchObserver): void {
+    this.queue.observer = observer;
   }
 
   write(log: NewLog): void {

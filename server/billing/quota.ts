@@ -25,7 +25,7 @@ import { insertLogs, type NewLog } from '../repositories/logs';
 import type { FailedRelay } from '../repositories/usageRollups';
 
 export interface Reservation {
-  /** The request's id (Admission.requestId): the key of its reservation row on PostgreSQL and MySQL. */
+  /** The request's id (Admission.reservationId): the key of its reservation row on PostgreSQL and MySQL. */
   id?: string;
   userId: number;
   tokenId: number;

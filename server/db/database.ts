@@ -24,6 +24,21 @@ export interface OpenedDatabase {
    * no other live process relays on it (see holdInstanceLock); let go on close.
    */
   instanceLock?: { release(): void };
+  /** PostgreSQL and MySQL: the pool's connections right now (open, idle, and requests waiting for one), for the metrics. */
+  poolState?: () => PoolState;
+}
+
+export interface PoolState {
+  total: number;
+  idle: number;
+  waiting: number;
+}
+
+/** mysql2's pool keeps its counts in fields it does not type. */
+interface MysqlPoolInternals {
+  _allConnections?: { length: number };
+  _freeConnections?: { length: number };
+  _connectionQueue?: { length: number };
 }
 
 /** Opens the database; the PostgreSQL and MySQL drivers load only when configured (a SQLite gateway never pays for them). */
@@ -51,7 +66,11 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenedDataba
         client.on('error', (error) => console.warn(`[switchboard] PostgreSQL connection lost: ${error.message}`));
       });
       pool.on('error', (error) => console.warn(`[switchboard] PostgreSQL connection lost: ${error.message}`));
-      return { dialect: 'postgres', db: new Kysely<Database>({ dialect: tagDatabaseFaults(new PostgresDialect({ pool })) }) };
+      return {
+        dialect: 'postgres',
+        db: new Kysely<Database>({ dialect: tagDatabaseFaults(new PostgresDialect({ pool })) }),
+        poolState: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+      };
     }
     case 'mysql': {
       const { createPool: createMysqlPool } = await import('mysql2');
@@ -69,7 +88,16 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenedDataba
       pool.on('connection', (connection) => {
         connection.on('error', (error: Error) => console.warn(`[switchboard] MySQL connection lost: ${error.message}`));
       });
-      return { dialect: 'mysql', db: new Kysely<Database>({ dialect: tagDatabaseFaults(new MysqlDialect({ pool })) }) };
+      const internals = pool as unknown as MysqlPoolInternals;
+      return {
+        dialect: 'mysql',
+        db: new Kysely<Database>({ dialect: tagDatabaseFaults(new MysqlDialect({ pool })) }),
+        poolState: () => ({
+          total: internals._allConnections?.length ?? 0,
+          idle: internals._freeConnections?.length ?? 0,
+          waiting: internals._connectionQueue?.length ?? 0,
+        }),
+      };
     }
     default: {
       if (config.path !== ':memory:') mkdirSync(dirname(config.path), { recursive: true });

@@ -85,6 +85,8 @@ export function requireRole(minimumRole: number, { openDuringEnrolment = false, 
       return reply.code(refusalStatus).send(fail('two-factor sign-in is required for your account: set it up first', 'two_factor_enrolment_required'));
     }
     request.caller = resolution.user;
+    // the request's later log lines (its "request completed" too) say who asked
+    request.log = reply.log = request.log.child({ userId: Number(resolution.user.id) });
   };
 }
 

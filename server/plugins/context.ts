@@ -11,6 +11,7 @@ import type { JobRunner } from './jobRunner';
 import type { OptionStore } from './optionStore';
 import type { RateLimiter } from './rateLimit';
 import type { SessionSigner } from './session';
+import type { GatewayMetrics } from './metrics';
 
 export interface AppContext {
   config: Config;
@@ -33,6 +34,8 @@ export interface AppContext {
   redis?: Redis;
   /** Unix seconds when this process started. */
   startTime: number;
+  /** The node's metrics (GET /metrics); absent when METRICS_ENABLED is off. */
+  metrics?: GatewayMetrics;
 }
 
 declare module 'fastify' {

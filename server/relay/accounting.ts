@@ -25,6 +25,11 @@ export interface Admission {
   groupRatio: number;
   startedAt: number;
   /** Unique across nodes: the key of the request's reservation (and its row on PostgreSQL and MySQL). */
+  reservationId: string;
+  /**
+   * The exchange's X-Request-Id (the client's, or made as it arrived): sent upstream, named in the server
+   * log and in the errors a client reads, stored in the consume log. Not unique when a client reuses one.
+   */
   requestId: string;
 }
 
@@ -51,14 +56,14 @@ function withBody(caller: RelayCaller | RelayError, body: unknown): OpenedReques
 /** The trimmed `model` of a body, or ''. */
 export const modelOf = (body: Record<string, unknown>) => (typeof body.model === 'string' ? body.model.trim() : '');
 
-export function admitModel(ctx: RelayContext, caller: RelayCaller, model: string): Admission | RelayError {
+export function admitModel(ctx: RelayContext, caller: RelayCaller, model: string, requestId = ctx.newRequestId()): Admission | RelayError {
   const { options } = ctx;
   if (caller.token.models && !caller.token.models.split(',').includes(model)) {
     return relayError(403, `this API key may not use the model ${model}`, 'model_not_allowed', 'permission_error');
   }
   const price = lookupPrice(model, caller.user.group, options.json('ModelRatio'), options.json('GroupRatio'));
   if (!price.known) return relayError(403, price.reason, 'model_price_unset', 'permission_error');
-  return { caller, model, ratio: price.ratio, modelRatio: price.modelRatio, groupRatio: price.groupRatio, startedAt: Date.now(), requestId: ctx.newRequestId() };
+  return { caller, model, ratio: price.ratio, modelRatio: price.modelRatio, groupRatio: price.groupRatio, startedAt: Date.now(), reservationId: ctx.newRequestId(), requestId };
 }
 
 export async function reserve(ctx: RelayContext, admission: Admission, amount: number, hint?: { alone?: boolean }): Promise<Reservation | RelayError> {
@@ -68,8 +73,8 @@ export async function reserve(ctx: RelayContext, admission: Admission, amount: n
   return insufficientQuota(ctx, reservation, reserved.reason);
 }
 
-const reservationOf = ({ caller, requestId }: Admission, amount: number): Reservation => ({
-  id: requestId,
+const reservationOf = ({ caller, reservationId }: Admission, amount: number): Reservation => ({
+  id: reservationId,
   userId: Number(caller.user.id),
   tokenId: Number(caller.token.id),
   limitedToken: Number(caller.token.unlimited_quota) !== 1,
@@ -259,6 +264,7 @@ function consumeLog(admission: Admission, reservation: Reservation, settlement: 
     isStream: settlement.isStream,
     estimated: settlement.estimated,
     createdAt: Math.floor(now / 1000),
+    requestId: admission.requestId,
   };
 }
 

@@ -21,6 +21,7 @@ import { webhookMayWant } from '../webhooks/events';
 import type { RelayCache } from './relayCache';
 import { RelayRateLimiter } from './rateLimits';
 import type { RelayCaller } from './tokenAuth';
+import type { RelayCall } from './pipeline';
 
 /** How a relayed request ended, for the hooks that run after it (metrics). */
 export type RelayOutcome =
@@ -48,7 +49,11 @@ export interface RelayHooks {
    * The request is over: settled, refused or aborted (metrics, the usage rollups' errors). `admission` is
    * undefined when it never got that far; `channelId` when it never reached dispatch (0: no channel could be tried).
    */
-  afterFinish: Array<(outcome: RelayOutcome, operation: string, admission: Admission | undefined, startedAt: number, channelId: number | undefined) => void>;
+  afterFinish: Array<
+    (outcome: RelayOutcome, operation: string, admission: Admission | undefined, startedAt: number, channelId: number | undefined, call: RelayCall) => void
+  >;
+  /** The answer's first streamed write is going out (open streams, time to first token); an empty list times nothing. */
+  firstChunk: Array<(call: RelayCall) => void>;
 }
 
 export interface RelayContext {
@@ -120,7 +125,7 @@ export function relayContextOf(app: FastifyInstance, bookkeeping: Bookkeeping): 
       remind: (userId, charge) => void remindIfLow(app, userId, charge),
       balanceLow: (userId, charge) => void balanceLowEvent(app, userId, charge),
       balanceLowWanted: () => webhookMayWant(db, 'user.balance_low'),
-      hooks: { beforeAdmit: [], beforeReserve: [], beforeDispatch: [], afterFinish: [countFailures(bookkeeping)] },
+      hooks: { beforeAdmit: [], beforeReserve: [], beforeDispatch: [], afterFinish: [countFailures(bookkeeping)], firstChunk: [] },
       inFlight: 0,
     };
     contexts.set(app.ctx, context);

@@ -47,6 +47,7 @@ import { selectChannel, type RoutedChannel } from './channelSelect';
 import { credentialFor } from './credentials';
 import { relayError, unreachableRelayError, upstreamRelayError, type RelayError } from './errors';
 import { scrubSecrets } from './scrub';
+import type { UpstreamErrorKind } from '../plugins/metrics';
 import type { RelayCaller } from './tokenAuth';
 import { AnswerBrokeOff, callUpstream, isUpstreamTimeout, joinChunks, poolFor, UpstreamBusy, UpstreamResponse, type DisconnectSignal } from './upstream';
 import { openWebSocketCall, WebSocketRefused, WebSocketTimeout } from './websocketUpstream';
@@ -291,6 +292,14 @@ function unansweredError(error: unknown, requestId: string): RelayError {
   return unreachableRelayError(error instanceof AnswerBrokeOff, requestId);
 }
 
+/** The metrics' kind of an upstream that never answered, by the same reading as unansweredError. */
+function unansweredKind(error: unknown): UpstreamErrorKind {
+  if (error instanceof UpstreamBusy) return 'busy';
+  const timedOut = error instanceof AnswerBrokeOff ? error.timedOut : error instanceof WebSocketTimeout || isUpstreamTimeout(error);
+  if (timedOut) return 'timeout';
+  return error instanceof AnswerBrokeOff ? 'broke_off' : 'network';
+}
+
 /** What one attempt on one channel came to. */
 type Attempt =
   | { outcome: 'answered'; answer: UpstreamAnswer }
@@ -347,8 +356,9 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
     if (result.outcome === 'unanswered') {
       // the detail (an internal address, a TLS complaint) is for the admin, in the log; nothing reached the client yet,
       // so each of these is the channel's failure and the next channel may answer
-      app.log.warn({ requestId, channelId: channel.id, attempt, detail: scrubSecrets((result.error as Error).message, secretsOf(channel.key)) }, 'upstream call failed');
+      app.log.warn({ requestId, userId: caller.user.id, tokenId: caller.token.id, channelId: channel.id, attempt, detail: scrubSecrets((result.error as Error).message, secretsOf(channel.key)) }, 'upstream call failed');
       lastError = unansweredError(result.error, requestId);
+      app.ctx.metrics?.upstreamError(channel.id, unansweredKind(result.error));
       continue;
     }
     const { failure } = result;
@@ -360,8 +370,9 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
       }
     }
     lastError = upstreamRelayError(failure.status, failure, secretsOf(channel.key), requestId);
+    app.ctx.metrics?.upstreamError(channel.id, failure.deadKey ? 'dead_key' : failure.status === 429 ? 'rate_limited' : failure.status >= 500 ? 'server_error' : 'client_error');
     app.log.warn(
-      { requestId, channelId: channel.id, status: failure.status, attempt, type: failure.type, code: failure.code, detail: scrubSecrets(failure.message, secretsOf(channel.key)) },
+      { requestId, userId: caller.user.id, tokenId: caller.token.id, channelId: channel.id, status: failure.status, attempt, type: failure.type, code: failure.code, detail: scrubSecrets(failure.message, secretsOf(channel.key)) },
       'upstream failed',
     );
     if (!failure.retryable) break;
@@ -375,7 +386,7 @@ async function passThrough(app: FastifyInstance, adaptor: UpstreamAdaptor, chann
   if (isUpstreamFailure(target)) return { outcome: 'failed', failure: target };
   let response: UpstreamResponse;
   try {
-    response = await callUpstream(poolFor(target.origin), { path: target.path, headers: passthroughHeaders(target, request.headers), body: request.body(upstreamModel) }, request.signal);
+    response = await callUpstream(poolFor(target.origin), { path: target.path, headers: passthroughHeaders(target, request.headers), body: request.body(upstreamModel), requestId: request.requestId }, request.signal);
   } catch (error) {
     return request.signal.aborted ? { outcome: 'aborted' } : { outcome: 'unanswered', error };
   }
@@ -452,7 +463,7 @@ async function translated(app: FastifyInstance, adaptor: UpstreamAdaptor, channe
   let source: Readable;
   if (adaptor.transport === 'websocket') {
     try {
-      source = await openWebSocketCall(target, body, request.signal);
+      source = await openWebSocketCall(target, body, request.signal, request.requestId);
     } catch (error) {
       if (request.signal.aborted) return { outcome: 'aborted' };
       if (error instanceof WebSocketRefused) return { outcome: 'failed', failure: adaptor.failure(error.status, error.body) };
@@ -462,7 +473,7 @@ async function translated(app: FastifyInstance, adaptor: UpstreamAdaptor, channe
     const url = new URL(target.url);
     let response: UpstreamResponse;
     try {
-      response = await callUpstream(poolFor(url.origin), { path: url.pathname + url.search, headers: target.headers, body }, request.signal);
+      response = await callUpstream(poolFor(url.origin), { path: url.pathname + url.search, headers: target.headers, body, requestId: request.requestId }, request.signal);
     } catch (error) {
       return request.signal.aborted ? { outcome: 'aborted' } : { outcome: 'unanswered', error };
     }

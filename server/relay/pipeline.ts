@@ -28,6 +28,7 @@ import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/fault
 import { isRelayError, relayError, type RelayError } from './errors';
 import type { Reservation } from '../billing/quota';
 import { authenticateRelay, type RelayCaller } from './tokenAuth';
+import { requestIdOf } from '../plugins/requestId';
 import type { DisconnectSignal } from './upstream';
 import { setRateHeaders, type RateTicket } from './rateLimits';
 
@@ -91,6 +92,10 @@ export class RelayCall<State = unknown> {
   channelId: number | undefined;
   /** The tokens-per-minute charge, corrected when the request is settled or given back. */
   rateTicket: RateTicket | undefined;
+  /** What was charged, once settled (the metrics read it after the request). */
+  settlement: Settlement | undefined;
+  /** Date.now() of the answer's first streamed write, when the firstChunk hooks asked for it (0: none yet). */
+  firstChunkAt = 0;
   /** Set once the reservation is settled or given back: neither happens twice. */
   private closed = false;
 
@@ -105,6 +110,7 @@ export class RelayCall<State = unknown> {
   settle(settlement: Settlement): void {
     if (this.closed) throw new Error('a relayed request was settled after its reservation was closed');
     this.closed = true;
+    this.settlement = settlement;
     settleLater(this.ctx, this.admission, this.reservation, settlement);
     if (this.rateTicket) this.ctx.rateLimits.correct(this.rateTicket, settlement.promptTokens + settlement.completionTokens);
   }
@@ -154,7 +160,7 @@ export async function runRelay<State>(ctx: RelayContext, route: RelayRoute<State
     outcome = await authenticated(call);
   } finally {
     ctx.inFlight -= 1;
-    if (ctx.hooks.afterFinish.length > 0) for (const hook of ctx.hooks.afterFinish) hook(outcome, route.operation, call.admission, startedAt, call.channelId);
+    if (ctx.hooks.afterFinish.length > 0) for (const hook of ctx.hooks.afterFinish) hook(outcome, route.operation, call.admission, startedAt, call.channelId, call);
   }
 }
 
@@ -195,7 +201,7 @@ async function admitted<State>(call: RelayCall<State>): Promise<RelayOutcome> {
   const state = route.read(call);
   if (isRelayError(state)) return refuse(call, state);
   call.state = state;
-  const admission = admitModel(ctx, call.caller, call.model);
+  const admission = admitModel(ctx, call.caller, call.model, requestIdOf(call.input.headers));
   if (isRelayError(admission)) return refuse(call, admission);
   call.admission = admission;
   if (hooks.beforeReserve.length > 0) {
@@ -245,6 +251,8 @@ async function admitted<State>(call: RelayCall<State>): Promise<RelayOutcome> {
       response.destroy();
       return 'aborted';
     }
+    // only an answer that comes as a stream (an unread body, or a translated stream) can begin before it ends
+    if (hooks.firstChunk.length > 0 && (dispatched.answer.response.stream !== undefined || dispatched.answer.translated?.stream !== undefined)) watchFirstChunk(call);
     let failed = route.answer(call, dispatched.answer);
     if (failed instanceof Promise) failed = await failed;
     if (failed) {
@@ -273,6 +281,21 @@ export function answerCrash(ctx: RelayContext, codec: InboundCodec, response: Se
   }
   ctx.log.error({ err: error }, 'relay failed');
   writeInboundError(response, codec, relayError(500, 'internal error', null, 'server_error'));
+}
+
+/**
+ * Notes the answer's first streamed write (a whole answer is written by end() alone and never counts):
+ * the write method is wrapped for that one call, then put back.
+ */
+function watchFirstChunk(call: RelayCall<unknown>): void {
+  const { response } = call;
+  const write = response.write;
+  response.write = function firstWrite(this: ServerResponse, ...args: Parameters<ServerResponse['write']>) {
+    response.write = write;
+    call.firstChunkAt = Date.now();
+    for (const hook of call.ctx.hooks.firstChunk) hook(call);
+    return (write as (...written: unknown[]) => boolean).apply(this, args);
+  } as ServerResponse['write'];
 }
 
 function refuse(call: RelayCall<unknown>, error: RelayError): RelayOutcome {

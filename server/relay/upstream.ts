@@ -266,7 +266,8 @@ class UpstreamHandler {
       this.waitTimer = undefined;
     }
     try {
-      this.origin.pool.dispatch({ method: 'POST', path: this.call.path, headers: this.call.headers, body: this.call.body }, this as never);
+      const { path, headers, body, requestId } = this.call;
+      this.origin.pool.dispatch({ method: 'POST', path, headers: requestId === undefined ? headers : { ...headers, 'x-request-id': requestId }, body }, this as never);
     } catch (error) {
       this.onError(error as Error);
     }
@@ -390,8 +391,11 @@ class UpstreamHandler {
 
 export interface UpstreamCall {
   path: string;
+  /** Often an object shared by many calls: never changed here. */
   headers: Record<string, string>;
   body: string | Buffer;
+  /** The client's request's X-Request-Id, sent on as the upstream's so the two logs can be matched. */
+  requestId?: string;
 }
 
 /**

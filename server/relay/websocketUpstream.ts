@@ -29,11 +29,12 @@ export class WebSocketTimeout extends Error {
  * (an object-mode Readable of strings), once the socket is open. Rejects
  * when it cannot be opened (WebSocketRefused for an HTTP refusal).
  */
-export function openWebSocketCall(target: HttpTarget, frame: string, signal: DisconnectSignal): Promise<Readable> {
+export function openWebSocketCall(target: HttpTarget, frame: string, signal: DisconnectSignal, requestId?: string): Promise<Readable> {
   const settings = upstreamSettings();
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason!);
-    const socket = new WebSocket(target.url, { headers: target.headers, handshakeTimeout: settings.connectTimeoutMs });
+    const headers = requestId === undefined ? target.headers : { ...target.headers, 'x-request-id': requestId };
+    const socket = new WebSocket(target.url, { headers, handshakeTimeout: settings.connectTimeoutMs });
     let opened = false;
     let timer: NodeJS.Timeout | undefined;
     let ended = false;

@@ -22,6 +22,8 @@ export interface NewLog {
   estimated?: boolean;
   /** Seconds since the epoch; defaults to now. Queued logs keep the time of their request. */
   createdAt?: number;
+  /** The relayed request's X-Request-Id. */
+  requestId?: string;
 }
 
 /** The logs row of a log, as every writer stores it. */
@@ -42,6 +44,7 @@ export function logRow(log: NewLog): Insertable<LogsTable> {
     elapsed_ms: log.elapsedMs ?? 0,
     is_stream: log.isStream ? 1 : 0,
     estimated: log.estimated ? 1 : 0,
+    request_id: log.requestId ?? null,
   };
 }
 
@@ -63,6 +66,7 @@ export function logValues(log: NewLog): unknown[] {
     log.elapsedMs ?? 0,
     log.isStream ? 1 : 0,
     log.estimated ? 1 : 0,
+    log.requestId ?? null,
   ];
 }
 

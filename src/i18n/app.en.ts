@@ -471,7 +471,7 @@ export const appEnglish = {
       fields: {
         created_at: 'Time', username: 'User', token_name: 'Token', type: 'Type', model_name: 'Model',
         prompt_tokens: 'Prompt', completion_tokens: 'Completion', quota: 'Quota', content: 'Details',
-        elapsed_ms: 'Latency', is_stream: 'Stream', channel_id: 'Channel',
+        elapsed_ms: 'Latency', is_stream: 'Stream', channel_id: 'Channel', request_id: 'Request ID',
       },
     },
   },

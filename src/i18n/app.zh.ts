@@ -473,7 +473,7 @@ export const appChinese: typeof appEnglish = {
       fields: {
         created_at: '时间', username: '用户', token_name: '令牌', type: '类型', model_name: '模型',
         prompt_tokens: '提示', completion_tokens: '补全', quota: '额度', content: '详情',
-        elapsed_ms: '耗时', is_stream: '流式', channel_id: '渠道',
+        elapsed_ms: '耗时', is_stream: '流式', channel_id: '渠道', request_id: '请求 ID',
       },
     },
   },

@@ -1,6 +1,6 @@
 // The log page: which endpoints it reads for admins and for users, the default
 // window, the stat line and the extra columns.
-import { render, screen, within } from '@testing-library/react';
+import { cleanup, render, screen, within } from '@testing-library/react';
 import { http, HttpResponse } from 'msw';
 import { AdminContext, memoryStore, ResourceContextProvider } from 'react-admin';
 import { MemoryRouter, Route, Routes } from 'react-router-dom';
@@ -116,5 +116,32 @@ describe('LogList', () => {
     await expect.poll(() => seen.some((url) => url.pathname === '/api/log/' && Math.abs(Number(url.searchParams.get('start_timestamp')) - weekAgo) < 60)).toBe(true);
     screen.getByRole('button', { name: 'Clear all' }).click();
     await expect.poll(() => screen.queryByTestId('active-filters')).toBeNull();
+  }, 30_000);
+
+  it('shows the request id in a log\'s details, in English and in Chinese, and nothing for a log without one', async () => {
+    server.use(
+      http.get('*/api/log/self/', () =>
+        HttpResponse.json({ success: true, message: '', data: [{ ...row, id: 7, request_id: 'req_3f2a_1k' }, { ...row, id: 8, content: 'topped up', type: 1, request_id: null }] }),
+      ),
+      http.get('*/api/log/self/stat', () => HttpResponse.json({ success: true, message: '', data: { quota: 0, token: 0 } })),
+    );
+    renderLogs(1);
+    const first = (await screen.findByText('model ratio 15.00, group ratio 1.00')).closest('tr') as HTMLElement;
+    const detail = within(first).getByLabelText('Request ID req_3f2a_1k');
+    expect(detail).toHaveTextContent('Request ID: req_3f2a_1k');
+    expect(within(detail).getByText('req_3f2a_1k').tagName).toBe('CODE');
+    // the id sits in the details cell, under the log's text
+    expect(detail.closest('td')).toHaveClass('column-content');
+    const second = screen.getByText('topped up').closest('tr') as HTMLElement;
+    expect(within(second).queryByText(/Request ID/)).toBeNull();
+
+    cleanup();
+    await i18nProvider.changeLocale('zh');
+    try {
+      renderLogs(1);
+      expect(await screen.findByLabelText('请求 ID req_3f2a_1k')).toHaveTextContent('请求 ID: req_3f2a_1k');
+    } finally {
+      await i18nProvider.changeLocale('en');
+    }
   }, 30_000);
 });

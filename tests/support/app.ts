@@ -4,7 +4,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildApp } from '../../server/app';
+import { buildApp, type BuildOptions } from '../../server/app';
 import type { Config, DatabaseConfig } from '../../server/config';
 
 export const ROOT_PASSWORD = 'root-password-for-tests';
@@ -33,8 +33,8 @@ export function testConfig(overrides: Partial<Config> = {}, database: DatabaseCo
   };
 }
 
-export async function buildTestApp(overrides: Partial<Config> = {}, database?: DatabaseConfig): Promise<FastifyInstance> {
-  const app = await buildApp(testConfig(overrides, database));
+export async function buildTestApp(overrides: Partial<Config> = {}, database?: DatabaseConfig, buildOptions?: BuildOptions): Promise<FastifyInstance> {
+  const app = await buildApp(testConfig(overrides, database), buildOptions);
   await app.ready();
   return app;
 }

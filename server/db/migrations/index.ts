@@ -10,6 +10,7 @@ import * as sessions from './0006-sessions';
 import * as exactIdentityColumns from './0007-exact-identity-columns';
 import * as channelTestError from './0008-channel-test-error';
 import * as usageRollups from './0009-usage-rollups';
+import * as requestIds from './0010-request-ids';
 import * as rateLimits from './0011-rate-limits';
 import * as jobLeases from './0012-job-leases';
 import * as twoFactor from './0013-two-factor';
@@ -25,6 +26,7 @@ export const migrations: Record<string, Migration> = {
   '0007-exact-identity-columns': exactIdentityColumns,
   '0008-channel-test-error': channelTestError,
   '0009-usage-rollups': usageRollups,
+  '0010-request-ids': requestIds,
   '0011-rate-limits': rateLimits,
   '0012-job-leases': jobLeases,
   '0013-two-factor': twoFactor,

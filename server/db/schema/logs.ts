@@ -18,6 +18,8 @@ export interface LogsTable {
   is_stream: number;
   /** 1 when usage was counted locally (no upstream usage, or the client went away). */
   estimated: number;
+  /** The relayed request's X-Request-Id (null for other logs and for those written before it was kept). */
+  request_id: string | null;
 }
 
 export interface LogsSchema {

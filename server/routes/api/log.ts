@@ -59,7 +59,7 @@ function applyFilters<O>(query: SelectQueryBuilder<Database, 'logs', O>, filters
   return result;
 }
 
-function toLogRecord(row: Record<string, unknown>): LogRecord & { elapsed_ms: number; is_stream: boolean; estimated: boolean } {
+function toLogRecord(row: Record<string, unknown>): LogRecord & { elapsed_ms: number; is_stream: boolean; estimated: boolean; request_id: string | null } {
   return {
     id: Number(row.id),
     user_id: Number(row.user_id),
@@ -76,10 +76,11 @@ function toLogRecord(row: Record<string, unknown>): LogRecord & { elapsed_ms: nu
     elapsed_ms: Number(row.elapsed_ms),
     is_stream: Number(row.is_stream) === 1,
     estimated: Number(row.estimated) === 1,
+    request_id: typeof row.request_id === 'string' ? row.request_id : null,
   };
 }
 
-const EXPORT_COLUMNS = ['id', 'created_at', 'type', 'username', 'token_name', 'model_name', 'channel_id', 'quota', 'prompt_tokens', 'completion_tokens', 'elapsed_ms', 'is_stream', 'estimated', 'content'] as const;
+const EXPORT_COLUMNS = ['id', 'created_at', 'type', 'username', 'token_name', 'model_name', 'channel_id', 'quota', 'prompt_tokens', 'completion_tokens', 'elapsed_ms', 'is_stream', 'estimated', 'request_id', 'content'] as const;
 const EXPORT_PAGE = 1000;
 
 /** One CSV field (RFC 4180); text a spreadsheet would run as a formula is prefixed with a quote. */

@@ -1,6 +1,7 @@
 // The log table's cells beyond plain text: token counts (with the mark for
-// counts the gateway estimated), latency, the stream flag and the channel link.
-import { Chip, Link, Tooltip } from '@mui/material';
+// counts the gateway estimated), latency, the stream flag, the channel link, and
+// the details (the log's text and the request id).
+import { Box, Chip, Link, Tooltip, Typography } from '@mui/material';
 import { useRecordContext, useTranslate } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
 import { useStatus } from '../../layout/status';
@@ -53,9 +54,28 @@ export function ChannelIdField(_: CellProps) {
   );
 }
 
-/** The log's text, its "N quota" amounts in the unit quota is shown in elsewhere (dollars, the raw quota beside). */
+/**
+ * The log's text, its "N quota" amounts in the unit quota is shown in elsewhere (dollars, the raw quota beside),
+ * and under it the relayed request's X-Request-Id, to match the row with the client's and the upstream's logs.
+ */
 export function LogContentField(_: CellProps & { source?: string }) {
   const record = useRecordContext();
   const { status } = useStatus();
-  return <span>{quotaInText(String(record?.content ?? ''), status)}</span>;
+  const requestId = typeof record?.request_id === 'string' ? record.request_id : '';
+  return (
+    <>
+      <span>{quotaInText(String(record?.content ?? ''), status)}</span>
+      {requestId && <RequestIdLine requestId={requestId} />}
+    </>
+  );
+}
+
+function RequestIdLine({ requestId }: { requestId: string }) {
+  const translate = useTranslate();
+  const label = translate('resources.log.fields.request_id');
+  return (
+    <Typography component="span" variant="caption" color="text.secondary" sx={{ display: 'block', overflowWrap: 'anywhere' }} aria-label={`${label} ${requestId}`}>
+      {label}: <Box component="code" sx={{ fontFamily: 'monospace', userSelect: 'all' }}>{requestId}</Box>
+    </Typography>
+  );
 }

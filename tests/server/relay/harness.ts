@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
 import type { Config, DatabaseConfig } from '../../../server/config';
+import type { BuildOptions } from '../../../server/app';
 import { DEFAULT_MODEL_RATIO } from '../../../common/options';
 import { bookkeepingFor } from '../../../server/billing/bookkeeping';
 import { cachedPromptRatioFor, completionRatioFor, computeQuota } from '../../../server/billing/prices';
@@ -30,9 +31,9 @@ export interface RelayHarness {
 export const DEFAULT_MODELS = 'gpt-4,gpt-3.5-turbo,text-embedding-ada-002';
 
 /** On in-memory SQLite unless a database is given. */
-export async function startRelayHarness(database?: DatabaseConfig, overrides: Partial<Config> = {}): Promise<RelayHarness> {
+export async function startRelayHarness(database?: DatabaseConfig, overrides: Partial<Config> = {}, buildOptions?: BuildOptions): Promise<RelayHarness> {
   const emulator = await startOpenAIEmulator();
-  const app = await buildTestApp(overrides, database);
+  const app = await buildTestApp(overrides, database, buildOptions);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;

@@ -13,11 +13,13 @@ let sockets: WebSocketServer;
 let url: string;
 const received: string[] = [];
 let closedByClient = 0;
+const handshakeRequestIds: Array<string | undefined> = [];
 
 beforeAll(async () => {
   server = createServer();
   sockets = new WebSocketServer({ noServer: true });
   server.on('upgrade', (request, socket, head) => {
+    handshakeRequestIds.push(request.headers['x-request-id'] as string | undefined);
     if (request.url?.startsWith('/refuse')) {
       socket.end('HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"message":"HMAC signature does not match"}');
       return;
@@ -54,6 +56,12 @@ afterEach(() => configureUpstreams({}));
 const target = (path: string) => ({ url: `${url}${path}`, method: 'GET' as const, headers: {} });
 
 describe('a call over a WebSocket', () => {
+  it("sends the client's request id with the handshake", async () => {
+    const frames = await openWebSocketCall(target('/chat'), '{"payload":"id"}', new DisconnectSignal(), 'client-trace-42');
+    for await (const _piece of frames) void _piece;
+    expect(handshakeRequestIds.at(-1)).toBe('client-trace-42');
+  });
+
   it('sends one frame and hands each frame back as one piece, then ends', async () => {
     const frames = await openWebSocketCall(target('/chat'), '{"payload":"hi"}', new DisconnectSignal());
     const pieces: unknown[] = [];

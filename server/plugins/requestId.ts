@@ -1,0 +1,39 @@
+// X-Request-Id: every exchange has one, the client's own when it is a sane
+// token, else one made here. It is fixed once, as the request arrives (before
+// Fastify, so the relay's fast path and static files get it too), written
+// back into the request's headers so every later reader sees the same value,
+// and set on the answer before anything else is written. The relay sends it
+// upstream and stores it in the consume log; the server log carries it as
+// `requestId` (Fastify's request id is this value).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+
+/**
+ * What a client may choose: letters, digits and `-_.:` (UUIDs, W3C trace ids,
+ * ULIDs and the like), at most 128 characters. Anything else (spaces, quotes,
+ * control characters, a header sent twice and so joined with a comma) is
+ * replaced, so an id never forges a log line or carries a payload.
+ */
+const SANE_REQUEST_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+export const isSaneRequestId = (value: unknown): value is string => typeof value === 'string' && SANE_REQUEST_ID.test(value);
+
+/** The request's id, fixed on first call: the client's if sane, else a new one, written back into its headers. */
+export function assignRequestId(request: IncomingMessage, newId: () => string): string {
+  const given = request.headers[REQUEST_ID_HEADER];
+  if (isSaneRequestId(given)) return given;
+  const made = newId();
+  request.headers[REQUEST_ID_HEADER] = made;
+  return made;
+}
+
+/** Fixes the id and puts it on the answer (headers set now are merged into whatever writeHead sends later). */
+export function tagExchange(request: IncomingMessage, response: ServerResponse, newId: () => string): string {
+  const id = assignRequestId(request, newId);
+  response.setHeader(REQUEST_ID_HEADER, id);
+  return id;
+}
+
+/** The id an exchange was given (assignRequestId ran on every request that reaches the relay). */
+export const requestIdOf = (headers: IncomingMessage['headers']): string => headers[REQUEST_ID_HEADER] as string;
