@@ -14,14 +14,13 @@ import { ConsoleAdmin } from './layout/ConsoleAdmin';
 import { LoadingPage } from './layout/LoadingPage';
 import { AppNotification } from './layout/notice';
 import { StatusProvider } from './layout/status';
-import { GitHubCallbackPage } from './pages/GitHubCallbackPage';
 import { HomePage } from './pages/HomePage';
 import { LoginPage } from './pages/LoginPage';
+import { GitHubCallbackPage } from './pages/GitHubCallbackPage';
 import { NotFoundPage } from './pages/NotFoundPage';
 import { RegisterPage } from './pages/RegisterPage';
 import { ResetConfirmPage } from './pages/ResetConfirmPage';
 import { ResetRequestPage } from './pages/ResetRequestPage';
-import { TwoFactorSetupPage } from './pages/TwoFactorSetupPage';
 import channel from './resources/channel';
 import log from './resources/log';
 import redemption from './resources/redemption';
@@ -49,6 +48,8 @@ const ChatPage = lazy(() => import('./pages/ChatPage'));
 const SettingPage = lazy(() => import('./settings/SettingPage'));
 const TopUpPage = lazy(() => import('./pages/TopUpPage'));
 const UserSelfEditPage = lazy(() => import('./pages/UserSelfEditPage'));
+// an admin who must enrol in two-factor sign-in sees it once; nobody else ever loads it
+const TwoFactorSetupPage = lazyNamed(() => import('./pages/TwoFactorSetupPage'), 'TwoFactorSetupPage');
 
 setUnauthorizedHandler(() => {
   // a signed-in browser whose session ended: forget the user and ask for a new login

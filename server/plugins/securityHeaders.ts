@@ -43,10 +43,20 @@ export function cameOverTls(request: IncomingMessage, trustProxy: boolean): bool
   return first === 'https';
 }
 
+/**
+ * The console's hashed build files (scripts, styles, fonts under /assets/):
+ * never a document, so the document-only headers (CSP, framing, referrer)
+ * would do nothing there. Left off, they save about 330 bytes on each of the
+ * two dozen files a first visit loads (8 KiB of the login page's budget).
+ */
+const isBuildAsset = (url: string | undefined) => url !== undefined && url.startsWith('/assets/') && !url.includes('..');
+
 export function setSecurityHeaders(request: IncomingMessage, response: ServerResponse, trustProxy: boolean, turnstile: boolean): void {
-  response.setHeader('content-security-policy', turnstile ? CONTENT_SECURITY_POLICY_WITH_TURNSTILE : CONTENT_SECURITY_POLICY);
   response.setHeader('x-content-type-options', 'nosniff');
-  response.setHeader('x-frame-options', 'DENY');
-  response.setHeader('referrer-policy', 'strict-origin-when-cross-origin');
+  if (!isBuildAsset(request.url)) {
+    response.setHeader('content-security-policy', turnstile ? CONTENT_SECURITY_POLICY_WITH_TURNSTILE : CONTENT_SECURITY_POLICY);
+    response.setHeader('x-frame-options', 'DENY');
+    response.setHeader('referrer-policy', 'strict-origin-when-cross-origin');
+  }
   if (cameOverTls(request, trustProxy)) response.setHeader('strict-transport-security', HSTS);
 }

@@ -1,7 +1,6 @@
 // The resources one-api never had are served in ra-data-simple-rest's
 // convention (server/routes/api/simpleRest.ts) and handed to it whole: a new
 // one needs its name here, a server route and a resource folder.
-import simpleRestProvider from 'ra-data-simple-rest';
 import type { DataProvider } from 'react-admin';
 import type { RestClient } from './httpClient';
 
@@ -10,5 +9,22 @@ export const SIMPLE_REST_RESOURCES: ReadonlySet<string> = new Set(['webhook', 'w
 
 export const isSimpleRest = (resource: string) => SIMPLE_REST_RESOURCES.has(resource);
 
-/** ra-data-simple-rest over the console's own fetch (credentials, error messages, 401 handling). */
-export const simpleRestOver = (restClient: RestClient): DataProvider => simpleRestProvider('/api', restClient as never);
+/**
+ * ra-data-simple-rest over the console's own fetch (credentials, error
+ * messages, 401 handling), loaded with the first call for one of its
+ * resources: the login page and the one-api screens never need it.
+ */
+export function simpleRestOver(restClient: RestClient): DataProvider {
+  let provider: Promise<DataProvider> | undefined;
+  const load = () => (provider ??= import('ra-data-simple-rest').then(({ default: simpleRestProvider }) => simpleRestProvider('/api', restClient as never)));
+  const methods = ['getList', 'getOne', 'getMany', 'getManyReference', 'create', 'update', 'updateMany', 'delete', 'deleteMany'] as const;
+  return Object.fromEntries(
+    methods.map((method) => [
+      method,
+      async (resource: string, params: unknown) => {
+        const loaded = (await load()) as unknown as Record<string, (resource: string, params: unknown) => Promise<unknown>>;
+        return loaded[method](resource, params);
+      },
+    ]),
+  ) as unknown as DataProvider;
+}

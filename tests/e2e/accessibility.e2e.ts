@@ -146,7 +146,8 @@ describe.runIf(enabled)('accessibility and language', () => {
     const page = await context.newPage();
     try {
       await page.goto(`${gateway.baseUrl}/login`);
-      expect(await page.getAttribute('html', 'lang')).toBe('zh-CN');
+      // the Chinese bundle loads on demand before the first render, which may come after the load event
+      await expect.poll(() => page.getAttribute('html', 'lang'), { timeout: 15_000 }).toBe('zh-CN');
       await page.locator('input[name="username"]').fill('root');
       await page.locator('input[name="password"]').fill('not-the-password');
       await page.locator('input[name="password"]').press('Enter');

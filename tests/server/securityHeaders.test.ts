@@ -20,6 +20,7 @@ beforeAll(async () => {
   mkdirSync(join(consoleDir, 'assets'));
   writeFileSync(join(consoleDir, 'index.html'), '<!doctype html><title>console</title>');
   writeFileSync(join(consoleDir, 'assets', 'app.js'), 'console.log(1)');
+  writeFileSync(join(consoleDir, 'logo.png'), 'not really a png');
   app = await buildTestApp({ consoleDir });
   trusted = await buildTestApp({ consoleDir, trustProxy: true });
   base = await app.listen({ port: 0, host: '127.0.0.1' });
@@ -34,7 +35,7 @@ afterAll(async () => {
 const REQUESTS: Array<[string, string, RequestInit?]> = [
   ['console page', '/login'],
   ['index', '/'],
-  ['static file', '/assets/app.js'],
+  ['static file outside /assets', '/logo.png'],
   ['api', '/api/status'],
   ['api 404', '/api/no-such-thing'],
   ['api error', '/api/user/self'],
@@ -61,6 +62,15 @@ describe('security headers', () => {
     await response.arrayBuffer();
     expectSecurityHeaders(response, label);
     expect(response.headers.get('strict-transport-security'), label).toBeNull();
+  });
+
+  it('are only nosniff (and HSTS over https) on the hashed build files, which are never documents', async () => {
+    const response = await fetch(`${base}/assets/app.js`);
+    await response.arrayBuffer();
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(response.headers.get('content-security-policy')).toBeNull();
+    expect(response.headers.get('x-frame-options')).toBeNull();
   });
 
   it('are on responses to app.inject too (no server in between)', async () => {
