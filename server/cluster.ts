@@ -9,6 +9,7 @@
 // main.ts describes (no new requests, the grace, every settlement and log
 // written); the primary exits when all have, 0 when each stopped cleanly.
 import cluster, { type Worker } from 'node:cluster';
+import { serveClusterMetrics } from './clusterMetrics';
 import type { Config } from './config';
 
 const FIRST_RESTART_MS = 500;
@@ -91,6 +92,8 @@ export function runPrimary(config: Config, entry: string): Promise<never> {
   // a terminal's Ctrl-C reaches the workers too (same process group); their stop is idempotent
   process.on('SIGINT', () => stopAll('SIGINT'));
 
+  // a scrape of /metrics on any worker gathers every worker's series through here
+  if (config.metricsEnabled !== false) serveClusterMetrics();
   for (const slot of slots) start(slot);
   // the workers' channels keep the primary alive; this keeps it so between a death and the restart, whatever the timers
   setInterval(() => {}, 1 << 30);

@@ -20,6 +20,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { Bookkeeping } from '../billing/bookkeeping';
+import { clusterMetricsText, inCluster, offerWorkerMetrics } from '../clusterMetrics';
 import type { PoolState } from '../db/database';
 import type { RelayContext, RelayOutcome } from '../relay/context';
 import type { RelayCall } from '../relay/pipeline';
@@ -314,6 +315,11 @@ export async function answerMetrics(metrics: GatewayMetrics, request: FastifyReq
   if (!metricsAllowed(request, token)) {
     return reply.code(401).header('www-authenticate', 'Bearer realm="metrics"').type('text/plain; charset=utf-8').send('metrics need the bearer token (METRICS_TOKEN)\n');
   }
+  // under WORKERS=N the scrape reaches one worker: it answers with every worker's series, merged by the primary
+  if (inCluster()) {
+    const { text, workers } = await clusterMetricsText(metrics.registry);
+    return reply.header('cache-control', 'no-store').header('x-switchboard-metrics-workers', String(workers)).type(metrics.registry.contentType).send(text);
+  }
   const text = await metrics.registry.metrics();
   return reply.header('cache-control', 'no-store').type(metrics.registry.contentType).send(text);
 }
@@ -327,4 +333,5 @@ export function metricsRegistryOf(app: FastifyInstance): Registry | undefined {
 
 export function rememberMetrics(app: FastifyInstance, metrics: GatewayMetrics): void {
   byApp.set(app.ctx, metrics);
+  if (inCluster()) offerWorkerMetrics(metrics.registry);
 }

@@ -179,6 +179,24 @@ for (const target of targets) {
       expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200));
       expect(new Set(answers.map((answer) => answer.node))).toEqual(new Set(nodeIds));
 
+      // /metrics on either worker answers for both: the 32 relayed calls, whichever worker took each
+      const totalOf = (text: string, series: string) =>
+        text
+          .split('\n')
+          .filter((line) => line.startsWith(`${series}{`) || line.startsWith(`${series} `))
+          .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+      const scrapes = await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          const response = await fetch(`${baseUrl}/metrics`);
+          return { node: response.headers.get('x-switchboard-node') ?? '', workers: response.headers.get('x-switchboard-metrics-workers'), text: await response.text() };
+        }),
+      );
+      expect(new Set(scrapes.map((scrape) => scrape.node))).toEqual(new Set(nodeIds));
+      for (const scrape of scrapes) {
+        expect(scrape.workers).toBe('2');
+        expect(totalOf(scrape.text, 'switchboard_relay_requests_total')).toBe(32);
+      }
+
       const status = (await (await fetch(`${baseUrl}/api/status`)).json()) as { success: boolean };
       expect(status.success).toBe(true);
       // the image's HEALTHCHECK, run as Docker runs it: healthy exactly when /healthz answers 2xx
