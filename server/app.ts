@@ -67,6 +67,8 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   let fastPath: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
   let probes: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
   let closing = false;
+  /** SIGTERM's drain: not ready any more, still serving (main.ts). */
+  let draining = false;
   let turnstileOn = () => false;
   const bodyLimits = { relay: config.relayBodyLimitBytes ?? DEFAULT_RELAY_BODY_LIMIT, api: config.apiBodyLimitBytes ?? DEFAULT_API_BODY_LIMIT };
   // this process among the relay nodes (a worker of a cluster is a node of its own)
@@ -148,6 +150,9 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     newRequestId,
     redis,
     startTime: Math.floor(Date.now() / 1000),
+    startDraining: () => {
+      draining = true;
+    },
   };
   app.decorate('ctx', context);
   app.decorateRequest('caller', null);
@@ -159,7 +164,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     rememberMetrics(app, context.metrics);
   }
   if ((app.log as unknown as { isLevelEnabled(level: string): boolean }).isLevelEnabled?.('info')) relay.hooks.afterFinish.push(relayRequestLog(app.log));
-  const probeSources = { db, redis, isClosing: () => closing };
+  const probeSources = { db, redis, isClosing: () => closing || draining };
   probes = (request, response) => probeFastPath(request, response, probeSources);
   await options.startSync({
     intervalSeconds: config.optionSyncSeconds ?? DEFAULT_OPTION_SYNC_SECONDS,

@@ -62,6 +62,8 @@ export interface Config {
   upstream?: Partial<UpstreamSettings>;
   /** How long SIGTERM lets open requests and streams run before it cuts (and bills) them; default 60. */
   shutdownGraceSeconds?: number;
+  /** SHUTDOWN_DRAIN_SECONDS: after SIGTERM, how long /readyz says 503 while requests are still taken, before the stop begins (default 0). */
+  shutdownDrainSeconds?: number;
   /** Largest /v1 request body in bytes (BODY_LIMIT_BYTES, default 32 MiB); larger ones get 413. */
   relayBodyLimitBytes?: number;
   /** Largest /api request body in bytes (API_BODY_LIMIT_BYTES, default 1 MiB); larger ones get 413. */
@@ -188,6 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     optionSyncSeconds: wholeNumberFromEnv(env, 'SYNC_FREQUENCY', DEFAULT_OPTION_SYNC_SECONDS),
     releaseCheckUrl: env.RELEASE_CHECK_URL?.trim() || DEFAULT_RELEASE_CHECK_URL,
     shutdownGraceSeconds: wholeNumberFromEnv(env, 'SHUTDOWN_GRACE_SECONDS', DEFAULT_SHUTDOWN_GRACE_SECONDS),
+    shutdownDrainSeconds: wholeNumberFromEnv(env, 'SHUTDOWN_DRAIN_SECONDS', 0),
     upstream: {
       maxConnections: Math.max(1, wholeNumberFromEnv(env, 'UPSTREAM_MAX_CONNECTIONS', DEFAULT_UPSTREAM_SETTINGS.maxConnections)),
       connectTimeoutMs: Math.round(durationFromEnv(env, 'UPSTREAM_CONNECT_TIMEOUT_SECONDS', DEFAULT_UPSTREAM_SETTINGS.connectTimeoutMs / 1000) * 1000),

@@ -31,6 +31,13 @@ let stopping = false;
 async function stop(signal: string) {
   if (stopping) return;
   stopping = true;
+  // behind a load balancer: first only /readyz says 503 (everything else still served) until the balancer stops sending
+  const drainMs = (config.shutdownDrainSeconds ?? 0) * 1000;
+  if (drainMs > 0) {
+    app.ctx.startDraining();
+    app.log.warn(`${signal} received: /readyz now answers 503; still serving for ${drainMs / 1000} s (SHUTDOWN_DRAIN_SECONDS) before the stop`);
+    await new Promise((resolve) => setTimeout(resolve, drainMs));
+  }
   const graceMs = (config.shutdownGraceSeconds ?? DEFAULT_SHUTDOWN_GRACE_SECONDS) * 1000;
   const registry = relayRegistry(app);
   app.log.warn(`${signal} received: refusing new requests, ${registry.size} relayed request(s) in flight get ${graceMs / 1000} s to finish`);

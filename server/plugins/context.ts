@@ -36,6 +36,12 @@ export interface AppContext {
   startTime: number;
   /** The node's metrics (GET /metrics); absent when METRICS_ENABLED is off. */
   metrics?: GatewayMetrics;
+  /**
+   * Starts a shutdown's drain (SHUTDOWN_DRAIN_SECONDS): /readyz answers 503
+   * while everything else is still served, so load balancers take the node
+   * out before it stops accepting connections.
+   */
+  startDraining: () => void;
 }
 
 declare module 'fastify' {

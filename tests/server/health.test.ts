@@ -2,12 +2,16 @@
 // the culprit, when PostgreSQL goes away (the gateway reaches it through a TCP
 // relay the test then closes) or Redis is not there (a port nobody listens
 // on); not ready once a shutdown has begun, while /healthz still answers.
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildTestApp } from '../support/app';
 import { databaseTargets, REDIS_URL, redisAvailable, type TestDatabase } from '../support/databases';
 import { freePort } from '../e2e/support/gateway';
+import { spawnGatewayProcess } from '../support/gatewayProcess';
 import { startRelayHarness } from './relay/harness';
 
 async function listen(app: FastifyInstance): Promise<string> {
@@ -174,3 +178,38 @@ async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 20_0
     await new Promise((wake) => setTimeout(wake, 20));
   }
 }
+
+describe('readiness during a drain (SHUTDOWN_DRAIN_SECONDS), a real process', () => {
+  it('says 503 on /readyz at once after SIGTERM while it still serves, then stops', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-drain-'));
+    const gateway = await spawnGatewayProcess({ SQLITE_PATH: join(dataDir, 'switchboard.db'), DATA_DIR: dataDir, SHUTDOWN_DRAIN_SECONDS: '3' });
+    try {
+      expect((await fetch(`${gateway.baseUrl}/readyz`)).status).toBe(200);
+      const signalled = Date.now();
+      gateway.child.kill('SIGTERM');
+      // a balancer's probe on a new connection sees "not ready" while the node is still up
+      let probe: Response | undefined;
+      while (Date.now() - signalled < 2_500) {
+        probe = await fetch(`${gateway.baseUrl}/readyz`, { headers: { connection: 'close' } });
+        if (probe.status === 503) break;
+        await probe.arrayBuffer();
+        await new Promise((wake) => setTimeout(wake, 50));
+      }
+      expect(probe?.status).toBe(503);
+      expect(((await probe!.json()) as { checks: Record<string, string> }).checks.shutdown).toBe('the gateway is shutting down');
+      // everything else is still served on new connections during the drain
+      const status = await fetch(`${gateway.baseUrl}/api/status`, { headers: { connection: 'close' } });
+      expect(status.status).toBe(200);
+      expect(((await status.json()) as { success: boolean }).success).toBe(true);
+      expect((await fetch(`${gateway.baseUrl}/healthz`, { headers: { connection: 'close' } })).status).toBe(200);
+      // then the ordinary stop: it exits cleanly, after the drain and not before
+      expect(await gateway.exited).toBe(0);
+      expect(Date.now() - signalled).toBeGreaterThanOrEqual(3_000);
+      expect(gateway.output()).toContain('SHUTDOWN_DRAIN_SECONDS');
+    } finally {
+      if (gateway.alive()) gateway.child.kill('SIGKILL');
+      await gateway.exited;
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
