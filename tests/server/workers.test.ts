@@ -19,6 +19,7 @@ import { openDatabase, type Database } from '../../server/db/database';
 import { databaseTargets, REDIS_URL, redisAvailable, type TestDatabase } from '../support/databases';
 import { freePort, repoRoot } from '../e2e/support/gateway';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
+import { rootConsole } from '../support/gatewayProcess';
 
 const ROOT_PASSWORD = 'workers-root-password';
 const USER_START = 400_000;
@@ -140,14 +141,7 @@ for (const target of targets) {
       baseUrl = `http://127.0.0.1:${port}`;
       db = (await openDatabase(database.config)).db;
 
-      const login = await fetch(`${baseUrl}/api/user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'root', password: ROOT_PASSWORD }) });
-      const cookie = String(login.headers.get('set-cookie')).split(';')[0];
-      const admin = async (path: string, body: unknown) => {
-        const response = await fetch(`${baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify(body) });
-        const json = (await response.json()) as { success: boolean; message: string; data: any };
-        if (!json.success) throw new Error(`${path}: ${json.message}`);
-        return json.data;
-      };
+      const admin = await rootConsole(baseUrl, ROOT_PASSWORD);
       await admin('/api/channel/', { name: 'emulator', type: 8, key: 'sk-good', base_url: emulator.baseUrl, models: 'gpt-3.5-turbo' });
       const token = await admin('/api/token/', { name: 'workers', remain_quota: TOKEN_START });
       tokenKey = token.key;

@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import { spawnGatewayProcess, type GatewayProcess } from './gatewayProcess';
+import { rootConsole, spawnGatewayProcess, type GatewayProcess } from './gatewayProcess';
 import { REDIS_URL, type TestDatabase } from './databases';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -94,14 +94,7 @@ export async function runTwoNodeRateLimit(database: TestDatabase, options: { rpm
     nodes.push(await spawnGatewayProcess(env, 60_000));
     nodes.push(await spawnGatewayProcess(env, 60_000));
 
-    const login = await fetch(`${nodes[0].baseUrl}/api/user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'root', password: ROOT_PASSWORD }) });
-    const cookie = String(login.headers.get('set-cookie')).split(';')[0];
-    const admin = async (path: string, body: unknown) => {
-      const response = await fetch(`${nodes[0].baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify(body) });
-      const json = (await response.json()) as { success: boolean; message: string; data: any };
-      if (!json.success) throw new Error(`${path}: ${json.message}`);
-      return json.data;
-    };
+    const admin = await rootConsole(nodes[0].baseUrl, ROOT_PASSWORD);
     await admin('/api/channel/', { name: 'emulator', type: 8, key: 'sk-good', base_url: upstream.baseUrl, models: 'gpt-3.5-turbo' });
     const token = await admin('/api/token/', { name: 'limited', unlimited_quota: true, rpm_limit: options.rpm });
     const body = JSON.stringify({ model: 'gpt-3.5-turbo', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });

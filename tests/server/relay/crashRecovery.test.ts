@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogType } from '../../../common/roles';
-import { spawnGatewayProcess, type GatewayProcess as Gateway } from '../../support/gatewayProcess';
+import { rootConsole, spawnGatewayProcess, type GatewayProcess as Gateway } from '../../support/gatewayProcess';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEmulator';
 
 const ROOT_PASSWORD = 'crash-recovery-root-password';
@@ -59,14 +59,7 @@ describe('a gateway killed mid-request', () => {
     emulator = await startOpenAIEmulator({ record: false });
     const first = await startGateway(databasePath, dataDir);
     running.push(first);
-    const login = await fetch(`${first.baseUrl}/api/user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'root', password: ROOT_PASSWORD }) });
-    const cookie = String(login.headers.get('set-cookie')).split(';')[0];
-    const admin = async (path: string, body: unknown) => {
-      const response = await fetch(`${first.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify(body) });
-      const json = (await response.json()) as { success: boolean; message: string; data: any };
-      if (!json.success) throw new Error(`${path}: ${json.message}`);
-      return json.data;
-    };
+    const admin = await rootConsole(first.baseUrl, ROOT_PASSWORD);
     await admin('/api/channel/', { name: 'emulator', type: 8, key: 'sk-good', base_url: emulator.baseUrl, models: 'gpt-3.5-turbo' });
     const token = await admin('/api/token/', { name: 'crash', remain_quota: 1_000_000 });
     tokenKey = token.key;

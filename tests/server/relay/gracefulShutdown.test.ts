@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogType } from '../../../common/roles';
-import { spawnGatewayProcess, type GatewayProcess as Gateway } from '../../support/gatewayProcess';
+import { rootConsole, spawnGatewayProcess, type GatewayProcess as Gateway } from '../../support/gatewayProcess';
 import { databaseTargets, type TestDatabase } from '../../support/databases';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEmulator';
 
@@ -106,14 +106,7 @@ for (const target of targets.filter((candidate) => candidate.name !== 'mysql')) 
     it('finishes the short streams, cuts and bills the long ones at the grace, and exits 0 with nothing held', async () => {
       gateway = await startGateway(env, dataDir);
       const { baseUrl } = gateway;
-      const login = await fetch(`${baseUrl}/api/user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'root', password: ROOT_PASSWORD }) });
-      const cookie = String(login.headers.get('set-cookie')).split(';')[0];
-      const admin = async (path: string, body: unknown) => {
-        const response = await fetch(`${baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify(body) });
-        const json = (await response.json()) as { success: boolean; message: string; data: any };
-        if (!json.success) throw new Error(`${path}: ${json.message}`);
-        return json.data;
-      };
+      const admin = await rootConsole(baseUrl, ROOT_PASSWORD);
       await admin('/api/channel/', { name: 'emulator', type: 8, key: 'sk-good', base_url: emulator.baseUrl, models: 'gpt-3.5-turbo' });
       // an upstream that never answers: a plain request to it is still waiting when the grace ends
       await admin('/api/channel/', { name: 'hung', type: 8, key: 'sk-hang', base_url: emulator.baseUrl, models: 'gpt-4' });

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogType } from '../../../common/roles';
 import type { DatabaseConfig } from '../../../server/config';
 import { openDatabase, type Database } from '../../../server/db/database';
-import { spawnGatewayProcess, type GatewayProcess as Node } from '../../support/gatewayProcess';
+import { rootConsole, spawnGatewayProcess, type GatewayProcess as Node } from '../../support/gatewayProcess';
 import { databaseTargets, REDIS_URL, redisAvailable, type TestDatabase } from '../../support/databases';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEmulator';
 
@@ -62,14 +62,7 @@ for (const target of targets) {
       nodes.push(await startNode(database.config, secret, consoleDir));
       db = (await openDatabase(database.config)).db;
 
-      const login = await fetch(`${nodes[0].baseUrl}/api/user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'root', password: ROOT_PASSWORD }) });
-      const cookie = String(login.headers.get('set-cookie')).split(';')[0];
-      const admin = async (path: string, body: unknown) => {
-        const response = await fetch(`${nodes[0].baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify(body) });
-        const json = (await response.json()) as { success: boolean; message: string; data: any };
-        if (!json.success) throw new Error(`${path}: ${json.message}`);
-        return json.data;
-      };
+      const admin = await rootConsole(nodes[0].baseUrl, ROOT_PASSWORD);
       await admin('/api/channel/', { name: 'emulator', type: 8, key: 'sk-good', base_url: emulator.baseUrl, models: 'gpt-3.5-turbo' });
       const token = await admin('/api/token/', { name: 'two nodes', remain_quota: TOKEN_START });
       tokenKey = token.key;
