@@ -3,7 +3,8 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { computeQuota, reservationQuota } from '../../server/billing/prices';
-import { countChatPromptTokens } from '../../server/protocols/inbound/tokenCount';
+import { countChatPromptTokens, countTextTokens } from '../../server/protocols/inbound/tokenCount';
+import { promptBound } from '../../server/protocols/inbound/promptBound';
 import type { OpenAIEmulator } from '../support/openaiEmulator';
 import { startSmtp } from '../support/smtp';
 import { resetRelay, startRelayHarness, type RelayHarness } from './relay/harness';
@@ -162,13 +163,15 @@ describe('relay', () => {
     // 10 fit; all at once, floor(limit / reservation) fit. An 11th would need 10
     // charges plus its reservation, more than the token holds, in any order.
     const messages = [{ role: 'user', content: 'hi' }];
-    const reservation = reservationQuota({ promptTokens: countChatPromptTokens(messages, 'gpt-4'), maxTokens: 100, maxOutputTokens: 8192, ratio: 15, completionRatio: 2 });
+    const body = { model: 'gpt-4', max_tokens: 100, stream: true, emulator: { chunks: 100, delay_ms: 1 }, messages };
+    // the whole body is the prompt's bound (a client may put its prompt in any field the vendor reads)
+    const reservation = reservationQuota({ promptTokens: promptBound(body, 'gpt-4'), maxTokens: 100, maxOutputTokens: 8192, ratio: 15, completionRatio: 2 });
     const charge = computeQuota({ promptTokens: 1, completionTokens: 100, ratio: 15, completionRatio: 2 });
     expect(reservation).toBeGreaterThanOrEqual(charge);
     const limit = 9 * charge + reservation;
     const limited = await admin('POST', '/api/token/', { name: 'small', remain_quota: limit });
     const key = `sk-${limited.data.key}`;
-    const request = { model: 'gpt-4', max_tokens: 100, stream: true, emulator: { chunks: 100, delay_ms: 1 }, messages };
+    const request = body;
     const statuses = await Promise.all(
       Array.from({ length: 50 }, () => post('/v1/chat/completions', request, key).then(async (response) => (await response.text(), response.status))),
     );
@@ -182,12 +185,15 @@ describe('relay', () => {
     expect(token.remain_quota).toBeGreaterThanOrEqual(0);
   });
 
-  it('reserves on the prompt\'s byte bound, and on its exact count when only that fits', async () => {
+  it('reserves on the prompt\'s byte bound, and on the bound by its own tokenizer when only that fits', async () => {
     await addChannel({ name: 'emu', key: 'sk-good' });
     // Chinese text: three UTF-8 bytes a character, far fewer tokens
     const messages = [{ role: 'user', content: '你好世界，今天天气很好。'.repeat(20) }];
-    const exact = reservationQuota({ promptTokens: countChatPromptTokens(messages, 'gpt-4'), maxTokens: 10, maxOutputTokens: 8192, ratio: 15, completionRatio: 2 });
-    const bound = reservationQuota({ promptTokens: countChatPromptTokens(messages, 'gpt-4', { bound: true }), maxTokens: 10, maxOutputTokens: 8192, ratio: 15, completionRatio: 2 });
+    const body = { model: 'gpt-4', max_tokens: 10, messages };
+    const tokenized = promptBound(body, 'gpt-4', (text) => countTextTokens(text, 'gpt-4'));
+    expect(tokenized).toBeGreaterThanOrEqual(countChatPromptTokens(messages, 'gpt-4'));
+    const exact = reservationQuota({ promptTokens: tokenized, maxTokens: 10, maxOutputTokens: 8192, ratio: 15, completionRatio: 2 });
+    const bound = reservationQuota({ promptTokens: promptBound(body, 'gpt-4'), maxTokens: 10, maxOutputTokens: 8192, ratio: 15, completionRatio: 2 });
     expect(bound).toBeGreaterThan(exact);
     const tight = await admin('POST', '/api/token/', { name: 'tight', remain_quota: exact });
     const response = await post('/v1/chat/completions', { model: 'gpt-4', max_tokens: 10, messages }, `sk-${tight.data.key}`);

@@ -17,7 +17,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { reportedAnswerUsage } from './jsonField';
 import { PassingUsageWatcher } from './passingWatcher';
-import { countTextTokens, type CountOptions } from './tokenCount';
+import { promptBound } from './promptBound';
+import { countPartTokens, countTextTokens, type CountOptions } from './tokenCount';
 import type { InboundCodec, InboundError, StreamUsage, TextMode } from './types';
 import { parseJson } from '../shared';
 import type { ChatChunk, ChatContentPart, ChatMessage, ChatRequest, ChatResponse, ChatTool, FinishReason, Usage } from '../types';
@@ -202,9 +203,6 @@ export function reasoningEffortOf(thinking: unknown): 'low' | 'medium' | 'high' 
 
 // ---- counting ----
 
-/** Fixed cost of an image block (as the chat count takes it). */
-const IMAGE_TOKENS = 85;
-
 /** The prompt's tokens: system, every block's text, tool inputs and results, tool definitions; 3 per message and 3 to prime the reply. */
 export function countMessagesPromptTokens(body: Record<string, unknown>, model: string, options: CountOptions = {}): number {
   const texts: string[] = [systemText(body.system)];
@@ -218,7 +216,7 @@ export function countMessagesPromptTokens(body: Record<string, unknown>, model: 
     }
     for (const block of Array.isArray(content) ? (content as Block[]) : []) {
       if (block?.type === 'text' && typeof block.text === 'string') texts.push(block.text);
-      else if (block?.type === 'image') total += IMAGE_TOKENS;
+      else if (block?.type === 'image' || block?.type === 'document') total += countPartTokens(block, model, options);
       else if (block?.type === 'tool_use') texts.push(String(block.name ?? ''), JSON.stringify(block.input ?? {}));
       else if (block?.type === 'tool_result') texts.push(typeof block.content === 'string' ? block.content : blockText(block.content));
       else if (block?.type === 'thinking' && typeof block.thinking === 'string') texts.push(block.thinking);
@@ -459,7 +457,7 @@ export const anthropicMessages = {
     if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1) return { message: 'max_tokens: Input should be a valid positive integer', code: 'invalid_request_error' };
     return undefined;
   },
-  promptTokens: (_mode, body, model, options) => countMessagesPromptTokens(body, model, options),
+  promptTokens: (_mode, body, model, options) => (options.bound ? promptBound(body, model) : countMessagesPromptTokens(body, model, options)),
   outputLimit: (body) => num(body.max_tokens),
   answers: () => 1,
   streamed: (body) => body.stream === true,

@@ -27,7 +27,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { reasoningEffortOf } from './anthropicMessages';
 import { topLevelObjectField } from './jsonField';
-import { countTextTokens, type CountOptions } from './tokenCount';
+import { promptBound } from './promptBound';
+import { countPartTokens, countTextTokens, type CountOptions } from './tokenCount';
 import { PassingUsageWatcher } from './passingWatcher';
 import type { InboundCodec, InboundError, JsonAnswer, StreamUsage, TextMode } from './types';
 import { count, parseJson } from '../shared';
@@ -301,9 +302,6 @@ export function chatRequestOf(body: Record<string, unknown>, call: { model: stri
 
 // ---- counting ----
 
-/** Fixed cost of a media part (as the chat count takes an image). */
-const MEDIA_TOKENS = 85;
-
 /** The prompt's tokens: system, every part's text, function calls and results, tool declarations; 3 per turn and 3 to prime the reply. */
 export function countGeminiPromptTokens(body: Record<string, unknown>, model: string, options: CountOptions = {}): number {
   const texts: string[] = [systemText(body.systemInstruction)];
@@ -312,7 +310,7 @@ export function countGeminiPromptTokens(body: Record<string, unknown>, model: st
     total += 3;
     for (const part of partsOf(content)) {
       if (typeof part.text === 'string') texts.push(part.text);
-      else if (part.inlineData || part.fileData) total += MEDIA_TOKENS;
+      else if (part.inlineData || part.fileData) total += countPartTokens(part, model, options);
       else if (part.functionCall) texts.push(String(part.functionCall.name ?? ''), JSON.stringify(part.functionCall.args ?? {}));
       else if (part.functionResponse) texts.push(String(part.functionResponse.name ?? ''), JSON.stringify(part.functionResponse.response ?? {}));
     }
@@ -549,7 +547,7 @@ export const geminiNative = {
     }
     return undefined;
   },
-  promptTokens: (_mode, body, model, options) => countGeminiPromptTokens(body, model, options),
+  promptTokens: (_mode, body, model, options) => (options.bound ? promptBound(body, model) : countGeminiPromptTokens(body, model, options)),
   outputLimit: (body) => count(configOf(body).maxOutputTokens),
   answers: (_mode, body) => count(configOf(body).candidateCount) || 1,
   streamed: (_body, pathMethod) => GEMINI_METHODS[pathMethod ?? '']?.streamed === true,

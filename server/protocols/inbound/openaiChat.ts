@@ -12,7 +12,8 @@
 // arrived (JSON parsing every chunk would cost the hot path for nothing).
 import { StringDecoder } from 'node:string_decoder';
 import { topLevelObjectField } from './jsonField';
-import { countChatPromptTokens, countInputTokens, type CountOptions } from './tokenCount';
+import { promptBound } from './promptBound';
+import { countChatExtrasTokens, countChatPromptTokens, countInputTokens, type CountOptions } from './tokenCount';
 import type { InboundCodec, InboundError, JsonAnswer, StreamUsage, TextMode, UsageWatcher } from './types';
 
 export type { StreamUsage } from './types';
@@ -31,9 +32,10 @@ function requestedModel(mode: TextMode, body: Record<string, unknown>, pathModel
 }
 
 function promptTokens(mode: TextMode, body: Record<string, unknown>, model: string, options: CountOptions): number {
+  if (options.bound) return promptBound(body, model);
   switch (mode) {
     case 'chat':
-      return countChatPromptTokens(body.messages, model, options);
+      return countChatPromptTokens(body.messages, model, options) + countChatExtrasTokens(body, model, options);
     case 'completions':
       return countInputTokens(body.prompt, model, options);
     case 'edits':

@@ -23,7 +23,8 @@
 // `output_tokens` the reasoning ones, as chat's prompt and completion do.
 import { reportedAnswerUsage } from './jsonField';
 import { openAiErrorBody } from './openaiChat';
-import { countTextTokens, type CountOptions } from './tokenCount';
+import { promptBound } from './promptBound';
+import { countPartTokens, countTextTokens, type CountOptions } from './tokenCount';
 import { PassingUsageWatcher } from './passingWatcher';
 import type { InboundCodec, InboundError, StreamUsage, TextMode } from './types';
 import { parseJson } from '../shared';
@@ -185,9 +186,6 @@ export function chatRequestOf(body: Record<string, unknown>): ChatRequest {
 
 // ---- counting ----
 
-/** Fixed cost of an image part (as the chat count takes it). */
-const IMAGE_TOKENS = 85;
-
 /** The prompt's tokens: instructions, every item's text, calls and outputs, tool definitions; 3 per item and 3 to prime the reply. */
 export function countResponsesPromptTokens(body: Record<string, unknown>, model: string, options: CountOptions = {}): number {
   const texts: string[] = [typeof body.instructions === 'string' ? body.instructions : ''];
@@ -203,7 +201,9 @@ export function countResponsesPromptTokens(body: Record<string, unknown>, model:
     else if (item.type === 'function_call_output') texts.push(itemText(item.output));
     else {
       texts.push(itemText(item.content));
-      if (Array.isArray(item.content)) total += IMAGE_TOKENS * (item.content as Item[]).filter((part) => part?.type === 'input_image').length;
+      if (Array.isArray(item.content)) {
+        for (const part of item.content as Item[]) if (part?.type === 'input_image' || part?.type === 'input_file' || part?.type === 'input_audio') total += countPartTokens(part, model, options);
+      }
     }
   }
   if (Array.isArray(body.tools) && body.tools.length > 0) texts.push(JSON.stringify(body.tools));
@@ -479,7 +479,7 @@ export const openaiResponses = {
     }
     return undefined;
   },
-  promptTokens: (_mode, body, model, options) => countResponsesPromptTokens(body, model, options),
+  promptTokens: (_mode, body, model, options) => (options.bound ? promptBound(body, model) : countResponsesPromptTokens(body, model, options)),
   outputLimit: (body) => num(body.max_output_tokens),
   answers: () => 1,
   streamed: (body) => body.stream === true,

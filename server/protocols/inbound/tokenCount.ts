@@ -2,6 +2,7 @@
 // the reservation before a call). cl100k_base for the GPT-3.5/4 family and
 // everything unknown, o200k_base for the GPT-4o/o-series family.
 import { createRequire } from 'node:module';
+import { measurePrompt } from './promptBound';
 
 type CountTokens = (text: string) => number;
 
@@ -35,6 +36,11 @@ function usesO200k(model: string): boolean {
   return /^(gpt-4o|gpt-4\.1|gpt-5|o1|o3|o4|chatgpt-4o)/.test(model);
 }
 
+/** Whether the tokenizers here are the vendor's own for this model (OpenAI's families), so a count by them is what the vendor bills. */
+export function hasVendorTokenizer(model: string): boolean {
+  return /^(gpt-|chatgpt-|o1|o3|o4|text-|davinci|curie|babbage|ada)/.test(model.slice(model.lastIndexOf('/') + 1));
+}
+
 export function countTextTokens(text: string, model: string, options: CountOptions = {}): number {
   if (!text) return 0;
   if (options.bound) return Buffer.byteLength(text, 'utf8');
@@ -55,8 +61,6 @@ export function contentText(content: unknown): string {
   return text;
 }
 
-/** Fixed cost of a non-text part (an image): OpenAI bills low-detail images at 85 tokens. */
-const NON_TEXT_PART_TOKENS = 85;
 
 interface ChatMessage {
   role?: unknown;
@@ -74,7 +78,7 @@ export function countChatPromptTokens(messages: unknown, model: string, options:
     total += legacy ? 4 : 3;
     total += countTextTokens(contentText(message.content), model, options);
     if (Array.isArray(message.content)) {
-      total += NON_TEXT_PART_TOKENS * message.content.filter((part) => typeof part?.text !== 'string').length;
+      for (const part of message.content) if (part && typeof part === 'object' && typeof part.text !== 'string') total += countPartTokens(part, model, options);
     }
     if (typeof message.role === 'string') total += countTextTokens(message.role, model, options);
     if (typeof message.name === 'string') total += (legacy ? -1 : 1) + countTextTokens(message.name, model, options);
@@ -82,11 +86,29 @@ export function countChatPromptTokens(messages: unknown, model: string, options:
   return total + 3;
 }
 
-/** Prompt or input fields of completions, embeddings and moderations: a string or an array of strings. */
+/**
+ * Prompt or input fields of completions, embeddings and moderations: a string,
+ * an array of strings, an array of token ids, or an array of those arrays
+ * (each id is one token).
+ */
 export function countInputTokens(input: unknown, model: string, options: CountOptions = {}): number {
   if (typeof input === 'string') return countTextTokens(input, model, options);
-  if (Array.isArray(input)) {
-    return input.reduce<number>((sum, item) => sum + (typeof item === 'string' ? countTextTokens(item, model, options) : 0), 0);
-  }
+  if (typeof input === 'number') return 1;
+  if (Array.isArray(input)) return input.reduce<number>((sum, item) => sum + (Array.isArray(item) ? item.length : countInputTokens(item, model, options)), 0);
   return 0;
+}
+
+/** A non-text part (an image, audio, a file): what its vendor bills for it where the request tells, its text otherwise. */
+export function countPartTokens(part: unknown, model: string, options: CountOptions = {}): number {
+  return measurePrompt(part, model, (text) => countTextTokens(text, model, options)).tokens;
+}
+
+/** What a request's tool definitions and output format add to a chat prompt (the vendor renders them into it). */
+export function countChatExtrasTokens(body: Record<string, unknown>, model: string, options: CountOptions = {}): number {
+  let total = 0;
+  for (const field of ['tools', 'functions', 'tool_choice', 'function_call', 'response_format']) {
+    const value = body[field];
+    if (value !== undefined && value !== null) total += countTextTokens(typeof value === 'string' ? value : JSON.stringify(value), model, options);
+  }
+  return total;
 }

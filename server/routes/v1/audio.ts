@@ -37,6 +37,17 @@ interface UploadState {
 }
 
 /** Transcriptions and translations: the same upload, a different operation and path. */
+/**
+ * What a transcription's upload can be billed as prompt: whisper is billed by
+ * the minute, which the relay charges as AUDIO_REQUEST_TOKENS; the models
+ * that bill audio tokens (gpt-4o-transcribe and its kin, about ten a second)
+ * are bounded by the upload's bytes, one token per 16 (a second of the
+ * leanest speech encodings is over 700 bytes).
+ */
+function transcriptionPromptBound(model: string, uploadBytes: number): number {
+  return model.startsWith('whisper') ? AUDIO_REQUEST_TOKENS : Math.max(AUDIO_REQUEST_TOKENS, Math.ceil(uploadBytes / 16));
+}
+
 function transcriptionRoute(operation: 'audio_transcription' | 'audio_translation', path: string): RelayRoute<UploadState> {
   return {
     operation,
@@ -59,7 +70,7 @@ function transcriptionRoute(operation: 'audio_transcription' | 'audio_translatio
 
     price: (call) =>
       reservationQuota({
-        promptTokens: AUDIO_REQUEST_TOKENS,
+        promptTokens: transcriptionPromptBound(call.model, call.state.upload.length),
         maxOutputTokens: maxOutputTokensFor(call.model, call.ctx.options.json('ModelMaxOutputTokens')),
         ratio: call.admission.ratio,
         completionRatio: call.state.completionRatio,

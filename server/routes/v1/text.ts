@@ -11,7 +11,8 @@ import type { FastifyInstance } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { anthropicMessages, geminiNative, openaiChat, openaiResponses, type InboundCodec, type StreamUsage, type TextMode } from '../../protocols/inbound';
-import { countTextTokens } from '../../protocols/inbound/tokenCount';
+import { promptBound } from '../../protocols/inbound/promptBound';
+import { countTextTokens, hasVendorTokenizer } from '../../protocols/inbound/tokenCount';
 import { reserve, reserveLowered } from '../../relay/accounting';
 import { affordableOutputTokens, cacheCreationRatioFor, cachedPromptRatioFor, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota } from '../../billing/prices';
 import type { Bookkeeping } from '../../billing/bookkeeping';
@@ -40,6 +41,8 @@ interface TextState {
   answers: number;
   /** The prompt's byte bound: what is reserved first, with no tokenizer on the hot path. */
   boundPromptTokens: number;
+  /** The bound with the vendor's tokenizer, once made (only when the byte bound is refused). */
+  tightPromptTokens: number | undefined;
   /** The prompt's exact count, once made (only when the bound is refused or the answer reports no usage). */
   countedPromptTokens: number | undefined;
   /** The output limit the gateway set because the balance could not pay for the model's maximum. */
@@ -56,6 +59,17 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
   /** The prompt's exact count, made once. */
   const promptTokens = (call: RelayCall<TextState>) =>
     (call.state.countedPromptTokens ??= inbound.promptTokens(mode, call.body, call.model, { approximate: call.state.approximate }));
+  /**
+   * A closer bound than the bytes where the model's own tokenizer is at hand
+   * (OpenAI's families): the same walk over the whole body, each text counted
+   * by the tokenizer; for any other model the byte bound stands, since a
+   * borrowed tokenizer can count fewer tokens than the vendor bills.
+   */
+  const tightPromptTokens = (call: RelayCall<TextState>) =>
+    (call.state.tightPromptTokens ??=
+      !call.state.approximate && hasVendorTokenizer(call.model)
+        ? Math.min(call.state.boundPromptTokens, promptBound(call.body, call.model, (text) => countTextTokens(text, call.model)))
+        : call.state.boundPromptTokens);
   const reservationFor = (call: RelayCall<TextState>, promptTokens: number, maxTokens = call.state.clientLimit) => {
     const { state, admission } = call;
     return reservationQuota({ promptTokens, maxTokens, maxOutputTokens: state.maxOutputTokens, n: state.answers, ratio: admission.ratio, completionRatio: state.completionRatio });
@@ -106,6 +120,7 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
         maxOutputTokens: maxOutputTokensFor(model, options.json('ModelMaxOutputTokens')),
         answers: inbound.answers(mode, body),
         boundPromptTokens: inbound.promptTokens(mode, body, model, { bound: true }),
+        tightPromptTokens: undefined,
         countedPromptTokens: undefined,
         loweredLimit: undefined,
         streamed,
@@ -115,8 +130,8 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
     },
 
     // Reserve on the prompt's byte bound (no tokenizer on the hot path); only
-    // when that is refused does the exact count decide. The count is also
-    // what bills an answer that reports no usage, so it is kept once made.
+    // when that is refused does the tokenizer's bound decide, for the models
+    // whose tokenizer is the vendor's own.
     price: (call) => reservationFor(call, call.state.boundPromptTokens),
 
     // the prompt's byte bound: never below its real count, corrected to the answer's usage (server/relay/rateLimits.ts)
@@ -125,17 +140,18 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
     async reserveAgain(call, refused, hint) {
       const { ctx, state, admission } = call;
       let reservation: Reservation | RelayError = refused;
-      if (promptTokens(call) < state.boundPromptTokens) {
-        reservation = await reserve(ctx, admission, reservationFor(call, promptTokens(call)), hint);
+      const bound = tightPromptTokens(call);
+      if (bound < state.boundPromptTokens) {
+        reservation = await reserve(ctx, admission, reservationFor(call, bound), hint);
       }
       if (isRelayError(reservation) && reservation.code === 'insufficient_quota' && state.clientLimit === 0 && LIMITABLE.has(mode) && state.maxOutputTokens > 0) {
         // the client set no limit: answer as much as the balance pays for, if that is worth an answer
         const lowered = await reserveLowered(
           ctx,
           admission,
-          (outputTokens) => reservationFor(call, promptTokens(call), outputTokens),
+          (outputTokens) => reservationFor(call, bound, outputTokens),
           (available) =>
-            affordableOutputTokens({ available, promptTokens: promptTokens(call), maxOutputTokens: state.maxOutputTokens, n: state.answers, ratio: admission.ratio, completionRatio: state.completionRatio }),
+            affordableOutputTokens({ available, promptTokens: bound, maxOutputTokens: state.maxOutputTokens, n: state.answers, ratio: admission.ratio, completionRatio: state.completionRatio }),
           hint,
         );
         if (lowered) {
