@@ -12,7 +12,7 @@
 // arrived (JSON parsing every chunk would cost the hot path for nothing).
 import { StringDecoder } from 'node:string_decoder';
 import { topLevelObjectField } from './jsonField';
-import { promptBound } from './promptBound';
+import { batchSize, promptBound } from './promptBound';
 import { countChatExtrasTokens, countChatPromptTokens, countInputTokens, type CountOptions } from './tokenCount';
 import type { InboundCodec, InboundError, JsonAnswer, StreamUsage, TextMode, UsageWatcher } from './types';
 
@@ -32,7 +32,7 @@ function requestedModel(mode: TextMode, body: Record<string, unknown>, pathModel
 }
 
 function promptTokens(mode: TextMode, body: Record<string, unknown>, model: string, options: CountOptions): number {
-  if (options.bound) return promptBound(body, model);
+  if (options.bound) return promptBound(body, model, undefined, mode === 'completions' ? batchSize(body.prompt) : mode === 'chat' ? 1 : batchSize(body.input));
   switch (mode) {
     case 'chat':
       return countChatPromptTokens(body.messages, model, options) + countChatExtrasTokens(body, model, options);

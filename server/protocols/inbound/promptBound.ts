@@ -36,10 +36,16 @@ export interface PromptMeasure {
  * most the model's context window (exactly it when a part cannot be counted).
  * `textCost` replaces the byte count by a tokenizer's for a tighter figure.
  */
-export function promptBound(body: unknown, model: string, textCost: TextCost = byteLength): number {
+export function promptBound(body: unknown, model: string, textCost: TextCost = byteLength, prompts = 1): number {
   const measured = measurePrompt(body, model, textCost);
-  const window = contextWindowFor(model) ?? UNKNOWN_CONTEXT_WINDOW;
+  // each prompt of a batch (embeddings inputs, completions prompts) has a window of its own
+  const window = (contextWindowFor(model) ?? UNKNOWN_CONTEXT_WINDOW) * Math.max(1, prompts);
   return measured.uncountable ? window : Math.min(measured.tokens, window);
+}
+
+/** How many prompts a completions `prompt` or an embeddings `input` holds: an array of strings or of token arrays is a batch. */
+export function batchSize(input: unknown): number {
+  return Array.isArray(input) && input.length > 0 && (typeof input[0] === 'string' || Array.isArray(input[0])) ? input.length : 1;
 }
 
 /** Walks the body with a stack of its own: a hostile body nested a million deep must not overflow the call stack. */

@@ -68,7 +68,7 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
   const tightPromptTokens = (call: RelayCall<TextState>) =>
     (call.state.tightPromptTokens ??=
       !call.state.approximate && hasVendorTokenizer(call.model)
-        ? Math.min(call.state.boundPromptTokens, promptBound(call.body, call.model, (text) => countTextTokens(text, call.model)))
+        ? Math.min(call.state.boundPromptTokens, promptBound(call.body, call.model, (text) => countTextTokens(text, call.model), Number.MAX_SAFE_INTEGER))
         : call.state.boundPromptTokens);
   const reservationFor = (call: RelayCall<TextState>, promptTokens: number, maxTokens = call.state.clientLimit) => {
     const { state, admission } = call;

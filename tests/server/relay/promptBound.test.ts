@@ -1,0 +1,216 @@
+// The reservation is an upper bound of what a request can cost, wherever the
+// client puts its prompt: tool descriptions, JSON schemas, token-id arrays,
+// system blocks, documents, images and audio, on every client protocol. Each
+// case puts a large prompt in one part and sends it 64 times at once with a
+// key that affords only a few, to an upstream that bills prompts by their size
+// as high as a real vendor could (tests/support/emulators/sizeHonest.ts). No
+// key may end below zero, nothing may stay held, and the logs must equal the
+// charges, on SQLite, PostgreSQL and MySQL.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LogType } from '../../../common/roles';
+import { promptBound } from '../../../server/protocols/inbound/promptBound';
+import { databaseTargets, type TestDatabase } from '../../support/databases';
+import { honestPromptTokens, startSizeHonestUpstream, type SizeHonestUpstream } from '../../support/emulators/sizeHonest';
+import { resetRelay, startRelayHarness, type RelayHarness } from './harness';
+
+const targets = await databaseTargets('prompt bound');
+
+/** Prices set here, so the figures do not move with the catalog. */
+const MODEL_RATIO = { 'gpt-4o': 1.25, 'gpt-3.5-turbo-instruct': 3, 'text-embedding-3-small': 1, 'claude-sonnet-4-5': 1.5, 'gemini-2.5-flash': 0.15 };
+
+const LONG = 'describe every field of the record in plain words '.repeat(2000); // about 100,000 characters
+const IDS = Array.from({ length: 6_000 }, (_, index) => (index * 7919) % 100_000);
+
+/** A PNG whose header says 2048 x 2048, padded to 60 KB (the upstream never decodes it). */
+function pngBase64(): string {
+  const header = Buffer.alloc(33);
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(header, 0);
+  header.writeUInt32BE(13, 8);
+  header.write('IHDR', 12, 'latin1');
+  header.writeUInt32BE(2048, 16);
+  header.writeUInt32BE(2048, 20);
+  return Buffer.concat([header, Buffer.alloc(60_000, 7)]).toString('base64');
+}
+const PNG = pngBase64();
+const AUDIO = Buffer.alloc(300_000, 3).toString('base64');
+
+interface Case {
+  name: string;
+  path: string;
+  body: Record<string, unknown>;
+  /** The model the bound is for (the path's, for Gemini). */
+  model: string;
+}
+
+const tool = { type: 'function', function: { name: 'lookup', description: LONG, parameters: { type: 'object', properties: { id: { type: 'string', description: LONG.slice(0, 20_000) } } } } };
+const hi = [{ role: 'user', content: 'hi' }];
+
+const CASES: Case[] = [
+  { name: 'chat: a tool description', path: '/v1/chat/completions', model: 'gpt-4o', body: { model: 'gpt-4o', max_tokens: 16, messages: hi, tools: [tool] } },
+  { name: 'chat: legacy functions', path: '/v1/chat/completions', model: 'gpt-4o', body: { model: 'gpt-4o', max_tokens: 16, messages: hi, functions: [tool.function] } },
+  {
+    name: 'chat: a JSON schema',
+    path: '/v1/chat/completions',
+    model: 'gpt-4o',
+    body: { model: 'gpt-4o', max_tokens: 16, messages: hi, response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object', description: LONG } } } },
+  },
+  { name: 'chat: tool_choice', path: '/v1/chat/completions', model: 'gpt-4o', body: { model: 'gpt-4o', max_tokens: 16, messages: hi, tool_choice: { type: 'function', function: { name: LONG } } } },
+  {
+    name: 'chat: images, inline and linked',
+    path: '/v1/chat/completions',
+    model: 'gpt-4o',
+    body: {
+      model: 'gpt-4o',
+      max_tokens: 16,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this' }, ...Array.from({ length: 20 }, (_, index) => ({ type: 'image_url', image_url: index % 2 ? { url: 'https://images.example.test/a.png' } : { url: `data:image/png;base64,${PNG}`, detail: 'high' } }))] }],
+    },
+  },
+  { name: 'chat: audio', path: '/v1/chat/completions', model: 'gpt-4o', body: { model: 'gpt-4o', max_tokens: 16, messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: AUDIO, format: 'wav' } }] }] } },
+  { name: 'completions: token ids', path: '/v1/completions', model: 'gpt-3.5-turbo-instruct', body: { model: 'gpt-3.5-turbo-instruct', max_tokens: 16, prompt: IDS } },
+  { name: 'completions: arrays of token ids', path: '/v1/completions', model: 'gpt-3.5-turbo-instruct', body: { model: 'gpt-3.5-turbo-instruct', max_tokens: 16, prompt: [IDS, IDS] } },
+  { name: 'embeddings: arrays of token ids', path: '/v1/embeddings', model: 'text-embedding-3-small', body: { model: 'text-embedding-3-small', input: [IDS, IDS, IDS] } },
+  { name: 'embeddings: strings', path: '/v1/embeddings', model: 'text-embedding-3-small', body: { model: 'text-embedding-3-small', input: [LONG.slice(0, 20_000), LONG.slice(0, 20_000)] } },
+  {
+    name: 'messages: system blocks, tools, a document, an image',
+    path: '/v1/messages',
+    model: 'claude-sonnet-4-5',
+    body: {
+      model: 'claude-sonnet-4-5',
+      max_tokens: 16,
+      system: [{ type: 'text', text: LONG.slice(0, 30_000), cache_control: { type: 'ephemeral' } }],
+      tools: [{ name: 'lookup', description: LONG.slice(0, 30_000), input_schema: { type: 'object', properties: {} } }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'document', source: { type: 'text', media_type: 'text/plain', data: LONG.slice(0, 30_000) } },
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } },
+            { type: 'text', text: 'summarise' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    name: 'messages to an OpenAI channel: a tool description',
+    path: '/v1/messages',
+    model: 'gpt-4o',
+    body: { model: 'gpt-4o', max_tokens: 16, tools: [{ name: 'lookup', description: LONG, input_schema: { type: 'object', properties: {} } }], messages: hi },
+  },
+  {
+    name: 'responses: instructions, items, tools',
+    path: '/v1/responses',
+    model: 'gpt-4o',
+    body: {
+      model: 'gpt-4o',
+      max_output_tokens: 16,
+      instructions: LONG.slice(0, 30_000),
+      input: [{ role: 'user', content: [{ type: 'input_text', text: LONG.slice(0, 30_000) }, { type: 'input_image', image_url: `data:image/png;base64,${PNG}` }] }],
+      tools: [{ type: 'function', name: 'lookup', description: LONG.slice(0, 30_000), parameters: { type: 'object', properties: {} } }],
+    },
+  },
+  {
+    name: 'gemini: contents, systemInstruction, tools, inline data',
+    path: '/v1beta/models/gemini-2.5-flash:generateContent',
+    model: 'gemini-2.5-flash',
+    body: {
+      systemInstruction: { parts: [{ text: LONG.slice(0, 30_000) }] },
+      tools: [{ functionDeclarations: [{ name: 'lookup', description: LONG.slice(0, 30_000), parameters: { type: 'OBJECT', properties: {} } }] }],
+      contents: [{ role: 'user', parts: [{ text: LONG.slice(0, 30_000) }, { inlineData: { mimeType: 'image/png', data: PNG } }] }],
+      generationConfig: { maxOutputTokens: 16 },
+    },
+  },
+  {
+    name: 'gemini to an OpenAI channel: a function declaration',
+    path: '/v1beta/models/gpt-4o:generateContent',
+    model: 'gpt-4o',
+    body: { tools: [{ functionDeclarations: [{ name: 'lookup', description: LONG, parameters: { type: 'OBJECT', properties: {} } }] }], contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { maxOutputTokens: 16 } },
+  },
+];
+
+/** The key's budget: enough for a few of these requests, never for 64. */
+const BUDGET = 400_000;
+/** The small balance of the review that found the hole. */
+const SMALL = 3_750;
+
+for (const target of targets) {
+  describe.runIf(target.available)(`the reservation bounds every prompt part on ${target.name}`, () => {
+    let database: TestDatabase;
+    let harness: RelayHarness;
+    let upstream: SizeHonestUpstream;
+    let largestDebt = 0;
+
+    beforeAll(async () => {
+      database = await target.create();
+      upstream = await startSizeHonestUpstream();
+      harness = await startRelayHarness(database.config);
+      await resetRelay(harness);
+      await harness.app.ctx.options.set('ModelRatio', JSON.stringify(MODEL_RATIO));
+      const channel = async (type: number, models: string) => {
+        const created = await harness.admin('POST', '/api/channel/', { type, name: `honest-${type}`, key: 'sk-honest', base_url: upstream.baseUrl, models, group: 'default' });
+        expect(created.success, created.message).toBe(true);
+      };
+      await channel(1, 'gpt-4o,gpt-3.5-turbo-instruct,text-embedding-3-small');
+      await channel(14, 'claude-sonnet-4-5');
+      await channel(24, 'gemini-2.5-flash');
+    }, 60_000);
+    afterAll(async () => {
+      console.log(`prompt bound on ${target.name}: the largest debt any case ran up was ${largestDebt} quota`);
+      await harness?.close();
+      await upstream?.close();
+      await database?.drop();
+    });
+
+    const tokenRow = (id: number) =>
+      harness.app.ctx.db.selectFrom('tokens').select(['remain_quota', 'held_quota', 'used_quota']).where('id', '=', id).executeTakeFirstOrThrow();
+
+    for (const entry of CASES) {
+      it(`${entry.name}: 64 at once never take the key below zero`, async () => {
+        const created = await harness.admin('POST', '/api/token/', { name: entry.name.slice(0, 30), remain_quota: BUDGET });
+        expect(created.success, created.message).toBe(true);
+        const key = `sk-${created.data.key}`;
+        const before = upstream.reported.length;
+        const statuses = await Promise.all(
+          Array.from({ length: 64 }, () => harness.post(entry.path, entry.body, key).then(async (response) => (await response.text(), response.status))),
+        );
+        await harness.settled();
+        const served = statuses.filter((status) => status === 200).length;
+        // some fit, most are refused for quota before anything is sent
+        expect(served).toBeGreaterThan(0);
+        expect(served).toBeLessThan(64);
+        expect(upstream.reported.length - before).toBe(served);
+        const token = await tokenRow(created.data.id);
+        const logged = await harness.app.ctx.db
+          .selectFrom('logs')
+          .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('quota'), eb.lit(0)).as('sum'))
+          .where('type', '=', LogType.consume)
+          .where('token_id', '=', created.data.id)
+          .executeTakeFirstOrThrow();
+        largestDebt = Math.max(largestDebt, -Number(token.remain_quota));
+        expect(Number(token.remain_quota)).toBeGreaterThanOrEqual(0);
+        expect(Number(token.held_quota)).toBe(0);
+        expect(BUDGET - Number(logged.sum)).toBe(Number(token.remain_quota));
+        expect(Number(token.used_quota)).toBe(Number(logged.sum));
+      }, 60_000);
+
+      it(`${entry.name}: a balance of ${SMALL} is refused before anything is sent`, async () => {
+        const created = await harness.admin('POST', '/api/token/', { name: `small ${entry.name}`.slice(0, 30), remain_quota: SMALL });
+        const before = upstream.reported.length;
+        const response = await harness.post(entry.path, entry.body, `sk-${created.data.key}`);
+        await response.text();
+        expect(response.status).not.toBe(200);
+        expect(upstream.reported.length).toBe(before);
+        const token = await tokenRow(created.data.id);
+        expect(Number(token.remain_quota)).toBe(SMALL);
+        expect(Number(token.held_quota)).toBe(0);
+      });
+    }
+
+    it('bounds each passthrough body above what the size-honest upstream bills for the same body', () => {
+      const vendorOf = (path: string) => (path.startsWith('/v1/messages') ? 'anthropic' : path.startsWith('/v1beta') ? 'gemini' : 'openai');
+      const passthrough = CASES.filter((entry) => (vendorOf(entry.path) === 'openai') === entry.model.startsWith('gpt') || entry.model.startsWith('text-'));
+      expect(passthrough.length).toBeGreaterThan(8);
+      for (const entry of passthrough) expect(promptBound(entry.body, entry.model), entry.name).toBeGreaterThanOrEqual(honestPromptTokens(entry.body, vendorOf(entry.path), entry.model));
+    });
+  });
+}

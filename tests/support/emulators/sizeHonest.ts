@@ -1,0 +1,190 @@
+// An upstream that bills prompts by their size, honestly but as high as a real
+// vendor could. OpenAI's models are billed by OpenAI's own tokenizer over every
+// text they receive (keys included, one more token per value around them);
+// any other model at a third of a token per byte of text (JSON and code run
+// about four bytes a token with real tokenizers; three leaves room). Images
+// are billed by the vendor's documented formula from the size in the PNG
+// header, or at the vendor's most for one image; audio at ten tokens a second
+// of the leanest speech encoding. Like a real vendor it refuses a prompt
+// longer than the model's context window (each input of a batch on its own).
+// It speaks just enough of each vendor's wire format for the relay to bill an
+// answer: OpenAI chat, completions, embeddings and Responses, Anthropic
+// Messages, and Gemini generateContent, whole answers only.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { listenOnLoopback } from './types';
+
+export interface SizeHonestUpstream {
+  baseUrl: string;
+  /** The prompt tokens reported for each request, in the order they came. */
+  reported: number[];
+  close(): Promise<void>;
+}
+
+/** What one image of unknown size costs at most, per vendor, as their pages give it (OpenAI's gpt-4o high detail; Claude; Gemini tiles at 3072 x 3072). */
+export const VENDOR_IMAGE_TOKENS = { openai: 85 + 8 * 170, anthropic: 1600, gemini: 258 * 16 } as const;
+
+type Vendor = keyof typeof VENDOR_IMAGE_TOKENS;
+
+/** The context windows of the models the tests use (embeddings: each input). */
+export const CONTEXT_WINDOWS: Record<string, number> = {
+  'gpt-4o': 128_000,
+  'gpt-3.5-turbo-instruct': 16_385,
+  'text-embedding-3-small': 8_191,
+  'claude-sonnet-4-5': 200_000,
+  'gemini-2.5-flash': 1_048_576,
+};
+
+function pngSize(base64: string | undefined): { width: number; height: number } | undefined {
+  if (!base64) return undefined;
+  const head = Buffer.from(base64.slice(0, 64), 'base64');
+  if (head.length < 24 || head.readUInt32BE(0) !== 0x89504e47) return undefined;
+  return { width: head.readUInt32BE(16), height: head.readUInt32BE(20) };
+}
+
+/** The vendor's price of one image, from its size when the PNG header gives it. */
+function imagePrice(vendor: Vendor, size: { width: number; height: number } | undefined, detail: unknown): number {
+  if (vendor === 'openai' && detail === 'low') return 85;
+  if (!size) return VENDOR_IMAGE_TOKENS[vendor];
+  if (vendor === 'openai') {
+    const fit = Math.min(1, 2048 / Math.max(size.width, size.height));
+    let [width, height] = [size.width * fit, size.height * fit];
+    const short = Math.min(width, height);
+    if (short > 768) [width, height] = [(width * 768) / short, (height * 768) / short];
+    return 85 + 170 * Math.ceil(width / 512) * Math.ceil(height / 512);
+  }
+  if (vendor === 'anthropic') return Math.min(1600, Math.ceil((size.width * size.height) / 750));
+  return 258 * Math.ceil(size.width / 768) * Math.ceil(size.height / 768);
+}
+
+function imageOf(record: Record<string, unknown>): { data?: string; detail?: unknown } | undefined {
+  const fromUrl = (url: unknown) => (typeof url === 'string' && url.startsWith('data:') ? url.slice(url.indexOf(',') + 1) : undefined);
+  if (record.type === 'image_url') {
+    const image = record.image_url as { url?: string; detail?: string } | string;
+    return typeof image === 'string' ? { data: fromUrl(image) } : { data: fromUrl(image?.url), detail: image?.detail };
+  }
+  if (record.type === 'input_image') return { data: fromUrl(record.image_url), detail: record.detail };
+  if (record.type === 'image' && record.source) return { data: (record.source as { data?: string }).data };
+  const inline = record.inlineData as { mimeType?: string; data?: string } | undefined;
+  if (typeof inline?.mimeType === 'string' && inline.mimeType.startsWith('image/')) return { data: inline.data };
+  return undefined;
+}
+
+/** The tokens this upstream bills for a request body, for a model of `vendor`. */
+export function honestPromptTokens(body: unknown, vendor: Vendor, model = ''): number {
+  const openAiModel = /^(gpt-|text-)/.test(model);
+  let text = 0;
+  let media = 0;
+  const visit = (value: unknown): void => {
+    if (typeof value === 'string') {
+      text += openAiModel ? countTokens(value) + 1 : Buffer.byteLength(value) / 3;
+      return;
+    }
+    if (typeof value === 'number') {
+      // a token id in a prompt array
+      text += 1;
+      return;
+    }
+    if (!value || typeof value !== 'object') return;
+    if (openAiModel) text += 1;
+    if (Array.isArray(value)) return value.forEach(visit);
+    const record = value as Record<string, unknown>;
+    const image = imageOf(record);
+    if (image) {
+      media += imagePrice(vendor, pngSize(image.data), image.detail);
+      return;
+    }
+    if (record.type === 'input_audio') {
+      // about ten tokens a second, and a second of the leanest speech encoding is over 700 bytes
+      const data = (record.input_audio as { data?: string } | undefined)?.data ?? '';
+      media += Math.ceil((data.length / 700) * 10);
+      return;
+    }
+    for (const [key, item] of Object.entries(record)) {
+      if (key === 'model' || key === 'max_tokens' || key === 'stream') continue;
+      visit(key);
+      visit(item);
+    }
+  };
+  visit(body);
+  return Math.ceil(text) + media;
+}
+
+/** The longest single prompt of the body: each input of an embeddings or completions batch is a prompt of its own. */
+function longestPrompt(path: string, body: Record<string, unknown>, vendor: Vendor, model: string): number {
+  const batch = path.endsWith('/embeddings') ? body.input : path.endsWith('/completions') && !path.endsWith('/chat/completions') ? body.prompt : undefined;
+  if (Array.isArray(batch) && batch.length > 0 && (typeof batch[0] === 'string' || Array.isArray(batch[0]))) {
+    return Math.max(...batch.map((item) => honestPromptTokens(item, vendor, model)));
+  }
+  return honestPromptTokens(body, vendor, model);
+}
+
+export async function startSizeHonestUpstream(): Promise<SizeHonestUpstream> {
+  const reported: number[] = [];
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const path = (request.url ?? '').split('?')[0];
+      let body: Record<string, unknown>;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+      } catch {
+        response.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"bad json"}}');
+        return;
+      }
+      const vendor: Vendor = path.startsWith('/v1/messages') ? 'anthropic' : path.includes(':generateContent') ? 'gemini' : 'openai';
+      const model = typeof body.model === 'string' ? body.model : (/models\/([^/:]+):/.exec(path)?.[1] ?? '');
+      if (longestPrompt(path, body, vendor, model) > (CONTEXT_WINDOWS[model] ?? Infinity)) {
+        response.writeHead(400, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ error: { message: `this model's maximum context length is ${CONTEXT_WINDOWS[model]} tokens`, type: 'invalid_request_error', code: 'context_length_exceeded' } }));
+        return;
+      }
+      const prompt = honestPromptTokens(body, vendor, model);
+      reported.push(prompt);
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(answerFor(path, body, prompt)));
+    });
+  });
+  const listening = await listenOnLoopback(server);
+  return { baseUrl: listening.baseUrl, reported, close: listening.close };
+}
+
+function answerFor(path: string, body: Record<string, unknown>, prompt: number): unknown {
+  const model = typeof body.model === 'string' ? body.model : 'model';
+  if (path.endsWith('/chat/completions')) {
+    return {
+      id: 'chatcmpl-honest',
+      object: 'chat.completion',
+      created: 1,
+      model,
+      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: prompt, completion_tokens: 1, total_tokens: prompt + 1 },
+    };
+  }
+  if (path.endsWith('/completions')) {
+    return { id: 'cmpl-honest', object: 'text_completion', created: 1, model, choices: [{ index: 0, text: 'ok', finish_reason: 'stop' }], usage: { prompt_tokens: prompt, completion_tokens: 1, total_tokens: prompt + 1 } };
+  }
+  if (path.endsWith('/embeddings')) {
+    const inputs = Array.isArray(body.input) ? body.input.length : 1;
+    return { object: 'list', model, data: Array.from({ length: inputs }, (_, index) => ({ object: 'embedding', index, embedding: [0.5, 0.25] })), usage: { prompt_tokens: prompt, total_tokens: prompt } };
+  }
+  if (path.endsWith('/responses')) {
+    return {
+      id: 'resp_honest',
+      object: 'response',
+      created_at: 1,
+      status: 'completed',
+      model,
+      output: [{ type: 'message', id: 'msg_honest', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'ok', annotations: [] }] }],
+      usage: { input_tokens: prompt, output_tokens: 1, total_tokens: prompt + 1 },
+    };
+  }
+  if (path.startsWith('/v1/messages')) {
+    return { id: 'msg_honest', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: prompt, output_tokens: 1 } };
+  }
+  return {
+    candidates: [{ content: { role: 'model', parts: [{ text: 'ok' }] }, finishReason: 'STOP', index: 0 }],
+    usageMetadata: { promptTokenCount: prompt, candidatesTokenCount: 1, totalTokenCount: prompt + 1 },
+  };
+}
