@@ -34,6 +34,7 @@ import type { InboundCodec, InboundError, JsonAnswer, StreamUsage, TextMode } fr
 import { count, parseJson } from '../shared';
 import type { ChatChunk, ChatContentPart, ChatMessage, ChatRequest, ChatResponse, ChatTool, ChatToolCall, FinishReason, Usage } from '../types';
 import { decodeGeminiParts, usageOfGemini, type GeminiPart, type GeminiResponse, type GeminiUsageMetadata } from '../upstream/gemini';
+import { MAX_TOKENS_LIMIT } from '../../relay/requestFields';
 
 // ---- Gemini's request shapes (lenient: only what is read) ----
 
@@ -542,8 +543,8 @@ export const geminiNative = {
     const malformed = shapeProblem(body);
     if (malformed) return { message: malformed, code: 'INVALID_ARGUMENT' };
     const limit = configOf(body).maxOutputTokens;
-    if (limit !== undefined && (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1)) {
-      return { message: '* GenerateContentRequest.generation_config.max_output_tokens: must be a positive integer', code: 'INVALID_ARGUMENT' };
+    if (limit !== undefined && (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_TOKENS_LIMIT)) {
+      return { message: `* GenerateContentRequest.generation_config.max_output_tokens: must be an integer from 1 to ${MAX_TOKENS_LIMIT}`, code: 'INVALID_ARGUMENT' };
     }
     return undefined;
   },
