@@ -349,6 +349,14 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
       attempt -= 1;
       continue;
     }
+    const uncarried = !passes && asked === 'chat' ? request.untranslatable?.() : undefined;
+    if (uncarried) {
+      // dropping a tool the client relies on would change what the model can do behind its back: this channel is
+      // passed by (the attempt is not spent on it), as one that speaks the client's protocol may still take it
+      lastError = relayError(400, `this request cannot be sent to a ${adaptor.protocol} channel: ${uncarried}`, 'unsupported_tool');
+      attempt -= 1;
+      continue;
+    }
     const upstreamModel = mappedModel(channel, request.model);
     const result = passes
       ? await passThrough(app, adaptor, channel, asked, upstreamModel, request)
@@ -440,12 +448,6 @@ async function translated(app: FastifyInstance, adaptor: UpstreamAdaptor, channe
   // a request an adaptor cannot read is the client's fault, whichever channel: a 400 before anything is sent
   const problem = operation === 'chat' ? chatRequestProblem(json) : undefined;
   if (problem) return { outcome: 'failed', failure: upstreamFailure(400, problem.message, { type: 'invalid_request_error', code: 'invalid_request_error', retryable: false }) };
-  // dropping a tool the client relies on would change what the model can do behind its back; a channel that speaks
-  // the client's protocol may still take it
-  const uncarried = operation === 'chat' ? request.untranslatable?.() : undefined;
-  if (uncarried) {
-    return { outcome: 'failed', failure: upstreamFailure(400, `this request cannot be sent to a ${adaptor.protocol} channel: ${uncarried}`, { type: 'invalid_request_error', code: 'unsupported_tool', retryable: true }) };
-  }
   let credential = credentialFor(adaptor, config);
   if (credential instanceof Promise) credential = await credential;
   if (isUpstreamFailure(credential)) return { outcome: 'failed', failure: credential };

@@ -189,6 +189,16 @@ describe('Codex and the Agents SDK (Responses in) to an Anthropic channel', () =
     expect(sentToClaude().max_tokens).toBe(8192);
   });
 
+  it('passes a translating channel by for one that serves Responses itself, without spending a retry on it', async () => {
+    await addClaude({ priority: 10 });
+    await harness.addChannel({ type: 1, name: 'openai-own', key: 'sk-good', base_url: harness.emulator.baseUrl, models: CLAUDE.chatModel, priority: 0 });
+    const before = anthropic.requests.length;
+    const response = await harness.post('/v1/responses', { ...fixture('codex.builtin-tools'), model: CLAUDE.chatModel, stream: false });
+    expect(response.status, await response.clone().text()).toBe(200);
+    expect(anthropic.requests.length).toBe(before);
+    expect(harness.emulator.requests.at(-1)).toMatchObject({ path: '/v1/responses', body: { tools: [{ type: 'function' }, { type: 'web_search' }, { type: 'namespace' }] } });
+  });
+
   it('still passes the built-in tools as bytes to a channel that serves Responses itself', async () => {
     await harness.addChannel({ type: 1, name: 'openai-own', key: 'sk-good', base_url: harness.emulator.baseUrl, models: 'gpt-4o' });
     const response = await harness.post('/v1/responses', { ...fixture('codex.builtin-tools'), model: 'gpt-4o', stream: false });
