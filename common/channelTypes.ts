@@ -113,6 +113,13 @@ export interface ChannelType {
    * resellers and compatible vendors serve only Chat Completions).
    */
   responses?: true;
+  /**
+   * True for a type on the OpenAI protocol whose vendor takes Anthropic's
+   * `cache_control` marks on content parts (OpenRouter passes them to the
+   * models that cache). Absent: a translated request goes without them, as
+   * strict vendors refuse a part with a field they do not know.
+   */
+  promptCacheMarks?: true;
   /** The vendor's API reference, for the console and the README; absent for resellers and custom upstreams. */
   docs?: string;
 }
@@ -192,7 +199,7 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
   {
     value: 20, label: 'OpenRouter', color: 'black', defaultBaseUrl: 'https://openrouter.ai', pathPrefix: '/api/v1', ...openAiCompatible,
     defaultModels: ['openai/gpt-4o-mini', 'anthropic/claude-sonnet-4.5', 'google/gemini-2.5-flash', 'deepseek/deepseek-chat', 'meta-llama/llama-3.3-70b-instruct'],
-    ownedBy: 'openrouter', docs: 'https://openrouter.ai/docs/api-reference/overview',
+    ownedBy: 'openrouter', docs: 'https://openrouter.ai/docs/api-reference/overview', promptCacheMarks: true,
     // https://openrouter.ai/docs/api/api-reference/credits/get-credits: US dollars. OpenRouter documents a
     // management key for it: a channel holding an inference-only key gets OpenRouter's refusal as its balance error
     balance: { source: 'openrouter', unit: 'usd' },

@@ -311,6 +311,12 @@ export function computeQuota(input: ChargeInput): number {
   return Math.max(0, quota);
 }
 
+/** What ModelMaxOutputTokens says for a model, undefined when it has no entry (or one of 0: a model with no output). */
+export function catalogMaxOutputTokens(model: string, table: Readonly<Record<string, number>>): number | undefined {
+  const configured = table[model];
+  return Number.isFinite(configured) && configured > 0 ? Math.floor(configured) : undefined;
+}
+
 /** What ModelMaxOutputTokens says for a model, else DEFAULT_MAX_OUTPUT_TOKENS. */
 export function maxOutputTokensFor(model: string, table: Readonly<Record<string, number>>): number {
   const configured = table[model];

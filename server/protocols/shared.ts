@@ -282,3 +282,10 @@ export function chatRequestProblem(request: Record<string, unknown>): { message:
   }
   return undefined;
 }
+
+/** Why a request's built-in tools (named as the client named them) stop it from going out as chat; undefined for none. */
+export function uncarriedToolsReason(names: readonly string[]): string | undefined {
+  if (names.length === 0) return undefined;
+  const unique = [...new Set(names)];
+  return `the tools ${unique.map((name) => `"${name}"`).join(', ')} have no equivalent there (only function tools are carried); remove them or use a channel that serves this API`;
+}

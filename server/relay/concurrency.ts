@@ -12,11 +12,18 @@ import type { RelayCaller } from './tokenAuth';
 /** The largest per-token or per-user limit the console accepts; -1 is "no limit", 0 "the default". */
 export const MAX_CONCURRENCY_LIMIT = 1_000_000;
 
-/** A concurrency_limit from a form: a whole number from -1 to MAX_CONCURRENCY_LIMIT. */
-export function parseConcurrencyLimit(raw: unknown): { value: number } | { error: string } {
+/**
+ * A concurrency_limit from a form: a whole number from -1 to
+ * MAX_CONCURRENCY_LIMIT, and for a key at most `ceiling` (its user's limit in
+ * effect): a key's owner may narrow the account's limit, never widen it.
+ */
+export function parseConcurrencyLimit(raw: unknown, ceiling = Infinity): { value: number } | { error: string } {
   const value = typeof raw === 'string' && raw.trim() === '' ? 0 : Number(raw);
   if (!Number.isSafeInteger(value) || value < -1 || value > MAX_CONCURRENCY_LIMIT) {
     return { error: `the concurrency limit must be a whole number from -1 (no limit) to ${MAX_CONCURRENCY_LIMIT}; 0 uses the default` };
+  }
+  if (value > ceiling) {
+    return { error: `a key's concurrency limit may be at most its account's, ${ceiling}; -1 gives the key the account's limit` };
   }
   return { value };
 }
@@ -27,6 +34,20 @@ function effectiveLimit(own: unknown, fallback: number): number {
   if (value === -1) return Infinity;
   if (value > 0) return value;
   return fallback > 0 ? fallback : Infinity;
+}
+
+/** A user's limit in effect: their own (-1 none), else the UserConcurrencyLimit option (0 none); Infinity for none. */
+export function userConcurrencyLimit(user: { concurrency_limit?: unknown }, options: Pick<OptionStore, 'number'>): number {
+  return effectiveLimit(user.concurrency_limit, options.number('UserConcurrencyLimit'));
+}
+
+/**
+ * A key's limit in effect: its own, else the TokenConcurrencyLimit option,
+ * and never above its user's (so -1 on a key means the user's limit, not
+ * none, and a key saved before its user's limit was lowered follows it down).
+ */
+export function tokenConcurrencyLimit(token: { concurrency_limit?: unknown }, userLimit: number, options: Pick<OptionStore, 'number'>): number {
+  return Math.min(effectiveLimit(token.concurrency_limit, options.number('TokenConcurrencyLimit')), userLimit);
 }
 
 /** Wait a second: a slot frees as soon as any of the caller's requests ends. */
@@ -43,12 +64,13 @@ export class ConcurrencyLimiter {
   enter(caller: RelayCaller): RelayError | undefined {
     const tokenId = Number(caller.token.id);
     const userId = Number(caller.user.id);
+    const userLimit = userConcurrencyLimit(caller.user, this.options);
     const tokenCount = this.byToken.get(tokenId) ?? 0;
-    if (tokenCount >= effectiveLimit(caller.token.concurrency_limit, this.options.number('TokenConcurrencyLimit'))) {
+    if (tokenCount >= tokenConcurrencyLimit(caller.token, userLimit, this.options)) {
       return tooMany(`this API key already has ${tokenCount} requests in flight, its limit; retry when one ends`);
     }
     const userCount = this.byUser.get(userId) ?? 0;
-    if (userCount >= effectiveLimit(caller.user.concurrency_limit, this.options.number('UserConcurrencyLimit'))) {
+    if (userCount >= userLimit) {
       return tooMany(`your account already has ${userCount} requests in flight, its limit; retry when one ends`);
     }
     this.byToken.set(tokenId, tokenCount + 1);

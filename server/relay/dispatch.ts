@@ -24,6 +24,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { Readable } from 'node:stream';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/faults';
 import { chatRequestProblem, upstreamFailure } from '../protocols/shared';
+import { catalogMaxOutputTokens } from '../billing/prices';
 import {
   isUpstreamFailure,
   type AdaptorCall,
@@ -68,6 +69,8 @@ export interface UpstreamRequest {
    * client's protocol gets, translated by its adaptor (absent for multipart).
    */
   json?: Record<string, unknown>;
+  /** Why a channel that translates cannot take this request (what the chat form would drop); read only by such a channel. */
+  untranslatable?: () => string | undefined;
   /** The client's query parameters that matter upstream (Azure and Spark read `api-version`). */
   query?: Readonly<Record<string, string>>;
   /** The model the client asked for: it routes, and channels may map it. */
@@ -346,6 +349,14 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
       attempt -= 1;
       continue;
     }
+    const uncarried = !passes && asked === 'chat' ? request.untranslatable?.() : undefined;
+    if (uncarried) {
+      // dropping a tool the client relies on would change what the model can do behind its back: this channel is
+      // passed by (the attempt is not spent on it), as one that speaks the client's protocol may still take it
+      lastError = relayError(400, `this request cannot be sent to a ${adaptor.protocol} channel: ${uncarried}`, 'unsupported_tool');
+      attempt -= 1;
+      continue;
+    }
     const upstreamModel = mappedModel(channel, request.model);
     const result = passes
       ? await passThrough(app, adaptor, channel, asked, upstreamModel, request)
@@ -415,6 +426,20 @@ const TRANSLATED_RESPONSE = new UpstreamResponse(200, [], 'application/json');
 const hasSubstance = (chunk: ChatChunk) =>
   chunk.usage != null || chunk.choices.some((choice) => choice.finish_reason || choice.delta.content || choice.delta.reasoning_content || choice.delta.tool_calls?.length);
 
+/**
+ * A strict vendor refuses an output limit above its model's (a Claude Code
+ * request asks 32,000 of any model): the limit is lowered to the catalog's
+ * for the model the channel serves. A model the catalog does not know keeps
+ * the client's limit.
+ */
+function withinModelOutput(request: ChatRequest, catalog: Readonly<Record<string, number>>): ChatRequest {
+  const most = catalogMaxOutputTokens(request.model, catalog);
+  if (most === undefined) return request;
+  if (typeof request.max_tokens === 'number' && request.max_tokens > most) request.max_tokens = most;
+  if (typeof request.max_completion_tokens === 'number' && request.max_completion_tokens > most) request.max_completion_tokens = most;
+  return request;
+}
+
 /** The translated path: the request encoded by the channel's adaptor, its answer decoded into OpenAI's shape. */
 async function translated(app: FastifyInstance, adaptor: UpstreamAdaptor, channel: RoutedChannel, operation: Operation, upstreamModel: string, request: UpstreamRequest): Promise<Attempt> {
   const config = channelConfigOf(channel);
@@ -442,7 +467,7 @@ async function translated(app: FastifyInstance, adaptor: UpstreamAdaptor, channe
   let body: string;
   try {
     if (operation === 'chat') {
-      body = adaptor.encodeChat({ ...(json as unknown as ChatRequest), model: upstreamModel }, call);
+      body = adaptor.encodeChat(withinModelOutput({ ...(json as unknown as ChatRequest), model: upstreamModel }, app.ctx.options.json('ModelMaxOutputTokens')), call);
     } else if (adaptor.encodeEmbeddings) {
       body = adaptor.encodeEmbeddings({ ...(json as unknown as EmbeddingRequest), model: upstreamModel }, call);
     } else {

@@ -23,7 +23,8 @@ export function modelNameProblem(model: string, param = 'model'): RelayError | u
   return undefined;
 }
 
-function tokenLimitProblem(body: Record<string, unknown>, param: 'max_tokens' | 'max_completion_tokens'): RelayError | undefined {
+/** An output limit the gateway reserves by: chat's two names, and Responses' `max_output_tokens`. */
+function tokenLimitProblem(body: Record<string, unknown>, param: 'max_tokens' | 'max_completion_tokens' | 'max_output_tokens'): RelayError | undefined {
   const value = body[param];
   if (absent(value)) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_TOKENS_LIMIT) {
@@ -40,7 +41,7 @@ export function relayFieldProblem(body: Record<string, unknown>): RelayError | u
     const problem = modelNameProblem(model);
     if (problem) return problem;
   }
-  const limit = tokenLimitProblem(body, 'max_tokens') ?? tokenLimitProblem(body, 'max_completion_tokens');
+  const limit = tokenLimitProblem(body, 'max_tokens') ?? tokenLimitProblem(body, 'max_completion_tokens') ?? tokenLimitProblem(body, 'max_output_tokens');
   if (limit) return limit;
   if (!absent(n) && (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > N_MAX)) return invalid('n', `n must be an integer from 1 to ${N_MAX}`);
   if (!absent(stream) && typeof stream !== 'boolean') return invalid('stream', 'stream must be a boolean');

@@ -19,6 +19,9 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
   return { id: Number(row.id), name: row.name, url: row.url, events: eventsOf(row), enabled: Number(row.enabled) === 1, created_time: Number(row.created_time) };
 }
 
+/** An answer's status alone: rows logged before the answer stopped being kept still hold its first words after it. */
+const withoutAnswer = (error: string) => error.replace(/^(HTTP \d{3}): [\s\S]*$/, '$1');
+
 export function toDeliveryRecord(row: WebhookDeliveryRow): WebhookDeliveryRecord {
   return {
     id: Number(row.id),
@@ -28,7 +31,7 @@ export function toDeliveryRecord(row: WebhookDeliveryRow): WebhookDeliveryRecord
     status: row.status as WebhookDeliveryStatus,
     attempts: Number(row.attempts),
     last_status_code: Number(row.last_status_code),
-    last_error: row.last_error ?? '',
+    last_error: withoutAnswer(row.last_error ?? ''),
     next_attempt_at: Number(row.next_attempt_at),
     created_time: Number(row.created_time),
     delivered_time: Number(row.delivered_time),

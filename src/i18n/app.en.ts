@@ -301,7 +301,7 @@ export const appEnglish = {
       allowed_ips: 'Allowed client IPs',
       allowed_ips_help: 'Comma-separated addresses or CIDR ranges; empty allows any address.',
       concurrency_limit: 'Concurrent requests',
-      concurrency_limit_help: 'How many requests this token may have in flight at once on each server node: 0 uses the site default, -1 means no limit.',
+      concurrency_limit_help: "How many requests this token may have in flight at once on each server node, at most your account's limit: 0 uses the site default, -1 means your account's limit.",
       rpm_limit: 'Requests per minute (RPM)',
       tpm_limit: 'Tokens per minute (TPM)',
       rate_limit_help: 'Empty: your account\'s limit applies (shown in the list). A value here may only be lower than your account\'s.',

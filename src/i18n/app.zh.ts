@@ -303,7 +303,7 @@ export const appChinese: typeof appEnglish = {
       allowed_ips: '允许的客户端 IP',
       allowed_ips_help: '以逗号分隔的地址或 CIDR 网段；留空表示允许任何地址。',
       concurrency_limit: '并发请求数',
-      concurrency_limit_help: '此令牌在每个服务器节点上可同时进行的请求数：0 使用站点默认值，-1 表示不限制。',
+      concurrency_limit_help: '此令牌在每个服务器节点上可同时进行的请求数，不超过账户的限制：0 使用站点默认值，-1 表示使用账户的限制。',
       rpm_limit: '每分钟请求数（RPM）',
       tpm_limit: '每分钟 token 数（TPM）',
       rate_limit_help: '留空：使用账户的限制（见列表）。这里的值只能低于账户的限制。',

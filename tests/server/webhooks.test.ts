@@ -161,8 +161,12 @@ for (const target of targets) {
       const [failed] = await eventually(deliveries, (rows) => rows[0]?.status === 'failed');
       expect(Number(failed.attempts)).toBe(RETRY_DELAYS_MS.length + 1);
       expect(Number(failed.last_status_code)).toBe(500);
-      expect(failed.last_error).toContain('HTTP 500');
+      // the status alone: what the target answered (the receiver says "receiver says no") is not kept
+      expect(failed.last_error).toBe('HTTP 500');
       expect(receiver.received).toHaveLength(RETRY_DELAYS_MS.length + 1);
+      const logged = await api('GET', `/api/webhook_delivery?${new URLSearchParams({ filter: JSON.stringify({ id: failed.id }) })}`);
+      expect(logged.json()).toEqual([expect.objectContaining({ id: Number(failed.id), last_status_code: 500, last_error: 'HTTP 500' })]);
+      expect(logged.body).not.toContain('receiver says no');
 
       const again = await api('POST', `/api/webhook_delivery/${failed.id}/redeliver`);
       expect(again.statusCode).toBe(201);
@@ -171,6 +175,17 @@ for (const target of targets) {
       expect(receiver.received.at(-1)!.json.id).toBe(failed.event_id);
       const byStatus = await api('GET', `/api/webhook_delivery?${new URLSearchParams({ filter: '{"status":"failed"}' })}`);
       expect(byStatus.json().map((row: { id: number }) => row.id)).toEqual([Number(failed.id)]);
+    });
+
+    it("shows a delivery logged with the target's answer (before it stopped being kept) by its status alone", async () => {
+      const webhook = await createWebhook();
+      receiver.script(Array(RETRY_DELAYS_MS.length + 1).fill(500));
+      await api('POST', `/api/webhook/${webhook.id}/test`);
+      const [failed] = await eventually(deliveries, (rows) => rows[0]?.status === 'failed');
+      await harness.app.ctx.db.updateTable('webhook_deliveries').set({ last_error: 'HTTP 500: {"internal":"10.0.0.7 admin panel"}' }).where('id', '=', failed.id).execute();
+      const logged = await api('GET', `/api/webhook_delivery?${new URLSearchParams({ filter: JSON.stringify({ id: failed.id }) })}`);
+      expect(logged.json()).toEqual([expect.objectContaining({ id: Number(failed.id), last_error: 'HTTP 500' })]);
+      expect(logged.body).not.toContain('10.0.0.7');
     });
 
     it('a receiver that refuses connections is retried and its error logged', async () => {

@@ -20,7 +20,7 @@ import { PassingUsageWatcher } from './passingWatcher';
 import { promptBound } from './promptBound';
 import { countPartTokens, countTextTokens, type CountOptions } from './tokenCount';
 import type { InboundCodec, InboundError, StreamUsage, TextMode } from './types';
-import { parseJson } from '../shared';
+import { parseJson, uncarriedToolsReason } from '../shared';
 import type { ChatChunk, ChatContentPart, ChatMessage, ChatRequest, ChatResponse, ChatTool, FinishReason, Usage } from '../types';
 
 // ---- Anthropic's shapes (lenient: only what is read) ----
@@ -113,6 +113,12 @@ function chatMessages(messages: unknown): ChatMessage[] {
   const out: ChatMessage[] = [];
   for (const message of Array.isArray(messages) ? (messages as Array<{ role?: unknown; content?: unknown }>) : []) {
     if (!message || typeof message !== 'object') continue;
+    if (message.role === 'system') {
+      // some clients put a system turn among the messages: it stays an instruction, where it was
+      const content = systemContent(message.content);
+      if (content !== '' && content.length > 0) out.push({ role: 'system', content });
+      continue;
+    }
     const role = message.role === 'assistant' ? 'assistant' : 'user';
     if (typeof message.content === 'string') {
       out.push({ role, content: message.content });
@@ -143,10 +149,19 @@ function chatMessages(messages: unknown): ChatMessage[] {
   return out;
 }
 
+/** A client tool (its schema given), as opposed to Anthropic's server and computer-use tools. */
+const isClientTool = (tool: Block) => tool.type === undefined || tool.type === 'custom';
+
+/** Anthropic's own tools (web_search_20250305, bash_20250124...): only Anthropic runs or knows them. */
+function uncarriedTools(body: Record<string, unknown>): string | undefined {
+  const tools = Array.isArray(body.tools) ? (body.tools as Block[]) : [];
+  return uncarriedToolsReason(tools.filter((tool) => tool && typeof tool === 'object' && !isClientTool(tool)).map((tool) => String(tool.type)));
+}
+
 function chatTools(tools: unknown): ChatTool[] | undefined {
   if (!Array.isArray(tools)) return undefined;
   const mapped = (tools as Block[])
-    .filter((tool) => tool && typeof tool.name === 'string' && (tool.type === undefined || tool.type === 'custom'))
+    .filter((tool) => tool && typeof tool.name === 'string' && isClientTool(tool))
     .map((tool) => ({
       type: 'function' as const,
       function: {
@@ -472,6 +487,7 @@ export const anthropicMessages = {
   watchStream: (_stripUsageEvent: boolean) => new MessagesUsageWatcher(),
   errorBody: anthropicErrorBody,
   chatRequest: chatRequestOf,
+  untranslatable: uncarriedTools,
   encodeResponse,
   encodeStream: (model: string) => new MessagesStreamEncoder(model),
 } satisfies InboundCodec;

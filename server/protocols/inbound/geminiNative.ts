@@ -31,9 +31,10 @@ import { promptBound } from './promptBound';
 import { countPartTokens, countTextTokens, type CountOptions } from './tokenCount';
 import { PassingUsageWatcher } from './passingWatcher';
 import type { InboundCodec, InboundError, JsonAnswer, StreamUsage, TextMode } from './types';
-import { count, parseJson } from '../shared';
+import { count, parseJson, uncarriedToolsReason } from '../shared';
 import type { ChatChunk, ChatContentPart, ChatMessage, ChatRequest, ChatResponse, ChatTool, ChatToolCall, FinishReason, Usage } from '../types';
 import { decodeGeminiParts, usageOfGemini, type GeminiPart, type GeminiResponse, type GeminiUsageMetadata } from '../upstream/gemini';
+import { MAX_TOKENS_LIMIT } from '../../relay/requestFields';
 
 // ---- Gemini's request shapes (lenient: only what is read) ----
 
@@ -201,15 +202,36 @@ function chatMessages(contents: GeminiRequestContent[]): ChatMessage[] {
   return messages;
 }
 
-/** Gemini's Schema (OpenAPI types in capitals: "OBJECT", "STRING") as JSON Schema. */
+/** Keywords whose values are data, not schemas: kept as they are. */
+const SCHEMA_DATA = new Set(['enum', 'required', 'const', 'default', 'example', 'examples']);
+
+const typeName = (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value);
+
+/**
+ * Gemini's Schema (OpenAPI types in capitals: "OBJECT", "STRING") as JSON
+ * Schema. The JSON-Schema fields (`responseJsonSchema`, `parametersJsonSchema`)
+ * go through it too: Gemini reads type names in either case, so clients send
+ * capitals there as well, which a strict JSON Schema validator refuses.
+ */
 function jsonSchemaOf(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(jsonSchemaOf);
   if (!schema || typeof schema !== 'object') return schema;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema as Record<string, unknown>)) {
-    out[key] = key === 'type' && typeof value === 'string' ? value.toLowerCase() : key === 'enum' || key === 'required' ? value : jsonSchemaOf(value);
+    if (key === 'type') out[key] = Array.isArray(value) ? value.map(typeName) : typeName(value);
+    else if (SCHEMA_DATA.has(key)) out[key] = value;
+    // property names are the client's own words (a property may be called "type" or "enum")
+    else if (key === 'properties' && value && typeof value === 'object' && !Array.isArray(value)) out[key] = Object.fromEntries(Object.entries(value).map(([name, property]) => [name, jsonSchemaOf(property)]));
+    else out[key] = jsonSchemaOf(value);
   }
   return out;
+}
+
+/** Google's own tools (googleSearch, codeExecution, urlContext...): a tool entry holds them beside or instead of declarations. */
+function uncarriedTools(body: Record<string, unknown>): string | undefined {
+  const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : [];
+  const names = tools.flatMap((tool) => (tool && typeof tool === 'object' ? Object.keys(tool).filter((key) => key !== 'functionDeclarations' && key !== 'function_declarations') : []));
+  return uncarriedToolsReason(names);
 }
 
 function chatTools(tools: unknown): ChatTool[] | undefined {
@@ -218,7 +240,8 @@ function chatTools(tools: unknown): ChatTool[] | undefined {
   const mapped = declarations
     .filter((declaration) => declaration && typeof declaration.name === 'string')
     .map((declaration) => {
-      const parameters = declaration.parametersJsonSchema ?? (declaration.parameters ? jsonSchemaOf(declaration.parameters) : undefined);
+      const schema = declaration.parametersJsonSchema ?? declaration.parameters;
+      const parameters = schema ? jsonSchemaOf(schema) : undefined;
       return {
         type: 'function' as const,
         function: {
@@ -286,7 +309,8 @@ export function chatRequestOf(body: Record<string, unknown>, call: { model: stri
   set('frequency_penalty', config.frequencyPenalty);
   if (Array.isArray(config.stopSequences) && config.stopSequences.length > 0) request.stop = config.stopSequences.filter((stop): stop is string => typeof stop === 'string');
   if (config.responseMimeType === 'application/json') {
-    const schema = config.responseJsonSchema ?? (config.responseSchema ? jsonSchemaOf(config.responseSchema) : undefined);
+    const given = config.responseJsonSchema ?? config.responseSchema;
+    const schema = given ? jsonSchemaOf(given) : undefined;
     request.response_format = schema ? { type: 'json_schema', json_schema: { name: 'response', schema } } : { type: 'json_object' };
   }
   const tools = chatTools(body.tools);
@@ -542,8 +566,8 @@ export const geminiNative = {
     const malformed = shapeProblem(body);
     if (malformed) return { message: malformed, code: 'INVALID_ARGUMENT' };
     const limit = configOf(body).maxOutputTokens;
-    if (limit !== undefined && (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1)) {
-      return { message: '* GenerateContentRequest.generation_config.max_output_tokens: must be a positive integer', code: 'INVALID_ARGUMENT' };
+    if (limit !== undefined && (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_TOKENS_LIMIT)) {
+      return { message: `* GenerateContentRequest.generation_config.max_output_tokens: must be an integer from 1 to ${MAX_TOKENS_LIMIT}`, code: 'INVALID_ARGUMENT' };
     }
     return undefined;
   },
@@ -563,6 +587,7 @@ export const geminiNative = {
   watchStream: (_stripUsageEvent: boolean) => new GenerateContentUsageWatcher(),
   errorBody: googleErrorBody,
   chatRequest: chatRequestOf,
+  untranslatable: uncarriedTools,
   encodeResponse,
   encodeStream: (model: string) => new GenerateContentStreamEncoder(model),
 } satisfies InboundCodec;

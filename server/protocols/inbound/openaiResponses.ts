@@ -27,7 +27,7 @@ import { promptBound } from './promptBound';
 import { countPartTokens, countTextTokens, type CountOptions } from './tokenCount';
 import { PassingUsageWatcher } from './passingWatcher';
 import type { InboundCodec, InboundError, StreamUsage, TextMode } from './types';
-import { parseJson } from '../shared';
+import { parseJson, uncarriedToolsReason } from '../shared';
 import type { ChatChunk, ChatContentPart, ChatMessage, ChatRequest, ChatResponse, ChatTool, FinishReason, Usage } from '../types';
 
 // ---- Responses' shapes (lenient: only what is read) ----
@@ -155,6 +155,15 @@ function responseFormat(text: unknown): ChatRequest['response_format'] | undefin
   if (typeof format.description === 'string') schema.description = format.description;
   if (typeof format.strict === 'boolean') schema.strict = format.strict;
   return { type: 'json_schema', json_schema: schema };
+}
+
+/** Built-in tools (web_search, file_search, namespace, custom...): chat has function tools only. */
+function uncarriedTools(body: Record<string, unknown>): string | undefined {
+  const tools = Array.isArray(body.tools) ? (body.tools as Item[]) : [];
+  const names = tools
+    .filter((tool) => tool && typeof tool === 'object' && tool.type !== 'function')
+    .map((tool) => (typeof tool.name === 'string' ? `${String(tool.type)} ${tool.name}` : String(tool.type)));
+  return uncarriedToolsReason(names);
 }
 
 const EFFORTS = new Set(['minimal', 'low', 'medium', 'high']);
@@ -494,6 +503,7 @@ export const openaiResponses = {
   watchStream: (_stripUsageEvent: boolean) => new ResponsesUsageWatcher(),
   errorBody: openAiErrorBody,
   chatRequest: chatRequestOf,
+  untranslatable: uncarriedTools,
   encodeResponse,
   encodeStream: (model: string, request: Record<string, unknown>) => new ResponsesStreamEncoder(model, request),
 } satisfies InboundCodec;

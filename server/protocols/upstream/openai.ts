@@ -6,12 +6,15 @@
 // The relay passes this protocol's bytes unparsed (speaks: 'openai'); the
 // decoders here serve the channel test and the contract suite, and say what
 // an error inside a 200 means.
+import { createHash } from 'node:crypto';
 import { findChannelType, type ChannelType } from '../../../common/channelTypes';
 import { count, parseJson, SseParser, upstreamFailure } from '../shared';
 import type {
   AdaptorCall,
   ChannelConfig,
   ChatChunk,
+  ChatContentPart,
+  ChatMessage,
   ChatRequest,
   ChatResponse,
   ChatStreamDecoder,
@@ -201,16 +204,37 @@ export const ALL_OPERATIONS: ReadonlySet<Operation> = new Set(Object.keys(OPENAI
 /** The models that take reasoning_effort: OpenAI's o-series and GPT-5, and the open reasoning models vendors serve. */
 const REASONING_MODELS = /^(o\d|gpt-5|gpt-oss|grok-3-mini|codex)/;
 
+/** OpenAI refuses a longer `user` (Anthropic's metadata.user_id, Claude Code's among them, runs past it). */
+export const OPENAI_USER_MAX = 64;
+
+/** A user id OpenAI takes: as it is when short enough, else its SHA-256 in hex (64 characters), the same for the same id. */
+export function openAiUser(user: string): string {
+  return user.length <= OPENAI_USER_MAX ? user : createHash('sha256').update(user).digest('hex');
+}
+
+/** A message's content without prompt-cache marks; text parts alone become one string, as every vendor takes it. */
+function unmarked(message: ChatMessage): ChatMessage {
+  if (!Array.isArray(message.content) || !message.content.some((part) => part.cache_control !== undefined)) return message;
+  const parts = message.content.map(({ cache_control: _mark, ...part }) => part as ChatContentPart);
+  if (!parts.every((part) => part.type === 'text')) return { ...message, content: parts };
+  return { ...message, content: parts.map((part) => part.text ?? '').join(message.role === 'system' ? '\n\n' : '') };
+}
+
 /**
  * A request translated from another client protocol (only those reach this
  * encoder; an OpenAI client's bytes pass through): its fields as this vendor
  * takes them. reasoning_effort goes only to a model that reasons (the others
- * refuse it), top_k only to a vendor that takes it (OpenAI refuses it).
+ * refuse it), top_k only to a vendor that takes it (OpenAI refuses it), the
+ * prompt-cache marks only to a vendor that reads them, `user` within OpenAI's
+ * length.
  */
 function outgoingChat(request: ChatRequest, call: AdaptorCall): ChatRequest {
   const body: ChatRequest = { ...request, model: call.model };
+  const row = call.channel ? findChannelType(call.channel.type) : undefined;
   if (body.reasoning_effort !== undefined && !REASONING_MODELS.test(call.model)) delete body.reasoning_effort;
-  if (body.top_k !== undefined && call.channel && findChannelType(call.channel.type)?.samplingTopK === false) delete body.top_k;
+  if (body.top_k !== undefined && row?.samplingTopK === false) delete body.top_k;
+  if (row?.promptCacheMarks !== true) body.messages = body.messages.map(unmarked);
+  if (typeof body.user === 'string') body.user = openAiUser(body.user);
   return body;
 }
 

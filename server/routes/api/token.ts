@@ -10,7 +10,7 @@ import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination'
 import {
   createToken, deleteOwnToken, findOwnToken, listTokens, searchTokens, toTokenRecord, updateOwnToken, type TokenFields, type TokenRow,
 } from '../../repositories/tokens';
-import { parseConcurrencyLimit } from '../../relay/concurrency';
+import { parseConcurrencyLimit, userConcurrencyLimit } from '../../relay/concurrency';
 import { parseGroupRateLimits, parseRateLimitOverride, userRateLimits, type RateLimitPair } from '../../../common/rateLimits';
 import { generateTokenKey } from '../../secrets';
 import { bulkSchema, byId, listed, searchedList, tokenCreateSchema, tokenUpdateSchema } from './inputSchemas';
@@ -38,11 +38,17 @@ function validIpOrCidr(entry: string): boolean {
 
 /**
  * Reads the form's fields; `creating` makes the name required and the expiry
- * future. `ceilings` are the owner's own limits: a key's rate limit may only
- * narrow them (checked for the fields in `changed`, so an edit of something
- * else never fails on a limit the owner's group lowered since).
+ * future. `ceilings` are the owner's own limits: a key's rate limit and
+ * concurrency limit may only narrow them (checked for the fields in
+ * `changed`, so an edit of something else never fails on a limit the owner's
+ * group or an admin lowered since).
  */
-export function parseTokenFields(body: Record<string, unknown>, creating: boolean, ceilings: RateLimitPair = { rpm: 0, tpm: 0 }, changed: Record<string, unknown> = body): Parsed<TokenFields> {
+export function parseTokenFields(
+  body: Record<string, unknown>,
+  creating: boolean,
+  ceilings: RateLimitPair & { concurrency?: number } = { rpm: 0, tpm: 0 },
+  changed: Record<string, unknown> = body,
+): Parsed<TokenFields> {
   const name = typeof body.name === 'string' ? body.name.trim() : '';
   if (creating && !name) return { error: 'token name is required' };
   if ([...name].length > NAME_MAX) return { error: `token name must be at most ${NAME_MAX} characters` };
@@ -55,7 +61,7 @@ export function parseTokenFields(body: Record<string, unknown>, creating: boolea
   const ips = [...new Set(commaList(body.allowed_ips))];
   const badIp = ips.find((entry) => !validIpOrCidr(entry));
   if (badIp) return { error: `not an IP address or CIDR range: ${badIp}` };
-  const concurrency = parseConcurrencyLimit(body.concurrency_limit ?? 0);
+  const concurrency = parseConcurrencyLimit(body.concurrency_limit ?? 0, 'concurrency_limit' in changed ? ceilings.concurrency : Infinity);
   if ('error' in concurrency) return concurrency;
   const rpm = parseRateLimitOverride(body.rpm_limit, 'rpm', 'rpm_limit' in changed ? ceilings.rpm : 0);
   if ('error' in rpm) return rpm;
@@ -97,6 +103,8 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
   const signedIn = requireRole(Role.user);
   /** The caller's own limits (their override, else their group's): what their keys' limits may narrow, and what the list shows in effect. */
   const limitsOf = (request: FastifyRequest) => userRateLimits(callerOf(request), parseGroupRateLimits(options.get('GroupRateLimits')) ?? {});
+  /** What a key's fields may narrow: the rate limits above and the caller's concurrency limit in effect. */
+  const ceilingsOf = (request: FastifyRequest) => ({ ...limitsOf(request), concurrency: userConcurrencyLimit(callerOf(request), options) });
 
   app.get('/api/token/', { preHandler: signedIn, schema: listed('token') }, async (request) => {
     const rows = await listTokens(db, Number(callerOf(request).id), pageWindowOf(request.query), sortOf('token', request.query), statusFilterOf(request.query));
@@ -154,7 +162,7 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.post('/api/token/', { preHandler: signedIn, schema: tokenCreateSchema }, async (request) => {
-    const parsed = parseTokenFields((request.body ?? {}) as Record<string, unknown>, true, limitsOf(request));
+    const parsed = parseTokenFields((request.body ?? {}) as Record<string, unknown>, true, ceilingsOf(request));
     if ('error' in parsed) return fail(parsed.error);
     const userId = Number(callerOf(request).id);
     const id = await createToken(db, dialect, userId, generateTokenKey(), parsed.value);
@@ -176,7 +184,7 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
       if (problem) return fail(problem);
       await updateOwnToken(db, userId, id, { status });
     } else {
-      const parsed = parseTokenFields({ ...toTokenRecord(token, true), ...body, name: body.name ?? token.name }, false, limitsOf(request), body);
+      const parsed = parseTokenFields({ ...toTokenRecord(token, true), ...body, name: body.name ?? token.name }, false, ceilingsOf(request), body);
       if ('error' in parsed) return fail(parsed.error);
       const fields = parsed.value;
       // an edit that fixes what expired or exhausted the token makes it usable again

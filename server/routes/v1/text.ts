@@ -168,6 +168,7 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
         operation: mode,
         inbound: inbound.protocol,
         passthroughOperation: inbound.passthroughOperation,
+        untranslatable: inbound.untranslatable ? () => inbound.untranslatable!(body) : undefined,
         // what a channel that does not speak the client's protocol encodes (with the limit the balance set);
         // a protocol other than OpenAI's is decoded into the chat form only when such a channel asks for it
         json: inbound.chatRequest ? chatFormOf(inbound.chatRequest, body, { model: call.model, streamed: state.streamed }, state.loweredLimit) : state.loweredLimit === undefined ? body : { ...body, max_tokens: state.loweredLimit },

@@ -52,6 +52,31 @@ describe('the OpenAI adaptor', () => {
     expect(translated).toMatchObject({ reasoning_effort: 'high', top_k: 40 });
   });
 
+  it('sends prompt-cache marks only to a vendor that reads them (OpenRouter), and a user id within 64 characters', () => {
+    const marked = { type: 'text', text: 'the long prompt', cache_control: { type: 'ephemeral' } };
+    const translated = {
+      model: 'alias',
+      messages: [
+        { role: 'system', content: [{ type: 'text', text: 'identity' }, marked] },
+        { role: 'user', content: [{ type: 'text', text: 'look at this' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }, { ...marked, text: 'and this' }] },
+      ],
+      user: 'u'.repeat(65),
+    };
+    const openAi = { type: 1, key: 'sk', baseUrl: '', other: '' };
+    const openRouter = { type: 20, key: 'k', baseUrl: '', other: '' };
+    const toOpenAi = JSON.parse(openAiAdaptor.encodeChat(translated, callFor('chat', 'gpt-4o', false, openAi)));
+    expect(toOpenAi.messages).toEqual([
+      { role: 'system', content: 'identity\n\nthe long prompt' },
+      { role: 'user', content: [{ type: 'text', text: 'look at this' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }, { type: 'text', text: 'and this' }] },
+    ]);
+    expect(toOpenAi.user).toHaveLength(64);
+    expect(toOpenAi.user).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.parse(openAiAdaptor.encodeChat(translated, callFor('chat', 'gpt-4o', false, openAi))).user).toBe(toOpenAi.user);
+    const toOpenRouter = JSON.parse(openAiAdaptor.encodeChat(translated, callFor('chat', 'anthropic/claude-sonnet-4.5', false, openRouter)));
+    expect(toOpenRouter.messages).toEqual(translated.messages);
+    expect(JSON.parse(openAiAdaptor.encodeChat({ ...translated, user: 'u'.repeat(64) }, callFor('chat', 'gpt-4o', false, openAi))).user).toBe('u'.repeat(64));
+  });
+
   it('reads an error inside a 200 as the failure OpenAI would have answered', () => {
     const dead = openAiAdaptor.decodeChat(JSON.stringify({ error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' } }), callFor('chat', 'm', false));
     expect(dead).toMatchObject({ status: 401, deadKey: true, retryable: true, code: 'invalid_api_key' });

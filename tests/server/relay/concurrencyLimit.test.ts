@@ -2,8 +2,8 @@
 // token's thousand streams starved everyone). Over the limit a request gets a
 // quick 429 too_many_concurrent_requests with Retry-After and nothing is
 // reserved; the defaults come from the options, a token or user may carry its
-// own limit (0 = default, -1 = none), and every way a request ends gives its
-// place back.
+// own limit (0 = default, -1 = none; for a token, its user's), a token's never
+// above its user's, and every way a request ends gives its place back.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { concurrencyLimiter } from '../../../server/relay/concurrency';
 import { resetRelay, startRelayHarness, type RelayHarness } from './harness';
@@ -87,6 +87,54 @@ describe('concurrent requests per token and per user', () => {
     finish = await holdStreams(2);
     expect((await harness.post('/v1/chat/completions', quick)).status).toBe(429);
     await finish();
+  });
+
+  it("refuses a key's limit above its user's limit in effect, on creation and on edit, and takes one at or below it", async () => {
+    await harness.app.ctx.options.set('UserConcurrencyLimit', '3');
+    const created = await harness.admin('POST', '/api/token/', { name: 'wide', concurrency_limit: 4 });
+    expect(created).toMatchObject({ success: false, message: "a key's concurrency limit may be at most its account's, 3; -1 gives the key the account's limit" });
+    const raised = await harness.admin('PUT', '/api/token/', { id: harness.tokenId, concurrency_limit: 4 });
+    expect(raised.success).toBe(false);
+    expect(raised.message).toContain('at most its account');
+    for (const allowed of [3, 1, 0, -1]) {
+      const saved = await harness.admin('PUT', '/api/token/', { id: harness.tokenId, concurrency_limit: allowed });
+      expect(saved.success, String(allowed)).toBe(true);
+      expect(saved.data.concurrency_limit).toBe(allowed);
+    }
+
+    // the user's own limit, set by an admin, is the ceiling when there is one
+    await harness.admin('PUT', '/api/user/', { id: 1, concurrency_limit: 2 });
+    expect((await harness.admin('PUT', '/api/token/', { id: harness.tokenId, concurrency_limit: 3 })).success).toBe(false);
+    // a user without a limit (theirs -1, and none by default) may give a key any
+    await harness.admin('PUT', '/api/user/', { id: 1, concurrency_limit: -1 });
+    expect((await harness.admin('PUT', '/api/token/', { id: harness.tokenId, concurrency_limit: 500 })).success).toBe(true);
+    // lowered since: an edit of another field still saves, the key's limit as it was
+    await harness.admin('PUT', '/api/user/', { id: 1, concurrency_limit: 2 });
+    const renamed = await harness.admin('PUT', '/api/token/', { id: harness.tokenId, name: 'renamed' });
+    expect(renamed).toMatchObject({ success: true, data: { name: 'renamed', concurrency_limit: 500 } });
+    await harness.admin('PUT', '/api/token/', { id: harness.tokenId, name: 'relay' });
+    await harness.admin('PUT', '/api/user/', { id: 1, concurrency_limit: 0 });
+  });
+
+  it("never lets a key's requests in flight exceed its user's limit: -1 on the key means the user's, and a key saved above a since-lowered limit follows it down", async () => {
+    await harness.app.ctx.options.set('TokenConcurrencyLimit', '64');
+    await harness.app.ctx.options.set('UserConcurrencyLimit', '2');
+    await harness.admin('PUT', '/api/token/', { id: harness.tokenId, concurrency_limit: -1 });
+    let finish = await holdStreams(2);
+    let refused = await harness.post('/v1/chat/completions', quick);
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain('this API key already has 2 requests in flight');
+    await finish();
+
+    await harness.app.ctx.options.set('UserConcurrencyLimit', '10');
+    expect((await harness.admin('PUT', '/api/token/', { id: harness.tokenId, concurrency_limit: 8 })).success).toBe(true);
+    await harness.admin('PUT', '/api/user/', { id: 1, concurrency_limit: 2 });
+    finish = await holdStreams(2);
+    refused = await harness.post('/v1/chat/completions', quick);
+    expect(refused.status).toBe(429);
+    expect(limiter().byToken.get(harness.tokenId)).toBe(2);
+    await finish();
+    await harness.admin('PUT', '/api/user/', { id: 1, concurrency_limit: 0 });
   });
 
   it('lets an admin give a user a limit of their own', async () => {
