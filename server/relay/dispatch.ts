@@ -46,7 +46,8 @@ import { disableChannelAutomatically } from '../channels/autoDisable';
 import { selectChannel, type RoutedChannel } from './channelSelect';
 import { credentialFor } from './credentials';
 import { relayError, unreachableRelayError, upstreamRelayError, type RelayError } from './errors';
-import { scrubSecrets } from './scrub';
+import { scrubLine, scrubSecrets } from './scrub';
+import type { ChannelAttempt } from '../../common/records';
 import type { UpstreamErrorKind } from '../plugins/metrics';
 import type { RelayCaller } from './tokenAuth';
 import { AnswerBrokeOff, callUpstream, isUpstreamTimeout, joinChunks, poolFor, UpstreamBusy, UpstreamResponse, type DisconnectSignal } from './upstream';
@@ -128,11 +129,15 @@ export interface TranslatedStream {
   ended: boolean;
 }
 
+/**
+ * `attempts`: every channel sent the request, in order, when any failed (an
+ * answer at the first try lists none: nothing to tell, nothing made).
+ */
 export type Dispatched =
-  | { outcome: 'answered'; answer: UpstreamAnswer }
+  | { outcome: 'answered'; answer: UpstreamAnswer; attempts?: ChannelAttempt[] }
   /** `channelId`: the channel tried last, 0 when none could be (the usage rollups count the error there). */
-  | { outcome: 'failed'; error: RelayError; channelId: number }
-  | { outcome: 'aborted' };
+  | { outcome: 'failed'; error: RelayError; channelId: number; attempts?: ChannelAttempt[] }
+  | { outcome: 'aborted'; attempts?: ChannelAttempt[] };
 
 /** Parsed model mappings by their text, so a mapped channel costs one JSON.parse, not one per request. */
 const parsedMappings = new Map<string, Readonly<Record<string, unknown>>>();
@@ -300,6 +305,11 @@ function unansweredKind(error: unknown): UpstreamErrorKind {
   return error instanceof AnswerBrokeOff ? 'broke_off' : 'network';
 }
 
+/** One channel's try as the log keeps it: the reason without the channel's key, URLs or addresses. */
+function attemptOf(channel: RoutedChannel, status: number, reason: string, sentAt: number): ChannelAttempt {
+  return { channelId: channel.id, channelName: channel.name, status, reason: scrubLine(reason, secretsOf(channel.key)), ms: Date.now() - sentAt };
+}
+
 /** What one attempt on one channel came to. */
 type Attempt =
   | { outcome: 'answered'; answer: UpstreamAnswer }
@@ -315,6 +325,8 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
   const { db, options } = app.ctx;
   const attempts = 1 + Math.max(0, Math.floor(options.number('RetryTimes')));
   const tried: number[] = [];
+  /** Made at the first failure: an answer at the first try costs nothing here. */
+  let tries: ChannelAttempt[] | undefined;
   let lastError = relayError(503, `no channel available for model ${request.model}`, 'model_not_available', 'server_error');
   const operation = request.operation ?? operationOfOpenAiPath(request.path);
 
@@ -326,7 +338,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
     } catch (error) {
       // the caller holds a reservation: a failed outcome makes it release that before answering
       if (!isDatabaseUnavailable(error)) throw error;
-      return { outcome: 'failed', error: relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error'), channelId: tried.at(-1) ?? 0 };
+      return { outcome: 'failed', error: relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error'), channelId: tried.at(-1) ?? 0, attempts: tries };
     }
     if (!channel) break;
     tried.push(channel.id);
@@ -347,13 +359,23 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
       continue;
     }
     const upstreamModel = mappedModel(channel, request.model);
+    const sentAt = Date.now();
     const result = passes
       ? await passThrough(app, adaptor, channel, asked, upstreamModel, request)
       : await translated(app, adaptor, channel, asked, upstreamModel, request);
-    if (result.outcome === 'answered') return result;
-    if (result.outcome === 'aborted') return request.signal.byGateway ? { outcome: 'failed', error: SHUTTING_DOWN, channelId: channel.id } : { outcome: 'aborted' };
+    if (result.outcome === 'answered') {
+      if (!tries) return result;
+      tries.push(attemptOf(channel, result.answer.response.status, 'answered', sentAt));
+      return { ...result, attempts: tries };
+    }
+    if (result.outcome === 'aborted') {
+      (tries ??= []).push(attemptOf(channel, 0, request.signal.byGateway ? SHUTTING_DOWN.message : 'the client left before the answer', sentAt));
+      return request.signal.byGateway ? { outcome: 'failed', error: SHUTTING_DOWN, channelId: channel.id, attempts: tries } : { outcome: 'aborted', attempts: tries };
+    }
     const requestId = (request.requestId ??= app.ctx.newRequestId());
+    tries ??= [];
     if (result.outcome === 'unanswered') {
+      tries.push(attemptOf(channel, 0, (result.error as Error).message, sentAt));
       // the detail (an internal address, a TLS complaint) is for the admin, in the log; nothing reached the client yet,
       // so each of these is the channel's failure and the next channel may answer
       app.log.warn({ requestId, userId: caller.user.id, tokenId: caller.token.id, channelId: channel.id, attempt, detail: scrubSecrets((result.error as Error).message, secretsOf(channel.key)) }, 'upstream call failed');
@@ -362,6 +384,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
       continue;
     }
     const { failure } = result;
+    tries.push(attemptOf(channel, failure.status, failure.message, sentAt));
     if (failure.deadKey) {
       try {
         await disableChannelAutomatically(app, channel.id, scrubSecrets(failure.message, secretsOf(channel.key)));
@@ -377,7 +400,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
     );
     if (!failure.retryable) break;
   }
-  return { outcome: 'failed', error: lastError, channelId: tried.at(-1) ?? 0 };
+  return { outcome: 'failed', error: lastError, channelId: tried.at(-1) ?? 0, attempts: tries };
 }
 
 /** The zero-parse path: the client's bytes to a channel that speaks its protocol, the answer's bytes back. */

@@ -92,9 +92,11 @@ function transcriptionRoute(operation: 'audio_transcription' | 'audio_translatio
         promptTokens: AUDIO_REQUEST_TOKENS,
         completionTokens: countTextTokens(typeof text === 'string' ? text : '', model, { approximate: call.ctx.options.bool('ApproximateTokenEnabled') }),
       };
+      const pricing = { ...usage, ratio: call.admission.ratio, completionRatio: state.completionRatio };
       call.settle({
         channelId: answer.channel.id,
-        charge: computeQuota({ ...usage, ratio: call.admission.ratio, completionRatio: state.completionRatio }),
+        charge: computeQuota(pricing),
+        pricing,
         ...usage,
         isStream: false,
         estimated: !reported,
