@@ -269,6 +269,8 @@ export const logQuerySchema = {
     model_name: text(128),
     start_timestamp: timestamp,
     end_timestamp: timestamp,
+    // a relayed request's X-Request-Id, exactly
+    request_id: text(128),
   }),
 };
 
