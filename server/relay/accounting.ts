@@ -46,12 +46,15 @@ export function openJsonRequest(
 export interface OpenedRequest {
   caller: RelayCaller;
   body: Record<string, unknown>;
+  /** Set when the key is valid but the body is refused: the refusal is the caller's, and logged as such. */
+  refused?: RelayError;
 }
 
 function withBody(caller: RelayCaller | RelayError, body: unknown): OpenedRequest | RelayError {
   if (isRelayError(caller)) return caller;
-  if (!body || typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) return relayError(400, 'the request body must be a JSON object');
-  return relayFieldProblem(body as Record<string, unknown>) ?? { caller, body: body as Record<string, unknown> };
+  if (!body || typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) return { caller, body: {}, refused: relayError(400, 'the request body must be a JSON object') };
+  const refused = relayFieldProblem(body as Record<string, unknown>);
+  return refused ? { caller, body: {}, refused } : { caller, body: body as Record<string, unknown> };
 }
 
 /** The trimmed `model` of a body, or ''. */

@@ -26,7 +26,7 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { InboundCodec, InboundError } from '../protocols/inbound';
 import type { Operation } from '../protocols/types';
-import { abortOnDisconnect, admitModel, openJsonRequest, release, reserve, settleLater, type Admission, type Settlement } from './accounting';
+import { abortOnDisconnect, admitModel, modelOf, openJsonRequest, release, reserve, settleLater, type Admission, type Settlement } from './accounting';
 import type { RelayContext, RelayOutcome } from './context';
 import type { UpstreamAnswer, UpstreamRequest } from './dispatch';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/faults';
@@ -39,6 +39,7 @@ import { setRateHeaders, type RateTicket } from './rateLimits';
 import type { ChannelAttempt, LogDetails } from '../../common/records';
 import { LogType } from '../../common/roles';
 import { scrubLine } from './scrub';
+import { MODEL_NAME_MAX } from './requestFields';
 
 /** A request as both ways in deliver it: a Fastify route, or the fast path before Fastify. */
 export interface RelayInput {
@@ -212,7 +213,8 @@ function recordFailure(call: RelayCall<unknown>, outcome: RelayOutcome): void {
     quota: 0,
     tokenName: caller.token.name,
     tokenId: Number(caller.token.id),
-    modelName: call.model,
+    // a request refused as it was read may still name its model; a row the database refused would hold up the settlements it is written with
+    modelName: (call.model || modelOf(call.body)).slice(0, MODEL_NAME_MAX).replaceAll('\u0000', ''),
     channelId: call.channelId ?? 0,
     elapsedMs: now - call.startedAt,
     isStream: streamedCall(call),
@@ -241,6 +243,7 @@ async function authenticated<State>(call: RelayCall<State>): Promise<RelayOutcom
     if (opened instanceof Promise) opened = await opened;
     if (isRelayError(opened)) return refuse(call, opened);
     call.caller = opened.caller;
+    if (opened.refused) return refuse(call, opened.refused);
     call.body = opened.body;
   } else {
     let caller = authenticateRelay(ctx.db, input, ctx.cache);
