@@ -409,6 +409,12 @@ export function imageQuota(ratio: number, size: string | undefined, count: numbe
   return Math.floor(ratio * sizeRatio * 1000) * nonNegativeInteger(count);
 }
 
+/** imageQuota's arithmetic with its numbers, for the log: "⌊15 × 1 × 1.5 × 1000⌋ × 2 = 45000". */
+export function imageQuotaFormula(modelRatio: number, groupRatio: number, size: string | undefined, count: number, quota: number): string {
+  const sizeRatio = IMAGE_SIZE_RATIO[size || '256x256'] ?? 1;
+  return `⌊${shown(modelRatio)} × ${shown(groupRatio)} × ${shown(sizeRatio)} × 1000⌋ × ${nonNegativeInteger(count)} = ${quota}`;
+}
+
 /**
  * Transcriptions and translations: the upstream does not say how long the
  * audio was, so they are billed as a fixed AUDIO_REQUEST_TOKENS of "prompt"

@@ -201,6 +201,8 @@ export interface Settlement {
   detail?: string;
   /** What computeQuota was given for `charge`, when it made it: the log spells the formula out from it. */
   pricing?: ChargeInput;
+  /** The formula of a charge computeQuota did not make (images). */
+  formula?: string;
 }
 
 /** What the pipeline knows of a request that the settlement does not: the consume log's details. */
@@ -271,6 +273,8 @@ function consumeDetails(admission: Admission, settlement: Settlement, call: Call
     }
     if (pricing.cacheCreationTokens) details.cacheWriteTokens = pricing.cacheCreationTokens;
     details.formula = quotaFormula(pricing, admission.modelRatio, admission.groupRatio, settlement.charge);
+  } else if (settlement.formula) {
+    details.formula = settlement.formula;
   }
   return details;
 }

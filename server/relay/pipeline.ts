@@ -355,8 +355,8 @@ const crashError = (error: unknown): RelayError =>
   isDatabaseUnavailable(error) ? relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error') : relayError(500, 'internal error', null, 'server_error');
 
 /**
- * Notes the answer's first streamed write (a whole answer is written by end() alone and never counts):
- * the write method is wrapped for that one call, then put back.
+ * Notes the answer's first streamed write, for the log's time to first token and the firstChunk hooks (a
+ * whole answer is written by end() alone and never counts): the write method is wrapped for that one call, then put back.
  */
 function watchFirstChunk(call: RelayCall<unknown>): void {
   const { response } = call;
@@ -364,7 +364,6 @@ function watchFirstChunk(call: RelayCall<unknown>): void {
   response.write = function firstWrite(this: ServerResponse, ...args: Parameters<ServerResponse['write']>) {
     response.write = write;
     call.firstChunkAt = Date.now();
-    // the log's time to first token reads firstChunkAt; the hooks (metrics) are optional
     for (const hook of call.ctx.hooks.firstChunk) hook(call);
     return (write as (...written: unknown[]) => boolean).apply(this, args);
   } as ServerResponse['write'];

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LogType } from '../../common/roles';
 import type { LogDetails } from '../../common/records';
 import { pruneLogs } from '../../server/billing/logRetention';
-import { cachedPromptRatioFor } from '../../server/billing/prices';
+import { cachedPromptRatioFor, computeQuota, imageQuota, imageQuotaFormula, quotaFormula, type ChargeInput } from '../../server/billing/prices';
 import { insertLog } from '../../server/repositories/logs';
 import { asBrowser, login, register } from '../support/app';
 import { databaseTargets, type TestDatabase } from '../support/databases';
@@ -309,6 +309,22 @@ for (const target of targets) {
     });
   });
 }
+
+describe('the quota formula of a consume log', () => {
+  const spelled = (input: ChargeInput, modelRatio: number, groupRatio: number) => quotaFormula(input, modelRatio, groupRatio, computeQuota(input));
+
+  it('spells computeQuota out with its numbers, rounding shown where it moved the result', () => {
+    expect(spelled({ promptTokens: 1200, completionTokens: 300, ratio: 1.5, completionRatio: 2 }, 1.5, 1)).toBe('(1200 + 300 × 2) × 1.5 × 1 = 2700');
+    expect(spelled({ promptTokens: 10, completionTokens: 7, ratio: 0.75, completionRatio: 4 / 3 }, 0.75, 1)).toBe('(10 + ⌊7 × 1.333333⌋) × 0.75 × 1 = 14.25 → 14');
+    expect(spelled({ promptTokens: 100, completionTokens: 10, cachedPromptTokens: 40, cachedPromptRatio: 0.1, cacheCreationTokens: 20, cacheCreationRatio: 1.25, ratio: 3, completionRatio: 5 }, 1.5, 2)).toBe(
+      '(40 + 40 × 0.1 + 20 × 1.25 + 10 × 5) × 1.5 × 2 = 357',
+    );
+    // the least a priced request that used tokens costs
+    expect(spelled({ promptTokens: 1, completionTokens: 0, ratio: 0.1, completionRatio: 1 }, 0.1, 1)).toBe('(1) × 0.1 × 1 = 0.1 → 1');
+    expect(spelled({ promptTokens: 0, completionTokens: 0, ratio: 15, completionRatio: 2 }, 15, 1)).toBe('0 tokens = 0');
+    expect(imageQuotaFormula(20, 1, '1024x1024', 2, imageQuota(20, '1024x1024', 2))).toMatch(/^⌊20 × 1 × [0-9.]+ × 1000⌋ × 2 = \d+$/);
+  });
+});
 
 /** The left side of a quota formula, worked out ("⌊a × b⌋" rounds down, as computeQuota does). */
 function evaluate(formula: string): number {

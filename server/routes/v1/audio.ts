@@ -14,7 +14,7 @@
 import { openaiChat } from '../../protocols/inbound';
 import { countTextTokens } from '../../protocols/inbound/tokenCount';
 import { modelOf } from '../../relay/accounting';
-import { AUDIO_REQUEST_TOKENS, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota } from '../../billing/prices';
+import { AUDIO_REQUEST_TOKENS, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota, type ChargeInput } from '../../billing/prices';
 import { answerBytes } from '../../relay/dispatch';
 import { isRelayError, relayError, type RelayError } from '../../relay/errors';
 import { findMultipartField, multipartBoundary, replaceMultipartField } from '../../relay/multipart';
@@ -110,7 +110,8 @@ interface SpeechState {
   characters: number;
 }
 
-const speechCharge = (ratio: number, characters: number) => computeQuota({ promptTokens: characters, completionTokens: 0, ratio, completionRatio: 1 });
+const speechPricing = (ratio: number, characters: number): ChargeInput => ({ promptTokens: characters, completionTokens: 0, ratio, completionRatio: 1 });
+const speechCharge = (ratio: number, characters: number) => computeQuota(speechPricing(ratio, characters));
 
 export const speech: RelayRoute<SpeechState> = {
   operation: 'audio_speech',
@@ -161,6 +162,7 @@ export const speech: RelayRoute<SpeechState> = {
     call.settle({
       channelId: answer.channel.id,
       charge: speechCharge(call.admission.ratio, state.characters),
+      pricing: speechPricing(call.admission.ratio, state.characters),
       promptTokens: state.characters,
       completionTokens: 0,
       isStream: false,
