@@ -159,7 +159,7 @@ export interface ChannelAttempt {
   channelName: string;
   /** The upstream's HTTP status; 0 when it never answered (network failure, timeout, the client left). */
   status: number;
-  /** Why it failed, or that it answered: one line, at most 200 characters, no keys, URLs or addresses. */
+  /** Why it failed, or that it answered: one line, at most 200 characters, no keys, URLs or addresses ('' in a user's own logs). */
   reason: string;
   /** How long the attempt took. */
   ms?: number;

@@ -148,30 +148,54 @@ for (const target of targets) {
       expect(record.elapsed_ms).toBeGreaterThanOrEqual(FIRST_BYTE_TIMEOUT_MS - 50);
     });
 
-    it('a client that leaves before the answer: one error log, 499', async () => {
-      await harness.app.ctx.options.set('RetryTimes', '0');
-      const channel = await harness.addChannel({ name: 'hanging', key: 'sk-hang', models: 'gpt-4' });
-      const before = await harness.balances();
+    /** A chat to a channel that never answers, held open until `leave()`; resolves once the upstream has it. */
+    const holdOpen = async (key = harness.apiKey) => {
       const requestId = `test-${randomUUID()}`;
       const leaving = new AbortController();
       const pending = fetch(`${harness.baseUrl}/v1/chat/completions`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${harness.apiKey}`, 'x-request-id': requestId },
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'x-request-id': requestId },
         body: JSON.stringify(chat()),
         signal: leaving.signal,
       }).catch((error: Error) => error);
-      // the request is with the upstream once the emulator has it
       for (let wait = 0; wait < 100 && !harness.emulator.requests.some((request) => request.headers['x-request-id'] === requestId); wait += 1) await new Promise((resolve) => setTimeout(resolve, 10));
-      leaving.abort();
-      expect(await pending).toBeInstanceOf(Error);
-      let rows: Awaited<ReturnType<typeof rowsOf>> = [];
-      for (let wait = 0; wait < 100 && rows.length === 0; wait += 1) {
-        rows = await rowsOf(requestId);
-        if (rows.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      const record = await expectOneFailure(requestId, 499, before);
+      const leave = async () => {
+        leaving.abort();
+        expect(await pending).toBeInstanceOf(Error);
+        // the gateway writes the row once it sees the client gone
+        for (let wait = 0; wait < 100 && (await rowsOf(requestId)).length === 0; wait += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+      };
+      return { requestId, leave };
+    };
+
+    it('a client that leaves before the answer: one error log, 499', async () => {
+      await harness.app.ctx.options.set('RetryTimes', '0');
+      const channel = await harness.addChannel({ name: 'hanging', key: 'sk-hang', models: 'gpt-4' });
+      const before = await harness.balances();
+      const held = await holdOpen();
+      await held.leave();
+      const record = await expectOneFailure(held.requestId, 499, before);
       expect(record.details.errorCode).toBe('client_gone');
       expect(record.details.attempts).toEqual([expect.objectContaining({ channelId: channel, status: 0 })]);
+    });
+
+    it('refused by the concurrency limit: one error log, 429', async () => {
+      await harness.addChannel({ name: 'hanging', key: 'sk-hang', models: 'gpt-4' });
+      const limit = harness.app.ctx.options.get('TokenConcurrencyLimit');
+      await harness.app.ctx.options.set('TokenConcurrencyLimit', '1');
+      try {
+        const before = await harness.balances();
+        const held = await holdOpen();
+        const refused = await send(chat());
+        expect(refused.status).toBe(429);
+        await held.leave();
+        const record = await expectOneFailure(refused.requestId, 429, before);
+        expect(record.details.errorCode).toBe('too_many_concurrent_requests');
+        expect(record.channel_id).toBe(0);
+        expect(await rowsOf(held.requestId)).toHaveLength(1);
+      } finally {
+        await harness.app.ctx.options.set('TokenConcurrencyLimit', limit);
+      }
     });
 
     it('refused by a rate limit: one error log, 429, the admitted request billed as usual', async () => {
@@ -255,7 +279,7 @@ for (const target of targets) {
       expect(details.formula).toMatch(new RegExp(` = ${listed.data[0].quota}$`));
     });
 
-    it("users read their own error logs, without channel names and never another user's", async () => {
+    it("users read their own error logs, without channel names or upstreams' words, and never another user's", async () => {
       const down = await harness.addChannel({ name: 'secret channel name', key: 'sk-down', models: 'gpt-4' });
       const username = `fail${randomUUID().slice(0, 8)}`;
       await register(harness.app, username);
@@ -272,11 +296,12 @@ for (const target of targets) {
       expect(mine).toHaveLength(1);
       expect(mine[0]).toMatchObject({ username, channel_id: down });
       expect(mine[0].channel_name).toBeUndefined();
-      expect(mine[0].details.attempts).toEqual([expect.objectContaining({ channelId: down, channelName: '', status: 500 })]);
+      expect(mine[0].details.attempts).toEqual([expect.objectContaining({ channelId: down, channelName: '', reason: '', status: 500 })]);
       expect(await self(`/api/log/self?type=5&request_id=${roots.requestId}`)).toEqual([]);
       const exported = await asBrowser(harness.app, cookie, { method: 'GET', url: '/api/log/self/export?type=5' });
       expect(exported.body).toContain(own.requestId);
       expect(exported.body).not.toContain('secret channel name');
+      expect(exported.body).not.toContain('The server had an error.');
       expect(exported.body).not.toContain(roots.requestId);
     });
 
@@ -284,7 +309,7 @@ for (const target of targets) {
       await harness.settled();
       const now = Math.floor(Date.now() / 1000);
       const errorRows = await harness.app.ctx.db.selectFrom('logs').select('id').where('type', '=', LogType.error).execute();
-      expect(errorRows.length).toBeGreaterThanOrEqual(8);
+      expect(errorRows.length).toBeGreaterThanOrEqual(10);
       const dashboard = (await harness.admin('GET', `/api/dashboard/admin?start=${now - HOUR}&end=${now + HOUR}`)).data;
       expect(dashboard.totals.errors).toBe(errorRows.length);
     });

@@ -4,8 +4,8 @@
 // 10 per page, newest first by time (then id, so rows imported or back-dated
 // fall in place), unless page_size, sort and order say otherwise. Each row
 // carries its details (logs.other, parsed) and, for admins, the name of its
-// channel (one query per page); a user's own rows never name channels, as
-// the console never shows users theirs.
+// channel (one query per page); a user's own rows never name channels (the
+// console shows channels to admins only) nor quote upstreams.
 // The stats read the hourly rollups when the filters fit them (no username or
 // token name, a range of whole hours or none), else sum the logs. The exports
 // stream every log the list's filters select as CSV, newest first, a page
@@ -72,7 +72,12 @@ function logOrder<O>(query: SelectQueryBuilder<Database, 'logs', O>, sort: ListS
   return sort.field === 'id' ? query.orderBy('created_at', sort.order).orderBy('id', sort.order) : orderedBy(query, sort);
 }
 
-/** logs.other as the API shows it: parsed, and for a user's own rows without channel names. */
+/**
+ * logs.other as the API shows it: parsed; in a user's own rows the attempts
+ * keep their channel id and status but lose the channel's name and the
+ * upstream's words, which are the admin's (a client is told only the request
+ * id of a channel's failure).
+ */
 function detailsOf(other: unknown, admin: boolean): LogDetails | null {
   if (typeof other !== 'string' || other === '') return null;
   let details: LogDetails;
@@ -81,7 +86,7 @@ function detailsOf(other: unknown, admin: boolean): LogDetails | null {
   } catch {
     return null;
   }
-  if (!admin && details.attempts) details.attempts = details.attempts.map((attempt) => ({ ...attempt, channelName: '' }));
+  if (!admin && details.attempts) details.attempts = details.attempts.map((attempt) => ({ ...attempt, channelName: '', reason: '' }));
   return details;
 }
 
