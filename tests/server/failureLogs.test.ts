@@ -327,6 +327,9 @@ for (const target of targets) {
       expect(Math.max(...page.map((row) => row.id))).toBe(page.at(-1)!.id);
       const searched = (await harness.admin('GET', `/api/log/search?keyword=${requestId}`)).data;
       expect(searched.map((row: { request_id: string }) => row.request_id)).toEqual([requestId]);
+      const narrowed = (await harness.admin('GET', `/api/log/search?keyword=imp&type=5&request_id=${requestId}`)).data;
+      expect(narrowed.map((row: { content: string }) => row.content)).toEqual(['imported']);
+      expect((await harness.admin('GET', `/api/log/search?keyword=imp&type=2&request_id=${requestId}`)).data).toEqual([]);
       const errorsBefore = (await harness.app.ctx.db.selectFrom('logs').select('id').where('type', '=', LogType.error).execute()).length;
       expect(await pruneLogs(harness.app.ctx.db, now - 30 * DAY)).toBe(1);
       expect(await rowsOf(requestId)).toEqual([]);

@@ -22,7 +22,7 @@ import type { LogsTable } from '../../db/schema/logs';
 import { callerOf, requireRole } from '../../plugins/auth';
 import { orderedBy, pageWindowOf, SEARCH_LIMIT, sortOf, startsWith, type ListSort } from '../../repositories/pagination';
 import { usageTotals } from '../../repositories/usage';
-import { logQuerySchema, searched } from './inputSchemas';
+import { logQuerySchema, logSearchSchema } from './inputSchemas';
 
 function filtersOf(query: Record<string, unknown>, admin: boolean): LogFilter {
   const text = (key: string) => (typeof query[key] === 'string' && (query[key] as string).trim() !== '' ? (query[key] as string).trim() : undefined);
@@ -216,8 +216,8 @@ export async function logRoutes(app: FastifyInstance): Promise<void> {
     const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
     // logs.type is a 32-bit integer: a longer run of digits is no type, only text
     const type = /^\d{1,9}$/.test(keyword) ? Number(keyword) : undefined;
-    let query = db.selectFrom('logs').selectAll();
-    if (self) query = query.where('user_id', '=', Number(callerOf(request).id));
+    const { type: onlyType, request_id: requestId } = filtersOf(request.query as Record<string, unknown>, !self);
+    let query = applyFilters(db.selectFrom('logs').selectAll(), { type: onlyType, request_id: requestId }, scopeOf(request, self));
     // a keyword may also be a request id a client quoted from an error
     query = query.where((eb) => eb.or([...(type === undefined ? [] : [eb('type', '=', type)]), eb('request_id', '=', keyword), startsWith('content', keyword)]));
     const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(SEARCH_LIMIT).execute();
@@ -226,10 +226,10 @@ export async function logRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/api/log/', { preHandler: admin, schema: logQuerySchema }, list(false));
   app.get('/api/log/stat', { preHandler: admin, schema: logQuerySchema }, stat(false));
-  app.get('/api/log/search', { preHandler: admin, schema: searched }, search(false));
+  app.get('/api/log/search', { preHandler: admin, schema: logSearchSchema }, search(false));
   app.get('/api/log/self', { preHandler: signedIn, schema: logQuerySchema }, list(true));
   app.get('/api/log/self/stat', { preHandler: signedIn, schema: logQuerySchema }, stat(true));
-  app.get('/api/log/self/search', { preHandler: signedIn, schema: searched }, search(true));
+  app.get('/api/log/self/search', { preHandler: signedIn, schema: logSearchSchema }, search(true));
   app.get('/api/log/export', { preHandler: admin, schema: logQuerySchema }, exported(false));
   app.get('/api/log/self/export', { preHandler: signedIn, schema: logQuerySchema }, exported(true));
 }
