@@ -195,7 +195,7 @@ export interface LogDetails {
   cacheRatio?: number;
   /** The quota's computation with its numbers, e.g. "(1200 + 300 × 2) × 1.5 × 1 = 2700". */
   formula?: string;
-  /** The error's code as the client got it ('insufficient_quota', 'upstream_timeout', 'client_gone'...). */
+  /** The error's code as the client got it ('insufficient_quota', 'upstream_timeout'...), or 'client_gone' (the client left first), 'nothing_billed' (an answer that cost nothing). */
   errorCode?: string;
   fallbackModel?: string;
 }

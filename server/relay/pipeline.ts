@@ -185,7 +185,7 @@ export async function runRelay<State>(ctx: RelayContext, route: RelayRoute<State
     throw error;
   } finally {
     ctx.inFlight -= 1;
-    if (outcome !== 'settled' && call.caller) recordFailure(call, outcome);
+    if (outcome !== 'settled' && call.caller) recordFailure(call);
     if (ctx.hooks.afterFinish.length > 0) for (const hook of ctx.hooks.afterFinish) hook(outcome, route.operation, call.admission, startedAt, call.channelId, call);
   }
 }
@@ -194,11 +194,13 @@ export async function runRelay<State>(ctx: RelayContext, route: RelayRoute<State
 export const CLIENT_GONE_STATUS = 499;
 
 /** The error log of a request refused or failed once its key was known: nothing charged, queued beside the settlements. */
-function recordFailure(call: RelayCall<unknown>, outcome: RelayOutcome): void {
-  const { caller, error, attempts, route } = call;
+function recordFailure(call: RelayCall<unknown>): void {
+  const { caller, error, attempts, route, response } = call;
   const now = Date.now();
-  const status = error?.status ?? CLIENT_GONE_STATUS;
-  const code = error ? (error.code === null ? undefined : String(error.code)) : 'client_gone';
+  // without an error, the client left, or (rarely) an answer was written whole and billed nothing
+  const gone = !response.writableFinished;
+  const status = error?.status ?? (gone ? CLIENT_GONE_STATUS : response.statusCode);
+  const code = error ? (error.code === null ? undefined : String(error.code)) : gone ? 'client_gone' : 'nothing_billed';
   const details: LogDetails = { protocol: route.inbound.protocol, operation: route.operation, status };
   if (code !== undefined) details.errorCode = code;
   if (attempts) {
@@ -209,7 +211,7 @@ function recordFailure(call: RelayCall<unknown>, outcome: RelayOutcome): void {
     userId: Number(caller.user.id),
     username: caller.user.username,
     type: LogType.error,
-    content: error ? scrubLine(error.message) : outcome === 'aborted' ? 'the client left before the answer' : 'the request ended without an answer',
+    content: error ? scrubLine(error.message) : gone ? 'the client left before the answer' : 'the answer billed nothing',
     quota: 0,
     tokenName: caller.token.name,
     tokenId: Number(caller.token.id),
