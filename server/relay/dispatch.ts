@@ -305,9 +305,18 @@ function unansweredKind(error: unknown): UpstreamErrorKind {
   return error instanceof AnswerBrokeOff ? 'broke_off' : 'network';
 }
 
-/** One channel's try as the log keeps it: the reason without the channel's key, URLs or addresses. */
-function attemptOf(channel: RoutedChannel, status: number, reason: string, sentAt: number): ChannelAttempt {
-  return { channelId: channel.id, channelName: channel.name, status, reason: scrubLine(reason, secretsOf(channel.key)), ms: Date.now() - sentAt };
+/**
+ * The most attempts a log lists (the first ones and the last): its row stays far below MySQL's 64 KiB TEXT
+ * however many channels serve a model, and a row the database refused would hold up the settlements beside it.
+ */
+const MAX_LISTED_ATTEMPTS = 32;
+
+/** Adds one channel's try to the list, as the log keeps it: the reason without the channel's key, URLs or addresses. */
+function noteAttempt(tries: ChannelAttempt[] | undefined, channel: RoutedChannel, status: number, reason: string, sentAt: number): ChannelAttempt[] {
+  const list = tries ?? [];
+  if (list.length >= MAX_LISTED_ATTEMPTS) list.pop();
+  list.push({ channelId: channel.id, channelName: channel.name, status, reason: scrubLine(reason, secretsOf(channel.key)), ms: Date.now() - sentAt });
+  return list;
 }
 
 /** What one attempt on one channel came to. */
@@ -365,17 +374,15 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
       : await translated(app, adaptor, channel, asked, upstreamModel, request);
     if (result.outcome === 'answered') {
       if (!tries) return result;
-      tries.push(attemptOf(channel, result.answer.response.status, 'answered', sentAt));
-      return { ...result, attempts: tries };
+      return { ...result, attempts: noteAttempt(tries, channel, result.answer.response.status, 'answered', sentAt) };
     }
     if (result.outcome === 'aborted') {
-      (tries ??= []).push(attemptOf(channel, 0, request.signal.byGateway ? SHUTTING_DOWN.message : 'the client left before the answer', sentAt));
+      tries = noteAttempt(tries, channel, 0, request.signal.byGateway ? SHUTTING_DOWN.message : 'the client left before the answer', sentAt);
       return request.signal.byGateway ? { outcome: 'failed', error: SHUTTING_DOWN, channelId: channel.id, attempts: tries } : { outcome: 'aborted', attempts: tries };
     }
     const requestId = (request.requestId ??= app.ctx.newRequestId());
-    tries ??= [];
     if (result.outcome === 'unanswered') {
-      tries.push(attemptOf(channel, 0, (result.error as Error).message, sentAt));
+      tries = noteAttempt(tries, channel, 0, (result.error as Error).message, sentAt);
       // the detail (an internal address, a TLS complaint) is for the admin, in the log; nothing reached the client yet,
       // so each of these is the channel's failure and the next channel may answer
       app.log.warn({ requestId, userId: caller.user.id, tokenId: caller.token.id, channelId: channel.id, attempt, detail: scrubSecrets((result.error as Error).message, secretsOf(channel.key)) }, 'upstream call failed');
@@ -384,7 +391,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
       continue;
     }
     const { failure } = result;
-    tries.push(attemptOf(channel, failure.status, failure.message, sentAt));
+    tries = noteAttempt(tries, channel, failure.status, failure.message, sentAt);
     if (failure.deadKey) {
       try {
         await disableChannelAutomatically(app, channel.id, scrubSecrets(failure.message, secretsOf(channel.key)));
