@@ -216,7 +216,7 @@ function recordFailure(call: RelayCall<unknown>): void {
     tokenName: caller.token.name,
     tokenId: Number(caller.token.id),
     // a request refused as it was read may still name its model; a row the database refused would hold up the settlements it is written with
-    modelName: (call.model || modelOf(call.body)).slice(0, MODEL_NAME_MAX).replaceAll('\u0000', ''),
+    modelName: (call.model || modelOf(call.body) || call.input.pathModel || '').slice(0, MODEL_NAME_MAX).replaceAll('\u0000', ''),
     channelId: call.channelId ?? 0,
     elapsedMs: now - call.startedAt,
     isStream: streamedCall(call),

@@ -240,6 +240,14 @@ for (const target of targets) {
       expect(malformed.status).toBe(400);
       const record = await expectOneFailure(malformed.requestId, 400, before);
       expect(record.content).toMatch(/\bn\b/);
+      // refused as it was read, before any channel: the row still names the model asked for
+      const requestId = `test-${randomUUID()}`;
+      const unsupported = await harness.post('/v1/responses', { model: 'gpt-4', input: 'hello', previous_response_id: 'resp_1' }, undefined, { 'x-request-id': requestId });
+      expect(unsupported.status).toBe(400);
+      await unsupported.text();
+      const refused = await expectOneFailure(requestId, 400, before, harness.tokenId, 'openai-responses');
+      expect(refused).toMatchObject({ model_name: 'gpt-4', channel_id: 0 });
+      expect(refused.details.errorCode).toBe('unsupported_parameter');
     });
 
     it('a consume log spells its charge out: ratios, cached tokens, the formula and time to first token', async () => {
