@@ -148,6 +148,56 @@ export interface LogFilter {
   end_timestamp?: number;
   /** Admins only: the channel id a request was relayed through. */
   channel?: number;
+  /** The relayed request's X-Request-Id, exactly. */
+  request_id?: string;
+}
+
+/** One channel a relayed request was sent to, in the order they were tried. */
+export interface ChannelAttempt {
+  channelId: number;
+  /** The channel's name when it was tried ('' in a user's own logs, which never name channels). */
+  channelName: string;
+  /** The upstream's HTTP status; 0 when it never answered (network failure, timeout, the client left). */
+  status: number;
+  /** Why it failed, or that it answered: one line, at most 200 characters, no keys, URLs or addresses ('' in a user's own logs). */
+  reason: string;
+  /** How long the attempt took. */
+  ms?: number;
+}
+
+/**
+ * What a relayed request's log row says beyond its columns (`logs.other`, as
+ * JSON; `details` in /api/log). Consume rows (type 2) carry the protocol, the
+ * pricing and how the quota was computed; error rows (type 5) the status
+ * returned, the channels tried and why each failed. Every field is optional:
+ * older rows and other types have none.
+ */
+export interface LogDetails {
+  /** The client's protocol: 'openai' | 'anthropic' | 'openai-responses' | 'gemini'. */
+  protocol?: string;
+  /** What was asked: 'chat', 'embeddings', 'responses', 'images', 'audio_transcription'... */
+  operation?: string;
+  /** The HTTP status returned to the client (499: the client left before the answer). */
+  status?: number;
+  /** Every channel tried, when there were retries or the request failed. */
+  attempts?: ChannelAttempt[];
+  /** Upstream calls after the first. */
+  retries?: number;
+  /** Milliseconds from the request's arrival to the first streamed byte of the answer. */
+  ttftMs?: number;
+  cachedTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+  modelRatio?: number;
+  completionRatio?: number;
+  groupRatio?: number;
+  /** The share of a prompt token's price a cached prompt token costs. */
+  cacheRatio?: number;
+  /** The quota's computation with its numbers, e.g. "(1200 + 300 × 2) × 1.5 × 1 = 2700". */
+  formula?: string;
+  /** The error's code as the client got it ('insufficient_quota', 'upstream_timeout'...), or 'client_gone' (the client left first), 'nothing_billed' (an answer that cost nothing). */
+  errorCode?: string;
+  fallbackModel?: string;
 }
 
 export interface LogRecord {
@@ -163,8 +213,15 @@ export interface LogRecord {
   prompt_tokens: number;
   completion_tokens: number;
   channel_id: number;
-  /** The relayed request's X-Request-Id (consume logs), else null. */
+  /** The relayed request's X-Request-Id (consume and error logs), else null. */
   request_id?: string | null;
+  elapsed_ms?: number;
+  is_stream?: boolean;
+  estimated?: boolean;
+  /** `logs.other` parsed; null when the row has none. */
+  details?: LogDetails | null;
+  /** Admins only: the name of the channel in `channel_id` ('' when none or deleted). */
+  channel_name?: string;
 }
 
 /** `GET /api/option/` row. Values are always strings; toggles are "true"/"false". */

@@ -8,9 +8,9 @@
 // lost applies nothing twice (quota.ts). Other logs go through LogWriter.
 // Nothing is lost: app.close() (and so SIGTERM) waits for the work and flushes
 // both queues, and tests call idle() before reading balances or logs.
-// Relayed requests that failed after dispatch ride the settlements' queue too
-// (recordFailure): their errors reach the usage rollups in the same
-// transaction, and cost nothing when nothing fails.
+// The error logs of relayed requests that were refused or failed ride the
+// settlements' queue too (recordFailure): written in the same transactions,
+// they are the usage rollups' errors, and cost nothing when nothing fails.
 //
 // A settlement only hands back what its reservation held beyond the real cost
 // (or takes the excess of a provider that overran the limit, in full), so
@@ -22,7 +22,7 @@ import type { Database } from '../db/database';
 import { BatchQueue, type BatchObserver } from './batchQueue';
 import { LogWriter } from './logWriter';
 import type { QuotaLedger, Settlement } from './quota';
-import type { FailedRelay } from '../repositories/usageRollups';
+import type { NewLog } from '../repositories/logs';
 
 const SETTLE_INTERVAL_MS = 50;
 const MAX_SETTLEMENTS_PER_BATCH = 500;
@@ -30,7 +30,7 @@ const MAX_SETTLEMENTS_PER_BATCH = 500;
 /** Told, once the batch is in the database, what a user was charged in it in all (the low-quota reminder). */
 export type ChargeListener = (userId: number, charge: number) => void;
 
-type QueuedSettlement = { settlement: Settlement; charged?: ChargeListener; failure?: undefined } | { failure: FailedRelay; settlement?: undefined; charged?: undefined };
+type QueuedSettlement = { settlement: Settlement; charged?: ChargeListener; failure?: undefined } | { failure: NewLog; settlement?: undefined; charged?: undefined };
 
 /** Each listener once per user, with the user's total charge in the batch, so one crossing is one e-mail. */
 function tellCharges(batch: readonly QueuedSettlement[]): void {
@@ -58,7 +58,7 @@ export class Bookkeeping {
     this.settlements = new BatchQueue({
       writeBatch: async (batch) => {
         const settlements: Settlement[] = [];
-        const failures: FailedRelay[] = [];
+        const failures: NewLog[] = [];
         for (const queued of batch) {
           if (queued.failure) failures.push(queued.failure);
           else settlements.push(queued.settlement);
@@ -83,8 +83,8 @@ export class Bookkeeping {
     this.settlements.add({ settlement, charged });
   }
 
-  /** Counts a relayed request that failed after dispatch in the usage rollups, with the next batch of settlements. */
-  recordFailure(failure: FailedRelay): void {
+  /** The error log of a relayed request refused or failed, written with the next batch of settlements. */
+  recordFailure(failure: NewLog): void {
     this.settlements.add({ failure });
   }
 

@@ -7,7 +7,7 @@ import type { NewLog } from '../repositories/logs';
 import { BatchQueue, type BatchObserver } from './batchQueue';
 
 const FLUSH_INTERVAL_MS = 100;
-/** 200 rows x 16 columns stays far below every dialect's bound-parameter limit. */
+/** 200 rows x 17 columns stays far below every dialect's bound-parameter limit. */
 const MAX_BATCH_ROWS = 200;
 
 export class LogWriter {

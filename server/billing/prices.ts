@@ -312,9 +312,42 @@ export function computeQuota(input: ChargeInput): number {
 }
 
 /** What ModelMaxOutputTokens says for a model, undefined when it has no entry (or one of 0: a model with no output). */
-export function catalogMaxOutputTokens(model: string, table: Readonly<Record<string, number>>): number | undefined {
+export function configuredMaxOutputTokens(model: string, table: Readonly<Record<string, number>>): number | undefined {
   const configured = table[model];
   return Number.isFinite(configured) && configured > 0 ? Math.floor(configured) : undefined;
+}
+
+/** A number as the formula shows it: no float noise (0.30000000000000004), at most six decimals. */
+const shown = (value: number) => String(Number(value.toFixed(6)));
+
+/**
+ * computeQuota's arithmetic with its numbers, for the log: the weighted
+ * tokens, the model ratio and the group ratio (whose product is `ratio`), and
+ * the quota charged, e.g. "(1200 + 300 × 2) × 1.5 × 1 = 2700". When rounding
+ * down (or the minimum of 1) moved the result, the exact product comes first:
+ * "(10 + 7 × 3) × 0.75 × 1 = 23.25 → 23".
+ */
+export function quotaFormula(input: ChargeInput, modelRatio: number, groupRatio: number, quota: number): string {
+  const prompt = nonNegativeInteger(input.promptTokens);
+  const completion = nonNegativeInteger(input.completionTokens);
+  if (prompt + completion === 0) return `0 tokens = ${quota}`;
+  const cached = Math.min(nonNegativeInteger(input.cachedPromptTokens), prompt);
+  const written = Math.min(nonNegativeInteger(input.cacheCreationTokens), prompt - cached);
+  const cachedRatio = input.cachedPromptRatio ?? DEFAULT_CACHED_PROMPT_RATIO;
+  const writtenRatio = input.cacheCreationRatio ?? 1;
+  const terms = [String(prompt - cached - written)];
+  if (cached > 0) terms.push(`${cached} × ${shown(cachedRatio)}`);
+  if (written > 0) terms.push(`${written} × ${shown(writtenRatio)}`);
+  if (completion > 0) {
+    const weightedCompletion = completion * input.completionRatio;
+    // computeQuota rounds the completion's share down: the formula says so when that changed it
+    if (input.completionRatio === 1) terms.push(String(completion));
+    else terms.push(Number.isInteger(weightedCompletion) ? `${completion} × ${shown(input.completionRatio)}` : `⌊${completion} × ${shown(input.completionRatio)}⌋`);
+  }
+  const weighted = prompt - cached - written + cached * cachedRatio + written * writtenRatio + Math.floor(completion * input.completionRatio);
+  const exact = weighted * input.ratio;
+  const product = `(${terms.join(' + ')}) × ${shown(modelRatio)} × ${shown(groupRatio)}`;
+  return Math.abs(exact - quota) < 1e-9 ? `${product} = ${quota}` : `${product} = ${shown(exact)} → ${quota}`;
 }
 
 /** What ModelMaxOutputTokens says for a model, else DEFAULT_MAX_OUTPUT_TOKENS. */
@@ -380,6 +413,12 @@ export const IMAGE_SIZE_RATIO: Readonly<Record<string, number>> = {
 export function imageQuota(ratio: number, size: string | undefined, count: number): number {
   const sizeRatio = IMAGE_SIZE_RATIO[size || '256x256'] ?? 1;
   return Math.floor(ratio * sizeRatio * 1000) * nonNegativeInteger(count);
+}
+
+/** imageQuota's arithmetic with its numbers, for the log: "⌊15 × 1 × 1.5 × 1000⌋ × 2 = 45000". */
+export function imageQuotaFormula(modelRatio: number, groupRatio: number, size: string | undefined, count: number, quota: number): string {
+  const sizeRatio = IMAGE_SIZE_RATIO[size || '256x256'] ?? 1;
+  return `⌊${shown(modelRatio)} × ${shown(groupRatio)} × ${shown(sizeRatio)} × 1000⌋ × ${nonNegativeInteger(count)} = ${quota}`;
 }
 
 /**

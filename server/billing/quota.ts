@@ -22,7 +22,6 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/database';
 import { LogType } from '../../common/roles';
 import { insertLogs, type NewLog } from '../repositories/logs';
-import type { FailedRelay } from '../repositories/usageRollups';
 
 export interface Reservation {
   /** The request's id (Admission.reservationId): the key of its reservation row on PostgreSQL and MySQL. */
@@ -154,11 +153,11 @@ const logsOf = (settlements: readonly Settlement[]) => settlements.flatMap((sett
  * nothing. The failed requests of the batch go into the usage rollups beside
  * the logs'. Without reservation rows (SQLite): see settleReserved for the rest.
  */
-export async function settleQuota(db: Kysely<Database>, settlements: readonly Settlement[], failures: readonly FailedRelay[] = []): Promise<void> {
+export async function settleQuota(db: Kysely<Database>, settlements: readonly Settlement[], failures: readonly NewLog[] = []): Promise<void> {
   const totals = settlementTotals(settlements);
   await db.transaction().execute(async (transaction) => {
     // the logs and rollups first: the users' rows, which every reservation needs, stay locked the shortest time
-    await insertLogs(transaction, logsOf(settlements), failures);
+    await insertLogs(transaction, [...logsOf(settlements), ...failures]);
     await applyTotals(transaction, totals);
   });
 }
@@ -181,7 +180,7 @@ export const ReservationState = {
  * the second time. Read committed: MySQL's repeatable read would lock the gaps
  * beside missing ids and block other nodes' reservations.
  */
-async function settleReserved(db: Kysely<Database>, settlements: readonly Settlement[], failures: readonly FailedRelay[]): Promise<void> {
+async function settleReserved(db: Kysely<Database>, settlements: readonly Settlement[], failures: readonly NewLog[]): Promise<void> {
   const ids = [...new Set(settlements.map((settlement) => settlement.reservation.id).filter((id): id is string => Boolean(id)))].sort();
   await db
     .transaction()
@@ -201,7 +200,7 @@ async function settleReserved(db: Kysely<Database>, settlements: readonly Settle
       }
       if (rows.length > 0) await transaction.deleteFrom('reservations').where('id', 'in', rows.map((row) => row.id)).execute();
       // the logs and rollups before the balances: the users' rows, which every reservation needs, stay locked the shortest time
-      await insertLogs(transaction, logsOf(applied), failures);
+      await insertLogs(transaction, [...logsOf(applied), ...failures]);
       await applyTotals(transaction, settlementTotals(applied));
     });
 }
@@ -312,8 +311,8 @@ export interface QuotaLedger {
   /** `alone`: no other relayed request is in flight, so none could share this reservation's transaction. */
   reserve(reservation: Reservation, hint?: { alone?: boolean }): Promise<ReserveResult>;
   release(reservation: Reservation): Promise<void>;
-  /** `failures`: relayed requests that failed after dispatch, counted in the usage rollups in the same transaction. */
-  settle(settlements: readonly Settlement[], failures?: readonly FailedRelay[]): Promise<void>;
+  /** `failures`: the error logs of relayed requests refused or failed, written (and counted in the usage rollups) in the same transaction. */
+  settle(settlements: readonly Settlement[], failures?: readonly NewLog[]): Promise<void>;
   insertLogs(rows: readonly NewLog[]): Promise<void>;
 }
 

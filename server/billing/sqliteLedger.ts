@@ -20,14 +20,14 @@
 // reservations queue, settlements and logs wait, and all go on when it lets go.
 import type SQLite from 'better-sqlite3';
 import { logRow, logValues, type NewLog } from '../repositories/logs';
-import { ROLLUP_TABLES, rollupsOf, upsertStatement, type FailedRelay, type RollupWrite } from '../repositories/usageRollups';
+import { ROLLUP_TABLES, rollupsOf, upsertStatement, type RollupWrite } from '../repositories/usageRollups';
 import { settlementTotals, type QuotaLedger, type Reservation, type ReserveResult, type Settlement } from './quota';
 
 const OK: ReserveResult = { ok: true };
 
 /** The logs columns, in the order logRow (and logValues) gives them. */
 const LOG_COLUMNS = Object.keys(logRow({ userId: 0, username: '', type: 0, content: '' }));
-/** Rows per multi-row INSERT: one statement run binds this many rows (15 x 50 values, far below SQLite's limit). */
+/** Rows per multi-row INSERT: one statement run binds this many rows (17 x 50 values, far below SQLite's limit). */
 const LOG_ROWS_PER_INSERT = 50;
 const rowPlaceholders = `(${LOG_COLUMNS.map(() => '?').join(', ')})`;
 
@@ -205,13 +205,14 @@ export class SqliteLedger implements QuotaLedger {
     else this.giveToUser.run(reservation.amount, reservation.amount, reservation.userId);
   }
 
-  async settle(settlements: readonly Settlement[], failures: readonly FailedRelay[] = []): Promise<void> {
+  async settle(settlements: readonly Settlement[], failures: readonly NewLog[] = []): Promise<void> {
     if (settlements.length === 0 && failures.length === 0) return;
     if (this.held) await this.unheld();
     if (!this.free) return this.fallback.settle(settlements, failures);
     const logs: NewLog[] = [];
     for (const settlement of settlements) if (settlement.log) logs.push(settlement.log);
-    this.settleAll(settlementTotals(settlements), logs, rollupsOf(logs, failures));
+    logs.push(...failures);
+    this.settleAll(settlementTotals(settlements), logs, rollupsOf(logs));
   }
 
   async insertLogs(rows: readonly NewLog[]): Promise<void> {

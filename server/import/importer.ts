@@ -14,7 +14,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { ImportProgress } from '../../common/importJob';
 import { isOptionKey, isSafeLink, isUrlOption, isValidRatioJson, OPTION_SPECS } from '../../common/options';
-import { LogType, Role } from '../../common/roles';
+import { Role } from '../../common/roles';
 import type { DatabaseConfig } from '../config';
 import type { Database } from '../db/database';
 import { hashAccessToken } from '../plugins/auth';
@@ -621,7 +621,8 @@ async function copyLogs(
       for (let index = 0; index < values.length; index += ROWS_PER_INSERT) {
         await transaction.insertInto('logs').values(values.slice(index, index + ROWS_PER_INSERT)).execute();
       }
-      await upsertRollups(transaction, rollupsOf(logs.filter((log) => log.type === LogType.consume)));
+      // consume logs are the rollups' requests, error logs (new-api numbers them 5 too) their errors
+      await upsertRollups(transaction, rollupsOf(logs));
     });
     progress({ step: 'logs', done, total });
   }

@@ -5,7 +5,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { LogType } from '../../common/roles';
-import { lookupPrice } from '../billing/prices';
+import { lookupPrice, quotaFormula, type ChargeInput } from '../billing/prices';
+import type { LogDetails } from '../../common/records';
 import { databaseChangedNothing, isDatabaseUnavailable } from '../db/faults';
 import type { RelayContext } from './context';
 import { isRelayError, relayError, type RelayError } from './errors';
@@ -45,12 +46,15 @@ export function openJsonRequest(
 export interface OpenedRequest {
   caller: RelayCaller;
   body: Record<string, unknown>;
+  /** Set when the key is valid but the body is refused: the refusal is the caller's, and logged as such. */
+  refused?: RelayError;
 }
 
 function withBody(caller: RelayCaller | RelayError, body: unknown): OpenedRequest | RelayError {
   if (isRelayError(caller)) return caller;
-  if (!body || typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) return relayError(400, 'the request body must be a JSON object');
-  return relayFieldProblem(body as Record<string, unknown>) ?? { caller, body: body as Record<string, unknown> };
+  if (!body || typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) return { caller, body: {}, refused: relayError(400, 'the request body must be a JSON object') };
+  const refused = relayFieldProblem(body as Record<string, unknown>);
+  return refused ? { caller, body: {}, refused } : { caller, body: body as Record<string, unknown> };
 }
 
 /** The trimmed `model` of a body, or ''. */
@@ -195,7 +199,14 @@ export interface Settlement {
   estimated: boolean;
   /** Appended to the log's "model ratio, group ratio" line, e.g. the image size. */
   detail?: string;
+  /** What computeQuota was given for `charge`, when it made it: the log spells the formula out from it. */
+  pricing?: ChargeInput;
+  /** The formula of a charge computeQuota did not make (images). */
+  formula?: string;
 }
+
+/** What the pipeline knows of a request that the settlement does not: the consume log's details. */
+export type CallDetails = Pick<LogDetails, 'protocol' | 'operation' | 'ttftMs' | 'attempts'>;
 
 /** The log's "model ratio, group ratio" line, made once per pair of ratios (bounded: ratios come from the options). */
 const ratioLines = new Map<number, Map<number, string>>();
@@ -217,7 +228,7 @@ function ratioLine(modelRatio: number, groupRatio: number): string {
 }
 
 /** Queued after the answer: the real charge, the counters, the reminder e-mail and the consume log. */
-export function settleLater(ctx: RelayContext, admission: Admission, reservation: Reservation, settlement: Settlement): void {
+export function settleLater(ctx: RelayContext, admission: Admission, reservation: Reservation, settlement: Settlement, call: CallDetails = {}): void {
   const now = Date.now();
   const { options, bookkeeping } = ctx;
   const { caller } = admission;
@@ -229,7 +240,7 @@ export function settleLater(ctx: RelayContext, admission: Admission, reservation
       charge: settlement.charge,
       channelId: settlement.channelId,
       countRequest: used,
-      log: options.bool('LogConsumeEnabled') ? consumeLog(admission, reservation, settlement, now) : undefined,
+      log: options.bool('LogConsumeEnabled') ? consumeLog(admission, reservation, settlement, now, call) : undefined,
     },
     chargeListener(ctx, Boolean(caller.user.email)),
   );
@@ -245,7 +256,30 @@ function chargeListener(ctx: RelayContext, hasEmail: boolean): ChargeListener | 
   return hasEmail ? ctx.remind : webhook ? ctx.balanceLow : undefined;
 }
 
-function consumeLog(admission: Admission, reservation: Reservation, settlement: Settlement, now: number): NewLog {
+/** The consume log's details, from values at hand (no lookup): how the charge was made and what the request went through. */
+function consumeDetails(admission: Admission, settlement: Settlement, call: CallDetails): LogDetails {
+  const details: LogDetails = { protocol: call.protocol, operation: call.operation, status: 200, modelRatio: admission.modelRatio, groupRatio: admission.groupRatio };
+  if (call.ttftMs !== undefined) details.ttftMs = call.ttftMs;
+  if (call.attempts) {
+    details.attempts = call.attempts;
+    details.retries = call.attempts.length - 1;
+  }
+  const { pricing } = settlement;
+  if (pricing) {
+    details.completionRatio = pricing.completionRatio;
+    if (pricing.cachedPromptTokens) {
+      details.cachedTokens = pricing.cachedPromptTokens;
+      details.cacheRatio = pricing.cachedPromptRatio;
+    }
+    if (pricing.cacheCreationTokens) details.cacheWriteTokens = pricing.cacheCreationTokens;
+    details.formula = quotaFormula(pricing, admission.modelRatio, admission.groupRatio, settlement.charge);
+  } else if (settlement.formula) {
+    details.formula = settlement.formula;
+  }
+  return details;
+}
+
+function consumeLog(admission: Admission, reservation: Reservation, settlement: Settlement, now: number, call: CallDetails): NewLog {
   const { caller } = admission;
   const elapsedMs = now - admission.startedAt;
   return {
@@ -265,6 +299,7 @@ function consumeLog(admission: Admission, reservation: Reservation, settlement: 
     estimated: settlement.estimated,
     createdAt: Math.floor(now / 1000),
     requestId: admission.requestId,
+    details: consumeDetails(admission, settlement, call),
   };
 }
 

@@ -10,7 +10,7 @@ function candidatesQuery(db: Kysely<Database>, model: string) {
   return db
     .selectFrom('abilities')
     .innerJoin('channels', 'channels.id', 'abilities.channel_id')
-    .select(['channels.id', 'channels.type', 'channels.key', 'channels.base_url', 'channels.other', 'channels.model_mapping', 'abilities.priority', 'abilities.weight'])
+    .select(['channels.id', 'channels.name', 'channels.type', 'channels.key', 'channels.base_url', 'channels.other', 'channels.model_mapping', 'abilities.priority', 'abilities.weight'])
     .where('abilities.model', '=', model)
     .where('abilities.enabled', '=', 1)
     .where('channels.status', '=', 1);

@@ -46,7 +46,7 @@ export interface RelayHooks {
   /** The quota is held; the upstream is about to be called. */
   beforeDispatch: Array<(admission: Admission, operation: string) => RelayError | undefined>;
   /**
-   * The request is over: settled, refused or aborted (metrics, the usage rollups' errors). `admission` is
+   * The request is over: settled, refused or aborted (metrics, the request log). `admission` is
    * undefined when it never got that far; `channelId` when it never reached dispatch (0: no channel could be tried).
    */
   afterFinish: Array<
@@ -82,27 +82,6 @@ export interface RelayContext {
   inFlight: number;
 }
 
-/**
- * The usage rollups' errors: a request that reached dispatch and ended
- * neither answered nor billed (no channel answered, the answer was refused or
- * broke off unbilled) queues one error record beside the settlements. A
- * request that succeeds costs two comparisons here and nothing else.
- */
-function countFailures(bookkeeping: Bookkeeping): RelayHooks['afterFinish'][number] {
-  return (outcome, _operation, admission, _startedAt, channelId) => {
-    if (outcome === 'settled' || channelId === undefined || !admission) return;
-    const now = Date.now();
-    bookkeeping.recordFailure({
-      userId: Number(admission.caller.user.id),
-      tokenId: Number(admission.caller.token.id),
-      model: admission.model,
-      channelId,
-      createdAt: Math.floor(now / 1000),
-      elapsedMs: now - admission.startedAt,
-    });
-  };
-}
-
 const contexts = new WeakMap<object, RelayContext>();
 
 /** The relay context of an app, by its shared `ctx` (route plugins see other instances of the same app). */
@@ -125,7 +104,7 @@ export function relayContextOf(app: FastifyInstance, bookkeeping: Bookkeeping): 
       remind: (userId, charge) => void remindIfLow(app, userId, charge),
       balanceLow: (userId, charge) => void balanceLowEvent(app, userId, charge),
       balanceLowWanted: () => webhookMayWant(db, 'user.balance_low'),
-      hooks: { beforeAdmit: [], beforeReserve: [], beforeDispatch: [], afterFinish: [countFailures(bookkeeping)], firstChunk: [] },
+      hooks: { beforeAdmit: [], beforeReserve: [], beforeDispatch: [], afterFinish: [], firstChunk: [] },
       inFlight: 0,
     };
     contexts.set(app.ctx, context);

@@ -24,7 +24,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { Readable } from 'node:stream';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/faults';
 import { chatRequestProblem, upstreamFailure } from '../protocols/shared';
-import { catalogMaxOutputTokens } from '../billing/prices';
+import { configuredMaxOutputTokens } from '../billing/prices';
 import {
   isUpstreamFailure,
   type AdaptorCall,
@@ -47,7 +47,8 @@ import { disableChannelAutomatically } from '../channels/autoDisable';
 import { selectChannel, type RoutedChannel } from './channelSelect';
 import { credentialFor } from './credentials';
 import { relayError, unreachableRelayError, upstreamRelayError, type RelayError } from './errors';
-import { scrubSecrets } from './scrub';
+import { scrubLine, scrubSecrets } from './scrub';
+import type { ChannelAttempt } from '../../common/records';
 import type { UpstreamErrorKind } from '../plugins/metrics';
 import type { RelayCaller } from './tokenAuth';
 import { AnswerBrokeOff, callUpstream, isUpstreamTimeout, joinChunks, poolFor, UpstreamBusy, UpstreamResponse, type DisconnectSignal } from './upstream';
@@ -131,11 +132,15 @@ export interface TranslatedStream {
   ended: boolean;
 }
 
+/**
+ * `attempts`: every channel sent the request, in order, when any failed (an
+ * answer at the first try lists none: nothing to tell, nothing made).
+ */
 export type Dispatched =
-  | { outcome: 'answered'; answer: UpstreamAnswer }
+  | { outcome: 'answered'; answer: UpstreamAnswer; attempts?: ChannelAttempt[] }
   /** `channelId`: the channel tried last, 0 when none could be (the usage rollups count the error there). */
-  | { outcome: 'failed'; error: RelayError; channelId: number }
-  | { outcome: 'aborted' };
+  | { outcome: 'failed'; error: RelayError; channelId: number; attempts?: ChannelAttempt[] }
+  | { outcome: 'aborted'; attempts?: ChannelAttempt[] };
 
 /** Parsed model mappings by their text, so a mapped channel costs one JSON.parse, not one per request. */
 const parsedMappings = new Map<string, Readonly<Record<string, unknown>>>();
@@ -303,6 +308,20 @@ function unansweredKind(error: unknown): UpstreamErrorKind {
   return error instanceof AnswerBrokeOff ? 'broke_off' : 'network';
 }
 
+/**
+ * The most attempts a log lists (the first ones and the last): its row stays far below MySQL's 64 KiB TEXT
+ * however many channels serve a model, and a row the database refused would hold up the settlements beside it.
+ */
+const MAX_LISTED_ATTEMPTS = 32;
+
+/** Adds one channel's try to the list, as the log keeps it: the reason without the channel's key, URLs or addresses. */
+function noteAttempt(tries: ChannelAttempt[] | undefined, channel: RoutedChannel, status: number, reason: string, sentAt: number): ChannelAttempt[] {
+  const list = tries ?? [];
+  if (list.length >= MAX_LISTED_ATTEMPTS) list.pop();
+  list.push({ channelId: channel.id, channelName: channel.name, status, reason: scrubLine(reason, secretsOf(channel.key)), ms: Date.now() - sentAt });
+  return list;
+}
+
 /** What one attempt on one channel came to. */
 type Attempt =
   | { outcome: 'answered'; answer: UpstreamAnswer }
@@ -318,6 +337,8 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
   const { db, options } = app.ctx;
   const attempts = 1 + Math.max(0, Math.floor(options.number('RetryTimes')));
   const tried: number[] = [];
+  /** Made at the first failure: an answer at the first try costs nothing here. */
+  let tries: ChannelAttempt[] | undefined;
   let lastError = relayError(503, `no channel available for model ${request.model}`, 'model_not_available', 'server_error');
   const operation = request.operation ?? operationOfOpenAiPath(request.path);
 
@@ -329,7 +350,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
     } catch (error) {
       // the caller holds a reservation: a failed outcome makes it release that before answering
       if (!isDatabaseUnavailable(error)) throw error;
-      return { outcome: 'failed', error: relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error'), channelId: tried.at(-1) ?? 0 };
+      return { outcome: 'failed', error: relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error'), channelId: tried.at(-1) ?? 0, attempts: tries };
     }
     if (!channel) break;
     tried.push(channel.id);
@@ -358,13 +379,21 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
       continue;
     }
     const upstreamModel = mappedModel(channel, request.model);
+    const sentAt = Date.now();
     const result = passes
       ? await passThrough(app, adaptor, channel, asked, upstreamModel, request)
       : await translated(app, adaptor, channel, asked, upstreamModel, request);
-    if (result.outcome === 'answered') return result;
-    if (result.outcome === 'aborted') return request.signal.byGateway ? { outcome: 'failed', error: SHUTTING_DOWN, channelId: channel.id } : { outcome: 'aborted' };
+    if (result.outcome === 'answered') {
+      if (!tries) return result;
+      return { ...result, attempts: noteAttempt(tries, channel, result.answer.response.status, 'answered', sentAt) };
+    }
+    if (result.outcome === 'aborted') {
+      tries = noteAttempt(tries, channel, 0, request.signal.byGateway ? SHUTTING_DOWN.message : 'the client left before the answer', sentAt);
+      return request.signal.byGateway ? { outcome: 'failed', error: SHUTTING_DOWN, channelId: channel.id, attempts: tries } : { outcome: 'aborted', attempts: tries };
+    }
     const requestId = (request.requestId ??= app.ctx.newRequestId());
     if (result.outcome === 'unanswered') {
+      tries = noteAttempt(tries, channel, 0, (result.error as Error).message, sentAt);
       // the detail (an internal address, a TLS complaint) is for the admin, in the log; nothing reached the client yet,
       // so each of these is the channel's failure and the next channel may answer
       app.log.warn({ requestId, userId: caller.user.id, tokenId: caller.token.id, channelId: channel.id, attempt, detail: scrubSecrets((result.error as Error).message, secretsOf(channel.key)) }, 'upstream call failed');
@@ -373,6 +402,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
       continue;
     }
     const { failure } = result;
+    tries = noteAttempt(tries, channel, failure.status, failure.message, sentAt);
     if (failure.deadKey) {
       try {
         await disableChannelAutomatically(app, channel.id, scrubSecrets(failure.message, secretsOf(channel.key)));
@@ -388,7 +418,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
     );
     if (!failure.retryable) break;
   }
-  return { outcome: 'failed', error: lastError, channelId: tried.at(-1) ?? 0 };
+  return { outcome: 'failed', error: lastError, channelId: tried.at(-1) ?? 0, attempts: tries };
 }
 
 /** The zero-parse path: the client's bytes to a channel that speaks its protocol, the answer's bytes back. */
@@ -433,7 +463,7 @@ const hasSubstance = (chunk: ChatChunk) =>
  * the client's limit.
  */
 function withinModelOutput(request: ChatRequest, catalog: Readonly<Record<string, number>>): ChatRequest {
-  const most = catalogMaxOutputTokens(request.model, catalog);
+  const most = configuredMaxOutputTokens(request.model, catalog);
   if (most === undefined) return request;
   if (typeof request.max_tokens === 'number' && request.max_tokens > most) request.max_tokens = most;
   if (typeof request.max_completion_tokens === 'number' && request.max_completion_tokens > most) request.max_completion_tokens = most;

@@ -13,6 +13,11 @@
 //   answer         route.answer writes to the client and calls call.settle(...) once
 //   settle / log   queued after the answer; or the hold goes back      hooks.afterFinish
 //
+// A request that ends any other way once its key is known (refused by a limit
+// or for quota, no channel, every channel failed, the client left, a crash)
+// queues one error log (type 5, no charge) with the status the client got and
+// the channels tried: that log is the usage rollups' error.
+//
 // Whatever way a request ends after its reservation (no upstream answered,
 // the answer broke off, the client left, a crash), the hold is settled exactly
 // once or given back exactly once, and the caller's place is given back.
@@ -21,7 +26,7 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { InboundCodec, InboundError } from '../protocols/inbound';
 import type { Operation } from '../protocols/types';
-import { abortOnDisconnect, admitModel, openJsonRequest, release, reserve, settleLater, type Admission, type Settlement } from './accounting';
+import { abortOnDisconnect, admitModel, modelOf, openJsonRequest, release, reserve, settleLater, type Admission, type Settlement } from './accounting';
 import type { RelayContext, RelayOutcome } from './context';
 import type { UpstreamAnswer, UpstreamRequest } from './dispatch';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/faults';
@@ -31,6 +36,10 @@ import { authenticateRelay, type RelayCaller } from './tokenAuth';
 import { requestIdOf } from '../plugins/requestId';
 import type { DisconnectSignal } from './upstream';
 import { setRateHeaders, type RateTicket } from './rateLimits';
+import type { ChannelAttempt, LogDetails } from '../../common/records';
+import { LogType } from '../../common/roles';
+import { scrubLine } from './scrub';
+import { MODEL_NAME_MAX } from './requestFields';
 
 /** A request as both ways in deliver it: a Fastify route, or the fast path before Fastify. */
 export interface RelayInput {
@@ -94,8 +103,14 @@ export class RelayCall<State = unknown> {
   rateTicket: RateTicket | undefined;
   /** What was charged, once settled (the metrics read it after the request). */
   settlement: Settlement | undefined;
-  /** Date.now() of the answer's first streamed write, when the firstChunk hooks asked for it (0: none yet). */
+  /** Date.now() of the answer's first streamed write (0: none yet, or the answer came whole). */
   firstChunkAt = 0;
+  /** Date.now() as the request arrived. */
+  startedAt = 0;
+  /** The channels dispatch tried, when any failed. */
+  attempts: ChannelAttempt[] | undefined;
+  /** What the client was refused with, when it was. */
+  error: RelayError | undefined;
   /** Set once the reservation is settled or given back: neither happens twice. */
   private closed = false;
 
@@ -111,7 +126,12 @@ export class RelayCall<State = unknown> {
     if (this.closed) throw new Error('a relayed request was settled after its reservation was closed');
     this.closed = true;
     this.settlement = settlement;
-    settleLater(this.ctx, this.admission, this.reservation, settlement);
+    settleLater(this.ctx, this.admission, this.reservation, settlement, {
+      protocol: this.route.inbound.protocol,
+      operation: this.route.operation,
+      ttftMs: this.firstChunkAt > 0 ? this.firstChunkAt - this.startedAt : undefined,
+      attempts: this.attempts,
+    });
     if (this.rateTicket) this.ctx.rateLimits.correct(this.rateTicket, settlement.promptTokens + settlement.completionTokens);
   }
 
@@ -129,6 +149,7 @@ export class RelayCall<State = unknown> {
 
   /** The client's error, in its protocol's shape. */
   fail(error: RelayError): void {
+    this.error = error;
     writeInboundError(this.response, this.route.inbound, error);
   }
 }
@@ -153,14 +174,64 @@ export function writeInboundError(response: ServerResponse, codec: InboundCodec,
 /** Runs one request through the pipeline. Throws only on a failure nobody expected (the caller answers 500). */
 export async function runRelay<State>(ctx: RelayContext, route: RelayRoute<State>, input: RelayInput, response: ServerResponse): Promise<void> {
   ctx.inFlight += 1;
-  const startedAt = ctx.hooks.afterFinish.length > 0 ? Date.now() : 0;
   const call = new RelayCall(ctx, route, input, response);
+  const startedAt = (call.startedAt = Date.now());
   let outcome: RelayOutcome = 'refused';
   try {
     outcome = await authenticated(call);
+  } catch (error) {
+    // the caller answers it with answerCrash: the log says what the client gets
+    call.error ??= crashError(error);
+    throw error;
   } finally {
     ctx.inFlight -= 1;
+    if (outcome !== 'settled' && call.caller) recordFailure(call);
     if (ctx.hooks.afterFinish.length > 0) for (const hook of ctx.hooks.afterFinish) hook(outcome, route.operation, call.admission, startedAt, call.channelId, call);
+  }
+}
+
+/** The status of an answer the client never waited for (nginx's "client closed request"). */
+export const CLIENT_GONE_STATUS = 499;
+
+/** The error log of a request refused or failed once its key was known: nothing charged, queued beside the settlements. */
+function recordFailure(call: RelayCall<unknown>): void {
+  const { caller, error, attempts, route, response } = call;
+  const now = Date.now();
+  // without an error, the client left, or (rarely) an answer was written whole and billed nothing
+  const gone = !response.writableFinished;
+  const status = error?.status ?? (gone ? CLIENT_GONE_STATUS : response.statusCode);
+  const code = error ? (error.code === null ? undefined : String(error.code)) : gone ? 'client_gone' : 'nothing_billed';
+  const details: LogDetails = { protocol: route.inbound.protocol, operation: route.operation, status };
+  if (code !== undefined) details.errorCode = code;
+  if (attempts) {
+    details.attempts = attempts;
+    details.retries = Math.max(0, attempts.length - 1);
+  }
+  call.ctx.bookkeeping.recordFailure({
+    userId: Number(caller.user.id),
+    username: caller.user.username,
+    type: LogType.error,
+    content: error ? scrubLine(error.message) : gone ? 'the client left before the answer' : 'the answer billed nothing',
+    quota: 0,
+    tokenName: caller.token.name,
+    tokenId: Number(caller.token.id),
+    // a request refused as it was read may still name its model; a row the database refused would hold up the settlements it is written with
+    modelName: (call.model || modelOf(call.body) || call.input.pathModel || '').slice(0, MODEL_NAME_MAX).replaceAll('\u0000', ''),
+    channelId: call.channelId ?? 0,
+    elapsedMs: now - call.startedAt,
+    isStream: streamedCall(call),
+    createdAt: Math.floor(now / 1000),
+    requestId: requestIdOf(call.input.headers),
+    details,
+  });
+}
+
+/** Whether the client asked for a stream; a body the codec cannot read says no. */
+function streamedCall(call: RelayCall<unknown>): boolean {
+  try {
+    return call.route.body === 'json' && call.route.inbound.streamed(call.body, call.input.pathMethod);
+  } catch {
+    return false;
   }
 }
 
@@ -174,6 +245,7 @@ async function authenticated<State>(call: RelayCall<State>): Promise<RelayOutcom
     if (opened instanceof Promise) opened = await opened;
     if (isRelayError(opened)) return refuse(call, opened);
     call.caller = opened.caller;
+    if (opened.refused) return refuse(call, opened.refused);
     call.body = opened.body;
   } else {
     let caller = authenticateRelay(ctx.db, input, ctx.cache);
@@ -242,6 +314,7 @@ async function admitted<State>(call: RelayCall<State>): Promise<RelayOutcome> {
     }
     call.signal = abortOnDisconnect(ctx, response);
     const dispatched = await ctx.dispatch(call.caller, route.upstream(call));
+    call.attempts = dispatched.attempts;
     if (dispatched.outcome === 'answered') call.channelId = dispatched.answer.channel.id;
     else if (dispatched.outcome === 'failed') call.channelId = dispatched.channelId;
     if (dispatched.outcome !== 'answered') {
@@ -252,7 +325,7 @@ async function admitted<State>(call: RelayCall<State>): Promise<RelayOutcome> {
       return 'aborted';
     }
     // only an answer that comes as a stream (an unread body, or a translated stream) can begin before it ends
-    if (hooks.firstChunk.length > 0 && (dispatched.answer.response.stream !== undefined || dispatched.answer.translated?.stream !== undefined)) watchFirstChunk(call);
+    if (dispatched.answer.response.stream !== undefined || dispatched.answer.translated?.stream !== undefined) watchFirstChunk(call);
     let failed = route.answer(call, dispatched.answer);
     if (failed instanceof Promise) failed = await failed;
     if (failed) {
@@ -274,18 +347,18 @@ async function admitted<State>(call: RelayCall<State>): Promise<RelayOutcome> {
 
 /** A failure nobody caught: the client gets a 500 in its protocol's shape (or a cut connection mid-answer), never a hang. */
 export function answerCrash(ctx: RelayContext, codec: InboundCodec, response: ServerResponse, error: unknown): void {
-  if (isDatabaseUnavailable(error)) {
-    // a database restart or a killed connection: quick 503, the pool reconnects by itself
-    ctx.log.warn({ err: error }, 'relay: database unavailable');
-    return writeInboundError(response, codec, relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error'));
-  }
-  ctx.log.error({ err: error }, 'relay failed');
-  writeInboundError(response, codec, relayError(500, 'internal error', null, 'server_error'));
+  // a database restart or a killed connection: quick 503, the pool reconnects by itself
+  if (isDatabaseUnavailable(error)) ctx.log.warn({ err: error }, 'relay: database unavailable');
+  else ctx.log.error({ err: error }, 'relay failed');
+  writeInboundError(response, codec, crashError(error));
 }
 
+const crashError = (error: unknown): RelayError =>
+  isDatabaseUnavailable(error) ? relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error') : relayError(500, 'internal error', null, 'server_error');
+
 /**
- * Notes the answer's first streamed write (a whole answer is written by end() alone and never counts):
- * the write method is wrapped for that one call, then put back.
+ * Notes the answer's first streamed write, for the log's time to first token and the firstChunk hooks (a
+ * whole answer is written by end() alone and never counts): the write method is wrapped for that one call, then put back.
  */
 function watchFirstChunk(call: RelayCall<unknown>): void {
   const { response } = call;

@@ -31,6 +31,8 @@ export interface CachedCaller {
 
 export interface CandidateChannel {
   id: number;
+  /** What the log's attempts call it. */
+  name: string;
   type: number;
   key: string;
   base_url: string;

@@ -1,9 +1,10 @@
 // Writes to and reads from the logs table. Consume logs carry their hourly
 // rollups (usageRollups.ts) in the same transaction.
 import type { Insertable, Kysely } from 'kysely';
+import type { LogDetails } from '../../common/records';
 import type { Database } from '../db/database';
 import type { LogsTable } from '../db/schema/logs';
-import { rollupsOf, upsertRollups, type FailedRelay } from './usageRollups';
+import { rollupsOf, upsertRollups } from './usageRollups';
 
 export interface NewLog {
   userId: number;
@@ -24,6 +25,8 @@ export interface NewLog {
   createdAt?: number;
   /** The relayed request's X-Request-Id. */
   requestId?: string;
+  /** Stored as JSON in `other`. */
+  details?: LogDetails;
 }
 
 /** The logs row of a log, as every writer stores it. */
@@ -45,6 +48,7 @@ export function logRow(log: NewLog): Insertable<LogsTable> {
     is_stream: log.isStream ? 1 : 0,
     estimated: log.estimated ? 1 : 0,
     request_id: log.requestId ?? null,
+    other: log.details ? JSON.stringify(log.details) : null,
   };
 }
 
@@ -67,6 +71,7 @@ export function logValues(log: NewLog): unknown[] {
     log.isStream ? 1 : 0,
     log.estimated ? 1 : 0,
     log.requestId ?? null,
+    log.details ? JSON.stringify(log.details) : null,
   ];
 }
 
@@ -75,12 +80,12 @@ export async function insertLog(db: Kysely<Database>, log: NewLog): Promise<void
 }
 
 /**
- * One multi-row INSERT, for the relay's batched consume logs, and the batch's
- * rollups (with those of the failed requests, if any) in the same
- * transaction: the caller's, or one of its own when there are rollups to write.
+ * One multi-row INSERT, for the relay's batched consume and error logs, and
+ * the batch's rollups in the same transaction: the caller's, or one of its
+ * own when there are rollups to write.
  */
-export async function insertLogs(db: Kysely<Database>, logs: readonly NewLog[], failures: readonly FailedRelay[] = []): Promise<void> {
-  const rollups = rollupsOf(logs, failures);
+export async function insertLogs(db: Kysely<Database>, logs: readonly NewLog[]): Promise<void> {
+  const rollups = rollupsOf(logs);
   const write = async (executor: Kysely<Database>) => {
     if (logs.length > 0) await executor.insertInto('logs').values(logs.map(logRow)).execute();
     await upsertRollups(executor, rollups);

@@ -11,18 +11,6 @@ import type { Database } from '../db/database';
 import type { UsageCounters, UsageRollupsSchema } from '../db/schema/usageRollups';
 import type { NewLog } from './logs';
 
-/** A relayed request that failed after dispatch: no consume log, one error in the rollups of its channel. */
-export interface FailedRelay {
-  userId: number;
-  tokenId: number;
-  model: string;
-  /** The channel that failed last (0 when no channel could be tried). */
-  channelId: number;
-  /** Unix seconds. */
-  createdAt: number;
-  elapsedMs: number;
-}
-
 export type RollupKeyColumn = 'user_id' | 'token_id' | 'model' | 'channel_id';
 
 export interface RollupTable {
@@ -77,13 +65,17 @@ interface Counted {
   counters: number[];
 }
 
+const counted = (log: NewLog) => log.type === LogType.consume || log.type === LogType.error;
+
 /**
- * A batch's consume logs and failed requests summed per row of each rollup
- * table, rows in key order (the same on every node, so two batches' upserts
- * cannot deadlock). Empty when the batch has neither: nothing to write.
+ * A batch's consume logs (requests) and error logs (errors: one per relayed
+ * request refused or failed, so the dashboard's errors are exactly the error
+ * rows) summed per row of each rollup table, rows in key order (the same on
+ * every node, so two batches' upserts cannot deadlock). Empty when the batch
+ * has neither: nothing to write.
  */
-export function rollupsOf(logs: readonly NewLog[], failures: readonly FailedRelay[] = []): RollupWrite[] {
-  if (failures.length === 0 && !logs.some((log) => log.type === LogType.consume)) return [];
+export function rollupsOf(logs: readonly NewLog[]): RollupWrite[] {
+  if (!logs.some(counted)) return [];
   const hourly = new Map<string, Counted>();
   const add = (createdAt: number, userId: number, tokenId: number, model: string, channelId: number, elapsedMs: number) => {
     const hour = createdAt - (createdAt % 3600);
@@ -99,14 +91,17 @@ export function rollupsOf(logs: readonly NewLog[], failures: readonly FailedRela
   };
   const now = Math.floor(Date.now() / 1000);
   for (const log of logs) {
-    if (log.type !== LogType.consume) continue;
+    if (!counted(log)) continue;
     const counters = add(log.createdAt ?? now, log.userId, log.tokenId ?? 0, log.modelName ?? '', log.channelId ?? 0, log.elapsedMs ?? 0);
+    if (log.type === LogType.error) {
+      counters[1] += 1;
+      continue;
+    }
     counters[0] += 1;
     counters[2] += log.promptTokens ?? 0;
     counters[3] += log.completionTokens ?? 0;
     counters[4] += log.quota ?? 0;
   }
-  for (const failure of failures) add(failure.createdAt, failure.userId, failure.tokenId, failure.model, failure.channelId, failure.elapsedMs)[1] += 1;
   return ROLLUP_TABLES.map((table) => {
     const rows = new Map<string, RollupValues>();
     for (const { hour, key, counters } of hourly.values()) {

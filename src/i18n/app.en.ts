@@ -481,6 +481,6 @@ export const appEnglish = {
     channel: { enabled: 'Enabled', disabled: 'Disabled', auto_disabled: 'Auto-disabled', unknown: 'Unknown' },
     token: { enabled: 'Enabled', disabled: 'Disabled', expired: 'Expired', exhausted: 'Exhausted', unknown: 'Unknown' },
     redemption: { unused: 'Unused', disabled: 'Disabled', used: 'Used', unknown: 'Unknown' },
-    log: { all: 'All', topup: 'Top-up', consume: 'Consumption', manage: 'Management', system: 'System', unknown: 'Unknown' },
+    log: { all: 'All', topup: 'Top-up', consume: 'Consumption', manage: 'Management', system: 'System', error: 'Error', unknown: 'Unknown' },
   },
 };

@@ -483,6 +483,6 @@ export const appChinese: typeof appEnglish = {
     channel: { enabled: '已启用', disabled: '已禁用', auto_disabled: '已自动禁用', unknown: '未知状态' },
     token: { enabled: '已启用', disabled: '已禁用', expired: '已过期', exhausted: '已耗尽', unknown: '未知状态' },
     redemption: { unused: '未使用', disabled: '已禁用', used: '已使用', unknown: '未知状态' },
-    log: { all: '全部', topup: '充值', consume: '消费', manage: '管理', system: '系统', unknown: '未知' },
+    log: { all: '全部', topup: '充值', consume: '消费', manage: '管理', system: '系统', error: '错误', unknown: '未知' },
   },
 };

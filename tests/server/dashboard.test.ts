@@ -9,8 +9,8 @@ import { Migrator, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest, openDatabase } from '../../server/db/database';
 import { migrationProvider } from '../../server/db/migrations';
+import { LogType } from '../../common/roles';
 import { insertLogs, type NewLog } from '../../server/repositories/logs';
-import type { FailedRelay } from '../../server/repositories/usageRollups';
 import { asBrowser, buildTestApp, login, register, ROOT_PASSWORD } from '../support/app';
 import { databaseTargets, type TestDatabase } from '../support/databases';
 import { startRelayHarness } from './relay/harness';
@@ -69,9 +69,9 @@ for (const target of targets) {
         consume({ userId: bobId, username: 'bob', tokenId: tokens.b1, tokenName: 'b1', modelName: 'gpt-4', channelId: channels.c2, quota: 5000, promptTokens: 500, completionTokens: 500, elapsedMs: 70_000, createdAt: base - DAY }),
         { userId: annId, username: 'ann', type: 1, content: 'top-up', quota: 999, createdAt: base },
       ]);
-      const failures: FailedRelay[] = [
-        { userId: annId, tokenId: tokens.a1, model: 'gpt-4', channelId: channels.c2, createdAt: base + 30, elapsedMs: 3000 },
-        { userId: bobId, tokenId: tokens.b1, model: 'gpt-4o', channelId: 0, createdAt: base, elapsedMs: 5 },
+      const failures: NewLog[] = [
+        { userId: annId, username: 'ann', type: LogType.error, content: 'the upstream service failed', tokenId: tokens.a1, modelName: 'gpt-4', channelId: channels.c2, createdAt: base + 30, elapsedMs: 3000 },
+        { userId: bobId, username: 'bob', type: LogType.error, content: 'no channel available for model gpt-4o', tokenId: tokens.b1, modelName: 'gpt-4o', channelId: 0, createdAt: base, elapsedMs: 5 },
       ];
       await app.ctx.ledger.settle([], failures);
     });

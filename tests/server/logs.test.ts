@@ -62,9 +62,9 @@ for (const target of targets) {
       expect(all.headers['content-type']).toBe('text/csv; charset=utf-8');
       expect(all.headers['content-disposition']).toMatch(/^attachment; filename="logs-\d+\.csv"$/);
       const lines = all.body.trimEnd().split('\r\n');
-      expect(lines[0]).toBe('id,created_at,type,username,token_name,model_name,channel_id,quota,prompt_tokens,completion_tokens,elapsed_ms,is_stream,estimated,request_id,content');
+      expect(lines[0]).toBe('id,created_at,type,username,token_name,model_name,channel_id,quota,prompt_tokens,completion_tokens,elapsed_ms,is_stream,estimated,request_id,content,details');
       expect(lines.slice(1).map((line) => line.split(',')[3])).toEqual(['root', 'lena', 'lena']);
-      expect(lines[1]).toMatch(/,root,laptop,gpt-4,0,10,5,5,0,0,0,,"model ratio 15\.00, group ratio 1\.00"$/);
+      expect(lines[1]).toMatch(/,root,laptop,gpt-4,0,10,5,5,0,0,0,,"model ratio 15\.00, group ratio 1\.00",$/);
       const own = await asBrowser(app, user, { method: 'GET', url: '/api/log/self/export?username=root&model_name=gpt-3.5-turbo' });
       const ownLines = own.body.trimEnd().split('\r\n');
       expect(ownLines).toHaveLength(2);

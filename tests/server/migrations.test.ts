@@ -21,7 +21,7 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
   channels: ['id', 'type', 'key', 'status', 'name', 'weight', 'priority', 'auto_disabled', 'created_time', 'test_time', 'response_time', 'base_url', 'other', 'balance', 'balance_updated_time', 'models', 'group', 'used_quota', 'model_mapping', 'test_error'],
   abilities: ['group', 'model', 'channel_id', 'enabled', 'priority', 'weight'],
   redemptions: ['id', 'user_id', 'key', 'status', 'name', 'quota', 'created_time', 'redeemed_time', 'redeemed_by'],
-  logs: ['id', 'user_id', 'created_at', 'type', 'content', 'username', 'token_name', 'token_id', 'model_name', 'channel_id', 'quota', 'prompt_tokens', 'completion_tokens', 'elapsed_ms', 'is_stream', 'estimated', 'request_id'],
+  logs: ['id', 'user_id', 'created_at', 'type', 'content', 'username', 'token_name', 'token_id', 'model_name', 'channel_id', 'quota', 'prompt_tokens', 'completion_tokens', 'elapsed_ms', 'is_stream', 'estimated', 'request_id', 'other'],
   options: ['key', 'value'],
   verification_codes: ['id', 'purpose', 'target', 'code_hash', 'attempts', 'expires_at', 'created_at'],
   sessions: ['id_hash', 'user_id', 'created_at', 'expires_at', 'revoked', 'partial'],
@@ -68,6 +68,7 @@ for (const target of targets) {
         '0012-job-leases',
         '0013-two-factor',
         '0014-webhooks',
+        '0015-log-details',
       ]);
       const tables = await db.introspection.getTables();
       for (const [table, columns] of Object.entries(EXPECTED_COLUMNS)) {

@@ -20,6 +20,8 @@ export interface LogsTable {
   estimated: number;
   /** The relayed request's X-Request-Id (null for other logs and for those written before it was kept). */
   request_id: string | null;
+  /** LogDetails (common/records.ts) as JSON, or null. */
+  other: string | null;
 }
 
 export interface LogsSchema {

@@ -255,6 +255,7 @@ export const channelUpdateSchema = { body: objectOf({ ...channelFields, id: idVa
 // ---- logs ----------------------------------------------------------------
 
 const timestamp: Schema = { type: 'string', pattern: '^[0-9]{0,15}$', description: 'a Unix time in seconds (digits only)' };
+const logType: Schema = { type: 'string', pattern: '^[0-9]{0,9}$', description: 'a log type (digits only)' };
 
 export const logQuerySchema = {
   querystring: objectOf({
@@ -263,13 +264,20 @@ export const logQuerySchema = {
     ...sorting('log'),
     // the channel a row was relayed through (admins only)
     channel: smallNumber,
-    type: { type: 'string', pattern: '^[0-9]{0,9}$', description: 'a log type (digits only)' },
+    type: logType,
     username: text(64),
     token_name: text(64),
     model_name: text(128),
     start_timestamp: timestamp,
     end_timestamp: timestamp,
+    // a relayed request's X-Request-Id, exactly
+    request_id: text(128),
   }),
+};
+
+/** `GET /api/log/search` and `/api/log/self/search`: a keyword, narrowed by a type or a request id. */
+export const logSearchSchema = {
+  querystring: objectOf({ keyword: text(128), type: logType, request_id: text(128) }),
 };
 
 // ---- dashboard -----------------------------------------------------------

@@ -14,7 +14,7 @@
 import { openaiChat } from '../../protocols/inbound';
 import { countTextTokens } from '../../protocols/inbound/tokenCount';
 import { modelOf } from '../../relay/accounting';
-import { AUDIO_REQUEST_TOKENS, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota } from '../../billing/prices';
+import { AUDIO_REQUEST_TOKENS, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota, type ChargeInput } from '../../billing/prices';
 import { answerBytes } from '../../relay/dispatch';
 import { isRelayError, relayError, type RelayError } from '../../relay/errors';
 import { findMultipartField, multipartBoundary, replaceMultipartField } from '../../relay/multipart';
@@ -103,9 +103,11 @@ function transcriptionRoute(operation: 'audio_transcription' | 'audio_translatio
         promptTokens: AUDIO_REQUEST_TOKENS,
         completionTokens: countTextTokens(typeof text === 'string' ? text : '', model, { approximate: call.ctx.options.bool('ApproximateTokenEnabled') }),
       };
+      const pricing = { ...usage, ratio: call.admission.ratio, completionRatio: state.completionRatio };
       call.settle({
         channelId: answer.channel.id,
-        charge: computeQuota({ ...usage, ratio: call.admission.ratio, completionRatio: state.completionRatio }),
+        charge: computeQuota(pricing),
+        pricing,
         ...usage,
         isStream: false,
         estimated: !reported,
@@ -119,7 +121,8 @@ interface SpeechState {
   characters: number;
 }
 
-const speechCharge = (ratio: number, characters: number) => computeQuota({ promptTokens: characters, completionTokens: 0, ratio, completionRatio: 1 });
+const speechPricing = (ratio: number, characters: number): ChargeInput => ({ promptTokens: characters, completionTokens: 0, ratio, completionRatio: 1 });
+const speechCharge = (ratio: number, characters: number) => computeQuota(speechPricing(ratio, characters));
 
 export const speech: RelayRoute<SpeechState> = {
   operation: 'audio_speech',
@@ -170,6 +173,7 @@ export const speech: RelayRoute<SpeechState> = {
     call.settle({
       channelId: answer.channel.id,
       charge: speechCharge(call.admission.ratio, state.characters),
+      pricing: speechPricing(call.admission.ratio, state.characters),
       promptTokens: state.characters,
       completionTokens: 0,
       isStream: false,

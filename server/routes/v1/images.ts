@@ -8,7 +8,7 @@
 // the ratio of the requested model (`dall-e` when the body names none).
 import { openaiChat } from '../../protocols/inbound';
 import { modelOf } from '../../relay/accounting';
-import { IMAGE_SIZE_RATIO, imageQuota } from '../../billing/prices';
+import { IMAGE_SIZE_RATIO, imageQuota, imageQuotaFormula } from '../../billing/prices';
 import { answerBytes } from '../../relay/dispatch';
 import { isRelayError, relayError, type RelayError } from '../../relay/errors';
 import type { RelayDeclaration, RelayRoute } from '../../relay/pipeline';
@@ -71,9 +71,12 @@ export const imageGeneration: RelayRoute<ImageState> = {
     if (isRelayError(bytes)) return bytes;
     response.writeHead(answer.response.status, { 'content-type': answer.response.contentType || 'application/json', 'content-length': bytes.length });
     response.end(bytes);
+    const { admission } = call;
+    const charge = imageQuota(admission.ratio, state.size, delivered);
     call.settle({
       channelId: answer.channel.id,
-      charge: imageQuota(call.admission.ratio, state.size, delivered),
+      charge,
+      formula: imageQuotaFormula(admission.modelRatio, admission.groupRatio, state.size, delivered, charge),
       promptTokens: 0,
       completionTokens: 0,
       isStream: false,

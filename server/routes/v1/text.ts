@@ -14,7 +14,7 @@ import { anthropicMessages, geminiNative, openaiChat, openaiResponses, type Inbo
 import { promptBound } from '../../protocols/inbound/promptBound';
 import { countTextTokens, hasVendorTokenizer } from '../../protocols/inbound/tokenCount';
 import { reserve, reserveLowered } from '../../relay/accounting';
-import { affordableOutputTokens, cacheCreationRatioFor, cachedPromptRatioFor, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota } from '../../billing/prices';
+import { affordableOutputTokens, cacheCreationRatioFor, cachedPromptRatioFor, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota, type ChargeInput } from '../../billing/prices';
 import type { Bookkeeping } from '../../billing/bookkeeping';
 import { relayContextOf } from '../../relay/context';
 import { answerBytes, type UpstreamAnswer, type UpstreamRequest } from '../../relay/dispatch';
@@ -77,18 +77,20 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
   /** Bills the usage: the upstream's report, or (estimated) what was counted locally. */
   const settle = (call: RelayCall<TextState>, channelId: number, usage: StreamUsage, estimated: boolean) => {
     const { state, admission } = call;
+    const pricing: ChargeInput = {
+      promptTokens: usage.promptTokens,
+      completionTokens: usage.completionTokens,
+      cachedPromptTokens: usage.cachedPromptTokens,
+      cachedPromptRatio: cachedPromptRatioFor(call.model),
+      cacheCreationTokens: usage.cacheCreationTokens,
+      cacheCreationRatio: usage.cacheCreationTokens ? cacheCreationRatioFor(call.model) : 1,
+      ratio: admission.ratio,
+      completionRatio: state.completionRatio,
+    };
     call.settle({
       channelId,
-      charge: computeQuota({
-        promptTokens: usage.promptTokens,
-        completionTokens: usage.completionTokens,
-        cachedPromptTokens: usage.cachedPromptTokens,
-        cachedPromptRatio: cachedPromptRatioFor(call.model),
-        cacheCreationTokens: usage.cacheCreationTokens,
-        cacheCreationRatio: usage.cacheCreationTokens ? cacheCreationRatioFor(call.model) : 1,
-        ratio: admission.ratio,
-        completionRatio: state.completionRatio,
-      }),
+      charge: computeQuota(pricing),
+      pricing,
       promptTokens: usage.promptTokens,
       completionTokens: usage.completionTokens,
       isStream: state.streamed,

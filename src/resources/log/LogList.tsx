@@ -29,6 +29,7 @@ const LOG_TYPE = {
   2: ['status.log.consume', 'info'],
   3: ['status.log.manage', 'warning'],
   4: ['status.log.system', 'secondary'],
+  5: ['status.log.error', 'error'],
 } as const;
 
 // one request costs fractions of a cent: rows and their sum show six decimals
@@ -40,6 +41,7 @@ const TYPE_CHOICES = [
   { id: 2, name: 'status.log.consume' },
   { id: 3, name: 'status.log.manage' },
   { id: 4, name: 'status.log.system' },
+  { id: 5, name: 'status.log.error' },
 ];
 
 /** Epoch seconds ↔ the value of an <input type="datetime-local"> (local time, minutes). */
