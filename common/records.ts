@@ -148,6 +148,41 @@ export interface LogFilter {
   end_timestamp?: number;
   /** Admins only: the channel id a request was relayed through. */
   channel?: number;
+  /** The relayed request's X-Request-Id: the one row (or rows) of that request. */
+  request_id?: string;
+}
+
+/**
+ * How a relayed request went, kept with its log row so the row answers "what
+ * happened and how was this charged?". Every field is optional: rows written
+ * before details were kept have none, and a refused request has no prices.
+ */
+export interface LogDetails {
+  /** The wire protocol spoken to the upstream (openai, anthropic, ...). */
+  protocol?: string;
+  /** chat, completions, embeddings, responses, ... */
+  operation?: string;
+  /** The HTTP status answered to the client. */
+  status?: number;
+  /** Each channel tried, in order; the last one answered (or failed last). */
+  attempts?: Array<{ channelId: number; channelName: string; status: number; reason: string; ms?: number }>;
+  retries?: number;
+  /** Milliseconds from the request to the first streamed token. */
+  ttftMs?: number;
+  /** Prompt tokens served from the upstream's prompt cache. */
+  cachedTokens?: number;
+  cacheWriteTokens?: number;
+  /** Hidden reasoning tokens, counted inside the completion tokens. */
+  reasoningTokens?: number;
+  modelRatio?: number;
+  completionRatio?: number;
+  groupRatio?: number;
+  cacheRatio?: number;
+  /** The quota computation with its numbers, as the gateway did it. */
+  formula?: string;
+  errorCode?: string;
+  /** The model answered instead of the one asked, when a fallback served. */
+  fallbackModel?: string;
 }
 
 export interface LogRecord {
@@ -165,6 +200,10 @@ export interface LogRecord {
   channel_id: number;
   /** The relayed request's X-Request-Id (consume logs), else null. */
   request_id?: string | null;
+  /** The channel's name (admins); absent on old rows or a deleted channel. */
+  channel_name?: string;
+  /** Relay logs (consume, error): how the request went and was priced. */
+  details?: LogDetails | null;
 }
 
 /** `GET /api/option/` row. Values are always strings; toggles are "true"/"false". */

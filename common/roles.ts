@@ -16,7 +16,7 @@ export const RedemptionStatus = { unused: 1, disabled: 2, used: 3 } as const;
 /** channels.status */
 export const ChannelStatus = { unknown: 0, enabled: 1, disabled: 2 } as const;
 /** logs.type */
-export const LogType = { all: 0, topup: 1, consume: 2, manage: 3, system: 4 } as const;
+export const LogType = { all: 0, topup: 1, consume: 2, manage: 3, system: 4, error: 5 } as const;
 
 export function isAdmin(role: number | undefined | null): boolean {
   return (role ?? 0) >= Role.admin;
