@@ -410,7 +410,7 @@ export const appChinese: typeof appEnglish = {
         attempts: '尝试',
         tokens: 'Token',
         price: '计费',
-        timing: '耗时',
+        timing: '计时',
         protocol: '协议',
         fallback_model: '实际应答模型',
         http_status: 'HTTP 状态码',
