@@ -168,7 +168,10 @@ describe('LogList', () => {
     // newest first by time, not by id
     await expect.poll(() => seen.some((url) => url.pathname === '/api/log/' && url.searchParams.get('sort') === 'created_at' && url.searchParams.get('order') === 'desc')).toBe(true);
 
-    fireEvent.click(await screen.findByText('all channels failed: upstream answered 500'));
+    const failedRow = (await screen.findByText('all channels failed: upstream answered 500')).closest('tr') as HTMLElement;
+    // the list names the channel too
+    expect(within(failedRow).getByRole('link', { name: 'openai-backup' })).toHaveAttribute('href', '/channel/edit/4');
+    fireEvent.click(within(failedRow).getByText('Error'));
     const drawer = await screen.findByRole('dialog', { name: 'Log details' });
     expect(within(drawer).getByText('Error')).toBeInTheDocument();
     expect(within(drawer).getByText('req_fail_51')).toBeInTheDocument();

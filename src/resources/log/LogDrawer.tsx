@@ -16,6 +16,7 @@ import { useNotice } from '../../layout/notice';
 import { formatQuota, quotaInText, quotaUnit } from '../../quota';
 import { copyText } from '../shared/clipboard';
 import { formatTimestamp } from '../shared/TimestampField';
+import { channelLabel } from './LogFields';
 import { LOG_TYPE, QUOTA_DIGITS } from './logTypes';
 
 type Fact = [label: string, value: ReactNode];
@@ -26,14 +27,6 @@ const isNumber = (value: unknown): value is number => typeof value === 'number' 
 export function detailsOf(record: RaRecord | undefined): LogDetails {
   const details = record?.details;
   return details && typeof details === 'object' && !Array.isArray(details) ? (details as LogDetails) : {};
-}
-
-/** The row's channel by name; "#id" only when the name is unknown (old rows, deleted channels). */
-export function channelLabel(record: RaRecord): string {
-  const name = typeof record.channel_name === 'string' ? record.channel_name.trim() : '';
-  if (name) return name;
-  const id = Number(record.channel_id ?? 0);
-  return id ? `#${id}` : '';
 }
 
 function Section({ title, children }: { title: string; children: ReactNode }) {
