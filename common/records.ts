@@ -148,40 +148,55 @@ export interface LogFilter {
   end_timestamp?: number;
   /** Admins only: the channel id a request was relayed through. */
   channel?: number;
-  /** The relayed request's X-Request-Id: the one row (or rows) of that request. */
+  /** The relayed request's X-Request-Id, exactly. */
   request_id?: string;
 }
 
+/** One channel a relayed request was sent to, in the order they were tried. */
+export interface ChannelAttempt {
+  channelId: number;
+  /** The channel's name when it was tried ('' in a user's own logs, which never name channels). */
+  channelName: string;
+  /** The upstream's HTTP status; 0 when it never answered (network failure, timeout, the client left). */
+  status: number;
+  /** Why it failed, or that it answered: one line, at most 200 characters, no keys, URLs or addresses. */
+  reason: string;
+  /** How long the attempt took. */
+  ms?: number;
+}
+
 /**
- * How a relayed request went, kept with its log row so the row answers "what
- * happened and how was this charged?". Every field is optional: rows written
- * before details were kept have none, and a refused request has no prices.
+ * What a relayed request's log row says beyond its columns (`logs.other`, as
+ * JSON; `details` in /api/log). Consume rows (type 2) carry the protocol, the
+ * pricing and how the quota was computed; error rows (type 5) the status
+ * returned, the channels tried and why each failed. Every field is optional:
+ * older rows and other types have none.
  */
 export interface LogDetails {
-  /** The wire protocol spoken to the upstream (openai, anthropic, ...). */
+  /** The client's protocol: 'openai' | 'anthropic' | 'openai-responses' | 'gemini'. */
   protocol?: string;
-  /** chat, completions, embeddings, responses, ... */
+  /** What was asked: 'chat', 'embeddings', 'responses', 'images', 'audio_transcription'... */
   operation?: string;
-  /** The HTTP status answered to the client. */
+  /** The HTTP status returned to the client (499: the client left before the answer). */
   status?: number;
-  /** Each channel tried, in order; the last one answered (or failed last). */
-  attempts?: Array<{ channelId: number; channelName: string; status: number; reason: string; ms?: number }>;
+  /** Every channel tried, when there were retries or the request failed. */
+  attempts?: ChannelAttempt[];
+  /** Upstream calls after the first. */
   retries?: number;
-  /** Milliseconds from the request to the first streamed token. */
+  /** Milliseconds from the request's arrival to the first streamed byte of the answer. */
   ttftMs?: number;
-  /** Prompt tokens served from the upstream's prompt cache. */
   cachedTokens?: number;
   cacheWriteTokens?: number;
-  /** Hidden reasoning tokens, counted inside the completion tokens. */
   reasoningTokens?: number;
   modelRatio?: number;
   completionRatio?: number;
   groupRatio?: number;
+  /** The share of a prompt token's price a cached prompt token costs. */
   cacheRatio?: number;
-  /** The quota computation with its numbers, as the gateway did it. */
+  /** The quota's computation with its numbers, e.g. "(1200 + 300 × 2) × 1.5 × 1 = 2700". */
   formula?: string;
+  /** The error's code as the client got it ('insufficient_quota', 'upstream_timeout', 'client_gone'...). */
   errorCode?: string;
-  /** The model answered instead of the one asked, when a fallback served. */
   fallbackModel?: string;
 }
 
@@ -198,12 +213,15 @@ export interface LogRecord {
   prompt_tokens: number;
   completion_tokens: number;
   channel_id: number;
-  /** The relayed request's X-Request-Id (consume logs), else null. */
+  /** The relayed request's X-Request-Id (consume and error logs), else null. */
   request_id?: string | null;
-  /** The channel's name (admins); absent on old rows or a deleted channel. */
-  channel_name?: string;
-  /** Relay logs (consume, error): how the request went and was priced. */
+  elapsed_ms?: number;
+  is_stream?: boolean;
+  estimated?: boolean;
+  /** `logs.other` parsed; null when the row has none. */
   details?: LogDetails | null;
+  /** Admins only: the name of the channel in `channel_id` ('' when none or deleted). */
+  channel_name?: string;
 }
 
 /** `GET /api/option/` row. Values are always strings; toggles are "true"/"false". */

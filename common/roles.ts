@@ -15,7 +15,7 @@ export const TokenStatus = { enabled: 1, disabled: 2, expired: 3, exhausted: 4 }
 export const RedemptionStatus = { unused: 1, disabled: 2, used: 3 } as const;
 /** channels.status */
 export const ChannelStatus = { unknown: 0, enabled: 1, disabled: 2 } as const;
-/** logs.type */
+/** logs.type; `error` (5, as new-api numbers it) is a relayed request that was refused or failed: it costs nothing. */
 export const LogType = { all: 0, topup: 1, consume: 2, manage: 3, system: 4, error: 5 } as const;
 
 export function isAdmin(role: number | undefined | null): boolean {

@@ -17,7 +17,6 @@ import { formatQuota, quotaInText, quotaUnit } from '../../quota';
 import { copyText } from '../shared/clipboard';
 import { formatTimestamp } from '../shared/TimestampField';
 import { channelLabel } from './LogFields';
-import { LOG_TYPE, QUOTA_DIGITS } from './logTypes';
 
 type Fact = [label: string, value: ReactNode];
 
@@ -113,14 +112,24 @@ function Attempts({ attempts }: { attempts: NonNullable<LogDetails['attempts']> 
   );
 }
 
-function LogDetailsBody({ record, admin }: { record: RaRecord; admin: boolean }) {
+/** Per log type, its label key and chip colour (the list's). */
+type TypeLabels = Record<number, readonly [string, string]>;
+
+interface DrawerProps {
+  admin: boolean;
+  typeLabels: TypeLabels;
+  /** Decimals of a dollar amount, as the list shows quota. */
+  quotaDigits: number;
+}
+
+function LogDetailsBody({ record, admin, typeLabels, quotaDigits }: DrawerProps & { record: RaRecord }) {
   const translate = useTranslate();
   const { status } = useStatus();
   const details = detailsOf(record);
   const count = (value: unknown) => (isNumber(value) ? value.toLocaleString('en-US') : undefined);
   const ratio = (value: unknown) => (isNumber(value) ? String(value) : undefined);
   const milliseconds = (value: unknown) => (isNumber(value) && value > 0 ? translate('app.log.drawer.ms', { ms: value.toLocaleString('en-US') }) : undefined);
-  const [typeLabel, typeColor] = LOG_TYPE[Number(record.type) as keyof typeof LOG_TYPE] ?? ['status.log.unknown', 'default'];
+  const [typeLabel, typeColor] = typeLabels[Number(record.type)] ?? ['status.log.unknown', 'default'];
   const requestId = typeof record.request_id === 'string' ? record.request_id : '';
   const channel = channelLabel(record);
   const channelId = Number(record.channel_id ?? 0);
@@ -161,7 +170,7 @@ function LogDetailsBody({ record, admin }: { record: RaRecord; admin: boolean })
     ['app.log.drawer.completion_ratio', ratio(details.completionRatio)],
     ['app.log.drawer.group_ratio', ratio(details.groupRatio)],
     ['app.log.drawer.cache_ratio', ratio(details.cacheRatio)],
-    ['resources.log.fields.quota', inCurrency ? `${formatQuota(quota, status, QUOTA_DIGITS)} (${translate('app.log.drawer.raw_quota', { quota })})` : formatQuota(quota, status)],
+    ['resources.log.fields.quota', inCurrency ? `${formatQuota(quota, status, quotaDigits)} (${translate('app.log.drawer.raw_quota', { quota })})` : formatQuota(quota, status)],
   ];
   const timing: Fact[] = [
     ['resources.log.fields.elapsed_ms', milliseconds(record.elapsed_ms)],
@@ -215,7 +224,7 @@ function LogDetailsBody({ record, admin }: { record: RaRecord; admin: boolean })
 }
 
 /** The drawer for `record` (closed when there is none); Esc, the backdrop and the close button close it. */
-export function LogDrawer({ record, admin, onClose }: { record: RaRecord | undefined; admin: boolean; onClose(): void }) {
+export function LogDrawer({ record, onClose, ...props }: DrawerProps & { record: RaRecord | undefined; onClose(): void }) {
   const translate = useTranslate();
   const titleId = useId();
   return (
@@ -235,7 +244,7 @@ export function LogDrawer({ record, admin, onClose }: { record: RaRecord | undef
           <CloseIcon />
         </IconButton>
       </Stack>
-      <Box sx={{ px: 2, pb: 2 }}>{record && <LogDetailsBody record={record} admin={admin} />}</Box>
+      <Box sx={{ px: 2, pb: 2 }}>{record && <LogDetailsBody record={record} {...props} />}</Box>
     </Drawer>
   );
 }

@@ -28,7 +28,26 @@ import { formatTimestamp, TimestampField } from '../shared/TimestampField';
 import { TitledPage } from '../shared/TitledPage';
 import { LogDrawer } from './LogDrawer';
 import { ChannelIdField, LatencyField, LogContentField, StreamField, TokensField } from './LogFields';
-import { LOG_TYPE, QUOTA_DIGITS, TYPE_CHOICES } from './logTypes';
+
+const LOG_TYPE = {
+  1: ['status.log.topup', 'success'],
+  2: ['status.log.consume', 'info'],
+  3: ['status.log.manage', 'warning'],
+  4: ['status.log.system', 'secondary'],
+  5: ['status.log.error', 'error'],
+} as const;
+
+// one request costs fractions of a cent: rows and their sum show six decimals
+const QUOTA_DIGITS = 6;
+
+// "all" (0) is the empty choice: no type filter
+const TYPE_CHOICES = [
+  { id: 1, name: 'status.log.topup' },
+  { id: 2, name: 'status.log.consume' },
+  { id: 3, name: 'status.log.manage' },
+  { id: 4, name: 'status.log.system' },
+  { id: 5, name: 'status.log.error' },
+];
 
 /** Epoch seconds ↔ the value of an <input type="datetime-local"> (local time, minutes). */
 const toLocalInput = (seconds: unknown) => (Number(seconds) > 0 ? formatTimestamp(Number(seconds)).replace(' ', 'T').slice(0, 16) : '');
@@ -302,7 +321,7 @@ export function LogList() {
             </CardList>
           }
         />
-        <LogDrawer record={opened} admin={admin} onClose={() => setOpened(undefined)} />
+        <LogDrawer record={opened} admin={admin} typeLabels={LOG_TYPE} quotaDigits={QUOTA_DIGITS} onClose={() => setOpened(undefined)} />
       </List>
     </TitledPage>
   );
