@@ -414,6 +414,7 @@ export const appEnglish = {
         http_status: 'HTTP status',
         error_code: 'Error code',
         attempt_channel: 'Channel',
+        attempt_number: 'Try',
         attempt_status: 'Status',
         attempt_reason: 'Reason',
         attempt_ms: 'ms',

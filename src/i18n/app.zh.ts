@@ -416,6 +416,7 @@ export const appChinese: typeof appEnglish = {
         http_status: 'HTTP 状态码',
         error_code: '错误码',
         attempt_channel: '渠道',
+        attempt_number: '次序',
         attempt_status: '状态码',
         attempt_reason: '原因',
         attempt_ms: '毫秒',

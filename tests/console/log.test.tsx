@@ -212,6 +212,27 @@ describe('LogList', () => {
     expect(within(drawer).getByText('Tokens')).toBeInTheDocument();
   }, 30_000);
 
+  it('shows a user their own failed request without naming channels: the tries are numbered', async () => {
+    server.use(
+      http.get('*/api/log/self/', () =>
+        HttpResponse.json({
+          success: true, message: '', data: [{
+            ...row, id: 0, type: 5, quota: 0, content: 'refused', channel_id: 3,
+            details: { status: 502, attempts: [{ channelId: 3, channelName: '', status: 500, reason: 'upstream 500' }, { channelId: 4, channelName: '', status: 0, reason: 'timeout' }] },
+          }],
+        }),
+      ),
+      http.get('*/api/log/self/stat', () => HttpResponse.json({ success: true, message: '', data: { quota: 0, token: 0 } })),
+    );
+    renderLogs(1);
+    fireEvent.click(await screen.findByText('refused'));
+    const drawer = await screen.findByRole('dialog', { name: 'Log details' });
+    expect(within(drawer).queryByText('Channel')).toBeNull();
+    expect(within(drawer).queryByText(/#\d/)).toBeNull();
+    const lines = within(within(drawer).getByRole('table', { name: 'Attempts' })).getAllByRole('row').map((line) => line.textContent);
+    expect(lines).toEqual(['TryStatusReasonms', '1500upstream 500–', '2–timeout–']);
+  }, 30_000);
+
   it('the Error type and a request id filter the list through the URL', async () => {
     server.use(
       http.get('*/api/log/', () => HttpResponse.json({ success: true, message: '', data: [{ ...row, id: 41 }] })),

@@ -81,7 +81,8 @@ function RequestId({ requestId }: { requestId: string }) {
   );
 }
 
-function Attempts({ attempts }: { attempts: NonNullable<LogDetails['attempts']> }) {
+/** Each channel tried; a user (who is never shown channels) sees the tries numbered instead. */
+function Attempts({ attempts, admin }: { attempts: NonNullable<LogDetails['attempts']>; admin: boolean }) {
   const translate = useTranslate();
   const title = translate('app.log.drawer.attempts');
   return (
@@ -89,7 +90,7 @@ function Attempts({ attempts }: { attempts: NonNullable<LogDetails['attempts']> 
       <Table size="small" aria-label={title}>
         <TableHead>
           <TableRow>
-            <TableCell>{translate('app.log.drawer.attempt_channel')}</TableCell>
+            <TableCell>{translate(admin ? 'app.log.drawer.attempt_channel' : 'app.log.drawer.attempt_number')}</TableCell>
             <TableCell align="right">{translate('app.log.drawer.attempt_status')}</TableCell>
             <TableCell>{translate('app.log.drawer.attempt_reason')}</TableCell>
             <TableCell align="right">{translate('app.log.drawer.attempt_ms')}</TableCell>
@@ -98,7 +99,7 @@ function Attempts({ attempts }: { attempts: NonNullable<LogDetails['attempts']> 
         <TableBody>
           {attempts.map((attempt, index) => (
             <TableRow key={index}>
-              <TableCell sx={{ overflowWrap: 'anywhere' }}>{attempt.channelName || (attempt.channelId ? `#${attempt.channelId}` : '–')}</TableCell>
+              <TableCell sx={{ overflowWrap: 'anywhere' }}>{admin ? attempt.channelName || (attempt.channelId ? `#${attempt.channelId}` : '–') : index + 1}</TableCell>
               <TableCell align="right" sx={{ color: attempt.status >= 400 ? 'error.main' : undefined, fontVariantNumeric: 'tabular-nums' }}>
                 {attempt.status || '–'}
               </TableCell>
@@ -147,9 +148,7 @@ function LogDetailsBody({ record, admin, typeLabels, quotaDigits }: DrawerProps 
     ['app.log.drawer.fallback_model', details.fallbackModel],
     [
       'resources.log.fields.channel_id',
-      channel && admin && channelId ? (
-        <Link component={RouterLink} to={`/channel/edit/${channelId}`}>{channel}</Link>
-      ) : channel,
+      admin && channel ? <Link component={RouterLink} to={`/channel/edit/${channelId}`}>{channel}</Link> : undefined,
     ],
     ['resources.log.fields.username', admin && record.username ? String(record.username) : undefined],
     ['resources.log.fields.token_name', record.token_name ? String(record.token_name) : undefined],
@@ -187,7 +186,7 @@ function LogDetailsBody({ record, admin, typeLabels, quotaDigits }: DrawerProps 
       </Section>
       {attempts.length > 0 && (
         <Section title={translate('app.log.drawer.attempts')}>
-          <Attempts attempts={attempts} />
+          <Attempts attempts={attempts} admin={admin} />
         </Section>
       )}
       {relayed && (
