@@ -10,11 +10,12 @@ import { LineChart, lineClasses } from '@mui/x-charts/LineChart';
 import { PieChart } from '@mui/x-charts/PieChart';
 import { useId, useState, type ReactNode } from 'react';
 import type { Dashboard } from '../../common/dashboard';
-import { DataTable, SectionCard, type Column } from './DashboardTables';
+import { DataTable, ErrorsLink, SectionCard, type Column, type ErrorLogPath } from './DashboardTables';
 import { useDashboardFormat } from './format';
 import { useDashboardTranslate } from './useDashboardTranslate';
 
 const CHART_HEIGHT = 260;
+const BUCKET_SECONDS = { hour: 3600, day: 86_400 } as const;
 /** Read by screen readers, not drawn. */
 const visuallyHidden = { position: 'absolute', width: '1px', height: '1px', margin: '-1px', padding: 0, overflow: 'hidden', clip: 'rect(0 0 0 0)', whiteSpace: 'nowrap', border: 0 } as const;
 
@@ -75,7 +76,7 @@ function useChartColors(): string[] {
   ];
 }
 
-export default function DashboardCharts({ data }: { data: Dashboard }) {
+export default function DashboardCharts({ data, errorLog }: { data: Dashboard; errorLog: ErrorLogPath }) {
   const translate = useDashboardTranslate();
   const format = useDashboardFormat();
   const colors = useChartColors();
@@ -107,7 +108,12 @@ export default function DashboardCharts({ data }: { data: Dashboard }) {
             timeColumn,
             { key: 'spend', label: spendLabel, numeric: true, render: (point) => format.money(point.quota) },
             { key: 'requests', label: translate('dashboard.charts.requests'), numeric: true, render: (point) => format.count(point.requests) },
-            { key: 'errors', label: translate('dashboard.charts.errors'), numeric: true, render: (point) => format.count(point.errors) },
+            {
+              key: 'errors',
+              label: translate('dashboard.charts.errors'),
+              numeric: true,
+              render: (point) => <ErrorsLink count={point.errors} to={errorLog({ start_timestamp: point.bucket, end_timestamp: point.bucket + BUCKET_SECONDS[data.granularity] - 1 })} />,
+            },
           ]}
           chart={
             <LineChart
@@ -198,7 +204,7 @@ export default function DashboardCharts({ data }: { data: Dashboard }) {
           columns={[
             { key: 'model', label: translate('dashboard.tables.model'), render: (model) => model.model },
             { key: 'requests', label: translate('dashboard.charts.requests'), numeric: true, render: (model) => format.count(model.requests) },
-            { key: 'errors', label: translate('dashboard.charts.errors'), numeric: true, render: (model) => format.count(model.errors) },
+            { key: 'errors', label: translate('dashboard.charts.errors'), numeric: true, render: (model) => <ErrorsLink count={model.errors} to={errorLog({ model_name: model.model })} /> },
           ]}
           chart={
             <BarChart

@@ -7,11 +7,13 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { lazy, Suspense, useCallback, useMemo } from 'react';
 import { Link as RouterLink, useSearchParams } from 'react-router-dom';
 import type { AdminDashboard, Dashboard } from '../../common/dashboard';
-import { isAdmin } from '../../common/roles';
+import type { LogFilter } from '../../common/records';
+import { isAdmin, LogType } from '../../common/roles';
 import { readStoredUser } from '../authProvider/storage';
 import { dataProvider } from '../dataProvider';
 import { errorMessage } from '../pages/errorMessage';
-import { ChannelHealthCard, TopChannelsTable, TopModelsTable, TopTokensTable, TopUsersTable } from './DashboardTables';
+import { logListPath } from '../resources/log/logLink';
+import { ChannelHealthCard, ErrorsLink, TopChannelsTable, TopModelsTable, TopTokensTable, TopUsersTable, type ErrorLogPath } from './DashboardTables';
 import { DashboardFilters, useFilterOptions } from './DashboardFilters';
 import { defaultGranularity, queryOfView, searchFromView, viewFromSearch, type DashboardView } from './dashboardView';
 import { useDashboardFormat } from './format';
@@ -79,22 +81,44 @@ function EmptyState({ admin }: { admin: boolean }) {
   );
 }
 
-function RangeTotals({ data }: { data: Dashboard }) {
+// stands in for the error count inside the translated sentence, where the count becomes a link
+const ERRORS_MARK = '\u2063errors\u2063';
+
+function RangeTotals({ data, errorLog }: { data: Dashboard; errorLog: ErrorLogPath }) {
   const translate = useDashboardTranslate();
   const format = useDashboardFormat();
   const { totals } = data;
+  const [before, after = ''] = translate('dashboard.totals', {
+    spend: format.money(totals.quota),
+    requests: format.count(totals.requests),
+    errors: ERRORS_MARK,
+    tokens: format.count(totals.prompt_tokens + totals.completion_tokens),
+  }).split(ERRORS_MARK);
   return (
     <Typography variant="body2" color="text.secondary" data-testid="range-totals">
       {translate('dashboard.range.showing', { start: format.dateTime(data.start), end: format.dateTime(data.end) })}
       {' · '}
-      {translate('dashboard.totals', {
-        spend: format.money(totals.quota),
-        requests: format.count(totals.requests),
-        errors: format.count(totals.errors),
-        tokens: format.count(totals.prompt_tokens + totals.completion_tokens),
-      })}
+      {before}
+      <ErrorsLink count={totals.errors} to={errorLog()} />
+      {after}
     </Typography>
   );
+}
+
+/** The log filter matching the dashboard's answer: its range, and its model, channel, user and token when narrowed (admins). */
+function errorLogOf(data: Dashboard | undefined, view: DashboardView, admin: boolean): ErrorLogPath {
+  const user = admin && view.user_id && data && isAdminDashboard(data) ? data.top_users.find((row) => row.user_id === view.user_id)?.username : undefined;
+  const token = view.token_id ? data?.top_tokens.find((row) => row.token_id === view.token_id)?.token_name : undefined;
+  const base: LogFilter = {
+    type: LogType.error,
+    start_timestamp: data?.start,
+    end_timestamp: data?.end,
+    model_name: view.model,
+    channel: admin ? view.channel_id : undefined,
+    username: user,
+    token_name: token,
+  };
+  return (filter = {}) => logListPath({ ...base, ...filter });
 }
 
 const isAdminDashboard = (data: Dashboard): data is AdminDashboard => 'top_users' in data;
@@ -124,6 +148,7 @@ export default function DashboardPage() {
   const granularity = view.granularity ?? data?.granularity ?? defaultGranularity(requested.start ?? 0, requested.end ?? 0);
   const narrow = (patch: Partial<DashboardView>) => setView({ ...view, ...patch });
   const empty = data !== undefined && data.totals.requests === 0 && data.totals.errors === 0;
+  const errorLog = errorLogOf(data, view, admin);
 
   return (
     <Stack spacing={2.5} sx={{ width: '100%', minWidth: 0 }} data-testid="dashboard">
@@ -148,14 +173,14 @@ export default function DashboardPage() {
         </Stack>
       ) : (
         <>
-          <StatCards data={data} />
-          <RangeTotals data={data} />
+          <StatCards data={data} errorLog={errorLog} />
+          <RangeTotals data={data} errorLog={errorLog} />
           {empty ? (
             <EmptyState admin={admin} />
           ) : (
             <>
               <Suspense fallback={<ChartsSkeleton />}>
-                <DashboardCharts data={data} />
+                <DashboardCharts data={data} errorLog={errorLog} />
               </Suspense>
               <Grid container spacing={2}>
                 <Grid size={{ xs: 12, lg: isAdminDashboard(data) ? 6 : 12 }}>
@@ -170,7 +195,7 @@ export default function DashboardPage() {
                       <TopModelsTable rows={data.by_model} totalQuota={data.totals.quota} onFilter={(model) => narrow({ model })} />
                     </Grid>
                     <Grid size={{ xs: 12 }}>
-                      <TopChannelsTable rows={data.top_channels} onFilter={(channel_id) => narrow({ channel_id })} />
+                      <TopChannelsTable rows={data.top_channels} onFilter={(channel_id) => narrow({ channel_id })} errorLog={errorLog} />
                     </Grid>
                   </>
                 )}

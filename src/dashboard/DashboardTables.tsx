@@ -2,6 +2,8 @@
 // admin's channel health. A row's name narrows the dashboard to it.
 import { Box, Card, CardContent, Link, Stack, Table, TableBody, TableCell, TableContainer, TableHead, TableRow, Typography } from '@mui/material';
 import type { ReactNode } from 'react';
+import { Link as RouterLink } from 'react-router-dom';
+import type { LogFilter } from '../../common/records';
 import type { ChannelHealth, ChannelUsage, ModelUsage, TokenUsage, UsageTotals, UserUsage } from '../../common/dashboard';
 import { useDashboardFormat } from './format';
 import { useDashboardTranslate } from './useDashboardTranslate';
@@ -78,6 +80,22 @@ function FilterLink({ name, onFilter }: { name: string; onFilter?: () => void })
   return (
     <Link component="button" type="button" underline="hover" onClick={onFilter} title={translate('dashboard.tables.filter_by', { name })} sx={{ fontSize: 'inherit', textAlign: 'left' }}>
       {name}
+    </Link>
+  );
+}
+
+/** Where a count of failed requests leads: the log's error rows behind it (narrowed by `filter`). */
+export type ErrorLogPath = (filter?: LogFilter) => string;
+
+/** A count of failed requests, opening the log at those rows; zero is plain text. */
+export function ErrorsLink({ count, to, children }: { count: number; to: string; children?: ReactNode }) {
+  const translate = useDashboardTranslate();
+  const format = useDashboardFormat();
+  const text = children ?? format.count(count);
+  if (count <= 0) return <>{text}</>;
+  return (
+    <Link component={RouterLink} to={to} underline="always" color="error" title={translate('dashboard.errors_link', { count: format.count(count) })} data-testid="errors-link">
+      {text}
     </Link>
   );
 }
@@ -167,7 +185,7 @@ export function TopModelsTable({ rows, totalQuota, onFilter }: { rows: ModelUsag
   );
 }
 
-export function TopChannelsTable({ rows, onFilter }: { rows: ChannelUsage[]; onFilter(channelId: number): void }) {
+export function TopChannelsTable({ rows, onFilter, errorLog }: { rows: ChannelUsage[]; onFilter(channelId: number): void; errorLog: ErrorLogPath }) {
   const translate = useDashboardTranslate();
   const format = useDashboardFormat();
   const title = translate('dashboard.tables.top_channels');
@@ -178,7 +196,7 @@ export function TopChannelsTable({ rows, onFilter }: { rows: ChannelUsage[]; onF
       render: (row) => <FilterLink name={row.channel_name || translate('dashboard.tables.deleted', { id: row.channel_id })} onFilter={() => onFilter(row.channel_id)} />,
     },
     { key: 'requests', label: translate('dashboard.tables.requests'), numeric: true, render: (row) => format.count(row.requests) },
-    { key: 'errors', label: translate('dashboard.tables.errors'), numeric: true, render: (row) => format.count(row.errors) },
+    { key: 'errors', label: translate('dashboard.tables.errors'), numeric: true, render: (row) => <ErrorsLink count={row.errors} to={errorLog({ channel: row.channel_id })} /> },
     {
       key: 'error_rate',
       label: translate('dashboard.tables.error_rate'),

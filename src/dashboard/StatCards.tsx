@@ -8,6 +8,7 @@ import { Box, Card, CardContent, Grid, Skeleton, Typography } from '@mui/materia
 import type { ReactNode } from 'react';
 import type { Dashboard, UsageTotals } from '../../common/dashboard';
 import { Balance } from '../resources/shared/QuotaField';
+import { ErrorsLink, type ErrorLogPath } from './DashboardTables';
 import { useDashboardFormat } from './format';
 import { useDashboardTranslate } from './useDashboardTranslate';
 
@@ -39,26 +40,38 @@ function StatCard({ id, icon, label, help, figure, details }: { id: string; icon
   );
 }
 
-function UsageDetails({ totals }: { totals: UsageTotals }) {
+function UsageDetails({ totals, errorsTo }: { totals: UsageTotals; errorsTo: string }) {
   const translate = useDashboardTranslate();
   const format = useDashboardFormat();
   const parts = [
     translate('dashboard.cards.requests', { count: format.count(totals.requests) }),
     translate('dashboard.cards.tokens', { count: format.count(totals.prompt_tokens + totals.completion_tokens) }),
-  ];
-  if (totals.errors > 0) parts.push(translate('dashboard.cards.errors', { count: format.count(totals.errors) }));
-  return <>{parts.join(' · ')}</>;
+  ].join(' · ');
+  if (totals.errors <= 0) return <>{parts}</>;
+  return (
+    <>
+      {parts}
+      {' · '}
+      <ErrorsLink count={totals.errors} to={errorsTo}>
+        {translate('dashboard.cards.errors', { count: format.count(totals.errors) })}
+      </ErrorsLink>
+    </>
+  );
 }
 
 const iconSx = { fontSize: 20 } as const;
 
-export function StatCards({ data }: { data: Dashboard }) {
+const DAY = 86_400;
+
+export function StatCards({ data, errorLog }: { data: Dashboard; errorLog: ErrorLogPath }) {
   const translate = useDashboardTranslate();
   const format = useDashboardFormat();
+  const now = Math.floor(Date.now() / 1000);
+  // the windows' starts as the server counts them: today from 00:00 UTC
   const windows = [
-    { id: 'today', icon: <TodayOutlinedIcon sx={iconSx} />, totals: data.today, help: translate('dashboard.cards.today_help') },
-    { id: 'last_7_days', icon: <DateRangeOutlinedIcon sx={iconSx} />, totals: data.last_7_days },
-    { id: 'last_30_days', icon: <CalendarMonthOutlinedIcon sx={iconSx} />, totals: data.last_30_days },
+    { id: 'today', icon: <TodayOutlinedIcon sx={iconSx} />, totals: data.today, help: translate('dashboard.cards.today_help'), start: now - (now % DAY) },
+    { id: 'last_7_days', icon: <DateRangeOutlinedIcon sx={iconSx} />, totals: data.last_7_days, start: now - 7 * DAY },
+    { id: 'last_30_days', icon: <CalendarMonthOutlinedIcon sx={iconSx} />, totals: data.last_30_days, start: now - 30 * DAY },
   ];
   return (
     <Grid container spacing={2}>
@@ -79,7 +92,7 @@ export function StatCards({ data }: { data: Dashboard }) {
             label={translate(`dashboard.cards.${window.id}`)}
             help={window.help}
             figure={format.money(window.totals.quota)}
-            details={<UsageDetails totals={window.totals} />}
+            details={<UsageDetails totals={window.totals} errorsTo={errorLog({ start_timestamp: window.start, end_timestamp: undefined })} />}
           />
         </Grid>
       ))}

@@ -7,7 +7,7 @@
 //                     default list asks exactly what one-api's console asks. Facets:
 //                     channel status, type, group; token and redemption status; user role, status.
 //   log resource    → GET /api/log/?p=&page_size=&sort=&order=&type=&username=&token_name=&model_name=
-//                       &start_timestamp=&end_timestamp=&channel=
+//                       &start_timestamp=&end_timestamp=&channel=&request_id=
 //                     (non-admins: GET /api/log/self/?... without username and channel)
 // getOne            → GET /api/{resource}/{id}
 // getMany           → getOne for each id
@@ -133,6 +133,7 @@ function logFilters(filter: Record<string, unknown>, admin: boolean) {
     start_timestamp: pick('start_timestamp'),
     end_timestamp: pick('end_timestamp'),
     channel: admin ? pick('channel') : undefined,
+    request_id: pick('request_id')?.trim() || undefined,
   };
 }
 

@@ -43,6 +43,7 @@ export const dashboardEnglish = {
       tokens: '%{count} tokens',
       errors: '%{count} errors',
     },
+    errors_link: 'Show these %{count} failed requests in the log',
     totals: 'In this range: %{spend} spent, %{requests} requests, %{errors} errors, %{tokens} tokens',
     charts: {
       spend_over_time: 'Spend over time',

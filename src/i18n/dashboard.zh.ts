@@ -43,6 +43,7 @@ export const dashboardChinese = {
       tokens: '%{count} tokens',
       errors: '%{count} 次失败',
     },
+    errors_link: '在日志中查看这 %{count} 次失败的请求',
     totals: '所选范围内：花费 %{spend}，请求 %{requests} 次，失败 %{errors} 次，共 %{tokens} tokens',
     charts: {
       spend_over_time: '花费趋势',

@@ -245,6 +245,24 @@ describe('dashboard for an admin', { timeout: 30_000 }, () => {
     expect(currentSearch).toBe('');
   });
 
+  it('links each error count to the log filtered to those failed rows', async () => {
+    signIn(10);
+    server.use(http.get('*/api/dashboard/admin', () => ok(adminDashboard)));
+    renderAt('?model=gpt-4o');
+    await screen.findByTestId('stat-balance');
+    const filterOf = (link: HTMLElement) => {
+      const url = new URL(link.getAttribute('href')!, 'http://console');
+      expect(url.pathname).toBe('/log');
+      return JSON.parse(url.searchParams.get('filter')!);
+    };
+    const totals = within(screen.getByTestId('range-totals')).getByRole('link', { name: '12' });
+    expect(totals).toHaveAttribute('title', 'Show these 12 failed requests in the log');
+    expect(filterOf(totals)).toEqual({ type: 5, start_timestamp: adminDashboard.start, end_timestamp: adminDashboard.end, model_name: 'gpt-4o' });
+    const channels = screen.getByRole('table', { name: 'Top channels' });
+    const main = within(within(channels).getByRole('button', { name: 'openai-main' }).closest('tr') as HTMLElement).getByRole('link', { name: '12' });
+    expect(filterOf(main)).toMatchObject({ type: 5, channel: 4, model_name: 'gpt-4o' });
+  });
+
   it('speaks Chinese', async () => {
     signIn(100);
     server.use(http.get('*/api/dashboard/admin', () => ok(adminDashboard)));

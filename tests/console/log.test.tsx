@@ -1,6 +1,6 @@
 // The log page: which endpoints it reads for admins and for users, the default
-// window, the stat line and the extra columns.
-import { cleanup, render, screen, within } from '@testing-library/react';
+// window, the stat line, the extra columns, the filters' URLs and a row's drawer.
+import { cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import { http, HttpResponse } from 'msw';
 import { AdminContext, memoryStore, ResourceContextProvider } from 'react-admin';
 import { MemoryRouter, Route, Routes } from 'react-router-dom';
@@ -143,5 +143,110 @@ describe('LogList', () => {
     } finally {
       await i18nProvider.changeLocale('en');
     }
+  }, 30_000);
+
+  it('opens a failed row in a drawer: the channel by name, every attempt, and how the quota was computed', async () => {
+    const failed = {
+      ...row, id: 51, type: 5, quota: 0, content: 'all channels failed: upstream answered 500', request_id: 'req_fail_51', channel_id: 4, channel_name: 'openai-backup',
+      details: {
+        protocol: 'openai', operation: 'chat', status: 502, retries: 1, errorCode: 'upstream_error',
+        attempts: [
+          { channelId: 3, channelName: 'azure-east', status: 500, reason: 'The server had an error.', ms: 120 },
+          { channelId: 4, channelName: 'openai-backup', status: 503, reason: 'overloaded', ms: 80 },
+        ],
+      },
+    };
+    const charged = {
+      ...row, id: 52, content: 'charged', request_id: 'req_ok_52', channel_name: 'azure-east',
+      details: { cachedTokens: 8, reasoningTokens: 5, ttftMs: 350, modelRatio: 15, completionRatio: 2, groupRatio: 1, formula: '(12 + 30 × 2) × 15 × 1 = 1080' },
+    };
+    server.use(
+      http.get('*/api/log/', () => HttpResponse.json({ success: true, message: '', data: [failed, charged] })),
+      http.get('*/api/log/stat', () => HttpResponse.json({ success: true, message: '', data: { quota: 0, token: 0 } })),
+    );
+    const seen = renderLogs(10);
+    // newest first by time, not by id
+    await expect.poll(() => seen.some((url) => url.pathname === '/api/log/' && url.searchParams.get('sort') === 'created_at' && url.searchParams.get('order') === 'desc')).toBe(true);
+
+    const failedRow = (await screen.findByText('all channels failed: upstream answered 500')).closest('tr') as HTMLElement;
+    // the list names the channel too
+    expect(within(failedRow).getByRole('link', { name: 'openai-backup' })).toHaveAttribute('href', '/channel/edit/4');
+    fireEvent.click(within(failedRow).getByText('Error'));
+    const drawer = await screen.findByRole('dialog', { name: 'Log details' });
+    expect(within(drawer).getByText('Error')).toBeInTheDocument();
+    expect(within(drawer).getByText('req_fail_51')).toBeInTheDocument();
+    expect(within(drawer).getByRole('link', { name: 'openai-backup' })).toHaveAttribute('href', '/channel/edit/4');
+    expect(within(drawer).getByText('openai · chat')).toBeInTheDocument();
+    const attempts = within(drawer).getByRole('table', { name: 'Attempts' });
+    const lines = within(attempts).getAllByRole('row').map((line) => line.textContent);
+    expect(lines).toEqual(['ChannelStatusReasonms', 'azure-east500The server had an error.120', 'openai-backup503overloaded80']);
+    fireEvent.keyDown(drawer, { key: 'Escape' });
+    await expect.poll(() => screen.queryByRole('dialog')).toBeNull();
+
+    // the keyboard's way in: the row's details button
+    const second = screen.getByText('charged').closest('tr') as HTMLElement;
+    fireEvent.click(within(second).getByRole('button', { name: 'Open the details of this log' }));
+    const priced = await screen.findByRole('dialog', { name: 'Log details' });
+    expect(within(priced).getByText('How was this computed?')).toBeInTheDocument();
+    expect(within(priced).getByTestId('log-formula')).toHaveTextContent('(12 + 30 × 2) × 15 × 1 = 1080');
+    expect(within(priced).getByText('$0.003000 (1500 quota)')).toBeInTheDocument();
+    expect(within(priced).getByText('350 ms')).toBeInTheDocument();
+    expect(within(priced).getByText('1,234 ms')).toBeInTheDocument();
+    const cached = within(priced).getByText('Cached');
+    expect(cached.nextElementSibling).toHaveTextContent('8');
+    fireEvent.click(within(priced).getByRole('button', { name: 'Close the details' }));
+    await expect.poll(() => screen.queryByRole('dialog')).toBeNull();
+  }, 30_000);
+
+  it('shows an old row without details, and a row without a channel name by its id', async () => {
+    server.use(
+      http.get('*/api/log/', () => HttpResponse.json({ success: true, message: '', data: [{ ...row, id: 61, content: 'old row' }] })),
+      http.get('*/api/log/stat', () => HttpResponse.json({ success: true, message: '', data: { quota: 0, token: 0 } })),
+    );
+    renderLogs(10);
+    fireEvent.click(await screen.findByText('old row'));
+    const drawer = await screen.findByRole('dialog', { name: 'Log details' });
+    expect(within(drawer).getByRole('link', { name: '#3' })).toBeInTheDocument();
+    expect(within(drawer).queryByRole('table', { name: 'Attempts' })).toBeNull();
+    expect(within(drawer).queryByText('How was this computed?')).toBeNull();
+    expect(within(drawer).getByText('Tokens')).toBeInTheDocument();
+  }, 30_000);
+
+  it('shows a user their own failed request without naming channels: the tries are numbered', async () => {
+    server.use(
+      http.get('*/api/log/self/', () =>
+        HttpResponse.json({
+          success: true, message: '', data: [{
+            ...row, id: 0, type: 5, quota: 0, content: 'refused', channel_id: 3,
+            details: { status: 502, attempts: [{ channelId: 3, channelName: '', status: 500, reason: 'upstream 500' }, { channelId: 4, channelName: '', status: 0, reason: 'timeout' }] },
+          }],
+        }),
+      ),
+      http.get('*/api/log/self/stat', () => HttpResponse.json({ success: true, message: '', data: { quota: 0, token: 0 } })),
+    );
+    renderLogs(1);
+    fireEvent.click(await screen.findByText('refused'));
+    const drawer = await screen.findByRole('dialog', { name: 'Log details' });
+    expect(within(drawer).queryByText('Channel')).toBeNull();
+    expect(within(drawer).queryByText(/#\d/)).toBeNull();
+    const lines = within(within(drawer).getByRole('table', { name: 'Attempts' })).getAllByRole('row').map((line) => line.textContent);
+    expect(lines).toEqual(['TryStatusReasonms', '1500upstream 500–', '2–timeout–']);
+  }, 30_000);
+
+  it('the Error type and a request id filter the list through the URL', async () => {
+    server.use(
+      http.get('*/api/log/', () => HttpResponse.json({ success: true, message: '', data: [{ ...row, id: 41 }] })),
+      http.get('*/api/log/stat', () => HttpResponse.json({ success: true, message: '', data: { quota: 0, token: 0 } })),
+    );
+    const seen = renderLogs(10);
+    await screen.findByText('model ratio 15.00, group ratio 1.00');
+    fireEvent.mouseDown(screen.getByRole('combobox', { name: 'Type' }));
+    fireEvent.click(await screen.findByRole('option', { name: 'Error' }));
+    await expect.poll(() => seen.some((url) => url.pathname === '/api/log/' && url.searchParams.get('type') === '5'), { timeout: 5000 }).toBe(true);
+    fireEvent.change(document.querySelector('input[name="request_id"]')!, { target: { value: 'req_fail_51' } });
+    await expect
+      .poll(() => seen.find((url) => url.pathname === '/api/log/' && url.searchParams.get('request_id') === 'req_fail_51')?.searchParams.get('type'), { timeout: 5000 })
+      .toBe('5');
+    expect(await screen.findByText('Request ID: req_fail_51')).toBeInTheDocument();
   }, 30_000);
 });

@@ -1,8 +1,8 @@
 // The log table's cells beyond plain text: token counts (with the mark for
-// counts the gateway estimated), latency, the stream flag, the channel link, and
+// counts the gateway estimated), latency, the stream flag, the channel link (by name), and
 // the details (the log's text and the request id).
 import { Box, Chip, Link, Tooltip, Typography } from '@mui/material';
-import { useRecordContext, useTranslate } from 'react-admin';
+import { useRecordContext, useTranslate, type RaRecord } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
 import { useStatus } from '../../layout/status';
 import { quotaInText } from '../../quota';
@@ -41,15 +41,23 @@ export function StreamField(_: CellProps) {
   return <Chip size="small" variant="outlined" label={translate('app.log.stream')} />;
 }
 
-/** The channel a request went through, opening that channel (admins). */
+/** The row's channel by name; "#id" only when the name is unknown (old rows, deleted channels). */
+export function channelLabel(record: RaRecord): string {
+  const name = typeof record.channel_name === 'string' ? record.channel_name.trim() : '';
+  if (name) return name;
+  const id = Number(record.channel_id ?? 0);
+  return id ? `#${id}` : '';
+}
+
+/** The channel a request went through, by name when the row has it, opening that channel (admins). */
 export function ChannelIdField(_: CellProps) {
   const record = useRecordContext();
   const translate = useTranslate();
   const id = Number(record?.channel_id ?? 0);
-  if (!id) return null;
+  if (!record || !id) return null;
   return (
     <Link component={RouterLink} to={`/channel/edit/${id}`} variant="body2" title={translate('app.lists.open_channel', { id })} onClick={(event) => event.stopPropagation()}>
-      #{id}
+      {channelLabel(record)}
     </Link>
   );
 }

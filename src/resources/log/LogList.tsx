@@ -3,10 +3,14 @@
 // now, fixed when the page opens, with presets for today, 7 and 30 days; the
 // line above the table sums the quota spent within the filters. A row's
 // channel and user open their records; its token keeps only that token's logs.
-import { Box, Button, ButtonGroup, Link, Typography } from '@mui/material';
+// A click on a row (or its details button) opens the row in full in a drawer.
+// Newest first by time: rows are written when a request ends, so ids are not in time order.
+import { Box, Button, ButtonGroup, IconButton, Link, Typography } from '@mui/material';
+import OpenInFullIcon from '@mui/icons-material/OpenInFull';
 import { useEffect, useMemo, useState, type MouseEvent } from 'react';
 import {
   AutocompleteInput, Datagrid, List, SelectInput, TextField, TextInput, useDataProvider, useGetList, useListContext, useRecordContext, useTranslate,
+  type RaRecord,
 } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
 import { isAdmin } from '../../../common/roles';
@@ -22,6 +26,7 @@ import { QuotaField } from '../shared/QuotaField';
 import { StatusChip } from '../shared/StatusChip';
 import { formatTimestamp, TimestampField } from '../shared/TimestampField';
 import { TitledPage } from '../shared/TitledPage';
+import { LogDrawer } from './LogDrawer';
 import { ChannelIdField, LatencyField, LogContentField, StreamField, TokensField } from './LogFields';
 
 const LOG_TYPE = {
@@ -181,6 +186,7 @@ function LogFilters({ defaults }: { defaults: Record<string, unknown> }) {
             model_name: { label: 'resources.log.fields.model_name' },
             username: { label: 'resources.log.fields.username' },
             channel: { label: 'resources.log.fields.channel_id', format: (value) => `#${value}` },
+            request_id: { label: 'resources.log.fields.request_id' },
             start_timestamp: { label: 'app.log.start_time', format: (value) => formatTimestamp(Number(value)) },
             end_timestamp: { label: 'app.log.end_time', format: (value) => formatTimestamp(Number(value)) },
           }}
@@ -227,10 +233,32 @@ function UsernameLinkField(_: { label?: string; sortBy?: string }) {
   );
 }
 
+/** Opens the row's drawer: the keyboard's way to what a click on the row does. */
+function OpenDetailsField({ onOpen }: { label?: string; sortable?: boolean; onOpen(record: RaRecord): void }) {
+  const record = useRecordContext();
+  const translate = useTranslate();
+  if (!record) return null;
+  const label = translate('app.log.drawer.open');
+  return (
+    <IconButton
+      size="small"
+      aria-label={label}
+      title={label}
+      onClick={(event: MouseEvent) => {
+        event.stopPropagation();
+        onOpen(record);
+      }}
+    >
+      <OpenInFullIcon fontSize="inherit" />
+    </IconButton>
+  );
+}
+
 export function LogList() {
   const admin = isAdmin(readStoredUser()?.role);
   // computed once per visit, so the window holds still while the page is open
   const defaults = useMemo(() => ({ start_timestamp: 0, end_timestamp: Math.floor(Date.now() / 1000) + 3600 }), []);
+  const [opened, setOpened] = useState<RaRecord>();
   const filters = [
     <SelectInput
       key="type"
@@ -244,18 +272,25 @@ export function LogList() {
     />,
     <TokenPicker key="token_name" source="token_name" alwaysOn />,
     <ModelPicker key="model_name" source="model_name" admin={admin} alwaysOn />,
+    <TextInput key="request_id" source="request_id" label="resources.log.fields.request_id" helperText={false} resettable alwaysOn />,
     <DateTimeFilter key="start" source="start_timestamp" label="app.log.start_time" alwaysOn />,
     <DateTimeFilter key="end" source="end_timestamp" label="app.log.end_time" alwaysOn />,
     ...(admin ? [<UserPicker key="username" source="username" alwaysOn />, <ChannelPicker key="channel" source="channel" alwaysOn />] : []),
   ];
   return (
     <TitledPage title={admin ? 'app.log.title_all' : 'app.log.title_self'}>
-      <List {...listDefaults} title="app.log.title_all" actions={false} filters={filters} filterDefaultValues={defaults} storeKey={false}>
+      <List {...listDefaults} title="app.log.title_all" actions={false} filters={filters} filterDefaultValues={defaults} storeKey={false} sort={{ field: 'created_at', order: 'DESC' }}>
         <LogFilters defaults={defaults} />
         <LogStat admin={admin} />
         <ListBody
           table={
-            <Datagrid bulkActionButtons={false} rowClick={false} sx={{ ...tableSx, '& td.column-content': { whiteSpace: 'normal', minWidth: 220, maxWidth: 480, overflowWrap: 'anywhere' } }}>
+            <Datagrid
+              bulkActionButtons={false}
+              rowClick={(_id, _resource, record) => {
+                setOpened(record);
+                return false;
+              }}
+              sx={{ ...tableSx, '& td.column-content': { whiteSpace: 'normal', minWidth: 220, maxWidth: 480, overflowWrap: 'anywhere' } }}>
               <TimestampField source="created_at" label="resources.log.fields.created_at" />
               {admin && <UsernameLinkField label="resources.log.fields.username" sortBy="username" />}
               <TokenNameField label="resources.log.fields.token_name" sortBy="token_name" />
@@ -268,10 +303,11 @@ export function LogList() {
               <StreamField label="resources.log.fields.is_stream" sortable={false} />
               {admin && <ChannelIdField label="resources.log.fields.channel_id" sortBy="channel_id" />}
               <LogContentField source="content" label="resources.log.fields.content" sortable={false} />
+              <OpenDetailsField label="app.log.drawer.details" sortable={false} onOpen={setOpened} />
             </Datagrid>
           }
           cards={
-            <CardList title={<><TimestampField source="created_at" /> <TextField source="model_name" /></>}>
+            <CardList title={<><TimestampField source="created_at" /> <TextField source="model_name" /></>} onOpen={setOpened} actions={<OpenDetailsField onOpen={setOpened} />}>
               <div>
                 <StatusChip source="type" labels={LOG_TYPE as never} />
                 <StreamField />
@@ -285,6 +321,7 @@ export function LogList() {
             </CardList>
           }
         />
+        <LogDrawer record={opened} admin={admin} typeLabels={LOG_TYPE} quotaDigits={QUOTA_DIGITS} onClose={() => setOpened(undefined)} />
       </List>
     </TitledPage>
   );

@@ -6,7 +6,7 @@ import type { ReactNode } from 'react';
 import { RecordContextProvider, useListContext, useTranslate, type RaRecord } from 'react-admin';
 import { useNavigate } from 'react-router-dom';
 
-export function CardList({ title, children, actions, linkTo }: {
+export function CardList({ title, children, actions, linkTo, onOpen }: {
   /** The card's heading (rendered with the record in context). */
   title: ReactNode;
   /** The record's key facts, one per line. */
@@ -14,6 +14,8 @@ export function CardList({ title, children, actions, linkTo }: {
   actions?: ReactNode;
   /** Where a tap on the card goes; none: the card does not open anything. */
   linkTo?: (record: RaRecord) => string | undefined;
+  /** What a tap on the card does when it goes nowhere (the log opens its drawer). */
+  onOpen?: (record: RaRecord) => void;
 }) {
   const { data, isPending } = useListContext();
   const navigate = useNavigate();
@@ -30,13 +32,14 @@ export function CardList({ title, children, actions, linkTo }: {
     <Stack spacing={1} sx={{ p: 1 }} data-testid="card-list">
       {data.map((record) => {
         const target = linkTo?.(record);
+        const open = target ? () => navigate(target) : onOpen ? () => onOpen(record) : undefined;
         return (
           <RecordContextProvider key={record.id} value={record}>
             <Card
               variant="outlined"
               data-testid="list-card"
-              onClick={target ? () => navigate(target) : undefined}
-              sx={target ? { cursor: 'pointer' } : undefined}
+              onClick={open}
+              sx={open ? { cursor: 'pointer' } : undefined}
             >
               <CardContent sx={{ p: 1.5, '&:last-child': { pb: 1 } }}>
                 <Box sx={{ display: 'flex', alignItems: 'center', gap: 1, minWidth: 0 }}>

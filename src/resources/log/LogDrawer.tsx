@@ -1,0 +1,249 @@
+// One log row in full, in a drawer over the list: what the request was, every
+// channel tried, the tokens, the prices and the quota computation with its
+// numbers, and the timing. Rows written before the gateway kept details (and
+// rows that are not relays) carry only some of this: what is absent is left out.
+import CloseIcon from '@mui/icons-material/Close';
+import ContentCopyIcon from '@mui/icons-material/ContentCopy';
+import {
+  Box, Chip, Drawer, IconButton, Link, Stack, Table, TableBody, TableCell, TableContainer, TableHead, TableRow, Tooltip, Typography,
+} from '@mui/material';
+import { useId, type ReactNode } from 'react';
+import { useTranslate, type RaRecord } from 'react-admin';
+import { Link as RouterLink } from 'react-router-dom';
+import type { LogDetails } from '../../../common/records';
+import { useStatus } from '../../layout/status';
+import { useNotice } from '../../layout/notice';
+import { formatQuota, quotaInText, quotaUnit } from '../../quota';
+import { copyText } from '../shared/clipboard';
+import { formatTimestamp } from '../shared/TimestampField';
+import { channelLabel } from './LogFields';
+
+type Fact = [label: string, value: ReactNode];
+
+const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+
+/** The details object, or an empty one when the row has none (or the server sent something else). */
+export function detailsOf(record: RaRecord | undefined): LogDetails {
+  const details = record?.details;
+  return details && typeof details === 'object' && !Array.isArray(details) ? (details as LogDetails) : {};
+}
+
+function Section({ title, children }: { title: string; children: ReactNode }) {
+  const id = useId();
+  return (
+    <Box component="section" aria-labelledby={id} sx={{ py: 1.5, borderTop: 1, borderColor: 'divider', '&:first-of-type': { borderTop: 0 } }}>
+      <Typography id={id} variant="subtitle1" component="h3" sx={{ fontWeight: 700, mb: 1 }}>
+        {title}
+      </Typography>
+      {children}
+    </Box>
+  );
+}
+
+/** Label and value pairs; the ones without a value are not shown. */
+function Facts({ facts }: { facts: Fact[] }) {
+  const translate = useTranslate();
+  const shown = facts.filter(([, value]) => value !== undefined && value !== null && value !== '');
+  return (
+    <Box component="dl" sx={{ display: 'grid', gridTemplateColumns: 'minmax(7rem, max-content) minmax(0, 1fr)', columnGap: 2, rowGap: 0.75, m: 0 }}>
+      {shown.map(([label, value]) => (
+        <Box key={label} sx={{ display: 'contents' }}>
+          <Typography component="dt" variant="body2" color="text.secondary">
+            {translate(label)}
+          </Typography>
+          <Typography component="dd" variant="body2" sx={{ m: 0, overflowWrap: 'anywhere', fontVariantNumeric: 'tabular-nums' }}>
+            {value}
+          </Typography>
+        </Box>
+      ))}
+    </Box>
+  );
+}
+
+function RequestId({ requestId }: { requestId: string }) {
+  const translate = useTranslate();
+  const notice = useNotice();
+  const copy = async () => {
+    if (await copyText(requestId)) notice('app.common.copied', 'success');
+    else notice('app.errors.copy_manually', 'warning', { value: requestId });
+  };
+  return (
+    <Box component="span" sx={{ display: 'inline-flex', alignItems: 'center', gap: 0.5, maxWidth: '100%' }}>
+      <Box component="code" sx={{ fontFamily: 'monospace', userSelect: 'all', overflowWrap: 'anywhere' }}>
+        {requestId}
+      </Box>
+      <Tooltip title={translate('app.log.drawer.copy_request_id')}>
+        <IconButton size="small" onClick={copy} aria-label={translate('app.log.drawer.copy_request_id')}>
+          <ContentCopyIcon fontSize="inherit" />
+        </IconButton>
+      </Tooltip>
+    </Box>
+  );
+}
+
+/** Each channel tried; a user (who is never shown channels) sees the tries numbered instead. */
+function Attempts({ attempts, admin }: { attempts: NonNullable<LogDetails['attempts']>; admin: boolean }) {
+  const translate = useTranslate();
+  const title = translate('app.log.drawer.attempts');
+  return (
+    <TableContainer sx={{ overflowX: 'auto' }}>
+      <Table size="small" aria-label={title}>
+        <TableHead>
+          <TableRow>
+            <TableCell>{translate(admin ? 'app.log.drawer.attempt_channel' : 'app.log.drawer.attempt_number')}</TableCell>
+            <TableCell align="right">{translate('app.log.drawer.attempt_status')}</TableCell>
+            <TableCell>{translate('app.log.drawer.attempt_reason')}</TableCell>
+            <TableCell align="right">{translate('app.log.drawer.attempt_ms')}</TableCell>
+          </TableRow>
+        </TableHead>
+        <TableBody>
+          {attempts.map((attempt, index) => (
+            <TableRow key={index}>
+              <TableCell sx={{ overflowWrap: 'anywhere' }}>{admin ? attempt.channelName || (attempt.channelId ? `#${attempt.channelId}` : '–') : index + 1}</TableCell>
+              <TableCell align="right" sx={{ color: attempt.status >= 400 ? 'error.main' : undefined, fontVariantNumeric: 'tabular-nums' }}>
+                {attempt.status || '–'}
+              </TableCell>
+              <TableCell sx={{ overflowWrap: 'anywhere', minWidth: 120 }}>{attempt.reason || '–'}</TableCell>
+              <TableCell align="right" sx={{ fontVariantNumeric: 'tabular-nums' }}>{isNumber(attempt.ms) ? attempt.ms : '–'}</TableCell>
+            </TableRow>
+          ))}
+        </TableBody>
+      </Table>
+    </TableContainer>
+  );
+}
+
+/** Per log type, its label key and chip colour (the list's). */
+type TypeLabels = Record<number, readonly [string, string]>;
+
+interface DrawerProps {
+  admin: boolean;
+  typeLabels: TypeLabels;
+  /** Decimals of a dollar amount, as the list shows quota. */
+  quotaDigits: number;
+}
+
+function LogDetailsBody({ record, admin, typeLabels, quotaDigits }: DrawerProps & { record: RaRecord }) {
+  const translate = useTranslate();
+  const { status } = useStatus();
+  const details = detailsOf(record);
+  const count = (value: unknown) => (isNumber(value) ? value.toLocaleString('en-US') : undefined);
+  const ratio = (value: unknown) => (isNumber(value) ? String(value) : undefined);
+  const milliseconds = (value: unknown) => (isNumber(value) && value > 0 ? translate('app.log.drawer.ms', { ms: value.toLocaleString('en-US') }) : undefined);
+  const [typeLabel, typeColor] = typeLabels[Number(record.type)] ?? ['status.log.unknown', 'default'];
+  const requestId = typeof record.request_id === 'string' ? record.request_id : '';
+  const channel = channelLabel(record);
+  const channelId = Number(record.channel_id ?? 0);
+  const quota = Number(record.quota ?? 0);
+  const attempts = Array.isArray(details.attempts) ? details.attempts : [];
+  const protocol = [details.protocol, details.operation].filter(Boolean).join(' · ');
+  const { inCurrency } = quotaUnit(status);
+
+  const summary: Fact[] = [
+    ['resources.log.fields.created_at', record.created_at ? formatTimestamp(Number(record.created_at)) : undefined],
+    ['resources.log.fields.type', <Chip size="small" variant="outlined" color={typeColor as 'default'} label={translate(typeLabel)} />],
+    ['resources.log.fields.request_id', requestId ? <RequestId requestId={requestId} /> : undefined],
+    ['app.log.drawer.protocol', protocol],
+    ['resources.log.fields.model_name', record.model_name ? String(record.model_name) : undefined],
+    ['app.log.drawer.fallback_model', details.fallbackModel],
+    [
+      'resources.log.fields.channel_id',
+      admin && channel ? <Link component={RouterLink} to={`/channel/edit/${channelId}`}>{channel}</Link> : undefined,
+    ],
+    ['resources.log.fields.username', admin && record.username ? String(record.username) : undefined],
+    ['resources.log.fields.token_name', record.token_name ? String(record.token_name) : undefined],
+    ['resources.log.fields.is_stream', record.type === 2 || record.type === 5 || record.is_stream ? translate(record.is_stream ? 'ra.boolean.true' : 'ra.boolean.false') : undefined],
+    ['app.log.drawer.http_status', isNumber(details.status) ? String(details.status) : undefined],
+    ['app.log.drawer.error_code', details.errorCode ? <code>{details.errorCode}</code> : undefined],
+    ['resources.log.fields.content', record.content ? quotaInText(String(record.content), status) : undefined],
+  ];
+  const tokens: Fact[] = [
+    ['resources.log.fields.prompt_tokens', count(record.prompt_tokens)],
+    ['resources.log.fields.completion_tokens', count(record.completion_tokens)],
+    ['app.log.drawer.cached_tokens', count(details.cachedTokens)],
+    ['app.log.drawer.cache_write_tokens', count(details.cacheWriteTokens)],
+    ['app.log.drawer.reasoning_tokens', count(details.reasoningTokens)],
+  ];
+  const price: Fact[] = [
+    ['app.log.drawer.model_ratio', ratio(details.modelRatio)],
+    ['app.log.drawer.completion_ratio', ratio(details.completionRatio)],
+    ['app.log.drawer.group_ratio', ratio(details.groupRatio)],
+    ['app.log.drawer.cache_ratio', ratio(details.cacheRatio)],
+    ['resources.log.fields.quota', inCurrency ? `${formatQuota(quota, status, quotaDigits)} (${translate('app.log.drawer.raw_quota', { quota })})` : formatQuota(quota, status)],
+  ];
+  const timing: Fact[] = [
+    ['resources.log.fields.elapsed_ms', milliseconds(record.elapsed_ms)],
+    ['app.log.drawer.ttft', milliseconds(details.ttftMs)],
+    ['app.log.drawer.retries', isNumber(details.retries) && details.retries > 0 ? String(details.retries) : undefined],
+  ];
+  const relayed = record.type === 2 || record.type === 5 || attempts.length > 0;
+  const timed = timing.some(([, value]) => value !== undefined);
+
+  return (
+    <>
+      <Section title={translate('app.log.drawer.summary')}>
+        <Facts facts={summary} />
+      </Section>
+      {attempts.length > 0 && (
+        <Section title={translate('app.log.drawer.attempts')}>
+          <Attempts attempts={attempts} admin={admin} />
+        </Section>
+      )}
+      {relayed && (
+        <Section title={translate('app.log.drawer.tokens')}>
+          <Facts facts={tokens} />
+        </Section>
+      )}
+      {(relayed || quota !== 0) && (
+        <Section title={translate('app.log.drawer.price')}>
+          <Facts facts={price} />
+          {details.formula && (
+            <Box sx={{ mt: 1.5 }}>
+              <Typography variant="body2" component="h4" sx={{ fontWeight: 600, mb: 0.5 }}>
+                {translate('app.log.drawer.formula')}
+              </Typography>
+              <Box
+                component="code"
+                data-testid="log-formula"
+                sx={{ display: 'block', p: 1, borderRadius: 1, bgcolor: 'action.hover', fontFamily: 'monospace', fontSize: 13, whiteSpace: 'pre-wrap', overflowWrap: 'anywhere' }}
+              >
+                {details.formula}
+              </Box>
+            </Box>
+          )}
+        </Section>
+      )}
+      {timed && (
+        <Section title={translate('app.log.drawer.timing')}>
+          <Facts facts={timing} />
+        </Section>
+      )}
+    </>
+  );
+}
+
+/** The drawer for `record` (closed when there is none); Esc, the backdrop and the close button close it. */
+export function LogDrawer({ record, onClose, ...props }: DrawerProps & { record: RaRecord | undefined; onClose(): void }) {
+  const translate = useTranslate();
+  const titleId = useId();
+  return (
+    <Drawer
+      anchor="right"
+      open={Boolean(record)}
+      onClose={onClose}
+      slotProps={{
+        paper: { role: 'dialog', 'aria-modal': true, 'aria-labelledby': titleId, sx: { width: { xs: '100%', sm: 520 }, maxWidth: '100%' }, 'data-testid': 'log-drawer' } as object,
+      }}
+    >
+      <Stack direction="row" sx={{ alignItems: 'center', gap: 1, px: 2, py: 1.5, position: 'sticky', top: 0, zIndex: 1, bgcolor: 'background.paper', borderBottom: 1, borderColor: 'divider' }}>
+        <Typography id={titleId} variant="h6" component="h2" sx={{ fontWeight: 700, flexGrow: 1 }}>
+          {translate('app.log.drawer.title')}
+        </Typography>
+        <IconButton onClick={onClose} aria-label={translate('app.log.drawer.close')} edge="end">
+          <CloseIcon />
+        </IconButton>
+      </Stack>
+      <Box sx={{ px: 2, pb: 2 }}>{record && <LogDetailsBody record={record} {...props} />}</Box>
+    </Drawer>
+  );
+}
