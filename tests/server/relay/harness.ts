@@ -1,7 +1,7 @@
 // A listening gateway with the OpenAI emulator as its upstream, signed in as
 // root with one limited API key: what every relay suite starts from.
 import type { FastifyInstance } from 'fastify';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import type { Config, DatabaseConfig } from '../../../server/config';
 import type { BuildOptions } from '../../../server/app';
 import { DEFAULT_GROUP_RATIO, DEFAULT_MODEL_RATIO } from '../../../common/options';
@@ -70,6 +70,17 @@ export async function startRelayHarness(database?: DatabaseConfig, overrides: Pa
       await emulator.close();
     },
   };
+}
+
+/** A harness for the enclosing suite: started before its tests, reset before each, closed after; read it inside a test. */
+export function useRelayHarness(): () => RelayHarness {
+  let harness: RelayHarness | undefined;
+  beforeAll(async () => {
+    harness = await startRelayHarness();
+  });
+  afterAll(() => harness?.close());
+  beforeEach(() => resetRelay(harness!));
+  return () => harness!;
 }
 
 /** Clears channels (and their abilities) and resets the options suites change. */
