@@ -68,9 +68,10 @@ function resolve(model: string): PriceCalculation | undefined {
 
 /**
  * The one price a model has all day. Prices whose start date has come apply
- * (later entries win, as in genai-prices); of the time-of-day prices the
- * highest is taken, because one ratio must hold at every hour and billing the
- * peak price never charges less than the upstream does.
+ * (later entries win, as in genai-prices; an entry is built once, so a start
+ * date passing while the server runs takes effect at the next start); of the
+ * time-of-day prices the highest is taken, because one ratio must hold at every
+ * hour and billing the peak price never charges less than the upstream does.
  */
 function standingPrice(prices: ModelInfo['prices'], now: Date): ModelPrice {
   if (!Array.isArray(prices)) return prices;
