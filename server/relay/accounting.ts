@@ -65,7 +65,7 @@ export function admitModel(ctx: RelayContext, caller: RelayCaller, model: string
   if (caller.token.models && !caller.token.models.split(',').includes(model)) {
     return relayError(403, `this API key may not use the model ${model}`, 'model_not_allowed', 'permission_error');
   }
-  const price = lookupPrice(model, caller.user.group, options.json('ModelRatio'), options.json('GroupRatio'));
+  const price = lookupPrice(model, caller.user.group, options.json('ModelRatio'), options.json('GroupRatio'), options.json('CompletionRatio'));
   if (!price.known) return relayError(403, price.reason, 'model_price_unset', 'permission_error');
   return { caller, model, ratio: price.ratio, modelRatio: price.modelRatio, groupRatio: price.groupRatio, startedAt: Date.now(), reservationId: ctx.newRequestId(), requestId };
 }

@@ -24,7 +24,7 @@ export const SETTING_TABS: Record<SettingTab, SettingSection[]> = {
     { id: 'monitoring', keys: ['ChannelDisableThreshold', 'QuotaRemindThreshold'] },
     { id: 'quota', keys: ['QuotaForNewUser', 'QuotaForInviter', 'QuotaForInvitee', 'PreConsumedQuota'] },
     { id: 'fairness', keys: ['TokenConcurrencyLimit', 'UserConcurrencyLimit', 'GroupRateLimits'] },
-    { id: 'ratio', keys: ['ModelRatio', 'ModelMaxOutputTokens', 'GroupRatio'] },
+    { id: 'ratio', keys: ['ModelRatio', 'CompletionRatio', 'ModelMaxOutputTokens', 'GroupRatio'] },
   ],
   system: [
     { id: 'general', keys: ['ServerAddress'] },
@@ -62,6 +62,7 @@ export const FIELD_HINTS: Partial<Record<OptionKey, FieldHint>> = {
   ChannelDisableThreshold: { step: 0.1 },
   SMTPPort: { placeholder: '587' },
   ModelRatio: { rows: 12, monospace: true },
+  CompletionRatio: { rows: 6, monospace: true },
   ModelMaxOutputTokens: { rows: 8, monospace: true },
   GroupRatio: { rows: 6, monospace: true },
   GroupRateLimits: { rows: 6, monospace: true },

@@ -88,8 +88,8 @@ describe('default prices of current models, through the relay', () => {
     const chat = (model: string, cached: number) => ({ model, messages: [{ role: 'user', content: words(1000) }], emulator: { chunks: 100, cached_tokens: cached } });
     // (800 + 200 x 0.25 + 400) x 0.05 = 62.5 -> 62
     expect((await chargeOf('/v1/chat/completions', chat('gpt-4.1-nano', 200))).charge).toBe(62);
-    // (200 + 800 x 0.125 + 300) x 0.28 = 168
-    expect((await chargeOf('/v1/chat/completions', chat('deepseek-chat', 800))).charge).toBe(168);
+    // the catalog's deepseek-chat ($0.27 in, $0.07 cached, $1.10 out): (200 + 800 x 7/27 + floor(100 x 110/27)) x 0.135 = 109.9 -> 109
+    expect((await chargeOf('/v1/chat/completions', chat('deepseek-chat', 800))).charge).toBe(109);
     // (1000 + 0 + 500) x 1.5 = 2250
     expect((await chargeOf('/v1/chat/completions', chat('claude-sonnet-4-20250514', 0))).charge).toBe(2250);
     // 1000 prompt tokens at 0.01 = 10

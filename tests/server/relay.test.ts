@@ -62,7 +62,8 @@ describe('relay', () => {
     expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
     expect(text).not.toContain('"usage"');
     expect(emulator.requests.at(-1)!.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
-    const charge = computeQuota({ promptTokens: 2, completionTokens: 4, ratio: 0.75, completionRatio: 4 / 3 });
+    // gpt-3.5-turbo at the catalog's price ($0.50 / $1.50 per 1M)
+    const charge = computeQuota({ promptTokens: 2, completionTokens: 4, ratio: 0.25, completionRatio: 3 });
     const after = await balances();
     expect(before.user.quota - after.user.quota).toBe(charge);
     await settled();

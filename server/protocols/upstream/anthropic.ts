@@ -36,18 +36,19 @@ import type {
 import { chunkOf, contentText, count, dataUrl, openAiUsage, parseJson, SseParser, upstreamFailure } from '../shared';
 import { findChannelType } from '../../../common/channelTypes';
 import { DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MODEL_MAX_OUTPUT_TOKENS } from '../../../common/options';
+import { catalogMaxOutputTokens } from '../../billing/catalog';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 
 /**
  * `max_tokens` is required by Messages. When the client gives none, the call
  * asks for what the relay reserves by default for the model (the
- * DEFAULT_MODEL_MAX_OUTPUT_TOKENS table, else DEFAULT_MAX_OUTPUT_TOKENS =
- * 4096, which every Claude model since Claude 2 accepts), so the reservation
- * and the upstream limit agree.
+ * DEFAULT_MODEL_MAX_OUTPUT_TOKENS table, else the catalog's maximum output,
+ * else DEFAULT_MAX_OUTPUT_TOKENS = 4096, which every Claude model since
+ * Claude 2 accepts), so the reservation and the upstream limit agree.
  */
 export function defaultMaxTokens(model: string): number {
-  return DEFAULT_MODEL_MAX_OUTPUT_TOKENS[model] || DEFAULT_MAX_OUTPUT_TOKENS;
+  return DEFAULT_MODEL_MAX_OUTPUT_TOKENS[model] || catalogMaxOutputTokens(model) || DEFAULT_MAX_OUTPUT_TOKENS;
 }
 
 // ---- the vendor's shapes (lenient: only what is read) ----

@@ -16,6 +16,7 @@ import {
 import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination';
 import { channelStatusEvent } from '../../webhooks/triggers';
 import { bulkSchema, byId, channelCreateSchema, channelUpdateSchema, jobIdParams, listed, searchedList } from './inputSchemas';
+import { catalogModelNames } from '../../billing/catalog';
 
 /** The list's facets from the query string (the schema has checked each is digits or a short name). */
 function channelFilterOf(query: unknown): ChannelFilter {
@@ -91,7 +92,7 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/api/channel/models', { preHandler: admin }, async () => {
     // envelope-less, as one-api's console expects: {object, data: [{id}]}
-    const names = [...new Set(Object.keys(options.json('ModelRatio')))].sort();
+    const names = [...new Set([...Object.keys(options.json('ModelRatio')), ...catalogModelNames()])].sort();
     return { object: 'list', data: names.map((id) => ({ id, object: 'model', created: 1677649963, owned_by: 'switchboard' })) };
   });
 

@@ -65,7 +65,7 @@ function transcriptionRoute(operation: 'audio_transcription' | 'audio_translatio
       const badName = modelNameProblem(model);
       if (badName) return badName;
       call.model = model;
-      return { upload, contentType, modelField, completionRatio: completionRatioFor(model) };
+      return { upload, contentType, modelField, completionRatio: completionRatioFor(model, call.ctx.options.json('CompletionRatio')) };
     },
 
     price: (call) =>

@@ -117,7 +117,7 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
       const clientAskedUsage = inbound.clientAskedUsage(body);
       return {
         approximate: options.bool('ApproximateTokenEnabled'),
-        completionRatio: completionRatioFor(model),
+        completionRatio: completionRatioFor(model, options.json('CompletionRatio')),
         clientLimit: inbound.outputLimit(body),
         maxOutputTokens: maxOutputTokensFor(model, options.json('ModelMaxOutputTokens')),
         answers: inbound.answers(mode, body),

@@ -4,14 +4,13 @@
 // translated both ways; each call billed exactly from the upstream's usage.
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_MODEL_RATIO } from '../../../common/options';
 import { completionRatioFor } from '../../../server/billing/prices';
 import { countMessagesPromptTokens } from '../../../server/protocols/inbound/anthropicMessages';
 import { countWords } from '../../support/openaiEmulator';
 import { GEMINI_CHANNELS, startGeminiEmulator } from '../../support/emulators/gemini';
 import type { ProtocolEmulator } from '../../support/emulators/types';
 import { ANTHROPIC_CHANNELS, startAnthropicEmulator, type AnthropicEmulator } from '../../support/emulators/anthropic';
-import { chargeFor, consumeLogCount, expectBilled, expectBilledInTotal, expectSettledAfterLeaving, lastConsumeLog, resetRelay, startRelayHarness, type RelayHarness } from './harness';
+import { chargeFor, consumeLogCount, defaultModelRatio, expectBilled, expectBilledInTotal, expectSettledAfterLeaving, lastConsumeLog, resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
 const CLAUDE = ANTHROPIC_CHANNELS[0];
 const CLAUDE_MODEL = CLAUDE.chatModel;
@@ -124,7 +123,7 @@ describe('/v1/messages to an Anthropic channel (passthrough)', () => {
     const reported = anthropic.reported.at(-1)! as { promptTokens: number; completionTokens: number; cachedPromptTokens: number; cacheCreationTokens: number };
     expect(reported.cachedPromptTokens).toBe(10);
     expect(reported.cacheCreationTokens).toBe(12);
-    const ratio = DEFAULT_MODEL_RATIO[CLAUDE_MODEL];
+    const ratio = defaultModelRatio(CLAUDE_MODEL);
     const expected = Math.floor((reported.promptTokens - 10 - 12 + 10 * 0.1 + 12 * 1.25 + Math.floor(reported.completionTokens * completionRatioFor(CLAUDE_MODEL))) * ratio);
     await expectBilled(harness, before, channelId, CLAUDE_MODEL, expected, { prompt_tokens: reported.promptTokens, completion_tokens: reported.completionTokens, is_stream: 1 });
   });

@@ -7,9 +7,8 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_MODEL_RATIO } from '../../../common/options';
 import { completionRatioFor, computeQuota, imageQuota } from '../../../server/billing/prices';
-import { expectBilled, resetRelay, startRelayHarness, type RelayHarness } from './harness';
+import { defaultModelRatio, expectBilled, resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
 interface AzureCall {
   url: string;
@@ -70,7 +69,7 @@ beforeEach(async () => {
 });
 
 const charge = (model: string, promptTokens: number, completionTokens: number) =>
-  computeQuota({ promptTokens, completionTokens, ratio: DEFAULT_MODEL_RATIO[model], completionRatio: completionRatioFor(model) });
+  computeQuota({ promptTokens, completionTokens, ratio: defaultModelRatio(model), completionRatio: completionRatioFor(model) });
 
 describe('an Azure channel through the openai SDK', () => {
   it('relays a chat to the deployment URL with api-key and bills the usage exactly', async () => {
@@ -116,7 +115,7 @@ describe('an Azure channel through the openai SDK', () => {
     const images = await client.images.generate({ model: 'dall-e', prompt: 'a lighthouse at dusk', n: 2, size: '512x512' });
     expect(images.data).toHaveLength(2);
     expect(azureCalls[0].url).toBe('/openai/deployments/dall-e/images/generations?api-version=2024-10-21');
-    await expectBilled(harness, before, channelId, 'dall-e', imageQuota(DEFAULT_MODEL_RATIO['dall-e'], '512x512', 2));
+    await expectBilled(harness, before, channelId, 'dall-e', imageQuota(defaultModelRatio('dall-e'), '512x512', 2));
   });
 
   it('tests the channel through its adaptor: the deployment URL and api-version, a minimal chat', async () => {

@@ -15,20 +15,22 @@ import {
   maxOutputTokensFor,
   reservationQuota,
 } from '../../../server/billing/prices';
+import { defaultModelRatio } from './harness';
 
 describe('billing arithmetic', () => {
   it('reproduces the reference worked examples', () => {
-    const turbo = lookupPrice('gpt-3.5-turbo', 'default', DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO);
-    expect(turbo).toEqual({ known: true, ratio: 0.75, modelRatio: 0.75, groupRatio: 1 });
+    // v0.5.3's gpt-3.5-turbo price, set by the operator over the catalog's
+    const turbo = lookupPrice('gpt-3.5-turbo', 'default', { 'gpt-3.5-turbo': 0.75 }, DEFAULT_GROUP_RATIO, { 'gpt-3.5-turbo': 4 / 3 });
+    expect(turbo).toMatchObject({ known: true, ratio: 0.75, modelRatio: 0.75, groupRatio: 1, completionRatio: 4 / 3, source: 'option' });
     // 100 prompt + floor(50 x 4/3) = 166 x 0.75 = 124.5 -> 124
-    expect(computeQuota({ promptTokens: 100, completionTokens: 50, ratio: 0.75, completionRatio: completionRatioFor('gpt-3.5-turbo') })).toBe(124);
+    expect(computeQuota({ promptTokens: 100, completionTokens: 50, ratio: 0.75, completionRatio: completionRatioFor('gpt-3.5-turbo', { 'gpt-3.5-turbo': 4 / 3 }) })).toBe(124);
     // 1000 + 500 x 2 = 2000 x 15 = 30000
     expect(computeQuota({ promptTokens: 1000, completionTokens: 500, ratio: 15, completionRatio: completionRatioFor('gpt-4-0613') })).toBe(30000);
   });
 
   it('applies the group ratio and prices an unknown group at 1', () => {
-    expect(lookupPrice('gpt-4', 'vip', DEFAULT_MODEL_RATIO, { vip: 2 })).toEqual({ known: true, ratio: 30, modelRatio: 15, groupRatio: 2 });
-    expect(lookupPrice('gpt-4', 'nobody', DEFAULT_MODEL_RATIO, { vip: 2 })).toEqual({ known: true, ratio: 15, modelRatio: 15, groupRatio: 1 });
+    expect(lookupPrice('gpt-4', 'vip', DEFAULT_MODEL_RATIO, { vip: 2 })).toMatchObject({ known: true, ratio: 30, modelRatio: 15, groupRatio: 2, completionRatio: 2 });
+    expect(lookupPrice('gpt-4', 'nobody', DEFAULT_MODEL_RATIO, { vip: 2 })).toMatchObject({ known: true, ratio: 15, modelRatio: 15, groupRatio: 1 });
   });
 
   it('refuses to invent a price for an unknown model', () => {
@@ -59,6 +61,8 @@ describe('billing arithmetic', () => {
     expect(reservationQuota({ promptTokens: 1000, maxOutputTokens: 0, ratio: 1, completionRatio: 1 })).toBe(1000);
     expect(maxOutputTokensFor('gpt-4', { 'gpt-4': 8192 })).toBe(8192);
     expect(maxOutputTokensFor('unlisted', { 'gpt-4': 8192 })).toBe(DEFAULT_MAX_OUTPUT_TOKENS);
+    // the catalog's limit when the table has none
+    expect(maxOutputTokensFor('gpt-4.1', {})).toBe(32768);
   });
 
   it('lowers the output limit to what a balance pays for, never below the floor', () => {
@@ -84,69 +88,18 @@ describe('billing arithmetic', () => {
 });
 
 // USD per 1M tokens as the providers publish them (sources cited in common/options.ts):
-// [input, cached input, output]. Ratio 1 = $0.002 per 1K tokens = $2 per 1M.
+// [input, cached input, output], for the models priced by hand. Ratio 1 = $0.002 per
+// 1K tokens = $2 per 1M. The catalog's prices are pinned in tests/server/catalog.test.ts.
 const PUBLISHED: Record<string, [number, number | null, number]> = {
-  'gpt-4o': [2.5, 1.25, 10],
-  'gpt-4o-mini': [0.15, 0.075, 0.6],
-  'gpt-4.1': [2, 0.5, 8],
-  'gpt-4.1-mini': [0.4, 0.1, 1.6],
-  'gpt-4.1-nano': [0.1, 0.025, 0.4],
-  o1: [15, 7.5, 60],
-  'o3-mini': [1.1, 0.55, 4.4],
-  'o4-mini': [1.1, 0.275, 4.4],
-  'gpt-4-turbo': [10, null, 30],
-  'text-embedding-3-small': [0.02, null, 0.02],
-  'text-embedding-3-large': [0.13, null, 0.13],
-  'claude-3-5-haiku-20241022': [0.8, 0.08, 4],
-  'claude-3-5-sonnet-20241022': [3, 0.3, 15],
-  'claude-3-7-sonnet-20250219': [3, 0.3, 15],
-  'claude-sonnet-4-20250514': [3, 0.3, 15],
-  'claude-sonnet-4-5-20250929': [3, 0.3, 15],
-  'claude-sonnet-4-6': [3, 0.3, 15],
-  'claude-opus-4-20250514': [15, 1.5, 75],
-  'claude-opus-4-1-20250805': [15, 1.5, 75],
-  'claude-opus-4-5-20251101': [5, 0.5, 25],
-  'claude-opus-4-6': [5, 0.5, 25],
-  'claude-haiku-4-5-20251001': [1, 0.1, 5],
-  'deepseek-chat': [0.56, 0.07, 1.68],
-  'deepseek-reasoner': [0.56, 0.07, 1.68],
-  o3: [2, 0.5, 8],
-  'o3-pro': [20, null, 80],
-  'o1-mini': [1.1, 0.55, 4.4],
-  'gpt-4o-2024-05-13': [5, null, 15],
-  'gpt-5': [1.25, 0.125, 10],
-  'gpt-5-mini': [0.25, 0.025, 2],
-  'gpt-5-nano': [0.05, 0.005, 0.4],
-  'gemini-2.5-pro': [1.25, 0.125, 10],
-  'gemini-2.5-flash': [0.3, 0.03, 2.5],
-  'gemini-2.5-flash-lite': [0.1, 0.01, 0.4],
-  'gemini-2.0-flash': [0.1, 0.025, 0.4],
-  'gemini-2.0-flash-lite': [0.075, null, 0.3],
-  'gemini-1.5-pro': [1.25, 0.3125, 5],
-  'gemini-1.5-flash': [0.075, 0.01875, 0.3],
-  'gemini-embedding-001': [0.15, null, 0.15],
-  'mistral-large-latest': [2, null, 6],
-  'mistral-medium-latest': [0.4, null, 2],
-  'mistral-small-latest': [0.1, null, 0.3],
-  'codestral-latest': [0.3, null, 0.9],
-  'open-mistral-nemo': [0.15, null, 0.15],
-  'mistral-embed': [0.1, null, 0.1],
   'llama-3.3-70b-versatile': [0.59, null, 0.79],
   'llama-3.1-8b-instant': [0.05, null, 0.08],
   'meta-llama/llama-4-scout-17b-16e-instruct': [0.11, null, 0.34],
   'meta-llama/llama-4-maverick-17b-128e-instruct': [0.2, null, 0.6],
-  'grok-4': [3, 0.75, 15],
-  'grok-3': [3, 0.75, 15],
-  'grok-3-mini': [0.3, 0.075, 0.5],
-  'command-a-03-2025': [2.5, null, 10],
-  'command-r-08-2024': [0.15, null, 0.6],
-  'command-r7b-12-2024': [0.0375, null, 0.15],
   'qwen-max': [1.6, null, 6.4],
   'qwen-plus': [0.4, null, 1.2],
   'qwen-turbo': [0.05, null, 0.2],
   'text-embedding-v3': [0.07, null, 0.07],
   'meta-llama/Llama-3.3-70B-Instruct-Turbo': [0.88, null, 0.88],
-  'anthropic/claude-sonnet-4.5': [3, 0.3, 15],
   'google/gemini-2.5-flash': [0.3, 0.03, 2.5],
 };
 
@@ -154,16 +107,9 @@ const PUBLISHED: Record<string, [number, number | null, number]> = {
 // (common/options.ts): [input, cached input, output]. The ratios are written to 6 decimals.
 const PUBLISHED_CNY: Record<string, [number, number | null, number]> = {
   'qwen-long': [0.5, null, 2],
-  'glm-4-plus': [5, null, 5],
-  'glm-4-air': [0.5, null, 0.5],
-  'glm-4-long': [1, null, 1],
   'embedding-3': [0.5, null, 0.5],
   'ERNIE-4.0-8K': [30, null, 90],
   'ERNIE-3.5-8K': [0.8, null, 2],
-  'moonshot-v1-8k': [2, null, 10],
-  'moonshot-v1-32k': [5, null, 20],
-  'moonshot-v1-128k': [10, null, 30],
-  'kimi-k2-0905-preview': [4, 1, 16],
   'Qwen/Qwen2.5-72B-Instruct': [4.13, null, 4.13],
 };
 
@@ -187,39 +133,43 @@ describe('default prices of current models', () => {
   it('prices the free models at 0: known, never refused, and charged nothing', () => {
     for (const model of ['glm-4-flash', 'ERNIE-Speed-8K', 'ERNIE-Lite-8K', 'ERNIE-Tiny-8K', 'lite', 'Qwen/Qwen2.5-7B-Instruct', 'BAAI/bge-m3']) {
       const price = lookupPrice(model, 'default', DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO);
-      expect(price, model).toEqual({ known: true, ratio: 0, modelRatio: 0, groupRatio: 1 });
+      expect(price, model).toMatchObject({ known: true, ratio: 0, modelRatio: 0, groupRatio: 1 });
       expect(computeQuota({ promptTokens: 5000, completionTokens: 3000, ratio: 0, completionRatio: completionRatioFor(model) })).toBe(0);
       expect(reservationQuota({ promptTokens: 5000, maxOutputTokens: maxOutputTokensFor(model, DEFAULT_MODEL_MAX_OUTPUT_TOKENS), ratio: 0, completionRatio: 1 })).toBe(0);
     }
   });
 
   it('leaves the models whose price is uncertain unpriced, so they stay refused', () => {
-    for (const model of ['text-embedding-004', 'generalv3', 'generalv3.5', '4.0Ultra', 'pro-128k', 'max-32k', 'command-r', 'command-r-plus', 'deepseek-ai/DeepSeek-V3', 'kimi-k2-turbo-preview']) {
+    // (command-r, command-r-plus and kimi-k2-turbo-preview were here until the catalog priced them)
+    for (const model of ['text-embedding-004', 'generalv3', 'generalv3.5', '4.0Ultra', 'pro-128k', 'max-32k', 'deepseek-ai/DeepSeek-V3']) {
       expect(lookupPrice(model, 'default', DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO), model).toMatchObject({ known: false });
     }
   });
 
-  it('bills a few new models by hand: Gemini 2.5 Flash with a cache hit, Groq Llama 70B, grok-3-mini, ERNIE 4.0', () => {
+  it('bills a few models by hand: Gemini 2.5 Flash with a cache hit, Groq Llama 70B, grok-3-mini, ERNIE 4.0', () => {
     // gemini-2.5-flash: 2000 prompt (1000 cached at 0.1) + floor(300 x 25/3) = 2500 → (1000 + 100 + 2500) x 0.15 = 540
     // ($0.30 x 1000 + $0.03 x 1000 + $2.50 x 300 per 1M = $0.00108 = 540 quota at 500 000 per dollar)
-    const flash = { ratio: DEFAULT_MODEL_RATIO['gemini-2.5-flash'], completionRatio: completionRatioFor('gemini-2.5-flash'), cachedPromptRatio: cachedPromptRatioFor('gemini-2.5-flash') };
+    const flash = { ratio: defaultModelRatio('gemini-2.5-flash'), completionRatio: completionRatioFor('gemini-2.5-flash'), cachedPromptRatio: cachedPromptRatioFor('gemini-2.5-flash') };
     expect(computeQuota({ promptTokens: 2000, cachedPromptTokens: 1000, completionTokens: 300, ...flash })).toBe(540);
     // llama-3.3-70b-versatile: 1000 prompt + floor(1000 x 0.79/0.59) = 1338 → 2338 x 0.295 = 689.71 → 689
     // ($0.59 + $0.79 per 1M for 1000 each = $0.00138 = 690 quota; the floor of the completion part costs one)
     expect(computeQuota({ promptTokens: 1000, completionTokens: 1000, ratio: DEFAULT_MODEL_RATIO['llama-3.3-70b-versatile'], completionRatio: completionRatioFor('llama-3.3-70b-versatile') })).toBe(689);
     // grok-3-mini: 10 000 prompt (4000 cached at 0.25) + floor(6000 x 5/3) = 10 000 → (6000 + 1000 + 10 000) x 0.15 = 2550
     // ($0.30 x 6000 + $0.075 x 4000 + $0.50 x 6000 per 1M = $0.0051 = 2550 quota)
-    expect(computeQuota({ promptTokens: 10_000, cachedPromptTokens: 4000, completionTokens: 6000, ratio: DEFAULT_MODEL_RATIO['grok-3-mini'], completionRatio: completionRatioFor('grok-3-mini'), cachedPromptRatio: cachedPromptRatioFor('grok-3-mini') })).toBe(2550);
+    expect(computeQuota({ promptTokens: 10_000, cachedPromptTokens: 4000, completionTokens: 6000, ratio: defaultModelRatio('grok-3-mini'), completionRatio: completionRatioFor('grok-3-mini'), cachedPromptRatio: cachedPromptRatioFor('grok-3-mini') })).toBe(2550);
     // ERNIE-4.0-8K: 1400 prompt + 1400 x 3 = 5600 → 5600 x 2.142857 = 11 999.99 → 11 999
     // (¥0.03 x 1.4 + ¥0.09 x 1.4 = ¥0.168 = $0.024 at ¥7 = 12 000 quota, less the 6-decimal rounding)
     expect(computeQuota({ promptTokens: 1400, completionTokens: 1400, ratio: DEFAULT_MODEL_RATIO['ERNIE-4.0-8K'], completionRatio: completionRatioFor('ERNIE-4.0-8K') })).toBe(11_999);
   });
 
-  it('keeps every v0.5.3 row and its completion ratio (wire compatibility)', () => {
-    expect(DEFAULT_MODEL_RATIO).toMatchObject({ 'gpt-4': 15, 'gpt-3.5-turbo': 0.75, 'claude-2': 5.51, SparkDesk: 0.8572, 'text-embedding-ada-002': 0.05 });
-    expect(completionRatioFor('gpt-4-0613')).toBe(2);
+  it("prices v0.5.3's models: from the catalog where it knows them, else by v0.5.3's own row and prefix", () => {
+    // the catalog's (@pydantic/genai-prices 0.1.8): gpt-3.5-turbo is $0.50 / $1.50 (v0.5.3: 0.75 and 4/3), claude-2 $8 / $24 (v0.5.3: 5.51 and 2.965517)
+    expect(['gpt-4', 'gpt-3.5-turbo', 'claude-2', 'text-embedding-ada-002'].map(defaultModelRatio)).toEqual([15, 0.25, 4, 0.05]);
+    expect(['gpt-4-0613', 'gpt-3.5-turbo', 'claude-2'].map((model) => completionRatioFor(model))).toEqual([2, 3, 3]);
     expect(completionRatioFor('gpt-3.5-turbo-16k')).toBeCloseTo(4 / 3);
-    expect(completionRatioFor('claude-2')).toBe(2.965517);
+    // not in the catalog: v0.5.3's row and prefix
+    expect(DEFAULT_MODEL_RATIO).toMatchObject({ SparkDesk: 0.8572, 'claude-instant-1': 0.815, 'dall-e': 8, 'whisper-1': 10 });
+    expect(completionRatioFor('claude-instant-1')).toBe(3.38);
   });
 
   it('prices new families by exact name, so a shared prefix never lends them an older price', () => {
@@ -231,12 +181,12 @@ describe('default prices of current models', () => {
     expect(lookupPrice('gpt-4o-mini-2099-01-01', 'default', DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO).known).toBe(false);
   });
 
-  it('gives every newly priced model a completion ratio and a maximum output, and prices nothing it does not list', () => {
+  it('gives every hand-priced model a completion ratio and every model a maximum output, and prices nothing it does not list', () => {
     for (const model of Object.keys(COMPLETION_RATIO_BY_MODEL)) {
       expect(DEFAULT_MODEL_RATIO[model], model).toBeGreaterThan(0);
     }
-    for (const model of Object.keys(CACHED_PROMPT_RATIO_BY_MODEL)) expect(COMPLETION_RATIO_BY_MODEL[model], model).toBeDefined();
-    for (const model of ['gpt-4.1', 'o4-mini', 'deepseek-chat', 'deepseek-reasoner']) expect(DEFAULT_MODEL_MAX_OUTPUT_TOKENS[model], model).toBeGreaterThan(4096);
+    for (const model of Object.keys(CACHED_PROMPT_RATIO_BY_MODEL)) expect(defaultModelRatio(model), model).toBeGreaterThan(0);
+    for (const model of ['gpt-4.1', 'o4-mini', 'deepseek-chat', 'deepseek-reasoner']) expect(maxOutputTokensFor(model, DEFAULT_MODEL_MAX_OUTPUT_TOKENS), model).toBeGreaterThan(4096);
     expect(DEFAULT_MODEL_MAX_OUTPUT_TOKENS['text-embedding-3-small']).toBe(0);
     expect(DEFAULT_MODEL_MAX_OUTPUT_TOKENS['text-embedding-3-large']).toBe(0);
     for (const model of ['gemini-embedding-001', 'mistral-embed', 'embed-v4.0', 'text-embedding-v3', 'embedding-3', 'BAAI/bge-m3']) expect(DEFAULT_MODEL_MAX_OUTPUT_TOKENS[model], model).toBe(0);
@@ -245,7 +195,8 @@ describe('default prices of current models', () => {
   it('bills gpt-4o-mini with a cached prompt part and deepseek-chat cache hits at their own shares', () => {
     // 1000 prompt (400 cached at 0.5) + floor(200 x 4), x 0.075: (600 + 200 + 800) x 0.075 = 120
     expect(computeQuota({ promptTokens: 1000, cachedPromptTokens: 400, completionTokens: 200, ratio: 0.075, completionRatio: 4, cachedPromptRatio: cachedPromptRatioFor('gpt-4o-mini') })).toBe(120);
-    // 1000 prompt (800 cached at 0.125) + 100 x 3, x 0.28: (200 + 100 + 300) x 0.28 = 168
-    expect(computeQuota({ promptTokens: 1000, cachedPromptTokens: 800, completionTokens: 100, ratio: 0.28, completionRatio: 3, cachedPromptRatio: cachedPromptRatioFor('deepseek-chat') })).toBe(168);
+    // the catalog's deepseek-chat, $0.27 in, $0.07 cached, $1.10 out: 1000 prompt (800 cached at 7/27)
+    // + floor(100 x 110/27), x 0.135: (200 + 207.4 + 407) x 0.135 = 109.9 -> 109
+    expect(computeQuota({ promptTokens: 1000, cachedPromptTokens: 800, completionTokens: 100, ratio: 0.135, completionRatio: completionRatioFor('deepseek-chat'), cachedPromptRatio: cachedPromptRatioFor('deepseek-chat') })).toBe(109);
   });
 });

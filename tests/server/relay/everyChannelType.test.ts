@@ -18,7 +18,7 @@ import type { EmulatedChannel, ProtocolEmulator, ReportedUsage } from '../../sup
 import { XUNFEI_CHANNELS, startXunfeiEmulator } from '../../support/emulators/xunfei';
 import { ZHIPU_CHANNELS, startZhipuEmulator } from '../../support/emulators/zhipu';
 import { countWords } from '../../support/openaiEmulator';
-import { resetRelay, startRelayHarness, type RelayHarness } from './harness';
+import { defaultModelRatio, resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
 let harness: RelayHarness;
 let client: OpenAI;
@@ -104,7 +104,7 @@ function casesFor(type: ChannelType): Case[] {
 
 /** The exact charge for a usage at the model's default price. */
 function chargeOf(model: string, usage: ReportedUsage): number {
-  const ratio = PRICES[model];
+  const ratio = TEST_PRICES[model] ?? defaultModelRatio(model);
   expect(ratio, `${model} has a default price`).toBeGreaterThan(0);
   return computeQuota({
     promptTokens: usage.promptTokens,

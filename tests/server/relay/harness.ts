@@ -1,12 +1,12 @@
 // A listening gateway with the OpenAI emulator as its upstream, signed in as
 // root with one limited API key: what every relay suite starts from.
 import type { FastifyInstance } from 'fastify';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import type { Config, DatabaseConfig } from '../../../server/config';
 import type { BuildOptions } from '../../../server/app';
-import { DEFAULT_MODEL_RATIO } from '../../../common/options';
+import { DEFAULT_GROUP_RATIO, DEFAULT_MODEL_RATIO } from '../../../common/options';
 import { bookkeepingFor } from '../../../server/billing/bookkeeping';
-import { cachedPromptRatioFor, completionRatioFor, computeQuota } from '../../../server/billing/prices';
+import { cachedPromptRatioFor, completionRatioFor, computeQuota, lookupPrice } from '../../../server/billing/prices';
 import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../../support/app';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEmulator';
 
@@ -70,6 +70,17 @@ export async function startRelayHarness(database?: DatabaseConfig, overrides: Pa
       await emulator.close();
     },
   };
+}
+
+/** A harness for the enclosing suite: started before its tests, reset before each, closed after; read it inside a test. */
+export function useRelayHarness(): () => RelayHarness {
+  let harness: RelayHarness | undefined;
+  beforeAll(async () => {
+    harness = await startRelayHarness();
+  });
+  afterAll(() => harness?.close());
+  beforeEach(() => resetRelay(harness!));
+  return () => harness!;
 }
 
 /** Clears channels (and their abilities) and resets the options suites change. */
@@ -141,6 +152,13 @@ export async function expectSettledAfterLeaving(harness: RelayHarness, before: B
   return log;
 }
 
+/** A model's ratio on a fresh install: the ModelRatio option's default, else the price catalog's. */
+export function defaultModelRatio(model: string): number {
+  const price = lookupPrice(model, 'default', DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO);
+  if (!price.known) throw new Error(`${model} has no default price`);
+  return price.modelRatio;
+}
+
 /** What a call of a default-priced model costs at this usage (the group ratio 1). */
 export const chargeFor = (model: string, usage: { promptTokens: number; completionTokens: number; cachedPromptTokens?: number }) =>
   computeQuota({
@@ -148,6 +166,6 @@ export const chargeFor = (model: string, usage: { promptTokens: number; completi
     completionTokens: usage.completionTokens,
     cachedPromptTokens: usage.cachedPromptTokens ?? 0,
     cachedPromptRatio: cachedPromptRatioFor(model),
-    ratio: DEFAULT_MODEL_RATIO[model],
+    ratio: defaultModelRatio(model),
     completionRatio: completionRatioFor(model),
   });

@@ -8,7 +8,7 @@
 // charges, on SQLite, PostgreSQL and MySQL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogType } from '../../../common/roles';
-import { promptBound } from '../../../server/protocols/inbound/promptBound';
+import { batchSize, promptBound } from '../../../server/protocols/inbound/promptBound';
 import { databaseTargets, type TestDatabase } from '../../support/databases';
 import { honestPromptTokens, startSizeHonestUpstream, type SizeHonestUpstream } from '../../support/emulators/sizeHonest';
 import { resetRelay, startRelayHarness, type RelayHarness } from './harness';
@@ -210,7 +210,11 @@ for (const target of targets) {
       const vendorOf = (path: string) => (path.startsWith('/v1/messages') ? 'anthropic' : path.startsWith('/v1beta') ? 'gemini' : 'openai');
       const passthrough = CASES.filter((entry) => (vendorOf(entry.path) === 'openai') === entry.model.startsWith('gpt') || entry.model.startsWith('text-'));
       expect(passthrough.length).toBeGreaterThan(8);
-      for (const entry of passthrough) expect(promptBound(entry.body, entry.model), entry.name).toBeGreaterThanOrEqual(honestPromptTokens(entry.body, vendorOf(entry.path), entry.model));
+      // as the relay does, each prompt of a batch gets a context window of its own
+      const prompts = (body: Record<string, unknown>) => batchSize(body.input ?? body.prompt);
+      for (const entry of passthrough) {
+        expect(promptBound(entry.body, entry.model, undefined, prompts(entry.body)), entry.name).toBeGreaterThanOrEqual(honestPromptTokens(entry.body, vendorOf(entry.path), entry.model));
+      }
     });
   });
 }

@@ -118,7 +118,8 @@ for (const target of targets) {
         const logs = await db().selectFrom('logs').select(['quota', 'prompt_tokens', 'completion_tokens']).where('type', '=', LogType.consume).orderBy('id', 'desc').limit(served).execute();
         for (const log of logs) {
           expect(Number(log.completion_tokens)).toBe(6000);
-          expect(Number(log.quota)).toBe(Math.floor((Number(log.prompt_tokens) + 8000) * 0.75));
+          // gpt-3.5-turbo at the catalog's price: ratio 0.25, output at 3x
+          expect(Number(log.quota)).toBe(Math.floor((Number(log.prompt_tokens) + 18000) * 0.25));
         }
         expect(logs.reduce((sum, log) => sum + Number(log.quota), 0)).toBe(charged);
         expect([after.userHeld, after.tokenHeld]).toEqual([0, 0]);

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ANTHROPIC_CHANNELS, startAnthropicEmulator, type AnthropicEmulator } from '../../support/emulators/anthropic';
 import { DEFAULT_MODEL_MAX_OUTPUT_TOKENS } from '../../../common/options';
+import { maxOutputTokensFor } from '../../../server/billing/prices';
 import { FIXTURES } from '../protocols/contract';
 import { resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
@@ -77,7 +78,9 @@ describe('Claude Code (Anthropic in) to an OpenAI channel', () => {
       expect(body.metadata.user_id.length).toBeGreaterThan(64);
       expect(sent.user).toBe(createHash('sha256').update(body.metadata.user_id).digest('hex'));
       expect(body.max_tokens).toBe(32000);
-      expect(sent.max_tokens).toBe(DEFAULT_MODEL_MAX_OUTPUT_TOKENS[GPT]);
+      // gpt-4's 8192, from the catalog
+      expect(sent.max_tokens).toBe(maxOutputTokensFor(GPT, DEFAULT_MODEL_MAX_OUTPUT_TOKENS));
+      expect(sent.max_tokens).toBe(8192);
     }
   });
 
@@ -173,10 +176,13 @@ describe('Codex and the Agents SDK (Responses in) to an Anthropic channel', () =
   });
 
   it("sends the client's max_output_tokens for a model the catalog does not list, not a fixed 4096", async () => {
+    // a model of Anthropic's newer than either catalog, priced by the operator
+    const unlisted = 'claude-next-preview';
     await harness.app.ctx.options.set('ModelMaxOutputTokens', JSON.stringify({}));
-    await addClaude();
+    await harness.app.ctx.options.set('ModelRatio', JSON.stringify({ [unlisted]: 1.5 }));
+    await addClaude({ models: unlisted });
     const body = fixture('openai-agents.first-request');
-    const response = await harness.post('/v1/responses', { ...body, model: CLAUDE.chatModel, max_output_tokens: 20000, stream: false });
+    const response = await harness.post('/v1/responses', { ...body, model: unlisted, max_output_tokens: 20000, stream: false });
     expect(response.status, await response.clone().text()).toBe(200);
     expect(sentToClaude().max_tokens).toBe(20000);
   });

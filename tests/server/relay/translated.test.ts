@@ -7,11 +7,10 @@
 // channel whose adaptor has no embeddings is passed by.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_MODEL_RATIO } from '../../../common/options';
 import { cachedPromptRatioFor, completionRatioFor, computeQuota } from '../../../server/billing/prices';
 import { countChatPromptTokens, countTextTokens } from '../../../server/protocols/inbound/tokenCount';
 import { ANTHROPIC_CHANNELS, startAnthropicEmulator, type AnthropicEmulator } from '../../support/emulators/anthropic';
-import { expectBilled, lastConsumeLog, resetRelay, startRelayHarness, type RelayHarness } from './harness';
+import { defaultModelRatio, expectBilled, lastConsumeLog, resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
 const CLAUDE = ANTHROPIC_CHANNELS[0];
 const MODEL = CLAUDE.chatModel;
@@ -42,7 +41,7 @@ const addClaude = (fields: Record<string, unknown> = {}) =>
   harness.addChannel({ type: CLAUDE.type, name: 'claude', key: CLAUDE.key, base_url: CLAUDE.baseUrl(anthropic), models: MODEL, ...fields });
 
 const charge = (promptTokens: number, completionTokens: number, cachedPromptTokens = 0) =>
-  computeQuota({ promptTokens, completionTokens, cachedPromptTokens, cachedPromptRatio: cachedPromptRatioFor(MODEL), ratio: DEFAULT_MODEL_RATIO[MODEL], completionRatio: completionRatioFor(MODEL) });
+  computeQuota({ promptTokens, completionTokens, cachedPromptTokens, cachedPromptRatio: cachedPromptRatioFor(MODEL), ratio: defaultModelRatio(MODEL), completionRatio: completionRatioFor(MODEL) });
 
 const lastLog = () => lastConsumeLog(harness);
 
@@ -84,7 +83,7 @@ describe('an Anthropic channel through the openai SDK', () => {
     expect(completion.usage?.prompt_tokens_details?.cached_tokens).toBe(20);
     const { promptTokens, completionTokens } = reported;
     // uncached input at 1, 20 read tokens at 0.1, 30 written tokens at 1.25
-    const ratio = DEFAULT_MODEL_RATIO[MODEL];
+    const ratio = defaultModelRatio(MODEL);
     const expected = Math.floor((promptTokens - 20 - 30 + 20 * 0.1 + 30 * 1.25 + Math.floor(completionTokens * completionRatioFor(MODEL))) * ratio);
     expect(expected).toBeGreaterThan(charge(promptTokens, completionTokens, 20));
     await expectBilled(harness, before, channelId, MODEL, expected, { prompt_tokens: promptTokens, completion_tokens: completionTokens });
@@ -222,7 +221,7 @@ describe('an Anthropic channel through the openai SDK', () => {
     const embeddings = await client.embeddings.create({ model: 'text-embedding-ada-002', input: ['alpha beta', 'gamma'] });
     expect(embeddings.data).toHaveLength(2);
     const after = await harness.balances();
-    expect(before.user.quota - after.user.quota).toBe(computeQuota({ promptTokens: 3, completionTokens: 0, ratio: DEFAULT_MODEL_RATIO['text-embedding-ada-002'], completionRatio: 1 }));
+    expect(before.user.quota - after.user.quota).toBe(computeQuota({ promptTokens: 3, completionTokens: 0, ratio: defaultModelRatio('text-embedding-ada-002'), completionRatio: 1 }));
     expect((await lastLog()).channel_id).toBe(openai);
   });
 });
