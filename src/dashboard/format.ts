@@ -17,7 +17,8 @@ export interface DashboardFormat {
   moneyOfAmount(amount: number): string;
   count(value: number): string;
   percent(ratio: number): string;
-  latency(milliseconds: number): string;
+  /** A duration; '–' for null (none measured). */
+  latency(milliseconds: number | null): string;
   /** A bucket's start as the axis shows it (days are UTC days, as the server buckets them). */
   bucket(seconds: number, granularity: DashboardGranularity): string;
   dateTime(seconds: number): string;
@@ -41,7 +42,7 @@ export function useDashboardFormat(): DashboardFormat {
       moneyOfAmount: (amount) => (inCurrency ? `$${amount.toFixed(amount !== 0 && Math.abs(amount) < 0.01 ? 4 : 2)}` : counts.format(amount)),
       count: (value) => counts.format(value),
       percent: (ratio) => percents.format(ratio),
-      latency: (milliseconds) => (milliseconds >= 1000 ? `${(milliseconds / 1000).toFixed(milliseconds >= 10_000 ? 0 : 1)} s` : `${Math.round(milliseconds)} ms`),
+      latency: (milliseconds) => (milliseconds === null ? '–' : milliseconds >= 1000 ? `${(milliseconds / 1000).toFixed(milliseconds >= 10_000 ? 0 : 1)} s` : `${Math.round(milliseconds)} ms`),
       bucket: (seconds, granularity) => (granularity === 'day' ? days : hours).format(new Date(seconds * 1000)),
       dateTime: (seconds) => dateTimes.format(new Date(seconds * 1000)),
     };

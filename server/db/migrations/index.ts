@@ -15,6 +15,7 @@ import * as rateLimits from './0011-rate-limits';
 import * as jobLeases from './0012-job-leases';
 import * as twoFactor from './0013-two-factor';
 import * as webhooks from './0014-webhooks';
+import * as latencySketches from './0016-latency-sketches';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -31,6 +32,7 @@ export const migrations: Record<string, Migration> = {
   '0012-job-leases': jobLeases,
   '0013-two-factor': twoFactor,
   '0014-webhooks': webhooks,
+  '0016-latency-sketches': latencySketches,
 };
 
 export const migrationProvider: MigrationProvider = {
