@@ -349,6 +349,7 @@ export const appEnglish = {
       balance_unsupported: 'Not supported',
       balance_updated_at: 'Updated at %{time}',
       balance_never: 'Never updated',
+      balance_not_checked: 'Not checked',
       balance_click: 'click to update',
       seconds: '%{seconds} s',
       untested: 'Untested',

@@ -351,6 +351,7 @@ export const appChinese: typeof appEnglish = {
       balance_unsupported: '不支持',
       balance_updated_at: '更新于 %{time}',
       balance_never: '从未更新',
+      balance_not_checked: '未检查',
       balance_click: '点击更新',
       seconds: '%{seconds} 秒',
       untested: '未测试',

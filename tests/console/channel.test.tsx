@@ -156,13 +156,15 @@ describe('ChannelList', () => {
           message: '',
           data: [
             channel({ id: 3, name: 'claude', type: 14, status: 2, auto_disabled: true, group: 'vip,default' }),
-            channel({ id: 2, name: 'sb', type: 5, status: 2, balance: 25000, response_time: 4200, test_time: 1700000000 }),
-            channel({ id: 1, name: 'main', type: 1, balance: 1.5 }),
+            channel({ id: 4, name: 'fresh', type: 1 }),
+            channel({ id: 2, name: 'sb', type: 5, status: 2, balance: 25000, balance_updated_time: 1700000000, response_time: 4200, test_time: 1700000000 }),
+            channel({ id: 1, name: 'main', type: 1, balance: 1.5, balance_updated_time: 1700000000 }),
           ],
         }),
       ),
       http.get('*/api/channel/test/1/', () => HttpResponse.json({ success: true, message: '', time: 0.5 })),
       http.get('*/api/channel/update_balance/1/', () => HttpResponse.json({ success: true, message: '', balance: 12.345 })),
+      http.get('*/api/channel/update_balance/4/', () => HttpResponse.json({ success: true, message: '', balance: 0 })),
       http.put('*/api/channel/', async ({ request }) => {
         const body = (await request.json()) as Record<string, unknown>;
         puts.push(body);
@@ -184,6 +186,12 @@ describe('ChannelList', () => {
     expect(within(sb).getByText('4.20 s')).toBeInTheDocument();
     expect(within(sb).getByText('¥2.50')).toBeInTheDocument();
     expect(within(sb).getByRole('button', { name: 'Enable' })).toBeInTheDocument();
+    // a balance never read is not an empty account; once read, its 0 is
+    const fresh = await rowOf('fresh');
+    expect(within(fresh).getByText('Not checked')).toBeInTheDocument();
+    expect(within(fresh).queryByText('$0.00')).toBeNull();
+    await user.click(within(fresh).getByText('Not checked'));
+    expect(await within(await rowOf('fresh')).findByText('$0.00')).toBeInTheDocument();
 
     const main = await rowOf('main');
     await user.click(within(main).getByRole('button', { name: 'Test' }));
