@@ -423,6 +423,8 @@ export const appEnglish = {
       last_error: 'Last test failed: %{message}',
       job_test: 'Testing channels: %{done} of %{total}',
       job_balance: 'Updating balances: %{done} of %{total}',
+      job_test_counting: 'Testing channels: counting them…',
+      job_balance_counting: 'Updating balances: counting the channels…',
       job_test_done: 'Test finished: %{done} of %{total} channels tested, %{failed} failed',
       job_balance_done: 'Balances updated: %{done} of %{total} channels, %{failed} failed',
       job_lost: 'The server no longer knows this job (it may have restarted)',

@@ -425,6 +425,8 @@ export const appChinese: typeof appEnglish = {
       last_error: '上次测试失败：%{message}',
       job_test: '正在测试渠道：%{done} / %{total}',
       job_balance: '正在更新余额：%{done} / %{total}',
+      job_test_counting: '正在测试渠道：正在统计渠道…',
+      job_balance_counting: '正在更新余额：正在统计渠道…',
       job_test_done: '测试完成：已测试 %{done} / %{total} 个渠道，%{failed} 个失败',
       job_balance_done: '余额更新完成：%{done} / %{total} 个渠道，%{failed} 个失败',
       job_lost: '服务器已找不到该任务（可能已重启）',

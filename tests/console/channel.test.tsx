@@ -207,6 +207,43 @@ describe('ChannelList', () => {
   }, 30_000);
 });
 
+describe('ChannelList\'s test all', () => {
+  const job = (fields: Record<string, unknown>) => ({ id: 'j1', kind: 'test', state: 'running', done: 0, total: 3, failures: [], started_at: 1700000000, finished_at: 0, ...fields });
+
+  /** Starts a test-all answered by `first`, then by each of `polls` in turn; resolves to every text the progress showed, in order. */
+  async function progressTexts(first: Record<string, unknown>, polls: Array<Record<string, unknown>>) {
+    server.use(
+      http.get('*/api/channel/', () => HttpResponse.json({ success: true, message: '', data: [channel({})] })),
+      http.get('*/api/group/', () => HttpResponse.json({ success: true, message: '', data: ['default'] })),
+      http.get('*/api/channel/test', () => HttpResponse.json({ success: true, message: '', data: job(first) })),
+      http.get('*/api/channel/jobs/j1', () => HttpResponse.json({ success: true, message: '', data: job(polls.shift() ?? {}) })),
+    );
+    renderAt('/channel');
+    await screen.findByText('main');
+    const texts: string[] = [];
+    // every frame the progress region showed, the first one included
+    const observer = new MutationObserver(() => {
+      const text = screen.queryByTestId('channel-job')?.textContent;
+      if (text && texts.at(-1) !== text) texts.push(text);
+    });
+    observer.observe(document.body, { subtree: true, childList: true, characterData: true });
+    await userEvent.setup().click(screen.getByRole('button', { name: 'Test all enabled' }));
+    await screen.findByText(/^Test finished/, {}, { timeout: 5000 });
+    observer.disconnect();
+    return texts;
+  }
+
+  it('shows 0 of N from its first frame, then the results as they come', async () => {
+    const texts = await progressTexts({}, [{ done: 1 }, { state: 'done', done: 3, finished_at: 1700000005 }]);
+    expect(texts).toEqual(['Testing channels: 0 of 3', 'Testing channels: 1 of 3', 'Test finished: 3 of 3 channels tested, 0 failed']);
+  }, 20_000);
+
+  it('says it is counting rather than "0 of 0" while the run has no total yet', async () => {
+    const texts = await progressTexts({ total: 0 }, [{ state: 'done', done: 3, finished_at: 1700000005 }]);
+    expect(texts).toEqual(['Testing channels: counting them…', 'Test finished: 3 of 3 channels tested, 0 failed']);
+  }, 20_000);
+});
+
 describe('ChannelCreate', () => {
   it('refuses an incomplete form, pre-fills a type\'s models and posts the cleaned channel', async () => {
     let posted: Record<string, unknown> | undefined;
