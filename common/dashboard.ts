@@ -62,9 +62,10 @@ export interface ChannelUsage extends UsageTotals {
   error_rate: number;
   /**
    * Relay latency percentiles over the range, milliseconds, from the measured
-   * durations (within 1 %). Null when none was measured in this scope: no
-   * request since sketches were kept, or a user or token filter (latency is
-   * kept per channel and model only).
+   * durations of its requests and failed attempts (within 1 %), as kept since
+   * the gateway kept them (migration 0016; older requests are not counted).
+   * Null when none was measured in this scope: no request since then, or a
+   * user or token filter (durations are kept per channel and model only).
    */
   latency_p50_ms: number | null;
   latency_p95_ms: number | null;

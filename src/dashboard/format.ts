@@ -50,7 +50,10 @@ export function useDashboardFormat(): DashboardFormat {
       count: (value) => counts.format(value),
       countTick: (value) => compact.format(value),
       percent: (ratio) => percents.format(ratio),
-      latency: (milliseconds) => (milliseconds === null ? '–' : milliseconds >= 1000 ? `${(milliseconds / 1000).toFixed(milliseconds >= 10_000 ? 0 : 1)} s` : `${Math.round(milliseconds)} ms`),
+      latency: (milliseconds) => {
+        if (milliseconds === null) return '–';
+        return milliseconds >= 1000 ? `${(milliseconds / 1000).toFixed(milliseconds >= 10_000 ? 0 : 1)} s` : `${Math.round(milliseconds)} ms`;
+      },
       bucket: (seconds, granularity) => (granularity === 'day' ? days : hours).format(new Date(seconds * 1000)),
       dateTime: (seconds) => dateTimes.format(new Date(seconds * 1000)),
     };
