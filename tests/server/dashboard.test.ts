@@ -271,6 +271,25 @@ for (const target of targets) {
       expect(Object.values(JSON.parse(stored.latency_sketch!) as Record<string, number>).reduce((sum, count) => sum + count, 0)).toBe(100);
     });
 
+    it('loses no duration when several nodes merge into the same rows at once', async () => {
+      const created = (await asBrowser(app, root, { method: 'POST', url: '/api/channel/', payload: { name: 'c4', type: 1, key: 'sk-c4', models: 'gpt-4', group: 'default' } })).json();
+      const c4 = Number(created.data.ids[0]);
+      const at = base - 12 * DAY;
+      const batch = (size: number, elapsedMs: number): NewLog[] =>
+        Array.from({ length: size }, () => ({ type: 2, content: 'x', userId: bobId, username: 'bob', tokenId: tokens.b1, tokenName: 'b1', modelName: 'gpt-4', channelId: c4, quota: 1, elapsedMs, createdAt: at }));
+      await insertLogs(app.ctx.db, batch(1, 5));
+      // six batches on one pool: on PostgreSQL and MySQL, six transactions contending for the same rows
+      await Promise.all([10, 20, 40, 80, 160, 320].map((elapsedMs) => insertLogs(app.ctx.db, batch(10, elapsedMs))));
+      for (const table of ['usage_hourly_channels', 'usage_daily_channels'] as const) {
+        const row = await app.ctx.db.selectFrom(table).select(['requests', 'latency_sketch']).where('channel_id', '=', c4).executeTakeFirstOrThrow();
+        expect(Number(row.requests)).toBe(61);
+        expect(Object.values(JSON.parse(row.latency_sketch!) as Record<string, number>).reduce((sum, count) => sum + count, 0)).toBe(61);
+      }
+      const channel = (await data(root, `/api/dashboard/admin?start=${at - HOUR}&end=${at + HOUR}&channel_id=${c4}`)).top_channels[0];
+      expectNear(channel.latency_p50_ms, 40);
+      expectNear(channel.latency_p95_ms, 320);
+    });
+
     it('lists as slowest only the enabled channels whose last test passed', async () => {
       await app.ctx.db.updateTable('channels').set({ test_time: now, response_time: 900, test_error: '' }).where('id', '=', channels.c1).execute();
       await app.ctx.db.updateTable('channels').set({ test_time: now, response_time: 5000, test_error: 'upstream answered 401' }).where('id', '=', channels.c2).execute();
