@@ -60,9 +60,15 @@ export interface ChannelUsage extends UsageTotals {
   channel_name: string;
   /** errors / (requests + errors), 0..1. */
   error_rate: number;
-  /** Relay latency percentiles over the range, milliseconds (from the rollups' latency buckets; 0 when no request). */
-  latency_p50_ms: number;
-  latency_p95_ms: number;
+  /**
+   * Relay latency percentiles over the range, milliseconds, from the measured
+   * durations of its requests and failed attempts (within 1 %), as kept since
+   * the gateway kept them (migration 0016; older requests are not counted).
+   * Null when none was measured in this scope: no request since then, or a
+   * user or token filter (durations are kept per channel and model only).
+   */
+  latency_p50_ms: number | null;
+  latency_p95_ms: number | null;
 }
 
 export interface ChannelHealth {
@@ -73,7 +79,7 @@ export interface ChannelHealth {
   manually_disabled: number;
   /** Never tested (test_time 0). */
   untested: number;
-  /** The enabled channels with the slowest last test, slowest first (at most 5). */
+  /** The enabled channels whose last test passed, the slowest first (at most 5). */
   slowest: Array<{ channel_id: number; channel_name: string; response_time_ms: number; test_time: number }>;
 }
 
@@ -105,10 +111,3 @@ export interface AdminDashboard extends Dashboard {
   top_channels: ChannelUsage[];
   channel_health: ChannelHealth;
 }
-
-/**
- * The rollups' latency buckets: upper bounds in milliseconds (the last bucket
- * holds everything slower). Percentiles are read as the upper bound of the
- * bucket the rank falls in.
- */
-export const LATENCY_BUCKETS_MS = [100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000] as const;

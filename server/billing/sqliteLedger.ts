@@ -20,7 +20,7 @@
 // reservations queue, settlements and logs wait, and all go on when it lets go.
 import type SQLite from 'better-sqlite3';
 import { logRow, logValues, type NewLog } from '../repositories/logs';
-import { ROLLUP_TABLES, rollupsOf, upsertStatement, type RollupWrite } from '../repositories/usageRollups';
+import { ROLLUP_TABLES, rollupsOf, sketchMerges, upsertStatement, type RollupWrite } from '../repositories/usageRollups';
 import { settlementTotals, type QuotaLedger, type Reservation, type ReserveResult, type Settlement } from './quota';
 
 const OK: ReserveResult = { ok: true };
@@ -104,11 +104,15 @@ export class SqliteLedger implements QuotaLedger {
     });
   }
 
-  /** Inside a transaction: each rollup row of the batch, one upsert each. */
+  /** Inside a transaction: each rollup row of the batch, one upsert each, then the channels' sketches merged (usageRollups.ts). */
   private upsertRollups(writes: readonly RollupWrite[]): void {
-    for (const { table, rows } of writes) {
-      const upsert = this.upsertRollup.get(table.name)!;
-      for (const row of rows) upsert.run(row);
+    for (const write of writes) {
+      const upsert = this.upsertRollup.get(write.table.name)!;
+      for (const row of write.rows) upsert.run(row);
+      for (const merge of sketchMerges(write, false)) {
+        const stored = this.database.prepare(merge.read.text).all(merge.read.parameters) as Array<Record<string, unknown>>;
+        for (const update of merge.write(stored)) this.database.prepare(update.text).run(update.parameters);
+      }
     }
   }
 

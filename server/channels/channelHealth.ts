@@ -381,14 +381,13 @@ const LEASE_NAMES: Record<JobName, string> = { 'test-all': 'channel-test-all', '
  * Runs `work` unless a job of that name is already running here or, under its
  * lease, on another worker: undefined when it runs here, a JobElsewhere
  * rejection when elsewhere. `periodMs` marks a periodic tick (the lease is
- * kept until the next one is due); `detail` is published with the claim;
- * `onStart` is told once the lease is this worker's.
+ * kept until the next one is due); `detail` is published with the claim.
  */
 function runJob<T>(
   app: FastifyInstance,
   name: JobName,
   work: (signal: AbortSignal, held: HeldJob) => Promise<T>,
-  options: { periodMs?: number; detail?: string; onStart?: () => void } = {},
+  options: { periodMs?: number; detail?: string } = {},
 ): Promise<T> | undefined {
   const state = jobStateOf(app);
   if (state.running.has(name) || state.stop.signal.aborted) return undefined;
@@ -397,7 +396,6 @@ function runJob<T>(
     const tick = Date.now();
     const held = await app.ctx.jobs.claim(LEASE_NAMES[name], options.detail);
     if (!held) throw new JobElsewhere();
-    options.onStart?.();
     try {
       return await work(AbortSignal.any([state.stop.signal, held.signal]), held);
     } finally {
@@ -460,7 +458,8 @@ interface JobProgress {
 /**
  * Starts a job in the background with a progress record the console can
  * poll. When one of that name is running here or on another worker, answers
- * that one instead.
+ * that one instead. A started job is answered once it has counted its
+ * channels, so its first answer already reads "0 of N", never "0 of 0".
  */
 async function startJob(app: FastifyInstance, name: 'test-all' | 'balance-all', work: (signal: AbortSignal, progress: JobProgress) => Promise<unknown>): Promise<StartedJob | undefined> {
   const state = jobStateOf(app);
@@ -477,6 +476,7 @@ async function startJob(app: FastifyInstance, name: 'test-all' | 'balance-all', 
     begin: (total) => {
       record.total = total;
       shareProgress();
+      settleStart('started');
     },
     visited: (channel, failure) => {
       record.done += 1;
@@ -492,13 +492,16 @@ async function startJob(app: FastifyInstance, name: 'test-all' | 'balance-all', 
     async (signal, held) => {
       shareProgress = () => held.share(JSON.stringify(record));
       try {
-        return await work(signal, progress);
+        const result = await work(signal, progress);
+        // a run that ended before it counted anything (stopped) is still one that started
+        settleStart('started');
+        return result;
       } finally {
         finish();
         shareProgress(); // the lease is let go with the finished record
       }
     },
-    { detail: JSON.stringify(record), onStart: () => settleStart('started') },
+    { detail: JSON.stringify(record) },
   );
   if (!job) return running ? { started: false, job: { ...running, failures: [...running.failures] } } : undefined;
   // seen here while the lease is claimed, so a second click meanwhile is told this run

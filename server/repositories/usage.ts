@@ -5,9 +5,10 @@
 // the users' or the tokens' when they can, else the whole key), at the period
 // asked.
 import { sql, type ExpressionBuilder, type Kysely, type SelectQueryBuilder } from 'kysely';
-import { LATENCY_BUCKETS_MS, type UsageTotals } from '../../common/dashboard';
+import type { UsageTotals } from '../../common/dashboard';
 import type { Database } from '../db/database';
-import { LATENCY_COLUMNS, ROLLUP_TABLES, type RollupKeyColumn } from './usageRollups';
+import { decodeSketch, mergeSketch, type LatencySketch } from './latencySketch';
+import { ROLLUP_TABLES, type RollupKeyColumn, type RollupTable } from './usageRollups';
 
 export interface UsageScope {
   userId?: number;
@@ -33,12 +34,17 @@ const SCOPE_COLUMNS: Array<[keyof UsageScope, RollupKeyColumn]> = [
   ['channelId', 'channel_id'],
 ];
 
-/** The rollups of the range's period narrowed to the scope: from the narrowest table that holds the scope's columns and `groupBy`. */
-export function rollupsIn(db: Kysely<Database>, scope: UsageScope, range: PeriodRange, groupBy?: RollupKeyColumn): Rollups<object> {
+/** The narrowest table of the range's period that holds the scope's columns and `groupBy`. */
+function rollupTableFor(scope: UsageScope, range: PeriodRange, groupBy?: RollupKeyColumn): RollupTable {
   const needed = SCOPE_COLUMNS.filter(([field]) => scope[field] !== undefined).map(([, column]) => column);
   if (groupBy) needed.push(groupBy);
   // ROLLUP_TABLES lists each period's tables fewest rows first
-  const table = ROLLUP_TABLES.find((candidate) => candidate.seconds === range.seconds && needed.every((column) => candidate.key.includes(column)))!;
+  return ROLLUP_TABLES.find((candidate) => candidate.seconds === range.seconds && needed.every((column) => candidate.key.includes(column)))!;
+}
+
+/** The rollups of the range's period narrowed to the scope: from the narrowest table that holds the scope's columns and `groupBy`. */
+export function rollupsIn(db: Kysely<Database>, scope: UsageScope, range: PeriodRange, groupBy?: RollupKeyColumn): Rollups<object> {
+  const table = rollupTableFor(scope, range, groupBy);
   let query = db.selectFrom(table.name as 'usage_hourly') as unknown as Rollups<object>;
   if (range.from !== undefined) query = query.where('period', '>=', range.from);
   if (range.to !== undefined) query = query.where('period', '<', range.to);
@@ -94,15 +100,14 @@ export async function usageSeries(db: Kysely<Database>, scope: UsageScope, range
   return rows.map((row) => ({ bucket: Number(row.bucket), ...totalsOf(row) }));
 }
 
-/** The `limit` biggest groups by quota (ties by key), each with its totals and, when asked, its latency buckets. */
+/** The `limit` biggest groups by quota (ties by key), each with its totals. */
 export async function topUsage(
   db: Kysely<Database>,
   scope: UsageScope,
   range: PeriodRange,
   column: RollupKeyColumn,
   limit: number,
-  withLatency = false,
-): Promise<Array<UsageTotals & { key: string | number; latency: number[] }>> {
+): Promise<Array<UsageTotals & { key: string | number }>> {
   // the channel 0 of failures no channel could take is nobody's to list
   const inRange = () => (column === 'channel_id' ? rollupsIn(db, scope, range, column).where('channel_id', '<>', 0) : rollupsIn(db, scope, range, column));
   // The groups ranked by quota alone first (one sum a row, from the covering
@@ -112,11 +117,7 @@ export async function topUsage(
   const ranked = inRange().select(sql.ref<string | number>(column).as('key')).groupBy(column).orderBy(sql`sum(quota)`, 'desc').orderBy(column).limit(limit);
   const query = inRange()
     .where(sql.ref(column), 'in', sql`(select ${sql.ref('ranked.key')} from (${ranked}) as ranked)`)
-    .select((eb) => [
-      sql.ref<string | number>(column).as('key'),
-      ...totalSums(eb),
-      ...(withLatency ? LATENCY_COLUMNS.map((bucket) => eb.fn.sum<number>(bucket).as(bucket)) : []),
-    ]);
+    .select((eb) => [sql.ref<string | number>(column).as('key'), ...totalSums(eb)]);
   const rows = await query
     .groupBy(column)
     .orderBy(sql`sum(quota)`, 'desc')
@@ -125,23 +126,29 @@ export async function topUsage(
     .execute();
   return rows.map((row) => {
     const values = row as Record<string, unknown>;
-    return {
-      key: column === 'model' ? String(values.key) : Number(values.key),
-      ...totalsOf(values),
-      latency: withLatency ? LATENCY_COLUMNS.map((bucket) => Number(values[bucket] ?? 0)) : [],
-    };
+    return { key: column === 'model' ? String(values.key) : Number(values.key), ...totalsOf(values) };
   });
 }
 
-/** The upper bound of the latency bucket the `fraction` rank falls in (the slowest bucket reads as its lower bound); 0 on no request. */
-export function latencyPercentile(counts: readonly number[], fraction: number): number {
-  const total = counts.reduce((sum, count) => sum + count, 0);
-  if (total === 0) return 0;
-  const rank = Math.max(1, Math.ceil(total * fraction));
-  let seen = 0;
-  for (let index = 0; index < counts.length; index += 1) {
-    seen += counts[index];
-    if (seen >= rank) return LATENCY_BUCKETS_MS[Math.min(index, LATENCY_BUCKETS_MS.length - 1)];
+/**
+ * The relay durations of each of `channelIds` over the range, their sketches
+ * merged. Empty when the scope names a user or a token: only the channels'
+ * tables keep sketches, and a figure from another scope would not be this
+ * one's. Channels with no sketched row (only rows from before migration
+ * 0016) are absent.
+ */
+export async function channelLatencies(db: Kysely<Database>, scope: UsageScope, range: PeriodRange, channelIds: readonly number[]): Promise<Map<number, LatencySketch>> {
+  const sketches = new Map<number, LatencySketch>();
+  if (channelIds.length === 0 || !rollupTableFor(scope, range, 'channel_id').sketched) return sketches;
+  const rows = await (rollupsIn(db, scope, range, 'channel_id') as unknown as SelectQueryBuilder<Database, 'usage_hourly_channels', object>)
+    .select(['channel_id', 'latency_sketch'])
+    .where('channel_id', 'in', [...channelIds])
+    .where('latency_sketch', 'is not', null)
+    .execute();
+  for (const row of rows) {
+    const channelId = Number(row.channel_id);
+    const sketch = sketches.get(channelId) ?? new Map();
+    sketches.set(channelId, mergeSketch(sketch, decodeSketch(row.latency_sketch)));
   }
-  return LATENCY_BUCKETS_MS[LATENCY_BUCKETS_MS.length - 1];
+  return sketches;
 }

@@ -86,8 +86,11 @@ export default function DashboardCharts({ data, errorLog }: { data: Dashboard; e
   const bucketLabel = (value: number) => format.bucket(value, granularity);
   const range = { start: format.dateTime(data.start), end: format.dateTime(data.end), count: series.length };
   const spendLabel = translate('dashboard.charts.spend');
-  const moneyAxis = (value: number | null) => (value === null ? '' : format.moneyOfAmount(value));
-  const countAxis = (value: number | null) => (value === null ? '' : format.count(value));
+  // ticks compact, so a million fits the axis; tooltips exact
+  const moneyTick = (value: number | null) => (value === null ? '' : format.moneyTick(value));
+  const moneyTooltip = (value: number | null) => (value === null ? '' : format.moneyOfAmount(value));
+  const countTick = (value: number | null) => (value === null ? '' : format.countTick(value));
+  const countTooltip = (value: number | null) => (value === null ? '' : format.count(value));
   const timeColumn: Column<Dashboard['series'][number]> = { key: 'bucket', label: translate('dashboard.charts.time'), render: (point) => bucketLabel(point.bucket) };
 
   const spendTitle = translate('dashboard.charts.spend_over_time');
@@ -119,7 +122,7 @@ export default function DashboardCharts({ data, errorLog }: { data: Dashboard; e
             <LineChart
               height={CHART_HEIGHT}
               xAxis={[{ scaleType: 'point', data: buckets, valueFormatter: bucketLabel }]}
-              yAxis={[{ valueFormatter: moneyAxis, width: 64 }]}
+              yAxis={[{ valueFormatter: moneyTick, width: 64 }]}
               series={[
                 {
                   id: 'spend',
@@ -128,7 +131,7 @@ export default function DashboardCharts({ data, errorLog }: { data: Dashboard; e
                   color: colors[0],
                   area: true,
                   showMark: series.length <= 31,
-                  valueFormatter: moneyAxis,
+                  valueFormatter: moneyTooltip,
                 },
               ]}
               hideLegend
@@ -154,10 +157,10 @@ export default function DashboardCharts({ data, errorLog }: { data: Dashboard; e
             <BarChart
               height={CHART_HEIGHT}
               xAxis={[{ scaleType: 'band', data: buckets, valueFormatter: bucketLabel }]}
-              yAxis={[{ valueFormatter: countAxis, width: 56 }]}
+              yAxis={[{ valueFormatter: countTick, width: 56 }]}
               series={[
-                { id: 'prompt', label: translate('dashboard.charts.prompt_tokens'), data: series.map((point) => point.prompt_tokens), stack: 'tokens', color: colors[0], valueFormatter: countAxis },
-                { id: 'completion', label: translate('dashboard.charts.completion_tokens'), data: series.map((point) => point.completion_tokens), stack: 'tokens', color: colors[1], valueFormatter: countAxis },
+                { id: 'prompt', label: translate('dashboard.charts.prompt_tokens'), data: series.map((point) => point.prompt_tokens), stack: 'tokens', color: colors[0], valueFormatter: countTooltip },
+                { id: 'completion', label: translate('dashboard.charts.completion_tokens'), data: series.map((point) => point.completion_tokens), stack: 'tokens', color: colors[1], valueFormatter: countTooltip },
               ]}
               grid={{ horizontal: true }}
             />
@@ -211,10 +214,10 @@ export default function DashboardCharts({ data, errorLog }: { data: Dashboard; e
               height={CHART_HEIGHT}
               layout="horizontal"
               yAxis={[{ scaleType: 'band', data: byModel.map((model) => model.model), width: narrow ? 96 : 140 }]}
-              xAxis={[{ valueFormatter: countAxis }]}
+              xAxis={[{ valueFormatter: countTick }]}
               series={[
-                { id: 'requests', label: translate('dashboard.charts.requests'), data: byModel.map((model) => model.requests), stack: 'calls', color: colors[0], valueFormatter: countAxis },
-                { id: 'errors', label: translate('dashboard.charts.errors'), data: byModel.map((model) => model.errors), stack: 'calls', color: colors[5], valueFormatter: countAxis },
+                { id: 'requests', label: translate('dashboard.charts.requests'), data: byModel.map((model) => model.requests), stack: 'calls', color: colors[0], valueFormatter: countTooltip },
+                { id: 'errors', label: translate('dashboard.charts.errors'), data: byModel.map((model) => model.errors), stack: 'calls', color: colors[5], valueFormatter: countTooltip },
               ]}
               grid={{ vertical: true }}
             />

@@ -92,7 +92,7 @@ export const dashboardEnglish = {
       slowest: 'Slowest enabled channels (last test)',
       response_time: 'Response time',
       tested_at: 'Tested',
-      none: 'No enabled channel has been tested yet.',
+      none: 'No enabled channel passed its last test.',
     },
     empty: {
       title: 'No usage in this range yet',

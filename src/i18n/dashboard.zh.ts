@@ -92,7 +92,7 @@ export const dashboardChinese = {
       slowest: '最慢的已启用渠道（最近一次测试）',
       response_time: '响应时间',
       tested_at: '测试时间',
-      none: '还没有测试过任何已启用的渠道。',
+      none: '没有已启用的渠道通过最近一次测试。',
     },
     empty: {
       title: '该时间范围内还没有用量',

@@ -156,13 +156,15 @@ describe('ChannelList', () => {
           message: '',
           data: [
             channel({ id: 3, name: 'claude', type: 14, status: 2, auto_disabled: true, group: 'vip,default' }),
-            channel({ id: 2, name: 'sb', type: 5, status: 2, balance: 25000, response_time: 4200, test_time: 1700000000 }),
-            channel({ id: 1, name: 'main', type: 1, balance: 1.5 }),
+            channel({ id: 4, name: 'fresh', type: 1 }),
+            channel({ id: 2, name: 'sb', type: 5, status: 2, balance: 25000, balance_updated_time: 1700000000, response_time: 4200, test_time: 1700000000 }),
+            channel({ id: 1, name: 'main', type: 1, balance: 1.5, balance_updated_time: 1700000000 }),
           ],
         }),
       ),
       http.get('*/api/channel/test/1/', () => HttpResponse.json({ success: true, message: '', time: 0.5 })),
       http.get('*/api/channel/update_balance/1/', () => HttpResponse.json({ success: true, message: '', balance: 12.345 })),
+      http.get('*/api/channel/update_balance/4/', () => HttpResponse.json({ success: true, message: '', balance: 0 })),
       http.put('*/api/channel/', async ({ request }) => {
         const body = (await request.json()) as Record<string, unknown>;
         puts.push(body);
@@ -184,6 +186,10 @@ describe('ChannelList', () => {
     expect(within(sb).getByText('4.20 s')).toBeInTheDocument();
     expect(within(sb).getByText('¥2.50')).toBeInTheDocument();
     expect(within(sb).getByRole('button', { name: 'Enable' })).toBeInTheDocument();
+    // a balance never read is not an empty account
+    const fresh = await rowOf('fresh');
+    expect(within(fresh).getByText('Not checked')).toBeInTheDocument();
+    expect(within(fresh).queryByText('$0.00')).toBeNull();
 
     const main = await rowOf('main');
     await user.click(within(main).getByRole('button', { name: 'Test' }));
@@ -196,7 +202,48 @@ describe('ChannelList', () => {
     await user.click(within(await rowOf('main')).getByRole('button', { name: 'Disable' }));
     expect(await within(await rowOf('main')).findByRole('button', { name: 'Enable' })).toBeInTheDocument();
     expect(puts).toEqual([{ id: 1, status: 2 }]);
+
+    // once read, its 0 is an amount
+    await user.click(within(await rowOf('fresh')).getByText('Not checked'));
+    expect(await within(await rowOf('fresh')).findByText('$0.00')).toBeInTheDocument();
   }, 30_000);
+});
+
+describe('ChannelList\'s test all', () => {
+  const job = (fields: Record<string, unknown>) => ({ id: 'j1', kind: 'test', state: 'running', done: 0, total: 3, failures: [], started_at: 1700000000, finished_at: 0, ...fields });
+
+  /** Starts a test-all answered by `first`, then by each of `polls` in turn; resolves to every text the progress showed, in order. */
+  async function progressTexts(first: Record<string, unknown>, polls: Array<Record<string, unknown>>) {
+    server.use(
+      http.get('*/api/channel/', () => HttpResponse.json({ success: true, message: '', data: [channel({})] })),
+      http.get('*/api/group/', () => HttpResponse.json({ success: true, message: '', data: ['default'] })),
+      http.get('*/api/channel/test', () => HttpResponse.json({ success: true, message: '', data: job(first) })),
+      http.get('*/api/channel/jobs/j1', () => HttpResponse.json({ success: true, message: '', data: job(polls.shift() ?? {}) })),
+    );
+    renderAt('/channel');
+    await screen.findByText('main');
+    const texts: string[] = [];
+    // every frame the progress region showed, the first one included
+    const observer = new MutationObserver(() => {
+      const text = screen.queryByTestId('channel-job')?.textContent;
+      if (text && texts.at(-1) !== text) texts.push(text);
+    });
+    observer.observe(document.body, { subtree: true, childList: true, characterData: true });
+    await userEvent.setup().click(screen.getByRole('button', { name: 'Test all enabled' }));
+    await screen.findByText(/^Test finished/, {}, { timeout: 5000 });
+    observer.disconnect();
+    return texts;
+  }
+
+  it('shows 0 of N from its first frame, then the results as they come', async () => {
+    const texts = await progressTexts({}, [{ done: 1 }, { state: 'done', done: 3, finished_at: 1700000005 }]);
+    expect(texts).toEqual(['Testing channels: 0 of 3', 'Testing channels: 1 of 3', 'Test finished: 3 of 3 channels tested, 0 failed']);
+  }, 20_000);
+
+  it('says it is counting rather than "0 of 0" while the run has no total yet', async () => {
+    const texts = await progressTexts({ total: 0 }, [{ state: 'done', done: 3, finished_at: 1700000005 }]);
+    expect(texts).toEqual(['Testing channels: counting them…', 'Test finished: 3 of 3 channels tested, 0 failed']);
+  }, 20_000);
 });
 
 describe('ChannelCreate', () => {

@@ -2,7 +2,7 @@
 // common/dashboard.ts: user and admin variants, money in dollars, filters
 // that change the request's query and the URL, the error state's Retry,
 // the empty state, and the landing page kept for visitors.
-import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { http, HttpResponse } from 'msw';
 import { AdminContext, memoryStore } from 'react-admin';
 import { MemoryRouter, Route, Routes, useLocation } from 'react-router-dom';
@@ -101,6 +101,36 @@ describe('dashboard for a user', { timeout: 30_000 }, () => {
     expect(end).toBeGreaterThanOrEqual(before);
     expect(Number(request.searchParams.get('start'))).toBe(end - 7 * 24 * 3600);
     expect([...request.searchParams.keys()].sort()).toEqual(['end', 'start']);
+  });
+
+  it('writes the axes in compact units, in the reader\'s language', async () => {
+    signIn(1);
+    const millions = { ...userDashboard, series: userDashboard.series.map((point, index) => ({ ...point, prompt_tokens: 1_000_000 * (index + 1), completion_tokens: 250_000 })) };
+    server.use(http.get('*/api/dashboard', () => ok(millions)));
+    // the charts draw their ticks only once they know their width, which jsdom's layout never gives
+    const realStyle = window.getComputedStyle;
+    window.getComputedStyle = (element: Element, pseudo?: string | null) => {
+      const style = realStyle(element, pseudo);
+      return new Proxy(style, { get: (target, key) => (key === 'width' ? target.width || '600px' : Reflect.get(target, key, target)) }) as CSSStyleDeclaration;
+    };
+    const ticksOf = async (id: string) => {
+      const section = await screen.findByTestId(`section-${id}`, {}, { timeout: 5000 });
+      await waitFor(() => expect(section.querySelectorAll('.MuiChartsAxis-tickLabel').length).toBeGreaterThan(0));
+      return [...section.querySelectorAll('.MuiChartsAxis-left .MuiChartsAxis-tickLabel')].map((tick) => tick.textContent);
+    };
+    try {
+      renderAt();
+      const english = await ticksOf('tokens-over-time');
+      expect(english).toContain('2M');
+      expect(english.some((tick) => /\d,\d{3}/.test(tick ?? ''))).toBe(false);
+      cleanup();
+      await i18nProvider.changeLocale('zh');
+      renderAt();
+      expect(await ticksOf('tokens-over-time')).toContain('200万');
+    } finally {
+      window.getComputedStyle = realStyle;
+      await i18nProvider.changeLocale('en');
+    }
   });
 
   it('shows a chart as a data table on request', async () => {
@@ -221,7 +251,9 @@ describe('dashboard for an admin', { timeout: 30_000 }, () => {
     expect(main).toHaveTextContent('500 ms');
     expect(main).toHaveTextContent('2.5 s');
     expect(main).toHaveTextContent('$28.00');
-    expect(within(channels).getByText('#5 (deleted)')).toBeInTheDocument();
+    const deleted = within(channels).getByText('#5 (deleted)').closest('tr') as HTMLElement;
+    expect(within(deleted).getAllByText('–')).toHaveLength(2);
+    expect(deleted).not.toHaveTextContent(' ms');
 
     const health = screen.getByTestId('section-channel-health');
     expect(within(health).getByTestId('health-enabled')).toHaveTextContent('Enabled6');

@@ -159,9 +159,20 @@ describe.runIf(enabled)('lists: width, cards, server sorting, test all, bulk dis
     await page.goto(`${gateway.baseUrl}/channel`);
     await page.getByRole('row', { name: /dead-port/ }).waitFor();
     const button = page.getByRole('button', { name: 'Test all enabled' });
+    // every text the progress region shows, from its first frame
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      (window as unknown as { jobTexts: string[] }).jobTexts = seen;
+      new MutationObserver(() => {
+        const text = document.querySelector('[data-testid="channel-job"]')?.textContent;
+        if (text && seen.at(-1) !== text) seen.push(text);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
     await button.click();
     await page.getByTestId('channel-job').waitFor();
     await page.getByText(`Test finished: ${CHANNELS} of ${CHANNELS} channels tested, 1 failed`).waitFor({ timeout: 60_000 });
+    const texts = await page.evaluate(() => (window as unknown as { jobTexts: string[] }).jobTexts);
+    expect(texts[0]).toBe(`Testing channels: 0 of ${CHANNELS}`);
     expect(await button.isEnabled()).toBe(true);
     await page.getByRole('button', { name: /Failures \(1\)/ }).click();
     const failures = page.getByTestId('job-failures');

@@ -191,6 +191,20 @@ for (const target of targets) {
       await channelJobsSettled(app);
     });
 
+    it('answers a test-all and a balance-all already counted: 0 of the enabled channels, before any result', async () => {
+      await addChannel({ key: 'sk-slow', name: 'slow-1' });
+      await addChannel({ key: 'sk-slow', name: 'slow-2' });
+      const off = await addChannel({ key: 'sk-good', name: 'off' });
+      await app.ctx.db.updateTable('channels').set({ status: 2 }).where('id', '=', off).execute();
+      const test = await get('/api/channel/test');
+      expect(test.data).toMatchObject({ kind: 'test', state: 'running', done: 0, total: 2, failures: [] });
+      expect((await get(`/api/channel/jobs/${test.data.id}`)).data).toMatchObject({ state: 'running', done: 0, total: 2 });
+      const balance = await get('/api/channel/update_balance');
+      expect(balance.data).toMatchObject({ kind: 'balance', state: 'running', done: 0, total: 2 });
+      await channelJobsSettled(app);
+      expect((await get(`/api/channel/jobs/${test.data.id}`)).data).toMatchObject({ state: 'done', done: 2, total: 2 });
+    });
+
     it('reads an OpenAI (1) and a Custom (8) balance through /v1/dashboard/billing, balance top-level and saved', async () => {
       for (const type of [1, 8]) {
         const id = await addChannel({ key: 'sk-good', type });

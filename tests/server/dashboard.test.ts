@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest, openDatabase } from '../../server/db/database';
 import { migrationProvider } from '../../server/db/migrations';
 import { LogType } from '../../common/roles';
+import { SKETCH_RELATIVE_ACCURACY } from '../../server/repositories/latencySketch';
 import { insertLogs, type NewLog } from '../../server/repositories/logs';
 import { asBrowser, buildTestApp, login, register, ROOT_PASSWORD } from '../support/app';
 import { databaseTargets, type TestDatabase } from '../support/databases';
@@ -23,6 +24,12 @@ const now = Math.floor(Date.now() / 1000);
 /** Three days ago, at the start of an hour: inside every window but today. */
 const base = now - (now % HOUR) - 3 * DAY;
 const ZERO = { requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, quota: 0 };
+
+/** A percentile read from a sketch: within its relative accuracy of the measured duration. */
+function expectNear(actual: number | null, measured: number) {
+  expect(actual).not.toBeNull();
+  expect(Math.abs(actual! - measured) / measured).toBeLessThanOrEqual(SKETCH_RELATIVE_ACCURACY);
+}
 
 for (const target of targets) {
   describe.runIf(target.available)(`the dashboard on ${target.name}`, () => {
@@ -107,11 +114,16 @@ for (const target of targets) {
         { user_id: bobId, username: 'bob', requests: 1, errors: 1, prompt_tokens: 500, completion_tokens: 500, quota: 5000 },
         { user_id: annId, username: 'ann', requests: 3, errors: 1, prompt_tokens: 130, completion_tokens: 75, quota: 1700 },
       ]);
-      // c2: 1200 ms (<= 2500), 3000 ms (<= 5000, the failure), 70 s (slower than every bound)
       expect(dashboard.top_channels).toEqual([
-        { channel_id: channels.c2, channel_name: 'c2', requests: 2, errors: 1, prompt_tokens: 520, completion_tokens: 520, quota: 5200, error_rate: 1 / 3, latency_p50_ms: 5000, latency_p95_ms: 60_000 },
-        { channel_id: channels.c1, channel_name: 'c1', requests: 2, errors: 0, prompt_tokens: 110, completion_tokens: 55, quota: 1500, error_rate: 0, latency_p50_ms: 100, latency_p95_ms: 500 },
+        { channel_id: channels.c2, channel_name: 'c2', requests: 2, errors: 1, prompt_tokens: 520, completion_tokens: 520, quota: 5200, error_rate: 1 / 3, latency_p50_ms: expect.any(Number), latency_p95_ms: expect.any(Number) },
+        { channel_id: channels.c1, channel_name: 'c1', requests: 2, errors: 0, prompt_tokens: 110, completion_tokens: 55, quota: 1500, error_rate: 0, latency_p50_ms: expect.any(Number), latency_p95_ms: expect.any(Number) },
       ]);
+      // c2 took 1200 ms, 3000 ms (the failure) and 70 s; c1 80 ms and 300 ms: the durations themselves, not the bounds of buckets
+      const [c2, c1] = dashboard.top_channels;
+      expectNear(c2.latency_p50_ms, 3000);
+      expectNear(c2.latency_p95_ms, 70_000);
+      expectNear(c1.latency_p50_ms, 80);
+      expectNear(c1.latency_p95_ms, 300);
       expect(dashboard.channel_health).toEqual({ enabled: 2, auto_disabled: 0, manually_disabled: 0, untested: 2, slowest: [] });
       expect(dashboard.balance).toBe(Number((await app.ctx.db.selectFrom('users').select('quota').where('id', '=', 1).executeTakeFirstOrThrow()).quota));
     });
@@ -225,6 +237,64 @@ for (const target of targets) {
         await db.destroy();
         await fresh.drop();
       }
+    });
+
+    it('reads latency percentiles from the measured durations, merged across batches, nodes and hours', async () => {
+      const created = (await asBrowser(app, root, { method: 'POST', url: '/api/channel/', payload: { name: 'c3', type: 1, key: 'sk-c3', models: 'gpt-4', group: 'default' } })).json();
+      const c3 = Number(created.data.ids[0]);
+      const at = base - 10 * DAY;
+      const log = (elapsedMs: number, createdAt = at): NewLog => ({
+        type: 2, content: 'x', userId: annId, username: 'ann', tokenId: tokens.a1, tokenName: 'a1', modelName: 'gpt-4', channelId: c3, quota: 1, elapsedMs, createdAt,
+      });
+      const elapsed = Array.from({ length: 100 }, (_, index) => (index + 1) * 10);
+      // the ledger's batch (SQLite's own writer there), then two batches at once on the same rows, as two nodes would
+      await app.ctx.ledger.insertLogs(elapsed.slice(0, 50).map((ms) => log(ms)));
+      await Promise.all([insertLogs(app.ctx.db, elapsed.slice(50, 75).map((ms) => log(ms))), insertLogs(app.ctx.db, elapsed.slice(75).map((ms) => log(ms, at + HOUR)))]);
+      const channelOf = async (query: string) => {
+        const dashboard = await data(root, `/api/dashboard/admin?${query}`);
+        return dashboard.top_channels.find((channel: { channel_id: number }) => channel.channel_id === c3);
+      };
+      const hourly = await channelOf(`start=${at - HOUR}&end=${at + 2 * HOUR}`);
+      expect(hourly).toMatchObject({ requests: 100, errors: 0 });
+      expectNear(hourly.latency_p50_ms, 500);
+      expectNear(hourly.latency_p95_ms, 950);
+      const daily = await channelOf(`start=${at - DAY}&end=${at + DAY}&granularity=day&channel_id=${c3}`);
+      expectNear(daily.latency_p50_ms, 500);
+      expectNear(daily.latency_p95_ms, 950);
+      // the first hour alone: 10..750 ms
+      const first = await channelOf(`start=${at - HOUR}&end=${at + HOUR}`);
+      expectNear(first.latency_p50_ms, 380);
+      expectNear(first.latency_p95_ms, 720);
+      // only the channels' rollups keep durations: narrowed to a user, none is claimed
+      expect(await channelOf(`start=${at - HOUR}&end=${at + 2 * HOUR}&user_id=${annId}`)).toMatchObject({ requests: 100, latency_p50_ms: null, latency_p95_ms: null });
+      const stored = await app.ctx.db.selectFrom('usage_daily_channels').select('latency_sketch').where('channel_id', '=', c3).executeTakeFirstOrThrow();
+      expect(Object.values(JSON.parse(stored.latency_sketch!) as Record<string, number>).reduce((sum, count) => sum + count, 0)).toBe(100);
+    });
+
+    it('loses no duration when several nodes merge into the same rows at once', async () => {
+      const created = (await asBrowser(app, root, { method: 'POST', url: '/api/channel/', payload: { name: 'c4', type: 1, key: 'sk-c4', models: 'gpt-4', group: 'default' } })).json();
+      const c4 = Number(created.data.ids[0]);
+      const at = base - 12 * DAY;
+      const batch = (size: number, elapsedMs: number): NewLog[] =>
+        Array.from({ length: size }, () => ({ type: 2, content: 'x', userId: bobId, username: 'bob', tokenId: tokens.b1, tokenName: 'b1', modelName: 'gpt-4', channelId: c4, quota: 1, elapsedMs, createdAt: at }));
+      await insertLogs(app.ctx.db, batch(1, 5));
+      // six batches on one pool: on PostgreSQL and MySQL, six transactions contending for the same rows
+      await Promise.all([10, 20, 40, 80, 160, 320].map((elapsedMs) => insertLogs(app.ctx.db, batch(10, elapsedMs))));
+      for (const table of ['usage_hourly_channels', 'usage_daily_channels'] as const) {
+        const row = await app.ctx.db.selectFrom(table).select(['requests', 'latency_sketch']).where('channel_id', '=', c4).executeTakeFirstOrThrow();
+        expect(Number(row.requests)).toBe(61);
+        expect(Object.values(JSON.parse(row.latency_sketch!) as Record<string, number>).reduce((sum, count) => sum + count, 0)).toBe(61);
+      }
+      const channel = (await data(root, `/api/dashboard/admin?start=${at - HOUR}&end=${at + HOUR}&channel_id=${c4}`)).top_channels[0];
+      expectNear(channel.latency_p50_ms, 40);
+      expectNear(channel.latency_p95_ms, 320);
+    });
+
+    it('lists as slowest only the enabled channels whose last test passed', async () => {
+      await app.ctx.db.updateTable('channels').set({ test_time: now, response_time: 900, test_error: '' }).where('id', '=', channels.c1).execute();
+      await app.ctx.db.updateTable('channels').set({ test_time: now, response_time: 5000, test_error: 'upstream answered 401' }).where('id', '=', channels.c2).execute();
+      const { channel_health: health } = await data(root, '/api/dashboard/admin');
+      expect(health.slowest).toEqual([{ channel_id: channels.c1, channel_name: 'c1', response_time_ms: 900, test_time: now }]);
     });
 
     it('counts a relayed call and a failed one, on the channel that served or failed it', async () => {

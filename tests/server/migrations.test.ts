@@ -6,12 +6,12 @@ import { databaseTargets, type TestDatabase } from '../support/databases';
 
 const targets = await databaseTargets('migrations');
 
-/** The seven usage rollup tables: a period, their key, the same counters. */
+/** The seven usage rollup tables: a period, their key, the same counters; the channels' a latency sketch too. */
 function rollupTables(): Record<string, string[]> {
   const counters = ['requests', 'errors', 'prompt_tokens', 'completion_tokens', 'quota', 'latency_ms_sum', 'latency_le_100', 'latency_le_250', 'latency_le_500', 'latency_le_1000', 'latency_le_2500', 'latency_le_5000', 'latency_le_10000', 'latency_le_30000', 'latency_le_60000', 'latency_over'];
   const keys: Record<string, string[]> = { '': ['user_id', 'token_id', 'model', 'channel_id'], _channels: ['model', 'channel_id'], _tokens: ['user_id', 'token_id'], _users: ['user_id'] };
   const tables: Record<string, string[]> = {};
-  for (const period of ['hourly', 'daily']) for (const [suffix, key] of Object.entries(keys)) if (period === 'daily' || suffix !== '_users') tables[`usage_${period}${suffix}`] = ['period', ...key, ...counters];
+  for (const period of ['hourly', 'daily']) for (const [suffix, key] of Object.entries(keys)) if (period === 'daily' || suffix !== '_users') tables[`usage_${period}${suffix}`] = ['period', ...key, ...counters, ...(suffix === '_channels' ? ['latency_sketch'] : [])];
   return tables;
 }
 
@@ -69,6 +69,7 @@ for (const target of targets) {
         '0013-two-factor',
         '0014-webhooks',
         '0015-log-details',
+        '0016-latency-sketches',
       ]);
       const tables = await db.introspection.getTables();
       for (const [table, columns] of Object.entries(EXPECTED_COLUMNS)) {

@@ -16,6 +16,7 @@ import * as jobLeases from './0012-job-leases';
 import * as twoFactor from './0013-two-factor';
 import * as webhooks from './0014-webhooks';
 import * as logDetails from './0015-log-details';
+import * as latencySketches from './0016-latency-sketches';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -33,6 +34,7 @@ export const migrations: Record<string, Migration> = {
   '0013-two-factor': twoFactor,
   '0014-webhooks': webhooks,
   '0015-log-details': logDetails,
+  '0016-latency-sketches': latencySketches,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -34,6 +34,8 @@ export interface UsageChannelRollupTable extends UsageCounters {
   period: number;
   model: string;
   channel_id: number;
+  /** The period's relay durations (repositories/latencySketch.ts, migration 0016); null before it. */
+  latency_sketch: string | null;
 }
 
 /** Per period, user and token only. */

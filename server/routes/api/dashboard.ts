@@ -11,7 +11,8 @@ import { fail, ok } from '../../../common/envelope';
 import { ChannelStatus, Role } from '../../../common/roles';
 import type { Database } from '../../db/database';
 import { callerOf, requireRole } from '../../plugins/auth';
-import { latencyPercentile, topUsage, usageSeries, windowTotals, type PeriodRange, type UsageScope } from '../../repositories/usage';
+import { sketchQuantile } from '../../repositories/latencySketch';
+import { channelLatencies, topUsage, usageSeries, windowTotals, type PeriodRange, type UsageScope } from '../../repositories/usage';
 import { dashboardQuerySchema } from './inputSchemas';
 
 const HOUR = 3600;
@@ -112,7 +113,7 @@ async function userDashboard(db: Kysely<Database>, callerId: number, params: Das
 }
 
 async function channelHealth(db: Kysely<Database>): Promise<ChannelHealth> {
-  const channels = await db.selectFrom('channels').select(['id', 'name', 'status', 'auto_disabled', 'test_time', 'response_time']).execute();
+  const channels = await db.selectFrom('channels').select(['id', 'name', 'status', 'auto_disabled', 'test_time', 'response_time', 'test_error']).execute();
   const health: ChannelHealth = { enabled: 0, auto_disabled: 0, manually_disabled: 0, untested: 0, slowest: [] };
   for (const channel of channels) {
     if (Number(channel.status) === ChannelStatus.enabled) health.enabled += 1;
@@ -121,7 +122,8 @@ async function channelHealth(db: Kysely<Database>): Promise<ChannelHealth> {
     if (Number(channel.test_time) === 0) health.untested += 1;
   }
   health.slowest = channels
-    .filter((channel) => Number(channel.status) === ChannelStatus.enabled && Number(channel.test_time) > 0)
+    // a failed test's response time is how long it took to fail, not how fast the channel answers
+    .filter((channel) => Number(channel.status) === ChannelStatus.enabled && Number(channel.test_time) > 0 && !channel.test_error)
     .sort((left, right) => Number(right.response_time) - Number(left.response_time) || Number(left.id) - Number(right.id))
     .slice(0, SLOWEST_CHANNELS)
     .map((channel) => ({ channel_id: Number(channel.id), channel_name: channel.name, response_time_ms: Number(channel.response_time), test_time: Number(channel.test_time) }));
@@ -133,26 +135,28 @@ async function adminDashboard(db: Kysely<Database>, callerId: number, params: Da
   const [own, users, channels, health] = await Promise.all([
     userDashboard(db, callerId, params, now),
     topUsage(db, params.scope, range, 'user_id', TOP_USERS),
-    topUsage(db, params.scope, range, 'channel_id', TOP_CHANNELS, true),
+    topUsage(db, params.scope, range, 'channel_id', TOP_CHANNELS),
     channelHealth(db),
   ]);
   const userIds = users.map((user) => Number(user.key));
   const usernames = new Map(
     userIds.length === 0 ? [] : (await db.selectFrom('users').select(['id', 'username']).where('id', 'in', userIds).execute()).map((row) => [Number(row.id), row.username]),
   );
-  const channelNames = await namesOf(db, 'channels', channels.map((channel) => Number(channel.key)));
+  const channelIds = channels.map((channel) => Number(channel.key));
+  const [channelNames, latencies] = await Promise.all([namesOf(db, 'channels', channelIds), channelLatencies(db, params.scope, range, channelIds)]);
   return {
     ...own,
     top_users: users.map((user) => ({ user_id: Number(user.key), username: usernames.get(Number(user.key)) ?? '', ...totalsPart(user) })),
     top_channels: channels.map((channel) => {
       const attempts = channel.requests + channel.errors;
+      const latency = latencies.get(Number(channel.key)) ?? new Map();
       return {
         channel_id: Number(channel.key),
         channel_name: channelNames.get(Number(channel.key)) ?? '',
         ...totalsPart(channel),
         error_rate: attempts === 0 ? 0 : channel.errors / attempts,
-        latency_p50_ms: latencyPercentile(channel.latency, 0.5),
-        latency_p95_ms: latencyPercentile(channel.latency, 0.95),
+        latency_p50_ms: sketchQuantile(latency, 0.5),
+        latency_p95_ms: sketchQuantile(latency, 0.95),
       };
     }),
     channel_health: health,

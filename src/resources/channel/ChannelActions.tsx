@@ -147,14 +147,21 @@ function useChannelJob() {
   return { job, running: starting, start, dismiss: () => setJob(null) };
 }
 
+const PROGRESS_MESSAGES: Record<ChannelJob['kind'], { counted: string; counting: string }> = {
+  test: { counted: 'app.lists.job_test', counting: 'app.lists.job_test_counting' },
+  balance: { counted: 'app.lists.job_balance', counting: 'app.lists.job_balance_counting' },
+};
+
 function JobReport({ job, running, onClose }: { job: ChannelJob; running: boolean; onClose: () => void }) {
   const translate = useTranslate();
   const [showFailures, setShowFailures] = useState(false);
   const args = { done: job.done, total: job.total, failed: job.failures.length, smart_count: job.total };
   if (running || job.state === 'running') {
+    // a run another worker has claimed but not yet counted shares a total of 0: no "0 of 0"
+    const message = job.total ? PROGRESS_MESSAGES[job.kind].counted : PROGRESS_MESSAGES[job.kind].counting;
     return (
       <Box sx={{ px: 1, pb: 1 }} role="status" aria-live="polite" data-testid="channel-job">
-        <Typography variant="body2">{translate(job.kind === 'test' ? 'app.lists.job_test' : 'app.lists.job_balance', args)}</Typography>
+        <Typography variant="body2">{translate(message, args)}</Typography>
         <LinearProgress variant={job.total ? 'determinate' : 'indeterminate'} value={job.total ? (job.done / job.total) * 100 : 0} sx={{ mt: 0.5 }} />
       </Box>
     );

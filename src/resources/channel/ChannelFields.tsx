@@ -84,7 +84,7 @@ export function useBalanceUpdate(record: RaRecord | undefined) {
   return { updating, update };
 }
 
-/** Clicking the balance asks the upstream again (types without a balance query say so instead). */
+/** Clicking the balance asks the upstream again (types without a balance query say so instead; one never asked says so, not 0). */
 export function BalanceField(_: CellProps) {
   const record = useRecordContext();
   const translate = useTranslate();
@@ -99,6 +99,8 @@ export function BalanceField(_: CellProps) {
     );
   }
   const updatedAt = Number(record.balance_updated_time ?? 0);
+  // the stored 0 of a balance never read is no amount: showing "$0.00" would say the key is empty
+  const shown = updatedAt ? text : translate('app.channel.balance_not_checked');
   return (
     <Tooltip title={`${updatedAt ? translate('app.channel.balance_updated_at', { time: formatTimestamp(updatedAt) }) : translate('app.channel.balance_never')} · ${translate('app.channel.balance_click')}`}>
       <Chip
@@ -110,7 +112,7 @@ export function BalanceField(_: CellProps) {
           event.stopPropagation();
           if (!updating) update();
         }}
-        label={updating ? '…' : text}
+        label={updating ? '…' : shown}
       />
     </Tooltip>
   );
