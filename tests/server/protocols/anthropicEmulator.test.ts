@@ -89,7 +89,8 @@ describe('Anthropic emulator and adaptor over HTTP', () => {
     expect(sent.url).toBe('/v1/messages');
     expect(sent.headers['x-api-key']).toBe(CHANNEL.key);
     expect(sent.headers['anthropic-version']).toBe('2023-06-01');
-    expect(sent.body).toMatchObject({ system: 'Be brief.', messages: [{ role: 'user', content: 'hi there' }], max_tokens: 4096 });
+    // no limit asked: the model's maximum output, 8192 for claude-3-5-haiku in the catalog
+    expect(sent.body).toMatchObject({ system: 'Be brief.', messages: [{ role: 'user', content: 'hi there' }], max_tokens: 8192 });
     // prompt: "Be brief." + "hi there" = 4 words; answer: 7 words
     expect(emulator.reported.at(-1)).toEqual({ promptTokens: 4, completionTokens: 7, cachedPromptTokens: 0, cacheCreationTokens: 0 });
     expect(answer.usage).toEqual({ prompt_tokens: 4, completion_tokens: 7, total_tokens: 11 });
