@@ -7,7 +7,7 @@ import { Role } from '../common/roles';
 import type { Config } from './config';
 import type { Database } from './db/database';
 import { countUsers, createUser } from './repositories/users';
-import { BCRYPT_COST } from './routes/api/user';
+import { BCRYPT_COST } from './secrets';
 
 export const ROOT_INITIAL_QUOTA = 100_000_000;
 

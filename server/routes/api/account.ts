@@ -12,8 +12,7 @@ import { failureLimit, rateLimit } from '../../plugins/rateLimit';
 import { requireTurnstile } from '../../plugins/turnstile';
 import { CODE_GUESSES_PER_REQUESTER, consumeCode, storeCode } from '../../repositories/verificationCodes';
 import { findUserById, updateUser } from '../../repositories/users';
-import { randomAlphanumeric } from '../../secrets';
-import { BCRYPT_COST } from './user';
+import { BCRYPT_COST, randomAlphanumeric } from '../../secrets';
 import { emailBindSchema, emailQuerySchema, resetSchema } from './inputSchemas';
 
 export const CODE_TTL_SECONDS = 10 * 60;

@@ -21,8 +21,8 @@ import {
   type UserPatch,
 } from '../../repositories/users';
 import { loginSchema, registerSchema, selfUpdateSchema } from './inputSchemas';
+import { BCRYPT_COST } from '../../secrets';
 
-export const BCRYPT_COST = 10;
 // Compared against when the username is unknown, so both failures take as long.
 const DUMMY_HASH = bcrypt.hashSync('switchboard-timing-equaliser', BCRYPT_COST);
 

@@ -13,8 +13,8 @@ import {
 } from '../../repositories/users';
 import { parseRateLimitOverride } from '../../../common/rateLimits';
 import { parseConcurrencyLimit } from '../../relay/concurrency';
-import { generateAccessToken, generateAffCode } from '../../secrets';
-import { BCRYPT_COST, passwordProblem, usernameProblem } from './user';
+import { BCRYPT_COST, generateAccessToken, generateAffCode } from '../../secrets';
+import { passwordProblem, usernameProblem } from './user';
 import { byId, listed, searchedList, userCreateSchema, userManageSchema, userUpdateSchema } from './inputSchemas';
 
 const GROUP_PATTERN = /^[A-Za-z0-9_-]{1,32}(,[A-Za-z0-9_-]{1,32})*$/;
