@@ -8,7 +8,7 @@ import fastifyStatic from '@fastify/static';
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { fail } from '../common/envelope';
-import { DEFAULT_OPTION_SYNC_SECONDS, DEFAULT_REDIS_COMMAND_TIMEOUT_MS, type Config } from './config';
+import { DEFAULT_OPTION_SYNC_SECONDS, DEFAULT_REDIS_COMMAND_TIMEOUT_MS, DEFAULT_WEBHOOK_SETTINGS, type Config } from './config';
 import { migrateToLatest, openDatabase } from './db/database';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from './db/faults';
 import { refuseCrossSiteRequests } from './plugins/csrf';
@@ -54,7 +54,7 @@ import { WriteWatchPlugin } from './db/writeWatch';
 import { RelayCache } from './relay/relayCache';
 import { configureUpstreams } from './relay/upstream';
 import { webhookRoutes } from './routes/api/webhook';
-import { DEFAULT_WEBHOOK_SETTINGS, startDeliveryLoop } from './webhooks/delivery';
+import { startDeliveryLoop } from './webhooks/delivery';
 
 export interface BuildOptions {
   /** The server log (see plugins/logging.ts); none when absent or false. */

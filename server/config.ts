@@ -8,7 +8,6 @@ import { DEFAULT_LOGIN_LIMITS, DEFAULT_RATE_LIMITS, type LoginLimitConfig, type 
 import { DEFAULT_API_BODY_LIMIT, DEFAULT_RELAY_BODY_LIMIT } from './plugins/inputLimits';
 import { DEFAULT_TURNSTILE_VERIFY_URL } from './plugins/turnstile';
 import { DEFAULT_UPSTREAM_SETTINGS, type UpstreamSettings } from './relay/upstream';
-import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhooks/delivery';
 
 /** one-api's releases: Switchboard reports their version (v0.5.3) and follows their tags. */
 export const DEFAULT_RELEASE_CHECK_URL = 'https://api.github.com/repos/songquanpeng/one-api/releases/latest';
@@ -20,6 +19,25 @@ export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 200;
  * quickly instead of hanging the client.
  */
 export const DEFAULT_SQL_CONNECT_TIMEOUT_MS = 3000;
+
+export interface WebhookSettings {
+  /** Delays before the 2nd, 3rd, ... attempt; attempts in all = delays + 1. */
+  retryDelaysMs: number[];
+  /** How often each node looks for due deliveries. */
+  pollIntervalMs: number;
+  /** Deadline of one attempt, connection to last byte. */
+  timeoutMs: number;
+  /** Days a finished (delivered or failed) delivery stays in the log; 0 keeps them all. */
+  logDays: number;
+}
+
+/** 6 attempts over about an hour: at once, then 10 s, 1 min, 5 min, 15 min and 40 min later. */
+export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
+  retryDelaysMs: [10_000, 60_000, 300_000, 900_000, 2_400_000],
+  pollIntervalMs: 1000,
+  timeoutMs: 10_000,
+  logDays: 30,
+};
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 

@@ -11,27 +11,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import { request } from 'undici';
 import type { Database } from '../db/database';
+import type { WebhookSettings } from '../config';
 import { findWebhook, type WebhookDeliveryRow } from '../repositories/webhooks';
 import { webhookSignature } from './signing';
-
-export interface WebhookSettings {
-  /** Delays before the 2nd, 3rd, ... attempt; attempts in all = delays + 1. */
-  retryDelaysMs: number[];
-  /** How often each node looks for due deliveries. */
-  pollIntervalMs: number;
-  /** Deadline of one attempt, connection to last byte. */
-  timeoutMs: number;
-  /** Days a finished (delivered or failed) delivery stays in the log; 0 keeps them all. */
-  logDays: number;
-}
-
-/** 6 attempts over about an hour: at once, then 10 s, 1 min, 5 min, 15 min and 40 min later. */
-export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
-  retryDelaysMs: [10_000, 60_000, 300_000, 900_000, 2_400_000],
-  pollIntervalMs: 1000,
-  timeoutMs: 10_000,
-  logDays: 30,
-};
 
 const PRUNE_EVERY_MS = 3_600_000;
 

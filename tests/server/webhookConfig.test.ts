@@ -1,8 +1,7 @@
 // The webhook settings from the environment: the retry schedule tests shrink,
 // the default of six attempts over about an hour, and refusals of nonsense.
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../server/config';
-import { DEFAULT_WEBHOOK_SETTINGS } from '../../server/webhooks/delivery';
+import { DEFAULT_WEBHOOK_SETTINGS, loadConfig } from '../../server/config';
 
 const base = { SESSION_SECRET: 'a-session-secret-for-config-tests', SQLITE_PATH: ':memory:' };
 
