@@ -60,7 +60,7 @@ export interface OtherSetting {
 
 /** One channel type. */
 export interface ChannelType {
-  /** The number stored in `channels.type` (spec §3). */
+  /** The number stored in `channels.type` (one-api's numbering, so its databases import as they are). */
   value: number;
   /** The name the console shows. */
   label: string;
@@ -130,7 +130,7 @@ const openAiReseller = { protocol: 'openai', defaultModels: [], baseUrlRequired:
 const openAiCompatible = { protocol: 'openai', baseUrlRequired: false } as const;
 
 export const CHANNEL_TYPES: readonly ChannelType[] = [
-  // The spec's 18 types (spec §3): numbers, labels and colours as it fixes them.
+  // The 18 channel types: numbers, labels and colours as one-api fixes them.
   {
     value: 1, label: 'OpenAI', color: 'green', defaultBaseUrl: 'https://api.openai.com', ...openAiReseller, balance: { source: 'openai-subscription', unit: 'usd' },
     responses: true, docs: 'https://platform.openai.com/docs/api-reference',

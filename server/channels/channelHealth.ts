@@ -12,7 +12,7 @@
 //
 // Balance endpoints: each type's row in common/channelTypes.ts names the kind
 // of endpoint and its unit; this file holds one fetcher per kind (OpenAI's
-// billing dashboard and the resellers' variants of it, reference §10.3, and
+// billing dashboard and the resellers' variants of it, and
 // today's vendors' own). The channel's base URL wins over the documented
 // host, so a self-hosted mirror (or a test emulator) is queried where it lives.
 import { randomUUID } from 'node:crypto';
@@ -236,7 +236,7 @@ const UNIT_NAMES: Record<BalanceUnit, string> = { usd: 'USD', cny: 'CNY', cny_pe
 /**
  * One fetcher per kind of balance endpoint (the kinds are common/channelTypes.ts's,
  * where each type's row names its own). https://platform.openai.com/account/billing
- * and the resellers' variants of it are described in reference §10.3.
+ * and the resellers' copies of it answer in the same shape.
  */
 const BALANCE_FETCHERS: { [Kind in BalanceSourceKind]: BalanceFetch<Kind> } = {
   /** hard_limit_usd minus this period's usage (which OpenAI reports in cents). */

@@ -22,7 +22,7 @@ export type Operation =
   /** OpenAI's Responses API, asked only of a channel whose type serves it itself (the bytes pass); any other is asked for chat. */
   | 'responses';
 
-/** The client-side protocols (what a client speaks to the gateway). Issue 14 adds more. */
+/** The client-side protocols (what a client speaks to the gateway). */
 export type InboundProtocol = 'openai' | 'anthropic' | 'openai-responses' | 'gemini';
 
 // ---- requests ----

@@ -1,7 +1,7 @@
 // What the relay pipeline works with, passed explicitly rather than dug out of
 // the Fastify instance: the database, options, ledger, cache, bookkeeping, the
 // node's request ids and log, its concurrency limiter and in-flight registry,
-// and the hook points where limits (issue 15) and metrics (issue 16) plug in.
+// and the hook points where rate limits and metrics plug in.
 // One per app (so per node), made once and shared by the fast path and the
 // Fastify routes.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';

@@ -1,7 +1,7 @@
 // Credentials an adaptor exchanges its channel's key for before a call
 // (Baidu's access token). One exchange at a time per cache key (concurrent
 // calls wait for the same one), the credential reused until shortly before it
-// expires and never after (v0.5.3 served expired tokens, §16.3.10), and a
+// expires and never after (v0.5.3 served expired tokens), and a
 // failed exchange is that channel's failure, classified by the adaptor.
 import { request as undiciRequest } from 'undici';
 import { upstreamFailure } from '../protocols/shared';

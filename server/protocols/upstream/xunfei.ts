@@ -199,7 +199,7 @@ function encodeFrame(request: ChatRequest, call: AdaptorCall): string {
   if (typeof request.user === 'string' && request.user) header.uid = request.user.slice(0, 32);
   const chat: Json = { domain: sparkVersion(channel, call).domain };
   if (typeof request.temperature === 'number') chat.temperature = request.temperature;
-  // top_k is the client's top_k, never n (§16.3.9)
+  // top_k is the client's top_k, never n (v0.5.3 sent n as top_k)
   if (typeof request.top_k === 'number') chat.top_k = request.top_k;
   const maxTokens = request.max_tokens ?? request.max_completion_tokens;
   if (typeof maxTokens === 'number') chat.max_tokens = maxTokens;

@@ -61,7 +61,7 @@ function baseUrl(channel: ChannelConfig): string {
   return (channel.baseUrl || DEFAULT_BASE_URL).replace(/\/+$/, '').replace(/\/api\/paas\/v[34]$/, '');
 }
 
-/** The v3 JWT (reference §9.6): HS256 over the key's secret, `sign_type: SIGN`, times in milliseconds. */
+/** Zhipu's v3 API JWT: HS256 over the key's secret, `sign_type: SIGN`, times in milliseconds. */
 export function zhipuJwt(key: string, now: number): string | undefined {
   const parts = key.trim().split('.');
   if (parts.length !== 2 || !parts[0] || !parts[1]) return undefined;

@@ -300,7 +300,7 @@ function chatFormOf(
   });
 }
 
-/** The text routes clients reach, by protocol. Issue 14 adds its protocols' paths here, each naming its codec. */
+/** The text routes clients reach, by protocol: each path names the codec that reads and writes it. */
 export const TEXT_ROUTES: readonly RelayDeclaration[] = [
   { path: '/v1/chat/completions', route: textRoute(openaiChat, 'chat', '/v1/chat/completions') },
   { path: '/v1/completions', route: textRoute(openaiChat, 'completions', '/v1/completions') },
