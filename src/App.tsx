@@ -1,5 +1,5 @@
 // The console: react-admin with real browser paths, our top-menu layout, the
-// five resources and the custom pages of spec §2.
+// five resources and the custom pages of the top menu.
 import { QueryClient } from '@tanstack/react-query';
 import { lazy, type ComponentType, type ReactNode } from 'react';
 import { Authenticated, CustomRoutes, Resource } from 'react-admin';

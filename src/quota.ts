@@ -1,4 +1,4 @@
-// Quota display per spec §9: a dollar amount when display_in_currency is on
+// Quota display: a dollar amount when display_in_currency is on
 // (quota / quota_per_unit, 2 decimals), otherwise a compact count.
 import type { ClientStatus } from '../common/options';
 

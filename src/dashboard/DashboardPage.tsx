@@ -1,4 +1,4 @@
-// The signed-in home (issue 15): a user's own usage, or for admins everyone's
+// The signed-in home: a user's own usage, or for admins everyone's
 // with the admin sections. The view (range, granularity, filters) lives in the
 // URL; the answer comes from the data provider (common/dashboard.ts).
 import InsightsOutlinedIcon from '@mui/icons-material/InsightsOutlined';

@@ -1,4 +1,4 @@
-// How the dashboard writes numbers: money per the status (spec §9, as
+// How the dashboard writes numbers: money per the status (its display unit, as
 // QuotaField does), counts with the language's separators, latencies, times.
 import { useMemo } from 'react';
 import { useLocale } from 'react-admin';

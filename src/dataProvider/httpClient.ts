@@ -6,7 +6,7 @@ import { HttpError } from 'react-admin';
 import type { Envelope } from '../../common/envelope';
 import { isMessageCode } from '../../common/messageCodes';
 
-/** Message keys for statuses with a fixed meaning (spec §8); translated where shown. */
+/** Message keys for statuses with a fixed meaning; translated where shown. */
 export const STATUS_MESSAGES: Record<number, string> = {
   429: 'app.errors.too_many_requests',
   500: 'app.errors.internal',
@@ -32,7 +32,7 @@ type UnauthorizedHandler = () => void;
 let onUnauthorized: UnauthorizedHandler = () => undefined;
 
 /**
- * What to do when any call answers 401 (spec §2: go to /login?expired=true).
+ * What to do when any call answers 401: go to /login?expired=true, so the user signs in again.
  * The app installs it once; react-admin's own calls also pass through
  * authProvider.checkError, which does the same.
  */

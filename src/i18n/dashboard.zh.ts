@@ -1,4 +1,4 @@
-// Chinese strings of the signed-in home: the usage dashboard (issue 15).
+// Chinese strings of the signed-in home: the usage dashboard.
 // Loaded with the dashboard's own chunk, not the main bundle: see
 // src/dashboard/useDashboardTranslate.ts.
 export const dashboardChinese = {

@@ -1,4 +1,4 @@
-// English strings of the webhook screens (issue 16).
+// English strings of the webhook screens.
 export const webhooksEnglish = {
   webhooks: {
     menu: 'Webhooks',

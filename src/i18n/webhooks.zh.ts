@@ -1,4 +1,4 @@
-// Chinese strings of the webhook screens (issue 16); the same keys as webhooks.en.ts.
+// Chinese strings of the webhook screens; the same keys as webhooks.en.ts.
 import type { webhooksEnglish } from './webhooks.en';
 
 export const webhooksChinese: typeof webhooksEnglish = {

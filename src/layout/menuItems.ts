@@ -1,4 +1,4 @@
-// The top menu of spec §2, in order. `admin` items are shown only to role >= 10;
+// The console's top menu, in order. `admin` items are shown only to role >= 10;
 // Chat appears only when a chat link is stored.
 export interface MenuItem {
   key: string;

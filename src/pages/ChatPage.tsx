@@ -3,7 +3,7 @@ import { useTranslate } from 'react-admin';
 import { isSafeLink } from '../../common/options';
 import { useStatus } from '../layout/status';
 
-/** /chat: the configured chat link in a full-page frame (spec §2). */
+/** /chat: the configured chat link in a full-page frame, under the top menu. */
 export default function ChatPage() {
   const translate = useTranslate();
   const { status } = useStatus();

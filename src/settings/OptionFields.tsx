@@ -15,7 +15,7 @@ import { WhitelistEditor } from './WhitelistEditor';
 /** Options that hold an amount of quota. */
 const QUOTA_OPTIONS: OptionKey[] = ['QuotaForNewUser', 'QuotaForInviter', 'QuotaForInvitee', 'QuotaRemindThreshold', 'PreConsumedQuota'];
 
-/** Toggles whose switching off needs a confirmation first (spec §4). */
+/** Toggles whose switching off needs a confirmation first: turning password login off can leave nobody able to sign in. */
 const CONFIRM_BEFORE_OFF: OptionKey[] = ['PasswordLoginEnabled'];
 
 export function OptionToggle({ form, optionKey }: { form: OptionForm; optionKey: OptionKey }) {

@@ -1,5 +1,5 @@
 // /setting: Personal for everyone; Operation, System and Other for admins
-// (spec §2 screen 4). Admins change Operation and Other; the System tab and
+// (the admin settings screen). Admins change Operation and Other; the System tab and
 // the top-up link are root's (see common/options.ts, rootOnly).
 import { Card, CardContent, Tab, Tabs, Typography } from '@mui/material';
 import { useState } from 'react';

@@ -1,5 +1,5 @@
 // The e-mail domain whitelist as chips: an entry is added only when it is not
-// empty and not already listed (spec §5); the list is saved with its section.
+// empty and not already listed; the list is saved with its section.
 import AddIcon from '@mui/icons-material/Add';
 import { Box, Button, Chip, Stack, TextField, Typography } from '@mui/material';
 import { useState } from 'react';

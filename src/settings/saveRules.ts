@@ -1,4 +1,4 @@
-// The save rules of spec §4 and §5, kept free of React so they are easy to
+// The settings save rules (when a change saves, what it must pass), kept free of React so they are easy to
 // test: only changed values are sent, empty secrets are skipped, and invalid
 // ratio JSON stops the whole section before anything is sent.
 import { isValidJsonOption, OPTION_SPECS, type OptionKey } from '../../common/options';
@@ -21,7 +21,7 @@ export function pendingChanges(keys: OptionKey[], saved: Partial<Record<OptionKe
   return changes;
 }
 
-/** The message key for the first change whose ratio JSON is invalid (spec §5), if any. */
+/** The message key for the first change whose ratio JSON is invalid, if any. */
 export function invalidChangeMessage(changes: OptionChange[]): string | undefined {
   const invalid = changes.find((change) => OPTION_SPECS[change.key].kind === 'json' && !isValidJsonOption(change.key, change.value));
   if (!invalid) return undefined;
@@ -29,7 +29,7 @@ export function invalidChangeMessage(changes: OptionChange[]): string | undefine
   return invalid.key === 'GroupRatio' ? 'settings.errors.group_ratio_json' : 'settings.errors.model_ratio_json';
 }
 
-/** Adds a domain to the comma-joined whitelist: only a non-empty entry that is not there yet (spec §5). */
+/** Adds a domain to the comma-joined whitelist: only a non-empty entry that is not there yet. */
 export function addToList(list: string, entry: string): string | undefined {
   const item = entry.trim();
   const items = splitList(list);

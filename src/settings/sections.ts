@@ -1,4 +1,4 @@
-// The admin settings tabs as data (spec §2 screen 4): which sections each tab
+// The admin settings tabs as data: which sections each tab
 // has, which option keys each section holds, and how a few fields are drawn.
 // The kind of every key (toggle, text, number, json, list, secret) and who may
 // write it come from common/options.ts.
@@ -51,7 +51,7 @@ export const SETTING_TABS: Record<SettingTab, SettingSection[]> = {
 export interface FieldHint {
   /** Rows of a text area; absent means a one-line field. */
   rows?: number;
-  /** Step of a number field (spec §9: quota per unit 0.01); whole numbers otherwise. */
+  /** Step of a number field (quota per unit takes 0.01); whole numbers otherwise. */
   step?: number;
   placeholder?: string;
   monospace?: boolean;

@@ -1,4 +1,4 @@
-// State of the admin settings tabs (spec §4): the stored values, the local
+// State of the admin settings tabs: the stored values, the local
 // drafts of text fields, and the two ways of saving — toggles at once, other
 // fields by their section's button, sending only what changed.
 import { useCallback, useEffect, useState } from 'react';

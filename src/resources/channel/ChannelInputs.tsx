@@ -62,7 +62,7 @@ export function channelMoved(values: Record<string, unknown>, original: { base_u
   return bareBaseUrl(values.base_url) !== bareBaseUrl(original.base_url) || Number(values.type) !== Number(original.type);
 }
 
-/** Spec §5's checks; on edit an empty key keeps the stored one, unless the channel moves. */
+/** The channel form's checks; on edit an empty key keeps the stored one, unless the channel moves. */
 export function validateChannelForm(creating: boolean, original?: { base_url?: unknown; type?: unknown }) {
   return (values: Record<string, unknown>) => {
     const errors: Record<string, string | { message: string; args: Record<string, string> }> = {};

@@ -1,4 +1,4 @@
-// How channel numbers read in the list (spec §4 and §9).
+// How channel numbers read in the list (balances and quotas in the display unit).
 import { findChannelType } from '../../../common/channelTypes';
 import { formatCount } from '../../quota';
 import type { PaletteName } from '../shared/palette';

@@ -27,7 +27,7 @@ export function downloadKeys(name: string, keys: string[]): void {
 
 const toInteger = (value: unknown) => Number.parseInt(String(value ?? ''), 10);
 
-// spec §5: name required on create; quota and count whole numbers (the server's limits: quota above 0, 1 to 100 codes)
+// name required on create; quota and count whole numbers (the server's limits: quota above 0, 1 to 100 codes)
 const nameValidators = [required('app.validation.name_required')];
 const quotaValidators = [required('app.validation.quota_positive'), wholeQuota(1, 'app.validation.quota_positive')];
 const validCount = (value: unknown) => {

@@ -1,7 +1,7 @@
 import { Chip, Stack } from '@mui/material';
 import { useRecordContext } from 'react-admin';
 
-/** Spec §4: empty is 'default'; vip and pro yellow; svip and premium red; sorted. */
+/** Group chips: empty is 'default'; vip and pro yellow; svip and premium red; sorted. */
 export function groupBadges(group: string): Array<{ name: string; color: 'warning' | 'error' | 'default' }> {
   const names = group.split(',').map((name) => name.trim()).filter(Boolean);
   return (names.length ? names : ['default']).sort().map((name) => ({

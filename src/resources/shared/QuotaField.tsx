@@ -3,7 +3,7 @@ import { useRecordContext, useTranslate } from 'react-admin';
 import { useStatus } from '../../layout/status';
 import { formatQuota } from '../../quota';
 
-/** Quota per spec §9; `unlimitedSource` names a boolean that makes it read "Unlimited"; a `balance` below zero reads as owed. */
+/** Quota in the status's display unit; `unlimitedSource` names a boolean that makes it read "Unlimited"; a `balance` below zero reads as owed. */
 export function QuotaField({ source, unlimitedSource, digits, balance }: { source: string; unlimitedSource?: string; digits?: number; balance?: boolean; label?: string; sortable?: boolean }) {
   const record = useRecordContext();
   const translate = useTranslate();

@@ -50,7 +50,7 @@ function ExpiryPresets() {
   );
 }
 
-/** The expiry field's own error, shown under it as the user types (spec §5: 'expiry format error'). */
+/** The expiry field's own error, shown under it as the user types ('expiry format error'). */
 export const validExpiry = (value: unknown) => (parseExpiry(String(value ?? '')) === 'invalid' ? 'app.token.expiry_format_error' : undefined);
 
 const quotaValidators = [wholeQuota(0, 'app.validation.quota_whole')];
