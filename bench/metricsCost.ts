@@ -1,7 +1,7 @@
 // The metrics row: the same gateway build with metrics on (the default) and
 // with METRICS_ENABLED=false, chat at c=16 through the OpenAI emulator, in
 // alternating rounds so a machine whose speed drifts weighs on both alike.
-// Metrics may cost the hot path at most 3% of its throughput (issue 16). The
+// Metrics may cost the hot path at most 3% of its throughput. The
 // "on" gateway is scraped once a second during its runs, as Prometheus would.
 import { cpuMs } from './processes';
 import { runWrk, type LoadResult } from './wrk';

@@ -1,6 +1,6 @@
 // npm run bench: the gateway against the pass-through floor and a direct call,
 // all on loopback with the OpenAI emulator as the upstream and wrk as the load.
-// Prints a table with the targets of issue 4 and writes it to bench/results/.
+// Prints a table with the throughput and latency targets and writes it to bench/results/.
 import { spawnSync } from 'node:child_process';
 import { request } from 'undici';
 import { mkdirSync, writeFileSync } from 'node:fs';

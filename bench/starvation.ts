@@ -1,4 +1,4 @@
-// The starvation scenario (issue 12, finding 4): while one token holds 1,000
+// The starvation scenario: while one token holds 1,000
 // slow streams, how soon does an ordinary streamed request of another user get
 // its first byte? Measured on a running gateway: the other user's time to
 // first byte before the flood and during it, how many of the 1,000 the

@@ -1,4 +1,4 @@
-// The workers rows of `npm run bench` (issue 16): plain chat at c=64 through
+// The workers rows of `npm run bench`: plain chat at c=64 through
 // the gateway started as `npm start` starts it (the bundled server/main.ts),
 // with WORKERS=1 and WORKERS=2, each on a fresh PostgreSQL database of its
 // own, the two taking turns round by round. The workers are not pinned to a

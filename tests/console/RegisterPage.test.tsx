@@ -1,4 +1,4 @@
-// The register page's validation messages (spec §5) and the invite code it remembers.
+// The register page's validation messages and the invite code it remembers.
 import { render, screen } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';

@@ -1,4 +1,4 @@
-// Issue 15 beyond the forms: AA contrast of the palettes, <html lang> and the
+// Accessibility beyond the forms: AA contrast of the palettes, <html lang> and the
 // per-route title, the manage actions a role can use, the user-disable
 // confirmation, and the lists' error state with Retry.
 import { getContrastRatio } from '@mui/material/styles';

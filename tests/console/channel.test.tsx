@@ -1,6 +1,6 @@
 // The channel screens: list cells (type, status, response time, balance per
 // type), row actions that call the data provider's channel methods, and the
-// form's spec §5 rules and wire clean-up.
+// form's validation rules and wire clean-up.
 import { render, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';

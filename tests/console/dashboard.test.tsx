@@ -1,4 +1,4 @@
-// The signed-in home's dashboard (issue 15) against msw answers shaped like
+// The signed-in home's dashboard against msw answers shaped like
 // common/dashboard.ts: user and admin variants, money in dollars, filters
 // that change the request's query and the URL, the error state's Retry,
 // the empty state, and the landing page kept for visitors.

@@ -1,4 +1,4 @@
-// Issue 15 on the record forms: quota in dollars (exact both ways), inline
+// The record forms: quota in dollars (exact both ways), inline
 // validation with the spec's messages, titles naming the record, the
 // unsaved-changes prompt, and the error state with Retry.
 import { render, screen, waitFor } from '@testing-library/react';

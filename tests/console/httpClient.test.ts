@@ -1,4 +1,4 @@
-// The request-error catalogue of spec §8, handled in one place.
+// The request-error catalogue (a message per status), handled in one place.
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { MESSAGE_CODES } from '../../common/messageCodes';

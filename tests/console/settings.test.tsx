@@ -1,5 +1,5 @@
-// The admin settings tabs against a fake API (msw): the save rules of spec §4
-// and §5 — toggles save at once, text fields only on their section's button
+// The admin settings tabs against a fake API (msw): the save rules of the settings
+// tabs — toggles save at once, text fields only on their section's button
 // and only when changed, empty secrets skipped, invalid ratio JSON refused
 // with the spec's message, a confirmation before password login goes off.
 import { render, screen, waitFor, within } from '@testing-library/react';

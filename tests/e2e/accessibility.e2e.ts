@@ -1,4 +1,4 @@
-// Issue 15 in real Chromium: axe (WCAG 2 A and AA) on the main pages in the
+// Accessibility in real Chromium: axe (WCAG 2 A and AA) on the main pages in the
 // light and the dark theme, <html lang> following the language, a title per
 // route, the unsaved-changes prompt, the confirmation before disabling a
 // user, and the error state with Retry when the API does not answer.

@@ -1,4 +1,4 @@
-// The signed-in home's dashboard (issue 15) in Chromium against the real
+// The signed-in home's dashboard in Chromium against the real
 // gateway: a user and root relay a few chat calls through a channel on the
 // OpenAI emulator, then each looks at the dashboard at 1440 px and 390 px, in
 // English and Chinese, light and dark; every view is asserted (headings, stat

@@ -12,12 +12,12 @@ const enabled = chromiumAvailable();
 const ROOT_PASSWORD = 'e2e-first-load-root-pass';
 
 /**
- * What the login page and a user's first screen may transfer: issue 15's
+ * What the login page and a user's first screen may transfer: the budgets of
  * 250 kB and 400 kB. The login page measured 350 KiB before the admin screens
  * were split off, 278 KiB with react-admin's <Admin> (whose default pages
  * bring its own layout, sign-in form and react-hook-form), and about 238 KiB
  * once the console composed <Admin>'s parts itself, dropped the Tooltip of
- * the theme switch and loaded Chinese on demand; 240 KiB with issue 16's screens
+ * the theme switch and loaded Chinese on demand; 240 KiB with the webhook and 2FA screens
  * (the two-factor set-up page and ra-data-simple-rest load on demand) once the
  * hashed build files stopped carrying the document-only security headers.
  */

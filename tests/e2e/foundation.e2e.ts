@@ -1,4 +1,4 @@
-// Issue 2's end-to-end path: a fresh gateway prints root's password; root signs
+// The first-run end-to-end path: a fresh gateway prints root's password; root signs
 // in through the real console in Chromium, sees the admin menu, opens About and
 // an unknown page, and signs out.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Issue 5's end-to-end path: root changes one option of each settings section
+// The settings end-to-end path: root changes one option of each settings section
 // in the real console, and each change shows its effect in another browser —
 // registration closes, the chat link joins the menu, the system name and logo
 // change in the header, the footer HTML appears, the notice shows once, the

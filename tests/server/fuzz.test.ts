@@ -1,4 +1,4 @@
-// Issue 12, "Done when": every /api and /v1 route, driven over real HTTP with
+// Every /api and /v1 route, driven over real HTTP with
 // malformed JSON, wrong types, huge numbers, NUL bytes, long strings and odd
 // paths, as root, as a normal user and anonymously, on every database. No
 // answer may be a 500, the server must keep answering, nothing may reach the

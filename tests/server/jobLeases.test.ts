@@ -1,4 +1,4 @@
-// The background jobs' leases (issue 16, point 5) on every database: a claim
+// The background jobs' leases (one node runs each job) on every database: a claim
 // is atomic (of many workers claiming at once, on connections of their own,
 // exactly one wins, whether the row is new or has run out), only the holder
 // renews, a periodic job never runs on two workers at once however their

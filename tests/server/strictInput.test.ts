@@ -1,4 +1,4 @@
-// Issue 12, finding 11: bad input gets a clear 400 (or 413) and acts on
+// Bad input gets a clear 400 (or 413) and acts on
 // nothing, on every database; identities and keys compare exactly on MySQL too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asBrowser, buildTestApp, login, register, ROOT_PASSWORD } from '../support/app';

@@ -1,4 +1,4 @@
-// WORKERS=2 (issue 16, points 5 and 6), as the image runs it: the bundle the
+// WORKERS=2 (two worker processes on one node), as the image runs it: the bundle the
 // Dockerfile's build stage makes (scripts/buildServer.mjs), started with the
 // exact command line and environment of the Dockerfile's CMD and ENV, on
 // PostgreSQL and Redis. Both workers serve relayed calls; the one running the

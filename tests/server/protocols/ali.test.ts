@@ -33,7 +33,7 @@ describe('ali adaptor particulars', () => {
     expect(encode({}, false).parameters).not.toHaveProperty('incremental_output');
   });
 
-  it('sends the messages format with the system prompt as a system message, no prompt/history pairs or "Okay" turns (§16.3.9)', () => {
+  it('sends the messages format with the system prompt as a system message, no prompt/history pairs or "Okay" turns', () => {
     const body = encode({
       messages: [
         { role: 'system', content: 'Be brief.' },
@@ -46,7 +46,7 @@ describe('ali adaptor particulars', () => {
     expect(JSON.stringify(body)).not.toMatch(/Okay|"prompt"|"history"/);
   });
 
-  it('passes the sampling parameters (§16.3.9) and top_k as given (§16.3.9: never n or max_tokens)', () => {
+  it('passes the sampling parameters and top_k as given (never n or max_tokens)', () => {
     const body = encode({ temperature: 0, top_p: 0.1, top_k: 7, max_completion_tokens: 64, n: 3, stop: 'END', seed: 9, presence_penalty: -1, repetition_penalty: 1.1, response_format: { type: 'json_object' } });
     expect(body.parameters).toEqual({
       result_format: 'message',
@@ -86,7 +86,7 @@ describe('ali adaptor particulars', () => {
     expect(body.input.messages).toEqual([{ role: 'user', content: [{ image: 'https://example.com/a.png' }, { text: 'what is it?' }] }]);
   });
 
-  it('stream chunks carry the requested model (never ernie-bot, §16.3.7) and "null" finish reasons read as none', () => {
+  it('stream chunks carry the requested model (never ernie-bot) and "null" finish reasons read as none', () => {
     const wire = Buffer.from(
       'id:1\nevent:result\n:HTTP_STATUS/200\ndata:{"output":{"choices":[{"message":{"content":"Hi","role":"assistant"},"finish_reason":"null"}]},"usage":{"total_tokens":4,"input_tokens":3,"output_tokens":1},"request_id":"r-1"}\n\n' +
         'id:2\nevent:result\n:HTTP_STATUS/200\ndata:{"output":{"choices":[{"message":{"content":" there","role":"assistant"},"finish_reason":"length"}]},"usage":{"total_tokens":5,"input_tokens":3,"output_tokens":2},"request_id":"r-1"}\n\n',

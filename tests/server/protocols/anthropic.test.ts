@@ -1,5 +1,5 @@
 // The Anthropic Messages adaptor: the shared contract over recorded fixtures,
-// then the vendor's particulars and the old converter's defects (§16.3) that
+// then the vendor's particulars and the old converter's defects that
 // must not come back: a system prompt as a fake turn, dropped stop sequences
 // and sampling parameters (zero values included), finish_reason "" on
 // intermediate chunks, missing ids, models and indexes, swallowed errors.
@@ -56,7 +56,7 @@ describe('anthropic adaptor: registry and target', () => {
 });
 
 describe('anthropic adaptor: requests', () => {
-  it('puts system and developer messages in `system`, never as a fake turn (§16.3.9)', () => {
+  it('puts system and developer messages in `system`, never as a fake turn', () => {
     const body = encode({
       messages: [
         { role: 'system', content: 'Rule one.' },
@@ -85,7 +85,7 @@ describe('anthropic adaptor: requests', () => {
     ]);
   });
 
-  it('passes temperature, top_p, top_k and stop sequences as given, zeros included (§16.3.3, §16.3.9)', () => {
+  it('passes temperature, top_p, top_k and stop sequences as given, zeros included', () => {
     const body = encode({ messages: [{ role: 'user', content: 'x' }], temperature: 0, top_p: 0.5, top_k: 7, n: 3, max_tokens: 99, stop: 'END' });
     expect(body).toMatchObject({ temperature: 0, top_p: 0.5, top_k: 7, max_tokens: 99, stop_sequences: ['END'] });
     expect(encode({ messages: [{ role: 'user', content: 'x' }], stop: ['a', 'b'] }).stop_sequences).toEqual(['a', 'b']);
@@ -104,7 +104,7 @@ describe('anthropic adaptor: requests', () => {
     expect(encode({ messages: [{ role: 'user', content: 'x' }], user: 'u-1' }).metadata).toEqual({ user_id: 'u-1' });
   });
 
-  it('turns image parts into image blocks: data URLs as base64, http(s) URLs as url sources (§16.3.4)', () => {
+  it('turns image parts into image blocks: data URLs as base64, http(s) URLs as url sources', () => {
     const body = encode({
       messages: [
         {
@@ -191,7 +191,7 @@ describe('anthropic adaptor: requests', () => {
 describe('anthropic adaptor: whole answers', () => {
   const base = { id: 'msg_9', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5-20250929', stop_sequence: null, usage: { input_tokens: 3, output_tokens: 4 } };
 
-  it("keeps the vendor's id and model, sets index and created (§16.3.8)", () => {
+  it("keeps the vendor's id and model, sets index and created", () => {
     const answer = answered({ ...base, content: [{ type: 'text', text: 'Hi' }], stop_reason: 'end_turn' });
     expect(answer).toMatchObject({ id: 'msg_9', object: 'chat.completion', model: 'claude-sonnet-4-5-20250929', created: 1_700_000_000 });
     expect(answer.choices).toEqual([{ index: 0, message: { role: 'assistant', content: 'Hi' }, finish_reason: 'stop' }]);
@@ -233,7 +233,7 @@ describe('anthropic adaptor: whole answers', () => {
     expect(answer.usage).toEqual({ prompt_tokens: 160, completion_tokens: 7, total_tokens: 167, prompt_tokens_details: { cached_tokens: 100, cache_creation_tokens: 50 } });
   });
 
-  it('an error inside a 200 body is a failure, not an answer (§16.3.2)', () => {
+  it('an error inside a 200 body is a failure, not an answer', () => {
     const failure = decode({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
     expect(failure).toMatchObject({ status: 529, message: 'Overloaded', type: 'overloaded_error', deadKey: false, retryable: true });
     expect(isUpstreamFailure(anthropicAdaptor.decodeChat('<html>bad gateway</html>', callFor('chat', MODEL, false)))).toBe(true);
@@ -241,7 +241,7 @@ describe('anthropic adaptor: whole answers', () => {
 });
 
 describe('anthropic adaptor: streams', () => {
-  it('never says finish_reason "" mid-stream, and every chunk has the id, model and index (§16.3.7)', () => {
+  it('never says finish_reason "" mid-stream, and every chunk has the id, model and index', () => {
     const { chunks } = streamOf(
       sse(
         start(),
@@ -286,7 +286,7 @@ describe('anthropic adaptor: streams', () => {
     expect(chunks.some((chunk) => chunk.choices[0].finish_reason)).toBe(false);
   });
 
-  it('surfaces an error event as the failure, not a silent end (§16.3.7)', () => {
+  it('surfaces an error event as the failure, not a silent end', () => {
     const { decoder } = streamOf(sse(start(), { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }));
     expect(decoder.failure()).toMatchObject({ status: 529, message: 'Overloaded', type: 'overloaded_error', retryable: true, deadKey: false });
     expect(decoder.done()).toBe(false);
@@ -350,7 +350,7 @@ describe('anthropic adaptor: failures', () => {
     expect(failure(413, 'request_too_large', 'Request exceeds the maximum allowed number of bytes.')).toMatchObject({ retryable: false });
   });
 
-  it("keeps what a non-Anthropic error page said (§16.3.1)", () => {
+  it("keeps what a non-Anthropic error page said", () => {
     const page = anthropicAdaptor.failure(502, '<html><body>Bad gateway</body></html>');
     expect(page).toMatchObject({ status: 502, deadKey: false, retryable: true });
     expect(page.message).toContain('Bad gateway');

@@ -90,14 +90,14 @@ describe('baidu adaptor particulars', () => {
     expect(decoder.done()).toBe(false);
   });
 
-  it('a system prompt goes to the system field, never as a fake user turn with "Okay" (§16.3.9)', () => {
+  it('a system prompt goes to the system field, never as a fake user turn with "Okay"', () => {
     const body = encode({ messages: [{ role: 'system', content: 'Be brief.' }, { role: 'developer', content: 'No lists.' }, { role: 'user', content: 'hi' }] });
     expect(body.system).toBe('Be brief.\n\nNo lists.');
     expect(body.messages).toEqual([{ role: 'user', content: 'hi' }]);
     expect(JSON.stringify(body)).not.toMatch(/Okay/);
   });
 
-  it('passes the sampling parameters, not dropping them (§16.3.9)', () => {
+  it('passes the sampling parameters, not dropping them', () => {
     const body = encode({ temperature: 0, top_p: 0.5, presence_penalty: 2, stop: ['END'], max_completion_tokens: 100, user: 'u1', response_format: { type: 'json_object' } }, true);
     expect(body).toMatchObject({ temperature: 0.01, top_p: 0.5, penalty_score: 2, stop: ['END'], max_output_tokens: 100, user_id: 'u1', response_format: 'json_object', stream: true });
     expect(encode({ temperature: 1.6 }).temperature).toBe(1);
@@ -128,7 +128,7 @@ describe('baidu adaptor particulars', () => {
     ]);
   });
 
-  it('maps every model to its endpoint; an unknown model goes to its own lowercased name (§16.3.10)', () => {
+  it('maps every model to its endpoint; an unknown model goes to its own lowercased name', () => {
     const table: Record<string, string> = {
       'ERNIE-4.0-8K': 'completions_pro',
       'ERNIE-3.5-8K': 'completions',
@@ -156,7 +156,7 @@ describe('baidu adaptor particulars', () => {
     expect(isUpstreamFailure(target)).toBe(true);
   });
 
-  it('stream chunks name the requested model and carry the role once and null finish reasons until the end (§16.3.7)', () => {
+  it('stream chunks name the requested model and carry the role once and null finish reasons until the end', () => {
     const wire = Buffer.from(
       'data: {"id":"as-1","object":"chat.completion","created":1709089502,"sentence_id":0,"is_end":false,"result":"Hel","finish_reason":"normal","usage":{"prompt_tokens":3,"completion_tokens":0,"total_tokens":3}}\n\n' +
         'data: {"id":"as-1","object":"chat.completion","created":1709089502,"sentence_id":1,"is_end":true,"result":"lo","finish_reason":"length","usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}\n\n',

@@ -73,7 +73,7 @@ function expectValidChunks(chunks: ChatChunk[], call: AdaptorCall): void {
     for (const choice of chunk.choices) {
       expect(Number.isInteger(choice.index)).toBe(true);
       expect(choice.delta).toBeTypeOf('object');
-      // an intermediate chunk says null, never "" (§16.3.7)
+      // an intermediate chunk says null, never ""
       expect(choice.finish_reason === null || typeof choice.finish_reason === 'string').toBe(true);
       expect(choice.finish_reason).not.toBe('');
       if (choice.finish_reason) finishes.set(choice.index, (finishes.get(choice.index) ?? 0) + 1);

@@ -1,6 +1,6 @@
 // The Gemini adaptor: the shared contract over recorded fixtures (type 24 on
 // Google's host; type 11 through a mirror), then Gemini's particulars and the
-// old PaLM converter's defects (reference §16.3) that must not come back.
+// old PaLM converter's defects that must not come back.
 import { describe, expect, it } from 'vitest';
 import { geminiAdaptor } from '../../../server/protocols/upstream/gemini';
 import { UPSTREAM_ADAPTORS, adaptorForChannelType } from '../../../server/protocols/upstream';

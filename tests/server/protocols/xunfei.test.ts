@@ -94,7 +94,7 @@ describe('Spark versions and the request frame', () => {
     expect(sparkVersion({ ...channel, other: 'max' }, callFor('chat', 'x', true)).version).toBe('v3.5');
   });
 
-  it('sends top_k only from top_k, never from n, and keeps the system turn (§16.3.9)', () => {
+  it('sends top_k only from top_k, never from n, and keeps the system turn', () => {
     const call = { ...callFor('chat', 'generalv3.5', true), channel };
     const frame = JSON.parse(xunfeiAdaptor.encodeChat(request, call)) as { header: { app_id: string }; parameter: { chat: Record<string, unknown> }; payload: { message: { text: unknown[] } } };
     expect(frame.header.app_id).toBe(APP_ID);
@@ -112,7 +112,7 @@ describe('Spark versions and the request frame', () => {
 describe('Spark answer frames', () => {
   const frame = (code: number, message: string, status = 2) => JSON.stringify({ header: { code, message, sid: 'cht000x@dx1', status } });
 
-  it('surfaces an error frame instead of swallowing it (§16.3.7)', () => {
+  it('surfaces an error frame instead of swallowing it', () => {
     const decoder = xunfeiAdaptor.decodeChatStream(callFor('chat', 'generalv3.5', true));
     const first = decoder.push(JSON.stringify({ header: { code: 0, message: 'Success', sid: 'cht000x@dx1', status: 0 }, payload: { choices: { status: 0, seq: 0, text: [{ content: 'Hel', role: 'assistant', index: 0 }] } } }));
     expect(first).toHaveLength(1);

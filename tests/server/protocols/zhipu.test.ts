@@ -51,7 +51,7 @@ describe('Zhipu v3 (signed JWT)', () => {
     expect(isUpstreamFailure(target) && target.deadKey).toBe(true);
   });
 
-  it('keeps a system prompt as a system turn: no fake user turn answered "Okay" (§16.3.9)', () => {
+  it('keeps a system prompt as a system turn: no fake user turn answered "Okay"', () => {
     const call = { ...callFor('chat', 'chatglm_turbo', false), channel: v3 };
     const body = JSON.parse(zhipuAdaptor.encodeChat(request, call)) as { prompt: Array<{ role: string; content: string }>; temperature: number; top_p: number };
     expect(body.prompt).toEqual([
@@ -61,7 +61,7 @@ describe('Zhipu v3 (signed JWT)', () => {
       { role: 'user', content: 'How are you?' },
     ]);
     expect(JSON.stringify(body)).not.toMatch(/Okay/);
-    // a zero temperature is sent, not dropped (§16.3.3)
+    // a zero temperature is sent, not dropped
     expect(body.temperature).toBe(0);
     expect(body.top_p).toBe(0.5);
   });
@@ -126,7 +126,7 @@ describe('Zhipu v4 (OpenAI-shaped)', () => {
     expect(zhipuAdaptor.failure(502, 'Bad Gateway')).toMatchObject({ status: 502, message: 'Bad Gateway', retryable: true });
   });
 
-  it('surfaces an error event inside the stream (§16.3.7)', () => {
+  it('surfaces an error event inside the stream', () => {
     const decoder = zhipuAdaptor.decodeChatStream(callFor('chat', 'glm-4-flash', true));
     const chunks = decoder.push('data: {"id":"1","created":1,"model":"glm-4-flash","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"}}]}\n\ndata: {"error":{"code":"1301","message":"系统检测到输入或生成内容可能包含不安全或敏感内容"}}\n\n');
     expect(chunks).toHaveLength(1);

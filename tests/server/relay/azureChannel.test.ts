@@ -103,7 +103,7 @@ describe('an Azure channel through the openai SDK', () => {
     await expectBilled(harness, before, channelId, 'text-embedding-ada-002', charge('text-embedding-ada-002', 3, 0), { prompt_tokens: 3, completion_tokens: 0 });
   });
 
-  it('serves the legacy /v1/engines/:model/embeddings route at the deployment URL (v0.5.3 built a broken task path, §16.3.11)', async () => {
+  it('serves the legacy /v1/engines/:model/embeddings route at the deployment URL (v0.5.3 built a broken task path)', async () => {
     const response = await harness.post('/v1/engines/text-embedding-ada-002/embeddings', { input: 'alpha beta gamma' });
     expect(response.status).toBe(200);
     expect(((await response.json()) as { data: unknown[] }).data).toHaveLength(1);

@@ -1,4 +1,4 @@
-// Finding 1 of issue 12: a request without max_tokens used to reserve only
+// A request without max_tokens used to reserve only
 // PreConsumedQuota x ratio, and its settlement floored the balance at zero, so
 // ten concurrent requests against 3,750 got several times that in service.
 // Now a reservation covers the model's maximum output; a balance that cannot

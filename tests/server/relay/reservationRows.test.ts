@@ -1,4 +1,4 @@
-// Finding 6 of issue 12 and the lease rule. On PostgreSQL and MySQL each
+// Reservation rows and the lease rule. On PostgreSQL and MySQL each
 // reservation is a row: a batch of settlements applied twice (a retry after an
 // ambiguous COMMIT) changes the balances once, and what a node that stopped
 // renewing its lease held is given back by another node exactly once, with a

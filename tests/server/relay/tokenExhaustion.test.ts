@@ -1,4 +1,4 @@
-// Finding 5 of issue 12: a limited key whose balance is only held by requests
+// A limited key whose balance is only held by requests
 // in flight was written `exhausted` and answered 401 for good, with 3,480 of
 // 3,750 left. Now exhaustion is decided in the database on what is really
 // spent (remain + held); a key whose quota is held answers 429 with a

@@ -1,4 +1,4 @@
-// The money test of issue 12: two gateway processes on one PostgreSQL (and one
+// The money test: two gateway processes on one PostgreSQL (and one
 // MySQL) database with Redis, 200 concurrent relayed requests against one
 // limited user and one limited key (half streamed, half without max_tokens,
 // every answer longer than what max_tokens allows), one node killed with

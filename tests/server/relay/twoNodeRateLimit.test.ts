@@ -1,4 +1,4 @@
-// Issue 16's proof that rate limits hold across nodes: two real gateway
+// Proof that rate limits hold across nodes: two real gateway
 // processes share one PostgreSQL database and one Redis; a key limited to
 // 600 requests a minute is offered about 200 requests a second, alternating
 // between the nodes, for several seconds. Over the run the limit admits a
