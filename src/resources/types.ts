@@ -24,4 +24,6 @@ export interface ResourceDefinition {
   /** No entry: reached from another screen only. */
   menu?: MenuEntry;
   paths?: { create?: string; edit?: string };
+  /** Served in ra-data-simple-rest's convention (resources one-api never had), so it needs no data-provider code. */
+  simpleRest?: boolean;
 }

@@ -9,6 +9,7 @@ export default {
   list: lazyNamed(() => import('./screens'), 'WebhookList'),
   create: lazyNamed(() => import('./screens'), 'WebhookCreate'),
   edit: lazyNamed(() => import('./screens'), 'WebhookEdit'),
+  simpleRest: true,
   icon: WebhookIcon,
   recordRepresentation: 'name',
   menu: { label: 'webhooks.menu', role: 10 },

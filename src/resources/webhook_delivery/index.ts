@@ -7,6 +7,7 @@ import type { ResourceDefinition } from '../types';
 export default {
   name: 'webhook_delivery',
   list: lazyNamed(() => import('../webhook/screens'), 'WebhookDeliveryList'),
+  simpleRest: true,
   icon: OutboxIcon,
   recordRepresentation: 'event_id',
 } satisfies ResourceDefinition;
