@@ -1,7 +1,7 @@
 // The console: react-admin with real browser paths, our top-menu layout, the
-// five resources and the custom pages of the top menu.
+// resources of the registry and the console's own pages.
 import { QueryClient } from '@tanstack/react-query';
-import { lazy, type ComponentType, type ReactNode } from 'react';
+import { createElement, lazy, type ReactNode } from 'react';
 import { Authenticated, CustomRoutes, Resource } from 'react-admin';
 import { createBrowserRouter, Route, RouterProvider } from 'react-router-dom';
 import { authProvider } from './authProvider';
@@ -21,28 +21,11 @@ import { NotFoundPage } from './pages/NotFoundPage';
 import { RegisterPage } from './pages/RegisterPage';
 import { ResetConfirmPage } from './pages/ResetConfirmPage';
 import { ResetRequestPage } from './pages/ResetRequestPage';
-import channel from './resources/channel';
-import log from './resources/log';
-import redemption from './resources/redemption';
-import token from './resources/token';
-import user from './resources/user';
-import webhook from './resources/webhook';
-import webhookDelivery from './resources/webhook_delivery';
+import { lazyNamed } from './lazyNamed';
+import { RESOURCES, type ResourceDefinition } from './resources';
 import { darkTheme, lightTheme } from './theme';
 
 // Pages that are not on the first screen load on demand behind 'loading {page}...'.
-/** A named export of a module loaded on demand. */
-const lazyNamed = <Module,>(load: () => Promise<Module>, name: keyof Module) =>
-  lazy(() => load().then((module) => ({ default: module[name] as ComponentType })));
-// the record forms: the login page and a user's first screen never need them (admin-only ones least of all)
-const ChannelCreate = lazyNamed(() => import('./resources/channel/ChannelCreate'), 'ChannelCreate');
-const ChannelEdit = lazyNamed(() => import('./resources/channel/ChannelEdit'), 'ChannelEdit');
-const RedemptionCreate = lazyNamed(() => import('./resources/redemption/RedemptionForms'), 'RedemptionCreate');
-const RedemptionEdit = lazyNamed(() => import('./resources/redemption/RedemptionForms'), 'RedemptionEdit');
-const TokenCreate = lazyNamed(() => import('./resources/token/TokenCreate'), 'TokenCreate');
-const TokenEdit = lazyNamed(() => import('./resources/token/TokenEdit'), 'TokenEdit');
-const UserCreate = lazyNamed(() => import('./resources/user/UserForms'), 'UserCreate');
-const UserEdit = lazyNamed(() => import('./resources/user/UserForms'), 'UserEdit');
 const AboutPage = lazy(() => import('./pages/AboutPage'));
 const ChatPage = lazy(() => import('./pages/ChatPage'));
 const SettingPage = lazy(() => import('./settings/SettingPage'));
@@ -78,6 +61,33 @@ const CheckingSession = () => <LoadingPage />;
 /** A record's add and edit pages: a signed-out visitor is asked to sign in (they opened, and failed on submit). */
 const signedIn = (page: ReactNode) => <Authenticated>{page}</Authenticated>;
 
+/** A registry entry as react-admin's resource; forms with paths of their own are routed by formsAtOwnPaths. */
+function resource({ name, list, create, edit, show, icon, recordRepresentation, paths }: ResourceDefinition) {
+  return (
+    <Resource
+      key={name}
+      name={name}
+      list={list}
+      create={paths?.create ? undefined : create}
+      edit={paths?.edit ? undefined : edit}
+      show={show}
+      icon={icon}
+      recordRepresentation={recordRepresentation}
+    />
+  );
+}
+
+/** The forms a resource keeps at one-api's paths rather than react-admin's. */
+function formsAtOwnPaths({ name, create, edit, paths }: ResourceDefinition) {
+  const forms = [
+    [paths?.create, create],
+    [paths?.edit, edit],
+  ] as const;
+  return forms.flatMap(([path, page]) =>
+    path && page ? [<Route key={`${name}:${path}`} path={path} element={signedIn(createElement(page))} />] : [],
+  );
+}
+
 function Console() {
   return (
     <StatusProvider>
@@ -94,22 +104,9 @@ function Console() {
         lightTheme={lightTheme}
         darkTheme={darkTheme}
       >
-        <Resource name="channel" {...channel} />
-        <Resource name="token" {...token} />
-        <Resource name="redemption" {...redemption} />
-        <Resource name="user" {...user} />
-        <Resource name="log" {...log} />
-        <Resource name="webhook" {...webhook} />
-        <Resource name="webhook_delivery" {...webhookDelivery} />
+        {RESOURCES.map(resource)}
         <CustomRoutes>
-          <Route path="/channel/add" element={signedIn(<ChannelCreate />)} />
-          <Route path="/channel/edit/:id" element={signedIn(<ChannelEdit />)} />
-          <Route path="/token/add" element={signedIn(<TokenCreate />)} />
-          <Route path="/token/edit/:id" element={signedIn(<TokenEdit />)} />
-          <Route path="/redemption/add" element={signedIn(<RedemptionCreate />)} />
-          <Route path="/redemption/edit/:id" element={signedIn(<RedemptionEdit />)} />
-          <Route path="/user/add" element={signedIn(<UserCreate />)} />
-          <Route path="/user/edit/:id" element={signedIn(<UserEdit />)} />
+          {RESOURCES.flatMap(formsAtOwnPaths)}
           <Route path="/login" element={<LoginPage />} />
           <Route path="/two-factor" element={<TwoFactorSetupPage />} />
           <Route path="/register" element={<RegisterPage />} />

@@ -52,7 +52,7 @@
 // userTwoFactor     → GET /api/user/{id}/2fa           (root) → { enabled, recovery_codes_left }
 // resetUserTwoFactor → POST /api/user/{id}/2fa/reset   (root)
 //
-// Resources one-api never had (SIMPLE_REST_RESOURCES in simpleRest.ts: webhook,
+// Resources one-api never had (marked simpleRest in src/resources: webhook,
 // webhook_delivery) go to ra-data-simple-rest over restClient, in its convention:
 // getList           → GET /api/{resource}?sort=["field","ASC"]&range=[0,24]&filter={...}
 //                     (total from Content-Range: {resource} 0-24/319)

@@ -1,11 +1,14 @@
 // The resources one-api never had are served in ra-data-simple-rest's
 // convention (server/routes/api/simpleRest.ts) and handed to it whole: a new
-// one needs its name here, a server route and a resource folder.
+// one needs a server route and its resource folder marked `simpleRest`.
 import type { DataProvider } from 'react-admin';
+import { RESOURCES } from '../resources';
 import type { RestClient } from './httpClient';
 
 /** The resources in ra-data-simple-rest's convention, under /api/{name}. */
-export const SIMPLE_REST_RESOURCES: ReadonlySet<string> = new Set(['webhook', 'webhook_delivery']);
+export const SIMPLE_REST_RESOURCES: ReadonlySet<string> = new Set(
+  RESOURCES.filter((resource) => resource.simpleRest).map((resource) => resource.name),
+);
 
 export const isSimpleRest = (resource: string) => SIMPLE_REST_RESOURCES.has(resource);
 

@@ -1,27 +1,35 @@
-// The console's top menu, in order. `admin` items are shown only to role >= 10;
-// Chat appears only when a chat link is stored.
+// The top menu, in one-api's order: the resources' entries from their registry,
+// with the pages that are not resources around them. An item with a `role` is
+// shown only from that role up; Chat appears only when a chat link is stored.
+import { RESOURCES } from '../resources';
+
 export interface MenuItem {
   key: string;
   to: string;
   label: string;
-  admin?: boolean;
+  role?: number;
   chat?: boolean;
 }
 
-export const MENU_ITEMS: MenuItem[] = [
-  { key: 'home', to: '/', label: 'app.menu.home' },
-  { key: 'channel', to: '/channel', label: 'app.menu.channel', admin: true },
-  { key: 'token', to: '/token', label: 'app.menu.token' },
-  { key: 'redemption', to: '/redemption', label: 'app.menu.redemption', admin: true },
-  { key: 'topup', to: '/topup', label: 'app.menu.topup' },
-  { key: 'user', to: '/user', label: 'app.menu.user', admin: true },
-  { key: 'log', to: '/log', label: 'app.menu.log' },
-  { key: 'webhook', to: '/webhook', label: 'webhooks.menu', admin: true },
+const HOME: MenuItem = { key: 'home', to: '/', label: 'app.menu.home' };
+// one-api's menu puts top-up between the redemption codes and the users
+const TOPUP: MenuItem = { key: 'topup', to: '/topup', label: 'app.menu.topup' };
+const TOPUP_BEFORE = 'user';
+const LAST: MenuItem[] = [
   { key: 'setting', to: '/setting', label: 'app.menu.setting' },
   { key: 'about', to: '/about', label: 'app.menu.about' },
   { key: 'chat', to: '/chat', label: 'app.menu.chat', chat: true },
 ];
 
+export const MENU_ITEMS: MenuItem[] = [
+  HOME,
+  ...RESOURCES.flatMap(({ name, menu }) => {
+    const items: MenuItem[] = name === TOPUP_BEFORE ? [TOPUP] : [];
+    return menu ? [...items, { key: name, to: `/${name}`, ...menu }] : items;
+  }),
+  ...LAST,
+];
+
 export function visibleMenuItems(role: number | undefined, hasChatLink: boolean): MenuItem[] {
-  return MENU_ITEMS.filter((item) => (!item.admin || (role ?? 0) >= 10) && (!item.chat || hasChatLink));
+  return MENU_ITEMS.filter((item) => (role ?? 0) >= (item.role ?? 0) && (!item.chat || hasChatLink));
 }

@@ -1,8 +1,11 @@
 // The list loads on demand: a user's first screen and the login page never download it.
 import ReceiptLongIcon from '@mui/icons-material/ReceiptLong';
-import { lazy } from 'react';
+import { lazyNamed } from '../../lazyNamed';
+import type { ResourceDefinition } from '../types';
 
 export default {
-  list: lazy(() => import('./LogList').then((module) => ({ default: module.LogList }))),
+  name: 'log',
+  list: lazyNamed(() => import('./LogList'), 'LogList'),
   icon: ReceiptLongIcon,
-};
+  menu: { label: 'app.menu.log' },
+} satisfies ResourceDefinition;

@@ -1,9 +1,15 @@
-// The list loads on demand: a user's first screen and the login page never download it.
+// Screens load on demand: a user's first screen and the login page never download them.
 import KeyIcon from '@mui/icons-material/Key';
-import { lazy } from 'react';
+import { lazyNamed } from '../../lazyNamed';
+import type { ResourceDefinition } from '../types';
 
 export default {
-  list: lazy(() => import('./TokenList').then((module) => ({ default: module.TokenList }))),
+  name: 'token',
+  list: lazyNamed(() => import('./TokenList'), 'TokenList'),
+  create: lazyNamed(() => import('./TokenCreate'), 'TokenCreate'),
+  edit: lazyNamed(() => import('./TokenEdit'), 'TokenEdit'),
+  paths: { create: '/token/add', edit: '/token/edit/:id' },
   icon: KeyIcon,
   recordRepresentation: 'name',
-};
+  menu: { label: 'app.menu.token' },
+} satisfies ResourceDefinition;

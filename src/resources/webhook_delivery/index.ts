@@ -1,9 +1,13 @@
-// The webhook delivery log (admin), in ra-data-simple-rest's convention: a list only.
+// The webhook delivery log (admin), in ra-data-simple-rest's convention: a list
+// only, opened from the webhooks screen rather than the menu.
 import OutboxIcon from '@mui/icons-material/Outbox';
-import { lazy } from 'react';
+import { lazyNamed } from '../../lazyNamed';
+import type { ResourceDefinition } from '../types';
 
 export default {
-  list: lazy(() => import('../webhook/screens').then((module) => ({ default: module.WebhookDeliveryList }))),
+  name: 'webhook_delivery',
+  list: lazyNamed(() => import('../webhook/screens'), 'WebhookDeliveryList'),
+  simpleRest: true,
   icon: OutboxIcon,
   recordRepresentation: 'event_id',
-};
+} satisfies ResourceDefinition;

@@ -1,0 +1,14 @@
+// Every console resource, in menu order: App.tsx routes them and the top menu
+// lists them from here, so a new screen is its folder plus one line below.
+import channel from './channel';
+import log from './log';
+import redemption from './redemption';
+import token from './token';
+import user from './user';
+import webhook from './webhook';
+import webhookDelivery from './webhook_delivery';
+import type { ResourceDefinition } from './types';
+
+export type { MenuEntry, ResourceDefinition } from './types';
+
+export const RESOURCES: readonly ResourceDefinition[] = [channel, token, redemption, user, log, webhook, webhookDelivery];
