@@ -16,6 +16,7 @@ import type { RelayError } from './errors';
 import { relayRegistry, type RelayRegistry } from './inflight';
 import type { QuotaLedger } from '../billing/quota';
 import { remindIfLow } from '../billing/quotaReminder';
+import { disableChannelAutomatically } from '../channels/autoDisable';
 import { balanceLowEvent } from '../webhooks/triggers';
 import { webhookMayWant } from '../webhooks/events';
 import type { RelayCache } from './relayCache';
@@ -100,7 +101,21 @@ export function relayContextOf(app: FastifyInstance, bookkeeping: Bookkeeping): 
       limiter: concurrencyLimiter(app),
       rateLimits: new RelayRateLimiter(options, app.ctx.redis, app.ctx.config.redisKeyPrefix),
       registry: relayRegistry(app),
-      dispatch: (caller, request) => dispatch(app, caller, request),
+      // metrics and the cache are read per call: the metrics plugin may attach after this context is made
+      dispatch: (caller, request) =>
+        dispatch(
+          {
+            db,
+            options,
+            log: app.log,
+            metrics: app.ctx.metrics,
+            relayCache: app.ctx.relayCache,
+            newRequestId,
+            disableChannel: (channelId, reason) => disableChannelAutomatically(app, channelId, reason),
+          },
+          caller,
+          request,
+        ),
       remind: (userId, charge) => void remindIfLow(app, userId, charge),
       balanceLow: (userId, charge) => void balanceLowEvent(app, userId, charge),
       balanceLowWanted: () => webhookMayWant(db, 'user.balance_low'),

@@ -20,7 +20,9 @@
 // decoded (a stream is read until it shows substance, so a failure at its
 // start still counts as the channel's and the next channel may answer);
 // translate.ts answers the client from that.
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/database';
 import { Readable } from 'node:stream';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/faults';
 import { chatRequestProblem, upstreamFailure } from '../protocols/shared';
@@ -43,13 +45,14 @@ import {
 } from '../protocols/types';
 import { adaptorForChannelType } from '../protocols/upstream';
 import { openAiFailureInOkBody, operationOfOpenAiPath } from '../protocols/upstream/openai';
-import { disableChannelAutomatically } from '../channels/autoDisable';
 import { selectChannel, type RoutedChannel } from './channelSelect';
 import { credentialFor } from './credentials';
 import { relayError, unreachableRelayError, upstreamRelayError, type RelayError } from './errors';
 import { scrubLine, scrubSecrets } from './scrub';
 import type { ChannelAttempt } from '../../common/records';
-import type { UpstreamErrorKind } from '../plugins/metrics';
+import type { GatewayMetrics, UpstreamErrorKind } from '../plugins/metrics';
+import type { OptionStore } from '../plugins/optionStore';
+import type { RelayCache } from './relayCache';
 import type { RelayCaller } from './tokenAuth';
 import { AnswerBrokeOff, callUpstream, isUpstreamTimeout, joinChunks, poolFor, UpstreamBusy, UpstreamResponse, type DisconnectSignal } from './upstream';
 import { openWebSocketCall, WebSocketRefused, WebSocketTimeout } from './websocketUpstream';
@@ -333,8 +336,24 @@ type Attempt =
 /** The operations a channel that does not speak the client's protocol can be asked for: those adaptors encode. */
 const TRANSLATABLE = new Set<Operation>(['chat', 'embeddings']);
 
-export async function dispatch(app: FastifyInstance, caller: RelayCaller, request: UpstreamRequest): Promise<Dispatched> {
-  const { db, options } = app.ctx;
+/**
+ * What dispatch works with, handed in rather than read off the app so that it
+ * can be driven without a Fastify instance, and so what it touches is plain.
+ */
+export interface DispatchDeps {
+  db: Kysely<Database>;
+  options: OptionStore;
+  log: FastifyBaseLogger;
+  /** Absent when METRICS_ENABLED is off. */
+  metrics?: GatewayMetrics;
+  relayCache: RelayCache;
+  newRequestId: () => string;
+  /** Takes a channel whose key is dead out of rotation (when the operator allows it); whether it did. */
+  disableChannel: (channelId: number, reason: string) => Promise<boolean>;
+}
+
+export async function dispatch(deps: DispatchDeps, caller: RelayCaller, request: UpstreamRequest): Promise<Dispatched> {
+  const { db, options } = deps;
   const attempts = 1 + Math.max(0, Math.floor(options.number('RetryTimes')));
   const tried: number[] = [];
   /** Made at the first failure: an answer at the first try costs nothing here. */
@@ -345,7 +364,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
   for (let attempt = 0; attempt < attempts; attempt += 1) {
     let channel: ReturnType<typeof selectChannel>;
     try {
-      channel = selectChannel(db, caller.user.group, request.model, tried, caller.pinnedChannelId, Math.random, app.ctx.relayCache);
+      channel = selectChannel(db, caller.user.group, request.model, tried, caller.pinnedChannelId, Math.random, deps.relayCache);
       if (channel instanceof Promise) channel = await channel;
     } catch (error) {
       // the caller holds a reservation: a failed outcome makes it release that before answering
@@ -381,8 +400,8 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
     const upstreamModel = mappedModel(channel, request.model);
     const sentAt = Date.now();
     const result = passes
-      ? await passThrough(app, adaptor, channel, asked, upstreamModel, request)
-      : await translated(app, adaptor, channel, asked, upstreamModel, request);
+      ? await passThrough(deps, adaptor, channel, asked, upstreamModel, request)
+      : await translated(deps, adaptor, channel, asked, upstreamModel, request);
     if (result.outcome === 'answered') {
       if (!tries) return result;
       return { ...result, attempts: noteAttempt(tries, channel, result.answer.response.status, 'answered', sentAt) };
@@ -391,28 +410,28 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
       tries = noteAttempt(tries, channel, 0, request.signal.byGateway ? SHUTTING_DOWN.message : 'the client left before the answer', sentAt);
       return request.signal.byGateway ? { outcome: 'failed', error: SHUTTING_DOWN, channelId: channel.id, attempts: tries } : { outcome: 'aborted', attempts: tries };
     }
-    const requestId = (request.requestId ??= app.ctx.newRequestId());
+    const requestId = (request.requestId ??= deps.newRequestId());
     if (result.outcome === 'unanswered') {
       tries = noteAttempt(tries, channel, 0, (result.error as Error).message, sentAt);
       // the detail (an internal address, a TLS complaint) is for the admin, in the log; nothing reached the client yet,
       // so each of these is the channel's failure and the next channel may answer
-      app.log.warn({ requestId, userId: caller.user.id, tokenId: caller.token.id, channelId: channel.id, attempt, detail: scrubSecrets((result.error as Error).message, secretsOf(channel.key)) }, 'upstream call failed');
+      deps.log.warn({ requestId, userId: caller.user.id, tokenId: caller.token.id, channelId: channel.id, attempt, detail: scrubSecrets((result.error as Error).message, secretsOf(channel.key)) }, 'upstream call failed');
       lastError = unansweredError(result.error, requestId);
-      app.ctx.metrics?.upstreamError(channel.id, unansweredKind(result.error));
+      deps.metrics?.upstreamError(channel.id, unansweredKind(result.error));
       continue;
     }
     const { failure } = result;
     tries = noteAttempt(tries, channel, failure.status, failure.message, sentAt);
     if (failure.deadKey) {
       try {
-        await disableChannelAutomatically(app, channel.id, scrubSecrets(failure.message, secretsOf(channel.key)));
+        await deps.disableChannel(channel.id, scrubSecrets(failure.message, secretsOf(channel.key)));
       } catch (error) {
-        app.log.error({ err: error, channelId: channel.id }, 'could not disable a channel with a dead key');
+        deps.log.error({ err: error, channelId: channel.id }, 'could not disable a channel with a dead key');
       }
     }
     lastError = upstreamRelayError(failure.status, failure, secretsOf(channel.key), requestId);
-    app.ctx.metrics?.upstreamError(channel.id, failure.deadKey ? 'dead_key' : failure.status === 429 ? 'rate_limited' : failure.status >= 500 ? 'server_error' : 'client_error');
-    app.log.warn(
+    deps.metrics?.upstreamError(channel.id, failure.deadKey ? 'dead_key' : failure.status === 429 ? 'rate_limited' : failure.status >= 500 ? 'server_error' : 'client_error');
+    deps.log.warn(
       { requestId, userId: caller.user.id, tokenId: caller.token.id, channelId: channel.id, status: failure.status, attempt, type: failure.type, code: failure.code, detail: scrubSecrets(failure.message, secretsOf(channel.key)) },
       'upstream failed',
     );
@@ -422,7 +441,7 @@ export async function dispatch(app: FastifyInstance, caller: RelayCaller, reques
 }
 
 /** The zero-parse path: the client's bytes to a channel that speaks its protocol, the answer's bytes back. */
-async function passThrough(app: FastifyInstance, adaptor: UpstreamAdaptor, channel: RoutedChannel, operation: Operation, upstreamModel: string, request: UpstreamRequest): Promise<Attempt> {
+async function passThrough(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel: RoutedChannel, operation: Operation, upstreamModel: string, request: UpstreamRequest): Promise<Attempt> {
   const target = passthroughTarget(adaptor, channel, operation, upstreamModel, request.stream === true, request.query);
   if (isUpstreamFailure(target)) return { outcome: 'failed', failure: target };
   let response: UpstreamResponse;
@@ -446,7 +465,7 @@ async function passThrough(app: FastifyInstance, adaptor: UpstreamAdaptor, chann
       return { outcome: 'failed', failure: adaptor.speaks === 'openai' ? openAiFailureInOkBody(text) : adaptor.failure(response.status, text) };
     }
   }
-  return { outcome: 'answered', answer: { channel, upstreamModel, response, json, requestId: (request.requestId ??= app.ctx.newRequestId()), log: app.log } };
+  return { outcome: 'answered', answer: { channel, upstreamModel, response, json, requestId: (request.requestId ??= deps.newRequestId()), log: deps.log } };
 }
 
 /** A stand-in for the `response` of a translated answer (its body is the translation's). */
@@ -471,7 +490,7 @@ function withinModelOutput(request: ChatRequest, catalog: Readonly<Record<string
 }
 
 /** The translated path: the request encoded by the channel's adaptor, its answer decoded into OpenAI's shape. */
-async function translated(app: FastifyInstance, adaptor: UpstreamAdaptor, channel: RoutedChannel, operation: Operation, upstreamModel: string, request: UpstreamRequest): Promise<Attempt> {
+async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel: RoutedChannel, operation: Operation, upstreamModel: string, request: UpstreamRequest): Promise<Attempt> {
   const config = channelConfigOf(channel);
   const json = request.json!;
   const clientStreams = operation === 'chat' && json.stream === true;
@@ -487,7 +506,7 @@ async function translated(app: FastifyInstance, adaptor: UpstreamAdaptor, channe
     operation,
     model: upstreamModel,
     stream: clientStreams,
-    responseId: `chatcmpl-${(request.requestId ??= app.ctx.newRequestId()).replace(/[^A-Za-z0-9]/g, '')}`,
+    responseId: `chatcmpl-${(request.requestId ??= deps.newRequestId()).replace(/[^A-Za-z0-9]/g, '')}`,
     now: Math.floor(Date.now() / 1000),
     credential,
     query: request.query,
@@ -497,7 +516,7 @@ async function translated(app: FastifyInstance, adaptor: UpstreamAdaptor, channe
   let body: string;
   try {
     if (operation === 'chat') {
-      body = adaptor.encodeChat(withinModelOutput({ ...(json as unknown as ChatRequest), model: upstreamModel }, app.ctx.options.json('ModelMaxOutputTokens')), call);
+      body = adaptor.encodeChat(withinModelOutput({ ...(json as unknown as ChatRequest), model: upstreamModel }, deps.options.json('ModelMaxOutputTokens')), call);
     } else if (adaptor.encodeEmbeddings) {
       body = adaptor.encodeEmbeddings({ ...(json as unknown as EmbeddingRequest), model: upstreamModel }, call);
     } else {
@@ -512,7 +531,7 @@ async function translated(app: FastifyInstance, adaptor: UpstreamAdaptor, channe
   }
   const answered = (translatedAnswer: TranslatedAnswer): Attempt => ({
     outcome: 'answered',
-    answer: { channel, upstreamModel, response: TRANSLATED_RESPONSE, requestId: request.requestId!, log: app.log, translated: translatedAnswer },
+    answer: { channel, upstreamModel, response: TRANSLATED_RESPONSE, requestId: request.requestId!, log: deps.log, translated: translatedAnswer },
   });
 
   let source: Readable;
