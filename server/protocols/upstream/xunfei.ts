@@ -32,7 +32,7 @@ import type {
   UpstreamFailure,
   Usage,
 } from '../types';
-import { assembleChatResponse, contentText, count, openAiUsage, parseJson, upstreamFailure } from '../shared';
+import { assembleChatResponse, contentText, count, openAiUsage, parseJson, trimmedBaseUrl, upstreamFailure } from '../shared';
 
 const DEFAULT_BASE_URL = 'wss://spark-api.xf-yun.com';
 
@@ -101,7 +101,7 @@ export function signSparkUrl(url: string, apiKey: string, apiSecret: string, now
 }
 
 function baseUrl(channel: ChannelConfig): string {
-  const base = (channel.baseUrl || DEFAULT_BASE_URL).trim().replace(/\/+$/, '');
+  const base = trimmedBaseUrl((channel.baseUrl || DEFAULT_BASE_URL).trim());
   return base.replace(/^http:\/\//i, 'ws://').replace(/^https:\/\//i, 'wss://');
 }
 
