@@ -21,42 +21,63 @@ export interface SseEvent {
 }
 
 /**
- * Splits a text/event-stream into events, whatever the byte boundaries
- * (a UTF-8 character or a CRLF split across pushes included). Lines other
- * than `event:` and `data:` (ids, comments, retry) are ignored.
+ * Splits decoded text into lines at CR, LF or CRLF, whatever the byte
+ * boundaries (a UTF-8 character or a CRLF split across pushes included).
+ * Every SSE dialect needs exactly this; the dialects differ only in what a
+ * line means.
  */
-export class SseParser {
+export class LineSplitter {
   private readonly decoder = new StringDecoder('utf8');
   private pending = '';
-  private event = '';
-  private data: string[] = [];
 
-  push(bytes: Buffer | string): SseEvent[] {
+  push(bytes: Buffer | string): string[] {
     this.pending += typeof bytes === 'string' ? bytes : this.decoder.write(bytes);
     return this.drain(false);
   }
 
-  end(): SseEvent[] {
+  /** The lines left, the unterminated last one included. */
+  end(): string[] {
     this.pending += this.decoder.end();
-    return this.drain(true);
+    const lines = this.drain(true);
+    if (this.pending) lines.push(this.pending);
+    this.pending = '';
+    return lines;
   }
 
-  private drain(final: boolean): SseEvent[] {
-    const events: SseEvent[] = [];
+  private drain(final: boolean): string[] {
+    const lines: string[] = [];
     for (;;) {
       const newline = this.pending.search(/\r\n|\r|\n/);
       // a lone \r at the end may be the first half of \r\n: wait for more
       if (newline === -1 || (!final && newline === this.pending.length - 1 && this.pending[newline] === '\r')) break;
       const width = this.pending.startsWith('\r\n', newline) ? 2 : 1;
-      const line = this.pending.slice(0, newline);
+      lines.push(this.pending.slice(0, newline));
       this.pending = this.pending.slice(newline + width);
-      this.line(line, events);
     }
-    if (final) {
-      if (this.pending) this.line(this.pending, events);
-      this.pending = '';
-      this.line('', events);
-    }
+    return lines;
+  }
+}
+
+/**
+ * Splits a text/event-stream into events. Lines other than `event:` and
+ * `data:` (ids, comments, retry) are ignored.
+ */
+export class SseParser {
+  private readonly lines = new LineSplitter();
+  private event = '';
+  private data: string[] = [];
+
+  push(bytes: Buffer | string): SseEvent[] {
+    const events: SseEvent[] = [];
+    for (const line of this.lines.push(bytes)) this.line(line, events);
+    return events;
+  }
+
+  /** The events left; the stream's end closes an event still open. */
+  end(): SseEvent[] {
+    const events: SseEvent[] = [];
+    for (const line of this.lines.end()) this.line(line, events);
+    this.line('', events);
     return events;
   }
 
@@ -100,6 +121,22 @@ export class SseOrBareBody {
     this.raw = undefined;
     return { events, bareBody };
   }
+}
+
+/**
+ * The first base URL given, without trailing slashes, so that endpoint paths
+ * can be appended with their own leading slash.
+ */
+export function trimmedBaseUrl(...candidates: Array<string | undefined>): string {
+  return (candidates.find(Boolean) ?? '').replace(/\/+$/, '');
+}
+
+/**
+ * Embeddings in input order. Vendors may answer them out of order; callers
+ * match them to their inputs by position, so the order is restored here.
+ */
+export function embeddingsInOrder(items: Array<{ index: number; embedding: number[] }>): Array<{ object: 'embedding'; index: number; embedding: number[] }> {
+  return [...items].sort((a, b) => a.index - b.index).map((item) => ({ object: 'embedding' as const, index: item.index, embedding: item.embedding }));
 }
 
 /** Parses JSON, or undefined when it is not JSON. */

@@ -301,17 +301,37 @@ async function streamTranslated(
     return out.length === 0 || response.write(out);
   };
 
-  const { broken, failure } = await pumpStream(answer, stream, response, send);
+  const outcome = await pumpStream(answer, stream, response, send);
+  return endStream(answer, response, outcome, decoder.usage(), () => estimate(streamedText), {
+    error: (error) => `data: ${JSON.stringify({ error: { message: error.message, type: error.type, param: null, code: error.code } })}\n\n`,
+    finish: (billed) => {
+      if (options.clientAskedUsage) response.write(`data: ${JSON.stringify(usageChunk(last?.id ?? call.responseId, last?.model ?? call.model, last?.created ?? call.now, billed))}\n\n`);
+      response.end(DONE);
+    },
+  });
+}
 
-  const usage = decoder.usage();
-  const billed = usage && !broken && !failure ? exact(usage) : estimate(streamedText);
+/**
+ * Closes a pumped stream for either kind of client. The vendor's usage is
+ * billed only when the stream ran to its end; a broken or failed one is billed
+ * by estimate of what was sent (counted only then). A client still listening gets its protocol's
+ * error event, or its normal ending.
+ */
+function endStream(
+  answer: UpstreamAnswer,
+  response: ServerResponse,
+  { broken, failure }: { broken: boolean; failure: UpstreamFailure | undefined },
+  usage: Usage | undefined,
+  estimated: () => TranslatedUsage,
+  frames: { error: (error: RelayError) => string; finish: (billed: TranslatedUsage) => void },
+): TranslatedUsage {
+  const billed = usage && !broken && !failure ? exact(usage) : estimated();
   if (!response.destroyed && !response.writableEnded) {
     if (failure) {
       const error = failure.status === 502 && broken ? unreachableRelayError(true, answer.requestId) : clientError(answer, failure);
-      response.end(`data: ${JSON.stringify({ error: { message: error.message, type: error.type, param: null, code: error.code } })}\n\n`);
+      response.end(frames.error(error));
     } else {
-      if (options.clientAskedUsage) response.write(`data: ${JSON.stringify(usageChunk(last?.id ?? call.responseId, last?.model ?? call.model, last?.created ?? call.now, billed))}\n\n`);
-      response.end(DONE);
+      frames.finish(billed);
     }
   }
   return billed;
@@ -374,16 +394,9 @@ async function answerInProtocol(
     const out = encoder.chunks(chunks, decoder.usage(), call.responseId);
     return out.length === 0 || response.write(out);
   };
-  const { broken, failure } = await pumpStream(answer, stream, response, send);
-  const usage = decoder.usage();
-  const billed = usage && !broken && !failure ? exact(usage) : estimate(streamedText);
-  if (!response.destroyed && !response.writableEnded) {
-    if (failure) {
-      const error = failure.status === 502 && broken ? unreachableRelayError(true, answer.requestId) : clientError(answer, failure);
-      response.end(encoder.error(error));
-    } else {
-      response.end(encoder.end(billed, call.responseId));
-    }
-  }
-  return billed;
+  const outcome = await pumpStream(answer, stream, response, send);
+  return endStream(answer, response, outcome, decoder.usage(), () => estimate(streamedText), {
+    error: (error) => encoder.error(error),
+    finish: (billed) => response.end(encoder.end(billed, call.responseId)),
+  });
 }

@@ -16,7 +16,7 @@
 // so the prompt billed is the sum of the three (as the upstream adaptor reads it).
 import type { IncomingHttpHeaders } from 'node:http';
 import { reportedAnswerUsage } from './jsonField';
-import { PassingUsageWatcher } from './passingWatcher';
+import { PassingUsageWatcher, positiveWhole, selfReportingBodyRules } from './passingWatcher';
 import { promptBound } from './promptBound';
 import { countPartTokens, countTextTokens, type CountOptions } from './tokenCount';
 import type { InboundCodec, InboundError, StreamUsage, TextMode } from './types';
@@ -34,13 +34,12 @@ interface AnthropicUsage {
   cache_read_input_tokens?: number | null;
 }
 
-const num = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0);
 
 /** Anthropic's counts in the relay's terms (cache reads and writes are part of the prompt). */
 export function usageOfAnthropic(usage: AnthropicUsage): StreamUsage {
-  const read = num(usage.cache_read_input_tokens);
-  const created = num(usage.cache_creation_input_tokens);
-  const billed: StreamUsage = { promptTokens: num(usage.input_tokens) + read + created, completionTokens: num(usage.output_tokens), cachedPromptTokens: read };
+  const read = positiveWhole(usage.cache_read_input_tokens);
+  const created = positiveWhole(usage.cache_creation_input_tokens);
+  const billed: StreamUsage = { promptTokens: positiveWhole(usage.input_tokens) + read + created, completionTokens: positiveWhole(usage.output_tokens), cachedPromptTokens: read };
   if (created > 0) billed.cacheCreationTokens = created;
   return billed;
 }
@@ -473,14 +472,8 @@ export const anthropicMessages = {
     return undefined;
   },
   promptTokens: (_mode, body, model, options) => (options.bound ? promptBound(body, model) : countMessagesPromptTokens(body, model, options)),
-  outputLimit: (body) => num(body.max_tokens),
-  answers: () => 1,
-  streamed: (body) => body.stream === true,
   // Anthropic's stream always reports its usage
-  streamUsageAskable: () => false,
-  clientAskedUsage: () => false,
-  modelUnchanged: (body, upstreamModel) => upstreamModel === body.model,
-  encodeChanged: (body, change) => JSON.stringify(change.outputLimit === undefined ? { ...body, model: change.model } : { ...body, model: change.model, max_tokens: change.outputLimit }),
+  ...selfReportingBodyRules('max_tokens'),
   jsonUsage: (json) => reportedAnswerUsage(json, usageOfAnthropic),
   answerText,
   // nothing to strip: the gateway never asks a Messages stream for anything on the client's behalf

@@ -25,7 +25,7 @@ import { reportedAnswerUsage } from './jsonField';
 import { openAiErrorBody } from './openaiChat';
 import { promptBound } from './promptBound';
 import { countPartTokens, countTextTokens, type CountOptions } from './tokenCount';
-import { PassingUsageWatcher } from './passingWatcher';
+import { PassingUsageWatcher, positiveWhole, selfReportingBodyRules } from './passingWatcher';
 import type { InboundCodec, InboundError, StreamUsage, TextMode } from './types';
 import { parseJson, uncarriedToolsReason } from '../shared';
 import type { ChatChunk, ChatContentPart, ChatMessage, ChatRequest, ChatResponse, ChatTool, FinishReason, Usage } from '../types';
@@ -42,11 +42,10 @@ interface ResponsesUsage {
   total_tokens?: number | null;
 }
 
-const num = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0);
 
 /** Responses' counts in the relay's terms. */
 export function usageOfResponses(usage: ResponsesUsage): StreamUsage {
-  return { promptTokens: num(usage.input_tokens), completionTokens: num(usage.output_tokens), cachedPromptTokens: num(usage.input_tokens_details?.cached_tokens) };
+  return { promptTokens: positiveWhole(usage.input_tokens), completionTokens: positiveWhole(usage.output_tokens), cachedPromptTokens: positiveWhole(usage.input_tokens_details?.cached_tokens) };
 }
 
 /** The relay's usage as Responses reports it. */
@@ -489,14 +488,8 @@ export const openaiResponses = {
     return undefined;
   },
   promptTokens: (_mode, body, model, options) => (options.bound ? promptBound(body, model) : countResponsesPromptTokens(body, model, options)),
-  outputLimit: (body) => num(body.max_output_tokens),
-  answers: () => 1,
-  streamed: (body) => body.stream === true,
   // a Responses stream always ends with its usage
-  streamUsageAskable: () => false,
-  clientAskedUsage: () => false,
-  modelUnchanged: (body, upstreamModel) => upstreamModel === body.model,
-  encodeChanged: (body, change) => JSON.stringify(change.outputLimit === undefined ? { ...body, model: change.model } : { ...body, model: change.model, max_output_tokens: change.outputLimit }),
+  ...selfReportingBodyRules('max_output_tokens'),
   jsonUsage: (json) => reportedAnswerUsage(json, usageOfResponses),
   answerText,
   // nothing to strip: the gateway never asks a Responses stream for anything on the client's behalf

@@ -3,7 +3,27 @@
 // the client's behalf, so nothing is stripped; every byte goes on as it came
 // and the protocol reads each complete event's data as it passes.
 import { SseParser } from '../shared';
-import type { StreamUsage, UsageWatcher } from './types';
+import type { InboundCodec, StreamUsage, UsageWatcher } from './types';
+
+/** A positive whole number from a JSON field, else 0. */
+export const positiveWhole = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0);
+
+/**
+ * The request-body rules such a protocol's codec shares: one answer per
+ * request, `stream: true` to stream, no usage to ask for, and the output
+ * limit in one top-level field, named by the protocol.
+ */
+export function selfReportingBodyRules(limitField: string): Pick<InboundCodec, 'outputLimit' | 'answers' | 'streamed' | 'streamUsageAskable' | 'clientAskedUsage' | 'modelUnchanged' | 'encodeChanged'> {
+  return {
+    outputLimit: (body) => positiveWhole(body[limitField]),
+    answers: () => 1,
+    streamed: (body) => body.stream === true,
+    streamUsageAskable: () => false,
+    clientAskedUsage: () => false,
+    modelUnchanged: (body, upstreamModel) => upstreamModel === body.model,
+    encodeChanged: (body, change) => JSON.stringify(change.outputLimit === undefined ? { ...body, model: change.model } : { ...body, model: change.model, [limitField]: change.outputLimit }),
+  };
+}
 
 export abstract class PassingUsageWatcher implements UsageWatcher {
   private readonly parser = new SseParser();

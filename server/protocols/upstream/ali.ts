@@ -30,14 +30,14 @@ import type {
   UpstreamFailure,
   Usage,
 } from '../types';
-import { chunkOf, contentText, count, openAiUsage, parseJson, SseOrBareBody, upstreamFailure } from '../shared';
+import { chunkOf, contentText, count, embeddingsInOrder, openAiUsage, parseJson, SseOrBareBody, trimmedBaseUrl, upstreamFailure } from '../shared';
 
 const DEFAULT_BASE_URL = 'https://dashscope.aliyuncs.com';
 const TEXT_PATH = '/api/v1/services/aigc/text-generation/generation';
 const MULTIMODAL_PATH = '/api/v1/services/aigc/multimodal-generation/generation';
 const EMBEDDINGS_PATH = '/api/v1/services/embeddings/text-embedding/text-embedding';
 
-const baseOf = (channel: ChannelConfig): string => (channel.baseUrl || DEFAULT_BASE_URL).replace(/\/+$/, '');
+const baseOf = (channel: ChannelConfig): string => trimmedBaseUrl(channel.baseUrl, DEFAULT_BASE_URL);
 
 /** Models served at the multimodal path (their messages carry {image}/{text} lists). */
 export const isMultimodalModel = (model: string): boolean => /(^|[-_])vl([-_.]|$)|^qvq/i.test(model);
@@ -338,10 +338,7 @@ function decodeEmbeddings(body: string, call: AdaptorCall): EmbeddingResponse | 
   const answer = parsed as { output?: { embeddings?: Array<{ text_index?: number; embedding?: number[] }> }; usage?: { total_tokens?: number; input_tokens?: number } };
   const error = errorOf(parsed, 200);
   if (error && !answer.output) return error;
-  const data = (answer.output?.embeddings ?? [])
-    .map((item, position) => ({ index: typeof item.text_index === 'number' ? item.text_index : position, embedding: item.embedding ?? [] }))
-    .sort((a, b) => a.index - b.index)
-    .map((item) => ({ object: 'embedding' as const, index: item.index, embedding: item.embedding }));
+  const data = embeddingsInOrder((answer.output?.embeddings ?? []).map((item, position) => ({ index: typeof item.text_index === 'number' ? item.text_index : position, embedding: item.embedding ?? [] })));
   const tokens = count(answer.usage?.total_tokens) || count(answer.usage?.input_tokens);
   return { object: 'list', data, model: call.model, usage: { prompt_tokens: tokens, total_tokens: tokens } };
 }

@@ -33,7 +33,7 @@ import type {
   UpstreamFailure,
   Usage,
 } from '../types';
-import { chunkOf, contentText, count, dataUrl, openAiUsage, parseJson, SseParser, upstreamFailure } from '../shared';
+import { chunkOf, contentText, count, dataUrl, openAiUsage, parseJson, SseParser, trimmedBaseUrl, upstreamFailure } from '../shared';
 import { findChannelType } from '../../../common/channelTypes';
 import { DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MODEL_MAX_OUTPUT_TOKENS } from '../../../common/options';
 import { catalogMaxOutputTokens } from '../../billing/catalog';
@@ -498,7 +498,7 @@ class AnthropicStreamDecoder implements ChatStreamDecoder {
 
 function target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | UpstreamFailure {
   if (call.operation !== 'chat') return upstreamFailure(501, `Anthropic channels do not offer ${call.operation}`, { code: 'operation_unsupported', retryable: true });
-  const base = (channel.baseUrl || findChannelType(channel.type)?.defaultBaseUrl || 'https://api.anthropic.com').replace(/\/+$/, '');
+  const base = trimmedBaseUrl(channel.baseUrl, findChannelType(channel.type)?.defaultBaseUrl, 'https://api.anthropic.com');
   return {
     url: `${base}/v1/messages`,
     method: 'POST',

@@ -28,7 +28,7 @@ import type {
   UpstreamFailure,
   Usage,
 } from '../types';
-import { chunkOf, contentText, count, openAiUsage, parseJson, SseOrBareBody, upstreamFailure } from '../shared';
+import { chunkOf, contentText, count, embeddingsInOrder, openAiUsage, parseJson, SseOrBareBody, trimmedBaseUrl, upstreamFailure } from '../shared';
 
 const DEFAULT_BASE_URL = 'https://aip.baidubce.com';
 const CHAT_PATH = '/rpc/2.0/ai_custom/v1/wenxinworkshop/chat/';
@@ -106,7 +106,7 @@ export function baiduEndpoint(model: string, operation: 'chat' | 'embeddings'): 
   return known ?? encodeURIComponent(name);
 }
 
-const baseOf = (channel: ChannelConfig): string => (channel.baseUrl || DEFAULT_BASE_URL).replace(/\/+$/, '');
+const baseOf = (channel: ChannelConfig): string => trimmedBaseUrl(channel.baseUrl, DEFAULT_BASE_URL);
 
 function splitKey(key: string): { apiKey: string; secretKey: string } | undefined {
   const parts = key.split('|');
@@ -449,10 +449,7 @@ function decodeEmbeddings(body: string, call: AdaptorCall): EmbeddingResponse | 
   if (!answer || typeof answer !== 'object') return upstreamFailure(502, `Baidu answered something other than JSON: ${body.slice(0, 200)}`, { type: 'baidu_error', retryable: true });
   const error = bodyError(answer, 200);
   if (error) return error;
-  const data = (answer.data ?? [])
-    .map((item, position) => ({ index: typeof item.index === 'number' ? item.index : position, embedding: item.embedding ?? [] }))
-    .sort((a, b) => a.index - b.index)
-    .map((item) => ({ object: 'embedding' as const, index: item.index, embedding: item.embedding }));
+  const data = embeddingsInOrder((answer.data ?? []).map((item, position) => ({ index: typeof item.index === 'number' ? item.index : position, embedding: item.embedding ?? [] })));
   const promptTokens = count(answer.usage?.prompt_tokens);
   return { object: 'list', data, model: call.model, usage: { prompt_tokens: promptTokens, total_tokens: count(answer.usage?.total_tokens) || promptTokens } };
 }

@@ -16,7 +16,7 @@
 //   rides on the tool call as `extra_content.google.thought_signature` (the field Google's own
 //   OpenAI-compatible endpoint uses), and comes back from it.
 import { findChannelType } from '../../../common/channelTypes';
-import { SseParser, contentText, count, dataUrl, openAiUsage, parseJson, upstreamFailure } from '../shared';
+import { SseParser, contentText, count, dataUrl, openAiUsage, parseJson, trimmedBaseUrl, upstreamFailure } from '../shared';
 import type {
   AdaptorCall,
   ChannelConfig,
@@ -94,7 +94,7 @@ type SignedToolCall = ChatToolCall & { extra_content?: { google?: { thought_sign
 // ---- target ----
 
 function baseUrl(channel: ChannelConfig): string {
-  const base = (channel.baseUrl || findChannelType(channel.type)?.defaultBaseUrl || GOOGLE_BASE_URL).replace(/\/+$/, '');
+  const base = trimmedBaseUrl(channel.baseUrl, findChannelType(channel.type)?.defaultBaseUrl, GOOGLE_BASE_URL);
   // a base pasted with its version (".../v1beta") is taken as it is
   return /\/v1(beta|alpha)?\d*$/.test(base) ? base : `${base}/v1beta`;
 }

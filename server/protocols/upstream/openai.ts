@@ -8,7 +8,7 @@
 // an error inside a 200 means.
 import { createHash } from 'node:crypto';
 import { findChannelType, type ChannelType } from '../../../common/channelTypes';
-import { count, parseJson, SseParser, upstreamFailure } from '../shared';
+import { count, parseJson, SseParser, trimmedBaseUrl, upstreamFailure } from '../shared';
 import type {
   AdaptorCall,
   ChannelConfig,
@@ -64,7 +64,7 @@ export function openAiAuthHeader(row: Pick<ChannelType, 'authHeader'> | undefine
 
 /** The channel's base URL without trailing slashes: its own, else its type's default. */
 export function baseUrlOf(channel: ChannelConfig): string {
-  return (channel.baseUrl || findChannelType(channel.type)?.defaultBaseUrl || '').replace(/\/+$/, '');
+  return trimmedBaseUrl(channel.baseUrl, findChannelType(channel.type)?.defaultBaseUrl);
 }
 
 const DEAD_KEY_CODES = new Set(['invalid_api_key', 'account_deactivated', 'insufficient_quota']);

@@ -13,7 +13,6 @@
 // without one, the model name decides, and decoding also recognises either
 // protocol by the shape of what came back.
 import { createHmac } from 'node:crypto';
-import { StringDecoder } from 'node:string_decoder';
 import type {
   AdaptorCall,
   ChannelConfig,
@@ -32,7 +31,7 @@ import type {
   UpstreamFailure,
   Usage,
 } from '../types';
-import { contentText, count, openAiUsage, parseJson, upstreamFailure } from '../shared';
+import { contentText, count, embeddingsInOrder, LineSplitter, openAiUsage, parseJson, trimmedBaseUrl, upstreamFailure } from '../shared';
 
 const DEFAULT_BASE_URL = 'https://open.bigmodel.cn';
 /** How long a v3 JWT is valid; it is made afresh for every call. */
@@ -58,7 +57,7 @@ function usesV3(channel: ChannelConfig | undefined, call: AdaptorCall): boolean 
 
 function baseUrl(channel: ChannelConfig): string {
   // a base URL stored with the API prefix (as for an OpenAI-compatible row) still works
-  return (channel.baseUrl || DEFAULT_BASE_URL).replace(/\/+$/, '').replace(/\/api\/paas\/v[34]$/, '');
+  return trimmedBaseUrl(channel.baseUrl, DEFAULT_BASE_URL).replace(/\/api\/paas\/v[34]$/, '');
 }
 
 /** Zhipu's v3 API JWT: HS256 over the key's secret, `sign_type: SIGN`, times in milliseconds. */
@@ -246,38 +245,21 @@ interface StreamEvent {
  * belongs to the text, so the fields are read here.
  */
 class ZhipuEventReader {
-  private readonly decoder = new StringDecoder('utf8');
-  private pending = '';
+  private readonly lines = new LineSplitter();
   private current: StreamEvent = { event: '', id: '', data: [], meta: '' };
   /** Lines that were no SSE field (a JSON error body sent instead of a stream). */
   stray = '';
 
   push(bytes: Buffer | string): StreamEvent[] {
-    this.pending += typeof bytes === 'string' ? bytes : this.decoder.write(bytes);
-    return this.drain(false);
+    const events: StreamEvent[] = [];
+    for (const line of this.lines.push(bytes)) this.line(line, events);
+    return events;
   }
 
   end(): StreamEvent[] {
-    this.pending += this.decoder.end();
-    return this.drain(true);
-  }
-
-  private drain(final: boolean): StreamEvent[] {
     const events: StreamEvent[] = [];
-    for (;;) {
-      const newline = this.pending.search(/\r\n|\r|\n/);
-      if (newline === -1) break;
-      // a \r at the very end may be half of a \r\n still to come
-      if (!final && newline === this.pending.length - 1 && this.pending[newline] === '\r') break;
-      const width = this.pending.startsWith('\r\n', newline) ? 2 : 1;
-      this.line(this.pending.slice(0, newline), events);
-      this.pending = this.pending.slice(newline + width);
-    }
-    if (final) {
-      if (this.pending) this.line(this.pending, events);
-      this.pending = '';
-      this.line('', events);
-    }
+    for (const line of this.lines.end()) this.line(line, events);
+    this.line('', events);
     return events;
   }
 
@@ -540,10 +522,9 @@ export const zhipuAdaptor: UpstreamAdaptor = {
     const prompt = count(usage.prompt_tokens);
     return {
       object: 'list',
-      data: list
-        .map((item, position) => ({ index: Number.isInteger(item.index) ? (item.index as number) : position, embedding: Array.isArray(item.embedding) ? (item.embedding as number[]) : [] }))
-        .sort((a, b) => a.index - b.index)
-        .map((item) => ({ object: 'embedding' as const, index: item.index, embedding: item.embedding })),
+      data: embeddingsInOrder(
+        list.map((item, position) => ({ index: Number.isInteger(item.index) ? (item.index as number) : position, embedding: Array.isArray(item.embedding) ? (item.embedding as number[]) : [] })),
+      ),
       model: text(parsed.model) || call.model,
       usage: { prompt_tokens: prompt, total_tokens: count(usage.total_tokens) || prompt },
     };
