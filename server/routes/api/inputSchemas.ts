@@ -12,6 +12,7 @@
 // Validation is compiled with coerceTypes off (app.ts): with Ajv's default
 // coercion "0x1", " 1" and "1e3" would all become the integer 1 or 1000.
 
+import { Type, type TUnsafe } from 'typebox';
 import { BULK_ACTIONS, BULK_MAX, PAGE_SIZES, SORTABLE_COLUMNS, type ListResource } from '../../../common/listQuery';
 
 const SAFE = Number.MAX_SAFE_INTEGER;
@@ -25,6 +26,16 @@ export const NO_NUL = '^[^\\u0000]*$';
 export const LONG_TEXT_MAX = 16_000;
 
 type Schema = Record<string, unknown>;
+
+/**
+ * The fragment as it is, typed as `T` for the handler (TypeBox's Unsafe adds
+ * no enumerable key, so Ajv compiles the very same schema and its messages do
+ * not change).
+ */
+const typed = <T>(schema: Schema): TUnsafe<T> => Type.Unsafe<T>(schema);
+
+/** The value of a `flag` field: the console sends booleans, forms and scripts "true"/"1". */
+export type Flag = boolean | string | number | null;
 
 /** A string of at most `maxLength` characters, without NUL. */
 export const text = (maxLength: number): Schema => ({
@@ -311,5 +322,5 @@ export const optionUpdateSchema = {
 
 /** POST /api/import/: the source (a file path or a DSN) and the switches of `npm run import`. */
 export const importStartSchema = {
-  body: objectOf({ source: text(2048), apply: flag, merge: flag, with_logs: flag }, { required: ['source'], closed: true }),
+  body: typed<{ source: string; apply?: Flag; merge?: Flag; with_logs?: Flag }>(objectOf({ source: text(2048), apply: flag, merge: flag, with_logs: flag }, { required: ['source'], closed: true })),
 };
