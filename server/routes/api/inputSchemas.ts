@@ -309,7 +309,7 @@ export const dashboardQuerySchema = {
 // ---- options -------------------------------------------------------------
 
 export const optionUpdateSchema = {
-  body: objectOf({
+  body: typed<{ key?: string; value?: string | number | boolean | null }>(objectOf({
     key: text(64),
     value: {
       type: ['string', 'number', 'boolean', 'null'],
@@ -317,7 +317,7 @@ export const optionUpdateSchema = {
       pattern: NO_NUL,
       description: `text of at most ${LONG_TEXT_MAX} characters without NUL`,
     },
-  }),
+  })),
 };
 
 /** POST /api/import/: the source (a file path or a DSN) and the switches of `npm run import`. */
