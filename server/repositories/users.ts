@@ -26,6 +26,19 @@ export function findUserByAffCode(db: Executor, affCode: string): Promise<UserRo
   return db.selectFrom('users').selectAll().where('aff_code', '=', affCode).executeTakeFirst();
 }
 
+/** A user's balance, or undefined for a user that no longer exists. */
+export async function userQuota(db: Executor, id: number): Promise<number | undefined> {
+  const row = await db.selectFrom('users').select('quota').where('id', '=', id).executeTakeFirst();
+  return row?.quota;
+}
+
+/** The usernames of these users, by id (a deleted user is missing). */
+export async function usernames(db: Executor, ids: readonly number[]): Promise<Map<number, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('users').select(['id', 'username']).where('id', 'in', ids).execute();
+  return new Map(rows.map((row) => [Number(row.id), row.username]));
+}
+
 /** The user list's facets. */
 export interface UserFilter {
   role?: number;

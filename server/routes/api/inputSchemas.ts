@@ -293,9 +293,20 @@ export const logSearchSchema = {
 
 // ---- dashboard -----------------------------------------------------------
 
+/** What the dashboard's query holds once validated: digit strings, and the granularity. */
+export interface DashboardQuery {
+  start?: string;
+  end?: string;
+  granularity?: 'hour' | 'day';
+  user_id?: string;
+  token_id?: string;
+  model?: string;
+  channel_id?: string;
+}
+
 /** GET /api/dashboard and /api/dashboard/admin (common/dashboard.ts). */
 export const dashboardQuerySchema = {
-  querystring: objectOf({
+  querystring: typed<DashboardQuery>(objectOf({
     start: timestamp,
     end: timestamp,
     granularity: { type: 'string', enum: ['hour', 'day'], description: "'hour' or 'day'" },
@@ -303,7 +314,7 @@ export const dashboardQuerySchema = {
     token_id: idString,
     model: text(128),
     channel_id: idString,
-  }),
+  })),
 };
 
 // ---- options -------------------------------------------------------------
