@@ -102,7 +102,7 @@ const objectOf = (properties: Record<string, Schema>, options: { required?: stri
 
 // ---- shared pieces -------------------------------------------------------
 
-export const idParams = objectOf({ id: idString }, { required: ['id'] });
+export const idParams = typed<{ id: string }>(objectOf({ id: idString }, { required: ['id'] }));
 export const pageQuery = objectOf({ p: page });
 export const keywordQuery = objectOf({ keyword: text(128) });
 export const statusOnlyQuery = objectOf({ status_only: text(16) });
@@ -200,7 +200,7 @@ export const userUpdateSchema = {
 };
 
 /** A six-digit TOTP code or a recovery code (`xxxxx-xxxxx`). */
-export const twoFactorCodeSchema = { body: objectOf({ code: text(32) }, { required: ['code'] }) };
+export const twoFactorCodeSchema = { body: typed<{ code: string }>(objectOf({ code: text(32) }, { required: ['code'] })) };
 
 export const userManageSchema = { body: objectOf({ username: text(64), action: text(16) }) };
 
