@@ -26,6 +26,17 @@ export function findUserByAffCode(db: Executor, affCode: string): Promise<UserRo
   return db.selectFrom('users').selectAll().where('aff_code', '=', affCode).executeTakeFirst();
 }
 
+export function findUserByEmail(db: Executor, email: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+}
+
+/** Whether an account other than `exceptUserId` already has this address. */
+export async function emailTaken(db: Executor, email: string, exceptUserId?: number): Promise<boolean> {
+  let query = db.selectFrom('users').select('id').where('email', '=', email);
+  if (exceptUserId !== undefined) query = query.where('id', '!=', exceptUserId);
+  return (await query.executeTakeFirst()) !== undefined;
+}
+
 /** A user's balance, or undefined for a user that no longer exists. */
 export async function userQuota(db: Executor, id: number): Promise<number | undefined> {
   const row = await db.selectFrom('users').select('quota').where('id', '=', id).executeTakeFirst();

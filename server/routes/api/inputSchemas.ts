@@ -206,9 +206,9 @@ export const userManageSchema = { body: objectOf({ username: text(64), action: t
 
 // ---- e-mail, reset, OAuth ------------------------------------------------
 
-export const emailQuerySchema = { querystring: objectOf({ email, turnstile }) };
-export const resetSchema = { body: objectOf({ email, token: text(128) }) };
-export const emailBindSchema = { querystring: objectOf({ email, code: text(64) }) };
+export const emailQuerySchema = { querystring: typed<{ email?: string; turnstile?: string }>(objectOf({ email, turnstile })) };
+export const resetSchema = { body: typed<{ email?: string; token?: string }>(objectOf({ email, token: text(128) })) };
+export const emailBindSchema = { querystring: typed<{ email?: string; code?: string }>(objectOf({ email, code: text(64) })) };
 export const githubSchema = { querystring: objectOf({ code: text(512), state: text(128) }) };
 export const wechatSchema = { querystring: objectOf({ code: text(128) }) };
 
