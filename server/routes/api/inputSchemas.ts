@@ -13,7 +13,7 @@
 // coercion "0x1", " 1" and "1e3" would all become the integer 1 or 1000.
 
 import { Type, type TUnsafe } from 'typebox';
-import { BULK_ACTIONS, BULK_MAX, PAGE_SIZES, SORTABLE_COLUMNS, type ListResource } from '../../../common/listQuery';
+import { BULK_ACTIONS, BULK_MAX, PAGE_SIZES, SORTABLE_COLUMNS, type BulkAction, type ListResource } from '../../../common/listQuery';
 
 const SAFE = Number.MAX_SAFE_INTEGER;
 const INT32_MIN = -2_147_483_648;
@@ -33,6 +33,9 @@ type Schema = Record<string, unknown>;
  * not change).
  */
 const typed = <T>(schema: Schema): TUnsafe<T> => Type.Unsafe<T>(schema);
+
+/** An id, quota, time or small number in a body: a JSON number or a digit string. */
+export type NumberOrDigits = number | string;
 
 /** The value of a `flag` field: the console sends booleans, forms and scripts "true"/"1". */
 export type Flag = boolean | string | number | null;
@@ -105,7 +108,7 @@ const objectOf = (properties: Record<string, Schema>, options: { required?: stri
 export const idParams = typed<{ id: string }>(objectOf({ id: idString }, { required: ['id'] }));
 export const pageQuery = objectOf({ p: page });
 export const keywordQuery = objectOf({ keyword: text(128) });
-export const statusOnlyQuery = objectOf({ status_only: text(16) });
+export const statusOnlyQuery = typed<{ status_only?: string }>(objectOf({ status_only: text(16) }));
 const turnstile = text(4096);
 const email = text(254);
 
@@ -135,25 +138,34 @@ export const LIST_FILTERS = {
 
 const sorting = (resource: ListResource) => ({ sort: sortColumn(resource), order });
 
+type Listed = Exclude<ListResource, 'log'>;
+type FilterQuery<R extends Listed> = { [K in keyof (typeof LIST_FILTERS)[R]]?: string };
+interface SortQuery {
+  sort?: string;
+  order?: 'asc' | 'desc';
+}
+
 /** `GET /api/{resource}/?p=&page_size=&sort=&order=&<filters>`. */
-export const listed = (resource: Exclude<ListResource, 'log'>) => ({
-  querystring: objectOf({ p: page, page_size: pageSize, ...sorting(resource), ...LIST_FILTERS[resource] }),
+export const listed = <R extends Listed>(resource: R) => ({
+  querystring: typed<SortQuery & FilterQuery<R> & { p?: string; page_size?: string }>(
+    objectOf({ p: page, page_size: pageSize, ...sorting(resource), ...LIST_FILTERS[resource] }),
+  ),
 });
 
 /** `GET /api/{resource}/search?keyword=&sort=&order=&<filters>` (searches are not paged). */
-export const searchedList = (resource: Exclude<ListResource, 'log'>) => ({
-  querystring: objectOf({ keyword: text(128), ...sorting(resource), ...LIST_FILTERS[resource] }),
+export const searchedList = <R extends Listed>(resource: R) => ({
+  querystring: typed<SortQuery & FilterQuery<R> & { keyword?: string }>(objectOf({ keyword: text(128), ...sorting(resource), ...LIST_FILTERS[resource] })),
 });
 
 /** `POST /api/{channel|token|redemption}/bulk`: one action on many records. */
 export const bulkSchema = {
-  body: objectOf(
+  body: typed<{ ids: number[]; action: BulkAction }>(objectOf(
     {
       ids: { type: 'array', minItems: 1, maxItems: BULK_MAX, items: { type: 'integer', minimum: 1, maximum: SAFE }, description: `a list of 1 to ${BULK_MAX} ids` },
       action: { type: 'string', enum: [...BULK_ACTIONS], description: BULK_ACTIONS.join(', ') + ' (one of)' },
     },
     { required: ['ids', 'action'], closed: true },
-  ),
+  )),
 };
 
 /** `GET /api/channel/jobs/:id`. */
@@ -239,9 +251,16 @@ export const tokenUpdateSchema = { querystring: statusOnlyQuery, body: objectOf(
 
 // ---- redemptions ---------------------------------------------------------
 
-export const redemptionCreateSchema = { body: objectOf({ name: text(64), quota: wholeNumber, count: orNull(wholeNumber) }) };
-export const redemptionUpdateSchema = { querystring: statusOnlyQuery, body: objectOf({ id: idValue, name: optionalText(64), quota: wholeNumber, status: int32 }) };
-export const topUpSchema = { body: objectOf({ key: text(128) }) };
+export const redemptionCreateSchema = {
+  body: typed<{ name?: string; quota?: NumberOrDigits; count?: NumberOrDigits | null }>(objectOf({ name: text(64), quota: wholeNumber, count: orNull(wholeNumber) })),
+};
+export const redemptionUpdateSchema = {
+  querystring: statusOnlyQuery,
+  body: typed<{ id?: NumberOrDigits; name?: string | null; quota?: NumberOrDigits; status?: NumberOrDigits }>(
+    objectOf({ id: idValue, name: optionalText(64), quota: wholeNumber, status: int32 }),
+  ),
+};
+export const topUpSchema = { body: typed<{ key?: string }>(objectOf({ key: text(128) })) };
 
 // ---- channels ------------------------------------------------------------
 
