@@ -37,6 +37,11 @@ export async function emailTaken(db: Executor, email: string, exceptUserId?: num
   return (await query.executeTakeFirst()) !== undefined;
 }
 
+/** Gives the user this invite code unless one is already set; throws when another user holds it. */
+export async function setAffCodeIfUnset(db: Executor, id: number, code: string): Promise<void> {
+  await db.updateTable('users').set({ aff_code: code }).where('id', '=', id).where('aff_code', 'is', null).execute();
+}
+
 /** A user's balance, or undefined for a user that no longer exists. */
 export async function userQuota(db: Executor, id: number): Promise<number | undefined> {
   const row = await db.selectFrom('users').select('quota').where('id', '=', id).executeTakeFirst();

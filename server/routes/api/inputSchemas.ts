@@ -192,13 +192,26 @@ export const selfUpdateSchema = {
   body: objectOf({ username: optionalText(64), display_name: optionalText(64), password: optionalText(128), original_password: optionalText(128) }),
 };
 
-export const userCreateSchema = { body: objectOf({ username: text(64), password: text(128), display_name: optionalText(64) }) };
+export const userCreateSchema = {
+  body: typed<{ username?: string; password?: string; display_name?: string | null }>(objectOf({ username: text(64), password: text(128), display_name: optionalText(64) })),
+};
 
 /** A per-minute rate limit override: null (inherit) or a whole number; the handler checks the range. */
 const rateLimitValue = orNull(wholeNumber);
 
 export const userUpdateSchema = {
-  body: objectOf({
+  body: typed<{
+    id?: NumberOrDigits;
+    username?: string | null;
+    display_name?: string | null;
+    password?: string | null;
+    group?: string;
+    quota?: NumberOrDigits;
+    rpm_limit?: NumberOrDigits | null;
+    tpm_limit?: NumberOrDigits | null;
+    // not in the schema (extra keys pass): the handler checks it itself
+    concurrency_limit?: unknown;
+  }>(objectOf({
     id: idValue,
     username: optionalText(64),
     display_name: optionalText(64),
@@ -208,13 +221,13 @@ export const userUpdateSchema = {
     quota: wholeNumber,
     rpm_limit: rateLimitValue,
     tpm_limit: rateLimitValue,
-  }),
+  })),
 };
 
 /** A six-digit TOTP code or a recovery code (`xxxxx-xxxxx`). */
 export const twoFactorCodeSchema = { body: typed<{ code: string }>(objectOf({ code: text(32) }, { required: ['code'] })) };
 
-export const userManageSchema = { body: objectOf({ username: text(64), action: text(16) }) };
+export const userManageSchema = { body: typed<{ username?: string; action?: string }>(objectOf({ username: text(64), action: text(16) })) };
 
 // ---- e-mail, reset, OAuth ------------------------------------------------
 
