@@ -42,6 +42,11 @@ export async function setAffCodeIfUnset(db: Executor, id: number, code: string):
   await db.updateTable('users').set({ aff_code: code }).where('id', '=', id).where('aff_code', 'is', null).execute();
 }
 
+/** Adds to a user's balance in place, so a concurrent charge is not lost. */
+export async function addUserQuota(db: Executor, id: number, amount: number): Promise<void> {
+  await db.updateTable('users').set((eb) => ({ quota: eb('quota', '+', amount) })).where('id', '=', id).execute();
+}
+
 /** A user's balance, or undefined for a user that no longer exists. */
 export async function userQuota(db: Executor, id: number): Promise<number | undefined> {
   const row = await db.selectFrom('users').select('quota').where('id', '=', id).executeTakeFirst();

@@ -174,22 +174,31 @@ export const jobIdParams = { params: objectOf({ id: { type: 'string', pattern: '
 // ---- users ---------------------------------------------------------------
 
 export const registerSchema = {
-  querystring: objectOf({ turnstile }),
-  body: objectOf({
+  querystring: typed<{ turnstile?: string }>(objectOf({ turnstile })),
+  body: typed<{
+    username?: string;
+    password?: string;
+    password2?: string;
+    email?: string | null;
+    verification_code?: string | null;
+    aff_code?: string | null;
+  }>(objectOf({
     username: text(64),
     password: text(128),
     password2: text(128),
     email: optionalText(254),
     verification_code: optionalText(64),
     aff_code: optionalText(64),
-  }),
+  })),
 };
 
-export const loginSchema = { body: objectOf({ username: text(64), password: text(128) }) };
+export const loginSchema = { body: typed<{ username?: string; password?: string }>(objectOf({ username: text(64), password: text(128) })) };
 
 /** The console sends the whole loaded user back; only these fields are read. */
 export const selfUpdateSchema = {
-  body: objectOf({ username: optionalText(64), display_name: optionalText(64), password: optionalText(128), original_password: optionalText(128) }),
+  body: typed<{ username?: string | null; display_name?: string | null; password?: string | null; original_password?: string | null }>(
+    objectOf({ username: optionalText(64), display_name: optionalText(64), password: optionalText(128), original_password: optionalText(128) }),
+  ),
 };
 
 export const userCreateSchema = {
