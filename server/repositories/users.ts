@@ -42,6 +42,15 @@ export async function setAffCodeIfUnset(db: Executor, id: number, code: string):
   await db.updateTable('users').set({ aff_code: code }).where('id', '=', id).where('aff_code', 'is', null).execute();
 }
 
+/** The account bound to this GitHub or WeChat identity. */
+export function findUserByIdentity(db: Executor, column: 'github_id' | 'wechat_id', identity: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where(column, '=', identity).executeTakeFirst();
+}
+
+export async function bindIdentity(db: Executor, id: number, column: 'github_id' | 'wechat_id', identity: string): Promise<void> {
+  await db.updateTable('users').set({ [column]: identity }).where('id', '=', id).execute();
+}
+
 /** Adds to a user's balance in place, so a concurrent charge is not lost. */
 export async function addUserQuota(db: Executor, id: number, amount: number): Promise<void> {
   await db.updateTable('users').set((eb) => ({ quota: eb('quota', '+', amount) })).where('id', '=', id).execute();

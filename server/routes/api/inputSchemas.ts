@@ -243,8 +243,8 @@ export const userManageSchema = { body: typed<{ username?: string; action?: stri
 export const emailQuerySchema = { querystring: typed<{ email?: string; turnstile?: string }>(objectOf({ email, turnstile })) };
 export const resetSchema = { body: typed<{ email?: string; token?: string }>(objectOf({ email, token: text(128) })) };
 export const emailBindSchema = { querystring: typed<{ email?: string; code?: string }>(objectOf({ email, code: text(64) })) };
-export const githubSchema = { querystring: objectOf({ code: text(512), state: text(128) }) };
-export const wechatSchema = { querystring: objectOf({ code: text(128) }) };
+export const githubSchema = { querystring: typed<{ code?: string; state?: string }>(objectOf({ code: text(512), state: text(128) })) };
+export const wechatSchema = { querystring: typed<{ code?: string }>(objectOf({ code: text(128) })) };
 
 // ---- tokens --------------------------------------------------------------
 
