@@ -77,6 +77,20 @@ export function findChannel(db: Executor, id: number): Promise<ChannelRow | unde
   return db.selectFrom('channels').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** The names of these channels, by id (a deleted channel is missing). */
+export async function channelNames(db: Executor, ids: readonly number[]): Promise<Map<number, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('channels').select(['id', 'name']).where('id', 'in', ids).execute();
+  return new Map(rows.map((row) => [Number(row.id), String(row.name)]));
+}
+
+export type ChannelHealthRow = Pick<ChannelRow, 'id' | 'name' | 'status' | 'auto_disabled' | 'test_time' | 'response_time' | 'test_error'>;
+
+/** Every channel's state and last test, without its key: what the dashboard's health panel counts. */
+export function listChannelHealth(db: Executor): Promise<ChannelHealthRow[]> {
+  return db.selectFrom('channels').select(['id', 'name', 'status', 'auto_disabled', 'test_time', 'response_time', 'test_error']).execute();
+}
+
 /** Channels with their keys, for the test, balance and health jobs only (never for the console). */
 export function listChannelsToCheck(db: Executor, filter: { status: number; autoDisabled?: boolean; types?: readonly number[] }): Promise<ChannelRow[]> {
   let query = db.selectFrom('channels').selectAll().where('status', '=', filter.status);

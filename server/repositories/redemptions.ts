@@ -38,6 +38,34 @@ export function findRedemption(db: Executor, id: number): Promise<RedemptionRow 
   return db.selectFrom('redemptions').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** A new batch of unused codes, all or none. */
+export async function createRedemptions(db: Executor, creator: number, fields: { name: string; quota: number }, keys: readonly string[], now: number): Promise<void> {
+  await db.transaction().execute(async (transaction) => {
+    for (const key of keys) {
+      await transaction
+        .insertInto('redemptions')
+        .values({ user_id: creator, name: fields.name, key, status: RedemptionStatus.unused, quota: fields.quota, created_time: now, redeemed_time: 0, redeemed_by: 0 })
+        .execute();
+    }
+  });
+}
+
+/** Enables or disables a code; false when there is none or it was redeemed meanwhile (a used code stays used). */
+export async function setRedemptionStatus(db: Executor, id: number, status: number): Promise<boolean> {
+  const changed = await db.updateTable('redemptions').set({ status }).where('id', '=', id).where('status', '!=', RedemptionStatus.used).executeTakeFirst();
+  return Number(changed.numUpdatedRows) > 0;
+}
+
+export async function updateRedemption(db: Executor, id: number, patch: Pick<RedemptionRow, 'name' | 'quota'>): Promise<void> {
+  await db.updateTable('redemptions').set(patch).where('id', '=', id).execute();
+}
+
+/** False when there was no such code. */
+export async function deleteRedemption(db: Executor, id: number): Promise<boolean> {
+  const deleted = await db.deleteFrom('redemptions').where('id', '=', id).executeTakeFirst();
+  return Number(deleted.numDeletedRows) > 0;
+}
+
 export function toRedemptionRecord(row: RedemptionRow, revealKey = false): RedemptionRecord {
   return {
     id: Number(row.id),

@@ -11,6 +11,13 @@ import { orderedBy, SEARCH_LIMIT, startsWith, wholeKeyOf, type ListSort, type Pa
 export type TokenRow = Selectable<TokensTable>;
 type Executor = Kysely<Database>;
 
+/** The names of these tokens, by id, whoever owns them (a deleted token is missing). */
+export async function tokenNames(db: Executor, ids: readonly number[]): Promise<Map<number, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('tokens').select(['id', 'name']).where('id', 'in', ids).execute();
+  return new Map(rows.map((row) => [Number(row.id), String(row.name)]));
+}
+
 /** The token list's facet: the stored status. */
 export interface TokenFilter {
   status?: number;

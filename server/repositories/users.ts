@@ -26,6 +26,49 @@ export function findUserByAffCode(db: Executor, affCode: string): Promise<UserRo
   return db.selectFrom('users').selectAll().where('aff_code', '=', affCode).executeTakeFirst();
 }
 
+export function findUserByEmail(db: Executor, email: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+}
+
+/** Whether an account other than `exceptUserId` already has this address. */
+export async function emailTaken(db: Executor, email: string, exceptUserId?: number): Promise<boolean> {
+  let query = db.selectFrom('users').select('id').where('email', '=', email);
+  if (exceptUserId !== undefined) query = query.where('id', '!=', exceptUserId);
+  return (await query.executeTakeFirst()) !== undefined;
+}
+
+/** Gives the user this invite code unless one is already set; throws when another user holds it. */
+export async function setAffCodeIfUnset(db: Executor, id: number, code: string): Promise<void> {
+  await db.updateTable('users').set({ aff_code: code }).where('id', '=', id).where('aff_code', 'is', null).execute();
+}
+
+/** The account bound to this GitHub or WeChat identity. */
+export function findUserByIdentity(db: Executor, column: 'github_id' | 'wechat_id', identity: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where(column, '=', identity).executeTakeFirst();
+}
+
+export async function bindIdentity(db: Executor, id: number, column: 'github_id' | 'wechat_id', identity: string): Promise<void> {
+  await db.updateTable('users').set({ [column]: identity }).where('id', '=', id).execute();
+}
+
+/** Adds to a user's balance in place, so a concurrent charge is not lost. */
+export async function addUserQuota(db: Executor, id: number, amount: number): Promise<void> {
+  await db.updateTable('users').set((eb) => ({ quota: eb('quota', '+', amount) })).where('id', '=', id).execute();
+}
+
+/** A user's balance, or undefined for a user that no longer exists. */
+export async function userQuota(db: Executor, id: number): Promise<number | undefined> {
+  const row = await db.selectFrom('users').select('quota').where('id', '=', id).executeTakeFirst();
+  return row?.quota;
+}
+
+/** The usernames of these users, by id (a deleted user is missing). */
+export async function usernames(db: Executor, ids: readonly number[]): Promise<Map<number, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('users').select(['id', 'username']).where('id', 'in', ids).execute();
+  return new Map(rows.map((row) => [Number(row.id), row.username]));
+}
+
 /** The user list's facets. */
 export interface UserFilter {
   role?: number;

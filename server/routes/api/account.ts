@@ -2,6 +2,7 @@
 // Answers never reveal whether an address belongs to an account.
 import { randomBytes, randomInt } from 'node:crypto';
 import bcrypt from 'bcryptjs';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { fail, ok } from '../../../common/envelope';
 import { Role } from '../../../common/roles';
@@ -11,7 +12,7 @@ import { MailError } from '../../plugins/mailer';
 import { failureLimit, rateLimit } from '../../plugins/rateLimit';
 import { requireTurnstile } from '../../plugins/turnstile';
 import { CODE_GUESSES_PER_REQUESTER, consumeCode, storeCode } from '../../repositories/verificationCodes';
-import { findUserById, updateUser } from '../../repositories/users';
+import { emailTaken, findUserByEmail, findUserById, updateUser } from '../../repositories/users';
 import { BCRYPT_COST, randomAlphanumeric } from '../../secrets';
 import { emailBindSchema, emailQuerySchema, resetSchema } from './inputSchemas';
 
@@ -39,15 +40,10 @@ export function normaliseEmail(raw: unknown): string | undefined {
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 
-export async function accountRoutes(app: FastifyInstance): Promise<void> {
+export async function accountRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, options, sendMail, config } = app.ctx;
   const signedIn = requireRole(Role.user);
-
-  const emailTaken = async (email: string, exceptUserId?: number) => {
-    let query = db.selectFrom('users').select('id').where('email', '=', email);
-    if (exceptUserId !== undefined) query = query.where('id', '!=', exceptUserId);
-    return (await query.executeTakeFirst()) !== undefined;
-  };
 
   const domainAllowed = (email: string) => {
     if (!options.bool('EmailDomainRestrictionEnabled')) return true;
@@ -67,12 +63,12 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
   };
 
   app.get('/api/verification', { preHandler: [rateLimit('critical'), requireTurnstile], schema: emailQuerySchema }, async (request) => {
-    const email = normaliseEmail((request.query as { email?: string }).email);
+    const email = normaliseEmail(request.query.email);
     if (!email) return fail('please enter a valid e-mail address', 'invalid_email');
     if (!domainAllowed(email)) return fail('this e-mail domain is not accepted here');
     const systemName = escapeHtml(options.get('SystemName'));
     try {
-      if (await emailTaken(email)) {
+      if (await emailTaken(db, email)) {
         // no code for an address in use, and no telling the requester so
         await sendMail({
           to: email,
@@ -95,9 +91,9 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.get('/api/reset_password', { preHandler: [rateLimit('critical'), requireTurnstile], schema: emailQuerySchema }, async (request) => {
-    const email = normaliseEmail((request.query as { email?: string }).email);
+    const email = normaliseEmail(request.query.email);
     if (!email) return fail('please enter a valid e-mail address', 'invalid_email');
-    if (await emailTaken(email)) {
+    if (await emailTaken(db, email)) {
       // 256 random bits: no number of guesses finds it, so wrong ones need not burn it
       const token = randomBytes(32).toString('hex');
       await storeCode(db, 'reset', email, token, RESET_TTL_SECONDS);
@@ -116,12 +112,12 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.post('/api/user/reset', { preHandler: rateLimit('critical'), schema: resetSchema }, async (request) => {
-    const body = (request.body ?? {}) as { email?: unknown; token?: unknown };
+    const body = request.body;
     const email = normaliseEmail(body.email);
-    const token = typeof body.token === 'string' ? body.token.trim() : '';
+    const token = body.token?.trim() ?? '';
     if (!email || !token) return fail('the reset link is incomplete');
     if (!(await consumeCode(db, 'reset', email, token))) return fail('the reset link is invalid or has expired');
-    const user = await db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+    const user = await findUserByEmail(db, email);
     if (!user) return fail('the reset link is invalid or has expired');
     const password = randomAlphanumeric(12);
     await updateUser(db, Number(user.id), {
@@ -133,13 +129,13 @@ export async function accountRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.get('/api/oauth/email/bind', { preHandler: [rateLimit('critical'), signedIn], schema: emailBindSchema }, async (request) => {
-    const query = request.query as { email?: string; code?: string };
+    const query = request.query;
     const email = normaliseEmail(query.email);
     if (!email) return fail('please enter a valid e-mail address', 'invalid_email');
     const caller = callerOf(request);
-    const codeProblem = await checkEmailCode(app, request.ip, email, String(query.code ?? '').trim());
+    const codeProblem = await checkEmailCode(fastify, request.ip, email, (query.code ?? '').trim());
     if (codeProblem) return fail(codeProblem);
-    if (await emailTaken(email, Number(caller.id))) return fail('this e-mail address is already bound to another account');
+    if (await emailTaken(db, email, Number(caller.id))) return fail('this e-mail address is already bound to another account');
     await updateUser(db, Number(caller.id), { email });
     const updated = await findUserById(db, Number(caller.id));
     return ok({ email: updated?.email ?? email });

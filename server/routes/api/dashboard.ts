@@ -4,16 +4,20 @@
 // buckets, from the rollups of its granularity: its start goes down to the
 // start of its hour or day, and its last bucket is read whole. The fixed
 // windows are whole UTC days: today, and the 7 and 30 days ending today.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { AdminDashboard, ChannelHealth, Dashboard, DashboardGranularity, UsagePoint, UsageTotals } from '../../../common/dashboard';
 import { fail, ok } from '../../../common/envelope';
 import { ChannelStatus, Role } from '../../../common/roles';
 import type { Database } from '../../db/database';
 import { callerOf, requireRole } from '../../plugins/auth';
+import { channelNames, listChannelHealth } from '../../repositories/channels';
 import { sketchQuantile } from '../../repositories/latencySketch';
 import { channelLatencies, topUsage, usageSeries, windowTotals, type PeriodRange, type UsageScope } from '../../repositories/usage';
-import { dashboardQuerySchema } from './inputSchemas';
+import { tokenNames as tokenNamesOf } from '../../repositories/tokens';
+import { userQuota, usernames as usernamesOf } from '../../repositories/users';
+import { dashboardQuerySchema, type DashboardQuery } from './inputSchemas';
 
 const HOUR = 3600;
 const DAY = 86_400;
@@ -35,12 +39,12 @@ interface DashboardParams {
 const ZERO: UsageTotals = { requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, quota: 0 };
 
 /** The query with its defaults, or what is wrong with it. `admin`: user_id and channel_id count. */
-function paramsOf(query: Record<string, string | undefined>, admin: boolean, now: number): DashboardParams | string {
-  const number = (key: string) => (query[key] === undefined || query[key] === '' ? undefined : Number(query[key]));
+function paramsOf(query: DashboardQuery, admin: boolean, now: number): DashboardParams | string {
+  const number = (key: 'start' | 'end' | 'user_id' | 'token_id' | 'channel_id') => (query[key] === undefined || query[key] === '' ? undefined : Number(query[key]));
   const end = number('end') ?? now;
   let start = number('start') ?? end - 7 * DAY;
   if (start >= end) return 'start must be before end';
-  const granularity: DashboardGranularity = (query.granularity as DashboardGranularity | undefined) ?? (end - start > 2 * DAY ? 'day' : 'hour');
+  const granularity: DashboardGranularity = query.granularity ?? (end - start > 2 * DAY ? 'day' : 'hour');
   const unit = granularity === 'hour' ? HOUR : DAY;
   start -= start % unit;
   if (Math.ceil((end - start) / unit) > MAX_BUCKETS) return `the range holds more than ${MAX_BUCKETS} ${granularity}s`;
@@ -77,31 +81,25 @@ function sumOf(points: readonly UsageTotals[]): UsageTotals {
 
 const totalsPart = ({ requests, errors, prompt_tokens, completion_tokens, quota }: UsageTotals): UsageTotals => ({ requests, errors, prompt_tokens, completion_tokens, quota });
 
-async function namesOf(db: Kysely<Database>, table: 'tokens' | 'channels', ids: number[]): Promise<Map<number, string>> {
-  if (ids.length === 0) return new Map();
-  const rows = await db.selectFrom(table).select(['id', 'name']).where('id', 'in', ids).execute();
-  return new Map(rows.map((row) => [Number(row.id), String(row.name)]));
-}
-
 async function userDashboard(db: Kysely<Database>, callerId: number, params: DashboardParams, now: number): Promise<Dashboard> {
   const { start, end, granularity, scope } = params;
   const unit = granularity === 'hour' ? HOUR : DAY;
   const range = rangeOf(params);
   const today = now - (now % DAY);
   const [balance, windows, found, models, tokens] = await Promise.all([
-    db.selectFrom('users').select('quota').where('id', '=', callerId).executeTakeFirst(),
+    userQuota(db, callerId),
     windowTotals(db, scope, [today, today - 6 * DAY, today - 29 * DAY], now + 1),
     usageSeries(db, scope, range),
     topUsage(db, scope, range, 'model', TOP_MODELS),
     topUsage(db, scope, range, 'token_id', TOP_TOKENS),
   ]);
   const series = filledSeries(start, end, unit, found);
-  const tokenNames = await namesOf(db, 'tokens', tokens.map((token) => Number(token.key)));
+  const tokenNames = await tokenNamesOf(db, tokens.map((token) => Number(token.key)));
   return {
     start,
     end,
     granularity,
-    balance: Number(balance?.quota ?? 0),
+    balance: Number(balance ?? 0),
     today: windows[0],
     last_7_days: windows[1],
     last_30_days: windows[2],
@@ -113,7 +111,7 @@ async function userDashboard(db: Kysely<Database>, callerId: number, params: Das
 }
 
 async function channelHealth(db: Kysely<Database>): Promise<ChannelHealth> {
-  const channels = await db.selectFrom('channels').select(['id', 'name', 'status', 'auto_disabled', 'test_time', 'response_time', 'test_error']).execute();
+  const channels = await listChannelHealth(db);
   const health: ChannelHealth = { enabled: 0, auto_disabled: 0, manually_disabled: 0, untested: 0, slowest: [] };
   for (const channel of channels) {
     if (Number(channel.status) === ChannelStatus.enabled) health.enabled += 1;
@@ -138,12 +136,9 @@ async function adminDashboard(db: Kysely<Database>, callerId: number, params: Da
     topUsage(db, params.scope, range, 'channel_id', TOP_CHANNELS),
     channelHealth(db),
   ]);
-  const userIds = users.map((user) => Number(user.key));
-  const usernames = new Map(
-    userIds.length === 0 ? [] : (await db.selectFrom('users').select(['id', 'username']).where('id', 'in', userIds).execute()).map((row) => [Number(row.id), row.username]),
-  );
+  const usernames = await usernamesOf(db, users.map((user) => Number(user.key)));
   const channelIds = channels.map((channel) => Number(channel.key));
-  const [channelNames, latencies] = await Promise.all([namesOf(db, 'channels', channelIds), channelLatencies(db, params.scope, range, channelIds)]);
+  const [names, latencies] = await Promise.all([channelNames(db, channelIds), channelLatencies(db, params.scope, range, channelIds)]);
   return {
     ...own,
     top_users: users.map((user) => ({ user_id: Number(user.key), username: usernames.get(Number(user.key)) ?? '', ...totalsPart(user) })),
@@ -152,7 +147,7 @@ async function adminDashboard(db: Kysely<Database>, callerId: number, params: Da
       const latency = latencies.get(Number(channel.key)) ?? new Map();
       return {
         channel_id: Number(channel.key),
-        channel_name: channelNames.get(Number(channel.key)) ?? '',
+        channel_name: names.get(Number(channel.key)) ?? '',
         ...totalsPart(channel),
         error_rate: attempts === 0 ? 0 : channel.errors / attempts,
         latency_p50_ms: sketchQuantile(latency, 0.5),
@@ -163,17 +158,17 @@ async function adminDashboard(db: Kysely<Database>, callerId: number, params: Da
   };
 }
 
-export async function dashboardRoutes(app: FastifyInstance): Promise<void> {
+export async function dashboardRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db } = app.ctx;
 
-  const answer = (admin: boolean) => async (request: FastifyRequest) => {
+  const answer = async (query: DashboardQuery, callerId: number, admin: boolean) => {
     const now = Math.floor(Date.now() / 1000);
-    const params = paramsOf(request.query as Record<string, string | undefined>, admin, now);
+    const params = paramsOf(query, admin, now);
     if (typeof params === 'string') return fail(params);
-    const callerId = Number(callerOf(request).id);
     return ok(admin ? await adminDashboard(db, callerId, params, now) : await userDashboard(db, callerId, { ...params, scope: { ...params.scope, userId: callerId } }, now));
   };
 
-  app.get('/api/dashboard', { preHandler: requireRole(Role.user), schema: dashboardQuerySchema }, answer(false));
-  app.get('/api/dashboard/admin', { preHandler: requireRole(Role.admin), schema: dashboardQuerySchema }, answer(true));
+  app.get('/api/dashboard', { preHandler: requireRole(Role.user), schema: dashboardQuerySchema }, (request) => answer(request.query, Number(callerOf(request).id), false));
+  app.get('/api/dashboard/admin', { preHandler: requireRole(Role.admin), schema: dashboardQuerySchema }, (request) => answer(request.query, Number(callerOf(request).id), true));
 }

@@ -2,6 +2,7 @@
 // the same importer as `npm run import`, run in the background on this node,
 // one at a time. POST starts it; GET answers how far it is and, when done,
 // its report. The source may be a DSN with a password: it is never sent back.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { fail, ok } from '../../../common/envelope';
 import { Role } from '../../../common/roles';
@@ -14,7 +15,8 @@ import { importStartSchema } from './inputSchemas';
 
 const isOn = (value: unknown) => value === true || value === 'true' || value === 1 || value === '1';
 
-export async function importRoutes(app: FastifyInstance): Promise<void> {
+export async function importRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const rootOnly = requireRole(Role.root);
   let state: ImportJobState = { running: false, source: '', apply: false };
 
@@ -22,7 +24,7 @@ export async function importRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/api/import/', { preHandler: rootOnly, schema: importStartSchema }, async (request) => {
     if (state.running) return fail('an import is already running on this server');
-    const body = request.body as { source: string; apply?: unknown; merge?: unknown; with_logs?: unknown };
+    const body = request.body;
     const location = body.source.trim();
     if (!location) return fail('give the source: a SQLite file path on the server, or a MySQL or PostgreSQL DSN');
     const apply = isOn(body.apply);

@@ -12,7 +12,8 @@
 // Validation is compiled with coerceTypes off (app.ts): with Ajv's default
 // coercion "0x1", " 1" and "1e3" would all become the integer 1 or 1000.
 
-import { BULK_ACTIONS, BULK_MAX, PAGE_SIZES, SORTABLE_COLUMNS, type ListResource } from '../../../common/listQuery';
+import { Type, type TUnsafe } from 'typebox';
+import { BULK_ACTIONS, BULK_MAX, PAGE_SIZES, SORTABLE_COLUMNS, type BulkAction, type ListResource } from '../../../common/listQuery';
 
 const SAFE = Number.MAX_SAFE_INTEGER;
 const INT32_MIN = -2_147_483_648;
@@ -25,6 +26,19 @@ export const NO_NUL = '^[^\\u0000]*$';
 export const LONG_TEXT_MAX = 16_000;
 
 type Schema = Record<string, unknown>;
+
+/**
+ * The fragment as it is, typed as `T` for the handler (TypeBox's Unsafe adds
+ * no enumerable key, so Ajv compiles the very same schema and its messages do
+ * not change).
+ */
+const typed = <T>(schema: Schema): TUnsafe<T> => Type.Unsafe<T>(schema);
+
+/** An id, quota, time or small number in a body: a JSON number or a digit string. */
+export type NumberOrDigits = number | string;
+
+/** The value of a `flag` field: the console sends booleans, forms and scripts "true"/"1". */
+export type Flag = boolean | string | number | null;
 
 /** A string of at most `maxLength` characters, without NUL. */
 export const text = (maxLength: number): Schema => ({
@@ -91,10 +105,10 @@ const objectOf = (properties: Record<string, Schema>, options: { required?: stri
 
 // ---- shared pieces -------------------------------------------------------
 
-export const idParams = objectOf({ id: idString }, { required: ['id'] });
+export const idParams = typed<{ id: string }>(objectOf({ id: idString }, { required: ['id'] }));
 export const pageQuery = objectOf({ p: page });
 export const keywordQuery = objectOf({ keyword: text(128) });
-export const statusOnlyQuery = objectOf({ status_only: text(16) });
+export const statusOnlyQuery = typed<{ status_only?: string }>(objectOf({ status_only: text(16) }));
 const turnstile = text(4096);
 const email = text(254);
 
@@ -124,25 +138,34 @@ export const LIST_FILTERS = {
 
 const sorting = (resource: ListResource) => ({ sort: sortColumn(resource), order });
 
+type Listed = Exclude<ListResource, 'log'>;
+type FilterQuery<R extends Listed> = { [K in keyof (typeof LIST_FILTERS)[R]]?: string };
+interface SortQuery {
+  sort?: string;
+  order?: 'asc' | 'desc';
+}
+
 /** `GET /api/{resource}/?p=&page_size=&sort=&order=&<filters>`. */
-export const listed = (resource: Exclude<ListResource, 'log'>) => ({
-  querystring: objectOf({ p: page, page_size: pageSize, ...sorting(resource), ...LIST_FILTERS[resource] }),
+export const listed = <R extends Listed>(resource: R) => ({
+  querystring: typed<SortQuery & FilterQuery<R> & { p?: string; page_size?: string }>(
+    objectOf({ p: page, page_size: pageSize, ...sorting(resource), ...LIST_FILTERS[resource] }),
+  ),
 });
 
 /** `GET /api/{resource}/search?keyword=&sort=&order=&<filters>` (searches are not paged). */
-export const searchedList = (resource: Exclude<ListResource, 'log'>) => ({
-  querystring: objectOf({ keyword: text(128), ...sorting(resource), ...LIST_FILTERS[resource] }),
+export const searchedList = <R extends Listed>(resource: R) => ({
+  querystring: typed<SortQuery & FilterQuery<R> & { keyword?: string }>(objectOf({ keyword: text(128), ...sorting(resource), ...LIST_FILTERS[resource] })),
 });
 
 /** `POST /api/{channel|token|redemption}/bulk`: one action on many records. */
 export const bulkSchema = {
-  body: objectOf(
+  body: typed<{ ids: number[]; action: BulkAction }>(objectOf(
     {
       ids: { type: 'array', minItems: 1, maxItems: BULK_MAX, items: { type: 'integer', minimum: 1, maximum: SAFE }, description: `a list of 1 to ${BULK_MAX} ids` },
       action: { type: 'string', enum: [...BULK_ACTIONS], description: BULK_ACTIONS.join(', ') + ' (one of)' },
     },
     { required: ['ids', 'action'], closed: true },
-  ),
+  )),
 };
 
 /** `GET /api/channel/jobs/:id`. */
@@ -151,31 +174,53 @@ export const jobIdParams = { params: objectOf({ id: { type: 'string', pattern: '
 // ---- users ---------------------------------------------------------------
 
 export const registerSchema = {
-  querystring: objectOf({ turnstile }),
-  body: objectOf({
+  querystring: typed<{ turnstile?: string }>(objectOf({ turnstile })),
+  body: typed<{
+    username?: string;
+    password?: string;
+    password2?: string;
+    email?: string | null;
+    verification_code?: string | null;
+    aff_code?: string | null;
+  }>(objectOf({
     username: text(64),
     password: text(128),
     password2: text(128),
     email: optionalText(254),
     verification_code: optionalText(64),
     aff_code: optionalText(64),
-  }),
+  })),
 };
 
-export const loginSchema = { body: objectOf({ username: text(64), password: text(128) }) };
+export const loginSchema = { body: typed<{ username?: string; password?: string }>(objectOf({ username: text(64), password: text(128) })) };
 
 /** The console sends the whole loaded user back; only these fields are read. */
 export const selfUpdateSchema = {
-  body: objectOf({ username: optionalText(64), display_name: optionalText(64), password: optionalText(128), original_password: optionalText(128) }),
+  body: typed<{ username?: string | null; display_name?: string | null; password?: string | null; original_password?: string | null }>(
+    objectOf({ username: optionalText(64), display_name: optionalText(64), password: optionalText(128), original_password: optionalText(128) }),
+  ),
 };
 
-export const userCreateSchema = { body: objectOf({ username: text(64), password: text(128), display_name: optionalText(64) }) };
+export const userCreateSchema = {
+  body: typed<{ username?: string; password?: string; display_name?: string | null }>(objectOf({ username: text(64), password: text(128), display_name: optionalText(64) })),
+};
 
 /** A per-minute rate limit override: null (inherit) or a whole number; the handler checks the range. */
 const rateLimitValue = orNull(wholeNumber);
 
 export const userUpdateSchema = {
-  body: objectOf({
+  body: typed<{
+    id?: NumberOrDigits;
+    username?: string | null;
+    display_name?: string | null;
+    password?: string | null;
+    group?: string;
+    quota?: NumberOrDigits;
+    rpm_limit?: NumberOrDigits | null;
+    tpm_limit?: NumberOrDigits | null;
+    // not in the schema (extra keys pass): the handler checks it itself
+    concurrency_limit?: unknown;
+  }>(objectOf({
     id: idValue,
     username: optionalText(64),
     display_name: optionalText(64),
@@ -185,21 +230,21 @@ export const userUpdateSchema = {
     quota: wholeNumber,
     rpm_limit: rateLimitValue,
     tpm_limit: rateLimitValue,
-  }),
+  })),
 };
 
 /** A six-digit TOTP code or a recovery code (`xxxxx-xxxxx`). */
-export const twoFactorCodeSchema = { body: objectOf({ code: text(32) }, { required: ['code'] }) };
+export const twoFactorCodeSchema = { body: typed<{ code: string }>(objectOf({ code: text(32) }, { required: ['code'] })) };
 
-export const userManageSchema = { body: objectOf({ username: text(64), action: text(16) }) };
+export const userManageSchema = { body: typed<{ username?: string; action?: string }>(objectOf({ username: text(64), action: text(16) })) };
 
 // ---- e-mail, reset, OAuth ------------------------------------------------
 
-export const emailQuerySchema = { querystring: objectOf({ email, turnstile }) };
-export const resetSchema = { body: objectOf({ email, token: text(128) }) };
-export const emailBindSchema = { querystring: objectOf({ email, code: text(64) }) };
-export const githubSchema = { querystring: objectOf({ code: text(512), state: text(128) }) };
-export const wechatSchema = { querystring: objectOf({ code: text(128) }) };
+export const emailQuerySchema = { querystring: typed<{ email?: string; turnstile?: string }>(objectOf({ email, turnstile })) };
+export const resetSchema = { body: typed<{ email?: string; token?: string }>(objectOf({ email, token: text(128) })) };
+export const emailBindSchema = { querystring: typed<{ email?: string; code?: string }>(objectOf({ email, code: text(64) })) };
+export const githubSchema = { querystring: typed<{ code?: string; state?: string }>(objectOf({ code: text(512), state: text(128) })) };
+export const wechatSchema = { querystring: typed<{ code?: string }>(objectOf({ code: text(128) })) };
 
 // ---- tokens --------------------------------------------------------------
 
@@ -228,9 +273,16 @@ export const tokenUpdateSchema = { querystring: statusOnlyQuery, body: objectOf(
 
 // ---- redemptions ---------------------------------------------------------
 
-export const redemptionCreateSchema = { body: objectOf({ name: text(64), quota: wholeNumber, count: orNull(wholeNumber) }) };
-export const redemptionUpdateSchema = { querystring: statusOnlyQuery, body: objectOf({ id: idValue, name: optionalText(64), quota: wholeNumber, status: int32 }) };
-export const topUpSchema = { body: objectOf({ key: text(128) }) };
+export const redemptionCreateSchema = {
+  body: typed<{ name?: string; quota?: NumberOrDigits; count?: NumberOrDigits | null }>(objectOf({ name: text(64), quota: wholeNumber, count: orNull(wholeNumber) })),
+};
+export const redemptionUpdateSchema = {
+  querystring: statusOnlyQuery,
+  body: typed<{ id?: NumberOrDigits; name?: string | null; quota?: NumberOrDigits; status?: NumberOrDigits }>(
+    objectOf({ id: idValue, name: optionalText(64), quota: wholeNumber, status: int32 }),
+  ),
+};
+export const topUpSchema = { body: typed<{ key?: string }>(objectOf({ key: text(128) })) };
 
 // ---- channels ------------------------------------------------------------
 
@@ -282,9 +334,20 @@ export const logSearchSchema = {
 
 // ---- dashboard -----------------------------------------------------------
 
+/** What the dashboard's query holds once validated: digit strings, and the granularity. */
+export interface DashboardQuery {
+  start?: string;
+  end?: string;
+  granularity?: 'hour' | 'day';
+  user_id?: string;
+  token_id?: string;
+  model?: string;
+  channel_id?: string;
+}
+
 /** GET /api/dashboard and /api/dashboard/admin (common/dashboard.ts). */
 export const dashboardQuerySchema = {
-  querystring: objectOf({
+  querystring: typed<DashboardQuery>(objectOf({
     start: timestamp,
     end: timestamp,
     granularity: { type: 'string', enum: ['hour', 'day'], description: "'hour' or 'day'" },
@@ -292,13 +355,13 @@ export const dashboardQuerySchema = {
     token_id: idString,
     model: text(128),
     channel_id: idString,
-  }),
+  })),
 };
 
 // ---- options -------------------------------------------------------------
 
 export const optionUpdateSchema = {
-  body: objectOf({
+  body: typed<{ key?: string; value?: string | number | boolean | null }>(objectOf({
     key: text(64),
     value: {
       type: ['string', 'number', 'boolean', 'null'],
@@ -306,10 +369,10 @@ export const optionUpdateSchema = {
       pattern: NO_NUL,
       description: `text of at most ${LONG_TEXT_MAX} characters without NUL`,
     },
-  }),
+  })),
 };
 
 /** POST /api/import/: the source (a file path or a DSN) and the switches of `npm run import`. */
 export const importStartSchema = {
-  body: objectOf({ source: text(2048), apply: flag, merge: flag, with_logs: flag }, { required: ['source'], closed: true }),
+  body: typed<{ source: string; apply?: Flag; merge?: Flag; with_logs?: Flag }>(objectOf({ source: text(2048), apply: flag, merge: flag, with_logs: flag }, { required: ['source'], closed: true })),
 };

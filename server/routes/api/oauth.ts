@@ -2,6 +2,7 @@
 // numeric GitHub id as identity) and through the WeChat bridge server.
 // Reference: https://docs.github.com/en/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { request as undiciRequest } from 'undici';
 import { fail, ok } from '../../../common/envelope';
@@ -10,7 +11,7 @@ import { callerOf, requireRole } from '../../plugins/auth';
 import { rateLimit } from '../../plugins/rateLimit';
 import { SESSION_COOKIE, sessionIsLive } from '../../plugins/session';
 import { insertLog } from '../../repositories/logs';
-import { createUser, findUserById, type UserRow } from '../../repositories/users';
+import { bindIdentity, createUser, emailTaken, findUserById, findUserByIdentity, type UserRow } from '../../repositories/users';
 import { randomAlphanumeric } from '../../secrets';
 import { githubSchema, wechatSchema } from './inputSchemas';
 import { finishFirstFactor } from './twoFactor';
@@ -21,7 +22,8 @@ const HTTP_TIMEOUT_MS = 8_000;
 
 type Identity = { id: string; displayName: string; email: string } | { error: string };
 
-export async function oauthRoutes(app: FastifyInstance): Promise<void> {
+export async function oauthRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, dialect, options, sessions, config } = app.ctx;
   const signedIn = requireRole(Role.user);
 
@@ -43,12 +45,12 @@ export async function oauthRoutes(app: FastifyInstance): Promise<void> {
     identity: { id: string; displayName: string; email: string },
     prefix: string,
   ) => {
-    let user = await db.selectFrom('users').selectAll().where(column, '=', identity.id).executeTakeFirst();
+    let user = await findUserByIdentity(db, column, identity.id);
     if (!user) {
       if (!options.bool('RegisterEnabled')) return fail('registration is closed');
       const quota = options.number('QuotaForNewUser');
       const username = `${prefix}_${randomAlphanumeric(6).toLowerCase()}`;
-      const emailFree = identity.email && !(await db.selectFrom('users').select('id').where('email', '=', identity.email).executeTakeFirst());
+      const emailFree = identity.email && !(await emailTaken(db, identity.email));
       const id = await createUser(db, dialect, {
         username,
         displayName: identity.displayName.slice(0, 20) || username,
@@ -57,7 +59,7 @@ export async function oauthRoutes(app: FastifyInstance): Promise<void> {
         quota,
         email: emailFree ? identity.email : '',
       });
-      await db.updateTable('users').set({ [column]: identity.id }).where('id', '=', id).execute();
+      await bindIdentity(db, id, column, identity.id);
       if (quota > 0) await insertLog(db, { userId: id, username, type: LogType.system, content: `new-user gift: ${quota} quota`, quota });
       user = (await findUserById(db, id))!;
     }
@@ -67,9 +69,9 @@ export async function oauthRoutes(app: FastifyInstance): Promise<void> {
   };
 
   const bindTo = async (user: UserRow, column: 'github_id' | 'wechat_id', id: string) => {
-    const holder = await db.selectFrom('users').select('id').where(column, '=', id).executeTakeFirst();
+    const holder = await findUserByIdentity(db, column, id);
     if (holder && Number(holder.id) !== Number(user.id)) return fail('this account is already bound to another user');
-    await db.updateTable('users').set({ [column]: id }).where('id', '=', Number(user.id)).execute();
+    await bindIdentity(db, Number(user.id), column, id);
     return { success: true, message: 'bind' };
   };
 
@@ -105,7 +107,7 @@ export async function oauthRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/api/oauth/github', { preHandler: rateLimit('critical'), schema: githubSchema }, async (request, reply) => {
     if (!options.bool('GitHubOAuthEnabled')) return fail('GitHub sign-in is not enabled');
-    const query = request.query as { code?: string; state?: string };
+    const query = request.query;
     const code = String(query.code ?? '');
     const state = String(query.state ?? '');
     const [stored, signature] = String(request.cookies[STATE_COOKIE] ?? '').split('.');
@@ -140,7 +142,7 @@ export async function oauthRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/api/oauth/wechat', { preHandler: rateLimit('critical'), schema: wechatSchema }, async (request, reply) => {
     if (!options.bool('WeChatAuthEnabled')) return fail('WeChat sign-in is not enabled');
-    const code = String((request.query as { code?: string }).code ?? '').trim();
+    const code = (request.query.code ?? '').trim();
     if (!code) return fail('please enter the verification code');
     const identity = await wechatIdentity(code);
     if ('error' in identity) return fail(identity.error);
@@ -149,7 +151,7 @@ export async function oauthRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/api/oauth/wechat/bind', { preHandler: [rateLimit('critical'), signedIn], schema: wechatSchema }, async (request) => {
     if (!options.bool('WeChatAuthEnabled')) return fail('WeChat sign-in is not enabled');
-    const code = String((request.query as { code?: string }).code ?? '').trim();
+    const code = (request.query.code ?? '').trim();
     if (!code) return fail('please enter the verification code');
     const identity = await wechatIdentity(code);
     if ('error' in identity) return fail(identity.error);

@@ -3,6 +3,7 @@
 // sign-in methods, mail, identity providers) need root, since an admin who
 // could change them could take over root's account. Secrets are write-only:
 // listed as set or not, never sent back.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { fail, ok } from '../../../common/envelope';
 import { OPTION_KEYS, OPTION_SPECS, isOptionKey, isRootOnlyOption, isSecretOption, type OptionKey } from '../../../common/options';
@@ -59,7 +60,8 @@ function unmetPrerequisite(options: OptionStore, key: OptionKey, value: string):
   return rule.needs.every((needed) => options.get(needed).trim() !== '') ? undefined : rule.message;
 }
 
-export async function optionRoutes(app: FastifyInstance): Promise<void> {
+export async function optionRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { options, sendMail } = app.ctx;
   const admin = requireRole(Role.admin);
   const rootOnly = requireRole(Role.root);
@@ -72,8 +74,8 @@ export async function optionRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.put('/api/option/', { preHandler: admin, schema: optionUpdateSchema }, async (request) => {
-    const body = (request.body ?? {}) as Record<string, unknown>;
-    const key = typeof body.key === 'string' ? body.key : '';
+    const body = request.body;
+    const key = body.key ?? '';
     if (!isOptionKey(key)) return fail(`unknown option: ${key || '(empty)'}`);
     if (isRootOnlyOption(key) && !isRoot(callerOf(request).role)) {
       return fail('only the super admin may change this setting', 'root_only');

@@ -1,31 +1,38 @@
 // Redemption codes (auth: admin) and top-up (auth: user).
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { fail, ok } from '../../../common/envelope';
 import { RedemptionStatus, Role } from '../../../common/roles';
 import { callerOf, requireRole } from '../../plugins/auth';
 import { rateLimit } from '../../plugins/rateLimit';
-import type { BulkAction, BulkResult } from '../../../common/listQuery';
+import type { BulkResult } from '../../../common/listQuery';
 import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination';
-import { findRedemption, listRedemptions, redeemCode, searchRedemptions, toRedemptionRecord } from '../../repositories/redemptions';
+import {
+  createRedemptions,
+  deleteRedemption,
+  findRedemption,
+  listRedemptions,
+  redeemCode,
+  searchRedemptions,
+  setRedemptionStatus,
+  toRedemptionRecord,
+  updateRedemption,
+} from '../../repositories/redemptions';
 import { generateRedemptionKey } from '../../secrets';
 import { bulkSchema, byId, listed, redemptionCreateSchema, redemptionUpdateSchema, searchedList, topUpSchema } from './inputSchemas';
 
 const NAME_MAX = 20;
 const BATCH_MAX = 100;
 
-const idParam = (params: unknown) => positiveId((params as { id?: string }).id);
-
-const statusFilterOf = (query: unknown) => {
-  const status = (query as { status?: string } | undefined)?.status;
-  return { status: status === undefined ? undefined : Number(status) };
-};
+const statusFilterOf = ({ status }: { status?: string }) => ({ status: status === undefined ? undefined : Number(status) });
 
 function parseQuota(raw: unknown): number | undefined {
   const quota = Number(raw);
   return Number.isSafeInteger(quota) && quota > 0 ? quota : undefined;
 }
 
-export async function redemptionRoutes(app: FastifyInstance): Promise<void> {
+export async function redemptionRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db } = app.ctx;
   const admin = requireRole(Role.admin);
   const signedIn = requireRole(Role.user);
@@ -34,44 +41,41 @@ export async function redemptionRoutes(app: FastifyInstance): Promise<void> {
     ok((await listRedemptions(db, pageWindowOf(request.query), sortOf('redemption', request.query), statusFilterOf(request.query))).map((row) => toRedemptionRecord(row))));
 
   app.get('/api/redemption/search', { preHandler: admin, schema: searchedList('redemption') }, async (request) => {
-    const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
+    const keyword = (request.query.keyword ?? '').trim();
     return ok((await searchRedemptions(db, keyword, sortOf('redemption', request.query), statusFilterOf(request.query))).map((row) => toRedemptionRecord(row)));
   });
 
   // enable, disable or delete many codes; a used code keeps its status (it can still be deleted)
   app.post('/api/redemption/bulk', { preHandler: admin, schema: bulkSchema }, async (request) => {
-    const { ids, action } = request.body as { ids: number[]; action: BulkAction };
+    const { ids, action } = request.body;
     const result: BulkResult = { done: [], failed: [] };
     for (const id of [...new Set(ids)]) {
       if (action === 'delete') {
-        const deleted = await db.deleteFrom('redemptions').where('id', '=', id).executeTakeFirst();
-        if (Number(deleted.numDeletedRows) > 0) result.done.push(id);
+        if (await deleteRedemption(db, id)) result.done.push(id);
         else result.failed.push({ id, message: 'redemption code not found' });
         continue;
       }
       const status = action === 'enable' ? RedemptionStatus.unused : RedemptionStatus.disabled;
-      // conditional, as the one-by-one toggle: a code redeemed meanwhile stays used
-      const changed = await db.updateTable('redemptions').set({ status }).where('id', '=', id).where('status', '!=', RedemptionStatus.used).executeTakeFirst();
-      if (Number(changed.numUpdatedRows) > 0) result.done.push(id);
+      if (await setRedemptionStatus(db, id, status)) result.done.push(id);
       else result.failed.push({ id, message: (await findRedemption(db, id)) ? 'a used code cannot be changed' : 'redemption code not found' });
     }
     return ok(result);
   });
 
   app.get('/api/redemption/:id', { preHandler: admin, schema: byId }, async (request) => {
-    const id = idParam(request.params);
+    const id = positiveId(request.params.id);
     const row = id ? await findRedemption(db, id) : undefined;
     return row ? ok(toRedemptionRecord(row)) : fail('redemption code not found', 'redemption_not_found');
   });
 
   app.get('/api/redemption/:id/key', { preHandler: admin, schema: byId }, async (request) => {
-    const id = idParam(request.params);
+    const id = positiveId(request.params.id);
     const row = id ? await findRedemption(db, id) : undefined;
     return row ? ok(row.key) : fail('redemption code not found', 'redemption_not_found');
   });
 
   app.post('/api/redemption/', { preHandler: admin, schema: redemptionCreateSchema }, async (request) => {
-    const body = (request.body ?? {}) as Record<string, unknown>;
+    const body = request.body;
     const name = typeof body.name === 'string' ? body.name.trim() : '';
     if (!name || [...name].length > NAME_MAX) return fail(`name length must be 1-${NAME_MAX}`);
     const quota = parseQuota(body.quota);
@@ -81,48 +85,39 @@ export async function redemptionRoutes(app: FastifyInstance): Promise<void> {
     if (count > BATCH_MAX) return fail(`at most ${BATCH_MAX} codes per batch`);
     const now = Math.floor(Date.now() / 1000);
     const keys = Array.from({ length: count }, generateRedemptionKey);
-    const creator = Number(callerOf(request).id);
     // all or nothing: a failure midway leaves no half-created batch
-    await db.transaction().execute(async (transaction) => {
-      for (const key of keys) {
-        await transaction
-          .insertInto('redemptions')
-          .values({ user_id: creator, name, key, status: RedemptionStatus.unused, quota, created_time: now, redeemed_time: 0, redeemed_by: 0 })
-          .execute();
-      }
-    });
+    await createRedemptions(db, Number(callerOf(request).id), { name, quota }, keys, now);
     return ok(keys);
   });
 
   app.put('/api/redemption/', { preHandler: admin, schema: redemptionUpdateSchema }, async (request) => {
-    const body = (request.body ?? {}) as Record<string, unknown>;
+    const body = request.body;
     const id = Number(body.id);
     const code = positiveId(id) ? await findRedemption(db, id) : undefined;
     if (!code) return fail('redemption code not found', 'redemption_not_found');
-    if ((request.query as { status_only?: string }).status_only) {
+    if (request.query.status_only) {
       const status = Number(body.status);
       if (Number(code.status) === RedemptionStatus.used) return fail('a used code cannot be changed');
       if (status !== RedemptionStatus.unused && status !== RedemptionStatus.disabled) return fail('a code can only be enabled or disabled');
       // conditional, so a code redeemed meanwhile stays used
-      await db.updateTable('redemptions').set({ status }).where('id', '=', id).where('status', '!=', RedemptionStatus.used).execute();
+      await setRedemptionStatus(db, id, status);
     } else {
       const name = typeof body.name === 'string' ? body.name.trim() : code.name;
       if (!name || [...name].length > NAME_MAX) return fail(`name length must be 1-${NAME_MAX}`);
       const quota = body.quota === undefined ? Number(code.quota) : parseQuota(body.quota);
       if (quota === undefined) return fail('quota must be a whole number above 0');
-      await db.updateTable('redemptions').set({ name, quota }).where('id', '=', id).execute();
+      await updateRedemption(db, id, { name, quota });
     }
     return ok(toRedemptionRecord((await findRedemption(db, id))!));
   });
 
   app.delete('/api/redemption/:id', { preHandler: admin, schema: byId }, async (request) => {
-    const id = idParam(request.params);
-    const result = id ? await db.deleteFrom('redemptions').where('id', '=', id).executeTakeFirst() : undefined;
-    return result && Number(result.numDeletedRows) > 0 ? ok() : fail('redemption code not found', 'redemption_not_found');
+    const id = positiveId(request.params.id);
+    return id && (await deleteRedemption(db, id)) ? ok() : fail('redemption code not found', 'redemption_not_found');
   });
 
   app.post('/api/user/topup', { preHandler: [rateLimit('topUp'), signedIn], schema: topUpSchema }, async (request) => {
-    const key = String(((request.body ?? {}) as { key?: unknown }).key ?? '').trim();
+    const key = (request.body.key ?? '').trim();
     if (!key) return fail('please enter the code', 'code_required');
     const caller = callerOf(request);
     const result = await redeemCode(db, { id: Number(caller.id), username: caller.username }, key);

@@ -8,6 +8,7 @@
 // session (see plugins/session.ts) and `two_factor_required`; POST
 // /api/user/login/2fa with a code replaces it by a full one. A code is spent
 // when accepted: a TOTP code's time step, or the recovery code itself.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Secret, TOTP } from 'otpauth';
 import QRCode from 'qrcode';
@@ -69,7 +70,8 @@ export async function finishFirstFactor(request: FastifyRequest, reply: FastifyR
   return ok(sessionUser);
 }
 
-export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
+export async function twoFactorRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, options, sessions, config } = app.ctx;
   const sealingKey = deriveKey(config.sessionSecret, 'two-factor');
   const enrolling = requireRole(Role.user, { openDuringEnrolment: true });
@@ -106,7 +108,7 @@ export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
   const checkCode = async (
     reply: FastifyReply,
     userId: number,
-    body: unknown,
+    code: string,
     accept: { pending?: boolean; recovery?: boolean },
   ): Promise<{ refusal: Envelope<never> } | { used: 'totp' | 'recovery' }> => {
     const limit = guessLimit(app.ctx, userId);
@@ -114,7 +116,7 @@ export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
       reply.code(429);
       return { refusal: fail('too many wrong codes, please try again later', 'too_many_sign_ins') };
     }
-    const used = await spendCode(userId, String((body as { code?: unknown }).code ?? ''), accept);
+    const used = await spendCode(userId, code, accept);
     if (!used) {
       await limit.failed();
       return { refusal: fail('the code is wrong or was already used', 'wrong_two_factor_code') };
@@ -150,7 +152,7 @@ export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
     const caller = callerOf(request);
     const enrolment = await findTwoFactor(db, Number(caller.id));
     if (enrolment?.enabled !== 0) return fail(enrolment ? 'two-factor sign-in is already on' : 'start the enrolment first');
-    const checked = await checkCode(reply, Number(caller.id), request.body, { pending: true });
+    const checked = await checkCode(reply, Number(caller.id), request.body.code, { pending: true });
     if ('refusal' in checked) return checked.refusal;
     const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
     await enableTwoFactor(db, Number(caller.id), codes);
@@ -167,7 +169,7 @@ export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
     if (Number(caller.role) >= Role.admin && options.bool('TwoFactorRequiredForAdmins')) {
       return fail('two-factor sign-in is required for admins: it cannot be turned off', 'two_factor_enrolment_required');
     }
-    const checked = await checkCode(reply, Number(caller.id), request.body, { recovery: true });
+    const checked = await checkCode(reply, Number(caller.id), request.body.code, { recovery: true });
     if ('refusal' in checked) return checked.refusal;
     await removeTwoFactor(db, Number(caller.id));
     await insertLog(db, { userId: Number(caller.id), username: caller.username, type: LogType.system, content: 'two-factor sign-in disabled' });
@@ -183,7 +185,7 @@ export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
       return reply.code(401).send(fail('sign in with your password first (the code step lasts 5 minutes)', 'session_expired'));
     }
     if (Number(user.status) !== UserStatus.enabled) return fail('user is banned', 'user_banned');
-    const checked = await checkCode(reply, Number(user.id), request.body, { recovery: true });
+    const checked = await checkCode(reply, Number(user.id), request.body.code, { recovery: true });
     if ('refusal' in checked) return checked.refusal;
     // a fresh session id for the full session: the partial cookie is worth nothing afterwards
     await revokeSession(db, claims.sid);
@@ -196,7 +198,7 @@ export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.get('/api/user/:id/2fa', { preHandler: root, schema: byId }, async (request) => {
-    const target = await findUserById(db, Number((request.params as { id: string }).id));
+    const target = await findUserById(db, Number(request.params.id));
     if (!target) return fail('user not found', 'user_not_found');
     const status = await statusOf(target);
     return ok({ enabled: status.enabled, recovery_codes_left: status.recovery_codes_left });
@@ -204,7 +206,7 @@ export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
 
   // for a user who lost both their authenticator and their recovery codes; they sign in with the password alone after it
   app.post('/api/user/:id/2fa/reset', { preHandler: root, schema: byId }, async (request) => {
-    const target = await findUserById(db, Number((request.params as { id: string }).id));
+    const target = await findUserById(db, Number(request.params.id));
     if (!target) return fail('user not found', 'user_not_found');
     const removed = await removeTwoFactor(db, Number(target.id));
     if (removed) {

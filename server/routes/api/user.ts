@@ -1,5 +1,6 @@
 // Sign-up, sign-in, sign-out and the caller's own account.
 import bcrypt from 'bcryptjs';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { fail, ok } from '../../../common/envelope';
 import { LogType, Role, UserStatus } from '../../../common/roles';
@@ -12,8 +13,10 @@ import { insertLog } from '../../repositories/logs';
 import { checkEmailCode, normaliseEmail } from './account';
 import { finishFirstFactor } from './twoFactor';
 import {
+  addUserQuota,
   createUser,
   deleteUser,
+  emailTaken,
   findUserByAffCode,
   findUserByUsername,
   toUserRecord,
@@ -41,14 +44,15 @@ export function passwordProblem(password: string): string | undefined {
   return undefined;
 }
 
-export async function userRoutes(app: FastifyInstance): Promise<void> {
+export async function userRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, dialect, options, sessions } = app.ctx;
   const signedIn = requireRole(Role.user);
 
   app.post('/api/user/register', { preHandler: [rateLimit('critical'), requireTurnstile], schema: registerSchema }, async (request) => {
     if (!options.bool('RegisterEnabled')) return fail('registration is closed', 'registration_closed');
     if (!options.bool('PasswordRegisterEnabled')) return fail('password registration is closed, please use a third-party login');
-    const body = (request.body ?? {}) as Record<string, unknown>;
+    const body = request.body;
     const username = asString(body.username).trim();
     const password = asString(body.password);
     const problem = usernameProblem(username) ?? passwordProblem(password);
@@ -59,9 +63,9 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
     if (options.bool('EmailVerificationEnabled')) {
       const verified = normaliseEmail(body.email);
       if (!verified || !body.verification_code) return fail('an e-mail address and its verification code are required');
-      const codeProblem = await checkEmailCode(app, request.ip, verified, String(body.verification_code).trim());
+      const codeProblem = await checkEmailCode(fastify, request.ip, verified, String(body.verification_code).trim());
       if (codeProblem) return fail(codeProblem);
-      if ((await db.selectFrom('users').select('id').where('email', '=', verified).executeTakeFirst()) !== undefined) {
+      if (await emailTaken(db, verified)) {
         return fail('this e-mail address is already bound to another account');
       }
       email = verified;
@@ -88,7 +92,7 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
           await insertLog(transaction, { userId: id, username, type: LogType.system, content: `gift for using an invite code: ${inviteeBonus} quota`, quota: inviteeBonus });
         }
         if (inviter && inviterBonus > 0) {
-          await transaction.updateTable('users').set((eb) => ({ quota: eb('quota', '+', inviterBonus) })).where('id', '=', Number(inviter.id)).execute();
+          await addUserQuota(transaction, Number(inviter.id), inviterBonus);
           await insertLog(transaction, {
             userId: Number(inviter.id), username: inviter.username, type: LogType.system, content: `gift for inviting ${username}: ${inviterBonus} quota`, quota: inviterBonus,
           });
@@ -106,7 +110,7 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
   // an attacker's wrong guesses must not lock everyone behind the same address out
   app.post('/api/user/login', { schema: loginSchema }, async (request, reply) => {
     if (!options.bool('PasswordLoginEnabled')) return fail('password login is disabled', 'password_login_disabled');
-    const body = (request.body ?? {}) as Record<string, unknown>;
+    const body = request.body;
     const username = asString(body.username).trim();
     const password = asString(body.password);
     if (!username || !password) return fail('username and password are required', 'credentials_required');
@@ -135,7 +139,7 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
 
   app.put('/api/user/self', { preHandler: signedIn, schema: selfUpdateSchema }, async (request, reply) => {
     const caller = callerOf(request);
-    const body = (request.body ?? {}) as Record<string, unknown>;
+    const body = request.body;
     const patch: UserPatch = {};
     const username = asString(body.username).trim();
     if (username && username !== caller.username) {

@@ -2,6 +2,7 @@
 // code. Nobody acts on a user of equal or higher role, except root; root
 // itself can never be demoted, banned or deleted. Lists never carry secrets.
 import bcrypt from 'bcryptjs';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { fail, ok } from '../../../common/envelope';
 import { LogType, Role, UserStatus } from '../../../common/roles';
@@ -9,7 +10,7 @@ import { callerOf, hashAccessToken, requireRole } from '../../plugins/auth';
 import { insertLog } from '../../repositories/logs';
 import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination';
 import {
-  createUser, deleteUser, findUserById, findUserByUsername, listUsers, searchUsers, toUserRecord, updateUser, type UserPatch, type UserRow,
+  createUser, deleteUser, findUserById, findUserByUsername, listUsers, searchUsers, setAffCodeIfUnset, toUserRecord, updateUser, type UserPatch, type UserRow,
 } from '../../repositories/users';
 import { parseRateLimitOverride } from '../../../common/rateLimits';
 import { parseConcurrencyLimit } from '../../relay/concurrency';
@@ -24,26 +25,27 @@ function outranks(caller: UserRow, target: UserRow): boolean {
   return Number(caller.role) >= Role.root || Number(caller.role) > Number(target.role);
 }
 
-export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
+export async function userAdminRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, dialect, options } = app.ctx;
   const admin = requireRole(Role.admin);
   const signedIn = requireRole(Role.user);
 
-  const userFilterOf = (query: unknown) => {
-    const { role, status } = (query ?? {}) as { role?: string; status?: string };
-    return { role: role === undefined ? undefined : Number(role), status: status === undefined ? undefined : Number(status) };
-  };
+  const userFilterOf = ({ role, status }: { role?: string; status?: string }) => ({
+    role: role === undefined ? undefined : Number(role),
+    status: status === undefined ? undefined : Number(status),
+  });
 
   app.get('/api/user/', { preHandler: admin, schema: listed('user') }, async (request) =>
     ok((await listUsers(db, pageWindowOf(request.query), sortOf('user', request.query), userFilterOf(request.query))).map(toUserRecord)));
 
   app.get('/api/user/search', { preHandler: admin, schema: searchedList('user') }, async (request) => {
-    const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
+    const keyword = (request.query.keyword ?? '').trim();
     return ok((await searchUsers(db, keyword, sortOf('user', request.query), userFilterOf(request.query))).map(toUserRecord));
   });
 
   app.get('/api/user/:id', { preHandler: admin, schema: byId }, async (request) => {
-    const id = Number((request.params as { id: string }).id);
+    const id = Number(request.params.id);
     const target = positiveId(id) ? await findUserById(db, id) : undefined;
     if (!target) return fail('user not found', 'user_not_found');
     if (!outranks(callerOf(request), target)) return fail('cannot read a user of the same or higher level', 'outranked');
@@ -51,7 +53,7 @@ export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.post('/api/user/', { preHandler: admin, schema: userCreateSchema }, async (request) => {
-    const body = (request.body ?? {}) as Record<string, unknown>;
+    const body = request.body;
     const username = typeof body.username === 'string' ? body.username.trim() : '';
     const password = typeof body.password === 'string' ? body.password : '';
     const problem = usernameProblem(username) ?? passwordProblem(password);
@@ -69,7 +71,7 @@ export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
 
   app.put('/api/user/', { preHandler: admin, schema: userUpdateSchema }, async (request) => {
     const caller = callerOf(request);
-    const body = (request.body ?? {}) as Record<string, unknown>;
+    const body = request.body;
     const id = Number(body.id);
     const target = positiveId(id) ? await findUserById(db, id) : undefined;
     if (!target) return fail('user not found', 'user_not_found');
@@ -126,7 +128,7 @@ export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
   // one-api's route, which its console never called and ours does (the Delete button on a user's page):
   // the same rules as the delete action of /api/user/manage, with a real answer either way
   app.delete('/api/user/:id', { preHandler: admin, schema: byId }, async (request) => {
-    const id = Number((request.params as { id: string }).id);
+    const id = Number(request.params.id);
     const target = positiveId(id) ? await findUserById(db, id) : undefined;
     if (!target) return fail('user not found', 'user_not_found');
     if (!outranks(callerOf(request), target)) return fail('cannot delete a user of the same or higher level', 'outranked');
@@ -137,7 +139,7 @@ export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/api/user/manage', { preHandler: admin, schema: userManageSchema }, async (request) => {
     const caller = callerOf(request);
-    const body = (request.body ?? {}) as Record<string, unknown>;
+    const body = request.body;
     const username = typeof body.username === 'string' ? body.username.trim() : '';
     const target = username ? await findUserByUsername(db, username) : undefined;
     if (!target) return fail('user does not exist', 'user_not_found');
@@ -186,7 +188,7 @@ export async function userAdminRoutes(app: FastifyInstance): Promise<void> {
     for (let attempt = 0; attempt < 5; attempt += 1) {
       const code = generateAffCode();
       try {
-        await db.updateTable('users').set({ aff_code: code }).where('id', '=', Number(caller.id)).where('aff_code', 'is', null).execute();
+        await setAffCodeIfUnset(db, Number(caller.id), code);
         const stored = await findUserById(db, Number(caller.id));
         if (stored?.aff_code) return ok(stored.aff_code);
       } catch {
