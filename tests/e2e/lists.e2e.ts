@@ -62,6 +62,8 @@ describe.runIf(enabled)('lists: width, cards, server sorting, test all, bulk dis
         base_url: dead ? 'http://127.0.0.1:9' : emulator.baseUrl,
         models: 'gpt-3.5-turbo',
         group: index % 3 === 0 ? 'default,vip' : 'default',
+        // below the others, so the one relayed request below is never routed to the dead port
+        ...(dead ? { priority: -1 } : {}),
       });
       channelIds.push(created.data.ids[0]);
     }
