@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { anthropicMessages, geminiNative, openaiChat, openaiResponses, type InboundCodec, type StreamUsage, type TextMode } from '../../protocols/inbound';
-import { promptBound } from '../../protocols/inbound/promptBound';
+import { measurePrompt } from '../../protocols/inbound/promptBound';
 import { countTextTokens, hasVendorTokenizer } from '../../protocols/inbound/tokenCount';
 import { reserve, reserveLowered } from '../../relay/accounting';
 import { affordableOutputTokens, cacheCreationRatioFor, cachedPromptRatioFor, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota, type ChargeInput } from '../../billing/prices';
@@ -65,11 +65,14 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
    * by the tokenizer; for any other model the byte bound stands, since a
    * borrowed tokenizer can count fewer tokens than the vendor bills.
    */
-  const tightPromptTokens = (call: RelayCall<TextState>) =>
-    (call.state.tightPromptTokens ??=
-      !call.state.approximate && hasVendorTokenizer(call.model)
-        ? Math.min(call.state.boundPromptTokens, promptBound(call.body, call.model, (text) => countTextTokens(text, call.model), Number.MAX_SAFE_INTEGER))
-        : call.state.boundPromptTokens);
+  const tightPromptTokens = (call: RelayCall<TextState>) => (call.state.tightPromptTokens ??= tokenizedBound(call));
+  /** The byte bound already holds the context-window cap and the uncountable parts: the tokenizer can only lower it. */
+  const tokenizedBound = (call: RelayCall<TextState>) => {
+    const bound = call.state.boundPromptTokens;
+    if (call.state.approximate || !hasVendorTokenizer(call.model)) return bound;
+    const measured = measurePrompt(call.body, call.model, (text) => countTextTokens(text, call.model));
+    return measured.uncountable ? bound : Math.min(bound, measured.tokens);
+  };
   const reservationFor = (call: RelayCall<TextState>, promptTokens: number, maxTokens = call.state.clientLimit) => {
     const { state, admission } = call;
     return reservationQuota({ promptTokens, maxTokens, maxOutputTokens: state.maxOutputTokens, n: state.answers, ratio: admission.ratio, completionRatio: state.completionRatio });
