@@ -40,7 +40,8 @@ import { operationsRoutes } from './routes/operations';
 import { GatewayMetrics, rememberMetrics } from './plugins/metrics';
 import { probeFastPath } from './plugins/readiness';
 import { relayContextOf } from './relay/context';
-import { textFastPath } from './routes/v1/text';
+import { relayFastPath } from './relay/fastPath';
+import { TEXT_ROUTES } from './routes/v1/text';
 import { bookkeepingFor } from './billing/bookkeeping';
 import { kyselyLedger, returnHeldQuota } from './billing/quota';
 import { leaseSettingsFromEnv, newNodeId, requestIdsOf, startNodeLease } from './relay/nodeLease';
@@ -63,7 +64,7 @@ export interface BuildOptions {
 
 export async function buildApp(config: Config, buildOptions: BuildOptions = {}): Promise<FastifyInstance> {
   // The hot relay routes are answered before Fastify sees the request (see
-  // textFastPath); it is installed once the app is built.
+  // relayFastPath); it is installed once the app is built.
   let fastPath: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
   let probes: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
   let closing = false;
@@ -270,6 +271,6 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     return reply.header('Cache-Control', 'no-cache').sendFile('index.html');
   });
 
-  fastPath = textFastPath(app, bookkeeping, { trustProxy: config.trustProxy, bodyLimit: bodyLimits.relay, isClosing: () => closing });
+  fastPath = relayFastPath(app, bookkeeping, TEXT_ROUTES, { trustProxy: config.trustProxy, bodyLimit: bodyLimits.relay, isClosing: () => closing });
   return app;
 }

@@ -257,11 +257,11 @@ export class GatewayMetrics {
       this.relaySeries.push(series);
     }
     series.requests += 1;
-    const { settlement, firstChunkAt } = call;
-    if (settlement) {
-      series.promptTokens += settlement.promptTokens;
-      series.completionTokens += settlement.completionTokens;
-      series.quota += settlement.charge;
+    const { bill, firstChunkAt } = call;
+    if (bill) {
+      series.promptTokens += bill.promptTokens;
+      series.completionTokens += bill.completionTokens;
+      series.quota += bill.charge;
     }
     const now = Date.now();
     series.duration.observe((now - startedAt) / 1000);

@@ -8,7 +8,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database';
 import type { OptionStore } from '../plugins/optionStore';
-import type { Admission } from './accounting';
+import type { Admission, MoneyContext } from '../billing/accounting';
 import type { Bookkeeping } from '../billing/bookkeeping';
 import { concurrencyLimiter, type ConcurrencyLimiter } from './concurrency';
 import { dispatch, type Dispatched, type UpstreamRequest } from './dispatch';
@@ -57,14 +57,10 @@ export interface RelayHooks {
   firstChunk: Array<(call: RelayCall) => void>;
 }
 
-export interface RelayContext {
-  db: Kysely<Database>;
+/** The money side's context (billing/accounting.ts), and what the relay itself needs beside it. */
+export interface RelayContext extends MoneyContext {
   options: OptionStore;
-  ledger: QuotaLedger;
   cache: RelayCache;
-  bookkeeping: Bookkeeping;
-  newRequestId: () => string;
-  log: FastifyBaseLogger;
   limiter: ConcurrencyLimiter;
   /** Requests and tokens per minute per key and per user, across nodes through Redis. */
   rateLimits: RelayRateLimiter;
@@ -72,12 +68,6 @@ export interface RelayContext {
   registry: RelayRegistry;
   /** Sends a request to the upstreams (dispatch.ts, which still takes the app for the channel auto-disable). */
   dispatch: (caller: RelayCaller, request: UpstreamRequest) => Promise<Dispatched>;
-  /** The low-balance e-mail after a charge (runs off the hot path, never fails the request). */
-  remind: (userId: number, charge: number) => void;
-  /** The user.balance_low webhook event, after the same batches as remind. */
-  balanceLow: (userId: number, charge: number) => void;
-  /** Whether a webhook may listen to user.balance_low (cached; true when unknown). */
-  balanceLowWanted: () => boolean;
   hooks: RelayHooks;
   /** Relayed requests in flight on this node (a reservation made alone may skip the ledger's batching). */
   inFlight: number;

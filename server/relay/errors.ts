@@ -3,26 +3,9 @@ import type { FastifyReply } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import type { UpstreamFailure } from '../protocols/types';
 import { scrubForClient } from './scrub';
+import { relayError, type RelayError } from '../../common/relayError';
 
-export interface RelayError {
-  status: number;
-  message: string;
-  type: string;
-  code: string | number | null;
-  param?: string | null;
-  /** Seconds after which trying again may succeed (the Retry-After header). */
-  retryAfter?: number;
-}
-
-export const relayError = (status: number, message: string, code: string | null = null, type = 'invalid_request_error'): RelayError => ({
-  status,
-  message,
-  type,
-  code,
-});
-
-export const isRelayError = (value: unknown): value is RelayError =>
-  typeof value === 'object' && value !== null && 'status' in value && 'message' in value && 'type' in value;
+export { isRelayError, relayError, type RelayError } from '../../common/relayError';
 
 const errorBody = (error: RelayError) => ({ error: { message: error.message, type: error.type, param: error.param ?? null, code: error.code } });
 

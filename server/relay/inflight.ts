@@ -4,7 +4,8 @@
 // stream relay counts the text it passed on), a call still waiting for its
 // answer is aborted and its reservation released.
 import type { FastifyInstance } from 'fastify';
-import type { DisconnectSignal } from './upstream';
+import type { ServerResponse } from 'node:http';
+import { DisconnectSignal } from './upstream';
 
 export class RelayRegistry {
   private readonly signals = new Set<DisconnectSignal>();
@@ -49,4 +50,20 @@ export function relayRegistry(app: FastifyInstance): RelayRegistry {
     registries.set(app.ctx, registry);
   }
   return registry;
+}
+
+/**
+ * Aborts the upstream call when the client goes away before the answer is
+ * complete; the call is known to the node's registry until then, so a
+ * shutdown can cut it at the end of its grace.
+ */
+export function abortOnDisconnect(ctx: { registry: RelayRegistry }, raw: ServerResponse): DisconnectSignal {
+  const signal = new DisconnectSignal();
+  const { registry } = ctx;
+  registry.add(signal);
+  raw.on('close', () => {
+    registry.delete(signal);
+    if (!raw.writableFinished) signal.abort();
+  });
+  return signal;
 }

@@ -1,7 +1,8 @@
 // The one sequence every /v1 relay route runs. A route declares what is its
 // own (how it reads the request, what it reserves, what it asks upstream, how
 // it answers and what that costs: a RelayRoute); the pipeline runs the steps
-// in order and owns everything about money and places:
+// in order, taking the money steps from billing (server/billing/accounting.ts)
+// and owning the places:
 //
 //   authenticate   the key (from the codec's request), and a JSON object body for JSON routes
 //   limits         a place among the caller's concurrent requests     hooks.beforeAdmit
@@ -26,7 +27,9 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { InboundCodec, InboundError } from '../protocols/inbound';
 import type { Operation } from '../protocols/types';
-import { abortOnDisconnect, admitModel, modelOf, openJsonRequest, release, reserve, settleLater, type Admission, type Settlement } from './accounting';
+import { admitModel, release, reserve, settleLater, type Admission, type Bill } from '../billing/accounting';
+import { modelOf, openJsonRequest } from './intake';
+import { abortOnDisconnect } from './inflight';
 import type { RelayContext, RelayOutcome } from './context';
 import type { UpstreamAnswer, UpstreamRequest } from './dispatch';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/faults';
@@ -101,8 +104,8 @@ export class RelayCall<State = unknown> {
   channelId: number | undefined;
   /** The tokens-per-minute charge, corrected when the request is settled or given back. */
   rateTicket: RateTicket | undefined;
-  /** What was charged, once settled (the metrics read it after the request). */
-  settlement: Settlement | undefined;
+  /** What was billed, once settled (the metrics read it after the request). */
+  bill: Bill | undefined;
   /** Date.now() of the answer's first streamed write (0: none yet, or the answer came whole). */
   firstChunkAt = 0;
   /** Date.now() as the request arrived. */
@@ -122,17 +125,17 @@ export class RelayCall<State = unknown> {
   ) {}
 
   /** Replaces the hold by the real charge and queues the log; once. */
-  settle(settlement: Settlement): void {
+  settle(bill: Bill): void {
     if (this.closed) throw new Error('a relayed request was settled after its reservation was closed');
     this.closed = true;
-    this.settlement = settlement;
-    settleLater(this.ctx, this.admission, this.reservation, settlement, {
+    this.bill = bill;
+    settleLater(this.ctx, this.admission, this.reservation, bill, {
       protocol: this.route.inbound.protocol,
       operation: this.route.operation,
       ttftMs: this.firstChunkAt > 0 ? this.firstChunkAt - this.startedAt : undefined,
       attempts: this.attempts,
     });
-    if (this.rateTicket) this.ctx.rateLimits.correct(this.rateTicket, settlement.promptTokens + settlement.completionTokens);
+    if (this.rateTicket) this.ctx.rateLimits.correct(this.rateTicket, bill.promptTokens + bill.completionTokens);
   }
 
   /** Gives the hold back, unless it was settled or given back already. */

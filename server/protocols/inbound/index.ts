@@ -1,6 +1,6 @@
 // The client-side protocols the relay speaks, one codec each. Adding one is a
 // codec file here, its line below, and route declarations that name it
-// (server/routes/v1/text.ts `textRoute(codec, ...)`).
+// (server/relay/textRoute.ts `textRoute(codec, ...)`).
 import type { InboundProtocol } from '../types';
 import { anthropicMessages } from './anthropicMessages';
 import { geminiNative } from './geminiNative';

@@ -13,7 +13,7 @@
 // Nothing is charged when the upstream fails.
 import { openaiChat } from '../../protocols/inbound';
 import { countTextTokens } from '../../protocols/inbound/tokenCount';
-import { modelOf } from '../../relay/accounting';
+import { modelOf } from '../../relay/intake';
 import { AUDIO_REQUEST_TOKENS, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota, type ChargeInput } from '../../billing/prices';
 import { answerBytes } from '../../relay/dispatch';
 import { isRelayError, relayError, type RelayError } from '../../relay/errors';

@@ -7,7 +7,7 @@
 // Price: floor(ratio x sizeRatio x 1000) per image delivered (at most n), at
 // the ratio of the requested model (`dall-e` when the body names none).
 import { openaiChat } from '../../protocols/inbound';
-import { modelOf } from '../../relay/accounting';
+import { modelOf } from '../../relay/intake';
 import { IMAGE_SIZE_RATIO, imageQuota, imageQuotaFormula } from '../../billing/prices';
 import { answerBytes } from '../../relay/dispatch';
 import { isRelayError, relayError, type RelayError } from '../../relay/errors';

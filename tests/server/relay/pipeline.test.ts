@@ -12,7 +12,7 @@ import { relayContextOf, type RelayContext, type RelayOutcome } from '../../../s
 import type { UpstreamRequest } from '../../../server/relay/dispatch';
 import { relayError } from '../../../server/relay/errors';
 import { runRelay } from '../../../server/relay/pipeline';
-import { textRoute } from '../../../server/routes/v1/text';
+import { textRoute } from '../../../server/relay/textRoute';
 import { resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
 describe('the relay pipeline', () => {

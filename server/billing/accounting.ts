@@ -1,24 +1,47 @@
-// The money side of every relay route, shared so each route only says what
-// it charges: may this key use this model and at what price (admit), hold the
+// The money of every relayed request, so each route only says what it
+// charges: may this key use this model and at what price (admit), hold the
 // most the request can cost (reserve), and after the answer replace the hold
 // by the real charge and log it (settle), or give it all back (release).
-import type { FastifyRequest } from 'fastify';
-import type { ServerResponse } from 'node:http';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
 import { LogType } from '../../common/roles';
-import { lookupPrice, quotaFormula, type ChargeInput } from '../billing/prices';
+import type { OptionKey } from '../../common/options';
 import type { LogDetails } from '../../common/records';
+import { relayError, type RelayError } from '../../common/relayError';
+import type { Database } from '../db/database';
 import { databaseChangedNothing, isDatabaseUnavailable } from '../db/faults';
-import type { RelayContext } from './context';
-import { isRelayError, relayError, type RelayError } from './errors';
+import { balancesOf as readBalances } from '../repositories/balances';
 import type { NewLog } from '../repositories/logs';
-import type { Reservation } from '../billing/quota';
-import type { ChargeListener } from '../billing/bookkeeping';
-import { relayFieldProblem } from './requestFields';
-import { authenticateRelay, type RelayCaller } from './tokenAuth';
-import { DisconnectSignal } from './upstream';
+import type { TokenRow } from '../repositories/tokens';
+import type { UserRow } from '../repositories/users';
+import type { Bookkeeping, ChargeListener } from './bookkeeping';
+import { cacheCreationRatioFor, cachedPromptRatioFor, computeQuota, lookupPrice, quotaFormula, type ChargeInput, type Usage } from './prices';
+import type { QuotaLedger, Reservation } from './quota';
 
-export interface Admission {
-  caller: RelayCaller;
+/** Who pays for a request: its key and the key's owner. */
+export interface Payer {
+  token: TokenRow;
+  user: UserRow;
+}
+
+/** What the money side reads and writes through; the relay's context is one. */
+export interface MoneyContext {
+  db: Kysely<Database>;
+  options: { bool(key: OptionKey): boolean; json(key: OptionKey): Record<string, number> };
+  ledger: QuotaLedger;
+  bookkeeping: Bookkeeping;
+  log: FastifyBaseLogger;
+  newRequestId: () => string;
+  /** The low-balance e-mail after a charge (runs off the hot path, never fails the request). */
+  remind: (userId: number, charge: number) => void;
+  /** The user.balance_low webhook event, after the same batches as remind. */
+  balanceLow: (userId: number, charge: number) => void;
+  /** Whether a webhook may listen to user.balance_low (cached; true when unknown). */
+  balanceLowWanted: () => boolean;
+}
+
+export interface Admission<P extends Payer = Payer> {
+  caller: P;
   model: string;
   /** modelRatio x groupRatio */
   ratio: number;
@@ -34,33 +57,7 @@ export interface Admission {
   requestId: string;
 }
 
-/** The start of every JSON relay route: a valid key and a JSON object body (synchronous when the key was cached). */
-export function openJsonRequest(
-  ctx: RelayContext,
-  request: Pick<FastifyRequest, 'ip' | 'body'> & { headers: { authorization?: string } },
-): OpenedRequest | RelayError | Promise<OpenedRequest | RelayError> {
-  const caller = authenticateRelay(ctx.db, request, ctx.cache);
-  return caller instanceof Promise ? caller.then((checked) => withBody(checked, request.body)) : withBody(caller, request.body);
-}
-
-export interface OpenedRequest {
-  caller: RelayCaller;
-  body: Record<string, unknown>;
-  /** Set when the key is valid but the body is refused: the refusal is the caller's, and logged as such. */
-  refused?: RelayError;
-}
-
-function withBody(caller: RelayCaller | RelayError, body: unknown): OpenedRequest | RelayError {
-  if (isRelayError(caller)) return caller;
-  if (!body || typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) return { caller, body: {}, refused: relayError(400, 'the request body must be a JSON object') };
-  const refused = relayFieldProblem(body as Record<string, unknown>);
-  return refused ? { caller, body: {}, refused } : { caller, body: body as Record<string, unknown> };
-}
-
-/** The trimmed `model` of a body, or ''. */
-export const modelOf = (body: Record<string, unknown>) => (typeof body.model === 'string' ? body.model.trim() : '');
-
-export function admitModel(ctx: RelayContext, caller: RelayCaller, model: string, requestId = ctx.newRequestId()): Admission | RelayError {
+export function admitModel<P extends Payer>(ctx: MoneyContext, caller: P, model: string, requestId = ctx.newRequestId()): Admission<P> | RelayError {
   const { options } = ctx;
   if (caller.token.models && !caller.token.models.split(',').includes(model)) {
     return relayError(403, `this API key may not use the model ${model}`, 'model_not_allowed', 'permission_error');
@@ -70,7 +67,7 @@ export function admitModel(ctx: RelayContext, caller: RelayCaller, model: string
   return { caller, model, ratio: price.ratio, modelRatio: price.modelRatio, groupRatio: price.groupRatio, startedAt: Date.now(), reservationId: ctx.newRequestId(), requestId };
 }
 
-export async function reserve(ctx: RelayContext, admission: Admission, amount: number, hint?: { alone?: boolean }): Promise<Reservation | RelayError> {
+export async function reserve(ctx: MoneyContext, admission: Admission, amount: number, hint?: { alone?: boolean }): Promise<Reservation | RelayError> {
   const reservation = reservationOf(admission, amount);
   const reserved = await take(ctx, reservation, hint);
   if (reserved.ok) return reservation;
@@ -93,7 +90,7 @@ export const HELD_QUOTA_RETRY_AFTER_SECONDS = 2;
  * held by requests in flight, those may give some back: the answer says when
  * to try again.
  */
-export async function insufficientQuota(ctx: RelayContext, reservation: Reservation, reason: 'user' | 'token'): Promise<RelayError> {
+export async function insufficientQuota(ctx: MoneyContext, reservation: Reservation, reason: 'user' | 'token'): Promise<RelayError> {
   const error = relayError(
     429,
     reason === 'user' ? 'your account quota is insufficient' : 'the quota of this API key is insufficient',
@@ -107,19 +104,8 @@ export async function insufficientQuota(ctx: RelayContext, reservation: Reservat
 }
 
 /** What the user, and a limited token, have and hold right now: read only off the hot path, when a reservation was refused. */
-export async function balancesOf(ctx: RelayContext, reservation: Pick<Reservation, 'userId' | 'tokenId' | 'limitedToken'>) {
-  const { db } = ctx;
-  const user = await db.selectFrom('users').select(['quota', 'held_quota']).where('id', '=', reservation.userId).executeTakeFirst();
-  const token = reservation.limitedToken
-    ? await db.selectFrom('tokens').select(['remain_quota', 'held_quota']).where('id', '=', reservation.tokenId).executeTakeFirst()
-    : undefined;
-  const userQuota = Number(user?.quota ?? 0);
-  return {
-    /** What a new reservation could take at most. */
-    available: Math.max(0, reservation.limitedToken ? Math.min(userQuota, Number(token?.remain_quota ?? 0)) : userQuota),
-    userHeld: Number(user?.held_quota ?? 0),
-    tokenHeld: Number(token?.held_quota ?? 0),
-  };
+export function balancesOf(ctx: MoneyContext, reservation: Pick<Reservation, 'userId' | 'tokenId' | 'limitedToken'>) {
+  return readBalances(ctx.db, reservation);
 }
 
 /**
@@ -128,7 +114,7 @@ export async function balancesOf(ctx: RelayContext, reservation: Pick<Reservatio
  * MIN_LOWERED_OUTPUT_TOKENS. The caller forwards that limit as max_tokens.
  */
 export async function reserveLowered(
-  ctx: RelayContext,
+  ctx: MoneyContext,
   admission: Admission,
   price: (outputTokens: number) => number,
   affordable: (available: number) => number,
@@ -143,7 +129,7 @@ export async function reserveLowered(
 }
 
 /** The ledger's reservation; one whose outcome a broken connection left unknown is undone once the database answers. */
-async function take(ctx: RelayContext, reservation: Reservation, hint?: { alone?: boolean }) {
+async function take(ctx: MoneyContext, reservation: Reservation, hint?: { alone?: boolean }) {
   try {
     return await ctx.ledger.reserve(reservation, hint);
   } catch (error) {
@@ -160,7 +146,7 @@ async function take(ctx: RelayContext, reservation: Reservation, hint?: { alone?
  * was taken, or nothing. Without such rows a release could give back what was
  * never taken, so the hold stays on record and is said so in the log.
  */
-function forgetAmbiguousReservation(ctx: RelayContext, reservation: Reservation): void {
+function forgetAmbiguousReservation(ctx: MoneyContext, reservation: Reservation): void {
   if ((reservation as { id?: unknown }).id !== undefined) {
     ctx.bookkeeping.settle({ reservation, charge: 0, channelId: 0, countRequest: false });
   } else {
@@ -175,7 +161,7 @@ function forgetAmbiguousReservation(ctx: RelayContext, reservation: Reservation)
  * (when the release may have been applied already, only where that settlement
  * is idempotent: see forgetAmbiguousReservation).
  */
-export async function release(ctx: RelayContext, reservation: Reservation): Promise<void> {
+export async function release(ctx: MoneyContext, reservation: Reservation): Promise<void> {
   try {
     await ctx.ledger.release(reservation);
   } catch (error) {
@@ -190,7 +176,8 @@ export async function release(ctx: RelayContext, reservation: Reservation): Prom
   }
 }
 
-export interface Settlement {
+/** What a route bills for an answered request: the ledger settles it (quota.ts) and the consume log tells it. */
+export interface Bill {
   channelId: number;
   charge: number;
   promptTokens: number;
@@ -205,7 +192,7 @@ export interface Settlement {
   formula?: string;
 }
 
-/** What the pipeline knows of a request that the settlement does not: the consume log's details. */
+/** What the pipeline knows of a request that the bill does not: the consume log's details. */
 export type CallDetails = Pick<LogDetails, 'protocol' | 'operation' | 'ttftMs' | 'attempts'>;
 
 /** The log's "model ratio, group ratio" line, made once per pair of ratios (bounded: ratios come from the options). */
@@ -228,26 +215,26 @@ function ratioLine(modelRatio: number, groupRatio: number): string {
 }
 
 /** Queued after the answer: the real charge, the counters, the reminder e-mail and the consume log. */
-export function settleLater(ctx: RelayContext, admission: Admission, reservation: Reservation, settlement: Settlement, call: CallDetails = {}): void {
+export function settleLater(ctx: MoneyContext, admission: Admission, reservation: Reservation, bill: Bill, call: CallDetails = {}): void {
   const now = Date.now();
   const { options, bookkeeping } = ctx;
   const { caller } = admission;
-  const used = settlement.charge > 0 || settlement.promptTokens + settlement.completionTokens > 0;
+  const used = bill.charge > 0 || bill.promptTokens + bill.completionTokens > 0;
   // the consume log rides with its settlement: one transaction writes both
   bookkeeping.settle(
     {
       reservation,
-      charge: settlement.charge,
-      channelId: settlement.channelId,
+      charge: bill.charge,
+      channelId: bill.channelId,
       countRequest: used,
-      log: options.bool('LogConsumeEnabled') ? consumeLog(admission, reservation, settlement, now, call) : undefined,
+      log: options.bool('LogConsumeEnabled') ? consumeLog(admission, reservation, bill, now, call) : undefined,
     },
     chargeListener(ctx, Boolean(caller.user.email)),
   );
 }
 
 /** Who hears of a batch's charge: the reminder e-mail (users with an address) and the user.balance_low webhook (when one may listen). */
-function chargeListener(ctx: RelayContext, hasEmail: boolean): ChargeListener | undefined {
+function chargeListener(ctx: MoneyContext, hasEmail: boolean): ChargeListener | undefined {
   const webhook = ctx.balanceLowWanted();
   if (hasEmail && webhook) return (userId, charge) => {
     ctx.remind(userId, charge);
@@ -257,14 +244,14 @@ function chargeListener(ctx: RelayContext, hasEmail: boolean): ChargeListener | 
 }
 
 /** The consume log's details, from values at hand (no lookup): how the charge was made and what the request went through. */
-function consumeDetails(admission: Admission, settlement: Settlement, call: CallDetails): LogDetails {
+function consumeDetails(admission: Admission, bill: Bill, call: CallDetails): LogDetails {
   const details: LogDetails = { protocol: call.protocol, operation: call.operation, status: 200, modelRatio: admission.modelRatio, groupRatio: admission.groupRatio };
   if (call.ttftMs !== undefined) details.ttftMs = call.ttftMs;
   if (call.attempts) {
     details.attempts = call.attempts;
     details.retries = call.attempts.length - 1;
   }
-  const { pricing } = settlement;
+  const { pricing } = bill;
   if (pricing) {
     details.completionRatio = pricing.completionRatio;
     if (pricing.cachedPromptTokens) {
@@ -272,49 +259,52 @@ function consumeDetails(admission: Admission, settlement: Settlement, call: Call
       details.cacheRatio = pricing.cachedPromptRatio;
     }
     if (pricing.cacheCreationTokens) details.cacheWriteTokens = pricing.cacheCreationTokens;
-    details.formula = quotaFormula(pricing, admission.modelRatio, admission.groupRatio, settlement.charge);
-  } else if (settlement.formula) {
-    details.formula = settlement.formula;
+    details.formula = quotaFormula(pricing, admission.modelRatio, admission.groupRatio, bill.charge);
+  } else if (bill.formula) {
+    details.formula = bill.formula;
   }
   return details;
 }
 
-function consumeLog(admission: Admission, reservation: Reservation, settlement: Settlement, now: number, call: CallDetails): NewLog {
+function consumeLog(admission: Admission, reservation: Reservation, bill: Bill, now: number, call: CallDetails): NewLog {
   const { caller } = admission;
   const elapsedMs = now - admission.startedAt;
   return {
     userId: reservation.userId,
     username: caller.user.username,
     type: LogType.consume,
-    content: settlement.detail ? `${ratioLine(admission.modelRatio, admission.groupRatio)}, ${settlement.detail}` : ratioLine(admission.modelRatio, admission.groupRatio),
-    quota: settlement.charge,
+    content: bill.detail ? `${ratioLine(admission.modelRatio, admission.groupRatio)}, ${bill.detail}` : ratioLine(admission.modelRatio, admission.groupRatio),
+    quota: bill.charge,
     tokenName: caller.token.name,
     tokenId: reservation.tokenId,
     modelName: admission.model,
-    channelId: settlement.channelId,
-    promptTokens: settlement.promptTokens,
-    completionTokens: settlement.completionTokens,
+    channelId: bill.channelId,
+    promptTokens: bill.promptTokens,
+    completionTokens: bill.completionTokens,
     elapsedMs,
-    isStream: settlement.isStream,
-    estimated: settlement.estimated,
+    isStream: bill.isStream,
+    estimated: bill.estimated,
     createdAt: Math.floor(now / 1000),
     requestId: admission.requestId,
-    details: consumeDetails(admission, settlement, call),
+    details: consumeDetails(admission, bill, call),
   };
 }
 
 /**
- * Aborts the upstream call when the client goes away before the answer is
- * complete; the call is known to the node's registry until then, so a
- * shutdown can cut it at the end of its grace.
+ * What token usage costs at an admission's price: computeQuota's charge, with
+ * its inputs kept for the consume log's formula. Cache reads are billed at the
+ * model's cached-prompt ratio, cache writes (Anthropic's) at its own.
  */
-export function abortOnDisconnect(ctx: RelayContext, raw: ServerResponse): DisconnectSignal {
-  const signal = new DisconnectSignal();
-  const { registry } = ctx;
-  registry.add(signal);
-  raw.on('close', () => {
-    registry.delete(signal);
-    if (!raw.writableFinished) signal.abort();
-  });
-  return signal;
+export function tokenCharge(admission: Pick<Admission, 'model' | 'ratio'>, usage: Usage, completionRatio: number): Pick<Bill, 'charge' | 'pricing'> {
+  const pricing: ChargeInput = {
+    promptTokens: usage.promptTokens,
+    completionTokens: usage.completionTokens,
+    cachedPromptTokens: usage.cachedPromptTokens,
+    cachedPromptRatio: cachedPromptRatioFor(admission.model),
+    cacheCreationTokens: usage.cacheCreationTokens,
+    cacheCreationRatio: usage.cacheCreationTokens ? cacheCreationRatioFor(admission.model) : 1,
+    ratio: admission.ratio,
+    completionRatio,
+  };
+  return { charge: computeQuota(pricing), pricing };
 }

@@ -1,0 +1,69 @@
+// Where a relayed request comes in: the key and the JSON body every JSON route
+// opens with, the model it names, and the body reader of the fast path
+// (fastPath.ts), which reads the bytes itself where Fastify is bypassed.
+import type { FastifyRequest } from 'fastify';
+import type { IncomingMessage } from 'node:http';
+import type { RelayContext } from './context';
+import { isRelayError, relayError, type RelayError } from './errors';
+import { relayFieldProblem } from './requestFields';
+import { authenticateRelay, type RelayCaller } from './tokenAuth';
+import { joinChunks } from './upstream';
+
+export interface OpenedRequest {
+  caller: RelayCaller;
+  body: Record<string, unknown>;
+  /** Set when the key is valid but the body is refused: the refusal is the caller's, and logged as such. */
+  refused?: RelayError;
+}
+
+/** The start of every JSON relay route: a valid key and a JSON object body (synchronous when the key was cached). */
+export function openJsonRequest(
+  ctx: RelayContext,
+  request: Pick<FastifyRequest, 'ip' | 'body'> & { headers: { authorization?: string } },
+): OpenedRequest | RelayError | Promise<OpenedRequest | RelayError> {
+  const caller = authenticateRelay(ctx.db, request, ctx.cache);
+  return caller instanceof Promise ? caller.then((checked) => withBody(checked, request.body)) : withBody(caller, request.body);
+}
+
+function withBody(caller: RelayCaller | RelayError, body: unknown): OpenedRequest | RelayError {
+  if (isRelayError(caller)) return caller;
+  if (!body || typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) return { caller, body: {}, refused: relayError(400, 'the request body must be a JSON object') };
+  const refused = relayFieldProblem(body as Record<string, unknown>);
+  return refused ? { caller, body: {}, refused } : { caller, body: body as Record<string, unknown> };
+}
+
+/** The trimmed `model` of a body, or ''. */
+export const modelOf = (body: Record<string, unknown>) => (typeof body.model === 'string' ? body.model.trim() : '');
+
+/** The client's `api-version` from a request URL's query, when it sent one (Azure and Spark read it upstream). */
+export function queryOf(url: string, queryStart: number): Readonly<Record<string, string>> | undefined {
+  if (queryStart === -1 || !url.includes('api-version', queryStart)) return undefined;
+  const version = new URLSearchParams(url.slice(queryStart + 1)).get('api-version');
+  return version === null ? undefined : { 'api-version': version };
+}
+
+/** The JSON body, parsed and as bytes, or the 400/413 a client gets for a bad one (the same as Fastify's parser gives). */
+export function readJsonBody(request: IncomingMessage, limit: number): Promise<{ body: unknown; raw: Buffer } | RelayError> {
+  // 'data' and 'end' listeners: cheaper per request than an async iterator
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) return void chunks.push(chunk);
+      request.off('data', onData).off('end', onEnd).resume();
+      resolve(relayError(413, `the request body is larger than ${limit} bytes`, 'request_too_large'));
+    };
+    const onEnd = () => {
+      request.off('error', reject);
+      if (size === 0) return resolve(relayError(400, 'the request body must be a JSON object', 'invalid_json'));
+      const raw = joinChunks(chunks, size);
+      try {
+        resolve({ body: JSON.parse(raw.toString('utf8')), raw });
+      } catch (error) {
+        resolve(relayError(400, `the request body is not valid JSON: ${(error as Error).message}`, 'invalid_json'));
+      }
+    };
+    request.on('data', onData).on('end', onEnd).once('error', reject);
+  });
+}
