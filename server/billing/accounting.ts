@@ -15,7 +15,7 @@ import type { NewLog } from '../repositories/logs';
 import type { TokenRow } from '../repositories/tokens';
 import type { UserRow } from '../repositories/users';
 import type { Bookkeeping, ChargeListener } from './bookkeeping';
-import { cacheCreationRatioFor, cachedPromptRatioFor, computeQuota, lookupPrice, quotaFormula, type ChargeInput, type Usage } from './prices';
+import { cacheCreationRatioFor, cachedPromptRatioFor, computeQuota, IMAGE_SIZE_RATIO, imageQuota, imageQuotaFormula, lookupPrice, quotaFormula, type ChargeInput, type Usage } from './prices';
 import type { QuotaLedger, Reservation } from './quota';
 
 /** Who pays for a request: its key and the key's owner. */
@@ -307,4 +307,14 @@ export function tokenCharge(admission: Pick<Admission, 'model' | 'ratio'>, usage
     completionRatio,
   };
   return { charge: computeQuota(pricing), pricing };
+}
+
+/** What generated images cost: a price per image by size, for the images delivered. */
+export function imageCharge(admission: Pick<Admission, 'ratio' | 'modelRatio' | 'groupRatio'>, size: string | undefined, delivered: number): Pick<Bill, 'charge' | 'formula' | 'detail'> {
+  const charge = imageQuota(admission.ratio, size, delivered);
+  return {
+    charge,
+    formula: imageQuotaFormula(admission.modelRatio, admission.groupRatio, size, delivered, charge),
+    detail: `size ${size ?? 'default'} (ratio ${IMAGE_SIZE_RATIO[size ?? '256x256'] ?? 1}), ${delivered} image${delivered === 1 ? '' : 's'}`,
+  };
 }

@@ -14,7 +14,8 @@
 import { openaiChat } from '../../protocols/inbound';
 import { countTextTokens } from '../../protocols/inbound/tokenCount';
 import { modelOf } from '../../relay/intake';
-import { AUDIO_REQUEST_TOKENS, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota, type ChargeInput } from '../../billing/prices';
+import { tokenCharge, type Admission } from '../../billing/accounting';
+import { AUDIO_REQUEST_TOKENS, completionRatioFor, maxOutputTokensFor, reservationQuota } from '../../billing/prices';
 import { answerBytes } from '../../relay/dispatch';
 import { isRelayError, relayError, type RelayError } from '../../relay/errors';
 import { findMultipartField, multipartBoundary, replaceMultipartField } from '../../relay/multipart';
@@ -103,12 +104,11 @@ function transcriptionRoute(operation: 'audio_transcription' | 'audio_translatio
         promptTokens: AUDIO_REQUEST_TOKENS,
         completionTokens: countTextTokens(typeof text === 'string' ? text : '', model, { approximate: call.ctx.options.bool('ApproximateTokenEnabled') }),
       };
-      const pricing = { ...usage, ratio: call.admission.ratio, completionRatio: state.completionRatio };
       call.settle({
         channelId: answer.channel.id,
-        charge: computeQuota(pricing),
-        pricing,
-        ...usage,
+        ...tokenCharge(call.admission, { cachedPromptTokens: 0, ...usage }, state.completionRatio),
+        promptTokens: usage.promptTokens,
+        completionTokens: usage.completionTokens,
         isStream: false,
         estimated: !reported,
       });
@@ -121,8 +121,8 @@ interface SpeechState {
   characters: number;
 }
 
-const speechPricing = (ratio: number, characters: number): ChargeInput => ({ promptTokens: characters, completionTokens: 0, ratio, completionRatio: 1 });
-const speechCharge = (ratio: number, characters: number) => computeQuota(speechPricing(ratio, characters));
+/** Speech is billed by the characters it reads out, as prompt tokens. */
+const speechCharge = (admission: Pick<Admission, 'model' | 'ratio'>, characters: number) => tokenCharge(admission, { promptTokens: characters, completionTokens: 0, cachedPromptTokens: 0 }, 1);
 
 export const speech: RelayRoute<SpeechState> = {
   operation: 'audio_speech',
@@ -138,7 +138,7 @@ export const speech: RelayRoute<SpeechState> = {
     return { characters: [...body.input].length };
   },
 
-  price: (call) => speechCharge(call.admission.ratio, call.state.characters),
+  price: (call) => speechCharge(call.admission, call.state.characters).charge,
 
   upstream(call) {
     const { body, input } = call;
@@ -172,8 +172,7 @@ export const speech: RelayRoute<SpeechState> = {
     }
     call.settle({
       channelId: answer.channel.id,
-      charge: speechCharge(call.admission.ratio, state.characters),
-      pricing: speechPricing(call.admission.ratio, state.characters),
+      ...speechCharge(call.admission, state.characters),
       promptTokens: state.characters,
       completionTokens: 0,
       isStream: false,

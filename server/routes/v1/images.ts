@@ -8,7 +8,8 @@
 // the ratio of the requested model (`dall-e` when the body names none).
 import { openaiChat } from '../../protocols/inbound';
 import { modelOf } from '../../relay/intake';
-import { IMAGE_SIZE_RATIO, imageQuota, imageQuotaFormula } from '../../billing/prices';
+import { imageCharge } from '../../billing/accounting';
+import { IMAGE_SIZE_RATIO, imageQuota } from '../../billing/prices';
 import { answerBytes } from '../../relay/dispatch';
 import { isRelayError, relayError, type RelayError } from '../../relay/errors';
 import type { RelayDeclaration, RelayRoute } from '../../relay/pipeline';
@@ -71,17 +72,13 @@ export const imageGeneration: RelayRoute<ImageState> = {
     if (isRelayError(bytes)) return bytes;
     response.writeHead(answer.response.status, { 'content-type': answer.response.contentType || 'application/json', 'content-length': bytes.length });
     response.end(bytes);
-    const { admission } = call;
-    const charge = imageQuota(admission.ratio, state.size, delivered);
     call.settle({
       channelId: answer.channel.id,
-      charge,
-      formula: imageQuotaFormula(admission.modelRatio, admission.groupRatio, state.size, delivered, charge),
+      ...imageCharge(call.admission, state.size, delivered),
       promptTokens: 0,
       completionTokens: 0,
       isStream: false,
       estimated: false,
-      detail: `size ${state.size ?? 'default'} (ratio ${IMAGE_SIZE_RATIO[state.size ?? '256x256'] ?? 1}), ${delivered} image${delivered === 1 ? '' : 's'}`,
     });
     return undefined;
   },
