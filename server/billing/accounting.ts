@@ -15,7 +15,8 @@ import type { NewLog } from '../repositories/logs';
 import type { TokenRow } from '../repositories/tokens';
 import type { UserRow } from '../repositories/users';
 import type { Bookkeeping, ChargeListener } from './bookkeeping';
-import { cacheCreationRatioFor, cachedPromptRatioFor, computeQuota, IMAGE_SIZE_RATIO, imageQuota, imageQuotaFormula, lookupPrice, quotaFormula, type ChargeInput, type Usage } from './prices';
+import type { Usage } from '../../common/usage';
+import { cacheCreationRatioFor, cachedPromptRatioFor, computeQuota, IMAGE_SIZE_RATIO, imageQuota, imageQuotaFormula, lookupPrice, quotaFormula, type ChargeInput } from './prices';
 import type { QuotaLedger, Reservation } from './quota';
 
 /** Who pays for a request: its key and the key's owner. */

@@ -3,6 +3,7 @@
 // 500 000 quota = US$1) with its money defects fixed: no silent price for an
 // unknown model, cached prompt tokens priced on their own, never a negative charge.
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../common/options';
+import type { Usage } from '../../common/usage';
 import { catalogMaxOutputTokens, catalogPrice } from './catalog';
 
 /**
@@ -151,16 +152,9 @@ export function lookupPrice(
   };
 }
 
-export interface Usage {
-  promptTokens: number;
-  completionTokens: number;
-  /** Prompt tokens the upstream served from its cache (included in promptTokens). */
+/** What computeQuota prices: the usage (an absent cache read is none) and the ratios. */
+export interface ChargeInput extends Omit<Usage, 'cachedPromptTokens' | 'reasoningTokens'> {
   cachedPromptTokens?: number;
-  /** Prompt tokens the upstream wrote to its cache (included in promptTokens; Anthropic bills them apart). */
-  cacheCreationTokens?: number;
-}
-
-export interface ChargeInput extends Usage {
   /** modelRatio x groupRatio */
   ratio: number;
   completionRatio: number;

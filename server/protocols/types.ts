@@ -88,17 +88,10 @@ export interface EmbeddingRequest {
 
 // ---- answers ----
 
-/** Token counts as the relay bills them. */
-export interface Usage {
-  promptTokens: number;
-  completionTokens: number;
-  /** Prompt tokens served from the vendor's prompt cache (a part of promptTokens). */
-  cachedPromptTokens: number;
-  /** Prompt tokens written to the vendor's prompt cache (Anthropic bills them apart); part of promptTokens. */
-  cacheCreationTokens?: number;
-  /** Hidden reasoning tokens (a part of completionTokens). */
-  reasoningTokens?: number;
-}
+/** Token counts as the relay bills them (one type for the whole gateway). */
+import type { Usage } from '../../common/usage';
+
+export type { Usage };
 
 export interface OpenAIUsage {
   prompt_tokens: number;

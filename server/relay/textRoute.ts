@@ -7,7 +7,7 @@
 // the model's maximum has its max_tokens lowered to what the balance pays
 // for (at least MIN_LOWERED_OUTPUT_TOKENS), else it is refused.
 import type { Readable } from 'node:stream';
-import type { InboundCodec, StreamUsage, TextMode } from '../protocols/inbound';
+import type { InboundCodec, Usage, TextMode } from '../protocols/inbound';
 import { measurePrompt } from '../protocols/inbound/promptBound';
 import { countTextTokens, hasVendorTokenizer } from '../protocols/inbound/tokenCount';
 import { reserve, reserveLowered, tokenCharge } from '../billing/accounting';
@@ -72,7 +72,7 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
     return reservationQuota({ promptTokens, maxTokens, maxOutputTokens: state.maxOutputTokens, n: state.answers, ratio: admission.ratio, completionRatio: state.completionRatio });
   };
   /** Bills the usage: the upstream's report, or (estimated) what was counted locally. */
-  const settle = (call: RelayCall<TextState>, channelId: number, usage: StreamUsage, estimated: boolean) => {
+  const settle = (call: RelayCall<TextState>, channelId: number, usage: Usage, estimated: boolean) => {
     call.settle({
       channelId,
       ...tokenCharge(call.admission, usage, call.state.completionRatio),

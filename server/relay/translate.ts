@@ -21,17 +21,8 @@ import { countTextTokens } from '../protocols/inbound/tokenCount';
 import { isUpstreamTimeout } from './upstream';
 import type { InboundCodec } from '../protocols/inbound';
 
-/** What a translated answer used, as the routes settle it. */
-export interface TranslatedUsage {
-  promptTokens: number;
-  completionTokens: number;
-  cachedPromptTokens: number;
-  /** Prompt tokens written to the vendor's cache (Anthropic bills them at 1.25x). */
-  cacheCreationTokens?: number;
-  /** Hidden reasoning tokens, a part of completionTokens (reported back, not billed apart). */
-  reasoningTokens?: number;
-  estimated: boolean;
-}
+/** What a translated answer used, as the routes settle it: the vendor's usage, or the gateway's own count (estimated). */
+export type TranslatedUsage = Usage & { estimated: boolean };
 
 export interface TranslateOptions {
   /** The client's protocol: one with its own encoders gets the answer in its shape, any other OpenAI's. */

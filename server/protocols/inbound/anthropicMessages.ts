@@ -19,7 +19,7 @@ import { reportedAnswerUsage } from './jsonField';
 import { PassingUsageWatcher, positiveWhole, selfReportingBodyRules } from './passingWatcher';
 import { promptBound } from './promptBound';
 import { countPartTokens, countTextTokens, type CountOptions } from './tokenCount';
-import type { InboundCodec, InboundError, StreamUsage, TextMode } from './types';
+import type { InboundCodec, InboundError, TextMode } from './types';
 import { parseJson, uncarriedToolsReason } from '../shared';
 import type { ChatChunk, ChatContentPart, ChatMessage, ChatRequest, ChatResponse, ChatTool, FinishReason, Usage } from '../types';
 
@@ -36,10 +36,10 @@ interface AnthropicUsage {
 
 
 /** Anthropic's counts in the relay's terms (cache reads and writes are part of the prompt). */
-export function usageOfAnthropic(usage: AnthropicUsage): StreamUsage {
+export function usageOfAnthropic(usage: AnthropicUsage): Usage {
   const read = positiveWhole(usage.cache_read_input_tokens);
   const created = positiveWhole(usage.cache_creation_input_tokens);
-  const billed: StreamUsage = { promptTokens: positiveWhole(usage.input_tokens) + read + created, completionTokens: positiveWhole(usage.output_tokens), cachedPromptTokens: read };
+  const billed: Usage = { promptTokens: positiveWhole(usage.input_tokens) + read + created, completionTokens: positiveWhole(usage.output_tokens), cachedPromptTokens: read };
   if (created > 0) billed.cacheCreationTokens = created;
   return billed;
 }
@@ -430,7 +430,7 @@ export class MessagesUsageWatcher extends PassingUsageWatcher {
     }
   }
 
-  reportedUsage(): StreamUsage | undefined {
+  reportedUsage(): Usage | undefined {
     return this.final ? usageOfAnthropic(this.usage) : undefined;
   }
 }

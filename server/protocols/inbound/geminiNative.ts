@@ -30,7 +30,7 @@ import { topLevelObjectField } from './jsonField';
 import { promptBound } from './promptBound';
 import { countPartTokens, countTextTokens, type CountOptions } from './tokenCount';
 import { PassingUsageWatcher } from './passingWatcher';
-import type { InboundCodec, InboundError, JsonAnswer, StreamUsage, TextMode } from './types';
+import type { InboundCodec, InboundError, JsonAnswer, TextMode } from './types';
 import { count, parseJson, uncarriedToolsReason } from '../shared';
 import type { ChatChunk, ChatContentPart, ChatMessage, ChatRequest, ChatResponse, ChatTool, ChatToolCall, FinishReason, Usage } from '../types';
 import { decodeGeminiParts, usageOfGemini, type GeminiPart, type GeminiResponse, type GeminiUsageMetadata } from '../upstream/gemini';
@@ -517,19 +517,19 @@ export class GenerateContentUsageWatcher extends PassingUsageWatcher {
     }
   }
 
-  reportedUsage(): StreamUsage | undefined {
+  reportedUsage(): Usage | undefined {
     return this.finished && this.usage ? streamUsageOf(this.usage) : undefined;
   }
 }
 
 // ---- the codec ----
 
-function streamUsageOf(metadata: GeminiUsageMetadata): StreamUsage {
+function streamUsageOf(metadata: GeminiUsageMetadata): Usage {
   const { promptTokens, completionTokens, cachedPromptTokens } = usageOfGemini(metadata);
   return { promptTokens, completionTokens, cachedPromptTokens };
 }
 
-function reportedJsonUsage(json: JsonAnswer): StreamUsage | undefined {
+function reportedJsonUsage(json: JsonAnswer): Usage | undefined {
   const read = topLevelObjectField(json.bytes, 'usageMetadata');
   const metadata = ('found' in read ? (read.found ? read.value : undefined) : (json.value as { usageMetadata?: unknown } | undefined)?.usageMetadata) as GeminiUsageMetadata | null | undefined;
   if (!metadata || typeof metadata !== 'object') return undefined;

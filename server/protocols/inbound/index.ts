@@ -15,7 +15,7 @@ export const INBOUND_CODECS = {
   gemini: geminiNative,
 } satisfies Record<InboundProtocol, InboundCodec>;
 
-export type { InboundCodec, InboundStreamEncoder, JsonAnswer, StreamUsage, TextMode, UsageWatcher, InboundError } from './types';
+export type { InboundCodec, InboundStreamEncoder, JsonAnswer, Usage, TextMode, UsageWatcher, InboundError } from './types';
 export { openaiChat } from './openaiChat';
 export { anthropicMessages } from './anthropicMessages';
 export { openaiResponses } from './openaiResponses';

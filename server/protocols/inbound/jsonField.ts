@@ -1,7 +1,7 @@
 // One field of a JSON object read straight from its bytes, without parsing the
 // whole document: the relay needs only `usage` from an upstream's answer, and
 // parsing the rest (every choice and message) only made garbage.
-import type { JsonAnswer, StreamUsage } from './types';
+import type { JsonAnswer, Usage } from './types';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -95,7 +95,7 @@ export function topLevelObjectField(bytes: Buffer, key: string): FieldRead {
  * `read`: from the answer's bytes alone when they tell, else from its parsed
  * value; undefined when it reports none, or nothing billable.
  */
-export function reportedAnswerUsage<Shape extends object>(json: JsonAnswer, read: (usage: Shape) => StreamUsage): StreamUsage | undefined {
+export function reportedAnswerUsage<Shape extends object>(json: JsonAnswer, read: (usage: Shape) => Usage): Usage | undefined {
   const field = topLevelObjectField(json.bytes, 'usage');
   const usage = 'found' in field ? (field.found ? field.value : undefined) : (json.value as { usage?: unknown } | undefined)?.usage;
   if (!usage || typeof usage !== 'object') return undefined;

@@ -14,9 +14,9 @@ import { StringDecoder } from 'node:string_decoder';
 import { topLevelObjectField } from './jsonField';
 import { batchSize, promptBound } from './promptBound';
 import { countChatExtrasTokens, countChatPromptTokens, countInputTokens, type CountOptions } from './tokenCount';
-import type { InboundCodec, InboundError, JsonAnswer, StreamUsage, TextMode, UsageWatcher } from './types';
+import type { InboundCodec, InboundError, JsonAnswer, Usage, TextMode, UsageWatcher } from './types';
 
-export type { StreamUsage } from './types';
+export type { Usage } from './types';
 
 /** OpenAI's moderations endpoint picks a model when none is given; so do we, to route and price it. */
 export const DEFAULT_MODERATION_MODEL = 'text-moderation-latest';
@@ -55,7 +55,7 @@ interface ReportedUsage {
  * The usage a JSON answer reports, read from its bytes alone when they tell
  * (the value is parsed only when they do not); undefined when it reports none.
  */
-function reportedJsonUsage(json: JsonAnswer): StreamUsage | undefined {
+function reportedJsonUsage(json: JsonAnswer): Usage | undefined {
   const read = topLevelObjectField(json.bytes, 'usage');
   const usage = ('found' in read ? (read.found ? read.value : undefined) : (json.value as { usage?: unknown } | undefined)?.usage) as ReportedUsage | null | undefined;
   if (usage && typeof usage === 'object' && Number(usage.prompt_tokens ?? 0) + Number(usage.completion_tokens ?? 0) > 0) {
@@ -152,7 +152,7 @@ export class SseUsageWatcher implements UsageWatcher {
   private decoder: StringDecoder | undefined;
   /** In stream order: data payloads of events read one by one, and chunks passed on whole (read only if needed). */
   private readonly payloads: Array<string | Buffer> = [];
-  private usage: StreamUsage | undefined;
+  private usage: Usage | undefined;
   /** True once the upstream sent `data: [DONE]`. */
   done = false;
 
@@ -275,7 +275,7 @@ export class SseUsageWatcher implements UsageWatcher {
   }
 
   /** The upstream's own usage, if it sent one. */
-  reportedUsage(): StreamUsage | undefined {
+  reportedUsage(): Usage | undefined {
     return this.usage;
   }
 

@@ -26,7 +26,7 @@ import { openAiErrorBody } from './openaiChat';
 import { promptBound } from './promptBound';
 import { countPartTokens, countTextTokens, type CountOptions } from './tokenCount';
 import { PassingUsageWatcher, positiveWhole, selfReportingBodyRules } from './passingWatcher';
-import type { InboundCodec, InboundError, StreamUsage, TextMode } from './types';
+import type { InboundCodec, InboundError, TextMode } from './types';
 import { parseJson, uncarriedToolsReason } from '../shared';
 import type { ChatChunk, ChatContentPart, ChatMessage, ChatRequest, ChatResponse, ChatTool, FinishReason, Usage } from '../types';
 
@@ -44,7 +44,7 @@ interface ResponsesUsage {
 
 
 /** Responses' counts in the relay's terms. */
-export function usageOfResponses(usage: ResponsesUsage): StreamUsage {
+export function usageOfResponses(usage: ResponsesUsage): Usage {
   return { promptTokens: positiveWhole(usage.input_tokens), completionTokens: positiveWhole(usage.output_tokens), cachedPromptTokens: positiveWhole(usage.input_tokens_details?.cached_tokens) };
 }
 
@@ -437,7 +437,7 @@ const FINAL_EVENTS = new Set(['response.completed', 'response.incomplete', 'resp
 
 /** Passes a Responses event stream on as it came; reads its usage (the final response's) and the text streamed. */
 export class ResponsesUsageWatcher extends PassingUsageWatcher {
-  private usage: StreamUsage | undefined;
+  private usage: Usage | undefined;
 
   protected readEvent(data: string): void {
     // only the events that bill: the final response and the deltas counted should it never come
@@ -451,7 +451,7 @@ export class ResponsesUsageWatcher extends PassingUsageWatcher {
     } else if (typeof parsed.delta === 'string' && parsed.type.endsWith('.delta')) this.text += parsed.delta;
   }
 
-  reportedUsage(): StreamUsage | undefined {
+  reportedUsage(): Usage | undefined {
     return this.usage;
   }
 }

@@ -3,7 +3,7 @@
 // the client's behalf, so nothing is stripped; every byte goes on as it came
 // and the protocol reads each complete event's data as it passes.
 import { SseParser } from '../shared';
-import type { InboundCodec, StreamUsage, UsageWatcher } from './types';
+import type { InboundCodec, Usage, UsageWatcher } from './types';
 
 /** A positive whole number from a JSON field, else 0. */
 export const positiveWhole = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0);
@@ -43,7 +43,7 @@ export abstract class PassingUsageWatcher implements UsageWatcher {
   /** Reads one event's data if it bills (usage, text deltas); any other passes unread. */
   protected abstract readEvent(data: string): void;
 
-  abstract reportedUsage(): StreamUsage | undefined;
+  abstract reportedUsage(): Usage | undefined;
 
   streamedText(): string {
     return this.text;

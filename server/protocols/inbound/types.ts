@@ -5,17 +5,10 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatChunk, ChatRequest, ChatResponse, InboundProtocol, Operation, Usage } from '../types';
 import type { CountOptions } from './tokenCount';
 
+export type { Usage };
+
 /** The token-metered operations a text route serves. */
 export type TextMode = 'chat' | 'completions' | 'edits' | 'embeddings' | 'moderations';
-
-/** Usage as the client side reads it from an answer (what the relay bills when the upstream reports it). */
-export interface StreamUsage {
-  promptTokens: number;
-  completionTokens: number;
-  cachedPromptTokens: number;
-  /** Prompt tokens written to the vendor's prompt cache (a part of promptTokens), where it reports them. */
-  cacheCreationTokens?: number;
-}
 
 /** A JSON answer read whole: its bytes, and its value parsed on first use (undefined when it is not JSON). */
 export interface JsonAnswer {
@@ -30,7 +23,7 @@ export interface UsageWatcher {
   /** What is left once the upstream ended. */
   flush(): string;
   /** The usage the stream reported, if it did. */
-  reportedUsage(): StreamUsage | undefined;
+  reportedUsage(): Usage | undefined;
   /** The text streamed (counted when no usage was reported). */
   streamedText(): string;
 }
@@ -82,7 +75,7 @@ export interface InboundCodec {
   /** The body for the upstream with its model replaced, and a lowered output limit or the stream usage asked for when given. */
   encodeChanged(body: Record<string, unknown>, change: { model: string; outputLimit?: number; askUsage: boolean }): string;
   /** The usage a JSON answer reports, undefined when none. */
-  jsonUsage(json: JsonAnswer): StreamUsage | undefined;
+  jsonUsage(json: JsonAnswer): Usage | undefined;
   /** The generated text of a parsed JSON answer (counted when it reports no usage). */
   answerText(value: unknown): string;
   /** A watcher for a streamed answer; `stripUsageEvent` drops the usage event the gateway asked for on the client's behalf. */
