@@ -5,7 +5,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -31,11 +31,12 @@ export function startFlags(): string[] {
   return words.slice(1, words.findIndex((word) => word.endsWith('start.mjs'))).filter((word) => word.startsWith('--'));
 }
 
-export async function startScript(name: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<Started> {
-  // @ts-expect-error: a plain ES module of the build scripts, without type declarations
-  const { bundle } = (await import('../scripts/buildServer.mjs')) as { bundle: (entry: string, name: string) => Promise<string> };
+/** `root`: another checkout of the project (BENCH_BASELINE), bundled and run from its own tree. */
+export async function startScript(name: string, env: Record<string, string>, nodeFlags: string[] = [], root = repoRoot): Promise<Started> {
+  const buildScript = pathToFileURL(join(root, 'scripts', 'buildServer.mjs')).href;
+  const { bundle } = (await import(buildScript)) as { bundle: (entry: string, name: string) => Promise<string> };
   const script = await bundle(`bench/${name}.ts`, `bench-${name}`);
-  const child = spawn(process.execPath, ['--enable-source-maps', ...nodeFlags, script], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--enable-source-maps', ...nodeFlags, script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   const url = await new Promise<string>((resolveUrl, reject) => {
     const timer = setTimeout(() => reject(new Error(`${script} did not start:\n${output}`)), 60_000);

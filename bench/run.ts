@@ -23,6 +23,12 @@ const plainBody = { model: MODEL, messages: [{ role: 'user', content: 'Say hello
 const streamBody = { ...plainBody, stream: true, emulator: { chunks: 20 } };
 /** `BENCH_ONLY=metrics` runs the metrics on/off row alone (a quick check of that row). */
 const ONLY = process.env.BENCH_ONLY?.trim();
+/**
+ * `BENCH_BASELINE=<another checkout>` (e.g. a `git worktree` at an older commit, with node_modules): its gateway
+ * joins the main rows as a fourth target, in the same alternating rounds, so a change is measured against the
+ * code before it in one run rather than across two runs on a machine whose speed drifts.
+ */
+const BASELINE = process.env.BENCH_BASELINE?.trim();
 
 /** The Anthropic-channel row: an OpenAI client in, the Messages API upstream out (the translated path). */
 const CLAUDE_MODEL = 'claude-3-5-haiku-20241022';
@@ -133,6 +139,30 @@ async function protocolRows(targets: readonly ProtocolTarget[]): Promise<string[
   return lines;
 }
 
+/**
+ * This build against BENCH_BASELINE's, scenario by scenario: the ratio of their throughputs over all rounds and
+ * round by round (the spread), their CPU per request, the time to first token and the RSS after the run.
+ */
+function baselineLines(
+  results: Record<string, Record<string, LoadResult>>,
+  roundsOf: Record<string, LoadResult[][]>,
+  cpuPerRequest: Record<string, Record<string, number>>,
+  ttftDelta: number,
+  rss: number,
+  baselineRss: number,
+): string[] {
+  const lines = ['', `This build against the baseline (${BASELINE}), same rounds`, '', '| scenario | req/s this / baseline | round by round | CPU µs/req this / baseline | p99 ms this / baseline |', '|---|---:|---|---|---|'];
+  for (const [scenario, byTarget] of Object.entries(results)) {
+    const [, , mine, theirs] = roundsOf[scenario];
+    const rounds = mine.map((run, round) => (run.requestsPerSecond / theirs[round].requestsPerSecond).toFixed(2)).join(', ');
+    lines.push(
+      `| ${scenario} | ${(byTarget.switchboard.requestsPerSecond / byTarget.baseline.requestsPerSecond).toFixed(2)} | ${rounds} | ${cpuPerRequest[scenario].switchboard.toFixed(0)} / ${cpuPerRequest[scenario].baseline.toFixed(0)} | ${byTarget.switchboard.p99Ms.toFixed(2)} / ${byTarget.baseline.p99Ms.toFixed(2)} |`,
+    );
+  }
+  lines.push('', `Time to first token, this minus baseline: ${ttftDelta.toFixed(3)} ms. RSS after the run: ${rss.toFixed(1)} MiB / ${baselineRss.toFixed(1)} MiB.`);
+  return lines;
+}
+
 /** wrk comes from Debian's packages; install it when we can, else say how. */
 function ensureWrk(): void {
   if (spawnSync('wrk', ['--version']).error === undefined) return;
@@ -197,6 +227,15 @@ try {
     { name: 'pass-through', url: passthrough.url, key: 'sk-bench', pid: passthrough.child.pid! },
     { name: 'switchboard', url: gateway.url, key: gatewayKey, pid: gateway.child.pid! },
   ];
+  let baselinePid: number | undefined;
+  if (BASELINE) {
+    const baseline = await startScript('gatewayProcess', {}, startFlags(), BASELINE);
+    started.push(baseline);
+    const { key } = await prepareGateway(baseline.url, emulator.url, MODEL);
+    baselinePid = baseline.child.pid!;
+    placement.pinMeasured(baselinePid);
+    targets.push({ name: 'baseline', url: baseline.url, key, pid: baselinePid });
+  }
   const scenarios = [
     { name: 'chat c=1', body: plainBody, connections: 1 },
     { name: 'chat c=16', body: plainBody, connections: 16 },
@@ -237,7 +276,7 @@ try {
     cpuPerRequest[scenario.name] = Object.fromEntries(targets.map((target, index) => [target.name, (1000 * cpu[index]) / combineRuns(runs[index]).requests]));
   }
 
-  const [ttftDirect, ttftPassthrough, ttftGateway] = await timeToFirstToken(targets);
+  const [ttftDirect, ttftPassthrough, ttftGateway, ttftBaseline] = await timeToFirstToken(targets);
 
   // Client protocols and channels of other protocols: each way through the gateway against the vendor
   // emulator it ends at, called directly in its own protocol; all targets in alternating rounds, then the
@@ -301,6 +340,7 @@ try {
   ] as const;
   lines.push('', '| target | measured | met |', '|---|---|---|');
   for (const [name, measured, met] of checks) lines.push(`| ${name} | ${measured} | ${met ? 'yes' : 'NO'} |`);
+  if (baselinePid !== undefined) lines.push(...baselineLines(results, roundsOf, cpuPerRequest, ttftGateway - ttftBaseline, rss, rssMiB(baselinePid)));
   // last, so the flood cannot weigh on the rows above
   const starvation = await starvationScenario({ gateway: gateway.url, rootCookie: cookie, floodKey: gatewayKey });
   // 1 and 2 workers on PostgreSQL, each a gateway of its own (the one measured above sits idle meanwhile)
