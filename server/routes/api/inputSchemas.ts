@@ -268,8 +268,25 @@ const tokenFields = {
   tpm_limit: rateLimitValue,
 };
 
-export const tokenCreateSchema = { body: objectOf(tokenFields) };
-export const tokenUpdateSchema = { querystring: statusOnlyQuery, body: objectOf({ ...tokenFields, id: idValue, status: int32 }) };
+/** What a token form sends (a type alias, not an interface, so it passes as the parser's Record<string, unknown>). */
+type TokenBody = {
+  name?: string | null;
+  remain_quota?: NumberOrDigits;
+  expired_time?: NumberOrDigits;
+  unlimited_quota?: Flag;
+  models?: string | string[] | null;
+  allowed_ips?: string | string[] | null;
+  rpm_limit?: NumberOrDigits | null;
+  tpm_limit?: NumberOrDigits | null;
+  // not in the schema (extra keys pass): the handler checks it itself
+  concurrency_limit?: unknown;
+};
+
+export const tokenCreateSchema = { body: typed<TokenBody>(objectOf(tokenFields)) };
+export const tokenUpdateSchema = {
+  querystring: statusOnlyQuery,
+  body: typed<TokenBody & { id?: NumberOrDigits; status?: NumberOrDigits }>(objectOf({ ...tokenFields, id: idValue, status: int32 })),
+};
 
 // ---- redemptions ---------------------------------------------------------
 
