@@ -326,8 +326,22 @@ export const channelUpdateSchema = { body: objectOf({ ...channelFields, id: idVa
 const timestamp: Schema = { type: 'string', pattern: '^[0-9]{0,15}$', description: 'a Unix time in seconds (digits only)' };
 const logType: Schema = { type: 'string', pattern: '^[0-9]{0,9}$', description: 'a log type (digits only)' };
 
+/** What a log list, stat or export's query holds once validated (a type alias, so it passes as a Record<string, unknown>). */
+type LogQuery = SortQuery & {
+  p?: string;
+  page_size?: string;
+  channel?: string;
+  type?: string;
+  username?: string;
+  token_name?: string;
+  model_name?: string;
+  start_timestamp?: string;
+  end_timestamp?: string;
+  request_id?: string;
+};
+
 export const logQuerySchema = {
-  querystring: objectOf({
+  querystring: typed<LogQuery>(objectOf({
     p: page,
     page_size: pageSize,
     ...sorting('log'),
@@ -341,12 +355,12 @@ export const logQuerySchema = {
     end_timestamp: timestamp,
     // a relayed request's X-Request-Id, exactly
     request_id: text(128),
-  }),
+  })),
 };
 
 /** `GET /api/log/search` and `/api/log/self/search`: a keyword, narrowed by a type or a request id. */
 export const logSearchSchema = {
-  querystring: objectOf({ keyword: text(128), type: logType, request_id: text(128) }),
+  querystring: typed<{ keyword?: string; type?: string; request_id?: string }>(objectOf({ keyword: text(128), type: logType, request_id: text(128) })),
 };
 
 // ---- dashboard -----------------------------------------------------------
