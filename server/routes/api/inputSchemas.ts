@@ -169,7 +169,7 @@ export const bulkSchema = {
 };
 
 /** `GET /api/channel/jobs/:id`. */
-export const jobIdParams = { params: objectOf({ id: { type: 'string', pattern: '^[0-9a-z-]{1,40}$', description: 'a job id' } }, { required: ['id'] }) };
+export const jobIdParams = { params: typed<{ id: string }>(objectOf({ id: { type: 'string', pattern: '^[0-9a-z-]{1,40}$', description: 'a job id' } }, { required: ['id'] })) };
 
 // ---- users ---------------------------------------------------------------
 
@@ -318,8 +318,23 @@ const channelFields = {
   status: int32,
 };
 
-export const channelCreateSchema = { body: objectOf(channelFields) };
-export const channelUpdateSchema = { body: objectOf({ ...channelFields, id: idValue }) };
+/** What a channel form sends (a type alias, not an interface, so it passes as the parser's Record<string, unknown>). */
+type ChannelBody = {
+  type?: NumberOrDigits;
+  name?: string | null;
+  key?: string | null;
+  base_url?: string | null;
+  other?: string | null;
+  models?: string | null;
+  group?: string | null;
+  model_mapping?: string | null;
+  priority?: NumberOrDigits | null;
+  weight?: NumberOrDigits | null;
+  status?: NumberOrDigits;
+};
+
+export const channelCreateSchema = { body: typed<ChannelBody>(objectOf(channelFields)) };
+export const channelUpdateSchema = { body: typed<ChannelBody & { id?: NumberOrDigits }>(objectOf({ ...channelFields, id: idValue })) };
 
 // ---- logs ----------------------------------------------------------------
 
