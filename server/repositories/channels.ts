@@ -84,6 +84,22 @@ export async function channelNames(db: Executor, ids: readonly number[]): Promis
   return new Map(rows.map((row) => [Number(row.id), String(row.name)]));
 }
 
+/**
+ * The models a group reaches (its enabled abilities), each with the type of a
+ * channel that serves it (none when the channel is gone): by model, then the
+ * highest priority, then the lowest channel id.
+ */
+export function groupModelChannels(db: Executor, group: string, model?: string) {
+  let query = db
+    .selectFrom('abilities')
+    .leftJoin('channels', 'channels.id', 'abilities.channel_id')
+    .select(['abilities.model', 'channels.type'])
+    .where('abilities.group', '=', group)
+    .where('abilities.enabled', '=', 1);
+  if (model !== undefined) query = query.where('abilities.model', '=', model);
+  return query.orderBy('abilities.model').orderBy('abilities.priority', 'desc').orderBy('abilities.channel_id').execute();
+}
+
 export type ChannelHealthRow = Pick<ChannelRow, 'id' | 'name' | 'status' | 'auto_disabled' | 'test_time' | 'response_time' | 'test_error'>;
 
 /** Every channel's state and last test, without its key: what the dashboard's health panel counts. */

@@ -1,10 +1,13 @@
 // Writes to and reads from the logs table. Consume logs carry their hourly
 // rollups (usageRollups.ts) in the same transaction.
-import type { Insertable, Kysely } from 'kysely';
-import type { LogDetails } from '../../common/records';
+import type { ExpressionBuilder, Insertable, Kysely, Selectable, SelectQueryBuilder } from 'kysely';
+import type { LogDetails, LogFilter } from '../../common/records';
 import type { Database } from '../db/database';
 import type { LogsTable } from '../db/schema/logs';
+import { orderedBy, SEARCH_LIMIT, startsWith, type ListSort, type PageWindow } from './pagination';
 import { rollupsOf, upsertRollups } from './usageRollups';
+
+export type LogRow = Selectable<LogsTable>;
 
 export interface NewLog {
   userId: number;
@@ -92,4 +95,72 @@ export async function insertLogs(db: Kysely<Database>, logs: readonly NewLog[]):
   };
   if (rollups.length === 0 || db.isTransaction) return write(db);
   await db.transaction().execute(write);
+}
+
+// ---- reads (the console's log pages) -------------------------------------
+
+function filteredLogs<O>(query: SelectQueryBuilder<Database, 'logs', O>, filters: LogFilter, userId?: number) {
+  let result = query;
+  if (userId !== undefined) result = result.where('user_id', '=', userId);
+  if (filters.type !== undefined) result = result.where('type', '=', filters.type);
+  if (filters.username) result = result.where('username', '=', filters.username);
+  if (filters.token_name) result = result.where('token_name', '=', filters.token_name);
+  if (filters.model_name) result = result.where('model_name', '=', filters.model_name);
+  if (filters.start_timestamp) result = result.where('created_at', '>=', filters.start_timestamp);
+  if (filters.end_timestamp) result = result.where('created_at', '<=', filters.end_timestamp);
+  if (filters.channel) result = result.where('channel_id', '=', filters.channel);
+  if (filters.request_id) result = result.where('request_id', '=', filters.request_id);
+  return result;
+}
+
+/** The log's order: by time, newest first; a sort by id (the default) is one by time too, ids only break ties. */
+function logOrder<O>(query: SelectQueryBuilder<Database, 'logs', O>, sort: ListSort) {
+  return sort.field === 'id' ? query.orderBy('created_at', sort.order).orderBy('id', sort.order) : orderedBy(query, sort);
+}
+
+/** A page of the logs these filters select (`userId`: one user's own only). */
+export function listLogs(db: Kysely<Database>, filters: LogFilter, userId: number | undefined, window: PageWindow, sort: ListSort): Promise<LogRow[]> {
+  return logOrder(filteredLogs(db.selectFrom('logs').selectAll(), filters, userId), sort).limit(window.limit).offset(window.offset).execute();
+}
+
+/** The quota and tokens of the logs these filters select, summed over the logs themselves. */
+export async function sumLogs(db: Kysely<Database>, filters: LogFilter, userId: number | undefined): Promise<{ quota: number; tokens: number }> {
+  const row = await filteredLogs(
+    db.selectFrom('logs').select((eb: ExpressionBuilder<Database, 'logs'>) => [
+      eb.fn.coalesce(eb.fn.sum<number>('quota'), eb.lit(0)).as('quota'),
+      eb.fn.coalesce(eb.fn.sum<number>('prompt_tokens'), eb.lit(0)).as('prompt_tokens'),
+      eb.fn.coalesce(eb.fn.sum<number>('completion_tokens'), eb.lit(0)).as('completion_tokens'),
+    ]),
+    filters,
+    userId,
+  ).executeTakeFirst();
+  const promptTokens = Number(row?.prompt_tokens ?? 0);
+  const completionTokens = Number(row?.completion_tokens ?? 0);
+  return { quota: Number(row?.quota ?? 0), tokens: promptTokens + completionTokens };
+}
+
+/** Up to `limit` of the selected logs, newest first, older than `before` (by time, then id) when given: one page of an export. */
+export function logsBefore(
+  db: Kysely<Database>,
+  filters: LogFilter,
+  userId: number | undefined,
+  before: { createdAt: number; id: number } | undefined,
+  limit: number,
+): Promise<LogRow[]> {
+  let query = filteredLogs(db.selectFrom('logs').selectAll(), filters, userId);
+  if (before !== undefined) {
+    const { createdAt, id } = before;
+    query = query.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
+  }
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+}
+
+/** Logs whose type is the keyword, whose request id is it, or whose content starts with it; narrowed by a type or a request id. */
+export function searchLogs(db: Kysely<Database>, keyword: string, narrowing: Pick<LogFilter, 'type' | 'request_id'>, userId: number | undefined): Promise<LogRow[]> {
+  // logs.type is a 32-bit integer: a longer run of digits is no type, only text
+  const type = /^\d{1,9}$/.test(keyword) ? Number(keyword) : undefined;
+  const query = filteredLogs(db.selectFrom('logs').selectAll(), narrowing, userId)
+    // a keyword may also be a request id a client quoted from an error
+    .where((eb) => eb.or([...(type === undefined ? [] : [eb('type', '=', type)]), eb('request_id', '=', keyword), startsWith('content', keyword)]));
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(SEARCH_LIMIT).execute();
 }

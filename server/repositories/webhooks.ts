@@ -1,9 +1,11 @@
 // Webhooks and their deliveries (migration 0014).
 import { randomBytes } from 'node:crypto';
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kysely';
 import { WEBHOOK_EVENTS, type WebhookDeliveryRecord, type WebhookDeliveryStatus, type WebhookEventType, type WebhookRecord } from '../../common/webhooks';
-import type { Database } from '../db/database';
+import { insertReturningId, type Database } from '../db/database';
+import type { DatabaseConfig } from '../config';
 import type { WebhookDeliveriesTable, WebhooksTable } from '../db/schema/webhooks';
+import { likeText } from './pagination';
 
 export type WebhookRow = Selectable<WebhooksTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
@@ -73,4 +75,112 @@ export async function insertDeliveries(db: Kysely<Database>, deliveries: readonl
       })),
     )
     .execute();
+}
+
+// ---- the console's simple-rest lists and edits ------------------------------
+
+/** One page of a simple-rest list: its sort (a column the route has checked), offset and length. */
+export interface RestPage {
+  sort: { field: string; order: 'asc' | 'desc' };
+  offset: number;
+  limit: number;
+}
+
+/** The rows of the page `rows` selects, by the page's sort then id, and how many `count` finds in all (the same filter on both). */
+async function countedPage<TB extends 'webhooks' | 'webhook_deliveries', Row>(
+  count: SelectQueryBuilder<Database, TB, { total: number }>,
+  rows: SelectQueryBuilder<Database, TB, Row>,
+  page: RestPage,
+): Promise<{ rows: Row[]; total: number }> {
+  const counted = await count.executeTakeFirst();
+  const found = await rows
+    .orderBy(sql.ref(page.sort.field), page.sort.order)
+    .orderBy(sql.ref('id'), page.sort.order)
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+  return { rows: found, total: Number(counted?.total ?? 0) };
+}
+
+const total = sql<number>`count(*)`.as('total');
+
+/** Only these ids (none when the list is empty), when given. */
+const idsIn = (ids: readonly number[]) => (ids.length ? [...ids] : [0]);
+
+export interface WebhookListFilter {
+  ids?: readonly number[];
+  enabled?: boolean;
+  /** A piece of the name or the URL. */
+  q?: string;
+}
+
+export function listWebhooks(db: Kysely<Database>, page: RestPage, filter: WebhookListFilter) {
+  const { ids, enabled, q } = filter;
+  const where = <O>(query: SelectQueryBuilder<Database, 'webhooks', O>) => {
+    let filtered = query;
+    if (ids) filtered = filtered.where('id', 'in', idsIn(ids));
+    if (enabled !== undefined) filtered = filtered.where('enabled', '=', enabled ? 1 : 0);
+    if (q) filtered = filtered.where((eb) => eb.or([likeText('name', '%', q, '%'), likeText('url', '%', q, '%')]));
+    return filtered;
+  };
+  return countedPage(where(db.selectFrom('webhooks').select(total)), where(db.selectFrom('webhooks').selectAll()), page);
+}
+
+export interface DeliveryListFilter {
+  ids?: readonly number[];
+  webhookIds?: readonly number[];
+  status?: string;
+  eventType?: string;
+}
+
+export function listDeliveries(db: Kysely<Database>, page: RestPage, filter: DeliveryListFilter) {
+  const { ids, webhookIds, status, eventType } = filter;
+  const where = <O>(query: SelectQueryBuilder<Database, 'webhook_deliveries', O>) => {
+    let filtered = query;
+    if (ids) filtered = filtered.where('id', 'in', idsIn(ids));
+    if (webhookIds) filtered = filtered.where('webhook_id', 'in', idsIn(webhookIds));
+    if (status !== undefined) filtered = filtered.where('status', '=', status);
+    if (eventType !== undefined) filtered = filtered.where('event_type', '=', eventType);
+    return filtered;
+  };
+  return countedPage(where(db.selectFrom('webhook_deliveries').select(total)), where(db.selectFrom('webhook_deliveries').selectAll()), page);
+}
+
+export interface WebhookFields {
+  name: string;
+  url: string;
+  events: readonly WebhookEventType[];
+  enabled: number;
+}
+
+/** A new webhook; its id. */
+export function createWebhook(db: Kysely<Database>, dialect: DatabaseConfig['dialect'], fields: WebhookFields & { secret: string }, now: number): Promise<number> {
+  return insertReturningId(
+    dialect,
+    db.insertInto('webhooks').values({ name: fields.name, url: fields.url, secret: fields.secret, events: fields.events.join(','), enabled: fields.enabled, created_time: now }),
+  );
+}
+
+/** An edit; the secret changes only when given. */
+export async function updateWebhook(db: Kysely<Database>, id: number, fields: WebhookFields & { secret?: string }): Promise<void> {
+  await db
+    .updateTable('webhooks')
+    .set({ name: fields.name, url: fields.url, events: fields.events.join(','), enabled: fields.enabled, ...(fields.secret ? { secret: fields.secret } : {}) })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** A webhook and its delivery log, together. */
+export async function deleteWebhook(db: Kysely<Database>, id: number): Promise<void> {
+  await db.transaction().execute(async (transaction) => {
+    await transaction.deleteFrom('webhook_deliveries').where('webhook_id', '=', id).execute();
+    await transaction.deleteFrom('webhooks').where('id', '=', id).execute();
+  });
+}
+
+/** The newest delivery of an event (to this webhook, when given). */
+export function latestDeliveryOf(db: Kysely<Database>, eventId: string, webhookId?: number): Promise<WebhookDeliveryRow> {
+  let query = db.selectFrom('webhook_deliveries').selectAll().where('event_id', '=', eventId);
+  if (webhookId !== undefined) query = query.where('webhook_id', '=', webhookId);
+  return query.orderBy('id', 'desc').executeTakeFirstOrThrow();
 }

@@ -1,12 +1,13 @@
 // Channels (auth: admin). The key is write-only: never returned; an empty key
 // on edit keeps the stored one, unless the edit changes the base URL or the
 // type (then the key must be given again); several keys (one per line) create one channel each.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { findChannelType, keyFitsFormat } from '../../../common/channelTypes';
 import { fail, ok } from '../../../common/envelope';
 import { ChannelStatus, Role } from '../../../common/roles';
 import { requireRole } from '../../plugins/auth';
-import type { BulkAction, BulkResult } from '../../../common/listQuery';
+import type { BulkResult } from '../../../common/listQuery';
 import {
   channelJobOf, startTestingAllChannels, startUpdatingAllBalances, testChannel, updateChannelBalance, type StartedJob,
 } from '../../channels/channelHealth';
@@ -19,8 +20,7 @@ import { bulkSchema, byId, channelCreateSchema, channelUpdateSchema, jobIdParams
 import { catalogModelNames } from '../../billing/catalog';
 
 /** The list's facets from the query string (the schema has checked each is digits or a short name). */
-function channelFilterOf(query: unknown): ChannelFilter {
-  const { status, type, group } = (query ?? {}) as Record<string, string | undefined>;
+function channelFilterOf({ status, type, group }: { status?: string; type?: string; group?: string }): ChannelFilter {
   return {
     status: status === undefined ? undefined : Number(status),
     type: type === undefined ? undefined : Number(type),
@@ -78,7 +78,8 @@ function keyFormatError(type: number, keys: readonly string[]): string | undefin
   return `the key must be written as ${findChannelType(type)?.keyFormat ?? 'one secret'}`;
 }
 
-export async function channelRoutes(app: FastifyInstance): Promise<void> {
+export async function channelRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, dialect, options } = app.ctx;
   const admin = requireRole(Role.admin);
 
@@ -86,7 +87,7 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
     ok((await listChannels(db, pageWindowOf(request.query), sortOf('channel', request.query), channelFilterOf(request.query))).map(toChannelRecord)));
 
   app.get('/api/channel/search', { preHandler: admin, schema: searchedList('channel') }, async (request) => {
-    const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
+    const keyword = (request.query.keyword ?? '').trim();
     return ok((await searchChannels(db, keyword, sortOf('channel', request.query), channelFilterOf(request.query))).map(toChannelRecord));
   });
 
@@ -98,7 +99,7 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
 
   // `time` and `balance` sit beside success/message, where one-api's console reads them
   app.get('/api/channel/test/:id', { preHandler: admin, schema: byId }, async (request) => {
-    const id = positiveId((request.params as { id: string }).id);
+    const id = positiveId(request.params.id);
     const channel = id ? await findChannel(db, id) : undefined;
     if (!channel) return { ...fail('channel not found', 'channel_not_found'), time: 0 };
     const result = await testChannel(app, channel);
@@ -108,7 +109,7 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/channel/test', { preHandler: admin }, async () => jobAnswer(await startTestingAllChannels(app, { notifyWhenDone: true }), 'test already running'));
 
   app.get('/api/channel/update_balance/:id', { preHandler: admin, schema: byId }, async (request) => {
-    const id = positiveId((request.params as { id: string }).id);
+    const id = positiveId(request.params.id);
     const channel = id ? await findChannel(db, id) : undefined;
     if (!channel) return fail('channel not found', 'channel_not_found');
     const result = await updateChannelBalance(app, channel);
@@ -119,7 +120,7 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
 
   // a test-all or balance-all run: done of total, and each failure with its message
   app.get('/api/channel/jobs/:id', { preHandler: admin, schema: jobIdParams }, async (request) => {
-    const job = await channelJobOf(app, (request.params as { id: string }).id);
+    const job = await channelJobOf(app, request.params.id);
     return job ? ok(job) : fail('job not found (jobs are kept by the server that runs them, until it restarts)');
   });
 
@@ -134,7 +135,7 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
   };
 
   app.post('/api/channel/bulk', { preHandler: admin, schema: bulkSchema }, async (request) => {
-    const { ids, action } = request.body as { ids: number[]; action: BulkAction };
+    const { ids, action } = request.body;
     const result: BulkResult = { done: [], failed: [] };
     for (const id of [...new Set(ids)]) {
       const found = await findChannel(db, id);
@@ -151,13 +152,13 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.get('/api/channel/:id', { preHandler: admin, schema: byId }, async (request) => {
-    const id = positiveId((request.params as { id: string }).id);
+    const id = positiveId(request.params.id);
     const row = id ? await findChannel(db, id) : undefined;
     return row ? ok(toChannelRecord(row)) : fail('channel not found', 'channel_not_found');
   });
 
   app.post('/api/channel/', { preHandler: admin, schema: channelCreateSchema }, async (request) => {
-    const body = (request.body ?? {}) as Record<string, unknown>;
+    const body = request.body;
     const keys = String(body.key ?? '').split('\n').map((key) => key.trim()).filter(Boolean);
     if (!keys.length) return fail('fill in channel name and key');
     const parsed = parseChannelFields(body);
@@ -169,7 +170,7 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.put('/api/channel/', { preHandler: admin, schema: channelUpdateSchema }, async (request) => {
-    const body = (request.body ?? {}) as Record<string, unknown>;
+    const body = request.body;
     const id = positiveId(body.id);
     const current = id ? await findChannel(db, id) : undefined;
     if (!id || !current) return fail('channel not found', 'channel_not_found');
@@ -196,7 +197,7 @@ export async function channelRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.delete('/api/channel/:id', { preHandler: admin, schema: byId }, async (request) => {
-    const id = positiveId((request.params as { id: string }).id);
+    const id = positiveId(request.params.id);
     return id && (await deleteChannel(db, id)) ? ok() : fail('channel not found', 'channel_not_found');
   });
 

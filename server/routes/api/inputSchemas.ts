@@ -169,7 +169,7 @@ export const bulkSchema = {
 };
 
 /** `GET /api/channel/jobs/:id`. */
-export const jobIdParams = { params: objectOf({ id: { type: 'string', pattern: '^[0-9a-z-]{1,40}$', description: 'a job id' } }, { required: ['id'] }) };
+export const jobIdParams = { params: typed<{ id: string }>(objectOf({ id: { type: 'string', pattern: '^[0-9a-z-]{1,40}$', description: 'a job id' } }, { required: ['id'] })) };
 
 // ---- users ---------------------------------------------------------------
 
@@ -268,8 +268,25 @@ const tokenFields = {
   tpm_limit: rateLimitValue,
 };
 
-export const tokenCreateSchema = { body: objectOf(tokenFields) };
-export const tokenUpdateSchema = { querystring: statusOnlyQuery, body: objectOf({ ...tokenFields, id: idValue, status: int32 }) };
+/** What a token form sends (a type alias, not an interface, so it passes as the parser's Record<string, unknown>). */
+type TokenBody = {
+  name?: string | null;
+  remain_quota?: NumberOrDigits;
+  expired_time?: NumberOrDigits;
+  unlimited_quota?: Flag;
+  models?: string | string[] | null;
+  allowed_ips?: string | string[] | null;
+  rpm_limit?: NumberOrDigits | null;
+  tpm_limit?: NumberOrDigits | null;
+  // not in the schema (extra keys pass): the handler checks it itself
+  concurrency_limit?: unknown;
+};
+
+export const tokenCreateSchema = { body: typed<TokenBody>(objectOf(tokenFields)) };
+export const tokenUpdateSchema = {
+  querystring: statusOnlyQuery,
+  body: typed<TokenBody & { id?: NumberOrDigits; status?: NumberOrDigits }>(objectOf({ ...tokenFields, id: idValue, status: int32 })),
+};
 
 // ---- redemptions ---------------------------------------------------------
 
@@ -301,16 +318,45 @@ const channelFields = {
   status: int32,
 };
 
-export const channelCreateSchema = { body: objectOf(channelFields) };
-export const channelUpdateSchema = { body: objectOf({ ...channelFields, id: idValue }) };
+/** What a channel form sends (a type alias, not an interface, so it passes as the parser's Record<string, unknown>). */
+type ChannelBody = {
+  type?: NumberOrDigits;
+  name?: string | null;
+  key?: string | null;
+  base_url?: string | null;
+  other?: string | null;
+  models?: string | null;
+  group?: string | null;
+  model_mapping?: string | null;
+  priority?: NumberOrDigits | null;
+  weight?: NumberOrDigits | null;
+  status?: NumberOrDigits;
+};
+
+export const channelCreateSchema = { body: typed<ChannelBody>(objectOf(channelFields)) };
+export const channelUpdateSchema = { body: typed<ChannelBody & { id?: NumberOrDigits }>(objectOf({ ...channelFields, id: idValue })) };
 
 // ---- logs ----------------------------------------------------------------
 
 const timestamp: Schema = { type: 'string', pattern: '^[0-9]{0,15}$', description: 'a Unix time in seconds (digits only)' };
 const logType: Schema = { type: 'string', pattern: '^[0-9]{0,9}$', description: 'a log type (digits only)' };
 
+/** What a log list, stat or export's query holds once validated (a type alias, so it passes as a Record<string, unknown>). */
+type LogQuery = SortQuery & {
+  p?: string;
+  page_size?: string;
+  channel?: string;
+  type?: string;
+  username?: string;
+  token_name?: string;
+  model_name?: string;
+  start_timestamp?: string;
+  end_timestamp?: string;
+  request_id?: string;
+};
+
 export const logQuerySchema = {
-  querystring: objectOf({
+  querystring: typed<LogQuery>(objectOf({
     p: page,
     page_size: pageSize,
     ...sorting('log'),
@@ -324,12 +370,12 @@ export const logQuerySchema = {
     end_timestamp: timestamp,
     // a relayed request's X-Request-Id, exactly
     request_id: text(128),
-  }),
+  })),
 };
 
 /** `GET /api/log/search` and `/api/log/self/search`: a keyword, narrowed by a type or a request id. */
 export const logSearchSchema = {
-  querystring: objectOf({ keyword: text(128), type: logType, request_id: text(128) }),
+  querystring: typed<{ keyword?: string; type?: string; request_id?: string }>(objectOf({ keyword: text(128), type: logType, request_id: text(128) })),
 };
 
 // ---- dashboard -----------------------------------------------------------

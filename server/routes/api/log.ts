@@ -12,21 +12,31 @@
 // of rows per query (after the last row's time and id, so a long export never
 // holds one huge result).
 import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ExpressionBuilder, Kysely, Selectable, SelectQueryBuilder } from 'kysely';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type {
+  FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RawRequestDefaultExpression, RawServerDefault, RouteGenericInterface,
+} from 'fastify';
+import type { Kysely } from 'kysely';
 import { ok } from '../../../common/envelope';
 import type { LogDetails, LogFilter, LogRecord } from '../../../common/records';
 import { LogType, Role } from '../../../common/roles';
 import type { Database } from '../../db/database';
-import type { LogsTable } from '../../db/schema/logs';
 import { callerOf, requireRole } from '../../plugins/auth';
-import { orderedBy, pageWindowOf, SEARCH_LIMIT, sortOf, startsWith, type ListSort } from '../../repositories/pagination';
+import { channelNames } from '../../repositories/channels';
+import { listLogs, logsBefore, searchLogs, sumLogs, type LogRow } from '../../repositories/logs';
+import { pageWindowOf, sortOf } from '../../repositories/pagination';
 import { usageTotals } from '../../repositories/usage';
 import { logQuerySchema, logSearchSchema } from './inputSchemas';
 
-function filtersOf(query: Record<string, unknown>, admin: boolean): LogFilter {
-  const text = (key: string) => (typeof query[key] === 'string' && (query[key] as string).trim() !== '' ? (query[key] as string).trim() : undefined);
-  const number = (key: string) => {
+/** The filters of a log query, as the schema has let them through (digit strings and bounded text). */
+type FilterQuery = Partial<Record<'type' | 'username' | 'token_name' | 'model_name' | 'start_timestamp' | 'end_timestamp' | 'channel' | 'request_id', string>>;
+
+function filtersOf(query: FilterQuery, admin: boolean): LogFilter {
+  const text = (key: keyof FilterQuery) => {
+    const value = query[key];
+    return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+  };
+  const number = (key: keyof FilterQuery) => {
     const value = Number.parseInt(String(query[key] ?? ''), 10);
     return Number.isFinite(value) && value > 0 ? value : undefined;
   };
@@ -53,25 +63,6 @@ function rollupReadOf(filters: LogFilter, userId: number | undefined) {
   return { scope: { userId, model: filters.model_name, channelId: filters.channel }, range: { seconds, from: start, to } };
 }
 
-function applyFilters<O>(query: SelectQueryBuilder<Database, 'logs', O>, filters: LogFilter, userId?: number) {
-  let result = query;
-  if (userId !== undefined) result = result.where('user_id', '=', userId);
-  if (filters.type !== undefined) result = result.where('type', '=', filters.type);
-  if (filters.username) result = result.where('username', '=', filters.username);
-  if (filters.token_name) result = result.where('token_name', '=', filters.token_name);
-  if (filters.model_name) result = result.where('model_name', '=', filters.model_name);
-  if (filters.start_timestamp) result = result.where('created_at', '>=', filters.start_timestamp);
-  if (filters.end_timestamp) result = result.where('created_at', '<=', filters.end_timestamp);
-  if (filters.channel) result = result.where('channel_id', '=', filters.channel);
-  if (filters.request_id) result = result.where('request_id', '=', filters.request_id);
-  return result;
-}
-
-/** The log's order: by time, newest first; a sort by id (the default) is one by time too, ids only break ties. */
-function logOrder<O>(query: SelectQueryBuilder<Database, 'logs', O>, sort: ListSort) {
-  return sort.field === 'id' ? query.orderBy('created_at', sort.order).orderBy('id', sort.order) : orderedBy(query, sort);
-}
-
 /**
  * logs.other as the API shows it: parsed; in a user's own rows the attempts
  * keep their channel id and status but lose the channel's name and the
@@ -91,18 +82,13 @@ function detailsOf(other: unknown, admin: boolean): LogDetails | null {
 }
 
 /** The names of the channels a page of rows went through, in one query. */
-async function channelNames(db: Kysely<Database>, rows: ReadonlyArray<{ channel_id: number }>): Promise<Map<number, string>> {
-  const ids = [...new Set(rows.map((row) => Number(row.channel_id)).filter((id) => id > 0))];
-  if (ids.length === 0) return new Map();
-  const channels = await db.selectFrom('channels').select(['id', 'name']).where('id', 'in', ids).execute();
-  return new Map(channels.map((channel) => [Number(channel.id), channel.name]));
+function channelNamesOf(db: Kysely<Database>, rows: ReadonlyArray<{ channel_id: number }>): Promise<Map<number, string>> {
+  return channelNames(db, [...new Set(rows.map((row) => Number(row.channel_id)).filter((id) => id > 0))]);
 }
-
-type LogRow = Selectable<LogsTable>;
 
 /** A page of rows as the API answers them: admins get channel names. */
 async function logRecords(db: Kysely<Database>, rows: LogRow[], admin: boolean) {
-  const names = admin ? await channelNames(db, rows) : undefined;
+  const names = admin ? await channelNamesOf(db, rows) : undefined;
   return rows.map((row) => {
     const record = toLogRecord(row, admin);
     if (names) record.channel_name = names.get(record.channel_id) ?? '';
@@ -142,57 +128,44 @@ function csvField(value: unknown): string {
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
-export async function logRoutes(app: FastifyInstance): Promise<void> {
+/** The request of a route with this schema, typed by it. */
+type RequestOf<S extends FastifySchema> = FastifyRequest<RouteGenericInterface, RawServerDefault, RawRequestDefaultExpression, S, TypeBoxTypeProvider>;
+type ListRequest = RequestOf<typeof logQuerySchema>;
+type SearchRequest = RequestOf<typeof logSearchSchema>;
+
+export async function logRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db } = app.ctx;
   const admin = requireRole(Role.admin);
   const signedIn = requireRole(Role.user);
   const scopeOf = (request: FastifyRequest, self: boolean) => (self ? Number(callerOf(request).id) : undefined);
 
-  const list = (self: boolean) => async (request: FastifyRequest) => {
-    const filters = filtersOf(request.query as Record<string, unknown>, !self);
-    const window = pageWindowOf(request.query);
-    const rows = await logOrder(applyFilters(db.selectFrom('logs').selectAll(), filters, scopeOf(request, self)), sortOf('log', request.query))
-      .limit(window.limit)
-      .offset(window.offset)
-      .execute();
+  const list = (self: boolean) => async (request: ListRequest) => {
+    const filters = filtersOf(request.query, !self);
+    const rows = await listLogs(db, filters, scopeOf(request, self), pageWindowOf(request.query), sortOf('log', request.query));
     return ok(await logRecords(db, rows, !self));
   };
 
-  const stat = (self: boolean) => async (request: FastifyRequest) => {
+  const stat = (self: boolean) => async (request: ListRequest) => {
     // consumption only: the stat is what was spent, whatever type the page shows
-    const filters = { ...filtersOf(request.query as Record<string, unknown>, !self), type: LogType.consume };
+    const filters = { ...filtersOf(request.query, !self), type: LogType.consume };
     const rollupRead = rollupReadOf(filters, scopeOf(request, self));
     if (rollupRead) {
       const totals = await usageTotals(db, rollupRead.scope, rollupRead.range);
       return ok({ quota: totals.quota, token: totals.prompt_tokens + totals.completion_tokens });
     }
-    const row = await applyFilters(
-      db.selectFrom('logs').select((eb: ExpressionBuilder<Database, 'logs'>) => [
-        eb.fn.coalesce(eb.fn.sum<number>('quota'), eb.lit(0)).as('quota'),
-        eb.fn.coalesce(eb.fn.sum<number>('prompt_tokens'), eb.lit(0)).as('prompt_tokens'),
-        eb.fn.coalesce(eb.fn.sum<number>('completion_tokens'), eb.lit(0)).as('completion_tokens'),
-      ]),
-      filters,
-      scopeOf(request, self),
-    ).executeTakeFirst();
-    const promptTokens = Number(row?.prompt_tokens ?? 0);
-    const completionTokens = Number(row?.completion_tokens ?? 0);
-    return ok({ quota: Number(row?.quota ?? 0), token: promptTokens + completionTokens });
+    const totals = await sumLogs(db, filters, scopeOf(request, self));
+    return ok({ quota: totals.quota, token: totals.tokens });
   };
 
-  const exported = (self: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
-    const filters = filtersOf(request.query as Record<string, unknown>, !self);
+  const exported = (self: boolean) => async (request: ListRequest, reply: FastifyReply) => {
+    const filters = filtersOf(request.query, !self);
     const scope = scopeOf(request, self);
     async function* lines() {
       yield `${EXPORT_COLUMNS.join(',')}\r\n`;
       let before: { createdAt: number; id: number } | undefined;
       for (;;) {
-        let query = applyFilters(db.selectFrom('logs').selectAll(), filters, scope);
-        if (before !== undefined) {
-          const { createdAt, id } = before;
-          query = query.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
-        }
-        const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(EXPORT_PAGE).execute();
+        const rows = await logsBefore(db, filters, scope, before, EXPORT_PAGE);
         if (rows.length === 0) return;
         yield rows
           .map((row) => {
@@ -212,15 +185,10 @@ export async function logRoutes(app: FastifyInstance): Promise<void> {
       .send(Readable.from(lines()));
   };
 
-  const search = (self: boolean) => async (request: FastifyRequest) => {
-    const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
-    // logs.type is a 32-bit integer: a longer run of digits is no type, only text
-    const type = /^\d{1,9}$/.test(keyword) ? Number(keyword) : undefined;
-    const { type: onlyType, request_id: requestId } = filtersOf(request.query as Record<string, unknown>, !self);
-    let query = applyFilters(db.selectFrom('logs').selectAll(), { type: onlyType, request_id: requestId }, scopeOf(request, self));
-    // a keyword may also be a request id a client quoted from an error
-    query = query.where((eb) => eb.or([...(type === undefined ? [] : [eb('type', '=', type)]), eb('request_id', '=', keyword), startsWith('content', keyword)]));
-    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(SEARCH_LIMIT).execute();
+  const search = (self: boolean) => async (request: SearchRequest) => {
+    const keyword = (request.query.keyword ?? '').trim();
+    const { type: onlyType, request_id: requestId } = filtersOf(request.query, !self);
+    const rows = await searchLogs(db, keyword, { type: onlyType, request_id: requestId }, scopeOf(request, self));
     return ok(await logRecords(db, rows, !self));
   };
 

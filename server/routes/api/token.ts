@@ -1,11 +1,12 @@
 // Relay tokens (auth: user; always scoped to the caller). Lists mask the key;
 // the full key is returned once on creation and by GET /api/token/:id/key.
 import { isIP } from 'node:net';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { fail, ok } from '../../../common/envelope';
 import { Role, TokenStatus } from '../../../common/roles';
 import { callerOf, requireRole } from '../../plugins/auth';
-import type { BulkAction, BulkResult } from '../../../common/listQuery';
+import type { BulkResult } from '../../../common/listQuery';
 import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination';
 import {
   createToken, deleteOwnToken, findOwnToken, listTokens, searchTokens, toTokenRecord, updateOwnToken, type TokenFields, type TokenRow,
@@ -82,12 +83,7 @@ export function parseTokenFields(
   };
 }
 
-const idParam = (params: unknown) => positiveId((params as { id?: string }).id);
-
-const statusFilterOf = (query: unknown) => {
-  const status = (query as { status?: string } | undefined)?.status;
-  return { status: status === undefined ? undefined : Number(status) };
-};
+const statusFilterOf = ({ status }: { status?: string }) => ({ status: status === undefined ? undefined : Number(status) });
 
 /** Why a token may not be enabled again (expired, used up); undefined when it may. */
 function enableProblem(token: TokenRow): string | undefined {
@@ -98,7 +94,8 @@ function enableProblem(token: TokenRow): string | undefined {
   return undefined;
 }
 
-export async function tokenRoutes(app: FastifyInstance): Promise<void> {
+export async function tokenRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, dialect, options } = app.ctx;
   const signedIn = requireRole(Role.user);
   /** The caller's own limits (their override, else their group's): what their keys' limits may narrow, and what the list shows in effect. */
@@ -112,14 +109,14 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.get('/api/token/search', { preHandler: signedIn, schema: searchedList('token') }, async (request) => {
-    const keyword = String((request.query as { keyword?: string }).keyword ?? '').trim();
+    const keyword = (request.query.keyword ?? '').trim();
     const rows = await searchTokens(db, Number(callerOf(request).id), keyword, sortOf('token', request.query), statusFilterOf(request.query));
     return ok(rows.map((row) => toTokenRecord(row, false, limitsOf(request))));
   });
 
   // enable, disable or delete many of the caller's own tokens; another user's id is "not found", as on one
   app.post('/api/token/bulk', { preHandler: signedIn, schema: bulkSchema }, async (request) => {
-    const { ids, action } = request.body as { ids: number[]; action: BulkAction };
+    const { ids, action } = request.body;
     const userId = Number(callerOf(request).id);
     const result: BulkResult = { done: [], failed: [] };
     for (const id of [...new Set(ids)]) {
@@ -150,19 +147,19 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.get('/api/token/:id', { preHandler: signedIn, schema: byId }, async (request) => {
-    const id = idParam(request.params);
+    const id = positiveId(request.params.id);
     const row = id ? await findOwnToken(db, Number(callerOf(request).id), id) : undefined;
     return row ? ok(toTokenRecord(row, false, limitsOf(request))) : fail('token not found', 'token_not_found');
   });
 
   app.get('/api/token/:id/key', { preHandler: signedIn, schema: byId }, async (request) => {
-    const id = idParam(request.params);
+    const id = positiveId(request.params.id);
     const row = id ? await findOwnToken(db, Number(callerOf(request).id), id) : undefined;
     return row ? ok(row.key) : fail('token not found', 'token_not_found');
   });
 
   app.post('/api/token/', { preHandler: signedIn, schema: tokenCreateSchema }, async (request) => {
-    const parsed = parseTokenFields((request.body ?? {}) as Record<string, unknown>, true, ceilingsOf(request));
+    const parsed = parseTokenFields(request.body, true, ceilingsOf(request));
     if ('error' in parsed) return fail(parsed.error);
     const userId = Number(callerOf(request).id);
     const id = await createToken(db, dialect, userId, generateTokenKey(), parsed.value);
@@ -171,12 +168,12 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.put('/api/token/', { preHandler: signedIn, schema: tokenUpdateSchema }, async (request) => {
-    const body = (request.body ?? {}) as Record<string, unknown>;
+    const body = request.body;
     const userId = Number(callerOf(request).id);
     const id = Number(body.id);
     const token = positiveId(id) ? await findOwnToken(db, userId, id) : undefined;
     if (!token) return fail('token not found', 'token_not_found');
-    const statusOnly = Boolean((request.query as { status_only?: string }).status_only);
+    const statusOnly = Boolean(request.query.status_only);
     if (statusOnly) {
       const status = Number(body.status);
       if (status !== TokenStatus.enabled && status !== TokenStatus.disabled) return fail('a token can only be enabled or disabled');
@@ -199,7 +196,7 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.delete('/api/token/:id', { preHandler: signedIn, schema: byId }, async (request) => {
-    const id = idParam(request.params);
+    const id = positiveId(request.params.id);
     const deleted = id ? await deleteOwnToken(db, Number(callerOf(request).id), id) : false;
     return deleted ? ok() : fail('token not found', 'token_not_found');
   });

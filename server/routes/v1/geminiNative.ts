@@ -41,13 +41,13 @@ export async function geminiNativeRoutes(app: FastifyInstance, options: { ctx: R
     return sendGoogleError(reply, { status, message: status === 500 ? 'internal error' : error.message, type: '', code: null });
   });
 
-  const generate = async (request: FastifyRequest, reply: FastifyReply) => {
-    const target = (request.params as { '*'?: string })['*'] ?? '';
+  const generate = async (request: FastifyRequest<{ Params: { '*'?: string }; Querystring: Record<string, unknown> }>, reply: FastifyReply) => {
+    const target = request.params['*'] ?? '';
     const asked = modelAndMethod(target);
     if (!asked) return sendGoogleError(reply, relayError(404, `models/${target} is not a method this gateway serves (generateContent, streamGenerateContent)`, 'NOT_FOUND'));
     const badName = modelNameProblem(asked.model);
     if (badName) return sendGoogleError(reply, badName);
-    const query = request.query as Record<string, unknown>;
+    const query = request.query;
     if (GEMINI_METHODS[asked.method].streamed && query.alt !== 'sse') {
       // Google's other stream form is one JSON array answered at the end: no client of ours has asked for it
       return sendGoogleError(reply, relayError(400, 'streamGenerateContent is served as server-sent events only: add alt=sse to the query', 'INVALID_ARGUMENT'));

@@ -16,6 +16,7 @@ import type { Kysely } from 'kysely';
 import { ownerOfChannelType } from '../../../common/channelTypes';
 import type { Database } from '../../db/database';
 import { bookkeepingFor } from '../../billing/bookkeeping';
+import { groupModelChannels } from '../../repositories/channels';
 import { relayContextOf } from '../../relay/context';
 import { isRelayError, relayError, sendRelayError, type RelayError } from '../../relay/errors';
 import { anthropicMessages, countMessagesPromptTokens } from '../../protocols/inbound/anthropicMessages';
@@ -50,16 +51,8 @@ const modelObject = (id: string, owner: string) => ({ id, object: 'model', creat
  * priority, then the lowest channel id (common/channelTypes.ts `ownedBy`).
  */
 async function modelOwners(db: Kysely<Database>, group: string, model?: string): Promise<Map<string, string>> {
-  let query = db
-    .selectFrom('abilities')
-    .leftJoin('channels', 'channels.id', 'abilities.channel_id')
-    .select(['abilities.model', 'channels.type'])
-    .where('abilities.group', '=', group)
-    .where('abilities.enabled', '=', 1);
-  if (model !== undefined) query = query.where('abilities.model', '=', model);
-  const rows = await query.orderBy('abilities.model').orderBy('abilities.priority', 'desc').orderBy('abilities.channel_id').execute();
   const owners = new Map<string, string>();
-  for (const row of rows) if (!owners.has(row.model)) owners.set(row.model, ownerOfChannelType(Number(row.type)));
+  for (const row of await groupModelChannels(db, group, model)) if (!owners.has(row.model)) owners.set(row.model, ownerOfChannelType(Number(row.type)));
   return owners;
 }
 
@@ -93,10 +86,10 @@ export async function relayRoutes(app: FastifyInstance): Promise<void> {
     return { object: 'list', data: models.map(([model, owner]) => modelObject(model, owner)) };
   });
 
-  app.get('/v1/models/:model', async (request, reply) => {
+  app.get<{ Params: { model: string } }>('/v1/models/:model', async (request, reply) => {
     const caller = await authenticateRelay(db, request);
     if (isRelayError(caller)) return sendRelayError(reply, caller);
-    const model = (request.params as { model: string }).model;
+    const model = request.params.model;
     const badName = modelNameProblem(model);
     if (badName) return sendRelayError(reply, badName);
     const allowedByToken = !caller.token.models || caller.token.models.split(',').includes(model);
@@ -123,10 +116,10 @@ export async function relayRoutes(app: FastifyInstance): Promise<void> {
 
   const ctx = relayContextOf(app, bookkeeping);
   for (const { path, route } of RELAY_ROUTES) {
-    app.post(path, async (request, reply) => {
+    app.post<{ Params: { model?: string } }>(path, async (request, reply) => {
       // the pipeline writes to Node's response itself, as the fast path does
       reply.hijack();
-      const input = { headers: request.headers, ip: request.ip, body: request.body, pathModel: (request.params as { model?: string }).model, query: apiVersionOf(request.query) };
+      const input = { headers: request.headers, ip: request.ip, body: request.body, pathModel: request.params.model, query: apiVersionOf(request.query) };
       await runRelay(ctx, route, input, reply.raw).catch((error: unknown) => answerCrash(ctx, route.inbound, reply.raw, error));
     });
   }
