@@ -4,7 +4,7 @@ import { availableParallelism } from 'node:os';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_LOGIN_LIMITS, DEFAULT_RATE_LIMITS, type LoginLimitConfig, type RateLimitConfig } from './plugins/rateLimit';
+import { DEFAULT_LOGIN_LIMITS, DEFAULT_RATE_LIMITS, type LoginLimitConfig, type RateLimitConfig } from './services/rateLimiter';
 import { DEFAULT_API_BODY_LIMIT, DEFAULT_RELAY_BODY_LIMIT } from './plugins/inputLimits';
 import { DEFAULT_TURNSTILE_VERIFY_URL } from './plugins/turnstile';
 import { DEFAULT_UPSTREAM_SETTINGS, type UpstreamSettings } from './relay/upstream';

@@ -21,7 +21,7 @@ import type { MessageCode } from '../../common/messageCodes';
 import { Role, UserStatus } from '../../common/roles';
 import { hasTwoFactor } from '../repositories/twoFactor';
 import { findUserByAccessTokenHash, findUserById, type UserRow } from '../repositories/users';
-import { clearSessionCookie, SESSION_COOKIE, sessionStage } from './session';
+import { clearSessionCookie, SESSION_COOKIE, sessionStage } from '../services/session';
 
 export function hashAccessToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');

@@ -15,10 +15,10 @@ import QRCode from 'qrcode';
 import { fail, ok, type Envelope } from '../../../common/envelope';
 import type { SessionUser, TwoFactorEnrolment, TwoFactorStatus } from '../../../common/records';
 import { LogType, Role, UserStatus } from '../../../common/roles';
-import type { AppContext } from '../../plugins/context';
+import type { AppContext } from '../../services/context';
 import { callerOf, mustEnrolTwoFactor, requireRole } from '../../plugins/auth';
-import { DEFAULT_LOGIN_LIMITS, failureLimit, rateLimit } from '../../plugins/rateLimit';
-import { revokeSession, revokeUserSessions, SESSION_COOKIE, sessionStage, setSessionCookie } from '../../plugins/session';
+import { DEFAULT_LOGIN_LIMITS, failureLimit, rateLimit } from '../../services/rateLimiter';
+import { revokeSession, revokeUserSessions, SESSION_COOKIE, sessionStage, setSessionCookie } from '../../services/session';
 import { insertLog } from '../../repositories/logs';
 import {
   acceptTimeStep, enableTwoFactor, findTwoFactor, removeTwoFactor, startEnrolment, unusedRecoveryCodes, useRecoveryCode,

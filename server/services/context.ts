@@ -9,7 +9,7 @@ import type { UserRow } from '../repositories/users';
 import type { SendMail } from './mailer';
 import type { JobRunner } from './jobRunner';
 import type { OptionStore } from './optionStore';
-import type { RateLimiter } from './rateLimit';
+import type { RateLimiter } from './rateLimiter';
 import type { SessionSigner } from './session';
 import type { GatewayMetrics } from './metrics';
 
