@@ -1,4 +1,6 @@
-// What every route module needs, decorated once on the Fastify instance.
+// What every route module needs, decorated once on the Fastify instance
+// (app.ts builds it), and the one place that augments Fastify's
+// types: every decorator the gateway adds is declared here.
 import type { Kysely } from 'kysely';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config';
@@ -12,6 +14,7 @@ import type { OptionStore } from './optionStore';
 import type { RateLimiter } from './rateLimiter';
 import type { SessionSigner } from './session';
 import type { GatewayMetrics } from './metrics';
+import type { DeliveryLoop } from '../webhooks/delivery';
 
 export interface AppContext {
   config: Config;
@@ -46,7 +49,10 @@ export interface AppContext {
 
 declare module 'fastify' {
   interface FastifyInstance {
+    /** The services. */
     ctx: AppContext;
+    /** This node's webhook delivery loop (tests run passes with runOnce). */
+    webhookDelivery: DeliveryLoop;
   }
   interface FastifyRequest {
     /** The signed-in user, set by requireRole(). */
