@@ -1,12 +1,8 @@
 // How big a request body may be, and how a refused input is worded.
 // The relay forwards uploads (audio, long prompts), so /v1 keeps a large
-// limit; the console API never needs more than a form's worth.
+// limit; the console API never needs more than a form's worth (the defaults
+// are in config.ts).
 import type { FastifyError, RouteOptions } from 'fastify';
-
-/** /v1 bodies (BODY_LIMIT_BYTES): what one-api v0.5.3 accepted for uploads. */
-export const DEFAULT_RELAY_BODY_LIMIT = 32 * 1024 * 1024;
-/** /api bodies (API_BODY_LIMIT_BYTES): the largest form is far smaller. */
-export const DEFAULT_API_BODY_LIMIT = 1024 * 1024;
 
 export interface BodyLimits {
   relay: number;

@@ -4,26 +4,8 @@
 // With Redis the counters are shared by every node; otherwise per process.
 // While Redis is unreachable (or slower than its command timeout) the node
 // counts in memory instead, so sign-in never waits on or fails with Redis.
-import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Redis } from 'ioredis';
-import { fail } from '../../common/envelope';
-
-export interface RateLimitRule {
-  /** Requests allowed per window; 0 turns the limit off. */
-  max: number;
-  windowSeconds: number;
-}
-
-export interface RateLimitConfig {
-  /** Login, registration, e-mail codes, password reset, OAuth callbacks. */
-  critical: RateLimitRule;
-  topUp: RateLimitRule;
-}
-
-export const DEFAULT_RATE_LIMITS: RateLimitConfig = {
-  critical: { max: 20, windowSeconds: 20 * 60 },
-  topUp: { max: 20, windowSeconds: 60 },
-};
+import { DEFAULT_LOGIN_LIMITS, type LoginLimitConfig, type RateLimitRule } from '../config';
 
 /** Fixed-window counters in memory, swept as windows pass. */
 class MemoryCounter {
@@ -71,28 +53,7 @@ export class RateLimiter {
   }
 }
 
-export function rateLimit(bucket: keyof RateLimitConfig): preHandlerAsyncHookHandler {
-  return async function limitRate(request: FastifyRequest, reply: FastifyReply) {
-    const { rateLimiter, config } = request.server.ctx;
-    if (!(await rateLimiter.allow(bucket, request.ip, config.rateLimits[bucket]))) {
-      return reply.code(429).send(fail('too many requests, please try again later', 'too_many_requests'));
-    }
-  };
-}
-
 // ---- sign-in: failed attempts per (IP, account) and per IP ----
-
-export interface LoginLimitConfig {
-  /** Failed sign-ins one address may make against one account per window. */
-  perAccount: RateLimitRule;
-  /** Failed sign-ins one address may make in all per window (spraying many accounts). */
-  perIp: RateLimitRule;
-}
-
-export const DEFAULT_LOGIN_LIMITS: LoginLimitConfig = {
-  perAccount: { max: 10, windowSeconds: 20 * 60 },
-  perIp: { max: 100, windowSeconds: 20 * 60 },
-};
 
 /**
  * Failure counters kept apart from RateLimiter's: they are read before a

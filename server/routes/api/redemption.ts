@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { fail, ok } from '../../../common/envelope';
 import { RedemptionStatus, Role } from '../../../common/roles';
 import { callerOf, requireRole } from '../../plugins/auth';
-import { rateLimit } from '../../services/rateLimiter';
+import { rateLimit } from '../../plugins/rateLimit';
 import type { BulkResult } from '../../../common/listQuery';
 import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination';
 import {

@@ -17,7 +17,9 @@ import type { SessionUser, TwoFactorEnrolment, TwoFactorStatus } from '../../../
 import { LogType, Role, UserStatus } from '../../../common/roles';
 import type { AppContext } from '../../services/context';
 import { callerOf, mustEnrolTwoFactor, requireRole } from '../../plugins/auth';
-import { DEFAULT_LOGIN_LIMITS, failureLimit, rateLimit } from '../../services/rateLimiter';
+import { DEFAULT_LOGIN_LIMITS } from '../../config';
+import { rateLimit } from '../../plugins/rateLimit';
+import { failureLimit } from '../../services/rateLimiter';
 import { revokeSession, revokeUserSessions, SESSION_COOKIE, sessionStage, setSessionCookie } from '../../services/session';
 import { insertLog } from '../../repositories/logs';
 import {
