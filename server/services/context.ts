@@ -1,5 +1,5 @@
 // What every route module needs, decorated once on the Fastify instance
-// (app.ts builds it), and the one place that augments Fastify's
+// (plugins/services.ts builds it), and the one place that augments Fastify's
 // types: every decorator the gateway adds is declared here.
 import type { Kysely } from 'kysely';
 import type { Redis } from 'ioredis';
@@ -49,13 +49,13 @@ export interface AppContext {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The services. */
+    /** The services (plugins/services.ts). */
     ctx: AppContext;
-    /** This node's webhook delivery loop (tests run passes with runOnce). */
+    /** This node's webhook delivery loop (plugins/backgroundJobs.ts; tests run passes with runOnce). */
     webhookDelivery: DeliveryLoop;
   }
   interface FastifyRequest {
-    /** The signed-in user, set by requireRole(). */
+    /** The signed-in user, set by requireRole() (decorated by plugins/auth.ts). */
     caller: UserRow | null;
   }
 }
