@@ -4,9 +4,6 @@ import { availableParallelism } from 'node:os';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_LOGIN_LIMITS, DEFAULT_RATE_LIMITS, type LoginLimitConfig, type RateLimitConfig } from './plugins/rateLimit';
-import { DEFAULT_API_BODY_LIMIT, DEFAULT_RELAY_BODY_LIMIT } from './plugins/inputLimits';
-import { DEFAULT_TURNSTILE_VERIFY_URL } from './plugins/turnstile';
 import { DEFAULT_UPSTREAM_SETTINGS, type UpstreamSettings } from './relay/upstream';
 
 /** one-api's releases: Switchboard reports their version (v0.5.3) and follows their tags. */
@@ -38,6 +35,48 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   timeoutMs: 10_000,
   logDays: 30,
 };
+
+/** Per-client-IP limits on the sensitive console endpoints (plugins/rateLimit.ts, services/rateLimiter.ts). */
+export interface RateLimitRule {
+  /** Requests allowed per window; 0 turns the limit off. */
+  max: number;
+  windowSeconds: number;
+}
+
+export interface RateLimitConfig {
+  /** Login, registration, e-mail codes, password reset, OAuth callbacks. */
+  critical: RateLimitRule;
+  topUp: RateLimitRule;
+}
+
+export const DEFAULT_RATE_LIMITS: RateLimitConfig = {
+  critical: { max: 20, windowSeconds: 20 * 60 },
+  topUp: { max: 20, windowSeconds: 60 },
+};
+
+// ---- sign-in: failed attempts per (IP, account) and per IP ----
+
+export interface LoginLimitConfig {
+  /** Failed sign-ins one address may make against one account per window. */
+  perAccount: RateLimitRule;
+  /** Failed sign-ins one address may make in all per window (spraying many accounts). */
+  perIp: RateLimitRule;
+}
+
+export const DEFAULT_LOGIN_LIMITS: LoginLimitConfig = {
+  perAccount: { max: 10, windowSeconds: 20 * 60 },
+  perIp: { max: 100, windowSeconds: 20 * 60 },
+};
+
+// The relay forwards uploads (audio, long prompts), so /v1 keeps a large
+// limit; the console API never needs more than a form's worth (plugins/inputLimits.ts).
+/** /v1 bodies (BODY_LIMIT_BYTES): what one-api v0.5.3 accepted for uploads. */
+export const DEFAULT_RELAY_BODY_LIMIT = 32 * 1024 * 1024;
+/** /api bodies (API_BODY_LIMIT_BYTES): the largest form is far smaller. */
+export const DEFAULT_API_BODY_LIMIT = 1024 * 1024;
+
+/** Where Cloudflare Turnstile tokens are verified (plugins/turnstile.ts). */
+export const DEFAULT_TURNSTILE_VERIFY_URL = 'https://challenges.cloudflare.com/turnstile/v0/siteverify';
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 

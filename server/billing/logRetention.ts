@@ -43,7 +43,7 @@ export function scheduleLogRetention(app: FastifyInstance): void {
     const days = Math.floor(app.ctx.options.number('LogRetentionDays'));
     if (running || !(days > 0)) return;
     const cutoff = Math.floor(Date.now() / 1000) - days * DAY;
-    // one worker of one node prunes per hour (plugins/jobRunner.ts)
+    // one worker of one node prunes per hour (services/jobRunner.ts)
     running = app.ctx.jobs
       .runPeriodic('log-retention', RUN_EVERY_MS, (lost) => pruneLogs(app.ctx.db, cutoff, { signal: AbortSignal.any([stop.signal, lost]) }))
       .then((deleted) => {

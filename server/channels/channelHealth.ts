@@ -6,7 +6,7 @@
 // honoured everywhere, and a channel an admin disabled is never re-enabled.
 //
 // Each job runs on one worker of one node at a time: the "already running"
-// guard of this process first, then the job's lease (plugins/jobRunner.ts).
+// guard of this process first, then the job's lease (services/jobRunner.ts).
 // A test-all or balance-all run shares its progress through its lease, so the
 // console's poll is answered by whichever worker it lands on.
 //
@@ -25,7 +25,7 @@ import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatChunk
 import { adaptorForChannelType } from '../protocols/upstream';
 import { openAiFailure } from '../protocols/upstream/openai';
 import { ChannelStatus } from '../../common/roles';
-import type { AppContext } from '../plugins/context';
+import type { AppContext } from '../services/context';
 import { listChannelsToCheck, recordChannelBalance, recordChannelTest, splitList, type ChannelRow } from '../repositories/channels';
 import { scrubSecrets } from '../relay/scrub';
 import { secretsOf } from '../relay/dispatch';
@@ -33,7 +33,7 @@ import { disableChannelAutomatically, notifyRoot, reenableChannelAutomatically, 
 import { credentialFor } from '../relay/credentials';
 import { DisconnectSignal } from '../relay/upstream';
 import { openWebSocketCall, WebSocketRefused } from '../relay/websocketUpstream';
-import { nextTickDue, type HeldJob } from '../plugins/jobRunner';
+import { nextTickDue, type HeldJob } from '../services/jobRunner';
 
 /** Deadline for any one upstream call made by a check (test or balance). */
 export const CHECK_TIMEOUT_MS = 30_000;

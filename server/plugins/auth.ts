@@ -15,13 +15,17 @@
 // without it is refused everywhere (`two_factor_enrolment_required`) but on
 // the routes that enrol.
 import { createHash } from 'node:crypto';
+//
+// The plugin decorates every request with `caller` (null until requireRole()
+// sets it); routes put requireRole(...) in their preHandler.
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import fp from 'fastify-plugin';
 import { fail } from '../../common/envelope';
 import type { MessageCode } from '../../common/messageCodes';
 import { Role, UserStatus } from '../../common/roles';
 import { hasTwoFactor } from '../repositories/twoFactor';
 import { findUserByAccessTokenHash, findUserById, type UserRow } from '../repositories/users';
-import { clearSessionCookie, SESSION_COOKIE, sessionStage } from './session';
+import { clearSessionCookie, SESSION_COOKIE, sessionStage } from '../services/session';
 
 export function hashAccessToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
@@ -95,3 +99,10 @@ export function callerOf(request: FastifyRequest): UserRow {
   if (!request.caller) throw new Error('route is missing requireRole()');
   return request.caller;
 }
+
+export const authPlugin = fp(
+  async (app) => {
+    app.decorateRequest('caller', null);
+  },
+  { name: 'switchboard-auth', dependencies: ['@fastify/cookie', 'switchboard-services'] },
+);

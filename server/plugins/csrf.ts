@@ -9,7 +9,10 @@
 // browser apps on other origins call it on purpose); plus one-api's
 // state-changing GETs, matched on the route the router picked and, for a URL
 // no route matched, on the decoded, normalised path as well.
+//
+// The plugin runs the check on every request, after @fastify/cookie's hook.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
 import { fail } from '../../common/envelope';
 
 /** Route patterns (as registered) of the GETs that change state. HEAD runs the GET handler. */
@@ -102,3 +105,10 @@ export async function refuseCrossSiteRequests(request: FastifyRequest, reply: Fa
     await reply.code(403).send(fail('cross-site request refused', 'cross_site_refused'));
   }
 }
+
+export const csrfPlugin = fp(
+  async (app) => {
+    app.addHook('onRequest', refuseCrossSiteRequests);
+  },
+  { name: 'switchboard-csrf', dependencies: ['@fastify/cookie', 'switchboard-services'] },
+);

@@ -1,12 +1,10 @@
 // How big a request body may be, and how a refused input is worded.
 // The relay forwards uploads (audio, long prompts), so /v1 keeps a large
-// limit; the console API never needs more than a form's worth.
+// limit; the console API never needs more than a form's worth (the defaults
+// are in config.ts). Fastify's own bodyLimit is the relay's; the plugin gives
+// every /api route registered after it the console's.
 import type { FastifyError, RouteOptions } from 'fastify';
-
-/** /v1 bodies (BODY_LIMIT_BYTES): what one-api v0.5.3 accepted for uploads. */
-export const DEFAULT_RELAY_BODY_LIMIT = 32 * 1024 * 1024;
-/** /api bodies (API_BODY_LIMIT_BYTES): the largest form is far smaller. */
-export const DEFAULT_API_BODY_LIMIT = 1024 * 1024;
+import fp from 'fastify-plugin';
 
 export interface BodyLimits {
   relay: number;
@@ -19,6 +17,13 @@ export function apiBodyLimit(limits: BodyLimits) {
     if (route.url.startsWith('/api') && route.bodyLimit === undefined) route.bodyLimit = limits.api;
   };
 }
+
+export const inputLimitsPlugin = fp<BodyLimits>(
+  async (app, limits) => {
+    app.addHook('onRoute', apiBodyLimit(limits));
+  },
+  { name: 'switchboard-input-limits' },
+);
 
 interface SchemaError {
   instancePath: string;

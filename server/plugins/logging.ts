@@ -6,8 +6,13 @@
 // as `?key=`, OAuth callbacks a `code`), and the client address; bodies and
 // headers are never logged, and the redaction below catches the usual places
 // a secret could still be passed in a log object.
+//
+// loggerOptions() configures Fastify's logger when the app is made; the
+// plugin adds the relay's own line per request when the level is info or lower.
 import type { FastifyBaseLogger, FastifyRequest, FastifyServerOptions } from 'fastify';
-import type { RelayHooks } from '../relay/context';
+import fp from 'fastify-plugin';
+import { bookkeepingFor } from '../billing/bookkeeping';
+import { relayContextOf, type RelayHooks } from '../relay/context';
 import type { RelayCall } from '../relay/pipeline';
 import { requestIdOf } from './requestId';
 import type { DestinationStream } from 'pino';
@@ -91,3 +96,12 @@ export function relayRequestLog(log: FastifyBaseLogger): RelayHooks['afterFinish
     );
   };
 }
+
+/** The relay's request log: one line per relayed request when the server logs at info. */
+export const relayLogPlugin = fp(
+  async (app) => {
+    if (!(app.log as unknown as { isLevelEnabled(level: string): boolean }).isLevelEnabled?.('info')) return;
+    relayContextOf(app, bookkeepingFor(app.ctx, app.log)).hooks.afterFinish.push(relayRequestLog(app.log));
+  },
+  { name: 'switchboard-relay-log', dependencies: ['switchboard-services'] },
+);

@@ -5,7 +5,12 @@
 // and set on the answer before anything else is written. The relay sends it
 // upstream and stores it in the consume log; the server log carries it as
 // `requestId` (Fastify's request id is this value).
+//
+// app.ts's server tags every exchange before Fastify sees it (tagExchange);
+// the plugin puts the id on answers to requests that did not come through
+// that server (app.inject).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import fp from 'fastify-plugin';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 
@@ -37,3 +42,12 @@ export function tagExchange(request: IncomingMessage, response: ServerResponse, 
 
 /** The id an exchange was given (assignRequestId ran on every request that reaches the relay). */
 export const requestIdOf = (headers: IncomingMessage['headers']): string => headers[REQUEST_ID_HEADER] as string;
+
+export const requestIdPlugin = fp(
+  async (app) => {
+    app.addHook('onRequest', async (request, reply) => {
+      if (!reply.raw.hasHeader(REQUEST_ID_HEADER)) reply.raw.setHeader(REQUEST_ID_HEADER, request.id);
+    });
+  },
+  { name: 'switchboard-request-id' },
+);

@@ -9,8 +9,14 @@
 // anywhere over https (logos an admin links to), frames of any page (the
 // About/home page and the chat link may be a URL shown in an iframe), and no
 // framing of the console itself.
+//
+// app.ts's server sets them on every exchange before Fastify sees it; the
+// plugin sets them on requests that did not come through that server
+// (app.inject), where they are not there yet.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import fp from 'fastify-plugin';
+import type { OptionStore } from '../services/optionStore';
 
 const TURNSTILE_ORIGIN = 'https://challenges.cloudflare.com';
 
@@ -60,3 +66,16 @@ export function setSecurityHeaders(request: IncomingMessage, response: ServerRes
   }
   if (cameOverTls(request, trustProxy)) response.setHeader('strict-transport-security', HSTS);
 }
+
+/** True when the bot check is on, so the CSP lets Cloudflare's Turnstile script in. */
+export const turnstileEnabled = (options: OptionStore): boolean => options.bool('TurnstileCheckEnabled');
+
+export const securityHeadersPlugin = fp(
+  async (app) => {
+    const { config, options } = app.ctx;
+    app.addHook('onRequest', async (request, reply) => {
+      if (!reply.raw.hasHeader('x-content-type-options')) setSecurityHeaders(request.raw, reply.raw, config.trustProxy, turnstileEnabled(options));
+    });
+  },
+  { name: 'switchboard-security-headers', dependencies: ['switchboard-services'] },
+);

@@ -5,8 +5,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { request as undiciRequest } from 'undici';
 import { fail } from '../../common/envelope';
 
-export const DEFAULT_TURNSTILE_VERIFY_URL = 'https://challenges.cloudflare.com/turnstile/v0/siteverify';
-
 export async function requireTurnstile(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const { options, config } = request.server.ctx;
   if (!options.bool('TurnstileCheckEnabled')) return;

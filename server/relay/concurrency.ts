@@ -5,7 +5,7 @@
 // a later issue). A request takes its place once its key is known, before
 // anything is reserved, and gives it back on every way out.
 import type { FastifyInstance } from 'fastify';
-import type { OptionStore } from '../plugins/optionStore';
+import type { OptionStore } from '../services/optionStore';
 import { relayError, type RelayError } from './errors';
 import type { RelayCaller } from './tokenAuth';
 

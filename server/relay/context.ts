@@ -7,7 +7,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database';
-import type { OptionStore } from '../plugins/optionStore';
+import type { OptionStore } from '../services/optionStore';
 import type { Admission, MoneyContext } from '../billing/accounting';
 import type { Bookkeeping } from '../billing/bookkeeping';
 import { concurrencyLimiter, type ConcurrencyLimiter } from './concurrency';

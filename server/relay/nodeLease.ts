@@ -16,7 +16,7 @@ import { LogType } from '../../common/roles';
 import type { Database } from '../db/database';
 import { insertLogs } from '../repositories/logs';
 import { ReservationState } from '../billing/quota';
-import type { JobRunner } from '../plugins/jobRunner';
+import type { JobRunner } from '../services/jobRunner';
 
 export const DEFAULT_NODE_LEASE_SECONDS = 30;
 export const DEFAULT_NODE_RENEW_SECONDS = 5;

@@ -21,7 +21,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
 import { parseGroupRateLimits, userRateLimits, type RateLimitPair } from '../../common/rateLimits';
-import type { OptionStore } from '../plugins/optionStore';
+import type { OptionStore } from '../services/optionStore';
 import { relayError, type RelayError } from './errors';
 import { bucketState, MemoryGcra, WINDOW_MS, type BucketCharge, type BucketState, type GcraResult } from './gcra';
 import type { RelayCaller } from './tokenAuth';

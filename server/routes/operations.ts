@@ -1,10 +1,10 @@
 // What operators and their machines read: /healthz and /readyz (see
 // plugins/readiness.ts; these routes serve app.inject, a real server answers
-// them before Fastify) and /metrics (plugins/metrics.ts). None needs a
+// them before Fastify) and /metrics (services/metrics.ts). None needs a
 // session; /metrics asks for METRICS_TOKEN when it is set. Their requests are
 // logged at warn and above only, so a scrape every few seconds stays quiet.
 import type { FastifyInstance } from 'fastify';
-import { answerMetrics, type GatewayMetrics } from '../plugins/metrics';
+import { answerMetrics, type GatewayMetrics } from '../services/metrics';
 import { answerProbe, type ReadinessSources } from '../plugins/readiness';
 
 export function operationsRoutes(probes: ReadinessSources, metrics: GatewayMetrics | undefined) {

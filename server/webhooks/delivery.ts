@@ -165,10 +165,3 @@ export function startDeliveryLoop(app: FastifyInstance, settings: WebhookSetting
     },
   };
 }
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** This node's webhook delivery loop (tests run passes with runOnce). */
-    webhookDelivery: DeliveryLoop;
-  }
-}

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest, openDatabase, type Database } from '../../server/db/database';
-import { JobRunner, nextTickDue } from '../../server/plugins/jobRunner';
+import { JobRunner, nextTickDue } from '../../server/services/jobRunner';
 import { localJobLeases, sqlJobLeases, type JobLeaseStore } from '../../server/repositories/jobLeases';
 import { channelJobsSettled } from '../../server/channels/channelHealth';
 import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../support/app';

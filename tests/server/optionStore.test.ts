@@ -19,7 +19,7 @@ vi.mock('../../server/repositories/options', () => ({
   },
 }));
 
-const { OptionStore } = await import('../../server/plugins/optionStore');
+const { OptionStore } = await import('../../server/services/optionStore');
 const releaseReads = () => {
   for (const release of heldReads.splice(0)) release();
 };

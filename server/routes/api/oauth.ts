@@ -9,7 +9,7 @@ import { fail, ok } from '../../../common/envelope';
 import { LogType, Role, UserStatus } from '../../../common/roles';
 import { callerOf, requireRole } from '../../plugins/auth';
 import { rateLimit } from '../../plugins/rateLimit';
-import { SESSION_COOKIE, sessionIsLive } from '../../plugins/session';
+import { SESSION_COOKIE, sessionIsLive } from '../../services/session';
 import { insertLog } from '../../repositories/logs';
 import { bindIdentity, createUser, emailTaken, findUserById, findUserByIdentity, type UserRow } from '../../repositories/users';
 import { randomAlphanumeric } from '../../secrets';

@@ -9,11 +9,11 @@ import { fail, ok } from '../../../common/envelope';
 import { OPTION_KEYS, OPTION_SPECS, isOptionKey, isRootOnlyOption, isSecretOption, type OptionKey } from '../../../common/options';
 import { Role, isRoot } from '../../../common/roles';
 import { callerOf, requireRole } from '../../plugins/auth';
-import { escapeHtml, MailError } from '../../plugins/mailer';
-import { OptionError, type OptionStore } from '../../plugins/optionStore';
+import { escapeHtml, MailError } from '../../services/mailer';
+import { OptionError, type OptionStore } from '../../services/optionStore';
 import { hasTwoFactor } from '../../repositories/twoFactor';
 import { rootSignInBindings } from '../../repositories/users';
-import type { AppContext } from '../../plugins/context';
+import type { AppContext } from '../../services/context';
 import { optionUpdateSchema } from './inputSchemas';
 
 export interface OptionListEntry {

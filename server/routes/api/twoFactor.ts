@@ -5,7 +5,7 @@
 // code); nothing changes for sign-in until POST confirm proves the
 // authenticator has it, which also hands out the recovery codes, once. Sign-in:
 // a right password for an account with two-factor sign-in gives a partial
-// session (see plugins/session.ts) and `two_factor_required`; POST
+// session (see services/session.ts) and `two_factor_required`; POST
 // /api/user/login/2fa with a code replaces it by a full one. A code is spent
 // when accepted: a TOTP code's time step, or the recovery code itself.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -15,10 +15,12 @@ import QRCode from 'qrcode';
 import { fail, ok, type Envelope } from '../../../common/envelope';
 import type { SessionUser, TwoFactorEnrolment, TwoFactorStatus } from '../../../common/records';
 import { LogType, Role, UserStatus } from '../../../common/roles';
-import type { AppContext } from '../../plugins/context';
+import type { AppContext } from '../../services/context';
 import { callerOf, mustEnrolTwoFactor, requireRole } from '../../plugins/auth';
-import { DEFAULT_LOGIN_LIMITS, failureLimit, rateLimit } from '../../plugins/rateLimit';
-import { revokeSession, revokeUserSessions, SESSION_COOKIE, sessionStage, setSessionCookie } from '../../plugins/session';
+import { DEFAULT_LOGIN_LIMITS } from '../../config';
+import { rateLimit } from '../../plugins/rateLimit';
+import { failureLimit } from '../../services/rateLimiter';
+import { revokeSession, revokeUserSessions, SESSION_COOKIE, sessionStage, setSessionCookie } from '../../services/session';
 import { insertLog } from '../../repositories/logs';
 import {
   acceptTimeStep, enableTwoFactor, findTwoFactor, removeTwoFactor, startEnrolment, unusedRecoveryCodes, useRecoveryCode,

@@ -1,4 +1,6 @@
-// What every route module needs, decorated once on the Fastify instance.
+// What every route module needs, decorated once on the Fastify instance
+// (plugins/services.ts builds it), and the one place that augments Fastify's
+// types: every decorator the gateway adds is declared here.
 import type { Kysely } from 'kysely';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config';
@@ -9,9 +11,10 @@ import type { UserRow } from '../repositories/users';
 import type { SendMail } from './mailer';
 import type { JobRunner } from './jobRunner';
 import type { OptionStore } from './optionStore';
-import type { RateLimiter } from './rateLimit';
+import type { RateLimiter } from './rateLimiter';
 import type { SessionSigner } from './session';
 import type { GatewayMetrics } from './metrics';
+import type { DeliveryLoop } from '../webhooks/delivery';
 
 export interface AppContext {
   config: Config;
@@ -46,10 +49,13 @@ export interface AppContext {
 
 declare module 'fastify' {
   interface FastifyInstance {
+    /** The services (plugins/services.ts). */
     ctx: AppContext;
+    /** This node's webhook delivery loop (plugins/backgroundJobs.ts; tests run passes with runOnce). */
+    webhookDelivery: DeliveryLoop;
   }
   interface FastifyRequest {
-    /** The signed-in user, set by requireRole(). */
+    /** The signed-in user, set by requireRole() (decorated by plugins/auth.ts). */
     caller: UserRow | null;
   }
 }
