@@ -54,7 +54,10 @@ function importsOf(file) {
     let typeOnly = Boolean(typeKeyword);
     const braces = clause.match(/^\{([\s\S]*)\}$/);
     if (braces) {
-      const names = braces[1].split(',').map((n) => n.trim()).filter(Boolean);
+      const names = braces[1]
+        .split(',')
+        .map((n) => n.trim())
+        .filter(Boolean);
       if (names.length > 0 && names.every((n) => n.startsWith('type '))) typeOnly = true;
     }
     const target = resolveImport(file, spec);
