@@ -5,14 +5,14 @@ import { request } from 'undici';
 export const BENCH_ROOT_PASSWORD = 'bench-root-password';
 
 /** One console call; throws with the server's message when it fails. */
-export async function consoleCall(url: string, init: { method?: 'GET' | 'POST' | 'PUT'; body?: unknown; cookie?: string } = {}) {
+export async function consoleCall<Data = unknown>(url: string, init: { method?: 'GET' | 'POST' | 'PUT'; body?: unknown; cookie?: string } = {}) {
   const response = await request(url, {
     method: init.method ?? 'GET',
     headers: { 'content-type': 'application/json', ...(init.cookie ? { cookie: init.cookie } : {}) },
     body: init.body === undefined ? undefined : JSON.stringify(init.body),
   });
   const setCookie = response.headers['set-cookie'];
-  const body = (await response.body.json()) as { success: boolean; message: string; data: any };
+  const body = (await response.body.json()) as { success: boolean; message: string; data: Data };
   if (!body.success) throw new Error(`${url}: ${body.message}`);
   return { body, cookie: String(Array.isArray(setCookie) ? setCookie[0] : setCookie).split(';')[0] };
 }
@@ -21,6 +21,6 @@ export async function consoleCall(url: string, init: { method?: 'GET' | 'POST' |
 export async function prepareGateway(gateway: string, emulator: string, model: string): Promise<{ rootCookie: string; key: string }> {
   const { cookie } = await consoleCall(`${gateway}/api/user/login`, { method: 'POST', body: { username: 'root', password: BENCH_ROOT_PASSWORD } });
   await consoleCall(`${gateway}/api/channel/`, { method: 'POST', cookie, body: { name: 'emulator', type: 8, key: 'sk-good', base_url: emulator, models: model } });
-  const token = await consoleCall(`${gateway}/api/token/`, { method: 'POST', cookie, body: { name: 'bench', unlimited_quota: true } });
+  const token = await consoleCall<{ key: string }>(`${gateway}/api/token/`, { method: 'POST', cookie, body: { name: 'bench', unlimited_quota: true } });
   return { rootCookie: cookie, key: `sk-${token.body.data.key}` };
 }

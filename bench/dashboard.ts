@@ -232,7 +232,7 @@ async function timeQueries(app: FastifyInstance): Promise<Timed[]> {
       const started = process.hrtime.bigint();
       const response = await asBrowser(app, cookie, { method: 'GET', url });
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      if (!response.json().success) throw new Error(`${url}: ${response.body}`);
+      if (!response.json<{ success: boolean }>().success) throw new Error(`${url}: ${response.body}`);
       // the first run warms the caches and is not counted
       if (run > 0) times.push(ms);
     }
@@ -284,7 +284,7 @@ async function main(): Promise<void> {
     if (KEEP) mkdirSync(KEEP, { recursive: true });
     const folder = KEEP ?? mkdtempSync(join(tmpdir(), 'sb-bench-dashboard-'));
     const path = join(folder, `bench-${ROWS}.db`);
-    runs.push(await benchOne('sqlite', { dialect: 'sqlite', path }, async () => (KEEP ? undefined : rmSync(folder, { recursive: true, force: true }))));
+    runs.push(await benchOne('sqlite', { dialect: 'sqlite', path }, () => Promise.resolve(KEEP ? undefined : rmSync(folder, { recursive: true, force: true }))));
   }
   if (DATABASES.includes('postgres')) {
     const name = KEEP ? `sb_bench_dashboard_${ROWS}` : `sb_bench_dashboard_${process.pid}`;

@@ -14,7 +14,7 @@ export async function startPassthrough(options: { upstream: string; upstreamKey:
   const pool = new Pool(options.upstream, { connections: 128, pipelining: 1 });
   const keys = new Map(options.clientKeys.map((key) => [key, true]));
 
-  const server: Server = createServer(async (request, response) => {
+  const server: Server = createServer((request, response) => void (async () => {
     const key = (request.headers.authorization ?? '').replace(/^Bearer /, '');
     if (!keys.has(key)) {
       response.writeHead(401, { 'content-type': 'application/json' });
@@ -25,7 +25,7 @@ export async function startPassthrough(options: { upstream: string; upstreamKey:
     for await (const chunk of request) chunks.push(chunk as Buffer);
     let body: { model?: string };
     try {
-      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model?: string };
     } catch {
       response.writeHead(400, { 'content-type': 'application/json' });
       response.end('{"error":{"message":"bad json","type":"invalid_request_error","param":null,"code":null}}');
@@ -50,7 +50,7 @@ export async function startPassthrough(options: { upstream: string; upstreamKey:
       if (!response.headersSent) response.writeHead(502, { 'content-type': 'application/json' });
       response.end();
     }
-  });
+  })());
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
   const { port } = server.address() as AddressInfo;

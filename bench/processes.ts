@@ -40,7 +40,7 @@ export async function startScript(name: string, env: Record<string, string>, nod
   let output = '';
   const url = await new Promise<string>((resolveUrl, reject) => {
     const timer = setTimeout(() => reject(new Error(`${script} did not start:\n${output}`)), 60_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       const match = output.match(/LISTENING (\S+)/);
       if (match) {

@@ -66,7 +66,7 @@ async function bystanderKey(gateway: string, rootCookie: string): Promise<string
   await consoleCall(`${gateway}/api/user/`, { method: 'PUT', cookie: rootCookie, body: { id, quota: 1_000_000_000 } });
   const signIn = await consoleCall(`${gateway}/api/user/login`, { method: 'POST', body: { username, password } });
   const { cookie } = signIn;
-  const token = await consoleCall(`${gateway}/api/token/`, { method: 'POST', cookie, body: { name: 'bystander', unlimited_quota: true } });
+  const token = await consoleCall<{ key: string }>(`${gateway}/api/token/`, { method: 'POST', cookie, body: { name: 'bystander', unlimited_quota: true } });
   return `sk-${token.body.data.key}`;
 }
 

@@ -75,7 +75,7 @@ async function startWorkersGateway(script: string, workers: number, emulatorUrl:
   const url = `http://127.0.0.1:${port}`;
   const { rootCookie } = await prepareGateway(url, emulatorUrl, model);
   // the per-key limit of requests in flight (64 by default) is counted per worker: no limit, so c=64 measures throughput, not refusals
-  const token = await consoleCall(`${url}/api/token/`, { method: 'POST', cookie: rootCookie, body: { name: 'bench workers', unlimited_quota: true, concurrency_limit: -1 } });
+  const token = await consoleCall<{ key: string }>(`${url}/api/token/`, { method: 'POST', cookie: rootCookie, body: { name: 'bench workers', unlimited_quota: true, concurrency_limit: -1 } });
   const key = `sk-${token.body.data.key}`;
   return {
     workers,

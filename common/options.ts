@@ -302,7 +302,7 @@ export function isValidRatioJson(raw: string): boolean {
     parsed !== null &&
     typeof parsed === 'object' &&
     !Array.isArray(parsed) &&
-    Object.values(parsed as object).every((value) => typeof value === 'number' && Number.isFinite(value) && value >= 0)
+    Object.values(parsed).every((value) => typeof value === 'number' && Number.isFinite(value) && value >= 0)
   );
 }
 
@@ -315,7 +315,7 @@ export function isValidJsonOption(key: OptionKey, raw: string): boolean {
 export function isSafeLink(raw: string): boolean {
   const value = raw.trim();
   if (value === '') return true;
-  if (/[\s\u0000-\u001f]/.test(value)) return false;
+  if (/\s/.test(value) || [...value].some((char) => char.charCodeAt(0) <= 0x1f)) return false;
   if (value.startsWith('/') && !value.startsWith('//')) return true;
   try {
     const url = new URL(value);

@@ -16,7 +16,7 @@ import { defaultDarkTheme, defaultLightTheme, type RaThemeOptions } from 'react-
  */
 const TextFieldRoot = forwardRef<HTMLDivElement, FormControlProps & Record<string, unknown>>(function TextFieldRoot(props, ref) {
   const { InputProps, inputProps, InputLabelProps, FormHelperTextProps, SelectProps, inputRef, ownerState, ...rest } = props;
-  return <FormControl ref={ref} {...(rest as FormControlProps)} />;
+  return <FormControl ref={ref} {...rest} />;
 });
 
 const textField = { MuiTextField: { defaultProps: { slots: { root: TextFieldRoot } } } };

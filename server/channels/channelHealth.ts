@@ -64,8 +64,8 @@ async function callUpstream(url: string, init: { method: 'GET' | 'POST'; headers
     const response = await undiciRequest(url, { ...init, signal: signal ? AbortSignal.any([deadline, signal]) : deadline });
     return { status: response.statusCode, text: await response.body.text() };
   } catch (error) {
-    if (deadline.aborted) throw new Error(`upstream did not answer within ${CHECK_TIMEOUT_MS / 1000} s`);
-    throw new Error(`could not reach upstream: ${(error as Error).message}`);
+    if (deadline.aborted) throw new Error(`upstream did not answer within ${CHECK_TIMEOUT_MS / 1000} s`, { cause: error });
+    throw new Error(`could not reach upstream: ${(error as Error).message}`, { cause: error });
   }
 }
 
@@ -249,13 +249,13 @@ const BALANCE_FETCHERS: { [Kind in BalanceSourceKind]: BalanceFetch<Kind> } = {
       ? new Date(today.getFullYear(), today.getMonth(), 1)
       : new Date(today.getFullYear(), today.getMonth(), today.getDate() - 100);
     const query = new URLSearchParams({ start_date: localDate(start), end_date: localDate(today) });
-    const usage = await getJson(`${base}/v1/dashboard/billing/usage?${query}`, bearer(key), signal);
+    const usage = await getJson(`${base}/v1/dashboard/billing/usage?${query.toString()}`, bearer(key), signal);
     return hardLimit - numberFrom(usage.total_usage, 'total_usage') / 100;
   },
   'credit-grants': async (base, key, { field }, signal) =>
     numberFrom((await getJson(`${base}/dashboard/billing/credit_grants`, bearer(key), signal))[field], field),
   'openai-sb': async (base, key, _setting, signal) => {
-    const body = await getJson(`${base}/sb-api/user/status?${new URLSearchParams({ api_key: key })}`, bearer(key), signal);
+    const body = await getJson(`${base}/sb-api/user/status?${new URLSearchParams({ api_key: key }).toString()}`, bearer(key), signal);
     return numberFrom(dataOf(body).credit, 'credit');
   },
   aiproxy: async (base, key, _setting, signal) => {
@@ -302,7 +302,7 @@ export const BALANCE_SOURCE_KINDS: readonly BalanceSourceKind[] = Object.keys(BA
 /** Reads a balance as its type's row describes it. */
 function fetchBalance(setting: ChannelBalance, base: string, key: string, signal?: AbortSignal): Promise<number> {
   const read = BALANCE_FETCHERS[setting.source] as BalanceFetch<BalanceSourceKind>;
-  return read(base, key, setting as never, signal);
+  return read(base, key, setting, signal);
 }
 
 /** The unit a vendor's other platform answers in, when the channel points there and it differs from the row's. */
@@ -330,7 +330,7 @@ export async function updateChannelBalance(app: FastifyInstance, channel: Channe
       if (!base) return { error: 'this channel has no base URL' };
       const otherUnit = otherCurrencyOf(setting, base);
       if (otherUnit) {
-        return { error: `${new URL(base).host} reports balances in ${UNIT_NAMES[otherUnit]}; ${type!.label} balances are recorded in ${UNIT_NAMES[setting.unit]}` };
+        return { error: `${new URL(base).host} reports balances in ${UNIT_NAMES[otherUnit]}; ${type.label} balances are recorded in ${UNIT_NAMES[setting.unit]}` };
       }
       balance = await fetchBalance(setting, base, channel.key, signal);
     } else {

@@ -110,7 +110,7 @@ function tagDriver(driver: Driver): Driver {
       wrappers.set(connection, wrapper);
       inner.set(wrapper, connection);
     }
-    return wrapper as DatabaseConnection;
+    return wrapper;
   };
   return {
     init: () => driver.init().catch(mark),

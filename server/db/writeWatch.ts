@@ -23,15 +23,15 @@ function tableName(node: NamedNode | undefined): string | undefined {
 function describeWrite(node: RootOperationNode): { table: string; columns: readonly string[] | 'all' } | undefined {
   switch (node.kind) {
     case 'InsertQueryNode': {
-      const table = tableName(node.into as NamedNode | undefined);
+      const table = tableName(node.into);
       return table ? { table, columns: 'all' } : undefined;
     }
     case 'DeleteQueryNode': {
-      const table = tableName(node.from.froms[0] as NamedNode | undefined);
+      const table = tableName(node.from.froms[0]);
       return table ? { table, columns: 'all' } : undefined;
     }
     case 'UpdateQueryNode': {
-      const table = tableName(node.table as NamedNode | undefined);
+      const table = tableName(node.table);
       if (!table) return undefined;
       const columns = (node.updates ?? []).map((update) => (update.column as unknown as { column?: { name?: string } }).column?.name ?? '*');
       return { table, columns };
@@ -55,9 +55,9 @@ export class WriteWatchPlugin implements KyselyPlugin {
     return args.node;
   }
 
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+  transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
     const write = this.writes.get(args.queryId);
     if (write) this.listener(write.table, write.columns);
-    return args.result;
+    return Promise.resolve(args.result);
   }
 }

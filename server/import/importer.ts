@@ -184,7 +184,7 @@ async function readTable(source: SourceDatabase, table: string): Promise<Row[]> 
 
 async function readOptions(source: SourceDatabase): Promise<Row[]> {
   if (!source.columns.has('options')) return [];
-  return (await source.db.selectFrom('options').selectAll().execute()) as Row[];
+  return await source.db.selectFrom('options').selectAll().execute();
 }
 
 const maxId = async (db: Db, table: 'users' | 'tokens' | 'channels' | 'redemptions' | 'logs') =>

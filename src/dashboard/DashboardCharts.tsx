@@ -27,7 +27,7 @@ function ChartCard<Row>({ id, title, description, chart, rows, columns, rowKey }
   chart: ReactNode;
   rows: Row[];
   columns: Column<Row>[];
-  rowKey(row: Row): string;
+  rowKey: (row: Row) => string;
 }) {
   const translate = useDashboardTranslate();
   const [tableShown, setTableShown] = useState(false);

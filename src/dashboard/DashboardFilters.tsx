@@ -36,7 +36,7 @@ export function useFilterOptions(data: Dashboard | AdminDashboard | undefined, d
   return optionsOf;
 }
 
-function FilterSelect({ label, value, options, onChange }: { label: string; value: string; options: FilterOption[]; onChange(value: string): void }) {
+function FilterSelect({ label, value, options, onChange }: { label: string; value: string; options: FilterOption[]; onChange: (value: string) => void }) {
   const translate = useDashboardTranslate();
   const known = value === '' || options.some((option) => option.value === value);
   return (
@@ -74,8 +74,8 @@ export function DashboardFilters({
   granularity: DashboardGranularity;
   /** The range the last answer covered: what a custom range without dates shows. */
   answered?: { start: number; end: number };
-  optionsOf(key: FilterKey): FilterOption[];
-  onChange(view: DashboardView): void;
+  optionsOf: (key: FilterKey) => FilterOption[];
+  onChange: (view: DashboardView) => void;
 }) {
   const translate = useDashboardTranslate();
   const setRange = (range: RangePreset | null) => {

@@ -40,7 +40,7 @@ function ChartsSkeleton() {
   );
 }
 
-function ErrorState({ error, onRetry }: { error: unknown; onRetry(): void }) {
+function ErrorState({ error, onRetry }: { error: unknown; onRetry: () => void }) {
   const translate = useDashboardTranslate();
   return (
     <Alert

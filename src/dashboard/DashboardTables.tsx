@@ -33,7 +33,7 @@ export function SectionCard({ id, title, children, action }: { id: string; title
 }
 
 /** A compact table that scrolls sideways inside its card on narrow screens (never the page). */
-export function DataTable<Row>({ rows, columns, rowKey, label }: { rows: Row[]; columns: Column<Row>[]; rowKey(row: Row): string; label: string }) {
+export function DataTable<Row>({ rows, columns, rowKey, label }: { rows: Row[]; columns: Column<Row>[]; rowKey: (row: Row) => string; label: string }) {
   const translate = useDashboardTranslate();
   if (rows.length === 0) {
     return (
@@ -117,9 +117,9 @@ function NamedUsageTable<Row extends UsageTotals>({ id, title, nameLabel, rows, 
   title: string;
   nameLabel: string;
   rows: Row[];
-  idOf(row: Row): number;
-  nameOf(row: Row): string;
-  onFilter(id: number): void;
+  idOf: (row: Row) => number;
+  nameOf: (row: Row) => string;
+  onFilter: (id: number) => void;
 }) {
   const translate = useDashboardTranslate();
   const usage = useUsageColumns<Row>();
@@ -138,7 +138,7 @@ function NamedUsageTable<Row extends UsageTotals>({ id, title, nameLabel, rows, 
   );
 }
 
-export function TopTokensTable({ rows, onFilter }: { rows: TokenUsage[]; onFilter(tokenId: number): void }) {
+export function TopTokensTable({ rows, onFilter }: { rows: TokenUsage[]; onFilter: (tokenId: number) => void }) {
   const translate = useDashboardTranslate();
   return (
     <NamedUsageTable
@@ -153,7 +153,7 @@ export function TopTokensTable({ rows, onFilter }: { rows: TokenUsage[]; onFilte
   );
 }
 
-export function TopUsersTable({ rows, onFilter }: { rows: UserUsage[]; onFilter(userId: number): void }) {
+export function TopUsersTable({ rows, onFilter }: { rows: UserUsage[]; onFilter: (userId: number) => void }) {
   const translate = useDashboardTranslate();
   return (
     <NamedUsageTable
@@ -168,7 +168,7 @@ export function TopUsersTable({ rows, onFilter }: { rows: UserUsage[]; onFilter(
   );
 }
 
-export function TopModelsTable({ rows, totalQuota, onFilter }: { rows: ModelUsage[]; totalQuota: number; onFilter(model: string): void }) {
+export function TopModelsTable({ rows, totalQuota, onFilter }: { rows: ModelUsage[]; totalQuota: number; onFilter: (model: string) => void }) {
   const translate = useDashboardTranslate();
   const format = useDashboardFormat();
   const usage = useUsageColumns<ModelUsage>();
@@ -185,7 +185,7 @@ export function TopModelsTable({ rows, totalQuota, onFilter }: { rows: ModelUsag
   );
 }
 
-export function TopChannelsTable({ rows, onFilter, errorLog }: { rows: ChannelUsage[]; onFilter(channelId: number): void; errorLog: ErrorLogPath }) {
+export function TopChannelsTable({ rows, onFilter, errorLog }: { rows: ChannelUsage[]; onFilter: (channelId: number) => void; errorLog: ErrorLogPath }) {
   const translate = useDashboardTranslate();
   const format = useDashboardFormat();
   const title = translate('dashboard.tables.top_channels');

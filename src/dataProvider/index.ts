@@ -255,7 +255,7 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient, r
         method: 'PUT',
         body,
       });
-      return { data: { ...params.previousData, ...body, ...(data && typeof data === 'object' ? data : {}) } as any };
+      return { data: { ...params.previousData, ...body, ...(data && typeof data === 'object' ? data : {}) } };
     },
     updateMany: async (resource, params) => {
       const keys = Object.keys(params.data ?? {});

@@ -37,7 +37,7 @@ export function AppLayout({ children }: { children?: ReactNode }) {
   const navigate = useNavigate();
   const mustEnrol = mustEnrolElsewhere(pathname);
   useEffect(() => {
-    if (mustEnrol) navigate(TWO_FACTOR_SETUP_PATH, { replace: true });
+    if (mustEnrol) void navigate(TWO_FACTOR_SETUP_PATH, { replace: true });
   }, [mustEnrol, navigate]);
   return (
     <Box sx={{ display: 'flex', flexDirection: 'column', minHeight: '100vh', bgcolor: 'background.default' }}>

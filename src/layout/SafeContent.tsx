@@ -9,7 +9,7 @@ export function sanitizeHtml(html: string): string {
 }
 
 export function markdownToSafeHtml(markdown: string): string {
-  return sanitizeHtml(marked.parse(markdown, { async: false }) as string);
+  return sanitizeHtml(marked.parse(markdown, { async: false }));
 }
 
 export function SafeHtml({ html, sx }: { html: string; sx?: SxProps }) {

@@ -12,7 +12,7 @@ export interface StatusState {
   /** True when the last load failed (the cached copy, if any, is still shown). */
   failed: boolean;
   /** Loads the status again, e.g. after an admin changed a setting it reflects. */
-  reload(): void;
+  reload: () => void;
 }
 
 const StatusContext = createContext<StatusState>({ status: null, failed: false, reload: () => undefined });

@@ -31,19 +31,19 @@ export function GitHubCallbackPage() {
         const { message, user } = await dataProvider.githubOAuth(code, state);
         if (message === 'bind') {
           notice('app.auth.bind_success', 'success');
-          navigate('/setting');
+          void navigate('/setting');
         } else if (user) {
           storeUser(user);
           notice('app.auth.login_success', 'success');
-          navigate('/');
+          void navigate('/');
         }
       } catch (error) {
         if (needsSecondFactor(error)) {
-          navigate('/login?two_factor=1');
+          void navigate('/login?two_factor=1');
           return;
         }
         notice(errorMessage(error), 'error');
-        if (count === 0) navigate('/setting');
+        if (count === 0) void navigate('/setting');
         if (count + 1 >= MAX_ATTEMPTS) return;
         setAttempt(count + 1);
         await new Promise((wake) => setTimeout(wake, 2000 * (count + 1)));

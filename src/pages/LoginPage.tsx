@@ -78,7 +78,7 @@ export function LoginPage() {
   if (step === 'code') {
     return (
       <AuthCard title={translate('app.two_factor.login_title')}>
-        <Box component="form" onSubmit={submitCode} noValidate>
+        <Box component="form" onSubmit={(event) => void submitCode(event)} noValidate>
           <Stack spacing={2}>
             <Typography variant="body2" color="text.secondary">
               {translate(useRecoveryCode ? 'app.two_factor.login_recovery_help' : 'app.two_factor.login_help')}
@@ -118,7 +118,7 @@ export function LoginPage() {
       storeUser(user);
       setWechatOpen(false);
       notice('app.auth.login_success', 'success');
-      navigate('/');
+      void navigate('/');
     } catch (error) {
       notice(errorMessage(error), 'error');
     }
@@ -132,7 +132,7 @@ export function LoginPage() {
           {translate('app.auth.expired')}
         </Alert>
       )}
-      <Box component="form" onSubmit={submit} noValidate>
+      <Box component="form" onSubmit={(event) => void submit(event)} noValidate>
         <Stack spacing={2}>
           <TextField name="username" label={translate('app.auth.username')} value={username} onChange={(event) => setUsername(event.target.value)} autoComplete="username" autoFocus fullWidth />
           <TextField name="password" type="password" label={translate('app.auth.password')} value={password} onChange={(event) => setPassword(event.target.value)} autoComplete="current-password" fullWidth />
@@ -160,7 +160,7 @@ export function LoginPage() {
           <Divider sx={{ my: 3 }}>{translate('app.auth.or')}</Divider>
           <Stack spacing={1.5}>
             {status?.github_oauth && (
-              <Button variant="outlined" startIcon={<GitHubIcon />} onClick={() => startGitHubSignIn(status).catch((error) => notice(errorMessage(error), 'error'))} fullWidth>
+              <Button variant="outlined" startIcon={<GitHubIcon />} onClick={() => void startGitHubSignIn(status).catch((error) => notice(errorMessage(error), 'error'))} fullWidth>
                 {translate('app.auth.github')}
               </Button>
             )}
@@ -183,7 +183,7 @@ export function LoginPage() {
         </DialogContent>
         <DialogActions>
           <Button onClick={() => setWechatOpen(false)}>{translate('app.auth.cancel')}</Button>
-          <Button variant="contained" disableElevation onClick={wechatLogin}>
+          <Button variant="contained" disableElevation onClick={() => void wechatLogin()}>
             {translate('app.auth.login')}
           </Button>
         </DialogActions>

@@ -48,7 +48,7 @@ export function RegisterPage() {
         turnstileToken || undefined,
       );
       notice('app.auth.register_success', 'success');
-      navigate('/login');
+      void navigate('/login');
     } catch (error) {
       notice(errorMessage(error), 'error');
     } finally {
@@ -75,7 +75,7 @@ export function RegisterPage() {
           {translate('app.auth.register_closed')}
         </Alert>
       )}
-      <Box component="form" onSubmit={submit} noValidate>
+      <Box component="form" onSubmit={(event) => void submit(event)} noValidate>
         <Stack spacing={2}>
           <TextField name="username" label={translate('app.auth.username')} placeholder={translate('app.auth.username_placeholder')} value={form.username} onChange={set('username')} autoComplete="username" fullWidth />
           <TextField name="password" type="password" label={translate('app.auth.password')} placeholder={translate('app.auth.password_placeholder')} value={form.password} onChange={set('password')} autoComplete="new-password" fullWidth />
@@ -84,7 +84,7 @@ export function RegisterPage() {
             <>
               <Stack direction="row" spacing={1}>
                 <TextField name="email" type="email" label={translate('app.auth.email')} value={form.email} onChange={set('email')} autoComplete="email" fullWidth />
-                <Button variant="outlined" onClick={sendCode} disabled={cooldown.active} sx={{ whiteSpace: 'nowrap', minWidth: 120 }}>
+                <Button variant="outlined" onClick={() => void sendCode()} disabled={cooldown.active} sx={{ whiteSpace: 'nowrap', minWidth: 120 }}>
                   {cooldown.active ? translate('app.auth.resend_in', { seconds: cooldown.left }) : translate('app.auth.send_code')}
                 </Button>
               </Stack>

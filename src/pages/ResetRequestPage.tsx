@@ -36,7 +36,7 @@ export function ResetRequestPage() {
       <Typography variant="body2" color="text.secondary" sx={{ mb: 2 }}>
         {translate('app.auth.reset_help')}
       </Typography>
-      <Box component="form" onSubmit={submit} noValidate>
+      <Box component="form" onSubmit={(event) => void submit(event)} noValidate>
         <Stack spacing={2}>
           <TextField name="email" type="email" label={translate('app.auth.email')} value={email} onChange={(event) => setEmail(event.target.value)} autoComplete="email" fullWidth />
           {status?.turnstile_check && status.turnstile_site_key && <Turnstile siteKey={status.turnstile_site_key} onToken={setTurnstileToken} />}

@@ -67,7 +67,7 @@ function TopUp() {
           {quota === null ? '—' : <Balance quota={quota} />}
         </Typography>
         {loadFailed && <LoadError onRetry={loadQuota} />}
-        <Box component="form" onSubmit={redeem} noValidate>
+        <Box component="form" onSubmit={(event) => void redeem(event)} noValidate>
           <Stack spacing={2}>
             <TextField name="code" label={translate('app.topup.code')} value={code} onChange={(event) => setCode(event.target.value)} fullWidth autoComplete="off" />
             <Stack direction="row" spacing={1}>

@@ -22,8 +22,8 @@ export function TwoFactorSetupPage() {
     <AuthCard title={translate('app.two_factor.setup_title')}>
       <Stack spacing={3}>
         <Typography variant="body2" color="text.secondary">{translate('app.two_factor.setup_help')}</Typography>
-        <TwoFactorPanel onConfirmed={confirmed} onEnabled={() => navigate('/')} />
-        <Button onClick={() => logout()} sx={{ alignSelf: 'flex-start' }}>{translate('ra.auth.logout')}</Button>
+        <TwoFactorPanel onConfirmed={confirmed} onEnabled={() => void navigate('/')} />
+        <Button onClick={() => void logout()} sx={{ alignSelf: 'flex-start' }}>{translate('ra.auth.logout')}</Button>
       </Stack>
     </AuthCard>
   );

@@ -32,7 +32,7 @@ function SelfEdit() {
     <Card variant="outlined" sx={{ borderRadius: 3, maxWidth: 560, mx: 'auto' }}>
       <CardContent sx={{ p: { xs: 3, sm: 4 } }}>
         <Typography variant="h5" component="h1" sx={{ fontWeight: 700, mb: 3 }}>{translate('app.user_edit.title')}</Typography>
-        <Stack component="form" spacing={2} onSubmit={submit} noValidate>
+        <Stack component="form" spacing={2} onSubmit={(event) => void submit(event)} noValidate>
           <TextField name="username" label={translate('app.auth.username')} value={form.username} onChange={set('username')} fullWidth />
           <TextField name="display_name" label={translate('app.user_edit.display_name')} value={form.display_name} onChange={set('display_name')} fullWidth />
           <TextField name="password" type="password" label={translate('app.user_edit.new_password')} value={form.password} onChange={set('password')} autoComplete="new-password" fullWidth />

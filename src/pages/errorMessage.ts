@@ -1,7 +1,7 @@
 /** The message of whatever a data provider call threw, for a notice. */
 export function errorMessage(error: unknown): string {
   if (typeof error === 'string') return error;
-  if (error && typeof error === 'object' && 'message' in error && typeof (error as { message: unknown }).message === 'string') {
+  if (error && typeof error === 'object' && 'message' in error && typeof error.message === 'string') {
     return (error as { message: string }).message;
   }
   return `Error: ${String(error)}`;

@@ -50,7 +50,7 @@ export function BindEmailDialog({ open, onClose }: { open: boolean; onClose: () 
         <Stack spacing={2} sx={{ pt: 1 }}>
           <Stack direction="row" spacing={1}>
             <TextField name="email" type="email" label={translate('app.auth.email')} value={email} onChange={(event) => setEmail(event.target.value)} fullWidth />
-            <Button variant="outlined" onClick={sendCode} disabled={cooldown.active} sx={{ whiteSpace: 'nowrap', minWidth: 120 }}>
+            <Button variant="outlined" onClick={() => void sendCode()} disabled={cooldown.active} sx={{ whiteSpace: 'nowrap', minWidth: 120 }}>
               {cooldown.active ? translate('app.auth.resend_in', { seconds: cooldown.left }) : translate('app.auth.send_code')}
             </Button>
           </Stack>
@@ -60,7 +60,7 @@ export function BindEmailDialog({ open, onClose }: { open: boolean; onClose: () 
       </DialogContent>
       <DialogActions>
         <Button onClick={onClose}>{translate('ra.action.cancel')}</Button>
-        <Button variant="contained" disableElevation onClick={bind}>{translate('app.setting.bind')}</Button>
+        <Button variant="contained" disableElevation onClick={() => void bind()}>{translate('app.setting.bind')}</Button>
       </DialogActions>
     </Dialog>
   );

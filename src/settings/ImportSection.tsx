@@ -28,7 +28,7 @@ export function ImportSection() {
     try {
       const next = await settingsProvider.importState();
       setState(next);
-      if (next.running) timer.current = setTimeout(poll, POLL_MS);
+      if (next.running) timer.current = setTimeout(() => void poll(), POLL_MS);
     } catch (error) {
       // an import into a fresh install replaces its root account, and with it this session
       if ((error as { status?: number }).status === 401) setSignedOut(true);
@@ -47,7 +47,7 @@ export function ImportSection() {
     try {
       setState(await settingsProvider.startImport({ source: source.trim(), apply, merge, with_logs: withLogs }));
       clearTimeout(timer.current);
-      timer.current = setTimeout(poll, POLL_MS);
+      timer.current = setTimeout(() => void poll(), POLL_MS);
     } catch (error) {
       setProblem(errorMessage(error));
     }
@@ -73,7 +73,7 @@ export function ImportSection() {
           <FormControlLabel control={<Checkbox checked={withLogs} onChange={(event) => setWithLogs(event.target.checked)} disabled={running} />} label={translate('settings.import.with_logs')} />
         </FormGroup>
         <Box>
-          <Button variant="contained" startIcon={<MoveDownIcon />} onClick={start} disabled={running || source.trim() === ''}>
+          <Button variant="contained" startIcon={<MoveDownIcon />} onClick={() => void start()} disabled={running || source.trim() === ''}>
             {translate(apply ? 'settings.import.run_apply' : 'settings.import.run_dry')}
           </Button>
         </Box>

@@ -40,7 +40,7 @@ function TestEmailButton({ form, section }: { form: OptionForm; section: Setting
       startIcon={sending ? <CircularProgress size={16} /> : <SendIcon />}
       disabled={sending || unsaved || !isRoot(readStoredUser()?.role)}
       title={translate(unsaved ? 'settings.smtp.save_first' : 'settings.smtp.test_help')}
-      onClick={send}
+      onClick={() => void send()}
     >
       {translate('settings.smtp.test')}
     </Button>

@@ -80,7 +80,7 @@ export function PersonalTab() {
       await dataProvider.deleteSelf();
       setDeleteOpen(false);
       notice('app.setting.account_deleted', 'success');
-      logout();
+      void logout();
     } catch (error) {
       notice(errorMessage(error), 'error');
     }
@@ -95,7 +95,7 @@ export function PersonalTab() {
       </Section>
       <Section title="app.setting.access_token" help="app.setting.access_token_help">
         <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1}>
-          <Button variant="outlined" onClick={generateToken}>{translate('app.setting.generate_token')}</Button>
+          <Button variant="outlined" onClick={() => void generateToken()}>{translate('app.setting.generate_token')}</Button>
           {accessToken && <TextField size="small" value={accessToken} slotProps={{ input: { readOnly: true, sx: { fontFamily: 'monospace' } } }} sx={{ minWidth: 320 }} />}
         </Stack>
       </Section>
@@ -106,7 +106,7 @@ export function PersonalTab() {
         <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1}>
           <Button variant="outlined" onClick={() => setBindEmailOpen(true)}>{translate('app.setting.bind_email')}</Button>
           {status?.github_oauth && (
-            <Button variant="outlined" onClick={() => startGitHubSignIn(status).catch((error) => notice(errorMessage(error), 'error'))}>
+            <Button variant="outlined" onClick={() => void startGitHubSignIn(status).catch((error) => notice(errorMessage(error), 'error'))}>
               {translate('app.setting.bind_github')}
             </Button>
           )}
@@ -121,13 +121,13 @@ export function PersonalTab() {
           </DialogContent>
           <DialogActions>
             <Button onClick={() => setWechatOpen(false)}>{translate('ra.action.cancel')}</Button>
-            <Button variant="contained" disableElevation onClick={bindWechat}>{translate('app.setting.bind')}</Button>
+            <Button variant="contained" disableElevation onClick={() => void bindWechat()}>{translate('app.setting.bind')}</Button>
           </DialogActions>
         </Dialog>
         <BindEmailDialog open={bindEmailOpen} onClose={() => setBindEmailOpen(false)} />
       </Section>
       <Section title="app.setting.invite" help="app.setting.invite_help">
-        <Button variant="outlined" onClick={copyInvite}>{translate('app.setting.copy_invite')}</Button>
+        <Button variant="outlined" onClick={() => void copyInvite()}>{translate('app.setting.copy_invite')}</Button>
       </Section>
       <Section title="app.menu.language" help="app.setting.language_help">
         <LanguageSwitch color="primary" />
@@ -146,7 +146,7 @@ export function PersonalTab() {
         </DialogContent>
         <DialogActions>
           <Button onClick={() => setDeleteOpen(false)}>{translate('ra.action.cancel')}</Button>
-          <Button color="error" variant="contained" disableElevation onClick={deleteAccount}>{translate('app.setting.delete_account')}</Button>
+          <Button color="error" variant="contained" disableElevation onClick={() => void deleteAccount()}>{translate('app.setting.delete_account')}</Button>
         </DialogActions>
       </Dialog>
     </Stack>

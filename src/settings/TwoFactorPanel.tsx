@@ -118,7 +118,7 @@ export function TwoFactorPanel({ onConfirmed, onEnabled }: { onConfirmed?: () =>
 
   if (loadError) {
     return (
-      <Alert severity="error" action={<Button color="inherit" size="small" onClick={load}>{translate('ra.action.refresh')}</Button>}>
+      <Alert severity="error" action={<Button color="inherit" size="small" onClick={() => void load()}>{translate('ra.action.refresh')}</Button>}>
         {translate(loadError, { _: loadError })}
       </Alert>
     );
@@ -135,7 +135,7 @@ export function TwoFactorPanel({ onConfirmed, onEnabled }: { onConfirmed?: () =>
           ))}
         </Box>
         <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1}>
-          <Button variant="outlined" onClick={copyCodes}>{translate('app.two_factor.copy_codes')}</Button>
+          <Button variant="outlined" onClick={() => void copyCodes()}>{translate('app.two_factor.copy_codes')}</Button>
           <Button variant="contained" disableElevation onClick={() => { setRecoveryCodes(null); onEnabled?.(); }}>
             {translate('app.two_factor.codes_saved')}
           </Button>
@@ -156,7 +156,7 @@ export function TwoFactorPanel({ onConfirmed, onEnabled }: { onConfirmed?: () =>
         {status.required ? (
           <Typography variant="body2" color="text.secondary">{translate('app.two_factor.required_cannot_disable')}</Typography>
         ) : (
-          <CodeForm name="two-factor-disable-code" label="app.two_factor.code_or_recovery" code={code} setCode={setCode} onSubmit={disable}>
+          <CodeForm name="two-factor-disable-code" label="app.two_factor.code_or_recovery" code={code} setCode={setCode} onSubmit={(event) => void disable(event)}>
             <Button type="submit" variant="outlined" color="error" disabled={busy || !code.trim()}>{translate('app.two_factor.disable')}</Button>
           </CodeForm>
         )}
@@ -180,7 +180,7 @@ export function TwoFactorPanel({ onConfirmed, onEnabled }: { onConfirmed?: () =>
             {enrolment.secret.replace(/(.{4})/g, '$1 ').trim()}
           </Typography>
         </Box>
-        <CodeForm name="two-factor-confirm-code" label="app.two_factor.code" code={code} setCode={setCode} onSubmit={confirm} numeric>
+        <CodeForm name="two-factor-confirm-code" label="app.two_factor.code" code={code} setCode={setCode} onSubmit={(event) => void confirm(event)} numeric>
           <Button type="submit" variant="contained" disableElevation disabled={busy || !code.trim()}>{translate('app.two_factor.confirm')}</Button>
           <Button onClick={() => setEnrolment(null)}>{translate('ra.action.cancel')}</Button>
         </CodeForm>
@@ -192,7 +192,7 @@ export function TwoFactorPanel({ onConfirmed, onEnabled }: { onConfirmed?: () =>
     <Stack spacing={2} sx={{ alignItems: 'flex-start' }}>
       {status.required && <Alert severity="warning">{translate('app.two_factor.required_notice')}</Alert>}
       <Chip label={translate('app.two_factor.off')} />
-      <Button variant="contained" disableElevation onClick={start} disabled={busy}>{translate('app.two_factor.set_up')}</Button>
+      <Button variant="contained" disableElevation onClick={() => void start()} disabled={busy}>{translate('app.two_factor.set_up')}</Button>
     </Stack>
   );
 }

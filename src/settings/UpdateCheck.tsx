@@ -37,7 +37,7 @@ export function UpdateCheck() {
         <Typography>
           {translate('settings.update.current')} <Chip size="small" label={VERSION} sx={{ fontFamily: 'monospace' }} />
         </Typography>
-        <Button variant="outlined" startIcon={<SystemUpdateAltIcon />} onClick={check} disabled={checking} sx={{ alignSelf: { xs: 'flex-start', sm: 'auto' } }}>
+        <Button variant="outlined" startIcon={<SystemUpdateAltIcon />} onClick={() => void check()} disabled={checking} sx={{ alignSelf: { xs: 'flex-start', sm: 'auto' } }}>
           {translate(checking ? 'settings.update.checking' : 'settings.update.check')}
         </Button>
       </Stack>

@@ -19,7 +19,7 @@ export interface OptionForm {
   /** The message when they could not be loaded. */
   loadError: string;
   /** Loads the stored values again (the Retry of the error state). */
-  reload(): void;
+  reload: () => void;
   /** Whether any field holds a draft not yet saved (leaving then asks first). */
   hasUnsavedChanges: boolean;
   /** What a field shows: its draft, else the stored value (secrets: the draft only). */

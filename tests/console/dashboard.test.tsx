@@ -111,7 +111,7 @@ describe('dashboard for a user', { timeout: 30_000 }, () => {
     const realStyle = window.getComputedStyle;
     window.getComputedStyle = (element: Element, pseudo?: string | null) => {
       const style = realStyle(element, pseudo);
-      return new Proxy(style, { get: (target, key) => (key === 'width' ? target.width || '600px' : Reflect.get(target, key, target)) }) as CSSStyleDeclaration;
+      return new Proxy(style, { get: (target, key) => (key === 'width' ? target.width || '600px' : Reflect.get(target, key, target)) });
     };
     const ticksOf = async (id: string) => {
       const section = await screen.findByTestId(`section-${id}`, {}, { timeout: 5000 });

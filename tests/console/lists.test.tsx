@@ -24,7 +24,7 @@ function screenWidth(width: number) {
     const min = /min-width:\s*([\d.]+)px/.exec(query);
     const matches = (!max || width <= Number(max[1])) && (!min || width >= Number(min[1]));
     return { matches, media: query, onchange: null, addListener: () => undefined, removeListener: () => undefined, addEventListener: () => undefined, removeEventListener: () => undefined, dispatchEvent: () => false };
-  }) as typeof window.matchMedia;
+  });
 }
 
 function Where() {

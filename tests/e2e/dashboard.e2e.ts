@@ -64,7 +64,7 @@ describe.runIf(served)('dashboard: a user and root see their usage, in every lay
     if (cookie) headers.cookie = cookie;
     if (bearer) headers.authorization = `Bearer ${bearer}`;
     const response = await fetch(`${gateway.baseUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
-    return { status: response.status, body: (await response.json()) as any };
+    return { status: response.status, body: (await response.json()) };
   };
   const createToken = async (cookie: string, name: string) => {
     const { body } = await post({ path: '/api/token/', cookie, body: { name, remain_quota: 5_000_000 } });

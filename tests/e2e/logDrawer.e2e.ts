@@ -37,7 +37,7 @@ describe.runIf(chromiumAvailable())('log drawer: a failed request from the dashb
 
   const post = async (path: string, body: unknown, headers: Record<string, string>) => {
     const response = await fetch(`${gateway.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-    return { status: response.status, body: (await response.json()) as any };
+    return { status: response.status, body: (await response.json()) };
   };
 
   beforeAll(async () => {
@@ -65,7 +65,7 @@ describe.runIf(chromiumAvailable())('log drawer: a failed request from the dashb
 
     // logs are written in batches a moment after the answer: wait for both rows
     for (let tries = 0; tries < 50 && !errorRowsWritten; tries += 1) {
-      const logs = await fetch(`${gateway.baseUrl}/api/log/`, { headers: { cookie } }).then((response) => response.json() as Promise<any>);
+      const logs = await fetch(`${gateway.baseUrl}/api/log/`, { headers: { cookie } }).then((response) => response.json());
       const types = Array.isArray(logs.data) ? logs.data.map((row: { type: number }) => row.type) : [];
       errorRowsWritten = types.includes(5) && types.includes(2);
       if (!errorRowsWritten) await new Promise((wake) => setTimeout(wake, 200));

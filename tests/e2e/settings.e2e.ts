@@ -122,7 +122,7 @@ describe.runIf(enabled)('settings: every section takes effect', () => {
     // a channel on the emulator and a token, made through the console API as the signed-in admin
     const api = (method: string, url: string, body?: unknown) =>
       admin.evaluate(
-        async ([method, url, body]) => (await fetch(url as string, { method: method as string, headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined })).json(),
+        async ([method, url, body]) => (await fetch(url, { method, headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined })).json(),
         [method, url, body] as const,
       );
     expect((await api('POST', '/api/channel/', { name: 'emulator', type: 8, key: 'sk-good', base_url: emulator.baseUrl, models: 'gpt-4', group: 'default' })).success).toBe(true);

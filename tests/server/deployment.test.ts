@@ -122,8 +122,8 @@ describe('WORKERS', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const code = await new Promise<number | null>((exited) => child.once('exit', (exitCode) => exited(exitCode)));
     rmSync(dataDir, { recursive: true, force: true });
     return { code, output };

@@ -273,7 +273,7 @@ for (const target of targets) {
       if (generated.contentType) headers['content-type'] = generated.contentType;
       const relay = generated.url.startsWith('/v1') || generated.url.startsWith('/dashboard');
       if (relay) {
-        const key = keys[generated.caller as RelayCaller];
+        const key = keys[generated.caller];
         if (key) headers.authorization = `Bearer ${key}`;
       } else {
         const cookie = cookies[generated.caller as Caller];

@@ -162,7 +162,7 @@ describe('several processes', () => {
         worker.ctx.metrics!.batchWritten('logs', index === 0 ? 3 : 40, 2, true);
       }
       const perWorker = await Promise.all(workers.map((worker) => metricsRegistryOf(worker)!.getMetricsAsJSON()));
-      const merged = parseMetrics(await AggregatorRegistry.aggregate(perWorker as never).metrics());
+      const merged = parseMetrics(await AggregatorRegistry.aggregate(perWorker).metrics());
       expect(total(merged, 'switchboard_http_requests_total', { method: 'GET', route: '/api/status', status: '200' })).toBe(3);
       // histograms merge bucket by bucket
       expect(total(merged, 'switchboard_ledger_batch_size_count', { queue: 'logs' })).toBe(2);

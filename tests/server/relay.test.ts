@@ -218,7 +218,7 @@ describe('relay', () => {
     while (!received.includes('word2')) received += new TextDecoder().decode((await reader.read()).value);
     controller.abort();
     const deadline = Date.now() + 5000;
-    let log;
+    let log: { completion_tokens: number; prompt_tokens: number; quota: number } | undefined;
     while (Date.now() < deadline) {
       log = await app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).where('estimated', '=', 1).orderBy('id', 'desc').executeTakeFirst();
       if (log && emulator.abortedRequests > abortedBefore) break;

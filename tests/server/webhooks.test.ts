@@ -58,18 +58,18 @@ for (const target of targets) {
       expect(chosen.secret).toBe('my-own-secret-123456');
       await createWebhook({ name: 'gamma', enabled: false });
 
-      const list = await api('GET', `/api/webhook?${new URLSearchParams({ sort: '["name","ASC"]', range: '[1,1]', filter: '{}' })}`);
+      const list = await api('GET', `/api/webhook?${new URLSearchParams({ sort: '["name","ASC"]', range: '[1,1]', filter: '{}' }).toString()}`);
       expect(list.statusCode).toBe(200);
       expect(list.headers['content-range']).toBe('webhook 1-1/3');
       expect(list.headers['access-control-expose-headers']).toBe('Content-Range');
       expect(list.json()).toEqual([expect.objectContaining({ name: 'beta', events: ['token.exhausted'], enabled: true })]);
       expect(list.body).not.toContain('secret');
 
-      const disabled = await api('GET', `/api/webhook?${new URLSearchParams({ filter: '{"enabled":false}' })}`);
+      const disabled = await api('GET', `/api/webhook?${new URLSearchParams({ filter: '{"enabled":false}' }).toString()}`);
       expect(disabled.json().map((row: { name: string }) => row.name)).toEqual(['gamma']);
-      const searched = await api('GET', `/api/webhook?${new URLSearchParams({ filter: '{"q":"alp"}' })}`);
+      const searched = await api('GET', `/api/webhook?${new URLSearchParams({ filter: '{"q":"alp"}' }).toString()}`);
       expect(searched.json().map((row: { name: string }) => row.name)).toEqual(['alpha']);
-      const many = await api('GET', `/api/webhook?${new URLSearchParams({ filter: JSON.stringify({ id: [generated.id, chosen.id] }) })}`);
+      const many = await api('GET', `/api/webhook?${new URLSearchParams({ filter: JSON.stringify({ id: [generated.id, chosen.id] }) }).toString()}`);
       expect(many.json().map((row: { id: number }) => row.id).sort()).toEqual([generated.id, chosen.id].sort());
       expect(many.headers['content-range']).toBe('webhook 0-1/2');
 
@@ -149,7 +149,7 @@ for (const target of targets) {
       expect(Number(row.attempts)).toBe(3);
       expect(Number(row.last_status_code)).toBe(200);
 
-      const log = await api('GET', `/api/webhook_delivery?${new URLSearchParams({ filter: JSON.stringify({ webhook_id: webhook.id }), sort: '["id","DESC"]', range: '[0,9]' })}`);
+      const log = await api('GET', `/api/webhook_delivery?${new URLSearchParams({ filter: JSON.stringify({ webhook_id: webhook.id }), sort: '["id","DESC"]', range: '[0,9]' }).toString()}`);
       expect(log.headers['content-range']).toBe('webhook_delivery 0-0/1');
       expect(log.json()).toEqual([expect.objectContaining({ id: created.id, status: 'delivered', attempts: 3, last_status_code: 200, event_type: 'webhook.test' })]);
     });
@@ -164,7 +164,7 @@ for (const target of targets) {
       // the status alone: what the target answered (the receiver says "receiver says no") is not kept
       expect(failed.last_error).toBe('HTTP 500');
       expect(receiver.received).toHaveLength(RETRY_DELAYS_MS.length + 1);
-      const logged = await api('GET', `/api/webhook_delivery?${new URLSearchParams({ filter: JSON.stringify({ id: failed.id }) })}`);
+      const logged = await api('GET', `/api/webhook_delivery?${new URLSearchParams({ filter: JSON.stringify({ id: failed.id }) }).toString()}`);
       expect(logged.json()).toEqual([expect.objectContaining({ id: Number(failed.id), last_status_code: 500, last_error: 'HTTP 500' })]);
       expect(logged.body).not.toContain('receiver says no');
 
@@ -173,7 +173,7 @@ for (const target of targets) {
       expect(again.json()).toMatchObject({ event_id: failed.event_id, status: 'pending', attempts: 0 });
       await eventually(deliveries, (rows) => rows.length === 2 && rows[1].status === 'delivered');
       expect(receiver.received.at(-1)!.json.id).toBe(failed.event_id);
-      const byStatus = await api('GET', `/api/webhook_delivery?${new URLSearchParams({ filter: '{"status":"failed"}' })}`);
+      const byStatus = await api('GET', `/api/webhook_delivery?${new URLSearchParams({ filter: '{"status":"failed"}' }).toString()}`);
       expect(byStatus.json().map((row: { id: number }) => row.id)).toEqual([Number(failed.id)]);
     });
 
@@ -183,7 +183,7 @@ for (const target of targets) {
       await api('POST', `/api/webhook/${webhook.id}/test`);
       const [failed] = await eventually(deliveries, (rows) => rows[0]?.status === 'failed');
       await harness.app.ctx.db.updateTable('webhook_deliveries').set({ last_error: 'HTTP 500: {"internal":"10.0.0.7 admin panel"}' }).where('id', '=', failed.id).execute();
-      const logged = await api('GET', `/api/webhook_delivery?${new URLSearchParams({ filter: JSON.stringify({ id: failed.id }) })}`);
+      const logged = await api('GET', `/api/webhook_delivery?${new URLSearchParams({ filter: JSON.stringify({ id: failed.id }) }).toString()}`);
       expect(logged.json()).toEqual([expect.objectContaining({ id: Number(failed.id), last_error: 'HTTP 500' })]);
       expect(logged.body).not.toContain('10.0.0.7');
     });

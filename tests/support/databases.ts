@@ -140,7 +140,7 @@ export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
  */
 export async function redisAvailable(suite: string): Promise<boolean> {
   const client = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  let up = false;
+  let up: boolean;
   try {
     await client.connect();
     up = (await client.ping()) === 'PONG';

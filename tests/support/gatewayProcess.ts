@@ -40,8 +40,8 @@ export async function spawnGatewayProcess(env: Record<string, string>, startTime
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  child.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (log += chunk.toString()));
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
   const alive = () => child.exitCode === null && child.signalCode === null;
   const deadline = Date.now() + startTimeoutMs;

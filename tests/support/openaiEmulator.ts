@@ -355,7 +355,7 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
   const state = { requests: [] as RecordedRequest[], abortedRequests: 0 };
   let created = 1_700_000_000;
 
-  const server: Server = createServer(async (request, response) => {
+  const server: Server = createServer((request, response) => void (async () => {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const rawBody = Buffer.concat(chunks);
@@ -501,7 +501,7 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
       });
     }
     return sendError(response, 404, `Invalid URL (${request.method} ${path})`, 'invalid_request_error', null);
-  });
+  })());
 
   await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
   const { port } = server.address() as AddressInfo;

@@ -38,5 +38,5 @@ export const migrations: Record<string, Migration> = {
 };
 
 export const migrationProvider: MigrationProvider = {
-  getMigrations: async () => migrations,
+  getMigrations: () => Promise.resolve(migrations),
 };

@@ -86,18 +86,18 @@ export function ChannelActions(_: { label?: string }) {
   return (
     <RowActions
       actions={[
-        { key: 'test', label: 'app.channel.test', icon: <NetworkCheckIcon fontSize="small" />, loading: testing, onClick: test },
+        { key: 'test', label: 'app.channel.test', icon: <NetworkCheckIcon fontSize="small" />, loading: testing, onClick: () => void test() },
         {
           key: 'toggle',
           label: enabled ? 'app.channel.disable' : 'app.channel.enable',
           icon: enabled ? <BlockIcon fontSize="small" /> : <CheckCircleOutlineIcon fontSize="small" />,
           color: enabled ? 'warning' : 'success',
           disabled: toggling,
-          onClick: toggle,
+          onClick: () => void toggle(),
         },
-        { key: 'edit', label: 'ra.action.edit', icon: <EditIcon fontSize="small" />, onClick: () => navigate(`/channel/edit/${record.id}`) },
-        { key: 'balance', label: 'app.lists.update_balance', icon: <AccountBalanceWalletIcon fontSize="small" />, loading: updatingBalance, onClick: updateBalance, more: true },
-        { key: 'delete', label: 'ra.action.delete', icon: <DeleteIcon fontSize="small" />, color: 'error', confirm: 'app.channel.delete_title', onClick: remove, more: true },
+        { key: 'edit', label: 'ra.action.edit', icon: <EditIcon fontSize="small" />, onClick: () => void navigate(`/channel/edit/${record.id}`) },
+        { key: 'balance', label: 'app.lists.update_balance', icon: <AccountBalanceWalletIcon fontSize="small" />, loading: updatingBalance, onClick: () => void updateBalance(), more: true },
+        { key: 'delete', label: 'ra.action.delete', icon: <DeleteIcon fontSize="small" />, color: 'error', confirm: 'app.channel.delete_title', onClick: () => void remove(), more: true },
       ]}
     />
   );
@@ -214,10 +214,10 @@ export function ChannelFooter() {
           <Button component={RouterLink} to="/channel/add" size="small" variant="contained" disableElevation startIcon={<AddIcon />}>
             {translate('app.channel.add')}
           </Button>
-          <Button size="small" variant="outlined" startIcon={<NetworkCheckIcon />} loading={running === 'test'} loadingPosition="start" disabled={running !== null} onClick={() => start('test')}>
+          <Button size="small" variant="outlined" startIcon={<NetworkCheckIcon />} loading={running === 'test'} loadingPosition="start" disabled={running !== null} onClick={() => void start('test')}>
             {translate('app.channel.test_all')}
           </Button>
-          <Button size="small" variant="outlined" startIcon={<AccountBalanceWalletIcon />} loading={running === 'balance'} loadingPosition="start" disabled={running !== null} onClick={() => start('balance')}>
+          <Button size="small" variant="outlined" startIcon={<AccountBalanceWalletIcon />} loading={running === 'balance'} loadingPosition="start" disabled={running !== null} onClick={() => void start('balance')}>
             {translate('app.channel.update_balances')}
           </Button>
           <Button size="small" startIcon={<RefreshIcon />} onClick={() => refresh()}>

@@ -19,7 +19,7 @@ export function ChannelCreate() {
         mutationOptions={{
           onSuccess: (data: { created?: { ids?: number[] } } & Record<string, unknown>) => {
             notice('app.channel.created', 'success', { smart_count: data.created?.ids?.length ?? 1 });
-            navigate('/channel');
+            void navigate('/channel');
           },
         }}
       >

@@ -35,7 +35,7 @@ export function ChannelEdit() {
         mutationOptions={{
           onSuccess: () => {
             notice('app.channel.updated', 'success');
-            navigate('/channel');
+            void navigate('/channel');
           },
         }}
       >

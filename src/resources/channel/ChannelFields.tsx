@@ -110,7 +110,7 @@ export function BalanceField(_: CellProps) {
         onClick={(event) => {
           // the row's own click opens the channel
           event.stopPropagation();
-          if (!updating) update();
+          if (!updating) void update();
         }}
         label={updating ? '…' : shown}
       />

@@ -73,7 +73,7 @@ function RequestId({ requestId }: { requestId: string }) {
         {requestId}
       </Box>
       <Tooltip title={translate('app.log.drawer.copy_request_id')}>
-        <IconButton size="small" onClick={copy} aria-label={translate('app.log.drawer.copy_request_id')}>
+        <IconButton size="small" onClick={() => void copy()} aria-label={translate('app.log.drawer.copy_request_id')}>
           <ContentCopyIcon fontSize="inherit" />
         </IconButton>
       </Tooltip>
@@ -223,7 +223,7 @@ function LogDetailsBody({ record, admin, typeLabels, quotaDigits }: DrawerProps 
 }
 
 /** The drawer for `record` (closed when there is none); Esc, the backdrop and the close button close it. */
-export function LogDrawer({ record, onClose, ...props }: DrawerProps & { record: RaRecord | undefined; onClose(): void }) {
+export function LogDrawer({ record, onClose, ...props }: DrawerProps & { record: RaRecord | undefined; onClose: () => void }) {
   const translate = useTranslate();
   const titleId = useId();
   return (

@@ -234,7 +234,7 @@ function UsernameLinkField(_: { label?: string; sortBy?: string }) {
 }
 
 /** Opens the row's drawer: the keyboard's way to what a click on the row does. */
-function OpenDetailsField({ onOpen }: { label?: string; sortable?: boolean; onOpen(record: RaRecord): void }) {
+function OpenDetailsField({ onOpen }: { label?: string; sortable?: boolean; onOpen: (record: RaRecord) => void }) {
   const record = useRecordContext();
   const translate = useTranslate();
   if (!record) return null;

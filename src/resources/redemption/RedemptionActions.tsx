@@ -42,7 +42,7 @@ export function RedemptionActions(_: { label?: string }) {
   return (
     <RowActions
       actions={[
-        { key: 'copy', label: 'app.redemption.copy_key', icon: <ContentCopyIcon fontSize="small" />, onClick: copyKey },
+        { key: 'copy', label: 'app.redemption.copy_key', icon: <ContentCopyIcon fontSize="small" />, onClick: () => void copyKey() },
         {
           key: 'toggle',
           label: enabled ? 'app.token.disable' : 'app.token.enable',
@@ -50,7 +50,7 @@ export function RedemptionActions(_: { label?: string }) {
           color: enabled ? 'warning' : 'success',
           disabled: used,
           onClick: () =>
-            run(() =>
+            void run(() =>
               dataProvider.update('redemption', {
                 id: record.id,
                 data: { status: enabled ? RedemptionStatus.disabled : RedemptionStatus.unused },
@@ -59,10 +59,10 @@ export function RedemptionActions(_: { label?: string }) {
               }),
             ),
         },
-        { key: 'edit', label: 'ra.action.edit', icon: <EditIcon fontSize="small" />, onClick: () => navigate(`/redemption/edit/${record.id}`) },
+        { key: 'edit', label: 'ra.action.edit', icon: <EditIcon fontSize="small" />, onClick: () => void navigate(`/redemption/edit/${record.id}`) },
         {
           key: 'delete', label: 'ra.action.delete', icon: <DeleteIcon fontSize="small" />, color: 'error', confirm: 'app.redemption.delete_title', more: true,
-          onClick: () => run(() => dataProvider.delete('redemption', { id: record.id, previousData: record })),
+          onClick: () => void run(() => dataProvider.delete('redemption', { id: record.id, previousData: record })),
         },
       ]}
     />

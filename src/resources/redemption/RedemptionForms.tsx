@@ -46,7 +46,7 @@ export function RedemptionCreate() {
       const keys = await dataProvider.createRedemptions({ name, quota: toInteger(values.quota), count: toInteger(values.count) });
       downloadKeys(name, keys);
       notice('app.redemption.created', 'success', { count: keys.length });
-      navigate('/redemption');
+      void navigate('/redemption');
     } catch (error) {
       notice(errorMessage(error), 'error');
     }
@@ -84,7 +84,7 @@ export function RedemptionEdit() {
         mutationOptions={{
           onSuccess: () => {
             notice('app.redemption.updated', 'success');
-            navigate('/redemption');
+            void navigate('/redemption');
           },
         }}
       >

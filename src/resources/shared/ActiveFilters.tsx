@@ -35,7 +35,7 @@ export function ActiveFilters({ labels, defaults = {} }: {
   return (
     <Box sx={{ display: 'flex', flexWrap: 'wrap', alignItems: 'center', gap: 0.5, px: 1, py: 0.75, borderBottom: 1, borderColor: 'divider' }} data-testid="active-filters">
       {active.map(([key, value]) => {
-        const shown = all[key].format ? all[key].format!(value) : String(value);
+        const shown = all[key].format ? all[key].format(value) : String(value);
         const name = translate(all[key].label);
         return (
           <Chip

@@ -30,7 +30,7 @@ function BulkStatusButton({ resource, status, label, icon, color }: { resource: 
       },
     );
   return (
-    <Button size="small" color={color} startIcon={icon} disabled={isPending} onClick={run}>
+    <Button size="small" color={color} startIcon={icon} disabled={isPending} onClick={() => void run()}>
       {translate(label)}
     </Button>
   );

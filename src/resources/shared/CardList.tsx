@@ -32,7 +32,7 @@ export function CardList({ title, children, actions, linkTo, onOpen }: {
     <Stack spacing={1} sx={{ p: 1 }} data-testid="card-list">
       {data.map((record) => {
         const target = linkTo?.(record);
-        const open = target ? () => navigate(target) : onOpen ? () => onOpen(record) : undefined;
+        const open = target ? () => void navigate(target) : onOpen ? () => onOpen(record) : undefined;
         return (
           <RecordContextProvider key={record.id} value={record}>
             <Card

@@ -8,6 +8,6 @@ export function StatusChip({ source, labels, statusOf }: { source: string; label
   const record = useRecordContext();
   const translate = useTranslate();
   const value = record && statusOf ? statusOf(record) : Number(record?.[source]);
-  const [label, color] = labels[value] ?? ['app.common.unknown', 'default' as ChipColor];
+  const [label, color] = labels[value] ?? ['app.common.unknown', 'default'];
   return <Chip size="small" label={translate(label)} color={color} variant={color === 'default' ? 'outlined' : 'filled'} />;
 }

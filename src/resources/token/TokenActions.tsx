@@ -31,7 +31,7 @@ export function TokenActions(_: { label?: string }) {
   const [menu, setMenu] = useState<{ anchor: HTMLElement; chat: boolean } | null>(null);
   if (!record) return null;
 
-  const useTarget = async (target: ClientTarget) => {
+  const chooseTarget = async (target: ClientTarget) => {
     setMenu(null);
     try {
       const key = await dataProvider.revealKey('token', record.id);
@@ -49,7 +49,7 @@ export function TokenActions(_: { label?: string }) {
 
   const toggle = () => {
     const next = record.status === TokenStatus.enabled ? TokenStatus.disabled : TokenStatus.enabled;
-    update(
+    void update(
       'token',
       { id: record.id, data: { status: next }, previousData: record, meta: { statusOnly: true } },
       {
@@ -87,13 +87,13 @@ export function TokenActions(_: { label?: string }) {
                 onClick: toggle,
               }]
             : []),
-          { key: 'edit', label: 'ra.action.edit', icon: <EditIcon fontSize="small" />, onClick: () => navigate(`/token/edit/${record.id}`) },
-          { key: 'delete', label: 'ra.action.delete', icon: <DeleteIcon fontSize="small" />, color: 'error', confirm: 'app.token.delete_title', confirmArgs: { name: record.name }, onClick: remove, more: true },
+          { key: 'edit', label: 'ra.action.edit', icon: <EditIcon fontSize="small" />, onClick: () => void navigate(`/token/edit/${record.id}`) },
+          { key: 'delete', label: 'ra.action.delete', icon: <DeleteIcon fontSize="small" />, color: 'error', confirm: 'app.token.delete_title', confirmArgs: { name: record.name }, onClick: () => void remove(), more: true },
         ]}
       />
       <Menu anchorEl={menu?.anchor} open={Boolean(menu)} onClose={() => setMenu(null)} onClick={(event) => event.stopPropagation()}>
         {CLIENT_TARGETS.filter((target) => (menu?.chat ? target.chat : true)).map((target) => (
-          <MenuItem key={target.id} onClick={() => useTarget(target)}>
+          <MenuItem key={target.id} onClick={() => void chooseTarget(target)}>
             {target.label}
           </MenuItem>
         ))}

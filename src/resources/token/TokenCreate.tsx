@@ -43,8 +43,8 @@ export function TokenCreate() {
           <TextField value={`sk-${createdKey}`} fullWidth slotProps={{ input: { readOnly: true, sx: { fontFamily: 'monospace' } } }} />
         </DialogContent>
         <DialogActions>
-          <Button onClick={copy}>{translate('app.token.copy')}</Button>
-          <Button variant="contained" disableElevation onClick={() => navigate('/token')}>
+          <Button onClick={() => void copy()}>{translate('app.token.copy')}</Button>
+          <Button variant="contained" disableElevation onClick={() => void navigate('/token')}>
             {translate('app.token.done')}
           </Button>
         </DialogActions>

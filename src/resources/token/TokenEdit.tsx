@@ -35,7 +35,7 @@ export function TokenEdit() {
         mutationOptions={{
           onSuccess: () => {
             notice('app.token.updated', 'success');
-            navigate('/token');
+            void navigate('/token');
           },
         }}
       >

@@ -27,7 +27,7 @@ export function UserCreate() {
         mutationOptions={{
           onSuccess: () => {
             notice('app.user.created', 'success');
-            navigate('/user');
+            void navigate('/user');
           },
         }}
       >
@@ -66,7 +66,7 @@ export function UserEdit() {
         mutationOptions={{
           onSuccess: () => {
             notice('app.user_edit.updated', 'success');
-            navigate('/user');
+            void navigate('/user');
           },
         }}
       >

@@ -57,7 +57,7 @@ export function UserTwoFactorReset({ id }: { id: string }) {
         content="app.two_factor.reset_content"
         confirm="app.two_factor.reset"
         confirmColor="warning"
-        onConfirm={reset}
+        onConfirm={() => void reset()}
         onClose={() => setConfirming(false)}
       />
     </Box>

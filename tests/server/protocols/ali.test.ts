@@ -9,7 +9,7 @@ describeAdaptor('ali', aliAdaptor);
 
 const channel: ChannelConfig = { type: 17, key: 'sk-test', baseUrl: '', other: '' };
 const encode = (request: Partial<ChatRequest>, stream = false, model = 'qwen-plus') =>
-  JSON.parse(aliAdaptor.encodeChat({ model, messages: [{ role: 'user', content: 'hi' }], ...request } as ChatRequest, callFor('chat', model, stream))) as {
+  JSON.parse(aliAdaptor.encodeChat({ model, messages: [{ role: 'user', content: 'hi' }], ...request }, callFor('chat', model, stream))) as {
     model: string;
     input: { messages: Array<Record<string, unknown>> };
     parameters: Record<string, unknown>;

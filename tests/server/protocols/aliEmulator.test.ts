@@ -83,7 +83,7 @@ describe('Ali emulator with the Ali adaptor', () => {
   });
 
   it('answers embeddings in OpenAI shape with the reported usage', async () => {
-    const call = callOf(false, 'embeddings', channelSpec.embeddingModel!);
+    const call = callOf(false, 'embeddings', channelSpec.embeddingModel);
     const { text } = await send(channelSpec.key, call, aliAdaptor.encodeEmbeddings!({ model: channelSpec.embeddingModel!, input: ['one two', 'three'], dimensions: 16 }, call));
     const decoded = aliAdaptor.decodeEmbeddings!(text, call);
     if (isUpstreamFailure(decoded)) throw new Error(decoded.message);

@@ -13,7 +13,7 @@ describeAdaptor('anthropic', anthropicAdaptor);
 
 const MODEL = 'claude-3-5-haiku-20241022';
 const encode = (request: Partial<ChatRequest>, stream = false): Record<string, unknown> =>
-  JSON.parse(anthropicAdaptor.encodeChat({ model: MODEL, messages: [], ...request } as ChatRequest, callFor('chat', MODEL, stream))) as Record<string, unknown>;
+  JSON.parse(anthropicAdaptor.encodeChat({ model: MODEL, messages: [], ...request }, callFor('chat', MODEL, stream))) as Record<string, unknown>;
 const decode = (answer: unknown): ChatResponse | UpstreamFailure => anthropicAdaptor.decodeChat(JSON.stringify(answer), callFor('chat', MODEL, false));
 const answered = (answer: unknown): ChatResponse => {
   const decoded = decode(answer);
@@ -360,7 +360,7 @@ describe('anthropic adaptor: failures', () => {
 describe('extended thinking from reasoning_effort', () => {
   const SONNET = 'claude-sonnet-4-5';
   const encodeFor = (model: string, request: Partial<ChatRequest>) =>
-    JSON.parse(anthropicAdaptor.encodeChat({ model, messages: [{ role: 'user', content: 'think' }], ...request } as ChatRequest, callFor('chat', model, false))) as Record<string, unknown>;
+    JSON.parse(anthropicAdaptor.encodeChat({ model, messages: [{ role: 'user', content: 'think' }], ...request }, callFor('chat', model, false))) as Record<string, unknown>;
 
   it('asks a model that thinks for a budget by effort, under max_tokens, without the sampling Anthropic refuses with it', () => {
     const body = encodeFor(SONNET, { reasoning_effort: 'medium', max_tokens: 20000, temperature: 0.2, top_k: 5, top_p: 0.5 });

@@ -8,7 +8,7 @@ describeAdaptor('baidu', baiduAdaptor);
 
 const channel: ChannelConfig = { type: 15, key: 'my-ak|my-sk', baseUrl: '', other: '' };
 const encode = (request: Partial<ChatRequest>, stream = false) =>
-  JSON.parse(baiduAdaptor.encodeChat({ model: 'ERNIE-3.5-8K', messages: [{ role: 'user', content: 'hi' }], ...request } as ChatRequest, callFor('chat', 'ERNIE-3.5-8K', stream))) as Record<string, unknown>;
+  JSON.parse(baiduAdaptor.encodeChat({ model: 'ERNIE-3.5-8K', messages: [{ role: 'user', content: 'hi' }], ...request }, callFor('chat', 'ERNIE-3.5-8K', stream))) as Record<string, unknown>;
 
 describe('baidu adaptor particulars', () => {
   it('is the registered adaptor for the baidu protocol', () => {

@@ -104,7 +104,7 @@ describe('Baidu emulator with the Baidu adaptor', () => {
   });
 
   it('answers embeddings in OpenAI shape with the reported usage', async () => {
-    const call = callOf(await token(), false, 'embeddings', channelSpec.embeddingModel!);
+    const call = callOf(await token(), false, 'embeddings', channelSpec.embeddingModel);
     const target = baiduAdaptor.target(channelOf(channelSpec.key), call);
     if (isUpstreamFailure(target)) throw new Error(target.message);
     const { text } = await send(target, baiduAdaptor.encodeEmbeddings!({ model: channelSpec.embeddingModel!, input: ['one two', 'three'] }, call));

@@ -14,7 +14,7 @@ describeAdaptor('gemini-palm', geminiAdaptor);
 const channel: ChannelConfig = { type: 24, key: 'AIza-test', baseUrl: '', other: '' };
 const chatCall = (model = 'gemini-2.0-flash', stream = false) => callFor('chat', model, stream);
 const encode = (request: Partial<ChatRequest>, model = 'gemini-2.0-flash') =>
-  JSON.parse(geminiAdaptor.encodeChat({ model, messages: [{ role: 'user', content: 'hi' }], ...request } as ChatRequest, chatCall(model))) as Record<string, any>;
+  JSON.parse(geminiAdaptor.encodeChat({ model, messages: [{ role: 'user', content: 'hi' }], ...request }, chatCall(model))) as Record<string, any>;
 const decoded = (answer: unknown, model = 'gemini-2.0-flash'): ChatResponse => {
   const result = geminiAdaptor.decodeChat(JSON.stringify(answer), chatCall(model));
   if (isUpstreamFailure(result)) throw new Error(result.message);
@@ -326,7 +326,7 @@ describe('gemini adaptor: answers', () => {
     const body = encode({
       messages: [
         { role: 'user', content: 'Find it.' },
-        choice.message as never,
+        choice.message,
         { role: 'tool', tool_call_id: 'call_r42_0', content: '{"hits":["a","b"]}' },
       ],
     });

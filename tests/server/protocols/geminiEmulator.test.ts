@@ -136,7 +136,7 @@ for (const entry of GEMINI_CHANNELS) {
         model: entry.chatModel,
         messages: [
           { role: 'user', content: 'Oslo' },
-          first.choices[0].message as never,
+          first.choices[0].message,
           { role: 'tool', tool_call_id: toolCall!.id, content: '{"sky":"clear"}' },
         ],
         tools,

@@ -120,7 +120,7 @@ describe('/v1/messages to an Anthropic channel (passthrough)', () => {
     const final = await stream.finalMessage();
     expect(eventOrder(types)).toEqual(['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
     expect(final.content[0]).toMatchObject({ type: 'text', text: `Hello from Anthropic, you said: ${prompt}` });
-    const reported = anthropic.reported.at(-1)! as { promptTokens: number; completionTokens: number; cachedPromptTokens: number; cacheCreationTokens: number };
+    const reported = anthropic.reported.at(-1)!;
     expect(reported.cachedPromptTokens).toBe(10);
     expect(reported.cacheCreationTokens).toBe(12);
     const ratio = defaultModelRatio(CLAUDE_MODEL);

@@ -77,7 +77,7 @@ describe('an Anthropic channel through the openai SDK', () => {
     // the emulator moves tokens of the prompt into the cache fields when the prompt says so
     const prompt = `${'preamble '.repeat(60)}[cache_read:20] [cache_creation:30] please answer`;
     const completion = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: prompt }] });
-    const reported = anthropic.reported.at(-1)! as { promptTokens: number; completionTokens: number; cachedPromptTokens: number; cacheCreationTokens: number };
+    const reported = anthropic.reported.at(-1)!;
     expect(reported.cachedPromptTokens).toBe(20);
     expect(reported.cacheCreationTokens).toBe(30);
     expect(completion.usage?.prompt_tokens_details?.cached_tokens).toBe(20);

@@ -203,7 +203,7 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
   const reported: AnthropicReportedUsage[] = [];
   let serial = 0;
 
-  const server: Server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
+  const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => void (async () => {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
@@ -340,7 +340,7 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
     send({ type: 'message_stop' });
     if (record) reported.push(report);
     response.end();
-  });
+  })());
 
   const listening = await listenOnLoopback(server);
   return {

@@ -147,7 +147,7 @@ export async function startSizeHonestUpstream(): Promise<SizeHonestUpstream> {
     });
   });
   const listening = await listenOnLoopback(server);
-  return { baseUrl: listening.baseUrl, reported, close: listening.close };
+  return { baseUrl: listening.baseUrl, reported, close: () => listening.close() };
 }
 
 function answerFor(path: string, body: Record<string, unknown>, prompt: number): unknown {

@@ -70,7 +70,7 @@ function verify(request: IncomingMessage): { apiKey: string; path: string } | { 
   const expected = createHmac('sha256', account.secret).update(`host: ${host}\ndate: ${date}\nGET ${url.pathname} HTTP/1.1`).digest();
   const given = Buffer.from(fields.signature, 'base64');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return cannot;
-  return { apiKey: apiKey!, path: url.pathname };
+  return { apiKey, path: url.pathname };
 }
 
 interface Frame {

@@ -210,7 +210,7 @@ export async function startZhipuEmulator(): Promise<ProtocolEmulator> {
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      let body: Record<string, unknown> = {};
+      let body: Record<string, unknown>;
       try {
         body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
       } catch {

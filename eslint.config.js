@@ -1,0 +1,72 @@
+// ESLint flat config. TypeScript (server/, common/, src/, tests/, bench/, scripts/) is linted with
+// typescript-eslint's type-checked rules; each file is type-checked by the tsconfig.json its folder belongs to
+// (root tsconfig.json: console, common, console/e2e tests; server/tsconfig.json, and the stubs extending it in
+// tests/server, tests/support and bench: the server). Plain JavaScript (*.mjs, *.cjs, this file) gets the
+// core rules only.
+import js from '@eslint/js';
+import { defineConfig } from 'eslint/config';
+import reactHooks from 'eslint-plugin-react-hooks';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default defineConfig(
+  { ignores: ['dist/', 'build/', 'data/', 'test-results/', 'bench/results/', 'coverage/', 'node_modules/'] },
+  {
+    files: ['**/*.{ts,tsx}'],
+    extends: [js.configs.recommended, tseslint.configs.recommendedTypeChecked],
+    languageOptions: {
+      parserOptions: {
+        projectService: true,
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    rules: {
+      // the code's convention: a leading underscore names a binding kept on purpose (an omitted rest sibling, an unused parameter)
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
+    },
+  },
+  {
+    files: ['src/**/*.{ts,tsx}'],
+    extends: [reactHooks.configs.flat.recommended],
+    languageOptions: { globals: globals.browser },
+  },
+  {
+    // react-admin's authProvider contract: async methods that refuse by rejecting with plain objects ({ redirectTo, message })
+    files: ['src/authProvider/index.ts'],
+    rules: { '@typescript-eslint/only-throw-error': 'off', '@typescript-eslint/require-await': 'off' },
+  },
+  {
+    // tests assert on untyped JSON (response bodies, captured upstream requests): reading `any` is what they do
+    files: ['tests/**/*.{ts,tsx}'],
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+    },
+  },
+  {
+    // test doubles stand in for async interfaces (a database's close, an emulator's start) without having anything to await
+    files: ['tests/**/*.{ts,tsx}'],
+    rules: { '@typescript-eslint/require-await': 'off' },
+  },
+  {
+    // a migration must not depend on today's schema type, so it takes Kysely<any> (Kysely's documented pattern)
+    files: ['server/db/migrations/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    files: ['**/*.{js,mjs,cjs}'],
+    extends: [js.configs.recommended],
+    languageOptions: { globals: globals.node },
+  },
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs' },
+  },
+);
