@@ -29,8 +29,11 @@ export default defineConfig(
     },
   },
   {
+    // the hooks' two rules (call order, effect dependencies); the plugin's React Compiler rules (refs, purity,
+    // set-state-in-effect) check code for that compiler's optimisations, and the console is not compiled by it
     files: ['src/**/*.{ts,tsx}'],
-    extends: [reactHooks.configs.flat.recommended],
+    plugins: { 'react-hooks': reactHooks },
+    rules: { 'react-hooks/rules-of-hooks': 'error', 'react-hooks/exhaustive-deps': 'warn' },
     languageOptions: { globals: globals.browser },
   },
   {
