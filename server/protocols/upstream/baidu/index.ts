@@ -27,8 +27,8 @@ import type {
   UpstreamAdaptor,
   UpstreamFailure,
   Usage,
-} from '../types';
-import { chunkOf, contentText, count, embeddingsInOrder, openAiUsage, parseJson, SseOrBareBody, trimmedBaseUrl, upstreamFailure } from '../shared';
+} from '../../types';
+import { chunkOf, contentText, count, embeddingsInOrder, openAiUsage, parseJson, SseOrBareBody, trimmedBaseUrl, upstreamFailure } from '../../shared';
 
 const DEFAULT_BASE_URL = 'https://aip.baidubce.com';
 const CHAT_PATH = '/rpc/2.0/ai_custom/v1/wenxinworkshop/chat/';

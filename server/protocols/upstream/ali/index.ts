@@ -29,8 +29,8 @@ import type {
   UpstreamAdaptor,
   UpstreamFailure,
   Usage,
-} from '../types';
-import { chunkOf, contentText, count, embeddingsInOrder, openAiUsage, parseJson, SseOrBareBody, trimmedBaseUrl, upstreamFailure } from '../shared';
+} from '../../types';
+import { chunkOf, contentText, count, embeddingsInOrder, openAiUsage, parseJson, SseOrBareBody, trimmedBaseUrl, upstreamFailure } from '../../shared';
 
 const DEFAULT_BASE_URL = 'https://dashscope.aliyuncs.com';
 const TEXT_PATH = '/api/v1/services/aigc/text-generation/generation';

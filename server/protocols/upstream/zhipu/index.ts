@@ -30,8 +30,8 @@ import type {
   UpstreamAdaptor,
   UpstreamFailure,
   Usage,
-} from '../types';
-import { contentText, count, embeddingsInOrder, LineSplitter, openAiUsage, parseJson, trimmedBaseUrl, upstreamFailure } from '../shared';
+} from '../../types';
+import { contentText, count, embeddingsInOrder, LineSplitter, openAiUsage, parseJson, trimmedBaseUrl, upstreamFailure } from '../../shared';
 
 const DEFAULT_BASE_URL = 'https://open.bigmodel.cn';
 /** How long a v3 JWT is valid; it is made afresh for every call. */

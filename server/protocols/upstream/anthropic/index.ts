@@ -32,11 +32,11 @@ import type {
   UpstreamAdaptor,
   UpstreamFailure,
   Usage,
-} from '../types';
-import { chunkOf, contentText, count, dataUrl, openAiUsage, parseJson, SseParser, trimmedBaseUrl, upstreamFailure } from '../shared';
-import { findChannelType } from '../../../common/channelTypes';
-import { DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MODEL_MAX_OUTPUT_TOKENS } from '../../../common/options';
-import { catalogMaxOutputTokens } from '../../billing/catalog';
+} from '../../types';
+import { chunkOf, contentText, count, dataUrl, openAiUsage, parseJson, SseParser, trimmedBaseUrl, upstreamFailure } from '../../shared';
+import { findChannelType } from '../../../../common/channelTypes';
+import { DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MODEL_MAX_OUTPUT_TOKENS } from '../../../../common/options';
+import { catalogMaxOutputTokens } from '../../../billing/catalog';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 

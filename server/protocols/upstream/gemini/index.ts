@@ -15,8 +15,8 @@
 // - Gemini 3 rejects a replayed function call without its `thoughtSignature`; the signature
 //   rides on the tool call as `extra_content.google.thought_signature` (the field Google's own
 //   OpenAI-compatible endpoint uses), and comes back from it.
-import { findChannelType } from '../../../common/channelTypes';
-import { SseParser, contentText, count, dataUrl, openAiUsage, parseJson, trimmedBaseUrl, upstreamFailure } from '../shared';
+import { findChannelType } from '../../../../common/channelTypes';
+import { SseParser, contentText, count, dataUrl, openAiUsage, parseJson, trimmedBaseUrl, upstreamFailure } from '../../shared';
 import type {
   AdaptorCall,
   ChannelConfig,
@@ -36,7 +36,7 @@ import type {
   UpstreamAdaptor,
   UpstreamFailure,
   Usage,
-} from '../types';
+} from '../../types';
 
 const GOOGLE_BASE_URL = 'https://generativelanguage.googleapis.com';
 
