@@ -31,10 +31,9 @@ import { promptBound } from './promptBound';
 import { countPartTokens, countTextTokens, type CountOptions } from './tokenCount';
 import { PassingUsageWatcher } from './passingWatcher';
 import type { InboundCodec, InboundError, JsonAnswer, StreamUsage, TextMode } from './types';
-import { count, parseJson, uncarriedToolsReason } from '../shared';
+import { count, MAX_TOKENS_LIMIT, parseJson, uncarriedToolsReason } from '../shared';
 import type { ChatChunk, ChatContentPart, ChatMessage, ChatRequest, ChatResponse, ChatTool, ChatToolCall, FinishReason, Usage } from '../types';
 import { decodeGeminiParts, usageOfGemini, type GeminiPart, type GeminiResponse, type GeminiUsageMetadata } from '../upstream/gemini';
-import { MAX_TOKENS_LIMIT } from '../../relay/requestFields';
 
 // ---- Gemini's request shapes (lenient: only what is read) ----
 
@@ -571,7 +570,7 @@ export const geminiNative = {
     }
     return undefined;
   },
-  promptTokens: (_mode, body, model, options) => (options.bound ? promptBound(body, model) : countGeminiPromptTokens(body, model, options)),
+  promptTokens: (_mode, body, model, options) => (options.bound ? promptBound(body, model, undefined, 1, options.contextWindow) : countGeminiPromptTokens(body, model, options)),
   outputLimit: (body) => count(configOf(body).maxOutputTokens),
   answers: (_mode, body) => count(configOf(body).candidateCount) || 1,
   streamed: (_body, pathMethod) => GEMINI_METHODS[pathMethod ?? '']?.streamed === true,

@@ -16,6 +16,7 @@ import { countTextTokens, hasVendorTokenizer } from '../../protocols/inbound/tok
 import { reserve, reserveLowered } from '../../relay/accounting';
 import { affordableOutputTokens, cacheCreationRatioFor, cachedPromptRatioFor, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota, type ChargeInput } from '../../billing/prices';
 import type { Bookkeeping } from '../../billing/bookkeeping';
+import { contextWindowFor } from '../../billing/catalog';
 import { relayContextOf } from '../../relay/context';
 import { answerBytes, type UpstreamAnswer, type UpstreamRequest } from '../../relay/dispatch';
 import { isRelayError, relayError, type RelayError } from '../../relay/errors';
@@ -124,7 +125,7 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
         clientLimit: inbound.outputLimit(body),
         maxOutputTokens: maxOutputTokensFor(model, options.json('ModelMaxOutputTokens')),
         answers: inbound.answers(mode, body),
-        boundPromptTokens: inbound.promptTokens(mode, body, model, { bound: true }),
+        boundPromptTokens: inbound.promptTokens(mode, body, model, { bound: true, contextWindow: contextWindowFor(model) }),
         tightPromptTokens: undefined,
         countedPromptTokens: undefined,
         loweredLimit: undefined,

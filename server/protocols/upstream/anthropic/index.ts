@@ -36,7 +36,6 @@ import type {
 import { chunkOf, contentText, count, dataUrl, openAiUsage, parseJson, SseParser, trimmedBaseUrl, upstreamFailure } from '../../shared';
 import { findChannelType } from '../../../../common/channelTypes';
 import { DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MODEL_MAX_OUTPUT_TOKENS } from '../../../../common/options';
-import { catalogMaxOutputTokens } from '../../../billing/catalog';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 
@@ -44,11 +43,12 @@ export const ANTHROPIC_VERSION = '2023-06-01';
  * `max_tokens` is required by Messages. When the client gives none, the call
  * asks for what the relay reserves by default for the model (the
  * DEFAULT_MODEL_MAX_OUTPUT_TOKENS table, else the catalog's maximum output,
+ * which the relay passes as `catalogMaxOutput` (AdaptorCall.modelMaxOutputTokens),
  * else DEFAULT_MAX_OUTPUT_TOKENS = 4096, which every Claude model since
  * Claude 2 accepts), so the reservation and the upstream limit agree.
  */
-export function defaultMaxTokens(model: string): number {
-  return DEFAULT_MODEL_MAX_OUTPUT_TOKENS[model] || catalogMaxOutputTokens(model) || DEFAULT_MAX_OUTPUT_TOKENS;
+export function defaultMaxTokens(model: string, catalogMaxOutput?: number): number {
+  return DEFAULT_MODEL_MAX_OUTPUT_TOKENS[model] || catalogMaxOutput || DEFAULT_MAX_OUTPUT_TOKENS;
 }
 
 // ---- the vendor's shapes (lenient: only what is read) ----
@@ -169,7 +169,7 @@ function encodeChat(request: ChatRequest, call: AdaptorCall): string {
   const body: Record<string, unknown> = {
     model: call.model,
     messages: conversation(request.messages),
-    max_tokens: count(request.max_tokens) || count(request.max_completion_tokens) || defaultMaxTokens(call.model),
+    max_tokens: count(request.max_tokens) || count(request.max_completion_tokens) || defaultMaxTokens(call.model, call.modelMaxOutputTokens),
   };
   if (system.length > 0) body.system = system;
   if (typeof request.temperature === 'number') body.temperature = request.temperature;
