@@ -280,7 +280,8 @@ export function dataUrl(url: string): { mediaType: string; data: string } | unde
  */
 export const MAX_TOKENS_LIMIT = 10_000_000;
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+/** A JSON object (not null, not an array): what every reader of a vendor's untyped JSON asks first. */
+export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const isOptionalNumber = (value: unknown) => value === undefined || value === null || (typeof value === 'number' && Number.isFinite(value));
 
 /**

@@ -31,7 +31,7 @@ import { promptBound } from './promptBound';
 import { countPartTokens, countTextTokens, type CountOptions } from './tokenCount';
 import { PassingUsageWatcher } from './passingWatcher';
 import type { InboundCodec, InboundError, JsonAnswer, StreamUsage, TextMode } from './types';
-import { count, MAX_TOKENS_LIMIT, parseJson, uncarriedToolsReason } from '../shared';
+import { count, isObject, MAX_TOKENS_LIMIT, parseJson, uncarriedToolsReason } from '../shared';
 import type { ChatChunk, ChatContentPart, ChatMessage, ChatRequest, ChatResponse, ChatTool, ChatToolCall, FinishReason, Usage } from '../types';
 import { decodeGeminiParts, usageOfGemini, type GeminiPart, type GeminiResponse, type GeminiUsageMetadata } from '../upstream/gemini';
 
@@ -73,8 +73,6 @@ const contentsOf = (body: Record<string, unknown>): GeminiRequestContent[] =>
 
 const configOf = (body: Record<string, unknown>): GenerationConfig =>
   body.generationConfig && typeof body.generationConfig === 'object' ? (body.generationConfig as GenerationConfig) : {};
-
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * What Google would refuse in the request's structure, named as it names it:

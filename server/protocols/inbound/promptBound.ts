@@ -15,6 +15,7 @@
 // model's context window. The prompt can never be longer than that window, so
 // it also caps the bound. The window is the caller's to give (the relay asks
 // billing's catalog: CountOptions.contextWindow); without it, the largest.
+import { isObject } from '../shared';
 
 /** The bound for a model whose context window the catalog does not know: the largest windows served today. */
 export const UNKNOWN_CONTEXT_WINDOW = 2_097_152;
@@ -128,9 +129,6 @@ function mediaCost(part: Record<string, unknown>, model: string): number | undef
   return undefined;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
 
 function stringField(value: unknown, field: string): string | undefined {
   if (!isObject(value)) return undefined;

@@ -1,8 +1,8 @@
 // Zhipu's failures: an `error: {code, message}` (v4) or `success: false` (v3)
 // body, read by its business code.
 import type { UpstreamFailure } from '../../types';
-import { parseJson, upstreamFailure } from '../../shared';
-import { isObject, text } from './json';
+import { isObject, parseJson, upstreamFailure } from '../../shared';
+import { text } from './json';
 
 // ---- failures ----
 

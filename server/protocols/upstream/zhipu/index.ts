@@ -13,9 +13,9 @@
 // without one, the model name decides, and decoding also recognises either
 // protocol by the shape of what came back.
 import type { EmbeddingResponse, UpstreamAdaptor, UpstreamFailure } from '../../types';
-import { count, embeddingsInOrder, parseJson, upstreamFailure } from '../../shared';
+import { count, embeddingsInOrder, isObject, parseJson, upstreamFailure } from '../../shared';
 import { classify, failureIn } from './errors';
-import { decodeV3, decodeV4, isObject, text } from './json';
+import { decodeV3, decodeV4, text } from './json';
 import { encodeChat, encodeEmbeddings, target } from './request';
 import { ZhipuStreamDecoder } from './stream';
 

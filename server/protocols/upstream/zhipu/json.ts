@@ -1,10 +1,9 @@
 // Reading Zhipu's JSON, which arrives untyped, and its whole answers: v4's
 // OpenAI shape and v3's `{code, msg, success, data}` envelope.
 import type { AdaptorCall, ChatResponse, ChatToolCall, FinishReason, UpstreamFailure, Usage } from '../../types';
-import { count, openAiUsage, parseJson, upstreamFailure } from '../../shared';
+import { count, isObject, openAiUsage, parseJson, upstreamFailure } from '../../shared';
 
 export type Json = Record<string, unknown>;
-export const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 export const text = (value: unknown): string => (typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '');
 
 // ---- v4 (OpenAI-shaped) answers ----

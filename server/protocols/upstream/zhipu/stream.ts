@@ -1,9 +1,9 @@
 // Both of Zhipu's streams (v4's OpenAI-shaped SSE, v3's raw-text `add`
 // events and `finish` with its `meta:` line), decoded into chat chunks.
 import type { AdaptorCall, ChatChunk, ChatChunkChoice, ChatChunkToolCall, ChatStreamDecoder, UpstreamFailure, Usage } from '../../types';
-import { count, LineSplitter, openAiUsage, parseJson, upstreamFailure } from '../../shared';
+import { count, isObject, LineSplitter, openAiUsage, parseJson, upstreamFailure } from '../../shared';
 import { failureIn } from './errors';
-import { finishReason, isObject, text, usageOf } from './json';
+import { finishReason, text, usageOf } from './json';
 
 // ---- streams ----
 
