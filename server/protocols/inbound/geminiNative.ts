@@ -23,7 +23,7 @@
 // name (or its own id when it has one).
 //
 // Usage: thoughtsTokenCount is output, toolUsePromptTokenCount input, as the
-// upstream adaptor reads them (../upstream/gemini.ts `usageOfGemini`).
+// upstream adaptor reads them (../upstream/gemini `usageOfGemini`, its json.ts usageOf).
 import type { IncomingHttpHeaders } from 'node:http';
 import { reasoningEffortOf } from './anthropicMessages';
 import { topLevelObjectField } from './jsonField';
