@@ -24,7 +24,8 @@ function newestSourceTime(paths) {
     if (!existsSync(path)) return;
     const stat = statSync(path);
     if (stat.isDirectory()) {
-      for (const entry of readdirSync(path)) visit(join(path, entry));
+      // test fixtures kept beside their code (server/protocols/upstream/<vendor>/__fixtures__) are not built
+      for (const entry of readdirSync(path)) if (entry !== '__fixtures__') visit(join(path, entry));
     } else if (stat.mtimeMs > newest) {
       newest = stat.mtimeMs;
     }

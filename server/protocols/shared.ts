@@ -273,7 +273,15 @@ export function dataUrl(url: string): { mediaType: string; data: string } | unde
   return match ? { mediaType: match[1], data: match[2] } : undefined;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+/**
+ * The largest output limit a request may ask for (max_tokens and its kin, in
+ * every client protocol): far above any model's output limit, far below what
+ * could overflow a reservation. The relay's field checks use it too.
+ */
+export const MAX_TOKENS_LIMIT = 10_000_000;
+
+/** A JSON object (not null, not an array): what every reader of a vendor's untyped JSON asks first. */
+export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const isOptionalNumber = (value: unknown) => value === undefined || value === null || (typeof value === 'number' && Number.isFinite(value));
 
 /**

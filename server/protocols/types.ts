@@ -193,6 +193,12 @@ export interface AdaptorCall {
   credential?: string;
   /** The client's query parameters that matter upstream (Azure and Spark read `api-version`). */
   query?: Readonly<Record<string, string>>;
+  /**
+   * The model's largest output as the catalog knows it (billing's
+   * catalogMaxOutputTokens), set by the relay: Anthropic's default
+   * `max_tokens` when the client gave none. Unset: the catalog is not asked.
+   */
+  modelMaxOutputTokens?: number;
 }
 
 /** Where and how to send one call. */

@@ -27,6 +27,7 @@ import { Readable } from 'node:stream';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/faults';
 import { chatRequestProblem, upstreamFailure } from '../protocols/shared';
 import { configuredMaxOutputTokens } from '../billing/prices';
+import { catalogMaxOutputTokens } from '../billing/catalog';
 import {
   isUpstreamFailure,
   type AdaptorCall,
@@ -510,6 +511,7 @@ async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel:
     now: Math.floor(Date.now() / 1000),
     credential,
     query: request.query,
+    modelMaxOutputTokens: catalogMaxOutputTokens(upstreamModel),
   };
   const target = adaptor.target(config, call);
   if (isUpstreamFailure(target)) return { outcome: 'failed', failure: target };

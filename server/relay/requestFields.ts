@@ -3,11 +3,13 @@
 // untouched: fields the gateway does not read are the provider's business.
 // Plain typeof checks, no schema compiler: this runs on every relayed call.
 import type { RelayError } from './errors';
+import { MAX_TOKENS_LIMIT } from '../protocols/shared';
+
+/** Far above any model's output limit, far below what could overflow a reservation (kept with the protocols, whose codecs check it too). */
+export { MAX_TOKENS_LIMIT };
 
 /** abilities.model and logs.model_name are varchar(128). */
 export const MODEL_NAME_MAX = 128;
-/** Far above any model's output limit, far below what could overflow a reservation. */
-export const MAX_TOKENS_LIMIT = 10_000_000;
 export const N_MAX = 128;
 
 function invalid(param: string, message: string): RelayError {

@@ -11,6 +11,7 @@ import type { InboundCodec, Usage, TextMode } from '../protocols/inbound';
 import { measurePrompt } from '../protocols/inbound/promptBound';
 import { countTextTokens, hasVendorTokenizer } from '../protocols/inbound/tokenCount';
 import { reserve, reserveLowered, tokenCharge } from '../billing/accounting';
+import { contextWindowFor } from '../billing/catalog';
 import { affordableOutputTokens, completionRatioFor, maxOutputTokensFor, reservationQuota } from '../billing/prices';
 import type { Reservation } from '../billing/quota';
 import { answerBytes, type UpstreamAnswer, type UpstreamRequest } from './dispatch';
@@ -106,7 +107,7 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
         clientLimit: inbound.outputLimit(body),
         maxOutputTokens: maxOutputTokensFor(model, options.json('ModelMaxOutputTokens')),
         answers: inbound.answers(mode, body),
-        boundPromptTokens: inbound.promptTokens(mode, body, model, { bound: true }),
+        boundPromptTokens: inbound.promptTokens(mode, body, model, { bound: true, contextWindow: contextWindowFor(model) }),
         tightPromptTokens: undefined,
         countedPromptTokens: undefined,
         loweredLimit: undefined,

@@ -471,7 +471,7 @@ export const anthropicMessages = {
     if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1) return { message: 'max_tokens: Input should be a valid positive integer', code: 'invalid_request_error' };
     return undefined;
   },
-  promptTokens: (_mode, body, model, options) => (options.bound ? promptBound(body, model) : countMessagesPromptTokens(body, model, options)),
+  promptTokens: (_mode, body, model, options) => (options.bound ? promptBound(body, model, undefined, 1, options.contextWindow) : countMessagesPromptTokens(body, model, options)),
   // Anthropic's stream always reports its usage
   ...selfReportingBodyRules('max_tokens'),
   jsonUsage: (json) => reportedAnswerUsage(json, usageOfAnthropic),

@@ -23,7 +23,7 @@
 // name (or its own id when it has one).
 //
 // Usage: thoughtsTokenCount is output, toolUsePromptTokenCount input, as the
-// upstream adaptor reads them (../upstream/gemini.ts `usageOfGemini`).
+// upstream adaptor reads them (../upstream/gemini `usageOfGemini`, its json.ts usageOf).
 import type { IncomingHttpHeaders } from 'node:http';
 import { reasoningEffortOf } from './anthropicMessages';
 import { topLevelObjectField } from './jsonField';
@@ -31,10 +31,9 @@ import { promptBound } from './promptBound';
 import { countPartTokens, countTextTokens, type CountOptions } from './tokenCount';
 import { PassingUsageWatcher } from './passingWatcher';
 import type { InboundCodec, InboundError, JsonAnswer, TextMode } from './types';
-import { count, parseJson, uncarriedToolsReason } from '../shared';
+import { count, isObject, MAX_TOKENS_LIMIT, parseJson, uncarriedToolsReason } from '../shared';
 import type { ChatChunk, ChatContentPart, ChatMessage, ChatRequest, ChatResponse, ChatTool, ChatToolCall, FinishReason, Usage } from '../types';
 import { decodeGeminiParts, usageOfGemini, type GeminiPart, type GeminiResponse, type GeminiUsageMetadata } from '../upstream/gemini';
-import { MAX_TOKENS_LIMIT } from '../../relay/requestFields';
 
 // ---- Gemini's request shapes (lenient: only what is read) ----
 
@@ -74,8 +73,6 @@ const contentsOf = (body: Record<string, unknown>): GeminiRequestContent[] =>
 
 const configOf = (body: Record<string, unknown>): GenerationConfig =>
   body.generationConfig && typeof body.generationConfig === 'object' ? (body.generationConfig as GenerationConfig) : {};
-
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * What Google would refuse in the request's structure, named as it names it:
@@ -571,7 +568,7 @@ export const geminiNative = {
     }
     return undefined;
   },
-  promptTokens: (_mode, body, model, options) => (options.bound ? promptBound(body, model) : countGeminiPromptTokens(body, model, options)),
+  promptTokens: (_mode, body, model, options) => (options.bound ? promptBound(body, model, undefined, 1, options.contextWindow) : countGeminiPromptTokens(body, model, options)),
   outputLimit: (body) => count(configOf(body).maxOutputTokens),
   answers: (_mode, body) => count(configOf(body).candidateCount) || 1,
   streamed: (_body, pathMethod) => GEMINI_METHODS[pathMethod ?? '']?.streamed === true,

@@ -32,7 +32,7 @@ function requestedModel(mode: TextMode, body: Record<string, unknown>, pathModel
 }
 
 function promptTokens(mode: TextMode, body: Record<string, unknown>, model: string, options: CountOptions): number {
-  if (options.bound) return promptBound(body, model, undefined, mode === 'completions' ? batchSize(body.prompt) : mode === 'chat' ? 1 : batchSize(body.input));
+  if (options.bound) return promptBound(body, model, undefined, mode === 'completions' ? batchSize(body.prompt) : mode === 'chat' ? 1 : batchSize(body.input), options.contextWindow);
   switch (mode) {
     case 'chat':
       return countChatPromptTokens(body.messages, model, options) + countChatExtrasTokens(body, model, options);

@@ -487,7 +487,7 @@ export const openaiResponses = {
     }
     return undefined;
   },
-  promptTokens: (_mode, body, model, options) => (options.bound ? promptBound(body, model) : countResponsesPromptTokens(body, model, options)),
+  promptTokens: (_mode, body, model, options) => (options.bound ? promptBound(body, model, undefined, 1, options.contextWindow) : countResponsesPromptTokens(body, model, options)),
   // a Responses stream always ends with its usage
   ...selfReportingBodyRules('max_output_tokens'),
   jsonUsage: (json) => reportedAnswerUsage(json, usageOfResponses),

@@ -13,8 +13,9 @@
 // most for one image; audio and video by their bytes; a part whose cost cannot
 // be read from the request (a file by id or URL, a PDF) makes the bound the
 // model's context window. The prompt can never be longer than that window, so
-// it also caps the bound.
-import { contextWindowFor } from '../../billing/catalog';
+// it also caps the bound. The window is the caller's to give (the relay asks
+// billing's catalog: CountOptions.contextWindow); without it, the largest.
+import { isObject } from '../shared';
 
 /** The bound for a model whose context window the catalog does not know: the largest windows served today. */
 export const UNKNOWN_CONTEXT_WINDOW = 2_097_152;
@@ -33,13 +34,14 @@ export interface PromptMeasure {
 
 /**
  * The prompt's bound for `model`: every part of `body` counted as above, at
- * most the model's context window (exactly it when a part cannot be counted).
+ * most the model's context window `contextWindow` (exactly it when a part
+ * cannot be counted; UNKNOWN_CONTEXT_WINDOW when the caller knows none).
  * `textCost` replaces the byte count by a tokenizer's for a tighter figure.
  */
-export function promptBound(body: unknown, model: string, textCost: TextCost = byteLength, prompts = 1): number {
+export function promptBound(body: unknown, model: string, textCost: TextCost = byteLength, prompts = 1, contextWindow?: number): number {
   const measured = measurePrompt(body, model, textCost);
   // each prompt of a batch (embeddings inputs, completions prompts) has a window of its own
-  const window = (contextWindowFor(model) ?? UNKNOWN_CONTEXT_WINDOW) * Math.max(1, prompts);
+  const window = (contextWindow ?? UNKNOWN_CONTEXT_WINDOW) * Math.max(1, prompts);
   return measured.uncountable ? window : Math.min(measured.tokens, window);
 }
 
@@ -127,9 +129,6 @@ function mediaCost(part: Record<string, unknown>, model: string): number | undef
   return undefined;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
 
 function stringField(value: unknown, field: string): string | undefined {
   if (!isObject(value)) return undefined;

@@ -30,6 +30,8 @@ export interface CountOptions {
    * reservation hold enough without loading or running a tokenizer.
    */
   bound?: boolean;
+  /** With `bound`: the model's context window as the catalog knows it (the relay asks billing), which caps the bound. */
+  contextWindow?: number;
 }
 
 function usesO200k(model: string): boolean {

@@ -96,6 +96,10 @@ describe('anthropic adaptor: requests', () => {
     expect(encode({ messages: [{ role: 'user', content: 'x' }], max_completion_tokens: 300 }).max_tokens).toBe(300);
     expect(encode({ messages: [{ role: 'user', content: 'x' }] }).max_tokens).toBe(defaultMaxTokens(MODEL));
     expect(defaultMaxTokens('claude-unknown-model')).toBe(4096);
+    // the catalog's maximum output comes from the relay, on the call
+    const call = { ...callFor('chat', 'claude-unknown-model', false), modelMaxOutputTokens: 12_345 };
+    expect(JSON.parse(anthropicAdaptor.encodeChat({ model: 'claude-unknown-model', messages: [{ role: 'user', content: 'x' }] }, call)).max_tokens).toBe(12_345);
+    expect(defaultMaxTokens('claude-unknown-model', 12_345)).toBe(12_345);
   });
 
   it('asks for a stream only when the call streams, and sends `user` as metadata.user_id', () => {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anthropicAdaptor } from '../../../server/protocols/upstream/anthropic';
 import { assembleChatResponse } from '../../../server/protocols/shared';
 import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatChunk, type ChatRequest, type ChatResponse, type UpstreamFailure, type Usage } from '../../../server/protocols/types';
+import { catalogMaxOutputTokens } from '../../../server/billing/catalog';
 import { ANTHROPIC_CHANNELS, startAnthropicEmulator, type AnthropicEmulator } from '../../support/emulators/anthropic';
 
 const [CHANNEL] = ANTHROPIC_CHANNELS;
@@ -22,8 +23,9 @@ function channel(key = CHANNEL.key): ChannelConfig {
   return { type: CHANNEL.type, key, baseUrl: CHANNEL.baseUrl(emulator), other: CHANNEL.other };
 }
 
+/** As the relay calls it: with the catalog's maximum output for the model. */
 function callOf(stream: boolean): AdaptorCall {
-  return { operation: 'chat', model: CHANNEL.chatModel, stream, responseId: 'chatcmpl-emulator', now: 1_700_000_000 };
+  return { operation: 'chat', model: CHANNEL.chatModel, stream, responseId: 'chatcmpl-emulator', now: 1_700_000_000, modelMaxOutputTokens: catalogMaxOutputTokens(CHANNEL.chatModel) };
 }
 
 async function send(chat: ChatRequest, stream: boolean, key?: string): Promise<{ status: number; text: string; call: AdaptorCall }> {

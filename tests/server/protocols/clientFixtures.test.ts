@@ -17,7 +17,7 @@ import { INBOUND_CODECS, type InboundCodec } from '../../../server/protocols/inb
 import { UPSTREAM_ADAPTORS } from '../../../server/protocols/upstream';
 import { isUpstreamFailure, type ChannelConfig, type ChannelProtocol, type InboundProtocol } from '../../../server/protocols/types';
 import { cacheCreationRatioFor, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota } from '../../../server/billing/prices';
-import { callFor, FIXTURES } from './contract';
+import { callFor, fixtureDir, FIXTURES } from './contract';
 import { VENDOR_REQUESTS } from './vendorRequests';
 
 /** What a client's request asks for that every translation must keep, read off the client's own body. */
@@ -192,7 +192,7 @@ for (const fixture of CLIENT_FIXTURES) {
 
     for (const [protocol, adaptor] of Object.entries(UPSTREAM_ADAPTORS) as Array<[ChannelProtocol, (typeof UPSTREAM_ADAPTORS)[ChannelProtocol]]>) {
       const view = VENDOR_REQUESTS[protocol];
-      const channel = readJson<ChannelConfig>(join(FIXTURES, protocol, 'channel.json'));
+      const channel = readJson<ChannelConfig>(join(fixtureDir(protocol), 'channel.json'));
 
       it(`→ ${protocol}: the vendor request keeps the system prompt, every tool and its schema, the user's text, the limit and the stream`, () => {
         const call = callFor('chat', view.model, intent.stream, channel);

@@ -1,5 +1,7 @@
-// The contract every upstream adaptor passes, over recorded fixtures in
-// __fixtures__/<name>/ (one folder per adaptor or variant):
+// The contract every upstream adaptor passes, over recorded fixtures in one
+// folder per adaptor or variant (fixtureDir): beside the adaptor for a vendor
+// with its own folder (server/protocols/upstream/<vendor>/__fixtures__/, a
+// variant in a subfolder of it), else here in __fixtures__/<name>/:
 //
 //   channel.json            {"type", "key", "baseUrl", "other"}: the channel the fixtures were recorded for
 //   chat.request.json       {"request": ChatRequest, "model"?: upstream model,
@@ -29,6 +31,23 @@ import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatChunk
 import { assembleChatResponse } from '../../../server/protocols/shared';
 
 export const FIXTURES = join(__dirname, '__fixtures__');
+
+const UPSTREAM = join(__dirname, '..', '..', '..', 'server', 'protocols', 'upstream');
+
+/** Fixtures kept beside their adaptor, by contract name; the others are in FIXTURES/<name>. */
+const BESIDE_THE_ADAPTOR: Record<string, string> = {
+  anthropic: join(UPSTREAM, 'anthropic', '__fixtures__'),
+  gemini: join(UPSTREAM, 'gemini', '__fixtures__'),
+  'gemini-palm': join(UPSTREAM, 'gemini', '__fixtures__', 'palm'),
+  zhipu: join(UPSTREAM, 'zhipu', '__fixtures__'),
+  'zhipu-v3': join(UPSTREAM, 'zhipu', '__fixtures__', 'v3'),
+  baidu: join(UPSTREAM, 'baidu', '__fixtures__'),
+  ali: join(UPSTREAM, 'ali', '__fixtures__'),
+  xunfei: join(UPSTREAM, 'xunfei', '__fixtures__'),
+};
+
+/** The folder of one adaptor's (or variant's) recorded fixtures. */
+export const fixtureDir = (name: string): string => BESIDE_THE_ADAPTOR[name] ?? join(FIXTURES, name);
 
 /** What a scenario's answer and stream must come to (`<scenario>.expect.json`). */
 export interface Expectation {
@@ -126,9 +145,9 @@ function expectUsage(usage: Usage | undefined, expected: Usage): void {
   if (expected.reasoningTokens !== undefined) expect(usage!.reasoningTokens ?? 0).toBe(expected.reasoningTokens);
 }
 
-/** The contract for one adaptor over the fixtures in __fixtures__/<name>. */
+/** The contract for one adaptor over its fixtures (fixtureDir(name)). */
 export function describeAdaptor(name: string, adaptor: UpstreamAdaptor): void {
-  const dir = join(FIXTURES, name);
+  const dir = fixtureDir(name);
   const channel = readJson<ChannelConfig>(dir, 'channel.json');
 
   describe(`upstream adaptor contract: ${name}`, () => {

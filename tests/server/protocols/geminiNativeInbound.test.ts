@@ -13,9 +13,9 @@ import {
   googleStatus,
 } from '../../../server/protocols/inbound/geminiNative';
 import type { ChatChunk, ChatResponse } from '../../../server/protocols/types';
+import { fixtureDir } from './contract';
 
-const FIXTURES = join(__dirname, '__fixtures__', 'gemini');
-const fixture = (name: string) => readFileSync(join(FIXTURES, name));
+const fixture = (name: string) => readFileSync(join(fixtureDir('gemini'), name));
 
 describe('a Gemini request in the chat form', () => {
   it('maps the system instruction, media, function calls and responses, tools, tool config and generation config', () => {

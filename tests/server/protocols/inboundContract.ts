@@ -24,7 +24,7 @@ import type { InboundCodec } from '../../../server/protocols/inbound';
 import { UPSTREAM_ADAPTORS } from '../../../server/protocols/upstream';
 import { assembleChatResponse } from '../../../server/protocols/shared';
 import { isUpstreamFailure, type ChannelConfig, type ChannelProtocol, type ChatRequest, type ChatResponse, type Usage } from '../../../server/protocols/types';
-import { callFor, decodeStream, FIXTURES, type Expectation } from './contract';
+import { callFor, decodeStream, fixtureDir, type Expectation } from './contract';
 import { VENDOR_REQUESTS } from './vendorRequests';
 
 /** What the round-trip request holds; a description builds it in its protocol. */
@@ -113,7 +113,7 @@ export function describeInbound(name: string, description: InboundDescription): 
 
   describe(`inbound translation contract: ${name}`, () => {
     for (const [protocol, adaptor] of Object.entries(UPSTREAM_ADAPTORS) as Array<[ChannelProtocol, (typeof UPSTREAM_ADAPTORS)[ChannelProtocol]]>) {
-      const dir = join(FIXTURES, protocol);
+      const dir = fixtureDir(protocol);
       const channel = readJson<ChannelConfig>(dir, 'channel.json');
       const view = VENDOR_REQUESTS[protocol];
 

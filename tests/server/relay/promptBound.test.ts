@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogType } from '../../../common/roles';
 import { batchSize, promptBound } from '../../../server/protocols/inbound/promptBound';
+import { contextWindowFor } from '../../../server/billing/catalog';
 import { databaseTargets, type TestDatabase } from '../../support/databases';
 import { honestPromptTokens, startSizeHonestUpstream, type SizeHonestUpstream } from '../../support/emulators/sizeHonest';
 import { resetRelay, startRelayHarness, type RelayHarness } from './harness';
@@ -213,7 +214,7 @@ for (const target of targets) {
       // as the relay does, each prompt of a batch gets a context window of its own
       const prompts = (body: Record<string, unknown>) => batchSize(body.input ?? body.prompt);
       for (const entry of passthrough) {
-        expect(promptBound(entry.body, entry.model, undefined, prompts(entry.body)), entry.name).toBeGreaterThanOrEqual(honestPromptTokens(entry.body, vendorOf(entry.path), entry.model));
+        expect(promptBound(entry.body, entry.model, undefined, prompts(entry.body), contextWindowFor(entry.model)), entry.name).toBeGreaterThanOrEqual(honestPromptTokens(entry.body, vendorOf(entry.path), entry.model));
       }
     });
   });

@@ -14,12 +14,12 @@ import type { TranslatedAnswer, UpstreamAnswer } from '../../../server/relay/dis
 import { answerTranslated, type TranslatedUsage, type TranslateOptions } from '../../../server/relay/translate';
 import { UpstreamResponse } from '../../../server/relay/upstream';
 import { countTextTokens } from '../../../server/protocols/inbound/tokenCount';
-import { FIXTURES } from '../protocols/contract';
+import { fixtureDir } from '../protocols/contract';
 
 const MODEL = 'claude-3-5-haiku-20241022';
 const KEY = 'sk-ant-api03-secret-key-of-the-channel';
-const wire = readFileSync(join(FIXTURES, 'anthropic', 'chat.stream.txt'));
-const expected = JSON.parse(readFileSync(join(FIXTURES, 'anthropic', 'chat.expect.json'), 'utf8')) as { text: string; usage: { promptTokens: number; completionTokens: number; cachedPromptTokens: number } };
+const wire = readFileSync(join(fixtureDir('anthropic'), 'chat.stream.txt'));
+const expected = JSON.parse(readFileSync(join(fixtureDir('anthropic'), 'chat.expect.json'), 'utf8')) as { text: string; usage: { promptTokens: number; completionTokens: number; cachedPromptTokens: number } };
 const call = (stream: boolean): AdaptorCall => ({ operation: 'chat', model: MODEL, stream, responseId: 'chatcmpl-test', now: 1_700_000_000 });
 
 /** The vendor's bytes in small pieces, with a pause between, optionally breaking off after `breakAt` bytes. */
@@ -117,7 +117,7 @@ describe('answering a client from a translated answer', () => {
   });
 
   it('streams a whole answer to a client that asked to stream (a vendor that answered whole)', async () => {
-    const chat = anthropicAdaptor.decodeChat(readFileSync(join(FIXTURES, 'anthropic', 'chat.answer.json'), 'utf8'), call(false)) as ChatResponse;
+    const chat = anthropicAdaptor.decodeChat(readFileSync(join(fixtureDir('anthropic'), 'chat.answer.json'), 'utf8'), call(false)) as ChatResponse;
     next = { translated: { adaptor: anthropicAdaptor, call: call(true), chat }, options: { streamed: true } };
     const events = eventsOf(await (await fetch(baseUrl)).text());
     expect(events.at(-1)).toBe('[DONE]');
