@@ -3,9 +3,10 @@
 //
 //   protocols  server/protocols/ imports only common/ (and itself)
 //   billing    server/billing/ imports only server/db/, server/repositories/, common/ (and itself)
-//   relay      server/relay/ imports only server/protocols/, server/billing/, server/db/, server/repositories/,
-//              common/ (and itself)
-//   routes     nothing imports server/routes/ except server/app.ts (and routes/ itself)
+//   relay      server/relay/ imports server/protocols/, server/billing/, server/db/, server/repositories/,
+//              common/ and the node's services (server/services/, server/channels/, server/webhooks/), never
+//              the HTTP layer above it (server/plugins/, server/routes/, server/app.ts)
+//   routes     nothing imports server/routes/ except server/app.ts, routes/ itself and the tests of a route
 //
 // Packages (bare specifiers, node:*) are not restricted. A value import across a boundary is a violation and
 // fails the check; a type-only one (`import type`, `export type`, or braces naming only `type` bindings) is
@@ -89,12 +90,13 @@ const RULES = [
   {
     name: 'relay',
     applies: (from) => under(from, 'server/relay'),
-    allows: (to) => anyUnder(to, ['server/relay', 'server/protocols', 'server/billing', 'server/db', 'server/repositories', 'common']),
+    allows: (to) =>
+      anyUnder(to, ['server/relay', 'server/protocols', 'server/billing', 'server/db', 'server/repositories', 'common', 'server/services', 'server/channels', 'server/webhooks']),
   },
   {
     name: 'routes',
     applies: (from, to) => under(to, 'server/routes') && !under(from, 'server/routes'),
-    allows: (to, from) => from === 'server/app.ts',
+    allows: (to, from) => from === 'server/app.ts' || under(from, 'tests'),
   },
 ];
 

@@ -11,8 +11,9 @@
 // that server (app.inject).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import fp from 'fastify-plugin';
+import { REQUEST_ID_HEADER } from '../../common/requestId';
 
-export const REQUEST_ID_HEADER = 'x-request-id';
+export { REQUEST_ID_HEADER, requestIdOf } from '../../common/requestId';
 
 /**
  * What a client may choose: letters, digits and `-_.:` (UUIDs, W3C trace ids,
@@ -40,8 +41,6 @@ export function tagExchange(request: IncomingMessage, response: ServerResponse, 
   return id;
 }
 
-/** The id an exchange was given (assignRequestId ran on every request that reaches the relay). */
-export const requestIdOf = (headers: IncomingMessage['headers']): string => headers[REQUEST_ID_HEADER] as string;
 
 export const requestIdPlugin = fp(
   async (app) => {

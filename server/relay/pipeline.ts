@@ -36,7 +36,7 @@ import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/fault
 import { isRelayError, relayError, type RelayError } from './errors';
 import type { Reservation } from '../billing/quota';
 import { authenticateRelay, type RelayCaller } from './tokenAuth';
-import { requestIdOf } from '../plugins/requestId';
+import { requestIdOf } from '../../common/requestId';
 import type { DisconnectSignal } from './upstream';
 import { setRateHeaders, type RateTicket } from './rateLimits';
 import type { ChannelAttempt, LogDetails } from '../../common/records';
