@@ -282,6 +282,9 @@ export const MAX_TOKENS_LIMIT = 10_000_000;
 
 /** A JSON object (not null, not an array): what every reader of a vendor's untyped JSON asks first. */
 export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A field a client sent as text (an id, a name), printed as JavaScript prints any value; absent or null: ''. */
+export const textOf = (value: unknown): string => (value === undefined || value === null ? '' : typeof value === 'string' ? value : `${value as string}`);
 const isOptionalNumber = (value: unknown) => value === undefined || value === null || (typeof value === 'number' && Number.isFinite(value));
 
 /**

@@ -28,7 +28,8 @@ export type InboundProtocol = 'openai' | 'anthropic' | 'openai-responses' | 'gem
 // ---- requests ----
 
 export interface ChatContentPart {
-  type: 'text' | 'image_url' | string;
+  /** 'text' or 'image_url' in OpenAI's chat; any other a vendor's own part, passed on. */
+  type: 'text' | 'image_url' | (string & Record<never, never>);
   text?: string;
   image_url?: { url: string; detail?: string };
   [field: string]: unknown;
@@ -41,7 +42,7 @@ export interface ChatToolCall {
 }
 
 export interface ChatMessage {
-  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function' | string;
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function' | (string & Record<never, never>);
   content: string | ChatContentPart[] | null;
   name?: string;
   tool_calls?: ChatToolCall[];

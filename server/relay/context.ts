@@ -4,9 +4,7 @@
 // and the hook points where rate limits and metrics plug in.
 // One per app (so per node), made once and shared by the fast path and the
 // Fastify routes.
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/database';
+import type { FastifyInstance } from 'fastify';
 import type { OptionStore } from '../services/optionStore';
 import type { Admission, MoneyContext } from '../billing/accounting';
 import type { Bookkeeping } from '../billing/bookkeeping';
@@ -14,7 +12,6 @@ import { concurrencyLimiter, type ConcurrencyLimiter } from './concurrency';
 import { dispatch, type Dispatched, type UpstreamRequest } from './dispatch';
 import type { RelayError } from './errors';
 import { relayRegistry, type RelayRegistry } from './inflight';
-import type { QuotaLedger } from '../billing/quota';
 import { remindIfLow } from '../billing/quotaReminder';
 import { disableChannelAutomatically } from '../channels/autoDisable';
 import { balanceLowEvent } from '../webhooks/triggers';

@@ -38,7 +38,6 @@ import {
   type ChatStreamDecoder,
   type EmbeddingRequest,
   type EmbeddingResponse,
-  type HttpTarget,
   type InboundProtocol,
   type Operation,
   type UpstreamAdaptor,

@@ -157,7 +157,7 @@ export class RelayCall<State = unknown> {
   }
 }
 
-const EMPTY_BODY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
+const EMPTY_BODY: Record<string, unknown> = Object.freeze({});
 
 /** An error written straight to Node's response; a response already begun is cut instead. */
 export function writeInboundError(response: ServerResponse, codec: InboundCodec, error: RelayError | (InboundError & { status: number; retryAfter?: number })): void {
@@ -365,6 +365,8 @@ const crashError = (error: unknown): RelayError =>
  */
 function watchFirstChunk(call: RelayCall<unknown>): void {
   const { response } = call;
+  // the original method, put back after the first write (and called on the response itself)
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- it is restored and called with response as this
   const write = response.write;
   response.write = function firstWrite(this: ServerResponse, ...args: Parameters<ServerResponse['write']>) {
     response.write = write;
@@ -391,5 +393,5 @@ function firstRefusal<Hook>(hooks: Hook[], run: (hook: Hook) => RelayError | und
 export interface RelayDeclaration {
   path: string;
   /** Any state: each route has its own, and the pipeline never reads it. */
-  route: RelayRoute<any>;
+  route: RelayRoute<unknown>;
 }

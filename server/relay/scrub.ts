@@ -46,6 +46,7 @@ const MAX_LINE = 200;
 /** A failure's reason as log rows keep it (users read their own): scrubbed for a client, on one line, at most 200 characters. */
 export function scrubLine(text: string, ...keys: Array<string | undefined>): string {
   // control characters too: PostgreSQL refuses a NUL in text, and a log line is one line
+  // eslint-disable-next-line no-control-regex -- the control characters are what this replaces
   const line = scrubForClient(text, ...keys).replace(/[\s\u0000-\u001f\u007f]+/g, ' ').trim();
   return line.length > MAX_LINE ? `${line.slice(0, MAX_LINE - 1)}…` : line;
 }

@@ -176,10 +176,10 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
     },
 
     answer(call, answer) {
-      const { state, response } = call;
+      const { state } = call;
       // the channel's vendor does not speak the client's protocol: its decoded answer is written back in it
       if (answer.translated) return answerTranslatedText(call, answer);
-      const { stream, status, contentType } = answer.response;
+      const { stream, contentType } = answer.response;
       if (state.streamed && stream && contentType.includes('text/event-stream')) return streamBack(call, answer, stream);
       const pending = answerBytes(answer);
       if (pending instanceof Promise) return pending.then((bytes) => answerWhole(call, answer, bytes));
@@ -275,8 +275,8 @@ function chatFormOf(
     }
     return decoded;
   };
-  return new Proxy({} as Record<string, unknown>, {
-    get: (_target, key) => Reflect.get(read(), key),
+  return new Proxy({}, {
+    get: (_target, key) => Reflect.get(read(), key) as unknown,
     has: (_target, key) => Reflect.has(read(), key),
     ownKeys: () => Reflect.ownKeys(read()),
     getOwnPropertyDescriptor: (_target, key) => {

@@ -26,7 +26,7 @@ function ipToBigInt(address: string): { family: 4 | 6; value: bigint } | undefin
     const [head, tail = ''] = address.split('::');
     const headParts = head ? head.split(':') : [];
     const tailParts = tail ? tail.split(':') : [];
-    const parts = address.includes('::') ? [...headParts, ...Array(8 - headParts.length - tailParts.length).fill('0'), ...tailParts] : headParts;
+    const parts = address.includes('::') ? [...headParts, ...new Array<string>(8 - headParts.length - tailParts.length).fill('0'), ...tailParts] : headParts;
     return { family: 6, value: parts.reduce((sum, part) => (sum << 16n) + BigInt(Number.parseInt(part || '0', 16)), 0n) };
   }
   return undefined;

@@ -210,7 +210,7 @@ function parseHeaders(raw: Buffer[]): IncomingHttpHeaders {
     else if (Array.isArray(existing)) existing.push(value);
     else headers[name] = [existing, value];
   }
-  return headers as IncomingHttpHeaders;
+  return headers;
 }
 
 /** The Content-Type among raw headers, or ''. */
@@ -267,7 +267,7 @@ class UpstreamHandler {
     }
     try {
       const { path, headers, body, requestId } = this.call;
-      this.origin.pool.dispatch({ method: 'POST', path, headers: requestId === undefined ? headers : { ...headers, 'x-request-id': requestId }, body }, this as never);
+      this.origin.pool.dispatch({ method: 'POST', path, headers: requestId === undefined ? headers : { ...headers, 'x-request-id': requestId }, body }, this);
     } catch (error) {
       this.onError(error as Error);
     }

@@ -85,9 +85,10 @@ export function openWebSocketCall(target: HttpTarget, frame: string, signal: Dis
       socket.send(frame, (error) => error && fail(error));
       resolve(frames);
     });
-    socket.on('message', (data, isBinary) => {
+    socket.on('message', (data) => {
       arm(settings.idleTimeoutMs, 'between frames');
-      const text = isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString();
+      // text and binary frames alike: ws hands on a Buffer (or its fragments)
+      const text = (Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data)).toString('utf8');
       if (!frames.push(text)) socket.pause();
     });
     socket.once('close', () => {

@@ -20,7 +20,7 @@ import { PassingUsageWatcher, positiveWhole, selfReportingBodyRules } from './pa
 import { promptBound } from './promptBound';
 import { countPartTokens, countTextTokens, type CountOptions } from './tokenCount';
 import type { InboundCodec, InboundError, TextMode } from './types';
-import { parseJson, uncarriedToolsReason } from '../shared';
+import { parseJson, textOf, uncarriedToolsReason } from '../shared';
 import type { ChatChunk, ChatContentPart, ChatMessage, ChatRequest, ChatResponse, ChatTool, FinishReason, Usage } from '../types';
 
 // ---- Anthropic's shapes (lenient: only what is read) ----
@@ -127,7 +127,7 @@ function chatMessages(messages: unknown): ChatMessage[] {
     if (role === 'assistant') {
       const toolCalls = blocks
         .filter((block) => block?.type === 'tool_use')
-        .map((block) => ({ id: String(block.id ?? ''), type: 'function' as const, function: { name: String(block.name ?? ''), arguments: JSON.stringify(block.input ?? {}) } }));
+        .map((block) => ({ id: textOf(block.id), type: 'function' as const, function: { name: textOf(block.name), arguments: JSON.stringify(block.input ?? {}) } }));
       const text = blocks.filter((block) => block?.type === 'text' && typeof block.text === 'string').map((block) => block.text as string).join('');
       const assistant: ChatMessage = { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text };
       if (toolCalls.length > 0) assistant.tool_calls = toolCalls;
@@ -140,7 +140,7 @@ function chatMessages(messages: unknown): ChatMessage[] {
       const content = Array.isArray(block.content) ? partsOf(block.content as Block[]) : [];
       const text = typeof block.content === 'string' ? block.content : blockText(block.content);
       const result = content.some((part) => part.type === 'image_url') ? content : block.is_error === true ? `Error: ${text}` : text;
-      out.push({ role: 'tool', tool_call_id: String(block.tool_use_id ?? ''), content: result });
+      out.push({ role: 'tool', tool_call_id: textOf(block.tool_use_id), content: result });
     }
     const parts = partsOf(blocks.filter((block) => block?.type !== 'tool_result'));
     if (parts.length > 0) out.push({ role: 'user', content: simplified(parts) });
@@ -180,7 +180,7 @@ export function chatRequestOf(body: Record<string, unknown>): ChatRequest {
   const request: ChatRequest = { model: typeof body.model === 'string' ? body.model : '', messages };
   if (body.stream === true) request.stream = true;
   if (typeof body.max_tokens === 'number') request.max_tokens = body.max_tokens;
-  for (const field of ['temperature', 'top_p', 'top_k'] as const) if (typeof body[field] === 'number') request[field] = body[field] as number;
+  for (const field of ['temperature', 'top_p', 'top_k'] as const) if (typeof body[field] === 'number') request[field] = body[field];
   if (Array.isArray(body.stop_sequences) && body.stop_sequences.length > 0) request.stop = body.stop_sequences.filter((stop): stop is string => typeof stop === 'string');
   const tools = chatTools(body.tools);
   if (tools) request.tools = tools;
@@ -231,7 +231,7 @@ export function countMessagesPromptTokens(body: Record<string, unknown>, model: 
     for (const block of Array.isArray(content) ? (content as Block[]) : []) {
       if (block?.type === 'text' && typeof block.text === 'string') texts.push(block.text);
       else if (block?.type === 'image' || block?.type === 'document') total += countPartTokens(block, model, options);
-      else if (block?.type === 'tool_use') texts.push(String(block.name ?? ''), JSON.stringify(block.input ?? {}));
+      else if (block?.type === 'tool_use') texts.push(textOf(block.name), JSON.stringify(block.input ?? {}));
       else if (block?.type === 'tool_result') texts.push(typeof block.content === 'string' ? block.content : blockText(block.content));
       else if (block?.type === 'thinking' && typeof block.thinking === 'string') texts.push(block.thinking);
     }

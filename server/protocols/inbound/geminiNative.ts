@@ -72,7 +72,7 @@ const contentsOf = (body: Record<string, unknown>): GeminiRequestContent[] =>
   Array.isArray(body.contents) ? (body.contents as GeminiRequestContent[]).filter((content) => content && typeof content === 'object') : [];
 
 const configOf = (body: Record<string, unknown>): GenerationConfig =>
-  body.generationConfig && typeof body.generationConfig === 'object' ? (body.generationConfig as GenerationConfig) : {};
+  body.generationConfig && typeof body.generationConfig === 'object' ? (body.generationConfig) : {};
 
 /**
  * What Google would refuse in the request's structure, named as it names it:
@@ -461,7 +461,7 @@ export class GenerateContentStreamEncoder {
         if (typeof delta.content === 'string' && delta.content !== '') parts.push({ text: delta.content });
         for (const call of delta.tool_calls ?? []) {
           let calls = this.calls.get(choice.index);
-          if (!calls) this.calls.set(choice.index, (calls = new Map()));
+          if (!calls) this.calls.set(choice.index, (calls = new Map<number, { id?: string; name: string; arguments: string }>()));
           const building = calls.get(call.index);
           if (!building) calls.set(call.index, { id: call.id, name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' });
           else {

@@ -27,7 +27,7 @@ import { promptBound } from './promptBound';
 import { countPartTokens, countTextTokens, type CountOptions } from './tokenCount';
 import { PassingUsageWatcher, positiveWhole, selfReportingBodyRules } from './passingWatcher';
 import type { InboundCodec, InboundError, TextMode } from './types';
-import { parseJson, uncarriedToolsReason } from '../shared';
+import { parseJson, textOf, uncarriedToolsReason } from '../shared';
 import type { ChatChunk, ChatContentPart, ChatMessage, ChatRequest, ChatResponse, ChatTool, FinishReason, Usage } from '../types';
 
 // ---- Responses' shapes (lenient: only what is read) ----
@@ -101,7 +101,7 @@ function chatMessages(input: unknown): ChatMessage[] {
       const role = chatRole(item.role);
       out.push({ role, content: role === 'assistant' ? itemText(item.content) : userContent(item.content) });
     } else if (type === 'function_call') {
-      const call = { id: String(item.call_id ?? item.id ?? ''), type: 'function' as const, function: { name: String(item.name ?? ''), arguments: typeof item.arguments === 'string' ? item.arguments : '{}' } };
+      const call = { id: textOf(item.call_id ?? item.id), type: 'function' as const, function: { name: textOf(item.name), arguments: typeof item.arguments === 'string' ? item.arguments : '{}' } };
       const last = out.at(-1);
       // calls made in one turn follow that turn's message (or each other): chat wants them on one assistant message
       if (last?.role === 'assistant') {
@@ -111,7 +111,7 @@ function chatMessages(input: unknown): ChatMessage[] {
         out.push({ role: 'assistant', content: null, tool_calls: [call] });
       }
     } else if (type === 'function_call_output') {
-      out.push({ role: 'tool', tool_call_id: String(item.call_id ?? ''), content: itemText(item.output) });
+      out.push({ role: 'tool', tool_call_id: textOf(item.call_id), content: itemText(item.output) });
     }
     // reasoning items, item references and built-in tool calls have no chat form: a vendor without Responses cannot take them
   }
@@ -174,7 +174,7 @@ export function chatRequestOf(body: Record<string, unknown>): ChatRequest {
   const request: ChatRequest = { model: typeof body.model === 'string' ? body.model : '', messages };
   if (body.stream === true) request.stream = true;
   if (typeof body.max_output_tokens === 'number') request.max_tokens = body.max_output_tokens;
-  for (const field of ['temperature', 'top_p'] as const) if (typeof body[field] === 'number') request[field] = body[field] as number;
+  for (const field of ['temperature', 'top_p'] as const) if (typeof body[field] === 'number') request[field] = body[field];
   const tools = chatTools(body.tools);
   if (tools) {
     request.tools = tools;
@@ -205,7 +205,7 @@ export function countResponsesPromptTokens(body: Record<string, unknown>, model:
   for (const item of Array.isArray(body.input) ? (body.input as Item[]) : []) {
     if (!item || typeof item !== 'object') continue;
     total += 3;
-    if (item.type === 'function_call') texts.push(String(item.name ?? ''), typeof item.arguments === 'string' ? item.arguments : '');
+    if (item.type === 'function_call') texts.push(textOf(item.name), typeof item.arguments === 'string' ? item.arguments : '');
     else if (item.type === 'function_call_output') texts.push(itemText(item.output));
     else {
       texts.push(itemText(item.content));

@@ -101,12 +101,12 @@ function mediaCost(part: Record<string, unknown>, model: string): number | undef
   if (type === 'file' || type === 'input_file') return UNCOUNTABLE;
   // Anthropic: {type:'image', source:{type:'base64', data} | {type:'url', url} | {type:'file', file_id}}
   if (type === 'image' && isObject(part.source)) {
-    const source = part.source as Record<string, unknown>;
+    const source = part.source;
     return imageTokens(model, source.type === 'base64' ? base64Head(stringField(source, 'data')) : undefined, undefined);
   }
   // Anthropic documents: plain text is text; a PDF, a URL or a file is not counted from here
   if (type === 'document' && isObject(part.source)) {
-    const source = part.source as Record<string, unknown>;
+    const source = part.source;
     if (source.type === 'text' || source.type === 'content') return undefined;
     return UNCOUNTABLE;
   }

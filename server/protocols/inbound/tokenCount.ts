@@ -3,6 +3,7 @@
 // everything unknown, o200k_base for the GPT-4o/o-series family.
 import { createRequire } from 'node:module';
 import { measurePrompt } from './promptBound';
+import { isObject } from '../shared';
 
 type CountTokens = (text: string) => number;
 
@@ -80,7 +81,7 @@ export function countChatPromptTokens(messages: unknown, model: string, options:
     total += legacy ? 4 : 3;
     total += countTextTokens(contentText(message.content), model, options);
     if (Array.isArray(message.content)) {
-      for (const part of message.content) if (part && typeof part === 'object' && typeof part.text !== 'string') total += countPartTokens(part, model, options);
+      for (const part of message.content as unknown[]) if (isObject(part) && typeof part.text !== 'string') total += countPartTokens(part, model, options);
     }
     if (typeof message.role === 'string') total += countTextTokens(message.role, model, options);
     if (typeof message.name === 'string') total += (legacy ? -1 : 1) + countTextTokens(message.name, model, options);

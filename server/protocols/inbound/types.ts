@@ -87,13 +87,13 @@ export interface InboundCodec {
    * (what a channel that does not speak it gets), and the decoded answer
    * written back in the protocol. Absent: the answer goes out in OpenAI's shape.
    */
-  chatRequest?(body: Record<string, unknown>, call: { model: string; streamed: boolean }): ChatRequest;
+  chatRequest?: (body: Record<string, unknown>, call: { model: string; streamed: boolean }) => ChatRequest;
   /**
    * What of the request the chat form cannot carry (built-in tools a vendor
    * without the protocol has no equivalent of), as the reason a translating
    * channel refuses it; undefined when nothing is lost.
    */
-  untranslatable?(body: Record<string, unknown>): string | undefined;
+  untranslatable?: (body: Record<string, unknown>) => string | undefined;
   /**
    * A whole decoded answer as the protocol's JSON body (`model`: the one the
    * client asked for; `request`: the client's body, for a protocol whose

@@ -13,7 +13,6 @@ import type {
   AdaptorCall,
   ChannelConfig,
   ChatChunk,
-  ChatContentPart,
   ChatMessage,
   ChatRequest,
   ChatResponse,
@@ -130,7 +129,7 @@ function decodeChat(body: string, call: AdaptorCall): ChatResponse | UpstreamFai
     created: typeof answer.created === 'number' && answer.created > 0 ? answer.created : call.now,
     model: typeof answer.model === 'string' && answer.model ? answer.model : call.model,
     choices: choices.map((choice, position) => ({ ...choice, index: typeof choice.index === 'number' ? choice.index : position })),
-    usage: (answer.usage as OpenAIUsage | undefined) ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+    usage: (answer.usage) ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
   };
 }
 
@@ -215,7 +214,7 @@ export function openAiUser(user: string): string {
 /** A message's content without prompt-cache marks; text parts alone become one string, as every vendor takes it. */
 function unmarked(message: ChatMessage): ChatMessage {
   if (!Array.isArray(message.content) || !message.content.some((part) => part.cache_control !== undefined)) return message;
-  const parts = message.content.map(({ cache_control: _mark, ...part }) => part as ChatContentPart);
+  const parts = message.content.map(({ cache_control: _mark, ...part }) => part);
   if (!parts.every((part) => part.type === 'text')) return { ...message, content: parts };
   return { ...message, content: parts.map((part) => part.text ?? '').join(message.role === 'system' ? '\n\n' : '') };
 }

@@ -1,7 +1,7 @@
 // The Messages request: where it goes (target), and the OpenAI chat request
 // encoded as Messages wants it (system apart, alternating turns, tool blocks,
 // max_tokens always, extended thinking from reasoning_effort).
-import type { AdaptorCall, ChannelConfig, ChatContentPart, ChatMessage, ChatRequest, HttpTarget, UpstreamFailure } from '../../types';
+import type { AdaptorCall, ChannelConfig, ChatMessage, ChatRequest, HttpTarget, UpstreamFailure } from '../../types';
 import { contentText, count, dataUrl, parseJson, trimmedBaseUrl, upstreamFailure } from '../../shared';
 import { findChannelType } from '../../../../common/channelTypes';
 import { DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MODEL_MAX_OUTPUT_TOKENS } from '../../../../common/options';
@@ -42,7 +42,7 @@ function contentBlocks(content: ChatMessage['content']): AnthropicBlock[] {
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
   if (!Array.isArray(content)) return [];
   const blocks: AnthropicBlock[] = [];
-  for (const part of content as ChatContentPart[]) {
+  for (const part of content) {
     if (!part || typeof part !== 'object') continue;
     let block: AnthropicBlock | undefined;
     if (part.type === 'text' && typeof part.text === 'string' && part.text !== '') block = { type: 'text', text: part.text };

@@ -9,7 +9,7 @@ export function parseGoogle(body: string): GeminiResponse | undefined {
   let value = parseJson(body);
   // the non-SSE stream form (and some error answers) is a JSON array of responses
   if (Array.isArray(value)) value = value.find((item) => item && typeof item === 'object' && 'error' in item) ?? value[value.length - 1];
-  return value && typeof value === 'object' ? (value as GeminiResponse) : undefined;
+  return value && typeof value === 'object' ? (value) : undefined;
 }
 
 // ---- failures ----

@@ -3,7 +3,7 @@
 // schemas, thinking), and embeddings as batchEmbedContents.
 import { findChannelType } from '../../../../common/channelTypes';
 import { contentText, dataUrl, parseJson, trimmedBaseUrl, upstreamFailure } from '../../shared';
-import type { AdaptorCall, ChannelConfig, ChatContentPart, ChatMessage, ChatRequest, EmbeddingRequest, HttpTarget, UpstreamFailure } from '../../types';
+import type { AdaptorCall, ChannelConfig, ChatMessage, ChatRequest, EmbeddingRequest, HttpTarget, UpstreamFailure } from '../../types';
 import type { GeminiContent, GeminiPart, SignedToolCall } from './json';
 
 const GOOGLE_BASE_URL = 'https://generativelanguage.googleapis.com';
@@ -64,7 +64,7 @@ function contentParts(content: ChatMessage['content']): GeminiPart[] {
   if (typeof content === 'string') return content === '' ? [] : [{ text: content }];
   if (!Array.isArray(content)) return [];
   const parts: GeminiPart[] = [];
-  for (const part of content as ChatContentPart[]) {
+  for (const part of content) {
     if (!part || typeof part !== 'object') continue;
     if (part.type === 'text' && typeof part.text === 'string') {
       parts.push({ text: part.text });
@@ -136,7 +136,7 @@ function cleanSchema(schema: unknown, root: JsonSchema, depth = 0): JsonSchema |
       if (options.length > 0) clean.anyOf = options;
     } else if (key === 'type' && Array.isArray(value)) {
       // ["string", "null"]: Gemini says the same with nullable
-      const types = value.filter((type) => type !== 'null');
+      const types = (value as unknown[]).filter((type) => type !== 'null');
       if (types.length < value.length) clean.nullable = true;
       if (types.length === 1) clean.type = types[0];
       else if (types.length > 1) clean.anyOf = types.map((type) => ({ type }));
