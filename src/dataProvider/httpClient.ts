@@ -89,7 +89,7 @@ export const httpClient: HttpClient = async <T,>(url: string, options: RequestOp
 };
 
 /** What ra-data-simple-rest expects of its HTTP client (react-admin's fetchUtils.fetchJson shape). */
-export type RestClient = (url: string, options?: { method?: string; body?: string | FormData; headers?: HeadersInit; signal?: AbortSignal | null }) => Promise<{ status: number; headers: Headers; body: string; json: any }>;
+export type RestClient = (url: string, options?: { method?: string; body?: string | FormData; headers?: HeadersInit; signal?: AbortSignal | null }) => Promise<{ status: number; headers: Headers; body: string; json: unknown }>;
 
 /**
  * The same fetch for the resources in ra-data-simple-rest's convention
@@ -99,7 +99,7 @@ export type RestClient = (url: string, options?: { method?: string; body?: strin
 export const restClient: RestClient = async (url, options = {}) => {
   const response = await send(url, { method: options.method, body: typeof options.body === 'string' ? options.body : undefined, headers: options.headers, signal: options.signal });
   const body = await response.text();
-  let json: any;
+  let json: unknown;
   try {
     json = body ? JSON.parse(body) : undefined;
   } catch {

@@ -68,7 +68,10 @@
 // Query strings are built with query-string (the copy ra-core uses) everywhere.
 // The API returns no totals: lists use partial pagination (a full page means
 // there may be another; a shorter page is the last, so its total is known).
-import { HttpError, type DataProvider, type GetListParams, type GetListResult, type Identifier, type RaRecord } from 'react-admin';
+import {
+  HttpError, type CreateParams, type DataProvider, type DeleteParams, type GetListParams, type GetListResult, type GetManyParams, type GetOneParams, type Identifier,
+  type RaRecord, type UpdateParams,
+} from 'react-admin';
 import type { Envelope } from '../../common/envelope';
 import { DEFAULT_SORT, SORTABLE_COLUMNS, type BulkAction, type BulkResult, type ChannelJob, type ListResource } from '../../common/listQuery';
 import { isAdmin } from '../../common/roles';
@@ -191,12 +194,12 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient, r
     );
     if (keyword && resource !== 'log') {
       // searches are not paginated by the server
-      return { data: rows as any[], total: rows.length, pageInfo: { hasNextPage: false, hasPreviousPage: false } };
+      return { data: rows, total: rows.length, pageInfo: { hasNextPage: false, hasPreviousPage: false } };
     }
     const hasNextPage = rows.length >= perPage;
     // on the last page the total is known exactly; before it, only that there is more
     return {
-      data: rows as any[],
+      data: rows,
       pageInfo: { hasNextPage, hasPreviousPage: page > 1 },
       ...(hasNextPage ? {} : { total: (page - 1) * perPage + rows.length }),
     };
@@ -232,30 +235,38 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient, r
   const provider = {
     supportAbortSignal: true,
     getList: (resource, params) => listOf(resource, params),
-    getOne: async (resource, params) => ({ data: (await getOne(resource, params.id, params.signal)) as any }),
-    getMany: async (resource, params) => ({
-      data: (await Promise.all(params.ids.map((id) => getOne(resource, id, params.signal)))) as any[],
+    // react-admin's methods are generic in the record type their caller expects: the server's JSON is taken as it
+    getOne: async <RecordType extends RaRecord = RaRecord>(resource: string, params: GetOneParams<RecordType>) => ({
+      data: (await getOne(resource, params.id, params.signal)) as RecordType,
+    }),
+    getMany: async <RecordType extends RaRecord = RaRecord>(resource: string, params: GetManyParams<RecordType>) => ({
+      data: (await Promise.all(params.ids.map((id) => getOne(resource, id, params.signal)))) as RecordType[],
     }),
     getManyReference: (resource, params) =>
-      listOf(resource, { ...params, filter: { ...params.filter, [params.target]: params.id } }),
-    create: async (resource, params) => {
+      listOf(resource, { ...params, filter: { ...(params.filter as Record<string, unknown>), [params.target]: params.id } }),
+    create: async <RecordType extends Omit<RaRecord, 'id'> = RaRecord, ResultRecordType extends RaRecord = RecordType & { id: Identifier }>(
+      resource: string,
+      params: CreateParams<Record<string, unknown>>,
+    ) => {
+      const sent = params.data as Record<string, unknown>;
       const { data } = await httpClient<RaRecord>(endpoints.collection(resource), { method: 'POST', body: params.data });
       // Several endpoints answer without the created record (redemptions: the keys;
       // channels: { ids }); keep what was sent, with what came back under `created`.
       const answered = data && typeof data === 'object' && !Array.isArray(data) ? (data as Record<string, unknown>) : undefined;
       const createdIds = Array.isArray(answered?.ids) ? (answered.ids as number[]) : [];
-      const record = answered && 'id' in answered ? answered : { ...params.data, id: params.data.id ?? createdIds[0] ?? 0, created: data };
-      return { data: record as any };
+      const record = answered && 'id' in answered ? answered : { ...sent, id: sent.id ?? createdIds[0] ?? 0, created: data };
+      return { data: record as ResultRecordType };
     },
-    update: async (resource, params) => {
-      const statusOnly = Boolean(params.meta?.statusOnly);
+    update: async <RecordType extends RaRecord = RaRecord>(resource: string, params: UpdateParams<RaRecord>) => {
+      const statusOnly = Boolean((params.meta as { statusOnly?: unknown } | undefined)?.statusOnly);
       const id = numericId(params.id);
-      const body = statusOnly ? { id, status: params.data.status } : { ...params.data, id };
+      const changes = params.data as Record<string, unknown>;
+      const body = statusOnly ? { id, status: changes.status } : { ...changes, id };
       const { data } = await httpClient<RaRecord>(statusOnly ? endpoints.statusOnly(resource) : endpoints.collection(resource), {
         method: 'PUT',
         body,
       });
-      return { data: { ...params.previousData, ...body, ...(data && typeof data === 'object' ? data : {}) } };
+      return { data: { ...params.previousData, ...body, ...(data && typeof data === 'object' ? data : {}) } as RecordType };
     },
     updateMany: async (resource, params) => {
       const keys = Object.keys(params.data ?? {});
@@ -267,9 +278,9 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient, r
       }
       return { data: params.ids };
     },
-    delete: async (resource, params) => {
+    delete: async <RecordType extends RaRecord = RaRecord>(resource: string, params: DeleteParams<RecordType>) => {
       await httpClient(endpoints.remove(resource, params.id), { method: 'DELETE' });
-      return { data: (params.previousData ?? { id: params.id }) as any };
+      return { data: (params.previousData ?? { id: params.id }) as RecordType };
     },
     deleteMany: async (resource, params) => {
       if (BULK_RESOURCES.has(resource)) return { data: await bulk(resource, params.ids, 'delete') };

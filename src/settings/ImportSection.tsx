@@ -4,7 +4,7 @@
 // report is shown as the command prints it.
 import MoveDownIcon from '@mui/icons-material/MoveDown';
 import { Alert, Box, Button, Checkbox, FormControlLabel, FormGroup, LinearProgress, Stack, TextField, Typography } from '@mui/material';
-import { useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { useTranslate } from 'react-admin';
 import type { ImportJobState } from '../../common/importJob';
 import { settingsProvider } from '../dataProvider/settings';
@@ -24,7 +24,8 @@ export function ImportSection() {
   const [signedOut, setSignedOut] = useState(false);
   const timer = useRef<ReturnType<typeof setTimeout>>(undefined);
 
-  const poll = async () => {
+  // one poll for the component's life (it uses only state setters and the timer ref), so the effect below runs once
+  const poll: () => Promise<void> = useCallback(async () => {
     try {
       const next = await settingsProvider.importState();
       setState(next);
@@ -34,12 +35,12 @@ export function ImportSection() {
       if ((error as { status?: number }).status === 401) setSignedOut(true);
       else setProblem(errorMessage(error));
     }
-  };
+  }, []);
 
   useEffect(() => {
     void poll();
     return () => clearTimeout(timer.current);
-  }, []);
+  }, [poll]);
 
   const start = async () => {
     setProblem(null);

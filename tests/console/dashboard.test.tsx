@@ -6,7 +6,7 @@ import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-li
 import { http, HttpResponse } from 'msw';
 import { AdminContext, memoryStore } from 'react-admin';
 import { MemoryRouter, Route, Routes, useLocation } from 'react-router-dom';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import DashboardPage from '../../src/dashboard/DashboardPage';
 import { createDataProvider, dataProvider } from '../../src/dataProvider';
 import { i18nProvider } from '../../src/i18n';
@@ -108,11 +108,11 @@ describe('dashboard for a user', { timeout: 30_000 }, () => {
     const millions = { ...userDashboard, series: userDashboard.series.map((point, index) => ({ ...point, prompt_tokens: 1_000_000 * (index + 1), completion_tokens: 250_000 })) };
     server.use(http.get('*/api/dashboard', () => ok(millions)));
     // the charts draw their ticks only once they know their width, which jsdom's layout never gives
-    const realStyle = window.getComputedStyle;
-    window.getComputedStyle = (element: Element, pseudo?: string | null) => {
+    const realStyle = window.getComputedStyle.bind(window);
+    const styleSpy = vi.spyOn(window, 'getComputedStyle').mockImplementation((element: Element, pseudo?: string | null) => {
       const style = realStyle(element, pseudo);
       return new Proxy(style, { get: (target, key) => (key === 'width' ? target.width || '600px' : Reflect.get(target, key, target)) });
-    };
+    });
     const ticksOf = async (id: string) => {
       const section = await screen.findByTestId(`section-${id}`, {}, { timeout: 5000 });
       await waitFor(() => expect(section.querySelectorAll('.MuiChartsAxis-tickLabel').length).toBeGreaterThan(0));
@@ -128,7 +128,7 @@ describe('dashboard for a user', { timeout: 30_000 }, () => {
       renderAt();
       expect(await ticksOf('tokens-over-time')).toContain('200万');
     } finally {
-      window.getComputedStyle = realStyle;
+      styleSpy.mockRestore();
       await i18nProvider.changeLocale('en');
     }
   });

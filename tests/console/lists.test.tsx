@@ -57,6 +57,7 @@ function renderChannels(store = memoryStore(), entry = '/channel') {
   return seen;
 }
 
+// eslint-disable-next-line @typescript-eslint/unbound-method -- kept only to be put back after each test, never called
 const original = window.matchMedia;
 afterEach(() => {
   window.matchMedia = original;

@@ -56,7 +56,7 @@ async function startEnrolment(page: Page, baseUrl: string): Promise<string> {
   await page.getByRole('img', { name: 'QR code for your authenticator app' }).waitFor();
   // the QR code image has loaded (an SVG data URL) before the screenshot
   await page.waitForFunction(() => {
-    const image = document.querySelector('[data-testid="two-factor-enrolment"] img') as HTMLImageElement | null;
+    const image = document.querySelector<HTMLImageElement>('[data-testid="two-factor-enrolment"] img');
     return image !== null && image.complete && image.naturalWidth > 0;
   });
   return ((await page.getByTestId('two-factor-secret').textContent()) ?? '').replace(/\s+/g, '');

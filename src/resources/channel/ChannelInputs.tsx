@@ -12,6 +12,7 @@ import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
 import { errorMessage } from '../../pages/errorMessage';
 import { SwitchInput } from '../shared/SwitchInput';
+import { textOf } from '../shared/textOf';
 
 export const MAPPING_EXAMPLE = JSON.stringify({ 'gpt-3.5-turbo-0301': 'gpt-3.5-turbo', 'gpt-4-0314': 'gpt-4', 'gpt-4-32k-0314': 'gpt-4-32k' }, null, 2);
 
@@ -19,12 +20,12 @@ export const CHANNEL_DEFAULTS = {
   type: 1, name: '', base_url: '', other: '', key: '', batch: false, models: [] as string[], groups: ['default'], model_mapping: '', priority: 0, weight: 1,
 };
 
-const splitNames = (text: unknown) => String(text ?? '').split(',').map((name) => name.trim()).filter(Boolean);
+const splitNames = (text: unknown) => textOf(text).split(',').map((name) => name.trim()).filter(Boolean);
 const unique = (names: string[]) => [...new Set(names)];
 
 /** A record from the API → the form's values (lists for models and groups, an empty key). */
 export function channelFormValues(record: Record<string, unknown>) {
-  const mapping = String(record.model_mapping ?? '').trim();
+  const mapping = textOf(record.model_mapping).trim();
   let mappingText = mapping === '{}' ? '' : mapping;
   try {
     if (mappingText) mappingText = JSON.stringify(JSON.parse(mappingText), null, 2);
@@ -34,8 +35,8 @@ export function channelFormValues(record: Record<string, unknown>) {
   return {
     ...record,
     key: '',
-    other: String(record.other ?? ''),
-    base_url: String(record.base_url ?? ''),
+    other: textOf(record.other),
+    base_url: textOf(record.base_url),
     models: splitNames(record.models),
     groups: splitNames(record.group).length ? splitNames(record.group) : ['default'],
     model_mapping: mappingText,
@@ -54,7 +55,7 @@ function mappingIsValid(text: string): boolean {
   }
 }
 
-const bareBaseUrl = (value: unknown) => String(value ?? '').trim().replace(/\/+$/, '');
+const bareBaseUrl = (value: unknown) => textOf(value).trim().replace(/\/+$/, '');
 
 /** True when an edit points the channel elsewhere (base URL or type), which the server allows only with the key. */
 export function channelMoved(values: Record<string, unknown>, original: { base_url?: unknown; type?: unknown } | undefined): boolean {
@@ -66,17 +67,17 @@ export function channelMoved(values: Record<string, unknown>, original: { base_u
 export function validateChannelForm(creating: boolean, original?: { base_url?: unknown; type?: unknown }) {
   return (values: Record<string, unknown>) => {
     const errors: Record<string, string | { message: string; args: Record<string, string> }> = {};
-    if (!String(values.name ?? '').trim()) errors.name = 'app.channel.name_key_required';
-    if (creating && !String(values.key ?? '').trim()) errors.key = 'app.channel.name_key_required';
-    if (!creating && !String(values.key ?? '').trim() && channelMoved(values, original)) errors.key = 'app.channel.key_needed_after_move';
+    if (!textOf(values.name).trim()) errors.name = 'app.channel.name_key_required';
+    if (creating && !textOf(values.key).trim()) errors.key = 'app.channel.name_key_required';
+    if (!creating && !textOf(values.key).trim() && channelMoved(values, original)) errors.key = 'app.channel.key_needed_after_move';
     const keyFormat = findChannelType(Number(values.type))?.keyFormat;
-    const keys = String(values.key ?? '').split('\n').map((line) => line.trim()).filter(Boolean);
+    const keys = textOf(values.key).split('\n').map((line) => line.trim()).filter(Boolean);
     if (keyFormat && !errors.key && !keys.every((key) => keyFitsFormat(Number(values.type), key))) {
       errors.key = { message: 'app.channel.key_format_invalid', args: { format: keyFormat } };
     }
     if (!Array.isArray(values.models) || values.models.length === 0) errors.models = 'app.channel.models_required';
-    if (!mappingIsValid(String(values.model_mapping ?? ''))) errors.model_mapping = 'app.channel.mapping_invalid';
-    if (findChannelType(Number(values.type))?.baseUrlRequired && !String(values.base_url ?? '').trim()) errors.base_url = 'app.channel.base_url_required';
+    if (!mappingIsValid(textOf(values.model_mapping))) errors.model_mapping = 'app.channel.mapping_invalid';
+    if (findChannelType(Number(values.type))?.baseUrlRequired && !textOf(values.base_url).trim()) errors.base_url = 'app.channel.base_url_required';
     if (!Number.isInteger(Number(values.priority))) errors.priority = 'app.channel.priority_invalid';
     if (!Number.isInteger(Number(values.weight)) || Number(values.weight) < 1) errors.weight = 'app.channel.weight_invalid';
     return errors;
@@ -86,8 +87,8 @@ export function validateChannelForm(creating: boolean, original?: { base_url?: u
 /** Form values → the API's body: comma strings, a bare base URL, `{}` for no mapping. */
 export function channelTransform(values: Record<string, unknown>) {
   const type = Number(values.type);
-  const other = String(values.other ?? '').trim();
-  const key = String(values.key ?? '')
+  const other = textOf(values.other).trim();
+  const key = textOf(values.key)
     .split('\n')
     .map((line) => line.trim())
     .filter(Boolean)
@@ -95,13 +96,13 @@ export function channelTransform(values: Record<string, unknown>) {
   return {
     ...(values.id === undefined ? {} : { id: values.id }),
     type,
-    name: String(values.name ?? '').trim(),
+    name: textOf(values.name).trim(),
     key,
-    base_url: String(values.base_url ?? '').trim().replace(/\/+$/, ''),
+    base_url: textOf(values.base_url).trim().replace(/\/+$/, ''),
     other: other || findChannelType(type)?.other?.fallback || '',
     models: unique((values.models as string[] | undefined) ?? []).join(','),
     group: unique((values.groups as string[] | undefined) ?? []).join(',') || 'default',
-    model_mapping: String(values.model_mapping ?? '').trim() || '{}',
+    model_mapping: textOf(values.model_mapping).trim() || '{}',
     priority: Number(values.priority ?? 0),
     weight: Number(values.weight ?? 1),
   };
@@ -205,7 +206,7 @@ export function ChannelInputs({ creating = false }: { creating?: boolean }) {
   const otherSetting = channelType?.other;
   const defaultBaseUrl = channelType?.defaultBaseUrl ?? '';
   const keyFormat = channelType?.keyFormat;
-  const baseUrl = useWatch({ name: 'base_url' });
+  const baseUrl: unknown = useWatch({ name: 'base_url' });
   const { formState } = useFormContext();
   const moved = !creating && channelMoved({ base_url: baseUrl, type }, formState.defaultValues);
   const keyHelp = creating

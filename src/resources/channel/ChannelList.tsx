@@ -2,7 +2,7 @@
 // filtered and paged by the server; a row opens the channel; selected rows can
 // be enabled, disabled or deleted together; on a phone, cards.
 import { useEffect, useState } from 'react';
-import { Datagrid, List, NumberField, SearchInput, SelectInput, TextField, useDataProvider, useTranslate } from 'react-admin';
+import { Datagrid, List, NumberField, SearchInput, SelectInput, TextField, useDataProvider, useTranslate, type Identifier } from 'react-admin';
 import { CHANNEL_TYPES, findChannelType } from '../../../common/channelTypes';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { ActiveFilters } from '../shared/ActiveFilters';
@@ -55,7 +55,7 @@ function ChannelFilters() {
   );
 }
 
-const editPath = (record: { id: unknown }) => `/channel/edit/${record.id}`;
+const editPath = (record: { id: Identifier }) => `/channel/edit/${record.id}`;
 
 export function ChannelList() {
   return (

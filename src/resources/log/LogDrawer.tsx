@@ -24,8 +24,8 @@ const isNumber = (value: unknown): value is number => typeof value === 'number' 
 
 /** The details object, or an empty one when the row has none (or the server sent something else). */
 export function detailsOf(record: RaRecord | undefined): LogDetails {
-  const details = record?.details;
-  return details && typeof details === 'object' && !Array.isArray(details) ? (details as LogDetails) : {};
+  const details: unknown = record?.details;
+  return details && typeof details === 'object' && !Array.isArray(details) ? details : {};
 }
 
 function Section({ title, children }: { title: string; children: ReactNode }) {

@@ -9,10 +9,11 @@ import { Box, Button, ButtonGroup, IconButton, Link, Typography } from '@mui/mat
 import OpenInFullIcon from '@mui/icons-material/OpenInFull';
 import { useEffect, useMemo, useState, type MouseEvent } from 'react';
 import {
-  AutocompleteInput, Datagrid, List, SelectInput, TextField, TextInput, useDataProvider, useGetList, useListContext, useRecordContext, useTranslate,
+  AutocompleteInput, Datagrid, List, SelectInput, TextField, TextInput, useDataProvider, useGetList, useRecordContext, useTranslate,
   type RaRecord,
 } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
+import type { ChannelRecord, TokenRecord, UserRecord } from '../../../common/records';
 import { isAdmin } from '../../../common/roles';
 import { readStoredUser } from '../../authProvider/storage';
 import type { LogFilter, SwitchboardDataProvider } from '../../dataProvider';
@@ -20,6 +21,8 @@ import { useStatus } from '../../layout/status';
 import { errorMessage } from '../../pages/errorMessage';
 import { formatCount, formatQuota } from '../../quota';
 import { ActiveFilters } from '../shared/ActiveFilters';
+import { textOf } from '../shared/textOf';
+import { useListFilters } from '../shared/useListFilters';
 import { CardLine, CardList } from '../shared/CardList';
 import { listDefaults, ListBody, tableSx } from '../shared/ListFrame';
 import { QuotaField } from '../shared/QuotaField';
@@ -71,7 +74,7 @@ function DateTimeFilter({ source, label }: { source: string; label: string; alwa
 }
 
 function LogStat({ admin }: { admin: boolean }) {
-  const { filterValues } = useListContext();
+  const { filterValues } = useListFilters();
   const dataProvider = useDataProvider<SwitchboardDataProvider>();
   const translate = useTranslate();
   const { status } = useStatus();
@@ -120,12 +123,12 @@ function NamePicker({ source, label, names }: { source: string; label: string; n
 const BIG_PAGE = { pagination: { page: 1, perPage: 100 }, sort: { field: 'id', order: 'DESC' as const } };
 
 function TokenPicker(props: { source: string; alwaysOn?: boolean }) {
-  const { data } = useGetList('token', BIG_PAGE);
+  const { data } = useGetList<TokenRecord & RaRecord>('token', BIG_PAGE);
   return <NamePicker {...props} label="resources.log.fields.token_name" names={(data ?? []).map((token) => String(token.name))} />;
 }
 
 function UserPicker(props: { source: string; alwaysOn?: boolean }) {
-  const { data } = useGetList('user', BIG_PAGE);
+  const { data } = useGetList<UserRecord & RaRecord>('user', BIG_PAGE);
   return <NamePicker {...props} label="resources.log.fields.username" names={(data ?? []).map((user) => String(user.username))} />;
 }
 
@@ -144,7 +147,7 @@ function ModelPicker(props: { source: string; alwaysOn?: boolean; admin: boolean
 }
 
 function ChannelPicker(_: { source: string; alwaysOn?: boolean }) {
-  const { data } = useGetList('channel', BIG_PAGE);
+  const { data } = useGetList<ChannelRecord & RaRecord>('channel', BIG_PAGE);
   const choices = (data ?? []).map((channel) => ({ id: Number(channel.id), name: `#${channel.id} ${channel.name}` }));
   return <AutocompleteInput source="channel" label="resources.log.fields.channel_id" choices={choices} translateChoice={false} sx={{ minWidth: 180 }} helperText={false} />;
 }
@@ -153,7 +156,7 @@ const DAY = 86_400;
 
 /** Today, 7 days, 30 days: the window's start; its end stays where the page opened it. */
 function TimePresets({ end }: { end: number }) {
-  const { filterValues, displayedFilters, setFilters } = useListContext();
+  const { filterValues, displayedFilters, setFilters } = useListFilters();
   const translate = useTranslate();
   const now = Math.floor(Date.now() / 1000);
   const midnight = Math.floor(new Date(new Date().setHours(0, 0, 0, 0)).getTime() / 1000);
@@ -185,7 +188,7 @@ function LogFilters({ defaults }: { defaults: Record<string, unknown> }) {
             token_name: { label: 'resources.log.fields.token_name' },
             model_name: { label: 'resources.log.fields.model_name' },
             username: { label: 'resources.log.fields.username' },
-            channel: { label: 'resources.log.fields.channel_id', format: (value) => `#${value}` },
+            channel: { label: 'resources.log.fields.channel_id', format: (value) => `#${textOf(value)}` },
             request_id: { label: 'resources.log.fields.request_id' },
             start_timestamp: { label: 'app.log.start_time', format: (value) => formatTimestamp(Number(value)) },
             end_timestamp: { label: 'app.log.end_time', format: (value) => formatTimestamp(Number(value)) },
@@ -200,7 +203,7 @@ function LogFilters({ defaults }: { defaults: Record<string, unknown> }) {
 /** The token's name; a click keeps only that token's logs. */
 function TokenNameField(_: { label?: string; sortBy?: string }) {
   const record = useRecordContext();
-  const { filterValues, displayedFilters, setFilters } = useListContext();
+  const { filterValues, displayedFilters, setFilters } = useListFilters();
   const translate = useTranslate();
   const name = String(record?.token_name ?? '');
   if (!name) return null;

@@ -5,6 +5,7 @@ import { Edit, NumberInput, required, SaveButton, SimpleForm, TextInput, Toolbar
 import { EditLoadError } from '../../layout/LoadError';
 import { FormPage } from '../shared/FormPage';
 import { QuotaInput, wholeQuota } from '../shared/QuotaInput';
+import { textOf } from '../shared/textOf';
 import { useNavigate, useParams } from 'react-router-dom';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
@@ -25,7 +26,7 @@ export function downloadKeys(name: string, keys: string[]): void {
   URL.revokeObjectURL(url);
 }
 
-const toInteger = (value: unknown) => Number.parseInt(String(value ?? ''), 10);
+const toInteger = (value: unknown) => Number.parseInt(textOf(value), 10);
 
 // name required on create; quota and count whole numbers (the server's limits: quota above 0, 1 to 100 codes)
 const nameValidators = [required('app.validation.name_required')];
@@ -41,7 +42,7 @@ export function RedemptionCreate() {
   const navigate = useNavigate();
   const translate = useTranslate();
   const submit = async (values: Record<string, unknown>) => {
-    const name = String(values.name ?? '').trim();
+    const name = textOf(values.name).trim();
     try {
       const keys = await dataProvider.createRedemptions({ name, quota: toInteger(values.quota), count: toInteger(values.count) });
       downloadKeys(name, keys);
@@ -80,7 +81,7 @@ export function RedemptionEdit() {
         id={id}
         mutationMode="pessimistic"
         error={<EditLoadError />}
-        transform={(values: Record<string, unknown>) => ({ id: values.id, name: String(values.name ?? '').trim(), quota: toInteger(values.quota) })}
+        transform={(values: Record<string, unknown>) => ({ id: values.id, name: textOf(values.name).trim(), quota: toInteger(values.quota) })}
         mutationOptions={{
           onSuccess: () => {
             notice('app.redemption.updated', 'success');

@@ -3,7 +3,9 @@
 // never silent.
 import CancelIcon from '@mui/icons-material/Cancel';
 import { Box, Button, Chip } from '@mui/material';
-import { useListContext, useTranslate } from 'react-admin';
+import { useTranslate } from 'react-admin';
+import { textOf } from './textOf';
+import { useListFilters } from './useListFilters';
 
 export interface FilterLabel {
   /** Translation key of the filter's name. */
@@ -17,11 +19,11 @@ export function ActiveFilters({ labels, defaults = {} }: {
   /** Values that are the list's starting point, not a filter (the log window). */
   defaults?: Record<string, unknown>;
 }) {
-  const { filterValues, displayedFilters, setFilters } = useListContext();
+  const { filterValues, displayedFilters, setFilters } = useListFilters();
   const translate = useTranslate();
   const all: Record<string, FilterLabel> = { q: { label: 'app.lists.search' }, ...labels };
   const active = Object.entries(filterValues ?? {}).filter(
-    ([key, value]) => key in all && value !== undefined && value !== null && value !== '' && String(value) !== String(defaults[key] ?? ''),
+    ([key, value]) => key in all && value !== undefined && value !== null && value !== '' && textOf(value) !== textOf(defaults[key]),
   );
   if (!active.length) return null;
   const without = (keys: string[]) => {

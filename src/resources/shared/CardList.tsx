@@ -17,7 +17,7 @@ export function CardList({ title, children, actions, linkTo, onOpen }: {
   /** What a tap on the card does when it goes nowhere (the log opens its drawer). */
   onOpen?: (record: RaRecord) => void;
 }) {
-  const { data, isPending } = useListContext();
+  const { data, isPending } = useListContext<RaRecord>();
   const navigate = useNavigate();
   const translate = useTranslate();
   if (isPending) return null;

@@ -3,7 +3,7 @@
 // query the form itself loads, so no second request is made.
 import { Box, Typography } from '@mui/material';
 import type { ReactNode } from 'react';
-import { useGetOne, useTranslate } from 'react-admin';
+import { useGetOne, useTranslate, type RaRecord } from 'react-admin';
 
 export function FormPage({ title, resource, id, nameOf, children }: {
   title: string;
@@ -14,7 +14,7 @@ export function FormPage({ title, resource, id, nameOf, children }: {
   children: ReactNode;
 }) {
   const translate = useTranslate();
-  const { data } = useGetOne(resource ?? '', { id: id ?? '' }, { enabled: Boolean(resource && id) });
+  const { data } = useGetOne<RaRecord>(resource ?? '', { id: id ?? '' }, { enabled: Boolean(resource && id) });
   const name = data ? String((nameOf ? nameOf(data) : data.name) ?? '') : '';
   return (
     <Box sx={{ width: '100%', minWidth: 0 }}>

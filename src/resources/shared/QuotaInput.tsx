@@ -32,7 +32,7 @@ export function QuotaInput({ source, label, resource, disabled, validate, sx }: 
   const translate = useTranslate();
   const { status } = useStatus();
   const { inCurrency, perUnit } = quotaUnit(status);
-  const quota = useWatch({ name: source });
+  const quota: unknown = useWatch({ name: source });
   const format = useCallback(
     (value: unknown) => (value === undefined || value === null || value === '' || Number.isNaN(Number(value)) ? '' : String(quotaToDollars(Number(value), perUnit))),
     [perUnit],

@@ -2,11 +2,12 @@
 // (its own and its account's together, computed by the server), and the
 // form value of an override (empty inherits).
 import { useRecordContext, useTranslate } from 'react-admin';
+import { textOf } from './textOf';
 
 /** A rate-limit field → the wire: empty is null (inherit), else the whole number typed. */
 export function rateLimitValue(value: unknown): number | null {
-  if (value === null || value === undefined || String(value).trim() === '') return null;
-  const parsed = Number.parseInt(String(value), 10);
+  if (value === null || value === undefined || textOf(value).trim() === '') return null;
+  const parsed = Number.parseInt(textOf(value), 10);
   return Number.isNaN(parsed) ? null : parsed;
 }
 

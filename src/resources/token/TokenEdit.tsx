@@ -1,5 +1,6 @@
 // /token/edit/:id
-import { Edit, SimpleForm, useRecordContext } from 'react-admin';
+import { Edit, SimpleForm, useRecordContext, type RaRecord } from 'react-admin';
+import type { TokenRecord } from '../../../common/records';
 import { useNavigate, useParams } from 'react-router-dom';
 import { useNotice } from '../../layout/notice';
 import { EditLoadError } from '../../layout/LoadError';
@@ -7,7 +8,7 @@ import { FormPage } from '../shared/FormPage';
 import { expiryText, TokenInputs, tokenTransform } from './TokenInputs';
 
 function TokenEditForm() {
-  const record = useRecordContext();
+  const record = useRecordContext<RaRecord & Pick<TokenRecord, 'expired_time'> & { models?: string | null; allowed_ips?: string | null }>();
   if (!record) return null;
   return (
     <SimpleForm

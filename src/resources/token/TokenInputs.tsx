@@ -7,6 +7,7 @@ import { useFormContext, useWatch } from 'react-hook-form';
 import { QuotaInput, wholeQuota } from '../shared/QuotaInput';
 import { rateLimitValue } from '../shared/RateLimitsField';
 import { SwitchInput } from '../shared/SwitchInput';
+import { textOf } from '../shared/textOf';
 import { formatTimestamp } from '../shared/TimestampField';
 
 const PRESETS: Array<{ label: string; seconds: number | null }> = [
@@ -51,7 +52,7 @@ function ExpiryPresets() {
 }
 
 /** The expiry field's own error, shown under it as the user types ('expiry format error'). */
-export const validExpiry = (value: unknown) => (parseExpiry(String(value ?? '')) === 'invalid' ? 'app.token.expiry_format_error' : undefined);
+export const validExpiry = (value: unknown) => (parseExpiry(textOf(value)) === 'invalid' ? 'app.token.expiry_format_error' : undefined);
 
 const quotaValidators = [wholeQuota(0, 'app.validation.quota_whole')];
 
@@ -63,7 +64,7 @@ export function validateTokenForm(values: Record<string, unknown>) {
 
 export function TokenInputs() {
   const translate = useTranslate();
-  const unlimited = useWatch({ name: 'unlimited_quota' });
+  const unlimited: unknown = useWatch({ name: 'unlimited_quota' });
   return (
     <Box sx={{ width: '100%', maxWidth: 560 }}>
       <TextInput source="name" validate={required('app.validation.name_required')} fullWidth />
@@ -83,16 +84,16 @@ export function TokenInputs() {
 
 /** Form values → the API's body. */
 export function tokenTransform(values: Record<string, unknown>) {
-  const expiry = parseExpiry(String(values.expiry_text ?? ''));
+  const expiry = parseExpiry(textOf(values.expiry_text));
   return {
     id: values.id,
-    name: String(values.name ?? '').trim(),
-    remain_quota: Number.parseInt(String(values.remain_quota ?? 0), 10) || 0,
+    name: textOf(values.name).trim(),
+    remain_quota: Number.parseInt(textOf(values.remain_quota ?? 0), 10) || 0,
     unlimited_quota: Boolean(values.unlimited_quota),
     expired_time: expiry === 'invalid' ? -1 : expiry,
-    models: String(values.models ?? ''),
-    allowed_ips: String(values.allowed_ips ?? ''),
-    concurrency_limit: Number.parseInt(String(values.concurrency_limit ?? 0), 10) || 0,
+    models: textOf(values.models),
+    allowed_ips: textOf(values.allowed_ips),
+    concurrency_limit: Number.parseInt(textOf(values.concurrency_limit ?? 0), 10) || 0,
     rpm_limit: rateLimitValue(values.rpm_limit),
     tpm_limit: rateLimitValue(values.tpm_limit),
   };

@@ -7,6 +7,7 @@ import { EditLoadError } from '../../layout/LoadError';
 import { FormPage } from '../shared/FormPage';
 import { QuotaInput, wholeQuota } from '../shared/QuotaInput';
 import { rateLimitValue } from '../shared/RateLimitsField';
+import { textOf } from '../shared/textOf';
 import { useNavigate, useParams } from 'react-router-dom';
 import { useNotice } from '../../layout/notice';
 import { RootTwoFactorReset } from './UserTwoFactorReset';
@@ -23,7 +24,7 @@ export function UserCreate() {
     <FormPage title="app.page_title.user_add">
       <Create
         resource="user"
-        transform={(values: Record<string, unknown>) => ({ username: String(values.username ?? '').trim(), display_name: String(values.display_name ?? '').trim(), password: values.password })}
+        transform={(values: Record<string, unknown>) => ({ username: textOf(values.username).trim(), display_name: textOf(values.display_name).trim(), password: values.password })}
         mutationOptions={{
           onSuccess: () => {
             notice('app.user.created', 'success');
@@ -54,12 +55,12 @@ export function UserEdit() {
         error={<EditLoadError />}
         transform={(values: Record<string, unknown>) => ({
           id: values.id,
-          username: String(values.username ?? '').trim(),
-          display_name: String(values.display_name ?? '').trim(),
-          password: values.password ? String(values.password) : '',
-          group: String(values.group ?? 'default').trim() || 'default',
-          quota: Number.parseInt(String(values.quota ?? 0), 10) || 0,
-          concurrency_limit: Number.parseInt(String(values.concurrency_limit ?? 0), 10) || 0,
+          username: textOf(values.username).trim(),
+          display_name: textOf(values.display_name).trim(),
+          password: values.password ? textOf(values.password) : '',
+          group: textOf(values.group ?? 'default').trim() || 'default',
+          quota: Number.parseInt(textOf(values.quota ?? 0), 10) || 0,
+          concurrency_limit: Number.parseInt(textOf(values.concurrency_limit ?? 0), 10) || 0,
           rpm_limit: rateLimitValue(values.rpm_limit),
           tpm_limit: rateLimitValue(values.tpm_limit),
         })}

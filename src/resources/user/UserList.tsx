@@ -8,8 +8,9 @@ import CheckCircleOutlineIcon from '@mui/icons-material/CheckCircleOutlineOutlin
 import DeleteIcon from '@mui/icons-material/Delete';
 import EditIcon from '@mui/icons-material/Edit';
 import { Chip, Stack, Tooltip, Typography } from '@mui/material';
-import { Datagrid, List, NumberField, SearchInput, SelectInput, useDataProvider, useRecordContext, useRefresh, useTranslate } from 'react-admin';
+import { Datagrid, List, NumberField, SearchInput, SelectInput, useDataProvider, useRecordContext, useRefresh, useTranslate, type RaRecord } from 'react-admin';
 import { Link as RouterLink, useNavigate } from 'react-router-dom';
+import type { UserRecord } from '../../../common/records';
 import { allowedManageActions, isRoot, UserStatus, type ManageAction } from '../../../common/roles';
 import { readStoredUser } from '../../authProvider/storage';
 import type { SwitchboardDataProvider } from '../../dataProvider';
@@ -35,7 +36,7 @@ export function shortName(username: string): string {
 }
 
 function UsernameField(_: { label?: string; sortBy?: string }) {
-  const record = useRecordContext();
+  const record = useRecordContext<UserRecord & RaRecord>();
   if (!record) return null;
   return (
     <Tooltip title={record.display_name || record.username}>
@@ -47,7 +48,7 @@ function UsernameField(_: { label?: string; sortBy?: string }) {
 }
 
 function StatisticsField(_: { label?: string; sortBy?: string }) {
-  const record = useRecordContext();
+  const record = useRecordContext<UserRecord & RaRecord>();
   const translate = useTranslate();
   const { status } = useStatus();
   if (!record) return null;
@@ -62,7 +63,7 @@ function StatisticsField(_: { label?: string; sortBy?: string }) {
 
 /** Only the actions the caller's role lets succeed are offered (common/roles.ts); disabling asks first, like promote, demote and delete. */
 function ManageActions(_: { label?: string }) {
-  const record = useRecordContext();
+  const record = useRecordContext<UserRecord & RaRecord>();
   const dataProvider = useDataProvider<SwitchboardDataProvider>();
   const notice = useNotice();
   const refresh = useRefresh();

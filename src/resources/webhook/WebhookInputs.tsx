@@ -1,10 +1,11 @@
 // The fields of the webhook form, shared by Create and Edit. The secret is
 // write-only: blank on create means "generate one", blank on edit "keep it".
-import { BooleanInput, CheckboxGroupInput, PasswordInput, regex, required, TextInput } from 'react-admin';
+import { BooleanInput, CheckboxGroupInput, PasswordInput, regex, required, TextInput, type Validator } from 'react-admin';
 import { WEBHOOK_EVENTS } from '../../../common/webhooks';
 
 const EVENT_CHOICES = WEBHOOK_EVENTS.map((event) => ({ id: event, name: `webhooks.events.${event}` }));
-const httpUrl = regex(/^https?:\/\/\S+$/, 'webhooks.validation.url');
+// ra-core types regex as a function & lodash's MemoizedFunction, and without @types/lodash that type does not resolve
+const httpUrl = (regex as (pattern: RegExp, message: string) => Validator)(/^https?:\/\/\S+$/, 'webhooks.validation.url');
 
 export function WebhookInputs({ editing = false }: { editing?: boolean }) {
   return (
