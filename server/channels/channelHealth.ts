@@ -638,11 +638,12 @@ export async function runHealthPass(app: FastifyInstance, periodMs?: number): Pr
 export function scheduleChannelHealthChecks(app: FastifyInstance, intervalSeconds: number): void {
   const state = jobStateOf(app);
   if (intervalSeconds > 0) {
-    app.addHook('onReady', async () => {
+    app.addHook('onReady', () => {
       state.timer = setInterval(() => {
         runHealthPass(app, intervalSeconds * 1000).catch((error: unknown) => app.log.error({ err: error }, 'channel health pass failed'));
       }, intervalSeconds * 1000);
       state.timer.unref(); // never keeps the process alive on its own
+      return Promise.resolve();
     });
   }
   app.addHook('preClose', async () => {

@@ -44,10 +44,11 @@ export function tagExchange(request: IncomingMessage, response: ServerResponse, 
 export const requestIdOf = (headers: IncomingMessage['headers']): string => headers[REQUEST_ID_HEADER] as string;
 
 export const requestIdPlugin = fp(
-  async (app) => {
+  (app) => {
     app.addHook('onRequest', async (request, reply) => {
       if (!reply.raw.hasHeader(REQUEST_ID_HEADER)) reply.raw.setHeader(REQUEST_ID_HEADER, request.id);
     });
+    return Promise.resolve();
   },
   { name: 'switchboard-request-id' },
 );

@@ -78,7 +78,7 @@ function keyFormatError(type: number, keys: readonly string[]): string | undefin
   return `the key must be written as ${findChannelType(type)?.keyFormat ?? 'one secret'}`;
 }
 
-export async function channelRoutes(fastify: FastifyInstance): Promise<void> {
+export function channelRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, dialect, options } = app.ctx;
   const admin = requireRole(Role.admin);
@@ -91,7 +91,7 @@ export async function channelRoutes(fastify: FastifyInstance): Promise<void> {
     return ok((await searchChannels(db, keyword, sortOf('channel', request.query), channelFilterOf(request.query))).map(toChannelRecord));
   });
 
-  app.get('/api/channel/models', { preHandler: admin }, async () => {
+  app.get('/api/channel/models', { preHandler: admin }, () => {
     // envelope-less, as one-api's console expects: {object, data: [{id}]}
     const names = [...new Set([...Object.keys(options.json('ModelRatio')), ...catalogModelNames()])].sort();
     return { object: 'list', data: names.map((id) => ({ id, object: 'model', created: 1677649963, owned_by: 'switchboard' })) };
@@ -201,5 +201,6 @@ export async function channelRoutes(fastify: FastifyInstance): Promise<void> {
     return id && (await deleteChannel(db, id)) ? ok() : fail('channel not found', 'channel_not_found');
   });
 
-  app.get('/api/group/', { preHandler: admin }, async () => ok(Object.keys(options.json('GroupRatio')).sort()));
+  app.get('/api/group/', { preHandler: admin }, () => ok(Object.keys(options.json('GroupRatio')).sort()));
+  return Promise.resolve();
 }

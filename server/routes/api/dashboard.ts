@@ -158,7 +158,7 @@ async function adminDashboard(db: Kysely<Database>, callerId: number, params: Da
   };
 }
 
-export async function dashboardRoutes(fastify: FastifyInstance): Promise<void> {
+export function dashboardRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db } = app.ctx;
 
@@ -171,4 +171,5 @@ export async function dashboardRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.get('/api/dashboard', { preHandler: requireRole(Role.user), schema: dashboardQuerySchema }, (request) => answer(request.query, Number(callerOf(request).id), false));
   app.get('/api/dashboard/admin', { preHandler: requireRole(Role.admin), schema: dashboardQuerySchema }, (request) => answer(request.query, Number(callerOf(request).id), true));
+  return Promise.resolve();
 }

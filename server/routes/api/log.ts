@@ -133,7 +133,7 @@ type RequestOf<S extends FastifySchema> = FastifyRequest<RouteGenericInterface, 
 type ListRequest = RequestOf<typeof logQuerySchema>;
 type SearchRequest = RequestOf<typeof logSearchSchema>;
 
-export async function logRoutes(fastify: FastifyInstance): Promise<void> {
+export function logRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db } = app.ctx;
   const admin = requireRole(Role.admin);
@@ -200,4 +200,5 @@ export async function logRoutes(fastify: FastifyInstance): Promise<void> {
   app.get('/api/log/self/search', { preHandler: signedIn, schema: logSearchSchema }, search(true));
   app.get('/api/log/export', { preHandler: admin, schema: logQuerySchema }, exported(false));
   app.get('/api/log/self/export', { preHandler: signedIn, schema: logQuerySchema }, exported(true));
+  return Promise.resolve();
 }
