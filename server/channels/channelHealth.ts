@@ -229,7 +229,7 @@ function localDate(date: Date): string {
 }
 
 /** Reads one kind of balance endpoint at `base`: the figure in `setting.unit`. */
-type BalanceFetch<Kind extends BalanceSourceKind> = (base: string, key: string, setting: Extract<ChannelBalance, { source: Kind }>, signal?: AbortSignal) => Promise<number>;
+type BalanceFetch<Kind extends BalanceSourceKind> = (base: string, key: string, setting: ChannelBalance & { source: Kind }, signal?: AbortSignal) => Promise<number>;
 
 const UNIT_NAMES: Record<BalanceUnit, string> = { usd: 'USD', cny: 'CNY', cny_per_10000: 'CNY/10000', points: 'points' };
 

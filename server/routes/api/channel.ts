@@ -40,9 +40,12 @@ function jobAnswer(started: StartedJob | undefined, busyMessage: string) {
 
 type Parsed = { value: ChannelFields } | { error: string };
 
+/** The channel fields of a create or edit body, as its schema (inputSchemas.ts) lets them through: text, digits or numbers, or null. */
+type ChannelFieldsBody = { [K in keyof ChannelFields]?: string | number | null };
+
 /** Validates the form's fields; `current` supplies what an edit leaves out. */
-export function parseChannelFields(body: Record<string, unknown>, current?: ChannelFields): Parsed {
-  const pick = <K extends keyof ChannelFields>(key: K): unknown => (body[key] === undefined && current ? current[key] : body[key]);
+export function parseChannelFields(body: ChannelFieldsBody, current?: ChannelFields): Parsed {
+  const pick = <K extends keyof ChannelFields>(key: K) => (body[key] === undefined && current ? current[key] : body[key]);
   const type = Number(pick('type'));
   if (!findChannelType(type)) return { error: `unknown channel type: ${String(pick('type'))}` };
   const name = String(pick('name') ?? '').trim();
