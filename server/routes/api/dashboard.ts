@@ -144,7 +144,7 @@ async function adminDashboard(db: Kysely<Database>, callerId: number, params: Da
     top_users: users.map((user) => ({ user_id: Number(user.key), username: usernames.get(Number(user.key)) ?? '', ...totalsPart(user) })),
     top_channels: channels.map((channel) => {
       const attempts = channel.requests + channel.errors;
-      const latency = latencies.get(Number(channel.key)) ?? new Map();
+      const latency = latencies.get(Number(channel.key)) ?? new Map<number, number>();
       return {
         channel_id: Number(channel.key),
         channel_name: names.get(Number(channel.key)) ?? '',
