@@ -260,6 +260,7 @@ const BALANCE_FETCHERS: { [Kind in BalanceSourceKind]: BalanceFetch<Kind> } = {
   },
   aiproxy: async (base, key, _setting, signal) => {
     const body = await getJson(`${base}/api/report/getUserOverview`, { 'api-key': key }, signal);
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- AI Proxy's error_code and message, parsed JSON of no fixed type, quoted as String() renders them
     if (body.success !== true) throw new Error(`code: ${String(body.error_code ?? '')}, message: ${String(body.message ?? '')}`);
     return numberFrom((body.data as { totalPoints?: unknown } | undefined)?.totalPoints, 'totalPoints');
   },
