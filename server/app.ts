@@ -51,8 +51,10 @@ export interface BuildOptions {
 export async function buildApp(config: Config, buildOptions: BuildOptions = {}): Promise<FastifyInstance> {
   // The hot relay routes are answered before Fastify sees the request (see
   // relayFastPath); it is installed once the app is built.
-  let fastPath: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
-  let probes: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
+  const answerers: {
+    fastPath?: (request: IncomingMessage, response: ServerResponse) => boolean;
+    probes?: (request: IncomingMessage, response: ServerResponse) => boolean;
+  } = {};
   let closing = false;
   /** SIGTERM's drain: not ready any more, still serving (main.ts). */
   let draining = false;
@@ -77,15 +79,16 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
         tagExchange(request, response, newRequestId);
         setSecurityHeaders(request, response, config.trustProxy, turnstileOn());
         if (config.nodeIdHeader) response.setHeader('x-switchboard-node', nodeId);
-        if (probes?.(request, response)) return;
-        if (!fastPath?.(request, response)) handler(request, response);
+        if (answerers.probes?.(request, response)) return;
+        if (!answerers.fastPath?.(request, response)) handler(request, response);
       });
       server.keepAliveTimeout = 72_000; // what Fastify sets on a server of its own
       return server;
     },
   });
-  app.addHook('preClose', async () => {
+  app.addHook('preClose', () => {
     closing = true;
+    return Promise.resolve();
   });
 
   // the services, as `ctx`: database, options, Redis, leases and jobs, the relay's context
@@ -100,7 +103,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   const { ctx } = app;
   const bookkeeping = bookkeepingFor(ctx, app.log);
   const probeSources = { db: ctx.db, redis: ctx.redis, isClosing: () => closing || draining };
-  probes = (request, response) => probeFastPath(request, response, probeSources);
+  answerers.probes = (request, response) => probeFastPath(request, response, probeSources);
   turnstileOn = () => turnstileEnabled(ctx.options);
 
   // the hooks: what every request goes through before its route
@@ -136,6 +139,6 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   // the console's files, and the answer to anything no route took
   await app.register(consolePlugin, { consoleDir: config.consoleDir });
 
-  fastPath = relayFastPath(app, bookkeeping, TEXT_ROUTES, { trustProxy: config.trustProxy, bodyLimit: bodyLimits.relay, isClosing: () => closing });
+  answerers.fastPath = relayFastPath(app, bookkeeping, TEXT_ROUTES, { trustProxy: config.trustProxy, bodyLimit: bodyLimits.relay, isClosing: () => closing });
   return app;
 }

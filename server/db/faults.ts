@@ -5,7 +5,7 @@
 // themselves once the server answers again. Only errors that come out of the
 // database driver are marked (tagDatabaseFaults), so a refused SMTP or
 // upstream connection is never mistaken for a database outage.
-import type { DatabaseConnection, Dialect, Driver, Kysely, TransactionSettings } from 'kysely';
+import type { DatabaseConnection, Dialect, Driver, TransactionSettings } from 'kysely';
 
 /** Node socket errors that mean the server cannot be reached or went away. */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ENOENT']);
@@ -85,7 +85,7 @@ export function tagDatabaseFaults(dialect: Dialect): Dialect {
   return {
     createAdapter: () => dialect.createAdapter(),
     createQueryCompiler: () => dialect.createQueryCompiler(),
-    createIntrospector: (db: Kysely<any>) => dialect.createIntrospector(db),
+    createIntrospector: (db) => dialect.createIntrospector(db),
     createDriver: () => tagDriver(dialect.createDriver()),
   };
 }

@@ -97,6 +97,7 @@ const num = (value: unknown, fallback = 0): number => {
   const parsed = Number(value);
   return Number.isFinite(parsed) ? parsed : fallback;
 };
+// eslint-disable-next-line @typescript-eslint/no-base-to-string -- a source column as its driver returns it (text, number, bigint, Buffer, Date): String() turns each into its text
 const text = (value: unknown): string => (value === null || value === undefined ? '' : String(value));
 /** A key or code: PostgreSQL pads char(n) columns with blanks when it reads them. */
 const keyText = (value: unknown): string => text(value).trimEnd();

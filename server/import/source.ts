@@ -4,11 +4,14 @@
 import SQLite from 'better-sqlite3';
 import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect } from 'kysely';
 
+/** The source's tables and columns are known only once it is open (see `columns`): every row is read as untyped. */
+export type SourceSchema = Record<string, Record<string, unknown>>;
+
 export interface SourceDatabase {
   /** Where it is, without a password (for the report). */
   label: string;
   dialect: 'sqlite' | 'mysql' | 'postgres';
-  db: Kysely<any>;
+  db: Kysely<SourceSchema>;
   /** Each table's column names (lower case). */
   columns: Map<string, Set<string>>;
   close(): Promise<void>;
@@ -27,22 +30,22 @@ export function redactedLocation(location: string): string {
 }
 
 export async function openSource(location: string): Promise<SourceDatabase> {
-  let db: Kysely<any>;
+  let db: Kysely<SourceSchema>;
   let dialect: SourceDatabase['dialect'];
   if (/^postgres(ql)?:\/\//.test(location)) {
     const { default: pg } = await import('pg');
     dialect = 'postgres';
-    db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: location, max: 2 }) }) });
+    db = new Kysely<SourceSchema>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: location, max: 2 }) }) });
   } else if (/^mysql:\/\//.test(location)) {
     const { createPool } = await import('mysql2');
     dialect = 'mysql';
-    db = new Kysely<any>({
+    db = new Kysely<SourceSchema>({
       dialect: new MysqlDialect({ pool: createPool({ uri: location, connectionLimit: 2, supportBigNumbers: true, bigNumberStrings: false, decimalNumbers: true }) }),
     });
   } else {
     dialect = 'sqlite';
     const database = new SQLite(location, { readonly: true, fileMustExist: true });
-    db = new Kysely<any>({ dialect: new SqliteDialect({ database }) });
+    db = new Kysely<SourceSchema>({ dialect: new SqliteDialect({ database }) });
   }
   try {
     const tables = await db.introspection.getTables();

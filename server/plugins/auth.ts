@@ -101,8 +101,9 @@ export function callerOf(request: FastifyRequest): UserRow {
 }
 
 export const authPlugin = fp(
-  async (app) => {
+  (app) => {
     app.decorateRequest('caller', null);
+    return Promise.resolve();
   },
   { name: 'switchboard-auth', dependencies: ['@fastify/cookie', 'switchboard-services'] },
 );

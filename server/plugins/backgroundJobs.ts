@@ -9,13 +9,14 @@ import { scheduleChannelHealthChecks } from '../channels/channelHealth';
 import { startDeliveryLoop } from '../webhooks/delivery';
 
 export const backgroundJobsPlugin = fp(
-  async (app) => {
+  (app) => {
     const { config } = app.ctx;
     const webhookDelivery = startDeliveryLoop(app, { ...DEFAULT_WEBHOOK_SETTINGS, ...config.webhooks });
     app.decorate('webhookDelivery', webhookDelivery);
     app.addHook('preClose', () => webhookDelivery.stop());
     scheduleChannelHealthChecks(app, config.channelRetestIntervalSeconds);
     scheduleLogRetention(app);
+    return Promise.resolve();
   },
   { name: 'switchboard-background-jobs', dependencies: ['switchboard-services'] },
 );

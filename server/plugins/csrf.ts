@@ -107,8 +107,9 @@ export async function refuseCrossSiteRequests(request: FastifyRequest, reply: Fa
 }
 
 export const csrfPlugin = fp(
-  async (app) => {
+  (app) => {
     app.addHook('onRequest', refuseCrossSiteRequests);
+    return Promise.resolve();
   },
   { name: 'switchboard-csrf', dependencies: ['@fastify/cookie', 'switchboard-services'] },
 );

@@ -9,7 +9,7 @@ import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/fault
 import { requestErrorMessage } from './inputLimits';
 
 export const errorHandlerPlugin = fp(
-  async (app) => {
+  (app) => {
     app.setErrorHandler((error: FastifyError, request, reply) => {
       if (isDatabaseUnavailable(error)) {
         // the pools reconnect by themselves; the client may simply try again
@@ -29,6 +29,7 @@ export const errorHandlerPlugin = fp(
       const message = status === 500 ? 'internal server error' : requestErrorMessage(error, status, request.routeOptions.bodyLimit);
       return reply.code(status).send(fail(message));
     });
+    return Promise.resolve();
   },
   { name: 'switchboard-error-handler' },
 );

@@ -19,8 +19,9 @@ export function apiBodyLimit(limits: BodyLimits) {
 }
 
 export const inputLimitsPlugin = fp<BodyLimits>(
-  async (app, limits) => {
+  (app, limits) => {
     app.addHook('onRoute', apiBodyLimit(limits));
+    return Promise.resolve();
   },
   { name: 'switchboard-input-limits' },
 );

@@ -99,9 +99,10 @@ export function relayRequestLog(log: FastifyBaseLogger): RelayHooks['afterFinish
 
 /** The relay's request log: one line per relayed request when the server logs at info. */
 export const relayLogPlugin = fp(
-  async (app) => {
-    if (!(app.log as unknown as { isLevelEnabled(level: string): boolean }).isLevelEnabled?.('info')) return;
+  (app) => {
+    if (!(app.log as unknown as { isLevelEnabled(level: string): boolean }).isLevelEnabled?.('info')) return Promise.resolve();
     relayContextOf(app, bookkeepingFor(app.ctx, app.log)).hooks.afterFinish.push(relayRequestLog(app.log));
+    return Promise.resolve();
   },
   { name: 'switchboard-relay-log', dependencies: ['switchboard-services'] },
 );

@@ -8,12 +8,13 @@ import { relayContextOf } from '../relay/context';
 import { rememberMetrics } from '../services/metrics';
 
 export const metricsPlugin = fp(
-  async (app) => {
+  (app) => {
     const { metrics } = app.ctx;
-    if (!metrics) return;
+    if (!metrics) return Promise.resolve();
     const bookkeeping = bookkeepingFor(app.ctx, app.log);
     metrics.install(app, relayContextOf(app, bookkeeping), bookkeeping);
     rememberMetrics(app, metrics);
+    return Promise.resolve();
   },
   { name: 'switchboard-metrics', dependencies: ['switchboard-services'] },
 );

@@ -43,10 +43,11 @@ export function tagExchange(request: IncomingMessage, response: ServerResponse, 
 
 
 export const requestIdPlugin = fp(
-  async (app) => {
+  (app) => {
     app.addHook('onRequest', async (request, reply) => {
       if (!reply.raw.hasHeader(REQUEST_ID_HEADER)) reply.raw.setHeader(REQUEST_ID_HEADER, request.id);
     });
+    return Promise.resolve();
   },
   { name: 'switchboard-request-id' },
 );

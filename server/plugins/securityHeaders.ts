@@ -71,11 +71,12 @@ export function setSecurityHeaders(request: IncomingMessage, response: ServerRes
 export const turnstileEnabled = (options: OptionStore): boolean => options.bool('TurnstileCheckEnabled');
 
 export const securityHeadersPlugin = fp(
-  async (app) => {
+  (app) => {
     const { config, options } = app.ctx;
     app.addHook('onRequest', async (request, reply) => {
       if (!reply.raw.hasHeader('x-content-type-options')) setSecurityHeaders(request.raw, reply.raw, config.trustProxy, turnstileEnabled(options));
     });
+    return Promise.resolve();
   },
   { name: 'switchboard-security-headers', dependencies: ['switchboard-services'] },
 );

@@ -63,21 +63,21 @@ export function sqlJobLeases(db: Executor, dialect: DatabaseConfig['dialect']): 
 export function localJobLeases(): JobLeaseStore {
   const rows = new Map<string, JobLeaseRow>();
   return {
-    async claim(name, holder, now, until, detail) {
+    claim(name, holder, now, until, detail) {
       const row = rows.get(name);
-      if (row && row.expiresAt >= now) return false;
+      if (row && row.expiresAt >= now) return Promise.resolve(false);
       rows.set(name, { holder, expiresAt: until, detail: detail ?? null });
-      return true;
+      return Promise.resolve(true);
     },
-    async extend(name, holder, until, detail) {
+    extend(name, holder, until, detail) {
       const row = rows.get(name);
-      if (!row || row.holder !== holder) return false;
+      if (!row || row.holder !== holder) return Promise.resolve(false);
       rows.set(name, { holder, expiresAt: until, detail: detail ?? row.detail });
-      return true;
+      return Promise.resolve(true);
     },
-    async read(name) {
+    read(name) {
       const row = rows.get(name);
-      return row && { ...row };
+      return Promise.resolve(row && { ...row });
     },
   };
 }

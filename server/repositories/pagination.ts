@@ -7,7 +7,7 @@ const MAX_PAGE = Math.floor(Number.MAX_SAFE_INTEGER / ITEMS_PER_PAGE);
 
 /** `?p=` as a 0-based page: garbage is 0, negatives are clamped, and so is a page past MAX_PAGE. */
 export function pageOf(query: unknown): number {
-  const raw = (query as { p?: unknown } | undefined)?.p;
+  const raw = (query as { p?: string } | undefined)?.p; // the schemas' `page`: digits
   const page = Number.parseInt(String(raw ?? '0'), 10);
   return Number.isFinite(page) && page > 0 ? Math.min(page, MAX_PAGE) : 0;
 }

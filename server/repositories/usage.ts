@@ -147,7 +147,7 @@ export async function channelLatencies(db: Kysely<Database>, scope: UsageScope, 
     .execute();
   for (const row of rows) {
     const channelId = Number(row.channel_id);
-    const sketch = sketches.get(channelId) ?? new Map();
+    const sketch = sketches.get(channelId) ?? new Map<number, number>();
     sketches.set(channelId, mergeSketch(sketch, decodeSketch(row.latency_sketch)));
   }
   return sketches;

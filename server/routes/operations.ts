@@ -8,7 +8,7 @@ import { answerMetrics, type GatewayMetrics } from '../services/metrics';
 import { answerProbe, type ReadinessSources } from '../plugins/readiness';
 
 export function operationsRoutes(probes: ReadinessSources, metrics: GatewayMetrics | undefined) {
-  return async (app: FastifyInstance) => {
+  return (app: FastifyInstance): Promise<void> => {
     for (const path of ['/healthz', '/readyz']) {
       app.get(path, { logLevel: 'warn' }, async (_request, reply) => {
         reply.hijack();
@@ -19,5 +19,6 @@ export function operationsRoutes(probes: ReadinessSources, metrics: GatewayMetri
       const token = app.ctx.config.metricsToken;
       app.get('/metrics', { logLevel: 'warn' }, (request, reply) => answerMetrics(metrics, request, reply, token));
     }
+    return Promise.resolve();
   };
 }

@@ -233,11 +233,11 @@ export class GatewayMetrics {
     const model = admission?.model ?? '';
     const channel = channelId ?? 0;
     let byModel = this.seriesByRoute.get(route);
-    if (!byModel) this.seriesByRoute.set(route, (byModel = new Map()));
+    if (!byModel) this.seriesByRoute.set(route, (byModel = new Map<string, Map<number, Map<number, RelaySeries>>>()));
     let byChannel = byModel.get(model);
-    if (!byChannel) byModel.set(model, (byChannel = new Map()));
+    if (!byChannel) byModel.set(model, (byChannel = new Map<number, Map<number, RelaySeries>>()));
     let byResult = byChannel.get(channel);
-    if (!byResult) byChannel.set(channel, (byResult = new Map()));
+    if (!byResult) byChannel.set(channel, (byResult = new Map<number, RelaySeries>()));
     const result = status * 4 + OUTCOMES.indexOf(outcome);
     let series = byResult.get(result);
     if (!series) {

@@ -50,7 +50,7 @@ export interface OptionSyncSettings {
   /** Seconds between reloads of the whole table; 0 turns polling off. */
   intervalSeconds: number;
   redis?: Redis;
-  onError(error: unknown): void;
+  onError: (error: unknown) => void;
 }
 
 export class OptionStore {
@@ -137,7 +137,7 @@ export class OptionStore {
   async startSync({ intervalSeconds, redis, onError }: OptionSyncSettings): Promise<void> {
     const reloadQuietly = () => this.reload().catch(onError);
     if (intervalSeconds > 0) {
-      this.timer = setInterval(reloadQuietly, intervalSeconds * 1000);
+      this.timer = setInterval(() => void reloadQuietly(), intervalSeconds * 1000);
       this.timer.unref();
     }
     if (!redis) return;

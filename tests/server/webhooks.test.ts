@@ -47,7 +47,7 @@ for (const target of targets) {
     const createWebhook = async (fields: Record<string, unknown> = {}) => {
       const response = await api('POST', '/api/webhook', { name: 'ops', url: receiver.url, events: ['channel.disabled', 'channel.enabled', 'user.balance_low', 'token.exhausted'], ...fields });
       expect(response.statusCode).toBe(201);
-      return response.json() as { id: number; secret: string; name: string };
+      return response.json<{ id: number; secret: string; name: string }>();
     };
     const deliveries = () => harness.app.ctx.db.selectFrom('webhook_deliveries').selectAll().orderBy('id').execute();
 

@@ -39,6 +39,7 @@
 // - GET billing paths answer fixed figures (BILLING_ANSWERS) for balance queries.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { jsonText } from './jsonText';
 
 export interface RecordedRequest {
   method: string;
@@ -231,7 +232,7 @@ async function answerResponses(
   withUsage: boolean,
 ): Promise<void> {
   if (json.previous_response_id !== undefined && json.previous_response_id !== null) {
-    return sendJson(response, 400, { error: { message: `Previous response with id '${String(json.previous_response_id)}' not found.`, type: 'invalid_request_error', param: 'previous_response_id', code: 'previous_response_not_found' } });
+    return sendJson(response, 400, { error: { message: `Previous response with id '${jsonText(json.previous_response_id)}' not found.`, type: 'invalid_request_error', param: 'previous_response_id', code: 'previous_response_not_found' } });
   }
   const model = typeof json.model === 'string' ? json.model : 'gpt-4o';
   const shape = (json.emulator ?? {}) as { chunks?: number; delay_ms?: number; respect_max_tokens?: boolean; cached_tokens?: number; reasoning_tokens?: number };

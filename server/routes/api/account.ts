@@ -41,7 +41,7 @@ export function normaliseEmail(raw: unknown): string | undefined {
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 
-export async function accountRoutes(fastify: FastifyInstance): Promise<void> {
+export function accountRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, options, sendMail, config } = app.ctx;
   const signedIn = requireRole(Role.user);
@@ -141,4 +141,5 @@ export async function accountRoutes(fastify: FastifyInstance): Promise<void> {
     const updated = await findUserById(db, Number(caller.id));
     return ok({ email: updated?.email ?? email });
   });
+  return Promise.resolve();
 }

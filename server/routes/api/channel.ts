@@ -40,9 +40,12 @@ function jobAnswer(started: StartedJob | undefined, busyMessage: string) {
 
 type Parsed = { value: ChannelFields } | { error: string };
 
+/** The channel fields of a create or edit body, as its schema (inputSchemas.ts) lets them through: text, digits or numbers, or null. */
+type ChannelFieldsBody = { [K in keyof ChannelFields]?: string | number | null };
+
 /** Validates the form's fields; `current` supplies what an edit leaves out. */
-export function parseChannelFields(body: Record<string, unknown>, current?: ChannelFields): Parsed {
-  const pick = <K extends keyof ChannelFields>(key: K): unknown => (body[key] === undefined && current ? current[key] : body[key]);
+export function parseChannelFields(body: ChannelFieldsBody, current?: ChannelFields): Parsed {
+  const pick = <K extends keyof ChannelFields>(key: K) => (body[key] === undefined && current ? current[key] : body[key]);
   const type = Number(pick('type'));
   if (!findChannelType(type)) return { error: `unknown channel type: ${String(pick('type'))}` };
   const name = String(pick('name') ?? '').trim();
@@ -78,7 +81,7 @@ function keyFormatError(type: number, keys: readonly string[]): string | undefin
   return `the key must be written as ${findChannelType(type)?.keyFormat ?? 'one secret'}`;
 }
 
-export async function channelRoutes(fastify: FastifyInstance): Promise<void> {
+export function channelRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, dialect, options } = app.ctx;
   const admin = requireRole(Role.admin);
@@ -91,7 +94,7 @@ export async function channelRoutes(fastify: FastifyInstance): Promise<void> {
     return ok((await searchChannels(db, keyword, sortOf('channel', request.query), channelFilterOf(request.query))).map(toChannelRecord));
   });
 
-  app.get('/api/channel/models', { preHandler: admin }, async () => {
+  app.get('/api/channel/models', { preHandler: admin }, () => {
     // envelope-less, as one-api's console expects: {object, data: [{id}]}
     const names = [...new Set([...Object.keys(options.json('ModelRatio')), ...catalogModelNames()])].sort();
     return { object: 'list', data: names.map((id) => ({ id, object: 'model', created: 1677649963, owned_by: 'switchboard' })) };
@@ -201,5 +204,6 @@ export async function channelRoutes(fastify: FastifyInstance): Promise<void> {
     return id && (await deleteChannel(db, id)) ? ok() : fail('channel not found', 'channel_not_found');
   });
 
-  app.get('/api/group/', { preHandler: admin }, async () => ok(Object.keys(options.json('GroupRatio')).sort()));
+  app.get('/api/group/', { preHandler: admin }, () => ok(Object.keys(options.json('GroupRatio')).sort()));
+  return Promise.resolve();
 }

@@ -144,7 +144,7 @@ async function adminDashboard(db: Kysely<Database>, callerId: number, params: Da
     top_users: users.map((user) => ({ user_id: Number(user.key), username: usernames.get(Number(user.key)) ?? '', ...totalsPart(user) })),
     top_channels: channels.map((channel) => {
       const attempts = channel.requests + channel.errors;
-      const latency = latencies.get(Number(channel.key)) ?? new Map();
+      const latency = latencies.get(Number(channel.key)) ?? new Map<number, number>();
       return {
         channel_id: Number(channel.key),
         channel_name: names.get(Number(channel.key)) ?? '',
@@ -158,7 +158,7 @@ async function adminDashboard(db: Kysely<Database>, callerId: number, params: Da
   };
 }
 
-export async function dashboardRoutes(fastify: FastifyInstance): Promise<void> {
+export function dashboardRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db } = app.ctx;
 
@@ -171,4 +171,5 @@ export async function dashboardRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.get('/api/dashboard', { preHandler: requireRole(Role.user), schema: dashboardQuerySchema }, (request) => answer(request.query, Number(callerOf(request).id), false));
   app.get('/api/dashboard/admin', { preHandler: requireRole(Role.admin), schema: dashboardQuerySchema }, (request) => answer(request.query, Number(callerOf(request).id), true));
+  return Promise.resolve();
 }

@@ -15,14 +15,14 @@ import { importStartSchema } from './inputSchemas';
 
 const isOn = (value: unknown) => value === true || value === 'true' || value === 1 || value === '1';
 
-export async function importRoutes(fastify: FastifyInstance): Promise<void> {
+export function importRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const rootOnly = requireRole(Role.root);
   let state: ImportJobState = { running: false, source: '', apply: false };
 
-  app.get('/api/import/', { preHandler: rootOnly }, async () => ok(state));
+  app.get('/api/import/', { preHandler: rootOnly }, () => ok(state));
 
-  app.post('/api/import/', { preHandler: rootOnly, schema: importStartSchema }, async (request) => {
+  app.post('/api/import/', { preHandler: rootOnly, schema: importStartSchema }, (request) => {
     if (state.running) return fail('an import is already running on this server');
     const body = request.body;
     const location = body.source.trim();
@@ -60,4 +60,5 @@ export async function importRoutes(fastify: FastifyInstance): Promise<void> {
     );
     return ok(state);
   });
+  return Promise.resolve();
 }

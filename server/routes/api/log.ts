@@ -121,8 +121,11 @@ function toLogRecord(row: LogRow, admin: boolean): LogRecord & { elapsed_ms: num
 const EXPORT_COLUMNS = ['id', 'created_at', 'type', 'username', 'token_name', 'model_name', 'channel_id', 'quota', 'prompt_tokens', 'completion_tokens', 'elapsed_ms', 'is_stream', 'estimated', 'request_id', 'content', 'details'] as const;
 const EXPORT_PAGE = 1000;
 
+/** A log row's column as the database returns it. */
+type CsvValue = string | number | bigint | boolean | null | undefined;
+
 /** One CSV field (RFC 4180); text a spreadsheet would run as a formula is prefixed with a quote. */
-function csvField(value: unknown): string {
+function csvField(value: CsvValue): string {
   let text = String(value ?? '');
   if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
@@ -133,7 +136,7 @@ type RequestOf<S extends FastifySchema> = FastifyRequest<RouteGenericInterface, 
 type ListRequest = RequestOf<typeof logQuerySchema>;
 type SearchRequest = RequestOf<typeof logSearchSchema>;
 
-export async function logRoutes(fastify: FastifyInstance): Promise<void> {
+export function logRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db } = app.ctx;
   const admin = requireRole(Role.admin);
@@ -170,7 +173,7 @@ export async function logRoutes(fastify: FastifyInstance): Promise<void> {
         yield rows
           .map((row) => {
             const details = detailsOf(row.other, !self);
-            const values: Record<string, unknown> = { ...row, details: details ? JSON.stringify(details) : '' };
+            const values: Record<string, CsvValue> = { ...row, details: details ? JSON.stringify(details) : '' };
             return `${EXPORT_COLUMNS.map((column) => csvField(values[column])).join(',')}\r\n`;
           })
           .join('');
@@ -200,4 +203,5 @@ export async function logRoutes(fastify: FastifyInstance): Promise<void> {
   app.get('/api/log/self/search', { preHandler: signedIn, schema: logSearchSchema }, search(true));
   app.get('/api/log/export', { preHandler: admin, schema: logQuerySchema }, exported(false));
   app.get('/api/log/self/export', { preHandler: signedIn, schema: logQuerySchema }, exported(true));
+  return Promise.resolve();
 }

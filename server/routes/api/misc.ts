@@ -90,12 +90,12 @@ export function clientStatus(app: FastifyInstance): ClientStatus {
   };
 }
 
-export async function miscRoutes(app: FastifyInstance): Promise<void> {
+export function miscRoutes(app: FastifyInstance): Promise<void> {
   const { options } = app.ctx;
-  app.get('/api/status', async () => ok(clientStatus(app)));
-  app.get('/api/notice', async () => ok(options.get('Notice')));
-  app.get('/api/about', async () => ok(options.get('About')));
-  app.get('/api/home_page_content', async () => ok(options.get('HomePageContent')));
+  app.get('/api/status', () => ok(clientStatus(app)));
+  app.get('/api/notice', () => ok(options.get('Notice')));
+  app.get('/api/about', () => ok(options.get('About')));
+  app.get('/api/home_page_content', () => ok(options.get('HomePageContent')));
 
   // The release is fetched here rather than by the browser (as one-api did), so the URL is configurable
   // (RELEASE_CHECK_URL) and a missing network gives one clear message within the timeout.
@@ -107,4 +107,5 @@ export async function miscRoutes(app: FastifyInstance): Promise<void> {
       throw error;
     }
   });
+  return Promise.resolve();
 }

@@ -22,7 +22,7 @@ const HTTP_TIMEOUT_MS = 8_000;
 
 type Identity = { id: string; displayName: string; email: string } | { error: string };
 
-export async function oauthRoutes(fastify: FastifyInstance): Promise<void> {
+export function oauthRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, dialect, options, sessions, config } = app.ctx;
   const signedIn = requireRole(Role.user);
@@ -158,4 +158,5 @@ export async function oauthRoutes(fastify: FastifyInstance): Promise<void> {
     const result = await bindTo(callerOf(request), 'wechat_id', identity.id);
     return result.success ? ok() : result;
   });
+  return Promise.resolve();
 }

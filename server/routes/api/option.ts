@@ -60,13 +60,13 @@ function unmetPrerequisite(options: OptionStore, key: OptionKey, value: string):
   return rule.needs.every((needed) => options.get(needed).trim() !== '') ? undefined : rule.message;
 }
 
-export async function optionRoutes(fastify: FastifyInstance): Promise<void> {
+export function optionRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { options, sendMail } = app.ctx;
   const admin = requireRole(Role.admin);
   const rootOnly = requireRole(Role.root);
 
-  app.get('/api/option/', { preHandler: admin }, async () => {
+  app.get('/api/option/', { preHandler: admin }, () => {
     const entries: OptionListEntry[] = OPTION_KEYS.map((key) =>
       isSecretOption(key) ? { key, value: '', set: options.get(key) !== '' } : { key, value: options.get(key) },
     );
@@ -118,4 +118,5 @@ export async function optionRoutes(fastify: FastifyInstance): Promise<void> {
     }
     return ok(caller.email);
   });
+  return Promise.resolve();
 }

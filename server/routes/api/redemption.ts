@@ -31,7 +31,7 @@ function parseQuota(raw: unknown): number | undefined {
   return Number.isSafeInteger(quota) && quota > 0 ? quota : undefined;
 }
 
-export async function redemptionRoutes(fastify: FastifyInstance): Promise<void> {
+export function redemptionRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db } = app.ctx;
   const admin = requireRole(Role.admin);
@@ -123,4 +123,5 @@ export async function redemptionRoutes(fastify: FastifyInstance): Promise<void> 
     const result = await redeemCode(db, { id: Number(caller.id), username: caller.username }, key);
     return 'error' in result ? fail(`redeem failed: ${result.error}`) : ok(result.quota);
   });
+  return Promise.resolve();
 }

@@ -41,17 +41,18 @@ export function parseRestList(
   let sort = rules.defaultSort;
   const parsedSort = parseJson(rawSort);
   if (parsedSort !== undefined) {
-    if (!Array.isArray(parsedSort) || parsedSort.length !== 2 || !rules.sortable.includes(parsedSort[0]) || !['ASC', 'DESC'].includes(String(parsedSort[1]).toUpperCase())) {
+    const [field, order] = Array.isArray(parsedSort) ? (parsedSort as unknown[]) : [];
+    if (!Array.isArray(parsedSort) || parsedSort.length !== 2 || typeof field !== 'string' || !rules.sortable.includes(field) || !['ASC', 'DESC'].includes(String(order).toUpperCase())) {
       return { error: `sort must be ["field","ASC"|"DESC"] with field one of ${rules.sortable.join(', ')}` };
     }
-    sort = { field: parsedSort[0], order: String(parsedSort[1]).toUpperCase() === 'ASC' ? 'asc' : 'desc' };
+    sort = { field, order: String(order).toUpperCase() === 'ASC' ? 'asc' : 'desc' };
   }
   let offset = 0;
   let limit = 25;
   const parsedRange = parseJson(rawRange);
   if (parsedRange !== undefined) {
-    const [start, end] = Array.isArray(parsedRange) ? parsedRange : [];
-    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start) return { error: 'range must be [start, end] with 0 <= start <= end' };
+    const [start, end] = Array.isArray(parsedRange) ? (parsedRange as unknown[]) : [];
+    if (typeof start !== 'number' || typeof end !== 'number' || !Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start) return { error: 'range must be [start, end] with 0 <= start <= end' };
     offset = start;
     limit = Math.min(end - start + 1, REST_RANGE_MAX);
   }

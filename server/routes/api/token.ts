@@ -94,7 +94,7 @@ function enableProblem(token: TokenRow): string | undefined {
   return undefined;
 }
 
-export async function tokenRoutes(fastify: FastifyInstance): Promise<void> {
+export function tokenRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, dialect, options } = app.ctx;
   const signedIn = requireRole(Role.user);
@@ -200,4 +200,5 @@ export async function tokenRoutes(fastify: FastifyInstance): Promise<void> {
     const deleted = id ? await deleteOwnToken(db, Number(callerOf(request).id), id) : false;
     return deleted ? ok() : fail('token not found', 'token_not_found');
   });
+  return Promise.resolve();
 }

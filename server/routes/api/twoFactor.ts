@@ -72,7 +72,7 @@ export async function finishFirstFactor(request: FastifyRequest, reply: FastifyR
   return ok(sessionUser);
 }
 
-export async function twoFactorRoutes(fastify: FastifyInstance): Promise<void> {
+export function twoFactorRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, options, sessions, config } = app.ctx;
   const sealingKey = deriveKey(config.sessionSecret, 'two-factor');
@@ -216,4 +216,5 @@ export async function twoFactorRoutes(fastify: FastifyInstance): Promise<void> {
     }
     return ok({ removed });
   });
+  return Promise.resolve();
 }

@@ -45,7 +45,7 @@ export function passwordProblem(password: string): string | undefined {
   return undefined;
 }
 
-export async function userRoutes(fastify: FastifyInstance): Promise<void> {
+export function userRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, dialect, options, sessions } = app.ctx;
   const signedIn = requireRole(Role.user);
@@ -136,7 +136,7 @@ export async function userRoutes(fastify: FastifyInstance): Promise<void> {
     return ok();
   });
 
-  app.get('/api/user/self', { preHandler: signedIn }, async (request) => ok(toUserRecord(callerOf(request))));
+  app.get('/api/user/self', { preHandler: signedIn }, (request) => ok(toUserRecord(callerOf(request))));
 
   app.put('/api/user/self', { preHandler: signedIn, schema: selfUpdateSchema }, async (request, reply) => {
     const caller = callerOf(request);
@@ -184,4 +184,5 @@ export async function userRoutes(fastify: FastifyInstance): Promise<void> {
     clearSessionCookie(request, reply);
     return ok();
   });
+  return Promise.resolve();
 }

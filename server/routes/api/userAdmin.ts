@@ -25,7 +25,7 @@ function outranks(caller: UserRow, target: UserRow): boolean {
   return Number(caller.role) >= Role.root || Number(caller.role) > Number(target.role);
 }
 
-export async function userAdminRoutes(fastify: FastifyInstance): Promise<void> {
+export function userAdminRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, dialect, options } = app.ctx;
   const admin = requireRole(Role.admin);
@@ -197,4 +197,5 @@ export async function userAdminRoutes(fastify: FastifyInstance): Promise<void> {
     }
     return fail('could not create an invite code, please retry');
   });
+  return Promise.resolve();
 }

@@ -63,7 +63,7 @@ function parseWebhookFields(body: unknown, current?: WebhookFields): WebhookFiel
   return { name, url, events: [...new Set(events)], enabled: enabledInput ? 1 : 0, secret };
 }
 
-export async function webhookRoutes(fastify: FastifyInstance): Promise<void> {
+export function webhookRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, dialect } = app.ctx;
   const admin = restRole(Role.admin);
@@ -167,4 +167,5 @@ export async function webhookRoutes(fastify: FastifyInstance): Promise<void> {
     const created = await latestDeliveryOf(db, row.event_id, row.webhook_id);
     return reply.code(201).send(toDeliveryRecord(created));
   });
+  return Promise.resolve();
 }

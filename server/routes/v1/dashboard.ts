@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isRelayError, sendRelayError } from '../../relay/errors';
 import { authenticateRelay, type RelayCaller } from '../../relay/tokenAuth';
 
-export async function dashboardRoutes(app: FastifyInstance): Promise<void> {
+export function dashboardRoutes(app: FastifyInstance): Promise<void> {
   const { db, options } = app.ctx;
 
   const figures = (caller: RelayCaller) => {
@@ -50,4 +50,5 @@ export async function dashboardRoutes(app: FastifyInstance): Promise<void> {
       return { object: 'list', total_usage: figures(caller).used * 100 };
     });
   }
+  return Promise.resolve();
 }

@@ -29,7 +29,7 @@ function modelAndMethod(target: string): { model: string; method: string } | und
   return !model.includes('/') && Object.hasOwn(GEMINI_METHODS, method) ? { model, method } : undefined;
 }
 
-export async function geminiNativeRoutes(app: FastifyInstance, options: { ctx: RelayContext }): Promise<void> {
+export function geminiNativeRoutes(app: FastifyInstance, options: { ctx: RelayContext }): Promise<void> {
   const { ctx } = options;
   const route = GEMINI_TEXT_ROUTE;
 
@@ -70,4 +70,5 @@ export async function geminiNativeRoutes(app: FastifyInstance, options: { ctx: R
   };
   app.post('/v1beta/models/*', generate);
   app.post('/v1/models/*', generate);
+  return Promise.resolve();
 }

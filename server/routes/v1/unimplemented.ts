@@ -22,7 +22,7 @@ const UNIMPLEMENTED: ReadonlyArray<readonly ['GET' | 'POST' | 'DELETE', string]>
   ['DELETE', '/v1/models/:model'],
 ];
 
-export async function unimplementedRoutes(app: FastifyInstance): Promise<void> {
+export function unimplementedRoutes(app: FastifyInstance): Promise<void> {
   const { db } = app.ctx;
   for (const [method, url] of UNIMPLEMENTED) {
     app.route({
@@ -35,4 +35,5 @@ export async function unimplementedRoutes(app: FastifyInstance): Promise<void> {
       },
     });
   }
+  return Promise.resolve();
 }

@@ -6,6 +6,7 @@
 // written down once. Exhaustive over ChannelProtocol: a new adaptor does not
 // compile until it says how its requests read.
 import type { ChannelProtocol, HttpTarget } from '../../../server/protocols/types';
+import { jsonText } from '../../support/jsonText';
 
 /** What a vendor request carries, in the relay's terms. */
 export interface VendorRequestView {
@@ -108,11 +109,11 @@ export const VENDOR_REQUESTS: Record<ChannelProtocol, VendorRequestView> = {
     toolResults: (body) => anthropicBlocks(body).filter((block) => block.type === 'tool_result').map((block) => text(block.content)),
     outputLimit: (body) => body.max_tokens as number | undefined,
     streamed: (body) => body.stream === true,
-    cacheMarks: (body) => anthropicBlocks(body).filter((block) => block.cache_control !== undefined).map((block) => ({ text: String(block.text ?? block.name ?? ''), cache_control: block.cache_control })),
+    cacheMarks: (body) => anthropicBlocks(body).filter((block) => block.cache_control !== undefined).map((block) => ({ text: jsonText(block.text ?? block.name ?? ''), cache_control: block.cache_control })),
   },
   gemini: {
     model: 'gemini-2.0-flash',
-    systemText: (body) => list((body.systemInstruction as Part | undefined)?.parts).map((part) => String(part.text ?? '')).join('\n\n'),
+    systemText: (body) => list((body.systemInstruction as Part | undefined)?.parts).map((part) => jsonText(part.text ?? '')).join('\n\n'),
     conversationText: (body) =>
       geminiParts(body)
         .map((part) => (typeof part.text === 'string' ? part.text : part.functionResponse ? JSON.stringify((part.functionResponse as Part).response) : ''))
@@ -128,7 +129,7 @@ export const VENDOR_REQUESTS: Record<ChannelProtocol, VendorRequestView> = {
   },
   baidu: {
     model: 'ernie-4.0-8k',
-    systemText: (body) => String(body.system ?? ''),
+    systemText: (body) => jsonText(body.system ?? ''),
     conversationText: (body) => baiduMessages(body).map((message) => text(message.content)).join('\n'),
     tools: (body) => list(body.functions).map((fn) => ({ name: String(fn.name), parameters: fn.parameters as Body | undefined })),
     // ERNIE's chat takes text only

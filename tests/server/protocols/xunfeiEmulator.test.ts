@@ -46,7 +46,7 @@ async function exchange(channel: ChannelConfig, bare: AdaptorCall): Promise<Exch
     const socket = new WebSocket(target.url);
     const frames: string[] = [];
     socket.on('open', () => socket.send(frame));
-    socket.on('message', (data) => frames.push(data.toString()));
+    socket.on('message', (data) => frames.push((data as Buffer).toString())); // ws's default binaryType, nodebuffer
     socket.on('close', () => resolve({ frames }));
     socket.on('unexpected-response', (_request, response) => {
       const parts: Buffer[] = [];

@@ -43,9 +43,8 @@ async function postgresReader(connectionString: string): Promise<Reader> {
 
 /** One streamed request, read to its end (or its cut) in the background. */
 function openStream(baseUrl: string, key: string, chunks: number, delayMs: number) {
-  const state = { text: '', firstChunk: undefined as Promise<void> | undefined, done: undefined as Promise<void> | undefined };
   let markFirst: () => void = () => undefined;
-  state.firstChunk = new Promise<void>((resolve) => (markFirst = resolve));
+  const state = { text: '', firstChunk: new Promise<void>((resolve) => (markFirst = resolve)), done: Promise.resolve() };
   state.done = (async () => {
     const response = await fetch(`${baseUrl}/v1/chat/completions`, {
       method: 'POST',

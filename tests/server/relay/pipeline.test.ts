@@ -125,7 +125,7 @@ describe('the relay pipeline', () => {
   });
 
   it('serves a route declared with another client codec (the key in x-api-key), billing it like any other', async () => {
-    const codec = { ...openaiChat, authorization: (headers: Record<string, unknown>) => `Bearer ${String(headers['x-api-key'] ?? '')}` };
+    const codec = { ...openaiChat, authorization: (headers: Record<string, string | string[] | undefined>) => `Bearer ${String(headers['x-api-key'] ?? '')}` };
     const route = textRoute(codec, 'chat', '/v1/chat/completions');
     const server = createServer((request, response) => {
       const chunks: Buffer[] = [];

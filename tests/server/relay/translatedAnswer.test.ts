@@ -11,7 +11,7 @@ import type { AdaptorCall, ChatResponse } from '../../../server/protocols/types'
 import { anthropicAdaptor } from '../../../server/protocols/upstream/anthropic';
 import type { RoutedChannel } from '../../../server/relay/channelSelect';
 import type { TranslatedAnswer, UpstreamAnswer } from '../../../server/relay/dispatch';
-import { answerTranslated, type TranslatedUsage, type TranslateOptions } from '../../../server/relay/translate';
+import { answerTranslated, type TranslateOptions } from '../../../server/relay/translate';
 import { UpstreamResponse } from '../../../server/relay/upstream';
 import { countTextTokens } from '../../../server/protocols/inbound/tokenCount';
 import { fixtureDir } from '../protocols/contract';
@@ -53,7 +53,7 @@ interface Case {
 let server: Server;
 let baseUrl: string;
 let next: Case;
-let settled: Promise<TranslatedUsage | unknown>;
+let settled: Promise<unknown>;
 
 beforeAll(async () => {
   server = createServer((_request, response) => {

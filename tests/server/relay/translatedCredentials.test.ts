@@ -58,7 +58,7 @@ const channel = (key: string): ChannelConfig => ({ type: 15, key, baseUrl: '', o
 
 describe('credentials for adaptors that exchange their key', () => {
   it('exchanges once for concurrent calls, then reuses the credential', async () => {
-    const all = await Promise.all(Array.from({ length: 5 }, () => credentialFor(exchanging, channel('good'))));
+    const all = await Promise.all(Array.from({ length: 5 }, () => Promise.resolve(credentialFor(exchanging, channel('good')))));
     expect(all).toEqual(Array(5).fill('token-1'));
     expect(exchanges).toBe(1);
     expect(credentialFor(exchanging, channel('good'))).toBe('token-1');

@@ -27,7 +27,7 @@ beforeAll(async () => {
     sockets.handleUpgrade(request, socket, head, (ws: WebSocket) => {
       ws.on('close', () => (closedByClient += 1));
       ws.on('message', (data) => {
-        received.push(data.toString());
+        received.push((data as Buffer).toString()); // ws's default binaryType, nodebuffer
         if (request.url === '/silent') return;
         const frames = request.url === '/slow' ? 50 : 3;
         let sent = 0;

@@ -139,7 +139,8 @@ export async function startXunfeiEmulator(): Promise<ProtocolEmulator> {
       return;
     }
     sockets.handleUpgrade(request, socket, head, (ws) => {
-      ws.once('message', (data) => answer(ws, request, verdict.apiKey, verdict.path, data.toString()));
+      // ws's default binaryType, nodebuffer: each message is one Buffer
+      ws.once('message', (data) => answer(ws, request, verdict.apiKey, verdict.path, (data as Buffer).toString()));
     });
   });
   const listening = await listenOnLoopback(server, () => {

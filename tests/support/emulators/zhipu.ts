@@ -11,6 +11,7 @@
 // streaming, and counts one token per word.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { jsonText } from '../jsonText';
 import { listenOnLoopback, type EmulatedChannel, type EmulatedRequest, type ProtocolEmulator, type ReportedUsage } from './types';
 
 /** Keys the emulator knows: id → secret, and whether the account is in arrears (code 1113). */
@@ -130,7 +131,7 @@ export async function startZhipuEmulator(): Promise<ProtocolEmulator> {
       sendJson(response, 400, { error: { code: '1214', message: 'messages 参数非法。请检查文档。' } });
       return;
     }
-    const model = String(body.model ?? '');
+    const model = jsonText(body.model ?? '');
     const answer = answerFor(turns);
     const id = nextId();
     const created = Math.floor(Date.now() / 1000);
@@ -158,7 +159,7 @@ export async function startZhipuEmulator(): Promise<ProtocolEmulator> {
     const prompt = inputs.reduce((sum, input) => sum + words(input).length, 0);
     report(prompt, 0);
     sendJson(response, 200, {
-      model: String(body.model ?? ''),
+      model: jsonText(body.model ?? ''),
       data: inputs.map((input, index) => ({ embedding: Array.from({ length: dimensions }, (_, position) => Number(Math.sin(input.length + position + index).toFixed(6))), index, object: 'embedding' })),
       object: 'list',
       usage: { completion_tokens: 0, prompt_tokens: prompt, total_tokens: prompt },
