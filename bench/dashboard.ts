@@ -94,18 +94,37 @@ async function seedNames(db: Kysely<Database>): Promise<void> {
   for (let start = 2; start <= USERS; start += 500) {
     const rows = [];
     for (let id = start; id < Math.min(start + 500, USERS + 1); id += 1) rows.push({ id, username: `user${id}`, password_hash: 'x', quota: 1_000_000 });
-    await db.insertInto('users').values(rows as never).execute();
+    await db
+      .insertInto('users')
+      .values(rows as never)
+      .execute();
   }
   for (let start = 1; start <= TOKENS; start += 500) {
     const rows = [];
     for (let id = start; id < Math.min(start + 500, TOKENS + 1); id += 1) rows.push({ id, user_id: ((id - 1) % USERS) + 1, key: `benchkey${id}`, name: `token${id}` });
-    await db.insertInto('tokens').values(rows as never).execute();
+    await db
+      .insertInto('tokens')
+      .values(rows as never)
+      .execute();
   }
   const channels = [];
   for (let id = 1; id <= CHANNELS; id += 1) {
-    channels.push({ id, name: `channel${id}`, key: 'sk-x', status: id % 10 === 0 ? 2 : 1, auto_disabled: id % 20 === 0 ? 1 : 0, test_time: id % 3 === 0 ? 0 : now - id, response_time: id * 37, models: 'x', model_mapping: '{}' });
+    channels.push({
+      id,
+      name: `channel${id}`,
+      key: 'sk-x',
+      status: id % 10 === 0 ? 2 : 1,
+      auto_disabled: id % 20 === 0 ? 1 : 0,
+      test_time: id % 3 === 0 ? 0 : now - id,
+      response_time: id * 37,
+      models: 'x',
+      model_mapping: '{}',
+    });
   }
-  await db.insertInto('channels').values(channels as never).execute();
+  await db
+    .insertInto('channels')
+    .values(channels as never)
+    .execute();
 }
 
 async function dropLogIndexes(db: Kysely<Database>): Promise<void> {
@@ -121,7 +140,23 @@ function loadSqlite(path: string): void {
   const database = new SQLite(path);
   database.pragma('busy_timeout = 5000');
   database.pragma('synchronous = OFF');
-  const logColumns = ['user_id', 'created_at', 'type', 'content', 'username', 'token_name', 'token_id', 'model_name', 'channel_id', 'quota', 'prompt_tokens', 'completion_tokens', 'elapsed_ms', 'is_stream', 'estimated'];
+  const logColumns = [
+    'user_id',
+    'created_at',
+    'type',
+    'content',
+    'username',
+    'token_name',
+    'token_id',
+    'model_name',
+    'channel_id',
+    'quota',
+    'prompt_tokens',
+    'completion_tokens',
+    'elapsed_ms',
+    'is_stream',
+    'estimated',
+  ];
   const PER = 50;
   const placeholders = `(${logColumns.map(() => '?').join(', ')})`;
   const insertLogs = database.prepare(`insert into logs (${logColumns.join(', ')}) values ${Array(PER).fill(placeholders).join(', ')}`);
@@ -139,8 +174,37 @@ function loadSqlite(path: string): void {
     for (let index = from; index < to; index += 1) {
       const made = call(next);
       const createdAt = first + Math.floor(index / perSecond);
-      logs.push({ userId: made.userId, username: '', type: 2, content: '', tokenId: made.tokenId, modelName: made.model, channelId: made.channelId, quota: made.quota, promptTokens: made.promptTokens, completionTokens: made.completionTokens, elapsedMs: made.elapsedMs, createdAt });
-      batch.push(made.userId, createdAt, 2, 'model ratio 1.00, group ratio 1.00', `user${made.userId}`, `token${made.tokenId}`, made.tokenId, made.model, made.channelId, made.quota, made.promptTokens, made.completionTokens, made.elapsedMs, 0, 0);
+      logs.push({
+        userId: made.userId,
+        username: '',
+        type: 2,
+        content: '',
+        tokenId: made.tokenId,
+        modelName: made.model,
+        channelId: made.channelId,
+        quota: made.quota,
+        promptTokens: made.promptTokens,
+        completionTokens: made.completionTokens,
+        elapsedMs: made.elapsedMs,
+        createdAt,
+      });
+      batch.push(
+        made.userId,
+        createdAt,
+        2,
+        'model ratio 1.00, group ratio 1.00',
+        `user${made.userId}`,
+        `token${made.tokenId}`,
+        made.tokenId,
+        made.model,
+        made.channelId,
+        made.quota,
+        made.promptTokens,
+        made.completionTokens,
+        made.elapsedMs,
+        0,
+        0,
+      );
       if (batch.length === PER * logColumns.length) {
         insertLogs.run(batch);
         batch = [];
@@ -244,7 +308,14 @@ async function timeQueries(app: FastifyInstance): Promise<Timed[]> {
 
 async function rowCounts(db: Kysely<Database>): Promise<{ logs: number; rollups: string }> {
   const count = async (table: 'logs' | (typeof ROLLUP_TABLES)[number]['name']) =>
-    Number((await db.selectFrom(table as 'logs').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow()).count);
+    Number(
+      (
+        await db
+          .selectFrom(table as 'logs')
+          .select((eb) => eb.fn.countAll<number>().as('count'))
+          .executeTakeFirstOrThrow()
+      ).count,
+    );
   const rollups: string[] = [];
   for (const table of ROLLUP_TABLES) rollups.push(`${table.name} ${(await count(table.name)).toLocaleString('en')}`);
   return { logs: await count('logs'), rollups: rollups.join(', ') };
@@ -253,7 +324,10 @@ async function rowCounts(db: Kysely<Database>): Promise<{ logs: number; rollups:
 async function benchOne(name: string, config: DatabaseConfig, drop: () => Promise<void>): Promise<{ name: string; counts: { logs: number; rollups: string }; loadSeconds: number; results: Timed[] }> {
   const app = await buildTestApp({}, config);
   try {
-    const kept = await app.ctx.db.selectFrom('logs').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+    const kept = await app.ctx.db
+      .selectFrom('logs')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .executeTakeFirstOrThrow();
     if (Number(kept.count) === ROWS) {
       const counts = await rowCounts(app.ctx.db);
       console.log(`${name}: the kept database already holds ${ROWS.toLocaleString('en')} logs (rollup rows: ${counts.rollups}); timing only`);

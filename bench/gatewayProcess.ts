@@ -14,9 +14,11 @@ await app.listen({ port: 0, host: '127.0.0.1' });
 const address = app.server.address();
 console.log(`LISTENING http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`);
 // the database is the run's alone: a benchmark leaves nothing behind in the temporary directory
-process.on('SIGTERM', () =>
-  void app.close().then(() => {
-    rmSync(dataDir, { recursive: true, force: true });
-    process.exit(0);
-  }),
+process.on(
+  'SIGTERM',
+  () =>
+    void app.close().then(() => {
+      rmSync(dataDir, { recursive: true, force: true });
+      process.exit(0);
+    }),
 );

@@ -19,7 +19,7 @@ try {
   const sourcePath = join(folder, 'one-api.db');
   writeFixture('one-api-latest', sourcePath, extraLogs);
   const sourceRows = new SQLite(sourcePath, { readonly: true });
-  const expectedQuota = (sourceRows.prepare('select sum(quota) as quota, count(*) as count from logs where type = 2').get() as { quota: number; count: number });
+  const expectedQuota = sourceRows.prepare('select sum(quota) as quota, count(*) as count from logs where type = 2').get() as { quota: number; count: number };
   sourceRows.close();
 
   const target = await openDatabase({ dialect: 'sqlite', path: join(folder, 'switchboard.db') });
@@ -31,7 +31,10 @@ try {
   const started = process.hrtime.bigint();
   const report = await runImport(source, target, { apply: true, withLogs: true });
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  const rollup = await target.db.selectFrom('usage_daily').select((eb) => [eb.fn.sum<number>('quota').as('quota'), eb.fn.sum<number>('requests').as('requests')]).executeTakeFirstOrThrow();
+  const rollup = await target.db
+    .selectFrom('usage_daily')
+    .select((eb) => [eb.fn.sum<number>('quota').as('quota'), eb.fn.sum<number>('requests').as('requests')])
+    .executeTakeFirstOrThrow();
   const logs = report.tables.find((table) => table.table === 'logs')!;
   console.log(`\nimported ${logs.carried} log rows (${expectedQuota.count} consume logs) with --with-logs into SQLite in ${seconds.toFixed(2)} s`);
   console.log(`rollups: ${Number(rollup.requests)} requests, ${Number(rollup.quota)} quota (source consume logs: ${expectedQuota.quota} quota)`);

@@ -36,8 +36,7 @@ export async function metricsCostRows(
   targets: readonly [MetricsTarget, MetricsTarget],
   settings: { seconds: number; rounds: number; warmupSeconds: number; body: unknown; combine: (runs: LoadResult[]) => LoadResult },
 ): Promise<string[]> {
-  const load = (target: MetricsTarget, durationSeconds: number) =>
-    runWrk({ url: `${target.url}/v1/chat/completions`, apiKey: target.key, body: settings.body, connections: 16, durationSeconds });
+  const load = (target: MetricsTarget, durationSeconds: number) => runWrk({ url: `${target.url}/v1/chat/completions`, apiKey: target.key, body: settings.body, connections: 16, durationSeconds });
   for (const target of targets) await load(target, settings.warmupSeconds);
   const runs = targets.map(() => [] as LoadResult[]);
   const cpu = targets.map(() => 0);
@@ -66,7 +65,9 @@ export async function metricsCostRows(
   ];
   targets.forEach((target, index) => {
     const result = index === 0 ? on : off;
-    lines.push(`| ${target.name} | ${result.requestsPerSecond.toFixed(0)} | ${result.p50Ms.toFixed(2)} | ${result.p99Ms.toFixed(2)} | ${result.errors} | ${((1000 * cpu[index]) / result.requests).toFixed(0)} |`);
+    lines.push(
+      `| ${target.name} | ${result.requestsPerSecond.toFixed(0)} | ${result.p50Ms.toFixed(2)} | ${result.p99Ms.toFixed(2)} | ${result.errors} | ${((1000 * cpu[index]) / result.requests).toFixed(0)} |`,
+    );
   });
   lines.push(
     '',

@@ -14,43 +14,46 @@ export async function startPassthrough(options: { upstream: string; upstreamKey:
   const pool = new Pool(options.upstream, { connections: 128, pipelining: 1 });
   const keys = new Map(options.clientKeys.map((key) => [key, true]));
 
-  const server: Server = createServer((request, response) => void (async () => {
-    const key = (request.headers.authorization ?? '').replace(/^Bearer /, '');
-    if (!keys.has(key)) {
-      response.writeHead(401, { 'content-type': 'application/json' });
-      response.end('{"error":{"message":"invalid key","type":"invalid_request_error","param":null,"code":null}}');
-      return;
-    }
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    let body: { model?: string };
-    try {
-      body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model?: string };
-    } catch {
-      response.writeHead(400, { 'content-type': 'application/json' });
-      response.end('{"error":{"message":"bad json","type":"invalid_request_error","param":null,"code":null}}');
-      return;
-    }
-    try {
-      const upstream = await pool.request({
-        method: 'POST',
-        path: request.url ?? '/',
-        headers: {
-          'content-type': 'application/json',
-          authorization: `Bearer ${options.upstreamKey}`,
-          ...(request.headers['x-emulator-chunks'] ? { 'x-emulator-chunks': String(request.headers['x-emulator-chunks']) } : {}),
-          ...(request.headers['x-emulator-delay-ms'] ? { 'x-emulator-delay-ms': String(request.headers['x-emulator-delay-ms']) } : {}),
-        },
-        body: JSON.stringify(body),
-      });
-      response.writeHead(upstream.statusCode, { 'content-type': String(upstream.headers['content-type'] ?? 'application/json') });
-      for await (const chunk of upstream.body) response.write(chunk);
-      response.end();
-    } catch {
-      if (!response.headersSent) response.writeHead(502, { 'content-type': 'application/json' });
-      response.end();
-    }
-  })());
+  const server: Server = createServer(
+    (request, response) =>
+      void (async () => {
+        const key = (request.headers.authorization ?? '').replace(/^Bearer /, '');
+        if (!keys.has(key)) {
+          response.writeHead(401, { 'content-type': 'application/json' });
+          response.end('{"error":{"message":"invalid key","type":"invalid_request_error","param":null,"code":null}}');
+          return;
+        }
+        const chunks: Buffer[] = [];
+        for await (const chunk of request) chunks.push(chunk as Buffer);
+        let body: { model?: string };
+        try {
+          body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model?: string };
+        } catch {
+          response.writeHead(400, { 'content-type': 'application/json' });
+          response.end('{"error":{"message":"bad json","type":"invalid_request_error","param":null,"code":null}}');
+          return;
+        }
+        try {
+          const upstream = await pool.request({
+            method: 'POST',
+            path: request.url ?? '/',
+            headers: {
+              'content-type': 'application/json',
+              authorization: `Bearer ${options.upstreamKey}`,
+              ...(request.headers['x-emulator-chunks'] ? { 'x-emulator-chunks': String(request.headers['x-emulator-chunks']) } : {}),
+              ...(request.headers['x-emulator-delay-ms'] ? { 'x-emulator-delay-ms': String(request.headers['x-emulator-delay-ms']) } : {}),
+            },
+            body: JSON.stringify(body),
+          });
+          response.writeHead(upstream.statusCode, { 'content-type': String(upstream.headers['content-type'] ?? 'application/json') });
+          for await (const chunk of upstream.body) response.write(chunk);
+          response.end();
+        } catch {
+          if (!response.headersSent) response.writeHead(502, { 'content-type': 'application/json' });
+          response.end();
+        }
+      })(),
+  );
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
   const { port } = server.address() as AddressInfo;

@@ -28,7 +28,12 @@ export interface Started {
 export function startFlags(): string[] {
   const scripts = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
   const words = scripts.start.split(/\s+/);
-  return words.slice(1, words.findIndex((word) => word.endsWith('start.mjs'))).filter((word) => word.startsWith('--'));
+  return words
+    .slice(
+      1,
+      words.findIndex((word) => word.endsWith('start.mjs')),
+    )
+    .filter((word) => word.startsWith('--'));
 }
 
 /** `root`: another checkout of the project (BENCH_BASELINE), bundled and run from its own tree. */
@@ -68,7 +73,6 @@ export function rssMiB(pid: number): number {
   const kib = Number(status.match(/VmRSS:\s+(\d+)/)?.[1] ?? 0);
   return kib / 1024;
 }
-
 
 /** CPU time a process has used so far (user and system, all threads), in ms. */
 export function cpuMs(pid: number): number {

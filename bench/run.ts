@@ -151,7 +151,13 @@ function baselineLines(
   rss: number,
   baselineRss: number,
 ): string[] {
-  const lines = ['', `This build against the baseline (${BASELINE}), same rounds`, '', '| scenario | req/s this / baseline | round by round | CPU µs/req this / baseline | p99 ms this / baseline |', '|---|---:|---|---|---|'];
+  const lines = [
+    '',
+    `This build against the baseline (${BASELINE}), same rounds`,
+    '',
+    '| scenario | req/s this / baseline | round by round | CPU µs/req this / baseline | p99 ms this / baseline |',
+    '|---|---:|---|---|---|',
+  ];
   for (const [scenario, byTarget] of Object.entries(results)) {
     const [, , mine, theirs] = roundsOf[scenario];
     const rounds = mine.map((run, round) => (run.requestsPerSecond / theirs[round].requestsPerSecond).toFixed(2)).join(', ');
@@ -284,19 +290,53 @@ try {
   const claudeStreamVia = { ...claudeStreamBody, max_tokens: undefined };
   const messagesToOpenAi = { model: MODEL, max_tokens: 64, messages: claudePlainBody.messages };
   const protocolTargets: ProtocolTarget[] = [
-    { name: 'Messages emulator direct', url: `${anthropic.url}/v1/messages`, apiKey: 'unused', headers: ANTHROPIC_HEADERS, body: claudePlainBody, streamBody: claudeStreamBody, pid: anthropic.child.pid! },
-    { name: 'OpenAI emulator direct', url: `${emulator.url}/v1/chat/completions`, apiKey: 'sk-good', headers: {}, body: plainBody, streamBody: { ...plainBody, stream: true }, pid: emulator.child.pid! },
     {
-      name: 'chat -> Anthropic channel (translated)', direct: 0, url: `${gateway.url}/v1/chat/completions`, apiKey: gatewayKey, headers: {},
-      body: { ...claudePlainBody, max_tokens: undefined }, streamBody: claudeStreamVia, pid: gateway.child.pid!,
+      name: 'Messages emulator direct',
+      url: `${anthropic.url}/v1/messages`,
+      apiKey: 'unused',
+      headers: ANTHROPIC_HEADERS,
+      body: claudePlainBody,
+      streamBody: claudeStreamBody,
+      pid: anthropic.child.pid!,
     },
     {
-      name: '/v1/messages -> Anthropic channel (passthrough)', direct: 0, url: `${gateway.url}/v1/messages`, apiKey: gatewayKey, headers: { 'anthropic-version': '2023-06-01' },
-      body: claudePlainBody, streamBody: claudeStreamBody, pid: gateway.child.pid!,
+      name: 'OpenAI emulator direct',
+      url: `${emulator.url}/v1/chat/completions`,
+      apiKey: 'sk-good',
+      headers: {},
+      body: plainBody,
+      streamBody: { ...plainBody, stream: true },
+      pid: emulator.child.pid!,
     },
     {
-      name: '/v1/messages -> OpenAI channel (translated)', direct: 1, url: `${gateway.url}/v1/messages`, apiKey: gatewayKey, headers: { 'anthropic-version': '2023-06-01' },
-      body: messagesToOpenAi, streamBody: { ...messagesToOpenAi, stream: true }, pid: gateway.child.pid!,
+      name: 'chat -> Anthropic channel (translated)',
+      direct: 0,
+      url: `${gateway.url}/v1/chat/completions`,
+      apiKey: gatewayKey,
+      headers: {},
+      body: { ...claudePlainBody, max_tokens: undefined },
+      streamBody: claudeStreamVia,
+      pid: gateway.child.pid!,
+    },
+    {
+      name: '/v1/messages -> Anthropic channel (passthrough)',
+      direct: 0,
+      url: `${gateway.url}/v1/messages`,
+      apiKey: gatewayKey,
+      headers: { 'anthropic-version': '2023-06-01' },
+      body: claudePlainBody,
+      streamBody: claudeStreamBody,
+      pid: gateway.child.pid!,
+    },
+    {
+      name: '/v1/messages -> OpenAI channel (translated)',
+      direct: 1,
+      url: `${gateway.url}/v1/messages`,
+      apiKey: gatewayKey,
+      headers: { 'anthropic-version': '2023-06-01' },
+      body: messagesToOpenAi,
+      streamBody: { ...messagesToOpenAi, stream: true },
+      pid: gateway.child.pid!,
     },
   ];
   const protocolLines = await protocolRows(protocolTargets);
@@ -306,7 +346,9 @@ try {
   const lines = ['| scenario | target | req/s | p50 ms | p99 ms | errors | CPU µs/req |', '|---|---|---:|---:|---:|---:|---:|'];
   for (const [scenario, byTarget] of Object.entries(results)) {
     for (const [target, result] of Object.entries(byTarget)) {
-      lines.push(`| ${scenario} | ${target} | ${result.requestsPerSecond.toFixed(0)} | ${result.p50Ms.toFixed(2)} | ${result.p99Ms.toFixed(2)} | ${result.errors} | ${cpuPerRequest[scenario][target].toFixed(0)} |`);
+      lines.push(
+        `| ${scenario} | ${target} | ${result.requestsPerSecond.toFixed(0)} | ${result.p50Ms.toFixed(2)} | ${result.p99Ms.toFixed(2)} | ${result.errors} | ${cpuPerRequest[scenario][target].toFixed(0)} |`,
+      );
     }
   }
   const c16 = results['chat c=16'];

@@ -91,11 +91,13 @@ async function flood(gateway: string, key: string, count: number) {
         note(response.statusCode);
         if (response.statusCode !== 200) return void (await response.body.dump());
         // read the stream to its end (or the stop) in the background, as a client would
-        running.push(new Promise<void>((resolve) => {
-          response.body.on('data', () => undefined);
-          response.body.once('end', resolve);
-          response.body.once('error', () => resolve());
-        }));
+        running.push(
+          new Promise<void>((resolve) => {
+            response.body.on('data', () => undefined);
+            response.body.once('end', resolve);
+            response.body.once('error', () => resolve());
+          }),
+        );
       } catch (error) {
         note((error as { code?: string }).code ?? 'error');
       }
@@ -144,8 +146,7 @@ export async function starvationScenario({ gateway, rootCookie, floodKey }: Star
     const other = [...statuses.entries()].filter(([status]) => status !== 200 && status !== 429);
     return `${statuses.get(200) ?? 0} admitted, ${statuses.get(429) ?? 0} refused with 429 too_many_concurrent_requests${other.length ? `, other: ${other.map(([status, count]) => `${status} x ${count}`).join(', ')}` : ''}`;
   };
-  const row = (name: string, s: Sampled) =>
-    `| ${name} | ${s.p50.toFixed(2)} | ${s.p90.toFixed(2)} | ${s.p99.toFixed(2)} | ${s.min.toFixed(2)} to ${s.max.toFixed(2)} | ${s.failed} |`;
+  const row = (name: string, s: Sampled) => `| ${name} | ${s.p50.toFixed(2)} | ${s.p90.toFixed(2)} | ${s.p99.toFixed(2)} | ${s.min.toFixed(2)} to ${s.max.toFixed(2)} | ${s.failed} |`;
   return [
     `## Starvation: another user's time to first byte while one token holds ${FLOOD} slow streams`,
     '',

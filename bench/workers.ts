@@ -102,8 +102,7 @@ export async function workerRows(options: { emulatorUrl: string; model: string; 
   const gateways: WorkersGateway[] = [];
   try {
     for (const workers of [1, 2]) gateways.push(await startWorkersGateway(script, workers, options.emulatorUrl, options.model));
-    const load = (gateway: WorkersGateway, durationSeconds: number) =>
-      runWrk({ url: `${gateway.url}/v1/chat/completions`, apiKey: gateway.key, body: options.body, connections: 64, durationSeconds });
+    const load = (gateway: WorkersGateway, durationSeconds: number) => runWrk({ url: `${gateway.url}/v1/chat/completions`, apiKey: gateway.key, body: options.body, connections: 64, durationSeconds });
     for (const gateway of gateways) await load(gateway, options.warmupSeconds);
     const runs = gateways.map(() => [] as LoadResult[]);
     for (let round = 0; round < options.rounds; round += 1) {
@@ -117,7 +116,12 @@ export async function workerRows(options: { emulatorUrl: string; model: string; 
       const requests = list.reduce((sum, run) => sum + run.requests, 0);
       const seconds = list.reduce((sum, run) => sum + run.requests / run.requestsPerSecond, 0);
       const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-      return { requestsPerSecond: requests / seconds, p50Ms: median(list.map((run) => run.p50Ms)), p99Ms: median(list.map((run) => run.p99Ms)), errors: list.reduce((sum, run) => sum + run.errors, 0) };
+      return {
+        requestsPerSecond: requests / seconds,
+        p50Ms: median(list.map((run) => run.p50Ms)),
+        p99Ms: median(list.map((run) => run.p99Ms)),
+        errors: list.reduce((sum, run) => sum + run.errors, 0),
+      };
     };
     const [one, two] = runs.map(total);
     const ratios = runs[1].map((run, round) => (run.requestsPerSecond / runs[0][round].requestsPerSecond).toFixed(2)).join(', ');
@@ -140,7 +144,9 @@ export async function workersOnlyReport(options: { model: string; body: unknown;
   const emulator = await startScript('emulatorProcess', {});
   try {
     const lines = await workerRows({ ...options, emulatorUrl: emulator.url });
-    const report = [`# Switchboard benchmark, workers rows only (${new Date().toISOString()}, ${options.seconds}s per target in ${options.rounds} alternating runs, wrk on loopback)`, ...lines].join('\n');
+    const report = [`# Switchboard benchmark, workers rows only (${new Date().toISOString()}, ${options.seconds}s per target in ${options.rounds} alternating runs, wrk on loopback)`, ...lines].join(
+      '\n',
+    );
     console.log(report);
     const resultsDir = join(repoRoot, 'bench', 'results');
     mkdirSync(resultsDir, { recursive: true });

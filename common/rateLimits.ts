@@ -50,10 +50,7 @@ export function parseGroupRateLimits(raw: string): Record<string, RateLimitPair>
 }
 
 /** A user's limits: the override where set (null = none), else the group's, else `default`'s. */
-export function userRateLimits(
-  user: { group: string; rpm_limit?: number | null; tpm_limit?: number | null },
-  groups: Record<string, RateLimitPair>,
-): RateLimitPair {
+export function userRateLimits(user: { group: string; rpm_limit?: number | null; tpm_limit?: number | null }, groups: Record<string, RateLimitPair>): RateLimitPair {
   const groupLimits = groups[user.group] ?? groups.default ?? { rpm: 0, tpm: 0 };
   return {
     rpm: user.rpm_limit === null || user.rpm_limit === undefined ? groupLimits.rpm : Number(user.rpm_limit),

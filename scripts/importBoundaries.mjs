@@ -90,8 +90,7 @@ const RULES = [
   {
     name: 'relay',
     applies: (from) => under(from, 'server/relay'),
-    allows: (to) =>
-      anyUnder(to, ['server/relay', 'server/protocols', 'server/billing', 'server/db', 'server/repositories', 'common', 'server/services', 'server/channels', 'server/webhooks']),
+    allows: (to) => anyUnder(to, ['server/relay', 'server/protocols', 'server/billing', 'server/db', 'server/repositories', 'common', 'server/services', 'server/channels', 'server/webhooks']),
   },
   {
     name: 'routes',

@@ -42,7 +42,10 @@ function runtimeImports(file) {
     if (keyword === 'export' && !/\bfrom\b/.test(match[0])) continue;
     const braces = clause.match(/^\{([\s\S]*)\}$/);
     if (braces) {
-      const names = braces[1].split(',').map((n) => n.trim()).filter(Boolean);
+      const names = braces[1]
+        .split(',')
+        .map((n) => n.trim())
+        .filter(Boolean);
       if (names.length > 0 && names.every((n) => n.startsWith('type '))) continue;
     }
     const target = resolveImport(file, spec);
@@ -65,8 +68,11 @@ export function findImportCycles(root = join(repoRoot, 'server')) {
   for (const start of files) {
     if (indices.has(start)) continue;
     const work = [[start, [...(graph.get(start) ?? [])], 0]];
-    indices.set(start, index); low.set(start, index); index++;
-    stack.push(start); onStack.add(start);
+    indices.set(start, index);
+    low.set(start, index);
+    index++;
+    stack.push(start);
+    onStack.add(start);
     while (work.length > 0) {
       const frame = work[work.length - 1];
       const [node, edges] = frame;
@@ -74,8 +80,11 @@ export function findImportCycles(root = join(repoRoot, 'server')) {
         const next = edges[frame[2]++];
         if (!graph.has(next)) continue;
         if (!indices.has(next)) {
-          indices.set(next, index); low.set(next, index); index++;
-          stack.push(next); onStack.add(next);
+          indices.set(next, index);
+          low.set(next, index);
+          index++;
+          stack.push(next);
+          onStack.add(next);
           work.push([next, [...graph.get(next)], 0]);
         } else if (onStack.has(next)) {
           low.set(node, Math.min(low.get(node), indices.get(next)));

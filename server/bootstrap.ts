@@ -38,11 +38,7 @@ export async function ensureRootUser(db: Kysely<Database>, config: Config): Prom
 }
 
 export function rootPasswordBanner(password: string): string {
-  const lines = [
-    'Initial root account created.',
-    `  username: root, password: ${password}`,
-    'Sign in and change this password under Setting. It is not shown again.',
-  ];
+  const lines = ['Initial root account created.', `  username: root, password: ${password}`, 'Sign in and change this password under Setting. It is not shown again.'];
   const width = Math.max(...lines.map((line) => line.length)) + 4;
   const border = '*'.repeat(width);
   return ['', border, ...lines.map((line) => `* ${line.padEnd(width - 4)} *`), border, ''].join('\n');

@@ -81,9 +81,7 @@ export const DEFAULT_TURNSTILE_VERIFY_URL = 'https://challenges.cloudflare.com/t
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 export type DatabaseConfig =
-  | { dialect: 'sqlite'; path: string }
-  | { dialect: 'postgres'; connectionString: string; connectTimeoutMs?: number }
-  | { dialect: 'mysql'; connectionString: string; connectTimeoutMs?: number };
+  { dialect: 'sqlite'; path: string } | { dialect: 'postgres'; connectionString: string; connectTimeoutMs?: number } | { dialect: 'mysql'; connectionString: string; connectTimeoutMs?: number };
 
 export interface Config {
   port: number;

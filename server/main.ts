@@ -50,10 +50,13 @@ async function stop(signal: string) {
     setTimeout(() => app.server.closeAllConnections(), CUT_SETTLE_MS).unref();
   }, graceMs);
   cut.unref();
-  const forced = setTimeout(() => {
-    app.log.error('shutdown could not flush in time, exiting');
-    process.exit(1);
-  }, graceMs + CUT_SETTLE_MS + FLUSH_LIMIT_MS);
+  const forced = setTimeout(
+    () => {
+      app.log.error('shutdown could not flush in time, exiting');
+      process.exit(1);
+    },
+    graceMs + CUT_SETTLE_MS + FLUSH_LIMIT_MS,
+  );
   forced.unref();
   try {
     await app.close();

@@ -83,9 +83,7 @@ function formsAtOwnPaths({ name, create, edit, paths }: ResourceDefinition) {
     [paths?.create, create],
     [paths?.edit, edit],
   ] as const;
-  return forms.flatMap(([path, page]) =>
-    path && page ? [<Route key={`${name}:${path}`} path={path} element={signedIn(createElement(page))} />] : [],
-  );
+  return forms.flatMap(([path, page]) => (path && page ? [<Route key={`${name}:${path}`} path={path} element={signedIn(createElement(page))} />] : []));
 }
 
 function Console() {

@@ -43,5 +43,11 @@ export function formatQuota(quota: number, status: UnitStatus, digits = 2): stri
 export function quotaInText(text: string, status: UnitStatus): string {
   const { inCurrency, perUnit } = quotaUnit(status);
   if (!inCurrency) return text;
-  return text.replace(/(-?\d+) quota\b/g, (_, amount: string) => `$${quotaToDollars(Number(amount), perUnit).toFixed(6).replace(/0{1,4}$/, '')} (${amount} quota)`);
+  return text.replace(
+    /(-?\d+) quota\b/g,
+    (_, amount: string) =>
+      `$${quotaToDollars(Number(amount), perUnit)
+        .toFixed(6)
+        .replace(/0{1,4}$/, '')} (${amount} quota)`,
+  );
 }

@@ -92,12 +92,7 @@ export const HELD_QUOTA_RETRY_AFTER_SECONDS = 2;
  * to try again.
  */
 export async function insufficientQuota(ctx: MoneyContext, reservation: Reservation, reason: 'user' | 'token'): Promise<RelayError> {
-  const error = relayError(
-    429,
-    reason === 'user' ? 'your account quota is insufficient' : 'the quota of this API key is insufficient',
-    'insufficient_quota',
-    'insufficient_quota',
-  );
+  const error = relayError(429, reason === 'user' ? 'your account quota is insufficient' : 'the quota of this API key is insufficient', 'insufficient_quota', 'insufficient_quota');
   const balances = await balancesOf(ctx, reservation).catch(() => undefined);
   const held = reason === 'user' ? balances?.userHeld : balances?.tokenHeld;
   if (held !== undefined && held > 0) error.retryAfter = HELD_QUOTA_RETRY_AFTER_SECONDS;
@@ -237,10 +232,11 @@ export function settleLater(ctx: MoneyContext, admission: Admission, reservation
 /** Who hears of a batch's charge: the reminder e-mail (users with an address) and the user.balance_low webhook (when one may listen). */
 function chargeListener(ctx: MoneyContext, hasEmail: boolean): ChargeListener | undefined {
   const webhook = ctx.balanceLowWanted();
-  if (hasEmail && webhook) return (userId, charge) => {
-    ctx.remind(userId, charge);
-    ctx.balanceLow(userId, charge);
-  };
+  if (hasEmail && webhook)
+    return (userId, charge) => {
+      ctx.remind(userId, charge);
+      ctx.balanceLow(userId, charge);
+    };
   return hasEmail ? ctx.remind : webhook ? ctx.balanceLow : undefined;
 }
 

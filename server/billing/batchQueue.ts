@@ -59,13 +59,10 @@ export class BatchQueue<T> {
     if (this.timer) return;
     // a database that is down is not hammered: each failure in a row doubles the wait
     const delay = Math.min(this.options.intervalMs * 2 ** this.failures, MAX_RETRY_DELAY_MS);
-    this.timer = setTimeout(
-      () => {
-        this.timer = undefined;
-        void this.flush();
-      },
-      delay,
-    );
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, delay);
     // a pending flush must not keep a finished process alive; close() flushes
     this.timer.unref();
   }

@@ -163,8 +163,7 @@ export interface ChargeInput extends Omit<Usage, 'cachedPromptTokens' | 'reasoni
   cacheCreationRatio?: number;
 }
 
-const nonNegativeInteger = (value: number | undefined) =>
-  Number.isFinite(value) && (value as number) > 0 ? Math.floor(value as number) : 0;
+const nonNegativeInteger = (value: number | undefined) => (Number.isFinite(value) && (value as number) > 0 ? Math.floor(value as number) : 0);
 
 /**
  * quota = floor((uncachedPrompt + cached x cachedRatio + written x writtenRatio + floor(completion x completionRatio)) x ratio),

@@ -138,7 +138,11 @@ async function applyTotals(transaction: Kysely<Database>, totals: ReturnType<typ
       .execute();
   }
   for (const [channelId, charge] of totals.channels) {
-    await transaction.updateTable('channels').set((eb) => ({ used_quota: eb('used_quota', '+', charge) })).where('id', '=', channelId).execute();
+    await transaction
+      .updateTable('channels')
+      .set((eb) => ({ used_quota: eb('used_quota', '+', charge) }))
+      .where('id', '=', channelId)
+      .execute();
   }
 }
 
@@ -198,7 +202,15 @@ async function settleReserved(db: Kysely<Database>, settlements: readonly Settle
         const refund = Number(row.state) === ReservationState.held ? Number(row.amount) : 0;
         applied.push({ ...settlement, reservation: { ...settlement.reservation, amount: refund } });
       }
-      if (rows.length > 0) await transaction.deleteFrom('reservations').where('id', 'in', rows.map((row) => row.id)).execute();
+      if (rows.length > 0)
+        await transaction
+          .deleteFrom('reservations')
+          .where(
+            'id',
+            'in',
+            rows.map((row) => row.id),
+          )
+          .execute();
       // the logs and rollups before the balances: the users' rows, which every reservation needs, stay locked the shortest time
       await insertLogs(transaction, [...logsOf(applied), ...failures]);
       await applyTotals(transaction, settlementTotals(applied));

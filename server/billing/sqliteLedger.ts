@@ -72,9 +72,7 @@ export class SqliteLedger implements QuotaLedger {
     this.giveToToken = database.prepare('update tokens set remain_quota = remain_quota + ?, held_quota = held_quota - ? where id = ?');
     // parameters are positional: binding by name costs about as much as the insert itself
     // `column + refund - charge`, with no floor (see quota.ts), and the refund off held_quota: (refund - charge, refund, ...)
-    this.settleUser = database.prepare(
-      'update users set quota = quota + ?, held_quota = held_quota - ?, used_quota = used_quota + ?, request_count = request_count + ? where id = ?',
-    );
+    this.settleUser = database.prepare('update users set quota = quota + ?, held_quota = held_quota - ?, used_quota = used_quota + ?, request_count = request_count + ? where id = ?');
     this.settleLimitedToken = database.prepare('update tokens set remain_quota = remain_quota + ?, held_quota = held_quota - ?, used_quota = used_quota + ? where id = ?');
     this.settleUnlimitedToken = database.prepare('update tokens set used_quota = used_quota + ? where id = ?');
     this.settleChannel = database.prepare('update channels set used_quota = used_quota + ? where id = ?');

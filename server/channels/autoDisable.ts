@@ -23,20 +23,17 @@ export async function disableChannelAutomatically(app: FastifyInstance, channelI
   const { db, options } = app.ctx;
   if (!options.bool('AutomaticDisableChannelEnabled')) return false;
   // only an enabled channel flips, so concurrent failures disable (and mail) once
-  const flipped = await db
-    .updateTable('channels')
-    .set({ status: ChannelStatus.disabled, auto_disabled: 1 })
-    .where('id', '=', channelId)
-    .where('status', '=', ChannelStatus.enabled)
-    .executeTakeFirst();
+  const flipped = await db.updateTable('channels').set({ status: ChannelStatus.disabled, auto_disabled: 1 }).where('id', '=', channelId).where('status', '=', ChannelStatus.enabled).executeTakeFirst();
   if (Number(flipped.numUpdatedRows) !== 1) return false;
   await updateChannel(db, channelId, {}); // rebuild its abilities as disabled
   const channel = await db.selectFrom('channels').select(['name', 'type']).where('id', '=', channelId).executeTakeFirst();
   app.log.warn({ channelId, reason }, 'channel disabled automatically');
   await channelStatusEvent(app, { id: channelId, name: channel?.name ?? '', type: Number(channel?.type ?? 0) }, ChannelStatus.disabled, { automatic: true, reason });
-  void notifyRoot(app, `Channel «${channel?.name ?? ''}» (#${channelId}) has been disabled`, `<p>The channel «${escapeHtml(channel?.name ?? '')}» (#${channelId}) was disabled automatically.</p><p>Reason: ${escapeHtml(reason)}</p>`).catch(
-    (error) => app.log.warn({ err: error }, 'could not e-mail root about a disabled channel'),
-  );
+  void notifyRoot(
+    app,
+    `Channel «${channel?.name ?? ''}» (#${channelId}) has been disabled`,
+    `<p>The channel «${escapeHtml(channel?.name ?? '')}» (#${channelId}) was disabled automatically.</p><p>Reason: ${escapeHtml(reason)}</p>`,
+  ).catch((error) => app.log.warn({ err: error }, 'could not e-mail root about a disabled channel'));
   return true;
 }
 

@@ -109,7 +109,13 @@ function judgeTestAnswer(adaptor: UpstreamAdaptor, call: AdaptorCall, { status, 
 }
 
 /** The test over a WebSocket (Spark answers only as a stream): frames decoded to the end, folded into one answer. */
-async function testOverWebSocket(adaptor: UpstreamAdaptor, call: AdaptorCall, target: { url: string; method: 'POST' | 'GET'; headers: Record<string, string> }, body: string, signal?: AbortSignal): Promise<TestOutcome> {
+async function testOverWebSocket(
+  adaptor: UpstreamAdaptor,
+  call: AdaptorCall,
+  target: { url: string; method: 'POST' | 'GET'; headers: Record<string, string> },
+  body: string,
+  signal?: AbortSignal,
+): Promise<TestOutcome> {
   const disconnect = new DisconnectSignal();
   const deadline = AbortSignal.timeout(CHECK_TIMEOUT_MS);
   const stop = signal ? AbortSignal.any([deadline, signal]) : deadline;
@@ -174,9 +180,10 @@ export async function testChannel(app: FastifyInstance, channel: ChannelRow, sig
       outcome = { success: false, message: describeFailure(target), failure: target };
     } else {
       const body = adaptor.encodeChat({ model: call.model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }, call);
-      outcome = adaptor.transport === 'websocket'
-        ? await testOverWebSocket(adaptor, call, target, body, signal)
-        : judgeTestAnswer(adaptor, call, await callUpstream(target.url, { method: target.method, headers: target.headers, body }, signal));
+      outcome =
+        adaptor.transport === 'websocket'
+          ? await testOverWebSocket(adaptor, call, target, body, signal)
+          : judgeTestAnswer(adaptor, call, await callUpstream(target.url, { method: target.method, headers: target.headers, body }, signal));
     }
   } catch (error) {
     outcome = { success: false, message: (error as Error).message };
@@ -245,15 +252,12 @@ const BALANCE_FETCHERS: { [Kind in BalanceSourceKind]: BalanceFetch<Kind> } = {
     const hardLimit = numberFrom(subscription.hard_limit_usd, 'hard_limit_usd');
     const today = new Date();
     // without a payment method the grant is not monthly: look back 100 days
-    const start = subscription.has_payment_method === true
-      ? new Date(today.getFullYear(), today.getMonth(), 1)
-      : new Date(today.getFullYear(), today.getMonth(), today.getDate() - 100);
+    const start = subscription.has_payment_method === true ? new Date(today.getFullYear(), today.getMonth(), 1) : new Date(today.getFullYear(), today.getMonth(), today.getDate() - 100);
     const query = new URLSearchParams({ start_date: localDate(start), end_date: localDate(today) });
     const usage = await getJson(`${base}/v1/dashboard/billing/usage?${query.toString()}`, bearer(key), signal);
     return hardLimit - numberFrom(usage.total_usage, 'total_usage') / 100;
   },
-  'credit-grants': async (base, key, { field }, signal) =>
-    numberFrom((await getJson(`${base}/dashboard/billing/credit_grants`, bearer(key), signal))[field], field),
+  'credit-grants': async (base, key, { field }, signal) => numberFrom((await getJson(`${base}/dashboard/billing/credit_grants`, bearer(key), signal))[field], field),
   'openai-sb': async (base, key, _setting, signal) => {
     const body = await getJson(`${base}/sb-api/user/status?${new URLSearchParams({ api_key: key }).toString()}`, bearer(key), signal);
     return numberFrom(dataOf(body).credit, 'credit');
@@ -285,16 +289,14 @@ const BALANCE_FETCHERS: { [Kind in BalanceSourceKind]: BalanceFetch<Kind> } = {
     return balance;
   },
   /** https://platform.moonshot.cn/docs/api/balance: cash plus vouchers. */
-  moonshot: async (base, key, _setting, signal) =>
-    numberFrom(dataOf(await getJson(`${base}/v1/users/me/balance`, bearer(key), signal)).available_balance, 'available_balance'),
+  moonshot: async (base, key, _setting, signal) => numberFrom(dataOf(await getJson(`${base}/v1/users/me/balance`, bearer(key), signal)).available_balance, 'available_balance'),
   /** https://openrouter.ai/docs/api/api-reference/credits/get-credits: credits bought minus credits used. */
   openrouter: async (base, key, _setting, signal) => {
     const data = dataOf(await getJson(`${base}/api/v1/credits`, bearer(key), signal));
     return numberFrom(data.total_credits, 'total_credits') - numberFrom(data.total_usage, 'total_usage');
   },
   /** https://docs.siliconflow.cn/en/api-reference/userinfo/get-user-info: granted plus charged balance, as text. */
-  siliconflow: async (base, key, _setting, signal) =>
-    numberFrom(dataOf(await getJson(`${base}/v1/user/info`, bearer(key), signal)).totalBalance, 'totalBalance'),
+  siliconflow: async (base, key, _setting, signal) => numberFrom(dataOf(await getJson(`${base}/v1/user/info`, bearer(key), signal)).totalBalance, 'totalBalance'),
 };
 
 /** The kinds of balance endpoint this file can read (a test holds them to the table's). */
@@ -384,12 +386,7 @@ const LEASE_NAMES: Record<JobName, string> = { 'test-all': 'channel-test-all', '
  * rejection when elsewhere. `periodMs` marks a periodic tick (the lease is
  * kept until the next one is due); `detail` is published with the claim.
  */
-function runJob<T>(
-  app: FastifyInstance,
-  name: JobName,
-  work: (signal: AbortSignal, held: HeldJob) => Promise<T>,
-  options: { periodMs?: number; detail?: string } = {},
-): Promise<T> | undefined {
+function runJob<T>(app: FastifyInstance, name: JobName, work: (signal: AbortSignal, held: HeldJob) => Promise<T>, options: { periodMs?: number; detail?: string } = {}): Promise<T> | undefined {
   const state = jobStateOf(app);
   if (state.running.has(name) || state.stop.signal.aborted) return undefined;
   state.running.add(name);
@@ -404,7 +401,10 @@ function runJob<T>(
     }
   })().finally(() => state.running.delete(name)); // whatever happened, the next run may start
   state.inFlight.add(job);
-  job.then(() => state.inFlight.delete(job), () => state.inFlight.delete(job));
+  job.then(
+    () => state.inFlight.delete(job),
+    () => state.inFlight.delete(job),
+  );
   return job;
 }
 
@@ -611,20 +611,25 @@ export interface HealthPassResult {
  * `periodMs`: a tick of the timer, whose lease is kept until the next tick.
  */
 export async function runHealthPass(app: FastifyInstance, periodMs?: number): Promise<HealthPassResult | undefined> {
-  const pass = runJob(app, 'health', async (signal) => {
-    const channels = await listChannelsToCheck(app.ctx.db, { status: ChannelStatus.disabled, autoDisabled: true });
-    const thresholdMs = thresholdMsOf(app);
-    const result: HealthPassResult = { tested: [], reenabled: [] };
-    for (const channel of channels) {
-      if (signal.aborted) break;
-      const test = await testChannel(app, channel, signal);
-      if (!test.sent || signal.aborted) continue;
-      result.tested.push(Number(channel.id));
-      const healthy = test.success && (thresholdMs === 0 || test.seconds * 1000 <= thresholdMs);
-      if (healthy && (await reenableChannelAutomatically(app, Number(channel.id)))) result.reenabled.push(Number(channel.id));
-    }
-    return result;
-  }, { periodMs });
+  const pass = runJob(
+    app,
+    'health',
+    async (signal) => {
+      const channels = await listChannelsToCheck(app.ctx.db, { status: ChannelStatus.disabled, autoDisabled: true });
+      const thresholdMs = thresholdMsOf(app);
+      const result: HealthPassResult = { tested: [], reenabled: [] };
+      for (const channel of channels) {
+        if (signal.aborted) break;
+        const test = await testChannel(app, channel, signal);
+        if (!test.sent || signal.aborted) continue;
+        result.tested.push(Number(channel.id));
+        const healthy = test.success && (thresholdMs === 0 || test.seconds * 1000 <= thresholdMs);
+        if (healthy && (await reenableChannelAutomatically(app, Number(channel.id)))) result.reenabled.push(Number(channel.id));
+      }
+      return result;
+    },
+    { periodMs },
+  );
   return pass?.catch((error: unknown) => {
     if (error instanceof JobElsewhere) return undefined;
     throw error;

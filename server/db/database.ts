@@ -191,10 +191,7 @@ type TableWithId = { [Table in keyof Database]: 'id' extends keyof Database[Tabl
  * Inserts one row and returns its id on every dialect: PostgreSQL needs
  * RETURNING, MySQL and SQLite report the insert id.
  */
-export async function insertReturningId<Table extends TableWithId>(
-  dialect: DatabaseConfig['dialect'],
-  query: InsertQueryBuilder<Database, Table, InsertResult>,
-): Promise<number> {
+export async function insertReturningId<Table extends TableWithId>(dialect: DatabaseConfig['dialect'], query: InsertQueryBuilder<Database, Table, InsertResult>): Promise<number> {
   if (dialect === 'postgres') {
     const row = await query.returning(sql.ref<number>('id').as('id')).executeTakeFirstOrThrow();
     return Number(row.id);

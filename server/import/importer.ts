@@ -110,15 +110,17 @@ const addTotals = (left: QuotaTotals, right: QuotaTotals, sign = 1): QuotaTotals
   userUsedQuota: left.userUsedQuota + sign * right.userUsedQuota,
   tokenRemainQuota: left.tokenRemainQuota + sign * right.tokenRemainQuota,
 });
-const sameTotals = (left: QuotaTotals, right: QuotaTotals) =>
-  left.userQuota === right.userQuota && left.userUsedQuota === right.userUsedQuota && left.tokenRemainQuota === right.tokenRemainQuota;
+const sameTotals = (left: QuotaTotals, right: QuotaTotals) => left.userQuota === right.userQuota && left.userUsedQuota === right.userUsedQuota && left.tokenRemainQuota === right.tokenRemainQuota;
 
 export async function quotaTotals(db: Db): Promise<QuotaTotals> {
   const users = await db
     .selectFrom('users')
     .select((eb) => [eb.fn.sum<number>('quota').as('quota'), eb.fn.sum<number>('used_quota').as('used')])
     .executeTakeFirst();
-  const tokens = await db.selectFrom('tokens').select((eb) => eb.fn.sum<number>('remain_quota').as('remain')).executeTakeFirst();
+  const tokens = await db
+    .selectFrom('tokens')
+    .select((eb) => eb.fn.sum<number>('remain_quota').as('remain'))
+    .executeTakeFirst();
   return { userQuota: num(users?.quota), userUsedQuota: num(users?.used), tokenRemainQuota: num(tokens?.remain) };
 }
 
@@ -161,7 +163,21 @@ class Uncarried {
 const UNCARRIED_FIELDS = {
   users: ['lark_id', 'oidc_id', 'telegram_id', 'discord_id', 'linux_do_id', 'aff_count', 'aff_quota', 'aff_history', 'setting', 'remark', 'stripe_customer'],
   tokens: ['group', 'cross_group_retry', 'billing_type'],
-  channels: ['config', 'system_prompt', 'tag', 'setting', 'settings', 'param_override', 'header_override', 'status_code_mapping', 'openai_organization', 'test_model', 'remark', 'channel_info', 'other_info'],
+  channels: [
+    'config',
+    'system_prompt',
+    'tag',
+    'setting',
+    'settings',
+    'param_override',
+    'header_override',
+    'status_code_mapping',
+    'openai_organization',
+    'test_model',
+    'remark',
+    'channel_info',
+    'other_info',
+  ],
   redemptions: ['expired_time'],
 } as const;
 
@@ -189,10 +205,24 @@ async function readOptions(source: SourceDatabase): Promise<Row[]> {
 }
 
 const maxId = async (db: Db, table: 'users' | 'tokens' | 'channels' | 'redemptions' | 'logs') =>
-  num((await db.selectFrom(table).select((eb) => eb.fn.max<number>('id').as('id')).executeTakeFirst())?.id);
+  num(
+    (
+      await db
+        .selectFrom(table)
+        .select((eb) => eb.fn.max<number>('id').as('id'))
+        .executeTakeFirst()
+    )?.id,
+  );
 
 const countOf = async (db: Db, table: 'users' | 'tokens' | 'channels' | 'redemptions') =>
-  num((await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirst())?.count);
+  num(
+    (
+      await db
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll<number>().as('count'))
+        .executeTakeFirst()
+    )?.count,
+  );
 
 /**
  * What the target holds: a fresh install (nothing, or only the root account
@@ -461,7 +491,7 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
       unknownOptions.push(key);
       optionOutcome.leave('no meaning in Switchboard', key);
     } else if (merge) {
-      optionOutcome.leave('--merge keeps the target\'s own settings', key);
+      optionOutcome.leave("--merge keeps the target's own settings", key);
     } else if (RATIO_OPTIONS.has(key)) {
       if (!isValidRatioJson(value)) optionOutcome.leave('not a JSON object of numbers', key);
       // the source's prices win; models it never priced keep ours
@@ -477,7 +507,14 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
   let logOutcome: Outcome | undefined;
   let logCount = 0;
   if (options.withLogs && source.columns.has('logs')) {
-    logCount = num((await source.db.selectFrom('logs').select((eb) => eb.fn.countAll().as('count')).executeTakeFirst())?.count);
+    logCount = num(
+      (
+        await source.db
+          .selectFrom('logs')
+          .select((eb) => eb.fn.countAll().as('count'))
+          .executeTakeFirst()
+      )?.count,
+    );
     logOutcome = new Outcome('logs', logCount);
     logOutcome.carried = logCount;
   }
@@ -514,27 +551,28 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
     report.totals.targetAfter = targetBefore;
   }
   const plan: Plan = { users, tokens, channels, redemptions, options: optionRows, offsets };
-  if (!resumed) await db.transaction().execute(async (transaction) => {
-    if (replaceRoot) {
-      await transaction.deleteFrom('sessions').where('user_id', '=', replaceRoot.id).execute();
-      await transaction.deleteFrom('users').where('id', '=', replaceRoot.id).execute();
-    }
-    await insertChunked(transaction, 'users', plan.users, (done) => progress({ step: 'users', done, total: plan.users.length }));
-    await insertChunked(transaction, 'tokens', plan.tokens, (done) => progress({ step: 'tokens', done, total: plan.tokens.length }));
-    await insertChunked(transaction, 'channels', plan.channels, (done) => progress({ step: 'channels', done, total: plan.channels.length }));
-    for (const channel of plan.channels) await writeAbilities(transaction, channel.id, channel);
-    await insertChunked(transaction, 'redemptions', plan.redemptions, (done) => progress({ step: 'redemptions', done, total: plan.redemptions.length }));
-    for (const option of plan.options) {
-      await transaction.deleteFrom('options').where('key', '=', option.key).execute();
-      await transaction.insertInto('options').values(option).execute();
-    }
-    progress({ step: 'options', done: plan.options.length, total: plan.options.length });
-    const after = await quotaTotals(transaction);
-    if (!sameTotals(after, report.totals.targetAfter)) {
-      throw new Error(`the quota totals after the import (${JSON.stringify(after)}) differ from the expected ${JSON.stringify(report.totals.targetAfter)}: nothing was written`);
-    }
-    if (target.dialect === 'postgres') await resetSequences(transaction, ['users', 'tokens', 'channels', 'redemptions']);
-  });
+  if (!resumed)
+    await db.transaction().execute(async (transaction) => {
+      if (replaceRoot) {
+        await transaction.deleteFrom('sessions').where('user_id', '=', replaceRoot.id).execute();
+        await transaction.deleteFrom('users').where('id', '=', replaceRoot.id).execute();
+      }
+      await insertChunked(transaction, 'users', plan.users, (done) => progress({ step: 'users', done, total: plan.users.length }));
+      await insertChunked(transaction, 'tokens', plan.tokens, (done) => progress({ step: 'tokens', done, total: plan.tokens.length }));
+      await insertChunked(transaction, 'channels', plan.channels, (done) => progress({ step: 'channels', done, total: plan.channels.length }));
+      for (const channel of plan.channels) await writeAbilities(transaction, channel.id, channel);
+      await insertChunked(transaction, 'redemptions', plan.redemptions, (done) => progress({ step: 'redemptions', done, total: plan.redemptions.length }));
+      for (const option of plan.options) {
+        await transaction.deleteFrom('options').where('key', '=', option.key).execute();
+        await transaction.insertInto('options').values(option).execute();
+      }
+      progress({ step: 'options', done: plan.options.length, total: plan.options.length });
+      const after = await quotaTotals(transaction);
+      if (!sameTotals(after, report.totals.targetAfter)) {
+        throw new Error(`the quota totals after the import (${JSON.stringify(after)}) differ from the expected ${JSON.stringify(report.totals.targetAfter)}: nothing was written`);
+      }
+      if (target.dialect === 'postgres') await resetSequences(transaction, ['users', 'tokens', 'channels', 'redemptions']);
+    });
   report.applied = true;
 
   if (logOutcome) await copyLogs(source, target, newApi, offsets, options.logBatchSize ?? 5000, logCount, progress);
@@ -551,7 +589,10 @@ async function insertChunked(transaction: Transaction<Database>, table: 'users' 
   for (let index = 0; index < rows.length; index += ROWS_PER_INSERT) {
     const chunk = rows.slice(index, index + ROWS_PER_INSERT);
     try {
-      await transaction.insertInto(table).values(chunk as never).execute();
+      await transaction
+        .insertInto(table)
+        .values(chunk as never)
+        .execute();
     } catch (error) {
       throw keyless(table, error);
     }
@@ -594,7 +635,13 @@ async function copyLogs(
     if (rows.length === 0) break;
     lastId = num(rows[rows.length - 1].id);
     const firstTargetId = offsets.logs + num(rows[0].id);
-    const present = await target.db.selectFrom('logs').select('id').where('id', '>=', firstTargetId).where('id', '<=', offsets.logs + lastId).limit(1).executeTakeFirst();
+    const present = await target.db
+      .selectFrom('logs')
+      .select('id')
+      .where('id', '>=', firstTargetId)
+      .where('id', '<=', offsets.logs + lastId)
+      .limit(1)
+      .executeTakeFirst();
     done += rows.length;
     if (present) {
       progress({ step: 'logs', done, total });
@@ -620,7 +667,10 @@ async function copyLogs(
     const values = logs.map((log, index) => ({ ...logRow(log), id: offsets.logs + num(rows[index].id) }));
     await target.db.transaction().execute(async (transaction) => {
       for (let index = 0; index < values.length; index += ROWS_PER_INSERT) {
-        await transaction.insertInto('logs').values(values.slice(index, index + ROWS_PER_INSERT)).execute();
+        await transaction
+          .insertInto('logs')
+          .values(values.slice(index, index + ROWS_PER_INSERT))
+          .execute();
       }
       // consume logs are the rollups' requests, error logs (new-api numbers them 5 too) their errors
       await upsertRollups(transaction, rollupsOf(logs));

@@ -31,8 +31,30 @@ export function detectProduct(columns: Map<string, Set<string>>): Detected {
 
 /** new-api type → ours, for the types both relay. */
 const NEW_API_TYPES: Record<number, number> = {
-  1: 1, 3: 3, 4: 30, 6: 6, 7: 7, 8: 8, 9: 9, 10: 10, 11: 11, 12: 12, 13: 13, 14: 14, 15: 15, 16: 16, 17: 17, 18: 18,
-  20: 20, 24: 24, 25: 25, 34: 35, 40: 44, 42: 28, 43: 36, 48: 45,
+  1: 1,
+  3: 3,
+  4: 30,
+  6: 6,
+  7: 7,
+  8: 8,
+  9: 9,
+  10: 10,
+  11: 11,
+  12: 12,
+  13: 13,
+  14: 14,
+  15: 15,
+  16: 16,
+  17: 17,
+  18: 18,
+  20: 20,
+  24: 24,
+  25: 25,
+  34: 35,
+  40: 44,
+  42: 28,
+  43: 36,
+  48: 45,
 };
 
 /** The channel type here for a source type, or undefined when Switchboard does not relay it. */

@@ -12,7 +12,7 @@ export function formatReport(report: ImportReport): string {
   lines.push(`Switchboard import: ${mode}`);
   lines.push(`  source: ${report.source}`);
   lines.push(`  looks like: ${report.detected.version}`);
-  if (report.merge) lines.push('  --merge: ids offset after the target\'s, clashes renamed or left out');
+  if (report.merge) lines.push("  --merge: ids offset after the target's, clashes renamed or left out");
   if (report.refused) lines.push(`  REFUSED: ${report.refused}`);
   if (report.replacedRoot) lines.push(`  note: ${report.replacedRoot}`);
   if (report.resumed) lines.push('  resumed: the users, tokens, channels, codes and options of this source were imported before; only the logs not yet copied are copied');
@@ -24,7 +24,9 @@ export function formatReport(report: ImportReport): string {
   }
   if (!report.withLogs) lines.push('  logs: not moved (add --with-logs)');
   lines.push('  abilities: rebuilt from the carried channels');
-  const leftOut = report.tables.flatMap((table) => table.leftOut.map((entry) => `  ${table.table}: ${entry.count} ${entry.reason} (${entry.examples.join(', ')}${entry.count > entry.examples.length ? ', ...' : ''})`));
+  const leftOut = report.tables.flatMap((table) =>
+    table.leftOut.map((entry) => `  ${table.table}: ${entry.count} ${entry.reason} (${entry.examples.join(', ')}${entry.count > entry.examples.length ? ', ...' : ''})`),
+  );
   if (leftOut.length) lines.push('', 'Left out, and why:', ...leftOut);
   if (report.unknownOptions.length) lines.push('', `Options with no meaning here (left out): ${report.unknownOptions.join(', ')}`);
   if (report.notCarried.length) lines.push('', 'Source settings with no place here (not carried):', ...report.notCarried.map((entry) => `  ${entry}`));

@@ -41,7 +41,6 @@ export function tagExchange(request: IncomingMessage, response: ServerResponse, 
   return id;
 }
 
-
 export const requestIdPlugin = fp(
   (app) => {
     app.addHook('onRequest', async (request, reply) => {

@@ -2,17 +2,7 @@
 // anywhere, OpenAI usage and chunk builders, folding a stream's chunks into
 // one answer, and failure construction. Pure: no I/O.
 import { StringDecoder } from 'node:string_decoder';
-import type {
-  AdaptorCall,
-  ChatChunk,
-  ChatChunkChoice,
-  ChatResponse,
-  ChatToolCall,
-  FinishReason,
-  OpenAIUsage,
-  UpstreamFailure,
-  Usage,
-} from './types';
+import type { AdaptorCall, ChatChunk, ChatChunkChoice, ChatResponse, ChatToolCall, FinishReason, OpenAIUsage, UpstreamFailure, Usage } from './types';
 
 /** One server-sent event: its `event:` name (empty when none) and its `data:` lines joined by newlines. */
 export interface SseEvent {
@@ -242,11 +232,7 @@ export function assembleChatResponse(chunks: readonly ChatChunk[], call: Adaptor
  * A classified failure. Retryable by default when another channel may do
  * better: a 5xx, a 429, or a dead key.
  */
-export function upstreamFailure(
-  status: number,
-  message: string,
-  details: { type?: string | null; code?: string | number | null; deadKey?: boolean; retryable?: boolean } = {},
-): UpstreamFailure {
+export function upstreamFailure(status: number, message: string, details: { type?: string | null; code?: string | number | null; deadKey?: boolean; retryable?: boolean } = {}): UpstreamFailure {
   const deadKey = details.deadKey ?? false;
   return {
     status,
@@ -262,9 +248,7 @@ export function upstreamFailure(
 export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content
-    .map((part) => (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : ''))
-    .join('');
+  return content.map((part) => (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '')).join('');
 }
 
 /** A data: URL's media type and base64 payload, or undefined for any other URL. */

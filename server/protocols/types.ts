@@ -278,5 +278,4 @@ export interface UpstreamAdaptor {
   balance?: BalanceSource;
 }
 
-export const isUpstreamFailure = (value: unknown): value is UpstreamFailure =>
-  typeof value === 'object' && value !== null && 'deadKey' in value && 'retryable' in value && 'status' in value;
+export const isUpstreamFailure = (value: unknown): value is UpstreamFailure => typeof value === 'object' && value !== null && 'deadKey' in value && 'retryable' in value && 'status' in value;

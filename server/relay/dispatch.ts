@@ -206,9 +206,7 @@ export function answerBytes(answer: UpstreamAnswer): Buffer | Promise<Buffer | R
   return readAll(answer.response.stream!).catch((error: Error) => {
     const { requestId } = answer;
     answer.log.warn({ requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, secretsOf(answer.channel.key)) }, 'upstream answer broke off');
-    return isUpstreamTimeout(error)
-      ? relayError(504, `the upstream answer stalled (request id ${requestId})`, 'upstream_timeout', 'server_error')
-      : unreachableRelayError(true, requestId);
+    return isUpstreamTimeout(error) ? relayError(504, `the upstream answer stalled (request id ${requestId})`, 'upstream_timeout', 'server_error') : unreachableRelayError(true, requestId);
   });
 }
 
@@ -251,7 +249,14 @@ interface PassthroughTarget {
 const passthroughTargets = new WeakMap<RoutedChannel, Map<string, PassthroughTarget | UpstreamFailure>>();
 const MAX_TARGETS_PER_CHANNEL = 100;
 
-function passthroughTarget(adaptor: UpstreamAdaptor, channel: RoutedChannel, operation: Operation, upstreamModel: string, stream: boolean, query: UpstreamRequest['query']): PassthroughTarget | UpstreamFailure {
+function passthroughTarget(
+  adaptor: UpstreamAdaptor,
+  channel: RoutedChannel,
+  operation: Operation,
+  upstreamModel: string,
+  stream: boolean,
+  query: UpstreamRequest['query'],
+): PassthroughTarget | UpstreamFailure {
   let byCall = passthroughTargets.get(channel);
   if (!byCall) {
     byCall = new Map();
@@ -399,9 +404,7 @@ export async function dispatch(deps: DispatchDeps, caller: RelayCaller, request:
     }
     const upstreamModel = mappedModel(channel, request.model);
     const sentAt = Date.now();
-    const result = passes
-      ? await passThrough(deps, adaptor, channel, asked, upstreamModel, request)
-      : await translated(deps, adaptor, channel, asked, upstreamModel, request);
+    const result = passes ? await passThrough(deps, adaptor, channel, asked, upstreamModel, request) : await translated(deps, adaptor, channel, asked, upstreamModel, request);
     if (result.outcome === 'answered') {
       if (!tries) return result;
       return { ...result, attempts: noteAttempt(tries, channel, result.answer.response.status, 'answered', sentAt) };
@@ -415,7 +418,10 @@ export async function dispatch(deps: DispatchDeps, caller: RelayCaller, request:
       tries = noteAttempt(tries, channel, 0, (result.error as Error).message, sentAt);
       // the detail (an internal address, a TLS complaint) is for the admin, in the log; nothing reached the client yet,
       // so each of these is the channel's failure and the next channel may answer
-      deps.log.warn({ requestId, userId: caller.user.id, tokenId: caller.token.id, channelId: channel.id, attempt, detail: scrubSecrets((result.error as Error).message, secretsOf(channel.key)) }, 'upstream call failed');
+      deps.log.warn(
+        { requestId, userId: caller.user.id, tokenId: caller.token.id, channelId: channel.id, attempt, detail: scrubSecrets((result.error as Error).message, secretsOf(channel.key)) },
+        'upstream call failed',
+      );
       lastError = unansweredError(result.error, requestId);
       deps.metrics?.upstreamError(channel.id, unansweredKind(result.error));
       continue;
@@ -432,7 +438,17 @@ export async function dispatch(deps: DispatchDeps, caller: RelayCaller, request:
     lastError = upstreamRelayError(failure.status, failure, secretsOf(channel.key), requestId);
     deps.metrics?.upstreamError(channel.id, failure.deadKey ? 'dead_key' : failure.status === 429 ? 'rate_limited' : failure.status >= 500 ? 'server_error' : 'client_error');
     deps.log.warn(
-      { requestId, userId: caller.user.id, tokenId: caller.token.id, channelId: channel.id, status: failure.status, attempt, type: failure.type, code: failure.code, detail: scrubSecrets(failure.message, secretsOf(channel.key)) },
+      {
+        requestId,
+        userId: caller.user.id,
+        tokenId: caller.token.id,
+        channelId: channel.id,
+        status: failure.status,
+        attempt,
+        type: failure.type,
+        code: failure.code,
+        detail: scrubSecrets(failure.message, secretsOf(channel.key)),
+      },
       'upstream failed',
     );
     if (!failure.retryable) break;
@@ -446,7 +462,11 @@ async function passThrough(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel
   if (isUpstreamFailure(target)) return { outcome: 'failed', failure: target };
   let response: UpstreamResponse;
   try {
-    response = await callUpstream(poolFor(target.origin), { path: target.path, headers: passthroughHeaders(target, request.headers), body: request.body(upstreamModel), requestId: request.requestId }, request.signal);
+    response = await callUpstream(
+      poolFor(target.origin),
+      { path: target.path, headers: passthroughHeaders(target, request.headers), body: request.body(upstreamModel), requestId: request.requestId },
+      request.signal,
+    );
   } catch (error) {
     return request.signal.aborted ? { outcome: 'aborted' } : { outcome: 'unanswered', error };
   }
@@ -527,7 +547,11 @@ async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel:
     // an input the vendor's format cannot carry (token arrays to Gemini embeddings...): another channel may take it
     return {
       outcome: 'failed',
-      failure: upstreamFailure(400, `this request cannot be sent to a ${adaptor.protocol} channel: ${(error as Error).message}`, { type: 'invalid_request_error', code: 'invalid_request_error', retryable: true }),
+      failure: upstreamFailure(400, `this request cannot be sent to a ${adaptor.protocol} channel: ${(error as Error).message}`, {
+        type: 'invalid_request_error',
+        code: 'invalid_request_error',
+        retryable: true,
+      }),
     };
   }
   const answered = (translatedAnswer: TranslatedAnswer): Attempt => ({
@@ -574,7 +598,10 @@ async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel:
     source = response.stream;
     if (!clientStreams) {
       // a whole answer that came as something else than JSON (text/plain): read it, then decode it
-      const read = await readAll(source).then((whole) => whole, (error: Error) => error);
+      const read = await readAll(source).then(
+        (whole) => whole,
+        (error: Error) => error,
+      );
       if (read instanceof Error) return request.signal.aborted ? { outcome: 'aborted' } : { outcome: 'unanswered', error: new AnswerBrokeOff(read.message, isUpstreamTimeout(read)) };
       const text = read.toString('utf8');
       const decoded = operation === 'embeddings' ? adaptor.decodeEmbeddings!(text, call) : adaptor.decodeChat(text, call);
@@ -590,7 +617,12 @@ async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel:
   const early = await readStreamStart(source, decoder, !clientStreams);
   if (early.error) {
     source.destroy();
-    return request.signal.aborted ? { outcome: 'aborted' } : { outcome: 'unanswered', error: early.error instanceof AnswerBrokeOff || early.error instanceof WebSocketTimeout ? early.error : new AnswerBrokeOff(early.error.message, isUpstreamTimeout(early.error)) };
+    return request.signal.aborted
+      ? { outcome: 'aborted' }
+      : {
+          outcome: 'unanswered',
+          error: early.error instanceof AnswerBrokeOff || early.error instanceof WebSocketTimeout ? early.error : new AnswerBrokeOff(early.error.message, isUpstreamTimeout(early.error)),
+        };
   }
   const failure = decoder.failure();
   if (failure) {

@@ -38,7 +38,11 @@ export function relayFastPath(
     readJsonBody(request, options.bodyLimit)
       .then((read) => {
         if (isRelayError(read)) return writeInboundError(response, route.inbound, read);
-        const forwarded = options.trustProxy ? String(request.headers['x-forwarded-for'] ?? '').split(',')[0].trim() : '';
+        const forwarded = options.trustProxy
+          ? String(request.headers['x-forwarded-for'] ?? '')
+              .split(',')[0]
+              .trim()
+          : '';
         const input = { headers: request.headers, ip: forwarded || request.socket.remoteAddress || '', body: read.body, raw: read.raw, query: queryOf(url, query) };
         return runRelay(ctx, route, input, response);
       })
@@ -46,4 +50,3 @@ export function relayFastPath(
     return true;
   };
 }
-

@@ -50,9 +50,16 @@ export function leaseSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Leas
 
 /** Renews this node's lease, registering it again if its row is gone; whether it had to. */
 export async function renewLease(db: Kysely<Database>, nodeId: string, leaseMs: number, now = Date.now()): Promise<boolean> {
-  const renewed = await db.updateTable('relay_nodes').set({ lease_expires_at: now + leaseMs }).where('id', '=', nodeId).executeTakeFirst();
+  const renewed = await db
+    .updateTable('relay_nodes')
+    .set({ lease_expires_at: now + leaseMs })
+    .where('id', '=', nodeId)
+    .executeTakeFirst();
   if (Number(renewed.numUpdatedRows) > 0) return false;
-  await db.insertInto('relay_nodes').values({ id: nodeId, lease_expires_at: now + leaseMs, started_at: now }).execute();
+  await db
+    .insertInto('relay_nodes')
+    .values({ id: nodeId, lease_expires_at: now + leaseMs, started_at: now })
+    .execute();
   return true;
 }
 
@@ -84,12 +91,20 @@ export async function sweepDeadNodes(db: Kysely<Database>, leaseMs: number, now 
         .forUpdate()
         .execute();
       await transaction.deleteFrom('relay_nodes').where('lease_expires_at', '<', now).execute();
-      await transaction.deleteFrom('reservations').where('state', '=', ReservationState.swept).where('created_at', '<', now - SWEPT_ROWS_KEPT_MS).execute();
+      await transaction
+        .deleteFrom('reservations')
+        .where('state', '=', ReservationState.swept)
+        .where('created_at', '<', now - SWEPT_ROWS_KEPT_MS)
+        .execute();
       if (held.length === 0) return { reservations: 0, quota: 0, users: 0 };
       const marked = await transaction
         .updateTable('reservations')
         .set({ state: ReservationState.swept })
-        .where('id', 'in', held.map((row) => row.id))
+        .where(
+          'id',
+          'in',
+          held.map((row) => row.id),
+        )
         .where('state', '=', ReservationState.held)
         .executeTakeFirst();
       // a row that changed under us means another sweep or a settlement got there first: undo all, try next time
@@ -195,7 +210,11 @@ export async function startNodeLease(
       clearInterval(timer);
       await running;
       // a clean stop leaves nothing held (bookkeeping has flushed): the row can go at once
-      await db.deleteFrom('relay_nodes').where('id', '=', nodeId).execute().catch(() => undefined);
+      await db
+        .deleteFrom('relay_nodes')
+        .where('id', '=', nodeId)
+        .execute()
+        .catch(() => undefined);
     },
   };
 }

@@ -293,12 +293,7 @@ export class RelayRateLimiter {
     const what = worst.kind === 'requests' ? 'requests per minute (RPM)' : 'tokens per minute (TPM)';
     const whose = worst.owner === 'key' ? 'this API key' : 'your account';
     const seconds = Math.max(1, Math.ceil(result.retryMs / 1000));
-    const error = relayError(
-      429,
-      `Rate limit reached for ${whose} on ${what}: limit ${worst.limit}. Please try again in ${formatResetDuration(result.retryMs)}.`,
-      'rate_limit_exceeded',
-      worst.kind,
-    );
+    const error = relayError(429, `Rate limit reached for ${whose} on ${what}: limit ${worst.limit}. Please try again in ${formatResetDuration(result.retryMs)}.`, 'rate_limit_exceeded', worst.kind);
     error.retryAfter = seconds;
     return error;
   }

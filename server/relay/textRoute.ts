@@ -52,8 +52,7 @@ interface TextState {
 export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: string): RelayRoute<TextState> {
   const clientProtocol = inbound.protocol === 'openai' ? undefined : `client protocol ${inbound.protocol}`;
   /** The prompt's exact count, made once. */
-  const promptTokens = (call: RelayCall<TextState>) =>
-    (call.state.countedPromptTokens ??= inbound.promptTokens(mode, call.body, call.model, { approximate: call.state.approximate }));
+  const promptTokens = (call: RelayCall<TextState>) => (call.state.countedPromptTokens ??= inbound.promptTokens(mode, call.body, call.model, { approximate: call.state.approximate }));
   /**
    * A closer bound than the bytes where the model's own tokenizer is at hand
    * (OpenAI's families): the same walk over the whole body, each text counted
@@ -159,7 +158,11 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
         untranslatable: inbound.untranslatable ? () => inbound.untranslatable!(body) : undefined,
         // what a channel that does not speak the client's protocol encodes (with the limit the balance set);
         // a protocol other than OpenAI's is decoded into the chat form only when such a channel asks for it
-        json: inbound.chatRequest ? chatFormOf(inbound.chatRequest, body, { model: call.model, streamed: state.streamed }, state.loweredLimit) : state.loweredLimit === undefined ? body : { ...body, max_tokens: state.loweredLimit },
+        json: inbound.chatRequest
+          ? chatFormOf(inbound.chatRequest, body, { model: call.model, streamed: state.streamed }, state.loweredLimit)
+          : state.loweredLimit === undefined
+            ? body
+            : { ...body, max_tokens: state.loweredLimit },
         stream: state.streamed,
         query: input.query,
         requestId: call.admission.requestId,
@@ -275,13 +278,16 @@ function chatFormOf(
     }
     return decoded;
   };
-  return new Proxy({}, {
-    get: (_target, key) => Reflect.get(read(), key) as unknown,
-    has: (_target, key) => Reflect.has(read(), key),
-    ownKeys: () => Reflect.ownKeys(read()),
-    getOwnPropertyDescriptor: (_target, key) => {
-      const descriptor = Reflect.getOwnPropertyDescriptor(read(), key);
-      return descriptor ? { ...descriptor, configurable: true } : undefined;
+  return new Proxy(
+    {},
+    {
+      get: (_target, key) => Reflect.get(read(), key) as unknown,
+      has: (_target, key) => Reflect.has(read(), key),
+      ownKeys: () => Reflect.ownKeys(read()),
+      getOwnPropertyDescriptor: (_target, key) => {
+        const descriptor = Reflect.getOwnPropertyDescriptor(read(), key);
+        return descriptor ? { ...descriptor, configurable: true } : undefined;
+      },
     },
-  });
+  );
 }

@@ -193,7 +193,9 @@ function collect(answer: UpstreamAnswer, stream: TranslatedStream): Promise<{ ch
     };
     const onError = (error: Error) => {
       answer.log.warn({ requestId: answer.requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, secretsOf(answer.channel.key)) }, 'upstream answer broke off');
-      finish(isUpstreamTimeout(error) ? relayError(504, `the upstream answer stalled (request id ${answer.requestId})`, 'upstream_timeout', 'server_error') : unreachableRelayError(true, answer.requestId));
+      finish(
+        isUpstreamTimeout(error) ? relayError(504, `the upstream answer stalled (request id ${answer.requestId})`, 'upstream_timeout', 'server_error') : unreachableRelayError(true, answer.requestId),
+      );
     };
     source.on('data', onData).once('end', onEnd).once('error', onError);
     source.resume();

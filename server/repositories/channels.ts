@@ -15,8 +15,25 @@ type Executor = Kysely<Database>;
 export type ChannelFields = Pick<ChannelRecord, 'type' | 'name' | 'base_url' | 'other' | 'models' | 'group' | 'model_mapping' | 'priority' | 'weight'>;
 
 const listColumns = [
-  'id', 'type', 'status', 'name', 'weight', 'priority', 'auto_disabled', 'created_time', 'test_time', 'response_time', 'base_url', 'other',
-  'balance', 'balance_updated_time', 'models', 'group', 'used_quota', 'model_mapping', 'test_error',
+  'id',
+  'type',
+  'status',
+  'name',
+  'weight',
+  'priority',
+  'auto_disabled',
+  'created_time',
+  'test_time',
+  'response_time',
+  'base_url',
+  'other',
+  'balance',
+  'balance_updated_time',
+  'models',
+  'group',
+  'used_quota',
+  'model_mapping',
+  'test_error',
 ] as const;
 
 /** The channel list's facets: status, type, and one group of the comma list. */
@@ -33,16 +50,21 @@ function filtered<O>(query: SelectQueryBuilder<Database, 'channels', O>, filter:
   const group = filter.group;
   if (group) {
     // `group` is a comma list written by splitList (no spaces): the name alone, first, last or between
-    result = result.where((eb) =>
-      eb.or([eb('group', '=', group), likeText('group', '', group, ',%'), likeText('group', '%,', group, ''), likeText('group', '%,', group, ',%')]),
-    );
+    result = result.where((eb) => eb.or([eb('group', '=', group), likeText('group', '', group, ',%'), likeText('group', '%,', group, ''), likeText('group', '%,', group, ',%')]));
   }
   return result;
 }
 
 /** Splits a comma list, trimmed and without duplicates. */
 export function splitList(text: string): string[] {
-  return [...new Set(text.split(',').map((item) => item.trim()).filter(Boolean))];
+  return [
+    ...new Set(
+      text
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean),
+    ),
+  ];
 }
 
 export async function writeAbilities(transaction: Executor, channelId: number, channel: { models: string; group: string; status: number; priority: number; weight: number }) {
@@ -61,7 +83,10 @@ export async function writeAbilities(transaction: Executor, channelId: number, c
 }
 
 export function listChannels(db: Executor, window: PageWindow, sort: ListSort, filter: ChannelFilter = {}) {
-  return orderedBy(filtered(db.selectFrom('channels').select(listColumns), filter), sort).limit(window.limit).offset(window.offset).execute();
+  return orderedBy(filtered(db.selectFrom('channels').select(listColumns), filter), sort)
+    .limit(window.limit)
+    .offset(window.offset)
+    .execute();
 }
 
 export function searchChannels(db: Executor, keyword: string, sort: ListSort, filter: ChannelFilter = {}) {
@@ -132,7 +157,11 @@ export async function recordChannelTest(db: Executor, id: number, outcome: { res
 }
 
 export async function recordChannelBalance(db: Executor, id: number, balance: number): Promise<void> {
-  await db.updateTable('channels').set({ balance, balance_updated_time: Math.floor(Date.now() / 1000) }).where('id', '=', id).execute();
+  await db
+    .updateTable('channels')
+    .set({ balance, balance_updated_time: Math.floor(Date.now() / 1000) })
+    .where('id', '=', id)
+    .execute();
 }
 
 /** One channel per key, each with its abilities, all or nothing. */
@@ -143,8 +172,16 @@ export async function createChannels(db: Executor, dialect: DatabaseConfig['dial
       const id = await insertReturningId(
         dialect,
         transaction.insertInto('channels').values({
-          ...fields, key, status: 1, auto_disabled: 0, created_time: Math.floor(Date.now() / 1000), test_time: 0, response_time: 0,
-          balance: 0, balance_updated_time: 0, used_quota: 0,
+          ...fields,
+          key,
+          status: 1,
+          auto_disabled: 0,
+          created_time: Math.floor(Date.now() / 1000),
+          test_time: 0,
+          response_time: 0,
+          balance: 0,
+          balance_updated_time: 0,
+          used_quota: 0,
         }),
       );
       await writeAbilities(transaction, id, { ...fields, status: 1 });

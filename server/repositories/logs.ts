@@ -120,17 +120,22 @@ function logOrder<O>(query: SelectQueryBuilder<Database, 'logs', O>, sort: ListS
 
 /** A page of the logs these filters select (`userId`: one user's own only). */
 export function listLogs(db: Kysely<Database>, filters: LogFilter, userId: number | undefined, window: PageWindow, sort: ListSort): Promise<LogRow[]> {
-  return logOrder(filteredLogs(db.selectFrom('logs').selectAll(), filters, userId), sort).limit(window.limit).offset(window.offset).execute();
+  return logOrder(filteredLogs(db.selectFrom('logs').selectAll(), filters, userId), sort)
+    .limit(window.limit)
+    .offset(window.offset)
+    .execute();
 }
 
 /** The quota and tokens of the logs these filters select, summed over the logs themselves. */
 export async function sumLogs(db: Kysely<Database>, filters: LogFilter, userId: number | undefined): Promise<{ quota: number; tokens: number }> {
   const row = await filteredLogs(
-    db.selectFrom('logs').select((eb: ExpressionBuilder<Database, 'logs'>) => [
-      eb.fn.coalesce(eb.fn.sum<number>('quota'), eb.lit(0)).as('quota'),
-      eb.fn.coalesce(eb.fn.sum<number>('prompt_tokens'), eb.lit(0)).as('prompt_tokens'),
-      eb.fn.coalesce(eb.fn.sum<number>('completion_tokens'), eb.lit(0)).as('completion_tokens'),
-    ]),
+    db
+      .selectFrom('logs')
+      .select((eb: ExpressionBuilder<Database, 'logs'>) => [
+        eb.fn.coalesce(eb.fn.sum<number>('quota'), eb.lit(0)).as('quota'),
+        eb.fn.coalesce(eb.fn.sum<number>('prompt_tokens'), eb.lit(0)).as('prompt_tokens'),
+        eb.fn.coalesce(eb.fn.sum<number>('completion_tokens'), eb.lit(0)).as('completion_tokens'),
+      ]),
     filters,
     userId,
   ).executeTakeFirst();
@@ -140,13 +145,7 @@ export async function sumLogs(db: Kysely<Database>, filters: LogFilter, userId: 
 }
 
 /** Up to `limit` of the selected logs, newest first, older than `before` (by time, then id) when given: one page of an export. */
-export function logsBefore(
-  db: Kysely<Database>,
-  filters: LogFilter,
-  userId: number | undefined,
-  before: { createdAt: number; id: number } | undefined,
-  limit: number,
-): Promise<LogRow[]> {
+export function logsBefore(db: Kysely<Database>, filters: LogFilter, userId: number | undefined, before: { createdAt: number; id: number } | undefined, limit: number): Promise<LogRow[]> {
   let query = filteredLogs(db.selectFrom('logs').selectAll(), filters, userId);
   if (before !== undefined) {
     const { createdAt, id } = before;

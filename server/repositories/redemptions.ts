@@ -28,9 +28,7 @@ export function listRedemptions(db: Executor, window: PageWindow, sort: ListSort
 export function searchRedemptions(db: Executor, keyword: string, sort: ListSort, filter: RedemptionFilter = {}): Promise<RedemptionRow[]> {
   const id = idOf(keyword);
   const key = wholeKeyOf(keyword);
-  const query = codes(db, filter).where((eb) =>
-    eb.or([startsWith('name', keyword), ...(id === undefined ? [] : [eb('id', '=', id)]), ...(key === undefined ? [] : [eb('key', '=', key)])]),
-  );
+  const query = codes(db, filter).where((eb) => eb.or([startsWith('name', keyword), ...(id === undefined ? [] : [eb('id', '=', id)]), ...(key === undefined ? [] : [eb('key', '=', key)])]));
   return orderedBy(query, sort).limit(SEARCH_LIMIT).execute();
 }
 
@@ -102,7 +100,11 @@ export async function redeemCode(db: Executor, user: { id: number; username: str
       .executeTakeFirst();
     if (Number(claimed.numUpdatedRows) !== 1) return { error: 'this code has already been used' };
     const quota = Number(code.quota);
-    await transaction.updateTable('users').set((eb) => ({ quota: eb('quota', '+', quota) })).where('id', '=', user.id).execute();
+    await transaction
+      .updateTable('users')
+      .set((eb) => ({ quota: eb('quota', '+', quota) }))
+      .where('id', '=', user.id)
+      .execute();
     await insertLog(transaction, { userId: user.id, username: user.username, type: LogType.topup, content: `top-up with a redemption code: ${quota} quota`, quota });
     return { quota };
   });

@@ -29,7 +29,10 @@ const ownTokens = (db: Executor, userId: number, filter: TokenFilter) => {
 };
 
 export function listTokens(db: Executor, userId: number, window: PageWindow, sort: ListSort, filter: TokenFilter = {}): Promise<TokenRow[]> {
-  return orderedBy(ownTokens(db, userId, filter), sort).limit(window.limit).offset(window.offset).execute();
+  return orderedBy(ownTokens(db, userId, filter), sort)
+    .limit(window.limit)
+    .offset(window.offset)
+    .execute();
 }
 
 export function searchTokens(db: Executor, userId: number, keyword: string, sort: ListSort, filter: TokenFilter = {}): Promise<TokenRow[]> {
@@ -56,10 +59,7 @@ export interface TokenFields {
 
 export function createToken(db: Executor, dialect: DatabaseConfig['dialect'], userId: number, key: string, fields: TokenFields): Promise<number> {
   const now = Math.floor(Date.now() / 1000);
-  return insertReturningId(
-    dialect,
-    db.insertInto('tokens').values({ ...fields, user_id: userId, key, status: 1, created_time: now, accessed_time: now, used_quota: 0 }),
-  );
+  return insertReturningId(dialect, db.insertInto('tokens').values({ ...fields, user_id: userId, key, status: 1, created_time: now, accessed_time: now, used_quota: 0 }));
 }
 
 export async function updateOwnToken(db: Executor, userId: number, id: number, patch: Partial<TokenFields & { status: number }>): Promise<void> {

@@ -50,13 +50,7 @@ export async function startEnrolment(db: Kysely<Database>, userId: number, secre
  * accepted before, so each code works once and an older one never after it.
  */
 export async function acceptTimeStep(db: Db, userId: number, step: number, enabled: 0 | 1): Promise<boolean> {
-  const result = await db
-    .updateTable('two_factor')
-    .set({ last_step: step })
-    .where('user_id', '=', userId)
-    .where('enabled', '=', enabled)
-    .where('last_step', '<', step)
-    .executeTakeFirst();
+  const result = await db.updateTable('two_factor').set({ last_step: step }).where('user_id', '=', userId).where('enabled', '=', enabled).where('last_step', '<', step).executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 

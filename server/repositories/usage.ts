@@ -101,20 +101,19 @@ export async function usageSeries(db: Kysely<Database>, scope: UsageScope, range
 }
 
 /** The `limit` biggest groups by quota (ties by key), each with its totals. */
-export async function topUsage(
-  db: Kysely<Database>,
-  scope: UsageScope,
-  range: PeriodRange,
-  column: RollupKeyColumn,
-  limit: number,
-): Promise<Array<UsageTotals & { key: string | number }>> {
+export async function topUsage(db: Kysely<Database>, scope: UsageScope, range: PeriodRange, column: RollupKeyColumn, limit: number): Promise<Array<UsageTotals & { key: string | number }>> {
   // the channel 0 of failures no channel could take is nobody's to list
   const inRange = () => (column === 'channel_id' ? rollupsIn(db, scope, range, column).where('channel_id', '<>', 0) : rollupsIn(db, scope, range, column));
   // The groups ranked by quota alone first (one sum a row, from the covering
   // index where there is one), then every total of those `limit` groups only:
   // over a month of tokens, far cheaper than five sums of every group. The
   // ranking sits in a derived table, as MySQL takes no LIMIT in an IN subquery.
-  const ranked = inRange().select(sql.ref<string | number>(column).as('key')).groupBy(column).orderBy(sql`sum(quota)`, 'desc').orderBy(column).limit(limit);
+  const ranked = inRange()
+    .select(sql.ref<string | number>(column).as('key'))
+    .groupBy(column)
+    .orderBy(sql`sum(quota)`, 'desc')
+    .orderBy(column)
+    .limit(limit);
   const query = inRange()
     .where(sql.ref(column), 'in', sql`(select ${sql.ref('ranked.key')} from (${ranked}) as ranked)`)
     .select((eb) => [sql.ref<string | number>(column).as('key'), ...totalSums(eb)]);

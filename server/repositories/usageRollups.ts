@@ -185,7 +185,12 @@ export function sketchMerges(write: RollupWrite, rowByRow: boolean): Array<{ rea
         const merged = chunk.map(({ key, sketch }) => ({ key, text: encodeSketch(mergeSketch(decodeSketch(before.get(keyId(...key))), sketch)) }));
         if (rowByRow) return merged.map(({ key, text }) => ({ text: `update ${name} set latency_sketch = ? where period = ? and model = ? and channel_id = ?`, parameters: [text, ...key] }));
         const cases = chunk.map(() => 'when period = ? and model = ? and channel_id = ? then ?').join(' ');
-        return [{ text: `update ${name} set latency_sketch = case ${cases} end where (period, model, channel_id) in (${tuples})`, parameters: [...merged.flatMap(({ key, text }) => [...key, text]), ...keys] }];
+        return [
+          {
+            text: `update ${name} set latency_sketch = case ${cases} end where (period, model, channel_id) in (${tuples})`,
+            parameters: [...merged.flatMap(({ key, text }) => [...key, text]), ...keys],
+          },
+        ];
       },
     };
   });

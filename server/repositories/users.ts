@@ -48,12 +48,20 @@ export function findUserByIdentity(db: Executor, column: 'github_id' | 'wechat_i
 }
 
 export async function bindIdentity(db: Executor, id: number, column: 'github_id' | 'wechat_id', identity: string): Promise<void> {
-  await db.updateTable('users').set({ [column]: identity }).where('id', '=', id).execute();
+  await db
+    .updateTable('users')
+    .set({ [column]: identity })
+    .where('id', '=', id)
+    .execute();
 }
 
 /** Adds to a user's balance in place, so a concurrent charge is not lost. */
 export async function addUserQuota(db: Executor, id: number, amount: number): Promise<void> {
-  await db.updateTable('users').set((eb) => ({ quota: eb('quota', '+', amount) })).where('id', '=', id).execute();
+  await db
+    .updateTable('users')
+    .set((eb) => ({ quota: eb('quota', '+', amount) }))
+    .where('id', '=', id)
+    .execute();
 }
 
 /** A user's balance, or undefined for a user that no longer exists. */
@@ -88,31 +96,23 @@ export function listUsers(db: Executor, window: PageWindow, sort: ListSort, filt
 
 export function searchUsers(db: Executor, keyword: string, sort: ListSort, filter: UserFilter = {}): Promise<UserRow[]> {
   const id = idOf(keyword);
-  const query = usersWhere(db, filter)
-    .where((eb) =>
-      eb.or([
-        ...(id === undefined ? [] : [eb('id', '=', id)]),
-        startsWith('username', keyword),
-        startsWith('email', keyword),
-        startsWith('display_name', keyword),
-      ]),
-    );
+  const query = usersWhere(db, filter).where((eb) =>
+    eb.or([...(id === undefined ? [] : [eb('id', '=', id)]), startsWith('username', keyword), startsWith('email', keyword), startsWith('display_name', keyword)]),
+  );
   return orderedBy(query, sort).limit(SEARCH_LIMIT).execute();
 }
 
 /** Whether some active root account has a GitHub or WeChat identity bound (the ways it could sign in without a password). */
 export async function rootSignInBindings(db: Executor): Promise<{ github: boolean; wechat: boolean }> {
-  const roots = await db
-    .selectFrom('users')
-    .select(['github_id', 'wechat_id'])
-    .where('role', '>=', Role.root)
-    .where('status', '=', UserStatus.enabled)
-    .execute();
+  const roots = await db.selectFrom('users').select(['github_id', 'wechat_id']).where('role', '>=', Role.root).where('status', '=', UserStatus.enabled).execute();
   return { github: roots.some((row) => row.github_id !== ''), wechat: roots.some((row) => row.wechat_id !== '') };
 }
 
 export async function countUsers(db: Executor): Promise<number> {
-  const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow();
   return Number(row.count);
 }
 
@@ -152,7 +152,23 @@ export function createUser(db: Executor, dialect: DatabaseConfig['dialect'], use
 }
 
 export type UserPatch = Partial<
-  Pick<UserRow, 'username' | 'display_name' | 'password_hash' | 'email' | 'role' | 'status' | 'quota' | 'group' | 'session_version' | 'access_token_hash' | 'aff_code' | 'concurrency_limit' | 'rpm_limit' | 'tpm_limit'>
+  Pick<
+    UserRow,
+    | 'username'
+    | 'display_name'
+    | 'password_hash'
+    | 'email'
+    | 'role'
+    | 'status'
+    | 'quota'
+    | 'group'
+    | 'session_version'
+    | 'access_token_hash'
+    | 'aff_code'
+    | 'concurrency_limit'
+    | 'rpm_limit'
+    | 'tpm_limit'
+  >
 >;
 
 export async function updateUser(db: Executor, id: number, patch: UserPatch): Promise<void> {

@@ -31,14 +31,7 @@ export async function storeCode(db: Kysely<Database>, purpose: CodePurpose, targ
 export async function consumeCode(db: Kysely<Database>, purpose: CodePurpose, target: string, code: string): Promise<boolean> {
   if (!code) return false;
   const now = Math.floor(Date.now() / 1000);
-  const row = await db
-    .selectFrom('verification_codes')
-    .selectAll()
-    .where('purpose', '=', purpose)
-    .where('target', '=', target)
-    .where('expires_at', '>=', now)
-    .orderBy('id', 'desc')
-    .executeTakeFirst();
+  const row = await db.selectFrom('verification_codes').selectAll().where('purpose', '=', purpose).where('target', '=', target).where('expires_at', '>=', now).orderBy('id', 'desc').executeTakeFirst();
   if (!row) return false;
   const given = Buffer.from(hashCode(code));
   const expected = Buffer.from(row.code_hash);

@@ -93,12 +93,7 @@ async function countedPage<TB extends 'webhooks' | 'webhook_deliveries', Row>(
   page: RestPage,
 ): Promise<{ rows: Row[]; total: number }> {
   const counted = await count.executeTakeFirst();
-  const found = await rows
-    .orderBy(sql.ref(page.sort.field), page.sort.order)
-    .orderBy(sql.ref('id'), page.sort.order)
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute();
+  const found = await rows.orderBy(sql.ref(page.sort.field), page.sort.order).orderBy(sql.ref('id'), page.sort.order).limit(page.limit).offset(page.offset).execute();
   return { rows: found, total: Number(counted?.total ?? 0) };
 }
 

@@ -172,15 +172,30 @@ export class GatewayMetrics {
       registry.registerMetric(metric as never);
     }
     // tokens and quota are summed at scrape time from the per-request series
-    this.tokens.collectFrom = () => this.sumByModelAndChannel((series) => [
-      { type: 'prompt', value: series.promptTokens },
-      { type: 'completion', value: series.completionTokens },
-    ]);
+    this.tokens.collectFrom = () =>
+      this.sumByModelAndChannel((series) => [
+        { type: 'prompt', value: series.promptTokens },
+        { type: 'completion', value: series.completionTokens },
+      ]);
     this.quota.collectFrom = () => this.sumByModelAndChannel((series) => [{ value: series.quota }]);
     this.requests.collectFrom = () => this.relaySeries.map((series) => ({ labels: series.labels, value: series.requests }));
     const openStreams = () => this.openStreams;
-    new Gauge({ name: 'switchboard_relay_open_streams', help: 'Streamed answers being written right now', registers: [registry], collect() { this.set(openStreams()); } });
-    new Gauge({ name: 'switchboard_relay_in_flight', help: 'Relayed requests in flight right now', registers: [registry], collect() { this.set(inFlight()); } });
+    new Gauge({
+      name: 'switchboard_relay_open_streams',
+      help: 'Streamed answers being written right now',
+      registers: [registry],
+      collect() {
+        this.set(openStreams());
+      },
+    });
+    new Gauge({
+      name: 'switchboard_relay_in_flight',
+      help: 'Relayed requests in flight right now',
+      registers: [registry],
+      collect() {
+        this.set(inFlight());
+      },
+    });
     const { poolState, redis } = sources;
     if (poolState) {
       new Gauge({

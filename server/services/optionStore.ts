@@ -7,9 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import {
-  JSON_OPTION_NAMES, OPTION_SPECS, isOptionKey, isSafeLink, isUrlOption, isValidJsonOption, parseToggle, type OptionKey,
-} from '../../common/options';
+import { JSON_OPTION_NAMES, OPTION_SPECS, isOptionKey, isSafeLink, isUrlOption, isValidJsonOption, parseToggle, type OptionKey } from '../../common/options';
 import type { Database } from '../db/database';
 import { loadOptionRows, saveOption } from '../repositories/options';
 

@@ -95,7 +95,12 @@ export class FailureCounter {
     }
     if (this.redis) {
       const windowKey = this.windowKey(key, rule);
-      await this.redis.multi().incr(windowKey).expire(windowKey, rule.windowSeconds).exec().catch(() => undefined);
+      await this.redis
+        .multi()
+        .incr(windowKey)
+        .expire(windowKey, rule.windowSeconds)
+        .exec()
+        .catch(() => undefined);
     }
   }
 }

@@ -106,7 +106,10 @@ export async function setSessionCookie(
   const sid = randomBytes(32).toString('base64url');
   // expired rows go as new ones come; the index on expires_at keeps this cheap
   await db.deleteFrom('sessions').where('expires_at', '<', now).execute();
-  await db.insertInto('sessions').values({ id_hash: hashSessionId(sid), user_id: Number(user.id), created_at: now, expires_at: now + maxAge, revoked: 0, partial: stage === 'partial' ? 1 : 0 }).execute();
+  await db
+    .insertInto('sessions')
+    .values({ id_hash: hashSessionId(sid), user_id: Number(user.id), created_at: now, expires_at: now + maxAge, revoked: 0, partial: stage === 'partial' ? 1 : 0 })
+    .execute();
   const value = signer.encode({ uid: Number(user.id), ver: Number(user.session_version), iat: now, sid });
   reply.setCookie(SESSION_COOKIE, value, {
     path: '/',

@@ -33,17 +33,15 @@ export async function enqueueWebhookEvent(
   if (!webhooks.length) return undefined;
   const eventId = newEventId();
   const payload = eventBody(eventId, type, data);
-  await insertDeliveries(db, webhooks.map((webhook) => ({ webhookId: Number(webhook.id), eventId, eventType: type, payload })));
+  await insertDeliveries(
+    db,
+    webhooks.map((webhook) => ({ webhookId: Number(webhook.id), eventId, eventType: type, payload })),
+  );
   return eventId;
 }
 
 /** Like enqueueWebhookEvent, but logs instead of rejecting: the caller's change must never fail because of a webhook. */
-export function emitWebhookEvent(
-  db: Kysely<Database>,
-  log: { warn: (object: object, message: string) => void },
-  type: WebhookEventType,
-  data: Record<string, unknown>,
-): Promise<void> {
+export function emitWebhookEvent(db: Kysely<Database>, log: { warn: (object: object, message: string) => void }, type: WebhookEventType, data: Record<string, unknown>): Promise<void> {
   return enqueueWebhookEvent(db, type, data).then(
     () => undefined,
     (error: unknown) => log.warn({ err: error, type }, 'could not queue a webhook event'),

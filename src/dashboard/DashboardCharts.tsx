@@ -20,7 +20,15 @@ const BUCKET_SECONDS = { hour: 3600, day: 86_400 } as const;
 const visuallyHidden = { position: 'absolute', width: '1px', height: '1px', margin: '-1px', padding: 0, overflow: 'hidden', clip: 'rect(0 0 0 0)', whiteSpace: 'nowrap', border: 0 } as const;
 
 /** A chart with its heading and a data table that can be shown under it. */
-function ChartCard<Row>({ id, title, description, chart, rows, columns, rowKey }: {
+function ChartCard<Row>({
+  id,
+  title,
+  description,
+  chart,
+  rows,
+  columns,
+  rowKey,
+}: {
   id: string;
   title: string;
   description: string;
@@ -160,7 +168,14 @@ export default function DashboardCharts({ data, errorLog }: { data: Dashboard; e
               yAxis={[{ valueFormatter: countTick, width: 56 }]}
               series={[
                 { id: 'prompt', label: translate('dashboard.charts.prompt_tokens'), data: series.map((point) => point.prompt_tokens), stack: 'tokens', color: colors[0], valueFormatter: countTooltip },
-                { id: 'completion', label: translate('dashboard.charts.completion_tokens'), data: series.map((point) => point.completion_tokens), stack: 'tokens', color: colors[1], valueFormatter: countTooltip },
+                {
+                  id: 'completion',
+                  label: translate('dashboard.charts.completion_tokens'),
+                  data: series.map((point) => point.completion_tokens),
+                  stack: 'tokens',
+                  color: colors[1],
+                  valueFormatter: countTooltip,
+                },
               ]}
               grid={{ horizontal: true }}
             />

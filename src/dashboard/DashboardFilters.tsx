@@ -31,8 +31,7 @@ export function useFilterOptions(data: Dashboard | AdminDashboard | undefined, d
       for (const channel of data.channel_health.slowest) seen.current.channel_id.set(String(channel.channel_id), channel.channel_name || deletedLabel(channel.channel_id));
     }
   }
-  const optionsOf = (key: FilterKey): FilterOption[] =>
-    [...seen.current[key].entries()].map(([value, label]) => ({ value, label })).sort((left, right) => left.label.localeCompare(right.label));
+  const optionsOf = (key: FilterKey): FilterOption[] => [...seen.current[key].entries()].map(([value, label]) => ({ value, label })).sort((left, right) => left.label.localeCompare(right.label));
   return optionsOf;
 }
 
@@ -87,8 +86,7 @@ export function DashboardFilters({
       onChange({ ...view, range, start: undefined, end: undefined });
     }
   };
-  const setFilter = (key: FilterKey, value: string) =>
-    onChange({ ...view, [key]: value === '' ? undefined : key === 'model' ? value : Number(value) });
+  const setFilter = (key: FilterKey, value: string) => onChange({ ...view, [key]: value === '' ? undefined : key === 'model' ? value : Number(value) });
   const start = view.start ?? answered?.start;
   const end = view.end ?? answered?.end;
   // MUI's toggle text (action.active unselected, primary on a primary tint selected) falls short of 4.5:1: filled instead
@@ -152,12 +150,27 @@ export function DashboardFilters({
         )}
       </Stack>
       <Stack direction="row" useFlexGap sx={{ flexWrap: 'wrap', gap: 1, alignItems: 'center' }}>
-        <FilterSelect label={translate('dashboard.filters.token')} value={view.token_id ? String(view.token_id) : ''} options={optionsOf('token_id')} onChange={(value) => setFilter('token_id', value)} />
+        <FilterSelect
+          label={translate('dashboard.filters.token')}
+          value={view.token_id ? String(view.token_id) : ''}
+          options={optionsOf('token_id')}
+          onChange={(value) => setFilter('token_id', value)}
+        />
         <FilterSelect label={translate('dashboard.filters.model')} value={view.model ?? ''} options={optionsOf('model')} onChange={(value) => setFilter('model', value)} />
         {admin && (
           <>
-            <FilterSelect label={translate('dashboard.filters.user')} value={view.user_id ? String(view.user_id) : ''} options={optionsOf('user_id')} onChange={(value) => setFilter('user_id', value)} />
-            <FilterSelect label={translate('dashboard.filters.channel')} value={view.channel_id ? String(view.channel_id) : ''} options={optionsOf('channel_id')} onChange={(value) => setFilter('channel_id', value)} />
+            <FilterSelect
+              label={translate('dashboard.filters.user')}
+              value={view.user_id ? String(view.user_id) : ''}
+              options={optionsOf('user_id')}
+              onChange={(value) => setFilter('user_id', value)}
+            />
+            <FilterSelect
+              label={translate('dashboard.filters.channel')}
+              value={view.channel_id ? String(view.channel_id) : ''}
+              options={optionsOf('channel_id')}
+              onChange={(value) => setFilter('channel_id', value)}
+            />
           </>
         )}
         {filtered && (
@@ -169,4 +182,3 @@ export function DashboardFilters({
     </Stack>
   );
 }
-

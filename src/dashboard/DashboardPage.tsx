@@ -153,9 +153,7 @@ export default function DashboardPage() {
   return (
     <Stack spacing={2.5} sx={{ width: '100%', minWidth: 0 }} data-testid="dashboard">
       <Box sx={{ position: 'relative' }}>
-        {isFetching && !isPending && (
-          <LinearProgress aria-label={translate('dashboard.refreshing')} sx={{ position: 'absolute', top: -10, left: 0, right: 0, height: 3, borderRadius: 1 }} />
-        )}
+        {isFetching && !isPending && <LinearProgress aria-label={translate('dashboard.refreshing')} sx={{ position: 'absolute', top: -10, left: 0, right: 0, height: 3, borderRadius: 1 }} />}
         <Typography variant="h5" component="h1" sx={{ fontWeight: 700 }}>
           {translate(admin ? 'dashboard.title_admin' : 'dashboard.title')}
         </Typography>

@@ -112,7 +112,15 @@ function useUsageColumns<Row extends UsageTotals>(): Column<Row>[] {
 }
 
 /** A ranked table of things that have an id and a name that may be gone (tokens, users). */
-function NamedUsageTable<Row extends UsageTotals>({ id, title, nameLabel, rows, idOf, nameOf, onFilter }: {
+function NamedUsageTable<Row extends UsageTotals>({
+  id,
+  title,
+  nameLabel,
+  rows,
+  idOf,
+  nameOf,
+  onFilter,
+}: {
   id: string;
   title: string;
   nameLabel: string;

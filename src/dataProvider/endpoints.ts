@@ -26,8 +26,7 @@ export const endpoints = {
   logs: (admin: boolean, params: Record<string, string | number | undefined>) => `/api/log/${admin ? '' : 'self/'}${query(params)}`,
   logStat: (admin: boolean, params: Record<string, string | number | undefined>) => `/api/log/${admin ? 'stat' : 'self/stat'}${query(params)}`,
   channelTest: (id?: string | number) => (id === undefined ? '/api/channel/test' : `/api/channel/test/${encodeURIComponent(String(id))}/`),
-  channelBalance: (id?: string | number) =>
-    id === undefined ? '/api/channel/update_balance' : `/api/channel/update_balance/${encodeURIComponent(String(id))}/`,
+  channelBalance: (id?: string | number) => (id === undefined ? '/api/channel/update_balance' : `/api/channel/update_balance/${encodeURIComponent(String(id))}/`),
   channelModels: '/api/channel/models',
   groups: '/api/group/',
   status: '/api/status',

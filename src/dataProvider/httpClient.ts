@@ -71,11 +71,11 @@ async function readJson<T>(response: Response): Promise<T | undefined> {
 function refusal(response: Response, envelope: Envelope | undefined): HttpError {
   if (response.status === 401) onUnauthorized();
   const fixed = codedMessage(envelope) ?? STATUS_MESSAGES[response.status];
-  const message = fixed ?? (response.status === 401 ? envelope?.message ?? 'ra.auth.auth_check_error' : `Error: ${envelope?.message || response.statusText || `HTTP ${response.status}`}`);
+  const message = fixed ?? (response.status === 401 ? (envelope?.message ?? 'ra.auth.auth_check_error') : `Error: ${envelope?.message || response.statusText || `HTTP ${response.status}`}`);
   return new HttpError(message, response.status, envelope);
 }
 
-export const httpClient: HttpClient = async <T,>(url: string, options: RequestOptions = {}) => {
+export const httpClient: HttpClient = async <T>(url: string, options: RequestOptions = {}) => {
   const response = await send(url, { method: options.method, body: options.body === undefined ? undefined : JSON.stringify(options.body), signal: options.signal });
   const envelope = await readJson<Envelope<T>>(response);
   if (!response.ok) throw refusal(response, envelope);
@@ -89,7 +89,10 @@ export const httpClient: HttpClient = async <T,>(url: string, options: RequestOp
 };
 
 /** What ra-data-simple-rest expects of its HTTP client (react-admin's fetchUtils.fetchJson shape). */
-export type RestClient = (url: string, options?: { method?: string; body?: string | FormData; headers?: HeadersInit; signal?: AbortSignal | null }) => Promise<{ status: number; headers: Headers; body: string; json: unknown }>;
+export type RestClient = (
+  url: string,
+  options?: { method?: string; body?: string | FormData; headers?: HeadersInit; signal?: AbortSignal | null },
+) => Promise<{ status: number; headers: Headers; body: string; json: unknown }>;
 
 /**
  * The same fetch for the resources in ra-data-simple-rest's convention

@@ -69,14 +69,23 @@
 // The API returns no totals: lists use partial pagination (a full page means
 // there may be another; a shorter page is the last, so its total is known).
 import {
-  HttpError, type CreateParams, type DataProvider, type DeleteParams, type GetListParams, type GetListResult, type GetManyParams, type GetOneParams, type Identifier,
-  type RaRecord, type UpdateParams,
+  HttpError,
+  type CreateParams,
+  type DataProvider,
+  type DeleteParams,
+  type GetListParams,
+  type GetListResult,
+  type GetManyParams,
+  type GetOneParams,
+  type Identifier,
+  type RaRecord,
+  type UpdateParams,
 } from 'react-admin';
 import type { Envelope } from '../../common/envelope';
 import { DEFAULT_SORT, SORTABLE_COLUMNS, type BulkAction, type BulkResult, type ChannelJob, type ListResource } from '../../common/listQuery';
 import { isAdmin } from '../../common/roles';
 import type { AdminDashboard, Dashboard, DashboardQuery } from '../../common/dashboard';
-import type { ClientStatus, } from '../../common/options';
+import type { ClientStatus } from '../../common/options';
 import type { LoginPayload, RegisterPayload, SessionUser, TwoFactorEnrolment, TwoFactorStatus, UserRecord, LogFilter } from '../../common/records';
 import { ITEMS_PER_PAGE } from '../../common/version';
 import { readStoredUser } from '../authProvider/storage';
@@ -157,8 +166,7 @@ export function listParams(resource: string, params: Pick<GetListParams, 'pagina
   };
 }
 
-const facetsOf = (resource: string, filter: Record<string, unknown>) =>
-  Object.fromEntries((FACETS[resource] ?? []).filter((key) => present(filter[key])).map((key) => [key, String(filter[key])]));
+const facetsOf = (resource: string, filter: Record<string, unknown>) => Object.fromEntries((FACETS[resource] ?? []).filter((key) => present(filter[key])).map((key) => [key, String(filter[key])]));
 
 /** The bulk action a status change means (1 is enabled/unused everywhere; anything else disables). */
 const bulkActionOf = (status: unknown): BulkAction => (Number(status) === 1 ? 'enable' : 'disable');
@@ -242,8 +250,7 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient, r
     getMany: async <RecordType extends RaRecord = RaRecord>(resource: string, params: GetManyParams<RecordType>) => ({
       data: (await Promise.all(params.ids.map((id) => getOne(resource, id, params.signal)))) as RecordType[],
     }),
-    getManyReference: (resource, params) =>
-      listOf(resource, { ...params, filter: { ...(params.filter as Record<string, unknown>), [params.target]: params.id } }),
+    getManyReference: (resource, params) => listOf(resource, { ...params, filter: { ...(params.filter as Record<string, unknown>), [params.target]: params.id } }),
     create: async <RecordType extends Omit<RaRecord, 'id'> = RaRecord, ResultRecordType extends RaRecord = RecordType & { id: Identifier }>(
       resource: string,
       params: CreateParams<Record<string, unknown>>,
@@ -293,8 +300,7 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient, r
     getNotice: async () => (await httpClient<string>(endpoints.notice)).data ?? '',
     getAbout: async () => (await httpClient<string>(endpoints.about)).data ?? '',
     getHomePageContent: async () => (await httpClient<string>(endpoints.homePageContent)).data ?? '',
-    login: async (payload: LoginPayload) =>
-      (await httpClient<SessionUser>(endpoints.login, { method: 'POST', body: payload })).data as SessionUser,
+    login: async (payload: LoginPayload) => (await httpClient<SessionUser>(endpoints.login, { method: 'POST', body: payload })).data as SessionUser,
     logout: async () => {
       await httpClient(endpoints.logout);
     },
@@ -304,8 +310,7 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient, r
       },
     twoFactorStatus: async () => (await httpClient<TwoFactorStatus>(endpoints.twoFactor)).data as TwoFactorStatus,
     twoFactorEnrol: async () => (await httpClient<TwoFactorEnrolment>(endpoints.twoFactorEnrol, { method: 'POST' })).data as TwoFactorEnrolment,
-    twoFactorConfirm: async (code: string) =>
-      (await httpClient<{ recovery_codes: string[] }>(endpoints.twoFactorConfirm, { method: 'POST', body: { code } })).data?.recovery_codes ?? [],
+    twoFactorConfirm: async (code: string) => (await httpClient<{ recovery_codes: string[] }>(endpoints.twoFactorConfirm, { method: 'POST', body: { code } })).data?.recovery_codes ?? [],
     twoFactorDisable: async (code: string) => {
       await httpClient(endpoints.twoFactorDisable, { method: 'POST', body: { code } });
     },
@@ -330,8 +335,7 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient, r
     sendPasswordReset: async (email: string, turnstile?: string) => {
       await httpClient(endpoints.resetPassword(email, turnstile));
     },
-    confirmPasswordReset: async (email: string, token: string) =>
-      (await httpClient<string>(endpoints.confirmReset, { method: 'POST', body: { email, token } })).data ?? '',
+    confirmPasswordReset: async (email: string, token: string) => (await httpClient<string>(endpoints.confirmReset, { method: 'POST', body: { email, token } })).data ?? '',
     /** A one-time `state` for the GitHub authorize URL (also kept in an HttpOnly cookie). */
     getOAuthState: async () => (await httpClient<string>(endpoints.oauthState)).data ?? '',
     wechatBind: async (code: string) => {

@@ -6,9 +6,7 @@ import { RESOURCES } from '../resources';
 import type { RestClient } from './httpClient';
 
 /** The resources in ra-data-simple-rest's convention, under /api/{name}. */
-export const SIMPLE_REST_RESOURCES: ReadonlySet<string> = new Set(
-  RESOURCES.filter((resource) => resource.simpleRest).map((resource) => resource.name),
-);
+export const SIMPLE_REST_RESOURCES: ReadonlySet<string> = new Set(RESOURCES.filter((resource) => resource.simpleRest).map((resource) => resource.name));
 
 export const isSimpleRest = (resource: string) => SIMPLE_REST_RESOURCES.has(resource);
 

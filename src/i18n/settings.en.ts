@@ -30,7 +30,8 @@ export const settingsEnglish = {
     section_help: {
       operation_monitoring: 'When channels are tested, and when users are warned about a low balance.',
       operation_quota: 'Quota given to new users and for invitations, and reserved before each request.',
-      operation_fairness: 'How many relayed requests one API key, and one user with all their keys, may have in flight at once on each server node; past it a request gets 429 at once. A key or user can have its own limit.',
+      operation_fairness:
+        'How many relayed requests one API key, and one user with all their keys, may have in flight at once on each server node; past it a request gets 429 at once. A key or user can have its own limit.',
       operation_ratio: 'Prices as JSON objects of non-negative numbers. A model ratio of 1 costs $0.002 per 1K tokens; a group ratio multiplies it.',
       system_login: 'Switches take effect at once. The server keeps at least one way for the super admin to sign in.',
       system_email_domains: 'When the restriction is on, verification codes are only sent to addresses at these domains.',
@@ -89,7 +90,7 @@ export const settingsEnglish = {
       LogConsumeEnabled: 'Log consumption',
       LogRetentionDays: 'Keep logs for (days, 0 = forever)',
       DisplayInCurrencyEnabled: 'Show quota in US dollars',
-      DisplayTokenStatEnabled: 'Billing API reports the token\'s figures',
+      DisplayTokenStatEnabled: "Billing API reports the token's figures",
       ApproximateTokenEnabled: 'Estimate tokens instead of counting them',
       RetryTimes: 'Retries on another channel',
       TokenConcurrencyLimit: 'Concurrent requests per API key',
@@ -102,13 +103,16 @@ export const settingsEnglish = {
       ServerAddress: 'The public address of this server, used in e-mailed links and the GitHub callback.',
       ChannelDisableThreshold: 'Testing all channels disables those slower than this; 0 never disables.',
       QuotaRemindThreshold: 'Users are e-mailed once their quota falls below this.',
-      PreConsumedQuota: 'Kept for one-api compatibility; no longer used: a request reserves its model\'s maximum output (Model maximum output) or its own max_tokens.',
+      PreConsumedQuota: "Kept for one-api compatibility; no longer used: a request reserves its model's maximum output (Model maximum output) or its own max_tokens.",
       TokenConcurrencyLimit: 'Per server node; 0 means no limit.',
-      UserConcurrencyLimit: 'Per server node, all of the user\'s keys together; 0 means no limit.',
-      GroupRateLimits: 'Requests and tokens per minute for each user of a group, across all nodes: {"default": {"rpm": 0, "tpm": 0}, "vip": {"rpm": 600, "tpm": 100000}}. 0 means unlimited; a group not listed uses "default". A user\'s own limit (user form) overrides it; a key may have a lower one.',
-      ModelRatio: 'Overrides the default prices, which come from the price catalog bundled with the gateway: 1 = $2 per million input tokens. A model priced neither here nor in the catalog is refused.',
+      UserConcurrencyLimit: "Per server node, all of the user's keys together; 0 means no limit.",
+      GroupRateLimits:
+        'Requests and tokens per minute for each user of a group, across all nodes: {"default": {"rpm": 0, "tpm": 0}, "vip": {"rpm": 600, "tpm": 100000}}. 0 means unlimited; a group not listed uses "default". A user\'s own limit (user form) overrides it; a key may have a lower one.',
+      ModelRatio:
+        'Overrides the default prices, which come from the price catalog bundled with the gateway: 1 = $2 per million input tokens. A model priced neither here nor in the catalog is refused.',
       CompletionRatio: 'Output price / input price, overriding the catalog\'s, e.g. {"gpt-4o": 4}.',
-      ModelMaxOutputTokens: 'A request without max_tokens reserves this many output tokens (the catalog\'s limit, or 4096, for a model not listed). If the balance cannot pay for it, the request\'s max_tokens is lowered to what it can pay, or it is refused.',
+      ModelMaxOutputTokens:
+        "A request without max_tokens reserves this many output tokens (the catalog's limit, or 4096, for a model not listed). If the balance cannot pay for it, the request's max_tokens is lowered to what it can pay, or it is refused.",
       SMTPFrom: 'Empty uses the account.',
       WeChatAccountQRCodeImageURL: 'The QR code shown in the WeChat sign-in dialog.',
       Logo: 'An https:// address or a path on this site, such as /logo.png.',
@@ -153,7 +157,7 @@ export const settingsEnglish = {
       progress: 'Step %{step}: %{done} of %{total}',
       report: 'Import report',
       failed: 'The import failed: %{error}',
-      signed_out: 'The import replaced this fresh install\'s root account, which ended this session: sign in with the source\'s root account to see the report.',
+      signed_out: "The import replaced this fresh install's root account, which ended this session: sign in with the source's root account to see the report.",
     },
     update: {
       current: 'This server runs',

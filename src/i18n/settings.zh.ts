@@ -106,7 +106,8 @@ export const settingsChinese: typeof settingsEnglish = {
       PreConsumedQuota: '为兼容 one-api 保留，已不再使用：请求按模型最大输出（或请求自带的 max_tokens）预扣。',
       TokenConcurrencyLimit: '按服务器节点计算；0 表示不限制。',
       UserConcurrencyLimit: '按服务器节点计算，用户全部密钥合计；0 表示不限制。',
-      GroupRateLimits: '分组内每个用户每分钟的请求数和 token 数，所有节点合计：{"default": {"rpm": 0, "tpm": 0}, "vip": {"rpm": 600, "tpm": 100000}}。0 表示不限制；未列出的分组使用 "default"。用户自己的限制（用户表单）优先；密钥可以设置更低的限制。',
+      GroupRateLimits:
+        '分组内每个用户每分钟的请求数和 token 数，所有节点合计：{"default": {"rpm": 0, "tpm": 0}, "vip": {"rpm": 600, "tpm": 100000}}。0 表示不限制；未列出的分组使用 "default"。用户自己的限制（用户表单）优先；密钥可以设置更低的限制。',
       ModelRatio: '覆盖默认价格；默认价格来自网关自带的价格目录：1 = 每百万输入 token 2 美元。此处和目录中都没有价格的模型会被拒绝。',
       CompletionRatio: '输出价格 / 输入价格，覆盖目录中的值，例如 {"gpt-4o": 4}。',
       ModelMaxOutputTokens: '未设置 max_tokens 的请求按此输出 token 数预扣（未列出的模型取目录中的上限，否则为 4096）。余额不足时，将请求的 max_tokens 降到余额可支付的值，或拒绝请求。',

@@ -4,9 +4,7 @@
 import AccountCircle from '@mui/icons-material/AccountCircle';
 import LogoutIcon from '@mui/icons-material/Logout';
 import MenuIcon from '@mui/icons-material/Menu';
-import {
-  AppBar, Box, Button, Divider, Drawer, IconButton, List, ListItemButton, ListItemText, Menu, MenuItem, Stack, Toolbar, Typography, useMediaQuery,
-} from '@mui/material';
+import { AppBar, Box, Button, Divider, Drawer, IconButton, List, ListItemButton, ListItemText, Menu, MenuItem, Stack, Toolbar, Typography, useMediaQuery } from '@mui/material';
 import { alpha, type Theme } from '@mui/material/styles';
 import { useState } from 'react';
 import { useLogout, useNotify, useTranslate } from 'react-admin';
@@ -91,18 +89,12 @@ export function TopBar() {
           </Box>
         )}
         {narrow && <Box sx={{ flexGrow: 1 }} />}
-        <Stack direction="row" spacing={0.5} sx={{ alignItems: "center" }}>
+        <Stack direction="row" spacing={0.5} sx={{ alignItems: 'center' }}>
           {!narrow && <LanguageSwitch />}
           <ThemeSwitch />
           {user ? (
             <>
-              <Button
-                color="inherit"
-                startIcon={<AccountCircle />}
-                onClick={(event) => setUserMenu(event.currentTarget)}
-                sx={{ textTransform: 'none' }}
-                aria-haspopup="menu"
-              >
+              <Button color="inherit" startIcon={<AccountCircle />} onClick={(event) => setUserMenu(event.currentTarget)} sx={{ textTransform: 'none' }} aria-haspopup="menu">
                 {user.username}
               </Button>
               <Menu anchorEl={userMenu} open={Boolean(userMenu)} onClose={() => setUserMenu(null)}>

@@ -30,10 +30,7 @@ function Welcome() {
   ];
   return (
     <Stack spacing={3}>
-      <Card
-        elevation={0}
-        sx={{ borderRadius: 4, color: 'common.white', background: 'linear-gradient(135deg, #1e3a8a 0%, #2563eb 55%, #0ea5e9 100%)' }}
-      >
+      <Card elevation={0} sx={{ borderRadius: 4, color: 'common.white', background: 'linear-gradient(135deg, #1e3a8a 0%, #2563eb 55%, #0ea5e9 100%)' }}>
         <CardContent sx={{ p: { xs: 3, sm: 6 } }}>
           <Typography variant="overline" sx={{ opacity: 0.85, letterSpacing: 2 }}>
             {systemNameOf(status)}

@@ -100,7 +100,15 @@ export function LoginPage() {
           </Stack>
         </Box>
         <Stack direction="row" sx={{ mt: 2, justifyContent: 'space-between', flexWrap: 'wrap', gap: 1 }}>
-          <Link component="button" type="button" variant="body2" onClick={() => { setUseRecoveryCode(!useRecoveryCode); setCode(''); }}>
+          <Link
+            component="button"
+            type="button"
+            variant="body2"
+            onClick={() => {
+              setUseRecoveryCode(!useRecoveryCode);
+              setCode('');
+            }}
+          >
             {translate(useRecoveryCode ? 'app.two_factor.use_app' : 'app.two_factor.use_recovery')}
           </Link>
           <Link component="button" type="button" variant="body2" onClick={backToPassword}>
@@ -124,7 +132,6 @@ export function LoginPage() {
     }
   };
 
-
   return (
     <AuthCard title={translate('app.auth.login_title')}>
       {searchParams.get('expired') && (
@@ -135,13 +142,21 @@ export function LoginPage() {
       <Box component="form" onSubmit={(event) => void submit(event)} noValidate>
         <Stack spacing={2}>
           <TextField name="username" label={translate('app.auth.username')} value={username} onChange={(event) => setUsername(event.target.value)} autoComplete="username" autoFocus fullWidth />
-          <TextField name="password" type="password" label={translate('app.auth.password')} value={password} onChange={(event) => setPassword(event.target.value)} autoComplete="current-password" fullWidth />
+          <TextField
+            name="password"
+            type="password"
+            label={translate('app.auth.password')}
+            value={password}
+            onChange={(event) => setPassword(event.target.value)}
+            autoComplete="current-password"
+            fullWidth
+          />
           <Button type="submit" variant="contained" size="large" disableElevation disabled={busy} fullWidth>
             {translate('app.auth.login')}
           </Button>
         </Stack>
       </Box>
-      <Stack direction="row" sx={{ mt: 2, justifyContent: "space-between", flexWrap: "wrap", gap: 1 }}>
+      <Stack direction="row" sx={{ mt: 2, justifyContent: 'space-between', flexWrap: 'wrap', gap: 1 }}>
         <Typography variant="body2" color="text.secondary">
           {translate('app.auth.forgot_password')}{' '}
           <Link component={RouterLink} to="/reset">
@@ -176,9 +191,13 @@ export function LoginPage() {
         <DialogTitle>{translate('app.auth.wechat_title')}</DialogTitle>
         <DialogContent>
           {status?.wechat_qrcode && <Box component="img" src={status.wechat_qrcode} alt="" sx={{ display: 'block', mx: 'auto', width: 200, height: 200 }} />}
-          <Typography variant="body2" sx={{ mt: 2 }}>{translate('app.auth.wechat_scan')}</Typography>
+          <Typography variant="body2" sx={{ mt: 2 }}>
+            {translate('app.auth.wechat_scan')}
+          </Typography>
           <Typography variant="body2">{translate('app.auth.wechat_send')}</Typography>
-          <Typography variant="body2" sx={{ mb: 2 }}>{translate('app.auth.wechat_valid')}</Typography>
+          <Typography variant="body2" sx={{ mb: 2 }}>
+            {translate('app.auth.wechat_valid')}
+          </Typography>
           <TextField label={translate('app.auth.verification_code')} value={wechatCode} onChange={(event) => setWechatCode(event.target.value)} fullWidth />
         </DialogContent>
         <DialogActions>

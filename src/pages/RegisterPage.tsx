@@ -43,10 +43,7 @@ export function RegisterPage() {
     if (botCheckPending) return notice('app.validation.turnstile_wait', 'info');
     setBusy(true);
     try {
-      await dataProvider.register(
-        { ...form, aff_code: localStorage.getItem(AFF_STORAGE_KEY) ?? '' },
-        turnstileToken || undefined,
-      );
+      await dataProvider.register({ ...form, aff_code: localStorage.getItem(AFF_STORAGE_KEY) ?? '' }, turnstileToken || undefined);
       notice('app.auth.register_success', 'success');
       void navigate('/login');
     } catch (error) {
@@ -77,8 +74,25 @@ export function RegisterPage() {
       )}
       <Box component="form" onSubmit={(event) => void submit(event)} noValidate>
         <Stack spacing={2}>
-          <TextField name="username" label={translate('app.auth.username')} placeholder={translate('app.auth.username_placeholder')} value={form.username} onChange={set('username')} autoComplete="username" fullWidth />
-          <TextField name="password" type="password" label={translate('app.auth.password')} placeholder={translate('app.auth.password_placeholder')} value={form.password} onChange={set('password')} autoComplete="new-password" fullWidth />
+          <TextField
+            name="username"
+            label={translate('app.auth.username')}
+            placeholder={translate('app.auth.username_placeholder')}
+            value={form.username}
+            onChange={set('username')}
+            autoComplete="username"
+            fullWidth
+          />
+          <TextField
+            name="password"
+            type="password"
+            label={translate('app.auth.password')}
+            placeholder={translate('app.auth.password_placeholder')}
+            value={form.password}
+            onChange={set('password')}
+            autoComplete="new-password"
+            fullWidth
+          />
           <TextField name="password2" type="password" label={translate('app.auth.confirm_password')} value={form.password2} onChange={set('password2')} autoComplete="new-password" fullWidth />
           {status?.email_verification && (
             <>

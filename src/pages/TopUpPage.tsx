@@ -62,7 +62,9 @@ function TopUp() {
         <Typography variant="h5" component="h1" sx={{ fontWeight: 700, mb: 1 }}>
           {translate('app.topup.title')}
         </Typography>
-        <Typography variant="body2" color="text.secondary">{translate('app.topup.remaining')}</Typography>
+        <Typography variant="body2" color="text.secondary">
+          {translate('app.topup.remaining')}
+        </Typography>
         <Typography variant="h4" component="p" sx={{ fontWeight: 700, mb: 3 }} data-testid="remaining-quota">
           {quota === null ? '—' : <Balance quota={quota} />}
         </Typography>
@@ -74,7 +76,9 @@ function TopUp() {
               <Button type="submit" variant="contained" disableElevation startIcon={<RedeemIcon />} disabled={busy}>
                 {translate('app.topup.redeem')}
               </Button>
-              <Button variant="outlined" onClick={getCode}>{translate('app.topup.get_code')}</Button>
+              <Button variant="outlined" onClick={getCode}>
+                {translate('app.topup.get_code')}
+              </Button>
             </Stack>
             {noLink && <Alert severity="info">{translate('app.topup.no_link')}</Alert>}
           </Stack>

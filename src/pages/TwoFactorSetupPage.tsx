@@ -21,9 +21,13 @@ export function TwoFactorSetupPage() {
   return (
     <AuthCard title={translate('app.two_factor.setup_title')}>
       <Stack spacing={3}>
-        <Typography variant="body2" color="text.secondary">{translate('app.two_factor.setup_help')}</Typography>
+        <Typography variant="body2" color="text.secondary">
+          {translate('app.two_factor.setup_help')}
+        </Typography>
         <TwoFactorPanel onConfirmed={confirmed} onEnabled={() => void navigate('/')} />
-        <Button onClick={() => void logout()} sx={{ alignSelf: 'flex-start' }}>{translate('ra.auth.logout')}</Button>
+        <Button onClick={() => void logout()} sx={{ alignSelf: 'flex-start' }}>
+          {translate('ra.auth.logout')}
+        </Button>
       </Stack>
     </AuthCard>
   );

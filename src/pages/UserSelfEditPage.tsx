@@ -13,7 +13,10 @@ function SelfEdit() {
   const notice = useNotice();
   const [form, setForm] = useState({ username: '', display_name: '', password: '', original_password: '' });
   useEffect(() => {
-    dataProvider.getSelf().then((user) => setForm({ username: user.username, display_name: user.display_name, password: '', original_password: '' })).catch((error) => notice(errorMessage(error), 'error'));
+    dataProvider
+      .getSelf()
+      .then((user) => setForm({ username: user.username, display_name: user.display_name, password: '', original_password: '' }))
+      .catch((error) => notice(errorMessage(error), 'error'));
   }, [notice]);
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -31,7 +34,9 @@ function SelfEdit() {
   return (
     <Card variant="outlined" sx={{ borderRadius: 3, maxWidth: 560, mx: 'auto' }}>
       <CardContent sx={{ p: { xs: 3, sm: 4 } }}>
-        <Typography variant="h5" component="h1" sx={{ fontWeight: 700, mb: 3 }}>{translate('app.user_edit.title')}</Typography>
+        <Typography variant="h5" component="h1" sx={{ fontWeight: 700, mb: 3 }}>
+          {translate('app.user_edit.title')}
+        </Typography>
         <Stack component="form" spacing={2} onSubmit={(event) => void submit(event)} noValidate>
           <TextField name="username" label={translate('app.auth.username')} value={form.username} onChange={set('username')} fullWidth />
           <TextField name="display_name" label={translate('app.user_edit.display_name')} value={form.display_name} onChange={set('display_name')} fullWidth />
@@ -46,7 +51,9 @@ function SelfEdit() {
             autoComplete="current-password"
             fullWidth
           />
-          <Button type="submit" variant="contained" disableElevation>{translate('app.common.save')}</Button>
+          <Button type="submit" variant="contained" disableElevation>
+            {translate('app.common.save')}
+          </Button>
         </Stack>
       </CardContent>
     </Card>

@@ -60,7 +60,9 @@ export function BindEmailDialog({ open, onClose }: { open: boolean; onClose: () 
       </DialogContent>
       <DialogActions>
         <Button onClick={onClose}>{translate('ra.action.cancel')}</Button>
-        <Button variant="contained" disableElevation onClick={() => void bind()}>{translate('app.setting.bind')}</Button>
+        <Button variant="contained" disableElevation onClick={() => void bind()}>
+          {translate('app.setting.bind')}
+        </Button>
       </DialogActions>
     </Dialog>
   );

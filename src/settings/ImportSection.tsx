@@ -80,9 +80,7 @@ export function ImportSection() {
         </Box>
         {running && (
           <Box role="status">
-            <Typography variant="body2">
-              {translate('settings.import.progress', { step: progress?.step ?? 'read', done: progress?.done ?? 0, total: progress?.total ?? 0 })}
-            </Typography>
+            <Typography variant="body2">{translate('settings.import.progress', { step: progress?.step ?? 'read', done: progress?.done ?? 0, total: progress?.total ?? 0 })}</Typography>
             <LinearProgress variant={progress && progress.total > 0 ? 'determinate' : 'indeterminate'} value={progress && progress.total > 0 ? (100 * progress.done) / progress.total : undefined} />
           </Box>
         )}

@@ -94,14 +94,7 @@ export function OptionInput({ form, optionKey }: { form: OptionForm; optionKey: 
     return <DollarOptionInput form={form} optionKey={optionKey} common={common} help={help} perUnit={unit.perUnit} />;
   }
   if (kind === 'number') {
-    return (
-      <TextField
-        {...common}
-        type="number"
-        helperText={help || undefined}
-        slotProps={{ htmlInput: { min: 0, step: hint.step ?? 1 }, inputLabel: { shrink: true } }}
-      />
-    );
+    return <TextField {...common} type="number" helperText={help || undefined} slotProps={{ htmlInput: { min: 0, step: hint.step ?? 1 }, inputLabel: { shrink: true } }} />;
   }
   return (
     <TextField
@@ -127,7 +120,13 @@ const asDollars = (quota: string, perUnit: number) => (quota === '' || Number.is
  * typed text is kept as typed ("0.", "1.50") and follows the stored value
  * when that changes from outside (a save, a reset).
  */
-function DollarOptionInput({ form, optionKey, common, help, perUnit }: {
+function DollarOptionInput({
+  form,
+  optionKey,
+  common,
+  help,
+  perUnit,
+}: {
   form: OptionForm;
   optionKey: OptionKey;
   common: { name: string; label: string; value: string; disabled: boolean; fullWidth: boolean; size: 'small'; placeholder?: string };

@@ -29,7 +29,13 @@ export function SectionCard({ title, help, children }: { title: string; help?: s
   );
 }
 
-export function OptionSection({ tab, section, form, extra, actions }: {
+export function OptionSection({
+  tab,
+  section,
+  form,
+  extra,
+  actions,
+}: {
   tab: SettingTab;
   section: SettingSection;
   form: OptionForm;

@@ -19,8 +19,14 @@ function Section({ title, help, children }: { title: string; help?: string; chil
   const translate = useTranslate();
   return (
     <Box>
-      <Typography variant="h6" sx={{ fontWeight: 700, mb: 0.5 }}>{translate(title)}</Typography>
-      {help && <Typography variant="body2" color="text.secondary" sx={{ mb: 1 }}>{translate(help)}</Typography>}
+      <Typography variant="h6" sx={{ fontWeight: 700, mb: 0.5 }}>
+        {translate(title)}
+      </Typography>
+      {help && (
+        <Typography variant="body2" color="text.secondary" sx={{ mb: 1 }}>
+          {translate(help)}
+        </Typography>
+      )}
       {children}
     </Box>
   );
@@ -95,7 +101,9 @@ export function PersonalTab() {
       </Section>
       <Section title="app.setting.access_token" help="app.setting.access_token_help">
         <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1}>
-          <Button variant="outlined" onClick={() => void generateToken()}>{translate('app.setting.generate_token')}</Button>
+          <Button variant="outlined" onClick={() => void generateToken()}>
+            {translate('app.setting.generate_token')}
+          </Button>
           {accessToken && <TextField size="small" value={accessToken} slotProps={{ input: { readOnly: true, sx: { fontFamily: 'monospace' } } }} sx={{ minWidth: 320 }} />}
         </Stack>
       </Section>
@@ -104,30 +112,42 @@ export function PersonalTab() {
       </Section>
       <Section title="app.setting.bindings" help="app.setting.bindings_help">
         <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1}>
-          <Button variant="outlined" onClick={() => setBindEmailOpen(true)}>{translate('app.setting.bind_email')}</Button>
+          <Button variant="outlined" onClick={() => setBindEmailOpen(true)}>
+            {translate('app.setting.bind_email')}
+          </Button>
           {status?.github_oauth && (
             <Button variant="outlined" onClick={() => void startGitHubSignIn(status).catch((error) => notice(errorMessage(error), 'error'))}>
               {translate('app.setting.bind_github')}
             </Button>
           )}
-          {status?.wechat_login && <Button variant="outlined" onClick={() => setWechatOpen(true)}>{translate('app.setting.bind_wechat')}</Button>}
+          {status?.wechat_login && (
+            <Button variant="outlined" onClick={() => setWechatOpen(true)}>
+              {translate('app.setting.bind_wechat')}
+            </Button>
+          )}
         </Stack>
         <Dialog open={wechatOpen} onClose={() => setWechatOpen(false)} maxWidth="xs" fullWidth>
           <DialogTitle>{translate('app.setting.bind_wechat')}</DialogTitle>
           <DialogContent>
             {status?.wechat_qrcode && <Box component="img" src={status.wechat_qrcode} alt="" sx={{ display: 'block', mx: 'auto', width: 200, height: 200 }} />}
-            <Typography variant="body2" sx={{ my: 2 }}>{translate('app.auth.wechat_send')}</Typography>
+            <Typography variant="body2" sx={{ my: 2 }}>
+              {translate('app.auth.wechat_send')}
+            </Typography>
             <TextField label={translate('app.auth.verification_code')} value={wechatCode} onChange={(event) => setWechatCode(event.target.value)} fullWidth />
           </DialogContent>
           <DialogActions>
             <Button onClick={() => setWechatOpen(false)}>{translate('ra.action.cancel')}</Button>
-            <Button variant="contained" disableElevation onClick={() => void bindWechat()}>{translate('app.setting.bind')}</Button>
+            <Button variant="contained" disableElevation onClick={() => void bindWechat()}>
+              {translate('app.setting.bind')}
+            </Button>
           </DialogActions>
         </Dialog>
         <BindEmailDialog open={bindEmailOpen} onClose={() => setBindEmailOpen(false)} />
       </Section>
       <Section title="app.setting.invite" help="app.setting.invite_help">
-        <Button variant="outlined" onClick={() => void copyInvite()}>{translate('app.setting.copy_invite')}</Button>
+        <Button variant="outlined" onClick={() => void copyInvite()}>
+          {translate('app.setting.copy_invite')}
+        </Button>
       </Section>
       <Section title="app.menu.language" help="app.setting.language_help">
         <LanguageSwitch color="primary" />
@@ -135,18 +155,24 @@ export function PersonalTab() {
       {/* the super admin cannot delete itself (the server refuses too) */}
       {(user?.role ?? 0) < 100 && (
         <Section title="app.setting.danger" help="app.setting.delete_help">
-          <Button color="error" variant="outlined" onClick={() => setDeleteOpen(true)}>{translate('app.setting.delete_account')}</Button>
+          <Button color="error" variant="outlined" onClick={() => setDeleteOpen(true)}>
+            {translate('app.setting.delete_account')}
+          </Button>
         </Section>
       )}
       <Dialog open={deleteOpen} onClose={() => setDeleteOpen(false)} maxWidth="xs" fullWidth>
         <DialogTitle>{translate('app.setting.delete_account')}</DialogTitle>
         <DialogContent>
-          <Typography variant="body2" sx={{ mb: 2 }}>{translate('app.setting.delete_type_name', { username: user?.username ?? '' })}</Typography>
+          <Typography variant="body2" sx={{ mb: 2 }}>
+            {translate('app.setting.delete_type_name', { username: user?.username ?? '' })}
+          </Typography>
           <TextField name="confirm_username" value={typedName} onChange={(event) => setTypedName(event.target.value)} fullWidth autoFocus />
         </DialogContent>
         <DialogActions>
           <Button onClick={() => setDeleteOpen(false)}>{translate('ra.action.cancel')}</Button>
-          <Button color="error" variant="contained" disableElevation onClick={() => void deleteAccount()}>{translate('app.setting.delete_account')}</Button>
+          <Button color="error" variant="contained" disableElevation onClick={() => void deleteAccount()}>
+            {translate('app.setting.delete_account')}
+          </Button>
         </DialogActions>
       </Dialog>
     </Stack>

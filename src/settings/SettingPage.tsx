@@ -23,7 +23,9 @@ function Settings() {
     <Card variant="outlined" sx={{ borderRadius: 3 }}>
       <UnsavedChangesGuard dirty={form.hasUnsavedChanges} />
       <CardContent sx={{ p: { xs: 2, sm: 3 } }}>
-        <Typography variant="h5" component="h1" sx={{ fontWeight: 700, mb: 1 }}>{translate('app.setting.title')}</Typography>
+        <Typography variant="h5" component="h1" sx={{ fontWeight: 700, mb: 1 }}>
+          {translate('app.setting.title')}
+        </Typography>
         <Tabs value={tab} onChange={(_, next: 'personal' | SettingTab) => setTab(next)} variant="scrollable" allowScrollButtonsMobile sx={{ mb: 3, borderBottom: 1, borderColor: 'divider' }}>
           {tabs.map((name) => (
             <Tab key={name} value={name} label={translate(`app.setting.${name}`)} />

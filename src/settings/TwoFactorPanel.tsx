@@ -81,10 +81,11 @@ export function TwoFactorPanel({ onConfirmed, onEnabled }: { onConfirmed?: () =>
     }
   };
 
-  const start = () => run(async () => {
-    setEnrolment(await dataProvider.twoFactorEnrol());
-    setCode('');
-  });
+  const start = () =>
+    run(async () => {
+      setEnrolment(await dataProvider.twoFactorEnrol());
+      setCode('');
+    });
 
   const confirm = (event: FormEvent) => {
     event.preventDefault();
@@ -118,7 +119,14 @@ export function TwoFactorPanel({ onConfirmed, onEnabled }: { onConfirmed?: () =>
 
   if (loadError) {
     return (
-      <Alert severity="error" action={<Button color="inherit" size="small" onClick={() => void load()}>{translate('ra.action.refresh')}</Button>}>
+      <Alert
+        severity="error"
+        action={
+          <Button color="inherit" size="small" onClick={() => void load()}>
+            {translate('ra.action.refresh')}
+          </Button>
+        }
+      >
         {translate(loadError, { _: loadError })}
       </Alert>
     );
@@ -135,8 +143,17 @@ export function TwoFactorPanel({ onConfirmed, onEnabled }: { onConfirmed?: () =>
           ))}
         </Box>
         <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1}>
-          <Button variant="outlined" onClick={() => void copyCodes()}>{translate('app.two_factor.copy_codes')}</Button>
-          <Button variant="contained" disableElevation onClick={() => { setRecoveryCodes(null); onEnabled?.(); }}>
+          <Button variant="outlined" onClick={() => void copyCodes()}>
+            {translate('app.two_factor.copy_codes')}
+          </Button>
+          <Button
+            variant="contained"
+            disableElevation
+            onClick={() => {
+              setRecoveryCodes(null);
+              onEnabled?.();
+            }}
+          >
             {translate('app.two_factor.codes_saved')}
           </Button>
         </Stack>
@@ -154,10 +171,14 @@ export function TwoFactorPanel({ onConfirmed, onEnabled }: { onConfirmed?: () =>
           </Typography>
         </Stack>
         {status.required ? (
-          <Typography variant="body2" color="text.secondary">{translate('app.two_factor.required_cannot_disable')}</Typography>
+          <Typography variant="body2" color="text.secondary">
+            {translate('app.two_factor.required_cannot_disable')}
+          </Typography>
         ) : (
           <CodeForm name="two-factor-disable-code" label="app.two_factor.code_or_recovery" code={code} setCode={setCode} onSubmit={(event) => void disable(event)}>
-            <Button type="submit" variant="outlined" color="error" disabled={busy || !code.trim()}>{translate('app.two_factor.disable')}</Button>
+            <Button type="submit" variant="outlined" color="error" disabled={busy || !code.trim()}>
+              {translate('app.two_factor.disable')}
+            </Button>
           </CodeForm>
         )}
       </Stack>
@@ -175,13 +196,17 @@ export function TwoFactorPanel({ onConfirmed, onEnabled }: { onConfirmed?: () =>
           sx={{ width: 200, height: 200, maxWidth: '100%', bgcolor: '#fff', p: 1, borderRadius: 1, border: 1, borderColor: 'divider', alignSelf: { xs: 'center', sm: 'flex-start' } }}
         />
         <Box>
-          <Typography variant="body2" color="text.secondary">{translate('app.two_factor.secret_text')}</Typography>
+          <Typography variant="body2" color="text.secondary">
+            {translate('app.two_factor.secret_text')}
+          </Typography>
           <Typography data-testid="two-factor-secret" sx={{ fontFamily: 'monospace', fontSize: '1rem', overflowWrap: 'anywhere', letterSpacing: 1 }}>
             {enrolment.secret.replace(/(.{4})/g, '$1 ').trim()}
           </Typography>
         </Box>
         <CodeForm name="two-factor-confirm-code" label="app.two_factor.code" code={code} setCode={setCode} onSubmit={(event) => void confirm(event)} numeric>
-          <Button type="submit" variant="contained" disableElevation disabled={busy || !code.trim()}>{translate('app.two_factor.confirm')}</Button>
+          <Button type="submit" variant="contained" disableElevation disabled={busy || !code.trim()}>
+            {translate('app.two_factor.confirm')}
+          </Button>
           <Button onClick={() => setEnrolment(null)}>{translate('ra.action.cancel')}</Button>
         </CodeForm>
       </Stack>
@@ -192,7 +217,9 @@ export function TwoFactorPanel({ onConfirmed, onEnabled }: { onConfirmed?: () =>
     <Stack spacing={2} sx={{ alignItems: 'flex-start' }}>
       {status.required && <Alert severity="warning">{translate('app.two_factor.required_notice')}</Alert>}
       <Chip label={translate('app.two_factor.off')} />
-      <Button variant="contained" disableElevation onClick={() => void start()} disabled={busy}>{translate('app.two_factor.set_up')}</Button>
+      <Button variant="contained" disableElevation onClick={() => void start()} disabled={busy}>
+        {translate('app.two_factor.set_up')}
+      </Button>
     </Stack>
   );
 }

@@ -44,9 +44,7 @@ export function UpdateCheck() {
       <Dialog open={release !== null} onClose={() => setRelease(null)} fullWidth maxWidth="md" scroll="paper">
         {release && (
           <>
-            <DialogTitle>
-              {translate(release.update_available ? 'settings.update.available' : 'settings.update.latest', { tag: release.tag_name })}
-            </DialogTitle>
+            <DialogTitle>{translate(release.update_available ? 'settings.update.available' : 'settings.update.latest', { tag: release.tag_name })}</DialogTitle>
             <DialogContent dividers>
               <Typography variant="body2" color="text.secondary" sx={{ mb: 2 }}>
                 {translate('settings.update.versions', { version: release.current_version, tag: release.tag_name })}

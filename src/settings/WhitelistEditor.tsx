@@ -34,14 +34,13 @@ export function WhitelistEditor({ form, optionKey }: { form: OptionForm; optionK
         {optionLabel(translate, optionKey)}
       </Typography>
       <Box sx={{ display: 'flex', flexWrap: 'wrap', gap: 0.75, mb: 1.5 }} aria-label={optionLabel(translate, optionKey)} role="list">
-        {items.length === 0 && <Typography variant="body2" color="text.secondary">{translate('settings.whitelist.empty')}</Typography>}
+        {items.length === 0 && (
+          <Typography variant="body2" color="text.secondary">
+            {translate('settings.whitelist.empty')}
+          </Typography>
+        )}
         {items.map((item) => (
-          <Chip
-            key={item}
-            role="listitem"
-            label={item}
-            onDelete={writable ? () => form.setDraft(optionKey, items.filter((other) => other !== item).join(',')) : undefined}
-          />
+          <Chip key={item} role="listitem" label={item} onDelete={writable ? () => form.setDraft(optionKey, items.filter((other) => other !== item).join(',')) : undefined} />
         ))}
       </Box>
       <Stack direction="row" spacing={1} sx={{ maxWidth: 420 }}>

@@ -138,7 +138,7 @@ export function useOptionForm(enabled: boolean, provider: SettingsProvider = def
     loadError,
     reload: () => setGeneration((previous) => previous + 1),
     hasUnsavedChanges: pendingChanges(Object.keys(drafts) as OptionKey[], stored, drafts).length > 0,
-    value: (key) => drafts[key] ?? (isSecretOption(key) ? '' : stored[key] ?? ''),
+    value: (key) => drafts[key] ?? (isSecretOption(key) ? '' : (stored[key] ?? '')),
     stored: (key) => stored[key] ?? '',
     secretSet: (key) => Boolean(secretsSet[key]),
     setDraft: (key, value) => setDrafts((values) => ({ ...values, [key]: value })),

@@ -5,9 +5,7 @@ import { getContrastRatio } from '@mui/material/styles';
 import { act, render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
-import {
-  AdminContext, AutocompleteArrayInput, memoryStore, Notification, PasswordInput, ResourceContextProvider, SearchInput, SelectInput, SimpleForm, TextInput, useSetLocale,
-} from 'react-admin';
+import { AdminContext, AutocompleteArrayInput, memoryStore, Notification, PasswordInput, ResourceContextProvider, SearchInput, SelectInput, SimpleForm, TextInput, useSetLocale } from 'react-admin';
 import { MemoryRouter, Route, Routes } from 'react-router-dom';
 import { describe, expect, it, vi } from 'vitest';
 import { allowedManageActions } from '../../common/roles';
@@ -36,7 +34,7 @@ describe('contrast', () => {
     }
   });
 
-  it('was failing before: the orange action text and white on MUI\'s info blue', () => {
+  it("was failing before: the orange action text and white on MUI's info blue", () => {
     expect(getContrastRatio('#ed6c02', '#fff')).toBeLessThan(AA);
     expect(getContrastRatio((lightTheme.palette as { warning: { main: string } }).warning.main, '#fff')).toBeGreaterThanOrEqual(AA);
   });
@@ -163,7 +161,7 @@ describe('the user list', () => {
 });
 
 describe('MUI 9 props', () => {
-  it('lets no MUI 5 input prop reach the DOM from react-admin\'s inputs or our switch', async () => {
+  it("lets no MUI 5 input prop reach the DOM from react-admin's inputs or our switch", async () => {
     const errors = vi.spyOn(console, 'error');
     render(
       <MemoryRouter>

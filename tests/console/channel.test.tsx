@@ -20,8 +20,25 @@ import { lightTheme } from '../../src/theme';
 import { server } from './setup';
 
 const channel = (fields: Record<string, unknown>) => ({
-  id: 1, type: 1, name: 'main', key: '', status: 1, base_url: '', other: '', models: 'gpt-4', group: 'default', model_mapping: '{}',
-  priority: 0, weight: 1, response_time: 0, test_time: 0, balance: 0, balance_updated_time: 0, used_quota: 0, created_time: 0, auto_disabled: false,
+  id: 1,
+  type: 1,
+  name: 'main',
+  key: '',
+  status: 1,
+  base_url: '',
+  other: '',
+  models: 'gpt-4',
+  group: 'default',
+  model_mapping: '{}',
+  priority: 0,
+  weight: 1,
+  response_time: 0,
+  test_time: 0,
+  balance: 0,
+  balance_updated_time: 0,
+  used_quota: 0,
+  created_time: 0,
+  auto_disabled: false,
   ...fields,
 });
 
@@ -42,7 +59,7 @@ function renderAt(path: string) {
 }
 
 describe('the channel-type table', () => {
-  it('has the spec\'s 18 types and today\'s providers once each, and every `other` label is a translated key', () => {
+  it("has the spec's 18 types and today's providers once each, and every `other` label is a translated key", () => {
     const today = [20, 24, 25, 28, 29, 30, 35, 36, 39, 44, 45, 50];
     expect(CHANNEL_TYPES.map((type) => type.value).sort((a, b) => a - b)).toEqual([...Array.from({ length: 18 }, (_, index) => index + 1), ...today]);
     const labels = CHANNEL_TYPES.flatMap((type) => (type.other ? [type.other.label] : []));
@@ -74,7 +91,7 @@ describe('channel display rules', () => {
     expect([0, 1, 1000, 1001, 3000, 3001, 5000, 5001].map(responseTimeColor)).toEqual(['grey', 'green', 'green', 'olive', 'olive', 'yellow', 'yellow', 'red']);
   });
 
-  it('shows balances in each type\'s unit', () => {
+  it("shows balances in each type's unit", () => {
     expect(formatBalance(1, 12.345)).toBe('$12.35');
     expect(formatBalance(8, 0)).toBe('$0.00');
     expect(formatBalance(4, 3)).toBe('¥3.00');
@@ -133,21 +150,46 @@ describe('channel form rules', () => {
 
   it('cleans the values for the wire', () => {
     expect(
-      channelTransform({ type: 3, name: ' az ', key: ' k1 \n\n k2 ', base_url: 'https://x.openai.azure.com//', other: '', models: ['gpt-4', 'gpt-4'], groups: ['default', 'vip'], model_mapping: ' ', priority: '2', weight: '3' }),
-    ).toEqual({ type: 3, name: 'az', key: 'k1\nk2', base_url: 'https://x.openai.azure.com', other: '2023-06-01-preview', models: 'gpt-4', group: 'default,vip', model_mapping: '{}', priority: 2, weight: 3 });
+      channelTransform({
+        type: 3,
+        name: ' az ',
+        key: ' k1 \n\n k2 ',
+        base_url: 'https://x.openai.azure.com//',
+        other: '',
+        models: ['gpt-4', 'gpt-4'],
+        groups: ['default', 'vip'],
+        model_mapping: ' ',
+        priority: '2',
+        weight: '3',
+      }),
+    ).toEqual({
+      type: 3,
+      name: 'az',
+      key: 'k1\nk2',
+      base_url: 'https://x.openai.azure.com',
+      other: '2023-06-01-preview',
+      models: 'gpt-4',
+      group: 'default,vip',
+      model_mapping: '{}',
+      priority: 2,
+      weight: 3,
+    });
     expect(channelTransform({ id: 9, type: 18, name: 'spark', key: '', other: '', models: ['SparkDesk'], groups: [] })).toMatchObject({ id: 9, other: 'v2.1', key: '', group: 'default' });
   });
 
   it('turns a stored channel into form values', () => {
     expect(channelFormValues(channel({ models: 'a,b', group: 'vip,default', model_mapping: '{"x":"y"}' }))).toMatchObject({
-      key: '', models: ['a', 'b'], groups: ['vip', 'default'], model_mapping: '{\n  "x": "y"\n}',
+      key: '',
+      models: ['a', 'b'],
+      groups: ['vip', 'default'],
+      model_mapping: '{\n  "x": "y"\n}',
     });
     expect(channelFormValues(channel({ model_mapping: '{}', group: '' }))).toMatchObject({ model_mapping: '', groups: ['default'] });
   });
 });
 
 describe('ChannelList', () => {
-  it('shows each row\'s state and balance, tests a channel, refreshes a balance and disables one', async () => {
+  it("shows each row's state and balance, tests a channel, refreshes a balance and disables one", async () => {
     const puts: unknown[] = [];
     server.use(
       http.get('*/api/channel/', () =>
@@ -209,7 +251,7 @@ describe('ChannelList', () => {
   }, 30_000);
 });
 
-describe('ChannelList\'s test all', () => {
+describe("ChannelList's test all", () => {
   const job = (fields: Record<string, unknown>) => ({ id: 'j1', kind: 'test', state: 'running', done: 0, total: 3, failures: [], started_at: 1700000000, finished_at: 0, ...fields });
 
   /** Starts a test-all answered by `first`, then by each of `polls` in turn; resolves to every text the progress showed, in order. */
@@ -247,7 +289,7 @@ describe('ChannelList\'s test all', () => {
 });
 
 describe('ChannelCreate', () => {
-  it('refuses an incomplete form, pre-fills a type\'s models and posts the cleaned channel', async () => {
+  it("refuses an incomplete form, pre-fills a type's models and posts the cleaned channel", async () => {
     let posted: Record<string, unknown> | undefined;
     server.use(
       http.get('*/api/channel/models', () => HttpResponse.json({ object: 'list', data: [{ id: 'gpt-3.5-turbo' }, { id: 'text-davinci-003' }, { id: 'gpt-4' }] })),
@@ -301,8 +343,16 @@ describe('ChannelCreate', () => {
 
     expect(await screen.findByText('1 channel created', {}, { timeout: 5000 })).toBeInTheDocument();
     expect(posted).toEqual({
-      type: 14, name: 'anthropic', key: 'sk-ant', base_url: 'https://claude.example', other: '',
-      models: 'claude-sonnet-4-5,claude-opus-4-1,claude-haiku-4-5,claude-sonnet-4-0,claude-3-7-sonnet-latest,claude-3-5-haiku-latest,claude-x', group: 'default', model_mapping: '{}', priority: 0, weight: 1,
+      type: 14,
+      name: 'anthropic',
+      key: 'sk-ant',
+      base_url: 'https://claude.example',
+      other: '',
+      models: 'claude-sonnet-4-5,claude-opus-4-1,claude-haiku-4-5,claude-sonnet-4-0,claude-3-7-sonnet-latest,claude-3-5-haiku-latest,claude-x',
+      group: 'default',
+      model_mapping: '{}',
+      priority: 0,
+      weight: 1,
     });
   }, 60_000);
 });

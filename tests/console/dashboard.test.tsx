@@ -103,7 +103,7 @@ describe('dashboard for a user', { timeout: 30_000 }, () => {
     expect([...request.searchParams.keys()].sort()).toEqual(['end', 'start']);
   });
 
-  it('writes the axes in compact units, in the reader\'s language', async () => {
+  it("writes the axes in compact units, in the reader's language", async () => {
     signIn(1);
     const millions = { ...userDashboard, series: userDashboard.series.map((point, index) => ({ ...point, prompt_tokens: 1_000_000 * (index + 1), completion_tokens: 250_000 })) };
     server.use(http.get('*/api/dashboard', () => ok(millions)));
@@ -365,9 +365,7 @@ describe('dashboard view in the URL', () => {
 
 describe('dashboard strings', () => {
   const keysOf = (value: unknown, prefix = ''): string[] =>
-    value !== null && typeof value === 'object'
-      ? Object.entries(value as Record<string, unknown>).flatMap(([key, child]) => keysOf(child, prefix ? `${prefix}.${key}` : key))
-      : [prefix];
+    value !== null && typeof value === 'object' ? Object.entries(value as Record<string, unknown>).flatMap(([key, child]) => keysOf(child, prefix ? `${prefix}.${key}` : key)) : [prefix];
   const valueOf = (bundle: unknown, key: string) => key.split('.').reduce<any>((node, part) => node[part], bundle) as string;
 
   it('have the same keys in English and Chinese, every one translated', () => {
@@ -377,7 +375,11 @@ describe('dashboard strings', () => {
       const chinese = valueOf(DASHBOARD_MESSAGES.zh, key);
       expect(chinese, key).not.toBe('');
       // the same placeholders on both sides
-      expect(chinese.match(/%\{\w+\}/g)?.sort(), key).toEqual(valueOf(DASHBOARD_MESSAGES.en, key).match(/%\{\w+\}/g)?.sort());
+      expect(chinese.match(/%\{\w+\}/g)?.sort(), key).toEqual(
+        valueOf(DASHBOARD_MESSAGES.en, key)
+          .match(/%\{\w+\}/g)
+          ?.sort(),
+      );
     }
   });
 

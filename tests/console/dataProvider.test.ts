@@ -39,7 +39,16 @@ describe('dataProvider', () => {
 
   it('sends sort, order and page size to the server, and leaves them out at their defaults', async () => {
     server.use(
-      http.get('*/api/user/', () => HttpResponse.json({ success: true, message: '', data: [{ id: 3, username: 'carol', quota: 50 }, { id: 2, username: 'bob', quota: 7 }] })),
+      http.get('*/api/user/', () =>
+        HttpResponse.json({
+          success: true,
+          message: '',
+          data: [
+            { id: 3, username: 'carol', quota: 50 },
+            { id: 2, username: 'bob', quota: 7 },
+          ],
+        }),
+      ),
       http.get('*/api/channel/', () => HttpResponse.json({ success: true, message: '', data: rows(25) })),
     );
     const seen = recordRequests();
@@ -158,10 +167,7 @@ describe('dataProvider', () => {
     await provider.getList('log', params);
     localStorage.setItem('user', JSON.stringify({ id: 2, username: 'bob', display_name: '', role: 1, status: 1 }));
     await provider.getList('log', params);
-    expect(seen.map((request) => request.url)).toEqual([
-      '/api/log/?p=2&type=2&username=bob&model_name=gpt-4',
-      '/api/log/self/?p=2&type=2&model_name=gpt-4',
-    ]);
+    expect(seen.map((request) => request.url)).toEqual(['/api/log/?p=2&type=2&username=bob&model_name=gpt-4', '/api/log/self/?p=2&type=2&model_name=gpt-4']);
   });
 
   it('sends the log list its page size, sort and channel (admins only)', async () => {
@@ -182,7 +188,18 @@ describe('dataProvider', () => {
   });
 
   it('gives self log rows (all id 0 on the wire) distinct ids', async () => {
-    server.use(http.get('*/api/log/self/', () => HttpResponse.json({ success: true, message: '', data: [{ id: 0, content: 'a' }, { id: 0, content: 'b' }] })));
+    server.use(
+      http.get('*/api/log/self/', () =>
+        HttpResponse.json({
+          success: true,
+          message: '',
+          data: [
+            { id: 0, content: 'a' },
+            { id: 0, content: 'b' },
+          ],
+        }),
+      ),
+    );
     localStorage.setItem('user', JSON.stringify({ id: 2, username: 'bob', display_name: '', role: 1, status: 1 }));
     const result = await provider.getList('log', { pagination: { page: 2, perPage: 10 }, sort: { field: 'id', order: 'DESC' }, filter: {} });
     expect(result.data.map((row) => row.id)).toEqual(['2-0', '2-1']);
@@ -257,7 +274,15 @@ describe('dataProvider: channel calls', () => {
 
   it('reads the model list without an envelope and the group names with one', async () => {
     server.use(
-      http.get('*/api/channel/models', () => HttpResponse.json({ object: 'list', data: [{ id: 'gpt-3.5-turbo', object: 'model' }, { id: 'gpt-4', object: 'model' }] })),
+      http.get('*/api/channel/models', () =>
+        HttpResponse.json({
+          object: 'list',
+          data: [
+            { id: 'gpt-3.5-turbo', object: 'model' },
+            { id: 'gpt-4', object: 'model' },
+          ],
+        }),
+      ),
       http.get('*/api/group/', () => HttpResponse.json({ success: true, message: '', data: ['default', 'vip'] })),
     );
     const seen = recordRequests();

@@ -22,8 +22,18 @@ const inDollars = { display_in_currency: true, quota_per_unit: 500000 } as Clien
 const inQuota = { display_in_currency: false, quota_per_unit: 500000 } as ClientStatus;
 
 const TOKEN = {
-  id: 3, name: 'laptop', key: 'abcd', status: 1, used_quota: 0, remain_quota: 625000, unlimited_quota: false,
-  created_time: 1_700_000_000, expired_time: -1, models: '', allowed_ips: '', concurrency_limit: 0,
+  id: 3,
+  name: 'laptop',
+  key: 'abcd',
+  status: 1,
+  used_quota: 0,
+  remain_quota: 625000,
+  unlimited_quota: false,
+  created_time: 1_700_000_000,
+  expired_time: -1,
+  models: '',
+  allowed_ips: '',
+  concurrency_limit: 0,
 };
 
 function renderAt(path: string, status: ClientStatus = inDollars) {
@@ -35,7 +45,14 @@ function renderAt(path: string, status: ClientStatus = inDollars) {
             <Route path="/token/add" element={<TokenCreate />} />
             <Route path="/token/edit/:id" element={<TokenEdit />} />
             <Route path="/token" element={<p>token list</p>} />
-            <Route path="/redemption/edit/:id" element={<ResourceContextProvider value="redemption"><RedemptionEdit /></ResourceContextProvider>} />
+            <Route
+              path="/redemption/edit/:id"
+              element={
+                <ResourceContextProvider value="redemption">
+                  <RedemptionEdit />
+                </ResourceContextProvider>
+              }
+            />
           </Routes>
           <Notification />
         </AdminContext>
@@ -104,12 +121,14 @@ describe('quota in dollars', () => {
 });
 
 describe('inline validation', () => {
-  it('shows the spec\'s messages under the fields, not only in a toast', async () => {
+  it("shows the spec's messages under the fields, not only in a toast", async () => {
     let posts = 0;
-    server.use(http.post('*/api/token/', () => {
-      posts += 1;
-      return HttpResponse.json({ success: true, message: '', data: TOKEN });
-    }));
+    server.use(
+      http.post('*/api/token/', () => {
+        posts += 1;
+        return HttpResponse.json({ success: true, message: '', data: TOKEN });
+      }),
+    );
     const user = userEvent.setup();
     renderAt('/token/add');
     const name = await screen.findByRole('textbox', { name: /Name/ });
@@ -122,7 +141,9 @@ describe('inline validation', () => {
   }, 30_000);
 
   it('refuses a redemption quota of zero under the field', async () => {
-    server.use(http.get('*/api/redemption/4', () => HttpResponse.json({ success: true, message: '', data: { id: 4, name: 'gift', key: 'k', status: 1, quota: 100000, created_time: 0, redeemed_time: 0 } })));
+    server.use(
+      http.get('*/api/redemption/4', () => HttpResponse.json({ success: true, message: '', data: { id: 4, name: 'gift', key: 'k', status: 1, quota: 100000, created_time: 0, redeemed_time: 0 } })),
+    );
     const user = userEvent.setup();
     renderAt('/redemption/edit/4', inQuota);
     expect(await screen.findByRole('heading', { level: 1, name: 'Edit redemption code · gift' })).toBeInTheDocument();
@@ -153,20 +174,22 @@ describe('unsaved changes', () => {
     server.use(http.get('*/api/token/3', () => HttpResponse.json({ success: true, message: '', data: TOKEN })));
     const confirm = vi.spyOn(window, 'confirm').mockReturnValue(false);
     const router = createMemoryRouter(
-      [{
-        path: '*',
-        element: (
-          <StatusProvider load={async () => inDollars}>
-            <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={memoryStore()} theme={lightTheme}>
-              <Link to="/elsewhere">leave</Link>
-              <Routes>
-                <Route path="/token/edit/:id" element={<TokenEdit />} />
-                <Route path="/elsewhere" element={<p>elsewhere</p>} />
-              </Routes>
-            </AdminContext>
-          </StatusProvider>
-        ),
-      }],
+      [
+        {
+          path: '*',
+          element: (
+            <StatusProvider load={async () => inDollars}>
+              <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={memoryStore()} theme={lightTheme}>
+                <Link to="/elsewhere">leave</Link>
+                <Routes>
+                  <Route path="/token/edit/:id" element={<TokenEdit />} />
+                  <Route path="/elsewhere" element={<p>elsewhere</p>} />
+                </Routes>
+              </AdminContext>
+            </StatusProvider>
+          ),
+        },
+      ],
       { initialEntries: ['/token/edit/3'] },
     );
     const user = userEvent.setup();

@@ -23,7 +23,7 @@ describe('message bundles', () => {
     expect((messages.zh as any).ra.auth.sign_in).toBe('登录');
   });
 
-  it('carry the spec\'s exact validation messages in English', () => {
+  it("carry the spec's exact validation messages in English", () => {
     const app = (messages.en as any).app;
     expect(app.validation.password_short).toBe('password length must not be less than 8');
     expect(app.validation.password_mismatch).toBe('the two passwords entered do not match');

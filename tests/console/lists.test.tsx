@@ -19,12 +19,21 @@ const channels = [
 
 /** MUI's useMediaQuery reads matchMedia; jsdom has none. */
 function screenWidth(width: number) {
-  window.matchMedia = ((query: string) => {
+  window.matchMedia = (query: string) => {
     const max = /max-width:\s*([\d.]+)px/.exec(query);
     const min = /min-width:\s*([\d.]+)px/.exec(query);
     const matches = (!max || width <= Number(max[1])) && (!min || width >= Number(min[1]));
-    return { matches, media: query, onchange: null, addListener: () => undefined, removeListener: () => undefined, addEventListener: () => undefined, removeEventListener: () => undefined, dispatchEvent: () => false };
-  });
+    return {
+      matches,
+      media: query,
+      onchange: null,
+      addListener: () => undefined,
+      removeListener: () => undefined,
+      addEventListener: () => undefined,
+      removeEventListener: () => undefined,
+      dispatchEvent: () => false,
+    };
+  };
 }
 
 function Where() {

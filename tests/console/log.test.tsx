@@ -12,14 +12,36 @@ import { lightTheme } from '../../src/theme';
 import { server } from './setup';
 
 const row = {
-  id: 0, user_id: 2, created_at: 1700000000, type: 2, content: 'model ratio 15.00, group ratio 1.00', username: 'bob', token_name: 'laptop',
-  model_name: 'gpt-4', quota: 1500, prompt_tokens: 12, completion_tokens: 30, channel_id: 3, elapsed_ms: 1234, is_stream: true, estimated: true,
+  id: 0,
+  user_id: 2,
+  created_at: 1700000000,
+  type: 2,
+  content: 'model ratio 15.00, group ratio 1.00',
+  username: 'bob',
+  token_name: 'laptop',
+  model_name: 'gpt-4',
+  quota: 1500,
+  prompt_tokens: 12,
+  completion_tokens: 30,
+  channel_id: 3,
+  elapsed_ms: 1234,
+  is_stream: true,
+  estimated: true,
 };
 
 /** The pickers' suggestions: the caller's tokens, the users, the channels, the models. */
 function pickerSources() {
   server.use(
-    http.get('*/api/token/', () => HttpResponse.json({ success: true, message: '', data: [{ id: 5, name: 'laptop' }, { id: 6, name: 'phone' }] })),
+    http.get('*/api/token/', () =>
+      HttpResponse.json({
+        success: true,
+        message: '',
+        data: [
+          { id: 5, name: 'laptop' },
+          { id: 6, name: 'phone' },
+        ],
+      }),
+    ),
     http.get('*/api/user/', () => HttpResponse.json({ success: true, message: '', data: [{ id: 2, username: 'bob' }] })),
     http.get('*/api/channel/', () => HttpResponse.json({ success: true, message: '', data: [{ id: 3, name: 'azure-east' }] })),
     http.get('*/api/channel/models', () => HttpResponse.json({ object: 'list', data: [{ id: 'gpt-4' }] })),
@@ -49,7 +71,7 @@ function renderLogs(role: number) {
 }
 
 describe('LogList', () => {
-  it('reads a user\'s own logs and stat over epoch 0 .. an hour ahead, without the username filter', async () => {
+  it("reads a user's own logs and stat over epoch 0 .. an hour ahead, without the username filter", async () => {
     server.use(
       http.get('*/api/log/self/', () => HttpResponse.json({ success: true, message: '', data: [row, { ...row, content: 'second', estimated: false, is_stream: false }] })),
       http.get('*/api/log/self/stat', () => HttpResponse.json({ success: true, message: '', data: { quota: 3000, token: 84 } })),
@@ -81,7 +103,7 @@ describe('LogList', () => {
     expect(seen.some((url) => url.pathname === '/api/log/self/stat' && url.searchParams.get('end_timestamp') === String(end))).toBe(true);
   }, 30_000);
 
-  it('reads everyone\'s logs for an admin, with username and channel columns', async () => {
+  it("reads everyone's logs for an admin, with username and channel columns", async () => {
     server.use(
       http.get('*/api/log/', () => HttpResponse.json({ success: true, message: '', data: [{ ...row, id: 41 }] })),
       http.get('*/api/log/stat', () => HttpResponse.json({ success: true, message: '', data: { quota: 0, token: 0 } })),
@@ -118,10 +140,17 @@ describe('LogList', () => {
     await expect.poll(() => screen.queryByTestId('active-filters')).toBeNull();
   }, 30_000);
 
-  it('shows the request id in a log\'s details, in English and in Chinese, and nothing for a log without one', async () => {
+  it("shows the request id in a log's details, in English and in Chinese, and nothing for a log without one", async () => {
     server.use(
       http.get('*/api/log/self/', () =>
-        HttpResponse.json({ success: true, message: '', data: [{ ...row, id: 7, request_id: 'req_3f2a_1k' }, { ...row, id: 8, content: 'topped up', type: 1, request_id: null }] }),
+        HttpResponse.json({
+          success: true,
+          message: '',
+          data: [
+            { ...row, id: 7, request_id: 'req_3f2a_1k' },
+            { ...row, id: 8, content: 'topped up', type: 1, request_id: null },
+          ],
+        }),
       ),
       http.get('*/api/log/self/stat', () => HttpResponse.json({ success: true, message: '', data: { quota: 0, token: 0 } })),
     );
@@ -147,9 +176,20 @@ describe('LogList', () => {
 
   it('opens a failed row in a drawer: the channel by name, every attempt, and how the quota was computed', async () => {
     const failed = {
-      ...row, id: 51, type: 5, quota: 0, content: 'all channels failed: upstream answered 500', request_id: 'req_fail_51', channel_id: 4, channel_name: 'openai-backup',
+      ...row,
+      id: 51,
+      type: 5,
+      quota: 0,
+      content: 'all channels failed: upstream answered 500',
+      request_id: 'req_fail_51',
+      channel_id: 4,
+      channel_name: 'openai-backup',
       details: {
-        protocol: 'openai', operation: 'chat', status: 502, retries: 1, errorCode: 'upstream_error',
+        protocol: 'openai',
+        operation: 'chat',
+        status: 502,
+        retries: 1,
+        errorCode: 'upstream_error',
         attempts: [
           { channelId: 3, channelName: 'azure-east', status: 500, reason: 'The server had an error.', ms: 120 },
           { channelId: 4, channelName: 'openai-backup', status: 503, reason: 'overloaded', ms: 80 },
@@ -157,7 +197,11 @@ describe('LogList', () => {
       },
     };
     const charged = {
-      ...row, id: 52, content: 'charged', request_id: 'req_ok_52', channel_name: 'azure-east',
+      ...row,
+      id: 52,
+      content: 'charged',
+      request_id: 'req_ok_52',
+      channel_name: 'azure-east',
       details: { cachedTokens: 8, reasoningTokens: 5, ttftMs: 350, modelRatio: 15, completionRatio: 2, groupRatio: 1, formula: '(12 + 30 × 2) × 15 × 1 = 1080' },
     };
     server.use(
@@ -178,7 +222,9 @@ describe('LogList', () => {
     expect(within(drawer).getByRole('link', { name: 'openai-backup' })).toHaveAttribute('href', '/channel/edit/4');
     expect(within(drawer).getByText('openai · chat')).toBeInTheDocument();
     const attempts = within(drawer).getByRole('table', { name: 'Attempts' });
-    const lines = within(attempts).getAllByRole('row').map((line) => line.textContent);
+    const lines = within(attempts)
+      .getAllByRole('row')
+      .map((line) => line.textContent);
     expect(lines).toEqual(['ChannelStatusReasonms', 'azure-east500The server had an error.120', 'openai-backup503overloaded80']);
     fireEvent.keyDown(drawer, { key: 'Escape' });
     await expect.poll(() => screen.queryByRole('dialog')).toBeNull();
@@ -216,10 +262,25 @@ describe('LogList', () => {
     server.use(
       http.get('*/api/log/self/', () =>
         HttpResponse.json({
-          success: true, message: '', data: [{
-            ...row, id: 0, type: 5, quota: 0, content: 'refused', channel_id: 3,
-            details: { status: 502, attempts: [{ channelId: 3, channelName: '', status: 500, reason: 'upstream 500' }, { channelId: 4, channelName: '', status: 0, reason: 'timeout' }] },
-          }],
+          success: true,
+          message: '',
+          data: [
+            {
+              ...row,
+              id: 0,
+              type: 5,
+              quota: 0,
+              content: 'refused',
+              channel_id: 3,
+              details: {
+                status: 502,
+                attempts: [
+                  { channelId: 3, channelName: '', status: 500, reason: 'upstream 500' },
+                  { channelId: 4, channelName: '', status: 0, reason: 'timeout' },
+                ],
+              },
+            },
+          ],
         }),
       ),
       http.get('*/api/log/self/stat', () => HttpResponse.json({ success: true, message: '', data: { quota: 0, token: 0 } })),
@@ -229,7 +290,9 @@ describe('LogList', () => {
     const drawer = await screen.findByRole('dialog', { name: 'Log details' });
     expect(within(drawer).queryByText('Channel')).toBeNull();
     expect(within(drawer).queryByText(/#\d/)).toBeNull();
-    const lines = within(within(drawer).getByRole('table', { name: 'Attempts' })).getAllByRole('row').map((line) => line.textContent);
+    const lines = within(within(drawer).getByRole('table', { name: 'Attempts' }))
+      .getAllByRole('row')
+      .map((line) => line.textContent);
     expect(lines).toEqual(['TryStatusReasonms', '1500upstream 500–', '2–timeout–']);
   }, 30_000);
 
@@ -244,9 +307,7 @@ describe('LogList', () => {
     fireEvent.click(await screen.findByRole('option', { name: 'Error' }));
     await expect.poll(() => seen.some((url) => url.pathname === '/api/log/' && url.searchParams.get('type') === '5'), { timeout: 5000 }).toBe(true);
     fireEvent.change(document.querySelector('input[name="request_id"]')!, { target: { value: 'req_fail_51' } });
-    await expect
-      .poll(() => seen.find((url) => url.pathname === '/api/log/' && url.searchParams.get('request_id') === 'req_fail_51')?.searchParams.get('type'), { timeout: 5000 })
-      .toBe('5');
+    await expect.poll(() => seen.find((url) => url.pathname === '/api/log/' && url.searchParams.get('request_id') === 'req_fail_51')?.searchParams.get('type'), { timeout: 5000 }).toBe('5');
     expect(await screen.findByText('Request ID: req_fail_51')).toBeInTheDocument();
   }, 30_000);
 });

@@ -6,9 +6,7 @@ describe('top menu', () => {
   const paths = (role: number | undefined, chat: boolean) => visibleMenuItems(role, chat).map((item) => item.to);
 
   it('shows an admin every entry in order, top-up between redemption codes and users', () => {
-    expect(paths(10, true)).toEqual([
-      '/', '/channel', '/token', '/redemption', '/topup', '/user', '/log', '/webhook', '/setting', '/about', '/chat',
-    ]);
+    expect(paths(10, true)).toEqual(['/', '/channel', '/token', '/redemption', '/topup', '/user', '/log', '/webhook', '/setting', '/about', '/chat']);
   });
 
   it('hides admin entries from users and visitors, and Chat without a chat link', () => {
@@ -18,8 +16,17 @@ describe('top menu', () => {
 
   it('keeps the label keys', () => {
     expect(visibleMenuItems(100, true).map((item) => item.label)).toEqual([
-      'app.menu.home', 'app.menu.channel', 'app.menu.token', 'app.menu.redemption', 'app.menu.topup', 'app.menu.user',
-      'app.menu.log', 'webhooks.menu', 'app.menu.setting', 'app.menu.about', 'app.menu.chat',
+      'app.menu.home',
+      'app.menu.channel',
+      'app.menu.token',
+      'app.menu.redemption',
+      'app.menu.topup',
+      'app.menu.user',
+      'app.menu.log',
+      'webhooks.menu',
+      'app.menu.setting',
+      'app.menu.about',
+      'app.menu.chat',
     ]);
   });
 });

@@ -21,9 +21,21 @@ import { invalidChangeMessage } from '../../src/settings/saveRules';
 import { server } from './setup';
 
 const TOKEN = {
-  id: 3, name: 'laptop', key: 'abcd', status: 1, used_quota: 0, remain_quota: 625000, unlimited_quota: false,
-  created_time: 1_700_000_000, expired_time: -1, models: '', allowed_ips: '', concurrency_limit: 0,
-  rpm_limit: null, tpm_limit: 50000, rate_limits: { rpm: 600, tpm: 50000 },
+  id: 3,
+  name: 'laptop',
+  key: 'abcd',
+  status: 1,
+  used_quota: 0,
+  remain_quota: 625000,
+  unlimited_quota: false,
+  created_time: 1_700_000_000,
+  expired_time: -1,
+  models: '',
+  allowed_ips: '',
+  concurrency_limit: 0,
+  rpm_limit: null,
+  tpm_limit: 50000,
+  rate_limits: { rpm: 600, tpm: 50000 },
 };
 
 const renderField = (record: Record<string, unknown>) =>
@@ -98,8 +110,23 @@ describe('the token form', () => {
 describe('the user form (admins)', () => {
   it("loads the user's overrides and sends them, an emptied one as null (the group's limit)", async () => {
     const USER = {
-      id: 5, username: 'alice', display_name: 'Alice', email: '', github_id: '', wechat_id: '', role: 1, status: 1, quota: 1000, used_quota: 0,
-      request_count: 0, group: 'vip', aff_code: '', inviter_id: 0, concurrency_limit: 0, rpm_limit: 100, tpm_limit: 20000,
+      id: 5,
+      username: 'alice',
+      display_name: 'Alice',
+      email: '',
+      github_id: '',
+      wechat_id: '',
+      role: 1,
+      status: 1,
+      quota: 1000,
+      used_quota: 0,
+      request_count: 0,
+      group: 'vip',
+      aff_code: '',
+      inviter_id: 0,
+      concurrency_limit: 0,
+      rpm_limit: 100,
+      tpm_limit: 20000,
     };
     let sent: Record<string, unknown> | undefined;
     server.use(
@@ -137,7 +164,17 @@ describe('the GroupRateLimits setting', () => {
     const read = (locale: 'en' | 'zh', path: string) => path.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown>)?.[part], messages[locale]);
     expect(read('en', 'settings.option.GroupRateLimits')).toBe('Rate limits per group (RPM, TPM)');
     expect(read('zh', 'settings.option.GroupRateLimits')).toBe('分组速率限制（RPM、TPM）');
-    for (const path of ['settings.help.GroupRateLimits', 'settings.errors.group_rate_limits_json', 'app.token.rpm_limit', 'app.token.tpm_limit', 'app.token.rate_limit_help', 'app.user_edit.rpm_limit', 'app.user_edit.rate_limit_help', 'app.rate_limits.rpm', 'resources.token.fields.rate_limits']) {
+    for (const path of [
+      'settings.help.GroupRateLimits',
+      'settings.errors.group_rate_limits_json',
+      'app.token.rpm_limit',
+      'app.token.tpm_limit',
+      'app.token.rate_limit_help',
+      'app.user_edit.rpm_limit',
+      'app.user_edit.rate_limit_help',
+      'app.rate_limits.rpm',
+      'resources.token.fields.rate_limits',
+    ]) {
       for (const locale of ['en', 'zh'] as const) expect(read(locale, path), `${locale} ${path}`).toEqual(expect.any(String));
     }
     expect(read('zh', 'app.token.rpm_limit')).not.toBe(read('en', 'app.token.rpm_limit'));

@@ -24,11 +24,7 @@ function serveOptions(overrides: Record<string, string> = {}, secretsSet: string
       HttpResponse.json({
         success: true,
         message: '',
-        data: OPTION_KEYS.map((key) =>
-          OPTION_SPECS[key].kind === 'secret'
-            ? { key, value: '', set: secretsSet.includes(key) }
-            : { key, value: overrides[key] ?? OPTION_SPECS[key].default },
-        ),
+        data: OPTION_KEYS.map((key) => (OPTION_SPECS[key].kind === 'secret' ? { key, value: '', set: secretsSet.includes(key) } : { key, value: overrides[key] ?? OPTION_SPECS[key].default })),
       }),
     ),
     http.put('*/api/option/', async ({ request }) => {
@@ -74,7 +70,12 @@ describe('admin settings', { timeout: 30_000 }, () => {
     await user.type(field('Footer'), '<b>hi</b>');
     expect(puts).toEqual([]); // held locally until saved
     await user.click(within(branding).getByRole('button', { name: 'Save' }));
-    await waitFor(() => expect(puts).toEqual([{ key: 'SystemName', value: 'Acme AI' }, { key: 'Footer', value: '<b>hi</b>' }]));
+    await waitFor(() =>
+      expect(puts).toEqual([
+        { key: 'SystemName', value: 'Acme AI' },
+        { key: 'Footer', value: '<b>hi</b>' },
+      ]),
+    );
     expect(await screen.findByText('settings saved')).toBeInTheDocument();
   });
 
@@ -98,10 +99,15 @@ describe('admin settings', { timeout: 30_000 }, () => {
     await waitFor(() => expect(puts).toEqual([{ key: 'SMTPServer', value: 'smtp.new.example' }]));
     await user.type(field('SMTPToken'), 'new-password');
     await user.click(within(smtp).getByRole('button', { name: 'Save' }));
-    await waitFor(() => expect(puts).toEqual([{ key: 'SMTPServer', value: 'smtp.new.example' }, { key: 'SMTPToken', value: 'new-password' }]));
+    await waitFor(() =>
+      expect(puts).toEqual([
+        { key: 'SMTPServer', value: 'smtp.new.example' },
+        { key: 'SMTPToken', value: 'new-password' },
+      ]),
+    );
   });
 
-  it('refuses invalid model ratio JSON with the spec\'s message and saves nothing', async () => {
+  it("refuses invalid model ratio JSON with the spec's message and saves nothing", async () => {
     const user = await openTab('Operation');
     const ratios = await section('Ratios');
     await user.clear(field('ModelRatio'));
@@ -151,7 +157,7 @@ describe('admin settings', { timeout: 30_000 }, () => {
     await waitFor(() => expect(puts).toEqual([{ key: 'PasswordLoginEnabled', value: 'false' }]));
   });
 
-  it('turns a toggle back and shows the server\'s refusal', async () => {
+  it("turns a toggle back and shows the server's refusal", async () => {
     server.use(http.put('*/api/option/', () => HttpResponse.json({ success: false, message: 'fill in the GitHub client id and secret first' })));
     const user = await openTab('System');
     await section('Sign-in and registration');
@@ -169,15 +175,23 @@ describe('admin settings', { timeout: 30_000 }, () => {
     await user.click(within(domains).getByRole('button', { name: 'Add' }));
     await user.type(entry, 'qq.com');
     await user.click(within(domains).getByRole('button', { name: 'Add' }));
-    expect(within(domains).getAllByRole('listitem').map((item) => item.textContent)).toEqual(['gmail.com', 'qq.com']);
+    expect(
+      within(domains)
+        .getAllByRole('listitem')
+        .map((item) => item.textContent),
+    ).toEqual(['gmail.com', 'qq.com']);
     await user.clear(entry);
     await user.type(entry, ' example.org {Enter}');
-    expect(within(domains).getAllByRole('listitem').map((item) => item.textContent)).toEqual(['gmail.com', 'qq.com', 'example.org']);
+    expect(
+      within(domains)
+        .getAllByRole('listitem')
+        .map((item) => item.textContent),
+    ).toEqual(['gmail.com', 'qq.com', 'example.org']);
     await user.click(within(domains).getByRole('button', { name: 'Save' }));
     await waitFor(() => expect(puts).toEqual([{ key: 'EmailDomainWhitelist', value: 'gmail.com,qq.com,example.org' }]));
   });
 
-  it('shows an admin the System tab read-only and the top-up link as root\'s', async () => {
+  it("shows an admin the System tab read-only and the top-up link as root's", async () => {
     await openTab('System', 10);
     expect(await screen.findByText(/Only the super admin can change these settings/)).toBeInTheDocument();
     expect(field('SMTPServer')).toBeDisabled();
@@ -224,7 +238,7 @@ describe('admin settings', { timeout: 30_000 }, () => {
     expect(within(dialog).getByRole('link', { name: 'Open the release page' })).toHaveAttribute('href', 'https://github.com/acme/releases/v0.6.0');
   });
 
-  it('shows the server\'s message when the update check fails', async () => {
+  it("shows the server's message when the update check fails", async () => {
     server.use(http.get('*/api/release/latest', () => HttpResponse.json({ success: false, message: 'cannot check for updates: the release server is unreachable (ENOTFOUND)' })));
     const user = await openTab('Other');
     await user.click(await screen.findByRole('button', { name: 'Check for updates' }));
@@ -235,7 +249,7 @@ describe('admin settings', { timeout: 30_000 }, () => {
 describe('the import from one-api or new-api (Other tab)', () => {
   beforeEach(() => serveOptions());
 
-  it('is root\'s only', async () => {
+  it("is root's only", async () => {
     await openTab('Other', 10);
     await screen.findByRole('button', { name: 'Check for updates' });
     expect(screen.queryByRole('region', { name: 'Move from one-api or new-api' })).toBeNull();

@@ -15,7 +15,13 @@ function recordRequests() {
   server.events.on('request:start', async ({ request }) => {
     const url = new URL(request.url);
     const text = request.method === 'GET' || request.method === 'DELETE' ? '' : await request.clone().text();
-    seen.push({ method: request.method, url: decodeURIComponent(url.pathname + url.search), body: text ? JSON.parse(text) : undefined, credentials: request.credentials, range: request.headers.get('range') });
+    seen.push({
+      method: request.method,
+      url: decodeURIComponent(url.pathname + url.search),
+      body: text ? JSON.parse(text) : undefined,
+      credentials: request.credentials,
+      range: request.headers.get('range'),
+    });
   });
   return seen;
 }
@@ -33,18 +39,16 @@ describe('simple-rest resources', () => {
     const seen = recordRequests();
     const page = await provider.getList('webhook', { pagination: { page: 2, perPage: 25 }, sort: { field: 'name', order: 'ASC' }, filter: { enabled: true } });
     expect(page).toEqual({ data: [hook(3), hook(2)], total: 27 });
-    expect(seen).toEqual([
-      { method: 'GET', url: '/api/webhook?filter={"enabled":true}&range=[25,49]&sort=["name","ASC"]', body: undefined, credentials: 'same-origin', range: 'webhook=25-49' },
-    ]);
+    expect(seen).toEqual([{ method: 'GET', url: '/api/webhook?filter={"enabled":true}&range=[25,49]&sort=["name","ASC"]', body: undefined, credentials: 'same-origin', range: 'webhook=25-49' }]);
   });
 
-  it('getOne, getMany, getManyReference, create, update and delete use the convention\'s URLs and bare bodies', async () => {
+  it("getOne, getMany, getManyReference, create, update and delete use the convention's URLs and bare bodies", async () => {
     server.use(
       http.get('*/api/webhook/7', () => HttpResponse.json(hook(7))),
       http.get('*/api/webhook', () => HttpResponse.json([hook(7), hook(8)], { headers: { 'Content-Range': 'webhook 0-1/2' } })),
       http.get('*/api/webhook_delivery', () => HttpResponse.json([{ id: 1, webhook_id: 7 }], { headers: { 'Content-Range': 'webhook_delivery 0-0/1' } })),
-      http.post('*/api/webhook', async ({ request }) => HttpResponse.json({ ...(await request.json() as object), id: 9, secret: 'whsec_once' }, { status: 201 })),
-      http.put('*/api/webhook/7', async ({ request }) => HttpResponse.json({ ...hook(7), ...(await request.json() as object) })),
+      http.post('*/api/webhook', async ({ request }) => HttpResponse.json({ ...((await request.json()) as object), id: 9, secret: 'whsec_once' }, { status: 201 })),
+      http.put('*/api/webhook/7', async ({ request }) => HttpResponse.json({ ...hook(7), ...((await request.json()) as object) })),
       http.delete('*/api/webhook/7', () => HttpResponse.json(hook(7))),
     );
     const seen = recordRequests();

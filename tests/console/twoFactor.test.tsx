@@ -92,7 +92,11 @@ describe('two-factor panel', { timeout: 30_000 }, () => {
       http.post('*/api/user/2fa/enrol', () => {
         calls.push('enrol');
         status = { ...status, pending: true };
-        return envelope({ secret: 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP', otpauth_url: 'otpauth://totp/Switchboard:amy?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP', qr_code: 'data:image/svg+xml;base64,PHN2Zy8+' });
+        return envelope({
+          secret: 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP',
+          otpauth_url: 'otpauth://totp/Switchboard:amy?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP',
+          qr_code: 'data:image/svg+xml;base64,PHN2Zy8+',
+        });
       }),
       http.post('*/api/user/2fa/confirm', async ({ request }) => {
         calls.push(`confirm ${((await request.json()) as { code: string }).code}`);

@@ -18,8 +18,34 @@ const hooks = [
   { id: 1, name: 'billing', url: 'https://billing.example.com/hook', events: ['user.balance_low'], enabled: false, created_time: 1_700_000_000 },
 ];
 const deliveries = [
-  { id: 11, webhook_id: 2, event_id: 'evt_b', event_type: 'channel.disabled', status: 'failed', attempts: 6, last_status_code: 500, last_error: 'HTTP 500', next_attempt_at: 0, created_time: 1_700_000_000, delivered_time: 0, payload: '{}' },
-  { id: 10, webhook_id: 2, event_id: 'evt_a', event_type: 'webhook.test', status: 'delivered', attempts: 1, last_status_code: 200, last_error: '', next_attempt_at: 0, created_time: 1_700_000_000, delivered_time: 1_700_000_001, payload: '{}' },
+  {
+    id: 11,
+    webhook_id: 2,
+    event_id: 'evt_b',
+    event_type: 'channel.disabled',
+    status: 'failed',
+    attempts: 6,
+    last_status_code: 500,
+    last_error: 'HTTP 500',
+    next_attempt_at: 0,
+    created_time: 1_700_000_000,
+    delivered_time: 0,
+    payload: '{}',
+  },
+  {
+    id: 10,
+    webhook_id: 2,
+    event_id: 'evt_a',
+    event_type: 'webhook.test',
+    status: 'delivered',
+    attempts: 1,
+    last_status_code: 200,
+    last_error: '',
+    next_attempt_at: 0,
+    created_time: 1_700_000_000,
+    delivered_time: 1_700_000_001,
+    payload: '{}',
+  },
 ];
 
 function Where() {

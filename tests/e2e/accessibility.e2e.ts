@@ -28,7 +28,12 @@ const PAGES: Array<[path: string, ready: RegExp]> = [
 ];
 
 async function settle(page: Page, ready: RegExp): Promise<void> {
-  await page.getByRole('heading', { level: 1 }).or(page.getByRole('heading', { level: 2 })).filter({ hasText: ready }).first().waitFor({ timeout: 20_000 });
+  await page
+    .getByRole('heading', { level: 1 })
+    .or(page.getByRole('heading', { level: 2 }))
+    .filter({ hasText: ready })
+    .first()
+    .waitFor({ timeout: 20_000 });
   await page.waitForLoadState('networkidle');
   // no list is still drawing skeletons, and no notice is fading in or out
   await page.waitForFunction(() => !document.querySelector('.MuiSkeleton-root, .MuiSnackbar-root'), undefined, { timeout: 10_000 }).catch(() => undefined);
@@ -51,7 +56,11 @@ describe.runIf(enabled)('accessibility and language', () => {
     expect(await call('POST', '/api/token/', { name: 'laptop', remain_quota: 500000, expired_time: -1, unlimited_quota: false })).toMatchObject({ success: true });
     expect(await call('POST', '/api/redemption/', { name: 'gift', quota: 100000, count: 1 })).toMatchObject({ success: true });
     // channel-type badges of several colours
-    for (const [type, name] of [[1, 'openai'], [14, 'claude'], [24, 'gemini']] as const) {
+    for (const [type, name] of [
+      [1, 'openai'],
+      [14, 'claude'],
+      [24, 'gemini'],
+    ] as const) {
       expect(await call('POST', '/api/channel/', { type, name, key: `sk-${name}`, base_url: '', other: '', models: 'gpt-4', group: 'default', model_mapping: '{}' })).toMatchObject({ success: true });
     }
   }, 180_000);

@@ -58,11 +58,16 @@ describe.runIf(enabled)('accounts: redemption codes, top-up and user management'
     await admin.locator('input[name="count"]').fill('3');
     const [download] = await Promise.all([admin.waitForEvent('download'), admin.getByRole('button', { name: /create and download/i }).click()]);
     expect(download.suggestedFilename()).toBe('welcome.txt');
-    keys = readFileSync(await download.path(), 'utf8').trim().split('\n');
+    keys = readFileSync(await download.path(), 'utf8')
+      .trim()
+      .split('\n');
     expect(keys).toHaveLength(3);
     for (const key of keys) expect(key).toMatch(/^[0-9a-f]{32}$/);
     await admin.waitForURL(`${gateway.baseUrl}/redemption`);
-    await admin.getByRole('row', { name: /welcome/ }).first().waitFor();
+    await admin
+      .getByRole('row', { name: /welcome/ })
+      .first()
+      .waitFor();
     expect(await admin.getByRole('row', { name: /welcome/ }).count()).toBe(3);
     await admin.screenshot({ path: join(screenshotDir, 'redemption-list.png') });
   });
@@ -91,18 +96,27 @@ describe.runIf(enabled)('accounts: redemption codes, top-up and user management'
     // promote, demote and delete sit in the row's "more" menu
     await row.getByRole('button', { name: /^more actions$/i }).click();
     await admin.getByRole('menuitem', { name: /^promote$/i }).click();
-    await admin.getByRole('dialog').getByRole('button', { name: /confirm/i }).click();
+    await admin
+      .getByRole('dialog')
+      .getByRole('button', { name: /confirm/i })
+      .click();
     await row.getByText('Admin').waitFor();
     await row.getByRole('button', { name: /^disable$/i }).click();
     // disabling asks first, like promote, demote and delete
-    await admin.getByRole('dialog').getByRole('button', { name: /confirm/i }).click();
+    await admin
+      .getByRole('dialog')
+      .getByRole('button', { name: /confirm/i })
+      .click();
     await row.getByText('Banned').waitFor();
     await admin.screenshot({ path: join(screenshotDir, 'user-list.png') });
     // the banned user's open session stops working
     expect(await user.evaluate(async () => (await fetch('/api/user/self')).status)).toBe(401);
     await row.getByRole('button', { name: /^more actions$/i }).click();
     await admin.getByRole('menuitem', { name: /^delete$/i }).click();
-    await admin.getByRole('dialog').getByRole('button', { name: /confirm/i }).click();
+    await admin
+      .getByRole('dialog')
+      .getByRole('button', { name: /confirm/i })
+      .click();
     await admin.getByRole('row', { name: /carl/ }).waitFor({ state: 'detached' });
     // root's own row offers no actions
     const rootRow = admin.getByRole('row', { name: /Super admin/ });
@@ -123,7 +137,10 @@ describe.runIf(enabled)('accounts: redemption codes, top-up and user management'
     await admin.locator('input[name="username"]').waitFor();
     expect(await admin.locator('input[name="username"]').inputValue()).toBe('dora');
     await admin.getByRole('button', { name: /^delete$/i }).click();
-    await admin.getByRole('dialog').getByRole('button', { name: /confirm/i }).click();
+    await admin
+      .getByRole('dialog')
+      .getByRole('button', { name: /confirm/i })
+      .click();
     await admin.waitForURL(`${gateway.baseUrl}/user`);
     expect(await admin.evaluate(async () => ((await (await fetch('/api/user/search?keyword=dora')).json()) as { data: unknown[] }).data.length)).toBe(0);
   });

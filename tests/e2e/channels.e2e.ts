@@ -41,7 +41,11 @@ describe.runIf(enabled)('channels: add, test, relay through it, read the log', (
     await page.getByRole('button', { name: /^log in$/i }).click();
     await page.waitForURL(`${gateway.baseUrl}/`);
 
-    await page.getByRole('navigation').first().getByRole('link', { name: /^channel$/i }).click();
+    await page
+      .getByRole('navigation')
+      .first()
+      .getByRole('link', { name: /^channel$/i })
+      .click();
     await page.waitForURL(`${gateway.baseUrl}/channel`);
     await page.getByRole('link', { name: /add channel/i }).click();
     await page.waitForURL(`${gateway.baseUrl}/channel/add`);
@@ -125,7 +129,10 @@ describe.runIf(enabled)('channels: add, test, relay through it, read the log', (
     const stored = (await (await fetch(`${gateway.baseUrl}/api/channel/1`, { headers: { cookie } })).json()).data;
     expect(stored).toMatchObject({ weight: 3, models: 'gpt-3.5-turbo', base_url: emulator.baseUrl });
     const before = emulator.requests.length;
-    await page.getByRole('row', { name: /emulator/ }).getByRole('button', { name: /^test$/i }).click();
+    await page
+      .getByRole('row', { name: /emulator/ })
+      .getByRole('button', { name: /^test$/i })
+      .click();
     await page.getByText(/channel emulator tested successfully/i).waitFor();
     expect(emulator.requests.slice(before).some((request) => request.headers.authorization === 'Bearer sk-good')).toBe(true);
   });

@@ -49,7 +49,14 @@ interface Post {
 }
 
 const LABELS = {
-  en: { title: 'Dashboard', adminTitle: 'Dashboard: all users', cards: ['Balance', 'Today', 'Last 7 days', 'Last 30 days'], health: 'Channel health', topChannels: 'Top channels', topTokens: 'Top tokens' },
+  en: {
+    title: 'Dashboard',
+    adminTitle: 'Dashboard: all users',
+    cards: ['Balance', 'Today', 'Last 7 days', 'Last 30 days'],
+    health: 'Channel health',
+    topChannels: 'Top channels',
+    topTokens: 'Top tokens',
+  },
   zh: { title: '仪表盘', adminTitle: '仪表盘：全部用户', cards: ['余额', '今日', '近 7 天', '近 30 天'], health: '渠道健康', topChannels: '用量最多的渠道', topTokens: '用量最多的令牌' },
 } as const;
 type Locale = keyof typeof LABELS;
@@ -64,7 +71,7 @@ describe.runIf(served)('dashboard: a user and root see their usage, in every lay
     if (cookie) headers.cookie = cookie;
     if (bearer) headers.authorization = `Bearer ${bearer}`;
     const response = await fetch(`${gateway.baseUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
-    return { status: response.status, body: (await response.json()) };
+    return { status: response.status, body: await response.json() };
   };
   const createToken = async (cookie: string, name: string) => {
     const { body } = await post({ path: '/api/token/', cookie, body: { name, remain_quota: 5_000_000 } });

@@ -97,7 +97,10 @@ describe.runIf(enabled)('first load: what the console transfers', () => {
     const paths = transfers.map((transfer) => new URL(transfer.url).pathname);
     // an ordinary user never needs the channel, redemption or user screens
     for (const adminOnly of ['ChannelList', 'ChannelEdit', 'RedemptionList', 'UserList', 'UserForms']) {
-      expect(paths.some((path) => path.includes(adminOnly)), adminOnly).toBe(false);
+      expect(
+        paths.some((path) => path.includes(adminOnly)),
+        adminOnly,
+      ).toBe(false);
     }
     console.log(`[first load] signed-in user, login to first screen: ${kib(total(transfers))}\n${describeTransfers(transfers)}`);
     expect(total(transfers), describeTransfers(transfers)).toBeLessThan(USER_FIRST_SCREEN_BUDGET_BYTES);

@@ -37,7 +37,10 @@ describe.runIf(enabled)('foundation: sign in as root, browse, sign out', () => {
 
   it('shows the login page with its links', async () => {
     await page.goto(`${gateway.baseUrl}/login`);
-    await page.getByRole('link', { name: /register/i }).first().waitFor({ state: 'visible' });
+    await page
+      .getByRole('link', { name: /register/i })
+      .first()
+      .waitFor({ state: 'visible' });
     await page.locator('a[href="/reset"]').first().waitFor({ state: 'visible' });
   });
 
@@ -61,7 +64,11 @@ describe.runIf(enabled)('foundation: sign in as root, browse, sign out', () => {
   });
 
   it('opens About through the menu', async () => {
-    await page.getByRole('navigation').first().getByRole('link', { name: /^about$/i }).click();
+    await page
+      .getByRole('navigation')
+      .first()
+      .getByRole('link', { name: /^about$/i })
+      .click();
     await page.waitForURL(`${gateway.baseUrl}/about`);
     await page.getByRole('heading', { name: /about/i }).first().waitFor({ state: 'visible' });
   });
@@ -69,7 +76,10 @@ describe.runIf(enabled)('foundation: sign in as root, browse, sign out', () => {
   it('shows the not-found page for an unknown path', async () => {
     await page.goto(`${gateway.baseUrl}/no/such/page`);
     await page.getByText('404').first().waitFor({ state: 'visible' });
-    await page.getByText(/requested page was not found/i).first().waitFor({ state: 'visible' });
+    await page
+      .getByText(/requested page was not found/i)
+      .first()
+      .waitFor({ state: 'visible' });
     await page.screenshot({ path: join(screenshotDir, 'foundation-404.png') });
   });
 

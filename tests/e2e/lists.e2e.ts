@@ -117,7 +117,10 @@ describe.runIf(enabled)('lists: width, cards, server sorting, test all, bulk dis
     expect(await overflow()).toEqual([]);
     // the token link filters the list, and says so with a chip
     await row.getByRole('button', { name: `token-${String(TOKENS - 1).padStart(2, '0')}` }).click();
-    await page.getByTestId('active-filters').getByText(`Token: token-${String(TOKENS - 1).padStart(2, '0')}`).waitFor();
+    await page
+      .getByTestId('active-filters')
+      .getByText(`Token: token-${String(TOKENS - 1).padStart(2, '0')}`)
+      .waitFor();
     await page.screenshot({ path: join(screenshotDir, 'lists-logs-1440.png'), fullPage: true });
   });
 
@@ -128,8 +131,7 @@ describe.runIf(enabled)('lists: width, cards, server sorting, test all, bulk dis
     expect(await page.getByRole('row', { name: /token-00/ }).count()).toBe(0);
     // react-admin names the header's sort button "Sort by remaining quota ascending|descending"
     const sortLabel = page.getByRole('button', { name: /^sort by remaining quota/i });
-    const sortedBy = (order: string) =>
-      page.waitForRequest((request) => request.url().includes('/api/token/?') && request.url().includes(`sort=remain_quota&order=${order}`));
+    const sortedBy = (order: string) => page.waitForRequest((request) => request.url().includes('/api/token/?') && request.url().includes(`sort=remain_quota&order=${order}`));
     // the first click sorts ascending, the second descending: each a request to the server
     const ascending = sortedBy('asc');
     await sortLabel.click();
@@ -157,7 +159,7 @@ describe.runIf(enabled)('lists: width, cards, server sorting, test all, bulk dis
     await phone.close();
   });
 
-  it('test all shows its progress to the end, and the dead port\'s failure', async () => {
+  it("test all shows its progress to the end, and the dead port's failure", async () => {
     await page.goto(`${gateway.baseUrl}/channel`);
     await page.getByRole('row', { name: /dead-port/ }).waitFor();
     const button = page.getByRole('button', { name: 'Test all enabled' });
@@ -192,13 +194,26 @@ describe.runIf(enabled)('lists: width, cards, server sorting, test all, bulk dis
 
   it('disables the selected channels together', async () => {
     await page.goto(`${gateway.baseUrl}/channel`);
-    for (const name of ['emulator-10', 'emulator-09']) await page.getByRole('row', { name: new RegExp(name) }).getByRole('checkbox').check();
+    for (const name of ['emulator-10', 'emulator-09'])
+      await page
+        .getByRole('row', { name: new RegExp(name) })
+        .getByRole('checkbox')
+        .check();
     await page.screenshot({ path: join(screenshotDir, 'lists-bulk-selected.png') });
     await page.locator('[data-test="bulk-actions-toolbar"]').getByRole('button', { name: 'Disable', exact: true }).click();
-    await expect.poll(async () => {
-      const rows = (await api('GET', '/api/channel/?status=2')).data as Array<{ name: string }>;
-      return rows.map((row) => row.name).sort();
-    }).toEqual(['emulator-09', 'emulator-10']);
-    await expect.poll(() => page.getByRole('row', { name: /emulator-10/ }).getByText('Disabled').count()).toBe(1);
+    await expect
+      .poll(async () => {
+        const rows = (await api('GET', '/api/channel/?status=2')).data as Array<{ name: string }>;
+        return rows.map((row) => row.name).sort();
+      })
+      .toEqual(['emulator-09', 'emulator-10']);
+    await expect
+      .poll(() =>
+        page
+          .getByRole('row', { name: /emulator-10/ })
+          .getByText('Disabled')
+          .count(),
+      )
+      .toBe(1);
   });
 });

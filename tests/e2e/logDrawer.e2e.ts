@@ -37,7 +37,7 @@ describe.runIf(chromiumAvailable())('log drawer: a failed request from the dashb
 
   const post = async (path: string, body: unknown, headers: Record<string, string>) => {
     const response = await fetch(`${gateway.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-    return { status: response.status, body: (await response.json()) };
+    return { status: response.status, body: await response.json() };
   };
 
   beforeAll(async () => {
@@ -88,10 +88,13 @@ describe.runIf(chromiumAvailable())('log drawer: a failed request from the dashb
   /** Waits until the drawer has slid fully in (MUI's slide ignores reduced motion), so a screenshot shows it whole. */
   const settled = async (drawer: Locator) => {
     await drawer.waitFor();
-    await drawer.evaluate((element) => new Promise<void>((resolve) => {
-      const check = () => (getComputedStyle(element).transform === 'none' ? resolve() : requestAnimationFrame(check));
-      check();
-    }));
+    await drawer.evaluate(
+      (element) =>
+        new Promise<void>((resolve) => {
+          const check = () => (getComputedStyle(element).transform === 'none' ? resolve() : requestAnimationFrame(check));
+          check();
+        }),
+    );
   };
 
   /** From the dashboard's error count to the failed row's open drawer. */

@@ -93,7 +93,10 @@ describe.runIf(enabled)('security: the console under its CSP', () => {
     await baseUrl.waitFor();
     await page.getByText(/changing the base URL or the type needs the key again/i).waitFor();
     await baseUrl.fill('https://new.example');
-    await page.getByText(/You changed the base URL or the type: enter the key again/i).first().waitFor();
+    await page
+      .getByText(/You changed the base URL or the type: enter the key again/i)
+      .first()
+      .waitFor();
     await page.screenshot({ path: join(screenshotDir, 'security-channel-edit.png') });
     expect(violations).toEqual([]);
   });

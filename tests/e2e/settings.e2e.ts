@@ -100,12 +100,16 @@ describe.runIf(enabled)('settings: every section takes effect', () => {
     await openTab('Operation');
     await section('General').locator('input[name="ChatLink"]').fill(`${world.base}/chat-app`);
     await saveSection('General');
-    await admin.getByRole('navigation').first().getByRole('link', { name: /^chat$/i }).click();
+    await admin
+      .getByRole('navigation')
+      .first()
+      .getByRole('link', { name: /^chat$/i })
+      .click();
     await admin.waitForURL(`${gateway.baseUrl}/chat`);
     await admin.frameLocator('iframe').getByRole('heading', { name: 'Acme chat app' }).waitFor();
   });
 
-  it('operation, ratio: invalid JSON is refused with the spec\'s message; a valid table changes the groups', async () => {
+  it("operation, ratio: invalid JSON is refused with the spec's message; a valid table changes the groups", async () => {
     await openTab('Operation');
     const groupRatio = section('Ratios').locator('textarea[name="GroupRatio"]');
     await groupRatio.fill('{"default": 1,');
@@ -121,10 +125,11 @@ describe.runIf(enabled)('settings: every section takes effect', () => {
   it('operation, ratio: a GroupRatio saved in the form prices the next relayed request', async () => {
     // a channel on the emulator and a token, made through the console API as the signed-in admin
     const api = (method: string, url: string, body?: unknown) =>
-      admin.evaluate(
-        async ([method, url, body]) => (await fetch(url, { method, headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined })).json(),
-        [method, url, body] as const,
-      );
+      admin.evaluate(async ([method, url, body]) => (await fetch(url, { method, headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined })).json(), [
+        method,
+        url,
+        body,
+      ] as const);
     expect((await api('POST', '/api/channel/', { name: 'emulator', type: 8, key: 'sk-good', base_url: emulator.baseUrl, models: 'gpt-4', group: 'default' })).success).toBe(true);
     const token = await api('POST', '/api/token/', { name: 'ratio-check', remain_quota: 1_000_000, expired_time: -1 });
     const consumeRows = async () => (await api('GET', '/api/log/?p=0&type=2&token_name=ratio-check')).data as Array<{ quota: number }>;

@@ -68,7 +68,11 @@ describe.runIf(enabled)('tokens: register, sign in, create and copy a token', ()
   });
 
   it('creates a token and is shown its key once', async () => {
-    await page.getByRole('navigation').first().getByRole('link', { name: /^token$/i }).click();
+    await page
+      .getByRole('navigation')
+      .first()
+      .getByRole('link', { name: /^token$/i })
+      .click();
     await page.waitForURL(`${gateway.baseUrl}/token`);
     await page.getByRole('link', { name: /add token/i }).click();
     await page.waitForURL(`${gateway.baseUrl}/token/add`);

@@ -153,10 +153,15 @@ describe.runIf(enabled)('two-factor sign-in in the console', () => {
       await root.getByRole('tab', { name: 'System' }).click();
       const requirement = root.locator('input[name="TwoFactorRequiredForAdmins"]');
       await requirement.check();
-      await expect.poll(async () => (await root.evaluate(async () => (await (await fetch('/api/option/')).json()).data))
-        .find((option: { key: string }) => option.key === 'TwoFactorRequiredForAdmins')?.value, { timeout: 10_000 }).toBe('true');
-      const promoted = await root.evaluate(async () =>
-        (await (await fetch('/api/user/manage', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'vera', action: 'promote' }) })).json()).success);
+      await expect
+        .poll(async () => (await root.evaluate(async () => (await (await fetch('/api/option/')).json()).data)).find((option: { key: string }) => option.key === 'TwoFactorRequiredForAdmins')?.value, {
+          timeout: 10_000,
+        })
+        .toBe('true');
+      const promoted = await root.evaluate(
+        async () =>
+          (await (await fetch('/api/user/manage', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'vera', action: 'promote' }) })).json()).success,
+      );
       expect(promoted).toBe(true);
 
       const admin = await adminContext.newPage();
@@ -177,7 +182,10 @@ describe.runIf(enabled)('two-factor sign-in in the console', () => {
       await admin.getByRole('button', { name: 'I have saved them' }).click();
       await admin.waitForURL(`${gateway.baseUrl}/`);
       await admin.goto(`${gateway.baseUrl}/channel`);
-      await admin.getByRole('heading', { name: /channels/i }).first().waitFor();
+      await admin
+        .getByRole('heading', { name: /channels/i })
+        .first()
+        .waitFor();
       expect(new URL(admin.url()).pathname).toBe('/channel');
     } finally {
       await rootContext.close();

@@ -59,11 +59,16 @@ describe.runIf(enabled)('webhooks: create, test event, delivery log', () => {
     await row.getByRole('link', { name: 'Deliveries' }).click();
     const logged = page.getByRole('row', { name: /Test event/ });
     await logged.waitFor();
-    await expect.poll(async () => {
-      await page.reload();
-      await logged.waitFor();
-      return logged.getByText('Delivered').count();
-    }, { timeout: 30_000 }).toBe(1);
+    await expect
+      .poll(
+        async () => {
+          await page.reload();
+          await logged.waitFor();
+          return logged.getByText('Delivered').count();
+        },
+        { timeout: 30_000 },
+      )
+      .toBe(1);
     expect(await logged.getByText('ops pager').count()).toBe(1);
     await page.screenshot({ path: join(screenshotDir, 'webhooks-deliveries.png'), fullPage: true });
   });

@@ -40,7 +40,7 @@ afterAll(async () => {
 });
 
 const codeIn = (raw: string) => raw.match(/<strong>(\d{6})<\/strong>/)?.[1];
-const linkIn = (raw: string) => raw.replace(/\s+/g, "").match(/gateway\.example\/user\/reset\?email=[^"&]+&(?:amp;|#38;)?token=([0-9a-f]{64})/)?.[1];
+const linkIn = (raw: string) => raw.replace(/\s+/g, '').match(/gateway\.example\/user\/reset\?email=[^"&]+&(?:amp;|#38;)?token=([0-9a-f]{64})/)?.[1];
 
 describe('e-mail verification at registration', () => {
   it('sends a code, accepts it once, and stores the verified address', async () => {

@@ -63,7 +63,7 @@ describe('login and sessions', () => {
     expect(response.statusCode).toBe(401);
   });
 
-  it('stops a banned user\'s existing session on the very next request', async () => {
+  it("stops a banned user's existing session on the very next request", async () => {
     app = await buildTestApp();
     await register(app, 'alice');
     const cookie = await login(app, 'alice', 'password-123');
@@ -103,7 +103,11 @@ describe('login and sessions', () => {
 
   it('authenticates with an access token in Authorization, hashed at rest', async () => {
     app = await buildTestApp();
-    await app.ctx.db.updateTable('users').set({ access_token_hash: hashAccessToken('tok-123') }).where('username', '=', 'root').execute();
+    await app.ctx.db
+      .updateTable('users')
+      .set({ access_token_hash: hashAccessToken('tok-123') })
+      .where('username', '=', 'root')
+      .execute();
     const plain = await app.inject({ method: 'GET', url: '/api/user/self', headers: { authorization: 'tok-123' } });
     expect(plain.json().data.username).toBe('root');
     const bearer = await app.inject({ method: 'GET', url: '/api/user/self', headers: { authorization: 'Bearer tok-123' } });
@@ -125,13 +129,16 @@ describe('login and sessions', () => {
 });
 
 describe('registration', () => {
-  const attempt = (instance: FastifyInstance, payload: Record<string, unknown>) =>
-    instance.inject({ method: 'POST', url: '/api/user/register', payload }).then((response) => response.json());
+  const attempt = (instance: FastifyInstance, payload: Record<string, unknown>) => instance.inject({ method: 'POST', url: '/api/user/register', payload }).then((response) => response.json());
 
-  it('applies the spec\'s rules with their messages', async () => {
+  it("applies the spec's rules with their messages", async () => {
     app = await buildTestApp();
     expect(await attempt(app, { username: 'dave', password: 'short', password2: 'short' })).toEqual({ success: false, message: 'password length must not be less than 8' });
-    expect(await attempt(app, { username: 'dave', password: 'password-1', password2: 'password-2' })).toEqual({ success: false, message: 'the two passwords entered do not match', code: 'passwords_mismatch' });
+    expect(await attempt(app, { username: 'dave', password: 'password-1', password2: 'password-2' })).toEqual({
+      success: false,
+      message: 'the two passwords entered do not match',
+      code: 'passwords_mismatch',
+    });
     expect((await attempt(app, { username: '', password: 'password-1' })).message).toBe('username is required');
     expect((await attempt(app, { username: 'a-name-far-too-long', password: 'password-1' })).message).toMatch(/at most 12/);
     expect((await attempt(app, { username: 'bad name', password: 'password-1' })).success).toBe(false);
@@ -152,7 +159,11 @@ describe('registration', () => {
     const root = await app.ctx.db.selectFrom('users').select('quota').where('username', '=', 'root').executeTakeFirstOrThrow();
     expect(root.quota).toBe(100_000_000 + 700);
     const gifts = await app.ctx.db.selectFrom('logs').select(['username', 'quota']).where('type', '=', 4).orderBy('id', 'asc').execute();
-    expect(gifts).toEqual([{ username: 'erin', quota: 2500 }, { username: 'erin', quota: 300 }, { username: 'root', quota: 700 }]);
+    expect(gifts).toEqual([
+      { username: 'erin', quota: 2500 },
+      { username: 'erin', quota: 300 },
+      { username: 'root', quota: 700 },
+    ]);
     expect((await attempt(app, { username: 'fred', password: 'password-1', aff_code: 'nobody' })).success).toBe(true);
     const fred = await app.ctx.db.selectFrom('users').selectAll().where('username', '=', 'fred').executeTakeFirstOrThrow();
     expect(fred).toMatchObject({ quota: 2500, inviter_id: 0 });

@@ -75,7 +75,10 @@ for (const target of targets) {
         const since = emulator.requests.length;
         expect(await get(`/api/channel/update_balance/${id}`), `type ${type}`).toEqual({ success: true, message: '', balance });
         const asked = emulator.requests.slice(since);
-        expect(asked.map((request) => `${request.method} ${request.path}`), `type ${type}`).toEqual([`GET ${path}`]);
+        expect(
+          asked.map((request) => `${request.method} ${request.path}`),
+          `type ${type}`,
+        ).toEqual([`GET ${path}`]);
         expect(asked[0].headers.authorization).toBe('Bearer sk-good');
         const saved = await savedBalance(id);
         expect(saved.balance, `type ${type}`).toBe(balance);
@@ -88,7 +91,8 @@ for (const target of targets) {
       for (const type of [36, 25, 20, 44]) {
         const id = await addChannel(type, emulator.baseUrl, 'sk-dead');
         expect(await get(`/api/channel/update_balance/${id}`), `type ${type}`).toEqual({
-          success: false, message: 'Incorrect API key provided. (type invalid_request_error, code invalid_api_key)',
+          success: false,
+          message: 'Incorrect API key provided. (type invalid_request_error, code invalid_api_key)',
         });
         expect((await savedBalance(id)).updated).toBe(0);
       }
@@ -126,11 +130,13 @@ for (const target of targets) {
       try {
         const moonshot = await addChannel(25, 'https://api.moonshot.ai');
         expect(await get(`/api/channel/update_balance/${moonshot}`)).toEqual({
-          success: false, message: 'api.moonshot.ai reports balances in USD; Moonshot Kimi balances are recorded in CNY',
+          success: false,
+          message: 'api.moonshot.ai reports balances in USD; Moonshot Kimi balances are recorded in CNY',
         });
         const siliconFlow = await addChannel(44, 'https://api.siliconflow.com/');
         expect(await get(`/api/channel/update_balance/${siliconFlow}`)).toEqual({
-          success: false, message: 'api.siliconflow.com reports balances in USD; SiliconFlow balances are recorded in CNY',
+          success: false,
+          message: 'api.siliconflow.com reports balances in USD; SiliconFlow balances are recorded in CNY',
         });
         expect((await savedBalance(moonshot)).updated).toBe(0);
       } finally {

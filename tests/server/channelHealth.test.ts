@@ -14,8 +14,7 @@ import { startSmtp, type LocalSmtp } from '../support/smtp';
 const ROOT_EMAIL = 'root@example.com';
 const targets = await databaseTargets('channel_health');
 
-const localDate = (date: Date) =>
-  `${date.getFullYear()}-${String(date.getMonth() + 1).padStart(2, '0')}-${String(date.getDate()).padStart(2, '0')}`;
+const localDate = (date: Date) => `${date.getFullYear()}-${String(date.getMonth() + 1).padStart(2, '0')}-${String(date.getDate()).padStart(2, '0')}`;
 
 for (const target of targets) {
   describe.runIf(target.available)(`channel tests, balances and health on ${target.name}`, () => {
@@ -64,7 +63,14 @@ for (const target of targets) {
       const created = await asBrowser(app, root, {
         method: 'POST',
         url: '/api/channel/',
-        payload: { name: fields.name ?? fields.key, type: fields.type ?? 1, key: fields.key, models: fields.models ?? 'gpt-3.5-turbo', base_url: fields.base_url ?? emulator.baseUrl, model_mapping: fields.model_mapping ?? '' },
+        payload: {
+          name: fields.name ?? fields.key,
+          type: fields.type ?? 1,
+          key: fields.key,
+          models: fields.models ?? 'gpt-3.5-turbo',
+          base_url: fields.base_url ?? emulator.baseUrl,
+          model_mapping: fields.model_mapping ?? '',
+        },
       });
       expect(created.json().success).toBe(true);
       return created.json().data.ids[0] as number;
@@ -250,7 +256,8 @@ for (const target of targets) {
       expect(await get(`/api/channel/update_balance/${api2d}`)).toEqual({ success: false, message: 'balance query is not supported for this channel type' });
       const dead = await addChannel({ key: 'sk-dead', type: 1 });
       expect(await get(`/api/channel/update_balance/${dead}`)).toEqual({
-        success: false, message: 'Incorrect API key provided. (type invalid_request_error, code invalid_api_key)',
+        success: false,
+        message: 'Incorrect API key provided. (type invalid_request_error, code invalid_api_key)',
       });
       expect(Number((await channelRow(dead)).balance_updated_time)).toBe(0);
       expect(await get('/api/channel/update_balance/999999')).toEqual({ success: false, message: 'channel not found', code: 'channel_not_found' });
@@ -318,7 +325,9 @@ describe('the periodic health checker', () => {
     try {
       const root = await login(app, 'root', ROOT_PASSWORD);
       const created = await asBrowser(app, root, {
-        method: 'POST', url: '/api/channel/', payload: { name: 'flaky', type: 1, key: 'sk-good', models: 'gpt-3.5-turbo', base_url: emulator.baseUrl },
+        method: 'POST',
+        url: '/api/channel/',
+        payload: { name: 'flaky', type: 1, key: 'sk-good', models: 'gpt-3.5-turbo', base_url: emulator.baseUrl },
       });
       const id = created.json().data.ids[0] as number;
       await app.ctx.db.updateTable('channels').set({ status: 2, auto_disabled: 1 }).where('id', '=', id).execute();

@@ -61,8 +61,7 @@ const SK_KEY = 'sk-live-Sup3rSecretKey42';
 const PLAIN_KEY = 'tenant-9f8e7d6c5b4aQ';
 const chat = { model: 'gpt-4', messages: [{ role: 'user', content: 'hi' }] };
 
-const storedChannel = (id: number) =>
-  harness.app.ctx.db.selectFrom('channels').select(['base_url', 'type', 'key']).where('id', '=', id).executeTakeFirstOrThrow();
+const storedChannel = (id: number) => harness.app.ctx.db.selectFrom('channels').select(['base_url', 'type', 'key']).where('id', '=', id).executeTakeFirstOrThrow();
 
 describe('repointing a channel', () => {
   it('needs the key again when the base URL changes', async () => {
@@ -138,7 +137,10 @@ describe('what token holders read of upstream failures', () => {
   });
 
   it.each([SK_KEY, PLAIN_KEY])('an upstream 5xx or auth failure: generic, with no key, address or upstream wording (key %s)', async (key) => {
-    for (const [prefix, status] of [['/leak500', 500], ['/leak401', 502]] as const) {
+    for (const [prefix, status] of [
+      ['/leak500', 500],
+      ['/leak401', 502],
+    ] as const) {
       await resetRelay(harness);
       await harness.addChannel({ name: prefix, key, base_url: `${leakyUrl}${prefix}` });
       const response = await harness.post('/v1/chat/completions', chat);

@@ -23,15 +23,18 @@ for (const target of targets) {
       await database?.drop();
     });
 
-    const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
-      asBrowser(app, root, { method, url, payload: payload as never }).then((response) => response.json());
-    const abilitiesOf = (channelId: number) =>
-      app.ctx.db.selectFrom('abilities').selectAll().where('channel_id', '=', channelId).orderBy('group').orderBy('model').execute();
+    const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => asBrowser(app, root, { method, url, payload: payload as never }).then((response) => response.json());
+    const abilitiesOf = (channelId: number) => app.ctx.db.selectFrom('abilities').selectAll().where('channel_id', '=', channelId).orderBy('group').orderBy('model').execute();
 
     it('creates one channel per key line, with abilities, and never returns keys', async () => {
       const created = await call('POST', '/api/channel/', {
-        name: 'openai-main', type: 1, key: 'sk-first-secret\n  sk-second-secret  \n\n', models: 'gpt-4, gpt-3.5-turbo,gpt-4', group: 'default,vip',
-        base_url: 'https://api.example.com///', model_mapping: '',
+        name: 'openai-main',
+        type: 1,
+        key: 'sk-first-secret\n  sk-second-secret  \n\n',
+        models: 'gpt-4, gpt-3.5-turbo,gpt-4',
+        group: 'default,vip',
+        base_url: 'https://api.example.com///',
+        model_mapping: '',
       });
       expect(created.success).toBe(true);
       expect(created.data.ids).toHaveLength(2);
@@ -40,9 +43,7 @@ for (const target of targets) {
       expect(JSON.stringify(list)).not.toContain('secret');
       expect(list.data[0]).toMatchObject({ name: 'openai-main', key: '', base_url: 'https://api.example.com', models: 'gpt-4,gpt-3.5-turbo', model_mapping: '{}', status: 1 });
       const abilities = await abilitiesOf(created.data.ids[0]);
-      expect(abilities.map((row) => `${row.group}/${row.model}/${row.enabled}`)).toEqual([
-        'default/gpt-3.5-turbo/1', 'default/gpt-4/1', 'vip/gpt-3.5-turbo/1', 'vip/gpt-4/1',
-      ]);
+      expect(abilities.map((row) => `${row.group}/${row.model}/${row.enabled}`)).toEqual(['default/gpt-3.5-turbo/1', 'default/gpt-4/1', 'vip/gpt-3.5-turbo/1', 'vip/gpt-4/1']);
       const stored = await app.ctx.db.selectFrom('channels').select('key').where('id', '=', created.data.ids[1]).executeTakeFirstOrThrow();
       expect(stored.key).toBe('sk-second-secret');
     });
@@ -64,7 +65,7 @@ for (const target of targets) {
       expect((await abilitiesOf(channel.id)).every((row) => Number(row.enabled) === 1)).toBe(true);
     });
 
-    it('validates the form with the spec\'s messages', async () => {
+    it("validates the form with the spec's messages", async () => {
       expect((await call('POST', '/api/channel/', { name: '', type: 1, key: 'k', models: 'gpt-4' })).message).toBe('fill in channel name and key');
       expect((await call('POST', '/api/channel/', { name: 'x', type: 1, key: '', models: 'gpt-4' })).message).toBe('fill in channel name and key');
       expect((await call('POST', '/api/channel/', { name: 'x', type: 1, key: 'k', models: ' , ' })).message).toBe('select at least one model');
@@ -81,7 +82,9 @@ for (const target of targets) {
       expect((await call('POST', '/api/channel/', { ...baidu, key: 'ak|sk\nak2|' })).message).toBe('the key must be written as APIKey|SecretKey');
       const spark = await call('POST', '/api/channel/', { name: 'spark', type: 18, key: 'app|secret|key', models: 'SparkDesk' });
       expect(spark.success).toBe(true);
-      expect((await call('PUT', '/api/channel/', { id: spark.data.ids[0], name: 'spark', type: 18, key: 'app|secret', models: 'SparkDesk' })).message).toBe('the key must be written as APPID|APISecret|APIKey');
+      expect((await call('PUT', '/api/channel/', { id: spark.data.ids[0], name: 'spark', type: 18, key: 'app|secret', models: 'SparkDesk' })).message).toBe(
+        'the key must be written as APPID|APISecret|APIKey',
+      );
       expect((await call('POST', '/api/channel/', { name: 'compat', type: 50, key: 'k', models: 'm' })).message).toBe('this channel type needs a base URL');
       const zhipu = await call('POST', '/api/channel/', { name: 'glm', type: 16, key: 'id.secret', models: 'glm-4-plus' });
       expect((await call('GET', `/api/channel/${zhipu.data.ids[0]}`)).data.other).toBe('v4');

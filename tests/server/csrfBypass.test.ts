@@ -46,7 +46,12 @@ const SPELLINGS: Array<[method: 'GET' | 'HEAD' | 'PUT' | 'POST' | 'DELETE', url:
 
 describe('the cross-site check on encoded paths', () => {
   it.each(SPELLINGS)('refuses %s %s from another site', async (method, url, root) => {
-    const response = await app.inject({ method, url, headers: { ...crossSite, cookie: root ? rootCookie : cookie }, payload: method === 'GET' || method === 'HEAD' ? undefined : { username: 'victim', password: 'x', display_name: 'pwned', key: 'SystemName', value: 'pwned' } });
+    const response = await app.inject({
+      method,
+      url,
+      headers: { ...crossSite, cookie: root ? rootCookie : cookie },
+      payload: method === 'GET' || method === 'HEAD' ? undefined : { username: 'victim', password: 'x', display_name: 'pwned', key: 'SystemName', value: 'pwned' },
+    });
     expect(response.statusCode).toBe(403);
     expect(response.headers['set-cookie']).toBeUndefined();
   });

@@ -60,7 +60,11 @@ for (const target of targets) {
       const idOf = async (username: string) => Number((await app.ctx.db.selectFrom('users').select('id').where('username', '=', username).executeTakeFirstOrThrow()).id);
       annId = await idOf('ann');
       bobId = await idOf('bob');
-      for (const [cookie, name] of [[ann, 'a1'], [ann, 'a2'], [bob, 'b1']] as const) {
+      for (const [cookie, name] of [
+        [ann, 'a1'],
+        [ann, 'a2'],
+        [bob, 'b1'],
+      ] as const) {
         const created = (await asBrowser(app, cookie, { method: 'POST', url: '/api/token/', payload: { name, remain_quota: 0, unlimited_quota: true } })).json();
         tokens[name] = Number(created.data.id);
       }
@@ -70,14 +74,72 @@ for (const target of targets) {
       }
       const consume = (fields: Partial<NewLog> & { userId: number; username: string }): NewLog => ({ type: 2, content: 'model ratio 15.00, group ratio 1.00', ...fields });
       await app.ctx.ledger.insertLogs([
-        consume({ userId: annId, username: 'ann', tokenId: tokens.a1, tokenName: 'a1', modelName: 'gpt-4', channelId: channels.c1, quota: 1000, promptTokens: 100, completionTokens: 50, elapsedMs: 80, createdAt: base + 10 }),
-        consume({ userId: annId, username: 'ann', tokenId: tokens.a1, tokenName: 'a1', modelName: 'gpt-4', channelId: channels.c1, quota: 500, promptTokens: 10, completionTokens: 5, elapsedMs: 300, createdAt: base + 20 }),
-        consume({ userId: annId, username: 'ann', tokenId: tokens.a2, tokenName: 'a2', modelName: 'gpt-3.5-turbo', channelId: channels.c2, quota: 200, promptTokens: 20, completionTokens: 20, elapsedMs: 1200, createdAt: base + HOUR + 5 }),
-        consume({ userId: bobId, username: 'bob', tokenId: tokens.b1, tokenName: 'b1', modelName: 'gpt-4', channelId: channels.c2, quota: 5000, promptTokens: 500, completionTokens: 500, elapsedMs: 70_000, createdAt: base - DAY }),
+        consume({
+          userId: annId,
+          username: 'ann',
+          tokenId: tokens.a1,
+          tokenName: 'a1',
+          modelName: 'gpt-4',
+          channelId: channels.c1,
+          quota: 1000,
+          promptTokens: 100,
+          completionTokens: 50,
+          elapsedMs: 80,
+          createdAt: base + 10,
+        }),
+        consume({
+          userId: annId,
+          username: 'ann',
+          tokenId: tokens.a1,
+          tokenName: 'a1',
+          modelName: 'gpt-4',
+          channelId: channels.c1,
+          quota: 500,
+          promptTokens: 10,
+          completionTokens: 5,
+          elapsedMs: 300,
+          createdAt: base + 20,
+        }),
+        consume({
+          userId: annId,
+          username: 'ann',
+          tokenId: tokens.a2,
+          tokenName: 'a2',
+          modelName: 'gpt-3.5-turbo',
+          channelId: channels.c2,
+          quota: 200,
+          promptTokens: 20,
+          completionTokens: 20,
+          elapsedMs: 1200,
+          createdAt: base + HOUR + 5,
+        }),
+        consume({
+          userId: bobId,
+          username: 'bob',
+          tokenId: tokens.b1,
+          tokenName: 'b1',
+          modelName: 'gpt-4',
+          channelId: channels.c2,
+          quota: 5000,
+          promptTokens: 500,
+          completionTokens: 500,
+          elapsedMs: 70_000,
+          createdAt: base - DAY,
+        }),
         { userId: annId, username: 'ann', type: 1, content: 'top-up', quota: 999, createdAt: base },
       ]);
       const failures: NewLog[] = [
-        { userId: annId, username: 'ann', type: LogType.error, content: 'the upstream service failed', tokenId: tokens.a1, modelName: 'gpt-4', channelId: channels.c2, createdAt: base + 30, elapsedMs: 3000 },
+        {
+          userId: annId,
+          username: 'ann',
+          type: LogType.error,
+          content: 'the upstream service failed',
+          tokenId: tokens.a1,
+          modelName: 'gpt-4',
+          channelId: channels.c2,
+          createdAt: base + 30,
+          elapsedMs: 3000,
+        },
         { userId: bobId, username: 'bob', type: LogType.error, content: 'no channel available for model gpt-4o', tokenId: tokens.b1, modelName: 'gpt-4o', channelId: 0, createdAt: base, elapsedMs: 5 },
       ];
       await app.ctx.ledger.settle([], failures);
@@ -115,8 +177,30 @@ for (const target of targets) {
         { user_id: annId, username: 'ann', requests: 3, errors: 1, prompt_tokens: 130, completion_tokens: 75, quota: 1700 },
       ]);
       expect(dashboard.top_channels).toEqual([
-        { channel_id: channels.c2, channel_name: 'c2', requests: 2, errors: 1, prompt_tokens: 520, completion_tokens: 520, quota: 5200, error_rate: 1 / 3, latency_p50_ms: expect.any(Number), latency_p95_ms: expect.any(Number) },
-        { channel_id: channels.c1, channel_name: 'c1', requests: 2, errors: 0, prompt_tokens: 110, completion_tokens: 55, quota: 1500, error_rate: 0, latency_p50_ms: expect.any(Number), latency_p95_ms: expect.any(Number) },
+        {
+          channel_id: channels.c2,
+          channel_name: 'c2',
+          requests: 2,
+          errors: 1,
+          prompt_tokens: 520,
+          completion_tokens: 520,
+          quota: 5200,
+          error_rate: 1 / 3,
+          latency_p50_ms: expect.any(Number),
+          latency_p95_ms: expect.any(Number),
+        },
+        {
+          channel_id: channels.c1,
+          channel_name: 'c1',
+          requests: 2,
+          errors: 0,
+          prompt_tokens: 110,
+          completion_tokens: 55,
+          quota: 1500,
+          error_rate: 0,
+          latency_p50_ms: expect.any(Number),
+          latency_p95_ms: expect.any(Number),
+        },
       ]);
       // c2 took 1200 ms, 3000 ms (the failure) and 70 s; c1 80 ms and 300 ms: the durations themselves, not the bounds of buckets
       const [c2, c1] = dashboard.top_channels;
@@ -188,8 +272,14 @@ for (const target of targets) {
 
     it('writes logs and rollups together: a write that fails leaves neither', async () => {
       const counts = async () => {
-        const logs = await app.ctx.db.selectFrom('logs').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
-        const rollups = await app.ctx.db.selectFrom('usage_hourly').select((eb) => eb.fn.sum<number>('requests').as('requests')).executeTakeFirstOrThrow();
+        const logs = await app.ctx.db
+          .selectFrom('logs')
+          .select((eb) => eb.fn.countAll<number>().as('count'))
+          .executeTakeFirstOrThrow();
+        const rollups = await app.ctx.db
+          .selectFrom('usage_hourly')
+          .select((eb) => eb.fn.sum<number>('requests').as('requests'))
+          .executeTakeFirstOrThrow();
         return [Number(logs.count), Number(rollups.requests)];
       };
       const before = await counts();
@@ -216,23 +306,108 @@ for (const target of targets) {
         await row(2, 2, 'gpt-4', 1, 80, 50, base + 3);
         await row(1, 1, 'gpt-4', 1, 999, 50, base + 4, 1);
         // 0008 and 0009 (the back-fill) and every migration after them
-        const later = Object.keys(await migrationProvider.getMigrations()).filter((name) => name > '0007-exact-identity-columns').sort();
+        const later = Object.keys(await migrationProvider.getMigrations())
+          .filter((name) => name > '0007-exact-identity-columns')
+          .sort();
         expect(later.slice(0, 2)).toEqual(['0008-channel-test-error', '0009-usage-rollups']);
         expect(await migrateToLatest(db)).toEqual(later);
         const numbers = (row: Record<string, unknown>) => Object.fromEntries(Object.entries(row).map(([key, value]) => [key, key === 'model' ? value : Number(value)]));
         const rollups = await db.selectFrom('usage_hourly').selectAll().orderBy('period').orderBy('user_id').execute();
         expect(rollups.map(numbers)).toEqual([
-          { period: base, user_id: 1, token_id: 1, model: 'gpt-4', channel_id: 1, requests: 2, errors: 0, prompt_tokens: 2, completion_tokens: 4, quota: 30, latency_ms_sum: 750, latency_le_100: 1, latency_le_250: 0, latency_le_500: 0, latency_le_1000: 1, latency_le_2500: 0, latency_le_5000: 0, latency_le_10000: 0, latency_le_30000: 0, latency_le_60000: 0, latency_over: 0 },
-          { period: base, user_id: 2, token_id: 2, model: 'gpt-4', channel_id: 1, requests: 1, errors: 0, prompt_tokens: 1, completion_tokens: 2, quota: 80, latency_ms_sum: 50, latency_le_100: 1, latency_le_250: 0, latency_le_500: 0, latency_le_1000: 0, latency_le_2500: 0, latency_le_5000: 0, latency_le_10000: 0, latency_le_30000: 0, latency_le_60000: 0, latency_over: 0 },
-          { period: base + HOUR, user_id: 1, token_id: 1, model: 'gpt-4', channel_id: 1, requests: 1, errors: 0, prompt_tokens: 1, completion_tokens: 2, quota: 40, latency_ms_sum: 90_000, latency_le_100: 0, latency_le_250: 0, latency_le_500: 0, latency_le_1000: 0, latency_le_2500: 0, latency_le_5000: 0, latency_le_10000: 0, latency_le_30000: 0, latency_le_60000: 0, latency_over: 1 },
+          {
+            period: base,
+            user_id: 1,
+            token_id: 1,
+            model: 'gpt-4',
+            channel_id: 1,
+            requests: 2,
+            errors: 0,
+            prompt_tokens: 2,
+            completion_tokens: 4,
+            quota: 30,
+            latency_ms_sum: 750,
+            latency_le_100: 1,
+            latency_le_250: 0,
+            latency_le_500: 0,
+            latency_le_1000: 1,
+            latency_le_2500: 0,
+            latency_le_5000: 0,
+            latency_le_10000: 0,
+            latency_le_30000: 0,
+            latency_le_60000: 0,
+            latency_over: 0,
+          },
+          {
+            period: base,
+            user_id: 2,
+            token_id: 2,
+            model: 'gpt-4',
+            channel_id: 1,
+            requests: 1,
+            errors: 0,
+            prompt_tokens: 1,
+            completion_tokens: 2,
+            quota: 80,
+            latency_ms_sum: 50,
+            latency_le_100: 1,
+            latency_le_250: 0,
+            latency_le_500: 0,
+            latency_le_1000: 0,
+            latency_le_2500: 0,
+            latency_le_5000: 0,
+            latency_le_10000: 0,
+            latency_le_30000: 0,
+            latency_le_60000: 0,
+            latency_over: 0,
+          },
+          {
+            period: base + HOUR,
+            user_id: 1,
+            token_id: 1,
+            model: 'gpt-4',
+            channel_id: 1,
+            requests: 1,
+            errors: 0,
+            prompt_tokens: 1,
+            completion_tokens: 2,
+            quota: 40,
+            latency_ms_sum: 90_000,
+            latency_le_100: 0,
+            latency_le_250: 0,
+            latency_le_500: 0,
+            latency_le_1000: 0,
+            latency_le_2500: 0,
+            latency_le_5000: 0,
+            latency_le_10000: 0,
+            latency_le_30000: 0,
+            latency_le_60000: 0,
+            latency_over: 1,
+          },
         ]);
         const sums = async (table: 'usage_daily_channels' | 'usage_daily_tokens' | 'usage_daily_users' | 'usage_hourly_channels' | 'usage_daily') =>
-          numbers(await db.selectFrom(table).select((eb) => [eb.fn.sum<number>('requests').as('requests'), eb.fn.sum<number>('quota').as('quota'), eb.fn.sum<number>('latency_over').as('latency_over')]).executeTakeFirstOrThrow());
-        for (const table of ['usage_daily_channels', 'usage_daily_tokens', 'usage_daily_users', 'usage_hourly_channels', 'usage_daily'] as const) expect(await sums(table)).toEqual({ requests: 4, quota: 150, latency_over: 1 });
-        const perUser = await db.selectFrom('usage_daily_tokens').select(['user_id', (eb) => eb.fn.sum<number>('quota').as('quota')]).groupBy('user_id').orderBy('user_id').execute();
-        expect(perUser.map(numbers)).toEqual([{ user_id: 1, quota: 70 }, { user_id: 2, quota: 80 }]);
+          numbers(
+            await db
+              .selectFrom(table)
+              .select((eb) => [eb.fn.sum<number>('requests').as('requests'), eb.fn.sum<number>('quota').as('quota'), eb.fn.sum<number>('latency_over').as('latency_over')])
+              .executeTakeFirstOrThrow(),
+          );
+        for (const table of ['usage_daily_channels', 'usage_daily_tokens', 'usage_daily_users', 'usage_hourly_channels', 'usage_daily'] as const)
+          expect(await sums(table)).toEqual({ requests: 4, quota: 150, latency_over: 1 });
+        const perUser = await db
+          .selectFrom('usage_daily_tokens')
+          .select(['user_id', (eb) => eb.fn.sum<number>('quota').as('quota')])
+          .groupBy('user_id')
+          .orderBy('user_id')
+          .execute();
+        expect(perUser.map(numbers)).toEqual([
+          { user_id: 1, quota: 70 },
+          { user_id: 2, quota: 80 },
+        ]);
         const users = await db.selectFrom('usage_daily_users').select(['user_id', 'quota']).orderBy('user_id').execute();
-        expect(users.map(numbers)).toEqual([{ user_id: 1, quota: 70 }, { user_id: 2, quota: 80 }]);
+        expect(users.map(numbers)).toEqual([
+          { user_id: 1, quota: 70 },
+          { user_id: 2, quota: 80 },
+        ]);
       } finally {
         await db.destroy();
         await fresh.drop();
@@ -244,12 +419,31 @@ for (const target of targets) {
       const c3 = Number(created.data.ids[0]);
       const at = base - 10 * DAY;
       const log = (elapsedMs: number, createdAt = at): NewLog => ({
-        type: 2, content: 'x', userId: annId, username: 'ann', tokenId: tokens.a1, tokenName: 'a1', modelName: 'gpt-4', channelId: c3, quota: 1, elapsedMs, createdAt,
+        type: 2,
+        content: 'x',
+        userId: annId,
+        username: 'ann',
+        tokenId: tokens.a1,
+        tokenName: 'a1',
+        modelName: 'gpt-4',
+        channelId: c3,
+        quota: 1,
+        elapsedMs,
+        createdAt,
       });
       const elapsed = Array.from({ length: 100 }, (_, index) => (index + 1) * 10);
       // the ledger's batch (SQLite's own writer there), then two batches at once on the same rows, as two nodes would
       await app.ctx.ledger.insertLogs(elapsed.slice(0, 50).map((ms) => log(ms)));
-      await Promise.all([insertLogs(app.ctx.db, elapsed.slice(50, 75).map((ms) => log(ms))), insertLogs(app.ctx.db, elapsed.slice(75).map((ms) => log(ms, at + HOUR)))]);
+      await Promise.all([
+        insertLogs(
+          app.ctx.db,
+          elapsed.slice(50, 75).map((ms) => log(ms)),
+        ),
+        insertLogs(
+          app.ctx.db,
+          elapsed.slice(75).map((ms) => log(ms, at + HOUR)),
+        ),
+      ]);
       const channelOf = async (query: string) => {
         const dashboard = await data(root, `/api/dashboard/admin?${query}`);
         return dashboard.top_channels.find((channel: { channel_id: number }) => channel.channel_id === c3);
@@ -276,7 +470,19 @@ for (const target of targets) {
       const c4 = Number(created.data.ids[0]);
       const at = base - 12 * DAY;
       const batch = (size: number, elapsedMs: number): NewLog[] =>
-        Array.from({ length: size }, () => ({ type: 2, content: 'x', userId: bobId, username: 'bob', tokenId: tokens.b1, tokenName: 'b1', modelName: 'gpt-4', channelId: c4, quota: 1, elapsedMs, createdAt: at }));
+        Array.from({ length: size }, () => ({
+          type: 2,
+          content: 'x',
+          userId: bobId,
+          username: 'bob',
+          tokenId: tokens.b1,
+          tokenName: 'b1',
+          modelName: 'gpt-4',
+          channelId: c4,
+          quota: 1,
+          elapsedMs,
+          createdAt: at,
+        }));
       await insertLogs(app.ctx.db, batch(1, 5));
       // six batches on one pool: on PostgreSQL and MySQL, six transactions contending for the same rows
       await Promise.all([10, 20, 40, 80, 160, 320].map((elapsedMs) => insertLogs(app.ctx.db, batch(10, elapsedMs))));

@@ -53,7 +53,14 @@ describe('the Dockerfile', () => {
     // under a name of its own: the workers suite runs build/gateway.mjs meanwhile
     const bundled = readFileSync(await bundle('server/main.ts', 'gateway-dependency-check'), 'utf8');
     const specifiers = [...bundled.matchAll(/(?:\bfrom\s*|\bimport\(\s*|require\w*\(\s*)["'`]([^"'`.][^"'`$]*)/g)].map((match) => match[1]).filter((name) => !name.startsWith('node:'));
-    const packages = new Set(specifiers.map((name) => name.split('/').slice(0, name.startsWith('@') ? 2 : 1).join('/')));
+    const packages = new Set(
+      specifiers.map((name) =>
+        name
+          .split('/')
+          .slice(0, name.startsWith('@') ? 2 : 1)
+          .join('/'),
+      ),
+    );
     const { dependencies } = JSON.parse(read('package.json')) as { dependencies: Record<string, string> };
     // the lazily loaded ones too: the database drivers and the tokenizer's encodings
     for (const lazy of ['pg', 'mysql2', 'better-sqlite3', 'gpt-tokenizer']) expect(packages).toContain(lazy);
@@ -61,7 +68,10 @@ describe('the Dockerfile', () => {
   }, 60_000);
 
   it('is built from a context without dependencies, builds, secrets or tests', () => {
-    const ignored = read('.dockerignore').split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('#'));
+    const ignored = read('.dockerignore')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line && !line.startsWith('#'));
     for (const entry of ['node_modules', 'dist', 'build', 'data', '.git', '.env', 'tests']) expect(ignored).toContain(entry);
   });
 });
@@ -70,7 +80,12 @@ describe('docker-compose.yml and the proxy', () => {
   const compose = read('docker-compose.yml');
   const nginx = read('deploy/nginx.conf');
   /** The top-level services: two-space-indented keys under `services:`. */
-  const services = [...compose.slice(compose.indexOf('\nservices:') + 1).split(/\n(?=\S)/)[0].matchAll(/^ {2}([a-z0-9-]+):$/gm)].map((match) => match[1]);
+  const services = [
+    ...compose
+      .slice(compose.indexOf('\nservices:') + 1)
+      .split(/\n(?=\S)/)[0]
+      .matchAll(/^ {2}([a-z0-9-]+):$/gm),
+  ].map((match) => match[1]);
 
   it('runs two gateway nodes from one definition, PostgreSQL, Redis and the proxy', () => {
     expect(services.sort()).toEqual(['gateway-1', 'gateway-2', 'postgres', 'proxy', 'redis']);

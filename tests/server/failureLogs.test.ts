@@ -352,9 +352,9 @@ describe('the quota formula of a consume log', () => {
   it('spells computeQuota out with its numbers, rounding shown where it moved the result', () => {
     expect(spelled({ promptTokens: 1200, completionTokens: 300, ratio: 1.5, completionRatio: 2 }, 1.5, 1)).toBe('(1200 + 300 × 2) × 1.5 × 1 = 2700');
     expect(spelled({ promptTokens: 10, completionTokens: 7, ratio: 0.75, completionRatio: 4 / 3 }, 0.75, 1)).toBe('(10 + ⌊7 × 1.333333⌋) × 0.75 × 1 = 14.25 → 14');
-    expect(spelled({ promptTokens: 100, completionTokens: 10, cachedPromptTokens: 40, cachedPromptRatio: 0.1, cacheCreationTokens: 20, cacheCreationRatio: 1.25, ratio: 3, completionRatio: 5 }, 1.5, 2)).toBe(
-      '(40 + 40 × 0.1 + 20 × 1.25 + 10 × 5) × 1.5 × 2 = 357',
-    );
+    expect(
+      spelled({ promptTokens: 100, completionTokens: 10, cachedPromptTokens: 40, cachedPromptRatio: 0.1, cacheCreationTokens: 20, cacheCreationRatio: 1.25, ratio: 3, completionRatio: 5 }, 1.5, 2),
+    ).toBe('(40 + 40 × 0.1 + 20 × 1.25 + 10 × 5) × 1.5 × 2 = 357');
     // the least a priced request that used tokens costs
     expect(spelled({ promptTokens: 1, completionTokens: 0, ratio: 0.1, completionRatio: 1 }, 0.1, 1)).toBe('(1) × 0.1 × 1 = 0.1 → 1');
     expect(spelled({ promptTokens: 0, completionTokens: 0, ratio: 15, completionRatio: 2 }, 15, 1)).toBe('0 tokens = 0');

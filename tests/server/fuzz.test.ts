@@ -119,10 +119,27 @@ const queryValue: fc.Arbitrary<unknown> = fc.oneof(
 const ODD_IDS = ['0x1', '1%0A', '1e3', '%201', '1.0', '-1', '0', '00', '1e19', '10000000000000000000', '9007199254740993', '%00', '1%00', '%2e%2e', '..', 'NaN', 'Infinity', '+1', '1_0', '%EF%BC%91'];
 const oddId: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(...ODD_IDS),
-  fc.string({ minLength: 1, maxLength: 30, unit: 'binary' }).filter((text) => !/^[0-9]+$/.test(text.trim())).map(percentEncode),
+  fc
+    .string({ minLength: 1, maxLength: 30, unit: 'binary' })
+    .filter((text) => !/^[0-9]+$/.test(text.trim()))
+    .map(percentEncode),
 );
 
-const MALFORMED_JSON = ['{', '{"a":', '[1,2', 'null', '"text"', '1e999', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{}}}', '{"id":1e19}', '{"id":"1\\u0000"}', '\u0000', '{"a":1}{"b":2}', ' '];
+const MALFORMED_JSON = [
+  '{',
+  '{"a":',
+  '[1,2',
+  'null',
+  '"text"',
+  '1e999',
+  '{"__proto__":{"x":1}}',
+  '{"constructor":{"prototype":{}}}',
+  '{"id":1e19}',
+  '{"id":"1\\u0000"}',
+  '\u0000',
+  '{"a":1}{"b":2}',
+  ' ',
+];
 
 interface Generated {
   method: Method;
@@ -134,7 +151,7 @@ interface Generated {
 
 function queryString(entries: Array<[string, unknown]>): string {
   if (entries.length === 0) return '';
-  return `?${entries.map(([key, value]) => `${key}=${percentEncode(typeof value === 'string' ? value : JSON.stringify(value) ?? '')}`).join('&')}`;
+  return `?${entries.map(([key, value]) => `${key}=${percentEncode(typeof value === 'string' ? value : (JSON.stringify(value) ?? ''))}`).join('&')}`;
 }
 
 const apiRequest: fc.Arbitrary<Generated> = fc
@@ -221,7 +238,11 @@ const relayRequest: fc.Arbitrary<GeneratedRelay> = fc.oneof(
     })
     .map(({ route: [path], caller, malformed, type }) => ({ method: 'POST' as const, url: path, caller, contentType: type, body: malformed })),
   fc
-    .record({ caller: fc.constantFrom<RelayCaller>('user', 'root', 'bogus'), model: fc.constantFrom<unknown>(...BAD_READ_FIELDS.model.filter((value) => typeof value === 'string'), ''), garbage: fc.uint8Array({ maxLength: 200 }) })
+    .record({
+      caller: fc.constantFrom<RelayCaller>('user', 'root', 'bogus'),
+      model: fc.constantFrom<unknown>(...BAD_READ_FIELDS.model.filter((value) => typeof value === 'string'), ''),
+      garbage: fc.uint8Array({ maxLength: 200 }),
+    })
     .map(({ caller, model, garbage }) => {
       const boundary = 'fuzzboundary';
       const body = Buffer.concat([

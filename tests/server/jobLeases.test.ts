@@ -53,7 +53,11 @@ for (const target of targets) {
         const fresh = await Promise.all(Array.from({ length: 12 }, (_, index) => stores[index % 4].claim(name, `node-${index}`, now, now + 60_000)));
         expect(fresh.filter(Boolean)).toHaveLength(1);
         // the lease runs out (as if its holder died): the same race on the conditional UPDATE
-        await pools[0].updateTable('job_leases').set({ expires_at: now - 1 }).where('name', '=', name).execute();
+        await pools[0]
+          .updateTable('job_leases')
+          .set({ expires_at: now - 1 })
+          .where('name', '=', name)
+          .execute();
         const later = Date.now();
         const retaken = await Promise.all(Array.from({ length: 12 }, (_, index) => stores[index % 4].claim(name, `node-${index}`, later, later + 60_000)));
         expect(retaken.filter(Boolean)).toHaveLength(1);

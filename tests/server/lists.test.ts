@@ -50,7 +50,11 @@ for (const target of targets) {
       }
       // balances out of id order, so a sort by balance is not the default order in disguise
       for (const [index, id] of channelIds.entries()) {
-        await app.ctx.db.updateTable('channels').set({ balance: (index * 7) % CHANNELS, status: index % 5 === 0 ? 2 : 1 }).where('id', '=', id).execute();
+        await app.ctx.db
+          .updateTable('channels')
+          .set({ balance: (index * 7) % CHANNELS, status: index % 5 === 0 ? 2 : 1 })
+          .where('id', '=', id)
+          .execute();
       }
     });
     afterAll(async () => {
@@ -60,7 +64,7 @@ for (const target of targets) {
     });
 
     describe('sort, order and page_size', () => {
-      it('without them a list is one-api\'s: 10 rows, newest first, the rest on the next page', async () => {
+      it("without them a list is one-api's: 10 rows, newest first, the rest on the next page", async () => {
         const newestFirst = [...channelIds].sort((a, b) => b - a);
         expect(await ids('/api/channel/?p=0')).toEqual(newestFirst.slice(0, 10));
         expect(await ids('/api/channel/?p=1')).toEqual(newestFirst.slice(10));
@@ -94,8 +98,16 @@ for (const target of targets) {
 
       it('refuses a column off the whitelist, an unknown order or page size with the 400 envelope', async () => {
         for (const url of [
-          '/api/channel/?sort=key', '/api/channel/?order=up', '/api/channel/?page_size=7', '/api/channel/?sort=id;drop', '/api/token/?sort=key',
-          '/api/user/?sort=password_hash', '/api/redemption/?sort=key', '/api/log/?sort=content', '/api/log/self?page_size=1000', '/api/channel/search?keyword=a&sort=key',
+          '/api/channel/?sort=key',
+          '/api/channel/?order=up',
+          '/api/channel/?page_size=7',
+          '/api/channel/?sort=id;drop',
+          '/api/token/?sort=key',
+          '/api/user/?sort=password_hash',
+          '/api/redemption/?sort=key',
+          '/api/log/?sort=content',
+          '/api/log/self?page_size=1000',
+          '/api/channel/search?keyword=a&sort=key',
         ]) {
           const response = await call(root, 'GET', url);
           expect(response.statusCode, url).toBe(400);
@@ -181,7 +193,7 @@ for (const target of targets) {
         expect(await app.ctx.db.selectFrom('channels').select('id').where('id', '=', extra).executeTakeFirst()).toBeUndefined();
       });
 
-      it('tokens: only the caller\'s own; enabling an expired token is refused', async () => {
+      it("tokens: only the caller's own; enabling an expired token is refused", async () => {
         const mine = (await get('/api/token/?page_size=100', lena)).data as Array<{ id: number }>;
         const rootToken = (await call(root, 'POST', '/api/token/', { name: 'roots', remain_quota: 1 })).json().data.id;
         const answer = (await call(lena, 'POST', '/api/token/bulk', { ids: [mine[1].id, rootToken], action: 'disable' })).json();
@@ -198,12 +210,22 @@ for (const target of targets) {
         await app.ctx.db.updateTable('redemptions').set({ status: 3 }).where('id', '=', codes[0].id).execute();
         const answer = (await call(root, 'POST', '/api/redemption/bulk', { ids: [codes[0].id, codes[1].id], action: 'disable' })).json();
         expect(answer.data).toEqual({ done: [codes[1].id], failed: [{ id: codes[0].id, message: 'a used code cannot be changed' }] });
-        expect((await call(lena, 'POST', '/api/redemption/bulk', { ids: [codes[1].id], action: 'delete' })).json()).toEqual({ success: false, message: 'insufficient permission', code: 'permission_denied' });
+        expect((await call(lena, 'POST', '/api/redemption/bulk', { ids: [codes[1].id], action: 'delete' })).json()).toEqual({
+          success: false,
+          message: 'insufficient permission',
+          code: 'permission_denied',
+        });
         expect((await call(root, 'POST', '/api/redemption/bulk', { ids: [codes[1].id], action: 'delete' })).json().data.done).toEqual([codes[1].id]);
       });
 
       it('refuses a malformed request', async () => {
-        for (const payload of [{ ids: [], action: 'delete' }, { ids: [1], action: 'explode' }, { ids: ['1; drop'], action: 'delete' }, { ids: Array.from({ length: 101 }, (_, index) => index + 1), action: 'enable' }, { ids: [1] }]) {
+        for (const payload of [
+          { ids: [], action: 'delete' },
+          { ids: [1], action: 'explode' },
+          { ids: ['1; drop'], action: 'delete' },
+          { ids: Array.from({ length: 101 }, (_, index) => index + 1), action: 'enable' },
+          { ids: [1] },
+        ]) {
           const response = await call(root, 'POST', '/api/channel/bulk', payload);
           expect(response.statusCode, JSON.stringify(payload).slice(0, 60)).toBe(400);
           expect(response.json().success).toBe(false);

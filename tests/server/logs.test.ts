@@ -78,9 +78,23 @@ for (const target of targets) {
       const old = { userId, username: 'lena', type: 2, content: 'old', modelName: 'gpt-4', quota: 7, promptTokens: 1, completionTokens: 1, createdAt: now - 40 * 86_400 };
       for (let index = 0; index < 5; index += 1) await insertLog(app.ctx.db, old);
       const statBefore = (await get(user, '/api/log/self/stat')).data;
-      const logsBefore = Number((await app.ctx.db.selectFrom('logs').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow()).count);
+      const logsBefore = Number(
+        (
+          await app.ctx.db
+            .selectFrom('logs')
+            .select((eb) => eb.fn.countAll<number>().as('count'))
+            .executeTakeFirstOrThrow()
+        ).count,
+      );
       expect(await pruneLogs(app.ctx.db, now - 30 * 86_400, { rowsPerDelete: 2, pauseMs: 1 })).toBe(5);
-      const logsAfter = Number((await app.ctx.db.selectFrom('logs').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow()).count);
+      const logsAfter = Number(
+        (
+          await app.ctx.db
+            .selectFrom('logs')
+            .select((eb) => eb.fn.countAll<number>().as('count'))
+            .executeTakeFirstOrThrow()
+        ).count,
+      );
       expect(logsAfter).toBe(logsBefore - 5);
       expect((await app.ctx.db.selectFrom('logs').select('id').where('content', '=', 'old').execute()).length).toBe(0);
       // the stat reads the rollups: what the pruned logs recorded still counts

@@ -90,8 +90,7 @@ describe('metrics after relayed calls', () => {
 
     // what the ledger wrote is what the metrics counted
     const logs = await harness.app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).execute();
-    const sum = (model: string, column: 'prompt_tokens' | 'completion_tokens' | 'quota') =>
-      logs.filter((row) => row.model_name === model).reduce((acc, row) => acc + Number(row[column]), 0);
+    const sum = (model: string, column: 'prompt_tokens' | 'completion_tokens' | 'quota') => logs.filter((row) => row.model_name === model).reduce((acc, row) => acc + Number(row[column]), 0);
     for (const model of ['gpt-4', 'text-embedding-ada-002']) {
       expect(total(samples, 'switchboard_relay_tokens_total', { model, channel: String(channel), type: 'prompt' })).toBe(sum(model, 'prompt_tokens'));
       expect(total(samples, 'switchboard_relay_tokens_total', { model, channel: String(channel), type: 'completion' })).toBe(sum(model, 'completion_tokens'));

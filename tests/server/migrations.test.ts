@@ -8,20 +8,120 @@ const targets = await databaseTargets('migrations');
 
 /** The seven usage rollup tables: a period, their key, the same counters; the channels' a latency sketch too. */
 function rollupTables(): Record<string, string[]> {
-  const counters = ['requests', 'errors', 'prompt_tokens', 'completion_tokens', 'quota', 'latency_ms_sum', 'latency_le_100', 'latency_le_250', 'latency_le_500', 'latency_le_1000', 'latency_le_2500', 'latency_le_5000', 'latency_le_10000', 'latency_le_30000', 'latency_le_60000', 'latency_over'];
+  const counters = [
+    'requests',
+    'errors',
+    'prompt_tokens',
+    'completion_tokens',
+    'quota',
+    'latency_ms_sum',
+    'latency_le_100',
+    'latency_le_250',
+    'latency_le_500',
+    'latency_le_1000',
+    'latency_le_2500',
+    'latency_le_5000',
+    'latency_le_10000',
+    'latency_le_30000',
+    'latency_le_60000',
+    'latency_over',
+  ];
   const keys: Record<string, string[]> = { '': ['user_id', 'token_id', 'model', 'channel_id'], _channels: ['model', 'channel_id'], _tokens: ['user_id', 'token_id'], _users: ['user_id'] };
   const tables: Record<string, string[]> = {};
-  for (const period of ['hourly', 'daily']) for (const [suffix, key] of Object.entries(keys)) if (period === 'daily' || suffix !== '_users') tables[`usage_${period}${suffix}`] = ['period', ...key, ...counters, ...(suffix === '_channels' ? ['latency_sketch'] : [])];
+  for (const period of ['hourly', 'daily'])
+    for (const [suffix, key] of Object.entries(keys))
+      if (period === 'daily' || suffix !== '_users') tables[`usage_${period}${suffix}`] = ['period', ...key, ...counters, ...(suffix === '_channels' ? ['latency_sketch'] : [])];
   return tables;
 }
 
 const EXPECTED_COLUMNS: Record<string, string[]> = {
-  users: ['id', 'username', 'password_hash', 'display_name', 'role', 'status', 'email', 'github_id', 'wechat_id', 'access_token_hash', 'quota', 'used_quota', 'request_count', 'group', 'aff_code', 'inviter_id', 'session_version', 'created_at', 'held_quota', 'concurrency_limit', 'rpm_limit', 'tpm_limit'],
-  tokens: ['id', 'user_id', 'key', 'status', 'name', 'created_time', 'accessed_time', 'expired_time', 'remain_quota', 'unlimited_quota', 'used_quota', 'models', 'allowed_ips', 'held_quota', 'concurrency_limit', 'rpm_limit', 'tpm_limit'],
-  channels: ['id', 'type', 'key', 'status', 'name', 'weight', 'priority', 'auto_disabled', 'created_time', 'test_time', 'response_time', 'base_url', 'other', 'balance', 'balance_updated_time', 'models', 'group', 'used_quota', 'model_mapping', 'test_error'],
+  users: [
+    'id',
+    'username',
+    'password_hash',
+    'display_name',
+    'role',
+    'status',
+    'email',
+    'github_id',
+    'wechat_id',
+    'access_token_hash',
+    'quota',
+    'used_quota',
+    'request_count',
+    'group',
+    'aff_code',
+    'inviter_id',
+    'session_version',
+    'created_at',
+    'held_quota',
+    'concurrency_limit',
+    'rpm_limit',
+    'tpm_limit',
+  ],
+  tokens: [
+    'id',
+    'user_id',
+    'key',
+    'status',
+    'name',
+    'created_time',
+    'accessed_time',
+    'expired_time',
+    'remain_quota',
+    'unlimited_quota',
+    'used_quota',
+    'models',
+    'allowed_ips',
+    'held_quota',
+    'concurrency_limit',
+    'rpm_limit',
+    'tpm_limit',
+  ],
+  channels: [
+    'id',
+    'type',
+    'key',
+    'status',
+    'name',
+    'weight',
+    'priority',
+    'auto_disabled',
+    'created_time',
+    'test_time',
+    'response_time',
+    'base_url',
+    'other',
+    'balance',
+    'balance_updated_time',
+    'models',
+    'group',
+    'used_quota',
+    'model_mapping',
+    'test_error',
+  ],
   abilities: ['group', 'model', 'channel_id', 'enabled', 'priority', 'weight'],
   redemptions: ['id', 'user_id', 'key', 'status', 'name', 'quota', 'created_time', 'redeemed_time', 'redeemed_by'],
-  logs: ['id', 'user_id', 'created_at', 'type', 'content', 'username', 'token_name', 'token_id', 'model_name', 'channel_id', 'quota', 'prompt_tokens', 'completion_tokens', 'elapsed_ms', 'is_stream', 'estimated', 'request_id', 'other'],
+  logs: [
+    'id',
+    'user_id',
+    'created_at',
+    'type',
+    'content',
+    'username',
+    'token_name',
+    'token_id',
+    'model_name',
+    'channel_id',
+    'quota',
+    'prompt_tokens',
+    'completion_tokens',
+    'elapsed_ms',
+    'is_stream',
+    'estimated',
+    'request_id',
+    'other',
+  ],
   options: ['key', 'value'],
   verification_codes: ['id', 'purpose', 'target', 'code_hash', 'attempts', 'expires_at', 'created_at'],
   sessions: ['id_hash', 'user_id', 'created_at', 'expires_at', 'revoked', 'partial'],
@@ -31,7 +131,22 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
   relay_nodes: ['id', 'lease_expires_at', 'started_at'],
   job_leases: ['name', 'holder', 'expires_at', 'detail'],
   webhooks: ['id', 'name', 'url', 'secret', 'events', 'enabled', 'created_time'],
-  webhook_deliveries: ['id', 'webhook_id', 'event_id', 'event_type', 'payload', 'status', 'attempts', 'next_attempt_at', 'last_status_code', 'last_error', 'claimed_by', 'claim_expires_at', 'created_time', 'delivered_time'],
+  webhook_deliveries: [
+    'id',
+    'webhook_id',
+    'event_id',
+    'event_type',
+    'payload',
+    'status',
+    'attempts',
+    'next_attempt_at',
+    'last_status_code',
+    'last_error',
+    'claimed_by',
+    'claim_expires_at',
+    'created_time',
+    'delivered_time',
+  ],
   ...rollupTables(),
 };
 
@@ -84,27 +199,70 @@ for (const target of targets) {
       const id = await insertReturningId(
         dialect,
         db.insertInto('users').values({
-          username: 'big', password_hash: 'x', display_name: 'big', role: 1, status: 1, email: '', github_id: '', wechat_id: '',
-          access_token_hash: null, quota: 5_000_000_000, used_quota: 4_000_000_000, request_count: 3_000_000_000, group: 'default',
-          aff_code: null, inviter_id: 0, session_version: 0, created_at: 1_700_000_000,
+          username: 'big',
+          password_hash: 'x',
+          display_name: 'big',
+          role: 1,
+          status: 1,
+          email: '',
+          github_id: '',
+          wechat_id: '',
+          access_token_hash: null,
+          quota: 5_000_000_000,
+          used_quota: 4_000_000_000,
+          request_count: 3_000_000_000,
+          group: 'default',
+          aff_code: null,
+          inviter_id: 0,
+          session_version: 0,
+          created_at: 1_700_000_000,
         }),
       );
       expect(id).toBeGreaterThan(0);
       const row = await db.selectFrom('users').select(['quota', 'used_quota', 'request_count', 'group']).where('id', '=', id).executeTakeFirstOrThrow();
       expect(row).toEqual({ quota: 5_000_000_000, used_quota: 4_000_000_000, request_count: 3_000_000_000, group: 'default' });
-      await db.updateTable('users').set((eb) => ({ quota: eb('quota', '+', 1) })).where('id', '=', id).execute();
+      await db
+        .updateTable('users')
+        .set((eb) => ({ quota: eb('quota', '+', 1) }))
+        .where('id', '=', id)
+        .execute();
       const after = await db.selectFrom('users').select('quota').where('id', '=', id).executeTakeFirstOrThrow();
       expect(after.quota).toBe(5_000_000_001);
     });
 
     it('keeps usernames, token keys and redemption keys unique, and allows many users without an access token', async () => {
       const base = {
-        password_hash: 'x', display_name: '', role: 1, status: 1, email: '', github_id: '', wechat_id: '', access_token_hash: null,
-        quota: 0, used_quota: 0, request_count: 0, group: 'default', aff_code: null, inviter_id: 0, session_version: 0, created_at: 0,
+        password_hash: 'x',
+        display_name: '',
+        role: 1,
+        status: 1,
+        email: '',
+        github_id: '',
+        wechat_id: '',
+        access_token_hash: null,
+        quota: 0,
+        used_quota: 0,
+        request_count: 0,
+        group: 'default',
+        aff_code: null,
+        inviter_id: 0,
+        session_version: 0,
+        created_at: 0,
       };
-      await db.insertInto('users').values({ ...base, username: 'a1' }).execute();
-      await db.insertInto('users').values({ ...base, username: 'a2' }).execute();
-      await expect(db.insertInto('users').values({ ...base, username: 'a1' }).execute()).rejects.toThrow();
+      await db
+        .insertInto('users')
+        .values({ ...base, username: 'a1' })
+        .execute();
+      await db
+        .insertInto('users')
+        .values({ ...base, username: 'a2' })
+        .execute();
+      await expect(
+        db
+          .insertInto('users')
+          .values({ ...base, username: 'a1' })
+          .execute(),
+      ).rejects.toThrow();
       const redemption = { user_id: 1, key: 'k'.repeat(32), status: 1, name: 'n', quota: 100, created_time: 0, redeemed_time: 0, redeemed_by: 0 };
       await db.insertInto('redemptions').values(redemption).execute();
       await expect(db.insertInto('redemptions').values(redemption).execute()).rejects.toThrow();

@@ -40,9 +40,7 @@ describe('OpenAI emulator', () => {
     const parsed = frames.slice(0, -1).map((frame) => JSON.parse(frame.slice(6)));
     expect(parsed.map((chunk) => chunk.choices[0].delta.content ?? '').join('')).toBe('word0 word1 word2');
 
-    const withUsage = await (
-      await chat({ model: 'gpt-4', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] }, { 'x-emulator-chunks': '3' })
-    ).text();
+    const withUsage = await (await chat({ model: 'gpt-4', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] }, { 'x-emulator-chunks': '3' })).text();
     const usageFrame = withUsage.split('\n\n').filter(Boolean).at(-2)!;
     expect(JSON.parse(usageFrame.slice(6))).toMatchObject({ choices: [], usage: { prompt_tokens: 1, completion_tokens: 3, total_tokens: 4 } });
   });

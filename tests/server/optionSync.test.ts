@@ -95,5 +95,4 @@ describe('options across nodes', () => {
     expect(await put(second, await login(second, 'root', ROOT_PASSWORD), 'Footer', '<b>second node</b>')).toEqual({ success: true, message: '' });
     await eventually(async () => (await statusOf(first)).footer_html === '<b>second node</b>', 2000);
   });
-
 });

@@ -15,8 +15,7 @@ afterAll(async () => {
   await app.close();
 });
 
-const put = (key: string, value: unknown, cookie = root) =>
-  asBrowser(app, cookie, { method: 'PUT', url: '/api/option/', payload: { key, value } }).then((response) => response.json());
+const put = (key: string, value: unknown, cookie = root) => asBrowser(app, cookie, { method: 'PUT', url: '/api/option/', payload: { key, value } }).then((response) => response.json());
 const list = async (cookie = root) => {
   const response = await asBrowser(app, cookie, { method: 'GET', url: '/api/option' });
   return response.json().data as Array<{ key: string; value: string; set?: boolean }>;
@@ -156,7 +155,13 @@ describe('options', () => {
     });
 
     it('keeps the top-up link and the System tab for root', async () => {
-      for (const [key, value] of [['TopUpLink', 'https://shop.example.com'], ['SMTPServer', 'smtp.evil.example'], ['ServerAddress', 'https://evil.example'], ['PasswordLoginEnabled', 'false'], ['SMTPToken', 'x']]) {
+      for (const [key, value] of [
+        ['TopUpLink', 'https://shop.example.com'],
+        ['SMTPServer', 'smtp.evil.example'],
+        ['ServerAddress', 'https://evil.example'],
+        ['PasswordLoginEnabled', 'false'],
+        ['SMTPToken', 'x'],
+      ]) {
         const response = await asBrowser(app, adminCookie, { method: 'PUT', url: '/api/option/', payload: { key, value } });
         expect(response.statusCode, key).toBe(200);
         expect(response.json()).toEqual({ success: false, message: 'only the super admin may change this setting', code: 'root_only' });

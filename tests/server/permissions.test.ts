@@ -137,7 +137,7 @@ describe('role matrix', () => {
     }
   }
 
-  it('GET /api/user/token rotates the caller\'s access token for any signed-in user, never for a guest', async () => {
+  it("GET /api/user/token rotates the caller's access token for any signed-in user, never for a guest", async () => {
     expect((await asBrowser(app, undefined, { method: 'GET', url: '/api/user/token' })).statusCode).toBe(401);
     for (const who of ['user', 'admin', 'root'] as const) {
       const response = await asBrowser(app, cookies[who], { method: 'GET', url: '/api/user/token' });

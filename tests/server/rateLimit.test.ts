@@ -24,7 +24,11 @@ describe('rate limits', () => {
     apps.push(app);
     expect([await attempt(app), await attempt(app), await attempt(app)]).toEqual([200, 200, 200]);
     expect(await attempt(app)).toBe(429);
-    expect((await app.inject({ method: 'POST', url: '/api/user/register', payload: {} })).json()).toEqual({ success: false, message: 'too many requests, please try again later', code: 'too_many_requests' });
+    expect((await app.inject({ method: 'POST', url: '/api/user/register', payload: {} })).json()).toEqual({
+      success: false,
+      message: 'too many requests, please try again later',
+      code: 'too_many_requests',
+    });
   });
 
   it('ignores X-Forwarded-For unless a trusted proxy is configured', async () => {

@@ -27,8 +27,7 @@ for (const target of targets) {
     });
 
     const create = (payload: unknown) => asBrowser(app, root, { method: 'POST', url: '/api/redemption/', payload: payload as never }).then((response) => response.json());
-    const quotaOf = async (username: string) =>
-      Number((await app.ctx.db.selectFrom('users').select('quota').where('username', '=', username).executeTakeFirstOrThrow()).quota);
+    const quotaOf = async (username: string) => Number((await app.ctx.db.selectFrom('users').select('quota').where('username', '=', username).executeTakeFirstOrThrow()).quota);
 
     it('creates a batch and returns the keys; lists mask them', async () => {
       const created = await create({ name: 'launch', quota: 100000, count: 3 });
@@ -52,9 +51,7 @@ for (const target of targets) {
     it('redeems a code exactly once under 20 concurrent attempts and logs the top-up', async () => {
       const [key] = (await create({ name: 'race', quota: 7777, count: 1 })).data;
       const before = await quotaOf('buyer');
-      const attempts = await Promise.all(
-        Array.from({ length: 20 }, () => asBrowser(app, user, { method: 'POST', url: '/api/user/topup', payload: { key } }).then((response) => response.json())),
-      );
+      const attempts = await Promise.all(Array.from({ length: 20 }, () => asBrowser(app, user, { method: 'POST', url: '/api/user/topup', payload: { key } }).then((response) => response.json())));
       const successes = attempts.filter((attempt) => attempt.success);
       expect(successes).toHaveLength(1);
       expect(successes[0].data).toBe(7777);

@@ -86,8 +86,7 @@ describe('relay', () => {
 
   it('forwards the client bytes untouched when nothing in them changes, and rewrites them only when something does', async () => {
     await addChannel({ name: 'emu', key: 'sk-good' });
-    const send = (text: string) =>
-      fetch(`${baseUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, body: text });
+    const send = (text: string) => fetch(`${baseUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, body: text });
     // odd spacing, key order, a duplicate-free unknown field and an escaped string: all kept byte for byte
     const exact = '{ "messages":[{"role":"user","content":"caf\\u00e9 \\"quoted\\""}],\n "model":"gpt-4", "x_custom": {"keep": [1, 2.50]} }';
     expect((await send(exact)).status).toBe(200);
@@ -173,9 +172,7 @@ describe('relay', () => {
     const limited = await admin('POST', '/api/token/', { name: 'small', remain_quota: limit });
     const key = `sk-${limited.data.key}`;
     const request = body;
-    const statuses = await Promise.all(
-      Array.from({ length: 50 }, () => post('/v1/chat/completions', request, key).then(async (response) => (await response.text(), response.status))),
-    );
+    const statuses = await Promise.all(Array.from({ length: 50 }, () => post('/v1/chat/completions', request, key).then(async (response) => (await response.text(), response.status))));
     const served = statuses.filter((status) => status === 200).length;
     expect(served).toBeGreaterThanOrEqual(Math.floor(limit / reservation));
     expect(served).toBeLessThanOrEqual(10);
@@ -186,7 +183,7 @@ describe('relay', () => {
     expect(token.remain_quota).toBeGreaterThanOrEqual(0);
   });
 
-  it('reserves on the prompt\'s byte bound, and on the bound by its own tokenizer when only that fits', async () => {
+  it("reserves on the prompt's byte bound, and on the bound by its own tokenizer when only that fits", async () => {
     await addChannel({ name: 'emu', key: 'sk-good' });
     // Chinese text: three UTF-8 bytes a character, far fewer tokens
     const messages = [{ role: 'user', content: '你好世界，今天天气很好。'.repeat(20) }];
@@ -259,7 +256,7 @@ describe('relay', () => {
     expect(((await text.json()) as any).error.message).toBe('the request body must be a JSON object');
   });
 
-  it('enforces a token\'s model and IP allowlists', async () => {
+  it("enforces a token's model and IP allowlists", async () => {
     await addChannel({ name: 'emu', key: 'sk-good' });
     const onlyTurbo = await admin('POST', '/api/token/', { name: 'turbo-only', models: 'gpt-3.5-turbo' });
     const refused = await post('/v1/chat/completions', { model: 'gpt-4', messages: [{ role: 'user', content: 'hi' }] }, `sk-${onlyTurbo.data.key}`);

@@ -81,7 +81,9 @@ describe('security headers', () => {
 
   it('add HSTS when a trusted proxy says the client came over https', async () => {
     for (const path of ['/', '/api/status', '/v1/chat/completions']) {
-      const init: RequestInit = path.startsWith('/v1') ? { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-proto': 'https' }, body: '{}' } : { headers: { 'x-forwarded-proto': 'https' } };
+      const init: RequestInit = path.startsWith('/v1')
+        ? { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-proto': 'https' }, body: '{}' }
+        : { headers: { 'x-forwarded-proto': 'https' } };
       const response = await fetch(trustedBase + path, init);
       await response.arrayBuffer();
       expect(response.headers.get('strict-transport-security'), path).toBe('max-age=31536000; includeSubDomains');
@@ -98,6 +100,6 @@ describe('security headers', () => {
   it('let the Turnstile script in only while the bot check is on', async () => {
     expect((await fetch(`${base}/login`)).headers.get('content-security-policy')).not.toContain('challenges.cloudflare.com');
     await app.ctx.options.set('TurnstileCheckEnabled', 'true');
-    expect((await fetch(`${base}/login`)).headers.get('content-security-policy')).toContain('script-src \'self\' https://challenges.cloudflare.com');
+    expect((await fetch(`${base}/login`)).headers.get('content-security-policy')).toContain("script-src 'self' https://challenges.cloudflare.com");
   });
 });

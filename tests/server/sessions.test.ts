@@ -50,7 +50,7 @@ describe('password change', () => {
     await login(app, 'erin', 'new-password-1');
   });
 
-  it('needs no current password from an admin setting another user\'s, or from an account that has none', async () => {
+  it("needs no current password from an admin setting another user's, or from an account that has none", async () => {
     app = await buildTestApp();
     await register(app, 'fred');
     const fred = await login(app, 'fred', 'password-123');
@@ -93,8 +93,7 @@ describe('reset links', () => {
 });
 
 describe('sign-in limits', () => {
-  const attempt = (username: string, password: string, remoteAddress: string) =>
-    app.inject({ method: 'POST', url: '/api/user/login', remoteAddress, payload: { username, password } });
+  const attempt = (username: string, password: string, remoteAddress: string) => app.inject({ method: 'POST', url: '/api/user/login', remoteAddress, payload: { username, password } });
 
   it('lock out only (that IP, that account) after 10 failures, not others behind the IP or the owner elsewhere', async () => {
     // the production default for the per-IP bucket the other sensitive endpoints share
@@ -125,7 +124,7 @@ describe('sign-in limits', () => {
 const redisUp = await redisAvailable('sign-in limits across nodes');
 
 describe.runIf(redisUp)('sign-in limits with Redis', () => {
-  it('count one address\'s failures on every node', async () => {
+  it("count one address's failures on every node", async () => {
     const limits = { perAccount: { max: 4, windowSeconds: 60 }, perIp: { max: 100, windowSeconds: 60 } };
     const first = await buildTestApp({ redisUrl: REDIS_URL, trustProxy: true, loginLimits: limits });
     const second = await buildTestApp({ redisUrl: REDIS_URL, trustProxy: true, loginLimits: limits });

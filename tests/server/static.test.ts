@@ -28,7 +28,7 @@ afterAll(async () => {
 });
 
 describe('console and fallbacks', () => {
-  it('answers the spec\'s routes with index.html', async () => {
+  it("answers the spec's routes with index.html", async () => {
     for (const url of ['/', '/channel', '/token/add', '/user/edit/3', '/login?expired=true', '/setting']) {
       const response = await app.inject({ method: 'GET', url });
       expect(response.statusCode, url).toBe(200);

@@ -64,9 +64,20 @@ function apiRoutes(app: FastifyInstance): Array<[string, string]> {
 
 /** Routes anyone may call, signed in or not (a partial session is no one to them). */
 const PUBLIC_ROUTES = new Set([
-  'GET /api/status', 'GET /api/notice', 'GET /api/about', 'GET /api/home_page_content', 'GET /api/reset_password', 'GET /api/verification',
-  'POST /api/user/register', 'POST /api/user/reset', 'POST /api/user/login', 'POST /api/user/login/2fa', 'GET /api/user/logout',
-  'GET /api/oauth/state', 'GET /api/oauth/github', 'GET /api/oauth/wechat',
+  'GET /api/status',
+  'GET /api/notice',
+  'GET /api/about',
+  'GET /api/home_page_content',
+  'GET /api/reset_password',
+  'GET /api/verification',
+  'POST /api/user/register',
+  'POST /api/user/reset',
+  'POST /api/user/login',
+  'POST /api/user/login/2fa',
+  'GET /api/user/logout',
+  'GET /api/oauth/state',
+  'GET /api/oauth/github',
+  'GET /api/oauth/wechat',
 ]);
 
 /** Bodies that pass each route's input schema, so the refusal seen is the auth layer's, not a 400. */
@@ -128,7 +139,11 @@ for (const target of targets) {
       expect(started.data.otpauth_url).toContain(`secret=${started.data.secret}`);
       expect(Buffer.from(started.data.qr_code.replace('data:image/svg+xml;base64,', ''), 'base64').toString()).toMatch(/^<svg[\s\S]*<path/);
       // kept sealed: the stored value is not the secret
-      const stored = await app.ctx.db.selectFrom('two_factor').selectAll().where('user_id', '=', (await api(app, cookie, 'GET', '/api/user/self')).json().data.id).executeTakeFirstOrThrow();
+      const stored = await app.ctx.db
+        .selectFrom('two_factor')
+        .selectAll()
+        .where('user_id', '=', (await api(app, cookie, 'GET', '/api/user/self')).json().data.id)
+        .executeTakeFirstOrThrow();
       expect(stored.secret_sealed).not.toContain(started.data.secret);
       expect(stored.secret_sealed).toMatch(/^v1\./);
       expect((await api(app, cookie, 'GET', '/api/user/2fa')).json().data).toMatchObject({ enabled: false, pending: true });
@@ -159,14 +174,18 @@ for (const target of targets) {
 
       const first = await passwordStep(app, 'fay');
       expect(first.response.json()).toEqual({
-        success: false, code: 'two_factor_required', message: 'enter the code from your authenticator app (or a recovery code) to finish signing in',
+        success: false,
+        code: 'two_factor_required',
+        message: 'enter the code from your authenticator app (or a recovery code) to finish signing in',
       });
       const selfAsPartial = await api(app, first.cookie, 'GET', '/api/user/self');
       expect(selfAsPartial.statusCode).toBe(401);
       expect(selfAsPartial.json().code).toBe('two_factor_required');
 
-      expect((await api(app, first.cookie, 'POST', '/api/user/login/2fa', { code: '123456' === codeAt(secret) ? '654321' : '123456' })).json())
-        .toMatchObject({ success: false, code: 'wrong_two_factor_code' });
+      expect((await api(app, first.cookie, 'POST', '/api/user/login/2fa', { code: '123456' === codeAt(secret) ? '654321' : '123456' })).json()).toMatchObject({
+        success: false,
+        code: 'wrong_two_factor_code',
+      });
       // a code two steps old is outside the window
       expect((await api(app, first.cookie, 'POST', '/api/user/login/2fa', { code: codeAt(secret, -2) })).json().success).toBe(false);
 
@@ -228,7 +247,11 @@ for (const target of targets) {
         expect({ route, status: response.statusCode, code: response.json().code }).toEqual({ route, status: 401, code: 'two_factor_required' });
       }
       // every route outside the list above was checked; the list holds only routes open to guests
-      for (const route of PUBLIC_ROUTES) expect(routes.some(([method, path]) => `${method} ${path}` === route), route).toBe(true);
+      for (const route of PUBLIC_ROUTES)
+        expect(
+          routes.some(([method, path]) => `${method} ${path}` === route),
+          route,
+        ).toBe(true);
       // the partial session survived all that, and the code step still opens it
       expect((await api(app, partial, 'POST', '/api/user/login/2fa', { code: codeAt(secret) })).json().success).toBe(true);
     });
@@ -238,14 +261,20 @@ for (const target of targets) {
       await register(app, 'jon');
       await app.ctx.db.updateTable('users').set({ role: 10 }).where('username', '=', 'ivy').execute();
       expect((await api(app, root, 'PUT', '/api/option/', { key: 'TwoFactorRequiredForAdmins', value: 'true' })).json()).toEqual({
-        success: false, message: 'set up two-factor sign-in for your own account first (Setting → Personal)',
+        success: false,
+        message: 'set up two-factor sign-in for your own account first (Setting → Personal)',
       });
       const rootTwoFactor = await enrol(app, root);
       expect((await api(app, root, 'PUT', '/api/option/', { key: 'TwoFactorRequiredForAdmins', value: 'true' })).json().success).toBe(true);
       try {
         const admin = await passwordStep(app, 'ivy');
         expect(admin.response.json()).toMatchObject({ success: true, data: { username: 'ivy', two_factor_enrolment_required: true } });
-        for (const [method, url] of [['GET', '/api/channel/?p=0'], ['GET', '/api/user/self'], ['GET', '/api/token/?p=0'], ['PUT', '/api/user/self']] as const) {
+        for (const [method, url] of [
+          ['GET', '/api/channel/?p=0'],
+          ['GET', '/api/user/self'],
+          ['GET', '/api/token/?p=0'],
+          ['PUT', '/api/user/self'],
+        ] as const) {
           const refused = await api(app, admin.cookie, method, url, method === 'PUT' ? {} : undefined);
           expect(refused.json(), url).toMatchObject({ success: false, code: 'two_factor_enrolment_required' });
         }
@@ -284,7 +313,7 @@ describe('two-factor guesses', () => {
     app = undefined;
   });
 
-  it('stops an account\'s code step after too many wrong codes, even for the right one', async () => {
+  it("stops an account's code step after too many wrong codes, even for the right one", async () => {
     const limited = await buildTestApp({ loginLimits: { perAccount: { max: 3, windowSeconds: 600 }, perIp: { max: 100, windowSeconds: 600 } } });
     app = limited;
     await register(limited, 'kim');

@@ -60,7 +60,7 @@ describe('user administration', () => {
     expect((await call(root, 'POST', '/api/user/manage', { username: 'user1', action: 'demote' })).data).toEqual({ role: 1, status: 1 });
   });
 
-  it('edits only the form\'s fields, logs quota changes, and allows a quota of 0', async () => {
+  it("edits only the form's fields, logs quota changes, and allows a quota of 0", async () => {
     const id = await idOf('user1');
     expect(await call(admin, 'PUT', '/api/user/', { id, quota: 250 })).toEqual({ success: true, message: '' });
     const edit = await call(admin, 'PUT', '/api/user/', { id, display_name: 'User One', quota: 0, group: 'vip', role: 100, used_quota: 999, access_token_hash: 'x' });
@@ -91,7 +91,7 @@ describe('user administration', () => {
     expect((await asBrowser(app, leaver, { method: 'GET', url: '/api/user/self' })).statusCode).toBe(401);
   });
 
-  it('deletes by id (DELETE /api/user/{id}/, the console\'s Delete button) under the same rules', async () => {
+  it("deletes by id (DELETE /api/user/{id}/, the console's Delete button) under the same rules", async () => {
     await register(app, 'gone');
     const id = await idOf('gone');
     expect(await call(admin, 'DELETE', `/api/user/${await idOf('admin2')}/`)).toEqual({ success: false, message: 'cannot delete a user of the same or higher level', code: 'outranked' });

@@ -70,7 +70,12 @@ for (const target of targets) {
       const searched = await api('GET', `/api/webhook?${new URLSearchParams({ filter: '{"q":"alp"}' }).toString()}`);
       expect(searched.json().map((row: { name: string }) => row.name)).toEqual(['alpha']);
       const many = await api('GET', `/api/webhook?${new URLSearchParams({ filter: JSON.stringify({ id: [generated.id, chosen.id] }) }).toString()}`);
-      expect(many.json().map((row: { id: number }) => row.id).sort()).toEqual([generated.id, chosen.id].sort());
+      expect(
+        many
+          .json()
+          .map((row: { id: number }) => row.id)
+          .sort(),
+      ).toEqual([generated.id, chosen.id].sort());
       expect(many.headers['content-range']).toBe('webhook 0-1/2');
 
       const one = await api('GET', `/api/webhook/${generated.id}`);
@@ -113,7 +118,12 @@ for (const target of targets) {
       expect(refused.json()).toMatchObject({ success: false, code: 'permission_denied' });
       expect((await harness.app.inject({ method: 'GET', url: '/api/webhook' })).statusCode).toBe(401);
       // state-changing calls from another site are refused like every other /api write
-      for (const [method, url] of [['POST', '/api/webhook'], ['PUT', '/api/webhook/1'], ['DELETE', '/api/webhook/1'], ['POST', '/api/webhook_delivery/1/redeliver']] as const) {
+      for (const [method, url] of [
+        ['POST', '/api/webhook'],
+        ['PUT', '/api/webhook/1'],
+        ['DELETE', '/api/webhook/1'],
+        ['POST', '/api/webhook_delivery/1/redeliver'],
+      ] as const) {
         const crossSite = await asBrowser(harness.app, root, { method, url, payload: { name: 'x', url: receiver.url, events: ['token.exhausted'] }, headers: { 'sec-fetch-site': 'cross-site' } });
         expect(crossSite.statusCode, `${method} ${url}`).toBe(403);
       }
@@ -215,7 +225,7 @@ for (const target of targets) {
       await harness.app.ctx.options.set('AutomaticDisableChannelEnabled', 'false');
     });
 
-    it('channel.disabled and channel.enabled for an admin\'s changes, one-by-one and in bulk; a repeat is no event', async () => {
+    it("channel.disabled and channel.enabled for an admin's changes, one-by-one and in bulk; a repeat is no event", async () => {
       await createWebhook({ events: ['channel.disabled', 'channel.enabled'] });
       const channelId = await harness.addChannel({ name: 'manual', key: 'sk-good' });
       await harness.admin('PUT', '/api/channel/', { id: channelId, status: ChannelStatus.disabled });
@@ -281,7 +291,11 @@ for (const target of targets) {
       await api('POST', `/api/webhook/${webhook.id}/test`);
       const [, retrying] = await eventually(deliveries, (rows) => rows.length === 2 && Number(rows[1].attempts) >= 1);
       // its next attempt an hour away, as a later retry of the default schedule would be
-      await harness.app.ctx.db.updateTable('webhook_deliveries').set({ status: 'pending', next_attempt_at: Date.now() + 3_600_000, claimed_by: null }).where('id', '=', retrying.id).execute();
+      await harness.app.ctx.db
+        .updateTable('webhook_deliveries')
+        .set({ status: 'pending', next_attempt_at: Date.now() + 3_600_000, claimed_by: null })
+        .where('id', '=', retrying.id)
+        .execute();
       const inFortyDays = Date.now() + 40 * 86_400_000;
       expect(await pruneDeliveries(harness.app.ctx.db, 30)).toBe(0);
       expect(await pruneDeliveries(harness.app.ctx.db, 0, inFortyDays)).toBe(0);

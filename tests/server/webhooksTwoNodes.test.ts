@@ -71,7 +71,11 @@ for (const target of targets) {
       nodes.push(await startNode(database.config, secret, consoleDir));
       nodes.push(await startNode(database.config, secret, consoleDir));
       db = (await openDatabase(database.config)).db;
-      const login = await fetch(`${nodes[0].baseUrl}/api/user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'root', password: ROOT_PASSWORD }) });
+      const login = await fetch(`${nodes[0].baseUrl}/api/user/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'root', password: ROOT_PASSWORD }),
+      });
       cookie = String(login.headers.get('set-cookie')).split(';')[0];
       // each node keeps its own copy of the options: set the toggle on both
       for (const node of nodes) expect((await call(node, 'PUT', '/api/option/', { key: 'AutomaticDisableChannelEnabled', value: 'true' })).json.success).toBe(true);
@@ -94,7 +98,11 @@ for (const target of targets) {
       expect(created.filter((answer) => answer.status !== 201)).toEqual([]);
       const eventIds = new Set(created.map((answer) => answer.json.event_id as string));
       expect(eventIds.size).toBe(40);
-      await eventually(() => deliveriesOf('webhook.test'), (rows) => rows.length === 40 && rows.every((row) => row.status === 'delivered'), 60_000);
+      await eventually(
+        () => deliveriesOf('webhook.test'),
+        (rows) => rows.length === 40 && rows.every((row) => row.status === 'delivered'),
+        60_000,
+      );
       const received = receiver.received.filter((delivery) => delivery.json.type === 'webhook.test');
       expect(received).toHaveLength(40);
       expect(new Set(received.map((delivery) => delivery.json.id))).toEqual(eventIds);
@@ -123,7 +131,11 @@ for (const target of targets) {
       const token = await call(nodes[0], 'POST', '/api/token/', { name: 'unlimited', unlimited_quota: true });
       const statuses = await Promise.all(Array.from({ length: 10 }, (_, index) => relay(nodes[index % 2], token.json.data.key)));
       expect(statuses.every((status) => status >= 400)).toBe(true);
-      await eventually(() => deliveriesOf('channel.disabled'), (rows) => rows.length === 1 && rows[0].status === 'delivered', 60_000);
+      await eventually(
+        () => deliveriesOf('channel.disabled'),
+        (rows) => rows.length === 1 && rows[0].status === 'delivered',
+        60_000,
+      );
       const disabled = receiver.received.filter((delivery) => delivery.json.type === 'channel.disabled');
       expect(disabled).toHaveLength(1);
       expect(disabled[0].json.data.channel.id).toBe(channel.json.data.ids[0]);
@@ -142,7 +154,11 @@ for (const target of targets) {
         if (statuses.every((status) => status === 401)) break;
         await new Promise((wake) => setTimeout(wake, 100));
       }
-      await eventually(() => deliveriesOf('token.exhausted'), (rows) => rows.length === 1 && rows[0].status === 'delivered', 60_000);
+      await eventually(
+        () => deliveriesOf('token.exhausted'),
+        (rows) => rows.length === 1 && rows[0].status === 'delivered',
+        60_000,
+      );
       const exhausted = receiver.received.filter((delivery) => delivery.json.type === 'token.exhausted');
       expect(exhausted).toHaveLength(1);
       expect(exhausted[0].json.data.token).toMatchObject({ id: token.json.data.id, name: 'small' });

@@ -78,7 +78,11 @@ for (const target of targets) {
       }
     };
     const relay = (body: Record<string, unknown>) =>
-      fetch(`${baseUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer sk-${tokenKey}` }, body: JSON.stringify({ model: 'gpt-3.5-turbo', messages: [{ role: 'user', content: 'hi' }], ...body }) })
+      fetch(`${baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer sk-${tokenKey}` },
+        body: JSON.stringify({ model: 'gpt-3.5-turbo', messages: [{ role: 'user', content: 'hi' }], ...body }),
+      })
         .then(async (response) => ({ status: response.status, node: response.headers.get('x-switchboard-node') ?? '', text: await response.text() }))
         .catch((error: Error) => ({ status: 0, node: '', text: error.message }));
     const ledger = async () => {
@@ -90,8 +94,19 @@ for (const target of targets) {
         .where('type', '=', LogType.consume)
         .where('token_id', '=', tokenId)
         .executeTakeFirstOrThrow();
-      const held = await db.selectFrom('reservations').select((eb) => eb.fn.countAll<number>().as('count')).where('state', '=', 1).executeTakeFirstOrThrow();
-      return { quota: Number(user.quota), userHeld: Number(user.held_quota), remain: Number(token.remain_quota), tokenHeld: Number(token.held_quota), logged: Number(logged.sum), reservationsHeld: Number(held.count) };
+      const held = await db
+        .selectFrom('reservations')
+        .select((eb) => eb.fn.countAll<number>().as('count'))
+        .where('state', '=', 1)
+        .executeTakeFirstOrThrow();
+      return {
+        quota: Number(user.quota),
+        userHeld: Number(user.held_quota),
+        remain: Number(token.remain_quota),
+        tokenHeld: Number(token.held_quota),
+        logged: Number(logged.sum),
+        reservationsHeld: Number(held.count),
+      };
     };
     const settledLedger = async () => {
       let now = await ledger();
@@ -235,7 +250,7 @@ for (const target of targets) {
       // a live worker took the sweep over once the dead one's claim ran out
       expect([...workers().values()].filter((nodeId) => nodeId !== before.get(victim!))).toContain(await sweepHolder());
       // and its lease row is gone with it
-      await waitFor('the dead worker\'s lease row going', async () => !(await db.selectFrom('relay_nodes').select('id').execute()).some((row) => row.id === before.get(victim!)));
+      await waitFor("the dead worker's lease row going", async () => !(await db.selectFrom('relay_nodes').select('id').execute()).some((row) => row.id === before.get(victim!)));
     }, 120_000);
 
     it('stops every worker on SIGTERM to the primary, after their streams finish and their bookkeeping is written', async () => {

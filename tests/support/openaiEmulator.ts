@@ -92,10 +92,8 @@ function sendError(response: ServerResponse, status: number, message: string, ty
 
 const keyFailures: Record<string, (response: ServerResponse) => void> = {
   'sk-dead': (response) => sendError(response, 401, 'Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key'),
-  'sk-deactivated': (response) =>
-    sendError(response, 401, 'This account has been deactivated.', 'invalid_request_error', 'account_deactivated'),
-  'sk-broke': (response) =>
-    sendError(response, 429, 'You exceeded your current quota.', 'insufficient_quota', 'insufficient_quota'),
+  'sk-deactivated': (response) => sendError(response, 401, 'This account has been deactivated.', 'invalid_request_error', 'account_deactivated'),
+  'sk-broke': (response) => sendError(response, 429, 'You exceeded your current quota.', 'insufficient_quota', 'insufficient_quota'),
   'sk-busy': (response) => sendError(response, 429, 'Rate limit reached.', 'requests', 'rate_limit_exceeded'),
   'sk-down': (response) => sendError(response, 500, 'The server had an error.', 'server_error', null),
   'sk-drop': (response) => response.socket?.destroy(),
@@ -170,10 +168,21 @@ export const BILLING_ANSWERS: Record<string, unknown> = {
   '/api/v1/credits': { data: { total_credits: 100.5, total_usage: 25.75 } },
   // https://docs.siliconflow.cn/en/api-reference/userinfo/get-user-info
   '/v1/user/info': {
-    code: 20000, message: 'OK', status: true,
+    code: 20000,
+    message: 'OK',
+    status: true,
     data: {
-      id: 'userid', name: 'username', image: 'user_avatar_image_url', email: 'user_email_address', isAdmin: false, balance: '0.88',
-      status: 'normal', introduction: '', role: '', chargeBalance: '88.00', totalBalance: '88.88',
+      id: 'userid',
+      name: 'username',
+      image: 'user_avatar_image_url',
+      email: 'user_email_address',
+      isAdmin: false,
+      balance: '0.88',
+      status: 'normal',
+      introduction: '',
+      role: '',
+      chargeBalance: '88.00',
+      totalBalance: '88.88',
     },
   },
 };
@@ -232,7 +241,14 @@ async function answerResponses(
   withUsage: boolean,
 ): Promise<void> {
   if (json.previous_response_id !== undefined && json.previous_response_id !== null) {
-    return sendJson(response, 400, { error: { message: `Previous response with id '${jsonText(json.previous_response_id)}' not found.`, type: 'invalid_request_error', param: 'previous_response_id', code: 'previous_response_not_found' } });
+    return sendJson(response, 400, {
+      error: {
+        message: `Previous response with id '${jsonText(json.previous_response_id)}' not found.`,
+        type: 'invalid_request_error',
+        param: 'previous_response_id',
+        code: 'previous_response_not_found',
+      },
+    });
   }
   const model = typeof json.model === 'string' ? json.model : 'gpt-4o';
   const shape = (json.emulator ?? {}) as { chunks?: number; delay_ms?: number; respect_max_tokens?: boolean; cached_tokens?: number; reasoning_tokens?: number };
@@ -245,11 +261,14 @@ async function answerResponses(
   const tool = calledTool(responsesTools(json.tools), json.tool_choice, last && (last.type === undefined || last.type === 'message') ? (last as { role?: unknown; content?: unknown }) : undefined);
   const id = `resp_emu${created}`;
   let deltas: string[];
-  if (last?.type === 'function_call_output') deltas = `the tool said: ${typeof last.output === 'string' ? last.output : contentText(last.output)}`.split(' ').map((word, index) => (index === 0 ? word : ` ${word}`));
+  if (last?.type === 'function_call_output')
+    deltas = `the tool said: ${typeof last.output === 'string' ? last.output : contentText(last.output)}`.split(' ').map((word, index) => (index === 0 ? word : ` ${word}`));
   else deltas = Array.from({ length: wanted }, (_, index) => (index === 0 ? 'word0' : ` word${index}`));
   const cut = !tool && respectLimit && deltas.length > limit;
   if (cut) deltas = deltas.slice(0, limit);
-  const call = tool ? { id: `fc_emu${created}_0`, type: 'function_call', status: 'completed', arguments: toolArguments(tool, contentText(last!.content)), call_id: `call_emu${created}_0`, name: tool.name } : undefined;
+  const call = tool
+    ? { id: `fc_emu${created}_0`, type: 'function_call', status: 'completed', arguments: toolArguments(tool, contentText(last!.content)), call_id: `call_emu${created}_0`, name: tool.name }
+    : undefined;
   const promptTokens = countWords(responsesPromptText(json));
   const reasoningTokens = Math.max(0, Number(shape.reasoning_tokens ?? 0) || 0);
   const cachedTokens = Math.min(promptTokens, Math.max(0, Number(shape.cached_tokens ?? 0) || 0));
@@ -267,13 +286,35 @@ async function answerResponses(
   const part = (partText: string) => ({ type: 'output_text', annotations: [], logprobs: [], text: partText });
   const output = call ? [call] : [message(status, [part(text)])];
   const base = {
-    id, object: 'response', created_at: created, status: 'in_progress', background: false, error: null, incomplete_details: null,
-    instructions: json.instructions ?? null, max_output_tokens: json.max_output_tokens ?? null, max_tool_calls: null, model, output: [] as unknown[],
-    parallel_tool_calls: json.parallel_tool_calls ?? true, previous_response_id: null, prompt_cache_key: null,
-    reasoning: { effort: (json.reasoning as { effort?: unknown } | undefined)?.effort ?? null, summary: null }, safety_identifier: null,
-    service_tier: 'default', store: json.store ?? true, temperature: json.temperature ?? 1, text: json.text ?? { format: { type: 'text' }, verbosity: 'medium' },
-    tool_choice: json.tool_choice ?? 'auto', tools: json.tools ?? [], top_logprobs: 0, top_p: json.top_p ?? 1, truncation: 'disabled',
-    usage: null as unknown, user: json.user ?? null, metadata: json.metadata ?? {},
+    id,
+    object: 'response',
+    created_at: created,
+    status: 'in_progress',
+    background: false,
+    error: null,
+    incomplete_details: null,
+    instructions: json.instructions ?? null,
+    max_output_tokens: json.max_output_tokens ?? null,
+    max_tool_calls: null,
+    model,
+    output: [] as unknown[],
+    parallel_tool_calls: json.parallel_tool_calls ?? true,
+    previous_response_id: null,
+    prompt_cache_key: null,
+    reasoning: { effort: (json.reasoning as { effort?: unknown } | undefined)?.effort ?? null, summary: null },
+    safety_identifier: null,
+    service_tier: 'default',
+    store: json.store ?? true,
+    temperature: json.temperature ?? 1,
+    text: json.text ?? { format: { type: 'text' }, verbosity: 'medium' },
+    tool_choice: json.tool_choice ?? 'auto',
+    tools: json.tools ?? [],
+    top_logprobs: 0,
+    top_p: json.top_p ?? 1,
+    truncation: 'disabled',
+    usage: null as unknown,
+    user: json.user ?? null,
+    metadata: json.metadata ?? {},
   };
   const final = { ...base, status, incomplete_details: cut ? { reason: 'max_output_tokens' } : null, output, usage: withUsage ? usage : null };
   if (json.stream !== true) return sendJson(response, 200, final);
@@ -356,153 +397,171 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
   const state = { requests: [] as RecordedRequest[], abortedRequests: 0 };
   let created = 1_700_000_000;
 
-  const server: Server = createServer((request, response) => void (async () => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const rawBody = Buffer.concat(chunks);
-    const [fullPath, query = ''] = (request.url ?? '/').split('?');
-    // vendors that speak OpenAI's wire under another prefix (Groq /openai/v1, Zhipu /api/paas/v4, Azure
-    // /openai/deployments/<name>) are answered as /v1; the recorded path stays the one asked for
-    // (except under /nope/, which stays an unknown URL: a 404, the request's own fault)
-    const path = OPERATION_PATH.test(fullPath) && !fullPath.startsWith('/v1/') && !fullPath.startsWith('/nope/') ? `/v1/${OPERATION_PATH.exec(fullPath)![1]}` : fullPath;
-    const contentType = request.headers['content-type'] ?? '';
-    let body: unknown = rawBody.toString('utf8');
-    if (contentType.includes('application/json') && rawBody.length > 0) {
-      try {
-        body = JSON.parse(rawBody.toString('utf8'));
-      } catch {
-        return sendError(response, 400, 'We could not parse the JSON body of your request.', 'invalid_request_error', null);
-      }
-    }
-    if (record) state.requests.push({ method: request.method ?? 'GET', path: fullPath, headers: request.headers, body, rawBody, query });
-
-    // Bearer, or Azure's api-key header, or x-api-key
-    const key = (request.headers.authorization ?? '').replace(/^Bearer /, '') || String(request.headers['api-key'] ?? request.headers['x-api-key'] ?? '');
-    const failure = keyFailures[key];
-    if (failure) return failure(response);
-    if (key === 'sk-slow') await sleep(SLOW_KEY_DELAY_MS);
-    if (key === 'sk-hang') return void request.socket.once('close', () => response.destroy());
-
-    const json = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-    const model = typeof json.model === 'string' ? json.model : 'gpt-3.5-turbo';
-    const withUsage = request.headers['x-emulator-no-usage'] !== '1';
-    const promptTokens = countWords(promptText(json));
-    created += 1;
-
-    if (request.method === 'GET' && path === '/v1/models') {
-      return sendJson(response, 200, {
-        object: 'list',
-        data: ['gpt-3.5-turbo', 'gpt-4', 'text-embedding-ada-002'].map((id) => ({
-          id, object: 'model', created: 1_686_935_002, owned_by: 'openai',
-        })),
-      });
-    }
-    if (request.method === 'GET' && Object.hasOwn(BILLING_ANSWERS, path)) return sendJson(response, 200, BILLING_ANSWERS[path]);
-    if (request.method !== 'POST') return sendError(response, 404, `Invalid URL (${request.method} ${path})`, 'invalid_request_error', null);
-
-    if (path === '/v1/chat/completions' || path === '/v1/completions') {
-      const isChat = path === '/v1/chat/completions';
-      const shape = (json.emulator ?? {}) as { chunks?: number; delay_ms?: number; respect_max_tokens?: boolean; cached_tokens?: number; reasoning_tokens?: number };
-      const limit = Number(json.max_tokens ?? json.max_completion_tokens ?? 0) || Infinity;
-      const respectLimit = shape.respect_max_tokens === true || request.headers['x-emulator-respect-max-tokens'] === '1';
-      const chunkCount = Math.min(Number(request.headers['x-emulator-chunks'] ?? shape.chunks ?? options.chunks ?? 5), respectLimit ? limit : Infinity);
-      const delayMs = Number(request.headers['x-emulator-delay-ms'] ?? shape.delay_ms ?? options.delayMs ?? 0);
-      const words = Array.from({ length: chunkCount }, (_, index) => `word${index}`);
-      const reasoningTokens = Math.max(0, Number(shape.reasoning_tokens ?? 0) || 0);
-      const cachedTokens = Math.min(promptTokens, Math.max(0, Number(shape.cached_tokens ?? 0) || 0));
-      const messages = Array.isArray(json.messages) ? (json.messages as Array<{ role?: unknown; content?: unknown }>) : [];
-      const tool = isChat ? calledTool(chatTools(json.tools), json.tool_choice, messages.at(-1)) : undefined;
-      const call = tool ? { id: `call_emu${created}_0`, type: 'function', function: { name: tool.name, arguments: toolArguments(tool, contentText(messages.at(-1)!.content)) } } : undefined;
-      const completionTokens = (call ? countWords(call.function.arguments) : words.length) + reasoningTokens;
-      const usage = {
-        prompt_tokens: promptTokens,
-        completion_tokens: completionTokens,
-        total_tokens: promptTokens + completionTokens,
-        ...(cachedTokens > 0 ? { prompt_tokens_details: { cached_tokens: cachedTokens } } : {}),
-        ...(reasoningTokens > 0 ? { completion_tokens_details: { reasoning_tokens: reasoningTokens } } : {}),
-      };
-      const id = `${isChat ? 'chatcmpl' : 'cmpl'}-emu${created}`;
-      const object = isChat ? 'chat.completion' : 'text_completion';
-      if (isChat && key === 'sk-tools' && Array.isArray(json.tools) && json.tools.length > 0) return answerWithTools(response, json, { id, created, model, promptTokens });
-
-      if (json.stream === true) {
-        const includeUsage = (json.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
-        response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-        const left = watchAbort(response, state);
-        const frame = (choice: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-          `data: ${JSON.stringify({ id, object: isChat ? 'chat.completion.chunk' : 'text_completion', created, model, choices: [choice], ...extra })}\n\n`;
-        if (call) {
-          // the call's name first, then its arguments in two pieces, as OpenAI streams one
-          const half = Math.ceil(call.function.arguments.length / 2);
-          response.write(frame({ index: 0, delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }, finish_reason: null }));
-          for (const piece of [call.function.arguments.slice(0, half), call.function.arguments.slice(half)]) {
-            if (delayMs > 0) await sleep(delayMs);
-            if (left()) return;
-            response.write(frame({ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: piece } }] }, finish_reason: null }));
+  const server: Server = createServer(
+    (request, response) =>
+      void (async () => {
+        const chunks: Buffer[] = [];
+        for await (const chunk of request) chunks.push(chunk as Buffer);
+        const rawBody = Buffer.concat(chunks);
+        const [fullPath, query = ''] = (request.url ?? '/').split('?');
+        // vendors that speak OpenAI's wire under another prefix (Groq /openai/v1, Zhipu /api/paas/v4, Azure
+        // /openai/deployments/<name>) are answered as /v1; the recorded path stays the one asked for
+        // (except under /nope/, which stays an unknown URL: a 404, the request's own fault)
+        const path = OPERATION_PATH.test(fullPath) && !fullPath.startsWith('/v1/') && !fullPath.startsWith('/nope/') ? `/v1/${OPERATION_PATH.exec(fullPath)![1]}` : fullPath;
+        const contentType = request.headers['content-type'] ?? '';
+        let body: unknown = rawBody.toString('utf8');
+        if (contentType.includes('application/json') && rawBody.length > 0) {
+          try {
+            body = JSON.parse(rawBody.toString('utf8'));
+          } catch {
+            return sendError(response, 400, 'We could not parse the JSON body of your request.', 'invalid_request_error', null);
           }
-        } else if (isChat) response.write(frame({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }));
-        for (let index = 0; index < (call ? 0 : words.length); index += 1) {
-          if (delayMs > 0) await sleep(delayMs);
-          if (left()) return;
-          const text = (index === 0 ? '' : ' ') + words[index];
-          response.write(isChat ? frame({ index: 0, delta: { content: text }, finish_reason: null }) : frame({ index: 0, text, finish_reason: null }));
         }
-        response.write(isChat ? frame({ index: 0, delta: {}, finish_reason: call ? 'tool_calls' : 'stop' }) : frame({ index: 0, text: '', finish_reason: 'stop' }));
-        if (includeUsage && withUsage) {
-          response.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage })}\n\n`);
+        if (record) state.requests.push({ method: request.method ?? 'GET', path: fullPath, headers: request.headers, body, rawBody, query });
+
+        // Bearer, or Azure's api-key header, or x-api-key
+        const key = (request.headers.authorization ?? '').replace(/^Bearer /, '') || String(request.headers['api-key'] ?? request.headers['x-api-key'] ?? '');
+        const failure = keyFailures[key];
+        if (failure) return failure(response);
+        if (key === 'sk-slow') await sleep(SLOW_KEY_DELAY_MS);
+        if (key === 'sk-hang') return void request.socket.once('close', () => response.destroy());
+
+        const json = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+        const model = typeof json.model === 'string' ? json.model : 'gpt-3.5-turbo';
+        const withUsage = request.headers['x-emulator-no-usage'] !== '1';
+        const promptTokens = countWords(promptText(json));
+        created += 1;
+
+        if (request.method === 'GET' && path === '/v1/models') {
+          return sendJson(response, 200, {
+            object: 'list',
+            data: ['gpt-3.5-turbo', 'gpt-4', 'text-embedding-ada-002'].map((id) => ({
+              id,
+              object: 'model',
+              created: 1_686_935_002,
+              owned_by: 'openai',
+            })),
+          });
         }
-        response.end('data: [DONE]\n\n');
-        return;
-      }
-      const text = words.join(' ');
-      const choice = call
-        ? { index: 0, message: { role: 'assistant', content: null, tool_calls: [call] }, finish_reason: 'tool_calls' }
-        : isChat
-        ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }
-        : { index: 0, text, logprobs: null, finish_reason: 'stop' };
-      return sendJson(response, 200, { id, object, created, model, choices: [choice], ...(withUsage ? { usage } : {}) });
-    }
-    if (path === '/v1/responses') return answerResponses(json, request.headers, options, response, state, created, withUsage);
-    if (path === '/v1/embeddings') {
-      const inputs = Array.isArray(json.input) ? json.input : [json.input];
-      return sendJson(response, 200, {
-        object: 'list',
-        // as OpenAI does: float32 little-endian bytes in base64 when asked (the openai SDK asks by default)
-        data: inputs.map((_, index) => ({ object: 'embedding', index, embedding: json.encoding_format === 'base64' ? Buffer.from(new Float32Array(EMBEDDING).buffer).toString('base64') : EMBEDDING })),
-        model,
-        usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
-      });
-    }
-    if (path === '/v1/moderations') {
-      return sendJson(response, 200, {
-        id: `modr-emu${created}`,
-        model: 'text-moderation-007',
-        results: [{ flagged: false, categories: { violence: false }, category_scores: { violence: 0.0001 } }],
-      });
-    }
-    if (path === '/v1/images/generations') {
-      const count = typeof json.n === 'number' ? json.n : 1;
-      return sendJson(response, 200, {
-        created,
-        data: Array.from({ length: count }, (_, index) => ({ url: `https://images.example/emu-${created}-${index}.png` })),
-      });
-    }
-    if (path === '/v1/audio/transcriptions' || path === '/v1/audio/translations') {
-      return sendJson(response, 200, { text: `received ${rawBody.length} bytes` });
-    }
-    if (path === '/v1/audio/speech') {
-      const audio = Buffer.alloc(64, 1);
-      response.writeHead(200, { 'content-type': 'audio/mpeg', 'content-length': audio.length });
-      return response.end(audio);
-    }
-    if (path === '/v1/edits') {
-      return sendJson(response, 200, {
-        object: 'edit', created, choices: [{ index: 0, text: 'edited text' }],
-        usage: { prompt_tokens: promptTokens, completion_tokens: 2, total_tokens: promptTokens + 2 },
-      });
-    }
-    return sendError(response, 404, `Invalid URL (${request.method} ${path})`, 'invalid_request_error', null);
-  })());
+        if (request.method === 'GET' && Object.hasOwn(BILLING_ANSWERS, path)) return sendJson(response, 200, BILLING_ANSWERS[path]);
+        if (request.method !== 'POST') return sendError(response, 404, `Invalid URL (${request.method} ${path})`, 'invalid_request_error', null);
+
+        if (path === '/v1/chat/completions' || path === '/v1/completions') {
+          const isChat = path === '/v1/chat/completions';
+          const shape = (json.emulator ?? {}) as { chunks?: number; delay_ms?: number; respect_max_tokens?: boolean; cached_tokens?: number; reasoning_tokens?: number };
+          const limit = Number(json.max_tokens ?? json.max_completion_tokens ?? 0) || Infinity;
+          const respectLimit = shape.respect_max_tokens === true || request.headers['x-emulator-respect-max-tokens'] === '1';
+          const chunkCount = Math.min(Number(request.headers['x-emulator-chunks'] ?? shape.chunks ?? options.chunks ?? 5), respectLimit ? limit : Infinity);
+          const delayMs = Number(request.headers['x-emulator-delay-ms'] ?? shape.delay_ms ?? options.delayMs ?? 0);
+          const words = Array.from({ length: chunkCount }, (_, index) => `word${index}`);
+          const reasoningTokens = Math.max(0, Number(shape.reasoning_tokens ?? 0) || 0);
+          const cachedTokens = Math.min(promptTokens, Math.max(0, Number(shape.cached_tokens ?? 0) || 0));
+          const messages = Array.isArray(json.messages) ? (json.messages as Array<{ role?: unknown; content?: unknown }>) : [];
+          const tool = isChat ? calledTool(chatTools(json.tools), json.tool_choice, messages.at(-1)) : undefined;
+          const call = tool ? { id: `call_emu${created}_0`, type: 'function', function: { name: tool.name, arguments: toolArguments(tool, contentText(messages.at(-1)!.content)) } } : undefined;
+          const completionTokens = (call ? countWords(call.function.arguments) : words.length) + reasoningTokens;
+          const usage = {
+            prompt_tokens: promptTokens,
+            completion_tokens: completionTokens,
+            total_tokens: promptTokens + completionTokens,
+            ...(cachedTokens > 0 ? { prompt_tokens_details: { cached_tokens: cachedTokens } } : {}),
+            ...(reasoningTokens > 0 ? { completion_tokens_details: { reasoning_tokens: reasoningTokens } } : {}),
+          };
+          const id = `${isChat ? 'chatcmpl' : 'cmpl'}-emu${created}`;
+          const object = isChat ? 'chat.completion' : 'text_completion';
+          if (isChat && key === 'sk-tools' && Array.isArray(json.tools) && json.tools.length > 0) return answerWithTools(response, json, { id, created, model, promptTokens });
+
+          if (json.stream === true) {
+            const includeUsage = (json.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+            response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+            const left = watchAbort(response, state);
+            const frame = (choice: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+              `data: ${JSON.stringify({ id, object: isChat ? 'chat.completion.chunk' : 'text_completion', created, model, choices: [choice], ...extra })}\n\n`;
+            if (call) {
+              // the call's name first, then its arguments in two pieces, as OpenAI streams one
+              const half = Math.ceil(call.function.arguments.length / 2);
+              response.write(
+                frame({
+                  index: 0,
+                  delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] },
+                  finish_reason: null,
+                }),
+              );
+              for (const piece of [call.function.arguments.slice(0, half), call.function.arguments.slice(half)]) {
+                if (delayMs > 0) await sleep(delayMs);
+                if (left()) return;
+                response.write(frame({ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: piece } }] }, finish_reason: null }));
+              }
+            } else if (isChat) response.write(frame({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }));
+            for (let index = 0; index < (call ? 0 : words.length); index += 1) {
+              if (delayMs > 0) await sleep(delayMs);
+              if (left()) return;
+              const text = (index === 0 ? '' : ' ') + words[index];
+              response.write(isChat ? frame({ index: 0, delta: { content: text }, finish_reason: null }) : frame({ index: 0, text, finish_reason: null }));
+            }
+            response.write(isChat ? frame({ index: 0, delta: {}, finish_reason: call ? 'tool_calls' : 'stop' }) : frame({ index: 0, text: '', finish_reason: 'stop' }));
+            if (includeUsage && withUsage) {
+              response.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage })}\n\n`);
+            }
+            response.end('data: [DONE]\n\n');
+            return;
+          }
+          const text = words.join(' ');
+          const choice = call
+            ? { index: 0, message: { role: 'assistant', content: null, tool_calls: [call] }, finish_reason: 'tool_calls' }
+            : isChat
+              ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }
+              : { index: 0, text, logprobs: null, finish_reason: 'stop' };
+          return sendJson(response, 200, { id, object, created, model, choices: [choice], ...(withUsage ? { usage } : {}) });
+        }
+        if (path === '/v1/responses') return answerResponses(json, request.headers, options, response, state, created, withUsage);
+        if (path === '/v1/embeddings') {
+          const inputs = Array.isArray(json.input) ? json.input : [json.input];
+          return sendJson(response, 200, {
+            object: 'list',
+            // as OpenAI does: float32 little-endian bytes in base64 when asked (the openai SDK asks by default)
+            data: inputs.map((_, index) => ({
+              object: 'embedding',
+              index,
+              embedding: json.encoding_format === 'base64' ? Buffer.from(new Float32Array(EMBEDDING).buffer).toString('base64') : EMBEDDING,
+            })),
+            model,
+            usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+          });
+        }
+        if (path === '/v1/moderations') {
+          return sendJson(response, 200, {
+            id: `modr-emu${created}`,
+            model: 'text-moderation-007',
+            results: [{ flagged: false, categories: { violence: false }, category_scores: { violence: 0.0001 } }],
+          });
+        }
+        if (path === '/v1/images/generations') {
+          const count = typeof json.n === 'number' ? json.n : 1;
+          return sendJson(response, 200, {
+            created,
+            data: Array.from({ length: count }, (_, index) => ({ url: `https://images.example/emu-${created}-${index}.png` })),
+          });
+        }
+        if (path === '/v1/audio/transcriptions' || path === '/v1/audio/translations') {
+          return sendJson(response, 200, { text: `received ${rawBody.length} bytes` });
+        }
+        if (path === '/v1/audio/speech') {
+          const audio = Buffer.alloc(64, 1);
+          response.writeHead(200, { 'content-type': 'audio/mpeg', 'content-length': audio.length });
+          return response.end(audio);
+        }
+        if (path === '/v1/edits') {
+          return sendJson(response, 200, {
+            object: 'edit',
+            created,
+            choices: [{ index: 0, text: 'edited text' }],
+            usage: { prompt_tokens: promptTokens, completion_tokens: 2, total_tokens: promptTokens + 2 },
+          });
+        }
+        return sendError(response, 404, `Invalid URL (${request.method} ${path})`, 'invalid_request_error', null);
+      })(),
+  );
 
   await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
   const { port } = server.address() as AddressInfo;

@@ -47,10 +47,11 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       }
       return received;
     },
-    close: () => new Promise<void>((closed) => {
-      server.closeAllConnections();
-      server.close(() => closed());
-    }),
+    close: () =>
+      new Promise<void>((closed) => {
+        server.closeAllConnections();
+        server.close(() => closed());
+      }),
   };
 }
 

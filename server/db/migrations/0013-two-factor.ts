@@ -28,7 +28,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('two_factor_recovery_user_idx').on('two_factor_recovery_codes').columns(['user_id', 'code_hash']).execute();
 
-  await db.schema.alterTable('sessions').addColumn('partial', 'integer', (column) => column.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('sessions')
+    .addColumn('partial', 'integer', (column) => column.notNull().defaultTo(0))
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -34,7 +34,6 @@ interface AnthropicUsage {
   cache_read_input_tokens?: number | null;
 }
 
-
 /** Anthropic's counts in the relay's terms (cache reads and writes are part of the prompt). */
 export function usageOfAnthropic(usage: AnthropicUsage): Usage {
   const read = positiveWhole(usage.cache_read_input_tokens);
@@ -62,7 +61,10 @@ export function anthropicUsageOf(usage: Pick<Usage, 'promptTokens' | 'completion
 function systemText(system: unknown): string {
   if (typeof system === 'string') return system;
   if (!Array.isArray(system)) return '';
-  return (system as Block[]).filter((block) => block?.type === 'text' && typeof block.text === 'string').map((block) => block.text as string).join('\n\n');
+  return (system as Block[])
+    .filter((block) => block?.type === 'text' && typeof block.text === 'string')
+    .map((block) => block.text as string)
+    .join('\n\n');
 }
 
 /**
@@ -79,7 +81,10 @@ function systemContent(system: unknown): string | ChatContentPart[] {
 function blockText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return (content as Block[]).filter((block) => block?.type === 'text' && typeof block.text === 'string').map((block) => block.text as string).join('');
+  return (content as Block[])
+    .filter((block) => block?.type === 'text' && typeof block.text === 'string')
+    .map((block) => block.text as string)
+    .join('');
 }
 
 function imagePart(block: Block): ChatContentPart | undefined {
@@ -128,7 +133,10 @@ function chatMessages(messages: unknown): ChatMessage[] {
       const toolCalls = blocks
         .filter((block) => block?.type === 'tool_use')
         .map((block) => ({ id: textOf(block.id), type: 'function' as const, function: { name: textOf(block.name), arguments: JSON.stringify(block.input ?? {}) } }));
-      const text = blocks.filter((block) => block?.type === 'text' && typeof block.text === 'string').map((block) => block.text as string).join('');
+      const text = blocks
+        .filter((block) => block?.type === 'text' && typeof block.text === 'string')
+        .map((block) => block.text as string)
+        .join('');
       const assistant: ChatMessage = { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text };
       if (toolCalls.length > 0) assistant.tool_calls = toolCalls;
       out.push(assistant);
@@ -267,8 +275,7 @@ export function anthropicErrorType(status: number | undefined): string {
   }
 }
 
-export const anthropicErrorBody = (error: InboundError & { status?: number }) =>
-  JSON.stringify({ type: 'error', error: { type: anthropicErrorType(error.status), message: error.message } });
+export const anthropicErrorBody = (error: InboundError & { status?: number }) => JSON.stringify({ type: 'error', error: { type: anthropicErrorType(error.status), message: error.message } });
 
 // ---- answers written back (the translated path) ----
 
@@ -468,7 +475,8 @@ export const anthropicMessages = {
   check(_mode, body) {
     if (!Array.isArray(body.messages)) return { message: 'messages: Field required', code: 'invalid_request_error' };
     if (body.max_tokens === undefined || body.max_tokens === null) return { message: 'max_tokens: Field required', code: 'invalid_request_error' };
-    if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1) return { message: 'max_tokens: Input should be a valid positive integer', code: 'invalid_request_error' };
+    if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1)
+      return { message: 'max_tokens: Input should be a valid positive integer', code: 'invalid_request_error' };
     return undefined;
   },
   promptTokens: (_mode, body, model, options) => (options.bound ? promptBound(body, model, undefined, 1, options.contextWindow) : countMessagesPromptTokens(body, model, options)),

@@ -66,13 +66,14 @@ interface GenerationConfig {
 }
 
 const partsOf = (content: unknown): GeminiPart[] =>
-  content && typeof content === 'object' && Array.isArray((content as GeminiRequestContent).parts) ? ((content as GeminiRequestContent).parts as GeminiPart[]).filter((part) => part && typeof part === 'object') : [];
+  content && typeof content === 'object' && Array.isArray((content as GeminiRequestContent).parts)
+    ? ((content as GeminiRequestContent).parts as GeminiPart[]).filter((part) => part && typeof part === 'object')
+    : [];
 
 const contentsOf = (body: Record<string, unknown>): GeminiRequestContent[] =>
   Array.isArray(body.contents) ? (body.contents as GeminiRequestContent[]).filter((content) => content && typeof content === 'object') : [];
 
-const configOf = (body: Record<string, unknown>): GenerationConfig =>
-  body.generationConfig && typeof body.generationConfig === 'object' ? (body.generationConfig) : {};
+const configOf = (body: Record<string, unknown>): GenerationConfig => (body.generationConfig && typeof body.generationConfig === 'object' ? body.generationConfig : {});
 
 /**
  * What Google would refuse in the request's structure, named as it names it:
@@ -106,7 +107,11 @@ function shapeProblem(body: Record<string, unknown>): string | undefined {
 }
 
 /** The text of parts that are text and not thoughts. */
-const textOf = (parts: GeminiPart[]) => parts.filter((part) => typeof part.text === 'string' && !part.thought).map((part) => part.text as string).join('');
+const textOf = (parts: GeminiPart[]) =>
+  parts
+    .filter((part) => typeof part.text === 'string' && !part.thought)
+    .map((part) => part.text as string)
+    .join('');
 
 /** systemInstruction: a Content, or (as the SDKs also accept) a bare string. */
 function systemText(system: unknown): string {
@@ -125,7 +130,8 @@ function mediaPart(part: GeminiPart): ChatContentPart | undefined {
     const mimeType = part.inlineData.mimeType || 'application/octet-stream';
     const url = `data:${mimeType};base64,${part.inlineData.data}`;
     if (mimeType.startsWith('image/')) return { type: 'image_url', image_url: { url } };
-    if (mimeType.startsWith('audio/')) return { type: 'input_audio', input_audio: { data: part.inlineData.data, format: mimeType === 'audio/mpeg' ? 'mp3' : mimeType.slice('audio/'.length).replace(/^x-/, '') } };
+    if (mimeType.startsWith('audio/'))
+      return { type: 'input_audio', input_audio: { data: part.inlineData.data, format: mimeType === 'audio/mpeg' ? 'mp3' : mimeType.slice('audio/'.length).replace(/^x-/, '') } };
     return { type: 'file', file: { file_data: url } };
   }
   // a file Google hosts (or any URL): only an image has a chat form that takes a URL
@@ -218,7 +224,8 @@ function jsonSchemaOf(schema: unknown): unknown {
     if (key === 'type') out[key] = Array.isArray(value) ? value.map(typeName) : typeName(value);
     else if (SCHEMA_DATA.has(key)) out[key] = value;
     // property names are the client's own words (a property may be called "type" or "enum")
-    else if (key === 'properties' && value && typeof value === 'object' && !Array.isArray(value)) out[key] = Object.fromEntries(Object.entries(value).map(([name, property]) => [name, jsonSchemaOf(property)]));
+    else if (key === 'properties' && value && typeof value === 'object' && !Array.isArray(value))
+      out[key] = Object.fromEntries(Object.entries(value).map(([name, property]) => [name, jsonSchemaOf(property)]));
     else out[key] = jsonSchemaOf(value);
   }
   return out;
@@ -233,7 +240,11 @@ function uncarriedTools(body: Record<string, unknown>): string | undefined {
 
 function chatTools(tools: unknown): ChatTool[] | undefined {
   if (!Array.isArray(tools)) return undefined;
-  const declarations = tools.flatMap((tool) => (tool && typeof tool === 'object' && Array.isArray((tool as { functionDeclarations?: unknown }).functionDeclarations) ? ((tool as { functionDeclarations: FunctionDeclaration[] }).functionDeclarations) : []));
+  const declarations = tools.flatMap((tool) =>
+    tool && typeof tool === 'object' && Array.isArray((tool as { functionDeclarations?: unknown }).functionDeclarations)
+      ? (tool as { functionDeclarations: FunctionDeclaration[] }).functionDeclarations
+      : [],
+  );
   const mapped = declarations
     .filter((declaration) => declaration && typeof declaration.name === 'string')
     .map((declaration) => {
@@ -577,8 +588,7 @@ export const geminiNative = {
   clientAskedUsage: () => false,
   // the body names no model: the channel's adaptor writes the upstream's into the path
   modelUnchanged: (_body, _upstreamModel) => true,
-  encodeChanged: (body, change) =>
-    JSON.stringify(change.outputLimit === undefined ? body : { ...body, generationConfig: { ...configOf(body), maxOutputTokens: change.outputLimit } }),
+  encodeChanged: (body, change) => JSON.stringify(change.outputLimit === undefined ? body : { ...body, generationConfig: { ...configOf(body), maxOutputTokens: change.outputLimit } }),
   jsonUsage: reportedJsonUsage,
   answerText,
   watchStream: (_stripUsageEvent: boolean) => new GenerateContentUsageWatcher(),

@@ -85,7 +85,8 @@ export const openaiChat = {
   protocol: 'openai',
   contentType: 'application/json; charset=utf-8',
   model: requestedModel,
-  check: (mode, body) => (mode === 'edits' && (typeof body.instruction !== 'string' || body.instruction === '') ? { message: 'field instruction is required', code: 'required_field_missing' } : undefined),
+  check: (mode, body) =>
+    mode === 'edits' && (typeof body.instruction !== 'string' || body.instruction === '') ? { message: 'field instruction is required', code: 'required_field_missing' } : undefined,
   promptTokens,
   outputLimit: (body) => Number(body.max_tokens ?? body.max_completion_tokens ?? 0) || 0,
   answers: (mode, body) => (mode === 'chat' || mode === 'completions' ? Number(body.n ?? 1) || 1 : 1),

@@ -42,7 +42,6 @@ interface ResponsesUsage {
   total_tokens?: number | null;
 }
 
-
 /** Responses' counts in the relay's terms. */
 export function usageOfResponses(usage: ResponsesUsage): Usage {
   return { promptTokens: positiveWhole(usage.input_tokens), completionTokens: positiveWhole(usage.output_tokens), cachedPromptTokens: positiveWhole(usage.input_tokens_details?.cached_tokens) };
@@ -296,8 +295,7 @@ export function encodeResponse(chat: ChatResponse, usage: Usage, model: string, 
 
 /** The output item being streamed: a text (message or reasoning) or a function call (by its chat index). */
 type OpenItem =
-  | { kind: 'message' | 'reasoning'; index: number; id: string; text: string }
-  | { kind: 'function_call'; index: number; id: string; tool: number; callId: string; name: string; arguments: string };
+  { kind: 'message' | 'reasoning'; index: number; id: string; text: string } | { kind: 'function_call'; index: number; id: string; tool: number; callId: string; name: string; arguments: string };
 
 /** Names of the events of each text kind (what differs between a message's text and reasoning's). */
 const TEXT_EVENTS = {
@@ -394,7 +392,15 @@ export class ResponsesStreamEncoder {
           if (open?.kind !== 'function_call' || open.tool !== call.index) {
             out += this.close();
             const index = this.output.length;
-            const item = { kind: 'function_call' as const, index, id: `fc_${this.core}_${index}`, tool: call.index, callId: call.id ?? `call_${this.core}_${call.index}`, name: call.function?.name ?? '', arguments: '' };
+            const item = {
+              kind: 'function_call' as const,
+              index,
+              id: `fc_${this.core}_${index}`,
+              tool: call.index,
+              callId: call.id ?? `call_${this.core}_${call.index}`,
+              name: call.function?.name ?? '',
+              arguments: '',
+            };
             this.open = item;
             out += this.event('response.output_item.added', { output_index: index, item: functionCallItem(item.id, 'in_progress', item.callId, item.name, '') });
           }

@@ -13,7 +13,9 @@ export const positiveWhole = (value: unknown): number => (typeof value === 'numb
  * request, `stream: true` to stream, no usage to ask for, and the output
  * limit in one top-level field, named by the protocol.
  */
-export function selfReportingBodyRules(limitField: string): Pick<InboundCodec, 'outputLimit' | 'answers' | 'streamed' | 'streamUsageAskable' | 'clientAskedUsage' | 'modelUnchanged' | 'encodeChanged'> {
+export function selfReportingBodyRules(
+  limitField: string,
+): Pick<InboundCodec, 'outputLimit' | 'answers' | 'streamed' | 'streamUsageAskable' | 'clientAskedUsage' | 'modelUnchanged' | 'encodeChanged'> {
   return {
     outputLimit: (body) => positiveWhole(body[limitField]),
     answers: () => 1,

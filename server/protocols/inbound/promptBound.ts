@@ -129,7 +129,6 @@ function mediaCost(part: Record<string, unknown>, model: string): number | undef
   return undefined;
 }
 
-
 function stringField(value: unknown, field: string): string | undefined {
   if (!isObject(value)) return undefined;
   const found = value[field];

@@ -64,7 +64,6 @@ export function contentText(content: unknown): string {
   return text;
 }
 
-
 interface ChatMessage {
   role?: unknown;
   content?: unknown;

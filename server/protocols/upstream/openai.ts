@@ -129,7 +129,7 @@ function decodeChat(body: string, call: AdaptorCall): ChatResponse | UpstreamFai
     created: typeof answer.created === 'number' && answer.created > 0 ? answer.created : call.now,
     model: typeof answer.model === 'string' && answer.model ? answer.model : call.model,
     choices: choices.map((choice, position) => ({ ...choice, index: typeof choice.index === 'number' ? choice.index : position })),
-    usage: (answer.usage) ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+    usage: answer.usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
   };
 }
 

@@ -8,11 +8,18 @@ import { fail, ok } from '../../../common/envelope';
 import { ChannelStatus, Role } from '../../../common/roles';
 import { requireRole } from '../../plugins/auth';
 import type { BulkResult } from '../../../common/listQuery';
+import { channelJobOf, startTestingAllChannels, startUpdatingAllBalances, testChannel, updateChannelBalance, type StartedJob } from '../../channels/channelHealth';
 import {
-  channelJobOf, startTestingAllChannels, startUpdatingAllBalances, testChannel, updateChannelBalance, type StartedJob,
-} from '../../channels/channelHealth';
-import {
-  createChannels, deleteChannel, findChannel, listChannels, searchChannels, splitList, toChannelRecord, updateChannel, type ChannelFields, type ChannelFilter,
+  createChannels,
+  deleteChannel,
+  findChannel,
+  listChannels,
+  searchChannels,
+  splitList,
+  toChannelRecord,
+  updateChannel,
+  type ChannelFields,
+  type ChannelFilter,
 } from '../../repositories/channels';
 import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination';
 import { channelStatusEvent } from '../../webhooks/triggers';
@@ -67,7 +74,9 @@ export function parseChannelFields(body: ChannelFieldsBody, current?: ChannelFie
   const weight = Number(pick('weight') ?? 1);
   if (!Number.isSafeInteger(priority)) return { error: 'priority must be a whole number' };
   if (!Number.isSafeInteger(weight) || weight < 1) return { error: 'weight must be a whole number, 1 or more' };
-  const baseUrl = String(pick('base_url') ?? '').trim().replace(/\/+$/, '');
+  const baseUrl = String(pick('base_url') ?? '')
+    .trim()
+    .replace(/\/+$/, '');
   if (baseUrl && !/^https?:\/\/[^\s]+$/.test(baseUrl)) return { error: 'base URL must start with http:// or https://' };
   const channelType = findChannelType(type);
   if (channelType?.baseUrlRequired && !baseUrl) return { error: 'this channel type needs a base URL' };
@@ -87,7 +96,8 @@ export function channelRoutes(fastify: FastifyInstance): Promise<void> {
   const admin = requireRole(Role.admin);
 
   app.get('/api/channel/', { preHandler: admin, schema: listed('channel') }, async (request) =>
-    ok((await listChannels(db, pageWindowOf(request.query), sortOf('channel', request.query), channelFilterOf(request.query))).map(toChannelRecord)));
+    ok((await listChannels(db, pageWindowOf(request.query), sortOf('channel', request.query), channelFilterOf(request.query))).map(toChannelRecord)),
+  );
 
   app.get('/api/channel/search', { preHandler: admin, schema: searchedList('channel') }, async (request) => {
     const keyword = (request.query.keyword ?? '').trim();
@@ -162,7 +172,10 @@ export function channelRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.post('/api/channel/', { preHandler: admin, schema: channelCreateSchema }, async (request) => {
     const body = request.body;
-    const keys = String(body.key ?? '').split('\n').map((key) => key.trim()).filter(Boolean);
+    const keys = String(body.key ?? '')
+      .split('\n')
+      .map((key) => key.trim())
+      .filter(Boolean);
     if (!keys.length) return fail('fill in channel name and key');
     const parsed = parseChannelFields(body);
     if ('error' in parsed) return fail(parsed.error);

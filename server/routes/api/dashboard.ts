@@ -94,7 +94,10 @@ async function userDashboard(db: Kysely<Database>, callerId: number, params: Das
     topUsage(db, scope, range, 'token_id', TOP_TOKENS),
   ]);
   const series = filledSeries(start, end, unit, found);
-  const tokenNames = await tokenNamesOf(db, tokens.map((token) => Number(token.key)));
+  const tokenNames = await tokenNamesOf(
+    db,
+    tokens.map((token) => Number(token.key)),
+  );
   return {
     start,
     end,
@@ -136,7 +139,10 @@ async function adminDashboard(db: Kysely<Database>, callerId: number, params: Da
     topUsage(db, params.scope, range, 'channel_id', TOP_CHANNELS),
     channelHealth(db),
   ]);
-  const usernames = await usernamesOf(db, users.map((user) => Number(user.key)));
+  const usernames = await usernamesOf(
+    db,
+    users.map((user) => Number(user.key)),
+  );
   const channelIds = channels.map((channel) => Number(channel.key));
   const [names, latencies] = await Promise.all([channelNames(db, channelIds), channelLatencies(db, params.scope, range, channelIds)]);
   return {

@@ -33,14 +33,18 @@ export function importRoutes(fastify: FastifyInstance): Promise<void> {
       let report: ImportReport | undefined;
       const source = await openSource(location);
       try {
-        report = await runImport(source, { db: app.ctx.db, dialect: app.ctx.config.database.dialect }, {
-          apply,
-          merge: isOn(body.merge),
-          withLogs: isOn(body.with_logs),
-          onProgress: (progress) => {
-            state.progress = progress;
+        report = await runImport(
+          source,
+          { db: app.ctx.db, dialect: app.ctx.config.database.dialect },
+          {
+            apply,
+            merge: isOn(body.merge),
+            withLogs: isOn(body.with_logs),
+            onProgress: (progress) => {
+              state.progress = progress;
+            },
           },
-        });
+        );
       } finally {
         await source.close();
       }

@@ -147,9 +147,7 @@ interface SortQuery {
 
 /** `GET /api/{resource}/?p=&page_size=&sort=&order=&<filters>`. */
 export const listed = <R extends Listed>(resource: R) => ({
-  querystring: typed<SortQuery & FilterQuery<R> & { p?: string; page_size?: string }>(
-    objectOf({ p: page, page_size: pageSize, ...sorting(resource), ...LIST_FILTERS[resource] }),
-  ),
+  querystring: typed<SortQuery & FilterQuery<R> & { p?: string; page_size?: string }>(objectOf({ p: page, page_size: pageSize, ...sorting(resource), ...LIST_FILTERS[resource] })),
 });
 
 /** `GET /api/{resource}/search?keyword=&sort=&order=&<filters>` (searches are not paged). */
@@ -159,13 +157,15 @@ export const searchedList = <R extends Listed>(resource: R) => ({
 
 /** `POST /api/{channel|token|redemption}/bulk`: one action on many records. */
 export const bulkSchema = {
-  body: typed<{ ids: number[]; action: BulkAction }>(objectOf(
-    {
-      ids: { type: 'array', minItems: 1, maxItems: BULK_MAX, items: { type: 'integer', minimum: 1, maximum: SAFE }, description: `a list of 1 to ${BULK_MAX} ids` },
-      action: { type: 'string', enum: [...BULK_ACTIONS], description: BULK_ACTIONS.join(', ') + ' (one of)' },
-    },
-    { required: ['ids', 'action'], closed: true },
-  )),
+  body: typed<{ ids: number[]; action: BulkAction }>(
+    objectOf(
+      {
+        ids: { type: 'array', minItems: 1, maxItems: BULK_MAX, items: { type: 'integer', minimum: 1, maximum: SAFE }, description: `a list of 1 to ${BULK_MAX} ids` },
+        action: { type: 'string', enum: [...BULK_ACTIONS], description: BULK_ACTIONS.join(', ') + ' (one of)' },
+      },
+      { required: ['ids', 'action'], closed: true },
+    ),
+  ),
 };
 
 /** `GET /api/channel/jobs/:id`. */
@@ -182,14 +182,16 @@ export const registerSchema = {
     email?: string | null;
     verification_code?: string | null;
     aff_code?: string | null;
-  }>(objectOf({
-    username: text(64),
-    password: text(128),
-    password2: text(128),
-    email: optionalText(254),
-    verification_code: optionalText(64),
-    aff_code: optionalText(64),
-  })),
+  }>(
+    objectOf({
+      username: text(64),
+      password: text(128),
+      password2: text(128),
+      email: optionalText(254),
+      verification_code: optionalText(64),
+      aff_code: optionalText(64),
+    }),
+  ),
 };
 
 export const loginSchema = { body: typed<{ username?: string; password?: string }>(objectOf({ username: text(64), password: text(128) })) };
@@ -220,17 +222,19 @@ export const userUpdateSchema = {
     tpm_limit?: NumberOrDigits | null;
     // not in the schema (extra keys pass): the handler checks it itself
     concurrency_limit?: unknown;
-  }>(objectOf({
-    id: idValue,
-    username: optionalText(64),
-    display_name: optionalText(64),
-    password: optionalText(128),
-    // users.group is varchar(64)
-    group: text(64),
-    quota: wholeNumber,
-    rpm_limit: rateLimitValue,
-    tpm_limit: rateLimitValue,
-  })),
+  }>(
+    objectOf({
+      id: idValue,
+      username: optionalText(64),
+      display_name: optionalText(64),
+      password: optionalText(128),
+      // users.group is varchar(64)
+      group: text(64),
+      quota: wholeNumber,
+      rpm_limit: rateLimitValue,
+      tpm_limit: rateLimitValue,
+    }),
+  ),
 };
 
 /** A six-digit TOTP code or a recovery code (`xxxxx-xxxxx`). */
@@ -295,9 +299,7 @@ export const redemptionCreateSchema = {
 };
 export const redemptionUpdateSchema = {
   querystring: statusOnlyQuery,
-  body: typed<{ id?: NumberOrDigits; name?: string | null; quota?: NumberOrDigits; status?: NumberOrDigits }>(
-    objectOf({ id: idValue, name: optionalText(64), quota: wholeNumber, status: int32 }),
-  ),
+  body: typed<{ id?: NumberOrDigits; name?: string | null; quota?: NumberOrDigits; status?: NumberOrDigits }>(objectOf({ id: idValue, name: optionalText(64), quota: wholeNumber, status: int32 })),
 };
 export const topUpSchema = { body: typed<{ key?: string }>(objectOf({ key: text(128) })) };
 
@@ -356,21 +358,23 @@ type LogQuery = SortQuery & {
 };
 
 export const logQuerySchema = {
-  querystring: typed<LogQuery>(objectOf({
-    p: page,
-    page_size: pageSize,
-    ...sorting('log'),
-    // the channel a row was relayed through (admins only)
-    channel: smallNumber,
-    type: logType,
-    username: text(64),
-    token_name: text(64),
-    model_name: text(128),
-    start_timestamp: timestamp,
-    end_timestamp: timestamp,
-    // a relayed request's X-Request-Id, exactly
-    request_id: text(128),
-  })),
+  querystring: typed<LogQuery>(
+    objectOf({
+      p: page,
+      page_size: pageSize,
+      ...sorting('log'),
+      // the channel a row was relayed through (admins only)
+      channel: smallNumber,
+      type: logType,
+      username: text(64),
+      token_name: text(64),
+      model_name: text(128),
+      start_timestamp: timestamp,
+      end_timestamp: timestamp,
+      // a relayed request's X-Request-Id, exactly
+      request_id: text(128),
+    }),
+  ),
 };
 
 /** `GET /api/log/search` and `/api/log/self/search`: a keyword, narrowed by a type or a request id. */
@@ -393,29 +397,33 @@ export interface DashboardQuery {
 
 /** GET /api/dashboard and /api/dashboard/admin (common/dashboard.ts). */
 export const dashboardQuerySchema = {
-  querystring: typed<DashboardQuery>(objectOf({
-    start: timestamp,
-    end: timestamp,
-    granularity: { type: 'string', enum: ['hour', 'day'], description: "'hour' or 'day'" },
-    user_id: idString,
-    token_id: idString,
-    model: text(128),
-    channel_id: idString,
-  })),
+  querystring: typed<DashboardQuery>(
+    objectOf({
+      start: timestamp,
+      end: timestamp,
+      granularity: { type: 'string', enum: ['hour', 'day'], description: "'hour' or 'day'" },
+      user_id: idString,
+      token_id: idString,
+      model: text(128),
+      channel_id: idString,
+    }),
+  ),
 };
 
 // ---- options -------------------------------------------------------------
 
 export const optionUpdateSchema = {
-  body: typed<{ key?: string; value?: string | number | boolean | null }>(objectOf({
-    key: text(64),
-    value: {
-      type: ['string', 'number', 'boolean', 'null'],
-      maxLength: LONG_TEXT_MAX,
-      pattern: NO_NUL,
-      description: `text of at most ${LONG_TEXT_MAX} characters without NUL`,
-    },
-  })),
+  body: typed<{ key?: string; value?: string | number | boolean | null }>(
+    objectOf({
+      key: text(64),
+      value: {
+        type: ['string', 'number', 'boolean', 'null'],
+        maxLength: LONG_TEXT_MAX,
+        pattern: NO_NUL,
+        description: `text of at most ${LONG_TEXT_MAX} characters without NUL`,
+      },
+    }),
+  ),
 };
 
 /** POST /api/import/: the source (a file path or a DSN) and the switches of `npm run import`. */

@@ -13,9 +13,7 @@
 // holds one huge result).
 import { Readable } from 'node:stream';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type {
-  FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RawRequestDefaultExpression, RawServerDefault, RouteGenericInterface,
-} from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RawRequestDefaultExpression, RawServerDefault, RouteGenericInterface } from 'fastify';
 import type { Kysely } from 'kysely';
 import { ok } from '../../../common/envelope';
 import type { LogDetails, LogFilter, LogRecord } from '../../../common/records';
@@ -118,7 +116,24 @@ function toLogRecord(row: LogRow, admin: boolean): LogRecord & { elapsed_ms: num
   };
 }
 
-const EXPORT_COLUMNS = ['id', 'created_at', 'type', 'username', 'token_name', 'model_name', 'channel_id', 'quota', 'prompt_tokens', 'completion_tokens', 'elapsed_ms', 'is_stream', 'estimated', 'request_id', 'content', 'details'] as const;
+const EXPORT_COLUMNS = [
+  'id',
+  'created_at',
+  'type',
+  'username',
+  'token_name',
+  'model_name',
+  'channel_id',
+  'quota',
+  'prompt_tokens',
+  'completion_tokens',
+  'elapsed_ms',
+  'is_stream',
+  'estimated',
+  'request_id',
+  'content',
+  'details',
+] as const;
 const EXPORT_PAGE = 1000;
 
 /** A log row's column as the database returns it. */

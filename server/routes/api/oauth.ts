@@ -38,13 +38,7 @@ export function oauthRoutes(fastify: FastifyInstance): Promise<void> {
   };
 
   /** Signs in the user found by identity, creating one when registration is open. */
-  const signInWith = async (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    column: 'github_id' | 'wechat_id',
-    identity: { id: string; displayName: string; email: string },
-    prefix: string,
-  ) => {
+  const signInWith = async (request: FastifyRequest, reply: FastifyReply, column: 'github_id' | 'wechat_id', identity: { id: string; displayName: string; email: string }, prefix: string) => {
     let user = await findUserByIdentity(db, column, identity.id);
     if (!user) {
       if (!options.bool('RegisterEnabled')) return fail('registration is closed');

@@ -38,7 +38,8 @@ export function redemptionRoutes(fastify: FastifyInstance): Promise<void> {
   const signedIn = requireRole(Role.user);
 
   app.get('/api/redemption/', { preHandler: admin, schema: listed('redemption') }, async (request) =>
-    ok((await listRedemptions(db, pageWindowOf(request.query), sortOf('redemption', request.query), statusFilterOf(request.query))).map((row) => toRedemptionRecord(row))));
+    ok((await listRedemptions(db, pageWindowOf(request.query), sortOf('redemption', request.query), statusFilterOf(request.query))).map((row) => toRedemptionRecord(row))),
+  );
 
   app.get('/api/redemption/search', { preHandler: admin, schema: searchedList('redemption') }, async (request) => {
     const keyword = (request.query.keyword ?? '').trim();

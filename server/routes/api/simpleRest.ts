@@ -33,10 +33,7 @@ function parseJson(raw: unknown): unknown {
 }
 
 /** The list query's sort, range and filter, checked against the resource's sortable columns and filters. */
-export function parseRestList(
-  query: unknown,
-  rules: { sortable: readonly string[]; filters: readonly string[]; defaultSort: RestListQuery['sort'] },
-): RestListQuery | { error: string } {
+export function parseRestList(query: unknown, rules: { sortable: readonly string[]; filters: readonly string[]; defaultSort: RestListQuery['sort'] }): RestListQuery | { error: string } {
   const { sort: rawSort, range: rawRange, filter: rawFilter } = (query ?? {}) as Record<string, unknown>;
   let sort = rules.defaultSort;
   const parsedSort = parseJson(rawSort);
@@ -52,7 +49,8 @@ export function parseRestList(
   const parsedRange = parseJson(rawRange);
   if (parsedRange !== undefined) {
     const [start, end] = Array.isArray(parsedRange) ? (parsedRange as unknown[]) : [];
-    if (typeof start !== 'number' || typeof end !== 'number' || !Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start) return { error: 'range must be [start, end] with 0 <= start <= end' };
+    if (typeof start !== 'number' || typeof end !== 'number' || !Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start)
+      return { error: 'range must be [start, end] with 0 <= start <= end' };
     offset = start;
     limit = Math.min(end - start + 1, REST_RANGE_MAX);
   }

@@ -8,9 +8,7 @@ import { Role, TokenStatus } from '../../../common/roles';
 import { callerOf, requireRole } from '../../plugins/auth';
 import type { BulkResult } from '../../../common/listQuery';
 import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination';
-import {
-  createToken, deleteOwnToken, findOwnToken, listTokens, searchTokens, toTokenRecord, updateOwnToken, type TokenFields, type TokenRow,
-} from '../../repositories/tokens';
+import { createToken, deleteOwnToken, findOwnToken, listTokens, searchTokens, toTokenRecord, updateOwnToken, type TokenFields, type TokenRow } from '../../repositories/tokens';
 import { parseConcurrencyLimit, userConcurrencyLimit } from '../../relay/concurrency';
 import { parseGroupRateLimits, parseRateLimitOverride, userRateLimits, type RateLimitPair } from '../../../common/rateLimits';
 import { generateTokenKey } from '../../secrets';
@@ -24,7 +22,10 @@ type Parsed<T> = { value: T } | { error: string };
 function commaList(raw: unknown): string[] {
   if (Array.isArray(raw)) return raw.map((item) => String(item).trim()).filter(Boolean);
   if (typeof raw !== 'string') return [];
-  return raw.split(/[,\n]/).map((item) => item.trim()).filter(Boolean);
+  return raw
+    .split(/[,\n]/)
+    .map((item) => item.trim())
+    .filter(Boolean);
 }
 
 function validIpOrCidr(entry: string): boolean {
@@ -187,8 +188,7 @@ export function tokenRoutes(fastify: FastifyInstance): Promise<void> {
       // an edit that fixes what expired or exhausted the token makes it usable again
       const now = Math.floor(Date.now() / 1000);
       const usable = (fields.expired_time === -1 || fields.expired_time > now) && (fields.unlimited_quota === 1 || fields.remain_quota > 0);
-      const status =
-        (Number(token.status) === TokenStatus.expired || Number(token.status) === TokenStatus.exhausted) && usable ? TokenStatus.enabled : Number(token.status);
+      const status = (Number(token.status) === TokenStatus.expired || Number(token.status) === TokenStatus.exhausted) && usable ? TokenStatus.enabled : Number(token.status);
       await updateOwnToken(db, userId, id, { ...fields, status });
     }
     const updated = await findOwnToken(db, userId, id);

@@ -22,9 +22,7 @@ import { rateLimit } from '../../plugins/rateLimit';
 import { failureLimit } from '../../services/rateLimiter';
 import { revokeSession, revokeUserSessions, SESSION_COOKIE, sessionStage, setSessionCookie } from '../../services/session';
 import { insertLog } from '../../repositories/logs';
-import {
-  acceptTimeStep, enableTwoFactor, findTwoFactor, removeTwoFactor, startEnrolment, unusedRecoveryCodes, useRecoveryCode,
-} from '../../repositories/twoFactor';
+import { acceptTimeStep, enableTwoFactor, findTwoFactor, removeTwoFactor, startEnrolment, unusedRecoveryCodes, useRecoveryCode } from '../../repositories/twoFactor';
 import { findUserById, type UserRow } from '../../repositories/users';
 import { byId, twoFactorCodeSchema } from './inputSchemas';
 import { deriveKey, openSecret, sealSecret } from '../../secrets';

@@ -13,17 +13,7 @@ import { requireTurnstile } from '../../plugins/turnstile';
 import { insertLog } from '../../repositories/logs';
 import { checkEmailCode, normaliseEmail } from './account';
 import { finishFirstFactor } from './twoFactor';
-import {
-  addUserQuota,
-  createUser,
-  deleteUser,
-  emailTaken,
-  findUserByAffCode,
-  findUserByUsername,
-  toUserRecord,
-  updateUser,
-  type UserPatch,
-} from '../../repositories/users';
+import { addUserQuota, createUser, deleteUser, emailTaken, findUserByAffCode, findUserByUsername, toUserRecord, updateUser, type UserPatch } from '../../repositories/users';
 import { loginSchema, registerSchema, selfUpdateSchema } from './inputSchemas';
 import { BCRYPT_COST } from '../../secrets';
 
@@ -95,7 +85,11 @@ export function userRoutes(fastify: FastifyInstance): Promise<void> {
         if (inviter && inviterBonus > 0) {
           await addUserQuota(transaction, Number(inviter.id), inviterBonus);
           await insertLog(transaction, {
-            userId: Number(inviter.id), username: inviter.username, type: LogType.system, content: `gift for inviting ${username}: ${inviterBonus} quota`, quota: inviterBonus,
+            userId: Number(inviter.id),
+            username: inviter.username,
+            type: LogType.system,
+            content: `gift for inviting ${username}: ${inviterBonus} quota`,
+            quota: inviterBonus,
           });
         }
       });

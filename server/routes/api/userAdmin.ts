@@ -9,9 +9,7 @@ import { LogType, Role, UserStatus } from '../../../common/roles';
 import { callerOf, hashAccessToken, requireRole } from '../../plugins/auth';
 import { insertLog } from '../../repositories/logs';
 import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination';
-import {
-  createUser, deleteUser, findUserById, findUserByUsername, listUsers, searchUsers, setAffCodeIfUnset, toUserRecord, updateUser, type UserPatch, type UserRow,
-} from '../../repositories/users';
+import { createUser, deleteUser, findUserById, findUserByUsername, listUsers, searchUsers, setAffCodeIfUnset, toUserRecord, updateUser, type UserPatch, type UserRow } from '../../repositories/users';
 import { parseRateLimitOverride } from '../../../common/rateLimits';
 import { parseConcurrencyLimit } from '../../relay/concurrency';
 import { BCRYPT_COST, generateAccessToken, generateAffCode } from '../../secrets';
@@ -37,7 +35,8 @@ export function userAdminRoutes(fastify: FastifyInstance): Promise<void> {
   });
 
   app.get('/api/user/', { preHandler: admin, schema: listed('user') }, async (request) =>
-    ok((await listUsers(db, pageWindowOf(request.query), sortOf('user', request.query), userFilterOf(request.query))).map(toUserRecord)));
+    ok((await listUsers(db, pageWindowOf(request.query), sortOf('user', request.query), userFilterOf(request.query))).map(toUserRecord)),
+  );
 
   app.get('/api/user/search', { preHandler: admin, schema: searchedList('user') }, async (request) => {
     const keyword = (request.query.keyword ?? '').trim();

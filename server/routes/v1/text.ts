@@ -29,4 +29,3 @@ export const TEXT_ROUTES: readonly RelayDeclaration[] = [
  * route: ./geminiNative.ts reads them and runs this route.
  */
 export const GEMINI_TEXT_ROUTE = textRoute(geminiNative, 'chat', '/v1beta/models/{model}:generateContent');
-

@@ -9,9 +9,7 @@ import DeleteIcon from '@mui/icons-material/Delete';
 import EditIcon from '@mui/icons-material/Edit';
 import NetworkCheckIcon from '@mui/icons-material/NetworkCheck';
 import RefreshIcon from '@mui/icons-material/Refresh';
-import {
-  Alert, Box, Button, Dialog, DialogActions, DialogContent, DialogTitle, LinearProgress, List as MuiList, ListItem, ListItemText, Stack, Typography,
-} from '@mui/material';
+import { Alert, Box, Button, Dialog, DialogActions, DialogContent, DialogTitle, LinearProgress, List as MuiList, ListItem, ListItemText, Stack, Typography } from '@mui/material';
 import { useEffect, useRef, useState } from 'react';
 import { useDataProvider, useRecordContext, useRefresh, useTranslate, useUpdate } from 'react-admin';
 import { useNavigate } from 'react-router-dom';
@@ -217,7 +215,15 @@ export function ChannelFooter() {
           <Button size="small" variant="outlined" startIcon={<NetworkCheckIcon />} loading={running === 'test'} loadingPosition="start" disabled={running !== null} onClick={() => void start('test')}>
             {translate('app.channel.test_all')}
           </Button>
-          <Button size="small" variant="outlined" startIcon={<AccountBalanceWalletIcon />} loading={running === 'balance'} loadingPosition="start" disabled={running !== null} onClick={() => void start('balance')}>
+          <Button
+            size="small"
+            variant="outlined"
+            startIcon={<AccountBalanceWalletIcon />}
+            loading={running === 'balance'}
+            loadingPosition="start"
+            disabled={running !== null}
+            onClick={() => void start('balance')}
+          >
             {translate('app.channel.update_balances')}
           </Button>
           <Button size="small" startIcon={<RefreshIcon />} onClick={() => refresh()}>

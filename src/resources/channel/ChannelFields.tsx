@@ -102,7 +102,9 @@ export function BalanceField(_: CellProps) {
   // the stored 0 of a balance never read is no amount: showing "$0.00" would say the key is empty
   const shown = updatedAt ? text : translate('app.channel.balance_not_checked');
   return (
-    <Tooltip title={`${updatedAt ? translate('app.channel.balance_updated_at', { time: formatTimestamp(updatedAt) }) : translate('app.channel.balance_never')} · ${translate('app.channel.balance_click')}`}>
+    <Tooltip
+      title={`${updatedAt ? translate('app.channel.balance_updated_at', { time: formatTimestamp(updatedAt) }) : translate('app.channel.balance_never')} · ${translate('app.channel.balance_click')}`}
+    >
       <Chip
         size="small"
         variant="outlined"

@@ -3,9 +3,7 @@
 // create), models, groups, model mapping, priority and weight.
 import { Box, Button, Stack, TextField as MuiTextField, Typography } from '@mui/material';
 import { useEffect, useMemo, useRef, useState } from 'react';
-import {
-  AutocompleteArrayInput, NumberInput, SelectInput, TextInput, useDataProvider, useTranslate,
-} from 'react-admin';
+import { AutocompleteArrayInput, NumberInput, SelectInput, TextInput, useDataProvider, useTranslate } from 'react-admin';
 import { useFormContext, useWatch } from 'react-hook-form';
 import { CHANNEL_TYPES, findChannelType, keyFitsFormat } from '../../../common/channelTypes';
 import type { SwitchboardDataProvider } from '../../dataProvider';
@@ -17,10 +15,24 @@ import { textOf } from '../shared/textOf';
 export const MAPPING_EXAMPLE = JSON.stringify({ 'gpt-3.5-turbo-0301': 'gpt-3.5-turbo', 'gpt-4-0314': 'gpt-4', 'gpt-4-32k-0314': 'gpt-4-32k' }, null, 2);
 
 export const CHANNEL_DEFAULTS = {
-  type: 1, name: '', base_url: '', other: '', key: '', batch: false, models: [] as string[], groups: ['default'], model_mapping: '', priority: 0, weight: 1,
+  type: 1,
+  name: '',
+  base_url: '',
+  other: '',
+  key: '',
+  batch: false,
+  models: [] as string[],
+  groups: ['default'],
+  model_mapping: '',
+  priority: 0,
+  weight: 1,
 };
 
-const splitNames = (text: unknown) => textOf(text).split(',').map((name) => name.trim()).filter(Boolean);
+const splitNames = (text: unknown) =>
+  textOf(text)
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
 const unique = (names: string[]) => [...new Set(names)];
 
 /** A record from the API → the form's values (lists for models and groups, an empty key). */
@@ -71,7 +83,10 @@ export function validateChannelForm(creating: boolean, original?: { base_url?: u
     if (creating && !textOf(values.key).trim()) errors.key = 'app.channel.name_key_required';
     if (!creating && !textOf(values.key).trim() && channelMoved(values, original)) errors.key = 'app.channel.key_needed_after_move';
     const keyFormat = findChannelType(Number(values.type))?.keyFormat;
-    const keys = textOf(values.key).split('\n').map((line) => line.trim()).filter(Boolean);
+    const keys = textOf(values.key)
+      .split('\n')
+      .map((line) => line.trim())
+      .filter(Boolean);
     if (keyFormat && !errors.key && !keys.every((key) => keyFitsFormat(Number(values.type), key))) {
       errors.key = { message: 'app.channel.key_format_invalid', args: { format: keyFormat } };
     }
@@ -210,10 +225,22 @@ export function ChannelInputs({ creating = false }: { creating?: boolean }) {
   const { formState } = useFormContext();
   const moved = !creating && channelMoved({ base_url: baseUrl, type }, formState.defaultValues);
   const keyHelp = creating
-    ? batch ? 'app.channel.key_batch_help' : keyFormat ? translate('app.channel.key_format', { format: keyFormat }) : 'app.channel.key_help'
-    : moved ? 'app.channel.key_needed_after_move' : 'app.channel.key_keep';
+    ? batch
+      ? 'app.channel.key_batch_help'
+      : keyFormat
+        ? translate('app.channel.key_format', { format: keyFormat })
+        : 'app.channel.key_help'
+    : moved
+      ? 'app.channel.key_needed_after_move'
+      : 'app.channel.key_keep';
   const baseUrlHelp =
-    channelType?.protocol === 'azure' ? 'app.channel.base_url_azure' : channelType?.baseUrlRequired ? 'app.channel.base_url_custom' : defaultBaseUrl ? translate('app.channel.base_url_default', { url: defaultBaseUrl }) : 'app.channel.base_url_optional';
+    channelType?.protocol === 'azure'
+      ? 'app.channel.base_url_azure'
+      : channelType?.baseUrlRequired
+        ? 'app.channel.base_url_custom'
+        : defaultBaseUrl
+          ? translate('app.channel.base_url_default', { url: defaultBaseUrl })
+          : 'app.channel.base_url_optional';
 
   return (
     <Box sx={{ width: '100%', maxWidth: 720 }}>
@@ -233,7 +260,9 @@ export function ChannelInputs({ creating = false }: { creating?: boolean }) {
         autoComplete="new-password"
         fullWidth
       />
-      <Typography variant="subtitle2" sx={{ mt: 1 }}>{translate('app.channel.routing')}</Typography>
+      <Typography variant="subtitle2" sx={{ mt: 1 }}>
+        {translate('app.channel.routing')}
+      </Typography>
       <AutocompleteArrayInput source="models" choices={modelChoices} helperText="app.channel.models_help" fullWidth />
       <ModelShortcuts available={availableModels} />
       <AutocompleteArrayInput source="groups" choices={groupChoices} helperText="app.channel.groups_help" fullWidth />

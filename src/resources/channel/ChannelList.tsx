@@ -27,12 +27,25 @@ function GroupFilter(_: { alwaysOn?: boolean; source: string }) {
   const [groups, setGroups] = useState<string[]>([]);
   useEffect(() => {
     let live = true;
-    dataProvider.groups().then((names) => live && setGroups(names), () => undefined);
+    dataProvider.groups().then(
+      (names) => live && setGroups(names),
+      () => undefined,
+    );
     return () => {
       live = false;
     };
   }, [dataProvider]);
-  return <SelectInput source="group" label="resources.channel.fields.group" choices={groups.map((name) => ({ id: name, name }))} translateChoice={false} emptyText="app.lists.any" sx={facetSx} helperText={false} />;
+  return (
+    <SelectInput
+      source="group"
+      label="resources.channel.fields.group"
+      choices={groups.map((name) => ({ id: name, name }))}
+      translateChoice={false}
+      emptyText="app.lists.any"
+      sx={facetSx}
+      helperText={false}
+    />
+  );
 }
 
 const filters = [
@@ -77,14 +90,27 @@ export function ChannelList() {
             </Datagrid>
           }
           cards={
-            <CardList title={<><NumberField source="id" sx={{ mr: 1, color: 'text.secondary' }} /><TextField source="name" sx={{ fontWeight: 600 }} /></>} actions={<ChannelActions />} linkTo={editPath}>
+            <CardList
+              title={
+                <>
+                  <NumberField source="id" sx={{ mr: 1, color: 'text.secondary' }} />
+                  <TextField source="name" sx={{ fontWeight: 600 }} />
+                </>
+              }
+              actions={<ChannelActions />}
+              linkTo={editPath}
+            >
               <div>
                 <ChannelTypeField />
                 <ChannelStatusField />
                 <GroupChips />
               </div>
-              <CardLine label="resources.channel.fields.response_time"><ResponseTimeField /></CardLine>
-              <CardLine label="resources.channel.fields.balance"><BalanceField /></CardLine>
+              <CardLine label="resources.channel.fields.response_time">
+                <ResponseTimeField />
+              </CardLine>
+              <CardLine label="resources.channel.fields.balance">
+                <BalanceField />
+              </CardLine>
             </CardList>
           }
         />

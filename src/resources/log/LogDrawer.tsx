@@ -4,9 +4,7 @@
 // rows that are not relays) carry only some of this: what is absent is left out.
 import CloseIcon from '@mui/icons-material/Close';
 import ContentCopyIcon from '@mui/icons-material/ContentCopy';
-import {
-  Box, Chip, Drawer, IconButton, Link, Stack, Table, TableBody, TableCell, TableContainer, TableHead, TableRow, Tooltip, Typography,
-} from '@mui/material';
+import { Box, Chip, Drawer, IconButton, Link, Stack, Table, TableBody, TableCell, TableContainer, TableHead, TableRow, Tooltip, Typography } from '@mui/material';
 import { useId, type ReactNode } from 'react';
 import { useTranslate, type RaRecord } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
@@ -104,7 +102,9 @@ function Attempts({ attempts, admin }: { attempts: NonNullable<LogDetails['attem
                 {attempt.status || '–'}
               </TableCell>
               <TableCell sx={{ overflowWrap: 'anywhere', minWidth: 120 }}>{attempt.reason || '–'}</TableCell>
-              <TableCell align="right" sx={{ fontVariantNumeric: 'tabular-nums' }}>{isNumber(attempt.ms) ? attempt.ms : '–'}</TableCell>
+              <TableCell align="right" sx={{ fontVariantNumeric: 'tabular-nums' }}>
+                {isNumber(attempt.ms) ? attempt.ms : '–'}
+              </TableCell>
             </TableRow>
           ))}
         </TableBody>
@@ -148,7 +148,11 @@ function LogDetailsBody({ record, admin, typeLabels, quotaDigits }: DrawerProps 
     ['app.log.drawer.fallback_model', details.fallbackModel],
     [
       'resources.log.fields.channel_id',
-      admin && channel ? <Link component={RouterLink} to={`/channel/edit/${channelId}`}>{channel}</Link> : undefined,
+      admin && channel ? (
+        <Link component={RouterLink} to={`/channel/edit/${channelId}`}>
+          {channel}
+        </Link>
+      ) : undefined,
     ],
     ['resources.log.fields.username', admin && record.username ? String(record.username) : undefined],
     ['resources.log.fields.token_name', record.token_name ? String(record.token_name) : undefined],

@@ -83,7 +83,10 @@ function RequestIdLine({ requestId }: { requestId: string }) {
   const label = translate('resources.log.fields.request_id');
   return (
     <Typography component="span" variant="caption" color="text.secondary" sx={{ display: 'block', overflowWrap: 'anywhere' }} aria-label={`${label} ${requestId}`}>
-      {label}: <Box component="code" sx={{ fontFamily: 'monospace', userSelect: 'all' }}>{requestId}</Box>
+      {label}:{' '}
+      <Box component="code" sx={{ fontFamily: 'monospace', userSelect: 'all' }}>
+        {requestId}
+      </Box>
     </Typography>
   );
 }

@@ -8,10 +8,7 @@
 import { Box, Button, ButtonGroup, IconButton, Link, Typography } from '@mui/material';
 import OpenInFullIcon from '@mui/icons-material/OpenInFull';
 import { useEffect, useMemo, useState, type MouseEvent } from 'react';
-import {
-  AutocompleteInput, Datagrid, List, SelectInput, TextField, TextInput, useDataProvider, useGetList, useRecordContext, useTranslate,
-  type RaRecord,
-} from 'react-admin';
+import { AutocompleteInput, Datagrid, List, SelectInput, TextField, TextInput, useDataProvider, useGetList, useRecordContext, useTranslate, type RaRecord } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
 import type { ChannelRecord, TokenRecord, UserRecord } from '../../../common/records';
 import { isAdmin } from '../../../common/roles';
@@ -60,17 +57,7 @@ const fromLocalInput = (text: string) => {
 };
 
 function DateTimeFilter({ source, label }: { source: string; label: string; alwaysOn?: boolean }) {
-  return (
-    <TextInput
-      source={source}
-      label={label}
-      type="datetime-local"
-      format={toLocalInput}
-      parse={fromLocalInput}
-      slotProps={{ inputLabel: { shrink: true } }}
-      helperText={false}
-    />
-  );
+  return <TextInput source={source} label={label} type="datetime-local" format={toLocalInput} parse={fromLocalInput} slotProps={{ inputLabel: { shrink: true } }} helperText={false} />;
 }
 
 function LogStat({ admin }: { admin: boolean }) {
@@ -138,7 +125,10 @@ function ModelPicker(props: { source: string; alwaysOn?: boolean; admin: boolean
   useEffect(() => {
     if (!props.admin) return;
     let live = true;
-    dataProvider.channelModels().then((names) => live && setModels(names), () => undefined);
+    dataProvider.channelModels().then(
+      (names) => live && setModels(names),
+      () => undefined,
+    );
     return () => {
       live = false;
     };
@@ -293,7 +283,8 @@ export function LogList() {
                 setOpened(record);
                 return false;
               }}
-              sx={{ ...tableSx, '& td.column-content': { whiteSpace: 'normal', minWidth: 220, maxWidth: 480, overflowWrap: 'anywhere' } }}>
+              sx={{ ...tableSx, '& td.column-content': { whiteSpace: 'normal', minWidth: 220, maxWidth: 480, overflowWrap: 'anywhere' } }}
+            >
               <TimestampField source="created_at" label="resources.log.fields.created_at" />
               {admin && <UsernameLinkField label="resources.log.fields.username" sortBy="username" />}
               <TokenNameField label="resources.log.fields.token_name" sortBy="token_name" />
@@ -310,17 +301,37 @@ export function LogList() {
             </Datagrid>
           }
           cards={
-            <CardList title={<><TimestampField source="created_at" /> <TextField source="model_name" /></>} onOpen={setOpened} actions={<OpenDetailsField onOpen={setOpened} />}>
+            <CardList
+              title={
+                <>
+                  <TimestampField source="created_at" /> <TextField source="model_name" />
+                </>
+              }
+              onOpen={setOpened}
+              actions={<OpenDetailsField onOpen={setOpened} />}
+            >
               <div>
                 <StatusChip source="type" labels={LOG_TYPE as never} />
                 <StreamField />
                 {admin && <ChannelIdField />}
               </div>
-              {admin && <CardLine label="resources.log.fields.username"><UsernameLinkField /></CardLine>}
-              <CardLine label="resources.log.fields.token_name"><TokenNameField /></CardLine>
-              <CardLine label="resources.log.fields.quota"><QuotaField source="quota" digits={QUOTA_DIGITS} /></CardLine>
-              <CardLine label="resources.log.fields.prompt_tokens"><TokensField source="prompt_tokens" /> / <TokensField source="completion_tokens" /></CardLine>
-              <Typography variant="body2" sx={{ overflowWrap: 'anywhere' }}><LogContentField /></Typography>
+              {admin && (
+                <CardLine label="resources.log.fields.username">
+                  <UsernameLinkField />
+                </CardLine>
+              )}
+              <CardLine label="resources.log.fields.token_name">
+                <TokenNameField />
+              </CardLine>
+              <CardLine label="resources.log.fields.quota">
+                <QuotaField source="quota" digits={QUOTA_DIGITS} />
+              </CardLine>
+              <CardLine label="resources.log.fields.prompt_tokens">
+                <TokensField source="prompt_tokens" /> / <TokensField source="completion_tokens" />
+              </CardLine>
+              <Typography variant="body2" sx={{ overflowWrap: 'anywhere' }}>
+                <LogContentField />
+              </Typography>
             </CardList>
           }
         />

@@ -61,7 +61,12 @@ export function RedemptionActions(_: { label?: string }) {
         },
         { key: 'edit', label: 'ra.action.edit', icon: <EditIcon fontSize="small" />, onClick: () => void navigate(`/redemption/edit/${record.id}`) },
         {
-          key: 'delete', label: 'ra.action.delete', icon: <DeleteIcon fontSize="small" />, color: 'error', confirm: 'app.redemption.delete_title', more: true,
+          key: 'delete',
+          label: 'ra.action.delete',
+          icon: <DeleteIcon fontSize="small" />,
+          color: 'error',
+          confirm: 'app.redemption.delete_title',
+          more: true,
           onClick: () => void run(() => dataProvider.delete('redemption', { id: record.id, previousData: record })),
         },
       ]}

@@ -59,7 +59,11 @@ export function RedemptionCreate() {
           onSubmit={submit}
           defaultValues={{ quota: DEFAULT_REDEMPTION_QUOTA, count: 1 }}
           warnWhenUnsavedChanges
-          toolbar={<Toolbar><SaveButton alwaysEnable label={translate('app.redemption.create')} /></Toolbar>}
+          toolbar={
+            <Toolbar>
+              <SaveButton alwaysEnable label={translate('app.redemption.create')} />
+            </Toolbar>
+          }
         >
           <TextInput source="name" resource="redemption" validate={nameValidators} sx={{ maxWidth: 560 }} fullWidth />
           <QuotaInput source="quota" resource="redemption" validate={quotaValidators} sx={{ maxWidth: 560 }} />

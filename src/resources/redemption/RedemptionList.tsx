@@ -50,10 +50,25 @@ export function RedemptionList() {
             </Datagrid>
           }
           cards={
-            <CardList title={<><NumberField source="id" sx={{ mr: 1, color: 'text.secondary' }} /><TextField source="name" /></>} actions={<RedemptionActions />} linkTo={(record) => `/redemption/edit/${record.id}`}>
-              <div><RedemptionStatusField /></div>
-              <CardLine label="resources.redemption.fields.quota"><QuotaField source="quota" /></CardLine>
-              <CardLine label="resources.redemption.fields.created_time"><TimestampField source="created_time" /></CardLine>
+            <CardList
+              title={
+                <>
+                  <NumberField source="id" sx={{ mr: 1, color: 'text.secondary' }} />
+                  <TextField source="name" />
+                </>
+              }
+              actions={<RedemptionActions />}
+              linkTo={(record) => `/redemption/edit/${record.id}`}
+            >
+              <div>
+                <RedemptionStatusField />
+              </div>
+              <CardLine label="resources.redemption.fields.quota">
+                <QuotaField source="quota" />
+              </CardLine>
+              <CardLine label="resources.redemption.fields.created_time">
+                <TimestampField source="created_time" />
+              </CardLine>
             </CardList>
           }
         />

@@ -14,7 +14,10 @@ export interface FilterLabel {
   format?: (value: unknown) => string;
 }
 
-export function ActiveFilters({ labels, defaults = {} }: {
+export function ActiveFilters({
+  labels,
+  defaults = {},
+}: {
   labels: Record<string, FilterLabel>;
   /** Values that are the list's starting point, not a filter (the log window). */
   defaults?: Record<string, unknown>;
@@ -22,9 +25,7 @@ export function ActiveFilters({ labels, defaults = {} }: {
   const { filterValues, displayedFilters, setFilters } = useListFilters();
   const translate = useTranslate();
   const all: Record<string, FilterLabel> = { q: { label: 'app.lists.search' }, ...labels };
-  const active = Object.entries(filterValues ?? {}).filter(
-    ([key, value]) => key in all && value !== undefined && value !== null && value !== '' && textOf(value) !== textOf(defaults[key]),
-  );
+  const active = Object.entries(filterValues ?? {}).filter(([key, value]) => key in all && value !== undefined && value !== null && value !== '' && textOf(value) !== textOf(defaults[key]));
   if (!active.length) return null;
   const without = (keys: string[]) => {
     const next: Record<string, unknown> = { ...filterValues };

@@ -6,7 +6,13 @@ import type { ReactNode } from 'react';
 import { RecordContextProvider, useListContext, useTranslate, type RaRecord } from 'react-admin';
 import { useNavigate } from 'react-router-dom';
 
-export function CardList({ title, children, actions, linkTo, onOpen }: {
+export function CardList({
+  title,
+  children,
+  actions,
+  linkTo,
+  onOpen,
+}: {
   /** The card's heading (rendered with the record in context). */
   title: ReactNode;
   /** The record's key facts, one per line. */
@@ -35,12 +41,7 @@ export function CardList({ title, children, actions, linkTo, onOpen }: {
         const open = target ? () => void navigate(target) : onOpen ? () => onOpen(record) : undefined;
         return (
           <RecordContextProvider key={record.id} value={record}>
-            <Card
-              variant="outlined"
-              data-testid="list-card"
-              onClick={open}
-              sx={open ? { cursor: 'pointer' } : undefined}
-            >
+            <Card variant="outlined" data-testid="list-card" onClick={open} sx={open ? { cursor: 'pointer' } : undefined}>
               <CardContent sx={{ p: 1.5, '&:last-child': { pb: 1 } }}>
                 <Box sx={{ display: 'flex', alignItems: 'center', gap: 1, minWidth: 0 }}>
                   <Box sx={{ flexGrow: 1, minWidth: 0, fontWeight: 600, overflowWrap: 'anywhere' }}>{title}</Box>

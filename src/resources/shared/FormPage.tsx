@@ -5,7 +5,13 @@ import { Box, Typography } from '@mui/material';
 import type { ReactNode } from 'react';
 import { useGetOne, useTranslate, type RaRecord } from 'react-admin';
 
-export function FormPage({ title, resource, id, nameOf, children }: {
+export function FormPage({
+  title,
+  resource,
+  id,
+  nameOf,
+  children,
+}: {
   title: string;
   /** With `id`: the edited record, whose name joins the title. */
   resource?: string;

@@ -3,7 +3,10 @@ import { useRecordContext } from 'react-admin';
 
 /** Group chips: empty is 'default'; vip and pro yellow; svip and premium red; sorted. */
 export function groupBadges(group: string): Array<{ name: string; color: 'warning' | 'error' | 'default' }> {
-  const names = group.split(',').map((name) => name.trim()).filter(Boolean);
+  const names = group
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
   return (names.length ? names : ['default']).sort().map((name) => ({
     name,
     color: name === 'vip' || name === 'pro' ? 'warning' : name === 'svip' || name === 'premium' ? 'error' : 'default',

@@ -37,10 +37,7 @@ export function QuotaInput({ source, label, resource, disabled, validate, sx }: 
     (value: unknown) => (value === undefined || value === null || value === '' || Number.isNaN(Number(value)) ? '' : String(quotaToDollars(Number(value), perUnit))),
     [perUnit],
   );
-  const parse = useCallback(
-    (value: unknown) => (value === '' || value === null || value === undefined || Number.isNaN(Number(value)) ? null : dollarsToQuota(Number(value), perUnit)),
-    [perUnit],
-  );
+  const parse = useCallback((value: unknown) => (value === '' || value === null || value === undefined || Number.isNaN(Number(value)) ? null : dollarsToQuota(Number(value), perUnit)), [perUnit]);
   if (!inCurrency) {
     return <NumberInput source={source} label={label} resource={resource} disabled={disabled} validate={validate} step={1} sx={sx} fullWidth />;
   }

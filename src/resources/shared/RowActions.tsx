@@ -2,9 +2,7 @@
 // aria-label), the rest behind a "more" menu; actions that destroy ask first.
 // Row clicks open the record, so clicks here stay here.
 import MoreVertIcon from '@mui/icons-material/MoreVert';
-import {
-  Box, Button, CircularProgress, Dialog, DialogActions, DialogContent, DialogTitle, IconButton, ListItemIcon, ListItemText, Menu, MenuItem, Tooltip,
-} from '@mui/material';
+import { Box, Button, CircularProgress, Dialog, DialogActions, DialogContent, DialogTitle, IconButton, ListItemIcon, ListItemText, Menu, MenuItem, Tooltip } from '@mui/material';
 import { useState, type MouseEvent, type ReactNode } from 'react';
 import { useTranslate } from 'react-admin';
 

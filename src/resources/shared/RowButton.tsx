@@ -4,7 +4,13 @@ import { useTranslate } from 'react-admin';
 
 /** A small row action that may ask "are you sure?" first. */
 export function RowButton({
-  label, onClick, color = 'primary', disabled, confirm, icon, loading,
+  label,
+  onClick,
+  color = 'primary',
+  disabled,
+  confirm,
+  icon,
+  loading,
 }: {
   label: string;
   onClick: () => void;
@@ -19,7 +25,15 @@ export function RowButton({
   const [open, setOpen] = useState(false);
   return (
     <>
-      <Button size="small" color={color} disabled={disabled} loading={loading} loadingPosition={loading === undefined ? undefined : 'start'} startIcon={icon} onClick={() => (confirm ? setOpen(true) : onClick())}>
+      <Button
+        size="small"
+        color={color}
+        disabled={disabled}
+        loading={loading}
+        loadingPosition={loading === undefined ? undefined : 'start'}
+        startIcon={icon}
+        onClick={() => (confirm ? setOpen(true) : onClick())}
+      >
         {translate(label)}
       </Button>
       {confirm && (

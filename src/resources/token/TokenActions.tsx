@@ -79,16 +79,27 @@ export function TokenActions(_: { label?: string }) {
           { key: 'copy', label: 'app.token.copy', icon: <ContentCopyIcon fontSize="small" />, onClick: (anchor) => setMenu({ anchor, chat: false }) },
           { key: 'chat', label: 'app.token.chat', icon: <ChatIcon fontSize="small" />, onClick: (anchor) => setMenu({ anchor, chat: true }) },
           ...(toggleable
-            ? [{
-                key: 'toggle',
-                label: enabled ? 'app.token.disable' : 'app.token.enable',
-                icon: enabled ? <BlockIcon fontSize="small" /> : <CheckCircleOutlineIcon fontSize="small" />,
-                color: enabled ? ('warning' as const) : ('success' as const),
-                onClick: toggle,
-              }]
+            ? [
+                {
+                  key: 'toggle',
+                  label: enabled ? 'app.token.disable' : 'app.token.enable',
+                  icon: enabled ? <BlockIcon fontSize="small" /> : <CheckCircleOutlineIcon fontSize="small" />,
+                  color: enabled ? ('warning' as const) : ('success' as const),
+                  onClick: toggle,
+                },
+              ]
             : []),
           { key: 'edit', label: 'ra.action.edit', icon: <EditIcon fontSize="small" />, onClick: () => void navigate(`/token/edit/${record.id}`) },
-          { key: 'delete', label: 'ra.action.delete', icon: <DeleteIcon fontSize="small" />, color: 'error', confirm: 'app.token.delete_title', confirmArgs: { name: record.name }, onClick: () => void remove(), more: true },
+          {
+            key: 'delete',
+            label: 'ra.action.delete',
+            icon: <DeleteIcon fontSize="small" />,
+            color: 'error',
+            confirm: 'app.token.delete_title',
+            confirmArgs: { name: record.name },
+            onClick: () => void remove(),
+            more: true,
+          },
         ]}
       />
       <Menu anchorEl={menu?.anchor} open={Boolean(menu)} onClose={() => setMenu(null)} onClick={(event) => event.stopPropagation()}>

@@ -39,7 +39,9 @@ export function TokenCreate() {
       <Dialog open={Boolean(createdKey)} maxWidth="sm" fullWidth>
         <DialogTitle>{translate('app.token.created')}</DialogTitle>
         <DialogContent>
-          <Typography variant="body2" sx={{ mb: 2 }}>{translate('app.token.copy_now')}</Typography>
+          <Typography variant="body2" sx={{ mb: 2 }}>
+            {translate('app.token.copy_now')}
+          </Typography>
           <TextField value={`sk-${createdKey}`} fullWidth slotProps={{ input: { readOnly: true, sx: { fontFamily: 'monospace' } } }} />
         </DialogContent>
         <DialogActions>

@@ -40,9 +40,7 @@ function ExpiryPresets() {
           key={preset.label}
           size="small"
           variant="outlined"
-          onClick={() =>
-            setValue('expiry_text', preset.seconds === null ? '' : formatTimestamp(Math.floor(Date.now() / 1000) + preset.seconds), { shouldDirty: true })
-          }
+          onClick={() => setValue('expiry_text', preset.seconds === null ? '' : formatTimestamp(Math.floor(Date.now() / 1000) + preset.seconds), { shouldDirty: true })}
         >
           {translate(preset.label)}
         </Button>
@@ -72,7 +70,9 @@ export function TokenInputs() {
       <ExpiryPresets />
       <QuotaInput source="remain_quota" disabled={Boolean(unlimited)} validate={quotaValidators} />
       <SwitchInput source="unlimited_quota" />
-      <Typography variant="subtitle2" sx={{ mt: 1, mb: 1 }}>{translate('app.token.restrictions')}</Typography>
+      <Typography variant="subtitle2" sx={{ mt: 1, mb: 1 }}>
+        {translate('app.token.restrictions')}
+      </Typography>
       <TextInput source="models" label="app.token.models" helperText="app.token.models_help" fullWidth />
       <TextInput source="allowed_ips" label="app.token.allowed_ips" helperText="app.token.allowed_ips_help" fullWidth />
       <NumberInput source="concurrency_limit" label="app.token.concurrency_limit" helperText="app.token.concurrency_limit_help" step={1} min={-1} fullWidth />

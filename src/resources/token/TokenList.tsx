@@ -70,11 +70,21 @@ export function TokenList() {
           }
           cards={
             <CardList title={<TextField source="name" />} actions={<TokenActions />} linkTo={(record) => `/token/edit/${record.id}`}>
-              <div><TokenStatusField /></div>
-              <CardLine label="resources.token.fields.remain_quota"><RemainingQuota /></CardLine>
-              <CardLine label="resources.token.fields.used_quota"><QuotaField source="used_quota" /></CardLine>
-              <CardLine label="resources.token.fields.rate_limits"><RateLimitsField /></CardLine>
-              <CardLine label="resources.token.fields.expired_time"><TimestampField source="expired_time" neverLabel="app.common.never" /></CardLine>
+              <div>
+                <TokenStatusField />
+              </div>
+              <CardLine label="resources.token.fields.remain_quota">
+                <RemainingQuota />
+              </CardLine>
+              <CardLine label="resources.token.fields.used_quota">
+                <QuotaField source="used_quota" />
+              </CardLine>
+              <CardLine label="resources.token.fields.rate_limits">
+                <RateLimitsField />
+              </CardLine>
+              <CardLine label="resources.token.fields.expired_time">
+                <TimestampField source="expired_time" neverLabel="app.common.never" />
+              </CardLine>
             </CardList>
           }
         />

@@ -54,9 +54,19 @@ function StatisticsField(_: { label?: string; sortBy?: string }) {
   if (!record) return null;
   return (
     <Stack direction="row" spacing={0.5} sx={{ flexWrap: 'wrap', rowGap: 0.5 }}>
-      <Tooltip title={translate('resources.user.fields.quota')}><Chip size="small" color={record.quota < 0 ? 'error' : 'default'} label={record.quota < 0 ? translate('app.common.owed', { amount: formatQuota(-record.quota, status) }) : formatQuota(record.quota, status)} /></Tooltip>
-      <Tooltip title={translate('resources.user.fields.used_quota')}><Chip size="small" variant="outlined" label={formatQuota(record.used_quota, status)} /></Tooltip>
-      <Tooltip title={translate('resources.user.fields.request_count')}><Chip size="small" variant="outlined" label={formatCount(record.request_count)} /></Tooltip>
+      <Tooltip title={translate('resources.user.fields.quota')}>
+        <Chip
+          size="small"
+          color={record.quota < 0 ? 'error' : 'default'}
+          label={record.quota < 0 ? translate('app.common.owed', { amount: formatQuota(-record.quota, status) }) : formatQuota(record.quota, status)}
+        />
+      </Tooltip>
+      <Tooltip title={translate('resources.user.fields.used_quota')}>
+        <Chip size="small" variant="outlined" label={formatQuota(record.used_quota, status)} />
+      </Tooltip>
+      <Tooltip title={translate('resources.user.fields.request_count')}>
+        <Chip size="small" variant="outlined" label={formatCount(record.request_count)} />
+      </Tooltip>
     </Stack>
   );
 }
@@ -87,12 +97,45 @@ function ManageActions(_: { label?: string }) {
     <RowActions
       actions={[
         enabled
-          ? { key: 'toggle', label: 'app.user.disable', icon: <BlockIcon fontSize="small" />, color: 'warning' as const, confirm: 'app.user.disable_title', onClick: act('disable'), offered: allowed.includes('disable') }
+          ? {
+              key: 'toggle',
+              label: 'app.user.disable',
+              icon: <BlockIcon fontSize="small" />,
+              color: 'warning' as const,
+              confirm: 'app.user.disable_title',
+              onClick: act('disable'),
+              offered: allowed.includes('disable'),
+            }
           : { key: 'toggle', label: 'app.user.enable', icon: <CheckCircleOutlineIcon fontSize="small" />, color: 'success' as const, onClick: act('enable'), offered: allowed.includes('enable') },
         { key: 'edit', label: 'ra.action.edit', icon: <EditIcon fontSize="small" />, onClick: () => navigate(`/user/edit/${record.id}`), offered: editable },
-        { key: 'promote', label: 'app.user.promote', icon: <ArrowUpwardIcon fontSize="small" />, confirm: 'app.user.promote_title', onClick: act('promote'), more: true, offered: allowed.includes('promote') },
-        { key: 'demote', label: 'app.user.demote', icon: <ArrowDownwardIcon fontSize="small" />, confirm: 'app.user.demote_title', onClick: act('demote'), more: true, offered: allowed.includes('demote') },
-        { key: 'delete', label: 'ra.action.delete', icon: <DeleteIcon fontSize="small" />, color: 'error' as const, confirm: 'app.user.delete_title', onClick: act('delete'), more: true, offered: allowed.includes('delete') },
+        {
+          key: 'promote',
+          label: 'app.user.promote',
+          icon: <ArrowUpwardIcon fontSize="small" />,
+          confirm: 'app.user.promote_title',
+          onClick: act('promote'),
+          more: true,
+          offered: allowed.includes('promote'),
+        },
+        {
+          key: 'demote',
+          label: 'app.user.demote',
+          icon: <ArrowDownwardIcon fontSize="small" />,
+          confirm: 'app.user.demote_title',
+          onClick: act('demote'),
+          more: true,
+          offered: allowed.includes('demote'),
+        },
+        {
+          key: 'delete',
+          label: 'ra.action.delete',
+          icon: <DeleteIcon fontSize="small" />,
+          color: 'error' as const,
+          confirm: 'app.user.delete_title',
+          onClick: act('delete'),
+          more: true,
+          offered: allowed.includes('delete'),
+        },
       ]
         // only what the caller's role lets succeed is offered at all
         .filter(({ offered }) => offered)
@@ -144,7 +187,11 @@ export function UserList() {
           }
           cards={
             <CardList title={<UsernameField />} actions={<ManageActions />} linkTo={(record) => `/user/edit/${record.id}`}>
-              <div><RoleField /><UserStatusField /><GroupChips /></div>
+              <div>
+                <RoleField />
+                <UserStatusField />
+                <GroupChips />
+              </div>
               <StatisticsField />
             </CardList>
           }

@@ -45,10 +45,14 @@ export function UserTwoFactorReset({ id }: { id: string }) {
   if (enabled === null) return null;
   return (
     <Box sx={{ maxWidth: 560, mt: 3 }} data-testid="user-two-factor">
-      <Typography variant="h6" component="h2" sx={{ fontWeight: 700, mb: 1 }}>{translate('app.two_factor.title')}</Typography>
+      <Typography variant="h6" component="h2" sx={{ fontWeight: 700, mb: 1 }}>
+        {translate('app.two_factor.title')}
+      </Typography>
       <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1} sx={{ alignItems: { sm: 'center' } }}>
         <Chip color={enabled ? 'success' : 'default'} label={translate(enabled ? 'app.two_factor.on' : 'app.two_factor.off')} sx={{ alignSelf: 'flex-start' }} />
-        <Button variant="outlined" color="error" disabled={!enabled} onClick={() => setConfirming(true)}>{translate('app.two_factor.reset')}</Button>
+        <Button variant="outlined" color="error" disabled={!enabled} onClick={() => setConfirming(true)}>
+          {translate('app.two_factor.reset')}
+        </Button>
       </Stack>
       <Confirm
         isOpen={confirming}

@@ -29,7 +29,9 @@ function EventChips(_: { label?: string }) {
   const translate = useTranslate();
   return (
     <Stack direction="row" sx={{ flexWrap: 'wrap', gap: 0.5 }}>
-      {(record?.events ?? []).map((event) => <Chip key={event} size="small" label={translate(`webhooks.events.${event}`)} />)}
+      {(record?.events ?? []).map((event) => (
+        <Chip key={event} size="small" label={translate(`webhooks.events.${event}`)} />
+      ))}
     </Stack>
   );
 }
@@ -48,7 +50,13 @@ function TestButton() {
     }
   };
   return (
-    <Button label="webhooks.actions.test" onClick={(event) => { event.stopPropagation(); void send(); }}>
+    <Button
+      label="webhooks.actions.test"
+      onClick={(event) => {
+        event.stopPropagation();
+        void send();
+      }}
+    >
       <SendIcon />
     </Button>
   );
@@ -59,7 +67,12 @@ function DeliveriesLink() {
   const record = useRecordContext();
   if (!record) return null;
   return (
-    <Button component={Link} to={{ pathname: '/webhook_delivery', search: stringify({ filter: JSON.stringify({ webhook_id: record.id }) }) }} label="webhooks.actions.deliveries" onClick={(event) => event.stopPropagation()}>
+    <Button
+      component={Link}
+      to={{ pathname: '/webhook_delivery', search: stringify({ filter: JSON.stringify({ webhook_id: record.id }) }) }}
+      label="webhooks.actions.deliveries"
+      onClick={(event) => event.stopPropagation()}
+    >
       <ListAltIcon />
     </Button>
   );

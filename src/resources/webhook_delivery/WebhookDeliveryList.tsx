@@ -73,7 +73,13 @@ function RedeliverButton(_: { label?: string }) {
     }
   };
   return (
-    <Button label="webhooks.actions.redeliver" onClick={(event) => { event.stopPropagation(); void redeliver(); }}>
+    <Button
+      label="webhooks.actions.redeliver"
+      onClick={(event) => {
+        event.stopPropagation();
+        void redeliver();
+      }}
+    >
       <ReplayIcon />
     </Button>
   );

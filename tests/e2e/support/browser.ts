@@ -21,16 +21,7 @@ export async function launchBrowser(): Promise<Browser> {
   mkdirSync(screenshotDir, { recursive: true });
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-      '--disable-sync',
-      '--disable-quic',
-    ],
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'],
   });
 }
 

@@ -19,7 +19,10 @@ describe('database fault classification', () => {
     ];
     for (const dialect of dialects) {
       const db = new Kysely<any>({ dialect: tagDatabaseFaults(dialect) });
-      const error = await sql`select 1`.execute(db).then(() => undefined, (failure: unknown) => failure);
+      const error = await sql`select 1`.execute(db).then(
+        () => undefined,
+        (failure: unknown) => failure,
+      );
       expect(isDatabaseUnavailable(error), String(error)).toBe(true);
       expect(databaseChangedNothing(error)).toBe(true);
       await db.destroy();

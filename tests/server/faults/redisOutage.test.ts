@@ -85,16 +85,24 @@ describe.runIf(redisServer !== undefined)('Redis outage', () => {
     expect([await attempt(), await attempt(), await attempt()]).toEqual([200, 200, 429]);
     await strict.stop();
     expect(gateway.alive(), gateway.output()).toBe(true);
-    console.log(`[faults] Redis down: ${Object.entries(answers).map(([name, { ms }]) => `${name} ${ms.toFixed(0)} ms (${baseline[name].toFixed(0)} ms with Redis)`).join(', ')}`);
+    console.log(
+      `[faults] Redis down: ${Object.entries(answers)
+        .map(([name, { ms }]) => `${name} ${ms.toFixed(0)} ms (${baseline[name].toFixed(0)} ms with Redis)`)
+        .join(', ')}`,
+    );
 
     await redis.start();
     await client.ping();
     expect(await rateLimitKeys()).toBe(0); // a fresh Redis (nothing saved)
     // the node reconnects by itself: its counters land in Redis again
-    await waitUntil('the rate-limit counter back in Redis', async () => {
-      await failedSignIn(base);
-      return (await rateLimitKeys()) > 0;
-    }, 15_000);
+    await waitUntil(
+      'the rate-limit counter back in Redis',
+      async () => {
+        await failedSignIn(base);
+        return (await rateLimitKeys()) > 0;
+      },
+      15_000,
+    );
     // and its option subscriber is back on the channel
     await waitUntil('the option subscriber back', async () => Number(((await client.pubsub('NUMSUB', 'switchboard:options')) as [string, number])[1]) === 1, 15_000);
     expect((await requests.topUp(2)).json.success).toBe(true);
@@ -112,10 +120,14 @@ describe.runIf(redisServer !== undefined)('Redis outage', () => {
 
     await redis.start();
     await client.ping();
-    await waitUntil('the late node counting in Redis', async () => {
-      await failedSignIn(gateway.baseUrl);
-      return (await rateLimitKeys()) > 0;
-    }, 15_000);
+    await waitUntil(
+      'the late node counting in Redis',
+      async () => {
+        await failedSignIn(gateway.baseUrl);
+        return (await rateLimitKeys()) > 0;
+      },
+      15_000,
+    );
     // its subscription, queued while Redis was away, is made once it answers
     await waitUntil('the late node subscribed', async () => Number(((await client.pubsub('NUMSUB', 'switchboard:options')) as [string, number])[1]) >= 1, 15_000);
     expect(gateway.alive(), gateway.output()).toBe(true);

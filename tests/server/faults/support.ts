@@ -96,7 +96,9 @@ export async function startPrivatePostgres(tools: { initdb: string; pgCtl: strin
     port,
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     async start() {
-      run(tools.pgCtl, ['-D', data, '-l', join(dir, 'log'), '-w', '-t', '30', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`, 'start'], { asPostgres });
+      run(tools.pgCtl, ['-D', data, '-l', join(dir, 'log'), '-w', '-t', '30', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`, 'start'], {
+        asPostgres,
+      });
       running = true;
     },
     async stop() {
@@ -137,20 +139,38 @@ export async function startPrivateMariadb(tools: { install: string; server: stri
     url: `mysql://root@127.0.0.1:${port}/`,
     async start() {
       let log = '';
-      child = spawn(tools.server, [
-        '--no-defaults', `--datadir=${data}`, `--port=${port}`, '--bind-address=127.0.0.1', `--socket=${join(dir, 'sock')}`,
-        `--pid-file=${join(dir, 'pid')}`, '--user=root', '--skip-grant-tables', '--skip-name-resolve', '--skip-log-bin',
-        '--innodb-buffer-pool-size=32M', '--innodb-flush-log-at-trx-commit=2', '--max-connections=200',
-      ], { stdio: ['ignore', 'ignore', 'pipe'] });
+      child = spawn(
+        tools.server,
+        [
+          '--no-defaults',
+          `--datadir=${data}`,
+          `--port=${port}`,
+          '--bind-address=127.0.0.1',
+          `--socket=${join(dir, 'sock')}`,
+          `--pid-file=${join(dir, 'pid')}`,
+          '--user=root',
+          '--skip-grant-tables',
+          '--skip-name-resolve',
+          '--skip-log-bin',
+          '--innodb-buffer-pool-size=32M',
+          '--innodb-flush-log-at-trx-commit=2',
+          '--max-connections=200',
+        ],
+        { stdio: ['ignore', 'ignore', 'pipe'] },
+      );
       child.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
       const current = child;
       exited = new Promise((resolve) => current.once('exit', () => resolve()));
-      await waitUntil(`private MariaDB on ${port} accepting connections\n${log}`, async () => {
-        if (current.exitCode !== null) throw new Error(log);
-        const connection = await createConnection({ host: '127.0.0.1', port, user: 'root', connectTimeout: 1000 });
-        await connection.end();
-        return true;
-      }, 30_000);
+      await waitUntil(
+        `private MariaDB on ${port} accepting connections\n${log}`,
+        async () => {
+          if (current.exitCode !== null) throw new Error(log);
+          const connection = await createConnection({ host: '127.0.0.1', port, user: 'root', connectTimeout: 1000 });
+          await connection.end();
+          return true;
+        },
+        30_000,
+      );
     },
     async stop() {
       if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
@@ -190,10 +210,14 @@ export async function startPrivateRedis(binary: string): Promise<PrivateServer &
       child.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
       const current = child;
       exited = new Promise((resolve) => current.once('exit', () => resolve()));
-      await waitUntil(`private Redis on ${port}\n${log}`, () => {
-        if (current.exitCode !== null) throw new Error(log);
-        return log.includes('Ready to accept connections');
-      }, 15_000);
+      await waitUntil(
+        `private Redis on ${port}\n${log}`,
+        () => {
+          if (current.exitCode !== null) throw new Error(log);
+          return log.includes('Ready to accept connections');
+        },
+        15_000,
+      );
     },
     async stop() {
       if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -356,7 +380,12 @@ export async function openReader(dialect: 'postgres' | 'mysql', url: string): Pr
         client.on('error', () => undefined);
         try {
           await client.connect();
-          return (await client.query(text.replace(/\?/g, (_, offset: number) => `$${text.slice(0, offset).split('?').length}`), params)).rows;
+          return (
+            await client.query(
+              text.replace(/\?/g, (_, offset: number) => `$${text.slice(0, offset).split('?').length}`),
+              params,
+            )
+          ).rows;
         } finally {
           await client.end().catch(() => undefined);
         }
@@ -409,15 +438,19 @@ export async function balances(query: Query, tokenId: number): Promise<Balances>
 export async function settledBalances(query: Query, tokenId: number, timeoutMs = 30_000): Promise<Balances> {
   let last = JSON.stringify(await balances(query, tokenId));
   let stableSince = Date.now();
-  await waitUntil('the ledger quiet', async () => {
-    const now = JSON.stringify(await balances(query, tokenId));
-    if (now !== last) {
-      last = now;
-      stableSince = Date.now();
-    }
-    const held = JSON.parse(now) as Balances;
-    return Date.now() - stableSince > (held.userHeld === 0 && held.tokenHeld === 0 ? 1000 : 6000);
-  }, timeoutMs);
+  await waitUntil(
+    'the ledger quiet',
+    async () => {
+      const now = JSON.stringify(await balances(query, tokenId));
+      if (now !== last) {
+        last = now;
+        stableSince = Date.now();
+      }
+      const held = JSON.parse(now) as Balances;
+      return Date.now() - stableSince > (held.userHeld === 0 && held.tokenHeld === 0 ? 1000 : 6000);
+    },
+    timeoutMs,
+  );
   return JSON.parse(last) as Balances;
 }
 

@@ -27,51 +27,109 @@ const v053: TableSpec[] = [
   {
     name: 'users',
     columns: [
-      ['id', 'id'], ['username', 'itext', { unique: true }], ['password', 'text', { notNull: true }], ['display_name', 'itext'],
-      ['role', 'int', { default: 1 }], ['status', 'int', { default: 1 }], ['email', 'itext'], ['github_id', 'itext'], ['wechat_id', 'itext'],
-      ['access_token', 'char(32)', { unique: true }], ['quota', 'int', { default: 0 }], ['used_quota', 'int', { default: 0 }],
-      ['request_count', 'int', { default: 0 }], ['group', 'varchar(32)', { default: 'default' }], ['aff_code', 'varchar(32)', { unique: true }],
+      ['id', 'id'],
+      ['username', 'itext', { unique: true }],
+      ['password', 'text', { notNull: true }],
+      ['display_name', 'itext'],
+      ['role', 'int', { default: 1 }],
+      ['status', 'int', { default: 1 }],
+      ['email', 'itext'],
+      ['github_id', 'itext'],
+      ['wechat_id', 'itext'],
+      ['access_token', 'char(32)', { unique: true }],
+      ['quota', 'int', { default: 0 }],
+      ['used_quota', 'int', { default: 0 }],
+      ['request_count', 'int', { default: 0 }],
+      ['group', 'varchar(32)', { default: 'default' }],
+      ['aff_code', 'varchar(32)', { unique: true }],
       ['inviter_id', 'int'],
     ],
   },
   {
     name: 'tokens',
     columns: [
-      ['id', 'id'], ['user_id', 'bigint'], ['key', 'char(48)', { unique: true }], ['status', 'bigint', { default: 1 }], ['name', 'itext'],
-      ['created_time', 'bigint'], ['accessed_time', 'bigint'], ['expired_time', 'bigint', { default: -1 }], ['remain_quota', 'bigint', { default: 0 }],
-      ['unlimited_quota', 'bool', { default: 0 }], ['used_quota', 'bigint', { default: 0 }],
+      ['id', 'id'],
+      ['user_id', 'bigint'],
+      ['key', 'char(48)', { unique: true }],
+      ['status', 'bigint', { default: 1 }],
+      ['name', 'itext'],
+      ['created_time', 'bigint'],
+      ['accessed_time', 'bigint'],
+      ['expired_time', 'bigint', { default: -1 }],
+      ['remain_quota', 'bigint', { default: 0 }],
+      ['unlimited_quota', 'bool', { default: 0 }],
+      ['used_quota', 'bigint', { default: 0 }],
     ],
   },
   {
     name: 'channels',
     columns: [
-      ['id', 'id'], ['type', 'bigint', { default: 0 }], ['key', 'itext', { notNull: true }], ['status', 'bigint', { default: 1 }], ['name', 'itext'],
-      ['weight', 'bigint'], ['created_time', 'bigint'], ['test_time', 'bigint'], ['response_time', 'bigint'], ['base_url', 'text'], ['other', 'text'],
-      ['balance', 'float'], ['balance_updated_time', 'bigint'], ['models', 'text'], ['group', 'varchar(32)', { default: 'default' }],
-      ['used_quota', 'bigint', { default: 0 }], ['model_mapping', 'varchar(1024)', { default: '' }],
+      ['id', 'id'],
+      ['type', 'bigint', { default: 0 }],
+      ['key', 'itext', { notNull: true }],
+      ['status', 'bigint', { default: 1 }],
+      ['name', 'itext'],
+      ['weight', 'bigint'],
+      ['created_time', 'bigint'],
+      ['test_time', 'bigint'],
+      ['response_time', 'bigint'],
+      ['base_url', 'text'],
+      ['other', 'text'],
+      ['balance', 'float'],
+      ['balance_updated_time', 'bigint'],
+      ['models', 'text'],
+      ['group', 'varchar(32)', { default: 'default' }],
+      ['used_quota', 'bigint', { default: 0 }],
+      ['model_mapping', 'varchar(1024)', { default: '' }],
     ],
   },
   {
     name: 'abilities',
-    columns: [['group', 'varchar(32)'], ['model', 'itext'], ['channel_id', 'bigint'], ['enabled', 'bool']],
+    columns: [
+      ['group', 'varchar(32)'],
+      ['model', 'itext'],
+      ['channel_id', 'bigint'],
+      ['enabled', 'bool'],
+    ],
     primaryKey: ['group', 'model', 'channel_id'],
   },
   {
     name: 'redemptions',
     columns: [
-      ['id', 'id'], ['user_id', 'bigint'], ['key', 'char(32)', { unique: true }], ['status', 'bigint', { default: 1 }], ['name', 'itext'],
-      ['quota', 'bigint', { default: 100 }], ['created_time', 'bigint'], ['redeemed_time', 'bigint'],
+      ['id', 'id'],
+      ['user_id', 'bigint'],
+      ['key', 'char(32)', { unique: true }],
+      ['status', 'bigint', { default: 1 }],
+      ['name', 'itext'],
+      ['quota', 'bigint', { default: 100 }],
+      ['created_time', 'bigint'],
+      ['redeemed_time', 'bigint'],
     ],
   },
   {
     name: 'logs',
     columns: [
-      ['id', 'id'], ['user_id', 'bigint'], ['created_at', 'bigint'], ['type', 'bigint'], ['content', 'text'], ['username', 'itext', { default: '' }],
-      ['token_name', 'itext', { default: '' }], ['model_name', 'itext', { default: '' }], ['quota', 'bigint', { default: 0 }],
-      ['prompt_tokens', 'bigint', { default: 0 }], ['completion_tokens', 'bigint', { default: 0 }],
+      ['id', 'id'],
+      ['user_id', 'bigint'],
+      ['created_at', 'bigint'],
+      ['type', 'bigint'],
+      ['content', 'text'],
+      ['username', 'itext', { default: '' }],
+      ['token_name', 'itext', { default: '' }],
+      ['model_name', 'itext', { default: '' }],
+      ['quota', 'bigint', { default: 0 }],
+      ['prompt_tokens', 'bigint', { default: 0 }],
+      ['completion_tokens', 'bigint', { default: 0 }],
     ],
   },
-  { name: 'options', columns: [['key', 'itext'], ['value', 'text']], primaryKey: ['key'] },
+  {
+    name: 'options',
+    columns: [
+      ['key', 'itext'],
+      ['value', 'text'],
+    ],
+    primaryKey: ['key'],
+  },
 ];
 
 const tableOf = (tables: TableSpec[], name: string) => tables.find((table) => table.name === name)!;
@@ -84,17 +142,25 @@ const retype = (columns: Column[], types: Record<string, Column>) => columns.map
 const oneApiLatest: TableSpec[] = withColumns(v053, {
   users: (columns) => [
     ...retype(columns, { quota: ['quota', 'bigint', { default: 0 }], used_quota: ['used_quota', 'bigint', { default: 0 }] }).filter(([name]) => name !== 'inviter_id'),
-    ['inviter_id', 'int'], ['lark_id', 'itext'], ['oidc_id', 'itext'],
+    ['inviter_id', 'int'],
+    ['lark_id', 'itext'],
+    ['oidc_id', 'itext'],
   ],
   tokens: (columns) => [...columns, ['models', 'text'], ['subnet', 'itext', { default: '' }]],
   channels: (columns) => [
     ...retype(columns, { other: ['other', 'text'], base_url: ['base_url', 'itext', { default: '' }] }),
-    ['priority', 'bigint', { default: 0 }], ['config', 'text'], ['system_prompt', 'text'],
+    ['priority', 'bigint', { default: 0 }],
+    ['config', 'text'],
+    ['system_prompt', 'text'],
   ],
   abilities: (columns) => [...columns, ['priority', 'bigint', { default: 0 }]],
   logs: (columns) => [
-    ...columns, ['channel_id', 'bigint'], ['request_id', 'itext', { default: '' }], ['elapsed_time', 'bigint', { default: 0 }],
-    ['is_stream', 'bool', { default: 0 }], ['system_prompt_reset', 'bool', { default: 0 }],
+    ...columns,
+    ['channel_id', 'bigint'],
+    ['request_id', 'itext', { default: '' }],
+    ['elapsed_time', 'bigint', { default: 0 }],
+    ['is_stream', 'bool', { default: 0 }],
+    ['system_prompt_reset', 'bool', { default: 0 }],
   ],
 });
 
@@ -102,28 +168,54 @@ const oneApiLatest: TableSpec[] = withColumns(v053, {
 const newApiLatest: TableSpec[] = withColumns(v053, {
   users: (columns) => [
     ...retype(columns, { group: ['group', 'varchar(64)', { default: 'default' }] }),
-    ['aff_count', 'int', { default: 0 }], ['aff_quota', 'int', { default: 0 }], ['aff_history', 'int', { default: 0 }],
-    ['deleted_at', 'text'], ['linux_do_id', 'itext'], ['setting', 'text'], ['remark', 'varchar(255)'], ['stripe_customer', 'varchar(64)'],
-    ['telegram_id', 'itext'], ['oidc_id', 'itext'], ['discord_id', 'itext'],
+    ['aff_count', 'int', { default: 0 }],
+    ['aff_quota', 'int', { default: 0 }],
+    ['aff_history', 'int', { default: 0 }],
+    ['deleted_at', 'text'],
+    ['linux_do_id', 'itext'],
+    ['setting', 'text'],
+    ['remark', 'varchar(255)'],
+    ['stripe_customer', 'varchar(64)'],
+    ['telegram_id', 'itext'],
+    ['oidc_id', 'itext'],
+    ['discord_id', 'itext'],
   ],
   tokens: (columns) => [
     ...retype(columns, { key: ['key', 'varchar(128)', { unique: true }], remain_quota: ['remain_quota', 'bigint', { default: 0 }] }),
-    ['model_limits_enabled', 'bool', { default: 0 }], ['model_limits', 'text'], ['allow_ips', 'itext', { default: '' }],
-    ['group', 'itext', { default: '' }], ['cross_group_retry', 'bool', { default: 0 }], ['deleted_at', 'text'],
+    ['model_limits_enabled', 'bool', { default: 0 }],
+    ['model_limits', 'text'],
+    ['allow_ips', 'itext', { default: '' }],
+    ['group', 'itext', { default: '' }],
+    ['cross_group_retry', 'bool', { default: 0 }],
+    ['deleted_at', 'text'],
   ],
   channels: (columns) => [
     ...retype(columns, { group: ['group', 'varchar(64)', { default: 'default' }], model_mapping: ['model_mapping', 'text'], base_url: ['base_url', 'itext', { default: '' }] }),
-    ['openai_organization', 'text'], ['test_model', 'text'], ['status_code_mapping', 'varchar(1024)', { default: '' }], ['priority', 'bigint', { default: 0 }],
-    ['auto_ban', 'bigint', { default: 1 }], ['other_info', 'text'], ['tag', 'itext'], ['setting', 'text'], ['param_override', 'text'],
-    ['header_override', 'text'], ['remark', 'varchar(255)'], ['channel_info', 'text'], ['settings', 'text'],
+    ['openai_organization', 'text'],
+    ['test_model', 'text'],
+    ['status_code_mapping', 'varchar(1024)', { default: '' }],
+    ['priority', 'bigint', { default: 0 }],
+    ['auto_ban', 'bigint', { default: 1 }],
+    ['other_info', 'text'],
+    ['tag', 'itext'],
+    ['setting', 'text'],
+    ['param_override', 'text'],
+    ['header_override', 'text'],
+    ['remark', 'varchar(255)'],
+    ['channel_info', 'text'],
+    ['settings', 'text'],
   ],
-  abilities: (columns) => [
-    ...retype(columns, { group: ['group', 'varchar(64)'] }), ['priority', 'bigint', { default: 0 }], ['weight', 'bigint', { default: 0 }], ['tag', 'itext'],
-  ],
+  abilities: (columns) => [...retype(columns, { group: ['group', 'varchar(64)'] }), ['priority', 'bigint', { default: 0 }], ['weight', 'bigint', { default: 0 }], ['tag', 'itext']],
   redemptions: (columns) => [...columns, ['used_user_id', 'bigint'], ['deleted_at', 'text'], ['expired_time', 'bigint']],
   logs: (columns) => [
-    ...columns, ['use_time', 'bigint', { default: 0 }], ['is_stream', 'bool', { default: 0 }], ['channel_id', 'bigint'], ['token_id', 'bigint', { default: 0 }],
-    ['group', 'itext'], ['ip', 'itext', { default: '' }], ['other', 'text'],
+    ...columns,
+    ['use_time', 'bigint', { default: 0 }],
+    ['is_stream', 'bool', { default: 0 }],
+    ['channel_id', 'bigint'],
+    ['token_id', 'bigint', { default: 0 }],
+    ['group', 'itext'],
+    ['ip', 'itext', { default: '' }],
+    ['other', 'text'],
   ],
 });
 
@@ -178,7 +270,11 @@ export async function copyFixture(product: Product, fixture: SQLite.Database, ta
       for (const name of booleans) if (copy[name] !== null && copy[name] !== undefined) copy[name] = Number(copy[name]) === 1;
       return copy;
     });
-    for (let index = 0; index < converted.length; index += 200) await target.insertInto(table.name).values(converted.slice(index, index + 200)).execute();
+    for (let index = 0; index < converted.length; index += 200)
+      await target
+        .insertInto(table.name)
+        .values(converted.slice(index, index + 200))
+        .execute();
   }
 }
 

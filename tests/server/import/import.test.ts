@@ -83,11 +83,25 @@ async function freshGateway(target: DatabaseTarget): Promise<{ app: FastifyInsta
     const path = join(scratch, `target-${Math.random().toString(36).slice(2)}.db`);
     const config: DatabaseConfig = { dialect: 'sqlite', path };
     const app = await buildTestApp({}, config);
-    return { app, config, drop: async () => { await app.close(); for (const suffix of ['', '-wal', '-shm', '.lock']) rmSync(`${path}${suffix}`, { force: true }); } };
+    return {
+      app,
+      config,
+      drop: async () => {
+        await app.close();
+        for (const suffix of ['', '-wal', '-shm', '.lock']) rmSync(`${path}${suffix}`, { force: true });
+      },
+    };
   }
   const database = await target.create();
   const app = await buildTestApp({}, database.config);
-  return { app, config: database.config, drop: async () => { await app.close(); await database.drop(); } };
+  return {
+    app,
+    config: database.config,
+    drop: async () => {
+      await app.close();
+      await database.drop();
+    },
+  };
 }
 
 /** Every row the import could touch, to compare before and after a dry run. */
@@ -104,8 +118,12 @@ async function sourceTotals(location: string) {
   const source = await openSource(location);
   try {
     const live = (table: string) => (source.columns.get(table)!.has('deleted_at') ? source.db.selectFrom(table).where('deleted_at', 'is', null) : source.db.selectFrom(table));
-    const users = await live('users').select((eb) => [eb.fn.sum('quota').as('quota'), eb.fn.sum('used_quota').as('used')]).executeTakeFirstOrThrow();
-    const tokens = await live('tokens').select((eb) => eb.fn.sum('remain_quota').as('remain')).executeTakeFirstOrThrow();
+    const users = await live('users')
+      .select((eb) => [eb.fn.sum('quota').as('quota'), eb.fn.sum('used_quota').as('used')])
+      .executeTakeFirstOrThrow();
+    const tokens = await live('tokens')
+      .select((eb) => eb.fn.sum('remain_quota').as('remain'))
+      .executeTakeFirstOrThrow();
     return { userQuota: Number(users.quota), userUsedQuota: Number(users.used), tokenRemainQuota: Number(tokens.remain) };
   } finally {
     await source.close();
@@ -157,7 +175,10 @@ async function importAndUse(product: Product, source: Source, target: DatabaseTa
     expect(channels.leftOut.map((entry) => entry.reason)).toEqual([expect.stringMatching(/^channel type (19|2) is not one Switchboard relays$/)]);
     const routes = await app.ctx.db.selectFrom('abilities').select(['group', 'model']).where('channel_id', '=', 1).orderBy('group').orderBy('model').execute();
     expect(routes).toEqual([
-      { group: 'default', model: 'gpt-3.5-turbo' }, { group: 'default', model: 'gpt-4' }, { group: 'vip', model: 'gpt-3.5-turbo' }, { group: 'vip', model: 'gpt-4' },
+      { group: 'default', model: 'gpt-3.5-turbo' },
+      { group: 'default', model: 'gpt-4' },
+      { group: 'vip', model: 'gpt-3.5-turbo' },
+      { group: 'vip', model: 'gpt-4' },
     ]);
     expect(report.unknownOptions).toContain('FileUploadPermission');
     // new-api numbers its types its own way: its DeepSeek (43) is ours (36)
@@ -166,9 +187,15 @@ async function importAndUse(product: Product, source: Source, target: DatabaseTa
     else expect(Number(deepSeek!.type)).toBe(36);
     expect(report.renumbered).toEqual(product === 'new-api-latest' ? ['#5 deepseek: new-api type 43 is type 36 here'] : []);
     const redemptions = await app.ctx.db.selectFrom('redemptions').select(['id', 'status']).orderBy('id').execute();
-    expect(redemptions.map((row) => [Number(row.id), Number(row.status)])).toEqual([[1, 1], [2, 3]]);
+    expect(redemptions.map((row) => [Number(row.id), Number(row.status)])).toEqual([
+      [1, 1],
+      [2, 3],
+    ]);
     // logs and their rollups: the two consume logs' 1,500 quota
-    const daily = await app.ctx.db.selectFrom('usage_daily_users').select((eb) => eb.fn.sum('quota').as('quota')).executeTakeFirstOrThrow();
+    const daily = await app.ctx.db
+      .selectFrom('usage_daily_users')
+      .select((eb) => eb.fn.sum('quota').as('quota'))
+      .executeTakeFirstOrThrow();
     expect(Number(daily.quota)).toBe(1_500);
 
     // old passwords sign in (Go's $2a$ bcrypt hashes), a wrong one does not; the old access token works
@@ -261,7 +288,10 @@ describe('logs copied again', () => {
       expect(await gateway.app.ctx.db.selectFrom('logs').select('id').execute()).toEqual([]);
       const counts = async () => {
         const logs = await gateway.app.ctx.db.selectFrom('logs').select(['id', 'quota']).orderBy('id').execute();
-        const rollup = await gateway.app.ctx.db.selectFrom('usage_hourly').select((eb) => eb.fn.sum('quota').as('quota')).executeTakeFirstOrThrow();
+        const rollup = await gateway.app.ctx.db
+          .selectFrom('usage_hourly')
+          .select((eb) => eb.fn.sum('quota').as('quota'))
+          .executeTakeFirstOrThrow();
         return { logs: logs.map((log) => [Number(log.id), Number(log.quota)]), rollupQuota: Number(rollup.quota) };
       };
       for (let run = 0; run < 2; run += 1) {
@@ -269,7 +299,14 @@ describe('logs copied again', () => {
         expect(report.refused).toBeUndefined();
         expect(report.resumed).toBe(true);
         expect(formatReport(report)).toContain('resumed:');
-        expect(await counts()).toEqual({ logs: [[1, 0], [2, 1_000], [3, 500]], rollupQuota: 1_500 });
+        expect(await counts()).toEqual({
+          logs: [
+            [1, 0],
+            [2, 1_000],
+            [3, 500],
+          ],
+          rollupQuota: 1_500,
+        });
         expect(await quotaTotals(gateway.app.ctx.db)).toEqual(totals);
       }
     } finally {
@@ -315,7 +352,14 @@ describe('a target that already holds users', () => {
         );
         const users = await app.ctx.db.selectFrom('users').select(['id', 'username']).orderBy('id').execute();
         expect(users.map((user) => [Number(user.id), user.username])).toEqual([
-          [1, 'root'], [2, 'alice'], [3, 'bob'], [5, 'carol'], [6, 'root.1'], [7, 'alice.2'], [8, 'bob.3'], [10, 'carol.5'],
+          [1, 'root'],
+          [2, 'alice'],
+          [3, 'bob'],
+          [5, 'carol'],
+          [6, 'root.1'],
+          [7, 'alice.2'],
+          [8, 'bob.3'],
+          [10, 'carol.5'],
         ]);
         // exactly the carried amounts were added
         expect(await quotaTotals(app.ctx.db)).toEqual({

@@ -28,8 +28,7 @@ afterAll(async () => {
   rmSync(folder, { recursive: true, force: true });
 });
 
-const call = (method: 'GET' | 'POST', payload?: unknown, headers: Record<string, string> = {}) =>
-  asBrowser(app, root, { method, url: '/api/import/', payload: payload as never, headers });
+const call = (method: 'GET' | 'POST', payload?: unknown, headers: Record<string, string> = {}) => asBrowser(app, root, { method, url: '/api/import/', payload: payload as never, headers });
 
 /** Polls until the run is over (a loaded machine may take a while). */
 async function finished() {

@@ -42,12 +42,30 @@ describe('ali adaptor particulars', () => {
         { role: 'user', content: [{ type: 'text', text: 'c' }] },
       ],
     });
-    expect(body.input).toEqual({ messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: 'c' }] });
+    expect(body.input).toEqual({
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: 'b' },
+        { role: 'user', content: 'c' },
+      ],
+    });
     expect(JSON.stringify(body)).not.toMatch(/Okay|"prompt"|"history"/);
   });
 
   it('passes the sampling parameters and top_k as given (never n or max_tokens)', () => {
-    const body = encode({ temperature: 0, top_p: 0.1, top_k: 7, max_completion_tokens: 64, n: 3, stop: 'END', seed: 9, presence_penalty: -1, repetition_penalty: 1.1, response_format: { type: 'json_object' } });
+    const body = encode({
+      temperature: 0,
+      top_p: 0.1,
+      top_k: 7,
+      max_completion_tokens: 64,
+      n: 3,
+      stop: 'END',
+      seed: 9,
+      presence_penalty: -1,
+      repetition_penalty: 1.1,
+      response_format: { type: 'json_object' },
+    });
     expect(body.parameters).toEqual({
       result_format: 'message',
       temperature: 0,
@@ -82,7 +100,21 @@ describe('ali adaptor particulars', () => {
     expect(isMultimodalModel('qwen2.5-vl-72b-instruct')).toBe(true);
     expect(isMultimodalModel('qwen-plus')).toBe(false);
     expect((aliAdaptor.target(channel, callFor('chat', 'qwen-vl-max', false)) as HttpTarget).url).toBe('https://dashscope.aliyuncs.com/api/v1/services/aigc/multimodal-generation/generation');
-    const body = encode({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }, { type: 'text', text: 'what is it?' }] }] }, false, 'qwen-vl-max');
+    const body = encode(
+      {
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+              { type: 'text', text: 'what is it?' },
+            ],
+          },
+        ],
+      },
+      false,
+      'qwen-vl-max',
+    );
     expect(body.input.messages).toEqual([{ role: 'user', content: [{ image: 'https://example.com/a.png' }, { text: 'what is it?' }] }]);
   });
 
@@ -165,7 +197,18 @@ describe('ali adaptor particulars', () => {
       input: { texts: ['hello'] },
       parameters: { text_type: 'document' },
     });
-    const decoded = aliAdaptor.decodeEmbeddings!(JSON.stringify({ output: { embeddings: [{ text_index: 1, embedding: [2] }, { text_index: 0, embedding: [1] }] }, usage: { total_tokens: 3 } }), callFor('embeddings', 'text-embedding-v3', false));
+    const decoded = aliAdaptor.decodeEmbeddings!(
+      JSON.stringify({
+        output: {
+          embeddings: [
+            { text_index: 1, embedding: [2] },
+            { text_index: 0, embedding: [1] },
+          ],
+        },
+        usage: { total_tokens: 3 },
+      }),
+      callFor('embeddings', 'text-embedding-v3', false),
+    );
     if (isUpstreamFailure(decoded)) throw new Error(decoded.message);
     expect(decoded.data.map((item) => item.embedding)).toEqual([[1], [2]]);
   });
@@ -173,7 +216,10 @@ describe('ali adaptor particulars', () => {
 
 describe('ali adaptor failures in the gateway envelope', () => {
   it('reads {error: {code, message}} as well', () => {
-    const failure = aliAdaptor.failure(400, JSON.stringify({ error: { message: 'Access denied, please make sure your account is in good standing.', type: 'Arrearage', param: null, code: 'Arrearage' } }));
+    const failure = aliAdaptor.failure(
+      400,
+      JSON.stringify({ error: { message: 'Access denied, please make sure your account is in good standing.', type: 'Arrearage', param: null, code: 'Arrearage' } }),
+    );
     expect(failure).toMatchObject({ deadKey: true, code: 'Arrearage', message: 'Access denied, please make sure your account is in good standing.' });
   });
 });

@@ -58,7 +58,11 @@ describe('Ali emulator with the Ali adaptor', () => {
     // prompt = 3 + 5 words; the answer has 10
     expect(emulator.reported.at(-1)).toEqual({ promptTokens: 8, completionTokens: 10, cachedPromptTokens: 0 });
     expect(decoded.usage).toEqual({ prompt_tokens: 8, completion_tokens: 10, total_tokens: 18 });
-    expect(emulator.requests.at(-1)!.body).toMatchObject({ model: 'qwen-plus', input: { messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user' }] }, parameters: { result_format: 'message', top_k: 20 } });
+    expect(emulator.requests.at(-1)!.body).toMatchObject({
+      model: 'qwen-plus',
+      input: { messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user' }] },
+      parameters: { result_format: 'message', top_k: 20 },
+    });
   });
 
   it('streams word by word, incrementally, and the chunks assemble to the same answer and usage', async () => {
@@ -130,10 +134,15 @@ describe('Ali emulator with the Ali adaptor', () => {
     expect(assembled.choices[0].message.tool_calls).toEqual([{ id: expect.stringMatching(/^call_/), type: 'function', function: toolCall.function }]);
     expect(assembled.choices[0].finish_reason).toBe('tool_calls');
 
-    const answering: ChatRequest = { ...asking, messages: [...asking.messages, { role: 'assistant', content: null, tool_calls: [toolCall] }, { role: 'tool', tool_call_id: toolCall.id, content: 'it is far' }] };
+    const answering: ChatRequest = {
+      ...asking,
+      messages: [...asking.messages, { role: 'assistant', content: null, tool_calls: [toolCall] }, { role: 'tool', tool_call_id: toolCall.id, content: 'it is far' }],
+    };
     const after = aliAdaptor.decodeChat((await send(channelSpec.key, whole, aliAdaptor.encodeChat(answering, whole))).text, whole);
     if (isUpstreamFailure(after)) throw new Error(after.message);
     expect(after.choices[0].message.content).toBe('Hello from DashScope, the tool said: it is far');
-    expect(emulator.requests.at(-1)!.body).toMatchObject({ input: { messages: [{ role: 'user' }, { role: 'assistant', tool_calls: [{ id: toolCall.id }] }, { role: 'tool', tool_call_id: toolCall.id, content: 'it is far' }] } });
+    expect(emulator.requests.at(-1)!.body).toMatchObject({
+      input: { messages: [{ role: 'user' }, { role: 'assistant', tool_calls: [{ id: toolCall.id }] }, { role: 'tool', tool_call_id: toolCall.id, content: 'it is far' }] },
+    });
   });
 });

@@ -20,8 +20,7 @@ const answered = (answer: unknown): ChatResponse => {
   if (isUpstreamFailure(decoded)) throw new Error(decoded.message);
   return decoded;
 };
-const sse = (...events: Array<Record<string, unknown> & { type: string }>): string =>
-  events.map((event) => `event: ${event.type}\r\ndata: ${JSON.stringify(event)}\r\n\r\n`).join('');
+const sse = (...events: Array<Record<string, unknown> & { type: string }>): string => events.map((event) => `event: ${event.type}\r\ndata: ${JSON.stringify(event)}\r\n\r\n`).join('');
 const start = (usage: Record<string, number> = { input_tokens: 5, output_tokens: 1 }) => ({
   type: 'message_start',
   message: { id: 'msg_1', type: 'message', role: 'assistant', model: MODEL, content: [], stop_reason: null, usage },
@@ -66,7 +65,15 @@ describe('anthropic adaptor: requests', () => {
       ],
     });
     expect(body.system).toBe('Rule one.\n\nRule two.');
-    expect(body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Hi' }, { type: 'text', text: 'Again' }] }]);
+    expect(body.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Hi' },
+          { type: 'text', text: 'Again' },
+        ],
+      },
+    ]);
     expect(JSON.stringify(body.messages)).not.toMatch(/Okay/);
     expect(encode({ messages: [{ role: 'user', content: 'only' }] })).not.toHaveProperty('system');
   });
@@ -135,7 +142,10 @@ describe('anthropic adaptor: requests', () => {
 
   it('maps tools, tool calls and tool results, merging consecutive results into one user turn', () => {
     const body = encode({
-      tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }, { type: 'function', function: { name: 'now', description: 'The time' } }],
+      tools: [
+        { type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } } },
+        { type: 'function', function: { name: 'now', description: 'The time' } },
+      ],
       messages: [
         { role: 'user', content: 'Look up cats and tell the time' },
         {
@@ -178,8 +188,7 @@ describe('anthropic adaptor: requests', () => {
 
   it('maps tool_choice: auto, required → any, none, a named function → tool; parallel_tool_calls false', () => {
     const tools: ChatRequest['tools'] = [{ type: 'function', function: { name: 'f' } }];
-    const choice = (tool_choice: ChatRequest['tool_choice'], extra: Partial<ChatRequest> = {}) =>
-      encode({ messages: [{ role: 'user', content: 'x' }], tools, tool_choice, ...extra }).tool_choice;
+    const choice = (tool_choice: ChatRequest['tool_choice'], extra: Partial<ChatRequest> = {}) => encode({ messages: [{ role: 'user', content: 'x' }], tools, tool_choice, ...extra }).tool_choice;
     expect(choice('auto')).toEqual({ type: 'auto' });
     expect(choice('required')).toEqual({ type: 'any' });
     expect(choice('none')).toEqual({ type: 'none' });
@@ -233,7 +242,12 @@ describe('anthropic adaptor: whole answers', () => {
   });
 
   it('bills cache reads and writes inside the prompt, reads as cached tokens', () => {
-    const answer = answered({ ...base, content: [{ type: 'text', text: 'x' }], stop_reason: 'end_turn', usage: { input_tokens: 10, cache_read_input_tokens: 100, cache_creation_input_tokens: 50, output_tokens: 7 } });
+    const answer = answered({
+      ...base,
+      content: [{ type: 'text', text: 'x' }],
+      stop_reason: 'end_turn',
+      usage: { input_tokens: 10, cache_read_input_tokens: 100, cache_creation_input_tokens: 50, output_tokens: 7 },
+    });
     expect(answer.usage).toEqual({ prompt_tokens: 160, completion_tokens: 7, total_tokens: 167, prompt_tokens_details: { cached_tokens: 100, cache_creation_tokens: 50 } });
   });
 
@@ -266,7 +280,7 @@ describe('anthropic adaptor: streams', () => {
     }
   });
 
-  it("reads usage from message_start and message_delta (whose output count is cumulative; later prompt counts win)", () => {
+  it('reads usage from message_start and message_delta (whose output count is cumulative; later prompt counts win)', () => {
     const { decoder } = streamOf(
       sse(
         start({ input_tokens: 20, cache_read_input_tokens: 30, cache_creation_input_tokens: 0, output_tokens: 1 }),
@@ -334,16 +348,17 @@ describe('anthropic adaptor: streams', () => {
 });
 
 describe('anthropic adaptor: failures', () => {
-  const failure = (status: number, type: string, message: string) =>
-    anthropicAdaptor.failure(status, JSON.stringify({ type: 'error', error: { type, message }, request_id: 'req_1' }));
+  const failure = (status: number, type: string, message: string) => anthropicAdaptor.failure(status, JSON.stringify({ type: 'error', error: { type, message }, request_id: 'req_1' }));
 
   it("reads Anthropic's dead-key words: invalid key, no permission, billing, out of credit", () => {
     expect(failure(401, 'authentication_error', 'invalid x-api-key')).toMatchObject({ deadKey: true, retryable: true, code: 'authentication_error' });
     expect(failure(403, 'permission_error', 'Your API key does not have permission to use the specified resource.')).toMatchObject({ deadKey: true, retryable: true });
     expect(failure(402, 'billing_error', 'Billing error')).toMatchObject({ deadKey: true });
-    expect(
-      failure(400, 'invalid_request_error', 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.'),
-    ).toMatchObject({ status: 400, deadKey: true, retryable: true });
+    expect(failure(400, 'invalid_request_error', 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.')).toMatchObject({
+      status: 400,
+      deadKey: true,
+      retryable: true,
+    });
   });
 
   it('overloaded, api and rate-limit errors may succeed elsewhere; a bad request would fail anywhere', () => {
@@ -354,7 +369,7 @@ describe('anthropic adaptor: failures', () => {
     expect(failure(413, 'request_too_large', 'Request exceeds the maximum allowed number of bytes.')).toMatchObject({ retryable: false });
   });
 
-  it("keeps what a non-Anthropic error page said", () => {
+  it('keeps what a non-Anthropic error page said', () => {
     const page = anthropicAdaptor.failure(502, '<html><body>Bad gateway</body></html>');
     expect(page).toMatchObject({ status: 502, deadKey: false, retryable: true });
     expect(page.message).toContain('Bad gateway');

@@ -103,15 +103,7 @@ describe('Anthropic emulator and adaptor over HTTP', () => {
     expect(failure).toBeUndefined();
     expect(done).toBe(true);
     const events = [...wire.matchAll(/^event: (\w+)$/gm)].map((match) => match[1]);
-    expect(events).toEqual([
-      'message_start',
-      'content_block_start',
-      'ping',
-      ...Array(9).fill('content_block_delta'),
-      'content_block_stop',
-      'message_delta',
-      'message_stop',
-    ]);
+    expect(events).toEqual(['message_start', 'content_block_start', 'ping', ...Array(9).fill('content_block_delta'), 'content_block_stop', 'message_delta', 'message_stop']);
     expect(chunks[0].choices[0].delta.role).toBe('assistant');
     expect(chunks.filter((chunk) => chunk.choices.some((choice) => choice.finish_reason)).length).toBe(1);
     for (const chunk of chunks) for (const choice of chunk.choices) expect(choice.finish_reason).not.toBe('');

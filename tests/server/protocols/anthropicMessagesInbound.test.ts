@@ -2,13 +2,7 @@
 // form, the errors by status, the usage of passed-through answers (byte splits
 // anywhere), and chat chunks written back as Anthropic's event sequence.
 import { describe, expect, it } from 'vitest';
-import {
-  anthropicErrorType,
-  anthropicMessages,
-  chatRequestOf,
-  encodeResponse,
-  MessagesStreamEncoder,
-} from '../../../server/protocols/inbound/anthropicMessages';
+import { anthropicErrorType, anthropicMessages, chatRequestOf, encodeResponse, MessagesStreamEncoder } from '../../../server/protocols/inbound/anthropicMessages';
 import type { ChatChunk, ChatResponse } from '../../../server/protocols/types';
 
 describe('a Messages request in the chat form', () => {
@@ -17,9 +11,18 @@ describe('a Messages request in the chat form', () => {
       model: 'claude-x',
       max_tokens: 64,
       stream: true,
-      system: [{ type: 'text', text: 'One.' }, { type: 'text', text: 'Two.', cache_control: { type: 'ephemeral' } }],
+      system: [
+        { type: 'text', text: 'One.' },
+        { type: 'text', text: 'Two.', cache_control: { type: 'ephemeral' } },
+      ],
       messages: [
-        { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: 'AAAA' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'look' },
+            { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: 'AAAA' } },
+          ],
+        },
         { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_a', name: 'f', input: { x: 1 } }] },
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_a', content: 'broken', is_error: true }] },
       ],
@@ -37,8 +40,20 @@ describe('a Messages request in the chat form', () => {
       max_tokens: 64,
       messages: [
         // a block marked for the prompt cache keeps its mark: the system prompt stays in blocks
-        { role: 'system', content: [{ type: 'text', text: 'One.' }, { type: 'text', text: 'Two.', cache_control: { type: 'ephemeral' } }] },
-        { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'data:image/jpeg;base64,AAAA' } }] },
+        {
+          role: 'system',
+          content: [
+            { type: 'text', text: 'One.' },
+            { type: 'text', text: 'Two.', cache_control: { type: 'ephemeral' } },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'look' },
+            { type: 'image_url', image_url: { url: 'data:image/jpeg;base64,AAAA' } },
+          ],
+        },
         { role: 'assistant', content: null, tool_calls: [{ id: 'toolu_a', type: 'function', function: { name: 'f', arguments: '{"x":1}' } }] },
         { role: 'tool', tool_call_id: 'toolu_a', content: 'Error: broken' },
       ],
@@ -67,7 +82,15 @@ describe('a Messages request in the chat form', () => {
   });
 
   it('joins an unmarked system prompt into one string', () => {
-    const chat = chatRequestOf({ model: 'm', max_tokens: 1, system: [{ type: 'text', text: 'One.' }, { type: 'text', text: 'Two.' }], messages: [{ role: 'user', content: 'hi' }] });
+    const chat = chatRequestOf({
+      model: 'm',
+      max_tokens: 1,
+      system: [
+        { type: 'text', text: 'One.' },
+        { type: 'text', text: 'Two.' },
+      ],
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     expect(chat.messages[0]).toEqual({ role: 'system', content: 'One.\n\nTwo.' });
   });
 
@@ -110,7 +133,9 @@ describe('errors in Anthropic shape', () => {
 
 describe('usage of passed-through answers', () => {
   it('reads a JSON answer: cache reads and writes are part of the prompt', () => {
-    const bytes = Buffer.from(JSON.stringify({ id: 'msg_1', content: [{ type: 'text', text: 'hi' }], usage: { input_tokens: 10, output_tokens: 4, cache_read_input_tokens: 3, cache_creation_input_tokens: 2 } }));
+    const bytes = Buffer.from(
+      JSON.stringify({ id: 'msg_1', content: [{ type: 'text', text: 'hi' }], usage: { input_tokens: 10, output_tokens: 4, cache_read_input_tokens: 3, cache_creation_input_tokens: 2 } }),
+    );
     expect(anthropicMessages.jsonUsage({ bytes, value: undefined })).toEqual({ promptTokens: 15, completionTokens: 4, cachedPromptTokens: 3, cacheCreationTokens: 2 });
   });
 
@@ -149,7 +174,13 @@ describe('answers written back in Anthropic shape', () => {
     object: 'chat.completion',
     created: 1,
     model: 'gpt-x',
-    choices: [{ index: 0, message: { role: 'assistant', content: 'Let me look.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] }, finish_reason: 'tool_calls' }],
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: 'Let me look.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] },
+        finish_reason: 'tool_calls',
+      },
+    ],
     usage: { prompt_tokens: 10, completion_tokens: 3, total_tokens: 13 },
   };
 
@@ -171,7 +202,10 @@ describe('answers written back in Anthropic shape', () => {
 
   it('a stream: one block per text or tool call, deltas in between, message_delta and message_stop at the end', () => {
     const base = { id: 'chatcmpl-2', object: 'chat.completion.chunk' as const, created: 1, model: 'gpt-x' };
-    const chunk = (delta: ChatChunk['choices'][number]['delta'], finish: ChatChunk['choices'][number]['finish_reason'] = null): ChatChunk => ({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] });
+    const chunk = (delta: ChatChunk['choices'][number]['delta'], finish: ChatChunk['choices'][number]['finish_reason'] = null): ChatChunk => ({
+      ...base,
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    });
     const encoder = new MessagesStreamEncoder('my-model');
     let text = encoder.chunks([chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hi' }), chunk({ content: ' there' })], undefined, 'fallback');
     text += encoder.chunks(
@@ -196,7 +230,19 @@ describe('answers written back in Anthropic shape', () => {
         return parsed;
       });
     expect(events).toEqual([
-      { type: 'message_start', message: { id: 'msg_chatcmpl2', type: 'message', role: 'assistant', model: 'my-model', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 } } },
+      {
+        type: 'message_start',
+        message: {
+          id: 'msg_chatcmpl2',
+          type: 'message',
+          role: 'assistant',
+          model: 'my-model',
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 },
+        },
+      },
       { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
       { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hi' } },
       { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: ' there' } },

@@ -38,7 +38,7 @@ describe('the Azure adaptor', () => {
     expect(isUpstreamFailure(azureAdaptor.target({ ...channel, baseUrl: '' }, callFor('chat', 'gpt-4o', false)))).toBe(true);
   });
 
-  it('passes bytes (speaks OpenAI) and reads a missing deployment as the channel\'s gap', () => {
+  it("passes bytes (speaks OpenAI) and reads a missing deployment as the channel's gap", () => {
     expect(azureAdaptor.speaks).toBe('openai');
     const missing = azureAdaptor.failure(404, JSON.stringify({ error: { code: 'DeploymentNotFound', message: 'The API deployment for this resource does not exist.' } }));
     expect(missing).toMatchObject({ deadKey: false, retryable: true });

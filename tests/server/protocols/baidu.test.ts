@@ -91,7 +91,13 @@ describe('baidu adaptor particulars', () => {
   });
 
   it('a system prompt goes to the system field, never as a fake user turn with "Okay"', () => {
-    const body = encode({ messages: [{ role: 'system', content: 'Be brief.' }, { role: 'developer', content: 'No lists.' }, { role: 'user', content: 'hi' }] });
+    const body = encode({
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'developer', content: 'No lists.' },
+        { role: 'user', content: 'hi' },
+      ],
+    });
     expect(body.system).toBe('Be brief.\n\nNo lists.');
     expect(body.messages).toEqual([{ role: 'user', content: 'hi' }]);
     expect(JSON.stringify(body)).not.toMatch(/Okay/);
@@ -111,10 +117,14 @@ describe('baidu adaptor particulars', () => {
       messages: [
         { role: 'user', content: 'a' },
         { role: 'user', content: 'b' },
-        { role: 'assistant', content: null, tool_calls: [
-          { id: 'c1', type: 'function', function: { name: 'f', arguments: '{"x":1}' } },
-          { id: 'c2', type: 'function', function: { name: 'g', arguments: '{}' } },
-        ] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'c1', type: 'function', function: { name: 'f', arguments: '{"x":1}' } },
+            { id: 'c2', type: 'function', function: { name: 'g', arguments: '{}' } },
+          ],
+        },
         { role: 'tool', tool_call_id: 'c1', content: 'one' },
         { role: 'tool', tool_call_id: 'c2', content: 'two' },
       ],
@@ -170,7 +180,10 @@ describe('baidu adaptor particulars', () => {
   });
 
   it('a whole answer keeps Baidu id and created, and the model asked for', () => {
-    const decoded = baiduAdaptor.decodeChat(JSON.stringify({ id: 'as-9', created: 1680167072, result: 'x', need_clear_history: true, usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }), callFor('chat', 'ERNIE-Lite-8K', false));
+    const decoded = baiduAdaptor.decodeChat(
+      JSON.stringify({ id: 'as-9', created: 1680167072, result: 'x', need_clear_history: true, usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }),
+      callFor('chat', 'ERNIE-Lite-8K', false),
+    );
     expect(decoded).toMatchObject({ id: 'as-9', created: 1680167072, model: 'ERNIE-Lite-8K', choices: [{ index: 0, finish_reason: 'content_filter' }] });
   });
 
@@ -186,10 +199,14 @@ describe('baidu tool results out of order', () => {
     const body = encode({
       messages: [
         { role: 'user', content: 'a' },
-        { role: 'assistant', content: 'checking', tool_calls: [
-          { id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } },
-          { id: 'c2', type: 'function', function: { name: 'g', arguments: '{"y":2}' } },
-        ] },
+        {
+          role: 'assistant',
+          content: 'checking',
+          tool_calls: [
+            { id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } },
+            { id: 'c2', type: 'function', function: { name: 'g', arguments: '{"y":2}' } },
+          ],
+        },
         { role: 'tool', tool_call_id: 'c2', content: 'two' },
         { role: 'tool', tool_call_id: 'c1', content: 'one' },
         { role: 'user', content: 'thanks' },

@@ -36,17 +36,34 @@ interface ClientIntent {
 
 type Block = Record<string, unknown>;
 const blocks = (value: unknown): Block[] => (Array.isArray(value) ? (value as Block[]) : []);
-const texts = (value: unknown): string[] => (typeof value === 'string' ? [value] : blocks(value).filter((block) => block.type === 'text').map((block) => String(block.text)));
+const texts = (value: unknown): string[] =>
+  typeof value === 'string'
+    ? [value]
+    : blocks(value)
+        .filter((block) => block.type === 'text')
+        .map((block) => String(block.text));
 
 /** Responses' input items of these roles (a string input is one user message). */
 const responsesMessages = (input: unknown, roles: string[]): Block[] =>
-  typeof input === 'string' ? (roles.includes('user') ? [{ role: 'user', content: input }] : []) : blocks(input).filter((item) => (item.type ?? 'message') === 'message' && roles.includes(String(item.role)));
+  typeof input === 'string'
+    ? roles.includes('user')
+      ? [{ role: 'user', content: input }]
+      : []
+    : blocks(input).filter((item) => (item.type ?? 'message') === 'message' && roles.includes(String(item.role)));
 /** The text parts of Responses content (input_text), or the string itself. */
 const responsesTexts = (content: unknown): string[] =>
-  typeof content === 'string' ? [content] : blocks(content).filter((part) => part.type === 'input_text').map((part) => String(part.text));
+  typeof content === 'string'
+    ? [content]
+    : blocks(content)
+        .filter((part) => part.type === 'input_text')
+        .map((part) => String(part.text));
 /** The text parts of a Gemini Content (a bare string for systemInstruction too). */
 const geminiTexts = (content: unknown): string[] =>
-  typeof content === 'string' ? [content] : blocks((content as Block | undefined)?.parts).filter((part) => typeof part.text === 'string').map((part) => String(part.text));
+  typeof content === 'string'
+    ? [content]
+    : blocks((content as Block | undefined)?.parts)
+        .filter((part) => typeof part.text === 'string')
+        .map((part) => String(part.text));
 
 /** A tool's schema as the intent holds it. */
 const toolOf = (name: unknown, schema: unknown) => {

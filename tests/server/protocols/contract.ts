@@ -68,7 +68,11 @@ export function decodeStream(adaptor: UpstreamAdaptor, call: AdaptorCall, wire: 
   const decoder = adaptor.decodeChatStream(call);
   const chunks: ChatChunk[] = [];
   if (adaptor.transport === 'websocket') {
-    for (const frame of wire.toString('utf8').split('\n').filter((line) => line.trim() !== '')) chunks.push(...decoder.push(frame));
+    for (const frame of wire
+      .toString('utf8')
+      .split('\n')
+      .filter((line) => line.trim() !== ''))
+      chunks.push(...decoder.push(frame));
   } else {
     let start = 0;
     for (const cut of [...cuts, wire.length]) {
@@ -158,7 +162,10 @@ export function describeAdaptor(name: string, adaptor: UpstreamAdaptor): void {
 
     for (const scenario of ['chat', 'tools'] as const) {
       if (!existsSync(join(dir, `${scenario}.request.json`))) continue;
-      const fixture = readJson<{ request: { model: string }; model?: string; target: { url: string; method: string; headers: Record<string, string> }; body: unknown }>(dir, `${scenario}.request.json`);
+      const fixture = readJson<{ request: { model: string }; model?: string; target: { url: string; method: string; headers: Record<string, string> }; body: unknown }>(
+        dir,
+        `${scenario}.request.json`,
+      );
       const model = fixture.model ?? fixture.request.model;
       const expected = readJson<Expectation>(dir, `${scenario}.expect.json`);
 
@@ -214,7 +221,12 @@ export function describeAdaptor(name: string, adaptor: UpstreamAdaptor): void {
               expect(cut.usage).toEqual(whole.usage);
             }
             // and byte by byte
-            const single = decodeStream(adaptor, call, wire, Array.from({ length: wire.length - 1 }, (_, index) => index + 1));
+            const single = decodeStream(
+              adaptor,
+              call,
+              wire,
+              Array.from({ length: wire.length - 1 }, (_, index) => index + 1),
+            );
             expect(single.chunks).toEqual(whole.chunks);
           });
         }
@@ -243,7 +255,10 @@ export function describeAdaptor(name: string, adaptor: UpstreamAdaptor): void {
     if (existsSync(join(dir, 'embeddings.request.json'))) {
       it('embeddings: encoded as recorded, answered in OpenAI shape with usage', () => {
         expect(adaptor.operations.has('embeddings')).toBe(true);
-        const fixture = readJson<{ request: { model: string }; model?: string; target: { url: string; method: string; headers: Record<string, string> }; body: unknown }>(dir, 'embeddings.request.json');
+        const fixture = readJson<{ request: { model: string }; model?: string; target: { url: string; method: string; headers: Record<string, string> }; body: unknown }>(
+          dir,
+          'embeddings.request.json',
+        );
         const call = callFor('embeddings', fixture.model ?? fixture.request.model, false, channel);
         const target = adaptor.target(channel, call);
         if (isUpstreamFailure(target)) throw new Error(target.message);

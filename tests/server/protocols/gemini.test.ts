@@ -324,11 +324,7 @@ describe('gemini adaptor: answers', () => {
       { id: 'call_r42_0', type: 'function', function: { name: 'lookup', arguments: '{"q":"Zürich","limit":2}' }, extra_content: { google: { thought_signature: 'c2ln' } } },
     ]);
     const body = encode({
-      messages: [
-        { role: 'user', content: 'Find it.' },
-        choice.message,
-        { role: 'tool', tool_call_id: 'call_r42_0', content: '{"hits":["a","b"]}' },
-      ],
+      messages: [{ role: 'user', content: 'Find it.' }, choice.message, { role: 'tool', tool_call_id: 'call_r42_0', content: '{"hits":["a","b"]}' }],
     });
     expect(body.contents.slice(1)).toEqual([
       { role: 'model', parts: [{ functionCall: { name: 'lookup', args: { q: 'Zürich', limit: 2 } }, thoughtSignature: 'c2ln' }] },
@@ -395,7 +391,11 @@ describe('gemini adaptor: streams', () => {
       chatCall('gemini-2.5-flash', true),
       sse(
         { candidates: [{ content: { role: 'model', parts: [{ text: 'Weather needed.', thought: true }] } }], responseId: 'r7' },
-        { candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'weather', args: { city: 'Oslo' } } }] }, finishReason: 'STOP' }], usageMetadata: { promptTokenCount: 30, candidatesTokenCount: 6, thoughtsTokenCount: 12 }, responseId: 'r7' },
+        {
+          candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'weather', args: { city: 'Oslo' } } }] }, finishReason: 'STOP' }],
+          usageMetadata: { promptTokenCount: 30, candidatesTokenCount: 6, thoughtsTokenCount: 12 },
+          responseId: 'r7',
+        },
       ),
     );
     expect(chunks[0].choices[0].delta).toEqual({ role: 'assistant', reasoning_content: 'Weather needed.' });
@@ -421,7 +421,11 @@ describe('gemini adaptor: failures', () => {
     JSON.stringify({ error: { code, message, status, ...(reason ? { details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason, domain: 'googleapis.com' }] } : {}) } });
 
   it('reads dead keys: invalid, expired, leaked, suspended', () => {
-    expect(geminiAdaptor.failure(400, google(400, 'INVALID_ARGUMENT', 'API key expired. Please renew the API key.', 'API_KEY_INVALID'))).toMatchObject({ deadKey: true, retryable: true, code: 'API_KEY_INVALID' });
+    expect(geminiAdaptor.failure(400, google(400, 'INVALID_ARGUMENT', 'API key expired. Please renew the API key.', 'API_KEY_INVALID'))).toMatchObject({
+      deadKey: true,
+      retryable: true,
+      code: 'API_KEY_INVALID',
+    });
     expect(geminiAdaptor.failure(403, google(403, 'PERMISSION_DENIED', 'Your API key was reported as leaked. Please use another API key.'))).toMatchObject({ deadKey: true });
     expect(geminiAdaptor.failure(403, google(403, 'PERMISSION_DENIED', "Permission denied: Consumer 'api_key:AIza' has been suspended.", 'CONSUMER_SUSPENDED'))).toMatchObject({ deadKey: true });
     // the SDKs' array form
@@ -429,9 +433,17 @@ describe('gemini adaptor: failures', () => {
   });
 
   it('retries quota and server trouble, not a malformed request', () => {
-    expect(geminiAdaptor.failure(429, google(429, 'RESOURCE_EXHAUSTED', 'Resource has been exhausted (e.g. check quota).'))).toMatchObject({ deadKey: false, retryable: true, type: 'RESOURCE_EXHAUSTED' });
+    expect(geminiAdaptor.failure(429, google(429, 'RESOURCE_EXHAUSTED', 'Resource has been exhausted (e.g. check quota).'))).toMatchObject({
+      deadKey: false,
+      retryable: true,
+      type: 'RESOURCE_EXHAUSTED',
+    });
     expect(geminiAdaptor.failure(503, google(503, 'UNAVAILABLE', 'The model is overloaded.'))).toMatchObject({ deadKey: false, retryable: true });
-    expect(geminiAdaptor.failure(400, google(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received. Unknown name "foo": Cannot find field.'))).toMatchObject({ deadKey: false, retryable: false, status: 400 });
+    expect(geminiAdaptor.failure(400, google(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received. Unknown name "foo": Cannot find field.'))).toMatchObject({
+      deadKey: false,
+      retryable: false,
+      status: 400,
+    });
     expect(geminiAdaptor.failure(400, google(400, 'FAILED_PRECONDITION', 'User location is not supported for the API use.'))).toMatchObject({ deadKey: false, retryable: true });
     const html = geminiAdaptor.failure(502, '<html><body>Bad Gateway</body></html>');
     expect(html).toMatchObject({ status: 502, retryable: true, deadKey: false });

@@ -122,7 +122,13 @@ for (const entry of GEMINI_CHANNELS) {
           function: {
             name: 'get_weather',
             description: 'Weather in a city',
-            parameters: { type: 'object', properties: { city: { type: 'string', format: 'uri' } }, required: ['city'], additionalProperties: false, $schema: 'http://json-schema.org/draft-07/schema#' },
+            parameters: {
+              type: 'object',
+              properties: { city: { type: 'string', format: 'uri' } },
+              required: ['city'],
+              additionalProperties: false,
+              $schema: 'http://json-schema.org/draft-07/schema#',
+            },
           },
         },
         { type: 'function', function: { name: 'ping', parameters: { type: 'object', properties: {} } } },
@@ -134,11 +140,7 @@ for (const entry of GEMINI_CHANNELS) {
       expect(toolCall?.id).toMatch(/^call_emu-gemini-\d+_0$/);
       const second = await chat(channel(), {
         model: entry.chatModel,
-        messages: [
-          { role: 'user', content: 'Oslo' },
-          first.choices[0].message,
-          { role: 'tool', tool_call_id: toolCall!.id, content: '{"sky":"clear"}' },
-        ],
+        messages: [{ role: 'user', content: 'Oslo' }, first.choices[0].message, { role: 'tool', tool_call_id: toolCall!.id, content: '{"sky":"clear"}' }],
         tools,
       });
       expect(second.choices[0].message.content).toBe('Hello from Gemini, the tool said: {"sky":"clear"}');

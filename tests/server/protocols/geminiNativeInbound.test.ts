@@ -5,13 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  chatRequestOf,
-  encodeResponse,
-  GenerateContentStreamEncoder,
-  geminiNative,
-  googleStatus,
-} from '../../../server/protocols/inbound/geminiNative';
+import { chatRequestOf, encodeResponse, GenerateContentStreamEncoder, geminiNative, googleStatus } from '../../../server/protocols/inbound/geminiNative';
 import type { ChatChunk, ChatResponse } from '../../../server/protocols/types';
 import { fixtureDir } from './contract';
 
@@ -27,7 +21,11 @@ describe('a Gemini request in the chat form', () => {
           { role: 'model', parts: [{ text: 'Checking.' }, { functionCall: { name: 'get_weather', args: { city: 'Paris' } } }] },
           { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { forecast: 'sunny' } } }, { text: 'and now?' }] },
         ],
-        tools: [{ functionDeclarations: [{ name: 'get_weather', description: 'The weather', parameters: { type: 'OBJECT', properties: { city: { type: 'STRING', enum: ['Paris'] } }, required: ['city'] } }] }],
+        tools: [
+          {
+            functionDeclarations: [{ name: 'get_weather', description: 'The weather', parameters: { type: 'OBJECT', properties: { city: { type: 'STRING', enum: ['Paris'] } }, required: ['city'] } }],
+          },
+        ],
         toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['get_weather'] } },
         generationConfig: {
           temperature: 0.5,
@@ -50,12 +48,23 @@ describe('a Gemini request in the chat form', () => {
       stream: true,
       messages: [
         { role: 'system', content: 'One.\nTwo.' },
-        { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'look' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+          ],
+        },
         { role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'call_0_get_weather', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
         { role: 'tool', tool_call_id: 'call_0_get_weather', content: '{"forecast":"sunny"}' },
         { role: 'user', content: 'and now?' },
       ],
-      tools: [{ type: 'function', function: { name: 'get_weather', description: 'The weather', parameters: { type: 'object', properties: { city: { type: 'string', enum: ['Paris'] } }, required: ['city'] } } }],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'get_weather', description: 'The weather', parameters: { type: 'object', properties: { city: { type: 'string', enum: ['Paris'] } }, required: ['city'] } },
+        },
+      ],
       tool_choice: { type: 'function', function: { name: 'get_weather' } },
       max_tokens: 64,
       temperature: 0.5,
@@ -75,7 +84,14 @@ describe('a Gemini request in the chat form', () => {
         contents: [
           { role: 'user', parts: [{ text: 'two cities' }] },
           { role: 'model', parts: [{ functionCall: { name: 'f', args: { city: 'A' } } }, { functionCall: { name: 'f', args: { city: 'B' } } }, { functionCall: { id: 'own', name: 'g', args: {} } }] },
-          { role: 'user', parts: [{ functionResponse: { id: 'own', name: 'g', response: { ok: true } } }, { functionResponse: { name: 'f', response: { city: 'A' } } }, { functionResponse: { name: 'f', response: { city: 'B' } } }] },
+          {
+            role: 'user',
+            parts: [
+              { functionResponse: { id: 'own', name: 'g', response: { ok: true } } },
+              { functionResponse: { name: 'f', response: { city: 'A' } } },
+              { functionResponse: { name: 'f', response: { city: 'B' } } },
+            ],
+          },
         ],
       },
       { model: 'm', streamed: false },
@@ -90,7 +106,8 @@ describe('a Gemini request in the chat form', () => {
   });
 
   it('reads tool modes, thinking levels and a plain JSON answer format', () => {
-    const request = (fields: Record<string, unknown>) => chatRequestOf({ contents: [{ role: 'user', parts: [{ text: 'x' }] }], tools: [{ functionDeclarations: [{ name: 'f' }] }], ...fields }, { model: 'm', streamed: false });
+    const request = (fields: Record<string, unknown>) =>
+      chatRequestOf({ contents: [{ role: 'user', parts: [{ text: 'x' }] }], tools: [{ functionDeclarations: [{ name: 'f' }] }], ...fields }, { model: 'm', streamed: false });
     expect(request({ toolConfig: { functionCallingConfig: { mode: 'NONE' } } }).tool_choice).toBe('none');
     expect(request({ toolConfig: { functionCallingConfig: { mode: 'AUTO' } } }).tool_choice).toBe('auto');
     expect(request({ toolConfig: { functionCallingConfig: { mode: 'ANY' } } }).tool_choice).toBe('required');
@@ -197,7 +214,11 @@ describe("answers written back in Gemini's shape", () => {
     created: 1,
     model: 'gpt-x',
     choices: [
-      { index: 0, message: { role: 'assistant', content: 'Let me look.', reasoning_content: 'hmm', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] }, finish_reason: 'tool_calls' },
+      {
+        index: 0,
+        message: { role: 'assistant', content: 'Let me look.', reasoning_content: 'hmm', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] },
+        finish_reason: 'tool_calls',
+      },
       { index: 1, message: { role: 'assistant', content: 'Cut' }, finish_reason: 'length' },
     ],
     usage: { prompt_tokens: 10, completion_tokens: 8, total_tokens: 18 },
@@ -221,7 +242,10 @@ describe("answers written back in Gemini's shape", () => {
 
   it('a stream: an event per text chunk, function calls joined and sent whole at the end with the finish reason and usage', () => {
     const base = { id: 'chatcmpl-2', object: 'chat.completion.chunk' as const, created: 1, model: 'gpt-x' };
-    const chunk = (delta: ChatChunk['choices'][number]['delta'], finish: ChatChunk['choices'][number]['finish_reason'] = null): ChatChunk => ({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] });
+    const chunk = (delta: ChatChunk['choices'][number]['delta'], finish: ChatChunk['choices'][number]['finish_reason'] = null): ChatChunk => ({
+      ...base,
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    });
     const encoder = new GenerateContentStreamEncoder('my-model');
     let text = encoder.chunks([chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hi' }), chunk({ content: ' there' })], undefined, 'fallback');
     text += encoder.chunks(

@@ -14,13 +14,25 @@ const eventsOf = (text: string): Event[] =>
   text
     .split(/\r?\n\r?\n/)
     .filter((block) => block.trim() !== '')
-    .map((block) => JSON.parse(block.split(/\r?\n/).find((line) => line.startsWith('data: '))!.slice('data: '.length)) as Event);
+    .map(
+      (block) =>
+        JSON.parse(
+          block
+            .split(/\r?\n/)
+            .find((line) => line.startsWith('data: '))!
+            .slice('data: '.length),
+        ) as Event,
+    );
 
 /** A Response's output items as the client reads them. */
 function readResponse(response: { output: Event[]; status: string; usage: Parameters<typeof usageOfResponses>[0] }): ClientAnswer {
   const messages = response.output.filter((item) => item.type === 'message');
   return {
-    text: messages.flatMap((item) => item.content as Event[]).filter((part) => part.type === 'output_text').map((part) => String(part.text)).join(''),
+    text: messages
+      .flatMap((item) => item.content as Event[])
+      .filter((part) => part.type === 'output_text')
+      .map((part) => String(part.text))
+      .join(''),
     toolCalls: response.output.filter((item) => item.type === 'function_call').map((item) => ({ name: String(item.name), arguments: JSON.parse(String(item.arguments)) as unknown })),
     stopReason: response.status,
     usage: usageOfResponses(response.usage),
@@ -56,7 +68,13 @@ const DESCRIPTIONS: { [protocol in InboundProtocol]: InboundDescription } = {
       max_tokens: 256,
       messages: [
         { role: 'system', content: turns.system },
-        { role: 'user', content: [{ type: 'text', text: turns.userText }, { type: 'image_url', image_url: { url: `data:${turns.image.mediaType};base64,${turns.image.data}` } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: turns.userText },
+            { type: 'image_url', image_url: { url: `data:${turns.image.mediaType};base64,${turns.image.data}` } },
+          ],
+        },
         { role: 'assistant', content: null, tool_calls: [{ id: turns.call.id, type: 'function', function: { name: turns.tool.name, arguments: JSON.stringify(turns.call.arguments) } }] },
         { role: 'tool', tool_call_id: turns.call.id, content: turns.result },
       ],
@@ -73,7 +91,13 @@ const DESCRIPTIONS: { [protocol in InboundProtocol]: InboundDescription } = {
       system: turns.system,
       tools: [{ name: turns.tool.name, description: turns.tool.description, input_schema: turns.tool.parameters }],
       messages: [
-        { role: 'user', content: [{ type: 'text', text: turns.userText }, { type: 'image', source: { type: 'base64', media_type: turns.image.mediaType, data: turns.image.data } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: turns.userText },
+            { type: 'image', source: { type: 'base64', media_type: turns.image.mediaType, data: turns.image.data } },
+          ],
+        },
         { role: 'assistant', content: [{ type: 'tool_use', id: `toolu_${turns.call.id}`, name: turns.tool.name, input: turns.call.arguments }] },
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${turns.call.id}`, content: [{ type: 'text', text: turns.result }] }] },
       ],
@@ -83,7 +107,10 @@ const DESCRIPTIONS: { [protocol in InboundProtocol]: InboundDescription } = {
       readJson(body): ClientAnswer {
         const message = JSON.parse(body) as { content: Event[]; stop_reason: string; usage: Parameters<typeof usageOfAnthropic>[0] };
         return {
-          text: message.content.filter((block) => block.type === 'text').map((block) => String(block.text)).join(''),
+          text: message.content
+            .filter((block) => block.type === 'text')
+            .map((block) => String(block.text))
+            .join(''),
           toolCalls: message.content.filter((block) => block.type === 'tool_use').map((block) => ({ name: String(block.name), arguments: block.input })),
           stopReason: message.stop_reason,
           usage: { cacheCreationTokens: 0, ...usageOfAnthropic(message.usage) },
@@ -126,7 +153,13 @@ const DESCRIPTIONS: { [protocol in InboundProtocol]: InboundDescription } = {
       model: turns.model,
       instructions: turns.system,
       input: [
-        { role: 'user', content: [{ type: 'input_text', text: turns.userText }, { type: 'input_image', image_url: `data:${turns.image.mediaType};base64,${turns.image.data}`, detail: 'auto' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: turns.userText },
+            { type: 'input_image', image_url: `data:${turns.image.mediaType};base64,${turns.image.data}`, detail: 'auto' },
+          ],
+        },
         { type: 'function_call', call_id: turns.call.id, name: turns.tool.name, arguments: JSON.stringify(turns.call.arguments) },
         { type: 'function_call_output', call_id: turns.call.id, output: turns.result },
       ],
@@ -144,7 +177,8 @@ const DESCRIPTIONS: { [protocol in InboundProtocol]: InboundDescription } = {
         let final: Parameters<typeof readResponse>[0] | undefined;
         for (const event of eventsOf(events)) {
           if (event.type === 'response.output_text.delta') text += String(event.delta);
-          else if (event.type === 'response.output_item.added' && (event.item as Event).type === 'function_call') calls.set(String((event.item as Event).id), { name: String((event.item as Event).name), json: '' });
+          else if (event.type === 'response.output_item.added' && (event.item as Event).type === 'function_call')
+            calls.set(String((event.item as Event).id), { name: String((event.item as Event).name), json: '' });
           else if (event.type === 'response.function_call_arguments.delta') calls.get(String(event.item_id))!.json += String(event.delta);
           else if (event.type === 'response.completed' || event.type === 'response.incomplete') final = event.response as typeof final;
         }

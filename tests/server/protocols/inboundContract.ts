@@ -135,7 +135,10 @@ export function describeInbound(name: string, description: InboundDescription): 
           if (images !== undefined) expect(images).toEqual([TURNS.image.data]);
           expect(view.toolCalls(vendor)).toEqual([{ name: TURNS.tool.name, arguments: TURNS.call.arguments }]);
           const results = view.toolResults(vendor);
-          expect(results.some((result) => result.includes(TURNS.result)), 'the tool result').toBe(true);
+          expect(
+            results.some((result) => result.includes(TURNS.result)),
+            'the tool result',
+          ).toBe(true);
           // a WebSocket call always streams (the relay folds it for a whole answer)
           expect(view.streamed(vendor, target)).toBe(adaptor.transport === 'websocket' ? true : stream);
         }

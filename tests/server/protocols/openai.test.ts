@@ -58,7 +58,14 @@ describe('the OpenAI adaptor', () => {
       model: 'alias',
       messages: [
         { role: 'system', content: [{ type: 'text', text: 'identity' }, marked] },
-        { role: 'user', content: [{ type: 'text', text: 'look at this' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }, { ...marked, text: 'and this' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'look at this' },
+            { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+            { ...marked, text: 'and this' },
+          ],
+        },
       ],
       user: 'u'.repeat(65),
     };
@@ -67,7 +74,14 @@ describe('the OpenAI adaptor', () => {
     const toOpenAi = JSON.parse(openAiAdaptor.encodeChat(translated, callFor('chat', 'gpt-4o', false, openAi)));
     expect(toOpenAi.messages).toEqual([
       { role: 'system', content: 'identity\n\nthe long prompt' },
-      { role: 'user', content: [{ type: 'text', text: 'look at this' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }, { type: 'text', text: 'and this' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'look at this' },
+          { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+          { type: 'text', text: 'and this' },
+        ],
+      },
     ]);
     expect(toOpenAi.user).toHaveLength(64);
     expect(toOpenAi.user).toMatch(/^[0-9a-f]{64}$/);
@@ -80,7 +94,10 @@ describe('the OpenAI adaptor', () => {
   it('reads an error inside a 200 as the failure OpenAI would have answered', () => {
     const dead = openAiAdaptor.decodeChat(JSON.stringify({ error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' } }), callFor('chat', 'm', false));
     expect(dead).toMatchObject({ status: 401, deadKey: true, retryable: true, code: 'invalid_api_key' });
-    const broke = openAiAdaptor.decodeChat(JSON.stringify({ error: { message: 'You exceeded your current quota.', type: 'insufficient_quota', code: 'insufficient_quota' } }), callFor('chat', 'm', false));
+    const broke = openAiAdaptor.decodeChat(
+      JSON.stringify({ error: { message: 'You exceeded your current quota.', type: 'insufficient_quota', code: 'insufficient_quota' } }),
+      callFor('chat', 'm', false),
+    );
     expect(broke).toMatchObject({ status: 429, deadKey: true });
     const other = openAiAdaptor.decodeChat(JSON.stringify({ error: { message: 'odd', type: 'server_error', code: null } }), callFor('chat', 'm', false));
     expect(other).toMatchObject({ status: 502, deadKey: false, retryable: true });
@@ -95,7 +112,7 @@ describe('the OpenAI adaptor', () => {
     expect(openAiAdaptor.failure(400, body('invalid_request_error', 'invalid_value'))).toMatchObject({ deadKey: false, retryable: false, type: 'invalid_request_error' });
   });
 
-  it('an error event inside a stream is the stream\'s failure', () => {
+  it("an error event inside a stream is the stream's failure", () => {
     const decoder = openAiAdaptor.decodeChatStream(callFor('chat', 'm', true));
     expect(decoder.push('data: {"error":{"message":"The server had an error","type":"server_error"}}\n\n')).toEqual([]);
     expect(decoder.failure()).toMatchObject({ status: 502, retryable: true });

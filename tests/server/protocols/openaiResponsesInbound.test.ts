@@ -56,7 +56,13 @@ describe('a Responses request in the chat form', () => {
       messages: [
         { role: 'system', content: 'Be brief.' },
         { role: 'system', content: 'Use metric units.' },
-        { role: 'user', content: [{ type: 'text', text: 'weather here?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA', detail: 'high' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'weather here?' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA', detail: 'high' } },
+          ],
+        },
         {
           role: 'assistant',
           content: 'Checking both.',
@@ -133,7 +139,10 @@ describe('a chat answer written back as a Response', () => {
   it('has reasoning, message and function_call items, the request settings repeated, and the usage', () => {
     const response = JSON.parse(
       encodeResponse(
-        chat({ role: 'assistant', content: 'Let me check.', reasoning_content: 'thinking', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"x":1}' } }] }, 'tool_calls'),
+        chat(
+          { role: 'assistant', content: 'Let me check.', reasoning_content: 'thinking', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"x":1}' } }] },
+          'tool_calls',
+        ),
         USAGE,
         'gpt-x',
         { instructions: 'Be brief.', temperature: 0.5, tools: [{ type: 'function', name: 'f' }], metadata: { a: 'b' }, user: 'u' },
@@ -269,10 +278,16 @@ describe("chat chunks written as Responses' event stream", () => {
 
   it('fails mid-stream with an error event and response.failed', () => {
     const encoder = new ResponsesStreamEncoder('gpt-x', {});
-    const events = parseEvents(encoder.chunks([chunk({ content: 'Once' })], undefined, 'f') + encoder.error({ message: 'the upstream answer broke off', type: 'server_error', code: 'upstream_unreachable' }));
+    const events = parseEvents(
+      encoder.chunks([chunk({ content: 'Once' })], undefined, 'f') + encoder.error({ message: 'the upstream answer broke off', type: 'server_error', code: 'upstream_unreachable' }),
+    );
     expect(events.slice(-2)).toEqual([
       { type: 'error', sequence_number: 5, code: 'upstream_unreachable', message: 'the upstream answer broke off', param: null },
-      expect.objectContaining({ type: 'response.failed', sequence_number: 6, response: expect.objectContaining({ status: 'failed', error: { code: 'server_error', message: 'the upstream answer broke off' } }) }),
+      expect.objectContaining({
+        type: 'response.failed',
+        sequence_number: 6,
+        response: expect.objectContaining({ status: 'failed', error: { code: 'server_error', message: 'the upstream answer broke off' } }),
+      }),
     ]);
   });
 });
@@ -299,7 +314,16 @@ describe('the usage of a passed-through answer', () => {
   });
 
   it("reads a whole Response's usage from its bytes, and its text", () => {
-    const body = { id: 'resp_1', object: 'response', error: null, output: [{ type: 'message', content: [{ type: 'output_text', text: 'Hi "usage"' }] }, { type: 'function_call', arguments: '{"a":1}' }], usage: RESPONSES_USAGE };
+    const body = {
+      id: 'resp_1',
+      object: 'response',
+      error: null,
+      output: [
+        { type: 'message', content: [{ type: 'output_text', text: 'Hi "usage"' }] },
+        { type: 'function_call', arguments: '{"a":1}' },
+      ],
+      usage: RESPONSES_USAGE,
+    };
     const bytes = Buffer.from(JSON.stringify(body));
     expect(openaiResponses.jsonUsage({ bytes, value: body })).toEqual({ promptTokens: 30, completionTokens: 12, cachedPromptTokens: 10 });
     expect(openaiResponses.jsonUsage({ bytes: Buffer.from('{"usage":null}'), value: { usage: null } })).toBeUndefined();

@@ -36,16 +36,34 @@ type Part = Record<string, unknown>;
 
 const list = (value: unknown): Part[] => (Array.isArray(value) ? (value as Part[]) : []);
 const text = (content: unknown): string =>
-  typeof content === 'string' ? content : list(content).map((part) => (typeof part.text === 'string' ? part.text : '')).join('');
+  typeof content === 'string'
+    ? content
+    : list(content)
+        .map((part) => (typeof part.text === 'string' ? part.text : ''))
+        .join('');
 const parse = (value: unknown): unknown => (typeof value === 'string' ? JSON.parse(value || '{}') : value);
 const dataOf = (url: string) => (url.startsWith('data:') ? url.slice(url.indexOf(',') + 1) : url);
 
 /** The OpenAI chat form (OpenAI, Azure, Zhipu v4; DashScope's messages under `input`). */
-function openAiMessages(messagesOf: (body: Body) => Part[], tools: (body: Body) => Part[], limit: (body: Body) => unknown, streamed: VendorRequestView['streamed'], model = 'vendor-model'): VendorRequestView {
+function openAiMessages(
+  messagesOf: (body: Body) => Part[],
+  tools: (body: Body) => Part[],
+  limit: (body: Body) => unknown,
+  streamed: VendorRequestView['streamed'],
+  model = 'vendor-model',
+): VendorRequestView {
   return {
     model,
-    systemText: (body) => messagesOf(body).filter((message) => message.role === 'system').map((message) => text(message.content)).join('\n\n'),
-    conversationText: (body) => messagesOf(body).filter((message) => message.role !== 'system').map((message) => text(message.content)).join('\n'),
+    systemText: (body) =>
+      messagesOf(body)
+        .filter((message) => message.role === 'system')
+        .map((message) => text(message.content))
+        .join('\n\n'),
+    conversationText: (body) =>
+      messagesOf(body)
+        .filter((message) => message.role !== 'system')
+        .map((message) => text(message.content))
+        .join('\n'),
     tools: (body) => tools(body).map((tool) => ({ name: String((tool.function as Part).name), parameters: (tool.function as Part).parameters as Body | undefined })),
     images: (body) =>
       messagesOf(body).flatMap((message) =>
@@ -56,7 +74,10 @@ function openAiMessages(messagesOf: (body: Body) => Part[], tools: (body: Body) 
       ),
     toolCalls: (body) =>
       messagesOf(body).flatMap((message) => list(message.tool_calls).map((call) => ({ name: String((call.function as Part).name), arguments: parse((call.function as Part).arguments) }))),
-    toolResults: (body) => messagesOf(body).filter((message) => message.role === 'tool').map((message) => text(message.content)),
+    toolResults: (body) =>
+      messagesOf(body)
+        .filter((message) => message.role === 'tool')
+        .map((message) => text(message.content)),
     outputLimit: (body) => limit(body) as number | undefined,
     streamed,
   };
@@ -105,24 +126,44 @@ export const VENDOR_REQUESTS: Record<ChannelProtocol, VendorRequestView> = {
           const source = block.source as Part;
           return String(source.type === 'base64' ? source.data : source.url);
         }),
-    toolCalls: (body) => anthropicBlocks(body).filter((block) => block.type === 'tool_use').map((block) => ({ name: String(block.name), arguments: block.input })),
-    toolResults: (body) => anthropicBlocks(body).filter((block) => block.type === 'tool_result').map((block) => text(block.content)),
+    toolCalls: (body) =>
+      anthropicBlocks(body)
+        .filter((block) => block.type === 'tool_use')
+        .map((block) => ({ name: String(block.name), arguments: block.input })),
+    toolResults: (body) =>
+      anthropicBlocks(body)
+        .filter((block) => block.type === 'tool_result')
+        .map((block) => text(block.content)),
     outputLimit: (body) => body.max_tokens as number | undefined,
     streamed: (body) => body.stream === true,
-    cacheMarks: (body) => anthropicBlocks(body).filter((block) => block.cache_control !== undefined).map((block) => ({ text: jsonText(block.text ?? block.name ?? ''), cache_control: block.cache_control })),
+    cacheMarks: (body) =>
+      anthropicBlocks(body)
+        .filter((block) => block.cache_control !== undefined)
+        .map((block) => ({ text: jsonText(block.text ?? block.name ?? ''), cache_control: block.cache_control })),
   },
   gemini: {
     model: 'gemini-2.0-flash',
-    systemText: (body) => list((body.systemInstruction as Part | undefined)?.parts).map((part) => jsonText(part.text ?? '')).join('\n\n'),
+    systemText: (body) =>
+      list((body.systemInstruction as Part | undefined)?.parts)
+        .map((part) => jsonText(part.text ?? ''))
+        .join('\n\n'),
     conversationText: (body) =>
       geminiParts(body)
         .map((part) => (typeof part.text === 'string' ? part.text : part.functionResponse ? JSON.stringify((part.functionResponse as Part).response) : ''))
         .join('\n'),
-    tools: (body) => list(body.tools).flatMap((tool) => list(tool.functionDeclarations)).map((declaration) => ({ name: String(declaration.name), parameters: declaration.parameters as Body | undefined })),
-    images: (body) =>
-      geminiParts(body).flatMap((part) => (part.inlineData ? [String((part.inlineData as Part).data)] : part.fileData ? [String((part.fileData as Part).fileUri)] : [])),
-    toolCalls: (body) => geminiParts(body).filter((part) => part.functionCall).map((part) => ({ name: String((part.functionCall as Part).name), arguments: (part.functionCall as Part).args })),
-    toolResults: (body) => geminiParts(body).filter((part) => part.functionResponse).map((part) => JSON.stringify((part.functionResponse as Part).response)),
+    tools: (body) =>
+      list(body.tools)
+        .flatMap((tool) => list(tool.functionDeclarations))
+        .map((declaration) => ({ name: String(declaration.name), parameters: declaration.parameters as Body | undefined })),
+    images: (body) => geminiParts(body).flatMap((part) => (part.inlineData ? [String((part.inlineData as Part).data)] : part.fileData ? [String((part.fileData as Part).fileUri)] : [])),
+    toolCalls: (body) =>
+      geminiParts(body)
+        .filter((part) => part.functionCall)
+        .map((part) => ({ name: String((part.functionCall as Part).name), arguments: (part.functionCall as Part).args })),
+    toolResults: (body) =>
+      geminiParts(body)
+        .filter((part) => part.functionResponse)
+        .map((part) => JSON.stringify((part.functionResponse as Part).response)),
     outputLimit: (body) => (body.generationConfig as Part | undefined)?.maxOutputTokens as number | undefined,
     // Gemini streams from another method, not on a body field
     streamed: (_body, target) => target.url.includes(':streamGenerateContent'),
@@ -130,7 +171,10 @@ export const VENDOR_REQUESTS: Record<ChannelProtocol, VendorRequestView> = {
   baidu: {
     model: 'ernie-4.0-8k',
     systemText: (body) => jsonText(body.system ?? ''),
-    conversationText: (body) => baiduMessages(body).map((message) => text(message.content)).join('\n'),
+    conversationText: (body) =>
+      baiduMessages(body)
+        .map((message) => text(message.content))
+        .join('\n'),
     tools: (body) => list(body.functions).map((fn) => ({ name: String(fn.name), parameters: fn.parameters as Body | undefined })),
     // ERNIE's chat takes text only
     images: () => undefined,
@@ -138,14 +182,25 @@ export const VENDOR_REQUESTS: Record<ChannelProtocol, VendorRequestView> = {
       baiduMessages(body)
         .filter((message) => message.function_call)
         .map((message) => ({ name: String((message.function_call as Part).name), arguments: parse((message.function_call as Part).arguments) })),
-    toolResults: (body) => baiduMessages(body).filter((message) => message.role === 'function').map((message) => text(message.content)),
+    toolResults: (body) =>
+      baiduMessages(body)
+        .filter((message) => message.role === 'function')
+        .map((message) => text(message.content)),
     outputLimit: (body) => body.max_output_tokens as number | undefined,
     streamed: (body) => body.stream === true,
   },
   xunfei: {
     model: 'generalv3.5',
-    systemText: (body) => sparkMessages(body).filter((message) => message.role === 'system').map((message) => text(message.content)).join('\n\n'),
-    conversationText: (body) => sparkMessages(body).filter((message) => message.role !== 'system').map((message) => text(message.content)).join('\n'),
+    systemText: (body) =>
+      sparkMessages(body)
+        .filter((message) => message.role === 'system')
+        .map((message) => text(message.content))
+        .join('\n\n'),
+    conversationText: (body) =>
+      sparkMessages(body)
+        .filter((message) => message.role !== 'system')
+        .map((message) => text(message.content))
+        .join('\n'),
     tools: (body) => list(((body.payload as Part).functions as Part | undefined)?.text).map((fn) => ({ name: String(fn.name), parameters: fn.parameters as Body | undefined })),
     // Spark's chat takes text only
     images: () => undefined,
@@ -157,7 +212,10 @@ export const VENDOR_REQUESTS: Record<ChannelProtocol, VendorRequestView> = {
           const match = /^([\w-]+)\((.*)\)$/s.exec(text(message.content));
           return match ? [{ name: match[1], arguments: JSON.parse(match[2]) as unknown }] : [];
         }),
-    toolResults: (body) => sparkMessages(body).filter((message) => message.role === 'user').map((message) => text(message.content)),
+    toolResults: (body) =>
+      sparkMessages(body)
+        .filter((message) => message.role === 'user')
+        .map((message) => text(message.content)),
     outputLimit: (body) => ((body.parameter as Part).chat as Part).max_tokens as number | undefined,
     // a WebSocket call always streams
     streamed: () => true,

@@ -114,7 +114,9 @@ describe('Spark answer frames', () => {
 
   it('surfaces an error frame instead of swallowing it', () => {
     const decoder = xunfeiAdaptor.decodeChatStream(callFor('chat', 'generalv3.5', true));
-    const first = decoder.push(JSON.stringify({ header: { code: 0, message: 'Success', sid: 'cht000x@dx1', status: 0 }, payload: { choices: { status: 0, seq: 0, text: [{ content: 'Hel', role: 'assistant', index: 0 }] } } }));
+    const first = decoder.push(
+      JSON.stringify({ header: { code: 0, message: 'Success', sid: 'cht000x@dx1', status: 0 }, payload: { choices: { status: 0, seq: 0, text: [{ content: 'Hel', role: 'assistant', index: 0 }] } } }),
+    );
     expect(first).toHaveLength(1);
     expect(first[0]).toMatchObject({ id: 'chatcmpl-cht000x@dx1', model: 'generalv3.5', choices: [{ index: 0, delta: { role: 'assistant', content: 'Hel' }, finish_reason: null }] });
     expect(decoder.push(frame(10014, '输出内容涉及敏感信息，审核不通过'))).toEqual([]);
@@ -131,11 +133,17 @@ describe('Spark answer frames', () => {
     for (const code of [10000, 10012, 10222]) expect(classify(code)).toMatchObject({ deadKey: false, retryable: true });
     // handshake refusals
     expect(xunfeiAdaptor.failure(401, '{"message":"HMAC signature cannot be verified"}')).toMatchObject({ deadKey: true, message: 'HMAC signature cannot be verified' });
-    expect(xunfeiAdaptor.failure(403, '{"message":"HMAC signature cannot be verified, a valid date or x-date header is required for HMAC Authentication"}')).toMatchObject({ deadKey: false, retryable: true });
+    expect(xunfeiAdaptor.failure(403, '{"message":"HMAC signature cannot be verified, a valid date or x-date header is required for HMAC Authentication"}')).toMatchObject({
+      deadKey: false,
+      retryable: true,
+    });
   });
 
   it('a whole answer cut short before the last frame is a failure, not a partial success', () => {
-    const partial = JSON.stringify({ header: { code: 0, message: 'Success', sid: 's', status: 0 }, payload: { choices: { status: 0, seq: 0, text: [{ content: 'Hi', role: 'assistant', index: 0 }] } } });
+    const partial = JSON.stringify({
+      header: { code: 0, message: 'Success', sid: 's', status: 0 },
+      payload: { choices: { status: 0, seq: 0, text: [{ content: 'Hi', role: 'assistant', index: 0 }] } },
+    });
     const decoded = xunfeiAdaptor.decodeChat(partial, callFor('chat', 'generalv3.5', false));
     expect(isUpstreamFailure(decoded) && decoded.status).toBe(502);
   });

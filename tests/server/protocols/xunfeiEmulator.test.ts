@@ -84,7 +84,14 @@ describe('Spark emulator', () => {
     expect(sent.body).toEqual({
       header: { app_id: 'sb0a1b2c' },
       parameter: { chat: { domain: 'generalv3.5', temperature: 0.5, top_k: 4 } },
-      payload: { message: { text: [{ role: 'system', content: 'Answer briefly.' }, { role: 'user', content: 'Hi there, Spark' }] } },
+      payload: {
+        message: {
+          text: [
+            { role: 'system', content: 'Answer briefly.' },
+            { role: 'user', content: 'Hi there, Spark' },
+          ],
+        },
+      },
     });
   });
 

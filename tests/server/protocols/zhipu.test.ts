@@ -19,7 +19,13 @@ const request: ChatRequest = {
     { role: 'system', content: 'Be brief.' },
     { role: 'user', content: 'Hi' },
     { role: 'assistant', content: 'Hello.' },
-    { role: 'user', content: [{ type: 'text', text: 'How are ' }, { type: 'text', text: 'you?' }] },
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'How are ' },
+        { type: 'text', text: 'you?' },
+      ],
+    },
   ],
   temperature: 0,
   top_p: 0.5,
@@ -74,7 +80,10 @@ describe('Zhipu v3 (signed JWT)', () => {
   });
 
   it('surfaces an error or interrupted event in the stream', () => {
-    for (const [event, filtered] of [['error', false], ['interrupted', true]] as const) {
+    for (const [event, filtered] of [
+      ['error', false],
+      ['interrupted', true],
+    ] as const) {
       const decoder = zhipuAdaptor.decodeChatStream(callFor('chat', 'chatglm_turbo', true));
       decoder.push(`event:add\nid:1\ndata:Hel\n\nevent:${event}\nid:1\ndata:something went wrong\n\n`);
       decoder.end();
@@ -128,7 +137,9 @@ describe('Zhipu v4 (OpenAI-shaped)', () => {
 
   it('surfaces an error event inside the stream', () => {
     const decoder = zhipuAdaptor.decodeChatStream(callFor('chat', 'glm-4-flash', true));
-    const chunks = decoder.push('data: {"id":"1","created":1,"model":"glm-4-flash","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"}}]}\n\ndata: {"error":{"code":"1301","message":"系统检测到输入或生成内容可能包含不安全或敏感内容"}}\n\n');
+    const chunks = decoder.push(
+      'data: {"id":"1","created":1,"model":"glm-4-flash","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"}}]}\n\ndata: {"error":{"code":"1301","message":"系统检测到输入或生成内容可能包含不安全或敏感内容"}}\n\n',
+    );
     expect(chunks).toHaveLength(1);
     expect(decoder.failure()).toMatchObject({ type: 'content_filter', retryable: false, code: '1301' });
   });

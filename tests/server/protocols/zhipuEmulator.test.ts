@@ -76,7 +76,13 @@ for (const row of ZHIPU_CHANNELS) {
       const last = emulator.requests.at(-1)!;
       if (row.other === 'v3') {
         expect(last.url).toBe(`/api/paas/v3/model-api/${row.chatModel}/invoke`);
-        expect(last.body).toMatchObject({ prompt: [{ role: 'system', content: 'Be kind.' }, { role: 'user', content: 'Hi there, Zhipu' }], temperature: 0.3 });
+        expect(last.body).toMatchObject({
+          prompt: [
+            { role: 'system', content: 'Be kind.' },
+            { role: 'user', content: 'Hi there, Zhipu' },
+          ],
+          temperature: 0.3,
+        });
       } else {
         expect(last.url).toBe('/api/paas/v4/chat/completions');
         expect(last.body).toMatchObject({ model: row.chatModel, temperature: 0.3 });

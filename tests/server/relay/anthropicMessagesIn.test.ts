@@ -10,7 +10,18 @@ import { countWords } from '../../support/openaiEmulator';
 import { GEMINI_CHANNELS, startGeminiEmulator } from '../../support/emulators/gemini';
 import type { ProtocolEmulator } from '../../support/emulators/types';
 import { ANTHROPIC_CHANNELS, startAnthropicEmulator, type AnthropicEmulator } from '../../support/emulators/anthropic';
-import { chargeFor, consumeLogCount, defaultModelRatio, expectBilled, expectBilledInTotal, expectSettledAfterLeaving, lastConsumeLog, resetRelay, startRelayHarness, type RelayHarness } from './harness';
+import {
+  chargeFor,
+  consumeLogCount,
+  defaultModelRatio,
+  expectBilled,
+  expectBilledInTotal,
+  expectSettledAfterLeaving,
+  lastConsumeLog,
+  resetRelay,
+  startRelayHarness,
+  type RelayHarness,
+} from './harness';
 
 const CLAUDE = ANTHROPIC_CHANNELS[0];
 const CLAUDE_MODEL = CLAUDE.chatModel;
@@ -100,7 +111,14 @@ describe('/v1/messages to an Anthropic channel (passthrough)', () => {
   });
 
   it('changes only the model when the channel maps it', async () => {
-    await harness.addChannel({ type: CLAUDE.type, name: 'claude', key: CLAUDE.key, base_url: CLAUDE.baseUrl(anthropic), models: 'claude-3-5-haiku-latest', model_mapping: JSON.stringify({ 'claude-3-5-haiku-latest': CLAUDE_MODEL }) });
+    await harness.addChannel({
+      type: CLAUDE.type,
+      name: 'claude',
+      key: CLAUDE.key,
+      base_url: CLAUDE.baseUrl(anthropic),
+      models: 'claude-3-5-haiku-latest',
+      model_mapping: JSON.stringify({ 'claude-3-5-haiku-latest': CLAUDE_MODEL }),
+    });
     await client.messages.create({ model: 'claude-3-5-haiku-latest', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] }, { headers: { 'anthropic-beta': 'prompt-caching-2024-07-31' } });
     const sent = anthropic.requests.at(-1)!;
     expect(sent.body).toEqual({ model: CLAUDE_MODEL, max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] });
@@ -166,7 +184,14 @@ describe('/v1/messages to an Anthropic channel (passthrough)', () => {
     const before = await harness.balances();
     // the emulator refuses two user turns in a row; the gateway passes the request as it is
     const error = await client.messages
-      .create({ model: CLAUDE_MODEL, max_tokens: 10, messages: [{ role: 'assistant', content: 'first' }, { role: 'user', content: 'x' }] })
+      .create({
+        model: CLAUDE_MODEL,
+        max_tokens: 10,
+        messages: [
+          { role: 'assistant', content: 'first' },
+          { role: 'user', content: 'x' },
+        ],
+      })
       .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(Anthropic.BadRequestError);
     expect((error as InstanceType<typeof Anthropic.BadRequestError>).error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
@@ -248,7 +273,10 @@ describe('/v1/messages to an OpenAI channel (translated)', () => {
     expect(sent.path).toBe('/v1/chat/completions');
     expect(sent.body).toEqual({
       model: GPT,
-      messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hello there friend' }],
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'hello there friend' },
+      ],
       max_tokens: 100,
       temperature: 0.3,
       top_p: 0.9,
@@ -291,8 +319,20 @@ describe('/v1/messages to an OpenAI channel (translated)', () => {
       tool_choice: { type: 'tool', name: 'get_weather' },
       messages: [
         { role: 'user', content: 'weather in Paris?' },
-        { role: 'assistant', content: [{ type: 'text', text: 'Checking.' }, { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'sunny' }] }, { type: 'text', text: 'and now?' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Checking.' },
+            { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'sunny' }] },
+            { type: 'text', text: 'and now?' },
+          ],
+        },
       ],
     });
     expect(message.content).toEqual([{ type: 'text', text: 'word0 word1 word2 word3 word4' }]);
@@ -317,8 +357,7 @@ describe('/v1/messages to an OpenAI channel (translated)', () => {
 describe('/v1/messages with extended thinking to channels of other vendors', () => {
   it("asks an OpenAI reasoning model for an effort by the client's budget, and a model that does not reason for nothing", async () => {
     await harness.addChannel({ name: 'openai', key: 'sk-good', models: `${GPT},o3-mini` });
-    const ask = (model: string) =>
-      client.messages.create({ model, max_tokens: 20000, thinking: { type: 'enabled', budget_tokens: 16000 }, messages: [{ role: 'user', content: 'think hard' }] });
+    const ask = (model: string) => client.messages.create({ model, max_tokens: 20000, thinking: { type: 'enabled', budget_tokens: 16000 }, messages: [{ role: 'user', content: 'think hard' }] });
     await ask('o3-mini');
     expect(harness.emulator.requests.at(-1)!.body).toMatchObject({ model: 'o3-mini', reasoning_effort: 'high' });
     await ask(GPT);

@@ -35,7 +35,11 @@ function startAzureFront(emulatorUrl: string): Promise<Server> {
       response.end(JSON.stringify({ error: { code, message } }));
     };
     if (request.headers['api-key'] !== AZURE_KEY) {
-      return fail(401, '401', 'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.');
+      return fail(
+        401,
+        '401',
+        'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.',
+      );
     }
     if (!match || !url.searchParams.get('api-version')) return fail(404, '404', 'Resource not found');
     if (!DEPLOYMENTS.has(match[1])) return fail(404, 'DeploymentNotFound', 'The API deployment for this resource does not exist.');
@@ -82,7 +86,12 @@ describe('an Azure channel through the openai SDK', () => {
 
   it('relays a streamed chat, with the usage the client asked for, billed exactly', async () => {
     const before = await harness.balances();
-    const stream = await client.chat.completions.create({ model: 'gpt-3.5-turbo-0613', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'one two three four' }] });
+    const stream = await client.chat.completions.create({
+      model: 'gpt-3.5-turbo-0613',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'one two three four' }],
+    });
     let text = '';
     let usage: OpenAI.CompletionUsage | undefined | null;
     for await (const chunk of stream) {
@@ -135,7 +144,10 @@ describe('an Azure channel through the openai SDK', () => {
       const completion = await client.chat.completions.create({ model: 'gpt-3.5-turbo-0613', messages: [{ role: 'user', content: 'hi' }] });
       expect(completion.choices[0].message.content).toBe('word0 word1 word2 word3 word4');
       const rows = await harness.app.ctx.db.selectFrom('channels').select(['id', 'status', 'auto_disabled']).orderBy('id').execute();
-      expect(rows.map((row) => [row.id, Number(row.status), Number(row.auto_disabled)])).toEqual([[dead, 2, 1], [good, 1, 0]]);
+      expect(rows.map((row) => [row.id, Number(row.status), Number(row.auto_disabled)])).toEqual([
+        [dead, 2, 1],
+        [good, 1, 0],
+      ]);
     } finally {
       await harness.app.ctx.options.set('AutomaticDisableChannelEnabled', 'false');
     }

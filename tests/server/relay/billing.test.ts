@@ -153,10 +153,21 @@ describe('default prices of current models', () => {
     expect(computeQuota({ promptTokens: 2000, cachedPromptTokens: 1000, completionTokens: 300, ...flash })).toBe(540);
     // llama-3.3-70b-versatile: 1000 prompt + floor(1000 x 0.79/0.59) = 1338 → 2338 x 0.295 = 689.71 → 689
     // ($0.59 + $0.79 per 1M for 1000 each = $0.00138 = 690 quota; the floor of the completion part costs one)
-    expect(computeQuota({ promptTokens: 1000, completionTokens: 1000, ratio: DEFAULT_MODEL_RATIO['llama-3.3-70b-versatile'], completionRatio: completionRatioFor('llama-3.3-70b-versatile') })).toBe(689);
+    expect(computeQuota({ promptTokens: 1000, completionTokens: 1000, ratio: DEFAULT_MODEL_RATIO['llama-3.3-70b-versatile'], completionRatio: completionRatioFor('llama-3.3-70b-versatile') })).toBe(
+      689,
+    );
     // grok-3-mini: 10 000 prompt (4000 cached at 0.25) + floor(6000 x 5/3) = 10 000 → (6000 + 1000 + 10 000) x 0.15 = 2550
     // ($0.30 x 6000 + $0.075 x 4000 + $0.50 x 6000 per 1M = $0.0051 = 2550 quota)
-    expect(computeQuota({ promptTokens: 10_000, cachedPromptTokens: 4000, completionTokens: 6000, ratio: defaultModelRatio('grok-3-mini'), completionRatio: completionRatioFor('grok-3-mini'), cachedPromptRatio: cachedPromptRatioFor('grok-3-mini') })).toBe(2550);
+    expect(
+      computeQuota({
+        promptTokens: 10_000,
+        cachedPromptTokens: 4000,
+        completionTokens: 6000,
+        ratio: defaultModelRatio('grok-3-mini'),
+        completionRatio: completionRatioFor('grok-3-mini'),
+        cachedPromptRatio: cachedPromptRatioFor('grok-3-mini'),
+      }),
+    ).toBe(2550);
     // ERNIE-4.0-8K: 1400 prompt + 1400 x 3 = 5600 → 5600 x 2.142857 = 11 999.99 → 11 999
     // (¥0.03 x 1.4 + ¥0.09 x 1.4 = ¥0.168 = $0.024 at ¥7 = 12 000 quota, less the 6-decimal rounding)
     expect(computeQuota({ promptTokens: 1400, completionTokens: 1400, ratio: DEFAULT_MODEL_RATIO['ERNIE-4.0-8K'], completionRatio: completionRatioFor('ERNIE-4.0-8K') })).toBe(11_999);
@@ -197,6 +208,15 @@ describe('default prices of current models', () => {
     expect(computeQuota({ promptTokens: 1000, cachedPromptTokens: 400, completionTokens: 200, ratio: 0.075, completionRatio: 4, cachedPromptRatio: cachedPromptRatioFor('gpt-4o-mini') })).toBe(120);
     // the catalog's deepseek-chat, $0.27 in, $0.07 cached, $1.10 out: 1000 prompt (800 cached at 7/27)
     // + floor(100 x 110/27), x 0.135: (200 + 207.4 + 407) x 0.135 = 109.9 -> 109
-    expect(computeQuota({ promptTokens: 1000, cachedPromptTokens: 800, completionTokens: 100, ratio: 0.135, completionRatio: completionRatioFor('deepseek-chat'), cachedPromptRatio: cachedPromptRatioFor('deepseek-chat') })).toBe(109);
+    expect(
+      computeQuota({
+        promptTokens: 1000,
+        cachedPromptTokens: 800,
+        completionTokens: 100,
+        ratio: 0.135,
+        completionRatio: completionRatioFor('deepseek-chat'),
+        cachedPromptRatio: cachedPromptRatioFor('deepseek-chat'),
+      }),
+    ).toBe(109);
   });
 });

@@ -60,7 +60,7 @@ describe('concurrent requests per token and per user', () => {
     expect(limiter().byToken.size).toBe(0);
   });
 
-  it('counts all of a user\'s tokens together against the user limit', async () => {
+  it("counts all of a user's tokens together against the user limit", async () => {
     await harness.app.ctx.options.set('UserConcurrencyLimit', '3');
     const second = await newToken('second');
     const finishFirst = await holdStreams(2);
@@ -203,7 +203,7 @@ describe('concurrent requests per token and per user', () => {
     }
     // mid-flight the counts are real (so the zero below means something)
     let peak = 0;
-    for (const waitUntil = Date.now() + 2_000; peak === 0 && Date.now() < waitUntil; ) {
+    for (const waitUntil = Date.now() + 2_000; peak === 0 && Date.now() < waitUntil;) {
       await new Promise((wake) => setTimeout(wake, 10));
       peak = limiter().byToken.get(harness.tokenId) ?? 0;
     }

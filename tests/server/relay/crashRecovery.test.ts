@@ -15,8 +15,7 @@ import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEm
 const ROOT_PASSWORD = 'crash-recovery-root-password';
 
 /** The gateway on `databasePath`, its console folder empty (no console to serve). */
-const startGateway = (databasePath: string, consoleDir: string) =>
-  spawnGatewayProcess({ SQLITE_PATH: databasePath, CONSOLE_DIR: consoleDir, INITIAL_ROOT_PASSWORD: ROOT_PASSWORD });
+const startGateway = (databasePath: string, consoleDir: string) => spawnGatewayProcess({ SQLITE_PATH: databasePath, CONSOLE_DIR: consoleDir, INITIAL_ROOT_PASSWORD: ROOT_PASSWORD });
 
 describe('a gateway killed mid-request', () => {
   let dataDir: string;

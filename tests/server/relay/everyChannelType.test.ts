@@ -79,14 +79,16 @@ function openAiUsage(): ReportedUsage {
 /** The channels a type is tested with: the OpenAI emulator for the OpenAI wire, else every variant its vendor's emulator serves. */
 function casesFor(type: ChannelType): Case[] {
   if (type.protocol === 'openai' || type.protocol === 'azure') {
-    return [{
-      name: 'openai wire',
-      type,
-      channel: () => ({ key: 'sk-good', base_url: harness.emulator.baseUrl, other: type.other?.fallback ?? '' }),
-      chatModel: OPENAI_CHAT_MODEL,
-      embeddingModel: OPENAI_EMBEDDING_MODEL,
-      lastUsage: openAiUsage,
-    }];
+    return [
+      {
+        name: 'openai wire',
+        type,
+        channel: () => ({ key: 'sk-good', base_url: harness.emulator.baseUrl, other: type.other?.fallback ?? '' }),
+        chatModel: OPENAI_CHAT_MODEL,
+        embeddingModel: OPENAI_EMBEDDING_MODEL,
+        lastUsage: openAiUsage,
+      },
+    ];
   }
   const vendor = OWN_PROTOCOL_VENDORS.findIndex((candidate) => candidate.channels.some((channel) => channel.type === type.value));
   if (vendor === -1) throw new Error(`no emulator serves channel type ${type.value} (${type.label})`);
@@ -136,7 +138,10 @@ describe.each(CASES)('channel type %s', (_name, testCase) => {
     const before = await harness.balances();
     const completion = await client.chat.completions.create({
       model: testCase.chatModel,
-      messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'say hello to the gateway' }],
+      messages: [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'say hello to the gateway' },
+      ],
     });
     expect(completion.object).toBe('chat.completion');
     expect(completion.id).toBeTruthy();

@@ -49,9 +49,7 @@ const addOpenAi = (key = 'sk-good') => harness.addChannel({ name: 'openai', key,
 const charge = chargeFor;
 
 const WEATHER_TOOL = {
-  functionDeclarations: [
-    { name: 'get_weather', description: 'The weather in a city', parameters: { type: Type.OBJECT, properties: { city: { type: Type.STRING } }, required: ['city'] } },
-  ],
+  functionDeclarations: [{ name: 'get_weather', description: 'The weather in a city', parameters: { type: Type.OBJECT, properties: { city: { type: Type.STRING } }, required: ['city'] } }],
 };
 
 async function collect(stream: AsyncGenerator<GenerateContentResponse>): Promise<GenerateContentResponse[]> {
@@ -76,7 +74,10 @@ describe('Gemini native to a Gemini channel (passthrough)', () => {
     expect(sent.headers['x-goog-api-key']).toBe(GEMINI.key);
     // the very bytes the SDK sent
     expect(sent.raw).toBe(sentBodies.at(-1));
-    expect(sent.body).toMatchObject({ contents: [{ role: 'user', parts: [{ text: 'hello there friend' }] }], generationConfig: { temperature: 0.3, topK: 5, maxOutputTokens: 100, stopSequences: ['END'] } });
+    expect(sent.body).toMatchObject({
+      contents: [{ role: 'user', parts: [{ text: 'hello there friend' }] }],
+      generationConfig: { temperature: 0.3, topK: 5, maxOutputTokens: 100, stopSequences: ['END'] },
+    });
     const reported = gemini.reported.at(-1)!;
     expect(response.usageMetadata).toMatchObject({ promptTokenCount: reported.promptTokens, candidatesTokenCount: reported.completionTokens });
     await expectBilled(harness, before, channelId, MODEL, charge(MODEL, reported), { prompt_tokens: reported.promptTokens, completion_tokens: reported.completionTokens, is_stream: 0 });
@@ -125,7 +126,12 @@ describe('Gemini native to a Gemini channel (passthrough)', () => {
     expect(chunks.map((chunk) => chunk.text).join('')).toBe('Hello from Gemini, the tool said: {"forecast":"sunny"}');
     const secondReported = gemini.reported.at(-1)!;
     await expectBilledTotal(harness, before, channelId, charge(MODEL, firstReported) + charge(MODEL, secondReported));
-    expect(await lastConsumeLog(harness)).toMatchObject({ quota: charge(MODEL, secondReported), prompt_tokens: secondReported.promptTokens, completion_tokens: secondReported.completionTokens, is_stream: 1 });
+    expect(await lastConsumeLog(harness)).toMatchObject({
+      quota: charge(MODEL, secondReported),
+      prompt_tokens: secondReported.promptTokens,
+      completion_tokens: secondReported.completionTokens,
+      is_stream: 1,
+    });
   });
 
   it('passes to a PaLM2 channel (type 11) the same way: PaLM is retired, its keys relay through the Gemini API', async () => {
@@ -168,7 +174,10 @@ describe('Gemini native to an OpenAI channel (translated)', () => {
     expect(sent.path).toBe('/v1/chat/completions');
     expect(sent.body).toEqual({
       model: GPT,
-      messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hello there friend' }],
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'hello there friend' },
+      ],
       max_tokens: 100,
       temperature: 0.3,
       top_p: 0.9,
@@ -189,7 +198,10 @@ describe('Gemini native to an OpenAI channel (translated)', () => {
     expect(texts).toEqual(['word0', ' word1', ' word2', ' word3', ' word4', '']);
     expect(chunks.slice(0, -1).every((chunk) => chunk.candidates?.[0].finishReason === undefined)).toBe(true);
     const promptTokens = countWords('one two three');
-    expect(chunks.at(-1)).toMatchObject({ candidates: [{ finishReason: FinishReason.STOP }], usageMetadata: { promptTokenCount: promptTokens, candidatesTokenCount: 5, totalTokenCount: promptTokens + 5 } });
+    expect(chunks.at(-1)).toMatchObject({
+      candidates: [{ finishReason: FinishReason.STOP }],
+      usageMetadata: { promptTokenCount: promptTokens, candidatesTokenCount: 5, totalTokenCount: promptTokens + 5 },
+    });
     await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), { prompt_tokens: promptTokens, completion_tokens: 5, is_stream: 1 });
   });
 
@@ -204,7 +216,9 @@ describe('Gemini native to an OpenAI channel (translated)', () => {
     expect(harness.emulator.requests.at(-1)!.body).toEqual({
       model: GPT,
       messages: [{ role: 'user', content: 'weather in Paris' }],
-      tools: [{ type: 'function', function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }],
+      tools: [
+        { type: 'function', function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } },
+      ],
       tool_choice: { type: 'function', function: { name: 'get_weather' } },
     });
     const firstPrompt = countWords('weather in Paris');
@@ -215,7 +229,11 @@ describe('Gemini native to an OpenAI channel (translated)', () => {
     expect(chunks.at(-1)!.functionCalls).toHaveLength(1);
 
     // the history as a Gemini client replays it: the model's call without its id, the answer by name
-    const history: Content[] = [question, { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Paris' } } }] }, { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { forecast: 'sunny' } } }] }];
+    const history: Content[] = [
+      question,
+      { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Paris' } } }] },
+      { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { forecast: 'sunny' } } }] },
+    ];
     const answer = await ai.models.generateContent({ model: GPT, contents: history, config: { tools: [WEATHER_TOOL] } });
     expect(answer.text).toBe('the tool said: {"forecast":"sunny"}');
     const sent = harness.emulator.requests.at(-1)!.body as { messages: Array<{ role: string; tool_calls?: Array<{ id: string }>; tool_call_id?: string }> };
@@ -243,11 +261,15 @@ describe('Gemini native: keys, paths and refusals', () => {
     await addGemini();
     const before = await harness.balances();
     const requests = gemini.requests.length;
-    const error = await clientFor('sk-not-a-key').models.generateContent({ model: MODEL, contents: 'hi' }).catch((caught: unknown) => caught);
+    const error = await clientFor('sk-not-a-key')
+      .models.generateContent({ model: MODEL, contents: 'hi' })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).status).toBe(401);
     expect(JSON.parse((error as ApiError).message)).toEqual({ error: { code: 401, message: expect.any(String), status: 'UNAUTHENTICATED' } });
-    const stream = await clientFor('sk-not-a-key').models.generateContentStream({ model: MODEL, contents: 'hi' }).catch((caught: unknown) => caught);
+    const stream = await clientFor('sk-not-a-key')
+      .models.generateContentStream({ model: MODEL, contents: 'hi' })
+      .catch((caught: unknown) => caught);
     expect((stream as ApiError).status).toBe(401);
     expect(gemini.requests.length).toBe(requests);
     expect((await harness.balances()).user.quota).toBe(before.user.quota);

@@ -140,7 +140,10 @@ for (const target of targets.filter((candidate) => candidate.name !== 'mysql')) 
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer sk-${token.key}` },
         body: JSON.stringify({ model: 'gpt-3.5-turbo', messages: [{ role: 'user', content: 'too late' }] }),
-      }).then((response) => response.status, () => 'refused');
+      }).then(
+        (response) => response.status,
+        () => 'refused',
+      );
       expect([503, 'refused']).toContain(refused);
       expect(Date.now() - refusedStartedAt).toBeLessThan(1_000);
 

@@ -95,9 +95,17 @@ for (const target of targets) {
       expect(log.content).toContain('returned 1000 quota');
 
       // nothing held: nothing to return, nothing logged
-      const logs = await app.ctx.db.selectFrom('logs').select((eb) => eb.fn.countAll().as('count')).executeTakeFirstOrThrow();
+      const logs = await app.ctx.db
+        .selectFrom('logs')
+        .select((eb) => eb.fn.countAll().as('count'))
+        .executeTakeFirstOrThrow();
       expect(await returnHeldQuota(app.ctx.db)).toEqual({ users: 0, quota: 0 });
-      expect(await app.ctx.db.selectFrom('logs').select((eb) => eb.fn.countAll().as('count')).executeTakeFirstOrThrow()).toEqual(logs);
+      expect(
+        await app.ctx.db
+          .selectFrom('logs')
+          .select((eb) => eb.fn.countAll().as('count'))
+          .executeTakeFirstOrThrow(),
+      ).toEqual(logs);
     });
   });
 }

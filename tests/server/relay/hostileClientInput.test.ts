@@ -75,7 +75,11 @@ async function ledger() {
   const { db } = harness.app.ctx;
   const user = await db.selectFrom('users').select(['quota', 'used_quota', 'held_quota']).where('username', '=', 'root').executeTakeFirstOrThrow();
   const token = await db.selectFrom('tokens').select(['remain_quota', 'held_quota']).where('id', '=', harness.tokenId).executeTakeFirstOrThrow();
-  const logged = await db.selectFrom('logs').select((eb) => eb.fn.sum<number>('quota').as('charged')).where('type', '=', 2).executeTakeFirstOrThrow();
+  const logged = await db
+    .selectFrom('logs')
+    .select((eb) => eb.fn.sum<number>('quota').as('charged'))
+    .where('type', '=', 2)
+    .executeTakeFirstOrThrow();
   return { user, token, charged: Number(logged.charged ?? 0) };
 }
 
@@ -95,7 +99,6 @@ describe('hostile bodies on /v1/messages', () => {
       });
     }
   }
-
 });
 
 /** Every way a Responses or Gemini request goes: passed as bytes, or translated to each other vendor. */
@@ -106,20 +109,38 @@ const RESPONSES_BODIES: Record<string, (model: string) => unknown> = {
   'input items of nulls, numbers, unknown types and a message with numeric content': (model) => ({ model, input: [null, 7, { type: 'hologram' }, { type: 'message', role: 'user', content: 5 }] }),
   'a function_call_output for a call never made, and a function_call without arguments': (model) => ({
     model,
-    input: [{ type: 'function_call', call_id: 'c1', name: 'f' }, { type: 'function_call_output', call_id: 'nope', output: { nested: true } }, { role: 'user', content: 'hi' }],
+    input: [
+      { type: 'function_call', call_id: 'c1', name: 'f' },
+      { type: 'function_call_output', call_id: 'nope', output: { nested: true } },
+      { role: 'user', content: 'hi' },
+    ],
   }),
-  'tools that are not tools, a tool_choice object of nothing': (model) => ({ model, input: 'hi', tools: [null, { type: 'function' }, 'x', { type: 'function', name: 5 }], tool_choice: { type: 'nothing' } }),
+  'tools that are not tools, a tool_choice object of nothing': (model) => ({
+    model,
+    input: 'hi',
+    tools: [null, { type: 'function' }, 'x', { type: 'function', name: 5 }],
+    tool_choice: { type: 'nothing' },
+  }),
   'instructions as an array, reasoning as a word, text.format of an unknown type': (model) => ({ model, input: 'hi', instructions: ['a'], reasoning: 'deep', text: { format: { type: 'yaml' } } }),
-  'an image part without a URL and a file part': (model) => ({ model, input: [{ role: 'user', content: [{ type: 'input_image' }, { type: 'input_file', file_id: 'f' }, { type: 'input_text', text: 'hi' }] }] }),
+  'an image part without a URL and a file part': (model) => ({
+    model,
+    input: [{ role: 'user', content: [{ type: 'input_image' }, { type: 'input_file', file_id: 'f' }, { type: 'input_text', text: 'hi' }] }],
+  }),
   'max_output_tokens of a trillion, negative and a string': (model) => ({ model, input: 'hi', max_output_tokens: '-1e12' }),
-  'previous_response_id': (model) => ({ model, input: 'hi', previous_response_id: 'resp_1' }),
+  previous_response_id: (model) => ({ model, input: 'hi', previous_response_id: 'resp_1' }),
 };
 
 const GEMINI_BODIES: Record<string, unknown> = {
   'contents as a string': { contents: 'hello' },
   'contents of nulls, numbers and parts that are not parts': { contents: [null, 5, { role: 'user', parts: 'hi' }, { role: 'user', parts: [null, 7, { hologram: true }] }] },
-  'a functionResponse for a call never made, inlineData without data': { contents: [{ role: 'user', parts: [{ functionResponse: { name: 'f', response: 'x' } }, { inlineData: { mimeType: 'image/png' } }, { text: 'hi' }] }] },
-  'tools that are not tools, a toolConfig of nothing': { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], tools: [null, { functionDeclarations: 'x' }, { functionDeclarations: [null, { name: 5 }] }], toolConfig: { functionCallingConfig: { mode: 7 } } },
+  'a functionResponse for a call never made, inlineData without data': {
+    contents: [{ role: 'user', parts: [{ functionResponse: { name: 'f', response: 'x' } }, { inlineData: { mimeType: 'image/png' } }, { text: 'hi' }] }],
+  },
+  'tools that are not tools, a toolConfig of nothing': {
+    contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+    tools: [null, { functionDeclarations: 'x' }, { functionDeclarations: [null, { name: 5 }] }],
+    toolConfig: { functionCallingConfig: { mode: 7 } },
+  },
   'generationConfig of wrong types: maxOutputTokens a trillion, stopSequences a string': {
     contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
     generationConfig: { maxOutputTokens: 1e12, stopSequences: 'END', temperature: 'hot', thinkingConfig: 'yes' },
@@ -159,9 +180,16 @@ describe('hostile bodies and paths on the Gemini native API', () => {
     }
   }
 
-  it('refuses hostile model paths in Google\'s shape without a 5xx', async () => {
+  it("refuses hostile model paths in Google's shape without a 5xx", async () => {
     const body = GEMINI_BODIES['a systemInstruction that is a number'];
-    for (const path of ['/v1beta/models/:generateContent', '/v1beta/models/gpt-4', `/v1beta/models/${'x'.repeat(5000)}:generateContent`, '/v1beta/models/..%2F..%2Fapi%2Fuser:generateContent', '/v1beta/models/gpt-4:deleteEverything', '/v1beta/models/gpt-4:streamGenerateContent']) {
+    for (const path of [
+      '/v1beta/models/:generateContent',
+      '/v1beta/models/gpt-4',
+      `/v1beta/models/${'x'.repeat(5000)}:generateContent`,
+      '/v1beta/models/..%2F..%2Fapi%2Fuser:generateContent',
+      '/v1beta/models/gpt-4:deleteEverything',
+      '/v1beta/models/gpt-4:streamGenerateContent',
+    ]) {
       const response = await call(path, body);
       const text = await response.text();
       expect(response.status, `${path}: ${text}`).toBeGreaterThanOrEqual(400);

@@ -34,7 +34,17 @@ for (const target of targets) {
       // the app's own ledger: prepared statements on SQLite, a multi-row INSERT elsewhere
       const writer = new LogWriter((rows) => app.ctx.ledger.insertLogs(rows), app.log);
       for (let index = 0; index < 450; index += 1) {
-        writer.write({ userId: 1, username: 'root', type: LogType.consume, content: `row ${index}`, quota: index, modelName: 'gpt-4', promptTokens: 1, completionTokens: 2, isStream: index % 2 === 0 });
+        writer.write({
+          userId: 1,
+          username: 'root',
+          type: LogType.consume,
+          content: `row ${index}`,
+          quota: index,
+          modelName: 'gpt-4',
+          promptTokens: 1,
+          completionTokens: 2,
+          isStream: index % 2 === 0,
+        });
       }
       await writer.close();
       const rows = await app.ctx.db.selectFrom('logs').select(['content', 'quota', 'is_stream', 'created_at']).where('type', '=', LogType.consume).orderBy('id').execute();
@@ -46,7 +56,7 @@ for (const target of targets) {
   });
 }
 
-describe('the log writer\'s pace', () => {
+describe("the log writer's pace", () => {
   it('batches what gathers within 100 ms of the first queued row, and writes full batches at once', async () => {
     const batches: number[] = [];
     const logger = { error: () => undefined } as unknown as FastifyBaseLogger;

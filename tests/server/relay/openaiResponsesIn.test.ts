@@ -121,7 +121,13 @@ describe('/v1/responses to an OpenAI channel (passthrough)', () => {
     expect(response.id).toMatch(/^resp_emu/);
     expect(response.output_text).toBe('word0 word1 word2 word3 word4');
     const promptTokens = countWords('Be brief. hello there friend');
-    expect(response.usage).toEqual({ input_tokens: promptTokens, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: promptTokens + 5 });
+    expect(response.usage).toEqual({
+      input_tokens: promptTokens,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: 5,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: promptTokens + 5,
+    });
     await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), { prompt_tokens: promptTokens, completion_tokens: 5, is_stream: 0 });
     expect((await lastConsumeLog(harness)).content).toContain('client protocol openai-responses');
   });
@@ -152,7 +158,9 @@ describe('/v1/responses to an OpenAI channel (passthrough)', () => {
     const before = await harness.balances();
     const question = 'what is the get_weather in Paris';
     const first = await client.responses.create({ model: GPT, tools: [WEATHER_TOOL], input: question });
-    expect(first.output).toEqual([{ id: expect.any(String), type: 'function_call', status: 'completed', arguments: JSON.stringify({ city: question }), call_id: expect.stringMatching(/^call_/), name: 'get_weather' }]);
+    expect(first.output).toEqual([
+      { id: expect.any(String), type: 'function_call', status: 'completed', arguments: JSON.stringify({ city: question }), call_id: expect.stringMatching(/^call_/), name: 'get_weather' },
+    ]);
     const call = first.output[0] as OpenAI.Responses.ResponseFunctionToolCall;
     const firstCharge = charge(GPT, { promptTokens: countWords(question), completionTokens: countWords(call.arguments) });
     const { types, final } = await streamed({
@@ -164,7 +172,10 @@ describe('/v1/responses to an OpenAI channel (passthrough)', () => {
     expect(outputText(final)).toBe('the tool said: sunny and warm');
     expect(harness.emulator.requests.at(-1)!.rawBody.toString('utf8')).toBe(sentBodies.at(-1));
     const promptTokens = countWords(`${question} sunny and warm`);
-    await expectBilledTwice(before, channelId, firstCharge, charge(GPT, { promptTokens, completionTokens: countWords('the tool said: sunny and warm') }), { prompt_tokens: promptTokens, is_stream: 1 });
+    await expectBilledTwice(before, channelId, firstCharge, charge(GPT, { promptTokens, completionTokens: countWords('the tool said: sunny and warm') }), {
+      prompt_tokens: promptTokens,
+      is_stream: 1,
+    });
   });
 });
 
@@ -178,7 +189,13 @@ describe('/v1/responses to a chat-completions channel (translated)', () => {
       instructions: 'Be brief.',
       input: [
         { role: 'developer', content: 'Answer in English.' },
-        { role: 'user', content: [{ type: 'input_text', text: 'hello there' }, { type: 'input_image', image_url: 'https://images.example/cat.png', detail: 'low' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'hello there' },
+            { type: 'input_image', image_url: 'https://images.example/cat.png', detail: 'low' },
+          ],
+        },
       ],
       temperature: 0.3,
       top_p: 0.9,
@@ -194,7 +211,13 @@ describe('/v1/responses to a chat-completions channel (translated)', () => {
       messages: [
         { role: 'system', content: 'Be brief.' },
         { role: 'system', content: 'Answer in English.' },
-        { role: 'user', content: [{ type: 'text', text: 'hello there' }, { type: 'image_url', image_url: { url: 'https://images.example/cat.png', detail: 'low' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'hello there' },
+            { type: 'image_url', image_url: { url: 'https://images.example/cat.png', detail: 'low' } },
+          ],
+        },
       ],
       max_tokens: 100,
       temperature: 0.3,
@@ -215,7 +238,13 @@ describe('/v1/responses to a chat-completions channel (translated)', () => {
     });
     expect(response.id).toMatch(/^resp_/);
     const promptTokens = countWords('Be brief. Answer in English. hello there');
-    expect(response.usage).toEqual({ input_tokens: promptTokens, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: promptTokens + 5 });
+    expect(response.usage).toEqual({
+      input_tokens: promptTokens,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: 5,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: promptTokens + 5,
+    });
     await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), { prompt_tokens: promptTokens, completion_tokens: 5, is_stream: 0 });
     expect((await lastConsumeLog(harness)).content).toContain('client protocol openai-responses');
   });
@@ -248,7 +277,16 @@ describe('/v1/responses to a chat-completions channel (translated)', () => {
       tool_choice: 'auto',
       parallel_tool_calls: false,
     });
-    expect(first.output).toEqual([{ id: expect.stringMatching(/^fc_/), type: 'function_call', status: 'completed', arguments: JSON.stringify({ city: question }), call_id: expect.stringMatching(/^call_emu/), name: 'get_weather' }]);
+    expect(first.output).toEqual([
+      {
+        id: expect.stringMatching(/^fc_/),
+        type: 'function_call',
+        status: 'completed',
+        arguments: JSON.stringify({ city: question }),
+        call_id: expect.stringMatching(/^call_emu/),
+        name: 'get_weather',
+      },
+    ]);
     const call = first.output[0] as OpenAI.Responses.ResponseFunctionToolCall;
     const firstCharge = charge(GPT, { promptTokens: countWords(question), completionTokens: countWords(call.arguments) });
 

@@ -61,7 +61,7 @@ for (const target of targets) {
       }
     });
 
-    it('refuses a bad max_tokens on /v1/messages in Anthropic\'s error shape', async () => {
+    it("refuses a bad max_tokens on /v1/messages in Anthropic's error shape", async () => {
       for (const [name, limit] of BAD_LIMITS) {
         const response = await harness.post('/v1/messages', { model: 'gpt-4', max_tokens: limit, messages: [{ role: 'user', content: 'hi' }] }, harness.apiKey, { 'anthropic-version': '2023-06-01' });
         expect(response.status, name).toBe(400);
@@ -70,7 +70,7 @@ for (const target of targets) {
       await ledgerUntouched();
     });
 
-    it('refuses a bad generationConfig.maxOutputTokens on the Gemini API in Google\'s error shape', async () => {
+    it("refuses a bad generationConfig.maxOutputTokens on the Gemini API in Google's error shape", async () => {
       for (const [name, limit] of BAD_LIMITS) {
         const response = await fetch(`${harness.baseUrl}/v1beta/models/gpt-4:generateContent`, {
           method: 'POST',

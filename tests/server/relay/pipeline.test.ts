@@ -90,7 +90,9 @@ describe('the relay pipeline', () => {
 
   it('lets a beforeAdmit hook refuse before anything is held, and tells afterFinish', async () => {
     const finished: Array<[RelayOutcome, string]> = [];
-    ctx.hooks.beforeAdmit.push((caller, operation) => (operation === 'chat' && Number(caller.token.id) === harness.tokenId ? { ...relayError(429, 'slow down', 'rate_limited', 'rate_limit_error'), retryAfter: 3 } : undefined));
+    ctx.hooks.beforeAdmit.push((caller, operation) =>
+      operation === 'chat' && Number(caller.token.id) === harness.tokenId ? { ...relayError(429, 'slow down', 'rate_limited', 'rate_limit_error'), retryAfter: 3 } : undefined,
+    );
     ctx.hooks.afterFinish.push((outcome, operation) => void finished.push([outcome, operation]));
     const before = await harness.balances();
     const refused = await harness.post('/v1/chat/completions', chat);

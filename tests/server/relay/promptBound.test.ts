@@ -63,10 +63,26 @@ const CASES: Case[] = [
     body: {
       model: 'gpt-4o',
       max_tokens: 16,
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this' }, ...Array.from({ length: 20 }, (_, index) => ({ type: 'image_url', image_url: index % 2 ? { url: 'https://images.example.test/a.png' } : { url: `data:image/png;base64,${PNG}`, detail: 'high' } }))] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'what is this' },
+            ...Array.from({ length: 20 }, (_, index) => ({
+              type: 'image_url',
+              image_url: index % 2 ? { url: 'https://images.example.test/a.png' } : { url: `data:image/png;base64,${PNG}`, detail: 'high' },
+            })),
+          ],
+        },
+      ],
     },
   },
-  { name: 'chat: audio', path: '/v1/chat/completions', model: 'gpt-4o', body: { model: 'gpt-4o', max_tokens: 16, messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: AUDIO, format: 'wav' } }] }] } },
+  {
+    name: 'chat: audio',
+    path: '/v1/chat/completions',
+    model: 'gpt-4o',
+    body: { model: 'gpt-4o', max_tokens: 16, messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: AUDIO, format: 'wav' } }] }] },
+  },
   { name: 'completions: token ids', path: '/v1/completions', model: 'gpt-3.5-turbo-instruct', body: { model: 'gpt-3.5-turbo-instruct', max_tokens: 16, prompt: IDS } },
   { name: 'completions: arrays of token ids', path: '/v1/completions', model: 'gpt-3.5-turbo-instruct', body: { model: 'gpt-3.5-turbo-instruct', max_tokens: 16, prompt: [IDS, IDS] } },
   { name: 'embeddings: arrays of token ids', path: '/v1/embeddings', model: 'text-embedding-3-small', body: { model: 'text-embedding-3-small', input: [IDS, IDS, IDS] } },
@@ -106,7 +122,15 @@ const CASES: Case[] = [
       model: 'gpt-4o',
       max_output_tokens: 16,
       instructions: LONG.slice(0, 30_000),
-      input: [{ role: 'user', content: [{ type: 'input_text', text: LONG.slice(0, 30_000) }, { type: 'input_image', image_url: `data:image/png;base64,${PNG}` }] }],
+      input: [
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: LONG.slice(0, 30_000) },
+            { type: 'input_image', image_url: `data:image/png;base64,${PNG}` },
+          ],
+        },
+      ],
       tools: [{ type: 'function', name: 'lookup', description: LONG.slice(0, 30_000), parameters: { type: 'object', properties: {} } }],
     },
   },
@@ -125,7 +149,11 @@ const CASES: Case[] = [
     name: 'gemini to an OpenAI channel: a function declaration',
     path: '/v1beta/models/gpt-4o:generateContent',
     model: 'gpt-4o',
-    body: { tools: [{ functionDeclarations: [{ name: 'lookup', description: LONG, parameters: { type: 'OBJECT', properties: {} } }] }], contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { maxOutputTokens: 16 } },
+    body: {
+      tools: [{ functionDeclarations: [{ name: 'lookup', description: LONG, parameters: { type: 'OBJECT', properties: {} } }] }],
+      contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+      generationConfig: { maxOutputTokens: 16 },
+    },
   },
 ];
 
@@ -162,8 +190,7 @@ for (const target of targets) {
       await database?.drop();
     });
 
-    const tokenRow = (id: number) =>
-      harness.app.ctx.db.selectFrom('tokens').select(['remain_quota', 'held_quota', 'used_quota']).where('id', '=', id).executeTakeFirstOrThrow();
+    const tokenRow = (id: number) => harness.app.ctx.db.selectFrom('tokens').select(['remain_quota', 'held_quota', 'used_quota']).where('id', '=', id).executeTakeFirstOrThrow();
 
     for (const entry of CASES) {
       it(`${entry.name}: 64 at once never take the key below zero`, async () => {
@@ -171,9 +198,7 @@ for (const target of targets) {
         expect(created.success, created.message).toBe(true);
         const key = `sk-${created.data.key}`;
         const before = upstream.reported.length;
-        const statuses = await Promise.all(
-          Array.from({ length: 64 }, () => harness.post(entry.path, entry.body, key).then(async (response) => (await response.text(), response.status))),
-        );
+        const statuses = await Promise.all(Array.from({ length: 64 }, () => harness.post(entry.path, entry.body, key).then(async (response) => (await response.text(), response.status))));
         await harness.settled();
         const served = statuses.filter((status) => status === 200).length;
         // some fit, most are refused for quota before anything is sent
@@ -214,7 +239,9 @@ for (const target of targets) {
       // as the relay does, each prompt of a batch gets a context window of its own
       const prompts = (body: Record<string, unknown>) => batchSize(body.input ?? body.prompt);
       for (const entry of passthrough) {
-        expect(promptBound(entry.body, entry.model, undefined, prompts(entry.body), contextWindowFor(entry.model)), entry.name).toBeGreaterThanOrEqual(honestPromptTokens(entry.body, vendorOf(entry.path), entry.model));
+        expect(promptBound(entry.body, entry.model, undefined, prompts(entry.body), contextWindowFor(entry.model)), entry.name).toBeGreaterThanOrEqual(
+          honestPromptTokens(entry.body, vendorOf(entry.path), entry.model),
+        );
       }
     });
   });

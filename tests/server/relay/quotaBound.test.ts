@@ -67,14 +67,20 @@ for (const target of targets) {
       );
 
     const scenarios = [
-      { name: 'a user', limit: async (quota: number) => {
-        await db().updateTable('users').set({ quota }).where('id', '=', 1).execute();
-        await db().updateTable('tokens').set({ remain_quota: 100_000_000 }).where('id', '=', harness.tokenId).execute();
-      } },
-      { name: 'a limited token', limit: async (quota: number) => {
-        await db().updateTable('users').set({ quota: 100_000_000 }).where('id', '=', 1).execute();
-        await db().updateTable('tokens').set({ remain_quota: quota }).where('id', '=', harness.tokenId).execute();
-      } },
+      {
+        name: 'a user',
+        limit: async (quota: number) => {
+          await db().updateTable('users').set({ quota }).where('id', '=', 1).execute();
+          await db().updateTable('tokens').set({ remain_quota: 100_000_000 }).where('id', '=', harness.tokenId).execute();
+        },
+      },
+      {
+        name: 'a limited token',
+        limit: async (quota: number) => {
+          await db().updateTable('users').set({ quota: 100_000_000 }).where('id', '=', 1).execute();
+          await db().updateTable('tokens').set({ remain_quota: quota }).where('id', '=', harness.tokenId).execute();
+        },
+      },
     ];
 
     for (const scenario of scenarios) {

@@ -51,8 +51,7 @@ for (const target of targets) {
       const updated = await harness.admin('PUT', '/api/user/', { id: userId, group, quota: 10_000_000, ...limits });
       expect(updated.success, updated.message).toBe(true);
       const cookie = await login(harness.app, username, PASSWORD);
-      const asUser = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) =>
-        asBrowser(harness.app, cookie, { method, url, payload: payload as never }).then((response) => response.json());
+      const asUser = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) => asBrowser(harness.app, cookie, { method, url, payload: payload as never }).then((response) => response.json());
       const newKey = async (fields: Record<string, unknown> = {}) => {
         const created = await asUser('POST', '/api/token/', { name: 'limited key', remain_quota: 1_000_000, ...fields });
         if (!created.success) throw new Error(created.message);
@@ -76,7 +75,10 @@ for (const target of targets) {
       await harness.settled();
       const user = await harness.app.ctx.db.selectFrom('users').select(['quota', 'held_quota', 'used_quota']).where('id', '=', userId).executeTakeFirstOrThrow();
       const tokens = await harness.app.ctx.db.selectFrom('tokens').select(['remain_quota', 'held_quota']).where('user_id', '=', userId).execute();
-      return { user: { quota: Number(user.quota), held: Number(user.held_quota), used: Number(user.used_quota) }, tokens: tokens.map((token) => ({ remain: Number(token.remain_quota), held: Number(token.held_quota) })) };
+      return {
+        user: { quota: Number(user.quota), held: Number(user.held_quota), used: Number(user.used_quota) },
+        tokens: tokens.map((token) => ({ remain: Number(token.remain_quota), held: Number(token.held_quota) })),
+      };
     };
 
     it("applies the group's default to each user of the group, with the x-ratelimit headers on every answer", async () => {

@@ -70,7 +70,11 @@ for (const target of targets) {
         const held = reservation(1000);
         expect(await ledger.reserve(held)).toEqual({ ok: true });
         const before = await state();
-        await app.ctx.db.executeQuery({ sql: "create trigger refuse_logs before insert on logs begin select raise(abort, 'logs refused'); end", parameters: [], query: { kind: 'RawNode' } as never } as never);
+        await app.ctx.db.executeQuery({
+          sql: "create trigger refuse_logs before insert on logs begin select raise(abort, 'logs refused'); end",
+          parameters: [],
+          query: { kind: 'RawNode' } as never,
+        } as never);
         try {
           await expect(ledger.settle([{ reservation: held, charge: 400, channelId: 0, countRequest: true, log: consumeLog(held, 400) }])).rejects.toThrow(/logs refused/);
           expect(await state()).toEqual(before);
@@ -107,7 +111,15 @@ for (const target of targets) {
       // a release after the settlement gives nothing back either
       await ledger.release(held[0]);
       expect(await state()).toEqual(after);
-      const rows = await app.ctx.db.selectFrom('reservations').select('id').where('id', 'in', held.map((one) => one.id!)).execute();
+      const rows = await app.ctx.db
+        .selectFrom('reservations')
+        .select('id')
+        .where(
+          'id',
+          'in',
+          held.map((one) => one.id!),
+        )
+        .execute();
       expect(rows).toEqual([]);
     });
 

@@ -22,7 +22,15 @@ const IMAGE_MODELS = 'dall-e,whisper-1,text-davinci-edit-001,text-embedding-ada-
 const channelRow = (id: number) => harness.app.ctx.db.selectFrom('channels').select(['status', 'used_quota']).where('id', '=', id).executeTakeFirstOrThrow();
 const consumeLogCount = async () => {
   await harness.settled();
-  return Number((await harness.app.ctx.db.selectFrom('logs').select((eb) => eb.fn.countAll().as('count')).where('type', '=', 2).executeTakeFirstOrThrow()).count);
+  return Number(
+    (
+      await harness.app.ctx.db
+        .selectFrom('logs')
+        .select((eb) => eb.fn.countAll().as('count'))
+        .where('type', '=', 2)
+        .executeTakeFirstOrThrow()
+    ).count,
+  );
 };
 
 /** A multipart body with a binary file part holding every byte value, CRLFs and boundary look-alikes included. */
@@ -40,7 +48,11 @@ function multipartUpload(model: string) {
 
 const upload = (path: string, model: string) => {
   const { body, contentType } = multipartUpload(model);
-  return fetch(`${harness.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': contentType, authorization: `Bearer ${harness.apiKey}` }, body }).then((response) => ({ response, body, contentType }));
+  return fetch(`${harness.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': contentType, authorization: `Bearer ${harness.apiKey}` }, body }).then((response) => ({
+    response,
+    body,
+    contentType,
+  }));
 };
 
 describe('audio uploads', () => {
@@ -309,7 +321,11 @@ describe('routes the gateway does not relay', () => {
   });
 
   it('answer an OpenAI-style 404 for unknown paths and wrong methods', async () => {
-    for (const [method, path] of [['GET', '/v1/chat/completions'], ['POST', '/v1/nothing-here'], ['PUT', '/v1/embeddings']]) {
+    for (const [method, path] of [
+      ['GET', '/v1/chat/completions'],
+      ['POST', '/v1/nothing-here'],
+      ['PUT', '/v1/embeddings'],
+    ]) {
       const response = await call(method, path);
       expect(response.status).toBe(404);
       expect(((await response.json()) as any).error).toMatchObject({ message: `Invalid URL (${method} ${path})`, type: 'invalid_request_error' });

@@ -43,21 +43,48 @@ describe('the SQLite ledger', () => {
   });
 
   it('binds log values in the column order of logRow', () => {
-    const full = { userId: 3, username: 'u', type: LogType.consume, content: 'c', quota: 9, tokenName: 't', tokenId: 4, modelName: 'm', channelId: 5, promptTokens: 6, completionTokens: 7, elapsedMs: 8, isStream: true, estimated: true, createdAt: 1700 };
+    const full = {
+      userId: 3,
+      username: 'u',
+      type: LogType.consume,
+      content: 'c',
+      quota: 9,
+      tokenName: 't',
+      tokenId: 4,
+      modelName: 'm',
+      channelId: 5,
+      promptTokens: 6,
+      completionTokens: 7,
+      elapsedMs: 8,
+      isStream: true,
+      estimated: true,
+      createdAt: 1700,
+    };
     expect(logValues(full)).toEqual(Object.values(logRow(full)));
     const sparse = { userId: 1, username: 'root', type: LogType.system, content: 'x', createdAt: 1 };
     expect(logValues(sparse)).toEqual(Object.values(logRow(sparse)));
   });
 
   it('writes a batch of logs in whole groups and singles, every row exactly once and in order', async () => {
-    const rows = Array.from({ length: 123 }, (_, index) => ({ userId: 1, username: 'root', type: LogType.consume, content: `batch row ${index}`, quota: index, promptTokens: index % 7, isStream: index % 2 === 0 }));
+    const rows = Array.from({ length: 123 }, (_, index) => ({
+      userId: 1,
+      username: 'root',
+      type: LogType.consume,
+      content: `batch row ${index}`,
+      quota: index,
+      promptTokens: index % 7,
+      isStream: index % 2 === 0,
+    }));
     await app.ctx.ledger.insertLogs(rows);
     const written = await app.ctx.db.selectFrom('logs').select(['content', 'quota', 'prompt_tokens', 'is_stream']).where('content', 'like', 'batch row %').orderBy('id').execute();
     expect(written).toEqual(rows.map((row) => ({ content: row.content, quota: row.quota, prompt_tokens: row.promptTokens, is_stream: row.isStream ? 1 : 0 })));
   });
 
   it('commits a reservation made alone at once, token and user together or neither', async () => {
-    const token = await app.ctx.db.insertInto('tokens').values({ user_id: 1, key: 'ledger-alone-key', name: 'alone', status: 1, created_time: 0, accessed_time: 0, expired_time: -1, remain_quota: 50, unlimited_quota: 0, used_quota: 0 }).executeTakeFirstOrThrow();
+    const token = await app.ctx.db
+      .insertInto('tokens')
+      .values({ user_id: 1, key: 'ledger-alone-key', name: 'alone', status: 1, created_time: 0, accessed_time: 0, expired_time: -1, remain_quota: 50, unlimited_quota: 0, used_quota: 0 })
+      .executeTakeFirstOrThrow();
     const tokenId = Number(token.insertId);
     const before = await balances();
     const limited = (amount: number) => ({ userId: 1, tokenId, limitedToken: true, amount });

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SseUsageWatcher } from '../../../server/protocols/inbound/openaiChat';
 
-const chunk = (content: string) =>
-  `data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}},"finish_reason":null}]}\n\n`;
+const chunk = (content: string) => `data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}},"finish_reason":null}]}\n\n`;
 const usageEvent =
   'data: {"id":"c1","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15,"prompt_tokens_details":{"cached_tokens":4}}}\n\n';
 

@@ -64,7 +64,7 @@ describe('Claude Code (Anthropic in) to an OpenAI channel', () => {
     expect(sent.messages[5].content).toBe('Propose the fix first; do not edit yet.');
   });
 
-  it('sends no cache_control, a user id of at most 64 characters (its SHA-256), and max_tokens within the model\'s maximum', async () => {
+  it("sends no cache_control, a user id of at most 64 characters (its SHA-256), and max_tokens within the model's maximum", async () => {
     await addOpenAi();
     for (const name of ['claude-code.first-request', 'claude-code.plan-mode-turn']) {
       const body = fixture(name);
@@ -84,9 +84,14 @@ describe('Claude Code (Anthropic in) to an OpenAI channel', () => {
     }
   });
 
-  it('keeps a short user id as it is, and a limit under the model\'s maximum as the client set it', async () => {
+  it("keeps a short user id as it is, and a limit under the model's maximum as the client set it", async () => {
     await addOpenAi();
-    const response = await harness.post('/v1/messages', { ...fixture('claude-code.first-request'), model: GPT, metadata: { user_id: 'dev-42' }, max_tokens: 1000, stream: false }, harness.apiKey, ANTHROPIC_HEADERS);
+    const response = await harness.post(
+      '/v1/messages',
+      { ...fixture('claude-code.first-request'), model: GPT, metadata: { user_id: 'dev-42' }, max_tokens: 1000, stream: false },
+      harness.apiKey,
+      ANTHROPIC_HEADERS,
+    );
     expect(response.status, await response.clone().text()).toBe(200);
     expect(sentToOpenAi()).toMatchObject({ user: 'dev-42', max_tokens: 1000 });
   });

@@ -17,9 +17,25 @@ describe('local token counting', () => {
     const parts = [{ role: 'user', content: [{ type: 'text', text: 'hello world' }] }];
     expect(countChatPromptTokens(parts, 'gpt-4')).toBe(9);
     // an image of unknown size at high detail: the most a gpt-4-family image costs, 85 + 8 tiles of 170
-    const withImage = [{ role: 'user', content: [{ type: 'text', text: 'hello world' }, { type: 'image_url', image_url: { url: 'https://example.test/x.png' } }] }];
+    const withImage = [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'hello world' },
+          { type: 'image_url', image_url: { url: 'https://example.test/x.png' } },
+        ],
+      },
+    ];
     expect(countChatPromptTokens(withImage, 'gpt-4')).toBe(9 + 1 + 85 + 8 * 170); // and one for the part itself
-    const lowDetail = [{ role: 'user', content: [{ type: 'text', text: 'hello world' }, { type: 'image_url', image_url: { url: 'https://example.test/x.png', detail: 'low' } }] }];
+    const lowDetail = [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'hello world' },
+          { type: 'image_url', image_url: { url: 'https://example.test/x.png', detail: 'low' } },
+        ],
+      },
+    ];
     expect(countChatPromptTokens(lowDetail, 'gpt-4')).toBe(9 + 1 + 85);
   });
 
@@ -28,7 +44,15 @@ describe('local token counting', () => {
     // token ids are a token each, alone, in an array, or in arrays of arrays
     expect(countInputTokens(42, 'text-embedding-ada-002')).toBe(1);
     expect(countInputTokens([1, 2, 3], 'text-embedding-ada-002')).toBe(3);
-    expect(countInputTokens([[1, 2, 3], [4, 5]], 'text-embedding-ada-002')).toBe(5);
+    expect(
+      countInputTokens(
+        [
+          [1, 2, 3],
+          [4, 5],
+        ],
+        'text-embedding-ada-002',
+      ),
+    ).toBe(5);
     expect(countInputTokens({ not: 'a prompt' }, 'text-embedding-ada-002')).toBe(0);
   });
 });

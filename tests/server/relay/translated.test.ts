@@ -37,8 +37,7 @@ beforeEach(async () => {
   await harness.app.ctx.options.set('AutomaticDisableChannelEnabled', 'false');
 });
 
-const addClaude = (fields: Record<string, unknown> = {}) =>
-  harness.addChannel({ type: CLAUDE.type, name: 'claude', key: CLAUDE.key, base_url: CLAUDE.baseUrl(anthropic), models: MODEL, ...fields });
+const addClaude = (fields: Record<string, unknown> = {}) => harness.addChannel({ type: CLAUDE.type, name: 'claude', key: CLAUDE.key, base_url: CLAUDE.baseUrl(anthropic), models: MODEL, ...fields });
 
 const charge = (promptTokens: number, completionTokens: number, cachedPromptTokens = 0) =>
   computeQuota({ promptTokens, completionTokens, cachedPromptTokens, cachedPromptRatio: cachedPromptRatioFor(MODEL), ratio: defaultModelRatio(MODEL), completionRatio: completionRatioFor(MODEL) });
@@ -51,7 +50,10 @@ describe('an Anthropic channel through the openai SDK', () => {
     const before = await harness.balances();
     const completion = await client.chat.completions.create({
       model: MODEL,
-      messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hello there friend' }],
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'hello there friend' },
+      ],
       temperature: 0.3,
       stop: ['END'],
     });
@@ -139,7 +141,10 @@ describe('an Anthropic channel through the openai SDK', () => {
     const completion = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'are you there' }] });
     expect(completion.choices[0].message.content).toBe('Hello from Anthropic, you said: are you there');
     const rows = await harness.app.ctx.db.selectFrom('channels').select(['id', 'status', 'auto_disabled']).orderBy('id').execute();
-    expect(rows.map((row) => [row.id, Number(row.status), Number(row.auto_disabled)])).toEqual([[dead, 2, 1], [good, 1, 0]]);
+    expect(rows.map((row) => [row.id, Number(row.status), Number(row.auto_disabled)])).toEqual([
+      [dead, 2, 1],
+      [good, 1, 0],
+    ]);
     const reported = anthropic.reported.at(-1)!;
     await expectBilled(harness, before, good, MODEL, charge(reported.promptTokens, reported.completionTokens), { prompt_tokens: reported.promptTokens });
   });

@@ -19,7 +19,10 @@ import { fixtureDir } from '../protocols/contract';
 const MODEL = 'claude-3-5-haiku-20241022';
 const KEY = 'sk-ant-api03-secret-key-of-the-channel';
 const wire = readFileSync(join(fixtureDir('anthropic'), 'chat.stream.txt'));
-const expected = JSON.parse(readFileSync(join(fixtureDir('anthropic'), 'chat.expect.json'), 'utf8')) as { text: string; usage: { promptTokens: number; completionTokens: number; cachedPromptTokens: number } };
+const expected = JSON.parse(readFileSync(join(fixtureDir('anthropic'), 'chat.expect.json'), 'utf8')) as {
+  text: string;
+  usage: { promptTokens: number; completionTokens: number; cachedPromptTokens: number };
+};
 const call = (stream: boolean): AdaptorCall => ({ operation: 'chat', model: MODEL, stream, responseId: 'chatcmpl-test', now: 1_700_000_000 });
 
 /** The vendor's bytes in small pieces, with a pause between, optionally breaking off after `breakAt` bytes. */
@@ -68,13 +71,20 @@ beforeAll(async () => {
 afterAll(() => new Promise((closed) => server.close(closed)));
 
 function streamCase(streamed: boolean, source: Readable, options: Partial<TranslateOptions> = {}): Case {
-  return { translated: { adaptor: anthropicAdaptor, call: call(streamed), stream: { decoder: anthropicAdaptor.decodeChatStream(call(streamed)), held: [], source: source.pause(), ended: false } }, options: { streamed, ...options } };
+  return {
+    translated: { adaptor: anthropicAdaptor, call: call(streamed), stream: { decoder: anthropicAdaptor.decodeChatStream(call(streamed)), held: [], source: source.pause(), ended: false } },
+    options: { streamed, ...options },
+  };
 }
 
 const exact = { promptTokens: expected.usage.promptTokens, completionTokens: expected.usage.completionTokens, cachedPromptTokens: expected.usage.cachedPromptTokens, estimated: false };
 
 /** The SSE events of a body, as parsed JSON (`[DONE]` kept as a string). */
-const eventsOf = (text: string) => text.split('\n\n').filter(Boolean).map((event) => (event === 'data: [DONE]' ? '[DONE]' : JSON.parse(event.replace(/^data: /, ''))));
+const eventsOf = (text: string) =>
+  text
+    .split('\n\n')
+    .filter(Boolean)
+    .map((event) => (event === 'data: [DONE]' ? '[DONE]' : JSON.parse(event.replace(/^data: /, ''))));
 
 describe('answering a client from a translated answer', () => {
   it('folds a stream into one chat.completion for a client that did not ask to stream (stream-only vendors)', async () => {
@@ -110,7 +120,10 @@ describe('answering a client from a translated answer', () => {
     const events = eventsOf(text);
     expect(events).not.toContain('[DONE]');
     expect(events.at(-1)).toEqual({ error: { message: 'the upstream answer broke off (request id req-test-1)', type: 'server_error', param: null, code: 'upstream_unreachable' } });
-    const streamed = events.slice(0, -1).map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('');
+    const streamed = events
+      .slice(0, -1)
+      .map((chunk) => chunk.choices[0]?.delta?.content ?? '')
+      .join('');
     expect(streamed).toBe(expected.text);
     expect(await settled).toEqual({ promptTokens: 5, completionTokens: countTextTokens(streamed, MODEL), cachedPromptTokens: 0, estimated: true });
     expect(text).not.toContain(KEY);

@@ -66,7 +66,11 @@ describe('a call over a WebSocket', () => {
     const frames = await openWebSocketCall(target('/chat'), '{"payload":"hi"}', new DisconnectSignal());
     const pieces: unknown[] = [];
     for await (const piece of frames) pieces.push(JSON.parse(piece as string));
-    expect(pieces).toEqual([{ seq: 1, status: 1 }, { seq: 2, status: 1 }, { seq: 3, status: 2 }]);
+    expect(pieces).toEqual([
+      { seq: 1, status: 1 },
+      { seq: 2, status: 1 },
+      { seq: 3, status: 2 },
+    ]);
     expect(received.at(-1)).toBe('{"payload":"hi"}');
   });
 
@@ -98,7 +102,10 @@ describe('a call over a WebSocket', () => {
     const frames = await openWebSocketCall(target('/silent'), '{}', new DisconnectSignal());
     const outcome = await (async () => {
       for await (const _piece of frames) void _piece;
-    })().then(() => 'ended', (error: unknown) => error);
+    })().then(
+      () => 'ended',
+      (error: unknown) => error,
+    );
     expect(outcome).toBeInstanceOf(WebSocketTimeout);
   });
 });

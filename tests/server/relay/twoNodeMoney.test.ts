@@ -89,7 +89,11 @@ for (const target of targets) {
           .where(column, '=', id)
           .executeTakeFirstOrThrow()
           .then((row) => Number(row.sum));
-      const held = await db.selectFrom('reservations').select((eb) => eb.fn.countAll<number>().as('count')).where('state', '=', 1).executeTakeFirstOrThrow();
+      const held = await db
+        .selectFrom('reservations')
+        .select((eb) => eb.fn.countAll<number>().as('count'))
+        .where('state', '=', 1)
+        .executeTakeFirstOrThrow();
       return {
         quota: Number(user.quota),
         userHeld: Number(user.held_quota),
@@ -132,7 +136,12 @@ for (const target of targets) {
         .where('state', '=', 1)
         .where('node_id', '=', killedId)
         .executeTakeFirstOrThrow();
-      const byNode = await db.selectFrom('reservations').select(['node_id', 'state']).select((eb) => eb.fn.countAll().as('count')).groupBy(['node_id', 'state']).execute();
+      const byNode = await db
+        .selectFrom('reservations')
+        .select(['node_id', 'state'])
+        .select((eb) => eb.fn.countAll().as('count'))
+        .groupBy(['node_id', 'state'])
+        .execute();
       expect(Number(deadHeld.sum), JSON.stringify({ killedId, byNode, sent: emulator.requests.length, nodes: await db.selectFrom('relay_nodes').selectAll().execute() })).toBeGreaterThan(0);
       const answers = await Promise.all(requests);
       const statuses = new Map<number, number>();
@@ -160,7 +169,10 @@ for (const target of targets) {
       expect(returned.every((log) => Number(log.user_id) === 1 && log.content.includes(`node ${killedId}`))).toBe(true);
       // at least what it held at the snapshot; more if a loaded machine let its lease lapse a moment before the kill
       // (the exactness of the return is the invariant above: returned twice, the balances would be off)
-      expect(returned.reduce((sum, log) => sum + Number(log.quota), 0), JSON.stringify({ killedId, returned })).toBeGreaterThanOrEqual(Number(deadHeld.sum));
+      expect(
+        returned.reduce((sum, log) => sum + Number(log.quota), 0),
+        JSON.stringify({ killedId, returned }),
+      ).toBeGreaterThanOrEqual(Number(deadHeld.sum));
 
       // both stop cleanly; nothing changes
       await Promise.all(nodes.map((node) => node.stop('SIGTERM')));

@@ -87,8 +87,7 @@ export async function startAliEmulator(): Promise<ProtocolEmulator> {
     const completionTokens = words(answer);
     reported.push({ promptTokens, completionTokens, cachedPromptTokens: 0 });
     const asMessage = parameters.result_format === 'message';
-    const output = (text: string, finish: string) =>
-      asMessage ? { choices: [{ message: { role: 'assistant', content: text }, finish_reason: finish }] } : { text, finish_reason: finish };
+    const output = (text: string, finish: string) => (asMessage ? { choices: [{ message: { role: 'assistant', content: text }, finish_reason: finish }] } : { text, finish_reason: finish });
     const usageFor = (completion: number) => ({ total_tokens: promptTokens + completion, output_tokens: completion, input_tokens: promptTokens, prompt_tokens_details: { cached_tokens: 0 } });
     if (!streaming) {
       json(response, 200, { output: output(answer, 'stop'), usage: usageFor(completionTokens), request_id: id });
@@ -127,7 +126,11 @@ export async function startAliEmulator(): Promise<ProtocolEmulator> {
     const usage = { total_tokens: promptTokens + completionTokens, output_tokens: completionTokens, input_tokens: promptTokens };
     if (!streaming) {
       json(response, 200, {
-        output: { choices: [{ finish_reason: 'tool_calls', message: { role: 'assistant', content: '', tool_calls: [{ function: { name, arguments: argumentsText }, index: 0, id: callId, type: 'function' }] } }] },
+        output: {
+          choices: [
+            { finish_reason: 'tool_calls', message: { role: 'assistant', content: '', tool_calls: [{ function: { name, arguments: argumentsText }, index: 0, id: callId, type: 'function' }] } },
+          ],
+        },
         usage,
         request_id: id,
       });

@@ -203,144 +203,146 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
   const reported: AnthropicReportedUsage[] = [];
   let serial = 0;
 
-  const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => void (async () => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
-    let body: unknown;
-    try {
-      body = raw ? JSON.parse(raw) : undefined;
-    } catch {
-      if (record) requests.push({ method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers, body: raw });
-      return sendError(response, 400, 'invalid_request_error', 'There was an issue with the format of your request: the body is not valid JSON');
-    }
-    if (record) requests.push({ method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers, body });
-
-    const path = (request.url ?? '/').split('?')[0];
-    if (request.method !== 'POST' || path !== '/v1/messages') return sendError(response, 404, 'not_found_error', 'Not found');
-
-    const key = request.headers['x-api-key'];
-    if (!key) return sendError(response, 401, 'authentication_error', 'x-api-key header is required');
-    if (key === 'sk-ant-broke') {
-      return sendError(response, 400, 'invalid_request_error', 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.');
-    }
-    if (key === 'sk-ant-busy') return sendError(response, 529, 'overloaded_error', 'Overloaded');
-    if (key !== ANTHROPIC_GOOD_KEY) return sendError(response, 401, 'authentication_error', 'invalid x-api-key');
-    if (!request.headers['anthropic-version']) return sendError(response, 400, 'invalid_request_error', 'anthropic-version: header is required');
-
-    const json = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
-    const problem = invalid(json);
-    if (problem) return sendError(response, 400, 'invalid_request_error', problem);
-
-    const turns = json.messages as Turn[];
-    const promptText = [systemText(json.system), ...turns.flatMap((turn) => blocksOf(turn).map(blockText))].join(' ');
-    const promptTokens = Math.max(1, words(promptText).length);
-    const cacheRead = Math.min(promptTokens, marker(promptText, 'cache_read', request.headers['x-emulator-cache-read']));
-    const cacheCreation = Math.min(promptTokens - cacheRead, marker(promptText, 'cache_creation', request.headers['x-emulator-cache-creation']));
-    const prompt = {
-      input_tokens: promptTokens - cacheRead - cacheCreation,
-      cache_creation_input_tokens: cacheCreation,
-      cache_read_input_tokens: cacheRead,
-    };
-
-    const last = turns[turns.length - 1];
-    const lastBlocks = last.role === 'user' ? blocksOf(last) : [];
-    const toolResults = lastBlocks.filter((block) => block.type === 'tool_result');
-    const lastText = lastBlocks.filter((block) => block.type === 'text').map(blockText).join(' ');
-    const tool = toolResults.length === 0 ? chosenTool(json, lastText) : undefined;
-
-    serial += 1;
-    const id = `msg_emu${String(serial).padStart(4, '0')}`;
-    const model = json.model as string;
-    const maxTokens = json.max_tokens as number;
-
-    let answerWords: string[] = [];
-    let stopReason = 'end_turn';
-    let stopSequence: string | null = null;
-    let input: Record<string, unknown> | undefined;
-    let completionTokens: number;
-    if (tool) {
-      input = toolInput(tool, lastText);
-      stopReason = 'tool_use';
-      completionTokens = Math.max(1, words(JSON.stringify(input)).length);
-    } else {
-      let text = toolResults.length > 0
-        ? `Hello from Anthropic, the tool said: ${toolResults.map(blockText).join(' ')}`
-        : `Hello from Anthropic, you said: ${lastText}`;
-      for (const stop of (json.stop_sequences ?? []) as string[]) {
-        const at = typeof stop === 'string' && stop !== '' ? text.indexOf(stop) : -1;
-        if (at !== -1) {
-          text = text.slice(0, at);
-          stopReason = 'stop_sequence';
-          stopSequence = stop;
+  const server: Server = createServer(
+    (request: IncomingMessage, response: ServerResponse) =>
+      void (async () => {
+        const chunks: Buffer[] = [];
+        for await (const chunk of request) chunks.push(chunk as Buffer);
+        const raw = Buffer.concat(chunks).toString('utf8');
+        let body: unknown;
+        try {
+          body = raw ? JSON.parse(raw) : undefined;
+        } catch {
+          if (record) requests.push({ method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers, body: raw });
+          return sendError(response, 400, 'invalid_request_error', 'There was an issue with the format of your request: the body is not valid JSON');
         }
-      }
-      answerWords = words(text);
-      if (answerWords.length > maxTokens) {
-        answerWords = answerWords.slice(0, maxTokens);
-        stopReason = 'max_tokens';
-        stopSequence = null;
-      }
-      completionTokens = answerWords.length;
-    }
-    const usage = { ...prompt, output_tokens: completionTokens };
-    const report: AnthropicReportedUsage = {
-      promptTokens,
-      completionTokens,
-      cachedPromptTokens: cacheRead,
-      cacheCreationTokens: cacheCreation,
-    };
-    const toolId = `toolu_emu${serial}_0`;
+        if (record) requests.push({ method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers, body });
 
-    if (json.stream !== true) {
-      if (record) reported.push(report);
-      const content = tool
-        ? [{ type: 'tool_use', id: toolId, name: tool.name, input }]
-        : [{ type: 'text', text: answerWords.join(' ') }];
-      return sendJson(response, 200, { id, type: 'message', role: 'assistant', model, content, stop_reason: stopReason, stop_sequence: stopSequence, usage });
-    }
+        const path = (request.url ?? '/').split('?')[0];
+        if (request.method !== 'POST' || path !== '/v1/messages') return sendError(response, 404, 'not_found_error', 'Not found');
 
-    const delayMs = Number(request.headers['x-emulator-delay-ms'] ?? options.wordDelayMs ?? 0) || 0;
-    response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'request-id': 'req_emulator' });
-    let gone = false;
-    response.on('close', () => {
-      gone = !response.writableFinished;
-    });
-    const send = (event: Record<string, unknown> & { type: string }) => response.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
-
-    send({
-      type: 'message_start',
-      message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...prompt, output_tokens: 1 } },
-    });
-    if (tool) {
-      send({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: toolId, name: tool.name, input: {} } });
-      send({ type: 'ping' });
-      const whole = JSON.stringify(input);
-      const fragments = ['', ...Array.from({ length: Math.ceil(whole.length / 12) }, (_, index) => whole.slice(index * 12, index * 12 + 12))];
-      for (const fragment of fragments) {
-        if (delayMs > 0) await sleep(delayMs);
-        if (gone) return;
-        send({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: fragment } });
-      }
-    } else {
-      send({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
-      send({ type: 'ping' });
-      for (let index = 0; index < answerWords.length; index += 1) {
-        if (delayMs > 0) await sleep(delayMs);
-        if (gone) return;
-        send({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: (index === 0 ? '' : ' ') + answerWords[index] } });
-        if (index === 0 && lastText.includes('[stream_error]')) {
-          send({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
-          return void response.end();
+        const key = request.headers['x-api-key'];
+        if (!key) return sendError(response, 401, 'authentication_error', 'x-api-key header is required');
+        if (key === 'sk-ant-broke') {
+          return sendError(response, 400, 'invalid_request_error', 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.');
         }
-      }
-    }
-    send({ type: 'content_block_stop', index: 0 });
-    send({ type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: stopSequence }, usage: { output_tokens: completionTokens } });
-    send({ type: 'message_stop' });
-    if (record) reported.push(report);
-    response.end();
-  })());
+        if (key === 'sk-ant-busy') return sendError(response, 529, 'overloaded_error', 'Overloaded');
+        if (key !== ANTHROPIC_GOOD_KEY) return sendError(response, 401, 'authentication_error', 'invalid x-api-key');
+        if (!request.headers['anthropic-version']) return sendError(response, 400, 'invalid_request_error', 'anthropic-version: header is required');
+
+        const json = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+        const problem = invalid(json);
+        if (problem) return sendError(response, 400, 'invalid_request_error', problem);
+
+        const turns = json.messages as Turn[];
+        const promptText = [systemText(json.system), ...turns.flatMap((turn) => blocksOf(turn).map(blockText))].join(' ');
+        const promptTokens = Math.max(1, words(promptText).length);
+        const cacheRead = Math.min(promptTokens, marker(promptText, 'cache_read', request.headers['x-emulator-cache-read']));
+        const cacheCreation = Math.min(promptTokens - cacheRead, marker(promptText, 'cache_creation', request.headers['x-emulator-cache-creation']));
+        const prompt = {
+          input_tokens: promptTokens - cacheRead - cacheCreation,
+          cache_creation_input_tokens: cacheCreation,
+          cache_read_input_tokens: cacheRead,
+        };
+
+        const last = turns[turns.length - 1];
+        const lastBlocks = last.role === 'user' ? blocksOf(last) : [];
+        const toolResults = lastBlocks.filter((block) => block.type === 'tool_result');
+        const lastText = lastBlocks
+          .filter((block) => block.type === 'text')
+          .map(blockText)
+          .join(' ');
+        const tool = toolResults.length === 0 ? chosenTool(json, lastText) : undefined;
+
+        serial += 1;
+        const id = `msg_emu${String(serial).padStart(4, '0')}`;
+        const model = json.model as string;
+        const maxTokens = json.max_tokens as number;
+
+        let answerWords: string[] = [];
+        let stopReason = 'end_turn';
+        let stopSequence: string | null = null;
+        let input: Record<string, unknown> | undefined;
+        let completionTokens: number;
+        if (tool) {
+          input = toolInput(tool, lastText);
+          stopReason = 'tool_use';
+          completionTokens = Math.max(1, words(JSON.stringify(input)).length);
+        } else {
+          let text = toolResults.length > 0 ? `Hello from Anthropic, the tool said: ${toolResults.map(blockText).join(' ')}` : `Hello from Anthropic, you said: ${lastText}`;
+          for (const stop of (json.stop_sequences ?? []) as string[]) {
+            const at = typeof stop === 'string' && stop !== '' ? text.indexOf(stop) : -1;
+            if (at !== -1) {
+              text = text.slice(0, at);
+              stopReason = 'stop_sequence';
+              stopSequence = stop;
+            }
+          }
+          answerWords = words(text);
+          if (answerWords.length > maxTokens) {
+            answerWords = answerWords.slice(0, maxTokens);
+            stopReason = 'max_tokens';
+            stopSequence = null;
+          }
+          completionTokens = answerWords.length;
+        }
+        const usage = { ...prompt, output_tokens: completionTokens };
+        const report: AnthropicReportedUsage = {
+          promptTokens,
+          completionTokens,
+          cachedPromptTokens: cacheRead,
+          cacheCreationTokens: cacheCreation,
+        };
+        const toolId = `toolu_emu${serial}_0`;
+
+        if (json.stream !== true) {
+          if (record) reported.push(report);
+          const content = tool ? [{ type: 'tool_use', id: toolId, name: tool.name, input }] : [{ type: 'text', text: answerWords.join(' ') }];
+          return sendJson(response, 200, { id, type: 'message', role: 'assistant', model, content, stop_reason: stopReason, stop_sequence: stopSequence, usage });
+        }
+
+        const delayMs = Number(request.headers['x-emulator-delay-ms'] ?? options.wordDelayMs ?? 0) || 0;
+        response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'request-id': 'req_emulator' });
+        let gone = false;
+        response.on('close', () => {
+          gone = !response.writableFinished;
+        });
+        const send = (event: Record<string, unknown> & { type: string }) => response.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+
+        send({
+          type: 'message_start',
+          message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...prompt, output_tokens: 1 } },
+        });
+        if (tool) {
+          send({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: toolId, name: tool.name, input: {} } });
+          send({ type: 'ping' });
+          const whole = JSON.stringify(input);
+          const fragments = ['', ...Array.from({ length: Math.ceil(whole.length / 12) }, (_, index) => whole.slice(index * 12, index * 12 + 12))];
+          for (const fragment of fragments) {
+            if (delayMs > 0) await sleep(delayMs);
+            if (gone) return;
+            send({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: fragment } });
+          }
+        } else {
+          send({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+          send({ type: 'ping' });
+          for (let index = 0; index < answerWords.length; index += 1) {
+            if (delayMs > 0) await sleep(delayMs);
+            if (gone) return;
+            send({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: (index === 0 ? '' : ' ') + answerWords[index] } });
+            if (index === 0 && lastText.includes('[stream_error]')) {
+              send({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+              return void response.end();
+            }
+          }
+        }
+        send({ type: 'content_block_stop', index: 0 });
+        send({ type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: stopSequence }, usage: { output_tokens: completionTokens } });
+        send({ type: 'message_stop' });
+        if (record) reported.push(report);
+        response.end();
+      })(),
+  );
 
   const listening = await listenOnLoopback(server);
   return {

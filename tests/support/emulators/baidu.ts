@@ -87,7 +87,14 @@ export async function startBaiduEmulator(): Promise<BaiduEmulator> {
     const token = `24.${sequence.toString(16).padStart(32, '0')}.2592000.${Math.floor(Date.now() / 1000)}.282335-emulator`;
     tokens.add(token);
     issued += 1;
-    json(response, 200, { refresh_token: `25.${sequence}`, expires_in: 2592000, session_key: 'emulated', access_token: token, scope: 'public brain_all_scope wenxinworkshop_mgr', session_secret: 'emulated' });
+    json(response, 200, {
+      refresh_token: `25.${sequence}`,
+      expires_in: 2592000,
+      session_key: 'emulated',
+      access_token: token,
+      scope: 'public brain_all_scope wenxinworkshop_mgr',
+      session_secret: 'emulated',
+    });
   }
 
   async function chat(body: Record<string, unknown>, response: ServerResponse): Promise<void> {
@@ -96,7 +103,8 @@ export async function startBaiduEmulator(): Promise<BaiduEmulator> {
     if (messages.length % 2 === 0) return baiduError(response, 336003, 'the length of messages must be an odd number');
     for (const [index, message] of messages.entries()) {
       const expected = index % 2 === 0 ? ['user', 'function'] : ['assistant'];
-      if (!expected.includes(message.role ?? '')) return baiduError(response, 336003, `the role of message with ${index % 2 === 0 ? 'even' : 'odd'} index in the messages must be ${expected.join(' or ')}`);
+      if (!expected.includes(message.role ?? ''))
+        return baiduError(response, 336003, `the role of message with ${index % 2 === 0 ? 'even' : 'odd'} index in the messages must be ${expected.join(' or ')}`);
     }
     const system = typeof body.system === 'string' ? body.system : '';
     const lastUser = [...messages].reverse().find((message) => message.role === 'user')?.content ?? '';

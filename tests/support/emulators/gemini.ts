@@ -69,17 +69,50 @@ class GoogleError extends Error {
 
 const REQUEST_FIELDS = new Set(['contents', 'systemInstruction', 'tools', 'toolConfig', 'generationConfig', 'safetySettings', 'cachedContent']);
 const CONFIG_FIELDS = new Set([
-  'stopSequences', 'responseMimeType', 'responseSchema', 'responseJsonSchema', 'candidateCount', 'maxOutputTokens', 'temperature', 'topP',
-  'topK', 'seed', 'presencePenalty', 'frequencyPenalty', 'responseLogprobs', 'logprobs', 'thinkingConfig', 'responseModalities',
+  'stopSequences',
+  'responseMimeType',
+  'responseSchema',
+  'responseJsonSchema',
+  'candidateCount',
+  'maxOutputTokens',
+  'temperature',
+  'topP',
+  'topK',
+  'seed',
+  'presencePenalty',
+  'frequencyPenalty',
+  'responseLogprobs',
+  'logprobs',
+  'thinkingConfig',
+  'responseModalities',
 ]);
 const PART_FIELDS = ['text', 'inlineData', 'fileData', 'functionCall', 'functionResponse', 'executableCode', 'codeExecutionResult'];
 const SCHEMA_FIELDS = new Set([
-  'type', 'format', 'title', 'description', 'nullable', 'enum', 'maxItems', 'minItems', 'properties', 'required', 'minProperties',
-  'maxProperties', 'minLength', 'maxLength', 'pattern', 'example', 'anyOf', 'propertyOrdering', 'default', 'items', 'minimum', 'maximum',
+  'type',
+  'format',
+  'title',
+  'description',
+  'nullable',
+  'enum',
+  'maxItems',
+  'minItems',
+  'properties',
+  'required',
+  'minProperties',
+  'maxProperties',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'example',
+  'anyOf',
+  'propertyOrdering',
+  'default',
+  'items',
+  'minimum',
+  'maximum',
 ]);
 
-const unknownName = (name: string, where: string) =>
-  new GoogleError(400, 'INVALID_ARGUMENT', `Invalid JSON payload received. Unknown name "${name}" at '${where}': Cannot find field.`);
+const unknownName = (name: string, where: string) => new GoogleError(400, 'INVALID_ARGUMENT', `Invalid JSON payload received. Unknown name "${name}" at '${where}': Cannot find field.`);
 
 function checkSchema(schema: unknown, where: string): void {
   if (!schema || typeof schema !== 'object') return;
@@ -140,7 +173,10 @@ function reply(request: GenerateRequest): { text: string; call?: { name: string;
   if (answered.length > 0) {
     return { text: `Hello from Gemini, the tool said: ${answered.map((part) => JSON.stringify(part.functionResponse!.response)).join(' ')}` };
   }
-  const userText = (last?.parts ?? []).map((part) => part.text ?? '').filter(Boolean).join(' ');
+  const userText = (last?.parts ?? [])
+    .map((part) => part.text ?? '')
+    .filter(Boolean)
+    .join(' ');
   const declarations = (request.tools ?? []).flatMap((tool) => tool.functionDeclarations ?? []);
   const config = request.toolConfig?.functionCallingConfig;
   if (declarations.length > 0 && config?.mode !== 'NONE') {
@@ -201,7 +237,11 @@ export async function startGeminiEmulator(options: GeminiEmulatorOptions = {}): 
     if (incoming.method !== 'POST') throw new GoogleError(405, 'METHOD_NOT_ALLOWED', 'Method not allowed.');
     const key = (incoming.headers['x-goog-api-key'] as string | undefined) ?? url.searchParams.get('key') ?? '';
     if (!key) {
-      throw new GoogleError(403, 'PERMISSION_DENIED', "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.");
+      throw new GoogleError(
+        403,
+        'PERMISSION_DENIED',
+        "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.",
+      );
     }
     if (key !== GOOD_KEY) throw new GoogleError(400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.', 'API_KEY_INVALID');
     const model = decodeURIComponent(match[2]);
@@ -313,7 +353,10 @@ export async function startGeminiEmulator(options: GeminiEmulatorOptions = {}): 
         return;
       }
       if (error instanceof GoogleError) sendJson(response, error.code, error.body());
-      else sendJson(response, 500, { error: { code: 500, message: 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting', status: 'INTERNAL' } });
+      else
+        sendJson(response, 500, {
+          error: { code: 500, message: 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting', status: 'INTERNAL' },
+        });
     });
   });
   const listening = await listenOnLoopback(server);

@@ -163,11 +163,23 @@ function answerFor(path: string, body: Record<string, unknown>, prompt: number):
     };
   }
   if (path.endsWith('/completions')) {
-    return { id: 'cmpl-honest', object: 'text_completion', created: 1, model, choices: [{ index: 0, text: 'ok', finish_reason: 'stop' }], usage: { prompt_tokens: prompt, completion_tokens: 1, total_tokens: prompt + 1 } };
+    return {
+      id: 'cmpl-honest',
+      object: 'text_completion',
+      created: 1,
+      model,
+      choices: [{ index: 0, text: 'ok', finish_reason: 'stop' }],
+      usage: { prompt_tokens: prompt, completion_tokens: 1, total_tokens: prompt + 1 },
+    };
   }
   if (path.endsWith('/embeddings')) {
     const inputs = Array.isArray(body.input) ? body.input.length : 1;
-    return { object: 'list', model, data: Array.from({ length: inputs }, (_, index) => ({ object: 'embedding', index, embedding: [0.5, 0.25] })), usage: { prompt_tokens: prompt, total_tokens: prompt } };
+    return {
+      object: 'list',
+      model,
+      data: Array.from({ length: inputs }, (_, index) => ({ object: 'embedding', index, embedding: [0.5, 0.25] })),
+      usage: { prompt_tokens: prompt, total_tokens: prompt },
+    };
   }
   if (path.endsWith('/responses')) {
     return {
@@ -181,7 +193,16 @@ function answerFor(path: string, body: Record<string, unknown>, prompt: number):
     };
   }
   if (path.startsWith('/v1/messages')) {
-    return { id: 'msg_honest', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: prompt, output_tokens: 1 } };
+    return {
+      id: 'msg_honest',
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [{ type: 'text', text: 'ok' }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage: { input_tokens: prompt, output_tokens: 1 },
+    };
   }
   return {
     candidates: [{ content: { role: 'model', parts: [{ text: 'ok' }] }, finishReason: 'STOP', index: 0 }],

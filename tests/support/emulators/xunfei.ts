@@ -60,7 +60,13 @@ function verify(request: IncomingMessage): { apiKey: string; path: string } | { 
   if (!date.endsWith('GMT') || Number.isNaN(when) || Math.abs(Date.now() - when) > 5 * 60_000) {
     return { status: 403, reason: 'Forbidden', message: 'HMAC signature cannot be verified, a valid date or x-date header is required for HMAC Authentication' };
   }
-  const fields = Object.fromEntries([...Buffer.from(authorization, 'base64').toString('utf8').matchAll(/([\w ]+?)="([^"]*)"/g)].map((match) => [match[1].trim(), match[2]]));
+  const fields = Object.fromEntries(
+    [
+      ...Buffer.from(authorization, 'base64')
+        .toString('utf8')
+        .matchAll(/([\w ]+?)="([^"]*)"/g),
+    ].map((match) => [match[1].trim(), match[2]]),
+  );
   const apiKey = fields.api_key ?? fields['hmac username'];
   const account = apiKey ? ACCOUNTS[apiKey] : undefined;
   const cannot = { status: 401, reason: 'Unauthorized', message: 'HMAC signature cannot be verified' };

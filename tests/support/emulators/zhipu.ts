@@ -44,7 +44,8 @@ const words = (text: string): string[] => text.split(/\s+/).filter(Boolean);
 
 function messageText(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((part) => (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '')).join(' ');
+  if (Array.isArray(content))
+    return content.map((part) => (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '')).join(' ');
   return '';
 }
 
@@ -160,7 +161,11 @@ export async function startZhipuEmulator(): Promise<ProtocolEmulator> {
     report(prompt, 0);
     sendJson(response, 200, {
       model: jsonText(body.model ?? ''),
-      data: inputs.map((input, index) => ({ embedding: Array.from({ length: dimensions }, (_, position) => Number(Math.sin(input.length + position + index).toFixed(6))), index, object: 'embedding' })),
+      data: inputs.map((input, index) => ({
+        embedding: Array.from({ length: dimensions }, (_, position) => Number(Math.sin(input.length + position + index).toFixed(6))),
+        index,
+        object: 'embedding',
+      })),
       object: 'list',
       usage: { completion_tokens: 0, prompt_tokens: prompt, total_tokens: prompt },
     });
@@ -199,7 +204,10 @@ export async function startZhipuEmulator(): Promise<ProtocolEmulator> {
     let sofar = '';
     for (const piece of answer.pieces) {
       sofar += piece;
-      const data = (incremental ? piece : sofar).split('\n').map((line) => `data:${line}`).join('\n');
+      const data = (incremental ? piece : sofar)
+        .split('\n')
+        .map((line) => `data:${line}`)
+        .join('\n');
       response.write(`event:add\nid:${taskId}\n${data}\n\n`);
     }
     const meta = { task_status: 'SUCCESS', usage, task_id: taskId, request_id: taskId };

@@ -92,7 +92,9 @@ export function decodeEmbeddings(body: string, call: AdaptorCall): EmbeddingResp
   const answer = parsed as { output?: { embeddings?: Array<{ text_index?: number; embedding?: number[] }> }; usage?: { total_tokens?: number; input_tokens?: number } };
   const error = errorOf(parsed, 200);
   if (error && !answer.output) return error;
-  const data = embeddingsInOrder((answer.output?.embeddings ?? []).map((item, position) => ({ index: typeof item.text_index === 'number' ? item.text_index : position, embedding: item.embedding ?? [] })));
+  const data = embeddingsInOrder(
+    (answer.output?.embeddings ?? []).map((item, position) => ({ index: typeof item.text_index === 'number' ? item.text_index : position, embedding: item.embedding ?? [] })),
+  );
   const tokens = count(answer.usage?.total_tokens) || count(answer.usage?.input_tokens);
   return { object: 'list', data, model: call.model, usage: { prompt_tokens: tokens, total_tokens: tokens } };
 }

@@ -46,7 +46,8 @@ function encodeMessages(messages: readonly ChatMessage[], multimodal: boolean): 
     const out: Record<string, unknown> = { role, content: multimodal && role !== 'tool' ? multimodalContent(message.content) : contentText(message.content) };
     if (message.name) out.name = message.name;
     if (message.tool_call_id) out.tool_call_id = message.tool_call_id;
-    if (message.tool_calls && message.tool_calls.length > 0) out.tool_calls = message.tool_calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.function.name, arguments: call.function.arguments } }));
+    if (message.tool_calls && message.tool_calls.length > 0)
+      out.tool_calls = message.tool_calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.function.name, arguments: call.function.arguments } }));
     return out;
   });
 }

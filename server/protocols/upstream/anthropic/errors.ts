@@ -23,8 +23,7 @@ const ERROR_STATUS: Record<string, number> = {
 const DEAD_ACCOUNT_WORDS = /credit balance is too low|organization has been disabled|organization is disabled/i;
 
 function classify(status: number, type: string | undefined, message: string): UpstreamFailure {
-  const deadKey =
-    type === 'authentication_error' || type === 'permission_error' || type === 'billing_error' || DEAD_ACCOUNT_WORDS.test(message);
+  const deadKey = type === 'authentication_error' || type === 'permission_error' || type === 'billing_error' || DEAD_ACCOUNT_WORDS.test(message);
   const retryable =
     deadKey ||
     type === 'overloaded_error' ||

@@ -127,9 +127,7 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
   if (typeof request.temperature === 'number') body.temperature = request.temperature;
   if (typeof request.top_p === 'number') body.top_p = request.top_p;
   if (typeof request.top_k === 'number') body.top_k = request.top_k;
-  const stops = (typeof request.stop === 'string' ? [request.stop] : Array.isArray(request.stop) ? request.stop : []).filter(
-    (stop): stop is string => typeof stop === 'string' && stop !== '',
-  );
+  const stops = (typeof request.stop === 'string' ? [request.stop] : Array.isArray(request.stop) ? request.stop : []).filter((stop): stop is string => typeof stop === 'string' && stop !== '');
   if (stops.length > 0) body.stop_sequences = stops;
   const tools = (request.tools ?? []).filter((tool) => tool?.type === 'function' && tool.function?.name);
   if (tools.length > 0) {

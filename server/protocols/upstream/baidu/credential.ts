@@ -11,7 +11,9 @@ import { baseOf, splitKey } from './request';
 export const credential: CredentialExchange = {
   cacheKey(channel) {
     // the secret stays out of cache keys (they may be logged)
-    return `baidu:${createHash('sha256').update(`${baseOf(channel)}\n${channel.key}`).digest('hex')}`;
+    return `baidu:${createHash('sha256')
+      .update(`${baseOf(channel)}\n${channel.key}`)
+      .digest('hex')}`;
   },
   request(channel) {
     const parts = splitKey(channel.key);

@@ -51,7 +51,7 @@ const CHAT_ENDPOINTS: Record<string, string> = {
   'chatglm2-6b-32k': 'chatglm2_6b_32k',
   'aquilachat-7b': 'aquilachat_7b',
   'xuanyuan-70b-chat-4bit': 'xuanyuan_70b_chat',
-  'chatlaw': 'chatlaw',
+  chatlaw: 'chatlaw',
   'yi-34b-chat': 'yi_34b_chat',
   'mixtral-8x7b-instruct': 'mixtral_8x7b_instruct',
   'gemma-7b-it': 'gemma_7b_it',

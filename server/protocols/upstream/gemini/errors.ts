@@ -9,7 +9,7 @@ export function parseGoogle(body: string): GeminiResponse | undefined {
   let value = parseJson(body);
   // the non-SSE stream form (and some error answers) is a JSON array of responses
   if (Array.isArray(value)) value = value.find((item) => item && typeof item === 'object' && 'error' in item) ?? value[value.length - 1];
-  return value && typeof value === 'object' ? (value) : undefined;
+  return value && typeof value === 'object' ? value : undefined;
 }
 
 // ---- failures ----
@@ -30,10 +30,7 @@ export function failure(status: number, body: string): UpstreamFailure {
   const reasons = (Array.isArray(error.details) ? error.details : []).map((detail) => detail?.reason).filter((reason): reason is string => typeof reason === 'string');
   const message = typeof error.message === 'string' ? error.message : '';
   const grpcStatus = typeof error.status === 'string' ? error.status : null;
-  const deadKey =
-    reasons.some((reason) => DEAD_KEY_REASONS.has(reason)) ||
-    grpcStatus === 'UNAUTHENTICATED' ||
-    ((status === 400 || status === 401 || status === 403) && DEAD_KEY_WORDS.test(message));
+  const deadKey = reasons.some((reason) => DEAD_KEY_REASONS.has(reason)) || grpcStatus === 'UNAUTHENTICATED' || ((status === 400 || status === 401 || status === 403) && DEAD_KEY_WORDS.test(message));
   // a refusal that is this channel's own (permissions, location, a model it lacks) may pass on another channel;
   // a malformed request (INVALID_ARGUMENT) would fail anywhere
   const retryable =

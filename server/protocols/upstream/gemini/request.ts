@@ -91,9 +91,28 @@ function jsonObject(text: string): Record<string, unknown> | undefined {
 // The keys of Gemini's Schema (an OpenAPI 3.0 subset); anything else (additionalProperties,
 // $schema, strict, const, examples...) makes Google refuse the whole request.
 const SCHEMA_KEYS = new Set([
-  'type', 'format', 'title', 'description', 'nullable', 'enum', 'maxItems', 'minItems', 'properties', 'required',
-  'minProperties', 'maxProperties', 'minLength', 'maxLength', 'pattern', 'example', 'anyOf', 'propertyOrdering',
-  'default', 'items', 'minimum', 'maximum',
+  'type',
+  'format',
+  'title',
+  'description',
+  'nullable',
+  'enum',
+  'maxItems',
+  'minItems',
+  'properties',
+  'required',
+  'minProperties',
+  'maxProperties',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'example',
+  'anyOf',
+  'propertyOrdering',
+  'default',
+  'items',
+  'minimum',
+  'maximum',
 ]);
 // Google accepts only these formats; `uri`, `email` and the like are refused.
 const SCHEMA_FORMATS: Record<string, ReadonlySet<string>> = {

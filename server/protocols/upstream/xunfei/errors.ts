@@ -49,7 +49,6 @@ export function frameFailure(status: number, code: number, message: string): Ups
   });
 }
 
-
 /**
  * A refusal: a handshake answered with an HTTP status and `{message}` (401: the
  * signature or key did not verify; 403: the date is off, or the IP is not

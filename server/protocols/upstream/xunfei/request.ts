@@ -24,16 +24,37 @@ export const SPARK_VERSIONS: readonly SparkVersion[] = [
 
 /** Other spellings of each version: product names, domains, model names in use. */
 const ALIASES: Record<string, string> = {
-  '1.1': 'v1.1', lite: 'v1.1', general: 'v1.1', 'spark-lite': 'v1.1',
-  '2.1': 'v2.1', generalv2: 'v2.1', v2: 'v2.1',
-  '3.1': 'v3.1', pro: 'v3.1', generalv3: 'v3.1', 'spark-pro': 'v3.1', v3: 'v3.1',
-  '3.5': 'v3.5', max: 'v3.5', 'generalv3.5': 'v3.5', 'spark-max': 'v3.5',
-  '4.0': 'v4.0', v4: 'v4.0', ultra: 'v4.0', '4.0ultra': 'v4.0', 'spark-ultra': 'v4.0', 'spark-4.0-ultra': 'v4.0',
-  'spark-pro-128k': 'pro-128k', 'spark-max-32k': 'max-32k',
+  '1.1': 'v1.1',
+  lite: 'v1.1',
+  general: 'v1.1',
+  'spark-lite': 'v1.1',
+  '2.1': 'v2.1',
+  generalv2: 'v2.1',
+  v2: 'v2.1',
+  '3.1': 'v3.1',
+  pro: 'v3.1',
+  generalv3: 'v3.1',
+  'spark-pro': 'v3.1',
+  v3: 'v3.1',
+  '3.5': 'v3.5',
+  max: 'v3.5',
+  'generalv3.5': 'v3.5',
+  'spark-max': 'v3.5',
+  '4.0': 'v4.0',
+  v4: 'v4.0',
+  ultra: 'v4.0',
+  '4.0ultra': 'v4.0',
+  'spark-ultra': 'v4.0',
+  'spark-4.0-ultra': 'v4.0',
+  'spark-pro-128k': 'pro-128k',
+  'spark-max-32k': 'max-32k',
 };
 
 function findVersion(value: string | undefined): SparkVersion | undefined {
-  const wanted = (value ?? '').trim().toLowerCase().replace(/^sparkdesk-?/, '');
+  const wanted = (value ?? '')
+    .trim()
+    .toLowerCase()
+    .replace(/^sparkdesk-?/, '');
   if (!wanted) return undefined;
   const name = ALIASES[wanted] ?? wanted;
   return SPARK_VERSIONS.find((row) => row.version === name);
@@ -77,7 +98,6 @@ export function baseUrl(channel: ChannelConfig): string {
 
 // ---- which channel ----
 
-
 function channelOf(call: AdaptorCall): ChannelConfig | undefined {
   return call.channel;
 }
@@ -108,7 +128,9 @@ export function encodeFrame(request: ChatRequest, call: AdaptorCall): string {
   const payload: Json = { message: { text: request.messages.map(sparkTurn) } };
   const tools = (request.tools ?? []).filter((tool) => tool.type === 'function' && tool.function);
   if (tools.length > 0 && request.tool_choice !== 'none') {
-    payload.functions = { text: tools.map((tool) => ({ name: tool.function.name, description: tool.function.description ?? '', parameters: tool.function.parameters ?? { type: 'object', properties: {} } })) };
+    payload.functions = {
+      text: tools.map((tool) => ({ name: tool.function.name, description: tool.function.description ?? '', parameters: tool.function.parameters ?? { type: 'object', properties: {} } })),
+    };
   }
   return JSON.stringify({ header, parameter: { chat }, payload });
 }

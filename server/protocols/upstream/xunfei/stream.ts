@@ -4,7 +4,6 @@ import { count, openAiUsage, parseJson, upstreamFailure } from '../../shared';
 import { frameFailure } from './errors';
 import { isObject, text } from './json';
 
-
 export class SparkStreamDecoder implements ChatStreamDecoder {
   private id = '';
   private reported: Usage | undefined;

@@ -11,7 +11,6 @@ const JWT_LIFETIME_SECONDS = 3600;
 
 // ---- which protocol ----
 
-
 /** The channel of a call: `call.channel` when the relay passes it, else the one target() saw for this call. */
 export function channelOf(call: AdaptorCall): ChannelConfig | undefined {
   return call.channel;
