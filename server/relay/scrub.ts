@@ -27,26 +27,28 @@ export function scrubSecrets(text: string, ...keys: Array<string | undefined>): 
       if (secret.length >= 6) scrubbed = scrubbed.split(secret).join(REDACTED);
     }
   }
-  return scrubbed
-    .replace(BEARER, `$1 ${REDACTED}`)
-    .replace(KEY_PARAMETER, `$1=${REDACTED}`)
-    .replace(KEY_HEADER, `$1: ${REDACTED}`)
-    .replace(KEY_LIKE, `sk-${REDACTED}`);
+  return scrubbed.replace(BEARER, `$1 ${REDACTED}`).replace(KEY_PARAMETER, `$1=${REDACTED}`).replace(KEY_HEADER, `$1: ${REDACTED}`).replace(KEY_LIKE, `sk-${REDACTED}`);
 }
 
 /** What a token holder may read of an upstream's text: no secrets, URLs or network addresses. */
 export function scrubForClient(text: string, ...keys: Array<string | undefined>): string {
-  return scrubSecrets(text, ...keys).replace(URL_LIKE, '[url]').replace(IPV4, '[address]').replace(IPV6, '[address]');
+  return scrubSecrets(text, ...keys)
+    .replace(URL_LIKE, '[url]')
+    .replace(IPV4, '[address]')
+    .replace(IPV6, '[address]');
 }
-
 
 /** The longest reason a log row keeps per failure: enough to tell one from another, never a whole upstream body. */
 const MAX_LINE = 200;
 
+/** Runs of white space and control characters: PostgreSQL refuses a NUL in text, and a log line is one line. */
+// eslint-disable-next-line no-control-regex -- the control characters are what it matches
+const NOT_ON_ONE_LINE = /[\s\u0000-\u001f\u007f]+/g;
+
 /** A failure's reason as log rows keep it (users read their own): scrubbed for a client, on one line, at most 200 characters. */
 export function scrubLine(text: string, ...keys: Array<string | undefined>): string {
-  // control characters too: PostgreSQL refuses a NUL in text, and a log line is one line
-  // eslint-disable-next-line no-control-regex -- the control characters are what this replaces
-  const line = scrubForClient(text, ...keys).replace(/[\s\u0000-\u001f\u007f]+/g, ' ').trim();
+  const line = scrubForClient(text, ...keys)
+    .replace(NOT_ON_ONE_LINE, ' ')
+    .trim();
   return line.length > MAX_LINE ? `${line.slice(0, MAX_LINE - 1)}…` : line;
 }
