@@ -109,6 +109,11 @@ export interface Config {
   githubApiUrl: string;
   /** Seconds between re-tests of channels the system disabled; 0 turns the health checker off. */
   channelRetestIntervalSeconds: number;
+  /**
+   * QUOTA_LEASES (PostgreSQL and MySQL; default on): each node holds quota in short leases and reserves from
+   * them in memory (billing/leaseLedger.ts); off, every reservation is a transaction with a row of its own.
+   */
+  quotaLeases?: boolean;
   /** Seconds between reloads of the options table, so nodes sharing a database converge (default 10; 0 = off). */
   optionSyncSeconds?: number;
   /** Where the update check reads the latest release (a GitHub "latest release" API answer). */
@@ -243,6 +248,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     githubApiUrl: (env.GITHUB_API_URL?.trim() || 'https://api.github.com').replace(/\/+$/, ''),
     channelRetestIntervalSeconds: wholeNumberFromEnv(env, 'CHANNEL_RETEST_INTERVAL', 300),
     optionSyncSeconds: wholeNumberFromEnv(env, 'SYNC_FREQUENCY', DEFAULT_OPTION_SYNC_SECONDS),
+    quotaLeases: !['0', 'false', 'no', 'off'].includes((env.QUOTA_LEASES ?? '').trim().toLowerCase()),
     releaseCheckUrl: env.RELEASE_CHECK_URL?.trim() || DEFAULT_RELEASE_CHECK_URL,
     shutdownGraceSeconds: wholeNumberFromEnv(env, 'SHUTDOWN_GRACE_SECONDS', DEFAULT_SHUTDOWN_GRACE_SECONDS),
     shutdownDrainSeconds: wholeNumberFromEnv(env, 'SHUTDOWN_DRAIN_SECONDS', 0),

@@ -99,9 +99,15 @@ export async function insufficientQuota(ctx: MoneyContext, reservation: Reservat
   return error;
 }
 
-/** What the user, and a limited token, have and hold right now: read only off the hot path, when a reservation was refused. */
-export function balancesOf(ctx: MoneyContext, reservation: Pick<Reservation, 'userId' | 'tokenId' | 'limitedToken'>) {
-  return readBalances(ctx.db, reservation);
+/**
+ * What the user, and a limited token, have and hold right now: read only off the hot path, when a reservation was
+ * refused. A reservation fits in the balance or in what this node's ledger holds free for the payer (a quota
+ * lease), whichever is larger.
+ */
+export async function balancesOf(ctx: MoneyContext, reservation: Pick<Reservation, 'userId' | 'tokenId' | 'limitedToken'>) {
+  const balances = await readBalances(ctx.db, reservation);
+  const free = ctx.ledger.freeFor?.(reservation) ?? 0;
+  return free > balances.available ? { ...balances, available: free } : balances;
 }
 
 /**

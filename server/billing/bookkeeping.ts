@@ -51,7 +51,7 @@ export class Bookkeeping {
   private readonly pending = new Set<Promise<void>>();
 
   constructor(
-    ledger: QuotaLedger,
+    private readonly ledger: QuotaLedger,
     private readonly logger: FastifyBaseLogger,
   ) {
     this.logs = new LogWriter((rows) => ledger.insertLogs(rows), logger);
@@ -80,6 +80,7 @@ export class Bookkeeping {
   }
 
   settle(settlement: Settlement, charged?: ChargeListener): void {
+    this.ledger.noteSettlement?.(settlement);
     this.settlements.add({ settlement, charged });
   }
 
@@ -101,12 +102,14 @@ export class Bookkeeping {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
     await this.settlements.flush();
     await this.logs.flush();
+    await this.ledger.quiesce?.();
   }
 
   async close(): Promise<void> {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
     await this.settlements.close();
     await this.logs.close();
+    await this.ledger.close?.().catch((error: unknown) => this.logger.error({ err: error }, 'could not give back the quota leases; the dead-node sweep will'));
   }
 }
 

@@ -114,7 +114,7 @@ export function settlementTotals(settlements: readonly Settlement[]) {
 }
 
 /** The user, token and channel UPDATEs of a batch's totals, inside the caller's transaction. */
-async function applyTotals(transaction: Kysely<Database>, totals: ReturnType<typeof settlementTotals>): Promise<void> {
+export async function applyTotals(transaction: Kysely<Database>, totals: ReturnType<typeof settlementTotals>): Promise<void> {
   for (const [userId, user] of totals.users) {
     await transaction
       .updateTable('users')
@@ -326,6 +326,14 @@ export interface QuotaLedger {
   /** `failures`: the error logs of relayed requests refused or failed, written (and counted in the usage rollups) in the same transaction. */
   settle(settlements: readonly Settlement[], failures?: readonly NewLog[]): Promise<void>;
   insertLogs(rows: readonly NewLog[]): Promise<void>;
+  /** What this node holds free for the payer's new reservations, beyond the balance in the database (a quota lease). */
+  freeFor?(payer: Pick<Reservation, 'userId' | 'tokenId' | 'limitedToken'>): number;
+  /** Told at once when a request's settlement is queued, before settle() writes it (a ledger that holds quota in memory frees the hold then). */
+  noteSettlement?(settlement: Settlement): void;
+  /** Gives back whatever the ledger holds that no request needs now (idle, before a test reads balances). */
+  quiesce?(): Promise<void>;
+  /** At shutdown, after the last settlement: gives back everything still held. */
+  close?(): Promise<void>;
 }
 
 export interface KyselyLedgerOptions {

@@ -9,7 +9,8 @@ import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
 import { DEFAULT_OPTION_SYNC_SECONDS, DEFAULT_REDIS_COMMAND_TIMEOUT_MS, type Config } from '../config';
 import { bookkeepingFor } from '../billing/bookkeeping';
-import { kyselyLedger, returnHeldQuota } from '../billing/quota';
+import { kyselyLedger, returnHeldQuota, type QuotaLedger } from '../billing/quota';
+import { LeaseLedger } from '../billing/leaseLedger';
 import { SqliteLedger } from '../billing/sqliteLedger';
 import { ensureRootUser, rootPasswordBanner } from '../bootstrap';
 import { migrateToLatest, openDatabase } from '../db/database';
@@ -65,8 +66,10 @@ export const servicesPlugin = fp<ServicesOptions>(
     const leaseSettings = leaseSettingsFromEnv();
     // background jobs run on one worker of one node at a time; on SQLite this process is alone (its instance lock)
     const jobs = new JobRunner(leaseDatabase ? sqlJobLeases(leaseDatabase.db, dialect) : localJobLeases(), nodeId, leaseSettings, app.log);
-    const lease = leaseDatabase ? await startNodeLease(leaseDatabase.db, nodeId, leaseSettings, app.log, jobs) : undefined;
-    let ledger = kyselyLedger(db, { reservationRows: lease !== undefined, nodeId });
+    // PostgreSQL and MySQL hold quota in leases (QUOTA_LEASES=off: a reservation row and a transaction per request)
+    const leaseLedger = dialect !== 'sqlite' && config.quotaLeases !== false ? new LeaseLedger(db, { nodeId, dialect, log: app.log }) : undefined;
+    const lease = leaseDatabase ? await startNodeLease(leaseDatabase.db, nodeId, leaseSettings, app.log, jobs, () => leaseLedger?.retireAll()) : undefined;
+    let ledger: QuotaLedger = leaseLedger ?? kyselyLedger(db, { reservationRows: lease !== undefined, nodeId });
     if (opened.sqlite) {
       const sqliteLedger = new SqliteLedger(opened.sqlite, ledger);
       opened.checkpointer?.holdWritesWith(() => sqliteLedger.holdWrites());

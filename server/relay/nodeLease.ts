@@ -92,6 +92,10 @@ export async function sweepDeadNodes(db: Kysely<Database>, leaseMs: number, now 
         .execute();
       await transaction.deleteFrom('relay_nodes').where('lease_expires_at', '<', now).execute();
       await transaction
+        .deleteFrom('ledger_batches')
+        .where('created_at', '<', now - SWEPT_ROWS_KEPT_MS)
+        .execute();
+      await transaction
         .deleteFrom('reservations')
         .where('state', '=', ReservationState.swept)
         .where('created_at', '<', now - SWEPT_ROWS_KEPT_MS)
@@ -180,13 +184,18 @@ export async function startNodeLease(
   settings: LeaseSettings,
   log: { warn: (object: object, message: string) => void; info: (object: object, message: string) => void },
   jobs?: JobRunner,
+  /** Told when the node finds its lease row gone: what it held may have been swept. */
+  onLost?: () => void,
 ): Promise<NodeLease> {
   await renewLease(db, nodeId, settings.leaseMs);
   let running: Promise<void> = Promise.resolve();
   let stopped = false;
   const round = async () => {
     try {
-      if (await renewLease(db, nodeId, settings.leaseMs)) log.warn({ nodeId }, 'this node had lost its lease and registered again');
+      if (await renewLease(db, nodeId, settings.leaseMs)) {
+        log.warn({ nodeId }, 'this node had lost its lease and registered again');
+        onLost?.();
+      }
     } catch (error) {
       log.warn({ err: error }, 'could not renew the node lease');
     }

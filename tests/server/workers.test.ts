@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LogType } from '../../common/roles';
+import { ledgerState } from '../support/ledgerState';
 import { openDatabase, type Database } from '../../server/db/database';
 import { databaseTargets, REDIS_URL, redisAvailable, type TestDatabase } from '../support/databases';
 import { freePort, repoRoot } from '../e2e/support/gateway';
@@ -85,29 +85,7 @@ for (const target of targets) {
       })
         .then(async (response) => ({ status: response.status, node: response.headers.get('x-switchboard-node') ?? '', text: await response.text() }))
         .catch((error: Error) => ({ status: 0, node: '', text: error.message }));
-    const ledger = async () => {
-      const user = await db.selectFrom('users').select(['quota', 'held_quota']).where('id', '=', 1).executeTakeFirstOrThrow();
-      const token = await db.selectFrom('tokens').select(['remain_quota', 'held_quota']).where('id', '=', tokenId).executeTakeFirstOrThrow();
-      const logged = await db
-        .selectFrom('logs')
-        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('quota'), eb.lit(0)).as('sum'))
-        .where('type', '=', LogType.consume)
-        .where('token_id', '=', tokenId)
-        .executeTakeFirstOrThrow();
-      const held = await db
-        .selectFrom('reservations')
-        .select((eb) => eb.fn.countAll<number>().as('count'))
-        .where('state', '=', 1)
-        .executeTakeFirstOrThrow();
-      return {
-        quota: Number(user.quota),
-        userHeld: Number(user.held_quota),
-        remain: Number(token.remain_quota),
-        tokenHeld: Number(token.held_quota),
-        logged: Number(logged.sum),
-        reservationsHeld: Number(held.count),
-      };
-    };
+    const ledger = () => ledgerState(db, 1, tokenId);
     const settledLedger = async () => {
       let now = await ledger();
       await waitFor('the ledger settling', async () => {

@@ -17,6 +17,7 @@ import * as twoFactor from './0013-two-factor';
 import * as webhooks from './0014-webhooks';
 import * as logDetails from './0015-log-details';
 import * as latencySketches from './0016-latency-sketches';
+import * as ledgerBatches from './0017-ledger-batches';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -35,6 +36,7 @@ export const migrations: Record<string, Migration> = {
   '0014-webhooks': webhooks,
   '0015-log-details': logDetails,
   '0016-latency-sketches': latencySketches,
+  '0017-ledger-batches': ledgerBatches,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -16,7 +16,14 @@ export interface RelayNodesTable {
   started_at: number;
 }
 
+/** The settlement batches written on PostgreSQL and MySQL, by id: see migration 0017. */
+export interface LedgerBatchesTable {
+  id: string;
+  created_at: number;
+}
+
 export interface ReservationsSchema {
   reservations: ReservationsTable;
   relay_nodes: RelayNodesTable;
+  ledger_batches: LedgerBatchesTable;
 }

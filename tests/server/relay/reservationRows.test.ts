@@ -51,7 +51,8 @@ for (const target of targets) {
 
     beforeAll(async () => {
       database = await target.create();
-      app = await buildTestApp({}, database.config);
+      // a reservation row per request (QUOTA_LEASES=off); the leases' rows are checked in leaseLedger.test.ts
+      app = await buildTestApp({ quotaLeases: false }, database.config);
       await app.ctx.db.updateTable('users').set({ quota: 100_000 }).where('id', '=', 1).execute();
       await app.ctx.db
         .insertInto('tokens')

@@ -31,6 +31,8 @@ for (const target of targets) {
     const token = () => harness.app.ctx.db.selectFrom('tokens').select(['status', 'remain_quota', 'held_quota']).where('id', '=', harness.tokenId).executeTakeFirstOrThrow();
 
     it('answers 429 with Retry-After while its 3,750 are held, stays enabled, and works once they settle with 3,480 left', async () => {
+      // an idle node: nothing leased from the key before its balance is set
+      await harness.settled();
       await harness.app.ctx.db.updateTable('tokens').set({ remain_quota: 3_750 }).where('id', '=', harness.tokenId).execute();
       // requests in flight hold all of it (what the relay's reservations do)
       const inFlight: Reservation[] = [1_250, 1_250, 1_250].map((amount, index) => ({ id: `in-flight-${index}`, userId: 1, tokenId: harness.tokenId, limitedToken: true, amount }));
@@ -46,6 +48,8 @@ for (const target of targets) {
 
       // they settle: 270 was used, 3,480 left
       await harness.app.ctx.ledger.settle(inFlight.map((reservation, index) => ({ reservation, charge: [100, 100, 70][index], channelId: 0, countRequest: true })));
+      // and the node gives back what it held for them (quota leases on PostgreSQL and MySQL)
+      await harness.settled();
       expect(await token()).toMatchObject({ remain_quota: 3_480, held_quota: 0 });
       let answer = await ask();
       // a node's cached view of the key is at most a second old: the hint covers it
