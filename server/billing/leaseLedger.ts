@@ -511,10 +511,24 @@ export class LeaseLedger implements QuotaLedger {
     for (const lease of this.active.values()) {
       if (now - lease.createdAt >= this.maxAgeMs || (lease.holds === 0 && now - lease.lastUsedAt >= this.idleMs)) this.retire(lease);
     }
+    if (now < this.nextGiveBackAt || this.givingBack) return;
     if (this.orphans.size > 0 || [...this.retiring].some((lease) => lease.returnable)) {
-      this.settle([]).catch((error: unknown) => this.options.log.warn({ err: error }, 'could not give back idle quota leases; will retry'));
+      this.givingBack = true;
+      this.settle([])
+        .then(() => (this.giveBackFailures = 0))
+        .catch((error: unknown) => {
+          // a database that is down is not asked again every tick: the wait doubles, up to 5 s
+          this.giveBackFailures += 1;
+          this.nextGiveBackAt = Date.now() + Math.min(5000, 100 * 2 ** this.giveBackFailures);
+          this.options.log.warn({ err: error }, 'could not give back idle quota leases; will retry');
+        })
+        .finally(() => (this.givingBack = false));
     }
   }
+
+  private givingBack = false;
+  private giveBackFailures = 0;
+  private nextGiveBackAt = 0;
 
   /** Retires every lease (a lease in use keeps its holds, and is given back once they end) and gives back what it can now. */
   async quiesce(): Promise<void> {
