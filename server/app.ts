@@ -31,6 +31,7 @@ import { importRoutes } from './routes/api/import';
 import { logRoutes } from './routes/api/log';
 import { miscRoutes } from './routes/api/misc';
 import { oauthRoutes } from './routes/api/oauth';
+import { pricingRoutes } from './routes/api/pricing';
 import { optionRoutes } from './routes/api/option';
 import { redemptionRoutes } from './routes/api/redemption';
 import { tokenRoutes } from './routes/api/token';
@@ -130,6 +131,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   await app.register(redemptionRoutes);
   await app.register(logRoutes);
   await app.register(dashboardRoutes);
+  await app.register(pricingRoutes);
   await app.register(channelRoutes);
   await app.register(importRoutes);
   await app.register(webhookRoutes);

@@ -30,6 +30,7 @@ const AboutPage = lazy(() => import('./pages/AboutPage'));
 const ChatPage = lazy(() => import('./pages/ChatPage'));
 const SettingPage = lazy(() => import('./settings/SettingPage'));
 const TopUpPage = lazy(() => import('./pages/TopUpPage'));
+const PricingPage = lazy(() => import('./pages/PricingPage'));
 const UserSelfEditPage = lazy(() => import('./pages/UserSelfEditPage'));
 // an admin who must enrol in two-factor sign-in sees it once; nobody else ever loads it
 const TwoFactorSetupPage = lazyNamed(() => import('./pages/TwoFactorSetupPage'), 'TwoFactorSetupPage');
@@ -114,6 +115,7 @@ function Console() {
           <Route path="/oauth/github" element={<GitHubCallbackPage />} />
           <Route path="/setting" element={<SettingPage />} />
           <Route path="/topup" element={<TopUpPage />} />
+          <Route path="/pricing" element={<PricingPage />} />
           <Route path="/about" element={<AboutPage />} />
           <Route path="/chat" element={<ChatPage />} />
         </CustomRoutes>

@@ -3,6 +3,7 @@
 // 500 000 quota = US$1) with its money defects fixed: no silent price for an
 // unknown model, cached prompt tokens priced on their own, never a negative charge.
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../common/options';
+import type { ModelPrice } from '../../common/pricing';
 import type { Usage } from '../../common/usage';
 import { catalogMaxOutputTokens, catalogPrice } from './catalog';
 
@@ -301,3 +302,27 @@ export function imageQuotaFormula(modelRatio: number, groupRatio: number, size: 
  * as completion tokens, at the model's ratio (whisper-1: 10).
  */
 export const AUDIO_REQUEST_TOKENS = 10;
+
+/** US$ per million tokens at `ratio` (quota per token) when `quotaPerUnit` quota make a dollar; to the cent's hundredth. */
+const dollarsPerMillion = (ratio: number, quotaPerUnit: number) => Math.round((ratio * 1_000_000 * 10_000) / quotaPerUnit) / 10_000;
+
+/** `lookupPrice`'s answer in dollars per million tokens; undefined for a model without a price. */
+export function readablePrice(
+  model: string,
+  group: string,
+  options: { modelRatio: Readonly<Record<string, number>>; groupRatio: Readonly<Record<string, number>>; completionRatio: Readonly<Record<string, number>>; quotaPerUnit: number },
+): ModelPrice | undefined {
+  const price = lookupPrice(model, group, options.modelRatio, options.groupRatio, options.completionRatio);
+  if (!price.known) return undefined;
+  const perMillion = (share: number) => dollarsPerMillion(price.ratio * share, options.quotaPerUnit);
+  const cacheRead = catalogPrice(model)?.cacheReadRatio ?? CACHED_PROMPT_RATIO_BY_MODEL[model];
+  const cacheWrite = catalogPrice(model)?.cacheWriteRatio ?? (model.startsWith('claude') ? cacheCreationRatioFor(model) : undefined);
+  return {
+    model,
+    input: perMillion(1),
+    output: perMillion(price.completionRatio),
+    ...(Number.isFinite(cacheRead) ? { cache_read: perMillion(cacheRead) } : {}),
+    ...(cacheWrite !== undefined && Number.isFinite(cacheWrite) ? { cache_write: perMillion(cacheWrite) } : {}),
+    source: price.source,
+  };
+}

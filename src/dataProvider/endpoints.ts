@@ -44,6 +44,7 @@ export const endpoints = {
   logout: '/api/user/logout',
   register: (turnstile?: string) => `/api/user/register${query({ turnstile })}`,
   self: '/api/user/self',
+  pricing: '/api/pricing',
   verification: (email: string, turnstile?: string) => `/api/verification${query({ email, turnstile })}`,
   resetPassword: (email: string, turnstile?: string) => `/api/reset_password${query({ email, turnstile })}`,
   confirmReset: '/api/user/reset',

@@ -86,6 +86,7 @@ import { DEFAULT_SORT, SORTABLE_COLUMNS, type BulkAction, type BulkResult, type 
 import { isAdmin } from '../../common/roles';
 import type { AdminDashboard, Dashboard, DashboardQuery } from '../../common/dashboard';
 import type { ClientStatus } from '../../common/options';
+import type { ModelPrice } from '../../common/pricing';
 import type { LoginPayload, RegisterPayload, SessionUser, TwoFactorEnrolment, TwoFactorStatus, UserRecord, LogFilter } from '../../common/records';
 import { ITEMS_PER_PAGE } from '../../common/version';
 import { readStoredUser } from '../authProvider/storage';
@@ -323,6 +324,8 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient, r
       await httpClient(endpoints.register(turnstile), { method: 'POST', body: payload });
     },
     getSelf: async () => (await httpClient<UserRecord>(endpoints.self)).data as UserRecord,
+    /** The models of the caller's group with their prices in US$ per million tokens. */
+    getPricing: async () => (await httpClient<ModelPrice[]>(endpoints.pricing)).data ?? [],
     updateSelf: async (changes: { username?: string; display_name?: string; password?: string; original_password?: string }) => {
       await httpClient(endpoints.self, { method: 'PUT', body: changes });
     },

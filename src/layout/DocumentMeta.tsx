@@ -29,6 +29,7 @@ export const PAGE_TITLES: Array<[pattern: string, key: string]> = [
   ['/log', 'app.page_title.log'],
   ['/setting', 'app.page_title.setting'],
   ['/topup', 'app.page_title.topup'],
+  ['/pricing', 'pricing.title'],
   ['/about', 'app.page_title.about'],
   ['/chat', 'app.page_title.chat'],
   // react-admin's own routes for the simple-rest resources (create before :id, which would match it)

@@ -1,6 +1,7 @@
 // /topup: redeem a code, get one from the operator's shop link, see the balance.
 import RedeemIcon from '@mui/icons-material/Redeem';
-import { Alert, Box, Button, Card, CardContent, Stack, TextField, Typography } from '@mui/material';
+import { Alert, Box, Button, Card, CardContent, Link, Stack, TextField, Typography } from '@mui/material';
+import { Link as RouterLink } from 'react-router-dom';
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { Authenticated, useTranslate } from 'react-admin';
 import { dataProvider } from '../dataProvider';
@@ -81,6 +82,9 @@ function TopUp() {
               </Button>
             </Stack>
             {noLink && <Alert severity="info">{translate('app.topup.no_link')}</Alert>}
+            <Link component={RouterLink} to="/pricing" underline="hover">
+              {translate('pricing.link')}
+            </Link>
           </Stack>
         </Box>
       </CardContent>

@@ -1,0 +1,119 @@
+// /pricing: the models of the signed-in user's group and what each costs, in
+// US$ per million tokens with the group's rate applied, searchable by name.
+import SearchIcon from '@mui/icons-material/Search';
+import { Card, CardContent, InputAdornment, Table, TableBody, TableCell, TableContainer, TableHead, TableRow, TextField, Typography } from '@mui/material';
+import { useCallback, useEffect, useMemo, useState } from 'react';
+import { Authenticated, useTranslate } from 'react-admin';
+import type { ModelPrice } from '../../common/pricing';
+import { dataProvider } from '../dataProvider';
+import { LoadError } from '../layout/LoadError';
+
+/** Dollars as people write them: two decimals, more only where a price needs them ($0.075). */
+export function formatDollars(value: number | undefined): string {
+  if (value === undefined) return '—';
+  const decimals = value !== 0 && Math.abs(value) < 0.1 ? 4 : 2;
+  return `$${value.toFixed(decimals).replace(/(\.\d\d\d*?)0+$/, '$1')}`;
+}
+
+const COLUMNS = ['input', 'output', 'cache_read', 'cache_write'] as const;
+
+function Pricing() {
+  const translate = useTranslate();
+  const [prices, setPrices] = useState<ModelPrice[] | null>(null);
+  const [failed, setFailed] = useState(false);
+  const [search, setSearch] = useState('');
+
+  const load = useCallback(() => {
+    setFailed(false);
+    dataProvider
+      .getPricing()
+      .then(setPrices)
+      .catch(() => setFailed(true));
+  }, []);
+  useEffect(load, [load]);
+
+  const shown = useMemo(() => {
+    const wanted = search.trim().toLowerCase();
+    return (prices ?? []).filter((price) => !wanted || price.model.toLowerCase().includes(wanted));
+  }, [prices, search]);
+
+  return (
+    <Card variant="outlined" sx={{ borderRadius: 3, maxWidth: 960, mx: 'auto' }}>
+      <CardContent sx={{ p: { xs: 2, sm: 4 } }}>
+        <Typography variant="h5" component="h1" sx={{ fontWeight: 700, mb: 1 }}>
+          {translate('pricing.title')}
+        </Typography>
+        <Typography variant="body2" color="text.secondary" sx={{ mb: 2 }}>
+          {translate('pricing.intro')}
+        </Typography>
+        {failed && <LoadError onRetry={load} />}
+        <TextField
+          label={translate('pricing.search')}
+          value={search}
+          onChange={(event) => setSearch(event.target.value)}
+          size="small"
+          sx={{ mb: 2, width: { xs: '100%', sm: 320 } }}
+          slotProps={{
+            input: {
+              startAdornment: (
+                <InputAdornment position="start">
+                  <SearchIcon fontSize="small" />
+                </InputAdornment>
+              ),
+            },
+          }}
+        />
+        {prices !== null && prices.length === 0 && <Typography>{translate('pricing.none')}</Typography>}
+        {prices !== null && prices.length > 0 && (
+          <>
+            <TableContainer>
+              <Table size="small" aria-label={translate('pricing.title')}>
+                <TableHead>
+                  <TableRow>
+                    <TableCell component="th" scope="col">
+                      {translate('pricing.model')}
+                    </TableCell>
+                    {COLUMNS.map((column) => (
+                      <TableCell key={column} component="th" scope="col" align="right">
+                        {translate(`pricing.${column}`)}
+                        <Typography component="span" variant="caption" color="text.secondary" sx={{ display: 'block' }}>
+                          {translate('pricing.per_million')}
+                        </Typography>
+                      </TableCell>
+                    ))}
+                  </TableRow>
+                </TableHead>
+                <TableBody>
+                  {shown.map((price) => (
+                    <TableRow key={price.model} hover>
+                      <TableCell component="th" scope="row" sx={{ fontFamily: 'monospace', wordBreak: 'break-all' }}>
+                        {price.model}
+                      </TableCell>
+                      {COLUMNS.map((column) => (
+                        <TableCell key={column} align="right" data-testid={`${price.model}-${column}`}>
+                          {formatDollars(price[column])}
+                        </TableCell>
+                      ))}
+                    </TableRow>
+                  ))}
+                </TableBody>
+              </Table>
+            </TableContainer>
+            {shown.length === 0 && <Typography sx={{ mt: 2 }}>{translate('pricing.no_match', { search })}</Typography>}
+            <Typography variant="caption" color="text.secondary" sx={{ display: 'block', mt: 1 }}>
+              {translate('pricing.count', { shown: shown.length, total: prices.length })}
+            </Typography>
+          </>
+        )}
+      </CardContent>
+    </Card>
+  );
+}
+
+export default function PricingPage() {
+  return (
+    <Authenticated>
+      <Pricing />
+    </Authenticated>
+  );
+}

@@ -1,0 +1,61 @@
+// GET /api/pricing: any signed-in user reads the models of their own group in
+// US$ per million tokens, the group's ratio applied, with cache prices where
+// the catalog has them and the operator's ModelRatio taking precedence; models
+// without a price and models of other groups are not listed.
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { asBrowser, buildTestApp, login, register, ROOT_PASSWORD } from '../support/app';
+
+let app: FastifyInstance;
+let root: string;
+let user: string;
+
+const prices = async (cookie: string | undefined) => {
+  const response = await asBrowser(app, cookie, { method: 'GET', url: '/api/pricing' });
+  return { status: response.statusCode, body: response.json() };
+};
+
+beforeAll(async () => {
+  app = await buildTestApp();
+  root = await login(app, 'root', ROOT_PASSWORD);
+  await register(app, 'pricing-user');
+  user = await login(app, 'pricing-user', 'password-123');
+  const admin = (method: 'POST' | 'PUT', url: string, payload: unknown) => asBrowser(app, root, { method, url, payload: payload as never }).then((response) => response.json());
+  expect(
+    (await admin('POST', '/api/channel/', { name: 'default models', type: 1, key: 'sk-a', models: 'gpt-4o,claude-sonnet-4-5,gpt-3.5-turbo,house-model-without-price', group: 'default' })).success,
+  ).toBe(true);
+  expect((await admin('POST', '/api/channel/', { name: 'vip models', type: 1, key: 'sk-b', models: 'gpt-4o-mini', group: 'vip' })).success).toBe(true);
+  expect((await admin('PUT', '/api/option/', { key: 'GroupRatio', value: JSON.stringify({ default: 1, vip: 2 }) })).success).toBe(true);
+});
+afterAll(async () => {
+  await app.close();
+});
+
+describe('GET /api/pricing', () => {
+  it('lists the models of the caller group in dollars per million tokens, from the catalog', async () => {
+    const { status, body } = await prices(user);
+    expect(status).toBe(200);
+    expect(body.success).toBe(true);
+    expect(body.data).toEqual([
+      { model: 'claude-sonnet-4-5', input: 3, output: 15, cache_read: 0.3, cache_write: 3.75, source: 'catalog' },
+      { model: 'gpt-3.5-turbo', input: 0.5, output: 1.5, source: 'catalog' },
+      { model: 'gpt-4o', input: 2.5, output: 10, cache_read: 1.25, source: 'catalog' },
+    ]);
+  });
+
+  it("applies the group ratio and the operator's own model ratio", async () => {
+    await app.ctx.db.updateTable('users').set({ group: 'vip' }).where('username', '=', 'pricing-user').execute();
+    app.ctx.relayCache.clear();
+    const vip = await login(app, 'pricing-user', 'password-123');
+    expect((await prices(vip)).body.data).toEqual([{ model: 'gpt-4o-mini', input: 0.3, output: 1.2, cache_read: 0.15, source: 'catalog' }]);
+
+    const saved = await asBrowser(app, root, { method: 'PUT', url: '/api/option/', payload: { key: 'ModelRatio', value: JSON.stringify({ 'gpt-4o-mini': 1 }) } });
+    expect(saved.json().success).toBe(true);
+    // ratio 1 is US$2 per million input tokens; the vip group pays double
+    expect((await prices(vip)).body.data).toEqual([{ model: 'gpt-4o-mini', input: 4, output: 16, cache_read: 2, source: 'option' }]);
+  });
+
+  it('is not open to guests', async () => {
+    expect((await prices(undefined)).status).toBe(401);
+  });
+});
