@@ -86,34 +86,44 @@ function expectExactlyTheLimit(result: Awaited<ReturnType<typeof round>>) {
 
 /** Until every stream of `answers` has ended, then a moment for the processes to give the places back. */
 async function drain(answers: Answer[]) {
-  await Promise.all(answers.map((answer) => answer.finished));
+  await Promise.all(answers.map((answer) => answer.finished ?? Promise.resolve()));
   await sleep(500);
 }
 
+/** What both setups start with: a fresh PostgreSQL database, an upstream, and the environment every gateway process of the run shares. */
+async function startRun(): Promise<{ database: TestDatabase; emulator: OpenAIEmulator; env: Record<string, string>; cleanup(): Promise<void> }> {
+  const database = await postgres!.create();
+  if (database.config.dialect !== 'postgres') throw new Error('a PostgreSQL database was expected');
+  const emulator = await startOpenAIEmulator();
+  const consoleDir = mkdtempSync(join(tmpdir(), 'switchboard-shared-concurrency-'));
+  const env = {
+    SQL_DSN: database.config.connectionString,
+    NODE_ID_HEADER: '1',
+    SESSION_SECRET: randomBytes(32).toString('hex'),
+    CONSOLE_DIR: consoleDir,
+    INITIAL_ROOT_PASSWORD: ROOT_PASSWORD,
+  };
+  return {
+    database,
+    emulator,
+    env,
+    async cleanup() {
+      await emulator.close();
+      await database.drop();
+      rmSync(consoleDir, { recursive: true, force: true });
+    },
+  };
+}
+
 describe.runIf(postgres?.available)('requests in flight per key across WORKERS=2, without Redis', () => {
-  let database: TestDatabase;
-  let emulator: OpenAIEmulator;
+  let run: Awaited<ReturnType<typeof startRun>> | undefined;
   let gateway: GatewayProcess;
-  let consoleDir: string;
   let key = '';
 
   beforeAll(async () => {
-    database = await postgres!.create();
-    emulator = await startOpenAIEmulator();
-    consoleDir = mkdtempSync(join(tmpdir(), 'switchboard-shared-concurrency-'));
-    if (database.config.dialect !== 'postgres') throw new Error('a PostgreSQL database was expected');
-    gateway = await spawnGatewayProcess(
-      {
-        SQL_DSN: database.config.connectionString,
-        WORKERS: '2',
-        NODE_ID_HEADER: '1',
-        SESSION_SECRET: randomBytes(32).toString('hex'),
-        CONSOLE_DIR: consoleDir,
-        INITIAL_ROOT_PASSWORD: ROOT_PASSWORD,
-      },
-      90_000,
-    );
-    key = await prepare(gateway.baseUrl, emulator);
+    run = await startRun();
+    gateway = await spawnGatewayProcess({ ...run.env, WORKERS: '2' }, 90_000);
+    key = await prepare(gateway.baseUrl, run.emulator);
   }, 120_000);
   afterAll(async () => {
     await gateway?.stop('SIGTERM');
@@ -125,9 +135,7 @@ describe.runIf(postgres?.available)('requests in flight per key across WORKERS=2
         // gone already
       }
     }
-    await emulator?.close();
-    await database?.drop();
-    if (consoleDir) rmSync(consoleDir, { recursive: true, force: true });
+    await run?.cleanup();
   });
 
   it('admits exactly the limit from both workers together, and the limit again once those end', async () => {
@@ -150,7 +158,7 @@ describe.runIf(postgres?.available)('requests in flight per key across WORKERS=2
     for (const answer of held.admitted) byNode.set(answer.node, (byNode.get(answer.node) ?? 0) + 1);
     const [victimNode, victimHeld] = [...byNode.entries()].sort((a, b) => b[1] - a[1])[0];
     process.kill(pids.get(victimNode)!, 'SIGKILL');
-    await Promise.all(held.admitted.map((answer) => answer.finished?.catch(() => undefined)));
+    await Promise.all(held.admitted.map((answer) => (answer.finished ?? Promise.resolve()).catch(() => undefined)));
     await sleep(500);
     // the survivor's streams have ended too: all LIMIT places are free, none left to the dead worker
     const after = await round([gateway.baseUrl], key);
@@ -161,37 +169,22 @@ describe.runIf(postgres?.available)('requests in flight per key across WORKERS=2
 });
 
 describe.runIf(postgres?.available && redisUp)('requests in flight per key across two nodes sharing PostgreSQL and Redis', () => {
-  let database: TestDatabase;
-  let emulator: OpenAIEmulator;
+  let run: Awaited<ReturnType<typeof startRun>> | undefined;
   const nodes: GatewayProcess[] = [];
-  let consoleDir: string;
   let key = '';
 
   beforeAll(async () => {
-    database = await postgres!.create();
-    emulator = await startOpenAIEmulator();
-    consoleDir = mkdtempSync(join(tmpdir(), 'switchboard-shared-concurrency-'));
-    if (database.config.dialect !== 'postgres') throw new Error('a PostgreSQL database was expected');
-    const env = {
-      SQL_DSN: database.config.connectionString,
-      REDIS_CONN_STRING: REDIS_URL,
-      // this run's counts only, whatever else shares the Redis
-      REDIS_KEY_PREFIX: `shared-concurrency:${randomBytes(6).toString('hex')}:`,
-      NODE_ID_HEADER: '1',
-      SESSION_SECRET: randomBytes(32).toString('hex'),
-      CONSOLE_DIR: consoleDir,
-      INITIAL_ROOT_PASSWORD: ROOT_PASSWORD,
-    };
+    run = await startRun();
+    // this run's counts only, whatever else shares the Redis
+    const env = { ...run.env, REDIS_CONN_STRING: REDIS_URL, REDIS_KEY_PREFIX: `shared-concurrency:${randomBytes(6).toString('hex')}:` };
     // one after the other: both would otherwise race to create the schema
     nodes.push(await spawnGatewayProcess(env, 60_000));
     nodes.push(await spawnGatewayProcess(env, 60_000));
-    key = await prepare(nodes[0].baseUrl, emulator);
+    key = await prepare(nodes[0].baseUrl, run.emulator);
   }, 150_000);
   afterAll(async () => {
     await Promise.all(nodes.map((node) => node.stop('SIGTERM')));
-    await emulator?.close();
-    await database?.drop();
-    if (consoleDir) rmSync(consoleDir, { recursive: true, force: true });
+    await run?.cleanup();
   });
 
   it('admits exactly the limit from both nodes together, and the limit again once those end', async () => {
