@@ -177,6 +177,8 @@ export class RedisPlaces implements SharedPlaces {
   private sequence = 0;
   /** The members this process holds, by the key's set: renewed while their requests run. */
   private readonly held = new Map<string, { keys: [string, string]; members: Set<string> }>();
+  /** Places whose requests ended while Redis could not be told, given back once it answers (else their lease runs out). */
+  private ungiven: Array<{ keys: [string, string]; member: string; at: number }> = [];
   private renewal?: NodeJS.Timeout;
   private skippedUntil = 0;
 
@@ -185,7 +187,10 @@ export class RedisPlaces implements SharedPlaces {
     /** Prefixes every key (deployments, or test runs, sharing one Redis). */
     private readonly keyPrefix = '',
     private readonly leaseMs = PLACE_LEASE_MS,
-  ) {}
+  ) {
+    // back from an outage: what ended meanwhile stops counting now, not when its lease runs out
+    redis.on('ready', () => this.giveUngiven());
+  }
 
   async take(ask: PlaceAsk): Promise<PlaceAnswer> {
     // a client that is not connected would only fail, and one that just timed out would likely again: skip the attempt
@@ -197,8 +202,8 @@ export class RedisPlaces implements SharedPlaces {
       taken = await redisTakePlace(this.redis, keys, member, ask, this.leaseMs);
     } catch {
       this.skippedUntil = Date.now() + REDIS_RETRY_AFTER_MS;
-      // a take that timed out may still have run: remove it, or let its lease run out (nobody renews it)
-      redisGivePlace(this.redis, keys, member).catch(() => undefined);
+      // a take that timed out may still have run: remove it (nobody renews it, so at worst its lease runs out)
+      this.give(keys, member, Date.now());
       return undefined;
     }
     if (taken !== true) return taken;
@@ -220,6 +225,11 @@ export class RedisPlaces implements SharedPlaces {
     return count;
   }
 
+  /** Places waiting to be given back (tests). */
+  ungivenCount(): number {
+    return this.ungiven.length;
+  }
+
   private hold(keys: [string, string], member: string): void {
     let group = this.held.get(keys[0]);
     if (!group) {
@@ -227,9 +237,18 @@ export class RedisPlaces implements SharedPlaces {
       this.held.set(keys[0], group);
     }
     group.members.add(member);
-    if (!this.renewal) {
+    this.renewing();
+  }
+
+  /** The renewal runs while this process holds places, or has some to give back. */
+  private renewing(): void {
+    const wanted = this.held.size > 0 || this.ungiven.length > 0;
+    if (wanted && !this.renewal) {
       this.renewal = setInterval(() => this.renew(), Math.max(1, Math.floor(this.leaseMs / 3)));
       this.renewal.unref();
+    } else if (!wanted && this.renewal) {
+      clearInterval(this.renewal);
+      this.renewal = undefined;
     }
   }
 
@@ -237,16 +256,37 @@ export class RedisPlaces implements SharedPlaces {
     const group = this.held.get(keys[0]);
     group?.members.delete(member);
     if (group?.members.size === 0) this.held.delete(keys[0]);
-    if (this.held.size === 0 && this.renewal) {
-      clearInterval(this.renewal);
-      this.renewal = undefined;
-    }
-    // if Redis fails this, the member's lease runs out (it is no longer renewed)
-    if (this.redis.status === 'ready') redisGivePlace(this.redis, keys, member).catch(() => undefined);
+    this.give(keys, member, Date.now());
+    this.renewing();
+  }
+
+  /** Removes a member from Redis, or keeps it to try again once Redis answers (as long as its lease would still count it). */
+  private give(keys: [string, string], member: string, at: number): void {
+    const later = () => {
+      if (Date.now() - at >= this.leaseMs) return;
+      this.ungiven.push({ keys, member, at });
+      this.renewing();
+    };
+    if (this.redis.status !== 'ready') later();
+    else redisGivePlace(this.redis, keys, member).catch(later);
+  }
+
+  private giveUngiven(): void {
+    if (this.ungiven.length === 0 || this.redis.status !== 'ready') return;
+    const waiting = this.ungiven;
+    this.ungiven = [];
+    for (const { keys, member, at } of waiting) this.give(keys, member, at);
+    this.renewing();
   }
 
   private renew(): void {
+    if (this.ungiven.length > 0) {
+      const now = Date.now();
+      this.ungiven = this.ungiven.filter((place) => now - place.at < this.leaseMs);
+      this.renewing();
+    }
     if (this.redis.status !== 'ready') return;
+    this.giveUngiven();
     for (const { keys, members } of this.held.values()) redisRenewPlaces(this.redis, keys, [...members], this.leaseMs).catch(() => undefined);
   }
 }

@@ -262,6 +262,7 @@ describe.runIf(redisUp)('places in Redis', () => {
     const calls: string[] = [];
     const slow = {
       status: 'ready',
+      on: () => undefined,
       defineCommand: () => undefined,
       switchboardPlaceTake: async () => {
         calls.push('take');
@@ -279,5 +280,34 @@ describe.runIf(redisUp)('places in Redis', () => {
     expect(calls).toEqual(['take', 'give']);
     expect(await places.take(ask(1, 1, 1))).toBeUndefined();
     expect(calls).toEqual(['take', 'give']);
+  });
+
+  it('gives back, once Redis answers again, the places of requests that ended while it was away', async () => {
+    const given: string[] = [];
+    const listeners: Array<() => void> = [];
+    const flaky = {
+      status: 'ready',
+      on: (event: string, listener: () => void) => event === 'ready' && listeners.push(listener),
+      defineCommand: () => undefined,
+      switchboardPlaceTake: async () => [1],
+      switchboardPlaceGive: async (_keys: number, _token: string, _user: string, member: string) => {
+        given.push(member);
+        return 1;
+      },
+    };
+    const places = new RedisPlaces(flaky as unknown as Redis, prefix, 60_000);
+    const first = taken(await places.take(ask(1, 1, 5)));
+    const second = taken(await places.take(ask(1, 1, 5)));
+    flaky.status = 'reconnecting';
+    first.give();
+    expect(given).toEqual([]);
+    expect(places.ungivenCount()).toBe(1);
+    flaky.status = 'ready';
+    for (const listener of listeners) listener();
+    expect(given).toHaveLength(1);
+    expect(places.ungivenCount()).toBe(0);
+    second.give();
+    expect(given).toHaveLength(2);
+    expect(places.heldCount()).toBe(0);
   });
 });
