@@ -68,6 +68,12 @@ export class ConcurrencyLimiter {
    * user), so a request that ends gives back the last one taken for its key.
    */
   private readonly sharedHolds = new Map<number, PlaceTaken[]>();
+  /**
+   * Places of limited callers counted here alone (no shared count answered),
+   * by token id: a request of the key that ends gives one of these back
+   * before a shared place, so the shared count never drops below what runs.
+   */
+  private readonly alone = new Map<number, number>();
   /** The shared counts that stopped answering, so each outage is logged once. */
   private readonly unanswered = new Set<SharedPlaces>();
 
@@ -96,6 +102,7 @@ export class ConcurrencyLimiter {
     const tokenId = Number(caller.token.id);
     decrement(this.byToken, tokenId);
     decrement(this.byUser, Number(caller.user.id));
+    if (this.alone.size > 0 && this.alone.has(tokenId)) return decrement(this.alone, tokenId);
     if (this.sharedHolds.size === 0) return;
     const holds = this.sharedHolds.get(tokenId);
     if (!holds) return;
@@ -136,7 +143,9 @@ export class ConcurrencyLimiter {
       else this.sharedHolds.set(tokenId, [answer]);
       return undefined;
     }
-    return this.enterHere(tokenId, userId, tokenLimit, userLimit);
+    const refused = this.enterHere(tokenId, userId, tokenLimit, userLimit);
+    if (!refused) this.alone.set(tokenId, (this.alone.get(tokenId) ?? 0) + 1);
+    return refused;
   }
 }
 
@@ -172,6 +181,8 @@ export async function holdPlaceUntilClosed(app: FastifyInstance, caller: RelayCa
   const limiter = concurrencyLimiter(app);
   const refused = await limiter.enter(caller);
   if (refused) return refused;
-  raw.once('close', () => limiter.leave(caller));
+  // a shared count answers later: the response may have closed meanwhile
+  if (raw.closed) limiter.leave(caller);
+  else raw.once('close', () => limiter.leave(caller));
   return undefined;
 }

@@ -21,6 +21,7 @@ import {
   type PlaceMessage,
   type PlaceRefusal,
   type PlaceTaken,
+  type SharedPlaces,
 } from '../../../server/services/sharedConcurrency';
 import { REDIS_URL, redisAvailable } from '../../support/databases';
 
@@ -168,6 +169,38 @@ describe('the limiter over the primary', () => {
     expect(warnings.filter((warning) => warning.includes('did not answer'))).toHaveLength(1);
     alone.leave(caller(9, 3, 1));
     expect(alone.byToken.size).toBe(0);
+  });
+});
+
+describe('the limiter between a shared count and its own', () => {
+  it('gives back the places it counted alone before the shared ones, so the shared count never drops below what runs', async () => {
+    const coordinator = new PlaceCoordinator();
+    let answering = true;
+    const store: SharedPlaces = {
+      name: 'a test count',
+      take: async (wanted) => {
+        if (!answering) return undefined;
+        const refused = coordinator.take(1, wanted);
+        return refused ?? { give: () => coordinator.give(1, wanted.tokenId) };
+      },
+    };
+    const limiter = new ConcurrencyLimiter(noDefaults, [store]);
+    const limited = caller(7, 1, 5);
+    expect(await limiter.enter(limited)).toBeUndefined();
+    // the shared count stops answering: one more is counted here alone
+    answering = false;
+    expect(await limiter.enter(limited)).toBeUndefined();
+    answering = true;
+    expect(await limiter.enter(limited)).toBeUndefined();
+    expect(coordinator.byToken.get(7)).toBe(2);
+    expect(limiter.byToken.get(7)).toBe(3);
+    // whichever ends first, the one counted alone is what goes: the shared count keeps the two still running
+    limiter.leave(limited);
+    expect(coordinator.byToken.get(7)).toBe(2);
+    limiter.leave(limited);
+    limiter.leave(limited);
+    expect(coordinator.byToken.size).toBe(0);
+    expect(limiter.byToken.size).toBe(0);
   });
 });
 
