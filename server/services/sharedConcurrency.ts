@@ -24,7 +24,8 @@
 // the place uncounted in Redis as far as the caller knows: it counts without
 // Redis instead (below), and skips Redis for a second. Should Redis have taken
 // the place anyway, the member is removed at once or, if that fails too,
-// expires with its lease since nobody renews it.
+// expires with its lease since nobody renews it. A request that ends while
+// Redis is away has its member removed as soon as Redis answers again.
 //
 // Without Redis (or while it is down) under WORKERS=N, the primary process
 // holds the counts: a worker asks it over the cluster's IPC channel, each ask
