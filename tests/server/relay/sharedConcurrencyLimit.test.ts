@@ -40,12 +40,12 @@ async function prepare(baseUrl: string, emulator: OpenAIEmulator): Promise<strin
   return `sk-${token.key}`;
 }
 
-/** One slow stream (about four seconds), answered as soon as its head comes. */
+/** One slow stream (about six seconds, so every other request of its round is answered while it runs), answered as soon as its head comes. */
 async function slowStream(baseUrl: string, key: string): Promise<Answer> {
   const response = await fetch(`${baseUrl}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-    body: JSON.stringify({ model: 'gpt-3.5-turbo', stream: true, max_tokens: 20, emulator: { chunks: 10, delay_ms: 400 }, messages: [{ role: 'user', content: 'slowly' }] }),
+    body: JSON.stringify({ model: 'gpt-3.5-turbo', stream: true, max_tokens: 20, emulator: { chunks: 12, delay_ms: 500 }, messages: [{ role: 'user', content: 'slowly' }] }),
   });
   const node = response.headers.get('x-switchboard-node') ?? '';
   if (response.status !== 200) {
