@@ -74,7 +74,8 @@ try {
   mkdirSync(outDir, { recursive: true });
   const targets: { name: string; url: string; key: string; pid: number }[] = [];
   for (const [index, root] of ROOTS.entries()) {
-    const flags = [...startFlags(), ...(process.env.PROFILE_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
+    const byRoot = process.env.PROFILE_FLAGS_BY_ROOT?.split('|')[index] ?? '';
+    const flags = [...startFlags(), ...(process.env.PROFILE_NODE_FLAGS ?? '').split(' ').filter(Boolean), ...byRoot.split(' ').filter(Boolean)];
     if (process.env.PROFILE_CPU_PROF) flags.push('--cpu-prof', `--cpu-prof-dir=${outDir}`, `--cpu-prof-name=gw${index}-${Date.now()}.cpuprofile`);
     if (process.env.PROFILE_CDP) flags.push(`--inspect=127.0.0.1:${9400 + index}`);
     const gateway = await startScript('gatewayProcess', {}, flags, root);
@@ -103,6 +104,9 @@ try {
   }
   const sessions = process.env.PROFILE_CDP ? await Promise.all(ROOTS.map((_, index) => devtools(9400 + index))) : [];
   for (const [index, session] of sessions.entries()) console.log(`memory after warm-up ${index}: ${await session.memory()}`);
+  for (const session of sessions)
+    if (process.env.PROFILE_ALLOC)
+      await session.call('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: process.env.PROFILE_ALLOC !== 'promoted' });
   for (const session of sessions) {
     if (process.env.PROFILE_NO_CPU) break;
     await session.call('Profiler.enable');
@@ -142,6 +146,13 @@ try {
         `${scenario} ${target.name}: ${((1000 * cpu[index]) / count[index]).toFixed(1)} µs/req (rounds ${rounds[index].join(', ')}), ${count[index]} req, rss ${rssMiB(target.pid).toFixed(1)} MiB`,
       );
     }
+  }
+  for (const [index, session] of sessions.entries()) {
+    if (!process.env.PROFILE_ALLOC) break;
+    const { profile } = (await session.call('HeapProfiler.stopSampling')) as { profile: unknown };
+    const path = join(outDir, `alloc${index}-${process.env.PROFILE_TAG ?? ''}${Date.now()}.heapprofile`);
+    writeFileSync(path, JSON.stringify(profile));
+    console.log(`allocation profile: ${path}`);
   }
   for (const [index, session] of sessions.entries()) {
     if (process.env.PROFILE_NO_CPU) break;
