@@ -2,29 +2,11 @@
 // the bytes allocated by each function (self), mapped through the bundle's source map, the largest first.
 // The samples count allocations made during the sampling, live or collected since.
 //   node bench/profile/allocations.mjs <profile.heapprofile> [top=40]
-import { readFileSync, existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
+import { readFileSync } from 'node:fs';
+import { frameLabel as label } from './frames.mjs';
 
 const [file, topArg] = process.argv.slice(2);
 const profile = JSON.parse(readFileSync(file, 'utf8'));
-const maps = new Map();
-const mapFor = (url) => {
-  if (!url.startsWith('file://') || !url.endsWith('.mjs')) return undefined;
-  if (!maps.has(url)) {
-    const path = fileURLToPath(url) + '.map';
-    maps.set(url, existsSync(path) ? new TraceMap(readFileSync(path, 'utf8')) : undefined);
-  }
-  return maps.get(url);
-};
-const label = (frame) => {
-  const map = mapFor(frame.url);
-  if (map && frame.lineNumber >= 0) {
-    const position = originalPositionFor(map, { line: frame.lineNumber + 1, column: frame.columnNumber });
-    if (position.source) return `${frame.functionName || '(anon)'} ${position.source.replace(/^(\.\.\/)+/, '')}:${position.line}`;
-  }
-  return `${frame.functionName || '(anon)'} ${frame.url.replace(/^.*node_modules\//, 'nm:')}:${frame.lineNumber + 1}`;
-};
 const bytes = new Map();
 let total = 0;
 const visit = (node, parentLabel) => {

@@ -1,30 +1,12 @@
 // Who calls a function in a .cpuprofile: self time of frames named `name`,
 // by their chain of `depth` callers (source-mapped like analyze.mjs).
 //   node bench/profile/callers.mjs <profile> <name> [depth=3]
-import { readFileSync, existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
+import { readFileSync } from 'node:fs';
+import { frameLabel as label } from './frames.mjs';
 
 const [file, name, depthArg] = process.argv.slice(2);
 const depth = Number(depthArg ?? 3);
 const profile = JSON.parse(readFileSync(file, 'utf8'));
-const maps = new Map();
-const mapFor = (url) => {
-  if (!url.startsWith('file://') || !url.endsWith('.mjs')) return undefined;
-  if (!maps.has(url)) {
-    const path = fileURLToPath(url) + '.map';
-    maps.set(url, existsSync(path) ? new TraceMap(readFileSync(path, 'utf8')) : undefined);
-  }
-  return maps.get(url);
-};
-const label = (frame) => {
-  const map = mapFor(frame.url);
-  if (map && frame.lineNumber >= 0) {
-    const p = originalPositionFor(map, { line: frame.lineNumber + 1, column: frame.columnNumber });
-    if (p.source) return `${frame.functionName || '(anon)'} ${p.source.replace(/^(\.\.\/)+/, '')}:${p.line}`;
-  }
-  return `${frame.functionName || '(anon)'} ${frame.url.replace(/^.*node_modules\//, 'nm:')}:${frame.lineNumber + 1}`;
-};
 const byId = new Map(profile.nodes.map((node) => [node.id, node]));
 const parent = new Map();
 for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
