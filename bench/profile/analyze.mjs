@@ -3,22 +3,13 @@
 // sources through the bundle's source map. Idle time is left out of the shares.
 //
 //   node bench/profile/analyze.mjs <profile.cpuprofile> [top=40] [filter]
-import { readFileSync, existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
+import { readFileSync } from 'node:fs';
+import { originalPositionFor } from '@jridgewell/trace-mapping';
+import { mapFor } from './frames.mjs';
 
 const [file, topArg, filter] = process.argv.slice(2);
 const top = Number(topArg ?? 40);
 const profile = JSON.parse(readFileSync(file, 'utf8'));
-const maps = new Map();
-function mapFor(url) {
-  if (!url.startsWith('file://') || !url.endsWith('.mjs')) return undefined;
-  if (!maps.has(url)) {
-    const path = fileURLToPath(url) + '.map';
-    maps.set(url, existsSync(path) ? new TraceMap(readFileSync(path, 'utf8')) : undefined);
-  }
-  return maps.get(url);
-}
 const byId = new Map(profile.nodes.map((node) => [node.id, node]));
 const selfUs = new Map();
 const deltas = profile.timeDeltas;

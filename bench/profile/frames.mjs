@@ -6,7 +6,8 @@ import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
 
 const maps = new Map();
 
-function mapFor(url) {
+/** The bundle's source map for a frame's url (undefined for anything but a bundled module with its map). */
+export function mapFor(url) {
   if (!url.startsWith('file://') || !url.endsWith('.mjs')) return undefined;
   if (!maps.has(url)) {
     const path = fileURLToPath(url) + '.map';
