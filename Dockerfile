@@ -33,4 +33,4 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 CMD ["nod
 # the start command of `npm start` (package.json), without its build steps: the image is built already.
 # WORKERS unset: one worker per core on PostgreSQL/MySQL, one on SQLite. SIGTERM stops every worker gracefully
 # (SHUTDOWN_GRACE_SECONDS, default 60: give the container at least 75 s, e.g. docker stop -t 75).
-CMD ["node", "--max-semi-space-size=4", "--enable-source-maps", "build/gateway.mjs"]
+CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=40", "--enable-source-maps", "build/gateway.mjs"]

@@ -16,7 +16,7 @@ import type { TokenRow } from '../repositories/tokens';
 import type { UserRow } from '../repositories/users';
 import type { Bookkeeping, ChargeListener } from './bookkeeping';
 import type { Usage } from '../../common/usage';
-import { cacheCreationRatioFor, cachedPromptRatioFor, computeQuota, IMAGE_SIZE_RATIO, imageQuota, imageQuotaFormula, lookupPrice, quotaFormula, type ChargeInput } from './prices';
+import { cacheCreationRatioFor, cachedPromptRatioFor, computeQuota, IMAGE_SIZE_RATIO, imageQuota, imageQuotaFormula, modelPrice, quotaFormula, type ChargeInput } from './prices';
 import type { QuotaLedger, Reservation } from './quota';
 
 /** Who pays for a request: its key and the key's owner. */
@@ -63,7 +63,7 @@ export function admitModel<P extends Payer>(ctx: MoneyContext, caller: P, model:
   if (caller.token.models && !caller.token.models.split(',').includes(model)) {
     return relayError(403, `this API key may not use the model ${model}`, 'model_not_allowed', 'permission_error');
   }
-  const price = lookupPrice(model, caller.user.group, options.json('ModelRatio'), options.json('GroupRatio'), options.json('CompletionRatio'));
+  const price = modelPrice(model, caller.user.group, options.json('ModelRatio'), options.json('GroupRatio'));
   if (!price.known) return relayError(403, price.reason, 'model_price_unset', 'permission_error');
   return { caller, model, ratio: price.ratio, modelRatio: price.modelRatio, groupRatio: price.groupRatio, startedAt: Date.now(), reservationId: ctx.newRequestId(), requestId };
 }

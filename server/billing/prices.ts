@@ -75,10 +75,13 @@ export function cachedPromptRatioFor(model: string): number {
  */
 const CACHE_CREATION_RATIO_BY_PREFIX: Readonly<Record<string, number>> = { claude: 1.25 };
 
+/** The prefix table as pairs, made once: walked on every admission. */
+const CACHE_CREATION_PREFIXES = Object.entries(CACHE_CREATION_RATIO_BY_PREFIX);
+
 export function cacheCreationRatioFor(model: string): number {
   const catalogRatio = catalogPrice(model)?.cacheWriteRatio;
   if (catalogRatio !== undefined) return catalogRatio;
-  for (const [prefix, ratio] of Object.entries(CACHE_CREATION_RATIO_BY_PREFIX)) if (model.startsWith(prefix)) return ratio;
+  for (const [prefix, ratio] of CACHE_CREATION_PREFIXES) if (model.startsWith(prefix)) return ratio;
   return 1;
 }
 
@@ -134,6 +137,29 @@ export function lookupPrice(
   groupRatio: Readonly<Record<string, number>>,
   completionRatio: Readonly<Record<string, number>> = {},
 ): PriceLookup {
+  const price = modelPrice(model, group, modelRatio, groupRatio);
+  if (!price.known) return price;
+  const fromOption = Object.hasOwn(modelRatio, model) && Number.isFinite(modelRatio[model]) && modelRatio[model] >= 0;
+  return {
+    known: true,
+    ratio: price.ratio,
+    modelRatio: price.modelRatio,
+    groupRatio: price.groupRatio,
+    completionRatio: completionRatioFor(model, completionRatio),
+    cachedPromptRatio: cachedPromptRatioFor(model),
+    cacheCreationRatio: cacheCreationRatioFor(model),
+    source: fromOption ? 'option' : 'catalog',
+  };
+}
+
+export type AdmissionPrice = { known: true; ratio: number; modelRatio: number; groupRatio: number } | { known: false; reason: string };
+
+/**
+ * lookupPrice's ratio alone (what an admission holds): the ModelRatio option's
+ * entry, else the catalog's, times the group's; without the completion and
+ * cache ratios, which only a settlement reads.
+ */
+export function modelPrice(model: string, group: string, modelRatio: Readonly<Record<string, number>>, groupRatio: Readonly<Record<string, number>>): AdmissionPrice {
   const configured = Object.hasOwn(modelRatio, model) ? modelRatio[model] : undefined;
   const fromOption = Number.isFinite(configured) && (configured as number) >= 0;
   const base = fromOption ? (configured as number) : catalogPrice(model)?.modelRatio;
@@ -141,16 +167,7 @@ export function lookupPrice(
     return { known: false, reason: `model ${model} has no price: an administrator must add it to ModelRatio` };
   }
   const groupFactor = Number.isFinite(groupRatio[group]) && groupRatio[group] >= 0 ? groupRatio[group] : 1;
-  return {
-    known: true,
-    ratio: base * groupFactor,
-    modelRatio: base,
-    groupRatio: groupFactor,
-    completionRatio: completionRatioFor(model, completionRatio),
-    cachedPromptRatio: cachedPromptRatioFor(model),
-    cacheCreationRatio: cacheCreationRatioFor(model),
-    source: fromOption ? 'option' : 'catalog',
-  };
+  return { known: true, ratio: base * groupFactor, modelRatio: base, groupRatio: groupFactor };
 }
 
 /** What computeQuota prices: the usage (an absent cache read is none) and the ratios. */
@@ -190,8 +207,19 @@ export function configuredMaxOutputTokens(model: string, table: Readonly<Record<
   return configured !== undefined && Number.isFinite(configured) && configured > 0 ? Math.floor(configured) : undefined;
 }
 
+/** shown()'s text per number: the ratios a formula prints repeat on every request (bounded: cleared when full). */
+const shownNumbers = new Map<number, string>();
+
 /** A number as the formula shows it: no float noise (0.30000000000000004), at most six decimals. */
-const shown = (value: number) => String(Number(value.toFixed(6)));
+function shown(value: number): string {
+  let text = shownNumbers.get(value);
+  if (text === undefined) {
+    text = String(Number(value.toFixed(6)));
+    if (shownNumbers.size >= 1000) shownNumbers.clear();
+    shownNumbers.set(value, text);
+  }
+  return text;
+}
 
 /**
  * computeQuota's arithmetic with its numbers, for the log: the weighted

@@ -31,6 +31,9 @@ const LOG_COLUMNS = Object.keys(logRow({ userId: 0, username: '', type: 0, conte
 const LOG_ROWS_PER_INSERT = 50;
 const rowPlaceholders = `(${LOG_COLUMNS.map(() => '?').join(', ')})`;
 
+/** Sketch statements kept compiled: each text is one count of channels in a batch. */
+const MAX_SKETCH_STATEMENTS = 64;
+
 interface Queued {
   reservation: Reservation;
   resolve: (result: ReserveResult) => void;
@@ -50,6 +53,8 @@ export class SqliteLedger implements QuotaLedger {
   private readonly insertLogs50: SQLite.Statement;
   /** Each rollup table's upsert, by table name. */
   private readonly upsertRollup = new Map<string, SQLite.Statement>();
+  /** The sketch merges' statements by text (prepared). */
+  private readonly sketchStatements = new Map<string, SQLite.Statement>();
   private queue: Queued[] = [];
   /** Set while the checkpointer holds the writes: resolves when it lets go. */
   private held?: Promise<void>;
@@ -108,10 +113,24 @@ export class SqliteLedger implements QuotaLedger {
       const upsert = this.upsertRollup.get(write.table.name)!;
       for (const row of write.rows) upsert.run(row);
       for (const merge of sketchMerges(write, false)) {
-        const stored = this.database.prepare(merge.read.text).all(merge.read.parameters) as Array<Record<string, unknown>>;
-        for (const update of merge.write(stored)) this.database.prepare(update.text).run(update.parameters);
+        const stored = this.prepared(merge.read.text).all(merge.read.parameters) as Array<Record<string, unknown>>;
+        for (const update of merge.write(stored)) this.prepared(update.text).run(update.parameters);
       }
     }
+  }
+
+  /**
+   * A sketch merge's statement, compiled once per text: the text depends only on how many channels a batch
+   * settles, so a few texts recur batch after batch (bounded: cleared when full).
+   */
+  private prepared(text: string): SQLite.Statement {
+    let statement = this.sketchStatements.get(text);
+    if (!statement) {
+      if (this.sketchStatements.size >= MAX_SKETCH_STATEMENTS) this.sketchStatements.clear();
+      statement = this.database.prepare(text);
+      this.sketchStatements.set(text, statement);
+    }
+    return statement;
   }
 
   /** Inside a transaction: whole groups of rows in one statement each (a run costs far more than its binding), then the rest one by one. */

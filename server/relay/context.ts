@@ -9,7 +9,7 @@ import type { OptionStore } from '../services/optionStore';
 import type { Admission, MoneyContext } from '../billing/accounting';
 import type { Bookkeeping } from '../billing/bookkeeping';
 import { concurrencyLimiter, type ConcurrencyLimiter } from './concurrency';
-import { dispatch, type Dispatched, type UpstreamRequest } from './dispatch';
+import { dispatch, type DispatchDeps, type Dispatched, type UpstreamRequest } from './dispatch';
 import type { RelayError } from './errors';
 import { relayRegistry, type RelayRegistry } from './inflight';
 import { remindIfLow } from '../billing/quotaReminder';
@@ -75,6 +75,20 @@ export function relayContextOf(app: FastifyInstance, bookkeeping: Bookkeeping): 
   let context = contexts.get(app.ctx);
   if (!context) {
     const { db, options, ledger, relayCache, newRequestId } = app.ctx;
+    // made once: metrics and the cache are read through getters, as the metrics plugin may attach after this context is made
+    const dispatchDeps: DispatchDeps = {
+      db,
+      options,
+      log: app.log,
+      get metrics() {
+        return app.ctx.metrics;
+      },
+      get relayCache() {
+        return app.ctx.relayCache;
+      },
+      newRequestId,
+      disableChannel: (channelId, reason) => disableChannelAutomatically(app, channelId, reason),
+    };
     context = {
       db,
       options,
@@ -86,21 +100,7 @@ export function relayContextOf(app: FastifyInstance, bookkeeping: Bookkeeping): 
       limiter: concurrencyLimiter(app),
       rateLimits: new RelayRateLimiter(options, app.ctx.redis, app.ctx.config.redisKeyPrefix),
       registry: relayRegistry(app),
-      // metrics and the cache are read per call: the metrics plugin may attach after this context is made
-      dispatch: (caller, request) =>
-        dispatch(
-          {
-            db,
-            options,
-            log: app.log,
-            metrics: app.ctx.metrics,
-            relayCache: app.ctx.relayCache,
-            newRequestId,
-            disableChannel: (channelId, reason) => disableChannelAutomatically(app, channelId, reason),
-          },
-          caller,
-          request,
-        ),
+      dispatch: (caller, request) => dispatch(dispatchDeps, caller, request),
       remind: (userId, charge) => void remindIfLow(app, userId, charge),
       balanceLow: (userId, charge) => void balanceLowEvent(app, userId, charge),
       balanceLowWanted: () => webhookMayWant(db, 'user.balance_low'),

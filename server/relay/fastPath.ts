@@ -35,18 +35,26 @@ export function relayFastPath(
     if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
     const route = routes.get(path);
     if (!route || !String(request.headers['content-type'] ?? '').includes('application/json')) return false;
-    readJsonBody(request, options.bodyLimit)
-      .then((read) => {
-        if (isRelayError(read)) return writeInboundError(response, route.inbound, read);
-        const forwarded = options.trustProxy
-          ? String(request.headers['x-forwarded-for'] ?? '')
-              .split(',')[0]
-              .trim()
-          : '';
-        const input = { headers: request.headers, ip: forwarded || request.socket.remoteAddress || '', body: read.body, raw: read.raw, query: queryOf(url, query) };
-        return runRelay(ctx, route, input, response);
-      })
-      .catch((error: unknown) => answerCrash(ctx, route.inbound, response, error));
+    const crash = (error: unknown) => answerCrash(ctx, route.inbound, response, error);
+    readJsonBody(
+      request,
+      options.bodyLimit,
+      (read) => {
+        try {
+          if (isRelayError(read)) return writeInboundError(response, route.inbound, read);
+          const forwarded = options.trustProxy
+            ? String(request.headers['x-forwarded-for'] ?? '')
+                .split(',')[0]
+                .trim()
+            : '';
+          const input = { headers: request.headers, ip: forwarded || request.socket.remoteAddress || '', body: read.body, raw: read.raw, query: queryOf(url, query) };
+          runRelay(ctx, route, input, response).catch(crash);
+        } catch (error) {
+          crash(error);
+        }
+      },
+      crash,
+    );
     return true;
   };
 }

@@ -42,28 +42,39 @@ export function queryOf(url: string, queryStart: number): Readonly<Record<string
   return version === null ? undefined : { 'api-version': version };
 }
 
+const ignoreError = () => undefined;
+
 /** The JSON body, parsed and as bytes, or the 400/413 a client gets for a bad one (the same as Fastify's parser gives). */
-export function readJsonBody(request: IncomingMessage, limit: number): Promise<{ body: unknown; raw: Buffer } | RelayError> {
+export type JsonBodyRead = { body: unknown; raw: Buffer } | RelayError;
+
+/**
+ * Reads the JSON body and hands it to `done` (or the request's stream error to
+ * `failed`), once. Callbacks rather than a promise: the fast path starts the
+ * relay from the body's end, with no promise and no turn of the microtask
+ * queue in between.
+ */
+export function readJsonBody(request: IncomingMessage, limit: number, done: (read: JsonBodyRead) => void, failed: (error: unknown) => void): void {
   // 'data' and 'end' listeners: cheaper per request than an async iterator
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) return void chunks.push(chunk);
-      request.off('data', onData).off('end', onEnd).resume();
-      resolve(relayError(413, `the request body is larger than ${limit} bytes`, 'request_too_large'));
-    };
-    const onEnd = () => {
-      request.off('error', reject);
-      if (size === 0) return resolve(relayError(400, 'the request body must be a JSON object', 'invalid_json'));
-      const raw = joinChunks(chunks, size);
-      try {
-        resolve({ body: JSON.parse(raw.toString('utf8')), raw });
-      } catch (error) {
-        resolve(relayError(400, `the request body is not valid JSON: ${(error as Error).message}`, 'invalid_json'));
-      }
-    };
-    request.on('data', onData).on('end', onEnd).once('error', reject);
-  });
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const onData = (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= limit) return void chunks.push(chunk);
+    // the rest is drained unread: a stream error then has nobody left to tell
+    request.off('data', onData).off('end', onEnd).off('error', failed).on('error', ignoreError).resume();
+    done(relayError(413, `the request body is larger than ${limit} bytes`, 'request_too_large'));
+  };
+  const onEnd = () => {
+    request.off('error', failed);
+    if (size === 0) return done(relayError(400, 'the request body must be a JSON object', 'invalid_json'));
+    const raw = joinChunks(chunks, size);
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch (error) {
+      return done(relayError(400, `the request body is not valid JSON: ${(error as Error).message}`, 'invalid_json'));
+    }
+    done({ body, raw });
+  };
+  request.on('data', onData).on('end', onEnd).once('error', failed);
 }

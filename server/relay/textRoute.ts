@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import type { InboundCodec, Usage, TextMode } from '../protocols/inbound';
 import { measurePrompt } from '../protocols/inbound/promptBound';
 import { countTextTokens, hasVendorTokenizer } from '../protocols/inbound/tokenCount';
-import { reserve, reserveLowered, tokenCharge } from '../billing/accounting';
+import { reserve, reserveLowered, tokenCharge, type Bill } from '../billing/accounting';
 import { contextWindowFor } from '../billing/catalog';
 import { affordableOutputTokens, completionRatioFor, maxOutputTokensFor, reservationQuota } from '../billing/prices';
 import type { Reservation } from '../billing/quota';
@@ -73,16 +73,11 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
   };
   /** Bills the usage: the upstream's report, or (estimated) what was counted locally. */
   const settle = (call: RelayCall<TextState>, channelId: number, usage: Usage, estimated: boolean) => {
-    call.settle({
-      channelId,
-      ...tokenCharge(call.admission, usage, call.state.completionRatio),
-      promptTokens: usage.promptTokens,
-      completionTokens: usage.completionTokens,
-      isStream: call.state.streamed,
-      estimated,
-      // the consume log says which client protocol asked, when it was not OpenAI's
-      ...(clientProtocol ? { detail: clientProtocol } : {}),
-    });
+    const { charge, pricing } = tokenCharge(call.admission, usage, call.state.completionRatio);
+    const bill: Bill = { channelId, charge, pricing, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, isStream: call.state.streamed, estimated };
+    // the consume log says which client protocol asked, when it was not OpenAI's
+    if (clientProtocol) bill.detail = clientProtocol;
+    call.settle(bill);
   };
 
   return {

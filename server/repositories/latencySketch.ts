@@ -37,8 +37,19 @@ export function mergeSketch(into: LatencySketch, from: LatencySketch): LatencySk
 
 /** The stored form: a JSON object of bucket index to count, indexes ascending. */
 export function encodeSketch(sketch: LatencySketch): string {
-  const entries = [...sketch.entries()].filter(([, count]) => count > 0).sort(([left], [right]) => left - right);
-  return JSON.stringify(Object.fromEntries(entries.map(([index, count]) => [String(index), count])));
+  const indexes: number[] = [];
+  for (const [index, count] of sketch) if (count > 0) indexes.push(index);
+  indexes.sort((left, right) => left - right);
+  // the text JSON.stringify gives the object of these entries, written directly (each settlement batch encodes a
+  // sketch per channel): an object lists its array-index keys ascending first, then the others (negative) as added
+  let text = '';
+  const member = (index: number) => {
+    const count = sketch.get(index)!;
+    text += `${text === '' ? '{' : ','}"${index}":${Number.isFinite(count) ? count : 'null'}`;
+  };
+  for (const index of indexes) if (index >= 0) member(index);
+  for (const index of indexes) if (index < 0) member(index);
+  return text === '' ? '{}' : `${text}}`;
 }
 
 /** The stored form back; null, '' or anything unreadable is an empty sketch (rows written before sketches were). */
@@ -52,8 +63,11 @@ export function decodeSketch(text: string | null | undefined): LatencySketch {
     return sketch;
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return sketch;
-  for (const [index, count] of Object.entries(parsed as Record<string, unknown>)) {
-    if (Number.isInteger(Number(index)) && typeof count === 'number' && count > 0) sketch.set(Number(index), count);
+  const stored = parsed as Record<string, unknown>;
+  for (const key in stored) {
+    const index = Number(key);
+    const count = stored[key];
+    if (Number.isInteger(index) && typeof count === 'number' && count > 0) sketch.set(index, count);
   }
   return sketch;
 }
