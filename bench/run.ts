@@ -11,7 +11,7 @@ import { cpuMs, placeProcesses, repoRoot, rssMiB, startFlags, startScript, type 
 import { consoleCall, prepareGateway } from './consoleApi';
 import { ANTHROPIC_GOOD_KEY } from '../tests/support/emulators/anthropic';
 import { firstByte, starvationScenario } from './starvation';
-import { runWrk, type LoadResult } from './wrk';
+import { combineRuns, median, runWrk, type LoadResult } from './wrk';
 import { workerRows, workersOnlyReport } from './workers';
 import { metricsCostRows } from './metricsCost';
 import { benchDatabaseKind, createBenchDatabase, DATABASE_LABELS, sleep, type BenchDatabase } from './databases';
@@ -60,21 +60,6 @@ async function firstByteAt(url: string, headers: Record<string, string>, body: u
   await response.body.dump();
   if (response.statusCode !== 200) throw new Error(`${url} answered ${response.statusCode}`);
   return ms;
-}
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-
-/** One result of several runs: all their requests over all their time, and the median of their percentiles. */
-function combineRuns(runs: LoadResult[]): LoadResult {
-  const requests = runs.reduce((sum, run) => sum + run.requests, 0);
-  const seconds = runs.reduce((sum, run) => sum + run.requests / run.requestsPerSecond, 0);
-  return {
-    requestsPerSecond: requests / seconds,
-    p50Ms: median(runs.map((run) => run.p50Ms)),
-    p99Ms: median(runs.map((run) => run.p99Ms)),
-    requests,
-    errors: runs.reduce((sum, run) => sum + run.errors, 0),
-  };
 }
 
 /**

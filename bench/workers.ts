@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { freePort } from '../tests/e2e/support/gateway';
 import { BENCH_ROOT_PASSWORD, consoleCall, prepareGateway } from './consoleApi';
 import { repoRoot, startFlags, startScript } from './processes';
-import { runWrk, type LoadResult } from './wrk';
+import { combineRuns, runWrk, type LoadResult } from './wrk';
 import { createBenchDatabase, sleep, type BenchDatabase } from './databases';
 
 interface WorkersGateway {
@@ -112,18 +112,7 @@ export async function workerRows(options: { emulatorUrl: string; model: string; 
     }
     const commitsAfter = await settled();
     const [oneCommits, twoCommits] = gateways.map((_, which) => ((commitsAfter[which] - commitsBefore[which]) / served[which]).toFixed(3));
-    const total = (list: LoadResult[]) => {
-      const requests = list.reduce((sum, run) => sum + run.requests, 0);
-      const seconds = list.reduce((sum, run) => sum + run.requests / run.requestsPerSecond, 0);
-      const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-      return {
-        requestsPerSecond: requests / seconds,
-        p50Ms: median(list.map((run) => run.p50Ms)),
-        p99Ms: median(list.map((run) => run.p99Ms)),
-        errors: list.reduce((sum, run) => sum + run.errors, 0),
-      };
-    };
-    const [one, two] = runs.map(total);
+    const [one, two] = runs.map(combineRuns);
     const ratios = runs[1].map((run, round) => (run.requestsPerSecond / runs[0][round].requestsPerSecond).toFixed(2)).join(', ');
     return [
       '',
