@@ -103,3 +103,86 @@ export async function createBenchDatabase(kind: BenchDatabaseKind): Promise<Benc
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolveSleep) => setTimeout(resolveSleep, ms));
+
+/** The commits a gateway's database counted over a scenario's window, the window's length, and the rate it commits at while idle. */
+export interface CommitCount {
+  commits: number;
+  seconds: number;
+  idlePerSecond: number;
+}
+
+/**
+ * Counts the commits of the gateways on database servers, scenario by scenario. A server that counts per
+ * database but late (PostgreSQL) is read at the ends of the whole scenario, each time after its gateway sat idle
+ * long enough for every commit to be counted; its window holds all the load its gateway served in the scenario.
+ * A server that counts at once but for the whole server (MySQL) is read around each of its gateway's own runs,
+ * so no other gateway's work falls in the window. Either way, the rate at which the idle gateway commits
+ * (background work: option sync, channel checks) is measured once at the start, so it can be told apart.
+ */
+export class CommitWindows {
+  private readonly late: number[];
+  private lateReadings: number[] = [];
+  private lateReadAt = 0;
+  private readonly counts: CommitCount[];
+  private readonly runStart = new Map<number, { commits: number; at: number }>();
+
+  /** `databases`: by target, the database of a gateway whose commits are counted, or undefined. */
+  constructor(private readonly databases: ReadonlyArray<BenchDatabase | undefined>) {
+    this.late = databases.flatMap((database, which) => (database !== undefined && database.settleMs > 0 ? [which] : []));
+    this.counts = databases.map(() => ({ commits: 0, seconds: 0, idlePerSecond: 0 }));
+  }
+
+  private async readLate(): Promise<number[]> {
+    await sleep(Math.max(...this.late.map((which) => this.databases[which]!.settleMs)));
+    this.lateReadAt = Date.now();
+    return Promise.all(this.late.map((which) => this.databases[which]!.commits()));
+  }
+
+  /** Measures the idle rates (the gateways must be idle), then opens the first scenario's window. */
+  async start(): Promise<void> {
+    const counted = this.databases.flatMap((database, which) => (database === undefined ? [] : [which]));
+    if (counted.length === 0) return;
+    // for a late server the idle reading is as late as any other: settle, read, settle again, read
+    const settle = Math.max(5000, ...counted.map((which) => this.databases[which]!.settleMs));
+    await sleep(settle);
+    const first = await Promise.all(counted.map((which) => this.databases[which]!.commits()));
+    const from = Date.now();
+    await sleep(settle);
+    const second = await Promise.all(counted.map((which) => this.databases[which]!.commits()));
+    const seconds = (Date.now() - from) / 1000;
+    counted.forEach((which, at) => (this.counts[which].idlePerSecond = (second[at] - first[at]) / seconds));
+    this.lateReadings = second.filter((_, at) => this.late.includes(counted[at]));
+    this.lateReadAt = Date.now();
+  }
+
+  /** Before a run of target `which` (its warm-up second included). */
+  async beforeRun(which: number): Promise<void> {
+    const database = this.databases[which];
+    if (database !== undefined && database.settleMs === 0) this.runStart.set(which, { commits: await database.commits(), at: Date.now() });
+  }
+
+  /** After that run. */
+  async afterRun(which: number): Promise<void> {
+    const start = this.runStart.get(which);
+    if (start === undefined) return;
+    this.runStart.delete(which);
+    this.counts[which].commits += (await this.databases[which]!.commits()) - start.commits;
+    this.counts[which].seconds += (Date.now() - start.at) / 1000;
+  }
+
+  /** Closes the scenario's window: the count of each target (undefined for a target not counted), and opens the next. */
+  async endScenario(): Promise<Array<CommitCount | undefined>> {
+    if (this.late.length > 0) {
+      const openedAt = this.lateReadAt;
+      const readings = await this.readLate();
+      this.late.forEach((which, at) => {
+        this.counts[which].commits = readings[at] - this.lateReadings[at];
+        this.counts[which].seconds = (this.lateReadAt - openedAt) / 1000;
+      });
+      this.lateReadings = readings;
+    }
+    const counts = this.counts.map((count, which) => (this.databases[which] === undefined ? undefined : { ...count }));
+    for (const count of this.counts) Object.assign(count, { commits: 0, seconds: 0 });
+    return counts;
+  }
+}

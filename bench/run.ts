@@ -14,7 +14,7 @@ import { firstByte, starvationScenario } from './starvation';
 import { combineRuns, median, runWrk, type LoadResult } from './wrk';
 import { workerRows, workersOnlyReport } from './workers';
 import { metricsCostRows } from './metricsCost';
-import { benchDatabaseKind, createBenchDatabase, DATABASE_LABELS, sleep, type BenchDatabase } from './databases';
+import { benchDatabaseKind, CommitWindows, createBenchDatabase, DATABASE_LABELS, type BenchDatabase } from './databases';
 import { rssReport } from './rss';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -308,19 +308,11 @@ try {
   /** Each scenario's runs, by target and then round: runs of one round were back to back. */
   const roundsOf: Record<string, LoadResult[][]> = {};
   const runsOf = (scenario: string, target: string) => roundsOf[scenario][index(target)];
-  /** Commits per relayed request of the gateways on a database server, by scenario and target. */
-  const commitsPerRequest: Record<string, Record<string, number>> = {};
-  // PostgreSQL counts per database but late: its window is the whole scenario, read after the gateway sat idle,
-  // and holds every request it served in it (the warm-up second of each round included). MySQL counts at once but
-  // for the whole server: its window is each of the gateway's own runs, so no other gateway's work falls in it.
+  /** Commits per relayed request of the gateways on a database server, by scenario and target: all of them, and less the idle rate. */
+  const commitsPerRequest: Record<string, Record<string, { all: number; net: number; idlePerSecond: number }>> = {};
   const counted = targets.filter((target) => target.database !== undefined);
-  const lateCounted = counted.filter((target) => target.database!.settleMs > 0);
-  const settledCommits = async () => {
-    if (lateCounted.length === 0) return [];
-    await sleep(Math.max(...lateCounted.map((target) => target.database!.settleMs)));
-    return Promise.all(lateCounted.map((target) => target.database!.commits()));
-  };
-  let lateReadings = await settledCommits();
+  const commitWindows = new CommitWindows(targets.map((target) => target.database));
+  await commitWindows.start();
   for (const scenario of scenarios) {
     const load = (target: MainTarget, durationSeconds: number) =>
       runWrk({ url: `${target.url}/v1/chat/completions`, apiKey: target.key, body: scenario.body, connections: scenario.connections, durationSeconds });
@@ -329,28 +321,22 @@ try {
     const runs = targets.map(() => [] as LoadResult[]);
     const cpuRounds = targets.map(() => [] as number[]);
     const served = targets.map(() => 0);
-    const commits = targets.map(() => 0);
     for (let round = 0; round < ROUNDS; round += 1) {
       for (let turn = 0; turn < targets.length; turn += 1) {
         const which = (round + turn) % targets.length;
         const target = targets[which];
-        const atOnce = target.database !== undefined && target.database.settleMs === 0 ? target.database : undefined;
-        const commitsBefore = atOnce ? await atOnce.commits() : 0;
+        await commitWindows.beforeRun(which);
         // a second of the same load first: a process that sat idle while the others ran is warm again
         served[which] += (await load(target, 1)).requests;
         const before = cpuMs(target.pid);
         const run = await load(target, Math.max(1, Math.round(SECONDS / ROUNDS)));
         cpuRounds[which].push((1000 * (cpuMs(target.pid) - before)) / run.requests);
-        if (atOnce) commits[which] += (await atOnce.commits()) - commitsBefore;
+        await commitWindows.afterRun(which);
         served[which] += run.requests;
         runs[which].push(run);
       }
     }
-    if (lateCounted.length > 0) {
-      const readings = await settledCommits();
-      lateCounted.forEach((target, at) => (commits[targets.indexOf(target)] = readings[at] - lateReadings[at]));
-      lateReadings = readings;
-    }
+    const commits = await commitWindows.endScenario();
     roundsOf[scenario.name] = runs;
     cpuRoundsOf[scenario.name] = cpuRounds;
     const combined = runs.map(combineRuns);
@@ -359,7 +345,13 @@ try {
     cpuPerRequest[scenario.name] = Object.fromEntries(
       targets.map((target, which) => [target.name, runs[which].reduce((sum, run, round) => sum + run.requests * cpuRounds[which][round], 0) / combined[which].requests]),
     );
-    commitsPerRequest[scenario.name] = Object.fromEntries(counted.map((target) => [target.name, commits[targets.indexOf(target)] / served[targets.indexOf(target)]]));
+    commitsPerRequest[scenario.name] = Object.fromEntries(
+      counted.map((target) => {
+        const { commits: all, seconds, idlePerSecond } = commits[targets.indexOf(target)]!;
+        const requests = served[targets.indexOf(target)];
+        return [target.name, { all: all / requests, net: (all - idlePerSecond * seconds) / requests, idlePerSecond }];
+      }),
+    );
   }
 
   const ttft = await timeToFirstToken(targets);
@@ -482,11 +474,13 @@ try {
   if (counted.length > 0) {
     lines.push(
       '',
-      `Commits per relayed request (each counted over the gateway's own load, its warm-up seconds included; ${counted.map((target) => `${target.name}: ${target.database!.counted}`).join('; ')})`,
+      `Commits per relayed request, each counted over the gateway's own load (its warm-up seconds included), all of them and less what the gateway commits while idle (${counted.map((target) => `${target.name}: ${target.database!.counted}`).join('; ')}). wrk counts the requests it saw answered; those it left in flight at the end of a run were relayed too.`,
       '',
-      `| scenario | ${counted.map((target) => target.name).join(' | ')} |`,
-      `|---|${counted.map(() => '---:').join('|')}|`,
-      ...Object.entries(commitsPerRequest).map(([scenario, byTarget]) => `| ${scenario} | ${counted.map((target) => byTarget[target.name].toFixed(3)).join(' | ')} |`),
+      `| scenario | ${counted.map((target) => `${target.name}: all | less idle`).join(' | ')} |`,
+      `|---|${counted.map(() => '---:|---:').join('|')}|`,
+      ...Object.entries(commitsPerRequest).map(
+        ([scenario, byTarget]) => `| ${scenario} | ${counted.map((target) => `${byTarget[target.name].all.toFixed(3)} | ${byTarget[target.name].net.toFixed(3)}`).join(' | ')} |`,
+      ),
     );
   }
   const mine = DATABASE === undefined ? 'switchboard' : onDatabase!;
