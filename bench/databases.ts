@@ -55,6 +55,9 @@ async function postgresAdmin<Row extends pg.QueryResultRow>(text: string, values
   }
 }
 
+/** InnoDB's counters of committed transactions: read-write, read-only, and autocommitted non-locking reads. */
+const INNODB_COMMIT_COUNTERS = ['trx_rw_commits', 'trx_ro_commits', 'trx_nl_ro_commits'];
+
 async function mysqlAdmin<Row>(text: string): Promise<Row[]> {
   const connection = await createConnection({ uri: MYSQL_ADMIN_URL });
   try {
@@ -84,21 +87,36 @@ export async function createBenchDatabase(kind: BenchDatabaseKind): Promise<Benc
     };
   }
   await mysqlAdmin(`create database ${name}`);
+  // MariaDB tells commits per server, not per database, in three counters that were checked against a pool of
+  // 8 connections. Handler_commit counts statements rather than transactions: one per autocommitted statement
+  // on an InnoDB table, but inside a transaction one per statement plus one for the COMMIT (BEGIN, INSERT,
+  // UPDATE, COMMIT: 3), so it makes a gateway that batches its writes in transactions look worse than one that
+  // does not. Com_commit counts explicit COMMITs only and misses every autocommitted statement. InnoDB's own
+  // transaction counters count what PostgreSQL's xact_commit counts: 1,000 autocommitted inserts 1,001 (one of
+  // InnoDB's own), 400 autocommitted selects 400, 100 transactions of an INSERT and an UPDATE 100, 100 of two
+  // selects 100. They are the ones read here: trx_rw_commits + trx_ro_commits + trx_nl_ro_commits. They are off
+  // by default (innodb_monitor_enable); the bench turns on those that are off and turns them off again when it
+  // drops its database. Reading them commits nothing.
+  const enabled = await mysqlAdmin<{ name: string; enabled: number }>(
+    `select name, enabled from information_schema.INNODB_METRICS where name in (${INNODB_COMMIT_COUNTERS.map((counter) => `'${counter}'`).join(', ')})`,
+  );
+  const turnedOn = enabled.filter((row) => Number(row.enabled) !== 1).map((row) => row.name);
+  for (const counter of turnedOn) await mysqlAdmin(`set global innodb_monitor_enable = '${counter}'`);
   return {
     kind,
     label: DATABASE_LABELS[kind],
     dsn: withDatabase(MYSQL_ADMIN_URL, name),
-    counted: "SHOW GLOBAL STATUS Handler_commit (server-wide: another client's work on the same server counts too)",
+    counted: `InnoDB's committed transactions (INNODB_METRICS ${INNODB_COMMIT_COUNTERS.join(' + ')}, read-only ones included), server-wide, read around each of the gateway's own runs`,
     settleMs: 0,
-    // MariaDB tells commits per server, not per database. Handler_commit, checked against a pool of 8: one per
-    // autocommitted statement that touches an InnoDB table (1,000 inserts: 1,000; 400 selects of a row: 400),
-    // none for a statement that touches no table (`select 1`), and inside an explicit transaction one per
-    // statement plus one for the COMMIT (BEGIN, INSERT, UPDATE, COMMIT: 3). Com_commit counts explicit COMMITs
-    // only, so it misses the autocommitted statements that are most of a relay's writes. Handler_commit is the
-    // one that sees both; it overcounts a multi-statement transaction by its statements, which the report says.
-    // SHOW GLOBAL STATUS itself moves neither counter, so the bench's own readings need no subtracting.
-    commits: async () => Number((await mysqlAdmin<{ Value: string }>("show global status like 'Handler_commit'"))[0]?.Value ?? Number.NaN),
-    drop: async () => void (await mysqlAdmin(`drop database if exists ${name}`).catch(() => undefined)),
+    commits: async () =>
+      (await mysqlAdmin<{ count: string }>(`select count from information_schema.INNODB_METRICS where name in (${INNODB_COMMIT_COUNTERS.map((counter) => `'${counter}'`).join(', ')})`)).reduce(
+        (sum, row) => sum + Number(row.count),
+        0,
+      ),
+    drop: async () => {
+      await mysqlAdmin(`drop database if exists ${name}`).catch(() => undefined);
+      for (const counter of turnedOn) await mysqlAdmin(`set global innodb_monitor_disable = '${counter}'`).catch(() => undefined);
+    },
   };
 }
 
