@@ -28,10 +28,12 @@ export async function rssReport(options: { model: string; body: unknown }): Prom
     let served = 0;
     let errors = 0;
     let rate: number | undefined;
+    let seconds = 0;
     while (served < total) {
       const mark = Math.min(total, (Math.floor(served / step) + 1) * step);
-      // the first run learns the rate; then each run is sized to reach the next tenth
-      const seconds = rate === undefined ? 2 : Math.max(1, Math.ceil((mark - served) / rate));
+      // each run is sized to reach the next tenth at the rate of the run before, but at most twice as long as
+      // that run: a gateway fresh from its start serves its first seconds far slower than the rest
+      seconds = rate === undefined ? 2 : Math.max(1, Math.min(2 * seconds, Math.ceil((mark - served) / rate)));
       const run = await runWrk({ url: `${gateway.url}/v1/chat/completions`, apiKey: key, body: options.body, connections: 16, durationSeconds: seconds });
       if (run.requests === 0) throw new Error('the gateway served no request in a whole run');
       served += run.requests;
