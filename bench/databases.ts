@@ -34,6 +34,11 @@ export interface BenchDatabase {
    * time, else when they have been idle for ten seconds); MySQL's counters move at once.
    */
   settleMs: number;
+  /**
+   * Whether commits() counts this database alone. A server-wide count takes in whatever other clients of the
+   * server commit meanwhile, so the rate measured while the gateway idles says nothing about another moment.
+   */
+  perDatabase: boolean;
   /** The server's count of committed transactions, for this database alone where the server tells it apart. */
   commits(): Promise<number>;
   drop(): Promise<void>;
@@ -81,6 +86,7 @@ export async function createBenchDatabase(kind: BenchDatabaseKind): Promise<Benc
       // Checked against 1,000 single-row inserts and 400 selects from a pool of 8: 721 counted after 1.7 to
       // 11 s, 1,408 after 13 s (the 8 above 1,400 are the pool's new connections)
       settleMs: 11_000,
+      perDatabase: true,
       // read from the maintenance database, so the reading itself commits nothing in the counted one
       commits: async () => Number((await postgresAdmin<{ xact_commit: string }>('select xact_commit from pg_stat_database where datname = $1', [name]))[0]?.xact_commit ?? Number.NaN),
       drop: async () => void (await postgresAdmin(`drop database if exists ${name} with (force)`).catch(() => undefined)),
@@ -108,6 +114,7 @@ export async function createBenchDatabase(kind: BenchDatabaseKind): Promise<Benc
     dsn: withDatabase(MYSQL_ADMIN_URL, name),
     counted: `InnoDB's committed transactions (INNODB_METRICS ${INNODB_COMMIT_COUNTERS.join(' + ')}, read-only ones included), server-wide, read around each of the gateway's own runs`,
     settleMs: 0,
+    perDatabase: false,
     commits: async () =>
       (await mysqlAdmin<{ count: string }>(`select count from information_schema.INNODB_METRICS where name in (${INNODB_COMMIT_COUNTERS.map((counter) => `'${counter}'`).join(', ')})`)).reduce(
         (sum, row) => sum + Number(row.count),
@@ -135,8 +142,16 @@ export interface CommitCount {
  * long enough for every commit to be counted; its window holds all the load its gateway served in the scenario.
  * A server that counts at once but for the whole server (MySQL) is read around each of its gateway's own runs,
  * so no other gateway's work falls in the window. Either way, the rate at which the idle gateway commits
- * (background work: option sync, channel checks) is measured once at the start, so it can be told apart.
+ * (background work: option sync, channel checks) is measured once at the start; the report takes it off where
+ * the counter is the database's own.
  */
+/**
+ * How long a run's window stays open after its load stops: the gateway writes its logs and settlements in
+ * batches a moment behind the answers (every 50 ms, longer when the database lags behind), and those commits
+ * belong to the run.
+ */
+const TRAILING_WRITES_MS = 2000;
+
 export class CommitWindows {
   private readonly late: number[];
   private lateReadings: number[] = [];
@@ -179,11 +194,12 @@ export class CommitWindows {
     if (database !== undefined && database.settleMs === 0) this.runStart.set(which, { commits: await database.commits(), at: Date.now() });
   }
 
-  /** After that run. */
+  /** After that run, once the writes the gateway batches behind its answers had time to land. */
   async afterRun(which: number): Promise<void> {
     const start = this.runStart.get(which);
     if (start === undefined) return;
     this.runStart.delete(which);
+    await sleep(TRAILING_WRITES_MS);
     this.counts[which].commits += (await this.databases[which]!.commits()) - start.commits;
     this.counts[which].seconds += (Date.now() - start.at) / 1000;
   }

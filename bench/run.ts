@@ -330,7 +330,7 @@ try {
         served[which] += (await load(target, 1)).requests;
         const before = cpuMs(target.pid);
         const run = await load(target, Math.max(1, Math.round(SECONDS / ROUNDS)));
-        cpuRounds[which].push((1000 * (cpuMs(target.pid) - before)) / run.requests);
+        cpuRounds[which].push(run.requests > 0 ? (1000 * (cpuMs(target.pid) - before)) / run.requests : Number.NaN);
         await commitWindows.afterRun(which);
         served[which] += run.requests;
         runs[which].push(run);
@@ -343,13 +343,14 @@ try {
     results[scenario.name] = Object.fromEntries(targets.map((target, which) => [target.name, combined[which]]));
     // CPU over all rounds: each round's µs per request weighed by its requests
     cpuPerRequest[scenario.name] = Object.fromEntries(
-      targets.map((target, which) => [target.name, runs[which].reduce((sum, run, round) => sum + run.requests * cpuRounds[which][round], 0) / combined[which].requests]),
+      targets.map((target, which) => [target.name, runs[which].reduce((sum, run, round) => sum + (run.requests > 0 ? run.requests * cpuRounds[which][round] : 0), 0) / combined[which].requests]),
     );
     commitsPerRequest[scenario.name] = Object.fromEntries(
       counted.map((target) => {
         const { commits: all, seconds, idlePerSecond } = commits[targets.indexOf(target)]!;
         const requests = served[targets.indexOf(target)];
-        return [target.name, { all: all / requests, net: (all - idlePerSecond * seconds) / requests, idlePerSecond }];
+        // the idle rate is taken off only where the counter is the database's own: a server-wide one's idle rate is other clients'
+        return [target.name, { all: all / requests, net: target.database!.perDatabase ? (all - idlePerSecond * seconds) / requests : Number.NaN, idlePerSecond }];
       }),
     );
   }
@@ -479,7 +480,8 @@ try {
       `| scenario | ${counted.map((target) => `${target.name}: all | less idle`).join(' | ')} |`,
       `|---|${counted.map(() => '---:|---:').join('|')}|`,
       ...Object.entries(commitsPerRequest).map(
-        ([scenario, byTarget]) => `| ${scenario} | ${counted.map((target) => `${byTarget[target.name].all.toFixed(3)} | ${byTarget[target.name].net.toFixed(3)}`).join(' | ')} |`,
+        ([scenario, byTarget]) =>
+          `| ${scenario} | ${counted.map((target) => `${byTarget[target.name].all.toFixed(3)} | ${Number.isNaN(byTarget[target.name].net) ? 'n/a (server-wide counter)' : byTarget[target.name].net.toFixed(3)}`).join(' | ')} |`,
       ),
     );
   }
