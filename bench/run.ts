@@ -309,7 +309,7 @@ try {
   const roundsOf: Record<string, LoadResult[][]> = {};
   const runsOf = (scenario: string, target: string) => roundsOf[scenario][index(target)];
   /** Commits per relayed request of the gateways on a database server, by scenario and target: all of them, and less the idle rate. */
-  const commitsPerRequest: Record<string, Record<string, { all: number; net: number; idlePerSecond: number }>> = {};
+  const commitsPerRequest: Record<string, Record<string, { all: number; net: number; idlePerSecond: number; requests: number }>> = {};
   const counted = targets.filter((target) => target.database !== undefined);
   const commitWindows = new CommitWindows(targets.map((target) => target.database));
   await commitWindows.start();
@@ -350,7 +350,7 @@ try {
         const { commits: all, seconds, idlePerSecond } = commits[targets.indexOf(target)]!;
         const requests = served[targets.indexOf(target)];
         // the idle rate is taken off only where the counter is the database's own: a server-wide one's idle rate is other clients'
-        return [target.name, { all: all / requests, net: target.database!.perDatabase ? (all - idlePerSecond * seconds) / requests : Number.NaN, idlePerSecond }];
+        return [target.name, { all: all / requests, net: target.database!.perDatabase ? (all - idlePerSecond * seconds) / requests : Number.NaN, idlePerSecond, requests }];
       }),
     );
   }
@@ -481,7 +481,7 @@ try {
       `|---|${counted.map(() => '---:|---:').join('|')}|`,
       ...Object.entries(commitsPerRequest).map(
         ([scenario, byTarget]) =>
-          `| ${scenario} | ${counted.map((target) => `${byTarget[target.name].all.toFixed(3)} | ${Number.isNaN(byTarget[target.name].net) ? 'n/a (server-wide counter)' : byTarget[target.name].net.toFixed(3)}`).join(' | ')} |`,
+          `| ${scenario} | ${counted.map((target) => `${byTarget[target.name].all.toFixed(3)} (${byTarget[target.name].requests} answered) | ${Number.isNaN(byTarget[target.name].net) ? 'n/a (server-wide counter)' : byTarget[target.name].net.toFixed(3)}`).join(' | ')} |`,
       ),
     );
   }

@@ -111,7 +111,8 @@ export async function workerRows(options: { emulatorUrl: string; model: string; 
       }
     }
     const commitsAfter = await settled();
-    const [oneCommits, twoCommits] = gateways.map((_, which) => ((commitsAfter[which] - commitsBefore[which]) / served[which]).toFixed(3));
+    // with the count of answers it stands on: a run whose answers are slow leaves many relayed but unseen by wrk
+    const [oneCommits, twoCommits] = gateways.map((_, which) => `${((commitsAfter[which] - commitsBefore[which]) / served[which]).toFixed(3)} (${served[which]} answered)`);
     const [one, two] = runs.map(combineRuns);
     const ratios = runs[1].map((run, round) => (run.requestsPerSecond / runs[0][round].requestsPerSecond).toFixed(2)).join(', ');
     return [
