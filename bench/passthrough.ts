@@ -1,64 +1,148 @@
-// The benchmark's floor: the least a relay can do. Parse the JSON body, check a
-// bearer key in a Map, forward to the upstream with an undici Pool, pipe the
-// answer back. Switchboard is measured against this, not against a guess.
-import { createServer, type Server } from 'node:http';
+// The benchmark's floor, the "lean relay": the least work a relay can honestly do for one chat request, and
+// nothing more. node:http in, the body read as Buffers and joined once, the bearer key looked up in a Map, one
+// JSON.parse (a relay must know the model and whether the answer streams), an undici Pool to the upstream, the
+// answer handed back chunk by chunk from 'data' events (no async iteration, no web streams), and the usage read
+// from the answer's last chunk, as a relay must for billing. What it reads, it only counts.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 
 export interface Passthrough {
   baseUrl: string;
+  /** What the relay read from the answers: the tokens it would bill, and how many answers carried no usage. */
+  billed: { promptTokens: number; completionTokens: number; withoutUsage: number };
   close(): Promise<void>;
+}
+
+interface Usage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+}
+
+const USAGE = Buffer.from('"usage"');
+const DATA = Buffer.from('data: ');
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const BAD_KEY = '{"error":{"message":"invalid key","type":"invalid_request_error","param":null,"code":null}}';
+const BAD_JSON = '{"error":{"message":"bad json","type":"invalid_request_error","param":null,"code":null}}';
+
+/** The JSON object that follows `"usage":` at `at`, parsed; undefined when it is null or cut off. */
+function usageObjectAt(text: Buffer, at: number): Usage | undefined {
+  const start = text.indexOf(OPEN_BRACE, at + USAGE.length);
+  if (start < 0) return undefined;
+  // usage holds numbers and nested objects of numbers, never strings: counting braces finds its end
+  let depth = 0;
+  for (let index = start; index < text.length; index += 1) {
+    const byte = text[index];
+    if (byte === OPEN_BRACE) depth += 1;
+    else if (byte === CLOSE_BRACE && --depth === 0) return JSON.parse(text.toString('latin1', start, index + 1)) as Usage;
+  }
+  return undefined;
+}
+
+/**
+ * The usage of an answer from its tail (the last chunk, or the last two joined when the usage may straddle
+ * them): a plain answer carries `"usage"` near its end; a stream carries it in its last data event that has one,
+ * which this parses whole, as a relay that trusts nothing but the event would.
+ */
+function usageOf(tail: Buffer, streamed: boolean): Usage | undefined {
+  const at = tail.lastIndexOf(USAGE);
+  if (at < 0) return undefined;
+  if (!streamed) return usageObjectAt(tail, at);
+  const event = tail.lastIndexOf(DATA, at);
+  if (event < 0) return undefined;
+  const end = tail.indexOf('\n', at);
+  return (JSON.parse(tail.toString('utf8', event + DATA.length, end < 0 ? tail.length : end)) as { usage?: Usage }).usage ?? undefined;
 }
 
 export async function startPassthrough(options: { upstream: string; upstreamKey: string; clientKeys: string[] }): Promise<Passthrough> {
   const pool = new Pool(options.upstream, { connections: 128, pipelining: 1 });
-  const keys = new Map(options.clientKeys.map((key) => [key, true]));
+  const keys = new Map(options.clientKeys.map((key) => [key, { name: key }]));
+  const upstreamAuthorization = `Bearer ${options.upstreamKey}`;
+  const billed = { promptTokens: 0, completionTokens: 0, withoutUsage: 0 };
 
-  const server: Server = createServer(
-    (request, response) =>
-      void (async () => {
-        const key = (request.headers.authorization ?? '').replace(/^Bearer /, '');
-        if (!keys.has(key)) {
-          response.writeHead(401, { 'content-type': 'application/json' });
-          response.end('{"error":{"message":"invalid key","type":"invalid_request_error","param":null,"code":null}}');
-          return;
-        }
-        const chunks: Buffer[] = [];
-        for await (const chunk of request) chunks.push(chunk as Buffer);
-        let body: { model?: string };
-        try {
-          body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model?: string };
-        } catch {
-          response.writeHead(400, { 'content-type': 'application/json' });
-          response.end('{"error":{"message":"bad json","type":"invalid_request_error","param":null,"code":null}}');
-          return;
-        }
-        try {
-          const upstream = await pool.request({
-            method: 'POST',
-            path: request.url ?? '/',
-            headers: {
-              'content-type': 'application/json',
-              authorization: `Bearer ${options.upstreamKey}`,
-              ...(request.headers['x-emulator-chunks'] ? { 'x-emulator-chunks': String(request.headers['x-emulator-chunks']) } : {}),
-              ...(request.headers['x-emulator-delay-ms'] ? { 'x-emulator-delay-ms': String(request.headers['x-emulator-delay-ms']) } : {}),
-            },
-            body: JSON.stringify(body),
-          });
-          response.writeHead(upstream.statusCode, { 'content-type': String(upstream.headers['content-type'] ?? 'application/json') });
-          for await (const chunk of upstream.body) response.write(chunk);
-          response.end();
-        } catch {
+  function relay(request: IncomingMessage, response: ServerResponse, raw: Buffer): void {
+    let body: { model?: unknown; stream?: unknown; stream_options?: { include_usage?: unknown } };
+    try {
+      body = JSON.parse(raw.toString('utf8')) as typeof body;
+    } catch {
+      response.writeHead(400, { 'content-type': 'application/json' });
+      response.end(BAD_JSON);
+      return;
+    }
+    if (typeof body.model !== 'string') {
+      response.writeHead(400, { 'content-type': 'application/json' });
+      response.end(BAD_JSON);
+      return;
+    }
+    const streamed = body.stream === true;
+    // a stream tells its usage only when asked: a relay that bills must ask, which costs one serialisation;
+    // otherwise the client's bytes go upstream as they came
+    const upstreamBody = streamed && body.stream_options?.include_usage !== true ? JSON.stringify({ ...body, stream_options: { ...body.stream_options, include_usage: true } }) : raw;
+    pool.request(
+      {
+        method: 'POST',
+        path: request.url ?? '/',
+        headers: { 'content-type': 'application/json', authorization: upstreamAuthorization },
+        body: upstreamBody,
+      },
+      (error, upstream) => {
+        if (error) {
           if (!response.headersSent) response.writeHead(502, { 'content-type': 'application/json' });
           response.end();
+          return;
         }
-      })(),
-  );
+        response.writeHead(upstream.statusCode, { 'content-type': String(upstream.headers['content-type'] ?? 'application/json') });
+        const answer = upstream.body;
+        let last: Buffer | undefined;
+        let beforeLast: Buffer | undefined;
+        answer.on('data', (chunk: Buffer) => {
+          beforeLast = last;
+          last = chunk;
+          // a slow client holds the upstream back rather than the relay's memory
+          if (!response.write(chunk)) {
+            answer.pause();
+            response.once('drain', () => answer.resume());
+          }
+        });
+        // a client that went away ends its upstream call
+        response.once('close', () => {
+          if (!response.writableFinished) answer.destroy();
+        });
+        answer.on('end', () => {
+          response.end();
+          if (last === undefined) return;
+          let usage = usageOf(last, streamed);
+          if (usage === undefined && beforeLast !== undefined) usage = usageOf(Buffer.concat([beforeLast, last]), streamed);
+          if (usage === undefined) billed.withoutUsage += 1;
+          else {
+            billed.promptTokens += usage.prompt_tokens ?? 0;
+            billed.completionTokens += usage.completion_tokens ?? 0;
+          }
+        });
+        answer.on('error', () => response.destroy());
+      },
+    );
+  }
+
+  const server: Server = createServer((request, response) => {
+    const authorization = request.headers.authorization ?? '';
+    if (!authorization.startsWith('Bearer ') || !keys.has(authorization.slice(7))) {
+      request.resume();
+      response.writeHead(401, { 'content-type': 'application/json' });
+      response.end(BAD_KEY);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => relay(request, response, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+  });
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
   const { port } = server.address() as AddressInfo;
   return {
     baseUrl: `http://127.0.0.1:${port}`,
+    billed,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolveClose) => server.close(() => resolveClose()));

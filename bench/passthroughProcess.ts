@@ -1,4 +1,4 @@
-// The pass-through floor as a standalone process for the benchmark.
+// The lean relay (the benchmark's floor) as a standalone process for the benchmark.
 import { startPassthrough } from './passthrough';
 
 const passthrough = await startPassthrough({

@@ -1,5 +1,5 @@
 // Child processes for the benchmark, each on its own event loop so that no
-// two measured parts share one: the upstream emulator, the pass-through floor
+// two measured parts share one: the upstream emulator, the lean relay (the floor)
 // and the gateway.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
@@ -84,7 +84,7 @@ export function cpuMs(pid: number): number {
 
 /**
  * CPU placement for the measurement: the process under load (the gateway or the
- * pass-through, never both at once) gets a core of its own, and everything that
+ * lean relay, never two at once) gets a core of its own, and everything that
  * drives it (this process, wrk, the emulator) shares the other. Left to the
  * scheduler, the same build measured minutes apart differed by up to 15% on
  * these two-core machines, as processes moved between cores and onto wrk's.

@@ -3,43 +3,30 @@
 // with WORKERS=1 and WORKERS=2, each on a fresh PostgreSQL database of its
 // own, the two taking turns round by round. The workers are not pinned to a
 // core (two workers on one core would measure nothing): on a two-core machine
-// they share both cores with wrk, the emulator and PostgreSQL.
+// they share both cores with wrk, the emulator and PostgreSQL. Each also
+// tells the commits its database counted per request it relayed.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { freePort } from '../tests/e2e/support/gateway';
 import { BENCH_ROOT_PASSWORD, consoleCall, prepareGateway } from './consoleApi';
 import { repoRoot, startFlags, startScript } from './processes';
-import { runWrk, type LoadResult } from './wrk';
-
-const POSTGRES_ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+import { combineRuns, runWrk, type LoadResult } from './wrk';
+import { createBenchDatabase, sleep, type BenchDatabase } from './databases';
 
 interface WorkersGateway {
   workers: number;
   url: string;
   key: string;
+  database: BenchDatabase;
   stop(): Promise<void>;
-}
-
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
 }
 
 /** The bundled gateway with WORKERS=`workers` on a database of its own, ready with a key whose channel is the emulator. */
 async function startWorkersGateway(script: string, workers: number, emulatorUrl: string, model: string): Promise<WorkersGateway> {
-  const database = `sb_bench_${randomBytes(6).toString('hex')}`;
-  await adminQuery(`create database ${database}`);
-  const dsn = new URL(POSTGRES_ADMIN_URL);
-  dsn.pathname = `/${database}`;
+  const database = await createBenchDatabase('postgres');
   const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-bench-workers-'));
   const port = await freePort();
   const child: ChildProcess = spawn(process.execPath, [...startFlags(), '--enable-source-maps', script], {
@@ -49,7 +36,7 @@ async function startWorkersGateway(script: string, workers: number, emulatorUrl:
       HOME: process.env.HOME ?? '',
       PORT: String(port),
       HOST: '127.0.0.1',
-      SQL_DSN: dsn.toString(),
+      SQL_DSN: database.dsn,
       WORKERS: String(workers),
       DATA_DIR: dataDir,
       CONSOLE_DIR: dataDir,
@@ -81,6 +68,7 @@ async function startWorkersGateway(script: string, workers: number, emulatorUrl:
     workers,
     url,
     key,
+    database,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         await new Promise<void>((stopped) => {
@@ -89,7 +77,7 @@ async function startWorkersGateway(script: string, workers: number, emulatorUrl:
         });
       }
       rmSync(dataDir, { recursive: true, force: true });
-      await adminQuery(`drop database if exists ${database} with (force)`).catch(() => undefined);
+      await database.drop();
     },
   };
 }
@@ -104,35 +92,37 @@ export async function workerRows(options: { emulatorUrl: string; model: string; 
     for (const workers of [1, 2]) gateways.push(await startWorkersGateway(script, workers, options.emulatorUrl, options.model));
     const load = (gateway: WorkersGateway, durationSeconds: number) => runWrk({ url: `${gateway.url}/v1/chat/completions`, apiKey: gateway.key, body: options.body, connections: 64, durationSeconds });
     for (const gateway of gateways) await load(gateway, options.warmupSeconds);
+    // each database's commits over all the load its gateway relayed in the rounds, the warm-up seconds included,
+    // read once the gateways sat idle long enough for PostgreSQL to have counted all of them
+    const settled = async () => {
+      await sleep(gateways[0].database.settleMs);
+      return Promise.all(gateways.map((gateway) => gateway.database.commits()));
+    };
+    const commitsBefore = await settled();
     const runs = gateways.map(() => [] as LoadResult[]);
+    const served = gateways.map(() => 0);
     for (let round = 0; round < options.rounds; round += 1) {
       for (let turn = 0; turn < gateways.length; turn += 1) {
         const which = (round + turn) % gateways.length;
-        await load(gateways[which], 1);
-        runs[which].push(await load(gateways[which], Math.max(1, Math.round(options.seconds / options.rounds))));
+        served[which] += (await load(gateways[which], 1)).requests;
+        const run = await load(gateways[which], Math.max(1, Math.round(options.seconds / options.rounds)));
+        served[which] += run.requests;
+        runs[which].push(run);
       }
     }
-    const total = (list: LoadResult[]) => {
-      const requests = list.reduce((sum, run) => sum + run.requests, 0);
-      const seconds = list.reduce((sum, run) => sum + run.requests / run.requestsPerSecond, 0);
-      const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-      return {
-        requestsPerSecond: requests / seconds,
-        p50Ms: median(list.map((run) => run.p50Ms)),
-        p99Ms: median(list.map((run) => run.p99Ms)),
-        errors: list.reduce((sum, run) => sum + run.errors, 0),
-      };
-    };
-    const [one, two] = runs.map(total);
+    const commitsAfter = await settled();
+    // with the count of answers it stands on: a run whose answers are slow leaves many relayed but unseen by wrk
+    const [oneCommits, twoCommits] = gateways.map((_, which) => `${((commitsAfter[which] - commitsBefore[which]) / served[which]).toFixed(3)} (${served[which]} answered)`);
+    const [one, two] = runs.map(combineRuns);
     const ratios = runs[1].map((run, round) => (run.requestsPerSecond / runs[0][round].requestsPerSecond).toFixed(2)).join(', ');
     return [
       '',
-      `Workers (WORKERS=1 and 2, the bundled server/main.ts on PostgreSQL), chat c=64, ${options.rounds} alternating rounds; the workers are not pinned`,
+      `Workers (WORKERS=1 and 2, the bundled server/main.ts on PostgreSQL), chat c=64, ${options.rounds} alternating rounds; the workers are not pinned; commits: ${gateways[0].database.counted}, over all the requests of the rounds`,
       '',
-      '| scenario | workers | req/s | x 1 worker (round by round) | p50 ms | p99 ms | errors |',
-      '|---|---:|---:|---|---:|---:|---:|',
-      `| chat c=64, PostgreSQL | 1 | ${one.requestsPerSecond.toFixed(0)} | | ${one.p50Ms.toFixed(2)} | ${one.p99Ms.toFixed(2)} | ${one.errors} |`,
-      `| chat c=64, PostgreSQL | 2 | ${two.requestsPerSecond.toFixed(0)} | ${(two.requestsPerSecond / one.requestsPerSecond).toFixed(2)} (${ratios}) | ${two.p50Ms.toFixed(2)} | ${two.p99Ms.toFixed(2)} | ${two.errors} |`,
+      '| scenario | workers | req/s | x 1 worker (round by round) | p50 ms | p99 ms | errors | commits per request |',
+      '|---|---:|---:|---|---:|---:|---:|---:|',
+      `| chat c=64, PostgreSQL | 1 | ${one.requestsPerSecond.toFixed(0)} | | ${one.p50Ms.toFixed(2)} | ${one.p99Ms.toFixed(2)} | ${one.errors} | ${oneCommits} |`,
+      `| chat c=64, PostgreSQL | 2 | ${two.requestsPerSecond.toFixed(0)} | ${(two.requestsPerSecond / one.requestsPerSecond).toFixed(2)} (${ratios}) | ${two.p50Ms.toFixed(2)} | ${two.p99Ms.toFixed(2)} | ${two.errors} | ${twoCommits} |`,
     ];
   } finally {
     await Promise.all(gateways.map((gateway) => gateway.stop()));

@@ -15,6 +15,8 @@ export interface LoadResult {
   p99Ms: number;
   requests: number;
   errors: number;
+  /** How long the run lasted, by wrk's own clock. */
+  seconds: number;
 }
 
 export interface LoadOptions {
@@ -33,12 +35,16 @@ function toMs(value: string): number {
   return match[2] === 'us' ? number / 1000 : match[2] === 's' ? number * 1000 : number;
 }
 
+const SECONDS_PER_UNIT: Record<string, number> = { us: 1e-6, ms: 1e-3, s: 1, m: 60 };
+
 export function parseWrkOutput(output: string): LoadResult {
   const percentile = (label: string) => {
     const match = output.match(new RegExp(`^\\s*${label}%\\s+(\\S+)`, 'm'));
     return match ? toMs(match[1]) : Number.NaN;
   };
-  const requests = Number(output.match(/(\d+) requests in/)?.[1] ?? 0);
+  const counted = output.match(/(\d+) requests in ([\d.]+)(us|ms|s|m)\b/);
+  const requests = Number(counted?.[1] ?? 0);
+  const seconds = counted ? Number(counted[2]) * SECONDS_PER_UNIT[counted[3]] : Number.NaN;
   const non2xx = Number(output.match(/Non-2xx or 3xx responses: (\d+)/)?.[1] ?? 0);
   const socketErrors = output.match(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/);
   const errors = non2xx + (socketErrors ? socketErrors.slice(1).reduce((sum, value) => sum + Number(value), 0) : 0);
@@ -48,6 +54,7 @@ export function parseWrkOutput(output: string): LoadResult {
     p99Ms: percentile('99'),
     requests,
     errors,
+    seconds,
   };
 }
 
@@ -71,4 +78,20 @@ export async function runWrk(options: LoadOptions): Promise<LoadResult> {
   } finally {
     rmSync(scriptDir, { recursive: true, force: true });
   }
+}
+
+export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/** One result of several runs: all their requests over all their time, and the median of their percentiles. */
+export function combineRuns(runs: LoadResult[]): LoadResult {
+  const requests = runs.reduce((sum, run) => sum + run.requests, 0);
+  const seconds = runs.reduce((sum, run) => sum + run.seconds, 0);
+  return {
+    requestsPerSecond: requests / seconds,
+    p50Ms: median(runs.map((run) => run.p50Ms)),
+    p99Ms: median(runs.map((run) => run.p99Ms)),
+    requests,
+    errors: runs.reduce((sum, run) => sum + run.errors, 0),
+    seconds,
+  };
 }
