@@ -550,7 +550,7 @@ export const appEnglish = {
     },
   },
   status: {
-    role: { user: 'User', admin: 'Admin', root: 'Super admin', unknown: 'Unknown role' },
+    role: { user: 'Ordinary user', admin: 'Admin', root: 'Super admin', unknown: 'Unknown role' },
     user: { enabled: 'Activated', disabled: 'Banned', unknown: 'Unknown' },
     channel: { enabled: 'Enabled', disabled: 'Disabled', auto_disabled: 'Auto-disabled', unknown: 'Unknown' },
     token: { enabled: 'Enabled', disabled: 'Disabled', expired: 'Expired', exhausted: 'Exhausted', unknown: 'Unknown' },
