@@ -1,4 +1,5 @@
-// Manage users: role labels in both languages (list, filter).
+// Manage users: role labels in both languages (list, filter) and the super
+// admin's row, whose manage actions are all shown disabled.
 import { fireEvent, render, screen, within } from '@testing-library/react';
 import { http, HttpResponse } from 'msw';
 import { AdminContext, memoryStore, ResourceContextProvider } from 'react-admin';
@@ -41,5 +42,17 @@ describe('user list', () => {
     expect(within(options).getByRole('option', { name: 'Ordinary user' })).toBeInTheDocument();
     // the same key labels the chips, the filter's choices and its chip; Chinese names it 普通用户
     expect((messages.zh as { status: { role: Record<string, string> } }).status.role).toMatchObject({ user: '普通用户', admin: '管理员', root: '超级管理员' });
+  }, 30_000);
+
+  it("shows the super admin's manage actions disabled, and the others' enabled", async () => {
+    renderUsers();
+    const root = await rowOf('root');
+    for (const name of ['Disable', 'Edit']) expect(within(root).getByRole('button', { name })).toBeDisabled();
+    fireEvent.click(within(root).getByRole('button', { name: 'More actions' }));
+    const menu = await screen.findByRole('menu');
+    for (const name of ['Promote', 'Demote', 'Delete']) expect(within(menu).getByRole('menuitem', { name })).toHaveAttribute('aria-disabled', 'true');
+    fireEvent.keyDown(menu, { key: 'Escape' });
+    const carol = await rowOf('carol');
+    for (const name of ['Disable', 'Edit']) expect(within(carol).getByRole('button', { name })).toBeEnabled();
   }, 30_000);
 });
