@@ -284,6 +284,7 @@ export const appEnglish = {
       create_title: 'New token',
       edit_title: 'Edit token',
       created: 'token created',
+      created_title: 'Token created',
       updated: 'token updated',
       copy_now: 'Copy the key now and keep it safe. The list only shows it masked; use its copy button to get it again.',
       done: 'Done',

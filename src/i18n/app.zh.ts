@@ -285,6 +285,7 @@ export const appChinese: typeof appEnglish = {
       create_title: '创建新的令牌',
       edit_title: '编辑令牌',
       created: '令牌创建成功',
+      created_title: '令牌已创建',
       updated: '令牌更新成功',
       copy_now: '请立即复制并妥善保存此密钥。列表中只显示部分内容，之后可通过复制按钮再次获取。',
       done: '完成',
