@@ -449,6 +449,8 @@ export const appEnglish = {
       search: 'Search',
       clear_filter: 'Clear the %{name} filter',
       clear_all: 'Clear all',
+      empty: 'No %{name} yet.',
+      empty_filtered: 'No %{name} match these filters.',
       any: 'Any',
       enable_selected: 'Enable',
       disable_selected: 'Disable',
@@ -531,6 +533,8 @@ export const appEnglish = {
         wechat_id: 'WeChat account',
       },
     },
+    webhook: { name: 'Webhook |||| Webhooks' },
+    webhook_delivery: { name: 'Delivery |||| Deliveries' },
     log: {
       name: 'Log |||| Logs',
       fields: {

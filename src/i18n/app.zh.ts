@@ -450,6 +450,8 @@ export const appChinese: typeof appEnglish = {
       search: '搜索',
       clear_filter: '清除筛选：%{name}',
       clear_all: '全部清除',
+      empty: '还没有%{name}。',
+      empty_filtered: '没有符合筛选条件的%{name}。',
       any: '全部',
       enable_selected: '启用',
       disable_selected: '禁用',
@@ -532,6 +534,8 @@ export const appChinese: typeof appEnglish = {
         wechat_id: '微信账户',
       },
     },
+    webhook: { name: 'Webhook' },
+    webhook_delivery: { name: '投递记录' },
     log: {
       name: '日志',
       fields: {

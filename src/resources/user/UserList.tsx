@@ -22,7 +22,7 @@ import { AddActions } from '../shared/AddButton';
 import { GroupChips } from '../shared/GroupChips';
 import { ActiveFilters } from '../shared/ActiveFilters';
 import { CardList } from '../shared/CardList';
-import { listDefaults, ListBody, tableSx } from '../shared/ListFrame';
+import { listDefaults, ListBody, tableSx, ListEmpty } from '../shared/ListFrame';
 import { RowActions } from '../shared/RowActions';
 import { StatusChip } from '../shared/StatusChip';
 import { TitledPage } from '../shared/TitledPage';
@@ -180,7 +180,7 @@ export function UserList() {
         <UserFilters />
         <ListBody
           table={
-            <Datagrid bulkActionButtons={false} rowClick={(id) => `/user/edit/${id}`} sx={tableSx}>
+            <Datagrid empty={<ListEmpty />} bulkActionButtons={false} rowClick={(id) => `/user/edit/${id}`} sx={tableSx}>
               <NumberField source="id" />
               <UsernameField label="resources.user.fields.username" sortBy="username" />
               <GroupChips label="resources.user.fields.group" sortBy="group" />
