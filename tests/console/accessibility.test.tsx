@@ -137,7 +137,10 @@ describe('the user list', () => {
     const root = screen.getByText('root').closest('tr') as HTMLElement;
     expect(within(carol).queryByRole('button', { name: 'Promote' })).toBeNull();
     expect(within(dana).queryAllByRole('button')).toEqual([]);
-    expect(within(root).queryAllByRole('button')).toEqual([]);
+    // the super admin's row shows its actions, every one disabled
+    const rootButtons = within(root).queryAllByRole('button');
+    expect(rootButtons.map((button) => button.getAttribute('aria-label'))).toEqual(['Disable', 'Edit', 'More actions']);
+    for (const name of ['Disable', 'Edit']) expect(within(root).getByRole('button', { name })).toBeDisabled();
 
     await user.click(await within(carol).findByRole('button', { name: 'Disable' }));
     const dialog = await screen.findByRole('dialog');
