@@ -34,6 +34,14 @@ describe('contrast', () => {
     }
   });
 
+  it("draws the form toolbar's red Delete at AA on the toolbar's grey, light and dark", () => {
+    for (const theme of [lightTheme, darkTheme]) {
+      const toolbar = (theme.components as { RaToolbar: { styleOverrides: { root: { backgroundColor: string } } } }).RaToolbar.styleOverrides.root.backgroundColor;
+      const error = (theme.palette as { error: { main: string } }).error.main;
+      expect(getContrastRatio(error, toolbar), `${theme.palette?.mode} Delete on the toolbar`).toBeGreaterThanOrEqual(AA);
+    }
+  });
+
   it("was failing before: the orange action text and white on MUI's info blue", () => {
     expect(getContrastRatio('#ed6c02', '#fff')).toBeLessThan(AA);
     expect(getContrastRatio((lightTheme.palette as { warning: { main: string } }).warning.main, '#fff')).toBeGreaterThanOrEqual(AA);
