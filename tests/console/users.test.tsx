@@ -41,7 +41,7 @@ describe('user list', () => {
     const options = await screen.findByRole('listbox');
     expect(within(options).getByRole('option', { name: 'Ordinary user' })).toBeInTheDocument();
     // the same key labels the chips, the filter's choices and its chip; Chinese names it 普通用户
-    expect((messages.zh as { status: { role: Record<string, string> } }).status.role).toMatchObject({ user: '普通用户', admin: '管理员', root: '超级管理员' });
+    expect((messages.zh as unknown as { status: { role: Record<string, string> } }).status.role).toMatchObject({ user: '普通用户', admin: '管理员', root: '超级管理员' });
   }, 30_000);
 
   it("shows the super admin's manage actions disabled, and the others' enabled", async () => {
