@@ -70,6 +70,12 @@ export function LoginPage() {
     }
   };
 
+  /** A change to either field takes back the refusal it marks. */
+  const retyped = (set: (value: string) => void) => (event: { target: { value: string } }) => {
+    set(event.target.value);
+    setRefusal('');
+  };
+
   const backToPassword = () => {
     setStep('password');
     setCode('');
@@ -141,28 +147,13 @@ export function LoginPage() {
       )}
       <Box component="form" onSubmit={(event) => void submit(event)} noValidate>
         <Stack spacing={2}>
-          <TextField
-            name="username"
-            label={translate('app.auth.username')}
-            value={username}
-            onChange={(event) => {
-              setUsername(event.target.value);
-              setRefusal('');
-            }}
-            error={refusal !== ''}
-            autoComplete="username"
-            autoFocus
-            fullWidth
-          />
+          <TextField name="username" label={translate('app.auth.username')} value={username} onChange={retyped(setUsername)} error={refusal !== ''} autoComplete="username" autoFocus fullWidth />
           <TextField
             name="password"
             type="password"
             label={translate('app.auth.password')}
             value={password}
-            onChange={(event) => {
-              setPassword(event.target.value);
-              setRefusal('');
-            }}
+            onChange={retyped(setPassword)}
             error={refusal !== ''}
             helperText={refusal ? translate(refusal, { _: refusal }) : undefined}
             autoComplete="current-password"
