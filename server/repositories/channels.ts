@@ -3,6 +3,7 @@
 // channel without them. Keys never leave this module except to the relay.
 import type { Kysely, Selectable, SelectQueryBuilder } from 'kysely';
 import type { ChannelRecord } from '../../common/records';
+import { ChannelStatus } from '../../common/roles';
 import { insertReturningId, type Database } from '../db/database';
 import type { DatabaseConfig } from '../config';
 import type { ChannelsTable } from '../db/schema/channels';
@@ -164,8 +165,8 @@ export async function recordChannelBalance(db: Executor, id: number, balance: nu
     .execute();
 }
 
-/** One channel per key, each with its abilities, all or nothing. */
-export async function createChannels(db: Executor, dialect: DatabaseConfig['dialect'], fields: ChannelFields, keys: string[]): Promise<number[]> {
+/** One channel per key, each with its abilities, all or nothing; `status` is enabled (1) unless the admin created them disabled (2). */
+export async function createChannels(db: Executor, dialect: DatabaseConfig['dialect'], fields: ChannelFields, keys: string[], status: number = ChannelStatus.enabled): Promise<number[]> {
   return db.transaction().execute(async (transaction) => {
     const ids: number[] = [];
     for (const key of keys) {
@@ -174,7 +175,7 @@ export async function createChannels(db: Executor, dialect: DatabaseConfig['dial
         transaction.insertInto('channels').values({
           ...fields,
           key,
-          status: 1,
+          status,
           auto_disabled: 0,
           created_time: Math.floor(Date.now() / 1000),
           test_time: 0,
@@ -184,7 +185,7 @@ export async function createChannels(db: Executor, dialect: DatabaseConfig['dial
           used_quota: 0,
         }),
       );
-      await writeAbilities(transaction, id, { ...fields, status: 1 });
+      await writeAbilities(transaction, id, { ...fields, status });
       ids.push(id);
     }
     return ids;

@@ -5,13 +5,18 @@ export type ResourceName = 'channel' | 'token' | 'redemption' | 'user' | 'log';
 
 /**
  * A query string in the order given (as one-api's console sends it), empty and
- * absent values left out; spaces as `+` (form encoding, what the console sent
+ * absent values left out except those named in `alwaysSent`, which go out
+ * empty (`turnstile=`); spaces as `+` (form encoding, what the console sent
  * before query-string), so a search's URL did not change.
  */
-const query = (params: Record<string, string | number | undefined>) => {
-  const text = stringify(params, { sort: false, skipNull: true, skipEmptyString: true }).replace(/%20/g, '+');
+const query = (params: Record<string, string | number | undefined>, alwaysSent: readonly string[] = []) => {
+  const kept = Object.entries(params).flatMap(([key, value]) => (alwaysSent.includes(key) ? [[key, value ?? '']] : value === undefined || value === '' ? [] : [[key, value]]));
+  const text = stringify(Object.fromEntries(kept) as Record<string, string | number>, { sort: false }).replace(/%20/g, '+');
   return text ? `?${text}` : '';
 };
+
+/** The bot check's token goes on every request that may need it, empty when the check is off (as one-api's console sends it). */
+const withTurnstile = (params: Record<string, string | undefined>, turnstile = '') => query({ ...params, turnstile }, ['turnstile']);
 
 export const endpoints = {
   list: (resource: string, page0: number, params: Record<string, string | number | undefined> = {}) => `/api/${resource}/${query({ p: page0, ...params })}`,
@@ -42,11 +47,11 @@ export const endpoints = {
   userTwoFactor: (id: string | number) => `/api/user/${encodeURIComponent(String(id))}/2fa`,
   userTwoFactorReset: (id: string | number) => `/api/user/${encodeURIComponent(String(id))}/2fa/reset`,
   logout: '/api/user/logout',
-  register: (turnstile?: string) => `/api/user/register${query({ turnstile })}`,
+  register: (turnstile?: string) => `/api/user/register${withTurnstile({}, turnstile)}`,
   self: '/api/user/self',
   pricing: '/api/pricing',
-  verification: (email: string, turnstile?: string) => `/api/verification${query({ email, turnstile })}`,
-  resetPassword: (email: string, turnstile?: string) => `/api/reset_password${query({ email, turnstile })}`,
+  verification: (email: string, turnstile?: string) => `/api/verification${withTurnstile({ email }, turnstile)}`,
+  resetPassword: (email: string, turnstile?: string) => `/api/reset_password${withTurnstile({ email }, turnstile)}`,
   confirmReset: '/api/user/reset',
   githubOAuth: (code: string, state: string) => `/api/oauth/github${query({ code, state })}`,
   oauthState: '/api/oauth/state',

@@ -43,7 +43,6 @@ export const appEnglish = {
       email: 'E-mail address',
       send_code: 'Get code',
       resend_in: 'Resend (%{seconds}s)',
-      login_success: 'login successful!',
       logout_success: 'logout succeeded',
       register_success: 'registration successful!',
       code_sent: 'verification code sent successfully, please check your mailbox!',
@@ -286,6 +285,7 @@ export const appEnglish = {
       create_title: 'New token',
       edit_title: 'Edit token',
       created: 'token created',
+      created_title: 'Token created',
       updated: 'token updated',
       copy_now: 'Copy the key now and keep it safe. The list only shows it masked; use its copy button to get it again.',
       done: 'Done',
@@ -451,6 +451,8 @@ export const appEnglish = {
       search: 'Search',
       clear_filter: 'Clear the %{name} filter',
       clear_all: 'Clear all',
+      empty: 'No %{name} yet.',
+      empty_filtered: 'No %{name} match these filters.',
       any: 'Any',
       enable_selected: 'Enable',
       disable_selected: 'Disable',
@@ -533,6 +535,8 @@ export const appEnglish = {
         wechat_id: 'WeChat account',
       },
     },
+    webhook: { name: 'Webhook |||| Webhooks' },
+    webhook_delivery: { name: 'Delivery |||| Deliveries' },
     log: {
       name: 'Log |||| Logs',
       fields: {
@@ -553,7 +557,7 @@ export const appEnglish = {
     },
   },
   status: {
-    role: { user: 'User', admin: 'Admin', root: 'Super admin', unknown: 'Unknown role' },
+    role: { user: 'Ordinary user', admin: 'Admin', root: 'Super admin', unknown: 'Unknown role' },
     user: { enabled: 'Activated', disabled: 'Banned', unknown: 'Unknown' },
     channel: { enabled: 'Enabled', disabled: 'Disabled', auto_disabled: 'Auto-disabled', unknown: 'Unknown' },
     token: { enabled: 'Enabled', disabled: 'Disabled', expired: 'Expired', exhausted: 'Exhausted', unknown: 'Unknown' },

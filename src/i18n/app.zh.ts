@@ -45,7 +45,6 @@ export const appChinese: typeof appEnglish = {
       email: '邮箱地址',
       send_code: '获取验证码',
       resend_in: '重新发送（%{seconds} 秒）',
-      login_success: '登录成功！',
       logout_success: '已退出登录',
       register_success: '注册成功！',
       code_sent: '验证码发送成功，请检查你的邮箱！',
@@ -286,6 +285,7 @@ export const appChinese: typeof appEnglish = {
       create_title: '创建新的令牌',
       edit_title: '编辑令牌',
       created: '令牌创建成功',
+      created_title: '令牌已创建',
       updated: '令牌更新成功',
       copy_now: '请立即复制并妥善保存此密钥。列表中只显示部分内容，之后可通过复制按钮再次获取。',
       done: '完成',
@@ -450,6 +450,8 @@ export const appChinese: typeof appEnglish = {
       search: '搜索',
       clear_filter: '清除筛选：%{name}',
       clear_all: '全部清除',
+      empty: '还没有%{name}。',
+      empty_filtered: '没有符合筛选条件的%{name}。',
       any: '全部',
       enable_selected: '启用',
       disable_selected: '禁用',
@@ -532,6 +534,8 @@ export const appChinese: typeof appEnglish = {
         wechat_id: '微信账户',
       },
     },
+    webhook: { name: 'Webhook' },
+    webhook_delivery: { name: '投递记录' },
     log: {
       name: '日志',
       fields: {

@@ -34,7 +34,6 @@ export function GitHubCallbackPage() {
           void navigate('/setting');
         } else if (user) {
           storeUser(user);
-          notice('app.auth.login_success', 'success');
           void navigate('/');
         }
       } catch (error) {

@@ -26,6 +26,8 @@ export function LoginPage() {
   const [searchParams] = useSearchParams();
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
+  // why the server refused these credentials, shown under the password field until either field changes
+  const [refusal, setRefusal] = useState('');
   const [busy, setBusy] = useState(false);
   const [wechatOpen, setWechatOpen] = useState(false);
   const [wechatCode, setWechatCode] = useState('');
@@ -38,15 +40,15 @@ export function LoginPage() {
     event.preventDefault();
     if (!username || !password) return;
     setBusy(true);
+    setRefusal('');
     try {
       await login({ username, password });
-      notice('app.auth.login_success', 'success');
     } catch (error) {
       if (needsSecondFactor(error)) {
         setStep('code');
         setCode('');
       } else {
-        notice(errorMessage(error), 'error');
+        setRefusal(errorMessage(error));
       }
     } finally {
       setBusy(false);
@@ -59,7 +61,6 @@ export function LoginPage() {
     setBusy(true);
     try {
       await login({ code: code.trim() });
-      notice('app.auth.login_success', 'success');
     } catch (error) {
       notice(errorMessage(error), 'error');
       // the code step lasts a few minutes: after that the password is asked again
@@ -67,6 +68,12 @@ export function LoginPage() {
     } finally {
       setBusy(false);
     }
+  };
+
+  /** A change to either field takes back the refusal it marks. */
+  const retyped = (set: (value: string) => void) => (event: { target: { value: string } }) => {
+    set(event.target.value);
+    setRefusal('');
   };
 
   const backToPassword = () => {
@@ -125,7 +132,6 @@ export function LoginPage() {
       const user = await dataProvider.wechatLogin(wechatCode);
       storeUser(user);
       setWechatOpen(false);
-      notice('app.auth.login_success', 'success');
       void navigate('/');
     } catch (error) {
       notice(errorMessage(error), 'error');
@@ -141,13 +147,15 @@ export function LoginPage() {
       )}
       <Box component="form" onSubmit={(event) => void submit(event)} noValidate>
         <Stack spacing={2}>
-          <TextField name="username" label={translate('app.auth.username')} value={username} onChange={(event) => setUsername(event.target.value)} autoComplete="username" autoFocus fullWidth />
+          <TextField name="username" label={translate('app.auth.username')} value={username} onChange={retyped(setUsername)} error={refusal !== ''} autoComplete="username" autoFocus fullWidth />
           <TextField
             name="password"
             type="password"
             label={translate('app.auth.password')}
             value={password}
-            onChange={(event) => setPassword(event.target.value)}
+            onChange={retyped(setPassword)}
+            error={refusal !== ''}
+            helperText={refusal ? translate(refusal, { _: refusal }) : undefined}
             autoComplete="current-password"
             fullWidth
           />

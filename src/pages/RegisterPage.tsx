@@ -43,7 +43,7 @@ export function RegisterPage() {
     if (botCheckPending) return notice('app.validation.turnstile_wait', 'info');
     setBusy(true);
     try {
-      await dataProvider.register({ ...form, aff_code: localStorage.getItem(AFF_STORAGE_KEY) ?? '' }, turnstileToken || undefined);
+      await dataProvider.register({ ...form, aff_code: localStorage.getItem(AFF_STORAGE_KEY) ?? '' }, turnstileToken);
       notice('app.auth.register_success', 'success');
       void navigate('/login');
     } catch (error) {
@@ -57,7 +57,7 @@ export function RegisterPage() {
     if (!form.email) return;
     if (botCheckPending) return notice('app.validation.turnstile_wait', 'info');
     try {
-      await dataProvider.sendVerificationCode(form.email, turnstileToken || undefined);
+      await dataProvider.sendVerificationCode(form.email, turnstileToken);
       cooldown.start();
       notice('app.auth.code_sent', 'success');
     } catch (error) {

@@ -23,7 +23,7 @@ export function ResetRequestPage() {
     if (!email) return notice('app.validation.email_required', 'info');
     if (status?.turnstile_check && !turnstileToken) return notice('app.validation.turnstile_wait', 'info');
     try {
-      await dataProvider.sendPasswordReset(email, turnstileToken || undefined);
+      await dataProvider.sendPasswordReset(email, turnstileToken);
       cooldown.start();
       notice('app.auth.reset_sent', 'success');
     } catch (error) {

@@ -1,5 +1,7 @@
 // /user/edit: the caller's own account (username, display name, password;
 // a new password needs the current one, and signs out the other sessions).
+// The bound GitHub and WeChat accounts and the e-mail address are shown
+// read-only: they change only by binding, under Settings.
 import { Button, Card, CardContent, Stack, TextField, Typography } from '@mui/material';
 import { useEffect, useState, type FormEvent } from 'react';
 import { Authenticated, useTranslate } from 'react-admin';
@@ -12,10 +14,14 @@ function SelfEdit() {
   const translate = useTranslate();
   const notice = useNotice();
   const [form, setForm] = useState({ username: '', display_name: '', password: '', original_password: '' });
+  const [bound, setBound] = useState({ github_id: '', wechat_id: '', email: '' });
   useEffect(() => {
     dataProvider
       .getSelf()
-      .then((user) => setForm({ username: user.username, display_name: user.display_name, password: '', original_password: '' }))
+      .then((user) => {
+        setForm({ username: user.username, display_name: user.display_name, password: '', original_password: '' });
+        setBound({ github_id: user.github_id ?? '', wechat_id: user.wechat_id ?? '', email: user.email ?? '' });
+      })
       .catch((error) => notice(errorMessage(error), 'error'));
   }, [notice]);
   const submit = async (event: FormEvent) => {
@@ -51,6 +57,9 @@ function SelfEdit() {
             autoComplete="current-password"
             fullWidth
           />
+          {(['github_id', 'wechat_id', 'email'] as const).map((field) => (
+            <TextField key={field} name={field} label={translate(`resources.user.fields.${field}`)} value={bound[field]} slotProps={{ input: { readOnly: true } }} fullWidth />
+          ))}
           <Button type="submit" variant="contained" disableElevation>
             {translate('app.common.save')}
           </Button>

@@ -23,7 +23,7 @@ export function BindEmailDialog({ open, onClose }: { open: boolean; onClose: () 
     if (!email) return notice('app.validation.email_required', 'info');
     if (botCheckPending) return notice('app.validation.turnstile_wait', 'warning');
     try {
-      await dataProvider.sendVerificationCode(email, turnstileToken || undefined);
+      await dataProvider.sendVerificationCode(email, turnstileToken);
       cooldown.start();
       notice('app.auth.code_sent', 'success');
     } catch (error) {

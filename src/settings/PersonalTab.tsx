@@ -19,7 +19,7 @@ function Section({ title, help, children }: { title: string; help?: string; chil
   const translate = useTranslate();
   return (
     <Box>
-      <Typography variant="h6" sx={{ fontWeight: 700, mb: 0.5 }}>
+      <Typography variant="h6" component="h2" sx={{ fontWeight: 700, mb: 0.5 }}>
         {translate(title)}
       </Typography>
       {help && (

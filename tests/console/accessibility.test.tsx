@@ -14,7 +14,10 @@ import { i18nProvider } from '../../src/i18n';
 import { DocumentMeta, htmlLang, pageTitleKey } from '../../src/layout/DocumentMeta';
 import { PALETTE } from '../../src/resources/shared/palette';
 import { SwitchInput } from '../../src/resources/shared/SwitchInput';
+import { ChannelCreate } from '../../src/resources/channel/ChannelCreate';
+import { TokenCreate } from '../../src/resources/token/TokenCreate';
 import { UserList } from '../../src/resources/user/UserList';
+import SettingPage from '../../src/settings/SettingPage';
 import { darkTheme, lightTheme } from '../../src/theme';
 import { server } from './setup';
 
@@ -31,6 +34,14 @@ describe('contrast', () => {
         expect(getContrastRatio(main, paper), `${theme.palette?.mode} ${name} on paper`).toBeGreaterThanOrEqual(AA);
         expect(getContrastRatio(main, page), `${theme.palette?.mode} ${name} on the page`).toBeGreaterThanOrEqual(AA);
       }
+    }
+  });
+
+  it("draws the form toolbar's red Delete at AA on the toolbar's grey, light and dark", () => {
+    for (const theme of [lightTheme, darkTheme]) {
+      const toolbar = (theme.components as { RaToolbar: { styleOverrides: { root: { backgroundColor: string } } } }).RaToolbar.styleOverrides.root.backgroundColor;
+      const error = (theme.palette as { error: { main: string } }).error.main;
+      expect(getContrastRatio(error, toolbar), `${theme.palette?.mode} Delete on the toolbar`).toBeGreaterThanOrEqual(AA);
     }
   });
 
@@ -137,7 +148,10 @@ describe('the user list', () => {
     const root = screen.getByText('root').closest('tr') as HTMLElement;
     expect(within(carol).queryByRole('button', { name: 'Promote' })).toBeNull();
     expect(within(dana).queryAllByRole('button')).toEqual([]);
-    expect(within(root).queryAllByRole('button')).toEqual([]);
+    // the super admin's row shows its actions, every one disabled
+    const rootButtons = within(root).queryAllByRole('button');
+    expect(rootButtons.map((button) => button.getAttribute('aria-label'))).toEqual(['Disable', 'Edit', 'More actions']);
+    for (const name of ['Disable', 'Edit']) expect(within(root).getByRole('button', { name })).toBeDisabled();
 
     await user.click(await within(carol).findByRole('button', { name: 'Disable' }));
     const dialog = await screen.findByRole('dialog');
@@ -185,4 +199,46 @@ describe('MUI 9 props', () => {
     errors.mockRestore();
     expect(leaks).toEqual([]);
   });
+});
+
+/** Every heading's level in document order; a level may go one deeper at a time, never skip. */
+function skippedHeadings(): string[] {
+  const headings = [...document.querySelectorAll('h1, h2, h3, h4, h5, h6')].map((heading) => ({ level: Number(heading.tagName[1]), text: heading.textContent ?? '' }));
+  return headings.flatMap((heading, index) => {
+    const previous = index === 0 ? 0 : headings[index - 1].level;
+    return heading.level > previous + 1 ? [`h${heading.level} "${heading.text}" after h${previous}`] : [];
+  });
+}
+
+describe('heading order', () => {
+  const pages: Array<[string, string, () => React.ReactElement, string]> = [
+    ['the channel form', '/channel/add', () => <ChannelCreate />, 'Models and routing'],
+    ['the token form', '/token/add', () => <TokenCreate />, 'Restrictions (optional)'],
+    ['the settings page', '/setting', () => <SettingPage />, 'System access token'],
+  ];
+  for (const [name, path, page, subheading] of pages) {
+    it(`skips no level on ${name}: h1, then h2`, async () => {
+      localStorage.setItem('user', JSON.stringify({ id: 2, username: 'amy', role: 1 }));
+      server.use(
+        http.get('*/api/channel/models', () => HttpResponse.json({ object: 'list', data: [{ id: 'gpt-4' }] })),
+        http.get('*/api/group/', () => HttpResponse.json({ success: true, message: '', data: ['default'] })),
+        http.get('*/api/status', () => HttpResponse.json({ success: true, message: '', data: {} })),
+        http.get('*/api/user/2fa', () => HttpResponse.json({ success: true, message: '', data: { enabled: false, pending: false, recovery_codes_left: 0, required: false } })),
+      );
+      render(
+        <MemoryRouter initialEntries={[path]}>
+          <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={memoryStore()} theme={lightTheme}>
+            <ResourceContextProvider value={path.split('/')[1]}>
+              <Routes>
+                <Route path={path} element={page()} />
+              </Routes>
+            </ResourceContextProvider>
+          </AdminContext>
+        </MemoryRouter>,
+      );
+      expect(await screen.findByRole('heading', { level: 2, name: subheading })).toBeInTheDocument();
+      expect(screen.getAllByRole('heading', { level: 1 })).toHaveLength(1);
+      expect(skippedHeadings()).toEqual([]);
+    }, 30_000);
+  }
 });

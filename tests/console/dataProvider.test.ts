@@ -220,6 +220,36 @@ describe('dataProvider', () => {
     ]);
   });
 
+  it('always sends the bot-check token on register, verification code and password reset, empty when the check is off', async () => {
+    server.use(
+      http.post('*/api/user/register', () => HttpResponse.json({ success: true, message: '' })),
+      http.get('*/api/verification', () => HttpResponse.json({ success: true, message: '' })),
+      http.get('*/api/reset_password', () => HttpResponse.json({ success: true, message: '' })),
+      http.get('*/api/user/search', () => HttpResponse.json({ success: true, message: '', data: [] })),
+    );
+    const seen = recordRequests();
+    const payload = { username: 'alice', password: 'secret-pass', password2: 'secret-pass', email: '', verification_code: '', aff_code: '' };
+    await provider.register(payload, '');
+    await provider.register(payload);
+    await provider.register(payload, 'tok en');
+    await provider.sendVerificationCode('a@example.com', '');
+    await provider.sendVerificationCode('a@example.com', 'tok');
+    await provider.sendPasswordReset('a@example.com');
+    await provider.sendPasswordReset('a@example.com', 'tok');
+    // other queries still leave empty values out
+    await provider.getList('user', { pagination: { page: 1, perPage: 10 }, sort: { field: 'id', order: 'DESC' }, filter: { q: 'bob', role: '' } });
+    expect(seen.map((request) => request.url)).toEqual([
+      '/api/user/register?turnstile=',
+      '/api/user/register?turnstile=',
+      '/api/user/register?turnstile=tok+en',
+      '/api/verification?email=a%40example.com&turnstile=',
+      '/api/verification?email=a%40example.com&turnstile=tok',
+      '/api/reset_password?email=a%40example.com&turnstile=',
+      '/api/reset_password?email=a%40example.com&turnstile=tok',
+      '/api/user/search?keyword=bob',
+    ]);
+  });
+
   it('login posts the credentials and returns the session user', async () => {
     server.use(
       http.post('*/api/user/login', async ({ request }) => {

@@ -1,7 +1,7 @@
 // The record forms: quota in dollars (exact both ways), inline
 // validation with the spec's messages, titles naming the record, the
 // unsaved-changes prompt, and the error state with Retry.
-import { render, screen, waitFor } from '@testing-library/react';
+import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { AdminContext, memoryStore, Notification, ResourceContextProvider } from 'react-admin';
@@ -100,6 +100,9 @@ describe('quota in dollars', () => {
     await user.click(screen.getByRole('button', { name: 'Save' }));
     await waitFor(() => expect(posted).toBeDefined(), { timeout: 5000 });
     expect(posted).toMatchObject({ name: 'laptop', remain_quota: 625000 });
+    // the dialog with the new key is titled like the other titles, capitalised
+    const dialog = await screen.findByRole('dialog', { name: 'Token created' });
+    expect(within(dialog).getByDisplayValue('sk-newkey')).toBeInTheDocument();
   }, 30_000);
 
   it('shows an existing token of 625000 back as $1.25, titled with its name', async () => {

@@ -110,6 +110,28 @@ describe('lists on a desktop', () => {
     expect(await screen.findByTestId('location')).toHaveTextContent('/channel/edit/1');
   }, 30_000);
 
+  it('an empty list says so in a sentence, and one emptied by its filters offers to clear them', async () => {
+    screenWidth(1440);
+    localStorage.setItem('user', JSON.stringify({ id: 1, username: 'root', display_name: '', role: 100, status: 1 }));
+    server.use(
+      http.get('*/api/channel/', () => HttpResponse.json({ success: true, message: '', data: [] })),
+      http.get('*/api/group/', () => HttpResponse.json({ success: true, message: '', data: ['default'] })),
+    );
+    const store = memoryStore({ 'channel.listParams': { filter: { status: 2 }, sort: 'id', order: 'DESC', page: 1, perPage: 10 } });
+    render(
+      <MemoryRouter initialEntries={['/channel']}>
+        <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={store} theme={lightTheme}>
+          <ResourceContextProvider value="channel">
+            <ChannelList />
+          </ResourceContextProvider>
+        </AdminContext>
+      </MemoryRouter>,
+    );
+    expect(await screen.findByText('No channels match these filters.')).toBeInTheDocument();
+    fireEvent.click(screen.getByRole('button', { name: 'Clear filters' }));
+    expect(await screen.findByText('No channels yet.')).toBeInTheDocument();
+  }, 30_000);
+
   it('a search kept from an earlier visit shows as a chip, and clearing it reloads the full list', async () => {
     screenWidth(1440);
     // what react-admin keeps of the last visit (its store is the browser's local storage)

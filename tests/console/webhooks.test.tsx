@@ -94,6 +94,13 @@ describe('webhook screens', () => {
     expect(seen.filter((request) => request.method === 'POST').map((request) => request.url)).toEqual(['/api/webhook/2/test']);
   });
 
+  it('says "No webhooks yet." in a sentence when there are none, like the other lists', async () => {
+    server.use(http.get('*/api/webhook', () => HttpResponse.json([], { headers: { 'Content-Range': 'webhook */0' } })));
+    renderAt('/webhook', 'webhook', <WebhookList />);
+    expect(await screen.findByText('No webhooks yet.')).toBeInTheDocument();
+    expect(screen.queryByText(/No Webhooks found/)).toBeNull();
+  });
+
   it('creates a webhook with the chosen events, sends no empty secret, and shows the generated secret once', async () => {
     let created: Record<string, unknown> | undefined;
     server.use(

@@ -65,6 +65,23 @@ for (const target of targets) {
       expect((await abilitiesOf(channel.id)).every((row) => Number(row.enabled) === 1)).toBe(true);
     });
 
+    it('creates a channel disabled when asked to (status 2), with its abilities off, and keeps it so', async () => {
+      const created = await call('POST', '/api/channel/', { name: 'off-at-first', type: 1, key: 'sk-off', models: 'gpt-4', group: 'default', status: 2 });
+      expect(created.success).toBe(true);
+      const [id] = created.data.ids as number[];
+      expect((await call('GET', `/api/channel/${id}`)).data).toMatchObject({ name: 'off-at-first', status: 2 });
+      expect((await call('GET', '/api/channel/?p=0')).data.find((row: { id: number }) => row.id === id)).toMatchObject({ status: 2 });
+      expect((await abilitiesOf(id)).map((row) => Number(row.enabled))).toEqual([0]);
+      // an admin's choice, not the health checker's: nothing marks it automatically disabled
+      const stored = await app.ctx.db.selectFrom('channels').select(['status', 'auto_disabled']).where('id', '=', id).executeTakeFirstOrThrow();
+      expect({ status: Number(stored.status), auto_disabled: Number(stored.auto_disabled) }).toEqual({ status: 2, auto_disabled: 0 });
+      // without a status, or with one that is not "disabled", a new channel is enabled as before
+      const enabled = await call('POST', '/api/channel/', { name: 'on-at-first', type: 1, key: 'sk-on', models: 'gpt-4', status: 1 });
+      expect((await call('GET', `/api/channel/${enabled.data.ids[0]}`)).data.status).toBe(1);
+      await call('DELETE', `/api/channel/${id}`);
+      await call('DELETE', `/api/channel/${enabled.data.ids[0]}`);
+    });
+
     it("validates the form with the spec's messages", async () => {
       expect((await call('POST', '/api/channel/', { name: '', type: 1, key: 'k', models: 'gpt-4' })).message).toBe('fill in channel name and key');
       expect((await call('POST', '/api/channel/', { name: 'x', type: 1, key: '', models: 'gpt-4' })).message).toBe('fill in channel name and key');

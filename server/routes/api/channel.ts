@@ -181,7 +181,9 @@ export function channelRoutes(fastify: FastifyInstance): Promise<void> {
     if ('error' in parsed) return fail(parsed.error);
     const misshapen = keyFormatError(parsed.value.type, keys);
     if (misshapen) return fail(misshapen);
-    const ids = await createChannels(db, dialect, parsed.value, keys);
+    // a channel may be created manually disabled (to be tested before it takes traffic); any other status starts it enabled
+    const status = Number(body.status) === ChannelStatus.disabled ? ChannelStatus.disabled : ChannelStatus.enabled;
+    const ids = await createChannels(db, dialect, parsed.value, keys, status);
     return ok({ ids });
   });
 

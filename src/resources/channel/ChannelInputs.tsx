@@ -260,7 +260,7 @@ export function ChannelInputs({ creating = false }: { creating?: boolean }) {
         autoComplete="new-password"
         fullWidth
       />
-      <Typography variant="subtitle2" sx={{ mt: 1 }}>
+      <Typography variant="subtitle2" component="h2" sx={{ mt: 1 }}>
         {translate('app.channel.routing')}
       </Typography>
       <AutocompleteArrayInput source="models" choices={modelChoices} helperText="app.channel.models_help" fullWidth />

@@ -9,7 +9,7 @@ import { ActiveFilters } from '../shared/ActiveFilters';
 import { BulkActions } from '../shared/BulkActions';
 import { CardLine, CardList } from '../shared/CardList';
 import { GroupChips } from '../shared/GroupChips';
-import { listDefaults, ListBody, tableSx } from '../shared/ListFrame';
+import { listDefaults, ListBody, tableSx, ListEmpty } from '../shared/ListFrame';
 import { TitledPage } from '../shared/TitledPage';
 import { ChannelActions, ChannelFooter } from './ChannelActions';
 import { BalanceField, ChannelStatusField, ChannelTypeField, ResponseTimeField } from './ChannelFields';
@@ -77,7 +77,7 @@ export function ChannelList() {
         <ChannelFilters />
         <ListBody
           table={
-            <Datagrid bulkActionButtons={<BulkActions resource="channel" />} rowClick={(id) => `/channel/edit/${id}`} sx={tableSx}>
+            <Datagrid empty={<ListEmpty />} bulkActionButtons={<BulkActions resource="channel" />} rowClick={(id) => `/channel/edit/${id}`} sx={tableSx}>
               <NumberField source="id" />
               <TextField source="name" />
               <GroupChips label="resources.channel.fields.group" sortBy="group" />

@@ -21,7 +21,7 @@ import { ActiveFilters } from '../shared/ActiveFilters';
 import { textOf } from '../shared/textOf';
 import { useListFilters } from '../shared/useListFilters';
 import { CardLine, CardList } from '../shared/CardList';
-import { listDefaults, ListBody, tableSx } from '../shared/ListFrame';
+import { listDefaults, ListBody, tableSx, ListEmpty } from '../shared/ListFrame';
 import { QuotaField } from '../shared/QuotaField';
 import { StatusChip } from '../shared/StatusChip';
 import { formatTimestamp, TimestampField } from '../shared/TimestampField';
@@ -278,6 +278,7 @@ export function LogList() {
         <ListBody
           table={
             <Datagrid
+              empty={<ListEmpty defaults={defaults} />}
               bulkActionButtons={false}
               rowClick={(_id, _resource, record) => {
                 setOpened(record);
@@ -308,6 +309,7 @@ export function LogList() {
                 </>
               }
               onOpen={setOpened}
+              emptyDefaults={defaults}
               actions={<OpenDetailsField onOpen={setOpened} />}
             >
               <div>

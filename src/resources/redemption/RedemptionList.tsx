@@ -5,7 +5,7 @@ import { ActiveFilters } from '../shared/ActiveFilters';
 import { AddActions } from '../shared/AddButton';
 import { BulkActions } from '../shared/BulkActions';
 import { CardLine, CardList } from '../shared/CardList';
-import { listDefaults, ListBody, tableSx } from '../shared/ListFrame';
+import { listDefaults, ListBody, tableSx, ListEmpty } from '../shared/ListFrame';
 import { QuotaField } from '../shared/QuotaField';
 import { StatusChip } from '../shared/StatusChip';
 import { TimestampField } from '../shared/TimestampField';
@@ -39,7 +39,7 @@ export function RedemptionList() {
         <RedemptionFilters />
         <ListBody
           table={
-            <Datagrid bulkActionButtons={<BulkActions resource="redemption" />} rowClick={(id) => `/redemption/edit/${id}`} sx={tableSx}>
+            <Datagrid empty={<ListEmpty />} bulkActionButtons={<BulkActions resource="redemption" />} rowClick={(id) => `/redemption/edit/${id}`} sx={tableSx}>
               <NumberField source="id" />
               <TextField source="name" />
               <RedemptionStatusField label="resources.redemption.fields.status" sortBy="status" />

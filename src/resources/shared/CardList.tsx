@@ -5,6 +5,7 @@ import { Box, Card, CardContent, Stack, Typography } from '@mui/material';
 import type { ReactNode } from 'react';
 import { RecordContextProvider, useListContext, useTranslate, type RaRecord } from 'react-admin';
 import { useNavigate } from 'react-router-dom';
+import { ListEmpty } from './ListFrame';
 
 export function CardList({
   title,
@@ -12,6 +13,7 @@ export function CardList({
   actions,
   linkTo,
   onOpen,
+  emptyDefaults,
 }: {
   /** The card's heading (rendered with the record in context). */
   title: ReactNode;
@@ -22,18 +24,13 @@ export function CardList({
   linkTo?: (record: RaRecord) => string | undefined;
   /** What a tap on the card does when it goes nowhere (the log opens its drawer). */
   onOpen?: (record: RaRecord) => void;
+  /** The filters the list always carries, which do not make it "filtered" when empty. */
+  emptyDefaults?: Record<string, unknown>;
 }) {
   const { data, isPending } = useListContext<RaRecord>();
   const navigate = useNavigate();
-  const translate = useTranslate();
   if (isPending) return null;
-  if (!data?.length) {
-    return (
-      <Typography sx={{ p: 2 }} color="text.secondary">
-        {translate('ra.navigation.no_results')}
-      </Typography>
-    );
-  }
+  if (!data?.length) return <ListEmpty defaults={emptyDefaults} />;
   return (
     <Stack spacing={1} sx={{ p: 1 }} data-testid="card-list">
       {data.map((record) => {

@@ -1,9 +1,9 @@
 // What every list shares: server-side pages of 10/25/50/100 rows, the keyword
-// search, full width, a table that becomes cards on a phone, and an error
-// state with Retry when the API cannot be reached.
-import { useMediaQuery, type Theme } from '@mui/material';
+// search, full width, a table that becomes cards on a phone, an empty state
+// in a sentence, and an error state with Retry when the API cannot be reached.
+import { Button, CardContent, Typography, useMediaQuery, type Theme } from '@mui/material';
 import type { ReactElement } from 'react';
-import { Pagination, SearchInput, useListContext, type ListProps } from 'react-admin';
+import { Pagination, SearchInput, useGetResourceLabel, useListContext, useResourceContext, useTranslate, type ListProps } from 'react-admin';
 import { PAGE_SIZES } from '../../../common/listQuery';
 import { PAGE_SIZE } from '../../dataProvider';
 import { ListLoadError } from '../../layout/LoadError';
@@ -46,3 +46,30 @@ export function ListBody({ table, cards }: { table: ReactElement; cards: ReactEl
 
 /** Table cells on one line; the row's cursor says a click opens it. */
 export const tableSx = { '& td, & th': { whiteSpace: 'nowrap' }, '& td': { py: 0.5 } } as const;
+
+/**
+ * What a list shows with no rows: "No webhooks yet." or, when the search or
+ * a facet left nothing, "No webhooks match these filters." with a way back to
+ * them all. react-admin's own ("No Webhooks found") capitalises the name mid-sentence.
+ */
+export function ListEmpty({ defaults = {} }: { defaults?: Record<string, unknown> }) {
+  const translate = useTranslate();
+  const resource = useResourceContext() ?? '';
+  const getResourceLabel = useGetResourceLabel();
+  const { filterValues, setFilters } = useListContext() as { filterValues?: Record<string, unknown>; setFilters: (filters: Record<string, unknown>, displayed: string[]) => void };
+  const name = getResourceLabel(resource, 0).toLocaleLowerCase();
+  // filters a list always carries (the log's time window) narrow nothing the reader chose
+  const filtered = Object.entries(filterValues ?? {}).some(([key, value]) => value !== undefined && value !== '' && defaults[key] !== value);
+  return (
+    <CardContent data-testid="list-empty">
+      <Typography variant="body2" color="text.secondary" component="p">
+        {translate(filtered ? 'app.lists.empty_filtered' : 'app.lists.empty', { name })}
+      </Typography>
+      {filtered && (
+        <Button size="small" sx={{ mt: 1 }} onClick={() => setFilters(defaults, [])}>
+          {translate('ra.navigation.clear_filters')}
+        </Button>
+      )}
+    </CardContent>
+  );
+}

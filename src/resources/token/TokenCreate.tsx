@@ -36,8 +36,8 @@ export function TokenCreate() {
           <TokenInputs />
         </SimpleForm>
       </Create>
-      <Dialog open={Boolean(createdKey)} maxWidth="sm" fullWidth>
-        <DialogTitle>{translate('app.token.created')}</DialogTitle>
+      <Dialog open={Boolean(createdKey)} maxWidth="sm" fullWidth aria-labelledby="token-created-title">
+        <DialogTitle id="token-created-title">{translate('app.token.created_title')}</DialogTitle>
         <DialogContent>
           <Typography variant="body2" sx={{ mb: 2 }}>
             {translate('app.token.copy_now')}

@@ -70,7 +70,7 @@ export function TokenInputs() {
       <ExpiryPresets />
       <QuotaInput source="remain_quota" disabled={Boolean(unlimited)} validate={quotaValidators} />
       <SwitchInput source="unlimited_quota" />
-      <Typography variant="subtitle2" sx={{ mt: 1, mb: 1 }}>
+      <Typography variant="subtitle2" component="h2" sx={{ mt: 1, mb: 1 }}>
         {translate('app.token.restrictions')}
       </Typography>
       <TextInput source="models" label="app.token.models" helperText="app.token.models_help" fullWidth />

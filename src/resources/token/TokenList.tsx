@@ -3,7 +3,7 @@ import { ActiveFilters } from '../shared/ActiveFilters';
 import { AddActions } from '../shared/AddButton';
 import { BulkActions } from '../shared/BulkActions';
 import { CardLine, CardList } from '../shared/CardList';
-import { listDefaults, ListBody, tableSx } from '../shared/ListFrame';
+import { listDefaults, ListBody, tableSx, ListEmpty } from '../shared/ListFrame';
 import { QuotaField } from '../shared/QuotaField';
 import { RateLimitsField } from '../shared/RateLimitsField';
 import { StatusChip } from '../shared/StatusChip';
@@ -57,7 +57,7 @@ export function TokenList() {
         <TokenFilters />
         <ListBody
           table={
-            <Datagrid bulkActionButtons={<BulkActions resource="token" />} rowClick={(id) => `/token/edit/${id}`} sx={tableSx}>
+            <Datagrid empty={<ListEmpty />} bulkActionButtons={<BulkActions resource="token" />} rowClick={(id) => `/token/edit/${id}`} sx={tableSx}>
               <TextField source="name" />
               <TokenStatusField label="resources.token.fields.status" sortBy="status" />
               <QuotaField source="used_quota" label="resources.token.fields.used_quota" />

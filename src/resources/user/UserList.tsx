@@ -22,7 +22,7 @@ import { AddActions } from '../shared/AddButton';
 import { GroupChips } from '../shared/GroupChips';
 import { ActiveFilters } from '../shared/ActiveFilters';
 import { CardList } from '../shared/CardList';
-import { listDefaults, ListBody, tableSx } from '../shared/ListFrame';
+import { listDefaults, ListBody, tableSx, ListEmpty } from '../shared/ListFrame';
 import { RowActions } from '../shared/RowActions';
 import { StatusChip } from '../shared/StatusChip';
 import { TitledPage } from '../shared/TitledPage';
@@ -71,7 +71,11 @@ function StatisticsField(_: { label?: string; sortBy?: string }) {
   );
 }
 
-/** Only the actions the caller's role lets succeed are offered (common/roles.ts); disabling asks first, like promote, demote and delete. */
+/**
+ * Only the actions the caller's role lets succeed are offered (common/roles.ts);
+ * disabling asks first, like promote, demote and delete. The super admin's row
+ * shows every action, all disabled, so it reads as protected rather than bare.
+ */
 function ManageActions(_: { label?: string }) {
   const record = useRecordContext<UserRecord & RaRecord>();
   const dataProvider = useDataProvider<SwitchboardDataProvider>();
@@ -93,6 +97,7 @@ function ManageActions(_: { label?: string }) {
     }
   };
   const enabled = record.status === UserStatus.enabled;
+  const protectedRow = isRoot(Number(record.role));
   return (
     <RowActions
       actions={[
@@ -138,8 +143,8 @@ function ManageActions(_: { label?: string }) {
         },
       ]
         // only what the caller's role lets succeed is offered at all
-        .filter(({ offered }) => offered)
-        .map(({ offered: _offered, ...action }) => action)}
+        .filter(({ offered }) => offered || protectedRow)
+        .map(({ offered: _offered, ...action }) => (protectedRow ? { ...action, disabled: true } : action))}
     />
   );
 }
@@ -175,7 +180,7 @@ export function UserList() {
         <UserFilters />
         <ListBody
           table={
-            <Datagrid bulkActionButtons={false} rowClick={(id) => `/user/edit/${id}`} sx={tableSx}>
+            <Datagrid empty={<ListEmpty />} bulkActionButtons={false} rowClick={(id) => `/user/edit/${id}`} sx={tableSx}>
               <NumberField source="id" />
               <UsernameField label="resources.user.fields.username" sortBy="username" />
               <GroupChips label="resources.user.fields.group" sortBy="group" />

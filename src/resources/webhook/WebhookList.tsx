@@ -23,6 +23,7 @@ import { stringify } from 'query-string';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { TimestampField } from '../shared/TimestampField';
 import { TitledPage } from '../shared/TitledPage';
+import { ListEmpty } from '../shared/ListFrame';
 
 function EventChips(_: { label?: string }) {
   const record = useRecordContext<{ events: string[] }>();
@@ -109,7 +110,7 @@ export function WebhookList() {
           </TopToolbar>
         }
       >
-        <Datagrid rowClick="edit" bulkActionButtons={false}>
+        <Datagrid rowClick="edit" bulkActionButtons={false} empty={<ListEmpty />}>
           <NumberField source="id" label="webhooks.fields.id" />
           <TextField source="name" label="webhooks.fields.name" />
           <TextField source="url" label="webhooks.fields.url" />

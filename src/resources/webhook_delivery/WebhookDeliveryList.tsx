@@ -22,6 +22,7 @@ import { WEBHOOK_EVENTS, WEBHOOK_TEST_EVENT, type WebhookDeliveryRecord } from '
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { formatTimestamp, TimestampField } from '../shared/TimestampField';
 import { TitledPage } from '../shared/TitledPage';
+import { ListEmpty } from '../shared/ListFrame';
 
 const STATUS_COLOURS = { pending: 'warning', delivered: 'success', failed: 'error' } as const;
 
@@ -90,7 +91,7 @@ export function WebhookDeliveryList() {
   return (
     <TitledPage title="webhooks.deliveries.title">
       <List resource="webhook_delivery" title="webhooks.deliveries.title" filters={filters} exporter={false} empty={false} sort={{ field: 'id', order: 'DESC' }} actions={false}>
-        <Datagrid bulkActionButtons={false} rowClick={false}>
+        <Datagrid bulkActionButtons={false} rowClick={false} empty={<ListEmpty />}>
           <NumberField source="id" label="webhooks.deliveries.fields.id" />
           <ReferenceField source="webhook_id" reference="webhook" label="webhooks.deliveries.fields.webhook" link="edit" />
           <FunctionField label="webhooks.deliveries.fields.event_type" sortBy="event_type" render={(record: WebhookDeliveryRecord) => translate(`webhooks.events.${record.event_type}`)} />
