@@ -43,6 +43,7 @@ export const appEnglish = {
       email: 'E-mail address',
       send_code: 'Get code',
       resend_in: 'Resend (%{seconds}s)',
+      login_success: 'login successful!',
       logout_success: 'logout succeeded',
       register_success: 'registration successful!',
       code_sent: 'verification code sent successfully, please check your mailbox!',

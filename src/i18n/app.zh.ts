@@ -45,6 +45,7 @@ export const appChinese: typeof appEnglish = {
       email: '邮箱地址',
       send_code: '获取验证码',
       resend_in: '重新发送（%{seconds} 秒）',
+      login_success: '登录成功！',
       logout_success: '已退出登录',
       register_success: '注册成功！',
       code_sent: '验证码发送成功，请检查你的邮箱！',

@@ -34,6 +34,7 @@ export function GitHubCallbackPage() {
           void navigate('/setting');
         } else if (user) {
           storeUser(user);
+          notice('app.auth.login_success', 'success');
           void navigate('/');
         }
       } catch (error) {

@@ -43,6 +43,7 @@ export function LoginPage() {
     setRefusal('');
     try {
       await login({ username, password });
+      notice('app.auth.login_success', 'success');
     } catch (error) {
       if (needsSecondFactor(error)) {
         setStep('code');
@@ -61,6 +62,7 @@ export function LoginPage() {
     setBusy(true);
     try {
       await login({ code: code.trim() });
+      notice('app.auth.login_success', 'success');
     } catch (error) {
       notice(errorMessage(error), 'error');
       // the code step lasts a few minutes: after that the password is asked again
@@ -132,6 +134,7 @@ export function LoginPage() {
       const user = await dataProvider.wechatLogin(wechatCode);
       storeUser(user);
       setWechatOpen(false);
+      notice('app.auth.login_success', 'success');
       void navigate('/');
     } catch (error) {
       notice(errorMessage(error), 'error');
