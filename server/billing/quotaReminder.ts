@@ -22,9 +22,10 @@ export async function remindIfLow(app: FastifyInstance, userId: number, charge: 
   if (!options.get('SMTPServer')) return;
   const threshold = options.number('QuotaRemindThreshold');
   try {
-    const user = await db.selectFrom('users').select(['email', 'quota', 'username']).where('id', '=', userId).executeTakeFirst();
+    const user = await db.selectFrom('users').select(['email', 'quota', 'held_quota', 'username']).where('id', '=', userId).executeTakeFirst();
     if (!user?.email) return;
-    const after = Number(user.quota);
+    // the balance is what no charge has taken yet: quota plus what quota leases and requests in flight hold
+    const after = Number(user.quota) + Number(user.held_quota);
     const crossing = lowQuotaCrossing(after, charge, threshold);
     if (!crossing) return;
     const usedUp = crossing === 'used_up';

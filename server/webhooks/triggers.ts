@@ -32,13 +32,15 @@ export async function balanceLowEvent(app: FastifyInstance, userId: number, char
   if (!webhookMayWant(db, 'user.balance_low')) return;
   try {
     const threshold = options.number('QuotaRemindThreshold');
-    const user = await db.selectFrom('users').select(['quota', 'username']).where('id', '=', userId).executeTakeFirst();
+    const user = await db.selectFrom('users').select(['quota', 'held_quota', 'username']).where('id', '=', userId).executeTakeFirst();
     if (!user) return;
-    const crossing = lowQuotaCrossing(Number(user.quota), charge, threshold);
+    // the balance is what no charge has taken yet: quota plus what quota leases and requests in flight hold
+    const balance = Number(user.quota) + Number(user.held_quota);
+    const crossing = lowQuotaCrossing(balance, charge, threshold);
     if (!crossing) return;
     await emitWebhookEvent(db, app.log, 'user.balance_low', {
       user: { id: userId, username: user.username },
-      quota: Number(user.quota),
+      quota: balance,
       threshold,
       used_up: crossing === 'used_up',
     });

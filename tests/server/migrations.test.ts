@@ -129,6 +129,7 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
   two_factor_recovery_codes: ['id', 'user_id', 'code_hash', 'used_at'],
   reservations: ['id', 'node_id', 'user_id', 'token_id', 'limited', 'amount', 'state', 'created_at'],
   relay_nodes: ['id', 'lease_expires_at', 'started_at'],
+  ledger_batches: ['id', 'created_at'],
   job_leases: ['name', 'holder', 'expires_at', 'detail'],
   webhooks: ['id', 'name', 'url', 'secret', 'events', 'enabled', 'created_time'],
   webhook_deliveries: [
@@ -185,6 +186,7 @@ for (const target of targets) {
         '0014-webhooks',
         '0015-log-details',
         '0016-latency-sketches',
+        '0017-ledger-batches',
       ]);
       const tables = await db.introspection.getTables();
       for (const [table, columns] of Object.entries(EXPECTED_COLUMNS)) {
