@@ -21,7 +21,7 @@ export function openJsonRequest(
   ctx: RelayContext,
   request: Pick<FastifyRequest, 'ip' | 'body'> & { headers: { authorization?: string } },
 ): OpenedRequest | RelayError | Promise<OpenedRequest | RelayError> {
-  const caller = authenticateRelay(ctx.db, request, ctx.cache);
+  const caller = authenticateRelay(ctx.db, request, ctx.cache, ctx.ledger);
   return caller instanceof Promise ? caller.then((checked) => withBody(checked, request.body)) : withBody(caller, request.body);
 }
 

@@ -251,7 +251,7 @@ async function authenticated<State>(call: RelayCall<State>): Promise<RelayOutcom
     if (opened.refused) return refuse(call, opened.refused);
     call.body = opened.body;
   } else {
-    let caller = authenticateRelay(ctx.db, input, ctx.cache);
+    let caller = authenticateRelay(ctx.db, input, ctx.cache, ctx.ledger);
     if (caller instanceof Promise) caller = await caller;
     if (isRelayError(caller)) return refuse(call, caller);
     call.caller = caller;

@@ -5,6 +5,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { isIP } from 'node:net';
 import { Role, TokenStatus, UserStatus } from '../../common/roles';
+import type { QuotaLedger } from '../billing/quota';
 import type { Database } from '../db/database';
 import type { TokenRow } from '../repositories/tokens';
 import type { UserRow } from '../repositories/users';
@@ -65,6 +66,7 @@ export function authenticateRelay(
   db: Kysely<Database>,
   request: Pick<FastifyRequest, 'ip'> & { headers: { authorization?: string } },
   cache?: RelayCache,
+  ledger?: Pick<QuotaLedger, 'freeFor'>,
 ): RelayCaller | RelayError | Promise<RelayCaller | RelayError> {
   const header = request.headers.authorization ?? '';
   const raw = header.startsWith('Bearer ') ? header.slice(7).trim() : header.trim();
@@ -72,10 +74,16 @@ export function authenticateRelay(
   const [key, pin] = withoutPrefix.split('-');
   if (!key) return relayError(401, 'no API key provided, use Authorization: Bearer sk-...', 'invalid_api_key');
   const found = cache ? cache.caller(key, () => loadCaller(db, key)) : loadCaller(db, key);
-  return found instanceof Promise ? found.then((loaded) => checkCaller(db, request.ip, loaded, pin)) : checkCaller(db, request.ip, found, pin);
+  return found instanceof Promise ? found.then((loaded) => checkCaller(db, request.ip, loaded, pin, ledger)) : checkCaller(db, request.ip, found, pin, ledger);
 }
 
-function checkCaller(db: Kysely<Database>, ip: string, found: CachedCaller | undefined, pin: string | undefined): RelayCaller | RelayError | Promise<RelayError> {
+function checkCaller(
+  db: Kysely<Database>,
+  ip: string,
+  found: CachedCaller | undefined,
+  pin: string | undefined,
+  ledger?: Pick<QuotaLedger, 'freeFor'>,
+): RelayCaller | RelayError | Promise<RelayError> {
   if (!found) return relayError(401, 'invalid API key', 'invalid_api_key');
   const { token, user } = found;
   const now = Math.floor(Date.now() / 1000);
@@ -87,7 +95,7 @@ function checkCaller(db: Kysely<Database>, ip: string, found: CachedCaller | und
       .execute()
       .then(() => relayError(401, 'this API key has expired', 'token_expired'));
   }
-  if (Number(token.status) === TokenStatus.enabled && Number(token.unlimited_quota) !== 1 && Number(token.remain_quota) <= 0) {
+  if (Number(token.status) === TokenStatus.enabled && Number(token.unlimited_quota) !== 1 && Number(token.remain_quota) <= 0 && !heldFreeHere(ledger, found)) {
     return markExhaustedIfSpent(db, token);
   }
   if (Number(token.status) !== TokenStatus.enabled) return relayError(401, 'this API key is disabled, expired or used up', 'token_unavailable');
@@ -100,6 +108,12 @@ function checkCaller(db: Kysely<Database>, ip: string, found: CachedCaller | und
     if (!Number.isSafeInteger(pinnedChannelId) || pinnedChannelId <= 0) return relayError(400, `not a channel id: ${pin}`, 'invalid_channel');
   }
   return { token, user, pinnedChannelId };
+}
+
+/** Whether this node's ledger holds some of the key's quota free (a quota lease took what the row shows as spent). */
+function heldFreeHere(ledger: Pick<QuotaLedger, 'freeFor'> | undefined, { token }: CachedCaller): boolean {
+  if (!ledger?.freeFor) return false;
+  return ledger.freeFor({ userId: Number(token.user_id), tokenId: Number(token.id), limitedToken: true }) > 0;
 }
 
 /** Seconds a client is told to wait when a key's quota is only held by requests in flight. */

@@ -61,6 +61,24 @@ for (const target of targets) {
       expect(Number((await token()).status)).toBe(TokenStatus.enabled);
     });
 
+    it.runIf(target.name !== 'sqlite')("a key whose whole balance sits in this node's quota lease is served from it, not refused", async () => {
+      await harness.settled();
+      await harness.app.ctx.db.updateTable('tokens').set({ remain_quota: 5_000, held_quota: 0, status: TokenStatus.enabled }).where('id', '=', harness.tokenId).execute();
+      // a request held all of it and ended: the lease keeps it free, the row shows nothing left
+      const held: Reservation = { id: 'whole-lease', userId: 1, tokenId: harness.tokenId, limitedToken: true, amount: 5_000 };
+      expect(await harness.app.ctx.ledger.reserve(held)).toEqual({ ok: true });
+      await harness.app.ctx.ledger.release(held);
+      expect(await token()).toMatchObject({ remain_quota: 0, held_quota: 5_000 });
+      harness.app.ctx.relayCache.clear();
+      const answer = await ask();
+      expect(answer.status).toBe(200);
+      await harness.settled();
+      const after = await token();
+      expect(Number(after.held_quota)).toBe(0);
+      expect(Number(after.remain_quota)).toBeGreaterThan(4_000);
+      expect(Number(after.status)).toBe(TokenStatus.enabled);
+    });
+
     it('a key whose quota is really spent (nothing held) is marked exhausted', async () => {
       await harness.settled();
       await harness.app.ctx.db.updateTable('tokens').set({ remain_quota: 0, held_quota: 0 }).where('id', '=', harness.tokenId).execute();
