@@ -125,9 +125,10 @@ export async function sweepDeadNodes(db: Kysely<Database>, leaseMs: number, now 
         if (Number(row.limited) === 1) tokens.set(Number(row.token_id), (tokens.get(Number(row.token_id)) ?? 0) + amount);
       }
       const userIds = [...users.keys()].sort((left, right) => left - right);
+      // a quota lease whose charges overran it holds less than nothing: it goes back all the same, taking the overrun off the balance
       for (const userId of userIds) {
         const { amount } = users.get(userId)!;
-        if (amount > 0) {
+        if (amount !== 0) {
           await transaction
             .updateTable('users')
             .set((eb) => ({ quota: eb('quota', '+', amount), held_quota: eb('held_quota', '-', amount) }))
@@ -137,7 +138,7 @@ export async function sweepDeadNodes(db: Kysely<Database>, leaseMs: number, now 
       }
       for (const tokenId of [...tokens.keys()].sort((left, right) => left - right)) {
         const amount = tokens.get(tokenId)!;
-        if (amount > 0) {
+        if (amount !== 0) {
           await transaction
             .updateTable('tokens')
             .set((eb) => ({ remain_quota: eb('remain_quota', '+', amount), held_quota: eb('held_quota', '-', amount) }))

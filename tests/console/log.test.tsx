@@ -214,12 +214,12 @@ describe('LogList', () => {
 
     const failedRow = (await screen.findByText('all channels failed: upstream answered 500')).closest('tr') as HTMLElement;
     // the list names the channel too, with its id
-    expect(within(failedRow).getByRole('link', { name: 'openai-backup (#4)' })).toHaveAttribute('href', '/channel/edit/4');
+    expect(within(failedRow).getByRole('link', { name: 'openai-backup' })).toHaveAttribute('href', '/channel/edit/4');
     fireEvent.click(within(failedRow).getByText('Error'));
     const drawer = await screen.findByRole('dialog', { name: 'Log details' });
     expect(within(drawer).getByText('Error')).toBeInTheDocument();
     expect(within(drawer).getByText('req_fail_51')).toBeInTheDocument();
-    expect(within(drawer).getByRole('link', { name: 'openai-backup (#4)' })).toHaveAttribute('href', '/channel/edit/4');
+    expect(within(drawer).getByRole('link', { name: 'openai-backup' })).toHaveAttribute('href', '/channel/edit/4');
     expect(within(drawer).getByText('openai · chat')).toBeInTheDocument();
     const attempts = within(drawer).getByRole('table', { name: 'Attempts' });
     const lines = within(attempts)

@@ -41,12 +41,12 @@ export function StreamField(_: CellProps) {
   return <Chip size="small" variant="outlined" label={translate('app.log.stream')} />;
 }
 
-/** The row's channel by name with its id ("openai-main (#3)"); "#id" alone when the name is unknown (old rows, deleted channels). */
+/** The row's channel by name ("openai-main"; its id is in the link's title); "#id" when the name is unknown (old rows, deleted channels). */
 export function channelLabel(record: RaRecord): string {
   const name = typeof record.channel_name === 'string' ? record.channel_name.trim() : '';
   const id = Number(record.channel_id ?? 0);
   if (!id) return name;
-  return name ? `${name} (#${id})` : `#${id}`;
+  return name || `#${id}`;
 }
 
 /** The channel a request went through, by name when the row has it, opening that channel (admins). */

@@ -10,6 +10,7 @@ import { LogType } from '../../../common/roles';
 import { LeaseLedger, LEASE_MAX_AGE_MS } from '../../../server/billing/leaseLedger';
 import type { Reservation, Settlement } from '../../../server/billing/quota';
 import { migrateToLatest, openDatabase, type Database } from '../../../server/db/database';
+import { renewLease, sweepDeadNodes } from '../../../server/relay/nodeLease';
 import { databaseTargets, type TestDatabase } from '../../support/databases';
 
 const targets = (await databaseTargets('quota leases')).filter((target) => target.name !== 'sqlite');
@@ -244,6 +245,28 @@ for (const target of targets) {
       const after = await state();
       expect(after).toMatchObject({ quota: 1_000_000 - 600, userHeld: 0, remain: 1_000_000 - 600, tokenHeld: 0, logged: 600, logs: 2, rows: 0 });
       await ledger.close();
+    });
+
+    it("a dead node's lease that its charges overran goes back all the same: the overrun comes off the balance", async () => {
+      await setBalances(1_000_000, 1_000_000);
+      const leaseMs = 30_000;
+      await renewLease(db, 'dead-node', leaseMs);
+      const ledger = newLedger('dead-node');
+      const one = reservation(1000);
+      expect(await ledger.reserve(one)).toEqual({ ok: true });
+      const lease = (await state()).userHeld;
+      // the provider ignored the limit: the charge is more than the whole lease
+      const charge = lease + 2500;
+      ledger.noteSettlement(settlement(one, charge));
+      await ledger.settle([settlement(one, charge)]);
+      expect((await state()).userHeld).toBe(-2500);
+      // the node dies here (it never gives the lease back); a lease later a live node sweeps
+      const swept = await sweepDeadNodes(db, leaseMs, Date.now() + leaseMs + 1000);
+      expect(swept.reservations).toBe(1);
+      expect(await state()).toMatchObject({ quota: 1_000_000 - charge, userHeld: 0, remain: 1_000_000 - charge, tokenHeld: 0, logged: charge });
+      // it was only frozen: its late give-back finds the row swept, gives nothing, and drops the row
+      await ledger.close();
+      expect(await state()).toMatchObject({ quota: 1_000_000 - charge, userHeld: 0, remain: 1_000_000 - charge, tokenHeld: 0, logged: charge, rows: 0 });
     });
 
     it('an idle lease goes back by itself', async () => {
