@@ -256,8 +256,7 @@ async function authenticated<State>(call: RelayCall<State>): Promise<RelayOutcom
     if (isRelayError(caller)) return refuse(call, caller);
     call.caller = caller;
   }
-  let refused = ctx.limiter.enter(call.caller);
-  if (refused instanceof Promise) refused = await refused;
+  const refused = ctx.limiter.enter(call.caller);
   if (refused) return refuse(call, refused);
   try {
     return await admitted(call);
