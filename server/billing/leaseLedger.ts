@@ -36,6 +36,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database';
+import { isDatabaseUnavailable } from '../db/faults';
 import { insertLogs, type NewLog } from '../repositories/logs';
 import { applyTotals, ReservationState, settlementTotals, type QuotaLedger, type Reservation, type ReserveResult, type Settlement } from './quota';
 
@@ -141,6 +142,8 @@ export class LeaseLedger implements QuotaLedger {
   private writing: Promise<void> = Promise.resolve();
   private readonly timer: NodeJS.Timeout;
   private closed = false;
+  /** Set while the database is unreachable (a write of this ledger failed so): no hold comes from a lease then, every reservation asks the database and is refused as the database is. */
+  private unreachable = false;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -174,7 +177,7 @@ export class LeaseLedger implements QuotaLedger {
   private tryHold(reservation: Reservation, now = Date.now()): boolean {
     const key = keyOf(reservation);
     const lease = this.active.get(key);
-    if (!lease) return false;
+    if (!lease || this.unreachable) return false;
     if (now - lease.createdAt >= this.maxAgeMs) {
       this.retire(lease);
       return false;
@@ -286,8 +289,11 @@ export class LeaseLedger implements QuotaLedger {
     const now = Date.now();
     const rows = batch.map((wanted) => ({ wanted, id: this.nextId('L') }));
     try {
-      return await this.insertLeases(rows, now);
+      const taken = await this.insertLeases(rows, now);
+      this.unreachable = false;
+      return taken;
     } catch (error) {
+      if (isDatabaseUnavailable(error)) this.unreachable = true;
       // perhaps committed (the COMMIT's answer lost): given back by row in the next batch, if there
       for (const { id } of rows) this.orphans.add(id);
       throw error;
@@ -368,7 +374,12 @@ export class LeaseLedger implements QuotaLedger {
   // ---- writing: settlement batches and give-backs ---------------------------
 
   settle(settlements: readonly Settlement[], failures: readonly NewLog[] = []): Promise<void> {
-    const run = this.writing.then(() => this.writeBatch(settlements, failures));
+    const run = this.writing.then(() =>
+      this.writeBatch(settlements, failures).catch((error: unknown) => {
+        if (isDatabaseUnavailable(error)) this.unreachable = true;
+        throw error;
+      }),
+    );
     this.writing = run.catch(() => undefined);
     return run;
   }
@@ -471,6 +482,7 @@ export class LeaseLedger implements QuotaLedger {
         await insertLogs(transaction, [...consumeLogs, ...logs]);
         await applyTotals(transaction, settlementTotals(movements));
       });
+    this.unreachable = false;
     // written: the charges are off their leases, the returned leases and orphans are gone
     for (const item of [...settlements, ...failures]) this.written.add(item);
     for (const settlement of settlements) {

@@ -80,8 +80,19 @@ for (const target of targets) {
       const statuses: number[] = [];
       for (let round = 0; round < 5; round += 1) statuses.push(...(await Promise.all(Array.from({ length: 8 }, (_, index) => ask(round * 8 + index)))));
       expect(statuses.every((status) => status === 200)).toBe(true);
+      // a slow stream keeps the lease in use while the answered requests' settlements are written
+      const stream = fetch(`${nodes[0].baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer sk-${token.key}` },
+        body: JSON.stringify({ model: 'gpt-3.5-turbo', stream: true, max_tokens: 20, emulator: { chunks: 40, delay_ms: 100 }, messages: [{ role: 'user', content: 'slow' }] }),
+      })
+        .then((response) => response.text())
+        .catch(() => '');
+      const logsDeadline = Date.now() + 10_000;
+      while ((await ledgerState(db, 1, tokenId)).logged === 0 && Date.now() < logsDeadline) await new Promise((wake) => setTimeout(wake, 50));
       const [{ id: nodeId }] = await db.selectFrom('relay_nodes').select('id').execute();
       await nodes[0].stop('SIGKILL');
+      await stream;
 
       // it died holding a lease of the user's and the key's quota
       const leased = await db
