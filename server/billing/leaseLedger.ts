@@ -331,7 +331,8 @@ export class LeaseLedger implements QuotaLedger {
             continue;
           }
           const target = Math.max(need * LEASE_MIN_MULTIPLE, Math.ceil((this.rates.get(wanted.key) ?? 0) * (this.maxAgeMs / 1000)));
-          const amount = available >= need ? Math.max(need, Math.min(target, Math.floor(available / 4))) : available;
+          // more wanted than is left: half of it (at least one request's worth), so other nodes find the rest
+          const amount = available >= need ? Math.max(need, Math.min(target, Math.floor(available / 4))) : Math.max(smallest, Math.floor(available / 2));
           users.set(wanted.userId, userLeft - amount);
           userTaken.set(wanted.userId, (userTaken.get(wanted.userId) ?? 0) + amount);
           if (wanted.limited) {
