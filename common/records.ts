@@ -22,7 +22,7 @@ export interface UserRecord {
   group: string;
   aff_code: string;
   inviter_id: number;
-  /** Relayed requests in flight at once, per server node: 0 = the UserConcurrencyLimit option, -1 = no limit. */
+  /** Relayed requests in flight at once, across every node and worker: 0 = the UserConcurrencyLimit option, -1 = no limit. */
   concurrency_limit: number;
   /** Requests per minute across nodes: null = the group's (GroupRateLimits), 0 = unlimited. */
   rpm_limit: number | null;
@@ -89,7 +89,7 @@ export interface TokenRecord {
   accessed_time: number;
   /** Unix seconds; -1 means never. */
   expired_time: number;
-  /** Relayed requests in flight at once, per server node: 0 = the TokenConcurrencyLimit option, -1 = no limit. */
+  /** Relayed requests in flight at once, across every node and worker: 0 = the TokenConcurrencyLimit option, -1 = no limit. */
   concurrency_limit: number;
   /** The key's own requests per minute: null = only its user's limit applies; never above the user's. */
   rpm_limit: number | null;

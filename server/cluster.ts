@@ -3,6 +3,10 @@
 // database, no requests. Each worker is a whole gateway (main.ts) and a relay
 // node of its own (its own lease in relay_nodes, its own reservations).
 //
+// The primary also holds the workers' counts of requests in flight per key
+// and per user (services/sharedConcurrency.ts), so those limits hold for the
+// node as a whole without Redis; a worker that dies gives its places back.
+//
 // A worker that dies is replaced, after a pause that doubles with each death
 // in quick succession (half a second up to thirty), so a worker that cannot
 // start does not spin. SIGTERM or SIGINT reaches every worker, which stops as
@@ -11,6 +15,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { serveClusterMetrics } from './clusterMetrics';
 import type { Config } from './config';
+import { serveSharedPlaces } from './services/sharedConcurrency';
 
 const FIRST_RESTART_MS = 500;
 const LONGEST_RESTART_MS = 30_000;
@@ -94,6 +99,8 @@ export function runPrimary(config: Config, entry: string): Promise<never> {
 
   // a scrape of /metrics on any worker gathers every worker's series through here
   if (config.metricsEnabled !== false) serveClusterMetrics();
+  // the workers' requests in flight per key and per user, counted here when there is no Redis (or it is down)
+  serveSharedPlaces();
   for (const slot of slots) start(slot);
   // the workers' channels keep the primary alive; this keeps it so between a death and the restart, whatever the timers
   setInterval(() => {}, 1 << 30);

@@ -1,11 +1,16 @@
-// How many relayed requests each token and each user has in flight on this
-// node, so one key's thousand streams cannot take every upstream connection
-// from everyone else. The counts live in this process only: each node
-// enforces the limit on its own (a limit across nodes needs shared counters,
-// a later issue). A request takes its place once its key is known, before
-// anything is reserved, and gives it back on every way out.
+// How many relayed requests each token and each user has in flight, so one
+// key's thousand streams cannot take every upstream connection from everyone
+// else. This process always counts its own requests in two Maps. A caller
+// with a limit is also counted where every process serving the gateway sees
+// it (services/sharedConcurrency.ts): Redis when configured, else, under
+// WORKERS=N, the primary process; when neither answers in time the Maps
+// decide alone, as they do for a lone process. A caller without any limit
+// never leaves this process: no promise, no message, no Redis call.
+// A request takes its place once its key is known, before anything is
+// reserved, and gives it back on every way out.
 import type { FastifyInstance } from 'fastify';
 import type { OptionStore } from '../services/optionStore';
+import { isRefusal, sharedPlaces, type PlaceTaken, type SharedPlaces } from '../services/sharedConcurrency';
 import { relayError, type RelayError } from './errors';
 import type { RelayCaller } from './tokenAuth';
 
@@ -54,34 +59,93 @@ export function tokenConcurrencyLimit(token: { concurrency_limit?: unknown }, us
 const RETRY_AFTER_SECONDS = 1;
 
 export class ConcurrencyLimiter {
-  /** In-flight counts by token id and by user id; an id leaves the map when its count drops to 0. */
+  /** In-flight counts of this process by token id and by user id; an id leaves the map when its count drops to 0. */
   readonly byToken = new Map<number, number>();
   readonly byUser = new Map<number, number>();
+  /**
+   * Places taken in a shared count, by token id. Any of a key's places is as
+   * good as another (each counts once against the key and once against its
+   * user), so a request that ends gives back the last one taken for its key.
+   */
+  private readonly sharedHolds = new Map<number, PlaceTaken[]>();
+  /**
+   * Places of limited callers counted here alone (no shared count answered),
+   * by token id: a request of the key that ends gives one of these back
+   * before a shared place, so the shared count never drops below what runs.
+   */
+  private readonly alone = new Map<number, number>();
+  /** The shared counts that stopped answering, so each outage is logged once. */
+  private readonly unanswered = new Set<SharedPlaces>();
 
-  constructor(private readonly options: Pick<OptionStore, 'number'>) {}
+  constructor(
+    private readonly options: Pick<OptionStore, 'number'>,
+    /** Asked in order for a limited caller; empty for a lone process. */
+    private readonly shared: SharedPlaces[] = [],
+    private readonly log?: { warn(message: string): void },
+  ) {}
 
-  /** Takes a place for the caller, or answers why not (nothing taken then). */
-  enter(caller: RelayCaller): RelayError | undefined {
+  /**
+   * Takes a place for the caller, or answers why not (nothing taken then).
+   * Synchronous unless the caller has a limit and the count is shared.
+   */
+  enter(caller: RelayCaller): RelayError | undefined | Promise<RelayError | undefined> {
     const tokenId = Number(caller.token.id);
     const userId = Number(caller.user.id);
     const userLimit = userConcurrencyLimit(caller.user, this.options);
+    const tokenLimit = tokenConcurrencyLimit(caller.token, userLimit, this.options);
+    if (this.shared.length === 0 || (tokenLimit === Infinity && userLimit === Infinity)) return this.enterHere(tokenId, userId, tokenLimit, userLimit);
+    return this.enterShared(tokenId, userId, tokenLimit, userLimit);
+  }
+
+  /** Gives the caller's place back; once for each enter() that returned nothing. */
+  leave(caller: RelayCaller): void {
+    const tokenId = Number(caller.token.id);
+    decrement(this.byToken, tokenId);
+    decrement(this.byUser, Number(caller.user.id));
+    if (this.alone.size > 0 && this.alone.has(tokenId)) return decrement(this.alone, tokenId);
+    if (this.sharedHolds.size === 0) return;
+    const holds = this.sharedHolds.get(tokenId);
+    if (!holds) return;
+    const hold = holds.pop()!;
+    if (holds.length === 0) this.sharedHolds.delete(tokenId);
+    hold.give();
+  }
+
+  /** This process's own count decides. */
+  private enterHere(tokenId: number, userId: number, tokenLimit: number, userLimit: number): RelayError | undefined {
     const tokenCount = this.byToken.get(tokenId) ?? 0;
-    if (tokenCount >= tokenConcurrencyLimit(caller.token, userLimit, this.options)) {
-      return tooMany(`this API key already has ${tokenCount} requests in flight, its limit; retry when one ends`);
-    }
+    if (tokenCount >= tokenLimit) return tooMany('token', tokenCount);
     const userCount = this.byUser.get(userId) ?? 0;
-    if (userCount >= userLimit) {
-      return tooMany(`your account already has ${userCount} requests in flight, its limit; retry when one ends`);
-    }
+    if (userCount >= userLimit) return tooMany('user', userCount);
     this.byToken.set(tokenId, tokenCount + 1);
     this.byUser.set(userId, userCount + 1);
     return undefined;
   }
 
-  /** Gives the caller's place back; once for each enter() that returned nothing. */
-  leave(caller: RelayCaller): void {
-    decrement(this.byToken, Number(caller.token.id));
-    decrement(this.byUser, Number(caller.user.id));
+  /** The first shared count that answers decides; none answering, this process's own does. */
+  private async enterShared(tokenId: number, userId: number, tokenLimit: number, userLimit: number): Promise<RelayError | undefined> {
+    const ask = { tokenId, userId, tokenLimit, userLimit };
+    for (const places of this.shared) {
+      const answer = await places.take(ask);
+      if (!answer) {
+        if (!this.unanswered.has(places)) {
+          this.unanswered.add(places);
+          this.log?.warn(`requests in flight: ${places.name} did not answer in time; limits count on this process alone until it does`);
+        }
+        continue;
+      }
+      if (this.unanswered.delete(places)) this.log?.warn(`requests in flight: ${places.name} answers again; limits count there`);
+      if (isRefusal(answer)) return tooMany(answer.scope, answer.count);
+      this.byToken.set(tokenId, (this.byToken.get(tokenId) ?? 0) + 1);
+      this.byUser.set(userId, (this.byUser.get(userId) ?? 0) + 1);
+      const holds = this.sharedHolds.get(tokenId);
+      if (holds) holds.push(answer);
+      else this.sharedHolds.set(tokenId, [answer]);
+      return undefined;
+    }
+    const refused = this.enterHere(tokenId, userId, tokenLimit, userLimit);
+    if (!refused) this.alone.set(tokenId, (this.alone.get(tokenId) ?? 0) + 1);
+    return refused;
   }
 }
 
@@ -91,17 +155,19 @@ function decrement(counts: Map<number, number>, id: number): void {
   else counts.delete(id);
 }
 
-function tooMany(message: string): RelayError {
+function tooMany(scope: 'token' | 'user', count: number): RelayError {
+  const message =
+    scope === 'token' ? `this API key already has ${count} requests in flight, its limit; retry when one ends` : `your account already has ${count} requests in flight, its limit; retry when one ends`;
   return { ...relayError(429, message, 'too_many_concurrent_requests', 'rate_limit_error'), retryAfter: RETRY_AFTER_SECONDS };
 }
 
 const limiters = new WeakMap<object, ConcurrencyLimiter>();
 
-/** The limiter of one app (so of one node), by its context like the in-flight registry. */
+/** The limiter of one app (so of one node), by its context like the in-flight registry; its counts shared as the process's setup allows. */
 export function concurrencyLimiter(app: FastifyInstance): ConcurrencyLimiter {
   let limiter = limiters.get(app.ctx);
   if (!limiter) {
-    limiter = new ConcurrencyLimiter(app.ctx.options);
+    limiter = new ConcurrencyLimiter(app.ctx.options, sharedPlaces(app.ctx.redis, app.ctx.config.redisKeyPrefix), app.log);
     limiters.set(app.ctx, limiter);
   }
   return limiter;
@@ -111,10 +177,12 @@ export function concurrencyLimiter(app: FastifyInstance): ConcurrencyLimiter {
  * For the Fastify routes (images, audio): takes a place and gives it back when
  * the response is over, however it ends (answered, failed, or the client left).
  */
-export function holdPlaceUntilClosed(app: FastifyInstance, caller: RelayCaller, raw: import('node:http').ServerResponse): RelayError | undefined {
+export async function holdPlaceUntilClosed(app: FastifyInstance, caller: RelayCaller, raw: import('node:http').ServerResponse): Promise<RelayError | undefined> {
   const limiter = concurrencyLimiter(app);
-  const refused = limiter.enter(caller);
+  const refused = await limiter.enter(caller);
   if (refused) return refused;
-  raw.once('close', () => limiter.leave(caller));
+  // a shared count answers later: the response may have closed meanwhile
+  if (raw.closed) limiter.leave(caller);
+  else raw.once('close', () => limiter.leave(caller));
   return undefined;
 }

@@ -256,7 +256,8 @@ async function authenticated<State>(call: RelayCall<State>): Promise<RelayOutcom
     if (isRelayError(caller)) return refuse(call, caller);
     call.caller = caller;
   }
-  const refused = ctx.limiter.enter(call.caller);
+  let refused = ctx.limiter.enter(call.caller);
+  if (refused instanceof Promise) refused = await refused;
   if (refused) return refuse(call, refused);
   try {
     return await admitted(call);

@@ -1,5 +1,5 @@
-// The Redis client of a node. Redis shares rate-limit counters and announces
-// option changes between nodes; nothing else depends on it, so an outage must
+// The Redis client of a node. Redis shares rate-limit counters and the counts
+// of requests in flight, and announces option changes between nodes; nothing else depends on it, so an outage must
 // not take a node down or slow it: commands fail fast while Redis is away
 // (no offline queue, a short command timeout), the callers fall back to
 // what the node can do alone, and the client reconnects in the background.
@@ -28,7 +28,7 @@ export async function connectRedis(url: string, commandTimeoutMs: number, log: F
   redis.on('error', (error: Error) => {
     if (down) return;
     down = true;
-    log.warn({ err: error }, 'Redis unreachable: rate limits count on this node alone until it is back');
+    log.warn({ err: error }, 'Redis unreachable: rate limits and requests in flight count on this node alone until it is back');
   });
   redis.on('ready', () => {
     if (!down) return;

@@ -269,7 +269,8 @@ export const appEnglish = {
       current_password_help: 'Needed to set a new password (leave empty if your account never had one). A new password signs out your other sessions.',
       updated: 'user info updated',
       concurrency_limit: 'Concurrent requests',
-      concurrency_limit_help: 'How many requests this user (all their tokens together) may have in flight at once on each server node: 0 uses the site default, -1 means no limit.',
+      concurrency_limit_help:
+        'How many requests this user (all their tokens together) may have in flight at once across every worker and every node sharing Redis: 0 uses the site default, -1 means no limit.',
       rpm_limit: 'Requests per minute (RPM)',
       tpm_limit: 'Tokens per minute (TPM)',
       rate_limit_help: "For all of this user's keys together, across every server node. Empty uses the group's limit (Rate limits per group); 0 means unlimited.",
@@ -303,7 +304,8 @@ export const appEnglish = {
       allowed_ips: 'Allowed client IPs',
       allowed_ips_help: 'Comma-separated addresses or CIDR ranges; empty allows any address.',
       concurrency_limit: 'Concurrent requests',
-      concurrency_limit_help: "How many requests this token may have in flight at once on each server node, at most your account's limit: 0 uses the site default, -1 means your account's limit.",
+      concurrency_limit_help:
+        "How many requests this token may have in flight at once across every worker and every node sharing Redis, at most your account's limit: 0 uses the site default, -1 means your account's limit.",
       rpm_limit: 'Requests per minute (RPM)',
       tpm_limit: 'Tokens per minute (TPM)',
       rate_limit_help: "Empty: your account's limit applies (shown in the list). A value here may only be lower than your account's.",

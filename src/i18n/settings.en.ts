@@ -31,7 +31,7 @@ export const settingsEnglish = {
       operation_monitoring: 'When channels are tested, and when users are warned about a low balance.',
       operation_quota: 'Quota given to new users and for invitations, and reserved before each request.',
       operation_fairness:
-        'How many relayed requests one API key, and one user with all their keys, may have in flight at once on each server node; past it a request gets 429 at once. A key or user can have its own limit.',
+        'How many relayed requests one API key, and one user with all their keys, may have in flight at once across every worker, and every node sharing Redis; past it a request gets 429 at once. A key or user can have its own limit.',
       operation_ratio: 'Prices as JSON objects of non-negative numbers. A model ratio of 1 costs $0.002 per 1K tokens; a group ratio multiplies it.',
       system_login: 'Switches take effect at once. The server keeps at least one way for the super admin to sign in.',
       system_email_domains: 'When the restriction is on, verification codes are only sent to addresses at these domains.',
@@ -104,8 +104,8 @@ export const settingsEnglish = {
       ChannelDisableThreshold: 'Testing all channels disables those slower than this; 0 never disables.',
       QuotaRemindThreshold: 'Users are e-mailed once their quota falls below this.',
       PreConsumedQuota: "Kept for one-api compatibility; no longer used: a request reserves its model's maximum output (Model maximum output) or its own max_tokens.",
-      TokenConcurrencyLimit: 'Per server node; 0 means no limit.',
-      UserConcurrencyLimit: "Per server node, all of the user's keys together; 0 means no limit.",
+      TokenConcurrencyLimit: 'Across all workers, and all nodes sharing Redis; 0 means no limit.',
+      UserConcurrencyLimit: "Across all workers, and all nodes sharing Redis, all of the user's keys together; 0 means no limit.",
       GroupRateLimits:
         'Requests and tokens per minute for each user of a group, across all nodes: {"default": {"rpm": 0, "tpm": 0}, "vip": {"rpm": 600, "tpm": 100000}}. 0 means unlimited; a group not listed uses "default". A user\'s own limit (user form) overrides it; a key may have a lower one.',
       ModelRatio:

@@ -31,7 +31,7 @@ export const settingsChinese: typeof settingsEnglish = {
     section_help: {
       operation_monitoring: '何时测试渠道，以及何时提醒用户余额不足。',
       operation_quota: '新用户与邀请获得的额度，以及每次请求前预扣的额度。',
-      operation_fairness: '每个 API 密钥、以及每个用户（其全部密钥合计）在每个服务器节点上同时进行的转发请求数上限；超过时请求立即得到 429。密钥或用户可以单独设置上限。',
+      operation_fairness: '每个 API 密钥、以及每个用户（其全部密钥合计）在所有工作进程及共享 Redis 的所有节点上合计同时进行的转发请求数上限；超过时请求立即得到 429。密钥或用户可以单独设置上限。',
       operation_ratio: '以 JSON 对象填写的非负数价格。模型倍率 1 即每 1K tokens 0.002 美元；分组倍率在此基础上相乘。',
       system_login: '开关立即生效。服务器会保证超级管理员至少还有一种登录方式。',
       system_email_domains: '开启限制后，只向这些域名的邮箱发送验证码。',
@@ -104,8 +104,8 @@ export const settingsChinese: typeof settingsEnglish = {
       ChannelDisableThreshold: '测试全部渠道时，禁用比这更慢的渠道；0 表示从不禁用。',
       QuotaRemindThreshold: '用户额度低于此值时发邮件提醒。',
       PreConsumedQuota: '为兼容 one-api 保留，已不再使用：请求按模型最大输出（或请求自带的 max_tokens）预扣。',
-      TokenConcurrencyLimit: '按服务器节点计算；0 表示不限制。',
-      UserConcurrencyLimit: '按服务器节点计算，用户全部密钥合计；0 表示不限制。',
+      TokenConcurrencyLimit: '所有工作进程及共享 Redis 的所有节点合计；0 表示不限制。',
+      UserConcurrencyLimit: '所有工作进程及共享 Redis 的所有节点合计，用户全部密钥合计；0 表示不限制。',
       GroupRateLimits:
         '分组内每个用户每分钟的请求数和 token 数，所有节点合计：{"default": {"rpm": 0, "tpm": 0}, "vip": {"rpm": 600, "tpm": 100000}}。0 表示不限制；未列出的分组使用 "default"。用户自己的限制（用户表单）优先；密钥可以设置更低的限制。',
       ModelRatio: '覆盖默认价格；默认价格来自网关自带的价格目录：1 = 每百万输入 token 2 美元。此处和目录中都没有价格的模型会被拒绝。',
