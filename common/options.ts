@@ -12,6 +12,7 @@
  * - secret: write-only; never sent back to the browser
  */
 import { DEFAULT_GROUP_RATE_LIMITS, parseGroupRateLimits } from './rateLimits';
+import { DEFAULT_RETRYABLE_STATUSES, parseModelFallbacks } from './routing';
 
 export type OptionKind = 'toggle' | 'text' | 'number' | 'json' | 'list' | 'secret';
 
@@ -251,10 +252,29 @@ export const OPTION_SPECS = {
   DisplayTokenStatEnabled: { kind: 'toggle', default: 'true' },
   ApproximateTokenEnabled: { kind: 'toggle', default: 'false' },
   RetryTimes: { kind: 'number', default: '0' },
-  /** Relayed requests one token may have in flight on one node (its own concurrency_limit overrides it); 0 = no limit. */
-  TokenConcurrencyLimit: { kind: 'number', default: '64' },
+  /** Upstream statuses that send a request on to the next channel (a dead key and a network failure always do). */
+  RetryableStatusCodes: { kind: 'list', default: DEFAULT_RETRYABLE_STATUSES },
+  /** Seconds a channel rests after a 429 or an overload answer; each repeat doubles it, up to ChannelCooldownMaxSeconds. 0 = no cooldown. */
+  ChannelCooldownSeconds: { kind: 'number', default: '5' },
+  ChannelCooldownMaxSeconds: { kind: 'number', default: '300' },
+  /** Consecutive failures (5xx, no answer) within CircuitBreakerWindowSeconds that open a channel's breaker; 0 = no breaker. */
+  CircuitBreakerFailures: { kind: 'number', default: '5' },
+  CircuitBreakerWindowSeconds: { kind: 'number', default: '60' },
+  /** Seconds an open breaker waits before one probe request may go through. */
+  CircuitBreakerOpenSeconds: { kind: 'number', default: '30' },
+  /** Fallback models per group: {"default": {"gpt-4o": ["claude-sonnet-4-5"]}}; "*" for every group. */
+  ModelFallbacks: { kind: 'json', default: '{}' },
+  /** Seconds a caller (the request's `user`, or RoutingAffinityHeader) keeps the channel it was last served by; 0 = no affinity. */
+  RoutingAffinitySeconds: { kind: 'number', default: '0' },
+  /** A request header naming the caller for affinity instead of the body's `user` (e.g. x-session-id); empty = `user`. */
+  RoutingAffinityHeader: { kind: 'text', default: '' },
+  /**
+   * Relayed requests one token may have in flight across every node and worker (its own concurrency_limit
+   * overrides it); 0 = no limit. 128 is what two nodes allowed when each counted 64 on its own.
+   */
+  TokenConcurrencyLimit: { kind: 'number', default: '128' },
   /** The same for all of one user's tokens together. */
-  UserConcurrencyLimit: { kind: 'number', default: '128' },
+  UserConcurrencyLimit: { kind: 'number', default: '256' },
 } as const satisfies Record<string, OptionSpec>;
 
 export type OptionKey = keyof typeof OPTION_SPECS;
@@ -285,6 +305,7 @@ export const JSON_OPTION_NAMES: Partial<Record<OptionKey, string>> = {
   ModelMaxOutputTokens: 'model max output tokens',
   GroupRatio: 'group ratio',
   GroupRateLimits: 'group rate limits',
+  ModelFallbacks: 'model fallbacks',
 };
 
 /**
@@ -303,7 +324,9 @@ export function isValidRatioJson(raw: string): boolean {
 
 /** Whether a json option's value is acceptable: the rate-limit table by its own rule, the rest as ratio tables. */
 export function isValidJsonOption(key: OptionKey, raw: string): boolean {
-  return key === 'GroupRateLimits' ? parseGroupRateLimits(raw) !== undefined : isValidRatioJson(raw);
+  if (key === 'GroupRateLimits') return parseGroupRateLimits(raw) !== undefined;
+  if (key === 'ModelFallbacks') return parseModelFallbacks(raw) !== undefined;
+  return isValidRatioJson(raw);
 }
 
 /** An acceptable link value: empty, an http(s) URL, or a path on this site (no `javascript:` and the like). */

@@ -195,7 +195,7 @@ export interface Bill {
 }
 
 /** What the pipeline knows of a request that the bill does not: the consume log's details. */
-export type CallDetails = Pick<LogDetails, 'protocol' | 'operation' | 'ttftMs' | 'attempts'>;
+export type CallDetails = Pick<LogDetails, 'protocol' | 'operation' | 'ttftMs' | 'attempts' | 'fallbackModel'>;
 
 /** The log's "model ratio, group ratio" line, made once per pair of ratios (bounded: ratios come from the options). */
 const ratioLines = new Map<number, Map<number, string>>();
@@ -250,6 +250,7 @@ function chargeListener(ctx: MoneyContext, hasEmail: boolean): ChargeListener | 
 function consumeDetails(admission: Admission, bill: Bill, call: CallDetails): LogDetails {
   const details: LogDetails = { protocol: call.protocol, operation: call.operation, status: 200, modelRatio: admission.modelRatio, groupRatio: admission.groupRatio };
   if (call.ttftMs !== undefined) details.ttftMs = call.ttftMs;
+  if (call.fallbackModel !== undefined) details.fallbackModel = call.fallbackModel;
   if (call.attempts) {
     details.attempts = call.attempts;
     details.retries = call.attempts.length - 1;

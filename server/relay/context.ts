@@ -10,6 +10,7 @@ import type { Admission, MoneyContext } from '../billing/accounting';
 import type { Bookkeeping } from '../billing/bookkeeping';
 import { concurrencyLimiter, type ConcurrencyLimiter } from './concurrency';
 import { dispatch, type DispatchDeps, type Dispatched, type UpstreamRequest } from './dispatch';
+import { RoutingBook } from './routing';
 import type { RelayError } from './errors';
 import { relayRegistry, type RelayRegistry } from './inflight';
 import { remindIfLow } from '../billing/quotaReminder';
@@ -87,6 +88,7 @@ export function relayContextOf(app: FastifyInstance, bookkeeping: Bookkeeping): 
         return app.ctx.relayCache;
       },
       newRequestId,
+      book: new RoutingBook(options),
       disableChannel: (channelId, reason) => disableChannelAutomatically(app, channelId, reason),
     };
     context = {

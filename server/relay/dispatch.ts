@@ -46,6 +46,8 @@ import {
 import { adaptorForChannelType } from '../protocols/upstream';
 import { openAiFailureInOkBody, operationOfOpenAiPath } from '../protocols/upstream/openai';
 import { selectChannel, type RoutedChannel } from './channelSelect';
+import type { AttemptVerdict, RoutingBook } from './routing';
+import { DEFAULT_RETRYABLE_STATUSES, fallbacksOf, parseModelFallbacks, parseStatusList, type ModelFallbacks } from '../../common/routing';
 import { credentialFor } from './credentials';
 import { relayError, unreachableRelayError, upstreamRelayError, type RelayError } from './errors';
 import { scrubLine, scrubSecrets } from './scrub';
@@ -87,6 +89,8 @@ export interface UpstreamRequest {
   /** The body for one channel, given the model name that channel expects. */
   body: (upstreamModel: string) => string | Buffer;
   signal: DisconnectSignal;
+  /** Who the caller says it is (the body's `user`, or the operator's affinity header) when affinity is on: it keeps its channel for a while. */
+  affinity?: string;
   /**
    * Names this request in the log and in the error a token holder reads, so an
    * admin can find the upstream's full answer. Made (cheaply) when absent and
@@ -140,7 +144,8 @@ export interface TranslatedStream {
  * answer at the first try lists none: nothing to tell, nothing made).
  */
 export type Dispatched =
-  | { outcome: 'answered'; answer: UpstreamAnswer; attempts?: ChannelAttempt[] }
+  /** `fallbackModel`: the model that answered when it is not the one asked for (the group's fallback list). */
+  | { outcome: 'answered'; answer: UpstreamAnswer; attempts?: ChannelAttempt[]; fallbackModel?: string }
   /** `channelId`: the channel tried last, 0 when none could be (the usage rollups count the error there). */
   | { outcome: 'failed'; error: RelayError; channelId: number; attempts?: ChannelAttempt[] }
   | { outcome: 'aborted'; attempts?: ChannelAttempt[] };
@@ -353,107 +358,238 @@ export interface DispatchDeps {
   metrics?: GatewayMetrics;
   relayCache: RelayCache;
   newRequestId: () => string;
+  /** What this process remembers of the channels' recent answers (cooldowns, breakers, affinity). */
+  book: RoutingBook;
   /** Takes a channel whose key is dead out of rotation (when the operator allows it); whether it did. */
   disableChannel: (channelId: number, reason: string) => Promise<boolean>;
 }
 
 export async function dispatch(deps: DispatchDeps, caller: RelayCaller, request: UpstreamRequest): Promise<Dispatched> {
-  const { db, options } = deps;
-  const attempts = 1 + Math.max(0, Math.floor(options.number('RetryTimes')));
-  const tried: number[] = [];
-  /** Made at the first failure: an answer at the first try costs nothing here. */
-  let tries: ChannelAttempt[] | undefined;
-  let lastError = relayError(503, `no channel available for model ${request.model}`, 'model_not_available', 'server_error');
-  const operation = request.operation ?? operationOfOpenAiPath(request.path);
-
-  for (let attempt = 0; attempt < attempts; attempt += 1) {
-    let channel: ReturnType<typeof selectChannel>;
-    try {
-      channel = selectChannel(db, caller.user.group, request.model, tried, caller.pinnedChannelId, Math.random, deps.relayCache);
-      if (channel instanceof Promise) channel = await channel;
-    } catch (error) {
-      // the caller holds a reservation: a failed outcome makes it release that before answering
-      if (!isDatabaseUnavailable(error)) throw error;
-      return { outcome: 'failed', error: relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error'), channelId: tried.at(-1) ?? 0, attempts: tries };
+  const attempts = 1 + Math.max(0, Math.floor(deps.options.number('RetryTimes')));
+  const affinityKey = request.affinity === undefined ? undefined : `${caller.user.group}\0${request.model}\0${request.affinity}`;
+  const run: DispatchRun = {
+    deps,
+    caller,
+    request,
+    operation: request.operation ?? operationOfOpenAiPath(request.path),
+    tried: [],
+    tries: undefined,
+    lastError: relayError(503, `no channel available for model ${request.model}`, 'model_not_available', 'server_error'),
+    affinityKey,
+    affinity: affinityKey === undefined ? undefined : deps.book.affinityOf(affinityKey),
+  };
+  stages: for (const stage of routeStages(deps, caller, request.model)) {
+    // a resting channel is the last resort of a request no channel took, not one more try after failures
+    if (stage.resting && run.tried.length > 0) break;
+    for (let attempt = 0; attempt < (stage.resting ? 1 : attempts); attempt += 1) {
+      const step = await tryNextChannel(run, stage, attempt);
+      if (step === NO_CHANNEL) break;
+      if (step === SKIPPED) attempt -= 1;
+      else if (step === STOPPED) break stages;
+      else if (step !== TRIED) return step;
     }
-    if (!channel) break;
-    tried.push(channel.id);
-    const adaptor = adaptorForChannelType(channel.type);
-    const inbound = request.inbound ?? 'openai';
-    // OpenAI's chat decides on `speaks` alone; only another protocol asks the channel's type
-    const passes = adaptor !== undefined && (adaptor.speaks === inbound || adaptor.alsoSpeaks?.(channel.type, inbound) === true);
-    const asked = passes && request.passthroughOperation !== undefined ? request.passthroughOperation : operation;
-    if (!adaptor || !asked || !adaptor.operations.has(asked) || (!passes && !(TRANSLATABLE.has(asked) && request.json))) {
-      // not this channel's to answer: the next one may be (the attempt is not spent on it)
-      lastError = relayError(
-        501,
-        adaptor ? `channel type ${channel.type} does not offer ${asked ?? request.path}` : `channel type ${channel.type} is unknown to this relay`,
-        'channel_type_unsupported',
-        'server_error',
-      );
-      attempt -= 1;
-      continue;
-    }
-    const uncarried = !passes && asked === 'chat' ? request.untranslatable?.() : undefined;
-    if (uncarried) {
-      // dropping a tool the client relies on would change what the model can do behind its back: this channel is
-      // passed by (the attempt is not spent on it), as one that speaks the client's protocol may still take it
-      lastError = relayError(400, `this request cannot be sent to a ${adaptor.protocol} channel: ${uncarried}`, 'unsupported_tool');
-      attempt -= 1;
-      continue;
-    }
-    const upstreamModel = mappedModel(channel, request.model);
-    const sentAt = Date.now();
-    const result = passes ? await passThrough(deps, adaptor, channel, asked, upstreamModel, request) : await translated(deps, adaptor, channel, asked, upstreamModel, request);
-    if (result.outcome === 'answered') {
-      if (!tries) return result;
-      return { ...result, attempts: noteAttempt(tries, channel, result.answer.response.status, 'answered', sentAt) };
-    }
-    if (result.outcome === 'aborted') {
-      tries = noteAttempt(tries, channel, 0, request.signal.byGateway ? SHUTTING_DOWN.message : 'the client left before the answer', sentAt);
-      return request.signal.byGateway ? { outcome: 'failed', error: SHUTTING_DOWN, channelId: channel.id, attempts: tries } : { outcome: 'aborted', attempts: tries };
-    }
-    const requestId = (request.requestId ??= deps.newRequestId());
-    if (result.outcome === 'unanswered') {
-      tries = noteAttempt(tries, channel, 0, (result.error as Error).message, sentAt);
-      // the detail (an internal address, a TLS complaint) is for the admin, in the log; nothing reached the client yet,
-      // so each of these is the channel's failure and the next channel may answer
-      deps.log.warn(
-        { requestId, userId: caller.user.id, tokenId: caller.token.id, channelId: channel.id, attempt, detail: scrubSecrets((result.error as Error).message, secretsOf(channel.key)) },
-        'upstream call failed',
-      );
-      lastError = unansweredError(result.error, requestId);
-      deps.metrics?.upstreamError(channel.id, unansweredKind(result.error));
-      continue;
-    }
-    const { failure } = result;
-    tries = noteAttempt(tries, channel, failure.status, failure.message, sentAt);
-    if (failure.deadKey) {
-      try {
-        await deps.disableChannel(channel.id, scrubSecrets(failure.message, secretsOf(channel.key)));
-      } catch (error) {
-        deps.log.error({ err: error, channelId: channel.id }, 'could not disable a channel with a dead key');
-      }
-    }
-    lastError = upstreamRelayError(failure.status, failure, secretsOf(channel.key), requestId);
-    deps.metrics?.upstreamError(channel.id, failure.deadKey ? 'dead_key' : failure.status === 429 ? 'rate_limited' : failure.status >= 500 ? 'server_error' : 'client_error');
-    deps.log.warn(
-      {
-        requestId,
-        userId: caller.user.id,
-        tokenId: caller.token.id,
-        channelId: channel.id,
-        status: failure.status,
-        attempt,
-        type: failure.type,
-        code: failure.code,
-        detail: scrubSecrets(failure.message, secretsOf(channel.key)),
-      },
-      'upstream failed',
-    );
-    if (!failure.retryable) break;
   }
-  return { outcome: 'failed', error: lastError, channelId: tried.at(-1) ?? 0, attempts: tries };
+  return { outcome: 'failed', error: run.lastError, channelId: run.tried.at(-1) ?? 0, attempts: run.tries };
+}
+
+/** One dispatch as it goes: what was asked, and what the channels tried so far said. */
+interface DispatchRun {
+  deps: DispatchDeps;
+  caller: RelayCaller;
+  request: UpstreamRequest;
+  operation: Operation | undefined;
+  /** Channel ids tried: none is tried twice, whatever the model. */
+  tried: number[];
+  /** Made at the first failure: an answer at the first try costs nothing here. */
+  tries: ChannelAttempt[] | undefined;
+  /** What the client hears if nothing answers. */
+  lastError: RelayError;
+  /** (group, model, caller) when affinity is on, and the channel it keeps. */
+  affinityKey: string | undefined;
+  affinity: number | undefined;
+}
+
+/** What one step of a dispatch came to, when it did not end it. */
+const NO_CHANNEL = Symbol('no channel left for this model');
+const SKIPPED = Symbol('a channel passed by without spending an attempt');
+const TRIED = Symbol('a channel failed; the next may answer');
+const STOPPED = Symbol('a failure no other channel would mend');
+type Step = Dispatched | typeof NO_CHANNEL | typeof SKIPPED | typeof TRIED | typeof STOPPED;
+
+/** Picks the next channel for the stage's model and sends the request to it. */
+async function tryNextChannel(run: DispatchRun, stage: RouteStage, attempt: number): Promise<Step> {
+  const { deps, caller, request, operation } = run;
+  const { book } = deps;
+  const { model } = stage;
+  let channel: ReturnType<typeof selectChannel>;
+  try {
+    channel = selectChannel(deps.db, caller.user.group, model, {
+      exclude: run.tried,
+      pinnedChannelId: caller.pinnedChannelId,
+      cache: deps.relayCache,
+      book,
+      affinity: run.affinity,
+      resting: stage.resting,
+    });
+    if (channel instanceof Promise) channel = await channel;
+  } catch (error) {
+    // the caller holds a reservation: a failed outcome makes it release that before answering
+    if (!isDatabaseUnavailable(error)) throw error;
+    return { outcome: 'failed', error: relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error'), channelId: run.tried.at(-1) ?? 0, attempts: run.tries };
+  }
+  if (!channel) return NO_CHANNEL;
+  run.tried.push(channel.id);
+  const adaptor = adaptorForChannelType(channel.type);
+  const inbound = request.inbound ?? 'openai';
+  // OpenAI's chat decides on `speaks` alone; only another protocol asks the channel's type
+  const passes = adaptor !== undefined && (adaptor.speaks === inbound || adaptor.alsoSpeaks?.(channel.type, inbound) === true);
+  const asked = passes && request.passthroughOperation !== undefined ? request.passthroughOperation : operation;
+  if (!adaptor || !asked || !adaptor.operations.has(asked) || (!passes && !(TRANSLATABLE.has(asked) && request.json))) {
+    // not this channel's to answer: the next one may be (the attempt is not spent on it)
+    run.lastError = relayError(
+      501,
+      adaptor ? `channel type ${channel.type} does not offer ${asked ?? request.path}` : `channel type ${channel.type} is unknown to this relay`,
+      'channel_type_unsupported',
+      'server_error',
+    );
+    return SKIPPED;
+  }
+  const uncarried = !passes && asked === 'chat' ? request.untranslatable?.() : undefined;
+  if (uncarried) {
+    // dropping a tool the client relies on would change what the model can do behind its back: this channel is
+    // passed by (the attempt is not spent on it), as one that speaks the client's protocol may still take it
+    run.lastError = relayError(400, `this request cannot be sent to a ${adaptor.protocol} channel: ${uncarried}`, 'unsupported_tool');
+    return SKIPPED;
+  }
+  const upstreamModel = mappedModel(channel, model);
+  const sentAt = Date.now();
+  if (!book.empty) book.attempting(channel.id);
+  const result = passes ? await passThrough(deps, adaptor, channel, asked, upstreamModel, request) : await translated(deps, adaptor, channel, asked, upstreamModel, request);
+  if (!book.empty || result.outcome !== 'answered') book.record(channel.id, verdictOf(result));
+  if (result.outcome === 'answered') {
+    if (run.affinityKey !== undefined && run.affinity !== channel.id) book.served(run.affinityKey, channel.id);
+    const served: Dispatched = model === request.model ? result : { ...result, fallbackModel: model };
+    if (!run.tries) return served;
+    return { ...served, attempts: noteAttempt(run.tries, channel, result.answer.response.status, 'answered', sentAt) };
+  }
+  if (result.outcome === 'aborted') {
+    run.tries = noteAttempt(run.tries, channel, 0, request.signal.byGateway ? SHUTTING_DOWN.message : 'the client left before the answer', sentAt);
+    return request.signal.byGateway ? { outcome: 'failed', error: SHUTTING_DOWN, channelId: channel.id, attempts: run.tries } : { outcome: 'aborted', attempts: run.tries };
+  }
+  const requestId = (request.requestId ??= deps.newRequestId());
+  if (result.outcome === 'unanswered') {
+    run.tries = noteAttempt(run.tries, channel, 0, (result.error as Error).message, sentAt);
+    // the detail (an internal address, a TLS complaint) is for the admin, in the log; nothing reached the client yet,
+    // so each of these is the channel's failure and the next channel may answer
+    deps.log.warn(
+      { requestId, userId: caller.user.id, tokenId: caller.token.id, channelId: channel.id, attempt, detail: scrubSecrets((result.error as Error).message, secretsOf(channel.key)) },
+      'upstream call failed',
+    );
+    run.lastError = unansweredError(result.error, requestId);
+    deps.metrics?.upstreamError(channel.id, unansweredKind(result.error));
+    return TRIED;
+  }
+  const { failure } = result;
+  run.tries = noteAttempt(run.tries, channel, failure.status, failure.message, sentAt);
+  if (failure.deadKey) {
+    try {
+      await deps.disableChannel(channel.id, scrubSecrets(failure.message, secretsOf(channel.key)));
+    } catch (error) {
+      deps.log.error({ err: error, channelId: channel.id }, 'could not disable a channel with a dead key');
+    }
+  }
+  run.lastError = upstreamRelayError(failure.status, failure, secretsOf(channel.key), requestId);
+  deps.metrics?.upstreamError(channel.id, failure.deadKey ? 'dead_key' : failure.status === 429 ? 'rate_limited' : failure.status >= 500 ? 'server_error' : 'client_error');
+  deps.log.warn(
+    {
+      requestId,
+      userId: caller.user.id,
+      tokenId: caller.token.id,
+      channelId: channel.id,
+      status: failure.status,
+      attempt,
+      type: failure.type,
+      code: failure.code,
+      detail: scrubSecrets(failure.message, secretsOf(channel.key)),
+    },
+    'upstream failed',
+  );
+  return goesOn(deps.options, failure) ? TRIED : STOPPED;
+}
+
+/** One pass of the dispatch: a model, and whether it may take a resting channel. */
+interface RouteStage {
+  model: string;
+  resting: boolean;
+}
+
+/**
+ * The passes of one dispatch: the asked model; then each fallback model of the
+ * caller's group in order; then, when some channel rests, the asked model's
+ * resting channel whose rest ends first, since nothing else could answer. A
+ * key pinned to one channel gets that channel alone.
+ */
+function routeStages(deps: DispatchDeps, caller: RelayCaller, model: string): RouteStage[] {
+  if (caller.pinnedChannelId !== undefined) return [{ model, resting: false }];
+  const fallbacks = fallbacksOf(modelFallbacks(deps.options.get('ModelFallbacks')), caller.user.group, model);
+  const stages: RouteStage[] = [{ model, resting: false }];
+  for (const fallback of fallbacks) stages.push({ model: fallback, resting: false });
+  if (!deps.book.empty) stages.push({ model, resting: true });
+  return stages;
+}
+
+/** The ModelFallbacks option parsed, by its text (an invalid text, which the option store refuses to save, has none). */
+let fallbacksText = '';
+let fallbacksParsed: ModelFallbacks = {};
+function modelFallbacks(text: string): ModelFallbacks {
+  if (text !== fallbacksText) {
+    fallbacksParsed = parseModelFallbacks(text) ?? {};
+    fallbacksText = text;
+  }
+  return fallbacksParsed;
+}
+
+/** The RetryableStatusCodes option parsed, by its text. */
+let retryableText = '';
+let retryableTest: (status: number) => boolean = () => false;
+function retryableStatus(options: OptionStore, status: number): boolean {
+  const text = options.get('RetryableStatusCodes');
+  if (text !== retryableText) {
+    retryableTest = parseStatusList(text) ?? parseStatusList(DEFAULT_RETRYABLE_STATUSES)!;
+    retryableText = text;
+  }
+  return retryableTest(status);
+}
+
+/**
+ * Whether a failure sends the request on to another channel: a dead key
+ * always does; a status the operator lists as retryable does; and a 4xx the
+ * adaptor says another channel may take (a request this vendor's format
+ * cannot carry) does whatever the list, since the list is about upstream
+ * answers and that one never reached an upstream.
+ */
+function goesOn(options: OptionStore, failure: UpstreamFailure): boolean {
+  if (failure.deadKey || retryableStatus(options, failure.status)) return true;
+  return failure.retryable && failure.status < 500 && failure.status !== 429;
+}
+
+/** What an attempt says of its channel: a 429 or an overload rests it, a 5xx or no answer counts toward its breaker. */
+function verdictOf(result: Attempt): AttemptVerdict {
+  switch (result.outcome) {
+    case 'answered':
+      return 'answered';
+    case 'aborted':
+      return 'neutral';
+    case 'unanswered':
+      // the gateway's own pool queue was full: that says nothing of the channel
+      return result.error instanceof UpstreamBusy ? 'neutral' : 'failed';
+    case 'failed': {
+      const { failure } = result;
+      if (failure.deadKey) return 'neutral';
+      if (failure.status === 429 || failure.status === 529 || (failure.status === 503 && /overload/i.test(`${failure.type ?? ''} ${failure.code ?? ''} ${failure.message}`))) return 'overloaded';
+      return failure.status >= 500 ? 'failed' : 'neutral';
+    }
+  }
 }
 
 /** The zero-parse path: the client's bytes to a channel that speaks its protocol, the answer's bytes back. */

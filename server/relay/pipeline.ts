@@ -112,6 +112,8 @@ export class RelayCall<State = unknown> {
   startedAt = 0;
   /** The channels dispatch tried, when any failed. */
   attempts: ChannelAttempt[] | undefined;
+  /** The model that answered, when the group's fallback list gave another than the one asked for. */
+  fallbackModel: string | undefined;
   /** What the client was refused with, when it was. */
   error: RelayError | undefined;
   /** Set once the reservation is settled or given back: neither happens twice. */
@@ -134,6 +136,7 @@ export class RelayCall<State = unknown> {
       operation: this.route.operation,
       ttftMs: this.firstChunkAt > 0 ? this.firstChunkAt - this.startedAt : undefined,
       attempts: this.attempts,
+      fallbackModel: this.fallbackModel,
     });
     if (this.rateTicket) this.ctx.rateLimits.correct(this.rateTicket, bill.promptTokens + bill.completionTokens);
   }
@@ -319,8 +322,10 @@ async function admitted<State>(call: RelayCall<State>): Promise<RelayOutcome> {
     call.signal = abortOnDisconnect(ctx, response);
     const dispatched = await ctx.dispatch(call.caller, route.upstream(call));
     call.attempts = dispatched.attempts;
-    if (dispatched.outcome === 'answered') call.channelId = dispatched.answer.channel.id;
-    else if (dispatched.outcome === 'failed') call.channelId = dispatched.channelId;
+    if (dispatched.outcome === 'answered') {
+      call.channelId = dispatched.answer.channel.id;
+      call.fallbackModel = dispatched.fallbackModel;
+    } else if (dispatched.outcome === 'failed') call.channelId = dispatched.channelId;
     if (dispatched.outcome !== 'answered') {
       await call.release();
       // a client that left gets nothing more

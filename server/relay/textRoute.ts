@@ -6,6 +6,7 @@
 // A chat or completion without max_tokens that the balance cannot cover at
 // the model's maximum has its max_tokens lowered to what the balance pays
 // for (at least MIN_LOWERED_OUTPUT_TOKENS), else it is refused.
+import { affinityCaller } from './routing';
 import type { Readable } from 'node:stream';
 import type { InboundCodec, Usage, TextMode } from '../protocols/inbound';
 import { measurePrompt } from '../protocols/inbound/promptBound';
@@ -170,6 +171,7 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
           return inbound.encodeChanged(body, { model: upstreamModel, outputLimit: state.loweredLimit, askUsage: state.addUsage });
         },
         signal: call.signal,
+        affinity: affinityCaller(call.ctx.options, input.headers, body),
       };
     },
 

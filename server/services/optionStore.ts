@@ -10,6 +10,7 @@ import type { Kysely } from 'kysely';
 import { JSON_OPTION_NAMES, OPTION_SPECS, isOptionKey, isSafeLink, isUrlOption, isValidJsonOption, parseToggle, type OptionKey } from '../../common/options';
 import type { Database } from '../db/database';
 import { loadOptionRows, saveOption } from '../repositories/options';
+import { parseStatusList } from '../../common/routing';
 
 export class OptionError extends Error {}
 
@@ -30,9 +31,13 @@ export function validateOption(key: OptionKey, raw: string): string {
       return trimmed;
     }
     case 'json':
+      if (key === 'ModelFallbacks' && !isValidJsonOption(key, raw)) {
+        throw new OptionError('model fallbacks must be a JSON object of groups ("*" for all), each mapping a model to a list of up to 10 other models');
+      }
       if (!isValidJsonOption(key, raw)) throw new OptionError(`${JSON_OPTION_NAMES[key] ?? key} is not a valid JSON string`);
       return raw;
     case 'list':
+      if (key === 'RetryableStatusCodes' && !parseStatusList(raw)) throw new OptionError('retryable statuses must be HTTP statuses or ranges, such as 408,429,500-599');
       return raw
         .split(',')
         .map((item) => item.trim())

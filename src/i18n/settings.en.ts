@@ -13,6 +13,7 @@ export const settingsEnglish = {
       operation_monitoring: 'Monitoring',
       operation_quota: 'Quota',
       operation_fairness: 'Concurrent requests',
+      operation_routing: 'Routing and fallbacks',
       operation_ratio: 'Ratios',
       system_general: 'General',
       system_login: 'Sign-in and registration',
@@ -32,6 +33,8 @@ export const settingsEnglish = {
       operation_quota: 'Quota given to new users and for invitations, and reserved before each request.',
       operation_fairness:
         'How many relayed requests one API key, and one user with all their keys, may have in flight at once across every worker, and every node sharing Redis; past it a request gets 429 at once. A key or user can have its own limit.',
+      operation_routing:
+        'How a failing channel is passed by without being disabled: a 429 or an overload answer rests it for a while (doubling with each repeat); failures in a row open its breaker, which lets one probe request through after a wait. Each node keeps this for itself.',
       operation_ratio: 'Prices as JSON objects of non-negative numbers. A model ratio of 1 costs $0.002 per 1K tokens; a group ratio multiplies it.',
       system_login: 'Switches take effect at once. The server keeps at least one way for the super admin to sign in.',
       system_email_domains: 'When the restriction is on, verification codes are only sent to addresses at these domains.',
@@ -96,6 +99,15 @@ export const settingsEnglish = {
       TokenConcurrencyLimit: 'Concurrent requests per API key',
       UserConcurrencyLimit: 'Concurrent requests per user',
       GroupRateLimits: 'Rate limits per group (RPM, TPM)',
+      RetryableStatusCodes: 'Upstream statuses retried on another channel',
+      ChannelCooldownSeconds: 'Rest after a 429 or overload (seconds)',
+      ChannelCooldownMaxSeconds: 'Longest rest (seconds)',
+      CircuitBreakerFailures: 'Failures in a row that open the breaker',
+      CircuitBreakerWindowSeconds: 'Within (seconds)',
+      CircuitBreakerOpenSeconds: 'Breaker open before a probe (seconds)',
+      ModelFallbacks: 'Fallback models per group',
+      RoutingAffinitySeconds: 'Keep a caller on its channel for (seconds)',
+      RoutingAffinityHeader: 'Caller header for affinity',
     },
     help: {
       TopUpLink: 'Where the "get a code" button of the top-up page leads.',
@@ -106,6 +118,13 @@ export const settingsEnglish = {
       PreConsumedQuota: "Kept for one-api compatibility; no longer used: a request reserves its model's maximum output (Model maximum output) or its own max_tokens.",
       TokenConcurrencyLimit: 'Across all workers, and all nodes sharing Redis; 0 means no limit.',
       UserConcurrencyLimit: "Across all workers, and all nodes sharing Redis, all of the user's keys together; 0 means no limit.",
+      RetryableStatusCodes: 'Statuses and ranges, e.g. 408,429,500-599 (needs "Retries on another channel" above 0). A dead key always moves on.',
+      ChannelCooldownSeconds: 'Doubles with each 429 in a row, up to the longest rest; 0 turns resting off.',
+      CircuitBreakerFailures: '5xx answers or no answer at all, in a row; 0 turns the breaker off.',
+      ModelFallbacks:
+        'Tried in order when no channel of the asked model can answer: {"default": {"gpt-4o": ["claude-sonnet-4-5"]}}; "*" for every group. The request is billed as the model asked for; the log shows the one that answered.',
+      RoutingAffinitySeconds: "A request naming its caller (the body's user, or the header below) goes back to the channel that last served it, so upstream prompt caches keep hitting; 0 is off.",
+      RoutingAffinityHeader: "Empty uses the body's user field.",
       GroupRateLimits:
         'Requests and tokens per minute for each user of a group, across all nodes: {"default": {"rpm": 0, "tpm": 0}, "vip": {"rpm": 600, "tpm": 100000}}. 0 means unlimited; a group not listed uses "default". A user\'s own limit (user form) overrides it; a key may have a lower one.',
       ModelRatio:
@@ -174,6 +193,7 @@ export const settingsEnglish = {
       model_ratio_json: 'model ratio is not a valid JSON string',
       group_ratio_json: 'group ratio is not a valid JSON string',
       group_rate_limits_json: 'group rate limits must be JSON like {"default": {"rpm": 0, "tpm": 0}} with whole numbers, 0 or more',
+      model_fallbacks_json: 'model fallbacks must be JSON like {"default": {"gpt-4o": ["claude-sonnet-4-5"]}}: up to 10 other models per model',
     },
   },
   content: {

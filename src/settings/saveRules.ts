@@ -26,6 +26,7 @@ export function invalidChangeMessage(changes: OptionChange[]): string | undefine
   const invalid = changes.find((change) => OPTION_SPECS[change.key].kind === 'json' && !isValidJsonOption(change.key, change.value));
   if (!invalid) return undefined;
   if (invalid.key === 'GroupRateLimits') return 'settings.errors.group_rate_limits_json';
+  if (invalid.key === 'ModelFallbacks') return 'settings.errors.model_fallbacks_json';
   return invalid.key === 'GroupRatio' ? 'settings.errors.group_ratio_json' : 'settings.errors.model_ratio_json';
 }
 
