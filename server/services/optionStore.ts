@@ -10,6 +10,7 @@ import type { Kysely } from 'kysely';
 import { JSON_OPTION_NAMES, OPTION_SPECS, isOptionKey, isSafeLink, isUrlOption, isValidJsonOption, parseToggle, type OptionKey } from '../../common/options';
 import type { Database } from '../db/database';
 import { loadOptionRows, saveOption } from '../repositories/options';
+import { isTimeZone } from '../../common/budgets';
 
 export class OptionError extends Error {}
 
@@ -39,6 +40,8 @@ export function validateOption(key: OptionKey, raw: string): string {
         .filter((item, index, all) => item !== '' && all.indexOf(item) === index)
         .join(',');
     default:
+      if (key === 'TimeZone' && raw.trim() !== '' && !isTimeZone(raw.trim())) throw new OptionError(`TimeZone must be a time zone name such as Asia/Shanghai or UTC, or empty for the server's`);
+      if (key === 'TimeZone') return raw.trim();
       if (isUrlOption(key) && !isSafeLink(raw)) throw new OptionError(`${key} must be an http(s) address or a path on this site`);
       return isUrlOption(key) ? raw.trim() : raw;
   }
