@@ -207,7 +207,7 @@ export const appEnglish = {
       powered_by: 'Powered by Switchboard',
     },
     budget: {
-      period: 'Budget per period',
+      period: 'Budget period',
       none: 'None',
       day: 'Per day',
       week: 'Per week (from Monday)',

@@ -209,7 +209,7 @@ export const appChinese: typeof appEnglish = {
       powered_by: '由 Switchboard 驱动',
     },
     budget: {
-      period: '周期预算',
+      period: '预算周期',
       none: '无',
       day: '每天',
       week: '每周（从周一起）',

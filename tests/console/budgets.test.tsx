@@ -57,7 +57,7 @@ describe('the token form', () => {
     const amount = await screen.findByRole('spinbutton', { name: /Budget per period/ });
     await waitFor(() => expect(amount).toHaveValue(5));
     expect((await screen.findByTestId('budget-spent')).textContent).toContain('Spent this period: $1.20');
-    await user.click(screen.getByRole('combobox', { name: /Budget per period/ }));
+    await user.click(screen.getByRole('combobox', { name: /Budget period/ }));
     await user.click(await screen.findByRole('option', { name: 'Per month (from the 1st)' }));
     await user.clear(amount);
     await user.type(amount, '30');
@@ -72,7 +72,7 @@ describe('the token form', () => {
     renderEdit('token', 3, <TokenEdit />);
     const amount = await screen.findByRole('spinbutton', { name: /Budget per period/ });
     expect(amount).toBeDisabled();
-    await user.click(screen.getByRole('combobox', { name: /Budget per period/ }));
+    await user.click(screen.getByRole('combobox', { name: /Budget period/ }));
     await user.click(await screen.findByRole('option', { name: 'Per week (from Monday)' }));
     await waitFor(() => expect(amount).toBeEnabled());
     await user.click(screen.getByRole('button', { name: 'Save' }));
@@ -99,7 +99,7 @@ describe('the user form (admins)', () => {
     const amount = await screen.findByRole('spinbutton', { name: /Budget per period/ });
     await waitFor(() => expect(amount).toHaveValue(70000));
     expect((await screen.findByTestId('budget-spent')).textContent).toContain('Spent this period: 100');
-    await user.click(screen.getByRole('combobox', { name: /Budget per period/ }));
+    await user.click(screen.getByRole('combobox', { name: /Budget period/ }));
     await user.click(await screen.findByRole('option', { name: 'None' }));
     await user.click(screen.getByRole('button', { name: 'Save' }));
     await waitFor(() => expect(sent.body).toBeDefined(), { timeout: 5000 });
