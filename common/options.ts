@@ -248,6 +248,8 @@ export const OPTION_SPECS = {
   LogConsumeEnabled: { kind: 'toggle', default: 'true' },
   /** Logs older than this many days are deleted by a background job (the usage rollups keep their figures); 0 keeps every log. */
   LogRetentionDays: { kind: 'number', default: '0' },
+  /** The operator's time zone (an IANA name such as Asia/Shanghai): budgets reset at its midnights; empty = the server's. */
+  TimeZone: { kind: 'text', default: '' },
   DisplayInCurrencyEnabled: { kind: 'toggle', default: 'true' },
   DisplayTokenStatEnabled: { kind: 'toggle', default: 'true' },
   ApproximateTokenEnabled: { kind: 'toggle', default: 'false' },

@@ -1,3 +1,5 @@
+import type { BudgetPeriod, BudgetUsage } from './budgets';
+
 /**
  * Record shapes as they travel on the console API (field names are one-api
  * v0.5.3's). Secrets (password hashes, access tokens, channel keys) never
@@ -28,6 +30,11 @@ export interface UserRecord {
   rpm_limit: number | null;
   /** Tokens per minute across nodes: null = the group's, 0 = unlimited. */
   tpm_limit: number | null;
+  /** A budget that resets ('' = none; common/budgets.ts): quota units per day, week or month beside the lifetime quota. */
+  budget_period: BudgetPeriod;
+  budget_quota: number;
+  /** With a budget: the spend this period and when it resets (admin reads). */
+  budget_usage?: BudgetUsage;
 }
 
 /** What `POST /api/user/login` returns in `data` and the console stores under `user`. */
@@ -97,6 +104,11 @@ export interface TokenRecord {
   tpm_limit: number | null;
   /** What limits the key in effect, its own and its user's together (0 = unlimited); in lists and single reads. */
   rate_limits?: { rpm: number; tpm: number };
+  /** A budget that resets ('' = none; common/budgets.ts): quota units per day, week or month beside the remaining quota. */
+  budget_period: BudgetPeriod;
+  budget_quota: number;
+  /** With a budget: the spend this period and when it resets; in lists and single reads. */
+  budget_usage?: BudgetUsage;
 }
 
 export interface ChannelRecord {

@@ -15,6 +15,7 @@ import type { NewLog } from '../repositories/logs';
 import type { TokenRow } from '../repositories/tokens';
 import type { UserRow } from '../repositories/users';
 import type { Bookkeeping, ChargeListener } from './bookkeeping';
+import type { BudgetTracker } from './budgets';
 import type { Usage } from '../../common/usage';
 import { cacheCreationRatioFor, cachedPromptRatioFor, computeQuota, IMAGE_SIZE_RATIO, imageQuota, imageQuotaFormula, modelPrice, quotaFormula, type ChargeInput } from './prices';
 import type { QuotaLedger, Reservation } from './quota';
@@ -31,6 +32,8 @@ export interface MoneyContext {
   options: { bool(key: OptionKey): boolean; json(key: OptionKey): Record<string, number> };
   ledger: QuotaLedger;
   bookkeeping: Bookkeeping;
+  /** The budgets that reset: what requests in flight hold against them on this node (budgets.ts). */
+  budgets: BudgetTracker;
   log: FastifyBaseLogger;
   newRequestId: () => string;
   /** The low-balance e-mail after a charge (runs off the hot path, never fails the request). */
@@ -70,6 +73,8 @@ export function admitModel<P extends Payer>(ctx: MoneyContext, caller: P, model:
 
 export async function reserve(ctx: MoneyContext, admission: Admission, amount: number, hint?: { alone?: boolean }): Promise<Reservation | RelayError> {
   const reservation = reservationOf(admission, amount);
+  const overBudget = ctx.budgets.hold(admission.caller.token, admission.caller.user, reservation);
+  if (overBudget) return overBudget;
   const reserved = await take(ctx, reservation, hint);
   if (reserved.ok) return reservation;
   return insufficientQuota(ctx, reservation, reserved.reason);
@@ -126,15 +131,22 @@ export async function reserveLowered(
   const outputTokens = affordable(balances.available);
   if (outputTokens <= 0) return undefined;
   const reservation = reservationOf(admission, price(outputTokens));
+  if (ctx.budgets.hold(admission.caller.token, admission.caller.user, reservation)) return undefined;
   const reserved = await take(ctx, reservation, hint);
   return reserved.ok ? { reservation, outputTokens } : undefined;
 }
 
-/** The ledger's reservation; one whose outcome a broken connection left unknown is undone once the database answers. */
+/**
+ * The ledger's reservation, after its budgets' hold; a refusal or failure gives that hold back. One whose outcome a
+ * broken connection left unknown is undone once the database answers.
+ */
 async function take(ctx: MoneyContext, reservation: Reservation, hint?: { alone?: boolean }) {
   try {
-    return await ctx.ledger.reserve(reservation, hint);
+    const reserved = await ctx.ledger.reserve(reservation, hint);
+    if (!reserved.ok) ctx.budgets.release(reservation);
+    return reserved;
   } catch (error) {
+    ctx.budgets.release(reservation);
     if (isDatabaseUnavailable(error) && !databaseChangedNothing(error)) forgetAmbiguousReservation(ctx, reservation);
     throw error;
   }
@@ -164,6 +176,7 @@ function forgetAmbiguousReservation(ctx: MoneyContext, reservation: Reservation)
  * is idempotent: see forgetAmbiguousReservation).
  */
 export async function release(ctx: MoneyContext, reservation: Reservation): Promise<void> {
+  ctx.budgets.release(reservation);
   try {
     await ctx.ledger.release(reservation);
   } catch (error) {
@@ -230,6 +243,7 @@ export function settleLater(ctx: MoneyContext, admission: Admission, reservation
       channelId: bill.channelId,
       countRequest: used,
       log: options.bool('LogConsumeEnabled') ? consumeLog(admission, reservation, bill, now, call) : undefined,
+      budget: ctx.budgets.settle(reservation, bill.charge),
     },
     chargeListener(ctx, Boolean(caller.user.email)),
   );

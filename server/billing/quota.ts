@@ -75,7 +75,28 @@ export interface Settlement {
   countRequest: boolean;
   /** Its consume log, written in the settlement's transaction (absent when LogConsumeEnabled is off). */
   log?: NewLog;
+  /** The budgets the charge counts in, by the start of their period (billing/budgets.ts); absent without any. */
+  budget?: SettlementBudget;
 }
+
+/** The periods (their starts, Unix seconds) whose spend a settlement's charge adds to: the key's and the user's budgets. */
+export interface SettlementBudget {
+  tokenStart?: number;
+  userStart?: number;
+}
+
+/** The charges a batch adds to one budget's spend: those of its latest period (an earlier period's are over and done). */
+export interface BudgetSpend {
+  start: number;
+  charge: number;
+}
+
+const addSpend = (spends: Map<number, BudgetSpend>, id: number, start: number | undefined, charge: number) => {
+  if (start === undefined) return;
+  const current = spends.get(id);
+  if (!current || start > current.start) spends.set(id, { start, charge });
+  else if (start === current.start) current.charge += charge;
+};
 
 interface Totals {
   refund: number;
@@ -98,7 +119,13 @@ export function settlementTotals(settlements: readonly Settlement[]) {
   const limitedTokens = new Map<number, Totals>();
   const tokensUsed = new Map<number, number>();
   const channels = new Map<number, number>();
-  for (const { reservation, charge, channelId, countRequest } of settlements) {
+  const userSpends = new Map<number, BudgetSpend>();
+  const tokenSpends = new Map<number, BudgetSpend>();
+  for (const { reservation, charge, channelId, countRequest, budget } of settlements) {
+    if (budget) {
+      addSpend(userSpends, reservation.userId, budget.userStart, charge);
+      addSpend(tokenSpends, reservation.tokenId, budget.tokenStart, charge);
+    }
     addTo(users, reservation.userId, reservation.amount, charge);
     if (countRequest) users.get(reservation.userId)!.requests += 1;
     if (reservation.limitedToken) addTo(limitedTokens, reservation.tokenId, reservation.amount, charge);
@@ -110,8 +137,21 @@ export function settlementTotals(settlements: readonly Settlement[]) {
     users: [...users].sort(byId),
     tokens: [...tokensUsed].sort(byId).map(([tokenId, used]) => ({ tokenId, used, limited: limitedTokens.get(tokenId) })),
     channels: [...channels].sort(byId),
+    userSpends: [...userSpends].sort(byId),
+    tokenSpends: [...tokenSpends].sort(byId),
   };
 }
+
+/**
+ * A budget's spend with a batch's charges of the period that began at
+ * `start`: added when the row's spend is of that period, in place of it when
+ * the row's is older, dropped when the row's is newer (the charges belong to a
+ * period that is over). period_spent comes first: MySQL reads a column set
+ * earlier in the same UPDATE as its new value.
+ */
+export const spentSql = (start: number, charge: number) =>
+  sql<number>`case when period_start = ${start} then period_spent + ${charge} when period_start < ${start} then ${charge} else period_spent end`;
+export const periodStartSql = (start: number) => sql<number>`case when period_start < ${start} then ${start} else period_start end`;
 
 /** The user, token and channel UPDATEs of a batch's totals, inside the caller's transaction. */
 export async function applyTotals(transaction: Kysely<Database>, totals: ReturnType<typeof settlementTotals>): Promise<void> {
@@ -136,6 +176,18 @@ export async function applyTotals(transaction: Kysely<Database>, totals: ReturnT
       }))
       .where('id', '=', tokenId)
       .execute();
+  }
+  for (const [table, spends] of [
+    ['users', totals.userSpends],
+    ['tokens', totals.tokenSpends],
+  ] as const) {
+    for (const [id, { start, charge }] of spends) {
+      await transaction
+        .updateTable(table)
+        .set({ period_spent: spentSql(start, charge), period_start: periodStartSql(start) })
+        .where('id', '=', id)
+        .execute();
+    }
   }
   for (const [channelId, charge] of totals.channels) {
     await transaction

@@ -49,6 +49,8 @@ export class SqliteLedger implements QuotaLedger {
   private readonly settleLimitedToken: SQLite.Statement;
   private readonly settleUnlimitedToken: SQLite.Statement;
   private readonly settleChannel: SQLite.Statement;
+  private readonly spendUser: SQLite.Statement;
+  private readonly spendToken: SQLite.Statement;
   private readonly insertLog: SQLite.Statement;
   private readonly insertLogs50: SQLite.Statement;
   /** Each rollup table's upsert, by table name. */
@@ -81,6 +83,13 @@ export class SqliteLedger implements QuotaLedger {
     this.settleLimitedToken = database.prepare('update tokens set remain_quota = remain_quota + ?, held_quota = held_quota - ?, used_quota = used_quota + ? where id = ?');
     this.settleUnlimitedToken = database.prepare('update tokens set used_quota = used_quota + ? where id = ?');
     this.settleChannel = database.prepare('update channels set used_quota = used_quota + ? where id = ?');
+    // a budget's spend, as quota.ts's spentSql and periodStartSql: (start, charge, start, charge, start, id)
+    const spend = (table: string) =>
+      database.prepare(
+        `update ${table} set period_spent = case when period_start = ? then period_spent + ? when period_start < ? then ? else period_spent end, period_start = max(period_start, ?) where id = ?`,
+      );
+    this.spendUser = spend('users');
+    this.spendToken = spend('tokens');
     this.insertLog = database.prepare(`insert into logs (${LOG_COLUMNS.join(', ')}) values ${rowPlaceholders}`);
     this.insertLogs50 = database.prepare(`insert into logs (${LOG_COLUMNS.join(', ')}) values ${Array(LOG_ROWS_PER_INSERT).fill(rowPlaceholders).join(', ')}`);
     for (const table of ROLLUP_TABLES) this.upsertRollup.set(table.name, database.prepare(upsertStatement(table)));
@@ -97,6 +106,8 @@ export class SqliteLedger implements QuotaLedger {
         if (limited) this.settleLimitedToken.run(limited.refund - limited.charge, limited.refund, used, tokenId);
         else this.settleUnlimitedToken.run(used, tokenId);
       }
+      for (const [id, { start, charge }] of totals.userSpends) this.spendUser.run(start, charge, start, charge, start, id);
+      for (const [id, { start, charge }] of totals.tokenSpends) this.spendToken.run(start, charge, start, charge, start, id);
       for (const [id, charge] of totals.channels) this.settleChannel.run(charge, id);
       this.insertRows(logs);
       this.upsertRollups(rollups);

@@ -19,6 +19,7 @@ import { balanceLowEvent } from '../webhooks/triggers';
 import { webhookMayWant } from '../webhooks/events';
 import type { RelayCache } from './relayCache';
 import { RelayRateLimiter } from './rateLimits';
+import { BudgetTracker } from '../billing/budgets';
 import type { RelayCaller } from './tokenAuth';
 import type { RelayCall } from './pipeline';
 
@@ -97,6 +98,7 @@ export function relayContextOf(app: FastifyInstance, bookkeeping: Bookkeeping): 
       ledger,
       cache: relayCache,
       bookkeeping,
+      budgets: new BudgetTracker(() => options.get('TimeZone')),
       newRequestId,
       log: app.log,
       limiter: concurrencyLimiter(app),

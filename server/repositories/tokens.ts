@@ -2,6 +2,8 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { TokenRecord } from '../../common/records';
 import { effectiveTokenRateLimits, type RateLimitPair } from '../../common/rateLimits';
+import { budgetOf } from './budgets';
+import type { BudgetPeriod } from '../../common/budgets';
 import { insertReturningId, type Database } from '../db/database';
 import type { DatabaseConfig } from '../config';
 import type { TokensTable } from '../db/schema/tokens';
@@ -55,6 +57,8 @@ export interface TokenFields {
   concurrency_limit: number;
   rpm_limit: number | null;
   tpm_limit: number | null;
+  budget_period: BudgetPeriod;
+  budget_quota: number;
 }
 
 export function createToken(db: Executor, dialect: DatabaseConfig['dialect'], userId: number, key: string, fields: TokenFields): Promise<number> {
@@ -62,7 +66,7 @@ export function createToken(db: Executor, dialect: DatabaseConfig['dialect'], us
   return insertReturningId(dialect, db.insertInto('tokens').values({ ...fields, user_id: userId, key, status: 1, created_time: now, accessed_time: now, used_quota: 0 }));
 }
 
-export async function updateOwnToken(db: Executor, userId: number, id: number, patch: Partial<TokenFields & { status: number }>): Promise<void> {
+export async function updateOwnToken(db: Executor, userId: number, id: number, patch: Partial<TokenFields & { status: number; period_spent: number; period_start: number }>): Promise<void> {
   await db.updateTable('tokens').set(patch).where('id', '=', id).where('user_id', '=', userId).execute();
 }
 
@@ -73,8 +77,11 @@ export async function deleteOwnToken(db: Executor, userId: number, id: number): 
 
 const limitOf = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
 
-/** The token as lists show it: the key masked (the full key has its own endpoint); with its user's limits, what limits it in effect. */
-export function toTokenRecord(row: TokenRow, revealKey = false, userLimits?: RateLimitPair): TokenRecord & { models: string; allowed_ips: string } {
+/**
+ * The token as lists show it: the key masked (the full key has its own endpoint); with its user's limits, what limits
+ * it in effect; with the operator's time zone, the spend of its budget this period.
+ */
+export function toTokenRecord(row: TokenRow, revealKey = false, userLimits?: RateLimitPair, budgetZone?: string): TokenRecord & { models: string; allowed_ips: string } {
   return {
     id: Number(row.id),
     user_id: Number(row.user_id),
@@ -93,5 +100,6 @@ export function toTokenRecord(row: TokenRow, revealKey = false, userLimits?: Rat
     rpm_limit: limitOf(row.rpm_limit),
     tpm_limit: limitOf(row.tpm_limit),
     ...(userLimits ? { rate_limits: effectiveTokenRateLimits({ rpm_limit: limitOf(row.rpm_limit), tpm_limit: limitOf(row.tpm_limit) }, userLimits) } : {}),
+    ...budgetOf(row, budgetZone),
   };
 }

@@ -1,4 +1,5 @@
 // Queries on users. Every function takes the database or a transaction.
+import { budgetOf } from './budgets';
 import type { Kysely, Selectable } from 'kysely';
 import type { UserRecord } from '../../common/records';
 import { Role, UserStatus } from '../../common/roles';
@@ -168,6 +169,10 @@ export type UserPatch = Partial<
     | 'concurrency_limit'
     | 'rpm_limit'
     | 'tpm_limit'
+    | 'budget_period'
+    | 'budget_quota'
+    | 'period_spent'
+    | 'period_start'
   >
 >;
 
@@ -186,8 +191,8 @@ export async function deleteUser(db: Executor, id: number): Promise<void> {
   });
 }
 
-/** The user as the console may see it: no password hash, no access token. */
-export function toUserRecord(row: UserRow): UserRecord {
+/** The user as the console may see it: no password hash, no access token; with the operator's time zone, the spend of their budget this period. */
+export function toUserRecord(row: UserRow, budgetZone?: string): UserRecord {
   return {
     id: Number(row.id),
     username: row.username,
@@ -206,5 +211,6 @@ export function toUserRecord(row: UserRow): UserRecord {
     concurrency_limit: Number(row.concurrency_limit ?? 0),
     rpm_limit: row.rpm_limit === null || row.rpm_limit === undefined ? null : Number(row.rpm_limit),
     tpm_limit: row.tpm_limit === null || row.tpm_limit === undefined ? null : Number(row.tpm_limit),
+    ...budgetOf(row, budgetZone),
   };
 }

@@ -11,6 +11,7 @@ import { JSON_OPTION_NAMES, OPTION_SPECS, isOptionKey, isSafeLink, isUrlOption, 
 import type { Database } from '../db/database';
 import { loadOptionRows, saveOption } from '../repositories/options';
 import { parseStatusList } from '../../common/routing';
+import { isTimeZone } from '../../common/budgets';
 
 export class OptionError extends Error {}
 
@@ -44,6 +45,8 @@ export function validateOption(key: OptionKey, raw: string): string {
         .filter((item, index, all) => item !== '' && all.indexOf(item) === index)
         .join(',');
     default:
+      if (key === 'TimeZone' && raw.trim() !== '' && !isTimeZone(raw.trim())) throw new OptionError(`TimeZone must be a time zone name such as Asia/Shanghai or UTC, or empty for the server's`);
+      if (key === 'TimeZone') return raw.trim();
       if (isUrlOption(key) && !isSafeLink(raw)) throw new OptionError(`${key} must be an http(s) address or a path on this site`);
       return isUrlOption(key) ? raw.trim() : raw;
   }

@@ -206,6 +206,20 @@ export const appEnglish = {
       owed_help: 'A provider answered more than this request was allowed; the excess is owed and requests are refused until it is paid.',
       powered_by: 'Powered by Switchboard',
     },
+    budget: {
+      period: 'Budget period',
+      none: 'None',
+      day: 'Per day',
+      week: 'Per week (from Monday)',
+      month: 'Per month (from the 1st)',
+      amount: 'Budget per period',
+      amount_required: 'a budget needs an amount above 0',
+      spent_help: 'Spent this period: %{spent}; resets at %{resets}.',
+      resets: 'Resets at %{time}',
+      usage_day: '%{spent} / %{budget} a day',
+      usage_week: '%{spent} / %{budget} a week',
+      usage_month: '%{spent} / %{budget} a month',
+    },
     rate_limits: {
       rpm: '%{count} RPM',
       tpm: '%{count} TPM',
@@ -274,6 +288,7 @@ export const appEnglish = {
       rpm_limit: 'Requests per minute (RPM)',
       tpm_limit: 'Tokens per minute (TPM)',
       rate_limit_help: "For all of this user's keys together, across every server node. Empty uses the group's limit (Rate limits per group); 0 means unlimited.",
+      budget_help: "Spending this user (all their keys together) may do per period beside their quota; periods begin at midnight in the operator's time zone.",
     },
     token: {
       title: 'My tokens',
@@ -309,6 +324,8 @@ export const appEnglish = {
       rpm_limit: 'Requests per minute (RPM)',
       tpm_limit: 'Tokens per minute (TPM)',
       rate_limit_help: "Empty: your account's limit applies (shown in the list). A value here may only be lower than your account's.",
+      budget_help:
+        "Spending this key may do per period beside its remaining quota; periods begin at midnight in the operator's time zone. A request that would go over is refused until the next period.",
     },
     redemption: {
       title: 'Manage redemption codes',
@@ -511,6 +528,7 @@ export const appEnglish = {
         unlimited_quota: 'Unlimited quota',
         created_time: 'Created',
         expired_time: 'Expires',
+        budget: 'Spent this period / budget',
         rate_limits: 'Rate limits',
       },
     },

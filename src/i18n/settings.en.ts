@@ -92,6 +92,7 @@ export const settingsEnglish = {
       ChannelDisableThreshold: 'Slowest acceptable channel test (seconds)',
       LogConsumeEnabled: 'Log consumption',
       LogRetentionDays: 'Keep logs for (days, 0 = forever)',
+      TimeZone: "Time zone for budgets (e.g. Asia/Shanghai; empty = the server's)",
       DisplayInCurrencyEnabled: 'Show quota in US dollars',
       DisplayTokenStatEnabled: "Billing API reports the token's figures",
       ApproximateTokenEnabled: 'Estimate tokens instead of counting them',

@@ -91,6 +91,7 @@ export const settingsChinese: typeof settingsEnglish = {
       ChannelDisableThreshold: '渠道测试最长可接受时间（秒）',
       LogConsumeEnabled: '记录消费日志',
       LogRetentionDays: '日志保留天数（0 表示永久保留）',
+      TimeZone: '预算重置所用时区（如 Asia/Shanghai；留空则用服务器时区）',
       DisplayInCurrencyEnabled: '以美元显示额度',
       DisplayTokenStatEnabled: '账单接口显示令牌的用量',
       ApproximateTokenEnabled: '估算而非精确计算 token 数',

@@ -23,6 +23,7 @@ export const SETTING_TABS: Record<SettingTab, SettingSection[]> = {
         'RetryTimes',
         'LogConsumeEnabled',
         'LogRetentionDays',
+        'TimeZone',
         'DisplayInCurrencyEnabled',
         'DisplayTokenStatEnabled',
         'ApproximateTokenEnabled',

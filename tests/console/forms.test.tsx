@@ -17,24 +17,12 @@ import { TokenCreate } from '../../src/resources/token/TokenCreate';
 import { TokenEdit } from '../../src/resources/token/TokenEdit';
 import { lightTheme } from '../../src/theme';
 import { server } from './setup';
+import { TOKEN_RECORD } from './fixtures/records';
 
 const inDollars = { display_in_currency: true, quota_per_unit: 500000 } as ClientStatus;
 const inQuota = { display_in_currency: false, quota_per_unit: 500000 } as ClientStatus;
 
-const TOKEN = {
-  id: 3,
-  name: 'laptop',
-  key: 'abcd',
-  status: 1,
-  used_quota: 0,
-  remain_quota: 625000,
-  unlimited_quota: false,
-  created_time: 1_700_000_000,
-  expired_time: -1,
-  models: '',
-  allowed_ips: '',
-  concurrency_limit: 0,
-};
+const TOKEN = TOKEN_RECORD;
 
 function renderAt(path: string, status: ClientStatus = inDollars) {
   return render(

@@ -4,39 +4,18 @@
 // sent, in both languages.
 import { render, screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { http, HttpResponse } from 'msw';
 import { AdminContext, memoryStore, RecordContextProvider } from 'react-admin';
-import { MemoryRouter, Route, Routes } from 'react-router-dom';
-import type { JSX } from 'react';
 import { describe, expect, it } from 'vitest';
-import type { ClientStatus } from '../../common/options';
 import { dataProvider } from '../../src/dataProvider';
 import { i18nProvider } from '../../src/i18n';
 import { messages } from './messages';
-import { StatusProvider } from '../../src/layout/status';
+import { renderEdit, serveForEdit, TOKEN_RECORD, USER_RECORD } from './fixtures/records';
 import { RateLimitsField, rateLimitValue } from '../../src/resources/shared/RateLimitsField';
 import { TokenEdit } from '../../src/resources/token/TokenEdit';
 import { UserEdit } from '../../src/resources/user/UserForms';
 import { invalidChangeMessage } from '../../src/settings/saveRules';
-import { server } from './setup';
 
-const TOKEN = {
-  id: 3,
-  name: 'laptop',
-  key: 'abcd',
-  status: 1,
-  used_quota: 0,
-  remain_quota: 625000,
-  unlimited_quota: false,
-  created_time: 1_700_000_000,
-  expired_time: -1,
-  models: '',
-  allowed_ips: '',
-  concurrency_limit: 0,
-  rpm_limit: null,
-  tpm_limit: 50000,
-  rate_limits: { rpm: 600, tpm: 50000 },
-};
+const TOKEN = { ...TOKEN_RECORD, tpm_limit: 50000, rate_limits: { rpm: 600, tpm: 50000 } };
 
 const renderField = (record: Record<string, unknown>) =>
   render(
@@ -45,21 +24,6 @@ const renderField = (record: Record<string, unknown>) =>
         <RateLimitsField />
       </RecordContextProvider>
     </AdminContext>,
-  );
-
-/** A resource's edit page at /<resource>/edit/<id>; saving goes back to its list. */
-const renderEdit = (resource: string, id: number, page: JSX.Element) =>
-  render(
-    <MemoryRouter initialEntries={[`/${resource}/edit/${id}`]}>
-      <StatusProvider load={async () => ({ display_in_currency: false, quota_per_unit: 500000 }) as ClientStatus}>
-        <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={memoryStore()}>
-          <Routes>
-            <Route path={`/${resource}/edit/:id`} element={page} />
-            <Route path={`/${resource}`} element={<p>{resource} list</p>} />
-          </Routes>
-        </AdminContext>
-      </StatusProvider>
-    </MemoryRouter>,
   );
 
 describe('the limits column of the token list', () => {
@@ -77,14 +41,7 @@ describe('the limits column of the token list', () => {
 
 describe('the token form', () => {
   it("loads the key's own limits and sends them back, an emptied field as null (the account's limit)", async () => {
-    let sent: Record<string, unknown> | undefined;
-    server.use(
-      http.get('*/api/token/3', () => HttpResponse.json({ success: true, message: '', data: TOKEN })),
-      http.put('*/api/token/', async ({ request }) => {
-        sent = (await request.json()) as Record<string, unknown>;
-        return HttpResponse.json({ success: true, message: '', data: { ...TOKEN, ...sent } });
-      }),
-    );
+    const sent = serveForEdit('token', TOKEN);
     const user = userEvent.setup();
     renderEdit('token', 3, <TokenEdit />);
     const rpm = await screen.findByRole('spinbutton', { name: /Requests per minute/ });
@@ -94,8 +51,8 @@ describe('the token form', () => {
     await user.type(rpm, '120');
     await user.clear(tpm);
     await user.click(screen.getByRole('button', { name: 'Save' }));
-    await waitFor(() => expect(sent).toBeDefined(), { timeout: 5000 });
-    expect(sent).toMatchObject({ id: 3, rpm_limit: 120, tpm_limit: null });
+    await waitFor(() => expect(sent.body).toBeDefined(), { timeout: 5000 });
+    expect(sent.body).toMatchObject({ id: 3, rpm_limit: 120, tpm_limit: null });
   }, 30_000);
 
   it('reads a field into the wire value', () => {
@@ -109,33 +66,8 @@ describe('the token form', () => {
 
 describe('the user form (admins)', () => {
   it("loads the user's overrides and sends them, an emptied one as null (the group's limit)", async () => {
-    const USER = {
-      id: 5,
-      username: 'alice',
-      display_name: 'Alice',
-      email: '',
-      github_id: '',
-      wechat_id: '',
-      role: 1,
-      status: 1,
-      quota: 1000,
-      used_quota: 0,
-      request_count: 0,
-      group: 'vip',
-      aff_code: '',
-      inviter_id: 0,
-      concurrency_limit: 0,
-      rpm_limit: 100,
-      tpm_limit: 20000,
-    };
-    let sent: Record<string, unknown> | undefined;
-    server.use(
-      http.get('*/api/user/5', () => HttpResponse.json({ success: true, message: '', data: USER })),
-      http.put('*/api/user/', async ({ request }) => {
-        sent = (await request.json()) as Record<string, unknown>;
-        return HttpResponse.json({ success: true, message: '', data: null });
-      }),
-    );
+    const USER = { ...USER_RECORD, group: 'vip', rpm_limit: 100, tpm_limit: 20000 };
+    const sent = serveForEdit('user', USER);
     const user = userEvent.setup();
     renderEdit('user', 5, <UserEdit />);
     const rpm = await screen.findByRole('spinbutton', { name: /Requests per minute/ });
@@ -146,8 +78,8 @@ describe('the user form (admins)', () => {
     await user.type(rpm, '0');
     await user.clear(tpm);
     await user.click(screen.getByRole('button', { name: 'Save' }));
-    await waitFor(() => expect(sent).toBeDefined(), { timeout: 5000 });
-    expect(sent).toMatchObject({ id: 5, rpm_limit: 0, tpm_limit: null });
+    await waitFor(() => expect(sent.body).toBeDefined(), { timeout: 5000 });
+    expect(sent.body).toMatchObject({ id: 5, rpm_limit: 0, tpm_limit: null });
   }, 30_000);
 });
 

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
-import { chromiumAvailable, launchBrowser, screenshotDir, signInThroughConsole } from './support/browser';
-import { apiLogin, startGateway, type RunningGateway } from './support/gateway';
+import { chromiumAvailable, screenshotDir, sidewaysOverflow, signedInPage } from './support/browser';
+import { apiLogin, consoleApi, startGateway, type RunningGateway } from './support/gateway';
 
 const enabled = chromiumAvailable();
 const ROOT_PASSWORD = 'lists-root-pass';
@@ -24,21 +24,13 @@ describe.runIf(enabled)('lists: width, cards, server sorting, test all, bulk dis
   let cookie: string;
   const channelIds: number[] = [];
 
-  const api = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
-    const response = await fetch(`${gateway.baseUrl}${path}`, {
-      method,
-      headers: { cookie, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return response.json();
-  };
+  const api = consoleApi(
+    () => gateway.baseUrl,
+    () => cookie,
+  );
 
   /** No element of the page is wider than its box: nothing needs a sideways scroll. */
-  const overflow = () =>
-    page.evaluate(() => {
-      const boxes = [document.documentElement, ...Array.from(document.querySelectorAll('.RaList-content, .RaDatagrid-tableWrapper'))];
-      return boxes.filter((box) => box.scrollWidth > box.clientWidth).map((box) => `${box.className} ${box.scrollWidth}>${box.clientWidth}`);
-    });
+  const overflow = () => sidewaysOverflow(page);
 
   /** Every row action button lies inside the viewport. */
   const actionsInView = (selector: string) =>
@@ -80,10 +72,7 @@ describe.runIf(enabled)('lists: width, cards, server sorting, test all, bulk dis
       body: JSON.stringify({ model: 'gpt-3.5-turbo', messages: [{ role: 'user', content: 'hello there' }] }),
     });
     expect(relayed.status).toBe(200);
-    browser = await launchBrowser();
-    context = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'en-US' });
-    page = await context.newPage();
-    await signInThroughConsole(page, gateway.baseUrl, 'root', ROOT_PASSWORD);
+    ({ browser, context, page } = await signedInPage(gateway.baseUrl, 'root', ROOT_PASSWORD));
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

@@ -58,6 +58,10 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     'concurrency_limit',
     'rpm_limit',
     'tpm_limit',
+    'budget_period',
+    'budget_quota',
+    'period_spent',
+    'period_start',
   ],
   tokens: [
     'id',
@@ -77,6 +81,10 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     'concurrency_limit',
     'rpm_limit',
     'tpm_limit',
+    'budget_period',
+    'budget_quota',
+    'period_spent',
+    'period_start',
   ],
   channels: [
     'id',
@@ -187,6 +195,7 @@ for (const target of targets) {
         '0015-log-details',
         '0016-latency-sketches',
         '0017-ledger-batches',
+        '0019-budgets',
       ]);
       const tables = await db.introspection.getTables();
       for (const [table, columns] of Object.entries(EXPECTED_COLUMNS)) {

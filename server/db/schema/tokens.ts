@@ -19,6 +19,13 @@ export interface TokensTable {
   rpm_limit: number | null;
   /** Tokens per minute across nodes: null inherits, 0 = unlimited. */
   tpm_limit: number | null;
+  /** The cap per period ('' = none, 'day', 'week', 'month'; common/budgets.ts). */
+  budget_period: Generated<string>;
+  /** Quota units per period. */
+  budget_quota: Generated<number>;
+  /** Charged in the period that began at period_start (Unix seconds); counts as 0 once another period began. */
+  period_spent: Generated<number>;
+  period_start: Generated<number>;
   unlimited_quota: number;
   used_quota: number;
   /** Comma-separated model allowlist; null or empty allows every model. */

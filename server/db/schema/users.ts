@@ -22,6 +22,13 @@ export interface UsersTable {
   rpm_limit: number | null;
   /** Tokens per minute across nodes: null inherits, 0 = unlimited. */
   tpm_limit: number | null;
+  /** The cap per period ('' = none, 'day', 'week', 'month'; common/budgets.ts). */
+  budget_period: Generated<string>;
+  /** Quota units per period. */
+  budget_quota: Generated<number>;
+  /** Charged in the period that began at period_start (Unix seconds); counts as 0 once another period began. */
+  period_spent: Generated<number>;
+  period_start: Generated<number>;
   request_count: number;
   group: string;
   aff_code: string | null;

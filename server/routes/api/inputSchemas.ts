@@ -220,8 +220,10 @@ export const userUpdateSchema = {
     quota?: NumberOrDigits;
     rpm_limit?: NumberOrDigits | null;
     tpm_limit?: NumberOrDigits | null;
-    // not in the schema (extra keys pass): the handler checks it itself
+    // not in the schema (extra keys pass): the handler checks them itself
     concurrency_limit?: unknown;
+    budget_period?: unknown;
+    budget_quota?: unknown;
   }>(
     objectOf({
       id: idValue,
@@ -282,8 +284,10 @@ type TokenBody = {
   allowed_ips?: string | string[] | null;
   rpm_limit?: NumberOrDigits | null;
   tpm_limit?: NumberOrDigits | null;
-  // not in the schema (extra keys pass): the handler checks it itself
+  // not in the schema (extra keys pass): the handler checks them itself
   concurrency_limit?: unknown;
+  budget_period?: unknown;
+  budget_quota?: unknown;
 };
 
 export const tokenCreateSchema = { body: typed<TokenBody>(objectOf(tokenFields)) };

@@ -11,6 +11,7 @@ import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination'
 import { createToken, deleteOwnToken, findOwnToken, listTokens, searchTokens, toTokenRecord, updateOwnToken, type TokenFields, type TokenRow } from '../../repositories/tokens';
 import { parseConcurrencyLimit, userConcurrencyLimit } from '../../relay/concurrency';
 import { parseGroupRateLimits, parseRateLimitOverride, userRateLimits, type RateLimitPair } from '../../../common/rateLimits';
+import { effectiveTimeZone, parseBudget } from '../../../common/budgets';
 import { generateTokenKey } from '../../secrets';
 import { bulkSchema, byId, listed, searchedList, tokenCreateSchema, tokenUpdateSchema } from './inputSchemas';
 
@@ -69,6 +70,8 @@ export function parseTokenFields(
   if ('error' in rpm) return rpm;
   const tpm = parseRateLimitOverride(body.tpm_limit, 'tpm', 'tpm_limit' in changed ? ceilings.tpm : 0);
   if ('error' in tpm) return tpm;
+  const budget = parseBudget(body.budget_period, body.budget_quota);
+  if ('error' in budget) return budget;
   return {
     value: {
       name,
@@ -80,6 +83,7 @@ export function parseTokenFields(
       concurrency_limit: concurrency.value,
       rpm_limit: rpm.value,
       tpm_limit: tpm.value,
+      ...budget.value,
     },
   };
 }
@@ -103,16 +107,18 @@ export function tokenRoutes(fastify: FastifyInstance): Promise<void> {
   const limitsOf = (request: FastifyRequest) => userRateLimits(callerOf(request), parseGroupRateLimits(options.get('GroupRateLimits')) ?? {});
   /** What a key's fields may narrow: the rate limits above and the caller's concurrency limit in effect. */
   const ceilingsOf = (request: FastifyRequest) => ({ ...limitsOf(request), concurrency: userConcurrencyLimit(callerOf(request), options) });
+  /** The operator's time zone, in which budgets reset. */
+  const zone = () => effectiveTimeZone(options.get('TimeZone'));
 
   app.get('/api/token/', { preHandler: signedIn, schema: listed('token') }, async (request) => {
     const rows = await listTokens(db, Number(callerOf(request).id), pageWindowOf(request.query), sortOf('token', request.query), statusFilterOf(request.query));
-    return ok(rows.map((row) => toTokenRecord(row, false, limitsOf(request))));
+    return ok(rows.map((row) => toTokenRecord(row, false, limitsOf(request), zone())));
   });
 
   app.get('/api/token/search', { preHandler: signedIn, schema: searchedList('token') }, async (request) => {
     const keyword = (request.query.keyword ?? '').trim();
     const rows = await searchTokens(db, Number(callerOf(request).id), keyword, sortOf('token', request.query), statusFilterOf(request.query));
-    return ok(rows.map((row) => toTokenRecord(row, false, limitsOf(request))));
+    return ok(rows.map((row) => toTokenRecord(row, false, limitsOf(request), zone())));
   });
 
   // enable, disable or delete many of the caller's own tokens; another user's id is "not found", as on one
@@ -150,7 +156,7 @@ export function tokenRoutes(fastify: FastifyInstance): Promise<void> {
   app.get('/api/token/:id', { preHandler: signedIn, schema: byId }, async (request) => {
     const id = positiveId(request.params.id);
     const row = id ? await findOwnToken(db, Number(callerOf(request).id), id) : undefined;
-    return row ? ok(toTokenRecord(row, false, limitsOf(request))) : fail('token not found', 'token_not_found');
+    return row ? ok(toTokenRecord(row, false, limitsOf(request), zone())) : fail('token not found', 'token_not_found');
   });
 
   app.get('/api/token/:id/key', { preHandler: signedIn, schema: byId }, async (request) => {
@@ -165,7 +171,7 @@ export function tokenRoutes(fastify: FastifyInstance): Promise<void> {
     const userId = Number(callerOf(request).id);
     const id = await createToken(db, dialect, userId, generateTokenKey(), parsed.value);
     const row = await findOwnToken(db, userId, id);
-    return ok(toTokenRecord(row!, true, limitsOf(request)));
+    return ok(toTokenRecord(row!, true, limitsOf(request), zone()));
   });
 
   app.put('/api/token/', { preHandler: signedIn, schema: tokenUpdateSchema }, async (request) => {
@@ -189,10 +195,12 @@ export function tokenRoutes(fastify: FastifyInstance): Promise<void> {
       const now = Math.floor(Date.now() / 1000);
       const usable = (fields.expired_time === -1 || fields.expired_time > now) && (fields.unlimited_quota === 1 || fields.remain_quota > 0);
       const status = (Number(token.status) === TokenStatus.expired || Number(token.status) === TokenStatus.exhausted) && usable ? TokenStatus.enabled : Number(token.status);
-      await updateOwnToken(db, userId, id, { ...fields, status });
+      // a budget of another period starts with nothing spent: the spend on record was of the old one
+      const spend = fields.budget_period !== token.budget_period ? { period_spent: 0, period_start: 0 } : {};
+      await updateOwnToken(db, userId, id, { ...fields, ...spend, status });
     }
     const updated = await findOwnToken(db, userId, id);
-    return ok(toTokenRecord(updated!, false, limitsOf(request)));
+    return ok(toTokenRecord(updated!, false, limitsOf(request), zone()));
   });
 
   app.delete('/api/token/:id', { preHandler: signedIn, schema: byId }, async (request) => {

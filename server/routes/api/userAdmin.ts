@@ -10,6 +10,7 @@ import { callerOf, hashAccessToken, requireRole } from '../../plugins/auth';
 import { insertLog } from '../../repositories/logs';
 import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination';
 import { createUser, deleteUser, findUserById, findUserByUsername, listUsers, searchUsers, setAffCodeIfUnset, toUserRecord, updateUser, type UserPatch, type UserRow } from '../../repositories/users';
+import { effectiveTimeZone, parseBudget } from '../../../common/budgets';
 import { parseRateLimitOverride } from '../../../common/rateLimits';
 import { parseConcurrencyLimit } from '../../relay/concurrency';
 import { BCRYPT_COST, generateAccessToken, generateAffCode } from '../../secrets';
@@ -28,6 +29,8 @@ export function userAdminRoutes(fastify: FastifyInstance): Promise<void> {
   const { db, dialect, options } = app.ctx;
   const admin = requireRole(Role.admin);
   const signedIn = requireRole(Role.user);
+  /** The operator's time zone, in which budgets reset. */
+  const zone = () => effectiveTimeZone(options.get('TimeZone'));
 
   const userFilterOf = ({ role, status }: { role?: string; status?: string }) => ({
     role: role === undefined ? undefined : Number(role),
@@ -35,12 +38,12 @@ export function userAdminRoutes(fastify: FastifyInstance): Promise<void> {
   });
 
   app.get('/api/user/', { preHandler: admin, schema: listed('user') }, async (request) =>
-    ok((await listUsers(db, pageWindowOf(request.query), sortOf('user', request.query), userFilterOf(request.query))).map(toUserRecord)),
+    ok((await listUsers(db, pageWindowOf(request.query), sortOf('user', request.query), userFilterOf(request.query))).map((row) => toUserRecord(row, zone()))),
   );
 
   app.get('/api/user/search', { preHandler: admin, schema: searchedList('user') }, async (request) => {
     const keyword = (request.query.keyword ?? '').trim();
-    return ok((await searchUsers(db, keyword, sortOf('user', request.query), userFilterOf(request.query))).map(toUserRecord));
+    return ok((await searchUsers(db, keyword, sortOf('user', request.query), userFilterOf(request.query))).map((row) => toUserRecord(row, zone())));
   });
 
   app.get('/api/user/:id', { preHandler: admin, schema: byId }, async (request) => {
@@ -48,7 +51,7 @@ export function userAdminRoutes(fastify: FastifyInstance): Promise<void> {
     const target = positiveId(id) ? await findUserById(db, id) : undefined;
     if (!target) return fail('user not found', 'user_not_found');
     if (!outranks(callerOf(request), target)) return fail('cannot read a user of the same or higher level', 'outranked');
-    return ok(toUserRecord(target));
+    return ok(toUserRecord(target, zone()));
   });
 
   app.post('/api/user/', { preHandler: admin, schema: userCreateSchema }, async (request) => {
@@ -111,6 +114,13 @@ export function userAdminRoutes(fastify: FastifyInstance): Promise<void> {
       const limit = parseRateLimitOverride(body[field], name);
       if ('error' in limit) return fail(limit.error);
       patch[field] = limit.value;
+    }
+    if (body.budget_period !== undefined || body.budget_quota !== undefined) {
+      const budget = parseBudget(body.budget_period ?? target.budget_period, body.budget_quota ?? target.budget_quota);
+      if ('error' in budget) return fail(budget.error);
+      Object.assign(patch, budget.value);
+      // a budget of another period starts with nothing spent: the spend on record was of the old one
+      if (budget.value.budget_period !== target.budget_period) Object.assign(patch, { period_spent: 0, period_start: 0 });
     }
     await updateUser(db, id, patch);
     if (patch.quota !== undefined && patch.quota !== Number(target.quota)) {

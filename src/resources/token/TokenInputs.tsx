@@ -1,9 +1,11 @@
 // The token form shared by create and edit: name, quota (disabled when
 // unlimited), expiry with presets (-1 = never), optional model and IP allowlists,
-// and per-minute limits lower than the account's (empty: the account's apply).
+// per-minute limits lower than the account's (empty: the account's apply), and
+// a budget per day, week or month.
 import { Box, Button, Stack, Typography } from '@mui/material';
 import { NumberInput, required, TextInput, useTranslate } from 'react-admin';
 import { useFormContext, useWatch } from 'react-hook-form';
+import { BudgetInputs, budgetValue } from '../shared/BudgetField';
 import { QuotaInput, wholeQuota } from '../shared/QuotaInput';
 import { rateLimitValue } from '../shared/RateLimitsField';
 import { SwitchInput } from '../shared/SwitchInput';
@@ -78,6 +80,7 @@ export function TokenInputs() {
       <NumberInput source="concurrency_limit" label="app.token.concurrency_limit" helperText="app.token.concurrency_limit_help" step={1} min={-1} fullWidth />
       <NumberInput source="rpm_limit" label="app.token.rpm_limit" helperText="app.token.rate_limit_help" step={1} min={1} fullWidth />
       <NumberInput source="tpm_limit" label="app.token.tpm_limit" helperText="app.token.rate_limit_help" step={1} min={1} fullWidth />
+      <BudgetInputs help="app.token.budget_help" />
     </Box>
   );
 }
@@ -96,5 +99,6 @@ export function tokenTransform(values: Record<string, unknown>) {
     concurrency_limit: Number.parseInt(textOf(values.concurrency_limit ?? 0), 10) || 0,
     rpm_limit: rateLimitValue(values.rpm_limit),
     tpm_limit: rateLimitValue(values.tpm_limit),
+    ...budgetValue(values),
   };
 }

@@ -4,6 +4,7 @@ import { AddActions } from '../shared/AddButton';
 import { BulkActions } from '../shared/BulkActions';
 import { CardLine, CardList } from '../shared/CardList';
 import { listDefaults, ListBody, tableSx, ListEmpty } from '../shared/ListFrame';
+import { BudgetField } from '../shared/BudgetField';
 import { QuotaField } from '../shared/QuotaField';
 import { RateLimitsField } from '../shared/RateLimitsField';
 import { StatusChip } from '../shared/StatusChip';
@@ -62,6 +63,7 @@ export function TokenList() {
               <TokenStatusField label="resources.token.fields.status" sortBy="status" />
               <QuotaField source="used_quota" label="resources.token.fields.used_quota" />
               <RemainingQuota label="resources.token.fields.remain_quota" sortBy="remain_quota" />
+              <BudgetField label="resources.token.fields.budget" sortable={false} />
               <RateLimitsField label="resources.token.fields.rate_limits" sortable={false} />
               <TimestampField source="created_time" label="resources.token.fields.created_time" />
               <TimestampField source="expired_time" neverLabel="app.common.never" label="resources.token.fields.expired_time" />
@@ -78,6 +80,9 @@ export function TokenList() {
               </CardLine>
               <CardLine label="resources.token.fields.used_quota">
                 <QuotaField source="used_quota" />
+              </CardLine>
+              <CardLine label="resources.token.fields.budget">
+                <BudgetField />
               </CardLine>
               <CardLine label="resources.token.fields.rate_limits">
                 <RateLimitsField />

@@ -1,10 +1,11 @@
 // /user/add creates a user (always role 1 on the server); /user/edit/:id is
-// the admin edit, which also exposes group and quota (and, for root, a reset of
-// the user's two-factor sign-in).
+// the admin edit, which also exposes group, quota, limits and a budget per day,
+// week or month (and, for root, a reset of the user's two-factor sign-in).
 import { Box } from '@mui/material';
 import { Create, Edit, NumberInput, PasswordInput, required, SimpleForm, TextInput } from 'react-admin';
 import { EditLoadError } from '../../layout/LoadError';
 import { FormPage } from '../shared/FormPage';
+import { BudgetInputs, budgetValue } from '../shared/BudgetField';
 import { QuotaInput, wholeQuota } from '../shared/QuotaInput';
 import { rateLimitValue } from '../shared/RateLimitsField';
 import { textOf } from '../shared/textOf';
@@ -63,6 +64,7 @@ export function UserEdit() {
           concurrency_limit: Number.parseInt(textOf(values.concurrency_limit ?? 0), 10) || 0,
           rpm_limit: rateLimitValue(values.rpm_limit),
           tpm_limit: rateLimitValue(values.tpm_limit),
+          ...budgetValue(values),
         })}
         mutationOptions={{
           onSuccess: () => {
@@ -81,6 +83,7 @@ export function UserEdit() {
             <NumberInput source="concurrency_limit" label="app.user_edit.concurrency_limit" helperText="app.user_edit.concurrency_limit_help" step={1} min={-1} fullWidth />
             <NumberInput source="rpm_limit" label="app.user_edit.rpm_limit" helperText="app.user_edit.rate_limit_help" step={1} min={0} fullWidth />
             <NumberInput source="tpm_limit" label="app.user_edit.tpm_limit" helperText="app.user_edit.rate_limit_help" step={1} min={0} fullWidth />
+            <BudgetInputs help="app.user_edit.budget_help" />
             <TextInput source="email" disabled fullWidth />
             <TextInput source="github_id" disabled fullWidth />
             <TextInput source="wechat_id" disabled fullWidth />

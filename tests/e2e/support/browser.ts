@@ -2,7 +2,7 @@
 // suites are left out with a clear line, unless CI demands every suite.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { repoRoot } from './gateway';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -32,4 +32,21 @@ export async function signInThroughConsole(page: Page, baseUrl: string, username
   await page.locator('input[name="password"]').fill(password);
   await page.getByRole('button', { name: /^log in$/i }).click();
   await page.waitForURL(`${baseUrl}/`);
+}
+
+/** A browser with one page at 1440 × 900 in English, signed in through the console's login form. */
+export async function signedInPage(baseUrl: string, username: string, password: string): Promise<{ browser: Browser; context: BrowserContext; page: Page }> {
+  const browser = await launchBrowser();
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'en-US' });
+  const page = await context.newPage();
+  await signInThroughConsole(page, baseUrl, username, password);
+  return { browser, context, page };
+}
+
+/** The boxes (the page, a list's content and its table) wider than they show: each would need a sideways scroll. */
+export function sidewaysOverflow(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const boxes = [document.documentElement, ...Array.from(document.querySelectorAll('.RaList-content, .RaDatagrid-tableWrapper'))];
+    return boxes.filter((box) => box.scrollWidth > box.clientWidth).map((box) => `${box.className} ${box.scrollWidth}>${box.clientWidth}`);
+  });
 }

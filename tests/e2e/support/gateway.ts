@@ -128,3 +128,15 @@ export async function setOptions(baseUrl: string, cookie: string, values: Record
     if (!body.success) throw new Error(`setting ${key} failed: ${body.message}`);
   }
 }
+
+/** The console API as a signed-in script calls it: a method, a path and a JSON body, answered with the envelope. */
+export function consoleApi(baseUrl: () => string, cookie: () => string) {
+  return async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown) => {
+    const response = await fetch(`${baseUrl()}${path}`, {
+      method,
+      headers: { cookie: cookie(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return response.json();
+  };
+}

@@ -1,0 +1,17 @@
+// A key's or user's budget as the console API shows it (common/budgets.ts).
+import { budgetUsageAt, isBudgetPeriod, type BudgetFields, type BudgetUsage } from '../../common/budgets';
+
+interface BudgetColumns {
+  budget_period?: string | null;
+  budget_quota?: number | null;
+  period_spent?: number | null;
+  period_start?: number | null;
+}
+
+/** The budget fields of a record; with the operator's time zone, also the spend this period and when it resets. */
+export function budgetOf(row: BudgetColumns, zone?: string, now = Date.now()): BudgetFields & { budget_usage?: BudgetUsage } {
+  const period = isBudgetPeriod(row.budget_period) ? row.budget_period : '';
+  const fields: BudgetFields & { budget_usage?: BudgetUsage } = { budget_period: period, budget_quota: period ? Number(row.budget_quota ?? 0) : 0 };
+  if (zone && period) fields.budget_usage = budgetUsageAt({ budget_period: period, period_spent: Number(row.period_spent ?? 0), period_start: Number(row.period_start ?? 0) }, now, zone);
+  return fields;
+}

@@ -1,0 +1,64 @@
+// Budgets that reset (common/budgets.ts) in forms and lists: a period select
+// and an amount in the console's quota unit, the form values as the wire
+// carries them, and "spent this period / budget" for a list.
+import { Box, Tooltip } from '@mui/material';
+import { SelectInput, useRecordContext, useTranslate, type Validator } from 'react-admin';
+import { useWatch } from 'react-hook-form';
+import { BUDGET_PERIODS, isBudgetPeriod, type BudgetFields, type BudgetUsage } from '../../../common/budgets';
+import { useStatus } from '../../layout/status';
+import { formatQuota } from '../../quota';
+import { QuotaInput } from './QuotaInput';
+import { textOf } from './textOf';
+import { formatTimestamp } from './TimestampField';
+
+const PERIOD_CHOICES = [{ id: '', name: 'app.budget.none' }, ...BUDGET_PERIODS.map((period) => ({ id: period, name: `app.budget.${period}` }))];
+
+/** With a period, a whole amount above 0 (the server's rule, said before saving). */
+const budgetAmount: Validator = (value: unknown, values: Record<string, unknown>) => {
+  if (!values.budget_period) return undefined;
+  return Number.isSafeInteger(Number(value)) && Number(value) > 0 && textOf(value).trim() !== '' ? undefined : 'app.budget.amount_required';
+};
+
+/** The period select and the amount (disabled without a period), with what was spent this period when the record has a budget. */
+export function BudgetInputs({ help }: { help: string }) {
+  const translate = useTranslate();
+  const record = useRecordContext();
+  const { status } = useStatus();
+  const period: unknown = useWatch({ name: 'budget_period' });
+  const usage = record?.budget_usage as BudgetUsage | undefined;
+  return (
+    <Box data-testid="budget-inputs">
+      <SelectInput source="budget_period" label="app.budget.period" choices={PERIOD_CHOICES} helperText={help} emptyValue="" emptyText="app.budget.none" fullWidth />
+      <QuotaInput source="budget_quota" label="app.budget.amount" disabled={!period} validate={budgetAmount} />
+      {usage && record?.budget_period === period ? (
+        <Box component="p" sx={{ mt: 0, color: 'text.secondary', fontSize: '0.875rem' }} data-testid="budget-spent">
+          {translate('app.budget.spent_help', { spent: formatQuota(usage.spent, status), resets: formatTimestamp(usage.resets_at) })}
+        </Box>
+      ) : null}
+    </Box>
+  );
+}
+
+/** Form values → the API's budget fields: no period sends no amount. */
+export function budgetValue(values: Record<string, unknown>): BudgetFields {
+  const period = isBudgetPeriod(values.budget_period) ? values.budget_period : '';
+  return { budget_period: period, budget_quota: period ? Number.parseInt(textOf(values.budget_quota ?? 0), 10) || 0 : 0 };
+}
+
+/** "$1.20 / $5.00 a day" (spent this period / budget), its reset in the tooltip; "None" without a budget. */
+export function BudgetField(_: { label?: string; sortable?: boolean }) {
+  const record = useRecordContext();
+  const translate = useTranslate();
+  const { status } = useStatus();
+  const period = record?.budget_period as string | undefined;
+  const usage = record?.budget_usage as BudgetUsage | undefined;
+  if (!period || !usage) return <span data-testid="budget">{translate('app.budget.none')}</span>;
+  const budget = Number(record?.budget_quota ?? 0);
+  return (
+    <Tooltip title={translate('app.budget.resets', { time: formatTimestamp(usage.resets_at) })}>
+      <Box component="span" data-testid="budget" sx={usage.spent >= budget ? { color: 'error.main', fontWeight: 600 } : undefined}>
+        {translate(`app.budget.usage_${period}`, { spent: formatQuota(usage.spent, status), budget: formatQuota(budget, status) })}
+      </Box>
+    </Tooltip>
+  );
+}
