@@ -46,6 +46,7 @@ import {
 import { adaptorForChannelType } from '../protocols/upstream';
 import { openAiFailureInOkBody, operationOfOpenAiPath } from '../protocols/upstream/openai';
 import { selectChannel, type RoutedChannel } from './channelSelect';
+import { withChannelKey } from './channelKeyPick';
 import { credentialFor } from './credentials';
 import { relayError, unreachableRelayError, upstreamRelayError, type RelayError } from './errors';
 import { scrubLine, scrubSecrets } from './scrub';
@@ -355,12 +356,18 @@ export interface DispatchDeps {
   newRequestId: () => string;
   /** Takes a channel whose key is dead out of rotation (when the operator allows it); whether it did. */
   disableChannel: (channelId: number, reason: string) => Promise<boolean>;
+  /** Sets one dead key of a multi-key channel aside (and the channel, when it was its last live key); whether it did. */
+  disableChannelKey: (channelId: number, keyId: number, reason: string) => Promise<boolean>;
+  /** Tallies a call made with a key of a multi-key channel (batched: keyUsage.ts). */
+  noteKeyUse: (keyId: number, failed: boolean) => void;
 }
 
 export async function dispatch(deps: DispatchDeps, caller: RelayCaller, request: UpstreamRequest): Promise<Dispatched> {
   const { db, options } = deps;
   const attempts = 1 + Math.max(0, Math.floor(options.number('RetryTimes')));
   const tried: number[] = [];
+  /** Keys of multi-key channels that proved dead during this request: their channel may still answer with another. */
+  const deadKeys: number[] = [];
   /** Made at the first failure: an answer at the first try costs nothing here. */
   let tries: ChannelAttempt[] | undefined;
   let lastError = relayError(503, `no channel available for model ${request.model}`, 'model_not_available', 'server_error');
@@ -378,6 +385,22 @@ export async function dispatch(deps: DispatchDeps, caller: RelayCaller, request:
     }
     if (!channel) break;
     tried.push(channel.id);
+    if (channel.multi_key) {
+      let keyed: ReturnType<typeof withChannelKey>;
+      try {
+        keyed = withChannelKey(db, channel, deadKeys, Math.random, deps.relayCache);
+        if (keyed instanceof Promise) keyed = await keyed;
+      } catch (error) {
+        if (!isDatabaseUnavailable(error)) throw error;
+        return { outcome: 'failed', error: relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error'), channelId: channel.id, attempts: tries };
+      }
+      if (!keyed) {
+        // every key set aside (the channel is being disabled): the next channel may answer, and the attempt is not spent
+        attempt -= 1;
+        continue;
+      }
+      channel = keyed;
+    }
     const adaptor = adaptorForChannelType(channel.type);
     const inbound = request.inbound ?? 'openai';
     // OpenAI's chat decides on `speaks` alone; only another protocol asks the channel's type
@@ -405,6 +428,7 @@ export async function dispatch(deps: DispatchDeps, caller: RelayCaller, request:
     const upstreamModel = mappedModel(channel, request.model);
     const sentAt = Date.now();
     const result = passes ? await passThrough(deps, adaptor, channel, asked, upstreamModel, request) : await translated(deps, adaptor, channel, asked, upstreamModel, request);
+    if (channel.keyId !== undefined) deps.noteKeyUse(channel.keyId, result.outcome === 'failed' || result.outcome === 'unanswered');
     if (result.outcome === 'answered') {
       if (!tries) return result;
       return { ...result, attempts: noteAttempt(tries, channel, result.answer.response.status, 'answered', sentAt) };
@@ -428,7 +452,16 @@ export async function dispatch(deps: DispatchDeps, caller: RelayCaller, request:
     }
     const { failure } = result;
     tries = noteAttempt(tries, channel, failure.status, failure.message, sentAt);
-    if (failure.deadKey) {
+    if (failure.deadKey && channel.keyId !== undefined) {
+      // one dead key of many: set aside alone, and its channel may be tried again with another key
+      deadKeys.push(channel.keyId);
+      tried.pop();
+      try {
+        await deps.disableChannelKey(channel.id, channel.keyId, scrubSecrets(failure.message, secretsOf(channel.key)));
+      } catch (error) {
+        deps.log.error({ err: error, channelId: channel.id, keyId: channel.keyId }, 'could not set a dead channel key aside');
+      }
+    } else if (failure.deadKey) {
       try {
         await deps.disableChannel(channel.id, scrubSecrets(failure.message, secretsOf(channel.key)));
       } catch (error) {

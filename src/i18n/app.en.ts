@@ -129,6 +129,7 @@ export const appEnglish = {
       user_not_found: 'user not found',
       token_not_found: 'token not found',
       channel_not_found: 'channel not found',
+      channel_key_not_found: 'key not found',
       redemption_not_found: 'redemption code not found',
     },
     load_error: {

@@ -131,6 +131,7 @@ export const appChinese: typeof appEnglish = {
       user_not_found: '用户不存在',
       token_not_found: '令牌不存在',
       channel_not_found: '渠道不存在',
+      channel_key_not_found: '密钥不存在',
       redemption_not_found: '兑换码不存在',
     },
     load_error: {

@@ -99,7 +99,10 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     'used_quota',
     'model_mapping',
     'test_error',
+    'multi_key',
+    'key_strategy',
   ],
+  channel_keys: ['id', 'channel_id', 'key', 'status', 'last_error', 'last_used_at', 'used_count', 'failed_count', 'created_time'],
   abilities: ['group', 'model', 'channel_id', 'enabled', 'priority', 'weight'],
   redemptions: ['id', 'user_id', 'key', 'status', 'name', 'quota', 'created_time', 'redeemed_time', 'redeemed_by'],
   logs: [
@@ -187,6 +190,7 @@ for (const target of targets) {
         '0015-log-details',
         '0016-latency-sketches',
         '0017-ledger-batches',
+        '0018-channel-keys',
       ]);
       const tables = await db.introspection.getTables();
       for (const [table, columns] of Object.entries(EXPECTED_COLUMNS)) {
