@@ -392,7 +392,7 @@ export const appEnglish = {
         tested: 'Key %{key} tested successfully in %{seconds} s',
         add_label: 'Add keys',
         add_help: 'One per line, or a JSON array (the text of an uploaded file)',
-        add: 'Add',
+        add: 'Add keys',
         added: '%{added} added, %{skipped} already held',
         load_failed: 'The keys could not be loaded',
         refresh: 'Refresh',

@@ -393,7 +393,7 @@ export const appChinese: typeof appEnglish = {
         tested: '密钥 %{key} 测试成功，耗时 %{seconds} 秒',
         add_label: '添加密钥',
         add_help: '每行一个，或一个 JSON 数组（上传文件的内容）',
-        add: '添加',
+        add: '添加密钥',
         added: '新增 %{added} 个，%{skipped} 个已存在',
         load_failed: '无法加载密钥',
         refresh: '刷新',
