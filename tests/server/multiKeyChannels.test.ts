@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runHealthPass } from '../../server/channels/channelHealth';
+import { channelJobsSettled, runHealthPass } from '../../server/channels/channelHealth';
 import { databaseTargets, type TestDatabase } from '../support/databases';
 import { resetRelay, startRelayHarness, type RelayHarness } from './relay/harness';
 
@@ -265,6 +265,34 @@ for (const target of targets) {
         expect(text).not.toContain(key);
         expect(text).not.toContain(key.slice(3, -4));
       }
+    });
+
+    it('test-all tests a multi-key channel with its first live key, and a dead one is set aside alone', async () => {
+      const [bad, good] = [keyOf('test-all-bad'), keyOf('test-all-good')];
+      upstream.dead.add(bad);
+      const id = await createPool([bad, good]);
+      expect((await harness.admin('GET', '/api/channel/test')).success).toBe(true);
+      await channelJobsSettled(harness.app);
+      expect((await keysOf(id)).map((key) => key.status)).toEqual([3, 1]);
+      expect(await channelState(id)).toEqual({ status: 1, autoDisabled: 0 });
+      upstream.seen.length = 0;
+      expect((await harness.admin('GET', '/api/channel/test')).success).toBe(true);
+      await channelJobsSettled(harness.app);
+      expect(upstream.seen).toEqual([good]);
+      expect((await harness.admin('GET', `/api/channel/${id}`)).data.test_error).toBe('');
+    });
+
+    it('turns a single-key channel into a multi-key one, its key the first', async () => {
+      const [own, extra] = [keyOf('own'), keyOf('extra')];
+      const id = await harness.addChannel({ name: 'grows', key: own, base_url: upstream.url });
+      const channel = (await harness.admin('GET', `/api/channel/${id}`)).data;
+      expect(channel.multi_key).toBe(false);
+      const edited = await harness.admin('PUT', '/api/channel/', { ...channel, key: extra, multi_key: true, key_strategy: 'round_robin' });
+      expect(edited.data).toMatchObject({ key: '', multi_key: true, key_strategy: 'round_robin' });
+      const stored = await harness.app.ctx.db.selectFrom('channel_keys').select('key').where('channel_id', '=', id).orderBy('id').execute();
+      expect(stored.map((row) => row.key)).toEqual([own, extra]);
+      for (let call = 0; call < 2; call += 1) expect((await chat()).status).toBe(200);
+      expect(new Set(upstream.seen)).toEqual(new Set([own, extra]));
     });
 
     it('answers the key routes only for multi-key channels', async () => {
