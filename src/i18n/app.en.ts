@@ -371,6 +371,7 @@ export const appEnglish = {
       key_multi_help: 'One key per line, all held by this one channel',
       key_multi_edit_help: 'Keys to add, one per line (changing the base URL or the type needs all the keys again, and they replace the old ones)',
       keys_from_file: 'Read keys from a file',
+      multi_key_badge: 'Multi-key',
       keys_file_read: '%{smart_count} key read from the file |||| %{smart_count} keys read from the file',
       keys: {
         title: 'Keys',

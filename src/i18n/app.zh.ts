@@ -372,6 +372,7 @@ export const appChinese: typeof appEnglish = {
       key_multi_help: '每行一个密钥，全部由这一个渠道持有',
       key_multi_edit_help: '要添加的密钥，每行一个（修改 Base URL 或类型时需重新输入全部密钥，并替换原有密钥）',
       keys_from_file: '从文件读取密钥',
+      multi_key_badge: '多密钥',
       keys_file_read: '已从文件读取 %{smart_count} 个密钥',
       keys: {
         title: '密钥',

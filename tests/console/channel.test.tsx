@@ -202,7 +202,7 @@ describe('ChannelList', () => {
           message: '',
           data: [
             channel({ id: 3, name: 'claude', type: 14, status: 2, auto_disabled: true, group: 'vip,default' }),
-            channel({ id: 4, name: 'fresh', type: 1 }),
+            channel({ id: 4, name: 'fresh', type: 1, multi_key: true }),
             channel({ id: 2, name: 'sb', type: 5, status: 2, balance: 25000, balance_updated_time: 1700000000, response_time: 4200, test_time: 1700000000 }),
             channel({ id: 1, name: 'main', type: 1, balance: 1.5, balance_updated_time: 1700000000 }),
           ],
@@ -235,6 +235,9 @@ describe('ChannelList', () => {
     // a balance never read is not an empty account
     const fresh = await rowOf('fresh');
     expect(within(fresh).getByText('Not checked')).toBeInTheDocument();
+    // a multi-key channel says so beside its type; a single-key one does not
+    expect(within(fresh).getByText('Multi-key')).toBeInTheDocument();
+    expect(within(sb).queryByText('Multi-key')).toBeNull();
     expect(within(fresh).queryByText('$0.00')).toBeNull();
 
     const main = await rowOf('main');
