@@ -36,6 +36,7 @@ export const MESSAGE_CODES = [
   'user_not_found',
   'token_not_found',
   'channel_not_found',
+  'channel_key_not_found',
   'redemption_not_found',
 ] as const;
 

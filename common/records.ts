@@ -133,6 +133,32 @@ export interface ChannelRecord {
   balance_updated_time: number;
   used_quota: number;
   created_time: number;
+  /** Whether the channel holds many keys (its `channel_keys`), spread over by `key_strategy`. */
+  multi_key: boolean;
+  /** How a multi-key channel spreads calls over its live keys. */
+  key_strategy: KeyStrategy;
+}
+
+/** How a multi-key channel picks the key of each call among its live keys. */
+export type KeyStrategy = 'random' | 'round_robin';
+
+/** A channel key's state: as a channel's, plus 3 when the system set it aside (a dead key; the health pass re-tests it). */
+export const ChannelKeyStatus = { enabled: 1, disabled: 2, autoDisabled: 3 } as const;
+
+/** One key of a multi-key channel as the console sees it: masked, never whole. */
+export interface ChannelKeyRecord {
+  id: number;
+  channel_id: number;
+  /** The key masked (its first and last few characters). */
+  key: string;
+  status: number;
+  /** Why the key last failed, or why the system set it aside ('' when none). */
+  last_error: string;
+  /** Unix seconds of its last call (0: never). */
+  last_used_at: number;
+  used_count: number;
+  failed_count: number;
+  created_time: number;
 }
 
 export interface RedemptionRecord {

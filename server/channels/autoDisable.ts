@@ -7,6 +7,8 @@
 // checker may bring them back; a channel an admin disabled is never touched.
 import type { FastifyInstance } from 'fastify';
 import { ChannelStatus, Role } from '../../common/roles';
+import { ChannelKeyStatus } from '../../common/records';
+import { countLiveChannelKeys, setChannelKeyStatus } from '../repositories/channelKeys';
 import { updateChannel } from '../repositories/channels';
 import { channelStatusEvent } from '../webhooks/triggers';
 
@@ -52,6 +54,32 @@ export async function reenableChannelAutomatically(app: FastifyInstance, channel
   app.log.warn({ channelId }, 'channel re-enabled after a healthy test');
   const channel = await db.selectFrom('channels').select(['name', 'type']).where('id', '=', channelId).executeTakeFirst();
   await channelStatusEvent(app, { id: channelId, name: channel?.name ?? '', type: Number(channel?.type ?? 0) }, ChannelStatus.enabled, { automatic: true, reason: 'passed a health test' });
+  return true;
+}
+
+/**
+ * Sets a dead key of a multi-key channel aside, alone, on behalf of the
+ * system (when the toggle is on): the channel keeps serving with its other
+ * keys, and is disabled only when no live key is left. Whether the key flipped.
+ */
+export async function disableChannelKeyAutomatically(app: FastifyInstance, channelId: number, keyId: number, reason: string): Promise<boolean> {
+  const { db, options } = app.ctx;
+  if (!options.bool('AutomaticDisableChannelEnabled')) return false;
+  // only an enabled key flips, so concurrent failures set it aside (and log) once
+  if (!(await setChannelKeyStatus(db, keyId, ChannelKeyStatus.autoDisabled, { from: ChannelKeyStatus.enabled, lastError: reason }))) return false;
+  app.log.warn({ channelId, keyId, reason }, 'channel key disabled automatically');
+  if ((await countLiveChannelKeys(db, channelId)) === 0) {
+    await disableChannelAutomatically(app, channelId, `no live key is left; the last one failed: ${reason}`);
+  }
+  return true;
+}
+
+/** Brings back a key the system had set aside (never one an admin disabled), and its channel if the system had disabled it. */
+export async function reenableChannelKeyAutomatically(app: FastifyInstance, channelId: number, keyId: number): Promise<boolean> {
+  const { db } = app.ctx;
+  if (!(await setChannelKeyStatus(db, keyId, ChannelKeyStatus.enabled, { from: ChannelKeyStatus.autoDisabled, lastError: '' }))) return false;
+  app.log.warn({ channelId, keyId }, 'channel key re-enabled after a healthy test');
+  await reenableChannelAutomatically(app, channelId);
   return true;
 }
 

@@ -26,10 +26,12 @@ import { adaptorForChannelType } from '../protocols/upstream';
 import { openAiFailure } from '../protocols/upstream/openai';
 import { ChannelStatus } from '../../common/roles';
 import type { AppContext } from '../services/context';
-import { listChannelsToCheck, recordChannelBalance, recordChannelTest, splitList, type ChannelRow } from '../repositories/channels';
+import { findChannel, listChannelsToCheck, recordChannelBalance, recordChannelTest, splitList, type ChannelRow } from '../repositories/channels';
+import { listAutoDisabledKeys, liveChannelKeys, recordChannelKeyError, type ChannelKeyRow } from '../repositories/channelKeys';
 import { scrubSecrets } from '../relay/scrub';
 import { secretsOf } from '../relay/dispatch';
-import { disableChannelAutomatically, notifyRoot, reenableChannelAutomatically, type UpstreamFailure } from './autoDisable';
+import { disableChannelAutomatically, disableChannelKeyAutomatically, notifyRoot, reenableChannelAutomatically, reenableChannelKeyAutomatically, type UpstreamFailure } from './autoDisable';
+import { channelKeyUsageOf } from './keyUsage';
 import { credentialFor } from '../relay/credentials';
 import { DisconnectSignal } from '../relay/upstream';
 import { openWebSocketCall, WebSocketRefused } from '../relay/websocketUpstream';
@@ -50,6 +52,8 @@ export interface ChannelTestResult {
   sent: boolean;
   /** What the upstream said when it refused, for the dead-key decision. */
   failure?: UpstreamFailure;
+  /** The key tested, on a multi-key channel. */
+  keyId?: number;
 }
 
 interface UpstreamAnswer {
@@ -150,9 +154,26 @@ async function testOverWebSocket(
  * Sends the minimal chat (`hi`, one output token, the channel's first model
  * as mapped) in the channel's own protocol, through its adaptor, and saves how
  * long it took (even when the upstream refused: the time is real). Never
- * disables anything.
+ * disables anything. A multi-key channel is tested with `key`, else its first
+ * live key, and the key keeps the outcome too.
  */
-export async function testChannel(app: FastifyInstance, channel: ChannelRow, signal?: AbortSignal): Promise<ChannelTestResult> {
+export async function testChannel(app: FastifyInstance, channel: ChannelRow, signal?: AbortSignal, key?: Pick<ChannelKeyRow, 'id' | 'key'>): Promise<ChannelTestResult> {
+  if (Number(channel.multi_key) === 1) {
+    // a multi-key channel is tested with one key: the one asked for, else its first live one
+    const chosen = key ?? (await liveChannelKeys(app.ctx.db, Number(channel.id)))[0];
+    if (!chosen) {
+      const message = 'this channel has no live key';
+      if (!signal?.aborted) await recordChannelTest(app.ctx.db, Number(channel.id), { error: message });
+      return { success: false, message, seconds: 0, sent: false };
+    }
+    const result = await testChannelWith(app, { ...channel, key: chosen.key }, signal);
+    if (!signal?.aborted) await recordChannelKeyError(app.ctx.db, chosen.id, result.success ? '' : result.message || 'test failed');
+    return { ...result, keyId: chosen.id };
+  }
+  return testChannelWith(app, channel, signal);
+}
+
+async function testChannelWith(app: FastifyInstance, channel: ChannelRow, signal?: AbortSignal): Promise<ChannelTestResult> {
   const adaptor = adaptorForChannelType(Number(channel.type));
   if (!adaptor || !adaptor.operations.has('chat')) {
     return { success: false, message: adaptor ? 'this channel type has no chat to test' : 'this channel type is unknown to this relay', seconds: 0, sent: false };
@@ -326,6 +347,12 @@ export async function updateChannelBalance(app: FastifyInstance, channel: Channe
   const setting = type?.balance;
   const adaptorSource = adaptorForChannelType(Number(channel.type))?.balance;
   if (!setting && !adaptorSource) return { error: 'balance query is not supported for this channel type' };
+  if (Number(channel.multi_key) === 1) {
+    // a multi-key channel's balance is its first live key's (keys of one account share it)
+    const first = (await liveChannelKeys(app.ctx.db, Number(channel.id)))[0];
+    if (!first) return { error: 'this channel has no live key' };
+    channel = { ...channel, key: first.key };
+  }
   let balance: number;
   try {
     if (setting) {
@@ -555,7 +582,12 @@ async function testEnabledChannels(app: FastifyInstance, signal: AbortSignal, pr
     if (signal.aborted) return;
     progress.visited(channel, result.success ? undefined : result.message || 'test failed');
     const reason = disableReason(result, thresholdMs);
-    if (reason && (await disableChannelAutomatically(app, Number(channel.id), reason))) disabled.push(Number(channel.id));
+    if (reason && result.keyId !== undefined && result.failure?.deadKey) {
+      // a dead key of many is set aside alone (the channel goes only with its last key)
+      await disableChannelKeyAutomatically(app, Number(channel.id), result.keyId, reason);
+    } else if (reason && (await disableChannelAutomatically(app, Number(channel.id), reason))) {
+      disabled.push(Number(channel.id));
+    }
   }
   if (!notifyWhenDone) return;
   // each disabled channel already had its own e-mail with name and reason
@@ -602,11 +634,16 @@ export interface HealthPassResult {
   tested: number[];
   /** Ids of those that passed within the threshold and are enabled again. */
   reenabled: number[];
+  /** Ids of the keys of multi-key channels the system had set aside, tested. */
+  keysTested: number[];
+  /** Ids of those keys that passed and are live again. */
+  keysReenabled: number[];
 }
 
 /**
  * Re-tests the channels the system disabled (never those an admin disabled)
- * and re-enables each that passes within ChannelDisableThreshold. Resolves to
+ * and re-enables each that passes within ChannelDisableThreshold; likewise
+ * the keys it set aside on multi-key channels. Resolves to
  * undefined when a pass is already running (here or on another worker).
  * `periodMs`: a tick of the timer, whose lease is kept until the next tick.
  */
@@ -617,14 +654,28 @@ export async function runHealthPass(app: FastifyInstance, periodMs?: number): Pr
     async (signal) => {
       const channels = await listChannelsToCheck(app.ctx.db, { status: ChannelStatus.disabled, autoDisabled: true });
       const thresholdMs = thresholdMsOf(app);
-      const result: HealthPassResult = { tested: [], reenabled: [] };
+      const result: HealthPassResult = { tested: [], reenabled: [], keysTested: [], keysReenabled: [] };
       for (const channel of channels) {
         if (signal.aborted) break;
+        // a multi-key channel is tested with its first live key; one with none left comes back with its first key that passes, below
         const test = await testChannel(app, channel, signal);
         if (!test.sent || signal.aborted) continue;
         result.tested.push(Number(channel.id));
         const healthy = test.success && (thresholdMs === 0 || test.seconds * 1000 <= thresholdMs);
         if (healthy && (await reenableChannelAutomatically(app, Number(channel.id)))) result.reenabled.push(Number(channel.id));
+      }
+      // the keys the system set aside, each tested on its own; a key that passes brings its channel back with it
+      for (const key of await listAutoDisabledKeys(app.ctx.db)) {
+        if (signal.aborted) break;
+        const channel = await findChannel(app.ctx.db, Number(key.channel_id));
+        if (!channel) continue;
+        const test = await testChannel(app, channel, signal, key);
+        if (!test.sent || signal.aborted) continue;
+        result.keysTested.push(Number(key.id));
+        const healthy = test.success && (thresholdMs === 0 || test.seconds * 1000 <= thresholdMs);
+        if (!healthy || !(await reenableChannelKeyAutomatically(app, Number(channel.id), Number(key.id)))) continue;
+        result.keysReenabled.push(Number(key.id));
+        if (Number(channel.status) === ChannelStatus.disabled && !result.reenabled.includes(Number(channel.id))) result.reenabled.push(Number(channel.id));
       }
       return result;
     },
@@ -656,5 +707,7 @@ export function scheduleChannelHealthChecks(app: FastifyInstance, intervalSecond
     clearInterval(state.timer);
     state.stop.abort();
     await channelJobsSettled(app);
+    // the relay's last key tallies, while the database is still open
+    await channelKeyUsageOf(app).flush();
   });
 }

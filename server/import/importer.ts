@@ -163,23 +163,45 @@ class Uncarried {
 const UNCARRIED_FIELDS = {
   users: ['lark_id', 'oidc_id', 'telegram_id', 'discord_id', 'linux_do_id', 'aff_count', 'aff_quota', 'aff_history', 'setting', 'remark', 'stripe_customer'],
   tokens: ['group', 'cross_group_retry', 'billing_type'],
-  channels: [
-    'config',
-    'system_prompt',
-    'tag',
-    'setting',
-    'settings',
-    'param_override',
-    'header_override',
-    'status_code_mapping',
-    'openai_organization',
-    'test_model',
-    'remark',
-    'channel_info',
-    'other_info',
-  ],
+  channels: ['config', 'system_prompt', 'tag', 'setting', 'settings', 'param_override', 'header_override', 'status_code_mapping', 'openai_organization', 'test_model', 'remark', 'other_info'],
   redemptions: ['expired_time'],
 } as const;
+
+/**
+ * A new-api multi-key channel (channel_info.is_multi_key): its keys, one per
+ * line of `key` or a JSON array (service-account files), each with its state
+ * from multi_key_status_list (by index; absent is enabled) and why it was set
+ * aside; its mode, polling being our round_robin. Undefined for a channel of one key.
+ */
+function multiKeyOf(row: Row): { keys: Array<{ key: string; status: number; last_error: string }>; strategy: 'random' | 'round_robin' } | undefined {
+  let info: { is_multi_key?: unknown; multi_key_status_list?: unknown; multi_key_disabled_reason?: unknown; multi_key_mode?: unknown } | undefined;
+  try {
+    info = JSON.parse(text(row.channel_info) || '{}') as typeof info;
+  } catch {
+    return undefined;
+  }
+  if (!info || info.is_multi_key !== true) return undefined;
+  const statuses = (info.multi_key_status_list && typeof info.multi_key_status_list === 'object' ? info.multi_key_status_list : {}) as Record<string, unknown>;
+  const reasons = (info.multi_key_disabled_reason && typeof info.multi_key_disabled_reason === 'object' ? info.multi_key_disabled_reason : {}) as Record<string, unknown>;
+  const raw = text(row.key).trim();
+  let keys: string[] | undefined;
+  if (raw.startsWith('[')) {
+    try {
+      const parsed: unknown = JSON.parse(raw);
+      if (Array.isArray(parsed)) keys = parsed.map((item) => (typeof item === 'string' ? item : JSON.stringify(item)));
+    } catch {
+      keys = undefined;
+    }
+  }
+  keys ??= raw.split('\n');
+  const carried = keys
+    .map((key, index) => {
+      const status = num(statuses[String(index)], 1);
+      return { key: key.trim(), status: status === 2 || status === 3 ? status : 1, last_error: text(reasons[String(index)]).slice(0, 1000) };
+    })
+    .filter((key) => key.key);
+  return { keys: carried, strategy: info.multi_key_mode === 'polling' ? 'round_robin' : 'random' };
+}
 
 const RATIO_OPTIONS = new Set(['ModelRatio', 'CompletionRatio', 'GroupRatio', 'ModelMaxOutputTokens']);
 
@@ -187,6 +209,8 @@ interface Plan {
   users: Array<Record<string, unknown> & { id: number }>;
   tokens: Array<Record<string, unknown> & { id: number }>;
   channels: Array<Record<string, unknown> & { id: number; models: string; group: string; status: number; priority: number; weight: number }>;
+  /** The keys of new-api's multi-key channels, each its own row here. */
+  channelKeys: Array<{ channel_id: number; key: string; status: number; last_error: string; created_time: number }>;
   redemptions: Array<Record<string, unknown> & { id: number }>;
   options: Array<{ key: string; value: string }>;
   offsets: { users: number; tokens: number; channels: number; logs: number };
@@ -404,6 +428,7 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
   // channels
   const channelOutcome = new Outcome('channels', sourceChannels.length);
   const channels: Plan['channels'] = [];
+  const channelKeys: Plan['channelKeys'] = [];
   const renumbered: string[] = [];
   for (const row of sourceChannels) {
     const sourceId = num(row.id);
@@ -421,10 +446,16 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
     uncarried.note('channels', row, UNCARRIED_FIELDS.channels);
     // one-api and new-api: 1 enabled, 2 disabled by hand, 3 disabled automatically
     const sourceStatus = num(row.status, 1);
+    const multiKey = newApi ? multiKeyOf(row) : undefined;
+    if (multiKey) {
+      for (const key of multiKey.keys) channelKeys.push({ ...key, channel_id: offsets.channels + sourceId, created_time: num(row.created_time) });
+    }
     channels.push({
       id: offsets.channels + sourceId,
       type,
-      key: text(row.key),
+      key: multiKey ? '' : text(row.key),
+      multi_key: multiKey ? 1 : 0,
+      key_strategy: multiKey?.strategy ?? 'random',
       status: sourceStatus === 1 ? 1 : 2,
       auto_disabled: sourceStatus === 3 ? 1 : 0,
       name: text(row.name).slice(0, 128),
@@ -550,7 +581,7 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
     report.totals.carried = { ...ZERO };
     report.totals.targetAfter = targetBefore;
   }
-  const plan: Plan = { users, tokens, channels, redemptions, options: optionRows, offsets };
+  const plan: Plan = { users, tokens, channels, channelKeys, redemptions, options: optionRows, offsets };
   if (!resumed)
     await db.transaction().execute(async (transaction) => {
       if (replaceRoot) {
@@ -561,6 +592,7 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
       await insertChunked(transaction, 'tokens', plan.tokens, (done) => progress({ step: 'tokens', done, total: plan.tokens.length }));
       await insertChunked(transaction, 'channels', plan.channels, (done) => progress({ step: 'channels', done, total: plan.channels.length }));
       for (const channel of plan.channels) await writeAbilities(transaction, channel.id, channel);
+      await insertChunked(transaction, 'channel_keys', plan.channelKeys, () => undefined);
       await insertChunked(transaction, 'redemptions', plan.redemptions, (done) => progress({ step: 'redemptions', done, total: plan.redemptions.length }));
       for (const option of plan.options) {
         await transaction.deleteFrom('options').where('key', '=', option.key).execute();
@@ -585,7 +617,12 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
 /** Rows per INSERT: well under every dialect's bound-parameter limit. */
 const ROWS_PER_INSERT = 400;
 
-async function insertChunked(transaction: Transaction<Database>, table: 'users' | 'tokens' | 'channels' | 'redemptions', rows: Array<Record<string, unknown>>, onChunk: (done: number) => void) {
+async function insertChunked(
+  transaction: Transaction<Database>,
+  table: 'users' | 'tokens' | 'channels' | 'channel_keys' | 'redemptions',
+  rows: Array<Record<string, unknown>>,
+  onChunk: (done: number) => void,
+) {
   for (let index = 0; index < rows.length; index += ROWS_PER_INSERT) {
     const chunk = rows.slice(index, index + ROWS_PER_INSERT);
     try {

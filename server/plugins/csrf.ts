@@ -26,6 +26,7 @@ const STATE_CHANGING_GET_ROUTES = new Set([
   '/api/channel/test',
   '/api/channel/update_balance/:id',
   '/api/channel/update_balance',
+  '/api/channel/:id/keys/:keyId/test',
 ]);
 
 const STATE_CHANGING_GET_PATHS = [
@@ -37,6 +38,7 @@ const STATE_CHANGING_GET_PATHS = [
   /^\/api\/reset_password$/,
   /^\/api\/channel\/test(\/|$)/,
   /^\/api\/channel\/update_balance(\/|$)/,
+  /^\/api\/channel\/[^/]+\/keys\/[^/]+\/test$/,
 ];
 
 /**

@@ -6,20 +6,33 @@ import type { Database } from '../db/database';
 import type { CandidateChannel, RelayCache } from './relayCache';
 import type { RoutingBook } from './routing';
 
-export type RoutedChannel = CandidateChannel;
+/** A channel to call; for a multi-key channel, with the key chosen for this call (its `key`, and its id in `keyId`). */
+export type RoutedChannel = CandidateChannel & { keyId?: number };
 
 function candidatesQuery(db: Kysely<Database>, model: string) {
   return db
     .selectFrom('abilities')
     .innerJoin('channels', 'channels.id', 'abilities.channel_id')
-    .select(['channels.id', 'channels.name', 'channels.type', 'channels.key', 'channels.base_url', 'channels.other', 'channels.model_mapping', 'abilities.priority', 'abilities.weight'])
+    .select([
+      'channels.id',
+      'channels.name',
+      'channels.type',
+      'channels.key',
+      'channels.base_url',
+      'channels.other',
+      'channels.model_mapping',
+      'channels.multi_key',
+      'channels.key_strategy',
+      'abilities.priority',
+      'abilities.weight',
+    ])
     .where('abilities.model', '=', model)
     .where('abilities.enabled', '=', 1)
     .where('channels.status', '=', 1);
 }
 
 const normalise = (rows: Array<Omit<CandidateChannel, never>>): CandidateChannel[] =>
-  rows.map((row) => ({ ...row, id: Number(row.id), type: Number(row.type), priority: Number(row.priority), weight: Math.max(1, Number(row.weight)) }));
+  rows.map((row) => ({ ...row, id: Number(row.id), type: Number(row.type), multi_key: Number(row.multi_key), priority: Number(row.priority), weight: Math.max(1, Number(row.weight)) }));
 
 /** What a selection is asked for beyond (group, model). */
 export interface Selection {

@@ -14,7 +14,8 @@ import { RoutingBook } from './routing';
 import type { RelayError } from './errors';
 import { relayRegistry, type RelayRegistry } from './inflight';
 import { remindIfLow } from '../billing/quotaReminder';
-import { disableChannelAutomatically } from '../channels/autoDisable';
+import { disableChannelAutomatically, disableChannelKeyAutomatically } from '../channels/autoDisable';
+import { channelKeyUsageOf } from '../channels/keyUsage';
 import { balanceLowEvent } from '../webhooks/triggers';
 import { webhookMayWant } from '../webhooks/events';
 import type { RelayCache } from './relayCache';
@@ -77,6 +78,7 @@ export function relayContextOf(app: FastifyInstance, bookkeeping: Bookkeeping): 
   let context = contexts.get(app.ctx);
   if (!context) {
     const { db, options, ledger, relayCache, newRequestId } = app.ctx;
+    const keyUsage = channelKeyUsageOf(app);
     // made once: metrics and the cache are read through getters, as the metrics plugin may attach after this context is made
     const dispatchDeps: DispatchDeps = {
       db,
@@ -91,6 +93,8 @@ export function relayContextOf(app: FastifyInstance, bookkeeping: Bookkeeping): 
       newRequestId,
       book: new RoutingBook(options),
       disableChannel: (channelId, reason) => disableChannelAutomatically(app, channelId, reason),
+      disableChannelKey: (channelId, keyId, reason) => disableChannelKeyAutomatically(app, channelId, keyId, reason),
+      noteKeyUse: (keyId, failed) => keyUsage.note(keyId, failed),
     };
     context = {
       db,

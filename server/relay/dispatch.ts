@@ -48,6 +48,7 @@ import { openAiFailureInOkBody, operationOfOpenAiPath } from '../protocols/upstr
 import { selectChannel, type RoutedChannel } from './channelSelect';
 import type { AttemptVerdict, RoutingBook } from './routing';
 import { DEFAULT_RETRYABLE_STATUSES, fallbacksOf, parseModelFallbacks, parseStatusList, type ModelFallbacks } from '../../common/routing';
+import { withChannelKey } from './channelKeyPick';
 import { credentialFor } from './credentials';
 import { relayError, unreachableRelayError, upstreamRelayError, type RelayError } from './errors';
 import { scrubLine, scrubSecrets } from './scrub';
@@ -362,6 +363,10 @@ export interface DispatchDeps {
   book: RoutingBook;
   /** Takes a channel whose key is dead out of rotation (when the operator allows it); whether it did. */
   disableChannel: (channelId: number, reason: string) => Promise<boolean>;
+  /** Sets one dead key of a multi-key channel aside (and the channel, when it was its last live key); whether it did. */
+  disableChannelKey: (channelId: number, keyId: number, reason: string) => Promise<boolean>;
+  /** Tallies a call made with a key of a multi-key channel (batched: keyUsage.ts). */
+  noteKeyUse: (keyId: number, failed: boolean) => void;
 }
 
 export async function dispatch(deps: DispatchDeps, caller: RelayCaller, request: UpstreamRequest): Promise<Dispatched> {
@@ -373,6 +378,7 @@ export async function dispatch(deps: DispatchDeps, caller: RelayCaller, request:
     request,
     operation: request.operation ?? operationOfOpenAiPath(request.path),
     tried: [],
+    deadKeys: [],
     tries: undefined,
     lastError: relayError(503, `no channel available for model ${request.model}`, 'model_not_available', 'server_error'),
     affinityKey,
@@ -404,6 +410,8 @@ interface DispatchRun {
   tries: ChannelAttempt[] | undefined;
   /** What the client hears if nothing answers. */
   lastError: RelayError;
+  /** Keys of multi-key channels that proved dead during this request: their channel may still answer with another. */
+  deadKeys: number[];
   /** (group, model, caller) when affinity is on, and the channel it keeps. */
   affinityKey: string | undefined;
   affinity: number | undefined;
@@ -439,6 +447,25 @@ async function tryNextChannel(run: DispatchRun, stage: RouteStage, attempt: numb
   }
   if (!channel) return NO_CHANNEL;
   run.tried.push(channel.id);
+  if (channel.multi_key) {
+    // a key resting after a 429 is passed by like a resting channel, unless this is the last resort
+    const resting = stage.resting || book.empty ? undefined : (keyId: number) => book.keyRestingUntil(keyId) > 0;
+    let keyed: ReturnType<typeof withChannelKey>;
+    try {
+      keyed = withChannelKey(deps.db, channel, run.deadKeys, Math.random, deps.relayCache, resting);
+      if (keyed instanceof Promise) keyed = await keyed;
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      return { outcome: 'failed', error: relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error'), channelId: channel.id, attempts: run.tries };
+    }
+    if (!keyed) {
+      // every live key rests: the channel rests with them (until the first wakes) and stays free for the last resort;
+      // or every key is set aside (the channel is being disabled). Either way the next channel may answer.
+      if (resting && book.restChannelWithKeys(channel.id)) run.tried.pop();
+      return SKIPPED;
+    }
+    channel = keyed;
+  }
   const adaptor = adaptorForChannelType(channel.type);
   const inbound = request.inbound ?? 'openai';
   // OpenAI's chat decides on `speaks` alone; only another protocol asks the channel's type
@@ -465,7 +492,8 @@ async function tryNextChannel(run: DispatchRun, stage: RouteStage, attempt: numb
   const sentAt = Date.now();
   if (!book.empty) book.attempting(channel.id);
   const result = passes ? await passThrough(deps, adaptor, channel, asked, upstreamModel, request) : await translated(deps, adaptor, channel, asked, upstreamModel, request);
-  if (!book.empty || result.outcome !== 'answered') book.record(channel.id, verdictOf(result));
+  if (channel.keyId !== undefined) deps.noteKeyUse(channel.keyId, result.outcome === 'failed' || result.outcome === 'unanswered');
+  if (!book.empty || result.outcome !== 'answered') book.record(channel.id, verdictOf(result), channel.keyId);
   if (result.outcome === 'answered') {
     if (run.affinityKey !== undefined && run.affinity !== channel.id) book.served(run.affinityKey, channel.id);
     const served: Dispatched = model === request.model ? result : { ...result, fallbackModel: model };
@@ -491,7 +519,16 @@ async function tryNextChannel(run: DispatchRun, stage: RouteStage, attempt: numb
   }
   const { failure } = result;
   run.tries = noteAttempt(run.tries, channel, failure.status, failure.message, sentAt);
-  if (failure.deadKey) {
+  if (failure.deadKey && channel.keyId !== undefined) {
+    // one dead key of many: set aside alone, and its channel may be tried again with another key
+    run.deadKeys.push(channel.keyId);
+    run.tried.pop();
+    try {
+      await deps.disableChannelKey(channel.id, channel.keyId, scrubSecrets(failure.message, secretsOf(channel.key)));
+    } catch (error) {
+      deps.log.error({ err: error, channelId: channel.id, keyId: channel.keyId }, 'could not set a dead channel key aside');
+    }
+  } else if (failure.deadKey) {
     try {
       await deps.disableChannel(channel.id, scrubSecrets(failure.message, secretsOf(channel.key)));
     } catch (error) {

@@ -22,6 +22,8 @@ const COUNTER_COLUMNS: Readonly<Record<string, ReadonlySet<string>>> = {
   tokens: new Set(['remain_quota', 'held_quota', 'used_quota', 'accessed_time']),
   channels: new Set(['used_quota', 'response_time', 'test_time', 'balance', 'balance_updated_time']),
   abilities: new Set(),
+  // a multi-key channel's keys: their tallies move on every call; a change of state (enabled, set aside) drops the cache
+  channel_keys: new Set(['last_used_at', 'used_count', 'failed_count', 'last_error']),
 };
 
 export interface CachedCaller {
@@ -40,6 +42,15 @@ export interface CandidateChannel {
   model_mapping: string;
   priority: number;
   weight: number;
+  /** 1 when the key of each call is one of the channel's live keys (channelKeyPick.ts), not `key`. */
+  multi_key: number;
+  key_strategy: string;
+}
+
+/** One live key of a multi-key channel. */
+export interface LiveKey {
+  id: number;
+  key: string;
 }
 
 interface Entry<T> {
@@ -50,6 +61,7 @@ interface Entry<T> {
 export class RelayCache {
   private readonly callers = new Map<string, Entry<CachedCaller | undefined>>();
   private readonly routes = new Map<string, Entry<CandidateChannel[]>>();
+  private readonly keys = new Map<string, Entry<LiveKey[]>>();
 
   /** Hand this to the WriteWatchPlugin. */
   readonly noteWrite: WriteListener = (table, columns) => {
@@ -62,6 +74,7 @@ export class RelayCache {
   clear(): void {
     this.callers.clear();
     this.routes.clear();
+    this.keys.clear();
   }
 
   caller(key: string, load: () => Promise<CachedCaller | undefined>): Promise<CachedCaller | undefined> | CachedCaller | undefined {
@@ -70,6 +83,11 @@ export class RelayCache {
 
   channels(group: string, model: string, load: () => Promise<CandidateChannel[]>): Promise<CandidateChannel[]> | CandidateChannel[] {
     return this.read(this.routes, `${group}\u0000${model}`, load);
+  }
+
+  /** The live keys of a multi-key channel. */
+  liveKeys(channelId: number, load: () => Promise<LiveKey[]>): Promise<LiveKey[]> | LiveKey[] {
+    return this.read(this.keys, String(channelId), load);
   }
 
   private read<T>(map: Map<string, Entry<T>>, key: string, load: () => Promise<T>): Promise<T> | T {

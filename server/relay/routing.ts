@@ -14,6 +14,9 @@
 // process from sending into a failing channel again and again); no request
 // waits on another node to find it out.
 //
+// A multi-key channel's key that answers 429 rests alone; the channel rests
+// only once every live key of it does.
+//
 // Affinity: a caller named by the request (its `user`, or a header the
 // operator chooses) keeps the channel that last served it for a while, so an
 // upstream's prompt cache keeps hitting.
@@ -37,11 +40,16 @@ interface ChannelMemory {
   probing: boolean;
 }
 
+/** Resting keys kept before those whose rest is over are dropped (a streak is forgotten with them). */
+const MAX_RESTING_KEYS = 10_000;
+
 /** The most callers kept for affinity; the oldest go first. */
 const MAX_AFFINITY_ENTRIES = 100_000;
 
 export class RoutingBook {
   private readonly memory = new Map<number, ChannelMemory>();
+  /** Keys of multi-key channels resting after a 429: by key id, with their channel's id. */
+  private readonly keys = new Map<number, { channelId: number; coolUntil: number; coolStreak: number }>();
   private readonly affinity = new Map<string, { channelId: number; until: number }>();
 
   constructor(
@@ -63,9 +71,43 @@ export class RoutingBook {
     return until;
   }
 
-  /** Whether any channel has a record: when none has, routing skips every lookup. */
+  /** Whether any channel or key has a record: when none has, routing skips every lookup. */
   get empty(): boolean {
-    return this.memory.size === 0;
+    return this.memory.size === 0 && this.keys.size === 0;
+  }
+
+  /** Until when a key of a multi-key channel rests, or 0. */
+  keyRestingUntil(keyId: number): number {
+    const state = this.keys.get(keyId);
+    return state && state.coolUntil > this.now() ? state.coolUntil : 0;
+  }
+
+  /**
+   * Every live key of a channel rests: the channel rests too, until its first
+   * key wakes, so routing passes it by as a whole. Whether any key rested.
+   */
+  restChannelWithKeys(channelId: number): boolean {
+    const now = this.now();
+    let wake = Infinity;
+    for (const state of this.keys.values()) if (state.channelId === channelId && state.coolUntil > now) wake = Math.min(wake, state.coolUntil);
+    if (wake === Infinity) return false;
+    const current = this.memory.get(channelId) ?? { coolUntil: 0, coolStreak: 0, failures: 0, firstFailureAt: 0, openUntil: 0, probing: false };
+    current.coolUntil = Math.max(current.coolUntil, wake);
+    this.memory.set(channelId, current);
+    return true;
+  }
+
+  /** A 429 on one key of a multi-key channel: that key rests, doubling with repeats, and the channel's other keys go on. */
+  private restKey(channelId: number, keyId: number): void {
+    const base = this.options.number('ChannelCooldownSeconds') * 1000;
+    if (base <= 0) return;
+    const now = this.now();
+    if (this.keys.size >= MAX_RESTING_KEYS) for (const [id, old] of this.keys) if (old.coolUntil <= now) this.keys.delete(id);
+    const state = this.keys.get(keyId) ?? { channelId, coolUntil: 0, coolStreak: 0 };
+    const most = Math.max(base, this.options.number('ChannelCooldownMaxSeconds') * 1000);
+    state.coolStreak = Math.min(state.coolStreak + 1, 30);
+    state.coolUntil = now + Math.min(most, base * 2 ** (state.coolStreak - 1));
+    this.keys.set(keyId, state);
   }
 
   /** Marks the start of an attempt: a half-open breaker's attempt is its probe. */
@@ -74,12 +116,19 @@ export class RoutingBook {
     if (state && state.openUntil > 0 && state.openUntil <= this.now()) state.probing = true;
   }
 
-  /** What an attempt came to. */
-  record(channelId: number, verdict: AttemptVerdict): void {
+  /** What an attempt came to; `keyId`: the key of a multi-key channel it was sent with. */
+  record(channelId: number, verdict: AttemptVerdict, keyId?: number): void {
     const state = this.memory.get(channelId);
     if (verdict === 'answered') {
-      // a healthy answer forgets everything: the channel is as good as new
+      // a healthy answer forgets everything: the channel (and the key) is as good as new
       if (state) this.memory.delete(channelId);
+      if (keyId !== undefined) this.keys.delete(keyId);
+      return;
+    }
+    if (verdict === 'overloaded' && keyId !== undefined) {
+      // the key's own rate limit: the channel's other keys may answer
+      this.restKey(channelId, keyId);
+      if (state) state.probing = false;
       return;
     }
     if (verdict === 'neutral') {

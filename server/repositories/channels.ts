@@ -2,11 +2,12 @@
 // rewritten in the same transaction as the channel, so routing never sees a
 // channel without them. Keys never leave this module except to the relay.
 import type { Kysely, Selectable, SelectQueryBuilder } from 'kysely';
-import type { ChannelRecord } from '../../common/records';
+import type { ChannelRecord, KeyStrategy } from '../../common/records';
 import { ChannelStatus } from '../../common/roles';
 import { insertReturningId, type Database } from '../db/database';
 import type { DatabaseConfig } from '../config';
 import type { ChannelsTable } from '../db/schema/channels';
+import { addChannelKeys } from './channelKeys';
 import { idOf, likeText, orderedBy, SEARCH_LIMIT, startsWith, type ListSort, type PageWindow } from './pagination';
 
 export type ChannelRow = Selectable<ChannelsTable>;
@@ -35,6 +36,8 @@ const listColumns = [
   'used_quota',
   'model_mapping',
   'test_error',
+  'multi_key',
+  'key_strategy',
 ] as const;
 
 /** The channel list's facets: status, type, and one group of the comma list. */
@@ -165,16 +168,28 @@ export async function recordChannelBalance(db: Executor, id: number, balance: nu
     .execute();
 }
 
-/** One channel per key, each with its abilities, all or nothing; `status` is enabled (1) unless the admin created them disabled (2). */
-export async function createChannels(db: Executor, dialect: DatabaseConfig['dialect'], fields: ChannelFields, keys: string[], status: number = ChannelStatus.enabled): Promise<number[]> {
+/**
+ * One channel per key, each with its abilities, all or nothing; `status` is
+ * enabled (1) unless the admin created them disabled (2). With `multiKey`, one
+ * channel holds all the keys (its channel_keys), spread over by that strategy.
+ */
+export async function createChannels(
+  db: Executor,
+  dialect: DatabaseConfig['dialect'],
+  fields: ChannelFields,
+  keys: string[],
+  status: number = ChannelStatus.enabled,
+  multiKey?: { strategy: KeyStrategy },
+): Promise<number[]> {
   return db.transaction().execute(async (transaction) => {
     const ids: number[] = [];
-    for (const key of keys) {
+    for (const key of multiKey ? [''] : keys) {
       const id = await insertReturningId(
         dialect,
         transaction.insertInto('channels').values({
           ...fields,
           key,
+          ...(multiKey ? { multi_key: 1, key_strategy: multiKey.strategy } : {}),
           status,
           auto_disabled: 0,
           created_time: Math.floor(Date.now() / 1000),
@@ -186,13 +201,18 @@ export async function createChannels(db: Executor, dialect: DatabaseConfig['dial
         }),
       );
       await writeAbilities(transaction, id, { ...fields, status });
+      if (multiKey) await addChannelKeys(transaction, id, keys);
       ids.push(id);
     }
     return ids;
   });
 }
 
-export async function updateChannel(db: Executor, id: number, patch: Partial<ChannelFields & { key: string; status: number; auto_disabled: number }>): Promise<void> {
+export async function updateChannel(
+  db: Executor,
+  id: number,
+  patch: Partial<ChannelFields & { key: string; status: number; auto_disabled: number; multi_key: number; key_strategy: KeyStrategy }>,
+): Promise<void> {
   await db.transaction().execute(async (transaction) => {
     if (Object.keys(patch).length) await transaction.updateTable('channels').set(patch).where('id', '=', id).execute();
     const channel = await transaction.selectFrom('channels').select(['models', 'group', 'status', 'priority', 'weight']).where('id', '=', id).executeTakeFirst();
@@ -203,6 +223,7 @@ export async function updateChannel(db: Executor, id: number, patch: Partial<Cha
 export async function deleteChannel(db: Executor, id: number): Promise<boolean> {
   return db.transaction().execute(async (transaction) => {
     await transaction.deleteFrom('abilities').where('channel_id', '=', id).execute();
+    await transaction.deleteFrom('channel_keys').where('channel_id', '=', id).execute();
     const result = await transaction.deleteFrom('channels').where('id', '=', id).executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
   });
@@ -231,5 +252,7 @@ export function toChannelRecord(row: Omit<ChannelRow, 'key'> & { key?: string })
     used_quota: Number(row.used_quota),
     created_time: Number(row.created_time),
     auto_disabled: Number(row.auto_disabled) === 1,
+    multi_key: Number(row.multi_key) === 1,
+    key_strategy: row.key_strategy === 'round_robin' ? 'round_robin' : 'random',
   };
 }

@@ -33,6 +33,10 @@ export const endpoints = {
   channelTest: (id?: string | number) => (id === undefined ? '/api/channel/test' : `/api/channel/test/${encodeURIComponent(String(id))}/`),
   channelBalance: (id?: string | number) => (id === undefined ? '/api/channel/update_balance' : `/api/channel/update_balance/${encodeURIComponent(String(id))}/`),
   channelModels: '/api/channel/models',
+  // a multi-key channel's keys, and one of them (its test: as a channel's, `time` beside success and message)
+  channelKeys: (id: string | number) => `/api/channel/${encodeURIComponent(String(id))}/keys`,
+  channelKey: (id: string | number, keyId: number) => `/api/channel/${encodeURIComponent(String(id))}/keys/${keyId}`,
+  channelKeyTest: (id: string | number, keyId: number) => `/api/channel/${encodeURIComponent(String(id))}/keys/${keyId}/test`,
   groups: '/api/group/',
   status: '/api/status',
   notice: '/api/notice',

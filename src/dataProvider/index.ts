@@ -39,6 +39,11 @@
 // updateAllChannelBalances → GET /api/channel/update_balance → the job (as test all)
 // channelJob        → GET /api/channel/jobs/{id}        → { state, done, total, failures }
 // channelModels     → GET /api/channel/models           (no envelope: { object, data: [{ id }] })
+// channelKeys       → GET /api/channel/{id}/keys        → the keys of a multi-key channel, masked
+// addChannelKeys    → POST /api/channel/{id}/keys       body: { keys } (one per line, or a JSON array) → { added, skipped }
+// setChannelKeyStatus → PUT /api/channel/{id}/keys/{keyId}  body: { status } → the key, masked
+// deleteChannelKey  → DELETE /api/channel/{id}/keys/{keyId}
+// testChannelKey    → GET /api/channel/{id}/keys/{keyId}/test → { success, message, time } (as testChannel)
 // groups            → GET /api/group/                   → group names
 // logStat           → GET /api/log/stat?type=&username=&token_name=&model_name=&start_timestamp=&end_timestamp=
 //                     (non-admins: GET /api/log/self/stat?... without username) → { quota, token }
@@ -87,7 +92,7 @@ import { isAdmin } from '../../common/roles';
 import type { AdminDashboard, Dashboard, DashboardQuery } from '../../common/dashboard';
 import type { ClientStatus } from '../../common/options';
 import type { ModelPrice } from '../../common/pricing';
-import type { LoginPayload, RegisterPayload, SessionUser, TwoFactorEnrolment, TwoFactorStatus, UserRecord, LogFilter } from '../../common/records';
+import type { ChannelKeyRecord, LoginPayload, RegisterPayload, SessionUser, TwoFactorEnrolment, TwoFactorStatus, UserRecord, LogFilter } from '../../common/records';
 import { ITEMS_PER_PAGE } from '../../common/version';
 import { readStoredUser } from '../authProvider/storage';
 import type { WebhookDeliveryRecord } from '../../common/webhooks';
@@ -182,6 +187,17 @@ const CRUD_METHODS = ['getList', 'getOne', 'getMany', 'getManyReference', 'creat
 
 export function createDataProvider(httpClient: HttpClient = defaultHttpClient, restClient: RestClient = defaultRestClient) {
   const simpleRest = simpleRestOver(restClient);
+  /** A channel's or a key's test: a failed test also comes with its time, beside success and message. */
+  const timedTest = async (url: string): Promise<ChannelTestResult> => {
+    try {
+      const envelope = (await httpClient(url)) as TimedEnvelope;
+      return { success: true, message: envelope.message, time: Number(envelope.time ?? 0) };
+    } catch (error) {
+      const body = (error as HttpError).body as TimedEnvelope | undefined;
+      if (body?.success === false && typeof body.time === 'number') return { success: false, message: body.message, time: body.time };
+      throw error;
+    }
+  };
   const listOf = async (resource: string, params: GetListParams): Promise<GetListResult> => {
     const page = params.pagination?.page ?? 1;
     const perPage = params.pagination?.perPage ?? PAGE_SIZE;
@@ -363,16 +379,16 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient, r
     /** Creates `count` codes; resolves to their keys. */
     createRedemptions: async (payload: { name: string; quota: number; count: number }) =>
       (await httpClient<string[]>(endpoints.collection('redemption'), { method: 'POST', body: payload })).data ?? [],
-    testChannel: async (id: string | number): Promise<ChannelTestResult> => {
-      try {
-        const envelope = (await httpClient(endpoints.channelTest(id))) as TimedEnvelope;
-        return { success: true, message: envelope.message, time: Number(envelope.time ?? 0) };
-      } catch (error) {
-        const body = (error as HttpError).body as TimedEnvelope | undefined;
-        if (body?.success === false && typeof body.time === 'number') return { success: false, message: body.message, time: body.time };
-        throw error;
-      }
+    testChannel: (id: string | number) => timedTest(endpoints.channelTest(id)),
+    channelKeys: async (id: string | number) => (await httpClient<ChannelKeyRecord[]>(endpoints.channelKeys(id))).data ?? [],
+    addChannelKeys: async (id: string | number, keys: string) =>
+      (await httpClient<{ added: number; skipped: number }>(endpoints.channelKeys(id), { method: 'POST', body: { keys } })).data ?? { added: 0, skipped: 0 },
+    setChannelKeyStatus: async (id: string | number, keyId: number, status: number) =>
+      (await httpClient<ChannelKeyRecord>(endpoints.channelKey(id, keyId), { method: 'PUT', body: { status } })).data as ChannelKeyRecord,
+    deleteChannelKey: async (id: string | number, keyId: number) => {
+      await httpClient(endpoints.channelKey(id, keyId), { method: 'DELETE' });
     },
+    testChannelKey: (id: string | number, keyId: number) => timedTest(endpoints.channelKeyTest(id, keyId)),
     /** Starts testing every enabled channel; resolves to the job to follow with channelJob. */
     testAllChannels: () => startJob(endpoints.channelTest()),
     /** Asks the upstream for the channel's balance; resolves to it (unit per channel type). */

@@ -1,6 +1,7 @@
 // The channel screens: list cells (type, status, response time, balance per
-// type), row actions that call the data provider's channel methods, and the
-// form's validation rules and wire clean-up.
+// type), row actions that call the data provider's channel methods, the
+// form's validation rules and wire clean-up, and a multi-key channel's key
+// list (masked keys, each with its own test, enable/disable and delete).
 import { render, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
@@ -12,7 +13,9 @@ import { dataProvider } from '../../src/dataProvider';
 import { i18nProvider } from '../../src/i18n';
 import { appEnglish } from '../../src/i18n/app.en';
 import { appChinese } from '../../src/i18n/app.zh';
+import type { ChannelKeyRecord } from '../../common/records';
 import { ChannelCreate } from '../../src/resources/channel/ChannelCreate';
+import { ChannelEdit } from '../../src/resources/channel/ChannelEdit';
 import { formatBalance, responseTimeColor } from '../../src/resources/channel/channelDisplay';
 import { channelFormValues, channelTransform, validateChannelForm } from '../../src/resources/channel/ChannelInputs';
 import { ChannelList } from '../../src/resources/channel/ChannelList';
@@ -50,6 +53,7 @@ function renderAt(path: string) {
           <Routes>
             <Route path="/channel" element={<ChannelList />} />
             <Route path="/channel/add" element={<ChannelCreate />} />
+            <Route path="/channel/edit/:id" element={<ChannelEdit />} />
           </Routes>
         </ResourceContextProvider>
         <Notification />
@@ -198,7 +202,7 @@ describe('ChannelList', () => {
           message: '',
           data: [
             channel({ id: 3, name: 'claude', type: 14, status: 2, auto_disabled: true, group: 'vip,default' }),
-            channel({ id: 4, name: 'fresh', type: 1 }),
+            channel({ id: 4, name: 'fresh', type: 1, multi_key: true }),
             channel({ id: 2, name: 'sb', type: 5, status: 2, balance: 25000, balance_updated_time: 1700000000, response_time: 4200, test_time: 1700000000 }),
             channel({ id: 1, name: 'main', type: 1, balance: 1.5, balance_updated_time: 1700000000 }),
           ],
@@ -231,6 +235,9 @@ describe('ChannelList', () => {
     // a balance never read is not an empty account
     const fresh = await rowOf('fresh');
     expect(within(fresh).getByText('Not checked')).toBeInTheDocument();
+    // a multi-key channel says so beside its type; a single-key one does not
+    expect(within(fresh).getByText('Multi-key')).toBeInTheDocument();
+    expect(within(sb).queryByText('Multi-key')).toBeNull();
     expect(within(fresh).queryByText('$0.00')).toBeNull();
 
     const main = await rowOf('main');
@@ -355,4 +362,108 @@ describe('ChannelCreate', () => {
       weight: 1,
     });
   }, 60_000);
+});
+
+const keyRecord = (fields: Partial<ChannelKeyRecord>): ChannelKeyRecord => ({
+  id: 1,
+  channel_id: 5,
+  key: 'sk-****-one',
+  status: 1,
+  last_error: '',
+  last_used_at: 0,
+  used_count: 0,
+  failed_count: 0,
+  created_time: 1700000000,
+  ...fields,
+});
+
+describe('the multi-key wire', () => {
+  it('sends multi_key and the strategy only when the switch is on, so the batch wire stays one-api’s', () => {
+    const base = { type: 1, name: 'pool', key: ' k1 \n k2 ', models: ['gpt-4'], groups: ['default'] };
+    expect(channelTransform({ ...base, multi_key: true, key_strategy: 'round_robin' })).toMatchObject({ key: 'k1\nk2', multi_key: true, key_strategy: 'round_robin' });
+    expect(channelTransform({ ...base, multi_key: true })).toMatchObject({ multi_key: true, key_strategy: 'random' });
+    const batch = channelTransform({ ...base, batch: true, multi_key: false, key_strategy: 'random' });
+    expect(batch).not.toHaveProperty('multi_key');
+    expect(batch).not.toHaveProperty('key_strategy');
+  });
+});
+
+describe('ChannelEdit of a multi-key channel', () => {
+  it('lists the keys masked, and tests, disables, enables, deletes and adds keys through the key routes', async () => {
+    let keys = [
+      keyRecord({ id: 1, key: 'sk-****-one', used_count: 12, failed_count: 1, last_used_at: 1700000000 }),
+      keyRecord({ id: 2, key: 'sk-****-two', status: 3, last_error: 'Incorrect API key provided' }),
+    ];
+    const calls: string[] = [];
+    server.use(
+      http.get('*/api/channel/models', () => HttpResponse.json({ object: 'list', data: [{ id: 'gpt-4' }] })),
+      http.get('*/api/group/', () => HttpResponse.json({ success: true, message: '', data: ['default'] })),
+      http.get('*/api/channel/5', () => HttpResponse.json({ success: true, message: '', data: channel({ id: 5, name: 'pool', test_error: '', multi_key: true, key_strategy: 'round_robin' }) })),
+      http.get('*/api/channel/5/keys', () => HttpResponse.json({ success: true, message: '', data: keys })),
+      http.get('*/api/channel/5/keys/:keyId/test', ({ params }) => {
+        calls.push(`test ${String(params.keyId)}`);
+        return HttpResponse.json({ success: true, message: '', time: 0.42 });
+      }),
+      http.put('*/api/channel/5/keys/:keyId', async ({ params, request }) => {
+        const { status } = (await request.json()) as { status: number };
+        calls.push(`put ${String(params.keyId)} ${status}`);
+        keys = keys.map((key) => (key.id === Number(params.keyId) ? { ...key, status } : key));
+        return HttpResponse.json({ success: true, message: '', data: keys.find((key) => key.id === Number(params.keyId)) });
+      }),
+      http.delete('*/api/channel/5/keys/:keyId', ({ params }) => {
+        calls.push(`delete ${String(params.keyId)}`);
+        keys = keys.filter((key) => key.id !== Number(params.keyId));
+        return HttpResponse.json({ success: true, message: '' });
+      }),
+      http.post('*/api/channel/5/keys', async ({ request }) => {
+        const { keys: text } = (await request.json()) as { keys: string };
+        calls.push(`post ${JSON.stringify(text)}`);
+        keys = [...keys, keyRecord({ id: 3, key: 'sk-****hree' })];
+        return HttpResponse.json({ success: true, message: '', data: { added: 1, skipped: 1 } });
+      }),
+    );
+    const user = userEvent.setup();
+    renderAt('/channel/edit/5');
+    const rowOf = async (masked: string) => (await screen.findByText(masked)).closest('tr') as HTMLElement;
+
+    const one = await rowOf('sk-****-one');
+    expect(within(one).getByText('Enabled')).toBeInTheDocument();
+    expect(within(one).getByText('12 / 1')).toBeInTheDocument();
+    const two = await rowOf('sk-****-two');
+    expect(within(two).getByText('Auto-disabled')).toBeInTheDocument();
+    expect(within(two).getByText('Incorrect API key provided')).toBeInTheDocument();
+    expect(within(two).getByText('Never')).toBeInTheDocument();
+    // the strategy is the channel's, and the key field adds keys
+    expect(screen.getByText('Keys in turn (round robin)')).toBeInTheDocument();
+    expect(screen.getByText(/Keys to add, one per line/)).toBeInTheDocument();
+
+    await user.click(within(one).getByRole('button', { name: 'Test' }));
+    expect(await screen.findByText('Key sk-****-one tested successfully in 0.42 s')).toBeInTheDocument();
+
+    await user.click(within(await rowOf('sk-****-one')).getByRole('button', { name: 'Disable' }));
+    expect(await within(await rowOf('sk-****-one')).findByText('Disabled')).toBeInTheDocument();
+    await user.click(within(await rowOf('sk-****-two')).getByRole('button', { name: 'Enable' }));
+    expect(await within(await rowOf('sk-****-two')).findByText('Enabled')).toBeInTheDocument();
+
+    await user.click(within(await rowOf('sk-****-two')).getByRole('button', { name: 'Delete' }));
+    const dialog = await screen.findByRole('dialog');
+    expect(within(dialog).getByText('Delete key sk-****-two?')).toBeInTheDocument();
+    await user.click(within(dialog).getByRole('button', { name: 'Confirm' }));
+    expect(await screen.findByText('key deleted')).toBeInTheDocument();
+    expect(screen.queryByText('sk-****-two')).toBeNull();
+
+    // keys from a file join what was typed, and go out as one text
+    const adding = screen.getByRole('textbox', { name: 'Add keys' });
+    await user.click(adding);
+    await user.paste('sk-typed-key');
+    const file = new File(['sk-file-key\n'], 'keys.txt', { type: 'text/plain' });
+    const inputs = screen.getAllByLabelText('Read keys from a file', { selector: 'input' });
+    await user.upload(inputs.at(-1)!, file);
+    expect(await screen.findByDisplayValue(/sk-typed-key\s+sk-file-key/)).toBeInTheDocument();
+    await user.click(screen.getByRole('button', { name: 'Add keys' }));
+    expect(await screen.findByText('1 added, 1 already held')).toBeInTheDocument();
+    expect(await screen.findByText('sk-****hree')).toBeInTheDocument();
+
+    expect(calls).toEqual(['test 1', 'put 1 2', 'put 2 1', 'delete 2', 'post "sk-typed-key\\nsk-file-key"']);
+  }, 30_000);
 });

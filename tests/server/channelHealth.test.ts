@@ -299,7 +299,7 @@ for (const target of targets) {
       expect((await asBrowser(app, root, { method: 'PUT', url: '/api/channel/', payload: { id: manual, status: 2 } })).json().data.status).toBe(2);
 
       const result = await runHealthPass(app);
-      expect(result).toEqual({ tested: [slow, stillDead, recovered], reenabled: [recovered] });
+      expect(result).toEqual({ tested: [slow, stillDead, recovered], reenabled: [recovered], keysTested: [], keysReenabled: [] });
       expect(await stateOf(recovered)).toEqual({ status: 1, autoDisabled: 0 });
       const abilities = await app.ctx.db.selectFrom('abilities').select('enabled').where('channel_id', '=', recovered).execute();
       expect(abilities.map((row) => Number(row.enabled))).toEqual([1]);

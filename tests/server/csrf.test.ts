@@ -41,8 +41,8 @@ describe('CSRF protection', () => {
     expect(await app.ctx.db.selectFrom('users').select('id').where('username', '=', 'sneaky').executeTakeFirst()).toBeUndefined();
   });
 
-  it('refuses cross-site state-changing GETs (logout, token rotation)', async () => {
-    for (const url of ['/api/user/logout', '/api/user/token', '/api/user/logout/']) {
+  it('refuses cross-site state-changing GETs (logout, token rotation, a channel key test)', async () => {
+    for (const url of ['/api/user/logout', '/api/user/token', '/api/user/logout/', '/api/channel/1/keys/1/test', '/api/channel/1/keys/1/test/']) {
       const response = await app.inject({ method: 'GET', url, headers: { ...crossSite, cookie } });
       expect(response.statusCode, url).toBe(403);
       expect(response.headers['set-cookie'], url).toBeUndefined();

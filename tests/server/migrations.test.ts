@@ -107,7 +107,10 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     'used_quota',
     'model_mapping',
     'test_error',
+    'multi_key',
+    'key_strategy',
   ],
+  channel_keys: ['id', 'channel_id', 'key', 'status', 'last_error', 'last_used_at', 'used_count', 'failed_count', 'created_time'],
   abilities: ['group', 'model', 'channel_id', 'enabled', 'priority', 'weight'],
   redemptions: ['id', 'user_id', 'key', 'status', 'name', 'quota', 'created_time', 'redeemed_time', 'redeemed_by'],
   logs: [
@@ -195,6 +198,7 @@ for (const target of targets) {
         '0015-log-details',
         '0016-latency-sketches',
         '0017-ledger-batches',
+        '0018-channel-keys',
         '0019-budgets',
       ]);
       const tables = await db.introspection.getTables();

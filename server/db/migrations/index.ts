@@ -18,6 +18,7 @@ import * as webhooks from './0014-webhooks';
 import * as logDetails from './0015-log-details';
 import * as latencySketches from './0016-latency-sketches';
 import * as ledgerBatches from './0017-ledger-batches';
+import * as channelKeys from './0018-channel-keys';
 import * as budgets from './0019-budgets';
 
 export const migrations: Record<string, Migration> = {
@@ -38,7 +39,7 @@ export const migrations: Record<string, Migration> = {
   '0015-log-details': logDetails,
   '0016-latency-sketches': latencySketches,
   '0017-ledger-batches': ledgerBatches,
-  // 0018 is another branch's
+  '0018-channel-keys': channelKeys,
   '0019-budgets': budgets,
 };
 

@@ -1,6 +1,11 @@
 // Channels (auth: admin). The key is write-only: never returned; an empty key
 // on edit keeps the stored one, unless the edit changes the base URL or the
-// type (then the key must be given again); several keys (one per line) create one channel each.
+// type (then the key must be given again); several keys (one per line) create
+// one channel each, as one-api's console expects, unless `multi_key` is true:
+// then one channel holds them all (channel_keys), and its keys are listed
+// masked, added, enabled, disabled, deleted and tested one by one under
+// /api/channel/:id/keys. An edit of a multi-key channel adds the keys it
+// gives; one that repoints it needs its keys again, and they replace the old ones.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { findChannelType, keyFitsFormat } from '../../../common/channelTypes';
@@ -20,10 +25,14 @@ import {
   updateChannel,
   type ChannelFields,
   type ChannelFilter,
+  type ChannelRow,
 } from '../../repositories/channels';
+import { addChannelKeys, deleteChannelKey, findChannelKey, listChannelKeys, MAX_KEYS_PER_ADD, setChannelKeyStatus, splitKeys, toChannelKeyRecord } from '../../repositories/channelKeys';
+import { ChannelKeyStatus, type KeyStrategy } from '../../../common/records';
+import { channelKeyUsageOf } from '../../channels/keyUsage';
 import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination';
 import { channelStatusEvent } from '../../webhooks/triggers';
-import { bulkSchema, byId, channelCreateSchema, channelUpdateSchema, jobIdParams, listed, searchedList } from './inputSchemas';
+import { bulkSchema, byId, channelCreateSchema, channelKeyById, channelKeysAddSchema, channelKeyStatusSchema, channelUpdateSchema, jobIdParams, listed, searchedList } from './inputSchemas';
 import { catalogModelNames } from '../../billing/catalog';
 
 /** The list's facets from the query string (the schema has checked each is digits or a short name). */
@@ -89,6 +98,12 @@ function keyFormatError(type: number, keys: readonly string[]): string | undefin
   if (keys.every((key) => keyFitsFormat(type, key))) return undefined;
   return `the key must be written as ${findChannelType(type)?.keyFormat ?? 'one secret'}`;
 }
+
+/** A flag as forms and JSON clients send it. */
+const isTrue = (value: unknown) => value === true || value === 'true' || value === 1 || value === '1';
+
+/** A channel's key strategy, random unless round_robin. */
+const strategyOf = (value: unknown): KeyStrategy => (value === 'round_robin' ? 'round_robin' : 'random');
 
 export function channelRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -172,18 +187,22 @@ export function channelRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.post('/api/channel/', { preHandler: admin, schema: channelCreateSchema }, async (request) => {
     const body = request.body;
-    const keys = String(body.key ?? '')
-      .split('\n')
-      .map((key) => key.trim())
-      .filter(Boolean);
+    const multiKey = isTrue(body.multi_key);
+    const keys = multiKey
+      ? splitKeys(String(body.key ?? ''))
+      : String(body.key ?? '')
+          .split('\n')
+          .map((key) => key.trim())
+          .filter(Boolean);
     if (!keys.length) return fail('fill in channel name and key');
+    if (multiKey && keys.length > MAX_KEYS_PER_ADD) return fail(`at most ${MAX_KEYS_PER_ADD} keys at once`);
     const parsed = parseChannelFields(body);
     if ('error' in parsed) return fail(parsed.error);
     const misshapen = keyFormatError(parsed.value.type, keys);
     if (misshapen) return fail(misshapen);
     // a channel may be created manually disabled (to be tested before it takes traffic); any other status starts it enabled
     const status = Number(body.status) === ChannelStatus.disabled ? ChannelStatus.disabled : ChannelStatus.enabled;
-    const ids = await createChannels(db, dialect, parsed.value, keys, status);
+    const ids = await createChannels(db, dialect, parsed.value, keys, status, multiKey ? { strategy: strategyOf(body.key_strategy) } : undefined);
     return ok({ ids });
   });
 
@@ -201,17 +220,99 @@ export function channelRoutes(fastify: FastifyInstance): Promise<void> {
     } else {
       const parsed = parseChannelFields(body, { ...current, type: Number(current.type), priority: Number(current.priority), weight: Number(current.weight) });
       if ('error' in parsed) return fail(parsed.error);
+      // the stored key goes wherever base_url points: an admin who repoints a
+      // channel must know its key already, or could read it off their own host
+      const moved = parsed.value.base_url !== current.base_url.replace(/\/+$/, '') || parsed.value.type !== Number(current.type);
+      if (Number(current.multi_key) === 1 || isTrue(body.multi_key)) {
+        const failure = await editMultiKeyChannel(current, parsed.value, body, moved);
+        if (failure) return fail(failure);
+        return ok(toChannelRecord((await findChannel(db, id))!));
+      }
       const key = String(body.key ?? '').trim();
       if (key.includes('\n')) return fail('one key per channel when editing');
       const misshapen = key ? keyFormatError(parsed.value.type, [key]) : undefined;
       if (misshapen) return fail(misshapen);
-      // the stored key goes wherever base_url points: an admin who repoints a
-      // channel must know its key already, or could read it off their own host
-      const moved = parsed.value.base_url !== current.base_url.replace(/\/+$/, '') || parsed.value.type !== Number(current.type);
       if (moved && !key) return fail('changing the base URL or the type of a channel needs its key again: enter the key');
       await updateChannel(db, id, { ...parsed.value, ...(key ? { key } : {}) });
     }
     return ok(toChannelRecord((await findChannel(db, id))!));
+  });
+
+  /**
+   * An edit of a multi-key channel, or of a single-key one made multi-key
+   * (its key becomes its first): the keys given are added, or replace the old
+   * ones when the edit repoints the channel. The complaint, or undefined.
+   */
+  const editMultiKeyChannel = async (current: ChannelRow, fields: ChannelFields, body: { key?: string | null; key_strategy?: KeyStrategy }, moved: boolean) => {
+    const id = Number(current.id);
+    const keys = splitKeys(String(body.key ?? ''));
+    if (keys.length > MAX_KEYS_PER_ADD) return `at most ${MAX_KEYS_PER_ADD} keys at once`;
+    const misshapen = keyFormatError(fields.type, keys);
+    if (misshapen) return misshapen;
+    if (moved && !keys.length) return 'changing the base URL or the type of a channel needs its keys again: enter the keys';
+    const converting = Number(current.multi_key) !== 1;
+    const strategy = body.key_strategy ?? (converting ? 'random' : strategyOf(current.key_strategy));
+    await db.transaction().execute(async (transaction) => {
+      if (moved) await transaction.deleteFrom('channel_keys').where('channel_id', '=', id).execute();
+      else if (converting && current.key) await addChannelKeys(transaction, id, [current.key]);
+      await addChannelKeys(transaction, id, keys);
+    });
+    await updateChannel(db, id, { ...fields, multi_key: 1, key_strategy: strategy, key: '' });
+    return undefined;
+  };
+
+  /** The channel of a key route, when it is a multi-key one. */
+  const multiKeyChannelOf = async (idText: string) => {
+    const id = positiveId(idText);
+    const channel = id ? await findChannel(db, id) : undefined;
+    return channel && Number(channel.multi_key) === 1 ? channel : undefined;
+  };
+  const NOT_MULTI_KEY = 'channel not found, or it holds a single key';
+
+  // the keys of a multi-key channel, masked, with their state and tallies (the relay's latest tallies written first)
+  app.get('/api/channel/:id/keys', { preHandler: admin, schema: byId }, async (request) => {
+    const channel = await multiKeyChannelOf(request.params.id);
+    if (!channel) return fail(NOT_MULTI_KEY, 'channel_not_found');
+    await channelKeyUsageOf(app).flush();
+    return ok((await listChannelKeys(db, Number(channel.id))).map(toChannelKeyRecord));
+  });
+
+  // keys typed or read from a file by the console: one per line, or a JSON array; those already held are skipped
+  app.post('/api/channel/:id/keys', { preHandler: admin, schema: channelKeysAddSchema }, async (request) => {
+    const channel = await multiKeyChannelOf(request.params.id);
+    if (!channel) return fail(NOT_MULTI_KEY, 'channel_not_found');
+    const keys = splitKeys(request.body.keys);
+    if (!keys.length) return fail('no key given');
+    if (keys.length > MAX_KEYS_PER_ADD) return fail(`at most ${MAX_KEYS_PER_ADD} keys at once`);
+    const misshapen = keyFormatError(Number(channel.type), keys);
+    if (misshapen) return fail(misshapen);
+    const added = await addChannelKeys(db, Number(channel.id), keys);
+    return ok({ added, skipped: keys.length - added });
+  });
+
+  // an admin enables or disables one key (the health pass never brings back one an admin disabled)
+  app.put('/api/channel/:id/keys/:keyId', { preHandler: admin, schema: channelKeyStatusSchema }, async (request) => {
+    const channel = await multiKeyChannelOf(request.params.id);
+    const key = channel ? await findChannelKey(db, Number(channel.id), Number(request.params.keyId)) : undefined;
+    if (!key) return fail('key not found', 'channel_key_not_found');
+    const status = Number(request.body.status);
+    if (status !== ChannelKeyStatus.enabled && status !== ChannelKeyStatus.disabled) return fail('a key can only be enabled or disabled');
+    await setChannelKeyStatus(db, Number(key.id), status, status === ChannelKeyStatus.enabled ? { lastError: '' } : {});
+    return ok(toChannelKeyRecord((await findChannelKey(db, Number(channel!.id), Number(key.id)))!));
+  });
+
+  app.delete('/api/channel/:id/keys/:keyId', { preHandler: admin, schema: channelKeyById }, async (request) => {
+    const channel = await multiKeyChannelOf(request.params.id);
+    return channel && (await deleteChannelKey(db, Number(channel.id), Number(request.params.keyId))) ? ok() : fail('key not found', 'channel_key_not_found');
+  });
+
+  // one key's test, in the shape of the channel's (`time` beside success and message); never disables anything
+  app.get('/api/channel/:id/keys/:keyId/test', { preHandler: admin, schema: channelKeyById }, async (request) => {
+    const channel = await multiKeyChannelOf(request.params.id);
+    const key = channel ? await findChannelKey(db, Number(channel.id), Number(request.params.keyId)) : undefined;
+    if (!channel || !key) return { ...fail('key not found', 'channel_key_not_found'), time: 0 };
+    const result = await testChannel(app, channel, undefined, key);
+    return { success: result.success, message: result.message, time: result.seconds };
   });
 
   app.delete('/api/channel/:id', { preHandler: admin, schema: byId }, async (request) => {

@@ -13,6 +13,7 @@
 // coercion "0x1", " 1" and "1e3" would all become the integer 1 or 1000.
 
 import { Type, type TUnsafe } from 'typebox';
+import type { KeyStrategy } from '../../../common/records';
 import { BULK_ACTIONS, BULK_MAX, PAGE_SIZES, SORTABLE_COLUMNS, type BulkAction, type ListResource } from '../../../common/listQuery';
 
 const SAFE = Number.MAX_SAFE_INTEGER;
@@ -322,6 +323,9 @@ const channelFields = {
   priority: orNull(int32),
   weight: orNull(int32),
   status: int32,
+  // absent: one-api's wire (several keys make several channels); true: one channel holding them all
+  multi_key: flag,
+  key_strategy: { type: 'string', enum: ['random', 'round_robin'], description: 'random or round_robin' },
 };
 
 /** What a channel form sends (a type alias, not an interface, so it passes as the parser's Record<string, unknown>). */
@@ -337,10 +341,23 @@ type ChannelBody = {
   priority?: NumberOrDigits | null;
   weight?: NumberOrDigits | null;
   status?: NumberOrDigits;
+  multi_key?: Flag;
+  key_strategy?: KeyStrategy;
 };
 
 export const channelCreateSchema = { body: typed<ChannelBody>(objectOf(channelFields)) };
 export const channelUpdateSchema = { body: typed<ChannelBody & { id?: NumberOrDigits }>(objectOf({ ...channelFields, id: idValue })) };
+
+/** A channel and one of its keys, in the path. */
+const channelKeyParams = typed<{ id: string; keyId: string }>(objectOf({ id: idString, keyId: idString }, { required: ['id', 'keyId'] }));
+export const channelKeyById = { params: channelKeyParams };
+/** Keys to add to a multi-key channel: one per line, or a JSON array (the text of an uploaded file). */
+export const channelKeysAddSchema = { params: idParams, body: typed<{ keys: string }>(objectOf({ keys: text(1_000_000) }, { required: ['keys'], closed: true })) };
+/** A key enabled (1) or disabled (2) by an admin. */
+export const channelKeyStatusSchema = {
+  params: channelKeyParams,
+  body: typed<{ status: NumberOrDigits }>(objectOf({ status: { ...int32, description: '1 (enabled) or 2 (disabled)' } }, { required: ['status'], closed: true })),
+};
 
 // ---- logs ----------------------------------------------------------------
 

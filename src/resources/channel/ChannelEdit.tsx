@@ -1,4 +1,5 @@
 // /channel/edit/:id. The key is write-only: left empty, the stored key stays.
+// A multi-key channel lists its keys (masked) under the form, each with its own actions.
 import { useMemo } from 'react';
 import { Edit, SimpleForm, useRecordContext } from 'react-admin';
 import { useNavigate, useParams } from 'react-router-dom';
@@ -6,6 +7,7 @@ import { EditLoadError } from '../../layout/LoadError';
 import { useNotice } from '../../layout/notice';
 import { FormPage } from '../shared/FormPage';
 import { ChannelInputs, channelFormValues, channelTransform, validateChannelForm } from './ChannelInputs';
+import { ChannelKeyList } from './ChannelKeyList';
 
 function ChannelEditForm() {
   const record = useRecordContext();
@@ -13,9 +15,12 @@ function ChannelEditForm() {
   const validateEdit = useMemo(() => validateChannelForm(false, record as { base_url?: unknown; type?: unknown } | undefined), [record]);
   if (!record) return null;
   return (
-    <SimpleForm record={channelFormValues(record)} validate={validateEdit} warnWhenUnsavedChanges>
-      <ChannelInputs />
-    </SimpleForm>
+    <>
+      <SimpleForm record={channelFormValues(record)} validate={validateEdit} warnWhenUnsavedChanges>
+        <ChannelInputs />
+      </SimpleForm>
+      {record.multi_key === true && <ChannelKeyList channelId={record.id} />}
+    </>
   );
 }
 

@@ -1,4 +1,4 @@
-// The channel list's cells: type label, status, response time and balance.
+// The channel list's cells: type label (and whether the channel holds many keys), status, response time and balance.
 import { Chip, Tooltip, Typography } from '@mui/material';
 import { useState } from 'react';
 import { useDataProvider, useRecordContext, useTranslate, type RaRecord } from 'react-admin';
@@ -17,10 +17,18 @@ interface CellProps {
   sortBy?: string;
 }
 
+/** The type's badge; a multi-key channel says so beside it (its keys are under its edit form). */
 export function ChannelTypeField(_: CellProps) {
   const record = useRecordContext();
+  const translate = useTranslate();
   const type = findChannelType(Number(record?.type));
-  return <Chip size="small" label={type?.label ?? `#${record?.type}`} sx={badgeSx(type?.color ?? 'grey')} />;
+  const badge = <Chip size="small" label={type?.label ?? `#${record?.type}`} sx={badgeSx(type?.color ?? 'grey')} />;
+  if (record?.multi_key !== true) return badge;
+  return (
+    <>
+      {badge} <Chip size="small" variant="outlined" label={translate('app.channel.multi_key_badge')} />
+    </>
+  );
 }
 
 export function ChannelStatusField(_: CellProps) {

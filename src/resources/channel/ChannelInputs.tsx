@@ -1,6 +1,7 @@
 // The channel form shared by /channel/add and /channel/edit/:id: type, name,
 // base URL, the type's extra setting (`other`), key (a batch of keys on
-// create), models, groups, model mapping, priority and weight.
+// create, or the keys of a multi-key channel, typed or read from a file, and
+// how calls spread over them), models, groups, model mapping, priority and weight.
 import { Box, Button, Stack, TextField as MuiTextField, Typography } from '@mui/material';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { AutocompleteArrayInput, NumberInput, SelectInput, TextInput, useDataProvider, useTranslate } from 'react-admin';
@@ -10,6 +11,7 @@ import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
 import { errorMessage } from '../../pages/errorMessage';
 import { SwitchInput } from '../shared/SwitchInput';
+import { KeysFileButton } from './ChannelKeyList';
 import { textOf } from '../shared/textOf';
 
 export const MAPPING_EXAMPLE = JSON.stringify({ 'gpt-3.5-turbo-0301': 'gpt-3.5-turbo', 'gpt-4-0314': 'gpt-4', 'gpt-4-32k-0314': 'gpt-4-32k' }, null, 2);
@@ -21,6 +23,8 @@ export const CHANNEL_DEFAULTS = {
   other: '',
   key: '',
   batch: false,
+  multi_key: false,
+  key_strategy: 'random',
   models: [] as string[],
   groups: ['default'],
   model_mapping: '',
@@ -120,6 +124,8 @@ export function channelTransform(values: Record<string, unknown>) {
     model_mapping: textOf(values.model_mapping).trim() || '{}',
     priority: Number(values.priority ?? 0),
     weight: Number(values.weight ?? 1),
+    // only a multi-key channel says so: without the flag the server keeps one-api's wire (a channel per key line)
+    ...(values.multi_key === true ? { multi_key: true, key_strategy: values.key_strategy === 'round_robin' ? 'round_robin' : 'random' } : {}),
   };
 }
 
@@ -211,6 +217,10 @@ export function ChannelInputs({ creating = false }: { creating?: boolean }) {
   const availableGroups = useLoadedList(dataProvider.groups);
   const type = Number(useWatch({ name: 'type' }));
   const batch = Boolean(useWatch({ name: 'batch' }));
+  const multiKey = Boolean(useWatch({ name: 'multi_key' }));
+  const { formState, setValue, getValues } = useFormContext();
+  const notice = useNotice();
+  const manyKeys = batch || multiKey;
   const chosenModels = (useWatch({ name: 'models' }) as string[] | undefined) ?? [];
   const chosenGroups = (useWatch({ name: 'groups' }) as string[] | undefined) ?? [];
 
@@ -222,17 +232,30 @@ export function ChannelInputs({ creating = false }: { creating?: boolean }) {
   const defaultBaseUrl = channelType?.defaultBaseUrl ?? '';
   const keyFormat = channelType?.keyFormat;
   const baseUrl: unknown = useWatch({ name: 'base_url' });
-  const { formState } = useFormContext();
   const moved = !creating && channelMoved({ base_url: baseUrl, type }, formState.defaultValues);
-  const keyHelp = creating
-    ? batch
-      ? 'app.channel.key_batch_help'
-      : keyFormat
-        ? translate('app.channel.key_format', { format: keyFormat })
-        : 'app.channel.key_help'
-    : moved
-      ? 'app.channel.key_needed_after_move'
-      : 'app.channel.key_keep';
+  const keyHelp = multiKey
+    ? creating
+      ? 'app.channel.key_multi_help'
+      : 'app.channel.key_multi_edit_help'
+    : creating
+      ? batch
+        ? 'app.channel.key_batch_help'
+        : keyFormat
+          ? translate('app.channel.key_format', { format: keyFormat })
+          : 'app.channel.key_help'
+      : moved
+        ? 'app.channel.key_needed_after_move'
+        : 'app.channel.key_keep';
+  const strategyChoices = [
+    { id: 'random', name: 'app.channel.key_strategy_random' },
+    { id: 'round_robin', name: 'app.channel.key_strategy_round_robin' },
+  ];
+  const appendKeys = (text: string) => {
+    const keys = text.trim();
+    if (!keys) return;
+    setValue('key', [textOf(getValues('key')).trim(), keys].filter(Boolean).join('\n'), { shouldDirty: true, shouldValidate: true });
+    notice('app.channel.keys_file_read', 'info', { smart_count: keys.split('\n').filter((line) => line.trim()).length });
+  };
   const baseUrlHelp =
     channelType?.protocol === 'azure'
       ? 'app.channel.base_url_azure'
@@ -249,17 +272,24 @@ export function ChannelInputs({ creating = false }: { creating?: boolean }) {
       <TextInput source="name" fullWidth />
       <TextInput source="base_url" helperText={baseUrlHelp} placeholder={defaultBaseUrl || 'https://'} fullWidth />
       {otherSetting && <TextInput source="other" label={otherSetting.label} placeholder={otherSetting.fallback} helperText="app.channel.other_help" fullWidth />}
-      {creating && <SwitchInput source="batch" label="app.channel.batch" />}
+      {creating && !multiKey && <SwitchInput source="batch" label="app.channel.batch" />}
+      {creating && !batch && <SwitchInput source="multi_key" label="app.channel.multi_key" />}
+      {multiKey && <SelectInput source="key_strategy" choices={strategyChoices} fullWidth />}
       <TextInput
         source="key"
-        type={batch ? undefined : 'password'}
-        multiline={creating && batch}
-        minRows={creating && batch ? 4 : undefined}
+        type={manyKeys ? undefined : 'password'}
+        multiline={manyKeys}
+        minRows={manyKeys ? 4 : undefined}
         placeholder={keyFormat ?? (creating ? undefined : translate('app.channel.key_keep'))}
         helperText={keyHelp}
         autoComplete="new-password"
         fullWidth
       />
+      {multiKey && (
+        <Box sx={{ mb: 2 }}>
+          <KeysFileButton onText={appendKeys} />
+        </Box>
+      )}
       <Typography variant="subtitle2" component="h2" sx={{ mt: 1 }}>
         {translate('app.channel.routing')}
       </Typography>

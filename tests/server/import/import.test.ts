@@ -131,7 +131,18 @@ async function sourceTotals(location: string) {
 }
 
 /** Secrets the fixtures hold: none may appear in a report. */
-const FIXTURE_SECRETS = ['AliceChatApp'.repeat(4), 'RootKey12345', 'sk-good', 'sk-ant-fixture', 'azure-fixture-key', '1111111111111111', '2222222222222222', '0123456789abcdef', 'smtp-secret-fixture'];
+const FIXTURE_SECRETS = [
+  'AliceChatApp'.repeat(4),
+  'RootKey12345',
+  'sk-good',
+  'sk-ant-fixture',
+  'azure-fixture-key',
+  'sk-multi-fixture',
+  '1111111111111111',
+  '2222222222222222',
+  '0123456789abcdef',
+  'smtp-secret-fixture',
+];
 
 function expectNoSecrets(report: ImportReport) {
   const text = `${formatReport(report)}\n${JSON.stringify(report)}`;
@@ -186,6 +197,19 @@ async function importAndUse(product: Product, source: Source, target: DatabaseTa
     if (product === 'one-api-v0.5.3') expect(deepSeek).toBeUndefined();
     else expect(Number(deepSeek!.type)).toBe(36);
     expect(report.renumbered).toEqual(product === 'new-api-latest' ? ['#5 deepseek: new-api type 43 is type 36 here'] : []);
+    // new-api's multi-key channel is one channel here, its keys each with the state new-api kept
+    if (product === 'new-api-latest') {
+      const pool = await app.ctx.db.selectFrom('channels').select(['key', 'multi_key', 'key_strategy', 'status']).where('id', '=', 6).executeTakeFirstOrThrow();
+      expect({ ...pool, multi_key: Number(pool.multi_key), status: Number(pool.status) }).toEqual({ key: '', multi_key: 1, key_strategy: 'round_robin', status: 1 });
+      const keys = await app.ctx.db.selectFrom('channel_keys').select(['key', 'status', 'last_error']).where('channel_id', '=', 6).orderBy('id').execute();
+      expect(keys.map((row) => ({ ...row, status: Number(row.status) }))).toEqual([
+        { key: 'sk-multi-fixture-one', status: 1, last_error: '' },
+        { key: 'sk-multi-fixture-two', status: 3, last_error: 'Incorrect API key provided' },
+        { key: 'sk-multi-fixture-three', status: 1, last_error: '' },
+      ]);
+      const listed = await app.ctx.db.selectFrom('channels').select('id').where('name', '=', 'openai pool').execute();
+      expect(listed).toHaveLength(1);
+    }
     const redemptions = await app.ctx.db.selectFrom('redemptions').select(['id', 'status']).orderBy('id').execute();
     expect(redemptions.map((row) => [Number(row.id), Number(row.status)])).toEqual([
       [1, 1],

@@ -53,6 +53,38 @@ function rows(product: Product) {
     { id: 3, type: 3, key: 'azure-fixture-key', status: 2, name: 'azure', weight: 0, created_time: FIXTURE_TIME, test_time: 0, response_time: 0, base_url: 'https://example.openai.azure.com', other: '2023-05-15', balance: 0, balance_updated_time: 0, models: 'gpt-35-turbo', group: 'default', used_quota: 0, model_mapping: '{"gpt-3.5-turbo":"gpt-35-turbo"}' },
     { id: 4, type: unrelayed.type, key: 'unrelayed-fixture-key', status: 1, name: unrelayed.name, weight: 0, created_time: FIXTURE_TIME, test_time: 0, response_time: 0, base_url: '', other: '', balance: 0, balance_updated_time: 0, models: 'mj-chat', group: 'default', used_quota: 0, model_mapping: '' },
     ...(latest ? [{ id: 5, type: deepSeekType, key: 'sk-deepseek-fixture', status: 1, name: 'deepseek', weight: 0, created_time: FIXTURE_TIME, test_time: 0, response_time: 0, base_url: '', other: '', balance: 0, balance_updated_time: 0, models: 'deepseek-chat', group: 'default', used_quota: 0, model_mapping: '' }] : []),
+    // new-api's multi-key channel: its keys one per line, the second set aside automatically, taken in turn
+    ...(newApi
+      ? [
+          {
+            id: 6,
+            type: 1,
+            key: 'sk-multi-fixture-one\nsk-multi-fixture-two\nsk-multi-fixture-three',
+            status: 1,
+            name: 'openai pool',
+            weight: 0,
+            created_time: FIXTURE_TIME,
+            test_time: 0,
+            response_time: 0,
+            base_url: '',
+            other: '',
+            balance: 0,
+            balance_updated_time: 0,
+            models: 'gpt-4o-mini',
+            group: 'default',
+            used_quota: 0,
+            model_mapping: '',
+            channel_info: JSON.stringify({
+              is_multi_key: true,
+              multi_key_size: 3,
+              multi_key_status_list: { 1: 3 },
+              multi_key_disabled_reason: { 1: 'Incorrect API key provided' },
+              multi_key_polling_index: 0,
+              multi_key_mode: 'polling',
+            }),
+          },
+        ]
+      : []),
   ].map((channel) => {
     if (newApi) return { priority: channel.id === 1 ? 5 : 0, auto_ban: 1, tag: channel.id === 1 ? 'main' : null, param_override: channel.id === 3 ? '{"temperature":0}' : null, ...channel };
     if (latest) return { priority: channel.id === 1 ? 5 : 0, config: channel.id === 3 ? '{"region":"eastus"}' : '', system_prompt: null, ...channel };
