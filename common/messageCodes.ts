@@ -37,6 +37,8 @@ export const MESSAGE_CODES = [
   'token_not_found',
   'channel_not_found',
   'redemption_not_found',
+  // refused input
+  'model_not_in_channel',
 ] as const;
 
 /** A refusal the console knows how to say in every language it speaks. */

@@ -13,7 +13,7 @@ export type ChannelRow = Selectable<ChannelsTable>;
 type Executor = Kysely<Database>;
 
 /** What the channel form writes (the key and status have their own paths). */
-export type ChannelFields = Pick<ChannelRecord, 'type' | 'name' | 'base_url' | 'other' | 'models' | 'group' | 'model_mapping' | 'priority' | 'weight'>;
+export type ChannelFields = Pick<ChannelRecord, 'type' | 'name' | 'base_url' | 'other' | 'models' | 'group' | 'model_mapping' | 'test_model' | 'priority' | 'weight'>;
 
 const listColumns = [
   'id',
@@ -35,6 +35,7 @@ const listColumns = [
   'used_quota',
   'model_mapping',
   'test_error',
+  'test_model',
 ] as const;
 
 /** The channel list's facets: status, type, and one group of the comma list. */
@@ -226,6 +227,7 @@ export function toChannelRecord(row: Omit<ChannelRow, 'key'> & { key?: string })
     response_time: Number(row.response_time),
     test_time: Number(row.test_time),
     test_error: row.test_error ?? '',
+    test_model: row.test_model ?? '',
     balance: Number(row.balance),
     balance_updated_time: Number(row.balance_updated_time),
     used_quota: Number(row.used_quota),

@@ -99,6 +99,7 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     'used_quota',
     'model_mapping',
     'test_error',
+    'test_model',
   ],
   abilities: ['group', 'model', 'channel_id', 'enabled', 'priority', 'weight'],
   redemptions: ['id', 'user_id', 'key', 'status', 'name', 'quota', 'created_time', 'redeemed_time', 'redeemed_by'],
@@ -187,6 +188,7 @@ for (const target of targets) {
         '0015-log-details',
         '0016-latency-sketches',
         '0017-ledger-batches',
+        '0021-channel-test-model',
       ]);
       const tables = await db.introspection.getTables();
       for (const [table, columns] of Object.entries(EXPECTED_COLUMNS)) {

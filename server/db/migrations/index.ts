@@ -18,6 +18,7 @@ import * as webhooks from './0014-webhooks';
 import * as logDetails from './0015-log-details';
 import * as latencySketches from './0016-latency-sketches';
 import * as ledgerBatches from './0017-ledger-batches';
+import * as channelTestModel from './0021-channel-test-model';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -37,6 +38,7 @@ export const migrations: Record<string, Migration> = {
   '0015-log-details': logDetails,
   '0016-latency-sketches': latencySketches,
   '0017-ledger-batches': ledgerBatches,
+  '0021-channel-test-model': channelTestModel,
 };
 
 export const migrationProvider: MigrationProvider = {

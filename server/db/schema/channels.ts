@@ -23,6 +23,8 @@ export interface ChannelsTable {
   model_mapping: string;
   /** The last test's failure ('' when it passed, or before any test). */
   test_error: Generated<string>;
+  /** The model a test asks for when none is named; '' = the first of `models`. */
+  test_model: Generated<string>;
 }
 
 export interface ChannelsSchema {
