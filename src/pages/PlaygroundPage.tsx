@@ -72,7 +72,10 @@ function Playground() {
   useEffect(load, [load]);
   // a page left mid-answer stops the answer (and its billing) too
   useEffect(() => () => running.current?.abort(), []);
-  useEffect(() => end.current?.scrollIntoView?.({ block: 'end' }), [messages, answer]);
+  // braces: newer Chromium returns a promise from scrollIntoView, which React would take for a clean-up
+  useEffect(() => {
+    end.current?.scrollIntoView?.({ block: 'end' });
+  }, [messages, answer]);
 
   const keyOf = async (tokenId: string) => {
     const known = keys.current.get(tokenId);
@@ -287,7 +290,7 @@ function Bubble({ role, text, live = false }: { role: ChatMessage['role']; text:
           borderColor: 'divider',
         }}
       >
-        <Typography variant="caption" sx={{ display: 'block', opacity: 0.75 }}>
+        <Typography variant="caption" sx={{ display: 'block', fontWeight: 600, color: mine ? 'inherit' : 'text.secondary' }}>
           {translate(`playground.role_${role}`)}
         </Typography>
         <Typography variant="body2" sx={{ whiteSpace: 'pre-wrap', wordBreak: 'break-word' }}>
