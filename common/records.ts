@@ -129,6 +129,8 @@ export interface ChannelRecord {
   test_time: number;
   /** Why the last test failed; '' after a pass or before any test. */
   test_error: string;
+  /** The model a test asks for when none is named; '' = the first of `models`. */
+  test_model: string;
   balance: number;
   balance_updated_time: number;
   used_quota: number;

@@ -31,6 +31,7 @@ const ChatPage = lazy(() => import('./pages/ChatPage'));
 const SettingPage = lazy(() => import('./settings/SettingPage'));
 const TopUpPage = lazy(() => import('./pages/TopUpPage'));
 const PricingPage = lazy(() => import('./pages/PricingPage'));
+const PlaygroundPage = lazy(() => import('./pages/PlaygroundPage'));
 const UserSelfEditPage = lazy(() => import('./pages/UserSelfEditPage'));
 // an admin who must enrol in two-factor sign-in sees it once; nobody else ever loads it
 const TwoFactorSetupPage = lazyNamed(() => import('./pages/TwoFactorSetupPage'), 'TwoFactorSetupPage');
@@ -116,6 +117,7 @@ function Console() {
           <Route path="/setting" element={<SettingPage />} />
           <Route path="/topup" element={<TopUpPage />} />
           <Route path="/pricing" element={<PricingPage />} />
+          <Route path="/playground" element={<PlaygroundPage />} />
           <Route path="/about" element={<AboutPage />} />
           <Route path="/chat" element={<ChatPage />} />
         </CustomRoutes>

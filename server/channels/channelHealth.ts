@@ -25,6 +25,7 @@ import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatChunk
 import { adaptorForChannelType } from '../protocols/upstream';
 import { openAiFailure } from '../protocols/upstream/openai';
 import { ChannelStatus } from '../../common/roles';
+import { channelTestThresholdSeconds } from '../../common/options';
 import type { AppContext } from '../services/context';
 import { findChannel, listChannelsToCheck, recordChannelBalance, recordChannelTest, splitList, type ChannelRow } from '../repositories/channels';
 import { listAutoDisabledKeys, liveChannelKeys, recordChannelKeyError, type ChannelKeyRow } from '../repositories/channelKeys';
@@ -52,6 +53,12 @@ export interface ChannelTestResult {
   sent: boolean;
   /** What the upstream said when it refused, for the dead-key decision. */
   failure?: UpstreamFailure;
+  /** The model asked for, as the channel's models name it (before its model mapping). */
+  model: string;
+  /** The slowest acceptable test of this channel's type, in seconds (0 = no limit). */
+  thresholdSeconds: number;
+  /** True when the upstream answered, but slower than `thresholdSeconds`. */
+  slow: boolean;
   /** The key tested, on a multi-key channel. */
   keyId?: number;
 }
@@ -93,9 +100,14 @@ function baseUrlOf(channel: ChannelRow, fallback?: string): string {
   return (channel.base_url || fallback || findChannelType(Number(channel.type))?.defaultBaseUrl || '').replace(/\/+$/, '');
 }
 
-/** The channel's first model, as the channel's model mapping sends it upstream. */
-export function testModelOf(channel: Pick<ChannelRow, 'models' | 'model_mapping'>): string {
-  const model = splitList(channel.models)[0] ?? FALLBACK_TEST_MODEL;
+/** The model a test asks for when none is named: the channel's test model while it is one of its models, else its first. */
+export function defaultTestModelOf(channel: Pick<ChannelRow, 'models' | 'test_model'>): string {
+  const models = splitList(channel.models);
+  return channel.test_model && models.includes(channel.test_model) ? channel.test_model : (models[0] ?? FALLBACK_TEST_MODEL);
+}
+
+/** `model` (by default the channel's default test model) as the channel's model mapping sends it upstream. */
+export function testModelOf(channel: Pick<ChannelRow, 'models' | 'model_mapping' | 'test_model'>, model = defaultTestModelOf(channel)): string {
   const mapping = parseJson(channel.model_mapping || '{}') as Record<string, unknown> | undefined;
   const mapped = mapping && typeof mapping === 'object' ? mapping[model] : undefined;
   return typeof mapped === 'string' && mapped ? mapped : model;
@@ -104,7 +116,7 @@ export function testModelOf(channel: Pick<ChannelRow, 'models' | 'model_mapping'
 /** What a channel's adaptor knows of it. */
 const configOf = (channel: ChannelRow): ChannelConfig => ({ type: Number(channel.type), key: channel.key, baseUrl: channel.base_url ?? '', other: channel.other ?? '' });
 
-type TestOutcome = Omit<ChannelTestResult, 'seconds' | 'sent'>;
+type TestOutcome = Pick<ChannelTestResult, 'success' | 'message' | 'failure'>;
 
 /** A whole answer judged by the adaptor: a chat.completion, or its failure. */
 function judgeTestAnswer(adaptor: UpstreamAdaptor, call: AdaptorCall, { status, text }: UpstreamAnswer): TestOutcome {
@@ -151,32 +163,42 @@ async function testOverWebSocket(
 }
 
 /**
- * Sends the minimal chat (`hi`, one output token, the channel's first model
- * as mapped) in the channel's own protocol, through its adaptor, and saves how
- * long it took (even when the upstream refused: the time is real). Never
- * disables anything. A multi-key channel is tested with `key`, else its first
- * live key, and the key keeps the outcome too.
+/**
+ * Sends the minimal chat (`hi`, one output token, `model` or else the
+ * channel's default test model, as mapped) in the channel's own protocol,
+ * through its adaptor, and saves how long it took (even when the upstream
+ * refused: the time is real). An answer slower than the type's threshold
+ * fails the test. Never disables anything. A multi-key channel is tested with
+ * `key`, else its first live key, and the key keeps the outcome too.
  */
-export async function testChannel(app: FastifyInstance, channel: ChannelRow, signal?: AbortSignal, key?: Pick<ChannelKeyRow, 'id' | 'key'>): Promise<ChannelTestResult> {
+export async function testChannel(
+  app: FastifyInstance,
+  channel: ChannelRow,
+  signal?: AbortSignal,
+  model = defaultTestModelOf(channel),
+  key?: Pick<ChannelKeyRow, 'id' | 'key'>,
+): Promise<ChannelTestResult> {
   if (Number(channel.multi_key) === 1) {
     // a multi-key channel is tested with one key: the one asked for, else its first live one
     const chosen = key ?? (await liveChannelKeys(app.ctx.db, Number(channel.id)))[0];
     if (!chosen) {
       const message = 'this channel has no live key';
       if (!signal?.aborted) await recordChannelTest(app.ctx.db, Number(channel.id), { error: message });
-      return { success: false, message, seconds: 0, sent: false };
+      return { success: false, message, seconds: 0, sent: false, model, thresholdSeconds: channelThresholdSecondsOf(app, Number(channel.type)), slow: false };
     }
-    const result = await testChannelWith(app, { ...channel, key: chosen.key }, signal);
+    const result = await testChannelWith(app, { ...channel, key: chosen.key }, signal, model);
     if (!signal?.aborted) await recordChannelKeyError(app.ctx.db, chosen.id, result.success ? '' : result.message || 'test failed');
     return { ...result, keyId: chosen.id };
   }
-  return testChannelWith(app, channel, signal);
+  return testChannelWith(app, channel, signal, model);
 }
 
-async function testChannelWith(app: FastifyInstance, channel: ChannelRow, signal?: AbortSignal): Promise<ChannelTestResult> {
+async function testChannelWith(app: FastifyInstance, channel: ChannelRow, signal: AbortSignal | undefined, model: string): Promise<ChannelTestResult> {
+  const thresholdSeconds = channelThresholdSecondsOf(app, Number(channel.type));
   const adaptor = adaptorForChannelType(Number(channel.type));
   if (!adaptor || !adaptor.operations.has('chat')) {
-    return { success: false, message: adaptor ? 'this channel type has no chat to test' : 'this channel type is unknown to this relay', seconds: 0, sent: false };
+    const message = adaptor ? 'this channel type has no chat to test' : 'this channel type is unknown to this relay';
+    return { success: false, message, seconds: 0, sent: false, model, thresholdSeconds, slow: false };
   }
   const config = configOf(channel);
   const started = performance.now();
@@ -188,7 +210,7 @@ async function testChannelWith(app: FastifyInstance, channel: ChannelRow, signal
     const call: AdaptorCall = {
       channel: config,
       operation: 'chat',
-      model: testModelOf(channel),
+      model: testModelOf(channel, model),
       stream: false,
       responseId: 'chatcmpl-channel-test',
       now: Math.floor(Date.now() / 1000),
@@ -209,18 +231,29 @@ async function testChannelWith(app: FastifyInstance, channel: ChannelRow, signal
   } catch (error) {
     outcome = { success: false, message: (error as Error).message };
   }
+  const milliseconds = performance.now() - started;
+  // a right answer that came too slowly is a failed test too: the relay's clients would have waited as long
+  const slow = sent && outcome.success && thresholdSeconds > 0 && milliseconds > thresholdSeconds * 1000;
+  if (slow) outcome = { success: false, message: slowMessage(milliseconds / 1000, thresholdSeconds) };
   // the admin sees the upstream's whole complaint, but never the key, even echoed back
   const message = scrubSecrets(outcome.message, secretsOf(channel.key));
   const testError = outcome.success ? '' : message || 'test failed';
   if (!sent) {
     // nothing went out, so no time to keep; the reason still replaces "untested" in the list
     if (!signal?.aborted) await recordChannelTest(app.ctx.db, Number(channel.id), { error: testError });
-    return { ...outcome, message, seconds: 0, sent: false };
+    return { ...outcome, message, seconds: 0, sent: false, model, thresholdSeconds, slow: false };
   }
-  const milliseconds = performance.now() - started;
   if (!signal?.aborted) await recordChannelTest(app.ctx.db, Number(channel.id), { responseTimeMs: Math.round(milliseconds), error: testError });
   const failure = outcome.failure && { ...outcome.failure, message: scrubSecrets(outcome.failure.message, secretsOf(channel.key)) };
-  return { ...outcome, message, failure, seconds: milliseconds / 1000, sent: true };
+  return { ...outcome, message, failure, seconds: milliseconds / 1000, sent: true, model, thresholdSeconds, slow };
+}
+
+const slowMessage = (seconds: number, thresholdSeconds: number) => `response time ${seconds.toFixed(2)} s exceeds the threshold ${thresholdSeconds.toFixed(2)} s`;
+
+/** The slowest acceptable test of a channel of `type`, in seconds (0 = no limit), from ChannelDisableThreshold and ChannelTypeTestThresholds. */
+function channelThresholdSecondsOf(app: FastifyInstance, type: number): number {
+  const { options } = app.ctx;
+  return channelTestThresholdSeconds(type, options.number('ChannelDisableThreshold'), options.json('ChannelTypeTestThresholds'));
 }
 
 // ---- balances ----
@@ -560,28 +593,23 @@ export async function channelJobsSettled(app: FastifyInstance): Promise<void> {
   await Promise.allSettled([...jobStateOf(app).inFlight]);
 }
 
-const thresholdMsOf = (app: FastifyInstance) => Math.max(0, app.ctx.options.number('ChannelDisableThreshold')) * 1000;
-
-function disableReason(result: ChannelTestResult, thresholdMs: number): string | undefined {
+function disableReason(result: ChannelTestResult): string | undefined {
   if (!result.sent) return undefined;
   if (result.failure?.deadKey) return result.message;
-  if (thresholdMs > 0 && result.seconds * 1000 > thresholdMs) {
-    return `response time ${result.seconds.toFixed(2)} s exceeds the threshold ${(thresholdMs / 1000).toFixed(2)} s`;
-  }
+  if (result.slow) return slowMessage(result.seconds, result.thresholdSeconds);
   return undefined;
 }
 
 async function testEnabledChannels(app: FastifyInstance, signal: AbortSignal, progress: JobProgress, notifyWhenDone: boolean): Promise<void> {
   const channels = await listChannelsToCheck(app.ctx.db, { status: ChannelStatus.enabled });
   progress.begin(channels.length);
-  const thresholdMs = thresholdMsOf(app);
   const disabled: number[] = [];
   for (const channel of channels) {
     if (signal.aborted) return;
     const result = await testChannel(app, channel, signal);
     if (signal.aborted) return;
     progress.visited(channel, result.success ? undefined : result.message || 'test failed');
-    const reason = disableReason(result, thresholdMs);
+    const reason = disableReason(result);
     if (reason && result.keyId !== undefined && result.failure?.deadKey) {
       // a dead key of many is set aside alone (the channel goes only with its last key)
       await disableChannelKeyAutomatically(app, Number(channel.id), result.keyId, reason);
@@ -599,7 +627,7 @@ async function testEnabledChannels(app: FastifyInstance, signal: AbortSignal, pr
 
 /**
  * Tests every enabled channel in the background. A dead key or a test slower
- * than ChannelDisableThreshold seconds (0 = no limit) disables the channel,
+ * than its type's threshold (channelTestThresholdSeconds) disables the channel,
  * when AutomaticDisableChannelEnabled allows it. When a test-all is
  * already running in this process, `started` is false and `job` is that
  * run; undefined only while the app is closing.
@@ -642,8 +670,8 @@ export interface HealthPassResult {
 
 /**
  * Re-tests the channels the system disabled (never those an admin disabled)
- * and re-enables each that passes within ChannelDisableThreshold; likewise
- * the keys it set aside on multi-key channels. Resolves to
+ * and re-enables each that passes within its type's threshold; likewise the
+ * keys it set aside on multi-key channels. Resolves to
  * undefined when a pass is already running (here or on another worker).
  * `periodMs`: a tick of the timer, whose lease is kept until the next tick.
  */
@@ -653,7 +681,6 @@ export async function runHealthPass(app: FastifyInstance, periodMs?: number): Pr
     'health',
     async (signal) => {
       const channels = await listChannelsToCheck(app.ctx.db, { status: ChannelStatus.disabled, autoDisabled: true });
-      const thresholdMs = thresholdMsOf(app);
       const result: HealthPassResult = { tested: [], reenabled: [], keysTested: [], keysReenabled: [] };
       for (const channel of channels) {
         if (signal.aborted) break;
@@ -661,18 +688,18 @@ export async function runHealthPass(app: FastifyInstance, periodMs?: number): Pr
         const test = await testChannel(app, channel, signal);
         if (!test.sent || signal.aborted) continue;
         result.tested.push(Number(channel.id));
-        const healthy = test.success && (thresholdMs === 0 || test.seconds * 1000 <= thresholdMs);
-        if (healthy && (await reenableChannelAutomatically(app, Number(channel.id)))) result.reenabled.push(Number(channel.id));
+        // a slow answer is already a failed test
+        if (test.success && (await reenableChannelAutomatically(app, Number(channel.id)))) result.reenabled.push(Number(channel.id));
       }
       // the keys the system set aside, each tested on its own; a key that passes brings its channel back with it
       for (const key of await listAutoDisabledKeys(app.ctx.db)) {
         if (signal.aborted) break;
         const channel = await findChannel(app.ctx.db, Number(key.channel_id));
         if (!channel) continue;
-        const test = await testChannel(app, channel, signal, key);
+        const test = await testChannel(app, channel, signal, undefined, key);
         if (!test.sent || signal.aborted) continue;
         result.keysTested.push(Number(key.id));
-        const healthy = test.success && (thresholdMs === 0 || test.seconds * 1000 <= thresholdMs);
+        const healthy = test.success; // a slow answer is already a failed test
         if (!healthy || !(await reenableChannelKeyAutomatically(app, Number(channel.id), Number(key.id)))) continue;
         result.keysReenabled.push(Number(key.id));
         if (Number(channel.status) === ChannelStatus.disabled && !result.reenabled.includes(Number(channel.id))) result.reenabled.push(Number(channel.id));

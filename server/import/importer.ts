@@ -163,7 +163,7 @@ class Uncarried {
 const UNCARRIED_FIELDS = {
   users: ['lark_id', 'oidc_id', 'telegram_id', 'discord_id', 'linux_do_id', 'aff_count', 'aff_quota', 'aff_history', 'setting', 'remark', 'stripe_customer'],
   tokens: ['group', 'cross_group_retry', 'billing_type'],
-  channels: ['config', 'system_prompt', 'tag', 'setting', 'settings', 'param_override', 'header_override', 'status_code_mapping', 'openai_organization', 'test_model', 'remark', 'other_info'],
+  channels: ['config', 'system_prompt', 'tag', 'setting', 'settings', 'param_override', 'header_override', 'status_code_mapping', 'openai_organization', 'remark', 'other_info'],
   redemptions: ['expired_time'],
 } as const;
 
@@ -472,6 +472,7 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
       group: text(row.group) || 'default',
       used_quota: num(row.used_quota),
       model_mapping: text(row.model_mapping),
+      test_model: text(row.test_model).slice(0, 255),
     });
   }
   channelOutcome.carried = channels.length;

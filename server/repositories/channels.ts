@@ -14,7 +14,7 @@ export type ChannelRow = Selectable<ChannelsTable>;
 type Executor = Kysely<Database>;
 
 /** What the channel form writes (the key and status have their own paths). */
-export type ChannelFields = Pick<ChannelRecord, 'type' | 'name' | 'base_url' | 'other' | 'models' | 'group' | 'model_mapping' | 'priority' | 'weight'>;
+export type ChannelFields = Pick<ChannelRecord, 'type' | 'name' | 'base_url' | 'other' | 'models' | 'group' | 'model_mapping' | 'test_model' | 'priority' | 'weight'>;
 
 const listColumns = [
   'id',
@@ -38,6 +38,7 @@ const listColumns = [
   'test_error',
   'multi_key',
   'key_strategy',
+  'test_model',
 ] as const;
 
 /** The channel list's facets: status, type, and one group of the comma list. */
@@ -247,6 +248,7 @@ export function toChannelRecord(row: Omit<ChannelRow, 'key'> & { key?: string })
     response_time: Number(row.response_time),
     test_time: Number(row.test_time),
     test_error: row.test_error ?? '',
+    test_model: row.test_model ?? '',
     balance: Number(row.balance),
     balance_updated_time: Number(row.balance_updated_time),
     used_quota: Number(row.used_quota),

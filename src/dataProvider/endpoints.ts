@@ -30,7 +30,7 @@ export const endpoints = {
   remove: (resource: string, id: string | number) => `/api/${resource}/${encodeURIComponent(String(id))}/`,
   logs: (admin: boolean, params: Record<string, string | number | undefined>) => `/api/log/${admin ? '' : 'self/'}${query(params)}`,
   logStat: (admin: boolean, params: Record<string, string | number | undefined>) => `/api/log/${admin ? 'stat' : 'self/stat'}${query(params)}`,
-  channelTest: (id?: string | number) => (id === undefined ? '/api/channel/test' : `/api/channel/test/${encodeURIComponent(String(id))}/`),
+  channelTest: (id?: string | number, model?: string) => (id === undefined ? '/api/channel/test' : `/api/channel/test/${encodeURIComponent(String(id))}/${query({ model })}`),
   channelBalance: (id?: string | number) => (id === undefined ? '/api/channel/update_balance' : `/api/channel/update_balance/${encodeURIComponent(String(id))}/`),
   channelModels: '/api/channel/models',
   // a multi-key channel's keys, and one of them (its test: as a channel's, `time` beside success and message)

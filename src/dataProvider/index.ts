@@ -33,7 +33,7 @@
 // wechatLogin       → GET /api/oauth/wechat?code=
 // wechatBind        → GET /api/oauth/wechat/bind?code=
 // createRedemptions → POST /api/redemption/           body: { name, quota, count } → keys
-// testChannel       → GET /api/channel/test/{id}/      → { success, message, time } (seconds, top-level)
+// testChannel       → GET /api/channel/test/{id}/?model= → { success, message, time, slow } (seconds, top-level)
 // testAllChannels   → GET /api/channel/test             → the job (also the one already running)
 // updateChannelBalance → GET /api/channel/update_balance/{id}/ → balance (top-level)
 // updateAllChannelBalances → GET /api/channel/update_balance → the job (as test all)
@@ -129,9 +129,11 @@ export interface ChannelTestResult {
   message: string;
   /** Seconds. */
   time: number;
+  /** True when the upstream answered, but slower than the channel type's threshold. */
+  slow?: boolean;
 }
 
-type TimedEnvelope = Envelope & { time?: number; balance?: number };
+type TimedEnvelope = Envelope & { time?: number; balance?: number; slow?: boolean };
 
 /** A dashboard query as URL parameters (common/dashboard.ts); absent filters are left out. */
 function dashboardParams(dashboardQuery: DashboardQuery): Record<string, string | number | undefined> {
@@ -194,7 +196,7 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient, r
       return { success: true, message: envelope.message, time: Number(envelope.time ?? 0) };
     } catch (error) {
       const body = (error as HttpError).body as TimedEnvelope | undefined;
-      if (body?.success === false && typeof body.time === 'number') return { success: false, message: body.message, time: body.time };
+      if (body?.success === false && typeof body.time === 'number') return { success: false, message: body.message, time: body.time, ...(body.slow ? { slow: true } : {}) };
       throw error;
     }
   };
@@ -379,7 +381,8 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient, r
     /** Creates `count` codes; resolves to their keys. */
     createRedemptions: async (payload: { name: string; quota: number; count: number }) =>
       (await httpClient<string[]>(endpoints.collection('redemption'), { method: 'POST', body: payload })).data ?? [],
-    testChannel: (id: string | number) => timedTest(endpoints.channelTest(id)),
+    /** `model`: one of the channel's models; absent, the server tests its test model (or first). */
+    testChannel: (id: string | number, model?: string) => timedTest(endpoints.channelTest(id, model)),
     channelKeys: async (id: string | number) => (await httpClient<ChannelKeyRecord[]>(endpoints.channelKeys(id))).data ?? [],
     addChannelKeys: async (id: string | number, keys: string) =>
       (await httpClient<{ added: number; skipped: number }>(endpoints.channelKeys(id), { method: 'POST', body: { keys } })).data ?? { added: 0, skipped: 0 },

@@ -5,6 +5,7 @@ import polyglotI18nProvider from 'ra-i18n-polyglot';
 import englishMessages from 'ra-language-english';
 import type { I18nProvider, TranslationMessages } from 'react-admin';
 import { appEnglish } from './app.en';
+import { playgroundEnglish } from './playground.en';
 import { pricingEnglish } from './pricing.en';
 import { settingsEnglish } from './settings.en';
 import { webhooksEnglish } from './webhooks.en';
@@ -12,7 +13,7 @@ import { webhooksEnglish } from './webhooks.en';
 export const LOCALE_STORAGE_KEY = 'locale';
 export type Locale = 'en' | 'zh';
 
-export const englishBundle = { ...englishMessages, ...appEnglish, ...settingsEnglish, ...webhooksEnglish, ...pricingEnglish } as TranslationMessages;
+export const englishBundle = { ...englishMessages, ...appEnglish, ...settingsEnglish, ...webhooksEnglish, ...pricingEnglish, ...playgroundEnglish } as TranslationMessages;
 
 const loaded: Partial<Record<Locale, TranslationMessages>> = { en: englishBundle };
 

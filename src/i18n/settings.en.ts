@@ -90,6 +90,7 @@ export const settingsEnglish = {
       QuotaPerUnit: 'Quota per US dollar',
       AutomaticDisableChannelEnabled: 'Disable failing channels automatically',
       ChannelDisableThreshold: 'Slowest acceptable channel test (seconds)',
+      ChannelTypeTestThresholds: 'Slowest acceptable test per channel type (seconds)',
       LogConsumeEnabled: 'Log consumption',
       LogRetentionDays: 'Keep logs for (days, 0 = forever)',
       TimeZone: "Time zone for budgets (e.g. Asia/Shanghai; empty = the server's)",
@@ -114,7 +115,9 @@ export const settingsEnglish = {
       TopUpLink: 'Where the "get a code" button of the top-up page leads.',
       ChatLink: 'Shown full-page at /chat, and adds Chat to the menu.',
       ServerAddress: 'The public address of this server, used in e-mailed links and the GitHub callback.',
-      ChannelDisableThreshold: 'Testing all channels disables those slower than this; 0 never disables.',
+      ChannelDisableThreshold: 'A channel test slower than this fails, and testing all channels disables such channels; 0 never disables.',
+      ChannelTypeTestThresholds:
+        'Overrides the limit above for a channel type, by its number, for vendors that think before answering: {"36": 15} gives DeepSeek 15 s; 0 means no limit for that type.',
       QuotaRemindThreshold: 'Users are e-mailed once their quota falls below this.',
       PreConsumedQuota: "Kept for one-api compatibility; no longer used: a request reserves its model's maximum output (Model maximum output) or its own max_tokens.",
       TokenConcurrencyLimit: 'Across all workers, and all nodes sharing Redis; 0 means no limit.',

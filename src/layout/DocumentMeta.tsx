@@ -30,6 +30,7 @@ export const PAGE_TITLES: Array<[pattern: string, key: string]> = [
   ['/setting', 'app.page_title.setting'],
   ['/topup', 'app.page_title.topup'],
   ['/pricing', 'pricing.title'],
+  ['/playground', 'playground.title'],
   ['/about', 'app.page_title.about'],
   ['/chat', 'app.page_title.chat'],
   // react-admin's own routes for the simple-rest resources (create before :id, which would match it)

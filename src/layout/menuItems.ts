@@ -1,6 +1,7 @@
 // The top menu, in one-api's order: the resources' entries from their registry,
 // with the pages that are not resources around them. An item with a `role` is
 // shown only from that role up; Chat appears only when a chat link is stored.
+import { Role } from '../../common/roles';
 import { RESOURCES } from '../resources';
 
 export interface MenuItem {
@@ -16,6 +17,8 @@ const HOME: MenuItem = { key: 'home', to: '/', label: 'app.menu.home' };
 const TOPUP: MenuItem = { key: 'topup', to: '/topup', label: 'app.menu.topup' };
 const TOPUP_BEFORE = 'user';
 const LAST: MenuItem[] = [
+  // every signed-in user chats through their own keys
+  { key: 'playground', to: '/playground', label: 'playground.title', role: Role.user },
   { key: 'setting', to: '/setting', label: 'app.menu.setting' },
   { key: 'about', to: '/about', label: 'app.menu.about' },
   { key: 'chat', to: '/chat', label: 'app.menu.chat', chat: true },

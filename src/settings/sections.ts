@@ -30,7 +30,7 @@ export const SETTING_TABS: Record<SettingTab, SettingSection[]> = {
         'AutomaticDisableChannelEnabled',
       ],
     },
-    { id: 'monitoring', keys: ['ChannelDisableThreshold', 'QuotaRemindThreshold'] },
+    { id: 'monitoring', keys: ['ChannelDisableThreshold', 'ChannelTypeTestThresholds', 'QuotaRemindThreshold'] },
     { id: 'quota', keys: ['QuotaForNewUser', 'QuotaForInviter', 'QuotaForInvitee', 'PreConsumedQuota'] },
     { id: 'fairness', keys: ['TokenConcurrencyLimit', 'UserConcurrencyLimit', 'GroupRateLimits'] },
     {
@@ -99,6 +99,7 @@ export const FIELD_HINTS: Partial<Record<OptionKey, FieldHint>> = {
   RetryableStatusCodes: { placeholder: '408,429,500-599' },
   ChannelCooldownSeconds: { step: 0.1 },
   CircuitBreakerOpenSeconds: { step: 0.1 },
+  ChannelTypeTestThresholds: { rows: 6, monospace: true },
   Notice: { rows: 5 },
   Footer: { rows: 3, monospace: true },
   HomePageContent: { rows: 8 },

@@ -2,7 +2,7 @@
 // type), row actions that call the data provider's channel methods, the
 // form's validation rules and wire clean-up, and a multi-key channel's key
 // list (masked keys, each with its own test, enable/disable and delete).
-import { render, screen, within } from '@testing-library/react';
+import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { AdminContext, memoryStore, Notification, ResourceContextProvider } from 'react-admin';
@@ -175,9 +175,13 @@ describe('channel form rules', () => {
       models: 'gpt-4',
       group: 'default,vip',
       model_mapping: '{}',
+      test_model: '',
       priority: 2,
       weight: 3,
     });
+    // a test model the list no longer holds is dropped, as the server would drop it
+    expect(channelTransform({ type: 1, name: 'o', key: 'k', models: ['gpt-4', 'gpt-4o'], groups: [], test_model: 'gpt-4o' })).toMatchObject({ test_model: 'gpt-4o' });
+    expect(channelTransform({ type: 1, name: 'o', key: 'k', models: ['gpt-4'], groups: [], test_model: 'gpt-4o' })).toMatchObject({ test_model: '' });
     expect(channelTransform({ id: 9, type: 18, name: 'spark', key: '', other: '', models: ['SparkDesk'], groups: [] })).toMatchObject({ id: 9, other: 'v2.1', key: '', group: 'default' });
   });
 
@@ -258,6 +262,52 @@ describe('ChannelList', () => {
   }, 30_000);
 });
 
+describe("ChannelList's test with a model", () => {
+  it('offers the channel models, its test model first, and tests the one picked; a slow answer is told as a failure', async () => {
+    const tested: string[] = [];
+    server.use(
+      http.get('*/api/channel/', () =>
+        HttpResponse.json({
+          success: true,
+          message: '',
+          data: [channel({ id: 1, name: 'main', models: 'gpt-4,gpt-4o,o3', test_model: 'gpt-4o' }), channel({ id: 2, name: 'solo', models: 'gpt-4' })],
+        }),
+      ),
+      http.get('*/api/group/', () => HttpResponse.json({ success: true, message: '', data: ['default'] })),
+      http.get('*/api/channel/test/:id/', ({ request, params }) => {
+        const url = new URL(request.url);
+        tested.push(`${String(params.id)}${url.search}`);
+        if (url.searchParams.get('model') === 'o3') {
+          return HttpResponse.json({ success: false, message: 'response time 12.40 s exceeds the threshold 5.00 s', time: 12.4, slow: true });
+        }
+        return HttpResponse.json({ success: true, message: '', time: 0.25 });
+      }),
+    );
+    const user = userEvent.setup();
+    renderAt('/channel');
+    const rowOf = async (name: string) => (await screen.findByText(name)).closest('tr') as HTMLElement;
+
+    await user.click(within(await rowOf('main')).getByRole('button', { name: 'Test' }));
+    const menu = await screen.findByRole('menu');
+    expect(
+      within(menu)
+        .getAllByRole('menuitem')
+        .map((item) => item.textContent),
+    ).toEqual(['gpt-4odefault', 'gpt-4', 'o3']);
+    await user.click(within(menu).getByText('gpt-4'));
+    expect(await screen.findByText('Channel main tested successfully with gpt-4 in 0.25 s')).toBeInTheDocument();
+
+    await user.click(within(await rowOf('main')).getByRole('button', { name: 'Test' }));
+    await user.click(within(await screen.findByRole('menu')).getByText('o3'));
+    expect(await screen.findByText('response time 12.40 s exceeds the threshold 5.00 s')).toBeInTheDocument();
+
+    // one model: nothing to pick, the test runs at once (its notice waits behind the error's)
+    await user.click(within(await rowOf('solo')).getByRole('button', { name: 'Test' }));
+    await waitFor(() => expect(tested).toEqual(['1?model=gpt-4', '1?model=o3', '2']));
+    expect(screen.queryByRole('menu')).toBeNull();
+  }, 30_000);
+});
+
 describe("ChannelList's test all", () => {
   const job = (fields: Record<string, unknown>) => ({ id: 'j1', kind: 'test', state: 'running', done: 0, total: 3, failures: [], started_at: 1700000000, finished_at: 0, ...fields });
 
@@ -294,6 +344,8 @@ describe("ChannelList's test all", () => {
     expect(texts).toEqual(['Testing channels: counting them…', 'Test finished: 3 of 3 channels tested, 0 failed']);
   }, 20_000);
 });
+
+const chosenModels = ['claude-sonnet-4-5', 'claude-opus-4-1', 'claude-haiku-4-5', 'claude-sonnet-4-0', 'claude-3-7-sonnet-latest', 'claude-3-5-haiku-latest', 'claude-x'];
 
 describe('ChannelCreate', () => {
   it("refuses an incomplete form, pre-fills a type's models and posts the cleaned channel", async () => {
@@ -346,6 +398,11 @@ describe('ChannelCreate', () => {
     await user.click(screen.getByRole('button', { name: 'Save' }));
     expect(await screen.findByText('model mapping must be valid JSON')).toBeInTheDocument();
     await user.clear(mapping);
+    // the test model is picked among the chosen models
+    await user.click(screen.getByRole('combobox', { name: 'Test model' }));
+    expect((await screen.findAllByRole('option')).map((option) => option.textContent)).toEqual(['The first model', ...chosenModels]);
+    await user.click(screen.getByRole('option', { name: 'claude-x' }));
+    expect(screen.getByRole('combobox', { name: 'Test model' })).toHaveTextContent('claude-x');
     await user.click(screen.getByRole('button', { name: 'Save' }));
 
     expect(await screen.findByText('1 channel created', {}, { timeout: 5000 })).toBeInTheDocument();
@@ -355,9 +412,10 @@ describe('ChannelCreate', () => {
       key: 'sk-ant',
       base_url: 'https://claude.example',
       other: '',
-      models: 'claude-sonnet-4-5,claude-opus-4-1,claude-haiku-4-5,claude-sonnet-4-0,claude-3-7-sonnet-latest,claude-3-5-haiku-latest,claude-x',
+      models: chosenModels.join(','),
       group: 'default',
       model_mapping: '{}',
+      test_model: 'claude-x',
       priority: 0,
       weight: 1,
     });

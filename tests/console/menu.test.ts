@@ -6,11 +6,11 @@ describe('top menu', () => {
   const paths = (role: number | undefined, chat: boolean) => visibleMenuItems(role, chat).map((item) => item.to);
 
   it('shows an admin every entry in order, top-up between redemption codes and users', () => {
-    expect(paths(10, true)).toEqual(['/', '/channel', '/token', '/redemption', '/topup', '/user', '/log', '/webhook', '/setting', '/about', '/chat']);
+    expect(paths(10, true)).toEqual(['/', '/channel', '/token', '/redemption', '/topup', '/user', '/log', '/webhook', '/playground', '/setting', '/about', '/chat']);
   });
 
   it('hides admin entries from users and visitors, and Chat without a chat link', () => {
-    expect(paths(1, false)).toEqual(['/', '/token', '/topup', '/log', '/setting', '/about']);
+    expect(paths(1, false)).toEqual(['/', '/token', '/topup', '/log', '/playground', '/setting', '/about']);
     expect(paths(undefined, false)).toEqual(['/', '/token', '/topup', '/log', '/setting', '/about']);
   });
 
@@ -24,6 +24,7 @@ describe('top menu', () => {
       'app.menu.user',
       'app.menu.log',
       'webhooks.menu',
+      'playground.title',
       'app.menu.setting',
       'app.menu.about',
       'app.menu.chat',

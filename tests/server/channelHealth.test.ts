@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CHANNEL_TYPES } from '../../common/channelTypes';
+import { DEFAULT_CHANNEL_TYPE_TEST_THRESHOLDS } from '../../common/options';
 import { BALANCE_SOURCE_KINDS, channelJobsSettled, runHealthPass } from '../../server/channels/channelHealth';
 import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../support/app';
 import { databaseTargets, type TestDatabase } from '../support/databases';
@@ -59,7 +60,7 @@ for (const target of targets) {
     });
 
     const get = (url: string) => asBrowser(app, root, { method: 'GET', url }).then((response) => response.json());
-    const addChannel = async (fields: { key: string; type?: number; models?: string; model_mapping?: string; base_url?: string; name?: string }) => {
+    const addChannel = async (fields: { key: string; type?: number; models?: string; model_mapping?: string; base_url?: string; name?: string; test_model?: string }) => {
       const created = await asBrowser(app, root, {
         method: 'POST',
         url: '/api/channel/',
@@ -70,6 +71,7 @@ for (const target of targets) {
           models: fields.models ?? 'gpt-3.5-turbo',
           base_url: fields.base_url ?? emulator.baseUrl,
           model_mapping: fields.model_mapping ?? '',
+          test_model: fields.test_model ?? '',
         },
       });
       expect(created.json().success).toBe(true);
@@ -85,8 +87,8 @@ for (const target of targets) {
       const id = await addChannel({ key: 'sk-good', models: 'gpt-4,gpt-3.5-turbo', model_mapping: '{"gpt-4":"gpt-4-0613"}' });
       const before = Math.floor(Date.now() / 1000);
       const body = await get(`/api/channel/test/${id}`);
-      expect(Object.keys(body).sort()).toEqual(['message', 'success', 'time']);
-      expect(body).toMatchObject({ success: true, message: '' });
+      expect(Object.keys(body).sort()).toEqual(['message', 'model', 'slow', 'success', 'threshold', 'time']);
+      expect(body).toMatchObject({ success: true, message: '', model: 'gpt-4', threshold: 5, slow: false });
       expect(body.time).toBeGreaterThan(0);
       expect(body.time).toBeLessThan(5);
       const sent = emulator.requests.at(-1)!;
@@ -98,6 +100,51 @@ for (const target of targets) {
       expect(Number(row.response_time)).toBe(Math.round(body.time * 1000));
       expect(Number(row.test_time)).toBeGreaterThanOrEqual(before);
       expect(Number(row.test_time)).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));
+    });
+
+    it('tests the model named by ?model= (as mapped), else the channel test model, and refuses a model the channel lacks', async () => {
+      const id = await addChannel({ key: 'sk-good', models: 'gpt-4,gpt-3.5-turbo,gpt-4o', model_mapping: '{"gpt-4":"gpt-4-0613"}', test_model: 'gpt-3.5-turbo' });
+      expect((await get(`/api/channel/${id}`)).data.test_model).toBe('gpt-3.5-turbo');
+      expect(await get(`/api/channel/test/${id}`)).toMatchObject({ success: true, model: 'gpt-3.5-turbo' });
+      expect(emulator.requests.at(-1)!.body).toMatchObject({ model: 'gpt-3.5-turbo' });
+      expect(await get(`/api/channel/test/${id}?model=gpt-4`)).toMatchObject({ success: true, model: 'gpt-4' });
+      expect(emulator.requests.at(-1)!.body).toMatchObject({ model: 'gpt-4-0613' });
+
+      const sentBefore = emulator.requests.length;
+      const refused = await asBrowser(app, root, { method: 'GET', url: `/api/channel/test/${id}?model=claude-3-opus` });
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json()).toEqual({ success: false, message: "model claude-3-opus is not one of this channel's models", code: 'model_not_in_channel' });
+      expect(emulator.requests.length).toBe(sentBefore);
+    });
+
+    it('keeps the test model one of the channel models: refused when named otherwise, cleared when an edit drops it', async () => {
+      const refused = await asBrowser(app, root, {
+        method: 'POST',
+        url: '/api/channel/',
+        payload: { name: 'x', type: 1, key: 'sk-good', models: 'gpt-4', base_url: emulator.baseUrl, test_model: 'gpt-4o' },
+      });
+      expect(refused.json()).toMatchObject({ success: false, message: 'the test model must be one of the channel models' });
+      const id = await addChannel({ key: 'sk-good', models: 'gpt-4,gpt-4o', test_model: 'gpt-4o' });
+      const { test_model: _kept, ...record } = (await get(`/api/channel/${id}`)).data as Record<string, unknown>;
+      const edited = await asBrowser(app, root, { method: 'PUT', url: '/api/channel/', payload: { ...record, models: 'gpt-4' } });
+      expect(edited.json().data).toMatchObject({ models: 'gpt-4', test_model: '' });
+      expect(await get(`/api/channel/test/${id}`)).toMatchObject({ success: true, model: 'gpt-4' });
+    });
+
+    it("a test slower than its type's threshold fails; ChannelTypeTestThresholds gives a type its own", async () => {
+      await app.ctx.options.set('ChannelDisableThreshold', '0.5');
+      await app.ctx.options.set('ChannelTypeTestThresholds', '{"1": 3}');
+      const patient = await addChannel({ key: 'sk-slow', type: 1 });
+      const strict = await addChannel({ key: 'sk-slow', type: 8 });
+      expect(await get(`/api/channel/test/${patient}`)).toMatchObject({ success: true, threshold: 3, slow: false });
+      const slow = await get(`/api/channel/test/${strict}`);
+      expect(slow).toMatchObject({ success: false, threshold: 0.5, slow: true });
+      expect(slow.message).toMatch(/^response time 1\.\d\d s exceeds the threshold 0\.50 s$/);
+      expect((await channelRow(strict)).test_error).toBe(slow.message);
+      // 0 turns every limit off, the per-type ones too
+      await app.ctx.options.set('ChannelDisableThreshold', '0');
+      expect(await get(`/api/channel/test/${strict}`)).toMatchObject({ success: true, threshold: 0, slow: false });
+      await app.ctx.options.set('ChannelTypeTestThresholds', JSON.stringify(DEFAULT_CHANNEL_TYPE_TEST_THRESHOLDS));
     });
 
     it('a failing single test reports the upstream error and never disables, even with auto-disable on', async () => {

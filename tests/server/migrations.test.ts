@@ -109,6 +109,7 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     'test_error',
     'multi_key',
     'key_strategy',
+    'test_model',
   ],
   channel_keys: ['id', 'channel_id', 'key', 'status', 'last_error', 'last_used_at', 'used_count', 'failed_count', 'created_time'],
   abilities: ['group', 'model', 'channel_id', 'enabled', 'priority', 'weight'],
@@ -200,6 +201,7 @@ for (const target of targets) {
         '0017-ledger-batches',
         '0018-channel-keys',
         '0019-budgets',
+        '0021-channel-test-model',
       ]);
       const tables = await db.introspection.getTables();
       for (const [table, columns] of Object.entries(EXPECTED_COLUMNS)) {

@@ -20,6 +20,7 @@ import * as latencySketches from './0016-latency-sketches';
 import * as ledgerBatches from './0017-ledger-batches';
 import * as channelKeys from './0018-channel-keys';
 import * as budgets from './0019-budgets';
+import * as channelTestModel from './0021-channel-test-model';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -41,6 +42,7 @@ export const migrations: Record<string, Migration> = {
   '0017-ledger-batches': ledgerBatches,
   '0018-channel-keys': channelKeys,
   '0019-budgets': budgets,
+  '0021-channel-test-model': channelTestModel,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -23,6 +23,8 @@ export interface ChannelsTable {
   model_mapping: string;
   /** The last test's failure ('' when it passed, or before any test). */
   test_error: Generated<string>;
+  /** The model a test asks for when none is named; '' = the first of `models`. */
+  test_model: Generated<string>;
   /** 1 when the channel's keys are its channel_keys rows (its own `key` is then empty). */
   multi_key: Generated<number>;
   /** How calls spread over a multi-key channel's live keys: 'random' or 'round_robin'. */

@@ -32,7 +32,7 @@ import { ChannelKeyStatus, type KeyStrategy } from '../../../common/records';
 import { channelKeyUsageOf } from '../../channels/keyUsage';
 import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination';
 import { channelStatusEvent } from '../../webhooks/triggers';
-import { bulkSchema, byId, channelCreateSchema, channelKeyById, channelKeysAddSchema, channelKeyStatusSchema, channelUpdateSchema, jobIdParams, listed, searchedList } from './inputSchemas';
+import { bulkSchema, byId, channelCreateSchema, channelKeyById, channelKeysAddSchema, channelKeyStatusSchema, channelTestSchema, channelUpdateSchema, jobIdParams, listed, searchedList } from './inputSchemas';
 import { catalogModelNames } from '../../billing/catalog';
 
 /** The list's facets from the query string (the schema has checked each is digits or a short name). */
@@ -90,7 +90,13 @@ export function parseChannelFields(body: ChannelFieldsBody, current?: ChannelFie
   const channelType = findChannelType(type);
   if (channelType?.baseUrlRequired && !baseUrl) return { error: 'this channel type needs a base URL' };
   const other = String(pick('other') ?? '').trim() || channelType?.other?.fallback || '';
-  return { value: { type, name, base_url: baseUrl, other, models, group, model_mapping: JSON.stringify(mapping), priority, weight } };
+  // the test model is one of the channel's models; an edit that drops the stored one falls back to the first
+  let testModel = String(pick('test_model') ?? '').trim();
+  if (testModel && !splitList(models).includes(testModel)) {
+    if (body.test_model !== undefined) return { error: 'the test model must be one of the channel models' };
+    testModel = '';
+  }
+  return { value: { type, name, base_url: baseUrl, other, models, group, model_mapping: JSON.stringify(mapping), test_model: testModel, priority, weight } };
 }
 
 /** The complaint about keys that do not have their type's `keyFormat` shape (Baidu, Spark); undefined when all fit. */
@@ -125,13 +131,18 @@ export function channelRoutes(fastify: FastifyInstance): Promise<void> {
     return { object: 'list', data: names.map((id) => ({ id, object: 'model', created: 1677649963, owned_by: 'switchboard' })) };
   });
 
-  // `time` and `balance` sit beside success/message, where one-api's console reads them
-  app.get('/api/channel/test/:id', { preHandler: admin, schema: byId }, async (request) => {
+  // `time` and `balance` sit beside success/message, where one-api's console reads them;
+  // `?model=` names one of the channel's models, else its test model (or first) is asked
+  app.get('/api/channel/test/:id', { preHandler: admin, schema: channelTestSchema }, async (request, reply) => {
     const id = positiveId(request.params.id);
     const channel = id ? await findChannel(db, id) : undefined;
     if (!channel) return { ...fail('channel not found', 'channel_not_found'), time: 0 };
-    const result = await testChannel(app, channel);
-    return { success: result.success, message: result.message, time: result.seconds };
+    const model = request.query.model?.trim() || undefined;
+    if (model !== undefined && !splitList(channel.models).includes(model)) {
+      return reply.code(400).send(fail(`model ${model} is not one of this channel's models`, 'model_not_in_channel'));
+    }
+    const result = await testChannel(app, channel, undefined, model);
+    return { success: result.success, message: result.message, time: result.seconds, model: result.model, threshold: result.thresholdSeconds, slow: result.slow };
   });
 
   app.get('/api/channel/test', { preHandler: admin }, async () => jobAnswer(await startTestingAllChannels(app, { notifyWhenDone: true }), 'test already running'));
@@ -311,7 +322,7 @@ export function channelRoutes(fastify: FastifyInstance): Promise<void> {
     const channel = await multiKeyChannelOf(request.params.id);
     const key = channel ? await findChannelKey(db, Number(channel.id), Number(request.params.keyId)) : undefined;
     if (!channel || !key) return { ...fail('key not found', 'channel_key_not_found'), time: 0 };
-    const result = await testChannel(app, channel, undefined, key);
+    const result = await testChannel(app, channel, undefined, undefined, key);
     return { success: result.success, message: result.message, time: result.seconds };
   });
 

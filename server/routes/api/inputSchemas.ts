@@ -320,6 +320,7 @@ const channelFields = {
   models: optionalText(LONG_TEXT_MAX),
   group: optionalText(512),
   model_mapping: optionalText(LONG_TEXT_MAX),
+  test_model: optionalText(255),
   priority: orNull(int32),
   weight: orNull(int32),
   status: int32,
@@ -338,12 +339,16 @@ type ChannelBody = {
   models?: string | null;
   group?: string | null;
   model_mapping?: string | null;
+  test_model?: string | null;
   priority?: NumberOrDigits | null;
   weight?: NumberOrDigits | null;
   status?: NumberOrDigits;
   multi_key?: Flag;
   key_strategy?: KeyStrategy;
 };
+
+/** `GET /api/channel/test/:id?model=`: the model to test, one of the channel's. */
+export const channelTestSchema = { ...byId, querystring: typed<{ model?: string }>(objectOf({ model: text(255) })) };
 
 export const channelCreateSchema = { body: typed<ChannelBody>(objectOf(channelFields)) };
 export const channelUpdateSchema = { body: typed<ChannelBody & { id?: NumberOrDigits }>(objectOf({ ...channelFields, id: idValue })) };

@@ -9,7 +9,24 @@ import DeleteIcon from '@mui/icons-material/Delete';
 import EditIcon from '@mui/icons-material/Edit';
 import NetworkCheckIcon from '@mui/icons-material/NetworkCheck';
 import RefreshIcon from '@mui/icons-material/Refresh';
-import { Alert, Box, Button, Dialog, DialogActions, DialogContent, DialogTitle, LinearProgress, List as MuiList, ListItem, ListItemText, Stack, Typography } from '@mui/material';
+import {
+  Alert,
+  Box,
+  Button,
+  Dialog,
+  DialogActions,
+  DialogContent,
+  DialogTitle,
+  LinearProgress,
+  List as MuiList,
+  ListItem,
+  ListItemText,
+  ListSubheader,
+  Menu,
+  MenuItem,
+  Stack,
+  Typography,
+} from '@mui/material';
 import { useEffect, useRef, useState } from 'react';
 import { useDataProvider, useRecordContext, useRefresh, useTranslate, useUpdate } from 'react-admin';
 import { useNavigate } from 'react-router-dom';
@@ -20,32 +37,36 @@ import { useNotice } from '../../layout/notice';
 import { errorMessage } from '../../pages/errorMessage';
 import { ListPagination } from '../shared/ListFrame';
 import { RowActions } from '../shared/RowActions';
+import { textOf } from '../shared/textOf';
 import { usePatchRecord } from '../shared/usePatchRecord';
 import { useBalanceUpdate } from './ChannelFields';
 
 export function ChannelActions(_: { label?: string }) {
   const record = useRecordContext();
   const dataProvider = useDataProvider<SwitchboardDataProvider>();
+  const translate = useTranslate();
   const notice = useNotice();
   const refresh = useRefresh();
   const navigate = useNavigate();
   const patchRecord = usePatchRecord('channel');
   const [update, { isPending: toggling }] = useUpdate();
   const [testing, setTesting] = useState(false);
+  const [modelMenu, setModelMenu] = useState<HTMLElement | null>(null);
   const { updating: updatingBalance, update: updateBalance } = useBalanceUpdate(record);
   if (!record) return null;
+  const models = testModelChoices(record);
 
-  const test = async () => {
+  const test = async (model?: string) => {
     setTesting(true);
     try {
-      const result = await dataProvider.testChannel(record.id);
+      const result = await dataProvider.testChannel(record.id, model);
       // the server keeps the measured time whether the test passed or not, and the failure's message
       patchRecord(record.id, {
         response_time: Math.round(result.time * 1000),
         test_time: Math.floor(Date.now() / 1000),
         test_error: result.success ? '' : result.message || 'test failed',
       });
-      if (result.success) notice('app.channel.test_success', 'success', { name: record.name, seconds: result.time.toFixed(2) });
+      if (result.success) notice(model ? 'app.channel.test_success_model' : 'app.channel.test_success', 'success', { name: record.name, model, seconds: result.time.toFixed(2) });
       else notice(result.message || 'app.errors.request_failed', 'error');
     } catch (error) {
       notice(errorMessage(error), 'error');
@@ -82,23 +103,61 @@ export function ChannelActions(_: { label?: string }) {
 
   const enabled = record.status === ChannelStatus.enabled;
   return (
-    <RowActions
-      actions={[
-        { key: 'test', label: 'app.channel.test', icon: <NetworkCheckIcon fontSize="small" />, loading: testing, onClick: () => void test() },
-        {
-          key: 'toggle',
-          label: enabled ? 'app.channel.disable' : 'app.channel.enable',
-          icon: enabled ? <BlockIcon fontSize="small" /> : <CheckCircleOutlineIcon fontSize="small" />,
-          color: enabled ? 'warning' : 'success',
-          disabled: toggling,
-          onClick: () => void toggle(),
-        },
-        { key: 'edit', label: 'ra.action.edit', icon: <EditIcon fontSize="small" />, onClick: () => void navigate(`/channel/edit/${record.id}`) },
-        { key: 'balance', label: 'app.lists.update_balance', icon: <AccountBalanceWalletIcon fontSize="small" />, loading: updatingBalance, onClick: () => void updateBalance(), more: true },
-        { key: 'delete', label: 'ra.action.delete', icon: <DeleteIcon fontSize="small" />, color: 'error', confirm: 'app.channel.delete_title', onClick: () => void remove(), more: true },
-      ]}
-    />
+    <>
+      <Menu anchorEl={modelMenu} open={Boolean(modelMenu)} onClose={() => setModelMenu(null)} onClick={(event) => event.stopPropagation()} aria-label={translate('app.channel.test_model_pick')}>
+        <ListSubheader>{translate('app.channel.test_model_pick')}</ListSubheader>
+        {models.map((model, index) => (
+          <MenuItem
+            key={model}
+            data-testid={`test-model-${model}`}
+            onClick={() => {
+              setModelMenu(null);
+              void test(model);
+            }}
+          >
+            <ListItemText primary={model} secondary={index === 0 ? translate('app.channel.test_model_default') : undefined} />
+          </MenuItem>
+        ))}
+      </Menu>
+      <RowActions
+        actions={[
+          {
+            key: 'test',
+            label: 'app.channel.test',
+            icon: <NetworkCheckIcon fontSize="small" />,
+            loading: testing,
+            // one model: nothing to pick; several: a menu of them, the default first
+            onClick: (anchor) => (models.length > 1 ? setModelMenu(anchor) : void test()),
+          },
+          {
+            key: 'toggle',
+            label: enabled ? 'app.channel.disable' : 'app.channel.enable',
+            icon: enabled ? <BlockIcon fontSize="small" /> : <CheckCircleOutlineIcon fontSize="small" />,
+            color: enabled ? 'warning' : 'success',
+            disabled: toggling,
+            onClick: () => void toggle(),
+          },
+          { key: 'edit', label: 'ra.action.edit', icon: <EditIcon fontSize="small" />, onClick: () => void navigate(`/channel/edit/${record.id}`) },
+          { key: 'balance', label: 'app.lists.update_balance', icon: <AccountBalanceWalletIcon fontSize="small" />, loading: updatingBalance, onClick: () => void updateBalance(), more: true },
+          { key: 'delete', label: 'ra.action.delete', icon: <DeleteIcon fontSize="small" />, color: 'error', confirm: 'app.channel.delete_title', onClick: () => void remove(), more: true },
+        ]}
+      />
+    </>
   );
+}
+
+/** The channel's models for the test menu, its default test model first (its test model while listed, else its first model). */
+export function testModelChoices(record: Record<string, unknown>): string[] {
+  const models = [
+    ...new Set(
+      textOf(record.models)
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean),
+    ),
+  ];
+  const chosen = textOf(record.test_model);
+  return models.includes(chosen) ? [chosen, ...models.filter((name) => name !== chosen)] : models;
 }
 
 /** How often a running job is asked for its progress. */

@@ -28,6 +28,7 @@ export const CHANNEL_DEFAULTS = {
   models: [] as string[],
   groups: ['default'],
   model_mapping: '',
+  test_model: '',
   priority: 0,
   weight: 1,
 };
@@ -56,6 +57,7 @@ export function channelFormValues(record: Record<string, unknown>) {
     models: splitNames(record.models),
     groups: splitNames(record.group).length ? splitNames(record.group) : ['default'],
     model_mapping: mappingText,
+    test_model: textOf(record.test_model),
     priority: Number(record.priority ?? 0),
     weight: Number(record.weight ?? 1),
   };
@@ -122,6 +124,8 @@ export function channelTransform(values: Record<string, unknown>) {
     models: unique((values.models as string[] | undefined) ?? []).join(','),
     group: unique((values.groups as string[] | undefined) ?? []).join(',') || 'default',
     model_mapping: textOf(values.model_mapping).trim() || '{}',
+    // a test model the models list no longer holds falls back to the first, as the server would
+    test_model: ((values.models as string[] | undefined) ?? []).includes(textOf(values.test_model)) ? textOf(values.test_model) : '',
     priority: Number(values.priority ?? 0),
     weight: Number(values.weight ?? 1),
     // only a multi-key channel says so: without the flag the server keeps one-api's wire (a channel per key line)
@@ -295,6 +299,15 @@ export function ChannelInputs({ creating = false }: { creating?: boolean }) {
       </Typography>
       <AutocompleteArrayInput source="models" choices={modelChoices} helperText="app.channel.models_help" fullWidth />
       <ModelShortcuts available={availableModels} />
+      <SelectInput
+        source="test_model"
+        choices={unique(chosenModels).map((name) => ({ id: name, name }))}
+        emptyText="app.channel.test_model_first"
+        emptyValue=""
+        helperText="app.channel.test_model_help"
+        translateChoice={false}
+        fullWidth
+      />
       <AutocompleteArrayInput source="groups" choices={groupChoices} helperText="app.channel.groups_help" fullWidth />
       <TextInput
         source="model_mapping"

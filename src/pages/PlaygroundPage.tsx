@@ -1,0 +1,310 @@
+// /playground: a signed-in user chats with a model of their group through one
+// of their own keys. The call is the relay's own (POST /v1/chat/completions,
+// streamed, src/dataProvider/relayChat.ts), so it is routed, billed and logged
+// as any client's; the key is fetched from its owner's endpoint when a
+// message is sent and kept in memory only, never shown.
+import DeleteSweepIcon from '@mui/icons-material/DeleteSweep';
+import SendIcon from '@mui/icons-material/Send';
+import StopIcon from '@mui/icons-material/Stop';
+import { Alert, AlertTitle, Box, Button, Card, CardContent, Link, MenuItem, Paper, Slider, Stack, TextField, Typography } from '@mui/material';
+import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
+import { Authenticated, useTranslate } from 'react-admin';
+import { Link as RouterLink } from 'react-router-dom';
+import type { TokenRecord } from '../../common/records';
+import { TokenStatus } from '../../common/roles';
+import { dataProvider } from '../dataProvider';
+import { RelayError, streamChat, type ChatMessage } from '../dataProvider/relayChat';
+import { LoadError } from '../layout/LoadError';
+import { errorMessage } from './errorMessage';
+
+/** The title of a refusal, by what the user can do about it; the relay's own words go under it. */
+export function relayErrorTitle(error: RelayError): string {
+  if (error.status === 0) return 'playground.errors.network';
+  if (error.status === 401) return 'playground.errors.key_refused';
+  if (error.status === 402 || error.code === 'insufficient_quota' || error.code === 'insufficient_user_quota') return 'playground.errors.no_quota';
+  if (error.status === 429) return 'playground.errors.too_many';
+  if (error.status === 403) return 'playground.errors.forbidden';
+  if (error.status >= 500) return 'playground.errors.upstream';
+  return 'playground.errors.refused';
+}
+
+interface Failure {
+  title: string;
+  detail: string;
+}
+
+/** The settings column: key, model, system prompt, temperature, max tokens. */
+interface Settings {
+  tokenId: string;
+  model: string;
+  system: string;
+  temperature: number;
+  maxTokens: string;
+}
+
+function Playground() {
+  const translate = useTranslate();
+  const [tokens, setTokens] = useState<TokenRecord[] | null>(null);
+  const [models, setModels] = useState<string[] | null>(null);
+  const [loadFailed, setLoadFailed] = useState(false);
+  const [settings, setSettings] = useState<Settings>({ tokenId: '', model: '', system: '', temperature: 1, maxTokens: '' });
+  const [messages, setMessages] = useState<ChatMessage[]>([]);
+  const [draft, setDraft] = useState('');
+  const [answer, setAnswer] = useState<string | null>(null);
+  const [failure, setFailure] = useState<Failure | null>(null);
+  const running = useRef<AbortController | null>(null);
+  const keys = useRef(new Map<string, string>());
+  const end = useRef<HTMLDivElement>(null);
+
+  const load = useCallback(() => {
+    setLoadFailed(false);
+    Promise.all([dataProvider.getList<TokenRecord>('token', { pagination: { page: 1, perPage: 100 }, sort: { field: 'id', order: 'DESC' }, filter: {} }), dataProvider.getPricing()]).then(
+      ([tokenList, prices]) => {
+        const usable = (tokenList.data as TokenRecord[]).filter((token) => Number(token.status) === TokenStatus.enabled);
+        const names = prices.map((price) => price.model);
+        setTokens(usable);
+        setModels(names);
+        setSettings((current) => ({ ...current, tokenId: current.tokenId || String(usable[0]?.id ?? ''), model: current.model || (names[0] ?? '') }));
+      },
+      () => setLoadFailed(true),
+    );
+  }, []);
+  useEffect(load, [load]);
+  // a page left mid-answer stops the answer (and its billing) too
+  useEffect(() => () => running.current?.abort(), []);
+  // braces: newer Chromium returns a promise from scrollIntoView, which React would take for a clean-up
+  useEffect(() => {
+    end.current?.scrollIntoView?.({ block: 'end' });
+  }, [messages, answer]);
+
+  const keyOf = async (tokenId: string) => {
+    const known = keys.current.get(tokenId);
+    if (known) return known;
+    const key = await dataProvider.revealKey('token', tokenId);
+    keys.current.set(tokenId, key);
+    return key;
+  };
+
+  const send = async (event?: FormEvent) => {
+    event?.preventDefault();
+    const text = draft.trim();
+    if (!text || running.current || !settings.tokenId || !settings.model) return;
+    const conversation: ChatMessage[] = [...messages, { role: 'user', content: text }];
+    setMessages(conversation);
+    setDraft('');
+    setFailure(null);
+    setAnswer('');
+    const controller = new AbortController();
+    running.current = controller;
+    let received = '';
+    try {
+      const key = await keyOf(settings.tokenId);
+      const maxTokens = Number(settings.maxTokens);
+      const request = {
+        model: settings.model,
+        messages: settings.system.trim() ? [{ role: 'system' as const, content: settings.system }, ...conversation] : conversation,
+        temperature: settings.temperature,
+        ...(settings.maxTokens.trim() && Number.isInteger(maxTokens) && maxTokens > 0 ? { max_tokens: maxTokens } : {}),
+      };
+      for await (const piece of streamChat(key, request, controller.signal)) {
+        received += piece;
+        setAnswer(received);
+      }
+    } catch (error) {
+      if ((error as Error)?.name !== 'AbortError') {
+        setFailure(error instanceof RelayError ? { title: relayErrorTitle(error), detail: error.message } : { title: 'playground.errors.refused', detail: translate(errorMessage(error)) });
+      }
+    } finally {
+      running.current = null;
+      // what came before a stop or a failure stays in the conversation
+      if (received) setMessages((current) => [...current, { role: 'assistant', content: received }]);
+      setAnswer(null);
+    }
+  };
+
+  const stop = () => running.current?.abort();
+  const clear = () => {
+    setMessages([]);
+    setFailure(null);
+  };
+  const streaming = answer !== null;
+
+  return (
+    <Card variant="outlined" sx={{ borderRadius: 3, maxWidth: 1200, mx: 'auto' }} data-testid="playground">
+      <CardContent sx={{ p: { xs: 2, sm: 3 } }}>
+        <Typography variant="h5" component="h1" sx={{ fontWeight: 700, mb: 0.5 }}>
+          {translate('playground.title')}
+        </Typography>
+        <Typography variant="body2" color="text.secondary" sx={{ mb: 2 }}>
+          {translate('playground.intro')}
+        </Typography>
+        {loadFailed && <LoadError onRetry={load} />}
+        {tokens !== null && tokens.length === 0 && (
+          <Alert severity="info" sx={{ mb: 2 }}>
+            {translate('playground.no_keys')}{' '}
+            <Link component={RouterLink} to="/token/add">
+              {translate('playground.create_key')}
+            </Link>
+          </Alert>
+        )}
+        {models !== null && models.length === 0 && (
+          <Alert severity="info" sx={{ mb: 2 }}>
+            {translate('playground.no_models')}
+          </Alert>
+        )}
+        <Stack direction={{ xs: 'column', md: 'row' }} sx={{ gap: 3, alignItems: 'stretch' }}>
+          <Stack component="section" aria-label={translate('playground.settings')} sx={{ gap: 2, width: { md: 320 }, flexShrink: 0 }}>
+            <TextField
+              select
+              label={translate('playground.key')}
+              value={tokens?.some((token) => String(token.id) === settings.tokenId) ? settings.tokenId : ''}
+              onChange={(event) => setSettings({ ...settings, tokenId: event.target.value })}
+              size="small"
+              disabled={!tokens?.length}
+              helperText={translate('playground.key_help')}
+            >
+              {(tokens ?? []).map((token) => (
+                <MenuItem key={token.id} value={String(token.id)}>
+                  {token.name || `#${token.id}`}
+                </MenuItem>
+              ))}
+            </TextField>
+            <TextField
+              select
+              label={translate('playground.model')}
+              value={models?.includes(settings.model) ? settings.model : ''}
+              onChange={(event) => setSettings({ ...settings, model: event.target.value })}
+              size="small"
+              disabled={!models?.length}
+            >
+              {(models ?? []).map((model) => (
+                <MenuItem key={model} value={model} sx={{ fontFamily: 'monospace' }}>
+                  {model}
+                </MenuItem>
+              ))}
+            </TextField>
+            <TextField
+              label={translate('playground.system')}
+              value={settings.system}
+              onChange={(event) => setSettings({ ...settings, system: event.target.value })}
+              placeholder={translate('playground.system_placeholder')}
+              multiline
+              minRows={3}
+              maxRows={10}
+              size="small"
+            />
+            <Box>
+              <Typography id="playground-temperature" variant="body2" color="text.secondary">
+                {translate('playground.temperature', { value: settings.temperature.toFixed(1) })}
+              </Typography>
+              <Slider
+                aria-labelledby="playground-temperature"
+                value={settings.temperature}
+                onChange={(_event, value) => setSettings({ ...settings, temperature: value })}
+                min={0}
+                max={2}
+                step={0.1}
+                size="small"
+              />
+            </Box>
+            <TextField
+              label={translate('playground.max_tokens')}
+              value={settings.maxTokens}
+              onChange={(event) => setSettings({ ...settings, maxTokens: event.target.value.replace(/[^0-9]/g, '') })}
+              placeholder={translate('playground.max_tokens_placeholder')}
+              size="small"
+              slotProps={{ htmlInput: { inputMode: 'numeric' } }}
+            />
+          </Stack>
+          <Stack component="section" aria-label={translate('playground.conversation')} sx={{ flex: 1, minWidth: 0, gap: 1.5 }}>
+            <Paper variant="outlined" role="log" aria-live="polite" sx={{ p: 2, minHeight: { xs: 240, md: 380 }, maxHeight: '60vh', overflowY: 'auto', bgcolor: 'background.default' }}>
+              {messages.length === 0 && !streaming && (
+                <Typography variant="body2" color="text.secondary">
+                  {translate('playground.empty')}
+                </Typography>
+              )}
+              {messages.map((message, index) => (
+                <Bubble key={index} role={message.role} text={message.content} />
+              ))}
+              {streaming && <Bubble role="assistant" text={answer || '…'} live />}
+              <div ref={end} />
+            </Paper>
+            {failure && (
+              <Alert severity="error" onClose={() => setFailure(null)}>
+                <AlertTitle>{translate(failure.title)}</AlertTitle>
+                {failure.detail}
+              </Alert>
+            )}
+            <Box component="form" onSubmit={(event) => void send(event)} sx={{ display: 'flex', gap: 1, alignItems: 'flex-end', flexWrap: { xs: 'wrap', sm: 'nowrap' } }}>
+              <TextField
+                label={translate('playground.message')}
+                value={draft}
+                onChange={(event) => setDraft(event.target.value)}
+                onKeyDown={(event) => {
+                  // Enter sends, Shift+Enter starts a new line
+                  if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
+                    event.preventDefault();
+                    void send();
+                  }
+                }}
+                multiline
+                maxRows={6}
+                size="small"
+                fullWidth
+              />
+              {streaming ? (
+                <Button variant="outlined" color="warning" startIcon={<StopIcon />} onClick={stop} sx={{ flexShrink: 0 }}>
+                  {translate('playground.stop')}
+                </Button>
+              ) : (
+                <Button type="submit" variant="contained" disableElevation startIcon={<SendIcon />} disabled={!draft.trim() || !settings.tokenId || !settings.model} sx={{ flexShrink: 0 }}>
+                  {translate('playground.send')}
+                </Button>
+              )}
+              <Button variant="text" startIcon={<DeleteSweepIcon />} onClick={clear} disabled={streaming || messages.length === 0} sx={{ flexShrink: 0 }}>
+                {translate('playground.clear')}
+              </Button>
+            </Box>
+          </Stack>
+        </Stack>
+      </CardContent>
+    </Card>
+  );
+}
+
+/** One turn of the conversation; the user's on the right. */
+function Bubble({ role, text, live = false }: { role: ChatMessage['role']; text: string; live?: boolean }) {
+  const translate = useTranslate();
+  const mine = role === 'user';
+  return (
+    <Box sx={{ display: 'flex', justifyContent: mine ? 'flex-end' : 'flex-start', mb: 1.5 }} data-testid={`message-${role}`} aria-busy={live || undefined}>
+      <Box
+        sx={{
+          maxWidth: '85%',
+          px: 1.5,
+          py: 1,
+          borderRadius: 2,
+          bgcolor: mine ? 'primary.main' : 'background.paper',
+          color: mine ? 'primary.contrastText' : 'text.primary',
+          border: mine ? 0 : 1,
+          borderColor: 'divider',
+        }}
+      >
+        <Typography variant="caption" sx={{ display: 'block', fontWeight: 600, color: mine ? 'inherit' : 'text.secondary' }}>
+          {translate(`playground.role_${role}`)}
+        </Typography>
+        <Typography variant="body2" sx={{ whiteSpace: 'pre-wrap', wordBreak: 'break-word' }}>
+          {text}
+        </Typography>
+      </Box>
+    </Box>
+  );
+}
+
+export default function PlaygroundPage() {
+  return (
+    <Authenticated>
+      <Playground />
+    </Authenticated>
+  );
+}

@@ -1,0 +1,207 @@
+// The playground: it lists the user's enabled keys and their group's models,
+// fetches the chosen key from its owner's endpoint, streams the answer of
+// POST /v1/chat/completions piece by piece, keeps the conversation, stops on
+// request, and says readably why the relay refused.
+import { render, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { http, HttpResponse } from 'msw';
+import { AdminContext, memoryStore } from 'react-admin';
+import { MemoryRouter, Route, Routes } from 'react-router-dom';
+import { describe, expect, it } from 'vitest';
+import { authProvider } from '../../src/authProvider';
+import { storeUser } from '../../src/authProvider/storage';
+import { dataProvider } from '../../src/dataProvider';
+import { i18nProvider } from '../../src/i18n';
+import PlaygroundPage from '../../src/pages/PlaygroundPage';
+import { server } from './setup';
+
+const encoder = new TextEncoder();
+
+/** An SSE body of chat.completion.chunk events carrying `pieces`; `open` leaves it unfinished (no [DONE], never closed). */
+function sse(pieces: string[], { open = false } = {}) {
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const piece of pieces) {
+        const chunk = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] };
+        controller.enqueue(encoder.encode(`data: ${JSON.stringify(chunk)}\n\n`));
+      }
+      if (!open) {
+        controller.enqueue(encoder.encode('data: [DONE]\n\n'));
+        controller.close();
+      }
+    },
+  });
+}
+
+const streamed = (body: ReadableStream<Uint8Array>) => new HttpResponse(body, { headers: { 'content-type': 'text/event-stream' } });
+
+interface Sent {
+  authorization: string | null;
+  body: Record<string, unknown>;
+}
+
+/** The page with two keys (one disabled) and two models; `answer` answers each relay call. */
+function renderPlayground(answer: (sent: Sent) => Response) {
+  const sent: Sent[] = [];
+  const revealed: string[] = [];
+  storeUser({ id: 2, username: 'someone', display_name: 'someone', role: 1, status: 1, group: 'default' } as never);
+  server.use(
+    http.get('*/api/token/', () =>
+      HttpResponse.json({
+        success: true,
+        message: '',
+        data: [
+          { id: 5, name: 'laptop', status: 1 },
+          { id: 6, name: 'old', status: 2 },
+        ],
+      }),
+    ),
+    http.get('*/api/pricing', () =>
+      HttpResponse.json({
+        success: true,
+        message: '',
+        data: [
+          { model: 'gpt-4o-mini', input: 0.15, output: 0.6, source: 'catalog' },
+          { model: 'claude-sonnet-4-5', input: 3, output: 15, source: 'catalog' },
+        ],
+      }),
+    ),
+    http.get('*/api/token/:id/key', ({ params }) => {
+      revealed.push(String(params.id));
+      return HttpResponse.json({ success: true, message: '', data: 'secret5' });
+    }),
+    http.post('*/v1/chat/completions', async ({ request }) => {
+      const call = { authorization: request.headers.get('authorization'), body: (await request.json()) as Record<string, unknown> };
+      sent.push(call);
+      return answer(call);
+    }),
+  );
+  render(
+    <MemoryRouter initialEntries={['/playground']}>
+      <AdminContext dataProvider={dataProvider} authProvider={authProvider} i18nProvider={i18nProvider} store={memoryStore()}>
+        <Routes>
+          <Route path="/playground" element={<PlaygroundPage />} />
+        </Routes>
+      </AdminContext>
+    </MemoryRouter>,
+  );
+  return { sent, revealed };
+}
+
+const conversation = () => screen.getByRole('log');
+
+async function say(text: string) {
+  const user = userEvent.setup();
+  const box = await screen.findByRole('textbox', { name: 'Message' });
+  await user.click(box);
+  await user.paste(text);
+  await user.click(screen.getByRole('button', { name: 'Send' }));
+}
+
+describe('playground', { timeout: 60_000 }, () => {
+  it('streams the answer through the relay with the chosen key, model, system prompt, temperature and max tokens, and keeps the history', async () => {
+    const { sent, revealed } = renderPlayground(({ body }) => streamed(sse((body.messages as unknown[]).length > 2 ? ['Second ', 'answer.'] : ['Hello', ', ', 'world!'])));
+    const user = userEvent.setup();
+    // only the enabled key is offered; the first model is chosen
+    const keyPicker = await screen.findByRole('combobox', { name: 'Key' });
+    await waitFor(() => expect(keyPicker).toHaveTextContent('laptop'));
+    await user.click(keyPicker);
+    expect((await screen.findAllByRole('option')).map((option) => option.textContent)).toEqual(['laptop']);
+    await user.keyboard('{Escape}');
+    expect(screen.getByRole('combobox', { name: 'Model' })).toHaveTextContent('gpt-4o-mini');
+    await user.click(screen.getByRole('combobox', { name: 'Model' }));
+    await user.click(await screen.findByRole('option', { name: 'claude-sonnet-4-5' }));
+
+    await user.click(screen.getByRole('textbox', { name: 'System prompt' }));
+    await user.paste('Be brief.');
+    await user.click(screen.getByRole('textbox', { name: 'Max tokens' }));
+    await user.paste('64');
+    await say('Hi there');
+
+    await waitFor(() =>
+      expect(
+        within(conversation())
+          .getAllByTestId('message-assistant')
+          .map((node) => node.textContent),
+      ).toEqual(['AssistantHello, world!']),
+    );
+    expect(sent[0]).toEqual({
+      authorization: 'Bearer sk-secret5',
+      body: {
+        model: 'claude-sonnet-4-5',
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'Hi there' },
+        ],
+        temperature: 1,
+        max_tokens: 64,
+        stream: true,
+      },
+    });
+
+    await say('And again');
+    await waitFor(() => expect(within(conversation()).getAllByTestId('message-assistant')).toHaveLength(2));
+    expect(within(conversation()).getAllByTestId('message-assistant')[1]).toHaveTextContent('Second answer.');
+    expect((sent[1].body.messages as unknown[]).slice(1)).toEqual([
+      { role: 'user', content: 'Hi there' },
+      { role: 'assistant', content: 'Hello, world!' },
+      { role: 'user', content: 'And again' },
+    ]);
+    // the key is asked for once and kept in memory
+    expect(revealed).toEqual(['5']);
+
+    await user.click(screen.getByRole('button', { name: 'Clear' }));
+    expect(screen.getByText('Send a message to start.')).toBeInTheDocument();
+  });
+
+  it('says readably why the relay refused: a refused key, no quota, too many requests, a failure mid-stream', async () => {
+    const answers = [
+      HttpResponse.json({ error: { message: 'invalid API key', type: 'invalid_request_error', code: 'invalid_api_key' } }, { status: 401 }),
+      HttpResponse.json({ error: { message: 'the quota of this API key is used up', type: 'insufficient_quota', code: 'insufficient_quota' } }, { status: 429 }),
+      HttpResponse.json({ error: { message: 'too many requests in flight', type: 'rate_limit_error', code: 'too_many_concurrent_requests' } }, { status: 429 }),
+      streamed(
+        new ReadableStream({
+          start(controller) {
+            controller.enqueue(encoder.encode('data: {"choices":[{"index":0,"delta":{"content":"Part"}}]}\n\n'));
+            controller.enqueue(encoder.encode('data: {"error":{"message":"upstream closed the connection","type":"server_error"}}\n\n'));
+            controller.close();
+          },
+        }),
+      ),
+    ];
+    renderPlayground(() => answers.shift()!);
+    const alert = () => screen.findByRole('alert');
+
+    await say('one');
+    expect(await alert()).toHaveTextContent('The key was refusedinvalid API key');
+    // the session is not the key: a refused key never signs the user out
+    expect(localStorage.getItem('user')).not.toBeNull();
+    await say('two');
+    await waitFor(async () => expect(await alert()).toHaveTextContent('Not enough quotathe quota of this API key is used up'));
+    await say('three');
+    await waitFor(async () => expect(await alert()).toHaveTextContent('Too many requests; wait a moment and try againtoo many requests in flight'));
+    await say('four');
+    await waitFor(async () => expect(await alert()).toHaveTextContent('The request was refusedupstream closed the connection'));
+    // what came before the failure stays
+    expect(
+      within(conversation())
+        .getAllByTestId('message-assistant')
+        .map((node) => node.textContent),
+    ).toEqual(['AssistantPart']);
+  });
+
+  it('stops an answer on request and keeps what came', async () => {
+    renderPlayground(() => streamed(sse(['Once upon a time'], { open: true })));
+    const user = userEvent.setup();
+    await say('Tell me a story');
+    expect(await within(conversation()).findByText('Once upon a time')).toBeInTheDocument();
+    await user.click(screen.getByRole('button', { name: 'Stop' }));
+    expect(await screen.findByRole('button', { name: 'Send' })).toBeInTheDocument();
+    expect(
+      within(conversation())
+        .getAllByTestId('message-assistant')
+        .map((node) => node.textContent),
+    ).toEqual(['AssistantOnce upon a time']);
+    expect(screen.queryByRole('alert')).toBeNull();
+  });
+});
