@@ -509,6 +509,8 @@ describe('ChannelEdit of a multi-key channel', () => {
     await user.click(within(dialog).getByRole('button', { name: 'Confirm' }));
     expect(await screen.findByText('key deleted')).toBeInTheDocument();
     expect(screen.queryByText('sk-****-two')).toBeNull();
+    // the confirm dialog fades out; the page behind it is hidden from the accessibility tree until it has
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
 
     // keys from a file join what was typed, and go out as one text
     const adding = screen.getByRole('textbox', { name: 'Add keys' });
