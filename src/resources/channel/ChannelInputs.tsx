@@ -7,9 +7,8 @@ import { AutocompleteArrayInput, NumberInput, SelectInput, TextInput, useDataPro
 import { useFormContext, useWatch } from 'react-hook-form';
 import { CHANNEL_TYPES, findChannelType, keyFitsFormat } from '../../../common/channelTypes';
 import type { SwitchboardDataProvider } from '../../dataProvider';
-import { useNotice } from '../../layout/notice';
-import { errorMessage } from '../../pages/errorMessage';
 import { SwitchInput } from '../shared/SwitchInput';
+import { useLoadedList } from '../shared/useLoadedList';
 import { textOf } from '../shared/textOf';
 
 export const MAPPING_EXAMPLE = JSON.stringify({ 'gpt-3.5-turbo-0301': 'gpt-3.5-turbo', 'gpt-4-0314': 'gpt-4', 'gpt-4-32k-0314': 'gpt-4-32k' }, null, 2);
@@ -121,24 +120,6 @@ export function channelTransform(values: Record<string, unknown>) {
     priority: Number(values.priority ?? 0),
     weight: Number(values.weight ?? 1),
   };
-}
-
-/** Loads a list for the form once; failures are told, and the form still works with what it has. */
-function useLoadedList(load: () => Promise<string[]>): string[] {
-  const notice = useNotice();
-  const [names, setNames] = useState<string[]>([]);
-  const loadRef = useRef(load);
-  useEffect(() => {
-    let live = true;
-    loadRef.current().then(
-      (loaded) => live && setNames(loaded),
-      (error) => live && notice(errorMessage(error), 'error'),
-    );
-    return () => {
-      live = false;
-    };
-  }, [notice]);
-  return names;
 }
 
 /** Choosing a type while no model is selected pre-fills that type's usual models. */
