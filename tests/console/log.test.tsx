@@ -353,6 +353,17 @@ describe('log texts in the console language', () => {
       'returned 300 quota held by requests that node a, b cut off',
       'the client left before the answer',
       'the answer billed nothing',
+      'the upstream service failed (request id req_1)',
+      'the upstream service refused the gateway (request id req_2)',
+      'the upstream service is busy, please retry later (request id req_3)',
+      'the upstream answer broke off (request id req_4)',
+      'the upstream service could not be reached (request id req_5)',
+      'the upstream timed out (request id req_6)',
+      'the upstream answer stalled (request id req_7)',
+      'the upstream is busy, please retry later (request id req_8)',
+      'no channel available for model gpt-4o',
+      'the quota of this API key is used up',
+      'model acme-1 has no price: an administrator must add it to ModelRatio',
       'something else entirely',
     ]) {
       expect(logText(text, quota, english)).toBe(text);
@@ -368,6 +379,8 @@ describe('log texts in the console language', () => {
       expect(logText('gift for inviting alice: 50 quota', quota, chinese)).toBe('邀请 alice 的奖励：50 额度');
       expect(logText('root changed the quota from 100 to 2500', quota, chinese)).toBe('root 将额度从 100 改为 2500');
       expect(logText('the client left before the answer', quota, chinese)).toBe('客户端在收到回答前已断开');
+      expect(logText('the upstream service failed (request id req_16b0)', quota, chinese)).toBe('上游服务出错（请求 ID req_16b0）');
+      expect(logText('the upstream answer stalled (request id req_7)', quota, chinese)).toBe('上游的回答停滞（请求 ID req_7）');
       // an unknown tail after the ratios stays as written, its amounts converted
       expect(logText('model ratio 1.00, group ratio 1.00, refund 10 quota', dollars, chinese)).toBe('模型倍率 1.00，分组倍率 1.00，refund $0.00002 (10 quota)');
     } finally {

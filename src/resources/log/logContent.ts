@@ -34,6 +34,18 @@ const SHAPES: Shape[] = [
   { pattern: /^returned (\d+) quota held by requests that node (.+) cut off$/, key: 'hold_returned_node', params: ['quota', 'nodes'], quota: ['quota'] },
   { pattern: /^the client left before the answer$/, key: 'client_gone', params: [] },
   { pattern: /^the answer billed nothing$/, key: 'nothing_billed', params: [] },
+  // the relay's own refusals and upstream failures (server/relay/errors.ts and the admission checks)
+  { pattern: /^the upstream service failed \(request id (\S+)\)$/, key: 'upstream_failed', params: ['request_id'] },
+  { pattern: /^the upstream service refused the gateway \(request id (\S+)\)$/, key: 'upstream_refused', params: ['request_id'] },
+  { pattern: /^the upstream service is busy, please retry later \(request id (\S+)\)$/, key: 'upstream_busy', params: ['request_id'] },
+  { pattern: /^the upstream is busy, please retry later \(request id (\S+)\)$/, key: 'upstream_busy_short', params: ['request_id'] },
+  { pattern: /^the upstream answer broke off \(request id (\S+)\)$/, key: 'upstream_broke_off', params: ['request_id'] },
+  { pattern: /^the upstream service could not be reached \(request id (\S+)\)$/, key: 'upstream_unreachable', params: ['request_id'] },
+  { pattern: /^the upstream timed out \(request id (\S+)\)$/, key: 'upstream_timeout', params: ['request_id'] },
+  { pattern: /^the upstream answer stalled \(request id (\S+)\)$/, key: 'upstream_stalled', params: ['request_id'] },
+  { pattern: /^no channel available for model (.+)$/, key: 'no_channel', params: ['model'] },
+  { pattern: /^the quota of this API key is used up$/, key: 'quota_used_up', params: [] },
+  { pattern: /^model (.+) has no price: an administrator must add it to ModelRatio$/, key: 'model_price_unset', params: ['model'] },
 ];
 
 /** The details a consume row adds after its ratios: an image request's size and count, a speech request's characters. */
