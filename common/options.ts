@@ -266,6 +266,10 @@ export const OPTION_SPECS = {
   ModelRatio: { kind: 'json', default: sortedJson(DEFAULT_MODEL_RATIO) },
   /** Output price / input price per model, over the catalog's (server/billing/catalog.ts); empty by default. */
   CompletionRatio: { kind: 'json', default: '{}' },
+  /** Cache-read price / input price per model, over the catalog's; empty by default. */
+  CacheReadRatio: { kind: 'json', default: '{}' },
+  /** Cache-write price / input price per model (vendors that bill prompt-cache writes apart), over the catalog's; empty by default. */
+  CacheWriteRatio: { kind: 'json', default: '{}' },
   ModelMaxOutputTokens: { kind: 'json', default: sortedJson(DEFAULT_MODEL_MAX_OUTPUT_TOKENS) },
   GroupRatio: { kind: 'json', default: sortedJson(DEFAULT_GROUP_RATIO) },
   /** Relay rate limits per group, `{"group": {"rpm": n, "tpm": n}}` (0 = unlimited); users and tokens may override (common/rateLimits.ts). */
@@ -336,6 +340,8 @@ export function isUrlOption(key: OptionKey): boolean {
 export const JSON_OPTION_NAMES: Partial<Record<OptionKey, string>> = {
   ModelRatio: 'model ratio',
   CompletionRatio: 'completion ratio',
+  CacheReadRatio: 'cache read ratio',
+  CacheWriteRatio: 'cache write ratio',
   ModelMaxOutputTokens: 'model max output tokens',
   GroupRatio: 'group ratio',
   GroupRateLimits: 'group rate limits',

@@ -51,6 +51,9 @@ export interface Admission<P extends Payer = Payer> {
   ratio: number;
   modelRatio: number;
   groupRatio: number;
+  /** The CacheReadRatio and CacheWriteRatio options' entries for the model, when the operator set them. */
+  cachedPromptRatio?: number;
+  cacheCreationRatio?: number;
   startedAt: number;
   /** Unique across nodes: the key of the request's reservation (and its row on PostgreSQL and MySQL). */
   reservationId: string;
@@ -68,7 +71,20 @@ export function admitModel<P extends Payer>(ctx: MoneyContext, caller: P, model:
   }
   const price = modelPrice(model, caller.user.group, options.json('ModelRatio'), options.json('GroupRatio'));
   if (!price.known) return relayError(403, price.reason, 'model_price_unset', 'permission_error');
-  return { caller, model, ratio: price.ratio, modelRatio: price.modelRatio, groupRatio: price.groupRatio, startedAt: Date.now(), reservationId: ctx.newRequestId(), requestId };
+  const cachedPromptRatio = options.json('CacheReadRatio')[model];
+  const cacheCreationRatio = options.json('CacheWriteRatio')[model];
+  return {
+    caller,
+    model,
+    ratio: price.ratio,
+    modelRatio: price.modelRatio,
+    groupRatio: price.groupRatio,
+    ...(cachedPromptRatio !== undefined ? { cachedPromptRatio } : {}),
+    ...(cacheCreationRatio !== undefined ? { cacheCreationRatio } : {}),
+    startedAt: Date.now(),
+    reservationId: ctx.newRequestId(),
+    requestId,
+  };
 }
 
 export async function reserve(ctx: MoneyContext, admission: Admission, amount: number, hint?: { alone?: boolean }): Promise<Reservation | RelayError> {
@@ -313,14 +329,17 @@ function consumeLog(admission: Admission, reservation: Reservation, bill: Bill, 
  * its inputs kept for the consume log's formula. Cache reads are billed at the
  * model's cached-prompt ratio, cache writes (Anthropic's) at its own.
  */
-export function tokenCharge(admission: Pick<Admission, 'model' | 'ratio'>, usage: Usage, completionRatio: number): Pick<Bill, 'charge' | 'pricing'> {
+export function tokenCharge(admission: Pick<Admission, 'model' | 'ratio' | 'cachedPromptRatio' | 'cacheCreationRatio'>, usage: Usage, completionRatio: number): Pick<Bill, 'charge' | 'pricing'> {
+  // the operator's entries (checked by cachedPromptRatioFor like the catalog's) come first
+  const readOverride = admission.cachedPromptRatio === undefined ? undefined : { [admission.model]: admission.cachedPromptRatio };
+  const writeOverride = admission.cacheCreationRatio === undefined ? undefined : { [admission.model]: admission.cacheCreationRatio };
   const pricing: ChargeInput = {
     promptTokens: usage.promptTokens,
     completionTokens: usage.completionTokens,
     cachedPromptTokens: usage.cachedPromptTokens,
-    cachedPromptRatio: cachedPromptRatioFor(admission.model),
+    cachedPromptRatio: cachedPromptRatioFor(admission.model, readOverride),
     cacheCreationTokens: usage.cacheCreationTokens,
-    cacheCreationRatio: usage.cacheCreationTokens ? cacheCreationRatioFor(admission.model) : 1,
+    cacheCreationRatio: usage.cacheCreationTokens ? cacheCreationRatioFor(admission.model, writeOverride) : 1,
     ratio: admission.ratio,
     completionRatio,
   };

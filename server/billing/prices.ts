@@ -3,7 +3,7 @@
 // 500 000 quota = US$1) with its money defects fixed: no silent price for an
 // unknown model, cached prompt tokens priced on their own, never a negative charge.
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../common/options';
-import type { ModelPrice } from '../../common/pricing';
+import { tidyRatio, type DefaultModelPrice, type ModelPrice } from '../../common/pricing';
 import type { Usage } from '../../common/usage';
 import { catalogMaxOutputTokens, catalogPrice } from './catalog';
 
@@ -59,9 +59,13 @@ export const CACHED_PROMPT_RATIO_BY_MODEL: Readonly<Record<string, number>> = {
   'google/gemini-2.5-flash': 0.1,
 };
 
-/** The share of a prompt token's price a cached prompt token costs for this model. */
-export function cachedPromptRatioFor(model: string): number {
-  const ratio = catalogPrice(model)?.cacheReadRatio ?? CACHED_PROMPT_RATIO_BY_MODEL[model];
+/** An operator's entry of a ratio option, when it is a usable ratio. */
+const overrideOf = (overrides: Readonly<Record<string, number>>, model: string) =>
+  Object.hasOwn(overrides, model) && Number.isFinite(overrides[model]) && overrides[model] >= 0 ? overrides[model] : undefined;
+
+/** The share of a prompt token's price a cached prompt token costs for this model: the CacheReadRatio option's entry, else the catalog, else the hand table. */
+export function cachedPromptRatioFor(model: string, overrides: Readonly<Record<string, number>> = {}): number {
+  const ratio = overrideOf(overrides, model) ?? catalogPrice(model)?.cacheReadRatio ?? CACHED_PROMPT_RATIO_BY_MODEL[model];
   return Number.isFinite(ratio) ? ratio : DEFAULT_CACHED_PROMPT_RATIO;
 }
 
@@ -78,8 +82,8 @@ const CACHE_CREATION_RATIO_BY_PREFIX: Readonly<Record<string, number>> = { claud
 /** The prefix table as pairs, made once: walked on every admission. */
 const CACHE_CREATION_PREFIXES = Object.entries(CACHE_CREATION_RATIO_BY_PREFIX);
 
-export function cacheCreationRatioFor(model: string): number {
-  const catalogRatio = catalogPrice(model)?.cacheWriteRatio;
+export function cacheCreationRatioFor(model: string, overrides: Readonly<Record<string, number>> = {}): number {
+  const catalogRatio = overrideOf(overrides, model) ?? catalogPrice(model)?.cacheWriteRatio;
   if (catalogRatio !== undefined) return catalogRatio;
   for (const [prefix, ratio] of CACHE_CREATION_PREFIXES) if (model.startsWith(prefix)) return ratio;
   return 1;
@@ -334,22 +338,58 @@ export const AUDIO_REQUEST_TOKENS = 10;
 /** US$ per million tokens at `ratio` (quota per token) when `quotaPerUnit` quota make a dollar; to the cent's hundredth. */
 const dollarsPerMillion = (ratio: number, quotaPerUnit: number) => Math.round((ratio * 1_000_000 * 10_000) / quotaPerUnit) / 10_000;
 
+/**
+ * The cache ratios worth showing: the operator's, the catalog's or a provider
+ * table's. The 0.5 fallback for reads and the 1 for writes are left out, so a
+ * model whose vendor has no prompt cache shows none.
+ */
+function knownCacheRatios(model: string, readOverrides: Readonly<Record<string, number>> = {}, writeOverrides: Readonly<Record<string, number>> = {}) {
+  const cacheRead = overrideOf(readOverrides, model) ?? catalogPrice(model)?.cacheReadRatio ?? CACHED_PROMPT_RATIO_BY_MODEL[model];
+  const cacheWrite = overrideOf(writeOverrides, model) ?? catalogPrice(model)?.cacheWriteRatio ?? (model.startsWith('claude') ? cacheCreationRatioFor(model) : undefined);
+  return { cacheRead: Number.isFinite(cacheRead) ? cacheRead : undefined, cacheWrite };
+}
+
+/**
+ * A model's price when no ratio option overrides it: the catalog's, or the
+ * built-in ModelRatio default (`defaultModelRatio`) for a model the catalog
+ * lacks; for the settings' price table, which shows what an override replaced
+ * and resets a row to it.
+ */
+export function defaultModelPrice(model: string, defaultModelRatio: Readonly<Record<string, number>>): DefaultModelPrice {
+  const modelRatio = overrideOf(defaultModelRatio, model) ?? catalogPrice(model)?.modelRatio;
+  const { cacheRead, cacheWrite } = knownCacheRatios(model);
+  // the catalog's shares are divisions of its prices (0.3 / 3 = 0.09999999999999999)
+  return {
+    model,
+    ...(modelRatio !== undefined ? { model_ratio: tidyRatio(modelRatio) } : {}),
+    completion_ratio: tidyRatio(completionRatioFor(model)),
+    ...(cacheRead !== undefined ? { cache_read_ratio: tidyRatio(cacheRead) } : {}),
+    ...(cacheWrite !== undefined ? { cache_write_ratio: tidyRatio(cacheWrite) } : {}),
+  };
+}
+
 /** `lookupPrice`'s answer in dollars per million tokens; undefined for a model without a price. */
 export function readablePrice(
   model: string,
   group: string,
-  options: { modelRatio: Readonly<Record<string, number>>; groupRatio: Readonly<Record<string, number>>; completionRatio: Readonly<Record<string, number>>; quotaPerUnit: number },
+  options: {
+    modelRatio: Readonly<Record<string, number>>;
+    groupRatio: Readonly<Record<string, number>>;
+    completionRatio: Readonly<Record<string, number>>;
+    cacheReadRatio?: Readonly<Record<string, number>>;
+    cacheWriteRatio?: Readonly<Record<string, number>>;
+    quotaPerUnit: number;
+  },
 ): ModelPrice | undefined {
   const price = lookupPrice(model, group, options.modelRatio, options.groupRatio, options.completionRatio);
   if (!price.known) return undefined;
   const perMillion = (share: number) => dollarsPerMillion(price.ratio * share, options.quotaPerUnit);
-  const cacheRead = catalogPrice(model)?.cacheReadRatio ?? CACHED_PROMPT_RATIO_BY_MODEL[model];
-  const cacheWrite = catalogPrice(model)?.cacheWriteRatio ?? (model.startsWith('claude') ? cacheCreationRatioFor(model) : undefined);
+  const { cacheRead, cacheWrite } = knownCacheRatios(model, options.cacheReadRatio, options.cacheWriteRatio);
   return {
     model,
     input: perMillion(1),
     output: perMillion(price.completionRatio),
-    ...(Number.isFinite(cacheRead) ? { cache_read: perMillion(cacheRead) } : {}),
+    ...(cacheRead !== undefined ? { cache_read: perMillion(cacheRead) } : {}),
     ...(cacheWrite !== undefined && Number.isFinite(cacheWrite) ? { cache_write: perMillion(cacheWrite) } : {}),
     source: price.source,
   };

@@ -5,10 +5,12 @@
 // getOptions      → GET  /api/option/            → [{ key, value, set? }] (secrets: value '' and whether one is set)
 // updateOption    → PUT  /api/option/            body: { key, value }
 // sendTestEmail   → POST /api/option/test_email  → the address the test e-mail went to
+// defaultPrices   → GET  /api/pricing/defaults   → DefaultModelPrice[] (each model's price before the ratio options)
 // latestRelease   → GET  /api/release/latest     → ReleaseInfo (the server fetches it; RELEASE_CHECK_URL)
 // importState     → GET  /api/import/            → ImportJobState (root only: progress, then the report)
 // startImport     → POST /api/import/            body: { source, apply, merge, with_logs } → ImportJobState
 import type { ImportJobState } from '../../common/importJob';
+import type { DefaultModelPrice } from '../../common/pricing';
 import type { ReleaseInfo } from '../../common/version';
 import { httpClient as defaultHttpClient, type HttpClient } from './httpClient';
 
@@ -23,6 +25,7 @@ export interface OptionEntry {
 export const settingsEndpoints = {
   options: '/api/option/',
   testEmail: '/api/option/test_email',
+  defaultPrices: '/api/pricing/defaults',
   latestRelease: '/api/release/latest',
   import: '/api/import/',
 } as const;
@@ -41,6 +44,7 @@ export function createSettingsProvider(httpClient: HttpClient = defaultHttpClien
     updateOption: async (key: string, value: string) => {
       await httpClient(settingsEndpoints.options, { method: 'PUT', body: { key, value } });
     },
+    defaultPrices: async () => (await httpClient<DefaultModelPrice[]>(settingsEndpoints.defaultPrices)).data ?? [],
     sendTestEmail: async () => (await httpClient<string>(settingsEndpoints.testEmail, { method: 'POST' })).data ?? '',
     latestRelease: async () => (await httpClient<ReleaseInfo>(settingsEndpoints.latestRelease)).data as ReleaseInfo,
     importState: async () => (await httpClient<ImportJobState>(settingsEndpoints.import)).data as ImportJobState,

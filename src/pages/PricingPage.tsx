@@ -45,6 +45,51 @@ function PriceBlocks({ prices }: { prices: readonly ModelPrice[] }) {
   );
 }
 
+/** The search box over a table of models (this page and the settings' price table). */
+export function ModelSearch({ value, onChange }: { value: string; onChange: (value: string) => void }) {
+  const translate = useTranslate();
+  return (
+    <TextField
+      label={translate('pricing.search')}
+      value={value}
+      onChange={(event) => onChange(event.target.value)}
+      size="small"
+      sx={{ width: { xs: '100%', sm: 320 } }}
+      slotProps={{
+        input: {
+          startAdornment: (
+            <InputAdornment position="start">
+              <SearchIcon fontSize="small" />
+            </InputAdornment>
+          ),
+        },
+      }}
+    />
+  );
+}
+
+/** The model and price column heads of a price table; `perMillion` adds the unit under each price's name. */
+export function PriceHeadCells({ perMillion = false }: { perMillion?: boolean }) {
+  const translate = useTranslate();
+  return (
+    <>
+      <TableCell component="th" scope="col">
+        {translate('pricing.model')}
+      </TableCell>
+      {COLUMNS.map((column) => (
+        <TableCell key={column} component="th" scope="col" align="right">
+          {translate(`pricing.${column}`)}
+          {perMillion && (
+            <Typography component="span" variant="caption" color="text.secondary" sx={{ display: 'block' }}>
+              {translate('pricing.per_million')}
+            </Typography>
+          )}
+        </TableCell>
+      ))}
+    </>
+  );
+}
+
 function Pricing() {
   const translate = useTranslate();
   const phone = useMediaQuery((theme: Theme) => theme.breakpoints.down('sm'));
@@ -76,22 +121,9 @@ function Pricing() {
           {translate('pricing.intro')}
         </Typography>
         {failed && <LoadError onRetry={load} />}
-        <TextField
-          label={translate('pricing.search')}
-          value={search}
-          onChange={(event) => setSearch(event.target.value)}
-          size="small"
-          sx={{ mb: 2, width: { xs: '100%', sm: 320 } }}
-          slotProps={{
-            input: {
-              startAdornment: (
-                <InputAdornment position="start">
-                  <SearchIcon fontSize="small" />
-                </InputAdornment>
-              ),
-            },
-          }}
-        />
+        <Box sx={{ mb: 2 }}>
+          <ModelSearch value={search} onChange={setSearch} />
+        </Box>
         {prices !== null && prices.length === 0 && <Typography>{translate('pricing.none')}</Typography>}
         {prices !== null && prices.length > 0 && (
           <>
@@ -107,17 +139,7 @@ function Pricing() {
                 <Table size="small" aria-label={translate('pricing.title')}>
                   <TableHead>
                     <TableRow>
-                      <TableCell component="th" scope="col">
-                        {translate('pricing.model')}
-                      </TableCell>
-                      {COLUMNS.map((column) => (
-                        <TableCell key={column} component="th" scope="col" align="right">
-                          {translate(`pricing.${column}`)}
-                          <Typography component="span" variant="caption" color="text.secondary" sx={{ display: 'block' }}>
-                            {translate('pricing.per_million')}
-                          </Typography>
-                        </TableCell>
-                      ))}
+                      <PriceHeadCells perMillion />
                     </TableRow>
                   </TableHead>
                   <TableBody>

@@ -1,7 +1,8 @@
 // One section of an admin settings tab: its switches (saved at once), its
 // fields (held locally) and the save button that sends what changed.
+import ExpandMoreIcon from '@mui/icons-material/ExpandMore';
 import SaveIcon from '@mui/icons-material/Save';
-import { Box, Button, Card, CardContent, Grid, Stack, Typography } from '@mui/material';
+import { Accordion, AccordionDetails, AccordionSummary, Box, Button, Card, CardContent, Grid, Stack, Typography } from '@mui/material';
 import { useId, type ReactNode } from 'react';
 import { useTranslate } from 'react-admin';
 import { OPTION_SPECS } from '../../common/options';
@@ -35,10 +36,13 @@ export function OptionSection({
   form,
   extra,
   actions,
+  lead,
 }: {
   tab: SettingTab;
   section: SettingSection;
   form: OptionForm;
+  /** Shown first; the fields then fold under "Advanced" (the price table over the raw ratio JSON). */
+  lead?: ReactNode;
   /** Shown under the fields (e.g. the GitHub callback address). */
   extra?: ReactNode;
   /** Shown beside the save button (e.g. "send test e-mail"). */
@@ -49,15 +53,8 @@ export function OptionSection({
   const toggles = section.keys.filter((key) => OPTION_SPECS[key].kind === 'toggle');
   const fields = section.keys.filter((key) => OPTION_SPECS[key].kind !== 'toggle');
   const writable = fields.some((key) => form.canWrite(key));
-  return (
-    <SectionCard title={translate(`settings.section.${name}`)} help={translate(`settings.section_help.${name}`, { _: '' }) || undefined}>
-      {toggles.length > 0 && (
-        <Box sx={{ display: 'flex', flexWrap: 'wrap', mb: fields.length ? 2 : 0 }}>
-          {toggles.map((key) => (
-            <OptionToggle key={key} form={form} optionKey={key} />
-          ))}
-        </Box>
-      )}
+  const body = (
+    <>
       {fields.length > 0 && (
         <Grid container spacing={2}>
           {fields.map((key) => (
@@ -75,6 +72,28 @@ export function OptionSection({
             {translate('settings.save')}
           </Button>
         </Stack>
+      )}
+    </>
+  );
+  return (
+    <SectionCard title={translate(`settings.section.${name}`)} help={translate(`settings.section_help.${name}`, { _: '' }) || undefined}>
+      {toggles.length > 0 && (
+        <Box sx={{ display: 'flex', flexWrap: 'wrap', mb: fields.length ? 2 : 0 }}>
+          {toggles.map((key) => (
+            <OptionToggle key={key} form={form} optionKey={key} />
+          ))}
+        </Box>
+      )}
+      {lead}
+      {lead ? (
+        <Accordion disableGutters variant="outlined" sx={{ mt: 2, borderRadius: 2, '&::before': { display: 'none' } }}>
+          <AccordionSummary expandIcon={<ExpandMoreIcon />}>
+            <Typography sx={{ fontWeight: 600 }}>{translate('settings.advanced')}</Typography>
+          </AccordionSummary>
+          <AccordionDetails>{body}</AccordionDetails>
+        </Accordion>
+      ) : (
+        body
       )}
     </SectionCard>
   );

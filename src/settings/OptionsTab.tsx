@@ -13,6 +13,7 @@ import { LoadError } from '../layout/LoadError';
 import { useNotice } from '../layout/notice';
 import { errorMessage } from '../pages/errorMessage';
 import { OptionSection } from './OptionSection';
+import { PriceTable } from './PriceTable';
 import { SETTING_TABS, type SettingSection, type SettingTab } from './sections';
 import { ImportSection } from './ImportSection';
 import { UpdateCheck } from './UpdateCheck';
@@ -75,6 +76,7 @@ export function OptionsTab({ tab, form }: { tab: SettingTab; form: OptionForm })
           form={form}
           extra={tab === 'system' && section.id === 'github' ? <GitHubCallback form={form} /> : undefined}
           actions={tab === 'system' && section.id === 'smtp' ? <TestEmailButton form={form} section={section} /> : undefined}
+          lead={tab === 'operation' && section.id === 'ratio' ? <PriceTable form={form} /> : undefined}
         />
       ))}
     </Stack>

@@ -47,7 +47,8 @@ export const SETTING_TABS: Record<SettingTab, SettingSection[]> = {
         'RoutingAffinityHeader',
       ],
     },
-    { id: 'ratio', keys: ['ModelRatio', 'CompletionRatio', 'ModelMaxOutputTokens', 'GroupRatio'] },
+    // the price table (PriceTable.tsx) leads this section; these fields fold under "Advanced"
+    { id: 'ratio', keys: ['ModelRatio', 'CompletionRatio', 'CacheReadRatio', 'CacheWriteRatio', 'ModelMaxOutputTokens', 'GroupRatio'] },
   ],
   system: [
     { id: 'general', keys: ['ServerAddress'] },
@@ -92,6 +93,8 @@ export const FIELD_HINTS: Partial<Record<OptionKey, FieldHint>> = {
   SMTPPort: { placeholder: '587' },
   ModelRatio: { rows: 12, monospace: true },
   CompletionRatio: { rows: 6, monospace: true },
+  CacheReadRatio: { rows: 6, monospace: true },
+  CacheWriteRatio: { rows: 6, monospace: true },
   ModelMaxOutputTokens: { rows: 8, monospace: true },
   GroupRatio: { rows: 6, monospace: true },
   GroupRateLimits: { rows: 6, monospace: true },

@@ -33,6 +33,13 @@ export interface OptionForm {
   isDirty(keys: OptionKey[]): boolean;
   saveToggle(key: OptionKey, on: boolean): Promise<void>;
   saveSection(keys: OptionKey[]): Promise<void>;
+  /**
+   * Saves values made elsewhere than in the fields (the price table's rows),
+   * replacing any draft of those keys; resolves whether all were saved.
+   */
+  saveValues(values: Partial<Record<OptionKey, string>>): Promise<boolean>;
+  /** The provider the form loads and saves through (the price table reads its defaults from it too). */
+  provider: SettingsProvider;
   /** The key or section being saved, for busy buttons. */
   saving: boolean;
 }
@@ -133,6 +140,37 @@ export function useOptionForm(enabled: boolean, provider: SettingsProvider = def
     [provider, stored, drafts, notice, reloadStatus],
   );
 
+  const saveValues = useCallback(
+    async (values: Partial<Record<OptionKey, string>>) => {
+      const changes = (Object.keys(values) as OptionKey[]).map((key) => ({ key, value: values[key] as string }));
+      const invalid = invalidChangeMessage(changes);
+      if (invalid) {
+        notice(invalid, 'error');
+        return false;
+      }
+      setSaving(true);
+      try {
+        for (const change of changes) {
+          await provider.updateOption(change.key, change.value);
+          setStored((stored) => ({ ...stored, [change.key]: change.value }));
+          setDrafts((drafts) => {
+            const next = { ...drafts };
+            delete next[change.key];
+            return next;
+          });
+        }
+        notice('settings.saved', 'success');
+        return true;
+      } catch (error) {
+        notice(errorMessage(error), 'error');
+        return false;
+      } finally {
+        setSaving(false);
+      }
+    },
+    [provider, notice],
+  );
+
   return {
     loaded,
     loadError,
@@ -146,6 +184,8 @@ export function useOptionForm(enabled: boolean, provider: SettingsProvider = def
     isDirty: (keys) => pendingChanges(keys, stored, drafts).length > 0,
     saveToggle,
     saveSection,
+    saveValues,
+    provider,
     saving,
   };
 }

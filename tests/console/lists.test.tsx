@@ -10,31 +10,13 @@ import { dataProvider } from '../../src/dataProvider';
 import { i18nProvider } from '../../src/i18n';
 import { ChannelList } from '../../src/resources/channel/ChannelList';
 import { lightTheme } from '../../src/theme';
+import { screenWidth } from './screenWidth';
 import { server } from './setup';
 
 const channels = [
   { id: 2, name: 'azure-east', type: 3, status: 1, group: 'default', response_time: 0, test_time: 1700000000, test_error: 'could not reach upstream: connect ECONNREFUSED', balance: 0, priority: 0 },
   { id: 1, name: 'openai-main', type: 1, status: 2, group: 'default,vip', response_time: 420, test_time: 1700000000, test_error: '', balance: 12.5, priority: 5 },
 ];
-
-/** MUI's useMediaQuery reads matchMedia; jsdom has none. */
-function screenWidth(width: number) {
-  window.matchMedia = (query: string) => {
-    const max = /max-width:\s*([\d.]+)px/.exec(query);
-    const min = /min-width:\s*([\d.]+)px/.exec(query);
-    const matches = (!max || width <= Number(max[1])) && (!min || width >= Number(min[1]));
-    return {
-      matches,
-      media: query,
-      onchange: null,
-      addListener: () => undefined,
-      removeListener: () => undefined,
-      addEventListener: () => undefined,
-      removeEventListener: () => undefined,
-      dispatchEvent: () => false,
-    };
-  };
-}
 
 function Where() {
   return <div data-testid="location">{useLocation().pathname}</div>;

@@ -4,11 +4,13 @@ import { cleanup, fireEvent, render, screen, within } from '@testing-library/rea
 import { http, HttpResponse } from 'msw';
 import { AdminContext, memoryStore, ResourceContextProvider } from 'react-admin';
 import { MemoryRouter, Route, Routes } from 'react-router-dom';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { dataProvider } from '../../src/dataProvider';
 import { i18nProvider } from '../../src/i18n';
+import { logText } from '../../src/resources/log/logContent';
 import { LogList } from '../../src/resources/log/LogList';
 import { lightTheme } from '../../src/theme';
+import { screenWidth } from './screenWidth';
 import { server } from './setup';
 
 const row = {
@@ -45,6 +47,14 @@ function pickerSources() {
     http.get('*/api/user/', () => HttpResponse.json({ success: true, message: '', data: [{ id: 2, username: 'bob' }] })),
     http.get('*/api/channel/', () => HttpResponse.json({ success: true, message: '', data: [{ id: 3, name: 'azure-east' }] })),
     http.get('*/api/channel/models', () => HttpResponse.json({ object: 'list', data: [{ id: 'gpt-4' }] })),
+  );
+}
+
+/** A user's own logs answer with these rows, and a zero stat. */
+function serveOwnLogs(rows: Array<Record<string, unknown>>) {
+  server.use(
+    http.get('*/api/log/self/', () => HttpResponse.json({ success: true, message: '', data: rows })),
+    http.get('*/api/log/self/stat', () => HttpResponse.json({ success: true, message: '', data: { quota: 0, token: 0 } })),
   );
 }
 
@@ -141,19 +151,10 @@ describe('LogList', () => {
   }, 30_000);
 
   it("shows the request id in a log's details, in English and in Chinese, and nothing for a log without one", async () => {
-    server.use(
-      http.get('*/api/log/self/', () =>
-        HttpResponse.json({
-          success: true,
-          message: '',
-          data: [
-            { ...row, id: 7, request_id: 'req_3f2a_1k' },
-            { ...row, id: 8, content: 'topped up', type: 1, request_id: null },
-          ],
-        }),
-      ),
-      http.get('*/api/log/self/stat', () => HttpResponse.json({ success: true, message: '', data: { quota: 0, token: 0 } })),
-    );
+    serveOwnLogs([
+      { ...row, id: 7, request_id: 'req_3f2a_1k' },
+      { ...row, id: 8, content: 'topped up', type: 1, request_id: null },
+    ]);
     renderLogs(1);
     const first = (await screen.findByText('model ratio 15.00, group ratio 1.00')).closest('tr') as HTMLElement;
     const detail = within(first).getByLabelText('Request ID req_3f2a_1k');
@@ -309,5 +310,104 @@ describe('LogList', () => {
     fireEvent.change(document.querySelector('input[name="request_id"]')!, { target: { value: 'req_fail_51' } });
     await expect.poll(() => seen.find((url) => url.pathname === '/api/log/' && url.searchParams.get('request_id') === 'req_fail_51')?.searchParams.get('type'), { timeout: 5000 }).toBe('5');
     expect(await screen.findByText('Request ID: req_fail_51')).toBeInTheDocument();
+  }, 30_000);
+
+  it("says the server's English log texts in Chinese, from their numbers, and leaves other text as written", async () => {
+    serveOwnLogs([
+      { ...row, id: 71 },
+      { ...row, id: 72, type: 1, content: 'top-up with a redemption code: 500000 quota' },
+      { ...row, id: 73, type: 5, content: 'upstream said: model overloaded' },
+    ]);
+    await i18nProvider.changeLocale('zh');
+    try {
+      renderLogs(1);
+      expect(await screen.findByText('模型倍率 15.00，分组倍率 1.00')).toBeInTheDocument();
+      // quota amounts in dollars, as everywhere else the status says so
+      expect(screen.getByText('使用兑换码充值：$1.00 (500000 额度)')).toBeInTheDocument();
+      expect(screen.getByText('upstream said: model overloaded')).toBeInTheDocument();
+    } finally {
+      await i18nProvider.changeLocale('en');
+    }
+  }, 30_000);
+});
+
+describe('log texts in the console language', () => {
+  const english = (key: string, options?: Record<string, unknown>) => i18nProvider.translate(key, options);
+  const dollars = { quota_per_unit: 500000, display_in_currency: true };
+  const quota = { quota_per_unit: 500000, display_in_currency: false };
+
+  it('says every shape the server writes in English exactly as the server wrote it', () => {
+    for (const text of [
+      'model ratio 15.00, group ratio 1.00',
+      'model ratio 8.00, group ratio 1.00, size 1024x1024 (ratio 1.25), 2 images',
+      'model ratio 8.00, group ratio 1.00, size 256x256 (ratio 1), 1 image',
+      'model ratio 7.50, group ratio 2.00, 120 input characters',
+      'new-user gift: 100 quota',
+      'gift for using an invite code: 50 quota',
+      'gift for inviting alice: 50 quota',
+      'two-factor sign-in enabled',
+      'two-factor sign-in disabled',
+      'two-factor sign-in reset by root',
+      'root changed the quota from 100 to 2500',
+      'returned 300 quota held by requests that a restart cut off',
+      'returned 300 quota held by requests that node a, b cut off',
+      'the client left before the answer',
+      'the answer billed nothing',
+      'the upstream service failed (request id req_1)',
+      'the upstream service refused the gateway (request id req_2)',
+      'the upstream service is busy, please retry later (request id req_3)',
+      'the upstream answer broke off (request id req_4)',
+      'the upstream service could not be reached (request id req_5)',
+      'the upstream timed out (request id req_6)',
+      'the upstream answer stalled (request id req_7)',
+      'the upstream is busy, please retry later (request id req_8)',
+      'no channel available for model gpt-4o',
+      'the quota of this API key is used up',
+      'model acme-1 has no price: an administrator must add it to ModelRatio',
+      'something else entirely',
+    ]) {
+      expect(logText(text, quota, english)).toBe(text);
+    }
+    expect(logText('new-user gift: 100000 quota', dollars, english)).toBe('new-user gift: $0.20 (100000 quota)');
+  });
+
+  it('says them in Chinese', async () => {
+    await i18nProvider.changeLocale('zh');
+    try {
+      const chinese = (key: string, options?: Record<string, unknown>) => i18nProvider.translate(key, options);
+      expect(logText('model ratio 8.00, group ratio 1.00, size 1024x1024 (ratio 1.25), 2 images', quota, chinese)).toBe('模型倍率 8.00，分组倍率 1.00，尺寸 1024x1024（倍率 1.25），2 张图片');
+      expect(logText('gift for inviting alice: 50 quota', quota, chinese)).toBe('邀请 alice 的奖励：50 额度');
+      expect(logText('root changed the quota from 100 to 2500', quota, chinese)).toBe('root 将额度从 100 改为 2500');
+      expect(logText('the client left before the answer', quota, chinese)).toBe('客户端在收到回答前已断开');
+      expect(logText('the upstream service failed (request id req_16b0)', quota, chinese)).toBe('上游服务出错（请求 ID req_16b0）');
+      expect(logText('the upstream answer stalled (request id req_7)', quota, chinese)).toBe('上游的回答停滞（请求 ID req_7）');
+      // an unknown tail after the ratios stays as written, its amounts converted
+      expect(logText('model ratio 1.00, group ratio 1.00, refund 10 quota', dollars, chinese)).toBe('模型倍率 1.00，分组倍率 1.00，refund $0.00002 (10 quota)');
+    } finally {
+      await i18nProvider.changeLocale('en');
+    }
+  });
+});
+
+describe('the log on a phone', () => {
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- kept only to be put back after each test, never called
+  const original = window.matchMedia;
+  afterEach(() => {
+    window.matchMedia = original;
+  });
+
+  it('folds the filters behind a Filters button, so the rows come first', async () => {
+    screenWidth(390);
+    serveOwnLogs([row]);
+    renderLogs(1);
+    await screen.findByText('model ratio 15.00, group ratio 1.00');
+    expect(screen.queryByRole('combobox', { name: 'Type' })).toBeNull();
+    const toggle = screen.getByRole('button', { name: 'Filters' });
+    expect(toggle).toHaveAttribute('aria-expanded', 'false');
+    fireEvent.click(toggle);
+    expect(await screen.findByRole('combobox', { name: 'Type' })).toBeInTheDocument();
+    expect(toggle).toHaveAttribute('aria-expanded', 'true');
+    fireEvent.click(toggle);
+    await expect.poll(() => screen.queryByRole('combobox', { name: 'Type' })).toBeNull();
   }, 30_000);
 });

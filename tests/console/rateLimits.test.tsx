@@ -4,11 +4,13 @@
 // sent, in both languages.
 import { render, screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
+import { http, HttpResponse } from 'msw';
 import { AdminContext, memoryStore, RecordContextProvider } from 'react-admin';
 import { describe, expect, it } from 'vitest';
 import { dataProvider } from '../../src/dataProvider';
 import { i18nProvider } from '../../src/i18n';
 import { messages } from './messages';
+import { server } from './setup';
 import { renderEdit, serveForEdit, TOKEN_RECORD, USER_RECORD } from './fixtures/records';
 import { RateLimitsField, rateLimitValue } from '../../src/resources/shared/RateLimitsField';
 import { TokenEdit } from '../../src/resources/token/TokenEdit';
@@ -64,10 +66,26 @@ describe('the token form', () => {
   });
 });
 
+/** The user the edit form loads. */
+const USER = { ...USER_RECORD, group: 'vip', rpm_limit: 100, tpm_limit: 20000 };
+
+/** The edit form's calls: the user, the groups that exist, and the save, whose body the returned function gives. */
+function serveUserEdit(): () => Record<string, unknown> | undefined {
+  let sent: Record<string, unknown> | undefined;
+  server.use(
+    http.get('*/api/user/5', () => HttpResponse.json({ success: true, message: '', data: USER })),
+    http.get('*/api/group/', () => HttpResponse.json({ success: true, message: '', data: ['default', 'svip', 'vip'] })),
+    http.put('*/api/user/', async ({ request }) => {
+      sent = (await request.json()) as Record<string, unknown>;
+      return HttpResponse.json({ success: true, message: '', data: null });
+    }),
+  );
+  return () => sent;
+}
+
 describe('the user form (admins)', () => {
   it("loads the user's overrides and sends them, an emptied one as null (the group's limit)", async () => {
-    const USER = { ...USER_RECORD, group: 'vip', rpm_limit: 100, tpm_limit: 20000 };
-    const sent = serveForEdit('user', USER);
+    const sent = serveUserEdit();
     const user = userEvent.setup();
     renderEdit('user', 5, <UserEdit />);
     const rpm = await screen.findByRole('spinbutton', { name: /Requests per minute/ });
@@ -78,8 +96,26 @@ describe('the user form (admins)', () => {
     await user.type(rpm, '0');
     await user.clear(tpm);
     await user.click(screen.getByRole('button', { name: 'Save' }));
-    await waitFor(() => expect(sent.body).toBeDefined(), { timeout: 5000 });
-    expect(sent.body).toMatchObject({ id: 5, rpm_limit: 0, tpm_limit: null });
+    await waitFor(() => expect(sent()).toBeDefined(), { timeout: 5000 });
+    expect(sent()).toMatchObject({ id: 5, rpm_limit: 0, tpm_limit: null });
+  }, 30_000);
+
+  it('offers the groups that exist for the group, and takes a new one typed in', async () => {
+    const sent = serveUserEdit();
+    const user = userEvent.setup();
+    renderEdit('user', 5, <UserEdit />);
+    const group = await screen.findByRole('combobox', { name: 'Group' });
+    await waitFor(() => expect(group).toHaveValue('vip'));
+    await user.clear(group);
+    await user.click(group);
+    expect((await screen.findAllByRole('option')).map((option) => option.textContent)).toEqual(['default', 'svip', 'vip']);
+    await user.click(screen.getByRole('option', { name: 'svip' }));
+    expect(group).toHaveValue('svip');
+    await user.clear(group);
+    await user.type(group, 'team-a');
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(sent()).toBeDefined(), { timeout: 5000 });
+    expect(sent()).toMatchObject({ id: 5, group: 'team-a' });
   }, 30_000);
 });
 

@@ -157,6 +157,24 @@ describe.runIf(chromiumAvailable())('log drawer: a failed request from the dashb
     await drawer.waitFor({ state: 'hidden' });
   });
 
+  it('on a phone, folds the filters behind a Filters button so the first screen shows rows; in Chinese the rows speak Chinese', async (test) => {
+    if (!errorRowsWritten) return test.skip();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.evaluate(() => localStorage.setItem('locale', 'zh'));
+    await page.goto(`${gateway.baseUrl}/log`);
+    // the charged call's row: its ratios in Chinese, inside the first screen
+    const ratios = page.getByText(/^模型倍率 [\d.]+，分组倍率 [\d.]+$/).first();
+    await ratios.waitFor();
+    expect(((await ratios.boundingBox())?.y ?? 9999) + 20).toBeLessThanOrEqual(844);
+    expect(await page.getByRole('combobox', { name: '类型' }).count()).toBe(0);
+    await page.screenshot({ path: join(screenshotDir, 'log-390-zh-filters-folded.png') });
+    const toggle = page.getByRole('button', { name: '筛选' });
+    await toggle.click();
+    await page.getByRole('combobox', { name: '类型' }).waitFor();
+    expect(await toggle.getAttribute('aria-expanded')).toBe('true');
+    await page.evaluate(() => localStorage.setItem('locale', 'en'));
+  });
+
   it('answers "how was this computed?" on a charged row, with the numbers', async (test) => {
     if (!errorRowsWritten) return test.skip();
     await page.setViewportSize({ width: 1440, height: 900 });

@@ -15,6 +15,7 @@ import { startGateway, type RunningGateway } from './support/gateway';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
 
 const enabled = chromiumAvailable();
+const RATIOS = 'Prices and ratios';
 const ROOT_PASSWORD = 'settings-root-pass';
 const XSS_HOME = `# Welcome to Acme\n\n<img src=x onerror="window.__xss='home';alert('home')">\n\n[free credits](javascript:window.__xss='home-link';alert('home-link'))`;
 const XSS_ABOUT = `# About Acme\n\n<img src=x onerror="window.__xss='about'">\n\n<a href="javascript:window.__xss='about-link'">our story</a>`;
@@ -69,6 +70,11 @@ describe.runIf(enabled)('settings: every section takes effect', () => {
     await admin.getByRole('tab', { name }).click();
   };
   const section = (name: string) => admin.getByRole('region', { name });
+  /** The ratio tables as JSON fold under "Advanced", below the price table. */
+  const openAdvanced = async () => {
+    const summary = section(RATIOS).getByRole('button', { name: 'Advanced: the ratio tables as JSON' });
+    if ((await summary.getAttribute('aria-expanded')) !== 'true') await summary.click();
+  };
   const saveSection = async (name: string) => {
     await section(name).getByRole('button', { name: 'Save' }).click();
     await admin.getByText('settings saved').last().waitFor();
@@ -111,53 +117,86 @@ describe.runIf(enabled)('settings: every section takes effect', () => {
 
   it("operation, ratio: invalid JSON is refused with the spec's message; a valid table changes the groups", async () => {
     await openTab('Operation');
-    const groupRatio = section('Ratios').locator('textarea[name="GroupRatio"]');
+    await openAdvanced();
+    const groupRatio = section(RATIOS).locator('textarea[name="GroupRatio"]');
     await groupRatio.fill('{"default": 1,');
-    await section('Ratios').getByRole('button', { name: 'Save' }).click();
+    await section(RATIOS).getByRole('button', { name: 'Save' }).click();
     await admin.getByText('group ratio is not a valid JSON string').waitFor();
     expect(await admin.evaluate(async () => (await (await fetch('/api/group/')).json()).data)).toEqual(['default', 'svip', 'vip']);
     await groupRatio.fill('{"default": 1, "vip": 1, "svip": 1, "acme": 2}');
-    await saveSection('Ratios');
+    await saveSection(RATIOS);
     expect(await admin.evaluate(async () => (await (await fetch('/api/group/')).json()).data)).toEqual(['acme', 'default', 'svip', 'vip']);
     await admin.screenshot({ path: join(screenshotDir, 'settings-operation.png'), fullPage: true });
   });
 
+  // the console API as the signed-in admin, and a relayed request's bill read back from the consume log
+  const api = (method: string, url: string, body?: unknown) =>
+    admin.evaluate(async ([method, url, body]) => (await fetch(url, { method, headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined })).json(), [
+      method,
+      url,
+      body,
+    ] as const);
+  let tokenKey = '';
+  const consumeRows = async () => (await api('GET', '/api/log/?p=0&type=2&token_name=ratio-check')).data as Array<{ quota: number }>;
+  const relayAndReadBill = async () => {
+    const seen = (await consumeRows()).length;
+    const response = await fetch(`${gateway.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer sk-${tokenKey}` },
+      body: JSON.stringify({ model: 'gpt-4', messages: [{ role: 'user', content: 'price this please' }] }),
+    });
+    expect(response.status).toBe(200);
+    // consume logs are written in batches; wait for this request's row (newest first)
+    for (let waited = 0; waited < 5000; waited += 50) {
+      const rows = await consumeRows();
+      if (rows.length > seen) return rows[0].quota;
+      await new Promise((wake) => setTimeout(wake, 50));
+    }
+    throw new Error('the consume log did not appear');
+  };
+
   it('operation, ratio: a GroupRatio saved in the form prices the next relayed request', async () => {
     // a channel on the emulator and a token, made through the console API as the signed-in admin
-    const api = (method: string, url: string, body?: unknown) =>
-      admin.evaluate(async ([method, url, body]) => (await fetch(url, { method, headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined })).json(), [
-        method,
-        url,
-        body,
-      ] as const);
     expect((await api('POST', '/api/channel/', { name: 'emulator', type: 8, key: 'sk-good', base_url: emulator.baseUrl, models: 'gpt-4', group: 'default' })).success).toBe(true);
-    const token = await api('POST', '/api/token/', { name: 'ratio-check', remain_quota: 1_000_000, expired_time: -1 });
-    const consumeRows = async () => (await api('GET', '/api/log/?p=0&type=2&token_name=ratio-check')).data as Array<{ quota: number }>;
-    const relayAndReadBill = async () => {
-      const seen = (await consumeRows()).length;
-      const response = await fetch(`${gateway.baseUrl}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer sk-${token.data.key}` },
-        body: JSON.stringify({ model: 'gpt-4', messages: [{ role: 'user', content: 'price this please' }] }),
-      });
-      expect(response.status).toBe(200);
-      // consume logs are written in batches; wait for this request's row (newest first)
-      for (let waited = 0; waited < 5000; waited += 50) {
-        const rows = await consumeRows();
-        if (rows.length > seen) return rows[0].quota;
-        await new Promise((wake) => setTimeout(wake, 50));
-      }
-      throw new Error('the consume log did not appear');
-    };
+    tokenKey = (await api('POST', '/api/token/', { name: 'ratio-check', remain_quota: 1_000_000, expired_time: -1 })).data.key;
     const before = await relayAndReadBill();
     // gpt-4 at ratio 15 with 3 prompt and 5 completion tokens (completion ratio 2): (3 + 10) x 15
     expect(before).toBe(195);
     await openTab('Operation');
-    await section('Ratios').locator('textarea[name="GroupRatio"]').fill('{"default": 3, "vip": 1, "svip": 1, "acme": 2}');
-    await saveSection('Ratios');
+    await openAdvanced();
+    await section(RATIOS).locator('textarea[name="GroupRatio"]').fill('{"default": 3, "vip": 1, "svip": 1, "acme": 2}');
+    await saveSection(RATIOS);
     expect(await relayAndReadBill()).toBe(3 * before);
-    await section('Ratios').locator('textarea[name="GroupRatio"]').fill('{"default": 1, "vip": 1, "svip": 1, "acme": 2}');
-    await saveSection('Ratios');
+    await section(RATIOS).locator('textarea[name="GroupRatio"]').fill('{"default": 1, "vip": 1, "svip": 1, "acme": 2}');
+    await saveSection(RATIOS);
+  });
+
+  it("operation, prices: a row's price typed in dollars bills the next relayed request, and its reset brings the catalog's back", async () => {
+    await openTab('Operation');
+    const table = admin.getByRole('table', { name: 'Model prices' });
+    await section(RATIOS).getByRole('textbox', { name: 'Search models' }).fill('gpt-4');
+    const row = table.getByTestId('price-row-gpt-4');
+    // the catalog's gpt-4: $30 in, $60 out
+    await expect.poll(() => row.getByTestId('gpt-4-input').textContent()).toBe('$30.00');
+    expect(await row.getByText('Catalog').count()).toBe(1);
+    const before = await relayAndReadBill();
+    await row.getByRole('button', { name: 'Edit the prices of gpt-4' }).click();
+    await row.getByRole('spinbutton', { name: 'Input price of gpt-4', exact: true }).fill('60');
+    await row.getByRole('spinbutton', { name: 'Output price of gpt-4', exact: true }).fill('120');
+    await admin.screenshot({ path: join(screenshotDir, 'settings-prices-editing.png'), fullPage: true });
+    await row.getByRole('button', { name: 'Save' }).click();
+    await admin.getByText('settings saved').last().waitFor();
+    await expect.poll(() => row.getByTestId('gpt-4-input').textContent()).toBe('$60.00');
+    expect(await row.getByText('Override').count()).toBe(1);
+    // $60 in = ratio 30, output still twice the input
+    expect(await relayAndReadBill()).toBe(2 * before);
+    const stored = (await api('GET', '/api/option/')).data as Array<{ key: string; value: string }>;
+    expect(JSON.parse(stored.find((option) => option.key === 'ModelRatio')!.value)['gpt-4']).toBe(30);
+    await admin.screenshot({ path: join(screenshotDir, 'settings-prices.png'), fullPage: true });
+
+    await row.getByRole('button', { name: 'Reset gpt-4 to the catalog price' }).click();
+    await expect.poll(() => row.getByTestId('gpt-4-input').textContent()).toBe('$30.00');
+    expect(await relayAndReadBill()).toBe(before);
   });
 
   it('system, sign-in: closing registration refuses a new account', async () => {

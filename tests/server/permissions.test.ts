@@ -93,6 +93,7 @@ const MATRIX: Array<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; url: string; mi
   { method: 'GET', url: '/api/webhook_delivery/999', minimum: 'admin', rest: true },
   { method: 'POST', url: '/api/webhook_delivery/999/redeliver', minimum: 'admin', rest: true },
   { method: 'GET', url: '/api/pricing', minimum: 'user' },
+  { method: 'GET', url: '/api/pricing/defaults', minimum: 'admin' },
   { method: 'GET', url: '/api/user/2fa', minimum: 'user' },
   { method: 'POST', url: '/api/user/2fa/enrol', minimum: 'user' },
   { method: 'POST', url: '/api/user/2fa/confirm', minimum: 'user', payload: { code: '000000' } },

@@ -59,3 +59,45 @@ describe('GET /api/pricing', () => {
     expect((await prices(undefined)).status).toBe(401);
   });
 });
+
+// GET /api/pricing/defaults: what the settings' price table shows as each
+// model's default and resets a row to.
+describe('GET /api/pricing/defaults', () => {
+  const defaults = async (cookie: string) => {
+    const response = await asBrowser(app, cookie, { method: 'GET', url: '/api/pricing/defaults' });
+    return { status: response.statusCode, body: response.json() };
+  };
+
+  it("lists the catalog's models, the built-in table's and the operator's, each with its default ratios", async () => {
+    const saved = await asBrowser(app, root, { method: 'PUT', url: '/api/option/', payload: { key: 'CacheWriteRatio', value: JSON.stringify({ 'house-model': 2 }) } });
+    expect(saved.json().success).toBe(true);
+    const { status, body } = await defaults(root);
+    expect(status).toBe(200);
+    const byModel = new Map((body.data as Array<{ model: string }>).map((row) => [row.model, row]));
+    // the catalog's $3 / $15 / $0.30 / $3.75 as ratios (1 = $2 per million)
+    expect(byModel.get('claude-sonnet-4-5')).toEqual({ model: 'claude-sonnet-4-5', model_ratio: 1.5, completion_ratio: 5, cache_read_ratio: 0.1, cache_write_ratio: 1.25 });
+    // the built-in table's price, whatever the ModelRatio option says now
+    expect(byModel.get('qwen-max')).toEqual({ model: 'qwen-max', model_ratio: 0.8, completion_ratio: 4 });
+    // named only by an option: listed, with no default price
+    expect(byModel.get('house-model')).toEqual({ model: 'house-model', completion_ratio: 1 });
+    const names = (body.data as Array<{ model: string }>).map((row) => row.model);
+    expect(names).toEqual([...names].sort());
+  });
+
+  it('is for admins only', async () => {
+    expect((await defaults(user)).body).toEqual({ success: false, message: 'insufficient permission', code: 'permission_denied' });
+  });
+});
+
+// A cache price the operator sets shows on the users' price list too.
+describe('cache overrides on GET /api/pricing', () => {
+  it('prices cached input at the CacheReadRatio entry', async () => {
+    await app.ctx.db.updateTable('users').set({ group: 'default' }).where('username', '=', 'pricing-user').execute();
+    app.ctx.relayCache.clear();
+    const member = await login(app, 'pricing-user', 'password-123');
+    const saved = await asBrowser(app, root, { method: 'PUT', url: '/api/option/', payload: { key: 'CacheReadRatio', value: JSON.stringify({ 'gpt-3.5-turbo': 0.2 }) } });
+    expect(saved.json().success).toBe(true);
+    const turbo = ((await prices(member)).body.data as Array<{ model: string }>).find((price) => price.model === 'gpt-3.5-turbo');
+    expect(turbo).toEqual({ model: 'gpt-3.5-turbo', input: 0.5, output: 1.5, cache_read: 0.1, source: 'catalog' });
+  });
+});

@@ -49,7 +49,7 @@ describe('default prices of current models, through the relay', () => {
   const words = (count: number) => Array.from({ length: count }, (_, index) => `w${index}`).join(' ');
   beforeEach(async () => {
     // the suite above leaves its own ratios behind: start from the shipped defaults
-    for (const key of ['ModelRatio', 'GroupRatio'] as const) await harness.app.ctx.options.set(key, OPTION_SPECS[key].default);
+    for (const key of ['ModelRatio', 'GroupRatio', 'CacheReadRatio'] as const) await harness.app.ctx.options.set(key, OPTION_SPECS[key].default);
   });
 
   async function chargeOf(path: string, body: Record<string, unknown>): Promise<{ charge: number; text: string }> {
@@ -69,6 +69,16 @@ describe('default prices of current models, through the relay', () => {
     expect(expected).toBe(75);
     expect((await chargeOf('/v1/chat/completions', body)).charge).toBe(expected);
     expect((await chargeOf('/v1/chat/completions', { ...body, stream: true })).charge).toBe(expected);
+  });
+
+  it("bills cached input at the CacheReadRatio option's share once the operator sets one", async () => {
+    await harness.addChannel({ name: 'emu', key: 'sk-good', models: NEW_MODELS });
+    expect((await harness.admin('PUT', '/api/option/', { key: 'CacheReadRatio', value: '{"gpt-4o-mini":0.25}' })).success).toBe(true);
+    const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: words(1000) }], emulator: { chunks: 50, cached_tokens: 400 } };
+    // (600 uncached + 400 x 0.25 + 50 x 4) x 0.075 = 67.5 -> 67
+    const expected = computeQuota({ promptTokens: 1000, cachedPromptTokens: 400, completionTokens: 50, ratio: 0.075, completionRatio: 4, cachedPromptRatio: 0.25 });
+    expect(expected).toBe(67);
+    expect((await chargeOf('/v1/chat/completions', body)).charge).toBe(expected);
   });
 
   it('bills o4-mini reasoning tokens as output (they are part of completion_tokens) and cached input at a quarter', async () => {

@@ -9,9 +9,9 @@ import { useFormContext, useWatch } from 'react-hook-form';
 import { CHANNEL_TYPES, findChannelType, keyFitsFormat } from '../../../common/channelTypes';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
-import { errorMessage } from '../../pages/errorMessage';
 import { SwitchInput } from '../shared/SwitchInput';
 import { KeysFileButton } from './ChannelKeyList';
+import { useLoadedList } from '../shared/useLoadedList';
 import { textOf } from '../shared/textOf';
 
 export const MAPPING_EXAMPLE = JSON.stringify({ 'gpt-3.5-turbo-0301': 'gpt-3.5-turbo', 'gpt-4-0314': 'gpt-4', 'gpt-4-32k-0314': 'gpt-4-32k' }, null, 2);
@@ -131,24 +131,6 @@ export function channelTransform(values: Record<string, unknown>) {
     // only a multi-key channel says so: without the flag the server keeps one-api's wire (a channel per key line)
     ...(values.multi_key === true ? { multi_key: true, key_strategy: values.key_strategy === 'round_robin' ? 'round_robin' : 'random' } : {}),
   };
-}
-
-/** Loads a list for the form once; failures are told, and the form still works with what it has. */
-function useLoadedList(load: () => Promise<string[]>): string[] {
-  const notice = useNotice();
-  const [names, setNames] = useState<string[]>([]);
-  const loadRef = useRef(load);
-  useEffect(() => {
-    let live = true;
-    loadRef.current().then(
-      (loaded) => live && setNames(loaded),
-      (error) => live && notice(errorMessage(error), 'error'),
-    );
-    return () => {
-      live = false;
-    };
-  }, [notice]);
-  return names;
 }
 
 /** Choosing a type while no model is selected pre-fills that type's usual models. */

@@ -11,9 +11,10 @@ import { Link as RouterLink } from 'react-router-dom';
 import type { LogDetails } from '../../../common/records';
 import { useStatus } from '../../layout/status';
 import { useNotice } from '../../layout/notice';
-import { formatQuota, quotaInText, quotaUnit } from '../../quota';
+import { formatQuota, quotaUnit } from '../../quota';
 import { copyText } from '../shared/clipboard';
 import { formatTimestamp } from '../shared/TimestampField';
+import { logText } from './logContent';
 import { channelLabel } from './LogFields';
 
 type Fact = [label: string, value: ReactNode];
@@ -159,7 +160,7 @@ function LogDetailsBody({ record, admin, typeLabels, quotaDigits }: DrawerProps 
     ['resources.log.fields.is_stream', record.type === 2 || record.type === 5 || record.is_stream ? translate(record.is_stream ? 'ra.boolean.true' : 'ra.boolean.false') : undefined],
     ['app.log.drawer.http_status', isNumber(details.status) ? String(details.status) : undefined],
     ['app.log.drawer.error_code', details.errorCode ? <code>{details.errorCode}</code> : undefined],
-    ['resources.log.fields.content', record.content ? quotaInText(String(record.content), status) : undefined],
+    ['resources.log.fields.content', record.content ? logText(String(record.content), status, translate) : undefined],
   ];
   const tokens: Fact[] = [
     ['resources.log.fields.prompt_tokens', count(record.prompt_tokens)],

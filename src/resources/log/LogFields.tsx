@@ -5,7 +5,7 @@ import { Box, Chip, Link, Tooltip, Typography } from '@mui/material';
 import { useRecordContext, useTranslate, type RaRecord } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
 import { useStatus } from '../../layout/status';
-import { quotaInText } from '../../quota';
+import { logText } from './logContent';
 
 interface CellProps {
   label?: string;
@@ -63,16 +63,17 @@ export function ChannelIdField(_: CellProps) {
 }
 
 /**
- * The log's text, its "N quota" amounts in the unit quota is shown in elsewhere (dollars, the raw quota beside),
+ * The log's text in the console's language where its shape is known (logContent.ts), its "N quota" amounts in the unit quota is shown in elsewhere (dollars, the raw quota beside),
  * and under it the relayed request's X-Request-Id, to match the row with the client's and the upstream's logs.
  */
 export function LogContentField(_: CellProps & { source?: string }) {
   const record = useRecordContext();
+  const translate = useTranslate();
   const { status } = useStatus();
   const requestId = typeof record?.request_id === 'string' ? record.request_id : '';
   return (
     <>
-      <span>{quotaInText(String(record?.content ?? ''), status)}</span>
+      <span>{logText(String(record?.content ?? ''), status, translate)}</span>
       {requestId && <RequestIdLine requestId={requestId} />}
     </>
   );

@@ -5,9 +5,12 @@
 // channel and user open their records; its token keeps only that token's logs.
 // A click on a row (or its details button) opens the row in full in a drawer.
 // Newest first by time: rows are written when a request ends, so ids are not in time order.
-import { Box, Button, ButtonGroup, IconButton, Link, Typography } from '@mui/material';
+// On a phone the filter fields fold behind a "Filters" button (the active ones
+// stay listed as chips), so the first screen shows log rows.
+import { Badge, Box, Button, ButtonGroup, IconButton, Link, Typography } from '@mui/material';
+import FilterListIcon from '@mui/icons-material/FilterList';
 import OpenInFullIcon from '@mui/icons-material/OpenInFull';
-import { useEffect, useMemo, useState, type MouseEvent } from 'react';
+import { useEffect, useMemo, useState, type MouseEvent, type ReactNode } from 'react';
 import { AutocompleteInput, Datagrid, List, SelectInput, TextField, TextInput, useDataProvider, useGetList, useRecordContext, useTranslate, type RaRecord } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
 import type { ChannelRecord, TokenRecord, UserRecord } from '../../../common/records';
@@ -21,7 +24,7 @@ import { ActiveFilters } from '../shared/ActiveFilters';
 import { textOf } from '../shared/textOf';
 import { useListFilters } from '../shared/useListFilters';
 import { CardLine, CardList } from '../shared/CardList';
-import { listDefaults, ListBody, tableSx, ListEmpty } from '../shared/ListFrame';
+import { listDefaults, ListBody, tableSx, ListEmpty, useSmallScreen } from '../shared/ListFrame';
 import { QuotaField } from '../shared/QuotaField';
 import { StatusChip } from '../shared/StatusChip';
 import { formatTimestamp, TimestampField } from '../shared/TimestampField';
@@ -166,10 +169,25 @@ function TimePresets({ end }: { end: number }) {
   );
 }
 
-function LogFilters({ defaults }: { defaults: Record<string, unknown> }) {
+/** The phone's button that shows or hides the filter fields, with how many filters are set beyond the defaults. */
+function FiltersToggle({ open, onToggle, defaults }: { open: boolean; onToggle: () => void; defaults: Record<string, unknown> }) {
+  const translate = useTranslate();
+  const { filterValues } = useListFilters();
+  const set = Object.entries(filterValues).filter(([key, value]) => value !== undefined && value !== '' && value !== defaults[key]).length;
+  return (
+    <Button size="small" variant={open ? 'contained' : 'outlined'} disableElevation aria-expanded={open} onClick={onToggle} startIcon={<FilterListIcon />}>
+      <Badge badgeContent={set} color="primary" sx={{ '& .MuiBadge-badge': { right: -12 } }}>
+        {translate('app.log.filters')}
+      </Badge>
+    </Button>
+  );
+}
+
+function LogFilters({ defaults, toggle }: { defaults: Record<string, unknown>; toggle?: ReactNode }) {
   const translate = useTranslate();
   return (
-    <Box sx={{ display: 'flex', flexWrap: 'wrap', alignItems: 'center', gap: 1, pr: 1 }}>
+    <Box sx={{ display: 'flex', flexWrap: 'wrap', alignItems: 'center', gap: 1, pr: 1, pl: toggle ? 1 : 0, pt: toggle ? 1 : 0 }}>
+      {toggle}
       <Box sx={{ flexGrow: 1, minWidth: 0 }}>
         <ActiveFilters
           defaults={defaults}
@@ -252,6 +270,8 @@ export function LogList() {
   // computed once per visit, so the window holds still while the page is open
   const defaults = useMemo(() => ({ start_timestamp: 0, end_timestamp: Math.floor(Date.now() / 1000) + 3600 }), []);
   const [opened, setOpened] = useState<RaRecord>();
+  const phone = useSmallScreen();
+  const [filtersOpen, setFiltersOpen] = useState(false);
   const filters = [
     <SelectInput
       key="type"
@@ -272,8 +292,16 @@ export function LogList() {
   ];
   return (
     <TitledPage title={admin ? 'app.log.title_all' : 'app.log.title_self'}>
-      <List {...listDefaults} title="app.log.title_all" actions={false} filters={filters} filterDefaultValues={defaults} storeKey={false} sort={{ field: 'created_at', order: 'DESC' }}>
-        <LogFilters defaults={defaults} />
+      <List
+        {...listDefaults}
+        title="app.log.title_all"
+        actions={false}
+        filters={phone && !filtersOpen ? undefined : filters}
+        filterDefaultValues={defaults}
+        storeKey={false}
+        sort={{ field: 'created_at', order: 'DESC' }}
+      >
+        <LogFilters defaults={defaults} toggle={phone ? <FiltersToggle open={filtersOpen} onToggle={() => setFiltersOpen((open) => !open)} defaults={defaults} /> : undefined} />
         <LogStat admin={admin} />
         <ListBody
           table={

@@ -11,6 +11,7 @@ import { rateLimitValue } from '../shared/RateLimitsField';
 import { textOf } from '../shared/textOf';
 import { useNavigate, useParams } from 'react-router-dom';
 import { useNotice } from '../../layout/notice';
+import { GroupInput } from './GroupInput';
 import { RootTwoFactorReset } from './UserTwoFactorReset';
 
 const frame = { maxWidth: 560 } as const;
@@ -78,7 +79,7 @@ export function UserEdit() {
             <TextInput source="username" validate={usernameValidators} fullWidth />
             <TextInput source="display_name" fullWidth />
             <PasswordInput source="password" label="app.user_edit.new_password" fullWidth />
-            <TextInput source="group" fullWidth />
+            <GroupInput />
             <QuotaInput source="quota" validate={quotaValidators} />
             <NumberInput source="concurrency_limit" label="app.user_edit.concurrency_limit" helperText="app.user_edit.concurrency_limit_help" step={1} min={-1} fullWidth />
             <NumberInput source="rpm_limit" label="app.user_edit.rpm_limit" helperText="app.user_edit.rate_limit_help" step={1} min={0} fullWidth />

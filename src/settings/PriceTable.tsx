@@ -1,0 +1,237 @@
+// The price table of the Operation tab: one row per model (the catalog's, the
+// built-in table's and any a ratio option names) with its input, output,
+// cache-read and cache-write prices in US$ per million tokens, whether they
+// are the default or the operator's override, an inline editor that saves a
+// row as ratio entries, and a reset to the default. The ratio options stay
+// editable as JSON under "Advanced".
+import EditIcon from '@mui/icons-material/Edit';
+import RestartAltIcon from '@mui/icons-material/RestartAlt';
+import {
+  Box,
+  Button,
+  Chip,
+  CircularProgress,
+  IconButton,
+  Stack,
+  Table,
+  TableBody,
+  TableCell,
+  TableContainer,
+  TableHead,
+  TablePagination,
+  TableRow,
+  TextField,
+  Tooltip,
+  Typography,
+} from '@mui/material';
+import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useTranslate } from 'react-admin';
+import type { DefaultModelPrice, DollarPrices } from '../../common/pricing';
+import { LoadError } from '../layout/LoadError';
+import { useNotice } from '../layout/notice';
+import { errorMessage } from '../pages/errorMessage';
+import { formatDollars, ModelSearch, PriceHeadCells } from '../pages/PricingPage';
+import { editedOptions, parseRatioTable, PRICE_OPTION_KEYS, priceRow, resetOptions, type PriceRow, type RatioTables } from './priceRows';
+import type { OptionForm } from './useOptionForm';
+
+const COLUMNS = ['input', 'output', 'cache_read', 'cache_write'] as const;
+const ROWS_PER_PAGE = 25;
+const DEFAULT_QUOTA_PER_UNIT = 500_000;
+
+type Draft = Record<(typeof COLUMNS)[number], string>;
+
+const asText = (value: number | undefined) => (value === undefined ? '' : String(value));
+
+/** The typed prices, or undefined when one is not a number; a blank cache price is no price (the default share). */
+function typedPrices(draft: Draft): DollarPrices | undefined {
+  const number = (text: string) => (text.trim() === '' ? Number.NaN : Number(text));
+  const optional = (text: string) => (text.trim() === '' ? undefined : Number(text));
+  const prices = { input: number(draft.input), output: number(draft.output), cache_read: optional(draft.cache_read), cache_write: optional(draft.cache_write) };
+  const values = [prices.input, prices.output, prices.cache_read, prices.cache_write].filter((value) => value !== undefined);
+  return values.every(Number.isFinite) ? prices : undefined;
+}
+
+function EditingCells({ row, busy, onSave, onCancel }: { row: PriceRow; busy: boolean; onSave: (prices: DollarPrices | undefined) => void; onCancel: () => void }) {
+  const translate = useTranslate();
+  const [draft, setDraft] = useState<Draft>({
+    input: asText(row.prices?.input),
+    output: asText(row.prices?.output),
+    cache_read: asText(row.prices?.cache_read),
+    cache_write: asText(row.prices?.cache_write),
+  });
+  return (
+    <>
+      {COLUMNS.map((column) => (
+        <TableCell key={column} align="right" sx={{ minWidth: 110 }}>
+          <TextField
+            size="small"
+            type="number"
+            value={draft[column]}
+            placeholder={column.startsWith('cache') ? translate('settings.prices.default_share') : undefined}
+            onChange={(event) => setDraft((previous) => ({ ...previous, [column]: event.target.value }))}
+            onKeyDown={(event) => {
+              if (event.key === 'Enter') onSave(typedPrices(draft));
+              if (event.key === 'Escape') onCancel();
+            }}
+            slotProps={{ htmlInput: { min: 0, step: 'any', 'aria-label': translate(`settings.prices.${column}_of`, { model: row.model }) } }}
+          />
+        </TableCell>
+      ))}
+      <TableCell colSpan={2} align="right" sx={{ whiteSpace: 'nowrap' }}>
+        <Button size="small" variant="contained" disableElevation disabled={busy} onClick={() => onSave(typedPrices(draft))}>
+          {translate('settings.prices.save')}
+        </Button>
+        <Button size="small" disabled={busy} onClick={onCancel} sx={{ ml: 1 }}>
+          {translate('settings.prices.cancel')}
+        </Button>
+      </TableCell>
+    </>
+  );
+}
+
+export function PriceTable({ form }: { form: OptionForm }) {
+  const translate = useTranslate();
+  const notice = useNotice();
+  const [defaults, setDefaults] = useState<DefaultModelPrice[] | null>(null);
+  const [loadError, setLoadError] = useState('');
+  const [search, setSearch] = useState('');
+  const [page, setPage] = useState(0);
+  const [editing, setEditing] = useState<string | null>(null);
+  const writable = PRICE_OPTION_KEYS.every((key) => form.canWrite(key));
+
+  const load = useCallback(() => {
+    setLoadError('');
+    form.provider
+      .defaultPrices()
+      .then(setDefaults)
+      .catch((error) => setLoadError(errorMessage(error)));
+  }, [form.provider]);
+  useEffect(load, [load]);
+
+  // the stored options, not the drafts of the raw fields: the table shows what is in force
+  const [modelRaw, completionRaw, cacheReadRaw, cacheWriteRaw] = PRICE_OPTION_KEYS.map((key) => form.stored(key));
+  const tables = useMemo<RatioTables>(
+    () => ({
+      ModelRatio: parseRatioTable(modelRaw),
+      CompletionRatio: parseRatioTable(completionRaw),
+      CacheReadRatio: parseRatioTable(cacheReadRaw),
+      CacheWriteRatio: parseRatioTable(cacheWriteRaw),
+    }),
+    [modelRaw, completionRaw, cacheReadRaw, cacheWriteRaw],
+  );
+  const quotaPerUnit = Number(form.stored('QuotaPerUnit')) > 0 ? Number(form.stored('QuotaPerUnit')) : DEFAULT_QUOTA_PER_UNIT;
+
+  const rows = useMemo(() => {
+    const wanted = search.trim().toLowerCase();
+    return (defaults ?? []).filter((entry) => !wanted || entry.model.toLowerCase().includes(wanted)).map((entry) => ({ entry, row: priceRow(entry, tables, quotaPerUnit) }));
+  }, [defaults, search, tables, quotaPerUnit]);
+
+  const save = async (entry: DefaultModelPrice, prices: DollarPrices | undefined) => {
+    const changes = prices && editedOptions(entry, tables, prices, quotaPerUnit);
+    if (!changes) return notice('settings.prices.invalid', 'error');
+    if (Object.keys(changes).length === 0) {
+      setEditing(null);
+      return notice('settings.nothing_changed', 'info');
+    }
+    if (await form.saveValues(changes)) setEditing(null);
+  };
+  const reset = async (entry: DefaultModelPrice) => {
+    await form.saveValues(resetOptions(entry, tables));
+  };
+
+  if (loadError) return <LoadError onRetry={load} detail={loadError} />;
+  if (defaults === null) return <CircularProgress aria-label={translate('ra.page.loading')} />;
+  const shown = rows.slice(page * ROWS_PER_PAGE, (page + 1) * ROWS_PER_PAGE);
+  return (
+    <Box>
+      <Stack direction={{ xs: 'column', sm: 'row' }} spacing={2} sx={{ mb: 1, alignItems: { sm: 'center' }, justifyContent: 'space-between' }}>
+        <ModelSearch
+          value={search}
+          onChange={(value) => {
+            setSearch(value);
+            setPage(0);
+          }}
+        />
+        <Typography variant="body2" color="text.secondary">
+          {translate('settings.prices.unit', { per_unit: quotaPerUnit })}
+        </Typography>
+      </Stack>
+      <TableContainer>
+        <Table size="small" aria-label={translate('settings.prices.title')}>
+          <TableHead>
+            <TableRow>
+              <PriceHeadCells />
+              <TableCell component="th" scope="col">
+                {translate('settings.prices.source')}
+              </TableCell>
+              <TableCell component="th" scope="col" align="right">
+                <Box component="span" sx={{ position: 'absolute', width: 1, height: 1, overflow: 'hidden', clip: 'rect(0 0 0 0)' }}>
+                  {translate('settings.prices.actions')}
+                </Box>
+              </TableCell>
+            </TableRow>
+          </TableHead>
+          <TableBody>
+            {shown.map(({ entry, row }) => (
+              <TableRow key={row.model} hover data-testid={`price-row-${row.model}`}>
+                <TableCell component="th" scope="row" sx={{ fontFamily: 'monospace', wordBreak: 'break-all', minWidth: 160 }}>
+                  {row.model}
+                </TableCell>
+                {editing === row.model ? (
+                  <EditingCells row={row} busy={form.saving} onSave={(prices) => void save(entry, prices)} onCancel={() => setEditing(null)} />
+                ) : (
+                  <>
+                    {COLUMNS.map((column) => (
+                      <TableCell key={column} align="right" data-testid={`${row.model}-${column}`}>
+                        {row.prices ? formatDollars(row.prices[column]) : '—'}
+                      </TableCell>
+                    ))}
+                    <TableCell>
+                      <Chip
+                        size="small"
+                        variant="outlined"
+                        color={row.overridden ? 'warning' : 'default'}
+                        label={translate(row.overridden ? 'settings.prices.source_override' : row.prices ? 'settings.prices.source_catalog' : 'settings.prices.source_none')}
+                      />
+                    </TableCell>
+                    <TableCell align="right" sx={{ whiteSpace: 'nowrap' }}>
+                      <Tooltip title={translate('settings.prices.edit', { model: row.model })}>
+                        <span>
+                          <IconButton size="small" disabled={!writable || form.saving} onClick={() => setEditing(row.model)} aria-label={translate('settings.prices.edit', { model: row.model })}>
+                            <EditIcon fontSize="small" />
+                          </IconButton>
+                        </span>
+                      </Tooltip>
+                      <Tooltip title={translate('settings.prices.reset', { model: row.model })}>
+                        <span>
+                          <IconButton
+                            size="small"
+                            disabled={!writable || form.saving || !row.overridden}
+                            onClick={() => void reset(entry)}
+                            aria-label={translate('settings.prices.reset', { model: row.model })}
+                          >
+                            <RestartAltIcon fontSize="small" />
+                          </IconButton>
+                        </span>
+                      </Tooltip>
+                    </TableCell>
+                  </>
+                )}
+              </TableRow>
+            ))}
+          </TableBody>
+        </Table>
+      </TableContainer>
+      {rows.length === 0 && <Typography sx={{ mt: 2 }}>{translate('pricing.no_match', { search })}</Typography>}
+      <TablePagination
+        component="div"
+        count={rows.length}
+        page={Math.min(page, Math.max(0, Math.ceil(rows.length / ROWS_PER_PAGE) - 1))}
+        onPageChange={(_, next) => setPage(next)}
+        rowsPerPage={ROWS_PER_PAGE}
+        rowsPerPageOptions={[ROWS_PER_PAGE]}
+        labelDisplayedRows={({ from, to, count }) => translate('settings.prices.displayed', { from, to, count })}
+      />
+    </Box>
+  );
+}
