@@ -380,6 +380,8 @@ export const appEnglish = {
       other_azure: 'Default API version',
       other_spark: 'Spark API version',
       other_zhipu: 'API version: v4, or v3 for the older signed-token API',
+      other_cloudflare: 'Cloudflare account id',
+      other_required: 'this channel type needs it, unless the base URL holds it',
       other_help: 'Empty uses the value shown.',
       batch: 'Batch create: one key per line, one channel per key',
       key_help: 'The key the upstream issued',

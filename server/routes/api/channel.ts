@@ -3,7 +3,7 @@
 // type (then the key must be given again); several keys (one per line) create one channel each.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { findChannelType, keyFitsFormat } from '../../../common/channelTypes';
+import { findChannelType, keyFitsFormat, otherMissing } from '../../../common/channelTypes';
 import { fail, ok } from '../../../common/envelope';
 import { ChannelStatus, Role } from '../../../common/roles';
 import { requireRole } from '../../plugins/auth';
@@ -81,6 +81,7 @@ export function parseChannelFields(body: ChannelFieldsBody, current?: ChannelFie
   const channelType = findChannelType(type);
   if (channelType?.baseUrlRequired && !baseUrl) return { error: 'this channel type needs a base URL' };
   const other = String(pick('other') ?? '').trim() || channelType?.other?.fallback || '';
+  if (otherMissing(type, other, baseUrl)) return { error: 'this channel type needs its account id (other), or a base URL that holds it' };
   return { value: { type, name, base_url: baseUrl, other, models, group, model_mapping: JSON.stringify(mapping), priority, weight } };
 }
 

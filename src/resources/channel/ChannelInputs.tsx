@@ -5,7 +5,7 @@ import { Box, Button, Stack, TextField as MuiTextField, Typography } from '@mui/
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { AutocompleteArrayInput, NumberInput, SelectInput, TextInput, useDataProvider, useTranslate } from 'react-admin';
 import { useFormContext, useWatch } from 'react-hook-form';
-import { CHANNEL_TYPES, findChannelType, keyFitsFormat } from '../../../common/channelTypes';
+import { CHANNEL_TYPES, findChannelType, keyFitsFormat, otherMissing } from '../../../common/channelTypes';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
 import { errorMessage } from '../../pages/errorMessage';
@@ -93,6 +93,7 @@ export function validateChannelForm(creating: boolean, original?: { base_url?: u
     if (!Array.isArray(values.models) || values.models.length === 0) errors.models = 'app.channel.models_required';
     if (!mappingIsValid(textOf(values.model_mapping))) errors.model_mapping = 'app.channel.mapping_invalid';
     if (findChannelType(Number(values.type))?.baseUrlRequired && !textOf(values.base_url).trim()) errors.base_url = 'app.channel.base_url_required';
+    if (otherMissing(Number(values.type), textOf(values.other), textOf(values.base_url))) errors.other = 'app.channel.other_required';
     if (!Number.isInteger(Number(values.priority))) errors.priority = 'app.channel.priority_invalid';
     if (!Number.isInteger(Number(values.weight)) || Number(values.weight) < 1) errors.weight = 'app.channel.weight_invalid';
     return errors;
