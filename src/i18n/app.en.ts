@@ -382,6 +382,7 @@ export const appEnglish = {
       other_zhipu: 'API version: v4, or v3 for the older signed-token API',
       other_cloudflare: 'Cloudflare account id',
       other_required: 'this channel type needs it, unless the base URL holds it',
+      other_required_help: 'Required, unless the base URL already holds it.',
       other_help: 'Empty uses the value shown.',
       batch: 'Batch create: one key per line, one channel per key',
       key_help: 'The key the upstream issued',

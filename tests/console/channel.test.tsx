@@ -64,7 +64,7 @@ describe('the channel-type table', () => {
     expect(CHANNEL_TYPES.map((type) => type.value).sort((a, b) => a - b)).toEqual([...Array.from({ length: 18 }, (_, index) => index + 1), ...today]);
     const labels = CHANNEL_TYPES.flatMap((type) => (type.other ? [type.other.label] : []));
     expect(labels).toEqual(['app.channel.other_azure', 'app.channel.other_spark', 'app.channel.other_zhipu', 'app.channel.other_cloudflare']);
-    for (const label of [...labels, 'app.channel.other_required']) {
+    for (const label of [...labels, 'app.channel.other_required', 'app.channel.other_required_help']) {
       for (const locale of [appEnglish, appChinese]) {
         const found = label.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], locale);
         expect(typeof found).toBe('string');

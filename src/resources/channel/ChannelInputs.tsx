@@ -249,7 +249,15 @@ export function ChannelInputs({ creating = false }: { creating?: boolean }) {
       <SelectInput source="type" choices={typeChoices} fullWidth />
       <TextInput source="name" fullWidth />
       <TextInput source="base_url" helperText={baseUrlHelp} placeholder={defaultBaseUrl || 'https://'} fullWidth />
-      {otherSetting && <TextInput source="other" label={otherSetting.label} placeholder={otherSetting.fallback} helperText="app.channel.other_help" fullWidth />}
+      {otherSetting && (
+        <TextInput
+          source="other"
+          label={otherSetting.label}
+          placeholder={otherSetting.fallback}
+          helperText={otherSetting.required ? 'app.channel.other_required_help' : 'app.channel.other_help'}
+          fullWidth
+        />
+      )}
       {creating && <SwitchInput source="batch" label="app.channel.batch" />}
       <TextInput
         source="key"
