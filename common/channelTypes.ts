@@ -55,6 +55,12 @@ export interface OtherSetting {
   label: string;
   /** Stored in place of an empty `other` (by the console and by the channel API). */
   fallback: string;
+  /**
+   * True when the channel cannot work without it (Cloudflare's account id):
+   * an empty one is refused on save, unless the channel's base URL has a path
+   * of its own, which then carries it.
+   */
+  required?: true;
 }
 
 /** One channel type. */
@@ -90,7 +96,9 @@ export interface ChannelType {
    * For a type on the OpenAI protocol whose API lives under another prefix
    * than `/v1` (Groq `/openai/v1`, Cohere `/compatibility/v1`, OpenRouter
    * `/api/v1`): the prefix that replaces `/v1` in every path. Zhipu's row
-   * carries its v4 prefix too: its v4 API is OpenAI-shaped under it.
+   * carries its v4 prefix too: its v4 API is OpenAI-shaped under it. A
+   * `{account}` in it is replaced by the channel's `other` (Cloudflare's
+   * account id).
    */
   pathPrefix?: string;
   /**
@@ -374,6 +382,154 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     ownedBy: 'ollama',
     docs: 'https://github.com/ollama/ollama/blob/main/docs/openai.md',
   },
+  // The rest of one-api's later types whose vendors serve OpenAI's wire (relay/channeltype/define.go numbers).
+  {
+    value: 19,
+    label: '360 AI Brain',
+    color: 'green',
+    defaultBaseUrl: 'https://api.360.cn',
+    ...openAiCompatible,
+    defaultModels: ['360gpt2-pro', '360gpt-pro', '360gpt-turbo', 'embedding_s1_v1'],
+    ownedBy: '360',
+    docs: 'https://ai.360.com/platform/docs/overview',
+  },
+  {
+    // The Hunyuan API's OpenAI-compatible endpoint, keyed by one API key (one-api's type 23 spoke the signed Tencent Cloud API)
+    value: 23,
+    label: 'Tencent Hunyuan',
+    color: 'teal',
+    defaultBaseUrl: 'https://api.hunyuan.cloud.tencent.com',
+    ...openAiCompatible,
+    defaultModels: ['hunyuan-turbos-latest', 'hunyuan-t1-latest', 'hunyuan-standard', 'hunyuan-lite', 'hunyuan-embedding'],
+    ownedBy: 'tencent',
+    docs: 'https://cloud.tencent.com/document/product/1729/111007',
+  },
+  {
+    value: 26,
+    label: 'Baichuan',
+    color: 'orange',
+    defaultBaseUrl: 'https://api.baichuan-ai.com',
+    ...openAiCompatible,
+    defaultModels: ['Baichuan4-Turbo', 'Baichuan4-Air', 'Baichuan4', 'Baichuan3-Turbo', 'Baichuan-Text-Embedding'],
+    ownedBy: 'baichuan',
+    docs: 'https://platform.baichuan-ai.com/docs/api',
+  },
+  {
+    // MiniMax's OpenAI-compatible /v1/chat/completions on its China platform (one-api used the older
+    // api.minimax.chat host and /v1/text/chatcompletion_v2); the international platform is api.minimax.io
+    value: 27,
+    label: 'MiniMax',
+    color: 'red',
+    defaultBaseUrl: 'https://api.minimaxi.com',
+    ...openAiCompatible,
+    defaultModels: ['MiniMax-M2', 'MiniMax-M1', 'MiniMax-Text-01'],
+    ownedBy: 'minimax',
+    docs: 'https://platform.minimaxi.com/document/ChatCompletion%20v2',
+  },
+  {
+    value: 31,
+    label: '01.AI Yi',
+    color: 'green',
+    defaultBaseUrl: 'https://api.lingyiwanwu.com',
+    ...openAiCompatible,
+    defaultModels: ['yi-lightning', 'yi-large', 'yi-medium', 'yi-vision-v2'],
+    ownedBy: '01-ai',
+    docs: 'https://platform.lingyiwanwu.com/docs',
+  },
+  {
+    value: 32,
+    label: 'StepFun',
+    color: 'blue',
+    defaultBaseUrl: 'https://api.stepfun.com',
+    ...openAiCompatible,
+    defaultModels: ['step-2-16k', 'step-2-mini', 'step-1-8k', 'step-1-32k', 'step-1v-8k'],
+    ownedBy: 'stepfun',
+    docs: 'https://platform.stepfun.com/docs/llm/text',
+  },
+  {
+    // `{account}` is the channel's `other` (the Cloudflare account id); a base URL with a path of its own carries
+    // the account instead (`.../client/v4/accounts/<id>/ai`, or an AI Gateway's `.../<gateway>/workers-ai`)
+    value: 37,
+    label: 'Cloudflare Workers AI',
+    color: 'orange',
+    defaultBaseUrl: 'https://api.cloudflare.com',
+    pathPrefix: '/client/v4/accounts/{account}/ai/v1',
+    ...openAiCompatible,
+    defaultModels: ['@cf/meta/llama-3.3-70b-instruct-fp8-fast', '@cf/meta/llama-3.1-8b-instruct', '@cf/openai/gpt-oss-120b', '@cf/baai/bge-large-en-v1.5'],
+    other: { label: 'app.channel.other_cloudflare', fallback: '', required: true },
+    ownedBy: 'cloudflare',
+    docs: 'https://developers.cloudflare.com/workers-ai/configuration/open-ai-compatibility/',
+  },
+  {
+    // Volcengine Ark: a model name, or the id of an inference endpoint (`ep-...`) created in the Ark console
+    value: 40,
+    label: 'Doubao (Volcengine Ark)',
+    color: 'blue',
+    defaultBaseUrl: 'https://ark.cn-beijing.volces.com',
+    pathPrefix: '/api/v3',
+    ...openAiCompatible,
+    defaultModels: ['doubao-seed-1-6-250615', 'doubao-1-5-pro-32k-250115', 'doubao-1-5-lite-32k-250115', 'doubao-embedding-text-240715'],
+    ownedBy: 'bytedance',
+    docs: 'https://www.volcengine.com/docs/82379/1298454',
+  },
+  {
+    value: 41,
+    label: 'Novita AI',
+    color: 'violet',
+    defaultBaseUrl: 'https://api.novita.ai',
+    pathPrefix: '/v3/openai',
+    ...openAiCompatible,
+    defaultModels: ['deepseek/deepseek-v3-0324', 'meta-llama/llama-3.3-70b-instruct', 'meta-llama/llama-3.1-8b-instruct', 'qwen/qwen-2.5-72b-instruct'],
+    ownedBy: 'novita',
+    docs: 'https://novita.ai/docs/guides/llm-api',
+  },
+  {
+    // Qianfan's v2 API: OpenAI's wire, keyed by one bearer API key (`bce-v3/...`), unlike type 15's APIKey|SecretKey
+    value: 47,
+    label: 'Baidu Qianfan v2',
+    color: 'blue',
+    defaultBaseUrl: 'https://qianfan.baidubce.com',
+    pathPrefix: '/v2',
+    ...openAiCompatible,
+    defaultModels: ['ernie-4.5-turbo-128k', 'ernie-4.0-8k', 'ernie-3.5-8k', 'ernie-speed-128k', 'ernie-lite-8k', 'embedding-v1'],
+    ownedBy: 'baidu',
+    docs: 'https://cloud.baidu.com/doc/qianfan-api/s/3m7of64lb',
+  },
+  {
+    // Spark's HTTP API on OpenAI's wire, keyed by the console's APIPassword (type 18 is the WebSocket API)
+    value: 48,
+    label: 'iFlytek Spark v2',
+    color: 'blue',
+    defaultBaseUrl: 'https://spark-api-open.xf-yun.com',
+    ...openAiCompatible,
+    defaultModels: ['4.0Ultra', 'max-32k', 'generalv3.5', 'pro-128k', 'generalv3', 'lite'],
+    ownedBy: 'iflytek',
+    docs: 'https://www.xfyun.cn/doc/spark/HTTP%E8%B0%83%E7%94%A8%E6%96%87%E6%A1%A3.html',
+  },
+  {
+    // DashScope's compatible mode (type 17 speaks DashScope's own protocol on the same host)
+    value: 49,
+    label: 'Alibaba Bailian',
+    color: 'orange',
+    defaultBaseUrl: 'https://dashscope.aliyuncs.com',
+    pathPrefix: '/compatible-mode/v1',
+    ...openAiCompatible,
+    defaultModels: ['qwen-max', 'qwen-plus', 'qwen-turbo', 'qwen-long', 'text-embedding-v3'],
+    ownedBy: 'alibaba',
+    docs: 'https://help.aliyun.com/zh/model-studio/compatibility-of-openai-with-dashscope',
+  },
+  {
+    // Gemini's OpenAI-compatible endpoint, for clients of OpenAI's wire (type 24 speaks Gemini's own API)
+    value: 51,
+    label: 'Gemini OpenAI-compatible',
+    color: 'blue',
+    defaultBaseUrl: 'https://generativelanguage.googleapis.com',
+    pathPrefix: '/v1beta/openai',
+    ...openAiCompatible,
+    defaultModels: ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite', 'gemini-2.0-flash', 'gemini-embedding-001'],
+    ownedBy: 'google',
+    docs: 'https://ai.google.dev/gemini-api/docs/openai',
+  },
   {
     value: 50,
     label: 'OpenAI Compatible',
@@ -403,6 +559,28 @@ export function keyFitsFormat(value: number, key: string): boolean {
   if (!format) return key.trim() !== '';
   const parts = key.split('|');
   return parts.length === format.split('|').length && parts.every((part) => part.trim() !== '');
+}
+
+/** True for a base URL with a path after its host (which then carries what the path prefix would). */
+function baseUrlHasPath(baseUrl: string): boolean {
+  return /^https?:\/\/[^/]+\/[^/]/.test(baseUrl.trim());
+}
+
+/** Whether a channel lacks the `other` its type cannot work without (and its base URL does not stand in for it). */
+export function otherMissing(value: number, other: string, baseUrl: string): boolean {
+  return findChannelType(value)?.other?.required === true && other.trim() === '' && !baseUrlHasPath(baseUrl);
+}
+
+/**
+ * The path prefix of an OpenAI-wire channel: its row's (`/v1` by default),
+ * with `{account}` filled from `other`; `/v1` alone after a base URL whose
+ * own path holds the account. Undefined when the account is nowhere.
+ */
+export function openAiPathPrefix(value: number, other: string, baseUrl: string): string | undefined {
+  const prefix = findChannelType(value)?.pathPrefix ?? '/v1';
+  if (!prefix.includes('{account}')) return prefix;
+  if (other.trim()) return prefix.replace('{account}', encodeURIComponent(other.trim()));
+  return baseUrlHasPath(baseUrl) ? '/v1' : undefined;
 }
 
 /** The types whose vendor reports a balance. */

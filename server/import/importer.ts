@@ -21,7 +21,7 @@ import { hashAccessToken } from '../plugins/auth';
 import { writeAbilities } from '../repositories/channels';
 import { logRow, type NewLog } from '../repositories/logs';
 import { rollupsOf, upsertRollups } from '../repositories/usageRollups';
-import { detectProduct, targetChannelType, type Detected } from './products';
+import { detectProduct, importedOther, targetChannelType, unrelayedReason, type Detected } from './products';
 import type { SourceDatabase } from './source';
 
 export type { ImportProgress } from '../../common/importJob';
@@ -439,7 +439,7 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
     }
     const type = targetChannelType(detected.product, num(row.type));
     if (type === undefined) {
-      channelOutcome.leave(`channel type ${num(row.type)} is not one Switchboard relays`, label);
+      channelOutcome.leave(unrelayedReason(detected.product, num(row.type)), label);
       continue;
     }
     if (type !== num(row.type)) renumbered.push(`${label}: ${detected.product} type ${num(row.type)} is type ${type} here`);
@@ -465,7 +465,7 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
       test_time: num(row.test_time),
       response_time: num(row.response_time),
       base_url: text(row.base_url),
-      other: text(row.other),
+      other: importedOther(detected.product, num(row.type), text(row.other), row.config),
       balance: num(row.balance),
       balance_updated_time: num(row.balance_updated_time),
       models: text(row.models),

@@ -2,7 +2,8 @@
 // columns, and how its channel type numbers read here. one-api's numbers are
 // ours (Switchboard follows one-api's table); new-api renumbered from type 2 on
 // (2 is Midjourney there, 4 Ollama, 34 Cohere, 43 DeepSeek ...), so its
-// types go through NEW_API_TYPES.
+// types go through NEW_API_TYPES. A type without a row here is left out of
+// the import, named in the report.
 import { findChannelType } from '../../common/channelTypes';
 
 export type Product = 'one-api' | 'new-api';
@@ -47,15 +48,78 @@ const NEW_API_TYPES: Record<number, number> = {
   16: 16,
   17: 17,
   18: 18,
+  19: 19,
   20: 20,
+  23: 23,
   24: 24,
   25: 25,
+  // ZhipuV4: our Zhipu type with an empty `other` speaks the v4 API
+  26: 16,
+  31: 31,
   34: 35,
+  35: 27,
+  39: 37,
   40: 44,
   42: 28,
   43: 36,
+  45: 40,
+  46: 47,
   48: 45,
 };
+
+/**
+ * The names of the source types Switchboard does not relay (yet), so the
+ * import report says which vendor a left-out channel was for. one-api's from
+ * relay/channeltype/define.go, new-api's from constant/channel.go.
+ */
+const UNRELAYED_NAMES: Record<Product, Record<number, string>> = {
+  'one-api': { 21: 'AI Proxy library', 22: 'FastGPT', 33: 'AWS Claude', 34: 'Coze', 38: 'DeepL', 42: 'Vertex AI', 43: 'Proxy', 46: 'Replicate' },
+  'new-api': {
+    2: 'Midjourney',
+    5: 'Midjourney Plus',
+    21: 'AI Proxy library',
+    22: 'FastGPT',
+    27: 'Perplexity',
+    33: 'AWS',
+    36: 'Suno',
+    37: 'Dify',
+    38: 'Jina',
+    41: 'Vertex AI',
+    44: 'MokaAI',
+    47: 'Xinference',
+    49: 'Coze',
+    50: 'Kling',
+    51: 'Jimeng',
+    52: 'Vidu',
+    53: 'Submodel',
+    54: 'Doubao video',
+    55: 'Sora',
+    56: 'Replicate',
+    57: 'Codex',
+  },
+};
+
+/** Why a channel of a source type is left out: the type named where it is known, always "not relayed yet". */
+export function unrelayedReason(product: Product, sourceType: number): string {
+  const name = UNRELAYED_NAMES[product][sourceType];
+  return `channel type ${sourceType}${name ? ` (${name})` : ''} is not relayed yet`;
+}
+
+/**
+ * The `other` a channel carries here: the source's, except for one-api's
+ * Cloudflare (37), which keeps the account id in its `config` JSON
+ * (`user_id`) where Switchboard reads it from `other`.
+ */
+export function importedOther(product: Product, sourceType: number, other: string, config: unknown): string {
+  if (product !== 'one-api' || sourceType !== 37 || other.trim() || typeof config !== 'string') return other;
+  try {
+    const parsed: unknown = JSON.parse(config);
+    const account = parsed && typeof parsed === 'object' ? (parsed as { user_id?: unknown }).user_id : undefined;
+    return typeof account === 'string' ? account.trim() : other;
+  } catch {
+    return other;
+  }
+}
 
 /** The channel type here for a source type, or undefined when Switchboard does not relay it. */
 export function targetChannelType(product: Product, sourceType: number): number | undefined {

@@ -64,11 +64,11 @@ function renderAt(path: string) {
 
 describe('the channel-type table', () => {
   it("has the spec's 18 types and today's providers once each, and every `other` label is a translated key", () => {
-    const today = [20, 24, 25, 28, 29, 30, 35, 36, 39, 44, 45, 50];
+    const today = [19, 20, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 35, 36, 37, 39, 40, 41, 44, 45, 47, 48, 49, 50, 51];
     expect(CHANNEL_TYPES.map((type) => type.value).sort((a, b) => a - b)).toEqual([...Array.from({ length: 18 }, (_, index) => index + 1), ...today]);
     const labels = CHANNEL_TYPES.flatMap((type) => (type.other ? [type.other.label] : []));
-    expect(labels).toEqual(['app.channel.other_azure', 'app.channel.other_spark', 'app.channel.other_zhipu']);
-    for (const label of labels) {
+    expect(labels).toEqual(['app.channel.other_azure', 'app.channel.other_spark', 'app.channel.other_zhipu', 'app.channel.other_cloudflare']);
+    for (const label of [...labels, 'app.channel.other_required', 'app.channel.other_required_help']) {
       for (const locale of [appEnglish, appChinese]) {
         const found = label.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], locale);
         expect(typeof found).toBe('string');
@@ -87,6 +87,13 @@ describe('the channel-type table', () => {
     expect(CHANNEL_TYPES.find((type) => type.value === 16)?.other?.fallback).toBe('v4');
     expect(channelTransform({ type: 16, name: 'glm', key: 'k', other: '', models: ['glm-4-plus'], groups: [] })).toMatchObject({ other: 'v4' });
     expect(channelTransform({ type: 16, name: 'glm', key: 'k', other: 'v3', models: ['glm-4-plus'], groups: [] })).toMatchObject({ other: 'v3' });
+  });
+
+  it("asks for Cloudflare's account id unless the base URL holds it", () => {
+    const form = { name: 'cf', key: 'token', type: 37, models: ['@cf/meta/llama-3.1-8b-instruct'], model_mapping: '', priority: 0, weight: 1, base_url: '', other: '' };
+    expect(validateChannelForm(true)(form)).toEqual({ other: 'app.channel.other_required' });
+    expect(validateChannelForm(true)({ ...form, other: 'account-id' })).toEqual({});
+    expect(validateChannelForm(true)({ ...form, base_url: 'https://api.cloudflare.com/client/v4/accounts/account-id/ai' })).toEqual({});
   });
 });
 

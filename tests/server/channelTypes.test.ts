@@ -2,7 +2,8 @@
 // every row usable as configured, and the README's table in step with it.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CHANNEL_TYPES, findChannelType, ownerOfChannelType } from '../../common/channelTypes';
+import { CHANNEL_TYPES, findChannelType, openAiPathPrefix, otherMissing, ownerOfChannelType } from '../../common/channelTypes';
+import { importedOther, targetChannelType, unrelayedReason } from '../../server/import/products';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 
@@ -23,6 +24,56 @@ describe('the channel-type table', () => {
     expect(row(16)?.other).toEqual({ label: 'app.channel.other_zhipu', fallback: 'v4' });
     expect([20, 25, 28, 36, 39, 44, 45].map((value) => row(value)?.protocol)).toEqual(Array(7).fill('openai'));
     expect([36, 45, 28].map(ownerOfChannelType)).toEqual(['deepseek', 'xai', 'mistralai']);
+  });
+
+  it("gives one-api's later OpenAI-compatible types their hosts and prefixes", () => {
+    const row = (value: number) => findChannelType(value);
+    expect([19, 23, 26, 27, 31, 32, 37, 40, 41, 47, 48, 49, 51].map((value) => row(value)?.protocol)).toEqual(Array(13).fill('openai'));
+    expect(row(40)).toMatchObject({ defaultBaseUrl: 'https://ark.cn-beijing.volces.com', pathPrefix: '/api/v3', ownedBy: 'bytedance' });
+    expect(row(41)).toMatchObject({ defaultBaseUrl: 'https://api.novita.ai', pathPrefix: '/v3/openai' });
+    expect(row(47)).toMatchObject({ defaultBaseUrl: 'https://qianfan.baidubce.com', pathPrefix: '/v2', ownedBy: 'baidu' });
+    expect(row(49)).toMatchObject({ defaultBaseUrl: 'https://dashscope.aliyuncs.com', pathPrefix: '/compatible-mode/v1', ownedBy: 'alibaba' });
+    expect(row(51)).toMatchObject({ defaultBaseUrl: 'https://generativelanguage.googleapis.com', pathPrefix: '/v1beta/openai', ownedBy: 'google' });
+    expect(row(23)?.defaultBaseUrl).toBe('https://api.hunyuan.cloud.tencent.com');
+    expect(row(48)?.defaultBaseUrl).toBe('https://spark-api-open.xf-yun.com');
+  });
+
+  it("fills Cloudflare's account into its path from `other`, else lets a base URL with a path carry it", () => {
+    expect(openAiPathPrefix(37, ' abc ', '')).toBe('/client/v4/accounts/abc/ai/v1');
+    expect(openAiPathPrefix(37, '', 'https://gateway.ai.cloudflare.com/v1/abc/gw/workers-ai')).toBe('/v1');
+    expect(openAiPathPrefix(37, '', 'https://api.cloudflare.com')).toBeUndefined();
+    expect(openAiPathPrefix(29, '', '')).toBe('/openai/v1');
+    expect(openAiPathPrefix(1, 'anything', '')).toBe('/v1');
+    expect([otherMissing(37, '', ''), otherMissing(37, 'abc', ''), otherMissing(37, '', 'https://api.cloudflare.com/client/v4/accounts/abc/ai'), otherMissing(3, '', '')]).toEqual([
+      true,
+      false,
+      false,
+      false,
+    ]);
+  });
+
+  it("maps one-api's and new-api's numbers for these types, and names the ones not relayed yet", () => {
+    for (const value of [19, 23, 26, 27, 31, 32, 37, 40, 41, 47, 48, 49, 51]) expect(targetChannelType('one-api', value)).toBe(value);
+    // new-api (QuantumNous/new-api constant/channel.go): 19 360, 23 Tencent, 26 ZhipuV4, 31 LingYiWanWu, 35 MiniMax, 39 Cloudflare, 45 VolcEngine, 46 BaiduV2
+    const fromNewApi = Object.fromEntries([19, 23, 26, 31, 35, 39, 45, 46].map((value) => [value, targetChannelType('new-api', value)]));
+    expect(fromNewApi).toEqual({ 19: 19, 23: 23, 26: 16, 31: 31, 35: 27, 39: 37, 45: 40, 46: 47 });
+    for (const value of [21, 22, 33, 34, 38, 42, 43, 46]) expect(targetChannelType('one-api', value), `one-api ${value}`).toBeUndefined();
+    expect([21, 22, 33, 34, 38, 42, 43, 46].map((value) => unrelayedReason('one-api', value))).toEqual([
+      'channel type 21 (AI Proxy library) is not relayed yet',
+      'channel type 22 (FastGPT) is not relayed yet',
+      'channel type 33 (AWS Claude) is not relayed yet',
+      'channel type 34 (Coze) is not relayed yet',
+      'channel type 38 (DeepL) is not relayed yet',
+      'channel type 42 (Vertex AI) is not relayed yet',
+      'channel type 43 (Proxy) is not relayed yet',
+      'channel type 46 (Replicate) is not relayed yet',
+    ]);
+    expect(unrelayedReason('new-api', 41)).toBe('channel type 41 (Vertex AI) is not relayed yet');
+    expect(unrelayedReason('one-api', 99)).toBe('channel type 99 is not relayed yet');
+    expect(importedOther('one-api', 37, '', '{"user_id":"acct"}')).toBe('acct');
+    expect(importedOther('one-api', 37, 'kept', '{"user_id":"acct"}')).toBe('kept');
+    expect(importedOther('one-api', 1, '', '{"user_id":"acct"}')).toBe('');
+    expect(importedOther('one-api', 37, '', 'not json')).toBe('');
   });
 
   it('can reach every type: a default base URL unless one is required (Spark picks its host by version)', () => {

@@ -7,7 +7,7 @@
 // decoders here serve the channel test and the contract suite, and say what
 // an error inside a 200 means.
 import { createHash } from 'node:crypto';
-import { findChannelType, type ChannelType } from '../../../common/channelTypes';
+import { findChannelType, openAiPathPrefix, type ChannelType } from '../../../common/channelTypes';
 import { count, parseJson, SseParser, trimmedBaseUrl, upstreamFailure } from '../shared';
 import type {
   AdaptorCall,
@@ -250,8 +250,11 @@ export const openAiAdaptor: UpstreamAdaptor = {
     const base = baseUrlOf(channel);
     if (!base) return upstreamFailure(500, 'this channel has no base URL', { code: 'channel_base_url_missing', retryable: true });
     const row = findChannelType(channel.type);
+    // Cloudflare's account id is part of its path, from `other` or the base URL; an imported channel may have neither
+    const prefix = openAiPathPrefix(channel.type, channel.other, channel.baseUrl);
+    if (prefix === undefined) return upstreamFailure(500, 'this channel has no account id (other)', { code: 'channel_account_missing', retryable: true });
     return {
-      url: `${base}${row?.pathPrefix ?? '/v1'}${OPENAI_OPERATION_PATHS[call.operation]}`,
+      url: `${base}${prefix}${OPENAI_OPERATION_PATHS[call.operation]}`,
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: call.stream ? 'text/event-stream' : 'application/json', ...openAiAuthHeader(row, channel.key) },
     };

@@ -8,7 +8,7 @@
 // gives; one that repoints it needs its keys again, and they replace the old ones.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { findChannelType, keyFitsFormat } from '../../../common/channelTypes';
+import { findChannelType, keyFitsFormat, otherMissing } from '../../../common/channelTypes';
 import { fail, ok } from '../../../common/envelope';
 import { ChannelStatus, Role } from '../../../common/roles';
 import { requireRole } from '../../plugins/auth';
@@ -32,7 +32,19 @@ import { ChannelKeyStatus, type KeyStrategy } from '../../../common/records';
 import { channelKeyUsageOf } from '../../channels/keyUsage';
 import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination';
 import { channelStatusEvent } from '../../webhooks/triggers';
-import { bulkSchema, byId, channelCreateSchema, channelKeyById, channelKeysAddSchema, channelKeyStatusSchema, channelTestSchema, channelUpdateSchema, jobIdParams, listed, searchedList } from './inputSchemas';
+import {
+  bulkSchema,
+  byId,
+  channelCreateSchema,
+  channelKeyById,
+  channelKeysAddSchema,
+  channelKeyStatusSchema,
+  channelTestSchema,
+  channelUpdateSchema,
+  jobIdParams,
+  listed,
+  searchedList,
+} from './inputSchemas';
 import { catalogModelNames } from '../../billing/catalog';
 
 /** The list's facets from the query string (the schema has checked each is digits or a short name). */
@@ -96,6 +108,7 @@ export function parseChannelFields(body: ChannelFieldsBody, current?: ChannelFie
     if (body.test_model !== undefined) return { error: 'the test model must be one of the channel models' };
     testModel = '';
   }
+  if (otherMissing(type, other, baseUrl)) return { error: 'this channel type needs its account id (other), or a base URL that holds it' };
   return { value: { type, name, base_url: baseUrl, other, models, group, model_mapping: JSON.stringify(mapping), test_model: testModel, priority, weight } };
 }
 

@@ -6,7 +6,7 @@ import { Box, Button, Stack, TextField as MuiTextField, Typography } from '@mui/
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { AutocompleteArrayInput, NumberInput, SelectInput, TextInput, useDataProvider, useTranslate } from 'react-admin';
 import { useFormContext, useWatch } from 'react-hook-form';
-import { CHANNEL_TYPES, findChannelType, keyFitsFormat } from '../../../common/channelTypes';
+import { CHANNEL_TYPES, findChannelType, keyFitsFormat, otherMissing } from '../../../common/channelTypes';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
 import { SwitchInput } from '../shared/SwitchInput';
@@ -99,6 +99,7 @@ export function validateChannelForm(creating: boolean, original?: { base_url?: u
     if (!Array.isArray(values.models) || values.models.length === 0) errors.models = 'app.channel.models_required';
     if (!mappingIsValid(textOf(values.model_mapping))) errors.model_mapping = 'app.channel.mapping_invalid';
     if (findChannelType(Number(values.type))?.baseUrlRequired && !textOf(values.base_url).trim()) errors.base_url = 'app.channel.base_url_required';
+    if (otherMissing(Number(values.type), textOf(values.other), textOf(values.base_url))) errors.other = 'app.channel.other_required';
     if (!Number.isInteger(Number(values.priority))) errors.priority = 'app.channel.priority_invalid';
     if (!Number.isInteger(Number(values.weight)) || Number(values.weight) < 1) errors.weight = 'app.channel.weight_invalid';
     return errors;
@@ -257,7 +258,15 @@ export function ChannelInputs({ creating = false }: { creating?: boolean }) {
       <SelectInput source="type" choices={typeChoices} fullWidth />
       <TextInput source="name" fullWidth />
       <TextInput source="base_url" helperText={baseUrlHelp} placeholder={defaultBaseUrl || 'https://'} fullWidth />
-      {otherSetting && <TextInput source="other" label={otherSetting.label} placeholder={otherSetting.fallback} helperText="app.channel.other_help" fullWidth />}
+      {otherSetting && (
+        <TextInput
+          source="other"
+          label={otherSetting.label}
+          placeholder={otherSetting.fallback}
+          helperText={otherSetting.required ? 'app.channel.other_required_help' : 'app.channel.other_help'}
+          fullWidth
+        />
+      )}
       {creating && !multiKey && <SwitchInput source="batch" label="app.channel.batch" />}
       {creating && !batch && <SwitchInput source="multi_key" label="app.channel.multi_key" />}
       {multiKey && <SelectInput source="key_strategy" choices={strategyChoices} fullWidth />}

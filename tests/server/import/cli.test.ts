@@ -42,7 +42,7 @@ describe('npm run import', () => {
     expect(dryRun.code).toBe(0);
     expect(dryRun.stdout).toContain('DRY RUN');
     expect(dryRun.stdout).toContain('looks like: new-api');
-    expect(dryRun.stdout).toMatch(/channel type 2 is not one Switchboard relays \(#4 midjourney\)/);
+    expect(dryRun.stdout).toMatch(/channel type 2 \(Midjourney\) is not relayed yet \(#4 midjourney\)/);
     expect(userCount()).toBe(0);
 
     const applied = await runImportCommand(source, '--apply', '--with-logs');

@@ -83,7 +83,8 @@ function casesFor(type: ChannelType): Case[] {
       {
         name: 'openai wire',
         type,
-        channel: () => ({ key: 'sk-good', base_url: harness.emulator.baseUrl, other: type.other?.fallback ?? '' }),
+        // a type that cannot go without `other` (Cloudflare's account id) gets one
+        channel: () => ({ key: 'sk-good', base_url: harness.emulator.baseUrl, other: type.other?.fallback || (type.other?.required ? 'account-1' : '') }),
         chatModel: OPENAI_CHAT_MODEL,
         embeddingModel: OPENAI_EMBEDDING_MODEL,
         lastUsage: openAiUsage,

@@ -45,8 +45,10 @@ function rows(product: Product) {
     return token;
   });
 
-  const unrelayed = newApi ? { type: 2, name: 'midjourney' } : { type: 19, name: '360' };
+  const unrelayed = newApi ? { type: 2, name: 'midjourney' } : { type: 34, name: 'coze' };
   const deepSeekType = newApi ? 43 : 36;
+  // Cloudflare: new-api's 39 keeps the account id in `other`, one-api's 37 in `config` (user_id)
+  const cloudflare = newApi ? { type: 39, other: 'cf-account-fixture' } : { type: 37, other: '', config: '{"user_id":"cf-account-fixture"}' };
   const channels = [
     { id: 1, type: 1, key: 'sk-good', status: 1, name: 'openai main', weight: 0, created_time: FIXTURE_TIME, test_time: 0, response_time: 0, base_url: 'http://127.0.0.1:9', other: '', balance: 12.5, balance_updated_time: FIXTURE_TIME, models: 'gpt-4,gpt-3.5-turbo', group: 'default,vip', used_quota: 3_000_000, model_mapping: '' },
     { id: 2, type: 14, key: 'sk-ant-fixture', status: 3, name: 'claude', weight: 0, created_time: FIXTURE_TIME, test_time: 0, response_time: 0, base_url: '', other: '', balance: 0, balance_updated_time: 0, models: 'claude-2', group: 'default', used_quota: 0, model_mapping: '' },
@@ -85,6 +87,7 @@ function rows(product: Product) {
           },
         ]
       : []),
+    ...(latest ? [{ id: 7, key: 'cf-fixture-token', status: 1, name: 'cloudflare', weight: 0, created_time: FIXTURE_TIME, test_time: 0, response_time: 0, base_url: '', balance: 0, balance_updated_time: 0, models: '@cf/meta/llama-3.1-8b-instruct', group: 'default', used_quota: 0, model_mapping: '', ...cloudflare }] : []),
   ].map((channel) => {
     if (newApi) return { priority: channel.id === 1 ? 5 : 0, auto_ban: 1, tag: channel.id === 1 ? 'main' : null, param_override: channel.id === 3 ? '{"temperature":0}' : null, ...channel };
     if (latest) return { priority: channel.id === 1 ? 5 : 0, config: channel.id === 3 ? '{"region":"eastus"}' : '', system_prompt: null, ...channel };
