@@ -22,18 +22,26 @@ export function withChannelKey(
   random: () => number = Math.random,
   cache?: RelayCache,
   resting?: (keyId: number) => boolean,
+  preferred?: number,
 ): RoutedChannel | undefined | Promise<RoutedChannel | undefined> {
   const load = () => liveChannelKeys(db, channel.id);
   const keys = cache ? cache.liveKeys(channel.id, load) : load();
-  return keys instanceof Promise ? keys.then((loaded) => pickKey(channel, loaded, exclude, random, resting)) : pickKey(channel, keys, exclude, random, resting);
+  return keys instanceof Promise ? keys.then((loaded) => pickKey(channel, loaded, exclude, random, resting, preferred)) : pickKey(channel, keys, exclude, random, resting, preferred);
 }
 
-/** `resting`: keys resting after a 429 (routing.ts), passed by like the excluded ones. */
-function pickKey(channel: CandidateChannel, keys: LiveKey[], exclude: readonly number[], random: () => number, resting?: (keyId: number) => boolean): RoutedChannel | undefined {
+/**
+ * `resting`: keys resting after a 429 (routing.ts), passed by like the
+ * excluded ones; `preferred`: the key a caller's affinity keeps, taken while
+ * it is live.
+ */
+function pickKey(channel: CandidateChannel, keys: LiveKey[], exclude: readonly number[], random: () => number, resting?: (keyId: number) => boolean, preferred?: number): RoutedChannel | undefined {
   const live = exclude.length || resting ? keys.filter((key) => !exclude.includes(key.id) && !resting?.(key.id)) : keys;
   if (!live.length) return undefined;
   let chosen: LiveKey;
-  if (channel.key_strategy === 'round_robin') {
+  const kept = preferred === undefined ? undefined : live.find((key) => key.id === preferred);
+  if (kept) {
+    chosen = kept;
+  } else if (channel.key_strategy === 'round_robin') {
     const turn = turns.get(channel.id) ?? 0;
     turns.set(channel.id, (turn + 1) % Number.MAX_SAFE_INTEGER);
     chosen = live[turn % live.length];

@@ -69,6 +69,8 @@ export interface RelayContext extends MoneyContext {
   hooks: RelayHooks;
   /** Relayed requests in flight on this node (a reservation made alone may skip the ledger's batching). */
   inFlight: number;
+  /** What this process remembers of the channels' recent answers (routing.ts): cooldowns, breakers, affinity. */
+  routing: RoutingBook;
 }
 
 const contexts = new WeakMap<object, RelayContext>();
@@ -78,6 +80,7 @@ export function relayContextOf(app: FastifyInstance, bookkeeping: Bookkeeping): 
   let context = contexts.get(app.ctx);
   if (!context) {
     const { db, options, ledger, relayCache, newRequestId } = app.ctx;
+    const routing = new RoutingBook(options);
     const keyUsage = channelKeyUsageOf(app);
     // made once: metrics and the cache are read through getters, as the metrics plugin may attach after this context is made
     const dispatchDeps: DispatchDeps = {
@@ -91,7 +94,7 @@ export function relayContextOf(app: FastifyInstance, bookkeeping: Bookkeeping): 
         return app.ctx.relayCache;
       },
       newRequestId,
-      book: new RoutingBook(options),
+      book: routing,
       disableChannel: (channelId, reason) => disableChannelAutomatically(app, channelId, reason),
       disableChannelKey: (channelId, keyId, reason) => disableChannelKeyAutomatically(app, channelId, keyId, reason),
       noteKeyUse: (keyId, failed) => keyUsage.note(keyId, failed),
@@ -114,6 +117,7 @@ export function relayContextOf(app: FastifyInstance, bookkeeping: Bookkeeping): 
       balanceLowWanted: () => webhookMayWant(db, 'user.balance_low'),
       hooks: { beforeAdmit: [], beforeReserve: [], beforeDispatch: [], afterFinish: [], firstChunk: [] },
       inFlight: 0,
+      routing,
     };
     contexts.set(app.ctx, context);
   }

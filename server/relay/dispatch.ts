@@ -412,9 +412,9 @@ interface DispatchRun {
   lastError: RelayError;
   /** Keys of multi-key channels that proved dead during this request: their channel may still answer with another. */
   deadKeys: number[];
-  /** (group, model, caller) when affinity is on, and the channel it keeps. */
+  /** (group, model, caller) when affinity is on, and the channel (and key) it keeps. */
   affinityKey: string | undefined;
-  affinity: number | undefined;
+  affinity: { channelId: number; keyId: number | undefined } | undefined;
 }
 
 /** What one step of a dispatch came to, when it did not end it. */
@@ -436,7 +436,7 @@ async function tryNextChannel(run: DispatchRun, stage: RouteStage, attempt: numb
       pinnedChannelId: caller.pinnedChannelId,
       cache: deps.relayCache,
       book,
-      affinity: run.affinity,
+      affinity: run.affinity?.channelId,
       resting: stage.resting,
     });
     if (channel instanceof Promise) channel = await channel;
@@ -452,7 +452,8 @@ async function tryNextChannel(run: DispatchRun, stage: RouteStage, attempt: numb
     const resting = stage.resting || book.empty ? undefined : (keyId: number) => book.keyRestingUntil(keyId) > 0;
     let keyed: ReturnType<typeof withChannelKey>;
     try {
-      keyed = withChannelKey(deps.db, channel, run.deadKeys, Math.random, deps.relayCache, resting);
+      const preferred = run.affinity?.channelId === channel.id ? run.affinity.keyId : undefined;
+      keyed = withChannelKey(deps.db, channel, run.deadKeys, Math.random, deps.relayCache, resting, preferred);
       if (keyed instanceof Promise) keyed = await keyed;
     } catch (error) {
       if (!isDatabaseUnavailable(error)) throw error;
@@ -493,9 +494,16 @@ async function tryNextChannel(run: DispatchRun, stage: RouteStage, attempt: numb
   if (!book.empty) book.attempting(channel.id);
   const result = passes ? await passThrough(deps, adaptor, channel, asked, upstreamModel, request) : await translated(deps, adaptor, channel, asked, upstreamModel, request);
   if (channel.keyId !== undefined) deps.noteKeyUse(channel.keyId, result.outcome === 'failed' || result.outcome === 'unanswered');
-  if (!book.empty || result.outcome !== 'answered') book.record(channel.id, verdictOf(result), channel.keyId);
+  if (!book.empty || result.outcome !== 'answered') {
+    const verdict = verdictOf(result);
+    book.record(channel.id, verdict, channel.keyId);
+    // a key's own rate limit: the channel's other keys may answer this very request (the resting key is passed by)
+    if (verdict === 'overloaded' && channel.keyId !== undefined) run.tried.pop();
+  }
   if (result.outcome === 'answered') {
-    if (run.affinityKey !== undefined && run.affinity !== channel.id) book.served(run.affinityKey, channel.id);
+    if (run.affinityKey !== undefined && (run.affinity?.channelId !== channel.id || run.affinity.keyId !== channel.keyId)) {
+      book.served(run.affinityKey, channel.id, channel.keyId);
+    }
     const served: Dispatched = model === request.model ? result : { ...result, fallbackModel: model };
     if (!run.tries) return served;
     return { ...served, attempts: noteAttempt(run.tries, channel, result.answer.response.status, 'answered', sentAt) };

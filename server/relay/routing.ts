@@ -50,12 +50,16 @@ export class RoutingBook {
   private readonly memory = new Map<number, ChannelMemory>();
   /** Keys of multi-key channels resting after a 429: by key id, with their channel's id. */
   private readonly keys = new Map<number, { channelId: number; coolUntil: number; coolStreak: number }>();
-  private readonly affinity = new Map<string, { channelId: number; until: number }>();
+  private readonly affinity = new Map<string, { channelId: number; keyId: number | undefined; until: number }>();
 
-  constructor(
-    private readonly options: Pick<OptionStore, 'number'>,
-    private readonly now: () => number = Date.now,
-  ) {}
+  /** The clock (ms since the epoch); tests move it instead of waiting out a rest. */
+  clock: () => number = Date.now;
+
+  constructor(private readonly options: Pick<OptionStore, 'number'>) {}
+
+  private now(): number {
+    return this.clock();
+  }
 
   /** Until when a channel rests (cooldown or open breaker), or 0 when it may take a request now. */
   restingUntil(channelId: number): number {
@@ -169,24 +173,24 @@ export class RoutingBook {
     if (state.failures >= threshold) state.openUntil = now + this.options.number('CircuitBreakerOpenSeconds') * 1000;
   }
 
-  /** The channel a caller was last served by for (group, model), while its affinity lasts. */
-  affinityOf(key: string): number | undefined {
+  /** The channel (and key, on a multi-key channel) a caller was last served by for (group, model), while its affinity lasts. */
+  affinityOf(key: string): { channelId: number; keyId: number | undefined } | undefined {
     const entry = this.affinity.get(key);
     if (!entry) return undefined;
     if (entry.until <= this.now()) {
       this.affinity.delete(key);
       return undefined;
     }
-    return entry.channelId;
+    return entry;
   }
 
-  /** Remembers the channel that served a caller, for RoutingAffinitySeconds. */
-  served(key: string, channelId: number): void {
+  /** Remembers the channel and key that served a caller, for RoutingAffinitySeconds (from this answer on). */
+  served(key: string, channelId: number, keyId: number | undefined): void {
     const seconds = this.options.number('RoutingAffinitySeconds');
     if (seconds <= 0) return;
     this.affinity.delete(key);
     if (this.affinity.size >= MAX_AFFINITY_ENTRIES) this.affinity.delete(this.affinity.keys().next().value!);
-    this.affinity.set(key, { channelId, until: this.now() + seconds * 1000 });
+    this.affinity.set(key, { channelId, keyId, until: this.now() + seconds * 1000 });
   }
 
   /** What the channel list shows of a channel's rest; undefined when it has none. */

@@ -216,6 +216,7 @@ export const appEnglish = {
       month: 'Per month (from the 1st)',
       amount: 'Budget per period',
       amount_required: 'a budget needs an amount above 0',
+      own: 'Your budget:',
       spent_help: 'Spent this period: %{spent}; resets at %{resets}.',
       resets: 'Resets at %{time}',
       usage_day: '%{spent} / %{budget} a day',

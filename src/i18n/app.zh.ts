@@ -218,6 +218,7 @@ export const appChinese: typeof appEnglish = {
       month: '每月（从 1 日起）',
       amount: '每周期预算',
       amount_required: '设置预算时金额必须大于 0',
+      own: '你的预算：',
       spent_help: '本周期已用：%{spent}；于 %{resets} 重置。',
       resets: '于 %{time} 重置',
       usage_day: '%{spent} / 每天 %{budget}',

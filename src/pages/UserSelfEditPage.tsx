@@ -1,26 +1,31 @@
 // /user/edit: the caller's own account (username, display name, password;
 // a new password needs the current one, and signs out the other sessions).
 // The bound GitHub and WeChat accounts and the e-mail address are shown
-// read-only: they change only by binding, under Settings.
+// read-only: they change only by binding, under Settings. A budget an admin
+// set on the account is shown with what was spent of it this period.
 import { Button, Card, CardContent, Stack, TextField, Typography } from '@mui/material';
 import { useEffect, useState, type FormEvent } from 'react';
-import { Authenticated, useTranslate } from 'react-admin';
+import { Authenticated, RecordContextProvider, useTranslate } from 'react-admin';
 import { storeUser, readStoredUser } from '../authProvider/storage';
 import { dataProvider } from '../dataProvider';
 import { useNotice } from '../layout/notice';
 import { errorMessage } from './errorMessage';
+import { BudgetField } from '../resources/shared/BudgetField';
+import type { UserRecord } from '../../common/records';
 
 function SelfEdit() {
   const translate = useTranslate();
   const notice = useNotice();
   const [form, setForm] = useState({ username: '', display_name: '', password: '', original_password: '' });
   const [bound, setBound] = useState({ github_id: '', wechat_id: '', email: '' });
+  const [budget, setBudget] = useState<UserRecord | undefined>();
   useEffect(() => {
     dataProvider
       .getSelf()
       .then((user) => {
         setForm({ username: user.username, display_name: user.display_name, password: '', original_password: '' });
         setBound({ github_id: user.github_id ?? '', wechat_id: user.wechat_id ?? '', email: user.email ?? '' });
+        if (user.budget_period) setBudget(user);
       })
       .catch((error) => notice(errorMessage(error), 'error'));
   }, [notice]);
@@ -60,6 +65,16 @@ function SelfEdit() {
           {(['github_id', 'wechat_id', 'email'] as const).map((field) => (
             <TextField key={field} name={field} label={translate(`resources.user.fields.${field}`)} value={bound[field]} slotProps={{ input: { readOnly: true } }} fullWidth />
           ))}
+          {budget ? (
+            <RecordContextProvider value={budget}>
+              <Typography component="div" variant="body2" data-testid="own-budget">
+                <Typography component="span" variant="body2" sx={{ color: 'text.secondary', mr: 1 }}>
+                  {translate('app.budget.own')}
+                </Typography>
+                <BudgetField />
+              </Typography>
+            </RecordContextProvider>
+          ) : null}
           <Button type="submit" variant="contained" disableElevation>
             {translate('app.common.save')}
           </Button>

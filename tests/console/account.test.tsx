@@ -1,7 +1,7 @@
 // The signed-in user's own pages: the account form with its bound accounts
 // read-only, and the login form (a refused password marks its fields; a
 // sign-in lands on the dashboard, its success notice gone within moments).
-import { render, screen, waitFor } from '@testing-library/react';
+import { cleanup, render, screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { AdminContext, Notification } from 'react-admin';
@@ -74,6 +74,22 @@ describe('own account form', () => {
     expect(input('email')).toHaveValue('amy@example.com');
     await user.click(screen.getByRole('button', { name: 'Save' }));
     await waitFor(() => expect(sent).toEqual({ username: 'amy', display_name: 'Amy' }));
+  });
+});
+
+describe('own account budget', () => {
+  it('shows the budget an admin set on the account, with what was spent of it this period; nothing without one', async () => {
+    localStorage.setItem('user', JSON.stringify({ id: 7, username: 'amy', role: 1 }));
+    const budgeted = { ...self, budget_period: 'day', budget_quota: 2_500_000, budget_usage: { spent: 600_000, period_start: 1_799_913_600, resets_at: 1_800_000_000 } };
+    server.use(http.get('*/api/user/self', () => HttpResponse.json({ success: true, message: '', data: budgeted })));
+    renderAt('/user/edit');
+    const shown = await screen.findByTestId('own-budget');
+    expect(shown.textContent).toMatch(/^Your budget:.+ \/ .+ a day$/);
+    cleanup();
+    server.use(http.get('*/api/user/self', () => HttpResponse.json({ success: true, message: '', data: { ...self, budget_period: '', budget_quota: 0 } })));
+    renderAt('/user/edit');
+    await waitFor(() => expect(input('github_id')).toHaveValue('amy-gh'));
+    expect(screen.queryByTestId('own-budget')).toBeNull();
   });
 });
 

@@ -2,6 +2,7 @@
 import bcrypt from 'bcryptjs';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { effectiveTimeZone } from '../../../common/budgets';
 import { fail, ok } from '../../../common/envelope';
 import { LogType, Role, UserStatus } from '../../../common/roles';
 import { DISPLAY_NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, USERNAME_MAX, USERNAME_PATTERN } from '../../../common/validation';
@@ -130,7 +131,8 @@ export function userRoutes(fastify: FastifyInstance): Promise<void> {
     return ok();
   });
 
-  app.get('/api/user/self', { preHandler: signedIn }, (request) => ok(toUserRecord(callerOf(request))));
+  // the caller's own budget comes with its spend this period, in the operator's time zone
+  app.get('/api/user/self', { preHandler: signedIn }, (request) => ok(toUserRecord(callerOf(request), effectiveTimeZone(app.ctx.options.get('TimeZone')))));
 
   app.put('/api/user/self', { preHandler: signedIn, schema: selfUpdateSchema }, async (request, reply) => {
     const caller = callerOf(request);
