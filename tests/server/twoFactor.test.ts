@@ -95,6 +95,8 @@ const BODIES: Record<string, unknown> = {
   'PUT /api/redemption/': { id: 999, name: 'x' },
   'POST /api/channel/': { name: 'x' },
   'PUT /api/channel/': { id: 999 },
+  'POST /api/channel/:id/keys': { keys: 'sk-x' },
+  'PUT /api/channel/:id/keys/:keyId': { status: 1 },
   'POST /api/token/bulk': { ids: [999], action: 'disable' },
   'POST /api/redemption/bulk': { ids: [999], action: 'disable' },
   'POST /api/channel/bulk': { ids: [999], action: 'disable' },
@@ -242,7 +244,7 @@ for (const target of targets) {
       for (const [method, path] of routes) {
         const route = `${method} ${path}`;
         if (PUBLIC_ROUTES.has(route)) continue;
-        const url = path.replace(/:id/g, '999');
+        const url = path.replace(/:\w+/g, '999');
         const response = await api(app, partial, method as 'GET', url, BODIES[route] ?? (method === 'GET' || method === 'DELETE' ? undefined : {}));
         expect({ route, status: response.statusCode, code: response.json().code }).toEqual({ route, status: 401, code: 'two_factor_required' });
       }
