@@ -26,8 +26,18 @@ import { relayError, type RelayError } from './errors';
 import { bucketState, MemoryGcra, WINDOW_MS, type BucketCharge, type BucketState, type GcraResult } from './gcra';
 import type { RelayCaller } from './tokenAuth';
 
-/** After a failed Redis command, how long the limiter counts in memory before trying Redis again. */
+/** After failed Redis commands, how long the limiter counts in memory before trying Redis again. */
 const REDIS_RETRY_AFTER_MS = 1000;
+/**
+ * How long Redis must keep failing (no success in between) before it is
+ * skipped for REDIS_RETRY_AFTER_MS. A burst of timeouts at one moment is most
+ * often this node's own stall (a busy event loop fires the commands' timers
+ * before it reads the answers waiting in its socket): the next requests ask
+ * Redis again, so only those caught in the stall count alone, not a whole
+ * second of them on every node (each node counting alone admits the whole
+ * limit).
+ */
+const REDIS_FAILING_FOR_MS_BEFORE_SKIP = 500;
 
 /** A script's `now` in ms: ARGV[1] when given (tests fix the clock), else Redis's own clock, the same for every node. */
 const SCRIPT_CLOCK = `
@@ -181,6 +191,8 @@ const NO_BUCKETS: Bucket[] = [];
 export class RelayRateLimiter {
   private readonly memory = new MemoryGcra();
   private redisSkippedUntil = 0;
+  /** Date.now() of the first failure since Redis last answered; 0 while it answers. */
+  private redisFailingSince = 0;
   private parsedGroups: { raw: string; table: Record<string, RateLimitPair> } | undefined;
 
   constructor(
@@ -271,10 +283,15 @@ export class RelayRateLimiter {
   /** The script's answer, or undefined when Redis failed (the caller counts in memory then). */
   private async admitInRedis(buckets: Bucket[]): Promise<GcraResult | undefined> {
     try {
-      return await redisGcraAdmit(this.redis!, buckets);
+      const result = await redisGcraAdmit(this.redis!, buckets);
+      this.redisFailingSince = 0;
+      return result;
     } catch {
-      // Redis went away mid-command or timed out: count here for a while (the client logs the outage)
-      this.redisSkippedUntil = Date.now() + REDIS_RETRY_AFTER_MS;
+      // Redis went away mid-command or timed out: this request counts here; once Redis has failed for a while
+      // with no answer between, the next ones do too for a time (the client logs the outage)
+      const now = Date.now();
+      if (this.redisFailingSince === 0) this.redisFailingSince = now;
+      else if (now - this.redisFailingSince >= REDIS_FAILING_FOR_MS_BEFORE_SKIP) this.redisSkippedUntil = now + REDIS_RETRY_AFTER_MS;
       return undefined;
     }
   }

@@ -5,7 +5,7 @@
 // Behaviour is chosen per request so one emulator serves many tests:
 // - the API key picks an error: `sk-dead` → 401 invalid_api_key, `sk-deactivated`
 //   → 401 account_deactivated, `sk-broke` → 429 insufficient_quota, `sk-busy` →
-//   429 rate limit, `sk-down` → 500, `sk-drop` → the socket is destroyed, `sk-cut` → a JSON answer
+//   429 rate limit (so does `sk-busy-too`, a second key of one account), `sk-down` → 500, `sk-drop` → the socket is destroyed, `sk-cut` → a JSON answer
 //   breaks off halfway;
 //   `sk-slow` answers normally after SLOW_KEY_DELAY_MS (for response-time limits);
 //   `sk-hang` never answers, holding the request open until the client leaves (for timeouts);
@@ -95,6 +95,7 @@ const keyFailures: Record<string, (response: ServerResponse) => void> = {
   'sk-deactivated': (response) => sendError(response, 401, 'This account has been deactivated.', 'invalid_request_error', 'account_deactivated'),
   'sk-broke': (response) => sendError(response, 429, 'You exceeded your current quota.', 'insufficient_quota', 'insufficient_quota'),
   'sk-busy': (response) => sendError(response, 429, 'Rate limit reached.', 'requests', 'rate_limit_exceeded'),
+  'sk-busy-too': (response) => sendError(response, 429, 'Rate limit reached.', 'requests', 'rate_limit_exceeded'),
   'sk-down': (response) => sendError(response, 500, 'The server had an error.', 'server_error', null),
   'sk-drop': (response) => response.socket?.destroy(),
   'sk-cut': (response) => {

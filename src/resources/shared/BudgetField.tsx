@@ -19,7 +19,7 @@ const budgetAmount: Validator = (value: unknown, values: Record<string, unknown>
   return Number.isSafeInteger(Number(value)) && Number(value) > 0 && textOf(value).trim() !== '' ? undefined : 'app.budget.amount_required';
 };
 
-/** The period select and the amount (disabled without a period), with what was spent this period when the record has a budget. */
+/** The period select and the amount (ignored without a period), with what was spent this period when the record has a budget. */
 export function BudgetInputs({ help }: { help: string }) {
   const translate = useTranslate();
   const record = useRecordContext();
@@ -29,7 +29,8 @@ export function BudgetInputs({ help }: { help: string }) {
   return (
     <Box data-testid="budget-inputs">
       <SelectInput source="budget_period" label="app.budget.period" choices={PERIOD_CHOICES} helperText={help} emptyValue="" emptyText="app.budget.none" fullWidth />
-      <QuotaInput source="budget_quota" label="app.budget.amount" disabled={!period} validate={budgetAmount} />
+      {/* not disabled without a period: a disabled field's grey helper text fails WCAG contrast; the amount is only sent with a period */}
+      <QuotaInput source="budget_quota" label="app.budget.amount" validate={budgetAmount} />
       {usage && record?.budget_period === period ? (
         <Box component="p" sx={{ mt: 0, color: 'text.secondary', fontSize: '0.875rem' }} data-testid="budget-spent">
           {translate('app.budget.spent_help', { spent: formatQuota(usage.spent, status), resets: formatTimestamp(usage.resets_at) })}
