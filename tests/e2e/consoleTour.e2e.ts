@@ -95,8 +95,12 @@ describe.runIf(chromiumAvailable())('console tour: multi-key channel, prices, pl
     await page.waitForFunction(() => !document.querySelector('.MuiSkeleton-root, .MuiSnackbar-root'), undefined, { timeout: 10_000 }).catch(() => undefined);
     await page.waitForTimeout(300);
     const path = join(screenshotDir, `tour-${screen}-${viewName(view)}.png`);
-    if (element) await element.screenshot({ path });
-    else await page.screenshot({ path, fullPage: true });
+    // an element is cut from the whole page, where the fixed top bar stays at the top instead of over the element
+    const clip = await element?.evaluate((box) => {
+      const { x, y, width, height } = box.getBoundingClientRect();
+      return { x: x + window.scrollX, y: y + window.scrollY, width, height };
+    });
+    await page.screenshot({ path, fullPage: true, clip });
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     if (overflow > 0) problems.push(`${screen} ${viewName(view)}: ${overflow} px of sideways scroll`);
     for (const violation of await axeViolations(page)) problems.push(`${screen} ${viewName(view)}: ${violation}`);
@@ -192,7 +196,6 @@ describe.runIf(chromiumAvailable())('console tour: multi-key channel, prices, pl
       await section.getByRole('textbox', { name: text(view.lang, 'pricing.search') }).fill('gpt-4o');
       const table = section.getByRole('table', { name: text(view.lang, 'settings.prices.title') });
       await expect.poll(() => table.getByTestId('gpt-4o-input').textContent()).toBe('$2.50');
-      await section.scrollIntoViewIfNeeded();
       // the section only: the whole Operation tab is many screens long
       await capture('settings-prices', view, problems, section);
     }
