@@ -28,6 +28,7 @@ export const playgroundEnglish = {
       key_refused: 'The key was refused',
       no_quota: 'Not enough quota',
       too_many: 'Too many requests; wait a moment and try again',
+      budget: 'The budget for this period is used up',
       forbidden: 'This key may not be used here',
       upstream: 'The model’s provider failed',
       network: 'The server could not be reached',

@@ -28,6 +28,7 @@ export const playgroundChinese = {
       key_refused: '令牌被拒绝',
       no_quota: '额度不足',
       too_many: '请求过多，请稍后再试',
+      budget: '本周期的预算已用完',
       forbidden: '此令牌不能在这里使用',
       upstream: '模型服务商出错',
       network: '无法连接服务器',

@@ -21,6 +21,8 @@ import { errorMessage } from './errorMessage';
 export function relayErrorTitle(error: RelayError): string {
   if (error.status === 0) return 'playground.errors.network';
   if (error.status === 401) return 'playground.errors.key_refused';
+  // a spent budget is a 429 too, but waiting a moment does not help: it lasts until the reset the detail gives
+  if (error.code === 'budget_exceeded') return 'playground.errors.budget';
   if (error.status === 402 || error.code === 'insufficient_quota' || error.code === 'insufficient_user_quota') return 'playground.errors.no_quota';
   if (error.status === 429) return 'playground.errors.too_many';
   if (error.status === 403) return 'playground.errors.forbidden';

@@ -164,8 +164,10 @@ export function PriceTable({ form }: { form: OptionForm }) {
               <TableCell component="th" scope="col">
                 {translate('settings.prices.source')}
               </TableCell>
-              <TableCell component="th" scope="col" align="right">
-                <Box component="span" sx={{ position: 'absolute', width: 1, height: 1, overflow: 'hidden', clip: 'rect(0 0 0 0)' }}>
+              {/* relative: the hidden label is placed in the cell, so the table's scrolling box clips it on a phone */}
+              <TableCell component="th" scope="col" align="right" sx={{ position: 'relative' }}>
+                {/* '1px', not 1: sx reads 1 as 100%, and a hidden label as wide as the page made it scroll sideways */}
+                <Box component="span" sx={{ position: 'absolute', width: '1px', height: '1px', overflow: 'hidden', clip: 'rect(0 0 0 0)', whiteSpace: 'nowrap' }}>
                   {translate('settings.prices.actions')}
                 </Box>
               </TableCell>

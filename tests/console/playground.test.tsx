@@ -154,11 +154,21 @@ describe('playground', { timeout: 60_000 }, () => {
     expect(screen.getByText('Send a message to start.')).toBeInTheDocument();
   });
 
-  it('says readably why the relay refused: a refused key, no quota, too many requests, a failure mid-stream', async () => {
+  it('says readably why the relay refused: a refused key, no quota, too many requests, a spent budget, a failure mid-stream', async () => {
     const answers = [
       HttpResponse.json({ error: { message: 'invalid API key', type: 'invalid_request_error', code: 'invalid_api_key' } }, { status: 401 }),
       HttpResponse.json({ error: { message: 'the quota of this API key is used up', type: 'insufficient_quota', code: 'insufficient_quota' } }, { status: 429 }),
       HttpResponse.json({ error: { message: 'too many requests in flight', type: 'rate_limit_error', code: 'too_many_concurrent_requests' } }, { status: 429 }),
+      HttpResponse.json(
+        {
+          error: {
+            message: 'this request would exceed the daily budget of the API key: 90 of 90 quota spent this period; the budget resets at 2026-01-02T00:00:00.000Z',
+            type: 'insufficient_quota',
+            code: 'budget_exceeded',
+          },
+        },
+        { status: 429 },
+      ),
       streamed(
         new ReadableStream({
           start(controller) {
@@ -180,6 +190,9 @@ describe('playground', { timeout: 60_000 }, () => {
     await waitFor(async () => expect(await alert()).toHaveTextContent('Not enough quotathe quota of this API key is used up'));
     await say('three');
     await waitFor(async () => expect(await alert()).toHaveTextContent('Too many requests; wait a moment and try againtoo many requests in flight'));
+    // a spent budget is not "wait a moment": it says so, with when it resets
+    await say('budget');
+    await waitFor(async () => expect(await alert()).toHaveTextContent(/^The budget for this period is used upthis request would exceed the daily budget .* resets at 2026-01-02/));
     await say('four');
     await waitFor(async () => expect(await alert()).toHaveTextContent('The request was refusedupstream closed the connection'));
     // what came before the failure stays

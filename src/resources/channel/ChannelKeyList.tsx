@@ -103,7 +103,8 @@ export function ChannelKeyList({ channelId }: { channelId: string | number }) {
     });
 
   return (
-    <Box component="section" aria-labelledby="channel-keys-title" sx={{ width: '100%', maxWidth: 960, mt: 3 }}>
+    // the form's own padding, so the list lines up with the fields above it inside the card
+    <Box component="section" aria-labelledby="channel-keys-title" sx={{ width: '100%', maxWidth: 960, mt: 3, px: 2, pb: 2 }}>
       <Stack direction="row" sx={{ alignItems: 'center', gap: 1 }}>
         <Typography variant="h6" component="h2" id="channel-keys-title" sx={{ flexGrow: 1 }}>
           {translate('app.channel.keys.title')}
@@ -119,7 +120,8 @@ export function ChannelKeyList({ channelId }: { channelId: string | number }) {
       {keys && keys.length === 0 && <Alert severity="info">{translate('app.channel.keys.empty')}</Alert>}
       {keys && keys.length > 0 && (
         <TableContainer>
-          <Table size="small" aria-labelledby="channel-keys-title">
+          {/* unwrapped cells: on a phone the table scrolls in its box rather than stacking a heading a character a line */}
+          <Table size="small" aria-labelledby="channel-keys-title" sx={{ '& th, & td': { whiteSpace: 'nowrap' } }}>
             <TableHead>
               <TableRow>
                 <TableCell>{translate('app.channel.keys.key')}</TableCell>
