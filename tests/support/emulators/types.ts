@@ -40,6 +40,10 @@ export interface EmulatedChannel {
   type: number;
   key: string;
   deadKey: string;
+  /** A key that depends on the running emulator (Vertex AI's service-account file names its token endpoint); `key` otherwise. */
+  keyFor?: (emulator: ProtocolEmulator) => string;
+  /** The same for the dead key. */
+  deadKeyFor?: (emulator: ProtocolEmulator) => string;
   /** The base URL to store (the emulator's, possibly with a path). */
   baseUrl: (emulator: ProtocolEmulator) => string;
   other: string;
@@ -62,4 +66,14 @@ export async function listenOnLoopback(server: Server, beforeClose: () => void =
         server.close(() => closed());
       }),
   };
+}
+
+/** A request's whole body as text. */
+export function readRequestBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
 }
