@@ -187,6 +187,21 @@ describe('a Vertex AI channel through the openai SDK', () => {
   });
 });
 
+describe("a Vertex AI channel's test from the console", () => {
+  it("tests a Gemini and a Claude channel with a minted token, and shows the admin the token endpoint's refusal without the key", async () => {
+    const gemini = await addVertex(GEMINI);
+    const claude = await addVertex(CLAUDE);
+    expect(await harness.admin('GET', `/api/channel/test/${gemini}`)).toMatchObject({ success: true, model: GEMINI.chatModel });
+    expect(await harness.admin('GET', `/api/channel/test/${claude}`)).toMatchObject({ success: true, model: CLAUDE.chatModel });
+    expect(modelCalls().at(-1)!.url).toMatch(/publishers\/anthropic\/models\/claude-3-5-haiku@20241022:rawPredict$/);
+    const dead = await addVertex(GEMINI, { name: 'vertex-dead', key: GEMINI.deadKeyFor!(vertex) });
+    const refused = (await harness.admin('GET', `/api/channel/test/${dead}`)) as { success: boolean; message: string };
+    expect(refused.success).toBe(false);
+    expect(refused.message).toContain('Google refused the service-account token exchange: invalid_grant: Invalid JWT Signature.');
+    expect(refused.message).not.toContain('PRIVATE KEY');
+  });
+});
+
 describe('a Vertex AI key on the channel API', () => {
   it('takes the JSON key file pasted over many lines as one key, stored on one line', async () => {
     const pasted = JSON.stringify(JSON.parse(vertexServiceAccountKey(vertex)), null, 2);
