@@ -66,11 +66,25 @@ export function placeOf(channel: ChannelConfig): VertexPlace | UpstreamFailure {
   if (!/^[a-z0-9-]+$/.test(region)) return malformedKey(`the region (the channel's "other") must look like "us-central1" or "global", not "${region}"`);
   let project = projectText.trim();
   if (!project) {
-    const account = readServiceAccountKey(channel.key);
+    const account = accountOf(channel.key);
     if ('problem' in account) return malformedKey(account.problem);
     project = account.project_id;
   }
   return { region, project };
+}
+
+// the key read once per key text, not on every call (reading it is most of a call's target() time)
+const accounts = new Map<string, ReturnType<typeof readServiceAccountKey>>();
+const MAX_ACCOUNTS = 256;
+
+function accountOf(key: string): ReturnType<typeof readServiceAccountKey> {
+  let account = accounts.get(key);
+  if (!account) {
+    account = readServiceAccountKey(key);
+    if (accounts.size >= MAX_ACCOUNTS) accounts.clear();
+    accounts.set(key, account);
+  }
+  return account;
 }
 
 /** Google's host for a region: `{region}-aiplatform.googleapis.com`, or the global one. */
