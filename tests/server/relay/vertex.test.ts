@@ -215,6 +215,24 @@ describe('a Vertex AI key on the channel API', () => {
     expect(completion.choices[0].message.content).toBe('Hello from Gemini, you said: pasted key');
   });
 
+  it('holds several key files in one multi-key channel (a JSON array of them), each minting its own token', async () => {
+    const first = vertexServiceAccountKey(vertex);
+    const second = JSON.stringify({ ...(JSON.parse(first) as Record<string, unknown>), universe_domain: 'googleapis.com' });
+    const id = await addVertex(GEMINI, { key: JSON.stringify([JSON.parse(first), JSON.parse(second)], null, 2), multi_key: true, key_strategy: 'round_robin' });
+    const keys = await harness.app.ctx.db.selectFrom('channel_keys').select('key').where('channel_id', '=', id).orderBy('id').execute();
+    expect(keys.map((row) => JSON.parse(row.key) as unknown)).toEqual([JSON.parse(first), JSON.parse(second)]);
+    const minted = vertex.tokenRequests;
+    for (const word of ['one', 'two', 'three', 'four']) await client.chat.completions.create({ model: GEMINI.chatModel, messages: [{ role: 'user', content: word }] });
+    expect(vertex.tokenRequests - minted).toBe(2);
+    expect(
+      new Set(
+        modelCalls()
+          .slice(-4)
+          .map((request) => request.headers.authorization),
+      ).size,
+    ).toBe(2);
+  });
+
   it('refuses a key that is not a service-account JSON key file, saying what is wrong', async () => {
     await expect(addVertex(GEMINI, { key: 'AIzaSy-not-a-key-file' })).rejects.toThrow("the key must be the service account's JSON key file (it is not JSON)");
     const noEmail = { ...(JSON.parse(vertexServiceAccountKey(vertex)) as Record<string, unknown>), client_email: undefined };
