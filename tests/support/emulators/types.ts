@@ -68,12 +68,14 @@ export async function listenOnLoopback(server: Server, beforeClose: () => void =
   };
 }
 
-/** A request's whole body as text. */
-export function readRequestBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    request.on('error', reject);
-  });
+/** A request's body as text and as parsed JSON (undefined when empty or not JSON). */
+export async function readRequestBody(request: IncomingMessage): Promise<{ text: string; body: unknown }> {
+  const parts: Buffer[] = [];
+  for await (const part of request) parts.push(part as Buffer);
+  const text = Buffer.concat(parts).toString('utf8');
+  try {
+    return { text, body: text ? (JSON.parse(text) as unknown) : undefined };
+  } catch {
+    return { text, body: undefined };
+  }
 }

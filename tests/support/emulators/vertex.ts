@@ -132,14 +132,8 @@ export async function startVertexEmulator(): Promise<VertexEmulator> {
   };
 
   const handle = async (incoming: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const raw = await readRequestBody(incoming);
+    const { text: raw, body } = await readRequestBody(incoming);
     const url = new URL(incoming.url ?? '/', 'http://emulator');
-    let body: unknown;
-    try {
-      body = raw && incoming.headers['content-type']?.includes('json') ? JSON.parse(raw) : undefined;
-    } catch {
-      body = undefined;
-    }
     requests.push({ method: incoming.method ?? '', url: incoming.url ?? '', headers: incoming.headers, body, raw });
     if (incoming.method === 'POST' && url.pathname === '/token') return mint(raw, response);
 
