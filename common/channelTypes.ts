@@ -253,7 +253,7 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     color: 'blue',
     defaultBaseUrl: 'https://generativelanguage.googleapis.com',
     protocol: 'gemini',
-    defaultModels: ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite', 'gemini-2.0-flash', 'gemini-2.0-flash-lite', 'gemini-embedding-001', 'text-embedding-004'],
+    defaultModels: ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite', 'gemini-2.0-flash', 'gemini-2.0-flash-lite', 'gemini-embedding-001'],
     baseUrlRequired: false,
     ownedBy: 'google',
     docs: 'https://ai.google.dev/api',
@@ -422,7 +422,7 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     color: 'red',
     defaultBaseUrl: 'https://api.minimaxi.com',
     ...openAiCompatible,
-    defaultModels: ['MiniMax-M2', 'MiniMax-M1', 'MiniMax-Text-01'],
+    defaultModels: ['MiniMax-M2.7', 'MiniMax-M2.7-highspeed', 'MiniMax-M2', 'MiniMax-M1', 'MiniMax-Text-01'],
     ownedBy: 'minimax',
     docs: 'https://platform.minimaxi.com/document/ChatCompletion%20v2',
   },
@@ -479,7 +479,7 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     defaultBaseUrl: 'https://api.novita.ai',
     pathPrefix: '/v3/openai',
     ...openAiCompatible,
-    defaultModels: ['deepseek/deepseek-v3-0324', 'meta-llama/llama-3.3-70b-instruct', 'meta-llama/llama-3.1-8b-instruct', 'qwen/qwen-2.5-72b-instruct'],
+    defaultModels: ['deepseek/deepseek-r1', 'deepseek/deepseek_v3', 'meta-llama/llama-3.3-70b-instruct', 'meta-llama/llama-3.1-8b-instruct', 'qwen/qwen-2.5-72b-instruct'],
     ownedBy: 'novita',
     docs: 'https://novita.ai/docs/guides/llm-api',
   },
@@ -496,13 +496,15 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     docs: 'https://cloud.baidu.com/doc/qianfan-api/s/3m7of64lb',
   },
   {
-    // Spark's HTTP API on OpenAI's wire, keyed by the console's APIPassword (type 18 is the WebSocket API)
+    // Spark's HTTP API on OpenAI's wire, keyed by the console's APIPassword (type 18 is the WebSocket API).
+    // Only Lite (free) is pre-filled: 4.0Ultra, max-32k, generalv3.5, pro-128k and generalv3 are sold in
+    // token packages with no per-token list price, so an operator adds them with the price they paid
     value: 48,
     label: 'iFlytek Spark v2',
     color: 'blue',
     defaultBaseUrl: 'https://spark-api-open.xf-yun.com',
     ...openAiCompatible,
-    defaultModels: ['4.0Ultra', 'max-32k', 'generalv3.5', 'pro-128k', 'generalv3', 'lite'],
+    defaultModels: ['lite'],
     ownedBy: 'iflytek',
     docs: 'https://www.xfyun.cn/doc/spark/HTTP%E8%B0%83%E7%94%A8%E6%96%87%E6%A1%A3.html',
   },

@@ -129,12 +129,27 @@ export function catalogEntry(model: string): CatalogEntry | undefined {
 
 let pricedNames: string[] | undefined;
 
+/**
+ * True for a catalog id that is a match rule's prefix rather than a model: a
+ * fine-tune's (`ft:gpt-3.5-turbo-`, `gpt-4o-mini-2024-07-18.ft-`, which price
+ * the names a client's own fine-tunes get) or any id cut off after a separator.
+ * Such an id resolves to its own price, yet no vendor serves a model by it.
+ */
+function isNamePattern(id: string): boolean {
+  return /[-.:_/@]$/.test(id) || /(^|[.:])ft[-:]/.test(id);
+}
+
 /** The names of the first-party models the catalog prices by the token, for the console's model pickers. */
 export function catalogModelNames(): readonly string[] {
   // an id its own match rules do not resolve back to a price (ft:gpt-4o) is left out: a client could not use it
-  pricedNames ??= FIRST_PARTY_PRICE_PROVIDERS.flatMap((providerId) => findProvider({ providerId })?.models ?? [])
-    .filter((model) => !model.deprecated && catalogPrice(model.id) !== undefined)
-    .map((model) => model.id);
+  // a model several first parties list (claude-sonnet-4-5: Anthropic and Vertex) is named once
+  pricedNames ??= [
+    ...new Set(
+      FIRST_PARTY_PRICE_PROVIDERS.flatMap((providerId) => findProvider({ providerId })?.models ?? [])
+        .filter((model) => !model.deprecated && !isNamePattern(model.id) && catalogPrice(model.id) !== undefined)
+        .map((model) => model.id),
+    ),
+  ];
   return pricedNames;
 }
 
