@@ -29,10 +29,13 @@ export type BalanceUnit = 'usd' | 'cny' | 'cny_per_10000' | 'points';
  *   account holding money in another currency is refused rather than shown in the wrong one;
  * - `moonshot`: `/v1/users/me/balance`, `data.available_balance`;
  * - `openrouter`: `/api/v1/credits`, `data.total_credits - data.total_usage`;
- * - `siliconflow`: `/v1/user/info`, `data.totalBalance`.
+ * - `siliconflow`: `/v1/user/info`, `data.totalBalance`;
+ * - `novita`: `/openapi/v1/billing/balance/detail`, `availableBalance` in ten-thousandths of a US dollar;
+ * - `stepfun`: `/v1/accounts`, `balance`.
  */
 export type ChannelBalance = (
-  { source: 'openai-subscription' | 'openai-sb' | 'aiproxy' | 'deepseek' | 'moonshot' | 'openrouter' | 'siliconflow' } | { source: 'credit-grants'; field: 'total_available' | 'total_remaining' }
+  | { source: 'openai-subscription' | 'openai-sb' | 'aiproxy' | 'deepseek' | 'moonshot' | 'openrouter' | 'siliconflow' | 'novita' | 'stepfun' }
+  | { source: 'credit-grants'; field: 'total_available' | 'total_remaining' }
 ) & {
   unit: BalanceUnit;
   /** Where the balance endpoint lives when it is not on the type's default base URL. */
@@ -445,6 +448,9 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     defaultModels: ['step-2-16k', 'step-2-mini', 'step-1-8k', 'step-1-32k', 'step-1v-8k'],
     ownedBy: 'stepfun',
     docs: 'https://platform.stepfun.com/docs/llm/text',
+    // https://platform.stepfun.com/docs/zh/api-reference/accounts/get: yuan on api.stepfun.com; the international
+    // platform (https://platform.stepfun.ai/docs/en/api-reference/accounts/get) answers the same shape, in its own currency
+    balance: { source: 'stepfun', unit: 'cny', otherCurrencyHosts: { 'api.stepfun.ai': 'usd' } },
   },
   {
     // `{account}` is the channel's `other` (the Cloudflare account id); a base URL with a path of its own carries
@@ -482,6 +488,8 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     defaultModels: ['deepseek/deepseek-r1', 'deepseek/deepseek_v3', 'meta-llama/llama-3.3-70b-instruct', 'meta-llama/llama-3.1-8b-instruct', 'qwen/qwen-2.5-72b-instruct'],
     ownedBy: 'novita',
     docs: 'https://novita.ai/docs/guides/llm-api',
+    // https://novita.ai/docs/api-reference/basic-get-user-balance: US dollars (sent in ten-thousandths)
+    balance: { source: 'novita', unit: 'usd' },
   },
   {
     // Qianfan's v2 API: OpenAI's wire, keyed by one bearer API key (`bce-v3/...`), unlike type 15's APIKey|SecretKey
