@@ -116,4 +116,17 @@ describe('default prices through the relay', () => {
   it('relays a free model without a charge', async () => {
     expect(await chargeOf('hunyuan-lite')).toBe(0);
   });
+
+  it("lists no fine-tune prefix rule in the settings' price table or the channel form's model list, and every type's defaults in both", async () => {
+    const defaults = ((await harness.admin('GET', '/api/pricing/defaults')) as { data: Array<{ model: string; model_ratio?: number }> }).data;
+    const listed = ((await harness.admin('GET', '/api/channel/models')) as { data: Array<{ id: string }> }).data.map((model) => model.id);
+    for (const names of [defaults.map((row) => row.model), listed]) {
+      expect(names).not.toContain('gpt-4o-mini-2024-07-18.ft-');
+      expect(names).not.toContain('ft:gpt-3.5-turbo-');
+      expect(new Set(names).size).toBe(names.length);
+    }
+    const priced = new Map(defaults.map((row) => [row.model, row.model_ratio]));
+    const missing = CHANNEL_TYPES.flatMap((type) => type.defaultModels.filter((model) => priced.get(model) === undefined || !listed.includes(model)).map((model) => `${type.value}: ${model}`));
+    expect(missing).toEqual([]);
+  });
 });
