@@ -58,6 +58,8 @@ const NEW_API_TYPES: Record<number, number> = {
   31: 31,
   34: 35,
   35: 27,
+  // Jina: a type of ours past one-api's numbers
+  38: 52,
   39: 37,
   40: 44,
   42: 28,
@@ -83,7 +85,6 @@ const UNRELAYED_NAMES: Record<Product, Record<number, string>> = {
     33: 'AWS',
     36: 'Suno',
     37: 'Dify',
-    38: 'Jina',
     41: 'Vertex AI',
     44: 'MokaAI',
     47: 'Xinference',

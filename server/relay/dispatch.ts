@@ -480,13 +480,7 @@ async function tryNextChannel(run: DispatchRun, stage: RouteStage, attempt: numb
   // OpenAI's chat decides on `speaks` alone; only another protocol asks the channel's type
   const passes = adaptor !== undefined && !(operation && ALWAYS_ENCODED.has(operation)) && (adaptor.speaks === inbound || adaptor.alsoSpeaks?.(channel.type, inbound) === true);
   const asked = passes && request.passthroughOperation !== undefined ? request.passthroughOperation : operation;
-  if (
-    !adaptor ||
-    !asked ||
-    !adaptor.operations.has(asked) ||
-    adaptor.servesOperation?.(channel.type, asked) === false ||
-    (!passes && !(TRANSLATABLE.has(asked) && request.json))
-  ) {
+  if (!adaptor || !asked || !adaptor.operations.has(asked) || adaptor.servesOperation?.(channel.type, asked) === false || (!passes && !(TRANSLATABLE.has(asked) && request.json))) {
     // not this channel's to answer: the next one may be (the attempt is not spent on it)
     run.lastError = relayError(
       501,

@@ -124,7 +124,9 @@ export function rerankAnswer(decoded: RerankResponse, read: RerankRead, fields: 
   const { documents, top_n: topN } = read.request;
   const ranked = decoded.results.filter((result) => result.index < documents.length).sort((a, b) => b.relevance_score - a.relevance_score);
   const results = (topN === undefined ? ranked : ranked.slice(0, topN)).map((result) =>
-    read.returnDocuments ? { index: result.index, relevance_score: result.relevance_score, document: { text: documents[result.index] } } : { index: result.index, relevance_score: result.relevance_score },
+    read.returnDocuments
+      ? { index: result.index, relevance_score: result.relevance_score, document: { text: documents[result.index] } }
+      : { index: result.index, relevance_score: result.relevance_score },
   );
   const tokens = 'tokens' in fields.billed ? fields.billed.tokens : 0;
   return {

@@ -83,7 +83,11 @@ function plainErrorMessage(parsed: unknown): string {
   if (typeof parsed.message === 'string') return parsed.message;
   const { detail } = parsed;
   if (typeof detail === 'string') return detail;
-  if (Array.isArray(detail)) return detail.map((item) => (isObject(item) && typeof item.msg === 'string' ? item.msg : '')).filter(Boolean).join('; ');
+  if (Array.isArray(detail))
+    return detail
+      .map((item) => (isObject(item) && typeof item.msg === 'string' ? item.msg : ''))
+      .filter(Boolean)
+      .join('; ');
   return '';
 }
 

@@ -24,7 +24,11 @@ const DOCUMENTS = ['New makeup trends focus on bold colors', 'Organic skincare f
 const TEXTS = DOCUMENTS.map((document) => (typeof document === 'string' ? document : document.text));
 
 /** The tokens every emulator counts for QUERY and DOCUMENTS: the query's words once per document, and every document's words. */
-const words = (text: string) => text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean).length;
+const words = (text: string) =>
+  text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean).length;
 const TOKENS = words(QUERY) * TEXTS.length + TEXTS.reduce((sum, text) => sum + words(text), 0);
 
 const tokenCharge = (tokens: number, ratio: number) => computeQuota({ promptTokens: tokens, completionTokens: 0, ratio, completionRatio: 1 });

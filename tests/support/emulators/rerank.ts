@@ -37,7 +37,11 @@ const ACCEPTED: Partial<Record<RerankShape, ReadonlySet<string>>> = {
   voyage: new Set(['model', 'query', 'documents', 'top_k', 'return_documents', 'truncation']),
 };
 
-const words = (text: string) => text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+const words = (text: string) =>
+  text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
 
 function errorBody(shape: RerankShape, status: number, message: string): unknown {
   switch (shape) {
@@ -95,8 +99,8 @@ export async function startRerankEmulator(shape: RerankShape): Promise<RerankEmu
       if (unknown.length) return refuse(400, `invalid request: unknown field ${unknown.join(', ')}`);
       const { model, query, documents } = fields;
       if (typeof model !== 'string' || typeof query !== 'string' || !Array.isArray(documents) || documents.length === 0) return refuse(400, 'model, query and documents are required');
-      if (!documents.every((document) => typeof document === 'string')) return refuse(400, 'documents must be strings');
-      const texts = documents as string[];
+      const texts = documents.filter((document): document is string => typeof document === 'string');
+      if (texts.length !== documents.length) return refuse(400, 'documents must be strings');
       const top = shape === 'voyage' ? fields.top_k : fields.top_n;
       const queryWords = new Set(words(query));
       const scored = texts
@@ -146,6 +150,6 @@ export async function startRerankEmulator(shape: RerankShape): Promise<RerankEmu
     failNext(status, message) {
       failure = { status, message };
     },
-    close: listening.close,
+    close: () => listening.close(),
   };
 }
