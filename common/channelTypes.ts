@@ -136,6 +136,8 @@ export interface ChannelType {
    * API). Absent: the type does not rerank, and routing passes it by.
    */
   rerank?: { wire: RerankWire; path: string };
+  /** True for a type whose vendor has no chat, only rerank (and embeddings): the channel test asks a one-document rerank. */
+  testsRerank?: true;
 }
 
 /**
@@ -586,6 +588,7 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     ownedBy: 'jina',
     docs: 'https://jina.ai/reranker/',
     rerank: jinaRerank,
+    testsRerank: true,
   },
   {
     // Voyage's embeddings are OpenAI-shaped at /v1/embeddings; its reranker takes `top_k` and answers `data`
@@ -598,6 +601,7 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     ownedBy: 'voyage',
     docs: 'https://docs.voyageai.com/reference/reranker-api',
     rerank: { wire: 'voyage', path: '/v1/rerank' },
+    testsRerank: true,
   },
 ];
 

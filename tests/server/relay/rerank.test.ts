@@ -228,6 +228,24 @@ describe('routing and failures', () => {
   });
 });
 
+describe('the channel test', () => {
+  it('tests a Jina or Voyage channel (no chat API) with a one-document rerank of its test model', async () => {
+    for (const [type, emulator, model] of [
+      [52, emulators.jina, 'jina-reranker-v2-base-multilingual'],
+      [53, emulators.voyage, 'rerank-2-lite'],
+    ] as const) {
+      const channelId = await addRerankChannel(type, emulator, model);
+      expect(await harness.admin('GET', `/api/channel/test/${channelId}`)).toMatchObject({ success: true, model });
+      expect(emulator.requests.at(-1)).toMatchObject({ url: '/v1/rerank', body: { model, query: 'hi', documents: ['hi'] } });
+    }
+  });
+
+  it('a rerank the vendor refuses fails the test with its words', async () => {
+    const channelId = await addRerankChannel(52, emulators.jina, 'jina-reranker-m0', { key: 'rerank-wrong' });
+    expect(await harness.admin('GET', `/api/channel/test/${channelId}`)).toMatchObject({ success: false, message: expect.stringContaining('Unauthorized: invalid API key') });
+  });
+});
+
 describe('refusals before any vendor is called', () => {
   const model = 'jina-reranker-v2-base-multilingual';
 
