@@ -136,8 +136,11 @@ export interface ChannelType {
    * API). Absent: the type does not rerank, and routing passes it by.
    */
   rerank?: { wire: RerankWire; path: string };
-  /** True for a type whose vendor has no chat, only rerank (and embeddings): the channel test asks a one-document rerank. */
-  testsRerank?: true;
+  /**
+   * True for a type whose vendor has no chat, only embeddings and rerank (Jina, Voyage): routing passes its
+   * channels by for anything else, and the channel test asks a one-document rerank.
+   */
+  noChat?: true;
 }
 
 /**
@@ -588,7 +591,7 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     ownedBy: 'jina',
     docs: 'https://jina.ai/reranker/',
     rerank: jinaRerank,
-    testsRerank: true,
+    noChat: true,
   },
   {
     // Voyage's embeddings are OpenAI-shaped at /v1/embeddings; its reranker takes `top_k` and answers `data`
@@ -601,7 +604,7 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     ownedBy: 'voyage',
     docs: 'https://docs.voyageai.com/reference/reranker-api',
     rerank: { wire: 'voyage', path: '/v1/rerank' },
-    testsRerank: true,
+    noChat: true,
   },
 ];
 

@@ -197,7 +197,7 @@ async function testChannelWith(app: FastifyInstance, channel: ChannelRow, signal
   const thresholdSeconds = channelThresholdSecondsOf(app, Number(channel.type));
   const adaptor = adaptorForChannelType(Number(channel.type));
   // a vendor with no chat (Jina, Voyage) is tested with a rerank
-  const operation = findChannelType(Number(channel.type))?.testsRerank && adaptor?.encodeRerank && adaptor.decodeRerank ? 'rerank' : 'chat';
+  const operation = findChannelType(Number(channel.type))?.noChat && adaptor?.encodeRerank && adaptor.decodeRerank ? 'rerank' : 'chat';
   if (!adaptor || !adaptor.operations.has(operation)) {
     const message = adaptor ? 'this channel type has no chat to test' : 'this channel type is unknown to this relay';
     return { success: false, message, seconds: 0, sent: false, model, thresholdSeconds, slow: false };

@@ -312,8 +312,11 @@ export const openAiAdaptor: UpstreamAdaptor = {
   decodeChatStream,
   encodeEmbeddings: (request: EmbeddingRequest, call: AdaptorCall) => JSON.stringify({ ...request, model: call.model }),
   decodeEmbeddings,
-  // only the types whose row names a rerank endpoint rerank
-  servesOperation: (channelType, operation) => operation !== 'rerank' || rerankOf(channelType) !== undefined,
+  // only the types whose row names a rerank endpoint rerank; a vendor with no chat serves embeddings besides
+  servesOperation: (channelType, operation) => {
+    if (operation === 'rerank') return rerankOf(channelType) !== undefined;
+    return operation === 'embeddings' || findChannelType(channelType)?.noChat !== true;
+  },
   encodeRerank,
   decodeRerank,
   failure: openAiFailure,

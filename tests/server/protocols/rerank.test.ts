@@ -107,6 +107,12 @@ describe('which types rerank', () => {
     for (const row of CHANNEL_TYPES) if (row.rerank) expect(row.protocol).toBe('openai');
   });
 
+  it('Jina and Voyage serve embeddings and rerank, and nothing else', () => {
+    for (const type of [52, 53]) {
+      expect(['chat', 'completions', 'embeddings', 'images', 'responses', 'rerank'].filter((operation) => openAiAdaptor.servesOperation!(type, operation as 'chat'))).toEqual(['embeddings', 'rerank']);
+    }
+  });
+
   it("new-api's Jina (38) imports as Jina here (52)", () => {
     expect(targetChannelType('new-api', 38)).toBe(52);
   });

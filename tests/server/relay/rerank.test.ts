@@ -162,6 +162,17 @@ describe('routing and failures', () => {
     expect((await lastConsumeLog(harness)).channel_id).toBe(jina);
   });
 
+  it('a chat to a Jina channel is passed by (Jina has no chat), while its embeddings go', async () => {
+    await addRerankChannel(52, emulators.jina, 'jina-embeddings-v3');
+    await harness.app.ctx.options.set('ModelRatio', JSON.stringify({ ...DEFAULT_MODEL_RATIO, [BGE]: BGE_RATIO, 'jina-embeddings-v3': 0.025 }));
+    const chat = await harness.post('/v1/chat/completions', { model: 'jina-embeddings-v3', messages: [{ role: 'user', content: 'hi' }] });
+    expect(chat.status).toBe(501);
+    expect(emulators.jina.requests).toHaveLength(0);
+    await harness.post('/v1/embeddings', { model: 'jina-embeddings-v3', input: 'hi' });
+    // the rerank emulator answers 404 to /v1/embeddings: what matters is that the channel was asked
+    expect(emulators.jina.requests.at(-1)!.url).toBe('/v1/embeddings');
+  });
+
   it('a model only such channels serve is refused, nothing charged', async () => {
     const model = 'jina-reranker-v2-base-multilingual';
     await harness.addChannel({ name: 'mistral', type: 28, key: RERANK_GOOD_KEY, base_url: emulators.voyage.baseUrl, models: model });
