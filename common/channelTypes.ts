@@ -140,7 +140,30 @@ export interface ChannelType {
   promptCacheMarks?: true;
   /** The vendor's API reference, for the console and the README; absent for resellers and custom upstreams. */
   docs?: string;
+  /**
+   * For a type on the OpenAI protocol whose vendor serves rerank: the shape of
+   * its rerank endpoint and that endpoint's path from the base URL (the path
+   * prefix does not apply: Cohere's is `/v2/rerank` beside its compatibility
+   * API). Absent: the type does not rerank, and routing passes it by.
+   */
+  rerank?: { wire: RerankWire; path: string };
+  /**
+   * True for a type whose vendor has no chat, only embeddings and rerank (Jina, Voyage): routing passes its
+   * channels by for anything else, and the channel test asks a one-document rerank.
+   */
+  noChat?: true;
 }
+
+/**
+ * The rerank shapes vendors speak (server/protocols/upstream/rerank):
+ * - `jina`: Jina's `{model, query, documents, top_n, return_documents}`, answered `{results, usage.total_tokens}` (SiliconFlow's too);
+ * - `cohere`: Cohere's v2 `{model, query, documents, top_n}`, answered `{id, results, meta.billed_units.search_units}`;
+ * - `voyage`: Voyage's `{model, query, documents, top_k}`, answered `{data, usage.total_tokens}`.
+ */
+export type RerankWire = 'jina' | 'cohere' | 'voyage';
+
+/** The rerank endpoint of a vendor of Jina's shape at OpenAI's `/v1`. */
+const jinaRerank = { wire: 'jina', path: '/v1/rerank' } as const;
 
 const openAiReseller = { protocol: 'openai', defaultModels: [], baseUrlRequired: false, ownedBy: 'openai', samplingTopK: false } as const;
 
@@ -246,7 +269,17 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     ownedBy: 'zhipu',
     docs: 'https://open.bigmodel.cn/dev/api',
   },
-  { value: 8, label: 'Custom', color: 'pink', defaultBaseUrl: '', ...openAiReseller, baseUrlRequired: true, balance: { source: 'openai-subscription', unit: 'usd' }, ownedBy: 'custom' },
+  {
+    value: 8,
+    label: 'Custom',
+    color: 'pink',
+    defaultBaseUrl: '',
+    ...openAiReseller,
+    baseUrlRequired: true,
+    balance: { source: 'openai-subscription', unit: 'usd' },
+    ownedBy: 'custom',
+    rerank: jinaRerank,
+  },
   { value: 2, label: 'API2D', color: 'blue', defaultBaseUrl: 'https://oa.api2d.net', ...openAiReseller },
   { value: 5, label: 'OpenAI-SB', color: 'brown', defaultBaseUrl: 'https://api.openai-sb.com', ...openAiReseller, balance: { source: 'openai-sb', unit: 'cny_per_10000' } },
   { value: 7, label: 'OhMyGPT', color: 'purple', defaultBaseUrl: 'https://api.ohmygpt.com', ...openAiReseller },
@@ -355,9 +388,11 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     defaultBaseUrl: 'https://api.cohere.ai',
     pathPrefix: '/compatibility/v1',
     ...openAiCompatible,
-    defaultModels: ['command-a-03-2025', 'command-r-plus-08-2024', 'command-r-08-2024', 'command-r7b-12-2024', 'embed-v4.0'],
+    defaultModels: ['command-a-03-2025', 'command-r-plus-08-2024', 'command-r-08-2024', 'command-r7b-12-2024', 'embed-v4.0', 'rerank-v3.5'],
     ownedBy: 'cohere',
     docs: 'https://docs.cohere.com/docs/compatibility-api',
+    // https://docs.cohere.com/reference/rerank: v2, beside the compatibility API; billed per search unit
+    rerank: { wire: 'cohere', path: '/v2/rerank' },
   },
   {
     value: 39,
@@ -381,6 +416,8 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     // https://docs.siliconflow.cn/en/api-reference/userinfo/get-user-info: yuan on api.siliconflow.cn; the
     // international platform (https://docs.siliconflow.com/en/api-reference/userinfo/get-user-info) bills in US dollars
     balance: { source: 'siliconflow', unit: 'cny', otherCurrencyHosts: { 'api.siliconflow.com': 'usd' } },
+    // https://docs.siliconflow.cn/en/api-reference/rerank/create-rerank: Jina's shape, tokens in `meta.tokens`
+    rerank: jinaRerank,
   },
   {
     // A local server by default; point the base URL at another host when Ollama runs elsewhere.
@@ -574,6 +611,35 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     defaultModels: [],
     baseUrlRequired: true,
     ownedBy: 'custom',
+    rerank: jinaRerank,
+  },
+
+  // Types one-api does not have, numbered past its 1..51 (new-api's Jina, 38, imports as 52).
+  {
+    // Jina's embeddings are OpenAI-shaped at /v1/embeddings; its reranker is the shape /v1/rerank takes from clients
+    value: 52,
+    label: 'Jina AI',
+    color: 'black',
+    defaultBaseUrl: 'https://api.jina.ai',
+    ...openAiCompatible,
+    defaultModels: ['jina-reranker-v2-base-multilingual', 'jina-reranker-m0', 'jina-reranker-v1-turbo-en'],
+    ownedBy: 'jina',
+    docs: 'https://jina.ai/reranker/',
+    rerank: jinaRerank,
+    noChat: true,
+  },
+  {
+    // Voyage's embeddings are OpenAI-shaped at /v1/embeddings; its reranker takes `top_k` and answers `data`
+    value: 53,
+    label: 'Voyage AI',
+    color: 'teal',
+    defaultBaseUrl: 'https://api.voyageai.com',
+    ...openAiCompatible,
+    defaultModels: ['rerank-2.5', 'rerank-2.5-lite', 'rerank-2', 'rerank-2-lite'],
+    ownedBy: 'voyage',
+    docs: 'https://docs.voyageai.com/reference/reranker-api',
+    rerank: { wire: 'voyage', path: '/v1/rerank' },
+    noChat: true,
   },
 ];
 

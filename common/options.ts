@@ -75,6 +75,22 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
 
   // Cohere: https://cohere.com/pricing
   'embed-v4.0': 0.06, // $0.12 in (text)
+  // Rerank, billed per search unit (a query with up to 100 documents): one search unit is charged
+  // floor(ratio x 1000) quota, so ratio 1 = US$2 per 1,000 searches (server/billing/prices.ts searchUnitQuota)
+  'rerank-v3.5': 1, // $2.00 per 1K searches
+  'rerank-english-v3.0': 1, // $2.00 per 1K searches
+  'rerank-multilingual-v3.0': 1, // $2.00 per 1K searches
+
+  // Jina AI rerankers, billed by the token: https://jina.ai/pricing (token packages, about US$0.05 per 1M tokens)
+  'jina-reranker-v2-base-multilingual': 0.025, // $0.05 in
+  'jina-reranker-m0': 0.025, // $0.05 in
+  'jina-reranker-v1-turbo-en': 0.025, // $0.05 in
+
+  // Voyage AI rerankers, billed by the token (query tokens x documents + document tokens): https://docs.voyageai.com/docs/pricing
+  'rerank-2.5': 0.025, // $0.05 in
+  'rerank-2.5-lite': 0.01, // $0.02 in
+  'rerank-2': 0.025, // $0.05 in
+  'rerank-2-lite': 0.01, // $0.02 in
 
   // Alibaba Cloud Model Studio, international (Singapore) USD prices:
   // https://www.alibabacloud.com/help/en/model-studio/models (non-thinking mode)

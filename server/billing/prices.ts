@@ -351,6 +351,24 @@ export function imageQuotaFormula(modelRatio: number, groupRatio: number, size: 
 }
 
 /**
+ * What one rerank search unit weighs (Cohere bills a query with up to 100
+ * documents as one): the price of this many tokens at the model's ratio, so
+ * ratio 1 = US$0.002 per search = US$2 per 1,000 searches (Cohere's
+ * rerank-v3.5). A token-billed reranker is priced like any prompt.
+ */
+export const SEARCH_UNIT_TOKENS = 1000;
+
+/** Price of `units` search units: floor(ratio x 1000) each. */
+export function searchUnitQuota(ratio: number, units: number): number {
+  return Math.floor(ratio * SEARCH_UNIT_TOKENS) * nonNegativeInteger(units);
+}
+
+/** searchUnitQuota's arithmetic with its numbers, for the log: "⌊1 × 1 × 1000⌋ × 2 = 2000". */
+export function searchUnitQuotaFormula(modelRatio: number, groupRatio: number, units: number, quota: number): string {
+  return `⌊${shown(modelRatio)} × ${shown(groupRatio)} × ${SEARCH_UNIT_TOKENS}⌋ × ${nonNegativeInteger(units)} = ${quota}`;
+}
+
+/**
  * Transcriptions and translations: the upstream does not say how long the
  * audio was, so they are billed as a fixed AUDIO_REQUEST_TOKENS of "prompt"
  * (the upload, and the minimum charge) plus the tokens of the returned text

@@ -120,7 +120,7 @@ type TestOutcome = Pick<ChannelTestResult, 'success' | 'message' | 'failure'>;
 
 /** A whole answer judged by the adaptor: a chat.completion, or its failure. */
 function judgeTestAnswer(adaptor: UpstreamAdaptor, call: AdaptorCall, { status, text }: UpstreamAnswer): TestOutcome {
-  const decoded = isSuccessStatus(status) ? adaptor.decodeChat(text, call) : adaptor.failure(status, text);
+  const decoded = !isSuccessStatus(status) ? adaptor.failure(status, text) : call.operation === 'rerank' ? adaptor.decodeRerank!(text, call) : adaptor.decodeChat(text, call);
   return isUpstreamFailure(decoded) ? { success: false, message: describeFailure(decoded), failure: decoded } : { success: true, message: '' };
 }
 
@@ -196,7 +196,9 @@ export async function testChannel(
 async function testChannelWith(app: FastifyInstance, channel: ChannelRow, signal: AbortSignal | undefined, model: string): Promise<ChannelTestResult> {
   const thresholdSeconds = channelThresholdSecondsOf(app, Number(channel.type));
   const adaptor = adaptorForChannelType(Number(channel.type));
-  if (!adaptor || !adaptor.operations.has('chat')) {
+  // a vendor with no chat (Jina, Voyage) is tested with a rerank
+  const operation = findChannelType(Number(channel.type))?.noChat && adaptor?.encodeRerank && adaptor.decodeRerank ? 'rerank' : 'chat';
+  if (!adaptor || !adaptor.operations.has(operation)) {
     const message = adaptor ? 'this channel type has no chat to test' : 'this channel type is unknown to this relay';
     return { success: false, message, seconds: 0, sent: false, model, thresholdSeconds, slow: false };
   }
@@ -209,7 +211,7 @@ async function testChannelWith(app: FastifyInstance, channel: ChannelRow, signal
     if (credential instanceof Promise) credential = await credential;
     const call: AdaptorCall = {
       channel: config,
-      operation: 'chat',
+      operation,
       model: testModelOf(channel, model),
       stream: false,
       responseId: 'chatcmpl-channel-test',
@@ -222,7 +224,10 @@ async function testChannelWith(app: FastifyInstance, channel: ChannelRow, signal
       sent = isUpstreamFailure(credential);
       outcome = { success: false, message: describeFailure(target), failure: target };
     } else {
-      const body = adaptor.encodeChat({ model: call.model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }, call);
+      const body =
+        operation === 'rerank'
+          ? adaptor.encodeRerank!({ model: call.model, query: 'hi', documents: ['hi'], extra: {} }, call)
+          : adaptor.encodeChat({ model: call.model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }, call);
       outcome =
         adaptor.transport === 'websocket'
           ? await testOverWebSocket(adaptor, call, target, body, signal)

@@ -67,6 +67,8 @@ const NEW_API_TYPES: Record<number, number> = {
   33: 33,
   34: 35,
   35: 27,
+  // Jina: a type of ours past one-api's numbers
+  38: 52,
   39: 37,
   40: 44,
   // VertexAi: its key is the service-account JSON, `other` its region
@@ -98,7 +100,6 @@ export const NOT_RELAYED_YET: Readonly<Record<Product, Readonly<Record<number, s
     33: 'AWS',
     36: 'Suno',
     37: 'Dify',
-    38: 'Jina',
     44: 'MokaAI',
     47: 'Xinference',
     49: 'Coze',

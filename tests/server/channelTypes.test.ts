@@ -104,7 +104,7 @@ describe('the channel-type table', () => {
       expect(cells, type.label).toHaveLength(9);
       if (type.defaultBaseUrl) expect(cells[4], type.label).toContain(`\`${type.defaultBaseUrl}\``);
       if (type.pathPrefix) expect(cells[4], type.label).toContain(`\`${type.pathPrefix}\``);
-      expect(cells[5], type.label).toMatch(/^(chat|as OpenAI)/);
+      expect(cells[5], type.label).toMatch(type.noChat ? /^embeddings/ : /^(chat|as OpenAI)/);
       if (type.keyFormat) expect(cells[6], type.label).toBe(`\`${type.keyFormat}\``);
       else expect(cells[6], type.label).not.toBe('');
       if (type.balance) {

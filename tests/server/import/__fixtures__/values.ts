@@ -104,7 +104,7 @@ export const NEW_API_CHANNEL_TYPES: Readonly<Record<number, { name: string; ours
   35: { name: 'MiniMax', ours: 27 },
   36: { name: 'SunoAPI' },
   37: { name: 'Dify' },
-  38: { name: 'Jina' },
+  38: { name: 'Jina', ours: 52 },
   39: { name: 'Cloudflare', ours: 37 },
   40: { name: 'SiliconFlow', ours: 44 },
   41: { name: 'VertexAI', ours: 42 },
