@@ -121,6 +121,12 @@ export interface ChannelType {
    */
   responses?: true;
   /**
+   * True for a type whose vendor serves OpenAI's Realtime API (a WebSocket at
+   * `/v1/realtime`, or Azure's `/openai/realtime`): GET /v1/realtime is relayed
+   * only to channels of such a type (server/relay/realtime.ts).
+   */
+  realtime?: true;
+  /**
    * True for a type on the OpenAI protocol whose vendor takes Anthropic's
    * `cache_control` marks on content parts (OpenRouter passes them to the
    * models that cache). Absent: a translated request goes without them, as
@@ -146,6 +152,7 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     ...openAiReseller,
     balance: { source: 'openai-subscription', unit: 'usd' },
     responses: true,
+    realtime: true,
     docs: 'https://platform.openai.com/docs/api-reference',
   },
   {
@@ -171,6 +178,7 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     ownedBy: 'azure',
     authHeader: 'api-key',
     samplingTopK: false,
+    realtime: true,
     docs: 'https://learn.microsoft.com/en-us/azure/ai-services/openai/reference',
   },
   {
@@ -235,7 +243,17 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     ownedBy: 'zhipu',
     docs: 'https://open.bigmodel.cn/dev/api',
   },
-  { value: 8, label: 'Custom', color: 'pink', defaultBaseUrl: '', ...openAiReseller, baseUrlRequired: true, balance: { source: 'openai-subscription', unit: 'usd' }, ownedBy: 'custom' },
+  {
+    value: 8,
+    label: 'Custom',
+    color: 'pink',
+    defaultBaseUrl: '',
+    ...openAiReseller,
+    baseUrlRequired: true,
+    realtime: true,
+    balance: { source: 'openai-subscription', unit: 'usd' },
+    ownedBy: 'custom',
+  },
   { value: 2, label: 'API2D', color: 'blue', defaultBaseUrl: 'https://oa.api2d.net', ...openAiReseller },
   { value: 5, label: 'OpenAI-SB', color: 'brown', defaultBaseUrl: 'https://api.openai-sb.com', ...openAiReseller, balance: { source: 'openai-sb', unit: 'cny_per_10000' } },
   { value: 7, label: 'OhMyGPT', color: 'purple', defaultBaseUrl: 'https://api.ohmygpt.com', ...openAiReseller },

@@ -20,7 +20,9 @@ export type Operation =
   | 'audio_transcription'
   | 'audio_translation'
   /** OpenAI's Responses API, asked only of a channel whose type serves it itself (the bytes pass); any other is asked for chat. */
-  | 'responses';
+  | 'responses'
+  /** OpenAI's Realtime API: a WebSocket session (GET /v1/realtime), asked only of a channel whose type serves it (relay/realtime.ts). */
+  | 'realtime';
 
 /** The client-side protocols (what a client speaks to the gateway). */
 export type InboundProtocol = 'openai' | 'anthropic' | 'openai-responses' | 'gemini';

@@ -39,6 +39,7 @@ export const OPENAI_OPERATION_PATHS: Readonly<Record<Operation, string>> = {
   audio_transcription: '/audio/transcriptions',
   audio_translation: '/audio/translations',
   responses: '/responses',
+  realtime: '/realtime',
 };
 
 const OPERATIONS_BY_PATH = new Map(Object.entries(OPENAI_OPERATION_PATHS).map(([operation, path]) => [`/v1${path}`, operation as Operation]));

@@ -30,6 +30,7 @@ import { geminiNativeRoutes } from './geminiNative';
 import { IMAGE_ROUTES } from './images';
 import { TEXT_ROUTES } from './text';
 import { unimplementedRoutes } from './unimplemented';
+import { realtimeRoutes } from './realtime';
 
 /** Every relayed route, as its file declares it. */
 const RELAY_ROUTES: readonly RelayDeclaration[] = [...TEXT_ROUTES, ...IMAGE_ROUTES, ...AUDIO_ROUTES];
@@ -115,6 +116,7 @@ export async function relayRoutes(app: FastifyInstance): Promise<void> {
   });
 
   const ctx = relayContextOf(app, bookkeeping);
+  realtimeRoutes(app, ctx);
   for (const { path, route } of RELAY_ROUTES) {
     app.post<{ Params: { model?: string } }>(path, async (request, reply) => {
       // the pipeline writes to Node's response itself, as the fast path does
