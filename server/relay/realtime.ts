@@ -443,7 +443,7 @@ export class RealtimeSession {
         });
         return;
       case 'response.done':
-        this.money(async () => {
+        this.money(() => {
           const hold = this.active.get(responseId) ?? this.pending.shift();
           this.active.delete(responseId);
           if (!hold) return;
@@ -469,7 +469,7 @@ export class RealtimeSession {
     }
   }
 
-  private money(step: () => Promise<void>): void {
+  private money(step: () => Promise<void> | void): void {
     this.moneyChain = this.moneyChain.then(step).catch((error: unknown) => this.crash(error));
   }
 
