@@ -515,9 +515,9 @@ export class RealtimeSession {
 
   /**
    * Ends the session: responses in flight are cancelled upstream and given
-   * CANCEL_GRACE_MS to report their usage (unless the upstream is gone), both
-   * sides are closed, every hold still open goes back, the caller's place is
-   * given back. Once; later calls wait for the first.
+   * CANCEL_GRACE_MS to report their usage (unless the upstream is gone), the
+   * upstream is closed, every hold still open goes back, then the client is
+   * closed and the caller's place given back. Once; later calls wait for the first.
    */
   end(code: number, reason: string, closedBy?: 'client' | 'upstream'): Promise<void> {
     this.ended ??= this.finish(code, closeReason(reason), closedBy);
@@ -528,7 +528,6 @@ export class RealtimeSession {
     clearTimeout(this.idleTimer);
     clearTimeout(this.maxTimer);
     this.closing ??= { code, reason };
-    if (closedBy !== 'client' && this.client?.readyState === WebSocket.OPEN) this.client.close(code, reason);
     if (closedBy !== 'upstream' && this.inFlight > 0 && this.upstream.readyState === WebSocket.OPEN) {
       this.upstream.send(JSON.stringify({ type: 'response.cancel' }));
       await this.settledOrTimedOut();
@@ -544,6 +543,8 @@ export class RealtimeSession {
     const open = [...this.pending.splice(0), ...this.active.values()];
     this.active.clear();
     await Promise.all(open.map((hold) => this.giveBack(hold).catch((error: unknown) => this.ctx.log.error({ err: error }, 'realtime: could not give back a hold'))));
+    // the client is closed last: by then what the session used is settled and nothing it held is held
+    if (closedBy !== 'client' && this.client?.readyState === WebSocket.OPEN) this.client.close(code, reason);
     this.ctx.limiter.leave(this.caller);
     this.sessions.open.delete(this);
   }

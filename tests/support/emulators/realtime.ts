@@ -15,6 +15,8 @@
 // usage; response.cancel -> response.done with status "cancelled" and the
 // usage so far; a second response.create while one runs -> an `error` event
 // (conversation_already_has_active_response) naming the client's event_id.
+// With turn_detection server_vad, every 48 000 bytes of appended audio (a
+// second of PCM16) is a turn the server commits and answers by itself.
 // Usage, deterministic: text input = words of the conversation's text items;
 // audio input = committed audio bytes / 4800 (rounded up); cached = the
 // previous response's input (cached text first, then audio); text output =
@@ -125,7 +127,7 @@ function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSessio
     input_audio_format: 'pcm16',
     output_audio_format: 'pcm16',
     input_audio_transcription: null,
-    turn_detection: null,
+    turn_detection: null as null | { type?: string },
     tools: [],
     tool_choice: 'auto',
     temperature: 0.8,
@@ -172,20 +174,17 @@ function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSessio
       }
       case 'input_audio_buffer.append':
         audioBuffer += Buffer.from(String(event.audio ?? ''), 'base64').length;
+        // server VAD: a second of audio is a turn; the server commits it and answers by itself
+        if (session.turn_detection?.type === 'server_vad' && audioBuffer >= 48_000 && !running) {
+          send({ type: 'input_audio_buffer.speech_started', audio_start_ms: 0, item_id: id('item') });
+          send({ type: 'input_audio_buffer.speech_stopped', audio_end_ms: 1000, item_id: id('item') });
+          commit();
+          respond({});
+        }
         return;
-      case 'input_audio_buffer.commit': {
-        const itemId = id('item');
-        committedAudio += audioBuffer;
-        audioBuffer = 0;
-        send({ type: 'input_audio_buffer.committed', previous_item_id: lastItemId, item_id: itemId });
-        send({
-          type: 'conversation.item.created',
-          previous_item_id: lastItemId,
-          item: { id: itemId, object: 'realtime.item', type: 'message', status: 'completed', role: 'user', content: [{ type: 'input_audio', transcript: null }] },
-        });
-        lastItemId = itemId;
+      case 'input_audio_buffer.commit':
+        commit();
         return;
-      }
       case 'response.cancel':
         running?.cancel();
         return;
@@ -209,6 +208,19 @@ function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSessio
         return send({ type: 'error', error: { type: 'invalid_request_error', code: 'unknown_event', message: `Invalid value: '${event.type}'.`, param: 'type', event_id: event.event_id ?? null } });
     }
   });
+
+  function commit(): void {
+    const itemId = id('item');
+    committedAudio += audioBuffer;
+    audioBuffer = 0;
+    send({ type: 'input_audio_buffer.committed', previous_item_id: lastItemId, item_id: itemId });
+    send({
+      type: 'conversation.item.created',
+      previous_item_id: lastItemId,
+      item: { id: itemId, object: 'realtime.item', type: 'message', status: 'completed', role: 'user', content: [{ type: 'input_audio', transcript: null }] },
+    });
+    lastItemId = itemId;
+  }
 
   function respond(options: Record<string, any>): void {
     const responseId = id('resp');
