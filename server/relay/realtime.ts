@@ -26,7 +26,7 @@ import type { IncomingMessage } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer, type RawData } from 'ws';
-import { admitModel, release, reserve, settleLater, type Admission } from '../billing/accounting';
+import { admitModel, balancesOf, release, reserve, settleLater, type Admission } from '../billing/accounting';
 import { catalogMaxOutputTokens, contextWindowFor } from '../billing/catalog';
 import { completionRatioFor } from '../billing/prices';
 import { realtimeBound, realtimeCharge, realtimeRatios } from '../billing/realtimePrices';
@@ -142,10 +142,12 @@ export async function handleRealtimeUpgrade(sessions: RealtimeSessions, request:
     const requestId = typeof request.headers['x-request-id'] === 'string' && /^[\w.:-]{1,128}$/.test(request.headers['x-request-id']) ? request.headers['x-request-id'] : ctx.newRequestId();
     const admission = admitModel(ctx, caller, model, requestId);
     if (isRelayError(admission)) return refuseUpgrade(socket, admission);
-    // the balance must cover a short response before a session opens: held and given straight back
-    const probe = await reserve(ctx, admission, firstBound(ctx, admission));
-    if (isRelayError(probe)) return refuseUpgrade(socket, probe);
-    await release(ctx, probe);
+    // the balance must cover a short response before a session opens: read, not held (a hold on
+    // PostgreSQL and MySQL would take a quota lease that the first response then could not use)
+    const payer = { userId: Number(caller.user.id), tokenId: Number(caller.token.id), limitedToken: Number(caller.token.unlimited_quota) !== 1 };
+    if ((await balancesOf(ctx, payer)).available < firstBound(ctx, admission)) {
+      return refuseUpgrade(socket, relayError(429, 'the quota cannot cover a realtime response', 'insufficient_quota', 'insufficient_quota'));
+    }
     const query = url.searchParams.get('api-version');
     const opened = await openUpstream(ctx, caller, model, query ? { 'api-version': query } : {}, socket, requestId);
     if (isRelayError(opened)) return refuseUpgrade(socket, opened);

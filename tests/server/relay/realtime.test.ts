@@ -16,7 +16,10 @@ const MODEL = 'gpt-4o-realtime-preview';
 // the suite's harness and emulator (one per database, as the describes run in turn)
 let harness: RelayHarness;
 let upstream: RealtimeEmulator;
-const targets = (await databaseTargets('realtime')).filter((target) => target.name !== 'mysql');
+// PostgreSQL both ways: quota leases (its default) and a reservation row per hold
+const targets = (await databaseTargets('realtime'))
+  .filter((target) => target.name !== 'mysql')
+  .flatMap((target) => (target.name === 'sqlite' ? [{ target, quotaLeases: false }] : [true, false].map((quotaLeases) => ({ target, quotaLeases }))));
 
 /**
  * The bill of one response, written out from OpenAI's prices for gpt-4o-realtime-preview
@@ -110,13 +113,12 @@ async function upstreamClosed(index: number) {
   return upstream.sessions[index]?.closedWith;
 }
 
-for (const target of targets) {
-  describe.runIf(target.available)(`realtime on ${target.name}`, () => {
+for (const { target, quotaLeases } of targets) {
+  describe.runIf(target.available)(`realtime on ${target.name}${target.name === 'sqlite' ? '' : quotaLeases ? ' with quota leases' : ' with reservation rows'}`, () => {
     let database: TestDatabase;
     beforeAll(async () => {
       database = await target.create();
-      // a reservation row per hold (no quota leases), so the rows read here are the ledger itself
-      harness = await startRelayHarness(database.config, { quotaLeases: false });
+      harness = await startRelayHarness(database.config, { quotaLeases });
       upstream = await startRealtimeEmulator();
     });
     afterAll(async () => {
