@@ -11,6 +11,7 @@
 //   audio.ts          transcriptions, translations, speech
 //   dashboard.ts      /dashboard/billing/* and /v1/dashboard/billing/*
 //   unimplemented.ts  the 501 routes (files, fine-tunes, ...)
+//   realtime.ts       GET /v1/realtime, a WebSocket (server/relay/realtime.ts holds the session)
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import { ownerOfChannelType } from '../../../common/channelTypes';
