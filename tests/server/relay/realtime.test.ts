@@ -95,6 +95,17 @@ function connect(options: { key?: string; model?: string; protocols?: string[]; 
   });
 }
 
+/** A realtime channel, the ledger before, and a session past its session.created. */
+async function startSession() {
+  const channelId = await realtimeChannel();
+  const before = await ledgerState(harness.app.ctx.db, 1, harness.tokenId);
+  const logsBefore = await consumeLogCount(harness);
+  const reportedBefore = upstream.reported.length;
+  const client = await connect();
+  await client.next('session.created');
+  return { channelId, before, logsBefore, reportedBefore, client };
+}
+
 const say = (text: string) => ({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] } });
 
 /** The gateway has settled and logged everything; the ledger invariant holds and nothing is held. */
@@ -187,12 +198,7 @@ for (const { target, quotaLeases } of targets) {
 
     describe('billing', () => {
       it('bills two responses exactly, text and audio priced apart, one log row each', async () => {
-        const channelId = await realtimeChannel();
-        const before = await ledgerState(harness.app.ctx.db, 1, harness.tokenId);
-        const logsBefore = await consumeLogCount(harness);
-        const reportedBefore = upstream.reported.length;
-        const client = await connect();
-        await client.next('session.created');
+        const { channelId, before, logsBefore, reportedBefore, client } = await startSession();
 
         client.send(say('what is the weather like today'));
         client.send({ type: 'response.create', response: { modalities: ['text'] } });
@@ -274,13 +280,8 @@ for (const { target, quotaLeases } of targets) {
       });
 
       it('a client that leaves mid-response: the response is cancelled upstream, its usage so far billed, nothing held', async () => {
-        await realtimeChannel();
-        const before = await ledgerState(harness.app.ctx.db, 1, harness.tokenId);
-        const reportedBefore = upstream.reported.length;
-        const logsBefore = await consumeLogCount(harness);
+        const { before, reportedBefore, logsBefore, client } = await startSession();
         upstream.deltaMs = 10;
-        const client = await connect();
-        await client.next('session.created');
         client.send(say('tell me slowly'));
         client.send({ type: 'response.create', response: { modalities: ['text'] } });
         await client.next('response.text.delta');
@@ -301,11 +302,7 @@ for (const { target, quotaLeases } of targets) {
       });
 
       it('an upstream that drops mid-response: the client gets its close code, the hold goes back, nothing billed', async () => {
-        await realtimeChannel();
-        const before = await ledgerState(harness.app.ctx.db, 1, harness.tokenId);
-        const logsBefore = await consumeLogCount(harness);
-        const client = await connect();
-        await client.next('session.created');
+        const { before, logsBefore, client } = await startSession();
         client.send(say('please drop now'));
         client.send({ type: 'response.create', response: { modalities: ['text'] } });
         expect(await client.closed).toEqual({ code: 1011, reason: 'upstream fell over' });
@@ -317,12 +314,7 @@ for (const { target, quotaLeases } of targets) {
 
     describe('responses the server starts, and refusals from upstream', () => {
       it('holds for a response server VAD starts at response.created and bills it', async () => {
-        const channelId = await realtimeChannel();
-        const before = await ledgerState(harness.app.ctx.db, 1, harness.tokenId);
-        const logsBefore = await consumeLogCount(harness);
-        const reportedBefore = upstream.reported.length;
-        const client = await connect();
-        await client.next('session.created');
+        const { channelId, before, logsBefore, reportedBefore, client } = await startSession();
         client.send({ type: 'session.update', session: { turn_detection: { type: 'server_vad' } } });
         await client.next('session.updated');
         client.send({ type: 'input_audio_buffer.append', audio: Buffer.alloc(48_000).toString('base64') });
@@ -360,12 +352,8 @@ for (const { target, quotaLeases } of targets) {
       });
 
       it('gives back the hold of a response.create the upstream refuses, and the session goes on', async () => {
-        await realtimeChannel();
-        const before = await ledgerState(harness.app.ctx.db, 1, harness.tokenId);
-        const reportedBefore = upstream.reported.length;
+        const { before, reportedBefore, client } = await startSession();
         upstream.deltaMs = 10;
-        const client = await connect();
-        await client.next('session.created');
         client.send(say('hello twice'));
         client.send({ type: 'response.create', event_id: 'one', response: { modalities: ['text'] } });
         client.send({ type: 'response.create', event_id: 'two', response: { modalities: ['text'] } });
