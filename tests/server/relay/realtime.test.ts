@@ -6,6 +6,11 @@
 // before the upgrade, and whatever way a session ends nothing stays held.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildTestApp } from '../../support/app';
 import { databaseTargets, type TestDatabase } from '../../support/databases';
 import { ledgerState } from '../../support/ledgerState';
 import { AZURE_REALTIME_GOOD_KEY, REALTIME_GOOD_KEY, startRealtimeEmulator, type RealtimeEmulator, type RealtimeUsageReport } from '../../support/emulators/realtime';
@@ -445,3 +450,38 @@ for (const { target, quotaLeases } of targets) {
     });
   });
 }
+
+describe('a shutdown with a session open', () => {
+  it('cancels the response in flight, bills it, closes the client with 1001 and leaves nothing held', async () => {
+    const path = join(tmpdir(), `switchboard-realtime-${randomBytes(6).toString('hex')}.db`);
+    const database = { dialect: 'sqlite' as const, path };
+    harness = await startRelayHarness(database);
+    upstream = await startRealtimeEmulator();
+    try {
+      upstream.deltaMs = 20;
+      const { before, reportedBefore, client } = await startSession();
+      client.send(say('keep talking slowly'));
+      client.send({ type: 'response.create', response: { modalities: ['text'] } });
+      await client.next('response.text.delta');
+      await harness.app.close();
+      expect(await client.closed).toEqual({ code: 1001, reason: 'server shutting down' });
+      const cancelled = upstream.reported[reportedBefore];
+      expect(cancelled.status).toBe('cancelled');
+
+      // the ledger as the next start finds it
+      const reopened = await buildTestApp({}, database);
+      try {
+        const state = await ledgerState(reopened.ctx.db, 1, harness.tokenId);
+        expect(state).toMatchObject({ tokenHeld: 0, userHeld: 0, reservationsHeld: 0 });
+        expect(state.logged - before.logged).toBe(expectedCharge(cancelled));
+        expect(before.remain - state.remain).toBe(expectedCharge(cancelled));
+      } finally {
+        await reopened.close();
+      }
+    } finally {
+      await harness.emulator.close();
+      await upstream.close();
+      await rm(path, { force: true });
+    }
+  });
+});
