@@ -91,6 +91,8 @@ export class RealtimeSessions {
   constructor(
     readonly ctx: RelayContext,
     readonly limits: () => RealtimeLimits,
+    /** Whether X-Forwarded-For is believed (TRUSTED_PROXY), as for the HTTP routes. */
+    readonly trustProxy = false,
   ) {}
 
   async closeAll(): Promise<void> {
@@ -117,6 +119,13 @@ export function realtimeAuthorization(headers: IncomingMessage['headers']): stri
   return key ? `Bearer ${key.slice('openai-insecure-api-key.'.length)}` : undefined;
 }
 
+/** The client's address: behind a trusted proxy the first X-Forwarded-For entry (as Fastify reads it), else the socket's. */
+function clientAddress(request: IncomingMessage, trustProxy: boolean): string {
+  const forwarded = request.headers['x-forwarded-for'];
+  const first = trustProxy && typeof forwarded === 'string' ? forwarded.split(',')[0].trim() : '';
+  return first || request.socket.remoteAddress || '';
+}
+
 /** The largest response a session holds for: the client's limit, else the catalog's, else DEFAULT_OUTPUT_BOUND. */
 const outputBoundOf = (model: string, limit: number | undefined) => limit ?? catalogMaxOutputTokens(model) ?? DEFAULT_OUTPUT_BOUND;
 
@@ -131,9 +140,15 @@ export async function handleRealtimeUpgrade(sessions: RealtimeSessions, request:
   const badName = modelNameProblem(model);
   if (badName) return refuseUpgrade(socket, badName);
   const headers = { authorization: realtimeAuthorization(request.headers) };
-  const ip = request.socket.remoteAddress ?? '';
+  const ip = clientAddress(request, sessions.trustProxy);
   const caller = await authenticateRelay(ctx.db, { ip, headers }, ctx.cache, ctx.ledger);
   if (isRelayError(caller)) return refuseUpgrade(socket, caller);
+  // a session counts as one request against the key's requests per minute
+  const limited = ctx.rateLimits.admit(caller, 0);
+  if (limited) {
+    const decision = await limited;
+    if (decision.refused) return refuseUpgrade(socket, decision.refused);
+  }
   let refused = ctx.limiter.enter(caller);
   if (refused instanceof Promise) refused = await refused;
   if (refused) return refuseUpgrade(socket, refused);
@@ -429,11 +444,12 @@ export class RealtimeSession {
         this.money(async () => {
           let hold = this.pending.shift();
           if (!hold) {
-            // the server started it (server VAD): held now; if the balance cannot cover it, it is cancelled
-            const held = await this.hold(outputLimitOf(response));
+            // the server started it (server VAD): held now; if the balance cannot cover it, or the session is
+            // closing, it is cancelled
+            const held = this.closing ? relayError(409, `the session is closing: ${this.closing.reason}`, 'session_closing') : await this.hold(outputLimitOf(response));
             if (isRelayError(held)) {
               this.upstream.send(JSON.stringify({ type: 'response.cancel', response_id: responseId }));
-              this.client?.send(realtimeErrorEvent('insufficient_quota', held.message));
+              this.client?.send(realtimeErrorEvent(String(held.code), held.message));
               this.closeWhenIdle(REALTIME_CLOSE.insufficientQuota, 'insufficient quota');
               return;
             }

@@ -9,10 +9,14 @@ import type { RelayContext } from '../../relay/context';
 import { handleRealtimeUpgrade, RealtimeSessions } from '../../relay/realtime';
 
 export function realtimeRoutes(app: FastifyInstance, ctx: RelayContext): void {
-  const sessions = new RealtimeSessions(ctx, () => ({
-    idleMs: Math.max(0, ctx.options.number('RealtimeIdleSeconds')) * 1000,
-    maxMs: Math.max(0, ctx.options.number('RealtimeMaxSeconds')) * 1000,
-  }));
+  const sessions = new RealtimeSessions(
+    ctx,
+    () => ({
+      idleMs: Math.max(0, ctx.options.number('RealtimeIdleSeconds')) * 1000,
+      maxMs: Math.max(0, ctx.options.number('RealtimeMaxSeconds')) * 1000,
+    }),
+    app.ctx.config.trustProxy,
+  );
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     handleRealtimeUpgrade(sessions, request, socket, head).catch((error: unknown) => {
       ctx.log.error({ err: error }, 'realtime: the upgrade failed');

@@ -440,6 +440,21 @@ for (const { target, quotaLeases } of targets) {
         await expect(connect()).rejects.toMatchObject({ status: 502, body: { error: { code: 'upstream_error' } } });
       });
 
+      it("a session counts as one request against the key's requests per minute", async () => {
+        await realtimeChannel();
+        const limits = harness.app.ctx.options.get('GroupRateLimits');
+        await harness.app.ctx.options.set('GroupRateLimits', JSON.stringify({ default: { rpm: 1, tpm: 0 } }));
+        try {
+          const first = await connect();
+          await first.next('session.created');
+          first.socket.close();
+          await first.closed;
+          await expect(connect()).rejects.toMatchObject({ status: 429 });
+        } finally {
+          await harness.app.ctx.options.set('GroupRateLimits', limits);
+        }
+      });
+
       it('an exhausted balance is refused with 429 before any upstream session opens', async () => {
         await realtimeChannel();
         const token = await harness.admin('POST', '/api/token/', { name: 'tiny', remain_quota: 10 });
