@@ -57,6 +57,8 @@ export const REALTIME_CLOSE = {
   upstreamFailed: 1011,
 } as const;
 
+/** The bytes that may name a response.create (watchedClientEvent reads such a frame). */
+const RESPONSE_CREATE_MARK = '"response.create"';
 /** Output tokens held for a response when neither the client nor the catalog gives a limit. */
 const DEFAULT_OUTPUT_BOUND = 4096;
 /** The output a session's opening checks the balance for. */
@@ -288,6 +290,8 @@ export class RealtimeSession {
   private readonly active = new Map<string, Hold>();
   /** Client frames wait here in order while a response.create is being held for. */
   private clientChain: Promise<void> = Promise.resolve();
+  /** Frames waiting in clientChain. */
+  private queued = 0;
   /** Holds and settlements, in the order their events came. */
   private moneyChain: Promise<void> = Promise.resolve();
   /** The session's output limit (session.update / session.created), undefined for "inf". */
@@ -386,7 +390,21 @@ export class RealtimeSession {
 
   private fromClient(data: Buffer, isBinary: boolean): void {
     this.touch();
-    this.clientChain = this.clientChain.then(() => this.clientFrame(data, isBinary)).catch((error: unknown) => this.crash(error));
+    // most frames (audio, items) pass at once; a response.create, and whatever follows it until it is held, wait in order
+    if (this.queued === 0 && (isBinary || !data.includes(RESPONSE_CREATE_MARK))) {
+      if (!this.ended && this.client) this.passFromClient(data, isBinary);
+      return;
+    }
+    this.queued += 1;
+    this.clientChain = this.clientChain
+      .then(() => this.clientFrame(data, isBinary))
+      .catch((error: unknown) => this.crash(error))
+      .finally(() => (this.queued -= 1));
+  }
+
+  private passFromClient(data: Buffer, isBinary: boolean): void {
+    this.added += isBinary ? Math.ceil(data.length / 1000) : tokensOfClientFrame(data);
+    this.pass(this.upstream, this.client!, data, isBinary);
   }
 
   private async clientFrame(data: Buffer, isBinary: boolean): Promise<void> {
@@ -412,10 +430,10 @@ export class RealtimeSession {
       }
       hold.eventId = eventId;
       this.pending.push(hold);
-    } else {
-      this.added += isBinary ? Math.ceil(data.length / 1000) : tokensOfClientFrame(data);
+      this.pass(this.upstream, this.client, data, isBinary);
+      return;
     }
-    this.pass(this.upstream, this.client, data, isBinary);
+    this.passFromClient(data, isBinary);
   }
 
   /** Holds the bound of one response at the prices in force now; a refusal when the balance cannot cover it. */
