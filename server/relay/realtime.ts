@@ -41,6 +41,9 @@ import { isRelayError, relayError, type RelayError } from './errors';
 import { modelNameProblem } from './requestFields';
 import { authenticateRelay, type RelayCaller } from './tokenAuth';
 import { upstreamSettings } from './upstream';
+import { scrubLine } from './scrub';
+import { LogType } from '../../common/roles';
+import type { LogDetails } from '../../common/records';
 
 /** The session limits (the RealtimeIdleSeconds and RealtimeMaxSeconds options). */
 export interface RealtimeLimits {
@@ -145,29 +148,35 @@ export async function handleRealtimeUpgrade(sessions: RealtimeSessions, request:
   const ip = clientAddress(request, sessions.trustProxy);
   const caller = await authenticateRelay(ctx.db, { ip, headers }, ctx.cache, ctx.ledger);
   if (isRelayError(caller)) return refuseUpgrade(socket, caller);
+  const startedAt = Date.now();
+  const requestId = typeof request.headers['x-request-id'] === 'string' && /^[\w.:-]{1,128}$/.test(request.headers['x-request-id']) ? request.headers['x-request-id'] : ctx.newRequestId();
+  // once the key is known, a refusal is an error log too, as on the HTTP routes
+  const refuse = (error: RelayError) => {
+    recordRefusal(ctx, caller, model, requestId, error, startedAt);
+    refuseUpgrade(socket, error);
+  };
   // a session counts as one request against the key's requests per minute
   const limited = ctx.rateLimits.admit(caller, 0);
   if (limited) {
     const decision = await limited;
-    if (decision.refused) return refuseUpgrade(socket, decision.refused);
+    if (decision.refused) return refuse(decision.refused);
   }
   let refused = ctx.limiter.enter(caller);
   if (refused instanceof Promise) refused = await refused;
-  if (refused) return refuseUpgrade(socket, refused);
+  if (refused) return refuse(refused);
   let session: RealtimeSession | undefined;
   try {
-    const requestId = typeof request.headers['x-request-id'] === 'string' && /^[\w.:-]{1,128}$/.test(request.headers['x-request-id']) ? request.headers['x-request-id'] : ctx.newRequestId();
     const admission = admitModel(ctx, caller, model, requestId);
-    if (isRelayError(admission)) return refuseUpgrade(socket, admission);
+    if (isRelayError(admission)) return refuse(admission);
     // the balance must cover a short response before a session opens: read, not held (a hold on
     // PostgreSQL and MySQL would take a quota lease that the first response then could not use)
     const payer = { userId: Number(caller.user.id), tokenId: Number(caller.token.id), limitedToken: Number(caller.token.unlimited_quota) !== 1 };
     if ((await balancesOf(ctx, payer)).available < firstBound(ctx, admission)) {
-      return refuseUpgrade(socket, relayError(429, 'the quota cannot cover a realtime response', 'insufficient_quota', 'insufficient_quota'));
+      return refuse(relayError(429, 'the quota cannot cover a realtime response', 'insufficient_quota', 'insufficient_quota'));
     }
     const query = url.searchParams.get('api-version');
     const opened = await openUpstream(ctx, caller, model, query ? { 'api-version': query } : {}, socket, requestId);
-    if (isRelayError(opened)) return refuseUpgrade(socket, opened);
+    if (isRelayError(opened)) return refuse(opened);
     if (socket.destroyed) {
       opened.upstream.terminate();
       return;
@@ -180,6 +189,29 @@ export async function handleRealtimeUpgrade(sessions: RealtimeSessions, request:
     // the place is the session's while it lives; anything that never became one gives it back now
     if (!session) ctx.limiter.leave(caller);
   }
+}
+
+/** The error log of a session refused once its key was known: nothing charged, queued beside the settlements. */
+function recordRefusal(ctx: RelayContext, caller: RelayCaller, model: string, requestId: string, error: RelayError, startedAt: number): void {
+  const now = Date.now();
+  const details: LogDetails = { protocol: 'openai', operation: 'realtime', status: error.status };
+  if (error.code !== null && error.code !== undefined) details.errorCode = String(error.code);
+  ctx.bookkeeping.recordFailure({
+    userId: Number(caller.user.id),
+    username: caller.user.username,
+    type: LogType.error,
+    content: scrubLine(error.message),
+    quota: 0,
+    tokenName: caller.token.name,
+    tokenId: Number(caller.token.id),
+    modelName: model,
+    channelId: 0,
+    elapsedMs: now - startedAt,
+    isStream: true,
+    createdAt: Math.floor(now / 1000),
+    requestId,
+    details,
+  });
 }
 
 /**

@@ -430,6 +430,11 @@ for (const { target, quotaLeases } of targets) {
         await realtimeChannel();
         const limited = await harness.admin('POST', '/api/token/', { name: 'chat-only', remain_quota: 100_000, models: 'gpt-4o' });
         await expect(connect({ key: `sk-${limited.data.key}` })).rejects.toMatchObject({ status: 403, body: { error: { code: 'model_not_allowed' } } });
+        // once the key is known, the refusal is an error log, as on the HTTP routes
+        await harness.settled();
+        const listed = await harness.admin('GET', '/api/log/?type=5');
+        expect(listed.data[0]).toMatchObject({ model_name: MODEL, token_name: 'chat-only', quota: 0 });
+        expect(listed.data[0].details).toMatchObject({ operation: 'realtime', status: 403, errorCode: 'model_not_allowed' });
       });
 
       it('a channel type that serves no realtime is passed by; an upstream that refuses the key gets 502', async () => {
