@@ -5,7 +5,9 @@
  * what the console, the channel API, the balance job and /v1/models need to
  * know about it. Many types share the OpenAI protocol.
  */
-export type ChannelProtocol = 'openai' | 'azure' | 'anthropic' | 'gemini' | 'baidu' | 'zhipu' | 'ali' | 'xunfei';
+import { readServiceAccountKey } from './serviceAccountKey';
+
+export type ChannelProtocol = 'openai' | 'azure' | 'anthropic' | 'gemini' | 'baidu' | 'zhipu' | 'ali' | 'xunfei' | 'vertex';
 
 /**
  * How a vendor's balance figure reads:
@@ -29,10 +31,13 @@ export type BalanceUnit = 'usd' | 'cny' | 'cny_per_10000' | 'points';
  *   account holding money in another currency is refused rather than shown in the wrong one;
  * - `moonshot`: `/v1/users/me/balance`, `data.available_balance`;
  * - `openrouter`: `/api/v1/credits`, `data.total_credits - data.total_usage`;
- * - `siliconflow`: `/v1/user/info`, `data.totalBalance`.
+ * - `siliconflow`: `/v1/user/info`, `data.totalBalance`;
+ * - `novita`: `/openapi/v1/billing/balance/detail`, `availableBalance` in ten-thousandths of a US dollar;
+ * - `stepfun`: `/v1/accounts`, `balance`.
  */
 export type ChannelBalance = (
-  { source: 'openai-subscription' | 'openai-sb' | 'aiproxy' | 'deepseek' | 'moonshot' | 'openrouter' | 'siliconflow' } | { source: 'credit-grants'; field: 'total_available' | 'total_remaining' }
+  | { source: 'openai-subscription' | 'openai-sb' | 'aiproxy' | 'deepseek' | 'moonshot' | 'openrouter' | 'siliconflow' | 'novita' | 'stepfun' }
+  | { source: 'credit-grants'; field: 'total_available' | 'total_remaining' }
 ) & {
   unit: BalanceUnit;
   /** Where the balance endpoint lives when it is not on the type's default base URL. */
@@ -81,6 +86,12 @@ export interface ChannelType {
   other?: OtherSetting;
   /** How the key is written when it is more than one secret (shown as the key's placeholder and hint). */
   keyFormat?: string;
+  /**
+   * `service-account-json`: the key is a Google service account's JSON key
+   * file (Vertex AI), pasted over many lines in the console and checked for
+   * the fields the token exchange needs (common/serviceAccountKey.ts).
+   */
+  keyKind?: 'service-account-json';
   /** True when a channel of this type cannot work without its own base URL (there is no usable default). */
   baseUrlRequired: boolean;
   /** Where the vendor reports the balance and in what unit; absent when it has no balance source. */
@@ -271,7 +282,7 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     color: 'blue',
     defaultBaseUrl: 'https://generativelanguage.googleapis.com',
     protocol: 'gemini',
-    defaultModels: ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite', 'gemini-2.0-flash', 'gemini-2.0-flash-lite', 'gemini-embedding-001', 'text-embedding-004'],
+    defaultModels: ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite', 'gemini-2.0-flash', 'gemini-2.0-flash-lite', 'gemini-embedding-001'],
     baseUrlRequired: false,
     ownedBy: 'google',
     docs: 'https://ai.google.dev/api',
@@ -440,7 +451,7 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     color: 'red',
     defaultBaseUrl: 'https://api.minimaxi.com',
     ...openAiCompatible,
-    defaultModels: ['MiniMax-M2', 'MiniMax-M1', 'MiniMax-Text-01'],
+    defaultModels: ['MiniMax-M2.7', 'MiniMax-M2.7-highspeed', 'MiniMax-M2', 'MiniMax-M1', 'MiniMax-Text-01'],
     ownedBy: 'minimax',
     docs: 'https://platform.minimaxi.com/document/ChatCompletion%20v2',
   },
@@ -463,6 +474,9 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     defaultModels: ['step-2-16k', 'step-2-mini', 'step-1-8k', 'step-1-32k', 'step-1v-8k'],
     ownedBy: 'stepfun',
     docs: 'https://platform.stepfun.com/docs/llm/text',
+    // https://platform.stepfun.com/docs/zh/api-reference/accounts/get: yuan on api.stepfun.com; the international
+    // platform (https://platform.stepfun.ai/docs/en/api-reference/accounts/get) answers the same shape, in its own currency
+    balance: { source: 'stepfun', unit: 'cny', otherCurrencyHosts: { 'api.stepfun.ai': 'usd' } },
   },
   {
     // `{account}` is the channel's `other` (the Cloudflare account id); a base URL with a path of its own carries
@@ -497,9 +511,11 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     defaultBaseUrl: 'https://api.novita.ai',
     pathPrefix: '/v3/openai',
     ...openAiCompatible,
-    defaultModels: ['deepseek/deepseek-v3-0324', 'meta-llama/llama-3.3-70b-instruct', 'meta-llama/llama-3.1-8b-instruct', 'qwen/qwen-2.5-72b-instruct'],
+    defaultModels: ['deepseek/deepseek-r1', 'deepseek/deepseek_v3', 'meta-llama/llama-3.3-70b-instruct', 'meta-llama/llama-3.1-8b-instruct', 'qwen/qwen-2.5-72b-instruct'],
     ownedBy: 'novita',
     docs: 'https://novita.ai/docs/guides/llm-api',
+    // https://novita.ai/docs/api-reference/basic-get-user-balance: US dollars (sent in ten-thousandths)
+    balance: { source: 'novita', unit: 'usd' },
   },
   {
     // Qianfan's v2 API: OpenAI's wire, keyed by one bearer API key (`bce-v3/...`), unlike type 15's APIKey|SecretKey
@@ -514,13 +530,15 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     docs: 'https://cloud.baidu.com/doc/qianfan-api/s/3m7of64lb',
   },
   {
-    // Spark's HTTP API on OpenAI's wire, keyed by the console's APIPassword (type 18 is the WebSocket API)
+    // Spark's HTTP API on OpenAI's wire, keyed by the console's APIPassword (type 18 is the WebSocket API).
+    // Only Lite (free) is pre-filled: 4.0Ultra, max-32k, generalv3.5, pro-128k and generalv3 are sold in
+    // token packages with no per-token list price, so an operator adds them with the price they paid
     value: 48,
     label: 'iFlytek Spark v2',
     color: 'blue',
     defaultBaseUrl: 'https://spark-api-open.xf-yun.com',
     ...openAiCompatible,
-    defaultModels: ['4.0Ultra', 'max-32k', 'generalv3.5', 'pro-128k', 'generalv3', 'lite'],
+    defaultModels: ['lite'],
     ownedBy: 'iflytek',
     docs: 'https://www.xfyun.cn/doc/spark/HTTP%E8%B0%83%E7%94%A8%E6%96%87%E6%A1%A3.html',
   },
@@ -549,6 +567,23 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     docs: 'https://ai.google.dev/gemini-api/docs/openai',
   },
   {
+    // Gemini and Claude on Google Cloud (server/protocols/upstream/vertex): the key is a service account's JSON key
+    // file; `other` is `region` (us-central1 by default, `global` allowed) or `region|project`; no default base URL,
+    // since the host is the region's ({region}-aiplatform.googleapis.com)
+    value: 42,
+    label: 'Google Vertex AI',
+    color: 'blue',
+    defaultBaseUrl: '',
+    protocol: 'vertex',
+    defaultModels: ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite', 'gemini-2.0-flash', 'claude-sonnet-4-5', 'claude-opus-4-1', 'claude-haiku-4-5', 'claude-3-7-sonnet-20250219'],
+    other: { label: 'app.channel.other_vertex', fallback: 'us-central1' },
+    keyFormat: 'service account JSON key file',
+    keyKind: 'service-account-json',
+    baseUrlRequired: false,
+    ownedBy: 'google',
+    docs: 'https://cloud.google.com/vertex-ai/generative-ai/docs/reference/rest',
+  },
+  {
     value: 50,
     label: 'OpenAI Compatible',
     color: 'pink',
@@ -573,6 +608,7 @@ export function findChannelType(value: number): ChannelType | undefined {
  * a type without a format.
  */
 export function keyFitsFormat(value: number, key: string): boolean {
+  if (findChannelType(value)?.keyKind === 'service-account-json') return !('problem' in readServiceAccountKey(key));
   const format = findChannelType(value)?.keyFormat;
   if (!format) return key.trim() !== '';
   const parts = key.split('|');

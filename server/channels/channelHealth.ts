@@ -351,6 +351,13 @@ const BALANCE_FETCHERS: { [Kind in BalanceSourceKind]: BalanceFetch<Kind> } = {
   },
   /** https://docs.siliconflow.cn/en/api-reference/userinfo/get-user-info: granted plus charged balance, as text. */
   siliconflow: async (base, key, _setting, signal) => numberFrom(dataOf(await getJson(`${base}/v1/user/info`, bearer(key), signal)).totalBalance, 'totalBalance'),
+  /**
+   * https://novita.ai/docs/api-reference/basic-get-user-balance: what the account can spend (its top-up plus its
+   * credit limit), as text in ten-thousandths of a US dollar.
+   */
+  novita: async (base, key, _setting, signal) => numberFrom((await getJson(`${base}/openapi/v1/billing/balance/detail`, bearer(key), signal)).availableBalance, 'availableBalance') / 10_000,
+  /** https://platform.stepfun.com/docs/zh/api-reference/accounts/get: the available balance (top-ups and vouchers). */
+  stepfun: async (base, key, _setting, signal) => numberFrom((await getJson(`${base}/v1/accounts`, bearer(key), signal)).balance, 'balance'),
 };
 
 /** The kinds of balance endpoint this file can read (a test holds them to the table's). */

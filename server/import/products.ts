@@ -3,8 +3,9 @@
 // ours (Switchboard follows one-api's table); new-api renumbered from type 2 on
 // (2 is Midjourney there, 4 Ollama, 34 Cohere, 43 DeepSeek ...), so its
 // types go through NEW_API_TYPES. A type without a row here is left out of
-// the import, named in the report.
+// the import, named in the report (NOT_RELAYED_YET).
 import { findChannelType } from '../../common/channelTypes';
+import { compactJsonKeys } from '../../common/serviceAccountKey';
 
 export type Product = 'one-api' | 'new-api';
 
@@ -30,7 +31,11 @@ export function detectProduct(columns: Map<string, Set<string>>): Detected {
   return { product: 'one-api', version: 'one-api v0.5.3 or earlier' };
 }
 
-/** new-api type → ours, for the types both relay. */
+/**
+ * new-api type → ours, for every new-api type one-api also has. A target
+ * without a row in common/channelTypes.ts yet (AWS, Vertex AI, Coze ...) is
+ * left out until the row exists, then carried with no change here.
+ */
 const NEW_API_TYPES: Record<number, number> = {
   1: 1,
   3: 3,
@@ -50,30 +55,40 @@ const NEW_API_TYPES: Record<number, number> = {
   18: 18,
   19: 19,
   20: 20,
+  21: 21,
+  22: 22,
   23: 23,
   24: 24,
   25: 25,
   // ZhipuV4: our Zhipu type with an empty `other` speaks the v4 API
   26: 16,
   31: 31,
+  // AWS (Bedrock): one-api's AWS Claude
+  33: 33,
   34: 35,
   35: 27,
   39: 37,
   40: 44,
+  // VertexAi: its key is the service-account JSON, `other` its region
+  41: 42,
   42: 28,
   43: 36,
   45: 40,
   46: 47,
   48: 45,
+  49: 34,
+  56: 46,
 };
 
 /**
- * The names of the source types Switchboard does not relay (yet), so the
- * import report says which vendor a left-out channel was for. one-api's from
+ * The source types Switchboard does not relay yet, with the vendor's name for
+ * the import report: the one list to shrink as types gain their row in
+ * common/channelTypes.ts (a test fails while a number here has a row, or a
+ * type with no row is missing here). one-api's names from
  * relay/channeltype/define.go, new-api's from constant/channel.go.
  */
-const UNRELAYED_NAMES: Record<Product, Record<number, string>> = {
-  'one-api': { 21: 'AI Proxy library', 22: 'FastGPT', 33: 'AWS Claude', 34: 'Coze', 38: 'DeepL', 42: 'Vertex AI', 43: 'Proxy', 46: 'Replicate' },
+export const NOT_RELAYED_YET: Readonly<Record<Product, Readonly<Record<number, string>>>> = {
+  'one-api': { 21: 'AI Proxy library', 22: 'FastGPT', 33: 'AWS Claude', 34: 'Coze', 38: 'DeepL', 43: 'Proxy', 46: 'Replicate' },
   'new-api': {
     2: 'Midjourney',
     5: 'Midjourney Plus',
@@ -84,7 +99,6 @@ const UNRELAYED_NAMES: Record<Product, Record<number, string>> = {
     36: 'Suno',
     37: 'Dify',
     38: 'Jina',
-    41: 'Vertex AI',
     44: 'MokaAI',
     47: 'Xinference',
     49: 'Coze',
@@ -96,29 +110,70 @@ const UNRELAYED_NAMES: Record<Product, Record<number, string>> = {
     55: 'Sora',
     56: 'Replicate',
     57: 'Codex',
+    58: 'Kuaizi Lizhen',
+    100: 'BlockRun',
+    101: 'BlockRun video',
   },
 };
 
 /** Why a channel of a source type is left out: the type named where it is known, always "not relayed yet". */
 export function unrelayedReason(product: Product, sourceType: number): string {
-  const name = UNRELAYED_NAMES[product][sourceType];
+  const name = NOT_RELAYED_YET[product][sourceType];
   return `channel type ${sourceType}${name ? ` (${name})` : ''} is not relayed yet`;
+}
+
+/** A channel's `config` JSON (one-api keeps type-specific settings there), or undefined. */
+function configObject(config: unknown): Record<string, unknown> | undefined {
+  if (typeof config !== 'string' || !config.trim()) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(config);
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const isVertex = (product: Product, sourceType: number) => (product === 'one-api' && sourceType === 42) || (product === 'new-api' && sourceType === 41);
+
+/**
+ * The `other` of a Vertex AI channel (`region` or `region|project`): one-api
+ * keeps the region and project in `config`; new-api keeps the region in
+ * `other`, or a JSON map of regions by model whose `default` is the one used.
+ */
+function vertexOther(product: Product, other: string, config: unknown): string {
+  if (product === 'one-api') {
+    const settings = configObject(config);
+    const region = (typeof settings?.region === 'string' ? settings.region.trim() : '') || other.trim();
+    const project = typeof settings?.vertex_ai_project_id === 'string' ? settings.vertex_ai_project_id.trim() : '';
+    return project ? `${region || 'us-central1'}|${project}` : region;
+  }
+  const regions = configObject(other);
+  if (!regions) return other.trim();
+  return typeof regions.default === 'string' ? regions.default.trim() : '';
+}
+
+/**
+ * The key a channel carries here: the source's, except that a Vertex AI
+ * channel's service-account JSON (one-api keeps it in `config`'s
+ * `vertex_ai_adc`) is stored on one line, as the channel API stores it.
+ */
+export function importedKey(product: Product, sourceType: number, key: string, config: unknown): string {
+  if (!isVertex(product, sourceType)) return key;
+  const adc = product === 'one-api' ? configObject(config)?.vertex_ai_adc : undefined;
+  return compactJsonKeys(typeof adc === 'string' && adc.trim() ? adc : key);
 }
 
 /**
  * The `other` a channel carries here: the source's, except for one-api's
  * Cloudflare (37), which keeps the account id in its `config` JSON
- * (`user_id`) where Switchboard reads it from `other`.
+ * (`user_id`) where Switchboard reads it from `other`, and Vertex AI
+ * (vertexOther).
  */
 export function importedOther(product: Product, sourceType: number, other: string, config: unknown): string {
-  if (product !== 'one-api' || sourceType !== 37 || other.trim() || typeof config !== 'string') return other;
-  try {
-    const parsed: unknown = JSON.parse(config);
-    const account = parsed && typeof parsed === 'object' ? (parsed as { user_id?: unknown }).user_id : undefined;
-    return typeof account === 'string' ? account.trim() : other;
-  } catch {
-    return other;
-  }
+  if (isVertex(product, sourceType)) return vertexOther(product, other, config);
+  if (product !== 'one-api' || sourceType !== 37 || other.trim()) return other;
+  const account = configObject(config)?.user_id;
+  return typeof account === 'string' ? account.trim() : other;
 }
 
 /** The channel type here for a source type, or undefined when Switchboard does not relay it. */

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CHANNEL_TYPES, findChannelType, openAiPathPrefix, otherMissing, ownerOfChannelType } from '../../common/channelTypes';
-import { importedOther, targetChannelType, unrelayedReason } from '../../server/import/products';
+import { importedKey, importedOther, targetChannelType, unrelayedReason } from '../../server/import/products';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 
@@ -57,41 +57,61 @@ describe('the channel-type table', () => {
     // new-api (QuantumNous/new-api constant/channel.go): 19 360, 23 Tencent, 26 ZhipuV4, 31 LingYiWanWu, 35 MiniMax, 39 Cloudflare, 45 VolcEngine, 46 BaiduV2
     const fromNewApi = Object.fromEntries([19, 23, 26, 31, 35, 39, 45, 46].map((value) => [value, targetChannelType('new-api', value)]));
     expect(fromNewApi).toEqual({ 19: 19, 23: 23, 26: 16, 31: 31, 35: 27, 39: 37, 45: 40, 46: 47 });
-    for (const value of [21, 22, 33, 34, 38, 42, 43, 46]) expect(targetChannelType('one-api', value), `one-api ${value}`).toBeUndefined();
-    expect([21, 22, 33, 34, 38, 42, 43, 46].map((value) => unrelayedReason('one-api', value))).toEqual([
+    for (const value of [21, 22, 33, 34, 38, 43, 46]) expect(targetChannelType('one-api', value), `one-api ${value}`).toBeUndefined();
+    expect([21, 22, 33, 34, 38, 43, 46].map((value) => unrelayedReason('one-api', value))).toEqual([
       'channel type 21 (AI Proxy library) is not relayed yet',
       'channel type 22 (FastGPT) is not relayed yet',
       'channel type 33 (AWS Claude) is not relayed yet',
       'channel type 34 (Coze) is not relayed yet',
       'channel type 38 (DeepL) is not relayed yet',
-      'channel type 42 (Vertex AI) is not relayed yet',
       'channel type 43 (Proxy) is not relayed yet',
       'channel type 46 (Replicate) is not relayed yet',
     ]);
-    expect(unrelayedReason('new-api', 41)).toBe('channel type 41 (Vertex AI) is not relayed yet');
+    // Vertex AI: one-api's 42 and new-api's 41 are type 42 here
+    expect([targetChannelType('one-api', 42), targetChannelType('new-api', 41)]).toEqual([42, 42]);
     expect(unrelayedReason('one-api', 99)).toBe('channel type 99 is not relayed yet');
     expect(importedOther('one-api', 37, '', '{"user_id":"acct"}')).toBe('acct');
     expect(importedOther('one-api', 37, 'kept', '{"user_id":"acct"}')).toBe('kept');
     expect(importedOther('one-api', 1, '', '{"user_id":"acct"}')).toBe('');
     expect(importedOther('one-api', 37, '', 'not json')).toBe('');
+    // Vertex AI: one-api keeps the key file, region and project in `config`; new-api the key in `key`, the region in `other`
+    const keyFile = JSON.stringify({ type: 'service_account', project_id: 'p' }, null, 2);
+    const oneApiConfig = JSON.stringify({ region: 'europe-west4', vertex_ai_project_id: 'proj-1', vertex_ai_adc: keyFile });
+    expect(importedKey('one-api', 42, '', oneApiConfig)).toBe('{"type":"service_account","project_id":"p"}');
+    expect(importedOther('one-api', 42, '', oneApiConfig)).toBe('europe-west4|proj-1');
+    expect(importedOther('one-api', 42, 'us-east5', '')).toBe('us-east5');
+    expect(importedKey('new-api', 41, keyFile, null)).toBe('{"type":"service_account","project_id":"p"}');
+    expect(importedOther('new-api', 41, 'asia-northeast1', null)).toBe('asia-northeast1');
+    expect(importedOther('new-api', 41, '{"default":"us-east5","gemini-2.5-pro":"global"}', null)).toBe('us-east5');
+    expect(importedKey('one-api', 1, 'sk-x\n', oneApiConfig)).toBe('sk-x\n');
   });
 
-  it('can reach every type: a default base URL unless one is required (Spark picks its host by version)', () => {
+  it('can reach every type: a default base URL unless one is required (Spark picks its host by version, Vertex AI by region)', () => {
     for (const type of CHANNEL_TYPES) {
       if (type.baseUrlRequired) expect(type.defaultBaseUrl, type.label).toBe('');
-      else if (type.protocol !== 'xunfei') expect(type.defaultBaseUrl, type.label).toMatch(/^https?:\/\/[^/]+$/);
+      else if (type.protocol !== 'xunfei' && type.protocol !== 'vertex') expect(type.defaultBaseUrl, type.label).toMatch(/^https?:\/\/[^/]+$/);
       if (type.pathPrefix) expect(type.pathPrefix, type.label).toMatch(/^\/[^/].*[^/]$/);
     }
   });
 
-  it("matches the README's table row for row: number, label, default base URL, balance", () => {
+  it("matches the README's table row for row: number, label, default base URL, operations, key, balance", () => {
+    const units = { usd: 'USD', cny: 'CNY', cny_per_10000: 'CNY', points: 'points' } as const;
     for (const type of CHANNEL_TYPES) {
       const line = readme.split('\n').find((text) => text.startsWith(`| ${type.value} | ${type.label} |`));
       expect(line, `README row for ${type.value}`).toBeDefined();
-      const cells = (line as string).split('|').map((cell) => cell.trim());
+      // a `|` inside a cell is written \|
+      const cells = (line as string).split(/(?<!\\)\|/).map((cell) => cell.trim().replaceAll('\\|', '|'));
+      expect(cells, type.label).toHaveLength(9);
       if (type.defaultBaseUrl) expect(cells[4], type.label).toContain(`\`${type.defaultBaseUrl}\``);
       if (type.pathPrefix) expect(cells[4], type.label).toContain(`\`${type.pathPrefix}\``);
-      expect(cells[6], type.label).toBe(type.balance ? 'yes' : 'no');
+      expect(cells[5], type.label).toMatch(/^(chat|as OpenAI)/);
+      if (type.keyFormat) expect(cells[6], type.label).toBe(`\`${type.keyFormat}\``);
+      else expect(cells[6], type.label).not.toBe('');
+      if (type.balance) {
+        expect(cells[7], type.label).toMatch(/^yes: `\/[^`]+`/);
+        expect(cells[7], type.label).toContain(units[type.balance.unit]);
+        if (type.balance.host) expect(cells[7], type.label).toContain(`\`${type.balance.host}\``);
+      } else expect(cells[7], type.label).toBe('no');
     }
   });
 });

@@ -40,6 +40,10 @@ export interface EmulatedChannel {
   type: number;
   key: string;
   deadKey: string;
+  /** A key that depends on the running emulator (Vertex AI's service-account file names its token endpoint); `key` otherwise. */
+  keyFor?: (emulator: ProtocolEmulator) => string;
+  /** The same for the dead key. */
+  deadKeyFor?: (emulator: ProtocolEmulator) => string;
   /** The base URL to store (the emulator's, possibly with a path). */
   baseUrl: (emulator: ProtocolEmulator) => string;
   other: string;
@@ -62,4 +66,16 @@ export async function listenOnLoopback(server: Server, beforeClose: () => void =
         server.close(() => closed());
       }),
   };
+}
+
+/** A request's body as text and as parsed JSON (undefined when empty or not JSON). */
+export async function readRequestBody(request: IncomingMessage): Promise<{ text: string; body: unknown }> {
+  const parts: Buffer[] = [];
+  for await (const part of request) parts.push(part as Buffer);
+  const text = Buffer.concat(parts).toString('utf8');
+  try {
+    return { text, body: text ? (JSON.parse(text) as unknown) : undefined };
+  } catch {
+    return { text, body: undefined };
+  }
 }
