@@ -132,6 +132,12 @@ export interface ChannelType {
    */
   responses?: true;
   /**
+   * True for a type whose vendor serves OpenAI's Realtime API (a WebSocket at
+   * `/v1/realtime`, or Azure's `/openai/realtime`): GET /v1/realtime is relayed
+   * only to channels of such a type (server/relay/realtime.ts).
+   */
+  realtime?: true;
+  /**
    * True for a type on the OpenAI protocol whose vendor takes Anthropic's
    * `cache_control` marks on content parts (OpenRouter passes them to the
    * models that cache). Absent: a translated request goes without them, as
@@ -180,6 +186,7 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     ...openAiReseller,
     balance: { source: 'openai-subscription', unit: 'usd' },
     responses: true,
+    realtime: true,
     docs: 'https://platform.openai.com/docs/api-reference',
   },
   {
@@ -205,6 +212,7 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     ownedBy: 'azure',
     authHeader: 'api-key',
     samplingTopK: false,
+    realtime: true,
     docs: 'https://learn.microsoft.com/en-us/azure/ai-services/openai/reference',
   },
   {
@@ -276,6 +284,7 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     defaultBaseUrl: '',
     ...openAiReseller,
     baseUrlRequired: true,
+    realtime: true,
     balance: { source: 'openai-subscription', unit: 'usd' },
     ownedBy: 'custom',
     rerank: jinaRerank,

@@ -387,6 +387,10 @@ export const OPTION_SPECS = {
   /** Consecutive failures (5xx, no answer) within CircuitBreakerWindowSeconds that open a channel's breaker; 0 = no breaker. */
   CircuitBreakerFailures: { kind: 'number', default: '5' },
   CircuitBreakerWindowSeconds: { kind: 'number', default: '60' },
+  /** A realtime session (GET /v1/realtime) with no frame either way for this many seconds is closed (4408); 0 = no idle limit. */
+  RealtimeIdleSeconds: { kind: 'number', default: '300' },
+  /** A realtime session is closed (4410) after this many seconds, whatever it is doing; 0 = no limit. */
+  RealtimeMaxSeconds: { kind: 'number', default: '1800' },
   /** Seconds an open breaker waits before one probe request may go through. */
   CircuitBreakerOpenSeconds: { kind: 'number', default: '30' },
   /** Fallback models per group: {"default": {"gpt-4o": ["claude-sonnet-4-5"]}}; "*" for every group. */

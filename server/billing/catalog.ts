@@ -21,6 +21,12 @@ export interface CatalogEntry {
   cacheReadRatio?: number;
   /** 5-minute cache-write price / input price. */
   cacheWriteRatio?: number;
+  /** Audio input price / (text) input price (realtime and audio models). */
+  audioInputRatio?: number;
+  /** Audio output price / (text) input price. */
+  audioOutputRatio?: number;
+  /** Cached audio input price / (text) input price. */
+  audioCacheReadRatio?: number;
   contextWindow?: number;
   maxOutputTokens?: number;
 }
@@ -107,6 +113,12 @@ function build(model: string): CatalogEntry | null {
       const cacheWrite = share(perMillion(price.cache_write_mtok), input);
       if (cacheRead !== undefined) entry.cacheReadRatio = cacheRead;
       if (cacheWrite !== undefined) entry.cacheWriteRatio = cacheWrite;
+      const audioInput = share(perMillion(price.input_audio_mtok), input);
+      const audioOutput = share(perMillion(price.output_audio_mtok), input);
+      const audioCacheRead = share(perMillion(price.cache_audio_read_mtok), input);
+      if (audioInput !== undefined) entry.audioInputRatio = audioInput;
+      if (audioOutput !== undefined) entry.audioOutputRatio = audioOutput;
+      if (audioCacheRead !== undefined) entry.audioCacheReadRatio = audioCacheRead;
     }
     if (found.model.context_window) entry.contextWindow = found.model.context_window;
   }

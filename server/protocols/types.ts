@@ -22,7 +22,9 @@ export type Operation =
   /** OpenAI's Responses API, asked only of a channel whose type serves it itself (the bytes pass); any other is asked for chat. */
   | 'responses'
   /** A rerank (Cohere's, Jina's and Voyage's /rerank): always encoded by the channel's adaptor, as the vendors' shapes differ on one wire. */
-  | 'rerank';
+  | 'rerank'
+  /** OpenAI's Realtime API: a WebSocket session (GET /v1/realtime), asked only of a channel whose type serves it (relay/realtime.ts). */
+  | 'realtime';
 
 /** The client-side protocols (what a client speaks to the gateway). */
 export type InboundProtocol = 'openai' | 'anthropic' | 'openai-responses' | 'gemini';

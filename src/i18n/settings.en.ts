@@ -130,6 +130,8 @@ export const settingsEnglish = {
       ChannelCooldownMaxSeconds: 'Longest rest (seconds)',
       CircuitBreakerFailures: 'Failures in a row that open the breaker',
       CircuitBreakerWindowSeconds: 'Within (seconds)',
+      RealtimeIdleSeconds: 'Realtime session idle limit (seconds)',
+      RealtimeMaxSeconds: 'Realtime session time limit (seconds)',
       CircuitBreakerOpenSeconds: 'Breaker open before a probe (seconds)',
       ModelFallbacks: 'Fallback models per group',
       RoutingAffinitySeconds: 'Keep a caller on its channel for (seconds)',
@@ -149,6 +151,8 @@ export const settingsEnglish = {
       RetryableStatusCodes: 'Statuses and ranges, e.g. 408,429,500-599 (needs "Retries on another channel" above 0). A dead key always moves on.',
       ChannelCooldownSeconds: 'Doubles with each 429 in a row, up to the longest rest; 0 turns resting off.',
       CircuitBreakerFailures: '5xx answers or no answer at all, in a row; 0 turns the breaker off.',
+      RealtimeIdleSeconds: 'A /v1/realtime session with no frame either way for this long is closed; 0 turns the limit off.',
+      RealtimeMaxSeconds: 'A /v1/realtime session is closed after this long, responses in flight billed first; 0 turns the limit off.',
       ModelFallbacks:
         'Tried in order when no channel of the asked model can answer: {"default": {"gpt-4o": ["claude-sonnet-4-5"]}}; "*" for every group. The request is billed as the model asked for; the log shows the one that answered.',
       RoutingAffinitySeconds: "A request naming its caller (the body's user, or the header below) goes back to the channel that last served it, so upstream prompt caches keep hitting; 0 is off.",

@@ -45,6 +45,8 @@ export const SETTING_TABS: Record<SettingTab, SettingSection[]> = {
         'ModelFallbacks',
         'RoutingAffinitySeconds',
         'RoutingAffinityHeader',
+        'RealtimeIdleSeconds',
+        'RealtimeMaxSeconds',
       ],
     },
     // the price table (PriceTable.tsx) leads this section; these fields fold under "Advanced"

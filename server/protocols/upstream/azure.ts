@@ -13,7 +13,7 @@ import { upstreamFailure } from '../shared';
 import type { AdaptorCall, ChannelConfig, HttpTarget, Operation, UpstreamAdaptor, UpstreamFailure } from '../types';
 import { baseUrlOf, openAiAdaptor, openAiFailure, OPENAI_OPERATION_PATHS } from './openai';
 
-const AZURE_OPERATIONS: ReadonlySet<Operation> = new Set<Operation>(['chat', 'completions', 'embeddings', 'images']);
+const AZURE_OPERATIONS: ReadonlySet<Operation> = new Set<Operation>(['chat', 'completions', 'embeddings', 'images', 'realtime']);
 
 /** The deployment a model is served by. */
 export function azureDeployment(model: string): string {

@@ -44,6 +44,7 @@ export const OPENAI_OPERATION_PATHS: Readonly<Record<Operation, string>> = {
   responses: '/responses',
   // a type's rerank path is its row's (`rerank.path`), not under the prefix
   rerank: '/rerank',
+  realtime: '/realtime',
 };
 
 const OPERATIONS_BY_PATH = new Map(Object.entries(OPENAI_OPERATION_PATHS).map(([operation, path]) => [`/v1${path}`, operation as Operation]));

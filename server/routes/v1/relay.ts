@@ -12,6 +12,7 @@
 //   rerank.ts         rerank (Cohere's and Jina's shape)
 //   dashboard.ts      /dashboard/billing/* and /v1/dashboard/billing/*
 //   unimplemented.ts  the 501 routes (files, fine-tunes, ...)
+//   realtime.ts       GET /v1/realtime, a WebSocket (server/relay/realtime.ts holds the session)
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import { ownerOfChannelType } from '../../../common/channelTypes';
@@ -32,6 +33,7 @@ import { IMAGE_ROUTES } from './images';
 import { RERANK_ROUTES } from './rerank';
 import { TEXT_ROUTES } from './text';
 import { unimplementedRoutes } from './unimplemented';
+import { realtimeRoutes } from './realtime';
 
 /** Every relayed route, as its file declares it. */
 const RELAY_ROUTES: readonly RelayDeclaration[] = [...TEXT_ROUTES, ...IMAGE_ROUTES, ...AUDIO_ROUTES, ...RERANK_ROUTES];
@@ -117,6 +119,7 @@ export async function relayRoutes(app: FastifyInstance): Promise<void> {
   });
 
   const ctx = relayContextOf(app, bookkeeping);
+  realtimeRoutes(app, ctx);
   for (const { path, route } of RELAY_ROUTES) {
     app.post<{ Params: { model?: string } }>(path, async (request, reply) => {
       // the pipeline writes to Node's response itself, as the fast path does
