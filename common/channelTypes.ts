@@ -5,7 +5,7 @@
  * what the console, the channel API, the balance job and /v1/models need to
  * know about it. Many types share the OpenAI protocol.
  */
-export type ChannelProtocol = 'openai' | 'azure' | 'anthropic' | 'gemini' | 'baidu' | 'zhipu' | 'ali' | 'xunfei';
+export type ChannelProtocol = 'openai' | 'azure' | 'anthropic' | 'gemini' | 'baidu' | 'zhipu' | 'ali' | 'xunfei' | 'coze';
 
 /**
  * How a vendor's balance figure reads:
@@ -529,6 +529,18 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     defaultModels: ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite', 'gemini-2.0-flash', 'gemini-embedding-001'],
     ownedBy: 'google',
     docs: 'https://ai.google.dev/gemini-api/docs/openai',
+  },
+  {
+    // a bot answers as the model `bot-<bot_id>`; the key is a personal access token
+    value: 34,
+    label: 'Coze',
+    color: 'blue',
+    defaultBaseUrl: 'https://api.coze.com',
+    protocol: 'coze',
+    defaultModels: [],
+    baseUrlRequired: false,
+    ownedBy: 'coze',
+    docs: 'https://www.coze.com/docs/developer_guides/chat_v3',
   },
   {
     value: 50,

@@ -65,6 +65,7 @@ const NEW_API_TYPES: Record<number, number> = {
   45: 40,
   46: 47,
   48: 45,
+  49: 34,
 };
 
 /**
@@ -73,7 +74,7 @@ const NEW_API_TYPES: Record<number, number> = {
  * relay/channeltype/define.go, new-api's from constant/channel.go.
  */
 const UNRELAYED_NAMES: Record<Product, Record<number, string>> = {
-  'one-api': { 21: 'AI Proxy library', 22: 'FastGPT', 33: 'AWS Claude', 34: 'Coze', 38: 'DeepL', 42: 'Vertex AI', 43: 'Proxy', 46: 'Replicate' },
+  'one-api': { 21: 'AI Proxy library', 22: 'FastGPT', 33: 'AWS Claude', 38: 'DeepL', 42: 'Vertex AI', 43: 'Proxy', 46: 'Replicate' },
   'new-api': {
     2: 'Midjourney',
     5: 'Midjourney Plus',
@@ -87,7 +88,6 @@ const UNRELAYED_NAMES: Record<Product, Record<number, string>> = {
     41: 'Vertex AI',
     44: 'MokaAI',
     47: 'Xinference',
-    49: 'Coze',
     50: 'Kling',
     51: 'Jimeng',
     52: 'Vidu',

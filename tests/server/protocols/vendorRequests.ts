@@ -29,6 +29,12 @@ export interface VendorRequestView {
   streamed(body: Body, target: HttpTarget): boolean;
   /** Anthropic's `cache_control` marks carried; undefined for a vendor without prompt-cache marks. */
   cacheMarks?(body: Body): Array<{ text: string; cache_control: unknown }>;
+  /**
+   * The vendor's chat carries text turns only (a Coze bot runs its own
+   * plugins): a request offering tools or holding tool turns is refused by
+   * encodeChat, and only the texts of any other request are checked.
+   */
+  plainTurns?: true;
 }
 
 type Body = Record<string, unknown>;
@@ -219,5 +225,29 @@ export const VENDOR_REQUESTS: Record<ChannelProtocol, VendorRequestView> = {
     outputLimit: (body) => ((body.parameter as Part).chat as Part).max_tokens as number | undefined,
     // a WebSocket call always streams
     streamed: () => true,
+  },
+  coze: {
+    model: 'bot-7379462189365198898',
+    // Coze has no system role: system text goes as a user question, before the turns
+    systemText: (body) =>
+      list(body.additional_messages)
+        .filter((message) => message.role === 'user')
+        .map((message) => String(message.content))
+        .join('\n\n'),
+    conversationText: (body) =>
+      list(body.additional_messages)
+        .map((message) => String(message.content))
+        .join('\n'),
+    tools: () => [],
+    images: (body) =>
+      list(body.additional_messages)
+        .filter((message) => message.content_type === 'object_string')
+        .flatMap((message) => list(JSON.parse(String(message.content))).flatMap((item) => (item.type === 'image' ? [dataOf(String(item.file_url))] : []))),
+    toolCalls: () => [],
+    toolResults: () => [],
+    outputLimit: () => undefined,
+    // every Coze call streams (a whole answer is the stream read to its end)
+    streamed: (body) => body.stream === true,
+    plainTurns: true,
   },
 };

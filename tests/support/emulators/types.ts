@@ -63,3 +63,15 @@ export async function listenOnLoopback(server: Server, beforeClose: () => void =
       }),
   };
 }
+
+/** A request's body as text and as parsed JSON (undefined when empty or not JSON). */
+export async function readRequestBody(request: IncomingMessage): Promise<{ text: string; body: unknown }> {
+  const parts: Buffer[] = [];
+  for await (const part of request) parts.push(part as Buffer);
+  const text = Buffer.concat(parts).toString('utf8');
+  try {
+    return { text, body: text ? (JSON.parse(text) as unknown) : undefined };
+  } catch {
+    return { text, body: undefined };
+  }
+}

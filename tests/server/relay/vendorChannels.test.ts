@@ -1,0 +1,93 @@
+// The vendors with an API of their own beyond the big ones (Coze bots), end
+// to end through the gateway against their loopback emulators: what is
+// billed, what is refused and what a refusal costs (nothing).
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_MODEL_RATIO } from '../../../common/options';
+import { completionRatioFor, computeQuota } from '../../../server/billing/prices';
+import { COZE_CHANNELS, startCozeEmulator } from '../../support/emulators/coze';
+import type { ProtocolEmulator } from '../../support/emulators/types';
+import { expectBilled, useRelayHarness } from './harness';
+
+const harnessOf = useRelayHarness();
+const BOT_MODEL = COZE_CHANNELS[0].chatModel;
+const BOT_RATIO = 0.75;
+
+let coze: ProtocolEmulator;
+beforeAll(async () => {
+  coze = await startCozeEmulator();
+});
+afterAll(() => coze.close());
+
+const priced = async () => harnessOf().app.ctx.options.set('ModelRatio', JSON.stringify({ ...DEFAULT_MODEL_RATIO, [BOT_MODEL]: BOT_RATIO }));
+const client = () => new OpenAI({ apiKey: harnessOf().apiKey, baseURL: `${harnessOf().baseUrl}/v1`, maxRetries: 0 });
+
+describe('Coze channel', () => {
+  const addCoze = (key = COZE_CHANNELS[0].key) => harnessOf().addChannel({ name: 'coze', type: 34, key, base_url: coze.baseUrl, models: BOT_MODEL, other: '' });
+
+  it('answers a whole chat from the stream read to its end, with the history, billed at what Coze counted', async () => {
+    await priced();
+    const channelId = await addCoze();
+    const before = await harnessOf().balances();
+    const completion = await client().chat.completions.create({
+      model: BOT_MODEL,
+      user: 'customer-42',
+      messages: [
+        { role: 'user', content: 'first question here' },
+        { role: 'assistant', content: 'first answer' },
+        { role: 'user', content: 'and a second one' },
+      ],
+    });
+    expect(completion.choices[0].message.content).toBe('Hello from the Coze bot, you said: and a second one');
+    const sent = coze.requests.at(-1)!;
+    expect(sent.headers.authorization).toBe(`Bearer ${COZE_CHANNELS[0].key}`);
+    expect(sent.body).toMatchObject({ bot_id: '7379462189365198898', user_id: 'customer-42', stream: true });
+    expect((sent.body as { additional_messages: unknown[] }).additional_messages).toHaveLength(3);
+    // 3 + 2 + 4 words in, 11 out
+    expect(coze.reported.at(-1)).toEqual({ promptTokens: 9, completionTokens: 11, cachedPromptTokens: 0 });
+    expect(completion.usage).toMatchObject({ prompt_tokens: 9, completion_tokens: 11 });
+    const charge = computeQuota({ promptTokens: 9, completionTokens: 11, cachedPromptTokens: 0, cachedPromptRatio: 1, ratio: BOT_RATIO, completionRatio: completionRatioFor(BOT_MODEL) });
+    await harnessOf().settled();
+    await expectBilled(harnessOf(), before, channelId, BOT_MODEL, charge, { prompt_tokens: 9, completion_tokens: 11 });
+  });
+
+  it('refuses function tools with a clear 400 and bills nothing', async () => {
+    await priced();
+    await addCoze();
+    const before = await harnessOf().balances();
+    const asked = coze.requests.length;
+    const refused = await harnessOf().post('/v1/chat/completions', {
+      model: BOT_MODEL,
+      messages: [{ role: 'user', content: 'weather?' }],
+      tools: [{ type: 'function', function: { name: 'weather', parameters: { type: 'object' } } }],
+    });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/function tools/);
+    expect(coze.requests.length).toBe(asked);
+    const after = await harnessOf().balances();
+    expect(after.user.quota).toBe(before.user.quota);
+    expect(after.token.remain_quota).toBe(before.token.remain_quota);
+  });
+
+  it("reads Coze's refusal of a revoked token (code 4100 in a 200) as a dead key: the client gets a gateway error, nothing is billed", async () => {
+    await priced();
+    for (const stream of [false, true]) {
+      await harnessOf().app.ctx.db.deleteFrom('abilities').execute();
+      await harnessOf().app.ctx.db.deleteFrom('channels').execute();
+      const channelId = await addCoze(COZE_CHANNELS[0].deadKey);
+      const before = await harnessOf().balances();
+      const refused = await harnessOf().post('/v1/chat/completions', { model: BOT_MODEL, stream, messages: [{ role: 'user', content: 'hi' }] });
+      // the operator's key is not the client's business: the gateway says it was refused, not why
+      expect(refused.status).toBe(502);
+      const error = ((await refused.json()) as { error: { message: string; code: string } }).error;
+      expect(error.code).toBe('upstream_error');
+      expect(error.message).not.toContain(COZE_CHANNELS[0].deadKey);
+      await harnessOf().settled();
+      const after = await harnessOf().balances();
+      expect(after.user.quota).toBe(before.user.quota);
+      expect(after.token.remain_quota).toBe(before.token.remain_quota);
+      const channel = await harnessOf().app.ctx.db.selectFrom('channels').select(['status', 'used_quota']).where('id', '=', channelId).executeTakeFirstOrThrow();
+      expect(channel.used_quota).toBe(0);
+    }
+  });
+});
