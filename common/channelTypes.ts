@@ -5,7 +5,7 @@
  * what the console, the channel API, the balance job and /v1/models need to
  * know about it. Many types share the OpenAI protocol.
  */
-export type ChannelProtocol = 'openai' | 'azure' | 'anthropic' | 'gemini' | 'baidu' | 'zhipu' | 'ali' | 'xunfei' | 'coze';
+export type ChannelProtocol = 'openai' | 'azure' | 'anthropic' | 'gemini' | 'baidu' | 'zhipu' | 'ali' | 'xunfei' | 'coze' | 'replicate';
 
 /**
  * How a vendor's balance figure reads:
@@ -541,6 +541,18 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     baseUrlRequired: false,
     ownedBy: 'coze',
     docs: 'https://www.coze.com/docs/developer_guides/chat_v3',
+  },
+  {
+    // the model is `owner/name` (or `owner/name:version`); the key an API token (r8_...)
+    value: 46,
+    label: 'Replicate',
+    color: 'grey',
+    defaultBaseUrl: 'https://api.replicate.com',
+    protocol: 'replicate',
+    defaultModels: ['meta/meta-llama-3-70b-instruct', 'meta/meta-llama-3-8b-instruct', 'meta/meta-llama-3.1-405b-instruct'],
+    baseUrlRequired: false,
+    ownedBy: 'replicate',
+    docs: 'https://replicate.com/docs/reference/http#models.predictions.create',
   },
   {
     value: 50,

@@ -66,6 +66,7 @@ const NEW_API_TYPES: Record<number, number> = {
   46: 47,
   48: 45,
   49: 34,
+  56: 46,
 };
 
 /**
@@ -74,7 +75,7 @@ const NEW_API_TYPES: Record<number, number> = {
  * relay/channeltype/define.go, new-api's from constant/channel.go.
  */
 const UNRELAYED_NAMES: Record<Product, Record<number, string>> = {
-  'one-api': { 21: 'AI Proxy library', 22: 'FastGPT', 33: 'AWS Claude', 38: 'DeepL', 42: 'Vertex AI', 43: 'Proxy', 46: 'Replicate' },
+  'one-api': { 21: 'AI Proxy library', 22: 'FastGPT', 33: 'AWS Claude', 38: 'DeepL', 42: 'Vertex AI', 43: 'Proxy' },
   'new-api': {
     2: 'Midjourney',
     5: 'Midjourney Plus',
@@ -94,7 +95,6 @@ const UNRELAYED_NAMES: Record<Product, Record<number, string>> = {
     53: 'Submodel',
     54: 'Doubao video',
     55: 'Sora',
-    56: 'Replicate',
     57: 'Codex',
   },
 };

@@ -11,6 +11,7 @@ import { zhipuAdaptor } from './zhipu';
 import { openAiAdaptor } from './openai';
 import { azureAdaptor } from './azure';
 import { cozeAdaptor } from './coze';
+import { replicateAdaptor } from './replicate';
 
 export const UPSTREAM_ADAPTORS = {
   openai: openAiAdaptor,
@@ -22,6 +23,7 @@ export const UPSTREAM_ADAPTORS = {
   ali: aliAdaptor,
   xunfei: xunfeiAdaptor,
   coze: cozeAdaptor,
+  replicate: replicateAdaptor,
 } as const satisfies Record<ChannelProtocol, UpstreamAdaptor>;
 
 /** The adaptor for a channel type; undefined for a number no row has. */

@@ -45,6 +45,7 @@ const BESIDE_THE_ADAPTOR: Record<string, string> = {
   ali: join(UPSTREAM, 'ali', '__fixtures__'),
   xunfei: join(UPSTREAM, 'xunfei', '__fixtures__'),
   coze: join(UPSTREAM, 'coze', '__fixtures__'),
+  replicate: join(UPSTREAM, 'replicate', '__fixtures__'),
 };
 
 /** The folder of one adaptor's (or variant's) recorded fixtures. */

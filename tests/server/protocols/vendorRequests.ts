@@ -250,4 +250,17 @@ export const VENDOR_REQUESTS: Record<ChannelProtocol, VendorRequestView> = {
     streamed: (body) => body.stream === true,
     plainTurns: true,
   },
+  replicate: {
+    model: 'meta/meta-llama-3-8b-instruct',
+    systemText: (body) => text((body.input as Part).system_prompt),
+    conversationText: (body) => text((body.input as Part).prompt),
+    tools: () => [],
+    images: () => undefined,
+    toolCalls: () => [],
+    toolResults: () => [],
+    outputLimit: (body) => (body.input as Part).max_tokens as number | undefined,
+    // sync mode: the finished prediction, streamed or not
+    streamed: () => false,
+    plainTurns: true,
+  },
 };

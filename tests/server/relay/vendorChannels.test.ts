@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_RATIO } from '../../../common/options';
 import { completionRatioFor, computeQuota } from '../../../server/billing/prices';
 import { COZE_CHANNELS, startCozeEmulator } from '../../support/emulators/coze';
+import { REPLICATE_CHANNELS, startReplicateEmulator } from '../../support/emulators/replicate';
 import type { ProtocolEmulator } from '../../support/emulators/types';
 import { expectBilled, useRelayHarness } from './harness';
 
@@ -14,12 +15,16 @@ const BOT_MODEL = COZE_CHANNELS[0].chatModel;
 const BOT_RATIO = 0.75;
 
 let coze: ProtocolEmulator;
+let replicate: ProtocolEmulator;
 beforeAll(async () => {
   coze = await startCozeEmulator();
+  replicate = await startReplicateEmulator();
 });
-afterAll(() => coze.close());
+afterAll(() => Promise.all([coze.close(), replicate.close()]));
 
-const priced = async () => harnessOf().app.ctx.options.set('ModelRatio', JSON.stringify({ ...DEFAULT_MODEL_RATIO, [BOT_MODEL]: BOT_RATIO }));
+const LLAMA = REPLICATE_CHANNELS[0].chatModel;
+const LLAMA_RATIO = 0.025;
+const priced = async () => harnessOf().app.ctx.options.set('ModelRatio', JSON.stringify({ ...DEFAULT_MODEL_RATIO, [BOT_MODEL]: BOT_RATIO, [LLAMA]: LLAMA_RATIO }));
 const client = () => new OpenAI({ apiKey: harnessOf().apiKey, baseURL: `${harnessOf().baseUrl}/v1`, maxRetries: 0 });
 
 describe('Coze channel', () => {
@@ -89,5 +94,47 @@ describe('Coze channel', () => {
       const channel = await harnessOf().app.ctx.db.selectFrom('channels').select(['status', 'used_quota']).where('id', '=', channelId).executeTakeFirstOrThrow();
       expect(channel.used_quota).toBe(0);
     }
+  });
+});
+
+describe('Replicate channel', () => {
+  const addReplicate = (key = REPLICATE_CHANNELS[0].key) => harnessOf().addChannel({ name: 'replicate', type: 46, key, base_url: replicate.baseUrl, models: LLAMA, other: '' });
+
+  it('asks for the finished prediction, writes the conversation as one prompt, and bills its metrics', async () => {
+    await priced();
+    const channelId = await addReplicate();
+    const before = await harnessOf().balances();
+    const completion = await client().chat.completions.create({
+      model: LLAMA,
+      max_tokens: 64,
+      messages: [
+        { role: 'system', content: 'be kind' },
+        { role: 'user', content: 'one two' },
+        { role: 'assistant', content: 'three' },
+        { role: 'user', content: 'four five six' },
+      ],
+    });
+    expect(completion.choices[0].message.content).toBe('Hello from Replicate, you said: four five six');
+    const sent = replicate.requests.at(-1)!;
+    expect(sent.headers.prefer).toBe('wait=60');
+    expect(sent.body).toEqual({ input: { prompt: 'user: one two\nassistant: three\nuser: four five six\nassistant:', system_prompt: 'be kind', max_tokens: 64 } });
+    const usage = replicate.reported.at(-1)!;
+    expect(completion.usage).toMatchObject({ prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens });
+    const charge = computeQuota({ ...usage, cachedPromptRatio: 1, ratio: LLAMA_RATIO, completionRatio: completionRatioFor(LLAMA) });
+    await harnessOf().settled();
+    await expectBilled(harnessOf(), before, channelId, LLAMA, charge, { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens });
+  });
+
+  it('a revoked token bills nothing and leaves the channel unused', async () => {
+    await priced();
+    const channelId = await addReplicate(REPLICATE_CHANNELS[0].deadKey);
+    const before = await harnessOf().balances();
+    const refused = await harnessOf().post('/v1/chat/completions', { model: LLAMA, stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    expect(refused.status).toBe(502);
+    await harnessOf().settled();
+    const after = await harnessOf().balances();
+    expect(after.user.quota).toBe(before.user.quota);
+    const channel = await harnessOf().app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow();
+    expect(channel.used_quota).toBe(0);
   });
 });
