@@ -5,7 +5,7 @@
  * what the console, the channel API, the balance job and /v1/models need to
  * know about it. Many types share the OpenAI protocol.
  */
-export type ChannelProtocol = 'openai' | 'azure' | 'anthropic' | 'gemini' | 'baidu' | 'zhipu' | 'ali' | 'xunfei' | 'coze' | 'replicate';
+export type ChannelProtocol = 'openai' | 'azure' | 'anthropic' | 'gemini' | 'baidu' | 'zhipu' | 'ali' | 'xunfei' | 'coze' | 'replicate' | 'deepl';
 
 /**
  * How a vendor's balance figure reads:
@@ -553,6 +553,18 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     baseUrlRequired: false,
     ownedBy: 'replicate',
     docs: 'https://replicate.com/docs/reference/http#models.predictions.create',
+  },
+  {
+    // translation as a chat model: `deepl-<target language>`; a free key (ending :fx) goes to api-free.deepl.com
+    value: 38,
+    label: 'DeepL',
+    color: 'black',
+    defaultBaseUrl: 'https://api.deepl.com',
+    protocol: 'deepl',
+    defaultModels: ['deepl-zh', 'deepl-en-us', 'deepl-ja', 'deepl-de', 'deepl-fr'],
+    baseUrlRequired: false,
+    ownedBy: 'deepl',
+    docs: 'https://developers.deepl.com/api-reference/translate',
   },
   {
     value: 50,

@@ -75,7 +75,7 @@ const NEW_API_TYPES: Record<number, number> = {
  * relay/channeltype/define.go, new-api's from constant/channel.go.
  */
 const UNRELAYED_NAMES: Record<Product, Record<number, string>> = {
-  'one-api': { 21: 'AI Proxy library', 22: 'FastGPT', 33: 'AWS Claude', 38: 'DeepL', 42: 'Vertex AI', 43: 'Proxy' },
+  'one-api': { 21: 'AI Proxy library', 22: 'FastGPT', 33: 'AWS Claude', 42: 'Vertex AI', 43: 'Proxy' },
   'new-api': {
     2: 'Midjourney',
     5: 'Midjourney Plus',

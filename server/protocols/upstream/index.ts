@@ -12,6 +12,7 @@ import { openAiAdaptor } from './openai';
 import { azureAdaptor } from './azure';
 import { cozeAdaptor } from './coze';
 import { replicateAdaptor } from './replicate';
+import { deeplAdaptor } from './deepl';
 
 export const UPSTREAM_ADAPTORS = {
   openai: openAiAdaptor,
@@ -24,6 +25,7 @@ export const UPSTREAM_ADAPTORS = {
   xunfei: xunfeiAdaptor,
   coze: cozeAdaptor,
   replicate: replicateAdaptor,
+  deepl: deeplAdaptor,
 } as const satisfies Record<ChannelProtocol, UpstreamAdaptor>;
 
 /** The adaptor for a channel type; undefined for a number no row has. */

@@ -46,6 +46,7 @@ const BESIDE_THE_ADAPTOR: Record<string, string> = {
   xunfei: join(UPSTREAM, 'xunfei', '__fixtures__'),
   coze: join(UPSTREAM, 'coze', '__fixtures__'),
   replicate: join(UPSTREAM, 'replicate', '__fixtures__'),
+  deepl: join(UPSTREAM, 'deepl', '__fixtures__'),
 };
 
 /** The folder of one adaptor's (or variant's) recorded fixtures. */

@@ -35,6 +35,8 @@ export interface VendorRequestView {
    * encodeChat, and only the texts of any other request are checked.
    */
   plainTurns?: true;
+  /** With plainTurns: only the last user message's text is sent (DeepL translates it). */
+  lastUserTextOnly?: true;
 }
 
 type Body = Record<string, unknown>;
@@ -262,5 +264,19 @@ export const VENDOR_REQUESTS: Record<ChannelProtocol, VendorRequestView> = {
     // sync mode: the finished prediction, streamed or not
     streamed: () => false,
     plainTurns: true,
+  },
+  deepl: {
+    model: 'deepl-zh',
+    // only the last user message is translated: the rest of a conversation has no place
+    systemText: () => '',
+    conversationText: (body) => (Array.isArray(body.text) ? (body.text as string[]).join('\n') : ''),
+    tools: () => [],
+    images: () => undefined,
+    toolCalls: () => [],
+    toolResults: () => [],
+    outputLimit: () => undefined,
+    streamed: () => false,
+    plainTurns: true,
+    lastUserTextOnly: true,
   },
 };

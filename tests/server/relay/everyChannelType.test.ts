@@ -19,6 +19,7 @@ import { XUNFEI_CHANNELS, startXunfeiEmulator } from '../../support/emulators/xu
 import { ZHIPU_CHANNELS, startZhipuEmulator } from '../../support/emulators/zhipu';
 import { COZE_CHANNELS, startCozeEmulator } from '../../support/emulators/coze';
 import { REPLICATE_CHANNELS, startReplicateEmulator } from '../../support/emulators/replicate';
+import { DEEPL_CHANNELS, startDeeplEmulator } from '../../support/emulators/deepl';
 import { countWords } from '../../support/openaiEmulator';
 import { defaultModelRatio, resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
@@ -35,6 +36,7 @@ const OWN_PROTOCOL_VENDORS = [
   { start: startXunfeiEmulator, channels: XUNFEI_CHANNELS },
   { start: startCozeEmulator, channels: COZE_CHANNELS },
   { start: startReplicateEmulator, channels: REPLICATE_CHANNELS },
+  { start: startDeeplEmulator, channels: DEEPL_CHANNELS },
 ];
 
 /** The chat and embedding models an OpenAI-wire channel is tested with (priced by default). */
@@ -44,10 +46,17 @@ const OPENAI_EMBEDDING_MODEL = 'text-embedding-3-small';
 /**
  * Prices for the models the emulators serve that have no default price (an
  * operator adds them; Spark sells token packages, Google has no list price for
- * text-embedding-004, a Coze bot is priced by its operator, Replicate's models are not in the catalog) or are free (glm-4-flash: a free model bills 0, which
+ * text-embedding-004, a Coze bot is priced by its operator, Replicate's and DeepL's models are not in the catalog) or are free (glm-4-flash: a free model bills 0, which
  * would prove nothing here).
  */
-const TEST_PRICES: Record<string, number> = { 'text-embedding-004': 0.01, 'generalv3.5': 1, 'glm-4-flash': 0.05, 'bot-7379462189365198898': 0.5, 'meta/meta-llama-3-8b-instruct': 0.025 };
+const TEST_PRICES: Record<string, number> = {
+  'text-embedding-004': 0.01,
+  'generalv3.5': 1,
+  'glm-4-flash': 0.05,
+  'bot-7379462189365198898': 0.5,
+  'meta/meta-llama-3-8b-instruct': 0.025,
+  'deepl-zh': 12.5,
+};
 const PRICES = { ...DEFAULT_MODEL_RATIO, ...TEST_PRICES };
 
 interface Case {

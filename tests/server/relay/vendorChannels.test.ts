@@ -7,6 +7,7 @@ import { DEFAULT_MODEL_RATIO } from '../../../common/options';
 import { completionRatioFor, computeQuota } from '../../../server/billing/prices';
 import { COZE_CHANNELS, startCozeEmulator } from '../../support/emulators/coze';
 import { REPLICATE_CHANNELS, startReplicateEmulator } from '../../support/emulators/replicate';
+import { DEEPL_CHANNELS, startDeeplEmulator } from '../../support/emulators/deepl';
 import type { ProtocolEmulator } from '../../support/emulators/types';
 import { expectBilled, useRelayHarness } from './harness';
 
@@ -16,15 +17,19 @@ const BOT_RATIO = 0.75;
 
 let coze: ProtocolEmulator;
 let replicate: ProtocolEmulator;
+let deepl: ProtocolEmulator;
 beforeAll(async () => {
   coze = await startCozeEmulator();
   replicate = await startReplicateEmulator();
+  deepl = await startDeeplEmulator();
 });
-afterAll(() => Promise.all([coze.close(), replicate.close()]));
+afterAll(() => Promise.all([coze.close(), replicate.close(), deepl.close()]));
 
 const LLAMA = REPLICATE_CHANNELS[0].chatModel;
 const LLAMA_RATIO = 0.025;
-const priced = async () => harnessOf().app.ctx.options.set('ModelRatio', JSON.stringify({ ...DEFAULT_MODEL_RATIO, [BOT_MODEL]: BOT_RATIO, [LLAMA]: LLAMA_RATIO }));
+// DeepL's $25 per million characters: $0.025 per thousand, 12.5 times the $0.002 of ratio 1
+const DEEPL_RATIO = 12.5;
+const priced = async () => harnessOf().app.ctx.options.set('ModelRatio', JSON.stringify({ ...DEFAULT_MODEL_RATIO, [BOT_MODEL]: BOT_RATIO, [LLAMA]: LLAMA_RATIO, 'deepl-zh': DEEPL_RATIO }));
 const client = () => new OpenAI({ apiKey: harnessOf().apiKey, baseURL: `${harnessOf().baseUrl}/v1`, maxRetries: 0 });
 
 describe('Coze channel', () => {
@@ -136,5 +141,47 @@ describe('Replicate channel', () => {
     expect(after.user.quota).toBe(before.user.quota);
     const channel = await harnessOf().app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow();
     expect(channel.used_quota).toBe(0);
+  });
+});
+
+describe('DeepL channel', () => {
+  const addDeepl = (key = DEEPL_CHANNELS[0].key) => harnessOf().addChannel({ name: 'deepl', type: 38, key, base_url: deepl.baseUrl, models: 'deepl-zh', other: '' });
+
+  it('translates the last user message, streamed, billed at the characters DeepL billed and nothing for the answer', async () => {
+    await priced();
+    const channelId = await addDeepl();
+    const before = await harnessOf().balances();
+    const stream = await client().chat.completions.create({
+      model: 'deepl-zh',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [
+        { role: 'user', content: 'not this one' },
+        { role: 'user', content: 'Good morning, café!' },
+      ],
+    });
+    let text = '';
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(text).toBe('[ZH] Good morning, café!');
+    expect(deepl.requests.at(-1)!.body).toEqual({ text: ['Good morning, café!'], target_lang: 'ZH', show_billed_characters: true });
+    // 19 characters (é is one, though two bytes)
+    expect(usage).toMatchObject({ prompt_tokens: 19, completion_tokens: 0 });
+    const charge = computeQuota({ promptTokens: 19, completionTokens: 0, cachedPromptTokens: 0, cachedPromptRatio: 1, ratio: DEEPL_RATIO, completionRatio: completionRatioFor('deepl-zh') });
+    await harnessOf().settled();
+    await expectBilled(harnessOf(), before, channelId, 'deepl-zh', charge, { prompt_tokens: 19, completion_tokens: 0, is_stream: 1 });
+  });
+
+  it('an account whose quota is spent (456) bills nothing', async () => {
+    await priced();
+    await addDeepl(DEEPL_CHANNELS[0].deadKey);
+    const before = await harnessOf().balances();
+    const refused = await harnessOf().post('/v1/chat/completions', { model: 'deepl-zh', messages: [{ role: 'user', content: 'hi' }] });
+    expect(refused.status).toBe(502);
+    await harnessOf().settled();
+    expect((await harnessOf().balances()).user.quota).toBe(before.user.quota);
   });
 });
