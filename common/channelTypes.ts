@@ -567,6 +567,18 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     docs: 'https://developers.deepl.com/api-reference/translate',
   },
   {
+    // a FastGPT app's OpenAI-shaped chat API: the key (fastgpt-...) picks the app, the base URL ends in /api
+    value: 22,
+    label: 'FastGPT',
+    color: 'green',
+    defaultBaseUrl: '',
+    ...openAiCompatible,
+    baseUrlRequired: true,
+    defaultModels: [],
+    ownedBy: 'fastgpt',
+    docs: 'https://doc.fastgpt.io/docs/introduction/development/openapi/chat',
+  },
+  {
     value: 50,
     label: 'OpenAI Compatible',
     color: 'pink',

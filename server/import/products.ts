@@ -50,6 +50,7 @@ const NEW_API_TYPES: Record<number, number> = {
   18: 18,
   19: 19,
   20: 20,
+  22: 22,
   23: 23,
   24: 24,
   25: 25,
@@ -75,12 +76,11 @@ const NEW_API_TYPES: Record<number, number> = {
  * relay/channeltype/define.go, new-api's from constant/channel.go.
  */
 const UNRELAYED_NAMES: Record<Product, Record<number, string>> = {
-  'one-api': { 21: 'AI Proxy library', 22: 'FastGPT', 33: 'AWS Claude', 42: 'Vertex AI', 43: 'Proxy' },
+  'one-api': { 21: 'AI Proxy library', 33: 'AWS Claude', 42: 'Vertex AI', 43: 'Proxy' },
   'new-api': {
     2: 'Midjourney',
     5: 'Midjourney Plus',
     21: 'AI Proxy library',
-    22: 'FastGPT',
     27: 'Perplexity',
     33: 'AWS',
     36: 'Suno',

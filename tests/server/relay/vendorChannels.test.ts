@@ -9,7 +9,7 @@ import { COZE_CHANNELS, startCozeEmulator } from '../../support/emulators/coze';
 import { REPLICATE_CHANNELS, startReplicateEmulator } from '../../support/emulators/replicate';
 import { DEEPL_CHANNELS, startDeeplEmulator } from '../../support/emulators/deepl';
 import type { ProtocolEmulator } from '../../support/emulators/types';
-import { expectBilled, useRelayHarness } from './harness';
+import { chargeFor, expectBilled, useRelayHarness } from './harness';
 
 const harnessOf = useRelayHarness();
 const BOT_MODEL = COZE_CHANNELS[0].chatModel;
@@ -183,5 +183,21 @@ describe('DeepL channel', () => {
     expect(refused.status).toBe(502);
     await harnessOf().settled();
     expect((await harnessOf().balances()).user.quota).toBe(before.user.quota);
+  });
+});
+
+describe('FastGPT channel', () => {
+  it("sends a chat to the deployment's /api/v1/chat/completions with the app's key, billed at the usage it reports", async () => {
+    const harness = harnessOf();
+    const channelId = await harness.addChannel({ name: 'fastgpt', type: 22, key: 'sk-good', base_url: `${harness.emulator.baseUrl}/api`, models: 'gpt-4o-mini', other: '' });
+    const before = await harness.balances();
+    const completion = await client().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello fast app' }] });
+    const sent = harness.emulator.requests.at(-1)!;
+    expect(sent.path).toBe('/api/v1/chat/completions');
+    expect(sent.headers.authorization).toBe('Bearer sk-good');
+    // the OpenAI emulator: one token per word of the prompt, five answered
+    expect(completion.usage).toMatchObject({ prompt_tokens: 3, completion_tokens: 5 });
+    await harness.settled();
+    await expectBilled(harness, before, channelId, 'gpt-4o-mini', chargeFor('gpt-4o-mini', { promptTokens: 3, completionTokens: 5 }));
   });
 });
