@@ -5,7 +5,7 @@
  * what the console, the channel API, the balance job and /v1/models need to
  * know about it. Many types share the OpenAI protocol.
  */
-export type ChannelProtocol = 'openai' | 'azure' | 'anthropic' | 'gemini' | 'baidu' | 'zhipu' | 'ali' | 'xunfei' | 'coze' | 'replicate' | 'deepl';
+export type ChannelProtocol = 'openai' | 'azure' | 'anthropic' | 'gemini' | 'baidu' | 'zhipu' | 'ali' | 'xunfei' | 'coze' | 'replicate' | 'deepl' | 'aiproxy-library';
 
 /**
  * How a vendor's balance figure reads:
@@ -577,6 +577,19 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     defaultModels: [],
     ownedBy: 'fastgpt',
     docs: 'https://doc.fastgpt.io/docs/introduction/development/openapi/chat',
+  },
+  {
+    // AI Proxy's knowledge-base chat: the library id in `other`, the answer's documents appended
+    value: 21,
+    label: 'AI Proxy library',
+    color: 'purple',
+    defaultBaseUrl: 'https://api.aiproxy.io',
+    protocol: 'aiproxy-library',
+    defaultModels: ['gpt-4o-mini', 'gpt-3.5-turbo'],
+    other: { label: 'app.channel.other_library', fallback: '', required: true },
+    baseUrlRequired: false,
+    ownedBy: 'aiproxy',
+    docs: 'https://docs.aiproxy.io/dev/library',
   },
   {
     value: 50,

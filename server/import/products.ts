@@ -50,6 +50,7 @@ const NEW_API_TYPES: Record<number, number> = {
   18: 18,
   19: 19,
   20: 20,
+  21: 21,
   22: 22,
   23: 23,
   24: 24,
@@ -76,11 +77,10 @@ const NEW_API_TYPES: Record<number, number> = {
  * relay/channeltype/define.go, new-api's from constant/channel.go.
  */
 const UNRELAYED_NAMES: Record<Product, Record<number, string>> = {
-  'one-api': { 21: 'AI Proxy library', 33: 'AWS Claude', 42: 'Vertex AI', 43: 'Proxy' },
+  'one-api': { 33: 'AWS Claude', 42: 'Vertex AI', 43: 'Proxy' },
   'new-api': {
     2: 'Midjourney',
     5: 'Midjourney Plus',
-    21: 'AI Proxy library',
     27: 'Perplexity',
     33: 'AWS',
     36: 'Suno',
@@ -105,16 +105,21 @@ export function unrelayedReason(product: Product, sourceType: number): string {
   return `channel type ${sourceType}${name ? ` (${name})` : ''} is not relayed yet`;
 }
 
+/** one-api types that keep in their `config` JSON what Switchboard reads from `other`, and the field. */
+const OTHER_IN_CONFIG: Record<number, string> = { 37: 'user_id', 21: 'library_id' };
+
 /**
  * The `other` a channel carries here: the source's, except for one-api's
- * Cloudflare (37), which keeps the account id in its `config` JSON
- * (`user_id`) where Switchboard reads it from `other`.
+ * Cloudflare (37) and AI Proxy library (21), which keep the account id
+ * (`user_id`) and the library id (`library_id`) in their `config` JSON where
+ * Switchboard reads them from `other`.
  */
 export function importedOther(product: Product, sourceType: number, other: string, config: unknown): string {
-  if (product !== 'one-api' || sourceType !== 37 || other.trim() || typeof config !== 'string') return other;
+  const field = OTHER_IN_CONFIG[sourceType];
+  if (product !== 'one-api' || !field || other.trim() || typeof config !== 'string') return other;
   try {
     const parsed: unknown = JSON.parse(config);
-    const account = parsed && typeof parsed === 'object' ? (parsed as { user_id?: unknown }).user_id : undefined;
+    const account = parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>)[field] : undefined;
     return typeof account === 'string' ? account.trim() : other;
   } catch {
     return other;

@@ -13,6 +13,7 @@ import { azureAdaptor } from './azure';
 import { cozeAdaptor } from './coze';
 import { replicateAdaptor } from './replicate';
 import { deeplAdaptor } from './deepl';
+import { aiProxyLibraryAdaptor } from './aiproxyLibrary';
 
 export const UPSTREAM_ADAPTORS = {
   openai: openAiAdaptor,
@@ -26,6 +27,7 @@ export const UPSTREAM_ADAPTORS = {
   coze: cozeAdaptor,
   replicate: replicateAdaptor,
   deepl: deeplAdaptor,
+  'aiproxy-library': aiProxyLibraryAdaptor,
 } as const satisfies Record<ChannelProtocol, UpstreamAdaptor>;
 
 /** The adaptor for a channel type; undefined for a number no row has. */

@@ -279,4 +279,18 @@ export const VENDOR_REQUESTS: Record<ChannelProtocol, VendorRequestView> = {
     plainTurns: true,
     lastUserTextOnly: true,
   },
+  'aiproxy-library': {
+    model: 'gpt-3.5-turbo',
+    // the last user message is the question: the rest of a conversation has no place
+    systemText: () => '',
+    conversationText: (body) => text(body.query),
+    tools: () => [],
+    images: () => undefined,
+    toolCalls: () => [],
+    toolResults: () => [],
+    outputLimit: () => undefined,
+    streamed: (body) => body.stream === true,
+    plainTurns: true,
+    lastUserTextOnly: true,
+  },
 };
