@@ -25,7 +25,7 @@ export function documentsMarkdown(documents: readonly LibraryDocument[]): string
   return `\n\n参考文档：\n${documents.map((document, index) => `${index + 1}. [${document.title ?? ''}](${document.url ?? ''})\n`).join('')}`;
 }
 
-const documentsOf = (value: Record<string, unknown>): LibraryDocument[] => (Array.isArray(value.documents) ? value.documents.filter(isObject) : []) as LibraryDocument[];
+const documentsOf = (value: Record<string, unknown>): LibraryDocument[] => (Array.isArray(value.documents) ? value.documents.filter(isObject) : []);
 
 function target(channel: ChannelConfig): HttpTarget | UpstreamFailure {
   if (!channel.other.trim()) return upstreamFailure(500, 'this AI Proxy library channel names no library (its `other` is the library id)', { code: 'channel_library_missing', retryable: true });
