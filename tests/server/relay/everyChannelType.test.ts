@@ -49,7 +49,7 @@ const OPENAI_EMBEDDING_MODEL = 'text-embedding-3-small';
 /**
  * Prices for the models the emulators serve that have no default price (an
  * operator adds them; Spark sells token packages, Google has no list price for
- * text-embedding-004, a Coze bot is priced by its operator, Replicate's and DeepL's models are not in the catalog) or are free (glm-4-flash: a free model bills 0, which
+ * text-embedding-004, a Coze bot is priced by its operator) or are free (glm-4-flash: a free model bills 0, which
  * would prove nothing here).
  */
 const TEST_PRICES: Record<string, number> = {
@@ -57,8 +57,6 @@ const TEST_PRICES: Record<string, number> = {
   'generalv3.5': 1,
   'glm-4-flash': 0.05,
   'bot-7379462189365198898': 0.5,
-  'meta/meta-llama-3-8b-instruct': 0.025,
-  'deepl-zh': 12.5,
 };
 const PRICES = { ...DEFAULT_MODEL_RATIO, ...TEST_PRICES };
 
