@@ -592,6 +592,18 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     docs: 'https://docs.aiproxy.io/dev/library',
   },
   {
+    // a raw pass-through at /v1/oneapi/proxy/:channelid/* (server/routes/v1/proxy.ts); the key is sent as the
+    // Authorization header as written. Models listed on it are relayed as the OpenAI wire.
+    value: 43,
+    label: 'Proxy',
+    color: 'grey',
+    defaultBaseUrl: '',
+    protocol: 'openai',
+    defaultModels: [],
+    baseUrlRequired: true,
+    ownedBy: 'custom',
+  },
+  {
     value: 50,
     label: 'OpenAI Compatible',
     color: 'pink',

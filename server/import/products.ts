@@ -77,7 +77,7 @@ const NEW_API_TYPES: Record<number, number> = {
  * relay/channeltype/define.go, new-api's from constant/channel.go.
  */
 const UNRELAYED_NAMES: Record<Product, Record<number, string>> = {
-  'one-api': { 33: 'AWS Claude', 42: 'Vertex AI', 43: 'Proxy' },
+  'one-api': { 33: 'AWS Claude', 42: 'Vertex AI' },
   'new-api': {
     2: 'Midjourney',
     5: 'Midjourney Plus',

@@ -27,6 +27,7 @@ import { closePools } from '../../relay/upstream';
 import { AUDIO_ROUTES } from './audio';
 import { dashboardRoutes } from './dashboard';
 import { geminiNativeRoutes } from './geminiNative';
+import { proxyRoutes } from './proxy';
 import { IMAGE_ROUTES } from './images';
 import { TEXT_ROUTES } from './text';
 import { unimplementedRoutes } from './unimplemented';
@@ -125,5 +126,6 @@ export async function relayRoutes(app: FastifyInstance): Promise<void> {
   }
   await app.register(geminiNativeRoutes, { ctx });
   await app.register(dashboardRoutes);
+  await app.register(proxyRoutes, { bookkeeping });
   await app.register(unimplementedRoutes);
 }
