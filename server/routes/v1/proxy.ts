@@ -7,7 +7,6 @@
 // channel, as one-api's pinned channels do). No tokens are counted: a call
 // costs 0, as one-api bills it, and is logged with the channel, method and
 // path so it can be audited.
-import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { request as undiciRequest } from 'undici';
 import { isAdmin, LogType } from '../../../common/roles';
@@ -76,7 +75,8 @@ export function proxyRoutes(app: FastifyInstance, options: { bookkeeping: Bookke
     log(answer.statusCode);
     reply.code(answer.statusCode);
     for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !HOP_HEADERS.has(name)) reply.header(name, value);
-    return reply.send(Readable.from(answer.body));
+    // the upstream's bytes as they come; a client that leaves ends the upstream call with them
+    return reply.send(answer.body);
   });
   return Promise.resolve();
 }
