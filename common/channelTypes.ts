@@ -7,7 +7,7 @@
  */
 import { readServiceAccountKey } from './serviceAccountKey';
 
-export type ChannelProtocol = 'openai' | 'azure' | 'anthropic' | 'gemini' | 'baidu' | 'zhipu' | 'ali' | 'xunfei' | 'vertex';
+export type ChannelProtocol = 'openai' | 'azure' | 'anthropic' | 'gemini' | 'baidu' | 'zhipu' | 'ali' | 'xunfei' | 'vertex' | 'coze' | 'replicate' | 'deepl' | 'aiproxy-library';
 
 /**
  * How a vendor's balance figure reads:
@@ -610,6 +610,79 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     baseUrlRequired: false,
     ownedBy: 'google',
     docs: 'https://cloud.google.com/vertex-ai/generative-ai/docs/reference/rest',
+  },
+  {
+    // a bot answers as the model `bot-<bot_id>`; the key is a personal access token
+    value: 34,
+    label: 'Coze',
+    color: 'blue',
+    defaultBaseUrl: 'https://api.coze.com',
+    protocol: 'coze',
+    defaultModels: [],
+    baseUrlRequired: false,
+    ownedBy: 'coze',
+    docs: 'https://www.coze.com/docs/developer_guides/chat_v3',
+  },
+  {
+    // the model is `owner/name` (or `owner/name:version`); the key an API token (r8_...)
+    value: 46,
+    label: 'Replicate',
+    color: 'grey',
+    defaultBaseUrl: 'https://api.replicate.com',
+    protocol: 'replicate',
+    defaultModels: ['meta/meta-llama-3-70b-instruct', 'meta/meta-llama-3-8b-instruct', 'meta/meta-llama-3.1-405b-instruct'],
+    baseUrlRequired: false,
+    ownedBy: 'replicate',
+    docs: 'https://replicate.com/docs/reference/http#models.predictions.create',
+  },
+  {
+    // translation as a chat model: `deepl-<target language>`; a free key (ending :fx) goes to api-free.deepl.com
+    value: 38,
+    label: 'DeepL',
+    color: 'black',
+    defaultBaseUrl: 'https://api.deepl.com',
+    protocol: 'deepl',
+    defaultModels: ['deepl-zh', 'deepl-en-us', 'deepl-ja', 'deepl-de', 'deepl-fr'],
+    baseUrlRequired: false,
+    ownedBy: 'deepl',
+    docs: 'https://developers.deepl.com/api-reference/translate',
+  },
+  {
+    // a FastGPT app's OpenAI-shaped chat API: the key (fastgpt-...) picks the app, the base URL ends in /api
+    value: 22,
+    label: 'FastGPT',
+    color: 'green',
+    defaultBaseUrl: '',
+    ...openAiCompatible,
+    baseUrlRequired: true,
+    defaultModels: [],
+    ownedBy: 'fastgpt',
+    docs: 'https://doc.fastgpt.io/docs/introduction/development/openapi/chat',
+  },
+  {
+    // AI Proxy's knowledge-base chat: the library id in `other`, the answer's documents appended
+    value: 21,
+    label: 'AI Proxy library',
+    color: 'purple',
+    defaultBaseUrl: 'https://api.aiproxy.io',
+    protocol: 'aiproxy-library',
+    defaultModels: ['gpt-4o-mini', 'gpt-3.5-turbo'],
+    other: { label: 'app.channel.other_library', fallback: '', required: true },
+    baseUrlRequired: false,
+    ownedBy: 'aiproxy',
+    docs: 'https://docs.aiproxy.io/dev/library',
+  },
+  {
+    // a raw pass-through at /v1/oneapi/proxy/:channelid/* (server/routes/v1/proxy.ts); the key is sent as the
+    // Authorization header as written. Models listed on it are relayed as the OpenAI wire.
+    value: 43,
+    label: 'Proxy',
+    color: 'grey',
+    defaultBaseUrl: '',
+    protocol: 'openai',
+    defaultModels: [],
+    baseUrlRequired: true,
+    ownedBy: 'custom',
   },
   {
     value: 50,

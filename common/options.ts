@@ -92,6 +92,19 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
   'rerank-2': 0.025, // $0.05 in
   'rerank-2-lite': 0.01, // $0.02 in
 
+  // Replicate, official models priced per token: https://replicate.com/pricing
+  'meta/meta-llama-3-8b-instruct': 0.025, // $0.05 in
+  'meta/meta-llama-3-70b-instruct': 0.325, // $0.65 in
+  'meta/meta-llama-3.1-405b-instruct': 4.75, // $9.50 in
+
+  // DeepL API Pro: $25 per 1M characters, billed as prompt tokens (one token a character), nothing for the answer:
+  // https://www.deepl.com/pro-api
+  'deepl-zh': 12.5,
+  'deepl-en-us': 12.5,
+  'deepl-ja': 12.5,
+  'deepl-de': 12.5,
+  'deepl-fr': 12.5,
+
   // Alibaba Cloud Model Studio, international (Singapore) USD prices:
   // https://www.alibabacloud.com/help/en/model-studio/models (non-thinking mode)
   'qwen-max': 0.8, // $1.60 in

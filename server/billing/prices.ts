@@ -44,6 +44,9 @@ export const COMPLETION_RATIO_BY_MODEL: Readonly<Record<string, number>> = {
   // OpenRouter, first-party prices: $0.60 / $0.15, $2.50 / $0.30
   'openai/gpt-4o-mini': 4,
   'google/gemini-2.5-flash': 2.5 / 0.3,
+  // Replicate: $0.25 / $0.05, $2.75 / $0.65; Llama 3.1 405B prices both alike
+  'meta/meta-llama-3-8b-instruct': 5,
+  'meta/meta-llama-3-70b-instruct': 2.75 / 0.65,
   // Zhipu, SiliconFlow and Together price input and output alike: ratio 1 (the default).
   // The defaults added on 2026-11-27 (common/options.ts gives each page); a model
   // priced alike both ways (360, Baichuan, 01.AI, Spark, embeddings) needs no entry.

@@ -90,26 +90,22 @@ const NEW_API_TYPES: Record<number, number> = {
  * relay/channeltype/define.go, new-api's from constant/channel.go.
  */
 export const NOT_RELAYED_YET: Readonly<Record<Product, Readonly<Record<number, string>>>> = {
-  'one-api': { 21: 'AI Proxy library', 22: 'FastGPT', 33: 'AWS Claude', 34: 'Coze', 38: 'DeepL', 43: 'Proxy', 46: 'Replicate' },
+  'one-api': { 33: 'AWS Claude' },
   'new-api': {
     2: 'Midjourney',
     5: 'Midjourney Plus',
-    21: 'AI Proxy library',
-    22: 'FastGPT',
     27: 'Perplexity',
     33: 'AWS',
     36: 'Suno',
     37: 'Dify',
     44: 'MokaAI',
     47: 'Xinference',
-    49: 'Coze',
     50: 'Kling',
     51: 'Jimeng',
     52: 'Vidu',
     53: 'Submodel',
     54: 'Doubao video',
     55: 'Sora',
-    56: 'Replicate',
     57: 'Codex',
     58: 'Kuaizi Lizhen',
     100: 'BlockRun',
@@ -133,6 +129,9 @@ function configObject(config: unknown): Record<string, unknown> | undefined {
     return undefined;
   }
 }
+
+/** one-api types that keep in their `config` JSON what Switchboard reads from `other`, and the field. */
+const OTHER_IN_CONFIG: Record<number, string> = { 37: 'user_id', 21: 'library_id' };
 
 const isVertex = (product: Product, sourceType: number) => (product === 'one-api' && sourceType === 42) || (product === 'new-api' && sourceType === 41);
 
@@ -166,15 +165,16 @@ export function importedKey(product: Product, sourceType: number, key: string, c
 
 /**
  * The `other` a channel carries here: the source's, except for one-api's
- * Cloudflare (37), which keeps the account id in its `config` JSON
- * (`user_id`) where Switchboard reads it from `other`, and Vertex AI
- * (vertexOther).
+ * Cloudflare (37) and AI Proxy library (21), which keep the account id
+ * (`user_id`) and the library id (`library_id`) in their `config` JSON where
+ * Switchboard reads them from `other`, and Vertex AI (vertexOther).
  */
 export function importedOther(product: Product, sourceType: number, other: string, config: unknown): string {
   if (isVertex(product, sourceType)) return vertexOther(product, other, config);
-  if (product !== 'one-api' || sourceType !== 37 || other.trim()) return other;
-  const account = configObject(config)?.user_id;
-  return typeof account === 'string' ? account.trim() : other;
+  const field = OTHER_IN_CONFIG[sourceType];
+  if (product !== 'one-api' || !field || other.trim()) return other;
+  const value = configObject(config)?.[field];
+  return typeof value === 'string' ? value.trim() : other;
 }
 
 /** The channel type here for a source type, or undefined when Switchboard does not relay it. */

@@ -2,7 +2,7 @@
 // anywhere, OpenAI usage and chunk builders, folding a stream's chunks into
 // one answer, and failure construction. Pure: no I/O.
 import { StringDecoder } from 'node:string_decoder';
-import type { AdaptorCall, ChatChunk, ChatChunkChoice, ChatResponse, ChatToolCall, FinishReason, OpenAIUsage, UpstreamFailure, Usage } from './types';
+import type { AdaptorCall, ChatChunk, ChatChunkChoice, ChatResponse, ChatStreamDecoder, ChatToolCall, FinishReason, OpenAIUsage, UpstreamFailure, Usage } from './types';
 
 /** One server-sent event: its `event:` name (empty when none) and its `data:` lines joined by newlines. */
 export interface SseEvent {
@@ -320,4 +320,36 @@ export function uncarriedToolsReason(names: readonly string[]): string | undefin
   if (names.length === 0) return undefined;
   const unique = [...new Set(names)];
   return `the tools ${unique.map((name) => `"${name}"`).join(', ')} have no equivalent there (only function tools are carried); remove them or use a channel that serves this API`;
+}
+
+/**
+ * The "stream" of a vendor that answers whole (DeepL, Replicate in sync
+ * mode): the body is held until the upstream ends, then read by `read` into
+ * the chunks a stream of it would be, with the usage, or a failure.
+ */
+export function wholeAnswerStream(read: (body: string) => { chunks: ChatChunk[]; usage: Usage } | UpstreamFailure): ChatStreamDecoder {
+  const held: Buffer[] = [];
+  let usage: Usage | undefined;
+  let failed: UpstreamFailure | undefined;
+  let finished = false;
+  return {
+    push(data) {
+      held.push(typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+      return [];
+    },
+    end() {
+      if (finished) return [];
+      finished = true;
+      const answer = read(Buffer.concat(held).toString('utf8'));
+      if ('deadKey' in answer) {
+        failed = answer;
+        return [];
+      }
+      usage = answer.usage;
+      return answer.chunks;
+    },
+    usage: () => usage,
+    failure: () => failed,
+    done: () => finished,
+  };
 }

@@ -64,10 +64,10 @@ function renderAt(path: string) {
 
 describe('the channel-type table', () => {
   it("has the spec's 18 types and today's providers once each, and every `other` label is a translated key", () => {
-    const today = [19, 20, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 35, 36, 37, 39, 40, 41, 42, 44, 45, 47, 48, 49, 50, 51, 52, 53];
+    const today = [19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53];
     expect(CHANNEL_TYPES.map((type) => type.value).sort((a, b) => a - b)).toEqual([...Array.from({ length: 18 }, (_, index) => index + 1), ...today]);
     const labels = CHANNEL_TYPES.flatMap((type) => (type.other ? [type.other.label] : []));
-    expect(labels).toEqual(['app.channel.other_azure', 'app.channel.other_spark', 'app.channel.other_zhipu', 'app.channel.other_cloudflare', 'app.channel.other_vertex']);
+    expect(labels).toEqual(['app.channel.other_azure', 'app.channel.other_spark', 'app.channel.other_zhipu', 'app.channel.other_cloudflare', 'app.channel.other_vertex', 'app.channel.other_library']);
     for (const label of [...labels, 'app.channel.other_required', 'app.channel.other_required_help']) {
       for (const locale of [appEnglish, appChinese]) {
         const found = label.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], locale);
@@ -76,8 +76,8 @@ describe('the channel-type table', () => {
     }
   });
 
-  it('requires a base URL exactly for Azure, Custom and the generic OpenAI-compatible type', () => {
-    expect(CHANNEL_TYPES.filter((type) => type.baseUrlRequired).map((type) => type.value)).toEqual([3, 8, 50]);
+  it('requires a base URL exactly for Azure, Custom, FastGPT, Proxy and the generic OpenAI-compatible type', () => {
+    expect(CHANNEL_TYPES.filter((type) => type.baseUrlRequired).map((type) => type.value)).toEqual([3, 8, 22, 43, 50]);
   });
 
   it('gives every type without a required base URL a default one, and Zhipu v4 as its empty `other`', () => {

@@ -57,16 +57,16 @@ describe('the channel-type table', () => {
     // new-api (QuantumNous/new-api constant/channel.go): 19 360, 23 Tencent, 26 ZhipuV4, 31 LingYiWanWu, 35 MiniMax, 39 Cloudflare, 45 VolcEngine, 46 BaiduV2
     const fromNewApi = Object.fromEntries([19, 23, 26, 31, 35, 39, 45, 46].map((value) => [value, targetChannelType('new-api', value)]));
     expect(fromNewApi).toEqual({ 19: 19, 23: 23, 26: 16, 31: 31, 35: 27, 39: 37, 45: 40, 46: 47 });
-    for (const value of [21, 22, 33, 34, 38, 43, 46]) expect(targetChannelType('one-api', value), `one-api ${value}`).toBeUndefined();
-    expect([21, 22, 33, 34, 38, 43, 46].map((value) => unrelayedReason('one-api', value))).toEqual([
-      'channel type 21 (AI Proxy library) is not relayed yet',
-      'channel type 22 (FastGPT) is not relayed yet',
-      'channel type 33 (AWS Claude) is not relayed yet',
-      'channel type 34 (Coze) is not relayed yet',
-      'channel type 38 (DeepL) is not relayed yet',
-      'channel type 43 (Proxy) is not relayed yet',
-      'channel type 46 (Replicate) is not relayed yet',
-    ]);
+    for (const value of [33]) expect(targetChannelType('one-api', value), `one-api ${value}`).toBeUndefined();
+    expect(targetChannelType('one-api', 43)).toBe(43);
+    expect([targetChannelType('one-api', 38), targetChannelType('one-api', 22), targetChannelType('new-api', 22)]).toEqual([38, 22, 22]);
+    expect([targetChannelType('one-api', 21), targetChannelType('new-api', 21)]).toEqual([21, 21]);
+    // one-api keeps the AI Proxy library id in config.library_id; it is `other` here
+    expect(importedOther('one-api', 21, '', '{"library_id":"lib-1"}')).toBe('lib-1');
+    // Coze: one-api's 34, new-api's 49; Replicate: one-api's 46, new-api's 56
+    expect([targetChannelType('one-api', 34), targetChannelType('new-api', 49)]).toEqual([34, 34]);
+    expect([targetChannelType('one-api', 46), targetChannelType('new-api', 56)]).toEqual([46, 46]);
+    expect(unrelayedReason('one-api', 33)).toBe('channel type 33 (AWS Claude) is not relayed yet');
     // Vertex AI: one-api's 42 and new-api's 41 are type 42 here
     expect([targetChannelType('one-api', 42), targetChannelType('new-api', 41)]).toEqual([42, 42]);
     expect(unrelayedReason('one-api', 99)).toBe('channel type 99 is not relayed yet');

@@ -11,6 +11,10 @@ import { zhipuAdaptor } from './zhipu';
 import { openAiAdaptor } from './openai';
 import { azureAdaptor } from './azure';
 import { vertexAdaptor } from './vertex';
+import { cozeAdaptor } from './coze';
+import { replicateAdaptor } from './replicate';
+import { deeplAdaptor } from './deepl';
+import { aiProxyLibraryAdaptor } from './aiproxyLibrary';
 
 export const UPSTREAM_ADAPTORS = {
   openai: openAiAdaptor,
@@ -22,6 +26,10 @@ export const UPSTREAM_ADAPTORS = {
   ali: aliAdaptor,
   xunfei: xunfeiAdaptor,
   vertex: vertexAdaptor,
+  coze: cozeAdaptor,
+  replicate: replicateAdaptor,
+  deepl: deeplAdaptor,
+  'aiproxy-library': aiProxyLibraryAdaptor,
 } as const satisfies Record<ChannelProtocol, UpstreamAdaptor>;
 
 /** The adaptor for a channel type; undefined for a number no row has. */

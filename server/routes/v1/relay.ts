@@ -29,6 +29,7 @@ import { closePools } from '../../relay/upstream';
 import { AUDIO_ROUTES } from './audio';
 import { dashboardRoutes } from './dashboard';
 import { geminiNativeRoutes } from './geminiNative';
+import { proxyRoutes } from './proxy';
 import { IMAGE_ROUTES } from './images';
 import { RERANK_ROUTES } from './rerank';
 import { TEXT_ROUTES } from './text';
@@ -130,5 +131,6 @@ export async function relayRoutes(app: FastifyInstance): Promise<void> {
   }
   await app.register(geminiNativeRoutes, { ctx });
   await app.register(dashboardRoutes);
+  await app.register(proxyRoutes, { bookkeeping });
   await app.register(unimplementedRoutes);
 }

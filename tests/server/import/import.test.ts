@@ -132,8 +132,10 @@ function expectedChannels(product: Product) {
       if (ours !== channel.type) renumbered.push(`#${channel.id} ${channel.name}: ${source} type ${channel.type} is type ${ours} here`);
     } else {
       const name = NOT_RELAYED_YET[source][channel.type];
-      expect(name, `${product} type ${channel.type} has no row here, so NOT_RELAYED_YET must name it`).toBeDefined();
-      leftOut.push(`channel type ${channel.type} (${name}) is not relayed yet`);
+      // a number the product defines must be named; one it never defined (the fixtures' type 99) is reported bare
+      const defined = source === 'new-api' ? channel.type in NEW_API_CHANNEL_TYPES : channel.type in ONE_API_CHANNEL_TYPES;
+      if (defined) expect(name, `${product} type ${channel.type} has no row here, so NOT_RELAYED_YET must name it`).toBeDefined();
+      leftOut.push(name ? `channel type ${channel.type} (${name}) is not relayed yet` : `channel type ${channel.type} is not relayed yet`);
     }
   }
   return { carried, leftOut, renumbered };
@@ -473,7 +475,8 @@ describe('the types not relayed yet', () => {
   });
 
   it('hold a channel of every source type in the latest fixtures', () => {
-    expect([...new Set(fixtureChannels('one-api-latest').map((channel) => channel.type))].sort((a, b) => a - b)).toEqual(Object.keys(ONE_API_CHANNEL_TYPES).map(Number));
+    // and one of a number one-api never defined (99), which no import can carry
+    expect([...new Set(fixtureChannels('one-api-latest').map((channel) => channel.type))].sort((a, b) => a - b)).toEqual([...Object.keys(ONE_API_CHANNEL_TYPES).map(Number), 99]);
     expect([...new Set(fixtureChannels('new-api-latest').map((channel) => channel.type))].sort((a, b) => a - b)).toEqual(Object.keys(NEW_API_CHANNEL_TYPES).map(Number));
   });
 });

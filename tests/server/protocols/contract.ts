@@ -46,6 +46,9 @@ const BESIDE_THE_ADAPTOR: Record<string, string> = {
   xunfei: join(UPSTREAM, 'xunfei', '__fixtures__'),
   vertex: join(UPSTREAM, 'vertex', '__fixtures__'),
   'vertex-claude': join(UPSTREAM, 'vertex', '__fixtures__', 'claude'),
+  coze: join(UPSTREAM, 'coze', '__fixtures__'),
+  replicate: join(UPSTREAM, 'replicate', '__fixtures__'),
+  deepl: join(UPSTREAM, 'deepl', '__fixtures__'),
 };
 
 /** The folder of one adaptor's (or variant's) recorded fixtures. */

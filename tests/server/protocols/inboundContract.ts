@@ -123,6 +123,11 @@ export function describeInbound(name: string, description: InboundDescription): 
           const call = callFor('chat', view.model, stream, channel);
           const target = adaptor.target(channel, call);
           if (isUpstreamFailure(target)) throw new Error(target.message);
+          if (view.plainTurns) {
+            // a vendor without tools refuses the turns rather than drop the call and its result
+            expect(() => adaptor.encodeChat({ ...chat, model: view.model }, call)).toThrow(/tool/);
+            continue;
+          }
           const vendor = JSON.parse(adaptor.encodeChat({ ...chat, model: view.model }, call)) as Record<string, unknown>;
           expect(view.systemText(vendor)).toContain(TURNS.system);
           expect(view.conversationText(vendor)).toContain(TURNS.userText);

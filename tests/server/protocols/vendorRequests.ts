@@ -29,6 +29,14 @@ export interface VendorRequestView {
   streamed(body: Body, target: HttpTarget): boolean;
   /** Anthropic's `cache_control` marks carried; undefined for a vendor without prompt-cache marks. */
   cacheMarks?(body: Body): Array<{ text: string; cache_control: unknown }>;
+  /**
+   * The vendor's chat carries text turns only (a Coze bot runs its own
+   * plugins): a request offering tools or holding tool turns is refused by
+   * encodeChat, and only the texts of any other request are checked.
+   */
+  plainTurns?: true;
+  /** With plainTurns: only the last user message's text is sent (DeepL translates it). */
+  lastUserTextOnly?: true;
 }
 
 type Body = Record<string, unknown>;
@@ -225,4 +233,69 @@ export const VENDOR_REQUESTS: Record<ChannelProtocol, VendorRequestView> = {
   },
   // the contract's Vertex fixtures are a Gemini model's (Claude on Vertex is the anthropic form, less the model)
   vertex: geminiForm,
+  coze: {
+    model: 'bot-7379462189365198898',
+    // Coze has no system role: system text goes as a user question, before the turns
+    systemText: (body) =>
+      list(body.additional_messages)
+        .filter((message) => message.role === 'user')
+        .map((message) => String(message.content))
+        .join('\n\n'),
+    conversationText: (body) =>
+      list(body.additional_messages)
+        .map((message) => String(message.content))
+        .join('\n'),
+    tools: () => [],
+    images: (body) =>
+      list(body.additional_messages)
+        .filter((message) => message.content_type === 'object_string')
+        .flatMap((message) => list(JSON.parse(String(message.content))).flatMap((item) => (item.type === 'image' ? [dataOf(String(item.file_url))] : []))),
+    toolCalls: () => [],
+    toolResults: () => [],
+    outputLimit: () => undefined,
+    // every Coze call streams (a whole answer is the stream read to its end)
+    streamed: (body) => body.stream === true,
+    plainTurns: true,
+  },
+  replicate: {
+    model: 'meta/meta-llama-3-8b-instruct',
+    systemText: (body) => text((body.input as Part).system_prompt),
+    conversationText: (body) => text((body.input as Part).prompt),
+    tools: () => [],
+    images: () => undefined,
+    toolCalls: () => [],
+    toolResults: () => [],
+    outputLimit: (body) => (body.input as Part).max_tokens as number | undefined,
+    // sync mode: the finished prediction, streamed or not
+    streamed: () => false,
+    plainTurns: true,
+  },
+  deepl: {
+    model: 'deepl-zh',
+    // only the last user message is translated: the rest of a conversation has no place
+    systemText: () => '',
+    conversationText: (body) => (Array.isArray(body.text) ? (body.text as string[]).join('\n') : ''),
+    tools: () => [],
+    images: () => undefined,
+    toolCalls: () => [],
+    toolResults: () => [],
+    outputLimit: () => undefined,
+    streamed: () => false,
+    plainTurns: true,
+    lastUserTextOnly: true,
+  },
+  'aiproxy-library': {
+    model: 'gpt-3.5-turbo',
+    // the last user message is the question: the rest of a conversation has no place
+    systemText: () => '',
+    conversationText: (body) => text(body.query),
+    tools: () => [],
+    images: () => undefined,
+    toolCalls: () => [],
+    toolResults: () => [],
+    outputLimit: () => undefined,
+    streamed: (body) => body.stream === true,
+    plainTurns: true,
+    lastUserTextOnly: true,
+  },
 };

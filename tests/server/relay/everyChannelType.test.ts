@@ -9,7 +9,7 @@ import { CHANNEL_TYPES, type ChannelType } from '../../../common/channelTypes';
 import { DEFAULT_MODEL_RATIO } from '../../../common/options';
 import { UPSTREAM_ADAPTORS } from '../../../server/protocols/upstream';
 import { cachedPromptRatioFor, completionRatioFor, computeQuota } from '../../../server/billing/prices';
-import { countInputTokens } from '../../../server/protocols/inbound/tokenCount';
+import { countInputTokens, countTextTokens } from '../../../server/protocols/inbound/tokenCount';
 import { ANTHROPIC_CHANNELS, startAnthropicEmulator } from '../../support/emulators/anthropic';
 import { ALI_CHANNELS, startAliEmulator } from '../../support/emulators/ali';
 import { BAIDU_CHANNELS, startBaiduEmulator } from '../../support/emulators/baidu';
@@ -18,6 +18,11 @@ import type { EmulatedChannel, ProtocolEmulator, ReportedUsage } from '../../sup
 import { XUNFEI_CHANNELS, startXunfeiEmulator } from '../../support/emulators/xunfei';
 import { ZHIPU_CHANNELS, startZhipuEmulator } from '../../support/emulators/zhipu';
 import { VERTEX_CHANNELS, startVertexEmulator } from '../../support/emulators/vertex';
+import { COZE_CHANNELS, startCozeEmulator } from '../../support/emulators/coze';
+import { REPLICATE_CHANNELS, startReplicateEmulator } from '../../support/emulators/replicate';
+import { DEEPL_CHANNELS, startDeeplEmulator } from '../../support/emulators/deepl';
+import { AIPROXY_LIBRARY_CHANNELS, startAiProxyLibraryEmulator } from '../../support/emulators/aiproxyLibrary';
+import { INBOUND_CODECS } from '../../../server/protocols/inbound';
 import { countWords } from '../../support/openaiEmulator';
 import { defaultModelRatio, resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
@@ -33,6 +38,10 @@ const OWN_PROTOCOL_VENDORS = [
   { start: startZhipuEmulator, channels: ZHIPU_CHANNELS },
   { start: startXunfeiEmulator, channels: XUNFEI_CHANNELS },
   { start: startVertexEmulator, channels: VERTEX_CHANNELS },
+  { start: startCozeEmulator, channels: COZE_CHANNELS },
+  { start: startReplicateEmulator, channels: REPLICATE_CHANNELS },
+  { start: startDeeplEmulator, channels: DEEPL_CHANNELS },
+  { start: startAiProxyLibraryEmulator, channels: AIPROXY_LIBRARY_CHANNELS },
 ];
 
 /** The chat and embedding models an OpenAI-wire channel is tested with (priced by default). */
@@ -42,10 +51,15 @@ const OPENAI_EMBEDDING_MODEL = 'text-embedding-3-small';
 /**
  * Prices for the models the emulators serve that have no default price (an
  * operator adds them; Spark sells token packages, Google has no list price for
- * text-embedding-004) or are free (glm-4-flash: a free model bills 0, which
+ * text-embedding-004, a Coze bot is priced by its operator) or are free (glm-4-flash: a free model bills 0, which
  * would prove nothing here).
  */
-const TEST_PRICES: Record<string, number> = { 'text-embedding-004': 0.01, 'generalv3.5': 1, 'glm-4-flash': 0.05 };
+const TEST_PRICES: Record<string, number> = {
+  'text-embedding-004': 0.01,
+  'generalv3.5': 1,
+  'glm-4-flash': 0.05,
+  'bot-7379462189365198898': 0.5,
+};
 const PRICES = { ...DEFAULT_MODEL_RATIO, ...TEST_PRICES };
 
 interface Case {
@@ -56,6 +70,8 @@ interface Case {
   embeddingModel?: string;
   /** The usage the upstream reported for the last call. */
   lastUsage: () => ReportedUsage;
+  /** The vendor reports no usage: the bill is the gateway's own count of the request and the answer. */
+  unmetered?: true;
 }
 
 beforeAll(async () => {
@@ -106,7 +122,14 @@ function casesFor(type: ChannelType): Case[] {
       chatModel: emulated.chatModel,
       embeddingModel: emulated.embeddingModel,
       lastUsage: () => vendors[vendor].emulator.reported.at(-1)!,
+      unmetered: emulated.unmetered,
     }));
+}
+
+/** What the gateway counts for a call to a vendor that reports no usage: the request's prompt as the OpenAI codec counts it, the answer by the model's tokenizer. */
+function ownCount(body: Record<string, unknown>, answer: string): ReportedUsage {
+  const model = body.model as string;
+  return { promptTokens: INBOUND_CODECS.openai.promptTokens('chat', body, model, {}), completionTokens: countTextTokens(answer, model), cachedPromptTokens: 0 };
 }
 
 /** The exact charge for a usage at the model's default price. */
@@ -141,18 +164,19 @@ describe.each(CASES)('channel type %s', (_name, testCase) => {
 
   it('relays a chat completion and bills the vendor-reported usage exactly', async () => {
     const before = await harness.balances();
-    const completion = await client.chat.completions.create({
+    const body = {
       model: testCase.chatModel,
       messages: [
-        { role: 'system', content: 'be brief' },
-        { role: 'user', content: 'say hello to the gateway' },
+        { role: 'system' as const, content: 'be brief' },
+        { role: 'user' as const, content: 'say hello to the gateway' },
       ],
-    });
+    };
+    const completion = await client.chat.completions.create(body);
     expect(completion.object).toBe('chat.completion');
     expect(completion.id).toBeTruthy();
     expect(completion.choices[0].message.content).toBeTruthy();
     expect(completion.choices[0].finish_reason).toBe('stop');
-    const usage = testCase.lastUsage();
+    const usage = testCase.unmetered ? ownCount(body, completion.choices[0].message.content!) : testCase.lastUsage();
     expect(completion.usage?.prompt_tokens).toBe(usage.promptTokens);
     expect(completion.usage?.completion_tokens).toBe(usage.completionTokens);
     const charge = chargeOf(testCase.chatModel, usage);
@@ -165,12 +189,8 @@ describe.each(CASES)('channel type %s', (_name, testCase) => {
 
   it('relays a streamed chat completion with usage and bills it exactly', async () => {
     const before = await harness.balances();
-    const stream = await client.chat.completions.create({
-      model: testCase.chatModel,
-      stream: true,
-      stream_options: { include_usage: true },
-      messages: [{ role: 'user', content: 'stream me a greeting please' }],
-    });
+    const body = { model: testCase.chatModel, stream: true as const, stream_options: { include_usage: true }, messages: [{ role: 'user' as const, content: 'stream me a greeting please' }] };
+    const stream = await client.chat.completions.create(body);
     let text = '';
     let finishes = 0;
     let reported: OpenAI.CompletionUsage | undefined;
@@ -185,7 +205,7 @@ describe.each(CASES)('channel type %s', (_name, testCase) => {
     }
     expect(text.length).toBeGreaterThan(0);
     expect(finishes).toBe(1);
-    const usage = testCase.lastUsage();
+    const usage = testCase.unmetered ? ownCount(body, text) : testCase.lastUsage();
     expect(reported?.prompt_tokens).toBe(usage.promptTokens);
     expect(reported?.completion_tokens).toBe(usage.completionTokens);
     const charge = chargeOf(testCase.chatModel, usage);

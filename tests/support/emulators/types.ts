@@ -51,6 +51,8 @@ export interface EmulatedChannel {
   chatModel: string;
   /** An embeddings model, when the vendor has embeddings. */
   embeddingModel?: string;
+  /** The vendor reports no token usage (AI Proxy's library): the gateway bills its own count. */
+  unmetered?: true;
 }
 
 /** Listens on 127.0.0.1 at a free port; `close` ends open connections first (after `beforeClose`, e.g. WebSocket clients). */

@@ -73,7 +73,8 @@ function rows(product: Product) {
     return token;
   });
 
-  const unrelayed = newApi ? { type: 2, name: 'midjourney' } : { type: 34, name: 'coze' };
+  // a type the source defines that is not relayed here; one-api's are all relayed, so a number it never defined
+  const unrelayed = newApi ? { type: 2, name: 'midjourney' } : { type: 99, name: 'unknown type' };
   const deepSeekType = newApi ? 43 : 36;
   // Cloudflare: new-api's 39 keeps the account id in `other`, one-api's 37 in `config` (user_id)
   const cloudflare = newApi ? { type: 39, other: 'cf-account-fixture' } : { type: 37, other: '', config: '{"user_id":"cf-account-fixture"}' };
