@@ -21,7 +21,7 @@ import { hashAccessToken } from '../plugins/auth';
 import { writeAbilities } from '../repositories/channels';
 import { logRow, type NewLog } from '../repositories/logs';
 import { rollupsOf, upsertRollups } from '../repositories/usageRollups';
-import { detectProduct, importedOther, targetChannelType, unrelayedReason, type Detected } from './products';
+import { detectProduct, importedKey, importedOther, targetChannelType, unrelayedReason, type Detected } from './products';
 import type { SourceDatabase } from './source';
 
 export type { ImportProgress } from '../../common/importJob';
@@ -453,7 +453,7 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
     channels.push({
       id: offsets.channels + sourceId,
       type,
-      key: multiKey ? '' : text(row.key),
+      key: multiKey ? '' : importedKey(detected.product, num(row.type), text(row.key), row.config),
       multi_key: multiKey ? 1 : 0,
       key_strategy: multiKey?.strategy ?? 'random',
       status: sourceStatus === 1 ? 1 : 2,

@@ -56,6 +56,8 @@ const NEW_API_TYPES: Record<number, number> = {
   // ZhipuV4: our Zhipu type with an empty `other` speaks the v4 API
   26: 16,
   31: 31,
+  // AWS (Bedrock): keys AK|SK|region or APIKey|region, as here
+  33: 33,
   34: 35,
   35: 27,
   39: 37,
@@ -73,14 +75,13 @@ const NEW_API_TYPES: Record<number, number> = {
  * relay/channeltype/define.go, new-api's from constant/channel.go.
  */
 const UNRELAYED_NAMES: Record<Product, Record<number, string>> = {
-  'one-api': { 21: 'AI Proxy library', 22: 'FastGPT', 33: 'AWS Claude', 34: 'Coze', 38: 'DeepL', 42: 'Vertex AI', 43: 'Proxy', 46: 'Replicate' },
+  'one-api': { 21: 'AI Proxy library', 22: 'FastGPT', 34: 'Coze', 38: 'DeepL', 42: 'Vertex AI', 43: 'Proxy', 46: 'Replicate' },
   'new-api': {
     2: 'Midjourney',
     5: 'Midjourney Plus',
     21: 'AI Proxy library',
     22: 'FastGPT',
     27: 'Perplexity',
-    33: 'AWS',
     36: 'Suno',
     37: 'Dify',
     38: 'Jina',
@@ -118,6 +119,24 @@ export function importedOther(product: Product, sourceType: number, other: strin
     return typeof account === 'string' ? account.trim() : other;
   } catch {
     return other;
+  }
+}
+
+/**
+ * The key a channel carries here: the source's, except for one-api's AWS
+ * Claude (33) saved with its credentials only in `config` (`ak`, `sk`,
+ * `region`, where one-api v0.6 reads them), which become `AK|SK|region`.
+ */
+export function importedKey(product: Product, sourceType: number, key: string, config: unknown): string {
+  if (product !== 'one-api' || sourceType !== 33 || key.split('|').length >= 3 || typeof config !== 'string') return key;
+  try {
+    const parsed: unknown = JSON.parse(config);
+    if (!parsed || typeof parsed !== 'object') return key;
+    const { ak, sk, region } = parsed as { ak?: unknown; sk?: unknown; region?: unknown };
+    const parts = [ak, sk, region].map((part) => (typeof part === 'string' ? part.trim() : ''));
+    return parts.every(Boolean) ? parts.join('|') : key;
+  } catch {
+    return key;
   }
 }
 

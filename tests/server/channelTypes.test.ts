@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CHANNEL_TYPES, findChannelType, openAiPathPrefix, otherMissing, ownerOfChannelType } from '../../common/channelTypes';
-import { importedOther, targetChannelType, unrelayedReason } from '../../server/import/products';
+import { importedKey, importedOther, targetChannelType, unrelayedReason } from '../../server/import/products';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 
@@ -57,11 +57,18 @@ describe('the channel-type table', () => {
     // new-api (QuantumNous/new-api constant/channel.go): 19 360, 23 Tencent, 26 ZhipuV4, 31 LingYiWanWu, 35 MiniMax, 39 Cloudflare, 45 VolcEngine, 46 BaiduV2
     const fromNewApi = Object.fromEntries([19, 23, 26, 31, 35, 39, 45, 46].map((value) => [value, targetChannelType('new-api', value)]));
     expect(fromNewApi).toEqual({ 19: 19, 23: 23, 26: 16, 31: 31, 35: 27, 39: 37, 45: 40, 46: 47 });
-    for (const value of [21, 22, 33, 34, 38, 42, 43, 46]) expect(targetChannelType('one-api', value), `one-api ${value}`).toBeUndefined();
-    expect([21, 22, 33, 34, 38, 42, 43, 46].map((value) => unrelayedReason('one-api', value))).toEqual([
+    // AWS: one-api's AWS Claude and new-api's AWS are both type 33 (Bedrock)
+    expect([targetChannelType('one-api', 33), targetChannelType('new-api', 33)]).toEqual([33, 33]);
+    // one-api v0.6 keeps AWS credentials in `config`: they become the key when the key lacks them
+    expect(importedKey('one-api', 33, '', '{"ak":"AKID","sk":"secret","region":"us-west-2"}')).toBe('AKID|secret|us-west-2');
+    expect(importedKey('one-api', 33, 'AK|SK|eu-west-1', '{"ak":"AKID","sk":"secret","region":"us-west-2"}')).toBe('AK|SK|eu-west-1');
+    expect(importedKey('one-api', 33, '', '{"ak":"AKID","region":"us-west-2"}')).toBe('');
+    expect(importedKey('new-api', 33, 'ABSKkey|us-east-1', '{"ak":"AKID","sk":"secret","region":"us-west-2"}')).toBe('ABSKkey|us-east-1');
+    expect(importedKey('one-api', 1, 'sk-1', 'not json')).toBe('sk-1');
+    for (const value of [21, 22, 34, 38, 42, 43, 46]) expect(targetChannelType('one-api', value), `one-api ${value}`).toBeUndefined();
+    expect([21, 22, 34, 38, 42, 43, 46].map((value) => unrelayedReason('one-api', value))).toEqual([
       'channel type 21 (AI Proxy library) is not relayed yet',
       'channel type 22 (FastGPT) is not relayed yet',
-      'channel type 33 (AWS Claude) is not relayed yet',
       'channel type 34 (Coze) is not relayed yet',
       'channel type 38 (DeepL) is not relayed yet',
       'channel type 42 (Vertex AI) is not relayed yet',
@@ -76,10 +83,10 @@ describe('the channel-type table', () => {
     expect(importedOther('one-api', 37, '', 'not json')).toBe('');
   });
 
-  it('can reach every type: a default base URL unless one is required (Spark picks its host by version)', () => {
+  it('can reach every type: a default base URL unless one is required (Spark picks its host by version, Bedrock by region)', () => {
     for (const type of CHANNEL_TYPES) {
       if (type.baseUrlRequired) expect(type.defaultBaseUrl, type.label).toBe('');
-      else if (type.protocol !== 'xunfei') expect(type.defaultBaseUrl, type.label).toMatch(/^https?:\/\/[^/]+$/);
+      else if (type.protocol !== 'xunfei' && type.protocol !== 'bedrock') expect(type.defaultBaseUrl, type.label).toMatch(/^https?:\/\/[^/]+$/);
       if (type.pathPrefix) expect(type.pathPrefix, type.label).toMatch(/^\/[^/].*[^/]$/);
     }
   });

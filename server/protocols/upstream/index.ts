@@ -10,6 +10,7 @@ import { xunfeiAdaptor } from './xunfei';
 import { zhipuAdaptor } from './zhipu';
 import { openAiAdaptor } from './openai';
 import { azureAdaptor } from './azure';
+import { bedrockAdaptor } from './bedrock';
 
 export const UPSTREAM_ADAPTORS = {
   openai: openAiAdaptor,
@@ -20,6 +21,7 @@ export const UPSTREAM_ADAPTORS = {
   zhipu: zhipuAdaptor,
   ali: aliAdaptor,
   xunfei: xunfeiAdaptor,
+  bedrock: bedrockAdaptor,
 } as const satisfies Record<ChannelProtocol, UpstreamAdaptor>;
 
 /** The adaptor for a channel type; undefined for a number no row has. */

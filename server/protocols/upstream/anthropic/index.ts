@@ -23,7 +23,7 @@ import { encodeChat, target } from './request';
 import { AnthropicStreamDecoder } from './stream';
 
 export { ANTHROPIC_VERSION, defaultMaxTokens } from './request';
-export { anthropicUsage } from './json';
+export { anthropicUsage, finishReason as anthropicFinishReason } from './json';
 
 export const anthropicAdaptor: UpstreamAdaptor = {
   protocol: 'anthropic',
