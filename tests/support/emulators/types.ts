@@ -49,6 +49,13 @@ export interface EmulatedChannel {
   embeddingModel?: string;
 }
 
+/** A request's whole body as text. */
+export async function readRequestBody(request: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /** Listens on 127.0.0.1 at a free port; `close` ends open connections first (after `beforeClose`, e.g. WebSocket clients). */
 export async function listenOnLoopback(server: Server, beforeClose: () => void = () => {}): Promise<{ baseUrl: string; close(): Promise<void> }> {
   await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
