@@ -5,6 +5,7 @@
 // billed exactly what the emulator reported. A key the emulator refuses
 // disables its channel and the next channel answers; the channel test signs
 // too; a stream's exception frame reaches the client as an error.
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { cacheCreationRatioFor, cachedPromptRatioFor, completionRatioFor, computeQuota } from '../../../server/billing/prices';
@@ -199,6 +200,20 @@ describe('an AWS Bedrock channel through the openai SDK', () => {
     } else {
       expect(response.status).toBe(429);
     }
+  });
+
+  it('serves an Anthropic Messages client too (translated to Converse and back), streamed, billed exactly', async () => {
+    const channelId = await addBedrock();
+    const anthropic = new Anthropic({ apiKey: harness.apiKey, baseURL: harness.baseUrl, maxRetries: 0 });
+    const before = await harness.balances();
+    const stream = anthropic.messages.stream({ model: MODEL, max_tokens: 200, system: 'Be brief.', messages: [{ role: 'user', content: 'hello from a Messages client' }] });
+    const final = await stream.finalMessage();
+    expect(final.content[0]).toMatchObject({ type: 'text', text: 'Hello from Bedrock, you said: hello from a Messages client' });
+    expect(final.stop_reason).toBe('end_turn');
+    expect(bedrock.requests.at(-1)!.body).toMatchObject({ system: [{ text: 'Be brief.' }], inferenceConfig: { maxTokens: 200 } });
+    const reported = bedrock.reported.at(-1)!;
+    expect(final.usage).toMatchObject({ input_tokens: reported.promptTokens, output_tokens: reported.completionTokens });
+    await expectBilled(harness, before, channelId, MODEL, chargeOf(reported), { is_stream: 1 });
   });
 
   it('the channel test signs its call too, and reports a refused key', async () => {
