@@ -153,6 +153,35 @@ describe('bedrock adaptor: requests', () => {
     expect(nova.toolConfig).not.toHaveProperty('toolChoice');
   });
 
+  it('declares the tools of a tool-call history sent without tools, as Converse requires a toolConfig then', () => {
+    const body = encode({
+      messages: [
+        { role: 'user', content: 'Weather?' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'tooluse_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'tooluse_1', content: 'sunny' },
+      ],
+    });
+    expect(body.toolConfig).toEqual({ tools: [{ toolSpec: { name: 'get_weather', inputSchema: { json: { type: 'object', properties: {} } } } }] });
+    expect(encode({ messages: [{ role: 'user', content: 'no tools' }] })).not.toHaveProperty('toolConfig');
+  });
+
+  it("asks a Claude that thinks for extended thinking from reasoning_effort (as Anthropic's adaptor does), never another model", () => {
+    const sonnet = 'us.anthropic.claude-3-7-sonnet-20250219-v1:0';
+    const body = encode({ messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'high', max_tokens: 30000, temperature: 0.5, top_p: 0.9 }, sonnet);
+    expect(body.additionalModelRequestFields).toEqual({ thinking: { type: 'enabled', budget_tokens: 24576 } });
+    expect(body.inferenceConfig).toEqual({ maxTokens: 30000 });
+    // a client of the Messages API sends its own thinking block, which goes as it is
+    const own = encode({ messages: [{ role: 'user', content: 'x' }], thinking: { type: 'enabled', budget_tokens: 2000 }, max_tokens: 4000 }, sonnet);
+    expect(own.additionalModelRequestFields).toEqual({ thinking: { type: 'enabled', budget_tokens: 2000 } });
+    // no limit to fit a budget under, a model that does not think, or a forced tool: no thinking
+    expect(encode({ messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'high' }, sonnet)).not.toHaveProperty('additionalModelRequestFields');
+    expect(encode({ messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'high', max_tokens: 30000 })).not.toHaveProperty('additionalModelRequestFields');
+    const tools: ChatRequest['tools'] = [{ type: 'function', function: { name: 'f' } }];
+    expect(encode({ messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'high', max_tokens: 30000, tools, tool_choice: 'required' }, sonnet)).not.toHaveProperty(
+      'additionalModelRequestFields',
+    );
+  });
+
   it('refuses an image by URL or of a format Converse lacks, with the reason', () => {
     expect(() => encode({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }] })).toThrow(/only inline/);
     expect(() => encode({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/bmp;base64,Qk0=' } }] }] })).toThrow(/image\/bmp/);

@@ -22,7 +22,7 @@ import { decodeChat } from './json';
 import { encodeChat, target } from './request';
 import { AnthropicStreamDecoder } from './stream';
 
-export { ANTHROPIC_VERSION, defaultMaxTokens } from './request';
+export { ANTHROPIC_VERSION, defaultMaxTokens, thinkingFor } from './request';
 export { anthropicUsage, finishReason as anthropicFinishReason } from './json';
 
 export const anthropicAdaptor: UpstreamAdaptor = {

@@ -7,6 +7,7 @@ import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatMessa
 import { contentText, count, dataUrl, isObject, parseJson, trimmedBaseUrl, upstreamFailure } from '../../shared';
 import { bedrockKey, type BedrockKey } from './keys';
 import { bedrockModelId, isClaudeOnBedrock } from './models';
+import { thinkingFor } from '../anthropic';
 
 // ---- the vendor's shapes (only what is written) ----
 
@@ -119,6 +120,7 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
   if (stops.length > 0) inference.stopSequences = stops;
   if (Object.keys(inference).length > 0) body.inferenceConfig = inference;
   const tools = (request.tools ?? []).filter((tool) => tool?.type === 'function' && tool.function?.name);
+  const choice = tools.length > 0 ? toolChoice(request.tool_choice) : undefined;
   if (tools.length > 0) {
     const toolConfig: Record<string, unknown> = {
       tools: tools.map((tool) => ({
@@ -129,12 +131,36 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
         },
       })),
     };
-    const choice = toolChoice(request.tool_choice);
     if (choice) toolConfig.toolChoice = choice;
     body.toolConfig = toolConfig;
+  } else {
+    // Converse refuses toolUse and toolResult blocks without a toolConfig: a client that sends the history of a
+    // tool call without the tools gets them declared from that history (any input), as the vendor requires
+    const used = [...new Set((body.messages as ConverseMessage[]).flatMap((turn) => turn.content.flatMap((block) => (isObject(block.toolUse) ? [String(block.toolUse.name)] : []))))];
+    const answered = (body.messages as ConverseMessage[]).some((turn) => turn.content.some((block) => isObject(block.toolResult)));
+    if (used.length > 0 || answered) {
+      const names = used.length > 0 ? used : ['tool'];
+      body.toolConfig = { tools: names.map((name) => ({ toolSpec: { name, inputSchema: { json: { type: 'object', properties: {} } } } })) };
+    }
   }
-  // the model's own fields beyond Converse's common ones: Anthropic's top_k
-  if (claude && typeof request.top_k === 'number') body.additionalModelRequestFields = { top_k: request.top_k };
+  // the model's own fields beyond Converse's common ones: Anthropic's top_k and extended thinking
+  if (claude) {
+    const additional: Record<string, unknown> = {};
+    if (typeof request.top_k === 'number') additional.top_k = request.top_k;
+    const forced = choice ? { type: 'any' in choice ? 'any' : 'tool' } : undefined;
+    const thinking = isObject(request.thinking)
+      ? request.thinking
+      : thinkingFor(request.reasoning_effort, modelId.replace(/^(?:[a-z]+\.)?anthropic\./, ''), { max_tokens: maxTokens || undefined, tool_choice: forced });
+    if (thinking) {
+      additional.thinking = thinking;
+      // Anthropic refuses thinking with a changed temperature or top_k, or top_p below 0.95
+      delete inference.temperature;
+      delete additional.top_k;
+      if (typeof inference.topP === 'number' && inference.topP < 0.95) delete inference.topP;
+      if (Object.keys(inference).length === 0) delete body.inferenceConfig;
+    }
+    if (Object.keys(additional).length > 0) body.additionalModelRequestFields = additional;
+  }
   return JSON.stringify(body);
 }
 
