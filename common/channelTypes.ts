@@ -5,7 +5,9 @@
  * what the console, the channel API, the balance job and /v1/models need to
  * know about it. Many types share the OpenAI protocol.
  */
-export type ChannelProtocol = 'openai' | 'azure' | 'anthropic' | 'gemini' | 'baidu' | 'zhipu' | 'ali' | 'xunfei' | 'bedrock';
+import { readServiceAccountKey } from './serviceAccountKey';
+
+export type ChannelProtocol = 'openai' | 'azure' | 'anthropic' | 'gemini' | 'baidu' | 'zhipu' | 'ali' | 'xunfei' | 'vertex' | 'bedrock';
 
 /**
  * How a vendor's balance figure reads:
@@ -81,6 +83,12 @@ export interface ChannelType {
   other?: OtherSetting;
   /** How the key is written when it is more than one secret (shown as the key's placeholder and hint). */
   keyFormat?: string;
+  /**
+   * `service-account-json`: the key is a Google service account's JSON key
+   * file (Vertex AI), pasted over many lines in the console and checked for
+   * the fields the token exchange needs (common/serviceAccountKey.ts).
+   */
+  keyKind?: 'service-account-json';
   /** True when a channel of this type cannot work without its own base URL (there is no usable default). */
   baseUrlRequired: boolean;
   /** Where the vendor reports the balance and in what unit; absent when it has no balance source. */
@@ -531,6 +539,23 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     docs: 'https://ai.google.dev/gemini-api/docs/openai',
   },
   {
+    // Gemini and Claude on Google Cloud (server/protocols/upstream/vertex): the key is a service account's JSON key
+    // file; `other` is `region` (us-central1 by default, `global` allowed) or `region|project`; no default base URL,
+    // since the host is the region's ({region}-aiplatform.googleapis.com)
+    value: 42,
+    label: 'Google Vertex AI',
+    color: 'blue',
+    defaultBaseUrl: '',
+    protocol: 'vertex',
+    defaultModels: ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite', 'gemini-2.0-flash', 'claude-sonnet-4-5', 'claude-opus-4-1', 'claude-haiku-4-5', 'claude-3-7-sonnet-20250219'],
+    other: { label: 'app.channel.other_vertex', fallback: 'us-central1' },
+    keyFormat: 'service account JSON key file',
+    keyKind: 'service-account-json',
+    baseUrlRequired: false,
+    ownedBy: 'google',
+    docs: 'https://cloud.google.com/vertex-ai/generative-ai/docs/reference/rest',
+  },
+  {
     // every model family Bedrock serves through Converse; Claude's names map to Bedrock ids by default (server/protocols/upstream/bedrock/models.ts)
     value: 33,
     label: 'AWS Bedrock',
@@ -582,6 +607,7 @@ export function findChannelType(value: number): ChannelType | undefined {
  * a type without a format.
  */
 export function keyFitsFormat(value: number, key: string): boolean {
+  if (findChannelType(value)?.keyKind === 'service-account-json') return !('problem' in readServiceAccountKey(key));
   const format = findChannelType(value)?.keyFormat;
   if (!format) return key.trim() !== '';
   const parts = key.split('|');

@@ -33,10 +33,19 @@ export function dollarsToQuota(dollars: number, perUnit: number): number {
   return Math.round(dollars * perUnit);
 }
 
+/** The most decimals a tiny amount is shown with (a quota at 500000 per dollar is $0.000002). */
+const MAX_DIGITS = 10;
+
 export function formatQuota(quota: number, status: UnitStatus, digits = 2): string {
   const { inCurrency, perUnit } = quotaUnit(status);
-  if (inCurrency) return `$${quotaToDollars(quota, perUnit).toFixed(digits)}`;
-  return formatCount(quota);
+  if (!inCurrency) return formatCount(quota);
+  const dollars = quotaToDollars(quota, perUnit);
+  // an amount that is not nothing never reads as nothing: $0.0012 rather than $0.00 (two significant digits)
+  if (dollars !== 0 && Math.abs(dollars) < 0.5 * 10 ** -digits) {
+    const needed = Math.min(MAX_DIGITS, Math.ceil(-Math.log10(Math.abs(dollars))) + 1);
+    return `$${dollars.toFixed(Math.max(digits, needed))}`;
+  }
+  return `$${dollars.toFixed(digits)}`;
 }
 
 /** "… 500000 quota …" in a log's text, in dollars when quota is shown in dollars. */

@@ -5,6 +5,7 @@
 // types go through NEW_API_TYPES. A type without a row here is left out of
 // the import, named in the report.
 import { findChannelType } from '../../common/channelTypes';
+import { compactJsonKeys } from '../../common/serviceAccountKey';
 
 export type Product = 'one-api' | 'new-api';
 
@@ -62,6 +63,8 @@ const NEW_API_TYPES: Record<number, number> = {
   35: 27,
   39: 37,
   40: 44,
+  // VertexAi: its key is the service-account JSON, `other` its region
+  41: 42,
   42: 28,
   43: 36,
   45: 40,
@@ -75,7 +78,7 @@ const NEW_API_TYPES: Record<number, number> = {
  * relay/channeltype/define.go, new-api's from constant/channel.go.
  */
 const UNRELAYED_NAMES: Record<Product, Record<number, string>> = {
-  'one-api': { 21: 'AI Proxy library', 22: 'FastGPT', 34: 'Coze', 38: 'DeepL', 42: 'Vertex AI', 43: 'Proxy', 46: 'Replicate' },
+  'one-api': { 21: 'AI Proxy library', 22: 'FastGPT', 34: 'Coze', 38: 'DeepL', 43: 'Proxy', 46: 'Replicate' },
   'new-api': {
     2: 'Midjourney',
     5: 'Midjourney Plus',
@@ -85,7 +88,6 @@ const UNRELAYED_NAMES: Record<Product, Record<number, string>> = {
     36: 'Suno',
     37: 'Dify',
     38: 'Jina',
-    41: 'Vertex AI',
     44: 'MokaAI',
     47: 'Xinference',
     49: 'Coze',
@@ -106,38 +108,71 @@ export function unrelayedReason(product: Product, sourceType: number): string {
   return `channel type ${sourceType}${name ? ` (${name})` : ''} is not relayed yet`;
 }
 
-/**
- * The `other` a channel carries here: the source's, except for one-api's
- * Cloudflare (37), which keeps the account id in its `config` JSON
- * (`user_id`) where Switchboard reads it from `other`.
- */
-export function importedOther(product: Product, sourceType: number, other: string, config: unknown): string {
-  if (product !== 'one-api' || sourceType !== 37 || other.trim() || typeof config !== 'string') return other;
+/** A channel's `config` JSON (one-api keeps type-specific settings there), or undefined. */
+function configObject(config: unknown): Record<string, unknown> | undefined {
+  if (typeof config !== 'string' || !config.trim()) return undefined;
   try {
     const parsed: unknown = JSON.parse(config);
-    const account = parsed && typeof parsed === 'object' ? (parsed as { user_id?: unknown }).user_id : undefined;
-    return typeof account === 'string' ? account.trim() : other;
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
   } catch {
-    return other;
+    return undefined;
   }
+}
+
+const isVertex = (product: Product, sourceType: number) => (product === 'one-api' && sourceType === 42) || (product === 'new-api' && sourceType === 41);
+
+/**
+ * The `other` of a Vertex AI channel (`region` or `region|project`): one-api
+ * keeps the region and project in `config`; new-api keeps the region in
+ * `other`, or a JSON map of regions by model whose `default` is the one used.
+ */
+function vertexOther(product: Product, other: string, config: unknown): string {
+  if (product === 'one-api') {
+    const settings = configObject(config);
+    const region = (typeof settings?.region === 'string' ? settings.region.trim() : '') || other.trim();
+    const project = typeof settings?.vertex_ai_project_id === 'string' ? settings.vertex_ai_project_id.trim() : '';
+    return project ? `${region || 'us-central1'}|${project}` : region;
+  }
+  const regions = configObject(other);
+  if (!regions) return other.trim();
+  return typeof regions.default === 'string' ? regions.default.trim() : '';
+}
+
+/**
+ * one-api's AWS Claude (33) saved with its credentials only in `config`
+ * (`ak`, `sk`, `region`, where one-api v0.6 reads them): `AK|SK|region`.
+ */
+function awsKey(key: string, config: unknown): string {
+  if (key.split('|').length >= 3) return key;
+  const settings = configObject(config);
+  const parts = [settings?.ak, settings?.sk, settings?.region].map((part) => (typeof part === 'string' ? part.trim() : ''));
+  return parts.every(Boolean) ? parts.join('|') : key;
 }
 
 /**
  * The key a channel carries here: the source's, except for one-api's AWS
- * Claude (33) saved with its credentials only in `config` (`ak`, `sk`,
- * `region`, where one-api v0.6 reads them), which become `AK|SK|region`.
+ * Claude (awsKey), and that a Vertex AI
+ * channel's service-account JSON (one-api keeps it in `config`'s
+ * `vertex_ai_adc`) is stored on one line, as the channel API stores it.
  */
 export function importedKey(product: Product, sourceType: number, key: string, config: unknown): string {
-  if (product !== 'one-api' || sourceType !== 33 || key.split('|').length >= 3 || typeof config !== 'string') return key;
-  try {
-    const parsed: unknown = JSON.parse(config);
-    if (!parsed || typeof parsed !== 'object') return key;
-    const { ak, sk, region } = parsed as { ak?: unknown; sk?: unknown; region?: unknown };
-    const parts = [ak, sk, region].map((part) => (typeof part === 'string' ? part.trim() : ''));
-    return parts.every(Boolean) ? parts.join('|') : key;
-  } catch {
-    return key;
-  }
+  if (product === 'one-api' && sourceType === 33) return awsKey(key, config);
+  if (!isVertex(product, sourceType)) return key;
+  const adc = product === 'one-api' ? configObject(config)?.vertex_ai_adc : undefined;
+  return compactJsonKeys(typeof adc === 'string' && adc.trim() ? adc : key);
+}
+
+/**
+ * The `other` a channel carries here: the source's, except for one-api's
+ * Cloudflare (37), which keeps the account id in its `config` JSON
+ * (`user_id`) where Switchboard reads it from `other`, and Vertex AI
+ * (vertexOther).
+ */
+export function importedOther(product: Product, sourceType: number, other: string, config: unknown): string {
+  if (isVertex(product, sourceType)) return vertexOther(product, other, config);
+  if (product !== 'one-api' || sourceType !== 37 || other.trim()) return other;
+  const account = configObject(config)?.user_id;
+  return typeof account === 'string' ? account.trim() : other;
 }
 
 /** The channel type here for a source type, or undefined when Switchboard does not relay it. */

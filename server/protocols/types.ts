@@ -214,8 +214,8 @@ export interface HttpTarget {
 export interface CredentialExchange {
   /** Calls with the same cache key share one credential. */
   cacheKey(channel: ChannelConfig): string;
-  /** The exchange request, or a failure when the key cannot even be read. */
-  request(channel: ChannelConfig): (HttpTarget & { body?: string }) | UpstreamFailure;
+  /** The exchange request, or a failure when the key cannot even be read (a Promise when building it signs: Vertex AI's JWT). */
+  request(channel: ChannelConfig): (HttpTarget & { body?: string }) | UpstreamFailure | Promise<(HttpTarget & { body?: string }) | UpstreamFailure>;
   /** The credential and its life, or the vendor's refusal. */
   parse(status: number, body: string): { credential: string; expiresInSeconds: number } | UpstreamFailure;
 }

@@ -37,7 +37,7 @@ export function credentialFor(adaptor: UpstreamAdaptor, channel: ChannelConfig):
 
 async function exchangeNow(adaptor: UpstreamAdaptor, channel: ChannelConfig, key: string): Promise<string | UpstreamFailure> {
   const exchange = adaptor.credential!;
-  const target = exchange.request(channel);
+  const target = await exchange.request(channel);
   if (isUpstreamFailure(target)) return target;
   const settings = upstreamSettings();
   let status: number;

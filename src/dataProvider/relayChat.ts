@@ -26,6 +26,8 @@ export class RelayError extends Error {
     message: string,
     readonly status: number,
     readonly code?: string,
+    /** The Retry-After header's seconds, when the relay sent one. */
+    readonly retryAfter?: number,
   ) {
     super(message);
     this.name = 'RelayError';
@@ -39,8 +41,13 @@ interface ErrorBody {
   error?: { message?: unknown; code?: unknown };
 }
 
-const errorOf = (body: ErrorBody | undefined, status: number, fallback: string) =>
-  new RelayError(typeof body?.error?.message === 'string' && body.error.message ? body.error.message : fallback, status, typeof body?.error?.code === 'string' ? body.error.code : undefined);
+const errorOf = (body: ErrorBody | undefined, status: number, fallback: string, retryAfter?: string | null) =>
+  new RelayError(
+    typeof body?.error?.message === 'string' && body.error.message ? body.error.message : fallback,
+    status,
+    typeof body?.error?.code === 'string' ? body.error.code : undefined,
+    retryAfter && Number.isFinite(Number(retryAfter)) ? Number(retryAfter) : undefined,
+  );
 
 /** Each `data:` payload of an SSE stream, as it completes; ends at `[DONE]` or when the stream does. */
 async function* ssePayloads(body: ReadableStream<Uint8Array>, signal?: AbortSignal): AsyncGenerator<string> {
@@ -93,7 +100,7 @@ export async function* streamChat(key: string, request: ChatRequest, signal?: Ab
   }
   if (!response.ok || !response.body) {
     const body = (await response.json().catch(() => undefined)) as ErrorBody | undefined;
-    throw errorOf(body, response.status, response.statusText || `HTTP ${response.status}`);
+    throw errorOf(body, response.status, response.statusText || `HTTP ${response.status}`, response.headers.get('retry-after'));
   }
   for await (const payload of ssePayloads(response.body, signal)) {
     let chunk: ErrorBody & { choices?: Array<{ delta?: { content?: unknown } }> };

@@ -391,6 +391,7 @@ export const appEnglish = {
       other_zhipu: 'API version: v4, or v3 for the older signed-token API',
       other_bedrock: 'AWS region for a Bedrock API key (an AK|SK|region key names its own)',
       other_cloudflare: 'Cloudflare account id',
+      other_vertex: 'Region, or region|project (us-central1 by default; global allowed)',
       other_required: 'this channel type needs it, unless the base URL holds it',
       other_required_help: 'Required, unless the base URL already holds it.',
       other_help: 'Empty uses the value shown.',

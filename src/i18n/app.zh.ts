@@ -389,6 +389,7 @@ export const appChinese: typeof appEnglish = {
       other_zhipu: 'API 版本：v4，或 v3（旧版签名令牌接口）',
       other_bedrock: 'Bedrock API 密钥所用的 AWS 区域（AK|SK|区域 形式的密钥自带区域）',
       other_cloudflare: 'Cloudflare 账户 ID',
+      other_vertex: '区域，或 区域|项目（默认 us-central1，可填 global）',
       other_required: '此类型的渠道需要填写此项（Base URL 已包含时除外）',
       other_required_help: '必填，除非 Base URL 已包含此项。',
       other_help: '留空则使用所示的值。',

@@ -33,6 +33,13 @@ export const playgroundEnglish = {
       upstream: 'The model’s provider failed',
       network: 'The server could not be reached',
       refused: 'The request was refused',
+      budget_held: 'Requests in flight hold the rest of the budget: try again when they end.',
+      budget_resets: 'The budget resets at %{time}.',
+      network_hint: 'Check your connection, then send again.',
+      key_refused_hint: 'The key may be disabled, expired or used up: pick another key, or see it in the keys list.',
+      no_quota_hint: "Top up your balance or the key's quota, or pick another key.",
+      too_many_hint: 'Too many requests at once for this key or account.',
+      gateway_said: 'The gateway said: %{detail}',
     },
   },
 };

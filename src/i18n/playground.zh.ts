@@ -33,6 +33,13 @@ export const playgroundChinese = {
       upstream: '模型服务商出错',
       network: '无法连接服务器',
       refused: '请求被拒绝',
+      budget_held: '本周期预算的其余部分正被进行中的请求占用：请在它们结束后再试。',
+      budget_resets: '预算将于 %{time} 重置。',
+      network_hint: '请检查网络连接后重新发送。',
+      key_refused_hint: '该令牌可能已禁用、过期或额度用完：请换一个令牌，或在令牌列表中查看。',
+      no_quota_hint: '请充值余额或增加令牌额度，或换一个令牌。',
+      too_many_hint: '该令牌或账户同时进行的请求过多。',
+      gateway_said: '网关原文：%{detail}',
     },
   },
 };

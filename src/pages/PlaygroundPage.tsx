@@ -8,7 +8,7 @@ import SendIcon from '@mui/icons-material/Send';
 import StopIcon from '@mui/icons-material/Stop';
 import { Alert, AlertTitle, Box, Button, Card, CardContent, Link, MenuItem, Paper, Slider, Stack, TextField, Typography } from '@mui/material';
 import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
-import { Authenticated, useTranslate } from 'react-admin';
+import { Authenticated, useLocaleState, useTranslate } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
 import type { TokenRecord } from '../../common/records';
 import { TokenStatus } from '../../common/roles';
@@ -30,8 +30,32 @@ export function relayErrorTitle(error: RelayError): string {
   return 'playground.errors.refused';
 }
 
+/**
+ * Seconds the relay asks a client to wait when a budget is spent only because requests in flight hold part of it
+ * (server/billing/budgets.ts); any longer wait is the time until the budget resets.
+ */
+const BUDGET_HELD_RETRY_SECONDS = 2;
+
+/**
+ * What the user can do, in the console's language, for the refusals it knows; the relay's own words (English, with
+ * the figures) are shown beneath it.
+ */
+export function relayErrorHint(error: RelayError, locale: string, now = Date.now()): { key: string; values?: Record<string, string> } | undefined {
+  if (error.code === 'budget_exceeded') {
+    if (error.retryAfter === undefined || error.retryAfter <= BUDGET_HELD_RETRY_SECONDS) return { key: 'playground.errors.budget_held' };
+    return { key: 'playground.errors.budget_resets', values: { time: new Date(now + error.retryAfter * 1000).toLocaleString(locale) } };
+  }
+  if (error.status === 0) return { key: 'playground.errors.network_hint' };
+  if (error.status === 401) return { key: 'playground.errors.key_refused_hint' };
+  if (error.status === 402 || error.code === 'insufficient_quota' || error.code === 'insufficient_user_quota') return { key: 'playground.errors.no_quota_hint' };
+  if (error.status === 429) return { key: 'playground.errors.too_many_hint' };
+  return undefined;
+}
+
 interface Failure {
   title: string;
+  /** A translated hint, when the refusal is one the console knows. */
+  hint?: string;
   detail: string;
 }
 
@@ -46,6 +70,7 @@ interface Settings {
 
 function Playground() {
   const translate = useTranslate();
+  const [locale] = useLocaleState();
   const [tokens, setTokens] = useState<TokenRecord[] | null>(null);
   const [models, setModels] = useState<string[] | null>(null);
   const [loadFailed, setLoadFailed] = useState(false);
@@ -114,7 +139,12 @@ function Playground() {
       }
     } catch (error) {
       if ((error as Error)?.name !== 'AbortError') {
-        setFailure(error instanceof RelayError ? { title: relayErrorTitle(error), detail: error.message } : { title: 'playground.errors.refused', detail: translate(errorMessage(error)) });
+        if (error instanceof RelayError) {
+          const hint = relayErrorHint(error, locale);
+          setFailure({ title: relayErrorTitle(error), ...(hint ? { hint: translate(hint.key, hint.values) } : {}), detail: error.message });
+        } else {
+          setFailure({ title: 'playground.errors.refused', detail: translate(errorMessage(error)) });
+        }
       }
     } finally {
       running.current = null;
@@ -234,7 +264,14 @@ function Playground() {
             {failure && (
               <Alert severity="error" onClose={() => setFailure(null)}>
                 <AlertTitle>{translate(failure.title)}</AlertTitle>
-                {failure.detail}
+                {failure.hint && <Typography variant="body2">{failure.hint}</Typography>}
+                {failure.hint ? (
+                  <Typography variant="body2" component="p" sx={{ mt: 0.5, opacity: 0.9 }}>
+                    {translate('playground.errors.gateway_said', { detail: failure.detail })}
+                  </Typography>
+                ) : (
+                  failure.detail
+                )}
               </Alert>
             )}
             <Box component="form" onSubmit={(event) => void send(event)} sx={{ display: 'flex', gap: 1, alignItems: 'flex-end', flexWrap: { xs: 'wrap', sm: 'nowrap' } }}>

@@ -64,10 +64,10 @@ function renderAt(path: string) {
 
 describe('the channel-type table', () => {
   it("has the spec's 18 types and today's providers once each, and every `other` label is a translated key", () => {
-    const today = [19, 20, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 35, 36, 37, 39, 40, 41, 44, 45, 47, 48, 49, 50, 51];
+    const today = [19, 20, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 35, 36, 37, 39, 40, 41, 42, 44, 45, 47, 48, 49, 50, 51];
     expect(CHANNEL_TYPES.map((type) => type.value).sort((a, b) => a - b)).toEqual([...Array.from({ length: 18 }, (_, index) => index + 1), ...today]);
     const labels = CHANNEL_TYPES.flatMap((type) => (type.other ? [type.other.label] : []));
-    expect(labels).toEqual(['app.channel.other_azure', 'app.channel.other_spark', 'app.channel.other_zhipu', 'app.channel.other_cloudflare', 'app.channel.other_bedrock']);
+    expect(labels).toEqual(['app.channel.other_azure', 'app.channel.other_spark', 'app.channel.other_zhipu', 'app.channel.other_cloudflare', 'app.channel.other_vertex', 'app.channel.other_bedrock']);
     for (const label of [...labels, 'app.channel.other_required', 'app.channel.other_required_help']) {
       for (const locale of [appEnglish, appChinese]) {
         const found = label.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], locale);
@@ -82,8 +82,8 @@ describe('the channel-type table', () => {
 
   it('gives every type without a required base URL a default one, and Zhipu v4 as its empty `other`', () => {
     for (const type of CHANNEL_TYPES) {
-      // Spark picks its host by version, Bedrock by region
-      if (!type.baseUrlRequired && type.protocol !== 'xunfei' && type.protocol !== 'bedrock') expect(type.defaultBaseUrl, type.label).toMatch(/^https?:\/\//);
+      // Spark's host goes by its version, Vertex AI's and Bedrock's by their region
+      if (!type.baseUrlRequired && type.protocol !== 'xunfei' && type.protocol !== 'vertex' && type.protocol !== 'bedrock') expect(type.defaultBaseUrl, type.label).toMatch(/^https?:\/\//);
     }
     expect(CHANNEL_TYPES.find((type) => type.value === 16)?.other?.fallback).toBe('v4');
     expect(channelTransform({ type: 16, name: 'glm', key: 'k', other: '', models: ['glm-4-plus'], groups: [] })).toMatchObject({ other: 'v4' });
@@ -147,6 +147,17 @@ describe('channel form rules', () => {
     // an edit that keeps the stored key sends none, and a type without a format takes any key
     expect(validateChannelForm(false)({ ...form, type: 18, key: '' })).toEqual({});
     expect(validateChannelForm(true)({ ...form, type: 1, key: 'sk-a|b|c' })).toEqual({});
+  });
+
+  it("takes Vertex AI's service-account JSON key file as pasted over many lines, and sends it on one line", () => {
+    const form = { name: 'vertex', type: 42, models: ['gemini-2.5-flash'], model_mapping: '', base_url: '', other: '', priority: 0, weight: 1, groups: [] };
+    const keyFile = { type: 'service_account', project_id: 'p-1', private_key: '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n', client_email: 'a@p-1.iam.gserviceaccount.com' };
+    const pasted = JSON.stringify(keyFile, null, 2);
+    expect(validateChannelForm(true)({ ...form, key: pasted })).toEqual({});
+    expect(channelTransform({ ...form, key: pasted })).toMatchObject({ key: JSON.stringify(keyFile), other: 'us-central1' });
+    const vertexFormat = { key: { message: 'app.channel.key_format_invalid', args: { format: 'service account JSON key file' } } };
+    expect(validateChannelForm(true)({ ...form, key: 'AIzaSy-an-api-key' })).toEqual(vertexFormat);
+    expect(validateChannelForm(true)({ ...form, key: JSON.stringify({ ...keyFile, type: 'authorized_user' }) })).toEqual(vertexFormat);
   });
 
   it('needs a model, a JSON object mapping and a base URL for Azure and Custom', () => {
@@ -428,6 +439,38 @@ describe('ChannelCreate', () => {
       priority: 0,
       weight: 1,
     });
+  }, 60_000);
+
+  it('gives Vertex AI a many-line key field for its JSON key file, its region as `other`, and posts the key on one line', async () => {
+    let posted: Record<string, unknown> | undefined;
+    server.use(
+      http.get('*/api/channel/models', () => HttpResponse.json({ object: 'list', data: [] })),
+      http.get('*/api/group/', () => HttpResponse.json({ success: true, message: '', data: ['default'] })),
+      http.post('*/api/channel/', async ({ request }) => {
+        posted = (await request.json()) as Record<string, unknown>;
+        return HttpResponse.json({ success: true, message: '', data: { ids: [8] } });
+      }),
+      http.get('*/api/channel/', () => HttpResponse.json({ success: true, message: '', data: [] })),
+    );
+    const user = userEvent.setup();
+    renderAt('/channel/add');
+    await user.click(await screen.findByRole('textbox', { name: 'Name' }));
+    await user.paste('vertex');
+    await user.click(screen.getByRole('combobox', { name: 'Type' }));
+    await user.click(await screen.findByRole('option', { name: 'Google Vertex AI (42)' }));
+    expect(await screen.findByRole('button', { name: 'gemini-2.5-flash' })).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'claude-sonnet-4-5' })).toBeInTheDocument();
+    // a textarea, not a one-line password input
+    expect(document.querySelector('input[name="key"]')).toBeNull();
+    const keyField = document.querySelector('textarea[name="key"]') as HTMLTextAreaElement;
+    expect(keyField).not.toBeNull();
+    expect(screen.getByRole('textbox', { name: 'Region, or region|project (us-central1 by default; global allowed)' })).toBeInTheDocument();
+    const keyFile = { type: 'service_account', project_id: 'p-1', private_key: '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n', client_email: 'a@p-1.iam.gserviceaccount.com' };
+    await user.click(keyField);
+    await user.paste(JSON.stringify(keyFile, null, 2));
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    expect(await screen.findByText('1 channel created', {}, { timeout: 5000 })).toBeInTheDocument();
+    expect(posted).toMatchObject({ type: 42, name: 'vertex', key: JSON.stringify(keyFile), other: 'us-central1' });
   }, 60_000);
 });
 

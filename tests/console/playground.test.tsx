@@ -12,7 +12,8 @@ import { authProvider } from '../../src/authProvider';
 import { storeUser } from '../../src/authProvider/storage';
 import { dataProvider } from '../../src/dataProvider';
 import { i18nProvider } from '../../src/i18n';
-import PlaygroundPage from '../../src/pages/PlaygroundPage';
+import PlaygroundPage, { relayErrorHint } from '../../src/pages/PlaygroundPage';
+import { RelayError } from '../../src/dataProvider/relayChat';
 import { server } from './setup';
 
 const encoder = new TextEncoder();
@@ -167,7 +168,7 @@ describe('playground', { timeout: 60_000 }, () => {
             code: 'budget_exceeded',
           },
         },
-        { status: 429 },
+        { status: 429, headers: { 'retry-after': '3600' } },
       ),
       streamed(
         new ReadableStream({
@@ -183,16 +184,22 @@ describe('playground', { timeout: 60_000 }, () => {
     const alert = () => screen.findByRole('alert');
 
     await say('one');
-    expect(await alert()).toHaveTextContent('The key was refusedinvalid API key');
+    expect(await alert()).toHaveTextContent('The key was refusedThe key may be disabled, expired or used up: pick another key, or see it in the keys list.The gateway said: invalid API key');
     // the session is not the key: a refused key never signs the user out
     expect(localStorage.getItem('user')).not.toBeNull();
     await say('two');
-    await waitFor(async () => expect(await alert()).toHaveTextContent('Not enough quotathe quota of this API key is used up'));
+    await waitFor(async () =>
+      expect(await alert()).toHaveTextContent("Not enough quotaTop up your balance or the key's quota, or pick another key.The gateway said: the quota of this API key is used up"),
+    );
     await say('three');
-    await waitFor(async () => expect(await alert()).toHaveTextContent('Too many requests; wait a moment and try againtoo many requests in flight'));
+    await waitFor(async () =>
+      expect(await alert()).toHaveTextContent('Too many requests; wait a moment and try againToo many requests at once for this key or account.The gateway said: too many requests in flight'),
+    );
     // a spent budget is not "wait a moment": it says so, with when it resets
     await say('budget');
-    await waitFor(async () => expect(await alert()).toHaveTextContent(/^The budget for this period is used upthis request would exceed the daily budget .* resets at 2026-01-02/));
+    await waitFor(async () =>
+      expect(await alert()).toHaveTextContent(/^The budget for this period is used upThe budget resets at .+\.The gateway said: this request would exceed the daily budget .* resets at 2026-01-02/),
+    );
     await say('four');
     await waitFor(async () => expect(await alert()).toHaveTextContent('The request was refusedupstream closed the connection'));
     // what came before the failure stays
@@ -216,5 +223,32 @@ describe('playground', { timeout: 60_000 }, () => {
         .map((node) => node.textContent),
     ).toEqual(['AssistantOnce upon a time']);
     expect(screen.queryByRole('alert')).toBeNull();
+  });
+});
+
+describe('relayErrorHint', () => {
+  const now = Date.UTC(2026, 0, 1, 8, 0, 0);
+  it('tells when a spent budget resets, in the console language, from Retry-After', async () => {
+    const spent = new RelayError('… the budget resets at 2026-01-02T00:00:00.000Z', 429, 'budget_exceeded', 16 * 3600);
+    const english = relayErrorHint(spent, 'en', now)!;
+    expect(english.key).toBe('playground.errors.budget_resets');
+    expect(english.values!.time).toBe(new Date(Date.UTC(2026, 0, 2, 0, 0, 0)).toLocaleString('en'));
+    const chinese = relayErrorHint(spent, 'zh', now)!;
+    await i18nProvider.changeLocale('zh');
+    try {
+      expect(i18nProvider.translate(chinese.key, chinese.values)).toBe(`预算将于 ${new Date(Date.UTC(2026, 0, 2)).toLocaleString('zh')} 重置。`);
+    } finally {
+      await i18nProvider.changeLocale('en');
+    }
+  });
+
+  it('does not promise a reset when requests in flight hold the budget', () => {
+    expect(relayErrorHint(new RelayError('… 600 held by requests in flight', 429, 'budget_exceeded', 2), 'en', now)).toEqual({ key: 'playground.errors.budget_held' });
+  });
+
+  it('has a hint for the refusals it knows and none for the rest', () => {
+    expect(relayErrorHint(new RelayError('invalid API key', 401, 'invalid_api_key'), 'en')?.key).toBe('playground.errors.key_refused_hint');
+    expect(relayErrorHint(new RelayError('used up', 429, 'insufficient_quota'), 'en')?.key).toBe('playground.errors.no_quota_hint');
+    expect(relayErrorHint(new RelayError('model not allowed', 403, 'model_not_allowed'), 'en')).toBeUndefined();
   });
 });

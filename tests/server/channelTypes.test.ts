@@ -65,28 +65,38 @@ describe('the channel-type table', () => {
     expect(importedKey('one-api', 33, '', '{"ak":"AKID","region":"us-west-2"}')).toBe('');
     expect(importedKey('new-api', 33, 'ABSKkey|us-east-1', '{"ak":"AKID","sk":"secret","region":"us-west-2"}')).toBe('ABSKkey|us-east-1');
     expect(importedKey('one-api', 1, 'sk-1', 'not json')).toBe('sk-1');
-    for (const value of [21, 22, 34, 38, 42, 43, 46]) expect(targetChannelType('one-api', value), `one-api ${value}`).toBeUndefined();
-    expect([21, 22, 34, 38, 42, 43, 46].map((value) => unrelayedReason('one-api', value))).toEqual([
+    for (const value of [21, 22, 34, 38, 43, 46]) expect(targetChannelType('one-api', value), `one-api ${value}`).toBeUndefined();
+    expect([21, 22, 34, 38, 43, 46].map((value) => unrelayedReason('one-api', value))).toEqual([
       'channel type 21 (AI Proxy library) is not relayed yet',
       'channel type 22 (FastGPT) is not relayed yet',
       'channel type 34 (Coze) is not relayed yet',
       'channel type 38 (DeepL) is not relayed yet',
-      'channel type 42 (Vertex AI) is not relayed yet',
       'channel type 43 (Proxy) is not relayed yet',
       'channel type 46 (Replicate) is not relayed yet',
     ]);
-    expect(unrelayedReason('new-api', 41)).toBe('channel type 41 (Vertex AI) is not relayed yet');
+    // Vertex AI: one-api's 42 and new-api's 41 are type 42 here
+    expect([targetChannelType('one-api', 42), targetChannelType('new-api', 41)]).toEqual([42, 42]);
     expect(unrelayedReason('one-api', 99)).toBe('channel type 99 is not relayed yet');
     expect(importedOther('one-api', 37, '', '{"user_id":"acct"}')).toBe('acct');
     expect(importedOther('one-api', 37, 'kept', '{"user_id":"acct"}')).toBe('kept');
     expect(importedOther('one-api', 1, '', '{"user_id":"acct"}')).toBe('');
     expect(importedOther('one-api', 37, '', 'not json')).toBe('');
+    // Vertex AI: one-api keeps the key file, region and project in `config`; new-api the key in `key`, the region in `other`
+    const keyFile = JSON.stringify({ type: 'service_account', project_id: 'p' }, null, 2);
+    const oneApiConfig = JSON.stringify({ region: 'europe-west4', vertex_ai_project_id: 'proj-1', vertex_ai_adc: keyFile });
+    expect(importedKey('one-api', 42, '', oneApiConfig)).toBe('{"type":"service_account","project_id":"p"}');
+    expect(importedOther('one-api', 42, '', oneApiConfig)).toBe('europe-west4|proj-1');
+    expect(importedOther('one-api', 42, 'us-east5', '')).toBe('us-east5');
+    expect(importedKey('new-api', 41, keyFile, null)).toBe('{"type":"service_account","project_id":"p"}');
+    expect(importedOther('new-api', 41, 'asia-northeast1', null)).toBe('asia-northeast1');
+    expect(importedOther('new-api', 41, '{"default":"us-east5","gemini-2.5-pro":"global"}', null)).toBe('us-east5');
+    expect(importedKey('one-api', 1, 'sk-x\n', oneApiConfig)).toBe('sk-x\n');
   });
 
-  it('can reach every type: a default base URL unless one is required (Spark picks its host by version, Bedrock by region)', () => {
+  it('can reach every type: a default base URL unless one is required (Spark picks its host by version, Vertex AI and Bedrock by region)', () => {
     for (const type of CHANNEL_TYPES) {
       if (type.baseUrlRequired) expect(type.defaultBaseUrl, type.label).toBe('');
-      else if (type.protocol !== 'xunfei' && type.protocol !== 'bedrock') expect(type.defaultBaseUrl, type.label).toMatch(/^https?:\/\/[^/]+$/);
+      else if (type.protocol !== 'xunfei' && type.protocol !== 'vertex' && type.protocol !== 'bedrock') expect(type.defaultBaseUrl, type.label).toMatch(/^https?:\/\/[^/]+$/);
       if (type.pathPrefix) expect(type.pathPrefix, type.label).toMatch(/^\/[^/].*[^/]$/);
     }
   });

@@ -10,6 +10,7 @@ import { xunfeiAdaptor } from './xunfei';
 import { zhipuAdaptor } from './zhipu';
 import { openAiAdaptor } from './openai';
 import { azureAdaptor } from './azure';
+import { vertexAdaptor } from './vertex';
 import { bedrockAdaptor } from './bedrock';
 
 export const UPSTREAM_ADAPTORS = {
@@ -21,6 +22,7 @@ export const UPSTREAM_ADAPTORS = {
   zhipu: zhipuAdaptor,
   ali: aliAdaptor,
   xunfei: xunfeiAdaptor,
+  vertex: vertexAdaptor,
   bedrock: bedrockAdaptor,
 } as const satisfies Record<ChannelProtocol, UpstreamAdaptor>;
 

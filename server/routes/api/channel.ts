@@ -9,6 +9,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { findChannelType, keyFitsFormat, otherMissing } from '../../../common/channelTypes';
+import { compactJsonKeys, readServiceAccountKey } from '../../../common/serviceAccountKey';
 import { fail, ok } from '../../../common/envelope';
 import { ChannelStatus, Role } from '../../../common/roles';
 import { requireRole } from '../../plugins/auth';
@@ -115,8 +116,21 @@ export function parseChannelFields(body: ChannelFieldsBody, current?: ChannelFie
 /** The complaint about keys that do not have their type's `keyFormat` shape (Baidu, Spark); undefined when all fit. */
 function keyFormatError(type: number, keys: readonly string[]): string | undefined {
   if (keys.every((key) => keyFitsFormat(type, key))) return undefined;
+  if (findChannelType(type)?.keyKind === 'service-account-json') {
+    // what is wrong with the first key that does not read, in the words of the check
+    for (const key of keys) {
+      const account = readServiceAccountKey(key);
+      if ('problem' in account) return account.problem;
+    }
+  }
   return `the key must be written as ${findChannelType(type)?.keyFormat ?? 'one secret'}`;
 }
+
+/** The key text as sent, with a JSON key file (Vertex AI's, pasted over many lines) on one line, so it stays one key. */
+const keyTextOf = (type: unknown, key: string | null | undefined): string => {
+  const text = String(key ?? '');
+  return findChannelType(Number(type))?.keyKind === 'service-account-json' ? compactJsonKeys(text) : text;
+};
 
 /** A flag as forms and JSON clients send it. */
 const isTrue = (value: unknown) => value === true || value === 'true' || value === 1 || value === '1';
@@ -213,8 +227,8 @@ export function channelRoutes(fastify: FastifyInstance): Promise<void> {
     const body = request.body;
     const multiKey = isTrue(body.multi_key);
     const keys = multiKey
-      ? splitKeys(String(body.key ?? ''))
-      : String(body.key ?? '')
+      ? splitKeys(keyTextOf(body.type, body.key))
+      : keyTextOf(body.type, body.key)
           .split('\n')
           .map((key) => key.trim())
           .filter(Boolean);
@@ -252,7 +266,7 @@ export function channelRoutes(fastify: FastifyInstance): Promise<void> {
         if (failure) return fail(failure);
         return ok(toChannelRecord((await findChannel(db, id))!));
       }
-      const key = String(body.key ?? '').trim();
+      const key = keyTextOf(parsed.value.type, body.key).trim();
       if (key.includes('\n')) return fail('one key per channel when editing');
       const misshapen = key ? keyFormatError(parsed.value.type, [key]) : undefined;
       if (misshapen) return fail(misshapen);
@@ -269,7 +283,7 @@ export function channelRoutes(fastify: FastifyInstance): Promise<void> {
    */
   const editMultiKeyChannel = async (current: ChannelRow, fields: ChannelFields, body: { key?: string | null; key_strategy?: KeyStrategy }, moved: boolean) => {
     const id = Number(current.id);
-    const keys = splitKeys(String(body.key ?? ''));
+    const keys = splitKeys(keyTextOf(fields.type, body.key));
     if (keys.length > MAX_KEYS_PER_ADD) return `at most ${MAX_KEYS_PER_ADD} keys at once`;
     const misshapen = keyFormatError(fields.type, keys);
     if (misshapen) return misshapen;
@@ -305,7 +319,7 @@ export function channelRoutes(fastify: FastifyInstance): Promise<void> {
   app.post('/api/channel/:id/keys', { preHandler: admin, schema: channelKeysAddSchema }, async (request) => {
     const channel = await multiKeyChannelOf(request.params.id);
     if (!channel) return fail(NOT_MULTI_KEY, 'channel_not_found');
-    const keys = splitKeys(request.body.keys);
+    const keys = splitKeys(keyTextOf(channel.type, request.body.keys));
     if (!keys.length) return fail('no key given');
     if (keys.length > MAX_KEYS_PER_ADD) return fail(`at most ${MAX_KEYS_PER_ADD} keys at once`);
     const misshapen = keyFormatError(Number(channel.type), keys);

@@ -7,6 +7,7 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import { AutocompleteArrayInput, NumberInput, SelectInput, TextInput, useDataProvider, useTranslate } from 'react-admin';
 import { useFormContext, useWatch } from 'react-hook-form';
 import { CHANNEL_TYPES, findChannelType, keyFitsFormat, otherMissing } from '../../../common/channelTypes';
+import { compactJsonKeys } from '../../../common/serviceAccountKey';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
 import { SwitchInput } from '../shared/SwitchInput';
@@ -81,6 +82,11 @@ export function channelMoved(values: Record<string, unknown>, original: { base_u
   return bareBaseUrl(values.base_url) !== bareBaseUrl(original.base_url) || Number(values.type) !== Number(original.type);
 }
 
+/** The key as typed, with a JSON key file (Vertex AI's, pasted over many lines) on one line, as the server stores it. */
+function keyTextOf(type: unknown, key: unknown): string {
+  return findChannelType(Number(type))?.keyKind === 'service-account-json' ? compactJsonKeys(textOf(key)) : textOf(key);
+}
+
 /** The channel form's checks; on edit an empty key keeps the stored one, unless the channel moves. */
 export function validateChannelForm(creating: boolean, original?: { base_url?: unknown; type?: unknown }) {
   return (values: Record<string, unknown>) => {
@@ -89,7 +95,7 @@ export function validateChannelForm(creating: boolean, original?: { base_url?: u
     if (creating && !textOf(values.key).trim()) errors.key = 'app.channel.name_key_required';
     if (!creating && !textOf(values.key).trim() && channelMoved(values, original)) errors.key = 'app.channel.key_needed_after_move';
     const keyFormat = findChannelType(Number(values.type))?.keyFormat;
-    const keys = textOf(values.key)
+    const keys = keyTextOf(values.type, values.key)
       .split('\n')
       .map((line) => line.trim())
       .filter(Boolean);
@@ -110,7 +116,7 @@ export function validateChannelForm(creating: boolean, original?: { base_url?: u
 export function channelTransform(values: Record<string, unknown>) {
   const type = Number(values.type);
   const other = textOf(values.other).trim();
-  const key = textOf(values.key)
+  const key = keyTextOf(type, values.key)
     .split('\n')
     .map((line) => line.trim())
     .filter(Boolean)
@@ -208,6 +214,8 @@ export function ChannelInputs({ creating = false }: { creating?: boolean }) {
   const { formState, setValue, getValues } = useFormContext();
   const notice = useNotice();
   const manyKeys = batch || multiKey;
+  // a JSON key file is pasted over many lines (and is not a password to hide as it is typed)
+  const jsonKey = findChannelType(type)?.keyKind === 'service-account-json';
   const chosenModels = (useWatch({ name: 'models' }) as string[] | undefined) ?? [];
   const chosenGroups = (useWatch({ name: 'groups' }) as string[] | undefined) ?? [];
 
@@ -272,9 +280,9 @@ export function ChannelInputs({ creating = false }: { creating?: boolean }) {
       {multiKey && <SelectInput source="key_strategy" choices={strategyChoices} fullWidth />}
       <TextInput
         source="key"
-        type={manyKeys ? undefined : 'password'}
-        multiline={manyKeys}
-        minRows={manyKeys ? 4 : undefined}
+        type={manyKeys || jsonKey ? undefined : 'password'}
+        multiline={manyKeys || jsonKey}
+        minRows={manyKeys || jsonKey ? 4 : undefined}
         placeholder={keyFormat ?? (creating ? undefined : translate('app.channel.key_keep'))}
         helperText={keyHelp}
         autoComplete="new-password"

@@ -28,7 +28,7 @@ async function send(target: HttpTarget & { body?: string }, body?: string): Prom
 }
 
 async function exchange(key: string) {
-  const exchangeTarget = baiduAdaptor.credential!.request(channelOf(key));
+  const exchangeTarget = await baiduAdaptor.credential!.request(channelOf(key));
   if (isUpstreamFailure(exchangeTarget)) throw new Error(exchangeTarget.message);
   const { status, text } = await send(exchangeTarget);
   return baiduAdaptor.credential!.parse(status, text);

@@ -45,6 +45,8 @@ const BESIDE_THE_ADAPTOR: Record<string, string> = {
   baidu: join(UPSTREAM, 'baidu', '__fixtures__'),
   ali: join(UPSTREAM, 'ali', '__fixtures__'),
   xunfei: join(UPSTREAM, 'xunfei', '__fixtures__'),
+  vertex: join(UPSTREAM, 'vertex', '__fixtures__'),
+  'vertex-claude': join(UPSTREAM, 'vertex', '__fixtures__', 'claude'),
   bedrock: join(UPSTREAM, 'bedrock', '__fixtures__'),
 };
 

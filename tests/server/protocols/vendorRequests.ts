@@ -101,6 +101,35 @@ const converseText = (blocks: Part[]): string => blocks.map((block) => (typeof b
 
 const sparkMessages = (body: Body) => list(((body.payload as Part | undefined)?.message as Part | undefined)?.text);
 
+/** Gemini's generateContent form (Google's API, and Gemini models on Vertex AI). */
+const geminiForm: VendorRequestView = {
+  model: 'gemini-2.0-flash',
+  systemText: (body) =>
+    list((body.systemInstruction as Part | undefined)?.parts)
+      .map((part) => jsonText(part.text ?? ''))
+      .join('\n\n'),
+  conversationText: (body) =>
+    geminiParts(body)
+      .map((part) => (typeof part.text === 'string' ? part.text : part.functionResponse ? JSON.stringify((part.functionResponse as Part).response) : ''))
+      .join('\n'),
+  tools: (body) =>
+    list(body.tools)
+      .flatMap((tool) => list(tool.functionDeclarations))
+      .map((declaration) => ({ name: String(declaration.name), parameters: declaration.parameters as Body | undefined })),
+  images: (body) => geminiParts(body).flatMap((part) => (part.inlineData ? [String((part.inlineData as Part).data)] : part.fileData ? [String((part.fileData as Part).fileUri)] : [])),
+  toolCalls: (body) =>
+    geminiParts(body)
+      .filter((part) => part.functionCall)
+      .map((part) => ({ name: String((part.functionCall as Part).name), arguments: (part.functionCall as Part).args })),
+  toolResults: (body) =>
+    geminiParts(body)
+      .filter((part) => part.functionResponse)
+      .map((part) => JSON.stringify((part.functionResponse as Part).response)),
+  outputLimit: (body) => (body.generationConfig as Part | undefined)?.maxOutputTokens as number | undefined,
+  // Gemini streams from another method, not on a body field
+  streamed: (_body, target) => target.url.includes(':streamGenerateContent'),
+};
+
 export const VENDOR_REQUESTS: Record<ChannelProtocol, VendorRequestView> = {
   openai: openAiForm,
   azure: openAiForm,
@@ -144,33 +173,7 @@ export const VENDOR_REQUESTS: Record<ChannelProtocol, VendorRequestView> = {
         .filter((block) => block.cache_control !== undefined)
         .map((block) => ({ text: jsonText(block.text ?? block.name ?? ''), cache_control: block.cache_control })),
   },
-  gemini: {
-    model: 'gemini-2.0-flash',
-    systemText: (body) =>
-      list((body.systemInstruction as Part | undefined)?.parts)
-        .map((part) => jsonText(part.text ?? ''))
-        .join('\n\n'),
-    conversationText: (body) =>
-      geminiParts(body)
-        .map((part) => (typeof part.text === 'string' ? part.text : part.functionResponse ? JSON.stringify((part.functionResponse as Part).response) : ''))
-        .join('\n'),
-    tools: (body) =>
-      list(body.tools)
-        .flatMap((tool) => list(tool.functionDeclarations))
-        .map((declaration) => ({ name: String(declaration.name), parameters: declaration.parameters as Body | undefined })),
-    images: (body) => geminiParts(body).flatMap((part) => (part.inlineData ? [String((part.inlineData as Part).data)] : part.fileData ? [String((part.fileData as Part).fileUri)] : [])),
-    toolCalls: (body) =>
-      geminiParts(body)
-        .filter((part) => part.functionCall)
-        .map((part) => ({ name: String((part.functionCall as Part).name), arguments: (part.functionCall as Part).args })),
-    toolResults: (body) =>
-      geminiParts(body)
-        .filter((part) => part.functionResponse)
-        .map((part) => JSON.stringify((part.functionResponse as Part).response)),
-    outputLimit: (body) => (body.generationConfig as Part | undefined)?.maxOutputTokens as number | undefined,
-    // Gemini streams from another method, not on a body field
-    streamed: (_body, target) => target.url.includes(':streamGenerateContent'),
-  },
+  gemini: geminiForm,
   baidu: {
     model: 'ernie-4.0-8k',
     systemText: (body) => jsonText(body.system ?? ''),
@@ -257,4 +260,6 @@ export const VENDOR_REQUESTS: Record<ChannelProtocol, VendorRequestView> = {
     // a WebSocket call always streams
     streamed: () => true,
   },
+  // the contract's Vertex fixtures are a Gemini model's (Claude on Vertex is the anthropic form, less the model)
+  vertex: geminiForm,
 };

@@ -18,6 +18,7 @@ import { GEMINI_CHANNELS, startGeminiEmulator } from '../../support/emulators/ge
 import type { EmulatedChannel, ProtocolEmulator, ReportedUsage } from '../../support/emulators/types';
 import { XUNFEI_CHANNELS, startXunfeiEmulator } from '../../support/emulators/xunfei';
 import { ZHIPU_CHANNELS, startZhipuEmulator } from '../../support/emulators/zhipu';
+import { VERTEX_CHANNELS, startVertexEmulator } from '../../support/emulators/vertex';
 import { countWords } from '../../support/openaiEmulator';
 import { defaultModelRatio, resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
@@ -32,6 +33,7 @@ const OWN_PROTOCOL_VENDORS = [
   { start: startAliEmulator, channels: ALI_CHANNELS },
   { start: startZhipuEmulator, channels: ZHIPU_CHANNELS },
   { start: startXunfeiEmulator, channels: XUNFEI_CHANNELS },
+  { start: startVertexEmulator, channels: VERTEX_CHANNELS },
   { start: startBedrockEmulator, channels: BEDROCK_CHANNELS },
 ];
 
@@ -100,7 +102,7 @@ function casesFor(type: ChannelType): Case[] {
     .map((emulated) => ({
       name: emulated.other ? `other ${emulated.other}` : 'default',
       type,
-      channel: () => ({ key: emulated.key, base_url: emulated.baseUrl(vendors[vendor].emulator), other: emulated.other }),
+      channel: () => ({ key: emulated.keyFor?.(vendors[vendor].emulator) ?? emulated.key, base_url: emulated.baseUrl(vendors[vendor].emulator), other: emulated.other }),
       chatModel: emulated.chatModel,
       embeddingModel: emulated.embeddingModel,
       lastUsage: () => vendors[vendor].emulator.reported.at(-1)!,

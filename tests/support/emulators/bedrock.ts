@@ -265,14 +265,6 @@ function chosenTool(body: Record<string, unknown>, lastText: string): Tool | und
   return tools.find((tool) => lastText.includes(tool.toolSpec.name)) ?? (isObject(choice.any) ? tools[0] : undefined);
 }
 
-function parseBody(raw: string): unknown {
-  try {
-    return raw ? JSON.parse(raw) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 function marker(text: string, name: string): number {
   const match = new RegExp(`\\[${name}:(\\d+)\\]`).exec(text);
   return match ? Number(match[1]) : 0;
@@ -287,8 +279,7 @@ export async function startBedrockEmulator(options: BedrockEmulatorOptions = {})
   const server: Server = createServer(
     (request: IncomingMessage, response: ServerResponse) =>
       void (async () => {
-        const raw = await readRequestBody(request);
-        const body = parseBody(raw);
+        const { text: raw, body } = await readRequestBody(request);
         if (record) requests.push({ method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers, body, raw });
 
         const route = /^\/model\/([^/]+)\/(converse|converse-stream)$/.exec((request.url ?? '/').split('?')[0]);

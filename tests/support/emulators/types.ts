@@ -40,6 +40,10 @@ export interface EmulatedChannel {
   type: number;
   key: string;
   deadKey: string;
+  /** A key that depends on the running emulator (Vertex AI's service-account file names its token endpoint); `key` otherwise. */
+  keyFor?: (emulator: ProtocolEmulator) => string;
+  /** The same for the dead key. */
+  deadKeyFor?: (emulator: ProtocolEmulator) => string;
   /** The base URL to store (the emulator's, possibly with a path). */
   baseUrl: (emulator: ProtocolEmulator) => string;
   other: string;
@@ -47,13 +51,6 @@ export interface EmulatedChannel {
   chatModel: string;
   /** An embeddings model, when the vendor has embeddings. */
   embeddingModel?: string;
-}
-
-/** A request's whole body as text. */
-export async function readRequestBody(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** Listens on 127.0.0.1 at a free port; `close` ends open connections first (after `beforeClose`, e.g. WebSocket clients). */
@@ -69,4 +66,16 @@ export async function listenOnLoopback(server: Server, beforeClose: () => void =
         server.close(() => closed());
       }),
   };
+}
+
+/** A request's body as text and as parsed JSON (undefined when empty or not JSON). */
+export async function readRequestBody(request: IncomingMessage): Promise<{ text: string; body: unknown }> {
+  const parts: Buffer[] = [];
+  for await (const part of request) parts.push(part as Buffer);
+  const text = Buffer.concat(parts).toString('utf8');
+  try {
+    return { text, body: text ? (JSON.parse(text) as unknown) : undefined };
+  } catch {
+    return { text, body: undefined };
+  }
 }

@@ -1,0 +1,42 @@
+// Google Vertex AI (channel type 42): Gemini and Claude on Google Cloud.
+// API reference: https://cloud.google.com/vertex-ai/generative-ai/docs/reference/rest
+// (Gemini: .../model-reference/inference; Claude: .../partner-models/claude)
+//
+// The key is a service account's JSON key file. The relay trades it for an
+// OAuth access token (`credential`: a JWT signed with the key, sent to the
+// key's token_uri), caches the token until shortly before it expires, and
+// every call carries it as a Bearer token. `other` is `region` (us-central1
+// when empty, `global` allowed) or `region|project`; the project is the key's
+// project_id otherwise. The channel's base URL replaces Google's regional origin.
+//
+// Gemini models go to `publishers/google/models/{model}:generateContent`
+// (`:streamGenerateContent?alt=sse`), Claude models (`claude-*`) to
+// `publishers/anthropic/models/{model}:rawPredict` (`:streamRawPredict`);
+// the Gemini and Anthropic adaptors' encoders and decoders do the rest, so
+// usage (cached and thinking tokens included) is billed as those vendors
+// report it. Claude's plain names are mapped to Vertex's ids (request.ts).
+import type { AdaptorCall, UpstreamAdaptor } from '../../types';
+import { decodeChat as decodeAnthropicChat } from '../anthropic/json';
+import { AnthropicStreamDecoder } from '../anthropic/stream';
+import { decodeChat as decodeGeminiChat } from '../gemini/json';
+import { decodeChatStream as decodeGeminiStream } from '../gemini/stream';
+import { credential } from './credential';
+import { failure } from './errors';
+import { encodeChat, publisherOf, target } from './request';
+
+export { vertexClaudeModel, VERTEX_ANTHROPIC_VERSION } from './request';
+
+const claude = (call: AdaptorCall) => publisherOf(call.model) === 'anthropic';
+
+export const vertexAdaptor: UpstreamAdaptor = {
+  protocol: 'vertex',
+  docs: 'https://cloud.google.com/vertex-ai/generative-ai/docs/reference/rest',
+  operations: new Set(['chat']),
+  transport: 'http',
+  credential,
+  target,
+  encodeChat,
+  decodeChat: (body, call) => (claude(call) ? decodeAnthropicChat(body, call) : decodeGeminiChat(body, call)),
+  decodeChatStream: (call) => (claude(call) ? new AnthropicStreamDecoder(call) : decodeGeminiStream(call)),
+  failure,
+};
