@@ -31,10 +31,13 @@ export type BalanceUnit = 'usd' | 'cny' | 'cny_per_10000' | 'points';
  *   account holding money in another currency is refused rather than shown in the wrong one;
  * - `moonshot`: `/v1/users/me/balance`, `data.available_balance`;
  * - `openrouter`: `/api/v1/credits`, `data.total_credits - data.total_usage`;
- * - `siliconflow`: `/v1/user/info`, `data.totalBalance`.
+ * - `siliconflow`: `/v1/user/info`, `data.totalBalance`;
+ * - `novita`: `/openapi/v1/billing/balance/detail`, `availableBalance` in ten-thousandths of a US dollar;
+ * - `stepfun`: `/v1/accounts`, `balance`.
  */
 export type ChannelBalance = (
-  { source: 'openai-subscription' | 'openai-sb' | 'aiproxy' | 'deepseek' | 'moonshot' | 'openrouter' | 'siliconflow' } | { source: 'credit-grants'; field: 'total_available' | 'total_remaining' }
+  | { source: 'openai-subscription' | 'openai-sb' | 'aiproxy' | 'deepseek' | 'moonshot' | 'openrouter' | 'siliconflow' | 'novita' | 'stepfun' }
+  | { source: 'credit-grants'; field: 'total_available' | 'total_remaining' }
 ) & {
   unit: BalanceUnit;
   /** Where the balance endpoint lives when it is not on the type's default base URL. */
@@ -137,7 +140,30 @@ export interface ChannelType {
   promptCacheMarks?: true;
   /** The vendor's API reference, for the console and the README; absent for resellers and custom upstreams. */
   docs?: string;
+  /**
+   * For a type on the OpenAI protocol whose vendor serves rerank: the shape of
+   * its rerank endpoint and that endpoint's path from the base URL (the path
+   * prefix does not apply: Cohere's is `/v2/rerank` beside its compatibility
+   * API). Absent: the type does not rerank, and routing passes it by.
+   */
+  rerank?: { wire: RerankWire; path: string };
+  /**
+   * True for a type whose vendor has no chat, only embeddings and rerank (Jina, Voyage): routing passes its
+   * channels by for anything else, and the channel test asks a one-document rerank.
+   */
+  noChat?: true;
 }
+
+/**
+ * The rerank shapes vendors speak (server/protocols/upstream/rerank):
+ * - `jina`: Jina's `{model, query, documents, top_n, return_documents}`, answered `{results, usage.total_tokens}` (SiliconFlow's too);
+ * - `cohere`: Cohere's v2 `{model, query, documents, top_n}`, answered `{id, results, meta.billed_units.search_units}`;
+ * - `voyage`: Voyage's `{model, query, documents, top_k}`, answered `{data, usage.total_tokens}`.
+ */
+export type RerankWire = 'jina' | 'cohere' | 'voyage';
+
+/** The rerank endpoint of a vendor of Jina's shape at OpenAI's `/v1`. */
+const jinaRerank = { wire: 'jina', path: '/v1/rerank' } as const;
 
 const openAiReseller = { protocol: 'openai', defaultModels: [], baseUrlRequired: false, ownedBy: 'openai', samplingTopK: false } as const;
 
@@ -243,7 +269,17 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     ownedBy: 'zhipu',
     docs: 'https://open.bigmodel.cn/dev/api',
   },
-  { value: 8, label: 'Custom', color: 'pink', defaultBaseUrl: '', ...openAiReseller, baseUrlRequired: true, balance: { source: 'openai-subscription', unit: 'usd' }, ownedBy: 'custom' },
+  {
+    value: 8,
+    label: 'Custom',
+    color: 'pink',
+    defaultBaseUrl: '',
+    ...openAiReseller,
+    baseUrlRequired: true,
+    balance: { source: 'openai-subscription', unit: 'usd' },
+    ownedBy: 'custom',
+    rerank: jinaRerank,
+  },
   { value: 2, label: 'API2D', color: 'blue', defaultBaseUrl: 'https://oa.api2d.net', ...openAiReseller },
   { value: 5, label: 'OpenAI-SB', color: 'brown', defaultBaseUrl: 'https://api.openai-sb.com', ...openAiReseller, balance: { source: 'openai-sb', unit: 'cny_per_10000' } },
   { value: 7, label: 'OhMyGPT', color: 'purple', defaultBaseUrl: 'https://api.ohmygpt.com', ...openAiReseller },
@@ -261,7 +297,7 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     color: 'blue',
     defaultBaseUrl: 'https://generativelanguage.googleapis.com',
     protocol: 'gemini',
-    defaultModels: ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite', 'gemini-2.0-flash', 'gemini-2.0-flash-lite', 'gemini-embedding-001', 'text-embedding-004'],
+    defaultModels: ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite', 'gemini-2.0-flash', 'gemini-2.0-flash-lite', 'gemini-embedding-001'],
     baseUrlRequired: false,
     ownedBy: 'google',
     docs: 'https://ai.google.dev/api',
@@ -352,9 +388,11 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     defaultBaseUrl: 'https://api.cohere.ai',
     pathPrefix: '/compatibility/v1',
     ...openAiCompatible,
-    defaultModels: ['command-a-03-2025', 'command-r-plus-08-2024', 'command-r-08-2024', 'command-r7b-12-2024', 'embed-v4.0'],
+    defaultModels: ['command-a-03-2025', 'command-r-plus-08-2024', 'command-r-08-2024', 'command-r7b-12-2024', 'embed-v4.0', 'rerank-v3.5'],
     ownedBy: 'cohere',
     docs: 'https://docs.cohere.com/docs/compatibility-api',
+    // https://docs.cohere.com/reference/rerank: v2, beside the compatibility API; billed per search unit
+    rerank: { wire: 'cohere', path: '/v2/rerank' },
   },
   {
     value: 39,
@@ -378,6 +416,8 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     // https://docs.siliconflow.cn/en/api-reference/userinfo/get-user-info: yuan on api.siliconflow.cn; the
     // international platform (https://docs.siliconflow.com/en/api-reference/userinfo/get-user-info) bills in US dollars
     balance: { source: 'siliconflow', unit: 'cny', otherCurrencyHosts: { 'api.siliconflow.com': 'usd' } },
+    // https://docs.siliconflow.cn/en/api-reference/rerank/create-rerank: Jina's shape, tokens in `meta.tokens`
+    rerank: jinaRerank,
   },
   {
     // A local server by default; point the base URL at another host when Ollama runs elsewhere.
@@ -430,7 +470,7 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     color: 'red',
     defaultBaseUrl: 'https://api.minimaxi.com',
     ...openAiCompatible,
-    defaultModels: ['MiniMax-M2', 'MiniMax-M1', 'MiniMax-Text-01'],
+    defaultModels: ['MiniMax-M2.7', 'MiniMax-M2.7-highspeed', 'MiniMax-M2', 'MiniMax-M1', 'MiniMax-Text-01'],
     ownedBy: 'minimax',
     docs: 'https://platform.minimaxi.com/document/ChatCompletion%20v2',
   },
@@ -453,6 +493,9 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     defaultModels: ['step-2-16k', 'step-2-mini', 'step-1-8k', 'step-1-32k', 'step-1v-8k'],
     ownedBy: 'stepfun',
     docs: 'https://platform.stepfun.com/docs/llm/text',
+    // https://platform.stepfun.com/docs/zh/api-reference/accounts/get: yuan on api.stepfun.com; the international
+    // platform (https://platform.stepfun.ai/docs/en/api-reference/accounts/get) answers the same shape, in its own currency
+    balance: { source: 'stepfun', unit: 'cny', otherCurrencyHosts: { 'api.stepfun.ai': 'usd' } },
   },
   {
     // `{account}` is the channel's `other` (the Cloudflare account id); a base URL with a path of its own carries
@@ -487,9 +530,11 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     defaultBaseUrl: 'https://api.novita.ai',
     pathPrefix: '/v3/openai',
     ...openAiCompatible,
-    defaultModels: ['deepseek/deepseek-v3-0324', 'meta-llama/llama-3.3-70b-instruct', 'meta-llama/llama-3.1-8b-instruct', 'qwen/qwen-2.5-72b-instruct'],
+    defaultModels: ['deepseek/deepseek-r1', 'deepseek/deepseek_v3', 'meta-llama/llama-3.3-70b-instruct', 'meta-llama/llama-3.1-8b-instruct', 'qwen/qwen-2.5-72b-instruct'],
     ownedBy: 'novita',
     docs: 'https://novita.ai/docs/guides/llm-api',
+    // https://novita.ai/docs/api-reference/basic-get-user-balance: US dollars (sent in ten-thousandths)
+    balance: { source: 'novita', unit: 'usd' },
   },
   {
     // Qianfan's v2 API: OpenAI's wire, keyed by one bearer API key (`bce-v3/...`), unlike type 15's APIKey|SecretKey
@@ -504,13 +549,15 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     docs: 'https://cloud.baidu.com/doc/qianfan-api/s/3m7of64lb',
   },
   {
-    // Spark's HTTP API on OpenAI's wire, keyed by the console's APIPassword (type 18 is the WebSocket API)
+    // Spark's HTTP API on OpenAI's wire, keyed by the console's APIPassword (type 18 is the WebSocket API).
+    // Only Lite (free) is pre-filled: 4.0Ultra, max-32k, generalv3.5, pro-128k and generalv3 are sold in
+    // token packages with no per-token list price, so an operator adds them with the price they paid
     value: 48,
     label: 'iFlytek Spark v2',
     color: 'blue',
     defaultBaseUrl: 'https://spark-api-open.xf-yun.com',
     ...openAiCompatible,
-    defaultModels: ['4.0Ultra', 'max-32k', 'generalv3.5', 'pro-128k', 'generalv3', 'lite'],
+    defaultModels: ['lite'],
     ownedBy: 'iflytek',
     docs: 'https://www.xfyun.cn/doc/spark/HTTP%E8%B0%83%E7%94%A8%E6%96%87%E6%A1%A3.html',
   },
@@ -591,6 +638,35 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     defaultModels: [],
     baseUrlRequired: true,
     ownedBy: 'custom',
+    rerank: jinaRerank,
+  },
+
+  // Types one-api does not have, numbered past its 1..51 (new-api's Jina, 38, imports as 52).
+  {
+    // Jina's embeddings are OpenAI-shaped at /v1/embeddings; its reranker is the shape /v1/rerank takes from clients
+    value: 52,
+    label: 'Jina AI',
+    color: 'black',
+    defaultBaseUrl: 'https://api.jina.ai',
+    ...openAiCompatible,
+    defaultModels: ['jina-reranker-v2-base-multilingual', 'jina-reranker-m0', 'jina-reranker-v1-turbo-en'],
+    ownedBy: 'jina',
+    docs: 'https://jina.ai/reranker/',
+    rerank: jinaRerank,
+    noChat: true,
+  },
+  {
+    // Voyage's embeddings are OpenAI-shaped at /v1/embeddings; its reranker takes `top_k` and answers `data`
+    value: 53,
+    label: 'Voyage AI',
+    color: 'teal',
+    defaultBaseUrl: 'https://api.voyageai.com',
+    ...openAiCompatible,
+    defaultModels: ['rerank-2.5', 'rerank-2.5-lite', 'rerank-2', 'rerank-2-lite'],
+    ownedBy: 'voyage',
+    docs: 'https://docs.voyageai.com/reference/reranker-api',
+    rerank: { wire: 'voyage', path: '/v1/rerank' },
+    noChat: true,
   },
 ];
 

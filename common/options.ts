@@ -75,6 +75,22 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
 
   // Cohere: https://cohere.com/pricing
   'embed-v4.0': 0.06, // $0.12 in (text)
+  // Rerank, billed per search unit (a query with up to 100 documents): one search unit is charged
+  // floor(ratio x 1000) quota, so ratio 1 = US$2 per 1,000 searches (server/billing/prices.ts searchUnitQuota)
+  'rerank-v3.5': 1, // $2.00 per 1K searches
+  'rerank-english-v3.0': 1, // $2.00 per 1K searches
+  'rerank-multilingual-v3.0': 1, // $2.00 per 1K searches
+
+  // Jina AI rerankers, billed by the token: https://jina.ai/pricing (token packages, about US$0.05 per 1M tokens)
+  'jina-reranker-v2-base-multilingual': 0.025, // $0.05 in
+  'jina-reranker-m0': 0.025, // $0.05 in
+  'jina-reranker-v1-turbo-en': 0.025, // $0.05 in
+
+  // Voyage AI rerankers, billed by the token (query tokens x documents + document tokens): https://docs.voyageai.com/docs/pricing
+  'rerank-2.5': 0.025, // $0.05 in
+  'rerank-2.5-lite': 0.01, // $0.02 in
+  'rerank-2': 0.025, // $0.05 in
+  'rerank-2-lite': 0.01, // $0.02 in
 
   // Alibaba Cloud Model Studio, international (Singapore) USD prices:
   // https://www.alibabacloud.com/help/en/model-studio/models (non-thinking mode)
@@ -102,9 +118,8 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
   // iFlytek Spark: https://xinghuo.xfyun.cn/sparkapi (Lite is free; the other
   // versions are sold as token packages, with no per-token list price to copy)
   lite: 0,
-  // SiliconFlow: https://siliconflow.cn/pricing (names only it uses; a name
-  // Together also serves, like deepseek-ai/DeepSeek-V3, is left unpriced because
-  // one ModelRatio entry cannot hold two vendors' prices)
+  // SiliconFlow: https://siliconflow.cn/pricing (a name another vendor also
+  // serves is priced below, under "Names several vendors serve")
   'Qwen/Qwen2.5-72B-Instruct': 0.295, // ¥4.13
   'Qwen/Qwen2.5-7B-Instruct': 0, // free
   'BAAI/bge-m3': 0, // free
@@ -119,6 +134,80 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
   'meta-llama/Llama-3.3-70B-Instruct-Turbo': 0.44, // $0.88
   'meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo': 0.09, // $0.18
   'Qwen/Qwen2.5-72B-Instruct-Turbo': 0.6, // $1.20
+
+  // Every default model of every channel type has a price (a test lists any
+  // that has none). What follows was added on 2026-11-27 for the types whose
+  // defaults neither catalog prices. Output prices are in
+  // COMPLETION_RATIO_BY_MODEL (server/billing/prices.ts). Yuan at ¥7 = US$1 as
+  // above (ratio = yuan per 1M tokens / 14); each comment gives the yuan or
+  // dollar input price per 1M tokens and the page it was read from.
+
+  // Names several vendors serve: one ModelRatio entry holds one price, so it is
+  // the highest of theirs, input and output each (like a time-of-day price, the
+  // peak is billed so that no channel is charged less than its vendor bills).
+  // The resellers' figures are @pydantic/genai-prices 0.1.8's provider tables
+  // (server/billing/catalog.ts reads only first parties' own prices from it).
+  'deepseek-ai/DeepSeek-V3': 0.625, // Together $1.25 in and out (https://www.together.ai/pricing) over SiliconFlow ¥2 / ¥8
+  'meta-llama/llama-3.3-70b-instruct': 0.195, // Novita $0.39 / $0.39 over OpenRouter $0.05 / $0.24 (genai-prices)
+  'meta-llama/llama-3.1-8b-instruct': 0.025, // Novita $0.05 / $0.05 over OpenRouter $0.02 / $0.03 (genai-prices)
+  'qwen/qwen-2.5-72b-instruct': 0.19, // Novita $0.38 / $0.40 over OpenRouter $0.12 / $0.39 (genai-prices)
+  'deepseek/deepseek-r1': 2, // Novita $4 / $4 over OpenRouter $0.45 / $2.15 (genai-prices)
+  // One vendor's names, from the same package's reseller tables
+  'deepseek/deepseek_v3': 0.445, // Novita $0.89 / $0.89 (https://novita.ai/pricing, genai-prices)
+  'deepseek/deepseek-chat': 0.19, // OpenRouter $0.38 / $0.89 (https://openrouter.ai/deepseek/deepseek-chat, genai-prices)
+  'openai/gpt-oss-120b': 0.075, // Groq $0.15 / $0.60 (https://groq.com/pricing, genai-prices)
+  'openai/gpt-oss-20b': 0.0375, // Groq $0.075 / $0.30 (https://groq.com/pricing, genai-prices)
+  // SiliconFlow: https://siliconflow.cn/pricing
+  'deepseek-ai/DeepSeek-R1': 0.285714, // ¥4 / ¥16
+  // Ollama runs on the operator's own hardware: its models cost nothing per token
+  'llama3.2': 0,
+  qwen3: 0,
+  gemma3: 0,
+  'nomic-embed-text': 0,
+  // 360 AI Brain: https://ai.360.com/platform/docs/overview (one price in and out,
+  // as one-api's and new-api's ratio tables also carry it)
+  '360gpt2-pro': 0.857143, // ¥12
+  '360gpt-pro': 0.857143, // ¥12
+  '360gpt-turbo': 0.085714, // ¥1.2
+  embedding_s1_v1: 0.071429, // ¥1
+  // Tencent Hunyuan: https://cloud.tencent.com/document/product/1729/97731 (Lite is free)
+  'hunyuan-turbos-latest': 0.057143, // ¥0.8 / ¥2
+  'hunyuan-t1-latest': 0.071429, // ¥1 / ¥4
+  'hunyuan-standard': 0.057143, // ¥0.8 / ¥2
+  'hunyuan-lite': 0,
+  'hunyuan-embedding': 0.05, // ¥0.7
+  // Baichuan: https://platform.baichuan-ai.com/price (one price in and out)
+  'Baichuan4-Turbo': 1.071429, // ¥15
+  'Baichuan4-Air': 0.07, // ¥0.98
+  Baichuan4: 7.142857, // ¥100
+  'Baichuan3-Turbo': 0.857143, // ¥12
+  'Baichuan-Text-Embedding': 0.035714, // ¥0.5
+  // MiniMax: https://platform.minimaxi.com/document/Price (the M-series is in the catalog)
+  'MiniMax-Text-01': 0.071429, // ¥1 / ¥8
+  // 01.AI: https://platform.lingyiwanwu.com/docs#模型与计费 (one price in and out)
+  'yi-lightning': 0.070714, // ¥0.99
+  'yi-large': 1.428571, // ¥20
+  'yi-medium': 0.178571, // ¥2.5
+  'yi-vision-v2': 0.428571, // ¥6
+  // StepFun: https://platform.stepfun.com/docs/pricing/details
+  'step-2-16k': 2.714286, // ¥38 / ¥120
+  'step-2-mini': 0.071429, // ¥1 / ¥2
+  'step-1-8k': 0.357143, // ¥5 / ¥20
+  'step-1-32k': 1.071429, // ¥15 / ¥70
+  'step-1v-8k': 0.357143, // ¥5 / ¥20
+  // Volcengine Ark (Doubao): https://www.volcengine.com/docs/82379/1544106; Seed 1.6's
+  // price rises with the prompt's length: its first tier's input and its highest output
+  'doubao-seed-1-6-250615': 0.057143, // ¥0.8 / ¥8
+  'doubao-1-5-pro-32k-250115': 0.057143, // ¥0.8 / ¥2
+  'doubao-1-5-lite-32k-250115': 0.021429, // ¥0.3 / ¥0.6
+  'doubao-embedding-text-240715': 0.05, // ¥0.7
+  // Baidu Qianfan v2: https://cloud.baidu.com/doc/qianfan-docs/s/Jm8r1826a (Speed and Lite are free)
+  'ernie-4.5-turbo-128k': 0.057143, // ¥0.8 / ¥3.2
+  'ernie-4.0-8k': 2.142857, // ¥30 / ¥90
+  'ernie-3.5-8k': 0.057143, // ¥0.8 / ¥2
+  'ernie-speed-128k': 0,
+  'ernie-lite-8k': 0,
+  'embedding-v1': 0.035714, // ¥0.5
 };
 
 /**

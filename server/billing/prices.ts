@@ -45,6 +45,29 @@ export const COMPLETION_RATIO_BY_MODEL: Readonly<Record<string, number>> = {
   'openai/gpt-4o-mini': 4,
   'google/gemini-2.5-flash': 2.5 / 0.3,
   // Zhipu, SiliconFlow and Together price input and output alike: ratio 1 (the default).
+  // The defaults added on 2026-11-27 (common/options.ts gives each page); a model
+  // priced alike both ways (360, Baichuan, 01.AI, Spark, embeddings) needs no entry.
+  // Highest of the vendors serving the name: $0.40 / $0.38
+  'qwen/qwen-2.5-72b-instruct': 0.4 / 0.38,
+  'deepseek/deepseek-chat': 0.89 / 0.38,
+  'openai/gpt-oss-120b': 4,
+  'openai/gpt-oss-20b': 4,
+  'deepseek-ai/DeepSeek-R1': 4,
+  'hunyuan-turbos-latest': 2.5,
+  'hunyuan-t1-latest': 4,
+  'hunyuan-standard': 2.5,
+  'MiniMax-Text-01': 8,
+  'step-2-16k': 120 / 38,
+  'step-2-mini': 2,
+  'step-1-8k': 4,
+  'step-1-32k': 70 / 15,
+  'step-1v-8k': 4,
+  'doubao-seed-1-6-250615': 10,
+  'doubao-1-5-pro-32k-250115': 2.5,
+  'doubao-1-5-lite-32k-250115': 2,
+  'ernie-4.5-turbo-128k': 4,
+  'ernie-4.0-8k': 3,
+  'ernie-3.5-8k': 2.5,
 };
 
 /** Cached prompt tokens cost this share of a normal prompt token when neither the catalog nor the table below says. */
@@ -325,6 +348,24 @@ export function imageQuota(ratio: number, size: string | undefined, count: numbe
 export function imageQuotaFormula(modelRatio: number, groupRatio: number, size: string | undefined, count: number, quota: number): string {
   const sizeRatio = IMAGE_SIZE_RATIO[size || '256x256'] ?? 1;
   return `⌊${shown(modelRatio)} × ${shown(groupRatio)} × ${shown(sizeRatio)} × 1000⌋ × ${nonNegativeInteger(count)} = ${quota}`;
+}
+
+/**
+ * What one rerank search unit weighs (Cohere bills a query with up to 100
+ * documents as one): the price of this many tokens at the model's ratio, so
+ * ratio 1 = US$0.002 per search = US$2 per 1,000 searches (Cohere's
+ * rerank-v3.5). A token-billed reranker is priced like any prompt.
+ */
+export const SEARCH_UNIT_TOKENS = 1000;
+
+/** Price of `units` search units: floor(ratio x 1000) each. */
+export function searchUnitQuota(ratio: number, units: number): number {
+  return Math.floor(ratio * SEARCH_UNIT_TOKENS) * nonNegativeInteger(units);
+}
+
+/** searchUnitQuota's arithmetic with its numbers, for the log: "⌊1 × 1 × 1000⌋ × 2 = 2000". */
+export function searchUnitQuotaFormula(modelRatio: number, groupRatio: number, units: number, quota: number): string {
+  return `⌊${shown(modelRatio)} × ${shown(groupRatio)} × ${SEARCH_UNIT_TOKENS}⌋ × ${nonNegativeInteger(units)} = ${quota}`;
 }
 
 /**

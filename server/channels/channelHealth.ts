@@ -120,7 +120,7 @@ type TestOutcome = Pick<ChannelTestResult, 'success' | 'message' | 'failure'>;
 
 /** A whole answer judged by the adaptor: a chat.completion, or its failure. */
 function judgeTestAnswer(adaptor: UpstreamAdaptor, call: AdaptorCall, { status, text }: UpstreamAnswer): TestOutcome {
-  const decoded = isSuccessStatus(status) ? adaptor.decodeChat(text, call) : adaptor.failure(status, text);
+  const decoded = !isSuccessStatus(status) ? adaptor.failure(status, text) : call.operation === 'rerank' ? adaptor.decodeRerank!(text, call) : adaptor.decodeChat(text, call);
   return isUpstreamFailure(decoded) ? { success: false, message: describeFailure(decoded), failure: decoded } : { success: true, message: '' };
 }
 
@@ -196,7 +196,9 @@ export async function testChannel(
 async function testChannelWith(app: FastifyInstance, channel: ChannelRow, signal: AbortSignal | undefined, model: string): Promise<ChannelTestResult> {
   const thresholdSeconds = channelThresholdSecondsOf(app, Number(channel.type));
   const adaptor = adaptorForChannelType(Number(channel.type));
-  if (!adaptor || !adaptor.operations.has('chat')) {
+  // a vendor with no chat (Jina, Voyage) is tested with a rerank
+  const operation = findChannelType(Number(channel.type))?.noChat && adaptor?.encodeRerank && adaptor.decodeRerank ? 'rerank' : 'chat';
+  if (!adaptor || !adaptor.operations.has(operation)) {
     const message = adaptor ? 'this channel type has no chat to test' : 'this channel type is unknown to this relay';
     return { success: false, message, seconds: 0, sent: false, model, thresholdSeconds, slow: false };
   }
@@ -209,7 +211,7 @@ async function testChannelWith(app: FastifyInstance, channel: ChannelRow, signal
     if (credential instanceof Promise) credential = await credential;
     const call: AdaptorCall = {
       channel: config,
-      operation: 'chat',
+      operation,
       model: testModelOf(channel, model),
       stream: false,
       responseId: 'chatcmpl-channel-test',
@@ -217,7 +219,11 @@ async function testChannelWith(app: FastifyInstance, channel: ChannelRow, signal
       credential: isUpstreamFailure(credential) ? undefined : credential,
     };
     let target = isUpstreamFailure(credential) ? credential : adaptor.target(config, call);
-    const body = isUpstreamFailure(target) ? '' : adaptor.encodeChat({ model: call.model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }, call);
+    const body = isUpstreamFailure(target)
+      ? ''
+      : operation === 'rerank'
+        ? adaptor.encodeRerank!({ model: call.model, query: 'hi', documents: ['hi'], extra: {} }, call)
+        : adaptor.encodeChat({ model: call.model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }, call);
     if (!isUpstreamFailure(target) && adaptor.sign) target = await adaptor.sign(target, body, config, call);
     if (isUpstreamFailure(target)) {
       // nothing went out to the vendor (no base URL, a key it cannot read) or its token exchange refused
@@ -352,6 +358,13 @@ const BALANCE_FETCHERS: { [Kind in BalanceSourceKind]: BalanceFetch<Kind> } = {
   },
   /** https://docs.siliconflow.cn/en/api-reference/userinfo/get-user-info: granted plus charged balance, as text. */
   siliconflow: async (base, key, _setting, signal) => numberFrom(dataOf(await getJson(`${base}/v1/user/info`, bearer(key), signal)).totalBalance, 'totalBalance'),
+  /**
+   * https://novita.ai/docs/api-reference/basic-get-user-balance: what the account can spend (its top-up plus its
+   * credit limit), as text in ten-thousandths of a US dollar.
+   */
+  novita: async (base, key, _setting, signal) => numberFrom((await getJson(`${base}/openapi/v1/billing/balance/detail`, bearer(key), signal)).availableBalance, 'availableBalance') / 10_000,
+  /** https://platform.stepfun.com/docs/zh/api-reference/accounts/get: the available balance (top-ups and vouchers). */
+  stepfun: async (base, key, _setting, signal) => numberFrom((await getJson(`${base}/v1/accounts`, bearer(key), signal)).balance, 'balance'),
 };
 
 /** The kinds of balance endpoint this file can read (a test holds them to the table's). */

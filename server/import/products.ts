@@ -3,7 +3,7 @@
 // ours (Switchboard follows one-api's table); new-api renumbered from type 2 on
 // (2 is Midjourney there, 4 Ollama, 34 Cohere, 43 DeepSeek ...), so its
 // types go through NEW_API_TYPES. A type without a row here is left out of
-// the import, named in the report.
+// the import, named in the report (NOT_RELAYED_YET).
 import { findChannelType } from '../../common/channelTypes';
 import { compactJsonKeys } from '../../common/serviceAccountKey';
 
@@ -31,7 +31,11 @@ export function detectProduct(columns: Map<string, Set<string>>): Detected {
   return { product: 'one-api', version: 'one-api v0.5.3 or earlier' };
 }
 
-/** new-api type → ours, for the types both relay. */
+/**
+ * new-api type → ours, for every new-api type one-api also has. A target
+ * without a row in common/channelTypes.ts yet (AWS, Vertex AI, Coze ...) is
+ * left out until the row exists, then carried with no change here.
+ */
 const NEW_API_TYPES: Record<number, number> = {
   1: 1,
   3: 3,
@@ -51,16 +55,20 @@ const NEW_API_TYPES: Record<number, number> = {
   18: 18,
   19: 19,
   20: 20,
+  21: 21,
+  22: 22,
   23: 23,
   24: 24,
   25: 25,
   // ZhipuV4: our Zhipu type with an empty `other` speaks the v4 API
   26: 16,
   31: 31,
-  // AWS (Bedrock): keys AK|SK|region or APIKey|region, as here
+  // AWS (Bedrock): one-api's AWS Claude
   33: 33,
   34: 35,
   35: 27,
+  // Jina: a type of ours past one-api's numbers
+  38: 52,
   39: 37,
   40: 44,
   // VertexAi: its key is the service-account JSON, `other` its region
@@ -70,14 +78,18 @@ const NEW_API_TYPES: Record<number, number> = {
   45: 40,
   46: 47,
   48: 45,
+  49: 34,
+  56: 46,
 };
 
 /**
- * The names of the source types Switchboard does not relay (yet), so the
- * import report says which vendor a left-out channel was for. one-api's from
+ * The source types Switchboard does not relay yet, with the vendor's name for
+ * the import report: the one list to shrink as types gain their row in
+ * common/channelTypes.ts (a test fails while a number here has a row, or a
+ * type with no row is missing here). one-api's names from
  * relay/channeltype/define.go, new-api's from constant/channel.go.
  */
-const UNRELAYED_NAMES: Record<Product, Record<number, string>> = {
+export const NOT_RELAYED_YET: Readonly<Record<Product, Readonly<Record<number, string>>>> = {
   'one-api': { 21: 'AI Proxy library', 22: 'FastGPT', 34: 'Coze', 38: 'DeepL', 43: 'Proxy', 46: 'Replicate' },
   'new-api': {
     2: 'Midjourney',
@@ -87,7 +99,6 @@ const UNRELAYED_NAMES: Record<Product, Record<number, string>> = {
     27: 'Perplexity',
     36: 'Suno',
     37: 'Dify',
-    38: 'Jina',
     44: 'MokaAI',
     47: 'Xinference',
     49: 'Coze',
@@ -99,12 +110,15 @@ const UNRELAYED_NAMES: Record<Product, Record<number, string>> = {
     55: 'Sora',
     56: 'Replicate',
     57: 'Codex',
+    58: 'Kuaizi Lizhen',
+    100: 'BlockRun',
+    101: 'BlockRun video',
   },
 };
 
 /** Why a channel of a source type is left out: the type named where it is known, always "not relayed yet". */
 export function unrelayedReason(product: Product, sourceType: number): string {
-  const name = UNRELAYED_NAMES[product][sourceType];
+  const name = NOT_RELAYED_YET[product][sourceType];
   return `channel type ${sourceType}${name ? ` (${name})` : ''} is not relayed yet`;
 }
 

@@ -20,7 +20,9 @@ export type Operation =
   | 'audio_transcription'
   | 'audio_translation'
   /** OpenAI's Responses API, asked only of a channel whose type serves it itself (the bytes pass); any other is asked for chat. */
-  | 'responses';
+  | 'responses'
+  /** A rerank (Cohere's, Jina's and Voyage's /rerank): always encoded by the channel's adaptor, as the vendors' shapes differ on one wire. */
+  | 'rerank';
 
 /** The client-side protocols (what a client speaks to the gateway). */
 export type InboundProtocol = 'openai' | 'anthropic' | 'openai-responses' | 'gemini';
@@ -87,6 +89,20 @@ export interface EmbeddingRequest {
   [field: string]: unknown;
 }
 
+/**
+ * A rerank as the relay holds it: the client's request read and checked
+ * (documents as strings, whatever shape the client sent them in), the fields
+ * the relay does not know kept for the vendors that take them.
+ */
+export interface RerankRequest {
+  model: string;
+  query: string;
+  documents: string[];
+  top_n?: number;
+  /** The client's other fields (a vendor's own options), passed to a vendor of the Jina shape. */
+  extra: Record<string, unknown>;
+}
+
 // ---- answers ----
 
 /** Token counts as the relay bills them (one type for the whole gateway). */
@@ -149,6 +165,20 @@ export interface EmbeddingResponse {
   data: Array<{ object: 'embedding'; index: number; embedding: number[] }>;
   model: string;
   usage: { prompt_tokens: number; total_tokens: number };
+}
+
+/** A vendor's rerank answer in the relay's terms: the ranking, and the usage as the vendor counts it. */
+export interface RerankResponse {
+  id?: string;
+  model: string;
+  /** Most relevant first, as the vendor ranked them; `index` is the document's place in the request. */
+  results: Array<{ index: number; relevance_score: number }>;
+  /** How the vendor bills a rerank: by the token, or by the search unit (Cohere). */
+  billedBy: 'tokens' | 'search_units';
+  /** The tokens the vendor counted (token-billed vendors), when it reported them. */
+  tokens?: number;
+  /** The search units the vendor billed (Cohere), when it bills by them. */
+  searchUnits?: number;
 }
 
 // ---- failures ----
@@ -279,6 +309,14 @@ export interface UpstreamAdaptor {
   decodeChatStream(call: AdaptorCall): ChatStreamDecoder;
   encodeEmbeddings?(request: EmbeddingRequest, call: AdaptorCall): string;
   decodeEmbeddings?(body: string, call: AdaptorCall): EmbeddingResponse | UpstreamFailure;
+  /**
+   * For an adaptor whose channel types differ in what they serve (on OpenAI's
+   * wire only some vendors rerank): whether a channel of this type serves
+   * `operation`; routing passes the others by. Absent: `operations` alone says.
+   */
+  servesOperation?(channelType: number, operation: Operation): boolean;
+  encodeRerank?(request: RerankRequest, call: AdaptorCall): string;
+  decodeRerank?(body: string, call: AdaptorCall): RerankResponse | UpstreamFailure;
   /** Classifies a non-2xx answer (and is used for any error body). */
   failure(status: number, body: string): UpstreamFailure;
   balance?: BalanceSource;

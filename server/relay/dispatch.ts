@@ -40,6 +40,8 @@ import {
   type EmbeddingResponse,
   type InboundProtocol,
   type Operation,
+  type RerankRequest,
+  type RerankResponse,
   type UpstreamAdaptor,
   type UpstreamFailure,
 } from '../protocols/types';
@@ -76,6 +78,8 @@ export interface UpstreamRequest {
    * client's protocol gets, translated by its adaptor (absent for multipart).
    */
   json?: Record<string, unknown>;
+  /** A rerank as the route read it: what the channel's adaptor encodes (a rerank is never passed as bytes). */
+  rerank?: RerankRequest;
   /** Why a channel that translates cannot take this request (what the chat form would drop); read only by such a channel. */
   untranslatable?: () => string | undefined;
   /** The client's query parameters that matter upstream (Azure and Spark read `api-version`). */
@@ -127,6 +131,7 @@ export interface TranslatedAnswer {
   call: AdaptorCall;
   chat?: ChatResponse;
   embeddings?: EmbeddingResponse;
+  rerank?: RerankResponse;
   stream?: TranslatedStream;
 }
 
@@ -345,7 +350,10 @@ type Attempt =
   | { outcome: 'aborted' };
 
 /** The operations a channel that does not speak the client's protocol can be asked for: those adaptors encode. */
-const TRANSLATABLE = new Set<Operation>(['chat', 'embeddings']);
+const TRANSLATABLE = new Set<Operation>(['chat', 'embeddings', 'rerank']);
+
+/** The operations always encoded by the channel's adaptor, even one that speaks the client's protocol: the vendors' shapes differ on one wire. */
+const ALWAYS_ENCODED = new Set<Operation>(['rerank']);
 
 /**
  * What dispatch works with, handed in rather than read off the app so that it
@@ -470,9 +478,9 @@ async function tryNextChannel(run: DispatchRun, stage: RouteStage, attempt: numb
   const adaptor = adaptorForChannelType(channel.type);
   const inbound = request.inbound ?? 'openai';
   // OpenAI's chat decides on `speaks` alone; only another protocol asks the channel's type
-  const passes = adaptor !== undefined && (adaptor.speaks === inbound || adaptor.alsoSpeaks?.(channel.type, inbound) === true);
+  const passes = adaptor !== undefined && !(operation && ALWAYS_ENCODED.has(operation)) && (adaptor.speaks === inbound || adaptor.alsoSpeaks?.(channel.type, inbound) === true);
   const asked = passes && request.passthroughOperation !== undefined ? request.passthroughOperation : operation;
-  if (!adaptor || !asked || !adaptor.operations.has(asked) || (!passes && !(TRANSLATABLE.has(asked) && request.json))) {
+  if (!adaptor || !asked || !adaptor.operations.has(asked) || adaptor.servesOperation?.(channel.type, asked) === false || (!passes && !(TRANSLATABLE.has(asked) && request.json))) {
     // not this channel's to answer: the next one may be (the attempt is not spent on it)
     run.lastError = relayError(
       501,
@@ -719,6 +727,9 @@ async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel:
   try {
     if (operation === 'chat') {
       body = adaptor.encodeChat(withinModelOutput({ ...(json as unknown as ChatRequest), model: upstreamModel }, deps.options.json('ModelMaxOutputTokens')), call);
+    } else if (operation === 'rerank') {
+      if (!adaptor.encodeRerank || !request.rerank) return { outcome: 'failed', failure: upstreamFailure(501, `the ${adaptor.protocol} adaptor cannot encode rerank`, { retryable: true }) };
+      body = adaptor.encodeRerank({ ...request.rerank, model: upstreamModel }, call);
     } else if (adaptor.encodeEmbeddings) {
       body = adaptor.encodeEmbeddings({ ...(json as unknown as EmbeddingRequest), model: upstreamModel }, call);
     } else {
@@ -765,6 +776,7 @@ async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel:
     if (response.bytes && !(clientStreams && !response.contentType.includes('json'))) {
       // a whole answer (an error in a 200 included), even to a streamed call: some vendors answer a refusal as JSON
       const text = response.bytes.toString('utf8');
+      if (operation === 'rerank') return rerankAttempt(adaptor, text, call, answered);
       if (operation === 'embeddings') {
         const decoded = adaptor.decodeEmbeddings!(text, call);
         return isUpstreamFailure(decoded) ? { outcome: 'failed', failure: decoded } : answered({ adaptor, call, embeddings: decoded });
@@ -789,6 +801,7 @@ async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel:
       );
       if (read instanceof Error) return request.signal.aborted ? { outcome: 'aborted' } : { outcome: 'unanswered', error: new AnswerBrokeOff(read.message, isUpstreamTimeout(read)) };
       const text = read.toString('utf8');
+      if (operation === 'rerank') return rerankAttempt(adaptor, text, call, answered);
       const decoded = operation === 'embeddings' ? adaptor.decodeEmbeddings!(text, call) : adaptor.decodeChat(text, call);
       if (isUpstreamFailure(decoded)) return { outcome: 'failed', failure: decoded };
       return answered(operation === 'embeddings' ? { adaptor, call, embeddings: decoded as EmbeddingResponse } : { adaptor, call, chat: decoded as ChatResponse });
@@ -821,6 +834,13 @@ async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel:
 }
 
 const ignoreError = () => undefined;
+
+/** A whole rerank answer decoded by the channel's adaptor: answered, or the failure it holds. */
+function rerankAttempt(adaptor: UpstreamAdaptor, text: string, call: AdaptorCall, answered: (translatedAnswer: TranslatedAnswer) => Attempt): Attempt {
+  if (!adaptor.decodeRerank) return { outcome: 'failed', failure: upstreamFailure(501, `the ${adaptor.protocol} adaptor cannot decode rerank`, { retryable: true }) };
+  const decoded = adaptor.decodeRerank(text, call);
+  return isUpstreamFailure(decoded) ? { outcome: 'failed', failure: decoded } : answered({ adaptor, call, rerank: decoded });
+}
 
 /** The source of a stream that came whole: nothing more to read. */
 const emptySource = () => Readable.from([]);

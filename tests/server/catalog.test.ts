@@ -90,8 +90,9 @@ describe('the price catalog', () => {
     expect(catalogEntry('acme-unpriced-1')).toBeUndefined();
     expect(lookupPrice('acme-unpriced-1', 'default', DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO)).toMatchObject({ known: false });
     // known to models.dev for its limits, but with no price anywhere
-    expect(catalogPrice('deepseek-ai/DeepSeek-V3')).toBeUndefined();
-    expect(lookupPrice('deepseek-ai/DeepSeek-V3', 'default', DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO)).toMatchObject({ known: false });
+    expect(catalogPrice('deepseek-ai/DeepSeek-V3-0324')).toBeUndefined();
+    expect(catalogEntry('deepseek-ai/DeepSeek-V3-0324')?.contextWindow).toBeGreaterThan(0);
+    expect(lookupPrice('deepseek-ai/DeepSeek-V3-0324', 'default', DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO)).toMatchObject({ known: false });
   });
 
   it('keeps every model it covers out of the hand-written tables', () => {

@@ -1,5 +1,5 @@
 // Today's vendors' balances (DeepSeek 36, Moonshot 25, OpenRouter 20,
-// SiliconFlow 44) read through the channel API from the OpenAI emulator, which
+// SiliconFlow 44, Novita 41, StepFun 32) read through the channel API from the OpenAI emulator, which
 // answers their documented shapes, and saved in the unit their rows name; the
 // currency refusals that keep a figure from being shown in the wrong unit.
 import type { FastifyInstance } from 'fastify';
@@ -69,6 +69,8 @@ for (const target of targets) {
         [25, '/v1/users/me/balance', 49.58894, 'cny'],
         [20, '/api/v1/credits', 74.75, 'usd'],
         [44, '/v1/user/info', 88.88, 'cny'],
+        [41, '/openapi/v1/billing/balance/detail', 123.45, 'usd'],
+        [32, '/v1/accounts', 26.5, 'cny'],
       ];
       for (const [type, path, balance, unit] of expected) {
         const id = await addChannel(type, emulator.baseUrl);
@@ -88,7 +90,7 @@ for (const target of targets) {
     });
 
     it("passes on the vendor's refusal (a dead key) and saves nothing", async () => {
-      for (const type of [36, 25, 20, 44]) {
+      for (const type of [36, 25, 20, 44, 41, 32]) {
         const id = await addChannel(type, emulator.baseUrl, 'sk-dead');
         expect(await get(`/api/channel/update_balance/${id}`), `type ${type}`).toEqual({
           success: false,
@@ -121,7 +123,7 @@ for (const target of targets) {
       expect(await get(`/api/channel/update_balance/${id}`)).toEqual({ success: true, message: '', balance: 0 });
     });
 
-    it("refuses a channel on Moonshot's or SiliconFlow's dollar platform without asking it", async () => {
+    it("refuses a channel on Moonshot's, SiliconFlow's or StepFun's international platform without asking it", async () => {
       // nothing may leave the machine: any request to those hosts would fail here rather than go out
       const previous = getGlobalDispatcher();
       const agent = new MockAgent();
@@ -138,7 +140,13 @@ for (const target of targets) {
           success: false,
           message: 'api.siliconflow.com reports balances in USD; SiliconFlow balances are recorded in CNY',
         });
+        const stepFun = await addChannel(32, 'https://api.stepfun.ai');
+        expect(await get(`/api/channel/update_balance/${stepFun}`)).toEqual({
+          success: false,
+          message: 'api.stepfun.ai reports balances in USD; StepFun balances are recorded in CNY',
+        });
         expect((await savedBalance(moonshot)).updated).toBe(0);
+        expect((await savedBalance(stepFun)).updated).toBe(0);
       } finally {
         setGlobalDispatcher(previous);
         await agent.close();

@@ -101,14 +101,24 @@ describe('the channel-type table', () => {
     }
   });
 
-  it("matches the README's table row for row: number, label, default base URL, balance", () => {
+  it("matches the README's table row for row: number, label, default base URL, operations, key, balance", () => {
+    const units = { usd: 'USD', cny: 'CNY', cny_per_10000: 'CNY', points: 'points' } as const;
     for (const type of CHANNEL_TYPES) {
       const line = readme.split('\n').find((text) => text.startsWith(`| ${type.value} | ${type.label} |`));
       expect(line, `README row for ${type.value}`).toBeDefined();
-      const cells = (line as string).split('|').map((cell) => cell.trim());
+      // a `|` inside a cell is written \|
+      const cells = (line as string).split(/(?<!\\)\|/).map((cell) => cell.trim().replaceAll('\\|', '|'));
+      expect(cells, type.label).toHaveLength(9);
       if (type.defaultBaseUrl) expect(cells[4], type.label).toContain(`\`${type.defaultBaseUrl}\``);
       if (type.pathPrefix) expect(cells[4], type.label).toContain(`\`${type.pathPrefix}\``);
-      expect(cells[6], type.label).toBe(type.balance ? 'yes' : 'no');
+      expect(cells[5], type.label).toMatch(type.noChat ? /^embeddings/ : /^(chat|as OpenAI)/);
+      if (type.keyFormat) expect(cells[6], type.label).toBe(`\`${type.keyFormat}\``);
+      else expect(cells[6], type.label).not.toBe('');
+      if (type.balance) {
+        expect(cells[7], type.label).toMatch(/^yes: `\/[^`]+`/);
+        expect(cells[7], type.label).toContain(units[type.balance.unit]);
+        if (type.balance.host) expect(cells[7], type.label).toContain(`\`${type.balance.host}\``);
+      } else expect(cells[7], type.label).toBe('no');
     }
   });
 });

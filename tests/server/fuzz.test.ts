@@ -203,6 +203,7 @@ const RELAY_JSON_PATHS: Array<[string, string]> = [
   ['/v1/moderations', 'gpt-4'],
   ['/v1/images/generations', 'dall-e'],
   ['/v1/audio/speech', 'gpt-4'],
+  ['/v1/rerank', 'rerank-v3.5'],
 ];
 
 /** The other client protocols' paths: a body that is not JSON (or not sent as JSON) is refused there too, unrelayed. */

@@ -150,7 +150,8 @@ export const SLOW_KEY_DELAY_MS = 1200;
  * Balance endpoints: OpenAI's dashboard (balance = 120 - 2050/100 = 99.5 USD),
  * the credit_grants variant of CloseAI, API2GPT and AIGC2D, OpenAI-SB and AI Proxy;
  * and, in their vendors' documented shapes, DeepSeek (110.00 CNY), Moonshot
- * (49.58894 CNY), OpenRouter (100.5 - 25.75 = 74.75 USD) and SiliconFlow (88.88 CNY).
+ * (49.58894 CNY), OpenRouter (100.5 - 25.75 = 74.75 USD), SiliconFlow (88.88 CNY), Novita
+ * (1234500 ten-thousandths = 123.45 USD) and StepFun (26.5 CNY).
  */
 export const BILLING_ANSWERS: Record<string, unknown> = {
   '/v1/dashboard/billing/subscription': { object: 'billing_subscription', hard_limit_usd: 120, has_payment_method: true },
@@ -186,6 +187,10 @@ export const BILLING_ANSWERS: Record<string, unknown> = {
       totalBalance: '88.88',
     },
   },
+  // https://novita.ai/docs/api-reference/basic-get-user-balance
+  '/openapi/v1/billing/balance/detail': { availableBalance: '1234500', cashBalance: '1034500', creditLimit: '200000', pendingCharges: '0', outstandingInvoices: '0' },
+  // https://platform.stepfun.com/docs/zh/api-reference/accounts/get
+  '/v1/accounts': { object: 'account', type: 'prepaid', balance: 26.5, total_cash_balance: 20, total_voucher_balance: 6.5 },
 };
 
 export interface EmulatorOptions {

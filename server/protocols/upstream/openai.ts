@@ -8,7 +8,8 @@
 // an error inside a 200 means.
 import { createHash } from 'node:crypto';
 import { findChannelType, openAiPathPrefix, type ChannelType } from '../../../common/channelTypes';
-import { count, parseJson, SseParser, trimmedBaseUrl, upstreamFailure } from '../shared';
+import { count, isObject, parseJson, SseParser, trimmedBaseUrl, upstreamFailure } from '../shared';
+import { decodeRerankAnswer, encodeRerankRequest } from './rerank';
 import type {
   AdaptorCall,
   ChannelConfig,
@@ -22,6 +23,8 @@ import type {
   HttpTarget,
   OpenAIUsage,
   Operation,
+  RerankRequest,
+  RerankResponse,
   UpstreamAdaptor,
   UpstreamFailure,
   Usage,
@@ -39,6 +42,8 @@ export const OPENAI_OPERATION_PATHS: Readonly<Record<Operation, string>> = {
   audio_transcription: '/audio/transcriptions',
   audio_translation: '/audio/translations',
   responses: '/responses',
+  // a type's rerank path is its row's (`rerank.path`), not under the prefix
+  rerank: '/rerank',
 };
 
 const OPERATIONS_BY_PATH = new Map(Object.entries(OPENAI_OPERATION_PATHS).map(([operation, path]) => [`/v1${path}`, operation as Operation]));
@@ -68,12 +73,31 @@ export function baseUrlOf(channel: ChannelConfig): string {
 
 const DEAD_KEY_CODES = new Set(['invalid_api_key', 'account_deactivated', 'insufficient_quota']);
 
+/**
+ * The words of an error body that is not OpenAI's: `{"message": ...}` (Cohere,
+ * SiliconFlow), or FastAPI's `{"detail": "..."}` or `{"detail": [{"msg": ...}]}`
+ * (Jina, Voyage, many self-hosted servers).
+ */
+function plainErrorMessage(parsed: unknown): string {
+  if (!isObject(parsed)) return '';
+  if (typeof parsed.message === 'string') return parsed.message;
+  const { detail } = parsed;
+  if (typeof detail === 'string') return detail;
+  if (Array.isArray(detail))
+    return detail
+      .map((item) => (isObject(item) && typeof item.msg === 'string' ? item.msg : ''))
+      .filter(Boolean)
+      .join('; ');
+  return '';
+}
+
 /** OpenAI's `{error: {message, type, code}}` read from a body, classified; only the status when the body says nothing. */
 export function openAiFailure(status: number, body: string): UpstreamFailure {
-  const error = (parseJson(body) as { error?: unknown } | undefined)?.error;
+  const parsed = parseJson(body);
+  const error = (parsed as { error?: unknown } | undefined)?.error;
   if (!error || typeof error !== 'object') {
     // some proxies answer `{"error": "text"}`
-    return upstreamFailure(status, typeof error === 'string' ? error : '');
+    return upstreamFailure(status, typeof error === 'string' ? error : plainErrorMessage(parsed));
   }
   const { message, type, code } = error as { message?: unknown; type?: unknown; code?: unknown };
   const typeText = typeof type === 'string' ? type : null;
@@ -180,6 +204,22 @@ function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
   };
 }
 
+/** The rerank shape and path of a channel's type; undefined for a type that does not rerank. */
+const rerankOf = (channelType: number) => findChannelType(channelType)?.rerank;
+
+function encodeRerank(request: RerankRequest, call: AdaptorCall): string {
+  const rerank = call.channel ? rerankOf(call.channel.type) : undefined;
+  if (!rerank) throw new Error('this channel type does not rerank');
+  return encodeRerankRequest(rerank.wire, request, call.model);
+}
+
+function decodeRerank(body: string, call: AdaptorCall): RerankResponse | UpstreamFailure {
+  const rerank = call.channel ? rerankOf(call.channel.type) : undefined;
+  if (!rerank) return upstreamFailure(501, 'this channel type does not rerank', { retryable: true });
+  if (hasError(parseJson(body))) return openAiFailureInOkBody(body);
+  return decodeRerankAnswer(rerank.wire, body, call);
+}
+
 function decodeEmbeddings(body: string, call: AdaptorCall): EmbeddingResponse | UpstreamFailure {
   const parsed = parseJson(body);
   if (!parsed || typeof parsed !== 'object') return upstreamFailure(502, 'the upstream answered with a body that is not JSON');
@@ -253,8 +293,10 @@ export const openAiAdaptor: UpstreamAdaptor = {
     // Cloudflare's account id is part of its path, from `other` or the base URL; an imported channel may have neither
     const prefix = openAiPathPrefix(channel.type, channel.other, channel.baseUrl);
     if (prefix === undefined) return upstreamFailure(500, 'this channel has no account id (other)', { code: 'channel_account_missing', retryable: true });
+    const path = call.operation === 'rerank' ? row?.rerank?.path : `${prefix}${OPENAI_OPERATION_PATHS[call.operation]}`;
+    if (path === undefined) return upstreamFailure(501, `channel type ${channel.type} does not rerank`, { code: 'channel_type_unsupported', retryable: true });
     return {
-      url: `${base}${prefix}${OPENAI_OPERATION_PATHS[call.operation]}`,
+      url: `${base}${path}`,
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: call.stream ? 'text/event-stream' : 'application/json', ...openAiAuthHeader(row, channel.key) },
     };
@@ -270,5 +312,12 @@ export const openAiAdaptor: UpstreamAdaptor = {
   decodeChatStream,
   encodeEmbeddings: (request: EmbeddingRequest, call: AdaptorCall) => JSON.stringify({ ...request, model: call.model }),
   decodeEmbeddings,
+  // only the types whose row names a rerank endpoint rerank; a vendor with no chat serves embeddings besides
+  servesOperation: (channelType, operation) => {
+    if (operation === 'rerank') return rerankOf(channelType) !== undefined;
+    return operation === 'embeddings' || findChannelType(channelType)?.noChat !== true;
+  },
+  encodeRerank,
+  decodeRerank,
   failure: openAiFailure,
 };

@@ -9,6 +9,7 @@
 //   geminiNative.ts   Gemini's /v1beta/models/{model}:generateContent and :streamGenerateContent
 //   images.ts         image generation
 //   audio.ts          transcriptions, translations, speech
+//   rerank.ts         rerank (Cohere's and Jina's shape)
 //   dashboard.ts      /dashboard/billing/* and /v1/dashboard/billing/*
 //   unimplemented.ts  the 501 routes (files, fine-tunes, ...)
 import type { FastifyInstance } from 'fastify';
@@ -28,11 +29,12 @@ import { AUDIO_ROUTES } from './audio';
 import { dashboardRoutes } from './dashboard';
 import { geminiNativeRoutes } from './geminiNative';
 import { IMAGE_ROUTES } from './images';
+import { RERANK_ROUTES } from './rerank';
 import { TEXT_ROUTES } from './text';
 import { unimplementedRoutes } from './unimplemented';
 
 /** Every relayed route, as its file declares it. */
-const RELAY_ROUTES: readonly RelayDeclaration[] = [...TEXT_ROUTES, ...IMAGE_ROUTES, ...AUDIO_ROUTES];
+const RELAY_ROUTES: readonly RelayDeclaration[] = [...TEXT_ROUTES, ...IMAGE_ROUTES, ...AUDIO_ROUTES, ...RERANK_ROUTES];
 
 /** The client's `api-version` query parameter, when it sent one (Azure and Spark read it upstream). */
 function apiVersionOf(query: unknown): Readonly<Record<string, string>> | undefined {

@@ -21,12 +21,14 @@ import { bookkeepingFor } from '../../../server/billing/bookkeeping';
 import { computeQuota } from '../../../server/billing/prices';
 import { runImport, quotaTotals, type ImportReport } from '../../../server/import/importer';
 import { formatReport } from '../../../server/import/report';
+import { NOT_RELAYED_YET } from '../../../server/import/products';
 import { openSource } from '../../../server/import/source';
+import { findChannelType } from '../../../common/channelTypes';
 import { asBrowser, buildTestApp, login } from '../../support/app';
 import { databaseTargets, type DatabaseTarget } from '../../support/databases';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEmulator';
 import { fixturePath } from './__fixtures__/build';
-import { ALICE_KEY, FIXTURE_PASSWORDS } from './__fixtures__/values';
+import { ALICE_KEY, FIXTURE_PASSWORDS, NEW_API_CHANNEL_TYPES, ONE_API_CHANNEL_TYPES } from './__fixtures__/values';
 import { copyFixture, PRODUCTS, type Product } from './fixtureSchemas';
 
 const targets = await databaseTargets('import');
@@ -102,6 +104,39 @@ async function freshGateway(target: DatabaseTarget): Promise<{ app: FastifyInsta
       await database.drop();
     },
   };
+}
+
+/** The fixture's channels as the source holds them: id, type and name. */
+function fixtureChannels(product: Product): Array<{ id: number; type: number; name: string }> {
+  const fixture = new SQLite(fixturePath(product), { readonly: true });
+  try {
+    return fixture.prepare('select id, type, name from channels order by id').all() as Array<{ id: number; type: number; name: string }>;
+  } finally {
+    fixture.close();
+  }
+}
+
+/** The type a source channel type is here, from the fixtures' own tables (one-api's numbers are ours). */
+const expectedType = (product: Product, type: number) => (product.startsWith('new-api') ? NEW_API_CHANNEL_TYPES[type]?.ours : type);
+
+/** What the import must do with each fixture channel: carry it with the type here, or leave it out as not relayed yet. */
+function expectedChannels(product: Product) {
+  const source = product.startsWith('new-api') ? 'new-api' : 'one-api';
+  const carried: Array<{ id: number; type: number }> = [];
+  const leftOut: string[] = [];
+  const renumbered: string[] = [];
+  for (const channel of fixtureChannels(product)) {
+    const ours = expectedType(product, channel.type);
+    if (ours !== undefined && findChannelType(ours)) {
+      carried.push({ id: channel.id, type: ours });
+      if (ours !== channel.type) renumbered.push(`#${channel.id} ${channel.name}: ${source} type ${channel.type} is type ${ours} here`);
+    } else {
+      const name = NOT_RELAYED_YET[source][channel.type];
+      expect(name, `${product} type ${channel.type} has no row here, so NOT_RELAYED_YET must name it`).toBeDefined();
+      leftOut.push(`channel type ${channel.type} (${name}) is not relayed yet`);
+    }
+  }
+  return { carried, leftOut, renumbered };
 }
 
 /** Every row the import could touch, to compare before and after a dry run. */
@@ -182,8 +217,15 @@ async function importAndUse(product: Product, source: Source, target: DatabaseTa
     expect(await quotaTotals(app.ctx.db)).toEqual(expected);
 
     // what cannot be relayed here is left out and said so; abilities were rebuilt
+    // every channel of every source type: carried with its type here, or named as not relayed yet
     const channels = report.tables.find((table) => table.table === 'channels')!;
-    expect(channels.leftOut.map((entry) => entry.reason)).toEqual([product.startsWith('new-api') ? 'channel type 2 (Midjourney) is not relayed yet' : 'channel type 34 (Coze) is not relayed yet']);
+    const expectedOutcome = expectedChannels(product);
+    expect(channels.leftOut.map((entry) => entry.reason).sort()).toEqual([...expectedOutcome.leftOut].sort());
+    expect(channels.leftOut.every((entry) => entry.count === 1)).toBe(true);
+    const imported = await app.ctx.db.selectFrom('channels').select(['id', 'type']).orderBy('id').execute();
+    expect(imported.map((row) => ({ id: Number(row.id), type: Number(row.type) }))).toEqual(expectedOutcome.carried);
+    expect(channels.source).toBe(fixtureChannels(product).length);
+    expect(channels.carried + expectedOutcome.leftOut.length).toBe(channels.source);
     const routes = await app.ctx.db.selectFrom('abilities').select(['group', 'model']).where('channel_id', '=', 1).orderBy('group').orderBy('model').execute();
     expect(routes).toEqual([
       { group: 'default', model: 'gpt-3.5-turbo' },
@@ -196,7 +238,9 @@ async function importAndUse(product: Product, source: Source, target: DatabaseTa
     const deepSeek = await app.ctx.db.selectFrom('channels').select('type').where('id', '=', 5).executeTakeFirst();
     if (product === 'one-api-v0.5.3') expect(deepSeek).toBeUndefined();
     else expect(Number(deepSeek!.type)).toBe(36);
-    expect(report.renumbered).toEqual(product === 'new-api-latest' ? ['#5 deepseek: new-api type 43 is type 36 here', '#7 cloudflare: new-api type 39 is type 37 here'] : []);
+    expect(report.renumbered).toEqual(expectedOutcome.renumbered);
+    if (product === 'new-api-latest') expect(report.renumbered).toEqual(expect.arrayContaining(['#5 deepseek: new-api type 43 is type 36 here', '#7 cloudflare: new-api type 39 is type 37 here']));
+    else expect(report.renumbered).toEqual([]);
     // new-api's multi-key channel is one channel here, its keys each with the state new-api kept
     if (product === 'new-api-latest') {
       const pool = await app.ctx.db.selectFrom('channels').select(['key', 'multi_key', 'key_strategy', 'status']).where('id', '=', 6).executeTakeFirstOrThrow();
@@ -406,5 +450,30 @@ describe('a target that already holds users', () => {
       await first.drop();
       await second.drop();
     }
+  });
+});
+
+describe('the types not relayed yet', () => {
+  it('are one list that names exactly the source types without a row here', () => {
+    // a number with a row is relayed: it must leave NOT_RELAYED_YET when its row is merged
+    for (const type of Object.keys(NOT_RELAYED_YET['one-api']).map(Number)) expect(findChannelType(type), `one-api ${type} has a row now: take it out of NOT_RELAYED_YET`).toBeUndefined();
+    for (const type of Object.keys(NOT_RELAYED_YET['new-api']).map(Number)) {
+      const ours = NEW_API_CHANNEL_TYPES[type]?.ours;
+      expect(ours !== undefined && findChannelType(ours), `new-api ${type} has a row now: take it out of NOT_RELAYED_YET`).toBeFalsy();
+    }
+    // and every source type without a row is in it
+    const oneApiMissing = Object.keys(ONE_API_CHANNEL_TYPES)
+      .map(Number)
+      .filter((type) => !findChannelType(type));
+    expect(oneApiMissing).toEqual(Object.keys(NOT_RELAYED_YET['one-api']).map(Number));
+    const newApiMissing = Object.entries(NEW_API_CHANNEL_TYPES)
+      .filter(([, { ours }]) => ours === undefined || !findChannelType(ours))
+      .map(([type]) => Number(type));
+    expect(newApiMissing).toEqual(Object.keys(NOT_RELAYED_YET['new-api']).map(Number));
+  });
+
+  it('hold a channel of every source type in the latest fixtures', () => {
+    expect([...new Set(fixtureChannels('one-api-latest').map((channel) => channel.type))].sort((a, b) => a - b)).toEqual(Object.keys(ONE_API_CHANNEL_TYPES).map(Number));
+    expect([...new Set(fixtureChannels('new-api-latest').map((channel) => channel.type))].sort((a, b) => a - b)).toEqual(Object.keys(NEW_API_CHANNEL_TYPES).map(Number));
   });
 });

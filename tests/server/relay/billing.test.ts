@@ -141,7 +141,8 @@ describe('default prices of current models', () => {
 
   it('leaves the models whose price is uncertain unpriced, so they stay refused', () => {
     // (command-r, command-r-plus and kimi-k2-turbo-preview were here until the catalog priced them)
-    for (const model of ['text-embedding-004', 'generalv3', 'generalv3.5', '4.0Ultra', 'pro-128k', 'max-32k', 'deepseek-ai/DeepSeek-V3']) {
+    // (deepseek-ai/DeepSeek-V3 was here until it was priced at the higher of Together's and SiliconFlow's prices)
+    for (const model of ['text-embedding-004', 'generalv3', 'generalv3.5', '4.0Ultra', 'pro-128k', 'max-32k']) {
       expect(lookupPrice(model, 'default', DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO), model).toMatchObject({ known: false });
     }
   });

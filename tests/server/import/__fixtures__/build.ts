@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import bcrypt from 'bcryptjs';
 import SQLite from 'better-sqlite3';
 import { columnNames, createStatements, PRODUCTS, type Product } from '../fixtureSchemas';
-import { FIXTURE_PASSWORDS, FIXTURE_TIME } from './values';
+import { EVERY_TYPE_CHANNEL_IDS, FIXTURE_PASSWORDS, FIXTURE_TIME, NEW_API_CHANNEL_TYPES, ONE_API_CHANNEL_TYPES } from './values';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const fixturePath = (product: Product) => join(here, `${product}.sqlite`);
@@ -19,6 +19,34 @@ const tokenKey = (seed: string) => (seed.repeat(48 / seed.length + 1)).slice(0, 
 
 /** Go's bcrypt writes `$2a$`; bcryptjs `$2b$` (the same algorithm): the fixtures carry Go's prefix. */
 const goBcrypt = (password: string) => bcrypt.hashSync(password, 10).replace(/^\$2b\$/, '$2a$');
+
+/** A key in the shape its type writes (Baidu's two parts, Spark's three), unique to the type. */
+function fixtureKey(type: number, newApi: boolean): string {
+  if (type === 15) return `fixture-ak-${type}|fixture-sk-${type}`;
+  if (type === 18) return `fixture-app-${type}|fixture-secret-${type}|fixture-key-${type}`;
+  // new-api's AWS keeps AK|SK|region; one-api's AWS Claude the same three in one key
+  if (type === 33) return `fixture-ak-${type}|fixture-sk-${type}|us-east-1`;
+  return `fixture-key-${newApi ? 'n' : 'o'}-${type}`;
+}
+
+/** A never-tested, never-used channel's other columns, on the vendor's default base URL. */
+const UNUSED_CHANNEL_FIELDS = { weight: 0, created_time: FIXTURE_TIME, test_time: 0, response_time: 0, base_url: '', other: '', balance: 0, balance_updated_time: 0, group: 'default', used_quota: 0, model_mapping: '' };
+
+/** One enabled channel of each of the product's types that `covered` (the named channels' types) lacks. */
+function everyTypeChannels(newApi: boolean, covered: ReadonlySet<number>) {
+  const types = newApi ? Object.entries(NEW_API_CHANNEL_TYPES).map(([type, { name }]) => [Number(type), name] as const) : Object.entries(ONE_API_CHANNEL_TYPES).map(([type, name]) => [Number(type), name] as const);
+  return types
+    .filter(([type]) => !covered.has(type))
+    .map(([type, name]) => ({
+      id: EVERY_TYPE_CHANNEL_IDS + type,
+      type,
+      key: fixtureKey(type, newApi),
+      status: 1,
+      name: `type ${type} ${name}`,
+      models: `fixture-model-${type}`,
+      ...UNUSED_CHANNEL_FIELDS,
+    }));
+}
 
 function rows(product: Product) {
   const newApi = product === 'new-api-latest';
@@ -49,7 +77,7 @@ function rows(product: Product) {
   const deepSeekType = newApi ? 43 : 36;
   // Cloudflare: new-api's 39 keeps the account id in `other`, one-api's 37 in `config` (user_id)
   const cloudflare = newApi ? { type: 39, other: 'cf-account-fixture' } : { type: 37, other: '', config: '{"user_id":"cf-account-fixture"}' };
-  const channels = [
+  const named = [
     { id: 1, type: 1, key: 'sk-good', status: 1, name: 'openai main', weight: 0, created_time: FIXTURE_TIME, test_time: 0, response_time: 0, base_url: 'http://127.0.0.1:9', other: '', balance: 12.5, balance_updated_time: FIXTURE_TIME, models: 'gpt-4,gpt-3.5-turbo', group: 'default,vip', used_quota: 3_000_000, model_mapping: '' },
     { id: 2, type: 14, key: 'sk-ant-fixture', status: 3, name: 'claude', weight: 0, created_time: FIXTURE_TIME, test_time: 0, response_time: 0, base_url: '', other: '', balance: 0, balance_updated_time: 0, models: 'claude-2', group: 'default', used_quota: 0, model_mapping: '' },
     { id: 3, type: 3, key: 'azure-fixture-key', status: 2, name: 'azure', weight: 0, created_time: FIXTURE_TIME, test_time: 0, response_time: 0, base_url: 'https://example.openai.azure.com', other: '2023-05-15', balance: 0, balance_updated_time: 0, models: 'gpt-35-turbo', group: 'default', used_quota: 0, model_mapping: '{"gpt-3.5-turbo":"gpt-35-turbo"}' },
@@ -88,7 +116,9 @@ function rows(product: Product) {
         ]
       : []),
     ...(latest ? [{ id: 7, key: 'cf-fixture-token', status: 1, name: 'cloudflare', weight: 0, created_time: FIXTURE_TIME, test_time: 0, response_time: 0, base_url: '', balance: 0, balance_updated_time: 0, models: '@cf/meta/llama-3.1-8b-instruct', group: 'default', used_quota: 0, model_mapping: '', ...cloudflare }] : []),
-  ].map((channel) => {
+  ];
+  // the latest schemas hold a channel of every type their product numbers
+  const channels = [...named, ...(latest ? everyTypeChannels(newApi, new Set(named.map((channel) => channel.type))) : [])].map((channel) => {
     if (newApi) return { priority: channel.id === 1 ? 5 : 0, auto_ban: 1, tag: channel.id === 1 ? 'main' : null, param_override: channel.id === 3 ? '{"temperature":0}' : null, ...channel };
     if (latest) return { priority: channel.id === 1 ? 5 : 0, config: channel.id === 3 ? '{"region":"eastus"}' : '', system_prompt: null, ...channel };
     return channel;
