@@ -10,6 +10,9 @@ import { join } from 'node:path';
 import { cpuMs, placeProcesses, repoRoot, rssMiB, startFlags, startScript, type Started } from './processes';
 import { consoleCall, prepareGateway } from './consoleApi';
 import { ANTHROPIC_GOOD_KEY } from '../tests/support/emulators/anthropic';
+import { BEDROCK_CHANNELS } from '../tests/support/emulators/bedrock';
+import { bedrockAdaptor } from '../server/protocols/upstream/bedrock';
+import { isUpstreamFailure } from '../server/protocols/types';
 import { firstByte, starvationScenario } from './starvation';
 import { combineRuns, median, runWrk, type LoadResult } from './wrk';
 import { workerRows, workersOnlyReport } from './workers';
@@ -47,6 +50,29 @@ const CLAUDE_MODEL = 'claude-3-5-haiku-20241022';
 const claudePlainBody = { model: CLAUDE_MODEL, max_tokens: 64, messages: [{ role: 'user', content: 'Say hello to the benchmark.' }] };
 const claudeStreamBody = { ...claudePlainBody, stream: true };
 const ANTHROPIC_HEADERS = { 'x-api-key': ANTHROPIC_GOOD_KEY, 'anthropic-version': '2023-06-01' };
+
+/** The Bedrock row: an OpenAI client in, Converse out, each call signed with SigV4 (another Claude than the Anthropic row's, so each has its channel). */
+const BEDROCK_MODEL = 'claude-3-haiku-20240307';
+const bedrockPlainBody = { model: BEDROCK_MODEL, max_tokens: 64, messages: [{ role: 'user', content: 'Say hello to the benchmark.' }] };
+const BEDROCK_KEY = BEDROCK_CHANNELS[0].key;
+
+/**
+ * The Converse call the gateway makes for `bedrockPlainBody`, encoded and
+ * signed once by the adaptor: the direct row sends it as it is (the bench
+ * emulator takes signatures an hour old), so the emulator verifies a
+ * signature on both rows alike.
+ */
+async function presignedConverse(emulatorUrl: string, stream: boolean): Promise<{ url: string; headers: Record<string, string>; body: unknown }> {
+  const channel = { type: 33, key: BEDROCK_KEY, baseUrl: emulatorUrl, other: '' };
+  const call = { operation: 'chat' as const, model: BEDROCK_MODEL, stream, responseId: 'bench', now: Math.floor(Date.now() / 1000) };
+  const body = bedrockAdaptor.encodeChat(bedrockPlainBody, call);
+  const target = bedrockAdaptor.target(channel, call);
+  const signed = isUpstreamFailure(target) ? target : await bedrockAdaptor.sign!(target, body, channel, call);
+  if (isUpstreamFailure(signed)) throw new Error(signed.message);
+  // `Authorization` as wrk writes it, so the signature replaces wrk's bearer rather than joining it
+  const { authorization, ...headers } = signed.headers;
+  return { url: signed.url, headers: { ...headers, Authorization: authorization }, body: JSON.parse(body) as unknown };
+}
 
 /** Time to the first byte of a streamed answer, in ms. */
 async function firstByteAt(url: string, headers: Record<string, string>, body: unknown): Promise<number> {
@@ -86,6 +112,9 @@ interface ProtocolTarget {
   headers: Record<string, string>;
   body: unknown;
   streamBody: unknown;
+  /** Where the stream goes and its headers, when not `url` and `headers` (Bedrock's ConverseStream is another path, signed apart). */
+  streamUrl?: string;
+  streamHeaders?: Record<string, string>;
   pid: number;
   direct?: number;
 }
@@ -110,13 +139,16 @@ async function protocolRows(targets: readonly ProtocolTarget[]): Promise<string[
     for (let turn = 0; turn < targets.length; turn += 1) {
       const which = (index + turn) % targets.length;
       const target = targets[which];
-      firstBytes[which].push(await firstByteAt(target.url, { authorization: `Bearer ${target.apiKey}`, ...target.headers }, target.streamBody));
+      const headers = target.streamHeaders ?? target.headers;
+      // a target that carries its own authorization (a SigV4 signature) sends no bearer beside it
+      const bearer: Record<string, string> = Object.keys(headers).some((name) => name.toLowerCase() === 'authorization') ? {} : { authorization: `Bearer ${target.apiKey}` };
+      firstBytes[which].push(await firstByteAt(target.streamUrl ?? target.url, { ...bearer, ...headers }, target.streamBody));
     }
   }
   const results = runs.map(combineRuns);
   const lines = [
     '',
-    `Client protocols and channels of other protocols (${CLAUDE_MODEL} on the Anthropic emulator, ${MODEL} on the OpenAI one), c=16, ${ROUNDS} alternating rounds`,
+    `Client protocols and channels of other protocols (${CLAUDE_MODEL} on the Anthropic emulator, ${BEDROCK_MODEL} on the Bedrock one, ${MODEL} on the OpenAI one), c=16, ${ROUNDS} alternating rounds`,
     '',
     '| target | req/s | x its vendor direct (round by round) | p50 ms | p99 ms | errors | CPU µs/req | first byte of a stream (median of 100) | added |',
     '|---|---:|---|---:|---:|---:|---:|---:|---:|',
@@ -250,6 +282,14 @@ try {
     method: 'POST',
     cookie,
     body: { name: 'anthropic emulator', type: 14, key: ANTHROPIC_GOOD_KEY, base_url: anthropic.url, models: CLAUDE_MODEL },
+  });
+
+  const bedrock = await startScript('bedrockEmulatorProcess', {});
+  started.push(bedrock);
+  await consoleCall(`${gateway.url}/api/channel/`, {
+    method: 'POST',
+    cookie,
+    body: { name: 'bedrock emulator', type: 33, key: BEDROCK_KEY, base_url: bedrock.url, models: BEDROCK_MODEL },
   });
 
   const passthrough = await startScript('passthroughProcess', { UPSTREAM_URL: emulator.url, CLIENT_KEY: 'sk-bench' });
@@ -413,6 +453,31 @@ try {
       pid: gateway.child.pid!,
     },
   ];
+  const converse = await presignedConverse(bedrock.url, false);
+  const converseStream = await presignedConverse(bedrock.url, true);
+  protocolTargets.push(
+    {
+      name: 'Converse emulator direct (SigV4 verified)',
+      url: converse.url,
+      apiKey: 'unused',
+      headers: converse.headers,
+      body: converse.body,
+      streamUrl: converseStream.url,
+      streamHeaders: converseStream.headers,
+      streamBody: converseStream.body,
+      pid: bedrock.child.pid!,
+    },
+    {
+      name: 'chat -> Bedrock channel (Converse, signed per call)',
+      direct: protocolTargets.length,
+      url: `${gateway.url}/v1/chat/completions`,
+      apiKey: gatewayKey,
+      headers: {},
+      body: bedrockPlainBody,
+      streamBody: { ...bedrockPlainBody, stream: true },
+      pid: gateway.child.pid!,
+    },
+  );
   const protocolLines = await protocolRows(protocolTargets);
   const metricsLines = await metricsRows();
   const rss = rssMiB(gateway.child.pid!);

@@ -7,7 +7,7 @@
  */
 import { readServiceAccountKey } from './serviceAccountKey';
 
-export type ChannelProtocol = 'openai' | 'azure' | 'anthropic' | 'gemini' | 'baidu' | 'zhipu' | 'ali' | 'xunfei' | 'vertex' | 'coze' | 'replicate' | 'deepl' | 'aiproxy-library';
+export type ChannelProtocol = 'openai' | 'azure' | 'anthropic' | 'gemini' | 'baidu' | 'zhipu' | 'ali' | 'xunfei' | 'vertex' | 'coze' | 'replicate' | 'deepl' | 'aiproxy-library' | 'bedrock';
 
 /**
  * How a vendor's balance figure reads:
@@ -685,6 +685,33 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     ownedBy: 'custom',
   },
   {
+    // every model family Bedrock serves through Converse; Claude's names map to Bedrock ids by default (server/protocols/upstream/bedrock/models.ts)
+    value: 33,
+    label: 'AWS Bedrock',
+    color: 'orange',
+    defaultBaseUrl: '',
+    protocol: 'bedrock',
+    defaultModels: [
+      'claude-3-5-sonnet-20241022',
+      'claude-3-5-haiku-20241022',
+      'claude-3-7-sonnet-20250219',
+      'claude-sonnet-4-20250514',
+      'anthropic.claude-3-5-sonnet-20241022-v2:0',
+      'us.anthropic.claude-3-7-sonnet-20250219-v1:0',
+      'amazon.nova-pro-v1:0',
+      'amazon.nova-lite-v1:0',
+      'amazon.nova-micro-v1:0',
+      'meta.llama3-1-70b-instruct-v1:0',
+      'mistral.mistral-large-2407-v1:0',
+      'cohere.command-r-plus-v1:0',
+    ],
+    other: { label: 'app.channel.other_bedrock', fallback: 'us-east-1' },
+    keyFormat: 'AK|SK|region[|session token] or APIKey[|region]',
+    baseUrlRequired: false,
+    ownedBy: 'aws',
+    docs: 'https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html',
+  },
+  {
     value: 50,
     label: 'OpenAI Compatible',
     color: 'pink',
@@ -742,7 +769,13 @@ export function keyFitsFormat(value: number, key: string): boolean {
   const format = findChannelType(value)?.keyFormat;
   if (!format) return key.trim() !== '';
   const parts = key.split('|');
-  return parts.length === format.split('|').length && parts.every((part) => part.trim() !== '');
+  if (!parts.every((part) => part.trim() !== '')) return false;
+  // a format may offer alternatives (`A|B or C`) and optional parts (`A[|B]`)
+  return format.split(' or ').some((alternative) => {
+    const required = alternative.replace(/\[[^\]]*\]/g, '').split('|').length;
+    const optional = (alternative.match(/\[\|/g) ?? []).length;
+    return parts.length >= required && parts.length <= required + optional;
+  });
 }
 
 /** True for a base URL with a path after its host (which then carries what the path prefix would). */

@@ -172,6 +172,13 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
   'openai/gpt-oss-20b': 0.0375, // Groq $0.075 / $0.30 (https://groq.com/pricing, genai-prices)
   // SiliconFlow: https://siliconflow.cn/pricing
   'deepseek-ai/DeepSeek-R1': 0.285714, // ¥4 / ¥16
+  // AWS Bedrock, on-demand in us-east-1 (https://aws.amazon.com/bedrock/pricing/); its Claude ids the catalog prices
+  'amazon.nova-pro-v1:0': 0.4, // $0.80 / $3.20
+  'amazon.nova-lite-v1:0': 0.03, // $0.06 / $0.24
+  'amazon.nova-micro-v1:0': 0.0175, // $0.035 / $0.14
+  'meta.llama3-1-70b-instruct-v1:0': 0.36, // $0.72 / $0.72
+  'mistral.mistral-large-2407-v1:0': 1, // $2 / $6
+  'cohere.command-r-plus-v1:0': 1.5, // $3 / $15
   // Ollama runs on the operator's own hardware: its models cost nothing per token
   'llama3.2': 0,
   qwen3: 0,

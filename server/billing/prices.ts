@@ -71,6 +71,12 @@ export const COMPLETION_RATIO_BY_MODEL: Readonly<Record<string, number>> = {
   'ernie-4.5-turbo-128k': 4,
   'ernie-4.0-8k': 3,
   'ernie-3.5-8k': 2.5,
+  // AWS Bedrock (its Llama is priced alike both ways)
+  'amazon.nova-pro-v1:0': 4,
+  'amazon.nova-lite-v1:0': 4,
+  'amazon.nova-micro-v1:0': 4,
+  'mistral.mistral-large-2407-v1:0': 3,
+  'cohere.command-r-plus-v1:0': 5,
 };
 
 /** Cached prompt tokens cost this share of a normal prompt token when neither the catalog nor the table below says. */

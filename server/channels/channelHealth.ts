@@ -218,16 +218,18 @@ async function testChannelWith(app: FastifyInstance, channel: ChannelRow, signal
       now: Math.floor(Date.now() / 1000),
       credential: isUpstreamFailure(credential) ? undefined : credential,
     };
-    const target = isUpstreamFailure(credential) ? credential : adaptor.target(config, call);
+    let target = isUpstreamFailure(credential) ? credential : adaptor.target(config, call);
+    const body = isUpstreamFailure(target)
+      ? ''
+      : operation === 'rerank'
+        ? adaptor.encodeRerank!({ model: call.model, query: 'hi', documents: ['hi'], extra: {} }, call)
+        : adaptor.encodeChat({ model: call.model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }, call);
+    if (!isUpstreamFailure(target) && adaptor.sign) target = await adaptor.sign(target, body, config, call);
     if (isUpstreamFailure(target)) {
       // nothing went out to the vendor (no base URL, a key it cannot read) or its token exchange refused
       sent = isUpstreamFailure(credential);
       outcome = { success: false, message: describeFailure(target), failure: target };
     } else {
-      const body =
-        operation === 'rerank'
-          ? adaptor.encodeRerank!({ model: call.model, query: 'hi', documents: ['hi'], extra: {} }, call)
-          : adaptor.encodeChat({ model: call.model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }, call);
       outcome =
         adaptor.transport === 'websocket'
           ? await testOverWebSocket(adaptor, call, target, body, signal)

@@ -90,12 +90,11 @@ const NEW_API_TYPES: Record<number, number> = {
  * relay/channeltype/define.go, new-api's from constant/channel.go.
  */
 export const NOT_RELAYED_YET: Readonly<Record<Product, Readonly<Record<number, string>>>> = {
-  'one-api': { 33: 'AWS Claude' },
+  'one-api': {},
   'new-api': {
     2: 'Midjourney',
     5: 'Midjourney Plus',
     27: 'Perplexity',
-    33: 'AWS',
     36: 'Suno',
     37: 'Dify',
     44: 'MokaAI',
@@ -153,11 +152,24 @@ function vertexOther(product: Product, other: string, config: unknown): string {
 }
 
 /**
- * The key a channel carries here: the source's, except that a Vertex AI
+ * one-api's AWS Claude (33) saved with its credentials only in `config`
+ * (`ak`, `sk`, `region`, where one-api v0.6 reads them): `AK|SK|region`.
+ */
+function awsKey(key: string, config: unknown): string {
+  if (key.split('|').length >= 3) return key;
+  const settings = configObject(config);
+  const parts = [settings?.ak, settings?.sk, settings?.region].map((part) => (typeof part === 'string' ? part.trim() : ''));
+  return parts.every(Boolean) ? parts.join('|') : key;
+}
+
+/**
+ * The key a channel carries here: the source's, except for one-api's AWS
+ * Claude (awsKey), and that a Vertex AI
  * channel's service-account JSON (one-api keeps it in `config`'s
  * `vertex_ai_adc`) is stored on one line, as the channel API stores it.
  */
 export function importedKey(product: Product, sourceType: number, key: string, config: unknown): string {
+  if (product === 'one-api' && sourceType === 33) return awsKey(key, config);
   if (!isVertex(product, sourceType)) return key;
   const adc = product === 'one-api' ? configObject(config)?.vertex_ai_adc : undefined;
   return compactJsonKeys(typeof adc === 'string' && adc.trim() ? adc : key);

@@ -300,6 +300,12 @@ export interface UpstreamAdaptor {
   /** URL and headers for a call (the body is `encode*`'s). May return a failure (a malformed key). */
   target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | UpstreamFailure;
   encodeChat(request: ChatRequest, call: AdaptorCall): string;
+  /**
+   * For a vendor whose signature covers the body (AWS SigV4): the target to
+   * send once the body is encoded, its headers completed, or a failure (a key
+   * it cannot sign with). Absent: the target goes as `target` made it.
+   */
+  sign?(target: HttpTarget, body: string, channel: ChannelConfig, call: AdaptorCall): Promise<HttpTarget | UpstreamFailure>;
   /** A whole answer; an error inside a 2xx body is returned as a failure. */
   decodeChat(body: string, call: AdaptorCall): ChatResponse | UpstreamFailure;
   decodeChatStream(call: AdaptorCall): ChatStreamDecoder;

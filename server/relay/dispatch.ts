@@ -721,7 +721,7 @@ async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel:
     query: request.query,
     modelMaxOutputTokens: catalogMaxOutputTokens(upstreamModel),
   };
-  const target = adaptor.target(config, call);
+  let target = adaptor.target(config, call);
   if (isUpstreamFailure(target)) return { outcome: 'failed', failure: target };
   let body: string;
   try {
@@ -745,6 +745,10 @@ async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel:
         retryable: true,
       }),
     };
+  }
+  if (adaptor.sign) {
+    target = await adaptor.sign(target, body, config, call);
+    if (isUpstreamFailure(target)) return { outcome: 'failed', failure: target };
   }
   const answered = (translatedAnswer: TranslatedAnswer): Attempt => ({
     outcome: 'answered',

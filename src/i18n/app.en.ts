@@ -389,6 +389,7 @@ export const appEnglish = {
       other_azure: 'Default API version',
       other_spark: 'Spark API version',
       other_zhipu: 'API version: v4, or v3 for the older signed-token API',
+      other_bedrock: 'AWS region for a Bedrock API key (an AK|SK|region key names its own)',
       other_cloudflare: 'Cloudflare account id',
       other_vertex: 'Region, or region|project (us-central1 by default; global allowed)',
       other_library: 'AI Proxy library id',

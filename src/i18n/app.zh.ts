@@ -387,6 +387,7 @@ export const appChinese: typeof appEnglish = {
       other_azure: '默认 API 版本',
       other_spark: '星火 API 版本',
       other_zhipu: 'API 版本：v4，或 v3（旧版签名令牌接口）',
+      other_bedrock: 'Bedrock API 密钥所用的 AWS 区域（AK|SK|区域 形式的密钥自带区域）',
       other_cloudflare: 'Cloudflare 账户 ID',
       other_vertex: '区域，或 区域|项目（默认 us-central1，可填 global）',
       other_library: 'AI Proxy 知识库 ID',

@@ -64,10 +64,10 @@ function renderAt(path: string) {
 
 describe('the channel-type table', () => {
   it("has the spec's 18 types and today's providers once each, and every `other` label is a translated key", () => {
-    const today = [19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53];
+    const today = [19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53];
     expect(CHANNEL_TYPES.map((type) => type.value).sort((a, b) => a - b)).toEqual([...Array.from({ length: 18 }, (_, index) => index + 1), ...today]);
     const labels = CHANNEL_TYPES.flatMap((type) => (type.other ? [type.other.label] : []));
-    expect(labels).toEqual(['app.channel.other_azure', 'app.channel.other_spark', 'app.channel.other_zhipu', 'app.channel.other_cloudflare', 'app.channel.other_vertex', 'app.channel.other_library']);
+    expect(labels).toEqual(['app.channel.other_azure', 'app.channel.other_spark', 'app.channel.other_zhipu', 'app.channel.other_cloudflare', 'app.channel.other_vertex', 'app.channel.other_library', 'app.channel.other_bedrock']);
     for (const label of [...labels, 'app.channel.other_required', 'app.channel.other_required_help']) {
       for (const locale of [appEnglish, appChinese]) {
         const found = label.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], locale);
@@ -82,8 +82,8 @@ describe('the channel-type table', () => {
 
   it('gives every type without a required base URL a default one, and Zhipu v4 as its empty `other`', () => {
     for (const type of CHANNEL_TYPES) {
-      // Spark's host goes by its version, Vertex AI's by its region
-      if (!type.baseUrlRequired && type.protocol !== 'xunfei' && type.protocol !== 'vertex') expect(type.defaultBaseUrl, type.label).toMatch(/^https?:\/\//);
+      // Spark's host goes by its version, Vertex AI's and Bedrock's by their region
+      if (!type.baseUrlRequired && type.protocol !== 'xunfei' && type.protocol !== 'vertex' && type.protocol !== 'bedrock') expect(type.defaultBaseUrl, type.label).toMatch(/^https?:\/\//);
     }
     expect(CHANNEL_TYPES.find((type) => type.value === 16)?.other?.fallback).toBe('v4');
     expect(channelTransform({ type: 16, name: 'glm', key: 'k', other: '', models: ['glm-4-plus'], groups: [] })).toMatchObject({ other: 'v4' });

@@ -57,7 +57,6 @@ describe('the channel-type table', () => {
     // new-api (QuantumNous/new-api constant/channel.go): 19 360, 23 Tencent, 26 ZhipuV4, 31 LingYiWanWu, 35 MiniMax, 39 Cloudflare, 45 VolcEngine, 46 BaiduV2
     const fromNewApi = Object.fromEntries([19, 23, 26, 31, 35, 39, 45, 46].map((value) => [value, targetChannelType('new-api', value)]));
     expect(fromNewApi).toEqual({ 19: 19, 23: 23, 26: 16, 31: 31, 35: 27, 39: 37, 45: 40, 46: 47 });
-    for (const value of [33]) expect(targetChannelType('one-api', value), `one-api ${value}`).toBeUndefined();
     expect(targetChannelType('one-api', 43)).toBe(43);
     expect([targetChannelType('one-api', 38), targetChannelType('one-api', 22), targetChannelType('new-api', 22)]).toEqual([38, 22, 22]);
     expect([targetChannelType('one-api', 21), targetChannelType('new-api', 21)]).toEqual([21, 21]);
@@ -66,7 +65,14 @@ describe('the channel-type table', () => {
     // Coze: one-api's 34, new-api's 49; Replicate: one-api's 46, new-api's 56
     expect([targetChannelType('one-api', 34), targetChannelType('new-api', 49)]).toEqual([34, 34]);
     expect([targetChannelType('one-api', 46), targetChannelType('new-api', 56)]).toEqual([46, 46]);
-    expect(unrelayedReason('one-api', 33)).toBe('channel type 33 (AWS Claude) is not relayed yet');
+    // AWS: one-api's AWS Claude and new-api's AWS are both type 33 (Bedrock)
+    expect([targetChannelType('one-api', 33), targetChannelType('new-api', 33)]).toEqual([33, 33]);
+    // one-api v0.6 keeps AWS credentials in `config`: they become the key when the key lacks them
+    expect(importedKey('one-api', 33, '', '{"ak":"AKID","sk":"secret","region":"us-west-2"}')).toBe('AKID|secret|us-west-2');
+    expect(importedKey('one-api', 33, 'AK|SK|eu-west-1', '{"ak":"AKID","sk":"secret","region":"us-west-2"}')).toBe('AK|SK|eu-west-1');
+    expect(importedKey('one-api', 33, '', '{"ak":"AKID","region":"us-west-2"}')).toBe('');
+    expect(importedKey('new-api', 33, 'ABSKkey|us-east-1', '{"ak":"AKID","sk":"secret","region":"us-west-2"}')).toBe('ABSKkey|us-east-1');
+    expect(importedKey('one-api', 1, 'sk-1', 'not json')).toBe('sk-1');
     // Vertex AI: one-api's 42 and new-api's 41 are type 42 here
     expect([targetChannelType('one-api', 42), targetChannelType('new-api', 41)]).toEqual([42, 42]);
     expect(unrelayedReason('one-api', 99)).toBe('channel type 99 is not relayed yet');
@@ -86,10 +92,10 @@ describe('the channel-type table', () => {
     expect(importedKey('one-api', 1, 'sk-x\n', oneApiConfig)).toBe('sk-x\n');
   });
 
-  it('can reach every type: a default base URL unless one is required (Spark picks its host by version, Vertex AI by region)', () => {
+  it('can reach every type: a default base URL unless one is required (Spark picks its host by version, Vertex AI and Bedrock by region)', () => {
     for (const type of CHANNEL_TYPES) {
       if (type.baseUrlRequired) expect(type.defaultBaseUrl, type.label).toBe('');
-      else if (type.protocol !== 'xunfei' && type.protocol !== 'vertex') expect(type.defaultBaseUrl, type.label).toMatch(/^https?:\/\/[^/]+$/);
+      else if (type.protocol !== 'xunfei' && type.protocol !== 'vertex' && type.protocol !== 'bedrock') expect(type.defaultBaseUrl, type.label).toMatch(/^https?:\/\/[^/]+$/);
       if (type.pathPrefix) expect(type.pathPrefix, type.label).toMatch(/^\/[^/].*[^/]$/);
     }
   });

@@ -15,6 +15,7 @@ import { cozeAdaptor } from './coze';
 import { replicateAdaptor } from './replicate';
 import { deeplAdaptor } from './deepl';
 import { aiProxyLibraryAdaptor } from './aiproxyLibrary';
+import { bedrockAdaptor } from './bedrock';
 
 export const UPSTREAM_ADAPTORS = {
   openai: openAiAdaptor,
@@ -30,6 +31,7 @@ export const UPSTREAM_ADAPTORS = {
   replicate: replicateAdaptor,
   deepl: deeplAdaptor,
   'aiproxy-library': aiProxyLibraryAdaptor,
+  bedrock: bedrockAdaptor,
 } as const satisfies Record<ChannelProtocol, UpstreamAdaptor>;
 
 /** The adaptor for a channel type; undefined for a number no row has. */

@@ -11,6 +11,7 @@
 //   chat.answer.json        the vendor's whole answer (JSON)
 //   chat.stream.txt         the vendor's stream: the exact wire bytes (SSE), or for a WebSocket adaptor
 //                           one frame per line
+//   chat.stream.bin         in its place for a binary stream (Bedrock's event stream): the exact wire bytes
 //   chat.expect.json        {"text", "finish_reason", "usage": Usage, "tool_calls"?: [{name, arguments}]}:
 //                           what both the answer and the stream must come to
 //   tools.request.json, tools.answer.json, tools.stream.txt, tools.expect.json
@@ -49,6 +50,7 @@ const BESIDE_THE_ADAPTOR: Record<string, string> = {
   coze: join(UPSTREAM, 'coze', '__fixtures__'),
   replicate: join(UPSTREAM, 'replicate', '__fixtures__'),
   deepl: join(UPSTREAM, 'deepl', '__fixtures__'),
+  bedrock: join(UPSTREAM, 'bedrock', '__fixtures__'),
 };
 
 /** The folder of one adaptor's (or variant's) recorded fixtures. */
@@ -201,7 +203,8 @@ export function describeAdaptor(name: string, adaptor: UpstreamAdaptor): void {
         expectMatches(decoded, expected);
       });
 
-      const streamFile = join(dir, `${scenario}.stream.txt`);
+      const binaryStream = join(dir, `${scenario}.stream.bin`);
+      const streamFile = existsSync(binaryStream) ? binaryStream : join(dir, `${scenario}.stream.txt`);
       if (existsSync(streamFile)) {
         const wire = readFileSync(streamFile);
 

@@ -174,7 +174,8 @@ export function describeInbound(name: string, description: InboundDescription): 
           expect(answers.readJson(codec.encodeResponse!(cut, usageOf(decoded), TURNS.model, requestOf(false))).stopReason).toBe(answers.stopReasons.length);
         });
 
-        const streamFile = join(dir, `${scenario}.stream.txt`);
+        const binaryStream = join(dir, `${scenario}.stream.bin`);
+        const streamFile = existsSync(binaryStream) ? binaryStream : join(dir, `${scenario}.stream.txt`);
         if (existsSync(streamFile)) {
           it(`← ${protocol} ${scenario}: a stream reaches the client with its tool calls, stop reason and the vendor's usage`, () => {
             const call = callFor('chat', model, true, channel);

@@ -104,6 +104,9 @@ const geminiParts = (body: Body): Part[] => list(body.contents).flatMap((content
 
 const baiduMessages = (body: Body) => list(body.messages);
 
+const converseBlocks = (body: Body): Part[] => list(body.messages).flatMap((message) => list(message.content));
+const converseText = (blocks: Part[]): string => blocks.map((block) => (typeof block.text === 'string' ? block.text : block.json !== undefined ? JSON.stringify(block.json) : '')).join('');
+
 const sparkMessages = (body: Body) => list(((body.payload as Part | undefined)?.message as Part | undefined)?.text);
 
 /** Gemini's generateContent form (Google's API, and Gemini models on Vertex AI). */
@@ -199,6 +202,40 @@ export const VENDOR_REQUESTS: Record<ChannelProtocol, VendorRequestView> = {
         .map((message) => text(message.content)),
     outputLimit: (body) => body.max_output_tokens as number | undefined,
     streamed: (body) => body.stream === true,
+  },
+  bedrock: {
+    model: 'anthropic.claude-3-5-sonnet-20241022-v2:0',
+    systemText: (body) =>
+      list(body.system)
+        .filter((block) => typeof block.text === 'string')
+        .map((block) => String(block.text))
+        .join('\n\n'),
+    conversationText: (body) =>
+      converseBlocks(body)
+        .map((block) => (block.toolResult ? converseText(list((block.toolResult as Part).content)) : converseText([block])))
+        .filter((text) => text !== '')
+        .join('\n'),
+    tools: (body) =>
+      list((body.toolConfig as Part | undefined)?.tools).map((tool) => {
+        const spec = tool.toolSpec as Part;
+        return { name: String(spec.name), parameters: (spec.inputSchema as Part | undefined)?.json as Body | undefined };
+      }),
+    images: (body) =>
+      converseBlocks(body)
+        .flatMap((block) => (block.toolResult ? list((block.toolResult as Part).content) : [block]))
+        .filter((block) => block.image)
+        .map((block) => String(((block.image as Part).source as Part).bytes)),
+    toolCalls: (body) =>
+      converseBlocks(body)
+        .filter((block) => block.toolUse)
+        .map((block) => ({ name: String((block.toolUse as Part).name), arguments: (block.toolUse as Part).input })),
+    toolResults: (body) =>
+      converseBlocks(body)
+        .filter((block) => block.toolResult)
+        .map((block) => converseText(list((block.toolResult as Part).content))),
+    outputLimit: (body) => (body.inferenceConfig as Part | undefined)?.maxTokens as number | undefined,
+    // ConverseStream is another path, not a body field
+    streamed: (_body, target) => target.url.endsWith('/converse-stream'),
   },
   xunfei: {
     model: 'generalv3.5',

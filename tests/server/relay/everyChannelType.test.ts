@@ -13,6 +13,7 @@ import { countInputTokens, countTextTokens } from '../../../server/protocols/inb
 import { ANTHROPIC_CHANNELS, startAnthropicEmulator } from '../../support/emulators/anthropic';
 import { ALI_CHANNELS, startAliEmulator } from '../../support/emulators/ali';
 import { BAIDU_CHANNELS, startBaiduEmulator } from '../../support/emulators/baidu';
+import { BEDROCK_CHANNELS, startBedrockEmulator } from '../../support/emulators/bedrock';
 import { GEMINI_CHANNELS, startGeminiEmulator } from '../../support/emulators/gemini';
 import type { EmulatedChannel, ProtocolEmulator, ReportedUsage } from '../../support/emulators/types';
 import { XUNFEI_CHANNELS, startXunfeiEmulator } from '../../support/emulators/xunfei';
@@ -42,6 +43,7 @@ const OWN_PROTOCOL_VENDORS = [
   { start: startReplicateEmulator, channels: REPLICATE_CHANNELS },
   { start: startDeeplEmulator, channels: DEEPL_CHANNELS },
   { start: startAiProxyLibraryEmulator, channels: AIPROXY_LIBRARY_CHANNELS },
+  { start: startBedrockEmulator, channels: BEDROCK_CHANNELS },
 ];
 
 /** The chat and embedding models an OpenAI-wire channel is tested with (priced by default). */

@@ -22,8 +22,8 @@ import { decodeChat } from './json';
 import { encodeChat, target } from './request';
 import { AnthropicStreamDecoder } from './stream';
 
-export { ANTHROPIC_VERSION, defaultMaxTokens } from './request';
-export { anthropicUsage } from './json';
+export { ANTHROPIC_VERSION, defaultMaxTokens, thinkingFor } from './request';
+export { anthropicUsage, finishReason as anthropicFinishReason } from './json';
 
 export const anthropicAdaptor: UpstreamAdaptor = {
   protocol: 'anthropic',

@@ -164,7 +164,7 @@ const MIN_THINKING_BUDGET = 1024;
  * thinks, under max_tokens (Anthropic's rule), and not with a forced tool
  * (which Anthropic refuses with thinking); otherwise none.
  */
-function thinkingFor(effort: unknown, model: string, body: Record<string, unknown>): Record<string, unknown> | undefined {
+export function thinkingFor(effort: unknown, model: string, body: Record<string, unknown>): Record<string, unknown> | undefined {
   if (typeof effort !== 'string' || !(effort in THINKING_BUDGETS) || !THINKING_MODELS.test(model)) return undefined;
   const forced = (body.tool_choice as { type?: string } | undefined)?.type;
   if (forced === 'any' || forced === 'tool') return undefined;
