@@ -67,7 +67,15 @@ describe('the channel-type table', () => {
     const today = [19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53];
     expect(CHANNEL_TYPES.map((type) => type.value).sort((a, b) => a - b)).toEqual([...Array.from({ length: 18 }, (_, index) => index + 1), ...today]);
     const labels = CHANNEL_TYPES.flatMap((type) => (type.other ? [type.other.label] : []));
-    expect(labels).toEqual(['app.channel.other_azure', 'app.channel.other_spark', 'app.channel.other_zhipu', 'app.channel.other_cloudflare', 'app.channel.other_vertex', 'app.channel.other_library', 'app.channel.other_bedrock']);
+    expect(labels).toEqual([
+      'app.channel.other_azure',
+      'app.channel.other_spark',
+      'app.channel.other_zhipu',
+      'app.channel.other_cloudflare',
+      'app.channel.other_vertex',
+      'app.channel.other_library',
+      'app.channel.other_bedrock',
+    ]);
     for (const label of [...labels, 'app.channel.other_required', 'app.channel.other_required_help']) {
       for (const locale of [appEnglish, appChinese]) {
         const found = label.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], locale);
