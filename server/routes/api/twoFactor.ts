@@ -10,8 +10,7 @@
 // when accepted: a TOTP code's time step, or the recovery code itself.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Secret, TOTP } from 'otpauth';
-import QRCode from 'qrcode';
+import type { TOTP } from 'otpauth';
 import { fail, ok, type Envelope } from '../../../common/envelope';
 import type { SessionUser, TwoFactorEnrolment, TwoFactorStatus } from '../../../common/records';
 import { LogType, Role, UserStatus } from '../../../common/roles';
@@ -41,7 +40,12 @@ function newRecoveryCode(): string {
   return `${code.slice(0, 5)}-${code.slice(5)}`;
 }
 
-function totpOf(secretBase32: string, issuer: string, label: string): TOTP {
+/** otpauth and qrcode, loaded at the first two-factor step: a gateway most of whose calls are relayed never needs them (a few MiB of heap). */
+let otpauth: Promise<typeof import('otpauth')> | undefined;
+const loadOtpauth = () => (otpauth ??= import('otpauth'));
+
+async function totpOf(secretBase32: string, issuer: string, label: string): Promise<TOTP> {
+  const { Secret, TOTP } = await loadOtpauth();
   return new TOTP({ issuer, label, algorithm: 'SHA1', digits: 6, period: PERIOD_SECONDS, secret: Secret.fromBase32(secretBase32) });
 }
 
@@ -95,7 +99,7 @@ export function twoFactorRoutes(fastify: FastifyInstance): Promise<void> {
       const secret = openSecret(enrolment.secret_sealed, sealingKey);
       if (!secret) return undefined;
       const now = Date.now();
-      const delta = totpOf(secret, issuer(), '').validate({ token, timestamp: now, window: WINDOW_STEPS });
+      const delta = (await totpOf(secret, issuer(), '')).validate({ token, timestamp: now, window: WINDOW_STEPS });
       if (delta === null) return undefined;
       const step = Math.floor(now / 1000 / PERIOD_SECONDS) + delta;
       return (await acceptTimeStep(db, userId, step, wantEnabled)) ? 'totp' : undefined;
@@ -138,11 +142,13 @@ export function twoFactorRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.post('/api/user/2fa/enrol', { preHandler: enrolling }, async (request) => {
     const caller = callerOf(request);
+    const { Secret } = await loadOtpauth();
     const secret = new Secret({ size: 20 }).base32;
     if (!(await startEnrolment(db, Number(caller.id), sealSecret(secret, sealingKey)))) {
       return fail('two-factor sign-in is already on: disable it first to enrol again');
     }
-    const url = totpOf(secret, issuer(), caller.username).toString();
+    const url = (await totpOf(secret, issuer(), caller.username)).toString();
+    const { default: QRCode } = await import('qrcode');
     const svg = await QRCode.toString(url, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
     const enrolment: TwoFactorEnrolment = { secret, otpauth_url: url, qr_code: `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}` };
     return ok(enrolment);
