@@ -12,7 +12,7 @@ import { decodeMappings, encodeMappings, linesOnly } from '../../scripts/sourceM
 
 type Segment = number[];
 type Codec = { decodeMappings: (text: string) => Segment[][]; encodeMappings: (lines: Segment[][]) => string; linesOnly: (map: object) => { mappings: string; names: string[] } };
-const codec = { decodeMappings, encodeMappings, linesOnly } as Codec;
+const codec: Codec = { decodeMappings, encodeMappings, linesOnly };
 
 describe('source maps cut to one mapping per line', () => {
   it('maps every line of the gateway bundle to the file and line the full map gives, with a sixth of the segments', async () => {
