@@ -21,10 +21,9 @@ const MODEL = 'gpt-4o-realtime-preview';
 // the suite's harness and emulator (one per database, as the describes run in turn)
 let harness: RelayHarness;
 let upstream: RealtimeEmulator;
-// PostgreSQL both ways: quota leases (its default) and a reservation row per hold
-const targets = (await databaseTargets('realtime'))
-  .filter((target) => target.name !== 'mysql')
-  .flatMap((target) => (target.name === 'sqlite' ? [{ target, quotaLeases: false }] : [true, false].map((quotaLeases) => ({ target, quotaLeases }))));
+// SQLite, then PostgreSQL and MySQL/MariaDB both ways each: quota leases (their default) and a reservation row
+// per hold; a server that is down is a visible skip, or a failure under SWITCHBOARD_REQUIRE_SERVICES=1
+const targets = (await databaseTargets('realtime')).flatMap((target) => (target.name === 'sqlite' ? [{ target, quotaLeases: false }] : [true, false].map((quotaLeases) => ({ target, quotaLeases }))));
 
 /**
  * The bill of one response, written out from OpenAI's prices for gpt-4o-realtime-preview
