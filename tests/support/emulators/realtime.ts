@@ -20,9 +20,12 @@
 // Usage, deterministic: text input = words of the conversation's text items;
 // audio input = committed audio bytes / 4800 (rounded up); cached = the
 // previous response's input (cached text first, then audio); text output =
-// words sent; audio output = 5 per audio delta. A user text containing
+// words sent; audio output = 2 per audio delta (each is 100 ms of PCM16, 4 800
+// bytes: OpenAI counts 20 tokens a second of assistant audio and 10 of user
+// audio, https://platform.openai.com/docs/guides/realtime-costs). A user text containing
 // "slowly" gets 200 words; "drop" makes the server cut the socket (1011)
-// after the third delta. A binary frame is echoed back as binary (a test aid:
+// after the third delta; "stall" makes the response stop after the third delta
+// and never answer response.cancel (its usage never comes). A binary frame is echoed back as binary (a test aid:
 // OpenAI sends none).
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
@@ -256,7 +259,7 @@ function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSessio
       const text = reply.slice(0, sentWords).join(' ');
       const textOutput = audio ? 0 : sentWords;
       const transcriptTokens = audio ? sentWords : 0;
-      const audioOutput = audioDeltas * 5;
+      const audioOutput = audioDeltas * 2;
       const usage: RealtimeUsageReport = {
         total_tokens: textInput + audioInput + textOutput + transcriptTokens + audioOutput,
         input_tokens: textInput + audioInput,
@@ -293,7 +296,7 @@ function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSessio
       sentWords += 1;
       if (audio) {
         audioDeltas += 1;
-        send({ type: 'response.audio.delta', response_id: responseId, item_id: itemId, output_index: 0, content_index: 0, delta: randomBytes(480).toString('base64') });
+        send({ type: 'response.audio.delta', response_id: responseId, item_id: itemId, output_index: 0, content_index: 0, delta: randomBytes(4_800).toString('base64') });
         send({ type: 'response.audio_transcript.delta', response_id: responseId, item_id: itemId, output_index: 0, content_index: 0, delta: word });
       } else {
         send({ type: 'response.text.delta', response_id: responseId, item_id: itemId, output_index: 0, content_index: 0, delta: word });
@@ -302,6 +305,10 @@ function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSessio
         clearTimeout(timer);
         running = undefined;
         ws.close(1011, 'upstream fell over');
+        return;
+      }
+      if (/stall/.test(lastText) && sentWords === 3) {
+        running = { id: responseId, cancel: () => undefined };
         return;
       }
       timer = setTimeout(next, emulator.deltaMs);
