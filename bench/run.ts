@@ -2,7 +2,8 @@
 // all on loopback with the OpenAI emulator as the upstream and wrk as the load.
 // Prints a table with the throughput and latency targets and writes it to bench/results/.
 // BENCH_DB=postgres|mysql adds the gateway on that database server to the same rounds, with its commits per
-// request; BENCH_ONLY=rss drives the SQLite gateway through a million requests and tracks its RSS (bench/rss.ts).
+// request; BENCH_ONLY=rss drives the SQLite gateway through a million requests and tracks its RSS (bench/rss.ts);
+// BENCH_ONLY=realtime runs the realtime row alone (bench/realtime.ts).
 import { spawnSync } from 'node:child_process';
 import { request } from 'undici';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -19,6 +20,8 @@ import { workerRows, workersOnlyReport } from './workers';
 import { metricsCostRows } from './metricsCost';
 import { benchDatabaseKind, CommitWindows, createBenchDatabase, DATABASE_LABELS, type BenchDatabase } from './databases';
 import { rssReport } from './rss';
+import { REALTIME_MODEL, realtimeRows, type RealtimeTarget } from './realtime';
+import { REALTIME_GOOD_KEY } from '../tests/support/emulators/realtime';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 /** Each target's SECONDS per scenario are measured in this many alternating runs. */
@@ -30,7 +33,8 @@ const plainBody = { model: MODEL, messages: [{ role: 'user', content: 'Say hello
 const streamBody = { ...plainBody, stream: true, emulator: { chunks: 20 } };
 /**
  * `BENCH_ONLY=metrics` runs the metrics on/off row alone (a quick check of that row); `workers` the workers rows
- * alone; `rss` the RSS of the SQLite gateway over a million requests (BENCH_RSS_REQUESTS) and nothing else.
+ * alone; `rss` the RSS of the SQLite gateway over a million requests (BENCH_RSS_REQUESTS) and nothing else;
+ * `realtime` the realtime row alone.
  */
 const ONLY = process.env.BENCH_ONLY?.trim();
 /**
@@ -224,6 +228,24 @@ interface MainTarget {
 
 /** The lean relay's name in the tables: every ratio of the main rows is against it. */
 const LEAN = 'lean relay';
+/** The realtime row: 16 WebSockets, the bench's rounds at half its seconds (about 25 s in all with the defaults). */
+const REALTIME_OPTIONS = { connections: 16, rounds: ROUNDS, seconds: SECONDS / 2, warmupSeconds: 1 };
+
+/** The realtime emulator direct and through `gateway` (a realtime channel to the emulator is added there). */
+async function realtimeTargets(gateway: Started, cookie: string, key: string, emulator: Started): Promise<RealtimeTarget[]> {
+  await consoleCall(`${gateway.url}/api/channel/`, {
+    method: 'POST',
+    cookie,
+    body: { name: 'realtime emulator', type: 1, key: REALTIME_GOOD_KEY, base_url: emulator.url, models: REALTIME_MODEL },
+  });
+  const path = `/v1/realtime?model=${REALTIME_MODEL}`;
+  const beta = { 'openai-beta': 'realtime=v1' };
+  return [
+    { name: 'realtime emulator direct', url: `${emulator.url.replace('http:', 'ws:')}${path}`, headers: { authorization: `Bearer ${REALTIME_GOOD_KEY}`, ...beta }, pid: emulator.child.pid! },
+    { name: 'switchboard', url: `${gateway.url.replace('http:', 'ws:')}${path}`, headers: { authorization: `Bearer ${key}`, ...beta }, pid: gateway.child.pid! },
+  ];
+}
+
 /** Content chunks in a stream of the stream scenario (the role, finish and usage events come on top). */
 const STREAM_CHUNKS = streamBody.emulator.chunks;
 
@@ -255,6 +277,16 @@ try {
   started.push(gateway);
 
   const { rootCookie: cookie, key: gatewayKey } = await prepareGateway(gateway.url, emulator.url, MODEL);
+
+  if (ONLY === 'realtime') {
+    const realtimeEmulator = await startScript('realtimeEmulatorProcess', {});
+    started.push(realtimeEmulator);
+    placement.pinMeasured(gateway.child.pid!);
+    const rows = await realtimeRows(await realtimeTargets(gateway, cookie, gatewayKey, realtimeEmulator), REALTIME_OPTIONS);
+    console.log([`# Switchboard benchmark, realtime row only (${new Date().toISOString()}; CPU placement: ${placement.description})`, ...rows].join('\n'));
+    await Promise.all(started.map((part) => part.stop()));
+    process.exit(0);
+  }
 
   // the same build with metrics off, for the metrics row
   const withoutMetrics = await startScript('gatewayProcess', { SQL_DSN: '', METRICS_ENABLED: 'false' }, startFlags());
@@ -291,6 +323,10 @@ try {
     cookie,
     body: { name: 'bedrock emulator', type: 33, key: BEDROCK_KEY, base_url: bedrock.url, models: BEDROCK_MODEL },
   });
+
+  const realtimeEmulator = await startScript('realtimeEmulatorProcess', {});
+  started.push(realtimeEmulator);
+  const realtime = await realtimeTargets(gateway, cookie, gatewayKey, realtimeEmulator);
 
   const passthrough = await startScript('passthroughProcess', { UPSTREAM_URL: emulator.url, CLIENT_KEY: 'sk-bench' });
   started.push(passthrough);
@@ -479,6 +515,7 @@ try {
     },
   );
   const protocolLines = await protocolRows(protocolTargets);
+  const realtimeLines = await realtimeRows(realtime, REALTIME_OPTIONS);
   const metricsLines = await metricsRows();
   const rss = rssMiB(gateway.child.pid!);
 
@@ -563,6 +600,7 @@ try {
     '',
     ...lines,
     ...protocolLines,
+    ...realtimeLines,
     ...metricsLines,
     '',
     ...starvation,

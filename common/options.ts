@@ -190,44 +190,49 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
   '360gpt-pro': 0.857143, // ¥12
   '360gpt-turbo': 0.085714, // ¥1.2
   embedding_s1_v1: 0.071429, // ¥1
-  // Tencent Hunyuan: https://cloud.tencent.com/document/product/1729/97731 (Lite is free)
+  // Tencent Hunyuan: https://cloud.tencent.com/document/product/1729/97731 (Lite is free); checked against
+  // LobeHub's model-bank (hunyuan.ts) and, for TurboS, Tencent's own github.com/Tencent/Hunyuan-TurboS
   'hunyuan-turbos-latest': 0.057143, // ¥0.8 / ¥2
   'hunyuan-t1-latest': 0.071429, // ¥1 / ¥4
   'hunyuan-standard': 0.057143, // ¥0.8 / ¥2
   'hunyuan-lite': 0,
-  'hunyuan-embedding': 0.05, // ¥0.7
-  // Baichuan: https://platform.baichuan-ai.com/price (one price in and out)
+  'hunyuan-embedding': 0.05, // ¥0.7 (not confirmed by an outside table)
+  // Baichuan: https://platform.baichuan-ai.com/price (one price in and out; checked against LobeHub's baichuan.ts)
   'Baichuan4-Turbo': 1.071429, // ¥15
   'Baichuan4-Air': 0.07, // ¥0.98
   Baichuan4: 7.142857, // ¥100
   'Baichuan3-Turbo': 0.857143, // ¥12
-  'Baichuan-Text-Embedding': 0.035714, // ¥0.5
-  // MiniMax: https://platform.minimaxi.com/document/Price (the M-series is in the catalog)
+  'Baichuan-Text-Embedding': 0.035714, // ¥0.5 (not confirmed by an outside table)
+  // MiniMax: https://platform.minimaxi.com/document/Price (the M-series is in the catalog; checked against LobeHub's minimax.ts)
   'MiniMax-Text-01': 0.071429, // ¥1 / ¥8
-  // 01.AI: https://platform.lingyiwanwu.com/docs#模型与计费 (one price in and out)
+  // 01.AI: https://platform.lingyiwanwu.com/docs#模型与计费 (one price in and out; checked against new-api's
+  // model_ratio.go and LobeHub's zeroone.ts)
   'yi-lightning': 0.070714, // ¥0.99
   'yi-large': 1.428571, // ¥20
   'yi-medium': 0.178571, // ¥2.5
   'yi-vision-v2': 0.428571, // ¥6
-  // StepFun: https://platform.stepfun.com/docs/pricing/details
+  // StepFun: https://platform.stepfun.com/docs/pricing/details (inputs as one-api's ratio table has them;
+  // inputs and outputs as LobeHub's model-bank, stepfun.ts, has them)
   'step-2-16k': 2.714286, // ¥38 / ¥120
   'step-2-mini': 0.071429, // ¥1 / ¥2
   'step-1-8k': 0.357143, // ¥5 / ¥20
   'step-1-32k': 1.071429, // ¥15 / ¥70
   'step-1v-8k': 0.357143, // ¥5 / ¥20
-  // Volcengine Ark (Doubao): https://www.volcengine.com/docs/82379/1544106; Seed 1.6's
-  // price rises with the prompt's length: its first tier's input and its highest output
-  'doubao-seed-1-6-250615': 0.057143, // ¥0.8 / ¥8
+  // Volcengine Ark (Doubao): https://www.volcengine.com/docs/82379/1544106. Seed 1.6's price rises
+  // with the prompt's length; billed at the one figure LobeHub's model-bank (volcengine.ts) gives it
+  // (the tiers themselves were not confirmed). Pro and Lite checked against the same file.
+  'doubao-seed-1-6-250615': 0.085714, // ¥1.2 / ¥16
   'doubao-1-5-pro-32k-250115': 0.057143, // ¥0.8 / ¥2
   'doubao-1-5-lite-32k-250115': 0.021429, // ¥0.3 / ¥0.6
-  'doubao-embedding-text-240715': 0.05, // ¥0.7
-  // Baidu Qianfan v2: https://cloud.baidu.com/doc/qianfan-docs/s/Jm8r1826a (Speed and Lite are free)
+  'doubao-embedding-text-240715': 0.05, // ¥0.7 (not confirmed by an outside table)
+  // Baidu Qianfan v2: https://cloud.baidu.com/doc/qianfan-docs/s/Jm8r1826a (Speed and Lite are free; checked
+  // against LobeHub's wenxin.ts, its earlier table for 4.0 and 3.5)
   'ernie-4.5-turbo-128k': 0.057143, // ¥0.8 / ¥3.2
   'ernie-4.0-8k': 2.142857, // ¥30 / ¥90
   'ernie-3.5-8k': 0.057143, // ¥0.8 / ¥2
   'ernie-speed-128k': 0,
   'ernie-lite-8k': 0,
-  'embedding-v1': 0.035714, // ¥0.5
+  'embedding-v1': 0.142857, // ¥2 (¥0.002 / 1K on https://cloud.baidu.com/doc/WENXINWORKSHOP/s/hlqnms5rn, as one-api has it)
 };
 
 /**

@@ -65,7 +65,7 @@ export const COMPLETION_RATIO_BY_MODEL: Readonly<Record<string, number>> = {
   'step-1-8k': 4,
   'step-1-32k': 70 / 15,
   'step-1v-8k': 4,
-  'doubao-seed-1-6-250615': 10,
+  'doubao-seed-1-6-250615': 16 / 1.2,
   'doubao-1-5-pro-32k-250115': 2.5,
   'doubao-1-5-lite-32k-250115': 2,
   'ernie-4.5-turbo-128k': 4,

@@ -21,7 +21,11 @@
 // (1008) once the responses in flight are done and settled. Whatever way the
 // session ends (client gone, upstream gone, a limit, shutdown), responses in
 // flight are cancelled upstream and given a moment to report their usage,
-// then every hold still open goes back.
+// then every hold still open goes back, except a response's that had begun:
+// one whose usage never came (the upstream dropped, or did not answer the
+// cancel in time) is billed as the HTTP routes bill a stream the upstream cut,
+// at the gateway's own count of its input and of the output that passed to the
+// client, and its log is marked estimated and cut off.
 import type { IncomingMessage } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -32,7 +36,22 @@ import { completionRatioFor } from '../billing/prices';
 import { realtimeBound, realtimeCharge, realtimeRatios } from '../billing/realtimePrices';
 import type { Reservation } from '../billing/quota';
 import { isUpstreamFailure, type HttpTarget } from '../protocols/types';
-import { outputLimitOf, realtimeErrorEvent, realtimeTarget, realtimeUsage, servesRealtime, watchedClientEvent, watchedServerEvent } from '../protocols/upstream/realtime';
+import {
+  audioBytesPerSecond,
+  namesAudioFormat,
+  outputLimitOf,
+  REALTIME_AUDIO_TOKENS_PER_SECOND,
+  realtimeClientInput,
+  realtimeErrorEvent,
+  realtimeOutputDelta,
+  realtimeTarget,
+  realtimeUsage,
+  servesRealtime,
+  watchedClientEvent,
+  watchedServerEvent,
+  type RealtimeUsage,
+} from '../protocols/upstream/realtime';
+import { countTextTokens } from '../protocols/inbound/tokenCount';
 import { channelConfigOf, mappedModel } from './dispatch';
 import { selectChannel, type RoutedChannel } from './channelSelect';
 import { withChannelKey } from './channelKeyPick';
@@ -82,6 +101,30 @@ interface Hold {
   eventId?: string;
   closed: boolean;
 }
+
+/** The conversation a response started from, as the gateway counts it (used only when its usage never comes). */
+interface InputCount {
+  /** Text and audio tokens of the conversation as the upstream last reported it (a response.done's input plus output). */
+  reportedText: number;
+  reportedAudio: number;
+  /** Text added since (the session's instructions too while nothing is reported), counted with the tokenizer only when needed. */
+  texts: string[];
+  /** Seconds of input audio added since. */
+  audioSeconds: number;
+}
+
+/** A response the upstream began: its input when it began, and the output that passed to the client. */
+interface ResponseCount {
+  input: InputCount;
+  /** How far into the session's additions its input reached: they leave the count once its usage is reported. */
+  mark: { texts: number; audioSeconds: number };
+  /** Text by output part (text, transcript, function-call arguments). */
+  outputTexts: Map<string, string>;
+  outputAudioSeconds: number;
+}
+
+/** Tokens for seconds of audio at a rate, rounded up, without float noise turning 6 into 7. */
+const audioTokens = (seconds: number, perSecond: number) => Math.ceil(Number((seconds * perSecond).toFixed(6)));
 
 /** The sessions open on this node, so a shutdown can end them (and give back what they hold) before the ledger closes. */
 export class RealtimeSessions {
@@ -339,6 +382,22 @@ export class RealtimeSession {
   private wound = false;
   private idleTimer: NodeJS.Timeout | undefined;
   private maxTimer: NodeJS.Timeout | undefined;
+  // the gateway's own count of the conversation, for a response whose usage never comes
+  private instructions = '';
+  private inputBytesPerSecond = audioBytesPerSecond(undefined, 'input');
+  private outputBytesPerSecond = audioBytesPerSecond(undefined, 'output');
+  /** The conversation's tokens as the last response.done reported them; undefined before any. */
+  private reported: { text: number; audio: number } | undefined;
+  /** Texts added since the last report; `droppedTexts` counts those removed from the front over the session. */
+  private addedTexts: string[] = [];
+  private droppedTexts = 0;
+  /** Seconds of audio the conversation gained over the session, and how many of them a report has covered. */
+  private addedAudioSeconds = 0;
+  private reportedAudioSeconds = 0;
+  /** Audio appended to the input buffer and not yet committed. */
+  private bufferedAudioSeconds = 0;
+  /** The responses in flight, by id: what they started from and what of them passed. */
+  private readonly counts = new Map<string, ResponseCount>();
 
   constructor(
     private readonly sessions: RealtimeSessions,
@@ -414,8 +473,12 @@ export class RealtimeSession {
     }
     this.touch();
     if (!isBinary) {
-      const watched = watchedServerEvent(data);
-      if (watched) this.onServerEvent(watched.type, watched.event);
+      const delta = this.counts.size > 0 ? realtimeOutputDelta(data) : undefined;
+      if (delta) this.countOutput(delta);
+      else {
+        const watched = watchedServerEvent(data);
+        if (watched) this.onServerEvent(watched.type, watched.event);
+      }
     }
     this.pass(this.client, this.upstream, data, isBinary);
   }
@@ -436,7 +499,55 @@ export class RealtimeSession {
 
   private passFromClient(data: Buffer, isBinary: boolean): void {
     this.added += isBinary ? Math.ceil(data.length / 1000) : tokensOfClientFrame(data);
+    if (!isBinary && this.upstream.readyState === WebSocket.OPEN) this.countInput(data);
     this.pass(this.upstream, this.client!, data, isBinary);
+  }
+
+  /** What a client frame adds to the conversation, in the gateway's count. */
+  private countInput(data: Buffer): void {
+    const input = realtimeClientInput(data);
+    if (!input) return;
+    if (input.bufferedAudioBytes) this.bufferedAudioSeconds += input.bufferedAudioBytes / this.inputBytesPerSecond;
+    if (input.itemAudioBytes) this.addedAudioSeconds += input.itemAudioBytes / this.inputBytesPerSecond;
+    if (input.texts) this.addedTexts.push(...input.texts);
+  }
+
+  /** An output delta on its way to the client: counted for its response. */
+  private countOutput(delta: NonNullable<ReturnType<typeof realtimeOutputDelta>>): void {
+    const count = this.counts.get(delta.responseId);
+    if (!count || this.client?.readyState !== WebSocket.OPEN) return;
+    if (delta.text) count.outputTexts.set(delta.part, (count.outputTexts.get(delta.part) ?? '') + delta.text);
+    if (delta.audioBytes) count.outputAudioSeconds += delta.audioBytes / this.outputBytesPerSecond;
+  }
+
+  /** A response begins: the conversation it starts from, as counted now. */
+  private startCount(responseId: string): void {
+    const texts = this.reported ? [...this.addedTexts] : [this.instructions, ...this.addedTexts];
+    this.counts.set(responseId, {
+      input: {
+        reportedText: this.reported?.text ?? 0,
+        reportedAudio: this.reported?.audio ?? 0,
+        texts: texts.filter(Boolean),
+        audioSeconds: this.addedAudioSeconds - this.reportedAudioSeconds,
+      },
+      mark: { texts: this.droppedTexts + this.addedTexts.length, audioSeconds: this.addedAudioSeconds },
+      outputTexts: new Map(),
+      outputAudioSeconds: 0,
+    });
+  }
+
+  /** A response reported its usage: the conversation is what it says, plus what was added after the response began. */
+  private reportCount(responseId: string, usage: RealtimeUsage): void {
+    const count = this.counts.get(responseId);
+    this.counts.delete(responseId);
+    if (!count || usage.inputTokens + usage.outputTokens === 0) return;
+    this.reported = { text: usage.textInputTokens + usage.textOutputTokens, audio: usage.audioInputTokens + usage.audioOutputTokens };
+    const drop = count.mark.texts - this.droppedTexts;
+    if (drop > 0) {
+      this.addedTexts.splice(0, drop);
+      this.droppedTexts += drop;
+    }
+    this.reportedAudioSeconds = Math.max(this.reportedAudioSeconds, count.mark.audioSeconds);
   }
 
   private async clientFrame(data: Buffer, isBinary: boolean): Promise<void> {
@@ -486,11 +597,24 @@ export class RealtimeSession {
     const responseId = typeof response.id === 'string' ? response.id : '';
     switch (type) {
       case 'session.created':
-      case 'session.updated':
+      case 'session.updated': {
         // the upstream's account of the session in force (a client's session.update is answered by session.updated)
         this.sessionOutputLimit = outputLimitOf(event.session);
+        const session = (event.session ?? {}) as Record<string, unknown>;
+        if (typeof session.instructions === 'string') this.instructions = session.instructions;
+        if (namesAudioFormat(session, 'input')) this.inputBytesPerSecond = audioBytesPerSecond(session, 'input');
+        if (namesAudioFormat(session, 'output')) this.outputBytesPerSecond = audioBytesPerSecond(session, 'output');
+        return;
+      }
+      case 'input_audio_buffer.committed':
+        this.addedAudioSeconds += this.bufferedAudioSeconds;
+        this.bufferedAudioSeconds = 0;
+        return;
+      case 'input_audio_buffer.cleared':
+        this.bufferedAudioSeconds = 0;
         return;
       case 'response.created':
+        this.startCount(responseId);
         this.money(async () => {
           let hold = this.pending.shift();
           if (!hold) {
@@ -510,17 +634,21 @@ export class RealtimeSession {
           this.active.set(responseId, hold);
         });
         return;
-      case 'response.done':
+      case 'response.done': {
+        const usage = realtimeUsage(response);
+        this.reportCount(responseId, usage);
         this.money(() => {
           const hold = this.active.get(responseId) ?? this.pending.shift();
           this.active.delete(responseId);
           if (!hold) return;
-          const usage = realtimeUsage(response);
           this.context = usage.inputTokens + usage.outputTokens;
-          this.settle(hold, usage, typeof response.status === 'string' ? response.status : 'completed');
+          this.settle(hold, usage, {
+            detail: `realtime ${typeof response.status === 'string' ? response.status : 'completed'}: audio in ${usage.audioInputTokens}, audio out ${usage.audioOutputTokens}`,
+          });
           if (this.closing && this.inFlight === 0) void this.end(this.closing.code, this.closing.reason);
         });
         return;
+      }
       case 'error': {
         // a response.create the upstream refused never becomes a response: its hold goes back
         const about = (event.error as { event_id?: unknown } | undefined)?.event_id;
@@ -541,7 +669,8 @@ export class RealtimeSession {
     this.moneyChain = this.moneyChain.then(step).catch((error: unknown) => this.crash(error));
   }
 
-  private settle(hold: Hold, usage: ReturnType<typeof realtimeUsage>, status: string): void {
+  /** Settles a hold at a usage: the upstream's report, or (estimated) the gateway's count of a response cut off. */
+  private settle(hold: Hold, usage: RealtimeUsage, how: { detail: string; estimated?: boolean }): void {
     if (hold.closed) return;
     hold.closed = true;
     const ratios = realtimeRatios(hold.admission, completionRatioFor(this.model, this.ctx.options.json('CompletionRatio')));
@@ -556,12 +685,42 @@ export class RealtimeSession {
         promptTokens: usage.inputTokens,
         completionTokens: usage.outputTokens,
         isStream: true,
-        estimated: false,
-        detail: `realtime ${status}: audio in ${usage.audioInputTokens}, audio out ${usage.audioOutputTokens}`,
+        estimated: how.estimated === true,
+        detail: how.detail,
         formula,
       },
       { protocol: 'openai', operation: 'realtime' },
     );
+  }
+
+  /**
+   * A response that began and never reported its usage: billed, as the HTTP routes bill a stream the upstream
+   * cut, at the gateway's count (estimated, nothing cached): the conversation it started from (what the upstream
+   * last reported, plus text added since by the model's tokenizer and audio at OpenAI's documented tokens per
+   * second) and the output that passed to the client (text by the tokenizer, audio by its length).
+   */
+  private settleCutOff(hold: Hold, count: ResponseCount, why: string): void {
+    const options = { approximate: this.ctx.options.bool('ApproximateTokenEnabled') };
+    const tokens = (texts: Iterable<string>) => {
+      let total = 0;
+      for (const text of texts) total += countTextTokens(text, this.model, options);
+      return total;
+    };
+    const textInput = count.input.reportedText + tokens(count.input.texts);
+    const audioInput = count.input.reportedAudio + audioTokens(count.input.audioSeconds, REALTIME_AUDIO_TOKENS_PER_SECOND.input);
+    const textOutput = tokens(count.outputTexts.values());
+    const audioOutput = audioTokens(count.outputAudioSeconds, REALTIME_AUDIO_TOKENS_PER_SECOND.output);
+    const usage: RealtimeUsage = {
+      inputTokens: textInput + audioInput,
+      outputTokens: textOutput + audioOutput,
+      textInputTokens: textInput,
+      audioInputTokens: audioInput,
+      cachedTextInputTokens: 0,
+      cachedAudioInputTokens: 0,
+      textOutputTokens: textOutput,
+      audioOutputTokens: audioOutput,
+    };
+    this.settle(hold, usage, { estimated: true, detail: `realtime cut off (${why}): billed at the gateway's count of its input and of the output that passed` });
   }
 
   private async giveBack(hold: Hold): Promise<void> {
@@ -608,6 +767,14 @@ export class RealtimeSession {
     await this.clientChain;
     await this.moneyChain;
     this.wound = true;
+    // a response that began and never reported its usage is billed at the gateway's count; one never begun goes back
+    const why =
+      closedBy === 'upstream' ? `the upstream ended the session before its usage came: ${code} ${reason}` : `no usage came within ${CANCEL_GRACE_MS / 1000} s of the session's end: ${code} ${reason}`;
+    for (const [responseId, hold] of this.active) {
+      const count = this.counts.get(responseId);
+      if (count) this.settleCutOff(hold, count, why);
+    }
+    this.counts.clear();
     const open = [...this.pending.splice(0), ...this.active.values()];
     this.active.clear();
     await Promise.all(open.map((hold) => this.giveBack(hold).catch((error: unknown) => this.ctx.log.error({ err: error }, 'realtime: could not give back a hold'))));

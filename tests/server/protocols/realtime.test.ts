@@ -4,7 +4,18 @@
 import { describe, expect, it } from 'vitest';
 import { catalogPrice } from '../../../server/billing/catalog';
 import { realtimeBound, realtimeCharge, realtimeRatios } from '../../../server/billing/realtimePrices';
-import { outputLimitOf, realtimeTarget, realtimeUsage, servesRealtime, watchedClientEvent, watchedServerEvent } from '../../../server/protocols/upstream/realtime';
+import {
+  audioBytesPerSecond,
+  namesAudioFormat,
+  outputLimitOf,
+  realtimeClientInput,
+  realtimeOutputDelta,
+  realtimeTarget,
+  realtimeUsage,
+  servesRealtime,
+  watchedClientEvent,
+  watchedServerEvent,
+} from '../../../server/protocols/upstream/realtime';
 
 const channel = (type: number, baseUrl: string, key = 'sk-upstream') => ({ type, key, baseUrl, other: '' });
 
@@ -100,6 +111,69 @@ describe('watched events', () => {
     expect(outputLimitOf({ max_output_tokens: 300 })).toBe(300);
     expect(outputLimitOf({ max_response_output_tokens: 'inf' })).toBeUndefined();
     expect(outputLimitOf(undefined)).toBeUndefined();
+  });
+});
+
+describe("the gateway's own count (for a response whose usage never comes)", () => {
+  const frame = (event: unknown, space = '') => Buffer.from(JSON.stringify(event, null, space));
+
+  it('measures an audio delta without decoding it, beta and GA names, any spacing, escaped slashes', () => {
+    const audio = Buffer.alloc(4_800, 7).toString('base64');
+    const beta = { type: 'response.audio.delta', response_id: 'resp_1', item_id: 'item_1', output_index: 0, content_index: 0, delta: audio };
+    expect(realtimeOutputDelta(frame(beta))).toEqual({ responseId: 'resp_1', part: 'item_1:0', audioBytes: 4_800 });
+    expect(realtimeOutputDelta(frame({ ...beta, type: 'response.output_audio.delta' }, '  '))).toMatchObject({ audioBytes: 4_800 });
+    // a serializer that escapes '/' as '\/'
+    const slashed = Buffer.from([255, 255, 255, 63, 255]).toString('base64');
+    expect(slashed).toContain('/');
+    const escaped = Buffer.from(JSON.stringify({ ...beta, delta: slashed }).replace(/\//g, '\\/'));
+    expect(realtimeOutputDelta(escaped)).toMatchObject({ audioBytes: 5 });
+  });
+
+  it('reads text, transcript and function-call deltas with their part, and nothing else', () => {
+    const text = { type: 'response.text.delta', response_id: 'resp_2', item_id: 'item_2', content_index: 0, delta: 'Hello "there"' };
+    expect(realtimeOutputDelta(frame(text))).toEqual({ responseId: 'resp_2', part: 'item_2:0', text: 'Hello "there"' });
+    expect(realtimeOutputDelta(frame({ ...text, type: 'response.output_audio_transcript.delta' }))).toMatchObject({ text: 'Hello "there"' });
+    expect(realtimeOutputDelta(frame({ type: 'response.function_call_arguments.delta', response_id: 'r', item_id: 'call', output_index: 1, delta: '{"a":' }))).toEqual({
+      responseId: 'r',
+      part: 'call:1',
+      text: '{"a":',
+    });
+    expect(realtimeOutputDelta(frame({ type: 'input_audio_buffer.speech_started', note: 'a "delta" word' }))).toBeUndefined();
+    expect(realtimeOutputDelta(frame({ type: 'response.text.done', text: 'x.delta"' }))).toBeUndefined();
+    expect(realtimeOutputDelta(Buffer.from('{"type":"response.text.delta", broken'))).toBeUndefined();
+  });
+
+  it("reads what a client frame adds: appended audio, an item's text and audio", () => {
+    expect(realtimeClientInput(frame({ type: 'input_audio_buffer.append', event_id: 'e1', audio: Buffer.alloc(24_000).toString('base64') }))).toEqual({ bufferedAudioBytes: 24_000 });
+    const item = {
+      type: 'conversation.item.create',
+      item: {
+        type: 'message',
+        role: 'user',
+        content: [
+          { type: 'input_text', text: 'hello' },
+          { type: 'input_audio', audio: Buffer.alloc(960).toString('base64'), transcript: 'counted as its audio' },
+          { type: 'input_audio', transcript: 'a transcript without audio' },
+        ],
+      },
+    };
+    expect(realtimeClientInput(frame(item))).toEqual({ texts: ['hello', 'a transcript without audio'], itemAudioBytes: 960 });
+    expect(realtimeClientInput(frame({ type: 'conversation.item.create', item: { type: 'function_call_output', call_id: 'c', output: '{"ok":true}' } }))).toEqual({
+      texts: ['{"ok":true}'],
+      itemAudioBytes: 0,
+    });
+    expect(realtimeClientInput(frame({ type: 'response.create' }))).toBeUndefined();
+    expect(realtimeClientInput(frame({ type: 'session.update', session: { instructions: 'conversation.item.create' } }))).toBeUndefined();
+  });
+
+  it('knows the bytes a second of each audio format takes, beta and GA', () => {
+    expect(audioBytesPerSecond(undefined, 'input')).toBe(48_000);
+    expect(audioBytesPerSecond({ input_audio_format: 'pcm16' }, 'input')).toBe(48_000);
+    expect(audioBytesPerSecond({ output_audio_format: 'g711_ulaw' }, 'output')).toBe(8_000);
+    expect(audioBytesPerSecond({ audio: { output: { format: { type: 'audio/pcm', rate: 24_000 } } } }, 'output')).toBe(48_000);
+    expect(audioBytesPerSecond({ audio: { input: { format: { type: 'audio/pcma' } } } }, 'input')).toBe(8_000);
+    expect(namesAudioFormat({ instructions: 'x' }, 'input')).toBe(false);
+    expect(namesAudioFormat({ input_audio_format: 'pcm16' }, 'input')).toBe(true);
   });
 });
 

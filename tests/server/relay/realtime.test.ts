@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { countTextTokens } from '../../../server/protocols/inbound/tokenCount';
 import { buildTestApp } from '../../support/app';
 import { databaseTargets, type TestDatabase } from '../../support/databases';
 import { ledgerState } from '../../support/ledgerState';
@@ -21,10 +22,9 @@ const MODEL = 'gpt-4o-realtime-preview';
 // the suite's harness and emulator (one per database, as the describes run in turn)
 let harness: RelayHarness;
 let upstream: RealtimeEmulator;
-// PostgreSQL both ways: quota leases (its default) and a reservation row per hold
-const targets = (await databaseTargets('realtime'))
-  .filter((target) => target.name !== 'mysql')
-  .flatMap((target) => (target.name === 'sqlite' ? [{ target, quotaLeases: false }] : [true, false].map((quotaLeases) => ({ target, quotaLeases }))));
+// SQLite, then PostgreSQL and MySQL/MariaDB both ways each: quota leases (their default) and a reservation row
+// per hold; a server that is down is a visible skip, or a failure under SWITCHBOARD_REQUIRE_SERVICES=1
+const targets = (await databaseTargets('realtime')).flatMap((target) => (target.name === 'sqlite' ? [{ target, quotaLeases: false }] : [true, false].map((quotaLeases) => ({ target, quotaLeases }))));
 
 /**
  * The bill of one response, written out from OpenAI's prices for gpt-4o-realtime-preview
@@ -306,16 +306,81 @@ for (const { target, quotaLeases } of targets) {
         expect(before.remain - state.remain).toBe(state.logged - before.logged);
       });
 
-      it('an upstream that drops mid-response: the client gets its close code, the hold goes back, nothing billed', async () => {
-        const { before, logsBefore, client } = await startSession();
-        client.send(say('please drop now'));
+      it("an upstream that drops mid-response: the client gets its close code, and what passed is billed at the gateway's count, logged as cut off", async () => {
+        const { channelId, before, logsBefore, reportedBefore, client } = await startSession();
+        client.send(say('what is the weather like today'));
         client.send({ type: 'response.create', response: { modalities: ['text'] } });
+        await client.next('response.done');
+        const first = upstream.reported[reportedBefore];
+
+        // the second response (audio and its transcript) is cut after its third delta; no usage ever comes
+        const mark = client.events.length;
+        client.send(say('please drop now'));
+        client.send({ type: 'input_audio_buffer.append', audio: Buffer.alloc(24_000).toString('base64') });
+        client.send({ type: 'input_audio_buffer.commit' });
+        client.send({ type: 'response.create', response: { modalities: ['audio', 'text'] } });
         expect(await client.closed).toEqual({ code: 1011, reason: 'upstream fell over' });
+        expect(upstream.reported).toHaveLength(reportedBefore + 1);
+
+        // what passed, as the client got it: three transcript deltas and three 100 ms audio deltas
+        const passed = client.events.slice(mark);
+        const transcript = passed.filter((event) => event.type === 'response.audio_transcript.delta').map((event) => event.delta as string);
+        const audioBytes = passed.filter((event) => event.type === 'response.audio.delta').reduce((sum, event) => sum + Buffer.from(event.delta as string, 'base64').length, 0);
+        expect(transcript.join('')).toBe('Hello from realtime,');
+        expect(audioBytes).toBe(3 * 4_800);
+        // input: the conversation as the first response reported it, the new text by the tokenizer, 0.5 s of audio at 10 a second
+        const textIn = first.input_token_details.text_tokens + first.output_token_details.text_tokens + countTextTokens('please drop now', MODEL);
+        const audioIn = 5;
+        // output: the transcript by the tokenizer, 0.3 s of assistant audio at 20 a second
+        const textOut = countTextTokens(transcript.join(''), MODEL);
+        const audioOut = 6;
+        // priced as the test's expectedCharge does, nothing cached (an estimate, as for a chat stream the upstream cut)
+        const cutCharge = Math.floor((textIn + audioIn * 8 + Math.floor(textOut * 4) + Math.floor(audioOut * 16)) * 2.5);
+
         const state = await expectNothingHeld();
-        expect(state.remain).toBe(before.remain);
-        expect(await consumeLogCount(harness)).toBe(logsBefore);
+        const logs = await harness.app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).orderBy('id', 'asc').offset(logsBefore).limit(10).execute();
+        expect(logs).toHaveLength(2);
+        expect(logs[0]).toMatchObject({ quota: expectedCharge(first), estimated: 0 });
+        expect(logs[1]).toMatchObject({ quota: cutCharge, prompt_tokens: textIn + audioIn, completion_tokens: textOut + audioOut, channel_id: channelId, model_name: MODEL });
+        expect(Boolean(logs[1].estimated)).toBe(true);
+        expect(logs[1].content).toContain('realtime cut off (the upstream ended the session before its usage came: 1011 upstream fell over)');
+        // the ledger: what the token had, less what its logs say it was charged, is what it has
+        expect(before.remain - state.remain).toBe(expectedCharge(first) + cutCharge);
+        expect(state.logged - before.logged).toBe(expectedCharge(first) + cutCharge);
+        expect(before.quota - state.quota).toBe(expectedCharge(first) + cutCharge);
       });
     });
+
+    // two seconds of grace per run: once is enough for the path (the money path is the drop test's, on every database)
+    if (target.name === 'sqlite')
+      it("a response whose usage never comes after the client left is billed at the gateway's count once the grace is over", async () => {
+        const { before, logsBefore, client } = await startSession();
+        client.send({ type: 'session.update', session: { instructions: 'Answer in one short line.' } });
+        await client.next('session.updated');
+        client.send(say('tell me and then stall'));
+        client.send({ type: 'response.create', response: { modalities: ['text'] } });
+        for (let waited = 0; waited < 3000 && client.events.filter((event) => event.type === 'response.text.delta').length < 3; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+        const deltas = client.events.filter((event) => event.type === 'response.text.delta').map((event) => event.delta as string);
+        expect(deltas).toEqual(['Hello', ' from', ' realtime,']);
+        const leftAt = Date.now();
+        client.socket.close(1000, 'bye');
+        for (let waited = 0; waited < 5000 && (await consumeLogCount(harness)) === logsBefore; waited += 20) {
+          await harness.settled();
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        expect(Date.now() - leftAt).toBeGreaterThanOrEqual(1900);
+        // the instructions and the user's text, nothing reported before: all counted; the three deltas that passed
+        const textIn = countTextTokens('Answer in one short line.', MODEL) + countTextTokens('tell me and then stall', MODEL);
+        const textOut = countTextTokens(deltas.join(''), MODEL);
+        const charge = Math.floor((textIn + Math.floor(textOut * 4)) * 2.5);
+        const state = await expectNothingHeld();
+        const log = await harness.app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).orderBy('id', 'desc').executeTakeFirstOrThrow();
+        expect(log).toMatchObject({ quota: charge, prompt_tokens: textIn, completion_tokens: textOut });
+        expect(Boolean(log.estimated)).toBe(true);
+        expect(log.content).toContain("realtime cut off (no usage came within 2 s of the session's end: 1000 bye)");
+        expect(before.remain - state.remain).toBe(charge);
+        expect(state.logged - before.logged).toBe(charge);
+      });
 
     describe('responses the server starts, and refusals from upstream', () => {
       it('holds for a response server VAD starts at response.created and bills it', async () => {

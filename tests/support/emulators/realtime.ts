@@ -11,7 +11,8 @@
 // input_audio_buffer.committed and conversation.item.created; response.create
 // -> response.created, output_item.added, content_part.added, one text (or
 // audio and transcript) delta per word of "Hello from realtime, you said:
-// <last user text>" every `deltaMs`, the .done events, and response.done with
+// <last user text>" every `deltaMs` (0: back to back, for the benchmark), the
+// .done events, and response.done with
 // usage; response.cancel -> response.done with status "cancelled" and the
 // usage so far; a second response.create while one runs -> an `error` event
 // (conversation_already_has_active_response) naming the client's event_id.
@@ -20,9 +21,12 @@
 // Usage, deterministic: text input = words of the conversation's text items;
 // audio input = committed audio bytes / 4800 (rounded up); cached = the
 // previous response's input (cached text first, then audio); text output =
-// words sent; audio output = 5 per audio delta. A user text containing
+// words sent; audio output = 2 per audio delta (each is 100 ms of PCM16, 4 800
+// bytes: OpenAI counts 20 tokens a second of assistant audio and 10 of user
+// audio, https://platform.openai.com/docs/guides/realtime-costs). A user text containing
 // "slowly" gets 200 words; "drop" makes the server cut the socket (1011)
-// after the third delta. A binary frame is echoed back as binary (a test aid:
+// after the third delta; "stall" makes the response stop after the third delta
+// and never answer response.cancel (its usage never comes). A binary frame is echoed back as binary (a test aid:
 // OpenAI sends none).
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
@@ -57,14 +61,16 @@ export interface RealtimeEmulator {
   sessions: RealtimeEmulatorSession[];
   /** response.done usages, in order. */
   reported: Array<RealtimeUsageReport & { status: string }>;
-  /** Milliseconds between deltas. */
+  /** Milliseconds between deltas; 0 sends them back to back (each on the next turn of the event loop). */
   deltaMs: number;
   close(): Promise<void>;
 }
 
 const words = (text: string) => text.split(/\s+/).filter(Boolean);
 
-export async function startRealtimeEmulator(): Promise<RealtimeEmulator> {
+/** `record: false` (the benchmark) keeps no sessions, frames or usages: a long run holds no memory for them. */
+export async function startRealtimeEmulator(options: { record?: boolean } = {}): Promise<RealtimeEmulator> {
+  const recording = options.record !== false;
   const server = createServer((_request, response) => {
     response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"Not found","type":"invalid_request_error"}}');
   });
@@ -94,9 +100,9 @@ export async function startRealtimeEmulator(): Promise<RealtimeEmulator> {
       return refuse(socket, 404, { error: { message: 'Not found', type: 'invalid_request_error' } });
     }
     if (!model) return refuse(socket, 400, { error: { message: 'model is required', type: 'invalid_request_error' } });
-    const record: RealtimeEmulatorSession = { url: request.url ?? '', headers: request.headers, received: [], sent: [] };
-    emulator.sessions.push(record);
-    sockets.handleUpgrade(request, socket, head, (ws) => runSession(ws, model, record, emulator));
+    const session: RealtimeEmulatorSession = { url: request.url ?? '', headers: request.headers, received: [], sent: [] };
+    if (recording) emulator.sessions.push(session);
+    sockets.handleUpgrade(request, socket, head, (ws) => runSession(ws, model, session, emulator, recording));
   });
 
   const listening = await listenOnLoopback(server, () => {
@@ -110,11 +116,11 @@ export async function startRealtimeEmulator(): Promise<RealtimeEmulator> {
 let counter = 0;
 const id = (prefix: string) => `${prefix}_${(counter += 1).toString(36).padStart(6, '0')}`;
 
-function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSession, emulator: RealtimeEmulator): void {
+function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSession, emulator: RealtimeEmulator, recording: boolean): void {
   const send = (event: Record<string, unknown>) => {
     if (ws.readyState !== ws.OPEN) return;
     const text = JSON.stringify({ event_id: id('event'), ...event });
-    record.sent.push(text);
+    if (recording) record.sent.push(text);
     ws.send(text);
   };
   const session = {
@@ -149,12 +155,12 @@ function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSessio
   ws.on('message', (data: RawData, isBinary: boolean) => {
     const frame = data as Buffer;
     if (isBinary) {
-      record.received.push(Buffer.from(frame));
+      if (recording) record.received.push(Buffer.from(frame));
       ws.send(frame, { binary: true });
       return;
     }
     const text = frame.toString('utf8');
-    record.received.push(text);
+    if (recording) record.received.push(text);
     let event: Record<string, any>;
     try {
       event = JSON.parse(text);
@@ -222,6 +228,15 @@ function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSessio
     lastItemId = itemId;
   }
 
+  /** The next delta's turn: after deltaMs, or (0) on the event loop's next turn. */
+  const later = (step: () => void): NodeJS.Timeout | undefined => {
+    if (emulator.deltaMs > 0) return setTimeout(step, emulator.deltaMs);
+    // a response cancelled meanwhile (or one that followed it) takes no step of this one
+    const current = running;
+    setImmediate(() => (current && running === current ? step() : undefined));
+    return undefined;
+  };
+
   function respond(options: Record<string, any>): void {
     const responseId = id('resp');
     const modalities: string[] = options.modalities ?? session.modalities;
@@ -256,7 +271,7 @@ function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSessio
       const text = reply.slice(0, sentWords).join(' ');
       const textOutput = audio ? 0 : sentWords;
       const transcriptTokens = audio ? sentWords : 0;
-      const audioOutput = audioDeltas * 5;
+      const audioOutput = audioDeltas * 2;
       const usage: RealtimeUsageReport = {
         total_tokens: textInput + audioInput + textOutput + transcriptTokens + audioOutput,
         input_tokens: textInput + audioInput,
@@ -270,7 +285,7 @@ function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSessio
         output_token_details: { text_tokens: textOutput + transcriptTokens, audio_tokens: audioOutput },
       };
       previousInput = { text: textInput, audio: audioInput };
-      emulator.reported.push({ ...usage, status });
+      if (recording) emulator.reported.push({ ...usage, status });
       if (status === 'completed') {
         send(
           audio
@@ -293,7 +308,7 @@ function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSessio
       sentWords += 1;
       if (audio) {
         audioDeltas += 1;
-        send({ type: 'response.audio.delta', response_id: responseId, item_id: itemId, output_index: 0, content_index: 0, delta: randomBytes(480).toString('base64') });
+        send({ type: 'response.audio.delta', response_id: responseId, item_id: itemId, output_index: 0, content_index: 0, delta: randomBytes(4_800).toString('base64') });
         send({ type: 'response.audio_transcript.delta', response_id: responseId, item_id: itemId, output_index: 0, content_index: 0, delta: word });
       } else {
         send({ type: 'response.text.delta', response_id: responseId, item_id: itemId, output_index: 0, content_index: 0, delta: word });
@@ -304,8 +319,12 @@ function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSessio
         ws.close(1011, 'upstream fell over');
         return;
       }
-      timer = setTimeout(next, emulator.deltaMs);
+      if (/stall/.test(lastText) && sentWords === 3) {
+        running = { id: responseId, cancel: () => undefined };
+        return;
+      }
+      timer = later(next);
     };
-    timer = setTimeout(next, emulator.deltaMs);
+    timer = later(next);
   }
 }
