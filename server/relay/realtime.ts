@@ -29,7 +29,7 @@
 import type { IncomingMessage } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import WebSocket, { WebSocketServer, type RawData } from 'ws';
+import type { default as WebSocket, RawData, WebSocketServer } from 'ws';
 import { admitModel, balancesOf, release, reserve, settleLater, type Admission } from '../billing/accounting';
 import { catalogMaxOutputTokens, contextWindowFor } from '../billing/catalog';
 import { completionRatioFor } from '../billing/prices';
@@ -126,15 +126,31 @@ interface ResponseCount {
 /** Tokens for seconds of audio at a rate, rounded up, without float noise turning 6 into 7. */
 const audioTokens = (seconds: number, perSecond: number) => Math.ceil(Number((seconds * perSecond).toFixed(6)));
 
+/** A WebSocket's readyState values (ws's CONNECTING and .OPEN, as the standard numbers them). */
+const CONNECTING = 0;
+const OPEN = 1;
+
+/** ws, loaded at the first upgrade: a gateway that never opens a realtime session does not carry it (about 1.5 MiB of heap). */
+let wsModule: Promise<typeof import('ws')> | undefined;
+const loadWs = () => (wsModule ??= import('ws'));
+
 /** The sessions open on this node, so a shutdown can end them (and give back what they hold) before the ledger closes. */
 export class RealtimeSessions {
   readonly open = new Set<RealtimeSession>();
-  readonly server = new WebSocketServer({
-    noServer: true,
-    // the browser form names `realtime` among its subprotocols (with the key and the beta flag): that one is answered
-    handleProtocols: (protocols) => (protocols.has('realtime') ? 'realtime' : false),
-    maxPayload: 16 * 1024 * 1024,
-  });
+  /** The upgrade handler, made at the first upgrade. */
+  private server: WebSocketServer | undefined;
+
+  async upgrader(): Promise<WebSocketServer> {
+    if (this.server) return this.server;
+    const { WebSocketServer } = await loadWs();
+    this.server ??= new WebSocketServer({
+      noServer: true,
+      // the browser form names `realtime` among its subprotocols (with the key and the beta flag): that one is answered
+      handleProtocols: (protocols) => (protocols.has('realtime') ? 'realtime' : false),
+      maxPayload: 16 * 1024 * 1024,
+    });
+    return this.server;
+  }
 
   constructor(
     readonly ctx: RelayContext,
@@ -145,7 +161,7 @@ export class RealtimeSessions {
 
   async closeAll(): Promise<void> {
     await Promise.all([...this.open].map((session) => session.end(REALTIME_CLOSE.shutdown, 'server shutting down')));
-    this.server.close();
+    this.server?.close();
   }
 }
 
@@ -181,6 +197,7 @@ const outputBoundOf = (model: string, limit: number | undefined) => limit ?? cat
 export async function handleRealtimeUpgrade(sessions: RealtimeSessions, request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
   const { ctx } = sessions;
   socket.on('error', () => socket.destroy());
+  const upgrader = await sessions.upgrader();
   const url = new URL(request.url ?? '/', 'http://gateway');
   if (url.pathname.replace(/\/+$/, '') !== '/v1/realtime') return refuseUpgrade(socket, relayError(404, `no WebSocket at ${url.pathname}`, 'not_found'));
   const model = url.searchParams.get('model') ?? '';
@@ -227,7 +244,7 @@ export async function handleRealtimeUpgrade(sessions: RealtimeSessions, request:
     session = new RealtimeSession(sessions, caller, model, requestId, opened.channel, opened.upstream, opened.early);
     const started = session;
     socket.once('close', () => started.abandon());
-    sessions.server.handleUpgrade(request, socket, head, (client) => started.start(client));
+    upgrader.handleUpgrade(request, socket, head, (client) => started.start(client));
   } finally {
     // the place is the session's while it lives; anything that never became one gives it back now
     if (!session) ctx.limiter.leave(caller);
@@ -310,7 +327,8 @@ async function openUpstream(ctx: RelayContext, caller: RelayCaller, model: strin
 }
 
 /** Opens the upstream WebSocket; resolves once it is open, or with why not. */
-function connect(target: HttpTarget, requestId: string, client: Duplex): Promise<Omit<OpenedUpstream, 'channel'> | { status: number; message: string }> {
+async function connect(target: HttpTarget, requestId: string, client: Duplex): Promise<Omit<OpenedUpstream, 'channel'> | { status: number; message: string }> {
+  const { default: WebSocket } = await loadWs();
   return new Promise((resolve) => {
     const early: OpenedUpstream['early'] = [];
     const upstream = new WebSocket(target.url, { headers: { ...target.headers, 'x-request-id': requestId }, handshakeTimeout: upstreamSettings().connectTimeoutMs, maxPayload: 16 * 1024 * 1024 });
@@ -458,7 +476,7 @@ export class RealtimeSession {
 
   /** Sends a frame on, pausing the sender while the receiver's queue is long. */
   private pass(to: WebSocket, from: WebSocket, data: Buffer, isBinary: boolean): void {
-    if (to.readyState !== WebSocket.OPEN) return;
+    if (to.readyState !== OPEN) return;
     to.send(data, { binary: isBinary }, () => {
       if (from.isPaused && to.bufferedAmount < LOW_WATER) from.resume();
     });
@@ -499,7 +517,7 @@ export class RealtimeSession {
 
   private passFromClient(data: Buffer, isBinary: boolean): void {
     this.added += isBinary ? Math.ceil(data.length / 1000) : tokensOfClientFrame(data);
-    if (!isBinary && this.upstream.readyState === WebSocket.OPEN) this.countInput(data);
+    if (!isBinary && this.upstream.readyState === OPEN) this.countInput(data);
     this.pass(this.upstream, this.client!, data, isBinary);
   }
 
@@ -515,7 +533,7 @@ export class RealtimeSession {
   /** An output delta on its way to the client: counted for its response. */
   private countOutput(delta: NonNullable<ReturnType<typeof realtimeOutputDelta>>): void {
     const count = this.counts.get(delta.responseId);
-    if (!count || this.client?.readyState !== WebSocket.OPEN) return;
+    if (!count || this.client?.readyState !== OPEN) return;
     if (delta.text) count.outputTexts.set(delta.part, (count.outputTexts.get(delta.part) ?? '') + delta.text);
     if (delta.audioBytes) count.outputAudioSeconds += delta.audioBytes / this.outputBytesPerSecond;
   }
@@ -755,11 +773,11 @@ export class RealtimeSession {
     clearTimeout(this.idleTimer);
     clearTimeout(this.maxTimer);
     this.closing ??= { code, reason };
-    if (closedBy !== 'upstream' && this.inFlight > 0 && this.upstream.readyState === WebSocket.OPEN) {
+    if (closedBy !== 'upstream' && this.inFlight > 0 && this.upstream.readyState === OPEN) {
       this.upstream.send(JSON.stringify({ type: 'response.cancel' }));
       await this.settledOrTimedOut();
     }
-    if (this.upstream.readyState === WebSocket.OPEN || this.upstream.readyState === WebSocket.CONNECTING) {
+    if (this.upstream.readyState === OPEN || this.upstream.readyState === CONNECTING) {
       if (closedBy === 'client') this.upstream.close(code, reason);
       else this.upstream.close(1000, 'the session ended');
     }
@@ -779,7 +797,7 @@ export class RealtimeSession {
     this.active.clear();
     await Promise.all(open.map((hold) => this.giveBack(hold).catch((error: unknown) => this.ctx.log.error({ err: error }, 'realtime: could not give back a hold'))));
     // the client is closed last: by then what the session used is settled and nothing it held is held
-    if (closedBy !== 'client' && this.client?.readyState === WebSocket.OPEN) this.client.close(code, reason);
+    if (closedBy !== 'client' && this.client?.readyState === OPEN) this.client.close(code, reason);
     this.ctx.limiter.leave(this.caller);
     this.sessions.open.delete(this);
   }
@@ -787,7 +805,7 @@ export class RealtimeSession {
   /** Waits until nothing is in flight (the money chain settled it), at most CANCEL_GRACE_MS. */
   private async settledOrTimedOut(): Promise<void> {
     const deadline = Date.now() + CANCEL_GRACE_MS;
-    while (this.inFlight > 0 && Date.now() < deadline && this.upstream.readyState === WebSocket.OPEN) {
+    while (this.inFlight > 0 && Date.now() < deadline && this.upstream.readyState === OPEN) {
       await new Promise((resolve) => setTimeout(resolve, 20));
       await this.moneyChain;
     }

@@ -5,9 +5,11 @@
 // reader that stops asking pauses the socket), and the socket is closed when
 // the client leaves or the reader gives up.
 import { Readable } from 'node:stream';
-import WebSocket from 'ws';
 import type { HttpTarget } from '../protocols/types';
 import { AnswerBrokeOff, upstreamSettings, type DisconnectSignal } from './upstream';
+
+/** ws, once a call has loaded it. */
+let wsModule: Promise<typeof import('ws')> | undefined;
 
 /** The upstream refused the handshake with an HTTP answer (a bad signature, an unknown app id). */
 export class WebSocketRefused extends Error {
@@ -29,8 +31,10 @@ export class WebSocketTimeout extends Error {
  * (an object-mode Readable of strings), once the socket is open. Rejects
  * when it cannot be opened (WebSocketRefused for an HTTP refusal).
  */
-export function openWebSocketCall(target: HttpTarget, frame: string, signal: DisconnectSignal, requestId?: string): Promise<Readable> {
+export async function openWebSocketCall(target: HttpTarget, frame: string, signal: DisconnectSignal, requestId?: string): Promise<Readable> {
   const settings = upstreamSettings();
+  // ws is loaded at the first such call: most gateways have no channel that answers over a WebSocket
+  const { default: WebSocket } = await (wsModule ??= import('ws'));
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason!);
     const headers = requestId === undefined ? target.headers : { ...target.headers, 'x-request-id': requestId };
