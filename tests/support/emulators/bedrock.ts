@@ -35,6 +35,15 @@
 // - `[throttle]` in the last user text → 429 ThrottlingException;
 //   `[stream_error]` makes a stream send a throttlingException frame after
 //   its first word.
+// - Claude's Messages flavour: POST /model/{modelId}/invoke answers
+//   Anthropic's Messages JSON, /invoke-with-response-stream the same answer
+//   as `chunk` frames whose `bytes` are base64 of Anthropic's stream events
+//   (message_start ... message_stop, the last with Bedrock's invocation
+//   metrics). The body must carry `anthropic_version: "bedrock-2023-05-31"`,
+//   `max_tokens` and messages, and no `model` or `stream` (400 otherwise);
+//   the model must be an Anthropic one. Same answer text, usage and markers
+//   as above; `[cut]` makes a stream break off inside the frame after its
+//   first word (half a frame, then the socket closed).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
@@ -270,6 +279,106 @@ function marker(text: string, name: string): number {
   return match ? Number(match[1]) : 0;
 }
 
+// ---- Claude's Messages flavour (InvokeModel) ----
+
+/** A chunk frame of InvokeModelWithResponseStream: one Anthropic stream event, base64 in `bytes`. */
+function chunkFrame(event: Record<string, unknown>): Buffer {
+  return frame('event', 'chunk', { bytes: Buffer.from(JSON.stringify(event)).toString('base64'), p: 'abcd' });
+}
+
+/** A Messages block's text (text, tool results, tool inputs), for counting. */
+function messagesText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return (content as Block[])
+    .map((block) => (typeof block.text === 'string' ? block.text : block.type === 'tool_result' ? messagesText(block.content) : block.type === 'tool_use' ? JSON.stringify(block.input ?? {}) : ''))
+    .join(' ');
+}
+
+/** The first thing InvokeModel would refuse in a Claude Messages body; undefined when it takes it. */
+function invalidInvoke(body: Record<string, unknown>, modelId: string): string | undefined {
+  if (!modelId.includes('anthropic.')) return 'Malformed input request: #: extraneous key [anthropic_version] is not permitted, please reformat your input and try again.';
+  for (const field of ['model', 'stream']) if (field in body) return `Malformed input request: #: extraneous key [${field}] is not permitted, please reformat your input and try again.`;
+  if (body.anthropic_version !== 'bedrock-2023-05-31') return 'Malformed input request: #: required key [anthropic_version] not found or invalid, please reformat your input and try again.';
+  if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1)
+    return 'Malformed input request: #: required key [max_tokens] not found, please reformat your input and try again.';
+  if (!Array.isArray(body.messages) || body.messages.length === 0) return 'Malformed input request: #: required key [messages] not found, please reformat your input and try again.';
+  return undefined;
+}
+
+/** Answers an InvokeModel call (whole or streamed); the usage it reported, or undefined when it refused or broke off. */
+async function invokeAnswer(response: ServerResponse, body: Record<string, unknown>, modelId: string, streaming: boolean, serial: number, delayMs: number): Promise<BedrockReportedUsage | undefined> {
+  const problem = invalidInvoke(body, modelId);
+  if (problem) return void sendError(response, 400, 'ValidationException', problem);
+  const turns = body.messages as Array<{ role?: string; content?: unknown }>;
+  const promptText = [messagesText(body.system), ...turns.map((turn) => messagesText(turn.content))].join(' ');
+  const promptTokens = Math.max(1, words(promptText).length);
+  const cacheRead = Math.min(promptTokens, marker(promptText, 'cache_read'));
+  const cacheWrite = Math.min(promptTokens - cacheRead, marker(promptText, 'cache_write'));
+  const last = turns[turns.length - 1];
+  const lastText = last?.role === 'user' ? messagesText(last.content) : '';
+  if (lastText.includes('[throttle]')) return void sendError(response, 429, 'ThrottlingException', 'Too many requests, please wait before trying again.');
+  let answerWords = words(`Hello from Bedrock, you said: ${lastText}`);
+  let stopReason = 'end_turn';
+  if (answerWords.length > (body.max_tokens as number)) {
+    answerWords = answerWords.slice(0, body.max_tokens as number);
+    stopReason = 'max_tokens';
+  }
+  const input = { input_tokens: promptTokens - cacheRead - cacheWrite, cache_creation_input_tokens: cacheWrite, cache_read_input_tokens: cacheRead };
+  const report: BedrockReportedUsage = { promptTokens, completionTokens: answerWords.length, cachedPromptTokens: cacheRead, cacheCreationTokens: cacheWrite };
+  // Bedrock's Claude names itself by Anthropic's model name in its answers
+  const model = modelId.replace(/^(?:[a-z]+\.)?anthropic\./, '').replace(/-v\d+(?::\d+)?$/, '');
+  const id = `msg_bdrk_emu${serial}`;
+  if (!streaming) {
+    const text = JSON.stringify({
+      id,
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [{ type: 'text', text: answerWords.join(' ') }],
+      stop_reason: stopReason,
+      stop_sequence: null,
+      usage: { ...input, output_tokens: answerWords.length },
+    });
+    response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-amzn-requestid': 'emulator-request' });
+    response.end(text);
+    return report;
+  }
+  response.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-requestid': 'emulator-request' });
+  let gone = false;
+  response.on('close', () => {
+    gone = !response.writableFinished;
+  });
+  const send = (event: Record<string, unknown>) => response.write(chunkFrame(event));
+  send({ type: 'message_start', message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...input, output_tokens: 1 } } });
+  send({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+  for (let index = 0; index < answerWords.length; index += 1) {
+    if (delayMs > 0) await sleep(delayMs);
+    if (gone) return undefined;
+    send({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: (index === 0 ? '' : ' ') + answerWords[index] } });
+    if (index === 0 && lastText.includes('[stream_error]')) {
+      response.write(frame('exception', 'throttlingException', { message: 'Too many requests, please wait before trying again.' }));
+      response.end();
+      return undefined;
+    }
+    if (index === 0 && lastText.includes('[cut]')) {
+      const next = chunkFrame({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: ' more' } });
+      response.write(next.subarray(0, Math.floor(next.length / 2)));
+      await sleep(20);
+      response.destroy();
+      return undefined;
+    }
+  }
+  send({ type: 'content_block_stop', index: 0 });
+  send({ type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: answerWords.length } });
+  send({
+    type: 'message_stop',
+    'amazon-bedrock-invocationMetrics': { inputTokenCount: input.input_tokens, outputTokenCount: answerWords.length, invocationLatency: 12, firstByteLatency: 5 },
+  });
+  response.end();
+  return report;
+}
+
 export async function startBedrockEmulator(options: BedrockEmulatorOptions = {}): Promise<BedrockEmulator> {
   const record = options.record ?? true;
   const requests: EmulatedRequest[] = [];
@@ -282,7 +391,7 @@ export async function startBedrockEmulator(options: BedrockEmulatorOptions = {})
         const { text: raw, body } = await readRequestBody(request);
         if (record) requests.push({ method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers, body, raw });
 
-        const route = /^\/model\/([^/]+)\/(converse|converse-stream)$/.exec((request.url ?? '/').split('?')[0]);
+        const route = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|invoke-with-response-stream)$/.exec((request.url ?? '/').split('?')[0]);
         if (request.method !== 'POST' || !route) return sendError(response, 404, 'UnknownOperationException', 'Unknown operation');
         const modelId = decodeURIComponent(route[1]);
         const streaming = route[2] === 'converse-stream';
@@ -295,6 +404,12 @@ export async function startBedrockEmulator(options: BedrockEmulatorOptions = {})
           if (problem) return sendError(response, 403, problem[0], problem[1]);
         }
         if (!isObject(body)) return sendError(response, 400, 'ValidationException', 'Malformed input request, please reformat your input and try again.');
+        if (route[2].startsWith('invoke')) {
+          serial += 1;
+          const report = await invokeAnswer(response, body, modelId, route[2] === 'invoke-with-response-stream', serial, options.wordDelayMs ?? 0);
+          if (report && record) reported.push(report);
+          return;
+        }
         const problem = invalid(body, modelId);
         if (problem) return sendError(response, 400, 'ValidationException', problem);
 

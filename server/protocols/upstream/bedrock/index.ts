@@ -20,19 +20,26 @@
 // Not mapped, because Converse has no such field: `n`, `seed`, the
 // penalties, `logit_bias`, `response_format`; tool_choice `none` (the
 // tools go, and the model chooses).
+//
+// A client of Anthropic's Messages API asking for Claude takes the native
+// path instead (native.ts): its own request through InvokeModel, Bedrock's
+// Anthropic Messages flavour, its stream re-framed as Anthropic's SSE.
 import type { UpstreamAdaptor } from '../../types';
 import { failure } from './errors';
 import { decodeChat } from './json';
+import { bedrockNative } from './native';
 import { encodeChat, sign, target } from './request';
 import { BedrockStreamDecoder } from './stream';
 
 export { BEDROCK_MODEL_IDS, bedrockModelId } from './models';
 export { EventStreamFrames } from './stream';
+export { BEDROCK_ANTHROPIC_VERSION, InvokeStreamReframer } from './native';
 
 export const bedrockAdaptor: UpstreamAdaptor = {
   protocol: 'bedrock',
   docs: 'https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html',
   operations: new Set(['chat']),
+  native: bedrockNative,
   transport: 'http',
   target,
   sign,
