@@ -704,6 +704,8 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
       'meta.llama3-1-70b-instruct-v1:0',
       'mistral.mistral-large-2407-v1:0',
       'cohere.command-r-plus-v1:0',
+      'amazon.rerank-v1:0',
+      'cohere.rerank-v3-5:0',
     ],
     other: { label: 'app.channel.other_bedrock', fallback: 'us-east-1' },
     keyFormat: 'AK|SK|region[|session token] or APIKey[|region]',

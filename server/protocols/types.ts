@@ -181,6 +181,12 @@ export interface RerankResponse {
   tokens?: number;
   /** The search units the vendor billed (Cohere), when it bills by them. */
   searchUnits?: number;
+  /**
+   * True for a vendor that bills a search unit per query of up to 100
+   * documents and reports no count (Bedrock): the relay's count by that rule
+   * is the vendor's, not an estimate.
+   */
+  searchUnitsByRule?: boolean;
 }
 
 // ---- failures ----

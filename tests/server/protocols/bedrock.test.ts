@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { describe, expect, it } from 'vitest';
-import { bedrockAdaptor, bedrockModelId } from '../../../server/protocols/upstream/bedrock';
+import { bedrockAdaptor, bedrockModelId, rerankModelArn } from '../../../server/protocols/upstream/bedrock';
 import { chunkFrame, eventFrame, exceptionFrame } from '../../../server/protocols/upstream/bedrock/__fixtures__/build';
 import { MessagesUsageWatcher } from '../../../server/protocols/inbound/anthropicMessages';
 import { adaptorForChannelType } from '../../../server/protocols/upstream';
@@ -345,5 +345,51 @@ describe('bedrock adaptor: the native path for an Anthropic Messages client (Inv
     const cutAt = wire.length - 7;
     expect(reframer.push(wire.subarray(0, cutAt))).toBe(expected.slice(0, expected.lastIndexOf('event: message_stop')));
     expect(() => reframer.end()).toThrow(/broke off inside a frame/);
+  });
+});
+
+describe('bedrock adaptor: rerank (the Agents for Amazon Bedrock runtime)', () => {
+  const request = { model: 'cohere.rerank-v3-5:0', query: 'capital of the United States', documents: ['Carson City is in Nevada.', 'Saipan.', 'Washington, D.C. is the capital.'], extra: {} };
+
+  it("goes to bedrock-agent-runtime in the key's region (or the base URL), at /rerank", () => {
+    const target = bedrockAdaptor.target(IAM, callFor('rerank', request.model, false, IAM));
+    if (isUpstreamFailure(target)) throw new Error(target.message);
+    expect(target.url).toBe('https://bedrock-agent-runtime.eu-west-3.amazonaws.com/rerank');
+    const local = bedrockAdaptor.target({ ...IAM, key: 'ABSKexample', baseUrl: 'http://127.0.0.1:9999' }, callFor('rerank', request.model, false));
+    if (isUpstreamFailure(local)) throw new Error(local.message);
+    expect(local).toEqual({ url: 'http://127.0.0.1:9999/rerank', method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', authorization: 'Bearer ABSKexample' } });
+  });
+
+  it("encodes one TEXT query, INLINE TEXT sources and the model's foundation-model ARN; numberOfResults top_n, else every document", () => {
+    const encoded = JSON.parse(bedrockAdaptor.encodeRerank!({ ...request, top_n: 2 }, callFor('rerank', request.model, false, IAM)));
+    expect(encoded).toEqual({
+      queries: [{ type: 'TEXT', textQuery: { text: 'capital of the United States' } }],
+      sources: request.documents.map((text) => ({ type: 'INLINE', inlineDocumentSource: { type: 'TEXT', textDocument: { text } } })),
+      rerankingConfiguration: {
+        type: 'BEDROCK_RERANKING_MODEL',
+        bedrockRerankingConfiguration: { numberOfResults: 2, modelConfiguration: { modelArn: 'arn:aws:bedrock:eu-west-3::foundation-model/cohere.rerank-v3-5:0' } },
+      },
+    });
+    const all = JSON.parse(bedrockAdaptor.encodeRerank!({ ...request, top_n: 50 }, callFor('rerank', request.model, false, IAM)));
+    expect(all.rerankingConfiguration.bedrockRerankingConfiguration.numberOfResults).toBe(3);
+    // an ARN given as the model (a provisioned model, another region) goes as it is
+    const arn = 'arn:aws:bedrock:us-west-2::foundation-model/amazon.rerank-v1:0';
+    expect(rerankModelArn(arn, 'eu-west-3')).toBe(arn);
+    expect(rerankModelArn('amazon.rerank-v1:0', 'us-west-2')).toBe(arn);
+  });
+
+  it('decodes the ranking, billed per query by the rule the vendor bills by; an answer without results is a failure', () => {
+    const { answer } = JSON.parse(readFileSync(join(fixtureDir('bedrock'), 'rerank.answer.json'), 'utf8')) as { answer: unknown };
+    expect(bedrockAdaptor.decodeRerank!(JSON.stringify(answer), callFor('rerank', request.model, false, IAM))).toEqual({
+      model: request.model,
+      results: [
+        { index: 2, relevance_score: 0.9812 },
+        { index: 0, relevance_score: 0.1204 },
+        { index: 1, relevance_score: 0.0007 },
+      ],
+      billedBy: 'search_units',
+      searchUnitsByRule: true,
+    });
+    expect(bedrockAdaptor.decodeRerank!('{"message":"x"}', callFor('rerank', request.model, false, IAM))).toMatchObject({ status: 502 });
   });
 });

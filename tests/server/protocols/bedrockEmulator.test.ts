@@ -143,3 +143,22 @@ describe("the Bedrock emulator's InvokeModel for Claude's Messages flavour, sign
     expect(watcher.reportedUsage()).toEqual({ promptTokens: reported.promptTokens, completionTokens: reported.completionTokens, cachedPromptTokens: 0 });
   });
 });
+
+describe("the Bedrock emulator's Rerank, signature checked", () => {
+  it('answers a signed rerank, and refuses it changed after signing', async () => {
+    const call: AdaptorCall = { operation: 'rerank', model: 'amazon.rerank-v1:0', stream: false, responseId: '', now: Math.floor(Date.now() / 1000), channel: channel() };
+    const body = bedrockAdaptor.encodeRerank!({ model: call.model, query: 'red apples', documents: ['green pears', 'red apples and plums', 'apples'], extra: {} }, call);
+    const target = await signed(channel(), call, body);
+    const answer = await send(target, body);
+    expect(answer.status).toBe(200);
+    const decoded = bedrockAdaptor.decodeRerank!(answer.bytes.toString('utf8'), call);
+    if (isUpstreamFailure(decoded)) throw new Error(decoded.message);
+    expect(decoded.results).toEqual([
+      { index: 1, relevance_score: 1 },
+      { index: 2, relevance_score: 0.5 },
+      { index: 0, relevance_score: 0 },
+    ]);
+    expect(emulator.queries.at(-1)).toBe(1);
+    expect((await send(target, body.replace('red apples', 'red grapes'))).status).toBe(403);
+  });
+});

@@ -44,6 +44,14 @@
 //   the model must be an Anthropic one. Same answer text, usage and markers
 //   as above; `[cut]` makes a stream break off inside the frame after its
 //   first word (half a frame, then the socket closed).
+// - Rerank (the Agents for Amazon Bedrock runtime): POST /rerank, signed like
+//   the rest, with one TEXT query, INLINE TEXT sources and a
+//   BEDROCK_RERANKING_MODEL configuration naming a rerank model's
+//   foundation-model ARN in the signature's region (400 ValidationException
+//   otherwise). A source's relevanceScore is the share of the query's words
+//   it holds; the answer is `{results: [{index, relevanceScore}]}`, best
+//   first, numberOfResults of them. `queries` counts the billed queries (one
+//   per 100 sources), one entry per answered call.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
@@ -81,6 +89,8 @@ export interface BedrockReportedUsage extends ReportedUsage {
 
 export interface BedrockEmulator extends ProtocolEmulator {
   reported: BedrockReportedUsage[];
+  /** The queries Bedrock bills per answered rerank (a query per 100 documents). */
+  queries: number[];
 }
 
 export interface BedrockEmulatorOptions {
@@ -177,6 +187,64 @@ async function signatureProblem(request: IncomingMessage, raw: string, windowSec
     ];
   }
   return undefined;
+}
+
+/** Why a call is refused (a bearer that is not the API key, or a wrong SigV4 signature), or undefined when it may go on. */
+async function callerProblem(request: IncomingMessage, raw: string, windowSeconds: number): Promise<[string, string] | undefined> {
+  const authorization = String(request.headers.authorization ?? '');
+  if (!authorization.startsWith('Bearer ')) return signatureProblem(request, raw, windowSeconds);
+  return authorization.slice('Bearer '.length) === BEDROCK_API_KEY ? undefined : ['UnrecognizedClientException', 'The security token included in the request is invalid.'];
+}
+
+// ---- rerank (Agents for Amazon Bedrock runtime) ----
+
+const RERANK_MODELS = new Set(['amazon.rerank-v1:0', 'cohere.rerank-v3-5:0']);
+const scoreWords = (text: string) =>
+  text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
+
+/** Answers a Rerank call; the queries billed, or undefined when it was refused. */
+function rerankAnswer(response: ServerResponse, body: unknown): number | undefined {
+  const refuse = (message: string) => void sendError(response, 400, 'ValidationException', message);
+  if (!isObject(body)) return refuse('Malformed input request, please reformat your input and try again.');
+  for (const field of Object.keys(body)) if (!['queries', 'sources', 'rerankingConfiguration', 'nextToken'].includes(field)) return refuse(`Unknown field: ${field}`);
+  const queries = body.queries;
+  const query = Array.isArray(queries) && queries.length === 1 && isObject(queries[0]) ? queries[0] : undefined;
+  if (!query || query.type !== 'TEXT' || !isObject(query.textQuery) || typeof query.textQuery.text !== 'string' || query.textQuery.text === '')
+    return refuse("1 validation error detected: Value at 'queries' failed to satisfy constraint: one TEXT query with a textQuery is required");
+  const sources = Array.isArray(body.sources) ? body.sources : [];
+  if (sources.length === 0 || sources.length > 1000) return refuse("1 validation error detected: Value at 'sources' failed to satisfy constraint: Member must have length between 1 and 1000");
+  const texts: string[] = [];
+  for (const source of sources) {
+    const inline = isObject(source) && source.type === 'INLINE' && isObject(source.inlineDocumentSource) ? source.inlineDocumentSource : undefined;
+    if (!inline || inline.type !== 'TEXT' || !isObject(inline.textDocument) || typeof inline.textDocument.text !== 'string')
+      return refuse('Malformed input request: each source must be INLINE with a TEXT textDocument.');
+    texts.push(inline.textDocument.text);
+  }
+  const configuration = isObject(body.rerankingConfiguration) ? body.rerankingConfiguration : {};
+  const bedrockConfiguration = isObject(configuration.bedrockRerankingConfiguration) ? configuration.bedrockRerankingConfiguration : {};
+  const modelArn = isObject(bedrockConfiguration.modelConfiguration) ? bedrockConfiguration.modelConfiguration.modelArn : undefined;
+  const arn = typeof modelArn === 'string' ? /^arn:aws:bedrock:([a-z0-9-]+)::foundation-model\/(.+)$/.exec(modelArn) : null;
+  if (configuration.type !== 'BEDROCK_RERANKING_MODEL' || !arn) return refuse('Malformed input request: rerankingConfiguration needs type BEDROCK_RERANKING_MODEL and a modelArn.');
+  if (arn[1] !== BEDROCK_REGION || !RERANK_MODELS.has(arn[2])) return refuse(`The provided model ARN ${String(modelArn)} is not a reranking model in this region.`);
+  const wanted = bedrockConfiguration.numberOfResults ?? texts.length;
+  if (typeof wanted !== 'number' || !Number.isInteger(wanted) || wanted < 1 || wanted > 1000)
+    return refuse("Value at 'numberOfResults' failed to satisfy constraint: Member must be between 1 and 1000");
+  const asked = new Set(scoreWords(query.textQuery.text));
+  const results = texts
+    .map((text, index) => {
+      const held = new Set(scoreWords(text));
+      const shared = [...asked].filter((word) => held.has(word)).length;
+      return { index, relevanceScore: Math.round((shared / Math.max(1, asked.size)) * 1e6) / 1e6 };
+    })
+    .sort((first, second) => second.relevanceScore - first.relevanceScore || first.index - second.index)
+    .slice(0, wanted);
+  const text = JSON.stringify({ results });
+  response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-amzn-requestid': 'emulator-request' });
+  response.end(text);
+  return Math.ceil(texts.length / 100);
 }
 
 // ---- the body ----
@@ -383,6 +451,7 @@ export async function startBedrockEmulator(options: BedrockEmulatorOptions = {})
   const record = options.record ?? true;
   const requests: EmulatedRequest[] = [];
   const reported: BedrockReportedUsage[] = [];
+  const queries: number[] = [];
   let serial = 0;
 
   const server: Server = createServer(
@@ -391,18 +460,20 @@ export async function startBedrockEmulator(options: BedrockEmulatorOptions = {})
         const { text: raw, body } = await readRequestBody(request);
         if (record) requests.push({ method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers, body, raw });
 
+        if ((request.url ?? '/').split('?')[0] === '/rerank' && request.method === 'POST') {
+          const problem = await callerProblem(request, raw, options.signatureWindowSeconds ?? AWS_SIGNATURE_WINDOW_SECONDS);
+          if (problem) return sendError(response, 403, problem[0], problem[1]);
+          const answered = rerankAnswer(response, body);
+          if (answered !== undefined && record) queries.push(answered);
+          return;
+        }
         const route = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|invoke-with-response-stream)$/.exec((request.url ?? '/').split('?')[0]);
         if (request.method !== 'POST' || !route) return sendError(response, 404, 'UnknownOperationException', 'Unknown operation');
         const modelId = decodeURIComponent(route[1]);
         const streaming = route[2] === 'converse-stream';
 
-        const authorization = String(request.headers.authorization ?? '');
-        if (authorization.startsWith('Bearer ')) {
-          if (authorization.slice('Bearer '.length) !== BEDROCK_API_KEY) return sendError(response, 403, 'UnrecognizedClientException', 'The security token included in the request is invalid.');
-        } else {
-          const problem = await signatureProblem(request, raw, options.signatureWindowSeconds ?? AWS_SIGNATURE_WINDOW_SECONDS);
-          if (problem) return sendError(response, 403, problem[0], problem[1]);
-        }
+        const refused = await callerProblem(request, raw, options.signatureWindowSeconds ?? AWS_SIGNATURE_WINDOW_SECONDS);
+        if (refused) return sendError(response, 403, refused[0], refused[1]);
         if (!isObject(body)) return sendError(response, 400, 'ValidationException', 'Malformed input request, please reformat your input and try again.');
         if (route[2].startsWith('invoke')) {
           serial += 1;
@@ -503,5 +574,5 @@ export async function startBedrockEmulator(options: BedrockEmulatorOptions = {})
   );
 
   const listening = await listenOnLoopback(server);
-  return { ...listening, requests, reported };
+  return { ...listening, requests, reported, queries };
 }

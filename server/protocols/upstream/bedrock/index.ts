@@ -24,21 +24,25 @@
 // A client of Anthropic's Messages API asking for Claude takes the native
 // path instead (native.ts): its own request through InvokeModel, Bedrock's
 // Anthropic Messages flavour, its stream re-framed as Anthropic's SSE.
+// Rerank (Amazon Rerank, Cohere Rerank 3.5) goes to the Agents for Amazon
+// Bedrock runtime's Rerank operation (rerank.ts).
 import type { UpstreamAdaptor } from '../../types';
 import { failure } from './errors';
 import { decodeChat } from './json';
 import { bedrockNative } from './native';
+import { decodeRerank, encodeRerank } from './rerank';
 import { encodeChat, sign, target } from './request';
 import { BedrockStreamDecoder } from './stream';
 
 export { BEDROCK_MODEL_IDS, bedrockModelId } from './models';
 export { EventStreamFrames } from './stream';
 export { BEDROCK_ANTHROPIC_VERSION, InvokeStreamReframer } from './native';
+export { rerankModelArn } from './rerank';
 
 export const bedrockAdaptor: UpstreamAdaptor = {
   protocol: 'bedrock',
   docs: 'https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html',
-  operations: new Set(['chat']),
+  operations: new Set(['chat', 'rerank']),
   native: bedrockNative,
   transport: 'http',
   target,
@@ -46,5 +50,7 @@ export const bedrockAdaptor: UpstreamAdaptor = {
   encodeChat,
   decodeChat,
   decodeChatStream: (call) => new BedrockStreamDecoder(call),
+  encodeRerank,
+  decodeRerank,
   failure,
 };

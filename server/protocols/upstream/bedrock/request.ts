@@ -8,6 +8,7 @@ import { contentText, count, dataUrl, isObject, parseJson, trimmedBaseUrl, upstr
 import { bedrockKey, type BedrockKey } from './keys';
 import { bedrockModelId, isClaudeOnBedrock } from './models';
 import { thinkingFor } from '../anthropic';
+import { rerankTarget } from './rerank';
 
 // ---- the vendor's shapes (only what is written) ----
 
@@ -167,6 +168,7 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
 // ---- where it goes ----
 
 export function target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | UpstreamFailure {
+  if (call.operation === 'rerank') return rerankTarget(channel);
   if (call.operation !== 'chat') return upstreamFailure(501, `Bedrock channels do not offer ${call.operation}`, { code: 'operation_unsupported', retryable: true });
   const key = bedrockKey(channel);
   if (isUpstreamFailure(key)) return key;
