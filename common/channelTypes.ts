@@ -704,6 +704,8 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
       'meta.llama3-1-70b-instruct-v1:0',
       'mistral.mistral-large-2407-v1:0',
       'cohere.command-r-plus-v1:0',
+      'amazon.titan-embed-text-v2:0',
+      'cohere.embed-english-v3',
       'amazon.rerank-v1:0',
       'cohere.rerank-v3-5:0',
     ],

@@ -354,6 +354,8 @@ export interface UpstreamAdaptor {
   decodeChat(body: string, call: AdaptorCall): ChatResponse | UpstreamFailure;
   decodeChatStream(call: AdaptorCall): ChatStreamDecoder;
   encodeEmbeddings?(request: EmbeddingRequest, call: AdaptorCall): string;
+  /** True for a model that embeds one text a call (Bedrock's Titan): the relay calls it once per input and joins the answers. */
+  embeddingsPerInput?(model: string): boolean;
   decodeEmbeddings?(body: string, call: AdaptorCall): EmbeddingResponse | UpstreamFailure;
   /**
    * For an adaptor whose channel types differ in what they serve (on OpenAI's

@@ -819,10 +819,37 @@ function withinModelOutput(request: ChatRequest, catalog: Readonly<Record<string
   return request;
 }
 
+/**
+ * Embeddings from a model that takes one text a call (Bedrock's Titan): one
+ * translated call per input, in order, joined into one answer (indexes in the
+ * client's order, usage summed); the first failure is the attempt's.
+ */
+async function embeddingsOneByOne(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel: RoutedChannel, upstreamModel: string, request: UpstreamRequest, inputs: unknown[]): Promise<Attempt> {
+  const joined: EmbeddingResponse = { object: 'list', data: [], model: upstreamModel, usage: { prompt_tokens: 0, total_tokens: 0 } };
+  let last: Attempt | undefined;
+  for (const [index, input] of inputs.entries()) {
+    last = await translated(deps, adaptor, channel, 'embeddings', upstreamModel, { ...request, json: { ...request.json, input } }, false);
+    if (last.outcome !== 'answered') return last;
+    const part = last.answer.translated?.embeddings;
+    if (!part) return { outcome: 'failed', failure: upstreamFailure(502, 'the upstream answered an embedding with no vector', { retryable: true }) };
+    for (const item of part.data) joined.data.push({ ...item, index: index + item.index });
+    joined.usage.prompt_tokens += part.usage.prompt_tokens;
+    joined.usage.total_tokens += part.usage.total_tokens;
+    joined.model = part.model;
+  }
+  if (!last || last.outcome !== 'answered')
+    return { outcome: 'failed', failure: upstreamFailure(400, 'no input to embed', { type: 'invalid_request_error', code: 'invalid_request_error', retryable: false }) };
+  return { outcome: 'answered', answer: { ...last.answer, translated: { ...last.answer.translated!, embeddings: joined } } };
+}
+
 /** The translated path: the request encoded by the channel's adaptor, its answer decoded into OpenAI's shape. */
-async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel: RoutedChannel, operation: Operation, upstreamModel: string, request: UpstreamRequest): Promise<Attempt> {
+async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel: RoutedChannel, operation: Operation, upstreamModel: string, request: UpstreamRequest, split = true): Promise<Attempt> {
   const config = channelConfigOf(channel);
   const json = request.json!;
+  if (split && operation === 'embeddings' && Array.isArray(json.input) && json.input.length > 1 && adaptor.embeddingsPerInput?.(upstreamModel)) {
+    // a list of token ids is one input, not several
+    if (!json.input.every((item) => typeof item === 'number')) return embeddingsOneByOne(deps, adaptor, channel, upstreamModel, request, json.input);
+  }
   const clientStreams = operation === 'chat' && json.stream === true;
   // a request an adaptor cannot read is the client's fault, whichever channel: a 400 before anything is sent
   const problem = operation === 'chat' ? chatRequestProblem(json) : undefined;

@@ -55,7 +55,7 @@ describe('bedrock adaptor: registry, keys and target', () => {
       expect(isUpstreamFailure(target), key).toBe(true);
       if (isUpstreamFailure(target)) expect(target.deadKey).toBe(true);
     }
-    expect(isUpstreamFailure(bedrockAdaptor.target(IAM, callFor('embeddings', MODEL, false)))).toBe(true);
+    expect(isUpstreamFailure(bedrockAdaptor.target(IAM, callFor('images', MODEL, false)))).toBe(true);
   });
 
   it("the channel form's key check takes every written form and no other", () => {
@@ -391,5 +391,46 @@ describe('bedrock adaptor: rerank (the Agents for Amazon Bedrock runtime)', () =
       searchUnitsByRule: true,
     });
     expect(bedrockAdaptor.decodeRerank!('{"message":"x"}', callFor('rerank', request.model, false, IAM))).toMatchObject({ status: 502 });
+  });
+});
+
+describe('bedrock adaptor: embeddings (InvokeModel)', () => {
+  const TITAN = 'amazon.titan-embed-text-v2:0';
+  const COHERE = 'cohere.embed-english-v3';
+  const encodeFor = (model: string, request: Record<string, unknown>) => JSON.parse(bedrockAdaptor.encodeEmbeddings!({ model, input: '', ...request }, callFor('embeddings', model, false, IAM)));
+
+  it('goes to invoke of the model; Titan one text a call (the relay splits), Cohere every text at once', () => {
+    const target = bedrockAdaptor.target(IAM, callFor('embeddings', TITAN, false, IAM));
+    if (isUpstreamFailure(target)) throw new Error(target.message);
+    expect(target.url).toBe('https://bedrock-runtime.eu-west-3.amazonaws.com/model/amazon.titan-embed-text-v2%3A0/invoke');
+    expect(bedrockAdaptor.embeddingsPerInput!(TITAN)).toBe(true);
+    expect(bedrockAdaptor.embeddingsPerInput!(COHERE)).toBe(false);
+    expect(encodeFor(TITAN, { input: ['one text'], dimensions: 512, normalize: false })).toEqual({ inputText: 'one text', dimensions: 512, normalize: false });
+    expect(encodeFor(COHERE, { input: ['a', 'b'] })).toEqual({ texts: ['a', 'b'], input_type: 'search_document' });
+    expect(encodeFor(COHERE, { input: 'a', input_type: 'search_query', truncate: 'END' })).toEqual({ texts: ['a'], input_type: 'search_query', truncate: 'END' });
+    expect(() => encodeFor(TITAN, { input: [[1, 2]] })).toThrow(/text only/);
+    expect(() => encodeFor(MODEL, { input: 'x' })).toThrow(/not an embedding model/);
+  });
+
+  it("decodes Titan's vector and token count, Cohere's vectors (plain or by type) with no count", () => {
+    const call = callFor('embeddings', TITAN, false, IAM);
+    expect(bedrockAdaptor.decodeEmbeddings!(JSON.stringify({ embedding: [0.6, 0.8], inputTextTokenCount: 4 }), call)).toEqual({
+      object: 'list',
+      data: [{ object: 'embedding', index: 0, embedding: [0.6, 0.8] }],
+      model: TITAN,
+      usage: { prompt_tokens: 4, total_tokens: 4 },
+    });
+    const cohere = callFor('embeddings', COHERE, false, IAM);
+    const plain = bedrockAdaptor.decodeEmbeddings!(JSON.stringify({ embeddings: [[1], [0]], id: 'e', response_type: 'embeddings_floats', texts: ['a', 'b'] }), cohere);
+    expect(plain).toMatchObject({
+      data: [
+        { index: 0, embedding: [1] },
+        { index: 1, embedding: [0] },
+      ],
+      usage: { prompt_tokens: 0 },
+    });
+    const byType = bedrockAdaptor.decodeEmbeddings!(JSON.stringify({ embeddings: { float: [[0.5]] }, response_type: 'embeddings_by_type' }), cohere);
+    expect(byType).toMatchObject({ data: [{ index: 0, embedding: [0.5] }] });
+    expect(bedrockAdaptor.decodeEmbeddings!('{"embeddings":"no"}', cohere)).toMatchObject({ status: 502 });
   });
 });

@@ -9,6 +9,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { cacheCreationRatioFor, cachedPromptRatioFor, completionRatioFor, computeQuota } from '../../../server/billing/prices';
+import { countInputTokens } from '../../../server/protocols/inbound/tokenCount';
 import { BEDROCK_ACCESS_KEY, BEDROCK_CHANNELS, BEDROCK_REGION, startBedrockEmulator, type BedrockEmulator, type BedrockReportedUsage } from '../../support/emulators/bedrock';
 import { consumeLogCount, defaultModelRatio, expectBilled, nextConsumeLog, resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
@@ -375,5 +376,59 @@ describe('Claude on an AWS Bedrock channel for an Anthropic Messages client (Inv
     expect(before.token.remain_quota - after.token.remain_quota).toBe(log.quota);
     const held = await harness.app.ctx.db.selectFrom('users').select('held_quota').where('username', '=', 'root').executeTakeFirstOrThrow();
     expect(Number(held.held_quota)).toBe(0);
+  });
+});
+
+describe('embeddings on an AWS Bedrock channel through the openai SDK (InvokeModel)', () => {
+  it("Titan: one signed InvokeModel per input, joined in the client's order, billed at Titan's own token count", async () => {
+    const titan = 'amazon.titan-embed-text-v2:0';
+    const channelId = await addBedrock({ models: titan });
+    const calls = bedrock.requests.length;
+    const before = await harness.balances();
+    const result = await client.embeddings.create({ model: titan, input: ['first text here', 'a second, longer one of five words'], dimensions: 256 });
+    expect(result.data.map((item) => item.index)).toEqual([0, 1]);
+    expect(result.data.map((item) => item.embedding.length)).toEqual([256, 256]);
+    // the SDK asked for base64 (its default) and decoded the float32s: the emulator's unit vectors come back whole
+    for (const item of result.data) expect(Math.hypot(...item.embedding)).toBeCloseTo(1, 5);
+    const sent = bedrock.requests.slice(calls);
+    expect(sent.map((call) => call.url)).toEqual(['/model/amazon.titan-embed-text-v2%3A0/invoke', '/model/amazon.titan-embed-text-v2%3A0/invoke']);
+    expect(sent.map((call) => call.body)).toEqual([
+      { inputText: 'first text here', dimensions: 256 },
+      { inputText: 'a second, longer one of five words', dimensions: 256 },
+    ]);
+    expect(sent.every((call) => String(call.headers.authorization).startsWith('AWS4-HMAC-SHA256 '))).toBe(true);
+    const tokens = bedrock.reported.slice(-2).reduce((sum, usage) => sum + usage.promptTokens, 0);
+    expect(tokens).toBe(3 + 7);
+    expect(result.usage).toEqual({ prompt_tokens: tokens, total_tokens: tokens });
+    const charge = computeQuota({ promptTokens: tokens, completionTokens: 0, cachedPromptTokens: 0, ratio: defaultModelRatio(titan), completionRatio: 1 });
+    await expectBilled(harness, before, channelId, titan, charge, { prompt_tokens: tokens, completion_tokens: 0 });
+  });
+
+  it('Cohere Embed: one InvokeModel for every text, with its input type; billed at the gateway’s own count, as Bedrock reports none', async () => {
+    const cohere = 'cohere.embed-english-v3';
+    const channelId = await addBedrock({ models: cohere, key: API_KEY.key, other: API_KEY.other });
+    const before = await harness.balances();
+    const input = ['alpha beta gamma', 'delta'];
+    const result = await client.embeddings.create({ model: cohere, input, input_type: 'search_query' } as OpenAI.EmbeddingCreateParams);
+    expect(result.data.map((item) => [item.index, item.embedding.length])).toEqual([
+      [0, 1024],
+      [1, 1024],
+    ]);
+    const call = bedrock.requests.at(-1)!;
+    expect(call.url).toBe('/model/cohere.embed-english-v3/invoke');
+    expect(call.body).toEqual({ texts: input, input_type: 'search_query' });
+    const tokens = countInputTokens(input, cohere, {});
+    const charge = computeQuota({ promptTokens: tokens, completionTokens: 0, cachedPromptTokens: 0, ratio: defaultModelRatio(cohere), completionRatio: 1 });
+    await expectBilled(harness, before, channelId, cohere, charge, { prompt_tokens: tokens });
+  });
+
+  it('Titan refuses token arrays with the reason, nothing charged', async () => {
+    const titan = 'amazon.titan-embed-text-v2:0';
+    await addBedrock({ models: titan });
+    const before = await harness.balances();
+    const refused = await harness.post('/v1/embeddings', { model: titan, input: [[1, 2, 3]] });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain('text only');
+    expect((await harness.balances()).user.quota).toBe(before.user.quota);
   });
 });

@@ -44,6 +44,12 @@
 //   the model must be an Anthropic one. Same answer text, usage and markers
 //   as above; `[cut]` makes a stream break off inside the frame after its
 //   first word (half a frame, then the socket closed).
+// - Embeddings through /invoke: Titan Text Embeddings v2 (`{inputText,
+//   dimensions?, normalize?}` → `{embedding, inputTextTokenCount}`, one text a
+//   call, dimensions 256, 512 or 1024) and Cohere Embed (`{texts, input_type}`
+//   → `{embeddings, id, response_type, texts}`, no token count; at most 96
+//   texts; input_type required). Vectors are made from the text's characters;
+//   a word is a token.
 // - Rerank (the Agents for Amazon Bedrock runtime): POST /rerank, signed like
 //   the rest, with one TEXT query, INLINE TEXT sources and a
 //   BEDROCK_RERANKING_MODEL configuration naming a rerank model's
@@ -374,8 +380,48 @@ function invalidInvoke(body: Record<string, unknown>, modelId: string): string |
   return undefined;
 }
 
+/** A unit vector made from a text's characters: the same text, the same vector. */
+function vectorOf(text: string, dimensions: number): number[] {
+  const vector = Array.from({ length: dimensions }, (_, index) => ((text.charCodeAt(index % Math.max(1, text.length)) || 1) * (index + 1)) % 97);
+  const length = Math.hypot(...vector) || 1;
+  return vector.map((value) => value / length);
+}
+
+/** Answers an embedding model's InvokeModel; the usage reported (Titan's tokens; Cohere's none), or undefined when refused. */
+function embedAnswer(response: ServerResponse, body: Record<string, unknown>, modelId: string, serial: number): BedrockReportedUsage | undefined {
+  const refuse = (message: string) => void sendError(response, 400, 'ValidationException', message);
+  let answer: Record<string, unknown>;
+  let tokens = 0;
+  if (modelId.includes('titan-embed')) {
+    for (const field of Object.keys(body))
+      if (!['inputText', 'dimensions', 'normalize', 'embeddingTypes'].includes(field))
+        return refuse(`Malformed input request: #: extraneous key [${field}] is not permitted, please reformat your input and try again.`);
+    if (typeof body.inputText !== 'string' || body.inputText === '') return refuse('Malformed input request: #/inputText: expected minLength: 1, actual: 0, please reformat your input and try again.');
+    const dimensions = body.dimensions ?? 1024;
+    if (dimensions !== 256 && dimensions !== 512 && dimensions !== 1024)
+      return refuse('Malformed input request: #/dimensions: 300 is not a valid enum value, please reformat your input and try again.');
+    tokens = Math.max(1, words(body.inputText).length);
+    answer = { embedding: vectorOf(body.inputText, dimensions), embeddingsByType: undefined, inputTextTokenCount: tokens };
+  } else {
+    for (const field of Object.keys(body))
+      if (!['texts', 'input_type', 'truncate', 'embedding_types', 'images'].includes(field))
+        return refuse(`Malformed input request: #: extraneous key [${field}] is not permitted, please reformat your input and try again.`);
+    const texts = body.texts;
+    if (!Array.isArray(texts) || texts.length === 0 || texts.length > 96 || !texts.every((text) => typeof text === 'string'))
+      return refuse('Malformed input request: #/texts: expected 1 to 96 strings, please reformat your input and try again.');
+    if (!['search_document', 'search_query', 'classification', 'clustering'].includes(String(body.input_type)))
+      return refuse('Malformed input request: #: required key [input_type] not found, please reformat your input and try again.');
+    answer = { embeddings: texts.map((text) => vectorOf(text, 1024)), id: `emb-emu${serial}`, response_type: 'embeddings_floats', texts };
+  }
+  const text = JSON.stringify(answer);
+  response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-amzn-requestid': 'emulator-request' });
+  response.end(text);
+  return { promptTokens: tokens, completionTokens: 0, cachedPromptTokens: 0, cacheCreationTokens: 0 };
+}
+
 /** Answers an InvokeModel call (whole or streamed); the usage it reported, or undefined when it refused or broke off. */
 async function invokeAnswer(response: ServerResponse, body: Record<string, unknown>, modelId: string, streaming: boolean, serial: number, delayMs: number): Promise<BedrockReportedUsage | undefined> {
+  if (!streaming && (modelId.includes('titan-embed') || modelId.includes('cohere.embed'))) return embedAnswer(response, body, modelId, serial);
   const problem = invalidInvoke(body, modelId);
   if (problem) return void sendError(response, 400, 'ValidationException', problem);
   const turns = body.messages as Array<{ role?: string; content?: unknown }>;

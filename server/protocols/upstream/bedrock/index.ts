@@ -25,12 +25,14 @@
 // path instead (native.ts): its own request through InvokeModel, Bedrock's
 // Anthropic Messages flavour, its stream re-framed as Anthropic's SSE.
 // Rerank (Amazon Rerank, Cohere Rerank 3.5) goes to the Agents for Amazon
-// Bedrock runtime's Rerank operation (rerank.ts).
+// Bedrock runtime's Rerank operation (rerank.ts); embeddings (Titan, Cohere
+// Embed) to InvokeModel in each vendor's body (embeddings.ts).
 import type { UpstreamAdaptor } from '../../types';
 import { failure } from './errors';
 import { decodeChat } from './json';
 import { bedrockNative } from './native';
 import { decodeRerank, encodeRerank } from './rerank';
+import { decodeEmbeddings, embeddingsPerInput, encodeEmbeddings } from './embeddings';
 import { encodeChat, sign, target } from './request';
 import { BedrockStreamDecoder } from './stream';
 
@@ -42,7 +44,7 @@ export { rerankModelArn } from './rerank';
 export const bedrockAdaptor: UpstreamAdaptor = {
   protocol: 'bedrock',
   docs: 'https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html',
-  operations: new Set(['chat', 'rerank']),
+  operations: new Set(['chat', 'embeddings', 'rerank']),
   native: bedrockNative,
   transport: 'http',
   target,
@@ -50,6 +52,9 @@ export const bedrockAdaptor: UpstreamAdaptor = {
   encodeChat,
   decodeChat,
   decodeChatStream: (call) => new BedrockStreamDecoder(call),
+  encodeEmbeddings,
+  decodeEmbeddings,
+  embeddingsPerInput,
   encodeRerank,
   decodeRerank,
   failure,
