@@ -11,7 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { cacheCreationRatioFor, cachedPromptRatioFor, completionRatioFor, computeQuota } from '../../../server/billing/prices';
 import { countInputTokens } from '../../../server/protocols/inbound/tokenCount';
 import { BEDROCK_ACCESS_KEY, BEDROCK_CHANNELS, BEDROCK_REGION, startBedrockEmulator, type BedrockEmulator, type BedrockReportedUsage } from '../../support/emulators/bedrock';
-import { consumeLogCount, defaultModelRatio, expectBilled, nextConsumeLog, resetRelay, startRelayHarness, type RelayHarness } from './harness';
+import { consumeLogCount, defaultModelRatio, expectBilled, expectSettledAfterLeaving, nextConsumeLog, resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
 const [IAM, API_KEY] = BEDROCK_CHANNELS;
 const MODEL = IAM.chatModel;
@@ -376,6 +376,36 @@ describe('Claude on an AWS Bedrock channel for an Anthropic Messages client (Inv
     expect(before.token.remain_quota - after.token.remain_quota).toBe(log.quota);
     const held = await harness.app.ctx.db.selectFrom('users').select('held_quota').where('username', '=', 'root').executeTakeFirstOrThrow();
     expect(Number(held.held_quota)).toBe(0);
+  });
+});
+
+describe('Claude on Bedrock for a Messages client that leaves mid-stream', () => {
+  it('is billed for what was streamed before it left (counted), the upstream call ends, and nothing stays held', async () => {
+    const slow = await startBedrockEmulator({ wordDelayMs: 60 });
+    try {
+      const channelId = await harness.addChannel({ type: 33, name: 'slow bedrock', key: IAM.key, base_url: IAM.baseUrl(slow), models: MODEL });
+      const before = await harness.balances();
+      const logsBefore = await consumeLogCount(harness);
+      const leave = new AbortController();
+      const response = await fetch(`${harness.baseUrl}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': harness.apiKey, 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify({ model: MODEL, max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'one two three four five six seven eight nine ten eleven twelve' }] }),
+        signal: leave.signal,
+      });
+      const reader = response.body!.getReader();
+      let seen = '';
+      while ((seen.match(/"text_delta"/g) ?? []).length < 3) seen += new TextDecoder().decode((await reader.read()).value);
+      leave.abort();
+      const log = await expectSettledAfterLeaving(harness, before, logsBefore);
+      expect(log).toMatchObject({ channel_id: channelId, is_stream: 1 });
+      // the emulator would have sent 17 words; it stopped when the gateway ended the call
+      expect(log.completion_tokens).toBeGreaterThanOrEqual(3);
+      expect(log.completion_tokens).toBeLessThan(17);
+      expect(slow.reported).toHaveLength(0);
+    } finally {
+      await slow.close();
+    }
   });
 });
 
