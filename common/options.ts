@@ -179,6 +179,12 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
   'meta.llama3-1-70b-instruct-v1:0': 0.36, // $0.72 / $0.72
   'mistral.mistral-large-2407-v1:0': 1, // $2 / $6
   'cohere.command-r-plus-v1:0': 1.5, // $3 / $15
+  // Bedrock's rerank models, billed per query (up to 100 documents each) like Cohere's search units:
+  // floor(ratio x 1000) quota a query, so ratio 1 = US$2 per 1,000 queries (same page, "Rerank models")
+  'amazon.titan-embed-text-v2:0': 0.01, // $0.02 in (embeddings)
+  'cohere.embed-english-v3': 0.05, // $0.10 in (embeddings)
+  'amazon.rerank-v1:0': 0.5, // $1.00 per 1K queries
+  'cohere.rerank-v3-5:0': 1, // $2.00 per 1K queries
   // Ollama runs on the operator's own hardware: its models cost nothing per token
   'llama3.2': 0,
   qwen3: 0,

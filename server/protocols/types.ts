@@ -181,6 +181,12 @@ export interface RerankResponse {
   tokens?: number;
   /** The search units the vendor billed (Cohere), when it bills by them. */
   searchUnits?: number;
+  /**
+   * True for a vendor that bills a search unit per query of up to 100
+   * documents and reports no count (Bedrock): the relay's count by that rule
+   * is the vendor's, not an estimate.
+   */
+  searchUnitsByRule?: boolean;
 }
 
 // ---- failures ----
@@ -277,6 +283,37 @@ export interface BalanceSource {
  * One wire protocol. Every method is pure: the relay does the I/O. The
  * registry in ./upstream/index.ts holds one per ChannelProtocol.
  */
+/**
+ * An adaptor's native path for a client protocol: the client's body with the
+ * few changes the vendor's URL wants (signed by the adaptor's `sign` when it
+ * has one); a whole answer passed back as it came, a stream re-framed from the
+ * vendor's framing into the client's wire as it arrives.
+ */
+export interface NativePath {
+  /** The client protocol this path serves. */
+  inbound: InboundProtocol;
+  /** Whether the model (as the channel names it) is served this way; any other goes the translated way. */
+  serves(model: string): boolean;
+  /** URL and headers for a call. May return a failure (a malformed key). */
+  target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | UpstreamFailure;
+  /** The body sent, from the client's (its model already the channel's) and the headers the route forwards; throws on a body it cannot read. */
+  encode(body: string | Buffer, headers: Readonly<Record<string, string>>, call: AdaptorCall): string;
+  /** A fresh re-framer for one streamed answer. */
+  reframe(call: AdaptorCall): NativeStreamReframer;
+}
+
+/** Turns a vendor's stream, cut anywhere, into the client's wire text. */
+export interface NativeStreamReframer {
+  /** The client's text for these bytes ('' while a frame is incomplete). */
+  push(data: Buffer): string;
+  /** The end of the vendor's stream: what is left, or a throw when it was cut mid-frame. */
+  end(): string;
+  /** A failure the stream reported (its text for the client is what `push` gave). */
+  failure(): UpstreamFailure | undefined;
+  /** True once an event of the answer itself was written: a failure before that is the channel's, and another may answer. */
+  begun(): boolean;
+}
+
 export interface UpstreamAdaptor {
   protocol: ChannelProtocol;
   /** The vendor's API reference. */
@@ -294,6 +331,13 @@ export interface UpstreamAdaptor {
    * not): true when a channel of `channelType` takes `inbound`'s bytes as they are.
    */
   alsoSpeaks?(channelType: number, inbound: InboundProtocol): boolean;
+  /**
+   * A client protocol the vendor serves for some models at URLs of its own,
+   * behind the adaptor's signature (Bedrock's Anthropic Messages for Claude,
+   * through InvokeModel): the client's request goes on nearly as it came,
+   * rather than translated into the vendor's common shape.
+   */
+  native?: NativePath;
   /** 'websocket' when calls go over a WebSocket (one JSON frame out, frames back); 'http' otherwise. */
   transport: 'http' | 'websocket';
   credential?: CredentialExchange;
@@ -310,6 +354,8 @@ export interface UpstreamAdaptor {
   decodeChat(body: string, call: AdaptorCall): ChatResponse | UpstreamFailure;
   decodeChatStream(call: AdaptorCall): ChatStreamDecoder;
   encodeEmbeddings?(request: EmbeddingRequest, call: AdaptorCall): string;
+  /** True for a model that embeds one text a call (Bedrock's Titan): the relay calls it once per input and joins the answers. */
+  embeddingsPerInput?(model: string): boolean;
   decodeEmbeddings?(body: string, call: AdaptorCall): EmbeddingResponse | UpstreamFailure;
   /**
    * For an adaptor whose channel types differ in what they serve (on OpenAI's

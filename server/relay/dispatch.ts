@@ -23,7 +23,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database';
-import { Readable } from 'node:stream';
+import { pipeline, Readable, Transform } from 'node:stream';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/faults';
 import { chatRequestProblem, upstreamFailure } from '../protocols/shared';
 import { configuredMaxOutputTokens } from '../billing/prices';
@@ -39,6 +39,8 @@ import {
   type EmbeddingRequest,
   type EmbeddingResponse,
   type InboundProtocol,
+  type NativePath,
+  type NativeStreamReframer,
   type Operation,
   type RerankRequest,
   type RerankResponse,
@@ -480,7 +482,10 @@ async function tryNextChannel(run: DispatchRun, stage: RouteStage, attempt: numb
   // OpenAI's chat decides on `speaks` alone; only another protocol asks the channel's type
   const passes = adaptor !== undefined && !(operation && ALWAYS_ENCODED.has(operation)) && (adaptor.speaks === inbound || adaptor.alsoSpeaks?.(channel.type, inbound) === true);
   const asked = passes && request.passthroughOperation !== undefined ? request.passthroughOperation : operation;
-  if (!adaptor || !asked || !adaptor.operations.has(asked) || adaptor.servesOperation?.(channel.type, asked) === false || (!passes && !(TRANSLATABLE.has(asked) && request.json))) {
+  const upstreamModel = mappedModel(channel, model);
+  // the vendor serves the client's protocol for this model at a URL of its own (Claude on Bedrock for a Messages client)
+  const native = !passes && asked === 'chat' && adaptor?.native?.inbound === inbound && adaptor.native.serves(upstreamModel);
+  if (!adaptor || !asked || !adaptor.operations.has(asked) || adaptor.servesOperation?.(channel.type, asked) === false || (!passes && !native && !(TRANSLATABLE.has(asked) && request.json))) {
     // not this channel's to answer: the next one may be (the attempt is not spent on it)
     run.lastError = relayError(
       501,
@@ -490,17 +495,20 @@ async function tryNextChannel(run: DispatchRun, stage: RouteStage, attempt: numb
     );
     return SKIPPED;
   }
-  const uncarried = !passes && asked === 'chat' ? request.untranslatable?.() : undefined;
+  const uncarried = !passes && !native && asked === 'chat' ? request.untranslatable?.() : undefined;
   if (uncarried) {
     // dropping a tool the client relies on would change what the model can do behind its back: this channel is
     // passed by (the attempt is not spent on it), as one that speaks the client's protocol may still take it
     run.lastError = relayError(400, `this request cannot be sent to a ${adaptor.protocol} channel: ${uncarried}`, 'unsupported_tool');
     return SKIPPED;
   }
-  const upstreamModel = mappedModel(channel, model);
   const sentAt = Date.now();
   if (!book.empty) book.attempting(channel.id);
-  const result = passes ? await passThrough(deps, adaptor, channel, asked, upstreamModel, request) : await translated(deps, adaptor, channel, asked, upstreamModel, request);
+  const result = passes
+    ? await passThrough(deps, adaptor, channel, asked, upstreamModel, request)
+    : native
+      ? await nativeCall(deps, adaptor, adaptor.native!, channel, asked, upstreamModel, request)
+      : await translated(deps, adaptor, channel, asked, upstreamModel, request);
   if (channel.keyId !== undefined) deps.noteKeyUse(channel.keyId, result.outcome === 'failed' || result.outcome === 'unanswered');
   if (!book.empty || result.outcome !== 'answered') {
     const verdict = verdictOf(result);
@@ -677,6 +685,119 @@ async function passThrough(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel
   return { outcome: 'answered', answer: { channel, upstreamModel, response, json, requestId: (request.requestId ??= deps.newRequestId()), log: deps.log } };
 }
 
+/**
+ * The native path: the client's request, as the adaptor's native path has it
+ * (a few fields changed), to the vendor's URL for it, signed; a whole answer
+ * passed back as it came (as `passThrough` does), a stream re-framed into the
+ * client's wire as it arrives, so the route passes and bills it as it does
+ * the answer of a channel that speaks the client's protocol. The stream is
+ * read until its first event, so a failure at its start is the channel's.
+ */
+async function nativeCall(
+  deps: DispatchDeps,
+  adaptor: UpstreamAdaptor,
+  path: NativePath,
+  channel: RoutedChannel,
+  operation: Operation,
+  upstreamModel: string,
+  request: UpstreamRequest,
+): Promise<Attempt> {
+  const config = channelConfigOf(channel);
+  const requestId = (request.requestId ??= deps.newRequestId());
+  const call: AdaptorCall = { channel: config, operation, model: upstreamModel, stream: request.stream === true, responseId: '', now: Math.floor(Date.now() / 1000), query: request.query };
+  let target = path.target(config, call);
+  if (isUpstreamFailure(target)) return { outcome: 'failed', failure: target };
+  let body: string;
+  try {
+    body = path.encode(request.body(upstreamModel), request.headers, call);
+  } catch (error) {
+    return { outcome: 'failed', failure: upstreamFailure(400, (error as Error).message, { type: 'invalid_request_error', code: 'invalid_request_error', retryable: false }) };
+  }
+  if (adaptor.sign) {
+    target = await adaptor.sign(target, body, config, call);
+    if (isUpstreamFailure(target)) return { outcome: 'failed', failure: target };
+  }
+  const url = new URL(target.url);
+  let response: UpstreamResponse;
+  try {
+    response = await callUpstream(poolFor(url.origin), { path: url.pathname + url.search, headers: target.headers, body, requestId }, request.signal);
+  } catch (error) {
+    return request.signal.aborted ? { outcome: 'aborted' } : { outcome: 'unanswered', error };
+  }
+  if (response.status < 200 || response.status >= 300) return { outcome: 'failed', failure: adaptor.failure(response.status, response.bytes!.toString('utf8')) };
+  const answered = (answer: UpstreamResponse, json?: UpstreamAnswer['json']): Attempt => ({
+    outcome: 'answered',
+    answer: { channel, upstreamModel, response: answer, json, requestId, log: deps.log },
+  });
+  if (response.bytes) return answered(response, new LazyJson(response.bytes));
+  if (!response.stream) return { outcome: 'failed', failure: upstreamFailure(502, 'the upstream answered with an empty body') };
+  const source = response.stream;
+  source.on('error', ignoreError);
+  if (!call.stream) {
+    source.destroy();
+    return { outcome: 'failed', failure: upstreamFailure(502, `the upstream answered a whole call with ${response.contentType || 'no content type'}`, { retryable: true }) };
+  }
+  const reframer = path.reframe(call);
+  const early = await readNativeStart(source, reframer);
+  if (early.error) {
+    source.destroy();
+    if (request.signal.aborted) return { outcome: 'aborted' };
+    return { outcome: 'unanswered', error: early.error instanceof AnswerBrokeOff ? early.error : new AnswerBrokeOff(early.error.message, isUpstreamTimeout(early.error)) };
+  }
+  const failure = reframer.failure();
+  if (failure && !reframer.begun()) {
+    source.destroy();
+    return { outcome: 'failed', failure };
+  }
+  if (early.ended && !reframer.begun()) return { outcome: 'failed', failure: upstreamFailure(502, 'the upstream stream ended without an answer', { retryable: true }) };
+  const reframed = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      done(null, reframer.push(chunk));
+    },
+    flush(done) {
+      try {
+        done(null, reframer.end());
+      } catch (error) {
+        done(error as Error);
+      }
+    },
+  });
+  if (early.text) reframed.push(early.text);
+  if (early.ended) reframed.end();
+  // an upstream that breaks off errors the re-framed stream (the route then bills by its count); a client
+  // that leaves destroys it, and the upstream call with it
+  else pipeline(source, reframed, ignoreError);
+  const answer = new UpstreamResponse(200, [], 'text/event-stream');
+  answer.stream = reframed;
+  return answered(answer);
+}
+
+/** Reads a native stream until its first event for the client, a failure, or the end; leaves it paused. */
+function readNativeStart(source: Readable, reframer: NativeStreamReframer): Promise<{ text: string; ended: boolean; error?: Error }> {
+  return new Promise((resolve) => {
+    let text = '';
+    const finish = (ended: boolean, error?: Error) => {
+      source.off('data', onData).off('end', onEnd).off('error', onError);
+      if (!ended) source.pause();
+      resolve({ text, ended, error });
+    };
+    const onData = (piece: Buffer) => {
+      text += reframer.push(piece);
+      if (reframer.failure() || reframer.begun()) finish(false);
+    };
+    const onEnd = () => {
+      try {
+        text += reframer.end();
+        finish(true);
+      } catch (error) {
+        finish(true, error as Error);
+      }
+    };
+    const onError = (error: Error) => finish(true, error);
+    source.on('data', onData).once('end', onEnd).once('error', onError);
+  });
+}
+
 /** A stand-in for the `response` of a translated answer (its body is the translation's). */
 const TRANSLATED_RESPONSE = new UpstreamResponse(200, [], 'application/json');
 
@@ -698,10 +819,37 @@ function withinModelOutput(request: ChatRequest, catalog: Readonly<Record<string
   return request;
 }
 
+/**
+ * Embeddings from a model that takes one text a call (Bedrock's Titan): one
+ * translated call per input, in order, joined into one answer (indexes in the
+ * client's order, usage summed); the first failure is the attempt's.
+ */
+async function embeddingsOneByOne(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel: RoutedChannel, upstreamModel: string, request: UpstreamRequest, inputs: unknown[]): Promise<Attempt> {
+  const joined: EmbeddingResponse = { object: 'list', data: [], model: upstreamModel, usage: { prompt_tokens: 0, total_tokens: 0 } };
+  let last: Attempt | undefined;
+  for (const [index, input] of inputs.entries()) {
+    last = await translated(deps, adaptor, channel, 'embeddings', upstreamModel, { ...request, json: { ...request.json, input } }, false);
+    if (last.outcome !== 'answered') return last;
+    const part = last.answer.translated?.embeddings;
+    if (!part) return { outcome: 'failed', failure: upstreamFailure(502, 'the upstream answered an embedding with no vector', { retryable: true }) };
+    for (const item of part.data) joined.data.push({ ...item, index: index + item.index });
+    joined.usage.prompt_tokens += part.usage.prompt_tokens;
+    joined.usage.total_tokens += part.usage.total_tokens;
+    joined.model = part.model;
+  }
+  if (!last || last.outcome !== 'answered')
+    return { outcome: 'failed', failure: upstreamFailure(400, 'no input to embed', { type: 'invalid_request_error', code: 'invalid_request_error', retryable: false }) };
+  return { outcome: 'answered', answer: { ...last.answer, translated: { ...last.answer.translated!, embeddings: joined } } };
+}
+
 /** The translated path: the request encoded by the channel's adaptor, its answer decoded into OpenAI's shape. */
-async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel: RoutedChannel, operation: Operation, upstreamModel: string, request: UpstreamRequest): Promise<Attempt> {
+async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel: RoutedChannel, operation: Operation, upstreamModel: string, request: UpstreamRequest, split = true): Promise<Attempt> {
   const config = channelConfigOf(channel);
   const json = request.json!;
+  if (split && operation === 'embeddings' && Array.isArray(json.input) && json.input.length > 1 && adaptor.embeddingsPerInput?.(upstreamModel)) {
+    // a list of token ids is one input, not several
+    if (!json.input.every((item) => typeof item === 'number')) return embeddingsOneByOne(deps, adaptor, channel, upstreamModel, request, json.input);
+  }
   const clientStreams = operation === 'chat' && json.stream === true;
   // a request an adaptor cannot read is the client's fault, whichever channel: a 400 before anything is sent
   const problem = operation === 'chat' ? chatRequestProblem(json) : undefined;

@@ -12,7 +12,7 @@
 // stream was cut, the prompt's count and the streamed text's.
 import type { ServerResponse } from 'node:http';
 import { assembleChatResponse, openAiUsage } from '../protocols/shared';
-import type { ChatChunk, ChatResponse, OpenAIUsage, UpstreamFailure, Usage } from '../protocols/types';
+import type { ChatChunk, ChatResponse, EmbeddingResponse, OpenAIUsage, UpstreamFailure, Usage } from '../protocols/types';
 import type { TranslatedStream, UpstreamAnswer } from './dispatch';
 import { relayError, unreachableRelayError, upstreamRelayError, type RelayError } from './errors';
 import { scrubSecrets } from './scrub';
@@ -92,6 +92,22 @@ function sendJson(response: ServerResponse, value: unknown): void {
 }
 
 /**
+ * Embeddings as OpenAI sends them when asked for `encoding_format: "base64"`
+ * (what the official SDKs ask by default): each vector as the base64 of its
+ * little-endian float32 values.
+ */
+function base64Embeddings(embeddings: EmbeddingResponse): Omit<EmbeddingResponse, 'data'> & { data: Array<{ object: 'embedding'; index: number; embedding: string }> } {
+  return {
+    ...embeddings,
+    data: embeddings.data.map((item) => {
+      const bytes = Buffer.alloc(item.embedding.length * 4);
+      item.embedding.forEach((value, index) => bytes.writeFloatLE(value, index * 4));
+      return { ...item, embedding: bytes.toString('base64') };
+    }),
+  };
+}
+
+/**
  * Answers the client from a translated answer. Resolves to the usage to
  * settle, or to the error the client gets when nothing could be sent (the
  * caller then releases the reservation and answers it).
@@ -106,7 +122,7 @@ export async function answerTranslated(answer: UpstreamAnswer, response: ServerR
   });
 
   if (translated.embeddings) {
-    sendJson(response, translated.embeddings);
+    sendJson(response, options.request?.encoding_format === 'base64' ? base64Embeddings(translated.embeddings) : translated.embeddings);
     const promptTokens = translated.embeddings.usage.prompt_tokens;
     return promptTokens > 0 ? { promptTokens, completionTokens: 0, cachedPromptTokens: 0, estimated: false } : estimate('');
   }

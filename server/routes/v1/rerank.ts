@@ -80,7 +80,7 @@ export const rerank: RelayRoute<RerankState> = {
     let charged: Pick<Bill, 'charge' | 'pricing' | 'formula' | 'detail'>;
     let estimated: boolean;
     if (decoded.billedBy === 'search_units') {
-      estimated = decoded.searchUnits === undefined;
+      estimated = decoded.searchUnits === undefined && decoded.searchUnitsByRule !== true;
       const units = decoded.searchUnits ?? rerankSearchUnitBound(request);
       billed = { searchUnits: units };
       charged = searchUnitCharge(admission, units);

@@ -7,8 +7,9 @@ import { join } from 'node:path';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { describe, expect, it } from 'vitest';
-import { bedrockAdaptor, bedrockModelId } from '../../../server/protocols/upstream/bedrock';
-import { eventFrame, exceptionFrame } from '../../../server/protocols/upstream/bedrock/__fixtures__/build';
+import { bedrockAdaptor, bedrockModelId, rerankModelArn } from '../../../server/protocols/upstream/bedrock';
+import { chunkFrame, eventFrame, exceptionFrame } from '../../../server/protocols/upstream/bedrock/__fixtures__/build';
+import { MessagesUsageWatcher } from '../../../server/protocols/inbound/anthropicMessages';
 import { adaptorForChannelType } from '../../../server/protocols/upstream';
 import { isUpstreamFailure, type ChannelConfig, type ChatRequest, type HttpTarget } from '../../../server/protocols/types';
 import { keyFitsFormat } from '../../../common/channelTypes';
@@ -54,7 +55,7 @@ describe('bedrock adaptor: registry, keys and target', () => {
       expect(isUpstreamFailure(target), key).toBe(true);
       if (isUpstreamFailure(target)) expect(target.deadKey).toBe(true);
     }
-    expect(isUpstreamFailure(bedrockAdaptor.target(IAM, callFor('embeddings', MODEL, false)))).toBe(true);
+    expect(isUpstreamFailure(bedrockAdaptor.target(IAM, callFor('images', MODEL, false)))).toBe(true);
   });
 
   it("the channel form's key check takes every written form and no other", () => {
@@ -246,5 +247,190 @@ describe('bedrock adaptor: answers, streams and failures', () => {
     expect(said(400, 'The provided model identifier is invalid.')).toMatchObject({ code: 'ValidationException', deadKey: false, retryable: false });
     expect(said(404, 'Model not found')).toMatchObject({ retryable: true, deadKey: false });
     expect(bedrockAdaptor.failure(502, '<html>Bad Gateway</html>')).toMatchObject({ retryable: true, message: 'upstream answered HTTP 502: <html>Bad Gateway</html>' });
+  });
+});
+
+describe('bedrock adaptor: the native path for an Anthropic Messages client (InvokeModel)', () => {
+  const native = bedrockAdaptor.native!;
+  const SONNET = 'claude-3-7-sonnet-20250219';
+  const wire = readFileSync(join(fixtureDir('bedrock'), 'invoke.stream.bin'));
+  const expected = readFileSync(join(fixtureDir('bedrock'), 'invoke.expect.sse'), 'utf8');
+  const { usage } = JSON.parse(readFileSync(join(fixtureDir('bedrock'), 'invoke.stream.json'), 'utf8')) as { usage: Record<string, number> };
+  const reframe = (bytes: Buffer, cuts: number[] = []) => {
+    const reframer = native.reframe(callFor('chat', SONNET, true, IAM));
+    let text = '';
+    let start = 0;
+    for (const cut of [...cuts, bytes.length]) {
+      text += reframer.push(bytes.subarray(start, cut));
+      start = cut;
+    }
+    return { reframer, text: text + reframer.end() };
+  };
+
+  it('serves Claude (by name, Bedrock id or cross-region profile) for the Messages protocol, and no other model', () => {
+    expect(native.inbound).toBe('anthropic');
+    for (const model of [SONNET, 'anthropic.claude-3-5-haiku-20241022-v1:0', 'us.anthropic.claude-3-7-sonnet-20250219-v1:0']) expect(native.serves(model), model).toBe(true);
+    for (const model of ['amazon.nova-pro-v1:0', 'meta.llama3-70b-instruct-v1:0', 'llama3-8b-8192']) expect(native.serves(model), model).toBe(false);
+  });
+
+  it('goes to invoke or invoke-with-response-stream of the Bedrock id, the API key as bearer', () => {
+    const whole = native.target(IAM, callFor('chat', SONNET, false, IAM));
+    const streamed = native.target({ type: 33, key: 'ABSKexample|us-west-2', baseUrl: '', other: '' }, callFor('chat', SONNET, true));
+    if (isUpstreamFailure(whole) || isUpstreamFailure(streamed)) throw new Error('no target');
+    expect(whole.url).toBe('https://bedrock-runtime.eu-west-3.amazonaws.com/model/anthropic.claude-3-7-sonnet-20250219-v1%3A0/invoke');
+    expect(whole.headers).toEqual({ 'content-type': 'application/json', accept: 'application/json' });
+    expect(streamed.url).toBe('https://bedrock-runtime.us-west-2.amazonaws.com/model/anthropic.claude-3-7-sonnet-20250219-v1%3A0/invoke-with-response-stream');
+    expect(streamed.headers).toMatchObject({ accept: 'application/vnd.amazon.eventstream', 'x-amzn-bedrock-accept': 'application/json', authorization: 'Bearer ABSKexample' });
+    expect(isUpstreamFailure(native.target({ ...IAM, key: 'AK||us-east-1' }, callFor('chat', SONNET, false)))).toBe(true);
+  });
+
+  it("keeps every field the client sent but model and stream, adds Bedrock's anthropic_version, and carries anthropic-beta into the body", () => {
+    const client = {
+      model: 'anthropic.claude-3-7-sonnet-20250219-v1:0',
+      stream: true,
+      max_tokens: 2048,
+      system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi', cache_control: { type: 'ephemeral', ttl: '1h' } }] }],
+      tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 2 }],
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      metadata: { user_id: 'u-1' },
+      anthropic_beta: ['interleaved-thinking-2025-05-14'],
+    };
+    const encoded = JSON.parse(
+      native.encode(Buffer.from(JSON.stringify(client)), { 'anthropic-beta': 'interleaved-thinking-2025-05-14, token-efficient-tools-2025-02-19' }, callFor('chat', SONNET, true, IAM)),
+    );
+    const { model: _model, stream: _stream, ...kept } = client;
+    expect(encoded).toEqual({ anthropic_version: 'bedrock-2023-05-31', ...kept, anthropic_beta: ['interleaved-thinking-2025-05-14', 'token-efficient-tools-2025-02-19'] });
+    expect(JSON.parse(native.encode('{"max_tokens":5,"messages":[]}', {}, callFor('chat', SONNET, false, IAM)))).toEqual({ anthropic_version: 'bedrock-2023-05-31', max_tokens: 5, messages: [] });
+    expect(() => native.encode('[1]', {}, callFor('chat', SONNET, false, IAM))).toThrow(/not a JSON object/);
+  });
+
+  it("re-frames the byte-exact event stream as Anthropic's SSE, and the passthrough watcher bills its usage, cache included", () => {
+    const { reframer, text } = reframe(wire);
+    expect(text).toBe(expected);
+    expect(reframer.begun()).toBe(true);
+    expect(reframer.failure()).toBeUndefined();
+    const watcher = new MessagesUsageWatcher();
+    expect(watcher.pushBytes(Buffer.from(text)).toString('utf8') + watcher.flush()).toBe(text);
+    expect(watcher.reportedUsage()).toEqual(usage);
+    expect(watcher.streamedText()).toBe('Let me check the weather in Paris for you.');
+  });
+
+  it('gives the same SSE however the bytes are cut: at every byte offset, and byte by byte', () => {
+    for (let offset = 1; offset < wire.length; offset += 1) expect(reframe(wire, [offset]).text, `cut at byte ${offset}`).toBe(expected);
+    expect(
+      reframe(
+        wire,
+        Array.from({ length: wire.length - 1 }, (_, index) => index + 1),
+      ).text,
+    ).toBe(expected);
+  });
+
+  it("an exception frame becomes Anthropic's error event (a failure before any event is the channel's), a corrupt frame too, a cut mid-frame throws at the end", () => {
+    const start = { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [], usage: { input_tokens: 1, output_tokens: 1 } } };
+    const late = reframe(Buffer.concat([chunkFrame(start), exceptionFrame('modelStreamErrorException', 'The model stream failed.')]));
+    expect(late.reframer.begun()).toBe(true);
+    expect(late.reframer.failure()).toMatchObject({ status: 424, code: 'ModelStreamErrorException' });
+    expect(late.text.endsWith('event: error\ndata: {"type":"error","error":{"type":"api_error","message":"The model stream failed."}}\n\n')).toBe(true);
+    const early = reframe(exceptionFrame('throttlingException', 'Too many requests, please wait before trying again.'));
+    expect(early.reframer.begun()).toBe(false);
+    expect(early.reframer.failure()).toMatchObject({ status: 429, retryable: true });
+    expect(early.text).toContain('"type":"rate_limit_error"');
+    const corrupt = Buffer.from(wire);
+    corrupt[40] ^= 0xff;
+    const broken = reframe(corrupt);
+    expect(broken.reframer.failure()?.status).toBe(502);
+    expect(broken.text).toMatch(/^event: error\n/);
+    const reframer = native.reframe(callFor('chat', SONNET, true, IAM));
+    const cutAt = wire.length - 7;
+    expect(reframer.push(wire.subarray(0, cutAt))).toBe(expected.slice(0, expected.lastIndexOf('event: message_stop')));
+    expect(() => reframer.end()).toThrow(/broke off inside a frame/);
+  });
+});
+
+describe('bedrock adaptor: rerank (the Agents for Amazon Bedrock runtime)', () => {
+  const request = { model: 'cohere.rerank-v3-5:0', query: 'capital of the United States', documents: ['Carson City is in Nevada.', 'Saipan.', 'Washington, D.C. is the capital.'], extra: {} };
+
+  it("goes to bedrock-agent-runtime in the key's region (or the base URL), at /rerank", () => {
+    const target = bedrockAdaptor.target(IAM, callFor('rerank', request.model, false, IAM));
+    if (isUpstreamFailure(target)) throw new Error(target.message);
+    expect(target.url).toBe('https://bedrock-agent-runtime.eu-west-3.amazonaws.com/rerank');
+    const local = bedrockAdaptor.target({ ...IAM, key: 'ABSKexample', baseUrl: 'http://127.0.0.1:9999' }, callFor('rerank', request.model, false));
+    if (isUpstreamFailure(local)) throw new Error(local.message);
+    expect(local).toEqual({ url: 'http://127.0.0.1:9999/rerank', method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', authorization: 'Bearer ABSKexample' } });
+  });
+
+  it("encodes one TEXT query, INLINE TEXT sources and the model's foundation-model ARN; numberOfResults top_n, else every document", () => {
+    const encoded = JSON.parse(bedrockAdaptor.encodeRerank!({ ...request, top_n: 2 }, callFor('rerank', request.model, false, IAM)));
+    expect(encoded).toEqual({
+      queries: [{ type: 'TEXT', textQuery: { text: 'capital of the United States' } }],
+      sources: request.documents.map((text) => ({ type: 'INLINE', inlineDocumentSource: { type: 'TEXT', textDocument: { text } } })),
+      rerankingConfiguration: {
+        type: 'BEDROCK_RERANKING_MODEL',
+        bedrockRerankingConfiguration: { numberOfResults: 2, modelConfiguration: { modelArn: 'arn:aws:bedrock:eu-west-3::foundation-model/cohere.rerank-v3-5:0' } },
+      },
+    });
+    const all = JSON.parse(bedrockAdaptor.encodeRerank!({ ...request, top_n: 50 }, callFor('rerank', request.model, false, IAM)));
+    expect(all.rerankingConfiguration.bedrockRerankingConfiguration.numberOfResults).toBe(3);
+    // an ARN given as the model (a provisioned model, another region) goes as it is
+    const arn = 'arn:aws:bedrock:us-west-2::foundation-model/amazon.rerank-v1:0';
+    expect(rerankModelArn(arn, 'eu-west-3')).toBe(arn);
+    expect(rerankModelArn('amazon.rerank-v1:0', 'us-west-2')).toBe(arn);
+  });
+
+  it('decodes the ranking, billed per query by the rule the vendor bills by; an answer without results is a failure', () => {
+    const { answer } = JSON.parse(readFileSync(join(fixtureDir('bedrock'), 'rerank.answer.json'), 'utf8')) as { answer: unknown };
+    expect(bedrockAdaptor.decodeRerank!(JSON.stringify(answer), callFor('rerank', request.model, false, IAM))).toEqual({
+      model: request.model,
+      results: [
+        { index: 2, relevance_score: 0.9812 },
+        { index: 0, relevance_score: 0.1204 },
+        { index: 1, relevance_score: 0.0007 },
+      ],
+      billedBy: 'search_units',
+      searchUnitsByRule: true,
+    });
+    expect(bedrockAdaptor.decodeRerank!('{"message":"x"}', callFor('rerank', request.model, false, IAM))).toMatchObject({ status: 502 });
+  });
+});
+
+describe('bedrock adaptor: embeddings (InvokeModel)', () => {
+  const TITAN = 'amazon.titan-embed-text-v2:0';
+  const COHERE = 'cohere.embed-english-v3';
+  const encodeFor = (model: string, request: Record<string, unknown>) => JSON.parse(bedrockAdaptor.encodeEmbeddings!({ model, input: '', ...request }, callFor('embeddings', model, false, IAM)));
+
+  it('goes to invoke of the model; Titan one text a call (the relay splits), Cohere every text at once', () => {
+    const target = bedrockAdaptor.target(IAM, callFor('embeddings', TITAN, false, IAM));
+    if (isUpstreamFailure(target)) throw new Error(target.message);
+    expect(target.url).toBe('https://bedrock-runtime.eu-west-3.amazonaws.com/model/amazon.titan-embed-text-v2%3A0/invoke');
+    expect(bedrockAdaptor.embeddingsPerInput!(TITAN)).toBe(true);
+    expect(bedrockAdaptor.embeddingsPerInput!(COHERE)).toBe(false);
+    expect(encodeFor(TITAN, { input: ['one text'], dimensions: 512, normalize: false })).toEqual({ inputText: 'one text', dimensions: 512, normalize: false });
+    expect(encodeFor(COHERE, { input: ['a', 'b'] })).toEqual({ texts: ['a', 'b'], input_type: 'search_document' });
+    expect(encodeFor(COHERE, { input: 'a', input_type: 'search_query', truncate: 'END' })).toEqual({ texts: ['a'], input_type: 'search_query', truncate: 'END' });
+    expect(() => encodeFor(TITAN, { input: [[1, 2]] })).toThrow(/text only/);
+    expect(() => encodeFor(MODEL, { input: 'x' })).toThrow(/not an embedding model/);
+  });
+
+  it("decodes Titan's vector and token count, Cohere's vectors (plain or by type) with no count", () => {
+    const call = callFor('embeddings', TITAN, false, IAM);
+    expect(bedrockAdaptor.decodeEmbeddings!(JSON.stringify({ embedding: [0.6, 0.8], inputTextTokenCount: 4 }), call)).toEqual({
+      object: 'list',
+      data: [{ object: 'embedding', index: 0, embedding: [0.6, 0.8] }],
+      model: TITAN,
+      usage: { prompt_tokens: 4, total_tokens: 4 },
+    });
+    const cohere = callFor('embeddings', COHERE, false, IAM);
+    const plain = bedrockAdaptor.decodeEmbeddings!(JSON.stringify({ embeddings: [[1], [0]], id: 'e', response_type: 'embeddings_floats', texts: ['a', 'b'] }), cohere);
+    expect(plain).toMatchObject({
+      data: [
+        { index: 0, embedding: [1] },
+        { index: 1, embedding: [0] },
+      ],
+      usage: { prompt_tokens: 0 },
+    });
+    const byType = bedrockAdaptor.decodeEmbeddings!(JSON.stringify({ embeddings: { float: [[0.5]] }, response_type: 'embeddings_by_type' }), cohere);
+    expect(byType).toMatchObject({ data: [{ index: 0, embedding: [0.5] }] });
+    expect(bedrockAdaptor.decodeEmbeddings!('{"embeddings":"no"}', cohere)).toMatchObject({ status: 502 });
   });
 });

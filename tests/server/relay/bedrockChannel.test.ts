@@ -9,8 +9,9 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { cacheCreationRatioFor, cachedPromptRatioFor, completionRatioFor, computeQuota } from '../../../server/billing/prices';
+import { countInputTokens } from '../../../server/protocols/inbound/tokenCount';
 import { BEDROCK_ACCESS_KEY, BEDROCK_CHANNELS, BEDROCK_REGION, startBedrockEmulator, type BedrockEmulator, type BedrockReportedUsage } from '../../support/emulators/bedrock';
-import { defaultModelRatio, expectBilled, resetRelay, startRelayHarness, type RelayHarness } from './harness';
+import { consumeLogCount, defaultModelRatio, expectBilled, expectSettledAfterLeaving, nextConsumeLog, resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
 const [IAM, API_KEY] = BEDROCK_CHANNELS;
 const MODEL = IAM.chatModel;
@@ -202,18 +203,27 @@ describe('an AWS Bedrock channel through the openai SDK', () => {
     }
   });
 
-  it('serves an Anthropic Messages client too (translated to Converse and back), streamed, billed exactly', async () => {
-    const channelId = await addBedrock();
+  it('serves an Anthropic Messages client asking for a model other than Claude through Converse (translated and back), streamed, billed exactly', async () => {
+    const nova = 'amazon.nova-lite-v1:0';
+    const channelId = await addBedrock({ models: nova });
     const anthropic = new Anthropic({ apiKey: harness.apiKey, baseURL: harness.baseUrl, maxRetries: 0 });
     const before = await harness.balances();
-    const stream = anthropic.messages.stream({ model: MODEL, max_tokens: 200, system: 'Be brief.', messages: [{ role: 'user', content: 'hello from a Messages client' }] });
+    const stream = anthropic.messages.stream({ model: nova, max_tokens: 200, system: 'Be brief.', messages: [{ role: 'user', content: 'hello from a Messages client' }] });
     const final = await stream.finalMessage();
     expect(final.content[0]).toMatchObject({ type: 'text', text: 'Hello from Bedrock, you said: hello from a Messages client' });
     expect(final.stop_reason).toBe('end_turn');
+    expect(bedrock.requests.at(-1)!.url).toBe('/model/amazon.nova-lite-v1%3A0/converse-stream');
     expect(bedrock.requests.at(-1)!.body).toMatchObject({ system: [{ text: 'Be brief.' }], inferenceConfig: { maxTokens: 200 } });
     const reported = bedrock.reported.at(-1)!;
     expect(final.usage).toMatchObject({ input_tokens: reported.promptTokens, output_tokens: reported.completionTokens });
-    await expectBilled(harness, before, channelId, MODEL, chargeOf(reported), { is_stream: 1 });
+    const charge = computeQuota({
+      promptTokens: reported.promptTokens,
+      completionTokens: reported.completionTokens,
+      cachedPromptTokens: 0,
+      ratio: defaultModelRatio(nova),
+      completionRatio: completionRatioFor(nova),
+    });
+    await expectBilled(harness, before, channelId, nova, charge, { is_stream: 1 });
   });
 
   it('the channel test signs its call too, and reports a refused key', async () => {
@@ -226,5 +236,229 @@ describe('an AWS Bedrock channel through the openai SDK', () => {
     expect(tested.message).toContain('signature we calculated does not match');
     // the secret is never echoed to the console
     expect(JSON.stringify(tested)).not.toContain('not-the-secret');
+  });
+});
+
+describe('Claude on an AWS Bedrock channel for an Anthropic Messages client (InvokeModel, passed through)', () => {
+  const anthropicClient = () => new Anthropic({ apiKey: harness.apiKey, baseURL: harness.baseUrl, maxRetries: 0 });
+  const tools: Anthropic.Tool[] = [
+    { name: 'get_weather', description: 'The weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } }, cache_control: { type: 'ephemeral' } },
+  ];
+
+  it("sends the client's own body to InvokeModel (signed), without model and stream, with Bedrock's anthropic_version, and bills the answer's usage, cache included", async () => {
+    const channelId = await addBedrock();
+    const before = await harness.balances();
+    const message = await anthropicClient().messages.create(
+      {
+        model: MODEL,
+        max_tokens: 300,
+        system: [{ type: 'text', text: `${'context '.repeat(40)}[cache_read:25] [cache_write:10]`, cache_control: { type: 'ephemeral' } }],
+        messages: [{ role: 'user', content: 'hello native Claude' }],
+        tools,
+        tool_choice: { type: 'auto' },
+        metadata: { user_id: 'user-42' },
+        temperature: 0.2,
+      },
+      { headers: { 'anthropic-beta': 'token-efficient-tools-2025-02-19' } },
+    );
+    expect(message.content).toEqual([{ type: 'text', text: 'Hello from Bedrock, you said: hello native Claude' }]);
+    expect(message.stop_reason).toBe('end_turn');
+    const call = bedrock.requests.at(-1)!;
+    expect(call.url).toBe('/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/invoke');
+    expect(String(call.headers.authorization)).toMatch(/^AWS4-HMAC-SHA256 Credential=/);
+    // everything the client sent, as it sent it: nothing lost to a translation
+    expect(call.body).toEqual({
+      anthropic_version: 'bedrock-2023-05-31',
+      anthropic_beta: ['token-efficient-tools-2025-02-19'],
+      max_tokens: 300,
+      system: [{ type: 'text', text: `${'context '.repeat(40)}[cache_read:25] [cache_write:10]`, cache_control: { type: 'ephemeral' } }],
+      messages: [{ role: 'user', content: 'hello native Claude' }],
+      tools,
+      tool_choice: { type: 'auto' },
+      metadata: { user_id: 'user-42' },
+      temperature: 0.2,
+    });
+    const reported = bedrock.reported.at(-1)!;
+    expect([reported.cachedPromptTokens, reported.cacheCreationTokens]).toEqual([25, 10]);
+    expect(message.usage).toMatchObject({
+      input_tokens: reported.promptTokens - 35,
+      cache_read_input_tokens: 25,
+      cache_creation_input_tokens: 10,
+      output_tokens: reported.completionTokens,
+    });
+    await expectBilled(harness, before, channelId, MODEL, chargeOf(reported), { is_stream: 0, prompt_tokens: reported.promptTokens, completion_tokens: reported.completionTokens });
+  });
+
+  it("streams InvokeModelWithResponseStream's chunks as Anthropic's own events (with a Bedrock API key), billed exactly, cache included", async () => {
+    const channelId = await addBedrock({ key: API_KEY.key, other: API_KEY.other });
+    const before = await harness.balances();
+    const stream = anthropicClient().messages.stream({
+      model: MODEL,
+      max_tokens: 300,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      messages: [{ role: 'user', content: `${'history '.repeat(30)}[cache_read:12] [cache_write:6] stream it please` }],
+    });
+    const types: string[] = [];
+    stream.on('streamEvent', (event) => types.push(event.type));
+    const final = await stream.finalMessage();
+    expect(final.content).toEqual([{ type: 'text', text: `Hello from Bedrock, you said: ${'history '.repeat(30)}[cache_read:12] [cache_write:6] stream it please` }]);
+    expect(types[0]).toBe('message_start');
+    expect(types.at(-1)).toBe('message_stop');
+    expect(types).toContain('message_delta');
+    const call = bedrock.requests.at(-1)!;
+    expect(call.url).toBe('/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/invoke-with-response-stream');
+    expect(call.headers.authorization).toMatch(/^Bearer ABSK/);
+    expect(call.body).toMatchObject({ anthropic_version: 'bedrock-2023-05-31', thinking: { type: 'enabled', budget_tokens: 1024 } });
+    expect(call.body).not.toHaveProperty('stream');
+    const reported = bedrock.reported.at(-1)!;
+    expect(final.usage).toMatchObject({ cache_read_input_tokens: 12, cache_creation_input_tokens: 6, output_tokens: reported.completionTokens });
+    await expectBilled(harness, before, channelId, MODEL, chargeOf(reported), { is_stream: 1, prompt_tokens: reported.promptTokens, completion_tokens: reported.completionTokens });
+  });
+
+  it("passes the vendor's events on as Anthropic's SSE, byte for byte what the chunks held", async () => {
+    await addBedrock();
+    const response = await fetch(`${harness.baseUrl}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': harness.apiKey, 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: MODEL, max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'one two' }] }),
+    });
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    const text = await response.text();
+    const events = text.split('\n\n').filter(Boolean);
+    expect(events.map((event) => event.split('\n')[0])).toEqual([
+      'event: message_start',
+      'event: content_block_start',
+      ...Array.from({ length: 7 }, () => 'event: content_block_delta'),
+      'event: content_block_stop',
+      'event: message_delta',
+      'event: message_stop',
+    ]);
+    // Bedrock's invocation metrics ride on message_stop, as the vendor sent them
+    expect(JSON.parse(events.at(-1)!.split('\ndata: ')[1])).toMatchObject({ type: 'message_stop', 'amazon-bedrock-invocationMetrics': { outputTokenCount: 7 } });
+  });
+
+  it("an exception frame mid-stream reaches the client as Anthropic's error event; a throttle before the answer is a 429 and costs nothing", async () => {
+    await addBedrock();
+    const response = await fetch(`${harness.baseUrl}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': harness.apiKey, 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: MODEL, max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'fail please [stream_error]' }] }),
+    });
+    const text = await response.text();
+    expect(text).toMatch(/^event: message_start\n/);
+    expect(text.endsWith('event: error\ndata: {"type":"error","error":{"type":"rate_limit_error","message":"Too many requests, please wait before trying again."}}\n\n')).toBe(true);
+    const before = await harness.balances();
+    const error = await anthropicClient()
+      .messages.create({ model: MODEL, max_tokens: 50, messages: [{ role: 'user', content: 'slow down [throttle]' }] })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(Anthropic.RateLimitError);
+    const after = await harness.balances();
+    expect(after.user.quota).toBe(before.user.quota);
+  });
+
+  it('a stream the upstream cuts mid-frame is billed by its count, and start - logged charges = balance, nothing held', async () => {
+    const channelId = await addBedrock();
+    const before = await harness.balances();
+    const logsBefore = await consumeLogCount(harness);
+    const response = await fetch(`${harness.baseUrl}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': harness.apiKey, 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: MODEL, max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'cut me off [cut]' }] }),
+    });
+    const text = await response.text().catch(() => '');
+    expect(text).toContain('"text_delta"');
+    expect(text).not.toContain('message_stop');
+    const log = await nextConsumeLog(harness, logsBefore);
+    expect(log).toMatchObject({ channel_id: channelId, is_stream: 1 });
+    expect(log.quota).toBeGreaterThan(0);
+    const after = await harness.balances();
+    expect(before.user.quota - after.user.quota).toBe(log.quota);
+    expect(before.token.remain_quota - after.token.remain_quota).toBe(log.quota);
+    const held = await harness.app.ctx.db.selectFrom('users').select('held_quota').where('username', '=', 'root').executeTakeFirstOrThrow();
+    expect(Number(held.held_quota)).toBe(0);
+  });
+});
+
+describe('Claude on Bedrock for a Messages client that leaves mid-stream', () => {
+  it('is billed for what was streamed before it left (counted), the upstream call ends, and nothing stays held', async () => {
+    const slow = await startBedrockEmulator({ wordDelayMs: 60 });
+    try {
+      const channelId = await harness.addChannel({ type: 33, name: 'slow bedrock', key: IAM.key, base_url: IAM.baseUrl(slow), models: MODEL });
+      const before = await harness.balances();
+      const logsBefore = await consumeLogCount(harness);
+      const leave = new AbortController();
+      const response = await fetch(`${harness.baseUrl}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': harness.apiKey, 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify({ model: MODEL, max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'one two three four five six seven eight nine ten eleven twelve' }] }),
+        signal: leave.signal,
+      });
+      const reader = response.body!.getReader();
+      let seen = '';
+      while ((seen.match(/"text_delta"/g) ?? []).length < 3) seen += new TextDecoder().decode((await reader.read()).value);
+      leave.abort();
+      const log = await expectSettledAfterLeaving(harness, before, logsBefore);
+      expect(log).toMatchObject({ channel_id: channelId, is_stream: 1 });
+      // the emulator would have sent 17 words; it stopped when the gateway ended the call
+      expect(log.completion_tokens).toBeGreaterThanOrEqual(3);
+      expect(log.completion_tokens).toBeLessThan(17);
+      expect(slow.reported).toHaveLength(0);
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
+describe('embeddings on an AWS Bedrock channel through the openai SDK (InvokeModel)', () => {
+  it("Titan: one signed InvokeModel per input, joined in the client's order, billed at Titan's own token count", async () => {
+    const titan = 'amazon.titan-embed-text-v2:0';
+    const channelId = await addBedrock({ models: titan });
+    const calls = bedrock.requests.length;
+    const before = await harness.balances();
+    const result = await client.embeddings.create({ model: titan, input: ['first text here', 'a second, longer one of five words'], dimensions: 256 });
+    expect(result.data.map((item) => item.index)).toEqual([0, 1]);
+    expect(result.data.map((item) => item.embedding.length)).toEqual([256, 256]);
+    // the SDK asked for base64 (its default) and decoded the float32s: the emulator's unit vectors come back whole
+    for (const item of result.data) expect(Math.hypot(...item.embedding)).toBeCloseTo(1, 5);
+    const sent = bedrock.requests.slice(calls);
+    expect(sent.map((call) => call.url)).toEqual(['/model/amazon.titan-embed-text-v2%3A0/invoke', '/model/amazon.titan-embed-text-v2%3A0/invoke']);
+    expect(sent.map((call) => call.body)).toEqual([
+      { inputText: 'first text here', dimensions: 256 },
+      { inputText: 'a second, longer one of five words', dimensions: 256 },
+    ]);
+    expect(sent.every((call) => String(call.headers.authorization).startsWith('AWS4-HMAC-SHA256 '))).toBe(true);
+    const tokens = bedrock.reported.slice(-2).reduce((sum, usage) => sum + usage.promptTokens, 0);
+    expect(tokens).toBe(3 + 7);
+    expect(result.usage).toEqual({ prompt_tokens: tokens, total_tokens: tokens });
+    const charge = computeQuota({ promptTokens: tokens, completionTokens: 0, cachedPromptTokens: 0, ratio: defaultModelRatio(titan), completionRatio: 1 });
+    await expectBilled(harness, before, channelId, titan, charge, { prompt_tokens: tokens, completion_tokens: 0 });
+  });
+
+  it('Cohere Embed: one InvokeModel for every text, with its input type; billed at the gateway’s own count, as Bedrock reports none', async () => {
+    const cohere = 'cohere.embed-english-v3';
+    const channelId = await addBedrock({ models: cohere, key: API_KEY.key, other: API_KEY.other });
+    const before = await harness.balances();
+    const input = ['alpha beta gamma', 'delta'];
+    const result = await client.embeddings.create({ model: cohere, input, input_type: 'search_query' } as OpenAI.EmbeddingCreateParams);
+    expect(result.data.map((item) => [item.index, item.embedding.length])).toEqual([
+      [0, 1024],
+      [1, 1024],
+    ]);
+    const call = bedrock.requests.at(-1)!;
+    expect(call.url).toBe('/model/cohere.embed-english-v3/invoke');
+    expect(call.body).toEqual({ texts: input, input_type: 'search_query' });
+    const tokens = countInputTokens(input, cohere, {});
+    const charge = computeQuota({ promptTokens: tokens, completionTokens: 0, cachedPromptTokens: 0, ratio: defaultModelRatio(cohere), completionRatio: 1 });
+    await expectBilled(harness, before, channelId, cohere, charge, { prompt_tokens: tokens });
+  });
+
+  it('Titan refuses token arrays with the reason, nothing charged', async () => {
+    const titan = 'amazon.titan-embed-text-v2:0';
+    await addBedrock({ models: titan });
+    const before = await harness.balances();
+    const refused = await harness.post('/v1/embeddings', { model: titan, input: [[1, 2, 3]] });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain('text only');
+    expect((await harness.balances()).user.quota).toBe(before.user.quota);
   });
 });

@@ -10,9 +10,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_RATIO } from '../../../common/options';
 import { computeQuota, searchUnitQuota } from '../../../server/billing/prices';
 import { RERANK_GOOD_KEY, startRerankEmulator, type RerankEmulator, type RerankShape } from '../../support/emulators/rerank';
+import { BEDROCK_ACCESS_KEY, BEDROCK_CHANNELS, startBedrockEmulator, type BedrockEmulator } from '../../support/emulators/bedrock';
 import { expectBilled, lastConsumeLog, resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
 let harness: RelayHarness;
+let bedrock: BedrockEmulator;
 const emulators = {} as Record<RerankShape, RerankEmulator>;
 
 /** A model a SiliconFlow or Custom channel serves, priced by the operator (the catalog has no price for it). */
@@ -36,11 +38,13 @@ const tokenCharge = (tokens: number, ratio: number) => computeQuota({ promptToke
 beforeAll(async () => {
   harness = await startRelayHarness();
   for (const shape of ['cohere', 'jina', 'siliconflow', 'voyage'] as const) emulators[shape] = await startRerankEmulator(shape);
+  bedrock = await startBedrockEmulator();
   await harness.app.ctx.options.set('ModelRatio', JSON.stringify({ ...DEFAULT_MODEL_RATIO, [BGE]: BGE_RATIO }));
 });
 afterAll(async () => {
   await harness.close();
   for (const emulator of Object.values(emulators)) await emulator.close();
+  await bedrock.close();
 });
 beforeEach(async () => {
   await resetRelay(harness);
@@ -99,6 +103,64 @@ describe('each vendor', () => {
     const log = await lastConsumeLog(harness);
     expect(log.content).toContain('1 search unit');
     expect(JSON.parse(log.other as string).formula).toBe('⌊1 × 1 × 1000⌋ × 1 = 1000');
+  });
+
+  it("AWS Bedrock (type 33): the Agents runtime's Rerank, signed (verified by the emulator), billed per query as Cohere's search units", async () => {
+    const [iam] = BEDROCK_CHANNELS;
+    const model = 'cohere.rerank-v3-5:0';
+    const channelId = await harness.addChannel({ name: 'bedrock-rerank', type: 33, key: iam.key, base_url: iam.baseUrl(bedrock), models: model });
+    const before = await harness.balances();
+    const answer = await rerank({ model, query: QUERY, documents: DOCUMENTS, top_n: 2 });
+    expect(answer.status).toBe(200);
+    expect(answer.body.results.map((result: { index: number }) => result.index)).toEqual([1, 2]);
+    expect(answer.body.results[0]).toMatchObject({ index: 1, relevance_score: 1, document: { text: TEXTS[1] } });
+    expect(answer.body).toMatchObject({ meta: { billed_units: { search_units: 1 } } });
+    const sent = bedrock.requests.at(-1)!;
+    expect(sent.url).toBe('/rerank');
+    expect(String(sent.headers.authorization)).toMatch(new RegExp(`^AWS4-HMAC-SHA256 Credential=${BEDROCK_ACCESS_KEY}/\\d{8}/us-east-1/bedrock/aws4_request, `));
+    expect(sent.body).toEqual({
+      queries: [{ type: 'TEXT', textQuery: { text: QUERY } }],
+      sources: TEXTS.map((text) => ({ type: 'INLINE', inlineDocumentSource: { type: 'TEXT', textDocument: { text } } })),
+      rerankingConfiguration: {
+        type: 'BEDROCK_RERANKING_MODEL',
+        bedrockRerankingConfiguration: { numberOfResults: 2, modelConfiguration: { modelArn: 'arn:aws:bedrock:us-east-1::foundation-model/cohere.rerank-v3-5:0' } },
+      },
+    });
+    expect(bedrock.queries.at(-1)).toBe(1);
+    expect(DEFAULT_MODEL_RATIO[model]).toBe(1);
+    // Bedrock reports no count, but bills by the rule the gateway counts by: not an estimate
+    await expectBilled(harness, before, channelId, model, searchUnitQuota(1, 1), { prompt_tokens: 0, completion_tokens: 0 });
+    expect(Number((await lastConsumeLog(harness)).estimated ?? 0)).toBe(0);
+    expect(JSON.parse((await lastConsumeLog(harness)).other as string).formula).toBe('⌊1 × 1 × 1000⌋ × 1 = 1000');
+  });
+
+  it('AWS Bedrock: Amazon Rerank with a Bedrock API key, 250 documents billed as the three queries Bedrock counts', async () => {
+    const [, apiKey] = BEDROCK_CHANNELS;
+    const model = 'amazon.rerank-v1:0';
+    const channelId = await harness.addChannel({ name: 'bedrock-rerank-key', type: 33, key: apiKey.key, other: apiKey.other, base_url: apiKey.baseUrl(bedrock), models: model });
+    const documents = Array.from({ length: 250 }, (_, index) => (index === 137 ? 'organic skincare for sensitive skin' : `document number ${index} about the weather`));
+    const before = await harness.balances();
+    const answer = await rerank({ model, query: QUERY, documents, top_n: 1 });
+    expect(answer.status).toBe(200);
+    expect(answer.body.results).toEqual([{ index: 137, relevance_score: 1, document: { text: documents[137] } }]);
+    expect(bedrock.requests.at(-1)!.headers.authorization).toMatch(/^Bearer ABSK/);
+    expect(bedrock.queries.at(-1)).toBe(3);
+    expect(DEFAULT_MODEL_RATIO[model]).toBe(0.5);
+    await expectBilled(harness, before, channelId, model, searchUnitQuota(0.5, 3));
+    expect(searchUnitQuota(0.5, 3)).toBe(1500);
+  });
+
+  it('AWS Bedrock: a rerank the vendor refuses (a model that is no reranker) comes back as a 400, nothing charged', async () => {
+    const [iam] = BEDROCK_CHANNELS;
+    const model = 'amazon.titan-text-lite-v1';
+    await harness.addChannel({ name: 'bedrock-not-a-reranker', type: 33, key: iam.key, base_url: iam.baseUrl(bedrock), models: model });
+    await harness.app.ctx.options.set('ModelRatio', JSON.stringify({ ...DEFAULT_MODEL_RATIO, [BGE]: BGE_RATIO, [model]: 0.15 }));
+    const before = await harness.balances();
+    const answer = await rerank({ model, query: QUERY, documents: TEXTS });
+    expect(answer.status).toBe(400);
+    const after = await harness.balances();
+    expect(after.user.quota).toBe(before.user.quota);
+    await harness.app.ctx.options.set('ModelRatio', JSON.stringify({ ...DEFAULT_MODEL_RATIO, [BGE]: BGE_RATIO }));
   });
 
   it('Cohere: 150 documents are two search units, held and settled at two', async () => {

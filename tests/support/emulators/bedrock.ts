@@ -35,6 +35,29 @@
 // - `[throttle]` in the last user text → 429 ThrottlingException;
 //   `[stream_error]` makes a stream send a throttlingException frame after
 //   its first word.
+// - Claude's Messages flavour: POST /model/{modelId}/invoke answers
+//   Anthropic's Messages JSON, /invoke-with-response-stream the same answer
+//   as `chunk` frames whose `bytes` are base64 of Anthropic's stream events
+//   (message_start ... message_stop, the last with Bedrock's invocation
+//   metrics). The body must carry `anthropic_version: "bedrock-2023-05-31"`,
+//   `max_tokens` and messages, and no `model` or `stream` (400 otherwise);
+//   the model must be an Anthropic one. Same answer text, usage and markers
+//   as above; `[cut]` makes a stream break off inside the frame after its
+//   first word (half a frame, then the socket closed).
+// - Embeddings through /invoke: Titan Text Embeddings v2 (`{inputText,
+//   dimensions?, normalize?}` → `{embedding, inputTextTokenCount}`, one text a
+//   call, dimensions 256, 512 or 1024) and Cohere Embed (`{texts, input_type}`
+//   → `{embeddings, id, response_type, texts}`, no token count; at most 96
+//   texts; input_type required). Vectors are made from the text's characters;
+//   a word is a token.
+// - Rerank (the Agents for Amazon Bedrock runtime): POST /rerank, signed like
+//   the rest, with one TEXT query, INLINE TEXT sources and a
+//   BEDROCK_RERANKING_MODEL configuration naming a rerank model's
+//   foundation-model ARN in the signature's region (400 ValidationException
+//   otherwise). A source's relevanceScore is the share of the query's words
+//   it holds; the answer is `{results: [{index, relevanceScore}]}`, best
+//   first, numberOfResults of them. `queries` counts the billed queries (one
+//   per 100 sources), one entry per answered call.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
@@ -72,6 +95,8 @@ export interface BedrockReportedUsage extends ReportedUsage {
 
 export interface BedrockEmulator extends ProtocolEmulator {
   reported: BedrockReportedUsage[];
+  /** The queries Bedrock bills per answered rerank (a query per 100 documents). */
+  queries: number[];
 }
 
 export interface BedrockEmulatorOptions {
@@ -168,6 +193,64 @@ async function signatureProblem(request: IncomingMessage, raw: string, windowSec
     ];
   }
   return undefined;
+}
+
+/** Why a call is refused (a bearer that is not the API key, or a wrong SigV4 signature), or undefined when it may go on. */
+async function callerProblem(request: IncomingMessage, raw: string, windowSeconds: number): Promise<[string, string] | undefined> {
+  const authorization = String(request.headers.authorization ?? '');
+  if (!authorization.startsWith('Bearer ')) return signatureProblem(request, raw, windowSeconds);
+  return authorization.slice('Bearer '.length) === BEDROCK_API_KEY ? undefined : ['UnrecognizedClientException', 'The security token included in the request is invalid.'];
+}
+
+// ---- rerank (Agents for Amazon Bedrock runtime) ----
+
+const RERANK_MODELS = new Set(['amazon.rerank-v1:0', 'cohere.rerank-v3-5:0']);
+const scoreWords = (text: string) =>
+  text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
+
+/** Answers a Rerank call; the queries billed, or undefined when it was refused. */
+function rerankAnswer(response: ServerResponse, body: unknown): number | undefined {
+  const refuse = (message: string) => void sendError(response, 400, 'ValidationException', message);
+  if (!isObject(body)) return refuse('Malformed input request, please reformat your input and try again.');
+  for (const field of Object.keys(body)) if (!['queries', 'sources', 'rerankingConfiguration', 'nextToken'].includes(field)) return refuse(`Unknown field: ${field}`);
+  const queries = body.queries;
+  const query = Array.isArray(queries) && queries.length === 1 && isObject(queries[0]) ? queries[0] : undefined;
+  if (!query || query.type !== 'TEXT' || !isObject(query.textQuery) || typeof query.textQuery.text !== 'string' || query.textQuery.text === '')
+    return refuse("1 validation error detected: Value at 'queries' failed to satisfy constraint: one TEXT query with a textQuery is required");
+  const sources = Array.isArray(body.sources) ? body.sources : [];
+  if (sources.length === 0 || sources.length > 1000) return refuse("1 validation error detected: Value at 'sources' failed to satisfy constraint: Member must have length between 1 and 1000");
+  const texts: string[] = [];
+  for (const source of sources) {
+    const inline = isObject(source) && source.type === 'INLINE' && isObject(source.inlineDocumentSource) ? source.inlineDocumentSource : undefined;
+    if (!inline || inline.type !== 'TEXT' || !isObject(inline.textDocument) || typeof inline.textDocument.text !== 'string')
+      return refuse('Malformed input request: each source must be INLINE with a TEXT textDocument.');
+    texts.push(inline.textDocument.text);
+  }
+  const configuration = isObject(body.rerankingConfiguration) ? body.rerankingConfiguration : {};
+  const bedrockConfiguration = isObject(configuration.bedrockRerankingConfiguration) ? configuration.bedrockRerankingConfiguration : {};
+  const modelArn = isObject(bedrockConfiguration.modelConfiguration) ? bedrockConfiguration.modelConfiguration.modelArn : undefined;
+  const arn = typeof modelArn === 'string' ? /^arn:aws:bedrock:([a-z0-9-]+)::foundation-model\/(.+)$/.exec(modelArn) : null;
+  if (configuration.type !== 'BEDROCK_RERANKING_MODEL' || !arn) return refuse('Malformed input request: rerankingConfiguration needs type BEDROCK_RERANKING_MODEL and a modelArn.');
+  if (arn[1] !== BEDROCK_REGION || !RERANK_MODELS.has(arn[2])) return refuse(`The provided model ARN ${String(modelArn)} is not a reranking model in this region.`);
+  const wanted = bedrockConfiguration.numberOfResults ?? texts.length;
+  if (typeof wanted !== 'number' || !Number.isInteger(wanted) || wanted < 1 || wanted > 1000)
+    return refuse("Value at 'numberOfResults' failed to satisfy constraint: Member must be between 1 and 1000");
+  const asked = new Set(scoreWords(query.textQuery.text));
+  const results = texts
+    .map((text, index) => {
+      const held = new Set(scoreWords(text));
+      const shared = [...asked].filter((word) => held.has(word)).length;
+      return { index, relevanceScore: Math.round((shared / Math.max(1, asked.size)) * 1e6) / 1e6 };
+    })
+    .sort((first, second) => second.relevanceScore - first.relevanceScore || first.index - second.index)
+    .slice(0, wanted);
+  const text = JSON.stringify({ results });
+  response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-amzn-requestid': 'emulator-request' });
+  response.end(text);
+  return Math.ceil(texts.length / 100);
 }
 
 // ---- the body ----
@@ -270,10 +353,151 @@ function marker(text: string, name: string): number {
   return match ? Number(match[1]) : 0;
 }
 
+// ---- Claude's Messages flavour (InvokeModel) ----
+
+/** A chunk frame of InvokeModelWithResponseStream: one Anthropic stream event, base64 in `bytes`. */
+function chunkFrame(event: Record<string, unknown>): Buffer {
+  return frame('event', 'chunk', { bytes: Buffer.from(JSON.stringify(event)).toString('base64'), p: 'abcd' });
+}
+
+/** A Messages block's text (text, tool results, tool inputs), for counting. */
+function messagesText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return (content as Block[])
+    .map((block) => (typeof block.text === 'string' ? block.text : block.type === 'tool_result' ? messagesText(block.content) : block.type === 'tool_use' ? JSON.stringify(block.input ?? {}) : ''))
+    .join(' ');
+}
+
+/** The first thing InvokeModel would refuse in a Claude Messages body; undefined when it takes it. */
+function invalidInvoke(body: Record<string, unknown>, modelId: string): string | undefined {
+  if (!modelId.includes('anthropic.')) return 'Malformed input request: #: extraneous key [anthropic_version] is not permitted, please reformat your input and try again.';
+  for (const field of ['model', 'stream']) if (field in body) return `Malformed input request: #: extraneous key [${field}] is not permitted, please reformat your input and try again.`;
+  if (body.anthropic_version !== 'bedrock-2023-05-31') return 'Malformed input request: #: required key [anthropic_version] not found or invalid, please reformat your input and try again.';
+  if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1)
+    return 'Malformed input request: #: required key [max_tokens] not found, please reformat your input and try again.';
+  if (!Array.isArray(body.messages) || body.messages.length === 0) return 'Malformed input request: #: required key [messages] not found, please reformat your input and try again.';
+  return undefined;
+}
+
+/** A unit vector made from a text's characters: the same text, the same vector. */
+function vectorOf(text: string, dimensions: number): number[] {
+  const vector = Array.from({ length: dimensions }, (_, index) => ((text.charCodeAt(index % Math.max(1, text.length)) || 1) * (index + 1)) % 97);
+  const length = Math.hypot(...vector) || 1;
+  return vector.map((value) => value / length);
+}
+
+/** Answers an embedding model's InvokeModel; the usage reported (Titan's tokens; Cohere's none), or undefined when refused. */
+function embedAnswer(response: ServerResponse, body: Record<string, unknown>, modelId: string, serial: number): BedrockReportedUsage | undefined {
+  const refuse = (message: string) => void sendError(response, 400, 'ValidationException', message);
+  let answer: Record<string, unknown>;
+  let tokens = 0;
+  if (modelId.includes('titan-embed')) {
+    for (const field of Object.keys(body))
+      if (!['inputText', 'dimensions', 'normalize', 'embeddingTypes'].includes(field))
+        return refuse(`Malformed input request: #: extraneous key [${field}] is not permitted, please reformat your input and try again.`);
+    if (typeof body.inputText !== 'string' || body.inputText === '') return refuse('Malformed input request: #/inputText: expected minLength: 1, actual: 0, please reformat your input and try again.');
+    const dimensions = body.dimensions ?? 1024;
+    if (dimensions !== 256 && dimensions !== 512 && dimensions !== 1024)
+      return refuse('Malformed input request: #/dimensions: 300 is not a valid enum value, please reformat your input and try again.');
+    tokens = Math.max(1, words(body.inputText).length);
+    answer = { embedding: vectorOf(body.inputText, dimensions), embeddingsByType: undefined, inputTextTokenCount: tokens };
+  } else {
+    for (const field of Object.keys(body))
+      if (!['texts', 'input_type', 'truncate', 'embedding_types', 'images'].includes(field))
+        return refuse(`Malformed input request: #: extraneous key [${field}] is not permitted, please reformat your input and try again.`);
+    const texts = body.texts;
+    if (!Array.isArray(texts) || texts.length === 0 || texts.length > 96 || !texts.every((text) => typeof text === 'string'))
+      return refuse('Malformed input request: #/texts: expected 1 to 96 strings, please reformat your input and try again.');
+    if (!['search_document', 'search_query', 'classification', 'clustering'].includes(String(body.input_type)))
+      return refuse('Malformed input request: #: required key [input_type] not found, please reformat your input and try again.');
+    answer = { embeddings: texts.map((text) => vectorOf(text, 1024)), id: `emb-emu${serial}`, response_type: 'embeddings_floats', texts };
+  }
+  const text = JSON.stringify(answer);
+  response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-amzn-requestid': 'emulator-request' });
+  response.end(text);
+  return { promptTokens: tokens, completionTokens: 0, cachedPromptTokens: 0, cacheCreationTokens: 0 };
+}
+
+/** Answers an InvokeModel call (whole or streamed); the usage it reported, or undefined when it refused or broke off. */
+async function invokeAnswer(response: ServerResponse, body: Record<string, unknown>, modelId: string, streaming: boolean, serial: number, delayMs: number): Promise<BedrockReportedUsage | undefined> {
+  if (!streaming && (modelId.includes('titan-embed') || modelId.includes('cohere.embed'))) return embedAnswer(response, body, modelId, serial);
+  const problem = invalidInvoke(body, modelId);
+  if (problem) return void sendError(response, 400, 'ValidationException', problem);
+  const turns = body.messages as Array<{ role?: string; content?: unknown }>;
+  const promptText = [messagesText(body.system), ...turns.map((turn) => messagesText(turn.content))].join(' ');
+  const promptTokens = Math.max(1, words(promptText).length);
+  const cacheRead = Math.min(promptTokens, marker(promptText, 'cache_read'));
+  const cacheWrite = Math.min(promptTokens - cacheRead, marker(promptText, 'cache_write'));
+  const last = turns[turns.length - 1];
+  const lastText = last?.role === 'user' ? messagesText(last.content) : '';
+  if (lastText.includes('[throttle]')) return void sendError(response, 429, 'ThrottlingException', 'Too many requests, please wait before trying again.');
+  let answerWords = words(`Hello from Bedrock, you said: ${lastText}`);
+  let stopReason = 'end_turn';
+  if (answerWords.length > (body.max_tokens as number)) {
+    answerWords = answerWords.slice(0, body.max_tokens as number);
+    stopReason = 'max_tokens';
+  }
+  const input = { input_tokens: promptTokens - cacheRead - cacheWrite, cache_creation_input_tokens: cacheWrite, cache_read_input_tokens: cacheRead };
+  const report: BedrockReportedUsage = { promptTokens, completionTokens: answerWords.length, cachedPromptTokens: cacheRead, cacheCreationTokens: cacheWrite };
+  // Bedrock's Claude names itself by Anthropic's model name in its answers
+  const model = modelId.replace(/^(?:[a-z]+\.)?anthropic\./, '').replace(/-v\d+(?::\d+)?$/, '');
+  const id = `msg_bdrk_emu${serial}`;
+  if (!streaming) {
+    const text = JSON.stringify({
+      id,
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [{ type: 'text', text: answerWords.join(' ') }],
+      stop_reason: stopReason,
+      stop_sequence: null,
+      usage: { ...input, output_tokens: answerWords.length },
+    });
+    response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-amzn-requestid': 'emulator-request' });
+    response.end(text);
+    return report;
+  }
+  response.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-requestid': 'emulator-request' });
+  let gone = false;
+  response.on('close', () => {
+    gone = !response.writableFinished;
+  });
+  const send = (event: Record<string, unknown>) => response.write(chunkFrame(event));
+  send({ type: 'message_start', message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...input, output_tokens: 1 } } });
+  send({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+  for (let index = 0; index < answerWords.length; index += 1) {
+    if (delayMs > 0) await sleep(delayMs);
+    if (gone) return undefined;
+    send({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: (index === 0 ? '' : ' ') + answerWords[index] } });
+    if (index === 0 && lastText.includes('[stream_error]')) {
+      response.write(frame('exception', 'throttlingException', { message: 'Too many requests, please wait before trying again.' }));
+      response.end();
+      return undefined;
+    }
+    if (index === 0 && lastText.includes('[cut]')) {
+      const next = chunkFrame({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: ' more' } });
+      response.write(next.subarray(0, Math.floor(next.length / 2)));
+      await sleep(20);
+      response.destroy();
+      return undefined;
+    }
+  }
+  send({ type: 'content_block_stop', index: 0 });
+  send({ type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: answerWords.length } });
+  send({
+    type: 'message_stop',
+    'amazon-bedrock-invocationMetrics': { inputTokenCount: input.input_tokens, outputTokenCount: answerWords.length, invocationLatency: 12, firstByteLatency: 5 },
+  });
+  response.end();
+  return report;
+}
+
 export async function startBedrockEmulator(options: BedrockEmulatorOptions = {}): Promise<BedrockEmulator> {
   const record = options.record ?? true;
   const requests: EmulatedRequest[] = [];
   const reported: BedrockReportedUsage[] = [];
+  const queries: number[] = [];
   let serial = 0;
 
   const server: Server = createServer(
@@ -282,19 +506,27 @@ export async function startBedrockEmulator(options: BedrockEmulatorOptions = {})
         const { text: raw, body } = await readRequestBody(request);
         if (record) requests.push({ method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers, body, raw });
 
-        const route = /^\/model\/([^/]+)\/(converse|converse-stream)$/.exec((request.url ?? '/').split('?')[0]);
+        if ((request.url ?? '/').split('?')[0] === '/rerank' && request.method === 'POST') {
+          const problem = await callerProblem(request, raw, options.signatureWindowSeconds ?? AWS_SIGNATURE_WINDOW_SECONDS);
+          if (problem) return sendError(response, 403, problem[0], problem[1]);
+          const answered = rerankAnswer(response, body);
+          if (answered !== undefined && record) queries.push(answered);
+          return;
+        }
+        const route = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|invoke-with-response-stream)$/.exec((request.url ?? '/').split('?')[0]);
         if (request.method !== 'POST' || !route) return sendError(response, 404, 'UnknownOperationException', 'Unknown operation');
         const modelId = decodeURIComponent(route[1]);
         const streaming = route[2] === 'converse-stream';
 
-        const authorization = String(request.headers.authorization ?? '');
-        if (authorization.startsWith('Bearer ')) {
-          if (authorization.slice('Bearer '.length) !== BEDROCK_API_KEY) return sendError(response, 403, 'UnrecognizedClientException', 'The security token included in the request is invalid.');
-        } else {
-          const problem = await signatureProblem(request, raw, options.signatureWindowSeconds ?? AWS_SIGNATURE_WINDOW_SECONDS);
-          if (problem) return sendError(response, 403, problem[0], problem[1]);
-        }
+        const refused = await callerProblem(request, raw, options.signatureWindowSeconds ?? AWS_SIGNATURE_WINDOW_SECONDS);
+        if (refused) return sendError(response, 403, refused[0], refused[1]);
         if (!isObject(body)) return sendError(response, 400, 'ValidationException', 'Malformed input request, please reformat your input and try again.');
+        if (route[2].startsWith('invoke')) {
+          serial += 1;
+          const report = await invokeAnswer(response, body, modelId, route[2] === 'invoke-with-response-stream', serial, options.wordDelayMs ?? 0);
+          if (report && record) reported.push(report);
+          return;
+        }
         const problem = invalid(body, modelId);
         if (problem) return sendError(response, 400, 'ValidationException', problem);
 
@@ -388,5 +620,5 @@ export async function startBedrockEmulator(options: BedrockEmulatorOptions = {})
   );
 
   const listening = await listenOnLoopback(server);
-  return { ...listening, requests, reported };
+  return { ...listening, requests, reported, queries };
 }

@@ -20,24 +20,42 @@
 // Not mapped, because Converse has no such field: `n`, `seed`, the
 // penalties, `logit_bias`, `response_format`; tool_choice `none` (the
 // tools go, and the model chooses).
+//
+// A client of Anthropic's Messages API asking for Claude takes the native
+// path instead (native.ts): its own request through InvokeModel, Bedrock's
+// Anthropic Messages flavour, its stream re-framed as Anthropic's SSE.
+// Rerank (Amazon Rerank, Cohere Rerank 3.5) goes to the Agents for Amazon
+// Bedrock runtime's Rerank operation (rerank.ts); embeddings (Titan, Cohere
+// Embed) to InvokeModel in each vendor's body (embeddings.ts).
 import type { UpstreamAdaptor } from '../../types';
 import { failure } from './errors';
 import { decodeChat } from './json';
+import { bedrockNative } from './native';
+import { decodeRerank, encodeRerank } from './rerank';
+import { decodeEmbeddings, embeddingsPerInput, encodeEmbeddings } from './embeddings';
 import { encodeChat, sign, target } from './request';
 import { BedrockStreamDecoder } from './stream';
 
 export { BEDROCK_MODEL_IDS, bedrockModelId } from './models';
 export { EventStreamFrames } from './stream';
+export { BEDROCK_ANTHROPIC_VERSION, InvokeStreamReframer } from './native';
+export { rerankModelArn } from './rerank';
 
 export const bedrockAdaptor: UpstreamAdaptor = {
   protocol: 'bedrock',
   docs: 'https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html',
-  operations: new Set(['chat']),
+  operations: new Set(['chat', 'embeddings', 'rerank']),
+  native: bedrockNative,
   transport: 'http',
   target,
   sign,
   encodeChat,
   decodeChat,
   decodeChatStream: (call) => new BedrockStreamDecoder(call),
+  encodeEmbeddings,
+  decodeEmbeddings,
+  embeddingsPerInput,
+  encodeRerank,
+  decodeRerank,
   failure,
 };

@@ -8,6 +8,7 @@ import { contentText, count, dataUrl, isObject, parseJson, trimmedBaseUrl, upstr
 import { bedrockKey, type BedrockKey } from './keys';
 import { bedrockModelId, isClaudeOnBedrock } from './models';
 import { thinkingFor } from '../anthropic';
+import { rerankTarget } from './rerank';
 
 // ---- the vendor's shapes (only what is written) ----
 
@@ -167,6 +168,8 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
 // ---- where it goes ----
 
 export function target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | UpstreamFailure {
+  if (call.operation === 'rerank') return rerankTarget(channel);
+  if (call.operation === 'embeddings') return invokeTarget(channel, call);
   if (call.operation !== 'chat') return upstreamFailure(501, `Bedrock channels do not offer ${call.operation}`, { code: 'operation_unsupported', retryable: true });
   const key = bedrockKey(channel);
   if (isUpstreamFailure(key)) return key;
@@ -178,6 +181,16 @@ export function target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | 
     method: 'POST',
     headers,
   };
+}
+
+/** InvokeModel, whole (an embedding model's own body). */
+function invokeTarget(channel: ChannelConfig, call: AdaptorCall): HttpTarget | UpstreamFailure {
+  const key = bedrockKey(channel);
+  if (isUpstreamFailure(key)) return key;
+  const base = trimmedBaseUrl(channel.baseUrl, `https://bedrock-runtime.${key.region}.amazonaws.com`);
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+  if (key.kind === 'api-key') headers.authorization = `Bearer ${key.token}`;
+  return { url: `${base}/model/${encodeURIComponent(bedrockModelId(call.model))}/invoke`, method: 'POST', headers };
 }
 
 // ---- the signature ----

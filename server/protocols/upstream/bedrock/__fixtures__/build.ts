@@ -30,10 +30,20 @@ export const eventFrame = (event: string, payload: unknown): Buffer => frame('ev
 /** An exception frame, as AWS ends a stream that failed after it began. */
 export const exceptionFrame = (exception: string, message: string): Buffer => frame('exception', exception, { message });
 
+/**
+ * One InvokeModelWithResponseStream frame: a `chunk` event whose `bytes` are
+ * base64 of one model event (Anthropic's stream events for Claude), with AWS's padding.
+ */
+export const chunkFrame = (event: unknown, padding = 'abcdefgh'): Buffer => eventFrame('chunk', { bytes: Buffer.from(JSON.stringify(event)).toString('base64'), p: padding });
+
 const here = import.meta.dirname;
 if (process.argv[1] && process.argv[1].endsWith('build.ts')) {
   for (const scenario of ['chat', 'tools']) {
     const { frames } = JSON.parse(readFileSync(join(here, `${scenario}.stream.json`), 'utf8')) as { frames: Array<{ event: string; payload: unknown }> };
     writeFileSync(join(here, `${scenario}.stream.bin`), Buffer.concat(frames.map((frame) => eventFrame(frame.event, frame.payload))));
   }
+  // AWS pads each frame to hide the length of what it carries: a padding of varying length, as it does
+  const { events } = JSON.parse(readFileSync(join(here, 'invoke.stream.json'), 'utf8')) as { events: unknown[] };
+  const padding = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
+  writeFileSync(join(here, 'invoke.stream.bin'), Buffer.concat(events.map((event, index) => chunkFrame(event, padding.slice(0, 4 + ((index * 7) % 40))))));
 }
