@@ -27,9 +27,10 @@
 // to the same chunks however its bytes are cut.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatChunk, type ChatResponse, type UpstreamAdaptor, type Usage } from '../../../server/protocols/types';
 import { assembleChatResponse } from '../../../server/protocols/shared';
+import { loadBedrockLibraries } from '../../../server/protocols/upstream/bedrock/libraries';
 
 export const FIXTURES = join(__dirname, '__fixtures__');
 
@@ -162,6 +163,8 @@ export function describeAdaptor(name: string, adaptor: UpstreamAdaptor): void {
   const channel = readJson<ChannelConfig>(dir, 'channel.json');
 
   describe(`upstream adaptor contract: ${name}`, () => {
+    // AWS's codec loads at a Bedrock call's signing; these decode fixtures without one
+    beforeAll(() => loadBedrockLibraries());
     it('has a docs link and offers chat', () => {
       expect(adaptor.docs).toMatch(/^https:\/\//);
       expect(adaptor.operations.has('chat')).toBe(true);

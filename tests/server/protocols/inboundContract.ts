@@ -19,10 +19,11 @@
 // and, when its answers are not OpenAI's chat form, how to read them back.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { InboundCodec } from '../../../server/protocols/inbound';
 import { UPSTREAM_ADAPTORS } from '../../../server/protocols/upstream';
 import { assembleChatResponse } from '../../../server/protocols/shared';
+import { loadBedrockLibraries } from '../../../server/protocols/upstream/bedrock/libraries';
 import { isUpstreamFailure, type ChannelConfig, type ChannelProtocol, type ChatRequest, type ChatResponse, type Usage } from '../../../server/protocols/types';
 import { callFor, decodeStream, fixtureDir, type Expectation } from './contract';
 import { VENDOR_REQUESTS } from './vendorRequests';
@@ -112,6 +113,8 @@ export function describeInbound(name: string, description: InboundDescription): 
   const { codec } = description;
 
   describe(`inbound translation contract: ${name}`, () => {
+    // AWS's codec loads at a Bedrock call's signing; these decode fixtures without one
+    beforeAll(() => loadBedrockLibraries());
     for (const [protocol, adaptor] of Object.entries(UPSTREAM_ADAPTORS) as Array<[ChannelProtocol, (typeof UPSTREAM_ADAPTORS)[ChannelProtocol]]>) {
       const dir = fixtureDir(protocol);
       const channel = readJson<ChannelConfig>(dir, 'channel.json');

@@ -15,13 +15,13 @@
 // each is written as the SSE event Anthropic itself would have sent; an
 // exception frame becomes Anthropic's `error` event.
 import type { Message } from '@smithy/eventstream-codec';
-import { toUtf8 } from '@smithy/util-utf8';
 import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type HttpTarget, type NativePath, type NativeStreamReframer, type UpstreamFailure } from '../../types';
 import { isObject, parseJson, trimmedBaseUrl, upstreamFailure } from '../../shared';
 import { streamException } from './errors';
 import { bedrockKey } from './keys';
 import { bedrockModelId, isClaudeOnBedrock } from './models';
 import { EventStreamFrames } from './stream';
+import { utf8Text as toUtf8 } from './libraries';
 
 /** The Messages version Bedrock's Claude models take in the body (Anthropic's own takes a header). */
 export const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';

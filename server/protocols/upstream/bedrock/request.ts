@@ -1,14 +1,14 @@
 // The Converse request: where it goes (target), the OpenAI chat request in
 // Converse's shape (encodeChat), and the SigV4 signature over both (sign).
 // Reference: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html
-import { Sha256 } from '@aws-crypto/sha256-js';
-import { SignatureV4 } from '@smithy/signature-v4';
+import type { SignatureV4 } from '@smithy/signature-v4';
 import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatMessage, type ChatRequest, type HttpTarget, type UpstreamFailure } from '../../types';
 import { contentText, count, dataUrl, isObject, parseJson, trimmedBaseUrl, upstreamFailure } from '../../shared';
 import { bedrockKey, type BedrockKey } from './keys';
 import { bedrockModelId, isClaudeOnBedrock } from './models';
 import { thinkingFor } from '../anthropic';
 import { rerankTarget } from './rerank';
+import { bedrockLibraries, loadBedrockLibraries } from './libraries';
 
 // ---- the vendor's shapes (only what is written) ----
 
@@ -204,6 +204,7 @@ function signerFor(key: Extract<BedrockKey, { kind: 'iam' }>): SignatureV4 {
   let signer = signers.get(cacheKey);
   if (!signer) {
     const credentials = { accessKeyId: key.accessKeyId, secretAccessKey: key.secretAccessKey, ...(key.sessionToken ? { sessionToken: key.sessionToken } : {}) };
+    const { SignatureV4, Sha256 } = bedrockLibraries();
     signer = new SignatureV4({ service: 'bedrock', region: key.region, credentials, sha256: Sha256 });
     if (signers.size >= MAX_SIGNERS) signers.clear();
     signers.set(cacheKey, signer);
@@ -220,6 +221,8 @@ function signerFor(key: Extract<BedrockKey, { kind: 'iam' }>): SignatureV4 {
 export async function sign(target: HttpTarget, body: string, channel: ChannelConfig, call: AdaptorCall): Promise<HttpTarget | UpstreamFailure> {
   const key = bedrockKey(channel);
   if (isUpstreamFailure(key)) return key;
+  // the answer's decoder needs the codec whichever the key: loaded here, before any Bedrock call
+  await loadBedrockLibraries();
   if (key.kind === 'api-key') return target;
   const url = new URL(target.url);
   const signed = await signerFor(key).sign(

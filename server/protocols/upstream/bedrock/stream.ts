@@ -4,14 +4,12 @@
 // checks both CRCs) and turned into OpenAI chunks as frames complete.
 // Reference: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html,
 // https://docs.aws.amazon.com/transcribe/latest/dg/streaming-setting-up.html (the frame layout).
-import { EventStreamCodec, type Message } from '@smithy/eventstream-codec';
-import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import type { Message } from '@smithy/eventstream-codec';
 import type { AdaptorCall, ChatChunk, ChatChunkChoice, ChatStreamDecoder, FinishReason, UpstreamFailure, Usage } from '../../types';
 import { chunkOf, isObject, parseJson, upstreamFailure } from '../../shared';
 import { streamException } from './errors';
 import { bedrockUsage, finishReason, type ConverseUsage } from './json';
-
-const codec = new EventStreamCodec(toUtf8, fromUtf8);
+import { bedrockLibraries, utf8Text as toUtf8 } from './libraries';
 
 /** A frame's prelude (total length, headers length, prelude CRC) and its closing CRC. */
 const PRELUDE_BYTES = 12;
@@ -32,7 +30,7 @@ export class EventStreamFrames {
       const total = this.pending.readUInt32BE(0);
       if (total < PRELUDE_BYTES + TRAILER_BYTES || total > MAX_FRAME_BYTES) throw new Error(`a frame of ${total} bytes is not an event-stream frame`);
       if (this.pending.length < total) break;
-      messages.push(codec.decode(this.pending.subarray(0, total)));
+      messages.push(bedrockLibraries().codec.decode(this.pending.subarray(0, total)));
       this.pending = this.pending.subarray(total);
     }
     return messages;

@@ -1,0 +1,44 @@
+// AWS's libraries, loaded at a Bedrock channel's first call rather than when
+// the gateway starts: the SigV4 signer and the event-stream codec with their
+// dependencies are some 3 MiB of heap that a gateway without a Bedrock
+// channel would carry for nothing. `sign` (run before every Bedrock call, in
+// dispatch and in the channel test) waits for them; the decoders, which run
+// after it, take them as loaded. Anything else that decodes Bedrock's bytes
+// (a test, a fixture builder) awaits loadBedrockLibraries() first.
+import type { EventStreamCodec } from '@smithy/eventstream-codec';
+import type { SignatureV4 } from '@smithy/signature-v4';
+import type { Sha256 } from '@aws-crypto/sha256-js';
+
+export interface BedrockLibraries {
+  codec: EventStreamCodec;
+  SignatureV4: typeof SignatureV4;
+  Sha256: typeof Sha256;
+}
+
+/** The codec's text functions: Node's own UTF-8, as @smithy/util-utf8 does on Node. */
+const toUtf8 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+const fromUtf8 = (text: string): Uint8Array => Buffer.from(text, 'utf8');
+
+let loaded: BedrockLibraries | undefined;
+let loading: Promise<BedrockLibraries> | undefined;
+
+export function loadBedrockLibraries(): Promise<BedrockLibraries> {
+  if (loaded) return Promise.resolve(loaded);
+  loading ??= Promise.all([import('@smithy/eventstream-codec'), import('@smithy/signature-v4'), import('@aws-crypto/sha256-js')]).then(
+    ([codecModule, signerModule, shaModule]) => (loaded = { codec: new codecModule.EventStreamCodec(toUtf8, fromUtf8), SignatureV4: signerModule.SignatureV4, Sha256: shaModule.Sha256 }),
+    (error: unknown) => {
+      loading = undefined;
+      throw error;
+    },
+  );
+  return loading;
+}
+
+/** The libraries, once loadBedrockLibraries() has resolved (a Bedrock call always signs, which loads them, first). */
+export function bedrockLibraries(): BedrockLibraries {
+  if (!loaded) throw new Error("AWS's libraries are not loaded yet: await loadBedrockLibraries() before decoding Bedrock's bytes");
+  return loaded;
+}
+
+/** UTF-8 text of a frame's payload. */
+export { toUtf8 as utf8Text };
