@@ -52,6 +52,7 @@ import type { AttemptVerdict, RoutingBook } from './routing';
 import { DEFAULT_RETRYABLE_STATUSES, fallbacksOf, parseModelFallbacks, parseStatusList, type ModelFallbacks } from '../../common/routing';
 import { withChannelKey } from './channelKeyPick';
 import { credentialFor } from './credentials';
+import { followStream } from './followedStream';
 import { relayError, unreachableRelayError, upstreamRelayError, type RelayError } from './errors';
 import { scrubLine, scrubSecrets } from './scrub';
 import type { ChannelAttempt } from '../../common/records';
@@ -756,6 +757,8 @@ async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel:
   });
 
   let source: Readable;
+  /** The decoder of a followed stream (followedStream.ts), which knows when its usage has come. */
+  let followedDecoder: ChatStreamDecoder | undefined;
   if (adaptor.transport === 'websocket') {
     try {
       source = await openWebSocketCall(target, body, request.signal, request.requestId);
@@ -773,7 +776,16 @@ async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel:
       return request.signal.aborted ? { outcome: 'aborted' } : { outcome: 'unanswered', error };
     }
     if (response.status < 200 || response.status >= 300) return { outcome: 'failed', failure: adaptor.failure(response.status, response.bytes!.toString('utf8')) };
-    if (response.bytes && !(clientStreams && !response.contentType.includes('json'))) {
+    let following: Readable | undefined;
+    if (clientStreams && adaptor.followStream) {
+      // the answer only says where the stream is (Replicate's prediction): follow it (followedStream.ts)
+      const followed = await followStream(adaptor, config, call, response, request.signal, request.requestId, deps.log);
+      if ('failure' in followed) return { outcome: 'failed', failure: followed.failure };
+      if ('aborted' in followed) return { outcome: 'aborted' };
+      if ('error' in followed) return { outcome: 'unanswered', error: followed.error };
+      followedDecoder = followed.decoder;
+      following = followed.source;
+    } else if (response.bytes && !(clientStreams && !response.contentType.includes('json'))) {
       // a whole answer (an error in a 200 included), even to a streamed call: some vendors answer a refusal as JSON
       const text = response.bytes.toString('utf8');
       if (operation === 'rerank') return rerankAttempt(adaptor, text, call, answered);
@@ -791,8 +803,9 @@ async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel:
       const decoded = adaptor.decodeChat(text, call);
       return isUpstreamFailure(decoded) ? { outcome: 'failed', failure: decoded } : answered({ adaptor, call, chat: decoded });
     }
-    if (!response.stream) return { outcome: 'failed', failure: upstreamFailure(502, 'the upstream answered with an empty body') };
-    source = response.stream;
+    if (following) source = following;
+    else if (!response.stream) return { outcome: 'failed', failure: upstreamFailure(502, 'the upstream answered with an empty body') };
+    else source = response.stream;
     if (!clientStreams) {
       // a whole answer that came as something else than JSON (text/plain): read it, then decode it
       const read = await readAll(source).then(
@@ -811,7 +824,7 @@ async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel:
   // call to a stream-only vendor reads it to the end (translate.ts folds it into one answer)
   // an error after the readers let go (the client left, the call was aborted) must not go unhandled
   source.on('error', ignoreError);
-  const decoder = adaptor.decodeChatStream(call);
+  const decoder = followedDecoder ?? adaptor.decodeChatStream(call);
   const early = await readStreamStart(source, decoder, !clientStreams);
   if (early.error) {
     source.destroy();
