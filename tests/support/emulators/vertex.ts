@@ -12,8 +12,9 @@
 //   signature by any other key is Google's 400 invalid_grant "Invalid JWT
 //   Signature.", an unknown account its invalid_grant too. `tokenRequests`
 //   counts the mints.
-// - The model endpoints take only a minted token (else 401 UNAUTHENTICATED)
-//   and only the account's project (else 403 PERMISSION_DENIED). Claude's body
+// - The model endpoints take only a minted token not revoked since
+//   (`revokeMinted`, or all refused while `refuseAllTokens`; else 401
+//   UNAUTHENTICATED) and only the account's project (else 403 PERMISSION_DENIED). Claude's body
 //   must carry `anthropic_version: "vertex-2023-10-16"` and no `model`, and
 //   ask for a stream exactly when the method streams.
 // - The answers themselves come from the Gemini and Anthropic emulators (the
@@ -68,6 +69,10 @@ export interface VertexEmulator extends ProtocolEmulator {
   tokenRequests: number;
   /** Assertions refused. */
   refusedAssertions: number;
+  /** Revokes every access token minted so far (as an admin revoking them, or a rotated key): the model endpoints answer them 401 from now on. Returns how many. */
+  revokeMinted(): number;
+  /** While set, the model endpoints answer every token 401, even one minted just now. */
+  refuseAllTokens: boolean;
 }
 
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
@@ -98,7 +103,7 @@ export async function startVertexEmulator(): Promise<VertexEmulator> {
   const reported: ReportedUsage[] = [];
   const minted = new Set<string>();
   let baseUrl = '';
-  const state = { tokenRequests: 0, refusedAssertions: 0 };
+  const state = { tokenRequests: 0, refusedAssertions: 0, refuseAllTokens: false };
 
   const mint = async (raw: string, response: ServerResponse) => {
     const form = new URLSearchParams(raw);
@@ -140,7 +145,7 @@ export async function startVertexEmulator(): Promise<VertexEmulator> {
     const match = MODEL_PATH.exec(url.pathname);
     if (!match || incoming.method !== 'POST') throw new GoogleError(404, 'NOT_FOUND', `The requested URL ${url.pathname} was not found on this server.`);
     const authorization = incoming.headers.authorization ?? '';
-    if (!authorization.startsWith('Bearer ') || !minted.has(authorization.slice('Bearer '.length))) {
+    if (state.refuseAllTokens || !authorization.startsWith('Bearer ') || !minted.has(authorization.slice('Bearer '.length))) {
       throw new GoogleError(401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.');
     }
     const [, project, , publisher, modelText, method] = match;
@@ -195,6 +200,17 @@ export async function startVertexEmulator(): Promise<VertexEmulator> {
     },
     get refusedAssertions() {
       return state.refusedAssertions;
+    },
+    get refuseAllTokens() {
+      return state.refuseAllTokens;
+    },
+    set refuseAllTokens(refuse: boolean) {
+      state.refuseAllTokens = refuse;
+    },
+    revokeMinted() {
+      const revoked = minted.size;
+      minted.clear();
+      return revoked;
     },
     close: async () => {
       await listening.close();
