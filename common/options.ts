@@ -179,6 +179,11 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
   'meta.llama3-1-70b-instruct-v1:0': 0.36, // $0.72 / $0.72
   'mistral.mistral-large-2407-v1:0': 1, // $2 / $6
   'cohere.command-r-plus-v1:0': 1.5, // $3 / $15
+  // Vertex AI's text embedding models (https://cloud.google.com/vertex-ai/generative-ai/pricing): Google bills them by the
+  // input character, $0.025 per million; the relay bills the tokens Vertex counts (statistics.token_count), so this is that
+  // price at about four characters a token, $0.10 per million tokens (gemini-embedding-001 is in the catalog, $0.15)
+  'text-embedding-005': 0.05,
+  'text-multilingual-embedding-002': 0.05,
   // Ollama runs on the operator's own hardware: its models cost nothing per token
   'llama3.2': 0,
   qwen3: 0,
@@ -314,6 +319,8 @@ export const DEFAULT_MODEL_MAX_OUTPUT_TOKENS: Record<string, number> = {
   'text-embedding-3-small': 0,
   'text-embedding-3-large': 0,
   'gemini-embedding-001': 0,
+  'text-embedding-005': 0,
+  'text-multilingual-embedding-002': 0,
   'mistral-embed': 0,
   'embed-v4.0': 0,
   'text-embedding-v3': 0,

@@ -212,6 +212,29 @@ describe('a Vertex AI channel through the openai SDK', () => {
     expect(vertex.tokenRequests - minted).toBe(2);
   });
 
+  it('embeds through the :predict endpoint with the minted token, several inputs and a dimension, billed at the tokens Vertex counted', async () => {
+    const channelId = await harness.addChannel({
+      type: 42,
+      name: 'vertex embeddings',
+      key: GEMINI.keyFor!(vertex),
+      base_url: vertex.baseUrl,
+      other: GEMINI.other,
+      models: 'text-embedding-005,text-multilingual-embedding-002',
+    });
+    const before = await harness.balances();
+    const embedded = await client.embeddings.create({ model: 'text-multilingual-embedding-002', input: ['the first text here', 'and a second one'], dimensions: 16, encoding_format: 'float' });
+    expect(embedded.data.map((item) => item.index)).toEqual([0, 1]);
+    expect(embedded.data.every((item) => item.embedding.length === 16)).toBe(true);
+    const call = modelCalls().at(-1)!;
+    expect(call.url).toBe(`/v1/projects/${VERTEX_PROJECT}/locations/us-central1/publishers/google/models/text-multilingual-embedding-002:predict`);
+    expect(call.headers.authorization).toMatch(/^Bearer ya29\.emulator-/);
+    expect(call.body).toEqual({ instances: [{ content: 'the first text here' }, { content: 'and a second one' }], parameters: { outputDimensionality: 16 } });
+    // four words and four words: the summed token_count
+    expect(vertex.reported.at(-1)).toEqual({ promptTokens: 8, completionTokens: 0, cachedPromptTokens: 0 });
+    expect(embedded.usage).toEqual({ prompt_tokens: 8, total_tokens: 8 });
+    await expectBilled(harness, before, channelId, 'text-multilingual-embedding-002', charge('text-multilingual-embedding-002', vertex.reported.at(-1)!), { prompt_tokens: 8, completion_tokens: 0 });
+  });
+
   it('the emulator takes no token it did not mint', async () => {
     const forged = await fetch(`${vertex.baseUrl}/v1/projects/${VERTEX_PROJECT}/locations/us-central1/publishers/google/models/gemini-2.0-flash:generateContent`, {
       method: 'POST',
