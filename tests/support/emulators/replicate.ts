@@ -111,12 +111,12 @@ export async function startReplicateEmulator(options: ReplicateEmulatorOptions =
       await pause();
       if (response.destroyed) return;
       // a piece's lines are data lines of one event
-      response.write(
-        `event: output\nid: 1732719845:${position + 1}\n${piece
-          .split('\n')
-          .map((line) => `data: ${line}`)
-          .join('\n')}\n\n`,
-      );
+      const event = `event: output\nid: 1732719845:${position + 1}\n${piece
+        .split('\n')
+        .map((line) => `data: ${line}`)
+        .join('\n')}\n\n`;
+      // written out to the socket before anything else happens to it
+      await new Promise((written) => response.write(event, written));
       if (prediction.cut && position === 2) {
         // the pieces sent reach the gateway first; then the connection drops without the chunked body's end
         await pause();
