@@ -185,6 +185,11 @@ export const DEFAULT_MODEL_RATIO: Record<string, number> = {
   'cohere.embed-english-v3': 0.05, // $0.10 in (embeddings)
   'amazon.rerank-v1:0': 0.5, // $1.00 per 1K queries
   'cohere.rerank-v3-5:0': 1, // $2.00 per 1K queries
+  // Vertex AI's text embedding models (https://cloud.google.com/vertex-ai/generative-ai/pricing): Google bills them by the
+  // input character, $0.025 per million; the relay bills the tokens Vertex counts (statistics.token_count), so this is that
+  // price at about four characters a token, $0.10 per million tokens (gemini-embedding-001 is in the catalog, $0.15)
+  'text-embedding-005': 0.05,
+  'text-multilingual-embedding-002': 0.05,
   // Ollama runs on the operator's own hardware: its models cost nothing per token
   'llama3.2': 0,
   qwen3: 0,
@@ -325,6 +330,8 @@ export const DEFAULT_MODEL_MAX_OUTPUT_TOKENS: Record<string, number> = {
   'text-embedding-3-small': 0,
   'text-embedding-3-large': 0,
   'gemini-embedding-001': 0,
+  'text-embedding-005': 0,
+  'text-multilingual-embedding-002': 0,
   'mistral-embed': 0,
   'embed-v4.0': 0,
   'text-embedding-v3': 0,

@@ -258,6 +258,12 @@ export interface CredentialExchange {
   parse(status: number, body: string): { credential: string; expiresInSeconds: number } | UpstreamFailure;
 }
 
+/** Where a followed stream is read, and where its usage is asked for once it is done (UpstreamAdaptor.followStream). */
+export interface FollowedTargets {
+  stream: HttpTarget;
+  usage?: HttpTarget;
+}
+
 /** Turns a vendor's stream into OpenAI chunks, one piece of bytes (or one WebSocket frame) at a time. */
 export interface ChatStreamDecoder {
   /** The chunks made complete by these bytes; bytes may split an event anywhere. */
@@ -350,6 +356,20 @@ export interface UpstreamAdaptor {
    * it cannot sign with). Absent: the target goes as `target` made it.
    */
   sign?(target: HttpTarget, body: string, channel: ChannelConfig, call: AdaptorCall): Promise<HttpTarget | UpstreamFailure>;
+  /**
+   * For a vendor whose streamed call only starts the answer (a Replicate
+   * prediction created with `stream: true` names its event stream in
+   * `urls.stream`): from that first answer, the GET that streams the answer
+   * (decoded by `decodeChatStream`), and the GET whose answer holds the usage
+   * the stream's events do not carry, made once the stream is done. The relay
+   * makes both (relay/followedStream.ts), and only to a host of `followHosts`
+   * over https or to the channel's own base URL's origin.
+   */
+  followStream?(body: string, channel: ChannelConfig, call: AdaptorCall): FollowedTargets | UpstreamFailure;
+  /** The vendor's hosts (each with its subdomains) a followed stream may be at; anything else is refused. */
+  followHosts?: readonly string[];
+  /** The usage in the answer to followStream's `usage` GET (status 2xx), or undefined when it holds none. */
+  usageAfterStream?(body: string, call: AdaptorCall): Usage | undefined;
   /** A whole answer; an error inside a 2xx body is returned as a failure. */
   decodeChat(body: string, call: AdaptorCall): ChatResponse | UpstreamFailure;
   decodeChatStream(call: AdaptorCall): ChatStreamDecoder;

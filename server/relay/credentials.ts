@@ -20,11 +20,17 @@ const MAX_CACHED = 1000;
 /** Renewed this long before it expires (or at half its life, if that is sooner), so no call carries a token about to lapse. */
 const RENEW_MARGIN_MS = 5 * 60_000;
 
-/** The credential for a call on this channel: cached, or exchanged now. */
+const cacheKeyOf = (adaptor: UpstreamAdaptor, channel: ChannelConfig) => `${adaptor.protocol}\0${adaptor.credential!.cacheKey(channel)}`;
+
+/**
+ * The credential for a call on this channel: cached (a string, at once), or
+ * exchanged now (a Promise). The caller tells the two apart: a cached one the
+ * vendor refuses may have been revoked before its time (forgetCredential).
+ */
 export function credentialFor(adaptor: UpstreamAdaptor, channel: ChannelConfig): string | UpstreamFailure | Promise<string | UpstreamFailure> | undefined {
   const exchange = adaptor.credential;
   if (!exchange) return undefined;
-  const key = `${adaptor.protocol}\0${exchange.cacheKey(channel)}`;
+  const key = cacheKeyOf(adaptor, channel);
   const hit = cached.get(key);
   if (hit && Date.now() < hit.renewAt) return hit.credential;
   let running = exchanging.get(key);
@@ -60,6 +66,18 @@ async function exchangeNow(adaptor: UpstreamAdaptor, channel: ChannelConfig, key
   if (cached.size >= MAX_CACHED) cached.clear();
   cached.set(key, { credential: parsed.credential, renewAt: Date.now() + lifeMs - Math.min(RENEW_MARGIN_MS, lifeMs / 2) });
   return parsed.credential;
+}
+
+/**
+ * Drops a cached credential the vendor refused (a Vertex AI access token
+ * answered 401 UNAUTHENTICATED: revoked, or the key behind it rotated) so the
+ * next call exchanges anew instead of failing until its renewal. Only that
+ * credential: one a concurrent call already exchanged in its place stays.
+ */
+export function forgetCredential(adaptor: UpstreamAdaptor, channel: ChannelConfig, credential: string): void {
+  if (!adaptor.credential) return;
+  const key = cacheKeyOf(adaptor, channel);
+  if (cached.get(key)?.credential === credential) cached.delete(key);
 }
 
 /** Forgets every cached credential (tests; a key edited in place leaves its old entry to expire). */

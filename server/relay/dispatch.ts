@@ -53,7 +53,8 @@ import { selectChannel, type RoutedChannel } from './channelSelect';
 import type { AttemptVerdict, RoutingBook } from './routing';
 import { DEFAULT_RETRYABLE_STATUSES, fallbacksOf, parseModelFallbacks, parseStatusList, type ModelFallbacks } from '../../common/routing';
 import { withChannelKey } from './channelKeyPick';
-import { credentialFor } from './credentials';
+import { credentialFor, forgetCredential } from './credentials';
+import { followStream } from './followedStream';
 import { relayError, unreachableRelayError, upstreamRelayError, type RelayError } from './errors';
 import { scrubLine, scrubSecrets } from './scrub';
 import type { ChannelAttempt } from '../../common/records';
@@ -346,7 +347,8 @@ function noteAttempt(tries: ChannelAttempt[] | undefined, channel: RoutedChannel
 /** What one attempt on one channel came to. */
 type Attempt =
   | { outcome: 'answered'; answer: UpstreamAnswer }
-  | { outcome: 'failed'; failure: UpstreamFailure }
+  /** `staleCredential`: the cached credential the vendor refused with a 401 (translated() retries once with a fresh one). */
+  | { outcome: 'failed'; failure: UpstreamFailure; staleCredential?: string }
   /** Nothing answered (network, timeout, busy): the error for the client, the detail for the log. */
   | { outcome: 'unanswered'; error: unknown }
   | { outcome: 'aborted' };
@@ -842,8 +844,25 @@ async function embeddingsOneByOne(deps: DispatchDeps, adaptor: UpstreamAdaptor, 
   return { outcome: 'answered', answer: { ...last.answer, translated: { ...last.answer.translated!, embeddings: joined } } };
 }
 
-/** The translated path: the request encoded by the channel's adaptor, its answer decoded into OpenAI's shape. */
+/**
+ * The translated path, sent again once with a fresh credential when the
+ * vendor answered 401 to a cached one (a Vertex AI access token revoked
+ * before its time, its key rotated). A credential refused with a 401 is
+ * dropped from the cache (translatedOnce), so no later call fails on it until
+ * its renewal; as nothing reached the client yet, this call is sent once more
+ * with a credential exchanged now. A fresh one refused too is the key's
+ * failure, classified as any other, and is dropped as well.
+ */
 async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel: RoutedChannel, operation: Operation, upstreamModel: string, request: UpstreamRequest, split = true): Promise<Attempt> {
+  const attempt = await translatedOnce(deps, adaptor, channel, operation, upstreamModel, request, split);
+  if (attempt.outcome !== 'failed' || attempt.staleCredential === undefined) return attempt;
+  if (request.signal.aborted) return { outcome: 'aborted' };
+  deps.log.info({ requestId: request.requestId, channelId: channel.id, status: attempt.failure.status }, 'the upstream refused a cached credential: trying once more with a fresh one');
+  return translatedOnce(deps, adaptor, channel, operation, upstreamModel, request, split);
+}
+
+/** The translated path: the request encoded by the channel's adaptor, its answer decoded into OpenAI's shape. */
+async function translatedOnce(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel: RoutedChannel, operation: Operation, upstreamModel: string, request: UpstreamRequest, split: boolean): Promise<Attempt> {
   const config = channelConfigOf(channel);
   const json = request.json!;
   if (split && operation === 'embeddings' && Array.isArray(json.input) && json.input.length > 1 && adaptor.embeddingsPerInput?.(upstreamModel)) {
@@ -855,7 +874,15 @@ async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel:
   const problem = operation === 'chat' ? chatRequestProblem(json) : undefined;
   if (problem) return { outcome: 'failed', failure: upstreamFailure(400, problem.message, { type: 'invalid_request_error', code: 'invalid_request_error', retryable: false }) };
   let credential = credentialFor(adaptor, config);
+  // a credential from the cache, which the vendor may have revoked since (one exchanged now is not retried)
+  const cachedCredential = typeof credential === 'string' ? credential : undefined;
   if (credential instanceof Promise) credential = await credential;
+  const used = typeof credential === 'string' ? credential : undefined;
+  /** A refusal of the call. A 401 drops the credential from the cache; when it came from there, translated() retries once. */
+  const refused = (status: number, body: string): Attempt => {
+    if (status === 401 && used !== undefined) forgetCredential(adaptor, config, used);
+    return { outcome: 'failed', failure: adaptor.failure(status, body), staleCredential: status === 401 ? cachedCredential : undefined };
+  };
   if (isUpstreamFailure(credential)) return { outcome: 'failed', failure: credential };
   if (request.signal.aborted) return { outcome: 'aborted' };
   const call: AdaptorCall = {
@@ -904,12 +931,14 @@ async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel:
   });
 
   let source: Readable;
+  /** The decoder of a followed stream (followedStream.ts), which knows when its usage has come. */
+  let followedDecoder: ChatStreamDecoder | undefined;
   if (adaptor.transport === 'websocket') {
     try {
       source = await openWebSocketCall(target, body, request.signal, request.requestId);
     } catch (error) {
       if (request.signal.aborted) return { outcome: 'aborted' };
-      if (error instanceof WebSocketRefused) return { outcome: 'failed', failure: adaptor.failure(error.status, error.body) };
+      if (error instanceof WebSocketRefused) return refused(error.status, error.body);
       return { outcome: 'unanswered', error };
     }
   } else {
@@ -920,8 +949,17 @@ async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel:
     } catch (error) {
       return request.signal.aborted ? { outcome: 'aborted' } : { outcome: 'unanswered', error };
     }
-    if (response.status < 200 || response.status >= 300) return { outcome: 'failed', failure: adaptor.failure(response.status, response.bytes!.toString('utf8')) };
-    if (response.bytes && !(clientStreams && !response.contentType.includes('json'))) {
+    if (response.status < 200 || response.status >= 300) return refused(response.status, response.bytes!.toString('utf8'));
+    let following: Readable | undefined;
+    if (clientStreams && adaptor.followStream) {
+      // the answer only says where the stream is (Replicate's prediction): follow it (followedStream.ts)
+      const followed = await followStream(adaptor, config, call, response, request.signal, request.requestId, deps.log);
+      if ('failure' in followed) return { outcome: 'failed', failure: followed.failure };
+      if ('aborted' in followed) return { outcome: 'aborted' };
+      if ('error' in followed) return { outcome: 'unanswered', error: followed.error };
+      followedDecoder = followed.decoder;
+      following = followed.source;
+    } else if (response.bytes && !(clientStreams && !response.contentType.includes('json'))) {
       // a whole answer (an error in a 200 included), even to a streamed call: some vendors answer a refusal as JSON
       const text = response.bytes.toString('utf8');
       if (operation === 'rerank') return rerankAttempt(adaptor, text, call, answered);
@@ -939,8 +977,9 @@ async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel:
       const decoded = adaptor.decodeChat(text, call);
       return isUpstreamFailure(decoded) ? { outcome: 'failed', failure: decoded } : answered({ adaptor, call, chat: decoded });
     }
-    if (!response.stream) return { outcome: 'failed', failure: upstreamFailure(502, 'the upstream answered with an empty body') };
-    source = response.stream;
+    if (following) source = following;
+    else if (!response.stream) return { outcome: 'failed', failure: upstreamFailure(502, 'the upstream answered with an empty body') };
+    else source = response.stream;
     if (!clientStreams) {
       // a whole answer that came as something else than JSON (text/plain): read it, then decode it
       const read = await readAll(source).then(
@@ -959,7 +998,7 @@ async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel:
   // call to a stream-only vendor reads it to the end (translate.ts folds it into one answer)
   // an error after the readers let go (the client left, the call was aborted) must not go unhandled
   source.on('error', ignoreError);
-  const decoder = adaptor.decodeChatStream(call);
+  const decoder = followedDecoder ?? adaptor.decodeChatStream(call);
   const early = await readStreamStart(source, decoder, !clientStreams);
   if (early.error) {
     source.destroy();

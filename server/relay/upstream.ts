@@ -267,7 +267,7 @@ class UpstreamHandler {
     }
     try {
       const { path, headers, body, requestId } = this.call;
-      this.origin.pool.dispatch({ method: 'POST', path, headers: requestId === undefined ? headers : { ...headers, 'x-request-id': requestId }, body }, this);
+      this.origin.pool.dispatch({ method: this.call.method ?? 'POST', path, headers: requestId === undefined ? headers : { ...headers, 'x-request-id': requestId }, body }, this);
     } catch (error) {
       this.onError(error as Error);
     }
@@ -390,16 +390,19 @@ class UpstreamHandler {
 }
 
 export interface UpstreamCall {
+  /** POST unless said (a followed stream is a GET: relay/followedStream.ts). */
+  method?: 'GET' | 'POST';
   path: string;
   /** Often an object shared by many calls: never changed here. */
   headers: Record<string, string>;
-  body: string | Buffer;
+  /** Absent for a GET. */
+  body?: string | Buffer;
   /** The client's request's X-Request-Id, sent on as the upstream's so the two logs can be matched. */
   requestId?: string;
 }
 
 /**
- * POSTs to an upstream. Resolves once the answer is read whole (error statuses,
+ * Calls an upstream (a POST, or the GET of a followed stream). Resolves once the answer is read whole (error statuses,
  * JSON) or has begun (anything else, as `stream`); rejects when the upstream
  * cannot be reached, breaks off before the answer is whole (AnswerBrokeOff),
  * no connection comes free in time (UpstreamBusy), or the signal aborts the call.

@@ -10,7 +10,8 @@
 //                            WebSocket adaptor, the one frame sent)}
 //   chat.answer.json        the vendor's whole answer (JSON)
 //   chat.stream.txt         the vendor's stream: the exact wire bytes (SSE), or for a WebSocket adaptor
-//                           one frame per line
+//                           one frame per line; for an adaptor that follows a stream whose events carry no
+//                           usage (Replicate), the usage is its usageAfterStream of chat.answer.json
 //   chat.stream.bin         in its place for a binary stream (Bedrock's event stream): the exact wire bytes
 //   chat.expect.json        {"text", "finish_reason", "usage": Usage, "tool_calls"?: [{name, arguments}]}:
 //                           what both the answer and the stream must come to
@@ -213,7 +214,10 @@ export function describeAdaptor(name: string, adaptor: UpstreamAdaptor): void {
 
         it(`${scenario}: a stream becomes valid chunks, one finish reason, usage reported`, () => {
           const call = callFor('chat', model, true, channel);
-          const { chunks, usage, done } = decodeStream(adaptor, call, wire);
+          const decoded = decodeStream(adaptor, call, wire);
+          const { chunks, done } = decoded;
+          // a followed stream (Replicate) carries no usage: the relay asks the vendor's record of the call, the scenario's whole answer
+          const usage = decoded.usage ?? adaptor.usageAfterStream?.(readFileSync(join(dir, `${scenario}.answer.json`), 'utf8'), call);
           expectValidChunks(chunks, call);
           expect(done).toBe(true);
           expectUsage(usage, expected.usage);

@@ -182,7 +182,10 @@ export function describeInbound(name: string, description: InboundDescription): 
         if (existsSync(streamFile)) {
           it(`← ${protocol} ${scenario}: a stream reaches the client with its tool calls, stop reason and the vendor's usage`, () => {
             const call = callFor('chat', model, true, channel);
-            const { chunks, usage } = decodeStream(adaptor, call, readFileSync(streamFile));
+            const decoded = decodeStream(adaptor, call, readFileSync(streamFile));
+            const { chunks } = decoded;
+            // a followed stream (Replicate) carries no usage: the relay asks the vendor's record of the call, the whole answer
+            const usage = decoded.usage ?? adaptor.usageAfterStream?.(readFileSync(join(dir, `${scenario}.answer.json`), 'utf8'), call);
             expect(usage).toBeDefined();
             const encoder = codec.encodeStream!(TURNS.model, requestOf(true));
             // as the relay writes it: chunk by chunk, with the usage known so far, then the end

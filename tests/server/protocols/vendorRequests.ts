@@ -303,8 +303,8 @@ export const VENDOR_REQUESTS: Record<ChannelProtocol, VendorRequestView> = {
     toolCalls: () => [],
     toolResults: () => [],
     outputLimit: (body) => (body.input as Part).max_tokens as number | undefined,
-    // sync mode: the finished prediction, streamed or not
-    streamed: () => false,
+    // a streamed call creates the prediction with `stream: true` and follows its event stream; a whole one waits in sync mode
+    streamed: (body) => body.stream === true,
     plainTurns: true,
   },
   deepl: {

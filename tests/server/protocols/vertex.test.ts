@@ -156,12 +156,26 @@ describe('vertex adaptor: targets', () => {
     for (const failure of [
       vertexAdaptor.target({ ...channel, other: 'us central/1' }, callFor('chat', 'gemini-2.0-flash', false)),
       vertexAdaptor.target(channel, { ...callFor('chat', 'gemini-2.0-flash', false), credential: undefined }),
-      vertexAdaptor.target(channel, callFor('embeddings', 'text-embedding-005', false)),
+      vertexAdaptor.target(channel, callFor('rerank', 'text-embedding-005', false)),
+      vertexAdaptor.target(channel, callFor('embeddings', 'claude-sonnet-4-5', false)),
       vertexAdaptor.target({ ...channel, key: 'not json' }, callFor('chat', 'gemini-2.0-flash', false)),
     ]) {
       expect(isUpstreamFailure(failure)).toBe(true);
       expect(isUpstreamFailure(failure) && failure.deadKey).toBe(false);
     }
+  });
+
+  it('embeds through the publisher :predict endpoint, dimensions as outputDimensionality, and refuses token arrays', () => {
+    const call = callFor('embeddings', 'gemini-embedding-001', false, channel);
+    const target = vertexAdaptor.target(channel, call);
+    expect(!isUpstreamFailure(target) && target.url).toBe(
+      'https://us-central1-aiplatform.googleapis.com/v1/projects/proj-from-key/locations/us-central1/publishers/google/models/gemini-embedding-001:predict',
+    );
+    expect(JSON.parse(vertexAdaptor.encodeEmbeddings!({ model: 'gemini-embedding-001', input: 'one text' }, call))).toEqual({ instances: [{ content: 'one text' }] });
+    expect(() => vertexAdaptor.encodeEmbeddings!({ model: 'gemini-embedding-001', input: [1, 2, 3] }, call)).toThrow(/token arrays/);
+    // an error object in the answer is Google's failure; a prediction without statistics counts nothing
+    expect(vertexAdaptor.decodeEmbeddings!(JSON.stringify({ error: { code: 429, message: 'Quota exceeded', status: 'RESOURCE_EXHAUSTED' } }), call)).toMatchObject({ status: 429 });
+    expect(vertexAdaptor.decodeEmbeddings!(JSON.stringify({ predictions: [{ embeddings: { values: [0.5] } }] }), call)).toMatchObject({ usage: { prompt_tokens: 0 }, data: [{ embedding: [0.5] }] });
   });
 });
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { upstreamFailure } from '../../../server/protocols/shared';
 import type { ChannelConfig, UpstreamAdaptor } from '../../../server/protocols/types';
 import { openAiAdaptor } from '../../../server/protocols/upstream/openai';
-import { credentialFor, forgetCredentials } from '../../../server/relay/credentials';
+import { credentialFor, forgetCredential, forgetCredentials } from '../../../server/relay/credentials';
 
 let server: Server;
 let baseUrl: string;
@@ -80,6 +80,18 @@ describe('credentials for adaptors that exchange their key', () => {
     const failure = await credentialFor(exchanging, channel('refused'));
     expect(failure).toMatchObject({ status: 401, deadKey: true, message: 'invalid_client: unknown client id' });
     await credentialFor(exchanging, channel('refused'));
+    expect(exchanges).toBe(2);
+  });
+
+  it('forgets a refused credential so the next call exchanges anew, but not one exchanged in its place since', async () => {
+    expect(await credentialFor(exchanging, channel('revoked'))).toBe('token-1');
+    forgetCredential(exchanging, channel('revoked'), 'token-1');
+    const renewed = credentialFor(exchanging, channel('revoked'));
+    expect(renewed).toBeInstanceOf(Promise);
+    expect(await renewed).toBe('token-2');
+    // a late refusal of the old one leaves the new one cached
+    forgetCredential(exchanging, channel('revoked'), 'token-1');
+    expect(credentialFor(exchanging, channel('revoked'))).toBe('token-2');
     expect(exchanges).toBe(2);
   });
 

@@ -11,7 +11,7 @@ import { cachedPromptRatioFor, completionRatioFor, computeQuota } from '../../..
 import { forgetCredentials } from '../../../server/relay/credentials';
 import type { ReportedUsage } from '../../support/emulators/types';
 import { VERTEX_CHANNELS, VERTEX_PROJECT, startVertexEmulator, vertexServiceAccountKey, type VertexEmulator } from '../../support/emulators/vertex';
-import { defaultModelRatio, expectBilled, expectBilledTotal, resetRelay, startRelayHarness, type RelayHarness } from './harness';
+import { defaultModelRatio, expectBilled, expectBilledTotal, lastConsumeLog, resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
 const [GEMINI, CLAUDE] = VERTEX_CHANNELS;
 
@@ -140,6 +140,99 @@ describe('a Vertex AI channel through the openai SDK', () => {
         .map((request) => request.headers.authorization),
     );
     expect(tokens.size).toBe(1);
+  });
+
+  it('a cached token Vertex refuses with 401 is dropped: the same call mints a fresh one and answers, billed once, the channel kept', async () => {
+    await harness.app.ctx.options.set('AutomaticDisableChannelEnabled', 'true');
+    const channelId = await addVertex(GEMINI);
+    await client.chat.completions.create({ model: GEMINI.chatModel, messages: [{ role: 'user', content: 'first call mints' }] });
+    const firstToken = modelCalls().at(-1)!.headers.authorization;
+    const minted = vertex.tokenRequests;
+    // the token is revoked long before its hour is up
+    expect(vertex.revokeMinted()).toBeGreaterThan(0);
+    const before = await harness.balances();
+    const callsBefore = modelCalls().length;
+    const completion = await client.chat.completions.create({ model: GEMINI.chatModel, messages: [{ role: 'user', content: 'after the revocation' }] });
+    expect(completion.choices[0].message.content).toBe('Hello from Gemini, you said: after the revocation');
+    // the revoked token was tried once and refused, then one new token was minted and the call sent again with it
+    const sent = modelCalls().slice(callsBefore);
+    expect(sent.map((request) => request.headers.authorization)).toEqual([firstToken, expect.not.stringMatching(firstToken!)]);
+    expect(vertex.tokenRequests - minted).toBe(1);
+    // billed once, at what the answer reported (the refused try costs nothing)
+    const reported = vertex.reported.at(-1)!;
+    const after = await harness.balances();
+    expect(before.user.quota - after.user.quota).toBe(charge(GEMINI.chatModel, reported));
+    expect(before.token.remain_quota - after.token.remain_quota).toBe(charge(GEMINI.chatModel, reported));
+    expect(await lastConsumeLog(harness)).toMatchObject({ quota: charge(GEMINI.chatModel, reported), channel_id: channelId, prompt_tokens: reported.promptTokens });
+    const channel = await harness.app.ctx.db.selectFrom('channels').select('status').where('id', '=', channelId).executeTakeFirstOrThrow();
+    expect(channel.status).toBe(1);
+
+    // the fresh token is cached in its place: a stream needs no new one
+    const { text } = await streamed(GEMINI.chatModel, 'and a stream after');
+    expect(text).toBe('Hello from Gemini, you said: and a stream after');
+    expect(vertex.tokenRequests - minted).toBe(1);
+    expect(modelCalls().at(-1)!.headers.authorization).toBe(sent[1].headers.authorization);
+  });
+
+  it('a streamed call whose cached token was revoked answers from a fresh one too', async () => {
+    await addVertex(CLAUDE);
+    await client.chat.completions.create({ model: CLAUDE.chatModel, messages: [{ role: 'user', content: 'mint one' }] });
+    vertex.revokeMinted();
+    const minted = vertex.tokenRequests;
+    const { text, finishes } = await streamed(CLAUDE.chatModel, 'stream after revocation');
+    expect(text).toBe('Hello from Anthropic, you said: stream after revocation');
+    expect(finishes).toBe(1);
+    expect(vertex.tokenRequests - minted).toBe(1);
+  });
+
+  it('a fresh token refused too is not retried again: the call fails once more, costs nothing, and the next call starts from a new token', async () => {
+    const channelId = await addVertex(GEMINI);
+    await client.chat.completions.create({ model: GEMINI.chatModel, messages: [{ role: 'user', content: 'mint one' }] });
+    const minted = vertex.tokenRequests;
+    const callsBefore = modelCalls().length;
+    const before = await harness.balances();
+    const usedBefore = (await harness.app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow()).used_quota;
+    vertex.refuseAllTokens = true;
+    try {
+      const refused = await harness.post('/v1/chat/completions', { model: GEMINI.chatModel, messages: [{ role: 'user', content: 'refused' }] });
+      expect(refused.status).toBe(502);
+      // the cached token, then one fresh token: two model calls and one mint, no loop
+      expect(modelCalls().length - callsBefore).toBe(2);
+      expect(vertex.tokenRequests - minted).toBe(1);
+    } finally {
+      vertex.refuseAllTokens = false;
+    }
+    const after = await harness.balances();
+    expect(after.user.quota).toBe(before.user.quota);
+    expect(after.token.remain_quota).toBe(before.token.remain_quota);
+    const channel = await harness.app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow();
+    expect(channel.used_quota).toBe(usedBefore);
+    // and the token minted for the retry was dropped too: the next call mints anew and answers
+    await client.chat.completions.create({ model: GEMINI.chatModel, messages: [{ role: 'user', content: 'accepted again' }] });
+    expect(vertex.tokenRequests - minted).toBe(2);
+  });
+
+  it('embeds through the :predict endpoint with the minted token, several inputs and a dimension, billed at the tokens Vertex counted', async () => {
+    const channelId = await harness.addChannel({
+      type: 42,
+      name: 'vertex embeddings',
+      key: GEMINI.keyFor!(vertex),
+      base_url: vertex.baseUrl,
+      other: GEMINI.other,
+      models: 'text-embedding-005,text-multilingual-embedding-002',
+    });
+    const before = await harness.balances();
+    const embedded = await client.embeddings.create({ model: 'text-multilingual-embedding-002', input: ['the first text here', 'and a second one'], dimensions: 16, encoding_format: 'float' });
+    expect(embedded.data.map((item) => item.index)).toEqual([0, 1]);
+    expect(embedded.data.every((item) => item.embedding.length === 16)).toBe(true);
+    const call = modelCalls().at(-1)!;
+    expect(call.url).toBe(`/v1/projects/${VERTEX_PROJECT}/locations/us-central1/publishers/google/models/text-multilingual-embedding-002:predict`);
+    expect(call.headers.authorization).toMatch(/^Bearer ya29\.emulator-/);
+    expect(call.body).toEqual({ instances: [{ content: 'the first text here' }, { content: 'and a second one' }], parameters: { outputDimensionality: 16 } });
+    // four words and four words: the summed token_count
+    expect(vertex.reported.at(-1)).toEqual({ promptTokens: 8, completionTokens: 0, cachedPromptTokens: 0 });
+    expect(embedded.usage).toEqual({ prompt_tokens: 8, total_tokens: 8 });
+    await expectBilled(harness, before, channelId, 'text-multilingual-embedding-002', charge('text-multilingual-embedding-002', vertex.reported.at(-1)!), { prompt_tokens: 8, completion_tokens: 0 });
   });
 
   it('the emulator takes no token it did not mint', async () => {

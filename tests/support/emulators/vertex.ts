@@ -12,10 +12,12 @@
 //   signature by any other key is Google's 400 invalid_grant "Invalid JWT
 //   Signature.", an unknown account its invalid_grant too. `tokenRequests`
 //   counts the mints.
-// - The model endpoints take only a minted token (else 401 UNAUTHENTICATED)
-//   and only the account's project (else 403 PERMISSION_DENIED). Claude's body
+// - The model endpoints take only a minted token not revoked since
+//   (`revokeMinted`, or all refused while `refuseAllTokens`; else 401
+//   UNAUTHENTICATED) and only the account's project (else 403 PERMISSION_DENIED). Claude's body
 //   must carry `anthropic_version: "vertex-2023-10-16"` and no `model`, and
 //   ask for a stream exactly when the method streams.
+// - Google's text embedding models answer `:predict` here, a token per word.
 // - The answers themselves come from the Gemini and Anthropic emulators (the
 //   request is handed on in those vendors' own form), so usage is reported as
 //   they report it; `reported` holds it per answered call.
@@ -61,19 +63,28 @@ const vertexChannel = (other: string, chatModel: string): EmulatedChannel => ({
   chatModel,
 });
 
-export const VERTEX_CHANNELS: EmulatedChannel[] = [vertexChannel('us-central1', 'gemini-2.0-flash'), vertexChannel('us-east5', 'claude-3-5-haiku-20241022')];
+export const VERTEX_CHANNELS: EmulatedChannel[] = [
+  { ...vertexChannel('us-central1', 'gemini-2.0-flash'), embeddingModel: 'text-embedding-005' },
+  vertexChannel('us-east5', 'claude-3-5-haiku-20241022'),
+];
 
 export interface VertexEmulator extends ProtocolEmulator {
   /** Access tokens minted (a good assertion each). */
   tokenRequests: number;
   /** Assertions refused. */
   refusedAssertions: number;
+  /** Revokes every access token minted so far (as an admin revoking them, or a rotated key): the model endpoints answer them 401 from now on. Returns how many. */
+  revokeMinted(): number;
+  /** While set, the model endpoints answer every token 401, even one minted just now. */
+  refuseAllTokens: boolean;
 }
 
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const CLOUD_PLATFORM = 'https://www.googleapis.com/auth/cloud-platform';
 const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16';
-const MODEL_PATH = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/(google|anthropic)\/models\/([^/:]+):(generateContent|streamGenerateContent|rawPredict|streamRawPredict)$/;
+const MODEL_PATH = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/(google|anthropic)\/models\/([^/:]+):(generateContent|streamGenerateContent|rawPredict|streamRawPredict|predict)$/;
+/** Google's text embedding models, and the length of their vectors. */
+const EMBEDDING_MODELS: Record<string, number> = { 'text-embedding-005': 768, 'text-multilingual-embedding-002': 768, 'gemini-embedding-001': 3072 };
 
 class GoogleError extends Error {
   constructor(
@@ -98,7 +109,7 @@ export async function startVertexEmulator(): Promise<VertexEmulator> {
   const reported: ReportedUsage[] = [];
   const minted = new Set<string>();
   let baseUrl = '';
-  const state = { tokenRequests: 0, refusedAssertions: 0 };
+  const state = { tokenRequests: 0, refusedAssertions: 0, refuseAllTokens: false };
 
   const mint = async (raw: string, response: ServerResponse) => {
     const form = new URLSearchParams(raw);
@@ -116,6 +127,29 @@ export async function startVertexEmulator(): Promise<VertexEmulator> {
     const token = `ya29.emulator-${state.tokenRequests}-${Math.random().toString(36).slice(2)}`;
     minted.add(token);
     sendJson(response, 200, { access_token: token, expires_in: 3599, token_type: 'Bearer' });
+  };
+
+  /**
+   * A text embedding model's `:predict`: `{instances: [{content}], parameters?: {outputDimensionality}}` answered
+   * `{predictions: [{embeddings: {values, statistics: {token_count, truncated}}}]}`, a token per word of each content.
+   */
+  const embed = (model: string, body: unknown, response: ServerResponse) => {
+    const length = EMBEDDING_MODELS[model];
+    if (!length) throw new GoogleError(404, 'NOT_FOUND', `Publisher Model \`publishers/google/models/${model}\` was not found or your project does not have access to it.`);
+    const { instances, parameters } = body as { instances?: unknown; parameters?: { outputDimensionality?: unknown } };
+    if (!Array.isArray(instances) || instances.length === 0 || !instances.every((instance) => typeof (instance as { content?: unknown })?.content === 'string')) {
+      throw new GoogleError(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received. Each instance needs a "content" string.');
+    }
+    const dimensions = parameters?.outputDimensionality === undefined ? length : Number(parameters.outputDimensionality);
+    let tokens = 0;
+    const predictions = (instances as Array<{ content: string }>).map(({ content }) => {
+      const tokenCount = content.split(/\s+/).filter(Boolean).length;
+      tokens += tokenCount;
+      const values = Array.from({ length: dimensions }, (_, position) => Number(Math.sin(content.length + position).toFixed(6)));
+      return { embeddings: { values, statistics: { token_count: tokenCount, truncated: false } } };
+    });
+    reported.push({ promptTokens: tokens, completionTokens: 0, cachedPromptTokens: 0 });
+    sendJson(response, 200, { predictions, metadata: { billableCharacterCount: (instances as Array<{ content: string }>).reduce((sum, { content }) => sum + content.replace(/\s/g, '').length, 0) } });
   };
 
   /** Hands a checked call to the vendor emulator behind, streaming its answer back as it comes. */
@@ -140,7 +174,7 @@ export async function startVertexEmulator(): Promise<VertexEmulator> {
     const match = MODEL_PATH.exec(url.pathname);
     if (!match || incoming.method !== 'POST') throw new GoogleError(404, 'NOT_FOUND', `The requested URL ${url.pathname} was not found on this server.`);
     const authorization = incoming.headers.authorization ?? '';
-    if (!authorization.startsWith('Bearer ') || !minted.has(authorization.slice('Bearer '.length))) {
+    if (state.refuseAllTokens || !authorization.startsWith('Bearer ') || !minted.has(authorization.slice('Bearer '.length))) {
       throw new GoogleError(401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.');
     }
     const [, project, , publisher, modelText, method] = match;
@@ -154,6 +188,7 @@ export async function startVertexEmulator(): Promise<VertexEmulator> {
     }
     if (body === undefined) throw new GoogleError(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received.');
 
+    if (publisher === 'google' && method === 'predict') return embed(model, body, response);
     if (publisher === 'google') {
       if (method !== 'generateContent' && method !== 'streamGenerateContent') throw new GoogleError(400, 'INVALID_ARGUMENT', `${method} is not served for Google's models.`);
       const key = GEMINI_CHANNELS[0].key;
@@ -195,6 +230,17 @@ export async function startVertexEmulator(): Promise<VertexEmulator> {
     },
     get refusedAssertions() {
       return state.refusedAssertions;
+    },
+    get refuseAllTokens() {
+      return state.refuseAllTokens;
+    },
+    set refuseAllTokens(refuse: boolean) {
+      state.refuseAllTokens = refuse;
+    },
+    revokeMinted() {
+      const revoked = minted.size;
+      minted.clear();
+      return revoked;
     },
     close: async () => {
       await listening.close();

@@ -2,21 +2,23 @@
 // model is `owner/name` (its latest version) or `owner/name:version`, the key
 // an API token (`r8_...`).
 // API reference: https://replicate.com/docs/reference/http#models.predictions.create
-// (sync mode: https://replicate.com/docs/topics/predictions/create-a-prediction#sync-mode)
+// (sync mode: https://replicate.com/docs/topics/predictions/create-a-prediction#sync-mode,
+// streaming: https://replicate.com/docs/topics/predictions/streaming)
 //
-// Every call asks for sync mode (`Prefer: wait`): Replicate answers once the
-// prediction finished, with its output and `metrics.input_token_count` /
-// `output_token_count`, so the bill is Replicate's own count. A streamed call
-// gets that output piece by piece (each piece a token the model produced)
-// once the prediction finished: following `urls.stream` would stream as the
-// model runs, but it needs a second request per call and its events carry no
-// token counts, so it would bill an estimate. A prediction still running
-// when the wait ends is answered as a 504.
+// A whole answer asks for sync mode (`Prefer: wait`): Replicate answers once
+// the prediction finished, with its output and `metrics.input_token_count` /
+// `output_token_count`, so the bill is Replicate's own count; a prediction
+// still running when the wait ends is answered as a 504. A streamed call
+// creates the prediction with `stream: true` and the relay follows its
+// `urls.stream` (stream.ts), so the client gets each piece as the model makes
+// it; the events carry no token counts, so once the stream is done the relay
+// fetches the prediction (`urls.get`) once for its metrics, and bills its
+// own count when that fails.
 import type { UpstreamAdaptor } from '../../types';
 import { failure } from './errors';
-import { decodeChat } from './json';
+import { decodeChat, usageAfterStream } from './json';
 import { encodeChat, target } from './request';
-import { decodeChatStream } from './stream';
+import { decodeChatStream, FOLLOW_HOSTS, followStream } from './stream';
 
 export const replicateAdaptor: UpstreamAdaptor = {
   protocol: 'replicate',
@@ -27,5 +29,8 @@ export const replicateAdaptor: UpstreamAdaptor = {
   encodeChat,
   decodeChat,
   decodeChatStream,
+  followStream,
+  followHosts: FOLLOW_HOSTS,
+  usageAfterStream,
   failure,
 };

@@ -27,11 +27,10 @@ function pathOf(model: string): string | undefined {
 export function target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | UpstreamFailure {
   const path = pathOf(call.model);
   if (!path) return upstreamFailure(400, `a Replicate model is named owner/name or owner/name:version, not "${call.model}"`, { type: 'invalid_request_error', retryable: false });
-  return {
-    url: `${trimmedBaseUrl(channel.baseUrl, DEFAULT_BASE_URL)}${path}`,
-    method: 'POST',
-    headers: { Authorization: `Bearer ${channel.key}`, 'Content-Type': 'application/json', Prefer: `wait=${WAIT_SECONDS}` },
-  };
+  const headers: Record<string, string> = { Authorization: `Bearer ${channel.key}`, 'Content-Type': 'application/json' };
+  // a streamed call creates the prediction and follows its stream at once (stream.ts); a whole one waits for it to finish
+  if (!call.stream) headers.Prefer = `wait=${WAIT_SECONDS}`;
+  return { url: `${trimmedBaseUrl(channel.baseUrl, DEFAULT_BASE_URL)}${path}`, method: 'POST', headers };
 }
 
 /**
@@ -64,5 +63,7 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
   const body: Record<string, unknown> = { input };
   const version = /(?:^|:)([0-9a-f]{64})$/.exec(call.model);
   if (version) body.version = version[1];
+  // asks for the prediction's event stream (its `urls.stream`)
+  if (call.stream) body.stream = true;
   return JSON.stringify(body);
 }

@@ -15,6 +15,10 @@
 // the Gemini and Anthropic adaptors' encoders and decoders do the rest, so
 // usage (cached and thinking tokens included) is billed as those vendors
 // report it. Claude's plain names are mapped to Vertex's ids (request.ts).
+//
+// Embeddings (text-embedding-005, text-multilingual-embedding-002,
+// gemini-embedding-001) go to `publishers/google/models/{model}:predict`,
+// billed at the tokens Vertex counted (json.ts).
 import type { AdaptorCall, UpstreamAdaptor } from '../../types';
 import { decodeChat as decodeAnthropicChat } from '../anthropic/json';
 import { AnthropicStreamDecoder } from '../anthropic/stream';
@@ -22,7 +26,8 @@ import { decodeChat as decodeGeminiChat } from '../gemini/json';
 import { decodeChatStream as decodeGeminiStream } from '../gemini/stream';
 import { credential } from './credential';
 import { failure } from './errors';
-import { encodeChat, publisherOf, target } from './request';
+import { decodeEmbeddings } from './json';
+import { encodeChat, encodeEmbeddings, publisherOf, target } from './request';
 
 export { vertexClaudeModel, VERTEX_ANTHROPIC_VERSION } from './request';
 
@@ -31,12 +36,14 @@ const claude = (call: AdaptorCall) => publisherOf(call.model) === 'anthropic';
 export const vertexAdaptor: UpstreamAdaptor = {
   protocol: 'vertex',
   docs: 'https://cloud.google.com/vertex-ai/generative-ai/docs/reference/rest',
-  operations: new Set(['chat']),
+  operations: new Set(['chat', 'embeddings']),
   transport: 'http',
   credential,
   target,
   encodeChat,
   decodeChat: (body, call) => (claude(call) ? decodeAnthropicChat(body, call) : decodeGeminiChat(body, call)),
   decodeChatStream: (call) => (claude(call) ? new AnthropicStreamDecoder(call) : decodeGeminiStream(call)),
+  encodeEmbeddings,
+  decodeEmbeddings,
   failure,
 };

@@ -4,7 +4,7 @@
 // URL, not the body, and Vertex's anthropic_version).
 import { readServiceAccountKey } from '../../../../common/serviceAccountKey';
 import { trimmedBaseUrl, upstreamFailure } from '../../shared';
-import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatRequest, type HttpTarget, type UpstreamFailure } from '../../types';
+import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatRequest, type EmbeddingRequest, type HttpTarget, type UpstreamFailure } from '../../types';
 import { encodeChat as encodeAnthropicChat } from '../anthropic/request';
 import { encodeChat as encodeGeminiChat } from '../gemini/request';
 import { malformedKey } from './credential';
@@ -91,16 +91,21 @@ function accountOf(key: string): ReturnType<typeof readServiceAccountKey> {
 export const regionalOrigin = (region: string): string => (region === 'global' ? 'https://aiplatform.googleapis.com' : `https://${region}-aiplatform.googleapis.com`);
 
 export function target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | UpstreamFailure {
-  if (call.operation !== 'chat') return upstreamFailure(501, `Vertex AI channels do not offer ${call.operation}`, { code: 'operation_unsupported', retryable: true });
+  if (call.operation !== 'chat' && call.operation !== 'embeddings')
+    return upstreamFailure(501, `Vertex AI channels do not offer ${call.operation}`, { code: 'operation_unsupported', retryable: true });
   if (!call.credential) return upstreamFailure(500, 'a Vertex AI call needs an access token from the service-account exchange', { type: 'invalid_channel_config', retryable: true });
   const place = placeOf(channel);
   if (isUpstreamFailure(place)) return place;
   const publisher = publisherOf(call.model);
+  if (call.operation === 'embeddings' && publisher !== 'google') {
+    return upstreamFailure(400, `${call.model} has no embeddings on Vertex AI`, { type: 'invalid_request_error', code: 'model_not_embedding', retryable: true });
+  }
   // a channel's base URL replaces Google's origin (a proxy, or the tests' emulator); one ending in its version is taken as it is
   const base = trimmedBaseUrl(channel.baseUrl, regionalOrigin(place.region));
   const versioned = /\/v1(beta1)?$/.test(base) ? base : `${base}/v1`;
   const model = publisher === 'anthropic' ? vertexClaudeModel(call.model) : call.model;
-  const method = publisher === 'anthropic' ? (call.stream ? 'streamRawPredict' : 'rawPredict') : call.stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
+  const method =
+    call.operation === 'embeddings' ? 'predict' : publisher === 'anthropic' ? (call.stream ? 'streamRawPredict' : 'rawPredict') : call.stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
   // each segment escaped, but "@" left as Google writes it in Claude's ids (a path segment may hold it)
   const path = ['projects', place.project, 'locations', place.region, 'publishers', publisher, 'models', model].map((segment) => encodeURIComponent(segment).replace(/%40/g, '@')).join('/');
   return {
@@ -115,4 +120,19 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
   // the Messages body as the anthropic adaptor writes it, less the model (it is in the URL) and with Vertex's version
   const { model: _model, ...body } = JSON.parse(encodeAnthropicChat(request, call)) as Record<string, unknown>;
   return JSON.stringify({ anthropic_version: VERTEX_ANTHROPIC_VERSION, ...body });
+}
+
+/**
+ * Embeddings through Google's publisher `:predict` endpoint (text-embedding-005,
+ * text-multilingual-embedding-002, gemini-embedding-001): one instance per
+ * input text, the client's `dimensions` as `outputDimensionality`.
+ * https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/text-embeddings-api
+ */
+export function encodeEmbeddings(request: EmbeddingRequest): string {
+  const inputs = Array.isArray(request.input) ? request.input : [request.input];
+  // token arrays cannot be turned back into the text Vertex embeds
+  if (inputs.some((input) => typeof input !== 'string')) throw new TypeError('Vertex AI embeddings take text input only, not token arrays');
+  const body: Record<string, unknown> = { instances: (inputs as string[]).map((content) => ({ content })) };
+  if (typeof request.dimensions === 'number') body.parameters = { outputDimensionality: request.dimensions };
+  return JSON.stringify(body);
 }
