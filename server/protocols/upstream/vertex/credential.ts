@@ -3,7 +3,6 @@
 // which the relay caches until shortly before it expires.
 // https://developers.google.com/identity/protocols/oauth2/service-account#httprest
 import { createHash } from 'node:crypto';
-import { SignJWT, importPKCS8 } from 'jose';
 import { readServiceAccountKey } from '../../../../common/serviceAccountKey';
 import type { CredentialExchange, UpstreamFailure } from '../../types';
 import { count, parseJson, upstreamFailure } from '../../shared';
@@ -29,6 +28,8 @@ export const credential: CredentialExchange = {
   async request(channel) {
     const account = readServiceAccountKey(channel.key);
     if ('problem' in account) return malformedKey(account.problem);
+    // jose is loaded at the first token a Vertex AI key mints: a gateway without such a channel never needs it
+    const { SignJWT, importPKCS8 } = await import('jose');
     let signingKey: Awaited<ReturnType<typeof importPKCS8>>;
     try {
       signingKey = await importPKCS8(account.private_key, 'RS256');
