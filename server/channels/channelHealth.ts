@@ -196,8 +196,10 @@ export async function testChannel(
 async function testChannelWith(app: FastifyInstance, channel: ChannelRow, signal: AbortSignal | undefined, model: string): Promise<ChannelTestResult> {
   const thresholdSeconds = channelThresholdSecondsOf(app, Number(channel.type));
   const adaptor = adaptorForChannelType(Number(channel.type));
-  // a vendor with no chat (Jina, Voyage) is tested with a rerank
-  const operation = findChannelType(Number(channel.type))?.noChat && adaptor?.encodeRerank && adaptor.decodeRerank ? 'rerank' : 'chat';
+  const testModel = testModelOf(channel, model);
+  // a vendor with no chat (Jina, Voyage) is tested with a rerank, and so is a rerank model of one that has both (Bedrock, Cohere)
+  const reranks = findChannelType(Number(channel.type))?.noChat === true || /rerank/i.test(testModel);
+  const operation = reranks && adaptor?.encodeRerank && adaptor.decodeRerank ? 'rerank' : 'chat';
   if (!adaptor || !adaptor.operations.has(operation)) {
     const message = adaptor ? 'this channel type has no chat to test' : 'this channel type is unknown to this relay';
     return { success: false, message, seconds: 0, sent: false, model, thresholdSeconds, slow: false };
@@ -212,7 +214,7 @@ async function testChannelWith(app: FastifyInstance, channel: ChannelRow, signal
     const call: AdaptorCall = {
       channel: config,
       operation,
-      model: testModelOf(channel, model),
+      model: testModel,
       stream: false,
       responseId: 'chatcmpl-channel-test',
       now: Math.floor(Date.now() / 1000),

@@ -237,6 +237,15 @@ describe('an AWS Bedrock channel through the openai SDK', () => {
     // the secret is never echoed to the console
     expect(JSON.stringify(tested)).not.toContain('not-the-secret');
   });
+
+  it('the channel test of a channel whose test model reranks asks a signed rerank, not a chat', async () => {
+    const id = await addBedrock({ name: 'reranker', models: 'cohere.rerank-v3-5:0', test_model: 'cohere.rerank-v3-5:0' });
+    expect(await harness.admin('GET', `/api/channel/test/${id}`)).toMatchObject({ success: true });
+    const asked = bedrock.requests.at(-1)!;
+    expect(asked.url).toBe('/rerank');
+    expect(asked.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 /);
+    expect(asked.body).toMatchObject({ queries: [{ type: 'TEXT', textQuery: { text: 'hi' } }] });
+  });
 });
 
 describe('Claude on an AWS Bedrock channel for an Anthropic Messages client (InvokeModel, passed through)', () => {
