@@ -862,7 +862,15 @@ async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel:
 }
 
 /** The translated path: the request encoded by the channel's adaptor, its answer decoded into OpenAI's shape. */
-async function translatedOnce(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel: RoutedChannel, operation: Operation, upstreamModel: string, request: UpstreamRequest, split: boolean): Promise<Attempt> {
+async function translatedOnce(
+  deps: DispatchDeps,
+  adaptor: UpstreamAdaptor,
+  channel: RoutedChannel,
+  operation: Operation,
+  upstreamModel: string,
+  request: UpstreamRequest,
+  split: boolean,
+): Promise<Attempt> {
   const config = channelConfigOf(channel);
   const json = request.json!;
   if (split && operation === 'embeddings' && Array.isArray(json.input) && json.input.length > 1 && adaptor.embeddingsPerInput?.(upstreamModel)) {
