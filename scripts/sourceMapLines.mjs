@@ -89,11 +89,16 @@ export function encodeMappings(lines) {
     .join(';');
 }
 
-/** A source map object with one mapping per generated line (the line's first segment that names a source). */
-export function linesOnly(map) {
+/**
+ * A source map object with one mapping per generated line (the line's first segment that names a source).
+ * `keepSource(path)`, when given, says which sources keep their lines mapped: a line of any other source maps to
+ * nothing, and its frames are named by their place in the bundle.
+ */
+export function linesOnly(map, keepSource = () => true) {
+  const kept = map.sources.map((source) => keepSource(source));
   const lines = decodeMappings(map.mappings).map((segments) => {
     const first = segments.find((segment) => segment.length === 4);
-    return first ? [first] : [];
+    return first && kept[first[1]] ? [first] : [];
   });
   return { ...map, names: [], mappings: encodeMappings(lines) };
 }
