@@ -7,6 +7,7 @@
 //   PROFILE_ROOTS=/work/wt-base,. PROFILE_SECONDS=5 PROFILE_ROUNDS=3 node --import tsx bench/profile/cpu.ts
 //   PROFILE_CPU_PROF=1 writes a .cpuprofile per gateway into bench/profile/out/
 //   PROFILE_REQUESTS=300000 drives that many requests (plain) before reading RSS.
+//   PROFILE_ENV_BY_ROOT='|METRICS_ENABLED=false' gives each gateway its own environment (`|` between roots).
 import { resolve, join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { cpuMs, placeProcesses, repoRoot, rssMiB, startFlags, startScript, type Started } from '../processes';
@@ -78,7 +79,14 @@ try {
     const flags = [...startFlags(), ...(process.env.PROFILE_NODE_FLAGS ?? '').split(' ').filter(Boolean), ...byRoot.split(' ').filter(Boolean)];
     if (process.env.PROFILE_CPU_PROF) flags.push('--cpu-prof', `--cpu-prof-dir=${outDir}`, `--cpu-prof-name=gw${index}-${Date.now()}.cpuprofile`);
     if (process.env.PROFILE_CDP) flags.push(`--inspect=127.0.0.1:${9400 + index}`);
-    const gateway = await startScript('gatewayProcess', {}, flags, root);
+    // PROFILE_ENV_BY_ROOT: each gateway's environment, `|`-separated like the flags (`METRICS_ENABLED=false`)
+    const env = Object.fromEntries(
+      (process.env.PROFILE_ENV_BY_ROOT?.split('|')[index] ?? '')
+        .split(' ')
+        .filter(Boolean)
+        .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+    );
+    const gateway = await startScript('gatewayProcess', env, flags, root);
     started.push(gateway);
     const { key } = await prepareGateway(gateway.url, emulator.url, MODEL);
     placement.pinMeasured(gateway.child.pid!);

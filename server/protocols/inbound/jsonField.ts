@@ -13,12 +13,18 @@ const CLOSE_ARRAY = 0x5d;
 
 const isSpace = (byte: number) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
 
-/** The index just past the string that opens at `start` (a quote), or -1 when it never closes. */
+/**
+ * The index just past the string that opens at `start` (a quote), or -1 when it never closes. The next quote is
+ * found by Buffer's native search (an answer's bytes are mostly the text of its strings); it closes the string
+ * unless an odd number of backslashes stands right before it.
+ */
 function skipString(bytes: Buffer, start: number): number {
-  for (let index = start + 1; index < bytes.length; index += 1) {
-    const byte = bytes[index];
-    if (byte === BACKSLASH) index += 1;
-    else if (byte === QUOTE) return index + 1;
+  let quote = bytes.indexOf(QUOTE, start + 1);
+  while (quote !== -1) {
+    let backslashes = 0;
+    while (bytes[quote - 1 - backslashes] === BACKSLASH && quote - 1 - backslashes > start) backslashes += 1;
+    if (backslashes % 2 === 0) return quote + 1;
+    quote = bytes.indexOf(QUOTE, quote + 1);
   }
   return -1;
 }

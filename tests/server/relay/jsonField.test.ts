@@ -34,4 +34,20 @@ describe('topLevelObjectField', () => {
     expect(read('{"usage": null}')).toEqual({ malformed: true });
     expect(read('{"id": 1')).toEqual({ malformed: true });
   });
+
+  it('agrees with JSON.parse on strings full of quotes, backslash runs and decoy keys', () => {
+    // a small deterministic generator: every string mixes escaped quotes, runs of backslashes and "usage" text
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const pieces = ['"', '\\', '\\\\', '\\"', 'usage', '"usage": {"prompt_tokens": 1}', '{', '}', '[', ']', ' ', 'é', 'x'];
+    const text = () => Array.from({ length: Math.floor(next() * 12) }, () => pieces[Math.floor(next() * pieces.length)]).join('');
+    for (let round = 0; round < 300; round += 1) {
+      const document: Record<string, unknown> = { id: text(), choices: [{ message: { content: text(), usage: { prompt_tokens: 99 } } }] };
+      if (next() < 0.7) document.usage = { prompt_tokens: round, note: text() };
+      document[`k${text()}`] = text();
+      const bytes = JSON.stringify(document);
+      const parsed = JSON.parse(bytes) as { usage?: unknown };
+      expect(read(bytes)).toEqual(parsed.usage === undefined ? { found: false } : { found: true, value: parsed.usage });
+    }
+  });
 });
