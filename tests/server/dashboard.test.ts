@@ -21,8 +21,8 @@ const targets = await databaseTargets('dashboard');
 const HOUR = 3600;
 const DAY = 86_400;
 const now = Math.floor(Date.now() / 1000);
-/** Three days ago, at the start of an hour: inside every window but today. */
-const base = now - (now % HOUR) - 3 * DAY;
+/** Three days ago at 10:00 UTC: inside every window but today, and its next hours on the same (UTC) day whenever the suite runs. */
+const base = now - (now % DAY) - 3 * DAY + 10 * HOUR;
 const ZERO = { requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, quota: 0 };
 
 /** A percentile read from a sketch: within its relative accuracy of the measured duration. */
