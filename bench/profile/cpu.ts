@@ -7,6 +7,7 @@
 //   PROFILE_ROOTS=/work/wt-base,. PROFILE_SECONDS=5 PROFILE_ROUNDS=3 node --import tsx bench/profile/cpu.ts
 //   PROFILE_CPU_PROF=1 writes a .cpuprofile per gateway into bench/profile/out/
 //   PROFILE_REQUESTS=300000 drives that many requests (plain) before reading RSS.
+//   PROFILE_TTFT=400 measures the time to a stream's first byte, alternating that many samples per target.
 //   PROFILE_ENV_BY_ROOT='|METRICS_ENABLED=false' gives each gateway its own environment (`|` between roots).
 import { resolve, join } from 'node:path';
 import { mkdirSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { runWrk } from '../wrk';
 import { writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import WebSocket from 'ws';
+import { firstByte } from '../starvation';
 
 /** A Chrome DevTools Protocol session on a process started with --inspect=<port>. */
 async function devtools(port: number) {
@@ -98,6 +100,21 @@ try {
     started.push(passthrough);
     placement.pinMeasured(passthrough.child.pid!);
     targets.push({ name: 'pass-through', url: passthrough.url, key: 'sk-bench', pid: passthrough.child.pid! });
+  }
+  const ttftSamples = Number(process.env.PROFILE_TTFT ?? 0);
+  if (ttftSamples > 0) {
+    const times = targets.map(() => [] as number[]);
+    for (let index = 0; index < ttftSamples; index += 1) {
+      for (let turn = 0; turn < targets.length; turn += 1) {
+        const which = (index + turn) % targets.length;
+        times[which].push((await firstByte(targets[which].url, targets[which].key, streamBody)).ms);
+      }
+    }
+    for (const [index, target] of targets.entries()) {
+      const sorted = times[index].sort((left, right) => left - right);
+      const at = (share: number) => sorted[Math.floor(share * (sorted.length - 1))].toFixed(3);
+      console.log(`first byte ${target.name}: median ${at(0.5)} ms (p25 ${at(0.25)}, p75 ${at(0.75)}) of ${sorted.length}`);
+    }
   }
   const requests = Number(process.env.PROFILE_REQUESTS ?? 0);
   const early = process.env.PROFILE_CDP ? await Promise.all(ROOTS.map((_, index) => devtools(9400 + index))) : [];
