@@ -10,7 +10,7 @@
 //   PROFILE_TTFT=400 measures the time to a stream's first byte, alternating that many samples per target.
 //   PROFILE_ENV_BY_ROOT='|METRICS_ENABLED=false' gives each gateway its own environment (`|` between roots).
 import { resolve, join } from 'node:path';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { cpuMs, placeProcesses, repoRoot, rssMiB, startFlags, startScript, type Started } from '../processes';
 import { prepareGateway } from '../consoleApi';
 import { runWrk } from '../wrk';
@@ -67,6 +67,22 @@ const scenarioOf: Record<string, { body: unknown; connections: number }> = {
   plain1: { body: plainBody, connections: 1 },
   stream16: { body: streamBody, connections: 16 },
 };
+
+/** A process's CPU seconds by thread name (the main thread apart), from /proc. */
+function threadSplit(pid: number): string {
+  const byName = new Map<string, number>();
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const name = Number(task) === pid ? 'main' : readFileSync(`/proc/${pid}/task/${task}/comm`, 'utf8').trim();
+    byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+  }
+  const total = [...byName.values()].reduce((sum, seconds) => sum + seconds, 0);
+  return [...byName]
+    .sort((left, right) => right[1] - left[1])
+    .map(([name, seconds]) => `${name} ${seconds.toFixed(2)} s (${((100 * seconds) / total).toFixed(1)}%)`)
+    .join(', ');
+}
 
 const placement = placeProcesses();
 const started: Started[] = [];
@@ -196,6 +212,8 @@ try {
       }
     }
   }
+  // each process's CPU by thread since its start (warm-up included): the main thread, V8's helpers, SQLite's checkpointer
+  for (const target of targets) console.log(`threads ${target.name}: ${threadSplit(target.pid)}`);
   if (process.env.PROFILE_SIGNAL_END) for (const target of targets) process.kill(target.pid, process.env.PROFILE_SIGNAL_END);
   await new Promise((resolveWait) => setTimeout(resolveWait, 500));
   for (const [index, session] of sessions.entries()) console.log(`memory at the end ${index}: ${await session.memory()}`);
