@@ -1,7 +1,7 @@
 # Switchboard in two stages. The build stage has the compilers: better-sqlite3
 # compiles its native module there when no prebuilt one matches, and the
 # console (vite) and the gateway (esbuild, build/gateway.mjs) are built. The
-# final stage is node:20-slim with the production dependencies, the built
+# final stage is node:24-bookworm-slim (Node 24 LTS) with the production dependencies, the built
 # console and the bundle: no compilers, no sources, no dev dependencies, run
 # by the unprivileged `node` user.
 #
@@ -9,7 +9,7 @@
 #   docker run -p 3000:3000 -v switchboard-data:/data switchboard          # SQLite in /data, one worker
 #   docker run -p 3000:3000 -e SQL_DSN=postgres://... -e SESSION_SECRET=... switchboard   # one worker per core
 
-FROM node:20-bookworm AS build
+FROM node:24-bookworm AS build
 # the full image carries python3, make and g++ for node-gyp
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -17,7 +17,7 @@ RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 # MALLOC_ARENA_MAX: two malloc arenas instead of one per thread (README, Operations: 3 to 7 MiB less RSS)
 ENV NODE_ENV=production PORT=3000 HOST=0.0.0.0 DATA_DIR=/data MALLOC_ARENA_MAX=2
 WORKDIR /app

@@ -5,6 +5,16 @@ import { precompress } from './scripts/precompress.ts';
 
 const gateway = process.env.SWITCHBOARD_DEV_GATEWAY ?? 'http://127.0.0.1:3000';
 
+const testWorkers = Number(process.env.SWITCHBOARD_TEST_WORKERS) || 3;
+const e2eWorkers = Number(process.env.SWITCHBOARD_E2E_WORKERS) || 2;
+
+/** Test files that run alone (the serial project): they spawn gateways or database servers and kill them. */
+const serialFiles = [
+  'tests/server/faults/**/*.test.ts',
+  'tests/server/relay/{crashRecovery,gracefulShutdown,leaseKill,sharedConcurrencyLimit,twoNodeMoney}.test.ts',
+  'tests/server/{deployment,health,webhooksTwoNodes,workers}.test.ts',
+];
+
 export default defineConfig({
   plugins: [react(), precompress()],
   resolve: {
@@ -27,6 +37,11 @@ export default defineConfig({
     },
   },
   test: {
+    // The suites mostly wait on loopback sockets and databases, so a 2-core machine runs several files at once (Vitest's
+    // default, cores - 1, ran one at a time). SWITCHBOARD_TEST_WORKERS sets the count (1 runs every file in turn).
+    maxWorkers: testWorkers,
+    // the closing lines of every run: each project's wall time and the ten slowest files (test-results/timings.json)
+    reporters: ['default', './tests/support/timingReporter.ts'],
     projects: [
       {
         extends: true,
@@ -37,6 +52,7 @@ export default defineConfig({
           setupFiles: ['tests/console/setup.ts'],
           // a react-admin screen rendered in jsdom takes seconds on a busy 2-core machine: 5 s timed out healthy tests
           testTimeout: 30_000,
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -44,8 +60,24 @@ export default defineConfig({
           name: 'server',
           environment: 'node',
           include: ['tests/server/**/*.test.ts'],
+          exclude: serialFiles,
           testTimeout: 30_000,
           hookTimeout: 60_000,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        // files that start, kill and restart gateway processes or database servers, or time what a process does:
+        // one at a time, after the parallel groups, so no other file's load decides when a node dies
+        test: {
+          name: 'serial',
+          environment: 'node',
+          include: serialFiles,
+          globalSetup: ['tests/support/globalSetup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
         },
       },
       {
@@ -53,9 +85,11 @@ export default defineConfig({
           name: 'e2e',
           environment: 'node',
           include: ['tests/e2e/**/*.e2e.ts'],
+          globalSetup: ['tests/support/globalSetup.ts', 'tests/e2e/support/browserServer.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,
-          fileParallelism: false,
+          maxWorkers: e2eWorkers,
+          sequence: { groupOrder: 2 },
         },
       },
     ],

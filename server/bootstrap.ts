@@ -1,13 +1,12 @@
 // First start: create the root account. Its password is INITIAL_ROOT_PASSWORD
 // or a strong random one shown once in the log; never a fixed default.
 import { randomBytes } from 'node:crypto';
-import bcrypt from 'bcryptjs';
 import type { Kysely } from 'kysely';
 import { Role } from '../common/roles';
 import type { Config } from './config';
 import type { Database } from './db/database';
 import { countUsers, createUser } from './repositories/users';
-import { BCRYPT_COST } from './secrets';
+import { hashPassword } from './passwords';
 
 export const ROOT_INITIAL_QUOTA = 100_000_000;
 
@@ -24,7 +23,7 @@ export async function ensureRootUser(db: Kysely<Database>, config: Config): Prom
   try {
     await createUser(db, config.database.dialect, {
       username: 'root',
-      passwordHash: await bcrypt.hash(password, BCRYPT_COST),
+      passwordHash: await hashPassword(password, config.passwordHashCost),
       displayName: 'Root User',
       role: Role.root,
       quota: ROOT_INITIAL_QUOTA,

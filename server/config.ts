@@ -5,6 +5,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_UPSTREAM_SETTINGS, type UpstreamSettings } from './relay/upstream';
+import { passwordHashCostFromEnv } from './passwords';
 
 /** one-api's releases: Switchboard reports their version (v0.5.3) and follows their tags. */
 export const DEFAULT_RELEASE_CHECK_URL = 'https://api.github.com/repos/songquanpeng/one-api/releases/latest';
@@ -95,6 +96,8 @@ export interface Config {
   /** 32-byte key for signing session cookies. */
   sessionSecret: Buffer;
   initialRootPassword?: string;
+  /** PASSWORD_HASH_COST: bcrypt's work factor for passwords set from now on (default 10; tests use 4). */
+  passwordHashCost?: number;
   consoleDir: string;
   /** When true, X-Forwarded-For / X-Forwarded-Proto are believed. */
   trustProxy: boolean;
@@ -240,6 +243,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisKeyPrefix: env.REDIS_KEY_PREFIX?.trim() || undefined,
     sessionSecret: sessionSecretFromEnv(env, dataDir),
     initialRootPassword: env.INITIAL_ROOT_PASSWORD || undefined,
+    passwordHashCost: passwordHashCostFromEnv(env.PASSWORD_HASH_COST),
     consoleDir: resolve(env.CONSOLE_DIR?.trim() || join(repoRoot, 'dist')),
     trustProxy: ['1', 'true', 'yes'].includes((env.TRUSTED_PROXY ?? '').toLowerCase()),
     logLevel: env.LOG_LEVEL?.trim() || 'warn',

@@ -3,9 +3,6 @@
 // does not give them away.
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes, randomInt } from 'node:crypto';
 
-/** bcrypt work factor for every stored password hash. */
-export const BCRYPT_COST = 10;
-
 const ALPHANUMERIC = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
 /** `length` characters drawn uniformly from [0-9a-zA-Z]. */

@@ -1,7 +1,8 @@
 // Admin work in the console: create redemption codes (downloaded as a file), a
 // user redeems one (quota rises, a top-up log appears), then the admin
 // promotes, bans and deletes that user and the table follows.
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,9 +59,11 @@ describe.runIf(enabled)('accounts: redemption codes, top-up and user management'
     await admin.locator('input[name="count"]').fill('3');
     const [download] = await Promise.all([admin.waitForEvent('download'), admin.getByRole('button', { name: /create and download/i }).click()]);
     expect(download.suggestedFilename()).toBe('welcome.txt');
-    keys = readFileSync(await download.path(), 'utf8')
-      .trim()
-      .split('\n');
+    // the browser is the run's shared one, a process of its own: the file is copied here to be read
+    const saved = join(tmpdir(), `switchboard-codes-${process.pid}-${Date.now()}.txt`);
+    await download.saveAs(saved);
+    keys = readFileSync(saved, 'utf8').trim().split('\n');
+    rmSync(saved);
     expect(keys).toHaveLength(3);
     for (const key of keys) expect(key).toMatch(/^[0-9a-f]{32}$/);
     await admin.waitForURL(`${gateway.baseUrl}/redemption`);

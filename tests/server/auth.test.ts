@@ -1,6 +1,7 @@
 // Sign-in, sessions and bootstrap against the real app on in-memory SQLite.
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../../server/config';
 import { hashAccessToken } from '../../server/plugins/auth';
 import { asBrowser, buildTestApp, login, register, ROOT_PASSWORD } from '../support/app';
 
@@ -29,6 +30,32 @@ describe('root bootstrap', () => {
     expect(password!.length).toBeGreaterThanOrEqual(16);
     expect((await app.inject({ method: 'POST', url: '/api/user/login', payload: { username: 'root', password: '123456' } })).json().success).toBe(false);
     await login(app, 'root', password!);
+  });
+});
+
+describe('password hashing cost', () => {
+  it('is bcrypt cost 10 unless the operator sets PASSWORD_HASH_COST, and a stored hash keeps its own cost', async () => {
+    // the suites run at cost 4 (tests/support/app.ts); here the gateway's own default
+    const defaults = loadConfig({ SQLITE_PATH: ':memory:', SESSION_SECRET: 'x'.repeat(32) });
+    expect(defaults.passwordHashCost).toBe(10);
+    expect(loadConfig({ SQLITE_PATH: ':memory:', SESSION_SECRET: 'x'.repeat(32), PASSWORD_HASH_COST: '12' }).passwordHashCost).toBe(12);
+    for (const wrong of ['3', '32', '9.5', 'ten']) {
+      expect(() => loadConfig({ SQLITE_PATH: ':memory:', SESSION_SECRET: 'x'.repeat(32), PASSWORD_HASH_COST: wrong })).toThrow(/PASSWORD_HASH_COST must be a whole number from 4 to 31/);
+    }
+    app = await buildTestApp({ passwordHashCost: defaults.passwordHashCost });
+    const root = await app.ctx.db.selectFrom('users').select('password_hash').where('username', '=', 'root').executeTakeFirstOrThrow();
+    expect(root.password_hash).toMatch(/^\$2[aby]\$10\$/);
+    await register(app, 'carol', 'password-123');
+    const carol = await app.ctx.db.selectFrom('users').select('password_hash').where('username', '=', 'carol').executeTakeFirstOrThrow();
+    expect(carol.password_hash).toMatch(/^\$2[aby]\$10\$/);
+    await app.close();
+    // under a cheaper setting a hash made at 10 still verifies (it carries its cost), and new ones are made at 4
+    app = await buildTestApp({ passwordHashCost: 4 });
+    await app.ctx.db.updateTable('users').set({ password_hash: carol.password_hash }).where('username', '=', 'root').execute();
+    await login(app, 'root', 'password-123');
+    await register(app, 'dave', 'password-123');
+    const dave = await app.ctx.db.selectFrom('users').select('password_hash').where('username', '=', 'dave').executeTakeFirstOrThrow();
+    expect(dave.password_hash).toMatch(/^\$2[aby]\$04\$/);
   });
 });
 
@@ -155,7 +182,8 @@ describe('registration', () => {
     expect((await attempt(app, { username: 'erin', password: 'password-1', aff_code: 'ROOT' })).success).toBe(true);
     const erin = await app.ctx.db.selectFrom('users').selectAll().where('username', '=', 'erin').executeTakeFirstOrThrow();
     expect(erin).toMatchObject({ quota: 2800, inviter_id: 1, role: 1, status: 1 });
-    expect(erin.password_hash).toMatch(/^\$2[aby]\$10\$/);
+    // hashed with bcrypt at the configured cost (the suites use 4; the default, 10, is checked above)
+    expect(erin.password_hash).toMatch(/^\$2[aby]\$04\$/);
     const root = await app.ctx.db.selectFrom('users').select('quota').where('username', '=', 'root').executeTakeFirstOrThrow();
     expect(root.quota).toBe(100_000_000 + 700);
     const gifts = await app.ctx.db.selectFrom('logs').select(['username', 'quota']).where('type', '=', 4).orderBy('id', 'asc').execute();

@@ -12,7 +12,7 @@ import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../support/app';
 import { databaseTargets, type TestDatabase } from '../support/databases';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
 
-const targets = await databaseTargets('channel_balance');
+const targets = await databaseTargets('channel_balance', { besideSqlite: 'mysql' });
 
 for (const target of targets) {
   describe.runIf(target.available)(`today's vendors' balances on ${target.name}`, () => {

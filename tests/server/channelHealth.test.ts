@@ -13,7 +13,7 @@ import { SLOW_KEY_DELAY_MS, startOpenAIEmulator, type OpenAIEmulator } from '../
 import { startSmtp, type LocalSmtp } from '../support/smtp';
 
 const ROOT_EMAIL = 'root@example.com';
-const targets = await databaseTargets('channel_health');
+const targets = await databaseTargets('channel_health', { besideSqlite: 'mysql' });
 
 const localDate = (date: Date) => `${date.getFullYear()}-${String(date.getMonth() + 1).padStart(2, '0')}-${String(date.getDate()).padStart(2, '0')}`;
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../support/app';
 import { databaseTargets, type TestDatabase } from '../support/databases';
 
-const targets = await databaseTargets('channels');
+const targets = await databaseTargets('channels', { besideSqlite: 'postgres' });
 
 for (const target of targets) {
   describe.runIf(target.available)(`channels on ${target.name}`, () => {

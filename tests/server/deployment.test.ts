@@ -16,17 +16,31 @@ import { freePort, repoRoot } from '../e2e/support/gateway';
 const read = (path: string) => readFileSync(join(repoRoot, path), 'utf8');
 
 describe('the Dockerfile', () => {
+  it("runs a Node that package.json's engines accept, and which is not past its end of life", () => {
+    const major = Number(read('Dockerfile').match(/^FROM node:(\d+)/m)?.[1]);
+    const engines = JSON.parse(read('package.json')).engines.node as string;
+    // engines lists each supported major's floor: 20.19 (the machines' own), 22.12 and 24
+    expect(engines).toBe('^20.19.0 || ^22.12.0 || >=24.0.0');
+    expect(engines).toContain(`${major}.`);
+    // Node 20 reached its end of life in April 2026; the image ships a maintained LTS
+    expect(major).toBeGreaterThanOrEqual(24);
+    expect(major % 2).toBe(0);
+  });
+
   const dockerfile = read('Dockerfile');
   const stages = dockerfile.split(/^FROM /m).slice(1);
   const runtime = stages[stages.length - 1];
 
   it('builds in one stage and runs from a slim one holding only what runs, as a user without privileges', () => {
     expect(stages).toHaveLength(2);
-    expect(stages[0]).toMatch(/^node:20\S* AS build/);
+    // Node 24 LTS in both stages, one major in both (better-sqlite3's addon is compiled in the first for the second)
+    const nodeMajors = stages.map((stage) => stage.match(/^node:(\d+)[-\s]/)?.[1]);
+    expect(nodeMajors).toEqual(['24', '24']);
+    expect(stages[0]).toMatch(/^node:24-bookworm AS build/);
     expect(stages[0]).toMatch(/RUN npm ci/);
     expect(stages[0]).toMatch(/npm run build/);
     expect(stages[0]).toMatch(/npm prune --omit=dev/);
-    expect(runtime).toMatch(/^node:20-\S*slim AS runtime/);
+    expect(runtime).toMatch(/^node:24-bookworm-slim AS runtime/);
     // no package manager runs in the final stage: no compilers, no dev dependencies come in
     expect(runtime).not.toMatch(/apt-get|npm (ci|install)|build-essential|g\+\+/);
     const copied = [...runtime.matchAll(/^COPY --from=build (.+) \S+$/gm)].flatMap((match) => match[1].split(/\s+/));

@@ -16,7 +16,7 @@ import { databaseTargets, type TestDatabase } from '../support/databases';
 import { ANTHROPIC_CHANNELS, startAnthropicEmulator, type AnthropicEmulator } from '../support/emulators/anthropic';
 import { resetRelay, startRelayHarness, type Balances, type RelayHarness } from './relay/harness';
 
-const targets = await databaseTargets('failure logs');
+const targets = await databaseTargets('failure logs', { besideSqlite: 'postgres' });
 
 /** How long the gateway waits for an upstream's first byte here: `sk-hang` never sends one. */
 const FIRST_BYTE_TIMEOUT_MS = 400;

@@ -11,7 +11,7 @@ import { login, register, ROOT_PASSWORD } from '../support/app';
 import { databaseTargets, type TestDatabase } from '../support/databases';
 import { startRelayHarness, type RelayHarness } from './relay/harness';
 
-const targets = await databaseTargets('fuzz');
+const targets = await databaseTargets('fuzz', { besideSqlite: 'postgres' });
 
 // FUZZ_SEED explores other inputs locally; CI keeps the fixed one
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);

@@ -11,7 +11,7 @@ import { asBrowser, buildTestApp, login, register, ROOT_PASSWORD } from '../supp
 import { databaseTargets, type TestDatabase } from '../support/databases';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
 
-const targets = await databaseTargets('lists');
+const targets = await databaseTargets('lists', { besideSqlite: 'mysql' });
 const CHANNELS = 12;
 
 for (const target of targets) {

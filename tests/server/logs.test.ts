@@ -6,7 +6,7 @@ import { insertLog } from '../../server/repositories/logs';
 import { asBrowser, buildTestApp, login, register, ROOT_PASSWORD } from '../support/app';
 import { databaseTargets, type TestDatabase } from '../support/databases';
 
-const targets = await databaseTargets('logs');
+const targets = await databaseTargets('logs', { besideSqlite: 'postgres' });
 
 for (const target of targets) {
   describe.runIf(target.available)(`logs on ${target.name}`, () => {

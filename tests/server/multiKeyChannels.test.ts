@@ -11,7 +11,7 @@ import { channelJobsSettled, runHealthPass } from '../../server/channels/channel
 import { databaseTargets, type TestDatabase } from '../support/databases';
 import { resetRelay, startRelayHarness, type RelayHarness } from './relay/harness';
 
-const targets = await databaseTargets('multi_key_channels');
+const targets = await databaseTargets('multi_key_channels', { besideSqlite: 'mysql' });
 
 /** Keys long enough to be masked to their ends: `sk-` and a word, padded. */
 const keyOf = (word: string) => `sk-${word}-${'x'.repeat(24)}-${word}`;

@@ -9,7 +9,7 @@ import { databaseTargets, type TestDatabase } from '../support/databases';
 import { startRelayHarness, type RelayHarness } from './relay/harness';
 
 const chat = { model: 'gpt-4', messages: [{ role: 'user', content: 'hello there' }] };
-const targets = await databaseTargets('request ids');
+const targets = await databaseTargets('request ids', { besideSqlite: 'mysql' });
 
 for (const target of targets) {
   describe.runIf(target.available)(`request ids on ${target.name}`, () => {

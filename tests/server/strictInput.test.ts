@@ -5,7 +5,7 @@ import { asBrowser, buildTestApp, login, register, ROOT_PASSWORD } from '../supp
 import { databaseTargets, type TestDatabase } from '../support/databases';
 import { resetRelay, startRelayHarness, type RelayHarness } from './relay/harness';
 
-const targets = await databaseTargets('strict input');
+const targets = await databaseTargets('strict input', { besideSqlite: 'postgres' });
 
 const swapCase = (text: string) => [...text].map((character) => (character === character.toLowerCase() ? character.toUpperCase() : character.toLowerCase())).join('');
 

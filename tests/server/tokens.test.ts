@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asBrowser, buildTestApp, login, register } from '../support/app';
 import { databaseTargets, type TestDatabase } from '../support/databases';
 
-const targets = await databaseTargets('tokens');
+const targets = await databaseTargets('tokens', { besideSqlite: 'postgres' });
 
 for (const target of targets) {
   describe.runIf(target.available)(`tokens on ${target.name}`, () => {

@@ -15,7 +15,7 @@ import { asBrowser, buildTestApp, login, register, ROOT_PASSWORD, sessionCookieO
 import { databaseTargets, type TestDatabase } from '../support/databases';
 import { deriveKey, openSecret, sealSecret } from '../../server/secrets';
 
-const targets = await databaseTargets('two-factor sign-in');
+const targets = await databaseTargets('two-factor sign-in', { besideSqlite: 'postgres' });
 const STEP_MS = 30_000;
 
 function codeAt(secret: string, stepOffset = 0): string {

@@ -12,7 +12,7 @@ import { databaseTargets, type TestDatabase } from '../support/databases';
 import { eventually, startWebhookReceiver, type WebhookReceiver } from '../support/webhookReceiver';
 import { resetRelay, startRelayHarness, type RelayHarness } from './relay/harness';
 
-const targets = await databaseTargets('webhooks');
+const targets = await databaseTargets('webhooks', { besideSqlite: 'mysql' });
 const RETRY_DELAYS_MS = [40, 80, 120];
 
 for (const target of targets) {

@@ -16,6 +16,8 @@ export function testConfig(overrides: Partial<Config> = {}, database: DatabaseCo
     database,
     sessionSecret: randomBytes(32),
     initialRootPassword: ROOT_PASSWORD,
+    // bcrypt's cheapest cost: a hash in about 2 ms instead of 0.1 s (the default, 10, is checked in auth.test.ts)
+    passwordHashCost: 4,
     // a folder that is never made: no console to serve (the app then answers 503 for its pages)
     consoleDir: join(tmpdir(), 'switchboard-tests-no-console'),
     trustProxy: false,

@@ -116,12 +116,23 @@ function mysqlTarget(available: boolean): DatabaseTarget {
 }
 
 /**
- * Every target, probed once. A target that is down is reported here; the
- * caller uses describe.runIf(target.available) so the skip is visible.
+ * Which databases a suite runs on. `'every'` (the default): SQLite, PostgreSQL and MariaDB, for the suites that
+ * test the ledger, leases, limits, migrations or SQL that differs by dialect. `{ besideSqlite }`: SQLite and the one
+ * server named, for suites whose SQL is the same everywhere; the files alternate between the two servers so both
+ * stay covered, and SWITCHBOARD_DB_MATRIX=every runs them on all three as well.
  */
-export async function databaseTargets(suite: string): Promise<DatabaseTarget[]> {
-  const [postgresUp, mysqlUp] = await Promise.all([postgresReachable(), mysqlReachable()]);
-  const targets = [sqliteTarget, postgresTarget(postgresUp), mysqlTarget(mysqlUp)];
+export type MatrixScope = 'every' | { besideSqlite: 'postgres' | 'mysql' };
+
+const everyDatabase = process.env.SWITCHBOARD_DB_MATRIX === 'every';
+
+/**
+ * The targets of `scope`, probed once. A target that is down is reported here; the caller uses
+ * describe.runIf(target.available) so the skip is visible.
+ */
+export async function databaseTargets(suite: string, scope: MatrixScope = 'every'): Promise<DatabaseTarget[]> {
+  const wanted = (name: TestDatabase['name']) => scope === 'every' || everyDatabase || name === 'sqlite' || name === scope.besideSqlite;
+  const [postgresUp, mysqlUp] = await Promise.all([wanted('postgres') ? postgresReachable() : false, wanted('mysql') ? mysqlReachable() : false]);
+  const targets = [sqliteTarget, postgresTarget(postgresUp), mysqlTarget(mysqlUp)].filter((target) => wanted(target.name));
   for (const target of targets) {
     if (target.available) continue;
     const where = target.name === 'postgres' ? POSTGRES_ADMIN_URL : MYSQL_ADMIN_URL;

@@ -1,8 +1,9 @@
-// The real gateway as its own process (server/main.ts under tsx) on a free
+// The real gateway as its own process (the run's bundle of server/main.ts) on a free
 // loopback port, for the tests that kill, stop or restart it: what only a
 // separate process shows (signals, SIGKILL mid-request, several nodes).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort, repoRoot } from '../e2e/support/gateway';
+import { gatewayCommand } from './gatewayCommand';
 
 export interface GatewayProcess {
   baseUrl: string;
@@ -25,7 +26,8 @@ export interface GatewayProcess {
 export async function spawnGatewayProcess(env: Record<string, string>, startTimeoutMs = 60_000): Promise<GatewayProcess> {
   const port = await freePort();
   let log = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+  const gateway = gatewayCommand();
+  const child = spawn(gateway.command, gateway.args, {
     cwd: repoRoot,
     env: {
       PATH: process.env.PATH ?? '',
@@ -36,6 +38,8 @@ export async function spawnGatewayProcess(env: Record<string, string>, startTime
       CHANNEL_RETEST_INTERVAL: '0',
       // one process, whose pid is the gateway's; a suite of workers asks for them
       WORKERS: '1',
+      // bcrypt's cheapest cost: each sign-in and start costs about 2 ms instead of 0.1 s
+      PASSWORD_HASH_COST: '4',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

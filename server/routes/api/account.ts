@@ -1,7 +1,7 @@
 // E-mail ownership codes, password reset by e-mailed link, and e-mail binding.
 // Answers never reveal whether an address belongs to an account.
 import { randomBytes, randomInt } from 'node:crypto';
-import bcrypt from 'bcryptjs';
+import { hashPassword } from '../../passwords';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { fail, ok } from '../../../common/envelope';
@@ -14,7 +14,7 @@ import { failureLimit } from '../../services/rateLimiter';
 import { requireTurnstile } from '../../plugins/turnstile';
 import { CODE_GUESSES_PER_REQUESTER, consumeCode, storeCode } from '../../repositories/verificationCodes';
 import { emailTaken, findUserByEmail, findUserById, updateUser } from '../../repositories/users';
-import { BCRYPT_COST, randomAlphanumeric } from '../../secrets';
+import { randomAlphanumeric } from '../../secrets';
 import { emailBindSchema, emailQuerySchema, resetSchema } from './inputSchemas';
 
 export const CODE_TTL_SECONDS = 10 * 60;
@@ -122,7 +122,7 @@ export function accountRoutes(fastify: FastifyInstance): Promise<void> {
     if (!user) return fail('the reset link is invalid or has expired');
     const password = randomAlphanumeric(12);
     await updateUser(db, Number(user.id), {
-      password_hash: await bcrypt.hash(password, BCRYPT_COST),
+      password_hash: await hashPassword(password, config.passwordHashCost),
       // a reset signs out every session of the account
       session_version: Number(user.session_version) + 1,
     });

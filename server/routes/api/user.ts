@@ -1,5 +1,4 @@
 // Sign-up, sign-in, sign-out and the caller's own account.
-import bcrypt from 'bcryptjs';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { effectiveTimeZone } from '../../../common/budgets';
@@ -16,10 +15,7 @@ import { checkEmailCode, normaliseEmail } from './account';
 import { finishFirstFactor } from './twoFactor';
 import { addUserQuota, createUser, deleteUser, emailTaken, findUserByAffCode, findUserByUsername, toUserRecord, updateUser, type UserPatch } from '../../repositories/users';
 import { loginSchema, registerSchema, selfUpdateSchema } from './inputSchemas';
-import { BCRYPT_COST } from '../../secrets';
-
-// Compared against when the username is unknown, so both failures take as long.
-const DUMMY_HASH = bcrypt.hashSync('switchboard-timing-equaliser', BCRYPT_COST);
+import { hashPassword, verifyPassword } from '../../passwords';
 
 const asString = (value: unknown) => (typeof value === 'string' ? value : '');
 
@@ -64,7 +60,7 @@ export function userRoutes(fastify: FastifyInstance): Promise<void> {
     }
     const affCode = asString(body.aff_code).trim();
     const inviter = affCode ? await findUserByAffCode(db, affCode) : undefined;
-    const passwordHash = await bcrypt.hash(password, BCRYPT_COST);
+    const passwordHash = await hashPassword(password, app.ctx.config.passwordHashCost);
     try {
       await db.transaction().execute(async (transaction) => {
         const newUserQuota = options.number('QuotaForNewUser');
@@ -114,7 +110,7 @@ export function userRoutes(fastify: FastifyInstance): Promise<void> {
     if (await limits.blocked()) return reply.code(429).send(fail('too many failed sign-ins, please try again later', 'too_many_sign_ins'));
     const user = await findUserByUsername(db, username);
     // an account without a password ('' : signed up through OAuth) matches nothing
-    const matches = (await bcrypt.compare(password, user?.password_hash || DUMMY_HASH)) && Boolean(user?.password_hash);
+    const matches = await verifyPassword(password, user?.password_hash, app.ctx.config.passwordHashCost);
     if (!user || !matches) {
       await limits.failed();
       return fail('username or password is wrong', 'wrong_credentials');
@@ -158,9 +154,9 @@ export function userRoutes(fastify: FastifyInstance): Promise<void> {
       if (caller.password_hash) {
         const current = asString(body.original_password);
         if (!current) return fail('enter your current password to set a new one');
-        if (!(await bcrypt.compare(current, caller.password_hash))) return fail('the current password is wrong', 'wrong_current_password');
+        if (!(await verifyPassword(current, caller.password_hash))) return fail('the current password is wrong', 'wrong_current_password');
       }
-      patch.password_hash = await bcrypt.hash(password, BCRYPT_COST);
+      patch.password_hash = await hashPassword(password, app.ctx.config.passwordHashCost);
       // a new password signs out every other session; this one gets a fresh cookie
       patch.session_version = Number(caller.session_version) + 1;
     }

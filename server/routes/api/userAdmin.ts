@@ -1,7 +1,7 @@
 // User administration (auth: admin) and the caller's access token and invite
 // code. Nobody acts on a user of equal or higher role, except root; root
 // itself can never be demoted, banned or deleted. Lists never carry secrets.
-import bcrypt from 'bcryptjs';
+import { hashPassword } from '../../passwords';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { fail, ok } from '../../../common/envelope';
@@ -13,7 +13,7 @@ import { createUser, deleteUser, findUserById, findUserByUsername, listUsers, se
 import { effectiveTimeZone, parseBudget } from '../../../common/budgets';
 import { parseRateLimitOverride } from '../../../common/rateLimits';
 import { parseConcurrencyLimit } from '../../relay/concurrency';
-import { BCRYPT_COST, generateAccessToken, generateAffCode } from '../../secrets';
+import { generateAccessToken, generateAffCode } from '../../secrets';
 import { passwordProblem, usernameProblem } from './user';
 import { byId, listed, searchedList, userCreateSchema, userManageSchema, userUpdateSchema } from './inputSchemas';
 
@@ -65,7 +65,7 @@ export function userAdminRoutes(fastify: FastifyInstance): Promise<void> {
     await createUser(db, dialect, {
       username,
       displayName,
-      passwordHash: await bcrypt.hash(password, BCRYPT_COST),
+      passwordHash: await hashPassword(password, app.ctx.config.passwordHashCost),
       quota: options.number('QuotaForNewUser'),
     });
     return ok();
@@ -90,7 +90,7 @@ export function userAdminRoutes(fastify: FastifyInstance): Promise<void> {
     if (typeof body.password === 'string' && body.password !== '') {
       const problem = passwordProblem(body.password);
       if (problem) return fail(problem);
-      patch.password_hash = await bcrypt.hash(body.password, BCRYPT_COST);
+      patch.password_hash = await hashPassword(body.password, app.ctx.config.passwordHashCost);
       patch.session_version = Number(target.session_version) + 1;
     }
     if (body.group !== undefined) {

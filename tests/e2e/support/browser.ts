@@ -17,12 +17,18 @@ export function chromiumAvailable(): boolean {
   return false;
 }
 
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'];
+
+/**
+ * A browser for one file: the run's shared Chromium (started by browserServer.ts, the e2e project's global setup)
+ * when there is one, else a Chromium of its own. Closing it closes the contexts it opened and, when shared, only
+ * disconnects.
+ */
 export async function launchBrowser(): Promise<Browser> {
   mkdirSync(screenshotDir, { recursive: true });
-  return chromium.launch({
-    executablePath: CHROMIUM_PATH,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'],
-  });
+  const shared = process.env.SWITCHBOARD_CHROMIUM_ENDPOINT;
+  if (shared) return chromium.connect(shared);
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
 }
 
 /** Signs in through the console's login form and waits for the home page. */

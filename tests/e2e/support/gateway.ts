@@ -1,4 +1,4 @@
-// Starts the real gateway (node + tsx, a fresh SQLite file, the built console)
+// Starts the real gateway (the run's bundle of server/main.ts, a fresh SQLite file, the built console)
 // on a free loopback port, and collects its log so tests can read what it printed.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gatewayCommand } from '../../support/gatewayCommand';
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -47,7 +48,8 @@ export async function startGateway(env: Record<string, string> = {}): Promise<Ru
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-e2e-'));
   let log = '';
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+  const gateway = gatewayCommand();
+  const child: ChildProcess = spawn(gateway.command, gateway.args, {
     cwd: repoRoot,
     env: {
       PATH: process.env.PATH ?? '',
@@ -56,6 +58,7 @@ export async function startGateway(env: Record<string, string> = {}): Promise<Ru
       HOST: '127.0.0.1',
       SQLITE_PATH: join(dataDir, 'switchboard.db'),
       CONSOLE_DIR: join(repoRoot, 'dist'),
+      PASSWORD_HASH_COST: '4',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -9,7 +9,7 @@ import { databaseTargets, type TestDatabase } from '../../support/databases';
 import { RERANK_GOOD_KEY, startRerankEmulator, type RerankEmulator } from '../../support/emulators/rerank';
 import { expectBilled, resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
-const targets = await databaseTargets('rerank billing');
+const targets = await databaseTargets('rerank billing', { besideSqlite: 'postgres' });
 
 for (const target of targets) {
   describe.runIf(target.available)(`rerank billed on ${target.name}`, () => {

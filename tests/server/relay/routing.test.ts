@@ -17,7 +17,7 @@ import type { RoutingBook } from '../../../server/relay/routing';
 import { databaseTargets, type TestDatabase } from '../../support/databases';
 import { lastConsumeLog, resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
-const targets = await databaseTargets('routing');
+const targets = await databaseTargets('routing', { besideSqlite: 'mysql' });
 
 const ROUTING_DEFAULTS: Record<string, string> = {
   ChannelCooldownSeconds: '5',

@@ -39,6 +39,8 @@ const startNode = (database: DatabaseConfig, secret: string, consoleDir: string)
       INITIAL_ROOT_PASSWORD: ROOT_PASSWORD,
       NODE_LEASE_SECONDS: String(LEASE_SECONDS),
       NODE_LEASE_RENEW_SECONDS: '0.25',
+      // every answer names the node that gave it: the test knows which relay_nodes row is the node it kills
+      NODE_ID_HEADER: '1',
     },
     45_000,
   );
@@ -122,20 +124,28 @@ for (const target of targets) {
           .then(async (response) => ({ status: response.status, text: await response.text() }))
           .catch((error: Error) => ({ status: 0, text: error.message }));
       });
-      // in the middle of the load (a third of the requests upstream, streams still running): node 2 dies without a word
-      const loadDeadline = Date.now() + 10_000;
-      while (emulator.requests.length < 70 && Date.now() < loadDeadline) await new Promise((wake) => setTimeout(wake, 5));
-      // node 2 started last: its lease row is the newer one
-      const [, killedId] = (await db.selectFrom('relay_nodes').select('id').orderBy('started_at').execute()).map((row) => row.id);
+      // in the middle of the load (a third of the requests upstream, streams still running), and only once node 2
+      // holds quota in the database (on a loaded machine it may still be taking its first lease when node 1 has
+      // sent 70 requests; a node killed holding nothing tests nothing): node 2 dies without a word
+      const killedId = (await fetch(`${nodes[1].baseUrl}/api/status`)).headers.get('x-switchboard-node');
+      expect(killedId).toBeTruthy();
+      const heldBy = async (nodeId: string) =>
+        Number(
+          (
+            await db
+              .selectFrom('reservations')
+              .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('amount'), eb.lit(0)).as('sum'))
+              .where('state', '=', 1)
+              .where('node_id', '=', nodeId)
+              .executeTakeFirstOrThrow()
+          ).sum,
+        );
+      const loadDeadline = Date.now() + 20_000;
+      while ((emulator.requests.length < 70 || (await heldBy(killedId!)) === 0) && Date.now() < loadDeadline) await new Promise((wake) => setTimeout(wake, 5));
       await nodes[1].stop('SIGKILL');
       // what it held when it died: a COMMIT it sent just before may land a moment after; nobody sweeps it before its lease (3 s) runs out
       await new Promise((wake) => setTimeout(wake, 1500));
-      const deadHeld = await db
-        .selectFrom('reservations')
-        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('amount'), eb.lit(0)).as('sum'))
-        .where('state', '=', 1)
-        .where('node_id', '=', killedId)
-        .executeTakeFirstOrThrow();
+      const deadHeld = { sum: await heldBy(killedId!) };
       const byNode = await db
         .selectFrom('reservations')
         .select(['node_id', 'state'])
