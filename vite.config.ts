@@ -6,7 +6,6 @@ import { precompress } from './scripts/precompress.ts';
 const gateway = process.env.SWITCHBOARD_DEV_GATEWAY ?? 'http://127.0.0.1:3000';
 
 const testWorkers = Number(process.env.SWITCHBOARD_TEST_WORKERS) || 3;
-const e2eWorkers = Number(process.env.SWITCHBOARD_E2E_WORKERS) || 2;
 
 /** Test files that run alone (the serial project): they spawn gateways or database servers and kill them. */
 const serialFiles = [
@@ -88,8 +87,7 @@ export default defineConfig({
           globalSetup: ['tests/support/globalSetup.ts', 'tests/e2e/support/browserServer.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,
-          maxWorkers: e2eWorkers,
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 0 },
         },
       },
     ],

@@ -82,7 +82,7 @@ export const servicesPlugin = fp<ServicesOptions>(
       options,
       sessions: new SessionSigner(config.sessionSecret),
       sendMail: createMailer(options),
-      rateLimiter: new RateLimiter(redis),
+      rateLimiter: new RateLimiter(redis, config.redisKeyPrefix),
       relayCache,
       ledger,
       nodeId,

@@ -31,12 +31,16 @@ export class RateLimiter {
   private readonly memory = new MemoryCounter();
   private redisSkippedUntil = 0;
 
-  constructor(private readonly redis?: Redis) {}
+  /** `keyPrefix` (REDIS_KEY_PREFIX) starts every Redis key, so deployments (or test runs) sharing a Redis count apart. */
+  constructor(
+    private readonly redis?: Redis,
+    readonly keyPrefix = '',
+  ) {}
 
   /** Counts a request; true when it is within the limit. */
   async allow(bucket: string, ip: string, rule: RateLimitRule): Promise<boolean> {
     if (rule.max <= 0) return true;
-    const key = `ratelimit:${bucket}:${ip}`;
+    const key = `${this.keyPrefix}ratelimit:${bucket}:${ip}`;
     // a client that is not connected would only fail, and one that just timed out would likely again: skip the attempt
     if (this.redis?.status === 'ready' && Date.now() >= this.redisSkippedUntil) {
       const window = Math.floor(Date.now() / 1000 / rule.windowSeconds);
@@ -66,10 +70,14 @@ export class RateLimiter {
 export class FailureCounter {
   private readonly memory = new Map<string, { resetAt: number; count: number }>();
 
-  constructor(private readonly redis?: Redis) {}
+  /** `keyPrefix` (REDIS_KEY_PREFIX) starts every Redis key, so deployments (or test runs) sharing a Redis count apart. */
+  constructor(
+    private readonly redis?: Redis,
+    private readonly keyPrefix = '',
+  ) {}
 
   private windowKey(key: string, rule: RateLimitRule): string {
-    return `failures:${key}:${Math.floor(Date.now() / 1000 / rule.windowSeconds)}`;
+    return `${this.keyPrefix}failures:${key}:${Math.floor(Date.now() / 1000 / rule.windowSeconds)}`;
   }
 
   async count(key: string, rule: RateLimitRule): Promise<number> {
@@ -115,7 +123,7 @@ interface LimitContext {
 function failureCounterOf(ctx: LimitContext): FailureCounter {
   let counter = failureCounters.get(ctx.rateLimiter);
   if (!counter) {
-    counter = new FailureCounter(ctx.redis);
+    counter = new FailureCounter(ctx.redis, ctx.rateLimiter.keyPrefix);
     failureCounters.set(ctx.rateLimiter, counter);
   }
   return counter;

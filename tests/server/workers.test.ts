@@ -16,7 +16,7 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerState } from '../support/ledgerState';
 import { openDatabase, type Database } from '../../server/db/database';
-import { databaseTargets, REDIS_URL, redisAvailable, type TestDatabase } from '../support/databases';
+import { databaseTargets, REDIS_URL, redisAvailable, redisTestPrefix, type TestDatabase } from '../support/databases';
 import { freePort, repoRoot } from '../e2e/support/gateway';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
 import { rootConsole } from '../support/gatewayProcess';
@@ -116,6 +116,7 @@ for (const target of targets) {
           CONSOLE_DIR: dataDir,
           SQL_DSN: database.config.dialect === 'postgres' ? database.config.connectionString : '',
           REDIS_CONN_STRING: REDIS_URL,
+          REDIS_KEY_PREFIX: redisTestPrefix(),
           WORKERS: '2',
           NODE_ID_HEADER: '1',
           SESSION_SECRET: randomBytes(32).toString('hex'),
@@ -139,6 +140,8 @@ for (const target of targets) {
       const token = await admin('/api/token/', { name: 'workers', remain_quota: TOKEN_START });
       tokenKey = token.key;
       tokenId = Number(token.id);
+      // two workers started on an empty database at once: one created root, as user 1 (server/bootstrap.ts)
+      expect(await db.selectFrom('users').select(['id', 'username']).execute()).toEqual([{ id: 1, username: 'root' }]);
       await db.updateTable('users').set({ quota: USER_START }).where('id', '=', 1).execute();
     }, 150_000);
 

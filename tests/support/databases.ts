@@ -145,6 +145,15 @@ export async function databaseTargets(suite: string, scope: MatrixScope = 'every
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /**
+ * This test file's prefix for every Redis key its gateways write (REDIS_KEY_PREFIX): files run at once on the one
+ * Redis, and each fresh database numbers its users and keys from 1 again, so without it one file's requests in
+ * flight, rate limits and sign-in failures would count against another's. A suite whose describes each start
+ * gateways on a fresh database takes one per describe (`redisTestPrefix()`).
+ */
+export const redisTestPrefix = () => `test:${randomBytes(6).toString('hex')}:`;
+export const REDIS_TEST_PREFIX = redisTestPrefix();
+
+/**
  * Whether Redis answers at REDIS_URL. Like the databases above, a Redis that is
  * down fails the run under SWITCHBOARD_REQUIRE_SERVICES=1 and is otherwise
  * reported as a left-out suite.

@@ -3,6 +3,7 @@
 // separate process shows (signals, SIGKILL mid-request, several nodes).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort, repoRoot } from '../e2e/support/gateway';
+import { REDIS_TEST_PREFIX } from './databases';
 import { gatewayCommand } from './gatewayCommand';
 
 export interface GatewayProcess {
@@ -40,6 +41,8 @@ export async function spawnGatewayProcess(env: Record<string, string>, startTime
       WORKERS: '1',
       // bcrypt's cheapest cost: each sign-in and start costs about 2 ms instead of 0.1 s
       PASSWORD_HASH_COST: '4',
+      // Redis keys apart from other test files' (used only when the test sets REDIS_CONN_STRING)
+      REDIS_KEY_PREFIX: REDIS_TEST_PREFIX,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

