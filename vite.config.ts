@@ -2,6 +2,7 @@ import { defineConfig } from 'vitest/config';
 import { fileURLToPath } from 'node:url';
 import react from '@vitejs/plugin-react';
 import { precompress } from './scripts/precompress.ts';
+import LongestFirstSequencer from './tests/support/sequencer.ts';
 
 const gateway = process.env.SWITCHBOARD_DEV_GATEWAY ?? 'http://127.0.0.1:3000';
 
@@ -10,7 +11,7 @@ const testWorkers = Number(process.env.SWITCHBOARD_TEST_WORKERS) || 3;
 /** Test files that run alone (the serial project): they spawn gateways or database servers and kill them. */
 const serialFiles = [
   'tests/server/faults/**/*.test.ts',
-  'tests/server/relay/{crashRecovery,gracefulShutdown,leaseKill,sharedConcurrencyLimit,twoNodeMoney}.test.ts',
+  'tests/server/relay/{crashRecovery,gracefulShutdown,leaseKill,sharedConcurrencyLimit,twoNodeMoney,twoNodeRateLimit}.test.ts',
   'tests/server/{deployment,health,webhooksTwoNodes,workers}.test.ts',
 ];
 
@@ -41,6 +42,8 @@ export default defineConfig({
     maxWorkers: testWorkers,
     // the closing lines of every run: each project's wall time and the ten slowest files (test-results/timings.json)
     reporters: ['default', './tests/support/timingReporter.ts'],
+    // longest files first across the projects of a group, e2e files spread out (tests/support/sequencer.ts)
+    sequence: { sequencer: LongestFirstSequencer },
     projects: [
       {
         extends: true,

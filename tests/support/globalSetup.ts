@@ -5,6 +5,8 @@
 import { rmSync } from 'node:fs';
 
 export default async function setup(): Promise<() => void> {
+  // every project that starts gateways names this setup; the first to run builds the bundle for the whole run
+  if (process.env.SWITCHBOARD_TEST_GATEWAY) return () => undefined;
   // @ts-expect-error: a plain ES module of the build scripts, without type declarations
   const { bundle } = (await import('../../scripts/buildServer.mjs')) as { bundle: (entry: string, name: string) => Promise<string> };
   // a file of this run's own: two runs at once (two checkouts, two terminals) never share one

@@ -114,6 +114,19 @@ async function startSession() {
 const say = (text: string) => ({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] } });
 
 /** The gateway has settled and logged everything; the ledger invariant holds and nothing is held. */
+/**
+ * After the client's close: its session's settlements are written by the gateway once it has seen the close too,
+ * which on a busy machine may be after the client's socket has closed; waits (up to 10 s) for `logs` consume logs
+ * past `logsBefore`, then checks that nothing is held.
+ */
+async function settledAfterClose(logsBefore: number, logs: number) {
+  for (let waited = 0; waited < 10_000 && (await consumeLogCount(harness)) < logsBefore + logs; waited += 20) {
+    await harness.settled();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return expectNothingHeld();
+}
+
 async function expectNothingHeld() {
   await harness.settled();
   const state = await ledgerState(harness.app.ctx.db, 1, harness.tokenId);
@@ -231,7 +244,7 @@ for (const { target, quotaLeases } of targets) {
         client.socket.close();
         await client.closed;
 
-        const state = await expectNothingHeld();
+        const state = await settledAfterClose(logsBefore, 2);
         const logs = await harness.app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).orderBy('id', 'asc').offset(logsBefore).limit(10).execute();
         expect(logs).toHaveLength(2);
         expect(logs.map((log) => ({ quota: log.quota, prompt: log.prompt_tokens, completion: log.completion_tokens, model: log.model_name, channel: log.channel_id }))).toEqual([
@@ -394,7 +407,7 @@ for (const { target, quotaLeases } of targets) {
         expect(reported.input_token_details.audio_tokens).toBe(10);
         client.socket.close();
         await client.closed;
-        const state = await expectNothingHeld();
+        const state = await settledAfterClose(logsBefore, 1);
         expect(await consumeLogCount(harness)).toBe(logsBefore + 1);
         expect(state.logged - before.logged).toBe(expectedCharge(reported));
         expect(before.remain - state.remain).toBe(expectedCharge(reported));
@@ -422,7 +435,7 @@ for (const { target, quotaLeases } of targets) {
       });
 
       it('gives back the hold of a response.create the upstream refuses, and the session goes on', async () => {
-        const { before, reportedBefore, client } = await startSession();
+        const { before, logsBefore, reportedBefore, client } = await startSession();
         upstream.deltaMs = 10;
         client.send(say('hello twice'));
         client.send({ type: 'response.create', event_id: 'one', response: { modalities: ['text'] } });
@@ -436,7 +449,7 @@ for (const { target, quotaLeases } of targets) {
         await client.next('response.done', mark);
         client.socket.close();
         await client.closed;
-        const state = await expectNothingHeld();
+        const state = await settledAfterClose(logsBefore, 2);
         const charges = upstream.reported.slice(reportedBefore).map(expectedCharge);
         expect(charges).toHaveLength(2);
         expect(state.logged - before.logged).toBe(charges[0] + charges[1]);
