@@ -444,6 +444,12 @@ export const OPTION_SPECS = {
   TokenConcurrencyLimit: { kind: 'number', default: '128' },
   /** The same for all of one user's tokens together. */
   UserConcurrencyLimit: { kind: 'number', default: '256' },
+  /**
+   * Groups whose requests are refused (400 unsupported_tool) rather than sent on without a built-in tool the
+   * channel's vendor has nothing like (web search to a vendor without one); the others get the answer with an
+   * `x-switchboard-dropped-tools` header and the log saying what was left out.
+   */
+  ToolRefusalGroups: { kind: 'list', default: '' },
 } as const satisfies Record<string, OptionSpec>;
 
 export type OptionKey = keyof typeof OPTION_SPECS;

@@ -264,6 +264,9 @@ export function dataUrl(url: string): { mediaType: string; data: string } | unde
  */
 export const MAX_TOKENS_LIMIT = 10_000_000;
 
+/** "a" or "an" before a word, by how it is spoken: "an anthropic channel", "an openai channel", "a gemini channel". */
+export const withArticle = (word: string): string => `${/^[aeiou]/i.test(word) ? 'an' : 'a'} ${word}`;
+
 /** A JSON object (not null, not an array): what every reader of a vendor's untyped JSON asks first. */
 export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 

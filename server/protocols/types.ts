@@ -80,6 +80,12 @@ export interface ChatRequest {
   tools?: ChatTool[];
   tool_choice?: 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
   response_format?: { type: string; [field: string]: unknown };
+  /**
+   * OpenAI chat's web search (its search models take it): the chat form's
+   * carrier for every client's web search tool, which each adaptor gives to
+   * its vendor's own search (UpstreamAdaptor.webSearch) or the relay drops.
+   */
+  web_search_options?: Record<string, unknown>;
   [field: string]: unknown;
 }
 
@@ -238,6 +244,8 @@ export interface AdaptorCall {
    * `max_tokens` when the client gave none. Unset: the catalog is not asked.
    */
   modelMaxOutputTokens?: number;
+  /** Built-in tools the relay took out of the request because this channel's vendor has nothing like them (set by the relay; the answer names them). */
+  droppedTools?: string[];
 }
 
 /** Where and how to send one call. */
@@ -388,6 +396,14 @@ export interface UpstreamAdaptor {
   /** Classifies a non-2xx answer (and is used for any error body). */
   failure(status: number, body: string): UpstreamFailure;
   balance?: BalanceSource;
+  /**
+   * Whether `encodeChat` gives chat's `web_search_options` to the vendor's own
+   * search for this model (Anthropic's web search tool, Gemini's Google Search
+   * grounding, OpenAI's search models). Absent or false: the relay drops it
+   * and tells the client (a header and the log), or refuses where the
+   * operator said so.
+   */
+  webSearch?(model: string): boolean;
 }
 
 export const isUpstreamFailure = (value: unknown): value is UpstreamFailure => typeof value === 'object' && value !== null && 'deadKey' in value && 'retryable' in value && 'status' in value;

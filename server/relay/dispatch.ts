@@ -25,7 +25,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/database';
 import { pipeline, Readable, Transform } from 'node:stream';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/faults';
-import { chatRequestProblem, upstreamFailure } from '../protocols/shared';
+import { chatRequestProblem, uncarriedToolsReason, upstreamFailure, withArticle } from '../protocols/shared';
 import { configuredMaxOutputTokens } from '../billing/prices';
 import { catalogMaxOutputTokens } from '../billing/catalog';
 import {
@@ -497,11 +497,13 @@ async function tryNextChannel(run: DispatchRun, stage: RouteStage, attempt: numb
     );
     return SKIPPED;
   }
-  const uncarried = !passes && !native && asked === 'chat' ? request.untranslatable?.() : undefined;
+  const dropped = !passes && !native && asked === 'chat' && request.json ? droppedToolsOf(adaptor, upstreamModel, request.json) : undefined;
+  const refusesDrop = dropped !== undefined && deps.options.get('ToolRefusalGroups').split(',').includes(caller.user.group);
+  const uncarried = !passes && !native && asked === 'chat' ? (request.untranslatable?.() ?? (refusesDrop && dropped ? uncarriedToolsReason(dropped) : undefined)) : undefined;
   if (uncarried) {
     // dropping a tool the client relies on would change what the model can do behind its back: this channel is
     // passed by (the attempt is not spent on it), as one that speaks the client's protocol may still take it
-    run.lastError = relayError(400, `this request cannot be sent to a ${adaptor.protocol} channel: ${uncarried}`, 'unsupported_tool');
+    run.lastError = relayError(400, `this request cannot be sent to ${withArticle(adaptor.protocol)} channel: ${uncarried}`, 'unsupported_tool');
     return SKIPPED;
   }
   const sentAt = Date.now();
@@ -861,6 +863,11 @@ async function translated(deps: DispatchDeps, adaptor: UpstreamAdaptor, channel:
   return translatedOnce(deps, adaptor, channel, operation, upstreamModel, request, split);
 }
 
+/** The built-in tools of a chat-form request this channel's vendor has nothing like (web search where it has no search), or undefined. */
+function droppedToolsOf(adaptor: UpstreamAdaptor, upstreamModel: string, json: Record<string, unknown>): string[] | undefined {
+  return json.web_search_options !== undefined && json.web_search_options !== null && adaptor.webSearch?.(upstreamModel) !== true ? ['web_search'] : undefined;
+}
+
 /** The translated path: the request encoded by the channel's adaptor, its answer decoded into OpenAI's shape. */
 async function translatedOnce(
   deps: DispatchDeps,
@@ -893,8 +900,10 @@ async function translatedOnce(
   };
   if (isUpstreamFailure(credential)) return { outcome: 'failed', failure: credential };
   if (request.signal.aborted) return { outcome: 'aborted' };
+  const dropped = operation === 'chat' ? droppedToolsOf(adaptor, upstreamModel, json) : undefined;
   const call: AdaptorCall = {
     channel: config,
+    droppedTools: dropped,
     operation,
     model: upstreamModel,
     stream: clientStreams,
@@ -909,7 +918,10 @@ async function translatedOnce(
   let body: string;
   try {
     if (operation === 'chat') {
-      body = adaptor.encodeChat(withinModelOutput({ ...(json as unknown as ChatRequest), model: upstreamModel }, deps.options.json('ModelMaxOutputTokens')), call);
+      const chat: ChatRequest = { ...(json as unknown as ChatRequest), model: upstreamModel };
+      // a built-in tool this vendor has nothing like goes no further (the answer says so: call.droppedTools)
+      if (dropped) delete chat.web_search_options;
+      body = adaptor.encodeChat(withinModelOutput(chat, deps.options.json('ModelMaxOutputTokens')), call);
     } else if (operation === 'rerank') {
       if (!adaptor.encodeRerank || !request.rerank) return { outcome: 'failed', failure: upstreamFailure(501, `the ${adaptor.protocol} adaptor cannot encode rerank`, { retryable: true }) };
       body = adaptor.encodeRerank({ ...request.rerank, model: upstreamModel }, call);
@@ -922,7 +934,7 @@ async function translatedOnce(
     // an input the vendor's format cannot carry (token arrays to Gemini embeddings...): another channel may take it
     return {
       outcome: 'failed',
-      failure: upstreamFailure(400, `this request cannot be sent to a ${adaptor.protocol} channel: ${(error as Error).message}`, {
+      failure: upstreamFailure(400, `this request cannot be sent to ${withArticle(adaptor.protocol)} channel: ${(error as Error).message}`, {
         type: 'invalid_request_error',
         code: 'invalid_request_error',
         retryable: true,

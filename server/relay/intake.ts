@@ -44,8 +44,69 @@ export function queryOf(url: string, queryStart: number): Readonly<Record<string
 
 const ignoreError = () => undefined;
 
-/** The JSON body, parsed and as bytes, or the 400/413 a client gets for a bad one (the same as Fastify's parser gives). */
-export type JsonBodyRead = { body: unknown; raw: Buffer } | RelayError;
+/** The JSON body, parsed and as bytes (unless they may not go upstream as they are: forwardableBytes), or the 400/413 a client gets for a bad one (the same as Fastify's parser gives). */
+export type JsonBodyRead = { body: unknown; raw: Buffer | undefined } | RelayError;
+
+/**
+ * The client's bytes when they may be forwarded as they are, else undefined
+ * (the relay then sends the body as JSON prints it). The prompt's bound counts
+ * a number by the characters JSON prints it with (promptBound.ts), so bytes
+ * holding a number written longer (a 100,000-digit literal, `1.000`, `1E2`)
+ * are not forwarded: what goes upstream is then what was counted.
+ */
+export function forwardableBytes(text: string, raw: Buffer): Buffer | undefined {
+  return hasRewrittenNumber(text) ? undefined : raw;
+}
+
+/** Whether valid JSON `text` holds a number literal longer than the form JSON.stringify gives it. Linear: strings are skipped with indexOf. */
+export function hasRewrittenNumber(text: string): boolean {
+  const end = text.length;
+  let at = 0;
+  while (at < end) {
+    const quote = text.indexOf('"', at);
+    if (numberRewrittenIn(text, at, quote === -1 ? end : quote)) return true;
+    if (quote === -1) return false;
+    // the string's closing quote: the first one after an even run of backslashes
+    let close = quote;
+    for (;;) {
+      close = text.indexOf('"', close + 1);
+      if (close === -1) return false;
+      let slashes = 0;
+      while (text.charCodeAt(close - 1 - slashes) === 92) slashes += 1;
+      if (slashes % 2 === 0) break;
+    }
+    at = close + 1;
+  }
+  return false;
+}
+
+/** Whether a stretch of JSON outside strings holds a number JSON would print shorter. */
+function numberRewrittenIn(text: string, from: number, to: number): boolean {
+  let at = from;
+  while (at < to) {
+    const code = text.charCodeAt(at);
+    // a number starts with '-' or a digit; nothing else outside strings can
+    if (code !== 45 && (code < 48 || code > 57)) {
+      at += 1;
+      continue;
+    }
+    const start = at;
+    let plainInteger = true;
+    while (at < to) {
+      const next = text.charCodeAt(at);
+      if (next >= 48 && next <= 57) at += 1;
+      else if (next === 45 || next === 43 || next === 46 || next === 101 || next === 69) {
+        if (!(next === 45 && at === start)) plainInteger = false;
+        at += 1;
+      } else break;
+    }
+    const length = at - start;
+    // an integer of up to 15 digits prints as it is written (JSON allows no leading zeros; "-0" prints as "0")
+    if (plainInteger && length <= 16 && text.slice(start, at) !== '-0') continue;
+    if (length > JSON.stringify(Number(text.slice(start, at))).length) return true;
+  }
+  return false;
+}
 
 /**
  * Reads the JSON body and hands it to `done` (or the request's stream error to
@@ -68,13 +129,14 @@ export function readJsonBody(request: IncomingMessage, limit: number, done: (rea
     request.off('error', failed);
     if (size === 0) return done(relayError(400, 'the request body must be a JSON object', 'invalid_json'));
     const raw = joinChunks(chunks, size);
+    const text = raw.toString('utf8');
     let body: unknown;
     try {
-      body = JSON.parse(raw.toString('utf8'));
+      body = JSON.parse(text);
     } catch (error) {
       return done(relayError(400, `the request body is not valid JSON: ${(error as Error).message}`, 'invalid_json'));
     }
-    done({ body, raw });
+    done({ body, raw: forwardableBytes(text, raw) });
   };
   request.on('data', onData).on('end', onEnd).once('error', failed);
 }

@@ -49,6 +49,7 @@ import {
   servesRealtime,
   watchedClientEvent,
   watchedServerEvent,
+  type RealtimeClientInput,
   type RealtimeUsage,
 } from '../protocols/upstream/realtime';
 import { countTextTokens } from '../protocols/inbound/tokenCount';
@@ -370,10 +371,18 @@ function closeReason(reason: string): string {
   return text;
 }
 
-/** Rough tokens a client frame adds to the conversation (audio appends are base64 audio: about 64k characters a second of PCM16). */
-function tokensOfClientFrame(frame: Buffer): number {
-  if (frame.includes('"input_audio_buffer.append"')) return Math.ceil(frame.length / 1000);
-  return Math.ceil(frame.length / 3);
+/**
+ * The most tokens a client frame can add to the conversation: its bytes (no
+ * token stands for less than one), except an audio append, whose base64 audio
+ * is billed by its seconds (about 64k characters a second of PCM16, some ten
+ * tokens): one token per 1,000 bytes. The frame's type is read from the frame
+ * parsed (`input`), never from a substring a text could carry.
+ */
+function tokensOfClientFrame(frame: Buffer, input: RealtimeClientInput | undefined): number {
+  if (input?.bufferedAudioBytes !== undefined) return Math.ceil(frame.length / 1000);
+  // an item's audio parts are audio too: their base64 at the same rate, the rest of the frame by its bytes
+  const audioCharacters = Math.min(frame.length, Math.ceil((input?.itemAudioBytes ?? 0) / 3) * 4);
+  return frame.length - audioCharacters + Math.ceil(audioCharacters / 1000);
 }
 
 export class RealtimeSession {
@@ -516,15 +525,14 @@ export class RealtimeSession {
   }
 
   private passFromClient(data: Buffer, isBinary: boolean): void {
-    this.added += isBinary ? Math.ceil(data.length / 1000) : tokensOfClientFrame(data);
-    if (!isBinary && this.upstream.readyState === OPEN) this.countInput(data);
+    const input = isBinary ? undefined : realtimeClientInput(data);
+    this.added += isBinary ? Math.ceil(data.length / 1000) : tokensOfClientFrame(data, input);
+    if (input && this.upstream.readyState === OPEN) this.countInput(input);
     this.pass(this.upstream, this.client!, data, isBinary);
   }
 
   /** What a client frame adds to the conversation, in the gateway's count. */
-  private countInput(data: Buffer): void {
-    const input = realtimeClientInput(data);
-    if (!input) return;
+  private countInput(input: RealtimeClientInput): void {
     if (input.bufferedAudioBytes) this.bufferedAudioSeconds += input.bufferedAudioBytes / this.inputBytesPerSecond;
     if (input.itemAudioBytes) this.addedAudioSeconds += input.itemAudioBytes / this.inputBytesPerSecond;
     if (input.texts) this.addedTexts.push(...input.texts);
@@ -579,7 +587,8 @@ export class RealtimeSession {
       }
       // later frames wait for this hold: nothing overtakes the response they may belong to
       this.client.pause();
-      const hold = await this.hold(outputLimitOf(watched.event.response)).finally(() => this.client?.resume());
+      // the response's own instructions, input items and tools are billed as its input: the frame's bytes bound them
+      const hold = await this.hold(outputLimitOf(watched.event.response), data.length).finally(() => this.client?.resume());
       if (isRelayError(hold)) {
         this.client.send(realtimeErrorEvent(hold.code === 'insufficient_quota' ? 'insufficient_quota' : String(hold.code ?? 'refused'), hold.message, eventId));
         this.closeWhenIdle(REALTIME_CLOSE.insufficientQuota, hold.code === 'insufficient_quota' ? 'insufficient quota' : 'response refused');
@@ -597,12 +606,12 @@ export class RealtimeSession {
     this.passFromClient(data, isBinary);
   }
 
-  /** Holds the bound of one response at the prices in force now; a refusal when the balance cannot cover it. */
-  private async hold(outputLimit: number | undefined): Promise<Hold | RelayError> {
+  /** Holds the bound of one response (`own`: tokens its response.create carries) at the prices in force now; a refusal when the balance cannot cover it. */
+  private async hold(outputLimit: number | undefined, own = 0): Promise<Hold | RelayError> {
     const admission = admitModel(this.ctx, this.caller, this.model, this.requestId);
     if (isRelayError(admission)) return admission;
     const ratios = realtimeRatios(admission, completionRatioFor(this.model, this.ctx.options.json('CompletionRatio')));
-    const input = Math.min(contextWindowFor(this.model) ?? DEFAULT_CONTEXT_WINDOW, this.context + this.added);
+    const input = Math.min(contextWindowFor(this.model) ?? DEFAULT_CONTEXT_WINDOW, this.context + this.added + own);
     const amount = realtimeBound(ratios, input, outputBoundOf(this.model, outputLimit ?? this.sessionOutputLimit));
     const reservation = await reserve(this.ctx, admission, amount);
     if (isRelayError(reservation)) return reservation;

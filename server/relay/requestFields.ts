@@ -38,6 +38,8 @@ function tokenLimitProblem(body: Record<string, unknown>, param: 'max_tokens' | 
 /** The first field the gateway reads that has the wrong type or is out of range, as an OpenAI-shaped 400. */
 export function relayFieldProblem(body: Record<string, unknown>): RelayError | undefined {
   const { model, n, stream } = body;
+  // completions' best_of: the vendor generates (and bills) that many candidates, so the hold multiplies by it as by n
+  const bestOf = body.best_of;
   if (!absent(model)) {
     if (typeof model !== 'string') return invalid('model', 'model must be a string');
     const problem = modelNameProblem(model);
@@ -46,6 +48,7 @@ export function relayFieldProblem(body: Record<string, unknown>): RelayError | u
   const limit = tokenLimitProblem(body, 'max_tokens') ?? tokenLimitProblem(body, 'max_completion_tokens') ?? tokenLimitProblem(body, 'max_output_tokens');
   if (limit) return limit;
   if (!absent(n) && (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > N_MAX)) return invalid('n', `n must be an integer from 1 to ${N_MAX}`);
+  if (!absent(bestOf) && (typeof bestOf !== 'number' || !Number.isInteger(bestOf) || bestOf < 1 || bestOf > N_MAX)) return invalid('best_of', `best_of must be an integer from 1 to ${N_MAX}`);
   if (!absent(stream) && typeof stream !== 'boolean') return invalid('stream', 'stream must be a boolean');
   const streamOptions = body.stream_options;
   if (!absent(streamOptions)) {

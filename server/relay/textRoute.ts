@@ -10,7 +10,7 @@ import { affinityCaller } from './routing';
 import type { Readable } from 'node:stream';
 import type { InboundCodec, Usage, TextMode } from '../protocols/inbound';
 import { measurePrompt } from '../protocols/inbound/promptBound';
-import { countTextTokens, hasVendorTokenizer } from '../protocols/inbound/tokenCount';
+import { countPaced, countTextsPaced, hasVendorTokenizer } from '../protocols/inbound/tokenCount';
 import { reserve, reserveLowered, tokenCharge, type Bill } from '../billing/accounting';
 import { contextWindowFor } from '../billing/catalog';
 import { affordableOutputTokens, completionRatioFor, maxOutputTokensFor, reservationQuota } from '../billing/prices';
@@ -38,9 +38,9 @@ interface TextState {
   /** The prompt's byte bound: what is reserved first, with no tokenizer on the hot path. */
   boundPromptTokens: number;
   /** The bound with the vendor's tokenizer, once made (only when the byte bound is refused). */
-  tightPromptTokens: number | undefined;
-  /** The prompt's exact count, once made (only when the bound is refused or the answer reports no usage). */
-  countedPromptTokens: number | undefined;
+  tightPromptTokens: Promise<number> | undefined;
+  /** The prompt's exact count, once made (only when the answer reports no usage); counted paced, never holding the event loop. */
+  countedPromptTokens: Promise<number> | undefined;
   /** The output limit the gateway set because the balance could not pay for the model's maximum. */
   loweredLimit: number | undefined;
   streamed: boolean;
@@ -49,11 +49,17 @@ interface TextState {
   clientAskedUsage: boolean;
 }
 
+/** The response header naming the built-in tools a request lost on its way to a vendor that has nothing like them. */
+export const DROPPED_TOOLS_HEADER = 'x-switchboard-dropped-tools';
+
 /** A text route of a client-side protocol: `mode` is what it asks, `upstreamPath` where (for channels that speak the client's protocol). */
 export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: string): RelayRoute<TextState> {
   const clientProtocol = inbound.protocol === 'openai' ? undefined : `client protocol ${inbound.protocol}`;
   /** The prompt's exact count, made once. */
-  const promptTokens = (call: RelayCall<TextState>) => (call.state.countedPromptTokens ??= inbound.promptTokens(mode, call.body, call.model, { approximate: call.state.approximate }));
+  const promptTokens = (call: RelayCall<TextState>) =>
+    (call.state.countedPromptTokens ??= countPaced(call.model, { approximate: call.state.approximate }, (options) => inbound.promptTokens(mode, call.body, call.model, options)));
+  /** A text's tokens, counted paced (a huge answer from an upstream that reports no usage must not hold the event loop either). */
+  const textTokens = (call: RelayCall<TextState>, text: string) => countTextsPaced([text], call.model, { approximate: call.state.approximate });
   /**
    * A closer bound than the bytes where the model's own tokenizer is at hand
    * (OpenAI's families): the same walk over the whole body, each text counted
@@ -62,22 +68,26 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
    */
   const tightPromptTokens = (call: RelayCall<TextState>) => (call.state.tightPromptTokens ??= tokenizedBound(call));
   /** The byte bound already holds the context-window cap and the uncountable parts: the tokenizer can only lower it. */
-  const tokenizedBound = (call: RelayCall<TextState>) => {
+  const tokenizedBound = async (call: RelayCall<TextState>) => {
     const bound = call.state.boundPromptTokens;
     if (call.state.approximate || !hasVendorTokenizer(call.model)) return bound;
-    const measured = measurePrompt(call.body, call.model, (text) => countTextTokens(text, call.model));
-    return measured.uncountable ? bound : Math.min(bound, measured.tokens);
+    // the walk itself is linear; its texts are counted after it, paced
+    const texts: string[] = [];
+    const measured = measurePrompt(call.body, call.model, (text) => (texts.push(text), 0));
+    if (measured.uncountable) return bound;
+    return Math.min(bound, measured.tokens + (await countTextsPaced(texts, call.model)));
   };
   const reservationFor = (call: RelayCall<TextState>, promptTokens: number, maxTokens = call.state.clientLimit) => {
     const { state, admission } = call;
     return reservationQuota({ promptTokens, maxTokens, maxOutputTokens: state.maxOutputTokens, n: state.answers, ratio: admission.ratio, completionRatio: state.completionRatio });
   };
   /** Bills the usage: the upstream's report, or (estimated) what was counted locally. */
-  const settle = (call: RelayCall<TextState>, channelId: number, usage: Usage, estimated: boolean) => {
+  const settle = (call: RelayCall<TextState>, channelId: number, usage: Usage, estimated: boolean, note?: string) => {
     const { charge, pricing } = tokenCharge(call.admission, usage, call.state.completionRatio);
     const bill: Bill = { channelId, charge, pricing, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, isStream: call.state.streamed, estimated };
-    // the consume log says which client protocol asked, when it was not OpenAI's
-    if (clientProtocol) bill.detail = clientProtocol;
+    // the consume log says which client protocol asked, when it was not OpenAI's, and what was left out
+    const detail = [clientProtocol, note].filter(Boolean).join('; ');
+    if (detail) bill.detail = detail;
     call.settle(bill);
   };
 
@@ -123,7 +133,7 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
     async reserveAgain(call, refused, hint) {
       const { ctx, state, admission } = call;
       let reservation: Reservation | RelayError = refused;
-      const bound = tightPromptTokens(call);
+      const bound = await tightPromptTokens(call);
       if (bound < state.boundPromptTokens) {
         reservation = await reserve(ctx, admission, reservationFor(call, bound), hint);
       }
@@ -190,6 +200,9 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
   /** An answer the channel's adaptor decoded: written in the client's protocol, billed by the vendor's usage or an estimate. */
   async function answerTranslatedText(call: RelayCall<TextState>, answer: UpstreamAnswer): Promise<RelayError | undefined> {
     const { state } = call;
+    // built-in tools the channel's vendor has nothing like went no further: the client is told, and the log says so
+    const dropped = answer.translated?.call.droppedTools;
+    if (dropped?.length) call.response.setHeader(DROPPED_TOOLS_HEADER, dropped.join(', '));
     const usage = await answerTranslated(answer, call.response, {
       inbound,
       streamed: state.streamed,
@@ -200,14 +213,14 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
       approximate: state.approximate,
     });
     if (isRelayError(usage)) return usage;
-    settle(call, answer.channel.id, usage, usage.estimated);
+    settle(call, answer.channel.id, usage, usage.estimated, dropped?.length ? `left out (the channel's vendor has none): ${dropped.join(', ')}` : undefined);
     return undefined;
   }
 
   /** A whole answer, passed on as it came; billed by its reported usage, else by counting its text. */
-  function answerWhole(call: RelayCall<TextState>, answer: UpstreamAnswer, bytes: Buffer | RelayError): RelayError | undefined {
+  function answerWhole(call: RelayCall<TextState>, answer: UpstreamAnswer, bytes: Buffer | RelayError): RelayError | undefined | Promise<undefined> {
     if (isRelayError(bytes)) return bytes;
-    const { response, state } = call;
+    const { response } = call;
     const { status, contentType } = answer.response;
     response.writeHead(status, { 'content-type': contentType || 'application/json', 'content-length': bytes.length });
     response.end(bytes);
@@ -215,8 +228,11 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
     const reported = json ? inbound.jsonUsage(json) : undefined;
     if (reported) settle(call, answer.channel.id, reported, false);
     else {
-      const completionTokens = json ? countTextTokens(inbound.answerText(json.value), call.model, { approximate: state.approximate }) : 0;
-      settle(call, answer.channel.id, { promptTokens: promptTokens(call), completionTokens, cachedPromptTokens: 0 }, true);
+      // counted paced: the call's place is held until the bill is made
+      return Promise.all([promptTokens(call), json ? textTokens(call, inbound.answerText(json.value)) : 0]).then(([promptCount, completionTokens]) => {
+        settle(call, answer.channel.id, { promptTokens: promptCount, completionTokens, cachedPromptTokens: 0 }, true);
+        return undefined;
+      });
     }
     return undefined;
   }
@@ -250,8 +266,8 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
     const reported = watcher.reportedUsage();
     if (reported && !broken && reported.promptTokens + reported.completionTokens > 0) settle(call, answer.channel.id, reported, false);
     else {
-      const completionTokens = countTextTokens(watcher.streamedText(), call.model, { approximate: state.approximate });
-      settle(call, answer.channel.id, { promptTokens: promptTokens(call), completionTokens, cachedPromptTokens: 0 }, true);
+      const [promptCount, completionTokens] = await Promise.all([promptTokens(call), textTokens(call, watcher.streamedText())]);
+      settle(call, answer.channel.id, { promptTokens: promptCount, completionTokens, cachedPromptTokens: 0 }, true);
     }
     return undefined;
   }

@@ -17,7 +17,7 @@ import type { TranslatedStream, UpstreamAnswer } from './dispatch';
 import { relayError, unreachableRelayError, upstreamRelayError, type RelayError } from './errors';
 import { scrubSecrets } from './scrub';
 import { secretsOf } from './dispatch';
-import { countTextTokens } from '../protocols/inbound/tokenCount';
+import { countTextsPaced } from '../protocols/inbound/tokenCount';
 import { isUpstreamTimeout } from './upstream';
 import type { InboundCodec } from '../protocols/inbound';
 
@@ -31,8 +31,8 @@ export interface TranslateOptions {
   streamed: boolean;
   /** The client asked stream_options.include_usage. */
   clientAskedUsage: boolean;
-  /** The prompt's exact count, made only when the vendor reports no usage. */
-  promptTokens: () => number;
+  /** The prompt's exact count, made only when the vendor reports no usage (counted paced: countPaced). */
+  promptTokens: () => number | Promise<number>;
   /** The model the client asked for (the estimate's tokenizer). */
   model: string;
   /** The client's request as it sent it (a protocol whose answer repeats its settings reads them). */
@@ -114,9 +114,10 @@ function base64Embeddings(embeddings: EmbeddingResponse): Omit<EmbeddingResponse
  */
 export async function answerTranslated(answer: UpstreamAnswer, response: ServerResponse, options: TranslateOptions): Promise<TranslatedUsage | RelayError> {
   const translated = answer.translated!;
-  const estimate = (text: string): TranslatedUsage => ({
-    promptTokens: options.promptTokens(),
-    completionTokens: countTextTokens(text, options.model, { approximate: options.approximate }),
+  // counted paced, so that a huge answer without usage does not hold the event loop
+  const estimate = async (text: string): Promise<TranslatedUsage> => ({
+    promptTokens: await options.promptTokens(),
+    completionTokens: await countTextsPaced([text], options.model, { approximate: options.approximate }),
     cachedPromptTokens: 0,
     estimated: true,
   });
@@ -136,7 +137,7 @@ export async function answerTranslated(answer: UpstreamAnswer, response: ServerR
     if ('status' in collected) return collected;
     const usage = translated.stream.decoder.usage();
     const chat = assembleChatResponse(collected.chunks, translated.call, usage ?? { promptTokens: 0, completionTokens: 0, cachedPromptTokens: 0 });
-    const billed = usage ? exact(usage) : estimate(textOfResponse(chat));
+    const billed = usage ? exact(usage) : await estimate(textOfResponse(chat));
     if (!usage) chat.usage = openAiUsage(billed);
     sendJson(response, chat);
     return billed;
@@ -145,7 +146,7 @@ export async function answerTranslated(answer: UpstreamAnswer, response: ServerR
   if (translated.chat) {
     const chat = translated.chat;
     const usage = reported(chat.usage);
-    const billed = usage ? exact(usage) : estimate(textOfResponse(chat));
+    const billed = usage ? exact(usage) : await estimate(textOfResponse(chat));
     if (!options.streamed) {
       if (!usage) chat.usage = openAiUsage(billed);
       sendJson(response, chat);
@@ -288,7 +289,7 @@ async function streamTranslated(
   stream: TranslatedStream,
   response: ServerResponse,
   options: TranslateOptions,
-  estimate: (text: string) => TranslatedUsage,
+  estimate: (text: string) => Promise<TranslatedUsage>,
 ): Promise<TranslatedUsage> {
   const { decoder } = stream;
   const call = answer.translated!.call;
@@ -326,15 +327,15 @@ async function streamTranslated(
  * by estimate of what was sent (counted only then). A client still listening gets its protocol's
  * error event, or its normal ending.
  */
-function endStream(
+async function endStream(
   answer: UpstreamAnswer,
   response: ServerResponse,
   { broken, failure }: { broken: boolean; failure: UpstreamFailure | undefined },
   usage: Usage | undefined,
-  estimated: () => TranslatedUsage,
+  estimated: () => Promise<TranslatedUsage>,
   frames: { error: (error: RelayError) => string; finish: (billed: TranslatedUsage) => void },
-): TranslatedUsage {
-  const billed = usage && !broken && !failure ? exact(usage) : estimated();
+): Promise<TranslatedUsage> {
+  const billed = usage && !broken && !failure ? exact(usage) : await estimated();
   if (!response.destroyed && !response.writableEnded) {
     if (failure) {
       const error = failure.status === 502 && broken ? unreachableRelayError(true, answer.requestId) : clientError(answer, failure);
@@ -356,7 +357,7 @@ async function answerInProtocol(
   response: ServerResponse,
   options: TranslateOptions,
   inbound: Required<Pick<InboundCodec, 'encodeResponse' | 'encodeStream'>>,
-  estimate: (text: string) => TranslatedUsage,
+  estimate: (text: string) => Promise<TranslatedUsage>,
 ): Promise<TranslatedUsage | RelayError> {
   const translated = answer.translated!;
   const { call } = translated;
@@ -377,7 +378,7 @@ async function answerInProtocol(
       usage = reported(chat.usage);
     }
     if (!chat) return unreachableRelayError(true, answer.requestId);
-    const billed = usage ? exact(usage) : estimate(textOfResponse(chat));
+    const billed = usage ? exact(usage) : await estimate(textOfResponse(chat));
     sendBody(inbound.encodeResponse(chat, billed, options.model, options.request ?? NO_REQUEST));
     return billed;
   }
@@ -387,7 +388,7 @@ async function answerInProtocol(
     // the vendor answered a streamed call whole: the client still gets a stream
     const chat = translated.chat;
     const usage = reported(chat.usage);
-    const billed = usage ? exact(usage) : estimate(textOfResponse(chat));
+    const billed = usage ? exact(usage) : await estimate(textOfResponse(chat));
     response.writeHead(200, SSE_HEADERS);
     response.write(encoder.chunks(chunksOfResponse(chat), billed, chat.id));
     response.end(encoder.end(billed, chat.id));

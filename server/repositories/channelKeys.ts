@@ -54,6 +54,19 @@ export async function addChannelKeys(db: Executor, channelId: number, keys: read
   return fresh.length;
 }
 
+/**
+ * Keys added to a channel in one transaction: `replace` drops every key it
+ * held first (an edit that repoints the channel), `carried` is a key to keep
+ * before the new ones (a single-key channel's own, when it becomes multi-key).
+ */
+export async function storeChannelKeys(db: Kysely<Database>, channelId: number, keys: readonly string[], how: { replace: boolean; carried?: string }): Promise<void> {
+  await db.transaction().execute(async (transaction) => {
+    if (how.replace) await transaction.deleteFrom('channel_keys').where('channel_id', '=', channelId).execute();
+    else if (how.carried) await addChannelKeys(transaction, channelId, [how.carried]);
+    await addChannelKeys(transaction, channelId, keys);
+  });
+}
+
 /** Every key of a channel, oldest first (whole: for the checks and the masked list). */
 export function listChannelKeys(db: Executor, channelId: number): Promise<ChannelKeyRow[]> {
   return db.selectFrom('channel_keys').selectAll().where('channel_id', '=', channelId).orderBy('id').execute();

@@ -159,7 +159,7 @@ describe('the user list', () => {
     expect(managed).toEqual([]);
     await user.click(within(dialog).getByRole('button', { name: 'Confirm' }));
     await waitFor(() => expect(managed).toEqual([{ username: 'carol', action: 'disable' }]));
-  }, 30_000);
+  });
 
   it('shows an error state with Retry when the API is unreachable', async () => {
     localStorage.setItem('user', JSON.stringify({ id: 1, username: 'root', role: 100 }));
@@ -171,7 +171,7 @@ describe('the user list', () => {
     up = true;
     await user.click(screen.getByRole('button', { name: 'Retry' }));
     expect(await screen.findByText('carol', {}, { timeout: 10_000 })).toBeInTheDocument();
-  }, 40_000);
+  });
 });
 
 describe('MUI 9 props', () => {
@@ -239,6 +239,6 @@ describe('heading order', () => {
       expect(await screen.findByRole('heading', { level: 2, name: subheading })).toBeInTheDocument();
       expect(screen.getAllByRole('heading', { level: 1 })).toHaveLength(1);
       expect(skippedHeadings()).toEqual([]);
-    }, 30_000);
+    });
   }
 });

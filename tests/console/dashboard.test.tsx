@@ -67,7 +67,7 @@ function renderAt(search = '', page = <DashboardPage />) {
 
 const statFigure = (id: string) => within(screen.getByTestId(`stat-${id}`)).getByTestId('stat-figure').textContent;
 
-describe('dashboard for a user', { timeout: 30_000 }, () => {
+describe('dashboard for a user', () => {
   it('reads GET /api/dashboard over the last 7 days and shows the figures in dollars', async () => {
     signIn(1);
     server.use(http.get('*/api/dashboard', () => ok(userDashboard)));
@@ -231,7 +231,7 @@ describe('dashboard for a user', { timeout: 30_000 }, () => {
   });
 });
 
-describe('dashboard for an admin', { timeout: 30_000 }, () => {
+describe('dashboard for an admin', () => {
   it('reads GET /api/dashboard/admin and shows the admin sections', async () => {
     signIn(10);
     server.use(http.get('*/api/dashboard/admin', () => ok(adminDashboard)));
@@ -311,7 +311,7 @@ describe('dashboard for an admin', { timeout: 30_000 }, () => {
   });
 });
 
-describe('home page', { timeout: 30_000 }, () => {
+describe('home page', () => {
   it('keeps the landing page for a visitor, without asking for a dashboard', async () => {
     server.use(
       http.get('*/api/home_page_content', () => ok('')),

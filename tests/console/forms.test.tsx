@@ -91,7 +91,7 @@ describe('quota in dollars', () => {
     // the dialog with the new key is titled like the other titles, capitalised
     const dialog = await screen.findByRole('dialog', { name: 'Token created' });
     expect(within(dialog).getByDisplayValue('sk-newkey')).toBeInTheDocument();
-  }, 30_000);
+  });
 
   it('shows an existing token of 625000 back as $1.25, titled with its name', async () => {
     server.use(http.get('*/api/token/3', () => HttpResponse.json({ success: true, message: '', data: TOKEN })));
@@ -129,7 +129,7 @@ describe('inline validation', () => {
     expect(screen.getByText('expiry format error')).toBeInTheDocument();
     expect(name).toHaveAttribute('aria-invalid', 'true');
     expect(posts).toBe(0);
-  }, 30_000);
+  });
 
   it('refuses a redemption quota of zero under the field', async () => {
     server.use(
@@ -144,7 +144,7 @@ describe('inline validation', () => {
     await user.type(quota, '0');
     await user.click(screen.getByRole('button', { name: 'Save' }));
     expect(await screen.findByText('quota must be a whole number above 0', {}, { timeout: 5000 })).toBeInTheDocument();
-  }, 30_000);
+  });
 });
 
 describe('the error state', () => {
@@ -157,7 +157,7 @@ describe('the error state', () => {
     up = true;
     await user.click(screen.getByRole('button', { name: 'Retry' }));
     expect(await screen.findByDisplayValue('laptop', {}, { timeout: 10_000 })).toBeInTheDocument();
-  }, 40_000);
+  });
 });
 
 describe('unsaved changes', () => {
@@ -191,5 +191,5 @@ describe('unsaved changes', () => {
     await waitFor(() => expect(confirm).toHaveBeenCalledWith("Some of your changes weren't saved. Are you sure you want to ignore them?"));
     expect(screen.queryByText('elsewhere')).toBeNull();
     expect(screen.getByDisplayValue('laptop-2')).toBeInTheDocument();
-  }, 30_000);
+  });
 });

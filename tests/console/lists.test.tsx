@@ -77,7 +77,7 @@ describe('lists on a phone', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Cancel' }));
     fireEvent.click(within(first).getByText('azure-east'));
     expect(await screen.findByTestId('location')).toHaveTextContent('/channel/edit/2');
-  }, 30_000);
+  });
 });
 
 describe('lists on a desktop', () => {
@@ -90,7 +90,7 @@ describe('lists on a desktop', () => {
     expect(within(row).getByRole('checkbox')).toBeInTheDocument();
     fireEvent.click(within(row).getByText('openai-main'));
     expect(await screen.findByTestId('location')).toHaveTextContent('/channel/edit/1');
-  }, 30_000);
+  });
 
   it('an empty list says so in a sentence, and one emptied by its filters offers to clear them', async () => {
     screenWidth(1440);
@@ -112,7 +112,7 @@ describe('lists on a desktop', () => {
     expect(await screen.findByText('No channels match these filters.')).toBeInTheDocument();
     fireEvent.click(screen.getByRole('button', { name: 'Clear filters' }));
     expect(await screen.findByText('No channels yet.')).toBeInTheDocument();
-  }, 30_000);
+  });
 
   it('a search kept from an earlier visit shows as a chip, and clearing it reloads the full list', async () => {
     screenWidth(1440);
@@ -126,5 +126,5 @@ describe('lists on a desktop', () => {
     // a shared two-core machine renders slowly: give the list its time
     await expect.poll(() => seen.some((url) => url.pathname === '/api/channel/' && url.search === '?p=0'), { timeout: 10_000 }).toBe(true);
     await expect.poll(() => screen.queryByTestId('active-filters'), { timeout: 10_000 }).toBeNull();
-  }, 30_000);
+  });
 });

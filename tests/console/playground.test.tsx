@@ -99,7 +99,7 @@ async function say(text: string) {
   await user.click(screen.getByRole('button', { name: 'Send' }));
 }
 
-describe('playground', { timeout: 60_000 }, () => {
+describe('playground', () => {
   it('streams the answer through the relay with the chosen key, model, system prompt, temperature and max tokens, and keeps the history', async () => {
     const { sent, revealed } = renderPlayground(({ body }) => streamed(sse((body.messages as unknown[]).length > 2 ? ['Second ', 'answer.'] : ['Hello', ', ', 'world!'])));
     const user = userEvent.setup();

@@ -34,7 +34,7 @@ function renderPricing() {
   );
 }
 
-describe('models and prices', { timeout: 30_000 }, () => {
+describe('models and prices', () => {
   it('shows every model of the group with its prices per million tokens', async () => {
     renderPricing();
     const table = await screen.findByRole('table', { name: 'Models and prices' });

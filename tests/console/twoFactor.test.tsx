@@ -32,7 +32,7 @@ function renderAt(path: string, element: React.ReactNode) {
   );
 }
 
-describe('login with two-factor sign-in', { timeout: 30_000 }, () => {
+describe('login with two-factor sign-in', () => {
   it('asks for the code after the password, accepts a recovery code instead, and only then stores the user', async () => {
     const codes: unknown[] = [];
     server.use(
@@ -82,7 +82,7 @@ describe('login with two-factor sign-in', { timeout: 30_000 }, () => {
   });
 });
 
-describe('two-factor panel', { timeout: 30_000 }, () => {
+describe('two-factor panel', () => {
   it('enrols: QR code and secret, a code turns it on, the recovery codes are shown once; then turns it off with a code', async () => {
     let status = { enabled: false, pending: false, recovery_codes_left: 0, required: false };
     const calls: string[] = [];
@@ -138,7 +138,7 @@ describe('two-factor panel', { timeout: 30_000 }, () => {
   });
 });
 
-describe("root's reset on the user edit page", { timeout: 30_000 }, () => {
+describe("root's reset on the user edit page", () => {
   it('asks for confirmation, then resets', async () => {
     let enabled = true;
     const resets: string[] = [];

@@ -42,7 +42,7 @@ describe('user list', () => {
     expect(within(options).getByRole('option', { name: 'Ordinary user' })).toBeInTheDocument();
     // the same key labels the chips, the filter's choices and its chip; Chinese names it 普通用户
     expect((messages.zh as unknown as { status: { role: Record<string, string> } }).status.role).toMatchObject({ user: '普通用户', admin: '管理员', root: '超级管理员' });
-  }, 30_000);
+  });
 
   it("shows the super admin's manage actions disabled, and the others' enabled", async () => {
     renderUsers();
@@ -54,5 +54,5 @@ describe('user list', () => {
     fireEvent.keyDown(menu, { key: 'Escape' });
     const carol = await rowOf('carol');
     for (const name of ['Disable', 'Edit']) expect(within(carol).getByRole('button', { name })).toBeEnabled();
-  }, 30_000);
+  });
 });

@@ -73,6 +73,19 @@ for (const target of targets) {
       const token = await api('POST', '/api/token/', { name: 'n\u0000' });
       expect(token.statusCode).toBe(400);
       expect(token.json().message).toContain('name in the request body');
+      // webhooks too (they had no body schema, and PostgreSQL answered a NUL with a 500)
+      const webhook = await api('POST', '/api/webhook', { name: 'ops\u0000', url: 'http://127.0.0.1:9/hook', events: ['channel.disabled'] });
+      expect(webhook.statusCode).toBe(400);
+      expect(webhook.json().message).toContain('name in the request body');
+      const webhookUrl = await api('POST', '/api/webhook', { name: 'ops', url: 'http://127.0.0.1:9/\u0000', events: ['channel.disabled'] });
+      expect(webhookUrl.statusCode).toBe(400);
+      expect(await harness.app.ctx.db.selectFrom('webhooks').select('id').execute()).toEqual([]);
+      const made = await api('POST', '/api/webhook', { name: 'ops', url: 'http://127.0.0.1:9/hook', events: ['channel.disabled'] });
+      expect(made.statusCode).toBe(201);
+      const renamed = await api('PUT', `/api/webhook/${made.json().id}`, { name: 'o\u0000ps' });
+      expect(renamed.statusCode).toBe(400);
+      expect((await harness.app.ctx.db.selectFrom('webhooks').select('name').executeTakeFirstOrThrow()).name).toBe('ops');
+      await harness.app.ctx.db.deleteFrom('webhooks').execute();
     });
 
     it('refuses a 100k-character token model list and huge quotas, and changes nothing', async () => {

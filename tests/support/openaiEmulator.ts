@@ -12,7 +12,7 @@
 //   `sk-dead-in-200` reports invalid_api_key inside an HTTP 200 body, as some proxies do;
 // - header `x-emulator-chunks` (default 5) and `x-emulator-delay-ms` (default 0),
 //   or the body field `emulator: {chunks, delay_ms}` (which a gateway forwards
-//   like any unknown field), shape a stream; `x-emulator-no-usage: 1` leaves
+//   like any unknown field), shape a stream; `x-emulator-no-usage: 1` (or the key `sk-no-usage`) leaves
 //   usage out of the answer; the answer has `chunks` completion tokens whatever
 //   max_tokens says (a provider that overruns the limit) unless
 //   `emulator: {respect_max_tokens: true}` (or `x-emulator-respect-max-tokens: 1`)
@@ -434,7 +434,7 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
 
         const json = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
         const model = typeof json.model === 'string' ? json.model : 'gpt-3.5-turbo';
-        const withUsage = request.headers['x-emulator-no-usage'] !== '1';
+        const withUsage = request.headers['x-emulator-no-usage'] !== '1' && key !== 'sk-no-usage';
         const promptTokens = countWords(promptText(json));
         created += 1;
 

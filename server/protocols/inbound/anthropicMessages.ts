@@ -159,10 +159,22 @@ function chatMessages(messages: unknown): ChatMessage[] {
 /** A client tool (its schema given), as opposed to Anthropic's server and computer-use tools. */
 const isClientTool = (tool: Block) => tool.type === undefined || tool.type === 'custom';
 
-/** Anthropic's own tools (web_search_20250305, bash_20250124...): only Anthropic runs or knows them. */
+/** Anthropic's server-side web search (web_search_20250305 and later versions): chat's `web_search_options`, which each vendor serves its own way. */
+const isWebSearch = (tool: Block) => typeof tool.type === 'string' && tool.type.startsWith('web_search_');
+
+/** Anthropic's own tools (bash_20250124, text_editor..., code_execution...): only Anthropic runs or knows them. Web search travels as chat's `web_search_options`. */
 function uncarriedTools(body: Record<string, unknown>): string | undefined {
   const tools = Array.isArray(body.tools) ? (body.tools as Block[]) : [];
-  return uncarriedToolsReason(tools.filter((tool) => tool && typeof tool === 'object' && !isClientTool(tool)).map((tool) => String(tool.type)));
+  return uncarriedToolsReason(tools.filter((tool) => tool && typeof tool === 'object' && !isClientTool(tool) && !isWebSearch(tool)).map((tool) => String(tool.type)));
+}
+
+function webSearchOptions(tools: unknown): Record<string, unknown> | undefined {
+  const search = (Array.isArray(tools) ? (tools as Block[]) : []).find((tool) => tool && typeof tool === 'object' && isWebSearch(tool));
+  if (!search) return undefined;
+  const options: Record<string, unknown> = {};
+  if (typeof search.max_uses === 'number') options.max_uses = search.max_uses;
+  if (search.user_location && typeof search.user_location === 'object') options.user_location = { type: 'approximate', approximate: search.user_location };
+  return options;
 }
 
 function chatTools(tools: unknown): ChatTool[] | undefined {
@@ -192,6 +204,8 @@ export function chatRequestOf(body: Record<string, unknown>): ChatRequest {
   if (Array.isArray(body.stop_sequences) && body.stop_sequences.length > 0) request.stop = body.stop_sequences.filter((stop): stop is string => typeof stop === 'string');
   const tools = chatTools(body.tools);
   if (tools) request.tools = tools;
+  const search = webSearchOptions(body.tools);
+  if (search) request.web_search_options = search;
   const choice = body.tool_choice as { type?: string; name?: string; disable_parallel_tool_use?: boolean } | undefined;
   if (choice && typeof choice === 'object') {
     if (choice.type === 'auto') request.tool_choice = 'auto';

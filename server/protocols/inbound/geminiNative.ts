@@ -231,12 +231,19 @@ function jsonSchemaOf(schema: unknown): unknown {
   return out;
 }
 
-/** Google's own tools (googleSearch, codeExecution, urlContext...): a tool entry holds them beside or instead of declarations. */
+/** Google Search grounding, in either spelling (and the 1.5 models' googleSearchRetrieval): chat's `web_search_options`. */
+const SEARCH_TOOLS = new Set(['googleSearch', 'google_search', 'googleSearchRetrieval', 'google_search_retrieval']);
+
+/** Google's own tools (codeExecution, urlContext...): a tool entry holds them beside or instead of declarations. Search travels as chat's `web_search_options`. */
 function uncarriedTools(body: Record<string, unknown>): string | undefined {
   const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : [];
-  const names = tools.flatMap((tool) => (tool && typeof tool === 'object' ? Object.keys(tool).filter((key) => key !== 'functionDeclarations' && key !== 'function_declarations') : []));
+  const names = tools.flatMap((tool) =>
+    tool && typeof tool === 'object' ? Object.keys(tool).filter((key) => key !== 'functionDeclarations' && key !== 'function_declarations' && !SEARCH_TOOLS.has(key)) : [],
+  );
   return uncarriedToolsReason(names);
 }
+
+const asksSearch = (tools: unknown) => Array.isArray(tools) && (tools as unknown[]).some((tool) => isObject(tool) && Object.keys(tool).some((key) => SEARCH_TOOLS.has(key)));
 
 function chatTools(tools: unknown): ChatTool[] | undefined {
   if (!Array.isArray(tools)) return undefined;
@@ -327,6 +334,7 @@ export function chatRequestOf(body: Record<string, unknown>, call: { model: stri
     const choice = toolChoice(body.toolConfig);
     if (choice) request.tool_choice = choice;
   }
+  if (asksSearch(body.tools)) request.web_search_options = {};
   const effort = reasoningEffort(config.thinkingConfig);
   if (effort) request.reasoning_effort = effort;
   return request;

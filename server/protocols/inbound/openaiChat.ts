@@ -89,7 +89,8 @@ export const openaiChat = {
     mode === 'edits' && (typeof body.instruction !== 'string' || body.instruction === '') ? { message: 'field instruction is required', code: 'required_field_missing' } : undefined,
   promptTokens,
   outputLimit: (body) => Number(body.max_tokens ?? body.max_completion_tokens ?? 0) || 0,
-  answers: (mode, body) => (mode === 'chat' || mode === 'completions' ? Number(body.n ?? 1) || 1 : 1),
+  // completions' best_of candidates are generated and billed though only n come back
+  answers: (mode, body) => (mode === 'chat' ? Number(body.n ?? 1) || 1 : mode === 'completions' ? Math.max(Number(body.n ?? 1) || 1, Number(body.best_of ?? 1) || 1) : 1),
   streamed: (body) => body.stream === true,
   streamUsageAskable: (mode) => mode === 'chat',
   clientAskedUsage: (body) => (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true,

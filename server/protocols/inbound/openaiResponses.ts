@@ -100,7 +100,8 @@ function chatMessages(input: unknown): ChatMessage[] {
       const role = chatRole(item.role);
       out.push({ role, content: role === 'assistant' ? itemText(item.content) : userContent(item.content) });
     } else if (type === 'function_call') {
-      const call = { id: textOf(item.call_id ?? item.id), type: 'function' as const, function: { name: textOf(item.name), arguments: typeof item.arguments === 'string' ? item.arguments : '{}' } };
+      const name = typeof item.namespace === 'string' && item.namespace !== '' ? flatToolName(item.namespace, textOf(item.name)) : textOf(item.name);
+      const call = { id: textOf(item.call_id ?? item.id), type: 'function' as const, function: { name, arguments: typeof item.arguments === 'string' ? item.arguments : '{}' } };
       const last = out.at(-1);
       // calls made in one turn follow that turn's message (or each other): chat wants them on one assistant message
       if (last?.role === 'assistant') {
@@ -117,19 +118,60 @@ function chatMessages(input: unknown): ChatMessage[] {
   return out;
 }
 
+/** The name a namespace's function goes by in chat, which has no namespaces: `mcp__docs` and `search_docs` make `mcp__docs__search_docs`. */
+export const flatToolName = (namespace: string, name: string) => `${namespace}__${name}`;
+
+/**
+ * The function tools of a request, those inside a `namespace` tool (Codex
+ * groups an MCP server's tools so) lifted out under their flat names.
+ */
+function functionTools(tools: unknown): Array<{ tool: Item; name: string }> {
+  const found: Array<{ tool: Item; name: string }> = [];
+  for (const tool of Array.isArray(tools) ? (tools as Item[]) : []) {
+    if (tool?.type === 'function' && typeof tool.name === 'string') found.push({ tool, name: tool.name });
+    else if (tool?.type === 'namespace' && typeof tool.name === 'string' && Array.isArray(tool.tools)) {
+      for (const inner of tool.tools as Item[]) {
+        if (inner?.type === 'function' && typeof inner.name === 'string') found.push({ tool: inner, name: flatToolName(tool.name, inner.name) });
+      }
+    }
+  }
+  return found;
+}
+
+/** A chat call's name as the client knows it: a flat name of a namespace's function goes back to its namespace and name. */
+export function clientToolName(request: Record<string, unknown>, name: string): { name: string; namespace?: string } {
+  for (const tool of Array.isArray(request.tools) ? (request.tools as Item[]) : []) {
+    if (tool?.type === 'function' && tool.name === name) return { name };
+  }
+  for (const tool of Array.isArray(request.tools) ? (request.tools as Item[]) : []) {
+    if (tool?.type !== 'namespace' || typeof tool.name !== 'string' || !Array.isArray(tool.tools)) continue;
+    for (const inner of tool.tools as Item[]) if (typeof inner?.name === 'string' && flatToolName(tool.name, inner.name) === name) return { name: inner.name, namespace: tool.name };
+  }
+  return { name };
+}
+
+/** Web search as the client asked for it (`web_search`, `web_search_preview`): chat's `web_search_options`, which each channel's vendor serves its own way or drops. */
+function webSearchOptions(tools: unknown): Record<string, unknown> | undefined {
+  const search = (Array.isArray(tools) ? (tools as Item[]) : []).find((tool) => WEB_SEARCH_TOOLS.has(String(tool?.type)));
+  if (!search) return undefined;
+  const options: Record<string, unknown> = {};
+  if (typeof search.search_context_size === 'string') options.search_context_size = search.search_context_size;
+  if (search.user_location && typeof search.user_location === 'object') options.user_location = { type: 'approximate', approximate: search.user_location };
+  return options;
+}
+const WEB_SEARCH_TOOLS = new Set(['web_search', 'web_search_preview', 'web_search_2025_08_26', 'web_search_preview_2025_03_11']);
+
 function chatTools(tools: unknown): ChatTool[] | undefined {
   if (!Array.isArray(tools)) return undefined;
-  const mapped = (tools as Item[])
-    .filter((tool) => tool?.type === 'function' && typeof tool.name === 'string')
-    .map((tool) => {
-      const definition: ChatTool['function'] & { strict?: boolean } = {
-        name: tool.name as string,
-        ...(typeof tool.description === 'string' ? { description: tool.description } : {}),
-        parameters: (tool.parameters as Record<string, unknown> | null | undefined) ?? { type: 'object', properties: {} },
-      };
-      if (typeof tool.strict === 'boolean') definition.strict = tool.strict;
-      return { type: 'function' as const, function: definition };
-    });
+  const mapped = functionTools(tools).map(({ tool, name }) => {
+    const definition: ChatTool['function'] & { strict?: boolean } = {
+      name,
+      ...(typeof tool.description === 'string' ? { description: tool.description } : {}),
+      parameters: (tool.parameters as Record<string, unknown> | null | undefined) ?? { type: 'object', properties: {} },
+    };
+    if (typeof tool.strict === 'boolean') definition.strict = tool.strict;
+    return { type: 'function' as const, function: definition };
+  });
   return mapped.length > 0 ? mapped : undefined;
 }
 
@@ -155,11 +197,11 @@ function responseFormat(text: unknown): ChatRequest['response_format'] | undefin
   return { type: 'json_schema', json_schema: schema };
 }
 
-/** Built-in tools (web_search, file_search, namespace, custom...): chat has function tools only. */
+/** Built-in tools (file_search, code_interpreter, custom...): chat has function tools only. Namespaces are flattened and web search goes as chat's `web_search_options`. */
 function uncarriedTools(body: Record<string, unknown>): string | undefined {
   const tools = Array.isArray(body.tools) ? (body.tools as Item[]) : [];
   const names = tools
-    .filter((tool) => tool && typeof tool === 'object' && tool.type !== 'function')
+    .filter((tool) => tool && typeof tool === 'object' && tool.type !== 'function' && tool.type !== 'namespace' && !WEB_SEARCH_TOOLS.has(String(tool.type)))
     .map((tool) => (typeof tool.name === 'string' ? `${String(tool.type)} ${tool.name}` : String(tool.type)));
   return uncarriedToolsReason(names);
 }
@@ -175,6 +217,8 @@ export function chatRequestOf(body: Record<string, unknown>): ChatRequest {
   if (typeof body.max_output_tokens === 'number') request.max_tokens = body.max_output_tokens;
   for (const field of ['temperature', 'top_p'] as const) if (typeof body[field] === 'number') request[field] = body[field];
   const tools = chatTools(body.tools);
+  const search = webSearchOptions(body.tools);
+  if (search) request.web_search_options = search;
   if (tools) {
     request.tools = tools;
     const choice = chatToolChoice(body.tool_choice);
@@ -271,7 +315,16 @@ const outputText = (text: string) => ({ type: 'output_text', annotations: [], lo
 const reasoningText = (text: string) => ({ type: 'reasoning_text', text });
 const messageItem = (id: string, status: string, text: string | undefined) => ({ id, type: 'message', status, content: text === undefined ? [] : [outputText(text)], role: 'assistant' });
 const reasoningItem = (id: string, text: string | undefined) => ({ id, type: 'reasoning', summary: [], content: text === undefined ? [] : [reasoningText(text)] });
-const functionCallItem = (id: string, status: string, callId: string, name: string, args: string) => ({ id, type: 'function_call', status, arguments: args, call_id: callId, name });
+/** A function call item; a call of a namespace's function names its namespace, as the client declared it. */
+const functionCallItem = (id: string, status: string, callId: string, called: { name: string; namespace?: string }, args: string) => ({
+  id,
+  type: 'function_call',
+  status,
+  arguments: args,
+  call_id: callId,
+  name: called.name,
+  ...(called.namespace === undefined ? {} : { namespace: called.namespace }),
+});
 
 /** A whole chat answer as a Response (its first choice: a Response has one answer). */
 export function encodeResponse(chat: ChatResponse, usage: Usage, model: string, request: Record<string, unknown>): string {
@@ -282,7 +335,7 @@ export function encodeResponse(chat: ChatResponse, usage: Usage, model: string, 
   if (choice?.message.reasoning_content) output.push(reasoningItem(`rs_${core}`, choice.message.reasoning_content));
   if (choice?.message.content) output.push(messageItem(`msg_${core}`, status, choice.message.content));
   for (const [index, call] of (choice?.message.tool_calls ?? []).entries()) {
-    output.push(functionCallItem(`fc_${core}_${index}`, 'completed', call.id, call.function.name, call.function.arguments));
+    output.push(functionCallItem(`fc_${core}_${index}`, 'completed', call.id, clientToolName(request, call.function.name), call.function.arguments));
   }
   return JSON.stringify({
     ...responseShell(idOf('resp_', core), chat.created, model || chat.model, request),
@@ -343,7 +396,7 @@ export class ResponsesStreamEncoder {
     let out = '';
     if (open.kind === 'function_call') {
       out += this.event('response.function_call_arguments.done', { ...at, arguments: open.arguments });
-      item = functionCallItem(open.id, 'completed', open.callId, open.name, open.arguments);
+      item = functionCallItem(open.id, 'completed', open.callId, clientToolName(this.request, open.name), open.arguments);
     } else {
       const names = TEXT_EVENTS[open.kind];
       out += this.event(names.done, { ...at, content_index: 0, text: open.text, ...(open.kind === 'message' ? { logprobs: [] } : {}) });
@@ -402,7 +455,7 @@ export class ResponsesStreamEncoder {
               arguments: '',
             };
             this.open = item;
-            out += this.event('response.output_item.added', { output_index: index, item: functionCallItem(item.id, 'in_progress', item.callId, item.name, '') });
+            out += this.event('response.output_item.added', { output_index: index, item: functionCallItem(item.id, 'in_progress', item.callId, clientToolName(this.request, item.name), '') });
           }
           const fragment = call.function?.arguments;
           if (typeof fragment === 'string' && fragment !== '') {

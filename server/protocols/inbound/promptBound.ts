@@ -4,17 +4,26 @@
 // token-id arrays, system blocks, documents), and a reservation that looks in
 // fewer places than the vendor lets the caller choose its own debt.
 //
-// Every string (keys included) counts its UTF-8 bytes, since no token of the
-// vendors' byte-level encodings stands for less than one byte; every value
-// and container counts one more, which covers the tokens a vendor adds around
-// them (roles, separators, a tool's rendering) and a token id in an array.
+// The rule (the README's billing policy says it in the same words): every
+// value counts one token, plus the bytes it is sent as. A string (keys
+// included) counts its UTF-8 bytes, since no token of the vendors' byte-level
+// encodings stands for less than one byte; a number, `true`, `false` and
+// `null` count the characters of their JSON form. The relay forwards a
+// client's bytes unchanged only when every number in them is written as JSON
+// prints it back (intake.ts, hasRewrittenNumber), so a 100,000-digit literal
+// is never sent as counted at one token. The one added token per value covers
+// what a vendor adds around it (roles, separators, a tool's rendering) and a
+// token id in an array.
 // Media count what the vendor bills for them, not their base64 bytes: images
 // by their tiles or pixels when the header says the size, else the model's
 // most for one image; audio and video by their bytes; a part whose cost cannot
 // be read from the request (a file by id or URL, a PDF) makes the bound the
-// model's context window. The prompt can never be longer than that window, so
-// it also caps the bound. The window is the caller's to give (the relay asks
-// billing's catalog: CountOptions.contextWindow); without it, the largest.
+// model's context window. Only the media payload itself (the base64 data, a
+// data: URL) is priced as media: every other field of a media part is walked
+// like any other, so text riding beside an image is counted. The prompt can
+// never be longer than the model's window, so it also caps the bound. The
+// window is the caller's to give (the relay asks billing's catalog:
+// CountOptions.contextWindow); without it, the largest.
 import { isObject } from '../shared';
 
 /** The bound for a model whose context window the catalog does not know: the largest windows served today. */
@@ -50,11 +59,17 @@ export function batchSize(input: unknown): number {
   return Array.isArray(input) && input.length > 0 && (typeof input[0] === 'string' || Array.isArray(input[0])) ? input.length : 1;
 }
 
-/** Walks the body with a stack of its own: a hostile body nested a million deep must not overflow the call stack. */
-export function measurePrompt(body: unknown, model: string, textCost: TextCost = byteLength): PromptMeasure {
+/**
+ * Walks the body with a stack of its own: a hostile body nested a million deep must not overflow the call stack.
+ * `mediaAlone`: a media part costs its media and nothing else (a count of what a vendor bills for a well-formed
+ * part, for an estimate); the bound leaves it off, so text riding in a media part is counted.
+ */
+export function measurePrompt(body: unknown, model: string, textCost: TextCost = byteLength, mediaAlone = false): PromptMeasure {
   let tokens = 0;
   let uncountable = false;
   const pending: unknown[] = [body];
+  // media payloads already priced as media: the field `key` of `holder` is not counted again
+  let payloads: Map<object, string> | undefined;
   while (pending.length > 0) {
     const value = pending.pop();
     tokens += 1;
@@ -62,7 +77,10 @@ export function measurePrompt(body: unknown, model: string, textCost: TextCost =
       tokens += textCost(value);
       continue;
     }
-    if (value === null || typeof value !== 'object') continue;
+    if (value === null || typeof value !== 'object') {
+      tokens += scalarCost(value, textCost);
+      continue;
+    }
     if (Array.isArray(value)) {
       for (const item of value) pending.push(item);
       continue;
@@ -70,63 +88,97 @@ export function measurePrompt(body: unknown, model: string, textCost: TextCost =
     const record = value as Record<string, unknown>;
     const media = mediaCost(record, model);
     if (media !== undefined) {
-      if (media === UNCOUNTABLE) uncountable = true;
-      else tokens += media;
-      continue;
+      if (media.tokens === UNCOUNTABLE) uncountable = true;
+      else tokens += media.tokens;
+      if (media.payload) (payloads ??= new Map()).set(media.payload.holder, media.payload.key);
+      if (mediaAlone) continue;
     }
+    const skipped = payloads?.get(record);
     for (const key in record) {
       tokens += textCost(key);
-      pending.push(record[key]);
+      // the payload's place still counts one, as every value does
+      if (key === skipped) tokens += 1;
+      else pending.push(record[key]);
     }
   }
   return { tokens, uncountable };
 }
 
+/** A number, boolean or null: the characters of its JSON form (a number JSON cannot print, as `Infinity`, its longest spelling). */
+function scalarCost(value: unknown, textCost: TextCost): number {
+  if (typeof value === 'number') return Number.isFinite(value) ? textCost(String(value)) : 9;
+  if (typeof value === 'boolean') return value ? 4 : 5;
+  if (value === null) return 4;
+  // undefined, functions, bigints: nothing JSON.parse makes
+  return 0;
+}
+
 const UNCOUNTABLE = -1;
 
+/** A media part's price, and where its payload sits (that field is priced here, not walked as text). */
+interface MediaPrice {
+  tokens: number;
+  payload?: { holder: object; key: string };
+}
+
 /** What a media part costs (UNCOUNTABLE when the request does not tell), or undefined for an object that is not one. */
-function mediaCost(part: Record<string, unknown>, model: string): number | undefined {
+function mediaCost(part: Record<string, unknown>, model: string): MediaPrice | undefined {
   const type = part.type;
   // OpenAI chat: {type:'image_url', image_url:{url, detail}} or image_url as a string
   if (type === 'image_url') {
     const image = part.image_url;
     const url = typeof image === 'string' ? image : stringField(image, 'url');
-    return imageTokens(model, dataUrlBytes(url), stringField(image, 'detail') ?? stringField(part, 'detail'));
+    const tokens = imageTokens(model, dataUrlBytes(url), stringField(image, 'detail') ?? stringField(part, 'detail'));
+    return { tokens, payload: dataUrlPayload(url, typeof image === 'string' ? { holder: part, key: 'image_url' } : isObject(image) ? { holder: image, key: 'url' } : undefined) };
   }
   // OpenAI Responses: {type:'input_image', image_url | file_id, detail}
-  if (type === 'input_image') return imageTokens(model, dataUrlBytes(stringField(part, 'image_url')), stringField(part, 'detail'));
+  if (type === 'input_image') {
+    const url = stringField(part, 'image_url');
+    return { tokens: imageTokens(model, dataUrlBytes(url), stringField(part, 'detail')), payload: dataUrlPayload(url, { holder: part, key: 'image_url' }) };
+  }
   // OpenAI: {type:'input_audio', input_audio:{data, format}}
-  if (type === 'input_audio') return audioTokens(stringField(part.input_audio, 'data') ?? '');
+  if (type === 'input_audio') {
+    const audio = part.input_audio;
+    const data = stringField(audio, 'data');
+    return { tokens: audioTokens(data ?? ''), payload: data !== undefined && isObject(audio) ? { holder: audio, key: 'data' } : undefined };
+  }
   // OpenAI files: a PDF's pages cost text and images alike, which the bytes do not tell
-  if (type === 'file' || type === 'input_file') return UNCOUNTABLE;
+  if (type === 'file' || type === 'input_file') return { tokens: UNCOUNTABLE };
   // Anthropic: {type:'image', source:{type:'base64', data} | {type:'url', url} | {type:'file', file_id}}
   if (type === 'image' && isObject(part.source)) {
     const source = part.source;
-    return imageTokens(model, source.type === 'base64' ? base64Head(stringField(source, 'data')) : undefined, undefined);
+    const base64 = source.type === 'base64' ? stringField(source, 'data') : undefined;
+    return { tokens: imageTokens(model, base64Head(base64), undefined), payload: base64 !== undefined ? { holder: source, key: 'data' } : undefined };
   }
   // Anthropic documents: plain text is text; a PDF, a URL or a file is not counted from here
   if (type === 'document' && isObject(part.source)) {
     const source = part.source;
     if (source.type === 'text' || source.type === 'content') return undefined;
-    return UNCOUNTABLE;
+    return { tokens: UNCOUNTABLE };
   }
   // Gemini: {inlineData:{mimeType, data}} and {fileData:{fileUri, mimeType}} (or their snake_case spellings)
   const inline = part.inlineData ?? part.inline_data;
   if (isObject(inline)) {
     const mime = (stringField(inline, 'mimeType') ?? stringField(inline, 'mime_type') ?? '').toLowerCase();
-    const data = stringField(inline, 'data') ?? '';
-    if (mime.startsWith('image/')) return imageTokens(model, base64Head(data), undefined);
-    if (mime.startsWith('audio/') || mime.startsWith('video/')) return audioTokens(data);
-    // text sent as base64 decodes to fewer bytes than its base64
-    if (mime.startsWith('text/') || mime === 'application/json') return data.length;
-    return UNCOUNTABLE;
+    const data = stringField(inline, 'data');
+    const payload = data !== undefined ? { holder: inline, key: 'data' } : undefined;
+    if (mime.startsWith('image/')) return { tokens: imageTokens(model, base64Head(data), undefined), payload };
+    if (mime.startsWith('audio/') || mime.startsWith('video/')) return { tokens: audioTokens(data ?? ''), payload };
+    // text sent as base64 decodes to fewer bytes than its base64: the payload is walked as text
+    if (mime.startsWith('text/') || mime === 'application/json') return undefined;
+    return { tokens: UNCOUNTABLE };
   }
   const file = part.fileData ?? part.file_data;
   if (isObject(file) && (typeof (file as { fileUri?: unknown }).fileUri === 'string' || typeof (file as { file_uri?: unknown }).file_uri === 'string')) {
     const mime = (stringField(file, 'mimeType') ?? stringField(file, 'mime_type') ?? '').toLowerCase();
-    return mime.startsWith('image/') ? imageTokens(model, undefined, undefined) : UNCOUNTABLE;
+    return { tokens: mime.startsWith('image/') ? imageTokens(model, undefined, undefined) : UNCOUNTABLE };
   }
   return undefined;
+}
+
+/** A data: URL is the payload; a link is text like any other (its bytes are counted). */
+function dataUrlPayload(url: string | undefined, place: { holder: object; key: string } | undefined) {
+  return url !== undefined && url.startsWith('data:') ? place : undefined;
 }
 
 function stringField(value: unknown, field: string): string | undefined {

@@ -321,4 +321,6 @@ export const openAiAdaptor: UpstreamAdaptor = {
   encodeRerank,
   decodeRerank,
   failure: openAiFailure,
+  // chat's own web_search_options, which OpenAI's search models take (gpt-4o-search-preview, gpt-5-search-api); the others refuse it
+  webSearch: (model) => model.includes('search'),
 };

@@ -28,7 +28,17 @@ import {
   type ChannelFilter,
   type ChannelRow,
 } from '../../repositories/channels';
-import { addChannelKeys, deleteChannelKey, findChannelKey, listChannelKeys, MAX_KEYS_PER_ADD, setChannelKeyStatus, splitKeys, toChannelKeyRecord } from '../../repositories/channelKeys';
+import {
+  addChannelKeys,
+  deleteChannelKey,
+  storeChannelKeys,
+  findChannelKey,
+  listChannelKeys,
+  MAX_KEYS_PER_ADD,
+  setChannelKeyStatus,
+  splitKeys,
+  toChannelKeyRecord,
+} from '../../repositories/channelKeys';
 import { ChannelKeyStatus, type KeyStrategy } from '../../../common/records';
 import { channelKeyUsageOf } from '../../channels/keyUsage';
 import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination';
@@ -290,11 +300,7 @@ export function channelRoutes(fastify: FastifyInstance): Promise<void> {
     if (moved && !keys.length) return 'changing the base URL or the type of a channel needs its keys again: enter the keys';
     const converting = Number(current.multi_key) !== 1;
     const strategy = body.key_strategy ?? (converting ? 'random' : strategyOf(current.key_strategy));
-    await db.transaction().execute(async (transaction) => {
-      if (moved) await transaction.deleteFrom('channel_keys').where('channel_id', '=', id).execute();
-      else if (converting && current.key) await addChannelKeys(transaction, id, [current.key]);
-      await addChannelKeys(transaction, id, keys);
-    });
+    await storeChannelKeys(db, id, keys, { replace: moved, carried: converting && current.key ? current.key : undefined });
     await updateChannel(db, id, { ...fields, multi_key: 1, key_strategy: strategy, key: '' });
     return undefined;
   };

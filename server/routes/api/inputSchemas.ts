@@ -456,3 +456,16 @@ export const optionUpdateSchema = {
 export const importStartSchema = {
   body: typed<{ source: string; apply?: Flag; merge?: Flag; with_logs?: Flag }>(objectOf({ source: text(2048), apply: flag, merge: flag, with_logs: flag }, { required: ['source'], closed: true })),
 };
+
+// ---- webhooks -------------------------------------------------------------
+
+/** A webhook's create or edit: the handler gives the console its messages; this keeps out NUL and absurd sizes (PostgreSQL refuses NUL in text). */
+export const webhookBody = {
+  body: objectOf({
+    name: text(256),
+    url: text(4096),
+    secret: optionalText(256),
+    events: { type: 'array', maxItems: 64, items: text(64), description: 'a list of event names' },
+  }),
+};
+export const webhookEdit = { ...byId, ...webhookBody };

@@ -23,7 +23,7 @@ import {
   type WebhookFields as StoredFields,
 } from '../../repositories/webhooks';
 import { enqueueWebhookEvent, forgetWebhookSubscriptions } from '../../webhooks/events';
-import { byId } from './inputSchemas';
+import { byId, webhookBody, webhookEdit } from './inputSchemas';
 import { idsOfFilter, parseRestList, restRefusal, restRole, sendRestList } from './simpleRest';
 
 const NAME_MAX = 64;
@@ -96,7 +96,7 @@ export function webhookRoutes(fastify: FastifyInstance): Promise<void> {
     return row ? toWebhookRecord(row) : reply;
   });
 
-  app.post('/api/webhook', { preHandler: admin }, async (request, reply) => {
+  app.post('/api/webhook', { preHandler: admin, schema: webhookBody }, async (request, reply) => {
     const fields = parseWebhookFields(request.body);
     if ('error' in fields) return restRefusal(reply, 400, fields.error);
     const secret = fields.secret ?? generateWebhookSecret();
@@ -106,7 +106,7 @@ export function webhookRoutes(fastify: FastifyInstance): Promise<void> {
     return reply.code(201).send({ ...toWebhookRecord((await findWebhook(db, id))!), secret });
   });
 
-  app.put('/api/webhook/:id', { preHandler: admin, schema: byId }, async (request, reply) => {
+  app.put('/api/webhook/:id', { preHandler: admin, schema: webhookEdit }, async (request, reply) => {
     const row = await currentWebhook(reply, request.params.id);
     if (!row) return reply;
     const current = toWebhookRecord(row);

@@ -4,10 +4,17 @@
 // its own boundary; only the `model` value changes, and only when a channel
 // maps the model.
 // Billing:
-// - transcriptions/translations: AUDIO_REQUEST_TOKENS of prompt plus the
-//   tokens of the returned text as completion tokens (the upstream's own
-//   token usage when it reports one), at the model's ratio. The model's
-//   maximum output (ModelMaxOutputTokens) is reserved first.
+// - transcriptions/translations, as their vendor bills them. whisper-1 (and
+//   any whisper-*) by the second: the audio's seconds times
+//   WHISPER_TOKENS_PER_SECOND of prompt at the model's ratio, nothing for the
+//   text (at the default ratio of 10, OpenAI's US$0.006 a minute). The seconds
+//   are the upstream's own (`usage.seconds`, verbose_json's `duration`) when it
+//   says, else the upload's own header (audioDuration.ts), which is also what
+//   is held before the call. Every other model (gpt-4o-transcribe and its kin)
+//   by tokens: the upstream's usage when reported, else the audio at
+//   AUDIO_INPUT_TOKENS_PER_SECOND plus the form's other fields as prompt and
+//   the returned text's tokens as completion; held at that prompt plus the
+//   model's maximum output.
 // - speech: one token per input character (OpenAI prices speech by
 //   character), reserved in full before the call.
 // Nothing is charged when the upstream fails.
@@ -18,13 +25,25 @@ import { tokenCharge, type Admission } from '../../billing/accounting';
 import { AUDIO_REQUEST_TOKENS, completionRatioFor, maxOutputTokensFor, reservationQuota } from '../../billing/prices';
 import { answerBytes } from '../../relay/dispatch';
 import { isRelayError, relayError, type RelayError } from '../../relay/errors';
-import { findMultipartField, multipartBoundary, replaceMultipartField } from '../../relay/multipart';
+import { findMultipartField, findMultipartFiles, multipartBoundary, replaceMultipartField } from '../../relay/multipart';
+import { audioDuration } from '../../protocols/inbound/audioDuration';
 import type { RelayDeclaration, RelayRoute } from '../../relay/pipeline';
 import { modelNameProblem } from '../../relay/requestFields';
 
-/** What a transcription answer says it used, when it says (gpt-4o-transcribe reports tokens; whisper-1 does not). */
-function transcriptionUsage(value: unknown): { promptTokens: number; completionTokens: number } | undefined {
-  const usage = (value as { usage?: { input_tokens?: unknown; output_tokens?: unknown } } | undefined)?.usage;
+/** Prompt tokens a second of whisper audio is billed as: at the default ratio of 10, US$0.006 a minute (500,000 quota a dollar). */
+export const WHISPER_TOKENS_PER_SECOND = 5;
+/** Audio tokens a second a token-billed transcriber (gpt-4o-transcribe) bills, and more: OpenAI's audio input is about ten. */
+export const AUDIO_INPUT_TOKENS_PER_SECOND = 10;
+
+/** Whisper models bill by the second; the others by tokens. */
+const billsBySecond = (model: string) => model.slice(model.lastIndexOf('/') + 1).startsWith('whisper');
+
+/** What a transcription answer says it used, when it says: gpt-4o-transcribe reports tokens, whisper-1 seconds (`usage.seconds`, or verbose_json's `duration`). */
+function transcriptionUsage(value: unknown): { promptTokens: number; completionTokens: number } | { seconds: number } | undefined {
+  const answer = value as { usage?: { type?: unknown; seconds?: unknown; input_tokens?: unknown; output_tokens?: unknown }; duration?: unknown } | undefined;
+  const usage = answer?.usage;
+  const seconds = Number(usage?.type === 'duration' ? usage.seconds : answer?.duration);
+  if (Number.isFinite(seconds) && seconds > 0) return { seconds };
   const input = Number(usage?.input_tokens);
   const output = Number(usage?.output_tokens);
   return Number.isFinite(input) && Number.isFinite(output) && input + output > 0 ? { promptTokens: input, completionTokens: output } : undefined;
@@ -35,20 +54,22 @@ interface UploadState {
   contentType: string;
   modelField: NonNullable<ReturnType<typeof findMultipartField>>;
   completionRatio: number;
+  /** The audio's seconds as its header (or its bytes) tell; the longest of the files sent. */
+  seconds: number;
+  /** The bytes of the form beside its files (the prompt, the language...), which a token-billed model reads as prompt. */
+  formBytes: number;
+}
+
+/** Billed seconds: whole, at least one (OpenAI rounds to the second). */
+const billedSeconds = (seconds: number) => Math.max(1, Math.ceil(seconds));
+
+/** The prompt a transcription is held and (without a report) billed at. */
+function transcriptionPromptTokens(model: string, state: Pick<UploadState, 'seconds' | 'formBytes'>): number {
+  if (billsBySecond(model)) return billedSeconds(state.seconds) * WHISPER_TOKENS_PER_SECOND;
+  return Math.max(AUDIO_REQUEST_TOKENS, billedSeconds(state.seconds) * AUDIO_INPUT_TOKENS_PER_SECOND + state.formBytes);
 }
 
 /** Transcriptions and translations: the same upload, a different operation and path. */
-/**
- * What a transcription's upload can be billed as prompt: whisper is billed by
- * the minute, which the relay charges as AUDIO_REQUEST_TOKENS; the models
- * that bill audio tokens (gpt-4o-transcribe and its kin, about ten a second)
- * are bounded by the upload's bytes, one token per 16 (a second of the
- * leanest speech encodings is over 700 bytes).
- */
-function transcriptionPromptBound(model: string, uploadBytes: number): number {
-  return model.startsWith('whisper') ? AUDIO_REQUEST_TOKENS : Math.max(AUDIO_REQUEST_TOKENS, Math.ceil(uploadBytes / 16));
-}
-
 function transcriptionRoute(operation: 'audio_transcription' | 'audio_translation', path: string): RelayRoute<UploadState> {
   return {
     operation,
@@ -66,13 +87,17 @@ function transcriptionRoute(operation: 'audio_transcription' | 'audio_translatio
       const badName = modelNameProblem(model);
       if (badName) return badName;
       call.model = model;
-      return { upload, contentType, modelField, completionRatio: completionRatioFor(model, call.ctx.options.json('CompletionRatio')) };
+      const files = findMultipartFiles(upload, boundary, 'file');
+      const fileBytes = files.reduce((sum, file) => sum + file.length, 0);
+      const seconds = files.reduce((longest, file) => Math.max(longest, audioDuration(file).seconds), 0);
+      return { upload, contentType, modelField, completionRatio: completionRatioFor(model, call.ctx.options.json('CompletionRatio')), seconds, formBytes: Math.max(0, upload.length - fileBytes) };
     },
 
     price: (call) =>
       reservationQuota({
-        promptTokens: transcriptionPromptBound(call.model, call.state.upload.length),
-        maxOutputTokens: maxOutputTokensFor(call.model, call.ctx.options.json('ModelMaxOutputTokens')),
+        promptTokens: transcriptionPromptTokens(call.model, call.state),
+        // whisper bills no text; the others their transcript, at most the model's output limit
+        maxOutputTokens: billsBySecond(call.model) ? 0 : maxOutputTokensFor(call.model, call.ctx.options.json('ModelMaxOutputTokens')),
         ratio: call.admission.ratio,
         completionRatio: call.state.completionRatio,
       }),
@@ -99,11 +124,20 @@ function transcriptionRoute(operation: 'audio_transcription' | 'audio_translatio
       response.writeHead(answer.response.status, { 'content-type': answer.response.contentType || 'application/json', 'content-length': bytes.length });
       response.end(bytes);
       const reported = transcriptionUsage(answer.json?.value);
-      const text = answer.json ? (answer.json.value as { text?: unknown } | undefined)?.text : bytes.toString('utf8');
-      const usage = reported ?? {
-        promptTokens: AUDIO_REQUEST_TOKENS,
-        completionTokens: countTextTokens(typeof text === 'string' ? text : '', model, { approximate: call.ctx.options.bool('ApproximateTokenEnabled') }),
-      };
+      let usage: { promptTokens: number; completionTokens: number };
+      let detail: string | undefined;
+      if (billsBySecond(model)) {
+        const seconds = billedSeconds(reported && 'seconds' in reported ? reported.seconds : state.seconds);
+        usage = { promptTokens: seconds * WHISPER_TOKENS_PER_SECOND, completionTokens: 0 };
+        detail = `${seconds} s of audio${reported && 'seconds' in reported ? '' : ' (read from the upload)'}`;
+      } else if (reported && 'promptTokens' in reported) usage = reported;
+      else {
+        const text = answer.json ? (answer.json.value as { text?: unknown } | undefined)?.text : bytes.toString('utf8');
+        usage = {
+          promptTokens: transcriptionPromptTokens(model, state),
+          completionTokens: countTextTokens(typeof text === 'string' ? text : '', model, { approximate: call.ctx.options.bool('ApproximateTokenEnabled') }),
+        };
+      }
       call.settle({
         channelId: answer.channel.id,
         ...tokenCharge(call.admission, { cachedPromptTokens: 0, ...usage }, state.completionRatio),
@@ -111,6 +145,7 @@ function transcriptionRoute(operation: 'audio_transcription' | 'audio_translatio
         completionTokens: usage.completionTokens,
         isStream: false,
         estimated: !reported,
+        ...(detail ? { detail } : {}),
       });
       return undefined;
     },

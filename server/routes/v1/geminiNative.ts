@@ -13,6 +13,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { GEMINI_METHODS, geminiNative } from '../../protocols/inbound/geminiNative';
 import type { RelayContext } from '../../relay/context';
 import { relayError, type RelayError } from '../../relay/errors';
+import { forwardableBytes } from '../../relay/intake';
 import { answerCrash, runRelay } from '../../relay/pipeline';
 import { modelNameProblem } from '../../relay/requestFields';
 import { GEMINI_TEXT_ROUTE } from './text';
@@ -52,10 +53,14 @@ export function geminiNativeRoutes(app: FastifyInstance, options: { ctx: RelayCo
       // Google's other stream form is one JSON array answered at the end: no client of ours has asked for it
       return sendGoogleError(reply, relayError(400, 'streamGenerateContent is served as server-sent events only: add alt=sse to the query', 'INVALID_ARGUMENT'));
     }
-    const raw = Buffer.isBuffer(request.body) ? request.body : undefined;
+    const bytes = Buffer.isBuffer(request.body) ? request.body : undefined;
     let body: unknown;
+    let raw: Buffer | undefined;
     try {
-      body = raw ? JSON.parse(raw.toString('utf8')) : undefined;
+      const text = bytes ? bytes.toString('utf8') : '';
+      body = bytes ? JSON.parse(text) : undefined;
+      // bytes holding a number written longer than JSON prints it go upstream as printed (intake.ts)
+      raw = bytes && forwardableBytes(text, bytes);
     } catch {
       // the pipeline refuses a body that is not a JSON object, once the key is known good
       body = undefined;

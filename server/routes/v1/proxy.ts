@@ -30,6 +30,44 @@ function forwardedHeaders(request: FastifyRequest, key: string): Record<string, 
   return headers;
 }
 
+/** How many decodings of a path are tried for a climb: an upstream (or a proxy before it) may decode again what it receives. */
+const DECODINGS = 4;
+const CLIMB = /(^|[/\\])\.\.?([/\\]|$)/;
+
+/**
+ * The rest of the path as the client wrote it (still percent-encoded), or a
+ * refusal when it could leave the channel's base path: a `.` or `..` segment
+ * (or a backslash, which some servers read as a slash) in it or in any of
+ * its decodings (`..%2f`, `%2e%2e%2f`, `%252e%252e%252f`...), or a URL whose
+ * path, once resolved, is not under the base path.
+ */
+export function proxiedPath(baseUrl: string, rest: string): { url: string } | { refused: string } {
+  let probe = rest;
+  for (let decoding = 0; decoding < DECODINGS; decoding += 1) {
+    if (CLIMB.test(probe) || probe.includes('\\')) return { refused: "the path may not climb out of the channel's base path" };
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(probe);
+    } catch {
+      return { refused: 'the path is not validly percent-encoded' };
+    }
+    if (decoded === probe) break;
+    probe = decoded;
+  }
+  const base = baseUrl.replace(/\/+$/, '');
+  const url = `${base}/${rest}`;
+  let resolved: URL;
+  let basePath: string;
+  try {
+    resolved = new URL(url);
+    basePath = new URL(base).pathname.replace(/\/+$/, '');
+  } catch {
+    return { refused: "the path does not make a valid URL with the channel's base URL" };
+  }
+  if (!(resolved.pathname === basePath || resolved.pathname.startsWith(`${basePath}/`))) return { refused: "the path may not climb out of the channel's base path" };
+  return { url };
+}
+
 export function proxyRoutes(app: FastifyInstance, options: { bookkeeping: Bookkeeping }): Promise<void> {
   const { db } = app.ctx;
   // the body passes as bytes, whatever its type
@@ -45,8 +83,15 @@ export function proxyRoutes(app: FastifyInstance, options: { bookkeeping: Bookke
     const channel = Number.isSafeInteger(channelId) && channelId > 0 ? await findChannel(db, channelId) : undefined;
     if (!channel || Number(channel.type) !== PROXY_CHANNEL_TYPE) return sendRelayError(reply, relayError(404, `there is no Proxy channel ${request.params.channelid}`, 'channel_not_found'));
     if (Number(channel.status) !== 1) return sendRelayError(reply, relayError(503, `the Proxy channel ${channelId} is disabled`, 'channel_disabled'));
-    const search = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
-    const url = `${channel.base_url.replace(/\/+$/, '')}/${request.params['*']}${search}`;
+    // the rest of the path as it was sent, not as Fastify decoded it
+    const queryAt = request.url.indexOf('?');
+    const search = queryAt === -1 ? '' : request.url.slice(queryAt);
+    const pathOnly = queryAt === -1 ? request.url : request.url.slice(0, queryAt);
+    const prefix = `/v1/oneapi/proxy/${request.params.channelid}/`;
+    const rest = pathOnly.startsWith(prefix) ? pathOnly.slice(prefix.length) : request.params['*'];
+    const target = proxiedPath(channel.base_url, rest);
+    if ('refused' in target) return sendRelayError(reply, relayError(400, target.refused, 'invalid_path'));
+    const url = `${target.url}${search}`;
     const body = Buffer.isBuffer(request.body) ? request.body : undefined;
     const log = (status: number) =>
       options.bookkeeping.logs.write({

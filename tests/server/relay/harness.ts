@@ -20,6 +20,7 @@ export interface RelayHarness {
   admin(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown): Promise<any>;
   /** A Custom (OpenAI-protocol) channel pointed at the emulator; returns its id. */
   addChannel(fields: Record<string, unknown>): Promise<number>;
+  /** A body object is sent as JSON; a string is sent as it is (JSON written by hand: a 100,000-digit number). */
   post(path: string, body: unknown, key?: string, headers?: Record<string, string>): Promise<Response>;
   /** Waits until the relay has settled and logged every answered request. */
   settled(): Promise<void>;
@@ -57,7 +58,11 @@ export async function startRelayHarness(database?: DatabaseConfig, overrides: Pa
       return created.data.ids[0] as number;
     },
     post: (path, body, key = apiKey, headers = {}) =>
-      fetch(`${baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers }, body: JSON.stringify(body) }),
+      fetch(`${baseUrl}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      }),
     settled,
     async balances(id = tokenId) {
       await settled();
@@ -169,3 +174,30 @@ export const chargeFor = (model: string, usage: { promptTokens: number; completi
     ratio: defaultModelRatio(model),
     completionRatio: completionRatioFor(model),
   });
+
+/** The prices the size-honest suites set, so their figures do not move with the catalog. */
+export const HONEST_MODEL_RATIO = { 'gpt-4o': 1.25, 'gpt-3.5-turbo-instruct': 3, 'text-embedding-3-small': 1, 'claude-sonnet-4-5': 1.5, 'gemini-2.5-flash': 0.15 };
+
+/** Those prices, and an OpenAI, an Anthropic and a Gemini channel at the size-honest upstream (tests/support/emulators/sizeHonest.ts). */
+export async function addSizeHonestChannels(harness: RelayHarness, baseUrl: string): Promise<void> {
+  await resetRelay(harness);
+  await harness.app.ctx.options.set('ModelRatio', JSON.stringify(HONEST_MODEL_RATIO));
+  const channel = async (type: number, models: string) => {
+    const created = await harness.admin('POST', '/api/channel/', { type, name: `honest-${type}`, key: 'sk-honest', base_url: baseUrl, models, group: 'default' });
+    expect(created.success, created.message).toBe(true);
+  };
+  await channel(1, 'gpt-4o,gpt-3.5-turbo-instruct,text-embedding-3-small');
+  await channel(14, 'claude-sonnet-4-5');
+  await channel(24, 'gemini-2.5-flash');
+}
+
+/** The sum of a key's consume logs. */
+export async function loggedSpend(harness: RelayHarness, tokenId: number): Promise<number> {
+  const logged = await harness.app.ctx.db
+    .selectFrom('logs')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('quota'), eb.lit(0)).as('sum'))
+    .where('type', '=', 2)
+    .where('token_id', '=', tokenId)
+    .executeTakeFirstOrThrow();
+  return Number(logged.sum);
+}

@@ -257,7 +257,9 @@ for (const target of targets) {
       await setBalances(1_000_000, 1_000_000);
       const leaseMs = 30_000;
       await renewLease(db, 'dead-node', leaseMs);
-      const ledger = newLedger('dead-node');
+      // a node that dies holds on to its lease: the stand-in's own timers must not give it back first (a loaded run took
+      // more than the 250 ms an idle lease lasts between the settlement and the sweep, and found nothing to sweep)
+      const ledger = newLedger('dead-node', { idleMs: 120_000, maxAgeMs: 120_000 });
       const one = reservation(1000);
       expect(await ledger.reserve(one)).toEqual({ ok: true });
       const lease = (await state()).userHeld;

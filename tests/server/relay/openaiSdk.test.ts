@@ -5,8 +5,10 @@
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_RATIO } from '../../../common/options';
-import { AUDIO_REQUEST_TOKENS, computeQuota, imageQuota } from '../../../server/billing/prices';
-import { countInputTokens, countTextTokens } from '../../../server/protocols/inbound/tokenCount';
+import { computeQuota, imageQuota } from '../../../server/billing/prices';
+import { audioDuration } from '../../../server/protocols/inbound/audioDuration';
+import { WHISPER_TOKENS_PER_SECOND } from '../../../server/routes/v1/audio';
+import { countInputTokens } from '../../../server/protocols/inbound/tokenCount';
 import { resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
 let harness: RelayHarness;
@@ -128,14 +130,10 @@ describe('the openai SDK through the gateway', () => {
     const audio = Buffer.from(Array.from({ length: 2048 }, (_, index) => (index * 7) % 256));
     const transcription = await expectBilled(
       async () => client.audio.transcriptions.create({ model: 'whisper-1', file: await toFile(audio, 'speech.mp3', { type: 'audio/mpeg' }) }),
-      (result: OpenAI.Audio.Transcription) => {
-        const completionTokens = countTextTokens(result.text, 'whisper-1');
-        return {
-          charge: computeQuota({ promptTokens: AUDIO_REQUEST_TOKENS, completionTokens, ratio: 10, completionRatio: 1 }),
-          model: 'whisper-1',
-          promptTokens: AUDIO_REQUEST_TOKENS,
-          completionTokens,
-        };
+      () => {
+        // whisper-1 bills seconds: these bytes have no header, so they are measured at the leanest speech rate
+        const promptTokens = Math.ceil(audioDuration(audio).seconds) * WHISPER_TOKENS_PER_SECOND;
+        return { charge: computeQuota({ promptTokens, completionTokens: 0, ratio: 10, completionRatio: 1 }), model: 'whisper-1', promptTokens, completionTokens: 0 };
       },
     );
     expect((transcription as OpenAI.Audio.Transcription).text).toMatch(/^received \d+ bytes$/);

@@ -7,17 +7,13 @@
 // key may end below zero, nothing may stay held, and the logs must equal the
 // charges, on SQLite, PostgreSQL and MySQL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LogType } from '../../../common/roles';
 import { batchSize, promptBound } from '../../../server/protocols/inbound/promptBound';
 import { contextWindowFor } from '../../../server/billing/catalog';
 import { databaseTargets, type TestDatabase } from '../../support/databases';
-import { honestPromptTokens, startSizeHonestUpstream, type SizeHonestUpstream } from '../../support/emulators/sizeHonest';
-import { resetRelay, startRelayHarness, type RelayHarness } from './harness';
+import { honestNumberCharacters, honestPromptTokens, startSizeHonestUpstream, type SizeHonestUpstream } from '../../support/emulators/sizeHonest';
+import { addSizeHonestChannels, loggedSpend, startRelayHarness, type RelayHarness } from './harness';
 
 const targets = await databaseTargets('prompt bound');
-
-/** Prices set here, so the figures do not move with the catalog. */
-const MODEL_RATIO = { 'gpt-4o': 1.25, 'gpt-3.5-turbo-instruct': 3, 'text-embedding-3-small': 1, 'claude-sonnet-4-5': 1.5, 'gemini-2.5-flash': 0.15 };
 
 const LONG = 'describe every field of the record in plain words '.repeat(2000); // about 100,000 characters
 const IDS = Array.from({ length: 6_000 }, (_, index) => (index * 7919) % 100_000);
@@ -41,12 +37,47 @@ interface Case {
   body: Record<string, unknown>;
   /** The model the bound is for (the path's, for Gemini). */
   model: string;
+  /** The JSON as sent, when written by hand (`body` is then what it parses to). */
+  raw?: string;
 }
 
 const tool = { type: 'function', function: { name: 'lookup', description: LONG, parameters: { type: 'object', properties: { id: { type: 'string', description: LONG.slice(0, 20_000) } } } } };
 const hi = [{ role: 'user', content: 'hi' }];
 
+/** A chat body whose tool schema has a number written with 100,000 digits (JSON.parse reads it as Infinity). */
+const HUGE_NUMBER_RAW = JSON.stringify({
+  model: 'gpt-4o',
+  max_tokens: 16,
+  messages: hi,
+  tools: [{ type: 'function', function: { name: 'lookup', description: LONG, parameters: { type: 'object', properties: { id: { type: 'number', default: 0 } } } } }],
+}).replace('"default":0', `"default":${'9'.repeat(100_000)}`);
+
 const CASES: Case[] = [
+  // the review's four new shapes: each ran up a debt before the bound counted it
+  { name: 'chat: a 100,000-digit number in a tool schema', path: '/v1/chat/completions', model: 'gpt-4o', raw: HUGE_NUMBER_RAW, body: JSON.parse(HUGE_NUMBER_RAW) as Record<string, unknown> },
+  {
+    name: 'chat: a schema property typed input_audio with a long description',
+    path: '/v1/chat/completions',
+    model: 'gpt-4o',
+    body: {
+      model: 'gpt-4o',
+      max_tokens: 16,
+      messages: hi,
+      tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { clip: { type: 'input_audio', description: LONG } } } } }],
+    },
+  },
+  {
+    name: 'chat: a message typed input_audio beside its text',
+    path: '/v1/chat/completions',
+    model: 'gpt-4o',
+    body: { model: 'gpt-4o', max_tokens: 16, messages: [{ role: 'user', type: 'input_audio', content: LONG }] },
+  },
+  {
+    name: 'completions: best_of 20 candidates',
+    path: '/v1/completions',
+    model: 'gpt-3.5-turbo-instruct',
+    body: { model: 'gpt-3.5-turbo-instruct', max_tokens: 500, best_of: 20, prompt: 'write a long story' },
+  },
   { name: 'chat: a tool description', path: '/v1/chat/completions', model: 'gpt-4o', body: { model: 'gpt-4o', max_tokens: 16, messages: hi, tools: [tool] } },
   { name: 'chat: legacy functions', path: '/v1/chat/completions', model: 'gpt-4o', body: { model: 'gpt-4o', max_tokens: 16, messages: hi, functions: [tool.function] } },
   {
@@ -173,15 +204,7 @@ for (const target of targets) {
       database = await target.create();
       upstream = await startSizeHonestUpstream();
       harness = await startRelayHarness(database.config);
-      await resetRelay(harness);
-      await harness.app.ctx.options.set('ModelRatio', JSON.stringify(MODEL_RATIO));
-      const channel = async (type: number, models: string) => {
-        const created = await harness.admin('POST', '/api/channel/', { type, name: `honest-${type}`, key: 'sk-honest', base_url: upstream.baseUrl, models, group: 'default' });
-        expect(created.success, created.message).toBe(true);
-      };
-      await channel(1, 'gpt-4o,gpt-3.5-turbo-instruct,text-embedding-3-small');
-      await channel(14, 'claude-sonnet-4-5');
-      await channel(24, 'gemini-2.5-flash');
+      await addSizeHonestChannels(harness, upstream.baseUrl);
     }, 60_000);
     afterAll(async () => {
       console.log(`prompt bound on ${target.name}: the largest debt any case ran up was ${largestDebt} quota`);
@@ -198,7 +221,7 @@ for (const target of targets) {
         expect(created.success, created.message).toBe(true);
         const key = `sk-${created.data.key}`;
         const before = upstream.reported.length;
-        const statuses = await Promise.all(Array.from({ length: 64 }, () => harness.post(entry.path, entry.body, key).then(async (response) => (await response.text(), response.status))));
+        const statuses = await Promise.all(Array.from({ length: 64 }, () => harness.post(entry.path, entry.raw ?? entry.body, key).then(async (response) => (await response.text(), response.status))));
         await harness.settled();
         const served = statuses.filter((status) => status === 200).length;
         // some fit, most are refused for quota before anything is sent
@@ -206,23 +229,18 @@ for (const target of targets) {
         expect(served).toBeLessThan(64);
         expect(upstream.reported.length - before).toBe(served);
         const token = await tokenRow(created.data.id);
-        const logged = await harness.app.ctx.db
-          .selectFrom('logs')
-          .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('quota'), eb.lit(0)).as('sum'))
-          .where('type', '=', LogType.consume)
-          .where('token_id', '=', created.data.id)
-          .executeTakeFirstOrThrow();
+        const logged = await loggedSpend(harness, created.data.id);
         largestDebt = Math.max(largestDebt, -Number(token.remain_quota));
         expect(Number(token.remain_quota)).toBeGreaterThanOrEqual(0);
         expect(Number(token.held_quota)).toBe(0);
-        expect(BUDGET - Number(logged.sum)).toBe(Number(token.remain_quota));
-        expect(Number(token.used_quota)).toBe(Number(logged.sum));
+        expect(BUDGET - logged).toBe(Number(token.remain_quota));
+        expect(Number(token.used_quota)).toBe(logged);
       }, 60_000);
 
       it(`${entry.name}: a balance of ${SMALL} is refused before anything is sent`, async () => {
         const created = await harness.admin('POST', '/api/token/', { name: `small ${entry.name}`.slice(0, 30), remain_quota: SMALL });
         const before = upstream.reported.length;
-        const response = await harness.post(entry.path, entry.body, `sk-${created.data.key}`);
+        const response = await harness.post(entry.path, entry.raw ?? entry.body, `sk-${created.data.key}`);
         await response.text();
         expect(response.status).not.toBe(200);
         expect(upstream.reported.length).toBe(before);
@@ -239,8 +257,9 @@ for (const target of targets) {
       // as the relay does, each prompt of a batch gets a context window of its own
       const prompts = (body: Record<string, unknown>) => batchSize(body.input ?? body.prompt);
       for (const entry of passthrough) {
+        // what goes upstream: the body as JSON prints it (a number written longer than that is never forwarded as written)
         expect(promptBound(entry.body, entry.model, undefined, prompts(entry.body), contextWindowFor(entry.model)), entry.name).toBeGreaterThanOrEqual(
-          honestPromptTokens(entry.body, vendorOf(entry.path), entry.model),
+          honestPromptTokens(entry.body, vendorOf(entry.path), entry.model, honestNumberCharacters(entry.path, entry.body, JSON.stringify(entry.body))),
         );
       }
     });

@@ -2,7 +2,7 @@
 // passes any method, path, query, headers and bytes to the channel's base URL
 // with the channel's key, and the answer back as it came; admins only; logged
 // at no charge.
-import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenOnLoopback, readRequestBody } from '../../support/emulators/types';
 import { consumeLogCount, lastConsumeLog, useRelayHarness } from './harness';
@@ -35,7 +35,47 @@ const addProxy = (fields: Record<string, unknown> = {}) =>
 const call = (path: string, init: RequestInit = {}) =>
   fetch(`${harnessOf().baseUrl}${path}`, { ...init, headers: { authorization: `Bearer ${harnessOf().apiKey}`, ...(init.headers as Record<string, string> | undefined) } });
 
+/** A GET with the path exactly as written: fetch's URL parser would resolve `..` and `%2e%2e` before sending. */
+function rawGet(path: string): Promise<{ status: number; body: string }> {
+  const { hostname, port } = new URL(harnessOf().baseUrl);
+  return new Promise((resolve, reject) => {
+    const sent = httpRequest({ host: hostname, port, path, method: 'GET', headers: { authorization: `Bearer ${harnessOf().apiKey}` } }, (response) => {
+      let body = '';
+      response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+    sent.on('error', reject);
+    sent.end();
+  });
+}
+
 describe('Proxy channel', () => {
+  it('refuses every path that could leave the base path, in any encoding, before any call', async () => {
+    const channelId = await addProxy();
+    const before = seen.length;
+    for (const climb of [
+      '../secret',
+      '..%2fsecret',
+      '%2e%2e%2fsecret',
+      '%2E%2E/secret',
+      '%252e%252e%252fsecret',
+      '..%252fsecret',
+      'a/%2e%2e/%2e%2e/secret',
+      '..%5csecret',
+      '%25252e%25252e%25252fsecret',
+      './x',
+    ]) {
+      const answer = await rawGet(`/v1/oneapi/proxy/${channelId}/${climb}`);
+      expect(answer.status, climb).toBe(400);
+      expect(JSON.parse(answer.body).error.code, climb).toBe('invalid_path');
+    }
+    expect(seen.length).toBe(before);
+    // a dot inside a name is no climb; the path goes on as written
+    const fine = await rawGet(`/v1/oneapi/proxy/${channelId}/v1/files/a..b%2Fc.txt`);
+    expect(fine.status).toBe(201);
+    expect(seen.at(-1)!.url).toBe('/base/v1/files/a..b%2Fc.txt');
+  });
+
   it('passes method, path, query, headers and bytes to the base URL with the channel key, and the answer back as it came', async () => {
     const channelId = await addProxy();
     const before = await harnessOf().balances();

@@ -260,8 +260,9 @@ for (const { target, quotaLeases } of targets) {
 
       it('refuses a response the balance cannot cover, and closes the session after the one in flight is billed', async () => {
         const channelId = await realtimeChannel();
-        // enough for the first response's hold (about (input x 8 + 40 x 16) x 2.5) but not for a second beside it
-        const token = await harness.admin('POST', '/api/token/', { name: 'small', remain_quota: 2_500 });
+        // enough for the first response's hold ((the bytes of its two frames, about 200, x 8 + 40 x 16) x 2.5, some
+        // 5,600) but not for a second beside it (its own frame's 95 bytes: (95 x 8 + 640) x 2.5, some 3,500)
+        const token = await harness.admin('POST', '/api/token/', { name: 'small', remain_quota: 7_000 });
         const key = `sk-${token.data.key}`;
         const tokenId = token.data.id as number;
         const before = await ledgerState(harness.app.ctx.db, 1, tokenId);
@@ -296,6 +297,36 @@ for (const { target, quotaLeases } of targets) {
         expect(log).toHaveLength(1);
         expect(log[0]).toMatchObject({ quota: charge, channel_id: channelId });
       });
+
+      for (const shape of ['response.create', 'session.update'] as const) {
+        it(`holds the instructions, input items and tools a ${shape} carries: 200 kB of them on 50,000 quota is refused before the response.create is sent`, async () => {
+          await realtimeChannel();
+          const token = await harness.admin('POST', '/api/token/', { name: `inline ${shape}`, remain_quota: 50_000 });
+          const tokenId = token.data.id as number;
+          const before = await ledgerState(harness.app.ctx.db, 1, tokenId);
+          const sessionsBefore = upstream.sessions.length;
+          const client = await connect({ key: `sk-${token.data.key}` });
+          await client.next('session.created');
+          const carried = {
+            instructions: 'x'.repeat(100_000),
+            tools: [{ type: 'function', name: 'lookup', description: 'y'.repeat(50_000), parameters: { type: 'object', properties: {} } }],
+          };
+          const input = [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'z'.repeat(50_000) }] }];
+          if (shape === 'session.update') client.send({ type: 'session.update', session: carried });
+          const response = shape === 'response.create' ? { modalities: ['text'], max_output_tokens: 16, ...carried, input } : { modalities: ['text'], max_output_tokens: 16 };
+          client.send({ type: 'response.create', event_id: 'inline', response });
+          const refused = await client.next('error');
+          expect(refused.error).toMatchObject({ type: 'insufficient_quota', code: 'insufficient_quota', event_id: 'inline' });
+          expect(await client.closed).toEqual({ code: 1008, reason: 'insufficient quota' });
+          const asked = upstream.sessions[sessionsBefore].received.filter((frame) => typeof frame === 'string' && frame.includes('"response.create"'));
+          expect(asked).toHaveLength(0);
+          await harness.settled();
+          const state = await ledgerState(harness.app.ctx.db, 1, tokenId);
+          expect(state).toMatchObject({ tokenHeld: 0, userHeld: 0, reservationsHeld: 0 });
+          expect(state.remain).toBe(before.remain);
+          expect(state.logged).toBe(before.logged);
+        });
+      }
 
       it('a client that leaves mid-response: the response is cancelled upstream, its usage so far billed, nothing held', async () => {
         const { before, reportedBefore, logsBefore, client } = await startSession();

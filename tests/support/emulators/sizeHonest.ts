@@ -5,8 +5,11 @@
 // about four bytes a token with real tokenizers; three leaves room). Images
 // are billed by the vendor's documented formula from the size in the PNG
 // header, or at the vendor's most for one image; audio at ten tokens a second
-// of the leanest speech encoding. Like a real vendor it refuses a prompt
-// longer than the model's context window (each input of a batch on its own).
+// of the leanest speech encoding; the other fields of a media part are text
+// like any other. A number costs the characters it was written with (a
+// 100,000-digit literal is 100,000 digits of prompt). Like a real vendor it refuses a prompt
+// longer than the model's context window (each input of a batch on its own,
+// and the whole bill at most a window per input).
 // It speaks just enough of each vendor's wire format for the relay to bill an
 // answer: OpenAI chat, completions, embeddings and Responses, Anthropic
 // Messages, and Gemini generateContent, whole answers only.
@@ -70,8 +73,33 @@ function imageOf(record: Record<string, unknown>): { data?: string; detail?: unk
   return undefined;
 }
 
-/** The tokens this upstream bills for a request body, for a model of `vendor`. */
-export function honestPromptTokens(body: unknown, vendor: Vendor, model = ''): number {
+/** The characters of every number literal in JSON `text` (outside strings): what a vendor that renders numbers as written reads. */
+export function numberLiteralCharacters(text: string): number {
+  let total = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    if (inString) {
+      if (code === 92) index += 1;
+      else if (code === 34) inString = false;
+    } else if (code === 34) inString = true;
+    else if ((code >= 48 && code <= 57) || code === 45 || code === 43 || code === 46 || code === 101 || code === 69) total += 1;
+  }
+  return total;
+}
+
+/**
+ * The characters of the numbers of a request as it was written (`raw`), but
+ * for the token ids of a completions prompt or an embeddings input: a vendor
+ * reads those as one token each, and renders every other number as written.
+ */
+export function honestNumberCharacters(path: string, body: Record<string, unknown>, raw: string): number {
+  const tokenIds = path.endsWith('/embeddings') ? body.input : path.endsWith('/completions') && !path.endsWith('/chat/completions') ? body.prompt : undefined;
+  return numberLiteralCharacters(raw) - (tokenIds === undefined ? 0 : numberLiteralCharacters(JSON.stringify(tokenIds)));
+}
+
+/** The tokens this upstream bills for a request body, for a model of `vendor` (numbers at one token each: `numberCharacters` adds their characters, honestNumberCharacters). */
+export function honestPromptTokens(body: unknown, vendor: Vendor, model = '', numberCharacters = 0): number {
   const openAiModel = /^(gpt-|text-)/.test(model);
   let text = 0;
   let media = 0;
@@ -89,34 +117,51 @@ export function honestPromptTokens(body: unknown, vendor: Vendor, model = ''): n
     if (openAiModel) text += 1;
     if (Array.isArray(value)) return value.forEach(visit);
     const record = value as Record<string, unknown>;
+    // a media payload is billed as media; every other field of its part is text
+    let payload: string | undefined;
     const image = imageOf(record);
     if (image) {
       media += imagePrice(vendor, pngSize(image.data), image.detail);
-      return;
-    }
-    if (record.type === 'input_audio') {
+      payload = image.data;
+    } else if (record.type === 'input_audio') {
       // about ten tokens a second, and a second of the leanest speech encoding is over 700 bytes
       const data = (record.input_audio as { data?: string } | undefined)?.data ?? '';
       media += Math.ceil((data.length / 700) * 10);
-      return;
+      payload = data;
     }
+    const visitExceptPayload = (value: unknown): void => {
+      if (payload !== undefined && typeof value === 'string' && (value === payload || value.endsWith(`,${payload}`))) return;
+      if (value && typeof value === 'object' && !Array.isArray(value) && payload !== undefined) {
+        for (const [key, item] of Object.entries(value)) {
+          visit(key);
+          visitExceptPayload(item);
+        }
+        return;
+      }
+      visit(value);
+    };
     for (const [key, item] of Object.entries(record)) {
       if (key === 'model' || key === 'max_tokens' || key === 'stream') continue;
       visit(key);
-      visit(item);
+      visitExceptPayload(item);
     }
   };
   visit(body);
-  return Math.ceil(text) + media;
+  return Math.ceil(text) + media + numberCharacters;
 }
 
-/** The longest single prompt of the body: each input of an embeddings or completions batch is a prompt of its own. */
-function longestPrompt(path: string, body: Record<string, unknown>, vendor: Vendor, model: string): number {
+/** The inputs of an embeddings or completions batch, each a prompt of its own with a window of its own; undefined for one prompt. */
+function batchOf(path: string, body: Record<string, unknown>): unknown[] | undefined {
   const batch = path.endsWith('/embeddings') ? body.input : path.endsWith('/completions') && !path.endsWith('/chat/completions') ? body.prompt : undefined;
-  if (Array.isArray(batch) && batch.length > 0 && (typeof batch[0] === 'string' || Array.isArray(batch[0]))) {
-    return Math.max(...batch.map((item) => honestPromptTokens(item, vendor, model)));
-  }
-  return honestPromptTokens(body, vendor, model);
+  return Array.isArray(batch) && batch.length > 0 && (typeof batch[0] === 'string' || Array.isArray(batch[0])) ? batch : undefined;
+}
+
+/** Whether a request's prompt fits the model's window: each input of a batch its own, and the whole bill at most a window per input. */
+function fitsWindow(path: string, body: Record<string, unknown>, vendor: Vendor, model: string, prompt: number): boolean {
+  const window = CONTEXT_WINDOWS[model] ?? Infinity;
+  const batch = batchOf(path, body);
+  if (!batch) return prompt <= window;
+  return prompt <= window * batch.length && batch.every((item) => honestPromptTokens(item, vendor, model) <= window);
 }
 
 export async function startSizeHonestUpstream(): Promise<SizeHonestUpstream> {
@@ -127,20 +172,21 @@ export async function startSizeHonestUpstream(): Promise<SizeHonestUpstream> {
     request.on('end', () => {
       const path = (request.url ?? '').split('?')[0];
       let body: Record<string, unknown>;
+      const raw = Buffer.concat(chunks).toString('utf8');
       try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+        body = JSON.parse(raw) as Record<string, unknown>;
       } catch {
         response.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"bad json"}}');
         return;
       }
       const vendor: Vendor = path.startsWith('/v1/messages') ? 'anthropic' : path.includes(':generateContent') ? 'gemini' : 'openai';
       const model = typeof body.model === 'string' ? body.model : (/models\/([^/:]+):/.exec(path)?.[1] ?? '');
-      if (longestPrompt(path, body, vendor, model) > (CONTEXT_WINDOWS[model] ?? Infinity)) {
+      const prompt = honestPromptTokens(body, vendor, model, honestNumberCharacters(path, body, raw));
+      if (!fitsWindow(path, body, vendor, model, prompt)) {
         response.writeHead(400, { 'content-type': 'application/json' });
         response.end(JSON.stringify({ error: { message: `this model's maximum context length is ${CONTEXT_WINDOWS[model]} tokens`, type: 'invalid_request_error', code: 'context_length_exceeded' } }));
         return;
       }
-      const prompt = honestPromptTokens(body, vendor, model);
       reported.push(prompt);
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end(JSON.stringify(answerFor(path, body, prompt)));
@@ -150,8 +196,17 @@ export async function startSizeHonestUpstream(): Promise<SizeHonestUpstream> {
   return { baseUrl: listening.baseUrl, reported, close: () => listening.close() };
 }
 
+/** What it bills for the answer: every candidate it generates (n, best_of, candidateCount) at the full limit asked, else one token. */
+function outputTokens(body: Record<string, unknown>): number {
+  const config = (body.generationConfig ?? {}) as Record<string, unknown>;
+  const whole = (value: unknown) => (typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : 0);
+  const limit = whole(body.max_tokens) || whole(body.max_completion_tokens) || whole(body.max_output_tokens) || whole(config.maxOutputTokens) || 1;
+  return limit * Math.max(1, whole(body.n), whole(body.best_of), whole(config.candidateCount));
+}
+
 function answerFor(path: string, body: Record<string, unknown>, prompt: number): unknown {
   const model = typeof body.model === 'string' ? body.model : 'model';
+  const output = outputTokens(body);
   if (path.endsWith('/chat/completions')) {
     return {
       id: 'chatcmpl-honest',
@@ -159,7 +214,7 @@ function answerFor(path: string, body: Record<string, unknown>, prompt: number):
       created: 1,
       model,
       choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: prompt, completion_tokens: 1, total_tokens: prompt + 1 },
+      usage: { prompt_tokens: prompt, completion_tokens: output, total_tokens: prompt + output },
     };
   }
   if (path.endsWith('/completions')) {
@@ -169,7 +224,7 @@ function answerFor(path: string, body: Record<string, unknown>, prompt: number):
       created: 1,
       model,
       choices: [{ index: 0, text: 'ok', finish_reason: 'stop' }],
-      usage: { prompt_tokens: prompt, completion_tokens: 1, total_tokens: prompt + 1 },
+      usage: { prompt_tokens: prompt, completion_tokens: output, total_tokens: prompt + output },
     };
   }
   if (path.endsWith('/embeddings')) {
@@ -189,7 +244,7 @@ function answerFor(path: string, body: Record<string, unknown>, prompt: number):
       status: 'completed',
       model,
       output: [{ type: 'message', id: 'msg_honest', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'ok', annotations: [] }] }],
-      usage: { input_tokens: prompt, output_tokens: 1, total_tokens: prompt + 1 },
+      usage: { input_tokens: prompt, output_tokens: output, total_tokens: prompt + output },
     };
   }
   if (path.startsWith('/v1/messages')) {
@@ -201,11 +256,11 @@ function answerFor(path: string, body: Record<string, unknown>, prompt: number):
       content: [{ type: 'text', text: 'ok' }],
       stop_reason: 'end_turn',
       stop_sequence: null,
-      usage: { input_tokens: prompt, output_tokens: 1 },
+      usage: { input_tokens: prompt, output_tokens: output },
     };
   }
   return {
     candidates: [{ content: { role: 'model', parts: [{ text: 'ok' }] }, finishReason: 'STOP', index: 0 }],
-    usageMetadata: { promptTokenCount: prompt, candidatesTokenCount: 1, totalTokenCount: prompt + 1 },
+    usageMetadata: { promptTokenCount: prompt, candidatesTokenCount: output, totalTokenCount: prompt + output },
   };
 }

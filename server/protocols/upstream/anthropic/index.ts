@@ -37,4 +37,6 @@ export const anthropicAdaptor: UpstreamAdaptor = {
   decodeChat,
   decodeChatStream: (call) => new AnthropicStreamDecoder(call),
   failure,
+  // chat's web_search_options become Anthropic's web search tool (request.ts)
+  webSearch: () => true,
 };

@@ -139,6 +139,15 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
     const choice = toolChoice(request);
     if (choice) body.tool_choice = choice;
   }
+  // chat's web_search_options: Anthropic's server-side web search tool (searches billed by Anthropic per use)
+  const search = request.web_search_options;
+  if (search && typeof search === 'object') {
+    const options = search as { max_uses?: unknown; user_location?: { approximate?: unknown } };
+    const tool: Record<string, unknown> = { type: 'web_search_20250305', name: 'web_search' };
+    if (typeof options.max_uses === 'number') tool.max_uses = options.max_uses;
+    if (options.user_location?.approximate && typeof options.user_location.approximate === 'object') tool.user_location = { type: 'approximate', ...options.user_location.approximate };
+    body.tools = [...((body.tools as unknown[] | undefined) ?? []), tool];
+  }
   if (typeof request.user === 'string' && request.user !== '') body.metadata = { user_id: request.user };
   // extended thinking, for clients that know to ask for it, else from OpenAI's reasoning_effort
   const thinking = request.thinking && typeof request.thinking === 'object' ? request.thinking : thinkingFor(request.reasoning_effort, call.model, body);

@@ -37,6 +37,8 @@ export const geminiAdaptor: UpstreamAdaptor = {
   encodeEmbeddings,
   decodeEmbeddings,
   failure,
+  // chat's web_search_options become Google Search grounding (request.ts)
+  webSearch: () => true,
 };
 
 // what the Gemini client side (../../inbound/geminiNative.ts) reads from the same wire

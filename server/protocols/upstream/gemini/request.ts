@@ -276,6 +276,8 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
       },
     ];
   }
+  // chat's web_search_options: Google Search grounding
+  if (request.web_search_options && typeof request.web_search_options === 'object') body.tools = [...((body.tools as unknown[] | undefined) ?? []), { googleSearch: {} }];
   // a functionCallingConfig without declarations is refused, so a tool_choice alone is dropped
   const choice = tools.length > 0 ? request.tool_choice : undefined;
   if (choice === 'none') body.toolConfig = { functionCallingConfig: { mode: 'NONE' } };

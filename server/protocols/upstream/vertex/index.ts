@@ -46,4 +46,6 @@ export const vertexAdaptor: UpstreamAdaptor = {
   encodeEmbeddings,
   decodeEmbeddings,
   failure,
+  // Gemini's Google Search grounding, or Claude's web search tool, as the model's encoder writes it
+  webSearch: () => true,
 };
