@@ -52,9 +52,12 @@ export default defineConfig({
           environment: 'jsdom',
           include: ['tests/console/**/*.test.{ts,tsx}'],
           setupFiles: ['tests/console/setup.ts'],
-          // a react-admin screen rendered in jsdom takes seconds on a busy 2-core machine: the settings page's tests take
-          // up to 22 s beside the other suites and 45 s under stress-ng besides (30 s timed one out); a hang still fails
-          testTimeout: 90_000,
+          // a react-admin screen rendered in jsdom takes seconds on a busy 2-core machine: the settings page's tests took
+          // up to 22 s beside the other suites one day and 71 s another (the same commit, the machine's CPU slower), and
+          // 45 s under stress-ng besides; no test sets a shorter limit of its own. A hang still fails.
+          testTimeout: 180_000,
+          // expect.poll waits up to 15 s (Vitest's default, 1 s, is a flake on a loaded machine; a pass is no slower)
+          expect: { poll: { timeout: 15_000 } },
           sequence: { groupOrder: 0 },
         },
       },
@@ -91,6 +94,8 @@ export default defineConfig({
           globalSetup: ['tests/support/globalSetup.ts', 'tests/e2e/support/browserServer.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,
+          // a page's state polled for up to 15 s: Vitest's default of 1 s failed the console tour once under load
+          expect: { poll: { timeout: 15_000 } },
           sequence: { groupOrder: 0 },
         },
       },

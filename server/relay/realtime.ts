@@ -47,6 +47,7 @@ import {
   realtimeTarget,
   realtimeUsage,
   servesRealtime,
+  speaksRealtimeBeta,
   watchedClientEvent,
   watchedServerEvent,
   type RealtimeClientInput,
@@ -236,7 +237,7 @@ export async function handleRealtimeUpgrade(sessions: RealtimeSessions, request:
       return refuse(relayError(429, 'the quota cannot cover a realtime response', 'insufficient_quota', 'insufficient_quota'));
     }
     const query = url.searchParams.get('api-version');
-    const opened = await openUpstream(ctx, caller, model, query ? { 'api-version': query } : {}, socket, requestId);
+    const opened = await openUpstream(ctx, caller, model, query ? { 'api-version': query } : {}, socket, requestId, speaksRealtimeBeta(request.headers));
     if (isRelayError(opened)) return refuse(opened);
     if (socket.destroyed) {
       opened.upstream.terminate();
@@ -293,7 +294,15 @@ interface OpenedUpstream {
 }
 
 /** Picks a channel that serves realtime and opens its session; the next channel on failure, up to RetryTimes more. */
-async function openUpstream(ctx: RelayContext, caller: RelayCaller, model: string, query: Record<string, string>, client: Duplex, requestId: string): Promise<OpenedUpstream | RelayError> {
+async function openUpstream(
+  ctx: RelayContext,
+  caller: RelayCaller,
+  model: string,
+  query: Record<string, string>,
+  client: Duplex,
+  requestId: string,
+  beta: boolean,
+): Promise<OpenedUpstream | RelayError> {
   const exclude: number[] = [];
   let tries = Math.max(0, ctx.options.number('RetryTimes')) + 1;
   let lastError = relayError(503, `no channel available for model ${model}`, 'model_not_available', 'server_error');
@@ -311,7 +320,7 @@ async function openUpstream(ctx: RelayContext, caller: RelayCaller, model: strin
       channel = keyed instanceof Promise ? await keyed : keyed;
       if (!channel) continue;
     }
-    const target = realtimeTarget(channelConfigOf(channel), mappedModel(channel, model), query);
+    const target = realtimeTarget(channelConfigOf(channel), mappedModel(channel, model), query, beta);
     if (isUpstreamFailure(target)) {
       ctx.log.warn({ channelId: channel.id, requestId }, `realtime: ${target.message}`);
       continue;

@@ -133,6 +133,7 @@ export const settingsEnglish = {
       RealtimeIdleSeconds: 'Realtime session idle limit (seconds)',
       RealtimeMaxSeconds: 'Realtime session time limit (seconds)',
       CircuitBreakerOpenSeconds: 'Breaker open before a probe (seconds)',
+      ToolRefusalGroups: 'Groups refused a tool their channel lacks',
       ModelFallbacks: 'Fallback models per group',
       RoutingAffinitySeconds: 'Keep a caller on its channel for (seconds)',
       RoutingAffinityHeader: 'Caller header for affinity',
@@ -153,6 +154,8 @@ export const settingsEnglish = {
       CircuitBreakerFailures: '5xx answers or no answer at all, in a row; 0 turns the breaker off.',
       RealtimeIdleSeconds: 'A /v1/realtime session with no frame either way for this long is closed; 0 turns the limit off.',
       RealtimeMaxSeconds: 'A /v1/realtime session is closed after this long, responses in flight billed first; 0 turns the limit off.',
+      ToolRefusalGroups:
+        'Comma-separated groups. A request with a built-in tool the chosen vendor has nothing like (web search where it has no search) is refused for them (400); other groups get the answer without the tool, an x-switchboard-dropped-tools header saying so.',
       ModelFallbacks:
         'Tried in order when no channel of the asked model can answer: {"default": {"gpt-4o": ["claude-sonnet-4-5"]}}; "*" for every group. The request is billed as the model asked for; the log shows the one that answered.',
       RoutingAffinitySeconds: "A request naming its caller (the body's user, or the header below) goes back to the channel that last served it, so upstream prompt caches keep hitting; 0 is off.",
@@ -186,8 +189,8 @@ export const settingsEnglish = {
     whitelist: {
       add: 'Add',
       placeholder: 'example.com',
-      duplicate: 'that domain is already in the list',
-      empty: 'No domains yet.',
+      duplicate: 'that entry is already in the list',
+      empty: 'None yet.',
     },
     smtp: {
       test: 'Send test e-mail',

@@ -132,6 +132,7 @@ export const settingsChinese: typeof settingsEnglish = {
       RealtimeIdleSeconds: '实时会话空闲上限（秒）',
       RealtimeMaxSeconds: '实时会话时长上限（秒）',
       CircuitBreakerOpenSeconds: '熔断后放行探测请求前的等待（秒）',
+      ToolRefusalGroups: '缺少工具时拒绝的分组',
       ModelFallbacks: '各分组的备用模型',
       RoutingAffinitySeconds: '同一调用方固定使用同一渠道的时长（秒）',
       RoutingAffinityHeader: '用于亲和的调用方请求头',
@@ -151,6 +152,8 @@ export const settingsChinese: typeof settingsEnglish = {
       CircuitBreakerFailures: '连续的 5xx 应答或无应答；0 表示关闭熔断器。',
       RealtimeIdleSeconds: '/v1/realtime 会话双向都没有帧超过此时长即关闭；0 表示不限。',
       RealtimeMaxSeconds: '/v1/realtime 会话到此时长即关闭，进行中的响应先计费；0 表示不限。',
+      ToolRefusalGroups:
+        '以逗号分隔的分组。请求带有所选渠道厂商没有对应功能的内置工具（如厂商无搜索时的网络搜索）时，这些分组的请求被拒绝（400）；其他分组照常得到回答，但不带该工具，响应头 x-switchboard-dropped-tools 会说明。',
       ModelFallbacks: '所请求模型没有渠道能应答时按顺序尝试：{"default": {"gpt-4o": ["claude-sonnet-4-5"]}}；"*" 表示所有分组。按所请求的模型计费，日志显示实际应答的模型。',
       RoutingAffinitySeconds: '请求注明调用方（请求体的 user 字段或下面的请求头）时，回到上次为它服务的渠道，使上游的提示缓存持续命中；0 表示关闭。',
       RoutingAffinityHeader: '留空时使用请求体的 user 字段。',
@@ -181,8 +184,8 @@ export const settingsChinese: typeof settingsEnglish = {
     whitelist: {
       add: '添加',
       placeholder: 'example.com',
-      duplicate: '该域名已在列表中',
-      empty: '暂无域名。',
+      duplicate: '该项已在列表中',
+      empty: '暂无。',
     },
     smtp: {
       test: '发送测试邮件',

@@ -47,6 +47,7 @@ export const SETTING_TABS: Record<SettingTab, SettingSection[]> = {
         'RoutingAffinityHeader',
         'RealtimeIdleSeconds',
         'RealtimeMaxSeconds',
+        'ToolRefusalGroups',
       ],
     },
     // the price table (PriceTable.tsx) leads this section; these fields fold under "Advanced"

@@ -170,7 +170,7 @@ describe('the user list', () => {
     expect(await screen.findByText('This page could not be loaded', {}, { timeout: 15_000 })).toBeInTheDocument();
     up = true;
     await user.click(screen.getByRole('button', { name: 'Retry' }));
-    expect(await screen.findByText('carol', {}, { timeout: 10_000 })).toBeInTheDocument();
+    expect(await screen.findByText('carol', {}, { timeout: 15_000 })).toBeInTheDocument();
   });
 });
 

@@ -62,7 +62,7 @@ describe('the token form', () => {
     await user.clear(amount);
     await user.type(amount, '30');
     await user.click(screen.getByRole('button', { name: 'Save' }));
-    await waitFor(() => expect(sent.body).toBeDefined(), { timeout: 5000 });
+    await waitFor(() => expect(sent.body).toBeDefined(), { timeout: 15_000 });
     expect(sent.body).toMatchObject({ id: 3, budget_period: 'month', budget_quota: 15_000_000 });
   });
 
@@ -78,7 +78,7 @@ describe('the token form', () => {
     expect(sent.body).toBeUndefined();
     await user.type(amount, '1000');
     await user.click(screen.getByRole('button', { name: 'Save' }));
-    await waitFor(() => expect(sent.body).toBeDefined(), { timeout: 5000 });
+    await waitFor(() => expect(sent.body).toBeDefined(), { timeout: 15_000 });
     expect(sent.body).toMatchObject({ budget_period: 'week', budget_quota: 1000 });
   });
 });
@@ -100,7 +100,7 @@ describe('the user form (admins)', () => {
     await user.click(screen.getByRole('combobox', { name: /Budget period/ }));
     await user.click(await screen.findByRole('option', { name: 'None' }));
     await user.click(screen.getByRole('button', { name: 'Save' }));
-    await waitFor(() => expect(sent.body).toBeDefined(), { timeout: 5000 });
+    await waitFor(() => expect(sent.body).toBeDefined(), { timeout: 15_000 });
     expect(sent.body).toMatchObject({ id: 5, budget_period: '', budget_quota: 0 });
   });
 });

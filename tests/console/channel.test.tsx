@@ -327,7 +327,7 @@ describe("ChannelList's test with a model", () => {
     await user.click(within(await rowOf('main')).getByRole('button', { name: 'Test' }));
     await user.click(within(await screen.findByRole('menu')).getByText('o3'));
     // the success notice (1.5 s) goes first; the error's follows it
-    expect(await screen.findByText('response time 12.40 s exceeds the threshold 5.00 s', {}, { timeout: 5000 })).toBeInTheDocument();
+    expect(await screen.findByText('response time 12.40 s exceeds the threshold 5.00 s', {}, { timeout: 15_000 })).toBeInTheDocument();
 
     // one model: nothing to pick, the test runs at once (its notice waits behind the error's)
     await user.click(within(await rowOf('solo')).getByRole('button', { name: 'Test' }));
@@ -357,7 +357,7 @@ describe("ChannelList's test all", () => {
     });
     observer.observe(document.body, { subtree: true, childList: true, characterData: true });
     await userEvent.setup().click(screen.getByRole('button', { name: 'Test all enabled' }));
-    await screen.findByText(/^Test finished/, {}, { timeout: 5000 });
+    await screen.findByText(/^Test finished/, {}, { timeout: 15_000 });
     observer.disconnect();
     return texts;
   }
@@ -433,7 +433,7 @@ describe('ChannelCreate', () => {
     expect(screen.getByRole('combobox', { name: 'Test model' })).toHaveTextContent('claude-x');
     await user.click(screen.getByRole('button', { name: 'Save' }));
 
-    expect(await screen.findByText('1 channel created', {}, { timeout: 5000 })).toBeInTheDocument();
+    expect(await screen.findByText('1 channel created', {}, { timeout: 15_000 })).toBeInTheDocument();
     expect(posted).toEqual({
       type: 14,
       name: 'anthropic',
@@ -477,7 +477,7 @@ describe('ChannelCreate', () => {
     await user.click(keyField);
     await user.paste(JSON.stringify(keyFile, null, 2));
     await user.click(screen.getByRole('button', { name: 'Save' }));
-    expect(await screen.findByText('1 channel created', {}, { timeout: 5000 })).toBeInTheDocument();
+    expect(await screen.findByText('1 channel created', {}, { timeout: 15_000 })).toBeInTheDocument();
     expect(posted).toMatchObject({ type: 42, name: 'vertex', key: JSON.stringify(keyFile), other: 'us-central1' });
   });
 });

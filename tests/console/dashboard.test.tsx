@@ -91,7 +91,7 @@ describe('dashboard for a user', () => {
     expect(screen.queryByTestId('section-channel-health')).toBeNull();
     expect(screen.queryByLabelText('User')).toBeNull();
     // the charts load on demand, titled for assistive technology
-    expect(await screen.findByTestId('section-spend-over-time', {}, { timeout: 5000 })).toBeInTheDocument();
+    expect(await screen.findByTestId('section-spend-over-time', {}, { timeout: 15_000 })).toBeInTheDocument();
     expect(screen.getByRole('heading', { name: 'Spend by model' })).toBeInTheDocument();
 
     expect(seen).toHaveLength(1);
@@ -114,7 +114,7 @@ describe('dashboard for a user', () => {
       return new Proxy(style, { get: (target, key) => (key === 'width' ? target.width || '600px' : Reflect.get(target, key, target)) });
     });
     const ticksOf = async (id: string) => {
-      const section = await screen.findByTestId(`section-${id}`, {}, { timeout: 5000 });
+      const section = await screen.findByTestId(`section-${id}`, {}, { timeout: 15_000 });
       await waitFor(() => expect(section.querySelectorAll('.MuiChartsAxis-tickLabel').length).toBeGreaterThan(0));
       return [...section.querySelectorAll('.MuiChartsAxis-left .MuiChartsAxis-tickLabel')].map((tick) => tick.textContent);
     };
@@ -137,7 +137,7 @@ describe('dashboard for a user', () => {
     signIn(1);
     server.use(http.get('*/api/dashboard', () => ok(userDashboard)));
     renderAt();
-    const section = await screen.findByTestId('section-spend-by-model', {}, { timeout: 5000 });
+    const section = await screen.findByTestId('section-spend-by-model', {}, { timeout: 15_000 });
     fireEvent.click(within(section).getByRole('button', { name: 'Show data table' }));
     const table = await within(section).findByRole('table', { name: 'Spend by model' });
     expect(within(table).getByText('gpt-4o').closest('tr')).toHaveTextContent('$2.50');
@@ -330,7 +330,7 @@ describe('home page', () => {
       http.get('*/api/dashboard', () => ok(userDashboard)),
     );
     renderAt('', <HomePage />);
-    expect(await screen.findByRole('heading', { level: 1, name: 'Dashboard' }, { timeout: 5000 })).toBeInTheDocument();
+    expect(await screen.findByRole('heading', { level: 1, name: 'Dashboard' }, { timeout: 15_000 })).toBeInTheDocument();
     expect(screen.queryByRole('heading', { name: 'One API for every model' })).toBeNull();
   });
 });

@@ -86,7 +86,7 @@ describe('quota in dollars', () => {
     await user.type(quota, '1.25');
     expect(await screen.findByText('= 625000 quota (500000 per $1)')).toBeInTheDocument();
     await user.click(screen.getByRole('button', { name: 'Save' }));
-    await waitFor(() => expect(posted).toBeDefined(), { timeout: 5000 });
+    await waitFor(() => expect(posted).toBeDefined(), { timeout: 15_000 });
     expect(posted).toMatchObject({ name: 'laptop', remain_quota: 625000 });
     // the dialog with the new key is titled like the other titles, capitalised
     const dialog = await screen.findByRole('dialog', { name: 'Token created' });
@@ -125,7 +125,7 @@ describe('inline validation', () => {
     const name = await screen.findByRole('textbox', { name: /Name/ });
     await user.type(screen.getByRole('textbox', { name: /Expires at/ }), 'next tuesday');
     await user.click(screen.getByRole('button', { name: 'Save' }));
-    expect(await screen.findByText('please enter a name', {}, { timeout: 5000 })).toBeInTheDocument();
+    expect(await screen.findByText('please enter a name', {}, { timeout: 15_000 })).toBeInTheDocument();
     expect(screen.getByText('expiry format error')).toBeInTheDocument();
     expect(name).toHaveAttribute('aria-invalid', 'true');
     expect(posts).toBe(0);
@@ -143,7 +143,7 @@ describe('inline validation', () => {
     await user.clear(quota);
     await user.type(quota, '0');
     await user.click(screen.getByRole('button', { name: 'Save' }));
-    expect(await screen.findByText('quota must be a whole number above 0', {}, { timeout: 5000 })).toBeInTheDocument();
+    expect(await screen.findByText('quota must be a whole number above 0', {}, { timeout: 15_000 })).toBeInTheDocument();
   });
 });
 
@@ -156,7 +156,7 @@ describe('the error state', () => {
     expect(await screen.findByText('This page could not be loaded', {}, { timeout: 15_000 })).toBeInTheDocument();
     up = true;
     await user.click(screen.getByRole('button', { name: 'Retry' }));
-    expect(await screen.findByDisplayValue('laptop', {}, { timeout: 10_000 })).toBeInTheDocument();
+    expect(await screen.findByDisplayValue('laptop', {}, { timeout: 15_000 })).toBeInTheDocument();
   });
 });
 

@@ -124,7 +124,7 @@ describe('lists on a desktop', () => {
     await expect.poll(() => seen.some((url) => url.pathname === '/api/channel/search' && url.search === '?keyword=azure&status=1')).toBe(true);
     fireEvent.click(screen.getByRole('button', { name: 'Clear all' }));
     // a shared two-core machine renders slowly: give the list its time
-    await expect.poll(() => seen.some((url) => url.pathname === '/api/channel/' && url.search === '?p=0'), { timeout: 10_000 }).toBe(true);
-    await expect.poll(() => screen.queryByTestId('active-filters'), { timeout: 10_000 }).toBeNull();
+    await expect.poll(() => seen.some((url) => url.pathname === '/api/channel/' && url.search === '?p=0'), { timeout: 15_000 }).toBe(true);
+    await expect.poll(() => screen.queryByTestId('active-filters'), { timeout: 15_000 }).toBeNull();
   });
 });

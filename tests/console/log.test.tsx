@@ -140,10 +140,10 @@ describe('LogList', () => {
     // nothing is filtered yet: the default window is no chip
     expect(screen.queryByTestId('active-filters')).toBeNull();
     within(first).getByRole('button', { name: 'laptop' }).click();
-    expect(await screen.findByText('Token: laptop', undefined, { timeout: 4000 })).toBeInTheDocument();
+    expect(await screen.findByText('Token: laptop', undefined, { timeout: 15_000 })).toBeInTheDocument();
     await expect.poll(() => seen.some((url) => url.pathname === '/api/log/' && url.searchParams.get('token_name') === 'laptop')).toBe(true);
     screen.getByRole('button', { name: '7 days' }).click();
-    expect(await screen.findByText(/^From: /, undefined, { timeout: 4000 })).toBeInTheDocument();
+    expect(await screen.findByText(/^From: /, undefined, { timeout: 15_000 })).toBeInTheDocument();
     const weekAgo = Math.floor(Date.now() / 1000) - 7 * 86_400;
     await expect.poll(() => seen.some((url) => url.pathname === '/api/log/' && Math.abs(Number(url.searchParams.get('start_timestamp')) - weekAgo) < 60)).toBe(true);
     screen.getByRole('button', { name: 'Clear all' }).click();
@@ -306,9 +306,9 @@ describe('LogList', () => {
     await screen.findByText('model ratio 15.00, group ratio 1.00');
     fireEvent.mouseDown(screen.getByRole('combobox', { name: 'Type' }));
     fireEvent.click(await screen.findByRole('option', { name: 'Error' }));
-    await expect.poll(() => seen.some((url) => url.pathname === '/api/log/' && url.searchParams.get('type') === '5'), { timeout: 5000 }).toBe(true);
+    await expect.poll(() => seen.some((url) => url.pathname === '/api/log/' && url.searchParams.get('type') === '5'), { timeout: 15_000 }).toBe(true);
     fireEvent.change(document.querySelector('input[name="request_id"]')!, { target: { value: 'req_fail_51' } });
-    await expect.poll(() => seen.find((url) => url.pathname === '/api/log/' && url.searchParams.get('request_id') === 'req_fail_51')?.searchParams.get('type'), { timeout: 5000 }).toBe('5');
+    await expect.poll(() => seen.find((url) => url.pathname === '/api/log/' && url.searchParams.get('request_id') === 'req_fail_51')?.searchParams.get('type'), { timeout: 15_000 }).toBe('5');
     expect(await screen.findByText('Request ID: req_fail_51')).toBeInTheDocument();
   });
 

@@ -53,7 +53,7 @@ describe('the token form', () => {
     await user.type(rpm, '120');
     await user.clear(tpm);
     await user.click(screen.getByRole('button', { name: 'Save' }));
-    await waitFor(() => expect(sent.body).toBeDefined(), { timeout: 5000 });
+    await waitFor(() => expect(sent.body).toBeDefined(), { timeout: 15_000 });
     expect(sent.body).toMatchObject({ id: 3, rpm_limit: 120, tpm_limit: null });
   });
 
@@ -96,7 +96,7 @@ describe('the user form (admins)', () => {
     await user.type(rpm, '0');
     await user.clear(tpm);
     await user.click(screen.getByRole('button', { name: 'Save' }));
-    await waitFor(() => expect(sent()).toBeDefined(), { timeout: 5000 });
+    await waitFor(() => expect(sent()).toBeDefined(), { timeout: 15_000 });
     expect(sent()).toMatchObject({ id: 5, rpm_limit: 0, tpm_limit: null });
   });
 
@@ -114,7 +114,7 @@ describe('the user form (admins)', () => {
     await user.clear(group);
     await user.type(group, 'team-a');
     await user.click(screen.getByRole('button', { name: 'Save' }));
-    await waitFor(() => expect(sent()).toBeDefined(), { timeout: 5000 });
+    await waitFor(() => expect(sent()).toBeDefined(), { timeout: 15_000 });
     expect(sent()).toMatchObject({ id: 5, group: 'team-a' });
   });
 });

@@ -364,8 +364,8 @@ describe('the import from one-api or new-api (Other tab)', () => {
     await user.click(within(importer).getByRole('checkbox', { name: 'Also move the logs' }));
     await user.click(within(importer).getByRole('button', { name: 'Run a dry run' }));
     expect(started).toEqual([{ source: '/data/one-api.db', apply: false, merge: false, with_logs: true }]);
-    expect(await within(importer).findByText('Step read: 0 of 1', {}, { timeout: 5000 })).toBeInTheDocument();
-    const report = await within(importer).findByLabelText('Import report', {}, { timeout: 5000 });
+    expect(await within(importer).findByText('Step read: 0 of 1', {}, { timeout: 15_000 })).toBeInTheDocument();
+    const report = await within(importer).findByLabelText('Import report', {}, { timeout: 15_000 });
     expect(report.textContent).toContain('DRY RUN');
     expect(within(importer).queryByRole('status')).toBeNull();
     // ticking "Import" turns the button into the real thing

@@ -88,9 +88,16 @@ describe('relay', () => {
     await addChannel({ name: 'emu', key: 'sk-good' });
     const send = (text: string) => fetch(`${baseUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, body: text });
     // odd spacing, key order, a duplicate-free unknown field and an escaped string: all kept byte for byte
-    const exact = '{ "messages":[{"role":"user","content":"caf\\u00e9 \\"quoted\\""}],\n "model":"gpt-4", "x_custom": {"keep": [1, 2.50]} }';
+    const exact = '{ "messages":[{"role":"user","content":"caf\\u00e9 \\"quoted\\""}],\n "model":"gpt-4", "x_custom": {"keep": [1, 2.5, -0.25e-3]} }';
     expect((await send(exact)).status).toBe(200);
     expect(emulator.requests.at(-1)!.rawBody.toString('utf8')).toBe(exact);
+
+    // a number written longer than JSON prints it (2.50, a 400-digit literal) is counted as printed, so it is sent as printed
+    for (const number of ['2.50', '9'.repeat(400)]) {
+      const longer = `{"model":"gpt-4","messages":[{"role":"user","content":"hi"}],"x_custom":{"keep":[1, ${number}]}}`;
+      expect((await send(longer)).status).toBe(200);
+      expect(emulator.requests.at(-1)!.rawBody.toString('utf8')).toBe(JSON.stringify(JSON.parse(longer)));
+    }
 
     // a model with spaces is routed trimmed, so the body is written anew with the trimmed name
     const padded = '{"model":" gpt-4 ","messages":[{"role":"user","content":"hi"}],"x_custom":1}';

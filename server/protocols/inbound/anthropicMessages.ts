@@ -218,7 +218,7 @@ export function chatRequestOf(body: Record<string, unknown>): ChatRequest {
   if (typeof userId === 'string' && userId !== '') request.user = userId;
   // extended thinking as OpenAI's reasoning_effort, the one knob every other vendor's adaptor reads
   // (an Anthropic channel gets the client's own request, budget and all)
-  const effort = reasoningEffortOf(body.thinking);
+  const effort = reasoningEffortOf(body.thinking, body.output_config);
   if (effort) request.reasoning_effort = effort;
   return request;
 }
@@ -228,9 +228,14 @@ export function chatRequestOf(body: Record<string, unknown>): ChatRequest {
  * effort back (1,024 low, 8,192 medium, 24,576 high) each map to themselves;
  * what lies between goes to the nearest level up.
  */
-export function reasoningEffortOf(thinking: unknown): 'low' | 'medium' | 'high' | undefined {
+export function reasoningEffortOf(thinking: unknown, outputConfig?: unknown): 'low' | 'medium' | 'high' | undefined {
   if (!thinking || typeof thinking !== 'object') return undefined;
   const { type, budget_tokens: budget } = thinking as { type?: unknown; budget_tokens?: unknown };
+  // Claude Code's adaptive thinking: the model decides how much, at the effort output_config names (medium unless said)
+  if (type === 'adaptive') {
+    const effort = (outputConfig as { effort?: unknown } | null | undefined)?.effort;
+    return effort === 'low' || effort === 'high' ? effort : effort === 'max' ? 'high' : 'medium';
+  }
   if (type !== 'enabled') return undefined;
   const tokens = typeof budget === 'number' && Number.isFinite(budget) ? budget : 0;
   if (tokens <= 1024) return 'low';

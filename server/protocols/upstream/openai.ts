@@ -271,7 +271,13 @@ function unmarked(message: ChatMessage): ChatMessage {
 function outgoingChat(request: ChatRequest, call: AdaptorCall): ChatRequest {
   const body: ChatRequest = { ...request, model: call.model };
   const row = call.channel ? findChannelType(call.channel.type) : undefined;
-  if (body.reasoning_effort !== undefined && !REASONING_MODELS.test(call.model)) delete body.reasoning_effort;
+  const reasons = REASONING_MODELS.test(call.model.slice(call.model.lastIndexOf('/') + 1));
+  if (body.reasoning_effort !== undefined && !reasons) delete body.reasoning_effort;
+  // a reasoning model takes its limit as max_completion_tokens and refuses max_tokens
+  if (reasons && typeof body.max_tokens === 'number') {
+    body.max_completion_tokens = body.max_tokens;
+    delete body.max_tokens;
+  }
   if (body.top_k !== undefined && row?.samplingTopK === false) delete body.top_k;
   if (row?.promptCacheMarks !== true) body.messages = body.messages.map(unmarked);
   if (typeof body.user === 'string') body.user = openAiUser(body.user);

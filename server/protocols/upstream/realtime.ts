@@ -33,7 +33,18 @@ function webSocketBase(base: string): string {
  * Where to open a session with this channel for `model` (the name the channel
  * expects, after its model mapping), or why it cannot be opened.
  */
-export function realtimeTarget(channel: ChannelConfig, model: string, query: Readonly<Record<string, string>> = {}): HttpTarget | UpstreamFailure {
+/** Whether a client speaks the beta Realtime protocol: `OpenAI-Beta: realtime=v1`, or a browser's `openai-beta.realtime-v1` subprotocol. */
+export function speaksRealtimeBeta(headers: Readonly<Record<string, string | string[] | undefined>>): boolean {
+  const beta = headers['openai-beta'];
+  const protocols = headers['sec-websocket-protocol'];
+  return (
+    (typeof beta === 'string' && beta.split(',').some((item) => item.trim() === 'realtime=v1')) ||
+    (typeof protocols === 'string' && protocols.split(',').some((item) => item.trim() === 'openai-beta.realtime-v1'))
+  );
+}
+
+/** Where a session opens; `beta`: the client speaks the beta protocol, so the upstream is asked for it (a GA client gets a GA session). */
+export function realtimeTarget(channel: ChannelConfig, model: string, query: Readonly<Record<string, string>> = {}, beta = true): HttpTarget | UpstreamFailure {
   const base = baseUrlOf(channel);
   const row = findChannelType(channel.type);
   if (!base) return upstreamFailure(500, 'this channel has no base URL', { code: 'channel_base_url_missing', retryable: true });
@@ -46,7 +57,7 @@ export function realtimeTarget(channel: ChannelConfig, model: string, query: Rea
   return {
     url: `${webSocketBase(base)}${prefix}/realtime?model=${encodeURIComponent(model)}`,
     method: 'GET',
-    headers: { ...openAiAuthHeader(row, channel.key), 'openai-beta': 'realtime=v1' },
+    headers: beta ? { ...openAiAuthHeader(row, channel.key), 'openai-beta': 'realtime=v1' } : openAiAuthHeader(row, channel.key),
   };
 }
 

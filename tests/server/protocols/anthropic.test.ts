@@ -381,13 +381,14 @@ describe('extended thinking from reasoning_effort', () => {
   const encodeFor = (model: string, request: Partial<ChatRequest>) =>
     JSON.parse(anthropicAdaptor.encodeChat({ model, messages: [{ role: 'user', content: 'think' }], ...request }, callFor('chat', model, false))) as Record<string, unknown>;
 
-  it('asks a model that thinks for a budget by effort, under max_tokens, without the sampling Anthropic refuses with it', () => {
+  it('asks a model that thinks for a budget by effort, within three quarters of max_tokens, without the sampling Anthropic refuses with it', () => {
     const body = encodeFor(SONNET, { reasoning_effort: 'medium', max_tokens: 20000, temperature: 0.2, top_k: 5, top_p: 0.5 });
     expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 8192 });
     expect(body).not.toHaveProperty('temperature');
     expect(body).not.toHaveProperty('top_k');
     expect(body).not.toHaveProperty('top_p');
-    expect(encodeFor(SONNET, { reasoning_effort: 'high', max_tokens: 4000 }).thinking).toEqual({ type: 'enabled', budget_tokens: 3999 });
+    // the answer keeps a quarter: a budget of max_tokens - 1 left it one token
+    expect(encodeFor(SONNET, { reasoning_effort: 'high', max_tokens: 4000 }).thinking).toEqual({ type: 'enabled', budget_tokens: 3000 });
   });
 
   it('asks for none where Anthropic would refuse it: a model that does not think, a budget under 1,024, a forced tool', () => {

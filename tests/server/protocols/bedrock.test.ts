@@ -169,7 +169,8 @@ describe('bedrock adaptor: requests', () => {
   it("asks a Claude that thinks for extended thinking from reasoning_effort (as Anthropic's adaptor does), never another model", () => {
     const sonnet = 'us.anthropic.claude-3-7-sonnet-20250219-v1:0';
     const body = encode({ messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'high', max_tokens: 30000, temperature: 0.5, top_p: 0.9 }, sonnet);
-    expect(body.additionalModelRequestFields).toEqual({ thinking: { type: 'enabled', budget_tokens: 24576 } });
+    // high is 24,576, but the answer keeps a quarter of max_tokens
+    expect(body.additionalModelRequestFields).toEqual({ thinking: { type: 'enabled', budget_tokens: 22500 } });
     expect(body.inferenceConfig).toEqual({ maxTokens: 30000 });
     // a client of the Messages API sends its own thinking block, which goes as it is
     const own = encode({ messages: [{ role: 'user', content: 'x' }], thinking: { type: 'enabled', budget_tokens: 2000 }, max_tokens: 4000 }, sonnet);

@@ -90,9 +90,14 @@ const CLIENT_READERS: { [protocol in InboundProtocol]?: (body: Block, path: Path
     model: String(body.model),
     systemTexts: [...(typeof body.instructions === 'string' ? [body.instructions] : []), ...responsesMessages(body.input, ['system', 'developer']).flatMap((item) => responsesTexts(item.content))],
     userTexts: responsesMessages(body.input, ['user']).flatMap((item) => responsesTexts(item.content)),
-    tools: blocks(body.tools)
-      .filter((tool) => tool.type === 'function')
-      .map((tool) => toolOf(tool.name, tool.parameters)),
+    // a namespace's functions (Codex's MCP servers) go to every chat vendor under their flat names
+    tools: blocks(body.tools).flatMap((tool) =>
+      tool.type === 'function'
+        ? [toolOf(tool.name, tool.parameters)]
+        : tool.type === 'namespace'
+          ? blocks(tool.tools).map((inner) => toolOf(`${String(tool.name)}__${String(inner.name)}`, inner.parameters))
+          : [],
+    ),
     outputLimit: Number(body.max_output_tokens ?? 0),
     stream: body.stream === true,
     // Responses has no cache marks (OpenAI caches prompts by itself)
@@ -123,6 +128,14 @@ const CLIENT_READERS: { [protocol in InboundProtocol]?: (body: Block, path: Path
 const CLIENT_FIXTURES: Array<{ file: string; codec: InboundProtocol; path: string; client: string; least: { systemChars: number; tools: number; promptTokens: number } }> = [
   { file: 'claude-code.first-request', codec: 'anthropic', path: '/v1/messages', client: 'Claude Code (claude-cli 1.0)', least: { systemChars: 2000, tools: 10, promptTokens: 1000 } },
   { file: 'openai-agents.first-request', codec: 'openai-responses', path: '/v1/responses', client: 'OpenAI Agents SDK (JavaScript)', least: { systemChars: 400, tools: 3, promptTokens: 200 } },
+  { file: 'codex.builtin-tools', codec: 'openai-responses', path: '/v1/responses', client: 'Codex CLI 0.171 (web_search and a namespace)', least: { systemChars: 200, tools: 2, promptTokens: 150 } },
+  {
+    file: 'gemini-cli.tool-turn',
+    codec: 'gemini',
+    path: '/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse',
+    client: 'Gemini CLI 0.61',
+    least: { systemChars: 100, tools: 2, promptTokens: 100 },
+  },
   {
     file: 'google-genai.first-request',
     codec: 'gemini',
@@ -224,8 +237,12 @@ for (const fixture of CLIENT_FIXTURES) {
           expect(() => adaptor.encodeChat({ ...chat, model: view.model }, call)).toThrow(/tool/);
           return;
         }
+        // as the relay does: web search goes to a vendor with a search of its own, and is left out for the others
+        const searches = chat.web_search_options !== undefined && adaptor.webSearch?.(view.model) === true;
+        const sent = { ...chat, model: view.model };
+        if (!searches) delete sent.web_search_options;
         let encoded = '';
-        expect(() => (encoded = adaptor.encodeChat({ ...chat, model: view.model }, call))).not.toThrow();
+        expect(() => (encoded = adaptor.encodeChat(sent, call))).not.toThrow();
         const vendor = JSON.parse(encoded) as Block;
         if (view.plainTurns) {
           expectContainsEach(view.conversationText(vendor), view.lastUserTextOnly ? intent.userTexts.slice(-1) : [...intent.systemTexts, ...intent.userTexts]);
@@ -234,14 +251,18 @@ for (const fixture of CLIENT_FIXTURES) {
 
         expectContainsEach(view.systemText(vendor), intent.systemTexts);
         expectContainsEach(view.conversationText(vendor), intent.userTexts);
-        const tools = view.tools(vendor);
+        // the vendor's own search tool, where the client asked for web search, is not one of the client's tools
+        const tools = view.tools(vendor).filter((tool) => !(searches && tool.name === 'web_search' && tool.parameters === undefined));
         expect(tools.map((tool) => tool.name)).toEqual(intent.tools.map((tool) => tool.name));
+        if (searches) expect(encoded, `${protocol}: its own search`).toMatch(/"web_search_20250305"|"googleSearch"|"web_search_options"/);
         tools.forEach((tool, index) => {
           const schema = tool.parameters as { properties?: Record<string, unknown>; required?: string[] } | undefined;
           expect(Object.keys(schema?.properties ?? {}), tool.name).toEqual(intent.tools[index].properties);
           expect(schema?.required ?? [], tool.name).toEqual(intent.tools[index].required);
         });
-        expect(view.outputLimit(vendor)).toBe(intent.outputLimit);
+        // a client that sets no limit (Codex, Gemini CLI) gets none, or the vendor's required default (Anthropic's max_tokens)
+        if (intent.outputLimit > 0) expect(view.outputLimit(vendor)).toBe(intent.outputLimit);
+        else expect([undefined, 0].includes(view.outputLimit(vendor) as number) || Number(view.outputLimit(vendor)) > 0).toBe(true);
         expect(view.streamed(vendor, target)).toBe(intent.stream);
         if (view.cacheMarks) {
           // the vendor has prompt caching: every mark the client set is on the same text

@@ -87,6 +87,8 @@ describe('a Responses request in the chat form', () => {
       tool_choice: { type: 'function', function: { name: 'get_weather' } },
       parallel_tool_calls: false,
       response_format: { type: 'json_object' },
+      // the web_search tool travels as chat's web_search_options (each vendor's own search, or left out)
+      web_search_options: {},
       reasoning_effort: 'low',
       user: 'user-hash',
     });

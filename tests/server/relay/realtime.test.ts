@@ -60,12 +60,12 @@ interface Client {
 }
 
 /** Opens a session; rejects with the HTTP status and body when the gateway refuses the upgrade. */
-function connect(options: { key?: string; model?: string; protocols?: string[]; path?: string } = {}): Promise<Client> {
+function connect(options: { key?: string; model?: string; protocols?: string[]; path?: string; ga?: boolean } = {}): Promise<Client> {
   const path = options.path ?? `/v1/realtime?model=${encodeURIComponent(options.model ?? MODEL)}`;
   const url = `${harness.baseUrl.replace('http:', 'ws:')}${path}`;
   const socket = options.protocols
     ? new WebSocket(url, options.protocols)
-    : new WebSocket(url, { headers: { authorization: `Bearer ${options.key ?? harness.apiKey}`, 'openai-beta': 'realtime=v1' } });
+    : new WebSocket(url, { headers: { authorization: `Bearer ${options.key ?? harness.apiKey}`, ...(options.ga ? {} : { 'openai-beta': 'realtime=v1' }) } });
   const client: Client = {
     socket,
     events: [],
@@ -136,6 +136,12 @@ async function expectNothingHeld() {
   return state;
 }
 
+/** Waits (up to 5 s) until `done` says so. */
+async function waitFor(done: () => boolean) {
+  for (let waited = 0; waited < 5000 && !done(); waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(done()).toBe(true);
+}
+
 /** Waits until the session's socket to the upstream is closed. */
 async function upstreamClosed(index: number) {
   for (let waited = 0; waited < 5000 && upstream.sessions[index]?.closedWith === undefined; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -189,6 +195,25 @@ for (const { target, quotaLeases } of targets) {
         expect(client.texts).toEqual(upstreamSession.sent.slice(0, client.texts.length));
         client.socket.close(1000, 'bye');
         expect(await upstreamClosed(sessionsBefore)).toBe(1000);
+      });
+
+      it('opens a GA session upstream for a GA client (no beta header forced), and a beta one for a beta client; events pass as sent', async () => {
+        await realtimeChannel();
+        const ga = await connect({ ga: true });
+        await ga.next('session.created');
+        expect(upstream.sessions.at(-1)!.headers['openai-beta']).toBeUndefined();
+        const update = { type: 'session.update', session: { type: 'realtime', output_modalities: ['text'], instructions: 'be brief' } };
+        ga.send(update);
+        await waitFor(() => upstream.sessions.at(-1)!.received.some((frame) => typeof frame === 'string' && frame.includes('output_modalities')));
+        expect(upstream.sessions.at(-1)!.received.find((frame) => typeof frame === 'string' && frame.includes('output_modalities'))).toBe(JSON.stringify(update));
+        ga.socket.close();
+        await ga.closed;
+        const beta = await connect();
+        await beta.next('session.created');
+        expect(upstream.sessions.at(-1)!.headers['openai-beta']).toBe('realtime=v1');
+        beta.socket.close();
+        await beta.closed;
+        await expectNothingHeld();
       });
 
       it("takes the browser's subprotocol key and answers with the realtime subprotocol", async () => {

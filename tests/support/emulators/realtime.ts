@@ -89,7 +89,9 @@ export async function startRealtimeEmulator(options: { record?: boolean } = {}):
       if (request.headers.authorization !== `Bearer ${REALTIME_GOOD_KEY}`) {
         return refuse(socket, 401, { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key', param: null } });
       }
-      if (request.headers['openai-beta'] !== 'realtime=v1') return refuse(socket, 400, { error: { message: 'missing OpenAI-Beta: realtime=v1', type: 'invalid_request_error' } });
+      // a beta client asks with OpenAI-Beta: realtime=v1; a GA client asks with nothing (the session records which)
+      const beta = request.headers['openai-beta'];
+      if (beta !== undefined && beta !== 'realtime=v1') return refuse(socket, 400, { error: { message: `unknown OpenAI-Beta: ${String(beta)}`, type: 'invalid_request_error' } });
       model = url.searchParams.get('model');
     } else if (url.pathname === '/openai/realtime') {
       if (request.headers['api-key'] !== AZURE_REALTIME_GOOD_KEY)

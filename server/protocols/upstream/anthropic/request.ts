@@ -168,16 +168,20 @@ const THINKING_MODELS = /^claude-(3-7-sonnet|sonnet-4|opus-4|haiku-4)/;
 const THINKING_BUDGETS: Record<string, number> = { minimal: 1024, low: 1024, medium: 8192, high: 24576 };
 const MIN_THINKING_BUDGET = 1024;
 
+/** The share of max_tokens thinking may take, so that the answer keeps room (a budget of max_tokens - 1 left it one token). */
+const THINKING_SHARE = 0.75;
+
 /**
  * Extended thinking for an OpenAI reasoning_effort: only on a model that
- * thinks, under max_tokens (Anthropic's rule), and not with a forced tool
- * (which Anthropic refuses with thinking); otherwise none.
+ * thinks, within THINKING_SHARE of max_tokens (Anthropic's rule is under it;
+ * the answer needs the rest), and not with a forced tool (which Anthropic
+ * refuses with thinking); otherwise none.
  */
 export function thinkingFor(effort: unknown, model: string, body: Record<string, unknown>): Record<string, unknown> | undefined {
   if (typeof effort !== 'string' || !(effort in THINKING_BUDGETS) || !THINKING_MODELS.test(model)) return undefined;
   const forced = (body.tool_choice as { type?: string } | undefined)?.type;
   if (forced === 'any' || forced === 'tool') return undefined;
-  const budget = Math.min(THINKING_BUDGETS[effort], (body.max_tokens as number) - 1);
+  const budget = Math.min(THINKING_BUDGETS[effort], Math.floor((body.max_tokens as number) * THINKING_SHARE));
   return budget >= MIN_THINKING_BUDGET ? { type: 'enabled', budget_tokens: budget } : undefined;
 }
 
