@@ -89,6 +89,20 @@ export class Bookkeeping {
     this.settlements.add({ failure });
   }
 
+  /**
+   * Work that ends in a settlement but is awaited by its caller (a bill counted paced after the answer went out):
+   * idle() waits for it too, so that "idle" still means every answered request is billed.
+   */
+  track<T>(work: Promise<T>): Promise<T> {
+    const running = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.pending.add(running);
+    void running.finally(() => this.pending.delete(running));
+    return work;
+  }
+
   /** Runs `work` without the caller waiting; a failure is logged, never thrown at a client. */
   later(work: () => Promise<void>): void {
     const running = work()

@@ -211,6 +211,8 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
       model: call.model,
       request: call.body,
       approximate: state.approximate,
+      // an estimate is counted paced once the answer is over: the bookkeeping is not idle before it is made
+      track: (work) => call.ctx.bookkeeping.track(work),
     });
     if (isRelayError(usage)) return usage;
     settle(call, answer.channel.id, usage, usage.estimated, dropped?.length ? `left out (the channel's vendor has none): ${dropped.join(', ')}` : undefined);
@@ -228,11 +230,13 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
     const reported = json ? inbound.jsonUsage(json) : undefined;
     if (reported) settle(call, answer.channel.id, reported, false);
     else {
-      // counted paced: the call's place is held until the bill is made
-      return Promise.all([promptTokens(call), json ? textTokens(call, inbound.answerText(json.value)) : 0]).then(([promptCount, completionTokens]) => {
-        settle(call, answer.channel.id, { promptTokens: promptCount, completionTokens, cachedPromptTokens: 0 }, true);
-        return undefined;
-      });
+      // counted paced: the call's place is held until the bill is made, and the bookkeeping is not idle before it
+      return call.ctx.bookkeeping.track(
+        Promise.all([promptTokens(call), json ? textTokens(call, inbound.answerText(json.value)) : 0]).then(([promptCount, completionTokens]) => {
+          settle(call, answer.channel.id, { promptTokens: promptCount, completionTokens, cachedPromptTokens: 0 }, true);
+          return undefined;
+        }),
+      );
     }
     return undefined;
   }
@@ -266,7 +270,7 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
     const reported = watcher.reportedUsage();
     if (reported && !broken && reported.promptTokens + reported.completionTokens > 0) settle(call, answer.channel.id, reported, false);
     else {
-      const [promptCount, completionTokens] = await Promise.all([promptTokens(call), textTokens(call, watcher.streamedText())]);
+      const [promptCount, completionTokens] = await call.ctx.bookkeeping.track(Promise.all([promptTokens(call), textTokens(call, watcher.streamedText())]));
       settle(call, answer.channel.id, { promptTokens: promptCount, completionTokens, cachedPromptTokens: 0 }, true);
     }
     return undefined;

@@ -38,6 +38,8 @@ export interface TranslateOptions {
   /** The client's request as it sent it (a protocol whose answer repeats its settings reads them). */
   request?: Record<string, unknown>;
   approximate: boolean;
+  /** Keeps the bookkeeping from being idle while an estimate is being counted (Bookkeeping.track). */
+  track?: <T>(work: Promise<T>) => Promise<T>;
 }
 
 const NO_REQUEST: Record<string, unknown> = Object.freeze({});
@@ -115,12 +117,13 @@ function base64Embeddings(embeddings: EmbeddingResponse): Omit<EmbeddingResponse
 export async function answerTranslated(answer: UpstreamAnswer, response: ServerResponse, options: TranslateOptions): Promise<TranslatedUsage | RelayError> {
   const translated = answer.translated!;
   // counted paced, so that a huge answer without usage does not hold the event loop
-  const estimate = async (text: string): Promise<TranslatedUsage> => ({
+  const counted = async (text: string): Promise<TranslatedUsage> => ({
     promptTokens: await options.promptTokens(),
     completionTokens: await countTextsPaced([text], options.model, { approximate: options.approximate }),
     cachedPromptTokens: 0,
     estimated: true,
   });
+  const estimate = (text: string) => (options.track ? options.track(counted(text)) : counted(text));
 
   if (translated.embeddings) {
     sendJson(response, options.request?.encoding_format === 'base64' ? base64Embeddings(translated.embeddings) : translated.embeddings);
