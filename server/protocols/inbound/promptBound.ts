@@ -18,9 +18,10 @@
 // by their tiles or pixels when the header says the size, else the model's
 // most for one image; audio and video by their bytes; a part whose cost cannot
 // be read from the request (a file by id or URL, a PDF) makes the bound the
-// model's context window. Only the media payload itself (the base64 data, a
-// data: URL) is priced as media: every other field of a media part is walked
-// like any other, so text riding beside an image is counted. The prompt can
+// model's context window. Only the media payload itself (base64 data, a
+// data: URL of base64) is priced as media: every other field of a media part
+// is walked like any other, so text riding beside an image is counted, and so
+// is a "payload" that is not base64 (text in an audio part's data field). The prompt can
 // never be longer than the model's window, so it also caps the bound. The
 // window is the caller's to give (the relay asks billing's catalog:
 // CountOptions.contextWindow); without it, the largest.
@@ -140,7 +141,7 @@ function mediaCost(part: Record<string, unknown>, model: string): MediaPrice | u
   if (type === 'input_audio') {
     const audio = part.input_audio;
     const data = stringField(audio, 'data');
-    return { tokens: audioTokens(data ?? ''), payload: data !== undefined && isObject(audio) ? { holder: audio, key: 'data' } : undefined };
+    return { tokens: audioTokens(data ?? ''), payload: isObject(audio) ? base64Payload(data, { holder: audio, key: 'data' }) : undefined };
   }
   // OpenAI files: a PDF's pages cost text and images alike, which the bytes do not tell
   if (type === 'file' || type === 'input_file') return { tokens: UNCOUNTABLE };
@@ -148,7 +149,7 @@ function mediaCost(part: Record<string, unknown>, model: string): MediaPrice | u
   if (type === 'image' && isObject(part.source)) {
     const source = part.source;
     const base64 = source.type === 'base64' ? stringField(source, 'data') : undefined;
-    return { tokens: imageTokens(model, base64Head(base64), undefined), payload: base64 !== undefined ? { holder: source, key: 'data' } : undefined };
+    return { tokens: imageTokens(model, base64Head(base64), undefined), payload: base64Payload(base64, { holder: source, key: 'data' }) };
   }
   // Anthropic documents: plain text is text; a PDF, a URL or a file is not counted from here
   if (type === 'document' && isObject(part.source)) {
@@ -161,7 +162,7 @@ function mediaCost(part: Record<string, unknown>, model: string): MediaPrice | u
   if (isObject(inline)) {
     const mime = (stringField(inline, 'mimeType') ?? stringField(inline, 'mime_type') ?? '').toLowerCase();
     const data = stringField(inline, 'data');
-    const payload = data !== undefined ? { holder: inline, key: 'data' } : undefined;
+    const payload = base64Payload(data, { holder: inline, key: 'data' });
     if (mime.startsWith('image/')) return { tokens: imageTokens(model, base64Head(data), undefined), payload };
     if (mime.startsWith('audio/') || mime.startsWith('video/')) return { tokens: audioTokens(data ?? ''), payload };
     // text sent as base64 decodes to fewer bytes than its base64: the payload is walked as text
@@ -176,9 +177,24 @@ function mediaCost(part: Record<string, unknown>, model: string): MediaPrice | u
   return undefined;
 }
 
-/** A data: URL is the payload; a link is text like any other (its bytes are counted). */
+/** A data: URL of base64 is the payload; a link (or a data: URL of anything else) is text like any other (its bytes are counted). */
 function dataUrlPayload(url: string | undefined, place: { holder: object; key: string } | undefined) {
-  return url !== undefined && url.startsWith('data:') ? place : undefined;
+  return url !== undefined && url.startsWith('data:') && isBase64(url, url.indexOf(',') + 1) ? place : undefined;
+}
+
+/** Base64 data is the payload; anything else in its place (text a vendor could read as text) is walked as text. */
+function base64Payload(data: string | undefined, place: { holder: object; key: string }) {
+  return data !== undefined && isBase64(data, 0) ? place : undefined;
+}
+
+/** Whether `text` from `start` holds only base64 characters (either alphabet, padding and line breaks). */
+function isBase64(text: string, start: number): boolean {
+  for (let index = start; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    const letterOrDigit = (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || (code >= 48 && code <= 57);
+    if (!letterOrDigit && code !== 43 && code !== 47 && code !== 61 && code !== 45 && code !== 95 && code !== 10 && code !== 13) return false;
+  }
+  return true;
 }
 
 function stringField(value: unknown, field: string): string | undefined {

@@ -11,6 +11,7 @@
 //   (Jina's default; a Cohere v2 client ignores it). The results come most
 //   relevant first, at most top_n of them, whatever the vendor.
 import type { RerankRequest, RerankResponse } from '../types';
+import { promptBound } from './promptBound';
 import { countTextTokens, type CountOptions } from './tokenCount';
 
 /** The most documents one rerank may carry (Cohere's and Voyage's limit). */
@@ -92,12 +93,15 @@ export function readRerankRequest(body: Record<string, unknown>, model: string):
 /**
  * The most tokens a vendor can count for a rerank (what is held before the
  * call): the query once per document, every document, and a few special
- * tokens per pair, at most a token per UTF-8 byte (tokenCount.ts `bound`).
+ * tokens per pair, at most a token per UTF-8 byte (tokenCount.ts `bound`);
+ * and the client's other options, by the prompt's rule, once per pair.
  */
-export function rerankTokenBound(request: Pick<RerankRequest, 'query' | 'documents'>): number {
+export function rerankTokenBound(request: Pick<RerankRequest, 'model' | 'query' | 'documents' | 'extra'>): number {
   const query = Buffer.byteLength(request.query, 'utf8');
+  // an option a vendor of Jina's shape receives (an `instruction`, a field of its own) may be read with every pair
+  const options = Object.keys(request.extra).length > 0 ? promptBound(request.extra, request.model) : 0;
   let total = 0;
-  for (const document of request.documents) total += query + Buffer.byteLength(document, 'utf8') + PAIR_OVERHEAD_TOKENS;
+  for (const document of request.documents) total += query + Buffer.byteLength(document, 'utf8') + options + PAIR_OVERHEAD_TOKENS;
   return total;
 }
 

@@ -16,10 +16,13 @@
 //   the returned text's tokens as completion; held at that prompt plus the
 //   model's maximum output.
 // - speech: one token per input character (OpenAI prices speech by
-//   character), reserved in full before the call.
+//   character), and the body's other text fields (gpt-4o-mini-tts's
+//   `instructions`, a vendor's own) by their tokens; held at the characters
+//   and those fields' bound by the prompt's rule (promptBound.ts).
 // Nothing is charged when the upstream fails.
 import { openaiChat } from '../../protocols/inbound';
-import { countTextTokens } from '../../protocols/inbound/tokenCount';
+import { countPaced, countTextTokens } from '../../protocols/inbound/tokenCount';
+import { promptBound } from '../../protocols/inbound/promptBound';
 import { modelOf } from '../../relay/intake';
 import { tokenCharge, type Admission } from '../../billing/accounting';
 import { AUDIO_REQUEST_TOKENS, completionRatioFor, maxOutputTokensFor, reservationQuota } from '../../billing/prices';
@@ -61,10 +64,10 @@ interface UploadState {
 }
 
 /** Billed seconds: whole, at least one (OpenAI rounds to the second). */
-const billedSeconds = (seconds: number) => Math.max(1, Math.ceil(seconds));
+export const billedSeconds = (seconds: number) => Math.max(1, Math.ceil(seconds));
 
 /** The prompt a transcription is held and (without a report) billed at. */
-function transcriptionPromptTokens(model: string, state: Pick<UploadState, 'seconds' | 'formBytes'>): number {
+export function transcriptionPromptTokens(model: string, state: Pick<UploadState, 'seconds' | 'formBytes'>): number {
   if (billsBySecond(model)) return billedSeconds(state.seconds) * WHISPER_TOKENS_PER_SECOND;
   return Math.max(AUDIO_REQUEST_TOKENS, billedSeconds(state.seconds) * AUDIO_INPUT_TOKENS_PER_SECOND + state.formBytes);
 }
@@ -154,10 +157,17 @@ function transcriptionRoute(operation: 'audio_transcription' | 'audio_translatio
 
 interface SpeechState {
   characters: number;
+  /** The body's fields beside the input, voice and format (`instructions`, a vendor's own): the vendor reads them as text. */
+  options: Record<string, unknown> | undefined;
+  /** Their bound by the prompt's rule (promptBound.ts), held with the characters. */
+  optionsBound: number;
 }
 
-/** Speech is billed by the characters it reads out, as prompt tokens. */
-const speechCharge = (admission: Pick<Admission, 'model' | 'ratio'>, characters: number) => tokenCharge(admission, { promptTokens: characters, completionTokens: 0, cachedPromptTokens: 0 }, 1);
+/** The fields of a speech request that are not read out or billed as text. */
+const SPEECH_FIELDS = new Set(['model', 'input', 'voice', 'response_format', 'speed', 'stream_format']);
+
+/** Speech is billed by the characters it reads out, and its other text (gpt-4o-mini-tts's `instructions`) by its tokens, as prompt tokens. */
+const speechCharge = (admission: Pick<Admission, 'model' | 'ratio'>, promptTokens: number) => tokenCharge(admission, { promptTokens, completionTokens: 0, cachedPromptTokens: 0 }, 1);
 
 export const speech: RelayRoute<SpeechState> = {
   operation: 'audio_speech',
@@ -170,10 +180,12 @@ export const speech: RelayRoute<SpeechState> = {
     if (!model) return relayError(400, 'you must provide a model parameter', 'model_required');
     if (typeof body.input !== 'string' || body.input === '') return relayError(400, 'field input is required', 'required_field_missing');
     call.model = model;
-    return { characters: [...body.input].length };
+    const optionEntries = Object.entries(body).filter(([key]) => !SPEECH_FIELDS.has(key));
+    const options = optionEntries.length > 0 ? Object.fromEntries(optionEntries) : undefined;
+    return { characters: [...body.input].length, options, optionsBound: options ? promptBound(options, model) : 0 };
   },
 
-  price: (call) => speechCharge(call.admission, call.state.characters).charge,
+  price: (call) => speechCharge(call.admission, call.state.characters + call.state.optionsBound).charge,
 
   upstream(call) {
     const { body, input } = call;
@@ -192,6 +204,16 @@ export const speech: RelayRoute<SpeechState> = {
 
   async answer(call, answer) {
     const { response, state } = call;
+    // the options' tokens, counted a slice at a time (a huge `instructions` must not hold the event loop), begun
+    // before the audio goes out and tracked, so the bookkeeping is not idle until the bill is made
+    const { options } = state;
+    const counting = options
+      ? call.ctx.bookkeeping.track(
+          countPaced(call.model, { approximate: call.ctx.options.bool('ApproximateTokenEnabled') }, (counted) =>
+            promptBound(options, call.model, (text) => countTextTokens(text, call.model, counted)),
+          ),
+        )
+      : Promise.resolve(0);
     const headers: Record<string, string | number> = { 'content-type': answer.response.contentType || 'application/octet-stream' };
     const length = answer.response.headers['content-length'];
     if (answer.json) headers['content-length'] = answer.json.bytes.length;
@@ -205,14 +227,16 @@ export const speech: RelayRoute<SpeechState> = {
       stream.once('error', () => response.destroy());
       stream.pipe(response);
     }
+    const optionTokens = await counting;
+    const promptTokens = state.characters + Math.min(optionTokens, state.optionsBound);
     call.settle({
       channelId: answer.channel.id,
-      ...speechCharge(call.admission, state.characters),
-      promptTokens: state.characters,
+      ...speechCharge(call.admission, promptTokens),
+      promptTokens,
       completionTokens: 0,
       isStream: false,
       estimated: false,
-      detail: `${state.characters} input characters`,
+      detail: `${state.characters} input characters${optionTokens > 0 ? ` and ${Math.min(optionTokens, state.optionsBound)} tokens of other fields` : ''}`,
     });
     // the caller's place is held until the audio is delivered (or the client left)
     await closed;

@@ -11,6 +11,7 @@ import { CHANNEL_TYPES } from '../../../common/channelTypes';
 import { readRerankRequest, rerankAnswer, rerankSearchUnitBound, rerankTokenBound, rerankTokenCount, type RerankRead } from '../../../server/protocols/inbound/rerank';
 import { type AdaptorCall, type ChannelConfig, type RerankResponse } from '../../../server/protocols/types';
 import { adaptorForChannelType } from '../../../server/protocols/upstream';
+import { promptBound } from '../../../server/protocols/inbound/promptBound';
 import { targetChannelType } from '../../../server/import/products';
 import { azureAdaptor } from '../../../server/protocols/upstream/azure';
 import { openAiAdaptor } from '../../../server/protocols/upstream/openai';
@@ -162,7 +163,11 @@ describe('the bounds held before the call', () => {
   it('tokens: the query once per document and every document, a token per byte at most, never below a real count', () => {
     const { request } = read;
     const bytes = Buffer.byteLength(request.query) * 3 + request.documents.reduce((sum, document) => sum + Buffer.byteLength(document), 0);
-    expect(rerankTokenBound(request)).toBe(bytes + 3 * 8);
+    // the client's options (a Jina-shaped vendor receives them) count by the prompt's rule, once per pair
+    expect(Object.keys(request.extra).length).toBeGreaterThan(0);
+    expect(rerankTokenBound(request)).toBe(bytes + 3 * 8 + 3 * promptBound(request.extra, request.model));
+    expect(rerankTokenBound({ ...request, extra: {} })).toBe(bytes + 3 * 8);
+    expect(rerankTokenBound({ ...request, extra: { instruction: 'x'.repeat(1000) } }) - rerankTokenBound({ ...request, extra: {} })).toBeGreaterThanOrEqual(3 * 1000);
     expect(rerankTokenBound(request)).toBeGreaterThanOrEqual(rerankTokenCount(request, 'rerank-2'));
     expect(rerankTokenCount(request, 'rerank-2')).toBeGreaterThan(0);
   });

@@ -176,9 +176,21 @@ export const chargeFor = (model: string, usage: { promptTokens: number; completi
   });
 
 /** The prices the size-honest suites set, so their figures do not move with the catalog. */
-export const HONEST_MODEL_RATIO = { 'gpt-4o': 1.25, 'gpt-3.5-turbo-instruct': 3, 'text-embedding-3-small': 1, 'claude-sonnet-4-5': 1.5, 'gemini-2.5-flash': 0.15 };
+export const HONEST_MODEL_RATIO = {
+  'gpt-4o': 1.25,
+  'gpt-3.5-turbo-instruct': 3,
+  'text-embedding-3-small': 1,
+  'claude-sonnet-4-5': 1.5,
+  'gemini-2.5-flash': 0.15,
+  'jina-reranker-v2-base-multilingual': 0.01,
+  'tts-1': 7.5,
+  'gpt-4o-mini-tts': 0.3,
+  'dall-e-2': 8,
+  'whisper-1': 15,
+  'gpt-4o-transcribe': 1.25,
+};
 
-/** Those prices, and an OpenAI, an Anthropic and a Gemini channel at the size-honest upstream (tests/support/emulators/sizeHonest.ts). */
+/** Those prices, and an OpenAI, an Anthropic, a Gemini and a Jina channel at the size-honest upstream (tests/support/emulators/sizeHonest.ts). */
 export async function addSizeHonestChannels(harness: RelayHarness, baseUrl: string): Promise<void> {
   await resetRelay(harness);
   await harness.app.ctx.options.set('ModelRatio', JSON.stringify(HONEST_MODEL_RATIO));
@@ -186,9 +198,11 @@ export async function addSizeHonestChannels(harness: RelayHarness, baseUrl: stri
     const created = await harness.admin('POST', '/api/channel/', { type, name: `honest-${type}`, key: 'sk-honest', base_url: baseUrl, models, group: 'default' });
     expect(created.success, created.message).toBe(true);
   };
-  await channel(1, 'gpt-4o,gpt-3.5-turbo-instruct,text-embedding-3-small');
+  await channel(1, 'gpt-4o,gpt-3.5-turbo-instruct,text-embedding-3-small,tts-1,gpt-4o-mini-tts,dall-e-2,whisper-1,gpt-4o-transcribe');
   await channel(14, 'claude-sonnet-4-5');
   await channel(24, 'gemini-2.5-flash');
+  // Jina AI: rerank in Jina's shape
+  await channel(52, 'jina-reranker-v2-base-multilingual');
 }
 
 /** The sum of a key's consume logs. */

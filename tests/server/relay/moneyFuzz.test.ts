@@ -1,14 +1,16 @@
 // An adversarial generator for the hold: hostile request bodies for every
-// text protocol (chat, completions, embeddings, Anthropic Messages, OpenAI
-// Responses, Gemini), built from a grammar of what their schemas allow plus
-// unknown fields, numbers written with thousands of digits, deep nesting, and
-// objects whose `type` names a media kind but that carry text. Each goes
-// through the real gateway to the size-honest upstream
-// (tests/support/emulators/sizeHonest.ts: every string, key and number
-// billed by what it received, images and audio by the vendor's formula, every
-// candidate at its full limit), and:
-// - each answered request's prompt, as the upstream billed it, is at most the
-//   prompt's bound the relay held for (promptBound, as the relay computes it);
+// inbound protocol (chat, completions, embeddings, Anthropic Messages, OpenAI
+// Responses, Gemini, rerank, image generations, speech, transcriptions; the
+// realtime frames have theirs in realtimeFuzz.test.ts), built from a grammar
+// of what their schemas allow plus unknown fields, numbers written with
+// thousands of digits, deep nesting, objects whose `type` names a media kind
+// but that carry text, and WAV headers that lie. Each goes through the real
+// gateway to the size-honest upstream (tests/support/emulators/sizeHonest.ts:
+// every string, key and number billed by what it received, images and audio
+// by the vendor's formula, every candidate at its full limit), and:
+// - each answered request, as the upstream billed it (prompt tokens; rerank
+//   tokens; speech characters and tokens; images; whisper seconds), is at
+//   most what the relay held for (the relay's own bound functions);
 // - a key with a small balance, sent a burst of them at once, never goes
 //   below zero, holds nothing afterwards, and its logs add up to its spend.
 // MONEY_FUZZ_RUNS sets the cases per protocol (`npm run fuzz:money` runs
@@ -17,54 +19,18 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contextWindowFor } from '../../../server/billing/catalog';
+import { IMAGE_SIZE_RATIO } from '../../../server/billing/prices';
+import { audioDuration } from '../../../server/protocols/inbound/audioDuration';
 import { batchSize, promptBound } from '../../../server/protocols/inbound/promptBound';
+import { readRerankRequest, rerankTokenBound } from '../../../server/protocols/inbound/rerank';
+import { billedSeconds, transcriptionPromptTokens } from '../../../server/routes/v1/audio';
+import { multipartForm, wav } from '../../support/audioFiles';
 import { startSizeHonestUpstream, type SizeHonestUpstream } from '../../support/emulators/sizeHonest';
-import { addSizeHonestChannels, loggedSpend, startRelayHarness, type RelayHarness } from './harness';
+import { HugeNumber, hostileJson, hostileObject, hostileValue, text } from '../../support/hostileJson';
+import { addSizeHonestChannels, HONEST_MODEL_RATIO, loggedSpend, startRelayHarness, type RelayHarness } from './harness';
 
 const RUNS = Number(process.env.MONEY_FUZZ_RUNS ?? 200);
 const SEED = Number(process.env.MONEY_FUZZ_SEED ?? 20261129);
-
-/** A number written with this many digits: JSON.parse reads it as Infinity (or 0), the wire carries every digit. */
-class HugeNumber {
-  constructor(readonly digits: number) {}
-}
-
-/** JSON with every HugeNumber written out digit by digit (the form a hostile client sends). */
-function hostileJson(value: unknown): string {
-  const marks: string[] = [];
-  const text = JSON.stringify(value, (_key, item: unknown) => {
-    if (!(item instanceof HugeNumber)) return item;
-    marks.push('9'.repeat(item.digits));
-    return `\u0000huge${marks.length - 1}\u0000`;
-  });
-  return text.replace(/"\\u0000huge(\d+)\\u0000"/g, (_match, index: string) => marks[Number(index)]);
-}
-
-const MEDIA_TYPES = ['input_audio', 'image_url', 'input_image', 'file', 'input_file', 'image', 'document', 'audio', 'video'];
-
-/** Text of every size a prompt field takes, up to a few kilobytes, in any script. */
-const text = fc.oneof(
-  { weight: 3, arbitrary: fc.string({ maxLength: 40 }) },
-  { weight: 2, arbitrary: fc.string({ unit: 'grapheme', maxLength: 400 }) },
-  { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 500, maxLength: 4000 }) },
-  { weight: 1, arbitrary: fc.nat({ max: 6000 }).map((length) => 'x'.repeat(length)) },
-);
-
-/** Any JSON a client can put anywhere: scalars, huge numbers, media-typed objects with text, nesting. */
-const hostileValue: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) => ({
-  value: fc.oneof(
-    { depthSize: 'small', withCrossShrink: true },
-    text,
-    fc.double(),
-    fc.integer(),
-    fc.boolean(),
-    fc.constant(null),
-    fc.integer({ min: 20, max: 3000 }).map((digits) => new HugeNumber(digits)),
-    fc.record({ type: fc.constantFrom(...MEDIA_TYPES), text, description: text, extra: tie('value') }, { requiredKeys: ['type'] }),
-    fc.array(tie('value'), { maxLength: 5 }),
-    fc.dictionary(fc.string({ maxLength: 12 }), tie('value'), { maxKeys: 5 }),
-  ),
-})).value;
 
 /** Unknown fields beside the known ones: the vendor may read any of them. */
 const extras = fc.dictionary(
@@ -80,8 +46,26 @@ const chatMessage = fc.record({ role: fc.constantFrom('system', 'user', 'assista
 interface Case {
   path: string;
   model: string;
+  /** The JSON body; for a multipart upload, the form's text fields. */
   body: Record<string, unknown>;
+  /** A multipart upload's file (its fields are `body`). */
+  file?: Buffer;
 }
+
+/** A PCM WAV that may lie: its data chunk's size and its byte-rate field as a hostile client sets them. */
+const hostileWav = fc
+  .record({
+    seconds: fc.double({ min: 0, max: 8, noNaN: true }),
+    rate: fc.constantFrom(8000, 16000),
+    channels: fc.constantFrom(1, 2),
+    declared: fc.option(fc.oneof(fc.constantFrom(0, 0xffffffff, 1), fc.nat({ max: 2_000_000 })), { nil: undefined }),
+    byteRate: fc.option(fc.nat({ max: 0xffffffff }), { nil: undefined }),
+  })
+  .map(({ seconds, rate, channels, declared, byteRate }) => {
+    const file = wav(seconds, rate, channels, declared);
+    if (byteRate !== undefined) file.writeUInt32LE(byteRate, 28);
+    return file;
+  });
 
 const merged = (body: Record<string, unknown>, extra: Record<string, unknown>) => ({ ...extra, ...body });
 
@@ -138,7 +122,7 @@ const PROTOCOLS: Record<string, fc.Arbitrary<Case>> = {
     })),
   gemini: fc
     .tuple(
-      fc.array(fc.record({ role: fc.constantFrom('user', 'model'), parts: fc.array(fc.oneof(fc.record({ text }), hostileValue), { minLength: 1, maxLength: 3 }) }), { minLength: 1, maxLength: 3 }),
+      fc.array(fc.record({ role: fc.constantFrom('user', 'model'), parts: fc.array(fc.oneof(fc.record({ text }), hostileObject), { minLength: 1, maxLength: 3 }) }), { minLength: 1, maxLength: 3 }),
       fc.option(fc.record({ parts: fc.array(fc.record({ text }), { maxLength: 2 }) }), { nil: undefined }),
       fc.integer({ min: 1, max: 64 }),
       fc.integer({ min: 1, max: 3 }),
@@ -151,8 +135,60 @@ const PROTOCOLS: Record<string, fc.Arbitrary<Case>> = {
     })),
 };
 
+/** Text fields of a hostile form or body: any text, or text that is a JSON document of any shape. */
+const formText = fc.oneof(
+  text,
+  hostileValue.map((value) => hostileJson(value)),
+);
+
+const MORE_PROTOCOLS: Record<string, fc.Arbitrary<Case>> = {
+  rerank: fc
+    .tuple(
+      text.filter((query) => query !== ''),
+      fc.array(fc.oneof(text, fc.record({ text })), { minLength: 1, maxLength: 12 }),
+      fc.option(fc.integer({ min: 1, max: 12 }), { nil: undefined }),
+      extras.map((extra) => Object.fromEntries(Object.entries(extra).filter(([key]) => !['query', 'documents', 'top_n', 'top_k', 'return_documents'].includes(key)))),
+    )
+    .map(([query, documents, top, extra]) => ({
+      path: '/v1/rerank',
+      model: 'jina-reranker-v2-base-multilingual',
+      body: merged({ model: 'jina-reranker-v2-base-multilingual', query, documents, ...(top ? { top_n: top } : {}) }, extra),
+    })),
+  speech: fc
+    .tuple(
+      fc.constantFrom('tts-1', 'gpt-4o-mini-tts'),
+      text.filter((input) => input !== ''),
+      fc.option(formText, { nil: undefined }),
+      extras,
+    )
+    .map(([model, input, instructions, extra]) => ({
+      path: '/v1/audio/speech',
+      model,
+      body: merged({ model, input, voice: 'alloy', ...(instructions !== undefined ? { instructions } : {}) }, extra),
+    })),
+  images: fc
+    .tuple(
+      text.filter((prompt) => prompt !== ''),
+      fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 1, max: 4 }) }, { weight: 1, arbitrary: hostileValue }),
+      fc.option(fc.constantFrom(...Object.keys(IMAGE_SIZE_RATIO)), { nil: undefined }),
+      extras,
+    )
+    .map(([prompt, n, size, extra]) => ({
+      path: '/v1/images/generations',
+      model: 'dall-e-2',
+      body: merged({ model: 'dall-e-2', prompt, n, ...(size ? { size } : {}) }, extra),
+    })),
+  transcriptions: fc
+    .tuple(
+      fc.constantFrom('whisper-1', 'gpt-4o-transcribe'),
+      hostileWav,
+      fc.dictionary(fc.constantFrom('prompt', 'language', 'temperature', 'response_format', 'chunking_strategy', 'include', 'extra'), formText, { maxKeys: 3 }),
+    )
+    .map(([model, file, fields]) => ({ path: '/v1/audio/transcriptions', model, body: { ...fields, model }, file })),
+};
+
 /** Counterexamples the generator found on the way (each was a debt before its fix), replayed first every run. */
-const REGRESSIONS: Array<{ name: string; protocol: keyof typeof PROTOCOLS; case: Case }> = [
+const REGRESSIONS: Array<{ name: string; protocol: string; case: Case }> = [
   {
     name: 'a 3,000-digit number in a tool schema',
     protocol: 'chat',
@@ -166,6 +202,29 @@ const REGRESSIONS: Array<{ name: string; protocol: keyof typeof PROTOCOLS; case:
     name: 'a message typed input_audio carrying its text',
     protocol: 'chat',
     case: { path: '/v1/chat/completions', model: 'gpt-4o', body: { model: 'gpt-4o', max_tokens: 1, messages: [{ role: 'user', type: 'input_audio', content: 'y'.repeat(5000) }] } },
+  },
+  {
+    name: 'a rerank option every pair carries (Jina-shaped vendors read an `instruction` with each document)',
+    protocol: 'rerank',
+    case: {
+      path: '/v1/rerank',
+      model: 'jina-reranker-v2-base-multilingual',
+      body: { model: 'jina-reranker-v2-base-multilingual', query: 'q', documents: ['a', 'b', 'c', 'd'], instruction: 'z'.repeat(6000) },
+    },
+  },
+  {
+    name: "gpt-4o-mini-tts's instructions beside a one-character input",
+    protocol: 'speech',
+    case: { path: '/v1/audio/speech', model: 'gpt-4o-mini-tts', body: { model: 'gpt-4o-mini-tts', input: 'a', voice: 'alloy', instructions: 'speak '.repeat(2000) } },
+  },
+  {
+    name: 'a Gemini audio part whose data is text, not base64 (it was priced as audio, a token per 16 characters)',
+    protocol: 'gemini',
+    case: {
+      path: '/v1beta/models/gemini-2.5-flash:generateContent',
+      model: 'gemini-2.5-flash',
+      body: { contents: [{ role: 'user', parts: [{ inlineData: { mimeType: 'audio/wav', data: '\u{10ffff}'.repeat(3000) } }] }], generationConfig: { maxOutputTokens: 1 } },
+    },
   },
   {
     name: 'best_of beyond n',
@@ -195,12 +254,35 @@ afterAll(async () => {
 /** The key the generated bodies are sent with: unlimited, on an account topped up for the run (thousands of cases spend millions). */
 let fuzzKey = '';
 
-const post = (entry: Case, key = fuzzKey) =>
-  fetch(`${harness.baseUrl}${entry.path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'x-goog-api-key': key }, body: hostileJson(entry.body) });
+/** A case's request body: its JSON as a hostile client writes it, or its multipart form. */
+function requestOf(entry: Case): { body: string | Buffer; contentType: string } {
+  if (!entry.file) return { body: hostileJson(entry.body), contentType: 'application/json' };
+  return multipartForm(Object.fromEntries(Object.entries(entry.body).map(([name, value]) => [name, String(value)])), entry.file);
+}
 
-/** The prompt's bound as the relay holds it: the same walk, over the body as the relay parsed it, each batch input with its own window. */
+const post = (entry: Case, key = fuzzKey) => {
+  const { body, contentType } = requestOf(entry);
+  return fetch(`${harness.baseUrl}${entry.path}`, { method: 'POST', headers: { 'content-type': contentType, authorization: `Bearer ${key}`, 'x-goog-api-key': key }, body });
+};
+
+/** What the relay held for, in the unit the upstream bills (`upstream.reported`): the same bound functions, over the body as the relay read it. */
 function heldPrompt(entry: Case): number {
+  if (entry.file) {
+    const upload = requestOf(entry).body as Buffer;
+    const seconds = audioDuration(entry.file).seconds;
+    // whisper: the seconds held; the others: the prompt held (the audio's tokens and the form)
+    return entry.model.startsWith('whisper') ? billedSeconds(seconds) : transcriptionPromptTokens(entry.model, { seconds, formBytes: upload.length - entry.file.length });
+  }
   const parsed = JSON.parse(hostileJson(entry.body)) as Record<string, unknown>;
+  if (entry.path === '/v1/rerank') {
+    const read = readRerankRequest(parsed, entry.model);
+    return 'request' in read ? rerankTokenBound(read.request) : 0;
+  }
+  if (entry.path === '/v1/audio/speech') {
+    const { model: _model, input, voice: _voice, response_format: _format, speed: _speed, stream_format: _streamFormat, ...options } = parsed;
+    return [...String(input)].length + (Object.keys(options).length > 0 ? promptBound(options, entry.model) : 0);
+  }
+  if (entry.path === '/v1/images/generations') return typeof parsed.n === 'number' ? parsed.n : 1;
   const prompts = entry.path.endsWith('/embeddings') ? batchSize(parsed.input) : entry.path.endsWith('/v1/completions') ? batchSize(parsed.prompt) : 1;
   return promptBound(parsed, entry.model, undefined, prompts, contextWindowFor(entry.model));
 }
@@ -226,7 +308,26 @@ describe('the hold is an upper bound of every hostile body', () => {
     });
   }
 
-  for (const [protocol, arbitrary] of Object.entries(PROTOCOLS)) {
+  it("regression: speech holds and bills gpt-4o-mini-tts's instructions, not only the input's characters", async () => {
+    const body = { model: 'gpt-4o-mini-tts', input: 'a', voice: 'alloy', instructions: 'speak calmly. '.repeat(800) };
+    // a key that pays for the character but not for the instructions is refused before any call
+    const small = await harness.admin('POST', '/api/token/', { name: 'speech small', remain_quota: 50 });
+    const before = upstream.reported.length;
+    const refused = await post({ path: '/v1/audio/speech', model: body.model, body }, `sk-${small.data.key}`);
+    expect(refused.status, await refused.text()).toBe(429);
+    expect(upstream.reported.length).toBe(before);
+    // answered on a key that pays: the bill counts the instructions' tokens (11,200 bytes, a few thousand tokens)
+    const paid = await harness.admin('POST', '/api/token/', { name: 'speech paid', remain_quota: 100_000 });
+    const answered = await post({ path: '/v1/audio/speech', model: body.model, body }, `sk-${paid.data.key}`);
+    expect(answered.status).toBe(200);
+    await answered.arrayBuffer();
+    await harness.settled();
+    const spent = await loggedSpend(harness, paid.data.id);
+    expect(spent).toBeGreaterThan(1000 * HONEST_MODEL_RATIO['gpt-4o-mini-tts']);
+    expect(spent).toBeLessThanOrEqual(Math.ceil(heldPrompt({ path: '/v1/audio/speech', model: body.model, body }) * HONEST_MODEL_RATIO['gpt-4o-mini-tts']));
+  });
+
+  for (const [protocol, arbitrary] of Object.entries({ ...PROTOCOLS, ...MORE_PROTOCOLS })) {
     it(`${protocol}: ${RUNS} generated bodies, each billed within its hold`, async () => {
       const started = performance.now();
       let answered = 0;

@@ -26,12 +26,17 @@
 // audio, https://platform.openai.com/docs/guides/realtime-costs). A user text containing
 // "slowly" gets 200 words; "drop" makes the server cut the socket (1011)
 // after the third delta; "stall" makes the response stop after the third delta
-// and never answer response.cancel (its usage never comes). A binary frame is echoed back as binary (a test aid:
+// and never answer response.cancel (its usage never comes). `honest: true`
+// bills text input as the size-honest upstream does (sizeHonest.ts): every
+// string and key of the session's instructions and tools, of every item the
+// client created and of the response.create itself, by OpenAI's tokenizer,
+// and answers as many words as the response's limit allows. A binary frame is echoed back as binary (a test aid:
 // OpenAI sends none).
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { honestPromptTokens } from './sizeHonest';
 import { listenOnLoopback } from './types';
 
 export const REALTIME_GOOD_KEY = 'sk-realtime-upstream-good';
@@ -69,8 +74,9 @@ export interface RealtimeEmulator {
 const words = (text: string) => text.split(/\s+/).filter(Boolean);
 
 /** `record: false` (the benchmark) keeps no sessions, frames or usages: a long run holds no memory for them. */
-export async function startRealtimeEmulator(options: { record?: boolean } = {}): Promise<RealtimeEmulator> {
+export async function startRealtimeEmulator(options: { record?: boolean; honest?: boolean } = {}): Promise<RealtimeEmulator> {
   const recording = options.record !== false;
+  const honest = options.honest === true;
   const server = createServer((_request, response) => {
     response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"Not found","type":"invalid_request_error"}}');
   });
@@ -104,7 +110,7 @@ export async function startRealtimeEmulator(options: { record?: boolean } = {}):
     if (!model) return refuse(socket, 400, { error: { message: 'model is required', type: 'invalid_request_error' } });
     const session: RealtimeEmulatorSession = { url: request.url ?? '', headers: request.headers, received: [], sent: [] };
     if (recording) emulator.sessions.push(session);
-    sockets.handleUpgrade(request, socket, head, (ws) => runSession(ws, model, session, emulator, recording));
+    sockets.handleUpgrade(request, socket, head, (ws) => runSession(ws, model, session, emulator, recording, honest));
   });
 
   const listening = await listenOnLoopback(server, () => {
@@ -118,7 +124,7 @@ export async function startRealtimeEmulator(options: { record?: boolean } = {}):
 let counter = 0;
 const id = (prefix: string) => `${prefix}_${(counter += 1).toString(36).padStart(6, '0')}`;
 
-function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSession, emulator: RealtimeEmulator, recording: boolean): void {
+function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSession, emulator: RealtimeEmulator, recording: boolean, honest: boolean): void {
   const send = (event: Record<string, unknown>) => {
     if (ws.readyState !== ws.OPEN) return;
     const text = JSON.stringify({ event_id: id('event'), ...event });
@@ -142,6 +148,8 @@ function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSessio
     max_response_output_tokens: 'inf' as number | 'inf',
   };
   const textItems: string[] = [];
+  /** Every item the client created, whole (the honest count reads every field of them). */
+  const items: unknown[] = [];
   let audioBuffer = 0;
   let committedAudio = 0;
   let previousInput = { text: 0, audio: 0 };
@@ -175,6 +183,7 @@ function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSessio
         return send({ type: 'session.updated', session });
       case 'conversation.item.create': {
         const item = { id: event.item?.id ?? id('item'), object: 'realtime.item', status: 'completed', ...event.item };
+        items.push(event.item);
         for (const part of item.content ?? []) if (typeof part.text === 'string') textItems.push(part.text);
         send({ type: 'conversation.item.created', previous_item_id: lastItemId, item });
         lastItemId = item.id;
@@ -244,9 +253,17 @@ function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSessio
     const modalities: string[] = options.modalities ?? session.modalities;
     const audio = modalities.includes('audio');
     const lastText = textItems.at(-1) ?? '';
-    const reply = /slowly/.test(lastText) ? Array.from({ length: 200 }, (_, index) => `word${index}`) : words(`Hello from realtime, you said: ${lastText}`);
     const limit = typeof options.max_output_tokens === 'number' ? options.max_output_tokens : typeof session.max_response_output_tokens === 'number' ? session.max_response_output_tokens : Infinity;
-    const textInput = textItems.reduce((sum, item) => sum + words(item).length, 0);
+    // honest: as many words as the limit allows (at most 64), else the greeting
+    const reply = honest
+      ? Array.from({ length: Math.min(64, limit) }, (_, index) => `w${index}`)
+      : /slowly/.test(lastText)
+        ? Array.from({ length: 200 }, (_, index) => `word${index}`)
+        : words(`Hello from realtime, you said: ${lastText}`);
+    // honest: every field the session, the items and the response.create carry, by OpenAI's tokenizer
+    const textInput = honest
+      ? honestPromptTokens({ instructions: session.instructions, tools: session.tools, items, response: options }, 'openai', model)
+      : textItems.reduce((sum, item) => sum + words(item).length, 0);
     const audioInput = Math.ceil(committedAudio / 4800);
     const cachedText = Math.min(previousInput.text, textInput);
     const cachedAudio = Math.min(previousInput.audio, audioInput);

@@ -5,14 +5,27 @@
 // about four bytes a token with real tokenizers; three leaves room). Images
 // are billed by the vendor's documented formula from the size in the PNG
 // header, or at the vendor's most for one image; audio at ten tokens a second
-// of the leanest speech encoding; the other fields of a media part are text
-// like any other. A number costs the characters it was written with (a
+// of the leanest speech encoding (Gemini's at its 32 a second); the other
+// fields of a media part are text like any other, and so is a payload that is
+// not base64. A number costs the characters it was written with (a
 // 100,000-digit literal is 100,000 digits of prompt). Like a real vendor it refuses a prompt
 // longer than the model's context window (each input of a batch on its own,
 // and the whole bill at most a window per input).
 // It speaks just enough of each vendor's wire format for the relay to bill an
 // answer: OpenAI chat, completions, embeddings and Responses, Anthropic
-// Messages, and Gemini generateContent, whole answers only.
+// Messages, and Gemini generateContent, whole answers only; and, billed as
+// their vendors bill them (`reported` then holds the vendor's own unit):
+// - rerank in Jina's shape: every query-document pair is a prompt of its own,
+//   with every option the client added beside them (a reranker that takes an
+//   `instruction` reads it once per pair), at a third of a token a byte;
+// - speech: the input's characters, and every other field but the voice and
+//   format as text tokens (gpt-4o-mini-tts bills its `instructions`);
+// - image generations: the images made, `n` of them (and one more than asked,
+//   as a careless vendor might send);
+// - transcriptions and translations: the audio decoded from the WAV's bytes
+//   (the fmt chunk's samples, not its byte-rate field, and the data the file
+//   really holds), whisper by the second, the others ten tokens a second plus
+//   the form's text fields as prompt.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { listenOnLoopback } from './types';
@@ -60,16 +73,25 @@ function imagePrice(vendor: Vendor, size: { width: number; height: number } | un
   return 258 * Math.ceil(size.width / 768) * Math.ceil(size.height / 768);
 }
 
+/** Whether a payload is base64 (a vendor decodes it as media; anything else in its place it could only read as text). */
+const isBase64 = (data: unknown): data is string => typeof data === 'string' && /^[A-Za-z0-9+/=_\-\r\n]*$/.test(data);
+
+/** A Gemini inline audio part's base64 data. */
+function inlineAudio(record: Record<string, unknown>): string | undefined {
+  const inline = record.inlineData as { mimeType?: string; data?: string } | undefined;
+  return typeof inline?.mimeType === 'string' && inline.mimeType.startsWith('audio/') && isBase64(inline.data) ? inline.data : undefined;
+}
+
 function imageOf(record: Record<string, unknown>): { data?: string; detail?: unknown } | undefined {
-  const fromUrl = (url: unknown) => (typeof url === 'string' && url.startsWith('data:') ? url.slice(url.indexOf(',') + 1) : undefined);
+  const fromUrl = (url: unknown) => (typeof url === 'string' && url.startsWith('data:') && isBase64(url.slice(url.indexOf(',') + 1)) ? url.slice(url.indexOf(',') + 1) : undefined);
   if (record.type === 'image_url') {
     const image = record.image_url as { url?: string; detail?: string } | string;
     return typeof image === 'string' ? { data: fromUrl(image) } : { data: fromUrl(image?.url), detail: image?.detail };
   }
   if (record.type === 'input_image') return { data: fromUrl(record.image_url), detail: record.detail };
-  if (record.type === 'image' && record.source) return { data: (record.source as { data?: string }).data };
+  if (record.type === 'image' && record.source && isBase64((record.source as { data?: string }).data)) return { data: (record.source as { data?: string }).data };
   const inline = record.inlineData as { mimeType?: string; data?: string } | undefined;
-  if (typeof inline?.mimeType === 'string' && inline.mimeType.startsWith('image/')) return { data: inline.data };
+  if (typeof inline?.mimeType === 'string' && inline.mimeType.startsWith('image/') && isBase64(inline.data)) return { data: inline.data };
   return undefined;
 }
 
@@ -123,10 +145,15 @@ export function honestPromptTokens(body: unknown, vendor: Vendor, model = '', nu
     if (image) {
       media += imagePrice(vendor, pngSize(image.data), image.detail);
       payload = image.data;
-    } else if (record.type === 'input_audio') {
+    } else if (record.type === 'input_audio' && isBase64((record.input_audio as { data?: string } | undefined)?.data)) {
       // about ten tokens a second, and a second of the leanest speech encoding is over 700 bytes
-      const data = (record.input_audio as { data?: string } | undefined)?.data ?? '';
+      const data = (record.input_audio as { data: string }).data;
       media += Math.ceil((data.length / 700) * 10);
+      payload = data;
+    } else if (inlineAudio(record) !== undefined) {
+      // Gemini: 32 tokens a second, of at least 700 bytes (933 base64 characters)
+      const data = inlineAudio(record)!;
+      media += Math.ceil((data.length / 933) * 32);
       payload = data;
     }
     const visitExceptPayload = (value: unknown): void => {
@@ -171,12 +198,30 @@ export async function startSizeHonestUpstream(): Promise<SizeHonestUpstream> {
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const path = (request.url ?? '').split('?')[0];
+      if (path === '/v1/audio/transcriptions' || path === '/v1/audio/translations') {
+        const billed = transcriptionBill(Buffer.concat(chunks), request.headers['content-type'] ?? '');
+        if (!billed) {
+          response.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"could not read the upload"}}');
+          return;
+        }
+        reported.push(billed.prompt);
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify(billed.answer));
+        return;
+      }
       let body: Record<string, unknown>;
       const raw = Buffer.concat(chunks).toString('utf8');
       try {
         body = JSON.parse(raw) as Record<string, unknown>;
       } catch {
         response.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"bad json"}}');
+        return;
+      }
+      const other = otherOperation(path, body);
+      if (other) {
+        reported.push(other.billed);
+        response.writeHead(200, { 'content-type': other.contentType });
+        response.end(other.answer);
         return;
       }
       const vendor: Vendor = path.startsWith('/v1/messages') ? 'anthropic' : path.includes(':generateContent') ? 'gemini' : 'openai';
@@ -263,4 +308,96 @@ function answerFor(path: string, body: Record<string, unknown>, prompt: number):
     candidates: [{ content: { role: 'model', parts: [{ text: 'ok' }] }, finishReason: 'STOP', index: 0 }],
     usageMetadata: { promptTokenCount: prompt, candidatesTokenCount: output, totalTokenCount: prompt + output },
   };
+}
+
+/** The fields of a rerank or speech body that are its vendor's own (every other one the vendor may read as text). */
+const RERANK_FIELDS = new Set(['model', 'query', 'documents', 'top_n', 'return_documents']);
+const SPEECH_FIELDS = new Set(['model', 'input', 'voice', 'response_format', 'speed', 'stream_format']);
+
+/** Rerank, speech and image generations: what the vendor bills (in its unit) and its answer; undefined for the text operations. */
+function otherOperation(path: string, body: Record<string, unknown>): { billed: number; contentType: string; answer: string } | undefined {
+  const model = typeof body.model === 'string' ? body.model : '';
+  const rest = (known: Set<string>) => Object.fromEntries(Object.entries(body).filter(([key]) => !known.has(key)));
+  if (path === '/v1/rerank') {
+    const documents = Array.isArray(body.documents) ? body.documents : [];
+    const options = rest(RERANK_FIELDS);
+    let tokens = 0;
+    for (const document of documents) tokens += honestPromptTokens({ query: body.query, document, ...options }, 'openai', model);
+    const results = documents.map((_document, index) => ({ index, relevance_score: 1 / (index + 1) }));
+    return { billed: tokens, contentType: 'application/json', answer: JSON.stringify({ model, usage: { total_tokens: tokens, prompt_tokens: tokens }, results }) };
+  }
+  if (path === '/v1/audio/speech') {
+    const characters = typeof body.input === 'string' ? [...body.input].length : 0;
+    const options = rest(SPEECH_FIELDS);
+    const billed = characters + (Object.keys(options).length > 0 ? honestPromptTokens(options, 'openai', model) : 0);
+    return { billed, contentType: 'audio/mpeg', answer: 'ID3 honest audio' };
+  }
+  if (path === '/v1/images/generations') {
+    const asked = typeof body.n === 'number' && Number.isInteger(body.n) && body.n > 0 ? body.n : 1;
+    const data = Array.from({ length: asked + 1 }, () => ({ url: 'https://images.invalid/honest.png' }));
+    return { billed: asked, contentType: 'application/json', answer: JSON.stringify({ created: 1, data }) };
+  }
+  return undefined;
+}
+
+/** The named fields and files of a multipart form. */
+function multipartParts(upload: Buffer, contentType: string): Array<{ name: string; file: boolean; value: Buffer }> | undefined {
+  const boundary = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
+  if (!boundary) return undefined;
+  const marker = Buffer.from(`--${boundary[1] ?? boundary[2]}`);
+  const parts: Array<{ name: string; file: boolean; value: Buffer }> = [];
+  let start = upload.indexOf(marker);
+  while (start >= 0) {
+    const headerStart = start + marker.length + 2;
+    const next = upload.indexOf(marker, headerStart);
+    if (next < 0) break;
+    const headerEnd = upload.indexOf('\r\n\r\n', headerStart);
+    if (headerEnd < 0 || headerEnd > next) break;
+    const headers = upload.toString('latin1', headerStart, headerEnd);
+    const name = /name="([^"]*)"/.exec(headers)?.[1] ?? '';
+    parts.push({ name, file: /filename=/.test(headers), value: upload.subarray(headerEnd + 4, next - 2) });
+    start = next;
+  }
+  return parts;
+}
+
+/** The seconds a decoder plays of a PCM WAV: the first data chunk, as much of it as the file holds, at the rate its samples have. */
+function decodedWavSeconds(file: Buffer): number | undefined {
+  if (file.length < 12 || file.toString('latin1', 0, 4) !== 'RIFF') return undefined;
+  let offset = 12;
+  let rate = 0;
+  while (offset + 8 <= file.length) {
+    const id = file.toString('latin1', offset, offset + 4);
+    const size = file.readUInt32LE(offset + 4);
+    const body = offset + 8;
+    if (id === 'fmt ' && body + 16 <= file.length) rate = file.readUInt32LE(body + 4) * file.readUInt16LE(body + 2) * Math.ceil(file.readUInt16LE(body + 14) / 8);
+    if (id === 'data') {
+      if (!(rate > 0)) return undefined;
+      const available = file.length - body;
+      return (size === 0 || size === 0xffffffff ? available : Math.min(size, available)) / rate;
+    }
+    offset = body + size + (size % 2);
+  }
+  return undefined;
+}
+
+/** A transcription as its vendor bills it: whisper the decoded seconds (rounded up), the others ten audio tokens a second and the form's text. */
+function transcriptionBill(upload: Buffer, contentType: string): { prompt: number; answer: unknown } | undefined {
+  const parts = multipartParts(upload, contentType);
+  const model =
+    parts
+      ?.find((part) => part.name === 'model')
+      ?.value.toString('utf8')
+      .trim() ?? '';
+  const files = parts?.filter((part) => part.file) ?? [];
+  if (!model || files.length === 0) return undefined;
+  const seconds = Math.max(...files.map((file) => decodedWavSeconds(file.value) ?? file.value.length / 700));
+  if (model.startsWith('whisper')) {
+    const billed = Math.max(1, Math.ceil(seconds));
+    return { prompt: billed, answer: { text: 'ok', usage: { type: 'duration', seconds: billed } } };
+  }
+  const fields = (parts ?? []).filter((part) => !part.file && part.name !== 'model');
+  const text = fields.reduce((sum, part) => sum + honestPromptTokens({ [part.name]: part.value.toString('utf8') }, 'openai', model), 0);
+  const prompt = Math.ceil(seconds * 10) + text;
+  return { prompt, answer: { text: 'ok', usage: { type: 'tokens', input_tokens: prompt, output_tokens: 2, total_tokens: prompt + 2 } } };
 }
