@@ -5,8 +5,8 @@
 // fewer places than the vendor lets the caller choose its own debt.
 //
 // The rule (the README's billing policy says it in the same words): every
-// value counts one token, plus the bytes it is sent as. A string (keys
-// included) counts its UTF-8 bytes, since no token of the vendors' byte-level
+// value and every key counts one token, plus the bytes it is sent as. A
+// string (a key too) counts its UTF-8 bytes, since no token of the vendors' byte-level
 // encodings stands for less than one byte; a number, `true`, `false` and
 // `null` count the characters of their JSON form. The relay forwards a
 // client's bytes unchanged only when every number in them is written as JSON
@@ -96,7 +96,8 @@ export function measurePrompt(body: unknown, model: string, textCost: TextCost =
     }
     const skipped = payloads?.get(record);
     for (const key in record) {
-      tokens += textCost(key);
+      // a key is a value of its own: one token for what a vendor writes around it (its quotes, its colon)
+      tokens += 1 + textCost(key);
       // the payload's place still counts one, as every value does
       if (key === skipped) tokens += 1;
       else pending.push(record[key]);

@@ -167,14 +167,30 @@ function expectContainsEach(haystack: string, needles: string[]): void {
   for (const needle of needles) expect(haystack.includes(needle), `missing: ${needle.slice(0, 80)}...`).toBe(true);
 }
 
-for (const fixture of CLIENT_FIXTURES) {
-  const body = readJson<Block>(join(CLIENTS, `${fixture.file}.json`));
+/**
+ * Each recorded request as it was sent, and its twin the other way (streamed
+ * or not): the same body with `stream` flipped, or Gemini's other method.
+ */
+const VARIANTS = CLIENT_FIXTURES.flatMap((fixture) => {
+  const recorded = readJson<Block>(join(CLIENTS, `${fixture.file}.json`));
+  const gemini = fixture.path.includes(':');
+  const twinPath = fixture.path.includes(':streamGenerateContent')
+    ? fixture.path.replace(':streamGenerateContent?alt=sse', ':generateContent')
+    : fixture.path.replace(':generateContent', ':streamGenerateContent?alt=sse');
+  const twinBody = recorded.stream === true ? { ...recorded, stream: false } : { ...recorded, stream: true };
+  return [
+    { fixture, body: recorded, path: fixture.path, label: 'as recorded' },
+    { fixture, body: gemini ? recorded : twinBody, path: gemini ? twinPath : fixture.path, label: 'streamed the other way' },
+  ];
+});
+
+for (const { fixture, body, path: routePath, label } of VARIANTS) {
   const headers = readJson<Record<string, string>>(join(CLIENTS, `${fixture.file}.headers.json`));
   const codec: InboundCodec = INBOUND_CODECS[fixture.codec];
   const read = CLIENT_READERS[fixture.codec];
-  const path = pathParts(fixture.path);
+  const path = pathParts(routePath);
 
-  describe(`client fixture ${fixture.file} (${fixture.client}, ${fixture.codec} codec, ${fixture.path})`, () => {
+  describe(`client fixture ${fixture.file}, ${label} (${fixture.client}, ${fixture.codec} codec, ${routePath})`, () => {
     if (!read) throw new Error(`no CLIENT_READERS entry for the ${fixture.codec} protocol`);
     const intent = read(body, path);
 
@@ -263,7 +279,7 @@ for (const fixture of CLIENT_FIXTURES) {
         // a client that sets no limit (Codex, Gemini CLI) gets none, or the vendor's required default (Anthropic's max_tokens)
         if (intent.outputLimit > 0) expect(view.outputLimit(vendor)).toBe(intent.outputLimit);
         else expect([undefined, 0].includes(view.outputLimit(vendor) as number) || Number(view.outputLimit(vendor)) > 0).toBe(true);
-        expect(view.streamed(vendor, target)).toBe(intent.stream);
+        expect(view.streamed(vendor, target)).toBe(view.alwaysStreams === true || intent.stream);
         if (view.cacheMarks) {
           // the vendor has prompt caching: every mark the client set is on the same text
           const marks = view.cacheMarks(vendor);

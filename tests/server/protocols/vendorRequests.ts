@@ -27,6 +27,8 @@ export interface VendorRequestView {
   outputLimit(body: Body): number | undefined;
   /** Whether the call asks for a stream (in the body, or for some vendors in the URL or headers). */
   streamed(body: Body, target: HttpTarget): boolean;
+  /** The vendor answers only as a stream (a WebSocket): the relay reads it whole for a client that asked for no stream. */
+  alwaysStreams?: true;
   /** Anthropic's `cache_control` marks carried; undefined for a vendor without prompt-cache marks. */
   cacheMarks?(body: Body): Array<{ text: string; cache_control: unknown }>;
   /**
@@ -267,6 +269,7 @@ export const VENDOR_REQUESTS: Record<ChannelProtocol, VendorRequestView> = {
     outputLimit: (body) => ((body.parameter as Part).chat as Part).max_tokens as number | undefined,
     // a WebSocket call always streams
     streamed: () => true,
+    alwaysStreams: true,
   },
   // the contract's Vertex fixtures are a Gemini model's (Claude on Vertex is the anthropic form, less the model)
   vertex: geminiForm,
