@@ -186,6 +186,20 @@ const CASES: Case[] = [
       generationConfig: { maxOutputTokens: 16 },
     },
   },
+  // found by the money fuzzer (moneyFuzz.test.ts)
+  {
+    name: 'rerank: an instruction a Jina-shaped vendor reads with every document',
+    path: '/v1/rerank',
+    model: 'jina-reranker-v2-base-multilingual',
+    body: { model: 'jina-reranker-v2-base-multilingual', query: 'which', documents: Array.from({ length: 100 }, (_, index) => `document ${index}`), instruction: LONG },
+  },
+  { name: "speech: gpt-4o-mini-tts's instructions", path: '/v1/audio/speech', model: 'gpt-4o-mini-tts', body: { model: 'gpt-4o-mini-tts', input: 'hi', voice: 'alloy', instructions: LONG } },
+  {
+    name: 'gemini: an audio part whose data is text, not base64',
+    path: '/v1beta/models/gemini-2.5-flash:generateContent',
+    model: 'gemini-2.5-flash',
+    body: { contents: [{ role: 'user', parts: [{ inlineData: { mimeType: 'audio/wav', data: '\u00e9'.repeat(50_000) } }] }], generationConfig: { maxOutputTokens: 16 } },
+  },
 ];
 
 /** The key's budget: enough for a few of these requests, never for 64. */
