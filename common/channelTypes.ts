@@ -144,7 +144,7 @@ export interface ChannelType {
    * strict vendors refuse a part with a field they do not know.
    */
   promptCacheMarks?: true;
-  /** The vendor's API reference, for the console and the README; absent for resellers and custom upstreams. */
+  /** The vendor's API reference, for the console and docs/channels.md; absent for resellers and custom upstreams. */
   docs?: string;
   /**
    * For a type on the OpenAI protocol whose vendor serves rerank: the shape of

@@ -1,4 +1,4 @@
-// Moves a one-api or new-api database into Switchboard's (see README, "Moving
+// Moves a one-api or new-api database into Switchboard's (see docs/migrating.md, "Moving
 // from one-api or new-api"). Every table of the source is read and mapped in
 // memory first, so a dry run and an import report the same plan; an import
 // then writes users, tokens, channels (with their abilities), redemptions and

@@ -72,7 +72,7 @@ export interface RealtimeLimits {
   maxMs: number;
 }
 
-/** Close codes the relay itself uses (README, "Realtime"). */
+/** Close codes the relay itself uses (docs/relay.md, "Realtime"). */
 export const REALTIME_CLOSE = {
   insufficientQuota: 1008,
   shutdown: 1001,

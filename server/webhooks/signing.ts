@@ -10,7 +10,7 @@ export function webhookSignature(secret: string, timestampSeconds: number, body:
 }
 
 /**
- * What a receiver does (the README shows the same steps): read t and every
+ * What a receiver does (docs/operations.md shows the same steps): read t and every
  * v1, recompute the HMAC over "<t>.<raw body>", compare in constant time, and
  * refuse a timestamp further than `toleranceSeconds` from now.
  */

@@ -1,11 +1,11 @@
 // The channel-type table (common/channelTypes.ts): one row per stored number,
-// every row usable as configured, and the README's table in step with it.
+// every row usable as configured, and the table in docs/channels.md in step with it.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CHANNEL_TYPES, findChannelType, openAiPathPrefix, otherMissing, ownerOfChannelType } from '../../common/channelTypes';
 import { importedKey, importedOther, targetChannelType, unrelayedReason } from '../../server/import/products';
 
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const channelsDoc = readFileSync(new URL('../../docs/channels.md', import.meta.url), 'utf8');
 
 describe('the channel-type table', () => {
   it('has one row per number and per label', () => {
@@ -100,11 +100,11 @@ describe('the channel-type table', () => {
     }
   });
 
-  it("matches the README's table row for row: number, label, default base URL, operations, key, balance", () => {
+  it("matches docs/channels.md's table row for row: number, label, default base URL, operations, key, balance", () => {
     const units = { usd: 'USD', cny: 'CNY', cny_per_10000: 'CNY', points: 'points' } as const;
     for (const type of CHANNEL_TYPES) {
-      const line = readme.split('\n').find((text) => text.startsWith(`| ${type.value} | ${type.label} |`));
-      expect(line, `README row for ${type.value}`).toBeDefined();
+      const line = channelsDoc.split('\n').find((text) => text.startsWith(`| ${type.value} | ${type.label} |`));
+      expect(line, `docs/channels.md row for ${type.value}`).toBeDefined();
       // a `|` inside a cell is written \|
       const cells = (line as string).split(/(?<!\\)\|/).map((cell) => cell.trim().replaceAll('\\|', '|'));
       expect(cells, type.label).toHaveLength(9);

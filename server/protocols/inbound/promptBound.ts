@@ -4,7 +4,7 @@
 // token-id arrays, system blocks, documents), and a reservation that looks in
 // fewer places than the vendor lets the caller choose its own debt.
 //
-// The rule (the README's billing policy says it in the same words): every
+// The rule (docs/billing.md's billing policy says it in the same words): every
 // value and every key counts one token, plus the bytes it is sent as. A
 // string (a key too) counts its UTF-8 bytes, since no token of the vendors' byte-level
 // encodings stands for less than one byte; a number, `true`, `false` and
