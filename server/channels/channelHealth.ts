@@ -30,7 +30,7 @@ import type { AppContext } from '../services/context';
 import { findChannel, listChannelsToCheck, recordChannelBalance, recordChannelTest, splitList, type ChannelRow } from '../repositories/channels';
 import { listAutoDisabledKeys, liveChannelKeys, recordChannelKeyError, type ChannelKeyRow } from '../repositories/channelKeys';
 import { scrubSecrets } from '../relay/scrub';
-import { secretsOf } from '../relay/dispatch';
+import { secretsOf } from '../relay/attempt';
 import { disableChannelAutomatically, disableChannelKeyAutomatically, notifyRoot, reenableChannelAutomatically, reenableChannelKeyAutomatically, type UpstreamFailure } from './autoDisable';
 import { channelKeyUsageOf } from './keyUsage';
 import { credentialFor } from '../relay/credentials';

@@ -1,8 +1,9 @@
 // Helpers every adaptor needs: SSE framing that survives bytes split
 // anywhere, OpenAI usage and chunk builders, folding a stream's chunks into
-// one answer, and failure construction. Pure: no I/O.
+// one answer, and failure construction; and the gateway's own API paths (the
+// operation each asks for). Pure: no I/O.
 import { StringDecoder } from 'node:string_decoder';
-import type { AdaptorCall, ChatChunk, ChatChunkChoice, ChatResponse, ChatStreamDecoder, ChatToolCall, FinishReason, OpenAIUsage, UpstreamFailure, Usage } from './types';
+import type { AdaptorCall, ChatChunk, ChatChunkChoice, ChatResponse, ChatStreamDecoder, ChatToolCall, FinishReason, OpenAIUsage, Operation, UpstreamFailure, Usage } from './types';
 
 /** One server-sent event: its `event:` name (empty when none) and its `data:` lines joined by newlines. */
 export interface SseEvent {
@@ -355,4 +356,31 @@ export function wholeAnswerStream(read: (body: string) => { chunks: ChatChunk[];
     failure: () => failed,
     done: () => finished,
   };
+}
+
+// ---- the gateway's own API paths (OpenAI's) ----
+
+/** Where each operation lives under the API's prefix (`/v1` for OpenAI). */
+export const OPENAI_OPERATION_PATHS: Readonly<Record<Operation, string>> = {
+  chat: '/chat/completions',
+  completions: '/completions',
+  edits: '/edits',
+  embeddings: '/embeddings',
+  moderations: '/moderations',
+  images: '/images/generations',
+  audio_speech: '/audio/speech',
+  audio_transcription: '/audio/transcriptions',
+  audio_translation: '/audio/translations',
+  responses: '/responses',
+  // a type's rerank path is its row's (`rerank.path`), not under the prefix
+  rerank: '/rerank',
+  realtime: '/realtime',
+};
+
+const OPERATIONS_BY_PATH = new Map(Object.entries(OPENAI_OPERATION_PATHS).map(([operation, path]) => [`/v1${path}`, operation as Operation]));
+
+/** The operation a client path of OpenAI's asks for (`/v1/chat/completions` → chat); undefined for any other path. */
+export function operationOfPath(path: string): Operation | undefined {
+  const query = path.indexOf('?');
+  return OPERATIONS_BY_PATH.get(query === -1 ? path : path.slice(0, query));
 }

@@ -395,6 +395,8 @@ export interface UpstreamAdaptor {
   decodeRerank?(body: string, call: AdaptorCall): RerankResponse | UpstreamFailure;
   /** Classifies a non-2xx answer (and is used for any error body). */
   failure(status: number, body: string): UpstreamFailure;
+  /** Classifies an error object that came in a 200 (a vendor that answers some failures so); `failure` when absent. */
+  failureInOkBody?(body: string): UpstreamFailure;
   balance?: BalanceSource;
   /**
    * Whether `encodeChat` gives chat's `web_search_options` to the vendor's own

@@ -31,7 +31,7 @@ import { admitModel, release, reserve, settleLater, type Admission, type Bill } 
 import { modelOf, openJsonRequest } from './intake';
 import { abortOnDisconnect } from './inflight';
 import type { RelayContext, RelayOutcome } from './context';
-import type { UpstreamAnswer, UpstreamRequest } from './dispatch';
+import type { UpstreamAnswer, UpstreamRequest } from './attempt';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/faults';
 import { isRelayError, relayError, type RelayError } from './errors';
 import type { Reservation } from '../billing/quota';

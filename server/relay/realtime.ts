@@ -54,7 +54,7 @@ import {
   type RealtimeUsage,
 } from '../protocols/upstream/realtime';
 import { countTextTokens } from '../protocols/inbound/tokenCount';
-import { channelConfigOf, mappedModel } from './dispatch';
+import { channelConfigOf, mappedModel } from './attempt';
 import { selectChannel, type RoutedChannel } from './channelSelect';
 import { withChannelKey } from './channelKeyPick';
 import type { RelayContext } from './context';

@@ -15,7 +15,7 @@ import { reserve, reserveLowered, tokenCharge, type Bill } from '../billing/acco
 import { contextWindowFor } from '../billing/catalog';
 import { affordableOutputTokens, completionRatioFor, maxOutputTokensFor, reservationQuota } from '../billing/prices';
 import type { Reservation } from '../billing/quota';
-import { answerBytes, type UpstreamAnswer, type UpstreamRequest } from './dispatch';
+import { answerBytes, type UpstreamAnswer, type UpstreamRequest } from './attempt';
 import { isRelayError, relayError, type RelayError } from './errors';
 import type { RelayCall, RelayRoute } from './pipeline';
 import { answerTranslated } from './translate';

@@ -13,10 +13,10 @@
 import type { ServerResponse } from 'node:http';
 import { assembleChatResponse, openAiUsage } from '../protocols/shared';
 import type { ChatChunk, ChatResponse, EmbeddingResponse, OpenAIUsage, UpstreamFailure, Usage } from '../protocols/types';
-import type { TranslatedStream, UpstreamAnswer } from './dispatch';
+import type { TranslatedStream, UpstreamAnswer } from './attempt';
 import { relayError, unreachableRelayError, upstreamRelayError, type RelayError } from './errors';
 import { scrubSecrets } from './scrub';
-import { secretsOf } from './dispatch';
+import { secretsOf } from './attempt';
 import { countTextsPaced } from '../protocols/inbound/tokenCount';
 import { isUpstreamTimeout } from './upstream';
 import type { InboundCodec } from '../protocols/inbound';

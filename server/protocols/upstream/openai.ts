@@ -8,7 +8,9 @@
 // an error inside a 200 means.
 import { createHash } from 'node:crypto';
 import { findChannelType, openAiPathPrefix, type ChannelType } from '../../../common/channelTypes';
-import { count, isObject, parseJson, SseParser, trimmedBaseUrl, upstreamFailure } from '../shared';
+import { count, isObject, OPENAI_OPERATION_PATHS, parseJson, SseParser, trimmedBaseUrl, upstreamFailure } from '../shared';
+
+export { OPENAI_OPERATION_PATHS } from '../shared';
 import { decodeRerankAnswer, encodeRerankRequest } from './rerank';
 import type {
   AdaptorCall,
@@ -29,31 +31,6 @@ import type {
   UpstreamFailure,
   Usage,
 } from '../types';
-
-/** Where each operation lives under the API's prefix (`/v1` for OpenAI). */
-export const OPENAI_OPERATION_PATHS: Readonly<Record<Operation, string>> = {
-  chat: '/chat/completions',
-  completions: '/completions',
-  edits: '/edits',
-  embeddings: '/embeddings',
-  moderations: '/moderations',
-  images: '/images/generations',
-  audio_speech: '/audio/speech',
-  audio_transcription: '/audio/transcriptions',
-  audio_translation: '/audio/translations',
-  responses: '/responses',
-  // a type's rerank path is its row's (`rerank.path`), not under the prefix
-  rerank: '/rerank',
-  realtime: '/realtime',
-};
-
-const OPERATIONS_BY_PATH = new Map(Object.entries(OPENAI_OPERATION_PATHS).map(([operation, path]) => [`/v1${path}`, operation as Operation]));
-
-/** The operation a client path of OpenAI's asks for (`/v1/chat/completions` → chat); undefined for any other path. */
-export function operationOfOpenAiPath(path: string): Operation | undefined {
-  const query = path.indexOf('?');
-  return OPERATIONS_BY_PATH.get(query === -1 ? path : path.slice(0, query));
-}
 
 /** The header that carries a channel's key, per the type's `authHeader`. */
 export function openAiAuthHeader(row: Pick<ChannelType, 'authHeader'> | undefined, key: string): Record<string, string> {
@@ -289,6 +266,8 @@ export const openAiAdaptor: UpstreamAdaptor = {
   docs: 'https://platform.openai.com/docs/api-reference',
   operations: ALL_OPERATIONS,
   speaks: 'openai',
+  // OpenAI answers some failures (a rate limit, a dead key) as an error object in a 200
+  failureInOkBody: openAiFailureInOkBody,
   // only the types whose row says so serve /v1/responses; every other gets a Responses client's request as chat
   alsoSpeaks: (channelType, inbound) => inbound === 'openai-responses' && findChannelType(channelType)?.responses === true,
   transport: 'http',

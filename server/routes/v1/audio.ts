@@ -26,7 +26,7 @@ import { promptBound } from '../../protocols/inbound/promptBound';
 import { modelOf } from '../../relay/intake';
 import { tokenCharge, type Admission } from '../../billing/accounting';
 import { AUDIO_REQUEST_TOKENS, completionRatioFor, maxOutputTokensFor, reservationQuota } from '../../billing/prices';
-import { answerBytes } from '../../relay/dispatch';
+import { answerBytes } from '../../relay/attempt';
 import { isRelayError, relayError, type RelayError } from '../../relay/errors';
 import { findMultipartField, findMultipartFiles, multipartBoundary, replaceMultipartField } from '../../relay/multipart';
 import { audioDuration } from '../../protocols/inbound/audioDuration';

@@ -10,7 +10,7 @@ import { openaiChat } from '../../protocols/inbound';
 import { modelOf } from '../../relay/intake';
 import { imageCharge } from '../../billing/accounting';
 import { IMAGE_SIZE_RATIO, imageQuota } from '../../billing/prices';
-import { answerBytes } from '../../relay/dispatch';
+import { answerBytes } from '../../relay/attempt';
 import { isRelayError, relayError, type RelayError } from '../../relay/errors';
 import type { RelayDeclaration, RelayRoute } from '../../relay/pipeline';
 

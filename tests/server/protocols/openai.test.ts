@@ -1,7 +1,8 @@
 // The OpenAI adaptor over recorded fixtures, and its particulars: paths and
 // auth headers from the channel-type row, errors inside a 200, dead keys.
 import { describe, expect, it } from 'vitest';
-import { openAiAdaptor, operationOfOpenAiPath } from '../../../server/protocols/upstream/openai';
+import { openAiAdaptor } from '../../../server/protocols/upstream/openai';
+import { operationOfPath } from '../../../server/protocols/shared';
 import { isUpstreamFailure, type HttpTarget } from '../../../server/protocols/types';
 import { callFor, describeAdaptor } from './contract';
 
@@ -26,10 +27,10 @@ describe('the OpenAI adaptor', () => {
   });
 
   it('knows the operation of each client path', () => {
-    expect(operationOfOpenAiPath('/v1/chat/completions')).toBe('chat');
-    expect(operationOfOpenAiPath('/v1/embeddings?x=1')).toBe('embeddings');
-    expect(operationOfOpenAiPath('/v1/audio/speech')).toBe('audio_speech');
-    expect(operationOfOpenAiPath('/v1/files')).toBeUndefined();
+    expect(operationOfPath('/v1/chat/completions')).toBe('chat');
+    expect(operationOfPath('/v1/embeddings?x=1')).toBe('embeddings');
+    expect(operationOfPath('/v1/audio/speech')).toBe('audio_speech');
+    expect(operationOfPath('/v1/files')).toBeUndefined();
   });
 
   it('asks a stream for its usage, and keeps every field the client sent', () => {

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { INBOUND_CODECS, openaiChat } from '../../../server/protocols/inbound';
 import { bookkeepingFor } from '../../../server/billing/bookkeeping';
 import { relayContextOf, type RelayContext, type RelayOutcome } from '../../../server/relay/context';
-import type { UpstreamRequest } from '../../../server/relay/dispatch';
+import type { UpstreamRequest } from '../../../server/relay/attempt';
 import { relayError } from '../../../server/relay/errors';
 import { runRelay } from '../../../server/relay/pipeline';
 import { textRoute } from '../../../server/relay/textRoute';

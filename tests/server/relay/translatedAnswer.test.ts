@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdaptorCall, ChatResponse } from '../../../server/protocols/types';
 import { anthropicAdaptor } from '../../../server/protocols/upstream/anthropic';
 import type { RoutedChannel } from '../../../server/relay/channelSelect';
-import type { TranslatedAnswer, UpstreamAnswer } from '../../../server/relay/dispatch';
+import type { TranslatedAnswer, UpstreamAnswer } from '../../../server/relay/attempt';
 import { answerTranslated, type TranslateOptions } from '../../../server/relay/translate';
 import { UpstreamResponse } from '../../../server/relay/upstream';
 import { countTextTokens } from '../../../server/protocols/inbound/tokenCount';
