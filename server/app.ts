@@ -71,6 +71,9 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     trustProxy: config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true },
+    // the services plugin opens the database and runs its migrations: on a large database, or a MariaDB that is
+    // slow to answer (seen under load in the suite), that takes more than Fastify's default of 10 s
+    pluginTimeout: 120_000,
     bodyLimit: bodyLimits.relay,
     // Schemas say exactly what is accepted: no coercion (it would read "0x1", " 1" and "1e3" as
     // numbers), no silent removal of fields; `verbose` gives the error handler each rule's description.

@@ -170,12 +170,46 @@ type Step = Dispatched | typeof NO_CHANNEL | typeof SKIPPED | typeof TRIED | typ
 
 /** Picks the next channel for the stage's model and sends the request to it. */
 async function tryNextChannel(run: DispatchRun, stage: RouteStage, attempt: number): Promise<Step> {
-  const { deps, caller, request, operation } = run;
+  const { deps, request } = run;
   const { book } = deps;
-  const { model } = stage;
+  const channel = await pickChannel(run, stage);
+  if (!isChannel(channel)) return channel;
+  const way = wayOn(run, channel, stage.model);
+  if (way === SKIPPED) return way;
+  const sentAt = Date.now();
+  if (!book.empty) book.attempting(channel.id);
+  const result = await way.call();
+  if (channel.keyId !== undefined) deps.noteKeyUse(channel.keyId, result.outcome === 'failed' || result.outcome === 'unanswered');
+  if (!book.empty || result.outcome !== 'answered') {
+    const verdict = verdictOf(result);
+    book.record(channel.id, verdict, channel.keyId);
+    // a key's own rate limit: the channel's other keys may answer this very request (the resting key is passed by)
+    if (verdict === 'overloaded' && channel.keyId !== undefined) run.tried.pop();
+  }
+  if (result.outcome === 'answered') {
+    if (run.affinityKey !== undefined && (run.affinity?.channelId !== channel.id || run.affinity.keyId !== channel.keyId)) {
+      book.served(run.affinityKey, channel.id, channel.keyId);
+    }
+    const served: Dispatched = stage.model === request.model ? result : { ...result, fallbackModel: stage.model };
+    if (!run.tries) return served;
+    return { ...served, attempts: noteAttempt(run.tries, channel, result.answer.response.status, 'answered', sentAt) };
+  }
+  if (result.outcome === 'aborted') {
+    run.tries = noteAttempt(run.tries, channel, 0, request.signal.byGateway ? SHUTTING_DOWN.message : 'the client left before the answer', sentAt);
+    return request.signal.byGateway ? { outcome: 'failed', error: SHUTTING_DOWN, channelId: channel.id, attempts: run.tries } : { outcome: 'aborted', attempts: run.tries };
+  }
+  return result.outcome === 'unanswered' ? unanswered(run, channel, result.error, sentAt, attempt) : failed(run, channel, result.failure, sentAt, attempt);
+}
+
+const isChannel = (picked: RoutedChannel | Step): picked is RoutedChannel => typeof picked === 'object' && 'id' in picked;
+
+/** The stage's next channel (with one of its keys, for a channel of several), or the step that ends the stage's try. */
+async function pickChannel(run: DispatchRun, stage: RouteStage): Promise<RoutedChannel | Step> {
+  const { deps, caller } = run;
+  const { book } = deps;
   let channel: ReturnType<typeof selectChannel>;
   try {
-    channel = selectChannel(deps.db, caller.user.group, model, {
+    channel = selectChannel(deps.db, caller.user.group, stage.model, {
       exclude: run.tried,
       pinnedChannelId: caller.pinnedChannelId,
       cache: deps.relayCache,
@@ -191,26 +225,35 @@ async function tryNextChannel(run: DispatchRun, stage: RouteStage, attempt: numb
   }
   if (!channel) return NO_CHANNEL;
   run.tried.push(channel.id);
-  if (channel.multi_key) {
-    // a key resting after a 429 is passed by like a resting channel, unless this is the last resort
-    const resting = stage.resting || book.empty ? undefined : (keyId: number) => book.keyRestingUntil(keyId) > 0;
-    let keyed: ReturnType<typeof withChannelKey>;
-    try {
-      const preferred = run.affinity?.channelId === channel.id ? run.affinity.keyId : undefined;
-      keyed = withChannelKey(deps.db, channel, run.deadKeys, Math.random, deps.relayCache, resting, preferred);
-      if (keyed instanceof Promise) keyed = await keyed;
-    } catch (error) {
-      if (!isDatabaseUnavailable(error)) throw error;
-      return { outcome: 'failed', error: relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error'), channelId: channel.id, attempts: run.tries };
-    }
-    if (!keyed) {
-      // every live key rests: the channel rests with them (until the first wakes) and stays free for the last resort;
-      // or every key is set aside (the channel is being disabled). Either way the next channel may answer.
-      if (resting && book.restChannelWithKeys(channel.id)) run.tried.pop();
-      return SKIPPED;
-    }
-    channel = keyed;
+  if (!channel.multi_key) return channel;
+  // a key resting after a 429 is passed by like a resting channel, unless this is the last resort
+  const resting = stage.resting || book.empty ? undefined : (keyId: number) => book.keyRestingUntil(keyId) > 0;
+  let keyed: ReturnType<typeof withChannelKey>;
+  try {
+    const preferred = run.affinity?.channelId === channel.id ? run.affinity.keyId : undefined;
+    keyed = withChannelKey(deps.db, channel, run.deadKeys, Math.random, deps.relayCache, resting, preferred);
+    if (keyed instanceof Promise) keyed = await keyed;
+  } catch (error) {
+    if (!isDatabaseUnavailable(error)) throw error;
+    return { outcome: 'failed', error: relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error'), channelId: channel.id, attempts: run.tries };
   }
+  if (!keyed) {
+    // every live key rests: the channel rests with them (until the first wakes) and stays free for the last resort;
+    // or every key is set aside (the channel is being disabled). Either way the next channel may answer.
+    if (resting && book.restChannelWithKeys(channel.id)) run.tried.pop();
+    return SKIPPED;
+  }
+  return keyed;
+}
+
+/**
+ * How this channel is called for the request (a module of attempts/), or
+ * SKIPPED when it cannot take it: its type does not offer the operation, or
+ * its vendor's format would drop what the client relies on (the attempt is
+ * not spent on it; one that speaks the client's protocol may still take it).
+ */
+function wayOn(run: DispatchRun, channel: RoutedChannel, model: string): { call: () => Promise<Attempt> } | typeof SKIPPED {
+  const { deps, caller, request, operation } = run;
   const adaptor = adaptorForChannelType(channel.type);
   const inbound = request.inbound ?? 'openai';
   // OpenAI's chat decides on `speaks` alone; only another protocol asks the channel's type
@@ -220,7 +263,6 @@ async function tryNextChannel(run: DispatchRun, stage: RouteStage, attempt: numb
   // the vendor serves the client's protocol for this model at a URL of its own (Claude on Bedrock for a Messages client)
   const native = !passes && asked === 'chat' && adaptor?.native?.inbound === inbound && adaptor.native.serves(upstreamModel);
   if (!adaptor || !asked || !adaptor.operations.has(asked) || adaptor.servesOperation?.(channel.type, asked) === false || (!passes && !native && !(TRANSLATABLE.has(asked) && request.json))) {
-    // not this channel's to answer: the next one may be (the attempt is not spent on it)
     run.lastError = relayError(
       501,
       adaptor ? `channel type ${channel.type} does not offer ${asked ?? request.path}` : `channel type ${channel.type} is unknown to this relay`,
@@ -229,57 +271,43 @@ async function tryNextChannel(run: DispatchRun, stage: RouteStage, attempt: numb
     );
     return SKIPPED;
   }
-  const dropped = !passes && !native && asked === 'chat' && request.json ? droppedToolsOf(adaptor, upstreamModel, request.json) : undefined;
+  if (passes) return { call: () => passThrough(deps, adaptor, channel, asked, upstreamModel, request) };
+  if (native) return { call: () => nativeCall(deps, adaptor, adaptor.native!, channel, asked, upstreamModel, request) };
+  const dropped = asked === 'chat' && request.json ? droppedToolsOf(adaptor, upstreamModel, request.json) : undefined;
   const refusesDrop = dropped !== undefined && deps.options.get('ToolRefusalGroups').split(',').includes(caller.user.group);
-  const uncarried = !passes && !native && asked === 'chat' ? (request.untranslatable?.() ?? (refusesDrop && dropped ? uncarriedToolsReason(dropped) : undefined)) : undefined;
+  const uncarried = asked === 'chat' ? (request.untranslatable?.() ?? (refusesDrop && dropped ? uncarriedToolsReason(dropped) : undefined)) : undefined;
   if (uncarried) {
-    // dropping a tool the client relies on would change what the model can do behind its back: this channel is
-    // passed by (the attempt is not spent on it), as one that speaks the client's protocol may still take it
+    // dropping a tool the client relies on would change what the model can do behind its back
     run.lastError = relayError(400, `this request cannot be sent to ${withArticle(adaptor.protocol)} channel: ${uncarried}`, 'unsupported_tool');
     return SKIPPED;
   }
-  const sentAt = Date.now();
-  if (!book.empty) book.attempting(channel.id);
-  const result = passes
-    ? await passThrough(deps, adaptor, channel, asked, upstreamModel, request)
-    : native
-      ? await nativeCall(deps, adaptor, adaptor.native!, channel, asked, upstreamModel, request)
-      : asked === 'embeddings' && embedsPerInput(adaptor, upstreamModel, request.json)
-        ? await embeddingsPerInput(deps, adaptor, channel, upstreamModel, request, request.json.input)
-        : await translated(deps, adaptor, channel, asked, upstreamModel, request);
-  if (channel.keyId !== undefined) deps.noteKeyUse(channel.keyId, result.outcome === 'failed' || result.outcome === 'unanswered');
-  if (!book.empty || result.outcome !== 'answered') {
-    const verdict = verdictOf(result);
-    book.record(channel.id, verdict, channel.keyId);
-    // a key's own rate limit: the channel's other keys may answer this very request (the resting key is passed by)
-    if (verdict === 'overloaded' && channel.keyId !== undefined) run.tried.pop();
+  if (asked === 'embeddings' && embedsPerInput(adaptor, upstreamModel, request.json)) {
+    const { input } = request.json;
+    return { call: () => embeddingsPerInput(deps, adaptor, channel, upstreamModel, request, input) };
   }
-  if (result.outcome === 'answered') {
-    if (run.affinityKey !== undefined && (run.affinity?.channelId !== channel.id || run.affinity.keyId !== channel.keyId)) {
-      book.served(run.affinityKey, channel.id, channel.keyId);
-    }
-    const served: Dispatched = model === request.model ? result : { ...result, fallbackModel: model };
-    if (!run.tries) return served;
-    return { ...served, attempts: noteAttempt(run.tries, channel, result.answer.response.status, 'answered', sentAt) };
-  }
-  if (result.outcome === 'aborted') {
-    run.tries = noteAttempt(run.tries, channel, 0, request.signal.byGateway ? SHUTTING_DOWN.message : 'the client left before the answer', sentAt);
-    return request.signal.byGateway ? { outcome: 'failed', error: SHUTTING_DOWN, channelId: channel.id, attempts: run.tries } : { outcome: 'aborted', attempts: run.tries };
-  }
+  return { call: () => translated(deps, adaptor, channel, asked, upstreamModel, request) };
+}
+
+/** No answer came (network, timeout, busy): the detail for the admin, the next channel may answer. */
+function unanswered(run: DispatchRun, channel: RoutedChannel, error: unknown, sentAt: number, attempt: number): Step {
+  const { deps, caller, request } = run;
   const requestId = (request.requestId ??= deps.newRequestId());
-  if (result.outcome === 'unanswered') {
-    run.tries = noteAttempt(run.tries, channel, 0, (result.error as Error).message, sentAt);
-    // the detail (an internal address, a TLS complaint) is for the admin, in the log; nothing reached the client yet,
-    // so each of these is the channel's failure and the next channel may answer
-    deps.log.warn(
-      { requestId, userId: caller.user.id, tokenId: caller.token.id, channelId: channel.id, attempt, detail: scrubSecrets((result.error as Error).message, secretsOf(channel.key)) },
-      'upstream call failed',
-    );
-    run.lastError = unansweredError(result.error, requestId);
-    deps.metrics?.upstreamError(channel.id, unansweredKind(result.error));
-    return TRIED;
-  }
-  const { failure } = result;
+  run.tries = noteAttempt(run.tries, channel, 0, (error as Error).message, sentAt);
+  // the detail (an internal address, a TLS complaint) is for the admin, in the log; nothing reached the client yet,
+  // so each of these is the channel's failure and the next channel may answer
+  deps.log.warn(
+    { requestId, userId: caller.user.id, tokenId: caller.token.id, channelId: channel.id, attempt, detail: scrubSecrets((error as Error).message, secretsOf(channel.key)) },
+    'upstream call failed',
+  );
+  run.lastError = unansweredError(error, requestId);
+  deps.metrics?.upstreamError(channel.id, unansweredKind(error));
+  return TRIED;
+}
+
+/** The channel refused: a dead key is set aside (or its channel disabled), and the request goes on when another channel may answer. */
+async function failed(run: DispatchRun, channel: RoutedChannel, failure: UpstreamFailure, sentAt: number, attempt: number): Promise<Step> {
+  const { deps, caller, request } = run;
+  const requestId = (request.requestId ??= deps.newRequestId());
   run.tries = noteAttempt(run.tries, channel, failure.status, failure.message, sentAt);
   if (failure.deadKey && channel.keyId !== undefined) {
     // one dead key of many: set aside alone, and its channel may be tried again with another key

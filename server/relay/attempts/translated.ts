@@ -9,25 +9,15 @@ import { Readable } from 'node:stream';
 import { chatRequestProblem, upstreamFailure, withArticle } from '../../protocols/shared';
 import { configuredMaxOutputTokens } from '../../billing/prices';
 import { catalogMaxOutputTokens } from '../../billing/catalog';
-import {
-  isUpstreamFailure,
-  type AdaptorCall,
-  type ChatChunk,
-  type ChatRequest,
-  type ChatResponse,
-  type ChatStreamDecoder,
-  type EmbeddingRequest,
-  type EmbeddingResponse,
-  type Operation,
-  type UpstreamAdaptor,
-} from '../../protocols/types';
+import { isUpstreamFailure, type AdaptorCall, type ChatChunk, type ChatRequest, type ChatStreamDecoder, type EmbeddingRequest, type Operation, type UpstreamAdaptor } from '../../protocols/types';
 import type { RoutedChannel } from '../channelSelect';
 import { credentialFor, forgetCredential } from '../credentials';
-import { followStream } from '../followedStream';
-import { AnswerBrokeOff, callUpstream, isUpstreamTimeout, poolFor, UpstreamResponse } from '../upstream';
-import { openWebSocketCall, WebSocketRefused, WebSocketTimeout } from '../websocketUpstream';
-import { channelConfigOf, ignoreError, readAll, type Attempt, type AttemptDeps, type TranslatedAnswer, type UpstreamRequest } from '../attempt';
-import { rerankAttempt } from './rerank';
+import { AnswerBrokeOff, isUpstreamTimeout, UpstreamResponse } from '../upstream';
+import { WebSocketTimeout } from '../websocketUpstream';
+import { channelConfigOf, ignoreError, type Attempt, type AttemptDeps, type UpstreamRequest } from '../attempt';
+import { viaHttp } from './translatedHttp';
+import type { PreparedCall } from './translatedCall';
+import { viaWebSocket } from './translatedWebSocket';
 
 /** A stand-in for the `response` of a translated answer (its body is the translation's). */
 const TRANSLATED_RESPONSE = new UpstreamResponse(200, [], 'application/json');
@@ -72,11 +62,26 @@ export function droppedToolsOf(adaptor: UpstreamAdaptor, upstreamModel: string, 
   return json.web_search_options !== undefined && json.web_search_options !== null && adaptor.webSearch?.(upstreamModel) !== true ? ['web_search'] : undefined;
 }
 
-/** The translated path: the request encoded by the channel's adaptor, its answer decoded into OpenAI's shape. */
+/** The translated path: the request encoded by the channel's adaptor, sent over its transport, its answer decoded into OpenAI's shape. */
 async function translatedOnce(deps: AttemptDeps, adaptor: UpstreamAdaptor, channel: RoutedChannel, operation: Operation, upstreamModel: string, request: UpstreamRequest): Promise<Attempt> {
+  const prepared = await prepareCall(deps, adaptor, channel, operation, upstreamModel, request);
+  if ('outcome' in prepared) return prepared;
+  const sent = adaptor.transport === 'websocket' ? await viaWebSocket(prepared) : await viaHttp(prepared);
+  if ('outcome' in sent) return sent;
+  return streamStart(prepared, sent.source, sent.decoder ?? adaptor.decodeChatStream(prepared.call));
+}
+
+/** The credential, the adaptor's call and target, the body encoded and signed; or the attempt that ends it before anything is sent. */
+async function prepareCall(
+  deps: AttemptDeps,
+  adaptor: UpstreamAdaptor,
+  channel: RoutedChannel,
+  operation: Operation,
+  upstreamModel: string,
+  request: UpstreamRequest,
+): Promise<PreparedCall | Attempt> {
   const config = channelConfigOf(channel);
   const json = request.json!;
-  const clientStreams = operation === 'chat' && json.stream === true;
   // a request an adaptor cannot read is the client's fault, whichever channel: a 400 before anything is sent
   const problem = operation === 'chat' ? chatRequestProblem(json) : undefined;
   if (problem) return { outcome: 'failed', failure: upstreamFailure(400, problem.message, { type: 'invalid_request_error', code: 'invalid_request_error', retryable: false }) };
@@ -85,14 +90,10 @@ async function translatedOnce(deps: AttemptDeps, adaptor: UpstreamAdaptor, chann
   const cachedCredential = typeof credential === 'string' ? credential : undefined;
   if (credential instanceof Promise) credential = await credential;
   const used = typeof credential === 'string' ? credential : undefined;
-  /** A refusal of the call. A 401 drops the credential from the cache; when it came from there, translated() retries once. */
-  const refused = (status: number, body: string): Attempt => {
-    if (status === 401 && used !== undefined) forgetCredential(adaptor, config, used);
-    return { outcome: 'failed', failure: adaptor.failure(status, body), staleCredential: status === 401 ? cachedCredential : undefined };
-  };
   if (isUpstreamFailure(credential)) return { outcome: 'failed', failure: credential };
   if (request.signal.aborted) return { outcome: 'aborted' };
   const dropped = operation === 'chat' ? droppedToolsOf(adaptor, upstreamModel, json) : undefined;
+  const clientStreams = operation === 'chat' && json.stream === true;
   const call: AdaptorCall = {
     channel: config,
     droppedTools: dropped,
@@ -107,21 +108,50 @@ async function translatedOnce(deps: AttemptDeps, adaptor: UpstreamAdaptor, chann
   };
   let target = adaptor.target(config, call);
   if (isUpstreamFailure(target)) return { outcome: 'failed', failure: target };
-  let body: string;
+  const body = encodeBody(deps, adaptor, operation, upstreamModel, request, call);
+  if (typeof body !== 'string') return body;
+  if (adaptor.sign) {
+    target = await adaptor.sign(target, body, config, call);
+    if (isUpstreamFailure(target)) return { outcome: 'failed', failure: target };
+  }
+  const requestId = request.requestId;
+  return {
+    adaptor,
+    operation,
+    config,
+    call,
+    target,
+    body,
+    clientStreams,
+    request,
+    deps,
+    refused(status, text) {
+      if (status === 401 && used !== undefined) forgetCredential(adaptor, config, used);
+      return { outcome: 'failed', failure: adaptor.failure(status, text), staleCredential: status === 401 ? cachedCredential : undefined };
+    },
+    answered: (translatedAnswer) => ({
+      outcome: 'answered',
+      answer: { channel, upstreamModel, response: TRANSLATED_RESPONSE, requestId, log: deps.log, translated: translatedAnswer },
+    }),
+  };
+}
+
+/** The request in the vendor's format; a failure when the adaptor cannot carry it (another channel may). */
+function encodeBody(deps: AttemptDeps, adaptor: UpstreamAdaptor, operation: Operation, upstreamModel: string, request: UpstreamRequest, call: AdaptorCall): string | Attempt {
+  const json = request.json!;
   try {
     if (operation === 'chat') {
       const chat: ChatRequest = { ...(json as unknown as ChatRequest), model: upstreamModel };
       // a built-in tool this vendor has nothing like goes no further (the answer says so: call.droppedTools)
-      if (dropped) delete chat.web_search_options;
-      body = adaptor.encodeChat(withinModelOutput(chat, deps.options.json('ModelMaxOutputTokens')), call);
-    } else if (operation === 'rerank') {
-      if (!adaptor.encodeRerank || !request.rerank) return { outcome: 'failed', failure: upstreamFailure(501, `the ${adaptor.protocol} adaptor cannot encode rerank`, { retryable: true }) };
-      body = adaptor.encodeRerank({ ...request.rerank, model: upstreamModel }, call);
-    } else if (adaptor.encodeEmbeddings) {
-      body = adaptor.encodeEmbeddings({ ...(json as unknown as EmbeddingRequest), model: upstreamModel }, call);
-    } else {
-      return { outcome: 'failed', failure: upstreamFailure(501, `the ${adaptor.protocol} adaptor cannot encode ${operation}`, { retryable: true }) };
+      if (call.droppedTools) delete chat.web_search_options;
+      return adaptor.encodeChat(withinModelOutput(chat, deps.options.json('ModelMaxOutputTokens')), call);
     }
+    if (operation === 'rerank') {
+      if (!adaptor.encodeRerank || !request.rerank) return { outcome: 'failed', failure: upstreamFailure(501, `the ${adaptor.protocol} adaptor cannot encode rerank`, { retryable: true }) };
+      return adaptor.encodeRerank({ ...request.rerank, model: upstreamModel }, call);
+    }
+    if (adaptor.encodeEmbeddings) return adaptor.encodeEmbeddings({ ...(json as unknown as EmbeddingRequest), model: upstreamModel }, call);
+    return { outcome: 'failed', failure: upstreamFailure(501, `the ${adaptor.protocol} adaptor cannot encode ${operation}`, { retryable: true }) };
   } catch (error) {
     // an input the vendor's format cannot carry (token arrays to Gemini embeddings...): another channel may take it
     return {
@@ -133,107 +163,31 @@ async function translatedOnce(deps: AttemptDeps, adaptor: UpstreamAdaptor, chann
       }),
     };
   }
-  if (adaptor.sign) {
-    target = await adaptor.sign(target, body, config, call);
-    if (isUpstreamFailure(target)) return { outcome: 'failed', failure: target };
-  }
-  const answered = (translatedAnswer: TranslatedAnswer): Attempt => ({
-    outcome: 'answered',
-    answer: { channel, upstreamModel, response: TRANSLATED_RESPONSE, requestId: request.requestId!, log: deps.log, translated: translatedAnswer },
-  });
+}
 
-  let source: Readable;
-  /** The decoder of a followed stream (followedStream.ts), which knows when its usage has come. */
-  let followedDecoder: ChatStreamDecoder | undefined;
-  if (adaptor.transport === 'websocket') {
-    try {
-      source = await openWebSocketCall(target, body, request.signal, request.requestId);
-    } catch (error) {
-      if (request.signal.aborted) return { outcome: 'aborted' };
-      if (error instanceof WebSocketRefused) return refused(error.status, error.body);
-      return { outcome: 'unanswered', error };
-    }
-  } else {
-    const url = new URL(target.url);
-    let response: UpstreamResponse;
-    try {
-      response = await callUpstream(poolFor(url.origin), { path: url.pathname + url.search, headers: target.headers, body, requestId: request.requestId }, request.signal);
-    } catch (error) {
-      return request.signal.aborted ? { outcome: 'aborted' } : { outcome: 'unanswered', error };
-    }
-    if (response.status < 200 || response.status >= 300) return refused(response.status, response.bytes!.toString('utf8'));
-    let following: Readable | undefined;
-    if (clientStreams && adaptor.followStream) {
-      // the answer only says where the stream is (Replicate's prediction): follow it (followedStream.ts)
-      const followed = await followStream(adaptor, config, call, response, request.signal, request.requestId, deps.log);
-      if ('failure' in followed) return { outcome: 'failed', failure: followed.failure };
-      if ('aborted' in followed) return { outcome: 'aborted' };
-      if ('error' in followed) return { outcome: 'unanswered', error: followed.error };
-      followedDecoder = followed.decoder;
-      following = followed.source;
-    } else if (response.bytes && !(clientStreams && !response.contentType.includes('json'))) {
-      // a whole answer (an error in a 200 included), even to a streamed call: some vendors answer a refusal as JSON
-      const text = response.bytes.toString('utf8');
-      if (operation === 'rerank') return rerankAttempt(adaptor, text, call, answered);
-      if (operation === 'embeddings') {
-        const decoded = adaptor.decodeEmbeddings!(text, call);
-        return isUpstreamFailure(decoded) ? { outcome: 'failed', failure: decoded } : answered({ adaptor, call, embeddings: decoded });
-      }
-      if (clientStreams) {
-        const decoder = adaptor.decodeChatStream(call);
-        const held = [...decoder.push(response.bytes), ...decoder.end()];
-        const failure = decoder.failure();
-        if (failure) return { outcome: 'failed', failure };
-        if (held.length > 0) return answered({ adaptor, call, stream: { decoder, held, source: emptySource(), ended: true } });
-      }
-      const decoded = adaptor.decodeChat(text, call);
-      return isUpstreamFailure(decoded) ? { outcome: 'failed', failure: decoded } : answered({ adaptor, call, chat: decoded });
-    }
-    if (following) source = following;
-    else if (!response.stream) return { outcome: 'failed', failure: upstreamFailure(502, 'the upstream answered with an empty body') };
-    else source = response.stream;
-    if (!clientStreams) {
-      // a whole answer that came as something else than JSON (text/plain): read it, then decode it
-      const read = await readAll(source).then(
-        (whole) => whole,
-        (error: Error) => error,
-      );
-      if (read instanceof Error) return request.signal.aborted ? { outcome: 'aborted' } : { outcome: 'unanswered', error: new AnswerBrokeOff(read.message, isUpstreamTimeout(read)) };
-      const text = read.toString('utf8');
-      if (operation === 'rerank') return rerankAttempt(adaptor, text, call, answered);
-      const decoded = operation === 'embeddings' ? adaptor.decodeEmbeddings!(text, call) : adaptor.decodeChat(text, call);
-      if (isUpstreamFailure(decoded)) return { outcome: 'failed', failure: decoded };
-      return answered(operation === 'embeddings' ? { adaptor, call, embeddings: decoded as EmbeddingResponse } : { adaptor, call, chat: decoded as ChatResponse });
-    }
-  }
-  // a stream (or a WebSocket's frames): read until it shows substance, fails, or ends; a non-streamed
-  // call to a stream-only vendor reads it to the end (translate.ts folds it into one answer)
-  // an error after the readers let go (the client left, the call was aborted) must not go unhandled
+/**
+ * A stream (or a WebSocket's frames): read until it shows substance, fails,
+ * or ends; a non-streamed call to a stream-only vendor reads it to the end
+ * (translate.ts folds it into one answer).
+ */
+async function streamStart(prepared: PreparedCall, source: Readable, decoder: ChatStreamDecoder): Promise<Attempt> {
+  const { adaptor, call, request } = prepared;
   source.on('error', ignoreError);
-  const decoder = followedDecoder ?? adaptor.decodeChatStream(call);
-  const early = await readStreamStart(source, decoder, !clientStreams);
+  const early = await readStreamStart(source, decoder, !prepared.clientStreams);
   if (early.error) {
     source.destroy();
-    return request.signal.aborted
-      ? { outcome: 'aborted' }
-      : {
-          outcome: 'unanswered',
-          error: early.error instanceof AnswerBrokeOff || early.error instanceof WebSocketTimeout ? early.error : new AnswerBrokeOff(early.error.message, isUpstreamTimeout(early.error)),
-        };
+    if (request.signal.aborted) return { outcome: 'aborted' };
+    const broke = early.error instanceof AnswerBrokeOff || early.error instanceof WebSocketTimeout;
+    return { outcome: 'unanswered', error: broke ? early.error : new AnswerBrokeOff(early.error.message, isUpstreamTimeout(early.error)) };
   }
   const failure = decoder.failure();
   if (failure) {
     source.destroy();
     return { outcome: 'failed', failure };
   }
-  if (early.ended && early.held.length === 0) {
-    return { outcome: 'failed', failure: upstreamFailure(502, 'the upstream stream ended without an answer') };
-  }
-  return answered({ adaptor, call, stream: { decoder, held: early.held, source, ended: early.ended } });
+  if (early.ended && early.held.length === 0) return { outcome: 'failed', failure: upstreamFailure(502, 'the upstream stream ended without an answer') };
+  return prepared.answered({ adaptor, call, stream: { decoder, held: early.held, source, ended: early.ended } });
 }
-
-/** The source of a stream that came whole: nothing more to read. */
-const emptySource = () => Readable.from([]);
 
 /**
  * Reads a stream into its decoder until a chunk of substance, a failure the

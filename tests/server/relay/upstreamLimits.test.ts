@@ -74,7 +74,9 @@ describe('upstream timeouts and the wait for a connection', () => {
     expect(response.status).toBe(200);
     const startedAt = Date.now();
     const text = await response.text();
-    expect(Date.now() - startedAt).toBeLessThan(IDLE_MS + 1_500);
+    // cut by the idle timeout (500 ms), before the first word's 3 s: the margin is the machine's, which under load
+    // took 2,112 ms to end the answer (an assertion at 2,000 failed then)
+    expect(Date.now() - startedAt).toBeLessThan(3_000);
     expect(text).toContain('"role":"assistant"');
     expect(text).not.toContain('[DONE]');
     const log = await lastLog();
