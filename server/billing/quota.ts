@@ -3,7 +3,7 @@
 // cover it), settle with the real charge after, release on failure.
 //
 // A settlement is `balance + reserved - charge`, with no floor: the
-// reservation covers the most the request may cost (billing.ts), so only a
+// reservation covers the most the request may cost (accounting.ts), so only a
 // provider that ignores the output limit can take a balance below zero, and
 // then by exactly what it overran; the reservation's conditional UPDATE
 // (quota >= amount) refuses every later request until that is paid.

@@ -9,8 +9,9 @@ import { queryOf, readJsonBody } from './intake';
 import { answerCrash, runRelay, writeInboundError, type RelayDeclaration } from './pipeline';
 
 /**
- * The hot JSON routes (chat, completions, edits, embeddings, moderations)
- * straight off Node's HTTP server, before Fastify: its request and reply
+ * The hot JSON routes (the text routes app.ts hands it: chat, completions,
+ * edits, embeddings, moderations, Anthropic's /v1/messages and OpenAI's
+ * /v1/responses) straight off Node's HTTP server, before Fastify: its request and reply
  * objects, hooks and body parser cost a fifth of a lean relay's throughput.
  * It takes only POSTs with a JSON content type on the exact paths of the
  * declarations it is given (a trailing slash and a query string allowed;

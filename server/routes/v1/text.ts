@@ -3,7 +3,7 @@
 // and the same in Anthropic's, OpenAI Responses' and Gemini's protocols. Each
 // is a declaration: a path, the client-side codec that reads and writes it
 // (server/protocols/inbound), and the text route (server/relay/textRoute.ts).
-// The hot ones are also taken before Fastify (server/relay/intake.ts).
+// Those without a path parameter are also taken before Fastify (server/relay/fastPath.ts).
 import { anthropicMessages, geminiNative, openaiChat, openaiResponses } from '../../protocols/inbound';
 import type { RelayDeclaration } from '../../relay/pipeline';
 import { textRoute } from '../../relay/textRoute';
