@@ -166,6 +166,13 @@ interface SpeechState {
 /** The fields of a speech request that are not read out or billed as text. */
 const SPEECH_FIELDS = new Set(['model', 'input', 'voice', 'response_format', 'speed', 'stream_format']);
 
+/** What a speech request is held at: its input's characters, and its other text fields by the prompt's rule. */
+export function speechHold(body: Record<string, unknown> & { input: string }, model: string): SpeechState {
+  const optionEntries = Object.entries(body).filter(([key]) => !SPEECH_FIELDS.has(key));
+  const options = optionEntries.length > 0 ? Object.fromEntries(optionEntries) : undefined;
+  return { characters: [...body.input].length, options, optionsBound: options ? promptBound(options, model) : 0 };
+}
+
 /** Speech is billed by the characters it reads out, and its other text (gpt-4o-mini-tts's `instructions`) by its tokens, as prompt tokens. */
 const speechCharge = (admission: Pick<Admission, 'model' | 'ratio'>, promptTokens: number) => tokenCharge(admission, { promptTokens, completionTokens: 0, cachedPromptTokens: 0 }, 1);
 
@@ -180,9 +187,7 @@ export const speech: RelayRoute<SpeechState> = {
     if (!model) return relayError(400, 'you must provide a model parameter', 'model_required');
     if (typeof body.input !== 'string' || body.input === '') return relayError(400, 'field input is required', 'required_field_missing');
     call.model = model;
-    const optionEntries = Object.entries(body).filter(([key]) => !SPEECH_FIELDS.has(key));
-    const options = optionEntries.length > 0 ? Object.fromEntries(optionEntries) : undefined;
-    return { characters: [...body.input].length, options, optionsBound: options ? promptBound(options, model) : 0 };
+    return speechHold(body as Record<string, unknown> & { input: string }, model);
   },
 
   price: (call) => speechCharge(call.admission, call.state.characters + call.state.optionsBound).charge,

@@ -23,7 +23,7 @@ import { IMAGE_SIZE_RATIO } from '../../../server/billing/prices';
 import { audioDuration } from '../../../server/protocols/inbound/audioDuration';
 import { batchSize, promptBound } from '../../../server/protocols/inbound/promptBound';
 import { readRerankRequest, rerankTokenBound } from '../../../server/protocols/inbound/rerank';
-import { billedSeconds, transcriptionPromptTokens } from '../../../server/routes/v1/audio';
+import { billedSeconds, speechHold, transcriptionPromptTokens } from '../../../server/routes/v1/audio';
 import { multipartForm, wav } from '../../support/audioFiles';
 import { startSizeHonestUpstream, type SizeHonestUpstream } from '../../support/emulators/sizeHonest';
 import { HugeNumber, hostileJson, hostileObject, hostileValue, text } from '../../support/hostileJson';
@@ -284,8 +284,8 @@ function heldPrompt(entry: Case): number {
     return 'request' in read ? rerankTokenBound(read.request) : 0;
   }
   if (entry.path === '/v1/audio/speech') {
-    const { model: _model, input, voice: _voice, response_format: _format, speed: _speed, stream_format: _streamFormat, ...options } = parsed;
-    return [...String(input)].length + (Object.keys(options).length > 0 ? promptBound(options, entry.model) : 0);
+    const held = speechHold(parsed as Record<string, unknown> & { input: string }, entry.model);
+    return held.characters + held.optionsBound;
   }
   if (entry.path === '/v1/images/generations') return typeof parsed.n === 'number' ? parsed.n : 1;
   const prompts = entry.path.endsWith('/embeddings') ? batchSize(parsed.input) : entry.path.endsWith('/v1/completions') ? batchSize(parsed.prompt) : 1;
