@@ -138,8 +138,10 @@ export async function countTextsPaced(texts: readonly string[], model: string, o
     for (const piece of pieces(text)) {
       total += count(piece.text) + piece.extra;
       const now = performance.now();
+      // the deadline is checked after every piece, not only at a slice's end: a count quick enough to finish inside
+      // one slice must still give way once its deadline has passed
+      if (now >= deadline) return texts.reduce((sum, each) => sum + Buffer.byteLength(each, 'utf8'), 0);
       if (now - sliceStarted < PACED_SLICE_MS) continue;
-      if (now > deadline) return texts.reduce((sum, each) => sum + Buffer.byteLength(each, 'utf8'), 0);
       await new Promise((resolve) => setImmediate(resolve));
       sliceStarted = performance.now();
     }
