@@ -93,7 +93,8 @@ async function seedNames(db: Kysely<Database>): Promise<void> {
   // root is user 1; the other users, every token and channel by id
   for (let start = 2; start <= USERS; start += 500) {
     const rows = [];
-    for (let id = start; id < Math.min(start + 500, USERS + 1); id += 1) rows.push({ id, username: `user${id}`, password_hash: 'x', quota: 1_000_000 });
+    for (let id = start; id < Math.min(start + 500, USERS + 1); id += 1)
+      rows.push({ id, username: `user${id}`, password_hash: 'x', quota: 1_000_000 });
     await db
       .insertInto('users')
       .values(rows as never)
@@ -101,7 +102,8 @@ async function seedNames(db: Kysely<Database>): Promise<void> {
   }
   for (let start = 1; start <= TOKENS; start += 500) {
     const rows = [];
-    for (let id = start; id < Math.min(start + 500, TOKENS + 1); id += 1) rows.push({ id, user_id: ((id - 1) % USERS) + 1, key: `benchkey${id}`, name: `token${id}` });
+    for (let id = start; id < Math.min(start + 500, TOKENS + 1); id += 1)
+      rows.push({ id, user_id: ((id - 1) % USERS) + 1, key: `benchkey${id}`, name: `token${id}` });
     await db
       .insertInto('tokens')
       .values(rows as never)
@@ -244,7 +246,10 @@ async function loadPostgres(db: Kysely<Database>): Promise<void> {
   }
   process.stdout.write('\n');
   const bounds = [100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000];
-  const buckets = bounds.map((bound, index) => `sum(case when ${index === 0 ? '' : `elapsed_ms > ${bounds[index - 1]} and `}elapsed_ms <= ${bound} then 1 else 0 end)`);
+  const buckets = bounds.map(
+    (bound, index) =>
+      `sum(case when ${index === 0 ? '' : `elapsed_ms > ${bounds[index - 1]} and `}elapsed_ms <= ${bound} then 1 else 0 end)`,
+  );
   buckets.push(`sum(case when elapsed_ms > 60000 then 1 else 0 end)`);
   const fromLogs: Record<string, string> = { user_id: 'user_id', token_id: 'token_id', model: 'model_name', channel_id: 'channel_id' };
   for (const table of ROLLUP_TABLES) {
@@ -286,7 +291,10 @@ async function timeQueries(app: FastifyInstance): Promise<Timed[]> {
     ['admin: channel filter', '/api/dashboard/admin?channel_id=1'],
     ['admin: 30 days, model filter', `/api/dashboard/admin?${range30}&model=${modelName(3)}`],
     ['log stat: everything (rollups)', '/api/log/stat'],
-    ['log stat: model, 30 whole days (rollups)', `/api/log/stat?model_name=${modelName(0)}&start_timestamp=${hourAligned - 30 * DAY}&end_timestamp=${hourAligned - 1}`],
+    [
+      'log stat: model, 30 whole days (rollups)',
+      `/api/log/stat?model_name=${modelName(0)}&start_timestamp=${hourAligned - 30 * DAY}&end_timestamp=${hourAligned - 1}`,
+    ],
     ['log self stat (rollups)', '/api/log/self/stat'],
   ];
   const results: Timed[] = [];
@@ -321,7 +329,11 @@ async function rowCounts(db: Kysely<Database>): Promise<{ logs: number; rollups:
   return { logs: await count('logs'), rollups: rollups.join(', ') };
 }
 
-async function benchOne(name: string, config: DatabaseConfig, drop: () => Promise<void>): Promise<{ name: string; counts: { logs: number; rollups: string }; loadSeconds: number; results: Timed[] }> {
+async function benchOne(
+  name: string,
+  config: DatabaseConfig,
+  drop: () => Promise<void>,
+): Promise<{ name: string; counts: { logs: number; rollups: string }; loadSeconds: number; results: Timed[] }> {
   const app = await buildTestApp({}, config);
   try {
     const kept = await app.ctx.db
@@ -330,10 +342,13 @@ async function benchOne(name: string, config: DatabaseConfig, drop: () => Promis
       .executeTakeFirstOrThrow();
     if (Number(kept.count) === ROWS) {
       const counts = await rowCounts(app.ctx.db);
-      console.log(`${name}: the kept database already holds ${ROWS.toLocaleString('en')} logs (rollup rows: ${counts.rollups}); timing only`);
+      console.log(
+        `${name}: the kept database already holds ${ROWS.toLocaleString('en')} logs (rollup rows: ${counts.rollups}); timing only`,
+      );
       return { name, counts, loadSeconds: 0, results: await timeQueries(app) };
     }
-    if (Number(kept.count) > 0) throw new Error(`${name}: the kept database holds ${kept.count} logs, not ${ROWS}: remove it or change BENCH_DASHBOARD_ROWS`);
+    if (Number(kept.count) > 0)
+      throw new Error(`${name}: the kept database holds ${kept.count} logs, not ${ROWS}: remove it or change BENCH_DASHBOARD_ROWS`);
     console.log(`${name}: loading ${ROWS.toLocaleString('en')} logs`);
     const started = Date.now();
     await seedNames(app.ctx.db);
@@ -358,7 +373,11 @@ async function main(): Promise<void> {
     if (KEEP) mkdirSync(KEEP, { recursive: true });
     const folder = KEEP ?? mkdtempSync(join(tmpdir(), 'sb-bench-dashboard-'));
     const path = join(folder, `bench-${ROWS}.db`);
-    runs.push(await benchOne('sqlite', { dialect: 'sqlite', path }, () => Promise.resolve(KEEP ? undefined : rmSync(folder, { recursive: true, force: true }))));
+    runs.push(
+      await benchOne('sqlite', { dialect: 'sqlite', path }, () =>
+        Promise.resolve(KEEP ? undefined : rmSync(folder, { recursive: true, force: true })),
+      ),
+    );
   }
   if (DATABASES.includes('postgres')) {
     const name = KEEP ? `sb_bench_dashboard_${ROWS}` : `sb_bench_dashboard_${process.pid}`;
@@ -380,9 +399,14 @@ async function main(): Promise<void> {
   console.log(`\nmedian of ${RUNS} runs, ms (target < ${TARGET_MS}); ${ROWS.toLocaleString('en')} logs`);
   console.log(`${'query'.padEnd(width)}  ${runs.map((run) => run.name.padStart(9)).join('  ')}`);
   for (const [index, name] of names.entries()) {
-    console.log(`${name.padEnd(width)}  ${runs.map((run) => `${run.results[index].medianMs.toFixed(1)}${run.results[index].medianMs > TARGET_MS ? '!' : ' '}`.padStart(9)).join('  ')}`);
+    console.log(
+      `${name.padEnd(width)}  ${runs.map((run) => `${run.results[index].medianMs.toFixed(1)}${run.results[index].medianMs > TARGET_MS ? '!' : ' '}`.padStart(9)).join('  ')}`,
+    );
   }
-  for (const run of runs) console.log(`${run.name}: ${run.counts.logs.toLocaleString('en')} logs, rollup rows: ${run.counts.rollups}, load ${run.loadSeconds.toFixed(0)} s`);
+  for (const run of runs)
+    console.log(
+      `${run.name}: ${run.counts.logs.toLocaleString('en')} logs, rollup rows: ${run.counts.rollups}, load ${run.loadSeconds.toFixed(0)} s`,
+    );
 }
 
 await main();

@@ -88,7 +88,11 @@ export async function createBenchDatabase(kind: BenchDatabaseKind): Promise<Benc
       settleMs: 11_000,
       perDatabase: true,
       // read from the maintenance database, so the reading itself commits nothing in the counted one
-      commits: async () => Number((await postgresAdmin<{ xact_commit: string }>('select xact_commit from pg_stat_database where datname = $1', [name]))[0]?.xact_commit ?? Number.NaN),
+      commits: async () =>
+        Number(
+          (await postgresAdmin<{ xact_commit: string }>('select xact_commit from pg_stat_database where datname = $1', [name]))[0]
+            ?.xact_commit ?? Number.NaN,
+        ),
       drop: async () => void (await postgresAdmin(`drop database if exists ${name} with (force)`).catch(() => undefined)),
     };
   }
@@ -116,10 +120,11 @@ export async function createBenchDatabase(kind: BenchDatabaseKind): Promise<Benc
     settleMs: 0,
     perDatabase: false,
     commits: async () =>
-      (await mysqlAdmin<{ count: string }>(`select count from information_schema.INNODB_METRICS where name in (${INNODB_COMMIT_COUNTERS.map((counter) => `'${counter}'`).join(', ')})`)).reduce(
-        (sum, row) => sum + Number(row.count),
-        0,
-      ),
+      (
+        await mysqlAdmin<{ count: string }>(
+          `select count from information_schema.INNODB_METRICS where name in (${INNODB_COMMIT_COUNTERS.map((counter) => `'${counter}'`).join(', ')})`,
+        )
+      ).reduce((sum, row) => sum + Number(row.count), 0),
     drop: async () => {
       await mysqlAdmin(`drop database if exists ${name}`).catch(() => undefined);
       for (const counter of turnedOn) await mysqlAdmin(`set global innodb_monitor_disable = '${counter}'`).catch(() => undefined);

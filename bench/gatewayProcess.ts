@@ -8,7 +8,14 @@ import { loadConfig } from '../server/config';
 import { BENCH_ROOT_PASSWORD } from './consoleApi';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-bench-'));
-const config = loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1', SQLITE_PATH: join(dataDir, 'bench.db'), INITIAL_ROOT_PASSWORD: BENCH_ROOT_PASSWORD, LOG_LEVEL: 'error' });
+const config = loadConfig({
+  ...process.env,
+  PORT: '0',
+  HOST: '127.0.0.1',
+  SQLITE_PATH: join(dataDir, 'bench.db'),
+  INITIAL_ROOT_PASSWORD: BENCH_ROOT_PASSWORD,
+  LOG_LEVEL: 'error',
+});
 const app = await buildApp(config, { logger: { level: 'error' } });
 await app.listen({ port: 0, host: '127.0.0.1' });
 const address = app.server.address();

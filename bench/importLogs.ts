@@ -19,7 +19,10 @@ try {
   const sourcePath = join(folder, 'one-api.db');
   writeFixture('one-api-latest', sourcePath, extraLogs);
   const sourceRows = new SQLite(sourcePath, { readonly: true });
-  const expectedQuota = sourceRows.prepare('select sum(quota) as quota, count(*) as count from logs where type = 2').get() as { quota: number; count: number };
+  const expectedQuota = sourceRows.prepare('select sum(quota) as quota, count(*) as count from logs where type = 2').get() as {
+    quota: number;
+    count: number;
+  };
   sourceRows.close();
 
   const target = await openDatabase({ dialect: 'sqlite', path: join(folder, 'switchboard.db') });
@@ -36,9 +39,14 @@ try {
     .select((eb) => [eb.fn.sum<number>('quota').as('quota'), eb.fn.sum<number>('requests').as('requests')])
     .executeTakeFirstOrThrow();
   const logs = report.tables.find((table) => table.table === 'logs')!;
-  console.log(`\nimported ${logs.carried} log rows (${expectedQuota.count} consume logs) with --with-logs into SQLite in ${seconds.toFixed(2)} s`);
-  console.log(`rollups: ${Number(rollup.requests)} requests, ${Number(rollup.quota)} quota (source consume logs: ${expectedQuota.quota} quota)`);
-  if (Number(rollup.quota) !== expectedQuota.quota || Number(rollup.requests) !== expectedQuota.count) throw new Error('the rollups do not add up to the consume logs');
+  console.log(
+    `\nimported ${logs.carried} log rows (${expectedQuota.count} consume logs) with --with-logs into SQLite in ${seconds.toFixed(2)} s`,
+  );
+  console.log(
+    `rollups: ${Number(rollup.requests)} requests, ${Number(rollup.quota)} quota (source consume logs: ${expectedQuota.quota} quota)`,
+  );
+  if (Number(rollup.quota) !== expectedQuota.quota || Number(rollup.requests) !== expectedQuota.count)
+    throw new Error('the rollups do not add up to the consume logs');
   await source.close();
   await target.checkpointer?.stop();
   await target.db.destroy();

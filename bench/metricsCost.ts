@@ -36,7 +36,8 @@ export async function metricsCostRows(
   targets: readonly [MetricsTarget, MetricsTarget],
   settings: { seconds: number; rounds: number; warmupSeconds: number; body: unknown; combine: (runs: LoadResult[]) => LoadResult },
 ): Promise<string[]> {
-  const load = (target: MetricsTarget, durationSeconds: number) => runWrk({ url: `${target.url}/v1/chat/completions`, apiKey: target.key, body: settings.body, connections: 16, durationSeconds });
+  const load = (target: MetricsTarget, durationSeconds: number) =>
+    runWrk({ url: `${target.url}/v1/chat/completions`, apiKey: target.key, body: settings.body, connections: 16, durationSeconds });
   for (const target of targets) await load(target, settings.warmupSeconds);
   const runs = targets.map(() => [] as LoadResult[]);
   const cpu = targets.map(() => 0);

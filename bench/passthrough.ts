@@ -78,7 +78,10 @@ export async function startPassthrough(options: { upstream: string; upstreamKey:
     const streamed = body.stream === true;
     // a stream tells its usage only when asked: a relay that bills must ask, which costs one serialisation;
     // otherwise the client's bytes go upstream as they came
-    const upstreamBody = streamed && body.stream_options?.include_usage !== true ? JSON.stringify({ ...body, stream_options: { ...body.stream_options, include_usage: true } }) : raw;
+    const upstreamBody =
+      streamed && body.stream_options?.include_usage !== true
+        ? JSON.stringify({ ...body, stream_options: { ...body.stream_options, include_usage: true } })
+        : raw;
     pool.request(
       {
         method: 'POST',

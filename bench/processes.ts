@@ -41,7 +41,11 @@ export async function startScript(name: string, env: Record<string, string>, nod
   const buildScript = pathToFileURL(join(root, 'scripts', 'buildServer.mjs')).href;
   const { bundle } = (await import(buildScript)) as { bundle: (entry: string, name: string) => Promise<string> };
   const script = await bundle(`bench/${name}.ts`, `bench-${name}`);
-  const child = spawn(process.execPath, ['--enable-source-maps', ...nodeFlags, script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--enable-source-maps', ...nodeFlags, script], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let output = '';
   const url = await new Promise<string>((resolveUrl, reject) => {
     const timer = setTimeout(() => reject(new Error(`${script} did not start:\n${output}`)), 60_000);

@@ -21,7 +21,9 @@ const database = await postgres.create();
 try {
   const run = await runTwoNodeRateLimit(database, { rpm, offeredPerSecond, seconds });
   console.log(describeRun(run));
-  console.log(`| rate limit accuracy (2 nodes, rpm ${rpm}, ${offeredPerSecond}/s offered) | admitted ${run.admitted} | expected ${run.expected.toFixed(1)} | error ${run.errorPercent.toFixed(2)}% |`);
+  console.log(
+    `| rate limit accuracy (2 nodes, rpm ${rpm}, ${offeredPerSecond}/s offered) | admitted ${run.admitted} | expected ${run.expected.toFixed(1)} | error ${run.errorPercent.toFixed(2)}% |`,
+  );
 } finally {
   await database.drop();
 }

@@ -32,7 +32,10 @@ export interface RealtimeRowOptions {
 }
 
 /** The user's turn and its response.create: the emulator answers with the words "Hello from realtime, you said: say hello". */
-const USER_TURN = JSON.stringify({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'say hello' }] } });
+const USER_TURN = JSON.stringify({
+  type: 'conversation.item.create',
+  item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'say hello' }] },
+});
 const RESPONSE_CREATE = JSON.stringify({ type: 'response.create', response: { modalities: ['text'] } });
 /** A response that takes longer than this failed (the run counts it as an error and drops its connection). */
 const RESPONSE_TIMEOUT_MS = 10_000;
@@ -215,7 +218,10 @@ export async function realtimeRows(targets: readonly RealtimeTarget[], options: 
       const count = all.reduce((sum, run) => sum + run.count, 0);
       const perSecond = count / all.reduce((sum, run) => sum + run.seconds, 0);
       const directPerSecond = runs[0].reduce((sum, run) => sum + run.count, 0) / runs[0].reduce((sum, run) => sum + run.seconds, 0);
-      const share = which === 0 ? '' : `${(perSecond / directPerSecond).toFixed(2)} (${all.map((run, round) => (rate(run) / rate(runs[0][round])).toFixed(2)).join(', ')})`;
+      const share =
+        which === 0
+          ? ''
+          : `${(perSecond / directPerSecond).toFixed(2)} (${all.map((run, round) => (rate(run) / rate(runs[0][round])).toFixed(2)).join(', ')})`;
       const latencies = all.flatMap((run) => run.latencies);
       const cpu = (1000 * all.reduce((sum, run) => sum + run.cpuMs, 0)) / Math.max(1, count);
       lines.push(

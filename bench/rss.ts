@@ -34,7 +34,13 @@ export async function rssReport(options: { model: string; body: unknown }): Prom
       // each run is sized to reach the next tenth at the rate of the run before, but at most twice as long as
       // that run: a gateway fresh from its start serves its first seconds far slower than the rest
       seconds = rate === undefined ? 2 : Math.max(1, Math.min(2 * seconds, Math.ceil((mark - served) / rate)));
-      const run = await runWrk({ url: `${gateway.url}/v1/chat/completions`, apiKey: key, body: options.body, connections: 16, durationSeconds: seconds });
+      const run = await runWrk({
+        url: `${gateway.url}/v1/chat/completions`,
+        apiKey: key,
+        body: options.body,
+        connections: 16,
+        durationSeconds: seconds,
+      });
       if (run.requests === 0) throw new Error('the gateway served no request in a whole run');
       served += run.requests;
       errors += run.errors;

@@ -66,7 +66,10 @@ const BEDROCK_KEY = BEDROCK_CHANNELS[0].key;
  * emulator takes signatures an hour old), so the emulator verifies a
  * signature on both rows alike.
  */
-async function presignedConverse(emulatorUrl: string, stream: boolean): Promise<{ url: string; headers: Record<string, string>; body: unknown }> {
+async function presignedConverse(
+  emulatorUrl: string,
+  stream: boolean,
+): Promise<{ url: string; headers: Record<string, string>; body: unknown }> {
   const channel = { type: 33, key: BEDROCK_KEY, baseUrl: emulatorUrl, other: '' };
   const call = { operation: 'chat' as const, model: BEDROCK_MODEL, stream, responseId: 'bench', now: Math.floor(Date.now() / 1000) };
   const body = bedrockAdaptor.encodeChat(bedrockPlainBody, call);
@@ -81,7 +84,11 @@ async function presignedConverse(emulatorUrl: string, stream: boolean): Promise<
 /** Time to the first byte of a streamed answer, in ms. */
 async function firstByteAt(url: string, headers: Record<string, string>, body: unknown): Promise<number> {
   const started = process.hrtime.bigint();
-  const response = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const response = await request(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   let ms = Number.NaN;
   for await (const _ of response.body) {
     ms = Number(process.hrtime.bigint() - started) / 1e6;
@@ -145,7 +152,9 @@ async function protocolRows(targets: readonly ProtocolTarget[]): Promise<string[
       const target = targets[which];
       const headers = target.streamHeaders ?? target.headers;
       // a target that carries its own authorization (a SigV4 signature) sends no bearer beside it
-      const bearer: Record<string, string> = Object.keys(headers).some((name) => name.toLowerCase() === 'authorization') ? {} : { authorization: `Bearer ${target.apiKey}` };
+      const bearer: Record<string, string> = Object.keys(headers).some((name) => name.toLowerCase() === 'authorization')
+        ? {}
+        : { authorization: `Bearer ${target.apiKey}` };
       firstBytes[which].push(await firstByteAt(target.streamUrl ?? target.url, { ...bearer, ...headers }, target.streamBody));
     }
   }
@@ -202,7 +211,10 @@ function baselineLines(
       `| ${scenario} | ${(byTarget[mine].requestsPerSecond / byTarget.baseline.requestsPerSecond).toFixed(2)} | ${rounds} | ${cpuPerRequest[scenario][mine].toFixed(0)} / ${cpuPerRequest[scenario].baseline.toFixed(0)} | ${byTarget[mine].p99Ms.toFixed(2)} / ${byTarget.baseline.p99Ms.toFixed(2)} |`,
     );
   }
-  lines.push('', `Time to first token, this minus baseline: ${ttftDelta.toFixed(3)} ms. RSS after the run: ${rss.toFixed(1)} MiB / ${baselineRss.toFixed(1)} MiB.`);
+  lines.push(
+    '',
+    `Time to first token, this minus baseline: ${ttftDelta.toFixed(3)} ms. RSS after the run: ${rss.toFixed(1)} MiB / ${baselineRss.toFixed(1)} MiB.`,
+  );
   return lines;
 }
 
@@ -241,8 +253,18 @@ async function realtimeTargets(gateway: Started, cookie: string, key: string, em
   const path = `/v1/realtime?model=${REALTIME_MODEL}`;
   const beta = { 'openai-beta': 'realtime=v1' };
   return [
-    { name: 'realtime emulator direct', url: `${emulator.url.replace('http:', 'ws:')}${path}`, headers: { authorization: `Bearer ${REALTIME_GOOD_KEY}`, ...beta }, pid: emulator.child.pid! },
-    { name: 'switchboard', url: `${gateway.url.replace('http:', 'ws:')}${path}`, headers: { authorization: `Bearer ${key}`, ...beta }, pid: gateway.child.pid! },
+    {
+      name: 'realtime emulator direct',
+      url: `${emulator.url.replace('http:', 'ws:')}${path}`,
+      headers: { authorization: `Bearer ${REALTIME_GOOD_KEY}`, ...beta },
+      pid: emulator.child.pid!,
+    },
+    {
+      name: 'switchboard',
+      url: `${gateway.url.replace('http:', 'ws:')}${path}`,
+      headers: { authorization: `Bearer ${key}`, ...beta },
+      pid: gateway.child.pid!,
+    },
   ];
 }
 
@@ -283,7 +305,11 @@ try {
     started.push(realtimeEmulator);
     placement.pinMeasured(gateway.child.pid!);
     const rows = await realtimeRows(await realtimeTargets(gateway, cookie, gatewayKey, realtimeEmulator), REALTIME_OPTIONS);
-    console.log([`# Switchboard benchmark, realtime row only (${new Date().toISOString()}; CPU placement: ${placement.description})`, ...rows].join('\n'));
+    console.log(
+      [`# Switchboard benchmark, realtime row only (${new Date().toISOString()}; CPU placement: ${placement.description})`, ...rows].join(
+        '\n',
+      ),
+    );
     await Promise.all(started.map((part) => part.stop()));
     process.exit(0);
   }
@@ -297,13 +323,24 @@ try {
     metricsCostRows(
       [
         { name: 'switchboard, metrics on', url: gateway.url, key: gatewayKey, pid: gateway.child.pid!, scraped: true },
-        { name: 'switchboard, METRICS_ENABLED=false', url: withoutMetrics.url, key: withoutMetricsKey, pid: withoutMetrics.child.pid!, scraped: false },
+        {
+          name: 'switchboard, METRICS_ENABLED=false',
+          url: withoutMetrics.url,
+          key: withoutMetricsKey,
+          pid: withoutMetrics.child.pid!,
+          scraped: false,
+        },
       ],
       { seconds: SECONDS, rounds: ROUNDS, warmupSeconds: WARMUP_SECONDS, body: plainBody, combine: combineRuns },
     );
   if (ONLY === 'metrics') {
     placement.pinMeasured(gateway.child.pid!);
-    console.log([`# Switchboard benchmark, metrics row only (${new Date().toISOString()}; CPU placement: ${placement.description})`, ...(await metricsRows())].join('\n'));
+    console.log(
+      [
+        `# Switchboard benchmark, metrics row only (${new Date().toISOString()}; CPU placement: ${placement.description})`,
+        ...(await metricsRows()),
+      ].join('\n'),
+    );
     await Promise.all(started.map((part) => part.stop()));
     process.exit(0);
   }
@@ -372,8 +409,20 @@ try {
   // Warm up first: the gateway has far more code than the lean relay for V8 to compile and optimise,
   // and what the targets are about is a serving process, not the first seconds after a start.
   for (const target of targets) {
-    await runWrk({ url: `${target.url}/v1/chat/completions`, apiKey: target.key, body: plainBody, connections: 16, durationSeconds: WARMUP_SECONDS });
-    await runWrk({ url: `${target.url}/v1/chat/completions`, apiKey: target.key, body: streamBody, connections: 16, durationSeconds: WARMUP_SECONDS });
+    await runWrk({
+      url: `${target.url}/v1/chat/completions`,
+      apiKey: target.key,
+      body: plainBody,
+      connections: 16,
+      durationSeconds: WARMUP_SECONDS,
+    });
+    await runWrk({
+      url: `${target.url}/v1/chat/completions`,
+      apiKey: target.key,
+      body: streamBody,
+      connections: 16,
+      durationSeconds: WARMUP_SECONDS,
+    });
   }
   const index = (name: string) => targets.findIndex((target) => target.name === name);
   const results: Record<string, Record<string, LoadResult>> = {};
@@ -391,7 +440,13 @@ try {
   await commitWindows.start();
   for (const scenario of scenarios) {
     const load = (target: MainTarget, durationSeconds: number) =>
-      runWrk({ url: `${target.url}/v1/chat/completions`, apiKey: target.key, body: scenario.body, connections: scenario.connections, durationSeconds });
+      runWrk({
+        url: `${target.url}/v1/chat/completions`,
+        apiKey: target.key,
+        body: scenario.body,
+        connections: scenario.connections,
+        durationSeconds,
+      });
     // the targets take turns, ROUNDS short runs each, so a machine whose speed drifts
     // during the scenario (as shared virtual machines do) weighs on every target alike
     const runs = targets.map(() => [] as LoadResult[]);
@@ -419,14 +474,26 @@ try {
     results[scenario.name] = Object.fromEntries(targets.map((target, which) => [target.name, combined[which]]));
     // CPU over all rounds: each round's µs per request weighed by its requests
     cpuPerRequest[scenario.name] = Object.fromEntries(
-      targets.map((target, which) => [target.name, runs[which].reduce((sum, run, round) => sum + (run.requests > 0 ? run.requests * cpuRounds[which][round] : 0), 0) / combined[which].requests]),
+      targets.map((target, which) => [
+        target.name,
+        runs[which].reduce((sum, run, round) => sum + (run.requests > 0 ? run.requests * cpuRounds[which][round] : 0), 0) /
+          combined[which].requests,
+      ]),
     );
     commitsPerRequest[scenario.name] = Object.fromEntries(
       counted.map((target) => {
         const { commits: all, seconds, idlePerSecond } = commits[targets.indexOf(target)]!;
         const requests = served[targets.indexOf(target)];
         // the idle rate is taken off only where the counter is the database's own: a server-wide one's idle rate is other clients'
-        return [target.name, { all: all / requests, net: target.database!.perDatabase ? (all - idlePerSecond * seconds) / requests : Number.NaN, idlePerSecond, requests }];
+        return [
+          target.name,
+          {
+            all: all / requests,
+            net: target.database!.perDatabase ? (all - idlePerSecond * seconds) / requests : Number.NaN,
+            idlePerSecond,
+            requests,
+          },
+        ];
       }),
     );
   }
@@ -527,10 +594,14 @@ try {
   ];
   const listed = (values: number[], digits = 2) => values.map((value) => value.toFixed(digits)).join(', ');
   /** This target's runs of a scenario over the lean relay's, round by round. */
-  const shareRounds = (scenario: string, target: string) => runsOf(scenario, target).map((run, round) => run.requestsPerSecond / runsOf(scenario, LEAN)[round].requestsPerSecond);
+  const shareRounds = (scenario: string, target: string) =>
+    runsOf(scenario, target).map((run, round) => run.requestsPerSecond / runsOf(scenario, LEAN)[round].requestsPerSecond);
   for (const [scenario, byTarget] of Object.entries(results)) {
     for (const [target, result] of Object.entries(byTarget)) {
-      const share = target === LEAN ? '' : `${(result.requestsPerSecond / byTarget[LEAN].requestsPerSecond).toFixed(2)} (${listed(shareRounds(scenario, target))})`;
+      const share =
+        target === LEAN
+          ? ''
+          : `${(result.requestsPerSecond / byTarget[LEAN].requestsPerSecond).toFixed(2)} (${listed(shareRounds(scenario, target))})`;
       lines.push(
         `| ${scenario} | ${target} | ${result.requestsPerSecond.toFixed(0)} | ${share} | ${result.p50Ms.toFixed(2)} | ${result.p99Ms.toFixed(2)} | ${result.errors} | ${cpuPerRequest[scenario][target].toFixed(0)} (${listed(cpuRoundsOf[scenario][index(target)], 0)}) |`,
       );
@@ -568,7 +639,9 @@ try {
   for (const [name, measured, met] of checks) lines.push(`| ${name} | ${measured} | ${met ? 'yes' : 'NO'} |`);
   if (onDatabase !== undefined) {
     const label = DATABASE_LABELS[DATABASE!];
-    const rounds = runsOf('chat c=16', onDatabase).map((run, round) => run.requestsPerSecond / runsOf('chat c=16', 'switchboard')[round].requestsPerSecond);
+    const rounds = runsOf('chat c=16', onDatabase).map(
+      (run, round) => run.requestsPerSecond / runsOf('chat c=16', 'switchboard')[round].requestsPerSecond,
+    );
     lines.push(
       '',
       `${label} c=16 vs SQLite: ${(c16[onDatabase].requestsPerSecond / c16.switchboard.requestsPerSecond).toFixed(2)} x (round by round ${listed(rounds)} x); ${label} c=16 vs the lean relay: ${(c16[onDatabase].requestsPerSecond / c16[LEAN].requestsPerSecond).toFixed(2)} x.`,
@@ -588,11 +661,29 @@ try {
     );
   }
   const mine = DATABASE === undefined ? 'switchboard' : onDatabase!;
-  if (baselinePid !== undefined) lines.push(...baselineLines(mine, results, runsOf, cpuPerRequest, ttftOf(mine) - ttftOf('baseline'), rssMiB(targets[index(mine)].pid), rssMiB(baselinePid)));
+  if (baselinePid !== undefined)
+    lines.push(
+      ...baselineLines(
+        mine,
+        results,
+        runsOf,
+        cpuPerRequest,
+        ttftOf(mine) - ttftOf('baseline'),
+        rssMiB(targets[index(mine)].pid),
+        rssMiB(baselinePid),
+      ),
+    );
   // last, so the flood cannot weigh on the rows above
   const starvation = await starvationScenario({ gateway: gateway.url, rootCookie: cookie, floodKey: gatewayKey });
   // 1 and 2 workers on PostgreSQL, each a gateway of its own (the one measured above sits idle meanwhile)
-  const workers = await workerRows({ emulatorUrl: emulator.url, model: MODEL, body: plainBody, seconds: SECONDS, rounds: ROUNDS, warmupSeconds: WARMUP_SECONDS });
+  const workers = await workerRows({
+    emulatorUrl: emulator.url,
+    model: MODEL,
+    body: plainBody,
+    seconds: SECONDS,
+    rounds: ROUNDS,
+    warmupSeconds: WARMUP_SECONDS,
+  });
   const report = [
     `# Switchboard benchmark (${new Date().toISOString()}, ${SECONDS}s per target and scenario in ${ROUNDS} alternating runs, wrk on loopback${onDatabase === undefined ? '' : `; BENCH_DB=${DATABASE}: the gateway on ${DATABASE_LABELS[DATABASE!]} beside the SQLite one`})`,
     '',

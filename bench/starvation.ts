@@ -13,8 +13,18 @@ const MODEL = 'gpt-3.5-turbo';
 const FLOOD = Number(process.env.BENCH_STARVATION_STREAMS ?? 1000);
 const SAMPLES = Number(process.env.BENCH_STARVATION_SAMPLES ?? 200);
 /** A flood stream: 120 events 250 ms apart, 30 s, longer than the measurement under it. */
-const slowBody = { model: MODEL, stream: true, emulator: { chunks: 120, delay_ms: 250 }, messages: [{ role: 'user', content: 'a long, slow answer' }] };
-const ordinaryBody = { model: MODEL, stream: true, emulator: { chunks: 20 }, messages: [{ role: 'user', content: 'Say hello to the benchmark.' }] };
+const slowBody = {
+  model: MODEL,
+  stream: true,
+  emulator: { chunks: 120, delay_ms: 250 },
+  messages: [{ role: 'user', content: 'a long, slow answer' }],
+};
+const ordinaryBody = {
+  model: MODEL,
+  stream: true,
+  emulator: { chunks: 20 },
+  messages: [{ role: 'user', content: 'Say hello to the benchmark.' }],
+};
 
 /** Time to the first body chunk of one streamed answer, in ms, and its status. */
 export async function firstByte(base: string, key: string, body: unknown = ordinaryBody): Promise<{ ms: number; status: number }> {
@@ -53,7 +63,14 @@ async function sample(base: string, key: string, count: number): Promise<Sampled
     times.push(ms);
   }
   times.sort((a, b) => a - b);
-  return { p50: percentile(times, 50), p90: percentile(times, 90), p99: percentile(times, 99), min: times[0], max: times[times.length - 1], failed };
+  return {
+    p50: percentile(times, 50),
+    p90: percentile(times, 90),
+    p99: percentile(times, 99),
+    min: times[0],
+    max: times[times.length - 1],
+    failed,
+  };
 }
 
 /** A second user with a key of its own and quota to spend: the bystander. */
@@ -66,7 +83,11 @@ async function bystanderKey(gateway: string, rootCookie: string): Promise<string
   await consoleCall(`${gateway}/api/user/`, { method: 'PUT', cookie: rootCookie, body: { id, quota: 1_000_000_000 } });
   const signIn = await consoleCall(`${gateway}/api/user/login`, { method: 'POST', body: { username, password } });
   const { cookie } = signIn;
-  const token = await consoleCall<{ key: string }>(`${gateway}/api/token/`, { method: 'POST', cookie, body: { name: 'bystander', unlimited_quota: true } });
+  const token = await consoleCall<{ key: string }>(`${gateway}/api/token/`, {
+    method: 'POST',
+    cookie,
+    body: { name: 'bystander', unlimited_quota: true },
+  });
   return `sk-${token.body.data.key}`;
 }
 
@@ -123,7 +144,8 @@ export interface StarvationOptions {
 /** Runs the scenario against a gateway whose channel for MODEL is set up; returns Markdown lines for the report. */
 export async function starvationScenario({ gateway, rootCookie, floodKey }: StarvationOptions): Promise<string[]> {
   const bystander = await bystanderKey(gateway, rootCookie);
-  const setOption = (key: string, value: string) => consoleCall(`${gateway}/api/option/`, { method: 'PUT', cookie: rootCookie, body: { key, value } });
+  const setOption = (key: string, value: string) =>
+    consoleCall(`${gateway}/api/option/`, { method: 'PUT', cookie: rootCookie, body: { key, value } });
   // warm both paths up, so the first samples measure serving, not compiling
   await sample(gateway, bystander, 50);
   const before = await sample(gateway, bystander, SAMPLES);
@@ -146,7 +168,8 @@ export async function starvationScenario({ gateway, rootCookie, floodKey }: Star
     const other = [...statuses.entries()].filter(([status]) => status !== 200 && status !== 429);
     return `${statuses.get(200) ?? 0} admitted, ${statuses.get(429) ?? 0} refused with 429 too_many_concurrent_requests${other.length ? `, other: ${other.map(([status, count]) => `${status} x ${count}`).join(', ')}` : ''}`;
   };
-  const row = (name: string, s: Sampled) => `| ${name} | ${s.p50.toFixed(2)} | ${s.p90.toFixed(2)} | ${s.p99.toFixed(2)} | ${s.min.toFixed(2)} to ${s.max.toFixed(2)} | ${s.failed} |`;
+  const row = (name: string, s: Sampled) =>
+    `| ${name} | ${s.p50.toFixed(2)} | ${s.p90.toFixed(2)} | ${s.p99.toFixed(2)} | ${s.min.toFixed(2)} to ${s.max.toFixed(2)} | ${s.failed} |`;
   return [
     `## Starvation: another user's time to first byte while one token holds ${FLOOD} slow streams`,
     '',

@@ -14,7 +14,11 @@ try {
   placement.pinMeasured(gateway.child.pid!);
   const { rootCookie, key } = await prepareGateway(gateway.url, emulator.url, 'gpt-3.5-turbo');
   const lines = await starvationScenario({ gateway: gateway.url, rootCookie, floodKey: key });
-  console.log([`# Switchboard starvation scenario (${new Date().toISOString()})`, '', `CPU placement: ${placement.description}.`, '', ...lines].join('\n'));
+  console.log(
+    [`# Switchboard starvation scenario (${new Date().toISOString()})`, '', `CPU placement: ${placement.description}.`, '', ...lines].join(
+      '\n',
+    ),
+  );
 } finally {
   await Promise.all(started.map((part) => part.stop()));
 }

@@ -62,7 +62,11 @@ async function startWorkersGateway(script: string, workers: number, emulatorUrl:
   const url = `http://127.0.0.1:${port}`;
   const { rootCookie } = await prepareGateway(url, emulatorUrl, model);
   // the per-key limit of requests in flight (64 by default) is counted per worker: no limit, so c=64 measures throughput, not refusals
-  const token = await consoleCall<{ key: string }>(`${url}/api/token/`, { method: 'POST', cookie: rootCookie, body: { name: 'bench workers', unlimited_quota: true, concurrency_limit: -1 } });
+  const token = await consoleCall<{ key: string }>(`${url}/api/token/`, {
+    method: 'POST',
+    cookie: rootCookie,
+    body: { name: 'bench workers', unlimited_quota: true, concurrency_limit: -1 },
+  });
   const key = `sk-${token.body.data.key}`;
   return {
     workers,
@@ -83,14 +87,22 @@ async function startWorkersGateway(script: string, workers: number, emulatorUrl:
 }
 
 /** The table lines: c=64 req/s, latency and errors for 1 and 2 workers, with the ratio round by round. */
-export async function workerRows(options: { emulatorUrl: string; model: string; body: unknown; seconds: number; rounds: number; warmupSeconds: number }): Promise<string[]> {
+export async function workerRows(options: {
+  emulatorUrl: string;
+  model: string;
+  body: unknown;
+  seconds: number;
+  rounds: number;
+  warmupSeconds: number;
+}): Promise<string[]> {
   // @ts-expect-error: a plain ES module of the build scripts, without type declarations
   const { bundle } = (await import('../scripts/buildServer.mjs')) as { bundle: (entry: string, name: string) => Promise<string> };
   const script = await bundle('server/main.ts', 'bench-workers-gateway');
   const gateways: WorkersGateway[] = [];
   try {
     for (const workers of [1, 2]) gateways.push(await startWorkersGateway(script, workers, options.emulatorUrl, options.model));
-    const load = (gateway: WorkersGateway, durationSeconds: number) => runWrk({ url: `${gateway.url}/v1/chat/completions`, apiKey: gateway.key, body: options.body, connections: 64, durationSeconds });
+    const load = (gateway: WorkersGateway, durationSeconds: number) =>
+      runWrk({ url: `${gateway.url}/v1/chat/completions`, apiKey: gateway.key, body: options.body, connections: 64, durationSeconds });
     for (const gateway of gateways) await load(gateway, options.warmupSeconds);
     // each database's commits over all the load its gateway relayed in the rounds, the warm-up seconds included,
     // read once the gateways sat idle long enough for PostgreSQL to have counted all of them
@@ -112,7 +124,9 @@ export async function workerRows(options: { emulatorUrl: string; model: string; 
     }
     const commitsAfter = await settled();
     // with the count of answers it stands on: a run whose answers are slow leaves many relayed but unseen by wrk
-    const [oneCommits, twoCommits] = gateways.map((_, which) => `${((commitsAfter[which] - commitsBefore[which]) / served[which]).toFixed(3)} (${served[which]} answered)`);
+    const [oneCommits, twoCommits] = gateways.map(
+      (_, which) => `${((commitsAfter[which] - commitsBefore[which]) / served[which]).toFixed(3)} (${served[which]} answered)`,
+    );
     const [one, two] = runs.map(combineRuns);
     const ratios = runs[1].map((run, round) => (run.requestsPerSecond / runs[0][round].requestsPerSecond).toFixed(2)).join(', ');
     return [
@@ -130,13 +144,20 @@ export async function workerRows(options: { emulatorUrl: string; model: string; 
 }
 
 /** BENCH_ONLY=workers: these rows alone, against an emulator of their own; written to bench/results/workers.md. */
-export async function workersOnlyReport(options: { model: string; body: unknown; seconds: number; rounds: number; warmupSeconds: number }): Promise<void> {
+export async function workersOnlyReport(options: {
+  model: string;
+  body: unknown;
+  seconds: number;
+  rounds: number;
+  warmupSeconds: number;
+}): Promise<void> {
   const emulator = await startScript('emulatorProcess', {});
   try {
     const lines = await workerRows({ ...options, emulatorUrl: emulator.url });
-    const report = [`# Switchboard benchmark, workers rows only (${new Date().toISOString()}, ${options.seconds}s per target in ${options.rounds} alternating runs, wrk on loopback)`, ...lines].join(
-      '\n',
-    );
+    const report = [
+      `# Switchboard benchmark, workers rows only (${new Date().toISOString()}, ${options.seconds}s per target in ${options.rounds} alternating runs, wrk on loopback)`,
+      ...lines,
+    ].join('\n');
     console.log(report);
     const resultsDir = join(repoRoot, 'bench', 'results');
     mkdirSync(resultsDir, { recursive: true });

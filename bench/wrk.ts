@@ -71,9 +71,21 @@ export async function runWrk(options: LoadOptions): Promise<LoadResult> {
     ].join('\n'),
   );
   try {
-    const { stdout } = await run('wrk', [`-t${Math.min(2, options.connections)}`, `-c${options.connections}`, `-d${options.durationSeconds}s`, '--latency', '-s', script, options.url], {
-      maxBuffer: 1 << 20,
-    });
+    const { stdout } = await run(
+      'wrk',
+      [
+        `-t${Math.min(2, options.connections)}`,
+        `-c${options.connections}`,
+        `-d${options.durationSeconds}s`,
+        '--latency',
+        '-s',
+        script,
+        options.url,
+      ],
+      {
+        maxBuffer: 1 << 20,
+      },
+    );
     return parseWrkOutput(stdout);
   } finally {
     rmSync(scriptDir, { recursive: true, force: true });

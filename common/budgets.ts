@@ -63,7 +63,16 @@ function formatterOf(zone: string): Intl.DateTimeFormat {
   let formatter = formatters.get(zone);
   if (!formatter) {
     if (formatters.size >= 64) formatters.clear();
-    formatter = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+    formatter = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
     formatters.set(zone, formatter);
   }
   return formatter;
@@ -116,7 +125,11 @@ export function budgetPeriodAt(period: Exclude<BudgetPeriod, ''>, now: number, z
 }
 
 /** The spend of the period containing `now`: the stored spend when it belongs to that period, else nothing. */
-export function budgetUsageAt(row: { budget_period: BudgetPeriod; period_spent: number; period_start: number }, now: number, zone: string): BudgetUsage | undefined {
+export function budgetUsageAt(
+  row: { budget_period: BudgetPeriod; period_spent: number; period_start: number },
+  now: number,
+  zone: string,
+): BudgetUsage | undefined {
   if (!row.budget_period) return undefined;
   const { start, end } = budgetPeriodAt(row.budget_period, now, zone);
   return { spent: Number(row.period_start) === start ? Number(row.period_spent) : 0, period_start: start, resets_at: end };
@@ -139,6 +152,7 @@ export function parseBudget(period: unknown, quota: unknown): { value: BudgetFie
   if (!isBudgetPeriod(budgetPeriod)) return { error: 'budget_period must be one of "", "day", "week" or "month"' };
   if (budgetPeriod === '') return { value: { budget_period: '', budget_quota: 0 } };
   const amount = typeof quota === 'string' && /^\d+$/.test(quota.trim()) ? Number(quota.trim()) : quota;
-  if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0) return { error: 'budget_quota must be a whole number of quota above 0 when a budget period is set' };
+  if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0)
+    return { error: 'budget_quota must be a whole number of quota above 0 when a budget period is set' };
   return { value: { budget_period: budgetPeriod, budget_quota: amount } };
 }

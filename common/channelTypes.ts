@@ -7,7 +7,21 @@
  */
 import { readServiceAccountKey } from './serviceAccountKey';
 
-export type ChannelProtocol = 'openai' | 'azure' | 'anthropic' | 'gemini' | 'baidu' | 'zhipu' | 'ali' | 'xunfei' | 'vertex' | 'coze' | 'replicate' | 'deepl' | 'aiproxy-library' | 'bedrock';
+export type ChannelProtocol =
+  | 'openai'
+  | 'azure'
+  | 'anthropic'
+  | 'gemini'
+  | 'baidu'
+  | 'zhipu'
+  | 'ali'
+  | 'xunfei'
+  | 'vertex'
+  | 'coze'
+  | 'replicate'
+  | 'deepl'
+  | 'aiproxy-library'
+  | 'bedrock';
 
 /**
  * How a vendor's balance figure reads:
@@ -36,7 +50,10 @@ export type BalanceUnit = 'usd' | 'cny' | 'cny_per_10000' | 'points';
  * - `stepfun`: `/v1/accounts`, `balance`.
  */
 export type ChannelBalance = (
-  | { source: 'openai-subscription' | 'openai-sb' | 'aiproxy' | 'deepseek' | 'moonshot' | 'openrouter' | 'siliconflow' | 'novita' | 'stepfun' }
+  | {
+      source:
+        'openai-subscription' | 'openai-sb' | 'aiproxy' | 'deepseek' | 'moonshot' | 'openrouter' | 'siliconflow' | 'novita' | 'stepfun';
+    }
   | { source: 'credit-grants'; field: 'total_available' | 'total_remaining' }
 ) & {
   unit: BalanceUnit;
@@ -195,7 +212,14 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     color: 'black',
     defaultBaseUrl: 'https://api.anthropic.com',
     protocol: 'anthropic',
-    defaultModels: ['claude-sonnet-4-5', 'claude-opus-4-1', 'claude-haiku-4-5', 'claude-sonnet-4-0', 'claude-3-7-sonnet-latest', 'claude-3-5-haiku-latest'],
+    defaultModels: [
+      'claude-sonnet-4-5',
+      'claude-opus-4-1',
+      'claude-haiku-4-5',
+      'claude-sonnet-4-0',
+      'claude-3-7-sonnet-latest',
+      'claude-3-5-haiku-latest',
+    ],
     baseUrlRequired: false,
     ownedBy: 'anthropic',
     docs: 'https://docs.anthropic.com/en/api/messages',
@@ -290,14 +314,49 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     rerank: jinaRerank,
   },
   { value: 2, label: 'API2D', color: 'blue', defaultBaseUrl: 'https://oa.api2d.net', ...openAiReseller },
-  { value: 5, label: 'OpenAI-SB', color: 'brown', defaultBaseUrl: 'https://api.openai-sb.com', ...openAiReseller, balance: { source: 'openai-sb', unit: 'cny_per_10000' } },
+  {
+    value: 5,
+    label: 'OpenAI-SB',
+    color: 'brown',
+    defaultBaseUrl: 'https://api.openai-sb.com',
+    ...openAiReseller,
+    balance: { source: 'openai-sb', unit: 'cny_per_10000' },
+  },
   { value: 7, label: 'OhMyGPT', color: 'purple', defaultBaseUrl: 'https://api.ohmygpt.com', ...openAiReseller },
-  { value: 10, label: 'AI Proxy', color: 'purple', defaultBaseUrl: 'https://api.aiproxy.io', ...openAiReseller, balance: { source: 'aiproxy', unit: 'points', host: 'https://aiproxy.io' } },
-  { value: 4, label: 'CloseAI', color: 'teal', defaultBaseUrl: 'https://api.closeai-proxy.xyz', ...openAiReseller, balance: { source: 'credit-grants', field: 'total_available', unit: 'cny' } },
+  {
+    value: 10,
+    label: 'AI Proxy',
+    color: 'purple',
+    defaultBaseUrl: 'https://api.aiproxy.io',
+    ...openAiReseller,
+    balance: { source: 'aiproxy', unit: 'points', host: 'https://aiproxy.io' },
+  },
+  {
+    value: 4,
+    label: 'CloseAI',
+    color: 'teal',
+    defaultBaseUrl: 'https://api.closeai-proxy.xyz',
+    ...openAiReseller,
+    balance: { source: 'credit-grants', field: 'total_available', unit: 'cny' },
+  },
   { value: 6, label: 'OpenAI Max', color: 'violet', defaultBaseUrl: 'https://api.openaimax.com', ...openAiReseller },
   { value: 9, label: 'AI.LS', color: 'yellow', defaultBaseUrl: 'https://api.caipacity.com', ...openAiReseller },
-  { value: 12, label: 'API2GPT', color: 'blue', defaultBaseUrl: 'https://api.api2gpt.com', ...openAiReseller, balance: { source: 'credit-grants', field: 'total_remaining', unit: 'cny' } },
-  { value: 13, label: 'AIGC2D', color: 'purple', defaultBaseUrl: 'https://api.aigc2d.com', ...openAiReseller, balance: { source: 'credit-grants', field: 'total_available', unit: 'points' } },
+  {
+    value: 12,
+    label: 'API2GPT',
+    color: 'blue',
+    defaultBaseUrl: 'https://api.api2gpt.com',
+    ...openAiReseller,
+    balance: { source: 'credit-grants', field: 'total_remaining', unit: 'cny' },
+  },
+  {
+    value: 13,
+    label: 'AIGC2D',
+    color: 'purple',
+    defaultBaseUrl: 'https://api.aigc2d.com',
+    ...openAiReseller,
+    balance: { source: 'credit-grants', field: 'total_available', unit: 'points' },
+  },
 
   // Today's providers, beyond the spec, with the numbers later one-api versions gave them (so databases stay portable).
   {
@@ -306,7 +365,14 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     color: 'blue',
     defaultBaseUrl: 'https://generativelanguage.googleapis.com',
     protocol: 'gemini',
-    defaultModels: ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite', 'gemini-2.0-flash', 'gemini-2.0-flash-lite', 'gemini-embedding-001'],
+    defaultModels: [
+      'gemini-2.5-pro',
+      'gemini-2.5-flash',
+      'gemini-2.5-flash-lite',
+      'gemini-2.0-flash',
+      'gemini-2.0-flash-lite',
+      'gemini-embedding-001',
+    ],
     baseUrlRequired: false,
     ownedBy: 'google',
     docs: 'https://ai.google.dev/api',
@@ -331,7 +397,13 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     defaultBaseUrl: 'https://openrouter.ai',
     pathPrefix: '/api/v1',
     ...openAiCompatible,
-    defaultModels: ['openai/gpt-4o-mini', 'anthropic/claude-sonnet-4.5', 'google/gemini-2.5-flash', 'deepseek/deepseek-chat', 'meta-llama/llama-3.3-70b-instruct'],
+    defaultModels: [
+      'openai/gpt-4o-mini',
+      'anthropic/claude-sonnet-4.5',
+      'google/gemini-2.5-flash',
+      'deepseek/deepseek-chat',
+      'meta-llama/llama-3.3-70b-instruct',
+    ],
     ownedBy: 'openrouter',
     docs: 'https://openrouter.ai/docs/api-reference/overview',
     promptCacheMarks: true,
@@ -345,7 +417,14 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     color: 'orange',
     defaultBaseUrl: 'https://api.mistral.ai',
     ...openAiCompatible,
-    defaultModels: ['mistral-large-latest', 'mistral-medium-latest', 'mistral-small-latest', 'codestral-latest', 'open-mistral-nemo', 'mistral-embed'],
+    defaultModels: [
+      'mistral-large-latest',
+      'mistral-medium-latest',
+      'mistral-small-latest',
+      'codestral-latest',
+      'open-mistral-nemo',
+      'mistral-embed',
+    ],
     ownedBy: 'mistralai',
     docs: 'https://docs.mistral.ai/api/',
   },
@@ -409,7 +488,12 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     color: 'blue',
     defaultBaseUrl: 'https://api.together.xyz',
     ...openAiCompatible,
-    defaultModels: ['meta-llama/Llama-3.3-70B-Instruct-Turbo', 'meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo', 'deepseek-ai/DeepSeek-V3', 'Qwen/Qwen2.5-72B-Instruct-Turbo'],
+    defaultModels: [
+      'meta-llama/Llama-3.3-70B-Instruct-Turbo',
+      'meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo',
+      'deepseek-ai/DeepSeek-V3',
+      'Qwen/Qwen2.5-72B-Instruct-Turbo',
+    ],
     ownedBy: 'together',
     docs: 'https://docs.together.ai/reference/chat-completions-1',
   },
@@ -419,7 +503,13 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     color: 'purple',
     defaultBaseUrl: 'https://api.siliconflow.cn',
     ...openAiCompatible,
-    defaultModels: ['deepseek-ai/DeepSeek-V3', 'deepseek-ai/DeepSeek-R1', 'Qwen/Qwen2.5-72B-Instruct', 'Qwen/Qwen2.5-7B-Instruct', 'BAAI/bge-m3'],
+    defaultModels: [
+      'deepseek-ai/DeepSeek-V3',
+      'deepseek-ai/DeepSeek-R1',
+      'Qwen/Qwen2.5-72B-Instruct',
+      'Qwen/Qwen2.5-7B-Instruct',
+      'BAAI/bge-m3',
+    ],
     ownedBy: 'siliconflow',
     docs: 'https://docs.siliconflow.cn/en/api-reference/chat-completions/chat-completions',
     // https://docs.siliconflow.cn/en/api-reference/userinfo/get-user-info: yuan on api.siliconflow.cn; the
@@ -515,7 +605,12 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     defaultBaseUrl: 'https://api.cloudflare.com',
     pathPrefix: '/client/v4/accounts/{account}/ai/v1',
     ...openAiCompatible,
-    defaultModels: ['@cf/meta/llama-3.3-70b-instruct-fp8-fast', '@cf/meta/llama-3.1-8b-instruct', '@cf/openai/gpt-oss-120b', '@cf/baai/bge-large-en-v1.5'],
+    defaultModels: [
+      '@cf/meta/llama-3.3-70b-instruct-fp8-fast',
+      '@cf/meta/llama-3.1-8b-instruct',
+      '@cf/openai/gpt-oss-120b',
+      '@cf/baai/bge-large-en-v1.5',
+    ],
     other: { label: 'app.channel.other_cloudflare', fallback: '', required: true },
     ownedBy: 'cloudflare',
     docs: 'https://developers.cloudflare.com/workers-ai/configuration/open-ai-compatibility/',
@@ -539,7 +634,13 @@ export const CHANNEL_TYPES: readonly ChannelType[] = [
     defaultBaseUrl: 'https://api.novita.ai',
     pathPrefix: '/v3/openai',
     ...openAiCompatible,
-    defaultModels: ['deepseek/deepseek-r1', 'deepseek/deepseek_v3', 'meta-llama/llama-3.3-70b-instruct', 'meta-llama/llama-3.1-8b-instruct', 'qwen/qwen-2.5-72b-instruct'],
+    defaultModels: [
+      'deepseek/deepseek-r1',
+      'deepseek/deepseek_v3',
+      'meta-llama/llama-3.3-70b-instruct',
+      'meta-llama/llama-3.1-8b-instruct',
+      'qwen/qwen-2.5-72b-instruct',
+    ],
     ownedBy: 'novita',
     docs: 'https://novita.ai/docs/guides/llm-api',
     // https://novita.ai/docs/api-reference/basic-get-user-balance: US dollars (sent in ten-thousandths)

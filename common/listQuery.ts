@@ -9,11 +9,36 @@ export type SortOrder = 'asc' | 'desc';
 
 /** Per resource, the columns a list or search may be sorted by (`sort`). */
 export const SORTABLE_COLUMNS = {
-  channel: ['id', 'name', 'type', 'status', 'group', 'priority', 'weight', 'response_time', 'test_time', 'balance', 'used_quota', 'created_time'],
+  channel: [
+    'id',
+    'name',
+    'type',
+    'status',
+    'group',
+    'priority',
+    'weight',
+    'response_time',
+    'test_time',
+    'balance',
+    'used_quota',
+    'created_time',
+  ],
   token: ['id', 'name', 'status', 'used_quota', 'remain_quota', 'created_time', 'accessed_time', 'expired_time'],
   redemption: ['id', 'name', 'status', 'quota', 'created_time', 'redeemed_time'],
   user: ['id', 'username', 'display_name', 'group', 'quota', 'used_quota', 'request_count', 'role', 'status'],
-  log: ['id', 'created_at', 'type', 'username', 'token_name', 'model_name', 'quota', 'prompt_tokens', 'completion_tokens', 'elapsed_ms', 'channel_id'],
+  log: [
+    'id',
+    'created_at',
+    'type',
+    'username',
+    'token_name',
+    'model_name',
+    'quota',
+    'prompt_tokens',
+    'completion_tokens',
+    'elapsed_ms',
+    'channel_id',
+  ],
 } as const;
 
 export type ListResource = keyof typeof SORTABLE_COLUMNS;

@@ -497,7 +497,12 @@ export function isValidRatioJson(raw: string): boolean {
   } catch {
     return false;
   }
-  return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) && Object.values(parsed).every((value) => typeof value === 'number' && Number.isFinite(value) && value >= 0);
+  return (
+    parsed !== null &&
+    typeof parsed === 'object' &&
+    !Array.isArray(parsed) &&
+    Object.values(parsed).every((value) => typeof value === 'number' && Number.isFinite(value) && value >= 0)
+  );
 }
 
 /** Whether a json option's value is acceptable: the rate-limit table by its own rule, the rest as ratio tables. */

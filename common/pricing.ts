@@ -75,7 +75,12 @@ export function dollarsToRatios(prices: DollarPrices, quotaPerUnit: number): Pri
   const modelRatio = tidyRatio((prices.input * quotaPerUnit) / 1_000_000);
   if (prices.input === 0) {
     if (values.some((value) => value > 0)) return undefined;
-    return { modelRatio: 0, completionRatio: 1, ...(prices.cache_read !== undefined ? { cacheReadRatio: 0 } : {}), ...(prices.cache_write !== undefined ? { cacheWriteRatio: 0 } : {}) };
+    return {
+      modelRatio: 0,
+      completionRatio: 1,
+      ...(prices.cache_read !== undefined ? { cacheReadRatio: 0 } : {}),
+      ...(prices.cache_write !== undefined ? { cacheWriteRatio: 0 } : {}),
+    };
   }
   const share = (price: number) => tidyRatio(price / prices.input);
   return {

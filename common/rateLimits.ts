@@ -23,7 +23,8 @@ export const MAX_RATE_LIMIT = 1_000_000_000;
 
 export const DEFAULT_GROUP_RATE_LIMITS: Record<string, RateLimitPair> = { default: { rpm: 0, tpm: 0 } };
 
-const isLimit = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= MAX_RATE_LIMIT;
+const isLimit = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= MAX_RATE_LIMIT;
 
 /**
  * The GroupRateLimits table parsed, or undefined when it is not acceptable: a
@@ -50,7 +51,10 @@ export function parseGroupRateLimits(raw: string): Record<string, RateLimitPair>
 }
 
 /** A user's limits: the override where set (null = none), else the group's, else `default`'s. */
-export function userRateLimits(user: { group: string; rpm_limit?: number | null; tpm_limit?: number | null }, groups: Record<string, RateLimitPair>): RateLimitPair {
+export function userRateLimits(
+  user: { group: string; rpm_limit?: number | null; tpm_limit?: number | null },
+  groups: Record<string, RateLimitPair>,
+): RateLimitPair {
   const groupLimits = groups[user.group] ?? groups.default ?? { rpm: 0, tpm: 0 };
   return {
     rpm: user.rpm_limit === null || user.rpm_limit === undefined ? groupLimits.rpm : Number(user.rpm_limit),
@@ -62,7 +66,10 @@ export function userRateLimits(user: { group: string; rpm_limit?: number | null;
 export const tighter = (first: number, second: number): number => (first === 0 ? second : second === 0 ? first : Math.min(first, second));
 
 /** What limits a token's requests in effect: the tighter of its own and its user's. */
-export function effectiveTokenRateLimits(token: { rpm_limit?: number | null; tpm_limit?: number | null }, user: RateLimitPair): RateLimitPair {
+export function effectiveTokenRateLimits(
+  token: { rpm_limit?: number | null; tpm_limit?: number | null },
+  user: RateLimitPair,
+): RateLimitPair {
   return { rpm: tighter(Number(token.rpm_limit ?? 0), user.rpm), tpm: tighter(Number(token.tpm_limit ?? 0), user.tpm) };
 }
 
@@ -75,7 +82,8 @@ export function effectiveTokenRateLimits(token: { rpm_limit?: number | null; tpm
 export function parseRateLimitOverride(raw: unknown, name: 'rpm' | 'tpm', ceiling = 0): { value: number | null } | { error: string } {
   if (raw === null || raw === undefined || (typeof raw === 'string' && raw.trim() === '')) return { value: null };
   const value = Number(raw);
-  if (!isLimit(value)) return { error: `the ${name.toUpperCase()} limit must be a whole number from 0 (unlimited) to ${MAX_RATE_LIMIT}, or empty to inherit` };
+  if (!isLimit(value))
+    return { error: `the ${name.toUpperCase()} limit must be a whole number from 0 (unlimited) to ${MAX_RATE_LIMIT}, or empty to inherit` };
   if (ceiling > 0 && (value === 0 || value > ceiling)) {
     return { error: `the ${name.toUpperCase()} limit may not exceed the account's limit of ${ceiling}` };
   }

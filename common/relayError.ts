@@ -19,4 +19,5 @@ export const relayError = (status: number, message: string, code: string | null 
   code,
 });
 
-export const isRelayError = (value: unknown): value is RelayError => typeof value === 'object' && value !== null && 'status' in value && 'message' in value && 'type' in value;
+export const isRelayError = (value: unknown): value is RelayError =>
+  typeof value === 'object' && value !== null && 'status' in value && 'message' in value && 'type' in value;

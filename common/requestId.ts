@@ -5,4 +5,5 @@
 export const REQUEST_ID_HEADER = 'x-request-id';
 
 /** The id an exchange was given (the gateway sets it on every request that reaches the relay). */
-export const requestIdOf = (headers: Readonly<Record<string, string | string[] | undefined>>): string => headers[REQUEST_ID_HEADER] as string;
+export const requestIdOf = (headers: Readonly<Record<string, string | string[] | undefined>>): string =>
+  headers[REQUEST_ID_HEADER] as string;

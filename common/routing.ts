@@ -54,4 +54,5 @@ export function fallbacksOf(fallbacks: ModelFallbacks, group: string, model: str
   return fallbacks[group]?.[model] ?? fallbacks['*']?.[model] ?? [];
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);

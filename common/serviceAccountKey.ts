@@ -30,12 +30,15 @@ export function readServiceAccountKey(text: string): ServiceAccountKey | { probl
   } catch {
     return { problem: "the key must be the service account's JSON key file (it is not JSON)" };
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return { problem: "the key must be the service account's JSON key file (one JSON object)" };
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    return { problem: "the key must be the service account's JSON key file (one JSON object)" };
   const fields = parsed as Record<string, unknown>;
-  if (fields.type !== 'service_account') return { problem: 'the key\'s "type" must be "service_account" (a service account\'s JSON key file)' };
+  if (fields.type !== 'service_account')
+    return { problem: 'the key\'s "type" must be "service_account" (a service account\'s JSON key file)' };
   const missing = REQUIRED.filter((name) => typeof fields[name] !== 'string' || fields[name].trim() === '');
   if (missing.length > 0) return { problem: `the service-account key lacks ${missing.map((name) => `"${name}"`).join(', ')}` };
-  if (!(fields.private_key as string).includes('BEGIN PRIVATE KEY')) return { problem: 'the service-account key\'s "private_key" must be a PEM private key ("-----BEGIN PRIVATE KEY-----...")' };
+  if (!(fields.private_key as string).includes('BEGIN PRIVATE KEY'))
+    return { problem: 'the service-account key\'s "private_key" must be a PEM private key ("-----BEGIN PRIVATE KEY-----...")' };
   const tokenUri = typeof fields.token_uri === 'string' && fields.token_uri.trim() !== '' ? fields.token_uri.trim() : GOOGLE_TOKEN_URI;
   if (!/^https?:\/\/[^\s]+$/.test(tokenUri)) return { problem: 'the service-account key\'s "token_uri" must be an http(s) URL' };
   return {

@@ -80,7 +80,10 @@ export async function bundle(entry, name) {
   // one mapping per line: the map Node parses at the first stack trace stays in its heap for good (sourceMapLines.mjs);
   // only our own sources are mapped, so the packages' hundred thousand lines cost the map nothing
   const mapFile = `${outfile}.map`;
-  writeFileSync(mapFile, JSON.stringify(linesOnly(JSON.parse(readFileSync(mapFile, 'utf8')), (source) => !source.includes('node_modules/'))));
+  writeFileSync(
+    mapFile,
+    JSON.stringify(linesOnly(JSON.parse(readFileSync(mapFile, 'utf8')), (source) => !source.includes('node_modules/'))),
+  );
   return outfile;
 }
 

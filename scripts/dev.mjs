@@ -7,7 +7,10 @@ import { fileURLToPath } from 'node:url';
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 
-const children = [spawn(bin('tsx'), ['watch', 'server/main.ts'], { cwd: root, stdio: 'inherit' }), spawn(bin('vite'), [], { cwd: root, stdio: 'inherit' })];
+const children = [
+  spawn(bin('tsx'), ['watch', 'server/main.ts'], { cwd: root, stdio: 'inherit' }),
+  spawn(bin('vite'), [], { cwd: root, stdio: 'inherit' }),
+];
 
 function stopAll(code) {
   for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');

@@ -90,7 +90,18 @@ const RULES = [
   {
     name: 'relay',
     applies: (from) => under(from, 'server/relay'),
-    allows: (to) => anyUnder(to, ['server/relay', 'server/protocols', 'server/billing', 'server/db', 'server/repositories', 'common', 'server/services', 'server/channels', 'server/webhooks']),
+    allows: (to) =>
+      anyUnder(to, [
+        'server/relay',
+        'server/protocols',
+        'server/billing',
+        'server/db',
+        'server/repositories',
+        'common',
+        'server/services',
+        'server/channels',
+        'server/webhooks',
+      ]),
   },
   {
     name: 'routes',
@@ -120,7 +131,9 @@ export function findBoundaryViolations(root = repoRoot) {
       }
     }
   }
-  return violations.sort((a, b) => Number(a.typeOnly) - Number(b.typeOnly) || a.file.localeCompare(b.file) || a.imports.localeCompare(b.imports));
+  return violations.sort(
+    (a, b) => Number(a.typeOnly) - Number(b.typeOnly) || a.file.localeCompare(b.file) || a.imports.localeCompare(b.imports),
+  );
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

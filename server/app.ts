@@ -60,7 +60,10 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   /** SIGTERM's drain: not ready any more, still serving (main.ts). */
   let draining = false;
   let turnstileOn = () => false;
-  const bodyLimits = { relay: config.relayBodyLimitBytes ?? DEFAULT_RELAY_BODY_LIMIT, api: config.apiBodyLimitBytes ?? DEFAULT_API_BODY_LIMIT };
+  const bodyLimits = {
+    relay: config.relayBodyLimitBytes ?? DEFAULT_RELAY_BODY_LIMIT,
+    api: config.apiBodyLimitBytes ?? DEFAULT_API_BODY_LIMIT,
+  };
   // this process among the relay nodes (a worker of a cluster is a node of its own)
   const nodeId = newNodeId();
   const newRequestId = requestIdsOf(nodeId);
@@ -144,6 +147,10 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   // the console's files, and the answer to anything no route took
   await app.register(consolePlugin, { consoleDir: config.consoleDir });
 
-  answerers.fastPath = relayFastPath(app, bookkeeping, TEXT_ROUTES, { trustProxy: config.trustProxy, bodyLimit: bodyLimits.relay, isClosing: () => closing });
+  answerers.fastPath = relayFastPath(app, bookkeeping, TEXT_ROUTES, {
+    trustProxy: config.trustProxy,
+    bodyLimit: bodyLimits.relay,
+    isClosing: () => closing,
+  });
   return app;
 }

@@ -30,7 +30,13 @@ export async function ensureRootUser(db: Kysely<Database>, config: Config): Prom
       // sequence first and leave root at 2.
       if (dialect !== 'sqlite') await sql`select name from kysely_migration order by name limit 1 for update`.execute(transaction);
       if ((await countUsers(transaction)) > 0) return false;
-      await createUser(transaction, dialect, { username: 'root', passwordHash, displayName: 'Root User', role: Role.root, quota: ROOT_INITIAL_QUOTA });
+      await createUser(transaction, dialect, {
+        username: 'root',
+        passwordHash,
+        displayName: 'Root User',
+        role: Role.root,
+        quota: ROOT_INITIAL_QUOTA,
+      });
       return true;
     });
     if (!created) return { created: false };
@@ -43,7 +49,11 @@ export async function ensureRootUser(db: Kysely<Database>, config: Config): Prom
 }
 
 export function rootPasswordBanner(password: string): string {
-  const lines = ['Initial root account created.', `  username: root, password: ${password}`, 'Sign in and change this password under Setting. It is not shown again.'];
+  const lines = [
+    'Initial root account created.',
+    `  username: root, password: ${password}`,
+    'Sign in and change this password under Setting. It is not shown again.',
+  ];
   const width = Math.max(...lines.map((line) => line.length)) + 4;
   const border = '*'.repeat(width);
   return ['', border, ...lines.map((line) => `* ${line.padEnd(width - 4)} *`), border, ''].join('\n');

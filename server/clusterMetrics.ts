@@ -18,7 +18,8 @@ type Message =
   | { sb: 'metrics-part'; id: string; metrics: Gathered }
   | { sb: 'metrics-result'; id: string; text: string; workers: number };
 
-const isMessage = (value: unknown): value is Message => typeof value === 'object' && value !== null && typeof (value as { sb?: unknown }).sb === 'string';
+const isMessage = (value: unknown): value is Message =>
+  typeof value === 'object' && value !== null && typeof (value as { sb?: unknown }).sb === 'string';
 
 /** How long the primary waits for the workers' parts, and a worker for the primary's answer. */
 const COLLECT_MS = 2_000;

@@ -82,7 +82,9 @@ export const DEFAULT_TURNSTILE_VERIFY_URL = 'https://challenges.cloudflare.com/t
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 export type DatabaseConfig =
-  { dialect: 'sqlite'; path: string } | { dialect: 'postgres'; connectionString: string; connectTimeoutMs?: number } | { dialect: 'mysql'; connectionString: string; connectTimeoutMs?: number };
+  | { dialect: 'sqlite'; path: string }
+  | { dialect: 'postgres'; connectionString: string; connectTimeoutMs?: number }
+  | { dialect: 'mysql'; connectionString: string; connectTimeoutMs?: number };
 
 export interface Config {
   port: number;
@@ -152,9 +154,12 @@ export function workersFromEnv(env: NodeJS.ProcessEnv, database: DatabaseConfig,
   const raw = env.WORKERS?.trim() ?? '';
   if (raw === '' || raw.toLowerCase() === 'auto') return database.dialect === 'sqlite' ? 1 : cores;
   const value = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < 1) throw new Error(`WORKERS must be a whole number of processes, 1 or more (or auto), got ${raw}`);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < 1)
+    throw new Error(`WORKERS must be a whole number of processes, 1 or more (or auto), got ${raw}`);
   if (value > 1 && database.dialect === 'sqlite') {
-    throw new Error(`WORKERS=${value} needs PostgreSQL or MySQL (SQL_DSN): a SQLite file is served by one process; leave WORKERS unset or 1`);
+    throw new Error(
+      `WORKERS=${value} needs PostgreSQL or MySQL (SQL_DSN): a SQLite file is served by one process; leave WORKERS unset or 1`,
+    );
   }
   return value;
 }
@@ -164,7 +169,8 @@ export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 60;
 export function databaseFromEnv(env: NodeJS.ProcessEnv, dataDir: string): DatabaseConfig {
   const dsn = env.SQL_DSN?.trim();
   if (dsn) {
-    const connectTimeoutMs = wholeNumberFromEnv(env, 'SQL_CONNECT_TIMEOUT_MS', DEFAULT_SQL_CONNECT_TIMEOUT_MS) || DEFAULT_SQL_CONNECT_TIMEOUT_MS;
+    const connectTimeoutMs =
+      wholeNumberFromEnv(env, 'SQL_CONNECT_TIMEOUT_MS', DEFAULT_SQL_CONNECT_TIMEOUT_MS) || DEFAULT_SQL_CONNECT_TIMEOUT_MS;
     if (/^postgres(ql)?:\/\//.test(dsn)) return { dialect: 'postgres', connectionString: dsn, connectTimeoutMs };
     if (/^mysql:\/\//.test(dsn)) return { dialect: 'mysql', connectionString: dsn, connectTimeoutMs };
     throw new Error('SQL_DSN must start with postgres://, postgresql:// or mysql://');
@@ -208,7 +214,8 @@ function retryDelaysFromEnv(env: NodeJS.ProcessEnv): number[] {
   const raw = env.WEBHOOK_RETRY_DELAYS_SECONDS?.trim();
   if (!raw) return DEFAULT_WEBHOOK_SETTINGS.retryDelaysMs;
   const delays = raw.split(',').map((part) => Number(part.trim()));
-  if (delays.some((delay) => !Number.isFinite(delay) || delay <= 0)) throw new Error(`WEBHOOK_RETRY_DELAYS_SECONDS must be positive seconds separated by commas, got ${raw}`);
+  if (delays.some((delay) => !Number.isFinite(delay) || delay <= 0))
+    throw new Error(`WEBHOOK_RETRY_DELAYS_SECONDS must be positive seconds separated by commas, got ${raw}`);
   return delays.map((delay) => Math.round(delay * 1000));
 }
 
@@ -216,7 +223,8 @@ function byteLimitFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
   const value = Number(raw);
-  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a number of bytes, 1 or more, got ${raw}`);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < 1)
+    throw new Error(`${name} must be a number of bytes, 1 or more, got ${raw}`);
   return value;
 }
 
@@ -239,7 +247,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workers: workersFromEnv(env, database),
     nodeIdHeader: ['1', 'true', 'yes'].includes((env.NODE_ID_HEADER ?? '').toLowerCase()),
     redisUrl: env.REDIS_CONN_STRING?.trim() || undefined,
-    redisCommandTimeoutMs: wholeNumberFromEnv(env, 'REDIS_COMMAND_TIMEOUT_MS', DEFAULT_REDIS_COMMAND_TIMEOUT_MS) || DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
+    redisCommandTimeoutMs:
+      wholeNumberFromEnv(env, 'REDIS_COMMAND_TIMEOUT_MS', DEFAULT_REDIS_COMMAND_TIMEOUT_MS) || DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
     redisKeyPrefix: env.REDIS_KEY_PREFIX?.trim() || undefined,
     sessionSecret: sessionSecretFromEnv(env, dataDir),
     initialRootPassword: env.INITIAL_ROOT_PASSWORD || undefined,
@@ -258,16 +267,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownDrainSeconds: wholeNumberFromEnv(env, 'SHUTDOWN_DRAIN_SECONDS', 0),
     upstream: {
       maxConnections: Math.max(1, wholeNumberFromEnv(env, 'UPSTREAM_MAX_CONNECTIONS', DEFAULT_UPSTREAM_SETTINGS.maxConnections)),
-      connectTimeoutMs: Math.round(durationFromEnv(env, 'UPSTREAM_CONNECT_TIMEOUT_SECONDS', DEFAULT_UPSTREAM_SETTINGS.connectTimeoutMs / 1000) * 1000),
-      firstByteTimeoutMs: Math.round(durationFromEnv(env, 'UPSTREAM_FIRST_BYTE_TIMEOUT_SECONDS', DEFAULT_UPSTREAM_SETTINGS.firstByteTimeoutMs / 1000) * 1000),
-      idleTimeoutMs: Math.round(durationFromEnv(env, 'UPSTREAM_IDLE_TIMEOUT_SECONDS', DEFAULT_UPSTREAM_SETTINGS.idleTimeoutMs / 1000) * 1000),
+      connectTimeoutMs: Math.round(
+        durationFromEnv(env, 'UPSTREAM_CONNECT_TIMEOUT_SECONDS', DEFAULT_UPSTREAM_SETTINGS.connectTimeoutMs / 1000) * 1000,
+      ),
+      firstByteTimeoutMs: Math.round(
+        durationFromEnv(env, 'UPSTREAM_FIRST_BYTE_TIMEOUT_SECONDS', DEFAULT_UPSTREAM_SETTINGS.firstByteTimeoutMs / 1000) * 1000,
+      ),
+      idleTimeoutMs: Math.round(
+        durationFromEnv(env, 'UPSTREAM_IDLE_TIMEOUT_SECONDS', DEFAULT_UPSTREAM_SETTINGS.idleTimeoutMs / 1000) * 1000,
+      ),
       queueTimeoutMs: wholeNumberFromEnv(env, 'UPSTREAM_QUEUE_TIMEOUT_MS', DEFAULT_UPSTREAM_SETTINGS.queueTimeoutMs),
     },
     relayBodyLimitBytes: byteLimitFromEnv(env, 'BODY_LIMIT_BYTES', DEFAULT_RELAY_BODY_LIMIT),
     apiBodyLimitBytes: byteLimitFromEnv(env, 'API_BODY_LIMIT_BYTES', DEFAULT_API_BODY_LIMIT),
     webhooks: {
       retryDelaysMs: retryDelaysFromEnv(env),
-      pollIntervalMs: Math.round(durationFromEnv(env, 'WEBHOOK_POLL_INTERVAL_SECONDS', DEFAULT_WEBHOOK_SETTINGS.pollIntervalMs / 1000) * 1000),
+      pollIntervalMs: Math.round(
+        durationFromEnv(env, 'WEBHOOK_POLL_INTERVAL_SECONDS', DEFAULT_WEBHOOK_SETTINGS.pollIntervalMs / 1000) * 1000,
+      ),
       timeoutMs: Math.round(durationFromEnv(env, 'WEBHOOK_TIMEOUT_SECONDS', DEFAULT_WEBHOOK_SETTINGS.timeoutMs / 1000) * 1000),
       logDays: wholeNumberFromEnv(env, 'WEBHOOK_LOG_DAYS', DEFAULT_WEBHOOK_SETTINGS.logDays),
     },
@@ -278,7 +295,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       topUp: { ...DEFAULT_RATE_LIMITS.topUp, max: wholeNumberFromEnv(env, 'TOPUP_RATE_LIMIT', DEFAULT_RATE_LIMITS.topUp.max) },
     },
     loginLimits: {
-      perAccount: { ...DEFAULT_LOGIN_LIMITS.perAccount, max: wholeNumberFromEnv(env, 'LOGIN_ACCOUNT_RATE_LIMIT', DEFAULT_LOGIN_LIMITS.perAccount.max) },
+      perAccount: {
+        ...DEFAULT_LOGIN_LIMITS.perAccount,
+        max: wholeNumberFromEnv(env, 'LOGIN_ACCOUNT_RATE_LIMIT', DEFAULT_LOGIN_LIMITS.perAccount.max),
+      },
       perIp: { ...DEFAULT_LOGIN_LIMITS.perIp, max: wholeNumberFromEnv(env, 'LOGIN_IP_RATE_LIMIT', DEFAULT_LOGIN_LIMITS.perIp.max) },
     },
   };

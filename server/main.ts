@@ -35,12 +35,16 @@ async function stop(signal: string) {
   const drainMs = (config.shutdownDrainSeconds ?? 0) * 1000;
   if (drainMs > 0) {
     app.ctx.startDraining();
-    app.log.warn(`${signal} received: /readyz now answers 503; still serving for ${drainMs / 1000} s (SHUTDOWN_DRAIN_SECONDS) before the stop`);
+    app.log.warn(
+      `${signal} received: /readyz now answers 503; still serving for ${drainMs / 1000} s (SHUTDOWN_DRAIN_SECONDS) before the stop`,
+    );
     await new Promise((resolve) => setTimeout(resolve, drainMs));
   }
   const graceMs = (config.shutdownGraceSeconds ?? DEFAULT_SHUTDOWN_GRACE_SECONDS) * 1000;
   const registry = relayRegistry(app);
-  app.log.warn(`${signal} received: refusing new requests, ${registry.size} relayed request(s) in flight get ${graceMs / 1000} s to finish`);
+  app.log.warn(
+    `${signal} received: refusing new requests, ${registry.size} relayed request(s) in flight get ${graceMs / 1000} s to finish`,
+  );
   // keep-alive connections that fall idle during the grace are closed as they do
   const sweep = setInterval(() => app.server.closeIdleConnections(), 200);
   sweep.unref();

@@ -18,7 +18,11 @@ const equalisers = new Map<number, string>();
  * Whether `password` matches `hash`. An account without a hash (signed up through OAuth: '') or no account at
  * all is compared against a hash of the same cost first, so a wrong username takes as long as a wrong password.
  */
-export async function verifyPassword(password: string, hash: string | undefined | null, cost: number = DEFAULT_PASSWORD_HASH_COST): Promise<boolean> {
+export async function verifyPassword(
+  password: string,
+  hash: string | undefined | null,
+  cost: number = DEFAULT_PASSWORD_HASH_COST,
+): Promise<boolean> {
   if (hash) return bcrypt.compare(password, hash);
   let equaliser = equalisers.get(cost);
   if (!equaliser) {

@@ -85,7 +85,9 @@ function formsAtOwnPaths({ name, create, edit, paths }: ResourceDefinition) {
     [paths?.create, create],
     [paths?.edit, edit],
   ] as const;
-  return forms.flatMap(([path, page]) => (path && page ? [<Route key={`${name}:${path}`} path={path} element={signedIn(createElement(page))} />] : []));
+  return forms.flatMap(([path, page]) =>
+    path && page ? [<Route key={`${name}:${path}`} path={path} element={signedIn(createElement(page))} />] : [],
+  );
 }
 
 function Console() {

@@ -3,4 +3,5 @@
 import { lazy, type ComponentType } from 'react';
 
 /** A named export of a module loaded on demand. */
-export const lazyNamed = <Module>(load: () => Promise<Module>, name: keyof Module) => lazy(() => load().then((module) => ({ default: module[name] as ComponentType })));
+export const lazyNamed = <Module>(load: () => Promise<Module>, name: keyof Module) =>
+  lazy(() => load().then((module) => ({ default: module[name] as ComponentType })));

@@ -21,4 +21,5 @@ const visit = (node, parentLabel) => {
 };
 visit(profile.head, '');
 console.log(`sampled ${(total / 1048576).toFixed(1)} MiB`);
-for (const [key, size] of [...bytes].sort((a, b) => b[1] - a[1]).slice(0, Number(topArg ?? 40))) console.log(((100 * size) / total).toFixed(2).padStart(6) + '%', key);
+for (const [key, size] of [...bytes].sort((a, b) => b[1] - a[1]).slice(0, Number(topArg ?? 40)))
+  console.log(((100 * size) / total).toFixed(2).padStart(6) + '%', key);

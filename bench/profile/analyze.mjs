@@ -50,7 +50,8 @@ for (const [id, us] of selfUs) {
         .split('/')
         .slice(0, group.slice(3).startsWith('@') ? 2 : 1)
         .join('/');
-  if (!at.file || at.file === '(native)') group = frame.functionName.startsWith('(') ? frame.functionName : '(native) ' + frame.functionName;
+  if (!at.file || at.file === '(native)')
+    group = frame.functionName.startsWith('(') ? frame.functionName : '(native) ' + frame.functionName;
   files.set(group, (files.get(group) ?? 0) + us);
 }
 const share = (us) => ((100 * us) / total).toFixed(2).padStart(6) + '%';

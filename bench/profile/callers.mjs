@@ -21,8 +21,10 @@ const chains = new Map();
 for (const [id, us] of self) {
   if (byId.get(id).callFrame.functionName !== name) continue;
   const parts = [];
-  for (let at = parent.get(id), n = 0; at !== undefined && n < depth; at = parent.get(at), n += 1) parts.push(label(byId.get(at).callFrame));
+  for (let at = parent.get(id), n = 0; at !== undefined && n < depth; at = parent.get(at), n += 1)
+    parts.push(label(byId.get(at).callFrame));
   const key = parts.join(' <- ');
   chains.set(key, (chains.get(key) ?? 0) + us);
 }
-for (const [key, us] of [...chains].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(((100 * us) / total).toFixed(2).padStart(6) + '%', key);
+for (const [key, us] of [...chains].sort((a, b) => b[1] - a[1]).slice(0, 25))
+  console.log(((100 * us) / total).toFixed(2).padStart(6) + '%', key);

@@ -46,7 +46,10 @@ async function devtools(port: number) {
       writeFileSync(path, chunks.join(''));
     },
     async memory(): Promise<string> {
-      const result = (await call('Runtime.evaluate', { expression: 'JSON.stringify(Object.fromEntries(Object.entries(process.memoryUsage()).map(([k, v]) => [k, Math.round(v / 1048576)])))' })) as {
+      const result = (await call('Runtime.evaluate', {
+        expression:
+          'JSON.stringify(Object.fromEntries(Object.entries(process.memoryUsage()).map(([k, v]) => [k, Math.round(v / 1048576)])))',
+      })) as {
         result: { value: string };
       };
       return result.result.value;
@@ -94,8 +97,13 @@ try {
   const targets: { name: string; url: string; key: string; pid: number }[] = [];
   for (const [index, root] of ROOTS.entries()) {
     const byRoot = process.env.PROFILE_FLAGS_BY_ROOT?.split('|')[index] ?? '';
-    const flags = [...startFlags(), ...(process.env.PROFILE_NODE_FLAGS ?? '').split(' ').filter(Boolean), ...byRoot.split(' ').filter(Boolean)];
-    if (process.env.PROFILE_CPU_PROF) flags.push('--cpu-prof', `--cpu-prof-dir=${outDir}`, `--cpu-prof-name=gw${index}-${Date.now()}.cpuprofile`);
+    const flags = [
+      ...startFlags(),
+      ...(process.env.PROFILE_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+      ...byRoot.split(' ').filter(Boolean),
+    ];
+    if (process.env.PROFILE_CPU_PROF)
+      flags.push('--cpu-prof', `--cpu-prof-dir=${outDir}`, `--cpu-prof-name=gw${index}-${Date.now()}.cpuprofile`);
     if (process.env.PROFILE_CDP) flags.push(`--inspect=127.0.0.1:${9400 + index}`);
     // PROFILE_ENV_BY_ROOT: each gateway's environment, `|`-separated like the flags (`METRICS_ENABLED=false`)
     const env = Object.fromEntries(
@@ -147,7 +155,11 @@ try {
   for (const [index, session] of sessions.entries()) console.log(`memory after warm-up ${index}: ${await session.memory()}`);
   for (const session of sessions)
     if (process.env.PROFILE_ALLOC)
-      await session.call('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: process.env.PROFILE_ALLOC !== 'promoted' });
+      await session.call('HeapProfiler.startSampling', {
+        samplingInterval: 1024,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: process.env.PROFILE_ALLOC !== 'promoted',
+      });
   for (const session of sessions) {
     if (process.env.PROFILE_NO_CPU) break;
     await session.call('Profiler.enable');
@@ -164,12 +176,20 @@ try {
         const which = (round + turn) % targets.length;
         const target = targets[which];
         await runWrk({ url: `${target.url}/v1/chat/completions`, apiKey: target.key, body, connections, durationSeconds: 1 });
-        const tracer = process.env.PROFILE_STRACE ? spawn('strace', ['-c', '-f', '-p', String(target.pid)], { stdio: ['ignore', 'ignore', 'pipe'] }) : undefined;
+        const tracer = process.env.PROFILE_STRACE
+          ? spawn('strace', ['-c', '-f', '-p', String(target.pid)], { stdio: ['ignore', 'ignore', 'pipe'] })
+          : undefined;
         let traced = '';
         tracer?.stderr!.on('data', (data: Buffer) => (traced += data.toString()));
         if (tracer) await new Promise((resolveWait) => setTimeout(resolveWait, 1000));
         const before = cpuMs(target.pid);
-        const run = await runWrk({ url: `${target.url}/v1/chat/completions`, apiKey: target.key, body, connections, durationSeconds: SECONDS });
+        const run = await runWrk({
+          url: `${target.url}/v1/chat/completions`,
+          apiKey: target.key,
+          body,
+          connections,
+          durationSeconds: SECONDS,
+        });
         const used = cpuMs(target.pid) - before;
         if (tracer) {
           tracer.kill('SIGINT');
@@ -206,7 +226,13 @@ try {
     for (const target of targets) {
       let done = 0;
       while (done < requests) {
-        const run = await runWrk({ url: `${target.url}/v1/chat/completions`, apiKey: target.key, body: plainBody, connections: 16, durationSeconds: 10 });
+        const run = await runWrk({
+          url: `${target.url}/v1/chat/completions`,
+          apiKey: target.key,
+          body: plainBody,
+          connections: 16,
+          durationSeconds: 10,
+        });
         done += run.requests;
         console.log(`${target.name}: ${done} requests, rss ${rssMiB(target.pid).toFixed(1)} MiB`);
       }

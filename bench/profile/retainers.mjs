@@ -57,4 +57,5 @@ for (let n = 0; n < count; n += 1) {
   g.count += 1;
   groups.set(key, g);
 }
-for (const [key, { size, count: c }] of [...groups].sort((a, b) => b[1].size - a[1].size).slice(0, 30)) console.log((size / 1048576).toFixed(2).padStart(7), 'MiB', String(c).padStart(7), key);
+for (const [key, { size, count: c }] of [...groups].sort((a, b) => b[1].size - a[1].size).slice(0, 30))
+  console.log((size / 1048576).toFixed(2).padStart(7), 'MiB', String(c).padStart(7), key);

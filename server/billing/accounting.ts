@@ -76,7 +76,12 @@ export interface Admission<P extends Payer = Payer> {
   requestId: string;
 }
 
-export function admitModel<P extends Payer>(ctx: MoneyContext, caller: P, model: string, requestId = ctx.newRequestId()): Admission<P> | RelayError {
+export function admitModel<P extends Payer>(
+  ctx: MoneyContext,
+  caller: P,
+  model: string,
+  requestId = ctx.newRequestId(),
+): Admission<P> | RelayError {
   const { options } = ctx;
   if (caller.token.models && !caller.token.models.split(',').includes(model)) {
     return relayError(403, `this API key may not use the model ${model}`, 'model_not_allowed', 'permission_error');
@@ -99,7 +104,12 @@ export function admitModel<P extends Payer>(ctx: MoneyContext, caller: P, model:
   };
 }
 
-export async function reserve(ctx: MoneyContext, admission: Admission, amount: number, hint?: { alone?: boolean }): Promise<Reservation | RelayError> {
+export async function reserve(
+  ctx: MoneyContext,
+  admission: Admission,
+  amount: number,
+  hint?: { alone?: boolean },
+): Promise<Reservation | RelayError> {
   const reservation = reservationOf(admission, amount);
   const overBudget = ctx.budgets.hold(admission.caller.token, admission.caller.user, reservation);
   if (overBudget) return overBudget;
@@ -125,7 +135,12 @@ export const HELD_QUOTA_RETRY_AFTER_SECONDS = 2;
  * to try again.
  */
 export async function insufficientQuota(ctx: MoneyContext, reservation: Reservation, reason: 'user' | 'token'): Promise<RelayError> {
-  const error = relayError(429, reason === 'user' ? 'your account quota is insufficient' : 'the quota of this API key is insufficient', 'insufficient_quota', 'insufficient_quota');
+  const error = relayError(
+    429,
+    reason === 'user' ? 'your account quota is insufficient' : 'the quota of this API key is insufficient',
+    'insufficient_quota',
+    'insufficient_quota',
+  );
   const balances = await balancesOf(ctx, reservation).catch(() => undefined);
   const held = reason === 'user' ? balances?.userHeld : balances?.tokenHeld;
   if (held !== undefined && held > 0) error.retryAfter = HELD_QUOTA_RETRY_AFTER_SECONDS;
@@ -290,7 +305,13 @@ function chargeListener(ctx: MoneyContext, hasEmail: boolean): ChargeListener | 
 
 /** The consume log's details, from values at hand (no lookup): how the charge was made and what the request went through. */
 function consumeDetails(admission: Admission, bill: Bill, call: CallDetails): LogDetails {
-  const details: LogDetails = { protocol: call.protocol, operation: call.operation, status: 200, modelRatio: admission.modelRatio, groupRatio: admission.groupRatio };
+  const details: LogDetails = {
+    protocol: call.protocol,
+    operation: call.operation,
+    status: 200,
+    modelRatio: admission.modelRatio,
+    groupRatio: admission.groupRatio,
+  };
   if (call.ttftMs !== undefined) details.ttftMs = call.ttftMs;
   if (call.fallbackModel !== undefined) details.fallbackModel = call.fallbackModel;
   if (call.attempts) {
@@ -319,7 +340,9 @@ function consumeLog(admission: Admission, reservation: Reservation, bill: Bill, 
     userId: reservation.userId,
     username: caller.user.username,
     type: LogType.consume,
-    content: bill.detail ? `${ratioLine(admission.modelRatio, admission.groupRatio)}, ${bill.detail}` : ratioLine(admission.modelRatio, admission.groupRatio),
+    content: bill.detail
+      ? `${ratioLine(admission.modelRatio, admission.groupRatio)}, ${bill.detail}`
+      : ratioLine(admission.modelRatio, admission.groupRatio),
     quota: bill.charge,
     tokenName: caller.token.name,
     tokenId: reservation.tokenId,
@@ -341,7 +364,11 @@ function consumeLog(admission: Admission, reservation: Reservation, bill: Bill, 
  * its inputs kept for the consume log's formula. Cache reads are billed at the
  * model's cached-prompt ratio, cache writes (Anthropic's) at its own.
  */
-export function tokenCharge(admission: Pick<Admission, 'model' | 'ratio' | 'cachedPromptRatio' | 'cacheCreationRatio'>, usage: Usage, completionRatio: number): Pick<Bill, 'charge' | 'pricing'> {
+export function tokenCharge(
+  admission: Pick<Admission, 'model' | 'ratio' | 'cachedPromptRatio' | 'cacheCreationRatio'>,
+  usage: Usage,
+  completionRatio: number,
+): Pick<Bill, 'charge' | 'pricing'> {
   // the operator's entries (checked by cachedPromptRatioFor like the catalog's) come first
   const readOverride = admission.cachedPromptRatio === undefined ? undefined : { [admission.model]: admission.cachedPromptRatio };
   const writeOverride = admission.cacheCreationRatio === undefined ? undefined : { [admission.model]: admission.cacheCreationRatio };
@@ -359,7 +386,11 @@ export function tokenCharge(admission: Pick<Admission, 'model' | 'ratio' | 'cach
 }
 
 /** What generated images cost: a price per image by size, for the images delivered. */
-export function imageCharge(admission: Pick<Admission, 'ratio' | 'modelRatio' | 'groupRatio'>, size: string | undefined, delivered: number): Pick<Bill, 'charge' | 'formula' | 'detail'> {
+export function imageCharge(
+  admission: Pick<Admission, 'ratio' | 'modelRatio' | 'groupRatio'>,
+  size: string | undefined,
+  delivered: number,
+): Pick<Bill, 'charge' | 'formula' | 'detail'> {
   const charge = imageQuota(admission.ratio, size, delivered);
   return {
     charge,
@@ -369,7 +400,14 @@ export function imageCharge(admission: Pick<Admission, 'ratio' | 'modelRatio' | 
 }
 
 /** What a rerank billed per search unit costs (Cohere): floor(ratio x 1000) per unit the vendor billed. */
-export function searchUnitCharge(admission: Pick<Admission, 'ratio' | 'modelRatio' | 'groupRatio'>, units: number): Pick<Bill, 'charge' | 'formula' | 'detail'> {
+export function searchUnitCharge(
+  admission: Pick<Admission, 'ratio' | 'modelRatio' | 'groupRatio'>,
+  units: number,
+): Pick<Bill, 'charge' | 'formula' | 'detail'> {
   const charge = searchUnitQuota(admission.ratio, units);
-  return { charge, formula: searchUnitQuotaFormula(admission.modelRatio, admission.groupRatio, units, charge), detail: `${units} search unit${units === 1 ? '' : 's'}` };
+  return {
+    charge,
+    formula: searchUnitQuotaFormula(admission.modelRatio, admission.groupRatio, units, charge),
+    detail: `${units} search unit${units === 1 ? '' : 's'}`,
+  };
 }

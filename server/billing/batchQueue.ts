@@ -52,7 +52,8 @@ export class BatchQueue<T> {
     await this.flush();
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    for (const item of this.queue.splice(0)) this.options.logger.error({ [this.options.noun]: item }, `${this.options.noun} could not be written to the database`);
+    for (const item of this.queue.splice(0))
+      this.options.logger.error({ [this.options.noun]: item }, `${this.options.noun} could not be written to the database`);
   }
 
   private schedule(): void {

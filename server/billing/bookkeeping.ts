@@ -30,7 +30,9 @@ const MAX_SETTLEMENTS_PER_BATCH = 500;
 /** Told, once the batch is in the database, what a user was charged in it in all (the low-quota reminder). */
 export type ChargeListener = (userId: number, charge: number) => void;
 
-type QueuedSettlement = { settlement: Settlement; charged?: ChargeListener; failure?: undefined } | { failure: NewLog; settlement?: undefined; charged?: undefined };
+type QueuedSettlement =
+  | { settlement: Settlement; charged?: ChargeListener; failure?: undefined }
+  | { failure: NewLog; settlement?: undefined; charged?: undefined };
 
 /** Each listener once per user, with the user's total charge in the batch, so one crossing is one e-mail. */
 function tellCharges(batch: readonly QueuedSettlement[]): void {
@@ -123,7 +125,9 @@ export class Bookkeeping {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
     await this.settlements.close();
     await this.logs.close();
-    await this.ledger.close?.().catch((error: unknown) => this.logger.error({ err: error }, 'could not give back the quota leases; the dead-node sweep will'));
+    await this.ledger
+      .close?.()
+      .catch((error: unknown) => this.logger.error({ err: error }, 'could not give back the quota leases; the dead-node sweep will'));
   }
 }
 

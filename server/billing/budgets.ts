@@ -34,7 +34,9 @@ interface Hold {
   amount: number;
 }
 
-type BudgetRow = Pick<TokenRow, 'id' | 'budget_period' | 'budget_quota' | 'period_spent' | 'period_start'> | Pick<UserRow, 'id' | 'budget_period' | 'budget_quota' | 'period_spent' | 'period_start'>;
+type BudgetRow =
+  | Pick<TokenRow, 'id' | 'budget_period' | 'budget_quota' | 'period_spent' | 'period_start'>
+  | Pick<UserRow, 'id' | 'budget_period' | 'budget_quota' | 'period_spent' | 'period_start'>;
 
 const PERIOD_WORDS: Record<Period, string> = { day: 'daily', week: 'weekly', month: 'monthly' };
 

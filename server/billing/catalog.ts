@@ -42,7 +42,18 @@ export type CatalogPrice = CatalogEntry & { modelRatio: number; completionRatio:
 const FIRST_PARTY_PRICE_PROVIDERS = ['openai', 'anthropic', 'google', 'deepseek', 'x-ai', 'mistral'];
 
 /** models.dev lists one model under many providers; its maker's entry wins over a reseller's. */
-const FIRST_PARTY_LIMIT_PROVIDERS = ['openai', 'anthropic', 'google', 'deepseek', 'xai', 'mistral', 'groq', 'moonshotai', 'alibaba', 'zhipuai'];
+const FIRST_PARTY_LIMIT_PROVIDERS = [
+  'openai',
+  'anthropic',
+  'google',
+  'deepseek',
+  'xai',
+  'mistral',
+  'groq',
+  'moonshotai',
+  'alibaba',
+  'zhipuai',
+];
 
 /** Model names come from clients: the per-name cache is bounded. */
 const MAX_CACHED_MODELS = 1000;
@@ -54,10 +65,14 @@ let limitsById: Map<string, Limit> | undefined;
 function limits(): Map<string, Limit> {
   if (limitsById) return limitsById;
   const catalog = providersCatalog as unknown as Record<string, { models: Record<string, { limit?: Limit }> }>;
-  const order = [...FIRST_PARTY_LIMIT_PROVIDERS.filter((id) => catalog[id]), ...Object.keys(catalog).filter((id) => !FIRST_PARTY_LIMIT_PROVIDERS.includes(id))];
+  const order = [
+    ...FIRST_PARTY_LIMIT_PROVIDERS.filter((id) => catalog[id]),
+    ...Object.keys(catalog).filter((id) => !FIRST_PARTY_LIMIT_PROVIDERS.includes(id)),
+  ];
   limitsById = new Map();
   for (const provider of order) {
-    for (const [id, model] of Object.entries(catalog[provider].models)) if (model.limit && !limitsById.has(id)) limitsById.set(id, model.limit);
+    for (const [id, model] of Object.entries(catalog[provider].models))
+      if (model.limit && !limitsById.has(id)) limitsById.set(id, model.limit);
   }
   return limitsById;
 }

@@ -38,7 +38,15 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/database';
 import { isDatabaseUnavailable } from '../db/faults';
 import { insertLogs, type NewLog } from '../repositories/logs';
-import { applyTotals, ReservationState, settlementTotals, type QuotaLedger, type Reservation, type ReserveResult, type Settlement } from './quota';
+import {
+  applyTotals,
+  ReservationState,
+  settlementTotals,
+  type QuotaLedger,
+  type Reservation,
+  type ReserveResult,
+  type Settlement,
+} from './quota';
 
 /** New holds come from a lease at most this old: the longest a node keeps spending a balance changed elsewhere. */
 export const LEASE_MAX_AGE_MS = 1000;
@@ -113,7 +121,8 @@ interface Taken {
   refused?: 'user' | 'token';
 }
 
-const keyOf = (reservation: Pick<Reservation, 'userId' | 'tokenId' | 'limitedToken'>) => (reservation.limitedToken ? `${reservation.userId}:${reservation.tokenId}` : `${reservation.userId}`);
+const keyOf = (reservation: Pick<Reservation, 'userId' | 'tokenId' | 'limitedToken'>) =>
+  reservation.limitedToken ? `${reservation.userId}:${reservation.tokenId}` : `${reservation.userId}`;
 const ascending = (left: number, right: number) => left - right;
 
 export class LeaseLedger implements QuotaLedger {
@@ -309,10 +318,23 @@ export class LeaseLedger implements QuotaLedger {
         const userIds = [...new Set(batch.map((wanted) => wanted.userId))].sort(ascending);
         const tokenIds = [...new Set(batch.filter((wanted) => wanted.limited).map((wanted) => wanted.tokenId))].sort(ascending);
         const users = new Map<number, number>();
-        for (const row of await transaction.selectFrom('users').select(['id', 'quota']).where('id', 'in', userIds).orderBy('id').forUpdate().execute()) users.set(Number(row.id), Number(row.quota));
+        for (const row of await transaction
+          .selectFrom('users')
+          .select(['id', 'quota'])
+          .where('id', 'in', userIds)
+          .orderBy('id')
+          .forUpdate()
+          .execute())
+          users.set(Number(row.id), Number(row.quota));
         const tokens = new Map<number, number>();
         if (tokenIds.length > 0) {
-          for (const row of await transaction.selectFrom('tokens').select(['id', 'remain_quota']).where('id', 'in', tokenIds).orderBy('id').forUpdate().execute())
+          for (const row of await transaction
+            .selectFrom('tokens')
+            .select(['id', 'remain_quota'])
+            .where('id', 'in', tokenIds)
+            .orderBy('id')
+            .forUpdate()
+            .execute())
             tokens.set(Number(row.id), Number(row.remain_quota));
         }
         const result: Taken[] = [];
@@ -332,7 +354,8 @@ export class LeaseLedger implements QuotaLedger {
           }
           const target = Math.max(need * LEASE_MIN_MULTIPLE, Math.ceil((this.rates.get(wanted.key) ?? 0) * (this.maxAgeMs / 1000)));
           // more wanted than is left: half of it (at least one request's worth), so other nodes find the rest
-          const amount = available >= need ? Math.max(need, Math.min(target, Math.floor(available / 4))) : Math.max(smallest, Math.floor(available / 2));
+          const amount =
+            available >= need ? Math.max(need, Math.min(target, Math.floor(available / 4))) : Math.max(smallest, Math.floor(available / 2));
           users.set(wanted.userId, userLeft - amount);
           userTaken.set(wanted.userId, (userTaken.get(wanted.userId) ?? 0) + amount);
           if (wanted.limited) {
@@ -400,7 +423,8 @@ export class LeaseLedger implements QuotaLedger {
     const failures = allFailures.filter((failure) => !this.written.has(failure));
     for (const settlement of settlements) {
       // a settlement handed straight to the ledger (not through the bookkeeping) is freed now
-      if (settlement.reservation.id && !this.noted.has(settlement.reservation.id) && this.holds.has(settlement.reservation.id)) this.noteSettlement(settlement);
+      if (settlement.reservation.id && !this.noted.has(settlement.reservation.id) && this.holds.has(settlement.reservation.id))
+        this.noteSettlement(settlement);
     }
     const returning = [...this.retiring].filter((lease) => lease.returnable);
     const orphans = [...this.orphans];
@@ -435,11 +459,19 @@ export class LeaseLedger implements QuotaLedger {
           if (lease) chargeByLease.set(lease, (chargeByLease.get(lease) ?? 0) + settlement.charge);
         }
         // every reservation row this batch touches, locked in ascending id order first
-        const rowIds = [...new Set([...[...chargeByLease.keys()].map((lease) => lease.id), ...returning.map((lease) => lease.id), ...orphans])].sort();
+        const rowIds = [
+          ...new Set([...[...chargeByLease.keys()].map((lease) => lease.id), ...returning.map((lease) => lease.id), ...orphans]),
+        ].sort();
         const rows =
           rowIds.length === 0
             ? []
-            : await transaction.selectFrom('reservations').select(['id', 'state', 'amount', 'user_id', 'token_id', 'limited']).where('id', 'in', rowIds).orderBy('id').forUpdate().execute();
+            : await transaction
+                .selectFrom('reservations')
+                .select(['id', 'state', 'amount', 'user_id', 'token_id', 'limited'])
+                .where('id', 'in', rowIds)
+                .orderBy('id')
+                .forUpdate()
+                .execute();
         const held = new Map(rows.filter((row) => Number(row.state) === ReservationState.held).map((row) => [row.id, row]));
         for (const [lease, charge] of [...chargeByLease].sort(([left], [right]) => (left.id < right.id ? -1 : 1))) {
           if (!held.has(lease.id)) {
@@ -462,7 +494,12 @@ export class LeaseLedger implements QuotaLedger {
           const fromLease = lease !== undefined && !swept.has(lease);
           if (!fromLease && settlement.charge === 0 && !settlement.log && !settlement.countRequest) continue;
           const reservation = lease
-            ? { userId: lease.userId, tokenId: settlement.reservation.tokenId, limitedToken: lease.limited, amount: fromLease ? settlement.charge : 0 }
+            ? {
+                userId: lease.userId,
+                tokenId: settlement.reservation.tokenId,
+                limitedToken: lease.limited,
+                amount: fromLease ? settlement.charge : 0,
+              }
             : { ...settlement.reservation, amount: 0 };
           movements.push({ ...settlement, reservation });
         }
@@ -471,7 +508,12 @@ export class LeaseLedger implements QuotaLedger {
           const row = held.get(id);
           if (row && Number(row.amount) !== 0) {
             movements.push({
-              reservation: { userId: Number(row.user_id), tokenId: Number(row.token_id), limitedToken: Number(row.limited) === 1, amount: Number(row.amount) },
+              reservation: {
+                userId: Number(row.user_id),
+                tokenId: Number(row.token_id),
+                limitedToken: Number(row.limited) === 1,
+                amount: Number(row.amount),
+              },
               charge: 0,
               channelId: 0,
               countRequest: false,
@@ -498,7 +540,10 @@ export class LeaseLedger implements QuotaLedger {
     for (const lease of swept) {
       this.retire(lease);
       lease.free = 0;
-      this.options.log.warn({ lease: lease.id }, 'a lease of this node was swept as if the node were dead; its charges went to the balance');
+      this.options.log.warn(
+        { lease: lease.id },
+        'a lease of this node was swept as if the node were dead; its charges went to the balance',
+      );
     }
   }
 

@@ -19,11 +19,17 @@ const PAUSE_MS = 200;
  * subquery), pausing between; stops early when `signal` aborts. Returns how
  * many it deleted.
  */
-export async function pruneLogs(db: Kysely<Database>, cutoff: number, options: { rowsPerDelete?: number; pauseMs?: number; signal?: AbortSignal } = {}): Promise<number> {
+export async function pruneLogs(
+  db: Kysely<Database>,
+  cutoff: number,
+  options: { rowsPerDelete?: number; pauseMs?: number; signal?: AbortSignal } = {},
+): Promise<number> {
   const { rowsPerDelete = ROWS_PER_DELETE, pauseMs = PAUSE_MS, signal } = options;
   let deleted = 0;
   while (!signal?.aborted) {
-    const ids = (await db.selectFrom('logs').select('id').where('created_at', '<', cutoff).orderBy('id').limit(rowsPerDelete).execute()).map((row) => Number(row.id));
+    const ids = (
+      await db.selectFrom('logs').select('id').where('created_at', '<', cutoff).orderBy('id').limit(rowsPerDelete).execute()
+    ).map((row) => Number(row.id));
     if (ids.length === 0) break;
     const result = await db.deleteFrom('logs').where('id', 'in', ids).executeTakeFirst();
     deleted += Number(result.numDeletedRows ?? 0);

@@ -15,7 +15,13 @@ export class LogWriter {
 
   /** `insert` writes one batch of rows (QuotaLedger.insertLogs). */
   constructor(insert: (rows: NewLog[]) => Promise<void>, logger: FastifyBaseLogger) {
-    this.queue = new BatchQueue({ writeBatch: insert, intervalMs: FLUSH_INTERVAL_MS, maxBatch: MAX_BATCH_ROWS, noun: 'consume log', logger });
+    this.queue = new BatchQueue({
+      writeBatch: insert,
+      intervalMs: FLUSH_INTERVAL_MS,
+      maxBatch: MAX_BATCH_ROWS,
+      noun: 'consume log',
+      logger,
+    });
   }
 
   /** Times each batch (the metrics). */

@@ -195,7 +195,12 @@ export type AdmissionPrice = { known: true; ratio: number; modelRatio: number; g
  * entry, else the catalog's, times the group's; without the completion and
  * cache ratios, which only a settlement reads.
  */
-export function modelPrice(model: string, group: string, modelRatio: Readonly<Record<string, number>>, groupRatio: Readonly<Record<string, number>>): AdmissionPrice {
+export function modelPrice(
+  model: string,
+  group: string,
+  modelRatio: Readonly<Record<string, number>>,
+  groupRatio: Readonly<Record<string, number>>,
+): AdmissionPrice {
   const configured = Object.hasOwn(modelRatio, model) ? modelRatio[model] : undefined;
   const fromOption = Number.isFinite(configured) && (configured as number) >= 0;
   const base = fromOption ? (configured as number) : catalogPrice(model)?.modelRatio;
@@ -217,7 +222,8 @@ export interface ChargeInput extends Omit<Usage, 'cachedPromptTokens' | 'reasoni
   cacheCreationRatio?: number;
 }
 
-const nonNegativeInteger = (value: number | undefined) => (Number.isFinite(value) && (value as number) > 0 ? Math.floor(value as number) : 0);
+const nonNegativeInteger = (value: number | undefined) =>
+  Number.isFinite(value) && (value as number) > 0 ? Math.floor(value as number) : 0;
 
 /**
  * quota = floor((uncachedPrompt + cached x cachedRatio + written x writtenRatio + floor(completion x completionRatio)) x ratio),
@@ -231,7 +237,8 @@ export function computeQuota(input: ChargeInput): number {
   if (prompt + completion === 0) return 0;
   const cachedRatio = input.cachedPromptRatio ?? DEFAULT_CACHED_PROMPT_RATIO;
   const writtenRatio = input.cacheCreationRatio ?? 1;
-  const weightedTokens = prompt - cached - written + cached * cachedRatio + written * writtenRatio + Math.floor(completion * input.completionRatio);
+  const weightedTokens =
+    prompt - cached - written + cached * cachedRatio + written * writtenRatio + Math.floor(completion * input.completionRatio);
   const quota = Math.floor(weightedTokens * input.ratio);
   if (input.ratio > 0 && quota <= 0) return 1;
   return Math.max(0, quota);
@@ -279,9 +286,15 @@ export function quotaFormula(input: ChargeInput, modelRatio: number, groupRatio:
     const weightedCompletion = completion * input.completionRatio;
     // computeQuota rounds the completion's share down: the formula says so when that changed it
     if (input.completionRatio === 1) terms.push(String(completion));
-    else terms.push(Number.isInteger(weightedCompletion) ? `${completion} × ${shown(input.completionRatio)}` : `⌊${completion} × ${shown(input.completionRatio)}⌋`);
+    else
+      terms.push(
+        Number.isInteger(weightedCompletion)
+          ? `${completion} × ${shown(input.completionRatio)}`
+          : `⌊${completion} × ${shown(input.completionRatio)}⌋`,
+      );
   }
-  const weighted = prompt - cached - written + cached * cachedRatio + written * writtenRatio + Math.floor(completion * input.completionRatio);
+  const weighted =
+    prompt - cached - written + cached * cachedRatio + written * writtenRatio + Math.floor(completion * input.completionRatio);
   const exact = weighted * input.ratio;
   const product = `(${terms.join(' + ')}) × ${shown(modelRatio)} × ${shown(groupRatio)}`;
   return Math.abs(exact - quota) < 1e-9 ? `${product} = ${quota}` : `${product} = ${shown(exact)} → ${quota}`;
@@ -314,7 +327,12 @@ export function reservationQuota(options: {
   const maxTokens = nonNegativeInteger(options.maxTokens);
   const perAnswer = maxTokens > 0 ? maxTokens : nonNegativeInteger(options.maxOutputTokens);
   const answers = Math.max(1, nonNegativeInteger(options.n));
-  return computeQuota({ promptTokens: nonNegativeInteger(options.promptTokens), completionTokens: perAnswer * answers, ratio: options.ratio, completionRatio: options.completionRatio });
+  return computeQuota({
+    promptTokens: nonNegativeInteger(options.promptTokens),
+    completionTokens: perAnswer * answers,
+    ratio: options.ratio,
+    completionRatio: options.completionRatio,
+  });
 }
 
 /** Fewer output tokens than this are not worth an answer: below it a lowered request is refused instead. */
@@ -325,7 +343,14 @@ export const MIN_LOWERED_OUTPUT_TOKENS = 16;
  * reservation `available` quota pays for, or 0 when that is under
  * MIN_LOWERED_OUTPUT_TOKENS.
  */
-export function affordableOutputTokens(options: { available: number; promptTokens: number; maxOutputTokens: number; n?: number; ratio: number; completionRatio: number }): number {
+export function affordableOutputTokens(options: {
+  available: number;
+  promptTokens: number;
+  maxOutputTokens: number;
+  n?: number;
+  ratio: number;
+  completionRatio: number;
+}): number {
   const answers = Math.max(1, nonNegativeInteger(options.n));
   const cost = (tokens: number) => reservationQuota({ ...options, maxTokens: tokens, n: answers });
   if (options.ratio <= 0 || options.completionRatio <= 0) return nonNegativeInteger(options.maxOutputTokens);
@@ -393,9 +418,16 @@ const dollarsPerMillion = (ratio: number, quotaPerUnit: number) => Math.round((r
  * table's. The 0.5 fallback for reads and the 1 for writes are left out, so a
  * model whose vendor has no prompt cache shows none.
  */
-function knownCacheRatios(model: string, readOverrides: Readonly<Record<string, number>> = {}, writeOverrides: Readonly<Record<string, number>> = {}) {
+function knownCacheRatios(
+  model: string,
+  readOverrides: Readonly<Record<string, number>> = {},
+  writeOverrides: Readonly<Record<string, number>> = {},
+) {
   const cacheRead = overrideOf(readOverrides, model) ?? catalogPrice(model)?.cacheReadRatio ?? CACHED_PROMPT_RATIO_BY_MODEL[model];
-  const cacheWrite = overrideOf(writeOverrides, model) ?? catalogPrice(model)?.cacheWriteRatio ?? (model.startsWith('claude') ? cacheCreationRatioFor(model) : undefined);
+  const cacheWrite =
+    overrideOf(writeOverrides, model) ??
+    catalogPrice(model)?.cacheWriteRatio ??
+    (model.startsWith('claude') ? cacheCreationRatioFor(model) : undefined);
   return { cacheRead: Number.isFinite(cacheRead) ? cacheRead : undefined, cacheWrite };
 }
 

@@ -48,7 +48,10 @@ export async function reserveQuota(db: Kysely<Database>, reservation: Reservatio
 
 /** `quota -= amount` if the user has it; whether it did. */
 async function takeFromUser(db: Kysely<Database>, { userId, amount }: Reservation): Promise<boolean> {
-  const result = await sql`update users set quota = quota - ${amount}, held_quota = held_quota + ${amount} where id = ${userId} and quota >= ${amount}`.execute(db);
+  const result =
+    await sql`update users set quota = quota - ${amount}, held_quota = held_quota + ${amount} where id = ${userId} and quota >= ${amount}`.execute(
+      db,
+    );
   return Number(result.numAffectedRows ?? 0) === 1;
 }
 
@@ -57,7 +60,10 @@ async function takeFromUserAndToken(transaction: Kysely<Database>, reservation: 
   const { userId, tokenId, amount } = reservation;
   if (!(await takeFromUser(transaction, reservation))) return { ok: false, reason: 'user' };
   if (!reservation.limitedToken) return { ok: true };
-  const token = await sql`update tokens set remain_quota = remain_quota - ${amount}, held_quota = held_quota + ${amount} where id = ${tokenId} and remain_quota >= ${amount}`.execute(transaction);
+  const token =
+    await sql`update tokens set remain_quota = remain_quota - ${amount}, held_quota = held_quota + ${amount} where id = ${tokenId} and remain_quota >= ${amount}`.execute(
+      transaction,
+    );
   if (Number(token.numAffectedRows ?? 0) === 1) return { ok: true };
   await sql`update users set quota = quota + ${amount}, held_quota = held_quota - ${amount} where id = ${userId}`.execute(transaction);
   return { ok: false, reason: 'token' };
@@ -171,7 +177,9 @@ export async function applyTotals(transaction: Kysely<Database>, totals: ReturnT
     await transaction
       .updateTable('tokens')
       .set((eb) => ({
-        ...(limited ? { remain_quota: settled('remain_quota', limited.refund, limited.charge), held_quota: eb('held_quota', '-', limited.refund) } : {}),
+        ...(limited
+          ? { remain_quota: settled('remain_quota', limited.refund, limited.charge), held_quota: eb('held_quota', '-', limited.refund) }
+          : {}),
         used_quota: eb('used_quota', '+', used),
       }))
       .where('id', '=', tokenId)
@@ -209,7 +217,11 @@ const logsOf = (settlements: readonly Settlement[]) => settlements.flatMap((sett
  * nothing. The failed requests of the batch go into the usage rollups beside
  * the logs'. Without reservation rows (SQLite): see settleReserved for the rest.
  */
-export async function settleQuota(db: Kysely<Database>, settlements: readonly Settlement[], failures: readonly NewLog[] = []): Promise<void> {
+export async function settleQuota(
+  db: Kysely<Database>,
+  settlements: readonly Settlement[],
+  failures: readonly NewLog[] = [],
+): Promise<void> {
   const totals = settlementTotals(settlements);
   await db.transaction().execute(async (transaction) => {
     // the logs and rollups first: the users' rows, which every reservation needs, stay locked the shortest time
@@ -242,7 +254,16 @@ async function settleReserved(db: Kysely<Database>, settlements: readonly Settle
     .transaction()
     .setIsolationLevel('read committed')
     .execute(async (transaction) => {
-      const rows = ids.length === 0 ? [] : await transaction.selectFrom('reservations').select(['id', 'state', 'amount']).where('id', 'in', ids).orderBy('id').forUpdate().execute();
+      const rows =
+        ids.length === 0
+          ? []
+          : await transaction
+              .selectFrom('reservations')
+              .select(['id', 'state', 'amount'])
+              .where('id', 'in', ids)
+              .orderBy('id')
+              .forUpdate()
+              .execute();
       const byId = new Map(rows.map((row) => [row.id, row]));
       const applied: Settlement[] = [];
       for (const settlement of settlements) {
@@ -274,7 +295,12 @@ async function releaseReserved(db: Kysely<Database>, reservation: Reservation): 
     .transaction()
     .setIsolationLevel('read committed')
     .execute(async (transaction) => {
-      const row = await transaction.selectFrom('reservations').select(['state', 'amount']).where('id', '=', reservation.id!).forUpdate().executeTakeFirst();
+      const row = await transaction
+        .selectFrom('reservations')
+        .select(['state', 'amount'])
+        .where('id', '=', reservation.id!)
+        .forUpdate()
+        .executeTakeFirst();
       if (!row) return;
       await transaction.deleteFrom('reservations').where('id', '=', reservation.id!).execute();
       if (Number(row.state) === ReservationState.held) await giveBack(transaction, { ...reservation, amount: Number(row.amount) });
@@ -338,7 +364,12 @@ export async function releaseQuota(db: Kysely<Database>, reservation: Reservatio
  */
 export async function returnHeldQuota(db: Kysely<Database>): Promise<{ users: number; quota: number }> {
   return db.transaction().execute(async (transaction) => {
-    const held = await transaction.selectFrom('users').select(['id', 'username', 'held_quota']).where('held_quota', '>', 0).orderBy('id').execute();
+    const held = await transaction
+      .selectFrom('users')
+      .select(['id', 'username', 'held_quota'])
+      .where('held_quota', '>', 0)
+      .orderBy('id')
+      .execute();
     await transaction
       .updateTable('users')
       .set((eb) => ({ quota: eb('quota', '+', eb.ref('held_quota')), held_quota: 0 }))

@@ -22,7 +22,11 @@ export async function remindIfLow(app: FastifyInstance, userId: number, charge: 
   if (!options.get('SMTPServer')) return;
   const threshold = options.number('QuotaRemindThreshold');
   try {
-    const user = await db.selectFrom('users').select(['email', 'quota', 'held_quota', 'username']).where('id', '=', userId).executeTakeFirst();
+    const user = await db
+      .selectFrom('users')
+      .select(['email', 'quota', 'held_quota', 'username'])
+      .where('id', '=', userId)
+      .executeTakeFirst();
     if (!user?.email) return;
     // the balance is what no charge has taken yet: quota plus what quota leases and requests in flight hold
     const after = Number(user.quota) + Number(user.held_quota);

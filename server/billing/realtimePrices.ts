@@ -26,7 +26,10 @@ export interface RealtimeRatios {
   audioPriced: boolean;
 }
 
-export function realtimeRatios(admission: { model: string; ratio: number; modelRatio: number; groupRatio: number; cachedPromptRatio?: number }, completionRatio: number): RealtimeRatios {
+export function realtimeRatios(
+  admission: { model: string; ratio: number; modelRatio: number; groupRatio: number; cachedPromptRatio?: number },
+  completionRatio: number,
+): RealtimeRatios {
   const override = admission.cachedPromptRatio === undefined ? undefined : { [admission.model]: admission.cachedPromptRatio };
   const cachedRatio = cachedPromptRatioFor(admission.model, override);
   const catalog = catalogPrice(admission.model);
@@ -59,7 +62,13 @@ export function realtimeCharge(ratios: RealtimeRatios, usage: RealtimeUsage): { 
   const audioIn = usage.audioInputTokens - usage.cachedAudioInputTokens;
   const textOut = Math.floor(usage.textOutputTokens * ratios.completionRatio);
   const audioOut = Math.floor(usage.audioOutputTokens * ratios.audioOutputRatio);
-  const weighted = textIn + usage.cachedTextInputTokens * ratios.cachedRatio + audioIn * ratios.audioInputRatio + usage.cachedAudioInputTokens * ratios.cachedAudioRatio + textOut + audioOut;
+  const weighted =
+    textIn +
+    usage.cachedTextInputTokens * ratios.cachedRatio +
+    audioIn * ratios.audioInputRatio +
+    usage.cachedAudioInputTokens * ratios.cachedAudioRatio +
+    textOut +
+    audioOut;
   const used = usage.inputTokens + usage.outputTokens > 0;
   let charge = used ? Math.floor(weighted * ratios.ratio) : 0;
   if (used && ratios.ratio > 0 && charge <= 0) charge = 1;
@@ -81,6 +90,7 @@ export function realtimeCharge(ratios: RealtimeRatios, usage: RealtimeUsage): { 
  * of the output prices. Rounded up.
  */
 export function realtimeBound(ratios: RealtimeRatios, inputTokens: number, outputTokens: number): number {
-  const weighted = inputTokens * Math.max(1, ratios.audioInputRatio) + outputTokens * Math.max(ratios.completionRatio, ratios.audioOutputRatio);
+  const weighted =
+    inputTokens * Math.max(1, ratios.audioInputRatio) + outputTokens * Math.max(ratios.completionRatio, ratios.audioOutputRatio);
   return Math.ceil(weighted * ratios.ratio);
 }

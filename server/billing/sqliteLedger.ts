@@ -64,7 +64,11 @@ export class SqliteLedger implements QuotaLedger {
   private readonly takeAll: (batch: readonly Queued[]) => ReserveResult[];
   private readonly takeOne: (reservation: Reservation) => ReserveResult;
   private readonly giveBack: (reservation: Reservation) => void;
-  private readonly settleAll: (totals: ReturnType<typeof settlementTotals>, logs: readonly NewLog[], rollups: readonly RollupWrite[]) => void;
+  private readonly settleAll: (
+    totals: ReturnType<typeof settlementTotals>,
+    logs: readonly NewLog[],
+    rollups: readonly RollupWrite[],
+  ) => void;
   private readonly insertAll: (rows: readonly NewLog[], rollups: readonly RollupWrite[]) => void;
 
   constructor(
@@ -74,13 +78,19 @@ export class SqliteLedger implements QuotaLedger {
   ) {
     // held_quota counts what requests in flight hold, in the same UPDATE as the balance (see quota.ts)
     this.takeFromUser = database.prepare('update users set quota = quota - ?, held_quota = held_quota + ? where id = ? and quota >= ?');
-    this.takeFromToken = database.prepare('update tokens set remain_quota = remain_quota - ?, held_quota = held_quota + ? where id = ? and remain_quota >= ?');
+    this.takeFromToken = database.prepare(
+      'update tokens set remain_quota = remain_quota - ?, held_quota = held_quota + ? where id = ? and remain_quota >= ?',
+    );
     this.giveToUser = database.prepare('update users set quota = quota + ?, held_quota = held_quota - ? where id = ?');
     this.giveToToken = database.prepare('update tokens set remain_quota = remain_quota + ?, held_quota = held_quota - ? where id = ?');
     // parameters are positional: binding by name costs about as much as the insert itself
     // `column + refund - charge`, with no floor (see quota.ts), and the refund off held_quota: (refund - charge, refund, ...)
-    this.settleUser = database.prepare('update users set quota = quota + ?, held_quota = held_quota - ?, used_quota = used_quota + ?, request_count = request_count + ? where id = ?');
-    this.settleLimitedToken = database.prepare('update tokens set remain_quota = remain_quota + ?, held_quota = held_quota - ?, used_quota = used_quota + ? where id = ?');
+    this.settleUser = database.prepare(
+      'update users set quota = quota + ?, held_quota = held_quota - ?, used_quota = used_quota + ?, request_count = request_count + ? where id = ?',
+    );
+    this.settleLimitedToken = database.prepare(
+      'update tokens set remain_quota = remain_quota + ?, held_quota = held_quota - ?, used_quota = used_quota + ? where id = ?',
+    );
     this.settleUnlimitedToken = database.prepare('update tokens set used_quota = used_quota + ? where id = ?');
     this.settleChannel = database.prepare('update channels set used_quota = used_quota + ? where id = ?');
     // a budget's spend, as quota.ts's spentSql and periodStartSql: (start, charge, start, charge, start, id)
@@ -91,7 +101,9 @@ export class SqliteLedger implements QuotaLedger {
     this.spendUser = spend('users');
     this.spendToken = spend('tokens');
     this.insertLog = database.prepare(`insert into logs (${LOG_COLUMNS.join(', ')}) values ${rowPlaceholders}`);
-    this.insertLogs50 = database.prepare(`insert into logs (${LOG_COLUMNS.join(', ')}) values ${Array(LOG_ROWS_PER_INSERT).fill(rowPlaceholders).join(', ')}`);
+    this.insertLogs50 = database.prepare(
+      `insert into logs (${LOG_COLUMNS.join(', ')}) values ${Array(LOG_ROWS_PER_INSERT).fill(rowPlaceholders).join(', ')}`,
+    );
     for (const table of ROLLUP_TABLES) this.upsertRollup.set(table.name, database.prepare(upsertStatement(table)));
     this.takeAll = database.transaction((batch: readonly Queued[]) => batch.map((queued) => this.take(queued.reservation)));
     this.takeOne = database.transaction((reservation: Reservation) => this.take(reservation));
@@ -100,18 +112,20 @@ export class SqliteLedger implements QuotaLedger {
       this.giveToToken.run(amount, amount, tokenId);
     });
     // the charges, their consume logs and rollups commit together: a kill -9 leaves all or none
-    this.settleAll = database.transaction((totals: ReturnType<typeof settlementTotals>, logs: readonly NewLog[], rollups: readonly RollupWrite[]) => {
-      for (const [id, { refund, charge, requests }] of totals.users) this.settleUser.run(refund - charge, refund, charge, requests, id);
-      for (const { tokenId, used, limited } of totals.tokens) {
-        if (limited) this.settleLimitedToken.run(limited.refund - limited.charge, limited.refund, used, tokenId);
-        else this.settleUnlimitedToken.run(used, tokenId);
-      }
-      for (const [id, { start, charge }] of totals.userSpends) this.spendUser.run(start, charge, start, charge, start, id);
-      for (const [id, { start, charge }] of totals.tokenSpends) this.spendToken.run(start, charge, start, charge, start, id);
-      for (const [id, charge] of totals.channels) this.settleChannel.run(charge, id);
-      this.insertRows(logs);
-      this.upsertRollups(rollups);
-    });
+    this.settleAll = database.transaction(
+      (totals: ReturnType<typeof settlementTotals>, logs: readonly NewLog[], rollups: readonly RollupWrite[]) => {
+        for (const [id, { refund, charge, requests }] of totals.users) this.settleUser.run(refund - charge, refund, charge, requests, id);
+        for (const { tokenId, used, limited } of totals.tokens) {
+          if (limited) this.settleLimitedToken.run(limited.refund - limited.charge, limited.refund, used, tokenId);
+          else this.settleUnlimitedToken.run(used, tokenId);
+        }
+        for (const [id, { start, charge }] of totals.userSpends) this.spendUser.run(start, charge, start, charge, start, id);
+        for (const [id, { start, charge }] of totals.tokenSpends) this.spendToken.run(start, charge, start, charge, start, id);
+        for (const [id, charge] of totals.channels) this.settleChannel.run(charge, id);
+        this.insertRows(logs);
+        this.upsertRollups(rollups);
+      },
+    );
     this.insertAll = database.transaction((rows: readonly NewLog[], rollups: readonly RollupWrite[]) => {
       this.insertRows(rows);
       this.upsertRollups(rollups);

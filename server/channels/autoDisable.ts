@@ -25,12 +25,20 @@ export async function disableChannelAutomatically(app: FastifyInstance, channelI
   const { db, options } = app.ctx;
   if (!options.bool('AutomaticDisableChannelEnabled')) return false;
   // only an enabled channel flips, so concurrent failures disable (and mail) once
-  const flipped = await db.updateTable('channels').set({ status: ChannelStatus.disabled, auto_disabled: 1 }).where('id', '=', channelId).where('status', '=', ChannelStatus.enabled).executeTakeFirst();
+  const flipped = await db
+    .updateTable('channels')
+    .set({ status: ChannelStatus.disabled, auto_disabled: 1 })
+    .where('id', '=', channelId)
+    .where('status', '=', ChannelStatus.enabled)
+    .executeTakeFirst();
   if (Number(flipped.numUpdatedRows) !== 1) return false;
   await updateChannel(db, channelId, {}); // rebuild its abilities as disabled
   const channel = await db.selectFrom('channels').select(['name', 'type']).where('id', '=', channelId).executeTakeFirst();
   app.log.warn({ channelId, reason }, 'channel disabled automatically');
-  await channelStatusEvent(app, { id: channelId, name: channel?.name ?? '', type: Number(channel?.type ?? 0) }, ChannelStatus.disabled, { automatic: true, reason });
+  await channelStatusEvent(app, { id: channelId, name: channel?.name ?? '', type: Number(channel?.type ?? 0) }, ChannelStatus.disabled, {
+    automatic: true,
+    reason,
+  });
   void notifyRoot(
     app,
     `Channel «${channel?.name ?? ''}» (#${channelId}) has been disabled`,
@@ -53,7 +61,10 @@ export async function reenableChannelAutomatically(app: FastifyInstance, channel
   await updateChannel(db, channelId, {});
   app.log.warn({ channelId }, 'channel re-enabled after a healthy test');
   const channel = await db.selectFrom('channels').select(['name', 'type']).where('id', '=', channelId).executeTakeFirst();
-  await channelStatusEvent(app, { id: channelId, name: channel?.name ?? '', type: Number(channel?.type ?? 0) }, ChannelStatus.enabled, { automatic: true, reason: 'passed a health test' });
+  await channelStatusEvent(app, { id: channelId, name: channel?.name ?? '', type: Number(channel?.type ?? 0) }, ChannelStatus.enabled, {
+    automatic: true,
+    reason: 'passed a health test',
+  });
   return true;
 }
 
@@ -62,11 +73,17 @@ export async function reenableChannelAutomatically(app: FastifyInstance, channel
  * system (when the toggle is on): the channel keeps serving with its other
  * keys, and is disabled only when no live key is left. Whether the key flipped.
  */
-export async function disableChannelKeyAutomatically(app: FastifyInstance, channelId: number, keyId: number, reason: string): Promise<boolean> {
+export async function disableChannelKeyAutomatically(
+  app: FastifyInstance,
+  channelId: number,
+  keyId: number,
+  reason: string,
+): Promise<boolean> {
   const { db, options } = app.ctx;
   if (!options.bool('AutomaticDisableChannelEnabled')) return false;
   // only an enabled key flips, so concurrent failures set it aside (and log) once
-  if (!(await setChannelKeyStatus(db, keyId, ChannelKeyStatus.autoDisabled, { from: ChannelKeyStatus.enabled, lastError: reason }))) return false;
+  if (!(await setChannelKeyStatus(db, keyId, ChannelKeyStatus.autoDisabled, { from: ChannelKeyStatus.enabled, lastError: reason })))
+    return false;
   app.log.warn({ channelId, keyId, reason }, 'channel key disabled automatically');
   if ((await countLiveChannelKeys(db, channelId)) === 0) {
     await disableChannelAutomatically(app, channelId, `no live key is left; the last one failed: ${reason}`);
@@ -77,7 +94,8 @@ export async function disableChannelKeyAutomatically(app: FastifyInstance, chann
 /** Brings back a key the system had set aside (never one an admin disabled), and its channel if the system had disabled it. */
 export async function reenableChannelKeyAutomatically(app: FastifyInstance, channelId: number, keyId: number): Promise<boolean> {
   const { db } = app.ctx;
-  if (!(await setChannelKeyStatus(db, keyId, ChannelKeyStatus.enabled, { from: ChannelKeyStatus.autoDisabled, lastError: '' }))) return false;
+  if (!(await setChannelKeyStatus(db, keyId, ChannelKeyStatus.enabled, { from: ChannelKeyStatus.autoDisabled, lastError: '' })))
+    return false;
   app.log.warn({ channelId, keyId }, 'channel key re-enabled after a healthy test');
   await reenableChannelAutomatically(app, channelId);
   return true;

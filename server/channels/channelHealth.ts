@@ -19,19 +19,46 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { request as undiciRequest } from 'undici';
 import type { ChannelJob } from '../../common/listQuery';
-import { BALANCE_CHANNEL_TYPES, findChannelType, type BalanceSourceKind, type BalanceUnit, type ChannelBalance } from '../../common/channelTypes';
+import {
+  BALANCE_CHANNEL_TYPES,
+  findChannelType,
+  type BalanceSourceKind,
+  type BalanceUnit,
+  type ChannelBalance,
+} from '../../common/channelTypes';
 import { assembleChatResponse } from '../protocols/shared';
-import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatChunk, type ChatResponse, type UpstreamAdaptor } from '../protocols/types';
+import {
+  isUpstreamFailure,
+  type AdaptorCall,
+  type ChannelConfig,
+  type ChatChunk,
+  type ChatResponse,
+  type UpstreamAdaptor,
+} from '../protocols/types';
 import { adaptorForChannelType } from '../protocols/upstream';
 import { openAiFailure } from '../protocols/upstream/openai';
 import { ChannelStatus } from '../../common/roles';
 import { channelTestThresholdSeconds } from '../../common/options';
 import type { AppContext } from '../services/context';
-import { findChannel, listChannelsToCheck, recordChannelBalance, recordChannelTest, splitList, type ChannelRow } from '../repositories/channels';
+import {
+  findChannel,
+  listChannelsToCheck,
+  recordChannelBalance,
+  recordChannelTest,
+  splitList,
+  type ChannelRow,
+} from '../repositories/channels';
 import { listAutoDisabledKeys, liveChannelKeys, recordChannelKeyError, type ChannelKeyRow } from '../repositories/channelKeys';
 import { scrubSecrets } from '../relay/scrub';
 import { secretsOf } from '../relay/attempt';
-import { disableChannelAutomatically, disableChannelKeyAutomatically, notifyRoot, reenableChannelAutomatically, reenableChannelKeyAutomatically, type UpstreamFailure } from './autoDisable';
+import {
+  disableChannelAutomatically,
+  disableChannelKeyAutomatically,
+  notifyRoot,
+  reenableChannelAutomatically,
+  reenableChannelKeyAutomatically,
+  type UpstreamFailure,
+} from './autoDisable';
 import { channelKeyUsageOf } from './keyUsage';
 import { credentialFor } from '../relay/credentials';
 import { DisconnectSignal } from '../relay/upstream';
@@ -69,7 +96,11 @@ interface UpstreamAnswer {
 }
 
 /** One HTTP call with the check deadline; also stops when `signal` aborts (shutdown). */
-async function callUpstream(url: string, init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string }, signal?: AbortSignal): Promise<UpstreamAnswer> {
+async function callUpstream(
+  url: string,
+  init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string },
+  signal?: AbortSignal,
+): Promise<UpstreamAnswer> {
   const deadline = AbortSignal.timeout(CHECK_TIMEOUT_MS);
   try {
     const response = await undiciRequest(url, { ...init, signal: signal ? AbortSignal.any([deadline, signal]) : deadline });
@@ -82,7 +113,9 @@ async function callUpstream(url: string, init: { method: 'GET' | 'POST'; headers
 
 /** "message (type t, code c)", from OpenAI's error object. */
 function describeFailure(failure: UpstreamFailure): string {
-  const detail = [failure.type ? `type ${failure.type}` : '', failure.code != null ? `code ${failure.code}` : ''].filter(Boolean).join(', ');
+  const detail = [failure.type ? `type ${failure.type}` : '', failure.code != null ? `code ${failure.code}` : '']
+    .filter(Boolean)
+    .join(', ');
   return detail ? `${failure.message} (${detail})` : failure.message;
 }
 
@@ -107,21 +140,35 @@ export function defaultTestModelOf(channel: Pick<ChannelRow, 'models' | 'test_mo
 }
 
 /** `model` (by default the channel's default test model) as the channel's model mapping sends it upstream. */
-export function testModelOf(channel: Pick<ChannelRow, 'models' | 'model_mapping' | 'test_model'>, model = defaultTestModelOf(channel)): string {
+export function testModelOf(
+  channel: Pick<ChannelRow, 'models' | 'model_mapping' | 'test_model'>,
+  model = defaultTestModelOf(channel),
+): string {
   const mapping = parseJson(channel.model_mapping || '{}') as Record<string, unknown> | undefined;
   const mapped = mapping && typeof mapping === 'object' ? mapping[model] : undefined;
   return typeof mapped === 'string' && mapped ? mapped : model;
 }
 
 /** What a channel's adaptor knows of it. */
-const configOf = (channel: ChannelRow): ChannelConfig => ({ type: Number(channel.type), key: channel.key, baseUrl: channel.base_url ?? '', other: channel.other ?? '' });
+const configOf = (channel: ChannelRow): ChannelConfig => ({
+  type: Number(channel.type),
+  key: channel.key,
+  baseUrl: channel.base_url ?? '',
+  other: channel.other ?? '',
+});
 
 type TestOutcome = Pick<ChannelTestResult, 'success' | 'message' | 'failure'>;
 
 /** A whole answer judged by the adaptor: a chat.completion, or its failure. */
 function judgeTestAnswer(adaptor: UpstreamAdaptor, call: AdaptorCall, { status, text }: UpstreamAnswer): TestOutcome {
-  const decoded = !isSuccessStatus(status) ? adaptor.failure(status, text) : call.operation === 'rerank' ? adaptor.decodeRerank!(text, call) : adaptor.decodeChat(text, call);
-  return isUpstreamFailure(decoded) ? { success: false, message: describeFailure(decoded), failure: decoded } : { success: true, message: '' };
+  const decoded = !isSuccessStatus(status)
+    ? adaptor.failure(status, text)
+    : call.operation === 'rerank'
+      ? adaptor.decodeRerank!(text, call)
+      : adaptor.decodeChat(text, call);
+  return isUpstreamFailure(decoded)
+    ? { success: false, message: describeFailure(decoded), failure: decoded }
+    : { success: true, message: '' };
 }
 
 /** The test over a WebSocket (Spark answers only as a stream): frames decoded to the end, folded into one answer. */
@@ -149,7 +196,11 @@ async function testOverWebSocket(
     chunks.push(...decoder.end());
     const failure = decoder.failure();
     if (failure) return { success: false, message: describeFailure(failure), failure };
-    const answer: ChatResponse = assembleChatResponse(chunks, call, decoder.usage() ?? { promptTokens: 0, completionTokens: 0, cachedPromptTokens: 0 });
+    const answer: ChatResponse = assembleChatResponse(
+      chunks,
+      call,
+      decoder.usage() ?? { promptTokens: 0, completionTokens: 0, cachedPromptTokens: 0 },
+    );
     return answer.choices.length > 0 ? { success: true, message: '' } : { success: false, message: 'upstream answered nothing' };
   } catch (error) {
     if (error instanceof WebSocketRefused) {
@@ -184,7 +235,15 @@ export async function testChannel(
     if (!chosen) {
       const message = 'this channel has no live key';
       if (!signal?.aborted) await recordChannelTest(app.ctx.db, Number(channel.id), { error: message });
-      return { success: false, message, seconds: 0, sent: false, model, thresholdSeconds: channelThresholdSecondsOf(app, Number(channel.type)), slow: false };
+      return {
+        success: false,
+        message,
+        seconds: 0,
+        sent: false,
+        model,
+        thresholdSeconds: channelThresholdSecondsOf(app, Number(channel.type)),
+        slow: false,
+      };
     }
     const result = await testChannelWith(app, { ...channel, key: chosen.key }, signal, model);
     if (!signal?.aborted) await recordChannelKeyError(app.ctx.db, chosen.id, result.success ? '' : result.message || 'test failed');
@@ -193,7 +252,12 @@ export async function testChannel(
   return testChannelWith(app, channel, signal, model);
 }
 
-async function testChannelWith(app: FastifyInstance, channel: ChannelRow, signal: AbortSignal | undefined, model: string): Promise<ChannelTestResult> {
+async function testChannelWith(
+  app: FastifyInstance,
+  channel: ChannelRow,
+  signal: AbortSignal | undefined,
+  model: string,
+): Promise<ChannelTestResult> {
   const thresholdSeconds = channelThresholdSecondsOf(app, Number(channel.type));
   const adaptor = adaptorForChannelType(Number(channel.type));
   const testModel = testModelOf(channel, model);
@@ -235,7 +299,11 @@ async function testChannelWith(app: FastifyInstance, channel: ChannelRow, signal
       outcome =
         adaptor.transport === 'websocket'
           ? await testOverWebSocket(adaptor, call, target, body, signal)
-          : judgeTestAnswer(adaptor, call, await callUpstream(target.url, { method: target.method, headers: target.headers, body }, signal));
+          : judgeTestAnswer(
+              adaptor,
+              call,
+              await callUpstream(target.url, { method: target.method, headers: target.headers, body }, signal),
+            );
     }
   } catch (error) {
     outcome = { success: false, message: (error as Error).message };
@@ -252,12 +320,14 @@ async function testChannelWith(app: FastifyInstance, channel: ChannelRow, signal
     if (!signal?.aborted) await recordChannelTest(app.ctx.db, Number(channel.id), { error: testError });
     return { ...outcome, message, seconds: 0, sent: false, model, thresholdSeconds, slow: false };
   }
-  if (!signal?.aborted) await recordChannelTest(app.ctx.db, Number(channel.id), { responseTimeMs: Math.round(milliseconds), error: testError });
+  if (!signal?.aborted)
+    await recordChannelTest(app.ctx.db, Number(channel.id), { responseTimeMs: Math.round(milliseconds), error: testError });
   const failure = outcome.failure && { ...outcome.failure, message: scrubSecrets(outcome.failure.message, secretsOf(channel.key)) };
   return { ...outcome, message, failure, seconds: milliseconds / 1000, sent: true, model, thresholdSeconds, slow };
 }
 
-const slowMessage = (seconds: number, thresholdSeconds: number) => `response time ${seconds.toFixed(2)} s exceeds the threshold ${thresholdSeconds.toFixed(2)} s`;
+const slowMessage = (seconds: number, thresholdSeconds: number) =>
+  `response time ${seconds.toFixed(2)} s exceeds the threshold ${thresholdSeconds.toFixed(2)} s`;
 
 /** The slowest acceptable test of a channel of `type`, in seconds (0 = no limit), from ChannelDisableThreshold and ChannelTypeTestThresholds. */
 function channelThresholdSecondsOf(app: FastifyInstance, type: number): number {
@@ -299,7 +369,12 @@ function localDate(date: Date): string {
 }
 
 /** Reads one kind of balance endpoint at `base`: the figure in `setting.unit`. */
-type BalanceFetch<Kind extends BalanceSourceKind> = (base: string, key: string, setting: ChannelBalance & { source: Kind }, signal?: AbortSignal) => Promise<number>;
+type BalanceFetch<Kind extends BalanceSourceKind> = (
+  base: string,
+  key: string,
+  setting: ChannelBalance & { source: Kind },
+  signal?: AbortSignal,
+) => Promise<number>;
 
 const UNIT_NAMES: Record<BalanceUnit, string> = { usd: 'USD', cny: 'CNY', cny_per_10000: 'CNY/10000', points: 'points' };
 
@@ -315,12 +390,16 @@ const BALANCE_FETCHERS: { [Kind in BalanceSourceKind]: BalanceFetch<Kind> } = {
     const hardLimit = numberFrom(subscription.hard_limit_usd, 'hard_limit_usd');
     const today = new Date();
     // without a payment method the grant is not monthly: look back 100 days
-    const start = subscription.has_payment_method === true ? new Date(today.getFullYear(), today.getMonth(), 1) : new Date(today.getFullYear(), today.getMonth(), today.getDate() - 100);
+    const start =
+      subscription.has_payment_method === true
+        ? new Date(today.getFullYear(), today.getMonth(), 1)
+        : new Date(today.getFullYear(), today.getMonth(), today.getDate() - 100);
     const query = new URLSearchParams({ start_date: localDate(start), end_date: localDate(today) });
     const usage = await getJson(`${base}/v1/dashboard/billing/usage?${query.toString()}`, bearer(key), signal);
     return hardLimit - numberFrom(usage.total_usage, 'total_usage') / 100;
   },
-  'credit-grants': async (base, key, { field }, signal) => numberFrom((await getJson(`${base}/dashboard/billing/credit_grants`, bearer(key), signal))[field], field),
+  'credit-grants': async (base, key, { field }, signal) =>
+    numberFrom((await getJson(`${base}/dashboard/billing/credit_grants`, bearer(key), signal))[field], field),
   'openai-sb': async (base, key, _setting, signal) => {
     const body = await getJson(`${base}/sb-api/user/status?${new URLSearchParams({ api_key: key }).toString()}`, bearer(key), signal);
     return numberFrom(dataOf(body).credit, 'credit');
@@ -348,25 +427,33 @@ const BALANCE_FETCHERS: { [Kind in BalanceSourceKind]: BalanceFetch<Kind> } = {
       if (info?.currency === wanted) balance += amount;
       else if (amount !== 0) elsewhere.push(`${String(info?.total_balance)} ${String(info?.currency)}`);
     }
-    if (elsewhere.length > 0) throw new Error(`this account's balance is held in another currency (${elsewhere.join(', ')}); this channel type records balances in ${wanted}`);
+    if (elsewhere.length > 0)
+      throw new Error(
+        `this account's balance is held in another currency (${elsewhere.join(', ')}); this channel type records balances in ${wanted}`,
+      );
     return balance;
   },
   /** https://platform.moonshot.cn/docs/api/balance: cash plus vouchers. */
-  moonshot: async (base, key, _setting, signal) => numberFrom(dataOf(await getJson(`${base}/v1/users/me/balance`, bearer(key), signal)).available_balance, 'available_balance'),
+  moonshot: async (base, key, _setting, signal) =>
+    numberFrom(dataOf(await getJson(`${base}/v1/users/me/balance`, bearer(key), signal)).available_balance, 'available_balance'),
   /** https://openrouter.ai/docs/api/api-reference/credits/get-credits: credits bought minus credits used. */
   openrouter: async (base, key, _setting, signal) => {
     const data = dataOf(await getJson(`${base}/api/v1/credits`, bearer(key), signal));
     return numberFrom(data.total_credits, 'total_credits') - numberFrom(data.total_usage, 'total_usage');
   },
   /** https://docs.siliconflow.cn/en/api-reference/userinfo/get-user-info: granted plus charged balance, as text. */
-  siliconflow: async (base, key, _setting, signal) => numberFrom(dataOf(await getJson(`${base}/v1/user/info`, bearer(key), signal)).totalBalance, 'totalBalance'),
+  siliconflow: async (base, key, _setting, signal) =>
+    numberFrom(dataOf(await getJson(`${base}/v1/user/info`, bearer(key), signal)).totalBalance, 'totalBalance'),
   /**
    * https://novita.ai/docs/api-reference/basic-get-user-balance: what the account can spend (its top-up plus its
    * credit limit), as text in ten-thousandths of a US dollar.
    */
-  novita: async (base, key, _setting, signal) => numberFrom((await getJson(`${base}/openapi/v1/billing/balance/detail`, bearer(key), signal)).availableBalance, 'availableBalance') / 10_000,
+  novita: async (base, key, _setting, signal) =>
+    numberFrom((await getJson(`${base}/openapi/v1/billing/balance/detail`, bearer(key), signal)).availableBalance, 'availableBalance') /
+    10_000,
   /** https://platform.stepfun.com/docs/zh/api-reference/accounts/get: the available balance (top-ups and vouchers). */
-  stepfun: async (base, key, _setting, signal) => numberFrom((await getJson(`${base}/v1/accounts`, bearer(key), signal)).balance, 'balance'),
+  stepfun: async (base, key, _setting, signal) =>
+    numberFrom((await getJson(`${base}/v1/accounts`, bearer(key), signal)).balance, 'balance'),
 };
 
 /** The kinds of balance endpoint this file can read (a test holds them to the table's). */
@@ -391,7 +478,11 @@ function otherCurrencyOf(setting: ChannelBalance, base: string): BalanceUnit | u
 }
 
 /** Asks the upstream for the channel's balance and saves it. Never disables anything. */
-export async function updateChannelBalance(app: FastifyInstance, channel: ChannelRow, signal?: AbortSignal): Promise<{ balance: number } | { error: string }> {
+export async function updateChannelBalance(
+  app: FastifyInstance,
+  channel: ChannelRow,
+  signal?: AbortSignal,
+): Promise<{ balance: number } | { error: string }> {
   const type = findChannelType(Number(channel.type));
   const setting = type?.balance;
   const adaptorSource = adaptorForChannelType(Number(channel.type))?.balance;
@@ -409,7 +500,9 @@ export async function updateChannelBalance(app: FastifyInstance, channel: Channe
       if (!base) return { error: 'this channel has no base URL' };
       const otherUnit = otherCurrencyOf(setting, base);
       if (otherUnit) {
-        return { error: `${new URL(base).host} reports balances in ${UNIT_NAMES[otherUnit]}; ${type.label} balances are recorded in ${UNIT_NAMES[setting.unit]}` };
+        return {
+          error: `${new URL(base).host} reports balances in ${UNIT_NAMES[otherUnit]}; ${type.label} balances are recorded in ${UNIT_NAMES[setting.unit]}`,
+        };
       }
       balance = await fetchBalance(setting, base, channel.key, signal);
     } else {
@@ -454,7 +547,11 @@ function jobStateOf(app: FastifyInstance): JobState {
 }
 
 /** The lease each job runs under (job_leases.name). */
-const LEASE_NAMES: Record<JobName, string> = { 'test-all': 'channel-test-all', 'balance-all': 'channel-balance-all', health: 'channel-health' };
+const LEASE_NAMES: Record<JobName, string> = {
+  'test-all': 'channel-test-all',
+  'balance-all': 'channel-balance-all',
+  health: 'channel-health',
+};
 
 /**
  * Runs `work` unless a job of that name is already running here or, under its
@@ -462,7 +559,12 @@ const LEASE_NAMES: Record<JobName, string> = { 'test-all': 'channel-test-all', '
  * rejection when elsewhere. `periodMs` marks a periodic tick (the lease is
  * kept until the next one is due); `detail` is published with the claim.
  */
-function runJob<T>(app: FastifyInstance, name: JobName, work: (signal: AbortSignal, held: HeldJob) => Promise<T>, options: { periodMs?: number; detail?: string } = {}): Promise<T> | undefined {
+function runJob<T>(
+  app: FastifyInstance,
+  name: JobName,
+  work: (signal: AbortSignal, held: HeldJob) => Promise<T>,
+  options: { periodMs?: number; detail?: string } = {},
+): Promise<T> | undefined {
   const state = jobStateOf(app);
   if (state.running.has(name) || state.stop.signal.aborted) return undefined;
   state.running.add(name);
@@ -538,11 +640,24 @@ interface JobProgress {
  * that one instead. A started job is answered once it has counted its
  * channels, so its first answer already reads "0 of N", never "0 of 0".
  */
-async function startJob(app: FastifyInstance, name: 'test-all' | 'balance-all', work: (signal: AbortSignal, progress: JobProgress) => Promise<unknown>): Promise<StartedJob | undefined> {
+async function startJob(
+  app: FastifyInstance,
+  name: 'test-all' | 'balance-all',
+  work: (signal: AbortSignal, progress: JobProgress) => Promise<unknown>,
+): Promise<StartedJob | undefined> {
   const state = jobStateOf(app);
   const kind = name === 'test-all' ? 'test' : 'balance';
   const running = [...state.progress.values()].find((job) => job.kind === kind && job.state === 'running');
-  const record: ChannelJob = { id: randomUUID(), kind, state: 'running', done: 0, total: 0, failures: [], started_at: Math.floor(Date.now() / 1000), finished_at: 0 };
+  const record: ChannelJob = {
+    id: randomUUID(),
+    kind,
+    state: 'running',
+    done: 0,
+    total: 0,
+    failures: [],
+    started_at: Math.floor(Date.now() / 1000),
+    finished_at: 0,
+  };
   const finish = () => {
     if (record.state === 'done') return;
     record.state = 'done';
@@ -616,7 +731,12 @@ function disableReason(result: ChannelTestResult): string | undefined {
   return undefined;
 }
 
-async function testEnabledChannels(app: FastifyInstance, signal: AbortSignal, progress: JobProgress, notifyWhenDone: boolean): Promise<void> {
+async function testEnabledChannels(
+  app: FastifyInstance,
+  signal: AbortSignal,
+  progress: JobProgress,
+  notifyWhenDone: boolean,
+): Promise<void> {
   const channels = await listChannelsToCheck(app.ctx.db, { status: ChannelStatus.enabled });
   progress.begin(channels.length);
   const disabled: number[] = [];
@@ -636,8 +756,8 @@ async function testEnabledChannels(app: FastifyInstance, signal: AbortSignal, pr
   if (!notifyWhenDone) return;
   // each disabled channel already had its own e-mail with name and reason
   const summary = disabled.length ? `Disabled: ${disabled.map((id) => `#${id}`).join(', ')}.` : 'No channel was disabled.';
-  await notifyRoot(app, 'channel test finished', `<p>${channels.length} enabled channel(s) tested. ${summary}</p>`).catch((error: unknown) =>
-    app.log.warn({ err: error }, 'could not e-mail root that the channel test finished'),
+  await notifyRoot(app, 'channel test finished', `<p>${channels.length} enabled channel(s) tested. ${summary}</p>`).catch(
+    (error: unknown) => app.log.warn({ err: error }, 'could not e-mail root that the channel test finished'),
   );
 }
 
@@ -718,7 +838,8 @@ export async function runHealthPass(app: FastifyInstance, periodMs?: number): Pr
         const healthy = test.success; // a slow answer is already a failed test
         if (!healthy || !(await reenableChannelKeyAutomatically(app, Number(channel.id), Number(key.id)))) continue;
         result.keysReenabled.push(Number(key.id));
-        if (Number(channel.status) === ChannelStatus.disabled && !result.reenabled.includes(Number(channel.id))) result.reenabled.push(Number(channel.id));
+        if (Number(channel.status) === ChannelStatus.disabled && !result.reenabled.includes(Number(channel.id)))
+          result.reenabled.push(Number(channel.id));
       }
       return result;
     },

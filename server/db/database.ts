@@ -122,7 +122,13 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenedDataba
       }
       const instanceLock = config.path !== ':memory:' && config.path !== '' ? holdInstanceLock(config.path) : undefined;
       cachePreparedStatements(database);
-      return { dialect: 'sqlite', sqlite: database, checkpointer, instanceLock, db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }) };
+      return {
+        dialect: 'sqlite',
+        sqlite: database,
+        checkpointer,
+        instanceLock,
+        db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }),
+      };
     }
   }
 }
@@ -146,7 +152,9 @@ function holdInstanceLock(path: string): { release(): void } | undefined {
   } catch (error) {
     lock.close();
     if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
-    console.warn('[switchboard] another gateway process is using this SQLite file; use one process per file (PostgreSQL or MySQL for several)');
+    console.warn(
+      '[switchboard] another gateway process is using this SQLite file; use one process per file (PostgreSQL or MySQL for several)',
+    );
     return undefined;
   }
   return { release: () => lock.close() };
@@ -191,7 +199,10 @@ type TableWithId = { [Table in keyof Database]: 'id' extends keyof Database[Tabl
  * Inserts one row and returns its id on every dialect: PostgreSQL needs
  * RETURNING, MySQL and SQLite report the insert id.
  */
-export async function insertReturningId<Table extends TableWithId>(dialect: DatabaseConfig['dialect'], query: InsertQueryBuilder<Database, Table, InsertResult>): Promise<number> {
+export async function insertReturningId<Table extends TableWithId>(
+  dialect: DatabaseConfig['dialect'],
+  query: InsertQueryBuilder<Database, Table, InsertResult>,
+): Promise<number> {
   if (dialect === 'postgres') {
     const row = await query.returning(sql.ref<number>('id').as('id')).executeTakeFirstOrThrow();
     return Number(row.id);

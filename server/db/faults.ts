@@ -8,7 +8,17 @@
 import type { DatabaseConnection, Dialect, Driver, TransactionSettings } from 'kysely';
 
 /** Node socket errors that mean the server cannot be reached or went away. */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ENOENT']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENOENT',
+]);
 
 /** mysql2 / MariaDB codes for a lost, killed or refused connection. */
 const MYSQL_CODES = new Set([
@@ -26,7 +36,8 @@ const MYSQL_CODES = new Set([
 const POSTGRES_STATES = /^(08...|57P01|57P02|57P03|53300)$/;
 
 /** What pg says (it sets no code) when a connection breaks, cannot be made in time, or was broken before. */
-const POSTGRES_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)/;
+const POSTGRES_MESSAGES =
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)/;
 
 const MYSQL_CLOSED = /^(Can't add new command when connection is in closed state|Can't write in closed state|Connection lost)/;
 
@@ -115,12 +126,17 @@ function tagDriver(driver: Driver): Driver {
   return {
     init: () => driver.init().catch(mark),
     acquireConnection: () => driver.acquireConnection().then(wrap, markUnreached),
-    beginTransaction: (connection: DatabaseConnection, settings: TransactionSettings) => driver.beginTransaction(own(connection), settings).catch(mark),
+    beginTransaction: (connection: DatabaseConnection, settings: TransactionSettings) =>
+      driver.beginTransaction(own(connection), settings).catch(mark),
     commitTransaction: (connection) => driver.commitTransaction(own(connection)).catch(mark),
     rollbackTransaction: (connection) => driver.rollbackTransaction(own(connection)).catch(mark),
     ...(driver.savepoint && { savepoint: (connection, name, compile) => driver.savepoint!(own(connection), name, compile).catch(mark) }),
-    ...(driver.rollbackToSavepoint && { rollbackToSavepoint: (connection, name, compile) => driver.rollbackToSavepoint!(own(connection), name, compile).catch(mark) }),
-    ...(driver.releaseSavepoint && { releaseSavepoint: (connection, name, compile) => driver.releaseSavepoint!(own(connection), name, compile).catch(mark) }),
+    ...(driver.rollbackToSavepoint && {
+      rollbackToSavepoint: (connection, name, compile) => driver.rollbackToSavepoint!(own(connection), name, compile).catch(mark),
+    }),
+    ...(driver.releaseSavepoint && {
+      releaseSavepoint: (connection, name, compile) => driver.releaseSavepoint!(own(connection), name, compile).catch(mark),
+    }),
     releaseConnection: (connection) => driver.releaseConnection(own(connection)),
     destroy: () => driver.destroy(),
   };

@@ -2,7 +2,15 @@
 // this process's database handle: which table, and for an UPDATE which
 // columns. In-memory caches use it to drop what a write made stale, whichever
 // route or repository did the write.
-import type { KyselyPlugin, OperationNode, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import type {
+  KyselyPlugin,
+  OperationNode,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
+  QueryResult,
+  RootOperationNode,
+  UnknownRow,
+} from 'kysely';
 
 /** Called after the statement ran (and before, so no read in between can cache the old row). */
 export type WriteListener = (table: string, columns: readonly string[] | 'all') => void;
@@ -33,7 +41,9 @@ function describeWrite(node: RootOperationNode): { table: string; columns: reado
     case 'UpdateQueryNode': {
       const table = tableName(node.table);
       if (!table) return undefined;
-      const columns = (node.updates ?? []).map((update) => (update.column as unknown as { column?: { name?: string } }).column?.name ?? '*');
+      const columns = (node.updates ?? []).map(
+        (update) => (update.column as unknown as { column?: { name?: string } }).column?.name ?? '*',
+      );
       return { table, columns };
     }
     default:

@@ -110,7 +110,8 @@ const addTotals = (left: QuotaTotals, right: QuotaTotals, sign = 1): QuotaTotals
   userUsedQuota: left.userUsedQuota + sign * right.userUsedQuota,
   tokenRemainQuota: left.tokenRemainQuota + sign * right.tokenRemainQuota,
 });
-const sameTotals = (left: QuotaTotals, right: QuotaTotals) => left.userQuota === right.userQuota && left.userUsedQuota === right.userUsedQuota && left.tokenRemainQuota === right.tokenRemainQuota;
+const sameTotals = (left: QuotaTotals, right: QuotaTotals) =>
+  left.userQuota === right.userQuota && left.userUsedQuota === right.userUsedQuota && left.tokenRemainQuota === right.tokenRemainQuota;
 
 export async function quotaTotals(db: Db): Promise<QuotaTotals> {
   const users = await db
@@ -139,7 +140,12 @@ class Outcome {
     this.leftOut.set(reason, entry);
   }
   toJSON(): TableOutcome {
-    return { table: this.table, source: this.source, carried: this.carried, leftOut: [...this.leftOut].map(([reason, entry]) => ({ reason, ...entry })) };
+    return {
+      table: this.table,
+      source: this.source,
+      carried: this.carried,
+      leftOut: [...this.leftOut].map(([reason, entry]) => ({ reason, ...entry })),
+    };
   }
 }
 
@@ -149,7 +155,8 @@ class Uncarried {
   note(table: string, row: Row, fields: readonly string[]) {
     for (const field of fields) {
       const value = row[field];
-      if (value === null || value === undefined || value === '' || value === 0 || value === false || value === '0' || value === '{}') continue;
+      if (value === null || value === undefined || value === '' || value === 0 || value === false || value === '0' || value === '{}')
+        continue;
       const label = `${table}.${field}`;
       this.counts.set(label, (this.counts.get(label) ?? 0) + 1);
     }
@@ -161,9 +168,33 @@ class Uncarried {
 
 /** Source fields Switchboard has no column or meaning for. */
 const UNCARRIED_FIELDS = {
-  users: ['lark_id', 'oidc_id', 'telegram_id', 'discord_id', 'linux_do_id', 'aff_count', 'aff_quota', 'aff_history', 'setting', 'remark', 'stripe_customer'],
+  users: [
+    'lark_id',
+    'oidc_id',
+    'telegram_id',
+    'discord_id',
+    'linux_do_id',
+    'aff_count',
+    'aff_quota',
+    'aff_history',
+    'setting',
+    'remark',
+    'stripe_customer',
+  ],
   tokens: ['group', 'cross_group_retry', 'billing_type'],
-  channels: ['config', 'system_prompt', 'tag', 'setting', 'settings', 'param_override', 'header_override', 'status_code_mapping', 'openai_organization', 'remark', 'other_info'],
+  channels: [
+    'config',
+    'system_prompt',
+    'tag',
+    'setting',
+    'settings',
+    'param_override',
+    'header_override',
+    'status_code_mapping',
+    'openai_organization',
+    'remark',
+    'other_info',
+  ],
   redemptions: ['expired_time'],
 } as const;
 
@@ -173,16 +204,23 @@ const UNCARRIED_FIELDS = {
  * from multi_key_status_list (by index; absent is enabled) and why it was set
  * aside; its mode, polling being our round_robin. Undefined for a channel of one key.
  */
-function multiKeyOf(row: Row): { keys: Array<{ key: string; status: number; last_error: string }>; strategy: 'random' | 'round_robin' } | undefined {
-  let info: { is_multi_key?: unknown; multi_key_status_list?: unknown; multi_key_disabled_reason?: unknown; multi_key_mode?: unknown } | undefined;
+function multiKeyOf(
+  row: Row,
+): { keys: Array<{ key: string; status: number; last_error: string }>; strategy: 'random' | 'round_robin' } | undefined {
+  let info:
+    { is_multi_key?: unknown; multi_key_status_list?: unknown; multi_key_disabled_reason?: unknown; multi_key_mode?: unknown } | undefined;
   try {
     info = JSON.parse(text(row.channel_info) || '{}') as typeof info;
   } catch {
     return undefined;
   }
   if (!info || info.is_multi_key !== true) return undefined;
-  const statuses = (info.multi_key_status_list && typeof info.multi_key_status_list === 'object' ? info.multi_key_status_list : {}) as Record<string, unknown>;
-  const reasons = (info.multi_key_disabled_reason && typeof info.multi_key_disabled_reason === 'object' ? info.multi_key_disabled_reason : {}) as Record<string, unknown>;
+  const statuses = (
+    info.multi_key_status_list && typeof info.multi_key_status_list === 'object' ? info.multi_key_status_list : {}
+  ) as Record<string, unknown>;
+  const reasons = (
+    info.multi_key_disabled_reason && typeof info.multi_key_disabled_reason === 'object' ? info.multi_key_disabled_reason : {}
+  ) as Record<string, unknown>;
   const raw = text(row.key).trim();
   let keys: string[] | undefined;
   if (raw.startsWith('[')) {
@@ -197,7 +235,11 @@ function multiKeyOf(row: Row): { keys: Array<{ key: string; status: number; last
   const carried = keys
     .map((key, index) => {
       const status = num(statuses[String(index)], 1);
-      return { key: key.trim(), status: status === 2 || status === 3 ? status : 1, last_error: text(reasons[String(index)]).slice(0, 1000) };
+      return {
+        key: key.trim(),
+        status: status === 2 || status === 3 ? status : 1,
+        last_error: text(reasons[String(index)]).slice(0, 1000),
+      };
     })
     .filter((key) => key.key);
   return { keys: carried, strategy: info.multi_key_mode === 'polling' ? 'round_robin' : 'random' };
@@ -208,7 +250,9 @@ const RATIO_OPTIONS = new Set(['ModelRatio', 'CompletionRatio', 'GroupRatio', 'M
 interface Plan {
   users: Array<Record<string, unknown> & { id: number }>;
   tokens: Array<Record<string, unknown> & { id: number }>;
-  channels: Array<Record<string, unknown> & { id: number; models: string; group: string; status: number; priority: number; weight: number }>;
+  channels: Array<
+    Record<string, unknown> & { id: number; models: string; group: string; status: number; priority: number; weight: number }
+  >;
   /** The keys of new-api's multi-key channels, each its own row here. */
   channelKeys: Array<{ channel_id: number; key: string; status: number; last_error: string; created_time: number }>;
   redemptions: Array<Record<string, unknown> & { id: number }>;
@@ -263,17 +307,33 @@ async function holdsSourceUsers(db: Db, sourceUsers: Row[]): Promise<boolean> {
   return live.every((row) => names.get(num(row.id)) === text(row.username));
 }
 
-async function targetState(db: Db): Promise<{ fresh: boolean; freshRoot?: { id: number; username: string; quota: number; used: number }; summary: string }> {
-  const [users, tokens, channels, redemptions] = await Promise.all([countOf(db, 'users'), countOf(db, 'tokens'), countOf(db, 'channels'), countOf(db, 'redemptions')]);
+async function targetState(
+  db: Db,
+): Promise<{ fresh: boolean; freshRoot?: { id: number; username: string; quota: number; used: number }; summary: string }> {
+  const [users, tokens, channels, redemptions] = await Promise.all([
+    countOf(db, 'users'),
+    countOf(db, 'tokens'),
+    countOf(db, 'channels'),
+    countOf(db, 'redemptions'),
+  ]);
   const summary = `${users} user(s), ${tokens} token(s), ${channels} channel(s), ${redemptions} redemption code(s)`;
   if (tokens + channels + redemptions > 0 || users > 1) return { fresh: false, summary };
   if (users === 0) return { fresh: true, summary };
-  const root = await db.selectFrom('users').select(['id', 'username', 'role', 'quota', 'used_quota', 'request_count']).executeTakeFirstOrThrow();
+  const root = await db
+    .selectFrom('users')
+    .select(['id', 'username', 'role', 'quota', 'used_quota', 'request_count'])
+    .executeTakeFirstOrThrow();
   const untouched = num(root.role) >= Role.root && num(root.used_quota) === 0 && num(root.request_count) === 0;
-  return untouched ? { fresh: true, freshRoot: { id: num(root.id), username: root.username, quota: num(root.quota), used: 0 }, summary } : { fresh: false, summary };
+  return untouched
+    ? { fresh: true, freshRoot: { id: num(root.id), username: root.username, quota: num(root.quota), used: 0 }, summary }
+    : { fresh: false, summary };
 }
 
-export async function runImport(source: SourceDatabase, target: { db: Db; dialect: DatabaseConfig['dialect'] }, options: ImportOptions = {}): Promise<ImportReport> {
+export async function runImport(
+  source: SourceDatabase,
+  target: { db: Db; dialect: DatabaseConfig['dialect'] },
+  options: ImportOptions = {},
+): Promise<ImportReport> {
   const started = Date.now();
   const { db } = target;
   const merge = options.merge === true;
@@ -296,7 +356,10 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
 
   // the same command run again after the logs stopped half-way: the rest of the source is here already
   const resumed = !state.fresh && !merge && options.withLogs === true && (await holdsSourceUsers(db, sourceUsers));
-  const refused = !state.fresh && !merge && !resumed ? `the target already holds data (${state.summary}); give --merge to add the source to it` : undefined;
+  const refused =
+    !state.fresh && !merge && !resumed
+      ? `the target already holds data (${state.summary}); give --merge to add the source to it`
+      : undefined;
   const replaceRoot = state.fresh && !merge ? state.freshRoot : undefined;
   // a fresh target keeps the source's ids (logs too, when it has none, so a resumed copy finds its batches)
   const offsets = resumed
@@ -316,7 +379,9 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
   // users
   const userOutcome = new Outcome('users', sourceUsers.length);
   const takenNames = new Set(merge ? (await db.selectFrom('users').select('username').execute()).map((row) => row.username) : []);
-  const takenAccessTokens = new Set(merge ? (await db.selectFrom('users').select('access_token_hash').execute()).map((row) => row.access_token_hash) : []);
+  const takenAccessTokens = new Set(
+    merge ? (await db.selectFrom('users').select('access_token_hash').execute()).map((row) => row.access_token_hash) : [],
+  );
   const takenAffCodes = new Set(merge ? (await db.selectFrom('users').select('aff_code').execute()).map((row) => row.aff_code) : []);
   const liveUsers = new Map<number, string>();
   const users: Plan['users'] = [];
@@ -332,7 +397,8 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
     sourceTotals.userUsedQuota += num(row.used_quota);
     let username = original;
     for (let attempt = 0; takenNames.has(username); attempt += 1) username = `${original}.${sourceId}${attempt ? `.${attempt}` : ''}`;
-    if (username !== original) clashes.push(`username "${original}" (source user #${sourceId}) is taken in the target: imported as "${username}"`);
+    if (username !== original)
+      clashes.push(`username "${original}" (source user #${sourceId}) is taken in the target: imported as "${username}"`);
     takenNames.add(username);
     const accessToken = keyText(row.access_token);
     let accessTokenHash: string | null = accessToken ? hashAccessToken(accessToken) : null;
@@ -448,7 +514,8 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
     const sourceStatus = num(row.status, 1);
     const multiKey = newApi ? multiKeyOf(row) : undefined;
     if (multiKey) {
-      for (const key of multiKey.keys) channelKeys.push({ ...key, channel_id: offsets.channels + sourceId, created_time: num(row.created_time) });
+      for (const key of multiKey.keys)
+        channelKeys.push({ ...key, channel_id: offsets.channels + sourceId, created_time: num(row.created_time) });
     }
     channels.push({
       id: offsets.channels + sourceId,
@@ -527,7 +594,11 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
     } else if (RATIO_OPTIONS.has(key)) {
       if (!isValidRatioJson(value)) optionOutcome.leave('not a JSON object of numbers', key);
       // the source's prices win; models it never priced keep ours
-      else optionRows.push({ key, value: JSON.stringify({ ...JSON.parse(targetOptions.get(key) ?? OPTION_SPECS[key].default), ...JSON.parse(value) }) });
+      else
+        optionRows.push({
+          key,
+          value: JSON.stringify({ ...JSON.parse(targetOptions.get(key) ?? OPTION_SPECS[key].default), ...JSON.parse(value) }),
+        });
     } else if (isUrlOption(key) && !isSafeLink(value)) {
       optionOutcome.leave('not an http(s) link or a site path', key);
     } else {
@@ -559,17 +630,25 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
     withLogs: options.withLogs === true,
     refused,
     resumed: resumed || undefined,
-    tables: [userOutcome, tokenOutcome, channelOutcome, redemptionOutcome, optionOutcome, ...(logOutcome ? [logOutcome] : [])].map((outcome) => outcome.toJSON()),
+    tables: [userOutcome, tokenOutcome, channelOutcome, redemptionOutcome, optionOutcome, ...(logOutcome ? [logOutcome] : [])].map(
+      (outcome) => outcome.toJSON(),
+    ),
     unknownOptions,
     clashes,
     notCarried: uncarried.list(),
     renumbered,
-    replacedRoot: replaceRoot ? `the fresh install's account "${replaceRoot.username}" (#${replaceRoot.id}) gives way to the source's users` : undefined,
+    replacedRoot: replaceRoot
+      ? `the fresh install's account "${replaceRoot.username}" (#${replaceRoot.id}) gives way to the source's users`
+      : undefined,
     totals: {
       source: sourceTotals,
       carried,
       targetBefore,
-      targetAfter: addTotals(addTotals(targetBefore, carried), replaceRoot ? { userQuota: replaceRoot.quota, userUsedQuota: replaceRoot.used, tokenRemainQuota: 0 } : ZERO, -1),
+      targetAfter: addTotals(
+        addTotals(targetBefore, carried),
+        replaceRoot ? { userQuota: replaceRoot.quota, userUsedQuota: replaceRoot.used, tokenRemainQuota: 0 } : ZERO,
+        -1,
+      ),
     },
     elapsedMs: 0,
   };
@@ -591,10 +670,14 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
       }
       await insertChunked(transaction, 'users', plan.users, (done) => progress({ step: 'users', done, total: plan.users.length }));
       await insertChunked(transaction, 'tokens', plan.tokens, (done) => progress({ step: 'tokens', done, total: plan.tokens.length }));
-      await insertChunked(transaction, 'channels', plan.channels, (done) => progress({ step: 'channels', done, total: plan.channels.length }));
+      await insertChunked(transaction, 'channels', plan.channels, (done) =>
+        progress({ step: 'channels', done, total: plan.channels.length }),
+      );
       for (const channel of plan.channels) await writeAbilities(transaction, channel.id, channel);
       await insertChunked(transaction, 'channel_keys', plan.channelKeys, () => undefined);
-      await insertChunked(transaction, 'redemptions', plan.redemptions, (done) => progress({ step: 'redemptions', done, total: plan.redemptions.length }));
+      await insertChunked(transaction, 'redemptions', plan.redemptions, (done) =>
+        progress({ step: 'redemptions', done, total: plan.redemptions.length }),
+      );
       for (const option of plan.options) {
         await transaction.deleteFrom('options').where('key', '=', option.key).execute();
         await transaction.insertInto('options').values(option).execute();
@@ -602,7 +685,9 @@ export async function runImport(source: SourceDatabase, target: { db: Db; dialec
       progress({ step: 'options', done: plan.options.length, total: plan.options.length });
       const after = await quotaTotals(transaction);
       if (!sameTotals(after, report.totals.targetAfter)) {
-        throw new Error(`the quota totals after the import (${JSON.stringify(after)}) differ from the expected ${JSON.stringify(report.totals.targetAfter)}: nothing was written`);
+        throw new Error(
+          `the quota totals after the import (${JSON.stringify(after)}) differ from the expected ${JSON.stringify(report.totals.targetAfter)}: nothing was written`,
+        );
       }
       if (target.dialect === 'postgres') await resetSequences(transaction, ['users', 'tokens', 'channels', 'redemptions']);
     });
@@ -647,7 +732,9 @@ function keyless(table: string, error: unknown): Error {
 /** PostgreSQL's bigserial sequences do not move when ids are given: start them after the highest. */
 async function resetSequences(db: Kysely<Database>, tables: string[]) {
   for (const table of tables) {
-    await sql`select setval(pg_get_serial_sequence(${table}, 'id'), coalesce((select max(id) from ${sql.table(table)}), 0) + 1, false)`.execute(db);
+    await sql`select setval(pg_get_serial_sequence(${table}, 'id'), coalesce((select max(id) from ${sql.table(table)}), 0) + 1, false)`.execute(
+      db,
+    );
   }
 }
 
@@ -669,7 +756,13 @@ async function copyLogs(
   let lastId = -1;
   let done = 0;
   for (;;) {
-    const rows = (await source.db.selectFrom('logs').selectAll().where('id', '>', lastId).orderBy('id').limit(batchSize).execute()) as Row[];
+    const rows = (await source.db
+      .selectFrom('logs')
+      .selectAll()
+      .where('id', '>', lastId)
+      .orderBy('id')
+      .limit(batchSize)
+      .execute()) as Row[];
     if (rows.length === 0) break;
     lastId = num(rows[rows.length - 1].id);
     const firstTargetId = offsets.logs + num(rows[0].id);

@@ -22,7 +22,10 @@ export function detectProduct(columns: Map<string, Set<string>>): Detected {
   const missing = ['users', 'tokens', 'channels'].filter((table) => !columns.has(table));
   if (missing.length) throw new Error(`not a one-api or new-api database: no ${missing.join(', ')} table`);
   if (has(columns, 'users', 'aff_count') || has(columns, 'tokens', 'model_limits') || has(columns, 'channels', 'tag')) {
-    return { product: 'new-api', version: has(columns, 'channels', 'channel_info') ? 'new-api (a recent release: multi-key channels)' : 'new-api (an older release)' };
+    return {
+      product: 'new-api',
+      version: has(columns, 'channels', 'channel_info') ? 'new-api (a recent release: multi-key channels)' : 'new-api (an older release)',
+    };
   }
   if (has(columns, 'tokens', 'subnet') || has(columns, 'tokens', 'models') || has(columns, 'channels', 'config')) {
     return { product: 'one-api', version: 'one-api v0.6 or later' };
@@ -132,7 +135,8 @@ function configObject(config: unknown): Record<string, unknown> | undefined {
 /** one-api types that keep in their `config` JSON what Switchboard reads from `other`, and the field. */
 const OTHER_IN_CONFIG: Record<number, string> = { 37: 'user_id', 21: 'library_id' };
 
-const isVertex = (product: Product, sourceType: number) => (product === 'one-api' && sourceType === 42) || (product === 'new-api' && sourceType === 41);
+const isVertex = (product: Product, sourceType: number) =>
+  (product === 'one-api' && sourceType === 42) || (product === 'new-api' && sourceType === 41);
 
 /**
  * The `other` of a Vertex AI channel (`region` or `region|project`): one-api

@@ -15,21 +15,30 @@ export function formatReport(report: ImportReport): string {
   if (report.merge) lines.push("  --merge: ids offset after the target's, clashes renamed or left out");
   if (report.refused) lines.push(`  REFUSED: ${report.refused}`);
   if (report.replacedRoot) lines.push(`  note: ${report.replacedRoot}`);
-  if (report.resumed) lines.push('  resumed: the users, tokens, channels, codes and options of this source were imported before; only the logs not yet copied are copied');
+  if (report.resumed)
+    lines.push(
+      '  resumed: the users, tokens, channels, codes and options of this source were imported before; only the logs not yet copied are copied',
+    );
   lines.push('');
   lines.push('  table          source   carried   left out');
   for (const table of report.tables) {
     const leftOut = table.leftOut.reduce((sum, entry) => sum + entry.count, 0);
-    lines.push(`  ${table.table.padEnd(12)} ${String(table.source).padStart(8)} ${String(table.carried).padStart(9)} ${String(leftOut).padStart(10)}`);
+    lines.push(
+      `  ${table.table.padEnd(12)} ${String(table.source).padStart(8)} ${String(table.carried).padStart(9)} ${String(leftOut).padStart(10)}`,
+    );
   }
   if (!report.withLogs) lines.push('  logs: not moved (add --with-logs)');
   lines.push('  abilities: rebuilt from the carried channels');
   const leftOut = report.tables.flatMap((table) =>
-    table.leftOut.map((entry) => `  ${table.table}: ${entry.count} ${entry.reason} (${entry.examples.join(', ')}${entry.count > entry.examples.length ? ', ...' : ''})`),
+    table.leftOut.map(
+      (entry) =>
+        `  ${table.table}: ${entry.count} ${entry.reason} (${entry.examples.join(', ')}${entry.count > entry.examples.length ? ', ...' : ''})`,
+    ),
   );
   if (leftOut.length) lines.push('', 'Left out, and why:', ...leftOut);
   if (report.unknownOptions.length) lines.push('', `Options with no meaning here (left out): ${report.unknownOptions.join(', ')}`);
-  if (report.notCarried.length) lines.push('', 'Source settings with no place here (not carried):', ...report.notCarried.map((entry) => `  ${entry}`));
+  if (report.notCarried.length)
+    lines.push('', 'Source settings with no place here (not carried):', ...report.notCarried.map((entry) => `  ${entry}`));
   if (report.renumbered.length) lines.push('', 'Channel types renumbered:', ...report.renumbered.map((entry) => `  ${entry}`));
   if (report.clashes.length) lines.push('', 'Clashes with the target:', ...report.clashes.map((entry) => `  ${entry}`));
   lines.push('', 'Quota totals:');

@@ -40,7 +40,9 @@ export async function openSource(location: string): Promise<SourceDatabase> {
     const { createPool } = await import('mysql2');
     dialect = 'mysql';
     db = new Kysely<SourceSchema>({
-      dialect: new MysqlDialect({ pool: createPool({ uri: location, connectionLimit: 2, supportBigNumbers: true, bigNumberStrings: false, decimalNumbers: true }) }),
+      dialect: new MysqlDialect({
+        pool: createPool({ uri: location, connectionLimit: 2, supportBigNumbers: true, bigNumberStrings: false, decimalNumbers: true }),
+      }),
     });
   } else {
     dialect = 'sqlite';

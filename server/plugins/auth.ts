@@ -43,8 +43,10 @@ async function resolveCaller(request: FastifyRequest): Promise<Resolution> {
     if (!claims || !user || !stage) {
       return { status: 401, message: 'your login has expired, please log in again', code: 'session_expired', clearCookie: true };
     }
-    if (stage === 'partial') return { status: 401, message: 'enter your two-factor code to finish signing in', code: 'two_factor_required' };
-    if (Number(user.status) !== UserStatus.enabled) return { status: 401, message: 'user is banned', code: 'user_banned', clearCookie: true };
+    if (stage === 'partial')
+      return { status: 401, message: 'enter your two-factor code to finish signing in', code: 'two_factor_required' };
+    if (Number(user.status) !== UserStatus.enabled)
+      return { status: 401, message: 'user is banned', code: 'user_banned', clearCookie: true };
     return { user };
   }
   const header = request.headers.authorization?.trim();
@@ -76,7 +78,10 @@ export interface RoleOptions {
 }
 
 /** A preHandler admitting callers whose current role is at least `minimumRole`. */
-export function requireRole(minimumRole: number, { openDuringEnrolment = false, refusalStatus = 200 }: RoleOptions = {}): preHandlerAsyncHookHandler {
+export function requireRole(
+  minimumRole: number,
+  { openDuringEnrolment = false, refusalStatus = 200 }: RoleOptions = {},
+): preHandlerAsyncHookHandler {
   return async function checkRole(request: FastifyRequest, reply: FastifyReply) {
     const resolution = await resolveCaller(request);
     if (!resolution) return reply.code(401).send(fail('not logged in', 'not_logged_in'));
@@ -84,9 +89,12 @@ export function requireRole(minimumRole: number, { openDuringEnrolment = false, 
       if (resolution.clearCookie) clearSessionCookie(request, reply);
       return reply.code(resolution.status === 200 ? refusalStatus : resolution.status).send(fail(resolution.message, resolution.code));
     }
-    if (Number(resolution.user.role) < minimumRole) return reply.code(refusalStatus).send(fail('insufficient permission', 'permission_denied'));
+    if (Number(resolution.user.role) < minimumRole)
+      return reply.code(refusalStatus).send(fail('insufficient permission', 'permission_denied'));
     if (!openDuringEnrolment && (await mustEnrolTwoFactor(request, resolution.user))) {
-      return reply.code(refusalStatus).send(fail('two-factor sign-in is required for your account: set it up first', 'two_factor_enrolment_required'));
+      return reply
+        .code(refusalStatus)
+        .send(fail('two-factor sign-in is required for your account: set it up first', 'two_factor_enrolment_required'));
     }
     request.caller = resolution.user;
     // the request's later log lines (its "request completed" too) say who asked

@@ -38,7 +38,10 @@ export const consolePlugin = fp<{ consoleDir: string }>(
         return reply.code(404).send(fail(`not found: ${request.method} ${path}`, 'not_found'));
       }
       if (!consoleBuilt) {
-        return reply.code(503).type('text/plain; charset=utf-8').send('The console is not built yet: run `npm run build` (npm start does it for you).\n');
+        return reply
+          .code(503)
+          .type('text/plain; charset=utf-8')
+          .send('The console is not built yet: run `npm run build` (npm start does it for you).\n');
       }
       return reply.header('Cache-Control', 'no-cache').sendFile('index.html');
     });

@@ -16,14 +16,21 @@ export const errorHandlerPlugin = fp(
         request.log.warn({ err: error }, 'database unavailable');
         reply.code(503).header('retry-after', '1');
         return request.url.startsWith('/v1/') || request.url.startsWith('/dashboard/')
-          ? reply.send({ error: { message: DATABASE_UNAVAILABLE_MESSAGE, type: 'server_error', param: null, code: 'database_unavailable' } })
+          ? reply.send({
+              error: { message: DATABASE_UNAVAILABLE_MESSAGE, type: 'server_error', param: null, code: 'database_unavailable' },
+            })
           : reply.send(fail(DATABASE_UNAVAILABLE_MESSAGE));
       }
       const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
       if (status === 500) request.log.error({ err: error }, 'unhandled error');
       if (request.url.startsWith('/v1/')) {
         return reply.code(status).send({
-          error: { message: status === 500 ? 'internal error' : error.message, type: 'invalid_request_error', param: null, code: error.code ?? null },
+          error: {
+            message: status === 500 ? 'internal error' : error.message,
+            type: 'invalid_request_error',
+            param: null,
+            code: error.code ?? null,
+          },
         });
       }
       const message = status === 500 ? 'internal server error' : requestErrorMessage(error, status, request.routeOptions.bodyLimit);

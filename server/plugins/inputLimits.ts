@@ -48,7 +48,8 @@ export function validationMessage(error: FastifyError): string {
   if (!last) return error.message;
   const field = last.instancePath.replace(/^\//, '').replace(/\//g, '.');
   if (last.keyword === 'required') return `${String(last.params.missingProperty)} is required in ${WHERE[context] ?? context}`;
-  if (last.keyword === 'additionalProperties') return `unknown field ${String(last.params.additionalProperty)} in ${WHERE[context] ?? context}`;
+  if (last.keyword === 'additionalProperties')
+    return `unknown field ${String(last.params.additionalProperty)} in ${WHERE[context] ?? context}`;
   if (last.keyword === 'maxProperties') return `${WHERE[context] ?? context} has too many fields`;
   const rule = last.parentSchema?.description ?? last.message ?? 'valid';
   if (!field) return context === 'body' ? 'the request body must be a JSON object' : `${WHERE[context] ?? context} must be ${rule}`;
@@ -58,7 +59,8 @@ export function validationMessage(error: FastifyError): string {
 /** The console's wording of a 4xx raised before the handler (parser, size, content type, schema). */
 export function requestErrorMessage(error: FastifyError, status: number, bodyLimit: number | undefined): string {
   if (error.validation) return validationMessage(error);
-  if (status === 413) return bodyLimit ? `the request body is larger than the limit of ${bodyLimit} bytes` : 'the request body is too large';
+  if (status === 413)
+    return bodyLimit ? `the request body is larger than the limit of ${bodyLimit} bytes` : 'the request body is too large';
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return 'unsupported content type';

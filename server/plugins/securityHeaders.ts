@@ -74,7 +74,8 @@ export const securityHeadersPlugin = fp(
   (app) => {
     const { config, options } = app.ctx;
     app.addHook('onRequest', async (request, reply) => {
-      if (!reply.raw.hasHeader('x-content-type-options')) setSecurityHeaders(request.raw, reply.raw, config.trustProxy, turnstileEnabled(options));
+      if (!reply.raw.hasHeader('x-content-type-options'))
+        setSecurityHeaders(request.raw, reply.raw, config.trustProxy, turnstileEnabled(options));
     });
     return Promise.resolve();
   },

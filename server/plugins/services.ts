@@ -49,7 +49,10 @@ export const servicesPlugin = fp<ServicesOptions>(
     if (opened.instanceLock) {
       // alone on this SQLite file: whatever is still held belongs to requests a dead process never settled
       const returned = await returnHeldQuota(db);
-      if (returned.users > 0) console.warn(`[switchboard] returned ${returned.quota} quota to ${returned.users} user(s), held by requests that a restart cut off`);
+      if (returned.users > 0)
+        console.warn(
+          `[switchboard] returned ${returned.quota} quota to ${returned.users} user(s), held by requests that a restart cut off`,
+        );
     }
     const options = new OptionStore(db);
     await options.reload();
@@ -67,8 +70,11 @@ export const servicesPlugin = fp<ServicesOptions>(
     // background jobs run on one worker of one node at a time; on SQLite this process is alone (its instance lock)
     const jobs = new JobRunner(leaseDatabase ? sqlJobLeases(leaseDatabase.db, dialect) : localJobLeases(), nodeId, leaseSettings, app.log);
     // PostgreSQL and MySQL hold quota in leases (QUOTA_LEASES=off: a reservation row and a transaction per request)
-    const leaseLedger = dialect !== 'sqlite' && config.quotaLeases !== false ? new LeaseLedger(db, { nodeId, dialect, log: app.log }) : undefined;
-    const lease = leaseDatabase ? await startNodeLease(leaseDatabase.db, nodeId, leaseSettings, app.log, jobs, () => leaseLedger?.retireAll()) : undefined;
+    const leaseLedger =
+      dialect !== 'sqlite' && config.quotaLeases !== false ? new LeaseLedger(db, { nodeId, dialect, log: app.log }) : undefined;
+    const lease = leaseDatabase
+      ? await startNodeLease(leaseDatabase.db, nodeId, leaseSettings, app.log, jobs, () => leaseLedger?.retireAll())
+      : undefined;
     let ledger: QuotaLedger = leaseLedger ?? kyselyLedger(db, { reservationRows: lease !== undefined, nodeId });
     if (opened.sqlite) {
       const sqliteLedger = new SqliteLedger(opened.sqlite, ledger);

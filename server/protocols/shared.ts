@@ -3,7 +3,19 @@
 // one answer, and failure construction; and the gateway's own API paths (the
 // operation each asks for). Pure: no I/O.
 import { StringDecoder } from 'node:string_decoder';
-import type { AdaptorCall, ChatChunk, ChatChunkChoice, ChatResponse, ChatStreamDecoder, ChatToolCall, FinishReason, OpenAIUsage, Operation, UpstreamFailure, Usage } from './types';
+import type {
+  AdaptorCall,
+  ChatChunk,
+  ChatChunkChoice,
+  ChatResponse,
+  ChatStreamDecoder,
+  ChatToolCall,
+  FinishReason,
+  OpenAIUsage,
+  Operation,
+  UpstreamFailure,
+  Usage,
+} from './types';
 
 /** One server-sent event: its `event:` name (empty when none) and its `data:` lines joined by newlines. */
 export interface SseEvent {
@@ -126,8 +138,12 @@ export function trimmedBaseUrl(...candidates: Array<string | undefined>): string
  * Embeddings in input order. Vendors may answer them out of order; callers
  * match them to their inputs by position, so the order is restored here.
  */
-export function embeddingsInOrder(items: Array<{ index: number; embedding: number[] }>): Array<{ object: 'embedding'; index: number; embedding: number[] }> {
-  return [...items].sort((a, b) => a.index - b.index).map((item) => ({ object: 'embedding' as const, index: item.index, embedding: item.embedding }));
+export function embeddingsInOrder(
+  items: Array<{ index: number; embedding: number[] }>,
+): Array<{ object: 'embedding'; index: number; embedding: number[] }> {
+  return [...items]
+    .sort((a, b) => a.index - b.index)
+    .map((item) => ({ object: 'embedding' as const, index: item.index, embedding: item.embedding }));
 }
 
 /** Parses JSON, or undefined when it is not JSON. */
@@ -200,7 +216,11 @@ export function assembleChatResponse(chunks: readonly ChatChunk[], call: Adaptor
       for (const call of choice.delta.tool_calls ?? []) {
         const existing = building.tools[call.index];
         if (!existing) {
-          building.tools[call.index] = { id: call.id ?? '', type: 'function', function: { name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' } };
+          building.tools[call.index] = {
+            id: call.id ?? '',
+            type: 'function',
+            function: { name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' },
+          };
         } else {
           if (call.id) existing.id = call.id;
           if (call.function?.name) existing.function.name += call.function.name;
@@ -220,7 +240,10 @@ export function assembleChatResponse(chunks: readonly ChatChunk[], call: Adaptor
       .sort(([a], [b]) => a - b)
       .map(([index, building]) => {
         const tools = building.tools.filter(Boolean);
-        const message: ChatResponse['choices'][number]['message'] = { role: 'assistant', content: building.hasContent || tools.length === 0 ? building.content : null };
+        const message: ChatResponse['choices'][number]['message'] = {
+          role: 'assistant',
+          content: building.hasContent || tools.length === 0 ? building.content : null,
+        };
         if (tools.length > 0) message.tool_calls = tools;
         if (building.reasoning) message.reasoning_content = building.reasoning;
         return { index, message, finish_reason: building.finish ?? 'stop' };
@@ -233,7 +256,11 @@ export function assembleChatResponse(chunks: readonly ChatChunk[], call: Adaptor
  * A classified failure. Retryable by default when another channel may do
  * better: a 5xx, a 429, or a dead key.
  */
-export function upstreamFailure(status: number, message: string, details: { type?: string | null; code?: string | number | null; deadKey?: boolean; retryable?: boolean } = {}): UpstreamFailure {
+export function upstreamFailure(
+  status: number,
+  message: string,
+  details: { type?: string | null; code?: string | number | null; deadKey?: boolean; retryable?: boolean } = {},
+): UpstreamFailure {
   const deadKey = details.deadKey ?? false;
   return {
     status,
@@ -249,7 +276,11 @@ export function upstreamFailure(status: number, message: string, details: { type
 export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((part) => (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '')).join('');
+  return content
+    .map((part) =>
+      part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '',
+    )
+    .join('');
 }
 
 /** A data: URL's media type and base64 payload, or undefined for any other URL. */
@@ -269,10 +300,12 @@ export const MAX_TOKENS_LIMIT = 10_000_000;
 export const withArticle = (word: string): string => `${/^[aeiou]/i.test(word) ? 'an' : 'a'} ${word}`;
 
 /** A JSON object (not null, not an array): what every reader of a vendor's untyped JSON asks first. */
-export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A field a client sent as text (an id, a name), printed as JavaScript prints any value; absent or null: ''. */
-export const textOf = (value: unknown): string => (value === undefined || value === null ? '' : typeof value === 'string' ? value : `${value as string}`);
+export const textOf = (value: unknown): string =>
+  value === undefined || value === null ? '' : typeof value === 'string' ? value : `${value as string}`;
 const isOptionalNumber = (value: unknown) => value === undefined || value === null || (typeof value === 'number' && Number.isFinite(value));
 
 /**
@@ -289,28 +322,43 @@ export function chatRequestProblem(request: Record<string, unknown>): { message:
     if (typeof message.role !== 'string') return { message: `${param}.role must be a string`, param: `${param}.role` };
     const { content } = message;
     if (content !== undefined && content !== null && typeof content !== 'string') {
-      if (!Array.isArray(content) || !content.every(isObject)) return { message: `${param}.content must be a string or an array of content parts`, param: `${param}.content` };
+      if (!Array.isArray(content) || !content.every(isObject))
+        return { message: `${param}.content must be a string or an array of content parts`, param: `${param}.content` };
       for (const [partIndex, part] of content.entries()) {
         if (part.type === 'image_url' && !(isObject(part.image_url) && typeof part.image_url.url === 'string')) {
-          return { message: `${param}.content[${partIndex}].image_url must be an object with a url`, param: `${param}.content[${partIndex}].image_url` };
+          return {
+            message: `${param}.content[${partIndex}].image_url must be an object with a url`,
+            param: `${param}.content[${partIndex}].image_url`,
+          };
         }
       }
     }
     if (message.tool_calls !== undefined && message.tool_calls !== null) {
       const calls = message.tool_calls;
-      if (!Array.isArray(calls) || !calls.every((call) => isObject(call) && isObject(call.function) && typeof call.function.name === 'string')) {
+      if (
+        !Array.isArray(calls) ||
+        !calls.every((call) => isObject(call) && isObject(call.function) && typeof call.function.name === 'string')
+      ) {
         return { message: `${param}.tool_calls must be an array of function calls`, param: `${param}.tool_calls` };
       }
     }
   }
   const { tools } = request;
   if (tools !== undefined && tools !== null) {
-    if (!Array.isArray(tools) || !tools.every((tool) => isObject(tool) && isObject(tool.function) && typeof tool.function.name === 'string')) {
+    if (
+      !Array.isArray(tools) ||
+      !tools.every((tool) => isObject(tool) && isObject(tool.function) && typeof tool.function.name === 'string')
+    ) {
       return { message: 'tools must be an array of function tools, each with function.name', param: 'tools' };
     }
   }
   const { stop } = request;
-  if (stop !== undefined && stop !== null && typeof stop !== 'string' && !(Array.isArray(stop) && stop.every((item) => typeof item === 'string'))) {
+  if (
+    stop !== undefined &&
+    stop !== null &&
+    typeof stop !== 'string' &&
+    !(Array.isArray(stop) && stop.every((item) => typeof item === 'string'))
+  ) {
     return { message: 'stop must be a string or an array of strings', param: 'stop' };
   }
   for (const field of ['temperature', 'top_p', 'top_k', 'presence_penalty', 'frequency_penalty', 'seed'] as const) {
@@ -377,7 +425,9 @@ export const OPENAI_OPERATION_PATHS: Readonly<Record<Operation, string>> = {
   realtime: '/realtime',
 };
 
-const OPERATIONS_BY_PATH = new Map(Object.entries(OPENAI_OPERATION_PATHS).map(([operation, path]) => [`/v1${path}`, operation as Operation]));
+const OPERATIONS_BY_PATH = new Map(
+  Object.entries(OPENAI_OPERATION_PATHS).map(([operation, path]) => [`/v1${path}`, operation as Operation]),
+);
 
 /** The operation a client path of OpenAI's asks for (`/v1/chat/completions` → chat); undefined for any other path. */
 export function operationOfPath(path: string): Operation | undefined {

@@ -261,7 +261,9 @@ export interface CredentialExchange {
   /** Calls with the same cache key share one credential. */
   cacheKey(channel: ChannelConfig): string;
   /** The exchange request, or a failure when the key cannot even be read (a Promise when building it signs: Vertex AI's JWT). */
-  request(channel: ChannelConfig): (HttpTarget & { body?: string }) | UpstreamFailure | Promise<(HttpTarget & { body?: string }) | UpstreamFailure>;
+  request(
+    channel: ChannelConfig,
+  ): (HttpTarget & { body?: string }) | UpstreamFailure | Promise<(HttpTarget & { body?: string }) | UpstreamFailure>;
   /** The credential and its life, or the vendor's refusal. */
   parse(status: number, body: string): { credential: string; expiresInSeconds: number } | UpstreamFailure;
 }
@@ -408,4 +410,5 @@ export interface UpstreamAdaptor {
   webSearch?(model: string): boolean;
 }
 
-export const isUpstreamFailure = (value: unknown): value is UpstreamFailure => typeof value === 'object' && value !== null && 'deadKey' in value && 'retryable' in value && 'status' in value;
+export const isUpstreamFailure = (value: unknown): value is UpstreamFailure =>
+  typeof value === 'object' && value !== null && 'deadKey' in value && 'retryable' in value && 'status' in value;

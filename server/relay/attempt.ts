@@ -182,8 +182,13 @@ export function answerBytes(answer: UpstreamAnswer): Buffer | Promise<Buffer | R
   if (answer.json) return answer.json.bytes;
   return readAll(answer.response.stream!).catch((error: Error) => {
     const { requestId } = answer;
-    answer.log.warn({ requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, secretsOf(answer.channel.key)) }, 'upstream answer broke off');
-    return isUpstreamTimeout(error) ? relayError(504, `the upstream answer stalled (request id ${requestId})`, 'upstream_timeout', 'server_error') : unreachableRelayError(true, requestId);
+    answer.log.warn(
+      { requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, secretsOf(answer.channel.key)) },
+      'upstream answer broke off',
+    );
+    return isUpstreamTimeout(error)
+      ? relayError(504, `the upstream answer stalled (request id ${requestId})`, 'upstream_timeout', 'server_error')
+      : unreachableRelayError(true, requestId);
   });
 }
 

@@ -26,7 +26,9 @@ export function withChannelKey(
 ): RoutedChannel | undefined | Promise<RoutedChannel | undefined> {
   const load = () => liveChannelKeys(db, channel.id);
   const keys = cache ? cache.liveKeys(channel.id, load) : load();
-  return keys instanceof Promise ? keys.then((loaded) => pickKey(channel, loaded, exclude, random, resting, preferred)) : pickKey(channel, keys, exclude, random, resting, preferred);
+  return keys instanceof Promise
+    ? keys.then((loaded) => pickKey(channel, loaded, exclude, random, resting, preferred))
+    : pickKey(channel, keys, exclude, random, resting, preferred);
 }
 
 /**
@@ -34,7 +36,14 @@ export function withChannelKey(
  * excluded ones; `preferred`: the key a caller's affinity keeps, taken while
  * it is live.
  */
-function pickKey(channel: CandidateChannel, keys: LiveKey[], exclude: readonly number[], random: () => number, resting?: (keyId: number) => boolean, preferred?: number): RoutedChannel | undefined {
+function pickKey(
+  channel: CandidateChannel,
+  keys: LiveKey[],
+  exclude: readonly number[],
+  random: () => number,
+  resting?: (keyId: number) => boolean,
+  preferred?: number,
+): RoutedChannel | undefined {
   const live = exclude.length || resting ? keys.filter((key) => !exclude.includes(key.id) && !resting?.(key.id)) : keys;
   if (!live.length) return undefined;
   let chosen: LiveKey;

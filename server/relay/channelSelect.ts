@@ -32,7 +32,14 @@ function candidatesQuery(db: Kysely<Database>, model: string) {
 }
 
 const normalise = (rows: Array<Omit<CandidateChannel, never>>): CandidateChannel[] =>
-  rows.map((row) => ({ ...row, id: Number(row.id), type: Number(row.type), multi_key: Number(row.multi_key), priority: Number(row.priority), weight: Math.max(1, Number(row.weight)) }));
+  rows.map((row) => ({
+    ...row,
+    id: Number(row.id),
+    type: Number(row.type),
+    multi_key: Number(row.multi_key),
+    priority: Number(row.priority),
+    weight: Math.max(1, Number(row.weight)),
+  }));
 
 /** What a selection is asked for beyond (group, model). */
 export interface Selection {
@@ -51,7 +58,12 @@ export interface Selection {
 }
 
 /** The channel to try, synchronously when the routes of (group, model) are cached. */
-export function selectChannel(db: Kysely<Database>, group: string, model: string, selection: Selection): RoutedChannel | undefined | Promise<RoutedChannel | undefined> {
+export function selectChannel(
+  db: Kysely<Database>,
+  group: string,
+  model: string,
+  selection: Selection,
+): RoutedChannel | undefined | Promise<RoutedChannel | undefined> {
   let rows: CandidateChannel[] | Promise<CandidateChannel[]>;
   const { pinnedChannelId, cache } = selection;
   if (pinnedChannelId !== undefined) {

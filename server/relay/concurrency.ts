@@ -51,7 +51,11 @@ export function userConcurrencyLimit(user: { concurrency_limit?: unknown }, opti
  * and never above its user's (so -1 on a key means the user's limit, not
  * none, and a key saved before its user's limit was lowered follows it down).
  */
-export function tokenConcurrencyLimit(token: { concurrency_limit?: unknown }, userLimit: number, options: Pick<OptionStore, 'number'>): number {
+export function tokenConcurrencyLimit(
+  token: { concurrency_limit?: unknown },
+  userLimit: number,
+  options: Pick<OptionStore, 'number'>,
+): number {
   return Math.min(effectiveLimit(token.concurrency_limit, options.number('TokenConcurrencyLimit')), userLimit);
 }
 
@@ -93,7 +97,8 @@ export class ConcurrencyLimiter {
     const userId = Number(caller.user.id);
     const userLimit = userConcurrencyLimit(caller.user, this.options);
     const tokenLimit = tokenConcurrencyLimit(caller.token, userLimit, this.options);
-    if (this.shared.length === 0 || (tokenLimit === Infinity && userLimit === Infinity)) return this.enterHere(tokenId, userId, tokenLimit, userLimit);
+    if (this.shared.length === 0 || (tokenLimit === Infinity && userLimit === Infinity))
+      return this.enterHere(tokenId, userId, tokenLimit, userLimit);
     return this.enterShared(tokenId, userId, tokenLimit, userLimit);
   }
 
@@ -157,7 +162,9 @@ function decrement(counts: Map<number, number>, id: number): void {
 
 function tooMany(scope: 'token' | 'user', count: number): RelayError {
   const message =
-    scope === 'token' ? `this API key already has ${count} requests in flight, its limit; retry when one ends` : `your account already has ${count} requests in flight, its limit; retry when one ends`;
+    scope === 'token'
+      ? `this API key already has ${count} requests in flight, its limit; retry when one ends`
+      : `your account already has ${count} requests in flight, its limit; retry when one ends`;
   return { ...relayError(429, message, 'too_many_concurrent_requests', 'rate_limit_error'), retryAfter: RETRY_AFTER_SECONDS };
 }
 
@@ -177,7 +184,11 @@ export function concurrencyLimiter(app: FastifyInstance): ConcurrencyLimiter {
  * For the Fastify routes (images, audio): takes a place and gives it back when
  * the response is over, however it ends (answered, failed, or the client left).
  */
-export async function holdPlaceUntilClosed(app: FastifyInstance, caller: RelayCaller, raw: import('node:http').ServerResponse): Promise<RelayError | undefined> {
+export async function holdPlaceUntilClosed(
+  app: FastifyInstance,
+  caller: RelayCaller,
+  raw: import('node:http').ServerResponse,
+): Promise<RelayError | undefined> {
   const limiter = concurrencyLimiter(app);
   const refused = await limiter.enter(caller);
   if (refused) return refused;

@@ -51,7 +51,16 @@ export interface RelayHooks {
    * The request is over: settled, refused or aborted (metrics, the request log). `admission` is
    * undefined when it never got that far; `channelId` when it never reached dispatch (0: no channel could be tried).
    */
-  afterFinish: Array<(outcome: RelayOutcome, operation: string, admission: Admission | undefined, startedAt: number, channelId: number | undefined, call: RelayCall) => void>;
+  afterFinish: Array<
+    (
+      outcome: RelayOutcome,
+      operation: string,
+      admission: Admission | undefined,
+      startedAt: number,
+      channelId: number | undefined,
+      call: RelayCall,
+    ) => void
+  >;
   /** The answer's first streamed write is going out (open streams, time to first token); an empty list times nothing. */
   firstChunk: Array<(call: RelayCall) => void>;
 }

@@ -27,7 +27,10 @@ const cacheKeyOf = (adaptor: UpstreamAdaptor, channel: ChannelConfig) => `${adap
  * exchanged now (a Promise). The caller tells the two apart: a cached one the
  * vendor refuses may have been revoked before its time (forgetCredential).
  */
-export function credentialFor(adaptor: UpstreamAdaptor, channel: ChannelConfig): string | UpstreamFailure | Promise<string | UpstreamFailure> | undefined {
+export function credentialFor(
+  adaptor: UpstreamAdaptor,
+  channel: ChannelConfig,
+): string | UpstreamFailure | Promise<string | UpstreamFailure> | undefined {
   const exchange = adaptor.credential;
   if (!exchange) return undefined;
   const key = cacheKeyOf(adaptor, channel);
@@ -58,7 +61,10 @@ async function exchangeNow(adaptor: UpstreamAdaptor, channel: ChannelConfig, key
     status = response.statusCode;
     body = await response.body.text();
   } catch (error) {
-    return upstreamFailure(502, `the credential exchange failed: ${(error as Error).message}`, { code: 'credential_exchange_failed', retryable: true });
+    return upstreamFailure(502, `the credential exchange failed: ${(error as Error).message}`, {
+      code: 'credential_exchange_failed',
+      retryable: true,
+    });
   }
   const parsed = exchange.parse(status, body);
   if (isUpstreamFailure(parsed)) return parsed;

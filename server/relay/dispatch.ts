@@ -60,7 +60,8 @@ const SHUTTING_DOWN = relayError(503, 'the gateway is shutting down; please retr
 
 /** What the client hears when no upstream answered, by the last failure: no address or detail (those go to the log), the request id. */
 function unansweredError(error: unknown, requestId: string): RelayError {
-  if (error instanceof UpstreamBusy) return relayError(503, `the upstream is busy, please retry later (request id ${requestId})`, 'upstream_busy', 'server_error');
+  if (error instanceof UpstreamBusy)
+    return relayError(503, `the upstream is busy, please retry later (request id ${requestId})`, 'upstream_busy', 'server_error');
   const timedOut = error instanceof AnswerBrokeOff ? error.timedOut : error instanceof WebSocketTimeout || isUpstreamTimeout(error);
   if (timedOut) return relayError(504, `the upstream timed out (request id ${requestId})`, 'upstream_timeout', 'server_error');
   return unreachableRelayError(error instanceof AnswerBrokeOff, requestId);
@@ -81,10 +82,22 @@ function unansweredKind(error: unknown): UpstreamErrorKind {
 const MAX_LISTED_ATTEMPTS = 32;
 
 /** Adds one channel's try to the list, as the log keeps it: the reason without the channel's key, URLs or addresses. */
-function noteAttempt(tries: ChannelAttempt[] | undefined, channel: RoutedChannel, status: number, reason: string, sentAt: number): ChannelAttempt[] {
+function noteAttempt(
+  tries: ChannelAttempt[] | undefined,
+  channel: RoutedChannel,
+  status: number,
+  reason: string,
+  sentAt: number,
+): ChannelAttempt[] {
   const list = tries ?? [];
   if (list.length >= MAX_LISTED_ATTEMPTS) list.pop();
-  list.push({ channelId: channel.id, channelName: channel.name, status, reason: scrubLine(reason, secretsOf(channel.key)), ms: Date.now() - sentAt });
+  list.push({
+    channelId: channel.id,
+    channelName: channel.name,
+    status,
+    reason: scrubLine(reason, secretsOf(channel.key)),
+    ms: Date.now() - sentAt,
+  });
   return list;
 }
 
@@ -195,10 +208,20 @@ async function tryNextChannel(run: DispatchRun, stage: RouteStage, attempt: numb
     return { ...served, attempts: noteAttempt(run.tries, channel, result.answer.response.status, 'answered', sentAt) };
   }
   if (result.outcome === 'aborted') {
-    run.tries = noteAttempt(run.tries, channel, 0, request.signal.byGateway ? SHUTTING_DOWN.message : 'the client left before the answer', sentAt);
-    return request.signal.byGateway ? { outcome: 'failed', error: SHUTTING_DOWN, channelId: channel.id, attempts: run.tries } : { outcome: 'aborted', attempts: run.tries };
+    run.tries = noteAttempt(
+      run.tries,
+      channel,
+      0,
+      request.signal.byGateway ? SHUTTING_DOWN.message : 'the client left before the answer',
+      sentAt,
+    );
+    return request.signal.byGateway
+      ? { outcome: 'failed', error: SHUTTING_DOWN, channelId: channel.id, attempts: run.tries }
+      : { outcome: 'aborted', attempts: run.tries };
   }
-  return result.outcome === 'unanswered' ? unanswered(run, channel, result.error, sentAt, attempt) : failed(run, channel, result.failure, sentAt, attempt);
+  return result.outcome === 'unanswered'
+    ? unanswered(run, channel, result.error, sentAt, attempt)
+    : failed(run, channel, result.failure, sentAt, attempt);
 }
 
 const isChannel = (picked: RoutedChannel | Step): picked is RoutedChannel => typeof picked === 'object' && 'id' in picked;
@@ -221,7 +244,12 @@ async function pickChannel(run: DispatchRun, stage: RouteStage): Promise<RoutedC
   } catch (error) {
     // the caller holds a reservation: a failed outcome makes it release that before answering
     if (!isDatabaseUnavailable(error)) throw error;
-    return { outcome: 'failed', error: relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error'), channelId: run.tried.at(-1) ?? 0, attempts: run.tries };
+    return {
+      outcome: 'failed',
+      error: relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error'),
+      channelId: run.tried.at(-1) ?? 0,
+      attempts: run.tries,
+    };
   }
   if (!channel) return NO_CHANNEL;
   run.tried.push(channel.id);
@@ -235,7 +263,12 @@ async function pickChannel(run: DispatchRun, stage: RouteStage): Promise<RoutedC
     if (keyed instanceof Promise) keyed = await keyed;
   } catch (error) {
     if (!isDatabaseUnavailable(error)) throw error;
-    return { outcome: 'failed', error: relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error'), channelId: channel.id, attempts: run.tries };
+    return {
+      outcome: 'failed',
+      error: relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error'),
+      channelId: channel.id,
+      attempts: run.tries,
+    };
   }
   if (!keyed) {
     // every live key rests: the channel rests with them (until the first wakes) and stays free for the last resort;
@@ -257,15 +290,26 @@ function wayOn(run: DispatchRun, channel: RoutedChannel, model: string): { call:
   const adaptor = adaptorForChannelType(channel.type);
   const inbound = request.inbound ?? 'openai';
   // OpenAI's chat decides on `speaks` alone; only another protocol asks the channel's type
-  const passes = adaptor !== undefined && !(operation && ALWAYS_ENCODED.has(operation)) && (adaptor.speaks === inbound || adaptor.alsoSpeaks?.(channel.type, inbound) === true);
+  const passes =
+    adaptor !== undefined &&
+    !(operation && ALWAYS_ENCODED.has(operation)) &&
+    (adaptor.speaks === inbound || adaptor.alsoSpeaks?.(channel.type, inbound) === true);
   const asked = passes && request.passthroughOperation !== undefined ? request.passthroughOperation : operation;
   const upstreamModel = mappedModel(channel, model);
   // the vendor serves the client's protocol for this model at a URL of its own (Claude on Bedrock for a Messages client)
   const native = !passes && asked === 'chat' && adaptor?.native?.inbound === inbound && adaptor.native.serves(upstreamModel);
-  if (!adaptor || !asked || !adaptor.operations.has(asked) || adaptor.servesOperation?.(channel.type, asked) === false || (!passes && !native && !(TRANSLATABLE.has(asked) && request.json))) {
+  if (
+    !adaptor ||
+    !asked ||
+    !adaptor.operations.has(asked) ||
+    adaptor.servesOperation?.(channel.type, asked) === false ||
+    (!passes && !native && !(TRANSLATABLE.has(asked) && request.json))
+  ) {
     run.lastError = relayError(
       501,
-      adaptor ? `channel type ${channel.type} does not offer ${asked ?? request.path}` : `channel type ${channel.type} is unknown to this relay`,
+      adaptor
+        ? `channel type ${channel.type} does not offer ${asked ?? request.path}`
+        : `channel type ${channel.type} is unknown to this relay`,
       'channel_type_unsupported',
       'server_error',
     );
@@ -275,10 +319,15 @@ function wayOn(run: DispatchRun, channel: RoutedChannel, model: string): { call:
   if (native) return { call: () => nativeCall(deps, adaptor, adaptor.native!, channel, asked, upstreamModel, request) };
   const dropped = asked === 'chat' && request.json ? droppedToolsOf(adaptor, upstreamModel, request.json) : undefined;
   const refusesDrop = dropped !== undefined && deps.options.get('ToolRefusalGroups').split(',').includes(caller.user.group);
-  const uncarried = asked === 'chat' ? (request.untranslatable?.() ?? (refusesDrop && dropped ? uncarriedToolsReason(dropped) : undefined)) : undefined;
+  const uncarried =
+    asked === 'chat' ? (request.untranslatable?.() ?? (refusesDrop && dropped ? uncarriedToolsReason(dropped) : undefined)) : undefined;
   if (uncarried) {
     // dropping a tool the client relies on would change what the model can do behind its back
-    run.lastError = relayError(400, `this request cannot be sent to ${withArticle(adaptor.protocol)} channel: ${uncarried}`, 'unsupported_tool');
+    run.lastError = relayError(
+      400,
+      `this request cannot be sent to ${withArticle(adaptor.protocol)} channel: ${uncarried}`,
+      'unsupported_tool',
+    );
     return SKIPPED;
   }
   if (asked === 'embeddings' && embedsPerInput(adaptor, upstreamModel, request.json)) {
@@ -296,7 +345,14 @@ function unanswered(run: DispatchRun, channel: RoutedChannel, error: unknown, se
   // the detail (an internal address, a TLS complaint) is for the admin, in the log; nothing reached the client yet,
   // so each of these is the channel's failure and the next channel may answer
   deps.log.warn(
-    { requestId, userId: caller.user.id, tokenId: caller.token.id, channelId: channel.id, attempt, detail: scrubSecrets((error as Error).message, secretsOf(channel.key)) },
+    {
+      requestId,
+      userId: caller.user.id,
+      tokenId: caller.token.id,
+      channelId: channel.id,
+      attempt,
+      detail: scrubSecrets((error as Error).message, secretsOf(channel.key)),
+    },
     'upstream call failed',
   );
   run.lastError = unansweredError(error, requestId);
@@ -326,7 +382,10 @@ async function failed(run: DispatchRun, channel: RoutedChannel, failure: Upstrea
     }
   }
   run.lastError = upstreamRelayError(failure.status, failure, secretsOf(channel.key), requestId);
-  deps.metrics?.upstreamError(channel.id, failure.deadKey ? 'dead_key' : failure.status === 429 ? 'rate_limited' : failure.status >= 500 ? 'server_error' : 'client_error');
+  deps.metrics?.upstreamError(
+    channel.id,
+    failure.deadKey ? 'dead_key' : failure.status === 429 ? 'rate_limited' : failure.status >= 500 ? 'server_error' : 'client_error',
+  );
   deps.log.warn(
     {
       requestId,
@@ -413,7 +472,12 @@ function verdictOf(result: Attempt): AttemptVerdict {
     case 'failed': {
       const { failure } = result;
       if (failure.deadKey) return 'neutral';
-      if (failure.status === 429 || failure.status === 529 || (failure.status === 503 && /overload/i.test(`${failure.type ?? ''} ${failure.code ?? ''} ${failure.message}`))) return 'overloaded';
+      if (
+        failure.status === 429 ||
+        failure.status === 529 ||
+        (failure.status === 503 && /overload/i.test(`${failure.type ?? ''} ${failure.code ?? ''} ${failure.message}`))
+      )
+        return 'overloaded';
       return failure.status >= 500 ? 'failed' : 'neutral';
     }
   }

@@ -7,7 +7,9 @@ import { relayError, type RelayError } from '../../common/relayError';
 
 export { isRelayError, relayError, type RelayError } from '../../common/relayError';
 
-const errorBody = (error: RelayError) => ({ error: { message: error.message, type: error.type, param: error.param ?? null, code: error.code } });
+const errorBody = (error: RelayError) => ({
+  error: { message: error.message, type: error.type, param: error.param ?? null, code: error.code },
+});
 
 export function sendRelayError(reply: FastifyReply, error: RelayError) {
   if (error.retryAfter !== undefined) reply.header('retry-after', String(error.retryAfter));
@@ -41,7 +43,13 @@ const CLIENT_ERROR_STATUSES = new Set([400, 404, 422]);
 export function upstreamRelayError(status: number, failure: UpstreamFailure, channelKey: string, requestId: string): RelayError {
   // OpenAI's word for it, or any vendor's complaint its adaptor judged the request's own (it would fail anywhere)
   if (CLIENT_ERROR_STATUSES.has(status) && (failure.type === 'invalid_request_error' || failure.retryable === false)) {
-    return { status, message: scrubForClient(failure.message, channelKey), type: 'invalid_request_error', code: failure.code ?? null, param: null };
+    return {
+      status,
+      message: scrubForClient(failure.message, channelKey),
+      type: 'invalid_request_error',
+      code: failure.code ?? null,
+      param: null,
+    };
   }
   if (status === 429) {
     return relayError(429, `the upstream service is busy, please retry later (request id ${requestId})`, 'upstream_busy', 'server_error');
@@ -50,7 +58,12 @@ export function upstreamRelayError(status: number, failure: UpstreamFailure, cha
     // the channel's key was refused: the server's problem, not the caller's key
     return relayError(502, `the upstream service refused the gateway (request id ${requestId})`, 'upstream_error', 'server_error');
   }
-  return relayError(status >= 500 ? status : 502, `the upstream service failed (request id ${requestId})`, 'upstream_error', 'server_error');
+  return relayError(
+    status >= 500 ? status : 502,
+    `the upstream service failed (request id ${requestId})`,
+    'upstream_error',
+    'server_error',
+  );
 }
 
 /** A network failure or a cut answer, as a token holder sees it: no address, no detail, the request id. */

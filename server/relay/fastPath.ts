@@ -27,7 +27,11 @@ export function relayFastPath(
   options: { trustProxy: boolean; bodyLimit: number; isClosing: () => boolean },
 ) {
   const ctx = relayContextOf(app, bookkeeping);
-  const routes = new Map(declarations.filter((declared) => declared.route.body === 'json' && !declared.path.includes(':')).map((declared) => [declared.path, declared.route]));
+  const routes = new Map(
+    declarations
+      .filter((declared) => declared.route.body === 'json' && !declared.path.includes(':'))
+      .map((declared) => [declared.path, declared.route]),
+  );
   return (request: IncomingMessage, response: ServerResponse): boolean => {
     if (request.method !== 'POST' || options.isClosing()) return false;
     const url = request.url ?? '';
@@ -48,7 +52,13 @@ export function relayFastPath(
                 .split(',')[0]
                 .trim()
             : '';
-          const input = { headers: request.headers, ip: forwarded || request.socket.remoteAddress || '', body: read.body, raw: read.raw, query: queryOf(url, query) };
+          const input = {
+            headers: request.headers,
+            ip: forwarded || request.socket.remoteAddress || '',
+            body: read.body,
+            raw: read.raw,
+            query: queryOf(url, query),
+          };
           runRelay(ctx, route, input, response).catch(crash);
         } catch (error) {
           crash(error);

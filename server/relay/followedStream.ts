@@ -14,11 +14,20 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { Readable } from 'node:stream';
 import { upstreamFailure } from '../protocols/shared';
-import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatStreamDecoder, type UpstreamAdaptor, type UpstreamFailure, type Usage } from '../protocols/types';
+import {
+  isUpstreamFailure,
+  type AdaptorCall,
+  type ChannelConfig,
+  type ChatStreamDecoder,
+  type UpstreamAdaptor,
+  type UpstreamFailure,
+  type Usage,
+} from '../protocols/types';
 import { callUpstream, DisconnectSignal, poolFor, type UpstreamResponse } from './upstream';
 
 /** What following came to: the stream (its source and decoder, for dispatch to read as any other), or why not. */
-export type Followed = { source: Readable; decoder: ChatStreamDecoder } | { failure: UpstreamFailure } | { error: unknown } | { aborted: true };
+export type Followed =
+  { source: Readable; decoder: ChatStreamDecoder } | { failure: UpstreamFailure } | { error: unknown } | { aborted: true };
 
 /** The URL when the relay may follow it for this channel, else undefined. */
 export function followableUrl(url: string, channel: ChannelConfig, hosts: readonly string[]): URL | undefined {
@@ -77,22 +86,39 @@ export async function followStream(
   const streamUrl = followableUrl(targets.stream.url, channel, hosts);
   if (!streamUrl) {
     // the address stays in the log; the client hears only that the channel failed
-    log.warn({ requestId, protocol: adaptor.protocol, url: targets.stream.url }, 'refused to follow a stream URL outside the vendor and the channel');
-    return { failure: upstreamFailure(502, `the ${adaptor.protocol} upstream named a stream URL this gateway does not follow`, { code: 'stream_url_refused', retryable: true }) };
+    log.warn(
+      { requestId, protocol: adaptor.protocol, url: targets.stream.url },
+      'refused to follow a stream URL outside the vendor and the channel',
+    );
+    return {
+      failure: upstreamFailure(502, `the ${adaptor.protocol} upstream named a stream URL this gateway does not follow`, {
+        code: 'stream_url_refused',
+        retryable: true,
+      }),
+    };
   }
   let usageTarget: { url: URL; headers: Record<string, string> } | undefined;
   if (targets.usage) {
     const usageUrl = followableUrl(targets.usage.url, channel, hosts);
     if (usageUrl) usageTarget = { url: usageUrl, headers: targets.usage.headers };
-    else log.warn({ requestId, protocol: adaptor.protocol, url: targets.usage.url }, 'refused to follow a usage URL outside the vendor and the channel');
+    else
+      log.warn(
+        { requestId, protocol: adaptor.protocol, url: targets.usage.url },
+        'refused to follow a usage URL outside the vendor and the channel',
+      );
   }
   let response: UpstreamResponse;
   try {
-    response = await callUpstream(poolFor(streamUrl.origin), { method: 'GET', path: streamUrl.pathname + streamUrl.search, headers: targets.stream.headers, requestId }, signal);
+    response = await callUpstream(
+      poolFor(streamUrl.origin),
+      { method: 'GET', path: streamUrl.pathname + streamUrl.search, headers: targets.stream.headers, requestId },
+      signal,
+    );
   } catch (error) {
     return signal.aborted ? { aborted: true } : { error };
   }
-  if (response.status < 200 || response.status >= 300) return { failure: adaptor.failure(response.status, await bodyText(response).catch(() => '')) };
+  if (response.status < 200 || response.status >= 300)
+    return { failure: adaptor.failure(response.status, await bodyText(response).catch(() => '')) };
   // a stream that came as JSON (the vendor's refusal in a 200) is decoded all the same: its decoder reports what it holds
   const inner = response.stream ?? Readable.from(response.bytes ? [response.bytes] : []);
   const followed = new FollowedStream(inner, adaptor, call, usageTarget, requestId, log);
@@ -197,11 +223,18 @@ class FollowedStream {
   private async fetchUsage(): Promise<Usage | undefined> {
     const { url, headers } = this.usageTarget!;
     try {
-      const response = await callUpstream(poolFor(url.origin), { method: 'GET', path: url.pathname + url.search, headers, requestId: this.requestId }, this.usageSignal);
+      const response = await callUpstream(
+        poolFor(url.origin),
+        { method: 'GET', path: url.pathname + url.search, headers, requestId: this.requestId },
+        this.usageSignal,
+      );
       const text = await bodyText(response);
       const usage = response.status >= 200 && response.status < 300 ? this.adaptor.usageAfterStream?.(text, this.call) : undefined;
       if (usage) return usage;
-      this.log.warn({ requestId: this.requestId, protocol: this.adaptor.protocol, status: response.status }, 'the usage of a followed stream was not there: billing the gateway’s own count');
+      this.log.warn(
+        { requestId: this.requestId, protocol: this.adaptor.protocol, status: response.status },
+        'the usage of a followed stream was not there: billing the gateway’s own count',
+      );
     } catch (error) {
       if (!this.usageSignal.aborted) {
         this.log.warn(

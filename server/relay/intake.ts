@@ -27,7 +27,8 @@ export function openJsonRequest(
 
 function withBody(caller: RelayCaller | RelayError, body: unknown): OpenedRequest | RelayError {
   if (isRelayError(caller)) return caller;
-  if (!body || typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) return { caller, body: {}, refused: relayError(400, 'the request body must be a JSON object') };
+  if (!body || typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body))
+    return { caller, body: {}, refused: relayError(400, 'the request body must be a JSON object') };
   const refused = relayFieldProblem(body as Record<string, unknown>);
   return refused ? { caller, body: {}, refused } : { caller, body: body as Record<string, unknown> };
 }
@@ -114,7 +115,12 @@ function numberRewrittenIn(text: string, from: number, to: number): boolean {
  * relay from the body's end, with no promise and no turn of the microtask
  * queue in between.
  */
-export function readJsonBody(request: IncomingMessage, limit: number, done: (read: JsonBodyRead) => void, failed: (error: unknown) => void): void {
+export function readJsonBody(
+  request: IncomingMessage,
+  limit: number,
+  done: (read: JsonBodyRead) => void,
+  failed: (error: unknown) => void,
+): void {
   // 'data' and 'end' listeners: cheaper per request than an async iterator
   const chunks: Buffer[] = [];
   let size = 0;

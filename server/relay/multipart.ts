@@ -50,7 +50,13 @@ function multipartParts(body: Buffer, boundary: string): MultipartPart[] {
     const headers = body.toString('utf8', partStart, headersEnd);
     const disposition = /content-disposition:[^\r\n]*/i.exec(headers)?.[0] ?? '';
     const file = /filename\*?=/i.test(disposition);
-    parts.push({ name: /[;\s]name="([^"]*)"/i.exec(disposition)?.[1], file, value: file ? '' : body.toString('utf8', valueStart, valueEnd), start: valueStart, end: valueEnd });
+    parts.push({
+      name: /[;\s]name="([^"]*)"/i.exec(disposition)?.[1],
+      file,
+      value: file ? '' : body.toString('utf8', valueStart, valueEnd),
+      start: valueStart,
+      end: valueEnd,
+    });
     position = valueEnd + 2;
   }
   return parts;

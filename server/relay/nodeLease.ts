@@ -146,7 +146,8 @@ export async function sweepDeadNodes(db: Kysely<Database>, leaseMs: number, now 
             .execute();
         }
       }
-      const names = userIds.length === 0 ? [] : await transaction.selectFrom('users').select(['id', 'username']).where('id', 'in', userIds).execute();
+      const names =
+        userIds.length === 0 ? [] : await transaction.selectFrom('users').select(['id', 'username']).where('id', 'in', userIds).execute();
       const nameOf = new Map(names.map((row) => [Number(row.id), row.username]));
       await insertLogs(
         transaction,
@@ -203,7 +204,8 @@ export async function startNodeLease(
     try {
       const sweep = () => sweepDeadNodes(db, settings.leaseMs);
       const swept = jobs ? await jobs.runPeriodic('reservation-sweep', settings.renewMs, sweep) : await sweep();
-      if (swept && swept.reservations > 0) log.info(swept, `returned ${swept.quota} quota held by ${swept.reservations} request(s) of nodes whose lease expired`);
+      if (swept && swept.reservations > 0)
+        log.info(swept, `returned ${swept.quota} quota held by ${swept.reservations} request(s) of nodes whose lease expired`);
     } catch (error) {
       log.warn({ err: error }, 'could not sweep the reservations of dead nodes');
     }

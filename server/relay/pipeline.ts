@@ -163,7 +163,11 @@ export class RelayCall<State = unknown> {
 const EMPTY_BODY: Record<string, unknown> = Object.freeze({});
 
 /** An error written straight to Node's response; a response already begun is cut instead. */
-export function writeInboundError(response: ServerResponse, codec: InboundCodec, error: RelayError | (InboundError & { status: number; retryAfter?: number })): void {
+export function writeInboundError(
+  response: ServerResponse,
+  codec: InboundCodec,
+  error: RelayError | (InboundError & { status: number; retryAfter?: number }),
+): void {
   if (response.headersSent) {
     response.destroy();
     return;
@@ -178,7 +182,12 @@ export function writeInboundError(response: ServerResponse, codec: InboundCodec,
 }
 
 /** Runs one request through the pipeline. Throws only on a failure nobody expected (the caller answers 500). */
-export async function runRelay<State>(ctx: RelayContext, route: RelayRoute<State>, input: RelayInput, response: ServerResponse): Promise<void> {
+export async function runRelay<State>(
+  ctx: RelayContext,
+  route: RelayRoute<State>,
+  input: RelayInput,
+  response: ServerResponse,
+): Promise<void> {
   ctx.inFlight += 1;
   const call = new RelayCall(ctx, route, input, response);
   const startedAt = (call.startedAt = Date.now());
@@ -192,7 +201,8 @@ export async function runRelay<State>(ctx: RelayContext, route: RelayRoute<State
   } finally {
     ctx.inFlight -= 1;
     if (outcome !== 'settled' && call.caller) recordFailure(call);
-    if (ctx.hooks.afterFinish.length > 0) for (const hook of ctx.hooks.afterFinish) hook(outcome, route.operation, call.admission, startedAt, call.channelId, call);
+    if (ctx.hooks.afterFinish.length > 0)
+      for (const hook of ctx.hooks.afterFinish) hook(outcome, route.operation, call.admission, startedAt, call.channelId, call);
   }
 }
 
@@ -245,7 +255,9 @@ function streamedCall(call: RelayCall<unknown>): boolean {
 async function authenticated<State>(call: RelayCall<State>): Promise<RelayOutcome> {
   const { ctx, route } = call;
   // a protocol with its key elsewhere than the Authorization header says where
-  const input = route.inbound.authorization ? { ...call.input, headers: { authorization: route.inbound.authorization(call.input.headers) } } : call.input;
+  const input = route.inbound.authorization
+    ? { ...call.input, headers: { authorization: route.inbound.authorization(call.input.headers) } }
+    : call.input;
   if (route.body === 'json') {
     let opened = openJsonRequest(ctx, input);
     if (opened instanceof Promise) opened = await opened;
@@ -298,7 +310,8 @@ async function admitted<State>(call: RelayCall<State>): Promise<RelayOutcome> {
   let reservation: Reservation | RelayError;
   try {
     reservation = await reserve(ctx, admission, route.price(call), hint);
-    if (isRelayError(reservation) && reservation.code === 'insufficient_quota' && route.reserveAgain) reservation = await route.reserveAgain(call, reservation, hint);
+    if (isRelayError(reservation) && reservation.code === 'insufficient_quota' && route.reserveAgain)
+      reservation = await route.reserveAgain(call, reservation, hint);
   } catch (error) {
     // the database failed the reservation: no tokens were used either
     if (call.rateTicket) ctx.rateLimits.correct(call.rateTicket, 0);
@@ -349,7 +362,9 @@ async function admitted<State>(call: RelayCall<State>): Promise<RelayOutcome> {
     return 'settled';
   } catch (error) {
     // nobody expected this failure: whatever is still held goes back before the 500
-    await call.release()?.catch((releaseError: unknown) => ctx.log.error({ err: releaseError }, 'could not give back the hold of a failed request'));
+    await call
+      .release()
+      ?.catch((releaseError: unknown) => ctx.log.error({ err: releaseError }, 'could not give back the hold of a failed request'));
     throw error;
   }
 }
@@ -363,7 +378,9 @@ export function answerCrash(ctx: RelayContext, codec: InboundCodec, response: Se
 }
 
 const crashError = (error: unknown): RelayError =>
-  isDatabaseUnavailable(error) ? relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error') : relayError(500, 'internal error', null, 'server_error');
+  isDatabaseUnavailable(error)
+    ? relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error')
+    : relayError(500, 'internal error', null, 'server_error');
 
 /**
  * Notes the answer's first streamed write, for the log's time to first token and the firstChunk hooks (a

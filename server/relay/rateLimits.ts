@@ -226,7 +226,15 @@ export class RelayRateLimiter {
     const buckets: Bucket[] = [];
     const add = (prefix: string, owner: Bucket['owner'], limits: RateLimitPair) => {
       if (limits.rpm > 0) buckets.push({ key: `${prefix}:r`, limit: limits.rpm, cost: 1, need: 1, kind: 'requests', owner });
-      if (limits.tpm > 0) buckets.push({ key: `${prefix}:t`, limit: limits.tpm, cost: estimate, need: Math.min(estimate, limits.tpm), kind: 'tokens', owner });
+      if (limits.tpm > 0)
+        buckets.push({
+          key: `${prefix}:t`,
+          limit: limits.tpm,
+          cost: estimate,
+          need: Math.min(estimate, limits.tpm),
+          kind: 'tokens',
+          owner,
+        });
     };
     add(tokenPrefix, 'key', token);
     add(userPrefix, 'account', user);
@@ -259,7 +267,13 @@ export class RelayRateLimiter {
     const headers = rateHeaders(buckets, result.buckets);
     if (!result.admitted) return { refused: this.refusal(buckets, result), headers };
     const tokenBuckets = buckets.filter((bucket) => bucket.kind === 'tokens').map(({ key, limit }) => ({ key, limit }));
-    return { headers, ticket: tokenBuckets.length > 0 ? { store, tokenBuckets, estimate: buckets.find((bucket) => bucket.kind === 'tokens')!.cost, done: false } : undefined };
+    return {
+      headers,
+      ticket:
+        tokenBuckets.length > 0
+          ? { store, tokenBuckets, estimate: buckets.find((bucket) => bucket.kind === 'tokens')!.cost, done: false }
+          : undefined,
+    };
   }
 
   /** Replaces the estimate by what the request really used (0 when it was given back); once per ticket, off the hot path. */
@@ -271,7 +285,8 @@ export class RelayRateLimiter {
     for (const bucket of ticket.tokenBuckets) {
       // the copy here follows (see admitBuckets), and takes the correction alone when Redis fails it
       this.memory.adjust(bucket.key, bucket.limit, units);
-      if (ticket.store === 'redis' && this.redisUsable()) redisGcraAdjust(this.redis!, bucket.key, bucket.limit, units).catch(() => undefined);
+      if (ticket.store === 'redis' && this.redisUsable())
+        redisGcraAdjust(this.redis!, bucket.key, bucket.limit, units).catch(() => undefined);
     }
   }
 
@@ -310,7 +325,12 @@ export class RelayRateLimiter {
     const what = worst.kind === 'requests' ? 'requests per minute (RPM)' : 'tokens per minute (TPM)';
     const whose = worst.owner === 'key' ? 'this API key' : 'your account';
     const seconds = Math.max(1, Math.ceil(result.retryMs / 1000));
-    const error = relayError(429, `Rate limit reached for ${whose} on ${what}: limit ${worst.limit}. Please try again in ${formatResetDuration(result.retryMs)}.`, 'rate_limit_exceeded', worst.kind);
+    const error = relayError(
+      429,
+      `Rate limit reached for ${whose} on ${what}: limit ${worst.limit}. Please try again in ${formatResetDuration(result.retryMs)}.`,
+      'rate_limit_exceeded',
+      worst.kind,
+    );
     error.retryAfter = seconds;
     return error;
   }

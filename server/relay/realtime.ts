@@ -196,14 +196,21 @@ function clientAddress(request: IncomingMessage, trustProxy: boolean): string {
 const outputBoundOf = (model: string, limit: number | undefined) => limit ?? catalogMaxOutputTokens(model) ?? DEFAULT_OUTPUT_BOUND;
 
 /** Handles one upgrade request on the gateway's server; answers every path (404 for anything but /v1/realtime). */
-export async function handleRealtimeUpgrade(sessions: RealtimeSessions, request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+export async function handleRealtimeUpgrade(
+  sessions: RealtimeSessions,
+  request: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+): Promise<void> {
   const { ctx } = sessions;
   socket.on('error', () => socket.destroy());
   const upgrader = await sessions.upgrader();
   const url = new URL(request.url ?? '/', 'http://gateway');
-  if (url.pathname.replace(/\/+$/, '') !== '/v1/realtime') return refuseUpgrade(socket, relayError(404, `no WebSocket at ${url.pathname}`, 'not_found'));
+  if (url.pathname.replace(/\/+$/, '') !== '/v1/realtime')
+    return refuseUpgrade(socket, relayError(404, `no WebSocket at ${url.pathname}`, 'not_found'));
   const model = url.searchParams.get('model') ?? '';
-  if (!model) return refuseUpgrade(socket, relayError(400, 'the model query parameter is required: /v1/realtime?model=...', 'invalid_request_error'));
+  if (!model)
+    return refuseUpgrade(socket, relayError(400, 'the model query parameter is required: /v1/realtime?model=...', 'invalid_request_error'));
   const badName = modelNameProblem(model);
   if (badName) return refuseUpgrade(socket, badName);
   const headers = { authorization: realtimeAuthorization(request.headers) };
@@ -211,7 +218,10 @@ export async function handleRealtimeUpgrade(sessions: RealtimeSessions, request:
   const caller = await authenticateRelay(ctx.db, { ip, headers }, ctx.cache, ctx.ledger);
   if (isRelayError(caller)) return refuseUpgrade(socket, caller);
   const startedAt = Date.now();
-  const requestId = typeof request.headers['x-request-id'] === 'string' && /^[\w.:-]{1,128}$/.test(request.headers['x-request-id']) ? request.headers['x-request-id'] : ctx.newRequestId();
+  const requestId =
+    typeof request.headers['x-request-id'] === 'string' && /^[\w.:-]{1,128}$/.test(request.headers['x-request-id'])
+      ? request.headers['x-request-id']
+      : ctx.newRequestId();
   // once the key is known, a refusal is an error log too, as on the HTTP routes
   const refuse = (error: RelayError) => {
     recordRefusal(ctx, caller, model, requestId, error, startedAt);
@@ -232,12 +242,24 @@ export async function handleRealtimeUpgrade(sessions: RealtimeSessions, request:
     if (isRelayError(admission)) return refuse(admission);
     // the balance must cover a short response before a session opens: read, not held (a hold on
     // PostgreSQL and MySQL would take a quota lease that the first response then could not use)
-    const payer = { userId: Number(caller.user.id), tokenId: Number(caller.token.id), limitedToken: Number(caller.token.unlimited_quota) !== 1 };
+    const payer = {
+      userId: Number(caller.user.id),
+      tokenId: Number(caller.token.id),
+      limitedToken: Number(caller.token.unlimited_quota) !== 1,
+    };
     if ((await balancesOf(ctx, payer)).available < firstBound(ctx, admission)) {
       return refuse(relayError(429, 'the quota cannot cover a realtime response', 'insufficient_quota', 'insufficient_quota'));
     }
     const query = url.searchParams.get('api-version');
-    const opened = await openUpstream(ctx, caller, model, query ? { 'api-version': query } : {}, socket, requestId, speaksRealtimeBeta(request.headers));
+    const opened = await openUpstream(
+      ctx,
+      caller,
+      model,
+      query ? { 'api-version': query } : {},
+      socket,
+      requestId,
+      speaksRealtimeBeta(request.headers),
+    );
     if (isRelayError(opened)) return refuse(opened);
     if (socket.destroyed) {
       opened.upstream.terminate();
@@ -254,7 +276,14 @@ export async function handleRealtimeUpgrade(sessions: RealtimeSessions, request:
 }
 
 /** The error log of a session refused once its key was known: nothing charged, queued beside the settlements. */
-function recordRefusal(ctx: RelayContext, caller: RelayCaller, model: string, requestId: string, error: RelayError, startedAt: number): void {
+function recordRefusal(
+  ctx: RelayContext,
+  caller: RelayCaller,
+  model: string,
+  requestId: string,
+  error: RelayError,
+  startedAt: number,
+): void {
   const now = Date.now();
   const details: LogDetails = { protocol: 'openai', operation: 'realtime', status: error.status };
   if (error.code !== null && error.code !== undefined) details.errorCode = String(error.code);
@@ -307,7 +336,12 @@ async function openUpstream(
   let tries = Math.max(0, ctx.options.number('RetryTimes')) + 1;
   let lastError = relayError(503, `no channel available for model ${model}`, 'model_not_available', 'server_error');
   while (tries > 0 && !client.destroyed) {
-    let picked = selectChannel(ctx.db, caller.user.group, model, { exclude, pinnedChannelId: caller.pinnedChannelId, cache: ctx.cache, book: ctx.routing });
+    let picked = selectChannel(ctx.db, caller.user.group, model, {
+      exclude,
+      pinnedChannelId: caller.pinnedChannelId,
+      cache: ctx.cache,
+      book: ctx.routing,
+    });
     if (picked instanceof Promise) picked = await picked;
     if (!picked) break;
     exclude.push(picked.id);
@@ -327,7 +361,10 @@ async function openUpstream(
     }
     const result = await connect(target, requestId, client);
     if ('upstream' in result) return { channel, ...result };
-    ctx.log.warn({ channelId: channel.id, requestId, status: result.status }, `realtime: the upstream refused the session: ${result.message}`);
+    ctx.log.warn(
+      { channelId: channel.id, requestId, status: result.status },
+      `realtime: the upstream refused the session: ${result.message}`,
+    );
     lastError =
       result.status === 400 || result.status === 404
         ? relayError(result.status, `the upstream refused the session (request id ${requestId})`, 'invalid_request_error')
@@ -337,11 +374,19 @@ async function openUpstream(
 }
 
 /** Opens the upstream WebSocket; resolves once it is open, or with why not. */
-async function connect(target: HttpTarget, requestId: string, client: Duplex): Promise<Omit<OpenedUpstream, 'channel'> | { status: number; message: string }> {
+async function connect(
+  target: HttpTarget,
+  requestId: string,
+  client: Duplex,
+): Promise<Omit<OpenedUpstream, 'channel'> | { status: number; message: string }> {
   const { default: WebSocket } = await loadWs();
   return new Promise((resolve) => {
     const early: OpenedUpstream['early'] = [];
-    const upstream = new WebSocket(target.url, { headers: { ...target.headers, 'x-request-id': requestId }, handshakeTimeout: upstreamSettings().connectTimeoutMs, maxPayload: 16 * 1024 * 1024 });
+    const upstream = new WebSocket(target.url, {
+      headers: { ...target.headers, 'x-request-id': requestId },
+      handshakeTimeout: upstreamSettings().connectTimeoutMs,
+      maxPayload: 16 * 1024 * 1024,
+    });
     let settled = false;
     const done = (value: Omit<OpenedUpstream, 'channel'> | { status: number; message: string }) => {
       if (settled) return;
@@ -450,7 +495,12 @@ export class RealtimeSession {
     this.upstream.on('message', (data: RawData, isBinary: boolean) => this.fromUpstream(data as Buffer, isBinary));
     this.upstream.on(
       'close',
-      (code: number, reason: Buffer) => void this.end(code === 1005 ? 1000 : sendableCode(code, REALTIME_CLOSE.upstreamFailed), reason.toString() || 'the upstream closed the session', 'upstream'),
+      (code: number, reason: Buffer) =>
+        void this.end(
+          code === 1005 ? 1000 : sendableCode(code, REALTIME_CLOSE.upstreamFailed),
+          reason.toString() || 'the upstream closed the session',
+          'upstream',
+        ),
     );
     this.upstream.on('error', (error) => {
       this.ctx.log.warn({ err: error, requestId: this.requestId }, 'realtime: upstream socket failed');
@@ -474,10 +524,18 @@ export class RealtimeSession {
     }
     this.client = client;
     client.on('message', (data: RawData, isBinary: boolean) => this.fromClient(data as Buffer, isBinary));
-    client.on('close', (code: number, reason: Buffer) => void this.end(sendableCode(code, 1000), reason.toString() || 'the client closed the session', 'client'));
+    client.on(
+      'close',
+      (code: number, reason: Buffer) =>
+        void this.end(sendableCode(code, 1000), reason.toString() || 'the client closed the session', 'client'),
+    );
     client.on('error', () => void this.end(1000, 'the client connection failed', 'client'));
     const { idleMs, maxMs } = this.sessions.limits();
-    if (maxMs > 0) this.maxTimer = setTimeout(() => void this.end(REALTIME_CLOSE.tooLong, `the session reached its time limit of ${Math.round(maxMs / 1000)} s`), maxMs);
+    if (maxMs > 0)
+      this.maxTimer = setTimeout(
+        () => void this.end(REALTIME_CLOSE.tooLong, `the session reached its time limit of ${Math.round(maxMs / 1000)} s`),
+        maxMs,
+      );
     this.idleMs = idleMs;
     this.touch();
     for (const { data, isBinary } of this.early.splice(0)) this.fromUpstream(data, isBinary);
@@ -489,7 +547,11 @@ export class RealtimeSession {
   private touch(): void {
     if (this.idleMs <= 0 || this.ended) return;
     if (this.idleTimer) this.idleTimer.refresh();
-    else this.idleTimer = setTimeout(() => void this.end(REALTIME_CLOSE.idle, `no frame for ${Math.round(this.idleMs / 1000)} s`), this.idleMs);
+    else
+      this.idleTimer = setTimeout(
+        () => void this.end(REALTIME_CLOSE.idle, `no frame for ${Math.round(this.idleMs / 1000)} s`),
+        this.idleMs,
+      );
   }
 
   /** Sends a frame on, pausing the sender while the receiver's queue is long. */
@@ -599,8 +661,17 @@ export class RealtimeSession {
       // the response's own instructions, input items and tools are billed as its input: the frame's bytes bound them
       const hold = await this.hold(outputLimitOf(watched.event.response), data.length).finally(() => this.client?.resume());
       if (isRelayError(hold)) {
-        this.client.send(realtimeErrorEvent(hold.code === 'insufficient_quota' ? 'insufficient_quota' : String(hold.code ?? 'refused'), hold.message, eventId));
-        this.closeWhenIdle(REALTIME_CLOSE.insufficientQuota, hold.code === 'insufficient_quota' ? 'insufficient quota' : 'response refused');
+        this.client.send(
+          realtimeErrorEvent(
+            hold.code === 'insufficient_quota' ? 'insufficient_quota' : String(hold.code ?? 'refused'),
+            hold.message,
+            eventId,
+          ),
+        );
+        this.closeWhenIdle(
+          REALTIME_CLOSE.insufficientQuota,
+          hold.code === 'insufficient_quota' ? 'insufficient quota' : 'response refused',
+        );
         return;
       }
       if (this.ended || this.wound) {
@@ -656,7 +727,9 @@ export class RealtimeSession {
           if (!hold) {
             // the server started it (server VAD): held now; if the balance cannot cover it, or the session is
             // closing, it is cancelled
-            const held = this.closing ? relayError(409, `the session is closing: ${this.closing.reason}`, 'session_closing') : await this.hold(outputLimitOf(response));
+            const held = this.closing
+              ? relayError(409, `the session is closing: ${this.closing.reason}`, 'session_closing')
+              : await this.hold(outputLimitOf(response));
             if (isRelayError(held)) {
               this.upstream.send(JSON.stringify({ type: 'response.cancel', response_id: responseId }));
               this.client?.send(realtimeErrorEvent(String(held.code), held.message));
@@ -756,7 +829,10 @@ export class RealtimeSession {
       textOutputTokens: textOutput,
       audioOutputTokens: audioOutput,
     };
-    this.settle(hold, usage, { estimated: true, detail: `realtime cut off (${why}): billed at the gateway's count of its input and of the output that passed` });
+    this.settle(hold, usage, {
+      estimated: true,
+      detail: `realtime cut off (${why}): billed at the gateway's count of its input and of the output that passed`,
+    });
   }
 
   private async giveBack(hold: Hold): Promise<void> {
@@ -805,7 +881,9 @@ export class RealtimeSession {
     this.wound = true;
     // a response that began and never reported its usage is billed at the gateway's count; one never begun goes back
     const why =
-      closedBy === 'upstream' ? `the upstream ended the session before its usage came: ${code} ${reason}` : `no usage came within ${CANCEL_GRACE_MS / 1000} s of the session's end: ${code} ${reason}`;
+      closedBy === 'upstream'
+        ? `the upstream ended the session before its usage came: ${code} ${reason}`
+        : `no usage came within ${CANCEL_GRACE_MS / 1000} s of the session's end: ${code} ${reason}`;
     for (const [responseId, hold] of this.active) {
       const count = this.counts.get(responseId);
       if (count) this.settleCutOff(hold, count, why);
@@ -813,7 +891,11 @@ export class RealtimeSession {
     this.counts.clear();
     const open = [...this.pending.splice(0), ...this.active.values()];
     this.active.clear();
-    await Promise.all(open.map((hold) => this.giveBack(hold).catch((error: unknown) => this.ctx.log.error({ err: error }, 'realtime: could not give back a hold'))));
+    await Promise.all(
+      open.map((hold) =>
+        this.giveBack(hold).catch((error: unknown) => this.ctx.log.error({ err: error }, 'realtime: could not give back a hold')),
+      ),
+    );
     // the client is closed last: by then what the session used is settled and nothing it held is held
     if (closedBy !== 'client' && this.client?.readyState === OPEN) this.client.close(code, reason);
     this.ctx.limiter.leave(this.caller);

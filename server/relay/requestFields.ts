@@ -26,7 +26,10 @@ export function modelNameProblem(model: string, param = 'model'): RelayError | u
 }
 
 /** An output limit the gateway reserves by: chat's two names, and Responses' `max_output_tokens`. */
-function tokenLimitProblem(body: Record<string, unknown>, param: 'max_tokens' | 'max_completion_tokens' | 'max_output_tokens'): RelayError | undefined {
+function tokenLimitProblem(
+  body: Record<string, unknown>,
+  param: 'max_tokens' | 'max_completion_tokens' | 'max_output_tokens',
+): RelayError | undefined {
   const value = body[param];
   if (absent(value)) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_TOKENS_LIMIT) {
@@ -45,16 +48,23 @@ export function relayFieldProblem(body: Record<string, unknown>): RelayError | u
     const problem = modelNameProblem(model);
     if (problem) return problem;
   }
-  const limit = tokenLimitProblem(body, 'max_tokens') ?? tokenLimitProblem(body, 'max_completion_tokens') ?? tokenLimitProblem(body, 'max_output_tokens');
+  const limit =
+    tokenLimitProblem(body, 'max_tokens') ??
+    tokenLimitProblem(body, 'max_completion_tokens') ??
+    tokenLimitProblem(body, 'max_output_tokens');
   if (limit) return limit;
-  if (!absent(n) && (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > N_MAX)) return invalid('n', `n must be an integer from 1 to ${N_MAX}`);
-  if (!absent(bestOf) && (typeof bestOf !== 'number' || !Number.isInteger(bestOf) || bestOf < 1 || bestOf > N_MAX)) return invalid('best_of', `best_of must be an integer from 1 to ${N_MAX}`);
+  if (!absent(n) && (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > N_MAX))
+    return invalid('n', `n must be an integer from 1 to ${N_MAX}`);
+  if (!absent(bestOf) && (typeof bestOf !== 'number' || !Number.isInteger(bestOf) || bestOf < 1 || bestOf > N_MAX))
+    return invalid('best_of', `best_of must be an integer from 1 to ${N_MAX}`);
   if (!absent(stream) && typeof stream !== 'boolean') return invalid('stream', 'stream must be a boolean');
   const streamOptions = body.stream_options;
   if (!absent(streamOptions)) {
-    if (typeof streamOptions !== 'object' || Array.isArray(streamOptions)) return invalid('stream_options', 'stream_options must be an object');
+    if (typeof streamOptions !== 'object' || Array.isArray(streamOptions))
+      return invalid('stream_options', 'stream_options must be an object');
     const includeUsage = (streamOptions as { include_usage?: unknown }).include_usage;
-    if (!absent(includeUsage) && typeof includeUsage !== 'boolean') return invalid('stream_options.include_usage', 'stream_options.include_usage must be a boolean');
+    if (!absent(includeUsage) && typeof includeUsage !== 'boolean')
+      return invalid('stream_options.include_usage', 'stream_options.include_usage must be a boolean');
   }
   return undefined;
 }

@@ -93,9 +93,17 @@ export class RoutingBook {
   restChannelWithKeys(channelId: number): boolean {
     const now = this.now();
     let wake = Infinity;
-    for (const state of this.keys.values()) if (state.channelId === channelId && state.coolUntil > now) wake = Math.min(wake, state.coolUntil);
+    for (const state of this.keys.values())
+      if (state.channelId === channelId && state.coolUntil > now) wake = Math.min(wake, state.coolUntil);
     if (wake === Infinity) return false;
-    const current = this.memory.get(channelId) ?? { coolUntil: 0, coolStreak: 0, failures: 0, firstFailureAt: 0, openUntil: 0, probing: false };
+    const current = this.memory.get(channelId) ?? {
+      coolUntil: 0,
+      coolStreak: 0,
+      failures: 0,
+      firstFailureAt: 0,
+      openUntil: 0,
+      probing: false,
+    };
     current.coolUntil = Math.max(current.coolUntil, wake);
     this.memory.set(channelId, current);
     return true;
@@ -207,7 +215,11 @@ export class RoutingBook {
 const MAX_AFFINITY_NAME = 256;
 
 /** Who a request says it is, for affinity (the operator's header, else the body's `user`), when affinity is on. */
-export function affinityCaller(options: Pick<OptionStore, 'number' | 'get'>, headers: IncomingHttpHeaders, body: unknown): string | undefined {
+export function affinityCaller(
+  options: Pick<OptionStore, 'number' | 'get'>,
+  headers: IncomingHttpHeaders,
+  body: unknown,
+): string | undefined {
   if (options.number('RoutingAffinitySeconds') <= 0) return undefined;
   const header = options.get('RoutingAffinityHeader').trim().toLowerCase();
   const value = header ? headers[header] : body && typeof body === 'object' ? (body as { user?: unknown }).user : undefined;

@@ -27,7 +27,11 @@ export function scrubSecrets(text: string, ...keys: Array<string | undefined>): 
       if (secret.length >= 6) scrubbed = scrubbed.split(secret).join(REDACTED);
     }
   }
-  return scrubbed.replace(BEARER, `$1 ${REDACTED}`).replace(KEY_PARAMETER, `$1=${REDACTED}`).replace(KEY_HEADER, `$1: ${REDACTED}`).replace(KEY_LIKE, `sk-${REDACTED}`);
+  return scrubbed
+    .replace(BEARER, `$1 ${REDACTED}`)
+    .replace(KEY_PARAMETER, `$1=${REDACTED}`)
+    .replace(KEY_HEADER, `$1: ${REDACTED}`)
+    .replace(KEY_LIKE, `sk-${REDACTED}`);
 }
 
 /** What a token holder may read of an upstream's text: no secrets, URLs or network addresses. */

@@ -57,9 +57,12 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
   const clientProtocol = inbound.protocol === 'openai' ? undefined : `client protocol ${inbound.protocol}`;
   /** The prompt's exact count, made once. */
   const promptTokens = (call: RelayCall<TextState>) =>
-    (call.state.countedPromptTokens ??= countPaced(call.model, { approximate: call.state.approximate }, (options) => inbound.promptTokens(mode, call.body, call.model, options)));
+    (call.state.countedPromptTokens ??= countPaced(call.model, { approximate: call.state.approximate }, (options) =>
+      inbound.promptTokens(mode, call.body, call.model, options),
+    ));
   /** A text's tokens, counted paced (a huge answer from an upstream that reports no usage must not hold the event loop either). */
-  const textTokens = (call: RelayCall<TextState>, text: string) => countTextsPaced([text], call.model, { approximate: call.state.approximate });
+  const textTokens = (call: RelayCall<TextState>, text: string) =>
+    countTextsPaced([text], call.model, { approximate: call.state.approximate });
   /**
    * A closer bound than the bytes where the model's own tokenizer is at hand
    * (OpenAI's families): the same walk over the whole body, each text counted
@@ -79,12 +82,27 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
   };
   const reservationFor = (call: RelayCall<TextState>, promptTokens: number, maxTokens = call.state.clientLimit) => {
     const { state, admission } = call;
-    return reservationQuota({ promptTokens, maxTokens, maxOutputTokens: state.maxOutputTokens, n: state.answers, ratio: admission.ratio, completionRatio: state.completionRatio });
+    return reservationQuota({
+      promptTokens,
+      maxTokens,
+      maxOutputTokens: state.maxOutputTokens,
+      n: state.answers,
+      ratio: admission.ratio,
+      completionRatio: state.completionRatio,
+    });
   };
   /** Bills the usage: the upstream's report, or (estimated) what was counted locally. */
   const settle = (call: RelayCall<TextState>, channelId: number, usage: Usage, estimated: boolean, note?: string) => {
     const { charge, pricing } = tokenCharge(call.admission, usage, call.state.completionRatio);
-    const bill: Bill = { channelId, charge, pricing, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, isStream: call.state.streamed, estimated };
+    const bill: Bill = {
+      channelId,
+      charge,
+      pricing,
+      promptTokens: usage.promptTokens,
+      completionTokens: usage.completionTokens,
+      isStream: call.state.streamed,
+      estimated,
+    };
     // the consume log says which client protocol asked, when it was not OpenAI's, and what was left out
     const detail = [clientProtocol, note].filter(Boolean).join('; ');
     if (detail) bill.detail = detail;
@@ -101,7 +119,10 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
       const model = inbound.model(mode, body, call.input.pathModel);
       if (!model) return relayError(400, 'you must provide a model parameter', 'model_required');
       const problem = inbound.check(mode, body);
-      if (problem) return problem.param ? { ...relayError(400, problem.message, problem.code), param: problem.param } : relayError(400, problem.message, problem.code);
+      if (problem)
+        return problem.param
+          ? { ...relayError(400, problem.message, problem.code), param: problem.param }
+          : relayError(400, problem.message, problem.code);
       call.model = model;
       const { options } = call.ctx;
       const streamed = inbound.streamed(body, call.input.pathMethod);
@@ -137,14 +158,27 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
       if (bound < state.boundPromptTokens) {
         reservation = await reserve(ctx, admission, reservationFor(call, bound), hint);
       }
-      if (isRelayError(reservation) && reservation.code === 'insufficient_quota' && state.clientLimit === 0 && LIMITABLE.has(mode) && state.maxOutputTokens > 0) {
+      if (
+        isRelayError(reservation) &&
+        reservation.code === 'insufficient_quota' &&
+        state.clientLimit === 0 &&
+        LIMITABLE.has(mode) &&
+        state.maxOutputTokens > 0
+      ) {
         // the client set no limit: answer as much as the balance pays for, if that is worth an answer
         const lowered = await reserveLowered(
           ctx,
           admission,
           (outputTokens) => reservationFor(call, bound, outputTokens),
           (available) =>
-            affordableOutputTokens({ available, promptTokens: bound, maxOutputTokens: state.maxOutputTokens, n: state.answers, ratio: admission.ratio, completionRatio: state.completionRatio }),
+            affordableOutputTokens({
+              available,
+              promptTokens: bound,
+              maxOutputTokens: state.maxOutputTokens,
+              n: state.answers,
+              ratio: admission.ratio,
+              completionRatio: state.completionRatio,
+            }),
           hint,
         );
         if (lowered) {
@@ -174,10 +208,15 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
         requestId: call.admission.requestId,
         model: call.model,
         path: upstreamPath,
-        headers: inbound.forwardedHeaders ? withForwarded(state.streamed ? STREAM_HEADERS : JSON_HEADERS, inbound.forwardedHeaders(input.headers)) : state.streamed ? STREAM_HEADERS : JSON_HEADERS,
+        headers: inbound.forwardedHeaders
+          ? withForwarded(state.streamed ? STREAM_HEADERS : JSON_HEADERS, inbound.forwardedHeaders(input.headers))
+          : state.streamed
+            ? STREAM_HEADERS
+            : JSON_HEADERS,
         body: (upstreamModel) => {
           // nothing to change: the client's own bytes go on, unparsed and unprinted
-          if (input.raw && !state.addUsage && state.loweredLimit === undefined && inbound.modelUnchanged(body, upstreamModel)) return input.raw;
+          if (input.raw && !state.addUsage && state.loweredLimit === undefined && inbound.modelUnchanged(body, upstreamModel))
+            return input.raw;
           return inbound.encodeChanged(body, { model: upstreamModel, outputLimit: state.loweredLimit, askUsage: state.addUsage });
         },
         signal: call.signal,
@@ -215,12 +254,22 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
       track: (work) => call.ctx.bookkeeping.track(work),
     });
     if (isRelayError(usage)) return usage;
-    settle(call, answer.channel.id, usage, usage.estimated, dropped?.length ? `left out (the channel's vendor has none): ${dropped.join(', ')}` : undefined);
+    settle(
+      call,
+      answer.channel.id,
+      usage,
+      usage.estimated,
+      dropped?.length ? `left out (the channel's vendor has none): ${dropped.join(', ')}` : undefined,
+    );
     return undefined;
   }
 
   /** A whole answer, passed on as it came; billed by its reported usage, else by counting its text. */
-  function answerWhole(call: RelayCall<TextState>, answer: UpstreamAnswer, bytes: Buffer | RelayError): RelayError | undefined | Promise<undefined> {
+  function answerWhole(
+    call: RelayCall<TextState>,
+    answer: UpstreamAnswer,
+    bytes: Buffer | RelayError,
+  ): RelayError | undefined | Promise<undefined> {
     if (isRelayError(bytes)) return bytes;
     const { response } = call;
     const { status, contentType } = answer.response;
@@ -232,10 +281,12 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
     else {
       // counted paced: the call's place is held until the bill is made, and the bookkeeping is not idle before it
       return call.ctx.bookkeeping.track(
-        Promise.all([promptTokens(call), json ? textTokens(call, inbound.answerText(json.value)) : 0]).then(([promptCount, completionTokens]) => {
-          settle(call, answer.channel.id, { promptTokens: promptCount, completionTokens, cachedPromptTokens: 0 }, true);
-          return undefined;
-        }),
+        Promise.all([promptTokens(call), json ? textTokens(call, inbound.answerText(json.value)) : 0]).then(
+          ([promptCount, completionTokens]) => {
+            settle(call, answer.channel.id, { promptTokens: promptCount, completionTokens, cachedPromptTokens: 0 }, true);
+            return undefined;
+          },
+        ),
       );
     }
     return undefined;
@@ -244,7 +295,12 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
   /** Hands each complete event on as it arrives; bills the reported usage, or counts what was streamed. */
   async function streamBack(call: RelayCall<TextState>, answer: UpstreamAnswer, body: Readable): Promise<undefined> {
     const { response, state } = call;
-    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    response.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
     const watcher = inbound.watchStream(!state.clientAskedUsage);
     let broken = false;
     try {
@@ -270,7 +326,9 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
     const reported = watcher.reportedUsage();
     if (reported && !broken && reported.promptTokens + reported.completionTokens > 0) settle(call, answer.channel.id, reported, false);
     else {
-      const [promptCount, completionTokens] = await call.ctx.bookkeeping.track(Promise.all([promptTokens(call), textTokens(call, watcher.streamedText())]));
+      const [promptCount, completionTokens] = await call.ctx.bookkeeping.track(
+        Promise.all([promptTokens(call), textTokens(call, watcher.streamedText())]),
+      );
       settle(call, answer.channel.id, { promptTokens: promptCount, completionTokens, cachedPromptTokens: 0 }, true);
     }
     return undefined;
@@ -278,7 +336,8 @@ export function textRoute(inbound: InboundCodec, mode: TextMode, upstreamPath: s
 }
 
 /** The route's headers with the client's forwarded ones (the shared object itself when there are none). */
-const withForwarded = (headers: Record<string, string>, forwarded: Record<string, string> | undefined) => (forwarded ? { ...headers, ...forwarded } : headers);
+const withForwarded = (headers: Record<string, string>, forwarded: Record<string, string> | undefined) =>
+  forwarded ? { ...headers, ...forwarded } : headers;
 
 /** A request in the chat form, decoded on first read (a channel that speaks the client's protocol never reads it). */
 function chatFormOf(

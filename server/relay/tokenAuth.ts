@@ -27,7 +27,9 @@ function ipToBigInt(address: string): { family: 4 | 6; value: bigint } | undefin
     const [head, tail = ''] = address.split('::');
     const headParts = head ? head.split(':') : [];
     const tailParts = tail ? tail.split(':') : [];
-    const parts = address.includes('::') ? [...headParts, ...new Array<string>(8 - headParts.length - tailParts.length).fill('0'), ...tailParts] : headParts;
+    const parts = address.includes('::')
+      ? [...headParts, ...new Array<string>(8 - headParts.length - tailParts.length).fill('0'), ...tailParts]
+      : headParts;
     return { family: 6, value: parts.reduce((sum, part) => (sum << 16n) + BigInt(Number.parseInt(part || '0', 16)), 0n) };
   }
   return undefined;
@@ -74,7 +76,9 @@ export function authenticateRelay(
   const [key, pin] = withoutPrefix.split('-');
   if (!key) return relayError(401, 'no API key provided, use Authorization: Bearer sk-...', 'invalid_api_key');
   const found = cache ? cache.caller(key, () => loadCaller(db, key)) : loadCaller(db, key);
-  return found instanceof Promise ? found.then((loaded) => checkCaller(db, request.ip, loaded, pin, ledger)) : checkCaller(db, request.ip, found, pin, ledger);
+  return found instanceof Promise
+    ? found.then((loaded) => checkCaller(db, request.ip, loaded, pin, ledger))
+    : checkCaller(db, request.ip, found, pin, ledger);
 }
 
 function checkCaller(
@@ -95,17 +99,27 @@ function checkCaller(
       .execute()
       .then(() => relayError(401, 'this API key has expired', 'token_expired'));
   }
-  if (Number(token.status) === TokenStatus.enabled && Number(token.unlimited_quota) !== 1 && Number(token.remain_quota) <= 0 && !heldFreeHere(ledger, found)) {
+  if (
+    Number(token.status) === TokenStatus.enabled &&
+    Number(token.unlimited_quota) !== 1 &&
+    Number(token.remain_quota) <= 0 &&
+    !heldFreeHere(ledger, found)
+  ) {
     return markExhaustedIfSpent(db, token);
   }
-  if (Number(token.status) !== TokenStatus.enabled) return relayError(401, 'this API key is disabled, expired or used up', 'token_unavailable');
-  if (!user || Number(user.status) !== UserStatus.enabled) return relayError(403, 'the account of this API key is disabled', 'user_disabled', 'permission_error');
-  if (!ipAllowed(ip, token.allowed_ips)) return relayError(403, `this API key may not be used from ${ip}`, 'ip_not_allowed', 'permission_error');
+  if (Number(token.status) !== TokenStatus.enabled)
+    return relayError(401, 'this API key is disabled, expired or used up', 'token_unavailable');
+  if (!user || Number(user.status) !== UserStatus.enabled)
+    return relayError(403, 'the account of this API key is disabled', 'user_disabled', 'permission_error');
+  if (!ipAllowed(ip, token.allowed_ips))
+    return relayError(403, `this API key may not be used from ${ip}`, 'ip_not_allowed', 'permission_error');
   let pinnedChannelId: number | undefined;
   if (pin !== undefined) {
-    if (Number(user.role) < Role.admin) return relayError(403, 'only admins may pin a channel', 'channel_pin_forbidden', 'permission_error');
+    if (Number(user.role) < Role.admin)
+      return relayError(403, 'only admins may pin a channel', 'channel_pin_forbidden', 'permission_error');
     pinnedChannelId = Number(pin);
-    if (!Number.isSafeInteger(pinnedChannelId) || pinnedChannelId <= 0) return relayError(400, `not a channel id: ${pin}`, 'invalid_channel');
+    if (!Number.isSafeInteger(pinnedChannelId) || pinnedChannelId <= 0)
+      return relayError(400, `not a channel id: ${pin}`, 'invalid_channel');
   }
   return { token, user, pinnedChannelId };
 }
@@ -141,7 +155,12 @@ async function markExhaustedIfSpent(db: Kysely<Database>, token: CachedCaller['t
     await tokenExhaustedEvent(db, console, { id: tokenId, name: token.name, user_id: Number(token.user_id) });
     return relayError(429, 'the quota of this API key is used up', 'insufficient_quota', 'insufficient_quota');
   }
-  const error = relayError(429, 'the quota of this API key is held by requests in flight; try again shortly', 'insufficient_quota', 'insufficient_quota');
+  const error = relayError(
+    429,
+    'the quota of this API key is held by requests in flight; try again shortly',
+    'insufficient_quota',
+    'insufficient_quota',
+  );
   error.retryAfter = HELD_RETRY_AFTER_SECONDS;
   return error;
 }

@@ -43,7 +43,12 @@ export interface TranslateOptions {
 }
 
 const NO_REQUEST: Record<string, unknown> = Object.freeze({});
-const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' };
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+};
 const DONE = 'data: [DONE]\n\n';
 
 /** The usage the relay bills from OpenAI's usage object, when it says anything. */
@@ -53,12 +58,19 @@ function reported(usage: OpenAIUsage | null | undefined): Usage | undefined {
     promptTokens: usage.prompt_tokens,
     completionTokens: usage.completion_tokens,
     cachedPromptTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
-    ...(usage.prompt_tokens_details?.cache_creation_tokens ? { cacheCreationTokens: usage.prompt_tokens_details.cache_creation_tokens } : {}),
+    ...(usage.prompt_tokens_details?.cache_creation_tokens
+      ? { cacheCreationTokens: usage.prompt_tokens_details.cache_creation_tokens }
+      : {}),
   };
 }
 
 const exact = (usage: Usage): TranslatedUsage => {
-  const billed: TranslatedUsage = { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, cachedPromptTokens: usage.cachedPromptTokens, estimated: false };
+  const billed: TranslatedUsage = {
+    promptTokens: usage.promptTokens,
+    completionTokens: usage.completionTokens,
+    cachedPromptTokens: usage.cachedPromptTokens,
+    estimated: false,
+  };
   if (usage.cacheCreationTokens) billed.cacheCreationTokens = usage.cacheCreationTokens;
   // not billed apart (they are part of the completion), but a protocol that reports them says how many
   if (usage.reasoningTokens) billed.reasoningTokens = usage.reasoningTokens;
@@ -78,7 +90,12 @@ function textOf(chunk: ChatChunk): string {
 
 function textOfResponse(chat: ChatResponse): string {
   return chat.choices
-    .map((choice) => (choice.message.content ?? '') + (choice.message.reasoning_content ?? '') + (choice.message.tool_calls ?? []).map((call) => call.function.name + call.function.arguments).join(''))
+    .map(
+      (choice) =>
+        (choice.message.content ?? '') +
+        (choice.message.reasoning_content ?? '') +
+        (choice.message.tool_calls ?? []).map((call) => call.function.name + call.function.arguments).join(''),
+    )
     .join('');
 }
 
@@ -98,7 +115,9 @@ function sendJson(response: ServerResponse, value: unknown): void {
  * (what the official SDKs ask by default): each vector as the base64 of its
  * little-endian float32 values.
  */
-function base64Embeddings(embeddings: EmbeddingResponse): Omit<EmbeddingResponse, 'data'> & { data: Array<{ object: 'embedding'; index: number; embedding: string }> } {
+function base64Embeddings(
+  embeddings: EmbeddingResponse,
+): Omit<EmbeddingResponse, 'data'> & { data: Array<{ object: 'embedding'; index: number; embedding: string }> } {
   return {
     ...embeddings,
     data: embeddings.data.map((item) => {
@@ -114,7 +133,11 @@ function base64Embeddings(embeddings: EmbeddingResponse): Omit<EmbeddingResponse
  * settle, or to the error the client gets when nothing could be sent (the
  * caller then releases the reservation and answers it).
  */
-export async function answerTranslated(answer: UpstreamAnswer, response: ServerResponse, options: TranslateOptions): Promise<TranslatedUsage | RelayError> {
+export async function answerTranslated(
+  answer: UpstreamAnswer,
+  response: ServerResponse,
+  options: TranslateOptions,
+): Promise<TranslatedUsage | RelayError> {
   const translated = answer.translated!;
   // counted paced, so that a huge answer without usage does not hold the event loop
   const counted = async (text: string): Promise<TranslatedUsage> => ({
@@ -132,14 +155,25 @@ export async function answerTranslated(answer: UpstreamAnswer, response: ServerR
   }
 
   const inbound = options.inbound;
-  if (inbound?.encodeResponse && inbound.encodeStream) return answerInProtocol(answer, response, options, inbound as Required<Pick<InboundCodec, 'encodeResponse' | 'encodeStream'>>, estimate);
+  if (inbound?.encodeResponse && inbound.encodeStream)
+    return answerInProtocol(
+      answer,
+      response,
+      options,
+      inbound as Required<Pick<InboundCodec, 'encodeResponse' | 'encodeStream'>>,
+      estimate,
+    );
 
   if (translated.stream && !options.streamed) {
     // a stream-only vendor (or a stream kept open for a whole answer): fold it into one answer
     const collected = await collect(answer, translated.stream);
     if ('status' in collected) return collected;
     const usage = translated.stream.decoder.usage();
-    const chat = assembleChatResponse(collected.chunks, translated.call, usage ?? { promptTokens: 0, completionTokens: 0, cachedPromptTokens: 0 });
+    const chat = assembleChatResponse(
+      collected.chunks,
+      translated.call,
+      usage ?? { promptTokens: 0, completionTokens: 0, cachedPromptTokens: 0 },
+    );
     const billed = usage ? exact(usage) : await estimate(textOfResponse(chat));
     if (!usage) chat.usage = openAiUsage(billed);
     sendJson(response, chat);
@@ -212,9 +246,14 @@ function collect(answer: UpstreamAnswer, stream: TranslatedStream): Promise<{ ch
       finish(failed() ?? { chunks });
     };
     const onError = (error: Error) => {
-      answer.log.warn({ requestId: answer.requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, secretsOf(answer.channel.key)) }, 'upstream answer broke off');
+      answer.log.warn(
+        { requestId: answer.requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, secretsOf(answer.channel.key)) },
+        'upstream answer broke off',
+      );
       finish(
-        isUpstreamTimeout(error) ? relayError(504, `the upstream answer stalled (request id ${answer.requestId})`, 'upstream_timeout', 'server_error') : unreachableRelayError(true, answer.requestId),
+        isUpstreamTimeout(error)
+          ? relayError(504, `the upstream answer stalled (request id ${answer.requestId})`, 'upstream_timeout', 'server_error')
+          : unreachableRelayError(true, answer.requestId),
       );
     };
     source.on('data', onData).once('end', onEnd).once('error', onError);
@@ -274,7 +313,10 @@ async function pumpStream(
     const onError = (error: Error) => {
       broken = true;
       if (!response.destroyed) {
-        answer.log.warn({ requestId: answer.requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, secretsOf(answer.channel.key)) }, 'upstream stream broke off');
+        answer.log.warn(
+          { requestId: answer.requestId, channelId: answer.channel.id, detail: scrubSecrets(error.message, secretsOf(answer.channel.key)) },
+          'upstream stream broke off',
+        );
         failure = { status: 502, message: error.message, type: null, code: null, deadKey: false, retryable: true };
       }
       finish();
@@ -318,7 +360,10 @@ async function streamTranslated(
   return endStream(answer, response, outcome, decoder.usage(), () => estimate(streamedText), {
     error: (error) => `data: ${JSON.stringify({ error: { message: error.message, type: error.type, param: null, code: error.code } })}\n\n`,
     finish: (billed) => {
-      if (options.clientAskedUsage) response.write(`data: ${JSON.stringify(usageChunk(last?.id ?? call.responseId, last?.model ?? call.model, last?.created ?? call.now, billed))}\n\n`);
+      if (options.clientAskedUsage)
+        response.write(
+          `data: ${JSON.stringify(usageChunk(last?.id ?? call.responseId, last?.model ?? call.model, last?.created ?? call.now, billed))}\n\n`,
+        );
       response.end(DONE);
     },
   });

@@ -112,7 +112,14 @@ const pools = new Map<string, OriginPool>();
 export function poolFor(origin: string): OriginPool {
   let pool = pools.get(origin);
   if (!pool) {
-    pool = new OriginPool(origin, settings.maxConnections, settings.queueTimeoutMs, settings.connectTimeoutMs, settings.firstByteTimeoutMs, settings.idleTimeoutMs);
+    pool = new OriginPool(
+      origin,
+      settings.maxConnections,
+      settings.queueTimeoutMs,
+      settings.connectTimeoutMs,
+      settings.firstByteTimeoutMs,
+      settings.idleTimeoutMs,
+    );
     pools.set(origin, pool);
   }
   return pool;
@@ -267,7 +274,15 @@ class UpstreamHandler {
     }
     try {
       const { path, headers, body, requestId } = this.call;
-      this.origin.pool.dispatch({ method: this.call.method ?? 'POST', path, headers: requestId === undefined ? headers : { ...headers, 'x-request-id': requestId }, body }, this);
+      this.origin.pool.dispatch(
+        {
+          method: this.call.method ?? 'POST',
+          path,
+          headers: requestId === undefined ? headers : { ...headers, 'x-request-id': requestId },
+          body,
+        },
+        this,
+      );
     } catch (error) {
       this.onError(error as Error);
     }

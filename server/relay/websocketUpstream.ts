@@ -31,7 +31,12 @@ export class WebSocketTimeout extends Error {
  * (an object-mode Readable of strings), once the socket is open. Rejects
  * when it cannot be opened (WebSocketRefused for an HTTP refusal).
  */
-export async function openWebSocketCall(target: HttpTarget, frame: string, signal: DisconnectSignal, requestId?: string): Promise<Readable> {
+export async function openWebSocketCall(
+  target: HttpTarget,
+  frame: string,
+  signal: DisconnectSignal,
+  requestId?: string,
+): Promise<Readable> {
   const settings = upstreamSettings();
   // ws is loaded at the first such call: most gateways have no channel that answers over a WebSocket
   const { default: WebSocket } = await (wsModule ??= import('ws'));

@@ -10,9 +10,14 @@ export interface Balances {
   tokenHeld: number;
 }
 
-export async function balancesOf(db: Kysely<Database>, payer: { userId: number; tokenId: number; limitedToken: boolean }): Promise<Balances> {
+export async function balancesOf(
+  db: Kysely<Database>,
+  payer: { userId: number; tokenId: number; limitedToken: boolean },
+): Promise<Balances> {
   const user = await db.selectFrom('users').select(['quota', 'held_quota']).where('id', '=', payer.userId).executeTakeFirst();
-  const token = payer.limitedToken ? await db.selectFrom('tokens').select(['remain_quota', 'held_quota']).where('id', '=', payer.tokenId).executeTakeFirst() : undefined;
+  const token = payer.limitedToken
+    ? await db.selectFrom('tokens').select(['remain_quota', 'held_quota']).where('id', '=', payer.tokenId).executeTakeFirst()
+    : undefined;
   const userQuota = Number(user?.quota ?? 0);
   return {
     available: Math.max(0, payer.limitedToken ? Math.min(userQuota, Number(token?.remain_quota ?? 0)) : userQuota),

@@ -11,7 +11,15 @@ interface BudgetColumns {
 /** The budget fields of a record; with the operator's time zone, also the spend this period and when it resets. */
 export function budgetOf(row: BudgetColumns, zone?: string, now = Date.now()): BudgetFields & { budget_usage?: BudgetUsage } {
   const period = isBudgetPeriod(row.budget_period) ? row.budget_period : '';
-  const fields: BudgetFields & { budget_usage?: BudgetUsage } = { budget_period: period, budget_quota: period ? Number(row.budget_quota ?? 0) : 0 };
-  if (zone && period) fields.budget_usage = budgetUsageAt({ budget_period: period, period_spent: Number(row.period_spent ?? 0), period_start: Number(row.period_start ?? 0) }, now, zone);
+  const fields: BudgetFields & { budget_usage?: BudgetUsage } = {
+    budget_period: period,
+    budget_quota: period ? Number(row.budget_quota ?? 0) : 0,
+  };
+  if (zone && period)
+    fields.budget_usage = budgetUsageAt(
+      { budget_period: period, period_spent: Number(row.period_spent ?? 0), period_start: Number(row.period_start ?? 0) },
+      now,
+      zone,
+    );
   return fields;
 }

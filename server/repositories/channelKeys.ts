@@ -42,8 +42,15 @@ export function splitKeys(text: string): string[] {
 }
 
 /** Adds the keys a channel does not hold yet, enabled; answers how many were new. */
-export async function addChannelKeys(db: Executor, channelId: number, keys: readonly string[], status: number = ChannelKeyStatus.enabled): Promise<number> {
-  const held = new Set((await db.selectFrom('channel_keys').select('key').where('channel_id', '=', channelId).execute()).map((row) => row.key));
+export async function addChannelKeys(
+  db: Executor,
+  channelId: number,
+  keys: readonly string[],
+  status: number = ChannelKeyStatus.enabled,
+): Promise<number> {
+  const held = new Set(
+    (await db.selectFrom('channel_keys').select('key').where('channel_id', '=', channelId).execute()).map((row) => row.key),
+  );
   const fresh = keys.filter((key) => !held.has(key));
   if (!fresh.length) return 0;
   const now = Math.floor(Date.now() / 1000);
@@ -59,7 +66,12 @@ export async function addChannelKeys(db: Executor, channelId: number, keys: read
  * held first (an edit that repoints the channel), `carried` is a key to keep
  * before the new ones (a single-key channel's own, when it becomes multi-key).
  */
-export async function storeChannelKeys(db: Kysely<Database>, channelId: number, keys: readonly string[], how: { replace: boolean; carried?: string }): Promise<void> {
+export async function storeChannelKeys(
+  db: Kysely<Database>,
+  channelId: number,
+  keys: readonly string[],
+  how: { replace: boolean; carried?: string },
+): Promise<void> {
   await db.transaction().execute(async (transaction) => {
     if (how.replace) await transaction.deleteFrom('channel_keys').where('channel_id', '=', channelId).execute();
     else if (how.carried) await addChannelKeys(transaction, channelId, [how.carried]);
@@ -74,7 +86,13 @@ export function listChannelKeys(db: Executor, channelId: number): Promise<Channe
 
 /** The keys the relay may use now, oldest first: only their ids and secrets. */
 export async function liveChannelKeys(db: Executor, channelId: number): Promise<Array<{ id: number; key: string }>> {
-  const rows = await db.selectFrom('channel_keys').select(['id', 'key']).where('channel_id', '=', channelId).where('status', '=', ChannelKeyStatus.enabled).orderBy('id').execute();
+  const rows = await db
+    .selectFrom('channel_keys')
+    .select(['id', 'key'])
+    .where('channel_id', '=', channelId)
+    .where('status', '=', ChannelKeyStatus.enabled)
+    .orderBy('id')
+    .execute();
   return rows.map((row) => ({ id: Number(row.id), key: row.key }));
 }
 
@@ -96,7 +114,12 @@ export function listAutoDisabledKeys(db: Executor): Promise<ChannelKeyRow[]> {
 }
 
 /** Sets a key's state, as the admin or the system decides; `from` makes it conditional (only a key in that state flips). Whether it changed. */
-export async function setChannelKeyStatus(db: Executor, keyId: number, status: number, options: { from?: number; lastError?: string } = {}): Promise<boolean> {
+export async function setChannelKeyStatus(
+  db: Executor,
+  keyId: number,
+  status: number,
+  options: { from?: number; lastError?: string } = {},
+): Promise<boolean> {
   let query = db
     .updateTable('channel_keys')
     .set({ status, ...(options.lastError === undefined ? {} : { last_error: [...options.lastError].slice(0, LAST_ERROR_MAX).join('') }) })
@@ -131,10 +154,18 @@ export async function countLiveChannelKeys(db: Executor, channelId: number): Pro
 }
 
 /** Adds calls, failures and the last use to a key's counters (the relay's batched tallies). */
-export async function addChannelKeyUsage(db: Executor, keyId: number, usage: { used: number; failed: number; lastUsedAt: number }): Promise<void> {
+export async function addChannelKeyUsage(
+  db: Executor,
+  keyId: number,
+  usage: { used: number; failed: number; lastUsedAt: number },
+): Promise<void> {
   await db
     .updateTable('channel_keys')
-    .set((eb) => ({ used_count: eb('used_count', '+', usage.used), failed_count: eb('failed_count', '+', usage.failed), last_used_at: usage.lastUsedAt }))
+    .set((eb) => ({
+      used_count: eb('used_count', '+', usage.used),
+      failed_count: eb('failed_count', '+', usage.failed),
+      last_used_at: usage.lastUsedAt,
+    }))
     .where('id', '=', keyId)
     .execute();
 }

@@ -14,7 +14,10 @@ export type ChannelRow = Selectable<ChannelsTable>;
 type Executor = Kysely<Database>;
 
 /** What the channel form writes (the key and status have their own paths). */
-export type ChannelFields = Pick<ChannelRecord, 'type' | 'name' | 'base_url' | 'other' | 'models' | 'group' | 'model_mapping' | 'test_model' | 'priority' | 'weight'>;
+export type ChannelFields = Pick<
+  ChannelRecord,
+  'type' | 'name' | 'base_url' | 'other' | 'models' | 'group' | 'model_mapping' | 'test_model' | 'priority' | 'weight'
+>;
 
 const listColumns = [
   'id',
@@ -55,7 +58,14 @@ function filtered<O>(query: SelectQueryBuilder<Database, 'channels', O>, filter:
   const group = filter.group;
   if (group) {
     // `group` is a comma list written by splitList (no spaces): the name alone, first, last or between
-    result = result.where((eb) => eb.or([eb('group', '=', group), likeText('group', '', group, ',%'), likeText('group', '%,', group, ''), likeText('group', '%,', group, ',%')]));
+    result = result.where((eb) =>
+      eb.or([
+        eb('group', '=', group),
+        likeText('group', '', group, ',%'),
+        likeText('group', '%,', group, ''),
+        likeText('group', '%,', group, ',%'),
+      ]),
+    );
   }
   return result;
 }
@@ -72,7 +82,11 @@ export function splitList(text: string): string[] {
   ];
 }
 
-export async function writeAbilities(transaction: Executor, channelId: number, channel: { models: string; group: string; status: number; priority: number; weight: number }) {
+export async function writeAbilities(
+  transaction: Executor,
+  channelId: number,
+  channel: { models: string; group: string; status: number; priority: number; weight: number },
+) {
   await transaction.deleteFrom('abilities').where('channel_id', '=', channelId).execute();
   const rows = splitList(channel.group).flatMap((group) =>
     splitList(channel.models).map((model) => ({
@@ -138,7 +152,10 @@ export function listChannelHealth(db: Executor): Promise<ChannelHealthRow[]> {
 }
 
 /** Channels with their keys, for the test, balance and health jobs only (never for the console). */
-export function listChannelsToCheck(db: Executor, filter: { status: number; autoDisabled?: boolean; types?: readonly number[] }): Promise<ChannelRow[]> {
+export function listChannelsToCheck(
+  db: Executor,
+  filter: { status: number; autoDisabled?: boolean; types?: readonly number[] },
+): Promise<ChannelRow[]> {
   let query = db.selectFrom('channels').selectAll().where('status', '=', filter.status);
   if (filter.autoDisabled !== undefined) query = query.where('auto_disabled', '=', filter.autoDisabled ? 1 : 0);
   if (filter.types) query = query.where('type', 'in', [...filter.types]);
@@ -156,7 +173,11 @@ export async function recordChannelTest(db: Executor, id: number, outcome: { res
   const testError = [...outcome.error].slice(0, TEST_ERROR_MAX).join('');
   await db
     .updateTable('channels')
-    .set({ ...(outcome.responseTimeMs === undefined ? {} : { response_time: outcome.responseTimeMs }), test_time: Math.floor(Date.now() / 1000), test_error: testError })
+    .set({
+      ...(outcome.responseTimeMs === undefined ? {} : { response_time: outcome.responseTimeMs }),
+      test_time: Math.floor(Date.now() / 1000),
+      test_error: testError,
+    })
     .where('id', '=', id)
     .execute();
 }
@@ -216,8 +237,18 @@ export async function updateChannel(
 ): Promise<void> {
   await db.transaction().execute(async (transaction) => {
     if (Object.keys(patch).length) await transaction.updateTable('channels').set(patch).where('id', '=', id).execute();
-    const channel = await transaction.selectFrom('channels').select(['models', 'group', 'status', 'priority', 'weight']).where('id', '=', id).executeTakeFirst();
-    if (channel) await writeAbilities(transaction, id, { ...channel, status: Number(channel.status), priority: Number(channel.priority), weight: Number(channel.weight) });
+    const channel = await transaction
+      .selectFrom('channels')
+      .select(['models', 'group', 'status', 'priority', 'weight'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (channel)
+      await writeAbilities(transaction, id, {
+        ...channel,
+        status: Number(channel.status),
+        priority: Number(channel.priority),
+        weight: Number(channel.weight),
+      });
   });
 }
 

@@ -39,7 +39,9 @@ export function sqlJobLeases(db: Executor, dialect: DatabaseConfig['dialect']): 
       if (Number(taken.numUpdatedRows) > 0) return true;
       const insert = db.insertInto('job_leases').values({ name, holder, expires_at: until, detail: detail ?? null });
       // MySQL has no ON CONFLICT; INSERT IGNORE skips the duplicate key the same way
-      const inserted = await (dialect === 'mysql' ? insert.ignore() : insert.onConflict((conflict) => conflict.column('name').doNothing())).executeTakeFirst();
+      const inserted = await (
+        dialect === 'mysql' ? insert.ignore() : insert.onConflict((conflict) => conflict.column('name').doNothing())
+      ).executeTakeFirst();
       return Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0;
     },
     async extend(name, holder, until, detail) {

@@ -119,7 +119,13 @@ function logOrder<O>(query: SelectQueryBuilder<Database, 'logs', O>, sort: ListS
 }
 
 /** A page of the logs these filters select (`userId`: one user's own only). */
-export function listLogs(db: Kysely<Database>, filters: LogFilter, userId: number | undefined, window: PageWindow, sort: ListSort): Promise<LogRow[]> {
+export function listLogs(
+  db: Kysely<Database>,
+  filters: LogFilter,
+  userId: number | undefined,
+  window: PageWindow,
+  sort: ListSort,
+): Promise<LogRow[]> {
   return logOrder(filteredLogs(db.selectFrom('logs').selectAll(), filters, userId), sort)
     .limit(window.limit)
     .offset(window.offset)
@@ -127,7 +133,11 @@ export function listLogs(db: Kysely<Database>, filters: LogFilter, userId: numbe
 }
 
 /** The quota and tokens of the logs these filters select, summed over the logs themselves. */
-export async function sumLogs(db: Kysely<Database>, filters: LogFilter, userId: number | undefined): Promise<{ quota: number; tokens: number }> {
+export async function sumLogs(
+  db: Kysely<Database>,
+  filters: LogFilter,
+  userId: number | undefined,
+): Promise<{ quota: number; tokens: number }> {
   const row = await filteredLogs(
     db
       .selectFrom('logs')
@@ -145,7 +155,13 @@ export async function sumLogs(db: Kysely<Database>, filters: LogFilter, userId: 
 }
 
 /** Up to `limit` of the selected logs, newest first, older than `before` (by time, then id) when given: one page of an export. */
-export function logsBefore(db: Kysely<Database>, filters: LogFilter, userId: number | undefined, before: { createdAt: number; id: number } | undefined, limit: number): Promise<LogRow[]> {
+export function logsBefore(
+  db: Kysely<Database>,
+  filters: LogFilter,
+  userId: number | undefined,
+  before: { createdAt: number; id: number } | undefined,
+  limit: number,
+): Promise<LogRow[]> {
   let query = filteredLogs(db.selectFrom('logs').selectAll(), filters, userId);
   if (before !== undefined) {
     const { createdAt, id } = before;
@@ -155,11 +171,18 @@ export function logsBefore(db: Kysely<Database>, filters: LogFilter, userId: num
 }
 
 /** Logs whose type is the keyword, whose request id is it, or whose content starts with it; narrowed by a type or a request id. */
-export function searchLogs(db: Kysely<Database>, keyword: string, narrowing: Pick<LogFilter, 'type' | 'request_id'>, userId: number | undefined): Promise<LogRow[]> {
+export function searchLogs(
+  db: Kysely<Database>,
+  keyword: string,
+  narrowing: Pick<LogFilter, 'type' | 'request_id'>,
+  userId: number | undefined,
+): Promise<LogRow[]> {
   // logs.type is a 32-bit integer: a longer run of digits is no type, only text
   const type = /^\d{1,9}$/.test(keyword) ? Number(keyword) : undefined;
   const query = filteredLogs(db.selectFrom('logs').selectAll(), narrowing, userId)
     // a keyword may also be a request id a client quoted from an error
-    .where((eb) => eb.or([...(type === undefined ? [] : [eb('type', '=', type)]), eb('request_id', '=', keyword), startsWith('content', keyword)]));
+    .where((eb) =>
+      eb.or([...(type === undefined ? [] : [eb('type', '=', type)]), eb('request_id', '=', keyword), startsWith('content', keyword)]),
+    );
   return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(SEARCH_LIMIT).execute();
 }

@@ -28,7 +28,13 @@ export function listRedemptions(db: Executor, window: PageWindow, sort: ListSort
 export function searchRedemptions(db: Executor, keyword: string, sort: ListSort, filter: RedemptionFilter = {}): Promise<RedemptionRow[]> {
   const id = idOf(keyword);
   const key = wholeKeyOf(keyword);
-  const query = codes(db, filter).where((eb) => eb.or([startsWith('name', keyword), ...(id === undefined ? [] : [eb('id', '=', id)]), ...(key === undefined ? [] : [eb('key', '=', key)])]));
+  const query = codes(db, filter).where((eb) =>
+    eb.or([
+      startsWith('name', keyword),
+      ...(id === undefined ? [] : [eb('id', '=', id)]),
+      ...(key === undefined ? [] : [eb('key', '=', key)]),
+    ]),
+  );
   return orderedBy(query, sort).limit(SEARCH_LIMIT).execute();
 }
 
@@ -37,12 +43,27 @@ export function findRedemption(db: Executor, id: number): Promise<RedemptionRow 
 }
 
 /** A new batch of unused codes, all or none. */
-export async function createRedemptions(db: Executor, creator: number, fields: { name: string; quota: number }, keys: readonly string[], now: number): Promise<void> {
+export async function createRedemptions(
+  db: Executor,
+  creator: number,
+  fields: { name: string; quota: number },
+  keys: readonly string[],
+  now: number,
+): Promise<void> {
   await db.transaction().execute(async (transaction) => {
     for (const key of keys) {
       await transaction
         .insertInto('redemptions')
-        .values({ user_id: creator, name: fields.name, key, status: RedemptionStatus.unused, quota: fields.quota, created_time: now, redeemed_time: 0, redeemed_by: 0 })
+        .values({
+          user_id: creator,
+          name: fields.name,
+          key,
+          status: RedemptionStatus.unused,
+          quota: fields.quota,
+          created_time: now,
+          redeemed_time: 0,
+          redeemed_by: 0,
+        })
         .execute();
     }
   });
@@ -50,7 +71,12 @@ export async function createRedemptions(db: Executor, creator: number, fields: {
 
 /** Enables or disables a code; false when there is none or it was redeemed meanwhile (a used code stays used). */
 export async function setRedemptionStatus(db: Executor, id: number, status: number): Promise<boolean> {
-  const changed = await db.updateTable('redemptions').set({ status }).where('id', '=', id).where('status', '!=', RedemptionStatus.used).executeTakeFirst();
+  const changed = await db
+    .updateTable('redemptions')
+    .set({ status })
+    .where('id', '=', id)
+    .where('status', '!=', RedemptionStatus.used)
+    .executeTakeFirst();
   return Number(changed.numUpdatedRows) > 0;
 }
 
@@ -105,7 +131,13 @@ export async function redeemCode(db: Executor, user: { id: number; username: str
       .set((eb) => ({ quota: eb('quota', '+', quota) }))
       .where('id', '=', user.id)
       .execute();
-    await insertLog(transaction, { userId: user.id, username: user.username, type: LogType.topup, content: `top-up with a redemption code: ${quota} quota`, quota });
+    await insertLog(transaction, {
+      userId: user.id,
+      username: user.username,
+      type: LogType.topup,
+      content: `top-up with a redemption code: ${quota} quota`,
+      quota,
+    });
     return { quota };
   });
 }

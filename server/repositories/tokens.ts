@@ -30,7 +30,13 @@ const ownTokens = (db: Executor, userId: number, filter: TokenFilter) => {
   return filter.status === undefined ? query : query.where('status', '=', filter.status);
 };
 
-export function listTokens(db: Executor, userId: number, window: PageWindow, sort: ListSort, filter: TokenFilter = {}): Promise<TokenRow[]> {
+export function listTokens(
+  db: Executor,
+  userId: number,
+  window: PageWindow,
+  sort: ListSort,
+  filter: TokenFilter = {},
+): Promise<TokenRow[]> {
   return orderedBy(ownTokens(db, userId, filter), sort)
     .limit(window.limit)
     .offset(window.offset)
@@ -39,7 +45,9 @@ export function listTokens(db: Executor, userId: number, window: PageWindow, sor
 
 export function searchTokens(db: Executor, userId: number, keyword: string, sort: ListSort, filter: TokenFilter = {}): Promise<TokenRow[]> {
   const key = wholeKeyOf(keyword);
-  const matching = ownTokens(db, userId, filter).where((eb) => (key === undefined ? startsWith('name', keyword) : eb.or([eb('key', '=', key), startsWith('name', keyword)])));
+  const matching = ownTokens(db, userId, filter).where((eb) =>
+    key === undefined ? startsWith('name', keyword) : eb.or([eb('key', '=', key), startsWith('name', keyword)]),
+  );
   return orderedBy(matching, sort).limit(SEARCH_LIMIT).execute();
 }
 
@@ -61,12 +69,26 @@ export interface TokenFields {
   budget_quota: number;
 }
 
-export function createToken(db: Executor, dialect: DatabaseConfig['dialect'], userId: number, key: string, fields: TokenFields): Promise<number> {
+export function createToken(
+  db: Executor,
+  dialect: DatabaseConfig['dialect'],
+  userId: number,
+  key: string,
+  fields: TokenFields,
+): Promise<number> {
   const now = Math.floor(Date.now() / 1000);
-  return insertReturningId(dialect, db.insertInto('tokens').values({ ...fields, user_id: userId, key, status: 1, created_time: now, accessed_time: now, used_quota: 0 }));
+  return insertReturningId(
+    dialect,
+    db.insertInto('tokens').values({ ...fields, user_id: userId, key, status: 1, created_time: now, accessed_time: now, used_quota: 0 }),
+  );
 }
 
-export async function updateOwnToken(db: Executor, userId: number, id: number, patch: Partial<TokenFields & { status: number; period_spent: number; period_start: number }>): Promise<void> {
+export async function updateOwnToken(
+  db: Executor,
+  userId: number,
+  id: number,
+  patch: Partial<TokenFields & { status: number; period_spent: number; period_start: number }>,
+): Promise<void> {
   await db.updateTable('tokens').set(patch).where('id', '=', id).where('user_id', '=', userId).execute();
 }
 
@@ -81,7 +103,12 @@ const limitOf = (value: unknown): number | null => (value === null || value === 
  * The token as lists show it: the key masked (the full key has its own endpoint); with its user's limits, what limits
  * it in effect; with the operator's time zone, the spend of its budget this period.
  */
-export function toTokenRecord(row: TokenRow, revealKey = false, userLimits?: RateLimitPair, budgetZone?: string): TokenRecord & { models: string; allowed_ips: string } {
+export function toTokenRecord(
+  row: TokenRow,
+  revealKey = false,
+  userLimits?: RateLimitPair,
+  budgetZone?: string,
+): TokenRecord & { models: string; allowed_ips: string } {
   return {
     id: Number(row.id),
     user_id: Number(row.user_id),
@@ -99,7 +126,9 @@ export function toTokenRecord(row: TokenRow, revealKey = false, userLimits?: Rat
     concurrency_limit: Number(row.concurrency_limit ?? 0),
     rpm_limit: limitOf(row.rpm_limit),
     tpm_limit: limitOf(row.tpm_limit),
-    ...(userLimits ? { rate_limits: effectiveTokenRateLimits({ rpm_limit: limitOf(row.rpm_limit), tpm_limit: limitOf(row.tpm_limit) }, userLimits) } : {}),
+    ...(userLimits
+      ? { rate_limits: effectiveTokenRateLimits({ rpm_limit: limitOf(row.rpm_limit), tpm_limit: limitOf(row.tpm_limit) }, userLimits) }
+      : {}),
     ...budgetOf(row, budgetZone),
   };
 }

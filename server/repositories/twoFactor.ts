@@ -27,7 +27,16 @@ export const hashRecoveryCode = (code: string) => createHash('sha256').update(no
 
 export async function findTwoFactor(db: Db, userId: number): Promise<TwoFactorRow | undefined> {
   const row = await db.selectFrom('two_factor').selectAll().where('user_id', '=', userId).executeTakeFirst();
-  return row && { ...row, user_id: Number(row.user_id), enabled: Number(row.enabled), last_step: Number(row.last_step), created_at: Number(row.created_at), enabled_at: Number(row.enabled_at) };
+  return (
+    row && {
+      ...row,
+      user_id: Number(row.user_id),
+      enabled: Number(row.enabled),
+      last_step: Number(row.last_step),
+      created_at: Number(row.created_at),
+      enabled_at: Number(row.enabled_at),
+    }
+  );
 }
 
 export async function hasTwoFactor(db: Db, userId: number): Promise<boolean> {
@@ -40,7 +49,10 @@ export async function startEnrolment(db: Kysely<Database>, userId: number, secre
     const existing = await findTwoFactor(transaction, userId);
     if (existing?.enabled === 1) return false;
     if (existing) await transaction.deleteFrom('two_factor').where('user_id', '=', userId).where('enabled', '=', 0).execute();
-    await transaction.insertInto('two_factor').values({ user_id: userId, secret_sealed: secretSealed, enabled: 0, last_step: 0, created_at: nowSeconds(), enabled_at: 0 }).execute();
+    await transaction
+      .insertInto('two_factor')
+      .values({ user_id: userId, secret_sealed: secretSealed, enabled: 0, last_step: 0, created_at: nowSeconds(), enabled_at: 0 })
+      .execute();
     return true;
   });
 }
@@ -50,7 +62,13 @@ export async function startEnrolment(db: Kysely<Database>, userId: number, secre
  * accepted before, so each code works once and an older one never after it.
  */
 export async function acceptTimeStep(db: Db, userId: number, step: number, enabled: 0 | 1): Promise<boolean> {
-  const result = await db.updateTable('two_factor').set({ last_step: step }).where('user_id', '=', userId).where('enabled', '=', enabled).where('last_step', '<', step).executeTakeFirst();
+  const result = await db
+    .updateTable('two_factor')
+    .set({ last_step: step })
+    .where('user_id', '=', userId)
+    .where('enabled', '=', enabled)
+    .where('last_step', '<', step)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 

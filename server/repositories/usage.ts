@@ -39,7 +39,9 @@ function rollupTableFor(scope: UsageScope, range: PeriodRange, groupBy?: RollupK
   const needed = SCOPE_COLUMNS.filter(([field]) => scope[field] !== undefined).map(([, column]) => column);
   if (groupBy) needed.push(groupBy);
   // ROLLUP_TABLES lists each period's tables fewest rows first
-  return ROLLUP_TABLES.find((candidate) => candidate.seconds === range.seconds && needed.every((column) => candidate.key.includes(column)))!;
+  return ROLLUP_TABLES.find(
+    (candidate) => candidate.seconds === range.seconds && needed.every((column) => candidate.key.includes(column)),
+  )!;
 }
 
 /** The rollups of the range's period narrowed to the scope: from the narrowest table that holds the scope's columns and `groupBy`. */
@@ -58,7 +60,8 @@ export function rollupsIn(db: Kysely<Database>, scope: UsageScope, range: Period
 const TOTAL_COLUMNS = ['requests', 'errors', 'prompt_tokens', 'completion_tokens', 'quota'] as const;
 
 /** sum(column) for each total, 0 on no rows. */
-const totalSums = (eb: ExpressionBuilder<Database, 'usage_hourly'>) => TOTAL_COLUMNS.map((column) => eb.fn.coalesce(eb.fn.sum<number>(column), eb.lit(0)).as(column));
+const totalSums = (eb: ExpressionBuilder<Database, 'usage_hourly'>) =>
+  TOTAL_COLUMNS.map((column) => eb.fn.coalesce(eb.fn.sum<number>(column), eb.lit(0)).as(column));
 
 /** A row of sums as UsageTotals (PostgreSQL and MySQL answer sums of bigints as strings). */
 export function totalsOf(row: Record<string, unknown> | undefined): UsageTotals {
@@ -83,7 +86,11 @@ export async function windowTotals(db: Kysely<Database>, scope: UsageScope, star
   const from = Math.min(...starts);
   const row = await rollupsIn(db, scope, { seconds: 86_400, from, to })
     .select(() =>
-      starts.flatMap((start, index) => TOTAL_COLUMNS.map((column) => sql<number>`coalesce(sum(case when period >= ${start} then ${sql.ref(column)} else 0 end), 0)`.as(`${column}_${index}`))),
+      starts.flatMap((start, index) =>
+        TOTAL_COLUMNS.map((column) =>
+          sql<number>`coalesce(sum(case when period >= ${start} then ${sql.ref(column)} else 0 end), 0)`.as(`${column}_${index}`),
+        ),
+      ),
     )
     .executeTakeFirst();
   const values = (row ?? {}) as Record<string, unknown>;
@@ -101,9 +108,16 @@ export async function usageSeries(db: Kysely<Database>, scope: UsageScope, range
 }
 
 /** The `limit` biggest groups by quota (ties by key), each with its totals. */
-export async function topUsage(db: Kysely<Database>, scope: UsageScope, range: PeriodRange, column: RollupKeyColumn, limit: number): Promise<Array<UsageTotals & { key: string | number }>> {
+export async function topUsage(
+  db: Kysely<Database>,
+  scope: UsageScope,
+  range: PeriodRange,
+  column: RollupKeyColumn,
+  limit: number,
+): Promise<Array<UsageTotals & { key: string | number }>> {
   // the channel 0 of failures no channel could take is nobody's to list
-  const inRange = () => (column === 'channel_id' ? rollupsIn(db, scope, range, column).where('channel_id', '<>', 0) : rollupsIn(db, scope, range, column));
+  const inRange = () =>
+    column === 'channel_id' ? rollupsIn(db, scope, range, column).where('channel_id', '<>', 0) : rollupsIn(db, scope, range, column);
   // The groups ranked by quota alone first (one sum a row, from the covering
   // index where there is one), then every total of those `limit` groups only:
   // over a month of tokens, far cheaper than five sums of every group. The
@@ -136,7 +150,12 @@ export async function topUsage(db: Kysely<Database>, scope: UsageScope, range: P
  * one's. Channels with no sketched row (only rows from before migration
  * 0016) are absent.
  */
-export async function channelLatencies(db: Kysely<Database>, scope: UsageScope, range: PeriodRange, channelIds: readonly number[]): Promise<Map<number, LatencySketch>> {
+export async function channelLatencies(
+  db: Kysely<Database>,
+  scope: UsageScope,
+  range: PeriodRange,
+  channelIds: readonly number[],
+): Promise<Map<number, LatencySketch>> {
   const sketches = new Map<number, LatencySketch>();
   if (channelIds.length === 0 || !rollupTableFor(scope, range, 'channel_id').sketched) return sketches;
   const rows = await (rollupsIn(db, scope, range, 'channel_id') as unknown as SelectQueryBuilder<Database, 'usage_hourly_channels', object>)

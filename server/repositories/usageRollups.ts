@@ -60,10 +60,20 @@ export const ROLLUP_TABLES: readonly RollupTable[] = [
  */
 const LATENCY_BUCKETS_MS = [100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000] as const;
 
-export const LATENCY_COLUMNS = [...LATENCY_BUCKETS_MS.map((bound) => `latency_le_${bound}`), 'latency_over'] as Array<keyof UsageCounters & `latency_${string}`>;
+export const LATENCY_COLUMNS = [...LATENCY_BUCKETS_MS.map((bound) => `latency_le_${bound}`), 'latency_over'] as Array<
+  keyof UsageCounters & `latency_${string}`
+>;
 
 /** The columns that add up, in the order a row's values give them after its key. */
-export const ROLLUP_COUNTERS: ReadonlyArray<keyof UsageCounters> = ['requests', 'errors', 'prompt_tokens', 'completion_tokens', 'quota', 'latency_ms_sum', ...LATENCY_COLUMNS];
+export const ROLLUP_COUNTERS: ReadonlyArray<keyof UsageCounters> = [
+  'requests',
+  'errors',
+  'prompt_tokens',
+  'completion_tokens',
+  'quota',
+  'latency_ms_sum',
+  ...LATENCY_COLUMNS,
+];
 
 /** A table's columns in the order its rows' values give them: period, key, counters. */
 export const rollupColumns = (table: RollupTable): string[] => ['period', ...table.key, ...ROLLUP_COUNTERS];
@@ -108,7 +118,12 @@ export function rollupsOf(logs: readonly NewLog[]): RollupWrite[] {
     const id = `${hour}|${userId}|${tokenId}|${channelId}|${model}`;
     let counted = hourly.get(id);
     if (!counted) {
-      counted = { hour, key: { user_id: userId, token_id: tokenId, model, channel_id: channelId }, counters: ROLLUP_COUNTERS.map(() => 0), sketch: new Map() };
+      counted = {
+        hour,
+        key: { user_id: userId, token_id: tokenId, model, channel_id: channelId },
+        counters: ROLLUP_COUNTERS.map(() => 0),
+        sketch: new Map(),
+      };
       hourly.set(id, counted);
     }
     counted.counters[5] += elapsedMs;
@@ -137,7 +152,8 @@ export function rollupsOf(logs: readonly NewLog[]): RollupWrite[] {
       const keyValues = table.key.map((column) => key[column]);
       const id = `${period}|${keyValues.join('|')}`;
       const found = rows.get(id);
-      if (!found) rows.set(id, { row: [period, ...keyValues, ...counters], sketch: table.sketched ? mergeSketch(new Map(), sketch) : sketch });
+      if (!found)
+        rows.set(id, { row: [period, ...keyValues, ...counters], sketch: table.sketched ? mergeSketch(new Map(), sketch) : sketch });
       else {
         for (let index = 0; index < counters.length; index += 1) (found.row[1 + keyValues.length + index] as number) += counters[index];
         if (table.sketched) mergeSketch(found.sketch, sketch);
@@ -159,9 +175,13 @@ const SKETCH_ROWS_PER_STATEMENT = 1_000;
 
 /** A sketched write's rows in chunks: [period, model, channel_id] and the batch's sketch of each. */
 function sketchChunks(write: RollupWrite): Array<Array<{ key: [number, string, number]; sketch: LatencySketch }>> {
-  const rows = write.rows.map((row, index) => ({ key: [Number(row[0]), String(row[1]), Number(row[2])] as [number, string, number], sketch: write.sketches![index] }));
+  const rows = write.rows.map((row, index) => ({
+    key: [Number(row[0]), String(row[1]), Number(row[2])] as [number, string, number],
+    sketch: write.sketches![index],
+  }));
   const chunks = [];
-  for (let index = 0; index < rows.length; index += SKETCH_ROWS_PER_STATEMENT) chunks.push(rows.slice(index, index + SKETCH_ROWS_PER_STATEMENT));
+  for (let index = 0; index < rows.length; index += SKETCH_ROWS_PER_STATEMENT)
+    chunks.push(rows.slice(index, index + SKETCH_ROWS_PER_STATEMENT));
   return chunks;
 }
 
@@ -172,18 +192,31 @@ const keyId = (period: unknown, model: unknown, channelId: unknown) => `${Number
  * with the batch's added (`rowByRow`: one statement per row). Run after the
  * write's upsert, in its transaction (see the top).
  */
-export function sketchMerges(write: RollupWrite, rowByRow: boolean): Array<{ read: PlainStatement; write(stored: ReadonlyArray<Record<string, unknown>>): PlainStatement[] }> {
+export function sketchMerges(
+  write: RollupWrite,
+  rowByRow: boolean,
+): Array<{ read: PlainStatement; write(stored: ReadonlyArray<Record<string, unknown>>): PlainStatement[] }> {
   if (!write.table.sketched || !write.sketches || write.rows.length === 0) return [];
   const name = write.table.name;
   return sketchChunks(write).map((chunk) => {
     const tuples = chunk.map(() => '(?, ?, ?)').join(', ');
     const keys = chunk.flatMap(({ key }) => key);
     return {
-      read: { text: `select period, model, channel_id, latency_sketch from ${name} where (period, model, channel_id) in (${tuples})`, parameters: keys },
+      read: {
+        text: `select period, model, channel_id, latency_sketch from ${name} where (period, model, channel_id) in (${tuples})`,
+        parameters: keys,
+      },
       write: (stored) => {
         const before = new Map(stored.map((row) => [keyId(row.period, row.model, row.channel_id), row.latency_sketch as string | null]));
-        const merged = chunk.map(({ key, sketch }) => ({ key, text: encodeSketch(mergeSketch(decodeSketch(before.get(keyId(...key))), sketch)) }));
-        if (rowByRow) return merged.map(({ key, text }) => ({ text: `update ${name} set latency_sketch = ? where period = ? and model = ? and channel_id = ?`, parameters: [text, ...key] }));
+        const merged = chunk.map(({ key, sketch }) => ({
+          key,
+          text: encodeSketch(mergeSketch(decodeSketch(before.get(keyId(...key))), sketch)),
+        }));
+        if (rowByRow)
+          return merged.map(({ key, text }) => ({
+            text: `update ${name} set latency_sketch = ? where period = ? and model = ? and channel_id = ?`,
+            parameters: [text, ...key],
+          }));
         const cases = chunk.map(() => 'when period = ? and model = ? and channel_id = ? then ?').join(' ');
         return [
           {
@@ -230,7 +263,10 @@ export async function upsertRollups(db: Kysely<Database>, writes: readonly Rollu
     const chunks: Array<{ statement: RawBuilder<unknown>; values: number }> = [];
     for (let index = 0; index < rows.length; index += perStatement) {
       const chunk = rows.slice(index, index + perStatement);
-      chunks.push({ statement: sql`${head} ${sql.join(chunk.map((row) => sql`(${sql.join(row)})`))} ${conflict}`, values: chunk.length * rollupColumns(table).length });
+      chunks.push({
+        statement: sql`${head} ${sql.join(chunk.map((row) => sql`(${sql.join(row)})`))} ${conflict}`,
+        values: chunk.length * rollupColumns(table).length,
+      });
     }
     return chunks;
   });
@@ -249,7 +285,10 @@ export async function upsertRollups(db: Kysely<Database>, writes: readonly Rollu
 }
 
 /** PostgreSQL's upserts, as few statements as the parameter limit allows (data-modifying WITH). */
-async function upsertTogether(db: Kysely<Database>, statements: ReadonlyArray<{ statement: RawBuilder<unknown>; values: number }>): Promise<void> {
+async function upsertTogether(
+  db: Kysely<Database>,
+  statements: ReadonlyArray<{ statement: RawBuilder<unknown>; values: number }>,
+): Promise<void> {
   let group: Array<(typeof statements)[number]> = [];
   let values = 0;
   const flush = async () => {

@@ -98,14 +98,24 @@ export function listUsers(db: Executor, window: PageWindow, sort: ListSort, filt
 export function searchUsers(db: Executor, keyword: string, sort: ListSort, filter: UserFilter = {}): Promise<UserRow[]> {
   const id = idOf(keyword);
   const query = usersWhere(db, filter).where((eb) =>
-    eb.or([...(id === undefined ? [] : [eb('id', '=', id)]), startsWith('username', keyword), startsWith('email', keyword), startsWith('display_name', keyword)]),
+    eb.or([
+      ...(id === undefined ? [] : [eb('id', '=', id)]),
+      startsWith('username', keyword),
+      startsWith('email', keyword),
+      startsWith('display_name', keyword),
+    ]),
   );
   return orderedBy(query, sort).limit(SEARCH_LIMIT).execute();
 }
 
 /** Whether some active root account has a GitHub or WeChat identity bound (the ways it could sign in without a password). */
 export async function rootSignInBindings(db: Executor): Promise<{ github: boolean; wechat: boolean }> {
-  const roots = await db.selectFrom('users').select(['github_id', 'wechat_id']).where('role', '>=', Role.root).where('status', '=', UserStatus.enabled).execute();
+  const roots = await db
+    .selectFrom('users')
+    .select(['github_id', 'wechat_id'])
+    .where('role', '>=', Role.root)
+    .where('status', '=', UserStatus.enabled)
+    .execute();
   return { github: roots.some((row) => row.github_id !== ''), wechat: roots.some((row) => row.wechat_id !== '') };
 }
 

@@ -15,7 +15,13 @@ export const CODE_GUESSES_PER_REQUESTER = 5;
 const hashCode = (code: string) => createHash('sha256').update(code).digest('hex');
 
 /** Replaces any earlier code for the same purpose and address. */
-export async function storeCode(db: Kysely<Database>, purpose: CodePurpose, target: string, code: string, ttlSeconds: number): Promise<void> {
+export async function storeCode(
+  db: Kysely<Database>,
+  purpose: CodePurpose,
+  target: string,
+  code: string,
+  ttlSeconds: number,
+): Promise<void> {
   const now = Math.floor(Date.now() / 1000);
   await db.transaction().execute(async (transaction) => {
     await transaction.deleteFrom('verification_codes').where('purpose', '=', purpose).where('target', '=', target).execute();
@@ -31,7 +37,14 @@ export async function storeCode(db: Kysely<Database>, purpose: CodePurpose, targ
 export async function consumeCode(db: Kysely<Database>, purpose: CodePurpose, target: string, code: string): Promise<boolean> {
   if (!code) return false;
   const now = Math.floor(Date.now() / 1000);
-  const row = await db.selectFrom('verification_codes').selectAll().where('purpose', '=', purpose).where('target', '=', target).where('expires_at', '>=', now).orderBy('id', 'desc').executeTakeFirst();
+  const row = await db
+    .selectFrom('verification_codes')
+    .selectAll()
+    .where('purpose', '=', purpose)
+    .where('target', '=', target)
+    .where('expires_at', '>=', now)
+    .orderBy('id', 'desc')
+    .executeTakeFirst();
   if (!row) return false;
   const given = Buffer.from(hashCode(code));
   const expected = Buffer.from(row.code_hash);

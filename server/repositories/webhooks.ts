@@ -1,7 +1,13 @@
 // Webhooks and their deliveries (migration 0014).
 import { randomBytes } from 'node:crypto';
 import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kysely';
-import { WEBHOOK_EVENTS, type WebhookDeliveryRecord, type WebhookDeliveryStatus, type WebhookEventType, type WebhookRecord } from '../../common/webhooks';
+import {
+  WEBHOOK_EVENTS,
+  type WebhookDeliveryRecord,
+  type WebhookDeliveryStatus,
+  type WebhookEventType,
+  type WebhookRecord,
+} from '../../common/webhooks';
 import { insertReturningId, type Database } from '../db/database';
 import type { DatabaseConfig } from '../config';
 import type { WebhookDeliveriesTable, WebhooksTable } from '../db/schema/webhooks';
@@ -18,7 +24,14 @@ export const eventsOf = (row: Pick<WebhookRow, 'events'>): WebhookEventType[] =>
 
 /** What the console sees of a webhook: never the secret. */
 export function toWebhookRecord(row: WebhookRow): WebhookRecord {
-  return { id: Number(row.id), name: row.name, url: row.url, events: eventsOf(row), enabled: Number(row.enabled) === 1, created_time: Number(row.created_time) };
+  return {
+    id: Number(row.id),
+    name: row.name,
+    url: row.url,
+    events: eventsOf(row),
+    enabled: Number(row.enabled) === 1,
+    created_time: Number(row.created_time),
+  };
 }
 
 /** An answer's status alone: rows logged before the answer stopped being kept still hold its first words after it. */
@@ -41,8 +54,10 @@ export function toDeliveryRecord(row: WebhookDeliveryRow): WebhookDeliveryRecord
   };
 }
 
-export const findWebhook = (db: Kysely<Database>, id: number) => db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
-export const findDelivery = (db: Kysely<Database>, id: number) => db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+export const findWebhook = (db: Kysely<Database>, id: number) =>
+  db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
+export const findDelivery = (db: Kysely<Database>, id: number) =>
+  db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
 
 export interface NewDelivery {
   webhookId: number;
@@ -93,7 +108,12 @@ async function countedPage<TB extends 'webhooks' | 'webhook_deliveries', Row>(
   page: RestPage,
 ): Promise<{ rows: Row[]; total: number }> {
   const counted = await count.executeTakeFirst();
-  const found = await rows.orderBy(sql.ref(page.sort.field), page.sort.order).orderBy(sql.ref('id'), page.sort.order).limit(page.limit).offset(page.offset).execute();
+  const found = await rows
+    .orderBy(sql.ref(page.sort.field), page.sort.order)
+    .orderBy(sql.ref('id'), page.sort.order)
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
   return { rows: found, total: Number(counted?.total ?? 0) };
 }
 
@@ -138,7 +158,11 @@ export function listDeliveries(db: Kysely<Database>, page: RestPage, filter: Del
     if (eventType !== undefined) filtered = filtered.where('event_type', '=', eventType);
     return filtered;
   };
-  return countedPage(where(db.selectFrom('webhook_deliveries').select(total)), where(db.selectFrom('webhook_deliveries').selectAll()), page);
+  return countedPage(
+    where(db.selectFrom('webhook_deliveries').select(total)),
+    where(db.selectFrom('webhook_deliveries').selectAll()),
+    page,
+  );
 }
 
 export interface WebhookFields {
@@ -149,10 +173,22 @@ export interface WebhookFields {
 }
 
 /** A new webhook; its id. */
-export function createWebhook(db: Kysely<Database>, dialect: DatabaseConfig['dialect'], fields: WebhookFields & { secret: string }, now: number): Promise<number> {
+export function createWebhook(
+  db: Kysely<Database>,
+  dialect: DatabaseConfig['dialect'],
+  fields: WebhookFields & { secret: string },
+  now: number,
+): Promise<number> {
   return insertReturningId(
     dialect,
-    db.insertInto('webhooks').values({ name: fields.name, url: fields.url, secret: fields.secret, events: fields.events.join(','), enabled: fields.enabled, created_time: now }),
+    db.insertInto('webhooks').values({
+      name: fields.name,
+      url: fields.url,
+      secret: fields.secret,
+      events: fields.events.join(','),
+      enabled: fields.enabled,
+      created_time: now,
+    }),
   );
 }
 
@@ -160,7 +196,13 @@ export function createWebhook(db: Kysely<Database>, dialect: DatabaseConfig['dia
 export async function updateWebhook(db: Kysely<Database>, id: number, fields: WebhookFields & { secret?: string }): Promise<void> {
   await db
     .updateTable('webhooks')
-    .set({ name: fields.name, url: fields.url, events: fields.events.join(','), enabled: fields.enabled, ...(fields.secret ? { secret: fields.secret } : {}) })
+    .set({
+      name: fields.name,
+      url: fields.url,
+      events: fields.events.join(','),
+      enabled: fields.enabled,
+      ...(fields.secret ? { secret: fields.secret } : {}),
+    })
     .where('id', '=', id)
     .execute();
 }

@@ -75,7 +75,9 @@ export class JobRunner {
         if (lost.signal.aborted) return;
         await this.store
           .extend(name, this.holder, options.until ?? Date.now() - 1, options.detail ?? detail)
-          .catch((error: unknown) => this.log.warn({ err: error, job: name }, 'could not release the lease of a job (it runs out by itself)'));
+          .catch((error: unknown) =>
+            this.log.warn({ err: error, job: name }, 'could not release the lease of a job (it runs out by itself)'),
+          );
       },
     };
   }

@@ -38,7 +38,12 @@ export function createMailer(options: OptionStore): SendMail {
     });
     const from = options.get('SMTPFrom') || account;
     try {
-      await transport.sendMail({ from: `"${options.get('SystemName').replace(/"/g, '')}" <${from}>`, to: mail.to, subject: mail.subject, html: mail.html });
+      await transport.sendMail({
+        from: `"${options.get('SystemName').replace(/"/g, '')}" <${from}>`,
+        to: mail.to,
+        subject: mail.subject,
+        html: mail.html,
+      });
     } catch (error) {
       throw new MailError(`could not send the e-mail: ${(error as Error).message}`);
     } finally {

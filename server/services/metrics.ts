@@ -123,7 +123,8 @@ const BATCH_SIZE_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500];
 const WRITE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
 /** What an upstream failure was, for `switchboard_upstream_errors_total{kind}`. */
-export type UpstreamErrorKind = 'timeout' | 'busy' | 'network' | 'broke_off' | 'dead_key' | 'rate_limited' | 'server_error' | 'client_error';
+export type UpstreamErrorKind =
+  'timeout' | 'busy' | 'network' | 'broke_off' | 'dead_key' | 'rate_limited' | 'server_error' | 'client_error';
 
 const OUTCOMES: readonly RelayOutcome[] = ['settled', 'refused', 'aborted'];
 
@@ -153,22 +154,57 @@ export class GatewayMetrics {
    * of keys at hand, as a joined string key cost a string build and hash per request (~25x the lookups).
    */
   private readonly seriesByRoute = new Map<object, Map<string, Map<number, Map<number, RelaySeries>>>>();
-  private readonly requests = new SummedCounter('switchboard_relay_requests_total', 'Relayed requests by operation, client protocol, HTTP status, outcome, model and channel');
-  private readonly tokens = new SummedCounter('switchboard_relay_tokens_total', 'Tokens billed, by model, channel and type (prompt or completion)');
+  private readonly requests = new SummedCounter(
+    'switchboard_relay_requests_total',
+    'Relayed requests by operation, client protocol, HTTP status, outcome, model and channel',
+  );
+  private readonly tokens = new SummedCounter(
+    'switchboard_relay_tokens_total',
+    'Tokens billed, by model, channel and type (prompt or completion)',
+  );
   private readonly quota = new SummedCounter('switchboard_relay_quota_total', 'Quota charged, by model and channel');
-  private readonly duration = new CheapHistogram('switchboard_relay_request_duration_seconds', 'Relayed request duration, until the answer ended', LATENCY_BUCKETS);
-  private readonly firstToken = new CheapHistogram('switchboard_relay_time_to_first_token_seconds', 'Time from the request to its first streamed chunk', FIRST_TOKEN_BUCKETS);
+  private readonly duration = new CheapHistogram(
+    'switchboard_relay_request_duration_seconds',
+    'Relayed request duration, until the answer ended',
+    LATENCY_BUCKETS,
+  );
+  private readonly firstToken = new CheapHistogram(
+    'switchboard_relay_time_to_first_token_seconds',
+    'Time from the request to its first streamed chunk',
+    FIRST_TOKEN_BUCKETS,
+  );
   private readonly upstreamErrors = new SummedCounter('switchboard_upstream_errors_total', 'Failed upstream attempts, by channel and kind');
-  private readonly http = new SummedCounter('switchboard_http_requests_total', 'Requests Fastify answered (console API, static files, relay routes off the fast path), by method, route and status');
-  private readonly batchSize = new CheapHistogram('switchboard_ledger_batch_size', 'Items per ledger write (settlements with their consume logs, or other logs)', BATCH_SIZE_BUCKETS);
+  private readonly http = new SummedCounter(
+    'switchboard_http_requests_total',
+    'Requests Fastify answered (console API, static files, relay routes off the fast path), by method, route and status',
+  );
+  private readonly batchSize = new CheapHistogram(
+    'switchboard_ledger_batch_size',
+    'Items per ledger write (settlements with their consume logs, or other logs)',
+    BATCH_SIZE_BUCKETS,
+  );
   private readonly batchWrite = new CheapHistogram('switchboard_ledger_write_seconds', 'Duration of one ledger batch write', WRITE_BUCKETS);
-  private readonly batchFailures = new SummedCounter('switchboard_ledger_write_failures_total', 'Ledger batch writes that failed (the batch stays queued and is retried)');
+  private readonly batchFailures = new SummedCounter(
+    'switchboard_ledger_write_failures_total',
+    'Ledger batch writes that failed (the batch stays queued and is retried)',
+  );
   private openStreams = 0;
 
   constructor(sources: MetricsSources, inFlight: () => number) {
     const { registry } = this;
     collectDefaultMetrics({ register: registry });
-    for (const metric of [this.requests, this.tokens, this.quota, this.duration, this.firstToken, this.upstreamErrors, this.http, this.batchSize, this.batchWrite, this.batchFailures]) {
+    for (const metric of [
+      this.requests,
+      this.tokens,
+      this.quota,
+      this.duration,
+      this.firstToken,
+      this.upstreamErrors,
+      this.http,
+      this.batchSize,
+      this.batchWrite,
+      this.batchFailures,
+    ]) {
       registry.registerMetric(metric as never);
     }
     // tokens and quota are summed at scrape time from the per-request series
@@ -232,7 +268,12 @@ export class GatewayMetrics {
         const key = `${series.labels.model}\u0000${series.labels.channel}\u0000${part.type ?? ''}`;
         let total = totals.get(key);
         if (!total) {
-          total = { labels: part.type ? { model: series.labels.model, channel: series.labels.channel, type: part.type } : { model: series.labels.model, channel: series.labels.channel }, value: 0 };
+          total = {
+            labels: part.type
+              ? { model: series.labels.model, channel: series.labels.channel, type: part.type }
+              : { model: series.labels.model, channel: series.labels.channel },
+            value: 0,
+          };
           totals.set(key, total);
         }
         total.value += part.value;
@@ -242,7 +283,14 @@ export class GatewayMetrics {
   }
 
   /** A relayed request is over (the pipeline's afterFinish hook). */
-  readonly relayFinished = (outcome: RelayOutcome, operation: string, admission: RelayCall['admission'] | undefined, startedAt: number, channelId: number | undefined, call: RelayCall): void => {
+  readonly relayFinished = (
+    outcome: RelayOutcome,
+    operation: string,
+    admission: RelayCall['admission'] | undefined,
+    startedAt: number,
+    channelId: number | undefined,
+    call: RelayCall,
+  ): void => {
     const { route } = call;
     const status = call.response.statusCode;
     const model = admission?.model ?? '';
@@ -328,12 +376,20 @@ export function metricsAllowed(request: FastifyRequest, token: string | undefine
 
 export async function answerMetrics(metrics: GatewayMetrics, request: FastifyRequest, reply: FastifyReply, token: string | undefined) {
   if (!metricsAllowed(request, token)) {
-    return reply.code(401).header('www-authenticate', 'Bearer realm="metrics"').type('text/plain; charset=utf-8').send('metrics need the bearer token (METRICS_TOKEN)\n');
+    return reply
+      .code(401)
+      .header('www-authenticate', 'Bearer realm="metrics"')
+      .type('text/plain; charset=utf-8')
+      .send('metrics need the bearer token (METRICS_TOKEN)\n');
   }
   // under WORKERS=N the scrape reaches one worker: it answers with every worker's series, merged by the primary
   if (inCluster()) {
     const { text, workers } = await clusterMetricsText(metrics.registry);
-    return reply.header('cache-control', 'no-store').header('x-switchboard-metrics-workers', String(workers)).type(metrics.registry.contentType).send(text);
+    return reply
+      .header('cache-control', 'no-store')
+      .header('x-switchboard-metrics-workers', String(workers))
+      .type(metrics.registry.contentType)
+      .send(text);
   }
   const text = await metrics.registry.metrics();
   return reply.header('cache-control', 'no-store').type(metrics.registry.contentType).send(text);

@@ -7,7 +7,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { JSON_OPTION_NAMES, OPTION_SPECS, isOptionKey, isSafeLink, isUrlOption, isValidJsonOption, parseToggle, type OptionKey } from '../../common/options';
+import {
+  JSON_OPTION_NAMES,
+  OPTION_SPECS,
+  isOptionKey,
+  isSafeLink,
+  isUrlOption,
+  isValidJsonOption,
+  parseToggle,
+  type OptionKey,
+} from '../../common/options';
 import type { Database } from '../db/database';
 import { loadOptionRows, saveOption } from '../repositories/options';
 import { parseStatusList } from '../../common/routing';
@@ -33,19 +42,23 @@ export function validateOption(key: OptionKey, raw: string): string {
     }
     case 'json':
       if (key === 'ModelFallbacks' && !isValidJsonOption(key, raw)) {
-        throw new OptionError('model fallbacks must be a JSON object of groups ("*" for all), each mapping a model to a list of up to 10 other models');
+        throw new OptionError(
+          'model fallbacks must be a JSON object of groups ("*" for all), each mapping a model to a list of up to 10 other models',
+        );
       }
       if (!isValidJsonOption(key, raw)) throw new OptionError(`${JSON_OPTION_NAMES[key] ?? key} is not a valid JSON string`);
       return raw;
     case 'list':
-      if (key === 'RetryableStatusCodes' && !parseStatusList(raw)) throw new OptionError('retryable statuses must be HTTP statuses or ranges, such as 408,429,500-599');
+      if (key === 'RetryableStatusCodes' && !parseStatusList(raw))
+        throw new OptionError('retryable statuses must be HTTP statuses or ranges, such as 408,429,500-599');
       return raw
         .split(',')
         .map((item) => item.trim())
         .filter((item, index, all) => item !== '' && all.indexOf(item) === index)
         .join(',');
     default:
-      if (key === 'TimeZone' && raw.trim() !== '' && !isTimeZone(raw.trim())) throw new OptionError(`TimeZone must be a time zone name such as Asia/Shanghai or UTC, or empty for the server's`);
+      if (key === 'TimeZone' && raw.trim() !== '' && !isTimeZone(raw.trim()))
+        throw new OptionError(`TimeZone must be a time zone name such as Asia/Shanghai or UTC, or empty for the server's`);
       if (key === 'TimeZone') return raw.trim();
       if (isUrlOption(key) && !isSafeLink(raw)) throw new OptionError(`${key} must be an http(s) address or a path on this site`);
       return isUrlOption(key) ? raw.trim() : raw;

@@ -46,7 +46,10 @@ export class RateLimiter {
       const window = Math.floor(Date.now() / 1000 / rule.windowSeconds);
       const windowKey = `${key}:${window}`;
       try {
-        const [[error, count]] = (await this.redis.multi().incr(windowKey).expire(windowKey, rule.windowSeconds).exec()) as [[Error | null, number], [Error | null, number]];
+        const [[error, count]] = (await this.redis.multi().incr(windowKey).expire(windowKey, rule.windowSeconds).exec()) as [
+          [Error | null, number],
+          [Error | null, number],
+        ];
         if (!error) return count <= rule.max;
       } catch {
         // Redis went away mid-command or timed out (hangs): count here for a while (the client logs an outage)

@@ -66,8 +66,16 @@ export const PARTIAL_SESSION_MAX_AGE_SECONDS = 5 * 60;
  * belongs to the user, is not revoked and has not expired; otherwise undefined.
  */
 export async function sessionStage(db: Kysely<Database>, claims: SessionClaims): Promise<'full' | 'partial' | undefined> {
-  const row = await db.selectFrom('sessions').select(['user_id', 'revoked', 'expires_at', 'partial']).where('id_hash', '=', hashSessionId(claims.sid)).executeTakeFirst();
-  const live = row !== undefined && Number(row.user_id) === claims.uid && Number(row.revoked) === 0 && Number(row.expires_at) >= Math.floor(Date.now() / 1000);
+  const row = await db
+    .selectFrom('sessions')
+    .select(['user_id', 'revoked', 'expires_at', 'partial'])
+    .where('id_hash', '=', hashSessionId(claims.sid))
+    .executeTakeFirst();
+  const live =
+    row !== undefined &&
+    Number(row.user_id) === claims.uid &&
+    Number(row.revoked) === 0 &&
+    Number(row.expires_at) >= Math.floor(Date.now() / 1000);
   if (!live) return undefined;
   return Number(row.partial) === 1 ? 'partial' : 'full';
 }
@@ -108,7 +116,14 @@ export async function setSessionCookie(
   await db.deleteFrom('sessions').where('expires_at', '<', now).execute();
   await db
     .insertInto('sessions')
-    .values({ id_hash: hashSessionId(sid), user_id: Number(user.id), created_at: now, expires_at: now + maxAge, revoked: 0, partial: stage === 'partial' ? 1 : 0 })
+    .values({
+      id_hash: hashSessionId(sid),
+      user_id: Number(user.id),
+      created_at: now,
+      expires_at: now + maxAge,
+      revoked: 0,
+      partial: stage === 'partial' ? 1 : 0,
+    })
     .execute();
   const value = signer.encode({ uid: Number(user.id), ver: Number(user.session_version), iat: now, sid });
   reply.setCookie(SESSION_COOKIE, value, {

@@ -155,7 +155,15 @@ export async function redisTakePlace(
   leaseMs: number,
   now?: number,
 ): Promise<true | PlaceRefusal> {
-  const reply = await scripted(redis).switchboardPlaceTake(2, ...keys, now === undefined ? '' : String(now), String(leaseMs), String(wire(ask.tokenLimit)), String(wire(ask.userLimit)), member);
+  const reply = await scripted(redis).switchboardPlaceTake(
+    2,
+    ...keys,
+    now === undefined ? '' : String(now),
+    String(leaseMs),
+    String(wire(ask.tokenLimit)),
+    String(wire(ask.userLimit)),
+    member,
+  );
   if (Number(reply[0]) === 1) return true;
   return { scope: Number(reply[1]) === 1 ? 'token' : 'user', count: Number(reply[2]) };
 }
@@ -288,7 +296,8 @@ export class RedisPlaces implements SharedPlaces {
     }
     if (this.redis.status !== 'ready') return;
     this.giveUngiven();
-    for (const { keys, members } of this.held.values()) redisRenewPlaces(this.redis, keys, [...members], this.leaseMs).catch(() => undefined);
+    for (const { keys, members } of this.held.values())
+      redisRenewPlaces(this.redis, keys, [...members], this.leaseMs).catch(() => undefined);
   }
 }
 
@@ -304,7 +313,10 @@ export type PlaceMessage =
   | { sb: 'places-give'; tokenId: number; userId: number };
 
 const isPlaceMessage = (value: unknown): value is PlaceMessage =>
-  typeof value === 'object' && value !== null && typeof (value as { sb?: unknown }).sb === 'string' && (value as { sb: string }).sb.startsWith('places-');
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as { sb?: unknown }).sb === 'string' &&
+  (value as { sb: string }).sb.startsWith('places-');
 
 /** The primary's counts: every worker's places, by key and by user, and by worker so a dead one's can be dropped. */
 export class PlaceCoordinator {
@@ -417,7 +429,14 @@ export class IpcPlaces implements SharedPlaces {
       });
       let sent = false;
       try {
-        sent = this.channel.send({ sb: 'places-take', id, tokenId: ask.tokenId, userId: ask.userId, tokenLimit: wire(ask.tokenLimit), userLimit: wire(ask.userLimit) });
+        sent = this.channel.send({
+          sb: 'places-take',
+          id,
+          tokenId: ask.tokenId,
+          userId: ask.userId,
+          tokenLimit: wire(ask.tokenLimit),
+          userLimit: wire(ask.userLimit),
+        });
       } catch {
         // the channel is closed (the primary is gone): counted here
       }

@@ -41,7 +41,14 @@ type Outcome = { statusCode: number; error: string };
 
 async function post(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<Outcome> {
   try {
-    const response = await request(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+    const response = await request(url, {
+      method: 'POST',
+      headers,
+      body,
+      signal: AbortSignal.timeout(timeoutMs),
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
     // the answer is drained (so the connection can be reused) and never kept: a URL pointed at an internal
     // address would otherwise let whoever reads the log read what that address answers
     await response.body.dump();
@@ -49,7 +56,10 @@ async function post(url: string, headers: Record<string, string>, body: string, 
     return { statusCode: response.statusCode, error: ok ? '' : `HTTP ${response.statusCode}` };
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause?.code;
-    const message = (error as Error).name === 'TimeoutError' || (error as Error).name === 'AbortError' ? `timed out after ${timeoutMs} ms` : (error as Error).message;
+    const message =
+      (error as Error).name === 'TimeoutError' || (error as Error).name === 'AbortError'
+        ? `timed out after ${timeoutMs} ms`
+        : (error as Error).message;
     return { statusCode: 0, error: cause ? `${message} (${cause})` : message };
   }
 }
@@ -72,7 +82,8 @@ async function deliver(db: Kysely<Database>, row: WebhookDeliveryRow, nodeId: st
   const attempts = Number(row.attempts) + 1;
   let outcome: Outcome;
   if (!webhook) outcome = { statusCode: 0, error: 'the webhook was deleted' };
-  else if (Number(webhook.enabled) !== 1 && row.event_type !== 'webhook.test') outcome = { statusCode: 0, error: 'the webhook is disabled' };
+  else if (Number(webhook.enabled) !== 1 && row.event_type !== 'webhook.test')
+    outcome = { statusCode: 0, error: 'the webhook is disabled' };
   else {
     const timestamp = Math.floor(Date.now() / 1000);
     outcome = await post(
@@ -90,7 +101,9 @@ async function deliver(db: Kysely<Database>, row: WebhookDeliveryRow, nodeId: st
     );
   }
   const delivered = outcome.statusCode >= 200 && outcome.statusCode < 300;
-  const giveUp = !delivered && (!webhook || attempts > settings.retryDelaysMs.length || (Number(webhook.enabled) !== 1 && row.event_type !== 'webhook.test'));
+  const giveUp =
+    !delivered &&
+    (!webhook || attempts > settings.retryDelaysMs.length || (Number(webhook.enabled) !== 1 && row.event_type !== 'webhook.test'));
   const now = Date.now();
   await db
     .updateTable('webhook_deliveries')

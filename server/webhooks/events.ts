@@ -11,7 +11,12 @@ import { eventsOf, insertDeliveries } from '../repositories/webhooks';
 export const newEventId = () => `evt_${randomBytes(12).toString('hex')}`;
 
 /** The JSON body of every delivery: the same bytes on every attempt, so a receiver can check the signature and dedupe by id. */
-export function eventBody(eventId: string, type: string, data: Record<string, unknown>, createdAtSeconds = Math.floor(Date.now() / 1000)): string {
+export function eventBody(
+  eventId: string,
+  type: string,
+  data: Record<string, unknown>,
+  createdAtSeconds = Math.floor(Date.now() / 1000),
+): string {
   return JSON.stringify({ id: eventId, type, created_at: createdAtSeconds, data });
 }
 
@@ -29,7 +34,9 @@ export async function enqueueWebhookEvent(
 ): Promise<string | undefined> {
   let query = db.selectFrom('webhooks').select(['id', 'events']);
   query = onlyWebhookId === undefined ? query.where('enabled', '=', 1) : query.where('id', '=', onlyWebhookId);
-  const webhooks = (await query.execute()).filter((webhook) => onlyWebhookId !== undefined || eventsOf(webhook).includes(type as WebhookEventType));
+  const webhooks = (await query.execute()).filter(
+    (webhook) => onlyWebhookId !== undefined || eventsOf(webhook).includes(type as WebhookEventType),
+  );
   if (!webhooks.length) return undefined;
   const eventId = newEventId();
   const payload = eventBody(eventId, type, data);
@@ -41,7 +48,12 @@ export async function enqueueWebhookEvent(
 }
 
 /** Like enqueueWebhookEvent, but logs instead of rejecting: the caller's change must never fail because of a webhook. */
-export function emitWebhookEvent(db: Kysely<Database>, log: { warn: (object: object, message: string) => void }, type: WebhookEventType, data: Record<string, unknown>): Promise<void> {
+export function emitWebhookEvent(
+  db: Kysely<Database>,
+  log: { warn: (object: object, message: string) => void },
+  type: WebhookEventType,
+  data: Record<string, unknown>,
+): Promise<void> {
   return enqueueWebhookEvent(db, type, data).then(
     () => undefined,
     (error: unknown) => log.warn({ err: error, type }, 'could not queue a webhook event'),
@@ -69,7 +81,11 @@ export function webhookMayWant(db: Kysely<Database>, type: WebhookEventType): bo
   const now = Date.now();
   if (cached && now - cached.loadedAt < SUBSCRIPTION_CACHE_MS) return cached.types.has(type);
   if (!cached?.loading) {
-    const entry = { types: cached?.types ?? new Set<string>(), loadedAt: cached?.loadedAt ?? 0, loading: undefined as Promise<void> | undefined };
+    const entry = {
+      types: cached?.types ?? new Set<string>(),
+      loadedAt: cached?.loadedAt ?? 0,
+      loading: undefined as Promise<void> | undefined,
+    };
     entry.loading = db
       .selectFrom('webhooks')
       .select('events')

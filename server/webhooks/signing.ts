@@ -14,7 +14,13 @@ export function webhookSignature(secret: string, timestampSeconds: number, body:
  * v1, recompute the HMAC over "<t>.<raw body>", compare in constant time, and
  * refuse a timestamp further than `toleranceSeconds` from now.
  */
-export function verifyWebhookSignature(secret: string, header: string, body: string, toleranceSeconds = 300, nowSeconds = Math.floor(Date.now() / 1000)): boolean {
+export function verifyWebhookSignature(
+  secret: string,
+  header: string,
+  body: string,
+  toleranceSeconds = 300,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): boolean {
   const parts = header.split(',').map((part) => part.trim().split('='));
   const timestamp = Number(parts.find(([key]) => key === 't')?.[1]);
   if (!Number.isSafeInteger(timestamp) || Math.abs(nowSeconds - timestamp) > toleranceSeconds) return false;

@@ -12,13 +12,22 @@ import { emitWebhookEvent, webhookMayWant } from './events';
 type Logger = { warn: (object: object, message: string) => void };
 
 /** A channel's status changed (by the system or an admin): channel.disabled or channel.enabled. */
-export function channelStatusEvent(app: FastifyInstance, channel: { id: number; name: string; type: number }, status: number, change: { automatic: boolean; reason: string }): Promise<void> {
+export function channelStatusEvent(
+  app: FastifyInstance,
+  channel: { id: number; name: string; type: number },
+  status: number,
+  change: { automatic: boolean; reason: string },
+): Promise<void> {
   const type = status === ChannelStatus.enabled ? 'channel.enabled' : 'channel.disabled';
   return emitWebhookEvent(app.ctx.db, app.log, type, { channel, automatic: change.automatic, reason: change.reason });
 }
 
 /** A limited token was found spent and marked exhausted (once: the caller's UPDATE flipped it). */
-export function tokenExhaustedEvent(db: Kysely<Database>, log: Logger, token: { id: number; name: string; user_id: number }): Promise<void> {
+export function tokenExhaustedEvent(
+  db: Kysely<Database>,
+  log: Logger,
+  token: { id: number; name: string; user_id: number },
+): Promise<void> {
   return emitWebhookEvent(db, log, 'token.exhausted', { token });
 }
 

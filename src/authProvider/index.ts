@@ -14,7 +14,16 @@ import { dataProvider as defaultDataProvider, type SwitchboardDataProvider } fro
 import { clearStoredUser, readStoredUser, storeUser } from './storage';
 
 /** Resources and settings areas only admins may open. */
-export const ADMIN_RESOURCES = new Set(['channel', 'redemption', 'user', 'webhook', 'webhook_delivery', 'setting.operation', 'setting.system', 'setting.other']);
+export const ADMIN_RESOURCES = new Set([
+  'channel',
+  'redemption',
+  'user',
+  'webhook',
+  'webhook_delivery',
+  'setting.operation',
+  'setting.system',
+  'setting.other',
+]);
 /** Things only root may change. */
 export const ROOT_RESOURCES = new Set(['setting.topup_link']);
 
@@ -35,10 +44,15 @@ export interface SecondFactorPayload {
 /** True when a refusal is the server's `two_factor_required` (password right, code still due). */
 export const needsSecondFactor = (error: unknown) => (error as { body?: { code?: string } })?.body?.code === 'two_factor_required';
 
-export function createAuthProvider(dataProvider: Pick<SwitchboardDataProvider, 'login' | 'logout' | 'loginSecondFactor'> = defaultDataProvider): AuthProvider {
+export function createAuthProvider(
+  dataProvider: Pick<SwitchboardDataProvider, 'login' | 'logout' | 'loginSecondFactor'> = defaultDataProvider,
+): AuthProvider {
   return {
     async login(params: LoginPayload | SecondFactorPayload) {
-      const user = 'code' in params ? await dataProvider.loginSecondFactor(params.code) : await dataProvider.login({ username: params.username, password: params.password });
+      const user =
+        'code' in params
+          ? await dataProvider.loginSecondFactor(params.code)
+          : await dataProvider.login({ username: params.username, password: params.password });
       storeUser(user);
       return { redirectTo: user.two_factor_enrolment_required ? TWO_FACTOR_SETUP_PATH : '/' };
     },

@@ -17,7 +17,17 @@ import { useDashboardTranslate } from './useDashboardTranslate';
 const CHART_HEIGHT = 260;
 const BUCKET_SECONDS = { hour: 3600, day: 86_400 } as const;
 /** Read by screen readers, not drawn. */
-const visuallyHidden = { position: 'absolute', width: '1px', height: '1px', margin: '-1px', padding: 0, overflow: 'hidden', clip: 'rect(0 0 0 0)', whiteSpace: 'nowrap', border: 0 } as const;
+const visuallyHidden = {
+  position: 'absolute',
+  width: '1px',
+  height: '1px',
+  margin: '-1px',
+  padding: 0,
+  overflow: 'hidden',
+  clip: 'rect(0 0 0 0)',
+  whiteSpace: 'nowrap',
+  border: 0,
+} as const;
 
 /** A chart with its heading and a data table that can be shown under it. */
 function ChartCard<Row>({
@@ -46,13 +56,25 @@ function ChartCard<Row>({
       id={id}
       title={title}
       action={
-        <Button size="small" startIcon={<TableChartOutlinedIcon />} onClick={() => setTableShown((shown) => !shown)} aria-expanded={tableShown} aria-controls={tableId}>
+        <Button
+          size="small"
+          startIcon={<TableChartOutlinedIcon />}
+          onClick={() => setTableShown((shown) => !shown)}
+          aria-expanded={tableShown}
+          aria-controls={tableId}
+        >
           {translate(tableShown ? 'dashboard.charts.hide_table' : 'dashboard.charts.show_table')}
         </Button>
       }
     >
       {/* the figure is named by the card's heading; x-charts' own title goes on a role="none" element, which axe rejects */}
-      <Box role="figure" aria-labelledby={`section-${id}`} aria-describedby={descriptionId} sx={{ width: '100%', minWidth: 0 }} data-testid={`chart-${id}`}>
+      <Box
+        role="figure"
+        aria-labelledby={`section-${id}`}
+        aria-describedby={descriptionId}
+        sx={{ width: '100%', minWidth: 0 }}
+        data-testid={`chart-${id}`}
+      >
         <Box component="span" id={descriptionId} sx={visuallyHidden}>
           {description}
         </Box>
@@ -99,7 +121,11 @@ export default function DashboardCharts({ data, errorLog }: { data: Dashboard; e
   const moneyTooltip = (value: number | null) => (value === null ? '' : format.moneyOfAmount(value));
   const countTick = (value: number | null) => (value === null ? '' : format.countTick(value));
   const countTooltip = (value: number | null) => (value === null ? '' : format.count(value));
-  const timeColumn: Column<Dashboard['series'][number]> = { key: 'bucket', label: translate('dashboard.charts.time'), render: (point) => bucketLabel(point.bucket) };
+  const timeColumn: Column<Dashboard['series'][number]> = {
+    key: 'bucket',
+    label: translate('dashboard.charts.time'),
+    render: (point) => bucketLabel(point.bucket),
+  };
 
   const spendTitle = translate('dashboard.charts.spend_over_time');
   const tokensTitle = translate('dashboard.charts.tokens_over_time');
@@ -118,12 +144,22 @@ export default function DashboardCharts({ data, errorLog }: { data: Dashboard; e
           columns={[
             timeColumn,
             { key: 'spend', label: spendLabel, numeric: true, render: (point) => format.money(point.quota) },
-            { key: 'requests', label: translate('dashboard.charts.requests'), numeric: true, render: (point) => format.count(point.requests) },
+            {
+              key: 'requests',
+              label: translate('dashboard.charts.requests'),
+              numeric: true,
+              render: (point) => format.count(point.requests),
+            },
             {
               key: 'errors',
               label: translate('dashboard.charts.errors'),
               numeric: true,
-              render: (point) => <ErrorsLink count={point.errors} to={errorLog({ start_timestamp: point.bucket, end_timestamp: point.bucket + BUCKET_SECONDS[data.granularity] - 1 })} />,
+              render: (point) => (
+                <ErrorsLink
+                  count={point.errors}
+                  to={errorLog({ start_timestamp: point.bucket, end_timestamp: point.bucket + BUCKET_SECONDS[data.granularity] - 1 })}
+                />
+              ),
             },
           ]}
           chart={
@@ -158,8 +194,18 @@ export default function DashboardCharts({ data, errorLog }: { data: Dashboard; e
           rowKey={(point) => String(point.bucket)}
           columns={[
             timeColumn,
-            { key: 'prompt', label: translate('dashboard.charts.prompt_tokens'), numeric: true, render: (point) => format.count(point.prompt_tokens) },
-            { key: 'completion', label: translate('dashboard.charts.completion_tokens'), numeric: true, render: (point) => format.count(point.completion_tokens) },
+            {
+              key: 'prompt',
+              label: translate('dashboard.charts.prompt_tokens'),
+              numeric: true,
+              render: (point) => format.count(point.prompt_tokens),
+            },
+            {
+              key: 'completion',
+              label: translate('dashboard.charts.completion_tokens'),
+              numeric: true,
+              render: (point) => format.count(point.completion_tokens),
+            },
           ]}
           chart={
             <BarChart
@@ -167,7 +213,14 @@ export default function DashboardCharts({ data, errorLog }: { data: Dashboard; e
               xAxis={[{ scaleType: 'band', data: buckets, valueFormatter: bucketLabel }]}
               yAxis={[{ valueFormatter: countTick, width: 56 }]}
               series={[
-                { id: 'prompt', label: translate('dashboard.charts.prompt_tokens'), data: series.map((point) => point.prompt_tokens), stack: 'tokens', color: colors[0], valueFormatter: countTooltip },
+                {
+                  id: 'prompt',
+                  label: translate('dashboard.charts.prompt_tokens'),
+                  data: series.map((point) => point.prompt_tokens),
+                  stack: 'tokens',
+                  color: colors[0],
+                  valueFormatter: countTooltip,
+                },
                 {
                   id: 'completion',
                   label: translate('dashboard.charts.completion_tokens'),
@@ -203,11 +256,21 @@ export default function DashboardCharts({ data, errorLog }: { data: Dashboard; e
                   innerRadius: 50,
                   paddingAngle: 1,
                   cornerRadius: 3,
-                  data: byModel.map((model, index) => ({ id: model.model, label: model.model, value: format.amount(model.quota), color: colors[index % colors.length] })),
+                  data: byModel.map((model, index) => ({
+                    id: model.model,
+                    label: model.model,
+                    value: format.amount(model.quota),
+                    color: colors[index % colors.length],
+                  })),
                   valueFormatter: (item) => format.moneyOfAmount(item.value),
                 },
               ]}
-              slotProps={{ legend: { direction: narrow ? 'horizontal' : 'vertical', position: narrow ? { vertical: 'bottom', horizontal: 'center' } : { vertical: 'middle', horizontal: 'end' } } }}
+              slotProps={{
+                legend: {
+                  direction: narrow ? 'horizontal' : 'vertical',
+                  position: narrow ? { vertical: 'bottom', horizontal: 'center' } : { vertical: 'middle', horizontal: 'end' },
+                },
+              }}
             />
           }
         />
@@ -221,8 +284,18 @@ export default function DashboardCharts({ data, errorLog }: { data: Dashboard; e
           rowKey={(model) => model.model}
           columns={[
             { key: 'model', label: translate('dashboard.tables.model'), render: (model) => model.model },
-            { key: 'requests', label: translate('dashboard.charts.requests'), numeric: true, render: (model) => format.count(model.requests) },
-            { key: 'errors', label: translate('dashboard.charts.errors'), numeric: true, render: (model) => <ErrorsLink count={model.errors} to={errorLog({ model_name: model.model })} /> },
+            {
+              key: 'requests',
+              label: translate('dashboard.charts.requests'),
+              numeric: true,
+              render: (model) => format.count(model.requests),
+            },
+            {
+              key: 'errors',
+              label: translate('dashboard.charts.errors'),
+              numeric: true,
+              render: (model) => <ErrorsLink count={model.errors} to={errorLog({ model_name: model.model })} />,
+            },
           ]}
           chart={
             <BarChart
@@ -231,8 +304,22 @@ export default function DashboardCharts({ data, errorLog }: { data: Dashboard; e
               yAxis={[{ scaleType: 'band', data: byModel.map((model) => model.model), width: narrow ? 96 : 140 }]}
               xAxis={[{ valueFormatter: countTick }]}
               series={[
-                { id: 'requests', label: translate('dashboard.charts.requests'), data: byModel.map((model) => model.requests), stack: 'calls', color: colors[0], valueFormatter: countTooltip },
-                { id: 'errors', label: translate('dashboard.charts.errors'), data: byModel.map((model) => model.errors), stack: 'calls', color: colors[5], valueFormatter: countTooltip },
+                {
+                  id: 'requests',
+                  label: translate('dashboard.charts.requests'),
+                  data: byModel.map((model) => model.requests),
+                  stack: 'calls',
+                  color: colors[0],
+                  valueFormatter: countTooltip,
+                },
+                {
+                  id: 'errors',
+                  label: translate('dashboard.charts.errors'),
+                  data: byModel.map((model) => model.errors),
+                  stack: 'calls',
+                  color: colors[5],
+                  valueFormatter: countTooltip,
+                },
               ]}
               grid={{ vertical: true }}
             />

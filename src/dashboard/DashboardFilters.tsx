@@ -21,21 +21,42 @@ type FilterKey = 'token_id' | 'model' | 'user_id' | 'channel_id';
  * remembered across answers rather than replaced).
  */
 export function useFilterOptions(data: Dashboard | AdminDashboard | undefined, deletedLabel: (id: number) => string) {
-  const seen = useRef<Record<FilterKey, Map<string, string>>>({ token_id: new Map(), model: new Map(), user_id: new Map(), channel_id: new Map() });
+  const seen = useRef<Record<FilterKey, Map<string, string>>>({
+    token_id: new Map(),
+    model: new Map(),
+    user_id: new Map(),
+    channel_id: new Map(),
+  });
   if (data) {
-    for (const token of data.top_tokens) seen.current.token_id.set(String(token.token_id), token.token_name || deletedLabel(token.token_id));
+    for (const token of data.top_tokens)
+      seen.current.token_id.set(String(token.token_id), token.token_name || deletedLabel(token.token_id));
     for (const model of data.by_model) seen.current.model.set(model.model, model.model);
     if ('top_users' in data) {
       for (const user of data.top_users) seen.current.user_id.set(String(user.user_id), user.username || deletedLabel(user.user_id));
-      for (const channel of data.top_channels) seen.current.channel_id.set(String(channel.channel_id), channel.channel_name || deletedLabel(channel.channel_id));
-      for (const channel of data.channel_health.slowest) seen.current.channel_id.set(String(channel.channel_id), channel.channel_name || deletedLabel(channel.channel_id));
+      for (const channel of data.top_channels)
+        seen.current.channel_id.set(String(channel.channel_id), channel.channel_name || deletedLabel(channel.channel_id));
+      for (const channel of data.channel_health.slowest)
+        seen.current.channel_id.set(String(channel.channel_id), channel.channel_name || deletedLabel(channel.channel_id));
     }
   }
-  const optionsOf = (key: FilterKey): FilterOption[] => [...seen.current[key].entries()].map(([value, label]) => ({ value, label })).sort((left, right) => left.label.localeCompare(right.label));
+  const optionsOf = (key: FilterKey): FilterOption[] =>
+    [...seen.current[key].entries()]
+      .map(([value, label]) => ({ value, label }))
+      .sort((left, right) => left.label.localeCompare(right.label));
   return optionsOf;
 }
 
-function FilterSelect({ label, value, options, onChange }: { label: string; value: string; options: FilterOption[]; onChange: (value: string) => void }) {
+function FilterSelect({
+  label,
+  value,
+  options,
+  onChange,
+}: {
+  label: string;
+  value: string;
+  options: FilterOption[];
+  onChange: (value: string) => void;
+}) {
   const translate = useDashboardTranslate();
   const known = value === '' || options.some((option) => option.value === value);
   return (
@@ -81,18 +102,27 @@ export function DashboardFilters({
     if (!range) return;
     if (range === 'custom') {
       const end = Math.floor(Date.now() / 1000);
-      onChange({ ...view, range, start: view.start ?? dayToSeconds(secondsToDay(end - 6 * 24 * 3600), 'start'), end: view.end ?? dayToSeconds(secondsToDay(end), 'end') });
+      onChange({
+        ...view,
+        range,
+        start: view.start ?? dayToSeconds(secondsToDay(end - 6 * 24 * 3600), 'start'),
+        end: view.end ?? dayToSeconds(secondsToDay(end), 'end'),
+      });
     } else {
       onChange({ ...view, range, start: undefined, end: undefined });
     }
   };
-  const setFilter = (key: FilterKey, value: string) => onChange({ ...view, [key]: value === '' ? undefined : key === 'model' ? value : Number(value) });
+  const setFilter = (key: FilterKey, value: string) =>
+    onChange({ ...view, [key]: value === '' ? undefined : key === 'model' ? value : Number(value) });
   const start = view.start ?? answered?.start;
   const end = view.end ?? answered?.end;
   // MUI's toggle text (action.active unselected, primary on a primary tint selected) falls short of 4.5:1: filled instead
   const toggleSx = {
     '& .MuiToggleButton-root:not(.Mui-selected)': { color: 'text.secondary' },
-    '& .MuiToggleButton-root.Mui-selected, & .MuiToggleButton-root.Mui-selected:hover': { bgcolor: 'primary.main', color: 'primary.contrastText' },
+    '& .MuiToggleButton-root.Mui-selected, & .MuiToggleButton-root.Mui-selected:hover': {
+      bgcolor: 'primary.main',
+      color: 'primary.contrastText',
+    },
   };
   const filtered = Boolean(view.token_id || view.model || view.user_id || view.channel_id);
 
@@ -156,7 +186,12 @@ export function DashboardFilters({
           options={optionsOf('token_id')}
           onChange={(value) => setFilter('token_id', value)}
         />
-        <FilterSelect label={translate('dashboard.filters.model')} value={view.model ?? ''} options={optionsOf('model')} onChange={(value) => setFilter('model', value)} />
+        <FilterSelect
+          label={translate('dashboard.filters.model')}
+          value={view.model ?? ''}
+          options={optionsOf('model')}
+          onChange={(value) => setFilter('model', value)}
+        />
         {admin && (
           <>
             <FilterSelect
@@ -174,7 +209,11 @@ export function DashboardFilters({
           </>
         )}
         {filtered && (
-          <Button size="small" startIcon={<FilterAltOffIcon />} onClick={() => onChange({ ...view, token_id: undefined, model: undefined, user_id: undefined, channel_id: undefined })}>
+          <Button
+            size="small"
+            startIcon={<FilterAltOffIcon />}
+            onClick={() => onChange({ ...view, token_id: undefined, model: undefined, user_id: undefined, channel_id: undefined })}
+          >
             {translate('dashboard.filters.clear')}
           </Button>
         )}

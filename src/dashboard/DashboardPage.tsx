@@ -13,7 +13,15 @@ import { readStoredUser } from '../authProvider/storage';
 import { dataProvider } from '../dataProvider';
 import { errorMessage } from '../pages/errorMessage';
 import { logListPath } from '../resources/log/logLink';
-import { ChannelHealthCard, ErrorsLink, TopChannelsTable, TopModelsTable, TopTokensTable, TopUsersTable, type ErrorLogPath } from './DashboardTables';
+import {
+  ChannelHealthCard,
+  ErrorsLink,
+  TopChannelsTable,
+  TopModelsTable,
+  TopTokensTable,
+  TopUsersTable,
+  type ErrorLogPath,
+} from './DashboardTables';
 import { DashboardFilters, useFilterOptions } from './DashboardFilters';
 import { defaultGranularity, queryOfView, searchFromView, viewFromSearch, type DashboardView } from './dashboardView';
 import { useDashboardFormat } from './format';
@@ -107,7 +115,10 @@ function RangeTotals({ data, errorLog }: { data: Dashboard; errorLog: ErrorLogPa
 
 /** The log filter matching the dashboard's answer: its range, and its model, channel, user and token when narrowed (admins). */
 function errorLogOf(data: Dashboard | undefined, view: DashboardView, admin: boolean): ErrorLogPath {
-  const user = admin && view.user_id && data && isAdminDashboard(data) ? data.top_users.find((row) => row.user_id === view.user_id)?.username : undefined;
+  const user =
+    admin && view.user_id && data && isAdminDashboard(data)
+      ? data.top_users.find((row) => row.user_id === view.user_id)?.username
+      : undefined;
   const token = view.token_id ? data?.top_tokens.find((row) => row.token_id === view.token_id)?.token_name : undefined;
   const base: LogFilter = {
     type: LogType.error,
@@ -153,7 +164,12 @@ export default function DashboardPage() {
   return (
     <Stack spacing={2.5} sx={{ width: '100%', minWidth: 0 }} data-testid="dashboard">
       <Box sx={{ position: 'relative' }}>
-        {isFetching && !isPending && <LinearProgress aria-label={translate('dashboard.refreshing')} sx={{ position: 'absolute', top: -10, left: 0, right: 0, height: 3, borderRadius: 1 }} />}
+        {isFetching && !isPending && (
+          <LinearProgress
+            aria-label={translate('dashboard.refreshing')}
+            sx={{ position: 'absolute', top: -10, left: 0, right: 0, height: 3, borderRadius: 1 }}
+          />
+        )}
         <Typography variant="h5" component="h1" sx={{ fontWeight: 700 }}>
           {translate(admin ? 'dashboard.title_admin' : 'dashboard.title')}
         </Typography>
@@ -165,7 +181,12 @@ export default function DashboardPage() {
       {isError ? (
         <ErrorState error={error} onRetry={() => void refetch()} />
       ) : isPending || !data ? (
-        <Stack spacing={2} role="status" aria-busy="true" aria-label={translate('app.common.loading_page', { page: translate('dashboard.title') })}>
+        <Stack
+          spacing={2}
+          role="status"
+          aria-busy="true"
+          aria-label={translate('app.common.loading_page', { page: translate('dashboard.title') })}
+        >
           <StatCardsSkeleton />
           <ChartsSkeleton />
         </Stack>

@@ -1,6 +1,19 @@
 // The dashboard's ranked tables (top tokens, users, models, channels) and the
 // admin's channel health. A row's name narrows the dashboard to it.
-import { Box, Card, CardContent, Link, Stack, Table, TableBody, TableCell, TableContainer, TableHead, TableRow, Typography } from '@mui/material';
+import {
+  Box,
+  Card,
+  CardContent,
+  Link,
+  Stack,
+  Table,
+  TableBody,
+  TableCell,
+  TableContainer,
+  TableHead,
+  TableRow,
+  Typography,
+} from '@mui/material';
 import type { ReactNode } from 'react';
 import { Link as RouterLink } from 'react-router-dom';
 import type { LogFilter } from '../../common/records';
@@ -18,7 +31,13 @@ export interface Column<Row> {
 /** A titled card around content; its heading names the region for screen readers. */
 export function SectionCard({ id, title, children, action }: { id: string; title: string; children: ReactNode; action?: ReactNode }) {
   return (
-    <Card variant="outlined" sx={{ borderRadius: 3, height: '100%', minWidth: 0 }} component="section" aria-labelledby={`section-${id}`} data-testid={`section-${id}`}>
+    <Card
+      variant="outlined"
+      sx={{ borderRadius: 3, height: '100%', minWidth: 0 }}
+      component="section"
+      aria-labelledby={`section-${id}`}
+      data-testid={`section-${id}`}
+    >
       <CardContent sx={{ p: { xs: 1.5, sm: 2.5 }, '&:last-child': { pb: { xs: 1.5, sm: 2.5 } } }}>
         <Stack direction="row" sx={{ alignItems: 'center', justifyContent: 'space-between', gap: 1, mb: 1.5, flexWrap: 'wrap' }}>
           <Typography id={`section-${id}`} variant="h6" component="h2" sx={{ fontWeight: 700, fontSize: 17 }}>
@@ -33,7 +52,17 @@ export function SectionCard({ id, title, children, action }: { id: string; title
 }
 
 /** A compact table that scrolls sideways inside its card on narrow screens (never the page). */
-export function DataTable<Row>({ rows, columns, rowKey, label }: { rows: Row[]; columns: Column<Row>[]; rowKey: (row: Row) => string; label: string }) {
+export function DataTable<Row>({
+  rows,
+  columns,
+  rowKey,
+  label,
+}: {
+  rows: Row[];
+  columns: Column<Row>[];
+  rowKey: (row: Row) => string;
+  label: string;
+}) {
   const translate = useDashboardTranslate();
   if (rows.length === 0) {
     return (
@@ -48,7 +77,11 @@ export function DataTable<Row>({ rows, columns, rowKey, label }: { rows: Row[]; 
         <TableHead>
           <TableRow>
             {columns.map((column) => (
-              <TableCell key={column.key} align={column.numeric ? 'right' : 'left'} sx={{ fontWeight: 600, whiteSpace: 'nowrap', color: 'text.secondary', px: { xs: 1, sm: 2 } }}>
+              <TableCell
+                key={column.key}
+                align={column.numeric ? 'right' : 'left'}
+                sx={{ fontWeight: 600, whiteSpace: 'nowrap', color: 'text.secondary', px: { xs: 1, sm: 2 } }}
+              >
                 {column.label}
               </TableCell>
             ))}
@@ -58,7 +91,11 @@ export function DataTable<Row>({ rows, columns, rowKey, label }: { rows: Row[]; 
           {rows.map((row) => (
             <TableRow key={rowKey(row)} hover>
               {columns.map((column) => (
-                <TableCell key={column.key} align={column.numeric ? 'right' : 'left'} sx={{ whiteSpace: 'nowrap', fontVariantNumeric: 'tabular-nums', px: { xs: 1, sm: 2 } }}>
+                <TableCell
+                  key={column.key}
+                  align={column.numeric ? 'right' : 'left'}
+                  sx={{ whiteSpace: 'nowrap', fontVariantNumeric: 'tabular-nums', px: { xs: 1, sm: 2 } }}
+                >
                   {column.render(row)}
                 </TableCell>
               ))}
@@ -78,7 +115,14 @@ function FilterLink({ name, onFilter }: { name: string; onFilter?: () => void })
   const translate = useDashboardTranslate();
   if (!onFilter) return <>{name}</>;
   return (
-    <Link component="button" type="button" underline="hover" onClick={onFilter} title={translate('dashboard.tables.filter_by', { name })} sx={{ fontSize: 'inherit', textAlign: 'left' }}>
+    <Link
+      component="button"
+      type="button"
+      underline="hover"
+      onClick={onFilter}
+      title={translate('dashboard.tables.filter_by', { name })}
+      sx={{ fontSize: 'inherit', textAlign: 'left' }}
+    >
       {name}
     </Link>
   );
@@ -94,7 +138,14 @@ export function ErrorsLink({ count, to, children }: { count: number; to: string;
   const text = children ?? format.count(count);
   if (count <= 0) return <>{text}</>;
   return (
-    <Link component={RouterLink} to={to} underline="always" color="error" title={translate('dashboard.errors_link', { count: format.count(count) })} data-testid="errors-link">
+    <Link
+      component={RouterLink}
+      to={to}
+      underline="always"
+      color="error"
+      title={translate('dashboard.errors_link', { count: format.count(count) })}
+      data-testid="errors-link"
+    >
       {text}
     </Link>
   );
@@ -106,7 +157,12 @@ function useUsageColumns<Row extends UsageTotals>(): Column<Row>[] {
   const format = useDashboardFormat();
   return [
     { key: 'requests', label: translate('dashboard.tables.requests'), numeric: true, render: (row) => format.count(row.requests) },
-    { key: 'tokens', label: translate('dashboard.tables.tokens'), numeric: true, render: (row) => format.count(row.prompt_tokens + row.completion_tokens) },
+    {
+      key: 'tokens',
+      label: translate('dashboard.tables.tokens'),
+      numeric: true,
+      render: (row) => format.count(row.prompt_tokens + row.completion_tokens),
+    },
     { key: 'spend', label: translate('dashboard.tables.spend'), numeric: true, render: (row) => format.money(row.quota) },
   ];
 }
@@ -135,7 +191,9 @@ function NamedUsageTable<Row extends UsageTotals>({
     {
       key: 'name',
       label: nameLabel,
-      render: (row) => <FilterLink name={nameOf(row) || translate('dashboard.tables.deleted', { id: idOf(row) })} onFilter={() => onFilter(idOf(row))} />,
+      render: (row) => (
+        <FilterLink name={nameOf(row) || translate('dashboard.tables.deleted', { id: idOf(row) })} onFilter={() => onFilter(idOf(row))} />
+      ),
     },
     ...usage,
   ];
@@ -176,15 +234,32 @@ export function TopUsersTable({ rows, onFilter }: { rows: UserUsage[]; onFilter:
   );
 }
 
-export function TopModelsTable({ rows, totalQuota, onFilter }: { rows: ModelUsage[]; totalQuota: number; onFilter: (model: string) => void }) {
+export function TopModelsTable({
+  rows,
+  totalQuota,
+  onFilter,
+}: {
+  rows: ModelUsage[];
+  totalQuota: number;
+  onFilter: (model: string) => void;
+}) {
   const translate = useDashboardTranslate();
   const format = useDashboardFormat();
   const usage = useUsageColumns<ModelUsage>();
   const title = translate('dashboard.tables.top_models');
   const columns: Column<ModelUsage>[] = [
-    { key: 'model', label: translate('dashboard.tables.model'), render: (row) => <FilterLink name={row.model} onFilter={() => onFilter(row.model)} /> },
+    {
+      key: 'model',
+      label: translate('dashboard.tables.model'),
+      render: (row) => <FilterLink name={row.model} onFilter={() => onFilter(row.model)} />,
+    },
     ...usage,
-    { key: 'share', label: translate('dashboard.tables.share'), numeric: true, render: (row) => (totalQuota > 0 ? format.percent(row.quota / totalQuota) : '–') },
+    {
+      key: 'share',
+      label: translate('dashboard.tables.share'),
+      numeric: true,
+      render: (row) => (totalQuota > 0 ? format.percent(row.quota / totalQuota) : '–'),
+    },
   ];
   return (
     <SectionCard id="top-models" title={title}>
@@ -193,7 +268,15 @@ export function TopModelsTable({ rows, totalQuota, onFilter }: { rows: ModelUsag
   );
 }
 
-export function TopChannelsTable({ rows, onFilter, errorLog }: { rows: ChannelUsage[]; onFilter: (channelId: number) => void; errorLog: ErrorLogPath }) {
+export function TopChannelsTable({
+  rows,
+  onFilter,
+  errorLog,
+}: {
+  rows: ChannelUsage[];
+  onFilter: (channelId: number) => void;
+  errorLog: ErrorLogPath;
+}) {
   const translate = useDashboardTranslate();
   const format = useDashboardFormat();
   const title = translate('dashboard.tables.top_channels');
@@ -201,10 +284,20 @@ export function TopChannelsTable({ rows, onFilter, errorLog }: { rows: ChannelUs
     {
       key: 'channel',
       label: translate('dashboard.tables.channel'),
-      render: (row) => <FilterLink name={row.channel_name || translate('dashboard.tables.deleted', { id: row.channel_id })} onFilter={() => onFilter(row.channel_id)} />,
+      render: (row) => (
+        <FilterLink
+          name={row.channel_name || translate('dashboard.tables.deleted', { id: row.channel_id })}
+          onFilter={() => onFilter(row.channel_id)}
+        />
+      ),
     },
     { key: 'requests', label: translate('dashboard.tables.requests'), numeric: true, render: (row) => format.count(row.requests) },
-    { key: 'errors', label: translate('dashboard.tables.errors'), numeric: true, render: (row) => <ErrorsLink count={row.errors} to={errorLog({ channel: row.channel_id })} /> },
+    {
+      key: 'errors',
+      label: translate('dashboard.tables.errors'),
+      numeric: true,
+      render: (row) => <ErrorsLink count={row.errors} to={errorLog({ channel: row.channel_id })} />,
+    },
     {
       key: 'error_rate',
       label: translate('dashboard.tables.error_rate'),
@@ -238,7 +331,16 @@ export function ChannelHealthCard({ health }: { health: ChannelHealth }) {
   const title = translate('dashboard.health.title');
   return (
     <SectionCard id="channel-health" title={title}>
-      <Box component="dl" sx={{ display: 'grid', gridTemplateColumns: { xs: 'repeat(2, minmax(0, 1fr))', sm: 'repeat(4, minmax(0, 1fr))' }, gap: 1.5, m: 0, mb: 2 }}>
+      <Box
+        component="dl"
+        sx={{
+          display: 'grid',
+          gridTemplateColumns: { xs: 'repeat(2, minmax(0, 1fr))', sm: 'repeat(4, minmax(0, 1fr))' },
+          gap: 1.5,
+          m: 0,
+          mb: 2,
+        }}
+      >
         {counts.map((count) => (
           <Box key={count.key} sx={{ border: 1, borderColor: 'divider', borderRadius: 2, p: 1.5 }} data-testid={`health-${count.key}`}>
             <Typography component="dt" variant="body2" color="text.secondary" sx={{ display: 'flex', alignItems: 'center', gap: 0.75 }}>
@@ -264,9 +366,23 @@ export function ChannelHealthCard({ health }: { health: ChannelHealth }) {
           rowKey={(row) => String(row.channel_id)}
           label={translate('dashboard.health.slowest')}
           columns={[
-            { key: 'channel', label: translate('dashboard.tables.channel'), render: (row) => row.channel_name || translate('dashboard.tables.deleted', { id: row.channel_id }) },
-            { key: 'time', label: translate('dashboard.health.response_time'), numeric: true, render: (row) => format.latency(row.response_time_ms) },
-            { key: 'tested', label: translate('dashboard.health.tested_at'), numeric: true, render: (row) => (row.test_time ? format.dateTime(row.test_time) : '–') },
+            {
+              key: 'channel',
+              label: translate('dashboard.tables.channel'),
+              render: (row) => row.channel_name || translate('dashboard.tables.deleted', { id: row.channel_id }),
+            },
+            {
+              key: 'time',
+              label: translate('dashboard.health.response_time'),
+              numeric: true,
+              render: (row) => format.latency(row.response_time_ms),
+            },
+            {
+              key: 'tested',
+              label: translate('dashboard.health.tested_at'),
+              numeric: true,
+              render: (row) => (row.test_time ? format.dateTime(row.test_time) : '–'),
+            },
           ]}
         />
       )}

@@ -12,9 +12,29 @@ import { ErrorsLink, type ErrorLogPath } from './DashboardTables';
 import { useDashboardFormat } from './format';
 import { useDashboardTranslate } from './useDashboardTranslate';
 
-function StatCard({ id, icon, label, help, figure, details }: { id: string; icon: ReactNode; label: string; help?: string; figure: ReactNode; details?: ReactNode }) {
+function StatCard({
+  id,
+  icon,
+  label,
+  help,
+  figure,
+  details,
+}: {
+  id: string;
+  icon: ReactNode;
+  label: string;
+  help?: string;
+  figure: ReactNode;
+  details?: ReactNode;
+}) {
   return (
-    <Card variant="outlined" sx={{ height: '100%', borderRadius: 3 }} component="section" aria-labelledby={`stat-${id}`} data-testid={`stat-${id}`}>
+    <Card
+      variant="outlined"
+      sx={{ height: '100%', borderRadius: 3 }}
+      component="section"
+      aria-labelledby={`stat-${id}`}
+      data-testid={`stat-${id}`}
+    >
       <CardContent sx={{ p: { xs: 2, sm: 2.5 }, '&:last-child': { pb: { xs: 2, sm: 2.5 } } }}>
         <Box sx={{ display: 'flex', alignItems: 'center', gap: 1, color: 'text.secondary', mb: 1 }}>
           {icon}
@@ -27,7 +47,12 @@ function StatCard({ id, icon, label, help, figure, details }: { id: string; icon
             </Typography>
           )}
         </Box>
-        <Typography variant="h4" component="p" sx={{ fontWeight: 700, fontSize: { xs: 26, sm: 30 }, lineHeight: 1.2, overflowWrap: 'anywhere' }} data-testid="stat-figure">
+        <Typography
+          variant="h4"
+          component="p"
+          sx={{ fontWeight: 700, fontSize: { xs: 26, sm: 30 }, lineHeight: 1.2, overflowWrap: 'anywhere' }}
+          data-testid="stat-figure"
+        >
           {figure}
         </Typography>
         {details && (
@@ -69,7 +94,13 @@ export function StatCards({ data, errorLog }: { data: Dashboard; errorLog: Error
   const now = Math.floor(Date.now() / 1000);
   // the windows' starts as the server counts them: today from 00:00 UTC
   const windows = [
-    { id: 'today', icon: <TodayOutlinedIcon sx={iconSx} />, totals: data.today, help: translate('dashboard.cards.today_help'), start: now - (now % DAY) },
+    {
+      id: 'today',
+      icon: <TodayOutlinedIcon sx={iconSx} />,
+      totals: data.today,
+      help: translate('dashboard.cards.today_help'),
+      start: now - (now % DAY),
+    },
     { id: 'last_7_days', icon: <DateRangeOutlinedIcon sx={iconSx} />, totals: data.last_7_days, start: now - 7 * DAY },
     { id: 'last_30_days', icon: <CalendarMonthOutlinedIcon sx={iconSx} />, totals: data.last_30_days, start: now - 30 * DAY },
   ];
@@ -92,7 +123,9 @@ export function StatCards({ data, errorLog }: { data: Dashboard; errorLog: Error
             label={translate(`dashboard.cards.${window.id}`)}
             help={window.help}
             figure={format.money(window.totals.quota)}
-            details={<UsageDetails totals={window.totals} errorsTo={errorLog({ start_timestamp: window.start, end_timestamp: undefined })} />}
+            details={
+              <UsageDetails totals={window.totals} errorsTo={errorLog({ start_timestamp: window.start, end_timestamp: undefined })} />
+            }
           />
         </Grid>
       ))}

@@ -40,19 +40,29 @@ export function useDashboardFormat(): DashboardFormat {
     const percents = new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: 1 });
     const hours = new Intl.DateTimeFormat(locale, { month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hour12: false });
     const days = new Intl.DateTimeFormat(locale, { month: '2-digit', day: '2-digit', timeZone: 'UTC' });
-    const dateTimes = new Intl.DateTimeFormat(locale, { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hour12: false });
+    const dateTimes = new Intl.DateTimeFormat(locale, {
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      hour12: false,
+    });
     return {
       inCurrency,
       amount: (quota) => (inCurrency ? quota / perUnit : quota),
       money: (quota) => formatQuota(quota, status, quota !== 0 && Math.abs(quota / perUnit) < 0.01 ? 4 : 2),
-      moneyOfAmount: (amount) => (inCurrency ? `$${amount.toFixed(amount !== 0 && Math.abs(amount) < 0.01 ? 4 : 2)}` : counts.format(amount)),
+      moneyOfAmount: (amount) =>
+        inCurrency ? `$${amount.toFixed(amount !== 0 && Math.abs(amount) < 0.01 ? 4 : 2)}` : counts.format(amount),
       moneyTick: (amount) => (inCurrency ? `$${compact.format(amount)}` : compact.format(amount)),
       count: (value) => counts.format(value),
       countTick: (value) => compact.format(value),
       percent: (ratio) => percents.format(ratio),
       latency: (milliseconds) => {
         if (milliseconds === null) return '–';
-        return milliseconds >= 1000 ? `${(milliseconds / 1000).toFixed(milliseconds >= 10_000 ? 0 : 1)} s` : `${Math.round(milliseconds)} ms`;
+        return milliseconds >= 1000
+          ? `${(milliseconds / 1000).toFixed(milliseconds >= 10_000 ? 0 : 1)} s`
+          : `${Math.round(milliseconds)} ms`;
       },
       bucket: (seconds, granularity) => (granularity === 'day' ? days : hours).format(new Date(seconds * 1000)),
       dateTime: (seconds) => dateTimes.format(new Date(seconds * 1000)),

@@ -14,7 +14,9 @@ type Options = Record<string, unknown> & { _?: string };
 export type DashboardTranslate = (key: string, options?: Options) => string;
 
 function lookup(bundle: unknown, key: string): string | undefined {
-  const found = key.split('.').reduce<unknown>((node, part) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined), bundle);
+  const found = key
+    .split('.')
+    .reduce<unknown>((node, part) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined), bundle);
   return typeof found === 'string' ? found : undefined;
 }
 

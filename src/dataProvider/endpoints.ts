@@ -10,7 +10,9 @@ export type ResourceName = 'channel' | 'token' | 'redemption' | 'user' | 'log';
  * before query-string), so a search's URL did not change.
  */
 const query = (params: Record<string, string | number | undefined>, alwaysSent: readonly string[] = []) => {
-  const kept = Object.entries(params).flatMap(([key, value]) => (alwaysSent.includes(key) ? [[key, value ?? '']] : value === undefined || value === '' ? [] : [[key, value]]));
+  const kept = Object.entries(params).flatMap(([key, value]) =>
+    alwaysSent.includes(key) ? [[key, value ?? '']] : value === undefined || value === '' ? [] : [[key, value]],
+  );
   const text = stringify(Object.fromEntries(kept) as Record<string, string | number>, { sort: false }).replace(/%20/g, '+');
   return text ? `?${text}` : '';
 };
@@ -19,8 +21,10 @@ const query = (params: Record<string, string | number | undefined>, alwaysSent: 
 const withTurnstile = (params: Record<string, string | undefined>, turnstile = '') => query({ ...params, turnstile }, ['turnstile']);
 
 export const endpoints = {
-  list: (resource: string, page0: number, params: Record<string, string | number | undefined> = {}) => `/api/${resource}/${query({ p: page0, ...params })}`,
-  search: (resource: string, keyword: string, params: Record<string, string | number | undefined> = {}) => `/api/${resource}/search${query({ keyword, ...params })}`,
+  list: (resource: string, page0: number, params: Record<string, string | number | undefined> = {}) =>
+    `/api/${resource}/${query({ p: page0, ...params })}`,
+  search: (resource: string, keyword: string, params: Record<string, string | number | undefined> = {}) =>
+    `/api/${resource}/search${query({ keyword, ...params })}`,
   bulk: (resource: string) => `/api/${resource}/bulk`,
   channelJob: (id: string) => `/api/channel/jobs/${encodeURIComponent(id)}`,
   one: (resource: string, id: string | number) => `/api/${resource}/${encodeURIComponent(String(id))}`,
@@ -29,9 +33,12 @@ export const endpoints = {
   statusOnly: (resource: string) => (resource === 'channel' ? '/api/channel/' : `/api/${resource}/?status_only=true`),
   remove: (resource: string, id: string | number) => `/api/${resource}/${encodeURIComponent(String(id))}/`,
   logs: (admin: boolean, params: Record<string, string | number | undefined>) => `/api/log/${admin ? '' : 'self/'}${query(params)}`,
-  logStat: (admin: boolean, params: Record<string, string | number | undefined>) => `/api/log/${admin ? 'stat' : 'self/stat'}${query(params)}`,
-  channelTest: (id?: string | number, model?: string) => (id === undefined ? '/api/channel/test' : `/api/channel/test/${encodeURIComponent(String(id))}/${query({ model })}`),
-  channelBalance: (id?: string | number) => (id === undefined ? '/api/channel/update_balance' : `/api/channel/update_balance/${encodeURIComponent(String(id))}/`),
+  logStat: (admin: boolean, params: Record<string, string | number | undefined>) =>
+    `/api/log/${admin ? 'stat' : 'self/stat'}${query(params)}`,
+  channelTest: (id?: string | number, model?: string) =>
+    id === undefined ? '/api/channel/test' : `/api/channel/test/${encodeURIComponent(String(id))}/${query({ model })}`,
+  channelBalance: (id?: string | number) =>
+    id === undefined ? '/api/channel/update_balance' : `/api/channel/update_balance/${encodeURIComponent(String(id))}/`,
   channelModels: '/api/channel/models',
   // a multi-key channel's keys, and one of them (its test: as a channel's, `time` beside success and message)
   channelKeys: (id: string | number) => `/api/channel/${encodeURIComponent(String(id))}/keys`,
@@ -71,5 +78,6 @@ export const endpoints = {
   // resources in ra-data-simple-rest's convention: its own URLs, plus these actions
   webhookTest: (id: string | number) => `/api/webhook/${encodeURIComponent(String(id))}/test`,
   redeliver: (id: string | number) => `/api/webhook_delivery/${encodeURIComponent(String(id))}/redeliver`,
-  dashboard: (admin: boolean, params: Record<string, string | number | undefined>) => `/api/dashboard${admin ? '/admin' : ''}${query(params)}`,
+  dashboard: (admin: boolean, params: Record<string, string | number | undefined>) =>
+    `/api/dashboard${admin ? '/admin' : ''}${query(params)}`,
 };

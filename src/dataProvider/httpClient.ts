@@ -46,12 +46,21 @@ export type HttpClient = <T = unknown>(url: string, options?: RequestOptions) =>
 const serverBase = (import.meta.env?.VITE_SERVER as string | undefined) ?? '';
 
 /** The one fetch: same-origin credentials (the session cookie), JSON in and out, a network failure as HttpError status 0. */
-async function send(url: string, init: { method?: string; body?: string; headers?: HeadersInit; signal?: AbortSignal | null }): Promise<Response> {
+async function send(
+  url: string,
+  init: { method?: string; body?: string; headers?: HeadersInit; signal?: AbortSignal | null },
+): Promise<Response> {
   const headers = new Headers(init.headers);
   headers.set('Accept', 'application/json');
   if (init.body !== undefined && !headers.has('Content-Type')) headers.set('Content-Type', 'application/json');
   try {
-    return await fetch(serverBase + url, { method: init.method ?? 'GET', credentials: 'same-origin', headers, body: init.body, signal: init.signal ?? undefined });
+    return await fetch(serverBase + url, {
+      method: init.method ?? 'GET',
+      credentials: 'same-origin',
+      headers,
+      body: init.body,
+      signal: init.signal ?? undefined,
+    });
   } catch (error) {
     if ((error as Error)?.name === 'AbortError') throw error;
     // the browser's own words ("Failed to fetch", "NetworkError when...") differ per browser and are never translated
@@ -71,12 +80,20 @@ async function readJson<T>(response: Response): Promise<T | undefined> {
 function refusal(response: Response, envelope: Envelope | undefined): HttpError {
   if (response.status === 401) onUnauthorized();
   const fixed = codedMessage(envelope) ?? STATUS_MESSAGES[response.status];
-  const message = fixed ?? (response.status === 401 ? (envelope?.message ?? 'ra.auth.auth_check_error') : `Error: ${envelope?.message || response.statusText || `HTTP ${response.status}`}`);
+  const message =
+    fixed ??
+    (response.status === 401
+      ? (envelope?.message ?? 'ra.auth.auth_check_error')
+      : `Error: ${envelope?.message || response.statusText || `HTTP ${response.status}`}`);
   return new HttpError(message, response.status, envelope);
 }
 
 export const httpClient: HttpClient = async <T>(url: string, options: RequestOptions = {}) => {
-  const response = await send(url, { method: options.method, body: options.body === undefined ? undefined : JSON.stringify(options.body), signal: options.signal });
+  const response = await send(url, {
+    method: options.method,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    signal: options.signal,
+  });
   const envelope = await readJson<Envelope<T>>(response);
   if (!response.ok) throw refusal(response, envelope);
   if (!envelope || typeof envelope !== 'object') {
@@ -84,7 +101,8 @@ export const httpClient: HttpClient = async <T>(url: string, options: RequestOpt
   }
   // Some one-api endpoints answer without an envelope (e.g. /api/channel/models).
   if (!('success' in envelope)) return { success: true, message: '', data: envelope as unknown as T };
-  if (!envelope.success) throw new HttpError(codedMessage(envelope) ?? (envelope.message || 'app.errors.request_failed'), response.status, envelope);
+  if (!envelope.success)
+    throw new HttpError(codedMessage(envelope) ?? (envelope.message || 'app.errors.request_failed'), response.status, envelope);
   return envelope;
 };
 
@@ -100,7 +118,12 @@ export type RestClient = (
  * back whole; refusals (which keep the envelope) become the same HttpErrors.
  */
 export const restClient: RestClient = async (url, options = {}) => {
-  const response = await send(url, { method: options.method, body: typeof options.body === 'string' ? options.body : undefined, headers: options.headers, signal: options.signal });
+  const response = await send(url, {
+    method: options.method,
+    body: typeof options.body === 'string' ? options.body : undefined,
+    headers: options.headers,
+    signal: options.signal,
+  });
   const body = await response.text();
   let json: unknown;
   try {

@@ -87,12 +87,28 @@ import {
   type UpdateParams,
 } from 'react-admin';
 import type { Envelope } from '../../common/envelope';
-import { DEFAULT_SORT, SORTABLE_COLUMNS, type BulkAction, type BulkResult, type ChannelJob, type ListResource } from '../../common/listQuery';
+import {
+  DEFAULT_SORT,
+  SORTABLE_COLUMNS,
+  type BulkAction,
+  type BulkResult,
+  type ChannelJob,
+  type ListResource,
+} from '../../common/listQuery';
 import { isAdmin } from '../../common/roles';
 import type { AdminDashboard, Dashboard, DashboardQuery } from '../../common/dashboard';
 import type { ClientStatus } from '../../common/options';
 import type { ModelPrice } from '../../common/pricing';
-import type { ChannelKeyRecord, LoginPayload, RegisterPayload, SessionUser, TwoFactorEnrolment, TwoFactorStatus, UserRecord, LogFilter } from '../../common/records';
+import type {
+  ChannelKeyRecord,
+  LoginPayload,
+  RegisterPayload,
+  SessionUser,
+  TwoFactorEnrolment,
+  TwoFactorStatus,
+  UserRecord,
+  LogFilter,
+} from '../../common/records';
 import { ITEMS_PER_PAGE } from '../../common/version';
 import { readStoredUser } from '../authProvider/storage';
 import type { WebhookDeliveryRecord } from '../../common/webhooks';
@@ -162,7 +178,11 @@ function logFilters(filter: Record<string, unknown>, admin: boolean) {
  * server's defaults (id DESC, 10 rows), so an untouched list asks exactly
  * what one-api's console asks. A column the server does not sort by is not sent.
  */
-export function listParams(resource: string, params: Pick<GetListParams, 'pagination' | 'sort'>, paged = true): Record<string, string | undefined> {
+export function listParams(
+  resource: string,
+  params: Pick<GetListParams, 'pagination' | 'sort'>,
+  paged = true,
+): Record<string, string | undefined> {
   const columns: readonly string[] = SORTABLE_COLUMNS[resource as ListResource] ?? [];
   const field = params.sort?.field;
   const order = params.sort?.order === 'ASC' ? 'asc' : 'desc';
@@ -174,7 +194,8 @@ export function listParams(resource: string, params: Pick<GetListParams, 'pagina
   };
 }
 
-const facetsOf = (resource: string, filter: Record<string, unknown>) => Object.fromEntries((FACETS[resource] ?? []).filter((key) => present(filter[key])).map((key) => [key, String(filter[key])]));
+const facetsOf = (resource: string, filter: Record<string, unknown>) =>
+  Object.fromEntries((FACETS[resource] ?? []).filter((key) => present(filter[key])).map((key) => [key, String(filter[key])]));
 
 /** The bulk action a status change means (1 is enabled/unused everywhere; anything else disables). */
 const bulkActionOf = (status: unknown): BulkAction => (Number(status) === 1 ? 'enable' : 'disable');
@@ -185,7 +206,17 @@ export function numericId(id: string | number): string | number {
 }
 
 /** The CRUD methods, each handed to ra-data-simple-rest for its resources. */
-const CRUD_METHODS = ['getList', 'getOne', 'getMany', 'getManyReference', 'create', 'update', 'updateMany', 'delete', 'deleteMany'] as const;
+const CRUD_METHODS = [
+  'getList',
+  'getOne',
+  'getMany',
+  'getManyReference',
+  'create',
+  'update',
+  'updateMany',
+  'delete',
+  'deleteMany',
+] as const;
 
 export function createDataProvider(httpClient: HttpClient = defaultHttpClient, restClient: RestClient = defaultRestClient) {
   const simpleRest = simpleRestOver(restClient);
@@ -196,7 +227,8 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient, r
       return { success: true, message: envelope.message, time: Number(envelope.time ?? 0) };
     } catch (error) {
       const body = (error as HttpError).body as TimedEnvelope | undefined;
-      if (body?.success === false && typeof body.time === 'number') return { success: false, message: body.message, time: body.time, ...(body.slow ? { slow: true } : {}) };
+      if (body?.success === false && typeof body.time === 'number')
+        return { success: false, message: body.message, time: body.time, ...(body.slow ? { slow: true } : {}) };
       throw error;
     }
   };
@@ -234,7 +266,10 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient, r
 
   /** One bulk request; when some ids failed, an error naming them (the others are done). */
   const bulk = async (resource: string, ids: Identifier[], action: BulkAction): Promise<Identifier[]> => {
-    const { data } = await httpClient<BulkResult>(endpoints.bulk(resource), { method: 'POST', body: { ids: ids.map((id) => Number(numericId(id))), action } });
+    const { data } = await httpClient<BulkResult>(endpoints.bulk(resource), {
+      method: 'POST',
+      body: { ids: ids.map((id) => Number(numericId(id))), action },
+    });
     const failed = data?.failed ?? [];
     if (failed.length) {
       const reasons = failed.map((failure) => `#${failure.id}: ${failure.message}`).join('; ');
@@ -269,7 +304,8 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient, r
     getMany: async <RecordType extends RaRecord = RaRecord>(resource: string, params: GetManyParams<RecordType>) => ({
       data: (await Promise.all(params.ids.map((id) => getOne(resource, id, params.signal)))) as RecordType[],
     }),
-    getManyReference: (resource, params) => listOf(resource, { ...params, filter: { ...(params.filter as Record<string, unknown>), [params.target]: params.id } }),
+    getManyReference: (resource, params) =>
+      listOf(resource, { ...params, filter: { ...(params.filter as Record<string, unknown>), [params.target]: params.id } }),
     create: async <RecordType extends Omit<RaRecord, 'id'> = RaRecord, ResultRecordType extends RaRecord = RecordType & { id: Identifier }>(
       resource: string,
       params: CreateParams<Record<string, unknown>>,
@@ -319,22 +355,30 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient, r
     getNotice: async () => (await httpClient<string>(endpoints.notice)).data ?? '',
     getAbout: async () => (await httpClient<string>(endpoints.about)).data ?? '',
     getHomePageContent: async () => (await httpClient<string>(endpoints.homePageContent)).data ?? '',
-    login: async (payload: LoginPayload) => (await httpClient<SessionUser>(endpoints.login, { method: 'POST', body: payload })).data as SessionUser,
+    login: async (payload: LoginPayload) =>
+      (await httpClient<SessionUser>(endpoints.login, { method: 'POST', body: payload })).data as SessionUser,
     logout: async () => {
       await httpClient(endpoints.logout);
     },
     loginSecondFactor: async (code: string) =>
-      (await httpClient<SessionUser & { recovery_codes_left?: number }>(endpoints.loginSecondFactor, { method: 'POST', body: { code } })).data as SessionUser & {
+      (await httpClient<SessionUser & { recovery_codes_left?: number }>(endpoints.loginSecondFactor, { method: 'POST', body: { code } }))
+        .data as SessionUser & {
         recovery_codes_left?: number;
       },
     twoFactorStatus: async () => (await httpClient<TwoFactorStatus>(endpoints.twoFactor)).data as TwoFactorStatus,
-    twoFactorEnrol: async () => (await httpClient<TwoFactorEnrolment>(endpoints.twoFactorEnrol, { method: 'POST' })).data as TwoFactorEnrolment,
-    twoFactorConfirm: async (code: string) => (await httpClient<{ recovery_codes: string[] }>(endpoints.twoFactorConfirm, { method: 'POST', body: { code } })).data?.recovery_codes ?? [],
+    twoFactorEnrol: async () =>
+      (await httpClient<TwoFactorEnrolment>(endpoints.twoFactorEnrol, { method: 'POST' })).data as TwoFactorEnrolment,
+    twoFactorConfirm: async (code: string) =>
+      (await httpClient<{ recovery_codes: string[] }>(endpoints.twoFactorConfirm, { method: 'POST', body: { code } })).data
+        ?.recovery_codes ?? [],
     twoFactorDisable: async (code: string) => {
       await httpClient(endpoints.twoFactorDisable, { method: 'POST', body: { code } });
     },
     userTwoFactor: async (id: Identifier) =>
-      (await httpClient<{ enabled: boolean; recovery_codes_left: number }>(endpoints.userTwoFactor(id))).data as { enabled: boolean; recovery_codes_left: number },
+      (await httpClient<{ enabled: boolean; recovery_codes_left: number }>(endpoints.userTwoFactor(id))).data as {
+        enabled: boolean;
+        recovery_codes_left: number;
+      },
     resetUserTwoFactor: async (id: Identifier) => {
       await httpClient(endpoints.userTwoFactorReset(id), { method: 'POST' });
     },
@@ -356,7 +400,8 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient, r
     sendPasswordReset: async (email: string, turnstile?: string) => {
       await httpClient(endpoints.resetPassword(email, turnstile));
     },
-    confirmPasswordReset: async (email: string, token: string) => (await httpClient<string>(endpoints.confirmReset, { method: 'POST', body: { email, token } })).data ?? '',
+    confirmPasswordReset: async (email: string, token: string) =>
+      (await httpClient<string>(endpoints.confirmReset, { method: 'POST', body: { email, token } })).data ?? '',
     /** A one-time `state` for the GitHub authorize URL (also kept in an HttpOnly cookie). */
     getOAuthState: async () => (await httpClient<string>(endpoints.oauthState)).data ?? '',
     wechatBind: async (code: string) => {
@@ -368,11 +413,17 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient, r
     },
     wechatLogin: async (code: string) => (await httpClient<SessionUser>(endpoints.wechatOAuth(code))).data as SessionUser,
     /** The full key of a token or redemption code (lists only carry masked keys). */
-    revealKey: async (resource: 'token' | 'redemption', id: string | number) => (await httpClient<string>(endpoints.secretKey(resource, id))).data ?? '',
+    revealKey: async (resource: 'token' | 'redemption', id: string | number) =>
+      (await httpClient<string>(endpoints.secretKey(resource, id))).data ?? '',
     /** Redeems a code; resolves to the quota added. */
     topUp: async (key: string) => Number((await httpClient<number>(endpoints.topUp, { method: 'POST', body: { key } })).data ?? 0),
     manageUser: async (username: string, action: 'promote' | 'demote' | 'delete' | 'enable' | 'disable') =>
-      (await httpClient<{ role: number; status: number; deleted?: boolean }>(endpoints.manageUser, { method: 'POST', body: { username, action } })).data!,
+      (
+        await httpClient<{ role: number; status: number; deleted?: boolean }>(endpoints.manageUser, {
+          method: 'POST',
+          body: { username, action },
+        })
+      ).data!,
     generateAccessToken: async () => (await httpClient<string>(endpoints.accessToken)).data ?? '',
     bindEmail: async (email: string, code: string) => {
       await httpClient(endpoints.bindEmail(email, code));
@@ -385,7 +436,10 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient, r
     testChannel: (id: string | number, model?: string) => timedTest(endpoints.channelTest(id, model)),
     channelKeys: async (id: string | number) => (await httpClient<ChannelKeyRecord[]>(endpoints.channelKeys(id))).data ?? [],
     addChannelKeys: async (id: string | number, keys: string) =>
-      (await httpClient<{ added: number; skipped: number }>(endpoints.channelKeys(id), { method: 'POST', body: { keys } })).data ?? { added: 0, skipped: 0 },
+      (await httpClient<{ added: number; skipped: number }>(endpoints.channelKeys(id), { method: 'POST', body: { keys } })).data ?? {
+        added: 0,
+        skipped: 0,
+      },
     setChannelKeyStatus: async (id: string | number, keyId: number, status: number) =>
       (await httpClient<ChannelKeyRecord>(endpoints.channelKey(id, keyId), { method: 'PUT', body: { status } })).data as ChannelKeyRecord,
     deleteChannelKey: async (id: string | number, keyId: number) => {
@@ -395,20 +449,29 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient, r
     /** Starts testing every enabled channel; resolves to the job to follow with channelJob. */
     testAllChannels: () => startJob(endpoints.channelTest()),
     /** Asks the upstream for the channel's balance; resolves to it (unit per channel type). */
-    updateChannelBalance: async (id: string | number) => Number(((await httpClient(endpoints.channelBalance(id))) as TimedEnvelope).balance ?? 0),
+    updateChannelBalance: async (id: string | number) =>
+      Number(((await httpClient(endpoints.channelBalance(id))) as TimedEnvelope).balance ?? 0),
     /** Starts refreshing every enabled channel's balance; resolves to the job. */
     updateAllChannelBalances: () => startJob(endpoints.channelBalance()),
     channelJob: async (id: string) => (await httpClient<ChannelJob>(endpoints.channelJob(id))).data as ChannelJob,
-    channelModels: async () => ((await httpClient<{ data?: Array<{ id: string }> }>(endpoints.channelModels)).data?.data ?? []).map((model) => model.id),
+    channelModels: async () =>
+      ((await httpClient<{ data?: Array<{ id: string }> }>(endpoints.channelModels)).data?.data ?? []).map((model) => model.id),
     groups: async () => (await httpClient<string[]>(endpoints.groups)).data ?? [],
     /** Quota (and tokens) consumed within the filters; the type filter does not apply. */
     logStat: async (filter: LogFilter, admin: boolean) => {
-      const { data } = await httpClient<{ quota?: number; token?: number }>(endpoints.logStat(admin, logFilters(filter as Record<string, unknown>, admin)));
+      const { data } = await httpClient<{ quota?: number; token?: number }>(
+        endpoints.logStat(admin, logFilters(filter as Record<string, unknown>, admin)),
+      );
       return { quota: Number(data?.quota ?? 0), token: Number(data?.token ?? 0) };
     },
     /** The caller's own usage (user_id and channel_id are admin filters: never sent here). */
     getDashboard: async (dashboardQuery: DashboardQuery, signal?: AbortSignal) =>
-      (await httpClient<Dashboard>(endpoints.dashboard(false, { ...dashboardParams(dashboardQuery), user_id: undefined, channel_id: undefined }), { signal })).data as Dashboard,
+      (
+        await httpClient<Dashboard>(
+          endpoints.dashboard(false, { ...dashboardParams(dashboardQuery), user_id: undefined, channel_id: undefined }),
+          { signal },
+        )
+      ).data as Dashboard,
     /** Every user's usage with the admin sections (admin and root). */
     getAdminDashboard: async (dashboardQuery: DashboardQuery, signal?: AbortSignal) =>
       (await httpClient<AdminDashboard>(endpoints.dashboard(true, dashboardParams(dashboardQuery)), { signal })).data as AdminDashboard,
@@ -417,14 +480,17 @@ export function createDataProvider(httpClient: HttpClient = defaultHttpClient, r
       await httpClient(endpoints.options, { method: 'PUT', body: { key, value } });
     },
     /** Queues a webhook.test event for one webhook; resolves to its delivery. */
-    sendTestWebhook: async (id: string | number) => (await restClient(endpoints.webhookTest(id), { method: 'POST', body: '{}' })).json as WebhookDeliveryRecord,
+    sendTestWebhook: async (id: string | number) =>
+      (await restClient(endpoints.webhookTest(id), { method: 'POST', body: '{}' })).json as WebhookDeliveryRecord,
     /** Sends a delivery's event again, as a new delivery. */
-    redeliverWebhook: async (id: string | number) => (await restClient(endpoints.redeliver(id), { method: 'POST', body: '{}' })).json as WebhookDeliveryRecord,
+    redeliverWebhook: async (id: string | number) =>
+      (await restClient(endpoints.redeliver(id), { method: 'POST', body: '{}' })).json as WebhookDeliveryRecord,
   } satisfies DataProvider & Record<string, unknown>;
   for (const method of CRUD_METHODS) {
     const own = provider[method] as (resource: string, params: unknown) => Promise<unknown>;
     const rest = simpleRest[method] as (resource: string, params: unknown) => Promise<unknown>;
-    (provider as Record<string, unknown>)[method] = (resource: string, params: unknown) => (isSimpleRest(resource) ? rest(resource, params) : own(resource, params));
+    (provider as Record<string, unknown>)[method] = (resource: string, params: unknown) =>
+      isSimpleRest(resource) ? rest(resource, params) : own(resource, params);
   }
   return provider;
 }

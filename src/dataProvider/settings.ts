@@ -48,7 +48,8 @@ export function createSettingsProvider(httpClient: HttpClient = defaultHttpClien
     sendTestEmail: async () => (await httpClient<string>(settingsEndpoints.testEmail, { method: 'POST' })).data ?? '',
     latestRelease: async () => (await httpClient<ReleaseInfo>(settingsEndpoints.latestRelease)).data as ReleaseInfo,
     importState: async () => (await httpClient<ImportJobState>(settingsEndpoints.import)).data as ImportJobState,
-    startImport: async (request: ImportRequest) => (await httpClient<ImportJobState>(settingsEndpoints.import, { method: 'POST', body: request })).data as ImportJobState,
+    startImport: async (request: ImportRequest) =>
+      (await httpClient<ImportJobState>(settingsEndpoints.import, { method: 'POST', body: request })).data as ImportJobState,
   };
 }
 

@@ -6,7 +6,9 @@ import { RESOURCES } from '../resources';
 import type { RestClient } from './httpClient';
 
 /** The resources in ra-data-simple-rest's convention, under /api/{name}. */
-export const SIMPLE_REST_RESOURCES: ReadonlySet<string> = new Set(RESOURCES.filter((resource) => resource.simpleRest).map((resource) => resource.name));
+export const SIMPLE_REST_RESOURCES: ReadonlySet<string> = new Set(
+  RESOURCES.filter((resource) => resource.simpleRest).map((resource) => resource.name),
+);
 
 export const isSimpleRest = (resource: string) => SIMPLE_REST_RESOURCES.has(resource);
 
@@ -17,7 +19,8 @@ export const isSimpleRest = (resource: string) => SIMPLE_REST_RESOURCES.has(reso
  */
 export function simpleRestOver(restClient: RestClient): DataProvider {
   let provider: Promise<DataProvider> | undefined;
-  const load = () => (provider ??= import('ra-data-simple-rest').then(({ default: simpleRestProvider }) => simpleRestProvider('/api', restClient as never)));
+  const load = () =>
+    (provider ??= import('ra-data-simple-rest').then(({ default: simpleRestProvider }) => simpleRestProvider('/api', restClient as never)));
   const methods = ['getList', 'getOne', 'getMany', 'getManyReference', 'create', 'update', 'updateMany', 'delete', 'deleteMany'] as const;
   return Object.fromEntries(
     methods.map((method) => [

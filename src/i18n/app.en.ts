@@ -157,7 +157,8 @@ export const appEnglish = {
       confirm: 'Turn on',
       enabled_notice: 'Two-factor sign-in is on',
       disabled_notice: 'Two-factor sign-in is off',
-      codes_once: 'Your recovery codes. Each signs you in once if you lose your authenticator. They are shown only now: save them somewhere safe.',
+      codes_once:
+        'Your recovery codes. Each signs you in once if you lose your authenticator. They are shown only now: save them somewhere safe.',
       copy_codes: 'Copy codes',
       codes_copied: 'Recovery codes copied',
       codes_saved: 'I have saved them',
@@ -176,7 +177,8 @@ export const appEnglish = {
       back: 'Back to sign-in',
       reset: 'Reset two-factor sign-in',
       reset_title: 'Reset two-factor sign-in?',
-      reset_content: 'The user will sign in with the password alone until they set it up again. Do this only for someone who lost both their authenticator and their recovery codes.',
+      reset_content:
+        'The user will sign in with the password alone until they set it up again. Do this only for someone who lost both their authenticator and their recovery codes.',
       reset_done: 'Two-factor sign-in reset',
     },
     errors: {
@@ -229,7 +231,8 @@ export const appEnglish = {
     },
     home: {
       title: 'One API for every model',
-      subtitle: 'Switchboard routes your requests to the model providers your operator connected, meters every call and bills it against your quota.',
+      subtitle:
+        'Switchboard routes your requests to the model providers your operator connected, meters every call and bills it against your quota.',
       feature_api_title: 'OpenAI-compatible',
       feature_api_text: 'Point any OpenAI SDK, script or chat app at this server and use your access token as the API key.',
       feature_quota_title: 'Quota you control',
@@ -257,7 +260,8 @@ export const appEnglish = {
       profile: 'Profile',
       edit_profile: 'Update profile',
       access_token: 'System access token',
-      access_token_help: 'For scripts that call the console API: send it as the Authorization header. Generating a new one revokes the old.',
+      access_token_help:
+        'For scripts that call the console API: send it as the Authorization header. Generating a new one revokes the old.',
       generate_token: 'Generate access token',
       token_copied: 'token reset and copied to the clipboard',
       bindings: 'Account bindings',
@@ -283,15 +287,18 @@ export const appEnglish = {
       display_name: 'Display name',
       new_password: 'New password (leave empty to keep it)',
       current_password: 'Current password',
-      current_password_help: 'Needed to set a new password (leave empty if your account never had one). A new password signs out your other sessions.',
+      current_password_help:
+        'Needed to set a new password (leave empty if your account never had one). A new password signs out your other sessions.',
       updated: 'user info updated',
       concurrency_limit: 'Concurrent requests',
       concurrency_limit_help:
         'How many requests this user (all their tokens together) may have in flight at once across every worker and every node sharing Redis: 0 uses the site default, -1 means no limit.',
       rpm_limit: 'Requests per minute (RPM)',
       tpm_limit: 'Tokens per minute (TPM)',
-      rate_limit_help: "For all of this user's keys together, across every server node. Empty uses the group's limit (Rate limits per group); 0 means unlimited.",
-      budget_help: "Spending this user (all their keys together) may do per period beside their quota; periods begin at midnight in the operator's time zone.",
+      rate_limit_help:
+        "For all of this user's keys together, across every server node. Empty uses the group's limit (Rate limits per group); 0 means unlimited.",
+      budget_help:
+        "Spending this user (all their keys together) may do per period beside their quota; periods begin at midnight in the operator's time zone.",
       group_help: 'Pick a group the group ratios list, or type a new one (billed at ratio 1 until the group ratios list it).',
     },
     token: {
@@ -402,7 +409,8 @@ export const appEnglish = {
       key_strategy_random: 'Random key per call',
       key_strategy_round_robin: 'Keys in turn (round robin)',
       key_multi_help: 'One key per line, all held by this one channel',
-      key_multi_edit_help: 'Keys to add, one per line (changing the base URL or the type needs all the keys again, and they replace the old ones)',
+      key_multi_edit_help:
+        'Keys to add, one per line (changing the base URL or the type needs all the keys again, and they replace the old ones)',
       keys_from_file: 'Read keys from a file',
       multi_key_badge: 'Multi-key',
       keys_file_read: '%{smart_count} key read from the file |||| %{smart_count} keys read from the file',
@@ -617,7 +625,15 @@ export const appEnglish = {
     },
     redemption: {
       name: 'Redemption code |||| Redemption codes',
-      fields: { id: 'ID', name: 'Name', status: 'Status', quota: 'Quota', count: 'Count', created_time: 'Created', redeemed_time: 'Redeemed' },
+      fields: {
+        id: 'ID',
+        name: 'Name',
+        status: 'Status',
+        quota: 'Quota',
+        count: 'Count',
+        created_time: 'Created',
+        redeemed_time: 'Redeemed',
+      },
     },
     user: {
       name: 'User |||| Users',
@@ -664,6 +680,14 @@ export const appEnglish = {
     channel: { enabled: 'Enabled', disabled: 'Disabled', auto_disabled: 'Auto-disabled', unknown: 'Unknown' },
     token: { enabled: 'Enabled', disabled: 'Disabled', expired: 'Expired', exhausted: 'Exhausted', unknown: 'Unknown' },
     redemption: { unused: 'Unused', disabled: 'Disabled', used: 'Used', unknown: 'Unknown' },
-    log: { all: 'All', topup: 'Top-up', consume: 'Consumption', manage: 'Management', system: 'System', error: 'Error', unknown: 'Unknown' },
+    log: {
+      all: 'All',
+      topup: 'Top-up',
+      consume: 'Consumption',
+      manage: 'Management',
+      system: 'System',
+      error: 'Error',
+      unknown: 'Unknown',
+    },
   },
 };

@@ -244,7 +244,8 @@ export const appChinese: typeof appEnglish = {
     },
     about: {
       title: '关于',
-      default: '管理员尚未设置关于页面内容。Switchboard 是一个自托管的 AI 模型 API 网关：一个兼容 OpenAI 的接口，连接多家上游服务商，并提供额度与使用日志。',
+      default:
+        '管理员尚未设置关于页面内容。Switchboard 是一个自托管的 AI 模型 API 网关：一个兼容 OpenAI 的接口，连接多家上游服务商，并提供额度与使用日志。',
     },
     chat: {
       not_set: '尚未配置聊天链接。',
@@ -287,7 +288,8 @@ export const appChinese: typeof appEnglish = {
       current_password_help: '设置新密码时需要（账户从未设置过密码则留空）。设置新密码会使其他登录会话失效。',
       updated: '用户信息更新成功',
       concurrency_limit: '并发请求数',
-      concurrency_limit_help: '此用户（全部令牌合计）在所有工作进程及共享 Redis 的所有节点上合计可同时进行的请求数：0 使用站点默认值，-1 表示不限制。',
+      concurrency_limit_help:
+        '此用户（全部令牌合计）在所有工作进程及共享 Redis 的所有节点上合计可同时进行的请求数：0 使用站点默认值，-1 表示不限制。',
       rpm_limit: '每分钟请求数（RPM）',
       tpm_limit: '每分钟 token 数（TPM）',
       rate_limit_help: '此用户全部密钥合计，所有服务器节点共同计算。留空使用分组的限制（分组速率限制）；0 表示不限制。',
@@ -323,7 +325,8 @@ export const appChinese: typeof appEnglish = {
       allowed_ips: '允许的客户端 IP',
       allowed_ips_help: '以逗号分隔的地址或 CIDR 网段；留空表示允许任何地址。',
       concurrency_limit: '并发请求数',
-      concurrency_limit_help: '此令牌在所有工作进程及共享 Redis 的所有节点上合计可同时进行的请求数，不超过账户的限制：0 使用站点默认值，-1 表示使用账户的限制。',
+      concurrency_limit_help:
+        '此令牌在所有工作进程及共享 Redis 的所有节点上合计可同时进行的请求数，不超过账户的限制：0 使用站点默认值，-1 表示使用账户的限制。',
       rpm_limit: '每分钟请求数（RPM）',
       tpm_limit: '每分钟 token 数（TPM）',
       rate_limit_help: '留空：使用账户的限制（见列表）。这里的值只能低于账户的限制。',

@@ -13,7 +13,14 @@ import { webhooksEnglish } from './webhooks.en';
 export const LOCALE_STORAGE_KEY = 'locale';
 export type Locale = 'en' | 'zh';
 
-export const englishBundle = { ...englishMessages, ...appEnglish, ...settingsEnglish, ...webhooksEnglish, ...pricingEnglish, ...playgroundEnglish } as TranslationMessages;
+export const englishBundle = {
+  ...englishMessages,
+  ...appEnglish,
+  ...settingsEnglish,
+  ...webhooksEnglish,
+  ...pricingEnglish,
+  ...playgroundEnglish,
+} as TranslationMessages;
 
 const loaded: Partial<Record<Locale, TranslationMessages>> = { en: englishBundle };
 

@@ -2,7 +2,8 @@
 export const playgroundEnglish = {
   playground: {
     title: 'Playground',
-    intro: 'Chat with a model of your group through one of your keys. Each message is a real request: it is charged to the key and shows in your log.',
+    intro:
+      'Chat with a model of your group through one of your keys. Each message is a real request: it is charged to the key and shows in your log.',
     settings: 'Settings',
     conversation: 'Conversation',
     key: 'Key',

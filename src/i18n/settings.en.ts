@@ -146,10 +146,12 @@ export const settingsEnglish = {
       ChannelTypeTestThresholds:
         'Overrides the limit above for a channel type, by its number, for vendors that think before answering: {"36": 15} gives DeepSeek 15 s; 0 means no limit for that type.',
       QuotaRemindThreshold: 'Users are e-mailed once their quota falls below this.',
-      PreConsumedQuota: "Kept for one-api compatibility; no longer used: a request reserves its model's maximum output (Model maximum output) or its own max_tokens.",
+      PreConsumedQuota:
+        "Kept for one-api compatibility; no longer used: a request reserves its model's maximum output (Model maximum output) or its own max_tokens.",
       TokenConcurrencyLimit: 'Across all workers, and all nodes sharing Redis; 0 means no limit.',
       UserConcurrencyLimit: "Across all workers, and all nodes sharing Redis, all of the user's keys together; 0 means no limit.",
-      RetryableStatusCodes: 'Statuses and ranges, e.g. 408,429,500-599 (needs "Retries on another channel" above 0). A dead key always moves on.',
+      RetryableStatusCodes:
+        'Statuses and ranges, e.g. 408,429,500-599 (needs "Retries on another channel" above 0). A dead key always moves on.',
       ChannelCooldownSeconds: 'Doubles with each 429 in a row, up to the longest rest; 0 turns resting off.',
       CircuitBreakerFailures: '5xx answers or no answer at all, in a row; 0 turns the breaker off.',
       RealtimeIdleSeconds: 'A /v1/realtime session with no frame either way for this long is closed; 0 turns the limit off.',
@@ -158,7 +160,8 @@ export const settingsEnglish = {
         'Comma-separated groups. A request with a built-in tool the chosen vendor has nothing like (web search where it has no search) is refused for them (400); other groups get the answer without the tool, an x-switchboard-dropped-tools header saying so.',
       ModelFallbacks:
         'Tried in order when no channel of the asked model can answer: {"default": {"gpt-4o": ["claude-sonnet-4-5"]}}; "*" for every group. The request is billed as the model asked for; the log shows the one that answered.',
-      RoutingAffinitySeconds: "A request naming its caller (the body's user, or the header below) goes back to the channel that last served it, so upstream prompt caches keep hitting; 0 is off.",
+      RoutingAffinitySeconds:
+        "A request naming its caller (the body's user, or the header below) goes back to the channel that last served it, so upstream prompt caches keep hitting; 0 is off.",
       RoutingAffinityHeader: "Empty uses the body's user field.",
       GroupRateLimits:
         'Requests and tokens per minute for each user of a group, across all nodes: {"default": {"rpm": 0, "tpm": 0}, "vip": {"rpm": 600, "tpm": 100000}}. 0 means unlimited; a group not listed uses "default". A user\'s own limit (user form) overrides it; a key may have a lower one.',
@@ -166,7 +169,8 @@ export const settingsEnglish = {
         'Overrides the default prices, which come from the price catalog bundled with the gateway: 1 = $2 per million input tokens. A model priced neither here nor in the catalog is refused.',
       CompletionRatio: 'Output price / input price, overriding the catalog\'s, e.g. {"gpt-4o": 4}.',
       CacheReadRatio: 'Cached-input price / input price, overriding the catalog\'s (a model in neither pays half), e.g. {"gpt-4o": 0.5}.',
-      CacheWriteRatio: 'Cache-write price / input price, for vendors that bill prompt-cache writes apart, overriding the catalog\'s, e.g. {"claude-sonnet-4-5": 1.25}.',
+      CacheWriteRatio:
+        'Cache-write price / input price, for vendors that bill prompt-cache writes apart, overriding the catalog\'s, e.g. {"claude-sonnet-4-5": 1.25}.',
       ModelMaxOutputTokens:
         "A request without max_tokens reserves this many output tokens (the catalog's limit, or 4096, for a model not listed). If the balance cannot pay for it, the request's max_tokens is lowered to what it can pay, or it is refused.",
       SMTPFrom: 'Empty uses the account.',
@@ -183,7 +187,8 @@ export const settingsEnglish = {
     },
     confirm_password_off: {
       title: 'Turn off password login?',
-      content: 'Nobody, you included, will be able to sign in with a username and password. Make sure you can sign in another way (GitHub or WeChat bound to your account) first.',
+      content:
+        'Nobody, you included, will be able to sign in with a username and password. Make sure you can sign in another way (GitHub or WeChat bound to your account) first.',
       confirm: 'Turn off',
     },
     whitelist: {
@@ -204,7 +209,8 @@ export const settingsEnglish = {
     import: {
       help: 'Import the users (with their passwords), tokens (with their keys), channels, redemption codes and settings of a one-api or new-api database. A dry run writes nothing; the import refuses a database that already holds users unless merging is chosen.',
       source: 'Source database',
-      source_help: 'A SQLite file path on this server, or a DSN: mysql://user:password@host:3306/oneapi or postgres://user:password@host/oneapi',
+      source_help:
+        'A SQLite file path on this server, or a DSN: mysql://user:password@host:3306/oneapi or postgres://user:password@host/oneapi',
       apply: 'Import (not a dry run)',
       merge: 'Merge into the users already here',
       with_logs: 'Also move the logs',
@@ -213,7 +219,8 @@ export const settingsEnglish = {
       progress: 'Step %{step}: %{done} of %{total}',
       report: 'Import report',
       failed: 'The import failed: %{error}',
-      signed_out: "The import replaced this fresh install's root account, which ended this session: sign in with the source's root account to see the report.",
+      signed_out:
+        "The import replaced this fresh install's root account, which ended this session: sign in with the source's root account to see the report.",
     },
     update: {
       current: 'This server runs',
@@ -230,7 +237,8 @@ export const settingsEnglish = {
       model_ratio_json: 'model ratio is not a valid JSON string',
       group_ratio_json: 'group ratio is not a valid JSON string',
       group_rate_limits_json: 'group rate limits must be JSON like {"default": {"rpm": 0, "tpm": 0}} with whole numbers, 0 or more',
-      model_fallbacks_json: 'model fallbacks must be JSON like {"default": {"gpt-4o": ["claude-sonnet-4-5"]}}: up to 10 other models per model',
+      model_fallbacks_json:
+        'model fallbacks must be JSON like {"default": {"gpt-4o": ["claude-sonnet-4-5"]}}: up to 10 other models per model',
     },
   },
   content: {

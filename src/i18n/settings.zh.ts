@@ -53,8 +53,10 @@ export const settingsChinese: typeof settingsEnglish = {
     section_help: {
       operation_monitoring: '何时测试渠道，以及何时提醒用户余额不足。',
       operation_quota: '新用户与邀请获得的额度，以及每次请求前预扣的额度。',
-      operation_fairness: '每个 API 密钥、以及每个用户（其全部密钥合计）在所有工作进程及共享 Redis 的所有节点上合计同时进行的转发请求数上限；超过时请求立即得到 429。密钥或用户可以单独设置上限。',
-      operation_routing: '出错的渠道如何被绕开而不被禁用：429 或过载应答让它休息一段时间（连续出现时加倍）；连续失败会打开它的熔断器，等待后只放一个探测请求通过。每个节点各自记录。',
+      operation_fairness:
+        '每个 API 密钥、以及每个用户（其全部密钥合计）在所有工作进程及共享 Redis 的所有节点上合计同时进行的转发请求数上限；超过时请求立即得到 429。密钥或用户可以单独设置上限。',
+      operation_routing:
+        '出错的渠道如何被绕开而不被禁用：429 或过载应答让它休息一段时间（连续出现时加倍）；连续失败会打开它的熔断器，等待后只放一个探测请求通过。每个节点各自记录。',
       operation_ratio:
         '每个模型的价格：默认取自价格目录，可自行覆盖。编辑某行即设置自定义价格，恢复即回到目录价格。“高级”中以倍率表（非负数的 JSON 对象）编辑同样的价格：模型倍率 1 即每 1K tokens 0.002 美元；分组倍率在此基础上相乘。',
       system_login: '开关立即生效。服务器会保证超级管理员至少还有一种登录方式。',
@@ -142,7 +144,8 @@ export const settingsChinese: typeof settingsEnglish = {
       ChatLink: '在 /chat 整页显示，并在菜单中加入“聊天”。',
       ServerAddress: '本服务器的公开地址，用于邮件中的链接和 GitHub 回调。',
       ChannelDisableThreshold: '比这更慢的渠道测试视为失败，测试全部渠道时禁用这些渠道；0 表示从不禁用。',
-      ChannelTypeTestThresholds: '按渠道类型编号覆盖上面的时限，适用于先推理再回答的厂商：{"36": 15} 表示 DeepSeek 为 15 秒；0 表示该类型不限时。',
+      ChannelTypeTestThresholds:
+        '按渠道类型编号覆盖上面的时限，适用于先推理再回答的厂商：{"36": 15} 表示 DeepSeek 为 15 秒；0 表示该类型不限时。',
       QuotaRemindThreshold: '用户额度低于此值时发邮件提醒。',
       PreConsumedQuota: '为兼容 one-api 保留，已不再使用：请求按模型最大输出（或请求自带的 max_tokens）预扣。',
       TokenConcurrencyLimit: '所有工作进程及共享 Redis 的所有节点合计；0 表示不限制。',
@@ -154,8 +157,10 @@ export const settingsChinese: typeof settingsEnglish = {
       RealtimeMaxSeconds: '/v1/realtime 会话到此时长即关闭，进行中的响应先计费；0 表示不限。',
       ToolRefusalGroups:
         '以逗号分隔的分组。请求带有所选渠道厂商没有对应功能的内置工具（如厂商无搜索时的网络搜索）时，这些分组的请求被拒绝（400）；其他分组照常得到回答，但不带该工具，响应头 x-switchboard-dropped-tools 会说明。',
-      ModelFallbacks: '所请求模型没有渠道能应答时按顺序尝试：{"default": {"gpt-4o": ["claude-sonnet-4-5"]}}；"*" 表示所有分组。按所请求的模型计费，日志显示实际应答的模型。',
-      RoutingAffinitySeconds: '请求注明调用方（请求体的 user 字段或下面的请求头）时，回到上次为它服务的渠道，使上游的提示缓存持续命中；0 表示关闭。',
+      ModelFallbacks:
+        '所请求模型没有渠道能应答时按顺序尝试：{"default": {"gpt-4o": ["claude-sonnet-4-5"]}}；"*" 表示所有分组。按所请求的模型计费，日志显示实际应答的模型。',
+      RoutingAffinitySeconds:
+        '请求注明调用方（请求体的 user 字段或下面的请求头）时，回到上次为它服务的渠道，使上游的提示缓存持续命中；0 表示关闭。',
       RoutingAffinityHeader: '留空时使用请求体的 user 字段。',
       GroupRateLimits:
         '分组内每个用户每分钟的请求数和 token 数，所有节点合计：{"default": {"rpm": 0, "tpm": 0}, "vip": {"rpm": 600, "tpm": 100000}}。0 表示不限制；未列出的分组使用 "default"。用户自己的限制（用户表单）优先；密钥可以设置更低的限制。',
@@ -163,7 +168,8 @@ export const settingsChinese: typeof settingsEnglish = {
       CompletionRatio: '输出价格 / 输入价格，覆盖目录中的值，例如 {"gpt-4o": 4}。',
       CacheReadRatio: '缓存输入价格 / 输入价格，覆盖目录中的值（两处都没有的模型按一半计费），例如 {"gpt-4o": 0.5}。',
       CacheWriteRatio: '缓存写入价格 / 输入价格，用于单独收取缓存写入费用的厂商，覆盖目录中的值，例如 {"claude-sonnet-4-5": 1.25}。',
-      ModelMaxOutputTokens: '未设置 max_tokens 的请求按此输出 token 数预扣（未列出的模型取目录中的上限，否则为 4096）。余额不足时，将请求的 max_tokens 降到余额可支付的值，或拒绝请求。',
+      ModelMaxOutputTokens:
+        '未设置 max_tokens 的请求按此输出 token 数预扣（未列出的模型取目录中的上限，否则为 4096）。余额不足时，将请求的 max_tokens 降到余额可支付的值，或拒绝请求。',
       SMTPFrom: '留空则使用 SMTP 账户。',
       WeChatAccountQRCodeImageURL: '微信登录对话框中显示的二维码。',
       Logo: 'https:// 地址，或本站路径，例如 /logo.png。',

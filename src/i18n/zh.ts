@@ -8,4 +8,11 @@ import { raChinese } from './ra.zh';
 import { settingsChinese } from './settings.zh';
 import { webhooksChinese } from './webhooks.zh';
 
-export const chineseMessages = { ...raChinese, ...appChinese, ...settingsChinese, ...webhooksChinese, ...pricingChinese, ...playgroundChinese } as TranslationMessages;
+export const chineseMessages = {
+  ...raChinese,
+  ...appChinese,
+  ...settingsChinese,
+  ...webhooksChinese,
+  ...pricingChinese,
+  ...playgroundChinese,
+} as TranslationMessages;

@@ -31,7 +31,17 @@ export interface ConsoleAdminProps extends Omit<CoreAdminContextProps, 'store' |
   darkTheme: RaThemeOptions;
 }
 
-export function ConsoleAdmin({ children, layout, dashboard, catchAll, loading, notification: Notification, lightTheme, darkTheme, ...context }: ConsoleAdminProps) {
+export function ConsoleAdmin({
+  children,
+  layout,
+  dashboard,
+  catchAll,
+  loading,
+  notification: Notification,
+  lightTheme,
+  darkTheme,
+  ...context
+}: ConsoleAdminProps) {
   return (
     <CoreAdminContext {...context} store={store}>
       <ThemesContext.Provider value={{ lightTheme, darkTheme }}>

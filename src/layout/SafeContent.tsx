@@ -18,6 +18,10 @@ export function SafeHtml({ html, sx }: { html: string; sx?: SxProps }) {
 
 export function SafeMarkdown({ markdown, sx }: { markdown: string; sx?: SxProps }) {
   return (
-    <Box className="markdown" sx={{ '& img': { maxWidth: '100%' }, '& a': { color: 'primary.main' }, lineHeight: 1.7, ...sx }} dangerouslySetInnerHTML={{ __html: markdownToSafeHtml(markdown) }} />
+    <Box
+      className="markdown"
+      sx={{ '& img': { maxWidth: '100%' }, '& a': { color: 'primary.main' }, lineHeight: 1.7, ...sx }}
+      dangerouslySetInnerHTML={{ __html: markdownToSafeHtml(markdown) }}
+    />
   );
 }

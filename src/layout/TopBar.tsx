@@ -4,7 +4,23 @@
 import AccountCircle from '@mui/icons-material/AccountCircle';
 import LogoutIcon from '@mui/icons-material/Logout';
 import MenuIcon from '@mui/icons-material/Menu';
-import { AppBar, Box, Button, Divider, Drawer, IconButton, List, ListItemButton, ListItemText, Menu, MenuItem, Stack, Toolbar, Typography, useMediaQuery } from '@mui/material';
+import {
+  AppBar,
+  Box,
+  Button,
+  Divider,
+  Drawer,
+  IconButton,
+  List,
+  ListItemButton,
+  ListItemText,
+  Menu,
+  MenuItem,
+  Stack,
+  Toolbar,
+  Typography,
+  useMediaQuery,
+} from '@mui/material';
 import { alpha, type Theme } from '@mui/material/styles';
 import { useState } from 'react';
 import { useLogout, useNotify, useTranslate } from 'react-admin';
@@ -48,7 +64,11 @@ export function TopBar() {
   const systemName = systemNameOf(status);
 
   const brand = (
-    <Box component={RouterLink} to="/" sx={{ display: 'flex', alignItems: 'center', gap: 1, color: 'inherit', textDecoration: 'none', mr: 2 }}>
+    <Box
+      component={RouterLink}
+      to="/"
+      sx={{ display: 'flex', alignItems: 'center', gap: 1, color: 'inherit', textDecoration: 'none', mr: 2 }}
+    >
       <Box component="img" src={logoOf(status)} alt="" sx={{ width: 30, height: 30, borderRadius: 1 }} />
       <Typography variant="h6" component="span" sx={{ fontWeight: 700, letterSpacing: 0.2, whiteSpace: 'nowrap' }}>
         {systemName}
@@ -94,7 +114,13 @@ export function TopBar() {
           <ThemeSwitch />
           {user ? (
             <>
-              <Button color="inherit" startIcon={<AccountCircle />} onClick={(event) => setUserMenu(event.currentTarget)} sx={{ textTransform: 'none' }} aria-haspopup="menu">
+              <Button
+                color="inherit"
+                startIcon={<AccountCircle />}
+                onClick={(event) => setUserMenu(event.currentTarget)}
+                sx={{ textTransform: 'none' }}
+                aria-haspopup="menu"
+              >
                 {user.username}
               </Button>
               <Menu anchorEl={userMenu} open={Boolean(userMenu)} onClose={() => setUserMenu(null)}>
@@ -119,7 +145,13 @@ export function TopBar() {
           <Divider />
           <List component="nav" aria-label="main">
             {items.map((item) => (
-              <ListItemButton key={item.key} component={NavLink} to={item.to} selected={isActive(pathname, item.to)} onClick={() => setDrawerOpen(false)}>
+              <ListItemButton
+                key={item.key}
+                component={NavLink}
+                to={item.to}
+                selected={isActive(pathname, item.to)}
+                onClick={() => setDrawerOpen(false)}
+              >
                 <ListItemText primary={translate(item.label)} />
               </ListItemButton>
             ))}

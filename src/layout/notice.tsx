@@ -26,7 +26,13 @@ export function useNotice() {
 
 export function AppNotification(props: NotificationProps) {
   const narrow = useMediaQuery('(max-width:600px)');
-  return <Notification {...props} autoHideDuration={NOTICE_DURATIONS.error} anchorOrigin={narrow ? { vertical: 'top', horizontal: 'center' } : { vertical: 'bottom', horizontal: 'center' }} />;
+  return (
+    <Notification
+      {...props}
+      autoHideDuration={NOTICE_DURATIONS.error}
+      anchorOrigin={narrow ? { vertical: 'top', horizontal: 'center' } : { vertical: 'bottom', horizontal: 'center' }}
+    />
+  );
 }
 
 /** localStorage key holding the notice text this browser last dismissed (one-api's key). */

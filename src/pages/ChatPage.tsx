@@ -11,5 +11,12 @@ export default function ChatPage() {
   if (!link) return <Alert severity="info">{translate('app.chat.not_set')}</Alert>;
   // defence in depth: a javascript: frame would run in this origin (the server already refuses such links)
   if (!isSafeLink(link)) return <Alert severity="warning">{translate('content.chat_unsafe')}</Alert>;
-  return <Box component="iframe" src={link} title={translate('app.menu.chat')} sx={{ border: 0, width: '100%', height: 'calc(100vh - 180px)', borderRadius: 2 }} />;
+  return (
+    <Box
+      component="iframe"
+      src={link}
+      title={translate('app.menu.chat')}
+      sx={{ border: 0, width: '100%', height: 'calc(100vh - 180px)', borderRadius: 2 }}
+    />
+  );
 }

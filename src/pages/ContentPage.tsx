@@ -5,7 +5,17 @@ import { useEffect, useState, type ReactNode } from 'react';
 import { isContentUrl, SafeMarkdown } from '../layout/LazySafeContent';
 import { LoadingPage } from '../layout/LoadingPage';
 
-export function ContentPage({ load, title, fallback, pageName }: { load: () => Promise<string>; title?: string; fallback: ReactNode; pageName: string }) {
+export function ContentPage({
+  load,
+  title,
+  fallback,
+  pageName,
+}: {
+  load: () => Promise<string>;
+  title?: string;
+  fallback: ReactNode;
+  pageName: string;
+}) {
   const [content, setContent] = useState<string | null>(null);
   useEffect(() => {
     let active = true;
@@ -20,7 +30,14 @@ export function ContentPage({ load, title, fallback, pageName }: { load: () => P
   if (content === null) return <LoadingPage page={pageName} />;
   if (content.trim() === '') return <>{fallback}</>;
   if (isContentUrl(content)) {
-    return <Box component="iframe" src={content.trim()} title={title ?? pageName} sx={{ border: 0, width: '100%', height: 'calc(100vh - 180px)', borderRadius: 2 }} />;
+    return (
+      <Box
+        component="iframe"
+        src={content.trim()}
+        title={title ?? pageName}
+        sx={{ border: 0, width: '100%', height: 'calc(100vh - 180px)', borderRadius: 2 }}
+      />
+    );
   }
   return (
     <Card variant="outlined" sx={{ borderRadius: 3 }}>

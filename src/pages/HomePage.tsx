@@ -30,7 +30,10 @@ function Welcome() {
   ];
   return (
     <Stack spacing={3}>
-      <Card elevation={0} sx={{ borderRadius: 4, color: 'common.white', background: 'linear-gradient(135deg, #1e3a8a 0%, #2563eb 55%, #0ea5e9 100%)' }}>
+      <Card
+        elevation={0}
+        sx={{ borderRadius: 4, color: 'common.white', background: 'linear-gradient(135deg, #1e3a8a 0%, #2563eb 55%, #0ea5e9 100%)' }}
+      >
         <CardContent sx={{ p: { xs: 3, sm: 6 } }}>
           <Typography variant="overline" sx={{ opacity: 0.85, letterSpacing: 2 }}>
             {systemNameOf(status)}
@@ -38,7 +41,9 @@ function Welcome() {
           <Typography variant="h3" component="h1" sx={{ fontWeight: 800, fontSize: { xs: 30, sm: 44 }, mb: 1.5 }}>
             {translate('app.home.title')}
           </Typography>
-          <Typography sx={{ maxWidth: 640, opacity: 0.92, fontSize: { xs: 15, sm: 18 }, mb: 3 }}>{translate('app.home.subtitle')}</Typography>
+          <Typography sx={{ maxWidth: 640, opacity: 0.92, fontSize: { xs: 15, sm: 18 }, mb: 3 }}>
+            {translate('app.home.subtitle')}
+          </Typography>
           <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1.5} sx={{ alignItems: { sm: 'center' } }}>
             <Button
               component={RouterLink}

@@ -4,7 +4,20 @@
 // one of its recovery codes.
 import GitHubIcon from '@mui/icons-material/GitHub';
 import QrCodeIcon from '@mui/icons-material/QrCode2';
-import { Alert, Box, Button, Dialog, DialogActions, DialogContent, DialogTitle, Divider, Link, Stack, TextField, Typography } from '@mui/material';
+import {
+  Alert,
+  Box,
+  Button,
+  Dialog,
+  DialogActions,
+  DialogContent,
+  DialogTitle,
+  Divider,
+  Link,
+  Stack,
+  TextField,
+  Typography,
+} from '@mui/material';
 import { useState, type FormEvent } from 'react';
 import { useLogin, useTranslate } from 'react-admin';
 import { Link as RouterLink, useNavigate, useSearchParams } from 'react-router-dom';
@@ -99,7 +112,11 @@ export function LoginPage() {
               value={code}
               onChange={(event) => setCode(event.target.value)}
               autoComplete="one-time-code"
-              slotProps={{ htmlInput: useRecoveryCode ? { maxLength: 16, autoCapitalize: 'none', spellCheck: false } : { inputMode: 'numeric', maxLength: 8 } }}
+              slotProps={{
+                htmlInput: useRecoveryCode
+                  ? { maxLength: 16, autoCapitalize: 'none', spellCheck: false }
+                  : { inputMode: 'numeric', maxLength: 8 },
+              }}
               autoFocus
               fullWidth
             />
@@ -150,7 +167,16 @@ export function LoginPage() {
       )}
       <Box component="form" onSubmit={(event) => void submit(event)} noValidate>
         <Stack spacing={2}>
-          <TextField name="username" label={translate('app.auth.username')} value={username} onChange={retyped(setUsername)} error={refusal !== ''} autoComplete="username" autoFocus fullWidth />
+          <TextField
+            name="username"
+            label={translate('app.auth.username')}
+            value={username}
+            onChange={retyped(setUsername)}
+            error={refusal !== ''}
+            autoComplete="username"
+            autoFocus
+            fullWidth
+          />
           <TextField
             name="password"
             type="password"
@@ -186,7 +212,12 @@ export function LoginPage() {
           <Divider sx={{ my: 3 }}>{translate('app.auth.or')}</Divider>
           <Stack spacing={1.5}>
             {status?.github_oauth && (
-              <Button variant="outlined" startIcon={<GitHubIcon />} onClick={() => void startGitHubSignIn(status).catch((error) => notice(errorMessage(error), 'error'))} fullWidth>
+              <Button
+                variant="outlined"
+                startIcon={<GitHubIcon />}
+                onClick={() => void startGitHubSignIn(status).catch((error) => notice(errorMessage(error), 'error'))}
+                fullWidth
+              >
                 {translate('app.auth.github')}
               </Button>
             )}
@@ -201,7 +232,9 @@ export function LoginPage() {
       <Dialog open={wechatOpen} onClose={() => setWechatOpen(false)} maxWidth="xs" fullWidth>
         <DialogTitle>{translate('app.auth.wechat_title')}</DialogTitle>
         <DialogContent>
-          {status?.wechat_qrcode && <Box component="img" src={status.wechat_qrcode} alt="" sx={{ display: 'block', mx: 'auto', width: 200, height: 200 }} />}
+          {status?.wechat_qrcode && (
+            <Box component="img" src={status.wechat_qrcode} alt="" sx={{ display: 'block', mx: 'auto', width: 200, height: 200 }} />
+          )}
           <Typography variant="body2" sx={{ mt: 2 }}>
             {translate('app.auth.wechat_scan')}
           </Typography>
@@ -209,7 +242,12 @@ export function LoginPage() {
           <Typography variant="body2" sx={{ mb: 2 }}>
             {translate('app.auth.wechat_valid')}
           </Typography>
-          <TextField label={translate('app.auth.verification_code')} value={wechatCode} onChange={(event) => setWechatCode(event.target.value)} fullWidth />
+          <TextField
+            label={translate('app.auth.verification_code')}
+            value={wechatCode}
+            onChange={(event) => setWechatCode(event.target.value)}
+            fullWidth
+          />
         </DialogContent>
         <DialogActions>
           <Button onClick={() => setWechatOpen(false)}>{translate('app.auth.cancel')}</Button>

@@ -6,7 +6,21 @@
 import DeleteSweepIcon from '@mui/icons-material/DeleteSweep';
 import SendIcon from '@mui/icons-material/Send';
 import StopIcon from '@mui/icons-material/Stop';
-import { Alert, AlertTitle, Box, Button, Card, CardContent, Link, MenuItem, Paper, Slider, Stack, TextField, Typography } from '@mui/material';
+import {
+  Alert,
+  AlertTitle,
+  Box,
+  Button,
+  Card,
+  CardContent,
+  Link,
+  MenuItem,
+  Paper,
+  Slider,
+  Stack,
+  TextField,
+  Typography,
+} from '@mui/material';
 import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
 import { Authenticated, useLocaleState, useTranslate } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
@@ -23,7 +37,8 @@ export function relayErrorTitle(error: RelayError): string {
   if (error.status === 401) return 'playground.errors.key_refused';
   // a spent budget is a 429 too, but waiting a moment does not help: it lasts until the reset the detail gives
   if (error.code === 'budget_exceeded') return 'playground.errors.budget';
-  if (error.status === 402 || error.code === 'insufficient_quota' || error.code === 'insufficient_user_quota') return 'playground.errors.no_quota';
+  if (error.status === 402 || error.code === 'insufficient_quota' || error.code === 'insufficient_user_quota')
+    return 'playground.errors.no_quota';
   if (error.status === 429) return 'playground.errors.too_many';
   if (error.status === 403) return 'playground.errors.forbidden';
   if (error.status >= 500) return 'playground.errors.upstream';
@@ -40,14 +55,19 @@ const BUDGET_HELD_RETRY_SECONDS = 2;
  * What the user can do, in the console's language, for the refusals it knows; the relay's own words (English, with
  * the figures) are shown beneath it.
  */
-export function relayErrorHint(error: RelayError, locale: string, now = Date.now()): { key: string; values?: Record<string, string> } | undefined {
+export function relayErrorHint(
+  error: RelayError,
+  locale: string,
+  now = Date.now(),
+): { key: string; values?: Record<string, string> } | undefined {
   if (error.code === 'budget_exceeded') {
     if (error.retryAfter === undefined || error.retryAfter <= BUDGET_HELD_RETRY_SECONDS) return { key: 'playground.errors.budget_held' };
     return { key: 'playground.errors.budget_resets', values: { time: new Date(now + error.retryAfter * 1000).toLocaleString(locale) } };
   }
   if (error.status === 0) return { key: 'playground.errors.network_hint' };
   if (error.status === 401) return { key: 'playground.errors.key_refused_hint' };
-  if (error.status === 402 || error.code === 'insufficient_quota' || error.code === 'insufficient_user_quota') return { key: 'playground.errors.no_quota_hint' };
+  if (error.status === 402 || error.code === 'insufficient_quota' || error.code === 'insufficient_user_quota')
+    return { key: 'playground.errors.no_quota_hint' };
   if (error.status === 429) return { key: 'playground.errors.too_many_hint' };
   return undefined;
 }
@@ -85,13 +105,24 @@ function Playground() {
 
   const load = useCallback(() => {
     setLoadFailed(false);
-    Promise.all([dataProvider.getList<TokenRecord>('token', { pagination: { page: 1, perPage: 100 }, sort: { field: 'id', order: 'DESC' }, filter: {} }), dataProvider.getPricing()]).then(
+    Promise.all([
+      dataProvider.getList<TokenRecord>('token', {
+        pagination: { page: 1, perPage: 100 },
+        sort: { field: 'id', order: 'DESC' },
+        filter: {},
+      }),
+      dataProvider.getPricing(),
+    ]).then(
       ([tokenList, prices]) => {
         const usable = (tokenList.data as TokenRecord[]).filter((token) => Number(token.status) === TokenStatus.enabled);
         const names = prices.map((price) => price.model);
         setTokens(usable);
         setModels(names);
-        setSettings((current) => ({ ...current, tokenId: current.tokenId || String(usable[0]?.id ?? ''), model: current.model || (names[0] ?? '') }));
+        setSettings((current) => ({
+          ...current,
+          tokenId: current.tokenId || String(usable[0]?.id ?? ''),
+          model: current.model || (names[0] ?? ''),
+        }));
       },
       () => setLoadFailed(true),
     );
@@ -249,7 +280,12 @@ function Playground() {
             />
           </Stack>
           <Stack component="section" aria-label={translate('playground.conversation')} sx={{ flex: 1, minWidth: 0, gap: 1.5 }}>
-            <Paper variant="outlined" role="log" aria-live="polite" sx={{ p: 2, minHeight: { xs: 240, md: 380 }, maxHeight: '60vh', overflowY: 'auto', bgcolor: 'background.default' }}>
+            <Paper
+              variant="outlined"
+              role="log"
+              aria-live="polite"
+              sx={{ p: 2, minHeight: { xs: 240, md: 380 }, maxHeight: '60vh', overflowY: 'auto', bgcolor: 'background.default' }}
+            >
               {messages.length === 0 && !streaming && (
                 <Typography variant="body2" color="text.secondary">
                   {translate('playground.empty')}
@@ -274,7 +310,11 @@ function Playground() {
                 )}
               </Alert>
             )}
-            <Box component="form" onSubmit={(event) => void send(event)} sx={{ display: 'flex', gap: 1, alignItems: 'flex-end', flexWrap: { xs: 'wrap', sm: 'nowrap' } }}>
+            <Box
+              component="form"
+              onSubmit={(event) => void send(event)}
+              sx={{ display: 'flex', gap: 1, alignItems: 'flex-end', flexWrap: { xs: 'wrap', sm: 'nowrap' } }}
+            >
               <TextField
                 label={translate('playground.message')}
                 value={draft}
@@ -296,11 +336,24 @@ function Playground() {
                   {translate('playground.stop')}
                 </Button>
               ) : (
-                <Button type="submit" variant="contained" disableElevation startIcon={<SendIcon />} disabled={!draft.trim() || !settings.tokenId || !settings.model} sx={{ flexShrink: 0 }}>
+                <Button
+                  type="submit"
+                  variant="contained"
+                  disableElevation
+                  startIcon={<SendIcon />}
+                  disabled={!draft.trim() || !settings.tokenId || !settings.model}
+                  sx={{ flexShrink: 0 }}
+                >
                   {translate('playground.send')}
                 </Button>
               )}
-              <Button variant="text" startIcon={<DeleteSweepIcon />} onClick={clear} disabled={streaming || messages.length === 0} sx={{ flexShrink: 0 }}>
+              <Button
+                variant="text"
+                startIcon={<DeleteSweepIcon />}
+                onClick={clear}
+                disabled={streaming || messages.length === 0}
+                sx={{ flexShrink: 0 }}
+              >
                 {translate('playground.clear')}
               </Button>
             </Box>
@@ -316,7 +369,11 @@ function Bubble({ role, text, live = false }: { role: ChatMessage['role']; text:
   const translate = useTranslate();
   const mine = role === 'user';
   return (
-    <Box sx={{ display: 'flex', justifyContent: mine ? 'flex-end' : 'flex-start', mb: 1.5 }} data-testid={`message-${role}`} aria-busy={live || undefined}>
+    <Box
+      sx={{ display: 'flex', justifyContent: mine ? 'flex-end' : 'flex-start', mb: 1.5 }}
+      data-testid={`message-${role}`}
+      aria-busy={live || undefined}
+    >
       <Box
         sx={{
           maxWidth: '85%',

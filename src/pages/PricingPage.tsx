@@ -1,7 +1,22 @@
 // /pricing: the models of the signed-in user's group and what each costs, in
 // US$ per million tokens with the group's rate applied, searchable by name.
 import SearchIcon from '@mui/icons-material/Search';
-import { Box, Card, CardContent, InputAdornment, Table, TableBody, TableCell, TableContainer, TableHead, TableRow, TextField, Typography, useMediaQuery, type Theme } from '@mui/material';
+import {
+  Box,
+  Card,
+  CardContent,
+  InputAdornment,
+  Table,
+  TableBody,
+  TableCell,
+  TableContainer,
+  TableHead,
+  TableRow,
+  TextField,
+  Typography,
+  useMediaQuery,
+  type Theme,
+} from '@mui/material';
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { Authenticated, useTranslate } from 'react-admin';
 import type { ModelPrice } from '../../common/pricing';
@@ -24,7 +39,10 @@ function PriceBlocks({ prices }: { prices: readonly ModelPrice[] }) {
     <Box component="ul" aria-label={translate('pricing.title')} sx={{ listStyle: 'none', p: 0, m: 0 }}>
       {prices.map((price) => (
         <Box component="li" key={price.model} sx={{ py: 1.5, borderBottom: 1, borderColor: 'divider' }}>
-          <Typography component="h2" sx={{ fontFamily: 'monospace', fontSize: '0.95rem', fontWeight: 600, wordBreak: 'break-all', mb: 0.5 }}>
+          <Typography
+            component="h2"
+            sx={{ fontFamily: 'monospace', fontSize: '0.95rem', fontWeight: 600, wordBreak: 'break-all', mb: 0.5 }}
+          >
             {price.model}
           </Typography>
           <Box component="dl" sx={{ display: 'grid', gridTemplateColumns: '1fr 1fr', columnGap: 2, rowGap: 0.5, m: 0 }}>

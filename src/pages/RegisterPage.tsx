@@ -32,7 +32,8 @@ export function RegisterPage() {
     if (aff) localStorage.setItem(AFF_STORAGE_KEY, aff);
   }, [searchParams]);
 
-  const set = (field: keyof typeof form) => (event: { target: { value: string } }) => setForm((previous) => ({ ...previous, [field]: event.target.value }));
+  const set = (field: keyof typeof form) => (event: { target: { value: string } }) =>
+    setForm((previous) => ({ ...previous, [field]: event.target.value }));
   const botCheckPending = Boolean(status?.turnstile_check) && !turnstileToken;
 
   const submit = async (event: FormEvent) => {
@@ -93,19 +94,48 @@ export function RegisterPage() {
             autoComplete="new-password"
             fullWidth
           />
-          <TextField name="password2" type="password" label={translate('app.auth.confirm_password')} value={form.password2} onChange={set('password2')} autoComplete="new-password" fullWidth />
+          <TextField
+            name="password2"
+            type="password"
+            label={translate('app.auth.confirm_password')}
+            value={form.password2}
+            onChange={set('password2')}
+            autoComplete="new-password"
+            fullWidth
+          />
           {status?.email_verification && (
             <>
               <Stack direction="row" spacing={1}>
-                <TextField name="email" type="email" label={translate('app.auth.email')} value={form.email} onChange={set('email')} autoComplete="email" fullWidth />
-                <Button variant="outlined" onClick={() => void sendCode()} disabled={cooldown.active} sx={{ whiteSpace: 'nowrap', minWidth: 120 }}>
+                <TextField
+                  name="email"
+                  type="email"
+                  label={translate('app.auth.email')}
+                  value={form.email}
+                  onChange={set('email')}
+                  autoComplete="email"
+                  fullWidth
+                />
+                <Button
+                  variant="outlined"
+                  onClick={() => void sendCode()}
+                  disabled={cooldown.active}
+                  sx={{ whiteSpace: 'nowrap', minWidth: 120 }}
+                >
                   {cooldown.active ? translate('app.auth.resend_in', { seconds: cooldown.left }) : translate('app.auth.send_code')}
                 </Button>
               </Stack>
-              <TextField name="verification_code" label={translate('app.auth.verification_code')} value={form.verification_code} onChange={set('verification_code')} fullWidth />
+              <TextField
+                name="verification_code"
+                label={translate('app.auth.verification_code')}
+                value={form.verification_code}
+                onChange={set('verification_code')}
+                fullWidth
+              />
             </>
           )}
-          {status?.turnstile_check && status.turnstile_site_key && <Turnstile siteKey={status.turnstile_site_key} onToken={setTurnstileToken} />}
+          {status?.turnstile_check && status.turnstile_site_key && (
+            <Turnstile siteKey={status.turnstile_site_key} onToken={setTurnstileToken} />
+          )}
           <Button type="submit" variant="contained" size="large" disableElevation disabled={busy} fullWidth>
             {translate('app.auth.register')}
           </Button>

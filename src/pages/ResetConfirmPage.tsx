@@ -43,8 +43,22 @@ export function ResetConfirmPage() {
       ) : (
         <Stack spacing={2}>
           <TextField label={translate('app.auth.email')} value={email} slotProps={{ input: { readOnly: true } }} fullWidth />
-          {password && <TextField label={translate('app.auth.reset_new_password')} value={password} slotProps={{ input: { readOnly: true } }} fullWidth />}
-          <Button variant="contained" size="large" disableElevation disabled={busy || Boolean(password)} onClick={() => void confirm()} fullWidth>
+          {password && (
+            <TextField
+              label={translate('app.auth.reset_new_password')}
+              value={password}
+              slotProps={{ input: { readOnly: true } }}
+              fullWidth
+            />
+          )}
+          <Button
+            variant="contained"
+            size="large"
+            disableElevation
+            disabled={busy || Boolean(password)}
+            onClick={() => void confirm()}
+            fullWidth
+          >
             {translate('app.auth.reset_confirm_submit')}
           </Button>
         </Stack>

@@ -38,8 +38,18 @@ export function ResetRequestPage() {
       </Typography>
       <Box component="form" onSubmit={(event) => void submit(event)} noValidate>
         <Stack spacing={2}>
-          <TextField name="email" type="email" label={translate('app.auth.email')} value={email} onChange={(event) => setEmail(event.target.value)} autoComplete="email" fullWidth />
-          {status?.turnstile_check && status.turnstile_site_key && <Turnstile siteKey={status.turnstile_site_key} onToken={setTurnstileToken} />}
+          <TextField
+            name="email"
+            type="email"
+            label={translate('app.auth.email')}
+            value={email}
+            onChange={(event) => setEmail(event.target.value)}
+            autoComplete="email"
+            fullWidth
+          />
+          {status?.turnstile_check && status.turnstile_site_key && (
+            <Turnstile siteKey={status.turnstile_site_key} onToken={setTurnstileToken} />
+          )}
           <Button type="submit" variant="contained" size="large" disableElevation disabled={cooldown.active} fullWidth>
             {cooldown.active ? translate('app.auth.resend_in', { seconds: cooldown.left }) : translate('app.auth.reset_submit')}
           </Button>

@@ -72,7 +72,14 @@ function TopUp() {
         {loadFailed && <LoadError onRetry={loadQuota} />}
         <Box component="form" onSubmit={(event) => void redeem(event)} noValidate>
           <Stack spacing={2}>
-            <TextField name="code" label={translate('app.topup.code')} value={code} onChange={(event) => setCode(event.target.value)} fullWidth autoComplete="off" />
+            <TextField
+              name="code"
+              label={translate('app.topup.code')}
+              value={code}
+              onChange={(event) => setCode(event.target.value)}
+              fullWidth
+              autoComplete="off"
+            />
             <Stack direction="row" spacing={1}>
               <Button type="submit" variant="contained" disableElevation startIcon={<RedeemIcon />} disabled={busy}>
                 {translate('app.topup.redeem')}

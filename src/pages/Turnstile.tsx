@@ -14,7 +14,8 @@ export function Turnstile({ siteKey, onToken }: { siteKey: string; onToken: (tok
   useEffect(() => {
     let cancelled = false;
     const render = () => {
-      if (!cancelled && container.current && window.turnstile) window.turnstile.render(container.current, { sitekey: siteKey, callback: onToken });
+      if (!cancelled && container.current && window.turnstile)
+        window.turnstile.render(container.current, { sitekey: siteKey, callback: onToken });
     };
     if (window.turnstile) render();
     else {

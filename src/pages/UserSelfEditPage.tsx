@@ -41,7 +41,8 @@ function SelfEdit() {
       notice(errorMessage(error), 'error');
     }
   };
-  const set = (field: keyof typeof form) => (event: { target: { value: string } }) => setForm((previous) => ({ ...previous, [field]: event.target.value }));
+  const set = (field: keyof typeof form) => (event: { target: { value: string } }) =>
+    setForm((previous) => ({ ...previous, [field]: event.target.value }));
   return (
     <Card variant="outlined" sx={{ borderRadius: 3, maxWidth: 560, mx: 'auto' }}>
       <CardContent sx={{ p: { xs: 3, sm: 4 } }}>
@@ -50,8 +51,22 @@ function SelfEdit() {
         </Typography>
         <Stack component="form" spacing={2} onSubmit={(event) => void submit(event)} noValidate>
           <TextField name="username" label={translate('app.auth.username')} value={form.username} onChange={set('username')} fullWidth />
-          <TextField name="display_name" label={translate('app.user_edit.display_name')} value={form.display_name} onChange={set('display_name')} fullWidth />
-          <TextField name="password" type="password" label={translate('app.user_edit.new_password')} value={form.password} onChange={set('password')} autoComplete="new-password" fullWidth />
+          <TextField
+            name="display_name"
+            label={translate('app.user_edit.display_name')}
+            value={form.display_name}
+            onChange={set('display_name')}
+            fullWidth
+          />
+          <TextField
+            name="password"
+            type="password"
+            label={translate('app.user_edit.new_password')}
+            value={form.password}
+            onChange={set('password')}
+            autoComplete="new-password"
+            fullWidth
+          />
           <TextField
             name="original_password"
             type="password"
@@ -63,7 +78,14 @@ function SelfEdit() {
             fullWidth
           />
           {(['github_id', 'wechat_id', 'email'] as const).map((field) => (
-            <TextField key={field} name={field} label={translate(`resources.user.fields.${field}`)} value={bound[field]} slotProps={{ input: { readOnly: true } }} fullWidth />
+            <TextField
+              key={field}
+              name={field}
+              label={translate(`resources.user.fields.${field}`)}
+              value={bound[field]}
+              slotProps={{ input: { readOnly: true } }}
+              fullWidth
+            />
           ))}
           {budget ? (
             <RecordContextProvider value={budget}>

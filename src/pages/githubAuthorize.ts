@@ -5,5 +5,7 @@ import { dataProvider } from '../dataProvider';
 export async function startGitHubSignIn(status: ClientStatus | null): Promise<void> {
   const state = await dataProvider.getOAuthState();
   const clientId = encodeURIComponent(status?.github_client_id ?? '');
-  window.location.assign(`https://github.com/login/oauth/authorize?client_id=${clientId}&scope=user:email&state=${encodeURIComponent(state)}`);
+  window.location.assign(
+    `https://github.com/login/oauth/authorize?client_id=${clientId}&scope=user:email&state=${encodeURIComponent(state)}`,
+  );
 }

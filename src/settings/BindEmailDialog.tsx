@@ -49,13 +49,33 @@ export function BindEmailDialog({ open, onClose }: { open: boolean; onClose: () 
       <DialogContent>
         <Stack spacing={2} sx={{ pt: 1 }}>
           <Stack direction="row" spacing={1}>
-            <TextField name="email" type="email" label={translate('app.auth.email')} value={email} onChange={(event) => setEmail(event.target.value)} fullWidth />
-            <Button variant="outlined" onClick={() => void sendCode()} disabled={cooldown.active} sx={{ whiteSpace: 'nowrap', minWidth: 120 }}>
+            <TextField
+              name="email"
+              type="email"
+              label={translate('app.auth.email')}
+              value={email}
+              onChange={(event) => setEmail(event.target.value)}
+              fullWidth
+            />
+            <Button
+              variant="outlined"
+              onClick={() => void sendCode()}
+              disabled={cooldown.active}
+              sx={{ whiteSpace: 'nowrap', minWidth: 120 }}
+            >
               {cooldown.active ? translate('app.auth.resend_in', { seconds: cooldown.left }) : translate('app.auth.send_code')}
             </Button>
           </Stack>
-          <TextField name="code" label={translate('app.auth.verification_code')} value={code} onChange={(event) => setCode(event.target.value)} fullWidth />
-          {status?.turnstile_check && status.turnstile_site_key && <Turnstile siteKey={status.turnstile_site_key} onToken={setTurnstileToken} />}
+          <TextField
+            name="code"
+            label={translate('app.auth.verification_code')}
+            value={code}
+            onChange={(event) => setCode(event.target.value)}
+            fullWidth
+          />
+          {status?.turnstile_check && status.turnstile_site_key && (
+            <Turnstile siteKey={status.turnstile_site_key} onToken={setTurnstileToken} />
+          )}
         </Stack>
       </DialogContent>
       <DialogActions>

@@ -69,9 +69,18 @@ export function ImportSection() {
           autoComplete="off"
         />
         <FormGroup row>
-          <FormControlLabel control={<Checkbox checked={apply} onChange={(event) => setApply(event.target.checked)} disabled={running} />} label={translate('settings.import.apply')} />
-          <FormControlLabel control={<Checkbox checked={merge} onChange={(event) => setMerge(event.target.checked)} disabled={running} />} label={translate('settings.import.merge')} />
-          <FormControlLabel control={<Checkbox checked={withLogs} onChange={(event) => setWithLogs(event.target.checked)} disabled={running} />} label={translate('settings.import.with_logs')} />
+          <FormControlLabel
+            control={<Checkbox checked={apply} onChange={(event) => setApply(event.target.checked)} disabled={running} />}
+            label={translate('settings.import.apply')}
+          />
+          <FormControlLabel
+            control={<Checkbox checked={merge} onChange={(event) => setMerge(event.target.checked)} disabled={running} />}
+            label={translate('settings.import.merge')}
+          />
+          <FormControlLabel
+            control={<Checkbox checked={withLogs} onChange={(event) => setWithLogs(event.target.checked)} disabled={running} />}
+            label={translate('settings.import.with_logs')}
+          />
         </FormGroup>
         <Box>
           <Button variant="contained" startIcon={<MoveDownIcon />} onClick={() => void start()} disabled={running || source.trim() === ''}>
@@ -80,8 +89,17 @@ export function ImportSection() {
         </Box>
         {running && (
           <Box role="status">
-            <Typography variant="body2">{translate('settings.import.progress', { step: progress?.step ?? 'read', done: progress?.done ?? 0, total: progress?.total ?? 0 })}</Typography>
-            <LinearProgress variant={progress && progress.total > 0 ? 'determinate' : 'indeterminate'} value={progress && progress.total > 0 ? (100 * progress.done) / progress.total : undefined} />
+            <Typography variant="body2">
+              {translate('settings.import.progress', {
+                step: progress?.step ?? 'read',
+                done: progress?.done ?? 0,
+                total: progress?.total ?? 0,
+              })}
+            </Typography>
+            <LinearProgress
+              variant={progress && progress.total > 0 ? 'determinate' : 'indeterminate'}
+              value={progress && progress.total > 0 ? (100 * progress.done) / progress.total : undefined}
+            />
           </Box>
         )}
         {problem && <Alert severity="error">{problem}</Alert>}
@@ -89,7 +107,11 @@ export function ImportSection() {
         {!running && state?.error && <Alert severity="error">{translate('settings.import.failed', { error: state.error })}</Alert>}
         {!running && state?.refused && <Alert severity="warning">{state.refused}</Alert>}
         {!running && state?.report && (
-          <Box component="pre" aria-label={translate('settings.import.report')} sx={{ m: 0, p: 2, bgcolor: 'action.hover', borderRadius: 2, overflowX: 'auto', fontSize: 12 }}>
+          <Box
+            component="pre"
+            aria-label={translate('settings.import.report')}
+            sx={{ m: 0, p: 2, bgcolor: 'action.hover', borderRadius: 2, overflowX: 'auto', fontSize: 12 }}
+          >
             {state.report}
           </Box>
         )}

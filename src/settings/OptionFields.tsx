@@ -29,7 +29,9 @@ export function OptionToggle({ form, optionKey }: { form: OptionForm; optionKey:
   return (
     <>
       <FormControlLabel
-        control={<Switch checked={on} onChange={(event) => change(event.target.checked)} disabled={!form.canWrite(optionKey)} name={optionKey} />}
+        control={
+          <Switch checked={on} onChange={(event) => change(event.target.checked)} disabled={!form.canWrite(optionKey)} name={optionKey} />
+        }
         label={optionLabel(translate, optionKey)}
         sx={{ mr: 3, minWidth: { sm: 260 } }}
       />
@@ -82,7 +84,12 @@ export function OptionInput({ form, optionKey }: { form: OptionForm; optionKey: 
           input: {
             endAdornment: (
               <Tooltip title={translate(set ? 'settings.secret.set_help' : 'settings.secret.unset_help')}>
-                <Chip size="small" label={translate(set ? 'settings.secret.set' : 'settings.secret.unset')} color={set ? 'success' : 'default'} variant="outlined" />
+                <Chip
+                  size="small"
+                  label={translate(set ? 'settings.secret.set' : 'settings.secret.unset')}
+                  color={set ? 'success' : 'default'}
+                  variant="outlined"
+                />
               </Tooltip>
             ),
           },
@@ -94,7 +101,14 @@ export function OptionInput({ form, optionKey }: { form: OptionForm; optionKey: 
     return <DollarOptionInput form={form} optionKey={optionKey} common={common} help={help} perUnit={unit.perUnit} />;
   }
   if (kind === 'number') {
-    return <TextField {...common} type="number" helperText={help || undefined} slotProps={{ htmlInput: { min: 0, step: hint.step ?? 1 }, inputLabel: { shrink: true } }} />;
+    return (
+      <TextField
+        {...common}
+        type="number"
+        helperText={help || undefined}
+        slotProps={{ htmlInput: { min: 0, step: hint.step ?? 1 }, inputLabel: { shrink: true } }}
+      />
+    );
   }
   return (
     <TextField
@@ -105,14 +119,17 @@ export function OptionInput({ form, optionKey }: { form: OptionForm; optionKey: 
       helperText={(!writable && optionKey === 'TopUpLink' ? translate('settings.top_up_root_only') : help) || undefined}
       slotProps={{
         inputLabel: { shrink: true },
-        htmlInput: hint.monospace ? { style: { fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace', fontSize: 13 }, spellCheck: false } : undefined,
+        htmlInput: hint.monospace
+          ? { style: { fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace', fontSize: 13 }, spellCheck: false }
+          : undefined,
       }}
     />
   );
 }
 
 /** What a quota amount reads as in dollars ('' for an empty or unreadable one). */
-const asDollars = (quota: string, perUnit: number) => (quota === '' || Number.isNaN(Number(quota)) ? '' : String(quotaToDollars(Number(quota), perUnit)));
+const asDollars = (quota: string, perUnit: number) =>
+  quota === '' || Number.isNaN(Number(quota)) ? '' : String(quotaToDollars(Number(quota), perUnit));
 
 /**
  * A quota option typed in dollars (the console's unit when the status says
@@ -137,7 +154,9 @@ function DollarOptionInput({
   const quota = common.value;
   const [typed, setTyped] = useState(() => asDollars(quota, perUnit));
   useEffect(() => {
-    setTyped((current) => (current !== '' && dollarsToQuota(Number(current), perUnit) === Number(quota) ? current : asDollars(quota, perUnit)));
+    setTyped((current) =>
+      current !== '' && dollarsToQuota(Number(current), perUnit) === Number(quota) ? current : asDollars(quota, perUnit),
+    );
   }, [quota, perUnit]);
   const change = (text: string) => {
     setTyped(text);

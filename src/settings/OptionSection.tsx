@@ -68,7 +68,13 @@ export function OptionSection({
       {fields.length > 0 && (
         <Stack direction="row" spacing={1} sx={{ mt: 2, justifyContent: 'flex-end', flexWrap: 'wrap', rowGap: 1 }}>
           {actions}
-          <Button variant="contained" disableElevation startIcon={<SaveIcon />} disabled={!writable || form.saving} onClick={() => void form.saveSection(fields)}>
+          <Button
+            variant="contained"
+            disableElevation
+            startIcon={<SaveIcon />}
+            disabled={!writable || form.saving}
+            onClick={() => void form.saveSection(fields)}
+          >
             {translate('settings.save')}
           </Button>
         </Stack>

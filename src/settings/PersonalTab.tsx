@@ -104,7 +104,14 @@ export function PersonalTab() {
           <Button variant="outlined" onClick={() => void generateToken()}>
             {translate('app.setting.generate_token')}
           </Button>
-          {accessToken && <TextField size="small" value={accessToken} slotProps={{ input: { readOnly: true, sx: { fontFamily: 'monospace' } } }} sx={{ minWidth: 320 }} />}
+          {accessToken && (
+            <TextField
+              size="small"
+              value={accessToken}
+              slotProps={{ input: { readOnly: true, sx: { fontFamily: 'monospace' } } }}
+              sx={{ minWidth: 320 }}
+            />
+          )}
         </Stack>
       </Section>
       <Section title="app.two_factor.title" help="app.two_factor.help">
@@ -116,7 +123,10 @@ export function PersonalTab() {
             {translate('app.setting.bind_email')}
           </Button>
           {status?.github_oauth && (
-            <Button variant="outlined" onClick={() => void startGitHubSignIn(status).catch((error) => notice(errorMessage(error), 'error'))}>
+            <Button
+              variant="outlined"
+              onClick={() => void startGitHubSignIn(status).catch((error) => notice(errorMessage(error), 'error'))}
+            >
               {translate('app.setting.bind_github')}
             </Button>
           )}
@@ -129,11 +139,18 @@ export function PersonalTab() {
         <Dialog open={wechatOpen} onClose={() => setWechatOpen(false)} maxWidth="xs" fullWidth>
           <DialogTitle>{translate('app.setting.bind_wechat')}</DialogTitle>
           <DialogContent>
-            {status?.wechat_qrcode && <Box component="img" src={status.wechat_qrcode} alt="" sx={{ display: 'block', mx: 'auto', width: 200, height: 200 }} />}
+            {status?.wechat_qrcode && (
+              <Box component="img" src={status.wechat_qrcode} alt="" sx={{ display: 'block', mx: 'auto', width: 200, height: 200 }} />
+            )}
             <Typography variant="body2" sx={{ my: 2 }}>
               {translate('app.auth.wechat_send')}
             </Typography>
-            <TextField label={translate('app.auth.verification_code')} value={wechatCode} onChange={(event) => setWechatCode(event.target.value)} fullWidth />
+            <TextField
+              label={translate('app.auth.verification_code')}
+              value={wechatCode}
+              onChange={(event) => setWechatCode(event.target.value)}
+              fullWidth
+            />
           </DialogContent>
           <DialogActions>
             <Button onClick={() => setWechatOpen(false)}>{translate('ra.action.cancel')}</Button>

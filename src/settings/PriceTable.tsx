@@ -46,12 +46,27 @@ const asText = (value: number | undefined) => (value === undefined ? '' : String
 function typedPrices(draft: Draft): DollarPrices | undefined {
   const number = (text: string) => (text.trim() === '' ? Number.NaN : Number(text));
   const optional = (text: string) => (text.trim() === '' ? undefined : Number(text));
-  const prices = { input: number(draft.input), output: number(draft.output), cache_read: optional(draft.cache_read), cache_write: optional(draft.cache_write) };
+  const prices = {
+    input: number(draft.input),
+    output: number(draft.output),
+    cache_read: optional(draft.cache_read),
+    cache_write: optional(draft.cache_write),
+  };
   const values = [prices.input, prices.output, prices.cache_read, prices.cache_write].filter((value) => value !== undefined);
   return values.every(Number.isFinite) ? prices : undefined;
 }
 
-function EditingCells({ row, busy, onSave, onCancel }: { row: PriceRow; busy: boolean; onSave: (prices: DollarPrices | undefined) => void; onCancel: () => void }) {
+function EditingCells({
+  row,
+  busy,
+  onSave,
+  onCancel,
+}: {
+  row: PriceRow;
+  busy: boolean;
+  onSave: (prices: DollarPrices | undefined) => void;
+  onCancel: () => void;
+}) {
   const translate = useTranslate();
   const [draft, setDraft] = useState<Draft>({
     input: asText(row.prices?.input),
@@ -73,7 +88,9 @@ function EditingCells({ row, busy, onSave, onCancel }: { row: PriceRow; busy: bo
               if (event.key === 'Enter') onSave(typedPrices(draft));
               if (event.key === 'Escape') onCancel();
             }}
-            slotProps={{ htmlInput: { min: 0, step: 'any', 'aria-label': translate(`settings.prices.${column}_of`, { model: row.model }) } }}
+            slotProps={{
+              htmlInput: { min: 0, step: 'any', 'aria-label': translate(`settings.prices.${column}_of`, { model: row.model }) },
+            }}
           />
         </TableCell>
       ))}
@@ -123,7 +140,9 @@ export function PriceTable({ form }: { form: OptionForm }) {
 
   const rows = useMemo(() => {
     const wanted = search.trim().toLowerCase();
-    return (defaults ?? []).filter((entry) => !wanted || entry.model.toLowerCase().includes(wanted)).map((entry) => ({ entry, row: priceRow(entry, tables, quotaPerUnit) }));
+    return (defaults ?? [])
+      .filter((entry) => !wanted || entry.model.toLowerCase().includes(wanted))
+      .map((entry) => ({ entry, row: priceRow(entry, tables, quotaPerUnit) }));
   }, [defaults, search, tables, quotaPerUnit]);
 
   const save = async (entry: DefaultModelPrice, prices: DollarPrices | undefined) => {
@@ -144,7 +163,11 @@ export function PriceTable({ form }: { form: OptionForm }) {
   const shown = rows.slice(page * ROWS_PER_PAGE, (page + 1) * ROWS_PER_PAGE);
   return (
     <Box>
-      <Stack direction={{ xs: 'column', sm: 'row' }} spacing={2} sx={{ mb: 1, alignItems: { sm: 'center' }, justifyContent: 'space-between' }}>
+      <Stack
+        direction={{ xs: 'column', sm: 'row' }}
+        spacing={2}
+        sx={{ mb: 1, alignItems: { sm: 'center' }, justifyContent: 'space-between' }}
+      >
         <ModelSearch
           value={search}
           onChange={(value) => {
@@ -167,7 +190,17 @@ export function PriceTable({ form }: { form: OptionForm }) {
               {/* relative: the hidden label is placed in the cell, so the table's scrolling box clips it on a phone */}
               <TableCell component="th" scope="col" align="right" sx={{ position: 'relative' }}>
                 {/* '1px', not 1: sx reads 1 as 100%, and a hidden label as wide as the page made it scroll sideways */}
-                <Box component="span" sx={{ position: 'absolute', width: '1px', height: '1px', overflow: 'hidden', clip: 'rect(0 0 0 0)', whiteSpace: 'nowrap' }}>
+                <Box
+                  component="span"
+                  sx={{
+                    position: 'absolute',
+                    width: '1px',
+                    height: '1px',
+                    overflow: 'hidden',
+                    clip: 'rect(0 0 0 0)',
+                    whiteSpace: 'nowrap',
+                  }}
+                >
                   {translate('settings.prices.actions')}
                 </Box>
               </TableCell>
@@ -180,7 +213,12 @@ export function PriceTable({ form }: { form: OptionForm }) {
                   {row.model}
                 </TableCell>
                 {editing === row.model ? (
-                  <EditingCells row={row} busy={form.saving} onSave={(prices) => void save(entry, prices)} onCancel={() => setEditing(null)} />
+                  <EditingCells
+                    row={row}
+                    busy={form.saving}
+                    onSave={(prices) => void save(entry, prices)}
+                    onCancel={() => setEditing(null)}
+                  />
                 ) : (
                   <>
                     {COLUMNS.map((column) => (
@@ -193,13 +231,24 @@ export function PriceTable({ form }: { form: OptionForm }) {
                         size="small"
                         variant="outlined"
                         color={row.overridden ? 'warning' : 'default'}
-                        label={translate(row.overridden ? 'settings.prices.source_override' : row.prices ? 'settings.prices.source_catalog' : 'settings.prices.source_none')}
+                        label={translate(
+                          row.overridden
+                            ? 'settings.prices.source_override'
+                            : row.prices
+                              ? 'settings.prices.source_catalog'
+                              : 'settings.prices.source_none',
+                        )}
                       />
                     </TableCell>
                     <TableCell align="right" sx={{ whiteSpace: 'nowrap' }}>
                       <Tooltip title={translate('settings.prices.edit', { model: row.model })}>
                         <span>
-                          <IconButton size="small" disabled={!writable || form.saving} onClick={() => setEditing(row.model)} aria-label={translate('settings.prices.edit', { model: row.model })}>
+                          <IconButton
+                            size="small"
+                            disabled={!writable || form.saving}
+                            onClick={() => setEditing(row.model)}
+                            aria-label={translate('settings.prices.edit', { model: row.model })}
+                          >
                             <EditIcon fontSize="small" />
                           </IconButton>
                         </span>

@@ -26,7 +26,13 @@ function Settings() {
         <Typography variant="h5" component="h1" sx={{ fontWeight: 700, mb: 1 }}>
           {translate('app.setting.title')}
         </Typography>
-        <Tabs value={tab} onChange={(_, next: 'personal' | SettingTab) => setTab(next)} variant="scrollable" allowScrollButtonsMobile sx={{ mb: 3, borderBottom: 1, borderColor: 'divider' }}>
+        <Tabs
+          value={tab}
+          onChange={(_, next: 'personal' | SettingTab) => setTab(next)}
+          variant="scrollable"
+          allowScrollButtonsMobile
+          sx={{ mb: 3, borderBottom: 1, borderColor: 'divider' }}
+        >
           {tabs.map((name) => (
             <Tab key={name} value={name} label={translate(`app.setting.${name}`)} />
           ))}

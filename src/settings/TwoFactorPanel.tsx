@@ -29,7 +29,12 @@ function CodeForm({ name, label, code, setCode, onSubmit, numeric, children }: C
   const translate = useTranslate();
   return (
     <Box component="form" onSubmit={onSubmit} noValidate>
-      <Stack direction="row" spacing={1} useFlexGap sx={{ flexWrap: 'wrap', alignItems: 'center', '& .MuiButton-root': { whiteSpace: 'nowrap' } }}>
+      <Stack
+        direction="row"
+        spacing={1}
+        useFlexGap
+        sx={{ flexWrap: 'wrap', alignItems: 'center', '& .MuiButton-root': { whiteSpace: 'nowrap' } }}
+      >
         <TextField
           size="small"
           margin="none"
@@ -38,7 +43,9 @@ function CodeForm({ name, label, code, setCode, onSubmit, numeric, children }: C
           value={code}
           onChange={(event) => setCode(event.target.value)}
           autoComplete="one-time-code"
-          slotProps={{ htmlInput: numeric ? { inputMode: 'numeric', maxLength: 8 } : { maxLength: 16, autoCapitalize: 'none', spellCheck: false } }}
+          slotProps={{
+            htmlInput: numeric ? { inputMode: 'numeric', maxLength: 8 } : { maxLength: 16, autoCapitalize: 'none', spellCheck: false },
+          }}
           sx={{ flex: '1 1 200px', maxWidth: 300 }}
         />
         {children}
@@ -175,7 +182,13 @@ export function TwoFactorPanel({ onConfirmed, onEnabled }: { onConfirmed?: () =>
             {translate('app.two_factor.required_cannot_disable')}
           </Typography>
         ) : (
-          <CodeForm name="two-factor-disable-code" label="app.two_factor.code_or_recovery" code={code} setCode={setCode} onSubmit={(event) => void disable(event)}>
+          <CodeForm
+            name="two-factor-disable-code"
+            label="app.two_factor.code_or_recovery"
+            code={code}
+            setCode={setCode}
+            onSubmit={(event) => void disable(event)}
+          >
             <Button type="submit" variant="outlined" color="error" disabled={busy || !code.trim()}>
               {translate('app.two_factor.disable')}
             </Button>
@@ -193,17 +206,37 @@ export function TwoFactorPanel({ onConfirmed, onEnabled }: { onConfirmed?: () =>
           component="img"
           src={enrolment.qr_code}
           alt={translate('app.two_factor.qr_alt')}
-          sx={{ width: 200, height: 200, maxWidth: '100%', bgcolor: '#fff', p: 1, borderRadius: 1, border: 1, borderColor: 'divider', alignSelf: { xs: 'center', sm: 'flex-start' } }}
+          sx={{
+            width: 200,
+            height: 200,
+            maxWidth: '100%',
+            bgcolor: '#fff',
+            p: 1,
+            borderRadius: 1,
+            border: 1,
+            borderColor: 'divider',
+            alignSelf: { xs: 'center', sm: 'flex-start' },
+          }}
         />
         <Box>
           <Typography variant="body2" color="text.secondary">
             {translate('app.two_factor.secret_text')}
           </Typography>
-          <Typography data-testid="two-factor-secret" sx={{ fontFamily: 'monospace', fontSize: '1rem', overflowWrap: 'anywhere', letterSpacing: 1 }}>
+          <Typography
+            data-testid="two-factor-secret"
+            sx={{ fontFamily: 'monospace', fontSize: '1rem', overflowWrap: 'anywhere', letterSpacing: 1 }}
+          >
             {enrolment.secret.replace(/(.{4})/g, '$1 ').trim()}
           </Typography>
         </Box>
-        <CodeForm name="two-factor-confirm-code" label="app.two_factor.code" code={code} setCode={setCode} onSubmit={(event) => void confirm(event)} numeric>
+        <CodeForm
+          name="two-factor-confirm-code"
+          label="app.two_factor.code"
+          code={code}
+          setCode={setCode}
+          onSubmit={(event) => void confirm(event)}
+          numeric
+        >
           <Button type="submit" variant="contained" disableElevation disabled={busy || !code.trim()}>
             {translate('app.two_factor.confirm')}
           </Button>

@@ -37,14 +37,22 @@ export function UpdateCheck() {
         <Typography>
           {translate('settings.update.current')} <Chip size="small" label={VERSION} sx={{ fontFamily: 'monospace' }} />
         </Typography>
-        <Button variant="outlined" startIcon={<SystemUpdateAltIcon />} onClick={() => void check()} disabled={checking} sx={{ alignSelf: { xs: 'flex-start', sm: 'auto' } }}>
+        <Button
+          variant="outlined"
+          startIcon={<SystemUpdateAltIcon />}
+          onClick={() => void check()}
+          disabled={checking}
+          sx={{ alignSelf: { xs: 'flex-start', sm: 'auto' } }}
+        >
           {translate(checking ? 'settings.update.checking' : 'settings.update.check')}
         </Button>
       </Stack>
       <Dialog open={release !== null} onClose={() => setRelease(null)} fullWidth maxWidth="md" scroll="paper">
         {release && (
           <>
-            <DialogTitle>{translate(release.update_available ? 'settings.update.available' : 'settings.update.latest', { tag: release.tag_name })}</DialogTitle>
+            <DialogTitle>
+              {translate(release.update_available ? 'settings.update.available' : 'settings.update.latest', { tag: release.tag_name })}
+            </DialogTitle>
             <DialogContent dividers>
               <Typography variant="body2" color="text.secondary" sx={{ mb: 2 }}>
                 {translate('settings.update.versions', { version: release.current_version, tag: release.tag_name })}
@@ -55,7 +63,11 @@ export function UpdateCheck() {
                   {release.name}
                 </Typography>
               )}
-              {release.body.trim() ? <SafeMarkdown markdown={release.body} /> : <Typography color="text.secondary">{translate('settings.update.no_notes')}</Typography>}
+              {release.body.trim() ? (
+                <SafeMarkdown markdown={release.body} />
+              ) : (
+                <Typography color="text.secondary">{translate('settings.update.no_notes')}</Typography>
+              )}
             </DialogContent>
             <DialogActions>
               {release.html_url && (

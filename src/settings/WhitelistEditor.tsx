@@ -45,7 +45,12 @@ export function WhitelistEditor({ form, optionKey }: { form: OptionForm; optionK
       ) : (
         <Box sx={{ display: 'flex', flexWrap: 'wrap', gap: 0.75, mb: 1.5 }} aria-label={optionLabel(translate, optionKey)} role="list">
           {items.map((item) => (
-            <Chip key={item} role="listitem" label={item} onDelete={writable ? () => form.setDraft(optionKey, items.filter((other) => other !== item).join(',')) : undefined} />
+            <Chip
+              key={item}
+              role="listitem"
+              label={item}
+              onDelete={writable ? () => form.setDraft(optionKey, items.filter((other) => other !== item).join(',')) : undefined}
+            />
           ))}
         </Box>
       )}

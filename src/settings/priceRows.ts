@@ -7,7 +7,12 @@ import { DEFAULT_MODEL_RATIO, type OptionKey } from '../../common/options';
 import { dollarsToRatios, ratiosToDollars, tidyRatio, type DefaultModelPrice, type DollarPrices } from '../../common/pricing';
 
 /** The four ratio options a row is made of, in the order a row's save sends them. */
-export const PRICE_OPTION_KEYS = ['ModelRatio', 'CompletionRatio', 'CacheReadRatio', 'CacheWriteRatio'] as const satisfies readonly OptionKey[];
+export const PRICE_OPTION_KEYS = [
+  'ModelRatio',
+  'CompletionRatio',
+  'CacheReadRatio',
+  'CacheWriteRatio',
+] as const satisfies readonly OptionKey[];
 export type PriceOptionKey = (typeof PRICE_OPTION_KEYS)[number];
 export type RatioTables = Record<PriceOptionKey, Record<string, number>>;
 
@@ -47,7 +52,8 @@ export function priceRow(entry: DefaultModelPrice, tables: RatioTables, quotaPer
   const { model } = entry;
   const modelRatio = modelRatioOf(entry, tables);
   const modelOverridden = builtIn(model) === undefined ? has(tables.ModelRatio, model) : tables.ModelRatio[model] !== builtIn(model);
-  const overridden = modelOverridden || has(tables.CompletionRatio, model) || has(tables.CacheReadRatio, model) || has(tables.CacheWriteRatio, model);
+  const overridden =
+    modelOverridden || has(tables.CompletionRatio, model) || has(tables.CacheReadRatio, model) || has(tables.CacheWriteRatio, model);
   if (modelRatio === undefined) return { model, overridden };
   const ratios = {
     modelRatio,
@@ -82,13 +88,19 @@ function changedOptions(tables: RatioTables, next: RatioTables): Partial<Record<
  * lives in ModelRatio itself. A blank cache price means the default share.
  * Undefined when the prices cannot be ratios (dollarsToRatios).
  */
-export function editedOptions(entry: DefaultModelPrice, tables: RatioTables, prices: DollarPrices, quotaPerUnit: number): Partial<Record<PriceOptionKey, string>> | undefined {
+export function editedOptions(
+  entry: DefaultModelPrice,
+  tables: RatioTables,
+  prices: DollarPrices,
+  quotaPerUnit: number,
+): Partial<Record<PriceOptionKey, string>> | undefined {
   const ratios = dollarsToRatios(prices, quotaPerUnit);
   if (!ratios) return undefined;
   const { model } = entry;
   const unlessDefault = (value: number | undefined, fallback: number | undefined) =>
     value === undefined || ratios.modelRatio === 0 || (fallback !== undefined && value === tidyRatio(fallback)) ? undefined : value;
-  const keepModelRatio = builtIn(model) !== undefined || entry.model_ratio === undefined || ratios.modelRatio !== tidyRatio(entry.model_ratio);
+  const keepModelRatio =
+    builtIn(model) !== undefined || entry.model_ratio === undefined || ratios.modelRatio !== tidyRatio(entry.model_ratio);
   return changedOptions(tables, {
     ModelRatio: withEntry(tables.ModelRatio, model, keepModelRatio ? ratios.modelRatio : undefined),
     CompletionRatio: withEntry(tables.CompletionRatio, model, unlessDefault(ratios.completionRatio, entry.completion_ratio)),

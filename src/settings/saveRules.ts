@@ -9,7 +9,11 @@ export interface OptionChange {
 }
 
 /** The values of a section's fields (toggles excluded: they save at once) that differ from what is stored. */
-export function pendingChanges(keys: OptionKey[], saved: Partial<Record<OptionKey, string>>, drafts: Partial<Record<OptionKey, string>>): OptionChange[] {
+export function pendingChanges(
+  keys: OptionKey[],
+  saved: Partial<Record<OptionKey, string>>,
+  drafts: Partial<Record<OptionKey, string>>,
+): OptionChange[] {
   const changes: OptionChange[] = [];
   for (const key of keys) {
     const draft = drafts[key];

@@ -5,7 +5,19 @@ import { getContrastRatio } from '@mui/material/styles';
 import { act, render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
-import { AdminContext, AutocompleteArrayInput, memoryStore, Notification, PasswordInput, ResourceContextProvider, SearchInput, SelectInput, SimpleForm, TextInput, useSetLocale } from 'react-admin';
+import {
+  AdminContext,
+  AutocompleteArrayInput,
+  memoryStore,
+  Notification,
+  PasswordInput,
+  ResourceContextProvider,
+  SearchInput,
+  SelectInput,
+  SimpleForm,
+  TextInput,
+  useSetLocale,
+} from 'react-admin';
 import { MemoryRouter, Route, Routes } from 'react-router-dom';
 import { describe, expect, it, vi } from 'vitest';
 import { allowedManageActions } from '../../common/roles';
@@ -39,7 +51,8 @@ describe('contrast', () => {
 
   it("draws the form toolbar's red Delete at AA on the toolbar's grey, light and dark", () => {
     for (const theme of [lightTheme, darkTheme]) {
-      const toolbar = (theme.components as { RaToolbar: { styleOverrides: { root: { backgroundColor: string } } } }).RaToolbar.styleOverrides.root.backgroundColor;
+      const toolbar = (theme.components as { RaToolbar: { styleOverrides: { root: { backgroundColor: string } } } }).RaToolbar
+        .styleOverrides.root.backgroundColor;
       const error = (theme.palette as { error: { main: string } }).error.main;
       expect(getContrastRatio(error, toolbar), `${theme.palette?.mode} Delete on the toolbar`).toBeGreaterThanOrEqual(AA);
     }
@@ -110,9 +123,42 @@ describe('manage actions by role', () => {
 });
 
 const USERS = [
-  { id: 1, username: 'root', display_name: 'Root', email: '', group: 'default', quota: 0, used_quota: 0, request_count: 0, role: 100, status: 1 },
-  { id: 2, username: 'dana', display_name: 'Dana', email: '', group: 'default', quota: 0, used_quota: 0, request_count: 0, role: 10, status: 1 },
-  { id: 3, username: 'carol', display_name: 'Carol', email: '', group: 'default', quota: 0, used_quota: 0, request_count: 0, role: 1, status: 1 },
+  {
+    id: 1,
+    username: 'root',
+    display_name: 'Root',
+    email: '',
+    group: 'default',
+    quota: 0,
+    used_quota: 0,
+    request_count: 0,
+    role: 100,
+    status: 1,
+  },
+  {
+    id: 2,
+    username: 'dana',
+    display_name: 'Dana',
+    email: '',
+    group: 'default',
+    quota: 0,
+    used_quota: 0,
+    request_count: 0,
+    role: 10,
+    status: 1,
+  },
+  {
+    id: 3,
+    username: 'carol',
+    display_name: 'Carol',
+    email: '',
+    group: 'default',
+    quota: 0,
+    used_quota: 0,
+    request_count: 0,
+    role: 1,
+    status: 1,
+  },
 ];
 
 function renderUsers() {
@@ -203,7 +249,10 @@ describe('MUI 9 props', () => {
 
 /** Every heading's level in document order; a level may go one deeper at a time, never skip. */
 function skippedHeadings(): string[] {
-  const headings = [...document.querySelectorAll('h1, h2, h3, h4, h5, h6')].map((heading) => ({ level: Number(heading.tagName[1]), text: heading.textContent ?? '' }));
+  const headings = [...document.querySelectorAll('h1, h2, h3, h4, h5, h6')].map((heading) => ({
+    level: Number(heading.tagName[1]),
+    text: heading.textContent ?? '',
+  }));
   return headings.flatMap((heading, index) => {
     const previous = index === 0 ? 0 : headings[index - 1].level;
     return heading.level > previous + 1 ? [`h${heading.level} "${heading.text}" after h${previous}`] : [];
@@ -223,7 +272,13 @@ describe('heading order', () => {
         http.get('*/api/channel/models', () => HttpResponse.json({ object: 'list', data: [{ id: 'gpt-4' }] })),
         http.get('*/api/group/', () => HttpResponse.json({ success: true, message: '', data: ['default'] })),
         http.get('*/api/status', () => HttpResponse.json({ success: true, message: '', data: {} })),
-        http.get('*/api/user/2fa', () => HttpResponse.json({ success: true, message: '', data: { enabled: false, pending: false, recovery_codes_left: 0, required: false } })),
+        http.get('*/api/user/2fa', () =>
+          HttpResponse.json({
+            success: true,
+            message: '',
+            data: { enabled: false, pending: false, recovery_codes_left: 0, required: false },
+          }),
+        ),
       );
       render(
         <MemoryRouter initialEntries={[path]}>

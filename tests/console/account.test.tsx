@@ -80,13 +80,22 @@ describe('own account form', () => {
 describe('own account budget', () => {
   it('shows the budget an admin set on the account, with what was spent of it this period; nothing without one', async () => {
     localStorage.setItem('user', JSON.stringify({ id: 7, username: 'amy', role: 1 }));
-    const budgeted = { ...self, budget_period: 'day', budget_quota: 2_500_000, budget_usage: { spent: 600_000, period_start: 1_799_913_600, resets_at: 1_800_000_000 } };
+    const budgeted = {
+      ...self,
+      budget_period: 'day',
+      budget_quota: 2_500_000,
+      budget_usage: { spent: 600_000, period_start: 1_799_913_600, resets_at: 1_800_000_000 },
+    };
     server.use(http.get('*/api/user/self', () => HttpResponse.json({ success: true, message: '', data: budgeted })));
     renderAt('/user/edit');
     const shown = await screen.findByTestId('own-budget');
     expect(shown.textContent).toMatch(/^Your budget:.+ \/ .+ a day$/);
     cleanup();
-    server.use(http.get('*/api/user/self', () => HttpResponse.json({ success: true, message: '', data: { ...self, budget_period: '', budget_quota: 0 } })));
+    server.use(
+      http.get('*/api/user/self', () =>
+        HttpResponse.json({ success: true, message: '', data: { ...self, budget_period: '', budget_quota: 0 } }),
+      ),
+    );
     renderAt('/user/edit');
     await waitFor(() => expect(input('github_id')).toHaveValue('amy-gh'));
     expect(screen.queryByTestId('own-budget')).toBeNull();
@@ -95,7 +104,11 @@ describe('own account budget', () => {
 
 describe('login form', () => {
   it('marks the username and password fields with the reason of a refused sign-in, until they change', async () => {
-    server.use(http.post('*/api/user/login', () => HttpResponse.json({ success: false, message: 'username or password is wrong', code: 'wrong_credentials' })));
+    server.use(
+      http.post('*/api/user/login', () =>
+        HttpResponse.json({ success: false, message: 'username or password is wrong', code: 'wrong_credentials' }),
+      ),
+    );
     renderAt('/login');
     const user = userEvent.setup();
     await user.type(input('username'), 'amy');

@@ -14,7 +14,11 @@ describe('authProvider', () => {
   });
 
   it('two-factor sign-in: the password step stores nothing and rejects with two_factor_required; the code step stores the user', async () => {
-    const refusal = new HttpError('app.server_message.two_factor_required', 200, { success: false, message: 'enter the code', code: 'two_factor_required' });
+    const refusal = new HttpError('app.server_message.two_factor_required', 200, {
+      success: false,
+      message: 'enter the code',
+      code: 'two_factor_required',
+    });
     const login = vi.fn().mockRejectedValue(refusal);
     const loginSecondFactor = vi.fn().mockResolvedValue(user);
     const provider = createAuthProvider({ login, logout: vi.fn(), loginSecondFactor });

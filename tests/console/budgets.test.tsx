@@ -113,7 +113,8 @@ describe('budget values and words', () => {
   });
 
   it('has its labels in English and Chinese', () => {
-    const read = (locale: 'en' | 'zh', path: string) => path.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown>)?.[part], messages[locale]);
+    const read = (locale: 'en' | 'zh', path: string) =>
+      path.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown>)?.[part], messages[locale]);
     for (const path of [
       'app.budget.period',
       'app.budget.usage_day',

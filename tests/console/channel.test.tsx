@@ -64,8 +64,14 @@ function renderAt(path: string) {
 
 describe('the channel-type table', () => {
   it("has the spec's 18 types and today's providers once each, and every `other` label is a translated key", () => {
-    const today = [19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53];
-    expect(CHANNEL_TYPES.map((type) => type.value).sort((a, b) => a - b)).toEqual([...Array.from({ length: 18 }, (_, index) => index + 1), ...today]);
+    const today = [
+      19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51,
+      52, 53,
+    ];
+    expect(CHANNEL_TYPES.map((type) => type.value).sort((a, b) => a - b)).toEqual([
+      ...Array.from({ length: 18 }, (_, index) => index + 1),
+      ...today,
+    ]);
     const labels = CHANNEL_TYPES.flatMap((type) => (type.other ? [type.other.label] : []));
     expect(labels).toEqual([
       'app.channel.other_azure',
@@ -91,15 +97,30 @@ describe('the channel-type table', () => {
   it('gives every type without a required base URL a default one, and Zhipu v4 as its empty `other`', () => {
     for (const type of CHANNEL_TYPES) {
       // Spark's host goes by its version, Vertex AI's and Bedrock's by their region
-      if (!type.baseUrlRequired && type.protocol !== 'xunfei' && type.protocol !== 'vertex' && type.protocol !== 'bedrock') expect(type.defaultBaseUrl, type.label).toMatch(/^https?:\/\//);
+      if (!type.baseUrlRequired && type.protocol !== 'xunfei' && type.protocol !== 'vertex' && type.protocol !== 'bedrock')
+        expect(type.defaultBaseUrl, type.label).toMatch(/^https?:\/\//);
     }
     expect(CHANNEL_TYPES.find((type) => type.value === 16)?.other?.fallback).toBe('v4');
-    expect(channelTransform({ type: 16, name: 'glm', key: 'k', other: '', models: ['glm-4-plus'], groups: [] })).toMatchObject({ other: 'v4' });
-    expect(channelTransform({ type: 16, name: 'glm', key: 'k', other: 'v3', models: ['glm-4-plus'], groups: [] })).toMatchObject({ other: 'v3' });
+    expect(channelTransform({ type: 16, name: 'glm', key: 'k', other: '', models: ['glm-4-plus'], groups: [] })).toMatchObject({
+      other: 'v4',
+    });
+    expect(channelTransform({ type: 16, name: 'glm', key: 'k', other: 'v3', models: ['glm-4-plus'], groups: [] })).toMatchObject({
+      other: 'v3',
+    });
   });
 
   it("asks for Cloudflare's account id unless the base URL holds it", () => {
-    const form = { name: 'cf', key: 'token', type: 37, models: ['@cf/meta/llama-3.1-8b-instruct'], model_mapping: '', priority: 0, weight: 1, base_url: '', other: '' };
+    const form = {
+      name: 'cf',
+      key: 'token',
+      type: 37,
+      models: ['@cf/meta/llama-3.1-8b-instruct'],
+      model_mapping: '',
+      priority: 0,
+      weight: 1,
+      base_url: '',
+      other: '',
+    };
     expect(validateChannelForm(true)(form)).toEqual({ other: 'app.channel.other_required' });
     expect(validateChannelForm(true)({ ...form, other: 'account-id' })).toEqual({});
     expect(validateChannelForm(true)({ ...form, base_url: 'https://api.cloudflare.com/client/v4/accounts/account-id/ai' })).toEqual({});
@@ -108,7 +129,16 @@ describe('the channel-type table', () => {
 
 describe('channel display rules', () => {
   it('colours response times by the spec thresholds', () => {
-    expect([0, 1, 1000, 1001, 3000, 3001, 5000, 5001].map(responseTimeColor)).toEqual(['grey', 'green', 'green', 'olive', 'olive', 'yellow', 'yellow', 'red']);
+    expect([0, 1, 1000, 1001, 3000, 3001, 5000, 5001].map(responseTimeColor)).toEqual([
+      'grey',
+      'green',
+      'green',
+      'olive',
+      'olive',
+      'yellow',
+      'yellow',
+      'red',
+    ]);
   });
 
   it("shows balances in each type's unit", () => {
@@ -132,15 +162,29 @@ describe('channel display rules', () => {
 describe('channel form rules', () => {
   it('asks for name and key on create, but not for the key on edit', () => {
     const base = { type: 1, models: ['gpt-4'], model_mapping: '', priority: 0, weight: 1 };
-    expect(validateChannelForm(true)({ ...base, name: '', key: '' })).toEqual({ name: 'app.channel.name_key_required', key: 'app.channel.name_key_required' });
+    expect(validateChannelForm(true)({ ...base, name: '', key: '' })).toEqual({
+      name: 'app.channel.name_key_required',
+      key: 'app.channel.name_key_required',
+    });
     expect(validateChannelForm(false)({ ...base, name: 'x', key: '' })).toEqual({});
   });
 
   it('asks for the key again on an edit that changes the base URL or the type', () => {
     const original = { type: 8, base_url: 'https://old.example' };
-    const edit = { type: 8, name: 'x', key: '', models: ['a'], model_mapping: '', base_url: 'https://old.example/', priority: 0, weight: 1 };
+    const edit = {
+      type: 8,
+      name: 'x',
+      key: '',
+      models: ['a'],
+      model_mapping: '',
+      base_url: 'https://old.example/',
+      priority: 0,
+      weight: 1,
+    };
     expect(validateChannelForm(false, original)(edit)).toEqual({});
-    expect(validateChannelForm(false, original)({ ...edit, base_url: 'https://new.example' })).toEqual({ key: 'app.channel.key_needed_after_move' });
+    expect(validateChannelForm(false, original)({ ...edit, base_url: 'https://new.example' })).toEqual({
+      key: 'app.channel.key_needed_after_move',
+    });
     expect(validateChannelForm(false, original)({ ...edit, type: 1 })).toEqual({ key: 'app.channel.key_needed_after_move' });
     expect(validateChannelForm(false, original)({ ...edit, base_url: 'https://new.example', key: 'sk-new' })).toEqual({});
   });
@@ -151,15 +195,32 @@ describe('channel form rules', () => {
     expect(validateChannelForm(true)({ ...form, type: 15, key: 'ak|sk\nak2|sk2' })).toEqual({});
     expect(validateChannelForm(true)({ ...form, type: 15, key: 'ak|sk\nak2' })).toEqual(baiduFormat);
     expect(validateChannelForm(true)({ ...form, type: 15, key: '|sk' })).toEqual(baiduFormat);
-    expect(validateChannelForm(false)({ ...form, type: 18, key: 'app|secret' })).toEqual({ key: { message: 'app.channel.key_format_invalid', args: { format: 'APPID|APISecret|APIKey' } } });
+    expect(validateChannelForm(false)({ ...form, type: 18, key: 'app|secret' })).toEqual({
+      key: { message: 'app.channel.key_format_invalid', args: { format: 'APPID|APISecret|APIKey' } },
+    });
     // an edit that keeps the stored key sends none, and a type without a format takes any key
     expect(validateChannelForm(false)({ ...form, type: 18, key: '' })).toEqual({});
     expect(validateChannelForm(true)({ ...form, type: 1, key: 'sk-a|b|c' })).toEqual({});
   });
 
   it("takes Vertex AI's service-account JSON key file as pasted over many lines, and sends it on one line", () => {
-    const form = { name: 'vertex', type: 42, models: ['gemini-2.5-flash'], model_mapping: '', base_url: '', other: '', priority: 0, weight: 1, groups: [] };
-    const keyFile = { type: 'service_account', project_id: 'p-1', private_key: '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n', client_email: 'a@p-1.iam.gserviceaccount.com' };
+    const form = {
+      name: 'vertex',
+      type: 42,
+      models: ['gemini-2.5-flash'],
+      model_mapping: '',
+      base_url: '',
+      other: '',
+      priority: 0,
+      weight: 1,
+      groups: [],
+    };
+    const keyFile = {
+      type: 'service_account',
+      project_id: 'p-1',
+      private_key: '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n',
+      client_email: 'a@p-1.iam.gserviceaccount.com',
+    };
     const pasted = JSON.stringify(keyFile, null, 2);
     expect(validateChannelForm(true)({ ...form, key: pasted })).toEqual({});
     expect(channelTransform({ ...form, key: pasted })).toMatchObject({ key: JSON.stringify(keyFile), other: 'us-central1' });
@@ -169,14 +230,26 @@ describe('channel form rules', () => {
   });
 
   it('needs a model, a JSON object mapping and a base URL for Azure and Custom', () => {
-    const errors = validateChannelForm(true)({ type: 8, name: 'x', key: 'k', models: [], model_mapping: '{"a":', base_url: '', priority: 0, weight: 0 });
+    const errors = validateChannelForm(true)({
+      type: 8,
+      name: 'x',
+      key: 'k',
+      models: [],
+      model_mapping: '{"a":',
+      base_url: '',
+      priority: 0,
+      weight: 0,
+    });
     expect(errors).toEqual({
       models: 'app.channel.models_required',
       model_mapping: 'app.channel.mapping_invalid',
       base_url: 'app.channel.base_url_required',
       weight: 'app.channel.weight_invalid',
     });
-    expect(validateChannelForm(true)({ type: 1, name: 'x', key: 'k', models: ['a'], model_mapping: '["a"]', priority: 0, weight: 1 }).model_mapping).toBe('app.channel.mapping_invalid');
+    expect(
+      validateChannelForm(true)({ type: 1, name: 'x', key: 'k', models: ['a'], model_mapping: '["a"]', priority: 0, weight: 1 })
+        .model_mapping,
+    ).toBe('app.channel.mapping_invalid');
   });
 
   it('cleans the values for the wire', () => {
@@ -207,9 +280,18 @@ describe('channel form rules', () => {
       weight: 3,
     });
     // a test model the list no longer holds is dropped, as the server would drop it
-    expect(channelTransform({ type: 1, name: 'o', key: 'k', models: ['gpt-4', 'gpt-4o'], groups: [], test_model: 'gpt-4o' })).toMatchObject({ test_model: 'gpt-4o' });
-    expect(channelTransform({ type: 1, name: 'o', key: 'k', models: ['gpt-4'], groups: [], test_model: 'gpt-4o' })).toMatchObject({ test_model: '' });
-    expect(channelTransform({ id: 9, type: 18, name: 'spark', key: '', other: '', models: ['SparkDesk'], groups: [] })).toMatchObject({ id: 9, other: 'v2.1', key: '', group: 'default' });
+    expect(channelTransform({ type: 1, name: 'o', key: 'k', models: ['gpt-4', 'gpt-4o'], groups: [], test_model: 'gpt-4o' })).toMatchObject(
+      { test_model: 'gpt-4o' },
+    );
+    expect(channelTransform({ type: 1, name: 'o', key: 'k', models: ['gpt-4'], groups: [], test_model: 'gpt-4o' })).toMatchObject({
+      test_model: '',
+    });
+    expect(channelTransform({ id: 9, type: 18, name: 'spark', key: '', other: '', models: ['SparkDesk'], groups: [] })).toMatchObject({
+      id: 9,
+      other: 'v2.1',
+      key: '',
+      group: 'default',
+    });
   });
 
   it('turns a stored channel into form values', () => {
@@ -234,7 +316,16 @@ describe('ChannelList', () => {
           data: [
             channel({ id: 3, name: 'claude', type: 14, status: 2, auto_disabled: true, group: 'vip,default' }),
             channel({ id: 4, name: 'fresh', type: 1, multi_key: true }),
-            channel({ id: 2, name: 'sb', type: 5, status: 2, balance: 25000, balance_updated_time: 1700000000, response_time: 4200, test_time: 1700000000 }),
+            channel({
+              id: 2,
+              name: 'sb',
+              type: 5,
+              status: 2,
+              balance: 25000,
+              balance_updated_time: 1700000000,
+              response_time: 4200,
+              test_time: 1700000000,
+            }),
             channel({ id: 1, name: 'main', type: 1, balance: 1.5, balance_updated_time: 1700000000 }),
           ],
         }),
@@ -245,7 +336,11 @@ describe('ChannelList', () => {
       http.put('*/api/channel/', async ({ request }) => {
         const body = (await request.json()) as Record<string, unknown>;
         puts.push(body);
-        return HttpResponse.json({ success: true, message: '', data: channel({ id: 1, name: 'main', balance: 12.345, response_time: 500, ...body }) });
+        return HttpResponse.json({
+          success: true,
+          message: '',
+          data: channel({ id: 1, name: 'main', balance: 12.345, response_time: 500, ...body }),
+        });
       }),
     );
     const user = userEvent.setup();
@@ -297,7 +392,10 @@ describe("ChannelList's test with a model", () => {
         HttpResponse.json({
           success: true,
           message: '',
-          data: [channel({ id: 1, name: 'main', models: 'gpt-4,gpt-4o,o3', test_model: 'gpt-4o' }), channel({ id: 2, name: 'solo', models: 'gpt-4' })],
+          data: [
+            channel({ id: 1, name: 'main', models: 'gpt-4,gpt-4o,o3', test_model: 'gpt-4o' }),
+            channel({ id: 2, name: 'solo', models: 'gpt-4' }),
+          ],
         }),
       ),
       http.get('*/api/group/', () => HttpResponse.json({ success: true, message: '', data: ['default'] })),
@@ -305,7 +403,12 @@ describe("ChannelList's test with a model", () => {
         const url = new URL(request.url);
         tested.push(`${String(params.id)}${url.search}`);
         if (url.searchParams.get('model') === 'o3') {
-          return HttpResponse.json({ success: false, message: 'response time 12.40 s exceeds the threshold 5.00 s', time: 12.4, slow: true });
+          return HttpResponse.json({
+            success: false,
+            message: 'response time 12.40 s exceeds the threshold 5.00 s',
+            time: 12.4,
+            slow: true,
+          });
         }
         return HttpResponse.json({ success: true, message: '', time: 0.25 });
       }),
@@ -337,7 +440,17 @@ describe("ChannelList's test with a model", () => {
 });
 
 describe("ChannelList's test all", () => {
-  const job = (fields: Record<string, unknown>) => ({ id: 'j1', kind: 'test', state: 'running', done: 0, total: 3, failures: [], started_at: 1700000000, finished_at: 0, ...fields });
+  const job = (fields: Record<string, unknown>) => ({
+    id: 'j1',
+    kind: 'test',
+    state: 'running',
+    done: 0,
+    total: 3,
+    failures: [],
+    started_at: 1700000000,
+    finished_at: 0,
+    ...fields,
+  });
 
   /** Starts a test-all answered by `first`, then by each of `polls` in turn; resolves to every text the progress showed, in order. */
   async function progressTexts(first: Record<string, unknown>, polls: Array<Record<string, unknown>>) {
@@ -373,13 +486,23 @@ describe("ChannelList's test all", () => {
   });
 });
 
-const chosenModels = ['claude-sonnet-4-5', 'claude-opus-4-1', 'claude-haiku-4-5', 'claude-sonnet-4-0', 'claude-3-7-sonnet-latest', 'claude-3-5-haiku-latest', 'claude-x'];
+const chosenModels = [
+  'claude-sonnet-4-5',
+  'claude-opus-4-1',
+  'claude-haiku-4-5',
+  'claude-sonnet-4-0',
+  'claude-3-7-sonnet-latest',
+  'claude-3-5-haiku-latest',
+  'claude-x',
+];
 
 describe('ChannelCreate', () => {
   it("refuses an incomplete form, pre-fills a type's models and posts the cleaned channel", async () => {
     let posted: Record<string, unknown> | undefined;
     server.use(
-      http.get('*/api/channel/models', () => HttpResponse.json({ object: 'list', data: [{ id: 'gpt-3.5-turbo' }, { id: 'text-davinci-003' }, { id: 'gpt-4' }] })),
+      http.get('*/api/channel/models', () =>
+        HttpResponse.json({ object: 'list', data: [{ id: 'gpt-3.5-turbo' }, { id: 'text-davinci-003' }, { id: 'gpt-4' }] }),
+      ),
       http.get('*/api/group/', () => HttpResponse.json({ success: true, message: '', data: ['default', 'vip'] })),
       http.post('*/api/channel/', async ({ request }) => {
         posted = (await request.json()) as Record<string, unknown>;
@@ -473,7 +596,12 @@ describe('ChannelCreate', () => {
     const keyField = document.querySelector('textarea[name="key"]') as HTMLTextAreaElement;
     expect(keyField).not.toBeNull();
     expect(screen.getByRole('textbox', { name: 'Region, or region|project (us-central1 by default; global allowed)' })).toBeInTheDocument();
-    const keyFile = { type: 'service_account', project_id: 'p-1', private_key: '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n', client_email: 'a@p-1.iam.gserviceaccount.com' };
+    const keyFile = {
+      type: 'service_account',
+      project_id: 'p-1',
+      private_key: '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n',
+      client_email: 'a@p-1.iam.gserviceaccount.com',
+    };
     await user.click(keyField);
     await user.paste(JSON.stringify(keyFile, null, 2));
     await user.click(screen.getByRole('button', { name: 'Save' }));
@@ -498,7 +626,11 @@ const keyRecord = (fields: Partial<ChannelKeyRecord>): ChannelKeyRecord => ({
 describe('the multi-key wire', () => {
   it('sends multi_key and the strategy only when the switch is on, so the batch wire stays one-api’s', () => {
     const base = { type: 1, name: 'pool', key: ' k1 \n k2 ', models: ['gpt-4'], groups: ['default'] };
-    expect(channelTransform({ ...base, multi_key: true, key_strategy: 'round_robin' })).toMatchObject({ key: 'k1\nk2', multi_key: true, key_strategy: 'round_robin' });
+    expect(channelTransform({ ...base, multi_key: true, key_strategy: 'round_robin' })).toMatchObject({
+      key: 'k1\nk2',
+      multi_key: true,
+      key_strategy: 'round_robin',
+    });
     expect(channelTransform({ ...base, multi_key: true })).toMatchObject({ multi_key: true, key_strategy: 'random' });
     const batch = channelTransform({ ...base, batch: true, multi_key: false, key_strategy: 'random' });
     expect(batch).not.toHaveProperty('multi_key');
@@ -516,7 +648,13 @@ describe('ChannelEdit of a multi-key channel', () => {
     server.use(
       http.get('*/api/channel/models', () => HttpResponse.json({ object: 'list', data: [{ id: 'gpt-4' }] })),
       http.get('*/api/group/', () => HttpResponse.json({ success: true, message: '', data: ['default'] })),
-      http.get('*/api/channel/5', () => HttpResponse.json({ success: true, message: '', data: channel({ id: 5, name: 'pool', test_error: '', multi_key: true, key_strategy: 'round_robin' }) })),
+      http.get('*/api/channel/5', () =>
+        HttpResponse.json({
+          success: true,
+          message: '',
+          data: channel({ id: 5, name: 'pool', test_error: '', multi_key: true, key_strategy: 'round_robin' }),
+        }),
+      ),
       http.get('*/api/channel/5/keys', () => HttpResponse.json({ success: true, message: '', data: keys })),
       http.get('*/api/channel/5/keys/:keyId/test', ({ params }) => {
         calls.push(`test ${String(params.keyId)}`);

@@ -27,7 +27,9 @@ describe('sanitised content', () => {
   it('drops event handlers and javascript: links', () => {
     expect(sanitizeHtml(XSS_IMAGE)).toBe('<img src="x">');
     expect(sanitizeHtml('<a href="javascript:alert(1)">x</a><a href="JaVaScRiPt:alert(1)">y</a>')).toBe('<a>x</a><a>y</a>');
-    expect(sanitizeHtml('<script>alert(1)</script><svg onload="alert(1)"></svg><iframe src="javascript:alert(1)"></iframe>')).not.toMatch(/script|onload|iframe/);
+    expect(sanitizeHtml('<script>alert(1)</script><svg onload="alert(1)"></svg><iframe src="javascript:alert(1)"></iframe>')).not.toMatch(
+      /script|onload|iframe/,
+    );
     expect(markdownToSafeHtml(XSS_LINK)).not.toContain('javascript');
     expect(markdownToSafeHtml(`# Hello\n\n${XSS_IMAGE}`)).toContain('<h1>Hello</h1>');
   });
@@ -41,7 +43,9 @@ describe('sanitised content', () => {
   });
 
   it('frames a URL full-page, and shows the fallback when empty', async () => {
-    const { unmount } = inAdmin(<ContentPage load={async () => 'https://docs.example.com/about'} pageName="About" fallback={<p>fallback</p>} />);
+    const { unmount } = inAdmin(
+      <ContentPage load={async () => 'https://docs.example.com/about'} pageName="About" fallback={<p>fallback</p>} />,
+    );
     await waitFor(() => expect(document.querySelector('iframe')?.getAttribute('src')).toBe('https://docs.example.com/about'));
     unmount();
     inAdmin(<ContentPage load={async () => '  '} pageName="About" fallback={<p>fallback</p>} />);

@@ -105,7 +105,14 @@ describe('dashboard for a user', () => {
 
   it("writes the axes in compact units, in the reader's language", async () => {
     signIn(1);
-    const millions = { ...userDashboard, series: userDashboard.series.map((point, index) => ({ ...point, prompt_tokens: 1_000_000 * (index + 1), completion_tokens: 250_000 })) };
+    const millions = {
+      ...userDashboard,
+      series: userDashboard.series.map((point, index) => ({
+        ...point,
+        prompt_tokens: 1_000_000 * (index + 1),
+        completion_tokens: 250_000,
+      })),
+    };
     server.use(http.get('*/api/dashboard', () => ok(millions)));
     // the charts draw their ticks only once they know their width, which jsdom's layout never gives
     const realStyle = window.getComputedStyle.bind(window);
@@ -289,9 +296,16 @@ describe('dashboard for an admin', () => {
     };
     const totals = within(screen.getByTestId('range-totals')).getByRole('link', { name: '12' });
     expect(totals).toHaveAttribute('title', 'Show these 12 failed requests in the log');
-    expect(filterOf(totals)).toEqual({ type: 5, start_timestamp: adminDashboard.start, end_timestamp: adminDashboard.end, model_name: 'gpt-4o' });
+    expect(filterOf(totals)).toEqual({
+      type: 5,
+      start_timestamp: adminDashboard.start,
+      end_timestamp: adminDashboard.end,
+      model_name: 'gpt-4o',
+    });
     const channels = screen.getByRole('table', { name: 'Top channels' });
-    const main = within(within(channels).getByRole('button', { name: 'openai-main' }).closest('tr') as HTMLElement).getByRole('link', { name: '12' });
+    const main = within(within(channels).getByRole('button', { name: 'openai-main' }).closest('tr') as HTMLElement).getByRole('link', {
+      name: '12',
+    });
     expect(filterOf(main)).toMatchObject({ type: 5, channel: 4, model_name: 'gpt-4o' });
   });
 
@@ -365,7 +379,9 @@ describe('dashboard view in the URL', () => {
 
 describe('dashboard strings', () => {
   const keysOf = (value: unknown, prefix = ''): string[] =>
-    value !== null && typeof value === 'object' ? Object.entries(value as Record<string, unknown>).flatMap(([key, child]) => keysOf(child, prefix ? `${prefix}.${key}` : key)) : [prefix];
+    value !== null && typeof value === 'object'
+      ? Object.entries(value as Record<string, unknown>).flatMap(([key, child]) => keysOf(child, prefix ? `${prefix}.${key}` : key))
+      : [prefix];
   const valueOf = (bundle: unknown, key: string) => key.split('.').reduce<any>((node, part) => node[part], bundle) as string;
 
   it('have the same keys in English and Chinese, every one translated', () => {

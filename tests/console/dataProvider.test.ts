@@ -16,7 +16,8 @@ function recordRequests() {
   return seen;
 }
 
-const rows = (count: number, offset = 0) => Array.from({ length: count }, (_, index) => ({ id: offset + count - index, name: `t${index}` }));
+const rows = (count: number, offset = 0) =>
+  Array.from({ length: count }, (_, index) => ({ id: offset + count - index, name: `t${index}` }));
 
 describe('dataProvider', () => {
   it('getList maps 1-based pages onto ?p= and infers more pages from a full page', async () => {
@@ -27,11 +28,19 @@ describe('dataProvider', () => {
       }),
     );
     const seen = recordRequests();
-    const first = await provider.getList('token', { pagination: { page: 1, perPage: 10 }, sort: { field: 'id', order: 'DESC' }, filter: {} });
+    const first = await provider.getList('token', {
+      pagination: { page: 1, perPage: 10 },
+      sort: { field: 'id', order: 'DESC' },
+      filter: {},
+    });
     expect(first.data).toHaveLength(10);
     expect(first.pageInfo).toEqual({ hasNextPage: true, hasPreviousPage: false });
     expect(first.total).toBeUndefined();
-    const second = await provider.getList('token', { pagination: { page: 2, perPage: 10 }, sort: { field: 'id', order: 'DESC' }, filter: {} });
+    const second = await provider.getList('token', {
+      pagination: { page: 2, perPage: 10 },
+      sort: { field: 'id', order: 'DESC' },
+      filter: {},
+    });
     expect(second.pageInfo).toEqual({ hasNextPage: false, hasPreviousPage: true });
     expect(second.total).toBe(17);
     expect(seen.map((request) => request.url)).toEqual(['/api/token/?p=0', '/api/token/?p=1']);
@@ -52,14 +61,22 @@ describe('dataProvider', () => {
       http.get('*/api/channel/', () => HttpResponse.json({ success: true, message: '', data: rows(25) })),
     );
     const seen = recordRequests();
-    const byQuota = await provider.getList('user', { pagination: { page: 1, perPage: 10 }, sort: { field: 'quota', order: 'DESC' }, filter: {} });
+    const byQuota = await provider.getList('user', {
+      pagination: { page: 1, perPage: 10 },
+      sort: { field: 'quota', order: 'DESC' },
+      filter: {},
+    });
     // the server's order is kept as it came
     expect(byQuota.data.map((row) => row.username)).toEqual(['carol', 'bob']);
     await provider.getList('user', { pagination: { page: 2, perPage: 10 }, sort: { field: 'username', order: 'ASC' }, filter: {} });
     await provider.getList('user', { pagination: { page: 1, perPage: 10 }, sort: { field: 'id', order: 'ASC' }, filter: {} });
     // a column the server does not sort by is not sent
     await provider.getList('user', { pagination: { page: 1, perPage: 10 }, sort: { field: 'statistics', order: 'ASC' }, filter: {} });
-    const wide = await provider.getList('channel', { pagination: { page: 2, perPage: 25 }, sort: { field: 'balance', order: 'DESC' }, filter: { status: 1, type: 8, group: 'vip', other: 'x' } });
+    const wide = await provider.getList('channel', {
+      pagination: { page: 2, perPage: 25 },
+      sort: { field: 'balance', order: 'DESC' },
+      filter: { status: 1, type: 8, group: 'vip', other: 'x' },
+    });
     expect(wide.pageInfo).toEqual({ hasNextPage: true, hasPreviousPage: true });
     expect(seen.map((request) => request.url)).toEqual([
       '/api/user/?p=0&sort=quota&order=desc',
@@ -73,14 +90,22 @@ describe('dataProvider', () => {
   it('a search sends its sort and facets but no page size', async () => {
     server.use(http.get('*/api/token/search', () => HttpResponse.json({ success: true, message: '', data: rows(2) })));
     const seen = recordRequests();
-    await provider.getList('token', { pagination: { page: 1, perPage: 50 }, sort: { field: 'remain_quota', order: 'ASC' }, filter: { q: 'lap', status: 2 } });
+    await provider.getList('token', {
+      pagination: { page: 1, perPage: 50 },
+      sort: { field: 'remain_quota', order: 'ASC' },
+      filter: { q: 'lap', status: 2 },
+    });
     expect(seen[0].url).toBe('/api/token/search?keyword=lap&sort=remain_quota&order=asc&status=2');
   });
 
   it('getList with a search filter calls /search?keyword=', async () => {
     server.use(http.get('*/api/channel/search', () => HttpResponse.json({ success: true, message: '', data: rows(2) })));
     const seen = recordRequests();
-    const result = await provider.getList('channel', { pagination: { page: 1, perPage: 10 }, sort: { field: 'id', order: 'DESC' }, filter: { q: 'gpt 4' } });
+    const result = await provider.getList('channel', {
+      pagination: { page: 1, perPage: 10 },
+      sort: { field: 'id', order: 'DESC' },
+      filter: { q: 'gpt 4' },
+    });
     expect(seen[0].url).toBe('/api/channel/search?keyword=gpt+4');
     expect(result.data).toHaveLength(2);
     expect(result.pageInfo).toEqual({ hasNextPage: false, hasPreviousPage: false });
@@ -92,7 +117,11 @@ describe('dataProvider', () => {
       http.post('*/api/redemption/', () => HttpResponse.json({ success: true, message: '', data: ['key-a', 'key-b'] })),
       http.put('*/api/redemption/', ({ request }) => {
         const statusOnly = new URL(request.url).searchParams.get('status_only');
-        return HttpResponse.json({ success: true, message: '', data: statusOnly ? { id: 5, status: 2 } : { id: 5, name: 'renamed', quota: 9 } });
+        return HttpResponse.json({
+          success: true,
+          message: '',
+          data: statusOnly ? { id: 5, status: 2 } : { id: 5, name: 'renamed', quota: 9 },
+        });
       }),
       http.delete('*/api/redemption/5/', () => HttpResponse.json({ success: true, message: '' })),
     );
@@ -100,7 +129,11 @@ describe('dataProvider', () => {
     expect((await provider.getOne('redemption', { id: 5 })).data).toEqual({ id: 5, name: 'gift' });
     const created = await provider.create('redemption', { data: { name: 'gift', quota: 100000, count: 2 } });
     expect(created.data).toMatchObject({ name: 'gift', created: ['key-a', 'key-b'] });
-    const updated = await provider.update('redemption', { id: 5, data: { name: 'renamed', quota: 9 }, previousData: { id: 5, name: 'gift' } });
+    const updated = await provider.update('redemption', {
+      id: 5,
+      data: { name: 'renamed', quota: 9 },
+      previousData: { id: 5, name: 'gift' },
+    });
     expect(updated.data).toMatchObject({ id: 5, name: 'renamed', quota: 9 });
     await provider.update('redemption', { id: 5, data: { status: 2 }, previousData: { id: 5 }, meta: { statusOnly: true } });
     await provider.delete('redemption', { id: 5, previousData: { id: 5 } });
@@ -132,7 +165,13 @@ describe('dataProvider', () => {
 
   it('bulk status changes and deletes of channels, tokens and codes are one POST /bulk each', async () => {
     server.use(
-      http.post('*/api/redemption/bulk', () => HttpResponse.json({ success: true, message: '', data: { done: [4], failed: [{ id: 5, message: 'a used code cannot be changed' }] } })),
+      http.post('*/api/redemption/bulk', () =>
+        HttpResponse.json({
+          success: true,
+          message: '',
+          data: { done: [4], failed: [{ id: 5, message: 'a used code cannot be changed' }] },
+        }),
+      ),
       http.post('*/api/:resource/bulk', async ({ request }) => {
         const body = (await request.clone().json()) as { ids: number[] };
         return HttpResponse.json({ success: true, message: '', data: { done: body.ids, failed: [] } });
@@ -142,7 +181,9 @@ describe('dataProvider', () => {
     expect(await provider.updateMany('channel', { ids: ['3', 4], data: { status: 2 } })).toEqual({ data: [3, 4] });
     expect(await provider.updateMany('token', { ids: [7], data: { status: 1 } })).toEqual({ data: [7] });
     expect(await provider.deleteMany('token', { ids: [7, 8] })).toEqual({ data: [7, 8] });
-    await expect(provider.updateMany('redemption', { ids: [4, 5], data: { status: 2 } })).rejects.toMatchObject({ message: 'Error: 1 of 2 not done (#5: a used code cannot be changed)' });
+    await expect(provider.updateMany('redemption', { ids: [4, 5], data: { status: 2 } })).rejects.toMatchObject({
+      message: 'Error: 1 of 2 not done (#5: a used code cannot be changed)',
+    });
     expect(seen.map((request) => `${request.method} ${request.url} ${JSON.stringify(request.body)}`)).toEqual([
       'POST /api/channel/bulk {"ids":[3,4],"action":"disable"}',
       'POST /api/token/bulk {"ids":[7],"action":"enable"}',
@@ -162,12 +203,19 @@ describe('dataProvider', () => {
       http.get('*/api/log/self/', () => HttpResponse.json({ success: true, message: '', data: [] })),
     );
     const seen = recordRequests();
-    const params = { pagination: { page: 3, perPage: 10 }, sort: { field: 'id', order: 'DESC' as const }, filter: { type: 2, username: 'bob', model_name: 'gpt-4' } };
+    const params = {
+      pagination: { page: 3, perPage: 10 },
+      sort: { field: 'id', order: 'DESC' as const },
+      filter: { type: 2, username: 'bob', model_name: 'gpt-4' },
+    };
     localStorage.setItem('user', JSON.stringify({ id: 1, username: 'root', display_name: '', role: 100, status: 1 }));
     await provider.getList('log', params);
     localStorage.setItem('user', JSON.stringify({ id: 2, username: 'bob', display_name: '', role: 1, status: 1 }));
     await provider.getList('log', params);
-    expect(seen.map((request) => request.url)).toEqual(['/api/log/?p=2&type=2&username=bob&model_name=gpt-4', '/api/log/self/?p=2&type=2&model_name=gpt-4']);
+    expect(seen.map((request) => request.url)).toEqual([
+      '/api/log/?p=2&type=2&username=bob&model_name=gpt-4',
+      '/api/log/self/?p=2&type=2&model_name=gpt-4',
+    ]);
   });
 
   it('sends the log list its page size, sort and channel (admins only)', async () => {
@@ -176,7 +224,11 @@ describe('dataProvider', () => {
       http.get('*/api/log/self/', () => HttpResponse.json({ success: true, message: '', data: [] })),
     );
     const seen = recordRequests();
-    const params = { pagination: { page: 1, perPage: 50 }, sort: { field: 'quota', order: 'DESC' as const }, filter: { channel: 4, token_name: 'laptop' } };
+    const params = {
+      pagination: { page: 1, perPage: 50 },
+      sort: { field: 'quota', order: 'DESC' as const },
+      filter: { channel: 4, token_name: 'laptop' },
+    };
     localStorage.setItem('user', JSON.stringify({ id: 1, username: 'root', display_name: '', role: 100, status: 1 }));
     await provider.getList('log', params);
     localStorage.setItem('user', JSON.stringify({ id: 2, username: 'bob', display_name: '', role: 1, status: 1 }));
@@ -201,7 +253,11 @@ describe('dataProvider', () => {
       ),
     );
     localStorage.setItem('user', JSON.stringify({ id: 2, username: 'bob', display_name: '', role: 1, status: 1 }));
-    const result = await provider.getList('log', { pagination: { page: 2, perPage: 10 }, sort: { field: 'id', order: 'DESC' }, filter: {} });
+    const result = await provider.getList('log', {
+      pagination: { page: 2, perPage: 10 },
+      sort: { field: 'id', order: 'DESC' },
+      filter: {},
+    });
     expect(result.data.map((row) => row.id)).toEqual(['2-0', '2-1']);
   });
 
@@ -228,7 +284,14 @@ describe('dataProvider', () => {
       http.get('*/api/user/search', () => HttpResponse.json({ success: true, message: '', data: [] })),
     );
     const seen = recordRequests();
-    const payload = { username: 'alice', password: 'secret-pass', password2: 'secret-pass', email: '', verification_code: '', aff_code: '' };
+    const payload = {
+      username: 'alice',
+      password: 'secret-pass',
+      password2: 'secret-pass',
+      email: '',
+      verification_code: '',
+      aff_code: '',
+    };
     await provider.register(payload, '');
     await provider.register(payload);
     await provider.register(payload, 'tok en');
@@ -237,7 +300,11 @@ describe('dataProvider', () => {
     await provider.sendPasswordReset('a@example.com');
     await provider.sendPasswordReset('a@example.com', 'tok');
     // other queries still leave empty values out
-    await provider.getList('user', { pagination: { page: 1, perPage: 10 }, sort: { field: 'id', order: 'DESC' }, filter: { q: 'bob', role: '' } });
+    await provider.getList('user', {
+      pagination: { page: 1, perPage: 10 },
+      sort: { field: 'id', order: 'DESC' },
+      filter: { q: 'bob', role: '' },
+    });
     expect(seen.map((request) => request.url)).toEqual([
       '/api/user/register?turnstile=',
       '/api/user/register?turnstile=',
@@ -254,10 +321,20 @@ describe('dataProvider', () => {
     server.use(
       http.post('*/api/user/login', async ({ request }) => {
         const body = (await request.json()) as { username: string };
-        return HttpResponse.json({ success: true, message: '', data: { id: 1, username: body.username, display_name: 'Root', role: 100, status: 1 } });
+        return HttpResponse.json({
+          success: true,
+          message: '',
+          data: { id: 1, username: body.username, display_name: 'Root', role: 100, status: 1 },
+        });
       }),
     );
-    expect(await provider.login({ username: 'root', password: 'pw-12345678' })).toEqual({ id: 1, username: 'root', display_name: 'Root', role: 100, status: 1 });
+    expect(await provider.login({ username: 'root', password: 'pw-12345678' })).toEqual({
+      id: 1,
+      username: 'root',
+      display_name: 'Root',
+      role: 100,
+      status: 1,
+    });
   });
 });
 
@@ -265,24 +342,43 @@ describe('dataProvider: channel calls', () => {
   it('tests one channel: the time sits beside success, and a failed test still reports its time', async () => {
     server.use(
       http.get('*/api/channel/test/3/', () => HttpResponse.json({ success: true, message: '', time: 0.42 })),
-      http.get('*/api/channel/test/4/', () => HttpResponse.json({ success: false, message: 'type invalid_request_error, code invalid_api_key', time: 0.12 })),
+      http.get('*/api/channel/test/4/', () =>
+        HttpResponse.json({ success: false, message: 'type invalid_request_error, code invalid_api_key', time: 0.12 }),
+      ),
       http.get('*/api/channel/test/5/', () => HttpResponse.json({ success: false, message: 'channel not found' }, { status: 500 })),
     );
     const seen = recordRequests();
     expect(await provider.testChannel(3)).toEqual({ success: true, message: '', time: 0.42 });
-    expect(await provider.testChannel(4)).toEqual({ success: false, message: 'type invalid_request_error, code invalid_api_key', time: 0.12 });
+    expect(await provider.testChannel(4)).toEqual({
+      success: false,
+      message: 'type invalid_request_error, code invalid_api_key',
+      time: 0.12,
+    });
     await expect(provider.testChannel(5)).rejects.toMatchObject({ status: 500 });
     expect(seen.map((request) => request.url)).toEqual(['/api/channel/test/3/', '/api/channel/test/4/', '/api/channel/test/5/']);
   });
 
   it('starts testing all channels and updating all balances as jobs, follows them, updates one balance (top-level)', async () => {
-    const job = (kind: string, state = 'running') => ({ id: `${kind}-1`, kind, state, done: 0, total: 2, failures: [], started_at: 1, finished_at: 0 });
+    const job = (kind: string, state = 'running') => ({
+      id: `${kind}-1`,
+      kind,
+      state,
+      done: 0,
+      total: 2,
+      failures: [],
+      started_at: 1,
+      finished_at: 0,
+    });
     server.use(
       http.get('*/api/channel/test', () => HttpResponse.json({ success: true, message: '', data: job('test') })),
       http.get('*/api/channel/update_balance/7/', () => HttpResponse.json({ success: true, message: '', balance: 99.5 })),
       // already running: refused, with the run to follow
-      http.get('*/api/channel/update_balance', () => HttpResponse.json({ success: false, message: 'balance update already running', data: job('balance') })),
-      http.get('*/api/channel/jobs/:id', () => HttpResponse.json({ success: true, message: '', data: { ...job('test', 'done'), done: 2 } })),
+      http.get('*/api/channel/update_balance', () =>
+        HttpResponse.json({ success: false, message: 'balance update already running', data: job('balance') }),
+      ),
+      http.get('*/api/channel/jobs/:id', () =>
+        HttpResponse.json({ success: true, message: '', data: { ...job('test', 'done'), done: 2 } }),
+      ),
     );
     const seen = recordRequests();
     expect(await provider.testAllChannels()).toMatchObject({ id: 'test-1', state: 'running' });
@@ -327,7 +423,12 @@ describe('dataProvider: channel calls', () => {
       http.post('*/api/channel/', () => HttpResponse.json({ success: true, message: '', data: { ids: [4, 5] } })),
     );
     const seen = recordRequests();
-    const updated = await provider.update('channel', { id: 3, data: { status: 2 }, previousData: { id: 3, status: 1, name: 'a' }, meta: { statusOnly: true } });
+    const updated = await provider.update('channel', {
+      id: 3,
+      data: { status: 2 },
+      previousData: { id: 3, status: 1, name: 'a' },
+      meta: { statusOnly: true },
+    });
     expect(updated.data).toMatchObject({ id: 3, status: 2 });
     const created = await provider.create('channel', { data: { name: 'two', key: 'k1\nk2' } });
     expect(created.data).toMatchObject({ id: 4, name: 'two', created: { ids: [4, 5] } });

@@ -133,7 +133,13 @@ describe('inline validation', () => {
 
   it('refuses a redemption quota of zero under the field', async () => {
     server.use(
-      http.get('*/api/redemption/4', () => HttpResponse.json({ success: true, message: '', data: { id: 4, name: 'gift', key: 'k', status: 1, quota: 100000, created_time: 0, redeemed_time: 0 } })),
+      http.get('*/api/redemption/4', () =>
+        HttpResponse.json({
+          success: true,
+          message: '',
+          data: { id: 4, name: 'gift', key: 'k', status: 1, quota: 100000, created_time: 0, redeemed_time: 0 },
+        }),
+      ),
     );
     const user = userEvent.setup();
     renderAt('/redemption/edit/4', inQuota);
@@ -150,7 +156,9 @@ describe('inline validation', () => {
 describe('the error state', () => {
   it('offers Retry when a record cannot be loaded, and loads it on Retry', async () => {
     let up = false;
-    server.use(http.get('*/api/token/3', () => (up ? HttpResponse.json({ success: true, message: '', data: TOKEN }) : HttpResponse.error())));
+    server.use(
+      http.get('*/api/token/3', () => (up ? HttpResponse.json({ success: true, message: '', data: TOKEN }) : HttpResponse.error())),
+    );
     const user = userEvent.setup();
     renderAt('/token/edit/3');
     expect(await screen.findByText('This page could not be loaded', {}, { timeout: 15_000 })).toBeInTheDocument();

@@ -7,7 +7,8 @@ import { i18nProvider } from '../../src/i18n';
 import { messages } from './messages';
 import { server } from './setup';
 
-const answer = (status: number, body: unknown = { success: false, message: 'nope' }) => server.use(http.get('*/api/thing', () => HttpResponse.json(body as never, { status })));
+const answer = (status: number, body: unknown = { success: false, message: 'nope' }) =>
+  server.use(http.get('*/api/thing', () => HttpResponse.json(body as never, { status })));
 
 describe('httpClient error catalogue', () => {
   it('keeps 401 recognisable for the auth provider and tells the unauthorized handler', async () => {

@@ -14,8 +14,30 @@ import { screenWidth } from './screenWidth';
 import { server } from './setup';
 
 const channels = [
-  { id: 2, name: 'azure-east', type: 3, status: 1, group: 'default', response_time: 0, test_time: 1700000000, test_error: 'could not reach upstream: connect ECONNREFUSED', balance: 0, priority: 0 },
-  { id: 1, name: 'openai-main', type: 1, status: 2, group: 'default,vip', response_time: 420, test_time: 1700000000, test_error: '', balance: 12.5, priority: 5 },
+  {
+    id: 2,
+    name: 'azure-east',
+    type: 3,
+    status: 1,
+    group: 'default',
+    response_time: 0,
+    test_time: 1700000000,
+    test_error: 'could not reach upstream: connect ECONNREFUSED',
+    balance: 0,
+    priority: 0,
+  },
+  {
+    id: 1,
+    name: 'openai-main',
+    type: 1,
+    status: 2,
+    group: 'default,vip',
+    response_time: 420,
+    test_time: 1700000000,
+    test_error: '',
+    balance: 12.5,
+    priority: 5,
+  },
 ];
 
 function Where() {
@@ -117,11 +139,15 @@ describe('lists on a desktop', () => {
   it('a search kept from an earlier visit shows as a chip, and clearing it reloads the full list', async () => {
     screenWidth(1440);
     // what react-admin keeps of the last visit (its store is the browser's local storage)
-    const store = memoryStore({ 'channel.listParams': { filter: { q: 'azure', status: 1 }, sort: 'id', order: 'DESC', page: 1, perPage: 10 } });
+    const store = memoryStore({
+      'channel.listParams': { filter: { q: 'azure', status: 1 }, sort: 'id', order: 'DESC', page: 1, perPage: 10 },
+    });
     const seen = renderChannels(store);
     expect(await screen.findByText('Search: azure')).toBeInTheDocument();
     expect(screen.getByText('Status: Enabled')).toBeInTheDocument();
-    await expect.poll(() => seen.some((url) => url.pathname === '/api/channel/search' && url.search === '?keyword=azure&status=1')).toBe(true);
+    await expect
+      .poll(() => seen.some((url) => url.pathname === '/api/channel/search' && url.search === '?keyword=azure&status=1'))
+      .toBe(true);
     fireEvent.click(screen.getByRole('button', { name: 'Clear all' }));
     // a shared two-core machine renders slowly: give the list its time
     await expect.poll(() => seen.some((url) => url.pathname === '/api/channel/' && url.search === '?p=0'), { timeout: 15_000 }).toBe(true);

@@ -83,7 +83,9 @@ function renderLogs(role: number) {
 describe('LogList', () => {
   it("reads a user's own logs and stat over epoch 0 .. an hour ahead, without the username filter", async () => {
     server.use(
-      http.get('*/api/log/self/', () => HttpResponse.json({ success: true, message: '', data: [row, { ...row, content: 'second', estimated: false, is_stream: false }] })),
+      http.get('*/api/log/self/', () =>
+        HttpResponse.json({ success: true, message: '', data: [row, { ...row, content: 'second', estimated: false, is_stream: false }] }),
+      ),
       http.get('*/api/log/self/stat', () => HttpResponse.json({ success: true, message: '', data: { quota: 3000, token: 84 } })),
     );
     const before = Math.floor(Date.now() / 1000);
@@ -145,7 +147,11 @@ describe('LogList', () => {
     screen.getByRole('button', { name: '7 days' }).click();
     expect(await screen.findByText(/^From: /, undefined, { timeout: 15_000 })).toBeInTheDocument();
     const weekAgo = Math.floor(Date.now() / 1000) - 7 * 86_400;
-    await expect.poll(() => seen.some((url) => url.pathname === '/api/log/' && Math.abs(Number(url.searchParams.get('start_timestamp')) - weekAgo) < 60)).toBe(true);
+    await expect
+      .poll(() =>
+        seen.some((url) => url.pathname === '/api/log/' && Math.abs(Number(url.searchParams.get('start_timestamp')) - weekAgo) < 60),
+      )
+      .toBe(true);
     screen.getByRole('button', { name: 'Clear all' }).click();
     await expect.poll(() => screen.queryByTestId('active-filters')).toBeNull();
   });
@@ -203,7 +209,15 @@ describe('LogList', () => {
       content: 'charged',
       request_id: 'req_ok_52',
       channel_name: 'azure-east',
-      details: { cachedTokens: 8, reasoningTokens: 5, ttftMs: 350, modelRatio: 15, completionRatio: 2, groupRatio: 1, formula: '(12 + 30 × 2) × 15 × 1 = 1080' },
+      details: {
+        cachedTokens: 8,
+        reasoningTokens: 5,
+        ttftMs: 350,
+        modelRatio: 15,
+        completionRatio: 2,
+        groupRatio: 1,
+        formula: '(12 + 30 × 2) × 15 × 1 = 1080',
+      },
     };
     server.use(
       http.get('*/api/log/', () => HttpResponse.json({ success: true, message: '', data: [failed, charged] })),
@@ -211,7 +225,14 @@ describe('LogList', () => {
     );
     const seen = renderLogs(10);
     // newest first by time, not by id
-    await expect.poll(() => seen.some((url) => url.pathname === '/api/log/' && url.searchParams.get('sort') === 'created_at' && url.searchParams.get('order') === 'desc')).toBe(true);
+    await expect
+      .poll(() =>
+        seen.some(
+          (url) =>
+            url.pathname === '/api/log/' && url.searchParams.get('sort') === 'created_at' && url.searchParams.get('order') === 'desc',
+        ),
+      )
+      .toBe(true);
 
     const failedRow = (await screen.findByText('all channels failed: upstream answered 500')).closest('tr') as HTMLElement;
     // the list names the channel too, with its id
@@ -306,9 +327,19 @@ describe('LogList', () => {
     await screen.findByText('model ratio 15.00, group ratio 1.00');
     fireEvent.mouseDown(screen.getByRole('combobox', { name: 'Type' }));
     fireEvent.click(await screen.findByRole('option', { name: 'Error' }));
-    await expect.poll(() => seen.some((url) => url.pathname === '/api/log/' && url.searchParams.get('type') === '5'), { timeout: 15_000 }).toBe(true);
+    await expect
+      .poll(() => seen.some((url) => url.pathname === '/api/log/' && url.searchParams.get('type') === '5'), { timeout: 15_000 })
+      .toBe(true);
     fireEvent.change(document.querySelector('input[name="request_id"]')!, { target: { value: 'req_fail_51' } });
-    await expect.poll(() => seen.find((url) => url.pathname === '/api/log/' && url.searchParams.get('request_id') === 'req_fail_51')?.searchParams.get('type'), { timeout: 15_000 }).toBe('5');
+    await expect
+      .poll(
+        () =>
+          seen
+            .find((url) => url.pathname === '/api/log/' && url.searchParams.get('request_id') === 'req_fail_51')
+            ?.searchParams.get('type'),
+        { timeout: 15_000 },
+      )
+      .toBe('5');
     expect(await screen.findByText('Request ID: req_fail_51')).toBeInTheDocument();
   });
 
@@ -375,14 +406,18 @@ describe('log texts in the console language', () => {
     await i18nProvider.changeLocale('zh');
     try {
       const chinese = (key: string, options?: Record<string, unknown>) => i18nProvider.translate(key, options);
-      expect(logText('model ratio 8.00, group ratio 1.00, size 1024x1024 (ratio 1.25), 2 images', quota, chinese)).toBe('模型倍率 8.00，分组倍率 1.00，尺寸 1024x1024（倍率 1.25），2 张图片');
+      expect(logText('model ratio 8.00, group ratio 1.00, size 1024x1024 (ratio 1.25), 2 images', quota, chinese)).toBe(
+        '模型倍率 8.00，分组倍率 1.00，尺寸 1024x1024（倍率 1.25），2 张图片',
+      );
       expect(logText('gift for inviting alice: 50 quota', quota, chinese)).toBe('邀请 alice 的奖励：50 额度');
       expect(logText('root changed the quota from 100 to 2500', quota, chinese)).toBe('root 将额度从 100 改为 2500');
       expect(logText('the client left before the answer', quota, chinese)).toBe('客户端在收到回答前已断开');
       expect(logText('the upstream service failed (request id req_16b0)', quota, chinese)).toBe('上游服务出错（请求 ID req_16b0）');
       expect(logText('the upstream answer stalled (request id req_7)', quota, chinese)).toBe('上游的回答停滞（请求 ID req_7）');
       // an unknown tail after the ratios stays as written, its amounts converted
-      expect(logText('model ratio 1.00, group ratio 1.00, refund 10 quota', dollars, chinese)).toBe('模型倍率 1.00，分组倍率 1.00，refund $0.00002 (10 quota)');
+      expect(logText('model ratio 1.00, group ratio 1.00, refund 10 quota', dollars, chinese)).toBe(
+        '模型倍率 1.00，分组倍率 1.00，refund $0.00002 (10 quota)',
+      );
     } finally {
       await i18nProvider.changeLocale('en');
     }

@@ -6,7 +6,20 @@ describe('top menu', () => {
   const paths = (role: number | undefined, chat: boolean) => visibleMenuItems(role, chat).map((item) => item.to);
 
   it('shows an admin every entry in order, top-up between redemption codes and users', () => {
-    expect(paths(10, true)).toEqual(['/', '/channel', '/token', '/redemption', '/topup', '/user', '/log', '/webhook', '/playground', '/setting', '/about', '/chat']);
+    expect(paths(10, true)).toEqual([
+      '/',
+      '/channel',
+      '/token',
+      '/redemption',
+      '/topup',
+      '/user',
+      '/log',
+      '/webhook',
+      '/playground',
+      '/setting',
+      '/about',
+      '/chat',
+    ]);
   });
 
   it('hides admin entries from users and visitors, and Chat without a chat link', () => {

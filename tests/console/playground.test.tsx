@@ -23,7 +23,13 @@ function sse(pieces: string[], { open = false } = {}) {
   return new ReadableStream<Uint8Array>({
     start(controller) {
       for (const piece of pieces) {
-        const chunk = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] };
+        const chunk = {
+          id: 'chatcmpl-1',
+          object: 'chat.completion.chunk',
+          created: 1,
+          model: 'gpt-4o-mini',
+          choices: [{ index: 0, delta: { content: piece }, finish_reason: null }],
+        };
         controller.enqueue(encoder.encode(`data: ${JSON.stringify(chunk)}\n\n`));
       }
       if (!open) {
@@ -101,7 +107,9 @@ async function say(text: string) {
 
 describe('playground', () => {
   it('streams the answer through the relay with the chosen key, model, system prompt, temperature and max tokens, and keeps the history', async () => {
-    const { sent, revealed } = renderPlayground(({ body }) => streamed(sse((body.messages as unknown[]).length > 2 ? ['Second ', 'answer.'] : ['Hello', ', ', 'world!'])));
+    const { sent, revealed } = renderPlayground(({ body }) =>
+      streamed(sse((body.messages as unknown[]).length > 2 ? ['Second ', 'answer.'] : ['Hello', ', ', 'world!'])),
+    );
     const user = userEvent.setup();
     // only the enabled key is offered; the first model is chosen
     const keyPicker = await screen.findByRole('combobox', { name: 'Key' });
@@ -158,12 +166,19 @@ describe('playground', () => {
   it('says readably why the relay refused: a refused key, no quota, too many requests, a spent budget, a failure mid-stream', async () => {
     const answers = [
       HttpResponse.json({ error: { message: 'invalid API key', type: 'invalid_request_error', code: 'invalid_api_key' } }, { status: 401 }),
-      HttpResponse.json({ error: { message: 'the quota of this API key is used up', type: 'insufficient_quota', code: 'insufficient_quota' } }, { status: 429 }),
-      HttpResponse.json({ error: { message: 'too many requests in flight', type: 'rate_limit_error', code: 'too_many_concurrent_requests' } }, { status: 429 }),
+      HttpResponse.json(
+        { error: { message: 'the quota of this API key is used up', type: 'insufficient_quota', code: 'insufficient_quota' } },
+        { status: 429 },
+      ),
+      HttpResponse.json(
+        { error: { message: 'too many requests in flight', type: 'rate_limit_error', code: 'too_many_concurrent_requests' } },
+        { status: 429 },
+      ),
       HttpResponse.json(
         {
           error: {
-            message: 'this request would exceed the daily budget of the API key: 90 of 90 quota spent this period; the budget resets at 2026-01-02T00:00:00.000Z',
+            message:
+              'this request would exceed the daily budget of the API key: 90 of 90 quota spent this period; the budget resets at 2026-01-02T00:00:00.000Z',
             type: 'insufficient_quota',
             code: 'budget_exceeded',
           },
@@ -184,21 +199,29 @@ describe('playground', () => {
     const alert = () => screen.findByRole('alert');
 
     await say('one');
-    expect(await alert()).toHaveTextContent('The key was refusedThe key may be disabled, expired or used up: pick another key, or see it in the keys list.The gateway said: invalid API key');
+    expect(await alert()).toHaveTextContent(
+      'The key was refusedThe key may be disabled, expired or used up: pick another key, or see it in the keys list.The gateway said: invalid API key',
+    );
     // the session is not the key: a refused key never signs the user out
     expect(localStorage.getItem('user')).not.toBeNull();
     await say('two');
     await waitFor(async () =>
-      expect(await alert()).toHaveTextContent("Not enough quotaTop up your balance or the key's quota, or pick another key.The gateway said: the quota of this API key is used up"),
+      expect(await alert()).toHaveTextContent(
+        "Not enough quotaTop up your balance or the key's quota, or pick another key.The gateway said: the quota of this API key is used up",
+      ),
     );
     await say('three');
     await waitFor(async () =>
-      expect(await alert()).toHaveTextContent('Too many requests; wait a moment and try againToo many requests at once for this key or account.The gateway said: too many requests in flight'),
+      expect(await alert()).toHaveTextContent(
+        'Too many requests; wait a moment and try againToo many requests at once for this key or account.The gateway said: too many requests in flight',
+      ),
     );
     // a spent budget is not "wait a moment": it says so, with when it resets
     await say('budget');
     await waitFor(async () =>
-      expect(await alert()).toHaveTextContent(/^The budget for this period is used upThe budget resets at .+\.The gateway said: this request would exceed the daily budget .* resets at 2026-01-02/),
+      expect(await alert()).toHaveTextContent(
+        /^The budget for this period is used upThe budget resets at .+\.The gateway said: this request would exceed the daily budget .* resets at 2026-01-02/,
+      ),
     );
     await say('four');
     await waitFor(async () => expect(await alert()).toHaveTextContent('The request was refusedupstream closed the connection'));
@@ -236,14 +259,18 @@ describe('relayErrorHint', () => {
     const chinese = relayErrorHint(spent, 'zh', now)!;
     await i18nProvider.changeLocale('zh');
     try {
-      expect(i18nProvider.translate(chinese.key, chinese.values)).toBe(`预算将于 ${new Date(Date.UTC(2026, 0, 2)).toLocaleString('zh')} 重置。`);
+      expect(i18nProvider.translate(chinese.key, chinese.values)).toBe(
+        `预算将于 ${new Date(Date.UTC(2026, 0, 2)).toLocaleString('zh')} 重置。`,
+      );
     } finally {
       await i18nProvider.changeLocale('en');
     }
   });
 
   it('does not promise a reset when requests in flight hold the budget', () => {
-    expect(relayErrorHint(new RelayError('… 600 held by requests in flight', 429, 'budget_exceeded', 2), 'en', now)).toEqual({ key: 'playground.errors.budget_held' });
+    expect(relayErrorHint(new RelayError('… 600 held by requests in flight', 429, 'budget_exceeded', 2), 'en', now)).toEqual({
+      key: 'playground.errors.budget_held',
+    });
   });
 
   it('has a hint for the refusals it knows and none for the rest', () => {

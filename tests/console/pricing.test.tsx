@@ -71,6 +71,12 @@ describe('models and prices', () => {
   });
 
   it('writes dollars with two decimals, more only where a price needs them', () => {
-    expect([formatDollars(2.5), formatDollars(0.08), formatDollars(0.075), formatDollars(15), formatDollars(undefined)]).toEqual(['$2.50', '$0.08', '$0.075', '$15.00', '—']);
+    expect([formatDollars(2.5), formatDollars(0.08), formatDollars(0.075), formatDollars(15), formatDollars(undefined)]).toEqual([
+      '$2.50',
+      '$0.08',
+      '$0.075',
+      '$15.00',
+      '—',
+    ]);
   });
 });

@@ -122,14 +122,19 @@ describe('the user form (admins)', () => {
 describe('the GroupRateLimits setting', () => {
   it('stops an invalid table before sending, with its own message, and lets a valid one through', () => {
     expect(invalidChangeMessage([{ key: 'GroupRateLimits', value: '{"vip": 5}' }])).toBe('settings.errors.group_rate_limits_json');
-    expect(invalidChangeMessage([{ key: 'GroupRateLimits', value: '{"vip": {"rpm": -1}}' }])).toBe('settings.errors.group_rate_limits_json');
-    expect(invalidChangeMessage([{ key: 'GroupRateLimits', value: '{"default": {"rpm": 0, "tpm": 0}, "vip": {"rpm": 600, "tpm": 100000}}' }])).toBeUndefined();
+    expect(invalidChangeMessage([{ key: 'GroupRateLimits', value: '{"vip": {"rpm": -1}}' }])).toBe(
+      'settings.errors.group_rate_limits_json',
+    );
+    expect(
+      invalidChangeMessage([{ key: 'GroupRateLimits', value: '{"default": {"rpm": 0, "tpm": 0}, "vip": {"rpm": 600, "tpm": 100000}}' }]),
+    ).toBeUndefined();
     // the ratio tables keep their own rule: a rate-limit shaped value is no ratio table
     expect(invalidChangeMessage([{ key: 'GroupRatio', value: '{"vip": {"rpm": 1}}' }])).toBe('settings.errors.group_ratio_json');
   });
 
   it('has its labels and messages in English and Chinese', () => {
-    const read = (locale: 'en' | 'zh', path: string) => path.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown>)?.[part], messages[locale]);
+    const read = (locale: 'en' | 'zh', path: string) =>
+      path.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown>)?.[part], messages[locale]);
     expect(read('en', 'settings.option.GroupRateLimits')).toBe('Rate limits per group (RPM, TPM)');
     expect(read('zh', 'settings.option.GroupRateLimits')).toBe('分组速率限制（RPM、TPM）');
     for (const path of [

@@ -32,7 +32,11 @@ function serveOptions(overrides: Record<string, string> = {}, secretsSet: string
       HttpResponse.json({
         success: true,
         message: '',
-        data: OPTION_KEYS.map((key) => (OPTION_SPECS[key].kind === 'secret' ? { key, value: '', set: secretsSet.includes(key) } : { key, value: overrides[key] ?? OPTION_SPECS[key].default })),
+        data: OPTION_KEYS.map((key) =>
+          OPTION_SPECS[key].kind === 'secret'
+            ? { key, value: '', set: secretsSet.includes(key) }
+            : { key, value: overrides[key] ?? OPTION_SPECS[key].default },
+        ),
       }),
     ),
     http.put('*/api/option/', async ({ request }) => {
@@ -44,7 +48,9 @@ function serveOptions(overrides: Record<string, string> = {}, secretsSet: string
     http.get('*/api/pricing/defaults', () => HttpResponse.json({ success: true, message: '', data: DEFAULT_PRICES })),
     http.get('*/api/import/', () => HttpResponse.json({ success: true, message: '', data: { running: false, source: '', apply: false } })),
     // the Personal tab's two-factor panel
-    http.get('*/api/user/2fa', () => HttpResponse.json({ success: true, message: '', data: { enabled: false, pending: false, recovery_codes_left: 0, required: false } })),
+    http.get('*/api/user/2fa', () =>
+      HttpResponse.json({ success: true, message: '', data: { enabled: false, pending: false, recovery_codes_left: 0, required: false } }),
+    ),
   );
 }
 
@@ -134,10 +140,16 @@ describe('admin settings', () => {
     const table = await screen.findByRole('table', { name: 'Model prices' });
     const row = (model: string) => within(table).getByTestId(`price-row-${model}`);
     // the catalog's $3 / $15 / $0.30 / $3.75
-    expect(['input', 'output', 'cache_read', 'cache_write'].map((column) => screen.getByTestId(`claude-sonnet-4-5-${column}`).textContent)).toEqual(['$3.00', '$15.00', '$0.30', '$3.75']);
+    expect(
+      ['input', 'output', 'cache_read', 'cache_write'].map((column) => screen.getByTestId(`claude-sonnet-4-5-${column}`).textContent),
+    ).toEqual(['$3.00', '$15.00', '$0.30', '$3.75']);
     expect(within(row('claude-sonnet-4-5')).getByText('Catalog')).toBeInTheDocument();
     // ModelRatio 0.1 over the catalog's 0.075: $0.20 in, the catalog's shares for the rest
-    expect(['input', 'output', 'cache_read'].map((column) => screen.getByTestId(`gpt-4o-mini-${column}`).textContent)).toEqual(['$0.20', '$0.80', '$0.10']);
+    expect(['input', 'output', 'cache_read'].map((column) => screen.getByTestId(`gpt-4o-mini-${column}`).textContent)).toEqual([
+      '$0.20',
+      '$0.80',
+      '$0.10',
+    ]);
     expect(within(row('gpt-4o-mini')).getByText('Override')).toBeInTheDocument();
     // the built-in table's entry in ModelRatio is the default, not an override
     expect(within(row('qwen-max')).getByText('Catalog')).toBeInTheDocument();
@@ -170,7 +182,11 @@ describe('admin settings', () => {
   });
 
   it('refuses a paid output on a free input, and resets a row to the catalog', async () => {
-    serveOptions({ ModelRatio: JSON.stringify({ 'qwen-max': 1, 'gpt-4o-mini': 0.1 }), CompletionRatio: '{"gpt-4o-mini": 3, "gpt-4o": 4}', CacheReadRatio: '{"qwen-max": 0.2}' });
+    serveOptions({
+      ModelRatio: JSON.stringify({ 'qwen-max': 1, 'gpt-4o-mini': 0.1 }),
+      CompletionRatio: '{"gpt-4o-mini": 3, "gpt-4o": 4}',
+      CacheReadRatio: '{"qwen-max": 0.2}',
+    });
     const user = await openTab('Operation');
     await screen.findByRole('table', { name: 'Model prices' });
     await user.click(screen.getByRole('button', { name: 'Edit the prices of gpt-4o-mini' }));
@@ -246,7 +262,9 @@ describe('admin settings', () => {
   });
 
   it("turns a toggle back and shows the server's refusal", async () => {
-    server.use(http.put('*/api/option/', () => HttpResponse.json({ success: false, message: 'fill in the GitHub client id and secret first' })));
+    server.use(
+      http.put('*/api/option/', () => HttpResponse.json({ success: false, message: 'fill in the GitHub client id and secret first' })),
+    );
     const user = await openTab('System');
     await section('Sign-in and registration');
     const toggle = screen.getByRole('switch', { name: 'Allow sign-in and registration with GitHub' });
@@ -323,11 +341,18 @@ describe('admin settings', () => {
     expect(within(dialog).getByText('New version available: v0.6.0')).toBeInTheDocument();
     expect(within(dialog).getByRole('heading', { name: 'What is new' })).toBeInTheDocument();
     expect(dialog.innerHTML).not.toContain('onerror');
-    expect(within(dialog).getByRole('link', { name: 'Open the release page' })).toHaveAttribute('href', 'https://github.com/acme/releases/v0.6.0');
+    expect(within(dialog).getByRole('link', { name: 'Open the release page' })).toHaveAttribute(
+      'href',
+      'https://github.com/acme/releases/v0.6.0',
+    );
   });
 
   it("shows the server's message when the update check fails", async () => {
-    server.use(http.get('*/api/release/latest', () => HttpResponse.json({ success: false, message: 'cannot check for updates: the release server is unreachable (ENOTFOUND)' })));
+    server.use(
+      http.get('*/api/release/latest', () =>
+        HttpResponse.json({ success: false, message: 'cannot check for updates: the release server is unreachable (ENOTFOUND)' }),
+      ),
+    );
     const user = await openTab('Other');
     await user.click(await screen.findByRole('button', { name: 'Check for updates' }));
     expect(await screen.findByText('cannot check for updates: the release server is unreachable (ENOTFOUND)')).toBeInTheDocument();
@@ -347,7 +372,13 @@ describe('the import from one-api or new-api (Other tab)', () => {
     const started: unknown[] = [];
     const states = [
       { running: true, source: '/data/one-api.db', apply: false, progress: { step: 'read', done: 0, total: 1 } },
-      { running: false, source: '/data/one-api.db', apply: false, progress: { step: 'read', done: 1, total: 1 }, report: 'Switchboard import: DRY RUN\n  users  4  4  0' },
+      {
+        running: false,
+        source: '/data/one-api.db',
+        apply: false,
+        progress: { step: 'read', done: 1, total: 1 },
+        report: 'Switchboard import: DRY RUN\n  users  4  4  0',
+      },
     ];
     let polls = 0;
     server.use(
@@ -356,7 +387,13 @@ describe('the import from one-api or new-api (Other tab)', () => {
         return HttpResponse.json({ success: true, message: '', data: { running: true, source: '/data/one-api.db', apply: false } });
       }),
       http.get('*/api/pricing/defaults', () => HttpResponse.json({ success: true, message: '', data: DEFAULT_PRICES })),
-      http.get('*/api/import/', () => HttpResponse.json({ success: true, message: '', data: started.length === 0 ? { running: false, source: '', apply: false } : states[Math.min(polls++, 1)] })),
+      http.get('*/api/import/', () =>
+        HttpResponse.json({
+          success: true,
+          message: '',
+          data: started.length === 0 ? { running: false, source: '', apply: false } : states[Math.min(polls++, 1)],
+        }),
+      ),
     );
     const user = await openTab('Other');
     const importer = await section('Move from one-api or new-api');
@@ -377,9 +414,14 @@ describe('the import from one-api or new-api (Other tab)', () => {
 describe('save rules', () => {
   it('keeps only changed values and non-empty secrets', () => {
     const saved = { SystemName: 'A', Logo: '/logo.png' };
-    expect(pendingChanges(['SystemName', 'Logo', 'SMTPToken', 'RegisterEnabled'], saved, { SystemName: 'A', Logo: '/x.png', SMTPToken: '', RegisterEnabled: 'false' })).toEqual([
-      { key: 'Logo', value: '/x.png' },
-    ]);
+    expect(
+      pendingChanges(['SystemName', 'Logo', 'SMTPToken', 'RegisterEnabled'], saved, {
+        SystemName: 'A',
+        Logo: '/x.png',
+        SMTPToken: '',
+        RegisterEnabled: 'false',
+      }),
+    ).toEqual([{ key: 'Logo', value: '/x.png' }]);
     expect(pendingChanges(['SMTPToken'], {}, { SMTPToken: 's3cret' })).toEqual([{ key: 'SMTPToken', value: 's3cret' }]);
   });
 

@@ -38,7 +38,11 @@ describe('login with two-factor sign-in', () => {
     server.use(
       http.get('*/api/status', () => envelope({})),
       http.post('*/api/user/login', () =>
-        HttpResponse.json({ success: false, message: 'enter the code from your authenticator app (or a recovery code) to finish signing in', code: 'two_factor_required' }),
+        HttpResponse.json({
+          success: false,
+          message: 'enter the code from your authenticator app (or a recovery code) to finish signing in',
+          code: 'two_factor_required',
+        }),
       ),
       http.post('*/api/user/login/2fa', async ({ request }) => {
         const body = (await request.json()) as { code: string };
@@ -72,7 +76,9 @@ describe('login with two-factor sign-in', () => {
   it('goes back to the password when the code step has expired', async () => {
     server.use(
       http.get('*/api/status', () => envelope({})),
-      http.post('*/api/user/login/2fa', () => HttpResponse.json({ success: false, message: 'sign in with your password first', code: 'session_expired' }, { status: 401 })),
+      http.post('*/api/user/login/2fa', () =>
+        HttpResponse.json({ success: false, message: 'sign in with your password first', code: 'session_expired' }, { status: 401 }),
+      ),
     );
     renderAt('/login?two_factor=1', <LoginPage />);
     const user = userEvent.setup();
@@ -112,7 +118,9 @@ describe('two-factor panel', () => {
     renderAt('/setting', <TwoFactorPanel />);
     const user = userEvent.setup();
     await user.click(await screen.findByRole('button', { name: 'Set up two-factor sign-in' }));
-    expect((await screen.findByRole('img', { name: 'QR code for your authenticator app' })).getAttribute('src')).toBe('data:image/svg+xml;base64,PHN2Zy8+');
+    expect((await screen.findByRole('img', { name: 'QR code for your authenticator app' })).getAttribute('src')).toBe(
+      'data:image/svg+xml;base64,PHN2Zy8+',
+    );
     expect(screen.getByTestId('two-factor-secret').textContent).toBe('JBSW Y3DP EHPK 3PXP JBSW Y3DP EHPK 3PXP');
     await user.type(screen.getByLabelText('6-digit code'), '123456');
     await user.click(screen.getByRole('button', { name: 'Turn on' }));

@@ -12,7 +12,18 @@ import { UserList } from '../../src/resources/user/UserList';
 import { lightTheme } from '../../src/theme';
 import { server } from './setup';
 
-const user = (id: number, username: string, role: number) => ({ id, username, display_name: '', email: '', group: 'default', quota: 100, used_quota: 0, request_count: 0, role, status: 1 });
+const user = (id: number, username: string, role: number) => ({
+  id,
+  username,
+  display_name: '',
+  email: '',
+  group: 'default',
+  quota: 100,
+  used_quota: 0,
+  request_count: 0,
+  role,
+  status: 1,
+});
 const users = [user(3, 'carol', 1), user(2, 'bob', 10), user(1, 'root', 100)];
 
 function renderUsers() {
@@ -41,7 +52,11 @@ describe('user list', () => {
     const options = await screen.findByRole('listbox');
     expect(within(options).getByRole('option', { name: 'Ordinary user' })).toBeInTheDocument();
     // the same key labels the chips, the filter's choices and its chip; Chinese names it 普通用户
-    expect((messages.zh as unknown as { status: { role: Record<string, string> } }).status.role).toMatchObject({ user: '普通用户', admin: '管理员', root: '超级管理员' });
+    expect((messages.zh as unknown as { status: { role: Record<string, string> } }).status.role).toMatchObject({
+      user: '普通用户',
+      admin: '管理员',
+      root: '超级管理员',
+    });
   });
 
   it("shows the super admin's manage actions disabled, and the others' enabled", async () => {
@@ -50,7 +65,8 @@ describe('user list', () => {
     for (const name of ['Disable', 'Edit']) expect(within(root).getByRole('button', { name })).toBeDisabled();
     fireEvent.click(within(root).getByRole('button', { name: 'More actions' }));
     const menu = await screen.findByRole('menu');
-    for (const name of ['Promote', 'Demote', 'Delete']) expect(within(menu).getByRole('menuitem', { name })).toHaveAttribute('aria-disabled', 'true');
+    for (const name of ['Promote', 'Demote', 'Delete'])
+      expect(within(menu).getByRole('menuitem', { name })).toHaveAttribute('aria-disabled', 'true');
     fireEvent.keyDown(menu, { key: 'Escape' });
     const carol = await rowOf('carol');
     for (const name of ['Disable', 'Edit']) expect(within(carol).getByRole('button', { name })).toBeEnabled();

@@ -14,8 +14,22 @@ import { WebhookDeliveryList } from '../../src/resources/webhook_delivery/Webhoo
 import { server } from './setup';
 
 const hooks = [
-  { id: 2, name: 'pager', url: 'https://ops.example.com/pager', events: ['channel.disabled', 'token.exhausted'], enabled: true, created_time: 1_700_000_000 },
-  { id: 1, name: 'billing', url: 'https://billing.example.com/hook', events: ['user.balance_low'], enabled: false, created_time: 1_700_000_000 },
+  {
+    id: 2,
+    name: 'pager',
+    url: 'https://ops.example.com/pager',
+    events: ['channel.disabled', 'token.exhausted'],
+    enabled: true,
+    created_time: 1_700_000_000,
+  },
+  {
+    id: 1,
+    name: 'billing',
+    url: 'https://billing.example.com/hook',
+    events: ['user.balance_low'],
+    enabled: false,
+    created_time: 1_700_000_000,
+  },
 ];
 const deliveries = [
   {
@@ -58,7 +72,11 @@ function renderAt(entry: string, resource: string, element: React.ReactElement) 
   const seen: Array<{ method: string; url: string; body?: string }> = [];
   server.events.on('request:start', async ({ request }) => {
     const url = new URL(request.url);
-    seen.push({ method: request.method, url: decodeURIComponent(url.pathname + url.search), body: request.method === 'GET' ? undefined : await request.clone().text() });
+    seen.push({
+      method: request.method,
+      url: decodeURIComponent(url.pathname + url.search),
+      body: request.method === 'GET' ? undefined : await request.clone().text(),
+    });
   });
   render(
     <MemoryRouter initialEntries={[entry]}>
@@ -119,7 +137,12 @@ describe('webhook screens', () => {
     const secret = await screen.findByTestId('webhook-secret');
     expect(secret).toHaveValue('whsec_shown_once');
     expect(screen.getByText('Copy the signing secret now')).toBeInTheDocument();
-    expect(created).toEqual({ name: 'ops', url: 'https://ops.example.com/hook', events: ['channel.enabled', 'token.exhausted'], enabled: true });
+    expect(created).toEqual({
+      name: 'ops',
+      url: 'https://ops.example.com/hook',
+      events: ['channel.enabled', 'token.exhausted'],
+      enabled: true,
+    });
     fireEvent.click(screen.getByRole('button', { name: 'Done' }));
     await waitFor(() => expect(screen.getByTestId('location')).toHaveTextContent('/webhook'));
   });
@@ -142,7 +165,9 @@ describe('webhook screens', () => {
     server.use(
       http.get('*/api/webhook_delivery', () => HttpResponse.json(deliveries, { headers: { 'Content-Range': 'webhook_delivery 0-1/2' } })),
       http.get('*/api/webhook', () => HttpResponse.json([hooks[0]], { headers: { 'Content-Range': 'webhook 0-0/1' } })),
-      http.post('*/api/webhook_delivery/11/redeliver', () => HttpResponse.json({ ...deliveries[0], id: 13, status: 'pending', attempts: 0 }, { status: 201 })),
+      http.post('*/api/webhook_delivery/11/redeliver', () =>
+        HttpResponse.json({ ...deliveries[0], id: 13, status: 'pending', attempts: 0 }, { status: 201 }),
+      ),
     );
     const seen = renderAt('/webhook_delivery', 'webhook_delivery', <WebhookDeliveryList />);
     const failed = (await screen.findByText('HTTP 500')).closest('tr')!;
@@ -155,7 +180,9 @@ describe('webhook screens', () => {
     expect(within(delivered).getByText('Delivered')).toBeInTheDocument();
     fireEvent.click(within(failed).getByRole('button', { name: 'Redeliver' }));
     expect(await screen.findByText('Delivery queued again')).toBeInTheDocument();
-    expect(seen.filter((request) => request.method === 'POST').map((request) => request.url)).toEqual(['/api/webhook_delivery/11/redeliver']);
+    expect(seen.filter((request) => request.method === 'POST').map((request) => request.url)).toEqual([
+      '/api/webhook_delivery/11/redeliver',
+    ]);
   });
 
   it('says it in Chinese too', async () => {

@@ -36,7 +36,9 @@ async function settle(page: Page, ready: RegExp): Promise<void> {
     .waitFor({ timeout: 20_000 });
   await page.waitForLoadState('networkidle');
   // no list is still drawing skeletons, and no notice is fading in or out
-  await page.waitForFunction(() => !document.querySelector('.MuiSkeleton-root, .MuiSnackbar-root'), undefined, { timeout: 10_000 }).catch(() => undefined);
+  await page
+    .waitForFunction(() => !document.querySelector('.MuiSkeleton-root, .MuiSnackbar-root'), undefined, { timeout: 10_000 })
+    .catch(() => undefined);
   // MUI's transitions (ripple, fade) finish before contrast is measured
   await page.waitForTimeout(400);
 }
@@ -51,9 +53,17 @@ describe.runIf(enabled)('accessibility and language', () => {
     // someone to disable, a token and a redemption code so the lists have rows
     const cookie = await apiLogin(gateway.baseUrl, 'root', ROOT_PASSWORD);
     const call = (method: string, path: string, body: unknown) =>
-      fetch(`${gateway.baseUrl}${path}`, { method, headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify(body) }).then((response) => response.json());
-    expect(await call('POST', '/api/user/', { username: 'carol', display_name: 'Carol', password: 'carol-password-1' })).toMatchObject({ success: true });
-    expect(await call('POST', '/api/token/', { name: 'laptop', remain_quota: 500000, expired_time: -1, unlimited_quota: false })).toMatchObject({ success: true });
+      fetch(`${gateway.baseUrl}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', cookie },
+        body: JSON.stringify(body),
+      }).then((response) => response.json());
+    expect(await call('POST', '/api/user/', { username: 'carol', display_name: 'Carol', password: 'carol-password-1' })).toMatchObject({
+      success: true,
+    });
+    expect(
+      await call('POST', '/api/token/', { name: 'laptop', remain_quota: 500000, expired_time: -1, unlimited_quota: false }),
+    ).toMatchObject({ success: true });
     expect(await call('POST', '/api/redemption/', { name: 'gift', quota: 100000, count: 1 })).toMatchObject({ success: true });
     // channel-type badges of several colours
     for (const [type, name] of [
@@ -61,7 +71,18 @@ describe.runIf(enabled)('accessibility and language', () => {
       [14, 'claude'],
       [24, 'gemini'],
     ] as const) {
-      expect(await call('POST', '/api/channel/', { type, name, key: `sk-${name}`, base_url: '', other: '', models: 'gpt-4', group: 'default', model_mapping: '{}' })).toMatchObject({ success: true });
+      expect(
+        await call('POST', '/api/channel/', {
+          type,
+          name,
+          key: `sk-${name}`,
+          base_url: '',
+          other: '',
+          models: 'gpt-4',
+          group: 'default',
+          model_mapping: '{}',
+        }),
+      ).toMatchObject({ success: true });
     }
   }, 180_000);
 
@@ -99,7 +120,10 @@ describe.runIf(enabled)('accessibility and language', () => {
           await settle(page, ready);
           found[path] = await axeViolations(page);
           if (['/', '/token', '/user', '/token/add', '/setting'].includes(path)) {
-            await page.screenshot({ path: join(screenshotDir, `a11y${path === '/' ? '-home' : path.replaceAll('/', '-')}-${scheme}.png`), fullPage: true });
+            await page.screenshot({
+              path: join(screenshotDir, `a11y${path === '/' ? '-home' : path.replaceAll('/', '-')}-${scheme}.png`),
+              fullPage: true,
+            });
           }
         }
       } finally {

@@ -57,7 +57,10 @@ describe.runIf(enabled)('accounts: redemption codes, top-up and user management'
     // quota is entered in dollars while the status shows dollars: $0.50 at 500000 per unit is 250000
     await admin.locator('input[name="quota"]').fill('0.5');
     await admin.locator('input[name="count"]').fill('3');
-    const [download] = await Promise.all([admin.waitForEvent('download'), admin.getByRole('button', { name: /create and download/i }).click()]);
+    const [download] = await Promise.all([
+      admin.waitForEvent('download'),
+      admin.getByRole('button', { name: /create and download/i }).click(),
+    ]);
     expect(download.suggestedFilename()).toBe('welcome.txt');
     // the browser is the run's shared one, a process of its own: the file is copied here to be read
     const saved = join(tmpdir(), `switchboard-codes-${process.pid}-${Date.now()}.txt`);
@@ -133,7 +136,9 @@ describe.runIf(enabled)('accounts: redemption codes, top-up and user management'
       body: JSON.stringify({ username: 'dora', password: 'dora-password', password2: 'dora-password' }),
     });
     expect((await registered.json()).success).toBe(true);
-    const id = await admin.evaluate(async () => ((await (await fetch('/api/user/search?keyword=dora')).json()) as { data: Array<{ id: number }> }).data[0].id);
+    const id = await admin.evaluate(
+      async () => ((await (await fetch('/api/user/search?keyword=dora')).json()) as { data: Array<{ id: number }> }).data[0].id,
+    );
     await admin.goto(`${gateway.baseUrl}/user/edit/${id}`);
     await admin.locator('input[name="username"]').waitFor();
     expect(await admin.locator('input[name="username"]').inputValue()).toBe('dora');
@@ -143,6 +148,8 @@ describe.runIf(enabled)('accounts: redemption codes, top-up and user management'
       .getByRole('button', { name: /confirm/i })
       .click();
     await admin.waitForURL(`${gateway.baseUrl}/user`);
-    expect(await admin.evaluate(async () => ((await (await fetch('/api/user/search?keyword=dora')).json()) as { data: unknown[] }).data.length)).toBe(0);
+    expect(
+      await admin.evaluate(async () => ((await (await fetch('/api/user/search?keyword=dora')).json()) as { data: unknown[] }).data.length),
+    ).toBe(0);
   });
 });

@@ -38,9 +38,21 @@ describe.runIf(enabled)('budgets: a key with a daily budget in the list, the ref
     gateway = await startGateway({ INITIAL_ROOT_PASSWORD: ROOT_PASSWORD });
     cookie = await apiLogin(gateway.baseUrl, 'root', ROOT_PASSWORD);
     await setOptions(gateway.baseUrl, cookie, { TimeZone: 'Asia/Shanghai', DisplayInCurrencyEnabled: 'false' });
-    const channel = await api('POST', '/api/channel/', { name: 'emulator', type: 8, key: 'sk-good', base_url: emulator.baseUrl, models: 'gpt-3.5-turbo', group: 'default' });
+    const channel = await api('POST', '/api/channel/', {
+      name: 'emulator',
+      type: 8,
+      key: 'sk-good',
+      base_url: emulator.baseUrl,
+      models: 'gpt-3.5-turbo',
+      group: 'default',
+    });
     expect(channel.success, channel.message).toBe(true);
-    const created = await api('POST', '/api/token/', { name: 'budgeted', remain_quota: 5_000_000, budget_period: 'day', budget_quota: 100_000 });
+    const created = await api('POST', '/api/token/', {
+      name: 'budgeted',
+      remain_quota: 5_000_000,
+      budget_period: 'day',
+      budget_quota: 100_000,
+    });
     expect(created.success, created.message).toBe(true);
     tokenId = created.data.id;
     key = `sk-${created.data.key}`;

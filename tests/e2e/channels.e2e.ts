@@ -71,7 +71,9 @@ describe.runIf(enabled)('channels: add, test, relay through it, read the log', (
 
     const cookie = await apiLogin(gateway.baseUrl, 'root', ROOT_PASSWORD);
     const stored = (await (await fetch(`${gateway.baseUrl}/api/channel/?p=0`, { headers: { cookie } })).json()).data;
-    expect(stored).toEqual([expect.objectContaining({ name: 'emulator', type: 8, base_url: emulator.baseUrl, models: 'gpt-3.5-turbo', group: 'default' })]);
+    expect(stored).toEqual([
+      expect.objectContaining({ name: 'emulator', type: 8, base_url: emulator.baseUrl, models: 'gpt-3.5-turbo', group: 'default' }),
+    ]);
   });
 
   it('tests the channel from the list and the response time badge turns green', async () => {
@@ -83,7 +85,9 @@ describe.runIf(enabled)('channels: add, test, relay through it, read the log', (
     await expect.poll(() => badge.textContent()).toMatch(/^\d+\.\d\d s$/);
     // the chip fades from grey to green: poll until the transition has ended
     await expect.poll(() => badge.evaluate((element) => getComputedStyle(element).backgroundColor)).toBe(GREEN);
-    expect(emulator.requests.some((request) => request.path === '/v1/chat/completions' && request.headers.authorization === 'Bearer sk-good')).toBe(true);
+    expect(
+      emulator.requests.some((request) => request.path === '/v1/chat/completions' && request.headers.authorization === 'Bearer sk-good'),
+    ).toBe(true);
     await page.screenshot({ path: join(screenshotDir, 'channel-tested.png') });
   });
 

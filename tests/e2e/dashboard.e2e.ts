@@ -38,7 +38,9 @@ async function dashboardServed(): Promise<boolean> {
 const browserReady = chromiumAvailable();
 const served = browserReady && (await dashboardServed());
 if (browserReady && !served) {
-  console.warn('[switchboard] GET /api/dashboard is not served by this build (the server side, p15-dash-api, is not merged yet): dashboard e2e left out');
+  console.warn(
+    '[switchboard] GET /api/dashboard is not served by this build (the server side, p15-dash-api, is not merged yet): dashboard e2e left out',
+  );
 }
 
 interface Post {
@@ -57,7 +59,14 @@ const LABELS = {
     topChannels: 'Top channels',
     topTokens: 'Top tokens',
   },
-  zh: { title: '仪表盘', adminTitle: '仪表盘：全部用户', cards: ['余额', '今日', '近 7 天', '近 30 天'], health: '渠道健康', topChannels: '用量最多的渠道', topTokens: '用量最多的令牌' },
+  zh: {
+    title: '仪表盘',
+    adminTitle: '仪表盘：全部用户',
+    cards: ['余额', '今日', '近 7 天', '近 30 天'],
+    health: '渠道健康',
+    topChannels: '用量最多的渠道',
+    topTokens: '用量最多的令牌',
+  },
 } as const;
 type Locale = keyof typeof LABELS;
 
@@ -101,7 +110,8 @@ describe.runIf(served)('dashboard: a user and root see their usage, in every lay
     const server = await createToken(user, 'build-server');
     const rootKey = await createToken(root, 'ops');
     for (let index = 0; index < 4; index += 1) expect((await chat(laptop, 'gpt-4o', `question ${index} from the laptop`)).status).toBe(200);
-    for (let index = 0; index < 3; index += 1) expect((await chat(server, 'gpt-4o-mini', `build ${index} summary please`)).status).toBe(200);
+    for (let index = 0; index < 3; index += 1)
+      expect((await chat(server, 'gpt-4o-mini', `build ${index} summary please`)).status).toBe(200);
     for (let index = 0; index < 2; index += 1) expect((await chat(rootKey, 'gpt-4o', `root check ${index}`)).status).toBe(200);
     expect((await chat(laptop, 'model-nobody-serves', 'hello')).status).toBeGreaterThanOrEqual(400);
 
@@ -149,7 +159,9 @@ describe.runIf(served)('dashboard: a user and root see their usage, in every lay
     if (scheme === 'light') {
       // contrast, names and roles of the dashboard itself (the frame around it has its own checks)
       const { violations } = await new AxeBuilder({ page }).include('[data-testid="dashboard"]').analyze();
-      expect(violations.map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`)).toEqual([]);
+      expect(violations.map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`)).toEqual(
+        [],
+      );
     }
   }
 

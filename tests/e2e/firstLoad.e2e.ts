@@ -50,7 +50,8 @@ async function recordTransfers(page: Page): Promise<{ transfers: Transfer[]; ses
 
 const total = (transfers: Transfer[]) => transfers.reduce((sum, transfer) => sum + transfer.bytes, 0);
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
-const describeTransfers = (transfers: Transfer[]) => transfers.map((transfer) => `${kib(transfer.bytes)} ${transfer.encoding ?? 'identity'} ${new URL(transfer.url).pathname}`).join('\n');
+const describeTransfers = (transfers: Transfer[]) =>
+  transfers.map((transfer) => `${kib(transfer.bytes)} ${transfer.encoding ?? 'identity'} ${new URL(transfer.url).pathname}`).join('\n');
 
 describe.runIf(enabled)('first load: what the console transfers', () => {
   let gateway: RunningGateway;

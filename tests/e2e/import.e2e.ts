@@ -55,7 +55,9 @@ describe.runIf(enabled)('import from one-api in the console', () => {
     await page.waitForURL(/\/login/, { timeout: 20_000 });
     await signInThroughConsole(page, gateway.baseUrl, 'root', FIXTURE_PASSWORDS.root);
     await openOther();
-    await expect.poll(async () => (await importer().getByLabel('Import report').textContent({ timeout: 20_000 })) ?? '', { timeout: 20_000 }).toContain('Switchboard import: IMPORT');
+    await expect
+      .poll(async () => (await importer().getByLabel('Import report').textContent({ timeout: 20_000 })) ?? '', { timeout: 20_000 })
+      .toContain('Switchboard import: IMPORT');
     const text = (await importer().getByLabel('Import report').textContent()) ?? '';
     expect(text).toMatch(/users\s+4\s+4\s+0/);
     expect(text).not.toContain('sk-good');

@@ -62,7 +62,11 @@ describe.runIf(enabled)('lists: width, cards, server sorting, test all, bulk dis
     // tokens whose quotas do not follow their ids: the largest is the oldest, on page 2 by default
     let key = '';
     for (let index = 0; index < TOKENS; index += 1) {
-      const created = await api('POST', '/api/token/', { name: `token-${String(index).padStart(2, '0')}`, remain_quota: index === 0 ? 9_000_000 : 1000 + index * 10, unlimited_quota: false });
+      const created = await api('POST', '/api/token/', {
+        name: `token-${String(index).padStart(2, '0')}`,
+        remain_quota: index === 0 ? 9_000_000 : 1000 + index * 10,
+        unlimited_quota: false,
+      });
       if (index === TOKENS - 1) key = created.data.key;
     }
     // one relayed request, so the log list has a row with a channel, a token and a user
@@ -120,7 +124,10 @@ describe.runIf(enabled)('lists: width, cards, server sorting, test all, bulk dis
     expect(await page.getByRole('row', { name: /token-00/ }).count()).toBe(0);
     // react-admin names the header's sort button "Sort by remaining quota ascending|descending"
     const sortLabel = page.getByRole('button', { name: /^sort by remaining quota/i });
-    const sortedBy = (order: string) => page.waitForRequest((request) => request.url().includes('/api/token/?') && request.url().includes(`sort=remain_quota&order=${order}`));
+    const sortedBy = (order: string) =>
+      page.waitForRequest(
+        (request) => request.url().includes('/api/token/?') && request.url().includes(`sort=remain_quota&order=${order}`),
+      );
     // the first click sorts ascending, the second descending: each a request to the server
     const ascending = sortedBy('asc');
     await sortLabel.click();
@@ -134,7 +141,11 @@ describe.runIf(enabled)('lists: width, cards, server sorting, test all, bulk dis
   });
 
   it('at 390 px the channel list is cards, each with its actions', async () => {
-    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: 'en-US', storageState: await context.storageState() });
+    const phone = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      locale: 'en-US',
+      storageState: await context.storageState(),
+    });
     const small = await phone.newPage();
     await small.goto(`${gateway.baseUrl}/channel`);
     await small.getByTestId('list-card').first().waitFor();

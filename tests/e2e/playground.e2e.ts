@@ -27,7 +27,11 @@ describe.runIf(chromiumAvailable())('playground: a chat through the real relay, 
   const pageErrors: string[] = [];
 
   const api = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${gateway.baseUrl}${path}`, { method, headers: { 'content-type': 'application/json', cookie }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const response = await fetch(`${gateway.baseUrl}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', cookie },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return (await response.json()) as { success: boolean; message: string; data: any };
   };
 
@@ -37,7 +41,14 @@ describe.runIf(chromiumAvailable())('playground: a chat through the real relay, 
     cookie = await apiLogin(gateway.baseUrl, 'root', ROOT_PASSWORD);
     // raw quota in the log, so the row can be held to the figure the key lost
     await setOptions(gateway.baseUrl, cookie, { DisplayInCurrencyEnabled: 'false' });
-    const channel = await api('POST', '/api/channel/', { name: 'emulator', type: 8, key: 'sk-good', base_url: emulator.baseUrl, models: 'gpt-4o-mini,gpt-4o', group: 'default' });
+    const channel = await api('POST', '/api/channel/', {
+      name: 'emulator',
+      type: 8,
+      key: 'sk-good',
+      base_url: emulator.baseUrl,
+      models: 'gpt-4o-mini,gpt-4o',
+      group: 'default',
+    });
     expect(channel.success, channel.message).toBe(true);
     const token = await api('POST', '/api/token/', { name: 'playground-key', remain_quota: KEY_QUOTA });
     expect(token.success, token.message).toBe(true);
@@ -96,7 +107,9 @@ describe.runIf(chromiumAvailable())('playground: a chat through the real relay, 
     await expect
       .poll(
         async () => {
-          row = ((await api('GET', '/api/log/')).data as Array<typeof row & { type: number }>).find((log) => log?.type === 2 && log.model_name === 'gpt-4o-mini');
+          row = ((await api('GET', '/api/log/')).data as Array<typeof row & { type: number }>).find(
+            (log) => log?.type === 2 && log.model_name === 'gpt-4o-mini',
+          );
           return row?.token_name;
         },
         { timeout: 10_000 },

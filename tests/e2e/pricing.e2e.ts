@@ -24,7 +24,13 @@ describe.runIf(enabled)('models and prices', () => {
     const created = await fetch(`${gateway.baseUrl}/api/channel/`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', cookie: root },
-      body: JSON.stringify({ name: 'prices', type: 1, key: 'sk-unused', models: 'gpt-4o,gpt-4o-mini,claude-sonnet-4-5,gpt-3.5-turbo', group: 'default' }),
+      body: JSON.stringify({
+        name: 'prices',
+        type: 1,
+        key: 'sk-unused',
+        models: 'gpt-4o,gpt-4o-mini,claude-sonnet-4-5,gpt-3.5-turbo',
+        group: 'default',
+      }),
     });
     expect(((await created.json()) as { success: boolean }).success).toBe(true);
     browser = await launchBrowser();
@@ -61,7 +67,9 @@ describe.runIf(enabled)('models and prices', () => {
       expect(overflow.scrollWidth).toBeLessThanOrEqual(overflow.innerWidth);
       await page.screenshot({ path: join(screenshotDir, `pricing-${view.width}-${view.locale}-${view.scheme}.png`), fullPage: true });
       const { violations } = await new AxeBuilder({ page }).include('[data-testid="pricing"]').analyze();
-      expect(violations.map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`)).toEqual([]);
+      expect(violations.map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`)).toEqual(
+        [],
+      );
 
       await page.getByRole('textbox', { name: view.search }).fill('mini');
       await expect.poll(rows).toBe(wide ? 2 : 1);

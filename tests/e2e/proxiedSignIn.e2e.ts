@@ -19,11 +19,20 @@ const NAME = 'gw.test';
 /** A plain-http proxy to `target` that rewrites Host to the target's address and says the original in X-Forwarded-Host. */
 function startProxy(target: URL): Promise<Server> {
   const server = createServer((incoming, outgoing) => {
-    const headers = { ...incoming.headers, host: target.host, 'x-forwarded-host': incoming.headers.host ?? '', 'x-forwarded-proto': 'http', 'x-forwarded-for': '203.0.113.9' };
-    const upstream = httpRequest({ host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers }, (answer) => {
-      outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(outgoing);
-    });
+    const headers = {
+      ...incoming.headers,
+      host: target.host,
+      'x-forwarded-host': incoming.headers.host ?? '',
+      'x-forwarded-proto': 'http',
+      'x-forwarded-for': '203.0.113.9',
+    };
+    const upstream = httpRequest(
+      { host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers },
+      (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(outgoing);
+      },
+    );
     upstream.on('error', () => outgoing.destroy());
     incoming.pipe(upstream);
   });
@@ -55,7 +64,15 @@ describe.runIf(enabled)('sign-in behind a plain-http proxy that rewrites Host', 
     // gw.test resolves to the loopback proxy: a name Chromium does not treat as a secure context
     browser = await chromium.launch({
       executablePath: CHROMIUM_PATH,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', `--host-resolver-rules=MAP ${NAME} 127.0.0.1`],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+        `--host-resolver-rules=MAP ${NAME} 127.0.0.1`,
+      ],
     });
   });
 
@@ -94,7 +111,9 @@ describe.runIf(enabled)('sign-in behind a plain-http proxy that rewrites Host', 
     const address = await behindProxy({});
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'en-US' });
     const page = await context.newPage();
-    const refused = page.waitForResponse((response) => response.url().endsWith('/api/user/login') && response.request().method() === 'POST');
+    const refused = page.waitForResponse(
+      (response) => response.url().endsWith('/api/user/login') && response.request().method() === 'POST',
+    );
     await signIn(page, address);
     expect((await refused).status()).toBe(403);
     await page.getByText('cross-site request refused').first().waitFor();

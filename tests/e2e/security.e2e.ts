@@ -11,7 +11,20 @@ import { apiLogin, startGateway, type RunningGateway } from './support/gateway';
 const enabled = chromiumAvailable();
 const ROOT_PASSWORD = 'e2e-security-root-pass';
 
-const PAGES = ['/', '/channel', '/channel/add', '/token', '/token/add', '/redemption', '/topup', '/user', '/log', '/setting', '/about', '/user/edit'];
+const PAGES = [
+  '/',
+  '/channel',
+  '/channel/add',
+  '/token',
+  '/token/add',
+  '/redemption',
+  '/topup',
+  '/user',
+  '/log',
+  '/setting',
+  '/about',
+  '/user/edit',
+];
 
 describe.runIf(enabled)('security: the console under its CSP', () => {
   let gateway: RunningGateway;
@@ -86,7 +99,14 @@ describe.runIf(enabled)('security: the console under its CSP', () => {
     const created = await fetch(`${gateway.baseUrl}/api/channel/`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', cookie },
-      body: JSON.stringify({ name: 'moving', type: 8, key: 'sk-e2e-secret', base_url: 'https://old.example', models: 'gpt-4', group: 'default' }),
+      body: JSON.stringify({
+        name: 'moving',
+        type: 8,
+        key: 'sk-e2e-secret',
+        base_url: 'https://old.example',
+        models: 'gpt-4',
+        group: 'default',
+      }),
     }).then((response) => response.json() as Promise<{ data: { ids: number[] } }>);
     await page.goto(`${gateway.baseUrl}/channel/edit/${created.data.ids[0]}`);
     const baseUrl = page.locator('input[name="base_url"]');

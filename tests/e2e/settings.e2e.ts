@@ -40,7 +40,9 @@ async function startFakeWorld() {
     }
     if (request.url === '/acme-logo.svg') {
       response.setHeader('content-type', 'image/svg+xml');
-      return response.end('<svg xmlns="http://www.w3.org/2000/svg" width="30" height="30"><rect width="30" height="30" fill="#e11d48"/></svg>');
+      return response.end(
+        '<svg xmlns="http://www.w3.org/2000/svg" width="30" height="30"><rect width="30" height="30" fill="#e11d48"/></svg>',
+      );
     }
     response.setHeader('content-type', 'text/html');
     response.end('<!doctype html><title>Acme chat</title><h1>Acme chat app</h1>');
@@ -131,11 +133,13 @@ describe.runIf(enabled)('settings: every section takes effect', () => {
 
   // the console API as the signed-in admin, and a relayed request's bill read back from the consume log
   const api = (method: string, url: string, body?: unknown) =>
-    admin.evaluate(async ([method, url, body]) => (await fetch(url, { method, headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined })).json(), [
-      method,
-      url,
-      body,
-    ] as const);
+    admin.evaluate(
+      async ([method, url, body]) =>
+        (
+          await fetch(url, { method, headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined })
+        ).json(),
+      [method, url, body] as const,
+    );
   let tokenKey = '';
   const consumeRows = async () => (await api('GET', '/api/log/?p=0&type=2&token_name=ratio-check')).data as Array<{ quota: number }>;
   const relayAndReadBill = async () => {
@@ -157,7 +161,18 @@ describe.runIf(enabled)('settings: every section takes effect', () => {
 
   it('operation, ratio: a GroupRatio saved in the form prices the next relayed request', async () => {
     // a channel on the emulator and a token, made through the console API as the signed-in admin
-    expect((await api('POST', '/api/channel/', { name: 'emulator', type: 8, key: 'sk-good', base_url: emulator.baseUrl, models: 'gpt-4', group: 'default' })).success).toBe(true);
+    expect(
+      (
+        await api('POST', '/api/channel/', {
+          name: 'emulator',
+          type: 8,
+          key: 'sk-good',
+          base_url: emulator.baseUrl,
+          models: 'gpt-4',
+          group: 'default',
+        })
+      ).success,
+    ).toBe(true);
     tokenKey = (await api('POST', '/api/token/', { name: 'ratio-check', remain_quota: 1_000_000, expired_time: -1 })).data.key;
     const before = await relayAndReadBill();
     // gpt-4 at ratio 15 with 3 prompt and 5 completion tokens (completion ratio 2): (3 + 10) x 15

@@ -17,7 +17,9 @@ const PASSWORD = 'tess-password-1';
 
 /** The code an authenticator app would show `stepOffset` 30-second steps from now. */
 function codeFor(secret: string, stepOffset = 0): string {
-  return new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: Date.now() + stepOffset * 30_000 });
+  return new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({
+    timestamp: Date.now() + stepOffset * 30_000,
+  });
 }
 
 async function registerUser(baseUrl: string, username: string) {
@@ -46,7 +48,9 @@ async function passwordStep(page: Page, baseUrl: string, username: string) {
 
 /** axe once no notice is on screen and no transition runs (contrast is measured mid-fade otherwise). */
 async function settledAxeViolations(page: Page): Promise<string[]> {
-  await page.waitForFunction(() => !document.querySelector('.MuiSnackbar-root') && document.getAnimations().length === 0, undefined, { timeout: 20_000 });
+  await page.waitForFunction(() => !document.querySelector('.MuiSnackbar-root') && document.getAnimations().length === 0, undefined, {
+    timeout: 20_000,
+  });
   return axeViolations(page);
 }
 
@@ -154,13 +158,27 @@ describe.runIf(enabled)('two-factor sign-in in the console', () => {
       const requirement = root.locator('input[name="TwoFactorRequiredForAdmins"]');
       await requirement.check();
       await expect
-        .poll(async () => (await root.evaluate(async () => (await (await fetch('/api/option/')).json()).data)).find((option: { key: string }) => option.key === 'TwoFactorRequiredForAdmins')?.value, {
-          timeout: 10_000,
-        })
+        .poll(
+          async () =>
+            (await root.evaluate(async () => (await (await fetch('/api/option/')).json()).data)).find(
+              (option: { key: string }) => option.key === 'TwoFactorRequiredForAdmins',
+            )?.value,
+          {
+            timeout: 10_000,
+          },
+        )
         .toBe('true');
       const promoted = await root.evaluate(
         async () =>
-          (await (await fetch('/api/user/manage', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'vera', action: 'promote' }) })).json()).success,
+          (
+            await (
+              await fetch('/api/user/manage', {
+                method: 'POST',
+                headers: { 'content-type': 'application/json' },
+                body: JSON.stringify({ username: 'vera', action: 'promote' }),
+              })
+            ).json()
+          ).success,
       );
       expect(promoted).toBe(true);
 
@@ -206,7 +224,9 @@ describe.runIf(enabled)('two-factor sign-in in the console', () => {
 
       await mobile.context().clearCookies();
       await passwordStep(mobile, gateway.baseUrl, 'tess');
-      expect(await mobile.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+      expect(await mobile.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(
+        0,
+      );
       await mobile.screenshot({ path: join(screenshotDir, 'two-factor-code-step-390.png'), fullPage: true });
 
       // in Chinese (the code step as GitHub's callback opens it)

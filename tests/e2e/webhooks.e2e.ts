@@ -21,7 +21,11 @@ describe.runIf(enabled)('webhooks: create, test event, delivery log', () => {
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
-    gateway = await startGateway({ INITIAL_ROOT_PASSWORD: ROOT_PASSWORD, WEBHOOK_POLL_INTERVAL_SECONDS: '0.2', WEBHOOK_RETRY_DELAYS_SECONDS: '0.5,1' });
+    gateway = await startGateway({
+      INITIAL_ROOT_PASSWORD: ROOT_PASSWORD,
+      WEBHOOK_POLL_INTERVAL_SECONDS: '0.2',
+      WEBHOOK_RETRY_DELAYS_SECONDS: '0.5,1',
+    });
     browser = await launchBrowser();
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'en-US' });
     page = await context.newPage();
@@ -86,7 +90,9 @@ describe.runIf(enabled)('webhooks: create, test event, delivery log', () => {
       await page.waitForTimeout(400);
       expect(await page.title()).toBe(`${title} · Switchboard`);
       const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa']).analyze();
-      const violations = results.violations.flatMap((violation) => violation.nodes.map((node) => `${violation.id}: ${node.target.join(' ')}`));
+      const violations = results.violations.flatMap((violation) =>
+        violation.nodes.map((node) => `${violation.id}: ${node.target.join(' ')}`),
+      );
       expect(violations, path).toEqual([]);
     }
   });

@@ -40,7 +40,8 @@ afterAll(async () => {
 });
 
 const codeIn = (raw: string) => raw.match(/<strong>(\d{6})<\/strong>/)?.[1];
-const linkIn = (raw: string) => raw.replace(/\s+/g, '').match(/gateway\.example\/user\/reset\?email=[^"&]+&(?:amp;|#38;)?token=([0-9a-f]{64})/)?.[1];
+const linkIn = (raw: string) =>
+  raw.replace(/\s+/g, '').match(/gateway\.example\/user\/reset\?email=[^"&]+&(?:amp;|#38;)?token=([0-9a-f]{64})/)?.[1];
 
 describe('e-mail verification at registration', () => {
   it('sends a code, accepts it once, and stores the verified address', async () => {
@@ -53,7 +54,11 @@ describe('e-mail verification at registration', () => {
     expect(code).toMatch(/^\d{6}$/);
 
     const payload = { username: 'nina', password: 'nina-password', password2: 'nina-password', email: 'nina@example.com' };
-    const wrong = await app.inject({ method: 'POST', url: '/api/user/register', payload: { ...payload, verification_code: '000000' === code ? '111111' : '000000' } });
+    const wrong = await app.inject({
+      method: 'POST',
+      url: '/api/user/register',
+      payload: { ...payload, verification_code: '000000' === code ? '111111' : '000000' },
+    });
     expect(wrong.json().message).toBe('the verification code is wrong or has expired');
     const missing = await app.inject({ method: 'POST', url: '/api/user/register', payload });
     expect(missing.json().message).toBe('an e-mail address and its verification code are required');
@@ -61,7 +66,11 @@ describe('e-mail verification at registration', () => {
     expect(good.json()).toEqual({ success: true, message: '' });
     const nina = await app.ctx.db.selectFrom('users').select('email').where('username', '=', 'nina').executeTakeFirstOrThrow();
     expect(nina.email).toBe('nina@example.com');
-    const reused = await app.inject({ method: 'POST', url: '/api/user/register', payload: { ...payload, username: 'nina2', verification_code: code } });
+    const reused = await app.inject({
+      method: 'POST',
+      url: '/api/user/register',
+      payload: { ...payload, username: 'nina2', verification_code: code },
+    });
     expect(reused.json().success).toBe(false);
   });
 
@@ -77,7 +86,9 @@ describe('e-mail verification at registration', () => {
   it('enforces the domain whitelist when it is on', async () => {
     await app.ctx.options.set('EmailDomainWhitelist', 'example.com');
     await app.ctx.options.set('EmailDomainRestrictionEnabled', 'true');
-    expect((await app.inject({ method: 'GET', url: '/api/verification?email=x@elsewhere.org' })).json().message).toBe('this e-mail domain is not accepted here');
+    expect((await app.inject({ method: 'GET', url: '/api/verification?email=x@elsewhere.org' })).json().message).toBe(
+      'this e-mail domain is not accepted here',
+    );
     expect((await app.inject({ method: 'GET', url: '/api/verification?email=new@example.com' })).json().success).toBe(true);
     await app.ctx.options.set('EmailDomainRestrictionEnabled', 'false');
   });
@@ -90,14 +101,29 @@ describe('e-mail verification at registration', () => {
     const stranger = '198.51.100.7';
     for (let attempt = 0; attempt < 5; attempt += 1) {
       const wrongCode = String((Number(code) + 1 + attempt) % 1_000_000).padStart(6, '0');
-      const wrong = await app.inject({ method: 'POST', url: '/api/user/register', remoteAddress: stranger, payload: { ...payload, verification_code: wrongCode } });
+      const wrong = await app.inject({
+        method: 'POST',
+        url: '/api/user/register',
+        remoteAddress: stranger,
+        payload: { ...payload, verification_code: wrongCode },
+      });
       expect(wrong.json().message).toBe('the verification code is wrong or has expired');
     }
     // the guesser is stopped, even with the right code
-    const late = await app.inject({ method: 'POST', url: '/api/user/register', remoteAddress: stranger, payload: { ...payload, verification_code: code } });
+    const late = await app.inject({
+      method: 'POST',
+      url: '/api/user/register',
+      remoteAddress: stranger,
+      payload: { ...payload, verification_code: code },
+    });
     expect(late.json().message).toBe('too many wrong codes for this address, please wait and request a new code');
     // the owner, elsewhere, still uses the code
-    const owner = await app.inject({ method: 'POST', url: '/api/user/register', remoteAddress: '203.0.113.9', payload: { ...payload, verification_code: code } });
+    const owner = await app.inject({
+      method: 'POST',
+      url: '/api/user/register',
+      remoteAddress: '203.0.113.9',
+      payload: { ...payload, verification_code: code },
+    });
     expect(owner.json()).toEqual({ success: true, message: '' });
     await app.ctx.options.set('EmailVerificationEnabled', 'false');
   });
@@ -107,7 +133,10 @@ describe('password reset by e-mail', () => {
   it('mails a single-use link; confirming it returns a new password and ends old sessions', async () => {
     const oldSession = await login(app, 'nina', 'nina-password');
     const before = smtp.mails.length;
-    expect((await app.inject({ method: 'GET', url: '/api/reset_password?email=nina@example.com' })).json()).toEqual({ success: true, message: '' });
+    expect((await app.inject({ method: 'GET', url: '/api/reset_password?email=nina@example.com' })).json()).toEqual({
+      success: true,
+      message: '',
+    });
     const token = linkIn((await smtp.waitForMail('nina@example.com', before)).raw);
     expect(token).toMatch(/^[0-9a-f]{64}$/);
     const confirmed = await app.inject({ method: 'POST', url: '/api/user/reset', payload: { email: 'nina@example.com', token } });
@@ -122,7 +151,10 @@ describe('password reset by e-mail', () => {
 
   it('answers the same for an unknown address and sends nothing', async () => {
     const before = smtp.mails.length;
-    expect((await app.inject({ method: 'GET', url: '/api/reset_password?email=ghost@example.com' })).json()).toEqual({ success: true, message: '' });
+    expect((await app.inject({ method: 'GET', url: '/api/reset_password?email=ghost@example.com' })).json()).toEqual({
+      success: true,
+      message: '',
+    });
     await new Promise((wake) => setTimeout(wake, 200));
     expect(smtp.mails.slice(before).filter((mail) => mail.to.includes('ghost@example.com'))).toEqual([]);
   });
@@ -137,7 +169,11 @@ describe('e-mail binding', () => {
     const code = codeIn((await smtp.waitForMail('otto@example.com', before)).raw);
     const bound = await asBrowser(app, otto, { method: 'GET', url: `/api/oauth/email/bind?email=otto@example.com&code=${code}` });
     expect(bound.json()).toEqual({ success: true, message: '', data: { email: 'otto@example.com' } });
-    const crossSite = await app.inject({ method: 'GET', url: `/api/oauth/email/bind?email=otto@example.com&code=${code}`, headers: { cookie: otto, 'sec-fetch-site': 'cross-site' } });
+    const crossSite = await app.inject({
+      method: 'GET',
+      url: `/api/oauth/email/bind?email=otto@example.com&code=${code}`,
+      headers: { cookie: otto, 'sec-fetch-site': 'cross-site' },
+    });
     expect(crossSite.statusCode).toBe(403);
   });
 });
@@ -149,15 +185,23 @@ describe('bot check', () => {
     await app.ctx.options.set('TurnstileCheckEnabled', 'true');
     const payload = { username: 'botty', password: 'botty-password' };
     expect((await app.inject({ method: 'POST', url: '/api/user/register', payload })).json().success).toBe(false);
-    expect((await app.inject({ method: 'POST', url: '/api/user/register?turnstile=bad-token', payload })).json().message).toBe('the bot check failed, please refresh the page and retry');
-    expect((await app.inject({ method: 'POST', url: '/api/user/register?turnstile=good-token', payload })).json()).toEqual({ success: true, message: '' });
+    expect((await app.inject({ method: 'POST', url: '/api/user/register?turnstile=bad-token', payload })).json().message).toBe(
+      'the bot check failed, please refresh the page and retry',
+    );
+    expect((await app.inject({ method: 'POST', url: '/api/user/register?turnstile=good-token', payload })).json()).toEqual({
+      success: true,
+      message: '',
+    });
     expect(new URLSearchParams(verifierCalls.at(-1)).get('secret')).toBe('secret-key');
     await app.ctx.options.set('TurnstileCheckEnabled', 'false');
   });
 
   it('refuses to send mail when SMTP is not configured', async () => {
     await app.ctx.options.set('SMTPServer', '');
-    expect((await app.inject({ method: 'GET', url: '/api/verification?email=late@example.com' })).json()).toEqual({ success: false, message: 'SMTP is not configured on this server' });
+    expect((await app.inject({ method: 'GET', url: '/api/verification?email=late@example.com' })).json()).toEqual({
+      success: false,
+      message: 'SMTP is not configured on this server',
+    });
     await app.ctx.options.set('SMTPServer', '127.0.0.1');
   });
 });

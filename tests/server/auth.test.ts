@@ -28,7 +28,9 @@ describe('root bootstrap', () => {
     const password = banner.match(/password: (\S+)/)?.[1];
     expect(password).toBeDefined();
     expect(password!.length).toBeGreaterThanOrEqual(16);
-    expect((await app.inject({ method: 'POST', url: '/api/user/login', payload: { username: 'root', password: '123456' } })).json().success).toBe(false);
+    expect(
+      (await app.inject({ method: 'POST', url: '/api/user/login', payload: { username: 'root', password: '123456' } })).json().success,
+    ).toBe(false);
     await login(app, 'root', password!);
   });
 });
@@ -40,7 +42,9 @@ describe('password hashing cost', () => {
     expect(defaults.passwordHashCost).toBe(10);
     expect(loadConfig({ SQLITE_PATH: ':memory:', SESSION_SECRET: 'x'.repeat(32), PASSWORD_HASH_COST: '12' }).passwordHashCost).toBe(12);
     for (const wrong of ['3', '32', '9.5', 'ten']) {
-      expect(() => loadConfig({ SQLITE_PATH: ':memory:', SESSION_SECRET: 'x'.repeat(32), PASSWORD_HASH_COST: wrong })).toThrow(/PASSWORD_HASH_COST must be a whole number from 4 to 31/);
+      expect(() => loadConfig({ SQLITE_PATH: ':memory:', SESSION_SECRET: 'x'.repeat(32), PASSWORD_HASH_COST: wrong })).toThrow(
+        /PASSWORD_HASH_COST must be a whole number from 4 to 31/,
+      );
     }
     app = await buildTestApp({ passwordHashCost: defaults.passwordHashCost });
     const root = await app.ctx.db.selectFrom('users').select('password_hash').where('username', '=', 'root').executeTakeFirstOrThrow();
@@ -64,7 +68,11 @@ describe('login and sessions', () => {
     app = await buildTestApp();
     const response = await app.inject({ method: 'POST', url: '/api/user/login', payload: { username: 'root', password: ROOT_PASSWORD } });
     const body = response.json();
-    expect(body).toEqual({ success: true, message: '', data: { id: 1, username: 'root', display_name: 'Root User', role: 100, status: 1 } });
+    expect(body).toEqual({
+      success: true,
+      message: '',
+      data: { id: 1, username: 'root', display_name: 'Root User', role: 100, status: 1 },
+    });
     const cookie = String(response.headers['set-cookie']);
     expect(cookie).toMatch(/^session=/);
     expect(cookie).toMatch(/HttpOnly/);
@@ -75,7 +83,11 @@ describe('login and sessions', () => {
   it('refuses a wrong password and an unknown user with one message', async () => {
     app = await buildTestApp();
     const wrong = await app.inject({ method: 'POST', url: '/api/user/login', payload: { username: 'root', password: 'nope-nope-nope' } });
-    const unknown = await app.inject({ method: 'POST', url: '/api/user/login', payload: { username: 'ghost', password: 'nope-nope-nope' } });
+    const unknown = await app.inject({
+      method: 'POST',
+      url: '/api/user/login',
+      payload: { username: 'ghost', password: 'nope-nope-nope' },
+    });
     expect(wrong.json()).toEqual({ success: false, message: 'username or password is wrong', code: 'wrong_credentials' });
     expect(unknown.json()).toEqual(wrong.json());
     expect(wrong.headers['set-cookie']).toBeUndefined();
@@ -85,7 +97,9 @@ describe('login and sessions', () => {
     app = await buildTestApp();
     const cookie = await login(app, 'root', ROOT_PASSWORD);
     const [payload] = cookie.slice('session='.length).split('.');
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), uid: 2 })).toString('base64url');
+    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), uid: 2 })).toString(
+      'base64url',
+    );
     const response = await asBrowser(app, `session=${forged}.${cookie.split('.')[1]}`, { method: 'GET', url: '/api/user/self' });
     expect(response.statusCode).toBe(401);
   });
@@ -121,7 +135,11 @@ describe('login and sessions', () => {
     await register(app, 'carol');
     const first = await login(app, 'carol', 'password-123');
     const second = await login(app, 'carol', 'password-123');
-    const change = await asBrowser(app, first, { method: 'PUT', url: '/api/user/self', payload: { password: 'new-password-1', original_password: 'password-123' } });
+    const change = await asBrowser(app, first, {
+      method: 'PUT',
+      url: '/api/user/self',
+      payload: { password: 'new-password-1', original_password: 'password-123' },
+    });
     expect(change.json().success).toBe(true);
     const renewed = String(change.headers['set-cookie']).split(';')[0];
     expect((await asBrowser(app, renewed, { method: 'GET', url: '/api/user/self' })).statusCode).toBe(200);
@@ -156,11 +174,15 @@ describe('login and sessions', () => {
 });
 
 describe('registration', () => {
-  const attempt = (instance: FastifyInstance, payload: Record<string, unknown>) => instance.inject({ method: 'POST', url: '/api/user/register', payload }).then((response) => response.json());
+  const attempt = (instance: FastifyInstance, payload: Record<string, unknown>) =>
+    instance.inject({ method: 'POST', url: '/api/user/register', payload }).then((response) => response.json());
 
   it("applies the spec's rules with their messages", async () => {
     app = await buildTestApp();
-    expect(await attempt(app, { username: 'dave', password: 'short', password2: 'short' })).toEqual({ success: false, message: 'password length must not be less than 8' });
+    expect(await attempt(app, { username: 'dave', password: 'short', password2: 'short' })).toEqual({
+      success: false,
+      message: 'password length must not be less than 8',
+    });
     expect(await attempt(app, { username: 'dave', password: 'password-1', password2: 'password-2' })).toEqual({
       success: false,
       message: 'the two passwords entered do not match',
@@ -169,8 +191,15 @@ describe('registration', () => {
     expect((await attempt(app, { username: '', password: 'password-1' })).message).toBe('username is required');
     expect((await attempt(app, { username: 'a-name-far-too-long', password: 'password-1' })).message).toMatch(/at most 12/);
     expect((await attempt(app, { username: 'bad name', password: 'password-1' })).success).toBe(false);
-    expect(await attempt(app, { username: 'dave', password: 'password-1', password2: 'password-1' })).toEqual({ success: true, message: '' });
-    expect(await attempt(app, { username: 'dave', password: 'password-1' })).toEqual({ success: false, message: 'username already taken', code: 'username_taken' });
+    expect(await attempt(app, { username: 'dave', password: 'password-1', password2: 'password-1' })).toEqual({
+      success: true,
+      message: '',
+    });
+    expect(await attempt(app, { username: 'dave', password: 'password-1' })).toEqual({
+      success: false,
+      message: 'username already taken',
+      code: 'username_taken',
+    });
   });
 
   it('gives new users QuotaForNewUser, pays both invite bonuses and logs each gift', async () => {
@@ -200,7 +229,11 @@ describe('registration', () => {
   it('refuses when registration is closed', async () => {
     app = await buildTestApp();
     await app.ctx.options.set('RegisterEnabled', 'false');
-    expect(await attempt(app, { username: 'frank', password: 'password-1' })).toEqual({ success: false, message: 'registration is closed', code: 'registration_closed' });
+    expect(await attempt(app, { username: 'frank', password: 'password-1' })).toEqual({
+      success: false,
+      message: 'registration is closed',
+      code: 'registration_closed',
+    });
   });
 
   it('lets a user delete their account but never root', async () => {
@@ -210,7 +243,11 @@ describe('registration', () => {
     expect((await asBrowser(app, cookie, { method: 'DELETE', url: '/api/user/self' })).json().success).toBe(true);
     expect((await asBrowser(app, cookie, { method: 'GET', url: '/api/user/self' })).statusCode).toBe(401);
     const root = await login(app, 'root', ROOT_PASSWORD);
-    expect((await asBrowser(app, root, { method: 'DELETE', url: '/api/user/self' })).json()).toEqual({ success: false, message: 'cannot delete the super admin', code: 'root_protected' });
+    expect((await asBrowser(app, root, { method: 'DELETE', url: '/api/user/self' })).json()).toEqual({
+      success: false,
+      message: 'cannot delete the super admin',
+      code: 'root_protected',
+    });
   });
 
   it('never returns the password hash or access token from the self endpoint', async () => {

@@ -11,7 +11,10 @@ describe('budget periods', () => {
   it('start at local midnight: a day, a week from Monday, a month from the 1st (Shanghai, UTC+8)', () => {
     // Friday 27 November 2026, 10:00 in Shanghai
     const now = at('2026-11-27T02:00:00Z');
-    expect(budgetPeriodAt('day', now, 'Asia/Shanghai')).toEqual({ start: at('2026-11-26T16:00:00Z') / 1000, end: at('2026-11-27T16:00:00Z') / 1000 });
+    expect(budgetPeriodAt('day', now, 'Asia/Shanghai')).toEqual({
+      start: at('2026-11-26T16:00:00Z') / 1000,
+      end: at('2026-11-27T16:00:00Z') / 1000,
+    });
     const week = budgetPeriodAt('week', now, 'Asia/Shanghai');
     expect([iso(week.start), iso(week.end)]).toEqual(['2026-11-22T16:00:00.000Z', '2026-11-29T16:00:00.000Z']);
     const month = budgetPeriodAt('month', now, 'Asia/Shanghai');
@@ -35,7 +38,11 @@ describe('budget periods', () => {
   it("count a stored spend only in its own period, and say the reset in the zone's local time", () => {
     const now = at('2026-11-27T02:00:00Z');
     const { start, end } = budgetPeriodAt('day', now, 'Asia/Shanghai');
-    expect(budgetUsageAt({ budget_period: 'day', period_spent: 70, period_start: start }, now, 'Asia/Shanghai')).toEqual({ spent: 70, period_start: start, resets_at: end });
+    expect(budgetUsageAt({ budget_period: 'day', period_spent: 70, period_start: start }, now, 'Asia/Shanghai')).toEqual({
+      spent: 70,
+      period_start: start,
+      resets_at: end,
+    });
     expect(budgetUsageAt({ budget_period: 'day', period_spent: 70, period_start: start - 86_400 }, now, 'Asia/Shanghai')?.spent).toBe(0);
     expect(budgetUsageAt({ budget_period: '', period_spent: 70, period_start: start }, now, 'Asia/Shanghai')).toBeUndefined();
     expect(localTimeText(end, 'Asia/Shanghai')).toBe('2026-11-28 00:00 (Asia/Shanghai)');

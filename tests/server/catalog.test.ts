@@ -17,7 +17,8 @@ import {
 } from '../../server/billing/prices';
 import { useRelayHarness, type RelayHarness } from './relay/harness';
 
-const versionOf = (name: string) => (JSON.parse(readFileSync(new URL(`../../node_modules/${name}/package.json`, import.meta.url), 'utf8')) as { version: string }).version;
+const versionOf = (name: string) =>
+  (JSON.parse(readFileSync(new URL(`../../node_modules/${name}/package.json`, import.meta.url), 'utf8')) as { version: string }).version;
 
 /** [modelRatio, completionRatio, cacheReadRatio, contextWindow, maxOutputTokens] as the pinned catalogs give them. */
 const PINNED: Record<string, [number, number, number, number | undefined, number | undefined]> = {
@@ -72,13 +73,24 @@ describe('the price catalog', () => {
       expect(price, model).toMatchObject({ known: true, source: 'catalog', groupRatio: 1 });
       if (price.known) expect(price.ratio).toBeCloseTo(PINNED[model][0], 12);
       // where neither catalog knows the limit, the hand table does (the newest Claude and Gemini models)
-      expect(maxOutputTokensFor(model, DEFAULT_MODEL_MAX_OUTPUT_TOKENS)).toBe(PINNED[model][4] ?? DEFAULT_MODEL_MAX_OUTPUT_TOKENS[model] ?? 4096);
+      expect(maxOutputTokensFor(model, DEFAULT_MODEL_MAX_OUTPUT_TOKENS)).toBe(
+        PINNED[model][4] ?? DEFAULT_MODEL_MAX_OUTPUT_TOKENS[model] ?? 4096,
+      );
     }
   });
 
   it('lets the ModelRatio, CompletionRatio and ModelMaxOutputTokens options win over it', () => {
     const price = lookupPrice('gpt-5', 'vip', { 'gpt-5': 1 }, { vip: 2 }, { 'gpt-5': 3 });
-    expect(price).toEqual({ known: true, ratio: 2, modelRatio: 1, groupRatio: 2, completionRatio: 3, cachedPromptRatio: 0.1, cacheCreationRatio: 1, source: 'option' });
+    expect(price).toEqual({
+      known: true,
+      ratio: 2,
+      modelRatio: 1,
+      groupRatio: 2,
+      completionRatio: 3,
+      cachedPromptRatio: 0.1,
+      cacheCreationRatio: 1,
+      source: 'option',
+    });
     expect(completionRatioFor('gpt-5', { 'gpt-5': 3 })).toBe(3);
     expect(completionRatioFor('gpt-5', { 'gpt-4o': 3 })).toBe(8);
     expect(maxOutputTokensFor('gpt-5', { 'gpt-5': 1000 })).toBe(1000);
@@ -92,7 +104,9 @@ describe('the price catalog', () => {
     // known to models.dev for its limits, but with no price anywhere
     expect(catalogPrice('deepseek-ai/DeepSeek-V3-0324')).toBeUndefined();
     expect(catalogEntry('deepseek-ai/DeepSeek-V3-0324')?.contextWindow).toBeGreaterThan(0);
-    expect(lookupPrice('deepseek-ai/DeepSeek-V3-0324', 'default', DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO)).toMatchObject({ known: false });
+    expect(lookupPrice('deepseek-ai/DeepSeek-V3-0324', 'default', DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO)).toMatchObject({
+      known: false,
+    });
   });
 
   it('keeps every model it covers out of the hand-written tables', () => {
@@ -120,7 +134,11 @@ describe('catalog prices through the relay', () => {
 
   async function chargeOf(model: string): Promise<number> {
     const before = await harness.balances();
-    const response = await harness.post('/v1/chat/completions', { model, messages: [{ role: 'user', content: words(1000) }], emulator: { chunks: 50, cached_tokens: 200 } });
+    const response = await harness.post('/v1/chat/completions', {
+      model,
+      messages: [{ role: 'user', content: words(1000) }],
+      emulator: { chunks: 50, cached_tokens: 200 },
+    });
     expect(response.status, model).toBe(200);
     await response.text();
     const after = await harness.balances();
@@ -139,14 +157,22 @@ describe('catalog prices through the relay', () => {
 
   it.each(Object.keys(BILLED))('relays %s on a fresh install and charges the catalog price', async (model) => {
     const [ratio, completionRatio, cachedPromptRatio] = PINNED[model];
-    expect(computeQuota({ promptTokens: 1000, cachedPromptTokens: 200, completionTokens: 50, ratio, completionRatio, cachedPromptRatio })).toBe(BILLED[model]);
+    expect(
+      computeQuota({ promptTokens: 1000, cachedPromptTokens: 200, completionTokens: 50, ratio, completionRatio, cachedPromptRatio }),
+    ).toBe(BILLED[model]);
     expect(await chargeOf(model)).toBe(BILLED[model]);
   });
 
   it('charges the ModelRatio and CompletionRatio set through /api/option over the catalog', async () => {
     const modelRatio = { ...harness.app.ctx.options.json('ModelRatio'), 'gpt-5': 1 };
-    expect(await harness.admin('PUT', '/api/option/', { key: 'ModelRatio', value: JSON.stringify(modelRatio) })).toEqual({ success: true, message: '' });
-    expect(await harness.admin('PUT', '/api/option/', { key: 'CompletionRatio', value: '{"gpt-5": 2}' })).toEqual({ success: true, message: '' });
+    expect(await harness.admin('PUT', '/api/option/', { key: 'ModelRatio', value: JSON.stringify(modelRatio) })).toEqual({
+      success: true,
+      message: '',
+    });
+    expect(await harness.admin('PUT', '/api/option/', { key: 'CompletionRatio', value: '{"gpt-5": 2}' })).toEqual({
+      success: true,
+      message: '',
+    });
     // (800 + 200 x 0.1 + 50 x 2) x 1
     expect(await chargeOf('gpt-5')).toBe(920);
     const refused = await harness.admin('PUT', '/api/option/', { key: 'CompletionRatio', value: '{"gpt-5": -1}' });

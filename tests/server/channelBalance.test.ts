@@ -59,7 +59,11 @@ for (const target of targets) {
       return created.json().data.ids[0] as number;
     };
     const savedBalance = async (id: number) => {
-      const row = await app.ctx.db.selectFrom('channels').select(['balance', 'balance_updated_time']).where('id', '=', id).executeTakeFirstOrThrow();
+      const row = await app.ctx.db
+        .selectFrom('channels')
+        .select(['balance', 'balance_updated_time'])
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
       return { balance: Number(row.balance), updated: Number(row.balance_updated_time) };
     };
 
@@ -111,7 +115,10 @@ for (const target of targets) {
       };
       expect(await get(`/api/channel/update_balance/${id}`)).toEqual({ success: true, message: '', balance: 12.34 });
 
-      deepSeekAnswer = { is_available: true, balance_infos: [{ currency: 'USD', total_balance: '5.00', granted_balance: '0.00', topped_up_balance: '5.00' }] };
+      deepSeekAnswer = {
+        is_available: true,
+        balance_infos: [{ currency: 'USD', total_balance: '5.00', granted_balance: '0.00', topped_up_balance: '5.00' }],
+      };
       expect(await get(`/api/channel/update_balance/${id}`)).toEqual({
         success: false,
         message: "this account's balance is held in another currency (5.00 USD); this channel type records balances in CNY",
@@ -119,7 +126,10 @@ for (const target of targets) {
       expect((await savedBalance(id)).balance).toBe(12.34);
 
       // an account that holds nothing anywhere has nothing, in any unit
-      deepSeekAnswer = { is_available: false, balance_infos: [{ currency: 'USD', total_balance: '0.00', granted_balance: '0.00', topped_up_balance: '0.00' }] };
+      deepSeekAnswer = {
+        is_available: false,
+        balance_infos: [{ currency: 'USD', total_balance: '0.00', granted_balance: '0.00', topped_up_balance: '0.00' }],
+      };
       expect(await get(`/api/channel/update_balance/${id}`)).toEqual({ success: true, message: '', balance: 0 });
     });
 

@@ -15,7 +15,8 @@ import { startSmtp, type LocalSmtp } from '../support/smtp';
 const ROOT_EMAIL = 'root@example.com';
 const targets = await databaseTargets('channel_health', { besideSqlite: 'mysql' });
 
-const localDate = (date: Date) => `${date.getFullYear()}-${String(date.getMonth() + 1).padStart(2, '0')}-${String(date.getDate()).padStart(2, '0')}`;
+const localDate = (date: Date) =>
+  `${date.getFullYear()}-${String(date.getMonth() + 1).padStart(2, '0')}-${String(date.getDate()).padStart(2, '0')}`;
 
 for (const target of targets) {
   describe.runIf(target.available)(`channel tests, balances and health on ${target.name}`, () => {
@@ -60,7 +61,15 @@ for (const target of targets) {
     });
 
     const get = (url: string) => asBrowser(app, root, { method: 'GET', url }).then((response) => response.json());
-    const addChannel = async (fields: { key: string; type?: number; models?: string; model_mapping?: string; base_url?: string; name?: string; test_model?: string }) => {
+    const addChannel = async (fields: {
+      key: string;
+      type?: number;
+      models?: string;
+      model_mapping?: string;
+      base_url?: string;
+      name?: string;
+      test_model?: string;
+    }) => {
       const created = await asBrowser(app, root, {
         method: 'POST',
         url: '/api/channel/',
@@ -103,7 +112,12 @@ for (const target of targets) {
     });
 
     it('tests the model named by ?model= (as mapped), else the channel test model, and refuses a model the channel lacks', async () => {
-      const id = await addChannel({ key: 'sk-good', models: 'gpt-4,gpt-3.5-turbo,gpt-4o', model_mapping: '{"gpt-4":"gpt-4-0613"}', test_model: 'gpt-3.5-turbo' });
+      const id = await addChannel({
+        key: 'sk-good',
+        models: 'gpt-4,gpt-3.5-turbo,gpt-4o',
+        model_mapping: '{"gpt-4":"gpt-4-0613"}',
+        test_model: 'gpt-3.5-turbo',
+      });
       expect((await get(`/api/channel/${id}`)).data.test_model).toBe('gpt-3.5-turbo');
       expect(await get(`/api/channel/test/${id}`)).toMatchObject({ success: true, model: 'gpt-3.5-turbo' });
       expect(emulator.requests.at(-1)!.body).toMatchObject({ model: 'gpt-3.5-turbo' });
@@ -113,7 +127,11 @@ for (const target of targets) {
       const sentBefore = emulator.requests.length;
       const refused = await asBrowser(app, root, { method: 'GET', url: `/api/channel/test/${id}?model=claude-3-opus` });
       expect(refused.statusCode).toBe(400);
-      expect(refused.json()).toEqual({ success: false, message: "model claude-3-opus is not one of this channel's models", code: 'model_not_in_channel' });
+      expect(refused.json()).toEqual({
+        success: false,
+        message: "model claude-3-opus is not one of this channel's models",
+        code: 'model_not_in_channel',
+      });
       expect(emulator.requests.length).toBe(sentBefore);
     });
 
@@ -177,7 +195,12 @@ for (const target of targets) {
       expect(sent.headers['x-api-key']).toBe('sk-ant');
       expect(sent.body).toMatchObject({ model: 'claude-2', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 });
       expect(Number((await channelRow(claude)).test_time)).toBeGreaterThan(0);
-      expect(await get('/api/channel/test/999999')).toEqual({ success: false, message: 'channel not found', code: 'channel_not_found', time: 0 });
+      expect(await get('/api/channel/test/999999')).toEqual({
+        success: false,
+        message: 'channel not found',
+        code: 'channel_not_found',
+        time: 0,
+      });
     });
 
     it('test-all disables a dead-key channel only when AutomaticDisableChannelEnabled is on, and e-mails root', async () => {
@@ -235,12 +258,28 @@ for (const target of targets) {
     it('a second test-all or balance-all while one runs is refused, and the guard clears when it ends', async () => {
       await addChannel({ key: 'sk-slow' });
       expect(await get('/api/channel/test')).toMatchObject({ success: true, message: '', data: { kind: 'test', state: 'running' } });
-      expect(await get('/api/channel/test')).toMatchObject({ success: false, message: 'test already running', data: { kind: 'test', state: 'running' } });
-      expect(await get('/api/channel/update_balance')).toMatchObject({ success: true, message: '', data: { kind: 'balance', state: 'running' } });
-      expect(await get('/api/channel/update_balance')).toMatchObject({ success: false, message: 'balance update already running', data: { kind: 'balance', state: 'running' } });
+      expect(await get('/api/channel/test')).toMatchObject({
+        success: false,
+        message: 'test already running',
+        data: { kind: 'test', state: 'running' },
+      });
+      expect(await get('/api/channel/update_balance')).toMatchObject({
+        success: true,
+        message: '',
+        data: { kind: 'balance', state: 'running' },
+      });
+      expect(await get('/api/channel/update_balance')).toMatchObject({
+        success: false,
+        message: 'balance update already running',
+        data: { kind: 'balance', state: 'running' },
+      });
       await channelJobsSettled(app);
       expect(await get('/api/channel/test')).toMatchObject({ success: true, message: '', data: { kind: 'test', state: 'running' } });
-      expect(await get('/api/channel/update_balance')).toMatchObject({ success: true, message: '', data: { kind: 'balance', state: 'running' } });
+      expect(await get('/api/channel/update_balance')).toMatchObject({
+        success: true,
+        message: '',
+        data: { kind: 'balance', state: 'running' },
+      });
       await channelJobsSettled(app);
     });
 
@@ -300,22 +339,35 @@ for (const target of targets) {
 
     it('says which balances it cannot read: unsupported types, upstream errors, unknown channels', async () => {
       const api2d = await addChannel({ key: 'sk-good', type: 2 });
-      expect(await get(`/api/channel/update_balance/${api2d}`)).toEqual({ success: false, message: 'balance query is not supported for this channel type' });
+      expect(await get(`/api/channel/update_balance/${api2d}`)).toEqual({
+        success: false,
+        message: 'balance query is not supported for this channel type',
+      });
       const dead = await addChannel({ key: 'sk-dead', type: 1 });
       expect(await get(`/api/channel/update_balance/${dead}`)).toEqual({
         success: false,
         message: 'Incorrect API key provided. (type invalid_request_error, code invalid_api_key)',
       });
       expect(Number((await channelRow(dead)).balance_updated_time)).toBe(0);
-      expect(await get('/api/channel/update_balance/999999')).toEqual({ success: false, message: 'channel not found', code: 'channel_not_found' });
+      expect(await get('/api/channel/update_balance/999999')).toEqual({
+        success: false,
+        message: 'channel not found',
+        code: 'channel_not_found',
+      });
     });
 
     it('balance-all refreshes enabled channels of supported types and disables an empty one only with auto-disable on', async () => {
       const openai = await addChannel({ key: 'sk-good', type: 1 });
       const manuallyOff = await addChannel({ key: 'sk-good', type: 1 });
-      expect((await asBrowser(app, root, { method: 'PUT', url: '/api/channel/', payload: { id: manuallyOff, status: 2 } })).json().success).toBe(true);
+      expect(
+        (await asBrowser(app, root, { method: 'PUT', url: '/api/channel/', payload: { id: manuallyOff, status: 2 } })).json().success,
+      ).toBe(true);
       const empty = await addChannel({ key: 'sk-empty', type: 4, base_url: emptyAccountUrl });
-      expect(await get('/api/channel/update_balance')).toMatchObject({ success: true, message: '', data: { kind: 'balance', state: 'running' } });
+      expect(await get('/api/channel/update_balance')).toMatchObject({
+        success: true,
+        message: '',
+        data: { kind: 'balance', state: 'running' },
+      });
       await channelJobsSettled(app);
       expect(Number((await channelRow(openai)).balance)).toBe(99.5);
       expect(Number((await channelRow(manuallyOff)).balance_updated_time)).toBe(0);
@@ -323,7 +375,11 @@ for (const target of targets) {
       expect(await stateOf(empty)).toEqual({ status: 1, autoDisabled: 0 });
 
       await app.ctx.options.set('AutomaticDisableChannelEnabled', 'true');
-      expect(await get('/api/channel/update_balance')).toMatchObject({ success: true, message: '', data: { kind: 'balance', state: 'running' } });
+      expect(await get('/api/channel/update_balance')).toMatchObject({
+        success: true,
+        message: '',
+        data: { kind: 'balance', state: 'running' },
+      });
       await channelJobsSettled(app);
       expect(await stateOf(empty)).toEqual({ status: 2, autoDisabled: 1 });
       expect(await stateOf(openai)).toEqual({ status: 1, autoDisabled: 0 });
@@ -340,10 +396,16 @@ for (const target of targets) {
       await channelJobsSettled(app);
       for (const id of [recovered, stillDead, slow]) expect(await stateOf(id)).toEqual({ status: 2, autoDisabled: 1 });
       // the admin fixes the key; editing keeps the channel disabled by the system
-      const edited = await asBrowser(app, root, { method: 'PUT', url: '/api/channel/', payload: { ...(await get(`/api/channel/${recovered}`)).data, key: 'sk-good' } });
+      const edited = await asBrowser(app, root, {
+        method: 'PUT',
+        url: '/api/channel/',
+        payload: { ...(await get(`/api/channel/${recovered}`)).data, key: 'sk-good' },
+      });
       expect(edited.json().data).toMatchObject({ status: 2, auto_disabled: true });
       const manual = await addChannel({ key: 'sk-good', name: 'manual' });
-      expect((await asBrowser(app, root, { method: 'PUT', url: '/api/channel/', payload: { id: manual, status: 2 } })).json().data.status).toBe(2);
+      expect(
+        (await asBrowser(app, root, { method: 'PUT', url: '/api/channel/', payload: { id: manual, status: 2 } })).json().data.status,
+      ).toBe(2);
 
       const result = await runHealthPass(app);
       expect(result).toEqual({ tested: [slow, stillDead, recovered], reenabled: [recovered], keysTested: [], keysReenabled: [] });

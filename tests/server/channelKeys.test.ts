@@ -23,10 +23,18 @@ function startLeakyUpstream(): Promise<void> {
     request.resume();
     request.on('end', () => {
       if (request.url!.startsWith('/leak500/')) {
-        return send(500, { message: `proxy 10.1.2.3:8080 failed for Authorization: ${authorization} (key=${key})`, type: 'server_error', code: null });
+        return send(500, {
+          message: `proxy 10.1.2.3:8080 failed for Authorization: ${authorization} (key=${key})`,
+          type: 'server_error',
+          code: null,
+        });
       }
       if (request.url!.startsWith('/leak401/')) {
-        return send(401, { message: `Incorrect API key provided: ${key}. Header was ${authorization}.`, type: 'invalid_request_error', code: 'invalid_api_key' });
+        return send(401, {
+          message: `Incorrect API key provided: ${key}. Header was ${authorization}.`,
+          type: 'invalid_request_error',
+          code: 'invalid_api_key',
+        });
       }
       return send(400, {
         message: `The model does not exist for key ${key}; see https://internal.example/docs?key=${key} (served by 10.0.0.7)`,
@@ -61,17 +69,32 @@ const SK_KEY = 'sk-live-Sup3rSecretKey42';
 const PLAIN_KEY = 'tenant-9f8e7d6c5b4aQ';
 const chat = { model: 'gpt-4', messages: [{ role: 'user', content: 'hi' }] };
 
-const storedChannel = (id: number) => harness.app.ctx.db.selectFrom('channels').select(['base_url', 'type', 'key']).where('id', '=', id).executeTakeFirstOrThrow();
+const storedChannel = (id: number) =>
+  harness.app.ctx.db.selectFrom('channels').select(['base_url', 'type', 'key']).where('id', '=', id).executeTakeFirstOrThrow();
 
 describe('repointing a channel', () => {
   it('needs the key again when the base URL changes', async () => {
     const id = await harness.addChannel({ name: 'moving', key: SK_KEY, base_url: `${leakyUrl}/ok` });
-    const refused = await harness.admin('PUT', '/api/channel/', { id, name: 'moving', type: 8, base_url: 'https://attacker.example', models: 'gpt-4', key: '' });
+    const refused = await harness.admin('PUT', '/api/channel/', {
+      id,
+      name: 'moving',
+      type: 8,
+      base_url: 'https://attacker.example',
+      models: 'gpt-4',
+      key: '',
+    });
     expect(refused.success).toBe(false);
     expect(refused.message).toMatch(/base URL or the type.*key again/);
     expect(await storedChannel(id)).toEqual({ base_url: `${leakyUrl}/ok`, type: 8, key: SK_KEY });
 
-    const rekeyed = await harness.admin('PUT', '/api/channel/', { id, name: 'moving', type: 8, base_url: 'https://new.example', models: 'gpt-4', key: 'sk-new-key-123456' });
+    const rekeyed = await harness.admin('PUT', '/api/channel/', {
+      id,
+      name: 'moving',
+      type: 8,
+      base_url: 'https://new.example',
+      models: 'gpt-4',
+      key: 'sk-new-key-123456',
+    });
     expect(rekeyed.success).toBe(true);
     expect(await storedChannel(id)).toEqual({ base_url: 'https://new.example', type: 8, key: 'sk-new-key-123456' });
   });
@@ -82,7 +105,14 @@ describe('repointing a channel', () => {
     expect(refused.success).toBe(false);
     expect(Number((await storedChannel(id)).type)).toBe(8);
     // the same base URL spelled with a trailing slash, a new name and models: no key needed
-    const renamed = await harness.admin('PUT', '/api/channel/', { id, name: 'renamed', type: 8, base_url: `${leakyUrl}/ok/`, models: 'gpt-4,gpt-3.5-turbo', key: '' });
+    const renamed = await harness.admin('PUT', '/api/channel/', {
+      id,
+      name: 'renamed',
+      type: 8,
+      base_url: `${leakyUrl}/ok/`,
+      models: 'gpt-4,gpt-3.5-turbo',
+      key: '',
+    });
     expect(renamed.success).toBe(true);
     expect((await storedChannel(id)).key).toBe(SK_KEY);
   });
@@ -136,20 +166,23 @@ describe('what token holders read of upstream failures', () => {
     }
   });
 
-  it.each([SK_KEY, PLAIN_KEY])('an upstream 5xx or auth failure: generic, with no key, address or upstream wording (key %s)', async (key) => {
-    for (const [prefix, status] of [
-      ['/leak500', 500],
-      ['/leak401', 502],
-    ] as const) {
-      await resetRelay(harness);
-      await harness.addChannel({ name: prefix, key, base_url: `${leakyUrl}${prefix}` });
-      const response = await harness.post('/v1/chat/completions', chat);
-      expect(response.status, prefix).toBe(status);
-      const { error } = (await response.json()) as any;
-      expect(error.message, prefix).toMatch(/^the upstream service (failed|refused the gateway) \(request id req_\w+\)$/);
-      expect(error.code, prefix).toBe('upstream_error');
-    }
-  });
+  it.each([SK_KEY, PLAIN_KEY])(
+    'an upstream 5xx or auth failure: generic, with no key, address or upstream wording (key %s)',
+    async (key) => {
+      for (const [prefix, status] of [
+        ['/leak500', 500],
+        ['/leak401', 502],
+      ] as const) {
+        await resetRelay(harness);
+        await harness.addChannel({ name: prefix, key, base_url: `${leakyUrl}${prefix}` });
+        const response = await harness.post('/v1/chat/completions', chat);
+        expect(response.status, prefix).toBe(status);
+        const { error } = (await response.json()) as any;
+        expect(error.message, prefix).toMatch(/^the upstream service (failed|refused the gateway) \(request id req_\w+\)$/);
+        expect(error.code, prefix).toBe('upstream_error');
+      }
+    },
+  );
 
   it('an OpenAI-shaped complaint about the request keeps its message, without key, URL or address', async () => {
     await harness.addChannel({ name: 'picky', key: SK_KEY, base_url: `${leakyUrl}/leak400` });

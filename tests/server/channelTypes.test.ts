@@ -32,8 +32,16 @@ describe('the channel-type table', () => {
     expect(row(40)).toMatchObject({ defaultBaseUrl: 'https://ark.cn-beijing.volces.com', pathPrefix: '/api/v3', ownedBy: 'bytedance' });
     expect(row(41)).toMatchObject({ defaultBaseUrl: 'https://api.novita.ai', pathPrefix: '/v3/openai' });
     expect(row(47)).toMatchObject({ defaultBaseUrl: 'https://qianfan.baidubce.com', pathPrefix: '/v2', ownedBy: 'baidu' });
-    expect(row(49)).toMatchObject({ defaultBaseUrl: 'https://dashscope.aliyuncs.com', pathPrefix: '/compatible-mode/v1', ownedBy: 'alibaba' });
-    expect(row(51)).toMatchObject({ defaultBaseUrl: 'https://generativelanguage.googleapis.com', pathPrefix: '/v1beta/openai', ownedBy: 'google' });
+    expect(row(49)).toMatchObject({
+      defaultBaseUrl: 'https://dashscope.aliyuncs.com',
+      pathPrefix: '/compatible-mode/v1',
+      ownedBy: 'alibaba',
+    });
+    expect(row(51)).toMatchObject({
+      defaultBaseUrl: 'https://generativelanguage.googleapis.com',
+      pathPrefix: '/v1beta/openai',
+      ownedBy: 'google',
+    });
     expect(row(23)?.defaultBaseUrl).toBe('https://api.hunyuan.cloud.tencent.com');
     expect(row(48)?.defaultBaseUrl).toBe('https://spark-api-open.xf-yun.com');
   });
@@ -44,12 +52,12 @@ describe('the channel-type table', () => {
     expect(openAiPathPrefix(37, '', 'https://api.cloudflare.com')).toBeUndefined();
     expect(openAiPathPrefix(29, '', '')).toBe('/openai/v1');
     expect(openAiPathPrefix(1, 'anything', '')).toBe('/v1');
-    expect([otherMissing(37, '', ''), otherMissing(37, 'abc', ''), otherMissing(37, '', 'https://api.cloudflare.com/client/v4/accounts/abc/ai'), otherMissing(3, '', '')]).toEqual([
-      true,
-      false,
-      false,
-      false,
-    ]);
+    expect([
+      otherMissing(37, '', ''),
+      otherMissing(37, 'abc', ''),
+      otherMissing(37, '', 'https://api.cloudflare.com/client/v4/accounts/abc/ai'),
+      otherMissing(3, '', ''),
+    ]).toEqual([true, false, false, false]);
   });
 
   it("maps one-api's and new-api's numbers for these types, and names the ones not relayed yet", () => {
@@ -95,7 +103,8 @@ describe('the channel-type table', () => {
   it('can reach every type: a default base URL unless one is required (Spark picks its host by version, Vertex AI and Bedrock by region)', () => {
     for (const type of CHANNEL_TYPES) {
       if (type.baseUrlRequired) expect(type.defaultBaseUrl, type.label).toBe('');
-      else if (type.protocol !== 'xunfei' && type.protocol !== 'vertex' && type.protocol !== 'bedrock') expect(type.defaultBaseUrl, type.label).toMatch(/^https?:\/\/[^/]+$/);
+      else if (type.protocol !== 'xunfei' && type.protocol !== 'vertex' && type.protocol !== 'bedrock')
+        expect(type.defaultBaseUrl, type.label).toMatch(/^https?:\/\/[^/]+$/);
       if (type.pathPrefix) expect(type.pathPrefix, type.label).toMatch(/^\/[^/].*[^/]$/);
     }
   });

@@ -21,7 +21,14 @@ describe('WAL checkpoints', () => {
       const before = statSync(file).size;
       const content = 'x'.repeat(500);
       // about 2 MB of rows, all of it in the WAL at first
-      await app.ctx.ledger.insertLogs(Array.from({ length: 4000 }, (_, index) => ({ userId: 1, username: 'root', type: LogType.consume, content: `${index} ${content}` })));
+      await app.ctx.ledger.insertLogs(
+        Array.from({ length: 4000 }, (_, index) => ({
+          userId: 1,
+          username: 'root',
+          type: LogType.consume,
+          content: `${index} ${content}`,
+        })),
+      );
       const deadline = Date.now() + 10_000;
       while (statSync(file).size < before + 1_500_000 && Date.now() < deadline) await new Promise((wake) => setTimeout(wake, 100));
       expect(statSync(file).size).toBeGreaterThan(before + 1_500_000);

@@ -26,7 +26,11 @@ describe('CSRF protection', () => {
     });
     expect(response.statusCode).toBe(403);
     expect(response.json()).toEqual({ success: false, message: 'cross-site request refused', code: 'cross_site_refused' });
-    const self = await app.inject({ method: 'GET', url: '/api/user/self', headers: { cookie, host: 'localhost:3000', 'sec-fetch-site': 'same-origin' } });
+    const self = await app.inject({
+      method: 'GET',
+      url: '/api/user/self',
+      headers: { cookie, host: 'localhost:3000', 'sec-fetch-site': 'same-origin' },
+    });
     expect(self.json().data.display_name).toBe('victim');
   });
 
@@ -42,7 +46,13 @@ describe('CSRF protection', () => {
   });
 
   it('refuses cross-site state-changing GETs (logout, token rotation, a channel key test)', async () => {
-    for (const url of ['/api/user/logout', '/api/user/token', '/api/user/logout/', '/api/channel/1/keys/1/test', '/api/channel/1/keys/1/test/']) {
+    for (const url of [
+      '/api/user/logout',
+      '/api/user/token',
+      '/api/user/logout/',
+      '/api/channel/1/keys/1/test',
+      '/api/channel/1/keys/1/test/',
+    ]) {
       const response = await app.inject({ method: 'GET', url, headers: { ...crossSite, cookie } });
       expect(response.statusCode, url).toBe(403);
       expect(response.headers['set-cookie'], url).toBeUndefined();
@@ -50,7 +60,12 @@ describe('CSRF protection', () => {
   });
 
   it('refuses a same-site (sibling subdomain) state change too', async () => {
-    const response = await app.inject({ method: 'PUT', url: '/api/user/self', headers: { host: 'localhost:3000', 'sec-fetch-site': 'same-site', cookie }, payload: {} });
+    const response = await app.inject({
+      method: 'PUT',
+      url: '/api/user/self',
+      headers: { host: 'localhost:3000', 'sec-fetch-site': 'same-site', cookie },
+      payload: {},
+    });
     expect(response.statusCode).toBe(403);
   });
 

@@ -50,7 +50,10 @@ describe('the cross-site check on encoded paths', () => {
       method,
       url,
       headers: { ...crossSite, cookie: root ? rootCookie : cookie },
-      payload: method === 'GET' || method === 'HEAD' ? undefined : { username: 'victim', password: 'x', display_name: 'pwned', key: 'SystemName', value: 'pwned' },
+      payload:
+        method === 'GET' || method === 'HEAD'
+          ? undefined
+          : { username: 'victim', password: 'x', display_name: 'pwned', key: 'SystemName', value: 'pwned' },
     });
     expect(response.statusCode).toBe(403);
     expect(response.headers['set-cookie']).toBeUndefined();
@@ -88,7 +91,12 @@ describe('the cross-site check behind proxies', () => {
   const forwarded = { host: '10.0.0.5:3000', origin: 'https://gw.example', 'x-forwarded-host': 'gw.example', 'x-forwarded-proto': 'https' };
 
   it('ignores X-Forwarded-Host without TRUSTED_PROXY (an Origin-only client is compared with Host)', async () => {
-    const response = await app.inject({ method: 'PUT', url: '/api/user/self', headers: { ...forwarded, cookie }, payload: { display_name: 'forwarded' } });
+    const response = await app.inject({
+      method: 'PUT',
+      url: '/api/user/self',
+      headers: { ...forwarded, cookie },
+      payload: { display_name: 'forwarded' },
+    });
     expect(response.statusCode).toBe(403);
   });
 
@@ -97,11 +105,26 @@ describe('the cross-site check behind proxies', () => {
     try {
       await register(trusted, 'behind');
       const session = await login(trusted, 'behind', 'password-123');
-      const accepted = await trusted.inject({ method: 'PUT', url: '/api/user/self', headers: { ...forwarded, cookie: session }, payload: { display_name: 'forwarded' } });
+      const accepted = await trusted.inject({
+        method: 'PUT',
+        url: '/api/user/self',
+        headers: { ...forwarded, cookie: session },
+        payload: { display_name: 'forwarded' },
+      });
       expect(accepted.json()).toEqual({ success: true, message: '' });
-      const otherHost = await trusted.inject({ method: 'PUT', url: '/api/user/self', headers: { ...forwarded, origin: 'https://evil.example', cookie: session }, payload: {} });
+      const otherHost = await trusted.inject({
+        method: 'PUT',
+        url: '/api/user/self',
+        headers: { ...forwarded, origin: 'https://evil.example', cookie: session },
+        payload: {},
+      });
       expect(otherHost.statusCode).toBe(403);
-      const otherScheme = await trusted.inject({ method: 'PUT', url: '/api/user/self', headers: { ...forwarded, origin: 'http://gw.example', cookie: session }, payload: {} });
+      const otherScheme = await trusted.inject({
+        method: 'PUT',
+        url: '/api/user/self',
+        headers: { ...forwarded, origin: 'http://gw.example', cookie: session },
+        payload: {},
+      });
       expect(otherScheme.statusCode).toBe(403);
     } finally {
       await trusted.close();

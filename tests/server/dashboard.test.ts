@@ -57,7 +57,8 @@ for (const target of targets) {
       await register(app, 'bob');
       ann = await login(app, 'ann', 'password-123');
       const bob = await login(app, 'bob', 'password-123');
-      const idOf = async (username: string) => Number((await app.ctx.db.selectFrom('users').select('id').where('username', '=', username).executeTakeFirstOrThrow()).id);
+      const idOf = async (username: string) =>
+        Number((await app.ctx.db.selectFrom('users').select('id').where('username', '=', username).executeTakeFirstOrThrow()).id);
       annId = await idOf('ann');
       bobId = await idOf('bob');
       for (const [cookie, name] of [
@@ -65,14 +66,26 @@ for (const target of targets) {
         [ann, 'a2'],
         [bob, 'b1'],
       ] as const) {
-        const created = (await asBrowser(app, cookie, { method: 'POST', url: '/api/token/', payload: { name, remain_quota: 0, unlimited_quota: true } })).json();
+        const created = (
+          await asBrowser(app, cookie, { method: 'POST', url: '/api/token/', payload: { name, remain_quota: 0, unlimited_quota: true } })
+        ).json();
         tokens[name] = Number(created.data.id);
       }
       for (const name of ['c1', 'c2']) {
-        const created = (await asBrowser(app, root, { method: 'POST', url: '/api/channel/', payload: { name, type: 1, key: `sk-${name}`, models: 'gpt-4', group: 'default' } })).json();
+        const created = (
+          await asBrowser(app, root, {
+            method: 'POST',
+            url: '/api/channel/',
+            payload: { name, type: 1, key: `sk-${name}`, models: 'gpt-4', group: 'default' },
+          })
+        ).json();
         channels[name] = Number(created.data.ids[0]);
       }
-      const consume = (fields: Partial<NewLog> & { userId: number; username: string }): NewLog => ({ type: 2, content: 'model ratio 15.00, group ratio 1.00', ...fields });
+      const consume = (fields: Partial<NewLog> & { userId: number; username: string }): NewLog => ({
+        type: 2,
+        content: 'model ratio 15.00, group ratio 1.00',
+        ...fields,
+      });
       await app.ctx.ledger.insertLogs([
         consume({
           userId: annId,
@@ -140,7 +153,17 @@ for (const target of targets) {
           createdAt: base + 30,
           elapsedMs: 3000,
         },
-        { userId: bobId, username: 'bob', type: LogType.error, content: 'no channel available for model gpt-4o', tokenId: tokens.b1, modelName: 'gpt-4o', channelId: 0, createdAt: base, elapsedMs: 5 },
+        {
+          userId: bobId,
+          username: 'bob',
+          type: LogType.error,
+          content: 'no channel available for model gpt-4o',
+          tokenId: tokens.b1,
+          modelName: 'gpt-4o',
+          channelId: 0,
+          createdAt: base,
+          elapsedMs: 5,
+        },
       ];
       await app.ctx.ledger.settle([], failures);
     });
@@ -158,10 +181,21 @@ for (const target of targets) {
       expect(dashboard.last_30_days).toEqual(dashboard.totals);
       expect(dashboard.today).toEqual(ZERO);
       expect(dashboard.series).toHaveLength(Math.ceil((now - dashboard.start) / DAY));
-      expect(dashboard.series.map((point: { bucket: number }) => point.bucket)).toEqual(dashboard.series.map((_: unknown, index: number) => dashboard.start + index * DAY));
+      expect(dashboard.series.map((point: { bucket: number }) => point.bucket)).toEqual(
+        dashboard.series.map((_: unknown, index: number) => dashboard.start + index * DAY),
+      );
       const bucketOf = (time: number) => dashboard.series.find((point: { bucket: number }) => point.bucket === time - (time % DAY));
-      expect(bucketOf(base - DAY)).toEqual({ bucket: base - DAY - ((base - DAY) % DAY), requests: 1, errors: 0, prompt_tokens: 500, completion_tokens: 500, quota: 5000 });
-      expect(dashboard.series.filter((point: { requests: number; errors: number }) => point.requests + point.errors === 0).length).toBeGreaterThan(0);
+      expect(bucketOf(base - DAY)).toEqual({
+        bucket: base - DAY - ((base - DAY) % DAY),
+        requests: 1,
+        errors: 0,
+        prompt_tokens: 500,
+        completion_tokens: 500,
+        quota: 5000,
+      });
+      expect(
+        dashboard.series.filter((point: { requests: number; errors: number }) => point.requests + point.errors === 0).length,
+      ).toBeGreaterThan(0);
       expect(dashboard.by_model).toEqual([
         { model: 'gpt-4', requests: 3, errors: 1, prompt_tokens: 610, completion_tokens: 555, quota: 6500 },
         { model: 'gpt-3.5-turbo', requests: 1, errors: 0, prompt_tokens: 20, completion_tokens: 20, quota: 200 },
@@ -209,7 +243,9 @@ for (const target of targets) {
       expectNear(c1.latency_p50_ms, 80);
       expectNear(c1.latency_p95_ms, 300);
       expect(dashboard.channel_health).toEqual({ enabled: 2, auto_disabled: 0, manually_disabled: 0, untested: 2, slowest: [] });
-      expect(dashboard.balance).toBe(Number((await app.ctx.db.selectFrom('users').select('quota').where('id', '=', 1).executeTakeFirstOrThrow()).quota));
+      expect(dashboard.balance).toBe(
+        Number((await app.ctx.db.selectFrom('users').select('quota').where('id', '=', 1).executeTakeFirstOrThrow()).quota),
+      );
     });
 
     it('answers a user with their own usage only, whatever user or channel they name', async () => {
@@ -222,7 +258,9 @@ for (const target of targets) {
       expect(own.top_tokens.map((token: { token_name: string }) => token.token_name)).toEqual(['a1', 'a2']);
       expect(own).not.toHaveProperty('top_users');
       expect(own).not.toHaveProperty('top_channels');
-      expect(own.balance).toBe(Number((await app.ctx.db.selectFrom('users').select('quota').where('id', '=', annId).executeTakeFirstOrThrow()).quota));
+      expect(own.balance).toBe(
+        Number((await app.ctx.db.selectFrom('users').select('quota').where('id', '=', annId).executeTakeFirstOrThrow()).quota),
+      );
       const named = await data(ann, `/api/dashboard?user_id=${bobId}&channel_id=${channels.c1}`);
       expect(named.totals).toEqual(own.totals);
       expect((await data(ann, `/api/dashboard?token_id=${tokens.b1}`)).totals).toEqual(ZERO);
@@ -233,8 +271,20 @@ for (const target of targets) {
       const totalOf = async (query: string) => (await data(root, `/api/dashboard/admin?${query}`)).totals;
       expect((await totalOf(`user_id=${bobId}`)).quota).toBe(5000);
       expect((await totalOf(`token_id=${tokens.a2}`)).quota).toBe(200);
-      expect(await totalOf('model=gpt-3.5-turbo')).toEqual({ requests: 1, errors: 0, prompt_tokens: 20, completion_tokens: 20, quota: 200 });
-      expect(await totalOf(`channel_id=${channels.c1}`)).toEqual({ requests: 2, errors: 0, prompt_tokens: 110, completion_tokens: 55, quota: 1500 });
+      expect(await totalOf('model=gpt-3.5-turbo')).toEqual({
+        requests: 1,
+        errors: 0,
+        prompt_tokens: 20,
+        completion_tokens: 20,
+        quota: 200,
+      });
+      expect(await totalOf(`channel_id=${channels.c1}`)).toEqual({
+        requests: 2,
+        errors: 0,
+        prompt_tokens: 110,
+        completion_tokens: 55,
+        quota: 1500,
+      });
       const hourly = await data(root, `/api/dashboard/admin?start=${base + 100}&end=${base + 2 * HOUR}`);
       expect(hourly.granularity).toBe('hour');
       expect(hourly.start).toBe(base);
@@ -249,10 +299,17 @@ for (const target of targets) {
     });
 
     it('refuses what the roles and the query do not allow', async () => {
-      expect((await get(ann, '/api/dashboard/admin')).json()).toEqual({ success: false, message: 'insufficient permission', code: 'permission_denied' });
+      expect((await get(ann, '/api/dashboard/admin')).json()).toEqual({
+        success: false,
+        message: 'insufficient permission',
+        code: 'permission_denied',
+      });
       expect((await get(undefined, '/api/dashboard')).statusCode).toBe(401);
       expect((await get(undefined, '/api/dashboard/admin')).statusCode).toBe(401);
-      expect((await get(ann, `/api/dashboard?start=${base}&end=${base}`)).json()).toMatchObject({ success: false, message: 'start must be before end' });
+      expect((await get(ann, `/api/dashboard?start=${base}&end=${base}`)).json()).toMatchObject({
+        success: false,
+        message: 'start must be before end',
+      });
       expect((await get(ann, `/api/dashboard?start=0&end=${now}&granularity=hour`)).json().success).toBe(false);
       expect((await get(ann, '/api/dashboard?granularity=week')).statusCode).toBe(400);
       expect((await get(ann, '/api/dashboard?token_id=abc')).statusCode).toBe(400);
@@ -264,7 +321,10 @@ for (const target of targets) {
       expect(await stat(ann, '/api/log/self/stat')).toEqual({ quota: 1700, token: 205 });
       expect(await stat(root, '/api/log/stat?model_name=gpt-3.5-turbo')).toEqual({ quota: 200, token: 40 });
       // whole hours: the rollups; a range cut inside an hour, a username or a token name: the logs
-      expect(await stat(root, `/api/log/stat?start_timestamp=${base}&end_timestamp=${base + HOUR - 1}`)).toEqual({ quota: 1500, token: 165 });
+      expect(await stat(root, `/api/log/stat?start_timestamp=${base}&end_timestamp=${base + HOUR - 1}`)).toEqual({
+        quota: 1500,
+        token: 165,
+      });
       expect(await stat(root, `/api/log/stat?start_timestamp=${base + 15}`)).toEqual({ quota: 700, token: 55 });
       expect(await stat(root, '/api/log/stat?username=bob')).toEqual({ quota: 5000, token: 1000 });
       expect(await stat(ann, '/api/log/self/stat?token_name=a2')).toEqual({ quota: 200, token: 40 });
@@ -285,7 +345,9 @@ for (const target of targets) {
       const before = await counts();
       await expect(
         app.ctx.db.transaction().execute(async (transaction) => {
-          await insertLogs(transaction, [{ userId: annId, username: 'ann', type: 2, content: 'x', quota: 1, modelName: 'gpt-4', createdAt: base }]);
+          await insertLogs(transaction, [
+            { userId: annId, username: 'ann', type: 2, content: 'x', quota: 1, modelName: 'gpt-4', createdAt: base },
+          ]);
           throw new Error('the process died here');
         }),
       ).rejects.toThrow('the process died here');
@@ -299,7 +361,9 @@ for (const target of targets) {
         await new Migrator({ db, provider: migrationProvider }).migrateTo('0007-exact-identity-columns');
         const row = (user: number, token: number, model: string, channel: number, quota: number, elapsed: number, at: number, type = 2) =>
           sql`insert into logs (user_id, created_at, type, content, username, token_name, token_id, model_name, channel_id, quota, prompt_tokens, completion_tokens, elapsed_ms, is_stream, estimated)
-              values (${user}, ${at}, ${type}, ${'x'}, ${'u'}, ${'t'}, ${token}, ${model}, ${channel}, ${quota}, ${1}, ${2}, ${elapsed}, ${0}, ${0})`.execute(db);
+              values (${user}, ${at}, ${type}, ${'x'}, ${'u'}, ${'t'}, ${token}, ${model}, ${channel}, ${quota}, ${1}, ${2}, ${elapsed}, ${0}, ${0})`.execute(
+            db,
+          );
         await row(1, 1, 'gpt-4', 1, 10, 50, base + 1);
         await row(1, 1, 'gpt-4', 1, 20, 700, base + 2);
         await row(1, 1, 'gpt-4', 1, 40, 90_000, base + HOUR);
@@ -311,7 +375,8 @@ for (const target of targets) {
           .sort();
         expect(later.slice(0, 2)).toEqual(['0008-channel-test-error', '0009-usage-rollups']);
         expect(await migrateToLatest(db)).toEqual(later);
-        const numbers = (row: Record<string, unknown>) => Object.fromEntries(Object.entries(row).map(([key, value]) => [key, key === 'model' ? value : Number(value)]));
+        const numbers = (row: Record<string, unknown>) =>
+          Object.fromEntries(Object.entries(row).map(([key, value]) => [key, key === 'model' ? value : Number(value)]));
         const rollups = await db.selectFrom('usage_hourly').selectAll().orderBy('period').orderBy('user_id').execute();
         expect(rollups.map(numbers)).toEqual([
           {
@@ -384,14 +449,26 @@ for (const target of targets) {
             latency_over: 1,
           },
         ]);
-        const sums = async (table: 'usage_daily_channels' | 'usage_daily_tokens' | 'usage_daily_users' | 'usage_hourly_channels' | 'usage_daily') =>
+        const sums = async (
+          table: 'usage_daily_channels' | 'usage_daily_tokens' | 'usage_daily_users' | 'usage_hourly_channels' | 'usage_daily',
+        ) =>
           numbers(
             await db
               .selectFrom(table)
-              .select((eb) => [eb.fn.sum<number>('requests').as('requests'), eb.fn.sum<number>('quota').as('quota'), eb.fn.sum<number>('latency_over').as('latency_over')])
+              .select((eb) => [
+                eb.fn.sum<number>('requests').as('requests'),
+                eb.fn.sum<number>('quota').as('quota'),
+                eb.fn.sum<number>('latency_over').as('latency_over'),
+              ])
               .executeTakeFirstOrThrow(),
           );
-        for (const table of ['usage_daily_channels', 'usage_daily_tokens', 'usage_daily_users', 'usage_hourly_channels', 'usage_daily'] as const)
+        for (const table of [
+          'usage_daily_channels',
+          'usage_daily_tokens',
+          'usage_daily_users',
+          'usage_hourly_channels',
+          'usage_daily',
+        ] as const)
           expect(await sums(table)).toEqual({ requests: 4, quota: 150, latency_over: 1 });
         const perUser = await db
           .selectFrom('usage_daily_tokens')
@@ -415,7 +492,13 @@ for (const target of targets) {
     });
 
     it('reads latency percentiles from the measured durations, merged across batches, nodes and hours', async () => {
-      const created = (await asBrowser(app, root, { method: 'POST', url: '/api/channel/', payload: { name: 'c3', type: 1, key: 'sk-c3', models: 'gpt-4', group: 'default' } })).json();
+      const created = (
+        await asBrowser(app, root, {
+          method: 'POST',
+          url: '/api/channel/',
+          payload: { name: 'c3', type: 1, key: 'sk-c3', models: 'gpt-4', group: 'default' },
+        })
+      ).json();
       const c3 = Number(created.data.ids[0]);
       const at = base - 10 * DAY;
       const log = (elapsedMs: number, createdAt = at): NewLog => ({
@@ -460,13 +543,27 @@ for (const target of targets) {
       expectNear(first.latency_p50_ms, 380);
       expectNear(first.latency_p95_ms, 720);
       // only the channels' rollups keep durations: narrowed to a user, none is claimed
-      expect(await channelOf(`start=${at - HOUR}&end=${at + 2 * HOUR}&user_id=${annId}`)).toMatchObject({ requests: 100, latency_p50_ms: null, latency_p95_ms: null });
-      const stored = await app.ctx.db.selectFrom('usage_daily_channels').select('latency_sketch').where('channel_id', '=', c3).executeTakeFirstOrThrow();
+      expect(await channelOf(`start=${at - HOUR}&end=${at + 2 * HOUR}&user_id=${annId}`)).toMatchObject({
+        requests: 100,
+        latency_p50_ms: null,
+        latency_p95_ms: null,
+      });
+      const stored = await app.ctx.db
+        .selectFrom('usage_daily_channels')
+        .select('latency_sketch')
+        .where('channel_id', '=', c3)
+        .executeTakeFirstOrThrow();
       expect(Object.values(JSON.parse(stored.latency_sketch!) as Record<string, number>).reduce((sum, count) => sum + count, 0)).toBe(100);
     });
 
     it('loses no duration when several nodes merge into the same rows at once', async () => {
-      const created = (await asBrowser(app, root, { method: 'POST', url: '/api/channel/', payload: { name: 'c4', type: 1, key: 'sk-c4', models: 'gpt-4', group: 'default' } })).json();
+      const created = (
+        await asBrowser(app, root, {
+          method: 'POST',
+          url: '/api/channel/',
+          payload: { name: 'c4', type: 1, key: 'sk-c4', models: 'gpt-4', group: 'default' },
+        })
+      ).json();
       const c4 = Number(created.data.ids[0]);
       const at = base - 12 * DAY;
       const batch = (size: number, elapsedMs: number): NewLog[] =>
@@ -487,7 +584,11 @@ for (const target of targets) {
       // six batches on one pool: on PostgreSQL and MySQL, six transactions contending for the same rows
       await Promise.all([10, 20, 40, 80, 160, 320].map((elapsedMs) => insertLogs(app.ctx.db, batch(10, elapsedMs))));
       for (const table of ['usage_hourly_channels', 'usage_daily_channels'] as const) {
-        const row = await app.ctx.db.selectFrom(table).select(['requests', 'latency_sketch']).where('channel_id', '=', c4).executeTakeFirstOrThrow();
+        const row = await app.ctx.db
+          .selectFrom(table)
+          .select(['requests', 'latency_sketch'])
+          .where('channel_id', '=', c4)
+          .executeTakeFirstOrThrow();
         expect(Number(row.requests)).toBe(61);
         expect(Object.values(JSON.parse(row.latency_sketch!) as Record<string, number>).reduce((sum, count) => sum + count, 0)).toBe(61);
       }
@@ -497,8 +598,16 @@ for (const target of targets) {
     });
 
     it('lists as slowest only the enabled channels whose last test passed', async () => {
-      await app.ctx.db.updateTable('channels').set({ test_time: now, response_time: 900, test_error: '' }).where('id', '=', channels.c1).execute();
-      await app.ctx.db.updateTable('channels').set({ test_time: now, response_time: 5000, test_error: 'upstream answered 401' }).where('id', '=', channels.c2).execute();
+      await app.ctx.db
+        .updateTable('channels')
+        .set({ test_time: now, response_time: 900, test_error: '' })
+        .where('id', '=', channels.c1)
+        .execute();
+      await app.ctx.db
+        .updateTable('channels')
+        .set({ test_time: now, response_time: 5000, test_error: 'upstream answered 401' })
+        .where('id', '=', channels.c2)
+        .execute();
       const { channel_health: health } = await data(root, '/api/dashboard/admin');
       expect(health.slowest).toEqual([{ channel_id: channels.c1, channel_name: 'c1', response_time_ms: 900, test_time: now }]);
     });
@@ -512,14 +621,25 @@ for (const target of targets) {
         const answered = await harness.post('/v1/chat/completions', { model: 'gpt-4', messages: [{ role: 'user', content: 'hello' }] });
         expect(answered.status).toBe(200);
         await answered.text();
-        const failed = await harness.post('/v1/chat/completions', { model: 'gpt-3.5-turbo', messages: [{ role: 'user', content: 'hello' }] });
+        const failed = await harness.post('/v1/chat/completions', {
+          model: 'gpt-3.5-turbo',
+          messages: [{ role: 'user', content: 'hello' }],
+        });
         expect(failed.status).toBeGreaterThanOrEqual(500);
         await failed.text();
         await harness.settled();
         const log = await harness.app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).executeTakeFirstOrThrow();
         const dashboard = (await harness.admin('GET', `/api/dashboard/admin?start=${now - HOUR}&end=${now + HOUR}`)).data;
-        expect(dashboard.totals).toEqual({ requests: 1, errors: 1, prompt_tokens: log.prompt_tokens, completion_tokens: log.completion_tokens, quota: Number(log.quota) });
-        const byChannel = Object.fromEntries(dashboard.top_channels.map((channel: { channel_id: number }) => [channel.channel_id, channel]));
+        expect(dashboard.totals).toEqual({
+          requests: 1,
+          errors: 1,
+          prompt_tokens: log.prompt_tokens,
+          completion_tokens: log.completion_tokens,
+          quota: Number(log.quota),
+        });
+        const byChannel = Object.fromEntries(
+          dashboard.top_channels.map((channel: { channel_id: number }) => [channel.channel_id, channel]),
+        );
         expect(byChannel[good]).toMatchObject({ channel_name: 'good', requests: 1, errors: 0, error_rate: 0, quota: Number(log.quota) });
         expect(byChannel[dead]).toMatchObject({ channel_name: 'dead', requests: 0, errors: 1, error_rate: 1, quota: 0 });
         expect(byChannel[dead].latency_p50_ms).toBeGreaterThan(0);

@@ -11,14 +11,21 @@ import { useRelayHarness, type RelayHarness } from './relay/harness';
 
 /** `<type> <label>: <model>` for each default model no default price covers. */
 function unpricedDefaults(types: readonly Pick<ChannelType, 'value' | 'label' | 'defaultModels'>[]): string[] {
-  return types.flatMap((type) => type.defaultModels.filter((model) => defaultModelPrice(model, DEFAULT_MODEL_RATIO).model_ratio === undefined).map((model) => `${type.value} ${type.label}: ${model}`));
+  return types.flatMap((type) =>
+    type.defaultModels
+      .filter((model) => defaultModelPrice(model, DEFAULT_MODEL_RATIO).model_ratio === undefined)
+      .map((model) => `${type.value} ${type.label}: ${model}`),
+  );
 }
 
 describe("the channel types' default models", () => {
   it('all have a price on a fresh install', () => {
     expect(unpricedDefaults(CHANNEL_TYPES)).toEqual([]);
     for (const type of CHANNEL_TYPES) {
-      for (const model of type.defaultModels) expect(lookupPrice(model, 'default', DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO), `${type.value}: ${model}`).toMatchObject({ known: true });
+      for (const model of type.defaultModels)
+        expect(lookupPrice(model, 'default', DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO), `${type.value}: ${model}`).toMatchObject({
+          known: true,
+        });
     }
   });
 
@@ -94,7 +101,11 @@ describe('default prices through the relay', () => {
   async function chargeOf(model: string): Promise<number> {
     await harness.addChannel({ name: `for-${model}`, key: 'sk-good', models: model });
     const before = await harness.balances();
-    const response = await harness.post('/v1/chat/completions', { model, messages: [{ role: 'user', content: words(1000) }], emulator: { chunks: 50 } });
+    const response = await harness.post('/v1/chat/completions', {
+      model,
+      messages: [{ role: 'user', content: words(1000) }],
+      emulator: { chunks: 50 },
+    });
     expect(response.status, model).toBe(200);
     const body = (await response.json()) as { usage: { prompt_tokens: number; completion_tokens: number } };
     expect(body.usage).toMatchObject({ prompt_tokens: 1000, completion_tokens: 50 });
@@ -118,7 +129,8 @@ describe('default prices through the relay', () => {
   });
 
   it("lists no fine-tune prefix rule in the settings' price table or the channel form's model list, and every type's defaults in both", async () => {
-    const defaults = ((await harness.admin('GET', '/api/pricing/defaults')) as { data: Array<{ model: string; model_ratio?: number }> }).data;
+    const defaults = ((await harness.admin('GET', '/api/pricing/defaults')) as { data: Array<{ model: string; model_ratio?: number }> })
+      .data;
     const listed = ((await harness.admin('GET', '/api/channel/models')) as { data: Array<{ id: string }> }).data.map((model) => model.id);
     for (const names of [defaults.map((row) => row.model), listed]) {
       expect(names).not.toContain('gpt-4o-mini-2024-07-18.ft-');
@@ -126,7 +138,11 @@ describe('default prices through the relay', () => {
       expect(new Set(names).size).toBe(names.length);
     }
     const priced = new Map(defaults.map((row) => [row.model, row.model_ratio]));
-    const missing = CHANNEL_TYPES.flatMap((type) => type.defaultModels.filter((model) => priced.get(model) === undefined || !listed.includes(model)).map((model) => `${type.value}: ${model}`));
+    const missing = CHANNEL_TYPES.flatMap((type) =>
+      type.defaultModels
+        .filter((model) => priced.get(model) === undefined || !listed.includes(model))
+        .map((model) => `${type.value}: ${model}`),
+    );
     expect(missing).toEqual([]);
   });
 });

@@ -44,7 +44,13 @@ describe('the Dockerfile', () => {
     // no package manager runs in the final stage: no compilers, no dev dependencies come in
     expect(runtime).not.toMatch(/apt-get|npm (ci|install)|build-essential|g\+\+/);
     const copied = [...runtime.matchAll(/^COPY --from=build (.+) \S+$/gm)].flatMap((match) => match[1].split(/\s+/));
-    expect(copied.sort()).toEqual(['/app/build/gateway.mjs', '/app/build/gateway.mjs.map', '/app/dist', '/app/node_modules', '/app/package.json']);
+    expect(copied.sort()).toEqual([
+      '/app/build/gateway.mjs',
+      '/app/build/gateway.mjs.map',
+      '/app/dist',
+      '/app/node_modules',
+      '/app/package.json',
+    ]);
     const user = runtime.match(/^USER (\S+)$/m)?.[1];
     expect(user).toBeDefined();
     expect(user).not.toMatch(/^(root|0)$/);
@@ -53,7 +59,9 @@ describe('the Dockerfile', () => {
   it('exposes the port it listens on, checks its health on it, and starts as npm start does', () => {
     const port = runtime.match(/^ENV .*\bPORT=(\d+)/m)?.[1];
     expect(runtime).toMatch(new RegExp(`^EXPOSE ${port}$`, 'm'));
-    expect(runtime).toMatch(/^HEALTHCHECK .*CMD \["node", "-e", ".*fetch\('http:\/\/127\.0\.0\.1:'\+\(process\.env\.PORT\|\|3000\)\+'\/healthz'\)/m);
+    expect(runtime).toMatch(
+      /^HEALTHCHECK .*CMD \["node", "-e", ".*fetch\('http:\/\/127\.0\.0\.1:'\+\(process\.env\.PORT\|\|3000\)\+'\/healthz'\)/m,
+    );
     const command = JSON.parse(runtime.match(/^CMD (\[.*\])$/m)![1]) as string[];
     // the Node flags of package.json's start script, then the bundle npm start runs
     const start = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts.start.split(/\s+/);
@@ -65,10 +73,18 @@ describe('the Dockerfile', () => {
 
   it('keeps, after npm prune --omit=dev, every package the bundle loads', async () => {
     // @ts-expect-error: a plain ES module of the build scripts, without type declarations
-    const { bundleOptions } = (await import('../../scripts/buildServer.mjs')) as { bundleOptions: (entry: string, outfile: string) => BuildOptions };
+    const { bundleOptions } = (await import('../../scripts/buildServer.mjs')) as {
+      bundleOptions: (entry: string, outfile: string) => BuildOptions;
+    };
     // esbuild's own list of what the bundle imports from outside itself (the bundled packages' imports are inside)
-    const { metafile } = await build({ ...bundleOptions('server/main.ts', join(tmpdir(), 'gateway-dependency-check.mjs')), write: false, metafile: true });
-    const externals = Object.values(metafile.outputs).flatMap((output) => output.imports.filter((imported) => imported.external).map((imported) => imported.path));
+    const { metafile } = await build({
+      ...bundleOptions('server/main.ts', join(tmpdir(), 'gateway-dependency-check.mjs')),
+      write: false,
+      metafile: true,
+    });
+    const externals = Object.values(metafile.outputs).flatMap((output) =>
+      output.imports.filter((imported) => imported.external).map((imported) => imported.path),
+    );
     const packages = new Set(
       externals
         .filter((name) => !name.startsWith('node:') && !isBuiltin(name))
@@ -82,7 +98,8 @@ describe('the Dockerfile', () => {
     const { dependencies } = JSON.parse(read('package.json')) as { dependencies: Record<string, string> };
     // the ones loaded on first use stay in node_modules: the database drivers, Redis, ws, the Bedrock and Vertex
     // libraries, the 2FA packages, the mailer; better-sqlite3 for its native addon
-    for (const lazy of ['pg', 'mysql2', 'ioredis', 'ws', 'jose', '@smithy/signature-v4', 'otpauth', 'nodemailer', 'better-sqlite3']) expect(packages).toContain(lazy);
+    for (const lazy of ['pg', 'mysql2', 'ioredis', 'ws', 'jose', '@smithy/signature-v4', 'otpauth', 'nodemailer', 'better-sqlite3'])
+      expect(packages).toContain(lazy);
     expect([...packages].filter((name) => !(name in dependencies))).toEqual([]);
     // gpt-tokenizer's encodings are required by name at run time (tokenCount.ts), out of esbuild's sight
     expect(dependencies).toHaveProperty('gpt-tokenizer');
@@ -127,7 +144,13 @@ describe('docker-compose.yml and the proxy', () => {
     const upstreams = [...nginx.matchAll(/^\s*server (\S+?):(\d+)\b/gm)].map((match) => `${match[1]}:${match[2]}`);
     const port = read('Dockerfile').match(/^ENV .*\bPORT=(\d+)/m)![1];
     expect(upstreams).toEqual([`gateway-1:${port}`, `gateway-2:${port}`]);
-    for (const directive of ['proxy_buffering off;', 'proxy_request_buffering off;', 'proxy_http_version 1.1;', 'proxy_pass http://switchboard;']) expect(nginx).toContain(directive);
+    for (const directive of [
+      'proxy_buffering off;',
+      'proxy_request_buffering off;',
+      'proxy_http_version 1.1;',
+      'proxy_pass http://switchboard;',
+    ])
+      expect(nginx).toContain(directive);
     expect(Number(nginx.match(/proxy_read_timeout (\d+)s;/)?.[1])).toBeGreaterThanOrEqual(300);
     // a POST is never retried on the other node once sent
     expect(nginx).toMatch(/proxy_next_upstream error;/);
@@ -146,7 +169,10 @@ describe('WORKERS', () => {
     expect(workersFromEnv({ WORKERS: ' 4 ' }, postgres)).toBe(4);
     expect(workersFromEnv({}, postgres)).toBe(availableParallelism());
     expect(() => workersFromEnv({ WORKERS: '2' }, sqlite)).toThrow('WORKERS=2 needs PostgreSQL or MySQL (SQL_DSN)');
-    for (const wrong of ['0', '-1', '1.5', 'two']) expect(() => workersFromEnv({ WORKERS: wrong }, postgres)).toThrow(`WORKERS must be a whole number of processes, 1 or more (or auto), got ${wrong}`);
+    for (const wrong of ['0', '-1', '1.5', 'two'])
+      expect(() => workersFromEnv({ WORKERS: wrong }, postgres)).toThrow(
+        `WORKERS must be a whole number of processes, 1 or more (or auto), got ${wrong}`,
+      );
   });
 
   /** Runs server/main.ts with `env` until it exits; its code and output. */
@@ -154,7 +180,15 @@ describe('WORKERS', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-workers-refused-'));
     const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
       cwd: repoRoot,
-      env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(await freePort()), DATA_DIR: dataDir, CONSOLE_DIR: dataDir, LOG_LEVEL: 'warn', ...env },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOST: '127.0.0.1',
+        PORT: String(await freePort()),
+        DATA_DIR: dataDir,
+        CONSOLE_DIR: dataDir,
+        LOG_LEVEL: 'warn',
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -168,13 +202,19 @@ describe('WORKERS', () => {
   it('stops a gateway asked for two workers on SQLite before it opens anything, saying why', async () => {
     const { code, output } = await runToExit({ WORKERS: '2' });
     expect(code).toBe(1);
-    expect(output).toContain('[switchboard] WORKERS=2 needs PostgreSQL or MySQL (SQL_DSN): a SQLite file is served by one process; leave WORKERS unset or 1');
+    expect(output).toContain(
+      '[switchboard] WORKERS=2 needs PostgreSQL or MySQL (SQL_DSN): a SQLite file is served by one process; leave WORKERS unset or 1',
+    );
     expect(output).not.toContain('gateway and console on');
   }, 60_000);
 
   it('gives up, after a few tries, on workers that cannot start (a database that is not there)', async () => {
     const closedPort = await freePort();
-    const { code, output } = await runToExit({ WORKERS: '2', SQL_DSN: `postgres://postgres@127.0.0.1:${closedPort}/none`, SQL_CONNECT_TIMEOUT_MS: '500' });
+    const { code, output } = await runToExit({
+      WORKERS: '2',
+      SQL_DSN: `postgres://postgres@127.0.0.1:${closedPort}/none`,
+      SQL_CONNECT_TIMEOUT_MS: '500',
+    });
     expect(code).toBe(1);
     expect(output).toMatch(/workers could not start \(3 exits in a row, the last with code 1\): giving up/);
     expect(output).not.toContain('gateway and console on');

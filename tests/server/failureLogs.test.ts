@@ -9,7 +9,14 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LogType } from '../../common/roles';
 import type { LogDetails } from '../../common/records';
 import { pruneLogs } from '../../server/billing/logRetention';
-import { cachedPromptRatioFor, computeQuota, imageQuota, imageQuotaFormula, quotaFormula, type ChargeInput } from '../../server/billing/prices';
+import {
+  cachedPromptRatioFor,
+  computeQuota,
+  imageQuota,
+  imageQuotaFormula,
+  quotaFormula,
+  type ChargeInput,
+} from '../../server/billing/prices';
 import { insertLog } from '../../server/repositories/logs';
 import { asBrowser, login, register } from '../support/app';
 import { databaseTargets, type TestDatabase } from '../support/databases';
@@ -24,7 +31,12 @@ const HOUR = 3600;
 const [CLAUDE] = ANTHROPIC_CHANNELS;
 const DAY = 86_400;
 
-const chat = (model = 'gpt-4', extra: Record<string, unknown> = {}) => ({ model, max_tokens: 20, messages: [{ role: 'user', content: 'hello there' }], ...extra });
+const chat = (model = 'gpt-4', extra: Record<string, unknown> = {}) => ({
+  model,
+  max_tokens: 20,
+  messages: [{ role: 'user', content: 'hello there' }],
+  ...extra,
+});
 
 for (const target of targets) {
   describe.runIf(target.available)(`failure logs on ${target.name}`, () => {
@@ -64,7 +76,13 @@ for (const target of targets) {
      * status the client got, and the balances as they were; /api/log finds it
      * by type and request id, with its details parsed.
      */
-    const expectOneFailure = async (requestId: string, status: number, before: Balances, tokenId = harness.tokenId, protocol = 'openai') => {
+    const expectOneFailure = async (
+      requestId: string,
+      status: number,
+      before: Balances,
+      tokenId = harness.tokenId,
+      protocol = 'openai',
+    ) => {
       const rows = await rowsOf(requestId);
       expect(rows).toHaveLength(1);
       const [row] = rows;
@@ -75,7 +93,11 @@ for (const target of targets) {
       const after = await harness.balances(tokenId);
       expect(after.user.quota).toBe(before.user.quota);
       expect(after.token.remain_quota).toBe(before.token.remain_quota);
-      const held = await harness.app.ctx.db.selectFrom('users').select('held_quota').where('username', '=', 'root').executeTakeFirstOrThrow();
+      const held = await harness.app.ctx.db
+        .selectFrom('users')
+        .select('held_quota')
+        .where('username', '=', 'root')
+        .executeTakeFirstOrThrow();
       expect(Number(held.held_quota)).toBe(0);
       const listed = await harness.admin('GET', `/api/log/?type=5&request_id=${requestId}`);
       expect(listed.data).toHaveLength(1);
@@ -121,13 +143,24 @@ for (const target of targets) {
     });
 
     it('an upstream 4xx about the request: one error log with the status the client got', async () => {
-      const channel = await harness.addChannel({ type: CLAUDE.type, name: 'claude', key: CLAUDE.key, base_url: CLAUDE.baseUrl(anthropic), models: CLAUDE.chatModel });
+      const channel = await harness.addChannel({
+        type: CLAUDE.type,
+        name: 'claude',
+        key: CLAUDE.key,
+        base_url: CLAUDE.baseUrl(anthropic),
+        models: CLAUDE.chatModel,
+      });
       const before = await harness.balances();
       const requestId = `test-${randomUUID()}`;
       // Anthropic refuses a conversation that does not open with the user's turn
       const response = await fetch(`${harness.baseUrl}/v1/messages`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': harness.apiKey, 'anthropic-version': '2023-06-01', 'x-request-id': requestId },
+        headers: {
+          'content-type': 'application/json',
+          'x-api-key': harness.apiKey,
+          'anthropic-version': '2023-06-01',
+          'x-request-id': requestId,
+        },
         body: JSON.stringify({ model: CLAUDE.chatModel, max_tokens: 20, messages: [{ role: 'assistant', content: 'hello' }] }),
       });
       expect(response.status).toBe(400);
@@ -158,12 +191,18 @@ for (const target of targets) {
         body: JSON.stringify(chat()),
         signal: leaving.signal,
       }).catch((error: Error) => error);
-      for (let wait = 0; wait < 100 && !harness.emulator.requests.some((request) => request.headers['x-request-id'] === requestId); wait += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      for (
+        let wait = 0;
+        wait < 100 && !harness.emulator.requests.some((request) => request.headers['x-request-id'] === requestId);
+        wait += 1
+      )
+        await new Promise((resolve) => setTimeout(resolve, 10));
       const leave = async () => {
         leaving.abort();
         expect(await pending).toBeInstanceOf(Error);
         // the gateway writes the row once it sees the client gone
-        for (let wait = 0; wait < 100 && (await rowsOf(requestId)).length === 0; wait += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+        for (let wait = 0; wait < 100 && (await rowsOf(requestId)).length === 0; wait += 1)
+          await new Promise((resolve) => setTimeout(resolve, 20));
       };
       return { requestId, leave };
     };
@@ -242,7 +281,12 @@ for (const target of targets) {
       expect(record.content).toMatch(/\bn\b/);
       // refused as it was read, before any channel: the row still names the model asked for
       const requestId = `test-${randomUUID()}`;
-      const unsupported = await harness.post('/v1/responses', { model: 'gpt-4', input: 'hello', previous_response_id: 'resp_1' }, undefined, { 'x-request-id': requestId });
+      const unsupported = await harness.post(
+        '/v1/responses',
+        { model: 'gpt-4', input: 'hello', previous_response_id: 'resp_1' },
+        undefined,
+        { 'x-request-id': requestId },
+      );
       expect(unsupported.status).toBe(400);
       await unsupported.text();
       const refused = await expectOneFailure(requestId, 400, before, harness.tokenId, 'openai-responses');
@@ -258,7 +302,15 @@ for (const target of targets) {
       expect(row.type).toBe(LogType.consume);
       const listed = await harness.admin('GET', `/api/log/?request_id=${sent.requestId}`);
       const { details } = listed.data[0] as { details: LogDetails };
-      expect(details).toMatchObject({ protocol: 'openai', status: 200, modelRatio: 15, groupRatio: 1, completionRatio: 2, cachedTokens: 1, cacheRatio: cachedPromptRatioFor('gpt-4') });
+      expect(details).toMatchObject({
+        protocol: 'openai',
+        status: 200,
+        modelRatio: 15,
+        groupRatio: 1,
+        completionRatio: 2,
+        cachedTokens: 1,
+        cacheRatio: cachedPromptRatioFor('gpt-4'),
+      });
       expect(details.ttftMs).toBeGreaterThanOrEqual(0);
       expect(details.attempts).toBeUndefined();
       const prompt = Number(row.prompt_tokens);
@@ -294,7 +346,9 @@ for (const target of targets) {
       const cookie = await login(harness.app, username, 'password-123');
       const user = await harness.app.ctx.db.selectFrom('users').select('id').where('username', '=', username).executeTakeFirstOrThrow();
       expect((await harness.admin('PUT', '/api/user/', { id: Number(user.id), username, quota: 1_000_000 })).success).toBe(true);
-      const token = (await asBrowser(harness.app, cookie, { method: 'POST', url: '/api/token/', payload: { name: 'mine', remain_quota: 1_000_000 } })).json();
+      const token = (
+        await asBrowser(harness.app, cookie, { method: 'POST', url: '/api/token/', payload: { name: 'mine', remain_quota: 1_000_000 } })
+      ).json();
       const own = await send(chat(), `sk-${token.data.key}`);
       expect(own.status).toBe(500);
       const roots = await send(chat('gpt-4o'));
@@ -326,8 +380,19 @@ for (const target of targets) {
       const now = Math.floor(Date.now() / 1000);
       const requestId = `test-${randomUUID()}`;
       const root = await harness.app.ctx.db.selectFrom('users').select('id').where('username', '=', 'root').executeTakeFirstOrThrow();
-      await insertLog(harness.app.ctx.db, { userId: Number(root.id), username: 'root', type: LogType.error, content: 'imported', createdAt: now - 40 * DAY, requestId });
-      const page = (await harness.admin('GET', '/api/log/?page_size=100')).data as Array<{ id: number; created_at: number; request_id: string | null }>;
+      await insertLog(harness.app.ctx.db, {
+        userId: Number(root.id),
+        username: 'root',
+        type: LogType.error,
+        content: 'imported',
+        createdAt: now - 40 * DAY,
+        requestId,
+      });
+      const page = (await harness.admin('GET', '/api/log/?page_size=100')).data as Array<{
+        id: number;
+        created_at: number;
+        request_id: string | null;
+      }>;
       const times = page.map((row) => row.created_at);
       expect(times).toEqual([...times].sort((left, right) => right - left));
       // the newest id, listed last: it is the oldest by time
@@ -341,19 +406,39 @@ for (const target of targets) {
       const errorsBefore = (await harness.app.ctx.db.selectFrom('logs').select('id').where('type', '=', LogType.error).execute()).length;
       expect(await pruneLogs(harness.app.ctx.db, now - 30 * DAY)).toBe(1);
       expect(await rowsOf(requestId)).toEqual([]);
-      expect((await harness.app.ctx.db.selectFrom('logs').select('id').where('type', '=', LogType.error).execute()).length).toBe(errorsBefore - 1);
+      expect((await harness.app.ctx.db.selectFrom('logs').select('id').where('type', '=', LogType.error).execute()).length).toBe(
+        errorsBefore - 1,
+      );
     });
   });
 }
 
 describe('the quota formula of a consume log', () => {
-  const spelled = (input: ChargeInput, modelRatio: number, groupRatio: number) => quotaFormula(input, modelRatio, groupRatio, computeQuota(input));
+  const spelled = (input: ChargeInput, modelRatio: number, groupRatio: number) =>
+    quotaFormula(input, modelRatio, groupRatio, computeQuota(input));
 
   it('spells computeQuota out with its numbers, rounding shown where it moved the result', () => {
-    expect(spelled({ promptTokens: 1200, completionTokens: 300, ratio: 1.5, completionRatio: 2 }, 1.5, 1)).toBe('(1200 + 300 × 2) × 1.5 × 1 = 2700');
-    expect(spelled({ promptTokens: 10, completionTokens: 7, ratio: 0.75, completionRatio: 4 / 3 }, 0.75, 1)).toBe('(10 + ⌊7 × 1.333333⌋) × 0.75 × 1 = 14.25 → 14');
+    expect(spelled({ promptTokens: 1200, completionTokens: 300, ratio: 1.5, completionRatio: 2 }, 1.5, 1)).toBe(
+      '(1200 + 300 × 2) × 1.5 × 1 = 2700',
+    );
+    expect(spelled({ promptTokens: 10, completionTokens: 7, ratio: 0.75, completionRatio: 4 / 3 }, 0.75, 1)).toBe(
+      '(10 + ⌊7 × 1.333333⌋) × 0.75 × 1 = 14.25 → 14',
+    );
     expect(
-      spelled({ promptTokens: 100, completionTokens: 10, cachedPromptTokens: 40, cachedPromptRatio: 0.1, cacheCreationTokens: 20, cacheCreationRatio: 1.25, ratio: 3, completionRatio: 5 }, 1.5, 2),
+      spelled(
+        {
+          promptTokens: 100,
+          completionTokens: 10,
+          cachedPromptTokens: 40,
+          cachedPromptRatio: 0.1,
+          cacheCreationTokens: 20,
+          cacheCreationRatio: 1.25,
+          ratio: 3,
+          completionRatio: 5,
+        },
+        1.5,
+        2,
+      ),
     ).toBe('(40 + 40 × 0.1 + 20 × 1.25 + 10 × 5) × 1.5 × 2 = 357');
     // the least a priced request that used tokens costs
     expect(spelled({ promptTokens: 1, completionTokens: 0, ratio: 0.1, completionRatio: 1 }, 0.1, 1)).toBe('(1) × 0.1 × 1 = 0.1 → 1');

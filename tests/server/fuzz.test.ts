@@ -20,7 +20,11 @@ const RELAY_RUNS = 600;
 
 /** Percent-encodes every byte of the UTF-8 text but letters and digits (lone surrogates too, which encodeURIComponent refuses). */
 const percentEncode = (text: string) =>
-  [...Buffer.from(text, 'utf8')].map((byte) => (/[A-Za-z0-9]/.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `%${byte.toString(16).padStart(2, '0').toUpperCase()}`)).join('');
+  [...Buffer.from(text, 'utf8')]
+    .map((byte) =>
+      /[A-Za-z0-9]/.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `%${byte.toString(16).padStart(2, '0').toUpperCase()}`,
+    )
+    .join('');
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 type Caller = 'root' | 'user' | 'anonymous';
@@ -46,7 +50,12 @@ const API_ROUTES: Route[] = [
   { method: 'GET', path: '/api/verification', query: ['email', 'turnstile'] },
   { method: 'GET', path: '/api/reset_password', query: ['email', 'turnstile'] },
   { method: 'POST', path: '/api/user/reset', fields: ['email', 'token'] },
-  { method: 'POST', path: '/api/user/register', fields: ['username', 'password', 'password2', 'email', 'verification_code', 'aff_code'], query: ['turnstile'] },
+  {
+    method: 'POST',
+    path: '/api/user/register',
+    fields: ['username', 'password', 'password2', 'email', 'verification_code', 'aff_code'],
+    query: ['turnstile'],
+  },
   { method: 'POST', path: '/api/user/login', fields: ['username', 'password'] },
   { method: 'PUT', path: '/api/user/self', fields: ['username', 'display_name', 'password', 'quota', 'role'] },
   { method: 'POST', path: '/api/user/topup', fields: ['key'] },
@@ -63,8 +72,43 @@ const API_ROUTES: Route[] = [
   { method: 'GET', path: '/api/channel/:id' },
   { method: 'GET', path: '/api/channel/test/:id' },
   { method: 'GET', path: '/api/channel/update_balance/:id' },
-  { method: 'POST', path: '/api/channel/', fields: ['type', 'name', 'key', 'base_url', 'other', 'models', 'group', 'model_mapping', 'priority', 'weight', 'multi_key', 'key_strategy'] },
-  { method: 'PUT', path: '/api/channel/', fields: ['id', 'type', 'name', 'key', 'base_url', 'models', 'group', 'model_mapping', 'priority', 'weight', 'status', 'multi_key', 'key_strategy'] },
+  {
+    method: 'POST',
+    path: '/api/channel/',
+    fields: [
+      'type',
+      'name',
+      'key',
+      'base_url',
+      'other',
+      'models',
+      'group',
+      'model_mapping',
+      'priority',
+      'weight',
+      'multi_key',
+      'key_strategy',
+    ],
+  },
+  {
+    method: 'PUT',
+    path: '/api/channel/',
+    fields: [
+      'id',
+      'type',
+      'name',
+      'key',
+      'base_url',
+      'models',
+      'group',
+      'model_mapping',
+      'priority',
+      'weight',
+      'status',
+      'multi_key',
+      'key_strategy',
+    ],
+  },
   { method: 'DELETE', path: '/api/channel/:id' },
   { method: 'GET', path: '/api/channel/:id/keys' },
   { method: 'POST', path: '/api/channel/:id/keys', fields: ['keys'] },
@@ -76,7 +120,12 @@ const API_ROUTES: Route[] = [
   { method: 'GET', path: '/api/token/:id' },
   { method: 'GET', path: '/api/token/:id/key' },
   { method: 'POST', path: '/api/token/', fields: ['name', 'remain_quota', 'expired_time', 'unlimited_quota', 'models', 'allowed_ips'] },
-  { method: 'PUT', path: '/api/token/', fields: ['id', 'name', 'remain_quota', 'expired_time', 'unlimited_quota', 'models', 'allowed_ips', 'status'], query: ['status_only'] },
+  {
+    method: 'PUT',
+    path: '/api/token/',
+    fields: ['id', 'name', 'remain_quota', 'expired_time', 'unlimited_quota', 'models', 'allowed_ips', 'status'],
+    query: ['status_only'],
+  },
   { method: 'DELETE', path: '/api/token/:id' },
   { method: 'GET', path: '/api/redemption/', query: ['p'] },
   { method: 'GET', path: '/api/redemption/search', query: ['keyword'] },
@@ -100,7 +149,23 @@ const API_ROUTES: Route[] = [
 
 const HUGE = [1e19, -1e19, 2 ** 53, -(2 ** 53), 1e308, -1, 0.5, -0.5, 1e-7];
 // short (under the 8 characters of a password), NUL-laden or long: never a valid name, password, key or id
-const ODD_TEXT = ['NaN', '1e19', '0x1', ' 1', '1\n', '-0', 'Inf', '', '\u0000', 'a\u0000b', 'x'.repeat(100_000), '\u0000'.repeat(300), '9'.repeat(25), '%00', '\uD800'];
+const ODD_TEXT = [
+  'NaN',
+  '1e19',
+  '0x1',
+  ' 1',
+  '1\n',
+  '-0',
+  'Inf',
+  '',
+  '\u0000',
+  'a\u0000b',
+  'x'.repeat(100_000),
+  '\u0000'.repeat(300),
+  '9'.repeat(25),
+  '%00',
+  '\uD800',
+];
 
 /** A value that is wrong for every field the routes read. */
 const badValue: fc.Arbitrary<unknown> = fc.oneof(
@@ -121,7 +186,28 @@ const queryValue: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 /** Path segments standing where an id goes; none of them may be read as an id. */
-const ODD_IDS = ['0x1', '1%0A', '1e3', '%201', '1.0', '-1', '0', '00', '1e19', '10000000000000000000', '9007199254740993', '%00', '1%00', '%2e%2e', '..', 'NaN', 'Infinity', '+1', '1_0', '%EF%BC%91'];
+const ODD_IDS = [
+  '0x1',
+  '1%0A',
+  '1e3',
+  '%201',
+  '1.0',
+  '-1',
+  '0',
+  '00',
+  '1e19',
+  '10000000000000000000',
+  '9007199254740993',
+  '%00',
+  '1%00',
+  '%2e%2e',
+  '..',
+  'NaN',
+  'Infinity',
+  '+1',
+  '1_0',
+  '%EF%BC%91',
+];
 const oddId: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(...ODD_IDS),
   fc
@@ -176,7 +262,8 @@ const apiRequest: fc.Arbitrary<Generated> = fc
     const url = path + queryString(queryPicks.filter(() => query.length > 0).map(([index, value]) => [query[index % query.length], value]));
     if (route.method === 'GET' || bodyKind === 'none') return { method: route.method, url, caller };
     if (bodyKind === 'malformed') return { method: route.method, url, caller, contentType: 'application/json', body: malformed };
-    if (bodyKind === 'array') return { method: route.method, url, caller, contentType: 'application/json', body: JSON.stringify(picks.map(([, value]) => value)) };
+    if (bodyKind === 'array')
+      return { method: route.method, url, caller, contentType: 'application/json', body: JSON.stringify(picks.map(([, value]) => value)) };
     if (bodyKind === 'text') return { method: route.method, url, caller, contentType: 'text/plain', body: 'username=root&password=x' };
     const fields = route.fields ?? [];
     const body: Record<string, unknown> = { ...extra };
@@ -227,7 +314,9 @@ const relayRequest: fc.Arbitrary<GeneratedRelay> = fc.oneof(
       caller: fc.constantFrom<RelayCaller>('user', 'user', 'root', 'anonymous', 'bogus'),
       field: fc.constantFrom(...Object.keys(BAD_READ_FIELDS)),
       pick: fc.nat(20),
-      rest: fc.dictionary(fc.constantFrom('messages', 'prompt', 'input', 'instruction', 'size', 'user', 'temperature', 'tools'), badValue, { maxKeys: 4 }),
+      rest: fc.dictionary(fc.constantFrom('messages', 'prompt', 'input', 'instruction', 'size', 'user', 'temperature', 'tools'), badValue, {
+        maxKeys: 4,
+      }),
     })
     .map(({ route: [path, model], caller, field, pick, rest }) => {
       const values = BAD_READ_FIELDS[field];
@@ -237,12 +326,21 @@ const relayRequest: fc.Arbitrary<GeneratedRelay> = fc.oneof(
   fc
     .record({
       // a bare JSON object is a valid request where the model has a default (moderations) or comes from the path
-      route: fc.constantFrom(...RELAY_JSON_PATHS.filter(([path]) => path !== '/v1/moderations' && !path.includes('/engines/')), ...CLIENT_PROTOCOL_PATHS),
+      route: fc.constantFrom(
+        ...RELAY_JSON_PATHS.filter(([path]) => path !== '/v1/moderations' && !path.includes('/engines/')),
+        ...CLIENT_PROTOCOL_PATHS,
+      ),
       caller: fc.constantFrom<RelayCaller>('user', 'root', 'anonymous'),
       malformed: fc.constantFrom(...MALFORMED_JSON),
       type: fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded'),
     })
-    .map(({ route: [path], caller, malformed, type }) => ({ method: 'POST' as const, url: path, caller, contentType: type, body: malformed })),
+    .map(({ route: [path], caller, malformed, type }) => ({
+      method: 'POST' as const,
+      url: path,
+      caller,
+      contentType: type,
+      body: malformed,
+    })),
   fc
     .record({
       caller: fc.constantFrom<RelayCaller>('user', 'root', 'bogus'),
@@ -252,16 +350,31 @@ const relayRequest: fc.Arbitrary<GeneratedRelay> = fc.oneof(
     .map(({ caller, model, garbage }) => {
       const boundary = 'fuzzboundary';
       const body = Buffer.concat([
-        Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="model"\r\n\r\n${String(model)}\r\n--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="a.mp3"\r\n\r\n`),
+        Buffer.from(
+          `--${boundary}\r\ncontent-disposition: form-data; name="model"\r\n\r\n${String(model)}\r\n--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="a.mp3"\r\n\r\n`,
+        ),
         Buffer.from(garbage),
         Buffer.from(`\r\n--${boundary}--\r\n`),
       ]);
-      return { method: 'POST' as const, url: '/v1/audio/transcriptions', caller, contentType: `multipart/form-data; boundary=${boundary}`, body };
+      return {
+        method: 'POST' as const,
+        url: '/v1/audio/transcriptions',
+        caller,
+        contentType: `multipart/form-data; boundary=${boundary}`,
+        body,
+      };
     }),
   fc
     .record({
       caller: fc.constantFrom<RelayCaller>('user', 'root', 'anonymous', 'bogus'),
-      path: fc.constantFrom('/v1/models', '/v1/models/:id', '/v1/dashboard/billing/subscription', '/dashboard/billing/usage', '/v1/files/:id', '/v1/fine-tunes/:id/events'),
+      path: fc.constantFrom(
+        '/v1/models',
+        '/v1/models/:id',
+        '/v1/dashboard/billing/subscription',
+        '/dashboard/billing/usage',
+        '/v1/files/:id',
+        '/v1/fine-tunes/:id/events',
+      ),
       id: oddId,
     })
     .map(({ caller, path, id }) => ({ method: 'GET' as const, url: path.replace(':id', id), caller })),
@@ -287,10 +400,22 @@ for (const target of targets) {
       await harness.settled();
       const { db } = harness.app.ctx;
       return {
-        users: await db.selectFrom('users').select(['id', 'quota', 'held_quota', 'used_quota', 'role', 'status', 'group', 'password_hash', 'access_token_hash']).orderBy('id').execute(),
-        tokens: await db.selectFrom('tokens').select(['id', 'key', 'remain_quota', 'held_quota', 'used_quota', 'status', 'unlimited_quota', 'expired_time', 'models']).orderBy('id').execute(),
+        users: await db
+          .selectFrom('users')
+          .select(['id', 'quota', 'held_quota', 'used_quota', 'role', 'status', 'group', 'password_hash', 'access_token_hash'])
+          .orderBy('id')
+          .execute(),
+        tokens: await db
+          .selectFrom('tokens')
+          .select(['id', 'key', 'remain_quota', 'held_quota', 'used_quota', 'status', 'unlimited_quota', 'expired_time', 'models'])
+          .orderBy('id')
+          .execute(),
         redemptions: await db.selectFrom('redemptions').select(['id', 'key', 'status', 'quota', 'redeemed_by']).orderBy('id').execute(),
-        channels: await db.selectFrom('channels').select(['id', 'key', 'status', 'base_url', 'models', 'priority', 'weight', 'used_quota']).orderBy('id').execute(),
+        channels: await db
+          .selectFrom('channels')
+          .select(['id', 'key', 'status', 'base_url', 'models', 'priority', 'weight', 'used_quota'])
+          .orderBy('id')
+          .execute(),
       };
     };
 
@@ -317,7 +442,9 @@ for (const target of targets) {
       sent += 1;
       statuses.set(response.statusCode, (statuses.get(response.statusCode) ?? 0) + 1);
       if (response.statusCode >= 500 && response.statusCode !== 501) {
-        throw new Error(`${generated.method} ${generated.url.slice(0, 200)} (${generated.caller}) answered ${response.statusCode}: ${text.slice(0, 300)}`);
+        throw new Error(
+          `${generated.method} ${generated.url.slice(0, 200)} (${generated.caller}) answered ${response.statusCode}: ${text.slice(0, 300)}`,
+        );
       }
       return response.statusCode;
     };
@@ -333,17 +460,29 @@ for (const target of targets) {
       await register(harness.app, 'fuzzer', 'fuzzer-password');
       cookies.user = await login(harness.app, 'fuzzer', 'fuzzer-password');
       await harness.app.ctx.db.updateTable('users').set({ quota: 1_000_000 }).where('username', '=', 'fuzzer').execute();
-      const created = await harness.app.inject({ method: 'POST', url: '/api/token/', headers: { cookie: cookies.user }, payload: { name: 'fuzz', remain_quota: 500_000 } });
+      const created = await harness.app.inject({
+        method: 'POST',
+        url: '/api/token/',
+        headers: { cookie: cookies.user },
+        payload: { name: 'fuzz', remain_quota: 500_000 },
+      });
       keys.user = `sk-${created.json().data.key}`;
       keys.root = harness.apiKey;
       keys.bogus = `sk-${'Z'.repeat(48)}-1e19`;
-      await harness.app.inject({ method: 'POST', url: '/api/redemption/', headers: { cookie: cookies.root }, payload: { name: 'fuzz', quota: 1000, count: 2 } });
+      await harness.app.inject({
+        method: 'POST',
+        url: '/api/redemption/',
+        headers: { cookie: cookies.root },
+        payload: { name: 'fuzz', quota: 1000, count: 2 },
+      });
       before = await snapshot();
       upstreamBefore = harness.emulator.requests.length;
     }, 60_000);
 
     afterAll(async () => {
-      console.log(`[fuzz ${target.name}] ${sent} requests, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}`);
+      console.log(
+        `[fuzz ${target.name}] ${sent} requests, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}`,
+      );
       await harness?.close();
       await database?.drop();
     });
@@ -357,20 +496,76 @@ for (const target of targets) {
         { method: 'GET', url: '/api/token/?p=10000000000000000000', caller: 'user', expected: 400 },
         { method: 'GET', url: '/api/user/?p=10000000000000000000', caller: 'root', expected: 400 },
         { method: 'GET', url: '/api/redemption/?p=10000000000000000000', caller: 'root', expected: 400 },
-        { method: 'POST', url: '/api/user/login', caller: 'anonymous', contentType: 'application/json', body: JSON.stringify({ username: 'root\u0000', password: 'x' }), expected: 400 },
-        { method: 'POST', url: '/api/user/register', caller: 'anonymous', contentType: 'application/json', body: JSON.stringify({ username: 'a\u0000', password: 'password-1' }), expected: 400 },
+        {
+          method: 'POST',
+          url: '/api/user/login',
+          caller: 'anonymous',
+          contentType: 'application/json',
+          body: JSON.stringify({ username: 'root\u0000', password: 'x' }),
+          expected: 400,
+        },
+        {
+          method: 'POST',
+          url: '/api/user/register',
+          caller: 'anonymous',
+          contentType: 'application/json',
+          body: JSON.stringify({ username: 'a\u0000', password: 'password-1' }),
+          expected: 400,
+        },
         { method: 'GET', url: '/api/user/search?keyword=%00', caller: 'root', expected: 400 },
         { method: 'GET', url: '/api/log/self?model_name=%00', caller: 'user', expected: 400 },
-        { method: 'POST', url: '/api/user/topup', caller: 'user', contentType: 'application/json', body: JSON.stringify({ key: '\u0000' }), expected: 400 },
-        { method: 'POST', url: '/api/token/', caller: 'user', contentType: 'application/json', body: JSON.stringify({ name: 'long', models: 'm'.repeat(100_000) }), expected: 400 },
-        { method: 'PUT', url: '/api/user/', caller: 'root', contentType: 'application/json', body: JSON.stringify({ id: 2, group: 'a,b'.repeat(40) }), expected: 400 },
-        { method: 'PUT', url: '/api/option/', caller: 'root', contentType: 'application/json', body: JSON.stringify({ key: 'Notice', value: 'x'.repeat(100_000) }), expected: 400 },
+        {
+          method: 'POST',
+          url: '/api/user/topup',
+          caller: 'user',
+          contentType: 'application/json',
+          body: JSON.stringify({ key: '\u0000' }),
+          expected: 400,
+        },
+        {
+          method: 'POST',
+          url: '/api/token/',
+          caller: 'user',
+          contentType: 'application/json',
+          body: JSON.stringify({ name: 'long', models: 'm'.repeat(100_000) }),
+          expected: 400,
+        },
+        {
+          method: 'PUT',
+          url: '/api/user/',
+          caller: 'root',
+          contentType: 'application/json',
+          body: JSON.stringify({ id: 2, group: 'a,b'.repeat(40) }),
+          expected: 400,
+        },
+        {
+          method: 'PUT',
+          url: '/api/option/',
+          caller: 'root',
+          contentType: 'application/json',
+          body: JSON.stringify({ key: 'Notice', value: 'x'.repeat(100_000) }),
+          expected: 400,
+        },
         { method: 'GET', url: '/api/channel/0x1', caller: 'root', expected: 400 },
         { method: 'DELETE', url: '/api/channel/1%0A', caller: 'root', expected: 400 },
         { method: 'DELETE', url: '/api/token/1e3', caller: 'user', expected: 400 },
         { method: 'GET', url: '/api/redemption/%201/key', caller: 'root', expected: 400 },
-        { method: 'POST', url: '/v1/chat/completions', caller: 'user', contentType: 'application/json', body: JSON.stringify({ model: 'gpt-4', max_tokens: 1e19, messages: [] }), expected: 400 },
-        { method: 'POST', url: '/v1/chat/completions', caller: 'user', contentType: 'application/json', body: JSON.stringify({ model: 'gpt-4\u0000', messages: [] }), expected: 400 },
+        {
+          method: 'POST',
+          url: '/v1/chat/completions',
+          caller: 'user',
+          contentType: 'application/json',
+          body: JSON.stringify({ model: 'gpt-4', max_tokens: 1e19, messages: [] }),
+          expected: 400,
+        },
+        {
+          method: 'POST',
+          url: '/v1/chat/completions',
+          caller: 'user',
+          contentType: 'application/json',
+          body: JSON.stringify({ model: 'gpt-4\u0000', messages: [] }),
+          expected: 400,
+        },
         { method: 'GET', url: '/v1/models/gpt-4%00', caller: 'user', expected: 400 },
         // found by this fuzz: a long run of digits was taken for a log type and overflowed PostgreSQL's integer
         { method: 'GET', url: '/api/log/search?keyword=501137186727512802293075815721', caller: 'root', expected: 200 },
@@ -394,7 +589,12 @@ for (const target of targets) {
       await fc.assert(
         fc.asyncProperty(relayRequest, async (generated) => {
           const status = await send(generated);
-          if (generated.caller === 'user' && generated.url !== '/v1/models' && !generated.url.includes('billing') && generated.method === 'POST') {
+          if (
+            generated.caller === 'user' &&
+            generated.url !== '/v1/models' &&
+            !generated.url.includes('billing') &&
+            generated.method === 'POST'
+          ) {
             expect(status).toBeGreaterThanOrEqual(400);
           }
         }),
@@ -410,7 +610,12 @@ for (const target of targets) {
         const ids = new Set(before[table].map((row) => (row as { id: number }).id));
         return after[table].filter((row) => ids.has((row as { id: number }).id));
       };
-      expect({ users: existed('users'), tokens: existed('tokens'), redemptions: existed('redemptions'), channels: existed('channels') }).toEqual(before);
+      expect({
+        users: existed('users'),
+        tokens: existed('tokens'),
+        redemptions: existed('redemptions'),
+        channels: existed('channels'),
+      }).toEqual(before);
       expect(after.redemptions.length).toBe(before.redemptions.length);
       expect(after.users.length).toBe(before.users.length);
       const status = await request(`${harness.baseUrl}/api/status`);

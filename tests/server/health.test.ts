@@ -93,7 +93,10 @@ describe('health probes', () => {
   it.runIf(redisUp)('is ready with a configured Redis that answers PING', async () => {
     const app = await buildTestApp({ redisUrl: REDIS_URL });
     apps.push(app);
-    expect((await app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ready', checks: { database: 'ok', redis: 'ok' } });
+    expect((await app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({
+      status: 'ready',
+      checks: { database: 'ok', redis: 'ok' },
+    });
   });
 
   it('is not ready, naming Redis, when the configured Redis does not answer; still alive', async () => {
@@ -109,38 +112,44 @@ describe('health probes', () => {
     expect((await fetch(`${baseUrl}/healthz`)).status).toBe(200);
   });
 
-  it.runIf(postgres.available)('is not ready, naming the database, once PostgreSQL cannot be reached; ready again when it can', async () => {
-    const database: TestDatabase = await postgres.create();
-    const dsn = new URL((database.config as { connectionString: string }).connectionString);
-    const relay = await tcpRelay(Number(dsn.port || 5432));
-    dsn.port = String(relay.port);
-    const app = await buildTestApp({}, { dialect: 'postgres', connectionString: dsn.toString(), connectTimeoutMs: 500 });
-    apps.push(app);
-    try {
-      const baseUrl = await listen(app);
-      expect((await fetch(`${baseUrl}/readyz`)).status).toBe(200);
-      await relay.close();
-      const readyz = await fetch(`${baseUrl}/readyz`);
-      expect(readyz.status).toBe(503);
-      const body = (await readyz.json()) as { checks: Record<string, string> };
-      expect(Object.keys(body.checks)).toEqual(['database']);
-      expect(body.checks.database).not.toBe('ok');
-      // no address or credentials in the answer
-      expect(JSON.stringify(body)).not.toMatch(/127\.0\.0\.1|postgres@/);
-      expect((await fetch(`${baseUrl}/healthz`)).status).toBe(200);
-      // PostgreSQL reachable again on the same address: ready again, the pool reconnects by itself
-      const back = await tcpRelay(Number(new URL((database.config as { connectionString: string }).connectionString).port || 5432), relay.port);
+  it.runIf(postgres.available)(
+    'is not ready, naming the database, once PostgreSQL cannot be reached; ready again when it can',
+    async () => {
+      const database: TestDatabase = await postgres.create();
+      const dsn = new URL((database.config as { connectionString: string }).connectionString);
+      const relay = await tcpRelay(Number(dsn.port || 5432));
+      dsn.port = String(relay.port);
+      const app = await buildTestApp({}, { dialect: 'postgres', connectionString: dsn.toString(), connectTimeoutMs: 500 });
+      apps.push(app);
       try {
-        await waitFor(async () => (await fetch(`${baseUrl}/readyz`)).status === 200);
+        const baseUrl = await listen(app);
+        expect((await fetch(`${baseUrl}/readyz`)).status).toBe(200);
+        await relay.close();
+        const readyz = await fetch(`${baseUrl}/readyz`);
+        expect(readyz.status).toBe(503);
+        const body = (await readyz.json()) as { checks: Record<string, string> };
+        expect(Object.keys(body.checks)).toEqual(['database']);
+        expect(body.checks.database).not.toBe('ok');
+        // no address or credentials in the answer
+        expect(JSON.stringify(body)).not.toMatch(/127\.0\.0\.1|postgres@/);
+        expect((await fetch(`${baseUrl}/healthz`)).status).toBe(200);
+        // PostgreSQL reachable again on the same address: ready again, the pool reconnects by itself
+        const back = await tcpRelay(
+          Number(new URL((database.config as { connectionString: string }).connectionString).port || 5432),
+          relay.port,
+        );
+        try {
+          await waitFor(async () => (await fetch(`${baseUrl}/readyz`)).status === 200);
+        } finally {
+          await app.close().catch(() => undefined);
+          await back.close();
+        }
       } finally {
         await app.close().catch(() => undefined);
-        await back.close();
+        await database.drop();
       }
-    } finally {
-      await app.close().catch(() => undefined);
-      await database.drop();
-    }
-  });
+    },
+  );
 
   it('is not ready once a shutdown has begun, while the open requests finish; /healthz still answers', async () => {
     const harness = await startRelayHarness();
@@ -149,7 +158,12 @@ describe('health probes', () => {
       const { port } = new URL(harness.baseUrl);
       // one connection: a slow stream, then the probes pipelined behind it, answered once the stream ends
       const socket = connect(Number(port), '127.0.0.1');
-      const body = JSON.stringify({ model: 'gpt-4', stream: true, messages: [{ role: 'user', content: 'hi' }], emulator: { chunks: 30, delay_ms: 30 } });
+      const body = JSON.stringify({
+        model: 'gpt-4',
+        stream: true,
+        messages: [{ role: 'user', content: 'hi' }],
+        emulator: { chunks: 30, delay_ms: 30 },
+      });
       let received = '';
       socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
       await new Promise<void>((resolve) => socket.once('connect', resolve));
@@ -182,7 +196,11 @@ async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 20_0
 describe('readiness during a drain (SHUTDOWN_DRAIN_SECONDS), a real process', () => {
   it('says 503 on /readyz at once after SIGTERM while it still serves, then stops', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-drain-'));
-    const gateway = await spawnGatewayProcess({ SQLITE_PATH: join(dataDir, 'switchboard.db'), DATA_DIR: dataDir, SHUTDOWN_DRAIN_SECONDS: '3' });
+    const gateway = await spawnGatewayProcess({
+      SQLITE_PATH: join(dataDir, 'switchboard.db'),
+      DATA_DIR: dataDir,
+      SHUTDOWN_DRAIN_SECONDS: '3',
+    });
     try {
       expect((await fetch(`${gateway.baseUrl}/readyz`)).status).toBe(200);
       const signalled = Date.now();

@@ -50,7 +50,9 @@ for (const target of targets) {
         const name = `race-${round}`;
         const now = Date.now();
         // twelve claims, three per pool, all at once: nobody holds the row yet (the INSERT race)
-        const fresh = await Promise.all(Array.from({ length: 12 }, (_, index) => stores[index % 4].claim(name, `node-${index}`, now, now + 60_000)));
+        const fresh = await Promise.all(
+          Array.from({ length: 12 }, (_, index) => stores[index % 4].claim(name, `node-${index}`, now, now + 60_000)),
+        );
         expect(fresh.filter(Boolean)).toHaveLength(1);
         // the lease runs out (as if its holder died): the same race on the conditional UPDATE
         await pools[0]
@@ -59,7 +61,9 @@ for (const target of targets) {
           .where('name', '=', name)
           .execute();
         const later = Date.now();
-        const retaken = await Promise.all(Array.from({ length: 12 }, (_, index) => stores[index % 4].claim(name, `node-${index}`, later, later + 60_000)));
+        const retaken = await Promise.all(
+          Array.from({ length: 12 }, (_, index) => stores[index % 4].claim(name, `node-${index}`, later, later + 60_000)),
+        );
         expect(retaken.filter(Boolean)).toHaveLength(1);
         const winner = `node-${retaken.indexOf(true)}`;
         expect((await stores[0].read(name))?.holder).toBe(winner);
@@ -184,20 +188,34 @@ for (const target of targets.filter((candidate) => candidate.name !== 'sqlite'))
       await database?.drop();
     });
 
-    const get = (node: number, url: string) => asBrowser(apps[node], cookies[node], { method: 'GET', url }).then((response) => response.json());
+    const get = (node: number, url: string) =>
+      asBrowser(apps[node], cookies[node], { method: 'GET', url }).then((response) => response.json());
 
     it('runs one test-all at a time across both, and either answers for its progress', async () => {
       // two slow channels keep the run going for a few seconds
       for (const name of ['slow-1', 'slow-2']) {
-        const created = await asBrowser(apps[0], cookies[0], { method: 'POST', url: '/api/channel/', payload: { type: 8, name, key: 'sk-slow', base_url: emulator.baseUrl, models: 'gpt-3.5-turbo' } });
+        const created = await asBrowser(apps[0], cookies[0], {
+          method: 'POST',
+          url: '/api/channel/',
+          payload: { type: 8, name, key: 'sk-slow', base_url: emulator.baseUrl, models: 'gpt-3.5-turbo' },
+        });
         expect(created.json().success).toBe(true);
       }
       const started = await get(0, '/api/channel/test');
       expect(started).toMatchObject({ success: true, data: { kind: 'test', state: 'running' } });
       const refused = await get(1, '/api/channel/test');
-      expect(refused).toMatchObject({ success: false, message: 'test already running', data: { id: started.data.id, kind: 'test', state: 'running' } });
+      expect(refused).toMatchObject({
+        success: false,
+        message: 'test already running',
+        data: { id: started.data.id, kind: 'test', state: 'running' },
+      });
       await until(async () => (await get(1, `/api/channel/jobs/${started.data.id}`)).data?.state === 'done');
-      expect((await get(1, `/api/channel/jobs/${started.data.id}`)).data).toMatchObject({ id: started.data.id, done: 2, total: 2, state: 'done' });
+      expect((await get(1, `/api/channel/jobs/${started.data.id}`)).data).toMatchObject({
+        id: started.data.id,
+        done: 2,
+        total: 2,
+        state: 'done',
+      });
       await channelJobsSettled(apps[0]);
       expect(await get(1, '/api/channel/test')).toMatchObject({ success: true, data: { kind: 'test', state: 'running' } });
       await channelJobsSettled(apps[1]);

@@ -2,7 +2,15 @@
 // accuracy of the exact one, whatever the spread; merging equals sketching the
 // union; the stored form round-trips and anything unreadable is empty.
 import { describe, expect, it } from 'vitest';
-import { addToSketch, decodeSketch, encodeSketch, mergeSketch, SKETCH_RELATIVE_ACCURACY, sketchQuantile, type LatencySketch } from '../../server/repositories/latencySketch';
+import {
+  addToSketch,
+  decodeSketch,
+  encodeSketch,
+  mergeSketch,
+  SKETCH_RELATIVE_ACCURACY,
+  sketchQuantile,
+  type LatencySketch,
+} from '../../server/repositories/latencySketch';
 
 const sketchOf = (durations: readonly number[]): LatencySketch => {
   const sketch: LatencySketch = new Map();
@@ -11,12 +19,15 @@ const sketchOf = (durations: readonly number[]): LatencySketch => {
 };
 
 /** The nearest-rank percentile of the durations themselves. */
-const exact = (durations: readonly number[], fraction: number) => [...durations].sort((left, right) => left - right)[Math.max(1, Math.ceil(durations.length * fraction)) - 1];
+const exact = (durations: readonly number[], fraction: number) =>
+  [...durations].sort((left, right) => left - right)[Math.max(1, Math.ceil(durations.length * fraction)) - 1];
 
 describe('the latency sketch', () => {
   it('reads every percentile within 1 % of the measured one, from a millisecond to ten minutes', () => {
     // a fixed, spread-out sample: 1 ms .. 600 s on a log scale, with repeats
-    const durations = Array.from({ length: 5_000 }, (_, index) => Math.round(Math.exp((((index * 7919) % 5_000) / 5_000) * Math.log(600_000))));
+    const durations = Array.from({ length: 5_000 }, (_, index) =>
+      Math.round(Math.exp((((index * 7919) % 5_000) / 5_000) * Math.log(600_000))),
+    );
     const sketch = sketchOf(durations);
     for (const fraction of [0.01, 0.25, 0.5, 0.9, 0.95, 0.99, 1]) {
       const measured = exact(durations, fraction);

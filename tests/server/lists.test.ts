@@ -80,7 +80,10 @@ for (const target of targets) {
       it('sorts on the server, across pages, ties broken by id DESC', async () => {
         const all = (await get('/api/channel/?page_size=100')).data as Array<{ id: number; balance: number; name: string }>;
         const byBalance = [...all].sort((a, b) => b.balance - a.balance || b.id - a.id).map((row) => row.id);
-        expect([...(await ids('/api/channel/?p=0&sort=balance&order=desc')), ...(await ids('/api/channel/?p=1&sort=balance&order=desc'))]).toEqual(byBalance);
+        expect([
+          ...(await ids('/api/channel/?p=0&sort=balance&order=desc')),
+          ...(await ids('/api/channel/?p=1&sort=balance&order=desc')),
+        ]).toEqual(byBalance);
         const byName = [...all].sort((a, b) => a.name.localeCompare(b.name)).map((row) => row.id);
         expect(await ids('/api/channel/?sort=name&order=asc&page_size=25')).toEqual(byName);
         // an order alone sorts by id; a sort alone is descending
@@ -130,20 +133,44 @@ for (const target of targets) {
 
       it('tokens, codes, users and logs sort and page alike', async () => {
         for (const quota of [300, 100, 200]) await call(lena, 'POST', '/api/token/', { name: `t${quota}`, remain_quota: quota });
-        expect(((await get('/api/token/?sort=remain_quota&order=desc', lena)).data as Array<{ remain_quota: number }>).map((row) => row.remain_quota)).toEqual([300, 200, 100]);
-        expect(((await get('/api/token/?p=0', lena)).data as Array<{ name: string }>).map((row) => row.name)).toEqual(['t200', 't100', 't300']);
+        expect(
+          ((await get('/api/token/?sort=remain_quota&order=desc', lena)).data as Array<{ remain_quota: number }>).map(
+            (row) => row.remain_quota,
+          ),
+        ).toEqual([300, 200, 100]);
+        expect(((await get('/api/token/?p=0', lena)).data as Array<{ name: string }>).map((row) => row.name)).toEqual([
+          't200',
+          't100',
+          't300',
+        ]);
 
         for (const quota of [5, 50, 20]) await call(root, 'POST', '/api/redemption/', { name: `code${quota}`, quota, count: 1 });
-        expect(((await get('/api/redemption/?sort=quota&order=asc')).data as Array<{ quota: number }>).map((row) => row.quota)).toEqual([5, 20, 50]);
+        expect(((await get('/api/redemption/?sort=quota&order=asc')).data as Array<{ quota: number }>).map((row) => row.quota)).toEqual([
+          5, 20, 50,
+        ]);
 
         await app.ctx.db.updateTable('users').set({ quota: 999_999_999 }).where('username', '=', 'omar').execute();
         expect((await get('/api/user/?sort=quota&order=desc')).data[0].username).toBe('omar');
         expect(((await get('/api/user/?role=100')).data as Array<{ username: string }>).map((row) => row.username)).toEqual(['root']);
-        expect(((await get('/api/user/search?keyword=&role=1&sort=username&order=asc')).data as Array<{ username: string }>).map((row) => row.username)).toEqual(['lena', 'omar']);
+        expect(
+          ((await get('/api/user/search?keyword=&role=1&sort=username&order=asc')).data as Array<{ username: string }>).map(
+            (row) => row.username,
+          ),
+        ).toEqual(['lena', 'omar']);
 
-        const lenaId = Number((await app.ctx.db.selectFrom('users').select('id').where('username', '=', 'lena').executeTakeFirstOrThrow()).id);
+        const lenaId = Number(
+          (await app.ctx.db.selectFrom('users').select('id').where('username', '=', 'lena').executeTakeFirstOrThrow()).id,
+        );
         for (let index = 0; index < 30; index += 1) {
-          await insertLog(app.ctx.db, { userId: lenaId, username: 'lena', type: 2, content: 'x', quota: (index * 11) % 30, modelName: 'gpt-4', channelId: index % 2 ? channelIds[0] : channelIds[1] });
+          await insertLog(app.ctx.db, {
+            userId: lenaId,
+            username: 'lena',
+            type: 2,
+            content: 'x',
+            quota: (index * 11) % 30,
+            modelName: 'gpt-4',
+            channelId: index % 2 ? channelIds[0] : channelIds[1],
+          });
         }
         expect(await ids('/api/log/?p=0', root)).toHaveLength(10);
         expect(await ids('/api/log/self?p=0&page_size=25', lena)).toHaveLength(25);
@@ -164,7 +191,9 @@ for (const target of targets) {
         expect(vip.length).toBeGreaterThan(0);
         expect(await ids('/api/channel/?group=vip&page_size=100')).toEqual(vip);
         expect(await ids('/api/channel/?group=vi&page_size=100')).toEqual([]);
-        expect(await ids('/api/channel/search?keyword=channel&group=vip&status=1')).toEqual(rows.filter((row) => vip.includes(row.id) && row.status === 1).map((row) => row.id));
+        expect(await ids('/api/channel/search?keyword=channel&group=vip&status=1')).toEqual(
+          rows.filter((row) => vip.includes(row.id) && row.status === 1).map((row) => row.id),
+        );
         expect((await call(root, 'GET', '/api/channel/?status=x')).statusCode).toBe(400);
       });
 
@@ -181,14 +210,22 @@ for (const target of targets) {
       it('channels: enable, disable, delete, each id answered for', async () => {
         const [first, second] = channelIds;
         const disabled = await call(root, 'POST', '/api/channel/bulk', { ids: [first, second, 999_999], action: 'disable' });
-        expect(disabled.json()).toEqual({ success: true, message: '', data: { done: [first, second], failed: [{ id: 999_999, message: 'channel not found' }] } });
+        expect(disabled.json()).toEqual({
+          success: true,
+          message: '',
+          data: { done: [first, second], failed: [{ id: 999_999, message: 'channel not found' }] },
+        });
         const states = await app.ctx.db.selectFrom('channels').select(['status']).where('id', 'in', [first, second]).execute();
         expect(states.map((row) => Number(row.status))).toEqual([2, 2]);
         // the routing index follows
         const abilities = await app.ctx.db.selectFrom('abilities').select('enabled').where('channel_id', 'in', [first, second]).execute();
         expect(abilities.every((row) => Number(row.enabled) === 0)).toBe(true);
-        expect((await call(root, 'POST', '/api/channel/bulk', { ids: [first, second], action: 'enable' })).json().data.done).toEqual([first, second]);
-        const extra = (await call(root, 'POST', '/api/channel/', { name: 'doomed', type: 1, key: 'sk-x', models: 'gpt-4' })).json().data.ids[0];
+        expect((await call(root, 'POST', '/api/channel/bulk', { ids: [first, second], action: 'enable' })).json().data.done).toEqual([
+          first,
+          second,
+        ]);
+        const extra = (await call(root, 'POST', '/api/channel/', { name: 'doomed', type: 1, key: 'sk-x', models: 'gpt-4' })).json().data
+          .ids[0];
         expect((await call(root, 'POST', '/api/channel/bulk', { ids: [extra], action: 'delete' })).json().data.done).toEqual([extra]);
         expect(await app.ctx.db.selectFrom('channels').select('id').where('id', '=', extra).executeTakeFirst()).toBeUndefined();
       });
@@ -200,8 +237,12 @@ for (const target of targets) {
         expect(answer.data).toEqual({ done: [mine[1].id], failed: [{ id: rootToken, message: 'token not found' }] });
         expect((await get(`/api/token/${rootToken}`, root)).data.status).toBe(1);
         await app.ctx.db.updateTable('tokens').set({ expired_time: 1 }).where('id', '=', mine[1].id).execute();
-        expect((await call(lena, 'POST', '/api/token/bulk', { ids: [mine[1].id], action: 'enable' })).json().data.failed[0].message).toContain('expired');
-        expect((await call(lena, 'POST', '/api/token/bulk', { ids: [mine[1].id, rootToken], action: 'delete' })).json().data.done).toEqual([mine[1].id]);
+        expect(
+          (await call(lena, 'POST', '/api/token/bulk', { ids: [mine[1].id], action: 'enable' })).json().data.failed[0].message,
+        ).toContain('expired');
+        expect((await call(lena, 'POST', '/api/token/bulk', { ids: [mine[1].id, rootToken], action: 'delete' })).json().data.done).toEqual([
+          mine[1].id,
+        ]);
         expect(await app.ctx.db.selectFrom('tokens').select('id').where('id', '=', rootToken).executeTakeFirst()).toBeDefined();
       });
 
@@ -215,7 +256,9 @@ for (const target of targets) {
           message: 'insufficient permission',
           code: 'permission_denied',
         });
-        expect((await call(root, 'POST', '/api/redemption/bulk', { ids: [codes[1].id], action: 'delete' })).json().data.done).toEqual([codes[1].id]);
+        expect((await call(root, 'POST', '/api/redemption/bulk', { ids: [codes[1].id], action: 'delete' })).json().data.done).toEqual([
+          codes[1].id,
+        ]);
       });
 
       it('refuses a malformed request', async () => {
@@ -236,15 +279,33 @@ for (const target of targets) {
     describe('channel jobs', () => {
       it('test-all returns a job whose progress, failures and end the console can read; the list shows each last error', async () => {
         await app.ctx.db.updateTable('channels').set({ status: 2 }).execute();
-        const good = (await call(root, 'POST', '/api/channel/', { name: 'alive', type: 8, key: 'sk-good', base_url: emulator.baseUrl, models: 'gpt-3.5-turbo' })).json().data.ids[0];
-        const dead = (await call(root, 'POST', '/api/channel/', { name: 'dead-port', type: 8, key: 'sk-good', base_url: 'http://127.0.0.1:9', models: 'gpt-3.5-turbo' })).json().data.ids[0];
+        const good = (
+          await call(root, 'POST', '/api/channel/', {
+            name: 'alive',
+            type: 8,
+            key: 'sk-good',
+            base_url: emulator.baseUrl,
+            models: 'gpt-3.5-turbo',
+          })
+        ).json().data.ids[0];
+        const dead = (
+          await call(root, 'POST', '/api/channel/', {
+            name: 'dead-port',
+            type: 8,
+            key: 'sk-good',
+            base_url: 'http://127.0.0.1:9',
+            models: 'gpt-3.5-turbo',
+          })
+        ).json().data.ids[0];
         const started = await get('/api/channel/test');
         expect(started).toMatchObject({ success: true, message: '', data: { kind: 'test', state: 'running' } });
         const jobId = started.data.id as string;
         await channelJobsSettled(app);
         const job = await get(`/api/channel/jobs/${jobId}`);
         expect(job.data).toMatchObject({ id: jobId, kind: 'test', state: 'done', done: 2, total: 2 });
-        expect(job.data.failures).toEqual([{ channel_id: dead, name: 'dead-port', message: expect.stringContaining('could not reach upstream') }]);
+        expect(job.data.failures).toEqual([
+          { channel_id: dead, name: 'dead-port', message: expect.stringContaining('could not reach upstream') },
+        ]);
         expect(job.data.finished_at).toBeGreaterThanOrEqual(job.data.started_at);
 
         const listed = (await get('/api/channel/?status=1')).data as Array<{ id: number; test_error: string; test_time: number }>;
@@ -262,7 +323,11 @@ for (const target of targets) {
 
         expect(await get('/api/channel/jobs/no-such-job')).toMatchObject({ success: false });
         expect((await call(root, 'GET', '/api/channel/jobs/..%2Fetc')).statusCode).toBe(400);
-        expect((await call(lena, 'GET', `/api/channel/jobs/${jobId}`)).json()).toEqual({ success: false, message: 'insufficient permission', code: 'permission_denied' });
+        expect((await call(lena, 'GET', `/api/channel/jobs/${jobId}`)).json()).toEqual({
+          success: false,
+          message: 'insufficient permission',
+          code: 'permission_denied',
+        });
       });
     });
   });

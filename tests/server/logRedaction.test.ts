@@ -73,15 +73,32 @@ describe('server log', () => {
     expect(lines.length).toBeGreaterThan(5);
     const consoleLines = lines.filter((line) => line.requestId === 'console-call-1');
     expect(consoleLines.map((line) => line.msg)).toEqual(expect.arrayContaining(['incoming request', 'request completed']));
-    expect(consoleLines.find((line) => line.msg === 'incoming request')!.req).toEqual({ method: 'GET', url: '/api/user/self', remoteAddress: '127.0.0.1' });
+    expect(consoleLines.find((line) => line.msg === 'incoming request')!.req).toEqual({
+      method: 'GET',
+      url: '/api/user/self',
+      remoteAddress: '127.0.0.1',
+    });
     // once signed in, the console request's lines say who it was
     expect(consoleLines.find((line) => line.msg === 'request completed')).toMatchObject({ userId: 1, res: { statusCode: 200 } });
 
     const relayed = lines.find((line) => line.msg === 'relay request finished' && line.requestId === 'relay-call-1');
-    expect(relayed).toMatchObject({ userId: 1, tokenId: harness.tokenId, model: 'gpt-4', operation: 'chat', protocol: 'openai', status: 200, outcome: 'settled' });
+    expect(relayed).toMatchObject({
+      userId: 1,
+      tokenId: harness.tokenId,
+      model: 'gpt-4',
+      operation: 'chat',
+      protocol: 'openai',
+      status: 200,
+      outcome: 'settled',
+    });
     expect(relayed!.channelId).toBeGreaterThan(0);
-    expect(lines.find((line) => line.msg === 'relay request finished' && line.requestId === 'relay-call-2')).toMatchObject({ status: 200, outcome: 'settled' });
-    expect(lines.find((line) => line.requestId === 'gemini-call-1' && line.msg === 'relay request finished')).toMatchObject({ protocol: 'gemini' });
+    expect(lines.find((line) => line.msg === 'relay request finished' && line.requestId === 'relay-call-2')).toMatchObject({
+      status: 200,
+      outcome: 'settled',
+    });
+    expect(lines.find((line) => line.requestId === 'gemini-call-1' && line.msg === 'relay request finished')).toMatchObject({
+      protocol: 'gemini',
+    });
 
     const failed = lines.find((line) => line.msg === 'upstream failed' && line.requestId === 'relay-call-3');
     expect(failed).toMatchObject({ level: 40, userId: 1, tokenId: harness.tokenId, channelId, status: 500 });

@@ -25,7 +25,15 @@ for (const target of targets) {
       userId = Number((await app.ctx.db.selectFrom('users').select('id').where('username', '=', 'lena').executeTakeFirstOrThrow()).id);
       const consume = { type: 2, content: 'model ratio 15.00, group ratio 1.00', tokenName: 'laptop', modelName: 'gpt-4' };
       await insertLog(app.ctx.db, { ...consume, userId, username: 'lena', quota: 3000, promptTokens: 100, completionTokens: 50 });
-      await insertLog(app.ctx.db, { ...consume, userId, username: 'lena', quota: 4_000_000_000, promptTokens: 1, completionTokens: 1, modelName: 'gpt-3.5-turbo' });
+      await insertLog(app.ctx.db, {
+        ...consume,
+        userId,
+        username: 'lena',
+        quota: 4_000_000_000,
+        promptTokens: 1,
+        completionTokens: 1,
+        modelName: 'gpt-3.5-turbo',
+      });
       await insertLog(app.ctx.db, { userId, username: 'lena', type: 1, content: 'top-up', quota: 999 });
       await insertLog(app.ctx.db, { ...consume, userId: 1, username: 'root', quota: 10, promptTokens: 5, completionTokens: 5 });
     });
@@ -48,7 +56,11 @@ for (const target of targets) {
       const own = await get(user, '/api/log/self/?p=0&username=root');
       expect(own.data).toHaveLength(3);
       expect(own.data.every((row: { user_id: number }) => row.user_id === userId)).toBe(true);
-      expect((await asBrowser(app, user, { method: 'GET', url: '/api/log/?p=0' })).json()).toEqual({ success: false, message: 'insufficient permission', code: 'permission_denied' });
+      expect((await asBrowser(app, user, { method: 'GET', url: '/api/log/?p=0' })).json()).toEqual({
+        success: false,
+        message: 'insufficient permission',
+        code: 'permission_denied',
+      });
     });
 
     it('sums consumption only, in 64 bits', async () => {
@@ -62,20 +74,36 @@ for (const target of targets) {
       expect(all.headers['content-type']).toBe('text/csv; charset=utf-8');
       expect(all.headers['content-disposition']).toMatch(/^attachment; filename="logs-\d+\.csv"$/);
       const lines = all.body.trimEnd().split('\r\n');
-      expect(lines[0]).toBe('id,created_at,type,username,token_name,model_name,channel_id,quota,prompt_tokens,completion_tokens,elapsed_ms,is_stream,estimated,request_id,content,details');
+      expect(lines[0]).toBe(
+        'id,created_at,type,username,token_name,model_name,channel_id,quota,prompt_tokens,completion_tokens,elapsed_ms,is_stream,estimated,request_id,content,details',
+      );
       expect(lines.slice(1).map((line) => line.split(',')[3])).toEqual(['root', 'lena', 'lena']);
       expect(lines[1]).toMatch(/,root,laptop,gpt-4,0,10,5,5,0,0,0,,"model ratio 15\.00, group ratio 1\.00",$/);
       const own = await asBrowser(app, user, { method: 'GET', url: '/api/log/self/export?username=root&model_name=gpt-3.5-turbo' });
       const ownLines = own.body.trimEnd().split('\r\n');
       expect(ownLines).toHaveLength(2);
       expect(ownLines[1]).toContain(',lena,laptop,gpt-3.5-turbo,0,4000000000,');
-      expect((await asBrowser(app, user, { method: 'GET', url: '/api/log/export' })).json()).toEqual({ success: false, message: 'insufficient permission', code: 'permission_denied' });
+      expect((await asBrowser(app, user, { method: 'GET', url: '/api/log/export' })).json()).toEqual({
+        success: false,
+        message: 'insufficient permission',
+        code: 'permission_denied',
+      });
       expect((await asBrowser(app, undefined, { method: 'GET', url: '/api/log/self/export' })).statusCode).toBe(401);
     });
 
     it('prunes logs past LogRetentionDays in small batches, and the rollups keep their figures', async () => {
       const now = Math.floor(Date.now() / 1000);
-      const old = { userId, username: 'lena', type: 2, content: 'old', modelName: 'gpt-4', quota: 7, promptTokens: 1, completionTokens: 1, createdAt: now - 40 * 86_400 };
+      const old = {
+        userId,
+        username: 'lena',
+        type: 2,
+        content: 'old',
+        modelName: 'gpt-4',
+        quota: 7,
+        promptTokens: 1,
+        completionTokens: 1,
+        createdAt: now - 40 * 86_400,
+      };
       for (let index = 0; index < 5; index += 1) await insertLog(app.ctx.db, old);
       const statBefore = (await get(user, '/api/log/self/stat')).data;
       const logsBefore = Number(

@@ -26,7 +26,11 @@ describe('message codes', () => {
 
   it('marks validation refusals', async () => {
     app = await buildTestApp();
-    const mismatch = await app.inject({ method: 'POST', url: '/api/user/register', payload: { username: 'dave', password: 'password-1', password2: 'password-2' } });
+    const mismatch = await app.inject({
+      method: 'POST',
+      url: '/api/user/register',
+      payload: { username: 'dave', password: 'password-1', password2: 'password-2' },
+    });
     expect(mismatch.json()).toMatchObject({ success: false, code: 'passwords_mismatch' });
     await register(app, 'erin');
     const taken = await app.inject({ method: 'POST', url: '/api/user/register', payload: { username: 'erin', password: 'password-1' } });
@@ -37,12 +41,25 @@ describe('message codes', () => {
     app = await buildTestApp();
     await register(app, 'frank');
     const user = await login(app, 'frank', 'password-123');
-    expect((await asBrowser(app, user, { method: 'GET', url: '/api/channel/?p=0' })).json()).toEqual({ success: false, message: 'insufficient permission', code: 'permission_denied' });
+    expect((await asBrowser(app, user, { method: 'GET', url: '/api/channel/?p=0' })).json()).toEqual({
+      success: false,
+      message: 'insufficient permission',
+      code: 'permission_denied',
+    });
     const root = await login(app, 'root', ROOT_PASSWORD);
     const rootId = (await asBrowser(app, root, { method: 'GET', url: '/api/user/self' })).json().data.id;
-    expect((await asBrowser(app, root, { method: 'DELETE', url: `/api/user/${rootId}/` })).json()).toMatchObject({ success: false, code: 'root_protected' });
-    expect((await asBrowser(app, root, { method: 'GET', url: '/api/token/424242' })).json()).toEqual({ success: false, message: 'token not found', code: 'token_not_found' });
-    expect((await asBrowser(app, root, { method: 'GET', url: '/api/redemption/424242' })).json()).toMatchObject({ code: 'redemption_not_found' });
+    expect((await asBrowser(app, root, { method: 'DELETE', url: `/api/user/${rootId}/` })).json()).toMatchObject({
+      success: false,
+      code: 'root_protected',
+    });
+    expect((await asBrowser(app, root, { method: 'GET', url: '/api/token/424242' })).json()).toEqual({
+      success: false,
+      message: 'token not found',
+      code: 'token_not_found',
+    });
+    expect((await asBrowser(app, root, { method: 'GET', url: '/api/redemption/424242' })).json()).toMatchObject({
+      code: 'redemption_not_found',
+    });
     expect((await asBrowser(app, root, { method: 'GET', url: '/api/user/424242' })).json()).toMatchObject({ code: 'user_not_found' });
     const missing = await asBrowser(app, root, { method: 'GET', url: '/api/no-such-route' });
     expect(missing.statusCode).toBe(404);

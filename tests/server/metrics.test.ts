@@ -36,7 +36,8 @@ function parseMetrics(text: string): Sample[] {
 
 const pick = (samples: Sample[], name: string, labels: Record<string, string> = {}) =>
   samples.filter((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value));
-const total = (samples: Sample[], name: string, labels: Record<string, string> = {}) => pick(samples, name, labels).reduce((sum, sample) => sum + sample.value, 0);
+const total = (samples: Sample[], name: string, labels: Record<string, string> = {}) =>
+  pick(samples, name, labels).reduce((sum, sample) => sum + sample.value, 0);
 
 const chat = { model: 'gpt-4', messages: [{ role: 'user', content: 'count these few words please' }] };
 
@@ -86,30 +87,53 @@ describe('metrics after relayed calls', () => {
     const samples = await scrape(harness.baseUrl);
     const requests = { operation: 'chat', protocol: 'openai', status: '200', outcome: 'settled', model: 'gpt-4', channel: String(channel) };
     expect(total(samples, 'switchboard_relay_requests_total', requests)).toBe(2);
-    expect(total(samples, 'switchboard_relay_requests_total', { operation: 'embeddings', model: 'text-embedding-ada-002', channel: String(channel) })).toBe(1);
+    expect(
+      total(samples, 'switchboard_relay_requests_total', {
+        operation: 'embeddings',
+        model: 'text-embedding-ada-002',
+        channel: String(channel),
+      }),
+    ).toBe(1);
 
     // what the ledger wrote is what the metrics counted
     const logs = await harness.app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).execute();
-    const sum = (model: string, column: 'prompt_tokens' | 'completion_tokens' | 'quota') => logs.filter((row) => row.model_name === model).reduce((acc, row) => acc + Number(row[column]), 0);
+    const sum = (model: string, column: 'prompt_tokens' | 'completion_tokens' | 'quota') =>
+      logs.filter((row) => row.model_name === model).reduce((acc, row) => acc + Number(row[column]), 0);
     for (const model of ['gpt-4', 'text-embedding-ada-002']) {
-      expect(total(samples, 'switchboard_relay_tokens_total', { model, channel: String(channel), type: 'prompt' })).toBe(sum(model, 'prompt_tokens'));
-      expect(total(samples, 'switchboard_relay_tokens_total', { model, channel: String(channel), type: 'completion' })).toBe(sum(model, 'completion_tokens'));
+      expect(total(samples, 'switchboard_relay_tokens_total', { model, channel: String(channel), type: 'prompt' })).toBe(
+        sum(model, 'prompt_tokens'),
+      );
+      expect(total(samples, 'switchboard_relay_tokens_total', { model, channel: String(channel), type: 'completion' })).toBe(
+        sum(model, 'completion_tokens'),
+      );
       expect(total(samples, 'switchboard_relay_quota_total', { model, channel: String(channel) })).toBe(sum(model, 'quota'));
     }
     expect(sum('gpt-4', 'quota')).toBeGreaterThan(0);
 
     expect(total(samples, 'switchboard_relay_request_duration_seconds_count', { operation: 'chat', protocol: 'openai' })).toBe(2);
-    expect(total(samples, 'switchboard_relay_request_duration_seconds_bucket', { operation: 'chat', protocol: 'openai', le: '+Inf' })).toBe(2);
+    expect(total(samples, 'switchboard_relay_request_duration_seconds_bucket', { operation: 'chat', protocol: 'openai', le: '+Inf' })).toBe(
+      2,
+    );
     // only the stream has a first token
     expect(total(samples, 'switchboard_relay_time_to_first_token_seconds_count', { operation: 'chat', protocol: 'openai' })).toBe(1);
-    expect(total(samples, 'switchboard_relay_requests_total', { operation: 'chat', protocol: 'anthropic', status: '200', outcome: 'settled', model: 'gpt-4' })).toBe(1);
+    expect(
+      total(samples, 'switchboard_relay_requests_total', {
+        operation: 'chat',
+        protocol: 'anthropic',
+        status: '200',
+        outcome: 'settled',
+        model: 'gpt-4',
+      }),
+    ).toBe(1);
     expect(total(samples, 'switchboard_relay_time_to_first_token_seconds_count', { operation: 'chat', protocol: 'anthropic' })).toBe(1);
     expect(total(samples, 'switchboard_relay_open_streams')).toBe(0);
 
     // the settlements went in batches, each timed
     expect(total(samples, 'switchboard_ledger_batch_size_count', { queue: 'settlements' })).toBeGreaterThan(0);
     expect(total(samples, 'switchboard_ledger_batch_size_sum', { queue: 'settlements' })).toBeGreaterThanOrEqual(3);
-    expect(total(samples, 'switchboard_ledger_write_seconds_count', { queue: 'settlements' })).toBe(total(samples, 'switchboard_ledger_batch_size_count', { queue: 'settlements' }));
+    expect(total(samples, 'switchboard_ledger_write_seconds_count', { queue: 'settlements' })).toBe(
+      total(samples, 'switchboard_ledger_batch_size_count', { queue: 'settlements' }),
+    );
     // the console API's requests, by route pattern
     expect(total(samples, 'switchboard_http_requests_total', { method: 'POST', route: '/api/channel/', status: '200' })).toBeGreaterThan(0);
     // the process' own series
@@ -121,7 +145,10 @@ describe('metrics after relayed calls', () => {
     await pollUntil('the stream counted as open', async () => total(await scrape(harness.baseUrl), 'switchboard_relay_open_streams') === 1);
     const answer = await slow;
     await answer.text();
-    await pollUntil('the stream counted as closed', async () => total(await scrape(harness.baseUrl), 'switchboard_relay_open_streams') === 0);
+    await pollUntil(
+      'the stream counted as closed',
+      async () => total(await scrape(harness.baseUrl), 'switchboard_relay_open_streams') === 0,
+    );
   });
 
   it('counts upstream errors by channel and kind', async () => {
@@ -137,12 +164,16 @@ describe('metrics after relayed calls', () => {
     const samples = await scrape(harness.baseUrl);
     expect(total(samples, 'switchboard_upstream_errors_total', { channel: String(failing), kind: 'server_error' })).toBe(1);
     expect(total(samples, 'switchboard_upstream_errors_total', { channel: String(busy), kind: 'rate_limited' })).toBe(1);
-    expect(total(samples, 'switchboard_relay_requests_total', { status: '429', outcome: 'refused', channel: String(busy), model: 'gpt-4' })).toBe(1);
+    expect(
+      total(samples, 'switchboard_relay_requests_total', { status: '429', outcome: 'refused', channel: String(busy), model: 'gpt-4' }),
+    ).toBe(1);
   });
 
   it('never turns what a client wrote into a label', async () => {
     const invented = `evil-${randomBytes(6).toString('hex')}`;
-    const response = await harness.post('/v1/chat/completions', { ...chat, model: invented }, undefined, { 'x-request-id': `${invented}-id` });
+    const response = await harness.post('/v1/chat/completions', { ...chat, model: invented }, undefined, {
+      'x-request-id': `${invented}-id`,
+    });
     expect(response.status).toBe(403);
     const text = await (await fetch(`${harness.baseUrl}/metrics`)).text();
     expect(text).not.toContain(invented);
@@ -156,7 +187,8 @@ describe('several processes', () => {
     const workers = [await buildTestApp(), await buildTestApp()];
     try {
       for (const [index, worker] of workers.entries()) {
-        for (let call = 0; call <= index; call += 1) expect((await worker.inject({ method: 'GET', url: '/api/status' })).statusCode).toBe(200);
+        for (let call = 0; call <= index; call += 1)
+          expect((await worker.inject({ method: 'GET', url: '/api/status' })).statusCode).toBe(200);
         // a ledger batch of 3 items in one worker, of 40 in the other
         worker.ctx.metrics!.batchWritten('logs', index === 0 ? 3 : 40, 2, true);
       }

@@ -26,11 +26,17 @@ function rollupTables(): Record<string, string[]> {
     'latency_le_60000',
     'latency_over',
   ];
-  const keys: Record<string, string[]> = { '': ['user_id', 'token_id', 'model', 'channel_id'], _channels: ['model', 'channel_id'], _tokens: ['user_id', 'token_id'], _users: ['user_id'] };
+  const keys: Record<string, string[]> = {
+    '': ['user_id', 'token_id', 'model', 'channel_id'],
+    _channels: ['model', 'channel_id'],
+    _tokens: ['user_id', 'token_id'],
+    _users: ['user_id'],
+  };
   const tables: Record<string, string[]> = {};
   for (const period of ['hourly', 'daily'])
     for (const [suffix, key] of Object.entries(keys))
-      if (period === 'daily' || suffix !== '_users') tables[`usage_${period}${suffix}`] = ['period', ...key, ...counters, ...(suffix === '_channels' ? ['latency_sketch'] : [])];
+      if (period === 'daily' || suffix !== '_users')
+        tables[`usage_${period}${suffix}`] = ['period', ...key, ...counters, ...(suffix === '_channels' ? ['latency_sketch'] : [])];
   return tables;
 }
 
@@ -236,7 +242,11 @@ for (const target of targets) {
         }),
       );
       expect(id).toBeGreaterThan(0);
-      const row = await db.selectFrom('users').select(['quota', 'used_quota', 'request_count', 'group']).where('id', '=', id).executeTakeFirstOrThrow();
+      const row = await db
+        .selectFrom('users')
+        .select(['quota', 'used_quota', 'request_count', 'group'])
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
       expect(row).toEqual({ quota: 5_000_000_000, used_quota: 4_000_000_000, request_count: 3_000_000_000, group: 'default' });
       await db
         .updateTable('users')
@@ -280,7 +290,16 @@ for (const target of targets) {
           .values({ ...base, username: 'a1' })
           .execute(),
       ).rejects.toThrow();
-      const redemption = { user_id: 1, key: 'k'.repeat(32), status: 1, name: 'n', quota: 100, created_time: 0, redeemed_time: 0, redeemed_by: 0 };
+      const redemption = {
+        user_id: 1,
+        key: 'k'.repeat(32),
+        status: 1,
+        name: 'n',
+        quota: 100,
+        created_time: 0,
+        redeemed_time: 0,
+        redeemed_by: 0,
+      };
       await db.insertInto('redemptions').values(redemption).execute();
       await expect(db.insertInto('redemptions').values(redemption).execute()).rejects.toThrow();
     });

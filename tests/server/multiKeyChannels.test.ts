@@ -36,7 +36,11 @@ async function startKeyedUpstream(): Promise<KeyedUpstream> {
       response.setHeader('content-type', 'application/json');
       if (dead.has(key)) {
         response.statusCode = 401;
-        response.end(JSON.stringify({ error: { message: `Incorrect API key provided: ${key}.`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } }));
+        response.end(
+          JSON.stringify({
+            error: { message: `Incorrect API key provided: ${key}.`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' },
+          }),
+        );
         return;
       }
       response.end(
@@ -104,10 +108,22 @@ for (const target of targets) {
     const keysOf = async (channelId: number) => {
       const answer = await harness.admin('GET', `/api/channel/${channelId}/keys`);
       expect(answer.success).toBe(true);
-      return answer.data as Array<{ id: number; key: string; status: number; last_error: string; used_count: number; failed_count: number; last_used_at: number }>;
+      return answer.data as Array<{
+        id: number;
+        key: string;
+        status: number;
+        last_error: string;
+        used_count: number;
+        failed_count: number;
+        last_used_at: number;
+      }>;
     };
     const channelState = async (channelId: number) => {
-      const row = await harness.app.ctx.db.selectFrom('channels').select(['status', 'auto_disabled']).where('id', '=', channelId).executeTakeFirstOrThrow();
+      const row = await harness.app.ctx.db
+        .selectFrom('channels')
+        .select(['status', 'auto_disabled'])
+        .where('id', '=', channelId)
+        .executeTakeFirstOrThrow();
       return { status: Number(row.status), autoDisabled: Number(row.auto_disabled) };
     };
 
@@ -126,9 +142,19 @@ for (const target of targets) {
       expect(stored.map((row) => row.key)).toEqual(keys);
 
       // one-api's wire: the same body without multi_key is one channel per key
-      const batch = await harness.admin('POST', '/api/channel/', { name: 'batch', type: 8, base_url: upstream.url, models: 'gpt-4', key: keys.join('\n') });
+      const batch = await harness.admin('POST', '/api/channel/', {
+        name: 'batch',
+        type: 8,
+        base_url: upstream.url,
+        models: 'gpt-4',
+        key: keys.join('\n'),
+      });
       expect(batch.data.ids).toHaveLength(3);
-      const batchRow = await harness.app.ctx.db.selectFrom('channels').select(['key', 'multi_key']).where('id', '=', batch.data.ids[1]).executeTakeFirstOrThrow();
+      const batchRow = await harness.app.ctx.db
+        .selectFrom('channels')
+        .select(['key', 'multi_key'])
+        .where('id', '=', batch.data.ids[1])
+        .executeTakeFirstOrThrow();
       expect({ key: batchRow.key, multi_key: Number(batchRow.multi_key) }).toEqual({ key: keys[1], multi_key: 0 });
     });
 
@@ -197,7 +223,10 @@ for (const target of targets) {
       const admins = await harness.admin('POST', `/api/channel/${id}/keys`, { keys: keyOf('admin-off') });
       expect(admins.data).toEqual({ added: 1, skipped: 0 });
       const adminKey = (await keysOf(id))[2];
-      expect((await harness.admin('PUT', `/api/channel/${id}/keys/${adminKey.id}`, { status: 2 })).data).toMatchObject({ id: adminKey.id, status: 2 });
+      expect((await harness.admin('PUT', `/api/channel/${id}/keys/${adminKey.id}`, { status: 2 })).data).toMatchObject({
+        id: adminKey.id,
+        status: 2,
+      });
 
       upstream.dead.delete(two);
       const keyIds = (await keysOf(id)).map((key) => key.id);
@@ -224,7 +253,10 @@ for (const target of targets) {
         return answer;
       };
       // an uploaded file's text: a JSON array, one already held
-      expect((await admin('POST', `/api/channel/${id}/keys`, { keys: JSON.stringify([second, first, third]) })).data).toEqual({ added: 2, skipped: 1 });
+      expect((await admin('POST', `/api/channel/${id}/keys`, { keys: JSON.stringify([second, first, third]) })).data).toEqual({
+        added: 2,
+        skipped: 1,
+      });
       const keys = await keysOf(id);
       answers.push(keys);
       expect(keys).toHaveLength(3);
@@ -299,7 +331,10 @@ for (const target of targets) {
       const single = await harness.addChannel({ name: 'single', key: keyOf('single') });
       expect(await harness.admin('GET', `/api/channel/${single}/keys`)).toMatchObject({ success: false, code: 'channel_not_found' });
       expect(await harness.admin('POST', `/api/channel/${single}/keys`, { keys: keyOf('other') })).toMatchObject({ success: false });
-      expect(await harness.admin('DELETE', `/api/channel/${single}/keys/1`)).toMatchObject({ success: false, code: 'channel_key_not_found' });
+      expect(await harness.admin('DELETE', `/api/channel/${single}/keys/1`)).toMatchObject({
+        success: false,
+        code: 'channel_key_not_found',
+      });
     });
   });
 }

@@ -22,7 +22,10 @@ beforeAll(async () => {
       response.setHeader('content-type', 'application/json');
       if (request.url === '/login/oauth/access_token') {
         const { code, client_secret: secret } = JSON.parse(body) as { code: string; client_secret: string };
-        if (secret !== 'gh-secret' || !githubUsers[code]) return response.end(JSON.stringify({ error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' }));
+        if (secret !== 'gh-secret' || !githubUsers[code])
+          return response.end(
+            JSON.stringify({ error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' }),
+          );
         return response.end(JSON.stringify({ access_token: `token-${code}`, token_type: 'bearer', scope: 'user:email' }));
       }
       if (request.url === '/user') {
@@ -79,11 +82,25 @@ describe('GitHub', () => {
 
   it('refuses a missing, forged or replayed state', async () => {
     const { state, cookie } = await begin();
-    expect((await asBrowser(app, undefined, { method: 'GET', url: `/api/oauth/github?code=code-octo&state=${state}` })).json().success).toBe(false);
-    expect((await asBrowser(app, cookie, { method: 'GET', url: '/api/oauth/github?code=code-octo&state=someone-elses' })).json().success).toBe(false);
+    expect(
+      (await asBrowser(app, undefined, { method: 'GET', url: `/api/oauth/github?code=code-octo&state=${state}` })).json().success,
+    ).toBe(false);
+    expect(
+      (await asBrowser(app, cookie, { method: 'GET', url: '/api/oauth/github?code=code-octo&state=someone-elses' })).json().success,
+    ).toBe(false);
     const forged = cookie.replace(/\.[^.;]+$/, '.forged');
-    expect((await asBrowser(app, forged, { method: 'GET', url: `/api/oauth/github?code=code-octo&state=${state}` })).json().success).toBe(false);
-    expect((await app.inject({ method: 'GET', url: `/api/oauth/github?code=code-octo&state=${state}`, headers: { cookie, 'sec-fetch-site': 'cross-site' } })).statusCode).toBe(403);
+    expect((await asBrowser(app, forged, { method: 'GET', url: `/api/oauth/github?code=code-octo&state=${state}` })).json().success).toBe(
+      false,
+    );
+    expect(
+      (
+        await app.inject({
+          method: 'GET',
+          url: `/api/oauth/github?code=code-octo&state=${state}`,
+          headers: { cookie, 'sec-fetch-site': 'cross-site' },
+        })
+      ).statusCode,
+    ).toBe(403);
   });
 
   it('binds GitHub to the signed-in user with the message "bind", once', async () => {
@@ -113,7 +130,9 @@ describe('WeChat', () => {
     const signIn = (await app.inject({ method: 'GET', url: '/api/oauth/wechat?code=123456' })).json();
     expect(signIn.success).toBe(true);
     expect(signIn.data.display_name).toBe('WeChat User');
-    expect((await app.inject({ method: 'GET', url: '/api/oauth/wechat?code=999999' })).json().message).toBe('the verification code is wrong or has expired');
+    expect((await app.inject({ method: 'GET', url: '/api/oauth/wechat?code=999999' })).json().message).toBe(
+      'the verification code is wrong or has expired',
+    );
     await register(app, 'wxuser');
     const session = await login(app, 'wxuser', 'password-123');
     const taken = await asBrowser(app, session, { method: 'GET', url: '/api/oauth/wechat/bind?code=123456' });
@@ -122,6 +141,8 @@ describe('WeChat', () => {
 
   it('is refused when turned off', async () => {
     await app.ctx.options.set('WeChatAuthEnabled', 'false');
-    expect((await app.inject({ method: 'GET', url: '/api/oauth/wechat?code=123456' })).json().message).toBe('WeChat sign-in is not enabled');
+    expect((await app.inject({ method: 'GET', url: '/api/oauth/wechat?code=123456' })).json().message).toBe(
+      'WeChat sign-in is not enabled',
+    );
   });
 });

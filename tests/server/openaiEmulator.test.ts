@@ -32,7 +32,9 @@ describe('OpenAI emulator', () => {
   });
 
   it('streams SSE frames ending in [DONE], with a usage frame only when asked', async () => {
-    const plain = await (await chat({ model: 'gpt-4', stream: true, messages: [{ role: 'user', content: 'hi' }] }, { 'x-emulator-chunks': '3' })).text();
+    const plain = await (
+      await chat({ model: 'gpt-4', stream: true, messages: [{ role: 'user', content: 'hi' }] }, { 'x-emulator-chunks': '3' })
+    ).text();
     const frames = plain.split('\n\n').filter(Boolean);
     expect(frames.at(-1)).toBe('data: [DONE]');
     expect(frames.every((frame) => frame.startsWith('data: '))).toBe(true);
@@ -40,9 +42,17 @@ describe('OpenAI emulator', () => {
     const parsed = frames.slice(0, -1).map((frame) => JSON.parse(frame.slice(6)));
     expect(parsed.map((chunk) => chunk.choices[0].delta.content ?? '').join('')).toBe('word0 word1 word2');
 
-    const withUsage = await (await chat({ model: 'gpt-4', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] }, { 'x-emulator-chunks': '3' })).text();
+    const withUsage = await (
+      await chat(
+        { model: 'gpt-4', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] },
+        { 'x-emulator-chunks': '3' },
+      )
+    ).text();
     const usageFrame = withUsage.split('\n\n').filter(Boolean).at(-2)!;
-    expect(JSON.parse(usageFrame.slice(6))).toMatchObject({ choices: [], usage: { prompt_tokens: 1, completion_tokens: 3, total_tokens: 4 } });
+    expect(JSON.parse(usageFrame.slice(6))).toMatchObject({
+      choices: [],
+      usage: { prompt_tokens: 1, completion_tokens: 3, total_tokens: 4 },
+    });
   });
 
   it('answers dead keys with OpenAI error objects', async () => {

@@ -92,7 +92,10 @@ describe('options across nodes', () => {
     expect(elapsed).toBeLessThan(1000);
     expect(second.ctx.options.json('GroupRatio')).toEqual(JSON.parse(ratio));
     // and back the other way
-    expect(await put(second, await login(second, 'root', ROOT_PASSWORD), 'Footer', '<b>second node</b>')).toEqual({ success: true, message: '' });
+    expect(await put(second, await login(second, 'root', ROOT_PASSWORD), 'Footer', '<b>second node</b>')).toEqual({
+      success: true,
+      message: '',
+    });
     await eventually(async () => (await statusOf(first)).footer_html === '<b>second node</b>', 2000);
   });
 });

@@ -15,7 +15,8 @@ afterAll(async () => {
   await app.close();
 });
 
-const put = (key: string, value: unknown, cookie = root) => asBrowser(app, cookie, { method: 'PUT', url: '/api/option/', payload: { key, value } }).then((response) => response.json());
+const put = (key: string, value: unknown, cookie = root) =>
+  asBrowser(app, cookie, { method: 'PUT', url: '/api/option/', payload: { key, value } }).then((response) => response.json());
 const list = async (cookie = root) => {
   const response = await asBrowser(app, cookie, { method: 'GET', url: '/api/option' });
   return response.json().data as Array<{ key: string; value: string; set?: boolean }>;
@@ -65,7 +66,10 @@ describe('options', () => {
   it('checks prerequisites before enabling a login method', async () => {
     expect(await put('GitHubOAuthEnabled', 'true')).toEqual({ success: false, message: 'fill in the GitHub client id and secret first' });
     expect(await put('GitHubClientId', 'client-id')).toEqual({ success: true, message: '' });
-    expect(await put('TurnstileCheckEnabled', 'true')).toEqual({ success: false, message: 'fill in the Turnstile site key and secret first' });
+    expect(await put('TurnstileCheckEnabled', 'true')).toEqual({
+      success: false,
+      message: 'fill in the Turnstile site key and secret first',
+    });
     expect(app.ctx.options.bool('GitHubOAuthEnabled')).toBe(false);
   });
 
@@ -135,7 +139,11 @@ describe('options', () => {
     });
 
     it('refuses ordinary users, to read or to write', async () => {
-      expect((await asBrowser(app, userCookie, { method: 'GET', url: '/api/option/' })).json()).toEqual({ success: false, message: 'insufficient permission', code: 'permission_denied' });
+      expect((await asBrowser(app, userCookie, { method: 'GET', url: '/api/option/' })).json()).toEqual({
+        success: false,
+        message: 'insufficient permission',
+        code: 'permission_denied',
+      });
       const response = await asBrowser(app, userCookie, { method: 'PUT', url: '/api/option/', payload: { key: 'SystemName', value: 'x' } });
       expect(response.statusCode).toBe(200);
       expect(response.json().success).toBe(false);

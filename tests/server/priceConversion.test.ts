@@ -10,15 +10,29 @@ import { catalogModelNames } from '../../server/billing/catalog';
 
 describe('ratios and dollars per million tokens', () => {
   it('reads ratio 1 as $2 per million at the default 500 000 quota a dollar, and the rest as shares of the input', () => {
-    expect(ratiosToDollars({ modelRatio: 1, completionRatio: 2, cacheReadRatio: 0.5, cacheWriteRatio: 1.25 }, 500_000)).toEqual({ input: 2, output: 4, cache_read: 1, cache_write: 2.5 });
+    expect(ratiosToDollars({ modelRatio: 1, completionRatio: 2, cacheReadRatio: 0.5, cacheWriteRatio: 1.25 }, 500_000)).toEqual({
+      input: 2,
+      output: 4,
+      cache_read: 1,
+      cache_write: 2.5,
+    });
     expect(ratiosToDollars({ modelRatio: 0.075, completionRatio: 4 }, 500_000)).toEqual({ input: 0.15, output: 0.6 });
     // an operator who counts 1 000 000 quota a dollar: ratio 1 is $1
     expect(ratiosToDollars({ modelRatio: 1, completionRatio: 3 }, 1_000_000)).toEqual({ input: 1, output: 3 });
   });
 
   it('turns typed prices into ratios without float noise', () => {
-    expect(dollarsToRatios({ input: 0.15, output: 0.6, cache_read: 0.075 }, 500_000)).toEqual({ modelRatio: 0.075, completionRatio: 4, cacheReadRatio: 0.5 });
-    expect(dollarsToRatios({ input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 }, 500_000)).toEqual({ modelRatio: 1.5, completionRatio: 5, cacheReadRatio: 0.1, cacheWriteRatio: 1.25 });
+    expect(dollarsToRatios({ input: 0.15, output: 0.6, cache_read: 0.075 }, 500_000)).toEqual({
+      modelRatio: 0.075,
+      completionRatio: 4,
+      cacheReadRatio: 0.5,
+    });
+    expect(dollarsToRatios({ input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 }, 500_000)).toEqual({
+      modelRatio: 1.5,
+      completionRatio: 5,
+      cacheReadRatio: 0.1,
+      cacheWriteRatio: 1.25,
+    });
   });
 
   it('refuses prices the ratios cannot hold', () => {
@@ -36,7 +50,12 @@ describe('ratios and dollars per million tokens', () => {
       for (const model of models) {
         const price = defaultModelPrice(model, DEFAULT_MODEL_RATIO);
         if (price.model_ratio === undefined || price.model_ratio === 0) continue;
-        const ratios = { modelRatio: price.model_ratio, completionRatio: price.completion_ratio, cacheReadRatio: price.cache_read_ratio, cacheWriteRatio: price.cache_write_ratio };
+        const ratios = {
+          modelRatio: price.model_ratio,
+          completionRatio: price.completion_ratio,
+          cacheReadRatio: price.cache_read_ratio,
+          cacheWriteRatio: price.cache_write_ratio,
+        };
         const back = dollarsToRatios(ratiosToDollars(ratios, quotaPerUnit), quotaPerUnit);
         const close = (actual: number | undefined, expected: number | undefined) => {
           if (expected === undefined) return expect(actual, model).toBeUndefined();
@@ -57,7 +76,12 @@ describe('ratios and dollars per million tokens', () => {
         const prices = { input, output, cache_read: output / 10, cache_write: input * 1.25 };
         const ratios = dollarsToRatios(prices, 500_000);
         expect(ratios).toBeDefined();
-        expect(ratiosToDollars(ratios!, 500_000)).toEqual({ input, output, cache_read: tidyPrice(output / 10), cache_write: tidyPrice(input * 1.25) });
+        expect(ratiosToDollars(ratios!, 500_000)).toEqual({
+          input,
+          output,
+          cache_read: tidyPrice(output / 10),
+          cache_write: tidyPrice(input * 1.25),
+        });
       }
     }
   });

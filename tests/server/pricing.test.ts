@@ -20,11 +20,22 @@ beforeAll(async () => {
   root = await login(app, 'root', ROOT_PASSWORD);
   await register(app, 'pricing-user');
   user = await login(app, 'pricing-user', 'password-123');
-  const admin = (method: 'POST' | 'PUT', url: string, payload: unknown) => asBrowser(app, root, { method, url, payload: payload as never }).then((response) => response.json());
+  const admin = (method: 'POST' | 'PUT', url: string, payload: unknown) =>
+    asBrowser(app, root, { method, url, payload: payload as never }).then((response) => response.json());
   expect(
-    (await admin('POST', '/api/channel/', { name: 'default models', type: 1, key: 'sk-a', models: 'gpt-4o,claude-sonnet-4-5,gpt-3.5-turbo,house-model-without-price', group: 'default' })).success,
+    (
+      await admin('POST', '/api/channel/', {
+        name: 'default models',
+        type: 1,
+        key: 'sk-a',
+        models: 'gpt-4o,claude-sonnet-4-5,gpt-3.5-turbo,house-model-without-price',
+        group: 'default',
+      })
+    ).success,
   ).toBe(true);
-  expect((await admin('POST', '/api/channel/', { name: 'vip models', type: 1, key: 'sk-b', models: 'gpt-4o-mini', group: 'vip' })).success).toBe(true);
+  expect(
+    (await admin('POST', '/api/channel/', { name: 'vip models', type: 1, key: 'sk-b', models: 'gpt-4o-mini', group: 'vip' })).success,
+  ).toBe(true);
   expect((await admin('PUT', '/api/option/', { key: 'GroupRatio', value: JSON.stringify({ default: 1, vip: 2 }) })).success).toBe(true);
 });
 afterAll(async () => {
@@ -49,7 +60,11 @@ describe('GET /api/pricing', () => {
     const vip = await login(app, 'pricing-user', 'password-123');
     expect((await prices(vip)).body.data).toEqual([{ model: 'gpt-4o-mini', input: 0.3, output: 1.2, cache_read: 0.15, source: 'catalog' }]);
 
-    const saved = await asBrowser(app, root, { method: 'PUT', url: '/api/option/', payload: { key: 'ModelRatio', value: JSON.stringify({ 'gpt-4o-mini': 1 }) } });
+    const saved = await asBrowser(app, root, {
+      method: 'PUT',
+      url: '/api/option/',
+      payload: { key: 'ModelRatio', value: JSON.stringify({ 'gpt-4o-mini': 1 }) },
+    });
     expect(saved.json().success).toBe(true);
     // ratio 1 is US$2 per million input tokens; the vip group pays double
     expect((await prices(vip)).body.data).toEqual([{ model: 'gpt-4o-mini', input: 4, output: 16, cache_read: 2, source: 'option' }]);
@@ -69,13 +84,23 @@ describe('GET /api/pricing/defaults', () => {
   };
 
   it("lists the catalog's models, the built-in table's and the operator's, each with its default ratios", async () => {
-    const saved = await asBrowser(app, root, { method: 'PUT', url: '/api/option/', payload: { key: 'CacheWriteRatio', value: JSON.stringify({ 'house-model': 2 }) } });
+    const saved = await asBrowser(app, root, {
+      method: 'PUT',
+      url: '/api/option/',
+      payload: { key: 'CacheWriteRatio', value: JSON.stringify({ 'house-model': 2 }) },
+    });
     expect(saved.json().success).toBe(true);
     const { status, body } = await defaults(root);
     expect(status).toBe(200);
     const byModel = new Map((body.data as Array<{ model: string }>).map((row) => [row.model, row]));
     // the catalog's $3 / $15 / $0.30 / $3.75 as ratios (1 = $2 per million)
-    expect(byModel.get('claude-sonnet-4-5')).toEqual({ model: 'claude-sonnet-4-5', model_ratio: 1.5, completion_ratio: 5, cache_read_ratio: 0.1, cache_write_ratio: 1.25 });
+    expect(byModel.get('claude-sonnet-4-5')).toEqual({
+      model: 'claude-sonnet-4-5',
+      model_ratio: 1.5,
+      completion_ratio: 5,
+      cache_read_ratio: 0.1,
+      cache_write_ratio: 1.25,
+    });
     // the built-in table's price, whatever the ModelRatio option says now
     expect(byModel.get('qwen-max')).toEqual({ model: 'qwen-max', model_ratio: 0.8, completion_ratio: 4 });
     // named only by an option: listed, with no default price
@@ -95,7 +120,11 @@ describe('cache overrides on GET /api/pricing', () => {
     await app.ctx.db.updateTable('users').set({ group: 'default' }).where('username', '=', 'pricing-user').execute();
     app.ctx.relayCache.clear();
     const member = await login(app, 'pricing-user', 'password-123');
-    const saved = await asBrowser(app, root, { method: 'PUT', url: '/api/option/', payload: { key: 'CacheReadRatio', value: JSON.stringify({ 'gpt-3.5-turbo': 0.2 }) } });
+    const saved = await asBrowser(app, root, {
+      method: 'PUT',
+      url: '/api/option/',
+      payload: { key: 'CacheReadRatio', value: JSON.stringify({ 'gpt-3.5-turbo': 0.2 }) },
+    });
     expect(saved.json().success).toBe(true);
     const turbo = ((await prices(member)).body.data as Array<{ model: string }>).find((price) => price.model === 'gpt-3.5-turbo');
     expect(turbo).toEqual({ model: 'gpt-3.5-turbo', input: 0.5, output: 1.5, cache_read: 0.1, source: 'catalog' });

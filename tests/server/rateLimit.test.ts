@@ -14,7 +14,9 @@ afterEach(async () => {
 
 // sign-in has limits of its own on failed attempts (loginLimits.test.ts); registration stands for the critical bucket
 const attempt = (app: FastifyInstance, headers: Record<string, string> = {}) =>
-  app.inject({ method: 'POST', url: '/api/user/register', payload: { username: 'x', password: 'short' }, headers }).then((response) => response.statusCode);
+  app
+    .inject({ method: 'POST', url: '/api/user/register', payload: { username: 'x', password: 'short' }, headers })
+    .then((response) => response.statusCode);
 
 const redisUp = await redisAvailable('rate limits across nodes');
 

@@ -14,7 +14,10 @@ beforeEach(() => resetRelay(harness));
 
 async function chargeOfOneRequest(): Promise<number> {
   const before = await harness.balances();
-  const response = await harness.post('/v1/chat/completions', { model: 'gpt-4', messages: [{ role: 'user', content: 'hello there friend' }] });
+  const response = await harness.post('/v1/chat/completions', {
+    model: 'gpt-4',
+    messages: [{ role: 'user', content: 'hello there friend' }],
+  });
   expect(response.status).toBe(200);
   await response.text();
   const after = await harness.balances();
@@ -28,7 +31,10 @@ describe('ratios take effect at once', () => {
     const base = computeQuota({ promptTokens: 3, completionTokens: 5, ratio: 15, completionRatio: 2 });
     expect(await chargeOfOneRequest()).toBe(base);
 
-    expect(await harness.admin('PUT', '/api/option/', { key: 'GroupRatio', value: '{"default":3,"vip":1,"svip":1}' })).toEqual({ success: true, message: '' });
+    expect(await harness.admin('PUT', '/api/option/', { key: 'GroupRatio', value: '{"default":3,"vip":1,"svip":1}' })).toEqual({
+      success: true,
+      message: '',
+    });
     expect(await chargeOfOneRequest()).toBe(base * 3);
 
     const refused = await harness.admin('PUT', '/api/option/', { key: 'GroupRatio', value: '{"default":0.5,' });
@@ -49,7 +55,8 @@ describe('default prices of current models, through the relay', () => {
   const words = (count: number) => Array.from({ length: count }, (_, index) => `w${index}`).join(' ');
   beforeEach(async () => {
     // the suite above leaves its own ratios behind: start from the shipped defaults
-    for (const key of ['ModelRatio', 'GroupRatio', 'CacheReadRatio'] as const) await harness.app.ctx.options.set(key, OPTION_SPECS[key].default);
+    for (const key of ['ModelRatio', 'GroupRatio', 'CacheReadRatio'] as const)
+      await harness.app.ctx.options.set(key, OPTION_SPECS[key].default);
   });
 
   async function chargeOf(path: string, body: Record<string, unknown>): Promise<{ charge: number; text: string }> {
@@ -65,7 +72,14 @@ describe('default prices of current models, through the relay', () => {
     await harness.addChannel({ name: 'emu', key: 'sk-good', models: NEW_MODELS });
     const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: words(1000) }], emulator: { chunks: 50, cached_tokens: 400 } };
     // (600 uncached + 400 x 0.5 + 50 x 4) x 0.075 = 75
-    const expected = computeQuota({ promptTokens: 1000, cachedPromptTokens: 400, completionTokens: 50, ratio: 0.075, completionRatio: 4, cachedPromptRatio: 0.5 });
+    const expected = computeQuota({
+      promptTokens: 1000,
+      cachedPromptTokens: 400,
+      completionTokens: 50,
+      ratio: 0.075,
+      completionRatio: 4,
+      cachedPromptRatio: 0.5,
+    });
     expect(expected).toBe(75);
     expect((await chargeOf('/v1/chat/completions', body)).charge).toBe(expected);
     expect((await chargeOf('/v1/chat/completions', { ...body, stream: true })).charge).toBe(expected);
@@ -76,16 +90,34 @@ describe('default prices of current models, through the relay', () => {
     expect((await harness.admin('PUT', '/api/option/', { key: 'CacheReadRatio', value: '{"gpt-4o-mini":0.25}' })).success).toBe(true);
     const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: words(1000) }], emulator: { chunks: 50, cached_tokens: 400 } };
     // (600 uncached + 400 x 0.25 + 50 x 4) x 0.075 = 67.5 -> 67
-    const expected = computeQuota({ promptTokens: 1000, cachedPromptTokens: 400, completionTokens: 50, ratio: 0.075, completionRatio: 4, cachedPromptRatio: 0.25 });
+    const expected = computeQuota({
+      promptTokens: 1000,
+      cachedPromptTokens: 400,
+      completionTokens: 50,
+      ratio: 0.075,
+      completionRatio: 4,
+      cachedPromptRatio: 0.25,
+    });
     expect(expected).toBe(67);
     expect((await chargeOf('/v1/chat/completions', body)).charge).toBe(expected);
   });
 
   it('bills o4-mini reasoning tokens as output (they are part of completion_tokens) and cached input at a quarter', async () => {
     await harness.addChannel({ name: 'emu', key: 'sk-good', models: NEW_MODELS });
-    const body = { model: 'o4-mini', messages: [{ role: 'user', content: words(2000) }], emulator: { chunks: 10, reasoning_tokens: 990, cached_tokens: 1000 } };
+    const body = {
+      model: 'o4-mini',
+      messages: [{ role: 'user', content: words(2000) }],
+      emulator: { chunks: 10, reasoning_tokens: 990, cached_tokens: 1000 },
+    };
     // (1000 + 1000 x 0.25 + (10 + 990) x 4) x 0.55 = 2887.5 -> 2887
-    const expected = computeQuota({ promptTokens: 2000, cachedPromptTokens: 1000, completionTokens: 1000, ratio: 0.55, completionRatio: 4, cachedPromptRatio: 0.25 });
+    const expected = computeQuota({
+      promptTokens: 2000,
+      cachedPromptTokens: 1000,
+      completionTokens: 1000,
+      ratio: 0.55,
+      completionRatio: 4,
+      cachedPromptRatio: 0.25,
+    });
     expect(expected).toBe(2887);
     const plain = await chargeOf('/v1/chat/completions', body);
     expect(JSON.parse(plain.text).usage.completion_tokens_details).toEqual({ reasoning_tokens: 990 });
@@ -95,7 +127,11 @@ describe('default prices of current models, through the relay', () => {
 
   it('bills gpt-4.1-nano, deepseek-chat cache hits, a Claude model and embeddings at their published prices', async () => {
     await harness.addChannel({ name: 'emu', key: 'sk-good', models: NEW_MODELS });
-    const chat = (model: string, cached: number) => ({ model, messages: [{ role: 'user', content: words(1000) }], emulator: { chunks: 100, cached_tokens: cached } });
+    const chat = (model: string, cached: number) => ({
+      model,
+      messages: [{ role: 'user', content: words(1000) }],
+      emulator: { chunks: 100, cached_tokens: cached },
+    });
     // (800 + 200 x 0.25 + 400) x 0.05 = 62.5 -> 62
     expect((await chargeOf('/v1/chat/completions', chat('gpt-4.1-nano', 200))).charge).toBe(62);
     // the catalog's deepseek-chat ($0.27 in, $0.07 cached, $1.10 out): (200 + 800 x 7/27 + floor(100 x 110/27)) x 0.135 = 109.9 -> 109

@@ -26,8 +26,10 @@ for (const target of targets) {
       await database?.drop();
     });
 
-    const create = (payload: unknown) => asBrowser(app, root, { method: 'POST', url: '/api/redemption/', payload: payload as never }).then((response) => response.json());
-    const quotaOf = async (username: string) => Number((await app.ctx.db.selectFrom('users').select('quota').where('username', '=', username).executeTakeFirstOrThrow()).quota);
+    const create = (payload: unknown) =>
+      asBrowser(app, root, { method: 'POST', url: '/api/redemption/', payload: payload as never }).then((response) => response.json());
+    const quotaOf = async (username: string) =>
+      Number((await app.ctx.db.selectFrom('users').select('quota').where('username', '=', username).executeTakeFirstOrThrow()).quota);
 
     it('creates a batch and returns the keys; lists mask them', async () => {
       const created = await create({ name: 'launch', quota: 100000, count: 3 });
@@ -51,7 +53,11 @@ for (const target of targets) {
     it('redeems a code exactly once under 20 concurrent attempts and logs the top-up', async () => {
       const [key] = (await create({ name: 'race', quota: 7777, count: 1 })).data;
       const before = await quotaOf('buyer');
-      const attempts = await Promise.all(Array.from({ length: 20 }, () => asBrowser(app, user, { method: 'POST', url: '/api/user/topup', payload: { key } }).then((response) => response.json())));
+      const attempts = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          asBrowser(app, user, { method: 'POST', url: '/api/user/topup', payload: { key } }).then((response) => response.json()),
+        ),
+      );
       const successes = attempts.filter((attempt) => attempt.success);
       expect(successes).toHaveLength(1);
       expect(successes[0].data).toBe(7777);
@@ -71,15 +77,33 @@ for (const target of targets) {
       const [key] = (await create({ name: 'once', quota: 5, count: 1 })).data;
       expect((await asBrowser(app, user, { method: 'POST', url: '/api/user/topup', payload: { key } })).json().success).toBe(true);
       const row = await app.ctx.db.selectFrom('redemptions').select('id').where('key', '=', key).executeTakeFirstOrThrow();
-      const reenable = await asBrowser(app, root, { method: 'PUT', url: '/api/redemption/?status_only=true', payload: { id: Number(row.id), status: 1 } });
+      const reenable = await asBrowser(app, root, {
+        method: 'PUT',
+        url: '/api/redemption/?status_only=true',
+        payload: { id: Number(row.id), status: 1 },
+      });
       expect(reenable.json()).toEqual({ success: false, message: 'a used code cannot be changed' });
 
       const [other] = (await create({ name: 'off', quota: 5, count: 1 })).data;
       const otherRow = await app.ctx.db.selectFrom('redemptions').select('id').where('key', '=', other).executeTakeFirstOrThrow();
-      expect((await asBrowser(app, root, { method: 'PUT', url: '/api/redemption/?status_only=true', payload: { id: Number(otherRow.id), status: 2 } })).json().success).toBe(true);
-      expect((await asBrowser(app, user, { method: 'POST', url: '/api/user/topup', payload: { key: other } })).json().message).toBe('redeem failed: this code is disabled');
-      expect((await asBrowser(app, user, { method: 'POST', url: '/api/user/topup', payload: { key: 'nope' } })).json().message).toBe('redeem failed: invalid redemption code');
-      expect((await asBrowser(app, user, { method: 'POST', url: '/api/user/topup', payload: { key: '' } })).json().message).toBe('please enter the code');
+      expect(
+        (
+          await asBrowser(app, root, {
+            method: 'PUT',
+            url: '/api/redemption/?status_only=true',
+            payload: { id: Number(otherRow.id), status: 2 },
+          })
+        ).json().success,
+      ).toBe(true);
+      expect((await asBrowser(app, user, { method: 'POST', url: '/api/user/topup', payload: { key: other } })).json().message).toBe(
+        'redeem failed: this code is disabled',
+      );
+      expect((await asBrowser(app, user, { method: 'POST', url: '/api/user/topup', payload: { key: 'nope' } })).json().message).toBe(
+        'redeem failed: invalid redemption code',
+      );
+      expect((await asBrowser(app, user, { method: 'POST', url: '/api/user/topup', payload: { key: '' } })).json().message).toBe(
+        'please enter the code',
+      );
     });
 
     it('searches by id, by name prefix (taking % literally) and by the whole code', async () => {

@@ -17,7 +17,10 @@ describe.runIf(available)('Redis connection', () => {
 
 describe('Redis unreachable at start', () => {
   it('starts without it (an outage never keeps a node down), signs in, and closes cleanly', async () => {
-    const app = await buildTestApp({ redisUrl: 'redis://127.0.0.1:1', rateLimits: { critical: { max: 5, windowSeconds: 60 }, topUp: { max: 5, windowSeconds: 60 } } });
+    const app = await buildTestApp({
+      redisUrl: 'redis://127.0.0.1:1',
+      rateLimits: { critical: { max: 5, windowSeconds: 60 }, topUp: { max: 5, windowSeconds: 60 } },
+    });
     expect(app.ctx.redis!.status).not.toBe('ready');
     const login = await app.inject({ method: 'POST', url: '/api/user/login', payload: { username: 'root', password: ROOT_PASSWORD } });
     expect(login.json()).toMatchObject({ success: true });

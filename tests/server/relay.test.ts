@@ -50,13 +50,27 @@ describe('relay', () => {
     expect(channel.used_quota).toBe(charge);
     await settled();
     const log = await app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).orderBy('id', 'desc').executeTakeFirstOrThrow();
-    expect(log).toMatchObject({ model_name: 'gpt-4', token_name: 'relay', quota: charge, prompt_tokens: 3, completion_tokens: 5, channel_id: channelId, is_stream: 0, estimated: 0 });
+    expect(log).toMatchObject({
+      model_name: 'gpt-4',
+      token_name: 'relay',
+      quota: charge,
+      prompt_tokens: 3,
+      completion_tokens: 5,
+      channel_id: channelId,
+      is_stream: 0,
+      estimated: 0,
+    });
   });
 
   it('streams chunks with [DONE], strips the usage it asked for, and bills the reported usage', async () => {
     await addChannel({ name: 'emu', key: 'sk-good' });
     const before = await balances();
-    const response = await post('/v1/chat/completions', { model: 'gpt-3.5-turbo', stream: true, emulator: { chunks: 4 }, messages: [{ role: 'user', content: 'one two' }] });
+    const response = await post('/v1/chat/completions', {
+      model: 'gpt-3.5-turbo',
+      stream: true,
+      emulator: { chunks: 4 },
+      messages: [{ role: 'user', content: 'one two' }],
+    });
     expect(response.headers.get('content-type')).toContain('text/event-stream');
     const text = await response.text();
     expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
@@ -73,22 +87,41 @@ describe('relay', () => {
 
   it('keeps the usage event when the client asked for it', async () => {
     await addChannel({ name: 'emu', key: 'sk-good' });
-    const text = await (await post('/v1/chat/completions', { model: 'gpt-4', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'x' }] })).text();
+    const text = await (
+      await post('/v1/chat/completions', {
+        model: 'gpt-4',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: 'x' }],
+      })
+    ).text();
     expect(text).toContain('"usage"');
   });
 
   it('changes only the model when mapping, keeping every other field', async () => {
     await addChannel({ name: 'mapped', key: 'sk-good', model_mapping: '{"gpt-4":"gpt-4-0613"}' });
-    const request = { model: 'gpt-4', temperature: 0, messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'f' } }], custom_field: { nested: [1, 2] } };
+    const request = {
+      model: 'gpt-4',
+      temperature: 0,
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: [{ type: 'function', function: { name: 'f' } }],
+      custom_field: { nested: [1, 2] },
+    };
     expect((await post('/v1/chat/completions', request)).status).toBe(200);
     expect(emulator.requests.at(-1)!.body).toEqual({ ...request, model: 'gpt-4-0613' });
   });
 
   it('forwards the client bytes untouched when nothing in them changes, and rewrites them only when something does', async () => {
     await addChannel({ name: 'emu', key: 'sk-good' });
-    const send = (text: string) => fetch(`${baseUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, body: text });
+    const send = (text: string) =>
+      fetch(`${baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+        body: text,
+      });
     // odd spacing, key order, a duplicate-free unknown field and an escaped string: all kept byte for byte
-    const exact = '{ "messages":[{"role":"user","content":"caf\\u00e9 \\"quoted\\""}],\n "model":"gpt-4", "x_custom": {"keep": [1, 2.5, -0.25e-3]} }';
+    const exact =
+      '{ "messages":[{"role":"user","content":"caf\\u00e9 \\"quoted\\""}],\n "model":"gpt-4", "x_custom": {"keep": [1, 2.5, -0.25e-3]} }';
     expect((await send(exact)).status).toBe(200);
     expect(emulator.requests.at(-1)!.rawBody.toString('utf8')).toBe(exact);
 
@@ -141,7 +174,12 @@ describe('relay', () => {
     const charge = computeQuota({ promptTokens: 3, completionTokens: 5, ratio: 15, completionRatio: 2 });
     expect((await balances()).user.quota).toBe(before.user.quota - charge);
     await settled();
-    const channels = await app.ctx.db.selectFrom('channels').select(['id', 'used_quota']).where('id', 'in', [cut, good]).orderBy('id').execute();
+    const channels = await app.ctx.db
+      .selectFrom('channels')
+      .select(['id', 'used_quota'])
+      .where('id', 'in', [cut, good])
+      .orderBy('id')
+      .execute();
     expect(channels).toEqual([
       { id: cut, used_quota: 0 },
       { id: good, used_quota: charge },
@@ -156,7 +194,9 @@ describe('relay', () => {
     const response = await post('/v1/chat/completions', { model: 'gpt-4', messages: [{ role: 'user', content: 'hello' }] });
     expect(response.status).toBe(200);
     const after = await balances();
-    expect(before.user.quota - after.user.quota).toBe(computeQuota({ promptTokens: 1, completionTokens: 5, ratio: 15, completionRatio: 2 }));
+    expect(before.user.quota - after.user.quota).toBe(
+      computeQuota({ promptTokens: 1, completionTokens: 5, ratio: 15, completionRatio: 2 }),
+    );
     expect(after.user.request_count).toBe(before.user.request_count + 1);
     await settled();
     const log = await app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).orderBy('id', 'desc').executeTakeFirstOrThrow();
@@ -172,20 +212,34 @@ describe('relay', () => {
     const messages = [{ role: 'user', content: 'hi' }];
     const body = { model: 'gpt-4', max_tokens: 100, stream: true, emulator: { chunks: 100, delay_ms: 1 }, messages };
     // the whole body is the prompt's bound (a client may put its prompt in any field the vendor reads)
-    const reservation = reservationQuota({ promptTokens: promptBound(body, 'gpt-4'), maxTokens: 100, maxOutputTokens: 8192, ratio: 15, completionRatio: 2 });
+    const reservation = reservationQuota({
+      promptTokens: promptBound(body, 'gpt-4'),
+      maxTokens: 100,
+      maxOutputTokens: 8192,
+      ratio: 15,
+      completionRatio: 2,
+    });
     const charge = computeQuota({ promptTokens: 1, completionTokens: 100, ratio: 15, completionRatio: 2 });
     expect(reservation).toBeGreaterThanOrEqual(charge);
     const limit = 9 * charge + reservation;
     const limited = await admin('POST', '/api/token/', { name: 'small', remain_quota: limit });
     const key = `sk-${limited.data.key}`;
     const request = body;
-    const statuses = await Promise.all(Array.from({ length: 50 }, () => post('/v1/chat/completions', request, key).then(async (response) => (await response.text(), response.status))));
+    const statuses = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        post('/v1/chat/completions', request, key).then(async (response) => (await response.text(), response.status)),
+      ),
+    );
     const served = statuses.filter((status) => status === 200).length;
     expect(served).toBeGreaterThanOrEqual(Math.floor(limit / reservation));
     expect(served).toBeLessThanOrEqual(10);
     expect(statuses.filter((status) => status === 429)).toHaveLength(50 - served);
     await settled();
-    const token = await app.ctx.db.selectFrom('tokens').select(['remain_quota', 'used_quota']).where('id', '=', limited.data.id).executeTakeFirstOrThrow();
+    const token = await app.ctx.db
+      .selectFrom('tokens')
+      .select(['remain_quota', 'used_quota'])
+      .where('id', '=', limited.data.id)
+      .executeTakeFirstOrThrow();
     expect(token).toEqual({ remain_quota: limit - served * charge, used_quota: served * charge });
     expect(token.remain_quota).toBeGreaterThanOrEqual(0);
   });
@@ -198,7 +252,13 @@ describe('relay', () => {
     const tokenized = promptBound(body, 'gpt-4', (text) => countTextTokens(text, 'gpt-4'));
     expect(tokenized).toBeGreaterThanOrEqual(countChatPromptTokens(messages, 'gpt-4'));
     const exact = reservationQuota({ promptTokens: tokenized, maxTokens: 10, maxOutputTokens: 8192, ratio: 15, completionRatio: 2 });
-    const bound = reservationQuota({ promptTokens: promptBound(body, 'gpt-4'), maxTokens: 10, maxOutputTokens: 8192, ratio: 15, completionRatio: 2 });
+    const bound = reservationQuota({
+      promptTokens: promptBound(body, 'gpt-4'),
+      maxTokens: 10,
+      maxOutputTokens: 8192,
+      ratio: 15,
+      completionRatio: 2,
+    });
     expect(bound).toBeGreaterThan(exact);
     const tight = await admin('POST', '/api/token/', { name: 'tight', remain_quota: exact });
     const response = await post('/v1/chat/completions', { model: 'gpt-4', max_tokens: 10, messages }, `sk-${tight.data.key}`);
@@ -214,7 +274,12 @@ describe('relay', () => {
     const response = await fetch(`${baseUrl}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
-      body: JSON.stringify({ model: 'gpt-4', stream: true, emulator: { chunks: 40, delay_ms: 50 }, messages: [{ role: 'user', content: 'tell me a long story' }] }),
+      body: JSON.stringify({
+        model: 'gpt-4',
+        stream: true,
+        emulator: { chunks: 40, delay_ms: 50 },
+        messages: [{ role: 'user', content: 'tell me a long story' }],
+      }),
       signal: controller.signal,
     });
     const reader = response.body!.getReader();
@@ -224,7 +289,13 @@ describe('relay', () => {
     const deadline = Date.now() + 5000;
     let log: { completion_tokens: number; prompt_tokens: number; quota: number } | undefined;
     while (Date.now() < deadline) {
-      log = await app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).where('estimated', '=', 1).orderBy('id', 'desc').executeTakeFirst();
+      log = await app.ctx.db
+        .selectFrom('logs')
+        .selectAll()
+        .where('type', '=', 2)
+        .where('estimated', '=', 1)
+        .orderBy('id', 'desc')
+        .executeTakeFirst();
       if (log && emulator.abortedRequests > abortedBefore) break;
       await new Promise((wake) => setTimeout(wake, 50));
     }
@@ -232,7 +303,9 @@ describe('relay', () => {
     expect(log).toBeDefined();
     expect(log!.completion_tokens).toBeGreaterThan(0);
     expect(log!.completion_tokens).toBeLessThan(40);
-    expect(log!.quota).toBe(computeQuota({ promptTokens: log!.prompt_tokens, completionTokens: log!.completion_tokens, ratio: 15, completionRatio: 2 }));
+    expect(log!.quota).toBe(
+      computeQuota({ promptTokens: log!.prompt_tokens, completionTokens: log!.completion_tokens, ratio: 15, completionRatio: 2 }),
+    );
   });
 
   it('answers OpenAI-style errors: bad key 401, missing model 400, no channel 503, unpriced model 403, unknown route 404', async () => {
@@ -242,7 +315,11 @@ describe('relay', () => {
     const unpriced = await post('/v1/chat/completions', { model: 'mystery-1', messages: [] });
     expect(unpriced.status).toBe(403);
     expect(((await unpriced.json()) as any).error.code).toBe('model_price_unset');
-    const bad = await fetch(`${baseUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, body: '{"model":' });
+    const bad = await fetch(`${baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+      body: '{"model":',
+    });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as any).error).toBeDefined();
     expect((await post('/v1/nothing-here', {})).status).toBe(404);
@@ -253,7 +330,11 @@ describe('relay', () => {
     const body = { model: 'gpt-4', messages: [{ role: 'user', content: 'hi' }] };
     expect((await post('/v1/chat/completions/?trace=1', body)).status).toBe(200);
     const send = (contentType: string, payload: string) =>
-      fetch(`${baseUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': contentType, authorization: `Bearer ${apiKey}` }, body: payload });
+      fetch(`${baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': contentType, authorization: `Bearer ${apiKey}` },
+        body: payload,
+      });
     const empty = await send('application/json', '');
     expect(empty.status).toBe(400);
     expect(((await empty.json()) as any).error.type).toBe('invalid_request_error');
@@ -266,16 +347,34 @@ describe('relay', () => {
   it("enforces a token's model and IP allowlists", async () => {
     await addChannel({ name: 'emu', key: 'sk-good' });
     const onlyTurbo = await admin('POST', '/api/token/', { name: 'turbo-only', models: 'gpt-3.5-turbo' });
-    const refused = await post('/v1/chat/completions', { model: 'gpt-4', messages: [{ role: 'user', content: 'hi' }] }, `sk-${onlyTurbo.data.key}`);
+    const refused = await post(
+      '/v1/chat/completions',
+      { model: 'gpt-4', messages: [{ role: 'user', content: 'hi' }] },
+      `sk-${onlyTurbo.data.key}`,
+    );
     expect(refused.status).toBe(403);
     expect(((await refused.json()) as any).error.code).toBe('model_not_allowed');
-    expect((await post('/v1/chat/completions', { model: 'gpt-3.5-turbo', messages: [{ role: 'user', content: 'hi' }] }, `sk-${onlyTurbo.data.key}`)).status).toBe(200);
+    expect(
+      (
+        await post(
+          '/v1/chat/completions',
+          { model: 'gpt-3.5-turbo', messages: [{ role: 'user', content: 'hi' }] },
+          `sk-${onlyTurbo.data.key}`,
+        )
+      ).status,
+    ).toBe(200);
     const elsewhere = await admin('POST', '/api/token/', { name: 'office-only', allowed_ips: '10.0.0.0/8' });
-    const fromHere = await post('/v1/chat/completions', { model: 'gpt-4', messages: [{ role: 'user', content: 'hi' }] }, `sk-${elsewhere.data.key}`);
+    const fromHere = await post(
+      '/v1/chat/completions',
+      { model: 'gpt-4', messages: [{ role: 'user', content: 'hi' }] },
+      `sk-${elsewhere.data.key}`,
+    );
     expect(fromHere.status).toBe(403);
     expect(((await fromHere.json()) as any).error.code).toBe('ip_not_allowed');
     const local = await admin('POST', '/api/token/', { name: 'loopback', allowed_ips: '127.0.0.1' });
-    expect((await post('/v1/chat/completions', { model: 'gpt-4', messages: [{ role: 'user', content: 'hi' }] }, `sk-${local.data.key}`)).status).toBe(200);
+    expect(
+      (await post('/v1/chat/completions', { model: 'gpt-4', messages: [{ role: 'user', content: 'hi' }] }, `sk-${local.data.key}`)).status,
+    ).toBe(200);
   });
 
   it('lists only the models the caller can reach', async () => {
@@ -310,7 +409,9 @@ describe('relay', () => {
     expect(response.status).toBe(200);
     expect(((await response.json()) as any).data).toHaveLength(2);
     const after = await balances();
-    expect(before.user.quota - after.user.quota).toBe(computeQuota({ promptTokens: 3, completionTokens: 0, ratio: 0.05, completionRatio: 1 }));
+    expect(before.user.quota - after.user.quota).toBe(
+      computeQuota({ promptTokens: 3, completionTokens: 0, ratio: 0.05, completionRatio: 1 }),
+    );
   });
 
   it('e-mails the user once when a charge takes the quota below QuotaRemindThreshold', async () => {

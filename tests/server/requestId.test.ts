@@ -45,12 +45,19 @@ for (const target of targets) {
       expect(rows[0]).toMatchObject({ model_name: 'gpt-4', type: 2 });
 
       const list = await harness.admin('GET', '/api/log/?type=2&page_size=100');
-      expect(list.data.find((log: { request_id: string | null }) => log.request_id === id)).toMatchObject({ model_name: 'gpt-4', request_id: id });
+      expect(list.data.find((log: { request_id: string | null }) => log.request_id === id)).toMatchObject({
+        model_name: 'gpt-4',
+        request_id: id,
+      });
       const own = await harness.admin('GET', '/api/log/self?type=2&page_size=100');
       expect(own.data.some((log: { request_id: string | null }) => log.request_id === id)).toBe(true);
       const search = await harness.admin('GET', '/api/log/search?keyword=model');
       expect(search.data.some((log: { request_id: string | null }) => log.request_id === id)).toBe(true);
-      const csv = await harness.app.inject({ method: 'GET', url: '/api/log/export?type=2', headers: { cookie: await rootCookie(harness) } });
+      const csv = await harness.app.inject({
+        method: 'GET',
+        url: '/api/log/export?type=2',
+        headers: { cookie: await rootCookie(harness) },
+      });
       const header = csv.body.split('\r\n')[0].split(',');
       const column = header.indexOf('request_id');
       expect(column).toBeGreaterThan(0);
@@ -116,7 +123,11 @@ for (const target of targets) {
       const form = new FormData();
       form.set('model', 'whisper-1');
       form.set('file', new Blob([Buffer.from('RIFF....WAVE')], { type: 'audio/wav' }), 'clip.wav');
-      const upload = await fetch(`${harness.baseUrl}/v1/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${harness.apiKey}`, 'x-request-id': 'upload-1' }, body: form });
+      const upload = await fetch(`${harness.baseUrl}/v1/audio/transcriptions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${harness.apiKey}`, 'x-request-id': 'upload-1' },
+        body: form,
+      });
       expect(upload.headers.get('x-request-id')).toBe('upload-1');
 
       // the id the client sent is the one an upstream failure names, so support can find the log line

@@ -40,7 +40,11 @@ const REQUESTS: Array<[string, string, RequestInit?]> = [
   ['api 404', '/api/no-such-thing'],
   ['api error', '/api/user/self'],
   ['bad JSON body', '/api/user/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' }],
-  ['relay fast path', '/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":"gpt-4"}' }],
+  [
+    'relay fast path',
+    '/v1/chat/completions',
+    { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":"gpt-4"}' },
+  ],
   ['relay via Fastify', '/v1/models'],
   ['relay 404', '/v1/nothing'],
 ];
@@ -100,6 +104,8 @@ describe('security headers', () => {
   it('let the Turnstile script in only while the bot check is on', async () => {
     expect((await fetch(`${base}/login`)).headers.get('content-security-policy')).not.toContain('challenges.cloudflare.com');
     await app.ctx.options.set('TurnstileCheckEnabled', 'true');
-    expect((await fetch(`${base}/login`)).headers.get('content-security-policy')).toContain("script-src 'self' https://challenges.cloudflare.com");
+    expect((await fetch(`${base}/login`)).headers.get('content-security-policy')).toContain(
+      "script-src 'self' https://challenges.cloudflare.com",
+    );
   });
 });

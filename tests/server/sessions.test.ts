@@ -38,8 +38,15 @@ describe('password change', () => {
     const elsewhere = await login(app, 'erin', 'password-123');
     const change = (payload: Record<string, unknown>) => asBrowser(app, mine, { method: 'PUT', url: '/api/user/self', payload });
 
-    expect((await change({ password: 'hijacked-1' })).json()).toEqual({ success: false, message: 'enter your current password to set a new one' });
-    expect((await change({ password: 'hijacked-1', original_password: 'not-it-at-all' })).json()).toEqual({ success: false, message: 'the current password is wrong', code: 'wrong_current_password' });
+    expect((await change({ password: 'hijacked-1' })).json()).toEqual({
+      success: false,
+      message: 'enter your current password to set a new one',
+    });
+    expect((await change({ password: 'hijacked-1', original_password: 'not-it-at-all' })).json()).toEqual({
+      success: false,
+      message: 'the current password is wrong',
+      code: 'wrong_current_password',
+    });
     expect((await login(app, 'erin', 'password-123')).length).toBeGreaterThan(0);
 
     const changed = await change({ password: 'new-password-1', original_password: 'password-123' });
@@ -56,7 +63,11 @@ describe('password change', () => {
     const fred = await login(app, 'fred', 'password-123');
     const root = await login(app, 'root', ROOT_PASSWORD);
     const user = await app.ctx.db.selectFrom('users').select('id').where('username', '=', 'fred').executeTakeFirstOrThrow();
-    const set = await asBrowser(app, root, { method: 'PUT', url: '/api/user/', payload: { id: Number(user.id), password: 'set-by-admin-1' } });
+    const set = await asBrowser(app, root, {
+      method: 'PUT',
+      url: '/api/user/',
+      payload: { id: Number(user.id), password: 'set-by-admin-1' },
+    });
     expect(set.json().success).toBe(true);
     expect((await self(fred)).statusCode).toBe(401);
     await login(app, 'fred', 'set-by-admin-1');
@@ -84,7 +95,12 @@ describe('reset links', () => {
     const token = 'a'.repeat(64);
     await storeCode(app.ctx.db, 'reset', 'gina@example.com', token, 900);
     for (let guess = 0; guess < 20; guess += 1) {
-      const wrong = await app.inject({ method: 'POST', url: '/api/user/reset', remoteAddress: '198.51.100.66', payload: { email: 'gina@example.com', token: `${guess}`.padStart(64, 'b') } });
+      const wrong = await app.inject({
+        method: 'POST',
+        url: '/api/user/reset',
+        remoteAddress: '198.51.100.66',
+        payload: { email: 'gina@example.com', token: `${guess}`.padStart(64, 'b') },
+      });
       expect(wrong.json().success).toBe(false);
     }
     const confirmed = await app.inject({ method: 'POST', url: '/api/user/reset', payload: { email: 'gina@example.com', token } });
@@ -93,7 +109,8 @@ describe('reset links', () => {
 });
 
 describe('sign-in limits', () => {
-  const attempt = (username: string, password: string, remoteAddress: string) => app.inject({ method: 'POST', url: '/api/user/login', remoteAddress, payload: { username, password } });
+  const attempt = (username: string, password: string, remoteAddress: string) =>
+    app.inject({ method: 'POST', url: '/api/user/login', remoteAddress, payload: { username, password } });
 
   it('lock out only (that IP, that account) after 10 failures, not others behind the IP or the owner elsewhere', async () => {
     // the production default for the per-IP bucket the other sensitive endpoints share
@@ -132,7 +149,12 @@ describe.runIf(redisUp)('sign-in limits with Redis', () => {
     try {
       const address = `198.18.${randomBytes(1)[0]}.${1 + (randomBytes(1)[0] % 250)}`;
       const attemptOn = (node: FastifyInstance, password: string) =>
-        node.inject({ method: 'POST', url: '/api/user/login', headers: { 'x-forwarded-for': address }, payload: { username: 'root', password } });
+        node.inject({
+          method: 'POST',
+          url: '/api/user/login',
+          headers: { 'x-forwarded-for': address },
+          payload: { username: 'root', password },
+        });
       for (const node of [first, second, first, second]) expect((await attemptOn(node, 'wrong-password')).statusCode).toBe(200);
       expect((await attemptOn(first, ROOT_PASSWORD)).statusCode).toBe(429);
       expect((await attemptOn(second, ROOT_PASSWORD)).statusCode).toBe(429);

@@ -11,7 +11,11 @@ import { originalPositionFor, TraceMap } from '@jridgewell/trace-mapping';
 import { decodeMappings, encodeMappings, linesOnly } from '../../scripts/sourceMapLines.mjs';
 
 type Segment = number[];
-type Codec = { decodeMappings: (text: string) => Segment[][]; encodeMappings: (lines: Segment[][]) => string; linesOnly: (map: object) => { mappings: string; names: string[] } };
+type Codec = {
+  decodeMappings: (text: string) => Segment[][];
+  encodeMappings: (lines: Segment[][]) => string;
+  linesOnly: (map: object) => { mappings: string; names: string[] };
+};
 const codec: Codec = { decodeMappings, encodeMappings, linesOnly };
 
 describe('source maps cut to one mapping per line', () => {
@@ -58,7 +62,8 @@ describe('source maps cut to one mapping per line', () => {
   it('escapes characters past Latin-1 to the same strings, templates and regular expressions', async () => {
     // @ts-expect-error: a plain ES module of the build scripts, without type declarations
     const { escapeBeyondLatin1 } = (await import('../../scripts/buildServer.mjs')) as { escapeBeyondLatin1: (text: string) => string };
-    const source = "// response’s body\nexport const text = 'a’b😀 é'; export const template = `余额${1}`; export const pattern = /余额不足|😀/u;";
+    const source =
+      "// response’s body\nexport const text = 'a’b😀 é'; export const template = `余额${1}`; export const pattern = /余额不足|😀/u;";
     const escaped = escapeBeyondLatin1(source);
     expect(/[\u0100-\uffff]/.test(escaped)).toBe(false);
     expect(escaped).toContain('é');
@@ -97,11 +102,38 @@ describe('source maps cut to one mapping per line', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sourcemap-stack-'));
     writeFileSync(
       join(dir, 'thrower.ts'),
-      ['export function deep(value: number): number {', '  const doubled = value * 2;', '  if (doubled > 2) throw new Error(`too big: ${doubled}`);', '  return doubled;', '}', ''].join('\n'),
+      [
+        'export function deep(value: number): number {',
+        '  const doubled = value * 2;',
+        '  if (doubled > 2) throw new Error(`too big: ${doubled}`);',
+        '  return doubled;',
+        '}',
+        '',
+      ].join('\n'),
     );
-    writeFileSync(join(dir, 'entry.ts'), ["import { deep } from './thrower';", 'try {', '  deep(5);', '} catch (error) {', '  console.log((error as Error).stack);', '}', ''].join('\n'));
+    writeFileSync(
+      join(dir, 'entry.ts'),
+      [
+        "import { deep } from './thrower';",
+        'try {',
+        '  deep(5);',
+        '} catch (error) {',
+        '  console.log((error as Error).stack);',
+        '}',
+        '',
+      ].join('\n'),
+    );
     const outfile = join(dir, 'out.mjs');
-    await build({ entryPoints: [join(dir, 'entry.ts')], outfile, bundle: true, platform: 'node', format: 'esm', sourcemap: true, sourcesContent: false, logLevel: 'silent' });
+    await build({
+      entryPoints: [join(dir, 'entry.ts')],
+      outfile,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      sourcemap: true,
+      sourcesContent: false,
+      logLevel: 'silent',
+    });
     writeFileSync(`${outfile}.map`, JSON.stringify(codec.linesOnly(JSON.parse(readFileSync(`${outfile}.map`, 'utf8')) as object)));
     const run = spawnSync(process.execPath, ['--enable-source-maps', outfile], { encoding: 'utf8' });
     expect(run.stdout).toContain('too big: 10');

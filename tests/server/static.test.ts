@@ -46,7 +46,11 @@ describe('console and fallbacks', () => {
 
   it('sends the precompressed copy a browser accepts, brotli first, with Content-Encoding and Vary', async () => {
     const asked = async (acceptEncoding: string | undefined) => {
-      const response = await app.inject({ method: 'GET', url: '/assets/big-def456.js', headers: acceptEncoding === undefined ? {} : { 'accept-encoding': acceptEncoding } });
+      const response = await app.inject({
+        method: 'GET',
+        url: '/assets/big-def456.js',
+        headers: acceptEncoding === undefined ? {} : { 'accept-encoding': acceptEncoding },
+      });
       expect(response.statusCode).toBe(200);
       expect(response.headers['content-type']).toMatch(/javascript/);
       expect(response.headers['cache-control']).toContain('immutable');
@@ -80,7 +84,9 @@ describe('console and fallbacks', () => {
     expect(api.json()).toEqual({ success: false, message: 'not found: GET /api/does-not-exist', code: 'not_found' });
     const relay = await app.inject({ method: 'POST', url: '/v1/nothing', payload: {} });
     expect(relay.statusCode).toBe(404);
-    expect(relay.json()).toEqual({ error: { message: 'Invalid URL (POST /v1/nothing)', type: 'invalid_request_error', param: null, code: null } });
+    expect(relay.json()).toEqual({
+      error: { message: 'Invalid URL (POST /v1/nothing)', type: 'invalid_request_error', param: null, code: null },
+    });
   });
 
   it('accepts paths with and without a trailing slash', async () => {
@@ -93,7 +99,12 @@ describe('console and fallbacks', () => {
   });
 
   it('answers a malformed JSON body with a clear envelope, not a crash', async () => {
-    const response = await app.inject({ method: 'POST', url: '/api/user/login', headers: { 'content-type': 'application/json' }, payload: '{"username":' });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/user/login',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"username":',
+    });
     expect(response.statusCode).toBe(400);
     expect(response.json()).toEqual({ success: false, message: 'the request body is not valid JSON' });
   });

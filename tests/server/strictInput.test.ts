@@ -7,7 +7,8 @@ import { resetRelay, startRelayHarness, type RelayHarness } from './relay/harnes
 
 const targets = await databaseTargets('strict input', { besideSqlite: 'postgres' });
 
-const swapCase = (text: string) => [...text].map((character) => (character === character.toLowerCase() ? character.toUpperCase() : character.toLowerCase())).join('');
+const swapCase = (text: string) =>
+  [...text].map((character) => (character === character.toLowerCase() ? character.toUpperCase() : character.toLowerCase())).join('');
 
 for (const target of targets) {
   describe.runIf(target.available)(`strict input on ${target.name}`, () => {
@@ -53,7 +54,13 @@ for (const target of targets) {
     });
 
     it('refuses page numbers beyond safe integers instead of answering 500', async () => {
-      for (const url of ['/api/channel/?p=1e19', '/api/log/?p=10000000000000000000', '/api/user/?p=-1', '/api/token/?p=0x10', '/api/log/self/stat?start_timestamp=1e19']) {
+      for (const url of [
+        '/api/channel/?p=1e19',
+        '/api/log/?p=10000000000000000000',
+        '/api/user/?p=-1',
+        '/api/token/?p=0x10',
+        '/api/log/self/stat?start_timestamp=1e19',
+      ]) {
         const response = await api('GET', url);
         expect(response.statusCode, url).toBe(400);
         expect(response.json().success).toBe(false);
@@ -67,14 +74,21 @@ for (const target of targets) {
     it('refuses NUL bytes in any string, anonymous login included', async () => {
       const login = await api('POST', '/api/user/login', { username: 'ro\u0000ot', password: 'x' }, undefined);
       expect(login.statusCode).toBe(400);
-      expect(login.json()).toEqual({ success: false, message: expect.stringMatching(/^username in the request body must be text of at most \d+ characters without NUL/) });
+      expect(login.json()).toEqual({
+        success: false,
+        message: expect.stringMatching(/^username in the request body must be text of at most \d+ characters without NUL/),
+      });
       const search = await api('GET', '/api/token/search?keyword=a%00b');
       expect(search.statusCode).toBe(400);
       const token = await api('POST', '/api/token/', { name: 'n\u0000' });
       expect(token.statusCode).toBe(400);
       expect(token.json().message).toContain('name in the request body');
       // webhooks too (they had no body schema, and PostgreSQL answered a NUL with a 500)
-      const webhook = await api('POST', '/api/webhook', { name: 'ops\u0000', url: 'http://127.0.0.1:9/hook', events: ['channel.disabled'] });
+      const webhook = await api('POST', '/api/webhook', {
+        name: 'ops\u0000',
+        url: 'http://127.0.0.1:9/hook',
+        events: ['channel.disabled'],
+      });
       expect(webhook.statusCode).toBe(400);
       expect(webhook.json().message).toContain('name in the request body');
       const webhookUrl = await api('POST', '/api/webhook', { name: 'ops', url: 'http://127.0.0.1:9/\u0000', events: ['channel.disabled'] });
@@ -105,7 +119,14 @@ for (const target of targets) {
     });
 
     it('accepts what the console sends: numeric ids in bodies, string pages, whole records back', async () => {
-      const created = await api('POST', '/api/token/', { name: 'console', remain_quota: 100, expired_time: -1, unlimited_quota: false, models: '', allowed_ips: '' });
+      const created = await api('POST', '/api/token/', {
+        name: 'console',
+        remain_quota: 100,
+        expired_time: -1,
+        unlimited_quota: false,
+        models: '',
+        allowed_ips: '',
+      });
       expect(created.json().success).toBe(true);
       const record = created.json().data;
       const updated = await api('PUT', '/api/token/', { ...record, name: 'renamed', id: record.id });
@@ -127,7 +148,12 @@ for (const target of targets) {
       expect(big.statusCode).toBe(413);
       expect(big.json()).toEqual({ success: false, message: `the request body is larger than the limit of ${1024 * 1024} bytes` });
       const before = await harness.balances();
-      const relayed = await harness.post('/v1/chat/completions', { model: 'gpt-4', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }], padding: 'x'.repeat(2 * 1024 * 1024) });
+      const relayed = await harness.post('/v1/chat/completions', {
+        model: 'gpt-4',
+        max_tokens: 5,
+        messages: [{ role: 'user', content: 'hi' }],
+        padding: 'x'.repeat(2 * 1024 * 1024),
+      });
       expect(relayed.status).toBe(200);
       await relayed.arrayBuffer();
       expect((await harness.balances()).user.quota).toBeLessThan(before.user.quota);
@@ -141,7 +167,11 @@ for (const target of targets) {
         ['/v1/chat/completions', { model: 'gpt-4', max_completion_tokens: '100', messages: [] }, 'max_completion_tokens'],
         ['/v1/chat/completions', { model: 'gpt-4', n: 0, messages: [] }, 'n'],
         ['/v1/chat/completions', { model: 'gpt-4', stream: 'true', messages: [] }, 'stream'],
-        ['/v1/chat/completions', { model: 'gpt-4', stream: true, stream_options: { include_usage: 'yes' }, messages: [] }, 'stream_options.include_usage'],
+        [
+          '/v1/chat/completions',
+          { model: 'gpt-4', stream: true, stream_options: { include_usage: 'yes' }, messages: [] },
+          'stream_options.include_usage',
+        ],
         ['/v1/chat/completions', { model: 42, messages: [] }, 'model'],
         ['/v1/completions', { model: 'gpt-4\u0000', prompt: 'x' }, 'model'],
         ['/v1/embeddings', { model: 'm'.repeat(100_000), input: 'x' }, 'model'],
@@ -151,7 +181,9 @@ for (const target of targets) {
       for (const [path, body, param] of cases) {
         const response = await harness.post(path, body);
         expect(response.status, `${path} ${param}`).toBe(400);
-        expect(await response.json()).toEqual({ error: { message: expect.stringContaining(param), type: 'invalid_request_error', param, code: 'invalid_value' } });
+        expect(await response.json()).toEqual({
+          error: { message: expect.stringContaining(param), type: 'invalid_request_error', param, code: 'invalid_value' },
+        });
       }
       const models = await fetch(`${harness.baseUrl}/v1/models/gpt-4%00`, { headers: { authorization: `Bearer ${harness.apiKey}` } });
       expect(models.status).toBe(400);
@@ -190,7 +222,12 @@ describe('body limits', () => {
       const api = await asBrowser(app, root, { method: 'PUT', url: '/api/option/', payload: { key: 'Notice', value: 'x'.repeat(3000) } });
       expect(api.statusCode).toBe(413);
       expect(api.json().message).toBe('the request body is larger than the limit of 2048 bytes');
-      const relay = await app.inject({ method: 'POST', url: '/v1/images/generations', headers: { authorization: 'Bearer sk-none' }, payload: { prompt: 'x'.repeat(5000) } });
+      const relay = await app.inject({
+        method: 'POST',
+        url: '/v1/images/generations',
+        headers: { authorization: 'Bearer sk-none' },
+        payload: { prompt: 'x'.repeat(5000) },
+      });
       expect(relay.statusCode).toBe(413);
       expect(relay.json().error.type).toBe('invalid_request_error');
     } finally {

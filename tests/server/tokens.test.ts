@@ -31,7 +31,12 @@ for (const target of targets) {
       asBrowser(app, cookie, { method, url, payload: payload as never }).then((response) => response.json());
 
     it('creates a token with a 48-character key shown once, masked in lists', async () => {
-      const created = await call(alice, 'POST', '/api/token/', { name: 'laptop', remain_quota: 500000, expired_time: -1, unlimited_quota: false });
+      const created = await call(alice, 'POST', '/api/token/', {
+        name: 'laptop',
+        remain_quota: 500000,
+        expired_time: -1,
+        unlimited_quota: false,
+      });
       expect(created.success).toBe(true);
       expect(created.data.key).toMatch(/^[0-9A-Za-z]{48}$/);
       const list = await call(alice, 'GET', '/api/token/?p=0');
@@ -46,13 +51,31 @@ for (const target of targets) {
       const mine = await call(alice, 'POST', '/api/token/', { name: 'private', remain_quota: 10 });
       const id = mine.data.id;
       expect(await call(bob, 'GET', `/api/token/${id}`)).toEqual({ success: false, message: 'token not found', code: 'token_not_found' });
-      expect(await call(bob, 'GET', `/api/token/${id}/key`)).toEqual({ success: false, message: 'token not found', code: 'token_not_found' });
-      expect(await call(bob, 'PUT', '/api/token/', { id, name: 'stolen' })).toEqual({ success: false, message: 'token not found', code: 'token_not_found' });
-      expect(await call(bob, 'PUT', '/api/token/?status_only=true', { id, status: 2 })).toEqual({ success: false, message: 'token not found', code: 'token_not_found' });
-      expect(await call(bob, 'DELETE', `/api/token/${id}/`)).toEqual({ success: false, message: 'token not found', code: 'token_not_found' });
+      expect(await call(bob, 'GET', `/api/token/${id}/key`)).toEqual({
+        success: false,
+        message: 'token not found',
+        code: 'token_not_found',
+      });
+      expect(await call(bob, 'PUT', '/api/token/', { id, name: 'stolen' })).toEqual({
+        success: false,
+        message: 'token not found',
+        code: 'token_not_found',
+      });
+      expect(await call(bob, 'PUT', '/api/token/?status_only=true', { id, status: 2 })).toEqual({
+        success: false,
+        message: 'token not found',
+        code: 'token_not_found',
+      });
+      expect(await call(bob, 'DELETE', `/api/token/${id}/`)).toEqual({
+        success: false,
+        message: 'token not found',
+        code: 'token_not_found',
+      });
       expect((await call(bob, 'GET', '/api/token/?p=0')).data).toEqual([]);
       expect((await call(bob, 'GET', '/api/token/search?keyword=priv')).data).toEqual([]);
-      expect((await call(alice, 'GET', '/api/token/search?keyword=priv')).data.map((row: { name: string }) => row.name)).toEqual(['private']);
+      expect((await call(alice, 'GET', '/api/token/search?keyword=priv')).data.map((row: { name: string }) => row.name)).toEqual([
+        'private',
+      ]);
       expect((await call(alice, 'GET', `/api/token/${id}`)).data.name).toBe('private');
     });
 
@@ -85,13 +108,25 @@ for (const target of targets) {
       const created = await call(alice, 'POST', '/api/token/', { name: 'spent', remain_quota: 100 });
       const id = created.data.id;
       await app.ctx.db.updateTable('tokens').set({ status: 4, remain_quota: 0 }).where('id', '=', id).execute();
-      expect((await call(alice, 'PUT', '/api/token/?status_only=true', { id, status: 1 })).message).toBe('the token quota is used up: raise its quota first');
-      const fixed = await call(alice, 'PUT', '/api/token/', { id, name: 'spent', remain_quota: 50, expired_time: -1, unlimited_quota: false });
+      expect((await call(alice, 'PUT', '/api/token/?status_only=true', { id, status: 1 })).message).toBe(
+        'the token quota is used up: raise its quota first',
+      );
+      const fixed = await call(alice, 'PUT', '/api/token/', {
+        id,
+        name: 'spent',
+        remain_quota: 50,
+        expired_time: -1,
+        unlimited_quota: false,
+      });
       expect(fixed.data).toMatchObject({ status: 1, remain_quota: 50 });
 
       await app.ctx.db.updateTable('tokens').set({ status: 3, expired_time: 1000 }).where('id', '=', id).execute();
-      expect((await call(alice, 'PUT', '/api/token/?status_only=true', { id, status: 1 })).message).toBe('the token has expired: change its expiry first');
-      expect((await call(alice, 'PUT', '/api/token/?status_only=true', { id, status: 3 })).message).toBe('a token can only be enabled or disabled');
+      expect((await call(alice, 'PUT', '/api/token/?status_only=true', { id, status: 1 })).message).toBe(
+        'the token has expired: change its expiry first',
+      );
+      expect((await call(alice, 'PUT', '/api/token/?status_only=true', { id, status: 3 })).message).toBe(
+        'a token can only be enabled or disabled',
+      );
     });
 
     it('toggles and deletes', async () => {

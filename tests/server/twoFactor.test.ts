@@ -19,7 +19,9 @@ const targets = await databaseTargets('two-factor sign-in', { besideSqlite: 'pos
 const STEP_MS = 30_000;
 
 function codeAt(secret: string, stepOffset = 0): string {
-  return new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({ timestamp: Date.now() + stepOffset * STEP_MS });
+  return new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({
+    timestamp: Date.now() + stepOffset * STEP_MS,
+  });
 }
 
 /** Moves the frozen clock `steps` time steps on, to the middle of that step. */
@@ -31,7 +33,11 @@ const api = (app: FastifyInstance, cookie: string | undefined, method: 'GET' | '
   asBrowser(app, cookie, { method, url, ...(payload === undefined ? {} : { payload: payload as never }) });
 
 /** Password step: the answer and the (partial or full) session cookie it set. */
-async function passwordStep(app: FastifyInstance, username: string, password = 'password-123'): Promise<{ response: LightMyRequestResponse; cookie: string }> {
+async function passwordStep(
+  app: FastifyInstance,
+  username: string,
+  password = 'password-123',
+): Promise<{ response: LightMyRequestResponse; cookie: string }> {
   const response = await app.inject({ method: 'POST', url: '/api/user/login', payload: { username, password } });
   return { response, cookie: sessionCookieOf(response) };
 }
@@ -133,7 +139,12 @@ for (const target of targets) {
     it('enrols with a QR code and the secret as text, and is on only once a code confirms it', async () => {
       await register(app, 'erin');
       const cookie = await login(app, 'erin', 'password-123');
-      expect((await api(app, cookie, 'GET', '/api/user/2fa')).json().data).toEqual({ enabled: false, pending: false, recovery_codes_left: 0, required: false });
+      expect((await api(app, cookie, 'GET', '/api/user/2fa')).json().data).toEqual({
+        enabled: false,
+        pending: false,
+        recovery_codes_left: 0,
+        required: false,
+      });
 
       const started = (await api(app, cookie, 'POST', '/api/user/2fa/enrol')).json();
       expect(started.data.secret).toMatch(/^[A-Z2-7]{32}$/);
@@ -160,11 +171,20 @@ for (const target of targets) {
       expect(codes).toHaveLength(10);
       expect(new Set(codes).size).toBe(10);
       for (const code of codes) expect(code).toMatch(/^[a-z2-9]{5}-[a-z2-9]{5}$/);
-      const hashes = await app.ctx.db.selectFrom('two_factor_recovery_codes').select('code_hash').where('user_id', '=', Number(stored.user_id)).execute();
+      const hashes = await app.ctx.db
+        .selectFrom('two_factor_recovery_codes')
+        .select('code_hash')
+        .where('user_id', '=', Number(stored.user_id))
+        .execute();
       expect(hashes).toHaveLength(10);
       for (const { code_hash } of hashes) expect(codes.some((code) => code_hash.includes(code.replace('-', '')))).toBe(false);
 
-      expect((await api(app, cookie, 'GET', '/api/user/2fa')).json().data).toEqual({ enabled: true, pending: false, recovery_codes_left: 10, required: false });
+      expect((await api(app, cookie, 'GET', '/api/user/2fa')).json().data).toEqual({
+        enabled: true,
+        pending: false,
+        recovery_codes_left: 10,
+        required: false,
+      });
       // the secret is never shown again: a new enrolment is refused while one is on
       expect((await api(app, cookie, 'POST', '/api/user/2fa/enrol')).json().success).toBe(false);
       expect((await passwordStep(app, 'erin')).response.json()).toMatchObject({ success: false, code: 'two_factor_required' });
@@ -184,7 +204,9 @@ for (const target of targets) {
       expect(selfAsPartial.statusCode).toBe(401);
       expect(selfAsPartial.json().code).toBe('two_factor_required');
 
-      expect((await api(app, first.cookie, 'POST', '/api/user/login/2fa', { code: '123456' === codeAt(secret) ? '654321' : '123456' })).json()).toMatchObject({
+      expect(
+        (await api(app, first.cookie, 'POST', '/api/user/login/2fa', { code: '123456' === codeAt(secret) ? '654321' : '123456' })).json(),
+      ).toMatchObject({
         success: false,
         code: 'wrong_two_factor_code',
       });
@@ -202,7 +224,10 @@ for (const target of targets) {
 
       // replay: the same code, on a new password step, is refused; and so is the previous step's
       const again = await passwordStep(app, 'fay');
-      expect((await api(app, again.cookie, 'POST', '/api/user/login/2fa', { code })).json()).toMatchObject({ success: false, code: 'wrong_two_factor_code' });
+      expect((await api(app, again.cookie, 'POST', '/api/user/login/2fa', { code })).json()).toMatchObject({
+        success: false,
+        code: 'wrong_two_factor_code',
+      });
       expect((await api(app, again.cookie, 'POST', '/api/user/login/2fa', { code: codeAt(secret, -1) })).json().success).toBe(false);
       // the next step's code (one step of drift) is accepted
       expect((await api(app, again.cookie, 'POST', '/api/user/login/2fa', { code: codeAt(secret, 1) })).json().success).toBe(true);
@@ -219,17 +244,29 @@ for (const target of targets) {
 
       const first = await passwordStep(app, 'gus');
       // typed loosely: upper case, no dash
-      const signedIn = (await api(app, first.cookie, 'POST', '/api/user/login/2fa', { code: recoveryCodes[0].replace('-', '').toUpperCase() })).json();
+      const signedIn = (
+        await api(app, first.cookie, 'POST', '/api/user/login/2fa', { code: recoveryCodes[0].replace('-', '').toUpperCase() })
+      ).json();
       expect(signedIn).toMatchObject({ success: true, data: { username: 'gus', recovery_codes_left: 9 } });
       const again = await passwordStep(app, 'gus');
-      expect((await api(app, again.cookie, 'POST', '/api/user/login/2fa', { code: recoveryCodes[0] })).json()).toMatchObject({ success: false, code: 'wrong_two_factor_code' });
+      expect((await api(app, again.cookie, 'POST', '/api/user/login/2fa', { code: recoveryCodes[0] })).json()).toMatchObject({
+        success: false,
+        code: 'wrong_two_factor_code',
+      });
       expect((await api(app, again.cookie, 'POST', '/api/user/login/2fa', { code: 'abcde-fghjk' })).json().success).toBe(false);
 
       const full = sessionCookieOf(await api(app, again.cookie, 'POST', '/api/user/login/2fa', { code: codeAt(secret) }));
-      expect((await api(app, full, 'POST', '/api/user/2fa/disable', { code: recoveryCodes[0] })).json()).toMatchObject({ success: false, code: 'wrong_two_factor_code' });
+      expect((await api(app, full, 'POST', '/api/user/2fa/disable', { code: recoveryCodes[0] })).json()).toMatchObject({
+        success: false,
+        code: 'wrong_two_factor_code',
+      });
       expect((await api(app, full, 'POST', '/api/user/2fa/disable', { code: codeAt(secret) })).json().success).toBe(false);
       expect((await api(app, full, 'POST', '/api/user/2fa/disable', { code: recoveryCodes[1] })).json().success).toBe(true);
-      expect((await api(app, full, 'GET', '/api/user/2fa')).json().data).toMatchObject({ enabled: false, pending: false, recovery_codes_left: 0 });
+      expect((await api(app, full, 'GET', '/api/user/2fa')).json().data).toMatchObject({
+        enabled: false,
+        pending: false,
+        recovery_codes_left: 0,
+      });
       expect((await passwordStep(app, 'gus')).response.json().success).toBe(true);
     });
 
@@ -245,8 +282,18 @@ for (const target of targets) {
         const route = `${method} ${path}`;
         if (PUBLIC_ROUTES.has(route)) continue;
         const url = path.replace(/:\w+/g, '999');
-        const response = await api(app, partial, method as 'GET', url, BODIES[route] ?? (method === 'GET' || method === 'DELETE' ? undefined : {}));
-        expect({ route, status: response.statusCode, code: response.json().code }).toEqual({ route, status: 401, code: 'two_factor_required' });
+        const response = await api(
+          app,
+          partial,
+          method as 'GET',
+          url,
+          BODIES[route] ?? (method === 'GET' || method === 'DELETE' ? undefined : {}),
+        );
+        expect({ route, status: response.statusCode, code: response.json().code }).toEqual({
+          route,
+          status: 401,
+          code: 'two_factor_required',
+        });
       }
       // every route outside the list above was checked; the list holds only routes open to guests
       for (const route of PUBLIC_ROUTES)
@@ -284,7 +331,10 @@ for (const target of targets) {
         const { recoveryCodes } = await enrol(app, admin.cookie);
         expect((await api(app, admin.cookie, 'GET', '/api/channel/?p=0')).json().success).toBe(true);
         // it cannot be turned off while required
-        expect((await api(app, admin.cookie, 'POST', '/api/user/2fa/disable', { code: recoveryCodes[0] })).json()).toMatchObject({ success: false, code: 'two_factor_enrolment_required' });
+        expect((await api(app, admin.cookie, 'POST', '/api/user/2fa/disable', { code: recoveryCodes[0] })).json()).toMatchObject({
+          success: false,
+          code: 'two_factor_enrolment_required',
+        });
 
         // an ordinary user is not concerned
         const user = await passwordStep(app, 'jon');
@@ -293,9 +343,16 @@ for (const target of targets) {
 
         // root's reset: only root, and the admin is back to enrolling
         const ivyId = (await api(app, admin.cookie, 'GET', '/api/user/self')).json().data.id;
-        expect((await api(app, admin.cookie, 'POST', `/api/user/${ivyId}/2fa/reset`)).json()).toMatchObject({ success: false, code: 'permission_denied' });
+        expect((await api(app, admin.cookie, 'POST', `/api/user/${ivyId}/2fa/reset`)).json()).toMatchObject({
+          success: false,
+          code: 'permission_denied',
+        });
         expect((await api(app, root, 'GET', `/api/user/${ivyId}/2fa`)).json().data).toEqual({ enabled: true, recovery_codes_left: 10 });
-        expect((await api(app, root, 'POST', `/api/user/${ivyId}/2fa/reset`)).json()).toEqual({ success: true, message: '', data: { removed: true } });
+        expect((await api(app, root, 'POST', `/api/user/${ivyId}/2fa/reset`)).json()).toEqual({
+          success: true,
+          message: '',
+          data: { removed: true },
+        });
         expect((await api(app, root, 'GET', `/api/user/${ivyId}/2fa`)).json().data).toEqual({ enabled: false, recovery_codes_left: 0 });
         expect((await passwordStep(app, 'ivy')).response.json().data.two_factor_enrolment_required).toBe(true);
         expect((await api(app, root, 'POST', '/api/user/999999/2fa/reset')).json().code).toBe('user_not_found');
@@ -316,13 +373,17 @@ describe('two-factor guesses', () => {
   });
 
   it("stops an account's code step after too many wrong codes, even for the right one", async () => {
-    const limited = await buildTestApp({ loginLimits: { perAccount: { max: 3, windowSeconds: 600 }, perIp: { max: 100, windowSeconds: 600 } } });
+    const limited = await buildTestApp({
+      loginLimits: { perAccount: { max: 3, windowSeconds: 600 }, perIp: { max: 100, windowSeconds: 600 } },
+    });
     app = limited;
     await register(limited, 'kim');
     const { secret } = await enrol(limited, await login(limited, 'kim', 'password-123'));
     const partial = (await passwordStep(limited, 'kim')).cookie;
     for (let attempt = 0; attempt < 3; attempt += 1) {
-      expect((await api(limited, partial, 'POST', '/api/user/login/2fa', { code: 'zzzzz-zzzzz' })).json().code).toBe('wrong_two_factor_code');
+      expect((await api(limited, partial, 'POST', '/api/user/login/2fa', { code: 'zzzzz-zzzzz' })).json().code).toBe(
+        'wrong_two_factor_code',
+      );
     }
     const blocked = await api(limited, partial, 'POST', '/api/user/login/2fa', { code: codeAt(secret) });
     expect(blocked.statusCode).toBe(429);
@@ -333,7 +394,8 @@ describe('two-factor guesses', () => {
     const limited = await buildTestApp({ rateLimits: { critical: { max: 2, windowSeconds: 600 }, topUp: { max: 0, windowSeconds: 60 } } });
     app = limited;
     const statuses: number[] = [];
-    for (let attempt = 0; attempt < 3; attempt += 1) statuses.push((await api(limited, undefined, 'POST', '/api/user/login/2fa', { code: '123456' })).statusCode);
+    for (let attempt = 0; attempt < 3; attempt += 1)
+      statuses.push((await api(limited, undefined, 'POST', '/api/user/login/2fa', { code: '123456' })).statusCode);
     expect(statuses).toEqual([401, 401, 429]);
   });
 });
@@ -365,7 +427,9 @@ describe('sealed TOTP secrets', () => {
 
       app = await buildTestApp({ sessionSecret: randomBytes(32) }, database);
       const partial = (await passwordStep(app, 'lee')).cookie;
-      expect((await api(app, partial, 'POST', '/api/user/login/2fa', { code: codeAt(secret, 1) })).json().code).toBe('wrong_two_factor_code');
+      expect((await api(app, partial, 'POST', '/api/user/login/2fa', { code: codeAt(secret, 1) })).json().code).toBe(
+        'wrong_two_factor_code',
+      );
       const full = sessionCookieOf(await api(app, partial, 'POST', '/api/user/login/2fa', { code: recoveryCodes[0] }));
       expect((await api(app, full, 'POST', '/api/user/2fa/disable', { code: recoveryCodes[1] })).json().success).toBe(true);
     } finally {

@@ -50,7 +50,10 @@ describe('update check', () => {
   it('gives up after the timeout when the server never answers', async () => {
     const url = await serve(() => undefined); // accepts, never responds
     const { body, elapsed } = await checkWith(url);
-    expect(body).toEqual({ success: false, message: 'cannot check for updates: the release server did not answer within 5 s (no network?)' });
+    expect(body).toEqual({
+      success: false,
+      message: 'cannot check for updates: the release server did not answer within 5 s (no network?)',
+    });
     expect(elapsed).toBeGreaterThanOrEqual(RELEASE_CHECK_TIMEOUT_MS - 100);
     expect(elapsed).toBeLessThan(RELEASE_CHECK_TIMEOUT_MS + 2000);
   });
@@ -92,7 +95,10 @@ describe('update check', () => {
       response.statusCode = 403;
       response.end('{"message":"API rate limit exceeded"}');
     });
-    expect((await checkWith(url)).body).toEqual({ success: false, message: 'cannot check for updates: the release server answered HTTP 403' });
+    expect((await checkWith(url)).body).toEqual({
+      success: false,
+      message: 'cannot check for updates: the release server answered HTTP 403',
+    });
   });
 
   it('compares versions numerically', () => {

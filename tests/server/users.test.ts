@@ -24,7 +24,8 @@ afterAll(async () => {
 
 const call = (cookie: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
   asBrowser(app, cookie, { method, url, payload: payload as never }).then((response) => response.json());
-const idOf = async (username: string) => Number((await app.ctx.db.selectFrom('users').select('id').where('username', '=', username).executeTakeFirstOrThrow()).id);
+const idOf = async (username: string) =>
+  Number((await app.ctx.db.selectFrom('users').select('id').where('username', '=', username).executeTakeFirstOrThrow()).id);
 
 describe('user administration', () => {
   it('lists users without password hashes or access tokens', async () => {
@@ -38,12 +39,22 @@ describe('user administration', () => {
   });
 
   it('lets an admin manage common users but not peers or root', async () => {
-    expect(await call(admin, 'POST', '/api/user/manage', { username: 'user1', action: 'disable' })).toEqual({ success: true, message: '', data: { role: 1, status: 2 } });
+    expect(await call(admin, 'POST', '/api/user/manage', { username: 'user1', action: 'disable' })).toEqual({
+      success: true,
+      message: '',
+      data: { role: 1, status: 2 },
+    });
     expect((await asBrowser(app, user, { method: 'GET', url: '/api/user/self' })).statusCode).toBe(401);
     expect((await call(admin, 'POST', '/api/user/manage', { username: 'user1', action: 'enable' })).data).toEqual({ role: 1, status: 1 });
-    expect((await call(admin, 'POST', '/api/user/manage', { username: 'admin2', action: 'disable' })).message).toBe('cannot manage a user of the same or higher level');
-    expect((await call(admin, 'POST', '/api/user/manage', { username: 'root', action: 'delete' })).message).toBe('cannot manage a user of the same or higher level');
-    expect((await call(admin, 'POST', '/api/user/manage', { username: 'user1', action: 'promote' })).message).toBe('only the super admin can promote');
+    expect((await call(admin, 'POST', '/api/user/manage', { username: 'admin2', action: 'disable' })).message).toBe(
+      'cannot manage a user of the same or higher level',
+    );
+    expect((await call(admin, 'POST', '/api/user/manage', { username: 'root', action: 'delete' })).message).toBe(
+      'cannot manage a user of the same or higher level',
+    );
+    expect((await call(admin, 'POST', '/api/user/manage', { username: 'user1', action: 'promote' })).message).toBe(
+      'only the super admin can promote',
+    );
     expect((await call(admin, 'GET', `/api/user/${await idOf('admin2')}`)).message).toBe('cannot read a user of the same or higher level');
     expect((await call(admin, 'POST', '/api/user/manage', { username: '', action: 'disable' })).message).toBe('user does not exist');
   });
@@ -63,19 +74,40 @@ describe('user administration', () => {
   it("edits only the form's fields, logs quota changes, and allows a quota of 0", async () => {
     const id = await idOf('user1');
     expect(await call(admin, 'PUT', '/api/user/', { id, quota: 250 })).toEqual({ success: true, message: '' });
-    const edit = await call(admin, 'PUT', '/api/user/', { id, display_name: 'User One', quota: 0, group: 'vip', role: 100, used_quota: 999, access_token_hash: 'x' });
+    const edit = await call(admin, 'PUT', '/api/user/', {
+      id,
+      display_name: 'User One',
+      quota: 0,
+      group: 'vip',
+      role: 100,
+      used_quota: 999,
+      access_token_hash: 'x',
+    });
     expect(edit).toEqual({ success: true, message: '' });
     const row = await app.ctx.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ display_name: 'User One', quota: 0, group: 'vip', role: 1, used_quota: 0, access_token_hash: null });
-    const logs = await app.ctx.db.selectFrom('logs').select('content').where('user_id', '=', id).where('type', '=', 3).orderBy('id', 'asc').execute();
+    const logs = await app.ctx.db
+      .selectFrom('logs')
+      .select('content')
+      .where('user_id', '=', id)
+      .where('type', '=', 3)
+      .orderBy('id', 'asc')
+      .execute();
     expect(logs.map((log) => log.content)).toEqual(['admin1 changed the quota from 0 to 250', 'admin1 changed the quota from 250 to 0']);
-    expect((await call(admin, 'PUT', '/api/user/', { id: await idOf('admin2'), quota: 1 })).message).toBe('cannot update a user of the same or higher level');
-    expect((await call(admin, 'PUT', '/api/user/', { id: await idOf('admin1'), quota: 1_000_000 })).message).toBe('cannot update a user of the same or higher level');
+    expect((await call(admin, 'PUT', '/api/user/', { id: await idOf('admin2'), quota: 1 })).message).toBe(
+      'cannot update a user of the same or higher level',
+    );
+    expect((await call(admin, 'PUT', '/api/user/', { id: await idOf('admin1'), quota: 1_000_000 })).message).toBe(
+      'cannot update a user of the same or higher level',
+    );
     expect((await call(admin, 'PUT', '/api/user/', { id, quota: -1 })).success).toBe(false);
   });
 
   it('creates users with role 1 whatever the body says', async () => {
-    expect(await call(admin, 'POST', '/api/user/', { username: 'made', password: 'password-9', display_name: 'Made', role: 100 })).toEqual({ success: true, message: '' });
+    expect(await call(admin, 'POST', '/api/user/', { username: 'made', password: 'password-9', display_name: 'Made', role: 100 })).toEqual({
+      success: true,
+      message: '',
+    });
     const made = await app.ctx.db.selectFrom('users').selectAll().where('username', '=', 'made').executeTakeFirstOrThrow();
     expect(made).toMatchObject({ role: 1, status: 1, display_name: 'Made' });
     expect((await call(admin, 'POST', '/api/user/', { username: 'made', password: 'password-9' })).message).toBe('username already taken');
@@ -94,8 +126,16 @@ describe('user administration', () => {
   it("deletes by id (DELETE /api/user/{id}/, the console's Delete button) under the same rules", async () => {
     await register(app, 'gone');
     const id = await idOf('gone');
-    expect(await call(admin, 'DELETE', `/api/user/${await idOf('admin2')}/`)).toEqual({ success: false, message: 'cannot delete a user of the same or higher level', code: 'outranked' });
-    expect(await call(root, 'DELETE', `/api/user/${await idOf('root')}/`)).toEqual({ success: false, message: 'cannot delete the super admin', code: 'root_protected' });
+    expect(await call(admin, 'DELETE', `/api/user/${await idOf('admin2')}/`)).toEqual({
+      success: false,
+      message: 'cannot delete a user of the same or higher level',
+      code: 'outranked',
+    });
+    expect(await call(root, 'DELETE', `/api/user/${await idOf('root')}/`)).toEqual({
+      success: false,
+      message: 'cannot delete the super admin',
+      code: 'root_protected',
+    });
     expect(await call(admin, 'DELETE', '/api/user/99999/')).toEqual({ success: false, message: 'user not found', code: 'user_not_found' });
     expect((await call(user, 'DELETE', `/api/user/${id}/`)).success).toBe(false);
     expect(await call(admin, 'DELETE', `/api/user/${id}/`)).toEqual({ success: true, message: '' });
@@ -112,7 +152,10 @@ describe('access token and invite code', () => {
     const viaToken = await app.inject({ method: 'GET', url: '/api/user/self', headers: { authorization: issued.data } });
     expect(viaToken.json().data.username).toBe('user1');
     const rotated = await call(user, 'GET', '/api/user/token');
-    expect((await app.inject({ method: 'GET', url: '/api/user/self', headers: { authorization: issued.data } })).json()).toEqual({ success: false, message: 'access token invalid' });
+    expect((await app.inject({ method: 'GET', url: '/api/user/self', headers: { authorization: issued.data } })).json()).toEqual({
+      success: false,
+      message: 'access token invalid',
+    });
     expect((await app.inject({ method: 'GET', url: '/api/user/self', headers: { authorization: rotated.data } })).statusCode).toBe(200);
   });
 

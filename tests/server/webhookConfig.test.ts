@@ -16,12 +16,19 @@ describe('webhook settings', () => {
   });
 
   it('reads a shrunk schedule, poll interval and deadline in (fractional) seconds', () => {
-    const { webhooks } = loadConfig({ ...base, WEBHOOK_RETRY_DELAYS_SECONDS: '0.05, 0.1,2', WEBHOOK_POLL_INTERVAL_SECONDS: '0.02', WEBHOOK_TIMEOUT_SECONDS: '3', WEBHOOK_LOG_DAYS: '0' });
+    const { webhooks } = loadConfig({
+      ...base,
+      WEBHOOK_RETRY_DELAYS_SECONDS: '0.05, 0.1,2',
+      WEBHOOK_POLL_INTERVAL_SECONDS: '0.02',
+      WEBHOOK_TIMEOUT_SECONDS: '3',
+      WEBHOOK_LOG_DAYS: '0',
+    });
     expect(webhooks).toEqual({ retryDelaysMs: [50, 100, 2000], pollIntervalMs: 20, timeoutMs: 3000, logDays: 0 });
   });
 
   it('refuses delays that are not positive numbers', () => {
-    for (const value of ['0', '-1', '1,,2', 'soon']) expect(() => loadConfig({ ...base, WEBHOOK_RETRY_DELAYS_SECONDS: value }), value).toThrow(/WEBHOOK_RETRY_DELAYS_SECONDS/);
+    for (const value of ['0', '-1', '1,,2', 'soon'])
+      expect(() => loadConfig({ ...base, WEBHOOK_RETRY_DELAYS_SECONDS: value }), value).toThrow(/WEBHOOK_RETRY_DELAYS_SECONDS/);
     expect(() => loadConfig({ ...base, WEBHOOK_TIMEOUT_SECONDS: '0' })).toThrow(/WEBHOOK_TIMEOUT_SECONDS/);
   });
 });

@@ -24,7 +24,9 @@ for (const target of targets) {
 
     beforeAll(async () => {
       database = await target.create();
-      harness = await startRelayHarness(database.config, { webhooks: { retryDelaysMs: RETRY_DELAYS_MS, pollIntervalMs: 20, timeoutMs: 5000 } });
+      harness = await startRelayHarness(database.config, {
+        webhooks: { retryDelaysMs: RETRY_DELAYS_MS, pollIntervalMs: 20, timeoutMs: 5000 },
+      });
       receiver = await startWebhookReceiver();
       root = await login(harness.app, 'root', ROOT_PASSWORD);
     }, 60_000);
@@ -45,7 +47,12 @@ for (const target of targets) {
     const api = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, cookie: string | undefined = root) =>
       asBrowser(harness.app, cookie, { method, url, ...(payload === undefined ? {} : { payload: payload as never }) });
     const createWebhook = async (fields: Record<string, unknown> = {}) => {
-      const response = await api('POST', '/api/webhook', { name: 'ops', url: receiver.url, events: ['channel.disabled', 'channel.enabled', 'user.balance_low', 'token.exhausted'], ...fields });
+      const response = await api('POST', '/api/webhook', {
+        name: 'ops',
+        url: receiver.url,
+        events: ['channel.disabled', 'channel.enabled', 'user.balance_low', 'token.exhausted'],
+        ...fields,
+      });
       expect(response.statusCode).toBe(201);
       return response.json<{ id: number; secret: string; name: string }>();
     };
@@ -58,7 +65,10 @@ for (const target of targets) {
       expect(chosen.secret).toBe('my-own-secret-123456');
       await createWebhook({ name: 'gamma', enabled: false });
 
-      const list = await api('GET', `/api/webhook?${new URLSearchParams({ sort: '["name","ASC"]', range: '[1,1]', filter: '{}' }).toString()}`);
+      const list = await api(
+        'GET',
+        `/api/webhook?${new URLSearchParams({ sort: '["name","ASC"]', range: '[1,1]', filter: '{}' }).toString()}`,
+      );
       expect(list.statusCode).toBe(200);
       expect(list.headers['content-range']).toBe('webhook 1-1/3');
       expect(list.headers['access-control-expose-headers']).toBe('Content-Range');
@@ -69,7 +79,10 @@ for (const target of targets) {
       expect(disabled.json().map((row: { name: string }) => row.name)).toEqual(['gamma']);
       const searched = await api('GET', `/api/webhook?${new URLSearchParams({ filter: '{"q":"alp"}' }).toString()}`);
       expect(searched.json().map((row: { name: string }) => row.name)).toEqual(['alpha']);
-      const many = await api('GET', `/api/webhook?${new URLSearchParams({ filter: JSON.stringify({ id: [generated.id, chosen.id] }) }).toString()}`);
+      const many = await api(
+        'GET',
+        `/api/webhook?${new URLSearchParams({ filter: JSON.stringify({ id: [generated.id, chosen.id] }) }).toString()}`,
+      );
       expect(
         many
           .json()
@@ -89,7 +102,11 @@ for (const target of targets) {
       expect(row.secret).toBe(generated.secret);
 
       // as ra-data-simple-rest sends it: a DELETE with Content-Type text/plain and no body
-      const removed = await asBrowser(harness.app, root, { method: 'DELETE', url: `/api/webhook/${generated.id}`, headers: { 'content-type': 'text/plain' } });
+      const removed = await asBrowser(harness.app, root, {
+        method: 'DELETE',
+        url: `/api/webhook/${generated.id}`,
+        headers: { 'content-type': 'text/plain' },
+      });
       expect(removed.json()).toMatchObject({ id: generated.id });
       expect((await api('GET', `/api/webhook/${generated.id}`)).statusCode).toBe(404);
       expect((await api('GET', '/api/webhook')).headers['content-range']).toBe('webhook 0-1/2');
@@ -124,7 +141,12 @@ for (const target of targets) {
         ['DELETE', '/api/webhook/1'],
         ['POST', '/api/webhook_delivery/1/redeliver'],
       ] as const) {
-        const crossSite = await asBrowser(harness.app, root, { method, url, payload: { name: 'x', url: receiver.url, events: ['token.exhausted'] }, headers: { 'sec-fetch-site': 'cross-site' } });
+        const crossSite = await asBrowser(harness.app, root, {
+          method,
+          url,
+          payload: { name: 'x', url: receiver.url, events: ['token.exhausted'] },
+          headers: { 'sec-fetch-site': 'cross-site' },
+        });
         expect(crossSite.statusCode, `${method} ${url}`).toBe(403);
       }
       expect(await harness.app.ctx.db.selectFrom('webhooks').select('id').execute()).toHaveLength(0);
@@ -135,7 +157,12 @@ for (const target of targets) {
       const test = await api('POST', `/api/webhook/${webhook.id}/test`);
       expect(test.statusCode).toBe(201);
       const [delivery] = await receiver.waitFor((received) => received.length === 1);
-      expect(delivery.json).toEqual({ id: expect.stringMatching(/^evt_/), type: 'webhook.test', created_at: expect.any(Number), data: { webhook: { id: webhook.id, name: 'ops' } } });
+      expect(delivery.json).toEqual({
+        id: expect.stringMatching(/^evt_/),
+        type: 'webhook.test',
+        created_at: expect.any(Number),
+        data: { webhook: { id: webhook.id, name: 'ops' } },
+      });
       const signature = String(delivery.headers['x-switchboard-signature']);
       expect(signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
       expect(verifyWebhookSignature(webhook.secret, signature, delivery.body)).toBe(true);
@@ -159,9 +186,14 @@ for (const target of targets) {
       expect(Number(row.attempts)).toBe(3);
       expect(Number(row.last_status_code)).toBe(200);
 
-      const log = await api('GET', `/api/webhook_delivery?${new URLSearchParams({ filter: JSON.stringify({ webhook_id: webhook.id }), sort: '["id","DESC"]', range: '[0,9]' }).toString()}`);
+      const log = await api(
+        'GET',
+        `/api/webhook_delivery?${new URLSearchParams({ filter: JSON.stringify({ webhook_id: webhook.id }), sort: '["id","DESC"]', range: '[0,9]' }).toString()}`,
+      );
       expect(log.headers['content-range']).toBe('webhook_delivery 0-0/1');
-      expect(log.json()).toEqual([expect.objectContaining({ id: created.id, status: 'delivered', attempts: 3, last_status_code: 200, event_type: 'webhook.test' })]);
+      expect(log.json()).toEqual([
+        expect.objectContaining({ id: created.id, status: 'delivered', attempts: 3, last_status_code: 200, event_type: 'webhook.test' }),
+      ]);
     });
 
     it('gives up after the last attempt of the schedule, and redelivers the same event on demand', async () => {
@@ -174,7 +206,10 @@ for (const target of targets) {
       // the status alone: what the target answered (the receiver says "receiver says no") is not kept
       expect(failed.last_error).toBe('HTTP 500');
       expect(receiver.received).toHaveLength(RETRY_DELAYS_MS.length + 1);
-      const logged = await api('GET', `/api/webhook_delivery?${new URLSearchParams({ filter: JSON.stringify({ id: failed.id }) }).toString()}`);
+      const logged = await api(
+        'GET',
+        `/api/webhook_delivery?${new URLSearchParams({ filter: JSON.stringify({ id: failed.id }) }).toString()}`,
+      );
       expect(logged.json()).toEqual([expect.objectContaining({ id: Number(failed.id), last_status_code: 500, last_error: 'HTTP 500' })]);
       expect(logged.body).not.toContain('receiver says no');
 
@@ -192,8 +227,15 @@ for (const target of targets) {
       receiver.script(Array(RETRY_DELAYS_MS.length + 1).fill(500));
       await api('POST', `/api/webhook/${webhook.id}/test`);
       const [failed] = await eventually(deliveries, (rows) => rows[0]?.status === 'failed');
-      await harness.app.ctx.db.updateTable('webhook_deliveries').set({ last_error: 'HTTP 500: {"internal":"10.0.0.7 admin panel"}' }).where('id', '=', failed.id).execute();
-      const logged = await api('GET', `/api/webhook_delivery?${new URLSearchParams({ filter: JSON.stringify({ id: failed.id }) }).toString()}`);
+      await harness.app.ctx.db
+        .updateTable('webhook_deliveries')
+        .set({ last_error: 'HTTP 500: {"internal":"10.0.0.7 admin panel"}' })
+        .where('id', '=', failed.id)
+        .execute();
+      const logged = await api(
+        'GET',
+        `/api/webhook_delivery?${new URLSearchParams({ filter: JSON.stringify({ id: failed.id }) }).toString()}`,
+      );
       expect(logged.json()).toEqual([expect.objectContaining({ id: Number(failed.id), last_error: 'HTTP 500' })]);
       expect(logged.body).not.toContain('10.0.0.7');
     });
@@ -220,7 +262,10 @@ for (const target of targets) {
       const pass = await runHealthPass(harness.app);
       expect(pass?.reenabled).toEqual([channelId]);
       const all = await receiver.waitFor((received) => received.some((delivery) => delivery.json.type === 'channel.enabled'));
-      expect(all.find((delivery) => delivery.json.type === 'channel.enabled')!.json.data).toMatchObject({ channel: { id: channelId }, automatic: true });
+      expect(all.find((delivery) => delivery.json.type === 'channel.enabled')!.json.data).toMatchObject({
+        channel: { id: channelId },
+        automatic: true,
+      });
       expect(all.filter((delivery) => delivery.json.type === 'channel.disabled')).toHaveLength(1);
       await harness.app.ctx.options.set('AutomaticDisableChannelEnabled', 'false');
     });
@@ -247,7 +292,11 @@ for (const target of targets) {
       let answer: Response | undefined;
       for (let tries = 0; tries < 100; tries += 1) {
         // the emulator overruns max_tokens (as some providers do), and the overrun is billed: the token ends below zero
-        answer = await harness.post('/v1/chat/completions', { model: 'gpt-3.5-turbo', max_tokens: 1, messages: [{ role: 'user', content: 'hi' }], emulator: { chunks: 40 } }, key);
+        answer = await harness.post(
+          '/v1/chat/completions',
+          { model: 'gpt-3.5-turbo', max_tokens: 1, messages: [{ role: 'user', content: 'hi' }], emulator: { chunks: 40 } },
+          key,
+        );
         if (answer.status === 401) break;
         await harness.settled();
         if (answer.status === 429) await new Promise((wake) => setTimeout(wake, 100));
@@ -275,7 +324,10 @@ for (const target of targets) {
       }
       const [event] = await receiver.waitFor((all) => all.length >= 1);
       const quota = Number((await db.selectFrom('users').select('quota').where('username', '=', 'root').executeTakeFirstOrThrow()).quota);
-      expect(event.json).toMatchObject({ type: 'user.balance_low', data: { user: { id: 1, username: 'root' }, threshold: 100000, used_up: false } });
+      expect(event.json).toMatchObject({
+        type: 'user.balance_low',
+        data: { user: { id: 1, username: 'root' }, threshold: 100000, used_up: false },
+      });
       expect(event.json.data.quota).toBeLessThan(100_000);
       expect(quota).toBeLessThanOrEqual(event.json.data.quota);
       await harness.app.webhookDelivery.runOnce();

@@ -78,8 +78,13 @@ for (const target of targets) {
       });
       cookie = String(login.headers.get('set-cookie')).split(';')[0];
       // each node keeps its own copy of the options: set the toggle on both
-      for (const node of nodes) expect((await call(node, 'PUT', '/api/option/', { key: 'AutomaticDisableChannelEnabled', value: 'true' })).json.success).toBe(true);
-      const created = await call(nodes[0], 'POST', '/api/webhook', { name: 'both nodes', url: receiver.url, events: ['channel.disabled', 'channel.enabled', 'token.exhausted', 'user.balance_low'] });
+      for (const node of nodes)
+        expect((await call(node, 'PUT', '/api/option/', { key: 'AutomaticDisableChannelEnabled', value: 'true' })).json.success).toBe(true);
+      const created = await call(nodes[0], 'POST', '/api/webhook', {
+        name: 'both nodes',
+        url: receiver.url,
+        events: ['channel.disabled', 'channel.enabled', 'token.exhausted', 'user.balance_low'],
+      });
       expect(created.status).toBe(201);
       webhookId = created.json.id;
     }, 120_000);
@@ -94,7 +99,9 @@ for (const target of targets) {
     });
 
     it('delivers each of 40 events, queued on both nodes at once, exactly once', async () => {
-      const created = await Promise.all(Array.from({ length: 40 }, (_, index) => call(nodes[index % 2], 'POST', `/api/webhook/${webhookId}/test`)));
+      const created = await Promise.all(
+        Array.from({ length: 40 }, (_, index) => call(nodes[index % 2], 'POST', `/api/webhook/${webhookId}/test`)),
+      );
       expect(created.filter((answer) => answer.status !== 201)).toEqual([]);
       const eventIds = new Set(created.map((answer) => answer.json.event_id as string));
       expect(eventIds.size).toBe(40);
@@ -121,12 +128,22 @@ for (const target of targets) {
       expect(Number(row.attempts)).toBe(3);
       // a last pass of both loops must not send it again
       await new Promise((wake) => setTimeout(wake, 300));
-      expect(receiver.received.map((delivery) => delivery.json.id)).toEqual([created.json.event_id, created.json.event_id, created.json.event_id]);
+      expect(receiver.received.map((delivery) => delivery.json.id)).toEqual([
+        created.json.event_id,
+        created.json.event_id,
+        created.json.event_id,
+      ]);
     });
 
     it('one channel.disabled when both nodes see the same dead key at once', async () => {
       receiver.received.length = 0;
-      const channel = await call(nodes[0], 'POST', '/api/channel/', { name: 'dead', type: 8, key: 'sk-dead', base_url: emulator.baseUrl, models: 'gpt-3.5-turbo' });
+      const channel = await call(nodes[0], 'POST', '/api/channel/', {
+        name: 'dead',
+        type: 8,
+        key: 'sk-dead',
+        base_url: emulator.baseUrl,
+        models: 'gpt-3.5-turbo',
+      });
       expect(channel.json.success).toBe(true);
       const token = await call(nodes[0], 'POST', '/api/token/', { name: 'unlimited', unlimited_quota: true });
       const statuses = await Promise.all(Array.from({ length: 10 }, (_, index) => relay(nodes[index % 2], token.json.data.key)));
@@ -144,7 +161,13 @@ for (const target of targets) {
 
     it('one token.exhausted when a token is relayed to exhaustion through both nodes', async () => {
       receiver.received.length = 0;
-      const channel = await call(nodes[0], 'POST', '/api/channel/', { name: 'good', type: 8, key: 'sk-good', base_url: emulator.baseUrl, models: 'gpt-3.5-turbo' });
+      const channel = await call(nodes[0], 'POST', '/api/channel/', {
+        name: 'good',
+        type: 8,
+        key: 'sk-good',
+        base_url: emulator.baseUrl,
+        models: 'gpt-3.5-turbo',
+      });
       expect(channel.json.success).toBe(true);
       const token = await call(nodes[0], 'POST', '/api/token/', { name: 'small', remain_quota: 30 });
       const key = token.json.data.key as string;

@@ -83,7 +83,11 @@ for (const target of targets) {
         headers: { 'content-type': 'application/json', authorization: `Bearer sk-${tokenKey}` },
         body: JSON.stringify({ model: 'gpt-3.5-turbo', messages: [{ role: 'user', content: 'hi' }], ...body }),
       })
-        .then(async (response) => ({ status: response.status, node: response.headers.get('x-switchboard-node') ?? '', text: await response.text() }))
+        .then(async (response) => ({
+          status: response.status,
+          node: response.headers.get('x-switchboard-node') ?? '',
+          text: await response.text(),
+        }))
         .catch((error: Error) => ({ status: 0, node: '', text: error.message }));
     const ledger = () => ledgerState(db, 1, tokenId);
     const settledLedger = async () => {
@@ -178,7 +182,11 @@ for (const target of targets) {
       const scrapes = await Promise.all(
         Array.from({ length: 8 }, async () => {
           const response = await fetch(`${baseUrl}/metrics`);
-          return { node: response.headers.get('x-switchboard-node') ?? '', workers: response.headers.get('x-switchboard-metrics-workers'), text: await response.text() };
+          return {
+            node: response.headers.get('x-switchboard-node') ?? '',
+            workers: response.headers.get('x-switchboard-metrics-workers'),
+            text: await response.text(),
+          };
         }),
       );
       expect(new Set(scrapes.map((scrape) => scrape.node))).toEqual(new Set(nodeIds));
@@ -191,18 +199,25 @@ for (const target of targets) {
       expect(status.success).toBe(true);
       // the image's HEALTHCHECK, run as Docker runs it: healthy exactly when /healthz answers 2xx
       const healthz = await fetch(`${baseUrl}/healthz`);
-      const check = spawnSync(process.execPath, image.healthCheck.slice(1), { env: { PATH: process.env.PATH ?? '', PORT: String(port) }, encoding: 'utf8', timeout: 20_000 });
+      const check = spawnSync(process.execPath, image.healthCheck.slice(1), {
+        env: { PATH: process.env.PATH ?? '', PORT: String(port) },
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
       expect(check.status, `/healthz answered ${healthz.status}`).toBe(healthz.ok ? 0 : 1);
     }, 60_000);
 
     it('replaces a worker killed under load, and its lease running out leaves the ledger exact', async () => {
       const before = workers();
       // fewer than the key's 64 requests in flight allowed
-      const load = Array.from({ length: 48 }, (_, index) => relay(index % 2 === 0 ? { stream: true, emulator: { chunks: 30, delay_ms: 10 } } : { max_tokens: 20, emulator: { chunks: 40 } }));
+      const load = Array.from({ length: 48 }, (_, index) =>
+        relay(index % 2 === 0 ? { stream: true, emulator: { chunks: 30, delay_ms: 10 } } : { max_tokens: 20, emulator: { chunks: 40 } }),
+      );
       const sent = emulator.requests.length;
       await waitFor('the load reaching the upstream', () => emulator.requests.length >= sent + 20);
       // the victim is the worker sweeping for both now (the holder of the job lease of the reservation sweep)
-      const sweepHolder = async () => (await db.selectFrom('job_leases').select('holder').where('name', '=', 'reservation-sweep').executeTakeFirst())?.holder;
+      const sweepHolder = async () =>
+        (await db.selectFrom('job_leases').select('holder').where('name', '=', 'reservation-sweep').executeTakeFirst())?.holder;
       const holder = await sweepHolder();
       const victim = [...before.entries()].find(([, nodeId]) => nodeId === holder)?.[0];
       expect(victim, `the sweep's lease is held by ${holder}, not one of ${JSON.stringify([...before])}`).toBeDefined();
@@ -221,7 +236,9 @@ for (const target of targets) {
       const replacement = [...workers().entries()].find(([pid]) => !before.has(pid))!;
       expect(alive(replacement[0])).toBe(true);
       // the new worker serves
-      await waitFor('the new worker serving', async () => (await Promise.all(Array.from({ length: 8 }, () => relay({})))).some((answer) => answer.node === replacement[1]));
+      await waitFor('the new worker serving', async () =>
+        (await Promise.all(Array.from({ length: 8 }, () => relay({})))).some((answer) => answer.node === replacement[1]),
+      );
 
       // what the dead worker held comes back once its lease (3 s) has run out, swept by a live worker
       const now = await settledLedger();
@@ -231,7 +248,10 @@ for (const target of targets) {
       // a live worker took the sweep over once the dead one's claim ran out
       expect([...workers().values()].filter((nodeId) => nodeId !== before.get(victim!))).toContain(await sweepHolder());
       // and its lease row is gone with it
-      await waitFor("the dead worker's lease row going", async () => !(await db.selectFrom('relay_nodes').select('id').execute()).some((row) => row.id === before.get(victim!)));
+      await waitFor(
+        "the dead worker's lease row going",
+        async () => !(await db.selectFrom('relay_nodes').select('id').execute()).some((row) => row.id === before.get(victim!)),
+      );
     }, 120_000);
 
     it('stops every worker on SIGTERM to the primary, after their streams finish and their bookkeeping is written', async () => {
@@ -241,7 +261,9 @@ for (const target of targets) {
       const sent = emulator.requests.length;
       await waitFor('the streams reaching the upstream', () => emulator.requests.length >= sent + 8);
       primary.kill('SIGTERM');
-      const code = await new Promise<number | null>((exited) => (primary.exitCode !== null ? exited(primary.exitCode) : primary.once('exit', (exitCode) => exited(exitCode))));
+      const code = await new Promise<number | null>((exited) =>
+        primary.exitCode !== null ? exited(primary.exitCode) : primary.once('exit', (exitCode) => exited(exitCode)),
+      );
       expect(code, output).toBe(0);
       expect(output).toContain('SIGTERM received: stopping 2 worker(s)');
       const answers = await Promise.all(streams);

@@ -38,7 +38,11 @@ export function testConfig(overrides: Partial<Config> = {}, database: DatabaseCo
   };
 }
 
-export async function buildTestApp(overrides: Partial<Config> = {}, database?: DatabaseConfig, buildOptions?: BuildOptions): Promise<FastifyInstance> {
+export async function buildTestApp(
+  overrides: Partial<Config> = {},
+  database?: DatabaseConfig,
+  buildOptions?: BuildOptions,
+): Promise<FastifyInstance> {
   const app = await buildApp(testConfig(overrides, database), buildOptions);
   await app.ready();
   return app;

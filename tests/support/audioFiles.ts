@@ -23,7 +23,9 @@ export function wav(seconds: number, rate = 8000, channels = 1, declared?: numbe
 /** A multipart form with `fields` and one file part named `file`. */
 export function multipartForm(fields: Record<string, string>, file: Buffer, filename = 'clip.wav', type = 'audio/wav') {
   const boundary = '----switchboard-audio-boundary-9b3f';
-  const parts = Object.entries(fields).map(([name, value]) => Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+  const parts = Object.entries(fields).map(([name, value]) =>
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`),
+  );
   const body = Buffer.concat([
     ...parts,
     Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: ${type}\r\n\r\n`),

@@ -131,7 +131,10 @@ const everyDatabase = process.env.SWITCHBOARD_DB_MATRIX === 'every';
  */
 export async function databaseTargets(suite: string, scope: MatrixScope = 'every'): Promise<DatabaseTarget[]> {
   const wanted = (name: TestDatabase['name']) => scope === 'every' || everyDatabase || name === 'sqlite' || name === scope.besideSqlite;
-  const [postgresUp, mysqlUp] = await Promise.all([wanted('postgres') ? postgresReachable() : false, wanted('mysql') ? mysqlReachable() : false]);
+  const [postgresUp, mysqlUp] = await Promise.all([
+    wanted('postgres') ? postgresReachable() : false,
+    wanted('mysql') ? mysqlReachable() : false,
+  ]);
   const targets = [sqliteTarget, postgresTarget(postgresUp), mysqlTarget(mysqlUp)].filter((target) => wanted(target.name));
   for (const target of targets) {
     if (target.available) continue;

@@ -80,10 +80,18 @@ export async function spawnGatewayProcess(env: Record<string, string>, startTime
  * envelope's data, throwing with the server's message when it says no.
  */
 export async function rootConsole(baseUrl: string, password: string): Promise<(path: string, body: unknown) => Promise<any>> {
-  const login = await fetch(`${baseUrl}/api/user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'root', password }) });
+  const login = await fetch(`${baseUrl}/api/user/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'root', password }),
+  });
   const cookie = String(login.headers.get('set-cookie')).split(';')[0];
   return async (path, body) => {
-    const response = await fetch(`${baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify(body) });
+    const response = await fetch(`${baseUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie },
+      body: JSON.stringify(body),
+    });
     const json = (await response.json()) as { success: boolean; message: string; data: any };
     if (!json.success) throw new Error(`${path}: ${json.message}`);
     return json.data;

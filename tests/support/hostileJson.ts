@@ -49,6 +49,9 @@ export const hostileValue: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>
 /** An object of any hostile fields, or one whose `type` names a media kind and carries text (where a protocol takes only objects). */
 export const hostileObject = fc.oneof(
   fc.record({ type: fc.constantFrom(...MEDIA_TYPES), text, description: text, extra: hostileValue }, { requiredKeys: ['type'] }),
-  fc.record({ text, inlineData: fc.record({ mimeType: fc.constantFrom('text/plain', 'image/png', 'audio/wav'), data: text }), extra: hostileValue }, { requiredKeys: [] }),
+  fc.record(
+    { text, inlineData: fc.record({ mimeType: fc.constantFrom('text/plain', 'image/png', 'audio/wav'), data: text }), extra: hostileValue },
+    { requiredKeys: [] },
+  ),
   fc.dictionary(fc.string({ maxLength: 12 }), hostileValue, { maxKeys: 5 }),
 );

@@ -92,7 +92,8 @@ function sendError(response: ServerResponse, status: number, message: string, ty
 
 const keyFailures: Record<string, (response: ServerResponse) => void> = {
   'sk-dead': (response) => sendError(response, 401, 'Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key'),
-  'sk-deactivated': (response) => sendError(response, 401, 'This account has been deactivated.', 'invalid_request_error', 'account_deactivated'),
+  'sk-deactivated': (response) =>
+    sendError(response, 401, 'This account has been deactivated.', 'invalid_request_error', 'account_deactivated'),
   'sk-broke': (response) => sendError(response, 429, 'You exceeded your current quota.', 'insufficient_quota', 'insufficient_quota'),
   'sk-busy': (response) => sendError(response, 429, 'Rate limit reached.', 'requests', 'rate_limit_exceeded'),
   'sk-busy-too': (response) => sendError(response, 429, 'Rate limit reached.', 'requests', 'rate_limit_exceeded'),
@@ -114,10 +115,18 @@ interface FunctionTool {
 
 /** The text of a message's content: a string, or its text parts. */
 const contentText = (content: unknown): string =>
-  typeof content === 'string' ? content : Array.isArray(content) ? content.map((part) => (typeof part?.text === 'string' ? part.text : '')).join('') : '';
+  typeof content === 'string'
+    ? content
+    : Array.isArray(content)
+      ? content.map((part) => (typeof part?.text === 'string' ? part.text : '')).join('')
+      : '';
 
 /** The tool the answer calls, under the conventions above; `tools` already in one shape (name, parameters). */
-function calledTool(tools: FunctionTool[], toolChoice: unknown, last: { role?: unknown; content?: unknown } | undefined): FunctionTool | undefined {
+function calledTool(
+  tools: FunctionTool[],
+  toolChoice: unknown,
+  last: { role?: unknown; content?: unknown } | undefined,
+): FunctionTool | undefined {
   if (tools.length === 0 || toolChoice === 'none' || last?.role !== 'user') return undefined;
   const text = contentText(last.content);
   return tools.find((tool) => text.includes(tool.name));
@@ -135,11 +144,15 @@ function toolArguments(tool: FunctionTool, text: string): string {
 
 /** Chat's function tools in one shape. */
 const chatTools = (tools: unknown): FunctionTool[] =>
-  (Array.isArray(tools) ? tools : []).flatMap((tool) => (tool?.type === 'function' && typeof tool.function?.name === 'string' ? [tool.function as FunctionTool] : []));
+  (Array.isArray(tools) ? tools : []).flatMap((tool) =>
+    tool?.type === 'function' && typeof tool.function?.name === 'string' ? [tool.function as FunctionTool] : [],
+  );
 
 /** Responses' function tools in one shape. */
 const responsesTools = (tools: unknown): FunctionTool[] =>
-  (Array.isArray(tools) ? tools : []).flatMap((tool) => (tool?.type === 'function' && typeof tool.name === 'string' ? [tool as FunctionTool] : []));
+  (Array.isArray(tools) ? tools : []).flatMap((tool) =>
+    tool?.type === 'function' && typeof tool.name === 'string' ? [tool as FunctionTool] : [],
+  );
 
 const sleep = (ms: number) => new Promise((wake) => setTimeout(wake, ms));
 
@@ -156,7 +169,13 @@ export const SLOW_KEY_DELAY_MS = 1200;
 export const BILLING_ANSWERS: Record<string, unknown> = {
   '/v1/dashboard/billing/subscription': { object: 'billing_subscription', hard_limit_usd: 120, has_payment_method: true },
   '/v1/dashboard/billing/usage': { object: 'list', total_usage: 2050 },
-  '/dashboard/billing/credit_grants': { object: 'credit_summary', total_granted: 20, total_used: 7.5, total_available: 12.5, total_remaining: 11.25 },
+  '/dashboard/billing/credit_grants': {
+    object: 'credit_summary',
+    total_granted: 20,
+    total_used: 7.5,
+    total_available: 12.5,
+    total_remaining: 11.25,
+  },
   '/sb-api/user/status': { msg: 'ok', data: { credit: '35000' } },
   '/api/report/getUserOverview': { success: true, message: '', data: { totalPoints: 42.5 } },
   // https://api-docs.deepseek.com/api/get-user-balance
@@ -165,7 +184,12 @@ export const BILLING_ANSWERS: Record<string, unknown> = {
     balance_infos: [{ currency: 'CNY', total_balance: '110.00', granted_balance: '10.00', topped_up_balance: '100.00' }],
   },
   // https://platform.moonshot.cn/docs/api/balance
-  '/v1/users/me/balance': { code: 0, data: { available_balance: 49.58894, voucher_balance: 46.58893, cash_balance: 3.00001 }, scode: '0x0', status: true },
+  '/v1/users/me/balance': {
+    code: 0,
+    data: { available_balance: 49.58894, voucher_balance: 46.58893, cash_balance: 3.00001 },
+    scode: '0x0',
+    status: true,
+  },
   // https://openrouter.ai/docs/api/api-reference/credits/get-credits
   '/api/v1/credits': { data: { total_credits: 100.5, total_usage: 25.75 } },
   // https://docs.siliconflow.cn/en/api-reference/userinfo/get-user-info
@@ -188,7 +212,13 @@ export const BILLING_ANSWERS: Record<string, unknown> = {
     },
   },
   // https://novita.ai/docs/api-reference/basic-get-user-balance
-  '/openapi/v1/billing/balance/detail': { availableBalance: '1234500', cashBalance: '1034500', creditLimit: '200000', pendingCharges: '0', outstandingInvoices: '0' },
+  '/openapi/v1/billing/balance/detail': {
+    availableBalance: '1234500',
+    cashBalance: '1034500',
+    creditLimit: '200000',
+    pendingCharges: '0',
+    outstandingInvoices: '0',
+  },
   // https://platform.stepfun.com/docs/zh/api-reference/accounts/get
   '/v1/accounts': { object: 'account', type: 'prepaid', balance: 26.5, total_cash_balance: 20, total_voucher_balance: 6.5 },
 };
@@ -209,7 +239,8 @@ export interface EmulatorOptions {
 const EMBEDDING = [0.0023, -0.0093, 0.0158];
 
 /** The operation at the end of a path, whatever prefix a vendor puts before it. */
-const OPERATION_PATH = /\/(chat\/completions|completions|embeddings|moderations|images\/generations|audio\/(?:speech|transcriptions|translations)|edits)$/;
+const OPERATION_PATH =
+  /\/(chat\/completions|completions|embeddings|moderations|images\/generations|audio\/(?:speech|transcriptions|translations)|edits)$/;
 
 type Item = Record<string, unknown> & { type?: string };
 
@@ -257,23 +288,43 @@ async function answerResponses(
     });
   }
   const model = typeof json.model === 'string' ? json.model : 'gpt-4o';
-  const shape = (json.emulator ?? {}) as { chunks?: number; delay_ms?: number; respect_max_tokens?: boolean; cached_tokens?: number; reasoning_tokens?: number };
+  const shape = (json.emulator ?? {}) as {
+    chunks?: number;
+    delay_ms?: number;
+    respect_max_tokens?: boolean;
+    cached_tokens?: number;
+    reasoning_tokens?: number;
+  };
   const limit = Number(json.max_output_tokens ?? 0) || Infinity;
   const respectLimit = shape.respect_max_tokens === true || headers['x-emulator-respect-max-tokens'] === '1';
   const wanted = Number(headers['x-emulator-chunks'] ?? shape.chunks ?? options.chunks ?? 5);
   const delayMs = Number(headers['x-emulator-delay-ms'] ?? shape.delay_ms ?? options.delayMs ?? 0);
-  const input: Item[] = typeof json.input === 'string' ? [{ role: 'user', content: json.input }] : Array.isArray(json.input) ? (json.input as Item[]) : [];
+  const input: Item[] =
+    typeof json.input === 'string' ? [{ role: 'user', content: json.input }] : Array.isArray(json.input) ? (json.input as Item[]) : [];
   const last = input.at(-1);
-  const tool = calledTool(responsesTools(json.tools), json.tool_choice, last && (last.type === undefined || last.type === 'message') ? (last as { role?: unknown; content?: unknown }) : undefined);
+  const tool = calledTool(
+    responsesTools(json.tools),
+    json.tool_choice,
+    last && (last.type === undefined || last.type === 'message') ? (last as { role?: unknown; content?: unknown }) : undefined,
+  );
   const id = `resp_emu${created}`;
   let deltas: string[];
   if (last?.type === 'function_call_output')
-    deltas = `the tool said: ${typeof last.output === 'string' ? last.output : contentText(last.output)}`.split(' ').map((word, index) => (index === 0 ? word : ` ${word}`));
+    deltas = `the tool said: ${typeof last.output === 'string' ? last.output : contentText(last.output)}`
+      .split(' ')
+      .map((word, index) => (index === 0 ? word : ` ${word}`));
   else deltas = Array.from({ length: wanted }, (_, index) => (index === 0 ? 'word0' : ` word${index}`));
   const cut = !tool && respectLimit && deltas.length > limit;
   if (cut) deltas = deltas.slice(0, limit);
   const call = tool
-    ? { id: `fc_emu${created}_0`, type: 'function_call', status: 'completed', arguments: toolArguments(tool, contentText(last!.content)), call_id: `call_emu${created}_0`, name: tool.name }
+    ? {
+        id: `fc_emu${created}_0`,
+        type: 'function_call',
+        status: 'completed',
+        arguments: toolArguments(tool, contentText(last!.content)),
+        call_id: `call_emu${created}_0`,
+        name: tool.name,
+      }
     : undefined;
   const promptTokens = countWords(responsesPromptText(json));
   const reasoningTokens = Math.max(0, Number(shape.reasoning_tokens ?? 0) || 0);
@@ -288,7 +339,13 @@ async function answerResponses(
   };
   const text = deltas.join('');
   const status = cut ? 'incomplete' : 'completed';
-  const message = (itemStatus: string, content: unknown[]) => ({ id: `msg_emu${created}`, type: 'message', status: itemStatus, content, role: 'assistant' });
+  const message = (itemStatus: string, content: unknown[]) => ({
+    id: `msg_emu${created}`,
+    type: 'message',
+    status: itemStatus,
+    content,
+    role: 'assistant',
+  });
   const part = (partText: string) => ({ type: 'output_text', annotations: [], logprobs: [], text: partText });
   const output = call ? [call] : [message(status, [part(text)])];
   const base = {
@@ -322,7 +379,13 @@ async function answerResponses(
     user: json.user ?? null,
     metadata: json.metadata ?? {},
   };
-  const final = { ...base, status, incomplete_details: cut ? { reason: 'max_output_tokens' } : null, output, usage: withUsage ? usage : null };
+  const final = {
+    ...base,
+    status,
+    incomplete_details: cut ? { reason: 'max_output_tokens' } : null,
+    output,
+    usage: withUsage ? usage : null,
+  };
   if (json.stream !== true) return sendJson(response, 200, final);
 
   response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
@@ -361,18 +424,33 @@ async function answerResponses(
 }
 
 /** `sk-tools`: a tool call for a question, the tool's words for its result (see the top of this file). */
-function answerWithTools(response: ServerResponse, json: Record<string, unknown>, answer: { id: string; created: number; model: string; promptTokens: number }): void {
+function answerWithTools(
+  response: ServerResponse,
+  json: Record<string, unknown>,
+  answer: { id: string; created: number; model: string; promptTokens: number },
+): void {
   const messages = (Array.isArray(json.messages) ? json.messages : []) as Array<{ role?: string; content?: unknown }>;
   const last = messages[messages.length - 1];
   const tools = json.tools as Array<{ function: { name: string; parameters?: { required?: string[] } } }>;
   const forced = (json.tool_choice as { function?: { name?: string } } | undefined)?.function?.name;
   const tool = tools.find((candidate) => candidate.function.name === forced) ?? tools[0];
-  const said = last?.role === 'tool' ? `the tool said: ${typeof last.content === 'string' ? last.content : JSON.stringify(last.content)}` : undefined;
+  const said =
+    last?.role === 'tool' ? `the tool said: ${typeof last.content === 'string' ? last.content : JSON.stringify(last.content)}` : undefined;
   const question = [...messages].reverse().find((message) => message.role === 'user');
-  const args = Object.fromEntries((tool.function.parameters?.required ?? []).map((name) => [name, typeof question?.content === 'string' ? question.content : '']));
-  const call = { id: `call_emu${answer.created}`, type: 'function', function: { name: tool.function.name, arguments: JSON.stringify(args) } };
+  const args = Object.fromEntries(
+    (tool.function.parameters?.required ?? []).map((name) => [name, typeof question?.content === 'string' ? question.content : '']),
+  );
+  const call = {
+    id: `call_emu${answer.created}`,
+    type: 'function',
+    function: { name: tool.function.name, arguments: JSON.stringify(args) },
+  };
   const completionTokens = said ? countWords(said) : 1 + Object.keys(args).length;
-  const usage = { prompt_tokens: answer.promptTokens, completion_tokens: completionTokens, total_tokens: answer.promptTokens + completionTokens };
+  const usage = {
+    prompt_tokens: answer.promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: answer.promptTokens + completionTokens,
+  };
   const finish = said ? 'stop' : 'tool_calls';
   const base = { id: answer.id, created: answer.created, model: answer.model };
   if (json.stream !== true) {
@@ -387,7 +465,9 @@ function answerWithTools(response: ServerResponse, json: Record<string, unknown>
   else {
     // the arguments in two pieces, as OpenAI streams them
     const half = Math.floor(call.function.arguments.length / 2);
-    response.write(frame({ tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }));
+    response.write(
+      frame({ tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }),
+    );
     response.write(frame({ tool_calls: [{ index: 0, function: { arguments: call.function.arguments.slice(0, half) } }] }));
     response.write(frame({ tool_calls: [{ index: 0, function: { arguments: call.function.arguments.slice(half) } }] }));
   }
@@ -413,7 +493,10 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
         // vendors that speak OpenAI's wire under another prefix (Groq /openai/v1, Zhipu /api/paas/v4, Azure
         // /openai/deployments/<name>) are answered as /v1; the recorded path stays the one asked for
         // (except under /nope/, which stays an unknown URL: a 404, the request's own fault)
-        const path = OPERATION_PATH.test(fullPath) && !fullPath.startsWith('/v1/') && !fullPath.startsWith('/nope/') ? `/v1/${OPERATION_PATH.exec(fullPath)![1]}` : fullPath;
+        const path =
+          OPERATION_PATH.test(fullPath) && !fullPath.startsWith('/v1/') && !fullPath.startsWith('/nope/')
+            ? `/v1/${OPERATION_PATH.exec(fullPath)![1]}`
+            : fullPath;
         const contentType = request.headers['content-type'] ?? '';
         let body: unknown = rawBody.toString('utf8');
         if (contentType.includes('application/json') && rawBody.length > 0) {
@@ -423,10 +506,13 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
             return sendError(response, 400, 'We could not parse the JSON body of your request.', 'invalid_request_error', null);
           }
         }
-        if (record) state.requests.push({ method: request.method ?? 'GET', path: fullPath, headers: request.headers, body, rawBody, query });
+        if (record)
+          state.requests.push({ method: request.method ?? 'GET', path: fullPath, headers: request.headers, body, rawBody, query });
 
         // Bearer, or Azure's api-key header, or x-api-key
-        const key = (request.headers.authorization ?? '').replace(/^Bearer /, '') || String(request.headers['api-key'] ?? request.headers['x-api-key'] ?? '');
+        const key =
+          (request.headers.authorization ?? '').replace(/^Bearer /, '') ||
+          String(request.headers['api-key'] ?? request.headers['x-api-key'] ?? '');
         const failure = keyFailures[key];
         if (failure) return failure(response);
         if (key === 'sk-slow') await sleep(SLOW_KEY_DELAY_MS);
@@ -450,21 +536,37 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
           });
         }
         if (request.method === 'GET' && Object.hasOwn(BILLING_ANSWERS, path)) return sendJson(response, 200, BILLING_ANSWERS[path]);
-        if (request.method !== 'POST') return sendError(response, 404, `Invalid URL (${request.method} ${path})`, 'invalid_request_error', null);
+        if (request.method !== 'POST')
+          return sendError(response, 404, `Invalid URL (${request.method} ${path})`, 'invalid_request_error', null);
 
         if (path === '/v1/chat/completions' || path === '/v1/completions') {
           const isChat = path === '/v1/chat/completions';
-          const shape = (json.emulator ?? {}) as { chunks?: number; delay_ms?: number; respect_max_tokens?: boolean; cached_tokens?: number; reasoning_tokens?: number };
+          const shape = (json.emulator ?? {}) as {
+            chunks?: number;
+            delay_ms?: number;
+            respect_max_tokens?: boolean;
+            cached_tokens?: number;
+            reasoning_tokens?: number;
+          };
           const limit = Number(json.max_tokens ?? json.max_completion_tokens ?? 0) || Infinity;
           const respectLimit = shape.respect_max_tokens === true || request.headers['x-emulator-respect-max-tokens'] === '1';
-          const chunkCount = Math.min(Number(request.headers['x-emulator-chunks'] ?? shape.chunks ?? options.chunks ?? 5), respectLimit ? limit : Infinity);
+          const chunkCount = Math.min(
+            Number(request.headers['x-emulator-chunks'] ?? shape.chunks ?? options.chunks ?? 5),
+            respectLimit ? limit : Infinity,
+          );
           const delayMs = Number(request.headers['x-emulator-delay-ms'] ?? shape.delay_ms ?? options.delayMs ?? 0);
           const words = Array.from({ length: chunkCount }, (_, index) => `word${index}`);
           const reasoningTokens = Math.max(0, Number(shape.reasoning_tokens ?? 0) || 0);
           const cachedTokens = Math.min(promptTokens, Math.max(0, Number(shape.cached_tokens ?? 0) || 0));
           const messages = Array.isArray(json.messages) ? (json.messages as Array<{ role?: unknown; content?: unknown }>) : [];
           const tool = isChat ? calledTool(chatTools(json.tools), json.tool_choice, messages.at(-1)) : undefined;
-          const call = tool ? { id: `call_emu${created}_0`, type: 'function', function: { name: tool.name, arguments: toolArguments(tool, contentText(messages.at(-1)!.content)) } } : undefined;
+          const call = tool
+            ? {
+                id: `call_emu${created}_0`,
+                type: 'function',
+                function: { name: tool.name, arguments: toolArguments(tool, contentText(messages.at(-1)!.content)) },
+              }
+            : undefined;
           const completionTokens = (call ? countWords(call.function.arguments) : words.length) + reasoningTokens;
           const usage = {
             prompt_tokens: promptTokens,
@@ -475,7 +577,8 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
           };
           const id = `${isChat ? 'chatcmpl' : 'cmpl'}-emu${created}`;
           const object = isChat ? 'chat.completion' : 'text_completion';
-          if (isChat && key === 'sk-tools' && Array.isArray(json.tools) && json.tools.length > 0) return answerWithTools(response, json, { id, created, model, promptTokens });
+          if (isChat && key === 'sk-tools' && Array.isArray(json.tools) && json.tools.length > 0)
+            return answerWithTools(response, json, { id, created, model, promptTokens });
 
           if (json.stream === true) {
             const includeUsage = (json.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
@@ -489,23 +592,37 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
               response.write(
                 frame({
                   index: 0,
-                  delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] },
+                  delta: {
+                    role: 'assistant',
+                    content: null,
+                    tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }],
+                  },
                   finish_reason: null,
                 }),
               );
               for (const piece of [call.function.arguments.slice(0, half), call.function.arguments.slice(half)]) {
                 if (delayMs > 0) await sleep(delayMs);
                 if (left()) return;
-                response.write(frame({ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: piece } }] }, finish_reason: null }));
+                response.write(
+                  frame({ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: piece } }] }, finish_reason: null }),
+                );
               }
             } else if (isChat) response.write(frame({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }));
             for (let index = 0; index < (call ? 0 : words.length); index += 1) {
               if (delayMs > 0) await sleep(delayMs);
               if (left()) return;
               const text = (index === 0 ? '' : ' ') + words[index];
-              response.write(isChat ? frame({ index: 0, delta: { content: text }, finish_reason: null }) : frame({ index: 0, text, finish_reason: null }));
+              response.write(
+                isChat
+                  ? frame({ index: 0, delta: { content: text }, finish_reason: null })
+                  : frame({ index: 0, text, finish_reason: null }),
+              );
             }
-            response.write(isChat ? frame({ index: 0, delta: {}, finish_reason: call ? 'tool_calls' : 'stop' }) : frame({ index: 0, text: '', finish_reason: 'stop' }));
+            response.write(
+              isChat
+                ? frame({ index: 0, delta: {}, finish_reason: call ? 'tool_calls' : 'stop' })
+                : frame({ index: 0, text: '', finish_reason: 'stop' }),
+            );
             if (includeUsage && withUsage) {
               response.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage })}\n\n`);
             }

@@ -35,7 +35,9 @@ async function startTimingUpstream(): Promise<{ baseUrl: string; arrivals: numbe
   const server: Server = createServer((request, response) => {
     arrivals.push(performance.now());
     request.resume();
-    request.on('end', () => response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer) }).end(answer));
+    request.on('end', () =>
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer) }).end(answer),
+    );
   });
   await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
   return {
@@ -72,7 +74,10 @@ export interface RateLimitRun {
 }
 
 /** Starts the two nodes on `database` (PostgreSQL or MySQL), runs the load for `seconds`, stops everything it started. */
-export async function runTwoNodeRateLimit(database: TestDatabase, options: { rpm: number; offeredPerSecond: number; seconds: number }): Promise<RateLimitRun> {
+export async function runTwoNodeRateLimit(
+  database: TestDatabase,
+  options: { rpm: number; offeredPerSecond: number; seconds: number },
+): Promise<RateLimitRun> {
   if (database.config.dialect === 'sqlite') throw new Error('two nodes need a shared database server');
   const upstream = await startTimingUpstream();
   const consoleDir = mkdtempSync(join(tmpdir(), 'switchboard-rate-limit-'));
@@ -103,7 +108,12 @@ export async function runTwoNodeRateLimit(database: TestDatabase, options: { rpm
     // both nodes warm (a first request compiles and connects), on another key: the limited one starts full
     const warm = await admin('/api/token/', { name: 'warm-up', unlimited_quota: true });
     for (const node of nodes) {
-      const response = await request(`${node.baseUrl}/v1/chat/completions`, { method: 'POST', headers: { ...headers, authorization: `Bearer sk-${warm.key}` }, body, dispatcher: agent });
+      const response = await request(`${node.baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { ...headers, authorization: `Bearer sk-${warm.key}` },
+        body,
+        dispatcher: agent,
+      });
       await response.body.text();
     }
 
@@ -139,7 +149,8 @@ export async function runTwoNodeRateLimit(database: TestDatabase, options: { rpm
             } else if (response.statusCode === 429) {
               run.refused += 1;
               const header = (name: string) => response.headers[name];
-              if (!header('retry-after') || !header('x-ratelimit-limit-requests') || header('x-ratelimit-remaining-requests') === undefined) run.refusalsWellFormed = false;
+              if (!header('retry-after') || !header('x-ratelimit-limit-requests') || header('x-ratelimit-remaining-requests') === undefined)
+                run.refusalsWellFormed = false;
             } else {
               run.others[response.statusCode] = (run.others[response.statusCode] ?? 0) + 1;
             }

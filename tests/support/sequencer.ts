@@ -15,7 +15,12 @@ export default class LongestFirstSequencer extends BaseSequencer {
     const key = (file: TestSpecification) => `${file.project.name}:${file.moduleId.slice(this.ctx.config.root.length + 1)}`;
     const known = files.every((file) => cache.getFileTestResults(key(file)));
     // once per file, not once per comparison
-    const costs = new Map(files.map((file) => [file, known ? cache.getFileTestResults(key(file))!.duration : statSync(file.moduleId).size * (WEIGHT[file.project.name] ?? 1)]));
+    const costs = new Map(
+      files.map((file) => [
+        file,
+        known ? cache.getFileTestResults(key(file))!.duration : statSync(file.moduleId).size * (WEIGHT[file.project.name] ?? 1),
+      ]),
+    );
     const cost = (file: TestSpecification) => costs.get(file)!;
     const groups = new Map<number, TestSpecification[]>();
     for (const file of files) {

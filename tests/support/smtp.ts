@@ -31,7 +31,10 @@ export async function startSmtp(): Promise<LocalSmtp> {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
-        mails.push({ to: session.envelope.rcptTo.map((address) => address.address), raw: decodeQuotedPrintable(Buffer.concat(chunks).toString('utf8')) });
+        mails.push({
+          to: session.envelope.rcptTo.map((address) => address.address),
+          raw: decodeQuotedPrintable(Buffer.concat(chunks).toString('utf8')),
+        });
         callback();
       });
     },

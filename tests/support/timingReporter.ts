@@ -53,7 +53,9 @@ export default class TimingReporter implements Reporter {
     const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
     const lines = ['', 'Where the time went:'];
     for (const [name, project] of [...projects].sort((a, b) => a[1].first - b[1].first)) {
-      lines.push(`  project ${name.padEnd(8)} ${seconds(project.last - project.first).padStart(8)} wall  ${String(project.files).padStart(4)} files ${String(project.tests).padStart(5)} tests`);
+      lines.push(
+        `  project ${name.padEnd(8)} ${seconds(project.last - project.first).padStart(8)} wall  ${String(project.files).padStart(4)} files ${String(project.tests).padStart(5)} tests`,
+      );
     }
     lines.push(`  whole run        ${seconds(Date.now() - this.runStarted).padStart(8)}`);
     lines.push('The ten slowest files (start to end in their worker):');
@@ -66,7 +68,12 @@ export default class TimingReporter implements Reporter {
       JSON.stringify(
         {
           wallMs: Date.now() - this.runStarted,
-          projects: Object.fromEntries([...projects].map(([name, project]) => [name, { wallMs: project.last - project.first, files: project.files, tests: project.tests }])),
+          projects: Object.fromEntries(
+            [...projects].map(([name, project]) => [
+              name,
+              { wallMs: project.last - project.first, files: project.files, tests: project.tests },
+            ]),
+          ),
           files: [...this.files].sort((a, b) => b.wallMs - a.wallMs),
         },
         null,

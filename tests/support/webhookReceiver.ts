@@ -42,7 +42,10 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     async waitFor(predicate, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       while (!predicate(received)) {
-        if (Date.now() > deadline) throw new Error(`the receiver did not get what was expected; it got ${JSON.stringify(received.map((delivery) => delivery.json.type))}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `the receiver did not get what was expected; it got ${JSON.stringify(received.map((delivery) => delivery.json.type))}`,
+          );
         await new Promise((wake) => setTimeout(wake, 25));
       }
       return received;

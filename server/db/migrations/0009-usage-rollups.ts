@@ -19,10 +19,20 @@ const BUCKET_COLUMNS = [...BUCKETS_MS.map((bound) => `latency_le_${bound}`), 'la
 const COUNTERS = ['requests', 'errors', 'prompt_tokens', 'completion_tokens', 'quota', 'latency_ms_sum', ...BUCKET_COLUMNS];
 
 const TABLES: Array<{ name: string; seconds: number; key: string[]; indexes: string[]; covering?: string[] }> = [
-  { name: 'usage_hourly', seconds: 3600, key: ['user_id', 'token_id', 'model', 'channel_id'], indexes: ['user_id', 'token_id', 'model', 'channel_id'] },
+  {
+    name: 'usage_hourly',
+    seconds: 3600,
+    key: ['user_id', 'token_id', 'model', 'channel_id'],
+    indexes: ['user_id', 'token_id', 'model', 'channel_id'],
+  },
   { name: 'usage_hourly_channels', seconds: 3600, key: ['model', 'channel_id'], indexes: [] },
   { name: 'usage_hourly_tokens', seconds: 3600, key: ['user_id', 'token_id'], indexes: ['user_id'] },
-  { name: 'usage_daily', seconds: 86_400, key: ['user_id', 'token_id', 'model', 'channel_id'], indexes: ['user_id', 'token_id', 'model', 'channel_id'] },
+  {
+    name: 'usage_daily',
+    seconds: 86_400,
+    key: ['user_id', 'token_id', 'model', 'channel_id'],
+    indexes: ['user_id', 'token_id', 'model', 'channel_id'],
+  },
   { name: 'usage_daily_channels', seconds: 86_400, key: ['model', 'channel_id'], indexes: [] },
   // the top tokens of a long range group ~100k of these rows: from an index that holds every column they read, not the table
   {
@@ -54,12 +64,18 @@ export async function up(db: Kysely<any>): Promise<void> {
     let table = db.schema.createTable(name).addColumn('period', 'bigint', (column) => column.notNull());
     for (const column of key) {
       // byte for byte on MySQL too, so 'GPT-4' and 'gpt-4' stay two models as they are in the logs
-      if (column === 'model') table = table.addColumn('model', mysql ? sql`varchar(128) character set utf8mb4 collate utf8mb4_bin` : 'varchar(128)', (definition) => definition.notNull());
+      if (column === 'model')
+        table = table.addColumn(
+          'model',
+          mysql ? sql`varchar(128) character set utf8mb4 collate utf8mb4_bin` : 'varchar(128)',
+          (definition) => definition.notNull(),
+        );
       else table = table.addColumn(column, 'bigint', (definition) => definition.notNull());
     }
     for (const counter of COUNTERS) table = table.addColumn(counter, 'bigint', zero);
     await table.addPrimaryKeyConstraint(`${name}_pk`, ['period', ...key] as never[]).execute();
-    for (const column of indexes) await db.schema.createIndex(`${name}_${column}_period_idx`).on(name).columns([column, 'period']).execute();
+    for (const column of indexes)
+      await db.schema.createIndex(`${name}_${column}_period_idx`).on(name).columns([column, 'period']).execute();
     if (covering) await db.schema.createIndex(`${name}_covering_idx`).on(name).columns(covering).execute();
 
     const period = `created_at - created_at % ${seconds}`;

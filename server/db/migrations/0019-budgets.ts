@@ -22,6 +22,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   for (const table of ['users', 'tokens']) {
-    for (const column of ['budget_period', 'budget_quota', 'period_spent', 'period_start']) await db.schema.alterTable(table).dropColumn(column).execute();
+    for (const column of ['budget_period', 'budget_quota', 'period_spent', 'period_start'])
+      await db.schema.alterTable(table).dropColumn(column).execute();
   }
 }

@@ -38,13 +38,19 @@ interface AnthropicUsage {
 export function usageOfAnthropic(usage: AnthropicUsage): Usage {
   const read = positiveWhole(usage.cache_read_input_tokens);
   const created = positiveWhole(usage.cache_creation_input_tokens);
-  const billed: Usage = { promptTokens: positiveWhole(usage.input_tokens) + read + created, completionTokens: positiveWhole(usage.output_tokens), cachedPromptTokens: read };
+  const billed: Usage = {
+    promptTokens: positiveWhole(usage.input_tokens) + read + created,
+    completionTokens: positiveWhole(usage.output_tokens),
+    cachedPromptTokens: read,
+  };
   if (created > 0) billed.cacheCreationTokens = created;
   return billed;
 }
 
 /** The relay's usage as Anthropic reports it. */
-export function anthropicUsageOf(usage: Pick<Usage, 'promptTokens' | 'completionTokens' | 'cachedPromptTokens' | 'cacheCreationTokens'>): Required<AnthropicUsage> {
+export function anthropicUsageOf(
+  usage: Pick<Usage, 'promptTokens' | 'completionTokens' | 'cachedPromptTokens' | 'cacheCreationTokens'>,
+): Required<AnthropicUsage> {
   const read = usage.cachedPromptTokens || 0;
   const created = usage.cacheCreationTokens || 0;
   return {
@@ -73,7 +79,8 @@ function systemText(system: unknown): string {
  * its blocks), so the mark reaches a vendor that caches prompts.
  */
 function systemContent(system: unknown): string | ChatContentPart[] {
-  if (!Array.isArray(system) || !(system as Block[]).some((block) => block?.type === 'text' && block.cache_control)) return systemText(system);
+  if (!Array.isArray(system) || !(system as Block[]).some((block) => block?.type === 'text' && block.cache_control))
+    return systemText(system);
   return partsOf((system as Block[]).filter((block) => block?.type === 'text'));
 }
 
@@ -89,7 +96,8 @@ function blockText(content: unknown): string {
 
 function imagePart(block: Block): ChatContentPart | undefined {
   const source = (block.source ?? {}) as { type?: string; media_type?: string; data?: string; url?: string };
-  if (source.type === 'base64' && typeof source.data === 'string') return { type: 'image_url', image_url: { url: `data:${source.media_type ?? 'image/png'};base64,${source.data}` } };
+  if (source.type === 'base64' && typeof source.data === 'string')
+    return { type: 'image_url', image_url: { url: `data:${source.media_type ?? 'image/png'};base64,${source.data}` } };
   if (source.type === 'url' && typeof source.url === 'string') return { type: 'image_url', image_url: { url: source.url } };
   return undefined;
 }
@@ -110,7 +118,8 @@ function partsOf(blocks: Block[]): ChatContentPart[] {
   return parts;
 }
 
-const simplified = (parts: ChatContentPart[]): string | ChatContentPart[] => (parts.every((part) => part.type === 'text' && !part.cache_control) ? parts.map((part) => part.text).join('') : parts);
+const simplified = (parts: ChatContentPart[]): string | ChatContentPart[] =>
+  parts.every((part) => part.type === 'text' && !part.cache_control) ? parts.map((part) => part.text).join('') : parts;
 
 /** Anthropic messages as chat messages: tool_use blocks → assistant tool_calls, tool_result blocks → tool messages. */
 function chatMessages(messages: unknown): ChatMessage[] {
@@ -132,7 +141,11 @@ function chatMessages(messages: unknown): ChatMessage[] {
     if (role === 'assistant') {
       const toolCalls = blocks
         .filter((block) => block?.type === 'tool_use')
-        .map((block) => ({ id: textOf(block.id), type: 'function' as const, function: { name: textOf(block.name), arguments: JSON.stringify(block.input ?? {}) } }));
+        .map((block) => ({
+          id: textOf(block.id),
+          type: 'function' as const,
+          function: { name: textOf(block.name), arguments: JSON.stringify(block.input ?? {}) },
+        }));
       const text = blocks
         .filter((block) => block?.type === 'text' && typeof block.text === 'string')
         .map((block) => block.text as string)
@@ -165,7 +178,9 @@ const isWebSearch = (tool: Block) => typeof tool.type === 'string' && tool.type.
 /** Anthropic's own tools (bash_20250124, text_editor..., code_execution...): only Anthropic runs or knows them. Web search travels as chat's `web_search_options`. */
 function uncarriedTools(body: Record<string, unknown>): string | undefined {
   const tools = Array.isArray(body.tools) ? (body.tools as Block[]) : [];
-  return uncarriedToolsReason(tools.filter((tool) => tool && typeof tool === 'object' && !isClientTool(tool) && !isWebSearch(tool)).map((tool) => String(tool.type)));
+  return uncarriedToolsReason(
+    tools.filter((tool) => tool && typeof tool === 'object' && !isClientTool(tool) && !isWebSearch(tool)).map((tool) => String(tool.type)),
+  );
 }
 
 function webSearchOptions(tools: unknown): Record<string, unknown> | undefined {
@@ -173,7 +188,8 @@ function webSearchOptions(tools: unknown): Record<string, unknown> | undefined {
   if (!search) return undefined;
   const options: Record<string, unknown> = {};
   if (typeof search.max_uses === 'number') options.max_uses = search.max_uses;
-  if (search.user_location && typeof search.user_location === 'object') options.user_location = { type: 'approximate', approximate: search.user_location };
+  if (search.user_location && typeof search.user_location === 'object')
+    options.user_location = { type: 'approximate', approximate: search.user_location };
   return options;
 }
 
@@ -201,7 +217,8 @@ export function chatRequestOf(body: Record<string, unknown>): ChatRequest {
   if (body.stream === true) request.stream = true;
   if (typeof body.max_tokens === 'number') request.max_tokens = body.max_tokens;
   for (const field of ['temperature', 'top_p', 'top_k'] as const) if (typeof body[field] === 'number') request[field] = body[field];
-  if (Array.isArray(body.stop_sequences) && body.stop_sequences.length > 0) request.stop = body.stop_sequences.filter((stop): stop is string => typeof stop === 'string');
+  if (Array.isArray(body.stop_sequences) && body.stop_sequences.length > 0)
+    request.stop = body.stop_sequences.filter((stop): stop is string => typeof stop === 'string');
   const tools = chatTools(body.tools);
   if (tools) request.tools = tools;
   const search = webSearchOptions(body.tools);
@@ -211,7 +228,8 @@ export function chatRequestOf(body: Record<string, unknown>): ChatRequest {
     if (choice.type === 'auto') request.tool_choice = 'auto';
     else if (choice.type === 'any') request.tool_choice = 'required';
     else if (choice.type === 'none') request.tool_choice = 'none';
-    else if (choice.type === 'tool' && typeof choice.name === 'string') request.tool_choice = { type: 'function', function: { name: choice.name } };
+    else if (choice.type === 'tool' && typeof choice.name === 'string')
+      request.tool_choice = { type: 'function', function: { name: choice.name } };
     if (choice.disable_parallel_tool_use === true && tools) request.parallel_tool_calls = false;
   }
   const userId = (body.metadata as { user_id?: unknown } | undefined)?.user_id;
@@ -294,7 +312,8 @@ export function anthropicErrorType(status: number | undefined): string {
   }
 }
 
-export const anthropicErrorBody = (error: InboundError & { status?: number }) => JSON.stringify({ type: 'error', error: { type: anthropicErrorType(error.status), message: error.message } });
+export const anthropicErrorBody = (error: InboundError & { status?: number }) =>
+  JSON.stringify({ type: 'error', error: { type: anthropicErrorType(error.status), message: error.message } });
 
 // ---- answers written back (the translated path) ----
 
@@ -327,7 +346,8 @@ export function encodeResponse(chat: ChatResponse, usage: Usage, model: string):
   const content: Block[] = [];
   if (choice?.message.reasoning_content) content.push({ type: 'thinking', thinking: choice.message.reasoning_content, signature: '' });
   if (choice?.message.content) content.push({ type: 'text', text: choice.message.content });
-  for (const call of choice?.message.tool_calls ?? []) content.push({ type: 'tool_use', id: toolId(call.id), name: call.function.name, input: toolInput(call.function.arguments) });
+  for (const call of choice?.message.tool_calls ?? [])
+    content.push({ type: 'tool_use', id: toolId(call.id), name: call.function.name, input: toolInput(call.function.arguments) });
   return JSON.stringify({
     id: messageId(chat.id),
     type: 'message',
@@ -359,7 +379,16 @@ export class MessagesStreamEncoder {
     const input = usage ? anthropicUsageOf(usage) : { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
     return event('message_start', {
       type: 'message_start',
-      message: { id: messageId(id), type: 'message', role: 'assistant', model: this.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...input, output_tokens: 0 } },
+      message: {
+        id: messageId(id),
+        type: 'message',
+        role: 'assistant',
+        model: this.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...input, output_tokens: 0 },
+      },
     });
   }
 
@@ -403,7 +432,11 @@ export class MessagesStreamEncoder {
         for (const call of delta.tool_calls ?? []) {
           const open = this.open;
           if (open?.kind !== 'tool' || open.tool !== call.index) {
-            out += this.openBlock('tool', { type: 'tool_use', id: toolId(call.id ?? `${fallbackId}_${call.index}`), name: call.function?.name ?? '', input: {} }, call.index);
+            out += this.openBlock(
+              'tool',
+              { type: 'tool_use', id: toolId(call.id ?? `${fallbackId}_${call.index}`), name: call.function?.name ?? '', input: {} },
+              call.index,
+            );
           }
           const fragment = call.function?.arguments;
           if (typeof fragment === 'string' && fragment !== '') out += this.delta({ type: 'input_json_delta', partial_json: fragment });
@@ -419,7 +452,11 @@ export class MessagesStreamEncoder {
     return (
       this.start(fallbackId, undefined) +
       this.close() +
-      event('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason(this.finish), stop_sequence: null }, usage: anthropicUsageOf(usage) }) +
+      event('message_delta', {
+        type: 'message_delta',
+        delta: { stop_reason: stopReason(this.finish), stop_sequence: null },
+        usage: anthropicUsageOf(usage),
+      }) +
       event('message_stop', { type: 'message_stop' })
     );
   }
@@ -440,13 +477,16 @@ export class MessagesUsageWatcher extends PassingUsageWatcher {
   protected readEvent(data: string): void {
     // only the events that bill: message_start, message_delta and text deltas
     if (!data.includes('"message_start"') && !data.includes('"message_delta"') && !data.includes('"text_delta"')) return;
-    const parsed = parseJson(data) as { type?: string; message?: { usage?: AnthropicUsage }; usage?: AnthropicUsage; delta?: { type?: string; text?: unknown } } | undefined;
+    const parsed = parseJson(data) as
+      | { type?: string; message?: { usage?: AnthropicUsage }; usage?: AnthropicUsage; delta?: { type?: string; text?: unknown } }
+      | undefined;
     if (!parsed || typeof parsed !== 'object') return;
     if (parsed.type === 'message_start') this.merge(parsed.message?.usage);
     else if (parsed.type === 'message_delta') {
       this.merge(parsed.usage);
       if (parsed.usage) this.final = true;
-    } else if (parsed.type === 'content_block_delta' && parsed.delta?.type === 'text_delta' && typeof parsed.delta.text === 'string') this.text += parsed.delta.text;
+    } else if (parsed.type === 'content_block_delta' && parsed.delta?.type === 'text_delta' && typeof parsed.delta.text === 'string')
+      this.text += parsed.delta.text;
   }
 
   private merge(usage: AnthropicUsage | undefined): void {
@@ -493,12 +533,14 @@ export const anthropicMessages = {
   model: (_mode: TextMode, body: Record<string, unknown>) => modelOf(body),
   check(_mode, body) {
     if (!Array.isArray(body.messages)) return { message: 'messages: Field required', code: 'invalid_request_error' };
-    if (body.max_tokens === undefined || body.max_tokens === null) return { message: 'max_tokens: Field required', code: 'invalid_request_error' };
+    if (body.max_tokens === undefined || body.max_tokens === null)
+      return { message: 'max_tokens: Field required', code: 'invalid_request_error' };
     if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1)
       return { message: 'max_tokens: Input should be a valid positive integer', code: 'invalid_request_error' };
     return undefined;
   },
-  promptTokens: (_mode, body, model, options) => (options.bound ? promptBound(body, model, undefined, 1, options.contextWindow) : countMessagesPromptTokens(body, model, options)),
+  promptTokens: (_mode, body, model, options) =>
+    options.bound ? promptBound(body, model, undefined, 1, options.contextWindow) : countMessagesPromptTokens(body, model, options),
   // Anthropic's stream always reports its usage
   ...selfReportingBodyRules('max_tokens'),
   jsonUsage: (json) => reportedAnswerUsage(json, usageOfAnthropic),

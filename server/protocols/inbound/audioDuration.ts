@@ -41,7 +41,8 @@ function readHeader(bytes: Buffer): AudioDuration | undefined {
   }
 }
 
-const seconds = (source: AudioDuration['source'], value: number | undefined): AudioDuration | undefined => (value === undefined ? undefined : { seconds: value, source });
+const seconds = (source: AudioDuration['source'], value: number | undefined): AudioDuration | undefined =>
+  value === undefined ? undefined : { seconds: value, source };
 
 // ---- WAV: RIFF chunks; seconds = the data chunk's bytes (as far as the file holds them) / bytes a second ----
 
@@ -60,7 +61,10 @@ function wavSeconds(bytes: Buffer): number | undefined {
       const format = bytes.readUInt16LE(body);
       // PCM's rate follows from its samples; a byte-rate field that claims more would shorten the audio
       const pcm = format === 1 || format === 3 || format === 0xfffe;
-      rate = pcm && channels > 0 && bits > 0 ? Math.min(byteRate || Infinity, sampleRate * channels * Math.ceil(bits / 8) || Infinity) : byteRate;
+      rate =
+        pcm && channels > 0 && bits > 0
+          ? Math.min(byteRate || Infinity, sampleRate * channels * Math.ceil(bits / 8) || Infinity)
+          : byteRate;
     }
     if (id === 'data') {
       if (!(rate > 0) || !Number.isFinite(rate)) return undefined;
@@ -167,7 +171,8 @@ function matroskaSeconds(bytes: Buffer): number | undefined {
   for (const element of ebmlChildren(bytes, info.start, info.end)) {
     const length = element.end - element.start;
     if (element.id === EBML_TIMESTAMP_SCALE && length > 0 && length <= 6) scale = bytes.readUIntBE(element.start, length);
-    if (element.id === EBML_DURATION) duration = length === 4 ? bytes.readFloatBE(element.start) : length === 8 ? bytes.readDoubleBE(element.start) : undefined;
+    if (element.id === EBML_DURATION)
+      duration = length === 4 ? bytes.readFloatBE(element.start) : length === 8 ? bytes.readDoubleBE(element.start) : undefined;
   }
   // a recording still being written (a browser's MediaRecorder) has no Duration: the bytes decide
   return duration !== undefined && duration > 0 && scale > 0 ? (duration * scale) / 1e9 : undefined;
@@ -239,7 +244,8 @@ function mp3Frame(bytes: Buffer, offset: number): { length: number; seconds: num
   const bitrate = MP3_BITRATES[`${mpeg1 ? 1 : 2}-${layer}`][bitrateIndex] * 1000;
   const padding = (bytes[offset + 2] >> 1) & 0x01;
   const samples = layer === 1 ? 384 : layer === 3 && !mpeg1 ? 576 : 1152;
-  const length = layer === 1 ? (Math.floor((12 * bitrate) / sampleRate) + padding) * 4 : Math.floor(((samples / 8) * bitrate) / sampleRate) + padding;
+  const length =
+    layer === 1 ? (Math.floor((12 * bitrate) / sampleRate) + padding) * 4 : Math.floor(((samples / 8) * bitrate) / sampleRate) + padding;
   return { length, seconds: samples / sampleRate };
 }
 

@@ -32,7 +32,17 @@ import { countPartTokens, countTextTokens, type CountOptions } from './tokenCoun
 import { PassingUsageWatcher } from './passingWatcher';
 import type { InboundCodec, InboundError, JsonAnswer, TextMode } from './types';
 import { count, isObject, MAX_TOKENS_LIMIT, parseJson, uncarriedToolsReason } from '../shared';
-import type { ChatChunk, ChatContentPart, ChatMessage, ChatRequest, ChatResponse, ChatTool, ChatToolCall, FinishReason, Usage } from '../types';
+import type {
+  ChatChunk,
+  ChatContentPart,
+  ChatMessage,
+  ChatRequest,
+  ChatResponse,
+  ChatTool,
+  ChatToolCall,
+  FinishReason,
+  Usage,
+} from '../types';
 import { decodeGeminiParts, usageOfGemini, type GeminiPart, type GeminiResponse, type GeminiUsageMetadata } from '../upstream/gemini';
 
 // ---- Gemini's request shapes (lenient: only what is read) ----
@@ -73,7 +83,8 @@ const partsOf = (content: unknown): GeminiPart[] =>
 const contentsOf = (body: Record<string, unknown>): GeminiRequestContent[] =>
   Array.isArray(body.contents) ? (body.contents as GeminiRequestContent[]).filter((content) => content && typeof content === 'object') : [];
 
-const configOf = (body: Record<string, unknown>): GenerationConfig => (body.generationConfig && typeof body.generationConfig === 'object' ? body.generationConfig : {});
+const configOf = (body: Record<string, unknown>): GenerationConfig =>
+  body.generationConfig && typeof body.generationConfig === 'object' ? body.generationConfig : {};
 
 /**
  * What Google would refuse in the request's structure, named as it names it:
@@ -85,10 +96,16 @@ const configOf = (body: Record<string, unknown>): GenerationConfig => (body.gene
 function shapeProblem(body: Record<string, unknown>): string | undefined {
   const contents = body.contents as unknown[];
   for (const [index, content] of contents.entries()) {
-    if (!isObject(content) || !Array.isArray(content.parts)) return `* GenerateContentRequest.contents[${index}].parts: must be a list of parts`;
-    if (content.parts.some((part) => !isObject(part))) return `* GenerateContentRequest.contents[${index}].parts: each part must be an object`;
+    if (!isObject(content) || !Array.isArray(content.parts))
+      return `* GenerateContentRequest.contents[${index}].parts: must be a list of parts`;
+    if (content.parts.some((part) => !isObject(part)))
+      return `* GenerateContentRequest.contents[${index}].parts: each part must be an object`;
   }
-  if (body.systemInstruction !== undefined && typeof body.systemInstruction !== 'string' && !(isObject(body.systemInstruction) && Array.isArray(body.systemInstruction.parts))) {
+  if (
+    body.systemInstruction !== undefined &&
+    typeof body.systemInstruction !== 'string' &&
+    !(isObject(body.systemInstruction) && Array.isArray(body.systemInstruction.parts))
+  ) {
     return '* GenerateContentRequest.system_instruction: must be a content with parts';
   }
   if (body.tools !== undefined) {
@@ -97,12 +114,16 @@ function shapeProblem(body: Record<string, unknown>): string | undefined {
       if (!isObject(tool)) return `* GenerateContentRequest.tools[${index}]: must be a tool object`;
       const declarations = tool.functionDeclarations ?? tool.function_declarations;
       if (declarations === undefined) continue;
-      if (!Array.isArray(declarations) || declarations.some((declaration) => !isObject(declaration) || typeof declaration.name !== 'string' || declaration.name === '')) {
+      if (
+        !Array.isArray(declarations) ||
+        declarations.some((declaration) => !isObject(declaration) || typeof declaration.name !== 'string' || declaration.name === '')
+      ) {
         return `* GenerateContentRequest.tools[${index}].function_declarations: each must be an object with a name`;
       }
     }
   }
-  if (body.generationConfig !== undefined && !isObject(body.generationConfig)) return '* GenerateContentRequest.generation_config: must be an object';
+  if (body.generationConfig !== undefined && !isObject(body.generationConfig))
+    return '* GenerateContentRequest.generation_config: must be an object';
   return undefined;
 }
 
@@ -131,7 +152,13 @@ function mediaPart(part: GeminiPart): ChatContentPart | undefined {
     const url = `data:${mimeType};base64,${part.inlineData.data}`;
     if (mimeType.startsWith('image/')) return { type: 'image_url', image_url: { url } };
     if (mimeType.startsWith('audio/'))
-      return { type: 'input_audio', input_audio: { data: part.inlineData.data, format: mimeType === 'audio/mpeg' ? 'mp3' : mimeType.slice('audio/'.length).replace(/^x-/, '') } };
+      return {
+        type: 'input_audio',
+        input_audio: {
+          data: part.inlineData.data,
+          format: mimeType === 'audio/mpeg' ? 'mp3' : mimeType.slice('audio/'.length).replace(/^x-/, ''),
+        },
+      };
     return { type: 'file', file: { file_data: url } };
   }
   // a file Google hosts (or any URL): only an image has a chat form that takes a URL
@@ -238,12 +265,15 @@ const SEARCH_TOOLS = new Set(['googleSearch', 'google_search', 'googleSearchRetr
 function uncarriedTools(body: Record<string, unknown>): string | undefined {
   const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : [];
   const names = tools.flatMap((tool) =>
-    tool && typeof tool === 'object' ? Object.keys(tool).filter((key) => key !== 'functionDeclarations' && key !== 'function_declarations' && !SEARCH_TOOLS.has(key)) : [],
+    tool && typeof tool === 'object'
+      ? Object.keys(tool).filter((key) => key !== 'functionDeclarations' && key !== 'function_declarations' && !SEARCH_TOOLS.has(key))
+      : [],
   );
   return uncarriedToolsReason(names);
 }
 
-const asksSearch = (tools: unknown) => Array.isArray(tools) && (tools as unknown[]).some((tool) => isObject(tool) && Object.keys(tool).some((key) => SEARCH_TOOLS.has(key)));
+const asksSearch = (tools: unknown) =>
+  Array.isArray(tools) && (tools as unknown[]).some((tool) => isObject(tool) && Object.keys(tool).some((key) => SEARCH_TOOLS.has(key)));
 
 function chatTools(tools: unknown): ChatTool[] | undefined {
   if (!Array.isArray(tools)) return undefined;
@@ -270,9 +300,12 @@ function chatTools(tools: unknown): ChatTool[] | undefined {
 }
 
 function toolChoice(toolConfig: unknown): ChatRequest['tool_choice'] | undefined {
-  const config = (toolConfig as { functionCallingConfig?: { mode?: unknown; allowedFunctionNames?: unknown } } | undefined)?.functionCallingConfig;
+  const config = (toolConfig as { functionCallingConfig?: { mode?: unknown; allowedFunctionNames?: unknown } } | undefined)
+    ?.functionCallingConfig;
   if (!config || typeof config !== 'object') return undefined;
-  const allowed = Array.isArray(config.allowedFunctionNames) ? config.allowedFunctionNames.filter((name): name is string => typeof name === 'string') : [];
+  const allowed = Array.isArray(config.allowedFunctionNames)
+    ? config.allowedFunctionNames.filter((name): name is string => typeof name === 'string')
+    : [];
   switch (config.mode) {
     case 'NONE':
       return 'none';
@@ -309,7 +342,10 @@ export function chatRequestOf(body: Record<string, unknown>, call: { model: stri
   if (call.streamed) request.stream = true;
   const config = configOf(body);
   const number = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
-  const set = <Field extends 'max_tokens' | 'temperature' | 'top_p' | 'top_k' | 'n' | 'seed' | 'presence_penalty' | 'frequency_penalty'>(field: Field, value: unknown) => {
+  const set = <Field extends 'max_tokens' | 'temperature' | 'top_p' | 'top_k' | 'n' | 'seed' | 'presence_penalty' | 'frequency_penalty'>(
+    field: Field,
+    value: unknown,
+  ) => {
     const read = number(value);
     if (read !== undefined) request[field] = read;
   };
@@ -322,7 +358,8 @@ export function chatRequestOf(body: Record<string, unknown>, call: { model: stri
   set('seed', config.seed);
   set('presence_penalty', config.presencePenalty);
   set('frequency_penalty', config.frequencyPenalty);
-  if (Array.isArray(config.stopSequences) && config.stopSequences.length > 0) request.stop = config.stopSequences.filter((stop): stop is string => typeof stop === 'string');
+  if (Array.isArray(config.stopSequences) && config.stopSequences.length > 0)
+    request.stop = config.stopSequences.filter((stop): stop is string => typeof stop === 'string');
   if (config.responseMimeType === 'application/json') {
     const given = config.responseJsonSchema ?? config.responseSchema;
     const schema = given ? jsonSchemaOf(given) : undefined;
@@ -352,7 +389,8 @@ export function countGeminiPromptTokens(body: Record<string, unknown>, model: st
       if (typeof part.text === 'string') texts.push(part.text);
       else if (part.inlineData || part.fileData) total += countPartTokens(part, model, options);
       else if (part.functionCall) texts.push(String(part.functionCall.name ?? ''), JSON.stringify(part.functionCall.args ?? {}));
-      else if (part.functionResponse) texts.push(String(part.functionResponse.name ?? ''), JSON.stringify(part.functionResponse.response ?? {}));
+      else if (part.functionResponse)
+        texts.push(String(part.functionResponse.name ?? ''), JSON.stringify(part.functionResponse.response ?? {}));
     }
   }
   if (Array.isArray(body.tools) && body.tools.length > 0) texts.push(JSON.stringify(body.tools));
@@ -437,11 +475,17 @@ export function encodeResponse(chat: ChatResponse, usage: Usage, model: string):
     const parts: GeminiPart[] = [];
     if (choice.message.reasoning_content) parts.push({ text: choice.message.reasoning_content, thought: true });
     if (choice.message.content) parts.push({ text: choice.message.content });
-    for (const call of choice.message.tool_calls ?? []) parts.push(functionCallPart({ id: call.id, name: call.function.name, arguments: call.function.arguments }));
+    for (const call of choice.message.tool_calls ?? [])
+      parts.push(functionCallPart({ id: call.id, name: call.function.name, arguments: call.function.arguments }));
     if (parts.length === 0) parts.push({ text: '' });
     return { content: { role: 'model', parts }, finishReason: geminiFinishReason(choice.finish_reason), index: choice.index };
   });
-  const answer: GeminiResponse & { usageMetadata: GeminiUsageMetadata } = { candidates, usageMetadata: geminiUsageMetadataOf(usage), modelVersion: model || chat.model, responseId: chat.id };
+  const answer: GeminiResponse & { usageMetadata: GeminiUsageMetadata } = {
+    candidates,
+    usageMetadata: geminiUsageMetadataOf(usage),
+    modelVersion: model || chat.model,
+    responseId: chat.id,
+  };
   return JSON.stringify(answer);
 }
 
@@ -463,7 +507,12 @@ export class GenerateContentStreamEncoder {
 
   private event(candidates: unknown[], usage: Usage | undefined, fallbackId: string): string {
     this.id ??= fallbackId;
-    return sseEvent({ candidates, ...(usage ? { usageMetadata: geminiUsageMetadataOf(usage) } : {}), modelVersion: this.model, responseId: this.id });
+    return sseEvent({
+      candidates,
+      ...(usage ? { usageMetadata: geminiUsageMetadataOf(usage) } : {}),
+      modelVersion: this.model,
+      responseId: this.id,
+    });
   }
 
   /** The events for these chunks ('' when they carry nothing to send). */
@@ -476,7 +525,8 @@ export class GenerateContentStreamEncoder {
         const { delta } = choice;
         this.seen.add(choice.index);
         const parts: GeminiPart[] = [];
-        if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') parts.push({ text: delta.reasoning_content, thought: true });
+        if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '')
+          parts.push({ text: delta.reasoning_content, thought: true });
         if (typeof delta.content === 'string' && delta.content !== '') parts.push({ text: delta.content });
         for (const call of delta.tool_calls ?? []) {
           let calls = this.calls.get(choice.index);
@@ -503,7 +553,11 @@ export class GenerateContentStreamEncoder {
     const candidates = indexes.map((index) => {
       const calls = [...(this.calls.get(index)?.entries() ?? [])].sort(([a], [b]) => a - b).map(([, call]) => functionCallPart(call));
       // Google's last event carries a part too: an empty text when nothing is left to say
-      return { content: { role: 'model', parts: calls.length > 0 ? calls : [{ text: '' }] }, finishReason: geminiFinishReason(this.finishes.get(index)), index };
+      return {
+        content: { role: 'model', parts: calls.length > 0 ? calls : [{ text: '' }] },
+        finishReason: geminiFinishReason(this.finishes.get(index)),
+        index,
+      };
     });
     return this.event(candidates, usage, fallbackId);
   }
@@ -547,7 +601,9 @@ function streamUsageOf(metadata: GeminiUsageMetadata): Usage {
 
 function reportedJsonUsage(json: JsonAnswer): Usage | undefined {
   const read = topLevelObjectField(json.bytes, 'usageMetadata');
-  const metadata = ('found' in read ? (read.found ? read.value : undefined) : (json.value as { usageMetadata?: unknown } | undefined)?.usageMetadata) as GeminiUsageMetadata | null | undefined;
+  const metadata = (
+    'found' in read ? (read.found ? read.value : undefined) : (json.value as { usageMetadata?: unknown } | undefined)?.usageMetadata
+  ) as GeminiUsageMetadata | null | undefined;
   if (!metadata || typeof metadata !== 'object') return undefined;
   const billed = streamUsageOf(metadata);
   return billed.promptTokens + billed.completionTokens > 0 ? billed : undefined;
@@ -578,16 +634,21 @@ export const geminiNative = {
   authorization,
   model: (_mode: TextMode, _body: Record<string, unknown>, pathModel: string | undefined) => (pathModel ?? '').trim(),
   check(_mode, body) {
-    if (contentsOf(body).length === 0) return { message: '* GenerateContentRequest.contents: contents is not specified', code: 'INVALID_ARGUMENT' };
+    if (contentsOf(body).length === 0)
+      return { message: '* GenerateContentRequest.contents: contents is not specified', code: 'INVALID_ARGUMENT' };
     const malformed = shapeProblem(body);
     if (malformed) return { message: malformed, code: 'INVALID_ARGUMENT' };
     const limit = configOf(body).maxOutputTokens;
     if (limit !== undefined && (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_TOKENS_LIMIT)) {
-      return { message: `* GenerateContentRequest.generation_config.max_output_tokens: must be an integer from 1 to ${MAX_TOKENS_LIMIT}`, code: 'INVALID_ARGUMENT' };
+      return {
+        message: `* GenerateContentRequest.generation_config.max_output_tokens: must be an integer from 1 to ${MAX_TOKENS_LIMIT}`,
+        code: 'INVALID_ARGUMENT',
+      };
     }
     return undefined;
   },
-  promptTokens: (_mode, body, model, options) => (options.bound ? promptBound(body, model, undefined, 1, options.contextWindow) : countGeminiPromptTokens(body, model, options)),
+  promptTokens: (_mode, body, model, options) =>
+    options.bound ? promptBound(body, model, undefined, 1, options.contextWindow) : countGeminiPromptTokens(body, model, options),
   outputLimit: (body) => count(configOf(body).maxOutputTokens),
   answers: (_mode, body) => count(configOf(body).candidateCount) || 1,
   streamed: (_body, pathMethod) => GEMINI_METHODS[pathMethod ?? '']?.streamed === true,
@@ -596,7 +657,10 @@ export const geminiNative = {
   clientAskedUsage: () => false,
   // the body names no model: the channel's adaptor writes the upstream's into the path
   modelUnchanged: (_body, _upstreamModel) => true,
-  encodeChanged: (body, change) => JSON.stringify(change.outputLimit === undefined ? body : { ...body, generationConfig: { ...configOf(body), maxOutputTokens: change.outputLimit } }),
+  encodeChanged: (body, change) =>
+    JSON.stringify(
+      change.outputLimit === undefined ? body : { ...body, generationConfig: { ...configOf(body), maxOutputTokens: change.outputLimit } },
+    ),
   jsonUsage: reportedJsonUsage,
   answerText,
   watchStream: (_stripUsageEvent: boolean) => new GenerateContentUsageWatcher(),

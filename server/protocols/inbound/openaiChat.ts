@@ -32,7 +32,14 @@ function requestedModel(mode: TextMode, body: Record<string, unknown>, pathModel
 }
 
 function promptTokens(mode: TextMode, body: Record<string, unknown>, model: string, options: CountOptions): number {
-  if (options.bound) return promptBound(body, model, undefined, mode === 'completions' ? batchSize(body.prompt) : mode === 'chat' ? 1 : batchSize(body.input), options.contextWindow);
+  if (options.bound)
+    return promptBound(
+      body,
+      model,
+      undefined,
+      mode === 'completions' ? batchSize(body.prompt) : mode === 'chat' ? 1 : batchSize(body.input),
+      options.contextWindow,
+    );
   switch (mode) {
     case 'chat':
       return countChatPromptTokens(body.messages, model, options) + countChatExtrasTokens(body, model, options);
@@ -57,7 +64,8 @@ interface ReportedUsage {
  */
 function reportedJsonUsage(json: JsonAnswer): Usage | undefined {
   const read = topLevelObjectField(json.bytes, 'usage');
-  const usage = ('found' in read ? (read.found ? read.value : undefined) : (json.value as { usage?: unknown } | undefined)?.usage) as ReportedUsage | null | undefined;
+  const usage = ('found' in read ? (read.found ? read.value : undefined) : (json.value as { usage?: unknown } | undefined)?.usage) as
+    ReportedUsage | null | undefined;
   if (usage && typeof usage === 'object' && Number(usage.prompt_tokens ?? 0) + Number(usage.completion_tokens ?? 0) > 0) {
     return {
       promptTokens: Number(usage.prompt_tokens) || 0,
@@ -72,25 +80,37 @@ function reportedJsonUsage(json: JsonAnswer): Usage | undefined {
 function answerText(value: unknown): string {
   const parsed = (value ?? {}) as { choices?: Array<{ message?: { content?: unknown }; text?: unknown }> };
   const choices = Array.isArray(parsed.choices) ? parsed.choices : [];
-  return choices.map((choice) => (typeof choice?.message?.content === 'string' ? choice.message.content : typeof choice?.text === 'string' ? choice.text : '')).join('');
+  return choices
+    .map((choice) =>
+      typeof choice?.message?.content === 'string' ? choice.message.content : typeof choice?.text === 'string' ? choice.text : '',
+    )
+    .join('');
 }
 
 /** OpenAI's reasoning models take max_completion_tokens and refuse max_tokens. */
 const limitField = (model: string) => (/^(o1|o3|o4|gpt-5)/.test(model) ? 'max_completion_tokens' : 'max_tokens');
 
 /** OpenAI's error object, as every OpenAI client protocol (chat, Responses) writes it. */
-export const openAiErrorBody = (error: InboundError) => JSON.stringify({ error: { message: error.message, type: error.type, param: error.param ?? null, code: error.code } });
+export const openAiErrorBody = (error: InboundError) =>
+  JSON.stringify({ error: { message: error.message, type: error.type, param: error.param ?? null, code: error.code } });
 
 export const openaiChat = {
   protocol: 'openai',
   contentType: 'application/json; charset=utf-8',
   model: requestedModel,
   check: (mode, body) =>
-    mode === 'edits' && (typeof body.instruction !== 'string' || body.instruction === '') ? { message: 'field instruction is required', code: 'required_field_missing' } : undefined,
+    mode === 'edits' && (typeof body.instruction !== 'string' || body.instruction === '')
+      ? { message: 'field instruction is required', code: 'required_field_missing' }
+      : undefined,
   promptTokens,
   outputLimit: (body) => Number(body.max_tokens ?? body.max_completion_tokens ?? 0) || 0,
   // completions' best_of candidates are generated and billed though only n come back
-  answers: (mode, body) => (mode === 'chat' ? Number(body.n ?? 1) || 1 : mode === 'completions' ? Math.max(Number(body.n ?? 1) || 1, Number(body.best_of ?? 1) || 1) : 1),
+  answers: (mode, body) =>
+    mode === 'chat'
+      ? Number(body.n ?? 1) || 1
+      : mode === 'completions'
+        ? Math.max(Number(body.n ?? 1) || 1, Number(body.best_of ?? 1) || 1)
+        : 1,
   streamed: (body) => body.stream === true,
   streamUsageAskable: (mode) => mode === 'chat',
   clientAskedUsage: (body) => (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true,
@@ -98,7 +118,12 @@ export const openaiChat = {
     const limit = change.outputLimit === undefined ? {} : { [limitField(change.model)]: change.outputLimit };
     return JSON.stringify(
       change.askUsage
-        ? { ...body, ...limit, model: change.model, stream_options: { ...(body.stream_options as object | undefined), include_usage: true } }
+        ? {
+            ...body,
+            ...limit,
+            model: change.model,
+            stream_options: { ...(body.stream_options as object | undefined), include_usage: true },
+          }
         : { ...body, ...limit, model: change.model },
     );
   },
@@ -134,7 +159,9 @@ function nextUsage(bytes: Buffer, from: number): number {
     // OpenAI sends "usage":null in every chunk but the last when usage is asked for: nothing to read there
     let value = at + USAGE_KEY.length;
     while (bytes[value] === SPACE || bytes[value] === COLON) value += 1;
-    const isNull = value + NULL_LITERAL.length <= bytes.length && bytes.compare(NULL_LITERAL, 0, NULL_LITERAL.length, value, value + NULL_LITERAL.length) === 0;
+    const isNull =
+      value + NULL_LITERAL.length <= bytes.length &&
+      bytes.compare(NULL_LITERAL, 0, NULL_LITERAL.length, value, value + NULL_LITERAL.length) === 0;
     if (!isNull) return at;
   }
   return -1;

@@ -44,11 +44,17 @@ interface ResponsesUsage {
 
 /** Responses' counts in the relay's terms. */
 export function usageOfResponses(usage: ResponsesUsage): Usage {
-  return { promptTokens: positiveWhole(usage.input_tokens), completionTokens: positiveWhole(usage.output_tokens), cachedPromptTokens: positiveWhole(usage.input_tokens_details?.cached_tokens) };
+  return {
+    promptTokens: positiveWhole(usage.input_tokens),
+    completionTokens: positiveWhole(usage.output_tokens),
+    cachedPromptTokens: positiveWhole(usage.input_tokens_details?.cached_tokens),
+  };
 }
 
 /** The relay's usage as Responses reports it. */
-export function responsesUsageOf(usage: Pick<Usage, 'promptTokens' | 'completionTokens' | 'cachedPromptTokens' | 'reasoningTokens'>): Required<ResponsesUsage> {
+export function responsesUsageOf(
+  usage: Pick<Usage, 'promptTokens' | 'completionTokens' | 'cachedPromptTokens' | 'reasoningTokens'>,
+): Required<ResponsesUsage> {
   return {
     input_tokens: usage.promptTokens,
     input_tokens_details: { cached_tokens: usage.cachedPromptTokens || 0 },
@@ -77,10 +83,14 @@ function userContent(content: unknown): string | ChatContentPart[] {
   if (!Array.isArray(content)) return typeof content === 'string' ? content : '';
   const parts: ChatContentPart[] = [];
   for (const part of content as Item[]) {
-    if ((part?.type === 'input_text' || part?.type === 'output_text') && typeof part.text === 'string') parts.push({ type: 'text', text: part.text });
+    if ((part?.type === 'input_text' || part?.type === 'output_text') && typeof part.text === 'string')
+      parts.push({ type: 'text', text: part.text });
     else if (part?.type === 'input_image' && typeof part.image_url === 'string') {
       // an image by file_id lives in OpenAI's storage: no other vendor can read it
-      parts.push({ type: 'image_url', image_url: { url: part.image_url, ...(typeof part.detail === 'string' && part.detail !== 'auto' ? { detail: part.detail } : {}) } });
+      parts.push({
+        type: 'image_url',
+        image_url: { url: part.image_url, ...(typeof part.detail === 'string' && part.detail !== 'auto' ? { detail: part.detail } : {}) },
+      });
     }
   }
   return parts.every((part) => part.type === 'text') ? parts.map((part) => part.text).join('') : parts;
@@ -100,8 +110,13 @@ function chatMessages(input: unknown): ChatMessage[] {
       const role = chatRole(item.role);
       out.push({ role, content: role === 'assistant' ? itemText(item.content) : userContent(item.content) });
     } else if (type === 'function_call') {
-      const name = typeof item.namespace === 'string' && item.namespace !== '' ? flatToolName(item.namespace, textOf(item.name)) : textOf(item.name);
-      const call = { id: textOf(item.call_id ?? item.id), type: 'function' as const, function: { name, arguments: typeof item.arguments === 'string' ? item.arguments : '{}' } };
+      const name =
+        typeof item.namespace === 'string' && item.namespace !== '' ? flatToolName(item.namespace, textOf(item.name)) : textOf(item.name);
+      const call = {
+        id: textOf(item.call_id ?? item.id),
+        type: 'function' as const,
+        function: { name, arguments: typeof item.arguments === 'string' ? item.arguments : '{}' },
+      };
       const last = out.at(-1);
       // calls made in one turn follow that turn's message (or each other): chat wants them on one assistant message
       if (last?.role === 'assistant') {
@@ -131,7 +146,8 @@ function functionTools(tools: unknown): Array<{ tool: Item; name: string }> {
     if (tool?.type === 'function' && typeof tool.name === 'string') found.push({ tool, name: tool.name });
     else if (tool?.type === 'namespace' && typeof tool.name === 'string' && Array.isArray(tool.tools)) {
       for (const inner of tool.tools as Item[]) {
-        if (inner?.type === 'function' && typeof inner.name === 'string') found.push({ tool: inner, name: flatToolName(tool.name, inner.name) });
+        if (inner?.type === 'function' && typeof inner.name === 'string')
+          found.push({ tool: inner, name: flatToolName(tool.name, inner.name) });
       }
     }
   }
@@ -145,7 +161,9 @@ export function clientToolName(request: Record<string, unknown>, name: string): 
   }
   for (const tool of Array.isArray(request.tools) ? (request.tools as Item[]) : []) {
     if (tool?.type !== 'namespace' || typeof tool.name !== 'string' || !Array.isArray(tool.tools)) continue;
-    for (const inner of tool.tools as Item[]) if (typeof inner?.name === 'string' && flatToolName(tool.name, inner.name) === name) return { name: inner.name, namespace: tool.name };
+    for (const inner of tool.tools as Item[])
+      if (typeof inner?.name === 'string' && flatToolName(tool.name, inner.name) === name)
+        return { name: inner.name, namespace: tool.name };
   }
   return { name };
 }
@@ -156,7 +174,8 @@ function webSearchOptions(tools: unknown): Record<string, unknown> | undefined {
   if (!search) return undefined;
   const options: Record<string, unknown> = {};
   if (typeof search.search_context_size === 'string') options.search_context_size = search.search_context_size;
-  if (search.user_location && typeof search.user_location === 'object') options.user_location = { type: 'approximate', approximate: search.user_location };
+  if (search.user_location && typeof search.user_location === 'object')
+    options.user_location = { type: 'approximate', approximate: search.user_location };
   return options;
 }
 const WEB_SEARCH_TOOLS = new Set(['web_search', 'web_search_preview', 'web_search_2025_08_26', 'web_search_preview_2025_03_11']);
@@ -201,7 +220,14 @@ function responseFormat(text: unknown): ChatRequest['response_format'] | undefin
 function uncarriedTools(body: Record<string, unknown>): string | undefined {
   const tools = Array.isArray(body.tools) ? (body.tools as Item[]) : [];
   const names = tools
-    .filter((tool) => tool && typeof tool === 'object' && tool.type !== 'function' && tool.type !== 'namespace' && !WEB_SEARCH_TOOLS.has(String(tool.type)))
+    .filter(
+      (tool) =>
+        tool &&
+        typeof tool === 'object' &&
+        tool.type !== 'function' &&
+        tool.type !== 'namespace' &&
+        !WEB_SEARCH_TOOLS.has(String(tool.type)),
+    )
     .map((tool) => (typeof tool.name === 'string' ? `${String(tool.type)} ${tool.name}` : String(tool.type)));
   return uncarriedToolsReason(names);
 }
@@ -253,7 +279,9 @@ export function countResponsesPromptTokens(body: Record<string, unknown>, model:
     else {
       texts.push(itemText(item.content));
       if (Array.isArray(item.content)) {
-        for (const part of item.content as Item[]) if (part?.type === 'input_image' || part?.type === 'input_file' || part?.type === 'input_audio') total += countPartTokens(part, model, options);
+        for (const part of item.content as Item[])
+          if (part?.type === 'input_image' || part?.type === 'input_file' || part?.type === 'input_audio')
+            total += countPartTokens(part, model, options);
       }
     }
   }
@@ -269,7 +297,10 @@ const idOf = (prefix: string, id: string) => (id.startsWith(prefix) ? id : `${pr
 const idCore = (id: string) => id.replace(/^(resp_|chatcmpl-|chatcmpl_)/, '').replace(/[^A-Za-z0-9_]/g, '');
 
 /** Where a response stands once its answer ended: `length` means the output limit cut it. */
-function outcome(finish: FinishReason | null | undefined): { status: 'completed' | 'incomplete'; incomplete_details: { reason: string } | null } {
+function outcome(finish: FinishReason | null | undefined): {
+  status: 'completed' | 'incomplete';
+  incomplete_details: { reason: string } | null;
+} {
   if (finish === 'length') return { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } };
   if (finish === 'content_filter') return { status: 'incomplete', incomplete_details: { reason: 'content_filter' } };
   return { status: 'completed', incomplete_details: null };
@@ -313,8 +344,19 @@ function responseShell(id: string, createdAt: number, model: string, request: Re
 
 const outputText = (text: string) => ({ type: 'output_text', annotations: [], logprobs: [], text });
 const reasoningText = (text: string) => ({ type: 'reasoning_text', text });
-const messageItem = (id: string, status: string, text: string | undefined) => ({ id, type: 'message', status, content: text === undefined ? [] : [outputText(text)], role: 'assistant' });
-const reasoningItem = (id: string, text: string | undefined) => ({ id, type: 'reasoning', summary: [], content: text === undefined ? [] : [reasoningText(text)] });
+const messageItem = (id: string, status: string, text: string | undefined) => ({
+  id,
+  type: 'message',
+  status,
+  content: text === undefined ? [] : [outputText(text)],
+  role: 'assistant',
+});
+const reasoningItem = (id: string, text: string | undefined) => ({
+  id,
+  type: 'reasoning',
+  summary: [],
+  content: text === undefined ? [] : [reasoningText(text)],
+});
 /** A function call item; a call of a namespace's function names its namespace, as the client declared it. */
 const functionCallItem = (id: string, status: string, callId: string, called: { name: string; namespace?: string }, args: string) => ({
   id,
@@ -335,7 +377,9 @@ export function encodeResponse(chat: ChatResponse, usage: Usage, model: string, 
   if (choice?.message.reasoning_content) output.push(reasoningItem(`rs_${core}`, choice.message.reasoning_content));
   if (choice?.message.content) output.push(messageItem(`msg_${core}`, status, choice.message.content));
   for (const [index, call] of (choice?.message.tool_calls ?? []).entries()) {
-    output.push(functionCallItem(`fc_${core}_${index}`, 'completed', call.id, clientToolName(request, call.function.name), call.function.arguments));
+    output.push(
+      functionCallItem(`fc_${core}_${index}`, 'completed', call.id, clientToolName(request, call.function.name), call.function.arguments),
+    );
   }
   return JSON.stringify({
     ...responseShell(idOf('resp_', core), chat.created, model || chat.model, request),
@@ -348,7 +392,8 @@ export function encodeResponse(chat: ChatResponse, usage: Usage, model: string, 
 
 /** The output item being streamed: a text (message or reasoning) or a function call (by its chat index). */
 type OpenItem =
-  { kind: 'message' | 'reasoning'; index: number; id: string; text: string } | { kind: 'function_call'; index: number; id: string; tool: number; callId: string; name: string; arguments: string };
+  | { kind: 'message' | 'reasoning'; index: number; id: string; text: string }
+  | { kind: 'function_call'; index: number; id: string; tool: number; callId: string; name: string; arguments: string };
 
 /** Names of the events of each text kind (what differs between a message's text and reasoning's). */
 const TEXT_EVENTS = {
@@ -425,7 +470,13 @@ export class ResponsesStreamEncoder {
     let out = this.open?.kind === kind ? '' : this.openText(kind);
     const open = this.open as OpenItem & { text: string };
     open.text += delta;
-    out += this.event(TEXT_EVENTS[kind].delta, { item_id: open.id, output_index: open.index, content_index: 0, delta, ...(kind === 'message' ? { logprobs: [] } : {}) });
+    out += this.event(TEXT_EVENTS[kind].delta, {
+      item_id: open.id,
+      output_index: open.index,
+      content_index: 0,
+      delta,
+      ...(kind === 'message' ? { logprobs: [] } : {}),
+    });
     return out;
   }
 
@@ -438,7 +489,8 @@ export class ResponsesStreamEncoder {
         // a Response has one answer
         if (choice.index !== 0) continue;
         const { delta } = choice;
-        if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') out += this.text('reasoning', delta.reasoning_content);
+        if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '')
+          out += this.text('reasoning', delta.reasoning_content);
         if (typeof delta.content === 'string' && delta.content !== '') out += this.text('message', delta.content);
         for (const call of delta.tool_calls ?? []) {
           const open = this.open;
@@ -455,13 +507,20 @@ export class ResponsesStreamEncoder {
               arguments: '',
             };
             this.open = item;
-            out += this.event('response.output_item.added', { output_index: index, item: functionCallItem(item.id, 'in_progress', item.callId, clientToolName(this.request, item.name), '') });
+            out += this.event('response.output_item.added', {
+              output_index: index,
+              item: functionCallItem(item.id, 'in_progress', item.callId, clientToolName(this.request, item.name), ''),
+            });
           }
           const fragment = call.function?.arguments;
           if (typeof fragment === 'string' && fragment !== '') {
             const current = this.open as Extract<OpenItem, { kind: 'function_call' }>;
             current.arguments += fragment;
-            out += this.event('response.function_call_arguments.delta', { item_id: current.id, output_index: current.index, delta: fragment });
+            out += this.event('response.function_call_arguments.delta', {
+              item_id: current.id,
+              output_index: current.index,
+              delta: fragment,
+            });
           }
         }
         if (choice.finish_reason) this.finish = choice.finish_reason;
@@ -480,10 +539,16 @@ export class ResponsesStreamEncoder {
 
   /** An error mid-stream, as OpenAI sends one: the error event, then response.failed. */
   error(error: InboundError & { status?: number }): string {
-    let out = this.event('error', { code: error.code === null ? null : String(error.code), message: error.message, param: error.param ?? null });
+    let out = this.event('error', {
+      code: error.code === null ? null : String(error.code),
+      message: error.message,
+      param: error.param ?? null,
+    });
     if (this.shell) {
       const code = error.code === 'rate_limit_exceeded' ? error.code : 'server_error';
-      out += this.event('response.failed', { response: { ...this.shell, status: 'failed', error: { code, message: error.message }, output: this.output } });
+      out += this.event('response.failed', {
+        response: { ...this.shell, status: 'failed', error: { code, message: error.message }, output: this.output },
+      });
     }
     return out;
   }
@@ -541,12 +606,17 @@ export const openaiResponses = {
   check(_mode, body) {
     for (const field of STORED_STATE) {
       if (body[field] !== undefined && body[field] !== null) {
-        return { message: `${field} is not supported: this gateway does not store responses; send the whole conversation in input`, code: 'unsupported_parameter', param: field };
+        return {
+          message: `${field} is not supported: this gateway does not store responses; send the whole conversation in input`,
+          code: 'unsupported_parameter',
+          param: field,
+        };
       }
     }
     return undefined;
   },
-  promptTokens: (_mode, body, model, options) => (options.bound ? promptBound(body, model, undefined, 1, options.contextWindow) : countResponsesPromptTokens(body, model, options)),
+  promptTokens: (_mode, body, model, options) =>
+    options.bound ? promptBound(body, model, undefined, 1, options.contextWindow) : countResponsesPromptTokens(body, model, options),
   // a Responses stream always ends with its usage
   ...selfReportingBodyRules('max_output_tokens'),
   jsonUsage: (json) => reportedAnswerUsage(json, usageOfResponses),

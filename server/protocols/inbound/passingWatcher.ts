@@ -6,7 +6,8 @@ import { SseParser } from '../shared';
 import type { InboundCodec, Usage, UsageWatcher } from './types';
 
 /** A positive whole number from a JSON field, else 0. */
-export const positiveWhole = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0);
+export const positiveWhole = (value: unknown): number =>
+  typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
 
 /**
  * The request-body rules such a protocol's codec shares: one answer per
@@ -15,7 +16,10 @@ export const positiveWhole = (value: unknown): number => (typeof value === 'numb
  */
 export function selfReportingBodyRules(
   limitField: string,
-): Pick<InboundCodec, 'outputLimit' | 'answers' | 'streamed' | 'streamUsageAskable' | 'clientAskedUsage' | 'modelUnchanged' | 'encodeChanged'> {
+): Pick<
+  InboundCodec,
+  'outputLimit' | 'answers' | 'streamed' | 'streamUsageAskable' | 'clientAskedUsage' | 'modelUnchanged' | 'encodeChanged'
+> {
   return {
     outputLimit: (body) => positiveWhole(body[limitField]),
     answers: () => 1,
@@ -23,7 +27,12 @@ export function selfReportingBodyRules(
     streamUsageAskable: () => false,
     clientAskedUsage: () => false,
     modelUnchanged: (body, upstreamModel) => upstreamModel === body.model,
-    encodeChanged: (body, change) => JSON.stringify(change.outputLimit === undefined ? { ...body, model: change.model } : { ...body, model: change.model, [limitField]: change.outputLimit }),
+    encodeChanged: (body, change) =>
+      JSON.stringify(
+        change.outputLimit === undefined
+          ? { ...body, model: change.model }
+          : { ...body, model: change.model, [limitField]: change.outputLimit },
+      ),
   };
 }
 

@@ -131,12 +131,21 @@ function mediaCost(part: Record<string, unknown>, model: string): MediaPrice | u
     const image = part.image_url;
     const url = typeof image === 'string' ? image : stringField(image, 'url');
     const tokens = imageTokens(model, dataUrlBytes(url), stringField(image, 'detail') ?? stringField(part, 'detail'));
-    return { tokens, payload: dataUrlPayload(url, typeof image === 'string' ? { holder: part, key: 'image_url' } : isObject(image) ? { holder: image, key: 'url' } : undefined) };
+    return {
+      tokens,
+      payload: dataUrlPayload(
+        url,
+        typeof image === 'string' ? { holder: part, key: 'image_url' } : isObject(image) ? { holder: image, key: 'url' } : undefined,
+      ),
+    };
   }
   // OpenAI Responses: {type:'input_image', image_url | file_id, detail}
   if (type === 'input_image') {
     const url = stringField(part, 'image_url');
-    return { tokens: imageTokens(model, dataUrlBytes(url), stringField(part, 'detail')), payload: dataUrlPayload(url, { holder: part, key: 'image_url' }) };
+    return {
+      tokens: imageTokens(model, dataUrlBytes(url), stringField(part, 'detail')),
+      payload: dataUrlPayload(url, { holder: part, key: 'image_url' }),
+    };
   }
   // OpenAI: {type:'input_audio', input_audio:{data, format}}
   if (type === 'input_audio') {
@@ -171,7 +180,10 @@ function mediaCost(part: Record<string, unknown>, model: string): MediaPrice | u
     return { tokens: UNCOUNTABLE };
   }
   const file = part.fileData ?? part.file_data;
-  if (isObject(file) && (typeof (file as { fileUri?: unknown }).fileUri === 'string' || typeof (file as { file_uri?: unknown }).file_uri === 'string')) {
+  if (
+    isObject(file) &&
+    (typeof (file as { fileUri?: unknown }).fileUri === 'string' || typeof (file as { file_uri?: unknown }).file_uri === 'string')
+  ) {
     const mime = (stringField(file, 'mimeType') ?? stringField(file, 'mime_type') ?? '').toLowerCase();
     return { tokens: mime.startsWith('image/') ? imageTokens(model, undefined, undefined) : UNCOUNTABLE };
   }
@@ -193,7 +205,8 @@ function isBase64(text: string, start: number): boolean {
   for (let index = start; index < text.length; index += 1) {
     const code = text.charCodeAt(index);
     const letterOrDigit = (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || (code >= 48 && code <= 57);
-    if (!letterOrDigit && code !== 43 && code !== 47 && code !== 61 && code !== 45 && code !== 95 && code !== 10 && code !== 13) return false;
+    if (!letterOrDigit && code !== 43 && code !== 47 && code !== 61 && code !== 45 && code !== 95 && code !== 10 && code !== 13)
+      return false;
   }
   return true;
 }

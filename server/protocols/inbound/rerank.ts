@@ -40,7 +40,11 @@ export interface RerankProblem {
   code: 'required_field_missing' | 'invalid_field_value';
 }
 
-const problem = (param: string, message: string, code: RerankProblem['code'] = 'invalid_field_value'): RerankProblem => ({ param, message, code });
+const problem = (param: string, message: string, code: RerankProblem['code'] = 'invalid_field_value'): RerankProblem => ({
+  param,
+  message,
+  code,
+});
 
 /** A document as a string: itself, or the `text` of `{text}`; undefined for anything else. */
 function documentText(document: unknown): string | undefined {
@@ -61,7 +65,8 @@ function topOf(body: Record<string, unknown>): number | undefined | RerankProble
   return value;
 }
 
-const isProblem = (value: unknown): value is RerankProblem => typeof value === 'object' && value !== null && 'param' in value && 'code' in value;
+const isProblem = (value: unknown): value is RerankProblem =>
+  typeof value === 'object' && value !== null && 'param' in value && 'code' in value;
 
 /** Reads a rerank body (a JSON object) for `model`; a problem says what is wrong with it. */
 export function readRerankRequest(body: Record<string, unknown>, model: string): RerankRead | RerankProblem {
@@ -72,17 +77,20 @@ export function readRerankRequest(body: Record<string, unknown>, model: string):
   if (documents === undefined || documents === null) return problem('documents', 'documents is required', 'required_field_missing');
   if (!Array.isArray(documents)) return problem('documents', 'documents must be an array of strings or {"text": string} objects');
   if (documents.length === 0) return problem('documents', 'documents must hold at least one document');
-  if (documents.length > MAX_RERANK_DOCUMENTS) return problem('documents', `documents may hold at most ${MAX_RERANK_DOCUMENTS} documents (${documents.length} were sent)`);
+  if (documents.length > MAX_RERANK_DOCUMENTS)
+    return problem('documents', `documents may hold at most ${MAX_RERANK_DOCUMENTS} documents (${documents.length} were sent)`);
   const texts: string[] = [];
   for (const [position, document] of documents.entries()) {
     const text = documentText(document);
-    if (text === undefined) return problem(`documents[${position}]`, `documents[${position}] must be a string or a {"text": string} object`);
+    if (text === undefined)
+      return problem(`documents[${position}]`, `documents[${position}] must be a string or a {"text": string} object`);
     texts.push(text);
   }
   const top = topOf(body);
   if (isProblem(top)) return top;
   const returned = body.return_documents;
-  if (returned !== undefined && returned !== null && typeof returned !== 'boolean') return problem('return_documents', 'return_documents must be true or false');
+  if (returned !== undefined && returned !== null && typeof returned !== 'boolean')
+    return problem('return_documents', 'return_documents must be true or false');
   const extra: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(body)) if (!KNOWN_FIELDS.has(name)) extra[name] = value;
   const request: RerankRequest = { model, query, documents: texts, extra };
@@ -106,7 +114,8 @@ export function rerankTokenBound(request: Pick<RerankRequest, 'model' | 'query' 
 }
 
 /** The search units held before the call: one per 100 documents (settled to what the vendor billed). */
-export const rerankSearchUnitBound = (request: Pick<RerankRequest, 'documents'>) => Math.ceil(request.documents.length / DOCUMENTS_PER_SEARCH_UNIT);
+export const rerankSearchUnitBound = (request: Pick<RerankRequest, 'documents'>) =>
+  Math.ceil(request.documents.length / DOCUMENTS_PER_SEARCH_UNIT);
 
 /**
  * The tokens of a rerank by the gateway's own tokenizer, for a vendor that
@@ -124,7 +133,11 @@ export function rerankTokenCount(request: Pick<RerankRequest, 'query' | 'documen
 export type RerankBilled = { tokens: number } | { searchUnits: number };
 
 /** The client's answer, from the vendor's ranking and the request it answers. */
-export function rerankAnswer(decoded: RerankResponse, read: RerankRead, fields: { id: string; model: string; billed: RerankBilled }): Record<string, unknown> {
+export function rerankAnswer(
+  decoded: RerankResponse,
+  read: RerankRead,
+  fields: { id: string; model: string; billed: RerankBilled },
+): Record<string, unknown> {
   const { documents, top_n: topN } = read.request;
   const ranked = decoded.results.filter((result) => result.index < documents.length).sort((a, b) => b.relevance_score - a.relevance_score);
   const results = (topN === undefined ? ranked : ranked.slice(0, topN)).map((result) =>
@@ -138,6 +151,9 @@ export function rerankAnswer(decoded: RerankResponse, read: RerankRead, fields: 
     model: fields.model,
     results,
     usage: { prompt_tokens: tokens, total_tokens: tokens },
-    meta: { api_version: { version: '2' }, billed_units: 'tokens' in fields.billed ? { input_tokens: tokens } : { search_units: fields.billed.searchUnits } },
+    meta: {
+      api_version: { version: '2' },
+      billed_units: 'tokens' in fields.billed ? { input_tokens: tokens } : { search_units: fields.billed.searchUnits },
+    },
   };
 }

@@ -126,7 +126,11 @@ const PACED_SLICE_MS = 4;
  * counted. Past `deadlineMs` in all, the count stops and the byte bound
  * (never below the count) is answered instead.
  */
-export async function countTextsPaced(texts: readonly string[], model: string, options: CountOptions & { deadlineMs?: number } = {}): Promise<number> {
+export async function countTextsPaced(
+  texts: readonly string[],
+  model: string,
+  options: CountOptions & { deadlineMs?: number } = {},
+): Promise<number> {
   if (options.bound || options.approximate) return texts.reduce((sum, text) => sum + countTextTokens(text, model, options), 0);
   const count = encoderFor(model);
   const started = performance.now();
@@ -191,7 +195,8 @@ export function countChatPromptTokens(messages: unknown, model: string, options:
     total += legacy ? 4 : 3;
     total += countTextTokens(contentText(message.content), model, options);
     if (Array.isArray(message.content)) {
-      for (const part of message.content as unknown[]) if (isObject(part) && typeof part.text !== 'string') total += countPartTokens(part, model, options);
+      for (const part of message.content as unknown[])
+        if (isObject(part) && typeof part.text !== 'string') total += countPartTokens(part, model, options);
     }
     if (typeof message.role === 'string') total += countTextTokens(message.role, model, options);
     if (typeof message.name === 'string') total += (legacy ? -1 : 1) + countTextTokens(message.name, model, options);
@@ -207,7 +212,8 @@ export function countChatPromptTokens(messages: unknown, model: string, options:
 export function countInputTokens(input: unknown, model: string, options: CountOptions = {}): number {
   if (typeof input === 'string') return countTextTokens(input, model, options);
   if (typeof input === 'number') return 1;
-  if (Array.isArray(input)) return input.reduce<number>((sum, item) => sum + (Array.isArray(item) ? item.length : countInputTokens(item, model, options)), 0);
+  if (Array.isArray(input))
+    return input.reduce<number>((sum, item) => sum + (Array.isArray(item) ? item.length : countInputTokens(item, model, options)), 0);
   return 0;
 }
 
@@ -221,7 +227,8 @@ export function countChatExtrasTokens(body: Record<string, unknown>, model: stri
   let total = 0;
   for (const field of ['tools', 'functions', 'tool_choice', 'function_call', 'response_format']) {
     const value = body[field];
-    if (value !== undefined && value !== null) total += countTextTokens(typeof value === 'string' ? value : JSON.stringify(value), model, options);
+    if (value !== undefined && value !== null)
+      total += countTextTokens(typeof value === 'string' ? value : JSON.stringify(value), model, options);
   }
   return total;
 }

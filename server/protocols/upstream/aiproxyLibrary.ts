@@ -8,7 +8,18 @@
 // The library reports no token usage: its answers are billed at the
 // gateway's own count (the prompt as counted before the call, the answer's
 // text by the model's tokenizer), as one-api bills them.
-import type { AdaptorCall, ChannelConfig, ChatChunk, ChatRequest, ChatResponse, ChatStreamDecoder, HttpTarget, UpstreamAdaptor, UpstreamFailure, Usage } from '../types';
+import type {
+  AdaptorCall,
+  ChannelConfig,
+  ChatChunk,
+  ChatRequest,
+  ChatResponse,
+  ChatStreamDecoder,
+  HttpTarget,
+  UpstreamAdaptor,
+  UpstreamFailure,
+  Usage,
+} from '../types';
 import { assembleChatResponse, chunkOf, contentText, isObject, parseJson, SseOrBareBody, trimmedBaseUrl, upstreamFailure } from '../shared';
 
 const DEFAULT_BASE_URL = 'https://api.aiproxy.io';
@@ -25,10 +36,15 @@ export function documentsMarkdown(documents: readonly LibraryDocument[]): string
   return `\n\n参考文档：\n${documents.map((document, index) => `${index + 1}. [${document.title ?? ''}](${document.url ?? ''})\n`).join('')}`;
 }
 
-const documentsOf = (value: Record<string, unknown>): LibraryDocument[] => (Array.isArray(value.documents) ? value.documents.filter(isObject) : []);
+const documentsOf = (value: Record<string, unknown>): LibraryDocument[] =>
+  Array.isArray(value.documents) ? value.documents.filter(isObject) : [];
 
 function target(channel: ChannelConfig): HttpTarget | UpstreamFailure {
-  if (!channel.other.trim()) return upstreamFailure(500, 'this AI Proxy library channel names no library (its `other` is the library id)', { code: 'channel_library_missing', retryable: true });
+  if (!channel.other.trim())
+    return upstreamFailure(500, 'this AI Proxy library channel names no library (its `other` is the library id)', {
+      code: 'channel_library_missing',
+      retryable: true,
+    });
   return {
     url: `${trimmedBaseUrl(channel.baseUrl, DEFAULT_BASE_URL)}/api/library/ask`,
     method: 'POST',
@@ -38,7 +54,8 @@ function target(channel: ChannelConfig): HttpTarget | UpstreamFailure {
 
 function encodeChat(request: ChatRequest, call: AdaptorCall): string {
   if (request.tools && request.tools.length > 0) throw new Error('an AI Proxy library answers questions: function tools cannot be offered');
-  if (request.messages.some((message) => message.role === 'tool' || message.role === 'function')) throw new Error('an AI Proxy library answers questions: tool results cannot be sent');
+  if (request.messages.some((message) => message.role === 'tool' || message.role === 'function'))
+    throw new Error('an AI Proxy library answers questions: tool results cannot be sent');
   const last = [...request.messages].reverse().find((message) => message.role === 'user');
   const query = last ? contentText(last.content) : '';
   if (!query.trim()) throw new Error('an AI Proxy library answers the last user message, and there is no text in it');
@@ -50,11 +67,22 @@ function errorOf(value: unknown, status: number): UpstreamFailure | undefined {
   if (!isObject(value)) return undefined;
   const code = typeof value.errCode === 'number' ? value.errCode : 0;
   if (value.success !== false && code === 0) return undefined;
-  const message = typeof value.errMsg === 'string' && value.errMsg ? value.errMsg : typeof value.message === 'string' ? value.message : `AI Proxy refused the question (code ${code})`;
+  const message =
+    typeof value.errMsg === 'string' && value.errMsg
+      ? value.errMsg
+      : typeof value.message === 'string'
+        ? value.message
+        : `AI Proxy refused the question (code ${code})`;
   // the key itself: not accepted, or its points spent
-  const deadKey = status === 401 || status === 402 || /invalid (api )?key|api key.*(invalid|not exist)|insufficient|余额不足/i.test(message);
+  const deadKey =
+    status === 401 || status === 402 || /invalid (api )?key|api key.*(invalid|not exist)|insufficient|余额不足/i.test(message);
   const effective = status >= 400 ? status : deadKey ? 401 : 400;
-  return upstreamFailure(effective, message, { type: 'aiproxy_error', code: code || null, deadKey, retryable: deadKey || effective === 429 || effective >= 500 });
+  return upstreamFailure(effective, message, {
+    type: 'aiproxy_error',
+    code: code || null,
+    deadKey,
+    retryable: deadKey || effective === 429 || effective >= 500,
+  });
 }
 
 function failure(status: number, body: string): UpstreamFailure {
@@ -69,9 +97,14 @@ function decodeChat(body: string, call: AdaptorCall): ChatResponse | UpstreamFai
   const parsed = parseJson(body);
   const error = errorOf(parsed, 200);
   if (error) return error;
-  if (!isObject(parsed) || typeof parsed.answer !== 'string') return upstreamFailure(502, `AI Proxy answered without an answer: ${body.slice(0, 200)}`, { type: 'aiproxy_error', retryable: true });
+  if (!isObject(parsed) || typeof parsed.answer !== 'string')
+    return upstreamFailure(502, `AI Proxy answered without an answer: ${body.slice(0, 200)}`, { type: 'aiproxy_error', retryable: true });
   const text = parsed.answer + documentsMarkdown(documentsOf(parsed));
-  return assembleChatResponse([chunkOf(call, call.model, [{ index: 0, delta: { role: 'assistant', content: text }, finish_reason: 'stop' }])], call, NO_USAGE);
+  return assembleChatResponse(
+    [chunkOf(call, call.model, [{ index: 0, delta: { role: 'assistant', content: text }, finish_reason: 'stop' }])],
+    call,
+    NO_USAGE,
+  );
 }
 
 /** `data: {content, finish, model, documents}` events; the documents come once the answer is whole. */
@@ -107,7 +140,12 @@ function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
       const { events, bareBody } = parser.end();
       const chunks = events.flatMap((event) => handle(event.data));
       if (bareBody && !failed)
-        failed = errorOf(parseJson(bareBody), 200) ?? upstreamFailure(502, `AI Proxy answered a stream with no events: ${bareBody.slice(0, 200)}`, { type: 'aiproxy_error', retryable: true });
+        failed =
+          errorOf(parseJson(bareBody), 200) ??
+          upstreamFailure(502, `AI Proxy answered a stream with no events: ${bareBody.slice(0, 200)}`, {
+            type: 'aiproxy_error',
+            retryable: true,
+          });
       // a stream that just ends has ended its answer (one-api's reading)
       return failed ? chunks : [...chunks, ...close()];
     },

@@ -59,13 +59,21 @@ export const azureAdaptor: UpstreamAdaptor = {
 
   target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | UpstreamFailure {
     const base = baseUrlOf(channel);
-    if (!base) return upstreamFailure(500, 'an Azure channel needs its resource endpoint as base URL', { code: 'channel_base_url_missing', retryable: true });
+    if (!base)
+      return upstreamFailure(500, 'an Azure channel needs its resource endpoint as base URL', {
+        code: 'channel_base_url_missing',
+        retryable: true,
+      });
     const task = OPENAI_OPERATION_PATHS[call.operation].slice(1);
     const version = encodeURIComponent(azureApiVersion(channel, call));
     return {
       url: `${base}/openai/deployments/${encodeURIComponent(azureDeployment(call.model))}/${task}?api-version=${version}`,
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: call.stream ? 'text/event-stream' : 'application/json', 'api-key': channel.key },
+      headers: {
+        'content-type': 'application/json',
+        accept: call.stream ? 'text/event-stream' : 'application/json',
+        'api-key': channel.key,
+      },
     };
   },
 

@@ -278,13 +278,19 @@ export const openAiAdaptor: UpstreamAdaptor = {
     const row = findChannelType(channel.type);
     // Cloudflare's account id is part of its path, from `other` or the base URL; an imported channel may have neither
     const prefix = openAiPathPrefix(channel.type, channel.other, channel.baseUrl);
-    if (prefix === undefined) return upstreamFailure(500, 'this channel has no account id (other)', { code: 'channel_account_missing', retryable: true });
+    if (prefix === undefined)
+      return upstreamFailure(500, 'this channel has no account id (other)', { code: 'channel_account_missing', retryable: true });
     const path = call.operation === 'rerank' ? row?.rerank?.path : `${prefix}${OPENAI_OPERATION_PATHS[call.operation]}`;
-    if (path === undefined) return upstreamFailure(501, `channel type ${channel.type} does not rerank`, { code: 'channel_type_unsupported', retryable: true });
+    if (path === undefined)
+      return upstreamFailure(501, `channel type ${channel.type} does not rerank`, { code: 'channel_type_unsupported', retryable: true });
     return {
       url: `${base}${path}`,
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: call.stream ? 'text/event-stream' : 'application/json', ...openAiAuthHeader(row, channel.key) },
+      headers: {
+        'content-type': 'application/json',
+        accept: call.stream ? 'text/event-stream' : 'application/json',
+        ...openAiAuthHeader(row, channel.key),
+      },
     };
   },
 

@@ -44,7 +44,12 @@ export function speaksRealtimeBeta(headers: Readonly<Record<string, string | str
 }
 
 /** Where a session opens; `beta`: the client speaks the beta protocol, so the upstream is asked for it (a GA client gets a GA session). */
-export function realtimeTarget(channel: ChannelConfig, model: string, query: Readonly<Record<string, string>> = {}, beta = true): HttpTarget | UpstreamFailure {
+export function realtimeTarget(
+  channel: ChannelConfig,
+  model: string,
+  query: Readonly<Record<string, string>> = {},
+  beta = true,
+): HttpTarget | UpstreamFailure {
   const base = baseUrlOf(channel);
   const row = findChannelType(channel.type);
   if (!base) return upstreamFailure(500, 'this channel has no base URL', { code: 'channel_base_url_missing', retryable: true });
@@ -96,7 +101,9 @@ export function realtimeUsage(response: unknown): RealtimeUsage {
   const cached = Math.min(count(input?.cached_tokens), inputTokens);
   const cachedDetails = detailsOf(input?.cached_tokens_details);
   // without the split, cached tokens are read as text first; with it, what is not audio is text (images included)
-  const cachedAudio = cachedDetails ? Math.min(count(cachedDetails.audio_tokens), audioInput, cached) : Math.max(0, Math.min(cached - Math.min(cached, textInput), audioInput));
+  const cachedAudio = cachedDetails
+    ? Math.min(count(cachedDetails.audio_tokens), audioInput, cached)
+    : Math.max(0, Math.min(cached - Math.min(cached, textInput), audioInput));
   const cachedText = Math.min(cached - cachedAudio, textInput);
   return {
     inputTokens,
@@ -147,10 +154,12 @@ function stringValueSpan(frame: Buffer, key: string): { start: number; end: numb
   const quotedKey = `"${key}"`;
   for (let at = frame.indexOf(quotedKey); at !== -1; at = frame.indexOf(quotedKey, at + 1)) {
     let index = at + quotedKey.length;
-    while (index < frame.length && (frame[index] === 0x20 || frame[index] === 0x0a || frame[index] === 0x0d || frame[index] === 0x09)) index += 1;
+    while (index < frame.length && (frame[index] === 0x20 || frame[index] === 0x0a || frame[index] === 0x0d || frame[index] === 0x09))
+      index += 1;
     if (frame[index] !== 0x3a) continue; // ':' - else the key's name was a string value
     index += 1;
-    while (index < frame.length && (frame[index] === 0x20 || frame[index] === 0x0a || frame[index] === 0x0d || frame[index] === 0x09)) index += 1;
+    while (index < frame.length && (frame[index] === 0x20 || frame[index] === 0x0a || frame[index] === 0x0d || frame[index] === 0x09))
+      index += 1;
     if (frame[index] !== 0x22) return undefined; // '"' - not a string
     const end = frame.indexOf(0x22, index + 1);
     return end === -1 ? undefined : { start: index + 1, end };
@@ -177,7 +186,9 @@ function parseWithoutBase64(frame: Buffer, key: string): { event: Record<string,
   if (!span) return undefined;
   try {
     const event: unknown = JSON.parse(Buffer.concat([frame.subarray(0, span.start), frame.subarray(span.end)]).toString('utf8'));
-    return event && typeof event === 'object' ? { event: event as Record<string, unknown>, bytes: base64Bytes(frame, span.start, span.end) } : undefined;
+    return event && typeof event === 'object'
+      ? { event: event as Record<string, unknown>, bytes: base64Bytes(frame, span.start, span.end) }
+      : undefined;
   } catch {
     return undefined;
   }
@@ -186,7 +197,13 @@ function parseWithoutBase64(frame: Buffer, key: string): { event: Record<string,
 /** An id or index as text; '' for anything else. */
 const scalar = (value: unknown) => (typeof value === 'string' || typeof value === 'number' ? String(value) : '');
 
-const TEXT_DELTAS = ['response.text.delta', 'response.output_text.delta', 'response.audio_transcript.delta', 'response.output_audio_transcript.delta', 'response.function_call_arguments.delta'];
+const TEXT_DELTAS = [
+  'response.text.delta',
+  'response.output_text.delta',
+  'response.audio_transcript.delta',
+  'response.output_audio_transcript.delta',
+  'response.function_call_arguments.delta',
+];
 const AUDIO_DELTAS = ['response.audio.delta', 'response.output_audio.delta'];
 
 /** What one output delta of a response carries: text (a text, transcript or function-call delta) or audio bytes. */
@@ -241,7 +258,8 @@ function itemTexts(item: Record<string, unknown>): string[] {
       const fields = detailsOf(part);
       if (typeof fields?.text === 'string' && fields.text) texts.push(fields.text);
       // an audio part is counted as its audio; a transcript stands for audio only where none is given
-      else if (typeof fields?.transcript === 'string' && fields.transcript && typeof fields.audio !== 'string') texts.push(fields.transcript);
+      else if (typeof fields?.transcript === 'string' && fields.transcript && typeof fields.audio !== 'string')
+        texts.push(fields.transcript);
     }
   }
   return texts;
@@ -274,7 +292,14 @@ export function realtimeClientInput(frame: Buffer): RealtimeClientInput | undefi
 }
 
 /** The event types the relay reads; every other frame passes unread. */
-export type WatchedServerEvent = 'session.created' | 'session.updated' | 'response.created' | 'response.done' | 'error' | 'input_audio_buffer.committed' | 'input_audio_buffer.cleared';
+export type WatchedServerEvent =
+  | 'session.created'
+  | 'session.updated'
+  | 'response.created'
+  | 'response.done'
+  | 'error'
+  | 'input_audio_buffer.committed'
+  | 'input_audio_buffer.cleared';
 export type WatchedClientEvent = 'response.create';
 
 const SERVER_MARKS: ReadonlyArray<readonly [string, WatchedServerEvent]> = [
@@ -293,7 +318,10 @@ const CLIENT_MARKS: ReadonlyArray<readonly [string, WatchedClientEvent]> = [['"r
  * only when its bytes name such a type (audio deltas, most of the traffic,
  * are searched, never parsed). Undefined for anything else or for bad JSON.
  */
-function watched<Type extends string>(frame: Buffer, marks: ReadonlyArray<readonly [string, Type]>): { type: Type; event: Record<string, unknown> } | undefined {
+function watched<Type extends string>(
+  frame: Buffer,
+  marks: ReadonlyArray<readonly [string, Type]>,
+): { type: Type; event: Record<string, unknown> } | undefined {
   if (!marks.some(([mark]) => frame.includes(mark))) return undefined;
   let event: unknown;
   try {
@@ -322,7 +350,13 @@ export function realtimeErrorEvent(code: string, message: string, eventId?: stri
   return JSON.stringify({
     type: 'error',
     event_id: `event_gw_${Date.now().toString(36)}`,
-    error: { type: code === 'insufficient_quota' ? 'insufficient_quota' : 'invalid_request_error', code, message, param: null, event_id: eventId ?? null },
+    error: {
+      type: code === 'insufficient_quota' ? 'insufficient_quota' : 'invalid_request_error',
+      code,
+      message,
+      param: null,
+      event_id: eventId ?? null,
+    },
   });
 }
 

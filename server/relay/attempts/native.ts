@@ -3,10 +3,25 @@
 // point, nativeCall.
 import { pipeline, Transform, type Readable } from 'node:stream';
 import { upstreamFailure } from '../../protocols/shared';
-import { isUpstreamFailure, type AdaptorCall, type NativePath, type NativeStreamReframer, type Operation, type UpstreamAdaptor } from '../../protocols/types';
+import {
+  isUpstreamFailure,
+  type AdaptorCall,
+  type NativePath,
+  type NativeStreamReframer,
+  type Operation,
+  type UpstreamAdaptor,
+} from '../../protocols/types';
 import type { RoutedChannel } from '../channelSelect';
 import { AnswerBrokeOff, callUpstream, isUpstreamTimeout, poolFor, UpstreamResponse } from '../upstream';
-import { channelConfigOf, ignoreError, LazyJson, type Attempt, type AttemptDeps, type UpstreamAnswer, type UpstreamRequest } from '../attempt';
+import {
+  channelConfigOf,
+  ignoreError,
+  LazyJson,
+  type Attempt,
+  type AttemptDeps,
+  type UpstreamAnswer,
+  type UpstreamRequest,
+} from '../attempt';
 
 /**
  * The native path: the client's request, as the adaptor's native path has it
@@ -27,14 +42,29 @@ export async function nativeCall(
 ): Promise<Attempt> {
   const config = channelConfigOf(channel);
   const requestId = (request.requestId ??= deps.newRequestId());
-  const call: AdaptorCall = { channel: config, operation, model: upstreamModel, stream: request.stream === true, responseId: '', now: Math.floor(Date.now() / 1000), query: request.query };
+  const call: AdaptorCall = {
+    channel: config,
+    operation,
+    model: upstreamModel,
+    stream: request.stream === true,
+    responseId: '',
+    now: Math.floor(Date.now() / 1000),
+    query: request.query,
+  };
   let target = path.target(config, call);
   if (isUpstreamFailure(target)) return { outcome: 'failed', failure: target };
   let body: string;
   try {
     body = path.encode(request.body(upstreamModel), request.headers, call);
   } catch (error) {
-    return { outcome: 'failed', failure: upstreamFailure(400, (error as Error).message, { type: 'invalid_request_error', code: 'invalid_request_error', retryable: false }) };
+    return {
+      outcome: 'failed',
+      failure: upstreamFailure(400, (error as Error).message, {
+        type: 'invalid_request_error',
+        code: 'invalid_request_error',
+        retryable: false,
+      }),
+    };
   }
   if (adaptor.sign) {
     target = await adaptor.sign(target, body, config, call);
@@ -43,11 +73,16 @@ export async function nativeCall(
   const url = new URL(target.url);
   let response: UpstreamResponse;
   try {
-    response = await callUpstream(poolFor(url.origin), { path: url.pathname + url.search, headers: target.headers, body, requestId }, request.signal);
+    response = await callUpstream(
+      poolFor(url.origin),
+      { path: url.pathname + url.search, headers: target.headers, body, requestId },
+      request.signal,
+    );
   } catch (error) {
     return request.signal.aborted ? { outcome: 'aborted' } : { outcome: 'unanswered', error };
   }
-  if (response.status < 200 || response.status >= 300) return { outcome: 'failed', failure: adaptor.failure(response.status, response.bytes!.toString('utf8')) };
+  if (response.status < 200 || response.status >= 300)
+    return { outcome: 'failed', failure: adaptor.failure(response.status, response.bytes!.toString('utf8')) };
   const answered = (answer: UpstreamResponse, json?: UpstreamAnswer['json']): Attempt => ({
     outcome: 'answered',
     answer: { channel, upstreamModel, response: answer, json, requestId, log: deps.log },
@@ -58,21 +93,30 @@ export async function nativeCall(
   source.on('error', ignoreError);
   if (!call.stream) {
     source.destroy();
-    return { outcome: 'failed', failure: upstreamFailure(502, `the upstream answered a whole call with ${response.contentType || 'no content type'}`, { retryable: true }) };
+    return {
+      outcome: 'failed',
+      failure: upstreamFailure(502, `the upstream answered a whole call with ${response.contentType || 'no content type'}`, {
+        retryable: true,
+      }),
+    };
   }
   const reframer = path.reframe(call);
   const early = await readNativeStart(source, reframer);
   if (early.error) {
     source.destroy();
     if (request.signal.aborted) return { outcome: 'aborted' };
-    return { outcome: 'unanswered', error: early.error instanceof AnswerBrokeOff ? early.error : new AnswerBrokeOff(early.error.message, isUpstreamTimeout(early.error)) };
+    return {
+      outcome: 'unanswered',
+      error: early.error instanceof AnswerBrokeOff ? early.error : new AnswerBrokeOff(early.error.message, isUpstreamTimeout(early.error)),
+    };
   }
   const failure = reframer.failure();
   if (failure && !reframer.begun()) {
     source.destroy();
     return { outcome: 'failed', failure };
   }
-  if (early.ended && !reframer.begun()) return { outcome: 'failed', failure: upstreamFailure(502, 'the upstream stream ended without an answer', { retryable: true }) };
+  if (early.ended && !reframer.begun())
+    return { outcome: 'failed', failure: upstreamFailure(502, 'the upstream stream ended without an answer', { retryable: true }) };
   const reframed = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       done(null, reframer.push(chunk));

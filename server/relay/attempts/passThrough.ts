@@ -81,14 +81,26 @@ function passthroughHeaders(target: PassthroughTarget, headers: Record<string, s
 const ERROR_KEY = Buffer.from('"error"');
 
 /** The zero-parse path: the client's bytes to a channel that speaks its protocol, the answer's bytes back. */
-export async function passThrough(deps: AttemptDeps, adaptor: UpstreamAdaptor, channel: RoutedChannel, operation: Operation, upstreamModel: string, request: UpstreamRequest): Promise<Attempt> {
+export async function passThrough(
+  deps: AttemptDeps,
+  adaptor: UpstreamAdaptor,
+  channel: RoutedChannel,
+  operation: Operation,
+  upstreamModel: string,
+  request: UpstreamRequest,
+): Promise<Attempt> {
   const target = passthroughTarget(adaptor, channel, operation, upstreamModel, request.stream === true, request.query);
   if (isUpstreamFailure(target)) return { outcome: 'failed', failure: target };
   let response: UpstreamResponse;
   try {
     response = await callUpstream(
       poolFor(target.origin),
-      { path: target.path, headers: passthroughHeaders(target, request.headers), body: request.body(upstreamModel), requestId: request.requestId },
+      {
+        path: target.path,
+        headers: passthroughHeaders(target, request.headers),
+        body: request.body(upstreamModel),
+        requestId: request.requestId,
+      },
       request.signal,
     );
   } catch (error) {
@@ -106,8 +118,14 @@ export async function passThrough(deps: AttemptDeps, adaptor: UpstreamAdaptor, c
     const error = bytes.indexOf(ERROR_KEY) === -1 ? undefined : (json.value as { error?: unknown } | undefined)?.error;
     if (error && typeof error === 'object') {
       const text = bytes.toString('utf8');
-      return { outcome: 'failed', failure: adaptor.failureInOkBody ? adaptor.failureInOkBody(text) : adaptor.failure(response.status, text) };
+      return {
+        outcome: 'failed',
+        failure: adaptor.failureInOkBody ? adaptor.failureInOkBody(text) : adaptor.failure(response.status, text),
+      };
     }
   }
-  return { outcome: 'answered', answer: { channel, upstreamModel, response, json, requestId: (request.requestId ??= deps.newRequestId()), log: deps.log } };
+  return {
+    outcome: 'answered',
+    answer: { channel, upstreamModel, response, json, requestId: (request.requestId ??= deps.newRequestId()), log: deps.log },
+  };
 }

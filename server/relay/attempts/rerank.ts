@@ -6,8 +6,17 @@ import { isUpstreamFailure, type AdaptorCall, type UpstreamAdaptor } from '../..
 import type { Attempt, TranslatedAnswer } from '../attempt';
 
 /** A whole rerank answer decoded by the channel's adaptor: answered, or the failure it holds. */
-export function rerankAttempt(adaptor: UpstreamAdaptor, text: string, call: AdaptorCall, answered: (translatedAnswer: TranslatedAnswer) => Attempt): Attempt {
-  if (!adaptor.decodeRerank) return { outcome: 'failed', failure: upstreamFailure(501, `the ${adaptor.protocol} adaptor cannot decode rerank`, { retryable: true }) };
+export function rerankAttempt(
+  adaptor: UpstreamAdaptor,
+  text: string,
+  call: AdaptorCall,
+  answered: (translatedAnswer: TranslatedAnswer) => Attempt,
+): Attempt {
+  if (!adaptor.decodeRerank)
+    return {
+      outcome: 'failed',
+      failure: upstreamFailure(501, `the ${adaptor.protocol} adaptor cannot decode rerank`, { retryable: true }),
+    };
   const decoded = adaptor.decodeRerank(text, call);
   return isUpstreamFailure(decoded) ? { outcome: 'failed', failure: decoded } : answered({ adaptor, call, rerank: decoded });
 }

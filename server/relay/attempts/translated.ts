@@ -9,7 +9,16 @@ import { Readable } from 'node:stream';
 import { chatRequestProblem, upstreamFailure, withArticle } from '../../protocols/shared';
 import { configuredMaxOutputTokens } from '../../billing/prices';
 import { catalogMaxOutputTokens } from '../../billing/catalog';
-import { isUpstreamFailure, type AdaptorCall, type ChatChunk, type ChatRequest, type ChatStreamDecoder, type EmbeddingRequest, type Operation, type UpstreamAdaptor } from '../../protocols/types';
+import {
+  isUpstreamFailure,
+  type AdaptorCall,
+  type ChatChunk,
+  type ChatRequest,
+  type ChatStreamDecoder,
+  type EmbeddingRequest,
+  type Operation,
+  type UpstreamAdaptor,
+} from '../../protocols/types';
 import type { RoutedChannel } from '../channelSelect';
 import { credentialFor, forgetCredential } from '../credentials';
 import { AnswerBrokeOff, isUpstreamTimeout, UpstreamResponse } from '../upstream';
@@ -24,7 +33,10 @@ const TRANSLATED_RESPONSE = new UpstreamResponse(200, [], 'application/json');
 
 /** A chunk worth holding the stream for: once one comes, the answer has begun for real. */
 const hasSubstance = (chunk: ChatChunk) =>
-  chunk.usage != null || chunk.choices.some((choice) => choice.finish_reason || choice.delta.content || choice.delta.reasoning_content || choice.delta.tool_calls?.length);
+  chunk.usage != null ||
+  chunk.choices.some(
+    (choice) => choice.finish_reason || choice.delta.content || choice.delta.reasoning_content || choice.delta.tool_calls?.length,
+  );
 
 /**
  * A strict vendor refuses an output limit above its model's (a Claude Code
@@ -49,21 +61,40 @@ function withinModelOutput(request: ChatRequest, catalog: Readonly<Record<string
  * with a credential exchanged now. A fresh one refused too is the key's
  * failure, classified as any other, and is dropped as well.
  */
-export async function translated(deps: AttemptDeps, adaptor: UpstreamAdaptor, channel: RoutedChannel, operation: Operation, upstreamModel: string, request: UpstreamRequest): Promise<Attempt> {
+export async function translated(
+  deps: AttemptDeps,
+  adaptor: UpstreamAdaptor,
+  channel: RoutedChannel,
+  operation: Operation,
+  upstreamModel: string,
+  request: UpstreamRequest,
+): Promise<Attempt> {
   const attempt = await translatedOnce(deps, adaptor, channel, operation, upstreamModel, request);
   if (attempt.outcome !== 'failed' || attempt.staleCredential === undefined) return attempt;
   if (request.signal.aborted) return { outcome: 'aborted' };
-  deps.log.info({ requestId: request.requestId, channelId: channel.id, status: attempt.failure.status }, 'the upstream refused a cached credential: trying once more with a fresh one');
+  deps.log.info(
+    { requestId: request.requestId, channelId: channel.id, status: attempt.failure.status },
+    'the upstream refused a cached credential: trying once more with a fresh one',
+  );
   return translatedOnce(deps, adaptor, channel, operation, upstreamModel, request);
 }
 
 /** The built-in tools of a chat-form request this channel's vendor has nothing like (web search where it has no search), or undefined. */
 export function droppedToolsOf(adaptor: UpstreamAdaptor, upstreamModel: string, json: Record<string, unknown>): string[] | undefined {
-  return json.web_search_options !== undefined && json.web_search_options !== null && adaptor.webSearch?.(upstreamModel) !== true ? ['web_search'] : undefined;
+  return json.web_search_options !== undefined && json.web_search_options !== null && adaptor.webSearch?.(upstreamModel) !== true
+    ? ['web_search']
+    : undefined;
 }
 
 /** The translated path: the request encoded by the channel's adaptor, sent over its transport, its answer decoded into OpenAI's shape. */
-async function translatedOnce(deps: AttemptDeps, adaptor: UpstreamAdaptor, channel: RoutedChannel, operation: Operation, upstreamModel: string, request: UpstreamRequest): Promise<Attempt> {
+async function translatedOnce(
+  deps: AttemptDeps,
+  adaptor: UpstreamAdaptor,
+  channel: RoutedChannel,
+  operation: Operation,
+  upstreamModel: string,
+  request: UpstreamRequest,
+): Promise<Attempt> {
   const prepared = await prepareCall(deps, adaptor, channel, operation, upstreamModel, request);
   if ('outcome' in prepared) return prepared;
   const sent = adaptor.transport === 'websocket' ? await viaWebSocket(prepared) : await viaHttp(prepared);
@@ -84,7 +115,11 @@ async function prepareCall(
   const json = request.json!;
   // a request an adaptor cannot read is the client's fault, whichever channel: a 400 before anything is sent
   const problem = operation === 'chat' ? chatRequestProblem(json) : undefined;
-  if (problem) return { outcome: 'failed', failure: upstreamFailure(400, problem.message, { type: 'invalid_request_error', code: 'invalid_request_error', retryable: false }) };
+  if (problem)
+    return {
+      outcome: 'failed',
+      failure: upstreamFailure(400, problem.message, { type: 'invalid_request_error', code: 'invalid_request_error', retryable: false }),
+    };
   let credential = credentialFor(adaptor, config);
   // a credential from the cache, which the vendor may have revoked since (one exchanged now is not retried)
   const cachedCredential = typeof credential === 'string' ? credential : undefined;
@@ -137,7 +172,14 @@ async function prepareCall(
 }
 
 /** The request in the vendor's format; a failure when the adaptor cannot carry it (another channel may). */
-function encodeBody(deps: AttemptDeps, adaptor: UpstreamAdaptor, operation: Operation, upstreamModel: string, request: UpstreamRequest, call: AdaptorCall): string | Attempt {
+function encodeBody(
+  deps: AttemptDeps,
+  adaptor: UpstreamAdaptor,
+  operation: Operation,
+  upstreamModel: string,
+  request: UpstreamRequest,
+  call: AdaptorCall,
+): string | Attempt {
   const json = request.json!;
   try {
     if (operation === 'chat') {
@@ -147,20 +189,31 @@ function encodeBody(deps: AttemptDeps, adaptor: UpstreamAdaptor, operation: Oper
       return adaptor.encodeChat(withinModelOutput(chat, deps.options.json('ModelMaxOutputTokens')), call);
     }
     if (operation === 'rerank') {
-      if (!adaptor.encodeRerank || !request.rerank) return { outcome: 'failed', failure: upstreamFailure(501, `the ${adaptor.protocol} adaptor cannot encode rerank`, { retryable: true }) };
+      if (!adaptor.encodeRerank || !request.rerank)
+        return {
+          outcome: 'failed',
+          failure: upstreamFailure(501, `the ${adaptor.protocol} adaptor cannot encode rerank`, { retryable: true }),
+        };
       return adaptor.encodeRerank({ ...request.rerank, model: upstreamModel }, call);
     }
     if (adaptor.encodeEmbeddings) return adaptor.encodeEmbeddings({ ...(json as unknown as EmbeddingRequest), model: upstreamModel }, call);
-    return { outcome: 'failed', failure: upstreamFailure(501, `the ${adaptor.protocol} adaptor cannot encode ${operation}`, { retryable: true }) };
+    return {
+      outcome: 'failed',
+      failure: upstreamFailure(501, `the ${adaptor.protocol} adaptor cannot encode ${operation}`, { retryable: true }),
+    };
   } catch (error) {
     // an input the vendor's format cannot carry (token arrays to Gemini embeddings...): another channel may take it
     return {
       outcome: 'failed',
-      failure: upstreamFailure(400, `this request cannot be sent to ${withArticle(adaptor.protocol)} channel: ${(error as Error).message}`, {
-        type: 'invalid_request_error',
-        code: 'invalid_request_error',
-        retryable: true,
-      }),
+      failure: upstreamFailure(
+        400,
+        `this request cannot be sent to ${withArticle(adaptor.protocol)} channel: ${(error as Error).message}`,
+        {
+          type: 'invalid_request_error',
+          code: 'invalid_request_error',
+          retryable: true,
+        },
+      ),
     };
   }
 }
@@ -185,7 +238,8 @@ async function streamStart(prepared: PreparedCall, source: Readable, decoder: Ch
     source.destroy();
     return { outcome: 'failed', failure };
   }
-  if (early.ended && early.held.length === 0) return { outcome: 'failed', failure: upstreamFailure(502, 'the upstream stream ended without an answer') };
+  if (early.ended && early.held.length === 0)
+    return { outcome: 'failed', failure: upstreamFailure(502, 'the upstream stream ended without an answer') };
   return prepared.answered({ adaptor, call, stream: { decoder, held: early.held, source, ended: early.ended } });
 }
 
@@ -193,7 +247,11 @@ async function streamStart(prepared: PreparedCall, source: Readable, decoder: Ch
  * Reads a stream into its decoder until a chunk of substance, a failure the
  * vendor reported, or the end (to the end when `whole`). Leaves it paused.
  */
-function readStreamStart(source: Readable, decoder: ChatStreamDecoder, whole: boolean): Promise<{ held: ChatChunk[]; ended: boolean; error?: Error }> {
+function readStreamStart(
+  source: Readable,
+  decoder: ChatStreamDecoder,
+  whole: boolean,
+): Promise<{ held: ChatChunk[]; ended: boolean; error?: Error }> {
   return new Promise((resolve) => {
     const held: ChatChunk[] = [];
     const finish = (ended: boolean, error?: Error) => {

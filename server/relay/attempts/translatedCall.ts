@@ -44,7 +44,11 @@ export function decodeWhole(prepared: PreparedCall, text: string): Attempt {
   if (operation === 'rerank') return rerankAttempt(adaptor, text, call, prepared.answered);
   const decoded = operation === 'embeddings' ? adaptor.decodeEmbeddings!(text, call) : adaptor.decodeChat(text, call);
   if (isUpstreamFailure(decoded)) return { outcome: 'failed', failure: decoded };
-  return prepared.answered(operation === 'embeddings' ? { adaptor, call, embeddings: decoded as EmbeddingResponse } : { adaptor, call, chat: decoded as ChatResponse });
+  return prepared.answered(
+    operation === 'embeddings'
+      ? { adaptor, call, embeddings: decoded as EmbeddingResponse }
+      : { adaptor, call, chat: decoded as ChatResponse },
+  );
 }
 
 /** The source of a stream that came whole: nothing more to read. */

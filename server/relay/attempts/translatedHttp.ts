@@ -14,7 +14,11 @@ export async function viaHttp(prepared: PreparedCall): Promise<TransportResult> 
   const url = new URL(target.url);
   let response: UpstreamResponse;
   try {
-    response = await callUpstream(poolFor(url.origin), { path: url.pathname + url.search, headers: target.headers, body, requestId: request.requestId }, request.signal);
+    response = await callUpstream(
+      poolFor(url.origin),
+      { path: url.pathname + url.search, headers: target.headers, body, requestId: request.requestId },
+      request.signal,
+    );
   } catch (error) {
     return request.signal.aborted ? { outcome: 'aborted' } : { outcome: 'unanswered', error };
   }
@@ -36,7 +40,10 @@ export async function viaHttp(prepared: PreparedCall): Promise<TransportResult> 
     (whole) => whole,
     (error: Error) => error,
   );
-  if (read instanceof Error) return request.signal.aborted ? { outcome: 'aborted' } : { outcome: 'unanswered', error: new AnswerBrokeOff(read.message, isUpstreamTimeout(read)) };
+  if (read instanceof Error)
+    return request.signal.aborted
+      ? { outcome: 'aborted' }
+      : { outcome: 'unanswered', error: new AnswerBrokeOff(read.message, isUpstreamTimeout(read)) };
   return decodeWhole(prepared, read.toString('utf8'));
 }
 

@@ -14,7 +14,14 @@ import { fail, ok } from '../../../common/envelope';
 import { ChannelStatus, Role } from '../../../common/roles';
 import { requireRole } from '../../plugins/auth';
 import type { BulkResult } from '../../../common/listQuery';
-import { channelJobOf, startTestingAllChannels, startUpdatingAllBalances, testChannel, updateChannelBalance, type StartedJob } from '../../channels/channelHealth';
+import {
+  channelJobOf,
+  startTestingAllChannels,
+  startUpdatingAllBalances,
+  testChannel,
+  updateChannelBalance,
+  type StartedJob,
+} from '../../channels/channelHealth';
 import {
   createChannels,
   deleteChannel,
@@ -99,7 +106,12 @@ export function parseChannelFields(body: ChannelFieldsBody, current?: ChannelFie
   } catch {
     mapping = undefined;
   }
-  if (!mapping || typeof mapping !== 'object' || Array.isArray(mapping) || !Object.values(mapping).every((value) => typeof value === 'string')) {
+  if (
+    !mapping ||
+    typeof mapping !== 'object' ||
+    Array.isArray(mapping) ||
+    !Object.values(mapping).every((value) => typeof value === 'string')
+  ) {
     return { error: 'model mapping must be a JSON object of model names' };
   }
   const priority = Number(pick('priority') ?? 0);
@@ -120,7 +132,20 @@ export function parseChannelFields(body: ChannelFieldsBody, current?: ChannelFie
     testModel = '';
   }
   if (otherMissing(type, other, baseUrl)) return { error: 'this channel type needs its account id (other), or a base URL that holds it' };
-  return { value: { type, name, base_url: baseUrl, other, models, group, model_mapping: JSON.stringify(mapping), test_model: testModel, priority, weight } };
+  return {
+    value: {
+      type,
+      name,
+      base_url: baseUrl,
+      other,
+      models,
+      group,
+      model_mapping: JSON.stringify(mapping),
+      test_model: testModel,
+      priority,
+      weight,
+    },
+  };
 }
 
 /** The complaint about keys that do not have their type's `keyFormat` shape (Baidu, Spark); undefined when all fit. */
@@ -154,7 +179,11 @@ export function channelRoutes(fastify: FastifyInstance): Promise<void> {
   const admin = requireRole(Role.admin);
 
   app.get('/api/channel/', { preHandler: admin, schema: listed('channel') }, async (request) =>
-    ok((await listChannels(db, pageWindowOf(request.query), sortOf('channel', request.query), channelFilterOf(request.query))).map(toChannelRecord)),
+    ok(
+      (await listChannels(db, pageWindowOf(request.query), sortOf('channel', request.query), channelFilterOf(request.query))).map(
+        toChannelRecord,
+      ),
+    ),
   );
 
   app.get('/api/channel/search', { preHandler: admin, schema: searchedList('channel') }, async (request) => {
@@ -179,10 +208,19 @@ export function channelRoutes(fastify: FastifyInstance): Promise<void> {
       return reply.code(400).send(fail(`model ${model} is not one of this channel's models`, 'model_not_in_channel'));
     }
     const result = await testChannel(app, channel, undefined, model);
-    return { success: result.success, message: result.message, time: result.seconds, model: result.model, threshold: result.thresholdSeconds, slow: result.slow };
+    return {
+      success: result.success,
+      message: result.message,
+      time: result.seconds,
+      model: result.model,
+      threshold: result.thresholdSeconds,
+      slow: result.slow,
+    };
   });
 
-  app.get('/api/channel/test', { preHandler: admin }, async () => jobAnswer(await startTestingAllChannels(app, { notifyWhenDone: true }), 'test already running'));
+  app.get('/api/channel/test', { preHandler: admin }, async () =>
+    jobAnswer(await startTestingAllChannels(app, { notifyWhenDone: true }), 'test already running'),
+  );
 
   app.get('/api/channel/update_balance/:id', { preHandler: admin, schema: byId }, async (request) => {
     const id = positiveId(request.params.id);
@@ -192,7 +230,9 @@ export function channelRoutes(fastify: FastifyInstance): Promise<void> {
     return 'error' in result ? fail(result.error) : { ...ok(), balance: result.balance };
   });
 
-  app.get('/api/channel/update_balance', { preHandler: admin }, async () => jobAnswer(await startUpdatingAllBalances(app), 'balance update already running'));
+  app.get('/api/channel/update_balance', { preHandler: admin }, async () =>
+    jobAnswer(await startUpdatingAllBalances(app), 'balance update already running'),
+  );
 
   // a test-all or balance-all run: done of total, and each failure with its message
   app.get('/api/channel/jobs/:id', { preHandler: admin, schema: jobIdParams }, async (request) => {
@@ -206,7 +246,10 @@ export function channelRoutes(fastify: FastifyInstance): Promise<void> {
     const id = Number(channel.id);
     await updateChannel(db, id, { status, auto_disabled: 0 });
     if (Number(channel.status) !== status) {
-      await channelStatusEvent(app, { id, name: channel.name, type: Number(channel.type) }, status, { automatic: false, reason: 'changed by an admin' });
+      await channelStatusEvent(app, { id, name: channel.name, type: Number(channel.type) }, status, {
+        automatic: false,
+        reason: 'changed by an admin',
+      });
     }
   };
 
@@ -250,7 +293,14 @@ export function channelRoutes(fastify: FastifyInstance): Promise<void> {
     if (misshapen) return fail(misshapen);
     // a channel may be created manually disabled (to be tested before it takes traffic); any other status starts it enabled
     const status = Number(body.status) === ChannelStatus.disabled ? ChannelStatus.disabled : ChannelStatus.enabled;
-    const ids = await createChannels(db, dialect, parsed.value, keys, status, multiKey ? { strategy: strategyOf(body.key_strategy) } : undefined);
+    const ids = await createChannels(
+      db,
+      dialect,
+      parsed.value,
+      keys,
+      status,
+      multiKey ? { strategy: strategyOf(body.key_strategy) } : undefined,
+    );
     return ok({ ids });
   });
 
@@ -266,7 +316,12 @@ export function channelRoutes(fastify: FastifyInstance): Promise<void> {
       // a manual change is the admin's: the health checker leaves it alone
       await setChannelStatusByAdmin(current, status);
     } else {
-      const parsed = parseChannelFields(body, { ...current, type: Number(current.type), priority: Number(current.priority), weight: Number(current.weight) });
+      const parsed = parseChannelFields(body, {
+        ...current,
+        type: Number(current.type),
+        priority: Number(current.priority),
+        weight: Number(current.weight),
+      });
       if ('error' in parsed) return fail(parsed.error);
       // the stored key goes wherever base_url points: an admin who repoints a
       // channel must know its key already, or could read it off their own host
@@ -291,7 +346,12 @@ export function channelRoutes(fastify: FastifyInstance): Promise<void> {
    * (its key becomes its first): the keys given are added, or replace the old
    * ones when the edit repoints the channel. The complaint, or undefined.
    */
-  const editMultiKeyChannel = async (current: ChannelRow, fields: ChannelFields, body: { key?: string | null; key_strategy?: KeyStrategy }, moved: boolean) => {
+  const editMultiKeyChannel = async (
+    current: ChannelRow,
+    fields: ChannelFields,
+    body: { key?: string | null; key_strategy?: KeyStrategy },
+    moved: boolean,
+  ) => {
     const id = Number(current.id);
     const keys = splitKeys(keyTextOf(fields.type, body.key));
     if (keys.length > MAX_KEYS_PER_ADD) return `at most ${MAX_KEYS_PER_ADD} keys at once`;
@@ -347,7 +407,9 @@ export function channelRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.delete('/api/channel/:id/keys/:keyId', { preHandler: admin, schema: channelKeyById }, async (request) => {
     const channel = await multiKeyChannelOf(request.params.id);
-    return channel && (await deleteChannelKey(db, Number(channel.id), Number(request.params.keyId))) ? ok() : fail('key not found', 'channel_key_not_found');
+    return channel && (await deleteChannelKey(db, Number(channel.id), Number(request.params.keyId)))
+      ? ok()
+      : fail('key not found', 'channel_key_not_found');
   });
 
   // one key's test, in the shape of the channel's (`time` beside success and message); never disables anything

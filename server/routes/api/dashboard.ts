@@ -40,7 +40,8 @@ const ZERO: UsageTotals = { requests: 0, errors: 0, prompt_tokens: 0, completion
 
 /** The query with its defaults, or what is wrong with it. `admin`: user_id and channel_id count. */
 function paramsOf(query: DashboardQuery, admin: boolean, now: number): DashboardParams | string {
-  const number = (key: 'start' | 'end' | 'user_id' | 'token_id' | 'channel_id') => (query[key] === undefined || query[key] === '' ? undefined : Number(query[key]));
+  const number = (key: 'start' | 'end' | 'user_id' | 'token_id' | 'channel_id') =>
+    query[key] === undefined || query[key] === '' ? undefined : Number(query[key]);
   const end = number('end') ?? now;
   let start = number('start') ?? end - 7 * DAY;
   if (start >= end) return 'start must be before end';
@@ -57,7 +58,11 @@ function paramsOf(query: DashboardQuery, admin: boolean, now: number): Dashboard
   };
 }
 
-const rangeOf = ({ start, end, granularity }: DashboardParams): PeriodRange => ({ seconds: granularity === 'hour' ? HOUR : DAY, from: start, to: end });
+const rangeOf = ({ start, end, granularity }: DashboardParams): PeriodRange => ({
+  seconds: granularity === 'hour' ? HOUR : DAY,
+  from: start,
+  to: end,
+});
 
 /** Every bucket of the range in order, zeros where no rollup was. */
 function filledSeries(start: number, end: number, unit: number, found: readonly UsagePoint[]): UsagePoint[] {
@@ -79,7 +84,13 @@ function sumOf(points: readonly UsageTotals[]): UsageTotals {
   return totals;
 }
 
-const totalsPart = ({ requests, errors, prompt_tokens, completion_tokens, quota }: UsageTotals): UsageTotals => ({ requests, errors, prompt_tokens, completion_tokens, quota });
+const totalsPart = ({ requests, errors, prompt_tokens, completion_tokens, quota }: UsageTotals): UsageTotals => ({
+  requests,
+  errors,
+  prompt_tokens,
+  completion_tokens,
+  quota,
+});
 
 async function userDashboard(db: Kysely<Database>, callerId: number, params: DashboardParams, now: number): Promise<Dashboard> {
   const { start, end, granularity, scope } = params;
@@ -109,7 +120,11 @@ async function userDashboard(db: Kysely<Database>, callerId: number, params: Das
     totals: sumOf(series),
     series,
     by_model: models.map((model) => ({ model: String(model.key), ...totalsPart(model) })),
-    top_tokens: tokens.map((token) => ({ token_id: Number(token.key), token_name: tokenNames.get(Number(token.key)) ?? '', ...totalsPart(token) })),
+    top_tokens: tokens.map((token) => ({
+      token_id: Number(token.key),
+      token_name: tokenNames.get(Number(token.key)) ?? '',
+      ...totalsPart(token),
+    })),
   };
 }
 
@@ -127,7 +142,12 @@ async function channelHealth(db: Kysely<Database>): Promise<ChannelHealth> {
     .filter((channel) => Number(channel.status) === ChannelStatus.enabled && Number(channel.test_time) > 0 && !channel.test_error)
     .sort((left, right) => Number(right.response_time) - Number(left.response_time) || Number(left.id) - Number(right.id))
     .slice(0, SLOWEST_CHANNELS)
-    .map((channel) => ({ channel_id: Number(channel.id), channel_name: channel.name, response_time_ms: Number(channel.response_time), test_time: Number(channel.test_time) }));
+    .map((channel) => ({
+      channel_id: Number(channel.id),
+      channel_name: channel.name,
+      response_time_ms: Number(channel.response_time),
+      test_time: Number(channel.test_time),
+    }));
   return health;
 }
 
@@ -172,10 +192,18 @@ export function dashboardRoutes(fastify: FastifyInstance): Promise<void> {
     const now = Math.floor(Date.now() / 1000);
     const params = paramsOf(query, admin, now);
     if (typeof params === 'string') return fail(params);
-    return ok(admin ? await adminDashboard(db, callerId, params, now) : await userDashboard(db, callerId, { ...params, scope: { ...params.scope, userId: callerId } }, now));
+    return ok(
+      admin
+        ? await adminDashboard(db, callerId, params, now)
+        : await userDashboard(db, callerId, { ...params, scope: { ...params.scope, userId: callerId } }, now),
+    );
   };
 
-  app.get('/api/dashboard', { preHandler: requireRole(Role.user), schema: dashboardQuerySchema }, (request) => answer(request.query, Number(callerOf(request).id), false));
-  app.get('/api/dashboard/admin', { preHandler: requireRole(Role.admin), schema: dashboardQuerySchema }, (request) => answer(request.query, Number(callerOf(request).id), true));
+  app.get('/api/dashboard', { preHandler: requireRole(Role.user), schema: dashboardQuerySchema }, (request) =>
+    answer(request.query, Number(callerOf(request).id), false),
+  );
+  app.get('/api/dashboard/admin', { preHandler: requireRole(Role.admin), schema: dashboardQuerySchema }, (request) =>
+    answer(request.query, Number(callerOf(request).id), true),
+  );
   return Promise.resolve();
 }

@@ -53,12 +53,23 @@ export function importRoutes(fastify: FastifyInstance): Promise<void> {
     };
     run().then(
       (report) => {
-        state = { ...state, running: false, report: formatReport(report), refused: report.refused, finished_at: Math.floor(Date.now() / 1000) };
+        state = {
+          ...state,
+          running: false,
+          report: formatReport(report),
+          refused: report.refused,
+          finished_at: Math.floor(Date.now() / 1000),
+        };
       },
       (error: unknown) => {
         const message = error instanceof Error ? error.message : String(error);
         // a driver may quote the DSN it was given: never with its password
-        state = { ...state, running: false, error: redactedLocation(message).split(location).join(state.source), finished_at: Math.floor(Date.now() / 1000) };
+        state = {
+          ...state,
+          running: false,
+          error: redactedLocation(message).split(location).join(state.source),
+          finished_at: Math.floor(Date.now() / 1000),
+        };
         request.log.warn({ source: state.source }, `import failed: ${state.error}`);
       },
     );

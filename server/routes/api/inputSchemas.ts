@@ -148,12 +148,16 @@ interface SortQuery {
 
 /** `GET /api/{resource}/?p=&page_size=&sort=&order=&<filters>`. */
 export const listed = <R extends Listed>(resource: R) => ({
-  querystring: typed<SortQuery & FilterQuery<R> & { p?: string; page_size?: string }>(objectOf({ p: page, page_size: pageSize, ...sorting(resource), ...LIST_FILTERS[resource] })),
+  querystring: typed<SortQuery & FilterQuery<R> & { p?: string; page_size?: string }>(
+    objectOf({ p: page, page_size: pageSize, ...sorting(resource), ...LIST_FILTERS[resource] }),
+  ),
 });
 
 /** `GET /api/{resource}/search?keyword=&sort=&order=&<filters>` (searches are not paged). */
 export const searchedList = <R extends Listed>(resource: R) => ({
-  querystring: typed<SortQuery & FilterQuery<R> & { keyword?: string }>(objectOf({ keyword: text(128), ...sorting(resource), ...LIST_FILTERS[resource] })),
+  querystring: typed<SortQuery & FilterQuery<R> & { keyword?: string }>(
+    objectOf({ keyword: text(128), ...sorting(resource), ...LIST_FILTERS[resource] }),
+  ),
 });
 
 /** `POST /api/{channel|token|redemption}/bulk`: one action on many records. */
@@ -161,7 +165,13 @@ export const bulkSchema = {
   body: typed<{ ids: number[]; action: BulkAction }>(
     objectOf(
       {
-        ids: { type: 'array', minItems: 1, maxItems: BULK_MAX, items: { type: 'integer', minimum: 1, maximum: SAFE }, description: `a list of 1 to ${BULK_MAX} ids` },
+        ids: {
+          type: 'array',
+          minItems: 1,
+          maxItems: BULK_MAX,
+          items: { type: 'integer', minimum: 1, maximum: SAFE },
+          description: `a list of 1 to ${BULK_MAX} ids`,
+        },
         action: { type: 'string', enum: [...BULK_ACTIONS], description: BULK_ACTIONS.join(', ') + ' (one of)' },
       },
       { required: ['ids', 'action'], closed: true },
@@ -170,7 +180,11 @@ export const bulkSchema = {
 };
 
 /** `GET /api/channel/jobs/:id`. */
-export const jobIdParams = { params: typed<{ id: string }>(objectOf({ id: { type: 'string', pattern: '^[0-9a-z-]{1,40}$', description: 'a job id' } }, { required: ['id'] })) };
+export const jobIdParams = {
+  params: typed<{ id: string }>(
+    objectOf({ id: { type: 'string', pattern: '^[0-9a-z-]{1,40}$', description: 'a job id' } }, { required: ['id'] }),
+  ),
+};
 
 // ---- users ---------------------------------------------------------------
 
@@ -200,12 +214,19 @@ export const loginSchema = { body: typed<{ username?: string; password?: string 
 /** The console sends the whole loaded user back; only these fields are read. */
 export const selfUpdateSchema = {
   body: typed<{ username?: string | null; display_name?: string | null; password?: string | null; original_password?: string | null }>(
-    objectOf({ username: optionalText(64), display_name: optionalText(64), password: optionalText(128), original_password: optionalText(128) }),
+    objectOf({
+      username: optionalText(64),
+      display_name: optionalText(64),
+      password: optionalText(128),
+      original_password: optionalText(128),
+    }),
   ),
 };
 
 export const userCreateSchema = {
-  body: typed<{ username?: string; password?: string; display_name?: string | null }>(objectOf({ username: text(64), password: text(128), display_name: optionalText(64) })),
+  body: typed<{ username?: string; password?: string; display_name?: string | null }>(
+    objectOf({ username: text(64), password: text(128), display_name: optionalText(64) }),
+  ),
 };
 
 /** A per-minute rate limit override: null (inherit) or a whole number; the handler checks the range. */
@@ -300,11 +321,15 @@ export const tokenUpdateSchema = {
 // ---- redemptions ---------------------------------------------------------
 
 export const redemptionCreateSchema = {
-  body: typed<{ name?: string; quota?: NumberOrDigits; count?: NumberOrDigits | null }>(objectOf({ name: text(64), quota: wholeNumber, count: orNull(wholeNumber) })),
+  body: typed<{ name?: string; quota?: NumberOrDigits; count?: NumberOrDigits | null }>(
+    objectOf({ name: text(64), quota: wholeNumber, count: orNull(wholeNumber) }),
+  ),
 };
 export const redemptionUpdateSchema = {
   querystring: statusOnlyQuery,
-  body: typed<{ id?: NumberOrDigits; name?: string | null; quota?: NumberOrDigits; status?: NumberOrDigits }>(objectOf({ id: idValue, name: optionalText(64), quota: wholeNumber, status: int32 })),
+  body: typed<{ id?: NumberOrDigits; name?: string | null; quota?: NumberOrDigits; status?: NumberOrDigits }>(
+    objectOf({ id: idValue, name: optionalText(64), quota: wholeNumber, status: int32 }),
+  ),
 };
 export const topUpSchema = { body: typed<{ key?: string }>(objectOf({ key: text(128) })) };
 
@@ -357,11 +382,16 @@ export const channelUpdateSchema = { body: typed<ChannelBody & { id?: NumberOrDi
 const channelKeyParams = typed<{ id: string; keyId: string }>(objectOf({ id: idString, keyId: idString }, { required: ['id', 'keyId'] }));
 export const channelKeyById = { params: channelKeyParams };
 /** Keys to add to a multi-key channel: one per line, or a JSON array (the text of an uploaded file). */
-export const channelKeysAddSchema = { params: idParams, body: typed<{ keys: string }>(objectOf({ keys: text(1_000_000) }, { required: ['keys'], closed: true })) };
+export const channelKeysAddSchema = {
+  params: idParams,
+  body: typed<{ keys: string }>(objectOf({ keys: text(1_000_000) }, { required: ['keys'], closed: true })),
+};
 /** A key enabled (1) or disabled (2) by an admin. */
 export const channelKeyStatusSchema = {
   params: channelKeyParams,
-  body: typed<{ status: NumberOrDigits }>(objectOf({ status: { ...int32, description: '1 (enabled) or 2 (disabled)' } }, { required: ['status'], closed: true })),
+  body: typed<{ status: NumberOrDigits }>(
+    objectOf({ status: { ...int32, description: '1 (enabled) or 2 (disabled)' } }, { required: ['status'], closed: true }),
+  ),
 };
 
 // ---- logs ----------------------------------------------------------------
@@ -405,7 +435,9 @@ export const logQuerySchema = {
 
 /** `GET /api/log/search` and `/api/log/self/search`: a keyword, narrowed by a type or a request id. */
 export const logSearchSchema = {
-  querystring: typed<{ keyword?: string; type?: string; request_id?: string }>(objectOf({ keyword: text(128), type: logType, request_id: text(128) })),
+  querystring: typed<{ keyword?: string; type?: string; request_id?: string }>(
+    objectOf({ keyword: text(128), type: logType, request_id: text(128) }),
+  ),
 };
 
 // ---- dashboard -----------------------------------------------------------
@@ -454,7 +486,9 @@ export const optionUpdateSchema = {
 
 /** POST /api/import/: the source (a file path or a DSN) and the switches of `npm run import`. */
 export const importStartSchema = {
-  body: typed<{ source: string; apply?: Flag; merge?: Flag; with_logs?: Flag }>(objectOf({ source: text(2048), apply: flag, merge: flag, with_logs: flag }, { required: ['source'], closed: true })),
+  body: typed<{ source: string; apply?: Flag; merge?: Flag; with_logs?: Flag }>(
+    objectOf({ source: text(2048), apply: flag, merge: flag, with_logs: flag }, { required: ['source'], closed: true }),
+  ),
 };
 
 // ---- webhooks -------------------------------------------------------------

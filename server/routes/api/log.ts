@@ -13,7 +13,15 @@
 // holds one huge result).
 import { Readable } from 'node:stream';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RawRequestDefaultExpression, RawServerDefault, RouteGenericInterface } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  FastifySchema,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+  RouteGenericInterface,
+} from 'fastify';
 import type { Kysely } from 'kysely';
 import { ok } from '../../../common/envelope';
 import type { LogDetails, LogFilter, LogRecord } from '../../../common/records';
@@ -27,7 +35,9 @@ import { usageTotals } from '../../repositories/usage';
 import { logQuerySchema, logSearchSchema } from './inputSchemas';
 
 /** The filters of a log query, as the schema has let them through (digit strings and bounded text). */
-type FilterQuery = Partial<Record<'type' | 'username' | 'token_name' | 'model_name' | 'start_timestamp' | 'end_timestamp' | 'channel' | 'request_id', string>>;
+type FilterQuery = Partial<
+  Record<'type' | 'username' | 'token_name' | 'model_name' | 'start_timestamp' | 'end_timestamp' | 'channel' | 'request_id', string>
+>;
 
 function filtersOf(query: FilterQuery, admin: boolean): LogFilter {
   const text = (key: keyof FilterQuery) => {
@@ -94,7 +104,10 @@ async function logRecords(db: Kysely<Database>, rows: LogRow[], admin: boolean) 
   });
 }
 
-function toLogRecord(row: LogRow, admin: boolean): LogRecord & { elapsed_ms: number; is_stream: boolean; estimated: boolean; request_id: string | null } {
+function toLogRecord(
+  row: LogRow,
+  admin: boolean,
+): LogRecord & { elapsed_ms: number; is_stream: boolean; estimated: boolean; request_id: string | null } {
   return {
     id: Number(row.id),
     user_id: Number(row.user_id),
@@ -147,7 +160,13 @@ function csvField(value: CsvValue): string {
 }
 
 /** The request of a route with this schema, typed by it. */
-type RequestOf<S extends FastifySchema> = FastifyRequest<RouteGenericInterface, RawServerDefault, RawRequestDefaultExpression, S, TypeBoxTypeProvider>;
+type RequestOf<S extends FastifySchema> = FastifyRequest<
+  RouteGenericInterface,
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  S,
+  TypeBoxTypeProvider
+>;
 type ListRequest = RequestOf<typeof logQuerySchema>;
 type SearchRequest = RequestOf<typeof logSearchSchema>;
 

@@ -34,11 +34,22 @@ export function oauthRoutes(fastify: FastifyInstance): Promise<void> {
     const claims = sessions.decode(request.cookies[SESSION_COOKIE]);
     if (!claims) return undefined;
     const user = await findUserById(db, claims.uid);
-    return user && Number(user.session_version) === claims.ver && Number(user.status) === UserStatus.enabled && (await sessionIsLive(db, claims)) ? user : undefined;
+    return user &&
+      Number(user.session_version) === claims.ver &&
+      Number(user.status) === UserStatus.enabled &&
+      (await sessionIsLive(db, claims))
+      ? user
+      : undefined;
   };
 
   /** Signs in the user found by identity, creating one when registration is open. */
-  const signInWith = async (request: FastifyRequest, reply: FastifyReply, column: 'github_id' | 'wechat_id', identity: { id: string; displayName: string; email: string }, prefix: string) => {
+  const signInWith = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    column: 'github_id' | 'wechat_id',
+    identity: { id: string; displayName: string; email: string },
+    prefix: string,
+  ) => {
     let user = await findUserByIdentity(db, column, identity.id);
     if (!user) {
       if (!options.bool('RegisterEnabled')) return fail('registration is closed');
@@ -95,7 +106,12 @@ export function oauthRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.get('/api/oauth/state', async (_request, reply) => {
     const state = randomBytes(16).toString('hex');
-    reply.setCookie(STATE_COOKIE, `${state}.${signState(state)}`, { path: '/api/oauth', httpOnly: true, sameSite: 'lax', maxAge: STATE_TTL_SECONDS });
+    reply.setCookie(STATE_COOKIE, `${state}.${signState(state)}`, {
+      path: '/api/oauth',
+      httpOnly: true,
+      sameSite: 'lax',
+      maxAge: STATE_TTL_SECONDS,
+    });
     return ok(state);
   });
 
@@ -107,7 +123,12 @@ export function oauthRoutes(fastify: FastifyInstance): Promise<void> {
     const [stored, signature] = String(request.cookies[STATE_COOKIE] ?? '').split('.');
     const expected = stored ? signState(stored) : '';
     const stateValid =
-      Boolean(code) && Boolean(state) && stored === state && Boolean(signature) && signature.length === expected.length && timingSafeEqual(Buffer.from(signature), Buffer.from(expected));
+      Boolean(code) &&
+      Boolean(state) &&
+      stored === state &&
+      Boolean(signature) &&
+      signature.length === expected.length &&
+      timingSafeEqual(Buffer.from(signature), Buffer.from(expected));
     if (!stateValid) return fail('the sign-in link is invalid or has expired, please start again');
     reply.clearCookie(STATE_COOKIE, { path: '/api/oauth' });
     const identity = await githubIdentity(code);

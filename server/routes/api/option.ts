@@ -67,7 +67,9 @@ export function optionRoutes(fastify: FastifyInstance): Promise<void> {
   const rootOnly = requireRole(Role.root);
 
   app.get('/api/option/', { preHandler: admin }, () => {
-    const entries: OptionListEntry[] = OPTION_KEYS.map((key) => (isSecretOption(key) ? { key, value: '', set: options.get(key) !== '' } : { key, value: options.get(key) }));
+    const entries: OptionListEntry[] = OPTION_KEYS.map((key) =>
+      isSecretOption(key) ? { key, value: '', set: options.get(key) !== '' } : { key, value: options.get(key) },
+    );
     return ok(entries);
   });
 

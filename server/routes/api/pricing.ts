@@ -39,7 +39,9 @@ export function pricingRoutes(app: FastifyInstance): Promise<void> {
   // every model the catalog prices, the built-in table lists or a ratio option names, sorted by name
   app.get('/api/pricing/defaults', { preHandler: admin }, () => {
     const { options } = app.ctx;
-    const overridden = (['ModelRatio', 'CompletionRatio', 'CacheReadRatio', 'CacheWriteRatio'] as OptionKey[]).flatMap((key) => Object.keys(options.json(key)));
+    const overridden = (['ModelRatio', 'CompletionRatio', 'CacheReadRatio', 'CacheWriteRatio'] as OptionKey[]).flatMap((key) =>
+      Object.keys(options.json(key)),
+    );
     const models = [...new Set([...catalogModelNames(), ...Object.keys(DEFAULT_MODEL_RATIO), ...overridden])].sort();
     return ok(models.map((model) => defaultModelPrice(model, DEFAULT_MODEL_RATIO)));
   });

@@ -38,12 +38,20 @@ export function redemptionRoutes(fastify: FastifyInstance): Promise<void> {
   const signedIn = requireRole(Role.user);
 
   app.get('/api/redemption/', { preHandler: admin, schema: listed('redemption') }, async (request) =>
-    ok((await listRedemptions(db, pageWindowOf(request.query), sortOf('redemption', request.query), statusFilterOf(request.query))).map((row) => toRedemptionRecord(row))),
+    ok(
+      (await listRedemptions(db, pageWindowOf(request.query), sortOf('redemption', request.query), statusFilterOf(request.query))).map(
+        (row) => toRedemptionRecord(row),
+      ),
+    ),
   );
 
   app.get('/api/redemption/search', { preHandler: admin, schema: searchedList('redemption') }, async (request) => {
     const keyword = (request.query.keyword ?? '').trim();
-    return ok((await searchRedemptions(db, keyword, sortOf('redemption', request.query), statusFilterOf(request.query))).map((row) => toRedemptionRecord(row)));
+    return ok(
+      (await searchRedemptions(db, keyword, sortOf('redemption', request.query), statusFilterOf(request.query))).map((row) =>
+        toRedemptionRecord(row),
+      ),
+    );
   });
 
   // enable, disable or delete many codes; a used code keeps its status (it can still be deleted)
@@ -58,7 +66,8 @@ export function redemptionRoutes(fastify: FastifyInstance): Promise<void> {
       }
       const status = action === 'enable' ? RedemptionStatus.unused : RedemptionStatus.disabled;
       if (await setRedemptionStatus(db, id, status)) result.done.push(id);
-      else result.failed.push({ id, message: (await findRedemption(db, id)) ? 'a used code cannot be changed' : 'redemption code not found' });
+      else
+        result.failed.push({ id, message: (await findRedemption(db, id)) ? 'a used code cannot be changed' : 'redemption code not found' });
     }
     return ok(result);
   });

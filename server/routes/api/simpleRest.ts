@@ -33,13 +33,22 @@ function parseJson(raw: unknown): unknown {
 }
 
 /** The list query's sort, range and filter, checked against the resource's sortable columns and filters. */
-export function parseRestList(query: unknown, rules: { sortable: readonly string[]; filters: readonly string[]; defaultSort: RestListQuery['sort'] }): RestListQuery | { error: string } {
+export function parseRestList(
+  query: unknown,
+  rules: { sortable: readonly string[]; filters: readonly string[]; defaultSort: RestListQuery['sort'] },
+): RestListQuery | { error: string } {
   const { sort: rawSort, range: rawRange, filter: rawFilter } = (query ?? {}) as Record<string, unknown>;
   let sort = rules.defaultSort;
   const parsedSort = parseJson(rawSort);
   if (parsedSort !== undefined) {
     const [field, order] = Array.isArray(parsedSort) ? (parsedSort as unknown[]) : [];
-    if (!Array.isArray(parsedSort) || parsedSort.length !== 2 || typeof field !== 'string' || !rules.sortable.includes(field) || !['ASC', 'DESC'].includes(String(order).toUpperCase())) {
+    if (
+      !Array.isArray(parsedSort) ||
+      parsedSort.length !== 2 ||
+      typeof field !== 'string' ||
+      !rules.sortable.includes(field) ||
+      !['ASC', 'DESC'].includes(String(order).toUpperCase())
+    ) {
       return { error: `sort must be ["field","ASC"|"DESC"] with field one of ${rules.sortable.join(', ')}` };
     }
     sort = { field, order: String(order).toUpperCase() === 'ASC' ? 'asc' : 'desc' };
@@ -49,7 +58,14 @@ export function parseRestList(query: unknown, rules: { sortable: readonly string
   const parsedRange = parseJson(rawRange);
   if (parsedRange !== undefined) {
     const [start, end] = Array.isArray(parsedRange) ? (parsedRange as unknown[]) : [];
-    if (typeof start !== 'number' || typeof end !== 'number' || !Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start)
+    if (
+      typeof start !== 'number' ||
+      typeof end !== 'number' ||
+      !Number.isSafeInteger(start) ||
+      !Number.isSafeInteger(end) ||
+      start < 0 ||
+      end < start
+    )
       return { error: 'range must be [start, end] with 0 <= start <= end' };
     offset = start;
     limit = Math.min(end - start + 1, REST_RANGE_MAX);

@@ -8,7 +8,17 @@ import { Role, TokenStatus } from '../../../common/roles';
 import { callerOf, requireRole } from '../../plugins/auth';
 import type { BulkResult } from '../../../common/listQuery';
 import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination';
-import { createToken, deleteOwnToken, findOwnToken, listTokens, searchTokens, toTokenRecord, updateOwnToken, type TokenFields, type TokenRow } from '../../repositories/tokens';
+import {
+  createToken,
+  deleteOwnToken,
+  findOwnToken,
+  listTokens,
+  searchTokens,
+  toTokenRecord,
+  updateOwnToken,
+  type TokenFields,
+  type TokenRow,
+} from '../../repositories/tokens';
 import { parseConcurrencyLimit, userConcurrencyLimit } from '../../relay/concurrency';
 import { parseGroupRateLimits, parseRateLimitOverride, userRateLimits, type RateLimitPair } from '../../../common/rateLimits';
 import { effectiveTimeZone, parseBudget } from '../../../common/budgets';
@@ -104,20 +114,33 @@ export function tokenRoutes(fastify: FastifyInstance): Promise<void> {
   const { db, dialect, options } = app.ctx;
   const signedIn = requireRole(Role.user);
   /** The caller's own limits (their override, else their group's): what their keys' limits may narrow, and what the list shows in effect. */
-  const limitsOf = (request: FastifyRequest) => userRateLimits(callerOf(request), parseGroupRateLimits(options.get('GroupRateLimits')) ?? {});
+  const limitsOf = (request: FastifyRequest) =>
+    userRateLimits(callerOf(request), parseGroupRateLimits(options.get('GroupRateLimits')) ?? {});
   /** What a key's fields may narrow: the rate limits above and the caller's concurrency limit in effect. */
   const ceilingsOf = (request: FastifyRequest) => ({ ...limitsOf(request), concurrency: userConcurrencyLimit(callerOf(request), options) });
   /** The operator's time zone, in which budgets reset. */
   const zone = () => effectiveTimeZone(options.get('TimeZone'));
 
   app.get('/api/token/', { preHandler: signedIn, schema: listed('token') }, async (request) => {
-    const rows = await listTokens(db, Number(callerOf(request).id), pageWindowOf(request.query), sortOf('token', request.query), statusFilterOf(request.query));
+    const rows = await listTokens(
+      db,
+      Number(callerOf(request).id),
+      pageWindowOf(request.query),
+      sortOf('token', request.query),
+      statusFilterOf(request.query),
+    );
     return ok(rows.map((row) => toTokenRecord(row, false, limitsOf(request), zone())));
   });
 
   app.get('/api/token/search', { preHandler: signedIn, schema: searchedList('token') }, async (request) => {
     const keyword = (request.query.keyword ?? '').trim();
-    const rows = await searchTokens(db, Number(callerOf(request).id), keyword, sortOf('token', request.query), statusFilterOf(request.query));
+    const rows = await searchTokens(
+      db,
+      Number(callerOf(request).id),
+      keyword,
+      sortOf('token', request.query),
+      statusFilterOf(request.query),
+    );
     return ok(rows.map((row) => toTokenRecord(row, false, limitsOf(request), zone())));
   });
 
@@ -188,13 +211,21 @@ export function tokenRoutes(fastify: FastifyInstance): Promise<void> {
       if (problem) return fail(problem);
       await updateOwnToken(db, userId, id, { status });
     } else {
-      const parsed = parseTokenFields({ ...toTokenRecord(token, true), ...body, name: body.name ?? token.name }, false, ceilingsOf(request), body);
+      const parsed = parseTokenFields(
+        { ...toTokenRecord(token, true), ...body, name: body.name ?? token.name },
+        false,
+        ceilingsOf(request),
+        body,
+      );
       if ('error' in parsed) return fail(parsed.error);
       const fields = parsed.value;
       // an edit that fixes what expired or exhausted the token makes it usable again
       const now = Math.floor(Date.now() / 1000);
       const usable = (fields.expired_time === -1 || fields.expired_time > now) && (fields.unlimited_quota === 1 || fields.remain_quota > 0);
-      const status = (Number(token.status) === TokenStatus.expired || Number(token.status) === TokenStatus.exhausted) && usable ? TokenStatus.enabled : Number(token.status);
+      const status =
+        (Number(token.status) === TokenStatus.expired || Number(token.status) === TokenStatus.exhausted) && usable
+          ? TokenStatus.enabled
+          : Number(token.status);
       // a budget of another period starts with nothing spent: the spend on record was of the old one
       const spend = fields.budget_period !== token.budget_period ? { period_spent: 0, period_start: 0 } : {};
       await updateOwnToken(db, userId, id, { ...fields, ...spend, status });

@@ -21,7 +21,15 @@ import { rateLimit } from '../../plugins/rateLimit';
 import { failureLimit } from '../../services/rateLimiter';
 import { revokeSession, revokeUserSessions, SESSION_COOKIE, sessionStage, setSessionCookie } from '../../services/session';
 import { insertLog } from '../../repositories/logs';
-import { acceptTimeStep, enableTwoFactor, findTwoFactor, removeTwoFactor, startEnrolment, unusedRecoveryCodes, useRecoveryCode } from '../../repositories/twoFactor';
+import {
+  acceptTimeStep,
+  enableTwoFactor,
+  findTwoFactor,
+  removeTwoFactor,
+  startEnrolment,
+  unusedRecoveryCodes,
+  useRecoveryCode,
+} from '../../repositories/twoFactor';
 import { findUserById, type UserRow } from '../../repositories/users';
 import { byId, twoFactorCodeSchema } from './inputSchemas';
 import { deriveKey, openSecret, sealSecret } from '../../secrets';
@@ -84,13 +92,18 @@ export function twoFactorRoutes(fastify: FastifyInstance): Promise<void> {
   const issuer = () => options.get('SystemName') || 'Switchboard';
 
   /** Wrong codes one account may take per window, from anywhere: the password is already known to whoever guesses. */
-  const guessLimit = (ctx: AppContext, userId: number) => failureLimit(ctx, `two-factor:${userId}`, (ctx.config.loginLimits ?? DEFAULT_LOGIN_LIMITS).perAccount);
+  const guessLimit = (ctx: AppContext, userId: number) =>
+    failureLimit(ctx, `two-factor:${userId}`, (ctx.config.loginLimits ?? DEFAULT_LOGIN_LIMITS).perAccount);
 
   /**
    * Checks and spends a code: a TOTP code of the (pending or enabled) secret,
    * or, when `recovery`, an unused recovery code.
    */
-  const spendCode = async (userId: number, code: string, accept: { pending?: boolean; recovery?: boolean }): Promise<'totp' | 'recovery' | undefined> => {
+  const spendCode = async (
+    userId: number,
+    code: string,
+    accept: { pending?: boolean; recovery?: boolean },
+  ): Promise<'totp' | 'recovery' | undefined> => {
     const enrolment = await findTwoFactor(db, userId);
     const wantEnabled = accept.pending ? 0 : 1;
     if (!enrolment || enrolment.enabled !== wantEnabled) return undefined;
@@ -150,37 +163,59 @@ export function twoFactorRoutes(fastify: FastifyInstance): Promise<void> {
     const url = (await totpOf(secret, issuer(), caller.username)).toString();
     const { default: QRCode } = await import('qrcode');
     const svg = await QRCode.toString(url, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
-    const enrolment: TwoFactorEnrolment = { secret, otpauth_url: url, qr_code: `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}` };
+    const enrolment: TwoFactorEnrolment = {
+      secret,
+      otpauth_url: url,
+      qr_code: `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`,
+    };
     return ok(enrolment);
   });
 
-  app.post('/api/user/2fa/confirm', { preHandler: [rateLimit('critical'), enrolling], schema: twoFactorCodeSchema }, async (request, reply) => {
-    const caller = callerOf(request);
-    const enrolment = await findTwoFactor(db, Number(caller.id));
-    if (enrolment?.enabled !== 0) return fail(enrolment ? 'two-factor sign-in is already on' : 'start the enrolment first');
-    const checked = await checkCode(reply, Number(caller.id), request.body.code, { pending: true });
-    if ('refusal' in checked) return checked.refusal;
-    const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
-    await enableTwoFactor(db, Number(caller.id), codes);
-    // whoever else is signed in as this user signed in with the password alone
-    const claims = sessions.decode(request.cookies[SESSION_COOKIE]);
-    await revokeUserSessions(db, Number(caller.id), claims?.sid);
-    await insertLog(db, { userId: Number(caller.id), username: caller.username, type: LogType.system, content: 'two-factor sign-in enabled' });
-    return ok({ recovery_codes: codes });
-  });
+  app.post(
+    '/api/user/2fa/confirm',
+    { preHandler: [rateLimit('critical'), enrolling], schema: twoFactorCodeSchema },
+    async (request, reply) => {
+      const caller = callerOf(request);
+      const enrolment = await findTwoFactor(db, Number(caller.id));
+      if (enrolment?.enabled !== 0) return fail(enrolment ? 'two-factor sign-in is already on' : 'start the enrolment first');
+      const checked = await checkCode(reply, Number(caller.id), request.body.code, { pending: true });
+      if ('refusal' in checked) return checked.refusal;
+      const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
+      await enableTwoFactor(db, Number(caller.id), codes);
+      // whoever else is signed in as this user signed in with the password alone
+      const claims = sessions.decode(request.cookies[SESSION_COOKIE]);
+      await revokeUserSessions(db, Number(caller.id), claims?.sid);
+      await insertLog(db, {
+        userId: Number(caller.id),
+        username: caller.username,
+        type: LogType.system,
+        content: 'two-factor sign-in enabled',
+      });
+      return ok({ recovery_codes: codes });
+    },
+  );
 
-  app.post('/api/user/2fa/disable', { preHandler: [rateLimit('critical'), signedIn], schema: twoFactorCodeSchema }, async (request, reply) => {
-    const caller = callerOf(request);
-    if ((await findTwoFactor(db, Number(caller.id)))?.enabled !== 1) return fail('two-factor sign-in is not on');
-    if (Number(caller.role) >= Role.admin && options.bool('TwoFactorRequiredForAdmins')) {
-      return fail('two-factor sign-in is required for admins: it cannot be turned off', 'two_factor_enrolment_required');
-    }
-    const checked = await checkCode(reply, Number(caller.id), request.body.code, { recovery: true });
-    if ('refusal' in checked) return checked.refusal;
-    await removeTwoFactor(db, Number(caller.id));
-    await insertLog(db, { userId: Number(caller.id), username: caller.username, type: LogType.system, content: 'two-factor sign-in disabled' });
-    return ok();
-  });
+  app.post(
+    '/api/user/2fa/disable',
+    { preHandler: [rateLimit('critical'), signedIn], schema: twoFactorCodeSchema },
+    async (request, reply) => {
+      const caller = callerOf(request);
+      if ((await findTwoFactor(db, Number(caller.id)))?.enabled !== 1) return fail('two-factor sign-in is not on');
+      if (Number(caller.role) >= Role.admin && options.bool('TwoFactorRequiredForAdmins')) {
+        return fail('two-factor sign-in is required for admins: it cannot be turned off', 'two_factor_enrolment_required');
+      }
+      const checked = await checkCode(reply, Number(caller.id), request.body.code, { recovery: true });
+      if ('refusal' in checked) return checked.refusal;
+      await removeTwoFactor(db, Number(caller.id));
+      await insertLog(db, {
+        userId: Number(caller.id),
+        username: caller.username,
+        type: LogType.system,
+        content: 'two-factor sign-in disabled',
+      });
+      return ok();
+    },
+  );
 
   // the second step of sign-in: the only route a partial session opens
   app.post('/api/user/login/2fa', { preHandler: rateLimit('critical'), schema: twoFactorCodeSchema }, async (request, reply) => {
@@ -216,7 +251,12 @@ export function twoFactorRoutes(fastify: FastifyInstance): Promise<void> {
     if (!target) return fail('user not found', 'user_not_found');
     const removed = await removeTwoFactor(db, Number(target.id));
     if (removed) {
-      await insertLog(db, { userId: Number(target.id), username: target.username, type: LogType.system, content: `two-factor sign-in reset by ${callerOf(request).username}` });
+      await insertLog(db, {
+        userId: Number(target.id),
+        username: target.username,
+        type: LogType.system,
+        content: `two-factor sign-in reset by ${callerOf(request).username}`,
+      });
     }
     return ok({ removed });
   });

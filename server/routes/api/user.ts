@@ -13,7 +13,17 @@ import { requireTurnstile } from '../../plugins/turnstile';
 import { insertLog } from '../../repositories/logs';
 import { checkEmailCode, normaliseEmail } from './account';
 import { finishFirstFactor } from './twoFactor';
-import { addUserQuota, createUser, deleteUser, emailTaken, findUserByAffCode, findUserByUsername, toUserRecord, updateUser, type UserPatch } from '../../repositories/users';
+import {
+  addUserQuota,
+  createUser,
+  deleteUser,
+  emailTaken,
+  findUserByAffCode,
+  findUserByUsername,
+  toUserRecord,
+  updateUser,
+  type UserPatch,
+} from '../../repositories/users';
 import { loginSchema, registerSchema, selfUpdateSchema } from './inputSchemas';
 import { hashPassword, verifyPassword } from '../../passwords';
 
@@ -45,7 +55,8 @@ export function userRoutes(fastify: FastifyInstance): Promise<void> {
     const password = asString(body.password);
     const problem = usernameProblem(username) ?? passwordProblem(password);
     if (problem) return fail(problem);
-    if (body.password2 !== undefined && asString(body.password2) !== password) return fail('the two passwords entered do not match', 'passwords_mismatch');
+    if (body.password2 !== undefined && asString(body.password2) !== password)
+      return fail('the two passwords entered do not match', 'passwords_mismatch');
     if (await findUserByUsername(db, username)) return fail('username already taken', 'username_taken');
     let email = '';
     if (options.bool('EmailVerificationEnabled')) {
@@ -74,10 +85,22 @@ export function userRoutes(fastify: FastifyInstance): Promise<void> {
           inviterId: inviter ? Number(inviter.id) : 0,
         });
         if (newUserQuota > 0) {
-          await insertLog(transaction, { userId: id, username, type: LogType.system, content: `new-user gift: ${newUserQuota} quota`, quota: newUserQuota });
+          await insertLog(transaction, {
+            userId: id,
+            username,
+            type: LogType.system,
+            content: `new-user gift: ${newUserQuota} quota`,
+            quota: newUserQuota,
+          });
         }
         if (inviter && inviteeBonus > 0) {
-          await insertLog(transaction, { userId: id, username, type: LogType.system, content: `gift for using an invite code: ${inviteeBonus} quota`, quota: inviteeBonus });
+          await insertLog(transaction, {
+            userId: id,
+            username,
+            type: LogType.system,
+            content: `gift for using an invite code: ${inviteeBonus} quota`,
+            quota: inviteeBonus,
+          });
         }
         if (inviter && inviterBonus > 0) {
           await addUserQuota(transaction, Number(inviter.id), inviterBonus);
@@ -128,7 +151,9 @@ export function userRoutes(fastify: FastifyInstance): Promise<void> {
   });
 
   // the caller's own budget comes with its spend this period, in the operator's time zone
-  app.get('/api/user/self', { preHandler: signedIn }, (request) => ok(toUserRecord(callerOf(request), effectiveTimeZone(app.ctx.options.get('TimeZone')))));
+  app.get('/api/user/self', { preHandler: signedIn }, (request) =>
+    ok(toUserRecord(callerOf(request), effectiveTimeZone(app.ctx.options.get('TimeZone')))),
+  );
 
   app.put('/api/user/self', { preHandler: signedIn, schema: selfUpdateSchema }, async (request, reply) => {
     const caller = callerOf(request);

@@ -9,7 +9,19 @@ import { LogType, Role, UserStatus } from '../../../common/roles';
 import { callerOf, hashAccessToken, requireRole } from '../../plugins/auth';
 import { insertLog } from '../../repositories/logs';
 import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination';
-import { createUser, deleteUser, findUserById, findUserByUsername, listUsers, searchUsers, setAffCodeIfUnset, toUserRecord, updateUser, type UserPatch, type UserRow } from '../../repositories/users';
+import {
+  createUser,
+  deleteUser,
+  findUserById,
+  findUserByUsername,
+  listUsers,
+  searchUsers,
+  setAffCodeIfUnset,
+  toUserRecord,
+  updateUser,
+  type UserPatch,
+  type UserRow,
+} from '../../repositories/users';
 import { effectiveTimeZone, parseBudget } from '../../../common/budgets';
 import { parseRateLimitOverride } from '../../../common/rateLimits';
 import { parseConcurrencyLimit } from '../../relay/concurrency';
@@ -38,12 +50,18 @@ export function userAdminRoutes(fastify: FastifyInstance): Promise<void> {
   });
 
   app.get('/api/user/', { preHandler: admin, schema: listed('user') }, async (request) =>
-    ok((await listUsers(db, pageWindowOf(request.query), sortOf('user', request.query), userFilterOf(request.query))).map((row) => toUserRecord(row, zone()))),
+    ok(
+      (await listUsers(db, pageWindowOf(request.query), sortOf('user', request.query), userFilterOf(request.query))).map((row) =>
+        toUserRecord(row, zone()),
+      ),
+    ),
   );
 
   app.get('/api/user/search', { preHandler: admin, schema: searchedList('user') }, async (request) => {
     const keyword = (request.query.keyword ?? '').trim();
-    return ok((await searchUsers(db, keyword, sortOf('user', request.query), userFilterOf(request.query))).map((row) => toUserRecord(row, zone())));
+    return ok(
+      (await searchUsers(db, keyword, sortOf('user', request.query), userFilterOf(request.query))).map((row) => toUserRecord(row, zone())),
+    );
   });
 
   app.get('/api/user/:id', { preHandler: admin, schema: byId }, async (request) => {
@@ -61,7 +79,8 @@ export function userAdminRoutes(fastify: FastifyInstance): Promise<void> {
     const problem = usernameProblem(username) ?? passwordProblem(password);
     if (problem) return fail(problem);
     if (await findUserByUsername(db, username)) return fail('username already taken', 'username_taken');
-    const displayName = typeof body.display_name === 'string' && body.display_name.trim() ? body.display_name.trim().slice(0, 20) : username;
+    const displayName =
+      typeof body.display_name === 'string' && body.display_name.trim() ? body.display_name.trim().slice(0, 20) : username;
     await createUser(db, dialect, {
       username,
       displayName,

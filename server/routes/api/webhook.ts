@@ -50,12 +50,18 @@ function parseWebhookFields(body: unknown, current?: WebhookFields): WebhookFiel
     return { error: `url must be an http:// or https:// address without credentials, at most ${URL_MAX} characters` };
   }
   const events = input.events === undefined && current ? current.events : input.events;
-  if (!Array.isArray(events) || !events.length || !events.every(isWebhookEvent)) return { error: 'events must list at least one known event type' };
+  if (!Array.isArray(events) || !events.length || !events.every(isWebhookEvent))
+    return { error: 'events must list at least one known event type' };
   const enabledInput = input.enabled === undefined ? (current ? current.enabled === 1 : true) : input.enabled;
   if (typeof enabledInput !== 'boolean') return { error: 'enabled must be true or false' };
   let secret: string | undefined;
   if (input.secret !== undefined && input.secret !== null && input.secret !== '') {
-    if (typeof input.secret !== 'string' || input.secret.length < SECRET_MIN || input.secret.length > SECRET_MAX || !/^[\x21-\x7e]+$/.test(input.secret)) {
+    if (
+      typeof input.secret !== 'string' ||
+      input.secret.length < SECRET_MIN ||
+      input.secret.length > SECRET_MAX ||
+      !/^[\x21-\x7e]+$/.test(input.secret)
+    ) {
       return { error: `secret must be ${SECRET_MIN}-${SECRET_MAX} printable characters without spaces (or left empty to generate one)` };
     }
     secret = input.secret;
@@ -163,7 +169,9 @@ export function webhookRoutes(fastify: FastifyInstance): Promise<void> {
     const row = id ? await findDelivery(db, id) : undefined;
     if (!row) return restRefusal(reply, 404, 'delivery not found');
     if (!(await findWebhook(db, Number(row.webhook_id)))) return restRefusal(reply, 404, 'webhook not found');
-    await insertDeliveries(db, [{ webhookId: Number(row.webhook_id), eventId: row.event_id, eventType: row.event_type, payload: row.payload }]);
+    await insertDeliveries(db, [
+      { webhookId: Number(row.webhook_id), eventId: row.event_id, eventType: row.event_type, payload: row.payload },
+    ]);
     const created = await latestDeliveryOf(db, row.event_id, row.webhook_id);
     return reply.code(201).send(toDeliveryRecord(created));
   });

@@ -43,13 +43,16 @@ const billsBySecond = (model: string) => model.slice(model.lastIndexOf('/') + 1)
 
 /** What a transcription answer says it used, when it says: gpt-4o-transcribe reports tokens, whisper-1 seconds (`usage.seconds`, or verbose_json's `duration`). */
 function transcriptionUsage(value: unknown): { promptTokens: number; completionTokens: number } | { seconds: number } | undefined {
-  const answer = value as { usage?: { type?: unknown; seconds?: unknown; input_tokens?: unknown; output_tokens?: unknown }; duration?: unknown } | undefined;
+  const answer = value as
+    { usage?: { type?: unknown; seconds?: unknown; input_tokens?: unknown; output_tokens?: unknown }; duration?: unknown } | undefined;
   const usage = answer?.usage;
   const seconds = Number(usage?.type === 'duration' ? usage.seconds : answer?.duration);
   if (Number.isFinite(seconds) && seconds > 0) return { seconds };
   const input = Number(usage?.input_tokens);
   const output = Number(usage?.output_tokens);
-  return Number.isFinite(input) && Number.isFinite(output) && input + output > 0 ? { promptTokens: input, completionTokens: output } : undefined;
+  return Number.isFinite(input) && Number.isFinite(output) && input + output > 0
+    ? { promptTokens: input, completionTokens: output }
+    : undefined;
 }
 
 interface UploadState {
@@ -83,7 +86,8 @@ function transcriptionRoute(operation: 'audio_transcription' | 'audio_translatio
       const contentType = call.input.headers['content-type'] ?? '';
       const boundary = multipartBoundary(contentType);
       const upload = call.input.body;
-      if (!Buffer.isBuffer(upload) || !boundary) return relayError(400, 'the request body must be multipart/form-data with a file and a model');
+      if (!Buffer.isBuffer(upload) || !boundary)
+        return relayError(400, 'the request body must be multipart/form-data with a file and a model');
       const modelField = findMultipartField(upload, boundary, 'model');
       const model = modelField?.value.trim() ?? '';
       if (!modelField || !model) return relayError(400, 'you must provide a model parameter', 'model_required');
@@ -93,7 +97,14 @@ function transcriptionRoute(operation: 'audio_transcription' | 'audio_translatio
       const files = findMultipartFiles(upload, boundary, 'file');
       const fileBytes = files.reduce((sum, file) => sum + file.length, 0);
       const seconds = files.reduce((longest, file) => Math.max(longest, audioDuration(file).seconds), 0);
-      return { upload, contentType, modelField, completionRatio: completionRatioFor(model, call.ctx.options.json('CompletionRatio')), seconds, formBytes: Math.max(0, upload.length - fileBytes) };
+      return {
+        upload,
+        contentType,
+        modelField,
+        completionRatio: completionRatioFor(model, call.ctx.options.json('CompletionRatio')),
+        seconds,
+        formBytes: Math.max(0, upload.length - fileBytes),
+      };
     },
 
     price: (call) =>
@@ -114,7 +125,8 @@ function transcriptionRoute(operation: 'audio_transcription' | 'audio_translatio
         model,
         path,
         headers: { 'content-type': state.contentType, accept: input.headers.accept ?? 'application/json' },
-        body: (upstreamModel) => (upstreamModel === model ? state.upload : replaceMultipartField(state.upload, state.modelField, upstreamModel)),
+        body: (upstreamModel) =>
+          upstreamModel === model ? state.upload : replaceMultipartField(state.upload, state.modelField, upstreamModel),
         signal: call.signal,
       };
     },
@@ -124,7 +136,10 @@ function transcriptionRoute(operation: 'audio_transcription' | 'audio_translatio
       // json and verbose_json carry the text in `text`; text, srt and vtt are the text
       const bytes = await answerBytes(answer);
       if (isRelayError(bytes)) return bytes;
-      response.writeHead(answer.response.status, { 'content-type': answer.response.contentType || 'application/json', 'content-length': bytes.length });
+      response.writeHead(answer.response.status, {
+        'content-type': answer.response.contentType || 'application/json',
+        'content-length': bytes.length,
+      });
       response.end(bytes);
       const reported = transcriptionUsage(answer.json?.value);
       let usage: { promptTokens: number; completionTokens: number };
@@ -138,7 +153,9 @@ function transcriptionRoute(operation: 'audio_transcription' | 'audio_translatio
         const text = answer.json ? (answer.json.value as { text?: unknown } | undefined)?.text : bytes.toString('utf8');
         usage = {
           promptTokens: transcriptionPromptTokens(model, state),
-          completionTokens: countTextTokens(typeof text === 'string' ? text : '', model, { approximate: call.ctx.options.bool('ApproximateTokenEnabled') }),
+          completionTokens: countTextTokens(typeof text === 'string' ? text : '', model, {
+            approximate: call.ctx.options.bool('ApproximateTokenEnabled'),
+          }),
         };
       }
       call.settle({
@@ -174,7 +191,8 @@ export function speechHold(body: Record<string, unknown> & { input: string }, mo
 }
 
 /** Speech is billed by the characters it reads out, and its other text (gpt-4o-mini-tts's `instructions`) by its tokens, as prompt tokens. */
-const speechCharge = (admission: Pick<Admission, 'model' | 'ratio'>, promptTokens: number) => tokenCharge(admission, { promptTokens, completionTokens: 0, cachedPromptTokens: 0 }, 1);
+const speechCharge = (admission: Pick<Admission, 'model' | 'ratio'>, promptTokens: number) =>
+  tokenCharge(admission, { promptTokens, completionTokens: 0, cachedPromptTokens: 0 }, 1);
 
 export const speech: RelayRoute<SpeechState> = {
   operation: 'audio_speech',

@@ -42,16 +42,26 @@ export function geminiNativeRoutes(app: FastifyInstance, options: { ctx: RelayCo
     return sendGoogleError(reply, { status, message: status === 500 ? 'internal error' : error.message, type: '', code: null });
   });
 
-  const generate = async (request: FastifyRequest<{ Params: { '*'?: string }; Querystring: Record<string, unknown> }>, reply: FastifyReply) => {
+  const generate = async (
+    request: FastifyRequest<{ Params: { '*'?: string }; Querystring: Record<string, unknown> }>,
+    reply: FastifyReply,
+  ) => {
     const target = request.params['*'] ?? '';
     const asked = modelAndMethod(target);
-    if (!asked) return sendGoogleError(reply, relayError(404, `models/${target} is not a method this gateway serves (generateContent, streamGenerateContent)`, 'NOT_FOUND'));
+    if (!asked)
+      return sendGoogleError(
+        reply,
+        relayError(404, `models/${target} is not a method this gateway serves (generateContent, streamGenerateContent)`, 'NOT_FOUND'),
+      );
     const badName = modelNameProblem(asked.model);
     if (badName) return sendGoogleError(reply, badName);
     const query = request.query;
     if (GEMINI_METHODS[asked.method].streamed && query.alt !== 'sse') {
       // Google's other stream form is one JSON array answered at the end: no client of ours has asked for it
-      return sendGoogleError(reply, relayError(400, 'streamGenerateContent is served as server-sent events only: add alt=sse to the query', 'INVALID_ARGUMENT'));
+      return sendGoogleError(
+        reply,
+        relayError(400, 'streamGenerateContent is served as server-sent events only: add alt=sse to the query', 'INVALID_ARGUMENT'),
+      );
     }
     const bytes = Buffer.isBuffer(request.body) ? request.body : undefined;
     let body: unknown;
@@ -66,7 +76,8 @@ export function geminiNativeRoutes(app: FastifyInstance, options: { ctx: RelayCo
       body = undefined;
     }
     // Google's clients may put the key in the query string; it counts as the header does
-    const key = typeof query.key === 'string' && query.key !== '' && request.headers['x-goog-api-key'] === undefined ? query.key : undefined;
+    const key =
+      typeof query.key === 'string' && query.key !== '' && request.headers['x-goog-api-key'] === undefined ? query.key : undefined;
     const headers = key === undefined ? request.headers : { ...request.headers, 'x-goog-api-key': key };
     // the pipeline writes to Node's response itself, as the other relay routes do
     reply.hijack();

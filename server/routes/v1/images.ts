@@ -70,7 +70,10 @@ export const imageGeneration: RelayRoute<ImageState> = {
     const delivered = Array.isArray(images) ? Math.min(state.count, images.length) : state.count;
     const bytes = await answerBytes(answer);
     if (isRelayError(bytes)) return bytes;
-    response.writeHead(answer.response.status, { 'content-type': answer.response.contentType || 'application/json', 'content-length': bytes.length });
+    response.writeHead(answer.response.status, {
+      'content-type': answer.response.contentType || 'application/json',
+      'content-length': bytes.length,
+    });
     response.end(bytes);
     call.settle({
       channelId: answer.channel.id,

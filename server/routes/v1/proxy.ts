@@ -18,7 +18,18 @@ import { authenticateRelay } from '../../relay/tokenAuth';
 export const PROXY_CHANNEL_TYPE = 43;
 
 /** Headers that describe this hop, not the request: never passed on (either way). */
-const HOP_HEADERS = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'content-length', 'accept-encoding', 'upgrade', 'proxy-connection', 'te', 'trailer']);
+const HOP_HEADERS = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+  'accept-encoding',
+  'upgrade',
+  'proxy-connection',
+  'te',
+  'trailer',
+]);
 
 function forwardedHeaders(request: FastifyRequest, key: string): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -64,7 +75,8 @@ export function proxiedPath(baseUrl: string, rest: string): { url: string } | { 
   } catch {
     return { refused: "the path does not make a valid URL with the channel's base URL" };
   }
-  if (!(resolved.pathname === basePath || resolved.pathname.startsWith(`${basePath}/`))) return { refused: "the path may not climb out of the channel's base path" };
+  if (!(resolved.pathname === basePath || resolved.pathname.startsWith(`${basePath}/`)))
+    return { refused: "the path may not climb out of the channel's base path" };
   return { url };
 }
 
@@ -78,11 +90,17 @@ export function proxyRoutes(app: FastifyInstance, options: { bookkeeping: Bookke
     const started = Date.now();
     const caller = await authenticateRelay(db, request);
     if (isRelayError(caller)) return sendRelayError(reply, caller);
-    if (!isAdmin(caller.user.role)) return sendRelayError(reply, relayError(403, 'only an administrator may call a channel by its id through the proxy', 'channel_not_allowed'));
+    if (!isAdmin(caller.user.role))
+      return sendRelayError(
+        reply,
+        relayError(403, 'only an administrator may call a channel by its id through the proxy', 'channel_not_allowed'),
+      );
     const channelId = Number(request.params.channelid);
     const channel = Number.isSafeInteger(channelId) && channelId > 0 ? await findChannel(db, channelId) : undefined;
-    if (!channel || Number(channel.type) !== PROXY_CHANNEL_TYPE) return sendRelayError(reply, relayError(404, `there is no Proxy channel ${request.params.channelid}`, 'channel_not_found'));
-    if (Number(channel.status) !== 1) return sendRelayError(reply, relayError(503, `the Proxy channel ${channelId} is disabled`, 'channel_disabled'));
+    if (!channel || Number(channel.type) !== PROXY_CHANNEL_TYPE)
+      return sendRelayError(reply, relayError(404, `there is no Proxy channel ${request.params.channelid}`, 'channel_not_found'));
+    if (Number(channel.status) !== 1)
+      return sendRelayError(reply, relayError(503, `the Proxy channel ${channelId} is disabled`, 'channel_disabled'));
     // the rest of the path as it was sent, not as Fastify decoded it
     const queryAt = request.url.indexOf('?');
     const search = queryAt === -1 ? '' : request.url.slice(queryAt);
@@ -115,11 +133,15 @@ export function proxyRoutes(app: FastifyInstance, options: { bookkeeping: Bookke
       });
     } catch (error) {
       log(502);
-      return sendRelayError(reply, relayError(502, `the Proxy channel's upstream could not be reached: ${(error as Error).message}`, 'upstream_unreachable'));
+      return sendRelayError(
+        reply,
+        relayError(502, `the Proxy channel's upstream could not be reached: ${(error as Error).message}`, 'upstream_unreachable'),
+      );
     }
     log(answer.statusCode);
     reply.code(answer.statusCode);
-    for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !HOP_HEADERS.has(name)) reply.header(name, value);
+    for (const [name, value] of Object.entries(answer.headers))
+      if (value !== undefined && !HOP_HEADERS.has(name)) reply.header(name, value);
     // the upstream's bytes as they come; a client that leaves ends the upstream call with them
     return reply.send(answer.body);
   });

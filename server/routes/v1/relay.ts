@@ -57,7 +57,8 @@ const modelObject = (id: string, owner: string) => ({ id, object: 'model', creat
  */
 async function modelOwners(db: Kysely<Database>, group: string, model?: string): Promise<Map<string, string>> {
   const owners = new Map<string, string>();
-  for (const row of await groupModelChannels(db, group, model)) if (!owners.has(row.model)) owners.set(row.model, ownerOfChannelType(Number(row.type)));
+  for (const row of await groupModelChannels(db, group, model))
+    if (!owners.has(row.model)) owners.set(row.model, ownerOfChannelType(Number(row.type)));
   return owners;
 }
 
@@ -76,7 +77,10 @@ export async function relayRoutes(app: FastifyInstance): Promise<void> {
   app.get('/v1/models', async (request, reply) => {
     // an Anthropic client (it sends anthropic-version) gets Anthropic's list, its errors in Anthropic's shape
     const anthropic = request.headers['anthropic-version'] !== undefined;
-    const caller = await authenticateRelay(db, anthropic ? { ip: request.ip, headers: { authorization: anthropicMessages.authorization(request.headers) } } : request);
+    const caller = await authenticateRelay(
+      db,
+      anthropic ? { ip: request.ip, headers: { authorization: anthropicMessages.authorization(request.headers) } } : request,
+    );
     if (isRelayError(caller)) {
       if (!anthropic) return sendRelayError(reply, caller);
       return reply.code(caller.status).header('content-type', anthropicMessages.contentType).send(anthropicMessages.errorBody(caller));
@@ -99,23 +103,27 @@ export async function relayRoutes(app: FastifyInstance): Promise<void> {
     if (badName) return sendRelayError(reply, badName);
     const allowedByToken = !caller.token.models || caller.token.models.split(',').includes(model);
     const owner = (await modelOwners(db, caller.user.group, model)).get(model);
-    if (owner === undefined || !allowedByToken) return sendRelayError(reply, relayError(404, `The model '${model}' does not exist`, 'model_not_found'));
+    if (owner === undefined || !allowedByToken)
+      return sendRelayError(reply, relayError(404, `The model '${model}' does not exist`, 'model_not_found'));
     return modelObject(model, owner);
   });
 
   // Anthropic's token count: the prompt's local count (the tokenizer relay bills an unreported prompt by); authenticated, not billed
   app.post('/v1/messages/count_tokens', async (request, reply) => {
     const headers = { authorization: anthropicMessages.authorization(request.headers) };
-    const fail = (error: RelayError) => reply.code(error.status).header('content-type', anthropicMessages.contentType).send(anthropicMessages.errorBody(error));
+    const fail = (error: RelayError) =>
+      reply.code(error.status).header('content-type', anthropicMessages.contentType).send(anthropicMessages.errorBody(error));
     const caller = await authenticateRelay(db, { ip: request.ip, headers }, app.ctx.relayCache);
     if (isRelayError(caller)) return fail(caller);
     const body = request.body;
-    if (!body || typeof body !== 'object' || Array.isArray(body)) return fail(relayError(400, 'the request body must be a JSON object', 'invalid_json'));
+    if (!body || typeof body !== 'object' || Array.isArray(body))
+      return fail(relayError(400, 'the request body must be a JSON object', 'invalid_json'));
     const fields = body as Record<string, unknown>;
     const model = anthropicMessages.model('chat', fields);
     if (!model) return fail(relayError(400, 'model: Field required', 'invalid_request_error'));
     if (!Array.isArray(fields.messages)) return fail(relayError(400, 'messages: Field required', 'invalid_request_error'));
-    if (caller.token.models && !caller.token.models.split(',').includes(model)) return fail(relayError(403, `this token may not use the model ${model}`, 'model_not_allowed'));
+    if (caller.token.models && !caller.token.models.split(',').includes(model))
+      return fail(relayError(403, `this token may not use the model ${model}`, 'model_not_allowed'));
     return { input_tokens: countMessagesPromptTokens(fields, model, { approximate: app.ctx.options.bool('ApproximateTokenEnabled') }) };
   });
 
@@ -125,7 +133,13 @@ export async function relayRoutes(app: FastifyInstance): Promise<void> {
     app.post<{ Params: { model?: string } }>(path, async (request, reply) => {
       // the pipeline writes to Node's response itself, as the fast path does
       reply.hijack();
-      const input = { headers: request.headers, ip: request.ip, body: request.body, pathModel: request.params.model, query: apiVersionOf(request.query) };
+      const input = {
+        headers: request.headers,
+        ip: request.ip,
+        body: request.body,
+        pathModel: request.params.model,
+        query: apiVersionOf(request.query),
+      };
       await runRelay(ctx, route, input, reply.raw).catch((error: unknown) => answerCrash(ctx, route.inbound, reply.raw, error));
     });
   }

@@ -15,7 +15,15 @@
 // document and every document, a token per byte at most) and one search unit
 // per 100 documents, both at the model's ratio.
 import { openaiChat } from '../../protocols/inbound';
-import { readRerankRequest, rerankAnswer, rerankSearchUnitBound, rerankTokenBound, rerankTokenCount, type RerankBilled, type RerankRead } from '../../protocols/inbound/rerank';
+import {
+  readRerankRequest,
+  rerankAnswer,
+  rerankSearchUnitBound,
+  rerankTokenBound,
+  rerankTokenCount,
+  type RerankBilled,
+  type RerankRead,
+} from '../../protocols/inbound/rerank';
 import { searchUnitCharge, tokenCharge, type Bill } from '../../billing/accounting';
 import { computeQuota, searchUnitQuota } from '../../billing/prices';
 import { modelOf } from '../../relay/intake';
@@ -73,7 +81,13 @@ export const rerank: RelayRoute<RerankState> = {
 
   answer(call, answer) {
     const decoded = answer.translated?.rerank;
-    if (!decoded) return relayError(502, `the upstream's rerank answer could not be read (request id ${answer.requestId})`, 'bad_upstream_answer', 'server_error');
+    if (!decoded)
+      return relayError(
+        502,
+        `the upstream's rerank answer could not be read (request id ${answer.requestId})`,
+        'bad_upstream_answer',
+        'server_error',
+      );
     const { admission, state, response } = call;
     const { request } = state.read;
     let billed: RerankBilled;
@@ -86,11 +100,14 @@ export const rerank: RelayRoute<RerankState> = {
       charged = searchUnitCharge(admission, units);
     } else {
       estimated = decoded.tokens === undefined;
-      const tokens = decoded.tokens ?? rerankTokenCount(request, call.model, { approximate: call.ctx.options.bool('ApproximateTokenEnabled') });
+      const tokens =
+        decoded.tokens ?? rerankTokenCount(request, call.model, { approximate: call.ctx.options.bool('ApproximateTokenEnabled') });
       billed = { tokens };
       charged = tokenCharge(admission, { promptTokens: tokens, completionTokens: 0, cachedPromptTokens: 0 }, 1);
     }
-    const body = JSON.stringify(rerankAnswer(decoded, state.read, { id: `rerank-${answer.requestId.replace(/[^A-Za-z0-9]/g, '')}`, model: call.model, billed }));
+    const body = JSON.stringify(
+      rerankAnswer(decoded, state.read, { id: `rerank-${answer.requestId.replace(/[^A-Za-z0-9]/g, '')}`, model: call.model, billed }),
+    );
     response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
     response.end(body);
     call.settle({

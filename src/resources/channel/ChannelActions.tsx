@@ -66,7 +66,12 @@ export function ChannelActions(_: { label?: string }) {
         test_time: Math.floor(Date.now() / 1000),
         test_error: result.success ? '' : result.message || 'test failed',
       });
-      if (result.success) notice(model ? 'app.channel.test_success_model' : 'app.channel.test_success', 'success', { name: record.name, model, seconds: result.time.toFixed(2) });
+      if (result.success)
+        notice(model ? 'app.channel.test_success_model' : 'app.channel.test_success', 'success', {
+          name: record.name,
+          model,
+          seconds: result.time.toFixed(2),
+        });
       else notice(result.message || 'app.errors.request_failed', 'error');
     } catch (error) {
       notice(errorMessage(error), 'error');
@@ -104,7 +109,13 @@ export function ChannelActions(_: { label?: string }) {
   const enabled = record.status === ChannelStatus.enabled;
   return (
     <>
-      <Menu anchorEl={modelMenu} open={Boolean(modelMenu)} onClose={() => setModelMenu(null)} onClick={(event) => event.stopPropagation()} aria-label={translate('app.channel.test_model_pick')}>
+      <Menu
+        anchorEl={modelMenu}
+        open={Boolean(modelMenu)}
+        onClose={() => setModelMenu(null)}
+        onClick={(event) => event.stopPropagation()}
+        aria-label={translate('app.channel.test_model_pick')}
+      >
         <ListSubheader>{translate('app.channel.test_model_pick')}</ListSubheader>
         {models.map((model, index) => (
           <MenuItem
@@ -137,9 +148,29 @@ export function ChannelActions(_: { label?: string }) {
             disabled: toggling,
             onClick: () => void toggle(),
           },
-          { key: 'edit', label: 'ra.action.edit', icon: <EditIcon fontSize="small" />, onClick: () => void navigate(`/channel/edit/${record.id}`) },
-          { key: 'balance', label: 'app.lists.update_balance', icon: <AccountBalanceWalletIcon fontSize="small" />, loading: updatingBalance, onClick: () => void updateBalance(), more: true },
-          { key: 'delete', label: 'ra.action.delete', icon: <DeleteIcon fontSize="small" />, color: 'error', confirm: 'app.channel.delete_title', onClick: () => void remove(), more: true },
+          {
+            key: 'edit',
+            label: 'ra.action.edit',
+            icon: <EditIcon fontSize="small" />,
+            onClick: () => void navigate(`/channel/edit/${record.id}`),
+          },
+          {
+            key: 'balance',
+            label: 'app.lists.update_balance',
+            icon: <AccountBalanceWalletIcon fontSize="small" />,
+            loading: updatingBalance,
+            onClick: () => void updateBalance(),
+            more: true,
+          },
+          {
+            key: 'delete',
+            label: 'ra.action.delete',
+            icon: <DeleteIcon fontSize="small" />,
+            color: 'error',
+            confirm: 'app.channel.delete_title',
+            onClick: () => void remove(),
+            more: true,
+          },
         ]}
       />
     </>
@@ -219,7 +250,11 @@ function JobReport({ job, running, onClose }: { job: ChannelJob; running: boolea
     return (
       <Box sx={{ px: 1, pb: 1 }} role="status" aria-live="polite" data-testid="channel-job">
         <Typography variant="body2">{translate(message, args)}</Typography>
-        <LinearProgress variant={job.total ? 'determinate' : 'indeterminate'} value={job.total ? (job.done / job.total) * 100 : 0} sx={{ mt: 0.5 }} />
+        <LinearProgress
+          variant={job.total ? 'determinate' : 'indeterminate'}
+          value={job.total ? (job.done / job.total) * 100 : 0}
+          sx={{ mt: 0.5 }}
+        />
       </Box>
     );
   }
@@ -245,7 +280,11 @@ function JobReport({ job, running, onClose }: { job: ChannelJob; running: boolea
           <MuiList dense data-testid="job-failures">
             {job.failures.map((failure) => (
               <ListItem key={failure.channel_id} disableGutters>
-                <ListItemText primary={`#${failure.channel_id} ${failure.name}`} secondary={failure.message} slotProps={{ secondary: { sx: { overflowWrap: 'anywhere' } } }} />
+                <ListItemText
+                  primary={`#${failure.channel_id} ${failure.name}`}
+                  secondary={failure.message}
+                  slotProps={{ secondary: { sx: { overflowWrap: 'anywhere' } } }}
+                />
               </ListItem>
             ))}
           </MuiList>
@@ -271,7 +310,15 @@ export function ChannelFooter() {
           <Button component={RouterLink} to="/channel/add" size="small" variant="contained" disableElevation startIcon={<AddIcon />}>
             {translate('app.channel.add')}
           </Button>
-          <Button size="small" variant="outlined" startIcon={<NetworkCheckIcon />} loading={running === 'test'} loadingPosition="start" disabled={running !== null} onClick={() => void start('test')}>
+          <Button
+            size="small"
+            variant="outlined"
+            startIcon={<NetworkCheckIcon />}
+            loading={running === 'test'}
+            loadingPosition="start"
+            disabled={running !== null}
+            onClick={() => void start('test')}
+          >
             {translate('app.channel.test_all')}
           </Button>
           <Button

@@ -58,13 +58,26 @@ export function ResponseTimeField(_: CellProps) {
     const said = translate('app.lists.last_error', { message: testError });
     return (
       <Tooltip title={testTime ? `${said} · ${translate('app.channel.tested_at', { time: formatTimestamp(testTime) })}` : said}>
-        <Chip size="small" color="error" variant="outlined" label={translate('app.lists.test_failed')} aria-label={said} data-testid="response-time" data-error={testError} sx={{ maxWidth: 160 }} />
+        <Chip
+          size="small"
+          color="error"
+          variant="outlined"
+          label={translate('app.lists.test_failed')}
+          aria-label={said}
+          data-testid="response-time"
+          data-error={testError}
+          sx={{ maxWidth: 160 }}
+        />
       </Tooltip>
     );
   }
-  const label = milliseconds ? translate('app.channel.seconds', { seconds: (milliseconds / 1000).toFixed(2) }) : translate('app.channel.untested');
+  const label = milliseconds
+    ? translate('app.channel.seconds', { seconds: (milliseconds / 1000).toFixed(2) })
+    : translate('app.channel.untested');
   return (
-    <Tooltip title={testTime ? translate('app.channel.tested_at', { time: formatTimestamp(testTime) }) : translate('app.channel.never_tested')}>
+    <Tooltip
+      title={testTime ? translate('app.channel.tested_at', { time: formatTimestamp(testTime) }) : translate('app.channel.never_tested')}
+    >
       <Chip size="small" label={label} sx={badgeSx(responseTimeColor(milliseconds))} data-testid="response-time" />
     </Tooltip>
   );

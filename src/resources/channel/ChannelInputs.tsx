@@ -15,7 +15,11 @@ import { KeysFileButton } from './ChannelKeyList';
 import { useLoadedList } from '../shared/useLoadedList';
 import { textOf } from '../shared/textOf';
 
-export const MAPPING_EXAMPLE = JSON.stringify({ 'gpt-3.5-turbo-0301': 'gpt-3.5-turbo', 'gpt-4-0314': 'gpt-4', 'gpt-4-32k-0314': 'gpt-4-32k' }, null, 2);
+export const MAPPING_EXAMPLE = JSON.stringify(
+  { 'gpt-3.5-turbo-0301': 'gpt-3.5-turbo', 'gpt-4-0314': 'gpt-4', 'gpt-4-32k-0314': 'gpt-4-32k' },
+  null,
+  2,
+);
 
 export const CHANNEL_DEFAULTS = {
   type: 1,
@@ -68,7 +72,12 @@ function mappingIsValid(text: string): boolean {
   if (!text.trim()) return true;
   try {
     const parsed: unknown = JSON.parse(text);
-    return Boolean(parsed) && typeof parsed === 'object' && !Array.isArray(parsed) && Object.values(parsed as object).every((value) => typeof value === 'string');
+    return (
+      Boolean(parsed) &&
+      typeof parsed === 'object' &&
+      !Array.isArray(parsed) &&
+      Object.values(parsed as object).every((value) => typeof value === 'string')
+    );
   } catch {
     return false;
   }
@@ -104,7 +113,8 @@ export function validateChannelForm(creating: boolean, original?: { base_url?: u
     }
     if (!Array.isArray(values.models) || values.models.length === 0) errors.models = 'app.channel.models_required';
     if (!mappingIsValid(textOf(values.model_mapping))) errors.model_mapping = 'app.channel.mapping_invalid';
-    if (findChannelType(Number(values.type))?.baseUrlRequired && !textOf(values.base_url).trim()) errors.base_url = 'app.channel.base_url_required';
+    if (findChannelType(Number(values.type))?.baseUrlRequired && !textOf(values.base_url).trim())
+      errors.base_url = 'app.channel.base_url_required';
     if (otherMissing(Number(values.type), textOf(values.other), textOf(values.base_url))) errors.other = 'app.channel.other_required';
     if (!Number.isInteger(Number(values.priority))) errors.priority = 'app.channel.priority_invalid';
     if (!Number.isInteger(Number(values.weight)) || Number(values.weight) < 1) errors.weight = 'app.channel.weight_invalid';
@@ -136,7 +146,9 @@ export function channelTransform(values: Record<string, unknown>) {
     priority: Number(values.priority ?? 0),
     weight: Number(values.weight ?? 1),
     // only a multi-key channel says so: without the flag the server keeps one-api's wire (a channel per key line)
-    ...(values.multi_key === true ? { multi_key: true, key_strategy: values.key_strategy === 'round_robin' ? 'round_robin' : 'random' } : {}),
+    ...(values.multi_key === true
+      ? { multi_key: true, key_strategy: values.key_strategy === 'round_robin' ? 'round_robin' : 'random' }
+      : {}),
   };
 }
 
@@ -170,7 +182,11 @@ function ModelShortcuts({ available }: { available: string[] }) {
   return (
     <Stack direction={{ xs: 'column', sm: 'row' }} sx={{ gap: 1, mb: 2, alignItems: { sm: 'center' }, flexWrap: 'wrap' }}>
       <Stack direction="row" sx={{ gap: 1, flexWrap: 'wrap' }}>
-        <Button size="small" variant="outlined" onClick={() => setModels([...chosen(), ...available.filter((name) => name.startsWith('gpt-3') || name.startsWith('text-'))])}>
+        <Button
+          size="small"
+          variant="outlined"
+          onClick={() => setModels([...chosen(), ...available.filter((name) => name.startsWith('gpt-3') || name.startsWith('text-'))])}
+        >
           {translate('app.channel.fill_base_models')}
         </Button>
         <Button size="small" variant="outlined" onClick={() => setModels([...chosen(), ...available])}>
@@ -219,7 +235,10 @@ export function ChannelInputs({ creating = false }: { creating?: boolean }) {
   const chosenModels = (useWatch({ name: 'models' }) as string[] | undefined) ?? [];
   const chosenGroups = (useWatch({ name: 'groups' }) as string[] | undefined) ?? [];
 
-  const typeChoices = useMemo(() => CHANNEL_TYPES.map((channelType) => ({ id: channelType.value, name: `${channelType.label} (${channelType.value})` })), []);
+  const typeChoices = useMemo(
+    () => CHANNEL_TYPES.map((channelType) => ({ id: channelType.value, name: `${channelType.label} (${channelType.value})` })),
+    [],
+  );
   const modelChoices = unique([...availableModels, ...chosenModels]).map((name) => ({ id: name, name }));
   const groupChoices = unique(['default', ...availableGroups, ...chosenGroups]).map((name) => ({ id: name, name }));
   const channelType = findChannelType(type);

@@ -2,7 +2,21 @@
 // server never sends one whole), with its state, last use, tallies and last
 // error, and its own test, enable/disable and delete; keys are added typed or
 // read from a file (the file is read here and sent as text).
-import { Alert, Box, Button, Chip, Stack, Table, TableBody, TableCell, TableContainer, TableHead, TableRow, TextField, Typography } from '@mui/material';
+import {
+  Alert,
+  Box,
+  Button,
+  Chip,
+  Stack,
+  Table,
+  TableBody,
+  TableCell,
+  TableContainer,
+  TableHead,
+  TableRow,
+  TextField,
+  Typography,
+} from '@mui/material';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { Confirm, useDataProvider, useTranslate } from 'react-admin';
 import { ChannelKeyStatus, type ChannelKeyRecord } from '../../../common/records';
@@ -41,7 +55,8 @@ export function KeysFileButton({ onText }: { onText: (text: string) => void }) {
 function KeyStatusChip({ status }: { status: number }) {
   const translate = useTranslate();
   if (status === ChannelKeyStatus.enabled) return <Chip size="small" color="success" label={translate('status.channel.enabled')} />;
-  if (status === ChannelKeyStatus.autoDisabled) return <Chip size="small" color="warning" label={translate('status.channel.auto_disabled')} />;
+  if (status === ChannelKeyStatus.autoDisabled)
+    return <Chip size="small" color="warning" label={translate('status.channel.auto_disabled')} />;
   return <Chip size="small" color="error" label={translate('status.channel.disabled')} />;
 }
 
@@ -88,7 +103,11 @@ export function ChannelKeyList({ channelId }: { channelId: string | number }) {
     });
   const toggle = (key: ChannelKeyRecord) =>
     act(key.id, async () => {
-      await dataProvider.setChannelKeyStatus(channelId, key.id, key.status === ChannelKeyStatus.enabled ? ChannelKeyStatus.disabled : ChannelKeyStatus.enabled);
+      await dataProvider.setChannelKeyStatus(
+        channelId,
+        key.id,
+        key.status === ChannelKeyStatus.enabled ? ChannelKeyStatus.disabled : ChannelKeyStatus.enabled,
+      );
     });
   const remove = (key: ChannelKeyRecord) =>
     act(key.id, async () => {
@@ -143,7 +162,10 @@ export function ChannelKeyList({ channelId }: { channelId: string | number }) {
                   <TableCell>
                     {key.used_count} / {key.failed_count}
                   </TableCell>
-                  <TableCell sx={{ maxWidth: 260, overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap' }} title={key.last_error}>
+                  <TableCell
+                    sx={{ maxWidth: 260, overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap' }}
+                    title={key.last_error}
+                  >
                     {key.last_error || '—'}
                   </TableCell>
                   <TableCell>

@@ -2,7 +2,17 @@
 // filtered and paged by the server; a row opens the channel; selected rows can
 // be enabled, disabled or deleted together; on a phone, cards.
 import { useEffect, useState } from 'react';
-import { Datagrid, List, NumberField, SearchInput, SelectInput, TextField, useDataProvider, useTranslate, type Identifier } from 'react-admin';
+import {
+  Datagrid,
+  List,
+  NumberField,
+  SearchInput,
+  SelectInput,
+  TextField,
+  useDataProvider,
+  useTranslate,
+  type Identifier,
+} from 'react-admin';
 import { CHANNEL_TYPES, findChannelType } from '../../../common/channelTypes';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { ActiveFilters } from '../shared/ActiveFilters';
@@ -50,8 +60,27 @@ function GroupFilter(_: { alwaysOn?: boolean; source: string }) {
 
 const filters = [
   <SearchInput key="q" source="q" alwaysOn />,
-  <SelectInput key="status" source="status" label="resources.channel.fields.status" choices={STATUS_CHOICES} emptyText="app.lists.any" alwaysOn sx={facetSx} helperText={false} />,
-  <SelectInput key="type" source="type" label="resources.channel.fields.type" choices={TYPE_CHOICES} translateChoice={false} emptyText="app.lists.any" alwaysOn sx={facetSx} helperText={false} />,
+  <SelectInput
+    key="status"
+    source="status"
+    label="resources.channel.fields.status"
+    choices={STATUS_CHOICES}
+    emptyText="app.lists.any"
+    alwaysOn
+    sx={facetSx}
+    helperText={false}
+  />,
+  <SelectInput
+    key="type"
+    source="type"
+    label="resources.channel.fields.type"
+    choices={TYPE_CHOICES}
+    translateChoice={false}
+    emptyText="app.lists.any"
+    alwaysOn
+    sx={facetSx}
+    helperText={false}
+  />,
   <GroupFilter key="group" source="group" alwaysOn />,
 ];
 
@@ -60,7 +89,10 @@ function ChannelFilters() {
   return (
     <ActiveFilters
       labels={{
-        status: { label: 'resources.channel.fields.status', format: (value) => translate(Number(value) === 1 ? 'status.channel.enabled' : 'status.channel.disabled') },
+        status: {
+          label: 'resources.channel.fields.status',
+          format: (value) => translate(Number(value) === 1 ? 'status.channel.enabled' : 'status.channel.disabled'),
+        },
         type: { label: 'resources.channel.fields.type', format: (value) => findChannelType(Number(value))?.label ?? String(value) },
         group: { label: 'resources.channel.fields.group' },
       }}
@@ -77,7 +109,12 @@ export function ChannelList() {
         <ChannelFilters />
         <ListBody
           table={
-            <Datagrid empty={<ListEmpty />} bulkActionButtons={<BulkActions resource="channel" />} rowClick={(id) => `/channel/edit/${id}`} sx={tableSx}>
+            <Datagrid
+              empty={<ListEmpty />}
+              bulkActionButtons={<BulkActions resource="channel" />}
+              rowClick={(id) => `/channel/edit/${id}`}
+              sx={tableSx}
+            >
               <NumberField source="id" />
               <TextField source="name" />
               <GroupChips label="resources.channel.fields.group" sortBy="group" />

@@ -4,7 +4,22 @@
 // rows that are not relays) carry only some of this: what is absent is left out.
 import CloseIcon from '@mui/icons-material/Close';
 import ContentCopyIcon from '@mui/icons-material/ContentCopy';
-import { Box, Chip, Drawer, IconButton, Link, Stack, Table, TableBody, TableCell, TableContainer, TableHead, TableRow, Tooltip, Typography } from '@mui/material';
+import {
+  Box,
+  Chip,
+  Drawer,
+  IconButton,
+  Link,
+  Stack,
+  Table,
+  TableBody,
+  TableCell,
+  TableContainer,
+  TableHead,
+  TableRow,
+  Tooltip,
+  Typography,
+} from '@mui/material';
 import { useId, type ReactNode } from 'react';
 import { useTranslate, type RaRecord } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
@@ -30,7 +45,11 @@ export function detailsOf(record: RaRecord | undefined): LogDetails {
 function Section({ title, children }: { title: string; children: ReactNode }) {
   const id = useId();
   return (
-    <Box component="section" aria-labelledby={id} sx={{ py: 1.5, borderTop: 1, borderColor: 'divider', '&:first-of-type': { borderTop: 0 } }}>
+    <Box
+      component="section"
+      aria-labelledby={id}
+      sx={{ py: 1.5, borderTop: 1, borderColor: 'divider', '&:first-of-type': { borderTop: 0 } }}
+    >
       <Typography id={id} variant="subtitle1" component="h3" sx={{ fontWeight: 700, mb: 1 }}>
         {title}
       </Typography>
@@ -44,7 +63,10 @@ function Facts({ facts }: { facts: Fact[] }) {
   const translate = useTranslate();
   const shown = facts.filter(([, value]) => value !== undefined && value !== null && value !== '');
   return (
-    <Box component="dl" sx={{ display: 'grid', gridTemplateColumns: 'minmax(7rem, max-content) minmax(0, 1fr)', columnGap: 2, rowGap: 0.75, m: 0 }}>
+    <Box
+      component="dl"
+      sx={{ display: 'grid', gridTemplateColumns: 'minmax(7rem, max-content) minmax(0, 1fr)', columnGap: 2, rowGap: 0.75, m: 0 }}
+    >
       {shown.map(([label, value]) => (
         <Box key={label} sx={{ display: 'contents' }}>
           <Typography component="dt" variant="body2" color="text.secondary">
@@ -98,7 +120,9 @@ function Attempts({ attempts, admin }: { attempts: NonNullable<LogDetails['attem
         <TableBody>
           {attempts.map((attempt, index) => (
             <TableRow key={index}>
-              <TableCell sx={{ overflowWrap: 'anywhere' }}>{admin ? attempt.channelName || (attempt.channelId ? `#${attempt.channelId}` : '–') : index + 1}</TableCell>
+              <TableCell sx={{ overflowWrap: 'anywhere' }}>
+                {admin ? attempt.channelName || (attempt.channelId ? `#${attempt.channelId}` : '–') : index + 1}
+              </TableCell>
               <TableCell align="right" sx={{ color: attempt.status >= 400 ? 'error.main' : undefined, fontVariantNumeric: 'tabular-nums' }}>
                 {attempt.status || '–'}
               </TableCell>
@@ -130,7 +154,8 @@ function LogDetailsBody({ record, admin, typeLabels, quotaDigits }: DrawerProps 
   const details = detailsOf(record);
   const count = (value: unknown) => (isNumber(value) ? value.toLocaleString('en-US') : undefined);
   const ratio = (value: unknown) => (isNumber(value) ? String(value) : undefined);
-  const milliseconds = (value: unknown) => (isNumber(value) && value > 0 ? translate('app.log.drawer.ms', { ms: value.toLocaleString('en-US') }) : undefined);
+  const milliseconds = (value: unknown) =>
+    isNumber(value) && value > 0 ? translate('app.log.drawer.ms', { ms: value.toLocaleString('en-US') }) : undefined;
   const [typeLabel, typeColor] = typeLabels[Number(record.type)] ?? ['status.log.unknown', 'default'];
   const requestId = typeof record.request_id === 'string' ? record.request_id : '';
   const channel = channelLabel(record);
@@ -157,7 +182,12 @@ function LogDetailsBody({ record, admin, typeLabels, quotaDigits }: DrawerProps 
     ],
     ['resources.log.fields.username', admin && record.username ? String(record.username) : undefined],
     ['resources.log.fields.token_name', record.token_name ? String(record.token_name) : undefined],
-    ['resources.log.fields.is_stream', record.type === 2 || record.type === 5 || record.is_stream ? translate(record.is_stream ? 'ra.boolean.true' : 'ra.boolean.false') : undefined],
+    [
+      'resources.log.fields.is_stream',
+      record.type === 2 || record.type === 5 || record.is_stream
+        ? translate(record.is_stream ? 'ra.boolean.true' : 'ra.boolean.false')
+        : undefined,
+    ],
     ['app.log.drawer.http_status', isNumber(details.status) ? String(details.status) : undefined],
     ['app.log.drawer.error_code', details.errorCode ? <code>{details.errorCode}</code> : undefined],
     ['resources.log.fields.content', record.content ? logText(String(record.content), status, translate) : undefined],
@@ -174,7 +204,12 @@ function LogDetailsBody({ record, admin, typeLabels, quotaDigits }: DrawerProps 
     ['app.log.drawer.completion_ratio', ratio(details.completionRatio)],
     ['app.log.drawer.group_ratio', ratio(details.groupRatio)],
     ['app.log.drawer.cache_ratio', ratio(details.cacheRatio)],
-    ['resources.log.fields.quota', inCurrency ? `${formatQuota(quota, status, quotaDigits)} (${translate('app.log.drawer.raw_quota', { quota })})` : formatQuota(quota, status)],
+    [
+      'resources.log.fields.quota',
+      inCurrency
+        ? `${formatQuota(quota, status, quotaDigits)} (${translate('app.log.drawer.raw_quota', { quota })})`
+        : formatQuota(quota, status),
+    ],
   ];
   const timing: Fact[] = [
     ['resources.log.fields.elapsed_ms', milliseconds(record.elapsed_ms)],
@@ -210,7 +245,16 @@ function LogDetailsBody({ record, admin, typeLabels, quotaDigits }: DrawerProps 
               <Box
                 component="code"
                 data-testid="log-formula"
-                sx={{ display: 'block', p: 1, borderRadius: 1, bgcolor: 'action.hover', fontFamily: 'monospace', fontSize: 13, whiteSpace: 'pre-wrap', overflowWrap: 'anywhere' }}
+                sx={{
+                  display: 'block',
+                  p: 1,
+                  borderRadius: 1,
+                  bgcolor: 'action.hover',
+                  fontFamily: 'monospace',
+                  fontSize: 13,
+                  whiteSpace: 'pre-wrap',
+                  overflowWrap: 'anywhere',
+                }}
               >
                 {details.formula}
               </Box>
@@ -237,10 +281,30 @@ export function LogDrawer({ record, onClose, ...props }: DrawerProps & { record:
       open={Boolean(record)}
       onClose={onClose}
       slotProps={{
-        paper: { role: 'dialog', 'aria-modal': true, 'aria-labelledby': titleId, sx: { width: { xs: '100%', sm: 520 }, maxWidth: '100%' }, 'data-testid': 'log-drawer' } as object,
+        paper: {
+          role: 'dialog',
+          'aria-modal': true,
+          'aria-labelledby': titleId,
+          sx: { width: { xs: '100%', sm: 520 }, maxWidth: '100%' },
+          'data-testid': 'log-drawer',
+        } as object,
       }}
     >
-      <Stack direction="row" sx={{ alignItems: 'center', gap: 1, px: 2, py: 1.5, position: 'sticky', top: 0, zIndex: 1, bgcolor: 'background.paper', borderBottom: 1, borderColor: 'divider' }}>
+      <Stack
+        direction="row"
+        sx={{
+          alignItems: 'center',
+          gap: 1,
+          px: 2,
+          py: 1.5,
+          position: 'sticky',
+          top: 0,
+          zIndex: 1,
+          bgcolor: 'background.paper',
+          borderBottom: 1,
+          borderColor: 'divider',
+        }}
+      >
         <Typography id={titleId} variant="h6" component="h2" sx={{ fontWeight: 700, flexGrow: 1 }}>
           {translate('app.log.drawer.title')}
         </Typography>

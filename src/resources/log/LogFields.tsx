@@ -56,7 +56,13 @@ export function ChannelIdField(_: CellProps) {
   const id = Number(record?.channel_id ?? 0);
   if (!record || !id) return null;
   return (
-    <Link component={RouterLink} to={`/channel/edit/${id}`} variant="body2" title={translate('app.lists.open_channel', { id })} onClick={(event) => event.stopPropagation()}>
+    <Link
+      component={RouterLink}
+      to={`/channel/edit/${id}`}
+      variant="body2"
+      title={translate('app.lists.open_channel', { id })}
+      onClick={(event) => event.stopPropagation()}
+    >
       {channelLabel(record)}
     </Link>
   );
@@ -83,7 +89,13 @@ function RequestIdLine({ requestId }: { requestId: string }) {
   const translate = useTranslate();
   const label = translate('resources.log.fields.request_id');
   return (
-    <Typography component="span" variant="caption" color="text.secondary" sx={{ display: 'block', overflowWrap: 'anywhere' }} aria-label={`${label} ${requestId}`}>
+    <Typography
+      component="span"
+      variant="caption"
+      color="text.secondary"
+      sx={{ display: 'block', overflowWrap: 'anywhere' }}
+      aria-label={`${label} ${requestId}`}
+    >
       {label}:{' '}
       <Box component="code" sx={{ fontFamily: 'monospace', userSelect: 'all' }}>
         {requestId}

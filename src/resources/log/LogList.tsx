@@ -11,7 +11,19 @@ import { Badge, Box, Button, ButtonGroup, IconButton, Link, Typography } from '@
 import FilterListIcon from '@mui/icons-material/FilterList';
 import OpenInFullIcon from '@mui/icons-material/OpenInFull';
 import { useEffect, useMemo, useState, type MouseEvent, type ReactNode } from 'react';
-import { AutocompleteInput, Datagrid, List, SelectInput, TextField, TextInput, useDataProvider, useGetList, useRecordContext, useTranslate, type RaRecord } from 'react-admin';
+import {
+  AutocompleteInput,
+  Datagrid,
+  List,
+  SelectInput,
+  TextField,
+  TextInput,
+  useDataProvider,
+  useGetList,
+  useRecordContext,
+  useTranslate,
+  type RaRecord,
+} from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
 import type { ChannelRecord, TokenRecord, UserRecord } from '../../../common/records';
 import { isAdmin } from '../../../common/roles';
@@ -60,7 +72,17 @@ const fromLocalInput = (text: string) => {
 };
 
 function DateTimeFilter({ source, label }: { source: string; label: string; alwaysOn?: boolean }) {
-  return <TextInput source={source} label={label} type="datetime-local" format={toLocalInput} parse={fromLocalInput} slotProps={{ inputLabel: { shrink: true } }} helperText={false} />;
+  return (
+    <TextInput
+      source={source}
+      label={label}
+      type="datetime-local"
+      format={toLocalInput}
+      parse={fromLocalInput}
+      slotProps={{ inputLabel: { shrink: true } }}
+      helperText={false}
+    />
+  );
 }
 
 function LogStat({ admin }: { admin: boolean }) {
@@ -142,7 +164,16 @@ function ModelPicker(props: { source: string; alwaysOn?: boolean; admin: boolean
 function ChannelPicker(_: { source: string; alwaysOn?: boolean }) {
   const { data } = useGetList<ChannelRecord & RaRecord>('channel', BIG_PAGE);
   const choices = (data ?? []).map((channel) => ({ id: Number(channel.id), name: `#${channel.id} ${channel.name}` }));
-  return <AutocompleteInput source="channel" label="resources.log.fields.channel_id" choices={choices} translateChoice={false} sx={{ minWidth: 180 }} helperText={false} />;
+  return (
+    <AutocompleteInput
+      source="channel"
+      label="resources.log.fields.channel_id"
+      choices={choices}
+      translateChoice={false}
+      sx={{ minWidth: 180 }}
+      helperText={false}
+    />
+  );
 }
 
 const DAY = 86_400;
@@ -161,7 +192,10 @@ function TimePresets({ end }: { end: number }) {
   return (
     <ButtonGroup size="small" variant="outlined" aria-label={translate('app.lists.time_range')} sx={{ alignSelf: 'center', flexShrink: 0 }}>
       {presets.map((preset) => (
-        <Button key={preset.key} onClick={() => setFilters({ ...filterValues, start_timestamp: preset.start, end_timestamp: end }, displayedFilters)}>
+        <Button
+          key={preset.key}
+          onClick={() => setFilters({ ...filterValues, start_timestamp: preset.start, end_timestamp: end }, displayedFilters)}
+        >
           {translate(`app.lists.${preset.key}`)}
         </Button>
       ))}
@@ -175,7 +209,14 @@ function FiltersToggle({ open, onToggle, defaults }: { open: boolean; onToggle: 
   const { filterValues } = useListFilters();
   const set = Object.entries(filterValues).filter(([key, value]) => value !== undefined && value !== '' && value !== defaults[key]).length;
   return (
-    <Button size="small" variant={open ? 'contained' : 'outlined'} disableElevation aria-expanded={open} onClick={onToggle} startIcon={<FilterListIcon />}>
+    <Button
+      size="small"
+      variant={open ? 'contained' : 'outlined'}
+      disableElevation
+      aria-expanded={open}
+      onClick={onToggle}
+      startIcon={<FilterListIcon />}
+    >
       <Badge badgeContent={set} color="primary" sx={{ '& .MuiBadge-badge': { right: -12 } }}>
         {translate('app.log.filters')}
       </Badge>
@@ -192,7 +233,10 @@ function LogFilters({ defaults, toggle }: { defaults: Record<string, unknown>; t
         <ActiveFilters
           defaults={defaults}
           labels={{
-            type: { label: 'resources.log.fields.type', format: (value) => translate(LOG_TYPE[Number(value) as 1]?.[0] ?? 'status.log.unknown') },
+            type: {
+              label: 'resources.log.fields.type',
+              format: (value) => translate(LOG_TYPE[Number(value) as 1]?.[0] ?? 'status.log.unknown'),
+            },
             token_name: { label: 'resources.log.fields.token_name' },
             model_name: { label: 'resources.log.fields.model_name' },
             username: { label: 'resources.log.fields.username' },
@@ -238,7 +282,13 @@ function UsernameLinkField(_: { label?: string; sortBy?: string }) {
   const name = String(record?.username ?? '');
   if (!record?.user_id) return <span>{name}</span>;
   return (
-    <Link component={RouterLink} to={`/user/edit/${record.user_id}`} variant="body2" title={translate('app.lists.open_user', { name })} onClick={(event: MouseEvent) => event.stopPropagation()}>
+    <Link
+      component={RouterLink}
+      to={`/user/edit/${record.user_id}`}
+      variant="body2"
+      title={translate('app.lists.open_user', { name })}
+      onClick={(event: MouseEvent) => event.stopPropagation()}
+    >
       {name}
     </Link>
   );
@@ -301,7 +351,12 @@ export function LogList() {
         storeKey={false}
         sort={{ field: 'created_at', order: 'DESC' }}
       >
-        <LogFilters defaults={defaults} toggle={phone ? <FiltersToggle open={filtersOpen} onToggle={() => setFiltersOpen((open) => !open)} defaults={defaults} /> : undefined} />
+        <LogFilters
+          defaults={defaults}
+          toggle={
+            phone ? <FiltersToggle open={filtersOpen} onToggle={() => setFiltersOpen((open) => !open)} defaults={defaults} /> : undefined
+          }
+        />
         <LogStat admin={admin} />
         <ListBody
           table={

@@ -30,8 +30,18 @@ const SHAPES: Shape[] = [
   { pattern: /^two-factor sign-in disabled$/, key: 'two_factor_disabled', params: [] },
   { pattern: /^two-factor sign-in reset by (.+)$/, key: 'two_factor_reset', params: ['username'] },
   { pattern: /^(.+) changed the quota from (-?\d+) to (-?\d+)$/, key: 'quota_changed', params: ['username', 'from', 'to'] },
-  { pattern: /^returned (\d+) quota held by requests that a restart cut off$/, key: 'hold_returned_restart', params: ['quota'], quota: ['quota'] },
-  { pattern: /^returned (\d+) quota held by requests that node (.+) cut off$/, key: 'hold_returned_node', params: ['quota', 'nodes'], quota: ['quota'] },
+  {
+    pattern: /^returned (\d+) quota held by requests that a restart cut off$/,
+    key: 'hold_returned_restart',
+    params: ['quota'],
+    quota: ['quota'],
+  },
+  {
+    pattern: /^returned (\d+) quota held by requests that node (.+) cut off$/,
+    key: 'hold_returned_node',
+    params: ['quota', 'nodes'],
+    quota: ['quota'],
+  },
   { pattern: /^the client left before the answer$/, key: 'client_gone', params: [] },
   { pattern: /^the answer billed nothing$/, key: 'nothing_billed', params: [] },
   // the relay's own refusals and upstream failures (server/relay/errors.ts and the admission checks)

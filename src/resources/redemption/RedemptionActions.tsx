@@ -59,7 +59,12 @@ export function RedemptionActions(_: { label?: string }) {
               }),
             ),
         },
-        { key: 'edit', label: 'ra.action.edit', icon: <EditIcon fontSize="small" />, onClick: () => void navigate(`/redemption/edit/${record.id}`) },
+        {
+          key: 'edit',
+          label: 'ra.action.edit',
+          icon: <EditIcon fontSize="small" />,
+          onClick: () => void navigate(`/redemption/edit/${record.id}`),
+        },
         {
           key: 'delete',
           label: 'ra.action.delete',

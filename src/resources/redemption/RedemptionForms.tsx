@@ -85,7 +85,11 @@ export function RedemptionEdit() {
         id={id}
         mutationMode="pessimistic"
         error={<EditLoadError />}
-        transform={(values: Record<string, unknown>) => ({ id: values.id, name: textOf(values.name).trim(), quota: toInteger(values.quota) })}
+        transform={(values: Record<string, unknown>) => ({
+          id: values.id,
+          name: textOf(values.name).trim(),
+          quota: toInteger(values.quota),
+        })}
         mutationOptions={{
           onSuccess: () => {
             notice('app.redemption.updated', 'success');

@@ -22,24 +22,54 @@ const STATUS_CHOICES = Object.entries(REDEMPTION_STATUS).map(([id, [name]]) => (
 
 const filters = [
   <SearchInput key="q" source="q" alwaysOn />,
-  <SelectInput key="status" source="status" label="resources.redemption.fields.status" choices={STATUS_CHOICES} emptyText="app.lists.any" alwaysOn sx={{ minWidth: 140 }} helperText={false} />,
+  <SelectInput
+    key="status"
+    source="status"
+    label="resources.redemption.fields.status"
+    choices={STATUS_CHOICES}
+    emptyText="app.lists.any"
+    alwaysOn
+    sx={{ minWidth: 140 }}
+    helperText={false}
+  />,
 ];
 
 function RedemptionFilters() {
   const translate = useTranslate();
-  return <ActiveFilters labels={{ status: { label: 'resources.redemption.fields.status', format: (value) => translate(REDEMPTION_STATUS[Number(value) as 1]?.[0] ?? 'app.common.unknown') } }} />;
+  return (
+    <ActiveFilters
+      labels={{
+        status: {
+          label: 'resources.redemption.fields.status',
+          format: (value) => translate(REDEMPTION_STATUS[Number(value) as 1]?.[0] ?? 'app.common.unknown'),
+        },
+      }}
+    />
+  );
 }
 
-const RedemptionStatusField = (_: { label?: string; sortBy?: string }) => <StatusChip source="status" labels={REDEMPTION_STATUS as never} />;
+const RedemptionStatusField = (_: { label?: string; sortBy?: string }) => (
+  <StatusChip source="status" labels={REDEMPTION_STATUS as never} />
+);
 
 export function RedemptionList() {
   return (
     <TitledPage title="app.redemption.title">
-      <List {...listDefaults} title="app.redemption.title" filters={filters} actions={<AddActions to="/redemption/add" label="app.redemption.add" />}>
+      <List
+        {...listDefaults}
+        title="app.redemption.title"
+        filters={filters}
+        actions={<AddActions to="/redemption/add" label="app.redemption.add" />}
+      >
         <RedemptionFilters />
         <ListBody
           table={
-            <Datagrid empty={<ListEmpty />} bulkActionButtons={<BulkActions resource="redemption" />} rowClick={(id) => `/redemption/edit/${id}`} sx={tableSx}>
+            <Datagrid
+              empty={<ListEmpty />}
+              bulkActionButtons={<BulkActions resource="redemption" />}
+              rowClick={(id) => `/redemption/edit/${id}`}
+              sx={tableSx}
+            >
               <NumberField source="id" />
               <TextField source="name" />
               <RedemptionStatusField label="resources.redemption.fields.status" sortBy="status" />

@@ -25,7 +25,9 @@ export function ActiveFilters({
   const { filterValues, displayedFilters, setFilters } = useListFilters();
   const translate = useTranslate();
   const all: Record<string, FilterLabel> = { q: { label: 'app.lists.search' }, ...labels };
-  const active = Object.entries(filterValues ?? {}).filter(([key, value]) => key in all && value !== undefined && value !== null && value !== '' && textOf(value) !== textOf(defaults[key]));
+  const active = Object.entries(filterValues ?? {}).filter(
+    ([key, value]) => key in all && value !== undefined && value !== null && value !== '' && textOf(value) !== textOf(defaults[key]),
+  );
   if (!active.length) return null;
   const without = (keys: string[]) => {
     const next: Record<string, unknown> = { ...filterValues };
@@ -36,7 +38,10 @@ export function ActiveFilters({
     setFilters(next, displayedFilters);
   };
   return (
-    <Box sx={{ display: 'flex', flexWrap: 'wrap', alignItems: 'center', gap: 0.5, px: 1, py: 0.75, borderBottom: 1, borderColor: 'divider' }} data-testid="active-filters">
+    <Box
+      sx={{ display: 'flex', flexWrap: 'wrap', alignItems: 'center', gap: 0.5, px: 1, py: 0.75, borderBottom: 1, borderColor: 'divider' }}
+      data-testid="active-filters"
+    >
       {active.map(([key, value]) => {
         const shown = all[key].format ? all[key].format(value) : String(value);
         const name = translate(all[key].label);

@@ -9,7 +9,15 @@ export function AddActions({ to, label }: { to: string; label: string }) {
   return (
     // a plain row: react-admin's TopToolbar floats away on narrow screens
     <Box sx={{ display: 'flex', justifyContent: 'flex-end', alignItems: 'center', py: 1, ml: 'auto' }}>
-      <Button component={RouterLink} to={to} variant="contained" disableElevation startIcon={<AddIcon />} size="small" sx={{ whiteSpace: 'nowrap' }}>
+      <Button
+        component={RouterLink}
+        to={to}
+        variant="contained"
+        disableElevation
+        startIcon={<AddIcon />}
+        size="small"
+        sx={{ whiteSpace: 'nowrap' }}
+      >
         {translate(label)}
       </Button>
     </Box>

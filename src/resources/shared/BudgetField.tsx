@@ -11,7 +11,10 @@ import { QuotaInput } from './QuotaInput';
 import { textOf } from './textOf';
 import { formatTimestamp } from './TimestampField';
 
-const PERIOD_CHOICES = [{ id: '', name: 'app.budget.none' }, ...BUDGET_PERIODS.map((period) => ({ id: period, name: `app.budget.${period}` }))];
+const PERIOD_CHOICES = [
+  { id: '', name: 'app.budget.none' },
+  ...BUDGET_PERIODS.map((period) => ({ id: period, name: `app.budget.${period}` })),
+];
 
 /** With a period, a whole amount above 0 (the server's rule, said before saving). */
 const budgetAmount: Validator = (value: unknown, values: Record<string, unknown>) => {
@@ -28,7 +31,15 @@ export function BudgetInputs({ help }: { help: string }) {
   const usage = record?.budget_usage as BudgetUsage | undefined;
   return (
     <Box data-testid="budget-inputs">
-      <SelectInput source="budget_period" label="app.budget.period" choices={PERIOD_CHOICES} helperText={help} emptyValue="" emptyText="app.budget.none" fullWidth />
+      <SelectInput
+        source="budget_period"
+        label="app.budget.period"
+        choices={PERIOD_CHOICES}
+        helperText={help}
+        emptyValue=""
+        emptyText="app.budget.none"
+        fullWidth
+      />
       {/* not disabled without a period: a disabled field's grey helper text fails WCAG contrast; the amount is only sent with a period */}
       <QuotaInput source="budget_quota" label="app.budget.amount" validate={budgetAmount} />
       {usage && record?.budget_period === period ? (

@@ -7,7 +7,19 @@ import { BulkDeleteButton, useListContext, useRefresh, useTranslate, useUnselect
 import { useNotice } from '../../layout/notice';
 import { errorMessage } from '../../pages/errorMessage';
 
-function BulkStatusButton({ resource, status, label, icon, color }: { resource: string; status: number; label: string; icon: React.ReactNode; color: 'success' | 'warning' }) {
+function BulkStatusButton({
+  resource,
+  status,
+  label,
+  icon,
+  color,
+}: {
+  resource: string;
+  status: number;
+  label: string;
+  icon: React.ReactNode;
+  color: 'success' | 'warning';
+}) {
   const { selectedIds } = useListContext();
   const translate = useTranslate();
   const notice = useNotice();
@@ -40,7 +52,13 @@ function BulkStatusButton({ resource, status, label, icon, color }: { resource: 
 export function BulkActions({ resource }: { resource: 'channel' | 'token' | 'redemption' }) {
   return (
     <>
-      <BulkStatusButton resource={resource} status={1} label="app.lists.enable_selected" icon={<CheckCircleOutlineIcon />} color="success" />
+      <BulkStatusButton
+        resource={resource}
+        status={1}
+        label="app.lists.enable_selected"
+        icon={<CheckCircleOutlineIcon />}
+        color="success"
+      />
       <BulkStatusButton resource={resource} status={2} label="app.lists.disable_selected" icon={<BlockIcon />} color="warning" />
       <BulkDeleteButton mutationMode="pessimistic" />
     </>

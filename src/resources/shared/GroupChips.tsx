@@ -19,7 +19,13 @@ export function GroupChips(_: { label?: string; sortBy?: string }) {
   return (
     <Stack direction="row" spacing={0.5} sx={{ flexWrap: 'wrap', rowGap: 0.5 }}>
       {groupBadges(String(record?.group ?? '')).map((badge) => (
-        <Chip key={badge.name} size="small" label={badge.name} color={badge.color} variant={badge.color === 'default' ? 'outlined' : 'filled'} />
+        <Chip
+          key={badge.name}
+          size="small"
+          label={badge.name}
+          color={badge.color}
+          variant={badge.color === 'default' ? 'outlined' : 'filled'}
+        />
       ))}
     </Stack>
   );

@@ -3,7 +3,15 @@
 // in a sentence, and an error state with Retry when the API cannot be reached.
 import { Button, CardContent, Typography, useMediaQuery, type Theme } from '@mui/material';
 import type { ReactElement } from 'react';
-import { Pagination, SearchInput, useGetResourceLabel, useListContext, useResourceContext, useTranslate, type ListProps } from 'react-admin';
+import {
+  Pagination,
+  SearchInput,
+  useGetResourceLabel,
+  useListContext,
+  useResourceContext,
+  useTranslate,
+  type ListProps,
+} from 'react-admin';
 import { PAGE_SIZES } from '../../../common/listQuery';
 import { PAGE_SIZE } from '../../dataProvider';
 import { ListLoadError } from '../../layout/LoadError';
@@ -56,10 +64,15 @@ export function ListEmpty({ defaults = {} }: { defaults?: Record<string, unknown
   const translate = useTranslate();
   const resource = useResourceContext() ?? '';
   const getResourceLabel = useGetResourceLabel();
-  const { filterValues, setFilters } = useListContext() as { filterValues?: Record<string, unknown>; setFilters: (filters: Record<string, unknown>, displayed: string[]) => void };
+  const { filterValues, setFilters } = useListContext() as {
+    filterValues?: Record<string, unknown>;
+    setFilters: (filters: Record<string, unknown>, displayed: string[]) => void;
+  };
   const name = getResourceLabel(resource, 0).toLocaleLowerCase();
   // filters a list always carries (the log's time window) narrow nothing the reader chose
-  const filtered = Object.entries(filterValues ?? {}).some(([key, value]) => value !== undefined && value !== '' && defaults[key] !== value);
+  const filtered = Object.entries(filterValues ?? {}).some(
+    ([key, value]) => value !== undefined && value !== '' && defaults[key] !== value,
+  );
   return (
     <CardContent data-testid="list-empty">
       <Typography variant="body2" color="text.secondary" component="p">

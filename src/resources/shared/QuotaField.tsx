@@ -4,7 +4,19 @@ import { useStatus } from '../../layout/status';
 import { formatQuota } from '../../quota';
 
 /** Quota in the status's display unit; `unlimitedSource` names a boolean that makes it read "Unlimited"; a `balance` below zero reads as owed. */
-export function QuotaField({ source, unlimitedSource, digits, balance }: { source: string; unlimitedSource?: string; digits?: number; balance?: boolean; label?: string; sortable?: boolean }) {
+export function QuotaField({
+  source,
+  unlimitedSource,
+  digits,
+  balance,
+}: {
+  source: string;
+  unlimitedSource?: string;
+  digits?: number;
+  balance?: boolean;
+  label?: string;
+  sortable?: boolean;
+}) {
   const record = useRecordContext();
   const translate = useTranslate();
   const { status } = useStatus();

@@ -22,7 +22,11 @@ export interface QuotaInputProps {
 export const wholeQuota =
   (min: number, message: string): Validator =>
   (value: unknown) =>
-    value === undefined || value === null || value === '' ? undefined : Number.isSafeInteger(Number(value)) && Number(value) >= min ? undefined : message;
+    value === undefined || value === null || value === ''
+      ? undefined
+      : Number.isSafeInteger(Number(value)) && Number(value) >= min
+        ? undefined
+        : message;
 
 /**
  * No native `min`: the browser would block the submit with its own bubble
@@ -34,12 +38,21 @@ export function QuotaInput({ source, label, resource, disabled, validate, sx }: 
   const { inCurrency, perUnit } = quotaUnit(status);
   const quota: unknown = useWatch({ name: source });
   const format = useCallback(
-    (value: unknown) => (value === undefined || value === null || value === '' || Number.isNaN(Number(value)) ? '' : String(quotaToDollars(Number(value), perUnit))),
+    (value: unknown) =>
+      value === undefined || value === null || value === '' || Number.isNaN(Number(value))
+        ? ''
+        : String(quotaToDollars(Number(value), perUnit)),
     [perUnit],
   );
-  const parse = useCallback((value: unknown) => (value === '' || value === null || value === undefined || Number.isNaN(Number(value)) ? null : dollarsToQuota(Number(value), perUnit)), [perUnit]);
+  const parse = useCallback(
+    (value: unknown) =>
+      value === '' || value === null || value === undefined || Number.isNaN(Number(value)) ? null : dollarsToQuota(Number(value), perUnit),
+    [perUnit],
+  );
   if (!inCurrency) {
-    return <NumberInput source={source} label={label} resource={resource} disabled={disabled} validate={validate} step={1} sx={sx} fullWidth />;
+    return (
+      <NumberInput source={source} label={label} resource={resource} disabled={disabled} validate={validate} step={1} sx={sx} fullWidth />
+    );
   }
   return (
     <NumberInput

@@ -2,7 +2,21 @@
 // aria-label), the rest behind a "more" menu; actions that destroy ask first.
 // Row clicks open the record, so clicks here stay here.
 import MoreVertIcon from '@mui/icons-material/MoreVert';
-import { Box, Button, CircularProgress, Dialog, DialogActions, DialogContent, DialogTitle, IconButton, ListItemIcon, ListItemText, Menu, MenuItem, Tooltip } from '@mui/material';
+import {
+  Box,
+  Button,
+  CircularProgress,
+  Dialog,
+  DialogActions,
+  DialogContent,
+  DialogTitle,
+  IconButton,
+  ListItemIcon,
+  ListItemText,
+  Menu,
+  MenuItem,
+  Tooltip,
+} from '@mui/material';
 import { useState, type MouseEvent, type ReactNode } from 'react';
 import { useTranslate } from 'react-admin';
 
@@ -61,7 +75,13 @@ export function RowActions({ actions }: { actions: RowAction[] }) {
       {hidden.length > 0 && (
         <>
           <Tooltip title={translate('app.lists.more')}>
-            <IconButton size="small" aria-label={translate('app.lists.more')} aria-haspopup="menu" data-testid="row-action-more" onClick={(event) => setMenu(event.currentTarget)}>
+            <IconButton
+              size="small"
+              aria-label={translate('app.lists.more')}
+              aria-haspopup="menu"
+              data-testid="row-action-more"
+              onClick={(event) => setMenu(event.currentTarget)}
+            >
               <MoreVertIcon fontSize="small" />
             </IconButton>
           </Tooltip>
@@ -76,7 +96,9 @@ export function RowActions({ actions }: { actions: RowAction[] }) {
                   setMenu(null);
                   run(action, anchor);
                 }}
-                sx={action.color && action.color !== 'inherit' && action.color !== 'primary' ? { color: `${action.color}.main` } : undefined}
+                sx={
+                  action.color && action.color !== 'inherit' && action.color !== 'primary' ? { color: `${action.color}.main` } : undefined
+                }
               >
                 <ListItemIcon sx={{ color: 'inherit' }}>{action.icon}</ListItemIcon>
                 <ListItemText>{translate(action.label, action.labelArgs)}</ListItemText>

@@ -10,8 +10,12 @@ export function usePatchRecord(resource: string) {
   return useCallback(
     (id: Identifier, changes: Partial<RaRecord>) => {
       const patch = (rows: RaRecord[]) => rows.map((row) => (String(row.id) === String(id) ? { ...row, ...changes } : row));
-      queryClient.setQueriesData<GetListResult<RaRecord>>({ queryKey: [resource, 'getList'] }, (result) => (result?.data ? { ...result, data: patch(result.data) } : result));
-      queryClient.setQueriesData<RaRecord>({ queryKey: [resource, 'getOne', { id: String(id) }] }, (record) => (record ? { ...record, ...changes } : record));
+      queryClient.setQueriesData<GetListResult<RaRecord>>({ queryKey: [resource, 'getList'] }, (result) =>
+        result?.data ? { ...result, data: patch(result.data) } : result,
+      );
+      queryClient.setQueriesData<RaRecord>({ queryKey: [resource, 'getOne', { id: String(id) }] }, (record) =>
+        record ? { ...record, ...changes } : record,
+      );
     },
     [queryClient, resource],
   );

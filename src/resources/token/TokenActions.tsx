@@ -76,8 +76,18 @@ export function TokenActions(_: { label?: string }) {
     <>
       <RowActions
         actions={[
-          { key: 'copy', label: 'app.token.copy', icon: <ContentCopyIcon fontSize="small" />, onClick: (anchor) => setMenu({ anchor, chat: false }) },
-          { key: 'chat', label: 'app.token.chat', icon: <ChatIcon fontSize="small" />, onClick: (anchor) => setMenu({ anchor, chat: true }) },
+          {
+            key: 'copy',
+            label: 'app.token.copy',
+            icon: <ContentCopyIcon fontSize="small" />,
+            onClick: (anchor) => setMenu({ anchor, chat: false }),
+          },
+          {
+            key: 'chat',
+            label: 'app.token.chat',
+            icon: <ChatIcon fontSize="small" />,
+            onClick: (anchor) => setMenu({ anchor, chat: true }),
+          },
           ...(toggleable
             ? [
                 {
@@ -89,7 +99,12 @@ export function TokenActions(_: { label?: string }) {
                 },
               ]
             : []),
-          { key: 'edit', label: 'ra.action.edit', icon: <EditIcon fontSize="small" />, onClick: () => void navigate(`/token/edit/${record.id}`) },
+          {
+            key: 'edit',
+            label: 'ra.action.edit',
+            icon: <EditIcon fontSize="small" />,
+            onClick: () => void navigate(`/token/edit/${record.id}`),
+          },
           {
             key: 'delete',
             label: 'ra.action.delete',

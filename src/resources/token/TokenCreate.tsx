@@ -32,7 +32,10 @@ export function TokenCreate() {
           },
         }}
       >
-        <SimpleForm defaultValues={{ remain_quota: DEFAULT_TOKEN_QUOTA, unlimited_quota: false, expiry_text: '' }} warnWhenUnsavedChanges={!createdKey}>
+        <SimpleForm
+          defaultValues={{ remain_quota: DEFAULT_TOKEN_QUOTA, unlimited_quota: false, expiry_text: '' }}
+          warnWhenUnsavedChanges={!createdKey}
+        >
           <TokenInputs />
         </SimpleForm>
       </Create>

@@ -11,7 +11,15 @@ function TokenEditForm() {
   const record = useRecordContext<RaRecord & Pick<TokenRecord, 'expired_time'> & { models?: string | null; allowed_ips?: string | null }>();
   if (!record) return null;
   return (
-    <SimpleForm record={{ ...record, expiry_text: expiryText(record.expired_time), models: record.models ?? '', allowed_ips: record.allowed_ips ?? '' }} warnWhenUnsavedChanges>
+    <SimpleForm
+      record={{
+        ...record,
+        expiry_text: expiryText(record.expired_time),
+        models: record.models ?? '',
+        allowed_ips: record.allowed_ips ?? '',
+      }}
+      warnWhenUnsavedChanges
+    >
       <TokenInputs />
     </SimpleForm>
   );

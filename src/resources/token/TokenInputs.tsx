@@ -42,7 +42,11 @@ function ExpiryPresets() {
           key={preset.label}
           size="small"
           variant="outlined"
-          onClick={() => setValue('expiry_text', preset.seconds === null ? '' : formatTimestamp(Math.floor(Date.now() / 1000) + preset.seconds), { shouldDirty: true })}
+          onClick={() =>
+            setValue('expiry_text', preset.seconds === null ? '' : formatTimestamp(Math.floor(Date.now() / 1000) + preset.seconds), {
+              shouldDirty: true,
+            })
+          }
         >
           {translate(preset.label)}
         </Button>
@@ -77,7 +81,14 @@ export function TokenInputs() {
       </Typography>
       <TextInput source="models" label="app.token.models" helperText="app.token.models_help" fullWidth />
       <TextInput source="allowed_ips" label="app.token.allowed_ips" helperText="app.token.allowed_ips_help" fullWidth />
-      <NumberInput source="concurrency_limit" label="app.token.concurrency_limit" helperText="app.token.concurrency_limit_help" step={1} min={-1} fullWidth />
+      <NumberInput
+        source="concurrency_limit"
+        label="app.token.concurrency_limit"
+        helperText="app.token.concurrency_limit_help"
+        step={1}
+        min={-1}
+        fullWidth
+      />
       <NumberInput source="rpm_limit" label="app.token.rpm_limit" helperText="app.token.rate_limit_help" step={1} min={1} fullWidth />
       <NumberInput source="tpm_limit" label="app.token.tpm_limit" helperText="app.token.rate_limit_help" step={1} min={1} fullWidth />
       <BudgetInputs help="app.token.budget_help" />

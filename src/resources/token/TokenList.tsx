@@ -24,7 +24,10 @@ const TOKEN_STATUS = {
  * only when it is next used, so an enabled key past its date or with nothing
  * left is shown as what it is now (a disabled key stays disabled).
  */
-export function effectiveTokenStatus(token: { status: number; expired_time: number; remain_quota: number; unlimited_quota: boolean }, nowSeconds: number): number {
+export function effectiveTokenStatus(
+  token: { status: number; expired_time: number; remain_quota: number; unlimited_quota: boolean },
+  nowSeconds: number,
+): number {
   if (token.status !== 1) return token.status;
   if (token.expired_time !== -1 && token.expired_time <= nowSeconds) return 3;
   if (!token.unlimited_quota && token.remain_quota <= 0) return 4;
@@ -41,15 +44,35 @@ const STATUS_CHOICES = Object.entries(TOKEN_STATUS).map(([id, [name]]) => ({ id:
 
 const filters = [
   <SearchInput key="q" source="q" alwaysOn />,
-  <SelectInput key="status" source="status" label="resources.token.fields.status" choices={STATUS_CHOICES} emptyText="app.lists.any" alwaysOn sx={{ minWidth: 140 }} helperText={false} />,
+  <SelectInput
+    key="status"
+    source="status"
+    label="resources.token.fields.status"
+    choices={STATUS_CHOICES}
+    emptyText="app.lists.any"
+    alwaysOn
+    sx={{ minWidth: 140 }}
+    helperText={false}
+  />,
 ];
 
 function TokenFilters() {
   const translate = useTranslate();
-  return <ActiveFilters labels={{ status: { label: 'resources.token.fields.status', format: (value) => translate(TOKEN_STATUS[Number(value) as 1]?.[0] ?? 'app.common.unknown') } }} />;
+  return (
+    <ActiveFilters
+      labels={{
+        status: {
+          label: 'resources.token.fields.status',
+          format: (value) => translate(TOKEN_STATUS[Number(value) as 1]?.[0] ?? 'app.common.unknown'),
+        },
+      }}
+    />
+  );
 }
 
-const TokenStatusField = (_: { label?: string; sortBy?: string }) => <StatusChip source="status" labels={TOKEN_STATUS as never} statusOf={currentStatus} />;
+const TokenStatusField = (_: { label?: string; sortBy?: string }) => (
+  <StatusChip source="status" labels={TOKEN_STATUS as never} statusOf={currentStatus} />
+);
 
 export function TokenList() {
   return (
@@ -58,7 +81,12 @@ export function TokenList() {
         <TokenFilters />
         <ListBody
           table={
-            <Datagrid empty={<ListEmpty />} bulkActionButtons={<BulkActions resource="token" />} rowClick={(id) => `/token/edit/${id}`} sx={tableSx}>
+            <Datagrid
+              empty={<ListEmpty />}
+              bulkActionButtons={<BulkActions resource="token" />}
+              rowClick={(id) => `/token/edit/${id}`}
+              sx={tableSx}
+            >
               <TextField source="name" />
               <TokenStatusField label="resources.token.fields.status" sortBy="status" />
               <QuotaField source="used_quota" label="resources.token.fields.used_quota" />

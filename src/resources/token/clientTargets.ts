@@ -20,6 +20,16 @@ export const CLIENT_TARGETS: ClientTarget[] = [
         ? `${chatLink}/#/?settings=${encodeURIComponent(JSON.stringify({ key: `sk-${key}` }))}`
         : `https://chat.oneapi.pro/#/?settings=${encodeURIComponent(JSON.stringify({ key: `sk-${key}`, url: server }))}`,
   },
-  { id: 'ama', label: 'AMA', chat: true, build: ({ key, server }) => `ama://set-api-key?server=${encodeURIComponent(server)}&key=sk-${key}` },
-  { id: 'opencat', label: 'OpenCat', chat: true, build: ({ key, server }) => `opencat://team/join?domain=${encodeURIComponent(server)}&token=sk-${key}` },
+  {
+    id: 'ama',
+    label: 'AMA',
+    chat: true,
+    build: ({ key, server }) => `ama://set-api-key?server=${encodeURIComponent(server)}&key=sk-${key}`,
+  },
+  {
+    id: 'opencat',
+    label: 'OpenCat',
+    chat: true,
+    build: ({ key, server }) => `opencat://team/join?domain=${encodeURIComponent(server)}&token=sk-${key}`,
+  },
 ];

@@ -23,7 +23,14 @@ export function GroupInput() {
       onInputChange={(_, typed) => field.onChange(typed)}
       onChange={(_, chosen) => field.onChange(typeof chosen === 'string' ? chosen : '')}
       renderInput={(params) => (
-        <TextField {...params} name="group" label={translate('resources.user.fields.group')} helperText={translate('app.user_edit.group_help')} onBlur={field.onBlur} sx={{ mb: 1 }} />
+        <TextField
+          {...params}
+          name="group"
+          label={translate('resources.user.fields.group')}
+          helperText={translate('app.user_edit.group_help')}
+          onBlur={field.onBlur}
+          sx={{ mb: 1 }}
+        />
       )}
       fullWidth
     />

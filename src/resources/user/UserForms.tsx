@@ -26,7 +26,11 @@ export function UserCreate() {
     <FormPage title="app.page_title.user_add">
       <Create
         resource="user"
-        transform={(values: Record<string, unknown>) => ({ username: textOf(values.username).trim(), display_name: textOf(values.display_name).trim(), password: values.password })}
+        transform={(values: Record<string, unknown>) => ({
+          username: textOf(values.username).trim(),
+          display_name: textOf(values.display_name).trim(),
+          password: values.password,
+        })}
         mutationOptions={{
           onSuccess: () => {
             notice('app.user.created', 'success');
@@ -81,9 +85,30 @@ export function UserEdit() {
             <PasswordInput source="password" label="app.user_edit.new_password" fullWidth />
             <GroupInput />
             <QuotaInput source="quota" validate={quotaValidators} />
-            <NumberInput source="concurrency_limit" label="app.user_edit.concurrency_limit" helperText="app.user_edit.concurrency_limit_help" step={1} min={-1} fullWidth />
-            <NumberInput source="rpm_limit" label="app.user_edit.rpm_limit" helperText="app.user_edit.rate_limit_help" step={1} min={0} fullWidth />
-            <NumberInput source="tpm_limit" label="app.user_edit.tpm_limit" helperText="app.user_edit.rate_limit_help" step={1} min={0} fullWidth />
+            <NumberInput
+              source="concurrency_limit"
+              label="app.user_edit.concurrency_limit"
+              helperText="app.user_edit.concurrency_limit_help"
+              step={1}
+              min={-1}
+              fullWidth
+            />
+            <NumberInput
+              source="rpm_limit"
+              label="app.user_edit.rpm_limit"
+              helperText="app.user_edit.rate_limit_help"
+              step={1}
+              min={0}
+              fullWidth
+            />
+            <NumberInput
+              source="tpm_limit"
+              label="app.user_edit.tpm_limit"
+              helperText="app.user_edit.rate_limit_help"
+              step={1}
+              min={0}
+              fullWidth
+            />
             <BudgetInputs help="app.user_edit.budget_help" />
             <TextInput source="email" disabled fullWidth />
             <TextInput source="github_id" disabled fullWidth />

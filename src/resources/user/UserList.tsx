@@ -8,7 +8,18 @@ import CheckCircleOutlineIcon from '@mui/icons-material/CheckCircleOutlineOutlin
 import DeleteIcon from '@mui/icons-material/Delete';
 import EditIcon from '@mui/icons-material/Edit';
 import { Chip, Stack, Tooltip, Typography } from '@mui/material';
-import { Datagrid, List, NumberField, SearchInput, SelectInput, useDataProvider, useRecordContext, useRefresh, useTranslate, type RaRecord } from 'react-admin';
+import {
+  Datagrid,
+  List,
+  NumberField,
+  SearchInput,
+  SelectInput,
+  useDataProvider,
+  useRecordContext,
+  useRefresh,
+  useTranslate,
+  type RaRecord,
+} from 'react-admin';
 import { Link as RouterLink, useNavigate } from 'react-router-dom';
 import type { UserRecord } from '../../../common/records';
 import { allowedManageActions, isRoot, UserStatus, type ManageAction } from '../../../common/roles';
@@ -40,7 +51,12 @@ function UsernameField(_: { label?: string; sortBy?: string }) {
   if (!record) return null;
   return (
     <Tooltip title={record.display_name || record.username}>
-      <Typography component={RouterLink} to={`/user/edit/${record.id}`} variant="body2" sx={{ color: 'primary.main', textDecoration: 'none', fontWeight: 600 }}>
+      <Typography
+        component={RouterLink}
+        to={`/user/edit/${record.id}`}
+        variant="body2"
+        sx={{ color: 'primary.main', textDecoration: 'none', fontWeight: 600 }}
+      >
         {shortName(record.username)}
       </Typography>
     </Tooltip>
@@ -58,7 +74,11 @@ function StatisticsField(_: { label?: string; sortBy?: string }) {
         <Chip
           size="small"
           color={record.quota < 0 ? 'error' : 'default'}
-          label={record.quota < 0 ? translate('app.common.owed', { amount: formatQuota(-record.quota, status) }) : formatQuota(record.quota, status)}
+          label={
+            record.quota < 0
+              ? translate('app.common.owed', { amount: formatQuota(-record.quota, status) })
+              : formatQuota(record.quota, status)
+          }
         />
       </Tooltip>
       <Tooltip title={translate('resources.user.fields.used_quota')}>
@@ -111,8 +131,21 @@ function ManageActions(_: { label?: string }) {
               onClick: act('disable'),
               offered: allowed.includes('disable'),
             }
-          : { key: 'toggle', label: 'app.user.enable', icon: <CheckCircleOutlineIcon fontSize="small" />, color: 'success' as const, onClick: act('enable'), offered: allowed.includes('enable') },
-        { key: 'edit', label: 'ra.action.edit', icon: <EditIcon fontSize="small" />, onClick: () => navigate(`/user/edit/${record.id}`), offered: editable },
+          : {
+              key: 'toggle',
+              label: 'app.user.enable',
+              icon: <CheckCircleOutlineIcon fontSize="small" />,
+              color: 'success' as const,
+              onClick: act('enable'),
+              offered: allowed.includes('enable'),
+            },
+        {
+          key: 'edit',
+          label: 'ra.action.edit',
+          icon: <EditIcon fontSize="small" />,
+          onClick: () => navigate(`/user/edit/${record.id}`),
+          offered: editable,
+        },
         {
           key: 'promote',
           label: 'app.user.promote',
@@ -154,8 +187,26 @@ const STATUS_CHOICES = Object.entries(USER_STATUS).map(([id, [name]]) => ({ id: 
 
 const filters = [
   <SearchInput key="q" source="q" alwaysOn />,
-  <SelectInput key="role" source="role" label="resources.user.fields.role" choices={ROLE_CHOICES} emptyText="app.lists.any" alwaysOn sx={{ minWidth: 140 }} helperText={false} />,
-  <SelectInput key="status" source="status" label="resources.user.fields.status" choices={STATUS_CHOICES} emptyText="app.lists.any" alwaysOn sx={{ minWidth: 140 }} helperText={false} />,
+  <SelectInput
+    key="role"
+    source="role"
+    label="resources.user.fields.role"
+    choices={ROLE_CHOICES}
+    emptyText="app.lists.any"
+    alwaysOn
+    sx={{ minWidth: 140 }}
+    helperText={false}
+  />,
+  <SelectInput
+    key="status"
+    source="status"
+    label="resources.user.fields.status"
+    choices={STATUS_CHOICES}
+    emptyText="app.lists.any"
+    alwaysOn
+    sx={{ minWidth: 140 }}
+    helperText={false}
+  />,
 ];
 
 function UserFilters() {
@@ -164,7 +215,10 @@ function UserFilters() {
     <ActiveFilters
       labels={{
         role: { label: 'resources.user.fields.role', format: (value) => translate(ROLE[Number(value) as 1]?.[0] ?? 'status.role.unknown') },
-        status: { label: 'resources.user.fields.status', format: (value) => translate(USER_STATUS[Number(value) as 1]?.[0] ?? 'status.user.unknown') },
+        status: {
+          label: 'resources.user.fields.status',
+          format: (value) => translate(USER_STATUS[Number(value) as 1]?.[0] ?? 'status.user.unknown'),
+        },
       }}
     />
   );

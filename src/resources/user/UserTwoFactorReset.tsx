@@ -49,7 +49,11 @@ export function UserTwoFactorReset({ id }: { id: string }) {
         {translate('app.two_factor.title')}
       </Typography>
       <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1} sx={{ alignItems: { sm: 'center' } }}>
-        <Chip color={enabled ? 'success' : 'default'} label={translate(enabled ? 'app.two_factor.on' : 'app.two_factor.off')} sx={{ alignSelf: 'flex-start' }} />
+        <Chip
+          color={enabled ? 'success' : 'default'}
+          label={translate(enabled ? 'app.two_factor.on' : 'app.two_factor.off')}
+          sx={{ alignSelf: 'flex-start' }}
+        />
         <Button variant="outlined" color="error" disabled={!enabled} onClick={() => setConfirming(true)}>
           {translate('app.two_factor.reset')}
         </Button>

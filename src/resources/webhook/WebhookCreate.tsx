@@ -12,7 +12,12 @@ export function WebhookCreate() {
   const [secret, setSecret] = useState<string>();
   return (
     <TitledPage title="webhooks.create_title">
-      <Create resource="webhook" title="webhooks.create_title" transform={webhookTransform} mutationOptions={{ onSuccess: (created: RaRecord) => setSecret(String(created.secret ?? '')) }}>
+      <Create
+        resource="webhook"
+        title="webhooks.create_title"
+        transform={webhookTransform}
+        mutationOptions={{ onSuccess: (created: RaRecord) => setSecret(String(created.secret ?? '')) }}
+      >
         <SimpleForm defaultValues={{ enabled: true, events: [] }}>
           <WebhookInputs />
         </SimpleForm>

@@ -28,7 +28,13 @@ const STATUS_COLOURS = { pending: 'warning', delivered: 'success', failed: 'erro
 
 const filters = [
   <ReferenceInput key="webhook_id" source="webhook_id" reference="webhook" alwaysOn>
-    <SelectInput label="webhooks.deliveries.fields.webhook" optionText="name" emptyText="app.lists.any" helperText={false} sx={{ minWidth: 160 }} />
+    <SelectInput
+      label="webhooks.deliveries.fields.webhook"
+      optionText="name"
+      emptyText="app.lists.any"
+      helperText={false}
+      sx={{ minWidth: 160 }}
+    />
   </ReferenceInput>,
   <SelectInput
     key="status"
@@ -55,7 +61,13 @@ function DeliveryStatus(_: { label?: string; sortBy?: string }) {
   const record = useRecordContext<WebhookDeliveryRecord>();
   const translate = useTranslate();
   if (!record) return null;
-  return <Chip size="small" color={STATUS_COLOURS[record.status] ?? 'default'} label={translate(`webhooks.deliveries.status.${record.status}`)} />;
+  return (
+    <Chip
+      size="small"
+      color={STATUS_COLOURS[record.status] ?? 'default'}
+      label={translate(`webhooks.deliveries.status.${record.status}`)}
+    />
+  );
 }
 
 function RedeliverButton(_: { label?: string }) {
@@ -90,23 +102,39 @@ export function WebhookDeliveryList() {
   const translate = useTranslate();
   return (
     <TitledPage title="webhooks.deliveries.title">
-      <List resource="webhook_delivery" title="webhooks.deliveries.title" filters={filters} exporter={false} empty={false} sort={{ field: 'id', order: 'DESC' }} actions={false}>
+      <List
+        resource="webhook_delivery"
+        title="webhooks.deliveries.title"
+        filters={filters}
+        exporter={false}
+        empty={false}
+        sort={{ field: 'id', order: 'DESC' }}
+        actions={false}
+      >
         <Datagrid bulkActionButtons={false} rowClick={false} empty={<ListEmpty />}>
           <NumberField source="id" label="webhooks.deliveries.fields.id" />
           <ReferenceField source="webhook_id" reference="webhook" label="webhooks.deliveries.fields.webhook" link="edit" />
-          <FunctionField label="webhooks.deliveries.fields.event_type" sortBy="event_type" render={(record: WebhookDeliveryRecord) => translate(`webhooks.events.${record.event_type}`)} />
+          <FunctionField
+            label="webhooks.deliveries.fields.event_type"
+            sortBy="event_type"
+            render={(record: WebhookDeliveryRecord) => translate(`webhooks.events.${record.event_type}`)}
+          />
           <DeliveryStatus label="webhooks.deliveries.fields.status" sortBy="status" />
           <NumberField source="attempts" label="webhooks.deliveries.fields.attempts" />
           <FunctionField
             label="webhooks.deliveries.fields.last_status_code"
             sortable={false}
-            render={(record: WebhookDeliveryRecord) => (record.attempts === 0 ? '' : record.last_status_code || translate('webhooks.deliveries.no_answer'))}
+            render={(record: WebhookDeliveryRecord) =>
+              record.attempts === 0 ? '' : record.last_status_code || translate('webhooks.deliveries.no_answer')
+            }
           />
           <TextField source="last_error" label="webhooks.deliveries.fields.last_error" sortable={false} />
           <FunctionField
             label="webhooks.deliveries.fields.next_attempt_at"
             sortBy="next_attempt_at"
-            render={(record: WebhookDeliveryRecord) => (record.status === 'pending' && record.next_attempt_at ? formatTimestamp(Math.floor(record.next_attempt_at / 1000)) : '')}
+            render={(record: WebhookDeliveryRecord) =>
+              record.status === 'pending' && record.next_attempt_at ? formatTimestamp(Math.floor(record.next_attempt_at / 1000)) : ''
+            }
           />
           <TimestampField source="created_time" label="webhooks.deliveries.fields.created_time" />
           <RedeliverButton label="app.common.actions" />

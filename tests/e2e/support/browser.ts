@@ -17,7 +17,16 @@ export function chromiumAvailable(): boolean {
   return false;
 }
 
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'];
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+  '--disable-sync',
+  '--disable-quic',
+];
 
 /**
  * A browser for one file: the run's shared Chromium (started by browserServer.ts, the e2e project's global setup)
@@ -41,7 +50,11 @@ export async function signInThroughConsole(page: Page, baseUrl: string, username
 }
 
 /** A browser with one page at 1440 × 900 in English, signed in through the console's login form. */
-export async function signedInPage(baseUrl: string, username: string, password: string): Promise<{ browser: Browser; context: BrowserContext; page: Page }> {
+export async function signedInPage(
+  baseUrl: string,
+  username: string,
+  password: string,
+): Promise<{ browser: Browser; context: BrowserContext; page: Page }> {
   const browser = await launchBrowser();
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'en-US' });
   const page = await context.newPage();

@@ -14,7 +14,9 @@ describe('database fault classification', () => {
   it('marks a refused connection from the PostgreSQL and MySQL drivers as unavailable and unreached', async () => {
     const port = await freePort(); // nothing listens there
     const dialects = [
-      new PostgresDialect({ pool: new pg.Pool({ connectionString: `postgres://postgres@127.0.0.1:${port}/none`, connectionTimeoutMillis: 2000 }) }),
+      new PostgresDialect({
+        pool: new pg.Pool({ connectionString: `postgres://postgres@127.0.0.1:${port}/none`, connectionTimeoutMillis: 2000 }),
+      }),
       new MysqlDialect({ pool: createPool({ uri: `mysql://root@127.0.0.1:${port}/none`, connectTimeout: 2000 }) }),
     ];
     for (const dialect of dialects) {
@@ -38,7 +40,9 @@ describe('database fault classification', () => {
   });
 
   it('knows the codes of a killed or shut-down connection', () => {
-    expect(isConnectionFault(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).toBe(true);
+    expect(isConnectionFault(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).toBe(
+      true,
+    );
     expect(isConnectionFault(Object.assign(new Error('Connection was killed'), { code: 'ER_CONNECTION_KILLED' }))).toBe(true);
     expect(isConnectionFault(new Error('Connection terminated unexpectedly'))).toBe(true);
     expect(isConnectionFault(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);

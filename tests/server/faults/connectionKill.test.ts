@@ -33,7 +33,11 @@ afterAll(async () => {
 /** The statement that drops every connection of the gateway's database but the caller's own. */
 const killers = {
   postgres: async (query: (sql: string) => Promise<Array<Record<string, unknown>>>, database: string) =>
-    (await query(`select pg_terminate_backend(pid) as killed from pg_stat_activity where datname = '${database}' and pid <> pg_backend_pid()`)).length,
+    (
+      await query(
+        `select pg_terminate_backend(pid) as killed from pg_stat_activity where datname = '${database}' and pid <> pg_backend_pid()`,
+      )
+    ).length,
   mysql: async (query: (sql: string) => Promise<Array<Record<string, unknown>>>, database: string) => {
     const rows = await query(`select id from information_schema.processlist where db = '${database}' and id <> connection_id()`);
     for (const row of rows) await query(`kill ${Number(row.id)}`).catch(() => undefined); // it may have gone already
@@ -73,7 +77,11 @@ describe.each(targets)('gateway connections killed under load ($name)', (target)
       }
       const killsEnded = Date.now();
       // the node serves again by itself: the first success after the last kill
-      await waitUntil('a relayed request answered after the kills', () => load.answers.some((answer) => answer.at > killsEnded && answer.status === 200), 10_000);
+      await waitUntil(
+        'a relayed request answered after the kills',
+        () => load.answers.some((answer) => answer.at > killsEnded && answer.status === 200),
+        10_000,
+      );
       const answers = await load.stop();
 
       expect(gateway.alive(), gateway.output()).toBe(true);

@@ -67,7 +67,10 @@ describe.each(servers)('database restarted under load ($name)', (server) => {
       await waitUntil('the database away', () => load.answers.some((answer) => answer.at > stoppedAt && answer.status === 503), 5_000);
       // the console says so in its envelope, quickly; what needs no database keeps working
       const console503 = await apiCall(gateway.baseUrl, 'GET', '/api/user/self', undefined, cookie);
-      expect({ status: console503.status, body: console503.json }).toEqual({ status: 503, body: { success: false, message: expect.stringContaining('database is unavailable') } });
+      expect({ status: console503.status, body: console503.json }).toEqual({
+        status: 503,
+        body: { success: false, message: expect.stringContaining('database is unavailable') },
+      });
       expect((await apiCall(gateway.baseUrl, 'GET', '/api/status')).json.success).toBe(true);
       await new Promise((wake) => setTimeout(wake, stoppedAt + OUTAGE_MS - Date.now()));
       expect(gateway.alive(), gateway.output()).toBe(true);
@@ -75,7 +78,11 @@ describe.each(servers)('database restarted under load ($name)', (server) => {
       const restartingAt = Date.now();
       await database.start();
       const startedAt = Date.now();
-      const recoveryMs = await waitUntil('a relayed request answered after the restart', () => load.answers.some((answer) => answer.at > startedAt && answer.status === 200), 15_000);
+      const recoveryMs = await waitUntil(
+        'a relayed request answered after the restart',
+        () => load.answers.some((answer) => answer.at > startedAt && answer.status === 200),
+        15_000,
+      );
       const answers = await load.stop();
       expect(gateway.alive(), gateway.output()).toBe(true);
 

@@ -46,11 +46,13 @@ describe.runIf(redisServer !== undefined)('Redis outage', () => {
     const cookie = await loginRoot(base);
     await failedSignIn(base);
     expect(await rateLimitKeys()).toBeGreaterThan(0); // the counter is in Redis while it is up
-    const codes = (await apiCall(base, 'POST', '/api/redemption/', { name: 'outage', quota: 1000, count: 3 }, cookie)).json.data as string[];
+    const codes = (await apiCall(base, 'POST', '/api/redemption/', { name: 'outage', quota: 1000, count: 3 }, cookie)).json
+      .data as string[];
     expect(codes).toHaveLength(3);
     const requests = {
       login: () => apiCall(base, 'POST', '/api/user/login', { username: 'root', password: 'faults-root-password' }),
-      registration: (round: number) => apiCall(base, 'POST', '/api/user/register', { username: `outage${round}`, password: 'password-123', password2: 'password-123' }),
+      registration: (round: number) =>
+        apiCall(base, 'POST', '/api/user/register', { username: `outage${round}`, password: 'password-123', password2: 'password-123' }),
       reset: () => apiCall(base, 'GET', '/api/reset_password?email=nobody%40example.com'),
       topUp: (round: number) => apiCall(base, 'POST', '/api/user/topup', { key: codes[round] }, cookie),
     };
@@ -65,7 +67,9 @@ describe.runIf(redisServer !== undefined)('Redis outage', () => {
       expect(frozen.value.status, frozen.value.text).toBe(200);
       // what this guards is a hang (an offline queue or a socket timeout: many seconds), not a few hundred
       // milliseconds of a busy machine's bcrypt, so the bound is wide
-      expect(frozen.ms, `login with Redis frozen: ${frozen.ms} ms, ${baseline.login} ms with Redis up`).toBeLessThan(Math.max(1_500, baseline.login * 3 + 400));
+      expect(frozen.ms, `login with Redis frozen: ${frozen.ms} ms, ${baseline.login} ms with Redis up`).toBeLessThan(
+        Math.max(1_500, baseline.login * 3 + 400),
+      );
     } finally {
       redis.resume();
     }
@@ -81,7 +85,8 @@ describe.runIf(redisServer !== undefined)('Redis outage', () => {
     // the limits still hold while Redis is away: counted on the node
     const strict = await spawnGateway({ REDIS_CONN_STRING: redis.url, LOGIN_ACCOUNT_RATE_LIMIT: '2' });
     cleanups.push(() => strict.stop());
-    const attempt = () => apiCall(strict.baseUrl, 'POST', '/api/user/login', { username: 'root', password: 'wrong' }).then((answer) => answer.status);
+    const attempt = () =>
+      apiCall(strict.baseUrl, 'POST', '/api/user/login', { username: 'root', password: 'wrong' }).then((answer) => answer.status);
     expect([await attempt(), await attempt(), await attempt()]).toEqual([200, 200, 429]);
     await strict.stop();
     expect(gateway.alive(), gateway.output()).toBe(true);
@@ -104,7 +109,11 @@ describe.runIf(redisServer !== undefined)('Redis outage', () => {
       15_000,
     );
     // and its option subscriber is back on the channel
-    await waitUntil('the option subscriber back', async () => Number(((await client.pubsub('NUMSUB', 'switchboard:options')) as [string, number])[1]) === 1, 15_000);
+    await waitUntil(
+      'the option subscriber back',
+      async () => Number(((await client.pubsub('NUMSUB', 'switchboard:options')) as [string, number])[1]) === 1,
+      15_000,
+    );
     expect((await requests.topUp(2)).json.success).toBe(true);
     expect(gateway.alive(), gateway.output()).toBe(true);
   }, 60_000);
@@ -114,7 +123,9 @@ describe.runIf(redisServer !== undefined)('Redis outage', () => {
     const gateway = await spawnGateway({ REDIS_CONN_STRING: redis.url, ...LIMITS });
     cleanups.push(() => gateway.stop());
     expect(gateway.output()).toContain('Redis is unreachable');
-    const signIn = await timed(() => apiCall(gateway.baseUrl, 'POST', '/api/user/login', { username: 'root', password: 'faults-root-password' }));
+    const signIn = await timed(() =>
+      apiCall(gateway.baseUrl, 'POST', '/api/user/login', { username: 'root', password: 'faults-root-password' }),
+    );
     expect(signIn.value.status).toBe(200);
     expect(signIn.ms).toBeLessThan(500);
 
@@ -129,7 +140,11 @@ describe.runIf(redisServer !== undefined)('Redis outage', () => {
       15_000,
     );
     // its subscription, queued while Redis was away, is made once it answers
-    await waitUntil('the late node subscribed', async () => Number(((await client.pubsub('NUMSUB', 'switchboard:options')) as [string, number])[1]) >= 1, 15_000);
+    await waitUntil(
+      'the late node subscribed',
+      async () => Number(((await client.pubsub('NUMSUB', 'switchboard:options')) as [string, number])[1]) >= 1,
+      15_000,
+    );
     expect(gateway.alive(), gateway.output()).toBe(true);
   }, 60_000);
 });

@@ -27,7 +27,8 @@ export async function waitUntil(what: string, check: () => Promise<boolean> | bo
     } catch (error) {
       lastError = error; // not yet
     }
-    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`);
+    if (Date.now() - started > timeoutMs)
+      throw new Error(`${what}: not within ${timeoutMs} ms${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`);
     await new Promise((wake) => setTimeout(wake, 50));
   }
 }
@@ -66,7 +67,8 @@ export const mariadbTools = (suite: string) => {
 export const redisTool = (suite: string) => findTool(suite, 'redis-server', ['/usr/bin/redis-server', '/usr/local/bin/redis-server']);
 
 function run(command: string, args: string[], options: { asPostgres?: boolean } = {}): void {
-  const [file, argv] = options.asPostgres && process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
+  const [file, argv] =
+    options.asPostgres && process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
   const result = spawnSync(file, argv, { encoding: 'utf8', timeout: 60_000 });
   if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
 }
@@ -96,9 +98,24 @@ export async function startPrivatePostgres(tools: { initdb: string; pgCtl: strin
     port,
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     async start() {
-      run(tools.pgCtl, ['-D', data, '-l', join(dir, 'log'), '-w', '-t', '30', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`, 'start'], {
-        asPostgres,
-      });
+      run(
+        tools.pgCtl,
+        [
+          '-D',
+          data,
+          '-l',
+          join(dir, 'log'),
+          '-w',
+          '-t',
+          '30',
+          '-o',
+          `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`,
+          'start',
+        ],
+        {
+          asPostgres,
+        },
+      );
       running = true;
     },
     async stop() {
@@ -184,7 +201,14 @@ export async function startPrivateMariadb(tools: { install: string; server: stri
     },
   };
   try {
-    run(tools.install, ['--no-defaults', `--datadir=${data}`, '--user=root', '--auth-root-authentication-method=normal', '--skip-test-db', '--skip-name-resolve']);
+    run(tools.install, [
+      '--no-defaults',
+      `--datadir=${data}`,
+      '--user=root',
+      '--auth-root-authentication-method=normal',
+      '--skip-test-db',
+      '--skip-name-resolve',
+    ]);
     await server.start();
   } catch (error) {
     await server.destroy();
@@ -206,7 +230,11 @@ export async function startPrivateRedis(binary: string): Promise<PrivateServer &
     resume: () => void child?.kill('SIGCONT'),
     async start() {
       let log = '';
-      child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      child = spawn(
+        binary,
+        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no'],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       child.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
       const current = child;
       exited = new Promise((resolve) => current.once('exit', () => resolve()));
@@ -282,7 +310,11 @@ export async function apiCall(baseUrl: string, method: string, path: string, bod
 }
 
 export async function loginRoot(baseUrl: string): Promise<string> {
-  const response = await fetch(`${baseUrl}/api/user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'root', password: ROOT_PASSWORD }) });
+  const response = await fetch(`${baseUrl}/api/user/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'root', password: ROOT_PASSWORD }),
+  });
   if (response.status !== 200) throw new Error(`root login answered ${response.status}: ${await response.text()}`);
   return String(response.headers.get('set-cookie')).split(';')[0];
 }
@@ -321,7 +353,13 @@ export async function relayOnce(baseUrl: string, tokenKey: string, stream: boole
     const response = await fetch(`${baseUrl}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer sk-${tokenKey}` },
-      body: JSON.stringify({ model: 'gpt-3.5-turbo', stream, max_tokens: 30, emulator: { chunks: 4, delay_ms: 5 }, messages: [{ role: 'user', content: 'say something short' }] }),
+      body: JSON.stringify({
+        model: 'gpt-3.5-turbo',
+        stream,
+        max_tokens: 30,
+        emulator: { chunks: 4, delay_ms: 5 },
+        messages: [{ role: 'user', content: 'say something short' }],
+      }),
       signal: AbortSignal.timeout(30_000),
     });
     const text = await response.text();
@@ -421,8 +459,13 @@ export interface Balances {
 export async function balances(query: Query, tokenId: number): Promise<Balances> {
   const [user] = await query('select quota, held_quota from users where id = 1');
   const [token] = await query('select remain_quota, held_quota from tokens where id = ?', [tokenId]);
-  const [userLogs] = await query('select coalesce(sum(quota), 0) as total, count(*) as n from logs where user_id = 1 and type = ?', [LogType.consume]);
-  const [tokenLogs] = await query('select coalesce(sum(quota), 0) as total from logs where token_id = ? and type = ?', [tokenId, LogType.consume]);
+  const [userLogs] = await query('select coalesce(sum(quota), 0) as total, count(*) as n from logs where user_id = 1 and type = ?', [
+    LogType.consume,
+  ]);
+  const [tokenLogs] = await query('select coalesce(sum(quota), 0) as total from logs where token_id = ? and type = ?', [
+    tokenId,
+    LogType.consume,
+  ]);
   return {
     quota: Number(user.quota),
     userHeld: Number(user.held_quota),

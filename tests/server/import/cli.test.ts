@@ -57,7 +57,14 @@ describe('npm run import', () => {
     expect(userCount()).toBe(4);
 
     for (const output of [dryRun, applied, again]) {
-      for (const secret of ['AliceChatApp', 'sk-good', 'sk-ant-fixture', '0123456789abcdef', '11111111111111111111111111111111', 'smtp-secret-fixture']) {
+      for (const secret of [
+        'AliceChatApp',
+        'sk-good',
+        'sk-ant-fixture',
+        '0123456789abcdef',
+        '11111111111111111111111111111111',
+        'smtp-secret-fixture',
+      ]) {
         expect(output.stdout + output.stderr).not.toContain(secret);
       }
     }

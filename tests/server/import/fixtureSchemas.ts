@@ -133,7 +133,10 @@ const v053: TableSpec[] = [
 ];
 
 const tableOf = (tables: TableSpec[], name: string) => tables.find((table) => table.name === name)!;
-const replaceColumns = (table: TableSpec, change: (columns: Column[]) => Column[]): TableSpec => ({ ...table, columns: change(table.columns) });
+const replaceColumns = (table: TableSpec, change: (columns: Column[]) => Column[]): TableSpec => ({
+  ...table,
+  columns: change(table.columns),
+});
 const withColumns = (tables: TableSpec[], changes: Record<string, (columns: Column[]) => Column[]>) =>
   tables.map((table) => (changes[table.name] ? replaceColumns(table, changes[table.name]) : table));
 const retype = (columns: Column[], types: Record<string, Column>) => columns.map((column) => types[column[0]] ?? column);
@@ -141,7 +144,9 @@ const retype = (columns: Column[], types: Record<string, Column>) => columns.map
 /** one-api v0.6.x: 64-bit quotas, Lark and OIDC ids, token model and subnet limits, channel priority/config/system prompt, log timing. */
 const oneApiLatest: TableSpec[] = withColumns(v053, {
   users: (columns) => [
-    ...retype(columns, { quota: ['quota', 'bigint', { default: 0 }], used_quota: ['used_quota', 'bigint', { default: 0 }] }).filter(([name]) => name !== 'inviter_id'),
+    ...retype(columns, { quota: ['quota', 'bigint', { default: 0 }], used_quota: ['used_quota', 'bigint', { default: 0 }] }).filter(
+      ([name]) => name !== 'inviter_id',
+    ),
     ['inviter_id', 'int'],
     ['lark_id', 'itext'],
     ['oidc_id', 'itext'],
@@ -190,7 +195,11 @@ const newApiLatest: TableSpec[] = withColumns(v053, {
     ['deleted_at', 'text'],
   ],
   channels: (columns) => [
-    ...retype(columns, { group: ['group', 'varchar(64)', { default: 'default' }], model_mapping: ['model_mapping', 'text'], base_url: ['base_url', 'itext', { default: '' }] }),
+    ...retype(columns, {
+      group: ['group', 'varchar(64)', { default: 'default' }],
+      model_mapping: ['model_mapping', 'text'],
+      base_url: ['base_url', 'itext', { default: '' }],
+    }),
     ['openai_organization', 'text'],
     ['test_model', 'text'],
     ['status_code_mapping', 'varchar(1024)', { default: '' }],
@@ -205,7 +214,12 @@ const newApiLatest: TableSpec[] = withColumns(v053, {
     ['channel_info', 'text'],
     ['settings', 'text'],
   ],
-  abilities: (columns) => [...retype(columns, { group: ['group', 'varchar(64)'] }), ['priority', 'bigint', { default: 0 }], ['weight', 'bigint', { default: 0 }], ['tag', 'itext']],
+  abilities: (columns) => [
+    ...retype(columns, { group: ['group', 'varchar(64)'] }),
+    ['priority', 'bigint', { default: 0 }],
+    ['weight', 'bigint', { default: 0 }],
+    ['tag', 'itext'],
+  ],
   redemptions: (columns) => [...columns, ['used_user_id', 'bigint'], ['deleted_at', 'text'], ['expired_time', 'bigint']],
   logs: (columns) => [
     ...columns,
@@ -219,7 +233,11 @@ const newApiLatest: TableSpec[] = withColumns(v053, {
   ],
 });
 
-export const SCHEMAS: Record<Product, TableSpec[]> = { 'one-api-v0.5.3': v053, 'one-api-latest': oneApiLatest, 'new-api-latest': newApiLatest };
+export const SCHEMAS: Record<Product, TableSpec[]> = {
+  'one-api-v0.5.3': v053,
+  'one-api-latest': oneApiLatest,
+  'new-api-latest': newApiLatest,
+};
 
 export type Dialect = 'sqlite' | 'mysql' | 'postgres';
 
@@ -245,7 +263,12 @@ export function createStatements(product: Product, dialect: Dialect): string[] {
       let definition = `${quote(name, dialect)} ${columnType(type, dialect)}`;
       if (options.notNull) definition += ' not null';
       if (options.default !== undefined) {
-        const value = type === 'bool' && dialect === 'postgres' ? String(options.default === 1) : typeof options.default === 'number' ? String(options.default) : `'${options.default}'`;
+        const value =
+          type === 'bool' && dialect === 'postgres'
+            ? String(options.default === 1)
+            : typeof options.default === 'number'
+              ? String(options.default)
+              : `'${options.default}'`;
         definition += ` default ${value}`;
       }
       if (options.unique) definition += ' unique';
@@ -260,7 +283,12 @@ export function createStatements(product: Product, dialect: Dialect): string[] {
  * Builds the product's schema in `target` and copies every row of the SQLite
  * fixture into it, so the SQL servers hold exactly the committed rows.
  */
-export async function copyFixture(product: Product, fixture: SQLite.Database, target: Kysely<any>, dialect: Exclude<Dialect, 'sqlite'>): Promise<void> {
+export async function copyFixture(
+  product: Product,
+  fixture: SQLite.Database,
+  target: Kysely<any>,
+  dialect: Exclude<Dialect, 'sqlite'>,
+): Promise<void> {
   for (const statement of createStatements(product, dialect)) await sql.raw(statement).execute(target);
   for (const table of SCHEMAS[product]) {
     const rows = fixture.prepare(`select * from "${table.name}"`).all() as Array<Record<string, unknown>>;

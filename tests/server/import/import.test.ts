@@ -154,7 +154,10 @@ async function snapshot(app: FastifyInstance) {
 async function sourceTotals(location: string) {
   const source = await openSource(location);
   try {
-    const live = (table: string) => (source.columns.get(table)!.has('deleted_at') ? source.db.selectFrom(table).where('deleted_at', 'is', null) : source.db.selectFrom(table));
+    const live = (table: string) =>
+      source.columns.get(table)!.has('deleted_at')
+        ? source.db.selectFrom(table).where('deleted_at', 'is', null)
+        : source.db.selectFrom(table);
     const users = await live('users')
       .select((eb) => [eb.fn.sum('quota').as('quota'), eb.fn.sum('used_quota').as('used')])
       .executeTakeFirstOrThrow();
@@ -191,7 +194,8 @@ async function importAndUse(product: Product, source: Source, target: DatabaseTa
   try {
     const { app } = gateway;
     const expected = await sourceTotals(source.location);
-    const sourceFileBefore = target && !source.location.includes('://') ? createHash('sha256').update(readFileSync(source.location)).digest('hex') : undefined;
+    const sourceFileBefore =
+      target && !source.location.includes('://') ? createHash('sha256').update(readFileSync(source.location)).digest('hex') : undefined;
 
     // the dry run writes nothing
     const before = await snapshot(app);
@@ -228,7 +232,13 @@ async function importAndUse(product: Product, source: Source, target: DatabaseTa
     expect(imported.map((row) => ({ id: Number(row.id), type: Number(row.type) }))).toEqual(expectedOutcome.carried);
     expect(channels.source).toBe(fixtureChannels(product).length);
     expect(channels.carried + expectedOutcome.leftOut.length).toBe(channels.source);
-    const routes = await app.ctx.db.selectFrom('abilities').select(['group', 'model']).where('channel_id', '=', 1).orderBy('group').orderBy('model').execute();
+    const routes = await app.ctx.db
+      .selectFrom('abilities')
+      .select(['group', 'model'])
+      .where('channel_id', '=', 1)
+      .orderBy('group')
+      .orderBy('model')
+      .execute();
     expect(routes).toEqual([
       { group: 'default', model: 'gpt-3.5-turbo' },
       { group: 'default', model: 'gpt-4' },
@@ -241,13 +251,30 @@ async function importAndUse(product: Product, source: Source, target: DatabaseTa
     if (product === 'one-api-v0.5.3') expect(deepSeek).toBeUndefined();
     else expect(Number(deepSeek!.type)).toBe(36);
     expect(report.renumbered).toEqual(expectedOutcome.renumbered);
-    if (product === 'new-api-latest') expect(report.renumbered).toEqual(expect.arrayContaining(['#5 deepseek: new-api type 43 is type 36 here', '#7 cloudflare: new-api type 39 is type 37 here']));
+    if (product === 'new-api-latest')
+      expect(report.renumbered).toEqual(
+        expect.arrayContaining(['#5 deepseek: new-api type 43 is type 36 here', '#7 cloudflare: new-api type 39 is type 37 here']),
+      );
     else expect(report.renumbered).toEqual([]);
     // new-api's multi-key channel is one channel here, its keys each with the state new-api kept
     if (product === 'new-api-latest') {
-      const pool = await app.ctx.db.selectFrom('channels').select(['key', 'multi_key', 'key_strategy', 'status']).where('id', '=', 6).executeTakeFirstOrThrow();
-      expect({ ...pool, multi_key: Number(pool.multi_key), status: Number(pool.status) }).toEqual({ key: '', multi_key: 1, key_strategy: 'round_robin', status: 1 });
-      const keys = await app.ctx.db.selectFrom('channel_keys').select(['key', 'status', 'last_error']).where('channel_id', '=', 6).orderBy('id').execute();
+      const pool = await app.ctx.db
+        .selectFrom('channels')
+        .select(['key', 'multi_key', 'key_strategy', 'status'])
+        .where('id', '=', 6)
+        .executeTakeFirstOrThrow();
+      expect({ ...pool, multi_key: Number(pool.multi_key), status: Number(pool.status) }).toEqual({
+        key: '',
+        multi_key: 1,
+        key_strategy: 'round_robin',
+        status: 1,
+      });
+      const keys = await app.ctx.db
+        .selectFrom('channel_keys')
+        .select(['key', 'status', 'last_error'])
+        .where('channel_id', '=', 6)
+        .orderBy('id')
+        .execute();
       expect(keys.map((row) => ({ ...row, status: Number(row.status) }))).toEqual([
         { key: 'sk-multi-fixture-one', status: 1, last_error: '' },
         { key: 'sk-multi-fixture-two', status: 3, last_error: 'Incorrect API key provided' },
@@ -277,7 +304,9 @@ async function importAndUse(product: Product, source: Source, target: DatabaseTa
     const alice = await login(app, 'alice', FIXTURE_PASSWORDS.alice);
     await login(app, 'root', FIXTURE_PASSWORDS.root);
     // ids go on after the imported ones (PostgreSQL's sequences were moved past them)
-    const created = (await asBrowser(app, alice, { method: 'POST', url: '/api/token/', payload: { name: 'after import', remain_quota: 10 } })).json();
+    const created = (
+      await asBrowser(app, alice, { method: 'POST', url: '/api/token/', payload: { name: 'after import', remain_quota: 10 } })
+    ).json();
     expect(created).toMatchObject({ success: true });
     expect(created.data.id).toBeGreaterThan(4);
     await expect(login(app, 'alice', 'not-her-password')).rejects.toThrow();
@@ -287,21 +316,46 @@ async function importAndUse(product: Product, source: Source, target: DatabaseTa
     // the old key relays through the imported channel, billed from the imported balances
     await app.listen({ port: 0, host: '127.0.0.1' });
     const address = app.server.address();
-    const client = new OpenAI({ apiKey: ALICE_KEY, baseURL: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/v1`, maxRetries: 0 });
+    const client = new OpenAI({
+      apiKey: ALICE_KEY,
+      baseURL: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/v1`,
+      maxRetries: 0,
+    });
     const balances = async () => {
       await bookkeepingFor(app.ctx, app.log).idle();
-      const user = await app.ctx.db.selectFrom('users').select(['quota', 'used_quota']).where('username', '=', 'alice').executeTakeFirstOrThrow();
-      const token = await app.ctx.db.selectFrom('tokens').select(['remain_quota', 'used_quota']).where('id', '=', 1).executeTakeFirstOrThrow();
+      const user = await app.ctx.db
+        .selectFrom('users')
+        .select(['quota', 'used_quota'])
+        .where('username', '=', 'alice')
+        .executeTakeFirstOrThrow();
+      const token = await app.ctx.db
+        .selectFrom('tokens')
+        .select(['remain_quota', 'used_quota'])
+        .where('id', '=', 1)
+        .executeTakeFirstOrThrow();
       const channel = await app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', 1).executeTakeFirstOrThrow();
-      return { user: Number(user.quota), userUsed: Number(user.used_quota), token: Number(token.remain_quota), channel: Number(channel.used_quota) };
+      return {
+        user: Number(user.quota),
+        userUsed: Number(user.used_quota),
+        token: Number(token.remain_quota),
+        channel: Number(channel.used_quota),
+      };
     };
     const beforeCall = await balances();
     expect(beforeCall).toEqual({ user: 2_000_000, userUsed: 150_000, token: 1_000_000, channel: 3_000_000 });
-    const completion = await client.chat.completions.create({ model: 'gpt-4', messages: [{ role: 'user', content: 'hello there friend' }] });
+    const completion = await client.chat.completions.create({
+      model: 'gpt-4',
+      messages: [{ role: 'user', content: 'hello there friend' }],
+    });
     expect(completion.choices[0].message.content).toBe('word0 word1 word2 word3 word4');
     const charge = computeQuota({ promptTokens: 3, completionTokens: 5, ratio: 15, completionRatio: 2 });
     expect(charge).toBeGreaterThan(0);
-    expect(await balances()).toEqual({ user: 2_000_000 - charge, userUsed: 150_000 + charge, token: 1_000_000 - charge, channel: 3_000_000 + charge });
+    expect(await balances()).toEqual({
+      user: 2_000_000 - charge,
+      userUsed: 150_000 + charge,
+      token: 1_000_000 - charge,
+      channel: 3_000_000 + charge,
+    });
     expect(emulator.requests.at(-1)!.headers.authorization).toBe('Bearer sk-good');
   } finally {
     await gateway.drop();
@@ -336,9 +390,13 @@ describe('a failure half-way', () => {
     const opened = await openSource(source.location);
     try {
       // the redemption codes are written after the users, tokens and channels
-      await sql`create trigger refuse_codes before insert on redemptions begin select raise(abort, 'refused by the test'); end`.execute(gateway.app.ctx.db);
+      await sql`create trigger refuse_codes before insert on redemptions begin select raise(abort, 'refused by the test'); end`.execute(
+        gateway.app.ctx.db,
+      );
       const before = await snapshot(gateway.app);
-      const failure = await runImport(opened, { db: gateway.app.ctx.db, dialect: gateway.config.dialect }, { apply: true }).catch((error: Error) => error);
+      const failure = await runImport(opened, { db: gateway.app.ctx.db, dialect: gateway.config.dialect }, { apply: true }).catch(
+        (error: Error) => error,
+      );
       expect(failure).toBeInstanceOf(Error);
       expect((failure as Error).message).toMatch(/^writing redemptions failed: .*refused by the test/);
       expect(await snapshot(gateway.app)).toEqual(before);
@@ -458,7 +516,8 @@ describe('a target that already holds users', () => {
 describe('the types not relayed yet', () => {
   it('are one list that names exactly the source types without a row here', () => {
     // a number with a row is relayed: it must leave NOT_RELAYED_YET when its row is merged
-    for (const type of Object.keys(NOT_RELAYED_YET['one-api']).map(Number)) expect(findChannelType(type), `one-api ${type} has a row now: take it out of NOT_RELAYED_YET`).toBeUndefined();
+    for (const type of Object.keys(NOT_RELAYED_YET['one-api']).map(Number))
+      expect(findChannelType(type), `one-api ${type} has a row now: take it out of NOT_RELAYED_YET`).toBeUndefined();
     for (const type of Object.keys(NOT_RELAYED_YET['new-api']).map(Number)) {
       const ours = NEW_API_CHANNEL_TYPES[type]?.ours;
       expect(ours !== undefined && findChannelType(ours), `new-api ${type} has a row now: take it out of NOT_RELAYED_YET`).toBeFalsy();
@@ -476,7 +535,12 @@ describe('the types not relayed yet', () => {
 
   it('hold a channel of every source type in the latest fixtures', () => {
     // and one of a number one-api never defined (99), which no import can carry
-    expect([...new Set(fixtureChannels('one-api-latest').map((channel) => channel.type))].sort((a, b) => a - b)).toEqual([...Object.keys(ONE_API_CHANNEL_TYPES).map(Number), 99]);
-    expect([...new Set(fixtureChannels('new-api-latest').map((channel) => channel.type))].sort((a, b) => a - b)).toEqual(Object.keys(NEW_API_CHANNEL_TYPES).map(Number));
+    expect([...new Set(fixtureChannels('one-api-latest').map((channel) => channel.type))].sort((a, b) => a - b)).toEqual([
+      ...Object.keys(ONE_API_CHANNEL_TYPES).map(Number),
+      99,
+    ]);
+    expect([...new Set(fixtureChannels('new-api-latest').map((channel) => channel.type))].sort((a, b) => a - b)).toEqual(
+      Object.keys(NEW_API_CHANNEL_TYPES).map(Number),
+    );
   });
 });

@@ -28,7 +28,8 @@ afterAll(async () => {
   rmSync(folder, { recursive: true, force: true });
 });
 
-const call = (method: 'GET' | 'POST', payload?: unknown, headers: Record<string, string> = {}) => asBrowser(app, root, { method, url: '/api/import/', payload: payload as never, headers });
+const call = (method: 'GET' | 'POST', payload?: unknown, headers: Record<string, string> = {}) =>
+  asBrowser(app, root, { method, url: '/api/import/', payload: payload as never, headers });
 
 /** Polls until the run is over (a loaded machine may take a while). */
 async function finished() {
@@ -51,7 +52,8 @@ describe('the console import', () => {
 
     expect((await call('POST', { source, apply: true, with_logs: true })).json().success).toBe(true);
     // the fresh install's root gives way to the source's root (same id), so the session that started it ends
-    for (let attempt = 0; attempt < 600 && (await call('GET')).json().success; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (let attempt = 0; attempt < 600 && (await call('GET')).json().success; attempt += 1)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     expect((await call('GET')).json()).toMatchObject({ success: false, code: 'session_expired' });
     root = await login(app, 'root', FIXTURE_PASSWORDS.root);
     const applied = await finished();

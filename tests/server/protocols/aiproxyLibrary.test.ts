@@ -8,10 +8,12 @@ describeAdaptor('aiproxy-library', aiProxyLibraryAdaptor);
 
 const channel: ChannelConfig = { type: 21, key: 'ap-test', baseUrl: '', other: 'lib-1' };
 const encode = (request: Partial<ChatRequest>, stream = false) =>
-  JSON.parse(aiProxyLibraryAdaptor.encodeChat({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'q' }], ...request }, callFor('chat', 'gpt-4o-mini', stream, channel))) as Record<
-    string,
-    unknown
-  >;
+  JSON.parse(
+    aiProxyLibraryAdaptor.encodeChat(
+      { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'q' }], ...request },
+      callFor('chat', 'gpt-4o-mini', stream, channel),
+    ),
+  ) as Record<string, unknown>;
 const sse = (events: unknown[]) => events.map((event) => `data:${typeof event === 'string' ? event : JSON.stringify(event)}\n\n`).join('');
 
 describe('AI Proxy library adaptor particulars', () => {
@@ -20,7 +22,10 @@ describe('AI Proxy library adaptor particulars', () => {
   });
 
   it('asks the library the channel names, and refuses a channel that names none', () => {
-    const target = aiProxyLibraryAdaptor.target({ ...channel, baseUrl: 'http://127.0.0.1:9/' }, callFor('chat', 'gpt-4o-mini', false)) as HttpTarget;
+    const target = aiProxyLibraryAdaptor.target(
+      { ...channel, baseUrl: 'http://127.0.0.1:9/' },
+      callFor('chat', 'gpt-4o-mini', false),
+    ) as HttpTarget;
     expect(target.url).toBe('http://127.0.0.1:9/api/library/ask');
     expect(
       encode(
@@ -60,7 +65,11 @@ describe('AI Proxy library adaptor particulars', () => {
       ...decoder.push(sse([{ content: '', finish: true }])),
       ...decoder.end(),
     ];
-    expect(chunks.map((chunk) => chunk.choices[0].delta.content)).toEqual(['Open ', 'billing.', '\n\n参考文档：\n1. [Billing](https://b)\n']);
+    expect(chunks.map((chunk) => chunk.choices[0].delta.content)).toEqual([
+      'Open ',
+      'billing.',
+      '\n\n参考文档：\n1. [Billing](https://b)\n',
+    ]);
     expect(chunks.map((chunk) => chunk.choices[0].finish_reason)).toEqual([null, null, 'stop']);
     expect(chunks[0].choices[0].delta.role).toBe('assistant');
     expect(decoder.done()).toBe(true);
@@ -79,8 +88,13 @@ describe('AI Proxy library adaptor particulars', () => {
 
   it('reads a refusal inside a 200 as a failure, and a spent balance as a dead key', () => {
     const call = callFor('chat', 'gpt-4o-mini', false, channel);
-    expect(aiProxyLibraryAdaptor.decodeChat(JSON.stringify({ success: false, errCode: 1003, errMsg: 'library not found' }), call)).toMatchObject({ status: 400, deadKey: false });
-    expect(aiProxyLibraryAdaptor.decodeChat(JSON.stringify({ success: false, errCode: 2001, errMsg: '余额不足' }), call)).toMatchObject({ deadKey: true, retryable: true });
+    expect(
+      aiProxyLibraryAdaptor.decodeChat(JSON.stringify({ success: false, errCode: 1003, errMsg: 'library not found' }), call),
+    ).toMatchObject({ status: 400, deadKey: false });
+    expect(aiProxyLibraryAdaptor.decodeChat(JSON.stringify({ success: false, errCode: 2001, errMsg: '余额不足' }), call)).toMatchObject({
+      deadKey: true,
+      retryable: true,
+    });
   });
 
   it('refuses tools, tool results and a question without text', () => {

@@ -85,7 +85,11 @@ describe('ali adaptor particulars', () => {
     const body = encode({
       messages: [
         { role: 'user', content: 'weather?' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'w', arguments: '{"c":"x"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'w', arguments: '{"c":"x"}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
       ],
     });
@@ -99,7 +103,9 @@ describe('ali adaptor particulars', () => {
     expect(isMultimodalModel('qwen-vl-max')).toBe(true);
     expect(isMultimodalModel('qwen2.5-vl-72b-instruct')).toBe(true);
     expect(isMultimodalModel('qwen-plus')).toBe(false);
-    expect((aliAdaptor.target(channel, callFor('chat', 'qwen-vl-max', false)) as HttpTarget).url).toBe('https://dashscope.aliyuncs.com/api/v1/services/aigc/multimodal-generation/generation');
+    expect((aliAdaptor.target(channel, callFor('chat', 'qwen-vl-max', false)) as HttpTarget).url).toBe(
+      'https://dashscope.aliyuncs.com/api/v1/services/aigc/multimodal-generation/generation',
+    );
     const body = encode(
       {
         messages: [
@@ -145,7 +151,12 @@ describe('ali adaptor particulars', () => {
     );
     if (isUpstreamFailure(decoded)) throw new Error(decoded.message);
     expect(decoded.choices[0].message).toEqual({ role: 'assistant', content: '4', reasoning_content: '2+2 is 4' });
-    expect(decoded.usage).toEqual({ prompt_tokens: 5, completion_tokens: 30, total_tokens: 35, completion_tokens_details: { reasoning_tokens: 28 } });
+    expect(decoded.usage).toEqual({
+      prompt_tokens: 5,
+      completion_tokens: 30,
+      total_tokens: 35,
+      completion_tokens_details: { reasoning_tokens: 28 },
+    });
     expect(decoded.model).toBe('qwen3-max');
     expect(decoded.id).toBe('r-2');
   });
@@ -153,7 +164,9 @@ describe('ali adaptor particulars', () => {
   it('an error event in the stream is surfaced, not swallowed', () => {
     const call = callFor('chat', 'qwen-plus', true);
     const decoder = aliAdaptor.decodeChatStream(call);
-    const chunks = decoder.push('id:1\nevent:error\n:HTTP_STATUS/429\ndata:{"code":"Throttling.RateQuota","message":"Requests rate limit exceeded, please try again later.","request_id":"r-3"}\n\n');
+    const chunks = decoder.push(
+      'id:1\nevent:error\n:HTTP_STATUS/429\ndata:{"code":"Throttling.RateQuota","message":"Requests rate limit exceeded, please try again later.","request_id":"r-3"}\n\n',
+    );
     expect(chunks).toEqual([]);
     expect(decoder.end()).toEqual([]);
     expect(decoder.failure()).toMatchObject({ status: 429, code: 'Throttling.RateQuota', retryable: true, deadKey: false });
@@ -168,7 +181,8 @@ describe('ali adaptor particulars', () => {
   });
 
   it('classifies the DashScope error codes', () => {
-    const of = (status: number, code: string) => aliAdaptor.failure(status, JSON.stringify({ code, message: `${code} said`, request_id: 'r' }));
+    const of = (status: number, code: string) =>
+      aliAdaptor.failure(status, JSON.stringify({ code, message: `${code} said`, request_id: 'r' }));
     expect(of(400, 'Arrearage')).toMatchObject({ deadKey: true, retryable: true, message: 'Arrearage said' });
     expect(of(403, 'AccessDenied.Unpurchased')).toMatchObject({ deadKey: true, retryable: true });
     expect(of(429, 'Throttling')).toMatchObject({ deadKey: false, retryable: true, status: 429 });
@@ -176,7 +190,11 @@ describe('ali adaptor particulars', () => {
     expect(of(400, 'DataInspectionFailed')).toMatchObject({ deadKey: false, retryable: false, status: 400 });
     expect(of(500, 'InternalError.Algo')).toMatchObject({ deadKey: false, retryable: true, status: 500 });
     expect(of(400, 'InvalidParameter')).toMatchObject({ retryable: false });
-    expect(aliAdaptor.failure(503, 'upstream connect error')).toMatchObject({ status: 503, retryable: true, message: 'DashScope answered HTTP 503: upstream connect error' });
+    expect(aliAdaptor.failure(503, 'upstream connect error')).toMatchObject({
+      status: 503,
+      retryable: true,
+      message: 'DashScope answered HTTP 503: upstream connect error',
+    });
   });
 
   it('assembles a streamed tool call with its id, name once and joined arguments', () => {
@@ -187,12 +205,18 @@ describe('ali adaptor particulars', () => {
     const call = callFor('chat', 'qwen-plus', true);
     const { chunks, usage } = decodeStream(aliAdaptor, call, wire);
     const whole = assembleChatResponse(chunks, call, usage!);
-    expect(whole.choices[0].message.tool_calls).toEqual([{ id: 'call_a', type: 'function', function: { name: 'w', arguments: '{"c":"x"}' } }]);
+    expect(whole.choices[0].message.tool_calls).toEqual([
+      { id: 'call_a', type: 'function', function: { name: 'w', arguments: '{"c":"x"}' } },
+    ]);
     expect(whole.choices[0].finish_reason).toBe('tool_calls');
   });
 
   it('embeddings take a string input and come back in input order', () => {
-    expect(JSON.parse(aliAdaptor.encodeEmbeddings!({ model: 'text-embedding-v3', input: 'hello' }, callFor('embeddings', 'text-embedding-v3', false)))).toEqual({
+    expect(
+      JSON.parse(
+        aliAdaptor.encodeEmbeddings!({ model: 'text-embedding-v3', input: 'hello' }, callFor('embeddings', 'text-embedding-v3', false)),
+      ),
+    ).toEqual({
       model: 'text-embedding-v3',
       input: { texts: ['hello'] },
       parameters: { text_type: 'document' },
@@ -218,8 +242,19 @@ describe('ali adaptor failures in the gateway envelope', () => {
   it('reads {error: {code, message}} as well', () => {
     const failure = aliAdaptor.failure(
       400,
-      JSON.stringify({ error: { message: 'Access denied, please make sure your account is in good standing.', type: 'Arrearage', param: null, code: 'Arrearage' } }),
+      JSON.stringify({
+        error: {
+          message: 'Access denied, please make sure your account is in good standing.',
+          type: 'Arrearage',
+          param: null,
+          code: 'Arrearage',
+        },
+      }),
     );
-    expect(failure).toMatchObject({ deadKey: true, code: 'Arrearage', message: 'Access denied, please make sure your account is in good standing.' });
+    expect(failure).toMatchObject({
+      deadKey: true,
+      code: 'Arrearage',
+      message: 'Access denied, please make sure your account is in good standing.',
+    });
   });
 });

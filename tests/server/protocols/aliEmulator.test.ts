@@ -18,7 +18,12 @@ afterAll(async () => {
   await emulator.close();
 });
 
-const channelOf = (key: string): ChannelConfig => ({ type: channelSpec.type, key, baseUrl: channelSpec.baseUrl(emulator), other: channelSpec.other });
+const channelOf = (key: string): ChannelConfig => ({
+  type: channelSpec.type,
+  key,
+  baseUrl: channelSpec.baseUrl(emulator),
+  other: channelSpec.other,
+});
 const callOf = (stream: boolean, operation: AdaptorCall['operation'] = 'chat', model = channelSpec.chatModel): AdaptorCall => ({
   operation,
   model,
@@ -88,7 +93,11 @@ describe('Ali emulator with the Ali adaptor', () => {
 
   it('answers embeddings in OpenAI shape with the reported usage', async () => {
     const call = callOf(false, 'embeddings', channelSpec.embeddingModel);
-    const { text } = await send(channelSpec.key, call, aliAdaptor.encodeEmbeddings!({ model: channelSpec.embeddingModel!, input: ['one two', 'three'], dimensions: 16 }, call));
+    const { text } = await send(
+      channelSpec.key,
+      call,
+      aliAdaptor.encodeEmbeddings!({ model: channelSpec.embeddingModel!, input: ['one two', 'three'], dimensions: 16 }, call),
+    );
     const decoded = aliAdaptor.decodeEmbeddings!(text, call);
     if (isUpstreamFailure(decoded)) throw new Error(decoded.message);
     expect(decoded.data.map((item) => item.index)).toEqual([0, 1]);
@@ -115,7 +124,16 @@ describe('Ali emulator with the Ali adaptor', () => {
   });
 
   it('calls the offered tool (whole and streamed) and answers the tool result', async () => {
-    const tools: ChatRequest['tools'] = [{ type: 'function', function: { name: 'lookup', description: 'Look a thing up', parameters: { type: 'object', properties: { text: { type: 'string' } } } } }];
+    const tools: ChatRequest['tools'] = [
+      {
+        type: 'function',
+        function: {
+          name: 'lookup',
+          description: 'Look a thing up',
+          parameters: { type: 'object', properties: { text: { type: 'string' } } },
+        },
+      },
+    ];
     const asking: ChatRequest = { model: channelSpec.chatModel, messages: [{ role: 'user', content: 'find the moon' }], tools };
     const whole = callOf(false);
     const decoded = aliAdaptor.decodeChat((await send(channelSpec.key, whole, aliAdaptor.encodeChat(asking, whole))).text, whole);
@@ -131,18 +149,30 @@ describe('Ali emulator with the Ali adaptor', () => {
     const chunks = pieces.flatMap((piece) => decoder.push(piece));
     chunks.push(...decoder.end());
     const assembled = assembleChatResponse(chunks, streamed, decoder.usage()!);
-    expect(assembled.choices[0].message.tool_calls).toEqual([{ id: expect.stringMatching(/^call_/), type: 'function', function: toolCall.function }]);
+    expect(assembled.choices[0].message.tool_calls).toEqual([
+      { id: expect.stringMatching(/^call_/), type: 'function', function: toolCall.function },
+    ]);
     expect(assembled.choices[0].finish_reason).toBe('tool_calls');
 
     const answering: ChatRequest = {
       ...asking,
-      messages: [...asking.messages, { role: 'assistant', content: null, tool_calls: [toolCall] }, { role: 'tool', tool_call_id: toolCall.id, content: 'it is far' }],
+      messages: [
+        ...asking.messages,
+        { role: 'assistant', content: null, tool_calls: [toolCall] },
+        { role: 'tool', tool_call_id: toolCall.id, content: 'it is far' },
+      ],
     };
     const after = aliAdaptor.decodeChat((await send(channelSpec.key, whole, aliAdaptor.encodeChat(answering, whole))).text, whole);
     if (isUpstreamFailure(after)) throw new Error(after.message);
     expect(after.choices[0].message.content).toBe('Hello from DashScope, the tool said: it is far');
     expect(emulator.requests.at(-1)!.body).toMatchObject({
-      input: { messages: [{ role: 'user' }, { role: 'assistant', tool_calls: [{ id: toolCall.id }] }, { role: 'tool', tool_call_id: toolCall.id, content: 'it is far' }] },
+      input: {
+        messages: [
+          { role: 'user' },
+          { role: 'assistant', tool_calls: [{ id: toolCall.id }] },
+          { role: 'tool', tool_call_id: toolCall.id, content: 'it is far' },
+        ],
+      },
     });
   });
 });

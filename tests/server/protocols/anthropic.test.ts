@@ -6,21 +6,32 @@
 import { describe, expect, it } from 'vitest';
 import { anthropicAdaptor, defaultMaxTokens } from '../../../server/protocols/upstream/anthropic';
 import { UPSTREAM_ADAPTORS, adaptorForChannelType } from '../../../server/protocols/upstream';
-import { isUpstreamFailure, type ChatChunk, type ChatRequest, type ChatResponse, type UpstreamFailure } from '../../../server/protocols/types';
+import {
+  isUpstreamFailure,
+  type ChatChunk,
+  type ChatRequest,
+  type ChatResponse,
+  type UpstreamFailure,
+} from '../../../server/protocols/types';
 import { callFor, decodeStream, describeAdaptor } from './contract';
 
 describeAdaptor('anthropic', anthropicAdaptor);
 
 const MODEL = 'claude-3-5-haiku-20241022';
 const encode = (request: Partial<ChatRequest>, stream = false): Record<string, unknown> =>
-  JSON.parse(anthropicAdaptor.encodeChat({ model: MODEL, messages: [], ...request }, callFor('chat', MODEL, stream))) as Record<string, unknown>;
-const decode = (answer: unknown): ChatResponse | UpstreamFailure => anthropicAdaptor.decodeChat(JSON.stringify(answer), callFor('chat', MODEL, false));
+  JSON.parse(anthropicAdaptor.encodeChat({ model: MODEL, messages: [], ...request }, callFor('chat', MODEL, stream))) as Record<
+    string,
+    unknown
+  >;
+const decode = (answer: unknown): ChatResponse | UpstreamFailure =>
+  anthropicAdaptor.decodeChat(JSON.stringify(answer), callFor('chat', MODEL, false));
 const answered = (answer: unknown): ChatResponse => {
   const decoded = decode(answer);
   if (isUpstreamFailure(decoded)) throw new Error(decoded.message);
   return decoded;
 };
-const sse = (...events: Array<Record<string, unknown> & { type: string }>): string => events.map((event) => `event: ${event.type}\r\ndata: ${JSON.stringify(event)}\r\n\r\n`).join('');
+const sse = (...events: Array<Record<string, unknown> & { type: string }>): string =>
+  events.map((event) => `event: ${event.type}\r\ndata: ${JSON.stringify(event)}\r\n\r\n`).join('');
 const start = (usage: Record<string, number> = { input_tokens: 5, output_tokens: 1 }) => ({
   type: 'message_start',
   message: { id: 'msg_1', type: 'message', role: 'assistant', model: MODEL, content: [], stop_reason: null, usage },
@@ -38,11 +49,19 @@ describe('anthropic adaptor: registry and target', () => {
   });
 
   it("uses the channel's base URL (a mirror or an emulator) and Anthropic's headers", () => {
-    const target = anthropicAdaptor.target({ type: 14, key: 'sk-ant-x', baseUrl: 'http://127.0.0.1:9999/anthropic/', other: '' }, callFor('chat', MODEL, true));
+    const target = anthropicAdaptor.target(
+      { type: 14, key: 'sk-ant-x', baseUrl: 'http://127.0.0.1:9999/anthropic/', other: '' },
+      callFor('chat', MODEL, true),
+    );
     expect(target).toEqual({
       url: 'http://127.0.0.1:9999/anthropic/v1/messages',
       method: 'POST',
-      headers: { 'x-api-key': 'sk-ant-x', 'anthropic-version': '2023-06-01', 'content-type': 'application/json', accept: 'text/event-stream' },
+      headers: {
+        'x-api-key': 'sk-ant-x',
+        'anthropic-version': '2023-06-01',
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+      },
     });
   });
 
@@ -93,7 +112,15 @@ describe('anthropic adaptor: requests', () => {
   });
 
   it('passes temperature, top_p, top_k and stop sequences as given, zeros included', () => {
-    const body = encode({ messages: [{ role: 'user', content: 'x' }], temperature: 0, top_p: 0.5, top_k: 7, n: 3, max_tokens: 99, stop: 'END' });
+    const body = encode({
+      messages: [{ role: 'user', content: 'x' }],
+      temperature: 0,
+      top_p: 0.5,
+      top_k: 7,
+      n: 3,
+      max_tokens: 99,
+      stop: 'END',
+    });
     expect(body).toMatchObject({ temperature: 0, top_p: 0.5, top_k: 7, max_tokens: 99, stop_sequences: ['END'] });
     expect(encode({ messages: [{ role: 'user', content: 'x' }], stop: ['a', 'b'] }).stop_sequences).toEqual(['a', 'b']);
     expect(encode({ messages: [{ role: 'user', content: 'x' }] })).not.toHaveProperty('top_k');
@@ -105,7 +132,10 @@ describe('anthropic adaptor: requests', () => {
     expect(defaultMaxTokens('claude-unknown-model')).toBe(4096);
     // the catalog's maximum output comes from the relay, on the call
     const call = { ...callFor('chat', 'claude-unknown-model', false), modelMaxOutputTokens: 12_345 };
-    expect(JSON.parse(anthropicAdaptor.encodeChat({ model: 'claude-unknown-model', messages: [{ role: 'user', content: 'x' }] }, call)).max_tokens).toBe(12_345);
+    expect(
+      JSON.parse(anthropicAdaptor.encodeChat({ model: 'claude-unknown-model', messages: [{ role: 'user', content: 'x' }] }, call))
+        .max_tokens,
+    ).toBe(12_345);
     expect(defaultMaxTokens('claude-unknown-model', 12_345)).toBe(12_345);
   });
 
@@ -188,7 +218,8 @@ describe('anthropic adaptor: requests', () => {
 
   it('maps tool_choice: auto, required → any, none, a named function → tool; parallel_tool_calls false', () => {
     const tools: ChatRequest['tools'] = [{ type: 'function', function: { name: 'f' } }];
-    const choice = (tool_choice: ChatRequest['tool_choice'], extra: Partial<ChatRequest> = {}) => encode({ messages: [{ role: 'user', content: 'x' }], tools, tool_choice, ...extra }).tool_choice;
+    const choice = (tool_choice: ChatRequest['tool_choice'], extra: Partial<ChatRequest> = {}) =>
+      encode({ messages: [{ role: 'user', content: 'x' }], tools, tool_choice, ...extra }).tool_choice;
     expect(choice('auto')).toEqual({ type: 'auto' });
     expect(choice('required')).toEqual({ type: 'any' });
     expect(choice('none')).toEqual({ type: 'none' });
@@ -202,7 +233,14 @@ describe('anthropic adaptor: requests', () => {
 });
 
 describe('anthropic adaptor: whole answers', () => {
-  const base = { id: 'msg_9', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5-20250929', stop_sequence: null, usage: { input_tokens: 3, output_tokens: 4 } };
+  const base = {
+    id: 'msg_9',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-sonnet-4-5-20250929',
+    stop_sequence: null,
+    usage: { input_tokens: 3, output_tokens: 4 },
+  };
 
   it("keeps the vendor's id and model, sets index and created", () => {
     const answer = answered({ ...base, content: [{ type: 'text', text: 'Hi' }], stop_reason: 'end_turn' });
@@ -211,7 +249,8 @@ describe('anthropic adaptor: whole answers', () => {
   });
 
   it('maps stop reasons: end_turn and stop_sequence → stop, max_tokens → length, tool_use → tool_calls, refusal → content_filter', () => {
-    const reason = (stop_reason: string) => answered({ ...base, content: [{ type: 'text', text: 'x' }], stop_reason }).choices[0].finish_reason;
+    const reason = (stop_reason: string) =>
+      answered({ ...base, content: [{ type: 'text', text: 'x' }], stop_reason }).choices[0].finish_reason;
     expect(reason('end_turn')).toBe('stop');
     expect(reason('stop_sequence')).toBe('stop');
     expect(reason('max_tokens')).toBe('length');
@@ -248,7 +287,12 @@ describe('anthropic adaptor: whole answers', () => {
       stop_reason: 'end_turn',
       usage: { input_tokens: 10, cache_read_input_tokens: 100, cache_creation_input_tokens: 50, output_tokens: 7 },
     });
-    expect(answer.usage).toEqual({ prompt_tokens: 160, completion_tokens: 7, total_tokens: 167, prompt_tokens_details: { cached_tokens: 100, cache_creation_tokens: 50 } });
+    expect(answer.usage).toEqual({
+      prompt_tokens: 160,
+      completion_tokens: 7,
+      total_tokens: 167,
+      prompt_tokens_details: { cached_tokens: 100, cache_creation_tokens: 50 },
+    });
   });
 
   it('an error inside a 200 body is a failure, not an answer', () => {
@@ -297,7 +341,11 @@ describe('anthropic adaptor: streams', () => {
 
   it('reports no usage for a stream cut before message_delta (the relay estimates; nothing invented)', () => {
     const { chunks, decoder } = streamOf(
-      sse(start(), { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hi' } }),
+      sse(
+        start(),
+        { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+        { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hi' } },
+      ),
     );
     expect(decoder.usage()).toBeUndefined();
     expect(decoder.done()).toBe(false);
@@ -306,7 +354,13 @@ describe('anthropic adaptor: streams', () => {
 
   it('surfaces an error event as the failure, not a silent end', () => {
     const { decoder } = streamOf(sse(start(), { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }));
-    expect(decoder.failure()).toMatchObject({ status: 529, message: 'Overloaded', type: 'overloaded_error', retryable: true, deadKey: false });
+    expect(decoder.failure()).toMatchObject({
+      status: 529,
+      message: 'Overloaded',
+      type: 'overloaded_error',
+      retryable: true,
+      deadKey: false,
+    });
     expect(decoder.done()).toBe(false);
   });
 
@@ -343,18 +397,33 @@ describe('anthropic adaptor: streams', () => {
     const bytes = Buffer.from(wire);
     const call = callFor('chat', MODEL, true);
     const whole = decodeStream(anthropicAdaptor, call, bytes);
-    for (let offset = 1; offset < bytes.length; offset += 7) expect(decodeStream(anthropicAdaptor, call, bytes, [offset]).chunks).toEqual(whole.chunks);
+    for (let offset = 1; offset < bytes.length; offset += 7)
+      expect(decodeStream(anthropicAdaptor, call, bytes, [offset]).chunks).toEqual(whole.chunks);
   });
 });
 
 describe('anthropic adaptor: failures', () => {
-  const failure = (status: number, type: string, message: string) => anthropicAdaptor.failure(status, JSON.stringify({ type: 'error', error: { type, message }, request_id: 'req_1' }));
+  const failure = (status: number, type: string, message: string) =>
+    anthropicAdaptor.failure(status, JSON.stringify({ type: 'error', error: { type, message }, request_id: 'req_1' }));
 
   it("reads Anthropic's dead-key words: invalid key, no permission, billing, out of credit", () => {
-    expect(failure(401, 'authentication_error', 'invalid x-api-key')).toMatchObject({ deadKey: true, retryable: true, code: 'authentication_error' });
-    expect(failure(403, 'permission_error', 'Your API key does not have permission to use the specified resource.')).toMatchObject({ deadKey: true, retryable: true });
+    expect(failure(401, 'authentication_error', 'invalid x-api-key')).toMatchObject({
+      deadKey: true,
+      retryable: true,
+      code: 'authentication_error',
+    });
+    expect(failure(403, 'permission_error', 'Your API key does not have permission to use the specified resource.')).toMatchObject({
+      deadKey: true,
+      retryable: true,
+    });
     expect(failure(402, 'billing_error', 'Billing error')).toMatchObject({ deadKey: true });
-    expect(failure(400, 'invalid_request_error', 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.')).toMatchObject({
+    expect(
+      failure(
+        400,
+        'invalid_request_error',
+        'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.',
+      ),
+    ).toMatchObject({
       status: 400,
       deadKey: true,
       retryable: true,
@@ -364,8 +433,16 @@ describe('anthropic adaptor: failures', () => {
   it('overloaded, api and rate-limit errors may succeed elsewhere; a bad request would fail anywhere', () => {
     expect(failure(529, 'overloaded_error', 'Overloaded')).toMatchObject({ status: 529, deadKey: false, retryable: true });
     expect(failure(500, 'api_error', 'Internal server error')).toMatchObject({ deadKey: false, retryable: true });
-    expect(failure(429, 'rate_limit_error', 'Number of request tokens has exceeded your per-minute rate limit')).toMatchObject({ deadKey: false, retryable: true });
-    expect(failure(400, 'invalid_request_error', 'messages: roles must alternate')).toMatchObject({ status: 400, message: 'messages: roles must alternate', deadKey: false, retryable: false });
+    expect(failure(429, 'rate_limit_error', 'Number of request tokens has exceeded your per-minute rate limit')).toMatchObject({
+      deadKey: false,
+      retryable: true,
+    });
+    expect(failure(400, 'invalid_request_error', 'messages: roles must alternate')).toMatchObject({
+      status: 400,
+      message: 'messages: roles must alternate',
+      deadKey: false,
+      retryable: false,
+    });
     expect(failure(413, 'request_too_large', 'Request exceeds the maximum allowed number of bytes.')).toMatchObject({ retryable: false });
   });
 
@@ -379,7 +456,9 @@ describe('anthropic adaptor: failures', () => {
 describe('extended thinking from reasoning_effort', () => {
   const SONNET = 'claude-sonnet-4-5';
   const encodeFor = (model: string, request: Partial<ChatRequest>) =>
-    JSON.parse(anthropicAdaptor.encodeChat({ model, messages: [{ role: 'user', content: 'think' }], ...request }, callFor('chat', model, false))) as Record<string, unknown>;
+    JSON.parse(
+      anthropicAdaptor.encodeChat({ model, messages: [{ role: 'user', content: 'think' }], ...request }, callFor('chat', model, false)),
+    ) as Record<string, unknown>;
 
   it('asks a model that thinks for a budget by effort, within three quarters of max_tokens, without the sampling Anthropic refuses with it', () => {
     const body = encodeFor(SONNET, { reasoning_effort: 'medium', max_tokens: 20000, temperature: 0.2, top_k: 5, top_p: 0.5 });
@@ -406,6 +485,8 @@ describe('extended thinking from reasoning_effort', () => {
   });
 
   it('keeps a thinking object the client sent as it is', () => {
-    expect(encodeFor(SONNET, { thinking: { type: 'enabled', budget_tokens: 2048 }, reasoning_effort: 'high', max_tokens: 30000 }).thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+    expect(
+      encodeFor(SONNET, { thinking: { type: 'enabled', budget_tokens: 2048 }, reasoning_effort: 'high', max_tokens: 30000 }).thinking,
+    ).toEqual({ type: 'enabled', budget_tokens: 2048 });
   });
 });

@@ -5,7 +5,16 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anthropicAdaptor } from '../../../server/protocols/upstream/anthropic';
 import { assembleChatResponse } from '../../../server/protocols/shared';
-import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatChunk, type ChatRequest, type ChatResponse, type UpstreamFailure, type Usage } from '../../../server/protocols/types';
+import {
+  isUpstreamFailure,
+  type AdaptorCall,
+  type ChannelConfig,
+  type ChatChunk,
+  type ChatRequest,
+  type ChatResponse,
+  type UpstreamFailure,
+  type Usage,
+} from '../../../server/protocols/types';
 import { catalogMaxOutputTokens } from '../../../server/billing/catalog';
 import { ANTHROPIC_CHANNELS, startAnthropicEmulator, type AnthropicEmulator } from '../../support/emulators/anthropic';
 
@@ -25,14 +34,25 @@ function channel(key = CHANNEL.key): ChannelConfig {
 
 /** As the relay calls it: with the catalog's maximum output for the model. */
 function callOf(stream: boolean): AdaptorCall {
-  return { operation: 'chat', model: CHANNEL.chatModel, stream, responseId: 'chatcmpl-emulator', now: 1_700_000_000, modelMaxOutputTokens: catalogMaxOutputTokens(CHANNEL.chatModel) };
+  return {
+    operation: 'chat',
+    model: CHANNEL.chatModel,
+    stream,
+    responseId: 'chatcmpl-emulator',
+    now: 1_700_000_000,
+    modelMaxOutputTokens: catalogMaxOutputTokens(CHANNEL.chatModel),
+  };
 }
 
 async function send(chat: ChatRequest, stream: boolean, key?: string): Promise<{ status: number; text: string; call: AdaptorCall }> {
   const call = callOf(stream);
   const target = anthropicAdaptor.target(channel(key), call);
   if (isUpstreamFailure(target)) throw new Error(target.message);
-  const answer = await request(target.url, { method: target.method, headers: target.headers, body: anthropicAdaptor.encodeChat(chat, call) });
+  const answer = await request(target.url, {
+    method: target.method,
+    headers: target.headers,
+    body: anthropicAdaptor.encodeChat(chat, call),
+  });
   return { status: answer.statusCode, text: await answer.body.text(), call };
 }
 
@@ -41,11 +61,17 @@ async function whole(chat: ChatRequest, key?: string): Promise<ChatResponse | Up
   return status >= 200 && status < 300 ? anthropicAdaptor.decodeChat(text, call) : anthropicAdaptor.failure(status, text);
 }
 
-async function streamed(chat: ChatRequest): Promise<{ wire: string; chunks: ChatChunk[]; usage: Usage | undefined; failure: UpstreamFailure | undefined; done: boolean }> {
+async function streamed(
+  chat: ChatRequest,
+): Promise<{ wire: string; chunks: ChatChunk[]; usage: Usage | undefined; failure: UpstreamFailure | undefined; done: boolean }> {
   const call = callOf(true);
   const target = anthropicAdaptor.target(channel(), call);
   if (isUpstreamFailure(target)) throw new Error(target.message);
-  const answer = await request(target.url, { method: target.method, headers: target.headers, body: anthropicAdaptor.encodeChat({ ...chat, stream: true }, call) });
+  const answer = await request(target.url, {
+    method: target.method,
+    headers: target.headers,
+    body: anthropicAdaptor.encodeChat({ ...chat, stream: true }, call),
+  });
   expect(answer.statusCode).toBe(200);
   expect(answer.headers['content-type']).toMatch(/^text\/event-stream/);
   const decoder = anthropicAdaptor.decodeChatStream(call);
@@ -103,7 +129,15 @@ describe('Anthropic emulator and adaptor over HTTP', () => {
     expect(failure).toBeUndefined();
     expect(done).toBe(true);
     const events = [...wire.matchAll(/^event: (\w+)$/gm)].map((match) => match[1]);
-    expect(events).toEqual(['message_start', 'content_block_start', 'ping', ...Array(9).fill('content_block_delta'), 'content_block_stop', 'message_delta', 'message_stop']);
+    expect(events).toEqual([
+      'message_start',
+      'content_block_start',
+      'ping',
+      ...Array(9).fill('content_block_delta'),
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ]);
     expect(chunks[0].choices[0].delta.role).toBe('assistant');
     expect(chunks.filter((chunk) => chunk.choices.some((choice) => choice.finish_reason)).length).toBe(1);
     for (const chunk of chunks) for (const choice of chunk.choices) expect(choice.finish_reason).not.toBe('');
@@ -112,7 +146,12 @@ describe('Anthropic emulator and adaptor over HTTP', () => {
     const assembled = assembleChatResponse(chunks, callOf(true), usage!);
     expect(assembled.choices[0].message.content).toBe('Hello from Anthropic, you said: stream me a reply');
     const reported = emulator.reported.at(-1)!;
-    expect(usage).toEqual({ promptTokens: reported.promptTokens, completionTokens: reported.completionTokens, cachedPromptTokens: 0, cacheCreationTokens: 0 });
+    expect(usage).toEqual({
+      promptTokens: reported.promptTokens,
+      completionTokens: reported.completionTokens,
+      cachedPromptTokens: 0,
+      cacheCreationTokens: 0,
+    });
     expect(reported).toEqual({ promptTokens: 6, completionTokens: 9, cachedPromptTokens: 0, cacheCreationTokens: 0 });
   });
 
@@ -121,7 +160,12 @@ describe('Anthropic emulator and adaptor over HTTP', () => {
     if (isUpstreamFailure(answer)) throw new Error(answer.message);
     // prompt words: Be brief. remember [cache_read:3] and [cache_creation:2] this = 7
     expect(emulator.reported.at(-1)).toEqual({ promptTokens: 7, completionTokens: 10, cachedPromptTokens: 3, cacheCreationTokens: 2 });
-    expect(answer.usage).toEqual({ prompt_tokens: 7, completion_tokens: 10, total_tokens: 17, prompt_tokens_details: { cached_tokens: 3, cache_creation_tokens: 2 } });
+    expect(answer.usage).toEqual({
+      prompt_tokens: 7,
+      completion_tokens: 10,
+      total_tokens: 17,
+      prompt_tokens_details: { cached_tokens: 3, cache_creation_tokens: 2 },
+    });
     const { usage } = await streamed(ask('again [cache_read:4]'));
     expect(usage).toEqual({ promptTokens: 4, completionTokens: 7, cachedPromptTokens: 4, cacheCreationTokens: 0 });
     expect(emulator.reported.at(-1)).toMatchObject({ promptTokens: 4, cachedPromptTokens: 4 });
@@ -151,7 +195,10 @@ describe('Anthropic emulator and adaptor over HTTP', () => {
     expect(second.choices[0].finish_reason).toBe('stop');
     expect((emulator.requests.at(-1)!.body as { messages: unknown[] }).messages).toEqual([
       { role: 'user', content: 'please use get_weather for Paris' },
-      { role: 'assistant', content: [{ type: 'tool_use', id: toolCall.id, name: 'get_weather', input: { location: 'please use get_weather for Paris' } }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: toolCall.id, name: 'get_weather', input: { location: 'please use get_weather for Paris' } }],
+      },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolCall.id, content: 'Sunny, 21 C' }] },
     ]);
   });
@@ -227,7 +274,12 @@ describe('Anthropic emulator and adaptor over HTTP', () => {
 
   it('an out-of-credit account is a dead key; an overloaded API is retryable; a bad request is neither', async () => {
     expect(await whole(ask('hello'), 'sk-ant-broke')).toMatchObject({ status: 400, deadKey: true, retryable: true });
-    expect(await whole(ask('hello'), 'sk-ant-busy')).toMatchObject({ status: 529, type: 'overloaded_error', deadKey: false, retryable: true });
+    expect(await whole(ask('hello'), 'sk-ant-busy')).toMatchObject({
+      status: 529,
+      type: 'overloaded_error',
+      deadKey: false,
+      retryable: true,
+    });
     // two user turns in a row are merged by the adaptor; an assistant turn first is the emulator's (and the API's) 400
     const refused = await whole({ model: CHANNEL.chatModel, messages: [{ role: 'assistant', content: 'I start' }] });
     expect(refused).toMatchObject({ status: 400, type: 'invalid_request_error', deadKey: false, retryable: false });
@@ -241,7 +293,11 @@ describe('Anthropic emulator and adaptor over HTTP', () => {
       const target = anthropicAdaptor.target({ ...channel(), baseUrl: quiet.baseUrl }, call);
       if (isUpstreamFailure(target)) throw new Error(target.message);
       const began = performance.now();
-      const answer = await request(target.url, { method: 'POST', headers: target.headers, body: anthropicAdaptor.encodeChat({ ...ask('one two three four'), stream: true }, call) });
+      const answer = await request(target.url, {
+        method: 'POST',
+        headers: target.headers,
+        body: anthropicAdaptor.encodeChat({ ...ask('one two three four'), stream: true }, call),
+      });
       const decoder = anthropicAdaptor.decodeChatStream(call);
       for await (const piece of answer.body) decoder.push(piece as Buffer);
       decoder.end();

@@ -2,7 +2,13 @@
 // form, the errors by status, the usage of passed-through answers (byte splits
 // anywhere), and chat chunks written back as Anthropic's event sequence.
 import { describe, expect, it } from 'vitest';
-import { anthropicErrorType, anthropicMessages, chatRequestOf, encodeResponse, MessagesStreamEncoder } from '../../../server/protocols/inbound/anthropicMessages';
+import {
+  anthropicErrorType,
+  anthropicMessages,
+  chatRequestOf,
+  encodeResponse,
+  MessagesStreamEncoder,
+} from '../../../server/protocols/inbound/anthropicMessages';
 import type { ChatChunk, ChatResponse } from '../../../server/protocols/types';
 
 describe('a Messages request in the chat form', () => {
@@ -54,7 +60,11 @@ describe('a Messages request in the chat form', () => {
             { type: 'image_url', image_url: { url: 'data:image/jpeg;base64,AAAA' } },
           ],
         },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'toolu_a', type: 'function', function: { name: 'f', arguments: '{"x":1}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'toolu_a', type: 'function', function: { name: 'f', arguments: '{"x":1}' } }],
+        },
         { role: 'tool', tool_call_id: 'toolu_a', content: 'Error: broken' },
       ],
       tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: { x: { type: 'number' } } } } }],
@@ -66,8 +76,14 @@ describe('a Messages request in the chat form', () => {
       stop: ['STOP'],
       user: 'abc',
     });
-    expect(chatRequestOf({ model: 'm', max_tokens: 1, messages: [], tools: [{ name: 'f', input_schema: {} }], tool_choice: { type: 'none' } }).tool_choice).toBe('none');
-    expect(chatRequestOf({ model: 'm', max_tokens: 1, messages: [], tools: [{ name: 'f', input_schema: {} }], tool_choice: { type: 'auto' } }).tool_choice).toBe('auto');
+    expect(
+      chatRequestOf({ model: 'm', max_tokens: 1, messages: [], tools: [{ name: 'f', input_schema: {} }], tool_choice: { type: 'none' } })
+        .tool_choice,
+    ).toBe('none');
+    expect(
+      chatRequestOf({ model: 'm', max_tokens: 1, messages: [], tools: [{ name: 'f', input_schema: {} }], tool_choice: { type: 'auto' } })
+        .tool_choice,
+    ).toBe('auto');
   });
 
   it('carries extended thinking to other vendors as reasoning_effort, by budget', () => {
@@ -78,7 +94,9 @@ describe('a Messages request in the chat form', () => {
     expect(effort({ type: 'enabled', budget_tokens: 16000 })).toBe('high');
     expect(effort({ type: 'disabled' })).toBeUndefined();
     expect(effort(undefined)).toBeUndefined();
-    expect(chatRequestOf({ model: 'm', max_tokens: 1, messages: [], thinking: { type: 'enabled', budget_tokens: 2000 } })).not.toHaveProperty('thinking');
+    expect(
+      chatRequestOf({ model: 'm', max_tokens: 1, messages: [], thinking: { type: 'enabled', budget_tokens: 2000 } }),
+    ).not.toHaveProperty('thinking');
   });
 
   it('joins an unmarked system prompt into one string', () => {
@@ -95,7 +113,10 @@ describe('a Messages request in the chat form', () => {
   });
 
   it('requires messages and a positive integer max_tokens', () => {
-    expect(anthropicMessages.check('chat', { model: 'm', messages: [] })).toEqual({ message: 'max_tokens: Field required', code: 'invalid_request_error' });
+    expect(anthropicMessages.check('chat', { model: 'm', messages: [] })).toEqual({
+      message: 'max_tokens: Field required',
+      code: 'invalid_request_error',
+    });
     expect(anthropicMessages.check('chat', { model: 'm', max_tokens: 0, messages: [] })?.message).toMatch(/max_tokens/);
     expect(anthropicMessages.check('chat', { model: 'm', max_tokens: 5 })?.message).toBe('messages: Field required');
     expect(anthropicMessages.check('chat', { model: 'm', max_tokens: 5, messages: [] })).toBeUndefined();
@@ -134,9 +155,18 @@ describe('errors in Anthropic shape', () => {
 describe('usage of passed-through answers', () => {
   it('reads a JSON answer: cache reads and writes are part of the prompt', () => {
     const bytes = Buffer.from(
-      JSON.stringify({ id: 'msg_1', content: [{ type: 'text', text: 'hi' }], usage: { input_tokens: 10, output_tokens: 4, cache_read_input_tokens: 3, cache_creation_input_tokens: 2 } }),
+      JSON.stringify({
+        id: 'msg_1',
+        content: [{ type: 'text', text: 'hi' }],
+        usage: { input_tokens: 10, output_tokens: 4, cache_read_input_tokens: 3, cache_creation_input_tokens: 2 },
+      }),
     );
-    expect(anthropicMessages.jsonUsage({ bytes, value: undefined })).toEqual({ promptTokens: 15, completionTokens: 4, cachedPromptTokens: 3, cacheCreationTokens: 2 });
+    expect(anthropicMessages.jsonUsage({ bytes, value: undefined })).toEqual({
+      promptTokens: 15,
+      completionTokens: 4,
+      cachedPromptTokens: 3,
+      cacheCreationTokens: 2,
+    });
   });
 
   it('reads a stream split at every byte: message_start and message_delta usage, the text; passes the bytes unchanged', () => {
@@ -153,7 +183,9 @@ describe('usage of passed-through answers', () => {
     const bytes = Buffer.from(events);
     for (let cut = 0; cut <= bytes.length; cut += 7) {
       const watcher = anthropicMessages.watchStream(false);
-      const out = Buffer.concat([watcher.pushBytes(bytes.subarray(0, cut)), watcher.pushBytes(bytes.subarray(cut))].map((part) => Buffer.from(part)));
+      const out = Buffer.concat(
+        [watcher.pushBytes(bytes.subarray(0, cut)), watcher.pushBytes(bytes.subarray(cut))].map((part) => Buffer.from(part)),
+      );
       expect(out.equals(bytes)).toBe(true);
       expect(watcher.flush()).toBe('');
       expect(watcher.reportedUsage()).toEqual({ promptTokens: 17, completionTokens: 7, cachedPromptTokens: 5 });
@@ -163,7 +195,9 @@ describe('usage of passed-through answers', () => {
 
   it('reports nothing for a stream cut before message_delta (the relay estimates)', () => {
     const watcher = anthropicMessages.watchStream(false);
-    watcher.pushBytes(Buffer.from('event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":12,"output_tokens":1}}}\n\n'));
+    watcher.pushBytes(
+      Buffer.from('event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":12,"output_tokens":1}}}\n\n'),
+    );
     expect(watcher.reportedUsage()).toBeUndefined();
   });
 });
@@ -177,7 +211,11 @@ describe('answers written back in Anthropic shape', () => {
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: 'Let me look.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] },
+        message: {
+          role: 'assistant',
+          content: 'Let me look.',
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }],
+        },
         finish_reason: 'tool_calls',
       },
     ],
@@ -202,12 +240,19 @@ describe('answers written back in Anthropic shape', () => {
 
   it('a stream: one block per text or tool call, deltas in between, message_delta and message_stop at the end', () => {
     const base = { id: 'chatcmpl-2', object: 'chat.completion.chunk' as const, created: 1, model: 'gpt-x' };
-    const chunk = (delta: ChatChunk['choices'][number]['delta'], finish: ChatChunk['choices'][number]['finish_reason'] = null): ChatChunk => ({
+    const chunk = (
+      delta: ChatChunk['choices'][number]['delta'],
+      finish: ChatChunk['choices'][number]['finish_reason'] = null,
+    ): ChatChunk => ({
       ...base,
       choices: [{ index: 0, delta, finish_reason: finish }],
     });
     const encoder = new MessagesStreamEncoder('my-model');
-    let text = encoder.chunks([chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hi' }), chunk({ content: ' there' })], undefined, 'fallback');
+    let text = encoder.chunks(
+      [chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hi' }), chunk({ content: ' there' })],
+      undefined,
+      'fallback',
+    );
     text += encoder.chunks(
       [
         chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'f', arguments: '' } }] }),
@@ -254,7 +299,11 @@ describe('answers written back in Anthropic shape', () => {
       { type: 'content_block_start', index: 2, content_block: { type: 'tool_use', id: 'toolu_call_b', name: 'g', input: {} } },
       { type: 'content_block_delta', index: 2, delta: { type: 'input_json_delta', partial_json: '{}' } },
       { type: 'content_block_stop', index: 2 },
-      { type: 'message_delta', delta: { stop_reason: 'max_tokens', stop_sequence: null }, usage: { input_tokens: 9, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 5 } },
+      {
+        type: 'message_delta',
+        delta: { stop_reason: 'max_tokens', stop_sequence: null },
+        usage: { input_tokens: 9, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 5 },
+      },
       { type: 'message_stop' },
     ]);
   });

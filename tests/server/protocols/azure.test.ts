@@ -40,7 +40,10 @@ describe('the Azure adaptor', () => {
 
   it("passes bytes (speaks OpenAI) and reads a missing deployment as the channel's gap", () => {
     expect(azureAdaptor.speaks).toBe('openai');
-    const missing = azureAdaptor.failure(404, JSON.stringify({ error: { code: 'DeploymentNotFound', message: 'The API deployment for this resource does not exist.' } }));
+    const missing = azureAdaptor.failure(
+      404,
+      JSON.stringify({ error: { code: 'DeploymentNotFound', message: 'The API deployment for this resource does not exist.' } }),
+    );
     expect(missing).toMatchObject({ deadKey: false, retryable: true });
   });
 });

@@ -8,7 +8,12 @@ describeAdaptor('baidu', baiduAdaptor);
 
 const channel: ChannelConfig = { type: 15, key: 'my-ak|my-sk', baseUrl: '', other: '' };
 const encode = (request: Partial<ChatRequest>, stream = false) =>
-  JSON.parse(baiduAdaptor.encodeChat({ model: 'ERNIE-3.5-8K', messages: [{ role: 'user', content: 'hi' }], ...request }, callFor('chat', 'ERNIE-3.5-8K', stream))) as Record<string, unknown>;
+  JSON.parse(
+    baiduAdaptor.encodeChat(
+      { model: 'ERNIE-3.5-8K', messages: [{ role: 'user', content: 'hi' }], ...request },
+      callFor('chat', 'ERNIE-3.5-8K', stream),
+    ),
+  ) as Record<string, unknown>;
 
 describe('baidu adaptor particulars', () => {
   it('is the registered adaptor for the baidu protocol', () => {
@@ -23,11 +28,16 @@ describe('baidu adaptor particulars', () => {
     const url = new URL(target.url);
     expect(url.origin + url.pathname).toBe('http://127.0.0.1:9/oauth/2.0/token');
     expect(Object.fromEntries(url.searchParams)).toEqual({ grant_type: 'client_credentials', client_id: 'my-ak', client_secret: 'my-sk' });
-    expect((baiduAdaptor.credential!.request(channel) as HttpTarget).url.startsWith('https://aip.baidubce.com/oauth/2.0/token?')).toBe(true);
+    expect((baiduAdaptor.credential!.request(channel) as HttpTarget).url.startsWith('https://aip.baidubce.com/oauth/2.0/token?')).toBe(
+      true,
+    );
   });
 
   it('reads the exchanged token and its life, and keeps the secret out of the cache key', () => {
-    const parsed = baiduAdaptor.credential!.parse(200, JSON.stringify({ refresh_token: 'r', expires_in: 2592000, access_token: '24.abc.2592000.1700000000.282335-1', scope: 'public' }));
+    const parsed = baiduAdaptor.credential!.parse(
+      200,
+      JSON.stringify({ refresh_token: 'r', expires_in: 2592000, access_token: '24.abc.2592000.1700000000.282335-1', scope: 'public' }),
+    );
     expect(parsed).toEqual({ credential: '24.abc.2592000.1700000000.282335-1', expiresInSeconds: 2592000 });
     const key = baiduAdaptor.credential!.cacheKey(channel);
     expect(key).not.toContain('my-sk');
@@ -38,7 +48,10 @@ describe('baidu adaptor particulars', () => {
     const dead = baiduAdaptor.credential!.parse(401, JSON.stringify({ error: 'invalid_client', error_description: 'unknown client id' }));
     expect(isUpstreamFailure(dead) && dead.deadKey && dead.retryable).toBe(true);
     expect(isUpstreamFailure(dead) && dead.message).toContain('unknown client id');
-    const other = baiduAdaptor.credential!.parse(400, JSON.stringify({ error: 'invalid_request', error_description: 'missing grant_type' }));
+    const other = baiduAdaptor.credential!.parse(
+      400,
+      JSON.stringify({ error: 'invalid_request', error_description: 'missing grant_type' }),
+    );
     expect(isUpstreamFailure(other) && !other.deadKey).toBe(true);
     expect(isUpstreamFailure(baiduAdaptor.credential!.parse(200, '{}'))).toBe(true);
   });
@@ -56,7 +69,10 @@ describe('baidu adaptor particulars', () => {
 
   it('a rejected or expired access token asks the relay to exchange the key again (not a dead key)', () => {
     for (const code of [110, 111]) {
-      const failure = baiduAdaptor.decodeChat(JSON.stringify({ error_code: code, error_msg: 'Access token invalid or no longer valid' }), callFor('chat', 'ERNIE-3.5-8K', false));
+      const failure = baiduAdaptor.decodeChat(
+        JSON.stringify({ error_code: code, error_msg: 'Access token invalid or no longer valid' }),
+        callFor('chat', 'ERNIE-3.5-8K', false),
+      );
       expect(isUpstreamFailure(failure)).toBe(true);
       if (!isUpstreamFailure(failure)) return;
       expect(failure.code).toBe(CREDENTIAL_REJECTED);
@@ -104,8 +120,28 @@ describe('baidu adaptor particulars', () => {
   });
 
   it('passes the sampling parameters, not dropping them', () => {
-    const body = encode({ temperature: 0, top_p: 0.5, presence_penalty: 2, stop: ['END'], max_completion_tokens: 100, user: 'u1', response_format: { type: 'json_object' } }, true);
-    expect(body).toMatchObject({ temperature: 0.01, top_p: 0.5, penalty_score: 2, stop: ['END'], max_output_tokens: 100, user_id: 'u1', response_format: 'json_object', stream: true });
+    const body = encode(
+      {
+        temperature: 0,
+        top_p: 0.5,
+        presence_penalty: 2,
+        stop: ['END'],
+        max_completion_tokens: 100,
+        user: 'u1',
+        response_format: { type: 'json_object' },
+      },
+      true,
+    );
+    expect(body).toMatchObject({
+      temperature: 0.01,
+      top_p: 0.5,
+      penalty_score: 2,
+      stop: ['END'],
+      max_output_tokens: 100,
+      user_id: 'u1',
+      response_format: 'json_object',
+      stream: true,
+    });
     expect(encode({ temperature: 1.6 }).temperature).toBe(1);
     expect(encode({ frequency_penalty: -1 })).not.toHaveProperty('penalty_score');
     expect(encode({ disable_search: true, enable_citation: false })).toMatchObject({ disable_search: true, enable_citation: false });
@@ -181,15 +217,31 @@ describe('baidu adaptor particulars', () => {
 
   it('a whole answer keeps Baidu id and created, and the model asked for', () => {
     const decoded = baiduAdaptor.decodeChat(
-      JSON.stringify({ id: 'as-9', created: 1680167072, result: 'x', need_clear_history: true, usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }),
+      JSON.stringify({
+        id: 'as-9',
+        created: 1680167072,
+        result: 'x',
+        need_clear_history: true,
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      }),
       callFor('chat', 'ERNIE-Lite-8K', false),
     );
-    expect(decoded).toMatchObject({ id: 'as-9', created: 1680167072, model: 'ERNIE-Lite-8K', choices: [{ index: 0, finish_reason: 'content_filter' }] });
+    expect(decoded).toMatchObject({
+      id: 'as-9',
+      created: 1680167072,
+      model: 'ERNIE-Lite-8K',
+      choices: [{ index: 0, finish_reason: 'content_filter' }],
+    });
   });
 
   it('embeddings take a single string as a one-element list', () => {
-    expect(JSON.parse(baiduAdaptor.encodeEmbeddings!({ model: 'Embedding-V1', input: 'hello' }, callFor('embeddings', 'Embedding-V1', false)))).toEqual({ input: ['hello'] });
-    const failure = baiduAdaptor.decodeEmbeddings!(JSON.stringify({ error_code: 336003, error_msg: 'input empty' }), callFor('embeddings', 'Embedding-V1', false));
+    expect(
+      JSON.parse(baiduAdaptor.encodeEmbeddings!({ model: 'Embedding-V1', input: 'hello' }, callFor('embeddings', 'Embedding-V1', false))),
+    ).toEqual({ input: ['hello'] });
+    const failure = baiduAdaptor.decodeEmbeddings!(
+      JSON.stringify({ error_code: 336003, error_msg: 'input empty' }),
+      callFor('embeddings', 'Embedding-V1', false),
+    );
     expect(isUpstreamFailure(failure) && failure.message).toBe('input empty');
   });
 });
@@ -226,7 +278,9 @@ describe('baidu tool results out of order', () => {
 describe('baidu stream usage', () => {
   it('a stream cut before is_end reports no usage (the relay estimates), not the prompt alone', () => {
     const decoder = baiduAdaptor.decodeChatStream(callFor('chat', 'ERNIE-3.5-8K', true));
-    const chunks = decoder.push('data: {"id":"as-1","created":1709089502,"sentence_id":0,"is_end":false,"result":"Hel","usage":{"prompt_tokens":3,"completion_tokens":0,"total_tokens":3}}\n\n');
+    const chunks = decoder.push(
+      'data: {"id":"as-1","created":1709089502,"sentence_id":0,"is_end":false,"result":"Hel","usage":{"prompt_tokens":3,"completion_tokens":0,"total_tokens":3}}\n\n',
+    );
     expect(chunks).toHaveLength(1);
     decoder.end();
     expect(decoder.done()).toBe(false);

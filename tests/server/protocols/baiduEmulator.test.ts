@@ -5,7 +5,14 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { baiduAdaptor, CREDENTIAL_REJECTED } from '../../../server/protocols/upstream/baidu';
 import { assembleChatResponse } from '../../../server/protocols/shared';
-import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatChunk, type ChatRequest, type HttpTarget } from '../../../server/protocols/types';
+import {
+  isUpstreamFailure,
+  type AdaptorCall,
+  type ChannelConfig,
+  type ChatChunk,
+  type ChatRequest,
+  type HttpTarget,
+} from '../../../server/protocols/types';
 import { BAIDU_CHANNELS, startBaiduEmulator, type BaiduEmulator } from '../../support/emulators/baidu';
 
 let emulator: BaiduEmulator;
@@ -18,7 +25,12 @@ afterAll(async () => {
   await emulator.close();
 });
 
-const channelOf = (key: string): ChannelConfig => ({ type: channelSpec.type, key, baseUrl: channelSpec.baseUrl(emulator), other: channelSpec.other });
+const channelOf = (key: string): ChannelConfig => ({
+  type: channelSpec.type,
+  key,
+  baseUrl: channelSpec.baseUrl(emulator),
+  other: channelSpec.other,
+});
 
 async function send(target: HttpTarget & { body?: string }, body?: string): Promise<{ status: number; text: string; pieces: Buffer[] }> {
   const response = await request(target.url, { method: target.method, headers: target.headers, body: body ?? target.body });
@@ -41,7 +53,12 @@ async function token(): Promise<string> {
   return exchanged.credential;
 }
 
-const callOf = (credential: string, stream: boolean, operation: AdaptorCall['operation'] = 'chat', model = channelSpec.chatModel): AdaptorCall => ({
+const callOf = (
+  credential: string,
+  stream: boolean,
+  operation: AdaptorCall['operation'] = 'chat',
+  model = channelSpec.chatModel,
+): AdaptorCall => ({
   operation,
   model,
   stream,
@@ -79,7 +96,11 @@ describe('Baidu emulator with the Baidu adaptor', () => {
     expect(decoded.usage).toEqual({ prompt_tokens: 9, completion_tokens: 11, total_tokens: 20 });
     const sent = emulator.requests.at(-1)!;
     expect(new URL(sent.url, 'http://x').pathname).toBe('/rpc/2.0/ai_custom/v1/wenxinworkshop/chat/completions');
-    expect(sent.body).toMatchObject({ system: 'You are terse.', temperature: 0.5, messages: [{ role: 'user', content: 'What is the capital of France?' }] });
+    expect(sent.body).toMatchObject({
+      system: 'You are terse.',
+      temperature: 0.5,
+      messages: [{ role: 'user', content: 'What is the capital of France?' }],
+    });
   });
 
   it('streams word by word and the decoded chunks assemble to the same answer and usage', async () => {
@@ -107,7 +128,10 @@ describe('Baidu emulator with the Baidu adaptor', () => {
     const call = callOf(await token(), false, 'embeddings', channelSpec.embeddingModel);
     const target = baiduAdaptor.target(channelOf(channelSpec.key), call);
     if (isUpstreamFailure(target)) throw new Error(target.message);
-    const { text } = await send(target, baiduAdaptor.encodeEmbeddings!({ model: channelSpec.embeddingModel!, input: ['one two', 'three'] }, call));
+    const { text } = await send(
+      target,
+      baiduAdaptor.encodeEmbeddings!({ model: channelSpec.embeddingModel!, input: ['one two', 'three'] }, call),
+    );
     const decoded = baiduAdaptor.decodeEmbeddings!(text, call);
     if (isUpstreamFailure(decoded)) throw new Error(decoded.message);
     expect(decoded.data.map((item) => item.index)).toEqual([0, 1]);
@@ -137,7 +161,10 @@ describe('Baidu emulator with the Baidu adaptor', () => {
     const call = callOf(await token(), false);
     const target = baiduAdaptor.target(channelOf(channelSpec.key), call);
     if (isUpstreamFailure(target)) throw new Error(target.message);
-    const { text } = await send(target, baiduAdaptor.encodeChat({ ...chatRequest, messages: [{ role: 'assistant', content: 'Hi.' }] }, call));
+    const { text } = await send(
+      target,
+      baiduAdaptor.encodeChat({ ...chatRequest, messages: [{ role: 'assistant', content: 'Hi.' }] }, call),
+    );
     const decoded = baiduAdaptor.decodeChat(text, call);
     expect(isUpstreamFailure(decoded)).toBe(true);
     if (!isUpstreamFailure(decoded)) return;
@@ -152,7 +179,12 @@ describe('Baidu emulator with the Baidu adaptor', () => {
     const target = baiduAdaptor.target(channelOf(channelSpec.key), call);
     if (isUpstreamFailure(target)) throw new Error(target.message);
     const refused = baiduAdaptor.decodeChat((await send(target, baiduAdaptor.encodeChat(chatRequest, call))).text, call);
-    expect(isUpstreamFailure(refused) && refused).toMatchObject({ code: CREDENTIAL_REJECTED, deadKey: false, retryable: true, message: 'Access token expired' });
+    expect(isUpstreamFailure(refused) && refused).toMatchObject({
+      code: CREDENTIAL_REJECTED,
+      deadKey: false,
+      retryable: true,
+      message: 'Access token expired',
+    });
     const exchangesBefore = emulator.exchanges();
     const fresh = callOf(await token(), false);
     expect(emulator.exchanges()).toBe(exchangesBefore + 1);

@@ -33,7 +33,9 @@ describe('bedrock adaptor: registry, keys and target', () => {
   });
 
   it("goes to the key's region, or the channel's base URL (an emulator), on Converse or ConverseStream", () => {
-    expect(targetOf(IAM).url).toBe('https://bedrock-runtime.eu-west-3.amazonaws.com/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse');
+    expect(targetOf(IAM).url).toBe(
+      'https://bedrock-runtime.eu-west-3.amazonaws.com/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse',
+    );
     const local = targetOf({ ...IAM, baseUrl: 'http://127.0.0.1:9999/' }, true);
     expect(local.url).toBe('http://127.0.0.1:9999/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse-stream');
     expect(local.headers.accept).toBe('application/vnd.amazon.eventstream');
@@ -42,8 +44,12 @@ describe('bedrock adaptor: registry, keys and target', () => {
   });
 
   it('sends a Bedrock API key as a bearer token, its region from the key, else `other`, else us-east-1', () => {
-    expect(targetOf({ type: 33, key: 'ABSKexample', baseUrl: '', other: '' }).url).toMatch(/^https:\/\/bedrock-runtime\.us-east-1\.amazonaws\.com\//);
-    expect(targetOf({ type: 33, key: 'ABSKexample', baseUrl: '', other: 'ap-northeast-1' }).url).toMatch(/bedrock-runtime\.ap-northeast-1\./);
+    expect(targetOf({ type: 33, key: 'ABSKexample', baseUrl: '', other: '' }).url).toMatch(
+      /^https:\/\/bedrock-runtime\.us-east-1\.amazonaws\.com\//,
+    );
+    expect(targetOf({ type: 33, key: 'ABSKexample', baseUrl: '', other: 'ap-northeast-1' }).url).toMatch(
+      /bedrock-runtime\.ap-northeast-1\./,
+    );
     const suffixed = targetOf({ type: 33, key: 'ABSKexample|us-west-2', baseUrl: '', other: 'ap-northeast-1' });
     expect(suffixed.url).toMatch(/bedrock-runtime\.us-west-2\./);
     expect(suffixed.headers.authorization).toBe('Bearer ABSKexample');
@@ -59,7 +65,8 @@ describe('bedrock adaptor: registry, keys and target', () => {
   });
 
   it("the channel form's key check takes every written form and no other", () => {
-    for (const key of ['AK|SK|us-east-1', 'AK|SK|us-east-1|session', 'ABSKkey', 'ABSKkey|us-west-2']) expect(keyFitsFormat(33, key), key).toBe(true);
+    for (const key of ['AK|SK|us-east-1', 'AK|SK|us-east-1|session', 'ABSKkey', 'ABSKkey|us-west-2'])
+      expect(keyFitsFormat(33, key), key).toBe(true);
     for (const key of ['', 'a|b|c|d|e', 'AK||us-east-1']) expect(keyFitsFormat(33, key), key).toBe(false);
     // the single formats are untouched
     expect(keyFitsFormat(15, 'a|b')).toBe(true);
@@ -90,7 +97,12 @@ describe('bedrock adaptor: the SigV4 signature', () => {
     expect(signed.headers).not.toHaveProperty('host');
     // an independent signer with the secret agrees; a changed body or secret does not
     const verify = async (secret: string, payload: string) => {
-      const signer = new SignatureV4({ service: 'bedrock', region: 'eu-west-3', credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: secret }, sha256: Sha256 });
+      const signer = new SignatureV4({
+        service: 'bedrock',
+        region: 'eu-west-3',
+        credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: secret },
+        sha256: Sha256,
+      });
       const again = await signer.sign(
         {
           method: 'POST',
@@ -128,7 +140,11 @@ describe('bedrock adaptor: requests', () => {
     const body = encode({
       messages: [
         { role: 'user', content: 'Weather?' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'tooluse_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'tooluse_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+        },
         { role: 'tool', tool_call_id: 'tooluse_1', content: '18 C' },
         { role: 'user', content: 'Thanks' },
       ],
@@ -142,12 +158,21 @@ describe('bedrock adaptor: requests', () => {
 
   it('keeps zero sampling values, names a forced tool, and gives top_k and cache points only to Claude', () => {
     const tools: ChatRequest['tools'] = [{ type: 'function', function: { name: 'f' } }];
-    const claude = encode({ messages: [{ role: 'user', content: 'x' }], temperature: 0, top_p: 0, top_k: 5, tools, tool_choice: { type: 'function', function: { name: 'f' } } });
+    const claude = encode({
+      messages: [{ role: 'user', content: 'x' }],
+      temperature: 0,
+      top_p: 0,
+      top_k: 5,
+      tools,
+      tool_choice: { type: 'function', function: { name: 'f' } },
+    });
     expect(claude.inferenceConfig).toEqual({ temperature: 0, topP: 0 });
     expect(claude.additionalModelRequestFields).toEqual({ top_k: 5 });
     expect((claude.toolConfig as { toolChoice: unknown }).toolChoice).toEqual({ tool: { name: 'f' } });
     const marked = [{ type: 'text', text: 'long', cache_control: { type: 'ephemeral' } }];
-    expect(encode({ messages: [{ role: 'user', content: marked }] }).messages).toEqual([{ role: 'user', content: [{ text: 'long' }, { cachePoint: { type: 'default' } }] }]);
+    expect(encode({ messages: [{ role: 'user', content: marked }] }).messages).toEqual([
+      { role: 'user', content: [{ text: 'long' }, { cachePoint: { type: 'default' } }] },
+    ]);
     const nova = encode({ messages: [{ role: 'user', content: marked }], top_k: 5, tools, tool_choice: 'none' }, 'amazon.nova-pro-v1:0');
     expect(nova).not.toHaveProperty('additionalModelRequestFields');
     expect(nova.messages).toEqual([{ role: 'user', content: [{ text: 'long' }] }]);
@@ -158,35 +183,58 @@ describe('bedrock adaptor: requests', () => {
     const body = encode({
       messages: [
         { role: 'user', content: 'Weather?' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'tooluse_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'tooluse_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }],
+        },
         { role: 'tool', tool_call_id: 'tooluse_1', content: 'sunny' },
       ],
     });
-    expect(body.toolConfig).toEqual({ tools: [{ toolSpec: { name: 'get_weather', inputSchema: { json: { type: 'object', properties: {} } } } }] });
+    expect(body.toolConfig).toEqual({
+      tools: [{ toolSpec: { name: 'get_weather', inputSchema: { json: { type: 'object', properties: {} } } } }],
+    });
     expect(encode({ messages: [{ role: 'user', content: 'no tools' }] })).not.toHaveProperty('toolConfig');
   });
 
   it("asks a Claude that thinks for extended thinking from reasoning_effort (as Anthropic's adaptor does), never another model", () => {
     const sonnet = 'us.anthropic.claude-3-7-sonnet-20250219-v1:0';
-    const body = encode({ messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'high', max_tokens: 30000, temperature: 0.5, top_p: 0.9 }, sonnet);
+    const body = encode(
+      { messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'high', max_tokens: 30000, temperature: 0.5, top_p: 0.9 },
+      sonnet,
+    );
     // high is 24,576, but the answer keeps a quarter of max_tokens
     expect(body.additionalModelRequestFields).toEqual({ thinking: { type: 'enabled', budget_tokens: 22500 } });
     expect(body.inferenceConfig).toEqual({ maxTokens: 30000 });
     // a client of the Messages API sends its own thinking block, which goes as it is
-    const own = encode({ messages: [{ role: 'user', content: 'x' }], thinking: { type: 'enabled', budget_tokens: 2000 }, max_tokens: 4000 }, sonnet);
+    const own = encode(
+      { messages: [{ role: 'user', content: 'x' }], thinking: { type: 'enabled', budget_tokens: 2000 }, max_tokens: 4000 },
+      sonnet,
+    );
     expect(own.additionalModelRequestFields).toEqual({ thinking: { type: 'enabled', budget_tokens: 2000 } });
     // no limit to fit a budget under, a model that does not think, or a forced tool: no thinking
-    expect(encode({ messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'high' }, sonnet)).not.toHaveProperty('additionalModelRequestFields');
-    expect(encode({ messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'high', max_tokens: 30000 })).not.toHaveProperty('additionalModelRequestFields');
-    const tools: ChatRequest['tools'] = [{ type: 'function', function: { name: 'f' } }];
-    expect(encode({ messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'high', max_tokens: 30000, tools, tool_choice: 'required' }, sonnet)).not.toHaveProperty(
+    expect(encode({ messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'high' }, sonnet)).not.toHaveProperty(
       'additionalModelRequestFields',
     );
+    expect(encode({ messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'high', max_tokens: 30000 })).not.toHaveProperty(
+      'additionalModelRequestFields',
+    );
+    const tools: ChatRequest['tools'] = [{ type: 'function', function: { name: 'f' } }];
+    expect(
+      encode(
+        { messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'high', max_tokens: 30000, tools, tool_choice: 'required' },
+        sonnet,
+      ),
+    ).not.toHaveProperty('additionalModelRequestFields');
   });
 
   it('refuses an image by URL or of a format Converse lacks, with the reason', () => {
-    expect(() => encode({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }] })).toThrow(/only inline/);
-    expect(() => encode({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/bmp;base64,Qk0=' } }] }] })).toThrow(/image\/bmp/);
+    expect(() =>
+      encode({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }] }),
+    ).toThrow(/only inline/);
+    expect(() =>
+      encode({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/bmp;base64,Qk0=' } }] }] }),
+    ).toThrow(/image\/bmp/);
   });
 });
 
@@ -196,14 +244,23 @@ describe('bedrock adaptor: answers, streams and failures', () => {
   it('reads a reasoning block and a guardrail stop', () => {
     const decoded = bedrockAdaptor.decodeChat(
       JSON.stringify({
-        output: { message: { role: 'assistant', content: [{ reasoningContent: { reasoningText: { text: 'Thinking.', signature: 's' } } }, { text: 'Blocked.' }] } },
+        output: {
+          message: {
+            role: 'assistant',
+            content: [{ reasoningContent: { reasoningText: { text: 'Thinking.', signature: 's' } } }, { text: 'Blocked.' }],
+          },
+        },
         stopReason: 'guardrail_intervened',
         usage: { inputTokens: 3, outputTokens: 2, totalTokens: 5 },
       }),
       callFor('chat', MODEL, false, IAM),
     );
     if (isUpstreamFailure(decoded)) throw new Error(decoded.message);
-    expect(decoded.choices[0]).toEqual({ index: 0, message: { role: 'assistant', content: 'Blocked.', reasoning_content: 'Thinking.' }, finish_reason: 'content_filter' });
+    expect(decoded.choices[0]).toEqual({
+      index: 0,
+      message: { role: 'assistant', content: 'Blocked.', reasoning_content: 'Thinking.' },
+      finish_reason: 'content_filter',
+    });
     expect(decoded.usage).toEqual({ prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 });
     expect(isUpstreamFailure(bedrockAdaptor.decodeChat('not json', call))).toBe(true);
   });
@@ -218,7 +275,13 @@ describe('bedrock adaptor: answers, streams and failures', () => {
       ]),
     );
     expect(chunks.map((chunk) => chunk.choices[0].delta.content)).toEqual(['', 'Hel']);
-    expect(decoder.failure()).toMatchObject({ status: 429, code: 'ThrottlingException', retryable: true, deadKey: false, message: 'Too many requests, please wait before trying again.' });
+    expect(decoder.failure()).toMatchObject({
+      status: 429,
+      code: 'ThrottlingException',
+      retryable: true,
+      deadKey: false,
+      message: 'Too many requests, please wait before trying again.',
+    });
     const invalid = bedrockAdaptor.decodeChatStream(call);
     invalid.push(exceptionFrame('validationException', 'The model returned the following errors: bad'));
     expect(invalid.failure()).toMatchObject({ status: 400, retryable: false });
@@ -241,13 +304,34 @@ describe('bedrock adaptor: answers, streams and failures', () => {
 
   it('classifies refusals: dead keys (403s), throttling retryable, validation not', () => {
     const said = (status: number, message: string) => bedrockAdaptor.failure(status, JSON.stringify({ message }));
-    expect(said(403, 'The request signature we calculated does not match the signature you provided.')).toMatchObject({ code: 'InvalidSignatureException', deadKey: true, retryable: true });
-    expect(said(403, "You don't have access to the model with the specified model ID.")).toMatchObject({ code: 'AccessDeniedException', deadKey: true });
-    expect(said(403, 'The security token included in the request is expired')).toMatchObject({ code: 'ExpiredTokenException', deadKey: true });
-    expect(said(429, 'Too many requests, please wait before trying again.')).toMatchObject({ code: 'ThrottlingException', deadKey: false, retryable: true });
-    expect(said(400, 'The provided model identifier is invalid.')).toMatchObject({ code: 'ValidationException', deadKey: false, retryable: false });
+    expect(said(403, 'The request signature we calculated does not match the signature you provided.')).toMatchObject({
+      code: 'InvalidSignatureException',
+      deadKey: true,
+      retryable: true,
+    });
+    expect(said(403, "You don't have access to the model with the specified model ID.")).toMatchObject({
+      code: 'AccessDeniedException',
+      deadKey: true,
+    });
+    expect(said(403, 'The security token included in the request is expired')).toMatchObject({
+      code: 'ExpiredTokenException',
+      deadKey: true,
+    });
+    expect(said(429, 'Too many requests, please wait before trying again.')).toMatchObject({
+      code: 'ThrottlingException',
+      deadKey: false,
+      retryable: true,
+    });
+    expect(said(400, 'The provided model identifier is invalid.')).toMatchObject({
+      code: 'ValidationException',
+      deadKey: false,
+      retryable: false,
+    });
     expect(said(404, 'Model not found')).toMatchObject({ retryable: true, deadKey: false });
-    expect(bedrockAdaptor.failure(502, '<html>Bad Gateway</html>')).toMatchObject({ retryable: true, message: 'upstream answered HTTP 502: <html>Bad Gateway</html>' });
+    expect(bedrockAdaptor.failure(502, '<html>Bad Gateway</html>')).toMatchObject({
+      retryable: true,
+      message: 'upstream answered HTTP 502: <html>Bad Gateway</html>',
+    });
   });
 });
 
@@ -256,7 +340,9 @@ describe('bedrock adaptor: the native path for an Anthropic Messages client (Inv
   const SONNET = 'claude-3-7-sonnet-20250219';
   const wire = readFileSync(join(fixtureDir('bedrock'), 'invoke.stream.bin'));
   const expected = readFileSync(join(fixtureDir('bedrock'), 'invoke.expect.sse'), 'utf8');
-  const { usage } = JSON.parse(readFileSync(join(fixtureDir('bedrock'), 'invoke.stream.json'), 'utf8')) as { usage: Record<string, number> };
+  const { usage } = JSON.parse(readFileSync(join(fixtureDir('bedrock'), 'invoke.stream.json'), 'utf8')) as {
+    usage: Record<string, number>;
+  };
   const reframe = (bytes: Buffer, cuts: number[] = []) => {
     const reframer = native.reframe(callFor('chat', SONNET, true, IAM));
     let text = '';
@@ -270,8 +356,10 @@ describe('bedrock adaptor: the native path for an Anthropic Messages client (Inv
 
   it('serves Claude (by name, Bedrock id or cross-region profile) for the Messages protocol, and no other model', () => {
     expect(native.inbound).toBe('anthropic');
-    for (const model of [SONNET, 'anthropic.claude-3-5-haiku-20241022-v1:0', 'us.anthropic.claude-3-7-sonnet-20250219-v1:0']) expect(native.serves(model), model).toBe(true);
-    for (const model of ['amazon.nova-pro-v1:0', 'meta.llama3-70b-instruct-v1:0', 'llama3-8b-8192']) expect(native.serves(model), model).toBe(false);
+    for (const model of [SONNET, 'anthropic.claude-3-5-haiku-20241022-v1:0', 'us.anthropic.claude-3-7-sonnet-20250219-v1:0'])
+      expect(native.serves(model), model).toBe(true);
+    for (const model of ['amazon.nova-pro-v1:0', 'meta.llama3-70b-instruct-v1:0', 'llama3-8b-8192'])
+      expect(native.serves(model), model).toBe(false);
   });
 
   it('goes to invoke or invoke-with-response-stream of the Bedrock id, the API key as bearer', () => {
@@ -280,8 +368,14 @@ describe('bedrock adaptor: the native path for an Anthropic Messages client (Inv
     if (isUpstreamFailure(whole) || isUpstreamFailure(streamed)) throw new Error('no target');
     expect(whole.url).toBe('https://bedrock-runtime.eu-west-3.amazonaws.com/model/anthropic.claude-3-7-sonnet-20250219-v1%3A0/invoke');
     expect(whole.headers).toEqual({ 'content-type': 'application/json', accept: 'application/json' });
-    expect(streamed.url).toBe('https://bedrock-runtime.us-west-2.amazonaws.com/model/anthropic.claude-3-7-sonnet-20250219-v1%3A0/invoke-with-response-stream');
-    expect(streamed.headers).toMatchObject({ accept: 'application/vnd.amazon.eventstream', 'x-amzn-bedrock-accept': 'application/json', authorization: 'Bearer ABSKexample' });
+    expect(streamed.url).toBe(
+      'https://bedrock-runtime.us-west-2.amazonaws.com/model/anthropic.claude-3-7-sonnet-20250219-v1%3A0/invoke-with-response-stream',
+    );
+    expect(streamed.headers).toMatchObject({
+      accept: 'application/vnd.amazon.eventstream',
+      'x-amzn-bedrock-accept': 'application/json',
+      authorization: 'Bearer ABSKexample',
+    });
     expect(isUpstreamFailure(native.target({ ...IAM, key: 'AK||us-east-1' }, callFor('chat', SONNET, false)))).toBe(true);
   });
 
@@ -298,11 +392,23 @@ describe('bedrock adaptor: the native path for an Anthropic Messages client (Inv
       anthropic_beta: ['interleaved-thinking-2025-05-14'],
     };
     const encoded = JSON.parse(
-      native.encode(Buffer.from(JSON.stringify(client)), { 'anthropic-beta': 'interleaved-thinking-2025-05-14, token-efficient-tools-2025-02-19' }, callFor('chat', SONNET, true, IAM)),
+      native.encode(
+        Buffer.from(JSON.stringify(client)),
+        { 'anthropic-beta': 'interleaved-thinking-2025-05-14, token-efficient-tools-2025-02-19' },
+        callFor('chat', SONNET, true, IAM),
+      ),
     );
     const { model: _model, stream: _stream, ...kept } = client;
-    expect(encoded).toEqual({ anthropic_version: 'bedrock-2023-05-31', ...kept, anthropic_beta: ['interleaved-thinking-2025-05-14', 'token-efficient-tools-2025-02-19'] });
-    expect(JSON.parse(native.encode('{"max_tokens":5,"messages":[]}', {}, callFor('chat', SONNET, false, IAM)))).toEqual({ anthropic_version: 'bedrock-2023-05-31', max_tokens: 5, messages: [] });
+    expect(encoded).toEqual({
+      anthropic_version: 'bedrock-2023-05-31',
+      ...kept,
+      anthropic_beta: ['interleaved-thinking-2025-05-14', 'token-efficient-tools-2025-02-19'],
+    });
+    expect(JSON.parse(native.encode('{"max_tokens":5,"messages":[]}', {}, callFor('chat', SONNET, false, IAM)))).toEqual({
+      anthropic_version: 'bedrock-2023-05-31',
+      max_tokens: 5,
+      messages: [],
+    });
     expect(() => native.encode('[1]', {}, callFor('chat', SONNET, false, IAM))).toThrow(/not a JSON object/);
   });
 
@@ -328,11 +434,16 @@ describe('bedrock adaptor: the native path for an Anthropic Messages client (Inv
   });
 
   it("an exception frame becomes Anthropic's error event (a failure before any event is the channel's), a corrupt frame too, a cut mid-frame throws at the end", () => {
-    const start = { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [], usage: { input_tokens: 1, output_tokens: 1 } } };
+    const start = {
+      type: 'message_start',
+      message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [], usage: { input_tokens: 1, output_tokens: 1 } },
+    };
     const late = reframe(Buffer.concat([chunkFrame(start), exceptionFrame('modelStreamErrorException', 'The model stream failed.')]));
     expect(late.reframer.begun()).toBe(true);
     expect(late.reframer.failure()).toMatchObject({ status: 424, code: 'ModelStreamErrorException' });
-    expect(late.text.endsWith('event: error\ndata: {"type":"error","error":{"type":"api_error","message":"The model stream failed."}}\n\n')).toBe(true);
+    expect(
+      late.text.endsWith('event: error\ndata: {"type":"error","error":{"type":"api_error","message":"The model stream failed."}}\n\n'),
+    ).toBe(true);
     const early = reframe(exceptionFrame('throttlingException', 'Too many requests, please wait before trying again.'));
     expect(early.reframer.begun()).toBe(false);
     expect(early.reframer.failure()).toMatchObject({ status: 429, retryable: true });
@@ -350,15 +461,27 @@ describe('bedrock adaptor: the native path for an Anthropic Messages client (Inv
 });
 
 describe('bedrock adaptor: rerank (the Agents for Amazon Bedrock runtime)', () => {
-  const request = { model: 'cohere.rerank-v3-5:0', query: 'capital of the United States', documents: ['Carson City is in Nevada.', 'Saipan.', 'Washington, D.C. is the capital.'], extra: {} };
+  const request = {
+    model: 'cohere.rerank-v3-5:0',
+    query: 'capital of the United States',
+    documents: ['Carson City is in Nevada.', 'Saipan.', 'Washington, D.C. is the capital.'],
+    extra: {},
+  };
 
   it("goes to bedrock-agent-runtime in the key's region (or the base URL), at /rerank", () => {
     const target = bedrockAdaptor.target(IAM, callFor('rerank', request.model, false, IAM));
     if (isUpstreamFailure(target)) throw new Error(target.message);
     expect(target.url).toBe('https://bedrock-agent-runtime.eu-west-3.amazonaws.com/rerank');
-    const local = bedrockAdaptor.target({ ...IAM, key: 'ABSKexample', baseUrl: 'http://127.0.0.1:9999' }, callFor('rerank', request.model, false));
+    const local = bedrockAdaptor.target(
+      { ...IAM, key: 'ABSKexample', baseUrl: 'http://127.0.0.1:9999' },
+      callFor('rerank', request.model, false),
+    );
     if (isUpstreamFailure(local)) throw new Error(local.message);
-    expect(local).toEqual({ url: 'http://127.0.0.1:9999/rerank', method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', authorization: 'Bearer ABSKexample' } });
+    expect(local).toEqual({
+      url: 'http://127.0.0.1:9999/rerank',
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: 'Bearer ABSKexample' },
+    });
   });
 
   it("encodes one TEXT query, INLINE TEXT sources and the model's foundation-model ARN; numberOfResults top_n, else every document", () => {
@@ -368,7 +491,10 @@ describe('bedrock adaptor: rerank (the Agents for Amazon Bedrock runtime)', () =
       sources: request.documents.map((text) => ({ type: 'INLINE', inlineDocumentSource: { type: 'TEXT', textDocument: { text } } })),
       rerankingConfiguration: {
         type: 'BEDROCK_RERANKING_MODEL',
-        bedrockRerankingConfiguration: { numberOfResults: 2, modelConfiguration: { modelArn: 'arn:aws:bedrock:eu-west-3::foundation-model/cohere.rerank-v3-5:0' } },
+        bedrockRerankingConfiguration: {
+          numberOfResults: 2,
+          modelConfiguration: { modelArn: 'arn:aws:bedrock:eu-west-3::foundation-model/cohere.rerank-v3-5:0' },
+        },
       },
     });
     const all = JSON.parse(bedrockAdaptor.encodeRerank!({ ...request, top_n: 50 }, callFor('rerank', request.model, false, IAM)));
@@ -398,7 +524,8 @@ describe('bedrock adaptor: rerank (the Agents for Amazon Bedrock runtime)', () =
 describe('bedrock adaptor: embeddings (InvokeModel)', () => {
   const TITAN = 'amazon.titan-embed-text-v2:0';
   const COHERE = 'cohere.embed-english-v3';
-  const encodeFor = (model: string, request: Record<string, unknown>) => JSON.parse(bedrockAdaptor.encodeEmbeddings!({ model, input: '', ...request }, callFor('embeddings', model, false, IAM)));
+  const encodeFor = (model: string, request: Record<string, unknown>) =>
+    JSON.parse(bedrockAdaptor.encodeEmbeddings!({ model, input: '', ...request }, callFor('embeddings', model, false, IAM)));
 
   it('goes to invoke of the model; Titan one text a call (the relay splits), Cohere every text at once', () => {
     const target = bedrockAdaptor.target(IAM, callFor('embeddings', TITAN, false, IAM));
@@ -406,9 +533,17 @@ describe('bedrock adaptor: embeddings (InvokeModel)', () => {
     expect(target.url).toBe('https://bedrock-runtime.eu-west-3.amazonaws.com/model/amazon.titan-embed-text-v2%3A0/invoke');
     expect(bedrockAdaptor.embeddingsPerInput!(TITAN)).toBe(true);
     expect(bedrockAdaptor.embeddingsPerInput!(COHERE)).toBe(false);
-    expect(encodeFor(TITAN, { input: ['one text'], dimensions: 512, normalize: false })).toEqual({ inputText: 'one text', dimensions: 512, normalize: false });
+    expect(encodeFor(TITAN, { input: ['one text'], dimensions: 512, normalize: false })).toEqual({
+      inputText: 'one text',
+      dimensions: 512,
+      normalize: false,
+    });
     expect(encodeFor(COHERE, { input: ['a', 'b'] })).toEqual({ texts: ['a', 'b'], input_type: 'search_document' });
-    expect(encodeFor(COHERE, { input: 'a', input_type: 'search_query', truncate: 'END' })).toEqual({ texts: ['a'], input_type: 'search_query', truncate: 'END' });
+    expect(encodeFor(COHERE, { input: 'a', input_type: 'search_query', truncate: 'END' })).toEqual({
+      texts: ['a'],
+      input_type: 'search_query',
+      truncate: 'END',
+    });
     expect(() => encodeFor(TITAN, { input: [[1, 2]] })).toThrow(/text only/);
     expect(() => encodeFor(MODEL, { input: 'x' })).toThrow(/not an embedding model/);
   });
@@ -422,7 +557,10 @@ describe('bedrock adaptor: embeddings (InvokeModel)', () => {
       usage: { prompt_tokens: 4, total_tokens: 4 },
     });
     const cohere = callFor('embeddings', COHERE, false, IAM);
-    const plain = bedrockAdaptor.decodeEmbeddings!(JSON.stringify({ embeddings: [[1], [0]], id: 'e', response_type: 'embeddings_floats', texts: ['a', 'b'] }), cohere);
+    const plain = bedrockAdaptor.decodeEmbeddings!(
+      JSON.stringify({ embeddings: [[1], [0]], id: 'e', response_type: 'embeddings_floats', texts: ['a', 'b'] }),
+      cohere,
+    );
     expect(plain).toMatchObject({
       data: [
         { index: 0, embedding: [1] },
@@ -430,7 +568,10 @@ describe('bedrock adaptor: embeddings (InvokeModel)', () => {
       ],
       usage: { prompt_tokens: 0 },
     });
-    const byType = bedrockAdaptor.decodeEmbeddings!(JSON.stringify({ embeddings: { float: [[0.5]] }, response_type: 'embeddings_by_type' }), cohere);
+    const byType = bedrockAdaptor.decodeEmbeddings!(
+      JSON.stringify({ embeddings: { float: [[0.5]] }, response_type: 'embeddings_by_type' }),
+      cohere,
+    );
     expect(byType).toMatchObject({ data: [{ index: 0, embedding: [0.5] }] });
     expect(bedrockAdaptor.decodeEmbeddings!('{"embeddings":"no"}', cohere)).toMatchObject({ status: 502 });
   });

@@ -7,8 +7,22 @@ import { request } from 'undici';
 import { MessagesUsageWatcher } from '../../../server/protocols/inbound/anthropicMessages';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bedrockAdaptor } from '../../../server/protocols/upstream/bedrock';
-import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatChunk, type ChatRequest, type HttpTarget } from '../../../server/protocols/types';
-import { BEDROCK_ACCESS_KEY, BEDROCK_CHANNELS, BEDROCK_REGION, BEDROCK_SECRET_KEY, startBedrockEmulator, type BedrockEmulator } from '../../support/emulators/bedrock';
+import {
+  isUpstreamFailure,
+  type AdaptorCall,
+  type ChannelConfig,
+  type ChatChunk,
+  type ChatRequest,
+  type HttpTarget,
+} from '../../../server/protocols/types';
+import {
+  BEDROCK_ACCESS_KEY,
+  BEDROCK_CHANNELS,
+  BEDROCK_REGION,
+  BEDROCK_SECRET_KEY,
+  startBedrockEmulator,
+  type BedrockEmulator,
+} from '../../support/emulators/bedrock';
 
 const [IAM] = BEDROCK_CHANNELS;
 let emulator: BedrockEmulator;
@@ -21,7 +35,13 @@ afterAll(async () => {
 });
 
 const channel = (key = IAM.key): ChannelConfig => ({ type: 33, key, baseUrl: emulator.baseUrl, other: '' });
-const callOf = (stream: boolean, now = Math.floor(Date.now() / 1000)): AdaptorCall => ({ operation: 'chat', model: IAM.chatModel, stream, responseId: 'chatcmpl-emulator', now });
+const callOf = (stream: boolean, now = Math.floor(Date.now() / 1000)): AdaptorCall => ({
+  operation: 'chat',
+  model: IAM.chatModel,
+  stream,
+  responseId: 'chatcmpl-emulator',
+  now,
+});
 const CHAT: ChatRequest = { model: IAM.chatModel, messages: [{ role: 'user', content: 'hello emulator' }] };
 
 async function signed(config: ChannelConfig, call: AdaptorCall, body: string): Promise<HttpTarget> {
@@ -47,7 +67,11 @@ describe('the Bedrock emulator checks SigV4 as AWS does', () => {
     if (isUpstreamFailure(decoded)) throw new Error(decoded.message);
     expect(decoded.choices[0].message.content).toBe('Hello from Bedrock, you said: hello emulator');
     const reported = emulator.reported.at(-1)!;
-    expect(decoded.usage).toEqual({ prompt_tokens: reported.promptTokens, completion_tokens: reported.completionTokens, total_tokens: reported.promptTokens + reported.completionTokens });
+    expect(decoded.usage).toEqual({
+      prompt_tokens: reported.promptTokens,
+      completion_tokens: reported.completionTokens,
+      total_tokens: reported.promptTokens + reported.completionTokens,
+    });
   });
 
   it('refuses a body changed after signing, another secret, an unknown key and an old signature, each as a dead key', async () => {
@@ -55,8 +79,18 @@ describe('the Bedrock emulator checks SigV4 as AWS does', () => {
     const body = bedrockAdaptor.encodeChat(CHAT, call);
     const cases: Array<[string, Promise<HttpTarget>, string, RegExp]> = [
       ['changed body', signed(channel(), call, body), body.replace('hello', 'HELLO'), /signature we calculated does not match/],
-      ['another secret', signed(channel(`${BEDROCK_ACCESS_KEY}|wrong/secret|${BEDROCK_REGION}`), call, body), body, /signature we calculated does not match/],
-      ['unknown key', signed(channel(`AKIAUNKNOWN000000000|${BEDROCK_SECRET_KEY}|${BEDROCK_REGION}`), call, body), body, /security token included in the request is invalid/],
+      [
+        'another secret',
+        signed(channel(`${BEDROCK_ACCESS_KEY}|wrong/secret|${BEDROCK_REGION}`), call, body),
+        body,
+        /signature we calculated does not match/,
+      ],
+      [
+        'unknown key',
+        signed(channel(`AKIAUNKNOWN000000000|${BEDROCK_SECRET_KEY}|${BEDROCK_REGION}`), call, body),
+        body,
+        /security token included in the request is invalid/,
+      ],
       ['old signature', signed(channel(), callOf(false, call.now - 3600), body), body, /Signature expired/],
     ];
     for (const [name, target, sent, words] of cases) {
@@ -92,7 +126,12 @@ describe('the Bedrock emulator checks SigV4 as AWS does', () => {
     expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe('Hello from Bedrock, you said: hello emulator');
     expect(decoder.done()).toBe(true);
     const reported = emulator.reported.at(-1)!;
-    expect(decoder.usage()).toEqual({ promptTokens: reported.promptTokens, completionTokens: reported.completionTokens, cachedPromptTokens: 0, cacheCreationTokens: 0 });
+    expect(decoder.usage()).toEqual({
+      promptTokens: reported.promptTokens,
+      completionTokens: reported.completionTokens,
+      cachedPromptTokens: 0,
+      cacheCreationTokens: 0,
+    });
   });
 });
 
@@ -114,7 +153,11 @@ describe("the Bedrock emulator's InvokeModel for Claude's Messages flavour, sign
     const target = await nativeSigned(call, body);
     const answer = await send(target, body);
     expect(answer.status).toBe(200);
-    const message = JSON.parse(answer.bytes.toString('utf8')) as { type: string; content: Array<{ text: string }>; usage: Record<string, number> };
+    const message = JSON.parse(answer.bytes.toString('utf8')) as {
+      type: string;
+      content: Array<{ text: string }>;
+      usage: Record<string, number>;
+    };
     expect(message.type).toBe('message');
     expect(message.content[0].text).toBe('Hello from Bedrock, you said: hello invoke');
     const reported = emulator.reported.at(-1)!;
@@ -140,14 +183,28 @@ describe("the Bedrock emulator's InvokeModel for Claude's Messages flavour, sign
     watcher.flush();
     expect(watcher.streamedText()).toBe('Hello from Bedrock, you said: hello invoke');
     const reported = emulator.reported.at(-1)!;
-    expect(watcher.reportedUsage()).toEqual({ promptTokens: reported.promptTokens, completionTokens: reported.completionTokens, cachedPromptTokens: 0 });
+    expect(watcher.reportedUsage()).toEqual({
+      promptTokens: reported.promptTokens,
+      completionTokens: reported.completionTokens,
+      cachedPromptTokens: 0,
+    });
   });
 });
 
 describe("the Bedrock emulator's Rerank, signature checked", () => {
   it('answers a signed rerank, and refuses it changed after signing', async () => {
-    const call: AdaptorCall = { operation: 'rerank', model: 'amazon.rerank-v1:0', stream: false, responseId: '', now: Math.floor(Date.now() / 1000), channel: channel() };
-    const body = bedrockAdaptor.encodeRerank!({ model: call.model, query: 'red apples', documents: ['green pears', 'red apples and plums', 'apples'], extra: {} }, call);
+    const call: AdaptorCall = {
+      operation: 'rerank',
+      model: 'amazon.rerank-v1:0',
+      stream: false,
+      responseId: '',
+      now: Math.floor(Date.now() / 1000),
+      channel: channel(),
+    };
+    const body = bedrockAdaptor.encodeRerank!(
+      { model: call.model, query: 'red apples', documents: ['green pears', 'red apples and plums', 'apples'], extra: {} },
+      call,
+    );
     const target = await signed(channel(), call, body);
     const answer = await send(target, body);
     expect(answer.status).toBe(200);

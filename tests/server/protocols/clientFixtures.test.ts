@@ -16,7 +16,13 @@ import { describe, expect, it } from 'vitest';
 import { INBOUND_CODECS, type InboundCodec } from '../../../server/protocols/inbound';
 import { UPSTREAM_ADAPTORS } from '../../../server/protocols/upstream';
 import { isUpstreamFailure, type ChannelConfig, type ChannelProtocol, type InboundProtocol } from '../../../server/protocols/types';
-import { cacheCreationRatioFor, completionRatioFor, computeQuota, maxOutputTokensFor, reservationQuota } from '../../../server/billing/prices';
+import {
+  cacheCreationRatioFor,
+  completionRatioFor,
+  computeQuota,
+  maxOutputTokensFor,
+  reservationQuota,
+} from '../../../server/billing/prices';
 import { callFor, fixtureDir, FIXTURES } from './contract';
 import { VENDOR_REQUESTS } from './vendorRequests';
 
@@ -88,7 +94,10 @@ const CLIENT_READERS: { [protocol in InboundProtocol]?: (body: Block, path: Path
   }),
   'openai-responses': (body) => ({
     model: String(body.model),
-    systemTexts: [...(typeof body.instructions === 'string' ? [body.instructions] : []), ...responsesMessages(body.input, ['system', 'developer']).flatMap((item) => responsesTexts(item.content))],
+    systemTexts: [
+      ...(typeof body.instructions === 'string' ? [body.instructions] : []),
+      ...responsesMessages(body.input, ['system', 'developer']).flatMap((item) => responsesTexts(item.content)),
+    ],
     userTexts: responsesMessages(body.input, ['user']).flatMap((item) => responsesTexts(item.content)),
     // a namespace's functions (Codex's MCP servers) go to every chat vendor under their flat names
     tools: blocks(body.tools).flatMap((tool) =>
@@ -125,10 +134,34 @@ const CLIENT_READERS: { [protocol in InboundProtocol]?: (body: Block, path: Path
  * makes the fixture what it says it is (a coding agent's long prompt and many
  * tools; an SDK's first agent turn is smaller).
  */
-const CLIENT_FIXTURES: Array<{ file: string; codec: InboundProtocol; path: string; client: string; least: { systemChars: number; tools: number; promptTokens: number } }> = [
-  { file: 'claude-code.first-request', codec: 'anthropic', path: '/v1/messages', client: 'Claude Code (claude-cli 1.0)', least: { systemChars: 2000, tools: 10, promptTokens: 1000 } },
-  { file: 'openai-agents.first-request', codec: 'openai-responses', path: '/v1/responses', client: 'OpenAI Agents SDK (JavaScript)', least: { systemChars: 400, tools: 3, promptTokens: 200 } },
-  { file: 'codex.builtin-tools', codec: 'openai-responses', path: '/v1/responses', client: 'Codex CLI 0.171 (web_search and a namespace)', least: { systemChars: 200, tools: 2, promptTokens: 150 } },
+const CLIENT_FIXTURES: Array<{
+  file: string;
+  codec: InboundProtocol;
+  path: string;
+  client: string;
+  least: { systemChars: number; tools: number; promptTokens: number };
+}> = [
+  {
+    file: 'claude-code.first-request',
+    codec: 'anthropic',
+    path: '/v1/messages',
+    client: 'Claude Code (claude-cli 1.0)',
+    least: { systemChars: 2000, tools: 10, promptTokens: 1000 },
+  },
+  {
+    file: 'openai-agents.first-request',
+    codec: 'openai-responses',
+    path: '/v1/responses',
+    client: 'OpenAI Agents SDK (JavaScript)',
+    least: { systemChars: 400, tools: 3, promptTokens: 200 },
+  },
+  {
+    file: 'codex.builtin-tools',
+    codec: 'openai-responses',
+    path: '/v1/responses',
+    client: 'Codex CLI 0.171 (web_search and a namespace)',
+    least: { systemChars: 200, tools: 2, promptTokens: 150 },
+  },
   {
     file: 'gemini-cli.tool-turn',
     codec: 'gemini',
@@ -240,7 +273,9 @@ for (const { fixture, body, path: routePath, label } of VARIANTS) {
     if (!codec.chatRequest) return;
     const chat = codec.chatRequest(body, { model: intent.model, streamed: intent.stream });
 
-    for (const [protocol, adaptor] of Object.entries(UPSTREAM_ADAPTORS) as Array<[ChannelProtocol, (typeof UPSTREAM_ADAPTORS)[ChannelProtocol]]>) {
+    for (const [protocol, adaptor] of Object.entries(UPSTREAM_ADAPTORS) as Array<
+      [ChannelProtocol, (typeof UPSTREAM_ADAPTORS)[ChannelProtocol]]
+    >) {
       const view = VENDOR_REQUESTS[protocol];
       const channel = readJson<ChannelConfig>(join(fixtureDir(protocol), 'channel.json'));
 
@@ -261,7 +296,10 @@ for (const { fixture, body, path: routePath, label } of VARIANTS) {
         expect(() => (encoded = adaptor.encodeChat(sent, call))).not.toThrow();
         const vendor = JSON.parse(encoded) as Block;
         if (view.plainTurns) {
-          expectContainsEach(view.conversationText(vendor), view.lastUserTextOnly ? intent.userTexts.slice(-1) : [...intent.systemTexts, ...intent.userTexts]);
+          expectContainsEach(
+            view.conversationText(vendor),
+            view.lastUserTextOnly ? intent.userTexts.slice(-1) : [...intent.systemTexts, ...intent.userTexts],
+          );
           return;
         }
 

@@ -29,7 +29,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatChunk, type ChatResponse, type UpstreamAdaptor, type Usage } from '../../../server/protocols/types';
+import {
+  isUpstreamFailure,
+  type AdaptorCall,
+  type ChannelConfig,
+  type ChatChunk,
+  type ChatResponse,
+  type UpstreamAdaptor,
+  type Usage,
+} from '../../../server/protocols/types';
 import { assembleChatResponse } from '../../../server/protocols/shared';
 import { loadBedrockLibraries } from '../../../server/protocols/upstream/bedrock/libraries';
 
@@ -73,7 +81,12 @@ export function callFor(operation: AdaptorCall['operation'], model: string, stre
 }
 
 /** Feeds a stream fixture to a fresh decoder, cut at the given byte offsets (SSE) or frame by frame (WebSocket). */
-export function decodeStream(adaptor: UpstreamAdaptor, call: AdaptorCall, wire: Buffer, cuts: number[] = []): { chunks: ChatChunk[]; usage: Usage | undefined; done: boolean } {
+export function decodeStream(
+  adaptor: UpstreamAdaptor,
+  call: AdaptorCall,
+  wire: Buffer,
+  cuts: number[] = [],
+): { chunks: ChatChunk[]; usage: Usage | undefined; done: boolean } {
   const decoder = adaptor.decodeChatStream(call);
   const chunks: ChatChunk[] = [];
   if (adaptor.transport === 'websocket') {
@@ -141,7 +154,9 @@ function expectMatches(response: ChatResponse, expected: Expectation): void {
   expect(response.usage.prompt_tokens_details?.cached_tokens ?? 0).toBe(expected.usage.cachedPromptTokens);
   if (expected.tool_calls) {
     const calls = choice.message.tool_calls ?? [];
-    expect(calls.map((call) => ({ name: call.function.name, arguments: JSON.parse(call.function.arguments) as unknown }))).toEqual(expected.tool_calls);
+    expect(calls.map((call) => ({ name: call.function.name, arguments: JSON.parse(call.function.arguments) as unknown }))).toEqual(
+      expected.tool_calls,
+    );
     for (const call of calls) {
       expect(call.id.length).toBeGreaterThan(0);
       expect(call.type).toBe('function');
@@ -173,10 +188,12 @@ export function describeAdaptor(name: string, adaptor: UpstreamAdaptor): void {
 
     for (const scenario of ['chat', 'tools'] as const) {
       if (!existsSync(join(dir, `${scenario}.request.json`))) continue;
-      const fixture = readJson<{ request: { model: string }; model?: string; target: { url: string; method: string; headers: Record<string, string> }; body: unknown }>(
-        dir,
-        `${scenario}.request.json`,
-      );
+      const fixture = readJson<{
+        request: { model: string };
+        model?: string;
+        target: { url: string; method: string; headers: Record<string, string> };
+        body: unknown;
+      }>(dir, `${scenario}.request.json`);
       const model = fixture.model ?? fixture.request.model;
       const expected = readJson<Expectation>(dir, `${scenario}.expect.json`);
 
@@ -260,7 +277,8 @@ export function describeAdaptor(name: string, adaptor: UpstreamAdaptor): void {
     it("the vendor's words for a dead key are read as one", () => {
       const { status, body } = readJson<{ status: number; body: unknown }>(dir, 'dead-key.json');
       const text = typeof body === 'string' ? body : JSON.stringify(body);
-      const failure = status >= 200 && status < 300 ? adaptor.decodeChat(text, callFor('chat', 'm', false, channel)) : adaptor.failure(status, text);
+      const failure =
+        status >= 200 && status < 300 ? adaptor.decodeChat(text, callFor('chat', 'm', false, channel)) : adaptor.failure(status, text);
       expect(isUpstreamFailure(failure)).toBe(true);
       if (!isUpstreamFailure(failure)) return;
       expect(failure.deadKey).toBe(true);
@@ -270,10 +288,12 @@ export function describeAdaptor(name: string, adaptor: UpstreamAdaptor): void {
     if (existsSync(join(dir, 'embeddings.request.json'))) {
       it('embeddings: encoded as recorded, answered in OpenAI shape with usage', () => {
         expect(adaptor.operations.has('embeddings')).toBe(true);
-        const fixture = readJson<{ request: { model: string }; model?: string; target: { url: string; method: string; headers: Record<string, string> }; body: unknown }>(
-          dir,
-          'embeddings.request.json',
-        );
+        const fixture = readJson<{
+          request: { model: string };
+          model?: string;
+          target: { url: string; method: string; headers: Record<string, string> };
+          body: unknown;
+        }>(dir, 'embeddings.request.json');
         const call = callFor('embeddings', fixture.model ?? fixture.request.model, false, channel);
         const target = adaptor.target(channel, call);
         if (isUpstreamFailure(target)) throw new Error(target.message);

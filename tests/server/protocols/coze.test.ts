@@ -9,10 +9,16 @@ describeAdaptor('coze', cozeAdaptor);
 const channel: ChannelConfig = { type: 34, key: 'pat_test', baseUrl: '', other: '' };
 const MODEL = 'bot-7379462189365198898';
 const encode = (request: Partial<ChatRequest>, stream = false) =>
-  JSON.parse(cozeAdaptor.encodeChat({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], ...request }, callFor('chat', MODEL, stream, channel))) as Record<string, unknown> & {
+  JSON.parse(
+    cozeAdaptor.encodeChat(
+      { model: MODEL, messages: [{ role: 'user', content: 'hi' }], ...request },
+      callFor('chat', MODEL, stream, channel),
+    ),
+  ) as Record<string, unknown> & {
     additional_messages: Array<Record<string, unknown>>;
   };
-const sse = (events: Array<[string, unknown]>) => events.map(([name, data]) => `event:${name}\ndata:${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`).join('');
+const sse = (events: Array<[string, unknown]>) =>
+  events.map(([name, data]) => `event:${name}\ndata:${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`).join('');
 
 describe('coze adaptor particulars', () => {
   it('is the registered adaptor for the coze protocol', () => {
@@ -76,10 +82,17 @@ describe('coze adaptor particulars', () => {
   it('reads a failed chat from its last_error, and a dead token from its code', () => {
     const call = callFor('chat', MODEL, true, channel);
     const decoder = cozeAdaptor.decodeChatStream(call);
-    decoder.push(sse([['conversation.chat.failed', { id: '1', status: 'failed', last_error: { code: 4028, msg: 'The free quota has been used up' } }]]));
+    decoder.push(
+      sse([
+        ['conversation.chat.failed', { id: '1', status: 'failed', last_error: { code: 4028, msg: 'The free quota has been used up' } }],
+      ]),
+    );
     decoder.end();
     expect(decoder.failure()).toMatchObject({ status: 402, deadKey: true, message: 'The free quota has been used up' });
-    const whole = cozeAdaptor.decodeChat(JSON.stringify({ code: 4100, msg: 'authentication is invalid' }), callFor('chat', MODEL, false, channel));
+    const whole = cozeAdaptor.decodeChat(
+      JSON.stringify({ code: 4100, msg: 'authentication is invalid' }),
+      callFor('chat', MODEL, false, channel),
+    );
     expect(whole).toMatchObject({ status: 401, deadKey: true, retryable: true });
   });
 
@@ -102,7 +115,10 @@ describe('coze adaptor particulars', () => {
     );
     expect(chunks).toHaveLength(1);
     expect(decoder.failure()).toMatchObject({ status: 502, retryable: true });
-    const cut = cozeAdaptor.decodeChat(sse([['conversation.message.delta', { type: 'answer', content: 'half' }]]), callFor('chat', MODEL, false, channel));
+    const cut = cozeAdaptor.decodeChat(
+      sse([['conversation.message.delta', { type: 'answer', content: 'half' }]]),
+      callFor('chat', MODEL, false, channel),
+    );
     expect(isUpstreamFailure(cut) && cut.status).toBe(502);
   });
 

@@ -4,7 +4,14 @@
 import { describe, expect, it } from 'vitest';
 import { geminiAdaptor } from '../../../server/protocols/upstream/gemini';
 import { UPSTREAM_ADAPTORS, adaptorForChannelType } from '../../../server/protocols/upstream';
-import { isUpstreamFailure, type ChannelConfig, type ChatChunk, type ChatRequest, type ChatResponse, type HttpTarget } from '../../../server/protocols/types';
+import {
+  isUpstreamFailure,
+  type ChannelConfig,
+  type ChatChunk,
+  type ChatRequest,
+  type ChatResponse,
+  type HttpTarget,
+} from '../../../server/protocols/types';
 import { assembleChatResponse } from '../../../server/protocols/shared';
 import { callFor, decodeStream, describeAdaptor } from './contract';
 
@@ -14,7 +21,10 @@ describeAdaptor('gemini-palm', geminiAdaptor);
 const channel: ChannelConfig = { type: 24, key: 'AIza-test', baseUrl: '', other: '' };
 const chatCall = (model = 'gemini-2.0-flash', stream = false) => callFor('chat', model, stream);
 const encode = (request: Partial<ChatRequest>, model = 'gemini-2.0-flash') =>
-  JSON.parse(geminiAdaptor.encodeChat({ model, messages: [{ role: 'user', content: 'hi' }], ...request }, chatCall(model))) as Record<string, any>;
+  JSON.parse(geminiAdaptor.encodeChat({ model, messages: [{ role: 'user', content: 'hi' }], ...request }, chatCall(model))) as Record<
+    string,
+    any
+  >;
 const decoded = (answer: unknown, model = 'gemini-2.0-flash'): ChatResponse => {
   const result = geminiAdaptor.decodeChat(JSON.stringify(answer), chatCall(model));
   if (isUpstreamFailure(result)) throw new Error(result.message);
@@ -46,8 +56,12 @@ describe('gemini adaptor: registry and targets', () => {
   });
 
   it("takes a channel's base URL, with or without its version, and a model named with its resource prefix", () => {
-    expect(targetOf({ ...channel, baseUrl: 'http://127.0.0.1:9999/' }, 'chat').url).toBe('http://127.0.0.1:9999/v1beta/models/gemini-2.0-flash:generateContent');
-    expect(targetOf({ ...channel, baseUrl: 'https://proxy.example.com/google/v1beta' }, 'chat').url).toBe('https://proxy.example.com/google/v1beta/models/gemini-2.0-flash:generateContent');
+    expect(targetOf({ ...channel, baseUrl: 'http://127.0.0.1:9999/' }, 'chat').url).toBe(
+      'http://127.0.0.1:9999/v1beta/models/gemini-2.0-flash:generateContent',
+    );
+    expect(targetOf({ ...channel, baseUrl: 'https://proxy.example.com/google/v1beta' }, 'chat').url).toBe(
+      'https://proxy.example.com/google/v1beta/models/gemini-2.0-flash:generateContent',
+    );
     const tuned = geminiAdaptor.target(channel, callFor('chat', 'tunedModels/my-model-42', false)) as HttpTarget;
     expect(tuned.url).toBe('https://generativelanguage.googleapis.com/v1beta/tunedModels/my-model-42:generateContent');
   });
@@ -74,8 +88,13 @@ describe('gemini adaptor: request encoding', () => {
   });
 
   it('sends penalties that do something, and leaves out the 0 some clients always send (a no-op)', () => {
-    expect(encode({ presence_penalty: 0.5, frequency_penalty: -0.25 }).generationConfig).toEqual({ presencePenalty: 0.5, frequencyPenalty: -0.25 });
-    expect(encode({ presence_penalty: 0, frequency_penalty: 0, temperature: 1 }, 'gemini-2.5-pro').generationConfig).toEqual({ temperature: 1 });
+    expect(encode({ presence_penalty: 0.5, frequency_penalty: -0.25 }).generationConfig).toEqual({
+      presencePenalty: 0.5,
+      frequencyPenalty: -0.25,
+    });
+    expect(encode({ presence_penalty: 0, frequency_penalty: 0, temperature: 1 }, 'gemini-2.5-pro').generationConfig).toEqual({
+      temperature: 1,
+    });
   });
 
   it('puts system and developer messages in systemInstruction, never a fake turn', () => {
@@ -133,7 +152,9 @@ describe('gemini adaptor: request encoding', () => {
   });
 
   it('maps tool_choice to functionCallingConfig (and drops it without tools, which Google refuses)', () => {
-    const tools: ChatRequest['tools'] = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }];
+    const tools: ChatRequest['tools'] = [
+      { type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } } },
+    ];
     expect(encode({ tools, tool_choice: 'none' }).toolConfig).toEqual({ functionCallingConfig: { mode: 'NONE' } });
     expect(encode({ tools, tool_choice: 'auto' }).toolConfig).toEqual({ functionCallingConfig: { mode: 'AUTO' } });
     expect(encode({ tools, tool_choice: 'required' }).toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY' } });
@@ -148,7 +169,14 @@ describe('gemini adaptor: request encoding', () => {
   it('cleans tool schemas of what Google refuses: additionalProperties, $schema, $refs, unsupported formats, empty objects', () => {
     const body = encode({
       tools: [
-        { type: 'function', function: { name: 'ping', description: 'No arguments.', parameters: { type: 'object', properties: {}, additionalProperties: false } } },
+        {
+          type: 'function',
+          function: {
+            name: 'ping',
+            description: 'No arguments.',
+            parameters: { type: 'object', properties: {}, additionalProperties: false },
+          },
+        },
         {
           type: 'function',
           function: {
@@ -156,7 +184,14 @@ describe('gemini adaptor: request encoding', () => {
             parameters: {
               $schema: 'https://json-schema.org/draft/2020-12/schema',
               type: 'object',
-              $defs: { guest: { type: 'object', properties: { name: { type: 'string' }, email: { type: 'string', format: 'email' } }, required: ['name'], additionalProperties: false } },
+              $defs: {
+                guest: {
+                  type: 'object',
+                  properties: { name: { type: 'string' }, email: { type: 'string', format: 'email' } },
+                  required: ['name'],
+                  additionalProperties: false,
+                },
+              },
               properties: {
                 guests: { type: 'array', items: { $ref: '#/$defs/guest' }, minItems: 1 },
                 when: { type: 'string', format: 'date-time' },
@@ -175,7 +210,11 @@ describe('gemini adaptor: request encoding', () => {
     expect(book.parameters).toEqual({
       type: 'object',
       properties: {
-        guests: { type: 'array', minItems: 1, items: { type: 'object', properties: { name: { type: 'string' }, email: { type: 'string' } }, required: ['name'] } },
+        guests: {
+          type: 'array',
+          minItems: 1,
+          items: { type: 'object', properties: { name: { type: 'string' }, email: { type: 'string' } }, required: ['name'] },
+        },
         when: { type: 'string', format: 'date-time' },
         kind: { enum: ['hotel'] },
         nights: { type: 'integer', minimum: 1 },
@@ -190,7 +229,11 @@ describe('gemini adaptor: request encoding', () => {
     const body = encode({
       response_format: {
         type: 'json_schema',
-        json_schema: { name: 'answer', strict: true, schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } },
+        json_schema: {
+          name: 'answer',
+          strict: true,
+          schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+        },
       },
     });
     expect(body.generationConfig).toEqual({
@@ -218,8 +261,21 @@ describe('gemini adaptor: request encoding', () => {
     });
     expect(body.contents).toEqual([
       { role: 'user', parts: [{ text: 'Roll two dice.' }] },
-      { role: 'model', parts: [{ text: 'Rolling.' }, { functionCall: { name: 'roll', args: { sides: 6 } } }, { functionCall: { name: 'roll_again', args: {} } }] },
-      { role: 'user', parts: [{ functionResponse: { name: 'roll', response: { content: 4 } } }, { functionResponse: { name: 'roll_again', response: { content: 'a six' } } }] },
+      {
+        role: 'model',
+        parts: [
+          { text: 'Rolling.' },
+          { functionCall: { name: 'roll', args: { sides: 6 } } },
+          { functionCall: { name: 'roll_again', args: {} } },
+        ],
+      },
+      {
+        role: 'user',
+        parts: [
+          { functionResponse: { name: 'roll', response: { content: 4 } } },
+          { functionResponse: { name: 'roll_again', response: { content: 'a six' } } },
+        ],
+      },
     ]);
   });
 
@@ -231,7 +287,12 @@ describe('gemini adaptor: request encoding', () => {
           role: 'assistant',
           content: null,
           tool_calls: [
-            { id: 'c1', type: 'function', function: { name: 'weather', arguments: '{}' }, extra_content: { google: { thought_signature: 'c2lnbmF0dXJl' } } },
+            {
+              id: 'c1',
+              type: 'function',
+              function: { name: 'weather', arguments: '{}' },
+              extra_content: { google: { thought_signature: 'c2lnbmF0dXJl' } },
+            },
             { id: 'c2', type: 'function', function: { name: 'weather', arguments: '{}' } },
           ],
         },
@@ -242,7 +303,13 @@ describe('gemini adaptor: request encoding', () => {
     const parts = encode(history, 'gemini-3-pro-preview').contents[1].parts;
     expect(parts[0].thoughtSignature).toBe('c2lnbmF0dXJl');
     expect(parts[1].thoughtSignature).toBeUndefined();
-    const unsigned = encode({ ...history, messages: history.messages!.map((message) => (message.tool_calls ? { ...message, tool_calls: [message.tool_calls[1]] } : message)) }, 'gemini-3-pro-preview');
+    const unsigned = encode(
+      {
+        ...history,
+        messages: history.messages!.map((message) => (message.tool_calls ? { ...message, tool_calls: [message.tool_calls[1]] } : message)),
+      },
+      'gemini-3-pro-preview',
+    );
     expect(unsigned.contents[1].parts[0].thoughtSignature).toBe('skip_thought_signature_validator');
     expect(encode(history, 'gemini-2.5-flash').contents[1].parts[1].thoughtSignature).toBeUndefined();
   });
@@ -251,7 +318,9 @@ describe('gemini adaptor: request encoding', () => {
     expect(encode({ reasoning_effort: 'low' }, 'gemini-2.5-flash').generationConfig).toEqual({ thinkingConfig: { thinkingBudget: 1024 } });
     expect(encode({ reasoning_effort: 'none' }, 'gemini-2.5-flash').generationConfig).toEqual({ thinkingConfig: { thinkingBudget: 0 } });
     expect(encode({ reasoning_effort: 'none' }, 'gemini-2.5-pro').generationConfig).toEqual({ thinkingConfig: { thinkingBudget: 128 } });
-    expect(encode({ reasoning_effort: 'high' }, 'gemini-3-pro-preview').generationConfig).toEqual({ thinkingConfig: { thinkingLevel: 'high' } });
+    expect(encode({ reasoning_effort: 'high' }, 'gemini-3-pro-preview').generationConfig).toEqual({
+      thinkingConfig: { thinkingLevel: 'high' },
+    });
     expect(encode({ reasoning_effort: 'high' }, 'gemini-2.0-flash').generationConfig).toBeUndefined();
     expect(encode({ reasoning_effort: 'extreme' }, 'gemini-2.5-pro').generationConfig).toBeUndefined();
   });
@@ -281,7 +350,10 @@ describe('gemini adaptor: answers', () => {
     });
     expect(answer).toMatchObject({ id: 'resp-1', object: 'chat.completion', created: 1_700_000_000, model: 'gemini-2.0-flash-001' });
     expect(answer.choices[0].index).toBe(0);
-    const bare = decoded({ candidates: [{ content: { parts: [{ text: 'Hi.' }] }, finishReason: 'STOP' }], usageMetadata: { promptTokenCount: 3 } });
+    const bare = decoded({
+      candidates: [{ content: { parts: [{ text: 'Hi.' }] }, finishReason: 'STOP' }],
+      usageMetadata: { promptTokenCount: 3 },
+    });
     expect(bare.id).toBe('chatcmpl-contract');
     expect(bare.model).toBe('gemini-2.0-flash');
   });
@@ -289,7 +361,13 @@ describe('gemini adaptor: answers', () => {
   it('reads thoughts as reasoning, and bills thoughts as completion, cache reads as cached prompt', () => {
     const answer = decoded({
       candidates: [{ content: { role: 'model', parts: [{ text: 'Let me think.', thought: true }, { text: '42' }] }, finishReason: 'STOP' }],
-      usageMetadata: { promptTokenCount: 2100, cachedContentTokenCount: 2048, candidatesTokenCount: 1, thoughtsTokenCount: 120, totalTokenCount: 2221 },
+      usageMetadata: {
+        promptTokenCount: 2100,
+        cachedContentTokenCount: 2048,
+        candidatesTokenCount: 1,
+        thoughtsTokenCount: 120,
+        totalTokenCount: 2221,
+      },
       modelVersion: 'gemini-2.5-pro',
     });
     expect(answer.choices[0].message.content).toBe('42');
@@ -304,7 +382,8 @@ describe('gemini adaptor: answers', () => {
   });
 
   it('maps finish reasons: MAX_TOKENS to length, the safety family to content_filter', () => {
-    const finish = (reason: string) => decoded({ candidates: [{ content: { parts: [{ text: 'x' }] }, finishReason: reason }], usageMetadata: {} }).choices[0].finish_reason;
+    const finish = (reason: string) =>
+      decoded({ candidates: [{ content: { parts: [{ text: 'x' }] }, finishReason: reason }], usageMetadata: {} }).choices[0].finish_reason;
     expect(finish('STOP')).toBe('stop');
     expect(finish('MAX_TOKENS')).toBe('length');
     for (const reason of ['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII']) expect(finish(reason)).toBe('content_filter');
@@ -313,7 +392,15 @@ describe('gemini adaptor: answers', () => {
 
   it('round trip: a function call comes back with an id and JSON arguments, and goes out again as the same call', () => {
     const answer = decoded({
-      candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'lookup', args: { q: 'Zürich', limit: 2 } }, thoughtSignature: 'c2ln' }] }, finishReason: 'STOP' }],
+      candidates: [
+        {
+          content: {
+            role: 'model',
+            parts: [{ functionCall: { name: 'lookup', args: { q: 'Zürich', limit: 2 } }, thoughtSignature: 'c2ln' }],
+          },
+          finishReason: 'STOP',
+        },
+      ],
       usageMetadata: { promptTokenCount: 20, candidatesTokenCount: 5 },
       responseId: 'r42',
     });
@@ -321,10 +408,19 @@ describe('gemini adaptor: answers', () => {
     expect(choice.finish_reason).toBe('tool_calls');
     expect(choice.message.content).toBeNull();
     expect(choice.message.tool_calls).toEqual([
-      { id: 'call_r42_0', type: 'function', function: { name: 'lookup', arguments: '{"q":"Zürich","limit":2}' }, extra_content: { google: { thought_signature: 'c2ln' } } },
+      {
+        id: 'call_r42_0',
+        type: 'function',
+        function: { name: 'lookup', arguments: '{"q":"Zürich","limit":2}' },
+        extra_content: { google: { thought_signature: 'c2ln' } },
+      },
     ]);
     const body = encode({
-      messages: [{ role: 'user', content: 'Find it.' }, choice.message, { role: 'tool', tool_call_id: 'call_r42_0', content: '{"hits":["a","b"]}' }],
+      messages: [
+        { role: 'user', content: 'Find it.' },
+        choice.message,
+        { role: 'tool', tool_call_id: 'call_r42_0', content: '{"hits":["a","b"]}' },
+      ],
     });
     expect(body.contents.slice(1)).toEqual([
       { role: 'model', parts: [{ functionCall: { name: 'lookup', args: { q: 'Zürich', limit: 2 } }, thoughtSignature: 'c2ln' }] },
@@ -333,7 +429,12 @@ describe('gemini adaptor: answers', () => {
   });
 
   it('a blocked prompt is a content_filter answer billed as Google reports it', () => {
-    const blocked = { promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 }, modelVersion: 'gemini-2.0-flash', responseId: 'blk' };
+    const blocked = {
+      promptFeedback: { blockReason: 'PROHIBITED_CONTENT' },
+      usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 },
+      modelVersion: 'gemini-2.0-flash',
+      responseId: 'blk',
+    };
     const answer = decoded(blocked);
     expect(answer.choices).toEqual([{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'content_filter' }]);
     expect(answer.usage.prompt_tokens).toBe(9);
@@ -344,7 +445,10 @@ describe('gemini adaptor: answers', () => {
   });
 
   it('an error inside a 2xx body is a failure, not an answer', () => {
-    const result = geminiAdaptor.decodeChat(JSON.stringify({ error: { code: 500, message: 'An internal error has occurred.', status: 'INTERNAL' } }), chatCall());
+    const result = geminiAdaptor.decodeChat(
+      JSON.stringify({ error: { code: 500, message: 'An internal error has occurred.', status: 'INTERNAL' } }),
+      chatCall(),
+    );
     expect(isUpstreamFailure(result)).toBe(true);
     expect(isUpstreamFailure(result) && result.retryable).toBe(true);
     expect(isUpstreamFailure(geminiAdaptor.decodeChat('<html>Bad gateway</html>', chatCall()))).toBe(true);
@@ -357,8 +461,13 @@ describe('gemini adaptor: streams', () => {
   const words = ['The ', 'sky ', 'is ', 'blue.'];
   const wire = sse(
     ...words.map((word, index) => ({
-      candidates: [{ content: { role: 'model', parts: [{ text: word }] }, ...(index === words.length - 1 ? { finishReason: 'STOP' } : {}) }],
-      usageMetadata: index === words.length - 1 ? { promptTokenCount: 4, candidatesTokenCount: 4, totalTokenCount: 8 } : { promptTokenCount: 4, totalTokenCount: 4 },
+      candidates: [
+        { content: { role: 'model', parts: [{ text: word }] }, ...(index === words.length - 1 ? { finishReason: 'STOP' } : {}) },
+      ],
+      usageMetadata:
+        index === words.length - 1
+          ? { promptTokenCount: 4, candidatesTokenCount: 4, totalTokenCount: 8 }
+          : { promptTokenCount: 4, totalTokenCount: 4 },
       modelVersion: 'gemini-2.0-flash',
       responseId: 'stream-1',
     })),
@@ -371,7 +480,12 @@ describe('gemini adaptor: streams', () => {
     expect(chunks[0].choices[0].delta.role).toBe('assistant');
     expect(chunks.slice(1).every((chunk) => chunk.choices[0].delta.role === undefined)).toBe(true);
     expect(chunks.map((chunk) => chunk.choices[0].finish_reason)).toEqual([null, null, null, 'stop']);
-    expect(chunks.every((chunk: ChatChunk) => chunk.id === 'stream-1' && chunk.object === 'chat.completion.chunk' && chunk.model === 'gemini-2.0-flash' && chunk.created > 0)).toBe(true);
+    expect(
+      chunks.every(
+        (chunk: ChatChunk) =>
+          chunk.id === 'stream-1' && chunk.object === 'chat.completion.chunk' && chunk.model === 'gemini-2.0-flash' && chunk.created > 0,
+      ),
+    ).toBe(true);
     expect(done).toBe(true);
     // the last usage seen, not the partial figures of the first events
     expect(usage).toEqual({ promptTokens: 4, completionTokens: 4, cachedPromptTokens: 0 });
@@ -392,14 +506,18 @@ describe('gemini adaptor: streams', () => {
       sse(
         { candidates: [{ content: { role: 'model', parts: [{ text: 'Weather needed.', thought: true }] } }], responseId: 'r7' },
         {
-          candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'weather', args: { city: 'Oslo' } } }] }, finishReason: 'STOP' }],
+          candidates: [
+            { content: { role: 'model', parts: [{ functionCall: { name: 'weather', args: { city: 'Oslo' } } }] }, finishReason: 'STOP' },
+          ],
           usageMetadata: { promptTokenCount: 30, candidatesTokenCount: 6, thoughtsTokenCount: 12 },
           responseId: 'r7',
         },
       ),
     );
     expect(chunks[0].choices[0].delta).toEqual({ role: 'assistant', reasoning_content: 'Weather needed.' });
-    expect(chunks[1].choices[0].delta.tool_calls).toEqual([{ index: 0, id: 'call_r7_0', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }]);
+    expect(chunks[1].choices[0].delta.tool_calls).toEqual([
+      { index: 0, id: 'call_r7_0', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } },
+    ]);
     expect(chunks[1].choices[0].finish_reason).toBe('tool_calls');
     expect(usage).toEqual({ promptTokens: 30, completionTokens: 18, cachedPromptTokens: 0, reasoningTokens: 12 });
     const whole = assembleChatResponse(chunks, chatCall('gemini-2.5-flash', true), usage!);
@@ -411,25 +529,51 @@ describe('gemini adaptor: streams', () => {
     decoder.push(sse({ candidates: [{ content: { parts: [{ text: 'Hel' }] } }] }));
     decoder.push(sse({ error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } }));
     decoder.end();
-    expect(decoder.failure()).toMatchObject({ status: 503, message: 'The model is overloaded. Please try again later.', retryable: true, deadKey: false });
+    expect(decoder.failure()).toMatchObject({
+      status: 503,
+      message: 'The model is overloaded. Please try again later.',
+      retryable: true,
+      deadKey: false,
+    });
     expect(decoder.usage()).toBeUndefined();
   });
 });
 
 describe('gemini adaptor: failures', () => {
   const google = (code: number, status: string, message: string, reason?: string) =>
-    JSON.stringify({ error: { code, message, status, ...(reason ? { details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason, domain: 'googleapis.com' }] } : {}) } });
+    JSON.stringify({
+      error: {
+        code,
+        message,
+        status,
+        ...(reason ? { details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason, domain: 'googleapis.com' }] } : {}),
+      },
+    });
 
   it('reads dead keys: invalid, expired, leaked, suspended', () => {
-    expect(geminiAdaptor.failure(400, google(400, 'INVALID_ARGUMENT', 'API key expired. Please renew the API key.', 'API_KEY_INVALID'))).toMatchObject({
+    expect(
+      geminiAdaptor.failure(400, google(400, 'INVALID_ARGUMENT', 'API key expired. Please renew the API key.', 'API_KEY_INVALID')),
+    ).toMatchObject({
       deadKey: true,
       retryable: true,
       code: 'API_KEY_INVALID',
     });
-    expect(geminiAdaptor.failure(403, google(403, 'PERMISSION_DENIED', 'Your API key was reported as leaked. Please use another API key.'))).toMatchObject({ deadKey: true });
-    expect(geminiAdaptor.failure(403, google(403, 'PERMISSION_DENIED', "Permission denied: Consumer 'api_key:AIza' has been suspended.", 'CONSUMER_SUSPENDED'))).toMatchObject({ deadKey: true });
+    expect(
+      geminiAdaptor.failure(403, google(403, 'PERMISSION_DENIED', 'Your API key was reported as leaked. Please use another API key.')),
+    ).toMatchObject({ deadKey: true });
+    expect(
+      geminiAdaptor.failure(
+        403,
+        google(403, 'PERMISSION_DENIED', "Permission denied: Consumer 'api_key:AIza' has been suspended.", 'CONSUMER_SUSPENDED'),
+      ),
+    ).toMatchObject({ deadKey: true });
     // the SDKs' array form
-    expect(geminiAdaptor.failure(400, `[${google(400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.', 'API_KEY_INVALID')}]`).deadKey).toBe(true);
+    expect(
+      geminiAdaptor.failure(
+        400,
+        `[${google(400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.', 'API_KEY_INVALID')}]`,
+      ).deadKey,
+    ).toBe(true);
   });
 
   it('retries quota and server trouble, not a malformed request', () => {
@@ -438,13 +582,20 @@ describe('gemini adaptor: failures', () => {
       retryable: true,
       type: 'RESOURCE_EXHAUSTED',
     });
-    expect(geminiAdaptor.failure(503, google(503, 'UNAVAILABLE', 'The model is overloaded.'))).toMatchObject({ deadKey: false, retryable: true });
-    expect(geminiAdaptor.failure(400, google(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received. Unknown name "foo": Cannot find field.'))).toMatchObject({
+    expect(geminiAdaptor.failure(503, google(503, 'UNAVAILABLE', 'The model is overloaded.'))).toMatchObject({
+      deadKey: false,
+      retryable: true,
+    });
+    expect(
+      geminiAdaptor.failure(400, google(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received. Unknown name "foo": Cannot find field.')),
+    ).toMatchObject({
       deadKey: false,
       retryable: false,
       status: 400,
     });
-    expect(geminiAdaptor.failure(400, google(400, 'FAILED_PRECONDITION', 'User location is not supported for the API use.'))).toMatchObject({ deadKey: false, retryable: true });
+    expect(geminiAdaptor.failure(400, google(400, 'FAILED_PRECONDITION', 'User location is not supported for the API use.'))).toMatchObject(
+      { deadKey: false, retryable: true },
+    );
     const html = geminiAdaptor.failure(502, '<html><body>Bad Gateway</body></html>');
     expect(html).toMatchObject({ status: 502, retryable: true, deadKey: false });
     expect(html.message).toContain('Bad Gateway');

@@ -4,7 +4,15 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { geminiAdaptor } from '../../../server/protocols/upstream/gemini';
-import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatChunk, type ChatRequest, type ChatResponse, type EmbeddingRequest } from '../../../server/protocols/types';
+import {
+  isUpstreamFailure,
+  type AdaptorCall,
+  type ChannelConfig,
+  type ChatChunk,
+  type ChatRequest,
+  type ChatResponse,
+  type EmbeddingRequest,
+} from '../../../server/protocols/types';
 import { assembleChatResponse } from '../../../server/protocols/shared';
 import { GEMINI_BLOCKED_WORD, GEMINI_CHANNELS, startGeminiEmulator } from '../../support/emulators/gemini';
 import type { ProtocolEmulator } from '../../support/emulators/types';
@@ -25,7 +33,12 @@ const callOf = (operation: AdaptorCall['operation'], model: string, stream: bool
   now: 1_800_000_000,
 });
 
-const channelFor = (entry: (typeof GEMINI_CHANNELS)[number], key = entry.key): ChannelConfig => ({ type: entry.type, key, baseUrl: entry.baseUrl(emulator), other: entry.other });
+const channelFor = (entry: (typeof GEMINI_CHANNELS)[number], key = entry.key): ChannelConfig => ({
+  type: entry.type,
+  key,
+  baseUrl: entry.baseUrl(emulator),
+  other: entry.other,
+});
 
 async function send(channel: ChannelConfig, call: AdaptorCall, body: string): Promise<{ status: number; text: string; pieces: Buffer[] }> {
   const target = geminiAdaptor.target(channel, call);
@@ -84,7 +97,10 @@ for (const entry of GEMINI_CHANNELS) {
       const sent = emulator.requests[emulator.requests.length - 1];
       expect(sent.url).toBe(`/v1beta/models/${entry.chatModel}:generateContent`);
       expect(sent.headers['x-goog-api-key']).toBe(entry.key);
-      expect(sent.body).toMatchObject({ systemInstruction: { parts: [{ text: 'You are a helpful assistant.' }] }, generationConfig: { temperature: 0.5, maxOutputTokens: 50 } });
+      expect(sent.body).toMatchObject({
+        systemInstruction: { parts: [{ text: 'You are a helpful assistant.' }] },
+        generationConfig: { temperature: 0.5, maxOutputTokens: 50 },
+      });
     });
 
     it('streams word by word over SSE, one finish reason, usage as reported', async () => {
@@ -133,25 +149,42 @@ for (const entry of GEMINI_CHANNELS) {
         },
         { type: 'function', function: { name: 'ping', parameters: { type: 'object', properties: {} } } },
       ];
-      const first = await chat(channel(), { model: entry.chatModel, messages: [{ role: 'user', content: 'Oslo' }], tools, tool_choice: { type: 'function', function: { name: 'get_weather' } } });
+      const first = await chat(channel(), {
+        model: entry.chatModel,
+        messages: [{ role: 'user', content: 'Oslo' }],
+        tools,
+        tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      });
       const toolCall = first.choices[0].message.tool_calls?.[0];
       expect(first.choices[0].finish_reason).toBe('tool_calls');
       expect(toolCall?.function).toEqual({ name: 'get_weather', arguments: '{"city":"Oslo"}' });
       expect(toolCall?.id).toMatch(/^call_emu-gemini-\d+_0$/);
       const second = await chat(channel(), {
         model: entry.chatModel,
-        messages: [{ role: 'user', content: 'Oslo' }, first.choices[0].message, { role: 'tool', tool_call_id: toolCall!.id, content: '{"sky":"clear"}' }],
+        messages: [
+          { role: 'user', content: 'Oslo' },
+          first.choices[0].message,
+          { role: 'tool', tool_call_id: toolCall!.id, content: '{"sky":"clear"}' },
+        ],
         tools,
       });
       expect(second.choices[0].message.content).toBe('Hello from Gemini, the tool said: {"sky":"clear"}');
-      const streamed = await chatStream(channel(), { model: entry.chatModel, messages: [{ role: 'user', content: 'Oslo' }], tools, tool_choice: 'required' });
+      const streamed = await chatStream(channel(), {
+        model: entry.chatModel,
+        messages: [{ role: 'user', content: 'Oslo' }],
+        tools,
+        tool_choice: 'required',
+      });
       const whole = assembleChatResponse(streamed.chunks, streamed.call, streamed.usage!);
       expect(whole.choices[0].message.tool_calls?.[0].function.name).toBe('get_weather');
       expect(whole.choices[0].finish_reason).toBe('tool_calls');
     });
 
     it('a blocked prompt comes back as content_filter, plain and streamed', async () => {
-      const blocked: ChatRequest = { model: entry.chatModel, messages: [{ role: 'user', content: `Tell me about ${GEMINI_BLOCKED_WORD}` }] };
+      const blocked: ChatRequest = {
+        model: entry.chatModel,
+        messages: [{ role: 'user', content: `Tell me about ${GEMINI_BLOCKED_WORD}` }],
+      };
       const answer = await chat(channel(), blocked);
       expect(answer.choices[0].finish_reason).toBe('content_filter');
       expect(answer.usage.prompt_tokens).toBe(4);
@@ -179,7 +212,12 @@ for (const entry of GEMINI_CHANNELS) {
       const { status, text } = await send(channelFor(entry, entry.deadKey), call, geminiAdaptor.encodeChat(question, call));
       expect(status).toBe(400);
       const failure = geminiAdaptor.failure(status, text);
-      expect(failure).toMatchObject({ deadKey: true, retryable: true, code: 'API_KEY_INVALID', message: 'API key not valid. Please pass a valid API key.' });
+      expect(failure).toMatchObject({
+        deadKey: true,
+        retryable: true,
+        code: 'API_KEY_INVALID',
+        message: 'API key not valid. Please pass a valid API key.',
+      });
     });
   });
 }
@@ -190,7 +228,13 @@ describe('gemini emulator: as strict as Google where adaptors slip', () => {
     const call = callOf('chat', entry.chatModel, false);
     const raw = JSON.stringify({
       contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
-      tools: [{ functionDeclarations: [{ name: 'f', parameters: { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: false } }] }],
+      tools: [
+        {
+          functionDeclarations: [
+            { name: 'f', parameters: { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: false } },
+          ],
+        },
+      ],
     });
     const refused = await send(channelFor(entry), call, raw);
     expect(refused.status).toBe(400);

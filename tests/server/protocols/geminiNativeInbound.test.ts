@@ -5,7 +5,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { chatRequestOf, encodeResponse, GenerateContentStreamEncoder, geminiNative, googleStatus } from '../../../server/protocols/inbound/geminiNative';
+import {
+  chatRequestOf,
+  encodeResponse,
+  GenerateContentStreamEncoder,
+  geminiNative,
+  googleStatus,
+} from '../../../server/protocols/inbound/geminiNative';
 import type { ChatChunk, ChatResponse } from '../../../server/protocols/types';
 import { fixtureDir } from './contract';
 
@@ -23,7 +29,13 @@ describe('a Gemini request in the chat form', () => {
         ],
         tools: [
           {
-            functionDeclarations: [{ name: 'get_weather', description: 'The weather', parameters: { type: 'OBJECT', properties: { city: { type: 'STRING', enum: ['Paris'] } }, required: ['city'] } }],
+            functionDeclarations: [
+              {
+                name: 'get_weather',
+                description: 'The weather',
+                parameters: { type: 'OBJECT', properties: { city: { type: 'STRING', enum: ['Paris'] } }, required: ['city'] },
+              },
+            ],
           },
         ],
         toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['get_weather'] } },
@@ -55,14 +67,22 @@ describe('a Gemini request in the chat form', () => {
             { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
           ],
         },
-        { role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'call_0_get_weather', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        {
+          role: 'assistant',
+          content: 'Checking.',
+          tool_calls: [{ id: 'call_0_get_weather', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_0_get_weather', content: '{"forecast":"sunny"}' },
         { role: 'user', content: 'and now?' },
       ],
       tools: [
         {
           type: 'function',
-          function: { name: 'get_weather', description: 'The weather', parameters: { type: 'object', properties: { city: { type: 'string', enum: ['Paris'] } }, required: ['city'] } },
+          function: {
+            name: 'get_weather',
+            description: 'The weather',
+            parameters: { type: 'object', properties: { city: { type: 'string', enum: ['Paris'] } }, required: ['city'] },
+          },
         },
       ],
       tool_choice: { type: 'function', function: { name: 'get_weather' } },
@@ -73,7 +93,10 @@ describe('a Gemini request in the chat form', () => {
       n: 2,
       seed: 3,
       stop: ['STOP'],
-      response_format: { type: 'json_schema', json_schema: { name: 'response', schema: { type: 'object', properties: { answer: { type: 'string' } } } } },
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'response', schema: { type: 'object', properties: { answer: { type: 'string' } } } },
+      },
       reasoning_effort: 'medium',
     });
   });
@@ -83,7 +106,14 @@ describe('a Gemini request in the chat form', () => {
       {
         contents: [
           { role: 'user', parts: [{ text: 'two cities' }] },
-          { role: 'model', parts: [{ functionCall: { name: 'f', args: { city: 'A' } } }, { functionCall: { name: 'f', args: { city: 'B' } } }, { functionCall: { id: 'own', name: 'g', args: {} } }] },
+          {
+            role: 'model',
+            parts: [
+              { functionCall: { name: 'f', args: { city: 'A' } } },
+              { functionCall: { name: 'f', args: { city: 'B' } } },
+              { functionCall: { id: 'own', name: 'g', args: {} } },
+            ],
+          },
           {
             role: 'user',
             parts: [
@@ -107,7 +137,10 @@ describe('a Gemini request in the chat form', () => {
 
   it('reads tool modes, thinking levels and a plain JSON answer format', () => {
     const request = (fields: Record<string, unknown>) =>
-      chatRequestOf({ contents: [{ role: 'user', parts: [{ text: 'x' }] }], tools: [{ functionDeclarations: [{ name: 'f' }] }], ...fields }, { model: 'm', streamed: false });
+      chatRequestOf(
+        { contents: [{ role: 'user', parts: [{ text: 'x' }] }], tools: [{ functionDeclarations: [{ name: 'f' }] }], ...fields },
+        { model: 'm', streamed: false },
+      );
     expect(request({ toolConfig: { functionCallingConfig: { mode: 'NONE' } } }).tool_choice).toBe('none');
     expect(request({ toolConfig: { functionCallingConfig: { mode: 'AUTO' } } }).tool_choice).toBe('auto');
     expect(request({ toolConfig: { functionCallingConfig: { mode: 'ANY' } } }).tool_choice).toBe('required');
@@ -132,13 +165,19 @@ describe('a Gemini request in the chat form', () => {
     expect(geminiNative.answers('chat', { generationConfig: { candidateCount: 3 } })).toBe(3);
     expect(geminiNative.answers('chat', {})).toBe(1);
     expect(geminiNative.check('chat', {})?.message).toMatch(/contents/);
-    expect(geminiNative.check('chat', { contents: [{ role: 'user', parts: [{ text: 'x' }] }], generationConfig: { maxOutputTokens: 0 } })?.message).toMatch(/max_output_tokens/);
+    expect(
+      geminiNative.check('chat', { contents: [{ role: 'user', parts: [{ text: 'x' }] }], generationConfig: { maxOutputTokens: 0 } })
+        ?.message,
+    ).toMatch(/max_output_tokens/);
     expect(geminiNative.check('chat', { contents: [{ role: 'user', parts: [{ text: 'x' }] }] })).toBeUndefined();
   });
 
   it('writes a lowered limit into generationConfig and leaves the rest as it was', () => {
     const body = { contents: [{ role: 'user', parts: [{ text: 'x' }] }], generationConfig: { temperature: 0.1 } };
-    expect(JSON.parse(geminiNative.encodeChanged(body, { model: 'm', outputLimit: 50, askUsage: false }))).toEqual({ ...body, generationConfig: { temperature: 0.1, maxOutputTokens: 50 } });
+    expect(JSON.parse(geminiNative.encodeChanged(body, { model: 'm', outputLimit: 50, askUsage: false }))).toEqual({
+      ...body,
+      generationConfig: { temperature: 0.1, maxOutputTokens: 50 },
+    });
     expect(geminiNative.encodeChanged(body, { model: 'm', askUsage: false })).toBe(JSON.stringify(body));
     expect(geminiNative.modelUnchanged(body, 'any-model')).toBe(true);
   });
@@ -151,7 +190,9 @@ describe('a Gemini request in the chat form', () => {
 
   it('counts every part: texts, calls, responses, media at what Gemini bills, the tool declarations', () => {
     const text = { contents: [{ role: 'user', parts: [{ text: 'hello world' }] }] };
-    const withImage = { contents: [{ role: 'user', parts: [{ text: 'hello world' }, { inlineData: { mimeType: 'image/png', data: 'A'.repeat(4000) } }] }] };
+    const withImage = {
+      contents: [{ role: 'user', parts: [{ text: 'hello world' }, { inlineData: { mimeType: 'image/png', data: 'A'.repeat(4000) } }] }],
+    };
     const counted = geminiNative.promptTokens('chat', text, 'gemini-2.0-flash', {});
     // an image whose header gives no size: 16 tiles of 258 (the part itself one more)
     expect(geminiNative.promptTokens('chat', withImage, 'gemini-2.0-flash', {})).toBe(counted + 1 + 258 * 16);
@@ -173,24 +214,40 @@ describe("errors in Google's shape", () => {
       'UNAVAILABLE',
       'DEADLINE_EXCEEDED',
     ]);
-    expect(JSON.parse(geminiNative.errorBody({ status: 429, message: 'slow down', type: 'x', code: null }))).toEqual({ error: { code: 429, message: 'slow down', status: 'RESOURCE_EXHAUSTED' } });
+    expect(JSON.parse(geminiNative.errorBody({ status: 429, message: 'slow down', type: 'x', code: null }))).toEqual({
+      error: { code: 429, message: 'slow down', status: 'RESOURCE_EXHAUSTED' },
+    });
   });
 });
 
 describe('usage of passed-through answers', () => {
   it('reads a recorded JSON answer: thoughts are output', () => {
     const bytes = fixture('chat.answer.json');
-    expect(geminiNative.jsonUsage({ bytes, value: undefined })).toEqual({ promptTokens: 301, completionTokens: 22 + 44, cachedPromptTokens: 0 });
-    expect(geminiNative.answerText(JSON.parse(bytes.toString('utf8')))).toBe('Rome is the capital of Italy — its flag has three vertical bands: green, white and red.');
-    const cached = Buffer.from(JSON.stringify({ candidates: [], usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 2, cachedContentTokenCount: 6 } }));
-    expect(geminiNative.jsonUsage({ bytes: cached, value: undefined })).toEqual({ promptTokens: 10, completionTokens: 2, cachedPromptTokens: 6 });
+    expect(geminiNative.jsonUsage({ bytes, value: undefined })).toEqual({
+      promptTokens: 301,
+      completionTokens: 22 + 44,
+      cachedPromptTokens: 0,
+    });
+    expect(geminiNative.answerText(JSON.parse(bytes.toString('utf8')))).toBe(
+      'Rome is the capital of Italy — its flag has three vertical bands: green, white and red.',
+    );
+    const cached = Buffer.from(
+      JSON.stringify({ candidates: [], usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 2, cachedContentTokenCount: 6 } }),
+    );
+    expect(geminiNative.jsonUsage({ bytes: cached, value: undefined })).toEqual({
+      promptTokens: 10,
+      completionTokens: 2,
+      cachedPromptTokens: 6,
+    });
   });
 
   it('reads a recorded stream split at every byte: the last event usage, the text; passes the bytes unchanged', () => {
     const bytes = fixture('chat.stream.txt');
     for (let cut = 0; cut <= bytes.length; cut += 1) {
       const watcher = geminiNative.watchStream(false);
-      const out = Buffer.concat([watcher.pushBytes(bytes.subarray(0, cut)), watcher.pushBytes(bytes.subarray(cut))].map((part) => Buffer.from(part)));
+      const out = Buffer.concat(
+        [watcher.pushBytes(bytes.subarray(0, cut)), watcher.pushBytes(bytes.subarray(cut))].map((part) => Buffer.from(part)),
+      );
       expect(out.equals(bytes)).toBe(true);
       expect(watcher.flush()).toBe('');
       expect(watcher.reportedUsage()).toEqual({ promptTokens: 301, completionTokens: 22 + 44, cachedPromptTokens: 0 });
@@ -216,7 +273,12 @@ describe("answers written back in Gemini's shape", () => {
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: 'Let me look.', reasoning_content: 'hmm', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] },
+        message: {
+          role: 'assistant',
+          content: 'Let me look.',
+          reasoning_content: 'hmm',
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }],
+        },
         finish_reason: 'tool_calls',
       },
       { index: 1, message: { role: 'assistant', content: 'Cut' }, finish_reason: 'length' },
@@ -225,16 +287,31 @@ describe("answers written back in Gemini's shape", () => {
   };
 
   it('a whole answer: a candidate per choice with thought, text and functionCall parts, the finish reasons, the usage', () => {
-    expect(JSON.parse(encodeResponse(chat, { promptTokens: 10, completionTokens: 8, cachedPromptTokens: 4, reasoningTokens: 3 }, 'my-model'))).toEqual({
+    expect(
+      JSON.parse(encodeResponse(chat, { promptTokens: 10, completionTokens: 8, cachedPromptTokens: 4, reasoningTokens: 3 }, 'my-model')),
+    ).toEqual({
       candidates: [
         {
-          content: { role: 'model', parts: [{ text: 'hmm', thought: true }, { text: 'Let me look.' }, { functionCall: { id: 'call_1', name: 'f', args: { a: 1 } } }] },
+          content: {
+            role: 'model',
+            parts: [
+              { text: 'hmm', thought: true },
+              { text: 'Let me look.' },
+              { functionCall: { id: 'call_1', name: 'f', args: { a: 1 } } },
+            ],
+          },
           finishReason: 'STOP',
           index: 0,
         },
         { content: { role: 'model', parts: [{ text: 'Cut' }] }, finishReason: 'MAX_TOKENS', index: 1 },
       ],
-      usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, thoughtsTokenCount: 3, cachedContentTokenCount: 4, totalTokenCount: 18 },
+      usageMetadata: {
+        promptTokenCount: 10,
+        candidatesTokenCount: 5,
+        thoughtsTokenCount: 3,
+        cachedContentTokenCount: 4,
+        totalTokenCount: 18,
+      },
       modelVersion: 'my-model',
       responseId: 'chatcmpl-1',
     });
@@ -242,12 +319,19 @@ describe("answers written back in Gemini's shape", () => {
 
   it('a stream: an event per text chunk, function calls joined and sent whole at the end with the finish reason and usage', () => {
     const base = { id: 'chatcmpl-2', object: 'chat.completion.chunk' as const, created: 1, model: 'gpt-x' };
-    const chunk = (delta: ChatChunk['choices'][number]['delta'], finish: ChatChunk['choices'][number]['finish_reason'] = null): ChatChunk => ({
+    const chunk = (
+      delta: ChatChunk['choices'][number]['delta'],
+      finish: ChatChunk['choices'][number]['finish_reason'] = null,
+    ): ChatChunk => ({
       ...base,
       choices: [{ index: 0, delta, finish_reason: finish }],
     });
     const encoder = new GenerateContentStreamEncoder('my-model');
-    let text = encoder.chunks([chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hi' }), chunk({ content: ' there' })], undefined, 'fallback');
+    let text = encoder.chunks(
+      [chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hi' }), chunk({ content: ' there' })],
+      undefined,
+      'fallback',
+    );
     text += encoder.chunks(
       [
         chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'f', arguments: '' } }] }),
@@ -277,7 +361,13 @@ describe("answers written back in Gemini's shape", () => {
       {
         candidates: [
           {
-            content: { role: 'model', parts: [{ functionCall: { id: 'call_a', name: 'f', args: { a: 1 } } }, { functionCall: { id: 'call_b', name: 'g', args: {} } }] },
+            content: {
+              role: 'model',
+              parts: [
+                { functionCall: { id: 'call_a', name: 'f', args: { a: 1 } } },
+                { functionCall: { id: 'call_b', name: 'g', args: {} } },
+              ],
+            },
             finishReason: 'STOP',
             index: 0,
           },
@@ -286,6 +376,8 @@ describe("answers written back in Gemini's shape", () => {
         ...meta,
       },
     ]);
-    expect(encoder.error({ status: 502, message: 'upstream broke off', type: 'x', code: null })).toBe('data: {"error":{"code":502,"message":"upstream broke off","status":"INTERNAL"}}\r\n\r\n');
+    expect(encoder.error({ status: 502, message: 'upstream broke off', type: 'x', code: null })).toBe(
+      'data: {"error":{"code":502,"message":"upstream broke off","status":"INTERNAL"}}\r\n\r\n',
+    );
   });
 });

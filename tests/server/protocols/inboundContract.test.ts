@@ -33,7 +33,9 @@ function readResponse(response: { output: Event[]; status: string; usage: Parame
       .filter((part) => part.type === 'output_text')
       .map((part) => String(part.text))
       .join(''),
-    toolCalls: response.output.filter((item) => item.type === 'function_call').map((item) => ({ name: String(item.name), arguments: JSON.parse(String(item.arguments)) as unknown })),
+    toolCalls: response.output
+      .filter((item) => item.type === 'function_call')
+      .map((item) => ({ name: String(item.name), arguments: JSON.parse(String(item.arguments)) as unknown })),
     stopReason: response.status,
     usage: usageOfResponses(response.usage),
   };
@@ -75,10 +77,18 @@ const DESCRIPTIONS: { [protocol in InboundProtocol]: InboundDescription } = {
             { type: 'image_url', image_url: { url: `data:${turns.image.mediaType};base64,${turns.image.data}` } },
           ],
         },
-        { role: 'assistant', content: null, tool_calls: [{ id: turns.call.id, type: 'function', function: { name: turns.tool.name, arguments: JSON.stringify(turns.call.arguments) } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: turns.call.id, type: 'function', function: { name: turns.tool.name, arguments: JSON.stringify(turns.call.arguments) } },
+          ],
+        },
         { role: 'tool', tool_call_id: turns.call.id, content: turns.result },
       ],
-      tools: [{ type: 'function', function: { name: turns.tool.name, description: turns.tool.description, parameters: turns.tool.parameters } }],
+      tools: [
+        { type: 'function', function: { name: turns.tool.name, description: turns.tool.description, parameters: turns.tool.parameters } },
+      ],
     }),
     toChat: (body) => body as unknown as ChatRequest,
   },
@@ -98,8 +108,14 @@ const DESCRIPTIONS: { [protocol in InboundProtocol]: InboundDescription } = {
             { type: 'image', source: { type: 'base64', media_type: turns.image.mediaType, data: turns.image.data } },
           ],
         },
-        { role: 'assistant', content: [{ type: 'tool_use', id: `toolu_${turns.call.id}`, name: turns.tool.name, input: turns.call.arguments }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${turns.call.id}`, content: [{ type: 'text', text: turns.result }] }] },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: `toolu_${turns.call.id}`, name: turns.tool.name, input: turns.call.arguments }],
+        },
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: `toolu_${turns.call.id}`, content: [{ type: 'text', text: turns.result }] }],
+        },
       ],
     }),
     toChat: (body) => INBOUND_CODECS.anthropic.chatRequest(body),
@@ -111,7 +127,9 @@ const DESCRIPTIONS: { [protocol in InboundProtocol]: InboundDescription } = {
             .filter((block) => block.type === 'text')
             .map((block) => String(block.text))
             .join(''),
-          toolCalls: message.content.filter((block) => block.type === 'tool_use').map((block) => ({ name: String(block.name), arguments: block.input })),
+          toolCalls: message.content
+            .filter((block) => block.type === 'tool_use')
+            .map((block) => ({ name: String(block.name), arguments: block.input })),
           stopReason: message.stop_reason,
           usage: { cacheCreationTokens: 0, ...usageOfAnthropic(message.usage) },
         };
@@ -163,7 +181,9 @@ const DESCRIPTIONS: { [protocol in InboundProtocol]: InboundDescription } = {
         { type: 'function_call', call_id: turns.call.id, name: turns.tool.name, arguments: JSON.stringify(turns.call.arguments) },
         { type: 'function_call_output', call_id: turns.call.id, output: turns.result },
       ],
-      tools: [{ type: 'function', name: turns.tool.name, description: turns.tool.description, parameters: turns.tool.parameters, strict: false }],
+      tools: [
+        { type: 'function', name: turns.tool.name, description: turns.tool.description, parameters: turns.tool.parameters, strict: false },
+      ],
       max_output_tokens: 256,
       stream: turns.stream,
     }),
@@ -205,7 +225,13 @@ const DESCRIPTIONS: { [protocol in InboundProtocol]: InboundDescription } = {
         { role: 'model', parts: [{ functionCall: { name: turns.tool.name, args: turns.call.arguments } }] },
         { role: 'user', parts: [{ functionResponse: { name: turns.tool.name, response: { output: turns.result } } }] },
       ],
-      tools: [{ functionDeclarations: [{ name: turns.tool.name, description: turns.tool.description, parametersJsonSchema: turns.tool.parameters }] }],
+      tools: [
+        {
+          functionDeclarations: [
+            { name: turns.tool.name, description: turns.tool.description, parametersJsonSchema: turns.tool.parameters },
+          ],
+        },
+      ],
       generationConfig: { maxOutputTokens: 256 },
     }),
     toChat: (body, call) => INBOUND_CODECS.gemini.chatRequest(body, call),

@@ -24,7 +24,14 @@ import type { InboundCodec } from '../../../server/protocols/inbound';
 import { UPSTREAM_ADAPTORS } from '../../../server/protocols/upstream';
 import { assembleChatResponse } from '../../../server/protocols/shared';
 import { loadBedrockLibraries } from '../../../server/protocols/upstream/bedrock/libraries';
-import { isUpstreamFailure, type ChannelConfig, type ChannelProtocol, type ChatRequest, type ChatResponse, type Usage } from '../../../server/protocols/types';
+import {
+  isUpstreamFailure,
+  type ChannelConfig,
+  type ChannelProtocol,
+  type ChatRequest,
+  type ChatResponse,
+  type Usage,
+} from '../../../server/protocols/types';
 import { callFor, decodeStream, fixtureDir, type Expectation } from './contract';
 import { VENDOR_REQUESTS } from './vendorRequests';
 
@@ -48,10 +55,17 @@ export const TURNS: RoundTripTurns = {
   tool: {
     name: 'read_file',
     description: 'Reads a file of the workspace.',
-    parameters: { type: 'object', properties: { path: { type: 'string', description: 'The file to read' }, lines: { type: 'integer' } }, required: ['path'] },
+    parameters: {
+      type: 'object',
+      properties: { path: { type: 'string', description: 'The file to read' }, lines: { type: 'integer' } },
+      required: ['path'],
+    },
   },
   userText: 'What does the chart in this picture say about notes.txt?',
-  image: { mediaType: 'image/png', data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==' },
+  image: {
+    mediaType: 'image/png',
+    data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+  },
   call: { id: 'call_roundtrip_1', arguments: { path: 'notes.txt', lines: 20 } },
   result: 'notes.txt: buy milk; the chart shows sales rising in May',
 };
@@ -95,7 +109,11 @@ const readJson = <T>(dir: string, name: string): T => JSON.parse(readFileSync(jo
 
 /** The usage a decoded whole answer reports, as the relay bills it (server/relay/translate.ts `reported`). */
 function usageOf(chat: ChatResponse): Usage {
-  const usage: Usage = { promptTokens: chat.usage.prompt_tokens, completionTokens: chat.usage.completion_tokens, cachedPromptTokens: chat.usage.prompt_tokens_details?.cached_tokens ?? 0 };
+  const usage: Usage = {
+    promptTokens: chat.usage.prompt_tokens,
+    completionTokens: chat.usage.completion_tokens,
+    cachedPromptTokens: chat.usage.prompt_tokens_details?.cached_tokens ?? 0,
+  };
   const written = chat.usage.prompt_tokens_details?.cache_creation_tokens;
   if (written) usage.cacheCreationTokens = written;
   return usage;
@@ -115,7 +133,9 @@ export function describeInbound(name: string, description: InboundDescription): 
   describe(`inbound translation contract: ${name}`, () => {
     // AWS's codec loads at a Bedrock call's signing; these decode fixtures without one
     beforeAll(() => loadBedrockLibraries());
-    for (const [protocol, adaptor] of Object.entries(UPSTREAM_ADAPTORS) as Array<[ChannelProtocol, (typeof UPSTREAM_ADAPTORS)[ChannelProtocol]]>) {
+    for (const [protocol, adaptor] of Object.entries(UPSTREAM_ADAPTORS) as Array<
+      [ChannelProtocol, (typeof UPSTREAM_ADAPTORS)[ChannelProtocol]]
+    >) {
       const dir = fixtureDir(protocol);
       const channel = readJson<ChannelConfig>(dir, 'channel.json');
       const view = VENDOR_REQUESTS[protocol];
@@ -136,7 +156,9 @@ export function describeInbound(name: string, description: InboundDescription): 
           expect(view.conversationText(vendor)).toContain(TURNS.userText);
           const tool = view.tools(vendor).find((candidate) => candidate.name === TURNS.tool.name);
           expect(tool, 'the tool').toBeDefined();
-          expect(Object.keys((tool!.parameters?.properties as object | undefined) ?? {})).toEqual(Object.keys(TURNS.tool.parameters.properties));
+          expect(Object.keys((tool!.parameters?.properties as object | undefined) ?? {})).toEqual(
+            Object.keys(TURNS.tool.parameters.properties),
+          );
           expect(tool!.parameters?.required).toEqual(TURNS.tool.parameters.required);
           const images = view.images(vendor);
           // undefined: the vendor's chat takes no images (ERNIE, Spark); the rest must carry it
@@ -169,12 +191,17 @@ export function describeInbound(name: string, description: InboundDescription): 
         };
 
         it(`← ${protocol} ${scenario}: a whole answer reaches the client with its tool calls, stop reason and the vendor's usage`, () => {
-          const decoded = adaptor.decodeChat(readFileSync(join(dir, `${scenario}.answer.json`), 'utf8'), callFor('chat', model, false, channel));
+          const decoded = adaptor.decodeChat(
+            readFileSync(join(dir, `${scenario}.answer.json`), 'utf8'),
+            callFor('chat', model, false, channel),
+          );
           if (isUpstreamFailure(decoded)) throw new Error(decoded.message);
           expectAnswer(answers.readJson(codec.encodeResponse!(decoded, usageOf(decoded), TURNS.model, requestOf(false))));
           // an answer cut at the limit says so in the protocol's words
           const cut: ChatResponse = { ...decoded, choices: decoded.choices.map((choice) => ({ ...choice, finish_reason: 'length' })) };
-          expect(answers.readJson(codec.encodeResponse!(cut, usageOf(decoded), TURNS.model, requestOf(false))).stopReason).toBe(answers.stopReasons.length);
+          expect(answers.readJson(codec.encodeResponse!(cut, usageOf(decoded), TURNS.model, requestOf(false))).stopReason).toBe(
+            answers.stopReasons.length,
+          );
         });
 
         const binaryStream = join(dir, `${scenario}.stream.bin`);
@@ -190,11 +217,15 @@ export function describeInbound(name: string, description: InboundDescription): 
             const encoder = codec.encodeStream!(TURNS.model, requestOf(true));
             // as the relay writes it: chunk by chunk, with the usage known so far, then the end
             let events = '';
-            chunks.forEach((chunk, index) => (events += encoder.chunks([chunk], index === chunks.length - 1 ? usage : undefined, call.responseId)));
+            chunks.forEach(
+              (chunk, index) => (events += encoder.chunks([chunk], index === chunks.length - 1 ? usage : undefined, call.responseId)),
+            );
             events += encoder.end(usage!, call.responseId);
             expectAnswer(answers.readStream(events));
             // and the same answer folded whole agrees
-            expect(answers.readStream(events)).toEqual(answers.readJson(codec.encodeResponse!(assembleChatResponse(chunks, call, usage!), usage!, TURNS.model, requestOf(true))));
+            expect(answers.readStream(events)).toEqual(
+              answers.readJson(codec.encodeResponse!(assembleChatResponse(chunks, call, usage!), usage!, TURNS.model, requestOf(true))),
+            );
           });
         }
       }

@@ -37,7 +37,13 @@ describe('a Responses request in the chat form', () => {
         { type: 'function_call_output', call_id: 'call_c', output: '12:00' },
       ],
       tools: [
-        { type: 'function', name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true },
+        {
+          type: 'function',
+          name: 'get_weather',
+          description: 'Weather',
+          parameters: { type: 'object', properties: { city: { type: 'string' } } },
+          strict: true,
+        },
         { type: 'function', name: 'get_time', parameters: null, strict: false },
         { type: 'web_search' },
       ],
@@ -73,7 +79,11 @@ describe('a Responses request in the chat form', () => {
         },
         { role: 'tool', tool_call_id: 'call_a', content: 'sunny' },
         { role: 'tool', tool_call_id: 'call_b', content: 'snow' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_c', type: 'function', function: { name: 'get_time', arguments: '{}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_c', type: 'function', function: { name: 'get_time', arguments: '{}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_c', content: '12:00' },
       ],
       stream: true,
@@ -81,7 +91,15 @@ describe('a Responses request in the chat form', () => {
       temperature: 0.2,
       top_p: 0.7,
       tools: [
-        { type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true } },
+        {
+          type: 'function',
+          function: {
+            name: 'get_weather',
+            description: 'Weather',
+            parameters: { type: 'object', properties: { city: { type: 'string' } } },
+            strict: true,
+          },
+        },
         { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: {} }, strict: false } },
       ],
       tool_choice: { type: 'function', function: { name: 'get_weather' } },
@@ -96,7 +114,14 @@ describe('a Responses request in the chat form', () => {
 
   it('takes a string input as one user message, and a json_schema format as chat response_format', () => {
     const schema = { type: 'object', properties: { a: { type: 'string' } } };
-    expect(chatRequestOf({ model: 'm', input: 'hi', user: 'u', text: { format: { type: 'json_schema', name: 'out', schema, strict: true, description: 'd' } } })).toEqual({
+    expect(
+      chatRequestOf({
+        model: 'm',
+        input: 'hi',
+        user: 'u',
+        text: { format: { type: 'json_schema', name: 'out', schema, strict: true, description: 'd' } },
+      }),
+    ).toEqual({
       model: 'm',
       messages: [{ role: 'user', content: 'hi' }],
       response_format: { type: 'json_schema', json_schema: { name: 'out', schema, description: 'd', strict: true } },
@@ -117,7 +142,11 @@ describe('a Responses request in the chat form', () => {
   it('reads the output limit, writes a lowered one as max_output_tokens, and bounds the prompt above its count', () => {
     const body = { model: 'gpt-4', instructions: 'Be brief.', input: [{ role: 'user', content: 'hello there' }], max_output_tokens: 50 };
     expect(openaiResponses.outputLimit(body)).toBe(50);
-    expect(JSON.parse(openaiResponses.encodeChanged(body, { model: 'gpt-4o', outputLimit: 20, askUsage: false }))).toEqual({ ...body, model: 'gpt-4o', max_output_tokens: 20 });
+    expect(JSON.parse(openaiResponses.encodeChanged(body, { model: 'gpt-4o', outputLimit: 20, askUsage: false }))).toEqual({
+      ...body,
+      model: 'gpt-4o',
+      max_output_tokens: 20,
+    });
     expect(JSON.parse(openaiResponses.encodeChanged(body, { model: 'gpt-4o', askUsage: false }))).toEqual({ ...body, model: 'gpt-4o' });
     const counted = openaiResponses.promptTokens('chat', body, 'gpt-4', {});
     expect(counted).toBeGreaterThan(6);
@@ -126,10 +155,19 @@ describe('a Responses request in the chat form', () => {
 });
 
 const USAGE = { promptTokens: 30, completionTokens: 12, cachedPromptTokens: 10, reasoningTokens: 4 };
-const RESPONSES_USAGE = { input_tokens: 30, input_tokens_details: { cached_tokens: 10 }, output_tokens: 12, output_tokens_details: { reasoning_tokens: 4 }, total_tokens: 42 };
+const RESPONSES_USAGE = {
+  input_tokens: 30,
+  input_tokens_details: { cached_tokens: 10 },
+  output_tokens: 12,
+  output_tokens_details: { reasoning_tokens: 4 },
+  total_tokens: 42,
+};
 
 describe('a chat answer written back as a Response', () => {
-  const chat = (message: ChatResponse['choices'][number]['message'], finish: ChatResponse['choices'][number]['finish_reason']): ChatResponse => ({
+  const chat = (
+    message: ChatResponse['choices'][number]['message'],
+    finish: ChatResponse['choices'][number]['finish_reason'],
+  ): ChatResponse => ({
     id: 'chatcmpl-abc',
     object: 'chat.completion',
     created: 1_700_000_000,
@@ -142,7 +180,12 @@ describe('a chat answer written back as a Response', () => {
     const response = JSON.parse(
       encodeResponse(
         chat(
-          { role: 'assistant', content: 'Let me check.', reasoning_content: 'thinking', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"x":1}' } }] },
+          {
+            role: 'assistant',
+            content: 'Let me check.',
+            reasoning_content: 'thinking',
+            tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"x":1}' } }],
+          },
           'tool_calls',
         ),
         USAGE,
@@ -164,7 +207,13 @@ describe('a chat answer written back as a Response', () => {
       model: 'gpt-x',
       output: [
         { id: 'rs_abc', type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'thinking' }] },
-        { id: 'msg_abc', type: 'message', status: 'completed', content: [{ type: 'output_text', annotations: [], logprobs: [], text: 'Let me check.' }], role: 'assistant' },
+        {
+          id: 'msg_abc',
+          type: 'message',
+          status: 'completed',
+          content: [{ type: 'output_text', annotations: [], logprobs: [], text: 'Let me check.' }],
+          role: 'assistant',
+        },
         { id: 'fc_abc_0', type: 'function_call', status: 'completed', arguments: '{"x":1}', call_id: 'call_1', name: 'f' },
       ],
       parallel_tool_calls: true,
@@ -186,7 +235,11 @@ describe('a chat answer written back as a Response', () => {
 
   it('is incomplete with max_output_tokens as the reason when the limit cut it', () => {
     const response = JSON.parse(encodeResponse(chat({ role: 'assistant', content: 'Once upon' }, 'length'), USAGE, 'gpt-x', {}));
-    expect(response).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, output: [{ type: 'message', status: 'incomplete' }] });
+    expect(response).toMatchObject({
+      status: 'incomplete',
+      incomplete_details: { reason: 'max_output_tokens' },
+      output: [{ type: 'message', status: 'incomplete' }],
+    });
   });
 });
 
@@ -214,7 +267,11 @@ const chunk = (delta: ChatChunk['choices'][number]['delta'], finish: ChatChunk['
 describe("chat chunks written as Responses' event stream", () => {
   it('is the exact sequence: created, in_progress, each item added, its deltas and dones, completed with usage; numbered from 0', () => {
     const encoder = new ResponsesStreamEncoder('gpt-x', { instructions: 'Be brief.' });
-    let text = encoder.chunks([chunk({ role: 'assistant', content: '' }), chunk({ reasoning_content: 'hmm' }), chunk({ content: 'Hel' })], undefined, 'fallback');
+    let text = encoder.chunks(
+      [chunk({ role: 'assistant', content: '' }), chunk({ reasoning_content: 'hmm' }), chunk({ content: 'Hel' })],
+      undefined,
+      'fallback',
+    );
     text += encoder.chunks([chunk({ content: 'lo' })], undefined, 'fallback');
     text += encoder.chunks(
       [
@@ -252,21 +309,59 @@ describe("chat chunks written as Responses' event stream", () => {
       'response.completed',
     ]);
     expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
-    expect(events[0]).toMatchObject({ response: { id: 'resp_s1', object: 'response', created_at: 1_700_000_100, status: 'in_progress', model: 'gpt-x', instructions: 'Be brief.', output: [] } });
-    expect(events[10]).toEqual({ type: 'response.output_text.delta', sequence_number: 10, item_id: 'msg_s1_1', output_index: 1, content_index: 0, delta: 'Hel', logprobs: [] });
-    expect(events[12]).toEqual({ type: 'response.output_text.done', sequence_number: 12, item_id: 'msg_s1_1', output_index: 1, content_index: 0, text: 'Hello', logprobs: [] });
+    expect(events[0]).toMatchObject({
+      response: {
+        id: 'resp_s1',
+        object: 'response',
+        created_at: 1_700_000_100,
+        status: 'in_progress',
+        model: 'gpt-x',
+        instructions: 'Be brief.',
+        output: [],
+      },
+    });
+    expect(events[10]).toEqual({
+      type: 'response.output_text.delta',
+      sequence_number: 10,
+      item_id: 'msg_s1_1',
+      output_index: 1,
+      content_index: 0,
+      delta: 'Hel',
+      logprobs: [],
+    });
+    expect(events[12]).toEqual({
+      type: 'response.output_text.done',
+      sequence_number: 12,
+      item_id: 'msg_s1_1',
+      output_index: 1,
+      content_index: 0,
+      text: 'Hello',
+      logprobs: [],
+    });
     expect(events[15]).toEqual({
       type: 'response.output_item.added',
       sequence_number: 15,
       output_index: 2,
       item: { id: 'fc_s1_2', type: 'function_call', status: 'in_progress', arguments: '', call_id: 'call_1', name: 'f' },
     });
-    expect(events[18]).toEqual({ type: 'response.function_call_arguments.done', sequence_number: 18, item_id: 'fc_s1_2', output_index: 2, arguments: '{"x":1}' });
+    expect(events[18]).toEqual({
+      type: 'response.function_call_arguments.done',
+      sequence_number: 18,
+      item_id: 'fc_s1_2',
+      output_index: 2,
+      arguments: '{"x":1}',
+    });
     const completed = events.at(-1)!.response as Record<string, unknown>;
     expect(completed).toMatchObject({ id: 'resp_s1', status: 'completed', incomplete_details: null, usage: RESPONSES_USAGE });
     expect(completed.output).toEqual([
       { id: 'rs_s1_0', type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'hmm' }] },
-      { id: 'msg_s1_1', type: 'message', status: 'completed', content: [{ type: 'output_text', annotations: [], logprobs: [], text: 'Hello' }], role: 'assistant' },
+      {
+        id: 'msg_s1_1',
+        type: 'message',
+        status: 'completed',
+        content: [{ type: 'output_text', annotations: [], logprobs: [], text: 'Hello' }],
+        role: 'assistant',
+      },
       { id: 'fc_s1_2', type: 'function_call', status: 'completed', arguments: '{"x":1}', call_id: 'call_1', name: 'f' },
     ]);
   });
@@ -275,13 +370,17 @@ describe("chat chunks written as Responses' event stream", () => {
     const encoder = new ResponsesStreamEncoder('gpt-x', {});
     const events = parseEvents(encoder.chunks([chunk({ content: 'Once' }), chunk({}, 'length')], undefined, 'f') + encoder.end(USAGE, 'f'));
     expect(events.at(-2)).toMatchObject({ type: 'response.output_item.done', item: { type: 'message', status: 'incomplete' } });
-    expect(events.at(-1)).toMatchObject({ type: 'response.incomplete', response: { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } } });
+    expect(events.at(-1)).toMatchObject({
+      type: 'response.incomplete',
+      response: { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } },
+    });
   });
 
   it('fails mid-stream with an error event and response.failed', () => {
     const encoder = new ResponsesStreamEncoder('gpt-x', {});
     const events = parseEvents(
-      encoder.chunks([chunk({ content: 'Once' })], undefined, 'f') + encoder.error({ message: 'the upstream answer broke off', type: 'server_error', code: 'upstream_unreachable' }),
+      encoder.chunks([chunk({ content: 'Once' })], undefined, 'f') +
+        encoder.error({ message: 'the upstream answer broke off', type: 'server_error', code: 'upstream_unreachable' }),
     );
     expect(events.slice(-2)).toEqual([
       { type: 'error', sequence_number: 5, code: 'upstream_unreachable', message: 'the upstream answer broke off', param: null },
@@ -298,7 +397,9 @@ describe('the usage of a passed-through answer', () => {
   it('reads a stream split at every byte: the final usage, the text; passes the bytes unchanged', () => {
     for (let split = 1; split < STREAM.length; split += 1) {
       const watcher = openaiResponses.watchStream(false);
-      const passed = Buffer.concat([watcher.pushBytes(STREAM.subarray(0, split)), watcher.pushBytes(STREAM.subarray(split))].map((part) => Buffer.from(part)));
+      const passed = Buffer.concat(
+        [watcher.pushBytes(STREAM.subarray(0, split)), watcher.pushBytes(STREAM.subarray(split))].map((part) => Buffer.from(part)),
+      );
       expect(watcher.flush()).toBe('');
       expect(passed.equals(STREAM)).toBe(true);
       expect(watcher.reportedUsage()).toEqual({ promptTokens: 37, completionTokens: 12, cachedPromptTokens: 16 });

@@ -29,7 +29,9 @@ describe('realtimeTarget', () => {
   });
 
   it('turns an http base URL into ws and keeps its port', () => {
-    expect(realtimeTarget(channel(8, 'http://127.0.0.1:4567/'), 'gpt-realtime')).toMatchObject({ url: 'ws://127.0.0.1:4567/v1/realtime?model=gpt-realtime' });
+    expect(realtimeTarget(channel(8, 'http://127.0.0.1:4567/'), 'gpt-realtime')).toMatchObject({
+      url: 'ws://127.0.0.1:4567/v1/realtime?model=gpt-realtime',
+    });
   });
 
   it("opens Azure's at the deployment with api-key, the client's api-version first", () => {
@@ -63,7 +65,12 @@ describe('realtimeUsage', () => {
         total_tokens: 360,
         input_tokens: 160,
         output_tokens: 200,
-        input_token_details: { cached_tokens: 64, text_tokens: 100, audio_tokens: 60, cached_tokens_details: { text_tokens: 40, audio_tokens: 24 } },
+        input_token_details: {
+          cached_tokens: 64,
+          text_tokens: 100,
+          audio_tokens: 60,
+          cached_tokens_details: { text_tokens: 40, audio_tokens: 24 },
+        },
         output_token_details: { text_tokens: 30, audio_tokens: 170 },
       },
     });
@@ -80,7 +87,9 @@ describe('realtimeUsage', () => {
   });
 
   it('counts cached tokens as text first without the split, and reads a missing usage as zeros', () => {
-    const usage = realtimeUsage({ usage: { input_tokens: 50, output_tokens: 5, input_token_details: { cached_tokens: 45, text_tokens: 30, audio_tokens: 20 } } });
+    const usage = realtimeUsage({
+      usage: { input_tokens: 50, output_tokens: 5, input_token_details: { cached_tokens: 45, text_tokens: 30, audio_tokens: 20 } },
+    });
     expect(usage).toMatchObject({ cachedTextInputTokens: 30, cachedAudioInputTokens: 15, textOutputTokens: 5, audioOutputTokens: 0 });
     expect(realtimeUsage({ status: 'cancelled', usage: null })).toEqual({
       inputTokens: 0,
@@ -119,7 +128,14 @@ describe("the gateway's own count (for a response whose usage never comes)", () 
 
   it('measures an audio delta without decoding it, beta and GA names, any spacing, escaped slashes', () => {
     const audio = Buffer.alloc(4_800, 7).toString('base64');
-    const beta = { type: 'response.audio.delta', response_id: 'resp_1', item_id: 'item_1', output_index: 0, content_index: 0, delta: audio };
+    const beta = {
+      type: 'response.audio.delta',
+      response_id: 'resp_1',
+      item_id: 'item_1',
+      output_index: 0,
+      content_index: 0,
+      delta: audio,
+    };
     expect(realtimeOutputDelta(frame(beta))).toEqual({ responseId: 'resp_1', part: 'item_1:0', audioBytes: 4_800 });
     expect(realtimeOutputDelta(frame({ ...beta, type: 'response.output_audio.delta' }, '  '))).toMatchObject({ audioBytes: 4_800 });
     // a serializer that escapes '/' as '\/'
@@ -132,8 +148,14 @@ describe("the gateway's own count (for a response whose usage never comes)", () 
   it('reads text, transcript and function-call deltas with their part, and nothing else', () => {
     const text = { type: 'response.text.delta', response_id: 'resp_2', item_id: 'item_2', content_index: 0, delta: 'Hello "there"' };
     expect(realtimeOutputDelta(frame(text))).toEqual({ responseId: 'resp_2', part: 'item_2:0', text: 'Hello "there"' });
-    expect(realtimeOutputDelta(frame({ ...text, type: 'response.output_audio_transcript.delta' }))).toMatchObject({ text: 'Hello "there"' });
-    expect(realtimeOutputDelta(frame({ type: 'response.function_call_arguments.delta', response_id: 'r', item_id: 'call', output_index: 1, delta: '{"a":' }))).toEqual({
+    expect(realtimeOutputDelta(frame({ ...text, type: 'response.output_audio_transcript.delta' }))).toMatchObject({
+      text: 'Hello "there"',
+    });
+    expect(
+      realtimeOutputDelta(
+        frame({ type: 'response.function_call_arguments.delta', response_id: 'r', item_id: 'call', output_index: 1, delta: '{"a":' }),
+      ),
+    ).toEqual({
       responseId: 'r',
       part: 'call:1',
       text: '{"a":',
@@ -144,7 +166,9 @@ describe("the gateway's own count (for a response whose usage never comes)", () 
   });
 
   it("reads what a client frame adds: appended audio, an item's text and audio", () => {
-    expect(realtimeClientInput(frame({ type: 'input_audio_buffer.append', event_id: 'e1', audio: Buffer.alloc(24_000).toString('base64') }))).toEqual({ bufferedAudioBytes: 24_000 });
+    expect(
+      realtimeClientInput(frame({ type: 'input_audio_buffer.append', event_id: 'e1', audio: Buffer.alloc(24_000).toString('base64') })),
+    ).toEqual({ bufferedAudioBytes: 24_000 });
     const item = {
       type: 'conversation.item.create',
       item: {
@@ -158,7 +182,11 @@ describe("the gateway's own count (for a response whose usage never comes)", () 
       },
     };
     expect(realtimeClientInput(frame(item))).toEqual({ texts: ['hello', 'a transcript without audio'], itemAudioBytes: 960 });
-    expect(realtimeClientInput(frame({ type: 'conversation.item.create', item: { type: 'function_call_output', call_id: 'c', output: '{"ok":true}' } }))).toEqual({
+    expect(
+      realtimeClientInput(
+        frame({ type: 'conversation.item.create', item: { type: 'function_call_output', call_id: 'c', output: '{"ok":true}' } }),
+      ),
+    ).toEqual({
       texts: ['{"ok":true}'],
       itemAudioBytes: 0,
     });
@@ -178,10 +206,22 @@ describe("the gateway's own count (for a response whose usage never comes)", () 
 });
 
 describe('realtime prices', () => {
-  const admission = (model: string) => ({ model, ratio: catalogPrice(model)!.modelRatio * 2, modelRatio: catalogPrice(model)!.modelRatio, groupRatio: 2 });
+  const admission = (model: string) => ({
+    model,
+    ratio: catalogPrice(model)!.modelRatio * 2,
+    modelRatio: catalogPrice(model)!.modelRatio,
+    groupRatio: 2,
+  });
 
   it('reads audio prices from the catalog as shares of the text input price (gpt-4o-realtime-preview: $5 text, $40 / $80 audio, $2.50 cached)', () => {
-    expect(catalogPrice('gpt-4o-realtime-preview')).toMatchObject({ modelRatio: 2.5, completionRatio: 4, cacheReadRatio: 0.5, audioInputRatio: 8, audioOutputRatio: 16, audioCacheReadRatio: 0.5 });
+    expect(catalogPrice('gpt-4o-realtime-preview')).toMatchObject({
+      modelRatio: 2.5,
+      completionRatio: 4,
+      cacheReadRatio: 0.5,
+      audioInputRatio: 8,
+      audioOutputRatio: 16,
+      audioCacheReadRatio: 0.5,
+    });
   });
 
   it('charges text and audio apart, at the group ratio, and spells the formula out', () => {
@@ -190,14 +230,20 @@ describe('realtime prices', () => {
       usage: {
         input_tokens: 160,
         output_tokens: 200,
-        input_token_details: { cached_tokens: 64, text_tokens: 100, audio_tokens: 60, cached_tokens_details: { text_tokens: 40, audio_tokens: 24 } },
+        input_token_details: {
+          cached_tokens: 64,
+          text_tokens: 100,
+          audio_tokens: 60,
+          cached_tokens_details: { text_tokens: 40, audio_tokens: 24 },
+        },
         output_token_details: { text_tokens: 30, audio_tokens: 170 },
       },
     });
     // (60 + 40 x 0.5 + 36 x 8 + 24 x 0.5 + 30 x 4 + 170 x 16) x 2.5 x 2 = (60 + 20 + 288 + 12 + 120 + 2720) x 5 = 16100
     expect(realtimeCharge(ratios, usage)).toEqual({
       charge: 16100,
-      formula: '(text in 60 + cached text 40 × 0.5 + audio in 36 × 8 + cached audio 24 × 0.5 + ⌊text out 30 × 4⌋ + ⌊audio out 170 × 16⌋) × 2.5 × 2 = 16100',
+      formula:
+        '(text in 60 + cached text 40 × 0.5 + audio in 36 × 8 + cached audio 24 × 0.5 + ⌊text out 30 × 4⌋ + ⌊audio out 170 × 16⌋) × 2.5 × 2 = 16100',
     });
     // the bound: input at the audio price, output at the audio output price
     expect(realtimeBound(ratios, 1000, 100)).toBe((1000 * 8 + 100 * 16) * 5);
@@ -207,7 +253,12 @@ describe('realtime prices', () => {
     const ratios = realtimeRatios({ model: 'my-own-realtime', ratio: 1, modelRatio: 1, groupRatio: 1 }, 3);
     expect(ratios).toMatchObject({ audioInputRatio: 1, audioOutputRatio: 3, audioPriced: false });
     const usage = realtimeUsage({
-      usage: { input_tokens: 10, output_tokens: 10, input_token_details: { text_tokens: 5, audio_tokens: 5 }, output_token_details: { text_tokens: 4, audio_tokens: 6 } },
+      usage: {
+        input_tokens: 10,
+        output_tokens: 10,
+        input_token_details: { text_tokens: 5, audio_tokens: 5 },
+        output_token_details: { text_tokens: 4, audio_tokens: 6 },
+      },
     });
     const { charge, formula } = realtimeCharge(ratios, usage);
     expect(charge).toBe(5 + 5 + 12 + 18);

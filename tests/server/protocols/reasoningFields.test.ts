@@ -10,7 +10,10 @@ import type { AdaptorCall, ChatRequest } from '../../../server/protocols/types';
 
 const call = (model: string): AdaptorCall => ({ operation: 'chat', model, stream: false, responseId: 'chatcmpl-test', now: 0 });
 const toOpenAi = (model: string, request: Partial<ChatRequest>) =>
-  JSON.parse(openAiAdaptor.encodeChat({ model, messages: [{ role: 'user', content: 'think' }], ...request }, call(model))) as Record<string, unknown>;
+  JSON.parse(openAiAdaptor.encodeChat({ model, messages: [{ role: 'user', content: 'think' }], ...request }, call(model))) as Record<
+    string,
+    unknown
+  >;
 
 describe('reasoning fields', () => {
   it('a translated request to an OpenAI reasoning model carries max_completion_tokens, never max_tokens; other models keep max_tokens', () => {
@@ -26,7 +29,8 @@ describe('reasoning fields', () => {
   });
 
   it("maps Claude Code's adaptive thinking and output_config.effort to reasoning_effort", () => {
-    const ask = (extra: Record<string, unknown>) => chatRequestOf({ model: 'gpt-5', max_tokens: 32000, messages: [{ role: 'user', content: 'hi' }], ...extra }).reasoning_effort;
+    const ask = (extra: Record<string, unknown>) =>
+      chatRequestOf({ model: 'gpt-5', max_tokens: 32000, messages: [{ role: 'user', content: 'hi' }], ...extra }).reasoning_effort;
     expect(ask({ thinking: { type: 'adaptive' }, output_config: { effort: 'high' } })).toBe('high');
     expect(ask({ thinking: { type: 'adaptive' }, output_config: { effort: 'low' } })).toBe('low');
     expect(ask({ thinking: { type: 'adaptive' }, output_config: { effort: 'max' } })).toBe('high');

@@ -10,12 +10,15 @@ const channel: ChannelConfig = { type: 46, key: 'r8_test', baseUrl: '', other: '
 const MODEL = 'meta/meta-llama-3-8b-instruct';
 const VERSION = '5a6809ca6288247d06daf6365557e5e429063f32a21146b2a807c682652136b8';
 const encode = (request: Partial<ChatRequest>, model = MODEL) =>
-  JSON.parse(replicateAdaptor.encodeChat({ model, messages: [{ role: 'user', content: 'hi' }], ...request }, callFor('chat', model, false, channel))) as {
+  JSON.parse(
+    replicateAdaptor.encodeChat({ model, messages: [{ role: 'user', content: 'hi' }], ...request }, callFor('chat', model, false, channel)),
+  ) as {
     input: Record<string, unknown>;
     version?: string;
     stream?: boolean;
   };
-const prediction = (fields: Record<string, unknown>) => JSON.stringify({ id: 'p1', status: 'succeeded', output: ['a'], metrics: { input_token_count: 3, output_token_count: 1 }, ...fields });
+const prediction = (fields: Record<string, unknown>) =>
+  JSON.stringify({ id: 'p1', status: 'succeeded', output: ['a'], metrics: { input_token_count: 3, output_token_count: 1 }, ...fields });
 
 describe('replicate adaptor particulars', () => {
   it('is the registered adaptor for the replicate protocol', () => {
@@ -28,7 +31,11 @@ describe('replicate adaptor particulars', () => {
     expect(byName.headers).toMatchObject({ Authorization: 'Bearer r8_test', Prefer: 'wait=60' });
     const streamed = replicateAdaptor.target(channel, callFor('chat', MODEL, true)) as HttpTarget;
     expect(streamed.headers.Prefer).toBeUndefined();
-    expect(JSON.parse(replicateAdaptor.encodeChat({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }, callFor('chat', MODEL, true, channel)))).toEqual({
+    expect(
+      JSON.parse(
+        replicateAdaptor.encodeChat({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }, callFor('chat', MODEL, true, channel)),
+      ),
+    ).toEqual({
       input: { prompt: 'hi' },
       stream: true,
     });
@@ -64,7 +71,10 @@ describe('replicate adaptor particulars', () => {
       retryable: true,
       message: 'Replicate: CUDA out of memory',
     });
-    expect(replicateAdaptor.decodeChat(prediction({ status: 'processing', output: null }), call)).toMatchObject({ status: 504, code: 'prediction_unfinished' });
+    expect(replicateAdaptor.decodeChat(prediction({ status: 'processing', output: null }), call)).toMatchObject({
+      status: 504,
+      code: 'prediction_unfinished',
+    });
   });
 
   it('takes a model whose output is one string, and streams an empty answer with its finish', () => {
@@ -80,14 +90,20 @@ describe('replicate adaptor particulars', () => {
     expect(decoder.failure()).toBeUndefined();
     // the events carry no counts: they come from the prediction fetched afterwards
     expect(decoder.usage()).toBeUndefined();
-    expect(replicateAdaptor.usageAfterStream!(prediction({}), call)).toEqual({ promptTokens: 3, completionTokens: 1, cachedPromptTokens: 0 });
+    expect(replicateAdaptor.usageAfterStream!(prediction({}), call)).toEqual({
+      promptTokens: 3,
+      completionTokens: 1,
+      cachedPromptTokens: 0,
+    });
     expect(replicateAdaptor.usageAfterStream!(prediction({ status: 'processing', metrics: undefined }), call)).toBeUndefined();
   });
 
   it('streams an output event of several data lines as one piece with its newlines, and ignores logs', () => {
     const call = callFor('chat', MODEL, true, channel);
     const decoder = replicateAdaptor.decodeChatStream(call);
-    const chunks = decoder.push('event: logs\ndata: warming up\n\nevent: output\nid: 1:0\ndata: first line\ndata: second line\n\nevent: output\ndata: !\n\n');
+    const chunks = decoder.push(
+      'event: logs\ndata: warming up\n\nevent: output\nid: 1:0\ndata: first line\ndata: second line\n\nevent: output\ndata: !\n\n',
+    );
     expect(chunks.map((chunk) => chunk.choices[0].delta.content)).toEqual(['first line\nsecond line', '!']);
     expect(chunks[0].choices[0].delta.role).toBe('assistant');
     expect(chunks[1].choices[0].delta.role).toBeUndefined();
@@ -110,22 +126,47 @@ describe('replicate adaptor particulars', () => {
 
   it('follows the stream and the prediction the created prediction names, with the token, and only a prediction that did not fail', () => {
     const call = callFor('chat', MODEL, true, channel);
-    const urls = { get: 'https://api.replicate.com/v1/predictions/p1', stream: 'https://stream.replicate.com/v1/files/bcwr-abc', cancel: 'https://api.replicate.com/v1/predictions/p1/cancel' };
-    const targets = replicateAdaptor.followStream!(prediction({ status: 'starting', output: null, metrics: undefined, urls }), channel, call);
+    const urls = {
+      get: 'https://api.replicate.com/v1/predictions/p1',
+      stream: 'https://stream.replicate.com/v1/files/bcwr-abc',
+      cancel: 'https://api.replicate.com/v1/predictions/p1/cancel',
+    };
+    const targets = replicateAdaptor.followStream!(
+      prediction({ status: 'starting', output: null, metrics: undefined, urls }),
+      channel,
+      call,
+    );
     expect(targets).toEqual({
-      stream: { url: urls.stream, method: 'GET', headers: { Authorization: 'Bearer r8_test', Accept: 'text/event-stream', 'Cache-Control': 'no-store' } },
+      stream: {
+        url: urls.stream,
+        method: 'GET',
+        headers: { Authorization: 'Bearer r8_test', Accept: 'text/event-stream', 'Cache-Control': 'no-store' },
+      },
       usage: { url: urls.get, method: 'GET', headers: { Authorization: 'Bearer r8_test', Accept: 'application/json' } },
     });
     expect(replicateAdaptor.followHosts).toEqual(['replicate.com']);
-    expect(replicateAdaptor.followStream!(prediction({ status: 'starting', urls: { get: urls.get } }), channel, call)).toMatchObject({ status: 502, code: 'stream_unsupported' });
-    expect(replicateAdaptor.followStream!(prediction({ status: 'failed', error: 'no GPU', urls }), channel, call)).toMatchObject({ message: 'Replicate: no GPU' });
+    expect(replicateAdaptor.followStream!(prediction({ status: 'starting', urls: { get: urls.get } }), channel, call)).toMatchObject({
+      status: 502,
+      code: 'stream_unsupported',
+    });
+    expect(replicateAdaptor.followStream!(prediction({ status: 'failed', error: 'no GPU', urls }), channel, call)).toMatchObject({
+      message: 'Replicate: no GPU',
+    });
   });
 
   it('reads no credit (402) as a dead key and an invalid input (422) as the request’s fault', () => {
-    expect(replicateAdaptor.failure(402, JSON.stringify({ title: 'Insufficient credit', detail: 'You have insufficient credit to run this model.', status: 402 }))).toMatchObject({
+    expect(
+      replicateAdaptor.failure(
+        402,
+        JSON.stringify({ title: 'Insufficient credit', detail: 'You have insufficient credit to run this model.', status: 402 }),
+      ),
+    ).toMatchObject({
       deadKey: true,
       status: 402,
     });
-    expect(replicateAdaptor.failure(422, JSON.stringify({ title: 'Input validation failed', detail: 'bad', status: 422 }))).toMatchObject({ deadKey: false, retryable: false });
+    expect(replicateAdaptor.failure(422, JSON.stringify({ title: 'Input validation failed', detail: 'bad', status: 422 }))).toMatchObject({
+      deadKey: false,
+      retryable: false,
+    });
   });
 });

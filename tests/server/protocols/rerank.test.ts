@@ -8,7 +8,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CHANNEL_TYPES } from '../../../common/channelTypes';
-import { readRerankRequest, rerankAnswer, rerankSearchUnitBound, rerankTokenBound, rerankTokenCount, type RerankRead } from '../../../server/protocols/inbound/rerank';
+import {
+  readRerankRequest,
+  rerankAnswer,
+  rerankSearchUnitBound,
+  rerankTokenBound,
+  rerankTokenCount,
+  type RerankRead,
+} from '../../../server/protocols/inbound/rerank';
 import { type AdaptorCall, type ChannelConfig, type RerankResponse } from '../../../server/protocols/types';
 import { adaptorForChannelType } from '../../../server/protocols/upstream';
 import { promptBound } from '../../../server/protocols/inbound/promptBound';
@@ -24,13 +31,34 @@ const clientBody = json('request.json') as Record<string, unknown>;
 const read = readRerankRequest(clientBody, 'client-model') as RerankRead;
 
 const channel = (type: number, baseUrl = ''): ChannelConfig => ({ type, key: 'rk-test', baseUrl, other: '' });
-const callFor = (config: ChannelConfig, model: string): AdaptorCall => ({ channel: config, operation: 'rerank', model, stream: false, responseId: 'chatcmpl-x', now: 1_700_000_000 });
+const callFor = (config: ChannelConfig, model: string): AdaptorCall => ({
+  channel: config,
+  operation: 'rerank',
+  model,
+  stream: false,
+  responseId: 'chatcmpl-x',
+  now: 1_700_000_000,
+});
 
 /** Each vendor: its type, the model, the path its rerank goes to, and its fixtures' stem. */
 const VENDORS = [
   { name: 'Cohere', type: 35, model: 'rerank-v3.5', url: 'https://api.cohere.ai/v2/rerank', stem: 'cohere', request: 'cohere' },
-  { name: 'Jina', type: 52, model: 'jina-reranker-v2-base-multilingual', url: 'https://api.jina.ai/v1/rerank', stem: 'jina', request: 'jina' },
-  { name: 'SiliconFlow', type: 44, model: 'BAAI/bge-reranker-v2-m3', url: 'https://api.siliconflow.cn/v1/rerank', stem: 'siliconflow', request: 'jina' },
+  {
+    name: 'Jina',
+    type: 52,
+    model: 'jina-reranker-v2-base-multilingual',
+    url: 'https://api.jina.ai/v1/rerank',
+    stem: 'jina',
+    request: 'jina',
+  },
+  {
+    name: 'SiliconFlow',
+    type: 44,
+    model: 'BAAI/bge-reranker-v2-m3',
+    url: 'https://api.siliconflow.cn/v1/rerank',
+    stem: 'siliconflow',
+    request: 'jina',
+  },
   { name: 'Voyage', type: 53, model: 'rerank-2', url: 'https://api.voyageai.com/v1/rerank', stem: 'voyage', request: 'voyage' },
 ] as const;
 
@@ -42,7 +70,11 @@ describe.each(VENDORS)('$name (type $type)', ({ type, model, url, stem, request 
     expect(adaptorForChannelType(type)).toBe(openAiAdaptor);
     expect(openAiAdaptor.operations.has('rerank')).toBe(true);
     expect(openAiAdaptor.servesOperation!(type, 'rerank')).toBe(true);
-    expect(openAiAdaptor.target(config, call)).toEqual({ url, method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', authorization: 'Bearer rk-test' } });
+    expect(openAiAdaptor.target(config, call)).toEqual({
+      url,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: 'Bearer rk-test' },
+    });
   });
 
   it("encodes the client's request in the vendor's shape", () => {
@@ -61,19 +93,32 @@ describe('answers that are not rankings', () => {
   const decode = (body: string) => openAiAdaptor.decodeRerank!(body, call);
 
   it('an error object inside a 200 is a failure', () => {
-    const failure = decode(JSON.stringify({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } }));
+    const failure = decode(
+      JSON.stringify({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } }),
+    );
     expect(failure).toMatchObject({ status: 401, deadKey: true, message: 'Incorrect API key provided' });
   });
 
   it('a body without a results list, or not JSON, is a 502', () => {
     expect(decode('{"model":"m"}')).toMatchObject({ status: 502, message: "the upstream's rerank answer has no results list" });
     expect(decode('<html>busy</html>')).toMatchObject({ status: 502, retryable: true });
-    expect(openAiAdaptor.decodeRerank!('{"results":[]}', callFor(channel(53), 'rerank-2'))).toMatchObject({ status: 502, message: "the upstream's rerank answer has no data list" });
+    expect(openAiAdaptor.decodeRerank!('{"results":[]}', callFor(channel(53), 'rerank-2'))).toMatchObject({
+      status: 502,
+      message: "the upstream's rerank answer has no data list",
+    });
   });
 
   it('items without an integer index or a numeric score are passed over; a usage left out is left unknown', () => {
     const decoded = decode(
-      JSON.stringify({ results: [{ index: 0, relevance_score: 0.5 }, { index: '1', relevance_score: 0.4 }, { index: 2 }, null, { index: 3, relevance_score: 0.1 }] }),
+      JSON.stringify({
+        results: [
+          { index: 0, relevance_score: 0.5 },
+          { index: '1', relevance_score: 0.4 },
+          { index: 2 },
+          null,
+          { index: 3, relevance_score: 0.1 },
+        ],
+      }),
     ) as RerankResponse;
     expect(decoded.results).toEqual([
       { index: 0, relevance_score: 0.5 },
@@ -84,7 +129,10 @@ describe('answers that are not rankings', () => {
   });
 
   it('a Cohere answer without billed units bills by search units still (the relay then holds to its bound)', () => {
-    const decoded = openAiAdaptor.decodeRerank!('{"id":"x","results":[{"index":0,"relevance_score":1}]}', callFor(channel(35), 'rerank-v3.5')) as RerankResponse;
+    const decoded = openAiAdaptor.decodeRerank!(
+      '{"id":"x","results":[{"index":0,"relevance_score":1}]}',
+      callFor(channel(35), 'rerank-v3.5'),
+    ) as RerankResponse;
     expect(decoded).toMatchObject({ billedBy: 'search_units', id: 'x' });
     expect(decoded.searchUnits).toBeUndefined();
   });
@@ -92,16 +140,30 @@ describe('answers that are not rankings', () => {
 
 describe("the vendors' error bodies", () => {
   it("Cohere's message, FastAPI's detail (a string or a list) and OpenAI's error object are read", () => {
-    expect(openAiAdaptor.failure(401, text('cohere.error.json'))).toMatchObject({ status: 401, message: 'invalid api token', retryable: false });
-    expect(openAiAdaptor.failure(422, text('jina.error.json'))).toMatchObject({ status: 422, message: 'field required; ensure this value has at least 1 items', retryable: false });
+    expect(openAiAdaptor.failure(401, text('cohere.error.json'))).toMatchObject({
+      status: 401,
+      message: 'invalid api token',
+      retryable: false,
+    });
+    expect(openAiAdaptor.failure(422, text('jina.error.json'))).toMatchObject({
+      status: 422,
+      message: 'field required; ensure this value has at least 1 items',
+      retryable: false,
+    });
     expect(openAiAdaptor.failure(401, text('voyage.error.json'))).toMatchObject({ message: 'Provided API key is invalid.' });
-    expect(openAiAdaptor.failure(500, '{"code":50000,"message":"internal error","data":null}')).toMatchObject({ status: 500, message: 'internal error', retryable: true });
+    expect(openAiAdaptor.failure(500, '{"code":50000,"message":"internal error","data":null}')).toMatchObject({
+      status: 500,
+      message: 'internal error',
+      retryable: true,
+    });
   });
 });
 
 describe('which types rerank', () => {
   it('the rows that name a rerank endpoint, and no other', () => {
-    const reranking = CHANNEL_TYPES.filter((row) => adaptorForChannelType(row.value) === openAiAdaptor && openAiAdaptor.servesOperation!(row.value, 'rerank')).map((row) => row.value);
+    const reranking = CHANNEL_TYPES.filter(
+      (row) => adaptorForChannelType(row.value) === openAiAdaptor && openAiAdaptor.servesOperation!(row.value, 'rerank'),
+    ).map((row) => row.value);
     expect(reranking.sort((a, b) => a - b)).toEqual([8, 35, 44, 50, 52, 53]);
     expect(openAiAdaptor.servesOperation!(1, 'chat')).toBe(true);
     expect(azureAdaptor.operations.has('rerank')).toBe(false);
@@ -110,7 +172,11 @@ describe('which types rerank', () => {
 
   it('Jina and Voyage serve embeddings and rerank, and nothing else', () => {
     for (const type of [52, 53]) {
-      expect(['chat', 'completions', 'embeddings', 'images', 'responses', 'rerank'].filter((operation) => openAiAdaptor.servesOperation!(type, operation as 'chat'))).toEqual(['embeddings', 'rerank']);
+      expect(
+        ['chat', 'completions', 'embeddings', 'images', 'responses', 'rerank'].filter((operation) =>
+          openAiAdaptor.servesOperation!(type, operation as 'chat'),
+        ),
+      ).toEqual(['embeddings', 'rerank']);
     }
   });
 
@@ -147,14 +213,24 @@ describe("the client's request", () => {
   });
 
   it("takes Voyage's top_k for top_n, and return_documents false", () => {
-    expect(readRerankRequest({ query: 'q', documents: ['a'], top_k: 1, return_documents: false }, 'm')).toMatchObject({ request: { top_n: 1, extra: {} }, returnDocuments: false });
+    expect(readRerankRequest({ query: 'q', documents: ['a'], top_k: 1, return_documents: false }, 'm')).toMatchObject({
+      request: { top_n: 1, extra: {} },
+      returnDocuments: false,
+    });
     expect(readRerankRequest({ query: 'q', documents: ['a'], top_n: null }, 'm')).toMatchObject({ request: { extra: {} } });
   });
 
   it('says which field is wrong', () => {
-    expect(readRerankRequest({ query: '', documents: ['a'] }, 'm')).toEqual({ param: 'query', message: 'query is required', code: 'required_field_missing' });
+    expect(readRerankRequest({ query: '', documents: ['a'] }, 'm')).toEqual({
+      param: 'query',
+      message: 'query is required',
+      code: 'required_field_missing',
+    });
     expect(readRerankRequest({ query: 'q', documents: 'a' }, 'm')).toMatchObject({ param: 'documents' });
-    expect(readRerankRequest({ query: 'q', documents: ['a'], top_k: 1.5 }, 'm')).toMatchObject({ param: 'top_k', message: 'top_k must be a positive integer' });
+    expect(readRerankRequest({ query: 'q', documents: ['a'], top_k: 1.5 }, 'm')).toMatchObject({
+      param: 'top_k',
+      message: 'top_k must be a positive integer',
+    });
     expect(readRerankRequest({ query: 'q', documents: [{ text: 1 }] }, 'm')).toMatchObject({ param: 'documents[0]' });
   });
 });
@@ -167,7 +243,9 @@ describe('the bounds held before the call', () => {
     expect(Object.keys(request.extra).length).toBeGreaterThan(0);
     expect(rerankTokenBound(request)).toBe(bytes + 3 * 8 + 3 * promptBound(request.extra, request.model));
     expect(rerankTokenBound({ ...request, extra: {} })).toBe(bytes + 3 * 8);
-    expect(rerankTokenBound({ ...request, extra: { instruction: 'x'.repeat(1000) } }) - rerankTokenBound({ ...request, extra: {} })).toBeGreaterThanOrEqual(3 * 1000);
+    expect(
+      rerankTokenBound({ ...request, extra: { instruction: 'x'.repeat(1000) } }) - rerankTokenBound({ ...request, extra: {} }),
+    ).toBeGreaterThanOrEqual(3 * 1000);
     expect(rerankTokenBound(request)).toBeGreaterThanOrEqual(rerankTokenCount(request, 'rerank-2'));
     expect(rerankTokenCount(request, 'rerank-2')).toBeGreaterThan(0);
   });
@@ -198,7 +276,11 @@ describe("the client's answer", () => {
       model: 'client-model',
       results: [
         { index: 1, relevance_score: 0.9, document: { text: 'Washington, D.C. is the capital of the United States.' } },
-        { index: 2, relevance_score: 0.5, document: { text: 'Capital punishment has existed in the United States since before it was a country.' } },
+        {
+          index: 2,
+          relevance_score: 0.5,
+          document: { text: 'Capital punishment has existed in the United States since before it was a country.' },
+        },
       ],
       usage: { prompt_tokens: 97, total_tokens: 97 },
       meta: { api_version: { version: '2' }, billed_units: { input_tokens: 97 } },
@@ -211,7 +293,11 @@ describe("the client's answer", () => {
       { ...read, returnDocuments: false, request: { ...read.request, top_n: undefined } },
       { id: 'rerank-1', model: 'm', billed: { searchUnits: 2 } },
     );
-    expect(answer).toMatchObject({ id: 'vendor-id', usage: { prompt_tokens: 0, total_tokens: 0 }, meta: { billed_units: { search_units: 2 } } });
+    expect(answer).toMatchObject({
+      id: 'vendor-id',
+      usage: { prompt_tokens: 0, total_tokens: 0 },
+      meta: { billed_units: { search_units: 2 } },
+    });
     expect(answer.results).toEqual([
       { index: 1, relevance_score: 0.9 },
       { index: 2, relevance_score: 0.5 },

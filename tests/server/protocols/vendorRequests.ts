@@ -74,7 +74,11 @@ function openAiMessages(
         .filter((message) => message.role !== 'system')
         .map((message) => text(message.content))
         .join('\n'),
-    tools: (body) => tools(body).map((tool) => ({ name: String((tool.function as Part).name), parameters: (tool.function as Part).parameters as Body | undefined })),
+    tools: (body) =>
+      tools(body).map((tool) => ({
+        name: String((tool.function as Part).name),
+        parameters: (tool.function as Part).parameters as Body | undefined,
+      })),
     images: (body) =>
       messagesOf(body).flatMap((message) =>
         list(message.content).flatMap((part) => {
@@ -83,7 +87,12 @@ function openAiMessages(
         }),
       ),
     toolCalls: (body) =>
-      messagesOf(body).flatMap((message) => list(message.tool_calls).map((call) => ({ name: String((call.function as Part).name), arguments: parse((call.function as Part).arguments) }))),
+      messagesOf(body).flatMap((message) =>
+        list(message.tool_calls).map((call) => ({
+          name: String((call.function as Part).name),
+          arguments: parse((call.function as Part).arguments),
+        })),
+      ),
     toolResults: (body) =>
       messagesOf(body)
         .filter((message) => message.role === 'tool')
@@ -100,14 +109,21 @@ const openAiForm = openAiMessages(
   (body) => body.stream === true,
 );
 
-const anthropicBlocks = (body: Body): Part[] => [...list(body.system), ...list(body.messages).flatMap((message) => list(message.content)), ...list(body.tools)];
+const anthropicBlocks = (body: Body): Part[] => [
+  ...list(body.system),
+  ...list(body.messages).flatMap((message) => list(message.content)),
+  ...list(body.tools),
+];
 
 const geminiParts = (body: Body): Part[] => list(body.contents).flatMap((content) => list(content.parts));
 
 const baiduMessages = (body: Body) => list(body.messages);
 
 const converseBlocks = (body: Body): Part[] => list(body.messages).flatMap((message) => list(message.content));
-const converseText = (blocks: Part[]): string => blocks.map((block) => (typeof block.text === 'string' ? block.text : block.json !== undefined ? JSON.stringify(block.json) : '')).join('');
+const converseText = (blocks: Part[]): string =>
+  blocks
+    .map((block) => (typeof block.text === 'string' ? block.text : block.json !== undefined ? JSON.stringify(block.json) : ''))
+    .join('');
 
 const sparkMessages = (body: Body) => list(((body.payload as Part | undefined)?.message as Part | undefined)?.text);
 
@@ -120,13 +136,18 @@ const geminiForm: VendorRequestView = {
       .join('\n\n'),
   conversationText: (body) =>
     geminiParts(body)
-      .map((part) => (typeof part.text === 'string' ? part.text : part.functionResponse ? JSON.stringify((part.functionResponse as Part).response) : ''))
+      .map((part) =>
+        typeof part.text === 'string' ? part.text : part.functionResponse ? JSON.stringify((part.functionResponse as Part).response) : '',
+      )
       .join('\n'),
   tools: (body) =>
     list(body.tools)
       .flatMap((tool) => list(tool.functionDeclarations))
       .map((declaration) => ({ name: String(declaration.name), parameters: declaration.parameters as Body | undefined })),
-  images: (body) => geminiParts(body).flatMap((part) => (part.inlineData ? [String((part.inlineData as Part).data)] : part.fileData ? [String((part.fileData as Part).fileUri)] : [])),
+  images: (body) =>
+    geminiParts(body).flatMap((part) =>
+      part.inlineData ? [String((part.inlineData as Part).data)] : part.fileData ? [String((part.fileData as Part).fileUri)] : [],
+    ),
   toolCalls: (body) =>
     geminiParts(body)
       .filter((part) => part.functionCall)
@@ -157,7 +178,11 @@ export const VENDOR_REQUESTS: Record<ChannelProtocol, VendorRequestView> = {
     systemText: (body) => text(body.system),
     conversationText: (body) =>
       list(body.messages)
-        .flatMap((message) => (typeof message.content === 'string' ? [message.content] : list(message.content).map((block) => (block.type === 'tool_result' ? text(block.content) : text([block])))))
+        .flatMap((message) =>
+          typeof message.content === 'string'
+            ? [message.content]
+            : list(message.content).map((block) => (block.type === 'tool_result' ? text(block.content) : text([block]))),
+        )
         .join('\n'),
     tools: (body) => list(body.tools).map((tool) => ({ name: String(tool.name), parameters: tool.input_schema as Body | undefined })),
     images: (body) =>
@@ -197,7 +222,10 @@ export const VENDOR_REQUESTS: Record<ChannelProtocol, VendorRequestView> = {
     toolCalls: (body) =>
       baiduMessages(body)
         .filter((message) => message.function_call)
-        .map((message) => ({ name: String((message.function_call as Part).name), arguments: parse((message.function_call as Part).arguments) })),
+        .map((message) => ({
+          name: String((message.function_call as Part).name),
+          arguments: parse((message.function_call as Part).arguments),
+        })),
     toolResults: (body) =>
       baiduMessages(body)
         .filter((message) => message.role === 'function')
@@ -251,7 +279,11 @@ export const VENDOR_REQUESTS: Record<ChannelProtocol, VendorRequestView> = {
         .filter((message) => message.role !== 'system')
         .map((message) => text(message.content))
         .join('\n'),
-    tools: (body) => list(((body.payload as Part).functions as Part | undefined)?.text).map((fn) => ({ name: String(fn.name), parameters: fn.parameters as Body | undefined })),
+    tools: (body) =>
+      list(((body.payload as Part).functions as Part | undefined)?.text).map((fn) => ({
+        name: String(fn.name),
+        parameters: fn.parameters as Body | undefined,
+      })),
     // Spark's chat takes text only
     images: () => undefined,
     // Spark has no tool turns: an earlier call is the assistant's text `name(arguments)`, its result a user turn
@@ -289,7 +321,9 @@ export const VENDOR_REQUESTS: Record<ChannelProtocol, VendorRequestView> = {
     images: (body) =>
       list(body.additional_messages)
         .filter((message) => message.content_type === 'object_string')
-        .flatMap((message) => list(JSON.parse(String(message.content))).flatMap((item) => (item.type === 'image' ? [dataOf(String(item.file_url))] : []))),
+        .flatMap((message) =>
+          list(JSON.parse(String(message.content))).flatMap((item) => (item.type === 'image' ? [dataOf(String(item.file_url))] : [])),
+        ),
     toolCalls: () => [],
     toolResults: () => [],
     outputLimit: () => undefined,

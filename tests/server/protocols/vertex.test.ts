@@ -15,7 +15,11 @@ import { callFor, describeAdaptor } from './contract';
 describeAdaptor('vertex', vertexAdaptor);
 describeAdaptor('vertex-claude', vertexAdaptor);
 
-const pair = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+const pair = generateKeyPairSync('rsa', {
+  modulusLength: 2048,
+  publicKeyEncoding: { type: 'spki', format: 'pem' },
+  privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+});
 const account = {
   type: 'service_account',
   project_id: 'proj-from-key',
@@ -47,12 +51,19 @@ describe('vertex adaptor: the service-account exchange', () => {
     expect(form.get('grant_type')).toBe('urn:ietf:params:oauth:grant-type:jwt-bearer');
     const assertion = form.get('assertion')!;
     expect(decodeProtectedHeader(assertion)).toEqual({ alg: 'RS256', typ: 'JWT', kid: 'kid-1' });
-    const { payload } = await jwtVerify(assertion, await importSPKI(pair.publicKey, 'RS256'), { issuer: account.client_email, audience: account.token_uri });
+    const { payload } = await jwtVerify(assertion, await importSPKI(pair.publicKey, 'RS256'), {
+      issuer: account.client_email,
+      audience: account.token_uri,
+    });
     expect(payload.scope).toBe('https://www.googleapis.com/auth/cloud-platform');
     expect(payload.exp! - payload.iat!).toBe(3600);
     expect(Math.abs(payload.iat! - Date.now() / 1000)).toBeLessThan(5);
     // another key's public half does not verify it
-    const stranger = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+    const stranger = generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    });
     await expect(jwtVerify(assertion, await importSPKI(stranger.publicKey, 'RS256'))).rejects.toThrow();
   });
 
@@ -63,17 +74,26 @@ describe('vertex adaptor: the service-account exchange', () => {
     const cacheKey = vertexAdaptor.credential!.cacheKey(channel);
     expect(cacheKey).not.toContain('PRIVATE');
     expect(cacheKey).not.toContain(account.client_email);
-    expect(vertexAdaptor.credential!.cacheKey({ ...channel, key: JSON.stringify({ ...account, private_key_id: 'kid-2' }) })).not.toBe(cacheKey);
+    expect(vertexAdaptor.credential!.cacheKey({ ...channel, key: JSON.stringify({ ...account, private_key_id: 'kid-2' }) })).not.toBe(
+      cacheKey,
+    );
   });
 
   it('reads the minted token and its life; invalid_grant is a dead key with its words', () => {
-    expect(vertexAdaptor.credential!.parse(200, JSON.stringify({ access_token: 'ya29.minted', expires_in: 3599, token_type: 'Bearer' }))).toEqual({
+    expect(
+      vertexAdaptor.credential!.parse(200, JSON.stringify({ access_token: 'ya29.minted', expires_in: 3599, token_type: 'Bearer' })),
+    ).toEqual({
       credential: 'ya29.minted',
       expiresInSeconds: 3599,
     });
-    const refused = vertexAdaptor.credential!.parse(400, JSON.stringify({ error: 'invalid_grant', error_description: 'Invalid JWT Signature.' }));
+    const refused = vertexAdaptor.credential!.parse(
+      400,
+      JSON.stringify({ error: 'invalid_grant', error_description: 'Invalid JWT Signature.' }),
+    );
     expect(isUpstreamFailure(refused) && refused.deadKey && refused.retryable).toBe(true);
-    expect(isUpstreamFailure(refused) && refused.message).toBe('Google refused the service-account token exchange: invalid_grant: Invalid JWT Signature.');
+    expect(isUpstreamFailure(refused) && refused.message).toBe(
+      'Google refused the service-account token exchange: invalid_grant: Invalid JWT Signature.',
+    );
     const busy = vertexAdaptor.credential!.parse(503, 'upstream connect error');
     expect(isUpstreamFailure(busy) && !busy.deadKey && busy.retryable).toBe(true);
     expect(isUpstreamFailure(vertexAdaptor.credential!.parse(200, '{"token_type":"Bearer"}'))).toBe(true);
@@ -87,7 +107,10 @@ describe('vertex adaptor: the service-account exchange', () => {
       [JSON.stringify({ ...account, client_email: '' }), /lacks "client_email"/],
       [JSON.stringify({ ...account, project_id: undefined, private_key: undefined }), /lacks "project_id", "private_key"/],
       [JSON.stringify({ ...account, private_key: 'not a pem' }), /PEM private key/],
-      [JSON.stringify({ ...account, private_key: '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n' }), /cannot be read as an RSA PKCS#8 key/],
+      [
+        JSON.stringify({ ...account, private_key: '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n' }),
+        /cannot be read as an RSA PKCS#8 key/,
+      ],
     ];
     for (const [key, words] of cases) {
       const failure = await vertexAdaptor.credential!.request({ ...channel, key });
@@ -120,7 +143,9 @@ describe('vertex adaptor: targets', () => {
       'https://us-central1-aiplatform.googleapis.com/v1/projects/proj-from-key/locations/us-central1/publishers/google/models/gemini-2.5-flash:generateContent',
     );
     const streamed = targetOf({ ...channel, other: 'europe-west4' }, 'gemini-2.5-pro', true);
-    expect(streamed.url).toBe('https://europe-west4-aiplatform.googleapis.com/v1/projects/proj-from-key/locations/europe-west4/publishers/google/models/gemini-2.5-pro:streamGenerateContent?alt=sse');
+    expect(streamed.url).toBe(
+      'https://europe-west4-aiplatform.googleapis.com/v1/projects/proj-from-key/locations/europe-west4/publishers/google/models/gemini-2.5-pro:streamGenerateContent?alt=sse',
+    );
     expect(streamed.headers.authorization).toBe('Bearer contract-credential');
     expect(JSON.stringify(streamed)).not.toContain('PRIVATE KEY');
   });
@@ -171,23 +196,45 @@ describe('vertex adaptor: targets', () => {
     expect(!isUpstreamFailure(target) && target.url).toBe(
       'https://us-central1-aiplatform.googleapis.com/v1/projects/proj-from-key/locations/us-central1/publishers/google/models/gemini-embedding-001:predict',
     );
-    expect(JSON.parse(vertexAdaptor.encodeEmbeddings!({ model: 'gemini-embedding-001', input: 'one text' }, call))).toEqual({ instances: [{ content: 'one text' }] });
+    expect(JSON.parse(vertexAdaptor.encodeEmbeddings!({ model: 'gemini-embedding-001', input: 'one text' }, call))).toEqual({
+      instances: [{ content: 'one text' }],
+    });
     expect(() => vertexAdaptor.encodeEmbeddings!({ model: 'gemini-embedding-001', input: [1, 2, 3] }, call)).toThrow(/token arrays/);
     // an error object in the answer is Google's failure; a prediction without statistics counts nothing
-    expect(vertexAdaptor.decodeEmbeddings!(JSON.stringify({ error: { code: 429, message: 'Quota exceeded', status: 'RESOURCE_EXHAUSTED' } }), call)).toMatchObject({ status: 429 });
-    expect(vertexAdaptor.decodeEmbeddings!(JSON.stringify({ predictions: [{ embeddings: { values: [0.5] } }] }), call)).toMatchObject({ usage: { prompt_tokens: 0 }, data: [{ embedding: [0.5] }] });
+    expect(
+      vertexAdaptor.decodeEmbeddings!(
+        JSON.stringify({ error: { code: 429, message: 'Quota exceeded', status: 'RESOURCE_EXHAUSTED' } }),
+        call,
+      ),
+    ).toMatchObject({ status: 429 });
+    expect(vertexAdaptor.decodeEmbeddings!(JSON.stringify({ predictions: [{ embeddings: { values: [0.5] } }] }), call)).toMatchObject({
+      usage: { prompt_tokens: 0 },
+      data: [{ embedding: [0.5] }],
+    });
   });
 });
 
 describe('vertex adaptor: the Claude body and failures', () => {
   it("puts Vertex's anthropic_version in the body and leaves the model out; Gemini gets Gemini's body", () => {
     const call = callFor('chat', 'claude-sonnet-4-5', true, channel);
-    const body = JSON.parse(vertexAdaptor.encodeChat({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'hi' }], max_tokens: 10, stream: true }, call)) as Record<string, unknown>;
-    expect(body).toEqual({ anthropic_version: 'vertex-2023-10-16', messages: [{ role: 'user', content: 'hi' }], max_tokens: 10, stream: true });
-    const gemini = JSON.parse(vertexAdaptor.encodeChat({ model: 'gemini-2.0-flash', messages: [{ role: 'user', content: 'hi' }] }, callFor('chat', 'gemini-2.0-flash', false, channel))) as Record<
-      string,
-      unknown
-    >;
+    const body = JSON.parse(
+      vertexAdaptor.encodeChat(
+        { model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'hi' }], max_tokens: 10, stream: true },
+        call,
+      ),
+    ) as Record<string, unknown>;
+    expect(body).toEqual({
+      anthropic_version: 'vertex-2023-10-16',
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 10,
+      stream: true,
+    });
+    const gemini = JSON.parse(
+      vertexAdaptor.encodeChat(
+        { model: 'gemini-2.0-flash', messages: [{ role: 'user', content: 'hi' }] },
+        callFor('chat', 'gemini-2.0-flash', false, channel),
+      ),
+    ) as Record<string, unknown>;
     expect(gemini).toEqual({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] });
   });
 
@@ -201,7 +248,10 @@ describe('vertex adaptor: the Claude body and failures', () => {
     const invalid = vertexAdaptor.failure(400, google(400, 'INVALID_ARGUMENT'));
     expect([invalid.deadKey, invalid.retryable]).toEqual([false, false]);
     // Claude's own refusal keeps Anthropic's classification
-    const overloaded = vertexAdaptor.failure(529, JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }));
+    const overloaded = vertexAdaptor.failure(
+      529,
+      JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
+    );
     expect([overloaded.deadKey, overloaded.retryable, overloaded.message]).toEqual([false, true, 'Overloaded']);
     // not JSON at all
     const page = vertexAdaptor.failure(502, '<html>Bad Gateway</html>');

@@ -22,7 +22,9 @@ describe('Spark URL signing', () => {
     const signature = createHmac('sha256', API_SECRET).update(origin).digest('base64');
     // the same figure from `openssl dgst -sha256 -hmac <secret> -binary | base64`
     expect(signature).toBe('wY71luqSD1bGHxZnPJxEOcBBwAvfFievKlzs+j6Lppw=');
-    const authorization = Buffer.from(`api_key="${API_KEY}", algorithm="hmac-sha256", headers="host date request-line", signature="${signature}"`).toString('base64');
+    const authorization = Buffer.from(
+      `api_key="${API_KEY}", algorithm="hmac-sha256", headers="host date request-line", signature="${signature}"`,
+    ).toString('base64');
 
     const url = new URL(signSparkUrl('wss://spark-api.xf-yun.com/v3.5/chat', API_KEY, API_SECRET, 1_700_000_000));
     expect(url.origin + url.pathname).toBe('wss://spark-api.xf-yun.com/v3.5/chat');
@@ -96,7 +98,11 @@ describe('Spark versions and the request frame', () => {
 
   it('sends top_k only from top_k, never from n, and keeps the system turn', () => {
     const call = { ...callFor('chat', 'generalv3.5', true), channel };
-    const frame = JSON.parse(xunfeiAdaptor.encodeChat(request, call)) as { header: { app_id: string }; parameter: { chat: Record<string, unknown> }; payload: { message: { text: unknown[] } } };
+    const frame = JSON.parse(xunfeiAdaptor.encodeChat(request, call)) as {
+      header: { app_id: string };
+      parameter: { chat: Record<string, unknown> };
+      payload: { message: { text: unknown[] } };
+    };
     expect(frame.header.app_id).toBe(APP_ID);
     expect(frame.parameter.chat).toEqual({ domain: 'generalv3.5', temperature: 0 });
     expect(frame.payload.message.text).toEqual([
@@ -104,7 +110,9 @@ describe('Spark versions and the request frame', () => {
       { role: 'user', content: 'Hi' },
     ]);
     expect(JSON.stringify(frame)).not.toMatch(/Okay/);
-    const withTopK = JSON.parse(xunfeiAdaptor.encodeChat({ ...request, top_k: 3, max_completion_tokens: 99 }, call)) as { parameter: { chat: Record<string, unknown> } };
+    const withTopK = JSON.parse(xunfeiAdaptor.encodeChat({ ...request, top_k: 3, max_completion_tokens: 99 }, call)) as {
+      parameter: { chat: Record<string, unknown> };
+    };
     expect(withTopK.parameter.chat).toEqual({ domain: 'generalv3.5', temperature: 0, top_k: 3, max_tokens: 99 });
   });
 });
@@ -115,10 +123,17 @@ describe('Spark answer frames', () => {
   it('surfaces an error frame instead of swallowing it', () => {
     const decoder = xunfeiAdaptor.decodeChatStream(callFor('chat', 'generalv3.5', true));
     const first = decoder.push(
-      JSON.stringify({ header: { code: 0, message: 'Success', sid: 'cht000x@dx1', status: 0 }, payload: { choices: { status: 0, seq: 0, text: [{ content: 'Hel', role: 'assistant', index: 0 }] } } }),
+      JSON.stringify({
+        header: { code: 0, message: 'Success', sid: 'cht000x@dx1', status: 0 },
+        payload: { choices: { status: 0, seq: 0, text: [{ content: 'Hel', role: 'assistant', index: 0 }] } },
+      }),
     );
     expect(first).toHaveLength(1);
-    expect(first[0]).toMatchObject({ id: 'chatcmpl-cht000x@dx1', model: 'generalv3.5', choices: [{ index: 0, delta: { role: 'assistant', content: 'Hel' }, finish_reason: null }] });
+    expect(first[0]).toMatchObject({
+      id: 'chatcmpl-cht000x@dx1',
+      model: 'generalv3.5',
+      choices: [{ index: 0, delta: { role: 'assistant', content: 'Hel' }, finish_reason: null }],
+    });
     expect(decoder.push(frame(10014, '输出内容涉及敏感信息，审核不通过'))).toEqual([]);
     expect(decoder.failure()).toMatchObject({ code: 10014, type: 'content_filter', retryable: false, deadKey: false });
     expect(decoder.done()).toBe(false);
@@ -126,14 +141,23 @@ describe('Spark answer frames', () => {
 
   it('classifies the documented codes', () => {
     const classify = (code: number) => xunfeiAdaptor.failure(200, frame(code, `code ${code}`));
-    for (const code of [10013, 10019]) expect(classify(code)).toMatchObject({ type: 'content_filter', retryable: false, deadKey: false, status: 400 });
+    for (const code of [10013, 10019])
+      expect(classify(code)).toMatchObject({ type: 'content_filter', retryable: false, deadKey: false, status: 400 });
     for (const code of [11200, 10016, 10015]) expect(classify(code)).toMatchObject({ deadKey: true, retryable: true });
     for (const code of [11201, 11202, 11203, 10110]) expect(classify(code)).toMatchObject({ deadKey: false, retryable: true, status: 429 });
     for (const code of [10005, 10907]) expect(classify(code)).toMatchObject({ deadKey: false, retryable: false, status: 400 });
     for (const code of [10000, 10012, 10222]) expect(classify(code)).toMatchObject({ deadKey: false, retryable: true });
     // handshake refusals
-    expect(xunfeiAdaptor.failure(401, '{"message":"HMAC signature cannot be verified"}')).toMatchObject({ deadKey: true, message: 'HMAC signature cannot be verified' });
-    expect(xunfeiAdaptor.failure(403, '{"message":"HMAC signature cannot be verified, a valid date or x-date header is required for HMAC Authentication"}')).toMatchObject({
+    expect(xunfeiAdaptor.failure(401, '{"message":"HMAC signature cannot be verified"}')).toMatchObject({
+      deadKey: true,
+      message: 'HMAC signature cannot be verified',
+    });
+    expect(
+      xunfeiAdaptor.failure(
+        403,
+        '{"message":"HMAC signature cannot be verified, a valid date or x-date header is required for HMAC Authentication"}',
+      ),
+    ).toMatchObject({
       deadKey: false,
       retryable: true,
     });

@@ -4,7 +4,14 @@
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { xunfeiAdaptor } from '../../../server/protocols/upstream/xunfei';
-import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatChunk, type ChatRequest, type UpstreamFailure } from '../../../server/protocols/types';
+import {
+  isUpstreamFailure,
+  type AdaptorCall,
+  type ChannelConfig,
+  type ChatChunk,
+  type ChatRequest,
+  type UpstreamFailure,
+} from '../../../server/protocols/types';
 import { assembleChatResponse } from '../../../server/protocols/shared';
 import { startXunfeiEmulator, XUNFEI_CHANNELS } from '../../support/emulators/xunfei';
 import type { ProtocolEmulator } from '../../support/emulators/types';
@@ -19,7 +26,13 @@ afterAll(async () => {
 
 const row = XUNFEI_CHANNELS[0];
 const channelFor = (key = row.key, other = row.other): ChannelConfig => ({ type: row.type, key, baseUrl: row.baseUrl(emulator), other });
-const callOf = (stream: boolean, now = Math.floor(Date.now() / 1000)): AdaptorCall => ({ operation: 'chat', model: row.chatModel, stream, responseId: 'chatcmpl-emulated', now });
+const callOf = (stream: boolean, now = Math.floor(Date.now() / 1000)): AdaptorCall => ({
+  operation: 'chat',
+  model: row.chatModel,
+  stream,
+  responseId: 'chatcmpl-emulated',
+  now,
+});
 const chat: ChatRequest = {
   model: 'client-model',
   messages: [
@@ -51,7 +64,9 @@ async function exchange(channel: ChannelConfig, bare: AdaptorCall): Promise<Exch
     socket.on('unexpected-response', (_request, response) => {
       const parts: Buffer[] = [];
       response.on('data', (part: Buffer) => parts.push(part));
-      response.on('end', () => resolve({ frames, refusal: { status: response.statusCode ?? 0, body: Buffer.concat(parts).toString('utf8') } }));
+      response.on('end', () =>
+        resolve({ frames, refusal: { status: response.statusCode ?? 0, body: Buffer.concat(parts).toString('utf8') } }),
+      );
     });
     socket.on('error', reject);
   });
@@ -102,7 +117,9 @@ describe('Spark emulator', () => {
     if (isUpstreamFailure(decoded)) throw new Error(decoded.message);
     expect(decoded.id).toMatch(/^chatcmpl-cht000/);
     expect(decoded.model).toBe('generalv3.5');
-    expect(decoded.choices).toEqual([{ index: 0, message: { role: 'assistant', content: 'Hello from Spark, you said: Hi there, Spark' }, finish_reason: 'stop' }]);
+    expect(decoded.choices).toEqual([
+      { index: 0, message: { role: 'assistant', content: 'Hello from Spark, you said: Hi there, Spark' }, finish_reason: 'stop' },
+    ]);
     expect(decoded.usage).toEqual({ prompt_tokens: 5, completion_tokens: 8, total_tokens: 13 });
   });
 

@@ -59,7 +59,11 @@ describe('Zhipu v3 (signed JWT)', () => {
 
   it('keeps a system prompt as a system turn: no fake user turn answered "Okay"', () => {
     const call = { ...callFor('chat', 'chatglm_turbo', false), channel: v3 };
-    const body = JSON.parse(zhipuAdaptor.encodeChat(request, call)) as { prompt: Array<{ role: string; content: string }>; temperature: number; top_p: number };
+    const body = JSON.parse(zhipuAdaptor.encodeChat(request, call)) as {
+      prompt: Array<{ role: string; content: string }>;
+      temperature: number;
+      top_p: number;
+    };
     expect(body.prompt).toEqual([
       { role: 'system', content: 'Be brief.' },
       { role: 'user', content: 'Hi' },
@@ -122,7 +126,8 @@ describe('Zhipu v4 (OpenAI-shaped)', () => {
   });
 
   it('classifies Zhipu codes: dead keys, rate limits, content filter, bad requests', () => {
-    const failure = (status: number, code: string) => zhipuAdaptor.failure(status, JSON.stringify({ error: { code, message: `code ${code}` } }));
+    const failure = (status: number, code: string) =>
+      zhipuAdaptor.failure(status, JSON.stringify({ error: { code, message: `code ${code}` } }));
     expect(failure(401, '1000')).toMatchObject({ deadKey: true, retryable: true, status: 401 });
     expect(failure(429, '1113')).toMatchObject({ deadKey: true, retryable: true, status: 429, code: '1113' });
     expect(failure(403, '1112')).toMatchObject({ deadKey: true });

@@ -17,7 +17,12 @@ afterAll(async () => {
   await emulator.close();
 });
 
-const channelFor = (row: EmulatedChannel, key = row.key): ChannelConfig => ({ type: row.type, key, baseUrl: row.baseUrl(emulator), other: row.other });
+const channelFor = (row: EmulatedChannel, key = row.key): ChannelConfig => ({
+  type: row.type,
+  key,
+  baseUrl: row.baseUrl(emulator),
+  other: row.other,
+});
 const callOf = (operation: AdaptorCall['operation'], model: string, stream: boolean): AdaptorCall => ({
   operation,
   model,
@@ -119,7 +124,11 @@ describe('Zhipu emulator checks', () => {
   it('answers embeddings in OpenAI shape with usage', async () => {
     const row = ZHIPU_CHANNELS[0];
     const call = callOf('embeddings', row.embeddingModel!, false);
-    const response = await send(channelFor(row), call, zhipuAdaptor.encodeEmbeddings!({ model: 'x', input: ['one two', 'three'], dimensions: 4 }, call));
+    const response = await send(
+      channelFor(row),
+      call,
+      zhipuAdaptor.encodeEmbeddings!({ model: 'x', input: ['one two', 'three'], dimensions: 4 }, call),
+    );
     const decoded = zhipuAdaptor.decodeEmbeddings!(await response.body.text(), call);
     if (isUpstreamFailure(decoded)) throw new Error(decoded.message);
     expect(decoded.data.map((item) => [item.index, item.embedding.length])).toEqual([

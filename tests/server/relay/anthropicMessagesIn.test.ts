@@ -48,7 +48,8 @@ beforeEach(async () => {
   await resetRelay(harness);
 });
 
-const addClaude = () => harness.addChannel({ type: CLAUDE.type, name: 'claude', key: CLAUDE.key, base_url: CLAUDE.baseUrl(anthropic), models: CLAUDE_MODEL });
+const addClaude = () =>
+  harness.addChannel({ type: CLAUDE.type, name: 'claude', key: CLAUDE.key, base_url: CLAUDE.baseUrl(anthropic), models: CLAUDE_MODEL });
 const addOpenAi = () => harness.addChannel({ name: 'openai', key: 'sk-good', models: GPT });
 
 const charge = chargeFor;
@@ -119,7 +120,10 @@ describe('/v1/messages to an Anthropic channel (passthrough)', () => {
       models: 'claude-3-5-haiku-latest',
       model_mapping: JSON.stringify({ 'claude-3-5-haiku-latest': CLAUDE_MODEL }),
     });
-    await client.messages.create({ model: 'claude-3-5-haiku-latest', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] }, { headers: { 'anthropic-beta': 'prompt-caching-2024-07-31' } });
+    await client.messages.create(
+      { model: 'claude-3-5-haiku-latest', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] },
+      { headers: { 'anthropic-beta': 'prompt-caching-2024-07-31' } },
+    );
     const sent = anthropic.requests.at(-1)!;
     expect(sent.body).toEqual({ model: CLAUDE_MODEL, max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] });
     // the client's beta flags go on; the key is the channel's
@@ -136,21 +140,40 @@ describe('/v1/messages to an Anthropic channel (passthrough)', () => {
     const types: string[] = [];
     stream.on('streamEvent', (event) => types.push(event.type));
     const final = await stream.finalMessage();
-    expect(eventOrder(types)).toEqual(['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+    expect(eventOrder(types)).toEqual([
+      'message_start',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ]);
     expect(final.content[0]).toMatchObject({ type: 'text', text: `Hello from Anthropic, you said: ${prompt}` });
     const reported = anthropic.reported.at(-1)!;
     expect(reported.cachedPromptTokens).toBe(10);
     expect(reported.cacheCreationTokens).toBe(12);
     const ratio = defaultModelRatio(CLAUDE_MODEL);
-    const expected = Math.floor((reported.promptTokens - 10 - 12 + 10 * 0.1 + 12 * 1.25 + Math.floor(reported.completionTokens * completionRatioFor(CLAUDE_MODEL))) * ratio);
-    await expectBilled(harness, before, channelId, CLAUDE_MODEL, expected, { prompt_tokens: reported.promptTokens, completion_tokens: reported.completionTokens, is_stream: 1 });
+    const expected = Math.floor(
+      (reported.promptTokens - 10 - 12 + 10 * 0.1 + 12 * 1.25 + Math.floor(reported.completionTokens * completionRatioFor(CLAUDE_MODEL))) *
+        ratio,
+    );
+    await expectBilled(harness, before, channelId, CLAUDE_MODEL, expected, {
+      prompt_tokens: reported.promptTokens,
+      completion_tokens: reported.completionTokens,
+      is_stream: 1,
+    });
   });
 
   it('calls a tool and takes its result back (tool_use, tool_result), streamed and not', async () => {
     const channelId = await addClaude();
     const before = await harness.balances();
     const question = 'what is the get_weather in Paris';
-    const first = await client.messages.create({ model: CLAUDE_MODEL, max_tokens: 100, tools: [WEATHER_TOOL], messages: [{ role: 'user', content: question }] });
+    const first = await client.messages.create({
+      model: CLAUDE_MODEL,
+      max_tokens: 100,
+      tools: [WEATHER_TOOL],
+      messages: [{ role: 'user', content: question }],
+    });
     expect(first.stop_reason).toBe('tool_use');
     const use = first.content.find((block) => block.type === 'tool_use')!;
     expect(use).toMatchObject({ type: 'tool_use', name: 'get_weather', input: { city: question } });
@@ -180,7 +203,13 @@ describe('/v1/messages to an Anthropic channel (passthrough)', () => {
   });
 
   it("answers the vendor's refusal in Anthropic's shape", async () => {
-    await harness.addChannel({ type: CLAUDE.type, name: 'claude', key: CLAUDE.key, base_url: CLAUDE.baseUrl(anthropic), models: CLAUDE_MODEL });
+    await harness.addChannel({
+      type: CLAUDE.type,
+      name: 'claude',
+      key: CLAUDE.key,
+      base_url: CLAUDE.baseUrl(anthropic),
+      models: CLAUDE_MODEL,
+    });
     const before = await harness.balances();
     // the emulator refuses two user turns in a row; the gateway passes the request as it is
     const error = await client.messages
@@ -194,7 +223,10 @@ describe('/v1/messages to an Anthropic channel (passthrough)', () => {
       })
       .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(Anthropic.BadRequestError);
-    expect((error as InstanceType<typeof Anthropic.BadRequestError>).error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+    expect((error as InstanceType<typeof Anthropic.BadRequestError>).error).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error' },
+    });
     const after = await harness.balances();
     expect(after.user.quota).toBe(before.user.quota);
   });
@@ -204,7 +236,13 @@ describe('/v1/messages: a client that leaves mid-stream', () => {
   it('is billed for what the Anthropic channel streamed before it left (counted), and nothing stays held', async () => {
     const slow = await startAnthropicEmulator({ wordDelayMs: 60 });
     try {
-      const channelId = await harness.addChannel({ type: CLAUDE.type, name: 'slow claude', key: CLAUDE.key, base_url: CLAUDE.baseUrl(slow), models: CLAUDE_MODEL });
+      const channelId = await harness.addChannel({
+        type: CLAUDE.type,
+        name: 'slow claude',
+        key: CLAUDE.key,
+        base_url: CLAUDE.baseUrl(slow),
+        models: CLAUDE_MODEL,
+      });
       const before = await harness.balances();
       const logsBefore = await consumeLogCount(harness);
       const said = 'one two three four five six seven eight nine ten eleven twelve';
@@ -222,7 +260,11 @@ describe('/v1/messages: a client that leaves mid-stream', () => {
       // the vendor would have sent 17 words ("Hello from Anthropic, you said: " and the twelve)
       // the gateway settles once it sees the client gone
       const log = await expectSettledAfterLeaving(harness, before, logsBefore);
-      expect(log).toMatchObject({ channel_id: channelId, is_stream: 1, prompt_tokens: countMessagesPromptTokens({ messages: [{ role: 'user', content: said }] }, CLAUDE_MODEL) });
+      expect(log).toMatchObject({
+        channel_id: channelId,
+        is_stream: 1,
+        prompt_tokens: countMessagesPromptTokens({ messages: [{ role: 'user', content: said }] }, CLAUDE_MODEL),
+      });
       expect(log.completion_tokens).toBeGreaterThanOrEqual(3);
       expect(log.completion_tokens).toBeLessThan(17);
     } finally {
@@ -284,8 +326,17 @@ describe('/v1/messages to an OpenAI channel (translated)', () => {
       user: 'u-1',
     });
     const promptTokens = countWords('Be brief. hello there friend');
-    expect(message.usage).toMatchObject({ input_tokens: promptTokens, output_tokens: 5, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 });
-    await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), { prompt_tokens: promptTokens, completion_tokens: 5, is_stream: 0 });
+    expect(message.usage).toMatchObject({
+      input_tokens: promptTokens,
+      output_tokens: 5,
+      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: 0,
+    });
+    await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), {
+      prompt_tokens: promptTokens,
+      completion_tokens: 5,
+      is_stream: 0,
+    });
   });
 
   it("streams Anthropic's event sequence from the chat chunks and bills the stream's usage", async () => {
@@ -297,15 +348,31 @@ describe('/v1/messages to an OpenAI channel (translated)', () => {
     stream.on('streamEvent', (event) => types.push(event.type));
     stream.on('text', (text) => texts.push(text));
     const final = await stream.finalMessage();
-    expect(eventOrder(types)).toEqual(['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+    expect(eventOrder(types)).toEqual([
+      'message_start',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ]);
     expect(texts.join('')).toBe('word0 word1 word2 word3 word4');
     expect(texts.length).toBe(5);
-    expect(final).toMatchObject({ role: 'assistant', model: GPT, stop_reason: 'end_turn', content: [{ type: 'text', text: 'word0 word1 word2 word3 word4' }] });
+    expect(final).toMatchObject({
+      role: 'assistant',
+      model: GPT,
+      stop_reason: 'end_turn',
+      content: [{ type: 'text', text: 'word0 word1 word2 word3 word4' }],
+    });
     const sent = harness.emulator.requests.at(-1)!;
     expect(sent.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
     const promptTokens = countWords('one two three');
     expect(final.usage).toMatchObject({ input_tokens: promptTokens, output_tokens: 5 });
-    await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), { prompt_tokens: promptTokens, completion_tokens: 5, is_stream: 1 });
+    await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), {
+      prompt_tokens: promptTokens,
+      completion_tokens: 5,
+      is_stream: 1,
+    });
     expect((await lastLog()).content).toContain('client protocol anthropic');
   });
 
@@ -341,23 +408,41 @@ describe('/v1/messages to an OpenAI channel (translated)', () => {
       max_tokens: 100,
       messages: [
         { role: 'user', content: 'weather in Paris?' },
-        { role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        {
+          role: 'assistant',
+          content: 'Checking.',
+          tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+        },
         { role: 'tool', tool_call_id: 'toolu_1', content: 'sunny' },
         { role: 'user', content: 'and now?' },
       ],
-      tools: [{ type: 'function', function: { name: 'get_weather', description: 'The weather in a city', parameters: WEATHER_TOOL.input_schema } }],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'get_weather', description: 'The weather in a city', parameters: WEATHER_TOOL.input_schema },
+        },
+      ],
       tool_choice: { type: 'function', function: { name: 'get_weather' } },
     });
     const promptTokens = countWords('weather in Paris? Checking. sunny and now?');
     expect(message.usage.input_tokens).toBe(promptTokens);
-    await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), { prompt_tokens: promptTokens, completion_tokens: 5 });
+    await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), {
+      prompt_tokens: promptTokens,
+      completion_tokens: 5,
+    });
   });
 });
 
 describe('/v1/messages with extended thinking to channels of other vendors', () => {
   it("asks an OpenAI reasoning model for an effort by the client's budget, and a model that does not reason for nothing", async () => {
     await harness.addChannel({ name: 'openai', key: 'sk-good', models: `${GPT},o3-mini` });
-    const ask = (model: string) => client.messages.create({ model, max_tokens: 20000, thinking: { type: 'enabled', budget_tokens: 16000 }, messages: [{ role: 'user', content: 'think hard' }] });
+    const ask = (model: string) =>
+      client.messages.create({
+        model,
+        max_tokens: 20000,
+        thinking: { type: 'enabled', budget_tokens: 16000 },
+        messages: [{ role: 'user', content: 'think hard' }],
+      });
     await ask('o3-mini');
     expect(harness.emulator.requests.at(-1)!.body).toMatchObject({ model: 'o3-mini', reasoning_effort: 'high' });
     await ask(GPT);
@@ -366,8 +451,19 @@ describe('/v1/messages with extended thinking to channels of other vendors', () 
   });
 
   it("gives a Gemini 2.5 channel a thinking budget by the client's", async () => {
-    await harness.addChannel({ type: GEMINI.type, name: 'gemini', key: GEMINI.key, base_url: GEMINI.baseUrl(gemini), models: 'gemini-2.5-flash' });
-    await client.messages.create({ model: 'gemini-2.5-flash', max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'think a little' }] });
+    await harness.addChannel({
+      type: GEMINI.type,
+      name: 'gemini',
+      key: GEMINI.key,
+      base_url: GEMINI.baseUrl(gemini),
+      models: 'gemini-2.5-flash',
+    });
+    await client.messages.create({
+      model: 'gemini-2.5-flash',
+      max_tokens: 4000,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      messages: [{ role: 'user', content: 'think a little' }],
+    });
     const sent = gemini.requests.at(-1)!.body as { generationConfig?: { thinkingConfig?: unknown } };
     expect(sent.generationConfig?.thinkingConfig).toEqual({ thinkingBudget: 1024 });
   });
@@ -389,7 +485,9 @@ describe('/v1/messages: keys, required fields, count_tokens', () => {
     await addClaude();
     const before = await harness.balances();
     const requests = anthropic.requests.length;
-    const error = await client.messages.create({ model: CLAUDE_MODEL, messages: [{ role: 'user', content: 'hi' }] } as never).catch((caught: unknown) => caught);
+    const error = await client.messages
+      .create({ model: CLAUDE_MODEL, messages: [{ role: 'user', content: 'hi' }] } as never)
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(Anthropic.BadRequestError);
     const failure = error as InstanceType<typeof Anthropic.BadRequestError>;
     expect(failure.status).toBe(400);
@@ -401,12 +499,16 @@ describe('/v1/messages: keys, required fields, count_tokens', () => {
   it("refuses a bad key with Anthropic's 401 authentication_error", async () => {
     await addClaude();
     const bad = new Anthropic({ apiKey: 'sk-not-a-key', baseURL: harness.baseUrl, maxRetries: 0 });
-    const error = await bad.messages.create({ model: CLAUDE_MODEL, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }).catch((caught: unknown) => caught);
+    const error = await bad.messages
+      .create({ model: CLAUDE_MODEL, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(Anthropic.AuthenticationError);
     const failure = error as InstanceType<typeof Anthropic.AuthenticationError>;
     expect(failure.status).toBe(401);
     expect(failure.error).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
-    const counted = await bad.messages.countTokens({ model: CLAUDE_MODEL, messages: [{ role: 'user', content: 'hi' }] }).catch((caught: unknown) => caught);
+    const counted = await bad.messages
+      .countTokens({ model: CLAUDE_MODEL, messages: [{ role: 'user', content: 'hi' }] })
+      .catch((caught: unknown) => caught);
     expect(counted).toBeInstanceOf(Anthropic.AuthenticationError);
   });
 
@@ -416,11 +518,18 @@ describe('/v1/messages: keys, required fields, count_tokens', () => {
     const page = await client.models.list();
     const ids = page.data.map((model) => model.id);
     expect(ids).toEqual([CLAUDE_MODEL, GPT].sort());
-    expect(page.data[0]).toEqual({ type: 'model', id: ids[0], display_name: ids[0], created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    expect(page.data[0]).toEqual({
+      type: 'model',
+      id: ids[0],
+      display_name: ids[0],
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
     const bad = new Anthropic({ apiKey: 'sk-not-a-key', baseURL: harness.baseUrl, maxRetries: 0 });
     await expect(bad.models.list()).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
     // an OpenAI client still gets OpenAI's list
-    const openAiList = (await (await fetch(`${harness.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${harness.apiKey}` } })).json()) as { object: string };
+    const openAiList = (await (
+      await fetch(`${harness.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${harness.apiKey}` } })
+    ).json()) as { object: string };
     expect(openAiList.object).toBe('list');
   });
 
@@ -428,7 +537,12 @@ describe('/v1/messages: keys, required fields, count_tokens', () => {
     await addClaude();
     const before = await harness.balances();
     const requests = anthropic.requests.length;
-    const body = { model: CLAUDE_MODEL, system: 'Be brief.', messages: [{ role: 'user' as const, content: 'hello there friend, how are you today?' }], tools: [WEATHER_TOOL] };
+    const body = {
+      model: CLAUDE_MODEL,
+      system: 'Be brief.',
+      messages: [{ role: 'user' as const, content: 'hello there friend, how are you today?' }],
+      tools: [WEATHER_TOOL],
+    };
     const counted = await client.messages.countTokens(body);
     expect(counted.input_tokens).toBe(countMessagesPromptTokens(body, CLAUDE_MODEL));
     expect(counted.input_tokens).toBeGreaterThan(10);
@@ -438,28 +552,53 @@ describe('/v1/messages: keys, required fields, count_tokens', () => {
 });
 
 describe('/v1/messages to a Gemini channel (translated both ways, tool calls in the answer)', () => {
-  const addGemini = () => harness.addChannel({ type: GEMINI.type, name: 'gemini', key: GEMINI.key, base_url: GEMINI.baseUrl(gemini), models: GEMINI.chatModel });
+  const addGemini = () =>
+    harness.addChannel({ type: GEMINI.type, name: 'gemini', key: GEMINI.key, base_url: GEMINI.baseUrl(gemini), models: GEMINI.chatModel });
 
   it('answers a tool call as a tool_use block, streamed as content_block_start + input_json_delta, and takes the tool_result back', async () => {
     const channelId = await addGemini();
     const model = GEMINI.chatModel;
     const before = await harness.balances();
     const question = 'weather in Paris';
-    const first = await client.messages.create({ model, max_tokens: 100, tools: [WEATHER_TOOL], messages: [{ role: 'user', content: question }] });
+    const first = await client.messages.create({
+      model,
+      max_tokens: 100,
+      tools: [WEATHER_TOOL],
+      messages: [{ role: 'user', content: question }],
+    });
     expect(first.stop_reason).toBe('tool_use');
-    expect(first.content).toEqual([{ type: 'tool_use', id: expect.stringMatching(/^toolu_/), name: 'get_weather', input: { city: question } }]);
+    expect(first.content).toEqual([
+      { type: 'tool_use', id: expect.stringMatching(/^toolu_/), name: 'get_weather', input: { city: question } },
+    ]);
     const firstReported = gemini.reported.at(-1)!;
     expect(first.usage).toMatchObject({ input_tokens: firstReported.promptTokens, output_tokens: firstReported.completionTokens });
 
-    const stream = client.messages.stream({ model, max_tokens: 100, tools: [WEATHER_TOOL], messages: [{ role: 'user', content: question }] });
+    const stream = client.messages.stream({
+      model,
+      max_tokens: 100,
+      tools: [WEATHER_TOOL],
+      messages: [{ role: 'user', content: question }],
+    });
     const events: Array<{ type: string; [field: string]: unknown }> = [];
     stream.on('streamEvent', (event) => events.push(event as never));
     const streamed = await stream.finalMessage();
-    expect(eventOrder(events.map((event) => event.type))).toEqual(['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
-    expect(events.find((event) => event.type === 'content_block_start')).toMatchObject({ index: 0, content_block: { type: 'tool_use', name: 'get_weather', input: {} } });
+    expect(eventOrder(events.map((event) => event.type))).toEqual([
+      'message_start',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ]);
+    expect(events.find((event) => event.type === 'content_block_start')).toMatchObject({
+      index: 0,
+      content_block: { type: 'tool_use', name: 'get_weather', input: {} },
+    });
     expect(events.find((event) => event.type === 'content_block_delta')).toMatchObject({ index: 0, delta: { type: 'input_json_delta' } });
     expect(events.find((event) => event.type === 'message_delta')).toMatchObject({ delta: { stop_reason: 'tool_use' } });
-    expect(streamed.content).toEqual([{ type: 'tool_use', id: expect.stringMatching(/^toolu_/), name: 'get_weather', input: { city: question } }]);
+    expect(streamed.content).toEqual([
+      { type: 'tool_use', id: expect.stringMatching(/^toolu_/), name: 'get_weather', input: { city: question } },
+    ]);
     const streamReported = gemini.reported.at(-1)!;
 
     const use = first.content[0] as { id: string };
@@ -478,6 +617,10 @@ describe('/v1/messages to a Gemini channel (translated both ways, tool calls in 
     expect(answer.content[0]).toMatchObject({ text: expect.stringContaining('sunny') });
     const lastReported = gemini.reported.at(-1)!;
     const total = [firstReported, streamReported, lastReported].reduce((sum, usage) => sum + charge(model, usage), 0);
-    await expectBilledInTotal(harness, before, channelId, total, { quota: charge(model, lastReported), prompt_tokens: lastReported.promptTokens, completion_tokens: lastReported.completionTokens });
+    await expectBilledInTotal(harness, before, channelId, total, {
+      quota: charge(model, lastReported),
+      prompt_tokens: lastReported.promptTokens,
+      completion_tokens: lastReported.completionTokens,
+    });
   });
 });

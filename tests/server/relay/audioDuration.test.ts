@@ -49,7 +49,11 @@ function opus(seconds: number, preSkip = 312): Buffer {
   head[9] = 1;
   head.writeUInt16LE(preSkip, 10);
   head.writeUInt32LE(48000, 12);
-  return Buffer.concat([oggPage(0, head), oggPage(0, Buffer.alloc(100, 2)), oggPage(Math.round(seconds * 48000) + preSkip, Buffer.alloc(100, 3))]);
+  return Buffer.concat([
+    oggPage(0, head),
+    oggPage(0, Buffer.alloc(100, 2)),
+    oggPage(Math.round(seconds * 48000) + preSkip, Buffer.alloc(100, 3)),
+  ]);
 }
 
 function box(type: string, ...contents: Buffer[]): Buffer {

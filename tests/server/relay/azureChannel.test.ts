@@ -28,7 +28,11 @@ const DEPLOYMENTS = new Set(['gpt-35-turbo', 'text-embedding-ada-002', 'dall-e']
 function startAzureFront(emulatorUrl: string): Promise<Server> {
   const server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://azure.local');
-    azureCalls.push({ url: request.url ?? '', apiKey: request.headers['api-key'] as string | undefined, authorization: request.headers.authorization });
+    azureCalls.push({
+      url: request.url ?? '',
+      apiKey: request.headers['api-key'] as string | undefined,
+      authorization: request.headers.authorization,
+    });
     const match = /^\/openai\/deployments\/([^/]+)\/(chat\/completions|embeddings|images\/generations)$/.exec(url.pathname);
     const fail = (status: number, code: string, message: string) => {
       response.writeHead(status, { 'content-type': 'application/json' });
@@ -44,10 +48,14 @@ function startAzureFront(emulatorUrl: string): Promise<Server> {
     if (!match || !url.searchParams.get('api-version')) return fail(404, '404', 'Resource not found');
     if (!DEPLOYMENTS.has(match[1])) return fail(404, 'DeploymentNotFound', 'The API deployment for this resource does not exist.');
     const { host: _host, 'api-key': _key, ...headers } = request.headers;
-    const upstream = httpRequest(`${emulatorUrl}/v1/${match[2]}`, { method: 'POST', headers: { ...headers, authorization: 'Bearer sk-good' } }, (answer) => {
-      response.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(response);
-    });
+    const upstream = httpRequest(
+      `${emulatorUrl}/v1/${match[2]}`,
+      { method: 'POST', headers: { ...headers, authorization: 'Bearer sk-good' } },
+      (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(response);
+      },
+    );
     request.pipe(upstream);
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
@@ -69,7 +77,14 @@ let channelId: number;
 beforeEach(async () => {
   await resetRelay(harness);
   azureCalls.length = 0;
-  channelId = await harness.addChannel({ type: 3, name: 'azure', key: AZURE_KEY, base_url: azureUrl, other: '2024-10-21', models: 'gpt-3.5-turbo-0613,text-embedding-ada-002,dall-e' });
+  channelId = await harness.addChannel({
+    type: 3,
+    name: 'azure',
+    key: AZURE_KEY,
+    base_url: azureUrl,
+    other: '2024-10-21',
+    models: 'gpt-3.5-turbo-0613,text-embedding-ada-002,dall-e',
+  });
 });
 
 const charge = (model: string, promptTokens: number, completionTokens: number) =>
@@ -78,10 +93,19 @@ const charge = (model: string, promptTokens: number, completionTokens: number) =
 describe('an Azure channel through the openai SDK', () => {
   it('relays a chat to the deployment URL with api-key and bills the usage exactly', async () => {
     const before = await harness.balances();
-    const completion = await client.chat.completions.create({ model: 'gpt-3.5-turbo-0613', messages: [{ role: 'user', content: 'hello azure friend' }] });
+    const completion = await client.chat.completions.create({
+      model: 'gpt-3.5-turbo-0613',
+      messages: [{ role: 'user', content: 'hello azure friend' }],
+    });
     expect(completion.choices[0].message.content).toBe('word0 word1 word2 word3 word4');
-    expect(azureCalls).toEqual([{ url: '/openai/deployments/gpt-35-turbo/chat/completions?api-version=2024-10-21', apiKey: AZURE_KEY, authorization: undefined }]);
-    await expectBilled(harness, before, channelId, 'gpt-3.5-turbo-0613', charge('gpt-3.5-turbo-0613', 3, 5), { prompt_tokens: 3, completion_tokens: 5, is_stream: 0 });
+    expect(azureCalls).toEqual([
+      { url: '/openai/deployments/gpt-35-turbo/chat/completions?api-version=2024-10-21', apiKey: AZURE_KEY, authorization: undefined },
+    ]);
+    await expectBilled(harness, before, channelId, 'gpt-3.5-turbo-0613', charge('gpt-3.5-turbo-0613', 3, 5), {
+      prompt_tokens: 3,
+      completion_tokens: 5,
+      is_stream: 0,
+    });
   });
 
   it('relays a streamed chat, with the usage the client asked for, billed exactly', async () => {
@@ -101,7 +125,11 @@ describe('an Azure channel through the openai SDK', () => {
     expect(text).toBe('word0 word1 word2 word3 word4');
     expect(usage).toMatchObject({ prompt_tokens: 4, completion_tokens: 5 });
     expect(azureCalls[0].url).toBe('/openai/deployments/gpt-35-turbo/chat/completions?api-version=2024-10-21');
-    await expectBilled(harness, before, channelId, 'gpt-3.5-turbo-0613', charge('gpt-3.5-turbo-0613', 4, 5), { prompt_tokens: 4, completion_tokens: 5, is_stream: 1 });
+    await expectBilled(harness, before, channelId, 'gpt-3.5-turbo-0613', charge('gpt-3.5-turbo-0613', 4, 5), {
+      prompt_tokens: 4,
+      completion_tokens: 5,
+      is_stream: 1,
+    });
   });
 
   it('relays embeddings and bills their usage', async () => {
@@ -109,7 +137,10 @@ describe('an Azure channel through the openai SDK', () => {
     const embeddings = await client.embeddings.create({ model: 'text-embedding-ada-002', input: ['alpha beta', 'gamma'] });
     expect(embeddings.data).toHaveLength(2);
     expect(azureCalls[0].url).toBe('/openai/deployments/text-embedding-ada-002/embeddings?api-version=2024-10-21');
-    await expectBilled(harness, before, channelId, 'text-embedding-ada-002', charge('text-embedding-ada-002', 3, 0), { prompt_tokens: 3, completion_tokens: 0 });
+    await expectBilled(harness, before, channelId, 'text-embedding-ada-002', charge('text-embedding-ada-002', 3, 0), {
+      prompt_tokens: 3,
+      completion_tokens: 0,
+    });
   });
 
   it('serves the legacy /v1/engines/:model/embeddings route at the deployment URL (v0.5.3 built a broken task path)', async () => {
@@ -130,7 +161,11 @@ describe('an Azure channel through the openai SDK', () => {
   it('tests the channel through its adaptor: the deployment URL and api-version, a minimal chat', async () => {
     const root = await harness.admin('GET', `/api/channel/test/${channelId}`);
     expect(root).toMatchObject({ success: true, message: '' });
-    expect(azureCalls.at(-1)).toEqual({ url: '/openai/deployments/gpt-35-turbo/chat/completions?api-version=2024-10-21', apiKey: AZURE_KEY, authorization: undefined });
+    expect(azureCalls.at(-1)).toEqual({
+      url: '/openai/deployments/gpt-35-turbo/chat/completions?api-version=2024-10-21',
+      apiKey: AZURE_KEY,
+      authorization: undefined,
+    });
   });
 
   it("reads Azure's refusal of the key as a dead key: the channel is disabled and the next one answers", async () => {
@@ -139,7 +174,15 @@ describe('an Azure channel through the openai SDK', () => {
     try {
       await harness.app.ctx.db.deleteFrom('abilities').execute();
       await harness.app.ctx.db.deleteFrom('channels').execute();
-      const dead = await harness.addChannel({ type: 3, name: 'azure-dead', key: 'azure-revoked-key', base_url: azureUrl, other: '2024-10-21', models: 'gpt-3.5-turbo-0613', priority: 10 });
+      const dead = await harness.addChannel({
+        type: 3,
+        name: 'azure-dead',
+        key: 'azure-revoked-key',
+        base_url: azureUrl,
+        other: '2024-10-21',
+        models: 'gpt-3.5-turbo-0613',
+        priority: 10,
+      });
       const good = await harness.addChannel({ name: 'openai', key: 'sk-good', models: 'gpt-3.5-turbo-0613' });
       const completion = await client.chat.completions.create({ model: 'gpt-3.5-turbo-0613', messages: [{ role: 'user', content: 'hi' }] });
       expect(completion.choices[0].message.content).toBe('word0 word1 word2 word3 word4');

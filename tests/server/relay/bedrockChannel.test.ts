@@ -10,8 +10,24 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { cacheCreationRatioFor, cachedPromptRatioFor, completionRatioFor, computeQuota } from '../../../server/billing/prices';
 import { countInputTokens } from '../../../server/protocols/inbound/tokenCount';
-import { BEDROCK_ACCESS_KEY, BEDROCK_CHANNELS, BEDROCK_REGION, startBedrockEmulator, type BedrockEmulator, type BedrockReportedUsage } from '../../support/emulators/bedrock';
-import { consumeLogCount, defaultModelRatio, expectBilled, expectSettledAfterLeaving, nextConsumeLog, resetRelay, startRelayHarness, type RelayHarness } from './harness';
+import {
+  BEDROCK_ACCESS_KEY,
+  BEDROCK_CHANNELS,
+  BEDROCK_REGION,
+  startBedrockEmulator,
+  type BedrockEmulator,
+  type BedrockReportedUsage,
+} from '../../support/emulators/bedrock';
+import {
+  consumeLogCount,
+  defaultModelRatio,
+  expectBilled,
+  expectSettledAfterLeaving,
+  nextConsumeLog,
+  resetRelay,
+  startRelayHarness,
+  type RelayHarness,
+} from './harness';
 
 const [IAM, API_KEY] = BEDROCK_CHANNELS;
 const MODEL = IAM.chatModel;
@@ -35,7 +51,15 @@ beforeEach(async () => {
 });
 
 const addBedrock = (fields: Record<string, unknown> = {}) =>
-  harness.addChannel({ type: 33, name: 'bedrock', key: IAM.key, base_url: IAM.baseUrl(bedrock), other: IAM.other, models: MODEL, ...fields });
+  harness.addChannel({
+    type: 33,
+    name: 'bedrock',
+    key: IAM.key,
+    base_url: IAM.baseUrl(bedrock),
+    other: IAM.other,
+    models: MODEL,
+    ...fields,
+  });
 
 /** The exact charge for what the emulator reported, the cache reads and writes at the model's own ratios. */
 const chargeOf = (usage: BedrockReportedUsage) =>
@@ -63,10 +87,15 @@ describe('an AWS Bedrock channel through the openai SDK', () => {
       temperature: 0.3,
       max_tokens: 100,
     });
-    expect(completion.choices[0]).toMatchObject({ message: { role: 'assistant', content: 'Hello from Bedrock, you said: hello there Bedrock' }, finish_reason: 'stop' });
+    expect(completion.choices[0]).toMatchObject({
+      message: { role: 'assistant', content: 'Hello from Bedrock, you said: hello there Bedrock' },
+      finish_reason: 'stop',
+    });
     const call = bedrock.requests.at(-1)!;
     expect(call.url).toBe('/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse');
-    expect(String(call.headers.authorization)).toMatch(new RegExp(`^AWS4-HMAC-SHA256 Credential=${BEDROCK_ACCESS_KEY}/\\d{8}/${BEDROCK_REGION}/bedrock/aws4_request, `));
+    expect(String(call.headers.authorization)).toMatch(
+      new RegExp(`^AWS4-HMAC-SHA256 Credential=${BEDROCK_ACCESS_KEY}/\\d{8}/${BEDROCK_REGION}/bedrock/aws4_request, `),
+    );
     expect(call.body).toEqual({
       messages: [{ role: 'user', content: [{ text: 'hello there Bedrock' }] }],
       system: [{ text: 'Be brief.' }],
@@ -74,13 +103,22 @@ describe('an AWS Bedrock channel through the openai SDK', () => {
     });
     const reported = bedrock.reported.at(-1)!;
     expect(completion.usage).toMatchObject({ prompt_tokens: reported.promptTokens, completion_tokens: reported.completionTokens });
-    await expectBilled(harness, before, channelId, MODEL, chargeOf(reported), { prompt_tokens: reported.promptTokens, completion_tokens: reported.completionTokens, is_stream: 0 });
+    await expectBilled(harness, before, channelId, MODEL, chargeOf(reported), {
+      prompt_tokens: reported.promptTokens,
+      completion_tokens: reported.completionTokens,
+      is_stream: 0,
+    });
   });
 
   it('streams the event-stream answer as chunks with one finish reason and usage, billed exactly', async () => {
     const channelId = await addBedrock();
     const before = await harness.balances();
-    const stream = await client.chat.completions.create({ model: MODEL, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'one two three four' }] });
+    const stream = await client.chat.completions.create({
+      model: MODEL,
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'one two three four' }],
+    });
     let text = '';
     let finishes = 0;
     let usage: OpenAI.CompletionUsage | undefined;
@@ -95,20 +133,35 @@ describe('an AWS Bedrock channel through the openai SDK', () => {
     expect(finishes).toBe(1);
     expect(bedrock.requests.at(-1)!.url).toBe('/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse-stream');
     const reported = bedrock.reported.at(-1)!;
-    expect(usage).toEqual({ prompt_tokens: reported.promptTokens, completion_tokens: reported.completionTokens, total_tokens: reported.promptTokens + reported.completionTokens });
-    await expectBilled(harness, before, channelId, MODEL, chargeOf(reported), { is_stream: 1, completion_tokens: reported.completionTokens });
+    expect(usage).toEqual({
+      prompt_tokens: reported.promptTokens,
+      completion_tokens: reported.completionTokens,
+      total_tokens: reported.promptTokens + reported.completionTokens,
+    });
+    await expectBilled(harness, before, channelId, MODEL, chargeOf(reported), {
+      is_stream: 1,
+      completion_tokens: reported.completionTokens,
+    });
   });
 
   it('bills prompt-cache reads and writes as the vendor reports them, as Anthropic is billed', async () => {
     const channelId = await addBedrock();
     const before = await harness.balances();
-    const completion = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: `${'preamble '.repeat(60)}[cache_read:20] [cache_write:30] please answer` }] });
+    const completion = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: `${'preamble '.repeat(60)}[cache_read:20] [cache_write:30] please answer` }],
+    });
     const reported = bedrock.reported.at(-1)!;
     expect([reported.cachedPromptTokens, reported.cacheCreationTokens]).toEqual([20, 30]);
     expect(completion.usage?.prompt_tokens_details?.cached_tokens).toBe(20);
     const ratio = defaultModelRatio(MODEL);
     const expected = Math.floor(
-      (reported.promptTokens - 50 + 20 * cachedPromptRatioFor(MODEL) + 30 * cacheCreationRatioFor(MODEL) + Math.floor(reported.completionTokens * completionRatioFor(MODEL))) * ratio,
+      (reported.promptTokens -
+        50 +
+        20 * cachedPromptRatioFor(MODEL) +
+        30 * cacheCreationRatioFor(MODEL) +
+        Math.floor(reported.completionTokens * completionRatioFor(MODEL))) *
+        ratio,
     );
     expect(expected).toBe(chargeOf(reported));
     await expectBilled(harness, before, channelId, MODEL, expected, { prompt_tokens: reported.promptTokens });
@@ -116,8 +169,18 @@ describe('an AWS Bedrock channel through the openai SDK', () => {
 
   it('calls a tool, streamed, and answers its result in the next turn', async () => {
     await addBedrock();
-    const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }];
-    const stream = await client.chat.completions.create({ model: MODEL, stream: true, tools, messages: [{ role: 'user', content: 'get_weather Paris' }] });
+    const tools: OpenAI.ChatCompletionTool[] = [
+      {
+        type: 'function',
+        function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+      },
+    ];
+    const stream = await client.chat.completions.create({
+      model: MODEL,
+      stream: true,
+      tools,
+      messages: [{ role: 'user', content: 'get_weather Paris' }],
+    });
     const calls: Array<{ id: string; name: string; arguments: string }> = [];
     let finish: string | null = null;
     for await (const chunk of stream) {
@@ -138,7 +201,11 @@ describe('an AWS Bedrock channel through the openai SDK', () => {
       tools,
       messages: [
         { role: 'user', content: 'get_weather Paris' },
-        { role: 'assistant', content: null, tool_calls: [{ id: calls[0].id, type: 'function', function: { name: 'get_weather', arguments: calls[0].arguments } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: calls[0].id, type: 'function', function: { name: 'get_weather', arguments: calls[0].arguments } }],
+        },
         { role: 'tool', tool_call_id: calls[0].id, content: 'sunny 21 C' },
       ],
     });
@@ -176,14 +243,20 @@ describe('an AWS Bedrock channel through the openai SDK', () => {
   it("a throttled or invalid request comes back in OpenAI's shape and costs nothing", async () => {
     await addBedrock();
     const before = await harness.balances();
-    const throttled = await harness.post('/v1/chat/completions', { model: MODEL, messages: [{ role: 'user', content: 'slow down [throttle]' }] });
+    const throttled = await harness.post('/v1/chat/completions', {
+      model: MODEL,
+      messages: [{ role: 'user', content: 'slow down [throttle]' }],
+    });
     // the relay words a vendor's 429 its own way (the vendor's words go to the log)
     expect(throttled.status).toBe(429);
     expect(((await throttled.json()) as { error: { message: string } }).error.message).toMatch(/busy, please retry/);
     // a conversation that starts with the assistant: Converse refuses it
     const invalid = await harness.post('/v1/chat/completions', { model: MODEL, messages: [{ role: 'assistant', content: 'I start' }] });
     expect(invalid.status).toBe(400);
-    const byUrl = await harness.post('/v1/chat/completions', { model: MODEL, messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }] });
+    const byUrl = await harness.post('/v1/chat/completions', {
+      model: MODEL,
+      messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }],
+    });
     expect(byUrl.status).toBe(400);
     expect(((await byUrl.json()) as { error: { message: string } }).error.message).toContain('only inline');
     const after = await harness.balances();
@@ -193,7 +266,11 @@ describe('an AWS Bedrock channel through the openai SDK', () => {
 
   it('a throttlingException frame in the stream reaches the client as an error, never as a clean end', async () => {
     await addBedrock();
-    const response = await harness.post('/v1/chat/completions', { model: MODEL, stream: true, messages: [{ role: 'user', content: 'fail please [stream_error]' }] });
+    const response = await harness.post('/v1/chat/completions', {
+      model: MODEL,
+      stream: true,
+      messages: [{ role: 'user', content: 'fail please [stream_error]' }],
+    });
     const text = await response.text();
     if (response.status === 200) {
       expect(text).toMatch(/data: \{"error":\{"message":"[^"]*","type":"[a-z_]+","param":null,"code":"[a-z_]+"\}\}\n\n$/);
@@ -208,7 +285,12 @@ describe('an AWS Bedrock channel through the openai SDK', () => {
     const channelId = await addBedrock({ models: nova });
     const anthropic = new Anthropic({ apiKey: harness.apiKey, baseURL: harness.baseUrl, maxRetries: 0 });
     const before = await harness.balances();
-    const stream = anthropic.messages.stream({ model: nova, max_tokens: 200, system: 'Be brief.', messages: [{ role: 'user', content: 'hello from a Messages client' }] });
+    const stream = anthropic.messages.stream({
+      model: nova,
+      max_tokens: 200,
+      system: 'Be brief.',
+      messages: [{ role: 'user', content: 'hello from a Messages client' }],
+    });
     const final = await stream.finalMessage();
     expect(final.content[0]).toMatchObject({ type: 'text', text: 'Hello from Bedrock, you said: hello from a Messages client' });
     expect(final.stop_reason).toBe('end_turn');
@@ -251,7 +333,12 @@ describe('an AWS Bedrock channel through the openai SDK', () => {
 describe('Claude on an AWS Bedrock channel for an Anthropic Messages client (InvokeModel, passed through)', () => {
   const anthropicClient = () => new Anthropic({ apiKey: harness.apiKey, baseURL: harness.baseUrl, maxRetries: 0 });
   const tools: Anthropic.Tool[] = [
-    { name: 'get_weather', description: 'The weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } }, cache_control: { type: 'ephemeral' } },
+    {
+      name: 'get_weather',
+      description: 'The weather',
+      input_schema: { type: 'object', properties: { city: { type: 'string' } } },
+      cache_control: { type: 'ephemeral' },
+    },
   ];
 
   it("sends the client's own body to InvokeModel (signed), without model and stream, with Bedrock's anthropic_version, and bills the answer's usage, cache included", async () => {
@@ -295,7 +382,11 @@ describe('Claude on an AWS Bedrock channel for an Anthropic Messages client (Inv
       cache_creation_input_tokens: 10,
       output_tokens: reported.completionTokens,
     });
-    await expectBilled(harness, before, channelId, MODEL, chargeOf(reported), { is_stream: 0, prompt_tokens: reported.promptTokens, completion_tokens: reported.completionTokens });
+    await expectBilled(harness, before, channelId, MODEL, chargeOf(reported), {
+      is_stream: 0,
+      prompt_tokens: reported.promptTokens,
+      completion_tokens: reported.completionTokens,
+    });
   });
 
   it("streams InvokeModelWithResponseStream's chunks as Anthropic's own events (with a Bedrock API key), billed exactly, cache included", async () => {
@@ -310,7 +401,9 @@ describe('Claude on an AWS Bedrock channel for an Anthropic Messages client (Inv
     const types: string[] = [];
     stream.on('streamEvent', (event) => types.push(event.type));
     const final = await stream.finalMessage();
-    expect(final.content).toEqual([{ type: 'text', text: `Hello from Bedrock, you said: ${'history '.repeat(30)}[cache_read:12] [cache_write:6] stream it please` }]);
+    expect(final.content).toEqual([
+      { type: 'text', text: `Hello from Bedrock, you said: ${'history '.repeat(30)}[cache_read:12] [cache_write:6] stream it please` },
+    ]);
     expect(types[0]).toBe('message_start');
     expect(types.at(-1)).toBe('message_stop');
     expect(types).toContain('message_delta');
@@ -320,8 +413,16 @@ describe('Claude on an AWS Bedrock channel for an Anthropic Messages client (Inv
     expect(call.body).toMatchObject({ anthropic_version: 'bedrock-2023-05-31', thinking: { type: 'enabled', budget_tokens: 1024 } });
     expect(call.body).not.toHaveProperty('stream');
     const reported = bedrock.reported.at(-1)!;
-    expect(final.usage).toMatchObject({ cache_read_input_tokens: 12, cache_creation_input_tokens: 6, output_tokens: reported.completionTokens });
-    await expectBilled(harness, before, channelId, MODEL, chargeOf(reported), { is_stream: 1, prompt_tokens: reported.promptTokens, completion_tokens: reported.completionTokens });
+    expect(final.usage).toMatchObject({
+      cache_read_input_tokens: 12,
+      cache_creation_input_tokens: 6,
+      output_tokens: reported.completionTokens,
+    });
+    await expectBilled(harness, before, channelId, MODEL, chargeOf(reported), {
+      is_stream: 1,
+      prompt_tokens: reported.promptTokens,
+      completion_tokens: reported.completionTokens,
+    });
   });
 
   it("passes the vendor's events on as Anthropic's SSE, byte for byte what the chunks held", async () => {
@@ -343,7 +444,10 @@ describe('Claude on an AWS Bedrock channel for an Anthropic Messages client (Inv
       'event: message_stop',
     ]);
     // Bedrock's invocation metrics ride on message_stop, as the vendor sent them
-    expect(JSON.parse(events.at(-1)!.split('\ndata: ')[1])).toMatchObject({ type: 'message_stop', 'amazon-bedrock-invocationMetrics': { outputTokenCount: 7 } });
+    expect(JSON.parse(events.at(-1)!.split('\ndata: ')[1])).toMatchObject({
+      type: 'message_stop',
+      'amazon-bedrock-invocationMetrics': { outputTokenCount: 7 },
+    });
   });
 
   it("an exception frame mid-stream reaches the client as Anthropic's error event; a throttle before the answer is a 429 and costs nothing", async () => {
@@ -351,11 +455,20 @@ describe('Claude on an AWS Bedrock channel for an Anthropic Messages client (Inv
     const response = await fetch(`${harness.baseUrl}/v1/messages`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': harness.apiKey, 'anthropic-version': '2023-06-01' },
-      body: JSON.stringify({ model: MODEL, max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'fail please [stream_error]' }] }),
+      body: JSON.stringify({
+        model: MODEL,
+        max_tokens: 50,
+        stream: true,
+        messages: [{ role: 'user', content: 'fail please [stream_error]' }],
+      }),
     });
     const text = await response.text();
     expect(text).toMatch(/^event: message_start\n/);
-    expect(text.endsWith('event: error\ndata: {"type":"error","error":{"type":"rate_limit_error","message":"Too many requests, please wait before trying again."}}\n\n')).toBe(true);
+    expect(
+      text.endsWith(
+        'event: error\ndata: {"type":"error","error":{"type":"rate_limit_error","message":"Too many requests, please wait before trying again."}}\n\n',
+      ),
+    ).toBe(true);
     const before = await harness.balances();
     const error = await anthropicClient()
       .messages.create({ model: MODEL, max_tokens: 50, messages: [{ role: 'user', content: 'slow down [throttle]' }] })
@@ -392,14 +505,25 @@ describe('Claude on Bedrock for a Messages client that leaves mid-stream', () =>
   it('is billed for what was streamed before it left (counted), the upstream call ends, and nothing stays held', async () => {
     const slow = await startBedrockEmulator({ wordDelayMs: 60 });
     try {
-      const channelId = await harness.addChannel({ type: 33, name: 'slow bedrock', key: IAM.key, base_url: IAM.baseUrl(slow), models: MODEL });
+      const channelId = await harness.addChannel({
+        type: 33,
+        name: 'slow bedrock',
+        key: IAM.key,
+        base_url: IAM.baseUrl(slow),
+        models: MODEL,
+      });
       const before = await harness.balances();
       const logsBefore = await consumeLogCount(harness);
       const leave = new AbortController();
       const response = await fetch(`${harness.baseUrl}/v1/messages`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-api-key': harness.apiKey, 'anthropic-version': '2023-06-01' },
-        body: JSON.stringify({ model: MODEL, max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'one two three four five six seven eight nine ten eleven twelve' }] }),
+        body: JSON.stringify({
+          model: MODEL,
+          max_tokens: 100,
+          stream: true,
+          messages: [{ role: 'user', content: 'one two three four five six seven eight nine ten eleven twelve' }],
+        }),
         signal: leave.signal,
       });
       const reader = response.body!.getReader();
@@ -424,13 +548,20 @@ describe('embeddings on an AWS Bedrock channel through the openai SDK (InvokeMod
     const channelId = await addBedrock({ models: titan });
     const calls = bedrock.requests.length;
     const before = await harness.balances();
-    const result = await client.embeddings.create({ model: titan, input: ['first text here', 'a second, longer one of five words'], dimensions: 256 });
+    const result = await client.embeddings.create({
+      model: titan,
+      input: ['first text here', 'a second, longer one of five words'],
+      dimensions: 256,
+    });
     expect(result.data.map((item) => item.index)).toEqual([0, 1]);
     expect(result.data.map((item) => item.embedding.length)).toEqual([256, 256]);
     // the SDK asked for base64 (its default) and decoded the float32s: the emulator's unit vectors come back whole
     for (const item of result.data) expect(Math.hypot(...item.embedding)).toBeCloseTo(1, 5);
     const sent = bedrock.requests.slice(calls);
-    expect(sent.map((call) => call.url)).toEqual(['/model/amazon.titan-embed-text-v2%3A0/invoke', '/model/amazon.titan-embed-text-v2%3A0/invoke']);
+    expect(sent.map((call) => call.url)).toEqual([
+      '/model/amazon.titan-embed-text-v2%3A0/invoke',
+      '/model/amazon.titan-embed-text-v2%3A0/invoke',
+    ]);
     expect(sent.map((call) => call.body)).toEqual([
       { inputText: 'first text here', dimensions: 256 },
       { inputText: 'a second, longer one of five words', dimensions: 256 },
@@ -439,7 +570,13 @@ describe('embeddings on an AWS Bedrock channel through the openai SDK (InvokeMod
     const tokens = bedrock.reported.slice(-2).reduce((sum, usage) => sum + usage.promptTokens, 0);
     expect(tokens).toBe(3 + 7);
     expect(result.usage).toEqual({ prompt_tokens: tokens, total_tokens: tokens });
-    const charge = computeQuota({ promptTokens: tokens, completionTokens: 0, cachedPromptTokens: 0, ratio: defaultModelRatio(titan), completionRatio: 1 });
+    const charge = computeQuota({
+      promptTokens: tokens,
+      completionTokens: 0,
+      cachedPromptTokens: 0,
+      ratio: defaultModelRatio(titan),
+      completionRatio: 1,
+    });
     await expectBilled(harness, before, channelId, titan, charge, { prompt_tokens: tokens, completion_tokens: 0 });
   });
 
@@ -457,7 +594,13 @@ describe('embeddings on an AWS Bedrock channel through the openai SDK (InvokeMod
     expect(call.url).toBe('/model/cohere.embed-english-v3/invoke');
     expect(call.body).toEqual({ texts: input, input_type: 'search_query' });
     const tokens = countInputTokens(input, cohere, {});
-    const charge = computeQuota({ promptTokens: tokens, completionTokens: 0, cachedPromptTokens: 0, ratio: defaultModelRatio(cohere), completionRatio: 1 });
+    const charge = computeQuota({
+      promptTokens: tokens,
+      completionTokens: 0,
+      cachedPromptTokens: 0,
+      ratio: defaultModelRatio(cohere),
+      completionRatio: 1,
+    });
     await expectBilled(harness, before, channelId, cohere, charge, { prompt_tokens: tokens });
   });
 

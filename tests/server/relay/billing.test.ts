@@ -23,14 +23,34 @@ describe('billing arithmetic', () => {
     const turbo = lookupPrice('gpt-3.5-turbo', 'default', { 'gpt-3.5-turbo': 0.75 }, DEFAULT_GROUP_RATIO, { 'gpt-3.5-turbo': 4 / 3 });
     expect(turbo).toMatchObject({ known: true, ratio: 0.75, modelRatio: 0.75, groupRatio: 1, completionRatio: 4 / 3, source: 'option' });
     // 100 prompt + floor(50 x 4/3) = 166 x 0.75 = 124.5 -> 124
-    expect(computeQuota({ promptTokens: 100, completionTokens: 50, ratio: 0.75, completionRatio: completionRatioFor('gpt-3.5-turbo', { 'gpt-3.5-turbo': 4 / 3 }) })).toBe(124);
+    expect(
+      computeQuota({
+        promptTokens: 100,
+        completionTokens: 50,
+        ratio: 0.75,
+        completionRatio: completionRatioFor('gpt-3.5-turbo', { 'gpt-3.5-turbo': 4 / 3 }),
+      }),
+    ).toBe(124);
     // 1000 + 500 x 2 = 2000 x 15 = 30000
-    expect(computeQuota({ promptTokens: 1000, completionTokens: 500, ratio: 15, completionRatio: completionRatioFor('gpt-4-0613') })).toBe(30000);
+    expect(computeQuota({ promptTokens: 1000, completionTokens: 500, ratio: 15, completionRatio: completionRatioFor('gpt-4-0613') })).toBe(
+      30000,
+    );
   });
 
   it('applies the group ratio and prices an unknown group at 1', () => {
-    expect(lookupPrice('gpt-4', 'vip', DEFAULT_MODEL_RATIO, { vip: 2 })).toMatchObject({ known: true, ratio: 30, modelRatio: 15, groupRatio: 2, completionRatio: 2 });
-    expect(lookupPrice('gpt-4', 'nobody', DEFAULT_MODEL_RATIO, { vip: 2 })).toMatchObject({ known: true, ratio: 15, modelRatio: 15, groupRatio: 1 });
+    expect(lookupPrice('gpt-4', 'vip', DEFAULT_MODEL_RATIO, { vip: 2 })).toMatchObject({
+      known: true,
+      ratio: 30,
+      modelRatio: 15,
+      groupRatio: 2,
+      completionRatio: 2,
+    });
+    expect(lookupPrice('gpt-4', 'nobody', DEFAULT_MODEL_RATIO, { vip: 2 })).toMatchObject({
+      known: true,
+      ratio: 15,
+      modelRatio: 15,
+      groupRatio: 1,
+    });
   });
 
   it('refuses to invent a price for an unknown model', () => {
@@ -49,7 +69,9 @@ describe('billing arithmetic', () => {
     // 1000 prompt of which 600 cached at 0.5: 400 + 300 = 700, + 0 completion, x 1
     expect(computeQuota({ promptTokens: 1000, cachedPromptTokens: 600, completionTokens: 0, ratio: 1, completionRatio: 1 })).toBe(700);
     // an upstream claiming more cached than prompt tokens cannot make the bill negative
-    expect(computeQuota({ promptTokens: 10, cachedPromptTokens: 50, completionTokens: 0, ratio: 1, completionRatio: 1, cachedPromptRatio: 0 })).toBe(1);
+    expect(
+      computeQuota({ promptTokens: 10, cachedPromptTokens: 50, completionTokens: 0, ratio: 1, completionRatio: 1, cachedPromptRatio: 0 }),
+    ).toBe(1);
     expect(computeQuota({ promptTokens: -5, completionTokens: -5, ratio: 1, completionRatio: 1 })).toBe(0);
   });
 
@@ -57,7 +79,9 @@ describe('billing arithmetic', () => {
     expect(reservationQuota({ promptTokens: 100, maxTokens: 50, maxOutputTokens: 8192, ratio: 15, completionRatio: 2 })).toBe(3000);
     // gpt-4 without max_tokens: 10 prompt + 8192 x 2 output, at 15
     expect(reservationQuota({ promptTokens: 10, maxOutputTokens: 8192, ratio: 15, completionRatio: 2 })).toBe((10 + 16384) * 15);
-    expect(reservationQuota({ promptTokens: 10, maxTokens: 50, maxOutputTokens: 8192, n: 3, ratio: 15, completionRatio: 2 })).toBe((10 + 300) * 15);
+    expect(reservationQuota({ promptTokens: 10, maxTokens: 50, maxOutputTokens: 8192, n: 3, ratio: 15, completionRatio: 2 })).toBe(
+      (10 + 300) * 15,
+    );
     expect(reservationQuota({ promptTokens: 1000, maxOutputTokens: 0, ratio: 1, completionRatio: 1 })).toBe(1000);
     expect(maxOutputTokensFor('gpt-4', { 'gpt-4': 8192 })).toBe(8192);
     expect(maxOutputTokensFor('unlisted', { 'gpt-4': 8192 })).toBe(DEFAULT_MAX_OUTPUT_TOKENS);
@@ -131,11 +155,26 @@ describe('default prices of current models', () => {
   });
 
   it('prices the free models at 0: known, never refused, and charged nothing', () => {
-    for (const model of ['glm-4-flash', 'ERNIE-Speed-8K', 'ERNIE-Lite-8K', 'ERNIE-Tiny-8K', 'lite', 'Qwen/Qwen2.5-7B-Instruct', 'BAAI/bge-m3']) {
+    for (const model of [
+      'glm-4-flash',
+      'ERNIE-Speed-8K',
+      'ERNIE-Lite-8K',
+      'ERNIE-Tiny-8K',
+      'lite',
+      'Qwen/Qwen2.5-7B-Instruct',
+      'BAAI/bge-m3',
+    ]) {
       const price = lookupPrice(model, 'default', DEFAULT_MODEL_RATIO, DEFAULT_GROUP_RATIO);
       expect(price, model).toMatchObject({ known: true, ratio: 0, modelRatio: 0, groupRatio: 1 });
       expect(computeQuota({ promptTokens: 5000, completionTokens: 3000, ratio: 0, completionRatio: completionRatioFor(model) })).toBe(0);
-      expect(reservationQuota({ promptTokens: 5000, maxOutputTokens: maxOutputTokensFor(model, DEFAULT_MODEL_MAX_OUTPUT_TOKENS), ratio: 0, completionRatio: 1 })).toBe(0);
+      expect(
+        reservationQuota({
+          promptTokens: 5000,
+          maxOutputTokens: maxOutputTokensFor(model, DEFAULT_MODEL_MAX_OUTPUT_TOKENS),
+          ratio: 0,
+          completionRatio: 1,
+        }),
+      ).toBe(0);
     }
   });
 
@@ -150,13 +189,22 @@ describe('default prices of current models', () => {
   it('bills a few models by hand: Gemini 2.5 Flash with a cache hit, Groq Llama 70B, grok-3-mini, ERNIE 4.0', () => {
     // gemini-2.5-flash: 2000 prompt (1000 cached at 0.1) + floor(300 x 25/3) = 2500 → (1000 + 100 + 2500) x 0.15 = 540
     // ($0.30 x 1000 + $0.03 x 1000 + $2.50 x 300 per 1M = $0.00108 = 540 quota at 500 000 per dollar)
-    const flash = { ratio: defaultModelRatio('gemini-2.5-flash'), completionRatio: completionRatioFor('gemini-2.5-flash'), cachedPromptRatio: cachedPromptRatioFor('gemini-2.5-flash') };
+    const flash = {
+      ratio: defaultModelRatio('gemini-2.5-flash'),
+      completionRatio: completionRatioFor('gemini-2.5-flash'),
+      cachedPromptRatio: cachedPromptRatioFor('gemini-2.5-flash'),
+    };
     expect(computeQuota({ promptTokens: 2000, cachedPromptTokens: 1000, completionTokens: 300, ...flash })).toBe(540);
     // llama-3.3-70b-versatile: 1000 prompt + floor(1000 x 0.79/0.59) = 1338 → 2338 x 0.295 = 689.71 → 689
     // ($0.59 + $0.79 per 1M for 1000 each = $0.00138 = 690 quota; the floor of the completion part costs one)
-    expect(computeQuota({ promptTokens: 1000, completionTokens: 1000, ratio: DEFAULT_MODEL_RATIO['llama-3.3-70b-versatile'], completionRatio: completionRatioFor('llama-3.3-70b-versatile') })).toBe(
-      689,
-    );
+    expect(
+      computeQuota({
+        promptTokens: 1000,
+        completionTokens: 1000,
+        ratio: DEFAULT_MODEL_RATIO['llama-3.3-70b-versatile'],
+        completionRatio: completionRatioFor('llama-3.3-70b-versatile'),
+      }),
+    ).toBe(689);
     // grok-3-mini: 10 000 prompt (4000 cached at 0.25) + floor(6000 x 5/3) = 10 000 → (6000 + 1000 + 10 000) x 0.15 = 2550
     // ($0.30 x 6000 + $0.075 x 4000 + $0.50 x 6000 per 1M = $0.0051 = 2550 quota)
     expect(
@@ -171,7 +219,14 @@ describe('default prices of current models', () => {
     ).toBe(2550);
     // ERNIE-4.0-8K: 1400 prompt + 1400 x 3 = 5600 → 5600 x 2.142857 = 11 999.99 → 11 999
     // (¥0.03 x 1.4 + ¥0.09 x 1.4 = ¥0.168 = $0.024 at ¥7 = 12 000 quota, less the 6-decimal rounding)
-    expect(computeQuota({ promptTokens: 1400, completionTokens: 1400, ratio: DEFAULT_MODEL_RATIO['ERNIE-4.0-8K'], completionRatio: completionRatioFor('ERNIE-4.0-8K') })).toBe(11_999);
+    expect(
+      computeQuota({
+        promptTokens: 1400,
+        completionTokens: 1400,
+        ratio: DEFAULT_MODEL_RATIO['ERNIE-4.0-8K'],
+        completionRatio: completionRatioFor('ERNIE-4.0-8K'),
+      }),
+    ).toBe(11_999);
   });
 
   it("prices v0.5.3's models: from the catalog where it knows them, else by v0.5.3's own row and prefix", () => {
@@ -198,15 +253,26 @@ describe('default prices of current models', () => {
       expect(DEFAULT_MODEL_RATIO[model], model).toBeGreaterThan(0);
     }
     for (const model of Object.keys(CACHED_PROMPT_RATIO_BY_MODEL)) expect(defaultModelRatio(model), model).toBeGreaterThan(0);
-    for (const model of ['gpt-4.1', 'o4-mini', 'deepseek-chat', 'deepseek-reasoner']) expect(maxOutputTokensFor(model, DEFAULT_MODEL_MAX_OUTPUT_TOKENS), model).toBeGreaterThan(4096);
+    for (const model of ['gpt-4.1', 'o4-mini', 'deepseek-chat', 'deepseek-reasoner'])
+      expect(maxOutputTokensFor(model, DEFAULT_MODEL_MAX_OUTPUT_TOKENS), model).toBeGreaterThan(4096);
     expect(DEFAULT_MODEL_MAX_OUTPUT_TOKENS['text-embedding-3-small']).toBe(0);
     expect(DEFAULT_MODEL_MAX_OUTPUT_TOKENS['text-embedding-3-large']).toBe(0);
-    for (const model of ['gemini-embedding-001', 'mistral-embed', 'embed-v4.0', 'text-embedding-v3', 'embedding-3', 'BAAI/bge-m3']) expect(DEFAULT_MODEL_MAX_OUTPUT_TOKENS[model], model).toBe(0);
+    for (const model of ['gemini-embedding-001', 'mistral-embed', 'embed-v4.0', 'text-embedding-v3', 'embedding-3', 'BAAI/bge-m3'])
+      expect(DEFAULT_MODEL_MAX_OUTPUT_TOKENS[model], model).toBe(0);
   });
 
   it('bills gpt-4o-mini with a cached prompt part and deepseek-chat cache hits at their own shares', () => {
     // 1000 prompt (400 cached at 0.5) + floor(200 x 4), x 0.075: (600 + 200 + 800) x 0.075 = 120
-    expect(computeQuota({ promptTokens: 1000, cachedPromptTokens: 400, completionTokens: 200, ratio: 0.075, completionRatio: 4, cachedPromptRatio: cachedPromptRatioFor('gpt-4o-mini') })).toBe(120);
+    expect(
+      computeQuota({
+        promptTokens: 1000,
+        cachedPromptTokens: 400,
+        completionTokens: 200,
+        ratio: 0.075,
+        completionRatio: 4,
+        cachedPromptRatio: cachedPromptRatioFor('gpt-4o-mini'),
+      }),
+    ).toBe(120);
     // the catalog's deepseek-chat, $0.27 in, $0.07 cached, $1.10 out: 1000 prompt (800 cached at 7/27)
     // + floor(100 x 110/27), x 0.135: (200 + 207.4 + 407) x 0.135 = 109.9 -> 109
     expect(

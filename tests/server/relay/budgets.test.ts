@@ -32,7 +32,8 @@ for (const target of targets) {
       await database?.drop();
     });
 
-    const ask = () => harness.post('/v1/chat/completions', { model: 'gpt-3.5-turbo', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] });
+    const ask = () =>
+      harness.post('/v1/chat/completions', { model: 'gpt-3.5-turbo', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] });
     const tokenRow = () => harness.app.ctx.db.selectFrom('tokens').selectAll().where('id', '=', harness.tokenId).executeTakeFirstOrThrow();
     const userRow = () => harness.app.ctx.db.selectFrom('users').selectAll().where('id', '=', 1).executeTakeFirstOrThrow();
     const setToken = async (values: Record<string, number>) => {
@@ -61,9 +62,15 @@ for (const target of targets) {
       const period = await harness.admin('PUT', '/api/token/', { id: harness.tokenId, budget_period: 'year', budget_quota: 10 });
       expect(period).toMatchObject({ success: false, message: 'budget_period must be one of "", "day", "week" or "month"' });
       const amount = await harness.admin('PUT', '/api/token/', { id: harness.tokenId, budget_period: 'day', budget_quota: 0 });
-      expect(amount).toMatchObject({ success: false, message: 'budget_quota must be a whole number of quota above 0 when a budget period is set' });
+      expect(amount).toMatchObject({
+        success: false,
+        message: 'budget_quota must be a whole number of quota above 0 when a budget period is set',
+      });
       const user = await harness.admin('PUT', '/api/user/', { id: 1, budget_period: 'week', budget_quota: -5 });
-      expect(user).toMatchObject({ success: false, message: 'budget_quota must be a whole number of quota above 0 when a budget period is set' });
+      expect(user).toMatchObject({
+        success: false,
+        message: 'budget_quota must be a whole number of quota above 0 when a budget period is set',
+      });
       const zone = await harness.admin('PUT', '/api/option/', { key: 'TimeZone', value: 'Mars/Olympus' });
       expect(zone.success).toBe(false);
       expect(zone.message).toContain('TimeZone must be a time zone name');
@@ -82,7 +89,11 @@ for (const target of targets) {
 
       const list = await harness.admin('GET', '/api/token/?p=0');
       const listed = (list.data as Array<Record<string, unknown>>).find((token) => token.id === harness.tokenId);
-      expect(listed).toMatchObject({ budget_period: 'day', budget_quota: 1_000_000, budget_usage: { spent: charge, period_start: today.start, resets_at: today.end } });
+      expect(listed).toMatchObject({
+        budget_period: 'day',
+        budget_quota: 1_000_000,
+        budget_usage: { spent: charge, period_start: today.start, resets_at: today.end },
+      });
 
       // the day's budget is used up: nothing is held, the message says when it resets
       await setToken({ period_spent: 1_000_000 });
@@ -133,7 +144,11 @@ for (const target of targets) {
       expect({ spent: Number(row.period_spent), start: Number(row.period_start) }).toEqual({ spent: charge, start: week.start });
 
       const read = await harness.admin('GET', '/api/user/1');
-      expect(read.data).toMatchObject({ budget_period: 'week', budget_quota: 500_000, budget_usage: { spent: charge, period_start: week.start, resets_at: week.end } });
+      expect(read.data).toMatchObject({
+        budget_period: 'week',
+        budget_quota: 500_000,
+        budget_usage: { spent: charge, period_start: week.start, resets_at: week.end },
+      });
 
       await setUser({ period_spent: 499_999 });
       const refusal = await refused();

@@ -107,9 +107,15 @@ for (const target of targets) {
       fetch(`${node.baseUrl}/v1/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${harness.apiKey}` },
-        body: JSON.stringify({ model: 'gpt-3.5-turbo', max_tokens: 10, messages: [{ role: 'user', content: `hi from ${node.name}` }], ...extra }),
+        body: JSON.stringify({
+          model: 'gpt-3.5-turbo',
+          max_tokens: 10,
+          messages: [{ role: 'user', content: `hi from ${node.name}` }],
+          ...extra,
+        }),
       });
-    const consumeLogs = () => harness.app.ctx.db.selectFrom('logs').select(['id', 'quota']).where('type', '=', LogType.consume).orderBy('id', 'asc').execute();
+    const consumeLogs = () =>
+      harness.app.ctx.db.selectFrom('logs').select(['id', 'quota']).where('type', '=', LogType.consume).orderBy('id', 'asc').execute();
     const tokenRow = () => harness.app.ctx.db.selectFrom('tokens').selectAll().where('id', '=', harness.tokenId).executeTakeFirstOrThrow();
     const forget = () => {
       // each node's cached key row, as if its refresh had come round
@@ -152,7 +158,10 @@ for (const target of targets) {
       const today = budgetPeriodAt('day', noon, ZONE);
       const charges = [await answered(a), await answered(b), await answered(a), await answered(b)];
       const row = await tokenRow();
-      expect({ spent: Number(row.period_spent), start: Number(row.period_start) }).toEqual({ spent: charges.reduce((x, y) => x + y, 0), start: today.start });
+      expect({ spent: Number(row.period_spent), start: Number(row.period_start) }).toEqual({
+        spent: charges.reduce((x, y) => x + y, 0),
+        start: today.start,
+      });
       await expectLedgerExact();
     });
 
@@ -165,11 +174,17 @@ for (const target of targets) {
       b.setClock(tomorrowNoon);
       // B first, with its cached row and its own entry both still of the day before
       const first = await answered(b);
-      expect({ spent: Number((await tokenRow()).period_spent), start: Number((await tokenRow()).period_start) }).toEqual({ spent: first, start: tomorrow.start });
+      expect({ spent: Number((await tokenRow()).period_spent), start: Number((await tokenRow()).period_start) }).toEqual({
+        spent: first,
+        start: tomorrow.start,
+      });
       const secondCharge = await answered(a);
       const third = await answered(b);
       const row = await tokenRow();
-      expect({ spent: Number(row.period_spent), start: Number(row.period_start) }).toEqual({ spent: first + secondCharge + third, start: tomorrow.start });
+      expect({ spent: Number(row.period_spent), start: Number(row.period_start) }).toEqual({
+        spent: first + secondCharge + third,
+        start: tomorrow.start,
+      });
       await expectLedgerExact();
     });
 
@@ -224,7 +239,10 @@ for (const target of targets) {
       const late = await answered(b);
       expect(late).toBeGreaterThan(0);
       const row = await tokenRow();
-      expect({ spent: Number(row.period_spent), start: Number(row.period_start) }).toEqual({ spent: Number(before.period_spent), start: dayAfter.start });
+      expect({ spent: Number(row.period_spent), start: Number(row.period_start) }).toEqual({
+        spent: Number(before.period_spent),
+        start: dayAfter.start,
+      });
       await expectLedgerExact();
     });
   });

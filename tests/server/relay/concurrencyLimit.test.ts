@@ -23,12 +23,22 @@ describe('concurrent requests per token and per user', () => {
     await harness.addChannel({ name: 'emulator', key: 'sk-good' });
   });
 
-  const slow = { model: 'gpt-3.5-turbo', stream: true, max_tokens: 20, emulator: { chunks: 6, delay_ms: 150 }, messages: [{ role: 'user', content: 'slowly' }] };
+  const slow = {
+    model: 'gpt-3.5-turbo',
+    stream: true,
+    max_tokens: 20,
+    emulator: { chunks: 6, delay_ms: 150 },
+    messages: [{ role: 'user', content: 'slowly' }],
+  };
   const quick = { model: 'gpt-3.5-turbo', max_tokens: 20, messages: [{ role: 'user', content: 'quickly' }] };
   const limiter = () => concurrencyLimiter(harness.app);
   const held = async () => {
     const user = await harness.app.ctx.db.selectFrom('users').select('held_quota').where('username', '=', 'root').executeTakeFirstOrThrow();
-    const token = await harness.app.ctx.db.selectFrom('tokens').select(['held_quota', 'remain_quota']).where('id', '=', harness.tokenId).executeTakeFirstOrThrow();
+    const token = await harness.app.ctx.db
+      .selectFrom('tokens')
+      .select(['held_quota', 'remain_quota'])
+      .where('id', '=', harness.tokenId)
+      .executeTakeFirstOrThrow();
     return { user: Number(user.held_quota), token: Number(token.held_quota), remain: Number(token.remain_quota) };
   };
   /** Opens streams and waits for their first bytes, so each holds its place. */
@@ -52,7 +62,10 @@ describe('concurrent requests per token and per user', () => {
     expect(Date.now() - startedAt).toBeLessThan(500);
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).toBe('1');
-    expect(((await refused.json()) as { error: { code: string; type: string } }).error).toMatchObject({ code: 'too_many_concurrent_requests', type: 'rate_limit_error' });
+    expect(((await refused.json()) as { error: { code: string; type: string } }).error).toMatchObject({
+      code: 'too_many_concurrent_requests',
+      type: 'rate_limit_error',
+    });
     expect(await held()).toEqual(before);
     await finish();
     expect((await harness.post('/v1/chat/completions', quick)).status).toBe(200);
@@ -92,7 +105,10 @@ describe('concurrent requests per token and per user', () => {
   it("refuses a key's limit above its user's limit in effect, on creation and on edit, and takes one at or below it", async () => {
     await harness.app.ctx.options.set('UserConcurrencyLimit', '3');
     const created = await harness.admin('POST', '/api/token/', { name: 'wide', concurrency_limit: 4 });
-    expect(created).toMatchObject({ success: false, message: "a key's concurrency limit may be at most its account's, 3; -1 gives the key the account's limit" });
+    expect(created).toMatchObject({
+      success: false,
+      message: "a key's concurrency limit may be at most its account's, 3; -1 gives the key the account's limit",
+    });
     const raised = await harness.admin('PUT', '/api/token/', { id: harness.tokenId, concurrency_limit: 4 });
     expect(raised.success).toBe(false);
     expect(raised.message).toContain('at most its account');
@@ -123,7 +139,9 @@ describe('concurrent requests per token and per user', () => {
     let finish = await holdStreams(2);
     let refused = await harness.post('/v1/chat/completions', quick);
     expect(refused.status).toBe(429);
-    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain('this API key already has 2 requests in flight');
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain(
+      'this API key already has 2 requests in flight',
+    );
     await finish();
 
     await harness.app.ctx.options.set('UserConcurrencyLimit', '10');
@@ -167,7 +185,9 @@ describe('concurrent requests per token and per user', () => {
     const calls: Array<Promise<unknown>> = [];
     for (let round = 0; round < 4; round += 1) {
       calls.push(harness.post('/v1/chat/completions', quick).then((response) => response.text())); // answered
-      calls.push(harness.post('/v1/chat/completions', { ...slow, emulator: { chunks: 3, delay_ms: 20 } }).then((response) => response.text())); // streamed
+      calls.push(
+        harness.post('/v1/chat/completions', { ...slow, emulator: { chunks: 3, delay_ms: 20 } }).then((response) => response.text()),
+      ); // streamed
       calls.push(harness.post('/v1/chat/completions', { ...quick, model: 'gpt-4' }).then((response) => response.text())); // upstream 500
       calls.push(harness.post('/v1/chat/completions', { messages: [] }).then((response) => response.text())); // no model: 400
       calls.push(harness.post('/v1/engines/text-embedding-ada-002/embeddings', { input: 'x' }).then((response) => response.text())); // Fastify route
@@ -211,7 +231,8 @@ describe('concurrent requests per token and per user', () => {
     await Promise.all(calls);
     // the server sees the aborts a moment after the clients
     const deadline = Date.now() + 5_000;
-    while ((limiter().byToken.size > 0 || limiter().byUser.size > 0) && Date.now() < deadline) await new Promise((wake) => setTimeout(wake, 20));
+    while ((limiter().byToken.size > 0 || limiter().byUser.size > 0) && Date.now() < deadline)
+      await new Promise((wake) => setTimeout(wake, 20));
     expect([...limiter().byToken.entries()]).toEqual([]);
     expect([...limiter().byUser.entries()]).toEqual([]);
     await harness.settled();

@@ -25,7 +25,8 @@ beforeAll(async () => {
 });
 afterAll(() => harness.close());
 
-const percentile = (values: number[], share: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * share))];
+const percentile = (values: number[], share: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * share))];
 
 /** Other users' small requests, one after another, until `until` settles: each one's latency in ms. */
 async function otherUsersWhile(until: Promise<unknown>): Promise<number[]> {
@@ -36,7 +37,11 @@ async function otherUsersWhile(until: Promise<unknown>): Promise<number[]> {
     const started = performance.now();
     const response = await fetch(`${harness.baseUrl}/api/status`);
     await response.text();
-    const chat = await harness.post('/v1/chat/completions', { model: 'gpt-4', max_tokens: 5, messages: [{ role: 'user', content: 'hello' }] });
+    const chat = await harness.post('/v1/chat/completions', {
+      model: 'gpt-4',
+      max_tokens: 5,
+      messages: [{ role: 'user', content: 'hello' }],
+    });
     await chat.text();
     latencies.push(performance.now() - started);
   }
@@ -59,7 +64,9 @@ describe('counting never holds the event loop', () => {
     const texts = ['the quick brown fox '.repeat(5000), UNSPACED.slice(0, 20_000), '中文字符'.repeat(3000)];
     const atOnce = texts.reduce((sum, text) => sum + countTextTokens(text, 'gpt-4o'), 0);
     expect(await countTextsPaced(texts, 'gpt-4o')).toBe(atOnce);
-    expect(await countPaced('gpt-4o', {}, (options) => texts.reduce((sum, text) => sum + countTextTokens(text, 'gpt-4o', options), 0))).toBe(atOnce);
+    expect(
+      await countPaced('gpt-4o', {}, (options) => texts.reduce((sum, text) => sum + countTextTokens(text, 'gpt-4o', options), 0)),
+    ).toBe(atOnce);
     const bytes = texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0);
     expect(await countTextsPaced(texts, 'gpt-4o', { deadlineMs: 0 })).toBe(bytes);
   });
@@ -74,7 +81,9 @@ describe('counting never holds the event loop', () => {
     loop.enable();
     const hostile = Promise.all(
       Array.from({ length: 12 }, () =>
-        harness.post('/v1/chat/completions', { model: 'gpt-4', messages: [{ role: 'user', content: UNSPACED }] }, key).then(async (response) => (await response.text(), response.status)),
+        harness
+          .post('/v1/chat/completions', { model: 'gpt-4', messages: [{ role: 'user', content: UNSPACED }] }, key)
+          .then(async (response) => (await response.text(), response.status)),
       ),
     );
     const busy = await otherUsersWhile(hostile);
@@ -83,7 +92,11 @@ describe('counting never holds the event loop', () => {
     // refused for quota in the end, costing the sender nothing
     expect(statuses).toEqual(Array.from({ length: 12 }, () => 429));
     await harness.settled();
-    const token = await harness.app.ctx.db.selectFrom('tokens').select(['remain_quota', 'held_quota']).where('id', '=', small.data.id).executeTakeFirstOrThrow();
+    const token = await harness.app.ctx.db
+      .selectFrom('tokens')
+      .select(['remain_quota', 'held_quota'])
+      .where('id', '=', small.data.id)
+      .executeTakeFirstOrThrow();
     expect(Number(token.remain_quota)).toBe(3_000);
     expect(Number(token.held_quota)).toBe(0);
 
@@ -104,11 +117,21 @@ describe('counting never holds the event loop', () => {
     const before = await harness.balances();
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
-    const response = await harness.post('/v1/chat/completions', { model: 'gpt-3.5-turbo', max_tokens: 5, messages: [{ role: 'user', content: UNSPACED }] });
+    const response = await harness.post('/v1/chat/completions', {
+      model: 'gpt-3.5-turbo',
+      max_tokens: 5,
+      messages: [{ role: 'user', content: UNSPACED }],
+    });
     expect(response.status, await response.clone().text()).toBe(200);
     await response.text();
     // the answer reached the client first; the bill follows once the count is done (the hold stays until then)
-    const billed = () => harness.app.ctx.db.selectFrom('logs').select(['prompt_tokens', 'quota']).where('type', '=', 2).where('model_name', '=', 'gpt-3.5-turbo').executeTakeFirst();
+    const billed = () =>
+      harness.app.ctx.db
+        .selectFrom('logs')
+        .select(['prompt_tokens', 'quota'])
+        .where('type', '=', 2)
+        .where('model_name', '=', 'gpt-3.5-turbo')
+        .executeTakeFirst();
     await expect.poll(billed, { timeout: 30_000 }).toBeDefined();
     const after = await harness.balances();
     loop.disable();

@@ -15,7 +15,8 @@ import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEm
 const ROOT_PASSWORD = 'crash-recovery-root-password';
 
 /** The gateway on `databasePath`, its console folder empty (no console to serve). */
-const startGateway = (databasePath: string, consoleDir: string) => spawnGatewayProcess({ SQLITE_PATH: databasePath, CONSOLE_DIR: consoleDir, INITIAL_ROOT_PASSWORD: ROOT_PASSWORD });
+const startGateway = (databasePath: string, consoleDir: string) =>
+  spawnGatewayProcess({ SQLITE_PATH: databasePath, CONSOLE_DIR: consoleDir, INITIAL_ROOT_PASSWORD: ROOT_PASSWORD });
 
 describe('a gateway killed mid-request', () => {
   let dataDir: string;
@@ -29,10 +30,18 @@ describe('a gateway killed mid-request', () => {
   /** Balances as the database has them, read through a connection of the test's own. */
   const balances = () => {
     const user = reader.prepare('select quota, held_quota from users where id = 1').get() as { quota: number; held_quota: number };
-    const token = reader.prepare('select remain_quota, held_quota from tokens where id = ?').get(tokenId) as { remain_quota: number; held_quota: number };
+    const token = reader.prepare('select remain_quota, held_quota from tokens where id = ?').get(tokenId) as {
+      remain_quota: number;
+      held_quota: number;
+    };
     return { quota: user.quota, userHeld: user.held_quota, remain: token.remain_quota, tokenHeld: token.held_quota };
   };
-  const systemLogs = () => reader.prepare('select user_id, quota, content from logs where type = ? order by id').all(LogType.system) as Array<{ user_id: number; quota: number; content: string }>;
+  const systemLogs = () =>
+    reader.prepare('select user_id, quota, content from logs where type = ? order by id').all(LogType.system) as Array<{
+      user_id: number;
+      quota: number;
+      content: string;
+    }>;
 
   /** Starts a long streamed request and resolves once its first chunk arrived (so its reservation is committed). */
   const startLongStream = async (gateway: Gateway) => {
@@ -40,7 +49,13 @@ describe('a gateway killed mid-request', () => {
     const response = await fetch(`${gateway.baseUrl}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer sk-${tokenKey}` },
-      body: JSON.stringify({ model: 'gpt-3.5-turbo', stream: true, max_tokens: 400, emulator: { chunks: 200, delay_ms: 50 }, messages: [{ role: 'user', content: 'a long story, please' }] }),
+      body: JSON.stringify({
+        model: 'gpt-3.5-turbo',
+        stream: true,
+        max_tokens: 400,
+        emulator: { chunks: 200, delay_ms: 50 },
+        messages: [{ role: 'user', content: 'a long story, please' }],
+      }),
       signal: controller.signal,
     });
     expect(response.status).toBe(200);
@@ -92,7 +107,11 @@ describe('a gateway killed mid-request', () => {
     running.push(restarted);
     expect(restarted.output()).toContain(`returned ${during.userHeld} quota to 1 user(s)`);
     expect(balances()).toEqual(before);
-    expect(systemLogs().at(-1)).toEqual({ user_id: 1, quota: during.userHeld, content: `returned ${during.userHeld} quota held by requests that a restart cut off` });
+    expect(systemLogs().at(-1)).toEqual({
+      user_id: 1,
+      quota: during.userHeld,
+      content: `returned ${during.userHeld} quota held by requests that a restart cut off`,
+    });
     // the instance lock is one small file beside the database, with no journal of its own
     expect(readdirSync(dataDir).filter((name) => name.includes('.lock'))).toEqual(['switchboard.db.lock']);
   }, 120_000);

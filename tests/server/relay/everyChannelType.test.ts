@@ -106,7 +106,11 @@ function casesFor(type: ChannelType): Case[] {
         name: 'openai wire',
         type,
         // a type that cannot go without `other` (Cloudflare's account id) gets one
-        channel: () => ({ key: 'sk-good', base_url: harness.emulator.baseUrl, other: type.other?.fallback || (type.other?.required ? 'account-1' : '') }),
+        channel: () => ({
+          key: 'sk-good',
+          base_url: harness.emulator.baseUrl,
+          other: type.other?.fallback || (type.other?.required ? 'account-1' : ''),
+        }),
         chatModel: OPENAI_CHAT_MODEL,
         embeddingModel: OPENAI_EMBEDDING_MODEL,
         lastUsage: openAiUsage,
@@ -120,7 +124,11 @@ function casesFor(type: ChannelType): Case[] {
     .map((emulated) => ({
       name: emulated.other ? `other ${emulated.other}` : 'default',
       type,
-      channel: () => ({ key: emulated.keyFor?.(vendors[vendor].emulator) ?? emulated.key, base_url: emulated.baseUrl(vendors[vendor].emulator), other: emulated.other }),
+      channel: () => ({
+        key: emulated.keyFor?.(vendors[vendor].emulator) ?? emulated.key,
+        base_url: emulated.baseUrl(vendors[vendor].emulator),
+        other: emulated.other,
+      }),
       chatModel: emulated.chatModel,
       embeddingModel: emulated.embeddingModel,
       lastUsage: () => vendors[vendor].emulator.reported.at(-1)!,
@@ -131,7 +139,11 @@ function casesFor(type: ChannelType): Case[] {
 /** What the gateway counts for a call to a vendor that reports no usage: the request's prompt as the OpenAI codec counts it, the answer by the model's tokenizer. */
 function ownCount(body: Record<string, unknown>, answer: string): ReportedUsage {
   const model = body.model as string;
-  return { promptTokens: INBOUND_CODECS.openai.promptTokens('chat', body, model, {}), completionTokens: countTextTokens(answer, model), cachedPromptTokens: 0 };
+  return {
+    promptTokens: INBOUND_CODECS.openai.promptTokens('chat', body, model, {}),
+    completionTokens: countTextTokens(answer, model),
+    cachedPromptTokens: 0,
+  };
 }
 
 /** The exact charge for a usage at the model's default price. */
@@ -153,7 +165,9 @@ async function lastLog() {
   return harness.app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).orderBy('id', 'desc').executeTakeFirstOrThrow();
 }
 
-const CASES = CHANNEL_TYPES.flatMap((type) => casesFor(type).map((testCase) => [`${type.value} ${type.label} (${testCase.name})`, testCase] as const));
+const CASES = CHANNEL_TYPES.flatMap((type) =>
+  casesFor(type).map((testCase) => [`${type.value} ${type.label} (${testCase.name})`, testCase] as const),
+);
 
 describe.each(CASES)('channel type %s', (_name, testCase) => {
   const { type } = testCase;
@@ -183,7 +197,14 @@ describe.each(CASES)('channel type %s', (_name, testCase) => {
     expect(completion.usage?.completion_tokens).toBe(usage.completionTokens);
     const charge = chargeOf(testCase.chatModel, usage);
     const log = await lastLog();
-    expect(log).toMatchObject({ model_name: testCase.chatModel, quota: charge, prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, channel_id: channelId, is_stream: 0 });
+    expect(log).toMatchObject({
+      model_name: testCase.chatModel,
+      quota: charge,
+      prompt_tokens: usage.promptTokens,
+      completion_tokens: usage.completionTokens,
+      channel_id: channelId,
+      is_stream: 0,
+    });
     const after = await harness.balances();
     expect(after.user.quota).toBe(before.user.quota - charge);
     expect(after.token.remain_quota).toBe(before.token.remain_quota - charge);
@@ -191,7 +212,12 @@ describe.each(CASES)('channel type %s', (_name, testCase) => {
 
   it('relays a streamed chat completion with usage and bills it exactly', async () => {
     const before = await harness.balances();
-    const body = { model: testCase.chatModel, stream: true as const, stream_options: { include_usage: true }, messages: [{ role: 'user' as const, content: 'stream me a greeting please' }] };
+    const body = {
+      model: testCase.chatModel,
+      stream: true as const,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user' as const, content: 'stream me a greeting please' }],
+    };
     const stream = await client.chat.completions.create(body);
     let text = '';
     let finishes = 0;
@@ -211,7 +237,13 @@ describe.each(CASES)('channel type %s', (_name, testCase) => {
     expect(reported?.prompt_tokens).toBe(usage.promptTokens);
     expect(reported?.completion_tokens).toBe(usage.completionTokens);
     const charge = chargeOf(testCase.chatModel, usage);
-    expect(await lastLog()).toMatchObject({ quota: charge, prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, is_stream: 1, channel_id: channelId });
+    expect(await lastLog()).toMatchObject({
+      quota: charge,
+      prompt_tokens: usage.promptTokens,
+      completion_tokens: usage.completionTokens,
+      is_stream: 1,
+      channel_id: channelId,
+    });
     const after = await harness.balances();
     expect(after.user.quota).toBe(before.user.quota - charge);
   });
@@ -235,9 +267,17 @@ describe.each(CASES)('channel type %s', (_name, testCase) => {
     expect(result.data[0].embedding.every(Number.isFinite)).toBe(true);
     const reported = testCase.lastUsage();
     // a vendor that reports no usage for embeddings (Gemini) is billed the relay's own count of the input
-    const usage = reported.promptTokens > 0 ? reported : { ...reported, promptTokens: countInputTokens(['first text here', 'second one'], testCase.embeddingModel, {}) };
+    const usage =
+      reported.promptTokens > 0
+        ? reported
+        : { ...reported, promptTokens: countInputTokens(['first text here', 'second one'], testCase.embeddingModel, {}) };
     const charge = chargeOf(testCase.embeddingModel, usage);
-    expect(await lastLog()).toMatchObject({ model_name: testCase.embeddingModel, quota: charge, prompt_tokens: usage.promptTokens, channel_id: channelId });
+    expect(await lastLog()).toMatchObject({
+      model_name: testCase.embeddingModel,
+      quota: charge,
+      prompt_tokens: usage.promptTokens,
+      channel_id: channelId,
+    });
     const after = await harness.balances();
     expect(after.user.quota).toBe(before.user.quota - charge);
   });

@@ -11,7 +11,9 @@ const followable = (url: string, baseUrl = '') => followableUrl(url, channel(bas
 describe('followableUrl', () => {
   it('follows the vendor’s hosts and their subdomains over https on the default port', () => {
     expect(followable('https://stream.replicate.com/v1/files/bcwr-abc')).toBe('https://stream.replicate.com/v1/files/bcwr-abc');
-    expect(followable('https://streaming.api.replicate.com/v1/predictions/p1')).toBe('https://streaming.api.replicate.com/v1/predictions/p1');
+    expect(followable('https://streaming.api.replicate.com/v1/predictions/p1')).toBe(
+      'https://streaming.api.replicate.com/v1/predictions/p1',
+    );
     expect(followable('https://api.replicate.com:443/v1/predictions/p1')).toBe('https://api.replicate.com/v1/predictions/p1');
     expect(followable('https://REPLICATE.com/x')).toBe('https://replicate.com/x');
   });

@@ -190,7 +190,16 @@ describe('where a limit comes from', () => {
 
   it('validates the GroupRateLimits table', () => {
     expect(parseGroupRateLimits('{"default": {"rpm": 1}}')).toEqual({ default: { rpm: 1, tpm: 0 } });
-    for (const bad of ['', '[]', '{"default": 5}', '{"default": {"rpm": -1}}', '{"default": {"rpm": 1.5}}', '{"default": {"rpm": "5"}}', '{"default": {"rpm": 1, "burst": 2}}', 'null']) {
+    for (const bad of [
+      '',
+      '[]',
+      '{"default": 5}',
+      '{"default": {"rpm": -1}}',
+      '{"default": {"rpm": 1.5}}',
+      '{"default": {"rpm": "5"}}',
+      '{"default": {"rpm": 1, "burst": 2}}',
+      'null',
+    ]) {
       expect(parseGroupRateLimits(bad), bad).toBeUndefined();
     }
   });

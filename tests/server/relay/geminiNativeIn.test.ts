@@ -10,7 +10,17 @@ import { countGeminiPromptTokens } from '../../../server/protocols/inbound/gemin
 import { countWords } from '../../support/openaiEmulator';
 import { GEMINI_CHANNELS, startGeminiEmulator } from '../../support/emulators/gemini';
 import type { ProtocolEmulator } from '../../support/emulators/types';
-import { chargeFor, consumeLogCount, expectBilled, expectBilledTotal, expectSettledAfterLeaving, lastConsumeLog, resetRelay, startRelayHarness, type RelayHarness } from './harness';
+import {
+  chargeFor,
+  consumeLogCount,
+  expectBilled,
+  expectBilledTotal,
+  expectSettledAfterLeaving,
+  lastConsumeLog,
+  resetRelay,
+  startRelayHarness,
+  type RelayHarness,
+} from './harness';
 
 const GEMINI = GEMINI_CHANNELS[0];
 const MODEL = GEMINI.chatModel;
@@ -28,7 +38,8 @@ const recordingFetch: typeof fetch = (input, init) => {
   return fetch(input, init);
 };
 
-const clientFor = (apiKey: string, apiVersion?: string) => new GoogleGenAI({ apiKey, httpOptions: { baseUrl: harness.baseUrl, fetch: recordingFetch, ...(apiVersion ? { apiVersion } : {}) } });
+const clientFor = (apiKey: string, apiVersion?: string) =>
+  new GoogleGenAI({ apiKey, httpOptions: { baseUrl: harness.baseUrl, fetch: recordingFetch, ...(apiVersion ? { apiVersion } : {}) } });
 
 beforeAll(async () => {
   harness = await startRelayHarness();
@@ -43,13 +54,20 @@ beforeEach(async () => {
   await resetRelay(harness);
 });
 
-const addGemini = (fields: Record<string, unknown> = {}) => harness.addChannel({ type: GEMINI.type, name: 'gemini', key: GEMINI.key, base_url: GEMINI.baseUrl(gemini), models: MODEL, ...fields });
+const addGemini = (fields: Record<string, unknown> = {}) =>
+  harness.addChannel({ type: GEMINI.type, name: 'gemini', key: GEMINI.key, base_url: GEMINI.baseUrl(gemini), models: MODEL, ...fields });
 const addOpenAi = (key = 'sk-good') => harness.addChannel({ name: 'openai', key, models: GPT });
 
 const charge = chargeFor;
 
 const WEATHER_TOOL = {
-  functionDeclarations: [{ name: 'get_weather', description: 'The weather in a city', parameters: { type: Type.OBJECT, properties: { city: { type: Type.STRING } }, required: ['city'] } }],
+  functionDeclarations: [
+    {
+      name: 'get_weather',
+      description: 'The weather in a city',
+      parameters: { type: Type.OBJECT, properties: { city: { type: Type.STRING } }, required: ['city'] },
+    },
+  ],
 };
 
 async function collect(stream: AsyncGenerator<GenerateContentResponse>): Promise<GenerateContentResponse[]> {
@@ -79,8 +97,15 @@ describe('Gemini native to a Gemini channel (passthrough)', () => {
       generationConfig: { temperature: 0.3, topK: 5, maxOutputTokens: 100, stopSequences: ['END'] },
     });
     const reported = gemini.reported.at(-1)!;
-    expect(response.usageMetadata).toMatchObject({ promptTokenCount: reported.promptTokens, candidatesTokenCount: reported.completionTokens });
-    await expectBilled(harness, before, channelId, MODEL, charge(MODEL, reported), { prompt_tokens: reported.promptTokens, completion_tokens: reported.completionTokens, is_stream: 0 });
+    expect(response.usageMetadata).toMatchObject({
+      promptTokenCount: reported.promptTokens,
+      candidatesTokenCount: reported.completionTokens,
+    });
+    await expectBilled(harness, before, channelId, MODEL, charge(MODEL, reported), {
+      prompt_tokens: reported.promptTokens,
+      completion_tokens: reported.completionTokens,
+      is_stream: 0,
+    });
     expect((await lastConsumeLog(harness)).content).toContain('client protocol gemini');
   });
 
@@ -104,8 +129,15 @@ describe('Gemini native to a Gemini channel (passthrough)', () => {
     expect(chunks.slice(0, -1).every((chunk) => chunk.candidates?.[0].finishReason === undefined)).toBe(true);
     expect(chunks.at(-1)!.candidates?.[0].finishReason).toBe(FinishReason.STOP);
     const reported = gemini.reported.at(-1)!;
-    expect(chunks.at(-1)!.usageMetadata).toMatchObject({ promptTokenCount: reported.promptTokens, candidatesTokenCount: reported.completionTokens });
-    await expectBilled(harness, before, channelId, MODEL, charge(MODEL, reported), { prompt_tokens: reported.promptTokens, completion_tokens: reported.completionTokens, is_stream: 1 });
+    expect(chunks.at(-1)!.usageMetadata).toMatchObject({
+      promptTokenCount: reported.promptTokens,
+      candidatesTokenCount: reported.completionTokens,
+    });
+    await expectBilled(harness, before, channelId, MODEL, charge(MODEL, reported), {
+      prompt_tokens: reported.promptTokens,
+      completion_tokens: reported.completionTokens,
+      is_stream: 1,
+    });
   });
 
   it('answers a functionCall, then takes the functionResponse back (streamed), each call billed at its usage', async () => {
@@ -118,7 +150,11 @@ describe('Gemini native to a Gemini channel (passthrough)', () => {
     const chunks = await collect(
       await ai.models.generateContentStream({
         model: MODEL,
-        contents: [question, first.candidates![0].content!, { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { forecast: 'sunny' } } }] }],
+        contents: [
+          question,
+          first.candidates![0].content!,
+          { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { forecast: 'sunny' } } }] },
+        ],
         config: { tools: [WEATHER_TOOL] },
       }),
     );
@@ -137,20 +173,32 @@ describe('Gemini native to a Gemini channel (passthrough)', () => {
   it('passes to a PaLM2 channel (type 11) the same way: PaLM is retired, its keys relay through the Gemini API', async () => {
     const palm = GEMINI_CHANNELS[1];
     expect(palm.type).toBe(11);
-    const channelId = await harness.addChannel({ type: palm.type, name: 'palm', key: palm.key, base_url: palm.baseUrl(gemini), models: MODEL });
+    const channelId = await harness.addChannel({
+      type: palm.type,
+      name: 'palm',
+      key: palm.key,
+      base_url: palm.baseUrl(gemini),
+      models: MODEL,
+    });
     const before = await harness.balances();
     const chunks = await collect(await ai.models.generateContentStream({ model: MODEL, contents: 'one two' }));
     expect(chunks.map((chunk) => chunk.text).join('')).toBe('Hello from Gemini, you said: one two');
     expect(gemini.requests.at(-1)!).toMatchObject({ url: `/v1beta/models/${MODEL}:streamGenerateContent?alt=sse`, raw: sentBodies.at(-1) });
     const reported = gemini.reported.at(-1)!;
-    await expectBilled(harness, before, channelId, MODEL, charge(MODEL, reported), { prompt_tokens: reported.promptTokens, completion_tokens: reported.completionTokens, is_stream: 1 });
+    await expectBilled(harness, before, channelId, MODEL, charge(MODEL, reported), {
+      prompt_tokens: reported.promptTokens,
+      completion_tokens: reported.completionTokens,
+      is_stream: 1,
+    });
   });
 
   it("answers the vendor's refusal in Google's shape, billing nothing", async () => {
     await addGemini();
     const before = await harness.balances();
     // the emulator refuses a content with no parts; the gateway passes the request as it is
-    const error = await ai.models.generateContent({ model: MODEL, contents: [{ role: 'user', parts: [] }] }).catch((caught: unknown) => caught);
+    const error = await ai.models
+      .generateContent({ model: MODEL, contents: [{ role: 'user', parts: [] }] })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).status).toBe(400);
     expect(JSON.parse((error as ApiError).message)).toMatchObject({ error: { code: 400, status: 'INVALID_ARGUMENT' } });
@@ -185,7 +233,11 @@ describe('Gemini native to an OpenAI channel (translated)', () => {
     });
     const promptTokens = countWords('Be brief. hello there friend');
     expect(response.usageMetadata).toEqual({ promptTokenCount: promptTokens, candidatesTokenCount: 5, totalTokenCount: promptTokens + 5 });
-    await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), { prompt_tokens: promptTokens, completion_tokens: 5, is_stream: 0 });
+    await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), {
+      prompt_tokens: promptTokens,
+      completion_tokens: 5,
+      is_stream: 0,
+    });
     expect((await lastConsumeLog(harness)).content).toContain('client protocol gemini');
   });
 
@@ -202,14 +254,21 @@ describe('Gemini native to an OpenAI channel (translated)', () => {
       candidates: [{ finishReason: FinishReason.STOP }],
       usageMetadata: { promptTokenCount: promptTokens, candidatesTokenCount: 5, totalTokenCount: promptTokens + 5 },
     });
-    await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), { prompt_tokens: promptTokens, completion_tokens: 5, is_stream: 1 });
+    await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), {
+      prompt_tokens: promptTokens,
+      completion_tokens: 5,
+      is_stream: 1,
+    });
   });
 
   it('turns function declarations and calls into tools and tool_calls, and a functionResponse into the tool message of that call', async () => {
     const channelId = await addOpenAi('sk-tools');
     const before = await harness.balances();
     const question: Content = { role: 'user', parts: [{ text: 'weather in Paris' }] };
-    const config = { tools: [WEATHER_TOOL], toolConfig: { functionCallingConfig: { mode: 'ANY' as never, allowedFunctionNames: ['get_weather'] } } };
+    const config = {
+      tools: [WEATHER_TOOL],
+      toolConfig: { functionCallingConfig: { mode: 'ANY' as never, allowedFunctionNames: ['get_weather'] } },
+    };
     const first = await ai.models.generateContent({ model: GPT, contents: [question], config });
     expect(first.functionCalls).toEqual([{ id: expect.any(String), name: 'get_weather', args: { city: 'weather in Paris' } }]);
     expect(first.candidates?.[0].finishReason).toBe(FinishReason.STOP);
@@ -217,7 +276,14 @@ describe('Gemini native to an OpenAI channel (translated)', () => {
       model: GPT,
       messages: [{ role: 'user', content: 'weather in Paris' }],
       tools: [
-        { type: 'function', function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } },
+        {
+          type: 'function',
+          function: {
+            name: 'get_weather',
+            description: 'The weather in a city',
+            parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+          },
+        },
       ],
       tool_choice: { type: 'function', function: { name: 'get_weather' } },
     });
@@ -225,7 +291,9 @@ describe('Gemini native to an OpenAI channel (translated)', () => {
 
     // streamed: the call comes whole in the closing event, its pieces joined
     const chunks = await collect(await ai.models.generateContentStream({ model: GPT, contents: [question], config }));
-    expect(chunks.flatMap((chunk) => chunk.functionCalls ?? [])).toEqual([{ id: expect.any(String), name: 'get_weather', args: { city: 'weather in Paris' } }]);
+    expect(chunks.flatMap((chunk) => chunk.functionCalls ?? [])).toEqual([
+      { id: expect.any(String), name: 'get_weather', args: { city: 'weather in Paris' } },
+    ]);
     expect(chunks.at(-1)!.functionCalls).toHaveLength(1);
 
     // the history as a Gemini client replays it: the model's call without its id, the answer by name
@@ -236,25 +304,41 @@ describe('Gemini native to an OpenAI channel (translated)', () => {
     ];
     const answer = await ai.models.generateContent({ model: GPT, contents: history, config: { tools: [WEATHER_TOOL] } });
     expect(answer.text).toBe('the tool said: {"forecast":"sunny"}');
-    const sent = harness.emulator.requests.at(-1)!.body as { messages: Array<{ role: string; tool_calls?: Array<{ id: string }>; tool_call_id?: string }> };
+    const sent = harness.emulator.requests.at(-1)!.body as {
+      messages: Array<{ role: string; tool_calls?: Array<{ id: string }>; tool_call_id?: string }>;
+    };
     const callId = sent.messages[1].tool_calls![0].id;
     expect(sent.messages).toEqual([
       { role: 'user', content: 'weather in Paris' },
-      { role: 'assistant', content: null, tool_calls: [{ id: callId, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: callId, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+      },
       { role: 'tool', tool_call_id: callId, content: '{"forecast":"sunny"}' },
     ]);
     const lastPrompt = countWords('weather in Paris {"forecast":"sunny"}');
     const completion = countWords('the tool said: {"forecast":"sunny"}');
     // the calls: 1 token for the call and 1 for its argument
-    const total = 2 * charge(GPT, { promptTokens: firstPrompt, completionTokens: 2 }) + charge(GPT, { promptTokens: lastPrompt, completionTokens: completion });
+    const total =
+      2 * charge(GPT, { promptTokens: firstPrompt, completionTokens: 2 }) +
+      charge(GPT, { promptTokens: lastPrompt, completionTokens: completion });
     await expectBilledTotal(harness, before, channelId, total);
-    expect(await lastConsumeLog(harness)).toMatchObject({ prompt_tokens: lastPrompt, completion_tokens: completion, quota: charge(GPT, { promptTokens: lastPrompt, completionTokens: completion }) });
+    expect(await lastConsumeLog(harness)).toMatchObject({
+      prompt_tokens: lastPrompt,
+      completion_tokens: completion,
+      quota: charge(GPT, { promptTokens: lastPrompt, completionTokens: completion }),
+    });
   });
 });
 
 describe('Gemini native: keys, paths and refusals', () => {
   const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${harness.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    fetch(`${harness.baseUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
   const hello = { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] };
 
   it("refuses a bad key with Google's 401 UNAUTHENTICATED, billing nothing and calling no one", async () => {
@@ -266,7 +350,9 @@ describe('Gemini native: keys, paths and refusals', () => {
       .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).status).toBe(401);
-    expect(JSON.parse((error as ApiError).message)).toEqual({ error: { code: 401, message: expect.any(String), status: 'UNAUTHENTICATED' } });
+    expect(JSON.parse((error as ApiError).message)).toEqual({
+      error: { code: 401, message: expect.any(String), status: 'UNAUTHENTICATED' },
+    });
     const stream = await clientFor('sk-not-a-key')
       .models.generateContentStream({ model: MODEL, contents: 'hi' })
       .catch((caught: unknown) => caught);
@@ -294,11 +380,17 @@ describe('Gemini native: keys, paths and refusals', () => {
     expect(await unknown.json()).toEqual({ error: { code: 404, message: expect.stringContaining('predict'), status: 'NOT_FOUND' } });
     const arrayStream = await post(`/v1beta/models/${MODEL}:streamGenerateContent`, hello, key);
     expect(arrayStream.status).toBe(400);
-    expect(await arrayStream.json()).toEqual({ error: { code: 400, message: expect.stringContaining('alt=sse'), status: 'INVALID_ARGUMENT' } });
+    expect(await arrayStream.json()).toEqual({
+      error: { code: 400, message: expect.stringContaining('alt=sse'), status: 'INVALID_ARGUMENT' },
+    });
     const empty = await post(`/v1beta/models/${MODEL}:generateContent`, {}, key);
     expect(empty.status).toBe(400);
     expect(await empty.json()).toEqual({ error: { code: 400, message: expect.stringContaining('contents'), status: 'INVALID_ARGUMENT' } });
-    const broken = await fetch(`${harness.baseUrl}/v1beta/models/${MODEL}:generateContent`, { method: 'POST', headers: { 'content-type': 'application/json', ...key }, body: '{"contents":' });
+    const broken = await fetch(`${harness.baseUrl}/v1beta/models/${MODEL}:generateContent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...key },
+      body: '{"contents":',
+    });
     expect(broken.status).toBe(400);
     expect(await broken.json()).toMatchObject({ error: { code: 400, status: 'INVALID_ARGUMENT' } });
   });
@@ -308,7 +400,13 @@ describe('Gemini native: a client that leaves mid-stream', () => {
   it('is billed for what the Gemini channel streamed before it left (counted), and nothing stays held', async () => {
     const slow = await startGeminiEmulator({ wordDelayMs: 60 });
     try {
-      const channelId = await harness.addChannel({ type: GEMINI.type, name: 'slow gemini', key: GEMINI.key, base_url: GEMINI.baseUrl(slow), models: MODEL });
+      const channelId = await harness.addChannel({
+        type: GEMINI.type,
+        name: 'slow gemini',
+        key: GEMINI.key,
+        base_url: GEMINI.baseUrl(slow),
+        models: MODEL,
+      });
       const before = await harness.balances();
       const logsBefore = await consumeLogCount(harness);
       const said = 'one two three four five six seven eight nine ten eleven twelve';

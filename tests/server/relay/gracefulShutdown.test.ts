@@ -22,7 +22,13 @@ const GRACE_SECONDS = 3;
 const SHORT_CHUNKS = 8;
 
 const startGateway = (env: Record<string, string>, consoleDir: string) =>
-  spawnGatewayProcess({ DATA_DIR: consoleDir, CONSOLE_DIR: consoleDir, INITIAL_ROOT_PASSWORD: ROOT_PASSWORD, SHUTDOWN_GRACE_SECONDS: String(GRACE_SECONDS), ...env });
+  spawnGatewayProcess({
+    DATA_DIR: consoleDir,
+    CONSOLE_DIR: consoleDir,
+    INITIAL_ROOT_PASSWORD: ROOT_PASSWORD,
+    SHUTDOWN_GRACE_SECONDS: String(GRACE_SECONDS),
+    ...env,
+  });
 
 /** Reads the database the gateway wrote, through a connection of the test's own. */
 interface Reader {
@@ -49,7 +55,13 @@ function openStream(baseUrl: string, key: string, chunks: number, delayMs: numbe
     const response = await fetch(`${baseUrl}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer sk-${key}` },
-      body: JSON.stringify({ model: 'gpt-3.5-turbo', stream: true, max_tokens: 1000, emulator: { chunks, delay_ms: delayMs }, messages: [{ role: 'user', content: 'tell me a story' }] }),
+      body: JSON.stringify({
+        model: 'gpt-3.5-turbo',
+        stream: true,
+        max_tokens: 1000,
+        emulator: { chunks, delay_ms: delayMs },
+        messages: [{ role: 'user', content: 'tell me a story' }],
+      }),
     });
     expect(response.status).toBe(200);
     const reader = response.body!.getReader();
@@ -115,7 +127,12 @@ for (const target of targets.filter((candidate) => candidate.name !== 'mysql')) 
       const balances = async () => {
         const [user] = await reader.rows('select quota, held_quota from users where id = 1');
         const [tokenRow] = await reader.rows(`select remain_quota, held_quota from tokens where id = ${tokenId}`);
-        return { quota: Number(user.quota), userHeld: Number(user.held_quota), remain: Number(tokenRow.remain_quota), tokenHeld: Number(tokenRow.held_quota) };
+        return {
+          quota: Number(user.quota),
+          userHeld: Number(user.held_quota),
+          remain: Number(tokenRow.remain_quota),
+          tokenHeld: Number(tokenRow.held_quota),
+        };
       };
       const before = await balances();
 
@@ -169,7 +186,11 @@ for (const target of targets.filter((candidate) => candidate.name !== 'mysql')) 
         expect(deliveredWords(stream.text)).toBeLessThan(400);
       }
 
-      const logs = (await reader.rows(`select quota, completion_tokens, estimated from logs where type = ${LogType.consume} and token_id = ${tokenId} order by id`)).map((row) => ({
+      const logs = (
+        await reader.rows(
+          `select quota, completion_tokens, estimated from logs where type = ${LogType.consume} and token_id = ${tokenId} order by id`,
+        )
+      ).map((row) => ({
         quota: Number(row.quota),
         completionTokens: Number(row.completion_tokens),
         estimated: Boolean(Number(row.estimated)),

@@ -25,21 +25,28 @@ export interface RelayHarness {
   /** Waits until the relay has settled and logged every answered request. */
   settled(): Promise<void>;
   /** Settles first, then reads root's and a token's (default: the harness key's) balances. */
-  balances(tokenId?: number): Promise<{ user: { quota: number; used_quota: number; request_count: number }; token: { remain_quota: number; used_quota: number } }>;
+  balances(
+    tokenId?: number,
+  ): Promise<{ user: { quota: number; used_quota: number; request_count: number }; token: { remain_quota: number; used_quota: number } }>;
   close(): Promise<void>;
 }
 
 export const DEFAULT_MODELS = 'gpt-4,gpt-3.5-turbo,text-embedding-ada-002';
 
 /** On in-memory SQLite unless a database is given. */
-export async function startRelayHarness(database?: DatabaseConfig, overrides: Partial<Config> = {}, buildOptions?: BuildOptions): Promise<RelayHarness> {
+export async function startRelayHarness(
+  database?: DatabaseConfig,
+  overrides: Partial<Config> = {},
+  buildOptions?: BuildOptions,
+): Promise<RelayHarness> {
   const emulator = await startOpenAIEmulator();
   const app = await buildTestApp(overrides, database, buildOptions);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   const root = await login(app, 'root', ROOT_PASSWORD);
-  const admin: RelayHarness['admin'] = (method, url, payload) => asBrowser(app, root, { method, url, payload: payload as never }).then((response) => response.json());
+  const admin: RelayHarness['admin'] = (method, url, payload) =>
+    asBrowser(app, root, { method, url, payload: payload as never }).then((response) => response.json());
   const token = await admin('POST', '/api/token/', { name: 'relay', remain_quota: 10_000_000 });
   const apiKey = `sk-${token.data.key}`;
   const tokenId = token.data.id as number;
@@ -53,7 +60,13 @@ export async function startRelayHarness(database?: DatabaseConfig, overrides: Pa
     tokenId,
     admin,
     async addChannel(fields) {
-      const created = await admin('POST', '/api/channel/', { type: 8, base_url: emulator.baseUrl, models: DEFAULT_MODELS, group: 'default', ...fields });
+      const created = await admin('POST', '/api/channel/', {
+        type: 8,
+        base_url: emulator.baseUrl,
+        models: DEFAULT_MODELS,
+        group: 'default',
+        ...fields,
+      });
       if (!created.success) throw new Error(created.message);
       return created.data.ids[0] as number;
     },
@@ -66,8 +79,16 @@ export async function startRelayHarness(database?: DatabaseConfig, overrides: Pa
     settled,
     async balances(id = tokenId) {
       await settled();
-      const user = await app.ctx.db.selectFrom('users').select(['quota', 'used_quota', 'request_count']).where('username', '=', 'root').executeTakeFirstOrThrow();
-      const tokenRow = await app.ctx.db.selectFrom('tokens').select(['remain_quota', 'used_quota']).where('id', '=', id).executeTakeFirstOrThrow();
+      const user = await app.ctx.db
+        .selectFrom('users')
+        .select(['quota', 'used_quota', 'request_count'])
+        .where('username', '=', 'root')
+        .executeTakeFirstOrThrow();
+      const tokenRow = await app.ctx.db
+        .selectFrom('tokens')
+        .select(['remain_quota', 'used_quota'])
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
       return { user, token: tokenRow };
     },
     async close() {
@@ -103,13 +124,24 @@ export function lastConsumeLog(harness: RelayHarness) {
 export type Balances = Awaited<ReturnType<RelayHarness['balances']>>;
 
 /** The balances moved by exactly `amount` since `before`; the channel's used quota and the newest consume log say the same. */
-export async function expectBilled(harness: RelayHarness, before: Balances, channelId: number, model: string, amount: number, log: Record<string, unknown> = {}): Promise<void> {
+export async function expectBilled(
+  harness: RelayHarness,
+  before: Balances,
+  channelId: number,
+  model: string,
+  amount: number,
+  log: Record<string, unknown> = {},
+): Promise<void> {
   expect(amount).toBeGreaterThan(0);
   const after = await harness.balances();
   expect(before.user.quota - after.user.quota).toBe(amount);
   expect(after.user.used_quota - before.user.used_quota).toBe(amount);
   expect(before.token.remain_quota - after.token.remain_quota).toBe(amount);
-  const channel = await harness.app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow();
+  const channel = await harness.app.ctx.db
+    .selectFrom('channels')
+    .select('used_quota')
+    .where('id', '=', channelId)
+    .executeTakeFirstOrThrow();
   expect(channel.used_quota).toBe(amount);
   expect(await lastConsumeLog(harness)).toMatchObject({ quota: amount, channel_id: channelId, model_name: model, ...log });
 }
@@ -119,18 +151,29 @@ export async function expectBilledTotal(harness: RelayHarness, before: Balances,
   const after = await harness.balances();
   expect(before.user.quota - after.user.quota).toBe(total);
   expect(before.token.remain_quota - after.token.remain_quota).toBe(total);
-  const channel = await harness.app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow();
+  const channel = await harness.app.ctx.db
+    .selectFrom('channels')
+    .select('used_quota')
+    .where('id', '=', channelId)
+    .executeTakeFirstOrThrow();
   expect(channel.used_quota).toBe(total);
 }
 
 /** Several calls billed at their own usage: the balances and the channel moved by `total`, the newest log is the last call's. */
-export async function expectBilledInTotal(harness: RelayHarness, before: Balances, channelId: number, total: number, lastLog: Record<string, unknown>): Promise<void> {
+export async function expectBilledInTotal(
+  harness: RelayHarness,
+  before: Balances,
+  channelId: number,
+  total: number,
+  lastLog: Record<string, unknown>,
+): Promise<void> {
   await expectBilledTotal(harness, before, channelId, total);
   expect(await lastConsumeLog(harness)).toMatchObject(lastLog);
 }
 
 /** How many consume logs there are. */
-export const consumeLogCount = async (harness: RelayHarness) => (await harness.app.ctx.db.selectFrom('logs').select('id').where('type', '=', 2).execute()).length;
+export const consumeLogCount = async (harness: RelayHarness) =>
+  (await harness.app.ctx.db.selectFrom('logs').select('id').where('type', '=', 2).execute()).length;
 
 /** The consume log written after `countBefore` of them (a stream the client left is settled once the gateway sees it gone). */
 export async function nextConsumeLog(harness: RelayHarness, countBefore: number) {
@@ -195,7 +238,14 @@ export async function addSizeHonestChannels(harness: RelayHarness, baseUrl: stri
   await resetRelay(harness);
   await harness.app.ctx.options.set('ModelRatio', JSON.stringify(HONEST_MODEL_RATIO));
   const channel = async (type: number, models: string) => {
-    const created = await harness.admin('POST', '/api/channel/', { type, name: `honest-${type}`, key: 'sk-honest', base_url: baseUrl, models, group: 'default' });
+    const created = await harness.admin('POST', '/api/channel/', {
+      type,
+      name: `honest-${type}`,
+      key: 'sk-honest',
+      base_url: baseUrl,
+      models,
+      group: 'default',
+    });
     expect(created.success, created.message).toBe(true);
   };
   await channel(1, 'gpt-4o,gpt-3.5-turbo-instruct,text-embedding-3-small,tts-1,gpt-4o-mini-tts,dall-e-2,whisper-1,gpt-4o-transcribe');

@@ -19,8 +19,16 @@ for (const target of targets) {
     let tokenId: number;
 
     const state = async () => {
-      const user = await app.ctx.db.selectFrom('users').select(['quota', 'held_quota', 'used_quota']).where('id', '=', 1).executeTakeFirstOrThrow();
-      const token = await app.ctx.db.selectFrom('tokens').select(['remain_quota', 'held_quota', 'used_quota']).where('id', '=', tokenId).executeTakeFirstOrThrow();
+      const user = await app.ctx.db
+        .selectFrom('users')
+        .select(['quota', 'held_quota', 'used_quota'])
+        .where('id', '=', 1)
+        .executeTakeFirstOrThrow();
+      const token = await app.ctx.db
+        .selectFrom('tokens')
+        .select(['remain_quota', 'held_quota', 'used_quota'])
+        .where('id', '=', tokenId)
+        .executeTakeFirstOrThrow();
       return {
         user: { quota: Number(user.quota), held: Number(user.held_quota), used: Number(user.used_quota) },
         token: { remain: Number(token.remain_quota), held: Number(token.held_quota), used: Number(token.used_quota) },
@@ -38,7 +46,18 @@ for (const target of targets) {
       await app.ctx.db.updateTable('users').set({ quota: 100_000 }).where('id', '=', 1).execute();
       await app.ctx.db
         .insertInto('tokens')
-        .values({ user_id: 1, key: 'held-quota-key', name: 'held', status: 1, created_time: 0, accessed_time: 0, expired_time: -1, remain_quota: 5_000, unlimited_quota: 0, used_quota: 0 })
+        .values({
+          user_id: 1,
+          key: 'held-quota-key',
+          name: 'held',
+          status: 1,
+          created_time: 0,
+          accessed_time: 0,
+          expired_time: -1,
+          remain_quota: 5_000,
+          unlimited_quota: 0,
+          used_quota: 0,
+        })
         .execute();
       const token = await app.ctx.db.selectFrom('tokens').select('id').where('key', '=', 'held-quota-key').executeTakeFirstOrThrow();
       tokenId = Number(token.id);
@@ -91,7 +110,12 @@ for (const target of targets) {
 
       expect(await returnHeldQuota(app.ctx.db)).toEqual({ users: 1, quota: 1000 });
       expect(await state()).toEqual(before);
-      const log = await app.ctx.db.selectFrom('logs').selectAll().where('type', '=', LogType.system).orderBy('id', 'desc').executeTakeFirstOrThrow();
+      const log = await app.ctx.db
+        .selectFrom('logs')
+        .selectAll()
+        .where('type', '=', LogType.system)
+        .orderBy('id', 'desc')
+        .executeTakeFirstOrThrow();
       expect(log).toMatchObject({ user_id: 1, username: 'root', quota: 1000 });
       expect(log.content).toContain('returned 1000 quota');
 

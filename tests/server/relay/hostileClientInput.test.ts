@@ -24,8 +24,20 @@ beforeAll(async () => {
   anthropic = await startAnthropicEmulator();
   gemini = await startGeminiEmulator();
   await harness.addChannel({ name: 'openai', key: 'sk-good', models: GPT });
-  await harness.addChannel({ type: CLAUDE.type, name: 'claude', key: CLAUDE.key, base_url: CLAUDE.baseUrl(anthropic), models: CLAUDE.chatModel });
-  await harness.addChannel({ type: GEMINI.type, name: 'gemini', key: GEMINI.key, base_url: GEMINI.baseUrl(gemini), models: GEMINI.chatModel });
+  await harness.addChannel({
+    type: CLAUDE.type,
+    name: 'claude',
+    key: CLAUDE.key,
+    base_url: CLAUDE.baseUrl(anthropic),
+    models: CLAUDE.chatModel,
+  });
+  await harness.addChannel({
+    type: GEMINI.type,
+    name: 'gemini',
+    key: GEMINI.key,
+    base_url: GEMINI.baseUrl(gemini),
+    models: GEMINI.chatModel,
+  });
   await harness.addChannel({ type: 1, name: 'openai-own', key: 'sk-good', base_url: harness.emulator.baseUrl, models: GPT_RESPONSES });
 });
 afterAll(async () => {
@@ -44,13 +56,25 @@ const MODELS = [
 /** Bodies no client should send, with the model filled in per channel. */
 const MESSAGES_BODIES: Record<string, (model: string) => unknown> = {
   'messages as a string': (model) => ({ model, max_tokens: 10, messages: 'hello' }),
-  'messages of nulls, numbers and a numeric content': (model) => ({ model, max_tokens: 10, messages: [null, 5, { role: 'user', content: 7 }] }),
+  'messages of nulls, numbers and a numeric content': (model) => ({
+    model,
+    max_tokens: 10,
+    messages: [null, 5, { role: 'user', content: 7 }],
+  }),
   'blocks of unknown types and an image without data': (model) => ({
     model,
     max_tokens: 10,
-    messages: [{ role: 'user', content: [{ type: 'hologram' }, { type: 'image', source: { type: 'base64' } }, { type: 'text', text: 'hi' }] }],
+    messages: [
+      { role: 'user', content: [{ type: 'hologram' }, { type: 'image', source: { type: 'base64' } }, { type: 'text', text: 'hi' }] },
+    ],
   }),
-  'tools that are not tools, and a tool_choice string': (model) => ({ model, max_tokens: 10, tools: [null, { name: 5 }, 'x'], tool_choice: 'any', messages: [{ role: 'user', content: 'hi' }] }),
+  'tools that are not tools, and a tool_choice string': (model) => ({
+    model,
+    max_tokens: 10,
+    tools: [null, { name: 5 }, 'x'],
+    tool_choice: 'any',
+    messages: [{ role: 'user', content: 'hi' }],
+  }),
   'a numeric system, stop_sequences as a string, thinking as a word, metadata null': (model) => ({
     model,
     max_tokens: 10,
@@ -63,7 +87,14 @@ const MESSAGES_BODIES: Record<string, (model: string) => unknown> = {
   'a tool_result for a call never made, with an error flag and nested blocks': (model) => ({
     model,
     max_tokens: 10,
-    messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'nope', is_error: true, content: [{ type: 'text', text: 'boom' }, { type: 'image' }] }] }],
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'nope', is_error: true, content: [{ type: 'text', text: 'boom' }, { type: 'image' }] },
+        ],
+      },
+    ],
   }),
   'max_tokens of a trillion': (model) => ({ model, max_tokens: 1e12, messages: [{ role: 'user', content: 'hi' }] }),
   'max_tokens negative, fractional and a string': (model) => ({ model, max_tokens: '-1.5', messages: [{ role: 'user', content: 'hi' }] }),
@@ -73,8 +104,16 @@ const MESSAGES_BODIES: Record<string, (model: string) => unknown> = {
 async function ledger() {
   await harness.settled();
   const { db } = harness.app.ctx;
-  const user = await db.selectFrom('users').select(['quota', 'used_quota', 'held_quota']).where('username', '=', 'root').executeTakeFirstOrThrow();
-  const token = await db.selectFrom('tokens').select(['remain_quota', 'held_quota']).where('id', '=', harness.tokenId).executeTakeFirstOrThrow();
+  const user = await db
+    .selectFrom('users')
+    .select(['quota', 'used_quota', 'held_quota'])
+    .where('username', '=', 'root')
+    .executeTakeFirstOrThrow();
+  const token = await db
+    .selectFrom('tokens')
+    .select(['remain_quota', 'held_quota'])
+    .where('id', '=', harness.tokenId)
+    .executeTakeFirstOrThrow();
   const logged = await db
     .selectFrom('logs')
     .select((eb) => eb.fn.sum<number>('quota').as('charged'))
@@ -89,7 +128,9 @@ describe('hostile bodies on /v1/messages', () => {
       it(`${name}, to ${channel}: answered without a 5xx, in Anthropic's shape when refused; streamed too`, async () => {
         for (const stream of [false, true]) {
           const sent = body(model) as Record<string, unknown>;
-          const response = await harness.post('/v1/messages', stream ? { ...sent, stream } : sent, harness.apiKey, { 'anthropic-version': '2023-06-01' });
+          const response = await harness.post('/v1/messages', stream ? { ...sent, stream } : sent, harness.apiKey, {
+            'anthropic-version': '2023-06-01',
+          });
           const text = await response.text();
           expect(response.status, text).toBeLessThan(500);
           if (response.status >= 400) {
@@ -106,7 +147,10 @@ const ALL_MODELS = [...MODELS, ['an OpenAI (type 1) channel, passthrough for Res
 
 const RESPONSES_BODIES: Record<string, (model: string) => unknown> = {
   'input as a number': (model) => ({ model, input: 42 }),
-  'input items of nulls, numbers, unknown types and a message with numeric content': (model) => ({ model, input: [null, 7, { type: 'hologram' }, { type: 'message', role: 'user', content: 5 }] }),
+  'input items of nulls, numbers, unknown types and a message with numeric content': (model) => ({
+    model,
+    input: [null, 7, { type: 'hologram' }, { type: 'message', role: 'user', content: 5 }],
+  }),
   'a function_call_output for a call never made, and a function_call without arguments': (model) => ({
     model,
     input: [
@@ -121,7 +165,13 @@ const RESPONSES_BODIES: Record<string, (model: string) => unknown> = {
     tools: [null, { type: 'function' }, 'x', { type: 'function', name: 5 }],
     tool_choice: { type: 'nothing' },
   }),
-  'instructions as an array, reasoning as a word, text.format of an unknown type': (model) => ({ model, input: 'hi', instructions: ['a'], reasoning: 'deep', text: { format: { type: 'yaml' } } }),
+  'instructions as an array, reasoning as a word, text.format of an unknown type': (model) => ({
+    model,
+    input: 'hi',
+    instructions: ['a'],
+    reasoning: 'deep',
+    text: { format: { type: 'yaml' } },
+  }),
   'an image part without a URL and a file part': (model) => ({
     model,
     input: [{ role: 'user', content: [{ type: 'input_image' }, { type: 'input_file', file_id: 'f' }, { type: 'input_text', text: 'hi' }] }],
@@ -132,9 +182,16 @@ const RESPONSES_BODIES: Record<string, (model: string) => unknown> = {
 
 const GEMINI_BODIES: Record<string, unknown> = {
   'contents as a string': { contents: 'hello' },
-  'contents of nulls, numbers and parts that are not parts': { contents: [null, 5, { role: 'user', parts: 'hi' }, { role: 'user', parts: [null, 7, { hologram: true }] }] },
+  'contents of nulls, numbers and parts that are not parts': {
+    contents: [null, 5, { role: 'user', parts: 'hi' }, { role: 'user', parts: [null, 7, { hologram: true }] }],
+  },
   'a functionResponse for a call never made, inlineData without data': {
-    contents: [{ role: 'user', parts: [{ functionResponse: { name: 'f', response: 'x' } }, { inlineData: { mimeType: 'image/png' } }, { text: 'hi' }] }],
+    contents: [
+      {
+        role: 'user',
+        parts: [{ functionResponse: { name: 'f', response: 'x' } }, { inlineData: { mimeType: 'image/png' } }, { text: 'hi' }],
+      },
+    ],
   },
   'tools that are not tools, a toolConfig of nothing': {
     contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
@@ -166,7 +223,11 @@ describe('hostile bodies on /v1/responses', () => {
 
 describe('hostile bodies and paths on the Gemini native API', () => {
   const call = (path: string, body: unknown) =>
-    fetch(`${harness.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-goog-api-key': harness.apiKey }, body: JSON.stringify(body) });
+    fetch(`${harness.baseUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-goog-api-key': harness.apiKey },
+      body: JSON.stringify(body),
+    });
   for (const [channel, model] of ALL_MODELS) {
     for (const [name, body] of Object.entries(GEMINI_BODIES)) {
       it(`${name}, to ${channel}: answered without a 5xx, in Google's error shape when refused; streamed too`, async () => {
@@ -174,7 +235,10 @@ describe('hostile bodies and paths on the Gemini native API', () => {
           const response = await call(`/v1beta/models/${model}:${method}`, body);
           const text = await response.text();
           expect(response.status, text).toBeLessThan(500);
-          if (response.status >= 400) expect(JSON.parse(text)).toMatchObject({ error: { code: response.status, message: expect.any(String), status: expect.any(String) } });
+          if (response.status >= 400)
+            expect(JSON.parse(text)).toMatchObject({
+              error: { code: response.status, message: expect.any(String), status: expect.any(String) },
+            });
         }
       });
     }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { topLevelObjectField } from '../../../server/protocols/inbound/jsonField';
 
-const read = (value: unknown, key = 'usage') => topLevelObjectField(Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)), key);
+const read = (value: unknown, key = 'usage') =>
+  topLevelObjectField(Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)), key);
 
 describe('topLevelObjectField', () => {
   it('reads a top-level object as JSON.parse would, wherever it sits', () => {
@@ -15,7 +16,10 @@ describe('topLevelObjectField', () => {
     const nested = { choices: [{ message: { content: 'x' }, usage: { prompt_tokens: 99 } }], meta: { usage: { prompt_tokens: 98 } } };
     expect(read(nested)).toEqual({ found: false });
     expect(read({ object: 'usage', note: '"usage": {"prompt_tokens": 97}' })).toEqual({ found: false });
-    expect(read({ content: 'a \\"usage\\": {} and a quote \\\\', usage: { prompt_tokens: 2 } })).toEqual({ found: true, value: { prompt_tokens: 2 } });
+    expect(read({ content: 'a \\"usage\\": {} and a quote \\\\', usage: { prompt_tokens: 2 } })).toEqual({
+      found: true,
+      value: { prompt_tokens: 2 },
+    });
   });
 
   it('handles braces and brackets inside strings of the value itself', () => {

@@ -78,18 +78,26 @@ for (const target of targets) {
           body: JSON.stringify({ model: 'gpt-3.5-turbo', max_tokens: 20, messages: [{ role: 'user', content: `request ${index}` }] }),
         }).then((response) => response.status);
       const statuses: number[] = [];
-      for (let round = 0; round < 5; round += 1) statuses.push(...(await Promise.all(Array.from({ length: 8 }, (_, index) => ask(round * 8 + index)))));
+      for (let round = 0; round < 5; round += 1)
+        statuses.push(...(await Promise.all(Array.from({ length: 8 }, (_, index) => ask(round * 8 + index)))));
       expect(statuses.every((status) => status === 200)).toBe(true);
       // a slow stream keeps the lease in use while the answered requests' settlements are written
       const stream = fetch(`${nodes[0].baseUrl}/v1/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer sk-${token.key}` },
-        body: JSON.stringify({ model: 'gpt-3.5-turbo', stream: true, max_tokens: 20, emulator: { chunks: 40, delay_ms: 100 }, messages: [{ role: 'user', content: 'slow' }] }),
+        body: JSON.stringify({
+          model: 'gpt-3.5-turbo',
+          stream: true,
+          max_tokens: 20,
+          emulator: { chunks: 40, delay_ms: 100 },
+          messages: [{ role: 'user', content: 'slow' }],
+        }),
       })
         .then((response) => response.text())
         .catch(() => '');
       const logsDeadline = Date.now() + 10_000;
-      while ((await ledgerState(db, 1, tokenId)).logged === 0 && Date.now() < logsDeadline) await new Promise((wake) => setTimeout(wake, 50));
+      while ((await ledgerState(db, 1, tokenId)).logged === 0 && Date.now() < logsDeadline)
+        await new Promise((wake) => setTimeout(wake, 50));
       const [{ id: nodeId }] = await db.selectFrom('relay_nodes').select('id').execute();
       await nodes[0].stop('SIGKILL');
       await stream;
@@ -118,7 +126,12 @@ for (const target of targets) {
       expect(now.logged).toBeGreaterThan(0);
       expect(now.quota).toBe(USER_START - now.logged);
       expect(now.remain).toBe(TOKEN_START - now.logged);
-      const returned = await db.selectFrom('logs').select(['quota', 'content']).where('type', '=', LogType.system).where('content', 'like', 'returned % cut off').execute();
+      const returned = await db
+        .selectFrom('logs')
+        .select(['quota', 'content'])
+        .where('type', '=', LogType.system)
+        .where('content', 'like', 'returned % cut off')
+        .execute();
       expect(returned.reduce((sum, log) => sum + Number(log.quota), 0)).toBe(Number(leased.sum));
       expect(returned.every((log) => log.content.includes(`node ${nodeId}`))).toBe(true);
 

@@ -30,7 +30,13 @@ for (const target of targets) {
       ledgers.push(ledger);
       return ledger;
     };
-    const reservation = (amount: number, limitedToken = true): Reservation => ({ id: `req-${(requests += 1)}`, userId, tokenId, limitedToken, amount });
+    const reservation = (amount: number, limitedToken = true): Reservation => ({
+      id: `req-${(requests += 1)}`,
+      userId,
+      tokenId,
+      limitedToken,
+      amount,
+    });
     const settlement = (held: Reservation, charge: number): Settlement => ({
       reservation: held,
       charge,
@@ -39,8 +45,16 @@ for (const target of targets) {
       log: { userId, username: 'lease-user', type: LogType.consume, content: 'test', quota: charge, tokenId, modelName: 'gpt-3.5-turbo' },
     });
     const state = async () => {
-      const user = await db.selectFrom('users').select(['quota', 'held_quota', 'used_quota', 'request_count']).where('id', '=', userId).executeTakeFirstOrThrow();
-      const token = await db.selectFrom('tokens').select(['remain_quota', 'held_quota', 'used_quota']).where('id', '=', tokenId).executeTakeFirstOrThrow();
+      const user = await db
+        .selectFrom('users')
+        .select(['quota', 'held_quota', 'used_quota', 'request_count'])
+        .where('id', '=', userId)
+        .executeTakeFirstOrThrow();
+      const token = await db
+        .selectFrom('tokens')
+        .select(['remain_quota', 'held_quota', 'used_quota'])
+        .where('id', '=', tokenId)
+        .executeTakeFirstOrThrow();
       const logged = await db
         .selectFrom('logs')
         .select((eb) => [eb.fn.coalesce(eb.fn.sum<number>('quota'), eb.lit(0)).as('sum'), eb.fn.countAll<number>().as('count')])
@@ -102,7 +116,18 @@ for (const target of targets) {
       userId = Number((await db.selectFrom('users').select('id').where('username', '=', 'lease-user').executeTakeFirstOrThrow()).id);
       await db
         .insertInto('tokens')
-        .values({ user_id: userId, key: 'lease-ledger-key', name: 'lease', status: 1, created_time: 0, accessed_time: 0, expired_time: -1, remain_quota: 0, unlimited_quota: 0, used_quota: 0 })
+        .values({
+          user_id: userId,
+          key: 'lease-ledger-key',
+          name: 'lease',
+          status: 1,
+          created_time: 0,
+          accessed_time: 0,
+          expired_time: -1,
+          remain_quota: 0,
+          unlimited_quota: 0,
+          used_quota: 0,
+        })
         .execute();
       tokenId = Number((await db.selectFrom('tokens').select('id').where('key', '=', 'lease-ledger-key').executeTakeFirstOrThrow()).id);
     });
@@ -148,7 +173,13 @@ for (const target of targets) {
       const settled = await state();
       expect(settled.quota + settled.userHeld).toBe(10_000_000 - charged);
       expect(settled.remain + settled.tokenHeld).toBe(5_000_000 - charged);
-      expect([settled.used, settled.tokenUsed, settled.logged, settled.logs, settled.requests]).toEqual([charged, charged, charged, 100, 100]);
+      expect([settled.used, settled.tokenUsed, settled.logged, settled.logs, settled.requests]).toEqual([
+        charged,
+        charged,
+        charged,
+        100,
+        100,
+      ]);
       // idle: nothing held, no lease row left
       await ledger.quiesce();
       const idle = await state();
@@ -177,7 +208,13 @@ for (const target of targets) {
       }
       await Promise.all([a.quiesce(), b.quiesce()]);
       const after = await state();
-      expect(after).toMatchObject({ quota: 50_000 - granted.length * 1000, userHeld: 0, tokenHeld: 0, rows: 0, logged: granted.length * 1000 });
+      expect(after).toMatchObject({
+        quota: 50_000 - granted.length * 1000,
+        userHeld: 0,
+        tokenHeld: 0,
+        rows: 0,
+        logged: granted.length * 1000,
+      });
       await Promise.all([a.close(), b.close()]);
     });
 
@@ -249,7 +286,15 @@ for (const target of targets) {
       await ledger.settle(batch);
       await ledger.quiesce();
       const after = await state();
-      expect(after).toMatchObject({ quota: 1_000_000 - 600, userHeld: 0, remain: 1_000_000 - 600, tokenHeld: 0, logged: 600, logs: 2, rows: 0 });
+      expect(after).toMatchObject({
+        quota: 1_000_000 - 600,
+        userHeld: 0,
+        remain: 1_000_000 - 600,
+        tokenHeld: 0,
+        logged: 600,
+        logs: 2,
+        rows: 0,
+      });
       await ledger.close();
     });
 
@@ -271,10 +316,23 @@ for (const target of targets) {
       // the node dies here (it never gives the lease back); a lease later a live node sweeps
       const swept = await sweepDeadNodes(db, leaseMs, Date.now() + leaseMs + 1000);
       expect(swept.reservations).toBe(1);
-      expect(await state()).toMatchObject({ quota: 1_000_000 - charge, userHeld: 0, remain: 1_000_000 - charge, tokenHeld: 0, logged: charge });
+      expect(await state()).toMatchObject({
+        quota: 1_000_000 - charge,
+        userHeld: 0,
+        remain: 1_000_000 - charge,
+        tokenHeld: 0,
+        logged: charge,
+      });
       // it was only frozen: its late give-back finds the row swept, gives nothing, and drops the row
       await ledger.close();
-      expect(await state()).toMatchObject({ quota: 1_000_000 - charge, userHeld: 0, remain: 1_000_000 - charge, tokenHeld: 0, logged: charge, rows: 0 });
+      expect(await state()).toMatchObject({
+        quota: 1_000_000 - charge,
+        userHeld: 0,
+        remain: 1_000_000 - charge,
+        tokenHeld: 0,
+        logged: charge,
+        rows: 0,
+      });
     });
 
     it('an idle lease goes back by itself', async () => {

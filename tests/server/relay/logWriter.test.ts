@@ -47,7 +47,12 @@ for (const target of targets) {
         });
       }
       await writer.close();
-      const rows = await app.ctx.db.selectFrom('logs').select(['content', 'quota', 'is_stream', 'created_at']).where('type', '=', LogType.consume).orderBy('id').execute();
+      const rows = await app.ctx.db
+        .selectFrom('logs')
+        .select(['content', 'quota', 'is_stream', 'created_at'])
+        .where('type', '=', LogType.consume)
+        .orderBy('id')
+        .execute();
       expect(rows).toHaveLength(450);
       expect(rows.map((row) => Number(row.quota))).toEqual(Array.from({ length: 450 }, (_, index) => index));
       expect(Number(rows[0].is_stream)).toBe(1);
@@ -87,7 +92,13 @@ describe('shutting the gateway down', () => {
     const harness = await startRelayHarness({ dialect: 'sqlite', path: file });
     await harness.addChannel({ name: 'emu', key: 'sk-good' });
     const requests = Array.from({ length: 60 }, (_, index) =>
-      harness.post('/v1/chat/completions', { model: 'gpt-4', stream: index % 2 === 0, messages: [{ role: 'user', content: `request ${index}` }] }).then((response) => response.text()),
+      harness
+        .post('/v1/chat/completions', {
+          model: 'gpt-4',
+          stream: index % 2 === 0,
+          messages: [{ role: 'user', content: `request ${index}` }],
+        })
+        .then((response) => response.text()),
     );
     await Promise.all(requests);
     // no settled(): closing must do the waiting
@@ -95,8 +106,14 @@ describe('shutting the gateway down', () => {
 
     const sqlite = new Sqlite(file, { readonly: true });
     try {
-      const logs = sqlite.prepare('select count(*) as count, sum(quota) as quota from logs where type = ?').get(LogType.consume) as { count: number; quota: number };
-      const user = sqlite.prepare('select used_quota, request_count from users where username = ?').get('root') as { used_quota: number; request_count: number };
+      const logs = sqlite.prepare('select count(*) as count, sum(quota) as quota from logs where type = ?').get(LogType.consume) as {
+        count: number;
+        quota: number;
+      };
+      const user = sqlite.prepare('select used_quota, request_count from users where username = ?').get('root') as {
+        used_quota: number;
+        request_count: number;
+      };
       expect(logs.count).toBe(60);
       expect(user.request_count).toBe(60);
       expect(logs.quota).toBe(user.used_quota);

@@ -34,14 +34,25 @@ const SEED = Number(process.env.MONEY_FUZZ_SEED ?? 20261129);
 
 /** Unknown fields beside the known ones: the vendor may read any of them. */
 const extras = fc.dictionary(
-  fc.string({ minLength: 1, maxLength: 16 }).filter((key) => !['model', 'stream', 'n', 'best_of', 'max_tokens', 'max_output_tokens', 'max_completion_tokens', 'stream_options'].includes(key)),
+  fc
+    .string({ minLength: 1, maxLength: 16 })
+    .filter(
+      (key) =>
+        !['model', 'stream', 'n', 'best_of', 'max_tokens', 'max_output_tokens', 'max_completion_tokens', 'stream_options'].includes(key),
+    ),
   hostileValue,
   { maxKeys: 3 },
 );
 
-const functionTool = fc.record({ type: fc.constant('function'), function: fc.record({ name: fc.stringMatching(/^[a-z_]{1,20}$/), description: text, parameters: hostileValue }) });
+const functionTool = fc.record({
+  type: fc.constant('function'),
+  function: fc.record({ name: fc.stringMatching(/^[a-z_]{1,20}$/), description: text, parameters: hostileValue }),
+});
 const chatContent = fc.oneof(text, fc.array(fc.oneof(fc.record({ type: fc.constant('text'), text }), hostileValue), { maxLength: 4 }));
-const chatMessage = fc.record({ role: fc.constantFrom('system', 'user', 'assistant'), content: chatContent, extra: hostileValue }, { requiredKeys: ['role', 'content'] });
+const chatMessage = fc.record(
+  { role: fc.constantFrom('system', 'user', 'assistant'), content: chatContent, extra: hostileValue },
+  { requiredKeys: ['role', 'content'] },
+);
 
 interface Case {
   path: string;
@@ -71,7 +82,13 @@ const merged = (body: Record<string, unknown>, extra: Record<string, unknown>) =
 
 const PROTOCOLS: Record<string, fc.Arbitrary<Case>> = {
   chat: fc
-    .tuple(fc.array(chatMessage, { minLength: 1, maxLength: 4 }), fc.array(functionTool, { maxLength: 2 }), fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 3 }), extras)
+    .tuple(
+      fc.array(chatMessage, { minLength: 1, maxLength: 4 }),
+      fc.array(functionTool, { maxLength: 2 }),
+      fc.integer({ min: 1, max: 64 }),
+      fc.integer({ min: 1, max: 3 }),
+      extras,
+    )
     .map(([messages, tools, limit, n, extra]) => ({
       path: '/v1/chat/completions',
       model: 'gpt-4o',
@@ -96,7 +113,12 @@ const PROTOCOLS: Record<string, fc.Arbitrary<Case>> = {
   })),
   messages: fc
     .tuple(
-      fc.oneof(text, fc.array(fc.record({ type: fc.constant('text'), text, cache_control: hostileValue }, { requiredKeys: ['type', 'text'] }), { maxLength: 3 })),
+      fc.oneof(
+        text,
+        fc.array(fc.record({ type: fc.constant('text'), text, cache_control: hostileValue }, { requiredKeys: ['type', 'text'] }), {
+          maxLength: 3,
+        }),
+      ),
       fc.array(fc.record({ role: fc.constantFrom('user', 'assistant'), content: chatContent }), { minLength: 1, maxLength: 3 }),
       fc.array(fc.record({ name: fc.stringMatching(/^[a-z_]{1,20}$/), description: text, input_schema: hostileValue }), { maxLength: 2 }),
       fc.integer({ min: 1, max: 64 }),
@@ -109,9 +131,23 @@ const PROTOCOLS: Record<string, fc.Arbitrary<Case>> = {
     })),
   responses: fc
     .tuple(
-      fc.oneof(text, fc.array(fc.oneof(fc.record({ role: fc.constantFrom('user', 'developer'), content: chatContent }), hostileValue), { minLength: 1, maxLength: 3 })),
+      fc.oneof(
+        text,
+        fc.array(fc.oneof(fc.record({ role: fc.constantFrom('user', 'developer'), content: chatContent }), hostileValue), {
+          minLength: 1,
+          maxLength: 3,
+        }),
+      ),
       text,
-      fc.array(fc.record({ type: fc.constant('function'), name: fc.stringMatching(/^[a-z_]{1,20}$/), description: text, parameters: hostileValue }), { maxLength: 2 }),
+      fc.array(
+        fc.record({
+          type: fc.constant('function'),
+          name: fc.stringMatching(/^[a-z_]{1,20}$/),
+          description: text,
+          parameters: hostileValue,
+        }),
+        { maxLength: 2 },
+      ),
       fc.integer({ min: 16, max: 64 }),
       extras,
     )
@@ -122,7 +158,13 @@ const PROTOCOLS: Record<string, fc.Arbitrary<Case>> = {
     })),
   gemini: fc
     .tuple(
-      fc.array(fc.record({ role: fc.constantFrom('user', 'model'), parts: fc.array(fc.oneof(fc.record({ text }), hostileObject), { minLength: 1, maxLength: 3 }) }), { minLength: 1, maxLength: 3 }),
+      fc.array(
+        fc.record({
+          role: fc.constantFrom('user', 'model'),
+          parts: fc.array(fc.oneof(fc.record({ text }), hostileObject), { minLength: 1, maxLength: 3 }),
+        }),
+        { minLength: 1, maxLength: 3 },
+      ),
       fc.option(fc.record({ parts: fc.array(fc.record({ text }), { maxLength: 2 }) }), { nil: undefined }),
       fc.integer({ min: 1, max: 64 }),
       fc.integer({ min: 1, max: 3 }),
@@ -131,7 +173,14 @@ const PROTOCOLS: Record<string, fc.Arbitrary<Case>> = {
     .map(([contents, systemInstruction, limit, candidates, extra]) => ({
       path: '/v1beta/models/gemini-2.5-flash:generateContent',
       model: 'gemini-2.5-flash',
-      body: merged({ contents, ...(systemInstruction ? { systemInstruction } : {}), generationConfig: { maxOutputTokens: limit, candidateCount: candidates } }, extra),
+      body: merged(
+        {
+          contents,
+          ...(systemInstruction ? { systemInstruction } : {}),
+          generationConfig: { maxOutputTokens: limit, candidateCount: candidates },
+        },
+        extra,
+      ),
     })),
 };
 
@@ -147,7 +196,11 @@ const MORE_PROTOCOLS: Record<string, fc.Arbitrary<Case>> = {
       text.filter((query) => query !== ''),
       fc.array(fc.oneof(text, fc.record({ text })), { minLength: 1, maxLength: 12 }),
       fc.option(fc.integer({ min: 1, max: 12 }), { nil: undefined }),
-      extras.map((extra) => Object.fromEntries(Object.entries(extra).filter(([key]) => !['query', 'documents', 'top_n', 'top_k', 'return_documents'].includes(key)))),
+      extras.map((extra) =>
+        Object.fromEntries(
+          Object.entries(extra).filter(([key]) => !['query', 'documents', 'top_n', 'top_k', 'return_documents'].includes(key)),
+        ),
+      ),
     )
     .map(([query, documents, top, extra]) => ({
       path: '/v1/rerank',
@@ -182,7 +235,11 @@ const MORE_PROTOCOLS: Record<string, fc.Arbitrary<Case>> = {
     .tuple(
       fc.constantFrom('whisper-1', 'gpt-4o-transcribe'),
       hostileWav,
-      fc.dictionary(fc.constantFrom('prompt', 'language', 'temperature', 'response_format', 'chunking_strategy', 'include', 'extra'), formText, { maxKeys: 3 }),
+      fc.dictionary(
+        fc.constantFrom('prompt', 'language', 'temperature', 'response_format', 'chunking_strategy', 'include', 'extra'),
+        formText,
+        { maxKeys: 3 },
+      ),
     )
     .map(([model, file, fields]) => ({ path: '/v1/audio/transcriptions', model, body: { ...fields, model }, file })),
 };
@@ -195,13 +252,22 @@ const REGRESSIONS: Array<{ name: string; protocol: string; case: Case }> = [
     case: {
       path: '/v1/chat/completions',
       model: 'gpt-4o',
-      body: { model: 'gpt-4o', max_tokens: 1, messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'f', parameters: { default: new HugeNumber(3000) } } }] },
+      body: {
+        model: 'gpt-4o',
+        max_tokens: 1,
+        messages: [{ role: 'user', content: 'hi' }],
+        tools: [{ type: 'function', function: { name: 'f', parameters: { default: new HugeNumber(3000) } } }],
+      },
     },
   },
   {
     name: 'a message typed input_audio carrying its text',
     protocol: 'chat',
-    case: { path: '/v1/chat/completions', model: 'gpt-4o', body: { model: 'gpt-4o', max_tokens: 1, messages: [{ role: 'user', type: 'input_audio', content: 'y'.repeat(5000) }] } },
+    case: {
+      path: '/v1/chat/completions',
+      model: 'gpt-4o',
+      body: { model: 'gpt-4o', max_tokens: 1, messages: [{ role: 'user', type: 'input_audio', content: 'y'.repeat(5000) }] },
+    },
   },
   {
     name: 'a rerank option every pair carries (Jina-shaped vendors read an `instruction` with each document)',
@@ -215,7 +281,11 @@ const REGRESSIONS: Array<{ name: string; protocol: string; case: Case }> = [
   {
     name: "gpt-4o-mini-tts's instructions beside a one-character input",
     protocol: 'speech',
-    case: { path: '/v1/audio/speech', model: 'gpt-4o-mini-tts', body: { model: 'gpt-4o-mini-tts', input: 'a', voice: 'alloy', instructions: 'speak '.repeat(2000) } },
+    case: {
+      path: '/v1/audio/speech',
+      model: 'gpt-4o-mini-tts',
+      body: { model: 'gpt-4o-mini-tts', input: 'a', voice: 'alloy', instructions: 'speak '.repeat(2000) },
+    },
   },
   {
     name: 'a Gemini audio part whose data is text, not base64 (it was priced as audio, a token per 16 characters)',
@@ -223,18 +293,29 @@ const REGRESSIONS: Array<{ name: string; protocol: string; case: Case }> = [
     case: {
       path: '/v1beta/models/gemini-2.5-flash:generateContent',
       model: 'gemini-2.5-flash',
-      body: { contents: [{ role: 'user', parts: [{ inlineData: { mimeType: 'audio/wav', data: '\u{10ffff}'.repeat(3000) } }] }], generationConfig: { maxOutputTokens: 1 } },
+      body: {
+        contents: [{ role: 'user', parts: [{ inlineData: { mimeType: 'audio/wav', data: '\u{10ffff}'.repeat(3000) } }] }],
+        generationConfig: { maxOutputTokens: 1 },
+      },
     },
   },
   {
     name: 'a key that tokenizes a token a byte, and the separator a vendor writes beside it (the hold was one short per key)',
     protocol: 'speech',
-    case: { path: '/v1/audio/speech', model: 'gpt-4o-mini-tts', body: { '2qD': '7<1%', model: 'gpt-4o-mini-tts', input: 'x'.repeat(5800), voice: 'alloy' } },
+    case: {
+      path: '/v1/audio/speech',
+      model: 'gpt-4o-mini-tts',
+      body: { '2qD': '7<1%', model: 'gpt-4o-mini-tts', input: 'x'.repeat(5800), voice: 'alloy' },
+    },
   },
   {
     name: 'best_of beyond n',
     protocol: 'completions',
-    case: { path: '/v1/completions', model: 'gpt-3.5-turbo-instruct', body: { model: 'gpt-3.5-turbo-instruct', prompt: 'go', max_tokens: 64, best_of: 5 } },
+    case: {
+      path: '/v1/completions',
+      model: 'gpt-3.5-turbo-instruct',
+      body: { model: 'gpt-3.5-turbo-instruct', prompt: 'go', max_tokens: 64, best_of: 5 },
+    },
   },
 ];
 
@@ -267,7 +348,11 @@ function requestOf(entry: Case): { body: string | Buffer; contentType: string } 
 
 const post = (entry: Case, key = fuzzKey) => {
   const { body, contentType } = requestOf(entry);
-  return fetch(`${harness.baseUrl}${entry.path}`, { method: 'POST', headers: { 'content-type': contentType, authorization: `Bearer ${key}`, 'x-goog-api-key': key }, body });
+  return fetch(`${harness.baseUrl}${entry.path}`, {
+    method: 'POST',
+    headers: { 'content-type': contentType, authorization: `Bearer ${key}`, 'x-goog-api-key': key },
+    body,
+  });
 };
 
 /** What the relay held for, in the unit the upstream bills (`upstream.reported`): the same bound functions, over the body as the relay read it. */
@@ -276,7 +361,9 @@ function heldPrompt(entry: Case): number {
     const upload = requestOf(entry).body as Buffer;
     const seconds = audioDuration(entry.file).seconds;
     // whisper: the seconds held; the others: the prompt held (the audio's tokens and the form)
-    return entry.model.startsWith('whisper') ? billedSeconds(seconds) : transcriptionPromptTokens(entry.model, { seconds, formBytes: upload.length - entry.file.length });
+    return entry.model.startsWith('whisper')
+      ? billedSeconds(seconds)
+      : transcriptionPromptTokens(entry.model, { seconds, formBytes: upload.length - entry.file.length });
   }
   const parsed = JSON.parse(hostileJson(entry.body)) as Record<string, unknown>;
   if (entry.path === '/v1/rerank') {
@@ -288,7 +375,11 @@ function heldPrompt(entry: Case): number {
     return held.characters + held.optionsBound;
   }
   if (entry.path === '/v1/images/generations') return typeof parsed.n === 'number' ? parsed.n : 1;
-  const prompts = entry.path.endsWith('/embeddings') ? batchSize(parsed.input) : entry.path.endsWith('/v1/completions') ? batchSize(parsed.prompt) : 1;
+  const prompts = entry.path.endsWith('/embeddings')
+    ? batchSize(parsed.input)
+    : entry.path.endsWith('/v1/completions')
+      ? batchSize(parsed.prompt)
+      : 1;
   return promptBound(parsed, entry.model, undefined, prompts, contextWindowFor(entry.model));
 }
 
@@ -329,7 +420,9 @@ describe('the hold is an upper bound of every hostile body', () => {
     await harness.settled();
     const spent = await loggedSpend(harness, paid.data.id);
     expect(spent).toBeGreaterThan(1000 * HONEST_MODEL_RATIO['gpt-4o-mini-tts']);
-    expect(spent).toBeLessThanOrEqual(Math.ceil(heldPrompt({ path: '/v1/audio/speech', model: body.model, body }) * HONEST_MODEL_RATIO['gpt-4o-mini-tts']));
+    expect(spent).toBeLessThanOrEqual(
+      Math.ceil(heldPrompt({ path: '/v1/audio/speech', model: body.model, body }) * HONEST_MODEL_RATIO['gpt-4o-mini-tts']),
+    );
   });
 
   for (const [protocol, arbitrary] of Object.entries({ ...PROTOCOLS, ...MORE_PROTOCOLS })) {
@@ -344,7 +437,9 @@ describe('the hold is an upper bound of every hostile body', () => {
         }),
         { seed: SEED, numRuns: RUNS, endOnFailure: true },
       );
-      console.log(`money fuzz, ${protocol}: ${RUNS} cases (${answered} answered, the rest refused before any call) in ${((performance.now() - started) / 1000).toFixed(1)} s, seed ${SEED}`);
+      console.log(
+        `money fuzz, ${protocol}: ${RUNS} cases (${answered} answered, the rest refused before any call) in ${((performance.now() - started) / 1000).toFixed(1)} s, seed ${SEED}`,
+      );
       // the generator must reach the upstream, or it proves nothing about the bills
       expect(answered).toBeGreaterThan(RUNS / 10);
     }, 600_000);
@@ -355,7 +450,11 @@ describe('the hold is an upper bound of every hostile body', () => {
       const burst = fc.sample(arbitrary, { seed: SEED + 1, numRuns: 24 });
       await Promise.all(burst.map((entry) => post(entry, key).then((response) => response.text())));
       await harness.settled();
-      const token = await harness.app.ctx.db.selectFrom('tokens').select(['remain_quota', 'held_quota', 'used_quota']).where('id', '=', created.data.id).executeTakeFirstOrThrow();
+      const token = await harness.app.ctx.db
+        .selectFrom('tokens')
+        .select(['remain_quota', 'held_quota', 'used_quota'])
+        .where('id', '=', created.data.id)
+        .executeTakeFirstOrThrow();
       const logged = await loggedSpend(harness, created.data.id);
       expect(Number(token.remain_quota)).toBeGreaterThanOrEqual(0);
       expect(Number(token.held_quota)).toBe(0);

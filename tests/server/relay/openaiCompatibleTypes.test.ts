@@ -53,7 +53,14 @@ afterAll(() => harness.close());
 beforeEach(() => resetRelay(harness));
 
 async function channelFor(type: ChannelType, fields: Record<string, unknown> = {}) {
-  return harness.addChannel({ name: `type-${type.value}`, type: type.value, key: 'sk-good', models: type.defaultModels[0], other: type.value === 37 ? ACCOUNT : '', ...fields });
+  return harness.addChannel({
+    name: `type-${type.value}`,
+    type: type.value,
+    key: 'sk-good',
+    models: type.defaultModels[0],
+    other: type.value === 37 ? ACCOUNT : '',
+    ...fields,
+  });
 }
 
 function lastRequest() {
@@ -79,14 +86,23 @@ describe.each(NEW_TYPES.map((value) => [`${value} ${rowOf(value).label}`, rowOf(
     expect(request.headers.authorization).toBe('Bearer sk-good');
     expect((request.body as { model: string }).model).toBe(model);
     await harness.settled();
-    const log = await harness.app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).orderBy('id', 'desc').executeTakeFirstOrThrow();
+    const log = await harness.app.ctx.db
+      .selectFrom('logs')
+      .selectAll()
+      .where('type', '=', 2)
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
     expect(log).toMatchObject({ model_name: model, channel_id: channelId, is_stream: 0, prompt_tokens: completion.usage?.prompt_tokens });
     expect(log.quota).toBeGreaterThan(0);
   });
 
   it('relays a streamed chat to the same path', async () => {
     const channelId = await channelFor(type);
-    const stream = await client.chat.completions.create({ model, stream: true, messages: [{ role: 'user', content: 'stream a greeting' }] });
+    const stream = await client.chat.completions.create({
+      model,
+      stream: true,
+      messages: [{ role: 'user', content: 'stream a greeting' }],
+    });
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(text.length).toBeGreaterThan(0);
@@ -95,7 +111,12 @@ describe.each(NEW_TYPES.map((value) => [`${value} ${rowOf(value).label}`, rowOf(
     expect(request.headers.authorization).toBe('Bearer sk-good');
     expect(request.body).toMatchObject({ model, stream: true });
     await harness.settled();
-    const log = await harness.app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).orderBy('id', 'desc').executeTakeFirstOrThrow();
+    const log = await harness.app.ctx.db
+      .selectFrom('logs')
+      .selectAll()
+      .where('type', '=', 2)
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
     expect(log).toMatchObject({ model_name: model, channel_id: channelId, is_stream: 1 });
   });
 });
@@ -105,8 +126,19 @@ describe("Cloudflare's account id", () => {
   const model = cloudflare.defaultModels[0];
 
   it('is refused on save when neither `other` nor the base URL holds it', async () => {
-    const refused = await harness.admin('POST', '/api/channel/', { name: 'cf', type: 37, key: 'sk-good', base_url: harness.emulator.baseUrl, models: model, group: 'default', other: '' });
-    expect(refused).toMatchObject({ success: false, message: 'this channel type needs its account id (other), or a base URL that holds it' });
+    const refused = await harness.admin('POST', '/api/channel/', {
+      name: 'cf',
+      type: 37,
+      key: 'sk-good',
+      base_url: harness.emulator.baseUrl,
+      models: model,
+      group: 'default',
+      other: '',
+    });
+    expect(refused).toMatchObject({
+      success: false,
+      message: 'this channel type needs its account id (other), or a base URL that holds it',
+    });
   });
 
   it("comes from a base URL with its own path, followed by OpenAI's /v1 paths", async () => {

@@ -8,7 +8,18 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { countResponsesPromptTokens } from '../../../server/protocols/inbound/openaiResponses';
 import { countWords, startOpenAIEmulator } from '../../support/openaiEmulator';
 import { ANTHROPIC_CHANNELS, startAnthropicEmulator, type AnthropicEmulator } from '../../support/emulators/anthropic';
-import { chargeFor, consumeLogCount, expectBilled, expectBilledInTotal, lastConsumeLog, nextConsumeLog, resetRelay, startRelayHarness, type Balances, type RelayHarness } from './harness';
+import {
+  chargeFor,
+  consumeLogCount,
+  expectBilled,
+  expectBilledInTotal,
+  lastConsumeLog,
+  nextConsumeLog,
+  resetRelay,
+  startRelayHarness,
+  type Balances,
+  type RelayHarness,
+} from './harness';
 
 const GPT = 'gpt-4';
 const CLAUDE = ANTHROPIC_CHANNELS[0];
@@ -44,7 +55,8 @@ beforeEach(async () => {
   await resetRelay(harness);
 });
 
-const addOpenAi = (fields: Record<string, unknown> = {}) => harness.addChannel({ type: 1, name: 'openai', key: 'sk-good', base_url: harness.emulator.baseUrl, models: GPT, ...fields });
+const addOpenAi = (fields: Record<string, unknown> = {}) =>
+  harness.addChannel({ type: 1, name: 'openai', key: 'sk-good', base_url: harness.emulator.baseUrl, models: GPT, ...fields });
 const addCustom = () => harness.addChannel({ name: 'custom', key: 'sk-good', models: GPT });
 
 const charge = chargeFor;
@@ -91,7 +103,9 @@ async function streamed(body: Parameters<OpenAI['responses']['stream']>[0]) {
 
 /** The text of a response's messages (the SDK adds `output_text` to a whole response only). */
 const outputText = (response: OpenAI.Responses.Response) =>
-  response.output.flatMap((item) => (item.type === 'message' ? item.content.map((part) => (part.type === 'output_text' ? part.text : '')) : [])).join('');
+  response.output
+    .flatMap((item) => (item.type === 'message' ? item.content.map((part) => (part.type === 'output_text' ? part.text : '')) : []))
+    .join('');
 
 /** Two calls billed at their own usage. */
 const expectBilledTwice = (before: Balances, channelId: number, first: number, second: number, log: Record<string, unknown>) =>
@@ -128,7 +142,11 @@ describe('/v1/responses to an OpenAI channel (passthrough)', () => {
       output_tokens_details: { reasoning_tokens: 0 },
       total_tokens: promptTokens + 5,
     });
-    await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), { prompt_tokens: promptTokens, completion_tokens: 5, is_stream: 0 });
+    await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), {
+      prompt_tokens: promptTokens,
+      completion_tokens: 5,
+      is_stream: 0,
+    });
     expect((await lastConsumeLog(harness)).content).toContain('client protocol openai-responses');
   });
 
@@ -149,8 +167,17 @@ describe('/v1/responses to an OpenAI channel (passthrough)', () => {
     expect(outputText(final)).toBe('word0 word1 word2 word3 word4');
     expect(final.id).toMatch(/^resp_emu/);
     const promptTokens = countWords(input);
-    expect(final.usage).toMatchObject({ input_tokens: promptTokens, input_tokens_details: { cached_tokens: 4 }, output_tokens: 8, output_tokens_details: { reasoning_tokens: 3 } });
-    await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 8, cachedPromptTokens: 4 }), { prompt_tokens: promptTokens, completion_tokens: 8, is_stream: 1 });
+    expect(final.usage).toMatchObject({
+      input_tokens: promptTokens,
+      input_tokens_details: { cached_tokens: 4 },
+      output_tokens: 8,
+      output_tokens_details: { reasoning_tokens: 3 },
+    });
+    await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 8, cachedPromptTokens: 4 }), {
+      prompt_tokens: promptTokens,
+      completion_tokens: 8,
+      is_stream: 1,
+    });
   });
 
   it('answers a function call, then takes its output back', async () => {
@@ -159,7 +186,14 @@ describe('/v1/responses to an OpenAI channel (passthrough)', () => {
     const question = 'what is the get_weather in Paris';
     const first = await client.responses.create({ model: GPT, tools: [WEATHER_TOOL], input: question });
     expect(first.output).toEqual([
-      { id: expect.any(String), type: 'function_call', status: 'completed', arguments: JSON.stringify({ city: question }), call_id: expect.stringMatching(/^call_/), name: 'get_weather' },
+      {
+        id: expect.any(String),
+        type: 'function_call',
+        status: 'completed',
+        arguments: JSON.stringify({ city: question }),
+        call_id: expect.stringMatching(/^call_/),
+        name: 'get_weather',
+      },
     ]);
     const call = first.output[0] as OpenAI.Responses.ResponseFunctionToolCall;
     const firstCharge = charge(GPT, { promptTokens: countWords(question), completionTokens: countWords(call.arguments) });
@@ -172,10 +206,16 @@ describe('/v1/responses to an OpenAI channel (passthrough)', () => {
     expect(outputText(final)).toBe('the tool said: sunny and warm');
     expect(harness.emulator.requests.at(-1)!.rawBody.toString('utf8')).toBe(sentBodies.at(-1));
     const promptTokens = countWords(`${question} sunny and warm`);
-    await expectBilledTwice(before, channelId, firstCharge, charge(GPT, { promptTokens, completionTokens: countWords('the tool said: sunny and warm') }), {
-      prompt_tokens: promptTokens,
-      is_stream: 1,
-    });
+    await expectBilledTwice(
+      before,
+      channelId,
+      firstCharge,
+      charge(GPT, { promptTokens, completionTokens: countWords('the tool said: sunny and warm') }),
+      {
+        prompt_tokens: promptTokens,
+        is_stream: 1,
+      },
+    );
   });
 });
 
@@ -234,7 +274,14 @@ describe('/v1/responses to a chat-completions channel (translated)', () => {
       temperature: 0.3,
       max_output_tokens: 100,
       store: false,
-      output: [{ type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'word0 word1 word2 word3 word4', annotations: [] }] }],
+      output: [
+        {
+          type: 'message',
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'output_text', text: 'word0 word1 word2 word3 word4', annotations: [] }],
+        },
+      ],
     });
     expect(response.id).toMatch(/^resp_/);
     const promptTokens = countWords('Be brief. Answer in English. hello there');
@@ -245,7 +292,11 @@ describe('/v1/responses to a chat-completions channel (translated)', () => {
       output_tokens_details: { reasoning_tokens: 0 },
       total_tokens: promptTokens + 5,
     });
-    await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), { prompt_tokens: promptTokens, completion_tokens: 5, is_stream: 0 });
+    await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), {
+      prompt_tokens: promptTokens,
+      completion_tokens: 5,
+      is_stream: 0,
+    });
     expect((await lastConsumeLog(harness)).content).toContain('client protocol openai-responses');
   });
 
@@ -262,18 +313,33 @@ describe('/v1/responses to a chat-completions channel (translated)', () => {
     expect(final.id).toBe(created.response.id);
     const promptTokens = countWords('one two three');
     expect(final.usage).toMatchObject({ input_tokens: promptTokens, output_tokens: 5, total_tokens: promptTokens + 5 });
-    await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), { prompt_tokens: promptTokens, completion_tokens: 5, is_stream: 1 });
+    await expectBilled(harness, before, channelId, GPT, charge(GPT, { promptTokens, completionTokens: 5 }), {
+      prompt_tokens: promptTokens,
+      completion_tokens: 5,
+      is_stream: 1,
+    });
   });
 
   it('translates function tools and calls both ways: a chat tool call becomes a function_call item, its output a tool message', async () => {
     const channelId = await addCustom();
     const before = await harness.balances();
     const question = 'what is the get_weather in Paris';
-    const first = await client.responses.create({ model: GPT, tools: [WEATHER_TOOL], tool_choice: 'auto', parallel_tool_calls: false, input: question });
+    const first = await client.responses.create({
+      model: GPT,
+      tools: [WEATHER_TOOL],
+      tool_choice: 'auto',
+      parallel_tool_calls: false,
+      input: question,
+    });
     expect(harness.emulator.requests.at(-1)!.body).toEqual({
       model: GPT,
       messages: [{ role: 'user', content: question }],
-      tools: [{ type: 'function', function: { name: 'get_weather', description: 'The weather in a city', parameters: WEATHER_TOOL.parameters, strict: true } }],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'get_weather', description: 'The weather in a city', parameters: WEATHER_TOOL.parameters, strict: true },
+        },
+      ],
       tool_choice: 'auto',
       parallel_tool_calls: false,
     });
@@ -292,7 +358,9 @@ describe('/v1/responses to a chat-completions channel (translated)', () => {
 
     const { types, final: streamedCall } = await streamed({ model: GPT, tools: [WEATHER_TOOL], input: question });
     expect(eventOrder(types)).toEqual(CALL_EVENTS);
-    expect(streamedCall.output).toEqual([expect.objectContaining({ type: 'function_call', name: 'get_weather', arguments: JSON.stringify({ city: question }) })]);
+    expect(streamedCall.output).toEqual([
+      expect.objectContaining({ type: 'function_call', name: 'get_weather', arguments: JSON.stringify({ city: question }) }),
+    ]);
     const streamCharge = charge(GPT, { promptTokens: countWords(question), completionTokens: countWords(call.arguments) });
 
     const answer = await client.responses.create({
@@ -303,23 +371,50 @@ describe('/v1/responses to a chat-completions channel (translated)', () => {
     expect(harness.emulator.requests.at(-1)!.body).toMatchObject({
       messages: [
         { role: 'user', content: question },
-        { role: 'assistant', content: null, tool_calls: [{ id: call.call_id, type: 'function', function: { name: 'get_weather', arguments: call.arguments } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: call.call_id, type: 'function', function: { name: 'get_weather', arguments: call.arguments } }],
+        },
         { role: 'tool', tool_call_id: call.call_id, content: 'sunny and warm' },
       ],
     });
     expect(answer.output_text).toBe('word0 word1 word2 word3 word4');
     const promptTokens = countWords(`${question} sunny and warm`);
-    await expectBilledTwice(before, channelId, firstCharge + streamCharge, charge(GPT, { promptTokens, completionTokens: 5 }), { prompt_tokens: promptTokens, completion_tokens: 5 });
+    await expectBilledTwice(before, channelId, firstCharge + streamCharge, charge(GPT, { promptTokens, completionTokens: 5 }), {
+      prompt_tokens: promptTokens,
+      completion_tokens: 5,
+    });
   });
 });
 
 describe('/v1/responses to an Anthropic channel (translated)', () => {
   it('answers a Response and a Responses stream from Claude, billed by its usage', async () => {
-    const channelId = await harness.addChannel({ type: CLAUDE.type, name: 'claude', key: CLAUDE.key, base_url: CLAUDE.baseUrl(anthropic), models: CLAUDE.chatModel });
+    const channelId = await harness.addChannel({
+      type: CLAUDE.type,
+      name: 'claude',
+      key: CLAUDE.key,
+      base_url: CLAUDE.baseUrl(anthropic),
+      models: CLAUDE.chatModel,
+    });
     const before = await harness.balances();
-    const response = await client.responses.create({ model: CLAUDE.chatModel, instructions: 'Be brief.', input: 'hello there friend', max_output_tokens: 64 });
-    expect(anthropic.requests.at(-1)!.body).toMatchObject({ model: CLAUDE.chatModel, system: 'Be brief.', max_tokens: 64, messages: [{ role: 'user', content: 'hello there friend' }] });
-    expect(response).toMatchObject({ object: 'response', status: 'completed', output_text: 'Hello from Anthropic, you said: hello there friend' });
+    const response = await client.responses.create({
+      model: CLAUDE.chatModel,
+      instructions: 'Be brief.',
+      input: 'hello there friend',
+      max_output_tokens: 64,
+    });
+    expect(anthropic.requests.at(-1)!.body).toMatchObject({
+      model: CLAUDE.chatModel,
+      system: 'Be brief.',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'hello there friend' }],
+    });
+    expect(response).toMatchObject({
+      object: 'response',
+      status: 'completed',
+      output_text: 'Hello from Anthropic, you said: hello there friend',
+    });
     const firstReported = anthropic.reported.at(-1)!;
     expect(response.usage).toMatchObject({ input_tokens: firstReported.promptTokens, output_tokens: firstReported.completionTokens });
 
@@ -340,7 +435,9 @@ describe('/v1/responses: stored state', () => {
     await addOpenAi();
     const before = await harness.balances();
     const requests = harness.emulator.requests.length;
-    const error = await client.responses.create({ model: GPT, input: 'and then?', previous_response_id: 'resp_123' }).catch((caught: unknown) => caught);
+    const error = await client.responses
+      .create({ model: GPT, input: 'and then?', previous_response_id: 'resp_123' })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     const failure = error as InstanceType<typeof OpenAI.BadRequestError>;
     expect(failure.status).toBe(400);
@@ -352,7 +449,9 @@ describe('/v1/responses: stored state', () => {
     });
     await resetRelay(harness);
     await addCustom();
-    await expect(client.responses.create({ model: GPT, input: 'and then?', previous_response_id: 'resp_123', stream: true })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+    await expect(
+      client.responses.create({ model: GPT, input: 'and then?', previous_response_id: 'resp_123', stream: true }),
+    ).rejects.toBeInstanceOf(OpenAI.BadRequestError);
     expect(harness.emulator.requests.length).toBe(requests);
     const after = await harness.balances();
     expect(after.user).toEqual(before.user);
@@ -381,7 +480,8 @@ describe('/v1/responses: a client that leaves mid-stream', () => {
         });
         const reader = response.body!.getReader();
         let seen = '';
-        while ((seen.match(/"response\.output_text\.delta"/g) ?? []).length < 3) seen += new TextDecoder().decode((await reader.read()).value);
+        while ((seen.match(/"response\.output_text\.delta"/g) ?? []).length < 3)
+          seen += new TextDecoder().decode((await reader.read()).value);
         leave.abort();
         const log = await nextConsumeLog(harness, logsBefore);
         const after = await harness.balances();
@@ -390,7 +490,11 @@ describe('/v1/responses: a client that leaves mid-stream', () => {
         expect(log.completion_tokens).toBeLessThan(20);
         expect(before.user.quota - after.user.quota).toBe(log.quota);
         expect(before.token.remain_quota - after.token.remain_quota).toBe(log.quota);
-        const held = await harness.app.ctx.db.selectFrom('users').select('held_quota').where('username', '=', 'root').executeTakeFirstOrThrow();
+        const held = await harness.app.ctx.db
+          .selectFrom('users')
+          .select('held_quota')
+          .where('username', '=', 'root')
+          .executeTakeFirstOrThrow();
         expect(Number(held.held_quota)).toBe(0);
         // the upstream call was closed, not read to its end
         for (let wait = 0; wait < 50 && slow.abortedRequests === 0; wait += 1) await new Promise((resolve) => setTimeout(resolve, 20));

@@ -50,7 +50,11 @@ async function expectBilled(call: () => Promise<unknown>, expected: (result: any
   expect(after.user.request_count).toBe(before.user.request_count + 1);
   expect(after.token.remain_quota).toBe(before.token.remain_quota - charge);
   expect(after.token.used_quota).toBe(before.token.used_quota + charge);
-  const channel = await harness.app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow();
+  const channel = await harness.app.ctx.db
+    .selectFrom('channels')
+    .select('used_quota')
+    .where('id', '=', channelId)
+    .executeTakeFirstOrThrow();
   expect(channel.used_quota).toBe(charge);
   const log = await harness.app.ctx.db.selectFrom('logs').selectAll().where('type', '=', 2).orderBy('id', 'desc').executeTakeFirstOrThrow();
   expect(log).toMatchObject({
@@ -69,7 +73,12 @@ describe('the openai SDK through the gateway', () => {
   it('chat completion', async () => {
     const completion = await expectBilled(
       () => client.chat.completions.create({ model: 'gpt-4', messages: [{ role: 'user', content: 'hello there friend' }] }),
-      () => ({ charge: computeQuota({ promptTokens: 3, completionTokens: 5, ratio: 15, completionRatio: 2 }), model: 'gpt-4', promptTokens: 3, completionTokens: 5 }),
+      () => ({
+        charge: computeQuota({ promptTokens: 3, completionTokens: 5, ratio: 15, completionRatio: 2 }),
+        model: 'gpt-4',
+        promptTokens: 3,
+        completionTokens: 5,
+      }),
     );
     expect((completion as OpenAI.ChatCompletion).choices[0].message.content).toBe('word0 word1 word2 word3 word4');
   });
@@ -77,7 +86,11 @@ describe('the openai SDK through the gateway', () => {
   it('streamed chat completion', async () => {
     const text = await expectBilled(
       async () => {
-        const stream = await client.chat.completions.create({ model: 'gpt-4', stream: true, messages: [{ role: 'user', content: 'one two three four' }] });
+        const stream = await client.chat.completions.create({
+          model: 'gpt-4',
+          stream: true,
+          messages: [{ role: 'user', content: 'one two three four' }],
+        });
         let content = '';
         for await (const chunk of stream) {
           // the usage chunk the gateway asked for on its own is not passed on
@@ -86,7 +99,13 @@ describe('the openai SDK through the gateway', () => {
         }
         return content;
       },
-      () => ({ charge: computeQuota({ promptTokens: 4, completionTokens: 5, ratio: 15, completionRatio: 2 }), model: 'gpt-4', promptTokens: 4, completionTokens: 5, isStream: true }),
+      () => ({
+        charge: computeQuota({ promptTokens: 4, completionTokens: 5, ratio: 15, completionRatio: 2 }),
+        model: 'gpt-4',
+        promptTokens: 4,
+        completionTokens: 5,
+        isStream: true,
+      }),
     );
     expect(text).toBe('word0 word1 word2 word3 word4');
   });
@@ -94,7 +113,12 @@ describe('the openai SDK through the gateway', () => {
   it('completion', async () => {
     const completion = await expectBilled(
       () => client.completions.create({ model: 'text-davinci-003', prompt: 'say this please' }),
-      () => ({ charge: computeQuota({ promptTokens: 3, completionTokens: 5, ratio: 10, completionRatio: 1 }), model: 'text-davinci-003', promptTokens: 3, completionTokens: 5 }),
+      () => ({
+        charge: computeQuota({ promptTokens: 3, completionTokens: 5, ratio: 10, completionRatio: 1 }),
+        model: 'text-davinci-003',
+        promptTokens: 3,
+        completionTokens: 5,
+      }),
     );
     expect((completion as OpenAI.Completion).choices[0].text).toBe('word0 word1 word2 word3 word4');
   });
@@ -102,7 +126,12 @@ describe('the openai SDK through the gateway', () => {
   it('embeddings', async () => {
     const embeddings = await expectBilled(
       () => client.embeddings.create({ model: 'text-embedding-ada-002', input: ['alpha beta', 'gamma'] }),
-      () => ({ charge: computeQuota({ promptTokens: 3, completionTokens: 0, ratio: 0.05, completionRatio: 1 }), model: 'text-embedding-ada-002', promptTokens: 3, completionTokens: 0 }),
+      () => ({
+        charge: computeQuota({ promptTokens: 3, completionTokens: 0, ratio: 0.05, completionRatio: 1 }),
+        model: 'text-embedding-ada-002',
+        promptTokens: 3,
+        completionTokens: 0,
+      }),
     );
     expect((embeddings as OpenAI.CreateEmbeddingResponse).data).toHaveLength(2);
   });
@@ -112,7 +141,12 @@ describe('the openai SDK through the gateway', () => {
     const promptTokens = countInputTokens(input, 'text-moderation-latest');
     const moderation = await expectBilled(
       () => client.moderations.create({ model: 'text-moderation-latest', input }),
-      () => ({ charge: computeQuota({ promptTokens, completionTokens: 0, ratio: 0.1, completionRatio: 1 }), model: 'text-moderation-latest', promptTokens, completionTokens: 0 }),
+      () => ({
+        charge: computeQuota({ promptTokens, completionTokens: 0, ratio: 0.1, completionRatio: 1 }),
+        model: 'text-moderation-latest',
+        promptTokens,
+        completionTokens: 0,
+      }),
     );
     expect((moderation as OpenAI.ModerationCreateResponse).results[0].flagged).toBe(false);
   });
@@ -129,11 +163,17 @@ describe('the openai SDK through the gateway', () => {
   it('audio transcription', async () => {
     const audio = Buffer.from(Array.from({ length: 2048 }, (_, index) => (index * 7) % 256));
     const transcription = await expectBilled(
-      async () => client.audio.transcriptions.create({ model: 'whisper-1', file: await toFile(audio, 'speech.mp3', { type: 'audio/mpeg' }) }),
+      async () =>
+        client.audio.transcriptions.create({ model: 'whisper-1', file: await toFile(audio, 'speech.mp3', { type: 'audio/mpeg' }) }),
       () => {
         // whisper-1 bills seconds: these bytes have no header, so they are measured at the leanest speech rate
         const promptTokens = Math.ceil(audioDuration(audio).seconds) * WHISPER_TOKENS_PER_SECOND;
-        return { charge: computeQuota({ promptTokens, completionTokens: 0, ratio: 10, completionRatio: 1 }), model: 'whisper-1', promptTokens, completionTokens: 0 };
+        return {
+          charge: computeQuota({ promptTokens, completionTokens: 0, ratio: 10, completionRatio: 1 }),
+          model: 'whisper-1',
+          promptTokens,
+          completionTokens: 0,
+        };
       },
     );
     expect((transcription as OpenAI.Audio.Transcription).text).toMatch(/^received \d+ bytes$/);
@@ -146,7 +186,12 @@ describe('the openai SDK through the gateway', () => {
     const input = 'The quick brown fox jumps over the lazy dog.';
     const speech = await expectBilled(
       async () => Buffer.from(await (await client.audio.speech.create({ model: 'tts-1', voice: 'alloy', input })).arrayBuffer()),
-      () => ({ charge: computeQuota({ promptTokens: input.length, completionTokens: 0, ratio: TTS_RATIO, completionRatio: 1 }), model: 'tts-1', promptTokens: input.length, completionTokens: 0 }),
+      () => ({
+        charge: computeQuota({ promptTokens: input.length, completionTokens: 0, ratio: TTS_RATIO, completionRatio: 1 }),
+        model: 'tts-1',
+        promptTokens: input.length,
+        completionTokens: 0,
+      }),
     );
     expect(speech).toEqual(Buffer.alloc(64, 1));
   });

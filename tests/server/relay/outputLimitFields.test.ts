@@ -38,7 +38,11 @@ for (const target of targets) {
 
     const ledgerUntouched = async () => {
       await harness.settled();
-      const held = await harness.app.ctx.db.selectFrom('tokens').select(['held_quota', 'remain_quota']).where('id', '=', harness.tokenId).executeTakeFirstOrThrow();
+      const held = await harness.app.ctx.db
+        .selectFrom('tokens')
+        .select(['held_quota', 'remain_quota'])
+        .where('id', '=', harness.tokenId)
+        .executeTakeFirstOrThrow();
       expect(Number(held.held_quota)).toBe(0);
       expect(Number(held.remain_quota)).toBe(10_000_000);
     };
@@ -48,14 +52,22 @@ for (const target of targets) {
         const response = await harness.post('/v1/responses', { model: GPT_RESPONSES, input: 'hi', max_output_tokens: limit });
         const body = (await response.json()) as { error: unknown };
         expect(response.status, name).toBe(400);
-        expect(body.error, name).toMatchObject({ type: 'invalid_request_error', param: 'max_output_tokens', message: `max_output_tokens must be an integer from 0 to ${MAX_TOKENS_LIMIT}` });
+        expect(body.error, name).toMatchObject({
+          type: 'invalid_request_error',
+          param: 'max_output_tokens',
+          message: `max_output_tokens must be an integer from 0 to ${MAX_TOKENS_LIMIT}`,
+        });
       }
       await ledgerUntouched();
     });
 
     it('refuses what chat refuses in max_tokens, the same way', async () => {
       for (const [name, limit] of BAD_LIMITS) {
-        const response = await harness.post('/v1/chat/completions', { model: 'gpt-4', messages: [{ role: 'user', content: 'hi' }], max_tokens: limit });
+        const response = await harness.post('/v1/chat/completions', {
+          model: 'gpt-4',
+          messages: [{ role: 'user', content: 'hi' }],
+          max_tokens: limit,
+        });
         expect(response.status, name).toBe(400);
         expect(((await response.json()) as { error: unknown }).error, name).toMatchObject({ param: 'max_tokens' });
       }
@@ -63,9 +75,17 @@ for (const target of targets) {
 
     it("refuses a bad max_tokens on /v1/messages in Anthropic's error shape", async () => {
       for (const [name, limit] of BAD_LIMITS) {
-        const response = await harness.post('/v1/messages', { model: 'gpt-4', max_tokens: limit, messages: [{ role: 'user', content: 'hi' }] }, harness.apiKey, { 'anthropic-version': '2023-06-01' });
+        const response = await harness.post(
+          '/v1/messages',
+          { model: 'gpt-4', max_tokens: limit, messages: [{ role: 'user', content: 'hi' }] },
+          harness.apiKey,
+          { 'anthropic-version': '2023-06-01' },
+        );
         expect(response.status, name).toBe(400);
-        expect(await response.json(), name).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('max_tokens') } });
+        expect(await response.json(), name).toMatchObject({
+          type: 'error',
+          error: { type: 'invalid_request_error', message: expect.stringContaining('max_tokens') },
+        });
       }
       await ledgerUntouched();
     });
@@ -78,7 +98,9 @@ for (const target of targets) {
           body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { maxOutputTokens: limit } }),
         });
         expect(response.status, name).toBe(400);
-        expect(await response.json(), name).toMatchObject({ error: { code: 400, status: 'INVALID_ARGUMENT', message: expect.stringContaining('max_output_tokens') } });
+        expect(await response.json(), name).toMatchObject({
+          error: { code: 400, status: 'INVALID_ARGUMENT', message: expect.stringContaining('max_output_tokens') },
+        });
       }
       await ledgerUntouched();
     });

@@ -46,7 +46,11 @@ describe('the relay pipeline', () => {
 
   const held = async () => {
     const user = await harness.app.ctx.db.selectFrom('users').select('held_quota').where('username', '=', 'root').executeTakeFirstOrThrow();
-    const token = await harness.app.ctx.db.selectFrom('tokens').select('held_quota').where('id', '=', harness.tokenId).executeTakeFirstOrThrow();
+    const token = await harness.app.ctx.db
+      .selectFrom('tokens')
+      .select('held_quota')
+      .where('id', '=', harness.tokenId)
+      .executeTakeFirstOrThrow();
     return { user: Number(user.held_quota), token: Number(token.held_quota) };
   };
   const chat = { model: 'gpt-3.5-turbo', max_tokens: 20, messages: [{ role: 'user', content: 'hello pipeline' }] };
@@ -58,7 +62,11 @@ describe('the relay pipeline', () => {
     // the Fastify routes
     const engines = await harness.post('/v1/engines/text-embedding-ada-002/embeddings', { input: 'words' });
     expect(engines.status).toBe(200);
-    const image = await harness.post('/v1/images/generations?api-version=2024-02-01', { model: 'dall-e', prompt: 'a fox', size: '256x256' });
+    const image = await harness.post('/v1/images/generations?api-version=2024-02-01', {
+      model: 'dall-e',
+      prompt: 'a fox',
+      size: '256x256',
+    });
     expect(image.status).toBe(200);
     // speech has no default price: give tts-1 one for this call
     const prices = harness.app.ctx.options.get('ModelRatio');
@@ -91,7 +99,9 @@ describe('the relay pipeline', () => {
   it('lets a beforeAdmit hook refuse before anything is held, and tells afterFinish', async () => {
     const finished: Array<[RelayOutcome, string]> = [];
     ctx.hooks.beforeAdmit.push((caller, operation) =>
-      operation === 'chat' && Number(caller.token.id) === harness.tokenId ? { ...relayError(429, 'slow down', 'rate_limited', 'rate_limit_error'), retryAfter: 3 } : undefined,
+      operation === 'chat' && Number(caller.token.id) === harness.tokenId
+        ? { ...relayError(429, 'slow down', 'rate_limited', 'rate_limit_error'), retryAfter: 3 }
+        : undefined,
     );
     ctx.hooks.afterFinish.push((outcome, operation) => void finished.push([outcome, operation]));
     const before = await harness.balances();
@@ -127,7 +137,10 @@ describe('the relay pipeline', () => {
   });
 
   it('serves a route declared with another client codec (the key in x-api-key), billing it like any other', async () => {
-    const codec = { ...openaiChat, authorization: (headers: Record<string, string | string[] | undefined>) => `Bearer ${String(headers['x-api-key'] ?? '')}` };
+    const codec = {
+      ...openaiChat,
+      authorization: (headers: Record<string, string | string[] | undefined>) => `Bearer ${String(headers['x-api-key'] ?? '')}`,
+    };
     const route = textRoute(codec, 'chat', '/v1/chat/completions');
     const server = createServer((request, response) => {
       const chunks: Buffer[] = [];
@@ -141,10 +154,18 @@ describe('the relay pipeline', () => {
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
       const before = await harness.balances();
-      const answered = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': harness.apiKey }, body: JSON.stringify(chat) });
+      const answered = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': harness.apiKey },
+        body: JSON.stringify(chat),
+      });
       expect(answered.status).toBe(200);
       expect(((await answered.json()) as { choices: unknown[] }).choices).toHaveLength(1);
-      const unknown = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${harness.apiKey}` }, body: JSON.stringify(chat) });
+      const unknown = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${harness.apiKey}` },
+        body: JSON.stringify(chat),
+      });
       expect(unknown.status).toBe(401);
       const after = await harness.balances();
       expect(after.user.request_count).toBe(before.user.request_count + 1);
@@ -185,7 +206,9 @@ describe('the OpenAI client-side codec', () => {
   });
 
   it('reads the reported usage of a JSON answer from its bytes, without parsing it', () => {
-    const bytes = Buffer.from('{"id":"x","choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":7,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":4}}}');
+    const bytes = Buffer.from(
+      '{"id":"x","choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":7,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":4}}}',
+    );
     const answer = {
       bytes,
       get value(): unknown {
@@ -219,17 +242,38 @@ describe('the OpenAI client-side codec', () => {
 
   it('changes only what it must in the upstream body', () => {
     const body = { model: 'a', messages: [], stream: true, stream_options: { other: 1 } };
-    expect(JSON.parse(openaiChat.encodeChanged(body, { model: 'b', askUsage: true }))).toEqual({ ...body, model: 'b', stream_options: { other: 1, include_usage: true } });
-    expect(JSON.parse(openaiChat.encodeChanged(body, { model: 'o3-mini', outputLimit: 50, askUsage: false }))).toEqual({ ...body, model: 'o3-mini', max_completion_tokens: 50 });
-    expect(JSON.parse(openaiChat.encodeChanged(body, { model: 'gpt-4', outputLimit: 50, askUsage: false }))).toEqual({ ...body, model: 'gpt-4', max_tokens: 50 });
-    expect(openaiChat.errorBody({ message: 'm', type: 't', code: null })).toBe('{"error":{"message":"m","type":"t","param":null,"code":null}}');
+    expect(JSON.parse(openaiChat.encodeChanged(body, { model: 'b', askUsage: true }))).toEqual({
+      ...body,
+      model: 'b',
+      stream_options: { other: 1, include_usage: true },
+    });
+    expect(JSON.parse(openaiChat.encodeChanged(body, { model: 'o3-mini', outputLimit: 50, askUsage: false }))).toEqual({
+      ...body,
+      model: 'o3-mini',
+      max_completion_tokens: 50,
+    });
+    expect(JSON.parse(openaiChat.encodeChanged(body, { model: 'gpt-4', outputLimit: 50, askUsage: false }))).toEqual({
+      ...body,
+      model: 'gpt-4',
+      max_tokens: 50,
+    });
+    expect(openaiChat.errorBody({ message: 'm', type: 't', code: null })).toBe(
+      '{"error":{"message":"m","type":"t","param":null,"code":null}}',
+    );
   });
 
   it('watches a stream cut anywhere and reports its usage', () => {
-    const stream = 'data: {"choices":[{"delta":{"content":"Hi"}}],"usage":null}\n\ndata: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":1}}\n\ndata: [DONE]\n\n';
+    const stream =
+      'data: {"choices":[{"delta":{"content":"Hi"}}],"usage":null}\n\ndata: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":1}}\n\ndata: [DONE]\n\n';
     for (let cut = 0; cut <= stream.length; cut += 1) {
       const watcher = openaiChat.watchStream(true);
-      const passed = [watcher.pushBytes(Buffer.from(stream.slice(0, cut))), watcher.pushBytes(Buffer.from(stream.slice(cut))), watcher.flush()].map(String).join('');
+      const passed = [
+        watcher.pushBytes(Buffer.from(stream.slice(0, cut))),
+        watcher.pushBytes(Buffer.from(stream.slice(cut))),
+        watcher.flush(),
+      ]
+        .map(String)
+        .join('');
       expect(passed).not.toContain('"prompt_tokens":5');
       expect(watcher.reportedUsage()).toEqual({ promptTokens: 5, completionTokens: 1, cachedPromptTokens: 0 });
     }

@@ -10,7 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchSize, promptBound } from '../../../server/protocols/inbound/promptBound';
 import { contextWindowFor } from '../../../server/billing/catalog';
 import { databaseTargets, type TestDatabase } from '../../support/databases';
-import { honestNumberCharacters, honestPromptTokens, startSizeHonestUpstream, type SizeHonestUpstream } from '../../support/emulators/sizeHonest';
+import {
+  honestNumberCharacters,
+  honestPromptTokens,
+  startSizeHonestUpstream,
+  type SizeHonestUpstream,
+} from '../../support/emulators/sizeHonest';
 import { addSizeHonestChannels, loggedSpend, startRelayHarness, type RelayHarness } from './harness';
 
 const targets = await databaseTargets('prompt bound');
@@ -41,7 +46,14 @@ interface Case {
   raw?: string;
 }
 
-const tool = { type: 'function', function: { name: 'lookup', description: LONG, parameters: { type: 'object', properties: { id: { type: 'string', description: LONG.slice(0, 20_000) } } } } };
+const tool = {
+  type: 'function',
+  function: {
+    name: 'lookup',
+    description: LONG,
+    parameters: { type: 'object', properties: { id: { type: 'string', description: LONG.slice(0, 20_000) } } },
+  },
+};
 const hi = [{ role: 'user', content: 'hi' }];
 
 /** A chat body whose tool schema has a number written with 100,000 digits (JSON.parse reads it as Infinity). */
@@ -49,12 +61,23 @@ const HUGE_NUMBER_RAW = JSON.stringify({
   model: 'gpt-4o',
   max_tokens: 16,
   messages: hi,
-  tools: [{ type: 'function', function: { name: 'lookup', description: LONG, parameters: { type: 'object', properties: { id: { type: 'number', default: 0 } } } } }],
+  tools: [
+    {
+      type: 'function',
+      function: { name: 'lookup', description: LONG, parameters: { type: 'object', properties: { id: { type: 'number', default: 0 } } } },
+    },
+  ],
 }).replace('"default":0', `"default":${'9'.repeat(100_000)}`);
 
 const CASES: Case[] = [
   // the review's four new shapes: each ran up a debt before the bound counted it
-  { name: 'chat: a 100,000-digit number in a tool schema', path: '/v1/chat/completions', model: 'gpt-4o', raw: HUGE_NUMBER_RAW, body: JSON.parse(HUGE_NUMBER_RAW) as Record<string, unknown> },
+  {
+    name: 'chat: a 100,000-digit number in a tool schema',
+    path: '/v1/chat/completions',
+    model: 'gpt-4o',
+    raw: HUGE_NUMBER_RAW,
+    body: JSON.parse(HUGE_NUMBER_RAW) as Record<string, unknown>,
+  },
   {
     name: 'chat: a schema property typed input_audio with a long description',
     path: '/v1/chat/completions',
@@ -63,7 +86,12 @@ const CASES: Case[] = [
       model: 'gpt-4o',
       max_tokens: 16,
       messages: hi,
-      tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { clip: { type: 'input_audio', description: LONG } } } } }],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'lookup', parameters: { type: 'object', properties: { clip: { type: 'input_audio', description: LONG } } } },
+        },
+      ],
     },
   },
   {
@@ -78,15 +106,35 @@ const CASES: Case[] = [
     model: 'gpt-3.5-turbo-instruct',
     body: { model: 'gpt-3.5-turbo-instruct', max_tokens: 500, best_of: 20, prompt: 'write a long story' },
   },
-  { name: 'chat: a tool description', path: '/v1/chat/completions', model: 'gpt-4o', body: { model: 'gpt-4o', max_tokens: 16, messages: hi, tools: [tool] } },
-  { name: 'chat: legacy functions', path: '/v1/chat/completions', model: 'gpt-4o', body: { model: 'gpt-4o', max_tokens: 16, messages: hi, functions: [tool.function] } },
+  {
+    name: 'chat: a tool description',
+    path: '/v1/chat/completions',
+    model: 'gpt-4o',
+    body: { model: 'gpt-4o', max_tokens: 16, messages: hi, tools: [tool] },
+  },
+  {
+    name: 'chat: legacy functions',
+    path: '/v1/chat/completions',
+    model: 'gpt-4o',
+    body: { model: 'gpt-4o', max_tokens: 16, messages: hi, functions: [tool.function] },
+  },
   {
     name: 'chat: a JSON schema',
     path: '/v1/chat/completions',
     model: 'gpt-4o',
-    body: { model: 'gpt-4o', max_tokens: 16, messages: hi, response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object', description: LONG } } } },
+    body: {
+      model: 'gpt-4o',
+      max_tokens: 16,
+      messages: hi,
+      response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object', description: LONG } } },
+    },
   },
-  { name: 'chat: tool_choice', path: '/v1/chat/completions', model: 'gpt-4o', body: { model: 'gpt-4o', max_tokens: 16, messages: hi, tool_choice: { type: 'function', function: { name: LONG } } } },
+  {
+    name: 'chat: tool_choice',
+    path: '/v1/chat/completions',
+    model: 'gpt-4o',
+    body: { model: 'gpt-4o', max_tokens: 16, messages: hi, tool_choice: { type: 'function', function: { name: LONG } } },
+  },
   {
     name: 'chat: images, inline and linked',
     path: '/v1/chat/completions',
@@ -112,12 +160,36 @@ const CASES: Case[] = [
     name: 'chat: audio',
     path: '/v1/chat/completions',
     model: 'gpt-4o',
-    body: { model: 'gpt-4o', max_tokens: 16, messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: AUDIO, format: 'wav' } }] }] },
+    body: {
+      model: 'gpt-4o',
+      max_tokens: 16,
+      messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: AUDIO, format: 'wav' } }] }],
+    },
   },
-  { name: 'completions: token ids', path: '/v1/completions', model: 'gpt-3.5-turbo-instruct', body: { model: 'gpt-3.5-turbo-instruct', max_tokens: 16, prompt: IDS } },
-  { name: 'completions: arrays of token ids', path: '/v1/completions', model: 'gpt-3.5-turbo-instruct', body: { model: 'gpt-3.5-turbo-instruct', max_tokens: 16, prompt: [IDS, IDS] } },
-  { name: 'embeddings: arrays of token ids', path: '/v1/embeddings', model: 'text-embedding-3-small', body: { model: 'text-embedding-3-small', input: [IDS, IDS, IDS] } },
-  { name: 'embeddings: strings', path: '/v1/embeddings', model: 'text-embedding-3-small', body: { model: 'text-embedding-3-small', input: [LONG.slice(0, 20_000), LONG.slice(0, 20_000)] } },
+  {
+    name: 'completions: token ids',
+    path: '/v1/completions',
+    model: 'gpt-3.5-turbo-instruct',
+    body: { model: 'gpt-3.5-turbo-instruct', max_tokens: 16, prompt: IDS },
+  },
+  {
+    name: 'completions: arrays of token ids',
+    path: '/v1/completions',
+    model: 'gpt-3.5-turbo-instruct',
+    body: { model: 'gpt-3.5-turbo-instruct', max_tokens: 16, prompt: [IDS, IDS] },
+  },
+  {
+    name: 'embeddings: arrays of token ids',
+    path: '/v1/embeddings',
+    model: 'text-embedding-3-small',
+    body: { model: 'text-embedding-3-small', input: [IDS, IDS, IDS] },
+  },
+  {
+    name: 'embeddings: strings',
+    path: '/v1/embeddings',
+    model: 'text-embedding-3-small',
+    body: { model: 'text-embedding-3-small', input: [LONG.slice(0, 20_000), LONG.slice(0, 20_000)] },
+  },
   {
     name: 'messages: system blocks, tools, a document, an image',
     path: '/v1/messages',
@@ -143,7 +215,12 @@ const CASES: Case[] = [
     name: 'messages to an OpenAI channel: a tool description',
     path: '/v1/messages',
     model: 'gpt-4o',
-    body: { model: 'gpt-4o', max_tokens: 16, tools: [{ name: 'lookup', description: LONG, input_schema: { type: 'object', properties: {} } }], messages: hi },
+    body: {
+      model: 'gpt-4o',
+      max_tokens: 16,
+      tools: [{ name: 'lookup', description: LONG, input_schema: { type: 'object', properties: {} } }],
+      messages: hi,
+    },
   },
   {
     name: 'responses: instructions, items, tools',
@@ -171,7 +248,9 @@ const CASES: Case[] = [
     model: 'gemini-2.5-flash',
     body: {
       systemInstruction: { parts: [{ text: LONG.slice(0, 30_000) }] },
-      tools: [{ functionDeclarations: [{ name: 'lookup', description: LONG.slice(0, 30_000), parameters: { type: 'OBJECT', properties: {} } }] }],
+      tools: [
+        { functionDeclarations: [{ name: 'lookup', description: LONG.slice(0, 30_000), parameters: { type: 'OBJECT', properties: {} } }] },
+      ],
       contents: [{ role: 'user', parts: [{ text: LONG.slice(0, 30_000) }, { inlineData: { mimeType: 'image/png', data: PNG } }] }],
       generationConfig: { maxOutputTokens: 16 },
     },
@@ -191,14 +270,27 @@ const CASES: Case[] = [
     name: 'rerank: an instruction a Jina-shaped vendor reads with every document',
     path: '/v1/rerank',
     model: 'jina-reranker-v2-base-multilingual',
-    body: { model: 'jina-reranker-v2-base-multilingual', query: 'which', documents: Array.from({ length: 100 }, (_, index) => `document ${index}`), instruction: LONG },
+    body: {
+      model: 'jina-reranker-v2-base-multilingual',
+      query: 'which',
+      documents: Array.from({ length: 100 }, (_, index) => `document ${index}`),
+      instruction: LONG,
+    },
   },
-  { name: "speech: gpt-4o-mini-tts's instructions", path: '/v1/audio/speech', model: 'gpt-4o-mini-tts', body: { model: 'gpt-4o-mini-tts', input: 'hi', voice: 'alloy', instructions: LONG } },
+  {
+    name: "speech: gpt-4o-mini-tts's instructions",
+    path: '/v1/audio/speech',
+    model: 'gpt-4o-mini-tts',
+    body: { model: 'gpt-4o-mini-tts', input: 'hi', voice: 'alloy', instructions: LONG },
+  },
   {
     name: 'gemini: an audio part whose data is text, not base64',
     path: '/v1beta/models/gemini-2.5-flash:generateContent',
     model: 'gemini-2.5-flash',
-    body: { contents: [{ role: 'user', parts: [{ inlineData: { mimeType: 'audio/wav', data: '\u00e9'.repeat(50_000) } }] }], generationConfig: { maxOutputTokens: 16 } },
+    body: {
+      contents: [{ role: 'user', parts: [{ inlineData: { mimeType: 'audio/wav', data: '\u00e9'.repeat(50_000) } }] }],
+      generationConfig: { maxOutputTokens: 16 },
+    },
   },
 ];
 
@@ -227,7 +319,12 @@ for (const target of targets) {
       await database?.drop();
     });
 
-    const tokenRow = (id: number) => harness.app.ctx.db.selectFrom('tokens').select(['remain_quota', 'held_quota', 'used_quota']).where('id', '=', id).executeTakeFirstOrThrow();
+    const tokenRow = (id: number) =>
+      harness.app.ctx.db
+        .selectFrom('tokens')
+        .select(['remain_quota', 'held_quota', 'used_quota'])
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
 
     for (const entry of CASES) {
       it(`${entry.name}: 64 at once never take the key below zero`, async () => {
@@ -235,7 +332,11 @@ for (const target of targets) {
         expect(created.success, created.message).toBe(true);
         const key = `sk-${created.data.key}`;
         const before = upstream.reported.length;
-        const statuses = await Promise.all(Array.from({ length: 64 }, () => harness.post(entry.path, entry.raw ?? entry.body, key).then(async (response) => (await response.text(), response.status))));
+        const statuses = await Promise.all(
+          Array.from({ length: 64 }, () =>
+            harness.post(entry.path, entry.raw ?? entry.body, key).then(async (response) => (await response.text(), response.status)),
+          ),
+        );
         await harness.settled();
         const served = statuses.filter((status) => status === 200).length;
         // some fit, most are refused for quota before anything is sent
@@ -266,14 +367,24 @@ for (const target of targets) {
 
     it('bounds each passthrough body above what the size-honest upstream bills for the same body', () => {
       const vendorOf = (path: string) => (path.startsWith('/v1/messages') ? 'anthropic' : path.startsWith('/v1beta') ? 'gemini' : 'openai');
-      const passthrough = CASES.filter((entry) => (vendorOf(entry.path) === 'openai') === entry.model.startsWith('gpt') || entry.model.startsWith('text-'));
+      const passthrough = CASES.filter(
+        (entry) => (vendorOf(entry.path) === 'openai') === entry.model.startsWith('gpt') || entry.model.startsWith('text-'),
+      );
       expect(passthrough.length).toBeGreaterThan(8);
       // as the relay does, each prompt of a batch gets a context window of its own
       const prompts = (body: Record<string, unknown>) => batchSize(body.input ?? body.prompt);
       for (const entry of passthrough) {
         // what goes upstream: the body as JSON prints it (a number written longer than that is never forwarded as written)
-        expect(promptBound(entry.body, entry.model, undefined, prompts(entry.body), contextWindowFor(entry.model)), entry.name).toBeGreaterThanOrEqual(
-          honestPromptTokens(entry.body, vendorOf(entry.path), entry.model, honestNumberCharacters(entry.path, entry.body, JSON.stringify(entry.body))),
+        expect(
+          promptBound(entry.body, entry.model, undefined, prompts(entry.body), contextWindowFor(entry.model)),
+          entry.name,
+        ).toBeGreaterThanOrEqual(
+          honestPromptTokens(
+            entry.body,
+            vendorOf(entry.path),
+            entry.model,
+            honestNumberCharacters(entry.path, entry.body, JSON.stringify(entry.body)),
+          ),
         );
       }
     });

@@ -30,20 +30,34 @@ beforeAll(async () => {
 afterAll(() => upstream.close());
 
 const addProxy = (fields: Record<string, unknown> = {}) =>
-  harnessOf().addChannel({ name: 'proxy', type: 43, key: 'Bearer upstream-secret', base_url: `${upstream.baseUrl}/base`, models: 'proxy-passthrough', other: '', ...fields });
+  harnessOf().addChannel({
+    name: 'proxy',
+    type: 43,
+    key: 'Bearer upstream-secret',
+    base_url: `${upstream.baseUrl}/base`,
+    models: 'proxy-passthrough',
+    other: '',
+    ...fields,
+  });
 
 const call = (path: string, init: RequestInit = {}) =>
-  fetch(`${harnessOf().baseUrl}${path}`, { ...init, headers: { authorization: `Bearer ${harnessOf().apiKey}`, ...(init.headers as Record<string, string> | undefined) } });
+  fetch(`${harnessOf().baseUrl}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${harnessOf().apiKey}`, ...(init.headers as Record<string, string> | undefined) },
+  });
 
 /** A GET with the path exactly as written: fetch's URL parser would resolve `..` and `%2e%2e` before sending. */
 function rawGet(path: string): Promise<{ status: number; body: string }> {
   const { hostname, port } = new URL(harnessOf().baseUrl);
   return new Promise((resolve, reject) => {
-    const sent = httpRequest({ host: hostname, port, path, method: 'GET', headers: { authorization: `Bearer ${harnessOf().apiKey}` } }, (response) => {
-      let body = '';
-      response.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
-    });
+    const sent = httpRequest(
+      { host: hostname, port, path, method: 'GET', headers: { authorization: `Bearer ${harnessOf().apiKey}` } },
+      (response) => {
+        let body = '';
+        response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      },
+    );
     sent.on('error', reject);
     sent.end();
   });
@@ -81,7 +95,11 @@ describe('Proxy channel', () => {
     const before = await harnessOf().balances();
     const logs = await consumeLogCount(harnessOf());
     const body = '{"any":"shape","n":1}';
-    const response = await call(`/v1/oneapi/proxy/${channelId}/v2/things?limit=3&x=%20y`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-client': 'kept' } });
+    const response = await call(`/v1/oneapi/proxy/${channelId}/v2/things?limit=3&x=%20y`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'x-client': 'kept' },
+    });
     expect(response.status).toBe(201);
     expect(response.headers.get('x-upstream')).toBe('yes');
     expect(await response.json()).toEqual({ echoed: body, method: 'POST' });
@@ -97,7 +115,11 @@ describe('Proxy channel', () => {
     expect(after.user.quota).toBe(before.user.quota);
     expect(after.token.remain_quota).toBe(before.token.remain_quota);
     expect(await consumeLogCount(harnessOf())).toBe(logs + 1);
-    expect(await lastConsumeLog(harnessOf())).toMatchObject({ quota: 0, channel_id: channelId, content: 'proxy POST /v2/things → HTTP 201' });
+    expect(await lastConsumeLog(harnessOf())).toMatchObject({
+      quota: 0,
+      channel_id: channelId,
+      content: 'proxy POST /v2/things → HTTP 201',
+    });
   });
 
   it('passes a GET, and binary bytes back unchanged', async () => {
@@ -112,7 +134,14 @@ describe('Proxy channel', () => {
     const harness = harnessOf();
     const channelId = await addProxy();
     const asked = seen.length;
-    const openAi = await harness.addChannel({ name: 'not proxy', type: 1, key: 'sk-x', base_url: upstream.baseUrl, models: 'gpt-4o-mini', other: '' });
+    const openAi = await harness.addChannel({
+      name: 'not proxy',
+      type: 1,
+      key: 'sk-x',
+      base_url: upstream.baseUrl,
+      models: 'gpt-4o-mini',
+      other: '',
+    });
     expect((await call(`/v1/oneapi/proxy/${openAi}/v1/models`)).status).toBe(404);
     expect((await call('/v1/oneapi/proxy/999999/x')).status).toBe(404);
     expect((await call(`/v1/oneapi/proxy/${channelId}/x`, { headers: { authorization: 'Bearer sk-nope' } })).status).toBe(401);

@@ -34,8 +34,16 @@ for (const target of targets) {
     const db = () => harness.app.ctx.db;
     const balances = async () => {
       await harness.settled();
-      const user = await db().selectFrom('users').select(['quota', 'held_quota', 'used_quota']).where('id', '=', 1).executeTakeFirstOrThrow();
-      const token = await db().selectFrom('tokens').select(['remain_quota', 'held_quota', 'used_quota']).where('id', '=', harness.tokenId).executeTakeFirstOrThrow();
+      const user = await db()
+        .selectFrom('users')
+        .select(['quota', 'held_quota', 'used_quota'])
+        .where('id', '=', 1)
+        .executeTakeFirstOrThrow();
+      const token = await db()
+        .selectFrom('tokens')
+        .select(['remain_quota', 'held_quota', 'used_quota'])
+        .where('id', '=', harness.tokenId)
+        .executeTakeFirstOrThrow();
       const logged = await db()
         .selectFrom('logs')
         .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('quota'), eb.lit(0)).as('sum'))
@@ -62,7 +70,11 @@ for (const target of targets) {
               messages: [{ role: 'user', content: 'tell me everything' }],
               emulator: { chunks, delay_ms: 0, respect_max_tokens: respectLimit },
             })
-            .then(async (response) => ({ status: response.status, retryAfter: response.headers.get('retry-after'), body: await response.text() })),
+            .then(async (response) => ({
+              status: response.status,
+              retryAfter: response.headers.get('retry-after'),
+              body: await response.text(),
+            })),
         ),
       );
 
@@ -105,7 +117,9 @@ for (const target of targets) {
         expect([after.userHeld, after.tokenHeld]).toEqual([0, 0]);
         // a lowered limit went upstream as max_tokens (the first to reserve may have had the model's whole output,
         // and the requests reach the upstream in any order)
-        const forwarded = harness.emulator.requests.slice(sentBefore).map((request) => (request.body as { max_tokens?: number }).max_tokens);
+        const forwarded = harness.emulator.requests
+          .slice(sentBefore)
+          .map((request) => (request.body as { max_tokens?: number }).max_tokens);
         expect(forwarded.some((limit) => typeof limit === 'number' && limit > 0)).toBe(true);
       });
 
@@ -123,7 +137,13 @@ for (const target of targets) {
         expect(balance).toBe(START - charged);
         expect(balance).toBeLessThan(0);
         // charged in full: each served answer's log bills all 6,000 tokens the provider reported
-        const logs = await db().selectFrom('logs').select(['quota', 'prompt_tokens', 'completion_tokens']).where('type', '=', LogType.consume).orderBy('id', 'desc').limit(served).execute();
+        const logs = await db()
+          .selectFrom('logs')
+          .select(['quota', 'prompt_tokens', 'completion_tokens'])
+          .where('type', '=', LogType.consume)
+          .orderBy('id', 'desc')
+          .limit(served)
+          .execute();
         for (const log of logs) {
           expect(Number(log.completion_tokens)).toBe(6000);
           // gpt-3.5-turbo at the catalog's price: ratio 0.25, output at 3x
@@ -131,7 +151,11 @@ for (const target of targets) {
         }
         expect(logs.reduce((sum, log) => sum + Number(log.quota), 0)).toBe(charged);
         expect([after.userHeld, after.tokenHeld]).toEqual([0, 0]);
-        const refused = await harness.post('/v1/chat/completions', { model: 'gpt-3.5-turbo', max_tokens: 5, messages: [{ role: 'user', content: 'once more' }] });
+        const refused = await harness.post('/v1/chat/completions', {
+          model: 'gpt-3.5-turbo',
+          max_tokens: 5,
+          messages: [{ role: 'user', content: 'once more' }],
+        });
         expect(refused.status).toBe(429);
         expect((await balances()).logged).toBe(after.logged);
       });

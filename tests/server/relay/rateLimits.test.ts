@@ -29,7 +29,10 @@ for (const target of targets) {
 
     beforeAll(async () => {
       database = await target.create();
-      harness = await startRelayHarness(database.config, redisUp ? { redisUrl: REDIS_URL, redisKeyPrefix: `test:${randomBytes(6).toString('hex')}:` } : {});
+      harness = await startRelayHarness(
+        database.config,
+        redisUp ? { redisUrl: REDIS_URL, redisKeyPrefix: `test:${randomBytes(6).toString('hex')}:` } : {},
+      );
     }, 60_000);
     afterAll(async () => {
       await harness?.close();
@@ -51,7 +54,8 @@ for (const target of targets) {
       const updated = await harness.admin('PUT', '/api/user/', { id: userId, group, quota: 10_000_000, ...limits });
       expect(updated.success, updated.message).toBe(true);
       const cookie = await login(harness.app, username, PASSWORD);
-      const asUser = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) => asBrowser(harness.app, cookie, { method, url, payload: payload as never }).then((response) => response.json());
+      const asUser = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) =>
+        asBrowser(harness.app, cookie, { method, url, payload: payload as never }).then((response) => response.json());
       const newKey = async (fields: Record<string, unknown> = {}) => {
         const created = await asUser('POST', '/api/token/', { name: 'limited key', remain_quota: 1_000_000, ...fields });
         if (!created.success) throw new Error(created.message);
@@ -69,12 +73,24 @@ for (const target of targets) {
         statuses.push(last.status);
         lastText = await last.text();
       }
-      return { statuses, last: last!, message: last!.status === 200 ? '' : (JSON.parse(lastText) as { error: { message: string } }).error.message };
+      return {
+        statuses,
+        last: last!,
+        message: last!.status === 200 ? '' : (JSON.parse(lastText) as { error: { message: string } }).error.message,
+      };
     };
     const heldAndQuota = async (userId: number) => {
       await harness.settled();
-      const user = await harness.app.ctx.db.selectFrom('users').select(['quota', 'held_quota', 'used_quota']).where('id', '=', userId).executeTakeFirstOrThrow();
-      const tokens = await harness.app.ctx.db.selectFrom('tokens').select(['remain_quota', 'held_quota']).where('user_id', '=', userId).execute();
+      const user = await harness.app.ctx.db
+        .selectFrom('users')
+        .select(['quota', 'held_quota', 'used_quota'])
+        .where('id', '=', userId)
+        .executeTakeFirstOrThrow();
+      const tokens = await harness.app.ctx.db
+        .selectFrom('tokens')
+        .select(['remain_quota', 'held_quota'])
+        .where('user_id', '=', userId)
+        .execute();
       return {
         user: { quota: Number(user.quota), held: Number(user.held_quota), used: Number(user.used_quota) },
         tokens: tokens.map((token) => ({ remain: Number(token.remain_quota), held: Number(token.held_quota) })),
@@ -96,7 +112,9 @@ for (const target of targets) {
       expect(remaining).toEqual(['2', '1', '0']);
       const refused = await harness.post('/v1/chat/completions', chat(), caller.key);
       expect(refused.status).toBe(429);
-      expect(await refused.json()).toEqual({ error: { message: expect.stringContaining('your account'), type: 'requests', param: null, code: 'rate_limit_exceeded' } });
+      expect(await refused.json()).toEqual({
+        error: { message: expect.stringContaining('your account'), type: 'requests', param: null, code: 'rate_limit_exceeded' },
+      });
       // a minute of 3: the next one in 20 s
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(19);
       expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(20);
@@ -143,7 +161,11 @@ for (const target of targets) {
       expect(saved.success, saved.message).toBe(true);
       expect(saved.data).toMatchObject({ rpm_limit: 2, tpm_limit: 500, rate_limits: { rpm: 2, tpm: 500 } });
       // the list shows what limits each key in effect: its own, or its user's
-      const listed = (await caller.asUser('GET', '/api/token/?p=0')).data as Array<{ id: number; rpm_limit: number | null; rate_limits: { rpm: number; tpm: number } }>;
+      const listed = (await caller.asUser('GET', '/api/token/?p=0')).data as Array<{
+        id: number;
+        rpm_limit: number | null;
+        rate_limits: { rpm: number; tpm: number };
+      }>;
       expect(listed.find((row) => row.id === key.id)).toMatchObject({ rpm_limit: 2, rate_limits: { rpm: 2, tpm: 500 } });
       expect(listed.find((row) => row.id !== key.id)).toMatchObject({ rpm_limit: null, rate_limits: { rpm: 3, tpm: 1000 } });
       // an edit of something else keeps a limit the group lowered since
@@ -169,7 +191,9 @@ for (const target of targets) {
       {
         name: 'OpenAI',
         send: (key) => harness.post('/v1/chat/completions', chat(), key),
-        body: { error: { message: expect.stringContaining('requests per minute'), type: 'requests', param: null, code: 'rate_limit_exceeded' } },
+        body: {
+          error: { message: expect.stringContaining('requests per minute'), type: 'requests', param: null, code: 'rate_limit_exceeded' },
+        },
       },
       {
         name: 'Anthropic',
@@ -229,7 +253,10 @@ for (const target of targets) {
       // while its bound is charged, a second such prompt does not fit: refused on tokens, nothing held
       const refused = await harness.post('/v1/chat/completions', chat(long), caller.key);
       expect(refused.status).toBe(429);
-      expect(((await refused.json()) as { error: { type: string; message: string } }).error).toMatchObject({ type: 'tokens', message: expect.stringContaining('tokens per minute') });
+      expect(((await refused.json()) as { error: { type: string; message: string } }).error).toMatchObject({
+        type: 'tokens',
+        message: expect.stringContaining('tokens per minute'),
+      });
       expect(refused.headers.get('x-ratelimit-limit-tokens')).toBe('1500');
       await inFlight.text();
       await harness.settled();
@@ -237,7 +264,12 @@ for (const target of targets) {
       const after = await harness.post('/v1/chat/completions', chat(long), caller.key);
       expect(after.status).toBe(200);
       await after.json();
-      const log = await harness.app.ctx.db.selectFrom('logs').select(['prompt_tokens', 'completion_tokens']).where('user_id', '=', caller.userId).orderBy('id', 'asc').executeTakeFirstOrThrow();
+      const log = await harness.app.ctx.db
+        .selectFrom('logs')
+        .select(['prompt_tokens', 'completion_tokens'])
+        .where('user_id', '=', caller.userId)
+        .orderBy('id', 'asc')
+        .executeTakeFirstOrThrow();
       const used = Number(log.prompt_tokens) + Number(log.completion_tokens);
       expect(used).toBeLessThan(600);
       // what is left: 1500 - the first's usage - this one's bound (over 800), plus what flowed back since (25 a second)

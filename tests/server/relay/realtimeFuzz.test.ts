@@ -22,16 +22,26 @@ const SESSIONS = Math.max(5, Math.round(Number(process.env.MONEY_FUZZ_RUNS ?? 20
 const SEED = Number(process.env.MONEY_FUZZ_SEED ?? 20261129);
 const MODEL = 'gpt-4o-realtime-preview';
 
-const functionTool = fc.record({ type: fc.constant('function'), name: fc.stringMatching(/^[a-z_]{1,20}$/), description: text, parameters: hostileValue });
+const functionTool = fc.record({
+  type: fc.constant('function'),
+  name: fc.stringMatching(/^[a-z_]{1,20}$/),
+  description: text,
+  parameters: hostileValue,
+});
 const item = fc.record({
   type: fc.constant('message'),
   role: fc.constantFrom('user', 'system'),
-  content: fc.array(fc.oneof({ weight: 3, arbitrary: fc.record({ type: fc.constant('input_text'), text }) }, { weight: 1, arbitrary: hostileObject }), { minLength: 1, maxLength: 3 }),
+  content: fc.array(
+    fc.oneof({ weight: 3, arbitrary: fc.record({ type: fc.constant('input_text'), text }) }, { weight: 1, arbitrary: hostileObject }),
+    { minLength: 1, maxLength: 3 },
+  ),
 });
 
 /** One client event of a session. */
 const event: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
-  fc.record({ instructions: text, tools: fc.array(functionTool, { maxLength: 2 }), extra: hostileValue }, { requiredKeys: [] }).map((session) => ({ type: 'session.update', session })),
+  fc
+    .record({ instructions: text, tools: fc.array(functionTool, { maxLength: 2 }), extra: hostileValue }, { requiredKeys: [] })
+    .map((session) => ({ type: 'session.update', session })),
   item.map((created) => ({ type: 'conversation.item.create', item: created })),
   fc
     .record(
@@ -64,7 +74,9 @@ afterAll(async () => {
 
 /** Runs the events on a new session with `key`; each response.create waits for its response.done or its error. */
 async function runSession(key: string, events: Array<Record<string, unknown>>): Promise<{ answered: number; refused: number }> {
-  const socket = new WebSocket(`${harness.baseUrl.replace('http:', 'ws:')}/v1/realtime?model=${MODEL}`, { headers: { authorization: `Bearer ${key}`, 'openai-beta': 'realtime=v1' } });
+  const socket = new WebSocket(`${harness.baseUrl.replace('http:', 'ws:')}/v1/realtime?model=${MODEL}`, {
+    headers: { authorization: `Bearer ${key}`, 'openai-beta': 'realtime=v1' },
+  });
   const received: Array<Record<string, unknown>> = [];
   // the gateway may close first (a response it cannot hold ends the session with 1008)
   const closed = new Promise((resolve) => socket.once('close', resolve));
@@ -82,7 +94,8 @@ async function runSession(key: string, events: Array<Record<string, unknown>>): 
     return { answered: 0, refused: 1 };
   }
   const waitFor = async (done: () => boolean) => {
-    for (let waited = 0; waited < 10_000 && !done() && socket.readyState === WebSocket.OPEN; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
+    for (let waited = 0; waited < 10_000 && !done() && socket.readyState === WebSocket.OPEN; waited += 5)
+      await new Promise((resolve) => setTimeout(resolve, 5));
   };
   await waitFor(() => received.some((each) => each.type === 'session.created'));
   let answered = 0;
@@ -108,28 +121,38 @@ describe('realtime: a hostile session never spends more than its key holds', () 
     let answered = 0;
     let refused = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(event, { minLength: 1, maxLength: 6 }), fc.integer({ min: 20_000, max: 2_000_000 }), async (events, balance) => {
-        const created = await harness.admin('POST', '/api/token/', { name: 'realtime fuzz', remain_quota: balance });
-        expect(created.success, created.message).toBe(true);
-        const outcome = await runSession(`sk-${created.data.key}`, events);
-        answered += outcome.answered;
-        refused += outcome.refused;
-        // the session's settlements are written once the gateway has seen the close too
-        let token = { remain_quota: 0, held_quota: -1 };
-        for (let waited = 0; waited < 10_000; waited += 20) {
-          await harness.settled();
-          token = await harness.app.ctx.db.selectFrom('tokens').select(['remain_quota', 'held_quota']).where('id', '=', created.data.id).executeTakeFirstOrThrow();
-          if (Number(token.held_quota) === 0) break;
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-        const logged = await loggedSpend(harness, created.data.id);
-        expect(Number(token.held_quota), JSON.stringify(events).slice(0, 300)).toBe(0);
-        expect(Number(token.remain_quota), JSON.stringify(events).slice(0, 300)).toBeGreaterThanOrEqual(0);
-        expect(balance - logged).toBe(Number(token.remain_quota));
-      }),
+      fc.asyncProperty(
+        fc.array(event, { minLength: 1, maxLength: 6 }),
+        fc.integer({ min: 20_000, max: 2_000_000 }),
+        async (events, balance) => {
+          const created = await harness.admin('POST', '/api/token/', { name: 'realtime fuzz', remain_quota: balance });
+          expect(created.success, created.message).toBe(true);
+          const outcome = await runSession(`sk-${created.data.key}`, events);
+          answered += outcome.answered;
+          refused += outcome.refused;
+          // the session's settlements are written once the gateway has seen the close too
+          let token = { remain_quota: 0, held_quota: -1 };
+          for (let waited = 0; waited < 10_000; waited += 20) {
+            await harness.settled();
+            token = await harness.app.ctx.db
+              .selectFrom('tokens')
+              .select(['remain_quota', 'held_quota'])
+              .where('id', '=', created.data.id)
+              .executeTakeFirstOrThrow();
+            if (Number(token.held_quota) === 0) break;
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+          const logged = await loggedSpend(harness, created.data.id);
+          expect(Number(token.held_quota), JSON.stringify(events).slice(0, 300)).toBe(0);
+          expect(Number(token.remain_quota), JSON.stringify(events).slice(0, 300)).toBeGreaterThanOrEqual(0);
+          expect(balance - logged).toBe(Number(token.remain_quota));
+        },
+      ),
       { seed: SEED, numRuns: SESSIONS, endOnFailure: true },
     );
-    console.log(`money fuzz, realtime: ${SESSIONS} sessions (${answered} responses answered, ${refused} refused or failed) in ${((performance.now() - started) / 1000).toFixed(1)} s, seed ${SEED}`);
+    console.log(
+      `money fuzz, realtime: ${SESSIONS} sessions (${answered} responses answered, ${refused} refused or failed) in ${((performance.now() - started) / 1000).toFixed(1)} s, seed ${SEED}`,
+    );
     // the generator must reach the upstream, or it proves nothing about the bills
     expect(answered).toBeGreaterThan(SESSIONS / 5);
   }, 600_000);

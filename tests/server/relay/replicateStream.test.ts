@@ -38,7 +38,15 @@ afterAll(() => Promise.all([replicate.close(), misdirected.close(), trap.close()
 
 const priced = () => harnessOf().app.ctx.options.set('ModelRatio', JSON.stringify({ ...DEFAULT_MODEL_RATIO, [LLAMA]: LLAMA_RATIO }));
 const client = () => new OpenAI({ apiKey: harnessOf().apiKey, baseURL: `${harnessOf().baseUrl}/v1`, maxRetries: 0 });
-const addReplicate = (emulator = replicate) => harnessOf().addChannel({ name: 'replicate', type: 46, key: REPLICATE_CHANNELS[0].key, base_url: emulator.baseUrl, models: LLAMA, other: '' });
+const addReplicate = (emulator = replicate) =>
+  harnessOf().addChannel({
+    name: 'replicate',
+    type: 46,
+    key: REPLICATE_CHANNELS[0].key,
+    base_url: emulator.baseUrl,
+    models: LLAMA,
+    other: '',
+  });
 const chargeOf = (usage: { promptTokens: number; completionTokens: number }) =>
   computeQuota({ ...usage, cachedPromptTokens: 0, cachedPromptRatio: 1, ratio: LLAMA_RATIO, completionRatio: completionRatioFor(LLAMA) });
 
@@ -72,7 +80,11 @@ describe('Replicate streamed', () => {
     expect(finish).toBe('stop');
 
     const sent = replicate.requests.slice(asked);
-    expect(sent.map((request) => `${request.method} ${request.url.replace(/emulated\w+/, 'ID')}`)).toEqual([`POST /v1/models/${LLAMA}/predictions`, 'GET /v1/streams/ID', 'GET /v1/predictions/ID']);
+    expect(sent.map((request) => `${request.method} ${request.url.replace(/emulated\w+/, 'ID')}`)).toEqual([
+      `POST /v1/models/${LLAMA}/predictions`,
+      'GET /v1/streams/ID',
+      'GET /v1/predictions/ID',
+    ]);
     expect(sent[0].headers.prefer).toBeUndefined();
     expect(sent[0].body).toEqual({ input: { prompt: 'tell me about llamas' }, stream: true });
     expect(sent[1].headers).toMatchObject({ authorization: `Bearer ${REPLICATE_CHANNELS[0].key}`, accept: 'text/event-stream' });
@@ -88,7 +100,12 @@ describe('Replicate streamed', () => {
     await priced();
     const channelId = await addReplicate();
     const before = await harnessOf().balances();
-    const body = { model: LLAMA, stream: true as const, stream_options: { include_usage: true }, messages: [{ role: 'user' as const, content: 'nometrics please' }] };
+    const body = {
+      model: LLAMA,
+      stream: true as const,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user' as const, content: 'nometrics please' }],
+    };
     const stream = await client().chat.completions.create(body);
     let text = '';
     let usage: OpenAI.CompletionUsage | undefined;
@@ -98,12 +115,21 @@ describe('Replicate streamed', () => {
     }
     expect(text).toBe('Hello from Replicate, you said: nometrics please');
     // the prompt as the OpenAI codec counts it, the answer by the model's tokenizer
-    const own = { promptTokens: INBOUND_CODECS.openai.promptTokens('chat', body, LLAMA, {}), completionTokens: countTextTokens(text, LLAMA) };
+    const own = {
+      promptTokens: INBOUND_CODECS.openai.promptTokens('chat', body, LLAMA, {}),
+      completionTokens: countTextTokens(text, LLAMA),
+    };
     // the two counts differ, so the bill says which one it is
-    expect(own).not.toEqual({ promptTokens: replicate.reported.at(-1)!.promptTokens, completionTokens: replicate.reported.at(-1)!.completionTokens });
+    expect(own).not.toEqual({
+      promptTokens: replicate.reported.at(-1)!.promptTokens,
+      completionTokens: replicate.reported.at(-1)!.completionTokens,
+    });
     expect(usage).toMatchObject({ prompt_tokens: own.promptTokens, completion_tokens: own.completionTokens });
     await harnessOf().settled();
-    await expectBilled(harnessOf(), before, channelId, LLAMA, chargeOf(own), { prompt_tokens: own.promptTokens, completion_tokens: own.completionTokens });
+    await expectBilled(harnessOf(), before, channelId, LLAMA, chargeOf(own), {
+      prompt_tokens: own.promptTokens,
+      completion_tokens: own.completionTokens,
+    });
   });
 
   it('a stream the upstream cuts mid-way ends with an error event, bills what was sent, and holds nothing', async () => {
@@ -111,7 +137,11 @@ describe('Replicate streamed', () => {
     await addReplicate();
     const before = await harnessOf().balances();
     const logsBefore = await consumeLogCount(harnessOf());
-    const response = await harnessOf().post('/v1/chat/completions', { model: LLAMA, stream: true, messages: [{ role: 'user', content: 'cut this answer short' }] });
+    const response = await harnessOf().post('/v1/chat/completions', {
+      model: LLAMA,
+      stream: true,
+      messages: [{ role: 'user', content: 'cut this answer short' }],
+    });
     expect(response.status).toBe(200);
     const wire = await response.text();
     const contents = wire
@@ -136,7 +166,11 @@ describe('Replicate streamed', () => {
     await priced();
     const channelId = await addReplicate(misdirected);
     const before = await harnessOf().balances();
-    const refused = await harnessOf().post('/v1/chat/completions', { model: LLAMA, stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    const refused = await harnessOf().post('/v1/chat/completions', {
+      model: LLAMA,
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     expect(refused.status).toBe(502);
     const error = ((await refused.json()) as { error: { message: string } }).error;
     expect(error.message).not.toContain(trap.baseUrl);
@@ -145,7 +179,11 @@ describe('Replicate streamed', () => {
     const after = await harnessOf().balances();
     expect(after.user.quota).toBe(before.user.quota);
     expect(after.token.remain_quota).toBe(before.token.remain_quota);
-    const channel = await harnessOf().app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow();
+    const channel = await harnessOf()
+      .app.ctx.db.selectFrom('channels')
+      .select('used_quota')
+      .where('id', '=', channelId)
+      .executeTakeFirstOrThrow();
     expect(channel.used_quota).toBe(0);
   });
 

@@ -22,7 +22,11 @@ const BGE = 'BAAI/bge-reranker-v2-m3';
 const BGE_RATIO = 0.02;
 
 const QUERY = 'organic skincare for sensitive skin';
-const DOCUMENTS = ['New makeup trends focus on bold colors', 'Organic skincare for sensitive skin with aloe vera', { text: 'Gentle skincare for sensitive skin' }];
+const DOCUMENTS = [
+  'New makeup trends focus on bold colors',
+  'Organic skincare for sensitive skin with aloe vera',
+  { text: 'Gentle skincare for sensitive skin' },
+];
 const TEXTS = DOCUMENTS.map((document) => (typeof document === 'string' ? document : document.text));
 
 /** The tokens every emulator counts for QUERY and DOCUMENTS: the query's words once per document, and every document's words. */
@@ -33,7 +37,8 @@ const words = (text: string) =>
     .filter(Boolean).length;
 const TOKENS = words(QUERY) * TEXTS.length + TEXTS.reduce((sum, text) => sum + words(text), 0);
 
-const tokenCharge = (tokens: number, ratio: number) => computeQuota({ promptTokens: tokens, completionTokens: 0, ratio, completionRatio: 1 });
+const tokenCharge = (tokens: number, ratio: number) =>
+  computeQuota({ promptTokens: tokens, completionTokens: 0, ratio, completionRatio: 1 });
 
 beforeAll(async () => {
   harness = await startRelayHarness();
@@ -52,7 +57,14 @@ beforeEach(async () => {
 });
 
 function addRerankChannel(type: number, emulator: RerankEmulator, model: string, fields: Record<string, unknown> = {}): Promise<number> {
-  return harness.addChannel({ name: `rerank-${type}-${emulator.shape}`, type, key: RERANK_GOOD_KEY, base_url: emulator.baseUrl, models: model, ...fields });
+  return harness.addChannel({
+    name: `rerank-${type}-${emulator.shape}`,
+    type,
+    key: RERANK_GOOD_KEY,
+    base_url: emulator.baseUrl,
+    models: model,
+    ...fields,
+  });
 }
 
 async function rerank(body: Record<string, unknown>, key?: string) {
@@ -72,7 +84,11 @@ describe('each vendor', () => {
       { index: 2, relevance_score: expect.any(Number), document: { text: TEXTS[2] } },
     ]);
     expect(answer.body.results[0].relevance_score).toBeGreaterThanOrEqual(answer.body.results[1].relevance_score);
-    expect(answer.body).toMatchObject({ model, usage: { total_tokens: TOKENS, prompt_tokens: TOKENS }, meta: { billed_units: { input_tokens: TOKENS } } });
+    expect(answer.body).toMatchObject({
+      model,
+      usage: { total_tokens: TOKENS, prompt_tokens: TOKENS },
+      meta: { billed_units: { input_tokens: TOKENS } },
+    });
     expect(answer.body.id).toMatch(/^rerank-/);
     const sent = emulators.jina.requests.at(-1)!;
     expect(sent.url).toBe('/v1/rerank');
@@ -80,7 +96,11 @@ describe('each vendor', () => {
     // the documents as strings, and none asked back: the gateway fills them in from the request
     expect(sent.body).toEqual({ model, query: QUERY, documents: TEXTS, top_n: 2, return_documents: false });
     expect(emulators.jina.reported.at(-1)!.promptTokens).toBe(TOKENS);
-    await expectBilled(harness, before, channelId, model, tokenCharge(TOKENS, DEFAULT_MODEL_RATIO[model]), { prompt_tokens: TOKENS, completion_tokens: 0, is_stream: 0 });
+    await expectBilled(harness, before, channelId, model, tokenCharge(TOKENS, DEFAULT_MODEL_RATIO[model]), {
+      prompt_tokens: TOKENS,
+      completion_tokens: 0,
+      is_stream: 0,
+    });
     const log = await lastConsumeLog(harness);
     expect(JSON.parse(log.other as string)).toMatchObject({ operation: 'rerank', protocol: 'openai' });
   });
@@ -92,7 +112,11 @@ describe('each vendor', () => {
     const answer = await rerank({ model, query: QUERY, documents: DOCUMENTS, max_tokens_per_doc: 512 });
     expect(answer.status).toBe(200);
     expect(answer.body.results.map((result: { index: number }) => result.index)).toEqual([1, 2, 0]);
-    expect(answer.body).toMatchObject({ id: 'cohere-1', meta: { api_version: { version: '2' }, billed_units: { search_units: 1 } }, usage: { total_tokens: 0 } });
+    expect(answer.body).toMatchObject({
+      id: 'cohere-1',
+      meta: { api_version: { version: '2' }, billed_units: { search_units: 1 } },
+      usage: { total_tokens: 0 },
+    });
     const sent = emulators.cohere.requests.at(-1)!;
     expect(sent.url).toBe('/v2/rerank');
     // Cohere's documented fields only (it refuses return_documents and objects as documents)
@@ -108,7 +132,13 @@ describe('each vendor', () => {
   it("AWS Bedrock (type 33): the Agents runtime's Rerank, signed (verified by the emulator), billed per query as Cohere's search units", async () => {
     const [iam] = BEDROCK_CHANNELS;
     const model = 'cohere.rerank-v3-5:0';
-    const channelId = await harness.addChannel({ name: 'bedrock-rerank', type: 33, key: iam.key, base_url: iam.baseUrl(bedrock), models: model });
+    const channelId = await harness.addChannel({
+      name: 'bedrock-rerank',
+      type: 33,
+      key: iam.key,
+      base_url: iam.baseUrl(bedrock),
+      models: model,
+    });
     const before = await harness.balances();
     const answer = await rerank({ model, query: QUERY, documents: DOCUMENTS, top_n: 2 });
     expect(answer.status).toBe(200);
@@ -117,13 +147,18 @@ describe('each vendor', () => {
     expect(answer.body).toMatchObject({ meta: { billed_units: { search_units: 1 } } });
     const sent = bedrock.requests.at(-1)!;
     expect(sent.url).toBe('/rerank');
-    expect(String(sent.headers.authorization)).toMatch(new RegExp(`^AWS4-HMAC-SHA256 Credential=${BEDROCK_ACCESS_KEY}/\\d{8}/us-east-1/bedrock/aws4_request, `));
+    expect(String(sent.headers.authorization)).toMatch(
+      new RegExp(`^AWS4-HMAC-SHA256 Credential=${BEDROCK_ACCESS_KEY}/\\d{8}/us-east-1/bedrock/aws4_request, `),
+    );
     expect(sent.body).toEqual({
       queries: [{ type: 'TEXT', textQuery: { text: QUERY } }],
       sources: TEXTS.map((text) => ({ type: 'INLINE', inlineDocumentSource: { type: 'TEXT', textDocument: { text } } })),
       rerankingConfiguration: {
         type: 'BEDROCK_RERANKING_MODEL',
-        bedrockRerankingConfiguration: { numberOfResults: 2, modelConfiguration: { modelArn: 'arn:aws:bedrock:us-east-1::foundation-model/cohere.rerank-v3-5:0' } },
+        bedrockRerankingConfiguration: {
+          numberOfResults: 2,
+          modelConfiguration: { modelArn: 'arn:aws:bedrock:us-east-1::foundation-model/cohere.rerank-v3-5:0' },
+        },
       },
     });
     expect(bedrock.queries.at(-1)).toBe(1);
@@ -137,8 +172,17 @@ describe('each vendor', () => {
   it('AWS Bedrock: Amazon Rerank with a Bedrock API key, 250 documents billed as the three queries Bedrock counts', async () => {
     const [, apiKey] = BEDROCK_CHANNELS;
     const model = 'amazon.rerank-v1:0';
-    const channelId = await harness.addChannel({ name: 'bedrock-rerank-key', type: 33, key: apiKey.key, other: apiKey.other, base_url: apiKey.baseUrl(bedrock), models: model });
-    const documents = Array.from({ length: 250 }, (_, index) => (index === 137 ? 'organic skincare for sensitive skin' : `document number ${index} about the weather`));
+    const channelId = await harness.addChannel({
+      name: 'bedrock-rerank-key',
+      type: 33,
+      key: apiKey.key,
+      other: apiKey.other,
+      base_url: apiKey.baseUrl(bedrock),
+      models: model,
+    });
+    const documents = Array.from({ length: 250 }, (_, index) =>
+      index === 137 ? 'organic skincare for sensitive skin' : `document number ${index} about the weather`,
+    );
     const before = await harness.balances();
     const answer = await rerank({ model, query: QUERY, documents, top_n: 1 });
     expect(answer.status).toBe(200);
@@ -215,7 +259,14 @@ describe('routing and failures', () => {
   it('passes by a channel whose type does not rerank, without calling it', async () => {
     const model = 'jina-reranker-v2-base-multilingual';
     // Mistral's row names no rerank endpoint: even listing the model, it is not asked
-    await harness.addChannel({ name: 'mistral', type: 28, key: RERANK_GOOD_KEY, base_url: emulators.voyage.baseUrl, models: model, priority: 10 });
+    await harness.addChannel({
+      name: 'mistral',
+      type: 28,
+      key: RERANK_GOOD_KEY,
+      base_url: emulators.voyage.baseUrl,
+      models: model,
+      priority: 10,
+    });
     const jina = await addRerankChannel(52, emulators.jina, model);
     const answer = await rerank({ model, query: QUERY, documents: DOCUMENTS });
     expect(answer.status).toBe(200);
@@ -226,7 +277,10 @@ describe('routing and failures', () => {
 
   it('a chat to a Jina channel is passed by (Jina has no chat), while its embeddings go', async () => {
     await addRerankChannel(52, emulators.jina, 'jina-embeddings-v3');
-    await harness.app.ctx.options.set('ModelRatio', JSON.stringify({ ...DEFAULT_MODEL_RATIO, [BGE]: BGE_RATIO, 'jina-embeddings-v3': 0.025 }));
+    await harness.app.ctx.options.set(
+      'ModelRatio',
+      JSON.stringify({ ...DEFAULT_MODEL_RATIO, [BGE]: BGE_RATIO, 'jina-embeddings-v3': 0.025 }),
+    );
     const chat = await harness.post('/v1/chat/completions', { model: 'jina-embeddings-v3', messages: [{ role: 'user', content: 'hi' }] });
     expect(chat.status).toBe(501);
     expect(emulators.jina.requests).toHaveLength(0);
@@ -315,7 +369,10 @@ describe('the channel test', () => {
 
   it('a rerank the vendor refuses fails the test with its words', async () => {
     const channelId = await addRerankChannel(52, emulators.jina, 'jina-reranker-m0', { key: 'rerank-wrong' });
-    expect(await harness.admin('GET', `/api/channel/test/${channelId}`)).toMatchObject({ success: false, message: expect.stringContaining('Unauthorized: invalid API key') });
+    expect(await harness.admin('GET', `/api/channel/test/${channelId}`)).toMatchObject({
+      success: false,
+      message: expect.stringContaining('Unauthorized: invalid API key'),
+    });
   });
 });
 
@@ -327,11 +384,31 @@ describe('refusals before any vendor is called', () => {
     ['a query that is not a string', { model, query: ['a'], documents: DOCUMENTS }, 'query', 'query must be a string'],
     ['no documents', { model, query: QUERY }, 'documents', 'documents is required'],
     ['empty documents', { model, query: QUERY, documents: [] }, 'documents', 'documents must hold at least one document'],
-    ['too many documents', { model, query: QUERY, documents: Array.from({ length: 1001 }, () => 'x') }, 'documents', 'documents may hold at most 1000 documents (1001 were sent)'],
-    ['a number as a document', { model, query: QUERY, documents: ['a', 7] }, 'documents[1]', 'documents[1] must be a string or a {"text": string} object'],
-    ['an object without text', { model, query: QUERY, documents: [{ content: 'a' }] }, 'documents[0]', 'documents[0] must be a string or a {"text": string} object'],
+    [
+      'too many documents',
+      { model, query: QUERY, documents: Array.from({ length: 1001 }, () => 'x') },
+      'documents',
+      'documents may hold at most 1000 documents (1001 were sent)',
+    ],
+    [
+      'a number as a document',
+      { model, query: QUERY, documents: ['a', 7] },
+      'documents[1]',
+      'documents[1] must be a string or a {"text": string} object',
+    ],
+    [
+      'an object without text',
+      { model, query: QUERY, documents: [{ content: 'a' }] },
+      'documents[0]',
+      'documents[0] must be a string or a {"text": string} object',
+    ],
     ['top_n of 0', { model, query: QUERY, documents: DOCUMENTS, top_n: 0 }, 'top_n', 'top_n must be a positive integer'],
-    ['return_documents not a boolean', { model, query: QUERY, documents: DOCUMENTS, return_documents: 'yes' }, 'return_documents', 'return_documents must be true or false'],
+    [
+      'return_documents not a boolean',
+      { model, query: QUERY, documents: DOCUMENTS, return_documents: 'yes' },
+      'return_documents',
+      'return_documents must be true or false',
+    ],
     ['no model', { query: QUERY, documents: DOCUMENTS }, 'model', 'model is required'],
   ])('%s: 400 in OpenAI’s error shape', async (_name, body, param, message) => {
     await addRerankChannel(52, emulators.jina, model);

@@ -32,10 +32,20 @@ for (const target of targets) {
       await database?.drop();
     });
 
-    const heldQuota = async () => Number((await harness.app.ctx.db.selectFrom('users').select('held_quota').where('username', '=', 'root').executeTakeFirstOrThrow()).held_quota);
+    const heldQuota = async () =>
+      Number(
+        (await harness.app.ctx.db.selectFrom('users').select('held_quota').where('username', '=', 'root').executeTakeFirstOrThrow())
+          .held_quota,
+      );
 
     it('Cohere: 250 documents, three search units at floor(1 x 1000) each', async () => {
-      const channelId = await harness.addChannel({ name: 'cohere', type: 35, key: RERANK_GOOD_KEY, base_url: cohere.baseUrl, models: 'rerank-v3.5' });
+      const channelId = await harness.addChannel({
+        name: 'cohere',
+        type: 35,
+        key: RERANK_GOOD_KEY,
+        base_url: cohere.baseUrl,
+        models: 'rerank-v3.5',
+      });
       const before = await harness.balances();
       const documents = Array.from({ length: 250 }, (_, index) => `note ${index} on skin care`);
       const response = await harness.post('/v1/rerank', { model: 'rerank-v3.5', query: 'skin care', documents, top_n: 5 });
@@ -47,15 +57,32 @@ for (const target of targets) {
 
     it('Voyage: the tokens Voyage counted at the model ratio', async () => {
       await resetRelay(harness);
-      const channelId = await harness.addChannel({ name: 'voyage', type: 53, key: RERANK_GOOD_KEY, base_url: voyage.baseUrl, models: 'rerank-2.5' });
+      const channelId = await harness.addChannel({
+        name: 'voyage',
+        type: 53,
+        key: RERANK_GOOD_KEY,
+        base_url: voyage.baseUrl,
+        models: 'rerank-2.5',
+      });
       const before = await harness.balances();
-      const response = await harness.post('/v1/rerank', { model: 'rerank-2.5', query: 'skin care tips', documents: ['care for dry skin', 'car repair'] });
+      const response = await harness.post('/v1/rerank', {
+        model: 'rerank-2.5',
+        query: 'skin care tips',
+        documents: ['care for dry skin', 'car repair'],
+      });
       expect(response.status).toBe(200);
       const tokens = voyage.reported.at(-1)!.promptTokens;
       expect(tokens).toBe(3 * 2 + 4 + 2);
-      await expectBilled(harness, before, channelId, 'rerank-2.5', computeQuota({ promptTokens: tokens, completionTokens: 0, ratio: DEFAULT_MODEL_RATIO['rerank-2.5'], completionRatio: 1 }), {
-        prompt_tokens: tokens,
-      });
+      await expectBilled(
+        harness,
+        before,
+        channelId,
+        'rerank-2.5',
+        computeQuota({ promptTokens: tokens, completionTokens: 0, ratio: DEFAULT_MODEL_RATIO['rerank-2.5'], completionRatio: 1 }),
+        {
+          prompt_tokens: tokens,
+        },
+      );
       expect(await heldQuota()).toBe(0);
     });
   });

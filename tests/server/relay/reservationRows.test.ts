@@ -31,8 +31,16 @@ for (const target of targets) {
     let tokenId: number;
 
     const state = async () => {
-      const user = await app.ctx.db.selectFrom('users').select(['quota', 'held_quota', 'used_quota']).where('id', '=', 1).executeTakeFirstOrThrow();
-      const token = await app.ctx.db.selectFrom('tokens').select(['remain_quota', 'held_quota']).where('id', '=', tokenId).executeTakeFirstOrThrow();
+      const user = await app.ctx.db
+        .selectFrom('users')
+        .select(['quota', 'held_quota', 'used_quota'])
+        .where('id', '=', 1)
+        .executeTakeFirstOrThrow();
+      const token = await app.ctx.db
+        .selectFrom('tokens')
+        .select(['remain_quota', 'held_quota'])
+        .where('id', '=', tokenId)
+        .executeTakeFirstOrThrow();
       const logs = await app.ctx.db.selectFrom('logs').select(['type', 'quota', 'content']).orderBy('id').execute();
       return {
         quota: Number(user.quota),
@@ -42,12 +50,20 @@ for (const target of targets) {
         tokenHeld: Number(token.held_quota),
         consumed: logs.filter((log) => Number(log.type) === LogType.consume).reduce((sum, log) => sum + Number(log.quota), 0),
         consumeLogs: logs.filter((log) => Number(log.type) === LogType.consume).length,
-        systemLogs: logs.filter((log) => Number(log.type) === LogType.system).map((log) => ({ quota: Number(log.quota), content: log.content })),
+        systemLogs: logs
+          .filter((log) => Number(log.type) === LogType.system)
+          .map((log) => ({ quota: Number(log.quota), content: log.content })),
       };
     };
 
     let requests = 0;
-    const reservation = (amount: number): Reservation => ({ id: `test-${target.name}-${(requests += 1)}`, userId: 1, tokenId, limitedToken: true, amount });
+    const reservation = (amount: number): Reservation => ({
+      id: `test-${target.name}-${(requests += 1)}`,
+      userId: 1,
+      tokenId,
+      limitedToken: true,
+      amount,
+    });
 
     beforeAll(async () => {
       database = await target.create();
@@ -56,9 +72,22 @@ for (const target of targets) {
       await app.ctx.db.updateTable('users').set({ quota: 100_000 }).where('id', '=', 1).execute();
       await app.ctx.db
         .insertInto('tokens')
-        .values({ user_id: 1, key: 'reservation-rows-key', name: 'rows', status: 1, created_time: 0, accessed_time: 0, expired_time: -1, remain_quota: 50_000, unlimited_quota: 0, used_quota: 0 })
+        .values({
+          user_id: 1,
+          key: 'reservation-rows-key',
+          name: 'rows',
+          status: 1,
+          created_time: 0,
+          accessed_time: 0,
+          expired_time: -1,
+          remain_quota: 50_000,
+          unlimited_quota: 0,
+          used_quota: 0,
+        })
         .execute();
-      tokenId = Number((await app.ctx.db.selectFrom('tokens').select('id').where('key', '=', 'reservation-rows-key').executeTakeFirstOrThrow()).id);
+      tokenId = Number(
+        (await app.ctx.db.selectFrom('tokens').select('id').where('key', '=', 'reservation-rows-key').executeTakeFirstOrThrow()).id,
+      );
     });
     afterAll(async () => {
       await app?.close();
@@ -77,7 +106,9 @@ for (const target of targets) {
           query: { kind: 'RawNode' } as never,
         } as never);
         try {
-          await expect(ledger.settle([{ reservation: held, charge: 400, channelId: 0, countRequest: true, log: consumeLog(held, 400) }])).rejects.toThrow(/logs refused/);
+          await expect(
+            ledger.settle([{ reservation: held, charge: 400, channelId: 0, countRequest: true, log: consumeLog(held, 400) }]),
+          ).rejects.toThrow(/logs refused/);
           expect(await state()).toEqual(before);
         } finally {
           await app.ctx.db.executeQuery({ sql: 'drop trigger refuse_logs', parameters: [], query: { kind: 'RawNode' } as never } as never);
@@ -97,7 +128,13 @@ for (const target of targets) {
       const before = await state();
       const held = [reservation(1000), reservation(2000), reservation(500)];
       for (const one of held) expect(await ledger.reserve(one)).toEqual({ ok: true });
-      const batch: Settlement[] = held.map((one, index) => ({ reservation: one, charge: 100 * (index + 1), channelId: 0, countRequest: true, log: consumeLog(one, 100 * (index + 1)) }));
+      const batch: Settlement[] = held.map((one, index) => ({
+        reservation: one,
+        charge: 100 * (index + 1),
+        channelId: 0,
+        countRequest: true,
+        log: consumeLog(one, 100 * (index + 1)),
+      }));
       await ledger.settle(batch);
       await ledger.settle(batch);
       // and two nodes retrying at the same moment
@@ -152,7 +189,13 @@ for (const target of targets) {
       expect(await app.ctx.db.selectFrom('relay_nodes').select('id').where('id', '=', deadNode).execute()).toEqual([]);
 
       // the dead node was only frozen: it settles late, twice; each charge is taken once, nothing given back again
-      const batch: Settlement[] = held.map((one) => ({ reservation: one, charge: 100, channelId: 0, countRequest: true, log: consumeLog(one, 100) }));
+      const batch: Settlement[] = held.map((one) => ({
+        reservation: one,
+        charge: 100,
+        channelId: 0,
+        countRequest: true,
+        log: consumeLog(one, 100),
+      }));
       await dead.settle(batch);
       await dead.settle(batch);
       const after = await state();
@@ -170,7 +213,11 @@ for (const target of targets) {
       await renewLease(app.ctx.db, app.ctx.nodeId, 30_000);
       const held = reservation(400);
       expect(await app.ctx.ledger.reserve(held)).toEqual({ ok: true });
-      const row = await app.ctx.db.selectFrom('reservations').select(['node_id', 'state']).where('id', '=', held.id!).executeTakeFirstOrThrow();
+      const row = await app.ctx.db
+        .selectFrom('reservations')
+        .select(['node_id', 'state'])
+        .where('id', '=', held.id!)
+        .executeTakeFirstOrThrow();
       expect(row.node_id).toBe(app.ctx.nodeId);
       expect(await sweepDeadNodes(app.ctx.db, 0)).toMatchObject({ reservations: 0 });
       await app.ctx.ledger.release(held);

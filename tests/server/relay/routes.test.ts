@@ -19,7 +19,8 @@ beforeEach(async () => {
 
 const IMAGE_MODELS = 'dall-e,whisper-1,text-davinci-edit-001,text-embedding-ada-002';
 
-const channelRow = (id: number) => harness.app.ctx.db.selectFrom('channels').select(['status', 'used_quota']).where('id', '=', id).executeTakeFirstOrThrow();
+const channelRow = (id: number) =>
+  harness.app.ctx.db.selectFrom('channels').select(['status', 'used_quota']).where('id', '=', id).executeTakeFirstOrThrow();
 const consumeLogCount = async () => {
   await harness.settled();
   return Number(
@@ -36,7 +37,11 @@ const consumeLogCount = async () => {
 /** A multipart body with a binary file part holding every byte value, CRLFs and boundary look-alikes included. */
 function multipartUpload(model: string) {
   const boundary = '----switchboard-test-boundary-7MA4YWxkTrZu0gW';
-  const audio = Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_, index) => index)), Buffer.from(`\r\n--${boundary.slice(0, -3)}\r\n`), Buffer.alloc(4096, 0xff)]);
+  const audio = Buffer.concat([
+    Buffer.from(Array.from({ length: 256 }, (_, index) => index)),
+    Buffer.from(`\r\n--${boundary.slice(0, -3)}\r\n`),
+    Buffer.alloc(4096, 0xff),
+  ]);
   const body = Buffer.concat([
     Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="clip.wav"\r\nContent-Type: audio/wav\r\n\r\n`),
     audio,
@@ -48,7 +53,11 @@ function multipartUpload(model: string) {
 
 const upload = (path: string, model: string) => {
   const { body, contentType } = multipartUpload(model);
-  return fetch(`${harness.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': contentType, authorization: `Bearer ${harness.apiKey}` }, body }).then((response) => ({
+  return fetch(`${harness.baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': contentType, authorization: `Bearer ${harness.apiKey}` },
+    body,
+  }).then((response) => ({
     response,
     body,
     contentType,
@@ -73,16 +82,28 @@ describe('audio uploads', () => {
     await harness.addChannel({ name: 'mapped', key: 'sk-good', models: IMAGE_MODELS, model_mapping: '{"whisper-1":"whisper-large"}' });
     const { response, body } = await upload('/v1/audio/transcriptions', 'whisper-1');
     expect(response.status).toBe(200);
-    const expected = Buffer.from(body.toString('latin1').replace('name="model"\r\n\r\nwhisper-1\r\n', 'name="model"\r\n\r\nwhisper-large\r\n'), 'latin1');
+    const expected = Buffer.from(
+      body.toString('latin1').replace('name="model"\r\n\r\nwhisper-1\r\n', 'name="model"\r\n\r\nwhisper-large\r\n'),
+      'latin1',
+    );
     expect(Buffer.compare(harness.emulator.requests.at(-1)!.rawBody, expected)).toBe(0);
     await harness.settled();
-    const log = await harness.app.ctx.db.selectFrom('logs').select('model_name').where('type', '=', 2).orderBy('id', 'desc').executeTakeFirstOrThrow();
+    const log = await harness.app.ctx.db
+      .selectFrom('logs')
+      .select('model_name')
+      .where('type', '=', 2)
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
     expect(log.model_name).toBe('whisper-1');
   });
 
   it('refuse a body without a model field and speech without input', async () => {
     const { body, contentType } = multipartUpload('');
-    const response = await fetch(`${harness.baseUrl}/v1/audio/transcriptions`, { method: 'POST', headers: { 'content-type': contentType, authorization: `Bearer ${harness.apiKey}` }, body });
+    const response = await fetch(`${harness.baseUrl}/v1/audio/transcriptions`, {
+      method: 'POST',
+      headers: { 'content-type': contentType, authorization: `Bearer ${harness.apiKey}` },
+      body,
+    });
     expect(response.status).toBe(400);
     const speech = await harness.post('/v1/audio/speech', { model: 'tts-1', voice: 'alloy' });
     expect(speech.status).toBe(400);
@@ -153,9 +174,15 @@ describe('edits and the engines path', () => {
     expect(missing.status).toBe(400);
     expect(((await missing.json()) as any).error.code).toBe('required_field_missing');
     const before = await harness.balances();
-    const response = await harness.post('/v1/edits', { model: 'text-davinci-edit-001', input: 'fix this speling', instruction: 'fix the spelling' });
+    const response = await harness.post('/v1/edits', {
+      model: 'text-davinci-edit-001',
+      input: 'fix this speling',
+      instruction: 'fix the spelling',
+    });
     expect(response.status).toBe(200);
-    expect(before.user.quota - (await harness.balances()).user.quota).toBe(computeQuota({ promptTokens: 3, completionTokens: 2, ratio: 10, completionRatio: 1 }));
+    expect(before.user.quota - (await harness.balances()).user.quota).toBe(
+      computeQuota({ promptTokens: 3, completionTokens: 2, ratio: 10, completionRatio: 1 }),
+    );
   });
 
   it('take the embeddings model from /v1/engines/:model/embeddings when the body has none', async () => {
@@ -204,7 +231,9 @@ describe('dead keys and upstream errors', () => {
     const before = await harness.balances();
     const response = await harness.post('/v1/chat/completions', chat);
     expect(response.status).toBe(200);
-    expect(before.user.quota - (await harness.balances()).user.quota).toBe(computeQuota({ promptTokens: 1, completionTokens: 5, ratio: 15, completionRatio: 2 }));
+    expect(before.user.quota - (await harness.balances()).user.quota).toBe(
+      computeQuota({ promptTokens: 1, completionTokens: 5, ratio: 15, completionRatio: 2 }),
+    );
     expect((await channelRow(dead)).status).toBe(ChannelStatus.disabled);
     expect((await channelRow(good)).status).toBe(ChannelStatus.enabled);
   });
@@ -269,20 +298,28 @@ describe('dashboard billing endpoints', () => {
         system_hard_limit_usd: 2,
         access_until: 4_102_444_800,
       });
-      const usage = (await (await get(`${prefix}/dashboard/billing/usage?start_date=2024-01-01&end_date=2024-02-01`, `sk-${token.data.key}`)).json()) as any;
+      const usage = (await (
+        await get(`${prefix}/dashboard/billing/usage?start_date=2024-01-01&end_date=2024-02-01`, `sk-${token.data.key}`)
+      ).json()) as any;
       expect(usage).toEqual({ object: 'list', total_usage: 50 });
     }
   });
 
   it("report the owner's figures for an unlimited token, in quota when currency display is off", async () => {
     const token = await harness.admin('POST', '/api/token/', { name: 'unlimited', unlimited_quota: true });
-    const user = await harness.app.ctx.db.selectFrom('users').select(['quota', 'used_quota']).where('username', '=', 'root').executeTakeFirstOrThrow();
+    const user = await harness.app.ctx.db
+      .selectFrom('users')
+      .select(['quota', 'used_quota'])
+      .where('username', '=', 'root')
+      .executeTakeFirstOrThrow();
     await harness.app.ctx.options.set('DisplayInCurrencyEnabled', 'false');
     try {
       const subscription = (await (await get('/v1/dashboard/billing/subscription', `sk-${token.data.key}`)).json()) as any;
       expect(subscription.hard_limit_usd).toBe(user.quota + user.used_quota);
       expect(subscription.access_until).toBe(0);
-      expect(((await (await get('/dashboard/billing/usage', `sk-${token.data.key}`)).json()) as any).total_usage).toBe(user.used_quota * 100);
+      expect(((await (await get('/dashboard/billing/usage', `sk-${token.data.key}`)).json()) as any).total_usage).toBe(
+        user.used_quota * 100,
+      );
     } finally {
       await harness.app.ctx.options.set('DisplayInCurrencyEnabled', 'true');
     }
@@ -297,7 +334,11 @@ describe('dashboard billing endpoints', () => {
 
 describe('routes the gateway does not relay', () => {
   const call = (method: string, path: string, init: RequestInit = {}, key = harness.apiKey) =>
-    fetch(`${harness.baseUrl}${path}`, { method, ...init, headers: { authorization: `Bearer ${key}`, ...(init.headers as Record<string, string>) } });
+    fetch(`${harness.baseUrl}${path}`, {
+      method,
+      ...init,
+      headers: { authorization: `Bearer ${key}`, ...(init.headers as Record<string, string>) },
+    });
 
   it('answer 501 api_not_implemented for files and fine-tunes, whatever the method or body', async () => {
     const { body, contentType } = multipartUpload('whisper-1');
@@ -315,7 +356,9 @@ describe('routes the gateway does not relay', () => {
     ];
     for (const response of await Promise.all(calls)) {
       expect(response.status).toBe(501);
-      expect(await response.json()).toEqual({ error: { message: 'API not implemented', type: 'invalid_request_error', param: null, code: 'api_not_implemented' } });
+      expect(await response.json()).toEqual({
+        error: { message: 'API not implemented', type: 'invalid_request_error', param: null, code: 'api_not_implemented' },
+      });
     }
     expect((await call('GET', '/v1/files', {}, 'sk-nope')).status).toBe(401);
   });
@@ -328,7 +371,10 @@ describe('routes the gateway does not relay', () => {
     ]) {
       const response = await call(method, path);
       expect(response.status).toBe(404);
-      expect(((await response.json()) as any).error).toMatchObject({ message: `Invalid URL (${method} ${path})`, type: 'invalid_request_error' });
+      expect(((await response.json()) as any).error).toMatchObject({
+        message: `Invalid URL (${method} ${path})`,
+        type: 'invalid_request_error',
+      });
     }
   });
 });

@@ -36,7 +36,8 @@ async function setOptions(harness: RelayHarness, values: Record<string, string>)
 }
 
 /** The keys the emulator was called with since `from`, in order. */
-const keysSince = (harness: RelayHarness, from: number) => harness.emulator.requests.slice(from).map((request) => String(request.headers.authorization).replace(/^Bearer /, ''));
+const keysSince = (harness: RelayHarness, from: number) =>
+  harness.emulator.requests.slice(from).map((request) => String(request.headers.authorization).replace(/^Bearer /, ''));
 
 const chat = (harness: RelayHarness, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
   harness.post('/v1/chat/completions', { model: 'gpt-4', messages: [{ role: 'user', content: 'hello' }], ...extra }, undefined, headers);
@@ -181,7 +182,10 @@ for (const target of targets) {
 
       // a list that is not statuses is refused with a clear message, and the saved one stays
       const refused = await harness.admin('PUT', '/api/option/', { key: 'RetryableStatusCodes', value: '429,5xx' });
-      expect(refused).toMatchObject({ success: false, message: 'retryable statuses must be HTTP statuses or ranges, such as 408,429,500-599' });
+      expect(refused).toMatchObject({
+        success: false,
+        message: 'retryable statuses must be HTTP statuses or ranges, such as 408,429,500-599',
+      });
       expect(harness.app.ctx.options.get('RetryableStatusCodes')).toBe('500-599');
     });
 
@@ -193,7 +197,10 @@ for (const target of targets) {
       const from = harness.emulator.requests.length;
       const answer = await chat(harness);
       expect(answer.status).toBe(200);
-      expect(harness.emulator.requests.slice(from).map((request) => (request.body as { model: string }).model)).toEqual(['gpt-4', 'gpt-3.5-turbo']);
+      expect(harness.emulator.requests.slice(from).map((request) => (request.body as { model: string }).model)).toEqual([
+        'gpt-4',
+        'gpt-3.5-turbo',
+      ]);
       await harness.settled();
       const log = await lastConsumeLog(harness);
       expect(log.model_name).toBe('gpt-4');
@@ -223,7 +230,8 @@ for (const target of targets) {
       }
       await setOptions(harness, { RoutingAffinityHeader: 'x-session-id' });
       const from = harness.emulator.requests.length;
-      for (let index = 0; index < 8; index += 1) expect((await chat(harness, { user: `changing-${index}` }, { 'x-session-id': 'session-7' })).status).toBe(200);
+      for (let index = 0; index < 8; index += 1)
+        expect((await chat(harness, { user: `changing-${index}` }, { 'x-session-id': 'session-7' })).status).toBe(200);
       expect(new Set(keysSince(harness, from)).size).toBe(1);
 
       // without affinity the same caller is spread by weight over both channels

@@ -68,7 +68,11 @@ describe("the primary's coordinator", () => {
 });
 
 /** A worker's channel to a coordinator in this process, with answers the test can delay or lose. */
-function channelTo(coordinator: PlaceCoordinator, worker: number, behaviour: { delayMs?: () => number; lose?: boolean; closed?: boolean } = {}) {
+function channelTo(
+  coordinator: PlaceCoordinator,
+  worker: number,
+  behaviour: { delayMs?: () => number; lose?: boolean; closed?: boolean } = {},
+) {
   const sent: PlaceMessage[] = [];
   const listeners: Array<(message: unknown) => void> = [];
   return {
@@ -95,7 +99,9 @@ describe("a worker's IPC client", () => {
     const places = new IpcPlaces(channel, 1000);
     const answers = await Promise.all(Array.from({ length: 10 }, () => places.take(ask(7, 1, 4))));
     expect(answers.filter((answer) => answer && 'give' in answer)).toHaveLength(4);
-    expect(answers.filter((answer) => answer && 'scope' in answer)).toEqual(Array.from({ length: 6 }, () => ({ scope: 'token', count: 4 })));
+    expect(answers.filter((answer) => answer && 'scope' in answer)).toEqual(
+      Array.from({ length: 6 }, () => ({ scope: 'token', count: 4 })),
+    );
     expect(new Set(sent.map((message) => (message as { id: number }).id)).size).toBe(10);
     for (const answer of answers) if (answer && 'give' in answer) answer.give();
     expect(coordinator.byToken.size).toBe(0);
@@ -136,14 +142,22 @@ describe('the limiter over the primary', () => {
     const two = channelTo(coordinator, 2);
     const warnings: string[] = [];
     const log = { warn: (message: string) => warnings.push(message) };
-    const workers = [new ConcurrencyLimiter(noDefaults, [new IpcPlaces(one.channel, 500)], log), new ConcurrencyLimiter(noDefaults, [new IpcPlaces(two.channel, 500)], log)];
+    const workers = [
+      new ConcurrencyLimiter(noDefaults, [new IpcPlaces(one.channel, 500)], log),
+      new ConcurrencyLimiter(noDefaults, [new IpcPlaces(two.channel, 500)], log),
+    ];
     const limited = caller(7, 1, 3);
     const results = await Promise.all(Array.from({ length: 8 }, async (_, index) => workers[index % 2].enter(limited)));
     expect(results.filter((result) => result === undefined)).toHaveLength(3);
     const refusals = results.filter((result) => result !== undefined);
     expect(refusals).toHaveLength(5);
     for (const refusal of refusals)
-      expect(refusal).toMatchObject({ status: 429, code: 'too_many_concurrent_requests', retryAfter: 1, message: 'this API key already has 3 requests in flight, its limit; retry when one ends' });
+      expect(refusal).toMatchObject({
+        status: 429,
+        code: 'too_many_concurrent_requests',
+        retryAfter: 1,
+        message: 'this API key already has 3 requests in flight, its limit; retry when one ends',
+      });
     // both workers admitted some; each process counts its own too
     expect((workers[0].byToken.get(7) ?? 0) + (workers[1].byToken.get(7) ?? 0)).toBe(3);
     expect(coordinator.byToken.get(7)).toBe(3);
@@ -165,7 +179,10 @@ describe('the limiter over the primary', () => {
     const silent = channelTo(coordinator, 3, { lose: true });
     const alone = new ConcurrencyLimiter(noDefaults, [new IpcPlaces(silent.channel, 20)], log);
     expect(await alone.enter(caller(9, 3, 1))).toBeUndefined();
-    expect(await alone.enter(caller(9, 3, 1))).toMatchObject({ status: 429, message: 'this API key already has 1 requests in flight, its limit; retry when one ends' });
+    expect(await alone.enter(caller(9, 3, 1))).toMatchObject({
+      status: 429,
+      message: 'this API key already has 1 requests in flight, its limit; retry when one ends',
+    });
     expect(warnings.filter((warning) => warning.includes('did not answer'))).toHaveLength(1);
     alone.leave(caller(9, 3, 1));
     expect(alone.byToken.size).toBe(0);

@@ -45,7 +45,13 @@ async function slowStream(baseUrl: string, key: string): Promise<Answer> {
   const response = await fetch(`${baseUrl}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-    body: JSON.stringify({ model: 'gpt-3.5-turbo', stream: true, max_tokens: 20, emulator: { chunks: 12, delay_ms: 500 }, messages: [{ role: 'user', content: 'slowly' }] }),
+    body: JSON.stringify({
+      model: 'gpt-3.5-turbo',
+      stream: true,
+      max_tokens: 20,
+      emulator: { chunks: 12, delay_ms: 500 },
+      messages: [{ role: 'user', content: 'slowly' }],
+    }),
   });
   const node = response.headers.get('x-switchboard-node') ?? '';
   if (response.status !== 200) {
@@ -62,7 +68,10 @@ async function slowStream(baseUrl: string, key: string): Promise<Answer> {
 }
 
 /** OFFERED slow streams at once, the i-th to bases[i % bases.length]. */
-async function round(bases: string[], key: string): Promise<{ admitted: Answer[]; refused: Answer[]; others: Answer[]; nodes: Set<string> }> {
+async function round(
+  bases: string[],
+  key: string,
+): Promise<{ admitted: Answer[]; refused: Answer[]; others: Answer[]; nodes: Set<string> }> {
   const answers = await Promise.all(Array.from({ length: OFFERED }, (_, index) => slowStream(bases[index % bases.length], key)));
   return {
     admitted: answers.filter((answer) => answer.status === 200),
@@ -73,7 +82,11 @@ async function round(bases: string[], key: string): Promise<{ admitted: Answer[]
 }
 
 function expectExactlyTheLimit(result: Awaited<ReturnType<typeof round>>) {
-  const summary = JSON.stringify({ admitted: result.admitted.map((a) => a.node), refused: result.refused.map((a) => [a.node, a.message]), others: result.others });
+  const summary = JSON.stringify({
+    admitted: result.admitted.map((a) => a.node),
+    refused: result.refused.map((a) => [a.node, a.message]),
+    others: result.others,
+  });
   expect(result.others, summary).toEqual([]);
   expect(result.admitted, summary).toHaveLength(LIMIT);
   expect(result.refused, summary).toHaveLength(OFFERED - LIMIT);
@@ -91,7 +104,12 @@ async function drain(answers: Answer[]) {
 }
 
 /** What both setups start with: a fresh PostgreSQL database, an upstream, and the environment every gateway process of the run shares. */
-async function startRun(): Promise<{ database: TestDatabase; emulator: OpenAIEmulator; env: Record<string, string>; cleanup(): Promise<void> }> {
+async function startRun(): Promise<{
+  database: TestDatabase;
+  emulator: OpenAIEmulator;
+  env: Record<string, string>;
+  cleanup(): Promise<void>;
+}> {
   const database = await postgres!.create();
   if (database.config.dialect !== 'postgres') throw new Error('a PostgreSQL database was expected');
   const emulator = await startOpenAIEmulator();

@@ -13,7 +13,11 @@ import { buildTestApp } from '../../support/app';
 describe('the SQLite ledger', () => {
   let app: FastifyInstance;
   const balances = async () => {
-    const user = await app.ctx.db.selectFrom('users').select(['quota', 'used_quota', 'request_count']).where('id', '=', 1).executeTakeFirstOrThrow();
+    const user = await app.ctx.db
+      .selectFrom('users')
+      .select(['quota', 'used_quota', 'request_count'])
+      .where('id', '=', 1)
+      .executeTakeFirstOrThrow();
     return { quota: Number(user.quota), used: Number(user.used_quota), requests: Number(user.request_count) };
   };
   const reservation = (amount: number) => ({ userId: 1, tokenId: 0, limitedToken: false, amount });
@@ -37,9 +41,19 @@ describe('the SQLite ledger', () => {
     await app.ctx.ledger.settle([{ reservation: reservation(300), charge: 120, channelId: 0, countRequest: true }]);
     expect(await balances()).toEqual({ quota: before.quota - 120, used: before.used + 120, requests: before.requests + 1 });
     expect(await app.ctx.ledger.reserve(reservation(before.quota))).toEqual({ ok: false, reason: 'user' });
-    await app.ctx.ledger.insertLogs([{ userId: 1, username: 'root', type: LogType.consume, content: 'ledger row', quota: 120, modelName: 'gpt-4', isStream: true }]);
+    await app.ctx.ledger.insertLogs([
+      { userId: 1, username: 'root', type: LogType.consume, content: 'ledger row', quota: 120, modelName: 'gpt-4', isStream: true },
+    ]);
     const row = await app.ctx.db.selectFrom('logs').selectAll().where('content', '=', 'ledger row').executeTakeFirstOrThrow();
-    expect(row).toMatchObject({ user_id: 1, username: 'root', type: LogType.consume, quota: 120, model_name: 'gpt-4', is_stream: 1, estimated: 0 });
+    expect(row).toMatchObject({
+      user_id: 1,
+      username: 'root',
+      type: LogType.consume,
+      quota: 120,
+      model_name: 'gpt-4',
+      is_stream: 1,
+      estimated: 0,
+    });
   });
 
   it('binds log values in the column order of logRow', () => {
@@ -76,14 +90,32 @@ describe('the SQLite ledger', () => {
       isStream: index % 2 === 0,
     }));
     await app.ctx.ledger.insertLogs(rows);
-    const written = await app.ctx.db.selectFrom('logs').select(['content', 'quota', 'prompt_tokens', 'is_stream']).where('content', 'like', 'batch row %').orderBy('id').execute();
-    expect(written).toEqual(rows.map((row) => ({ content: row.content, quota: row.quota, prompt_tokens: row.promptTokens, is_stream: row.isStream ? 1 : 0 })));
+    const written = await app.ctx.db
+      .selectFrom('logs')
+      .select(['content', 'quota', 'prompt_tokens', 'is_stream'])
+      .where('content', 'like', 'batch row %')
+      .orderBy('id')
+      .execute();
+    expect(written).toEqual(
+      rows.map((row) => ({ content: row.content, quota: row.quota, prompt_tokens: row.promptTokens, is_stream: row.isStream ? 1 : 0 })),
+    );
   });
 
   it('commits a reservation made alone at once, token and user together or neither', async () => {
     const token = await app.ctx.db
       .insertInto('tokens')
-      .values({ user_id: 1, key: 'ledger-alone-key', name: 'alone', status: 1, created_time: 0, accessed_time: 0, expired_time: -1, remain_quota: 50, unlimited_quota: 0, used_quota: 0 })
+      .values({
+        user_id: 1,
+        key: 'ledger-alone-key',
+        name: 'alone',
+        status: 1,
+        created_time: 0,
+        accessed_time: 0,
+        expired_time: -1,
+        remain_quota: 50,
+        unlimited_quota: 0,
+        used_quota: 0,
+      })
       .executeTakeFirstOrThrow();
     const tokenId = Number(token.insertId);
     const before = await balances();
@@ -105,7 +137,9 @@ describe('the SQLite ledger', () => {
         await transaction.updateTable('users').set({ display_name: 'rolled back' }).where('id', '=', 1).execute();
         pending.push(app.ctx.ledger.reserve(reservation(500), { alone: true }));
         pending.push(app.ctx.ledger.settle([{ reservation: reservation(0), charge: 40, channelId: 0, countRequest: true }]));
-        pending.push(app.ctx.ledger.insertLogs([{ userId: 1, username: 'root', type: LogType.consume, content: 'kept through a rollback' }]));
+        pending.push(
+          app.ctx.ledger.insertLogs([{ userId: 1, username: 'root', type: LogType.consume, content: 'kept through a rollback' }]),
+        );
         pending.push(app.ctx.ledger.release(reservation(200)));
         // long enough for the ledger's group commit to come due inside the transaction
         await new Promise((wake) => setTimeout(wake, 20));
@@ -132,7 +166,9 @@ describe('the SQLite ledger', () => {
       ledger.reserve(reservation(700), { alone: true }).then((result) => done.push(`alone ${JSON.stringify(result)}`)),
       ledger.reserve(reservation(10)).then(() => done.push('queued')),
       ledger.settle([{ reservation: reservation(0), charge: 25, channelId: 0, countRequest: true }]).then(() => done.push('settled')),
-      ledger.insertLogs([{ userId: 1, username: 'root', type: LogType.consume, content: 'written after the hold' }]).then(() => done.push('logged')),
+      ledger
+        .insertLogs([{ userId: 1, username: 'root', type: LogType.consume, content: 'written after the hold' }])
+        .then(() => done.push('logged')),
       ledger.release(reservation(100)).then(() => done.push('released')),
     ];
     await new Promise((wake) => setTimeout(wake, 30));

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SseUsageWatcher } from '../../../server/protocols/inbound/openaiChat';
 
-const chunk = (content: string) => `data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}},"finish_reason":null}]}\n\n`;
+const chunk = (content: string) =>
+  `data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}},"finish_reason":null}]}\n\n`;
 const usageEvent =
   'data: {"id":"c1","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15,"prompt_tokens_details":{"cached_tokens":4}}}\n\n';
 
@@ -73,7 +74,9 @@ describe('SseUsageWatcher', () => {
     const withNull = (content: string) => chunk(content).replace('"choices"', '"usage":null,"choices"');
     const plain = Buffer.from(withNull('x') + withNull('y'));
     expect(watcher.pushBytes(plain)).toBe(plain);
-    expect(String(watcher.pushBytes(Buffer.from(withNull('z') + usageEvent + 'data: [DONE]\n\n')))).toBe(withNull('z') + 'data: [DONE]\n\n');
+    expect(String(watcher.pushBytes(Buffer.from(withNull('z') + usageEvent + 'data: [DONE]\n\n')))).toBe(
+      withNull('z') + 'data: [DONE]\n\n',
+    );
     expect(watcher.reportedUsage()?.promptTokens).toBe(12);
     expect(watcher.streamedText()).toBe('xyz');
     // a malformed event that ends right after the key is read, not skipped (and does not throw)
@@ -85,7 +88,9 @@ describe('SseUsageWatcher', () => {
       const watcher = new SseUsageWatcher(false);
       const bytes = Buffer.from(chunk('héllo, 世界').replace('\n\n', framing));
       const cut = bytes.indexOf(Buffer.from('世')) + 1;
-      const out = Buffer.concat([watcher.pushBytes(bytes.subarray(0, cut)), watcher.pushBytes(bytes.subarray(cut))].map((part) => Buffer.from(part)));
+      const out = Buffer.concat(
+        [watcher.pushBytes(bytes.subarray(0, cut)), watcher.pushBytes(bytes.subarray(cut))].map((part) => Buffer.from(part)),
+      );
       expect(out.toString('utf8').replace(/\r/g, '')).toBe(chunk('héllo, 世界'));
       expect(watcher.streamedText()).toBe('héllo, 世界');
     }

@@ -45,12 +45,24 @@ beforeEach(async () => {
 });
 
 const addOpenAi = (models = GPT) => harness.addChannel({ name: 'openai', key: 'sk-good', models });
-const addClaude = (fields: Json = {}) => harness.addChannel({ type: CLAUDE.type, name: 'claude', key: CLAUDE.key, base_url: CLAUDE.baseUrl(anthropic), models: CLAUDE.chatModel, ...fields });
+const addClaude = (fields: Json = {}) =>
+  harness.addChannel({
+    type: CLAUDE.type,
+    name: 'claude',
+    key: CLAUDE.key,
+    base_url: CLAUDE.baseUrl(anthropic),
+    models: CLAUDE.chatModel,
+    ...fields,
+  });
 /** What the OpenAI emulator was sent last, parsed. */
 const sentToOpenAi = () => harness.emulator.requests.at(-1)!.body as Json;
 const sentToClaude = () => anthropic.requests.at(-1)!.body as Json;
 const gemini = (model: string, method: string, body: unknown) =>
-  fetch(`${harness.baseUrl}/v1beta/models/${model}:${method}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-goog-api-key': harness.apiKey }, body: JSON.stringify(body) });
+  fetch(`${harness.baseUrl}/v1beta/models/${model}:${method}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-goog-api-key': harness.apiKey },
+    body: JSON.stringify(body),
+  });
 
 /** Every `type` keyword in a schema, at any depth. */
 function typeNames(schema: unknown): string[] {
@@ -111,7 +123,10 @@ describe('Claude Code (Anthropic in) to an OpenAI channel', () => {
     const tools = [...body.tools, { type: 'bash_20250124', name: 'bash' }];
     const response = await harness.post('/v1/messages', { ...body, model: GPT, tools, stream: false }, harness.apiKey, ANTHROPIC_HEADERS);
     expect(response.status).toBe(400);
-    expect(await response.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('"bash_20250124"') } });
+    expect(await response.json()).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: expect.stringContaining('"bash_20250124"') },
+    });
     expect(harness.emulator.requests.length).toBe(before);
   });
 
@@ -125,7 +140,12 @@ describe('Claude Code (Anthropic in) to an OpenAI channel', () => {
     expect(sentToOpenAi()).not.toHaveProperty('web_search_options');
     expect(sentToOpenAi().tools.map((tool: Json) => tool.function.name)).toEqual(body.tools.map((tool: Json) => tool.name));
     await harness.settled();
-    const log = await harness.app.ctx.db.selectFrom('logs').select('content').where('type', '=', 2).orderBy('id', 'desc').executeTakeFirstOrThrow();
+    const log = await harness.app.ctx.db
+      .selectFrom('logs')
+      .select('content')
+      .where('type', '=', 2)
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
     expect(log.content).toContain("left out (the channel's vendor has none): web_search");
 
     await harness.app.ctx.options.set('ToolRefusalGroups', 'vip,default');
@@ -148,7 +168,10 @@ describe('Gemini CLI (Gemini in) to an OpenAI channel', () => {
     expect(tools.map((tool) => tool.function.name)).toEqual(['list_directory', 'read_file']);
     expect(tools[0].function.parameters).toEqual({
       type: 'object',
-      properties: { path: { type: 'string', description: 'The absolute path to the directory to list' }, ignore: { type: 'array', items: { type: 'string' }, description: 'Glob patterns to ignore' } },
+      properties: {
+        path: { type: 'string', description: 'The absolute path to the directory to list' },
+        ignore: { type: 'array', items: { type: 'string' }, description: 'Glob patterns to ignore' },
+      },
       required: ['path'],
     });
     expect(typeNames(tools[1].function.parameters)).toEqual(['object', 'string', 'number', 'number']);
@@ -165,7 +188,10 @@ describe('Gemini CLI (Gemini in) to an OpenAI channel', () => {
         name: 'response',
         schema: {
           type: 'object',
-          properties: { reasoning: { type: 'string', description: 'Brief explanation justifying the next_speaker choice.' }, next_speaker: { type: 'string', enum: ['user', 'model'] } },
+          properties: {
+            reasoning: { type: 'string', description: 'Brief explanation justifying the next_speaker choice.' },
+            next_speaker: { type: 'string', enum: ['user', 'model'] },
+          },
           required: ['reasoning', 'next_speaker'],
         },
       },
@@ -178,7 +204,9 @@ describe('Gemini CLI (Gemini in) to an OpenAI channel', () => {
     const body = fixture('gemini-cli.tool-turn');
     const response = await gemini(GPT, 'generateContent', { ...body, tools: [...body.tools, { codeExecution: {} }] });
     expect(response.status).toBe(400);
-    expect(await response.json()).toMatchObject({ error: { code: 400, status: 'INVALID_ARGUMENT', message: expect.stringContaining('"codeExecution"') } });
+    expect(await response.json()).toMatchObject({
+      error: { code: 400, status: 'INVALID_ARGUMENT', message: expect.stringContaining('"codeExecution"') },
+    });
     expect(harness.emulator.requests.length).toBe(before);
   });
 
@@ -252,14 +280,24 @@ describe('Codex and the Agents SDK (Responses in) to channels that do not serve 
   });
 
   it('gives web_search to a Gemini channel as Google Search grounding, beside the flattened function declarations', async () => {
-    await harness.addChannel({ type: GEMINI.type, name: 'gemini', key: GEMINI.key, base_url: GEMINI.baseUrl(googleEmulator), models: GEMINI.chatModel, other: GEMINI.other });
+    await harness.addChannel({
+      type: GEMINI.type,
+      name: 'gemini',
+      key: GEMINI.key,
+      base_url: GEMINI.baseUrl(googleEmulator),
+      models: GEMINI.chatModel,
+      other: GEMINI.other,
+    });
     for (const stream of [true, false]) {
       const response = await harness.post('/v1/responses', { ...fixture('codex.builtin-tools'), model: GEMINI.chatModel, stream });
       expect(response.status, await response.clone().text()).toBe(200);
       expect(response.headers.get('x-switchboard-dropped-tools')).toBeNull();
       await response.text();
       const sent = googleEmulator.requests.at(-1)!.body as Json;
-      expect(sent.tools).toEqual([{ functionDeclarations: [expect.objectContaining({ name: 'shell' }), expect.objectContaining({ name: 'mcp__docs__search_docs' })] }, { googleSearch: {} }]);
+      expect(sent.tools).toEqual([
+        { functionDeclarations: [expect.objectContaining({ name: 'shell' }), expect.objectContaining({ name: 'mcp__docs__search_docs' })] },
+        { googleSearch: {} },
+      ]);
     }
   });
 
@@ -281,7 +319,12 @@ describe('Codex and the Agents SDK (Responses in) to channels that do not serve 
     const balance = await harness.balances();
     const body = fixture('codex.builtin-tools');
     for (const stream of [true, false]) {
-      const response = await harness.post('/v1/responses', { ...body, tools: [...body.tools, { type: 'file_search', vector_store_ids: ['vs_1'] }], model: CLAUDE.chatModel, stream });
+      const response = await harness.post('/v1/responses', {
+        ...body,
+        tools: [...body.tools, { type: 'file_search', vector_store_ids: ['vs_1'] }],
+        model: CLAUDE.chatModel,
+        stream,
+      });
       expect(response.status).toBe(400);
       const { error } = (await response.json()) as { error: Json };
       expect(error.type).toBe('invalid_request_error');
@@ -317,21 +360,36 @@ describe('Codex and the Agents SDK (Responses in) to channels that do not serve 
   it("lowers it to the catalog's maximum for a model the catalog lists", async () => {
     await harness.app.ctx.options.set('ModelMaxOutputTokens', JSON.stringify({ [CLAUDE.chatModel]: 8192 }));
     await addClaude();
-    const response = await harness.post('/v1/responses', { ...fixture('openai-agents.first-request'), model: CLAUDE.chatModel, max_output_tokens: 20000, stream: false });
+    const response = await harness.post('/v1/responses', {
+      ...fixture('openai-agents.first-request'),
+      model: CLAUDE.chatModel,
+      max_output_tokens: 20000,
+      stream: false,
+    });
     expect(response.status, await response.clone().text()).toBe(200);
     expect(sentToClaude().max_tokens).toBe(8192);
   });
 
   it('passes a translating channel by for one that serves Responses itself, without spending a retry on it', async () => {
     await addClaude({ priority: 10 });
-    await harness.addChannel({ type: 1, name: 'openai-own', key: 'sk-good', base_url: harness.emulator.baseUrl, models: CLAUDE.chatModel, priority: 0 });
+    await harness.addChannel({
+      type: 1,
+      name: 'openai-own',
+      key: 'sk-good',
+      base_url: harness.emulator.baseUrl,
+      models: CLAUDE.chatModel,
+      priority: 0,
+    });
     const before = anthropic.requests.length;
     const body = fixture('codex.builtin-tools');
     const tools = [...body.tools, { type: 'file_search', vector_store_ids: ['vs_1'] }];
     const response = await harness.post('/v1/responses', { ...body, tools, model: CLAUDE.chatModel, stream: false });
     expect(response.status, await response.clone().text()).toBe(200);
     expect(anthropic.requests.length).toBe(before);
-    expect(harness.emulator.requests.at(-1)).toMatchObject({ path: '/v1/responses', body: { tools: [{ type: 'function' }, { type: 'web_search' }, { type: 'namespace' }, { type: 'file_search' }] } });
+    expect(harness.emulator.requests.at(-1)).toMatchObject({
+      path: '/v1/responses',
+      body: { tools: [{ type: 'function' }, { type: 'web_search' }, { type: 'namespace' }, { type: 'file_search' }] },
+    });
   });
 
   it('still passes the built-in tools as bytes to a channel that serves Responses itself', async () => {

@@ -27,15 +27,27 @@ for (const target of targets) {
       await database?.drop();
     });
 
-    const ask = () => harness.post('/v1/chat/completions', { model: 'gpt-3.5-turbo', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] });
-    const token = () => harness.app.ctx.db.selectFrom('tokens').select(['status', 'remain_quota', 'held_quota']).where('id', '=', harness.tokenId).executeTakeFirstOrThrow();
+    const ask = () =>
+      harness.post('/v1/chat/completions', { model: 'gpt-3.5-turbo', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] });
+    const token = () =>
+      harness.app.ctx.db
+        .selectFrom('tokens')
+        .select(['status', 'remain_quota', 'held_quota'])
+        .where('id', '=', harness.tokenId)
+        .executeTakeFirstOrThrow();
 
     it('answers 429 with Retry-After while its 3,750 are held, stays enabled, and works once they settle with 3,480 left', async () => {
       // an idle node: nothing leased from the key before its balance is set
       await harness.settled();
       await harness.app.ctx.db.updateTable('tokens').set({ remain_quota: 3_750 }).where('id', '=', harness.tokenId).execute();
       // requests in flight hold all of it (what the relay's reservations do)
-      const inFlight: Reservation[] = [1_250, 1_250, 1_250].map((amount, index) => ({ id: `in-flight-${index}`, userId: 1, tokenId: harness.tokenId, limitedToken: true, amount }));
+      const inFlight: Reservation[] = [1_250, 1_250, 1_250].map((amount, index) => ({
+        id: `in-flight-${index}`,
+        userId: 1,
+        tokenId: harness.tokenId,
+        limitedToken: true,
+        amount,
+      }));
       for (const reservation of inFlight) expect(await harness.app.ctx.ledger.reserve(reservation)).toEqual({ ok: true });
       expect(await token()).toMatchObject({ remain_quota: 0, held_quota: 3_750 });
       harness.app.ctx.relayCache.clear();
@@ -47,7 +59,9 @@ for (const target of targets) {
       expect(Number((await token()).status)).toBe(TokenStatus.enabled);
 
       // they settle: 270 was used, 3,480 left
-      await harness.app.ctx.ledger.settle(inFlight.map((reservation, index) => ({ reservation, charge: [100, 100, 70][index], channelId: 0, countRequest: true })));
+      await harness.app.ctx.ledger.settle(
+        inFlight.map((reservation, index) => ({ reservation, charge: [100, 100, 70][index], channelId: 0, countRequest: true })),
+      );
       // and the node gives back what it held for them (quota leases on PostgreSQL and MySQL)
       await harness.settled();
       expect(await token()).toMatchObject({ remain_quota: 3_480, held_quota: 0 });
@@ -61,23 +75,30 @@ for (const target of targets) {
       expect(Number((await token()).status)).toBe(TokenStatus.enabled);
     });
 
-    it.runIf(target.name !== 'sqlite')("a key whose whole balance sits in this node's quota lease is served from it, not refused", async () => {
-      await harness.settled();
-      await harness.app.ctx.db.updateTable('tokens').set({ remain_quota: 5_000, held_quota: 0, status: TokenStatus.enabled }).where('id', '=', harness.tokenId).execute();
-      // a request held all of it and ended: the lease keeps it free, the row shows nothing left
-      const held: Reservation = { id: 'whole-lease', userId: 1, tokenId: harness.tokenId, limitedToken: true, amount: 5_000 };
-      expect(await harness.app.ctx.ledger.reserve(held)).toEqual({ ok: true });
-      await harness.app.ctx.ledger.release(held);
-      expect(await token()).toMatchObject({ remain_quota: 0, held_quota: 5_000 });
-      harness.app.ctx.relayCache.clear();
-      const answer = await ask();
-      expect(answer.status).toBe(200);
-      await harness.settled();
-      const after = await token();
-      expect(Number(after.held_quota)).toBe(0);
-      expect(Number(after.remain_quota)).toBeGreaterThan(4_000);
-      expect(Number(after.status)).toBe(TokenStatus.enabled);
-    });
+    it.runIf(target.name !== 'sqlite')(
+      "a key whose whole balance sits in this node's quota lease is served from it, not refused",
+      async () => {
+        await harness.settled();
+        await harness.app.ctx.db
+          .updateTable('tokens')
+          .set({ remain_quota: 5_000, held_quota: 0, status: TokenStatus.enabled })
+          .where('id', '=', harness.tokenId)
+          .execute();
+        // a request held all of it and ended: the lease keeps it free, the row shows nothing left
+        const held: Reservation = { id: 'whole-lease', userId: 1, tokenId: harness.tokenId, limitedToken: true, amount: 5_000 };
+        expect(await harness.app.ctx.ledger.reserve(held)).toEqual({ ok: true });
+        await harness.app.ctx.ledger.release(held);
+        expect(await token()).toMatchObject({ remain_quota: 0, held_quota: 5_000 });
+        harness.app.ctx.relayCache.clear();
+        const answer = await ask();
+        expect(answer.status).toBe(200);
+        await harness.settled();
+        const after = await token();
+        expect(Number(after.held_quota)).toBe(0);
+        expect(Number(after.remain_quota)).toBeGreaterThan(4_000);
+        expect(Number(after.status)).toBe(TokenStatus.enabled);
+      },
+    );
 
     it('a key whose quota is really spent (nothing held) is marked exhausted', async () => {
       await harness.settled();

@@ -48,7 +48,12 @@ async function startHonestTranscriber(): Promise<HonestTranscriber> {
       const prompt = /name="prompt"\r\n\r\n([^\r]*)/.exec(body.toString('latin1'))?.[1] ?? '';
       const usage = model.startsWith('whisper')
         ? { type: 'duration', seconds }
-        : { type: 'tokens', input_tokens: seconds * 10 + Buffer.byteLength(prompt), output_tokens: 3, total_tokens: seconds * 10 + Buffer.byteLength(prompt) + 3 };
+        : {
+            type: 'tokens',
+            input_tokens: seconds * 10 + Buffer.byteLength(prompt),
+            output_tokens: 3,
+            total_tokens: seconds * 10 + Buffer.byteLength(prompt) + 3,
+          };
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end(JSON.stringify(state.reportUsage ? { text: 'one two three', usage } : { text: 'one two three' }));
     });
@@ -103,13 +108,27 @@ for (const target of targets) {
 
     const transcribe = (fields: Record<string, string>, file: Buffer, key = harness.apiKey) => {
       const { body, contentType } = multipartForm(fields, file);
-      return fetch(`${harness.baseUrl}/v1/audio/transcriptions`, { method: 'POST', headers: { 'content-type': contentType, authorization: `Bearer ${key}` }, body });
+      return fetch(`${harness.baseUrl}/v1/audio/transcriptions`, {
+        method: 'POST',
+        headers: { 'content-type': contentType, authorization: `Bearer ${key}` },
+        body,
+      });
     };
     const lastLog = async () => {
       await harness.settled();
-      return harness.app.ctx.db.selectFrom('logs').selectAll().where('type', '=', LogType.consume).orderBy('id', 'desc').executeTakeFirstOrThrow();
+      return harness.app.ctx.db
+        .selectFrom('logs')
+        .selectAll()
+        .where('type', '=', LogType.consume)
+        .orderBy('id', 'desc')
+        .executeTakeFirstOrThrow();
     };
-    const tokenRow = (id: number) => harness.app.ctx.db.selectFrom('tokens').select(['remain_quota', 'held_quota', 'used_quota']).where('id', '=', id).executeTakeFirstOrThrow();
+    const tokenRow = (id: number) =>
+      harness.app.ctx.db
+        .selectFrom('tokens')
+        .select(['remain_quota', 'held_quota', 'used_quota'])
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
 
     it('whisper-1 by the second: a minute of audio is 60 x 5 tokens at ratio 10, whether the upstream reports the seconds or not', async () => {
       for (const reportUsage of [true, false]) {

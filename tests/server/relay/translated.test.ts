@@ -37,10 +37,18 @@ beforeEach(async () => {
   await harness.app.ctx.options.set('AutomaticDisableChannelEnabled', 'false');
 });
 
-const addClaude = (fields: Record<string, unknown> = {}) => harness.addChannel({ type: CLAUDE.type, name: 'claude', key: CLAUDE.key, base_url: CLAUDE.baseUrl(anthropic), models: MODEL, ...fields });
+const addClaude = (fields: Record<string, unknown> = {}) =>
+  harness.addChannel({ type: CLAUDE.type, name: 'claude', key: CLAUDE.key, base_url: CLAUDE.baseUrl(anthropic), models: MODEL, ...fields });
 
 const charge = (promptTokens: number, completionTokens: number, cachedPromptTokens = 0) =>
-  computeQuota({ promptTokens, completionTokens, cachedPromptTokens, cachedPromptRatio: cachedPromptRatioFor(MODEL), ratio: defaultModelRatio(MODEL), completionRatio: completionRatioFor(MODEL) });
+  computeQuota({
+    promptTokens,
+    completionTokens,
+    cachedPromptTokens,
+    cachedPromptRatio: cachedPromptRatioFor(MODEL),
+    ratio: defaultModelRatio(MODEL),
+    completionRatio: completionRatioFor(MODEL),
+  });
 
 const lastLog = () => lastConsumeLog(harness);
 
@@ -86,7 +94,9 @@ describe('an Anthropic channel through the openai SDK', () => {
     const { promptTokens, completionTokens } = reported;
     // uncached input at 1, 20 read tokens at 0.1, 30 written tokens at 1.25
     const ratio = defaultModelRatio(MODEL);
-    const expected = Math.floor((promptTokens - 20 - 30 + 20 * 0.1 + 30 * 1.25 + Math.floor(completionTokens * completionRatioFor(MODEL))) * ratio);
+    const expected = Math.floor(
+      (promptTokens - 20 - 30 + 20 * 0.1 + 30 * 1.25 + Math.floor(completionTokens * completionRatioFor(MODEL))) * ratio,
+    );
     expect(expected).toBeGreaterThan(charge(promptTokens, completionTokens, 20));
     await expectBilled(harness, before, channelId, MODEL, expected, { prompt_tokens: promptTokens, completion_tokens: completionTokens });
   });
@@ -94,7 +104,11 @@ describe('an Anthropic channel through the openai SDK', () => {
   it('streams chunks as they are decoded, ends with [DONE], and bills the reported usage', async () => {
     const channelId = await addClaude();
     const before = await harness.balances();
-    const stream = await client.chat.completions.create({ model: MODEL, stream: true, messages: [{ role: 'user', content: 'one two three four' }] });
+    const stream = await client.chat.completions.create({
+      model: MODEL,
+      stream: true,
+      messages: [{ role: 'user', content: 'one two three four' }],
+    });
     let text = '';
     let finishes = 0;
     let chunks = 0;
@@ -120,7 +134,12 @@ describe('an Anthropic channel through the openai SDK', () => {
 
   it('honours stream_options.include_usage with a final usage chunk without choices', async () => {
     await addClaude();
-    const stream = await client.chat.completions.create({ model: MODEL, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'count my words please' }] });
+    const stream = await client.chat.completions.create({
+      model: MODEL,
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'count my words please' }],
+    });
     const usages: OpenAI.CompletionUsage[] = [];
     let lastChoices = -1;
     for await (const chunk of stream) {
@@ -128,7 +147,13 @@ describe('an Anthropic channel through the openai SDK', () => {
       lastChoices = chunk.choices.length;
     }
     const reported = anthropic.reported.at(-1)!;
-    expect(usages).toEqual([{ prompt_tokens: reported.promptTokens, completion_tokens: reported.completionTokens, total_tokens: reported.promptTokens + reported.completionTokens }]);
+    expect(usages).toEqual([
+      {
+        prompt_tokens: reported.promptTokens,
+        completion_tokens: reported.completionTokens,
+        total_tokens: reported.promptTokens + reported.completionTokens,
+      },
+    ]);
     expect(lastChoices).toBe(0);
   });
 
@@ -146,7 +171,9 @@ describe('an Anthropic channel through the openai SDK', () => {
       [good, 1, 0],
     ]);
     const reported = anthropic.reported.at(-1)!;
-    await expectBilled(harness, before, good, MODEL, charge(reported.promptTokens, reported.completionTokens), { prompt_tokens: reported.promptTokens });
+    await expectBilled(harness, before, good, MODEL, charge(reported.promptTokens, reported.completionTokens), {
+      prompt_tokens: reported.promptTokens,
+    });
   });
 
   it("a refusal of the client's request goes back in OpenAI's shape with the vendor's message, and costs nothing", async () => {
@@ -166,11 +193,17 @@ describe('an Anthropic channel through the openai SDK', () => {
 
   it("a vendor error event in the stream reaches the client in OpenAI's shape, never as a clean end", async () => {
     await addClaude();
-    const response = await harness.post('/v1/chat/completions', { model: MODEL, stream: true, messages: [{ role: 'user', content: 'fail please [stream_error]' }] });
+    const response = await harness.post('/v1/chat/completions', {
+      model: MODEL,
+      stream: true,
+      messages: [{ role: 'user', content: 'fail please [stream_error]' }],
+    });
     const text = await response.text();
     if (response.status === 200) {
       // the error came after the first word reached the client: the stream ends with an error event, no [DONE]
-      expect(text).toMatch(/data: \{"error":\{"message":"[^"]*request id [^"]+","type":"server_error","param":null,"code":"upstream_error"\}\}\n\n$/);
+      expect(text).toMatch(
+        /data: \{"error":\{"message":"[^"]*request id [^"]+","type":"server_error","param":null,"code":"upstream_error"\}\}\n\n$/,
+      );
       expect(text).not.toContain('[DONE]');
     } else {
       // the error came with the first word, before anything was sent: the channel's failure, answered as one
@@ -181,7 +214,13 @@ describe('an Anthropic channel through the openai SDK', () => {
   });
 
   it('a client that leaves mid-stream pays for what it was sent, and the vendor stream is closed', async () => {
-    const channelId = await harness.addChannel({ type: CLAUDE.type, name: 'claude-slow', key: CLAUDE.key, base_url: slowAnthropic.baseUrl, models: MODEL });
+    const channelId = await harness.addChannel({
+      type: CLAUDE.type,
+      name: 'claude-slow',
+      key: CLAUDE.key,
+      base_url: slowAnthropic.baseUrl,
+      models: MODEL,
+    });
     const before = await harness.balances();
     const reportedBefore = slowAnthropic.reported.length;
     const question = 'please say a rather long sentence back to me so that it takes a while to stream';
@@ -226,7 +265,9 @@ describe('an Anthropic channel through the openai SDK', () => {
     const embeddings = await client.embeddings.create({ model: 'text-embedding-ada-002', input: ['alpha beta', 'gamma'] });
     expect(embeddings.data).toHaveLength(2);
     const after = await harness.balances();
-    expect(before.user.quota - after.user.quota).toBe(computeQuota({ promptTokens: 3, completionTokens: 0, ratio: defaultModelRatio('text-embedding-ada-002'), completionRatio: 1 }));
+    expect(before.user.quota - after.user.quota).toBe(
+      computeQuota({ promptTokens: 3, completionTokens: 0, ratio: defaultModelRatio('text-embedding-ada-002'), completionRatio: 1 }),
+    );
     expect((await lastLog()).channel_id).toBe(openai);
   });
 });

@@ -23,7 +23,13 @@ const expected = JSON.parse(readFileSync(join(fixtureDir('anthropic'), 'chat.exp
   text: string;
   usage: { promptTokens: number; completionTokens: number; cachedPromptTokens: number };
 };
-const call = (stream: boolean): AdaptorCall => ({ operation: 'chat', model: MODEL, stream, responseId: 'chatcmpl-test', now: 1_700_000_000 });
+const call = (stream: boolean): AdaptorCall => ({
+  operation: 'chat',
+  model: MODEL,
+  stream,
+  responseId: 'chatcmpl-test',
+  now: 1_700_000_000,
+});
 
 /** The vendor's bytes in small pieces, with a pause between, optionally breaking off after `breakAt` bytes. */
 function vendorStream(breakAt?: number): Readable {
@@ -60,10 +66,33 @@ let settled: Promise<unknown>;
 
 beforeAll(async () => {
   server = createServer((_request, response) => {
-    const channel = { id: 7, type: 14, key: KEY, base_url: '', other: '', model_mapping: '', priority: 0, weight: 1 } as unknown as RoutedChannel;
+    const channel = {
+      id: 7,
+      type: 14,
+      key: KEY,
+      base_url: '',
+      other: '',
+      model_mapping: '',
+      priority: 0,
+      weight: 1,
+    } as unknown as RoutedChannel;
     const noLog = { warn: () => undefined } as unknown as UpstreamAnswer['log'];
-    const answer: UpstreamAnswer = { channel, upstreamModel: MODEL, response: new UpstreamResponse(200, [], 'application/json'), requestId: 'req-test-1', log: noLog, translated: next.translated };
-    settled = answerTranslated(answer, response, { streamed: false, clientAskedUsage: false, promptTokens: () => 5, model: MODEL, approximate: false, ...next.options });
+    const answer: UpstreamAnswer = {
+      channel,
+      upstreamModel: MODEL,
+      response: new UpstreamResponse(200, [], 'application/json'),
+      requestId: 'req-test-1',
+      log: noLog,
+      translated: next.translated,
+    };
+    settled = answerTranslated(answer, response, {
+      streamed: false,
+      clientAskedUsage: false,
+      promptTokens: () => 5,
+      model: MODEL,
+      approximate: false,
+      ...next.options,
+    });
   });
   await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -72,12 +101,21 @@ afterAll(() => new Promise((closed) => server.close(closed)));
 
 function streamCase(streamed: boolean, source: Readable, options: Partial<TranslateOptions> = {}): Case {
   return {
-    translated: { adaptor: anthropicAdaptor, call: call(streamed), stream: { decoder: anthropicAdaptor.decodeChatStream(call(streamed)), held: [], source: source.pause(), ended: false } },
+    translated: {
+      adaptor: anthropicAdaptor,
+      call: call(streamed),
+      stream: { decoder: anthropicAdaptor.decodeChatStream(call(streamed)), held: [], source: source.pause(), ended: false },
+    },
     options: { streamed, ...options },
   };
 }
 
-const exact = { promptTokens: expected.usage.promptTokens, completionTokens: expected.usage.completionTokens, cachedPromptTokens: expected.usage.cachedPromptTokens, estimated: false };
+const exact = {
+  promptTokens: expected.usage.promptTokens,
+  completionTokens: expected.usage.completionTokens,
+  cachedPromptTokens: expected.usage.cachedPromptTokens,
+  estimated: false,
+};
 
 /** The SSE events of a body, as parsed JSON (`[DONE]` kept as a string). */
 const eventsOf = (text: string) =>
@@ -94,7 +132,11 @@ describe('answering a client from a translated answer', () => {
     const body = (await response.json()) as ChatResponse;
     expect(body.object).toBe('chat.completion');
     expect(body.choices[0].message.content).toBe(expected.text);
-    expect(body.usage).toMatchObject({ prompt_tokens: expected.usage.promptTokens, completion_tokens: expected.usage.completionTokens, prompt_tokens_details: { cached_tokens: 2048 } });
+    expect(body.usage).toMatchObject({
+      prompt_tokens: expected.usage.promptTokens,
+      completion_tokens: expected.usage.completionTokens,
+      prompt_tokens_details: { cached_tokens: 2048 },
+    });
     expect(await settled).toEqual(exact);
   });
 
@@ -105,7 +147,11 @@ describe('answering a client from a translated answer', () => {
     const events = eventsOf(await response.text());
     expect(events.at(-1)).toBe('[DONE]');
     const usage = events.at(-2);
-    expect(usage).toMatchObject({ object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: expected.usage.promptTokens, completion_tokens: expected.usage.completionTokens } });
+    expect(usage).toMatchObject({
+      object: 'chat.completion.chunk',
+      choices: [],
+      usage: { prompt_tokens: expected.usage.promptTokens, completion_tokens: expected.usage.completionTokens },
+    });
     const chunks = events.slice(0, -2);
     expect(chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('')).toBe(expected.text);
     expect(chunks.filter((chunk) => chunk.choices[0]?.finish_reason).map((chunk) => chunk.choices[0].finish_reason)).toEqual(['stop']);
@@ -119,23 +165,42 @@ describe('answering a client from a translated answer', () => {
     const text = await (await fetch(baseUrl)).text();
     const events = eventsOf(text);
     expect(events).not.toContain('[DONE]');
-    expect(events.at(-1)).toEqual({ error: { message: 'the upstream answer broke off (request id req-test-1)', type: 'server_error', param: null, code: 'upstream_unreachable' } });
+    expect(events.at(-1)).toEqual({
+      error: {
+        message: 'the upstream answer broke off (request id req-test-1)',
+        type: 'server_error',
+        param: null,
+        code: 'upstream_unreachable',
+      },
+    });
     const streamed = events
       .slice(0, -1)
       .map((chunk) => chunk.choices[0]?.delta?.content ?? '')
       .join('');
     expect(streamed).toBe(expected.text);
-    expect(await settled).toEqual({ promptTokens: 5, completionTokens: countTextTokens(streamed, MODEL), cachedPromptTokens: 0, estimated: true });
+    expect(await settled).toEqual({
+      promptTokens: 5,
+      completionTokens: countTextTokens(streamed, MODEL),
+      cachedPromptTokens: 0,
+      estimated: true,
+    });
     expect(text).not.toContain(KEY);
   });
 
   it('streams a whole answer to a client that asked to stream (a vendor that answered whole)', async () => {
-    const chat = anthropicAdaptor.decodeChat(readFileSync(join(fixtureDir('anthropic'), 'chat.answer.json'), 'utf8'), call(false)) as ChatResponse;
+    const chat = anthropicAdaptor.decodeChat(
+      readFileSync(join(fixtureDir('anthropic'), 'chat.answer.json'), 'utf8'),
+      call(false),
+    ) as ChatResponse;
     next = { translated: { adaptor: anthropicAdaptor, call: call(true), chat }, options: { streamed: true } };
     const events = eventsOf(await (await fetch(baseUrl)).text());
     expect(events.at(-1)).toBe('[DONE]');
     expect(events[0].choices[0].delta).toMatchObject({ role: 'assistant', content: chat.choices[0].message.content });
     expect(events[1].choices[0].finish_reason).toBe(chat.choices[0].finish_reason);
-    expect(await settled).toMatchObject({ promptTokens: chat.usage.prompt_tokens, completionTokens: chat.usage.completion_tokens, estimated: false });
+    expect(await settled).toMatchObject({
+      promptTokens: chat.usage.prompt_tokens,
+      completionTokens: chat.usage.completion_tokens,
+      estimated: false,
+    });
   });
 });

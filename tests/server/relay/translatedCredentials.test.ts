@@ -46,7 +46,11 @@ const exchanging: UpstreamAdaptor = {
   protocol: 'baidu',
   credential: {
     cacheKey: (channel) => channel.key,
-    request: (channel) => ({ url: `${baseUrl}/oauth/2.0/token?grant_type=client_credentials&client_id=${channel.key}`, method: 'POST', headers: { accept: 'application/json' } }),
+    request: (channel) => ({
+      url: `${baseUrl}/oauth/2.0/token?grant_type=client_credentials&client_id=${channel.key}`,
+      method: 'POST',
+      headers: { accept: 'application/json' },
+    }),
     parse: (status, body) => {
       const parsed = JSON.parse(body) as { access_token?: string; expires_in?: number; error?: string; error_description?: string };
       if (parsed.error) return upstreamFailure(401, `${parsed.error}: ${parsed.error_description}`, { deadKey: true });

@@ -33,7 +33,10 @@ const MALFORMED: Array<[Record<string, unknown>, RegExp]> = [
   [{ messages: [null] }, /messages\[0\] must be an object/],
   [{ messages: [{ content: 'no role' }] }, /messages\[0\]\.role must be a string/],
   [{ messages: [{ role: 'user', content: { weird: 1 } }] }, /messages\[0\]\.content must be a string or an array/],
-  [{ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: 'not-an-object' }] }] }, /image_url must be an object with a url/],
+  [
+    { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: 'not-an-object' }] }] },
+    /image_url must be an object with a url/,
+  ],
   [{ messages: [{ role: 'assistant', content: null, tool_calls: 'x' }] }, /tool_calls must be an array of function calls/],
   [{ messages: hi, tools: 'x' }, /tools must be an array of function tools/],
   [{ messages: hi, tools: [1] }, /tools must be an array of function tools/],
@@ -46,7 +49,14 @@ describe.each(['anthropic', 'gemini', 'baidu'])('malformed chat requests to a %s
     const vendor = vendors.find((candidate) => candidate.name === name)!;
     await resetRelay(harness);
     const { channel, emulator } = vendor;
-    await harness.addChannel({ name, type: channel.type, key: channel.key, base_url: channel.baseUrl(emulator), other: channel.other, models: channel.chatModel });
+    await harness.addChannel({
+      name,
+      type: channel.type,
+      key: channel.key,
+      base_url: channel.baseUrl(emulator),
+      other: channel.other,
+      models: channel.chatModel,
+    });
     const before = await harness.balances();
     const sent = emulator.requests.length;
     for (const [body, words] of MALFORMED) {
@@ -72,9 +82,19 @@ describe.each(['anthropic', 'gemini'])("a %s channel's own refusal of a request"
     const vendor = vendors.find((candidate) => candidate.name === name)!;
     await resetRelay(harness);
     const { channel, emulator } = vendor;
-    await harness.addChannel({ name, type: channel.type, key: channel.key, base_url: channel.baseUrl(emulator), other: channel.other, models: channel.chatModel });
+    await harness.addChannel({
+      name,
+      type: channel.type,
+      key: channel.key,
+      base_url: channel.baseUrl(emulator),
+      other: channel.other,
+      models: channel.chatModel,
+    });
     // a tool result that answers no call: both vendors refuse it as the request's fault
-    const response = await harness.post('/v1/chat/completions', { model: channel.chatModel, messages: [{ role: 'tool', tool_call_id: 'call_x', content: 'r' }] });
+    const response = await harness.post('/v1/chat/completions', {
+      model: channel.chatModel,
+      messages: [{ role: 'tool', tool_call_id: 'call_x', content: 'r' }],
+    });
     expect(response.status).toBe(400);
     const answer = (await response.json()) as { error: { message: string; type: string } };
     expect(answer.error.type).toBe('invalid_request_error');

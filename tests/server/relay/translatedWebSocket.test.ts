@@ -21,7 +21,9 @@ beforeAll(async () => {
   server.on('upgrade', (request, socket, head) => {
     handshakeRequestIds.push(request.headers['x-request-id'] as string | undefined);
     if (request.url?.startsWith('/refuse')) {
-      socket.end('HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"message":"HMAC signature does not match"}');
+      socket.end(
+        'HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"message":"HMAC signature does not match"}',
+      );
       return;
     }
     sockets.handleUpgrade(request, socket, head, (ws: WebSocket) => {

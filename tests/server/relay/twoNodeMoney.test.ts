@@ -86,7 +86,11 @@ for (const target of targets) {
 
     const ledger = async () => {
       const user = await db.selectFrom('users').select(['quota', 'held_quota']).where('id', '=', 1).executeTakeFirstOrThrow();
-      const token = await db.selectFrom('tokens').select(['remain_quota', 'held_quota']).where('id', '=', tokenId).executeTakeFirstOrThrow();
+      const token = await db
+        .selectFrom('tokens')
+        .select(['remain_quota', 'held_quota'])
+        .where('id', '=', tokenId)
+        .executeTakeFirstOrThrow();
       const sum = (column: 'user_id' | 'token_id', id: number) =>
         db
           .selectFrom('logs')
@@ -129,7 +133,11 @@ for (const target of targets) {
           emulator: { chunks: 40, delay_ms: anchor ? 100 : streamed ? 15 : 0 },
           messages: [{ role: 'user', content: anchor ? `anchor ${index}` : `request ${index}` }],
         };
-        return fetch(`${node.baseUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer sk-${tokenKey}` }, body: JSON.stringify(body) })
+        return fetch(`${node.baseUrl}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer sk-${tokenKey}` },
+          body: JSON.stringify(body),
+        })
           .then(async (response) => ({ status: response.status, text: await response.text() }))
           .catch((error: Error) => ({ status: 0, text: error.message }));
       };
@@ -171,7 +179,15 @@ for (const target of targets) {
         .select((eb) => eb.fn.countAll().as('count'))
         .groupBy(['node_id', 'state'])
         .execute();
-      expect(Number(deadHeld.sum), JSON.stringify({ killedId, byNode, sent: emulator.requests.length, nodes: await db.selectFrom('relay_nodes').selectAll().execute() })).toBeGreaterThan(0);
+      expect(
+        Number(deadHeld.sum),
+        JSON.stringify({
+          killedId,
+          byNode,
+          sent: emulator.requests.length,
+          nodes: await db.selectFrom('relay_nodes').selectAll().execute(),
+        }),
+      ).toBeGreaterThan(0);
       const answers = await Promise.all(requests);
       const statuses = new Map<number, number>();
       for (const answer of answers) statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
@@ -194,7 +210,12 @@ for (const target of targets) {
       expect(now.quota).toBeGreaterThanOrEqual(0);
       expect(now.remain).toBeGreaterThanOrEqual(0);
       // what the killed node's requests held came back once, and the user's log says so
-      const returned = await db.selectFrom('logs').select(['user_id', 'quota', 'content']).where('type', '=', LogType.system).where('content', 'like', 'returned % cut off').execute();
+      const returned = await db
+        .selectFrom('logs')
+        .select(['user_id', 'quota', 'content'])
+        .where('type', '=', LogType.system)
+        .where('content', 'like', 'returned % cut off')
+        .execute();
       // swept as each reservation's lease ran out, so perhaps in a few rounds, each logged once
       expect(returned.every((log) => Number(log.user_id) === 1 && log.content.includes(`node ${killedId}`))).toBe(true);
       // at least what it held at the snapshot; more if a loaded machine let its lease lapse a moment before the kill

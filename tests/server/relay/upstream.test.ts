@@ -55,7 +55,11 @@ describe('callUpstream with a streamed answer', () => {
   /** Each chunk the reader gets, with the ms since the call began. */
   async function read(path: string) {
     const started = Date.now();
-    const answer = await callUpstream(poolFor(origin), { path, headers: { 'content-type': 'application/json' }, body: '{}' }, new DisconnectSignal());
+    const answer = await callUpstream(
+      poolFor(origin),
+      { path, headers: { 'content-type': 'application/json' }, body: '{}' },
+      new DisconnectSignal(),
+    );
     const chunks: Array<{ text: string; at: number }> = [];
     let error: unknown;
     // in flowing mode, as the relay reads a stream: one 'data' event per chunk handed on

@@ -20,7 +20,13 @@ describe('upstream timeouts and the wait for a connection', () => {
 
   beforeAll(async () => {
     harness = await startRelayHarness(undefined, {
-      upstream: { maxConnections: 2, connectTimeoutMs: 1_000, firstByteTimeoutMs: FIRST_BYTE_MS, idleTimeoutMs: IDLE_MS, queueTimeoutMs: QUEUE_MS },
+      upstream: {
+        maxConnections: 2,
+        connectTimeoutMs: 1_000,
+        firstByteTimeoutMs: FIRST_BYTE_MS,
+        idleTimeoutMs: IDLE_MS,
+        queueTimeoutMs: QUEUE_MS,
+      },
     });
     other = await startOpenAIEmulator();
   });
@@ -33,12 +39,22 @@ describe('upstream timeouts and the wait for a connection', () => {
   const held = async () => {
     await harness.settled();
     const user = await harness.app.ctx.db.selectFrom('users').select('held_quota').where('username', '=', 'root').executeTakeFirstOrThrow();
-    const token = await harness.app.ctx.db.selectFrom('tokens').select('held_quota').where('id', '=', harness.tokenId).executeTakeFirstOrThrow();
+    const token = await harness.app.ctx.db
+      .selectFrom('tokens')
+      .select('held_quota')
+      .where('id', '=', harness.tokenId)
+      .executeTakeFirstOrThrow();
     return Number(user.held_quota) + Number(token.held_quota);
   };
   const lastLog = async () => {
     await harness.settled();
-    return harness.app.ctx.db.selectFrom('logs').selectAll().where('type', '=', LogType.consume).orderBy('id', 'desc').limit(1).executeTakeFirst();
+    return harness.app.ctx.db
+      .selectFrom('logs')
+      .selectAll()
+      .where('type', '=', LogType.consume)
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
   };
   const ask = { model: 'gpt-3.5-turbo', max_tokens: 50, messages: [{ role: 'user', content: 'hello there' }] };
 
@@ -49,7 +65,10 @@ describe('upstream timeouts and the wait for a connection', () => {
     const response = await harness.post('/v1/chat/completions', ask);
     const elapsed = Date.now() - startedAt;
     expect(response.status).toBe(504);
-    expect(((await response.json()) as { error: { code: string; type: string } }).error).toMatchObject({ code: 'upstream_timeout', type: 'server_error' });
+    expect(((await response.json()) as { error: { code: string; type: string } }).error).toMatchObject({
+      code: 'upstream_timeout',
+      type: 'server_error',
+    });
     expect(elapsed).toBeGreaterThanOrEqual(FIRST_BYTE_MS - 50);
     expect(elapsed).toBeLessThan(FIRST_BYTE_MS + 1_500);
     expect(await harness.balances()).toEqual(before);

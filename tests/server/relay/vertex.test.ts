@@ -10,8 +10,22 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { cachedPromptRatioFor, completionRatioFor, computeQuota } from '../../../server/billing/prices';
 import { forgetCredentials } from '../../../server/relay/credentials';
 import type { ReportedUsage } from '../../support/emulators/types';
-import { VERTEX_CHANNELS, VERTEX_PROJECT, startVertexEmulator, vertexServiceAccountKey, type VertexEmulator } from '../../support/emulators/vertex';
-import { defaultModelRatio, expectBilled, expectBilledTotal, lastConsumeLog, resetRelay, startRelayHarness, type RelayHarness } from './harness';
+import {
+  VERTEX_CHANNELS,
+  VERTEX_PROJECT,
+  startVertexEmulator,
+  vertexServiceAccountKey,
+  type VertexEmulator,
+} from '../../support/emulators/vertex';
+import {
+  defaultModelRatio,
+  expectBilled,
+  expectBilledTotal,
+  lastConsumeLog,
+  resetRelay,
+  startRelayHarness,
+  type RelayHarness,
+} from './harness';
 
 const [GEMINI, CLAUDE] = VERTEX_CHANNELS;
 
@@ -35,7 +49,15 @@ beforeEach(async () => {
 });
 
 const addVertex = (channel: (typeof VERTEX_CHANNELS)[number], fields: Record<string, unknown> = {}) =>
-  harness.addChannel({ type: 42, name: `vertex ${channel.chatModel}`, key: channel.keyFor!(vertex), base_url: vertex.baseUrl, other: channel.other, models: channel.chatModel, ...fields });
+  harness.addChannel({
+    type: 42,
+    name: `vertex ${channel.chatModel}`,
+    key: channel.keyFor!(vertex),
+    base_url: vertex.baseUrl,
+    other: channel.other,
+    models: channel.chatModel,
+    ...fields,
+  });
 
 const charge = (model: string, usage: ReportedUsage) =>
   computeQuota({
@@ -51,7 +73,12 @@ const charge = (model: string, usage: ReportedUsage) =>
 const modelCalls = () => vertex.requests.filter((request) => request.url !== '/token');
 
 async function streamed(model: string, content: string) {
-  const stream = await client.chat.completions.create({ model, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content }] });
+  const stream = await client.chat.completions.create({
+    model,
+    stream: true,
+    stream_options: { include_usage: true },
+    messages: [{ role: 'user', content }],
+  });
   let text = '';
   let finishes = 0;
   let usage: OpenAI.CompletionUsage | undefined;
@@ -106,11 +133,19 @@ describe('a Vertex AI channel through the openai SDK', () => {
   it("answers Claude from Anthropic's publisher endpoint under its Vertex id, whole and streamed, billed under the plain name", async () => {
     const channelId = await addVertex(CLAUDE);
     const before = await harness.balances();
-    const completion = await client.chat.completions.create({ model: CLAUDE.chatModel, messages: [{ role: 'user', content: 'hello vertex claude' }] });
+    const completion = await client.chat.completions.create({
+      model: CLAUDE.chatModel,
+      messages: [{ role: 'user', content: 'hello vertex claude' }],
+    });
     expect(completion.choices[0].message.content).toBe('Hello from Anthropic, you said: hello vertex claude');
     const whole = modelCalls().at(-1)!;
-    expect(whole.url).toBe(`/v1/projects/${VERTEX_PROJECT}/locations/us-east5/publishers/anthropic/models/claude-3-5-haiku@20241022:rawPredict`);
-    expect(whole.body).toMatchObject({ anthropic_version: 'vertex-2023-10-16', messages: [{ role: 'user', content: 'hello vertex claude' }] });
+    expect(whole.url).toBe(
+      `/v1/projects/${VERTEX_PROJECT}/locations/us-east5/publishers/anthropic/models/claude-3-5-haiku@20241022:rawPredict`,
+    );
+    expect(whole.body).toMatchObject({
+      anthropic_version: 'vertex-2023-10-16',
+      messages: [{ role: 'user', content: 'hello vertex claude' }],
+    });
     expect(whole.body).not.toHaveProperty('model');
     const first = vertex.reported.at(-1)!;
     expect(completion.usage).toMatchObject({ prompt_tokens: first.promptTokens, completion_tokens: first.completionTokens });
@@ -130,7 +165,11 @@ describe('a Vertex AI channel through the openai SDK', () => {
     await addVertex(CLAUDE);
     const minted = vertex.tokenRequests;
     // five calls at once before any token is cached: one exchange, shared
-    await Promise.all(Array.from({ length: 5 }, (_, index) => client.chat.completions.create({ model: GEMINI.chatModel, messages: [{ role: 'user', content: `at once ${index}` }] })));
+    await Promise.all(
+      Array.from({ length: 5 }, (_, index) =>
+        client.chat.completions.create({ model: GEMINI.chatModel, messages: [{ role: 'user', content: `at once ${index}` }] }),
+      ),
+    );
     await client.chat.completions.create({ model: CLAUDE.chatModel, messages: [{ role: 'user', content: 'and claude' }] });
     await streamed(GEMINI.chatModel, 'and a stream');
     expect(vertex.tokenRequests - minted).toBe(1);
@@ -152,7 +191,10 @@ describe('a Vertex AI channel through the openai SDK', () => {
     expect(vertex.revokeMinted()).toBeGreaterThan(0);
     const before = await harness.balances();
     const callsBefore = modelCalls().length;
-    const completion = await client.chat.completions.create({ model: GEMINI.chatModel, messages: [{ role: 'user', content: 'after the revocation' }] });
+    const completion = await client.chat.completions.create({
+      model: GEMINI.chatModel,
+      messages: [{ role: 'user', content: 'after the revocation' }],
+    });
     expect(completion.choices[0].message.content).toBe('Hello from Gemini, you said: after the revocation');
     // the revoked token was tried once and refused, then one new token was minted and the call sent again with it
     const sent = modelCalls().slice(callsBefore);
@@ -163,7 +205,11 @@ describe('a Vertex AI channel through the openai SDK', () => {
     const after = await harness.balances();
     expect(before.user.quota - after.user.quota).toBe(charge(GEMINI.chatModel, reported));
     expect(before.token.remain_quota - after.token.remain_quota).toBe(charge(GEMINI.chatModel, reported));
-    expect(await lastConsumeLog(harness)).toMatchObject({ quota: charge(GEMINI.chatModel, reported), channel_id: channelId, prompt_tokens: reported.promptTokens });
+    expect(await lastConsumeLog(harness)).toMatchObject({
+      quota: charge(GEMINI.chatModel, reported),
+      channel_id: channelId,
+      prompt_tokens: reported.promptTokens,
+    });
     const channel = await harness.app.ctx.db.selectFrom('channels').select('status').where('id', '=', channelId).executeTakeFirstOrThrow();
     expect(channel.status).toBe(1);
 
@@ -191,10 +237,15 @@ describe('a Vertex AI channel through the openai SDK', () => {
     const minted = vertex.tokenRequests;
     const callsBefore = modelCalls().length;
     const before = await harness.balances();
-    const usedBefore = (await harness.app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow()).used_quota;
+    const usedBefore = (
+      await harness.app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow()
+    ).used_quota;
     vertex.refuseAllTokens = true;
     try {
-      const refused = await harness.post('/v1/chat/completions', { model: GEMINI.chatModel, messages: [{ role: 'user', content: 'refused' }] });
+      const refused = await harness.post('/v1/chat/completions', {
+        model: GEMINI.chatModel,
+        messages: [{ role: 'user', content: 'refused' }],
+      });
       expect(refused.status).toBe(502);
       // the cached token, then one fresh token: two model calls and one mint, no loop
       expect(modelCalls().length - callsBefore).toBe(2);
@@ -205,7 +256,11 @@ describe('a Vertex AI channel through the openai SDK', () => {
     const after = await harness.balances();
     expect(after.user.quota).toBe(before.user.quota);
     expect(after.token.remain_quota).toBe(before.token.remain_quota);
-    const channel = await harness.app.ctx.db.selectFrom('channels').select('used_quota').where('id', '=', channelId).executeTakeFirstOrThrow();
+    const channel = await harness.app.ctx.db
+      .selectFrom('channels')
+      .select('used_quota')
+      .where('id', '=', channelId)
+      .executeTakeFirstOrThrow();
     expect(channel.used_quota).toBe(usedBefore);
     // and the token minted for the retry was dropped too: the next call mints anew and answers
     await client.chat.completions.create({ model: GEMINI.chatModel, messages: [{ role: 'user', content: 'accepted again' }] });
@@ -222,25 +277,45 @@ describe('a Vertex AI channel through the openai SDK', () => {
       models: 'text-embedding-005,text-multilingual-embedding-002',
     });
     const before = await harness.balances();
-    const embedded = await client.embeddings.create({ model: 'text-multilingual-embedding-002', input: ['the first text here', 'and a second one'], dimensions: 16, encoding_format: 'float' });
+    const embedded = await client.embeddings.create({
+      model: 'text-multilingual-embedding-002',
+      input: ['the first text here', 'and a second one'],
+      dimensions: 16,
+      encoding_format: 'float',
+    });
     expect(embedded.data.map((item) => item.index)).toEqual([0, 1]);
     expect(embedded.data.every((item) => item.embedding.length === 16)).toBe(true);
     const call = modelCalls().at(-1)!;
-    expect(call.url).toBe(`/v1/projects/${VERTEX_PROJECT}/locations/us-central1/publishers/google/models/text-multilingual-embedding-002:predict`);
+    expect(call.url).toBe(
+      `/v1/projects/${VERTEX_PROJECT}/locations/us-central1/publishers/google/models/text-multilingual-embedding-002:predict`,
+    );
     expect(call.headers.authorization).toMatch(/^Bearer ya29\.emulator-/);
-    expect(call.body).toEqual({ instances: [{ content: 'the first text here' }, { content: 'and a second one' }], parameters: { outputDimensionality: 16 } });
+    expect(call.body).toEqual({
+      instances: [{ content: 'the first text here' }, { content: 'and a second one' }],
+      parameters: { outputDimensionality: 16 },
+    });
     // four words and four words: the summed token_count
     expect(vertex.reported.at(-1)).toEqual({ promptTokens: 8, completionTokens: 0, cachedPromptTokens: 0 });
     expect(embedded.usage).toEqual({ prompt_tokens: 8, total_tokens: 8 });
-    await expectBilled(harness, before, channelId, 'text-multilingual-embedding-002', charge('text-multilingual-embedding-002', vertex.reported.at(-1)!), { prompt_tokens: 8, completion_tokens: 0 });
+    await expectBilled(
+      harness,
+      before,
+      channelId,
+      'text-multilingual-embedding-002',
+      charge('text-multilingual-embedding-002', vertex.reported.at(-1)!),
+      { prompt_tokens: 8, completion_tokens: 0 },
+    );
   });
 
   it('the emulator takes no token it did not mint', async () => {
-    const forged = await fetch(`${vertex.baseUrl}/v1/projects/${VERTEX_PROJECT}/locations/us-central1/publishers/google/models/gemini-2.0-flash:generateContent`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: 'Bearer ya29.forged' },
-      body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }),
-    });
+    const forged = await fetch(
+      `${vertex.baseUrl}/v1/projects/${VERTEX_PROJECT}/locations/us-central1/publishers/google/models/gemini-2.0-flash:generateContent`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer ya29.forged' },
+        body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }),
+      },
+    );
     expect(forged.status).toBe(401);
     expect(((await forged.json()) as { error: { status: string } }).error.status).toBe('UNAUTHENTICATED');
   });
@@ -252,7 +327,10 @@ describe('a Vertex AI channel through the openai SDK', () => {
     const dead = await addVertex(GEMINI, { name: 'vertex-dead', key: GEMINI.deadKeyFor!(vertex), priority: 10 });
     const good = await addVertex(GEMINI, { name: 'vertex-good' });
     const before = await harness.balances();
-    const completion = await client.chat.completions.create({ model: GEMINI.chatModel, messages: [{ role: 'user', content: 'who answers' }] });
+    const completion = await client.chat.completions.create({
+      model: GEMINI.chatModel,
+      messages: [{ role: 'user', content: 'who answers' }],
+    });
     expect(completion.choices[0].message.content).toBe('Hello from Gemini, you said: who answers');
     expect(vertex.refusedAssertions - refusedBefore).toBe(1);
     const rows = await harness.app.ctx.db.selectFrom('channels').select(['id', 'status', 'auto_disabled']).orderBy('id').execute();
@@ -304,18 +382,26 @@ describe('a Vertex AI key on the channel API', () => {
     expect(rows[0].key).not.toContain('\n');
     expect(JSON.parse(rows[0].key)).toEqual(JSON.parse(pasted));
     // and it works
-    const completion = await client.chat.completions.create({ model: GEMINI.chatModel, messages: [{ role: 'user', content: 'pasted key' }] });
+    const completion = await client.chat.completions.create({
+      model: GEMINI.chatModel,
+      messages: [{ role: 'user', content: 'pasted key' }],
+    });
     expect(completion.choices[0].message.content).toBe('Hello from Gemini, you said: pasted key');
   });
 
   it('holds several key files in one multi-key channel (a JSON array of them), each minting its own token', async () => {
     const first = vertexServiceAccountKey(vertex);
     const second = JSON.stringify({ ...(JSON.parse(first) as Record<string, unknown>), universe_domain: 'googleapis.com' });
-    const id = await addVertex(GEMINI, { key: JSON.stringify([JSON.parse(first), JSON.parse(second)], null, 2), multi_key: true, key_strategy: 'round_robin' });
+    const id = await addVertex(GEMINI, {
+      key: JSON.stringify([JSON.parse(first), JSON.parse(second)], null, 2),
+      multi_key: true,
+      key_strategy: 'round_robin',
+    });
     const keys = await harness.app.ctx.db.selectFrom('channel_keys').select('key').where('channel_id', '=', id).orderBy('id').execute();
     expect(keys.map((row) => JSON.parse(row.key) as unknown)).toEqual([JSON.parse(first), JSON.parse(second)]);
     const minted = vertex.tokenRequests;
-    for (const word of ['one', 'two', 'three', 'four']) await client.chat.completions.create({ model: GEMINI.chatModel, messages: [{ role: 'user', content: word }] });
+    for (const word of ['one', 'two', 'three', 'four'])
+      await client.chat.completions.create({ model: GEMINI.chatModel, messages: [{ role: 'user', content: word }] });
     expect(vertex.tokenRequests - minted).toBe(2);
     expect(
       new Set(
@@ -327,7 +413,9 @@ describe('a Vertex AI key on the channel API', () => {
   });
 
   it('refuses a key that is not a service-account JSON key file, saying what is wrong', async () => {
-    await expect(addVertex(GEMINI, { key: 'AIzaSy-not-a-key-file' })).rejects.toThrow("the key must be the service account's JSON key file (it is not JSON)");
+    await expect(addVertex(GEMINI, { key: 'AIzaSy-not-a-key-file' })).rejects.toThrow(
+      "the key must be the service account's JSON key file (it is not JSON)",
+    );
     const noEmail = { ...(JSON.parse(vertexServiceAccountKey(vertex)) as Record<string, unknown>), client_email: undefined };
     await expect(addVertex(GEMINI, { key: JSON.stringify(noEmail) })).rejects.toThrow('the service-account key lacks "client_email"');
     expect(await harness.app.ctx.db.selectFrom('channels').select('id').execute()).toEqual([]);

@@ -5,7 +5,14 @@
 // the documents and `finish: true`. Like the real one it reports no token
 // usage. Refusals are `{success: false, errCode, errMsg}`: 401 for the dead key.
 import { createServer, type ServerResponse } from 'node:http';
-import { listenOnLoopback, readRequestBody, type EmulatedChannel, type EmulatedRequest, type ProtocolEmulator, type ReportedUsage } from './types';
+import {
+  listenOnLoopback,
+  readRequestBody,
+  type EmulatedChannel,
+  type EmulatedRequest,
+  type ProtocolEmulator,
+  type ReportedUsage,
+} from './types';
 
 const GOOD_KEY = 'ap-emulated-library-key';
 const DEAD_KEY = 'ap-revoked-library-key';
@@ -13,7 +20,15 @@ const LIBRARY = 'lib-emulated';
 const DOCUMENTS = [{ title: 'Guide', url: 'https://docs.example/guide' }];
 
 export const AIPROXY_LIBRARY_CHANNELS: EmulatedChannel[] = [
-  { type: 21, key: GOOD_KEY, deadKey: DEAD_KEY, baseUrl: (emulator) => emulator.baseUrl, other: LIBRARY, chatModel: 'gpt-4o-mini', unmetered: true },
+  {
+    type: 21,
+    key: GOOD_KEY,
+    deadKey: DEAD_KEY,
+    baseUrl: (emulator) => emulator.baseUrl,
+    other: LIBRARY,
+    chatModel: 'gpt-4o-mini',
+    unmetered: true,
+  },
 ];
 
 export async function startAiProxyLibraryEmulator(): Promise<ProtocolEmulator> {
@@ -23,13 +38,15 @@ export async function startAiProxyLibraryEmulator(): Promise<ProtocolEmulator> {
     response.writeHead(status, { 'Content-Type': 'application/json' });
     response.end(JSON.stringify(body));
   };
-  const refuse = (response: ServerResponse, status: number, errCode: number, errMsg: string) => json(response, status, { success: false, errCode, errMsg });
+  const refuse = (response: ServerResponse, status: number, errCode: number, errMsg: string) =>
+    json(response, status, { success: false, errCode, errMsg });
 
   const server = createServer((request, response) => {
     void (async () => {
       const { text, body } = await readRequestBody(request);
       requests.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, body, raw: text });
-      if (request.method !== 'POST' || new URL(request.url ?? '/', 'http://127.0.0.1').pathname !== '/api/library/ask') return refuse(response, 404, 404, 'not found');
+      if (request.method !== 'POST' || new URL(request.url ?? '/', 'http://127.0.0.1').pathname !== '/api/library/ask')
+        return refuse(response, 404, 404, 'not found');
       if (request.headers.authorization !== `Bearer ${GOOD_KEY}`) return refuse(response, 401, 401, 'Invalid API Key');
       const fields = (body ?? {}) as { model?: unknown; query?: unknown; libraryId?: unknown; stream?: unknown };
       if (fields.libraryId !== LIBRARY) return refuse(response, 200, 1003, 'library not found');

@@ -33,7 +33,11 @@ const words = (text: string): number => text.split(/\s+/).filter(Boolean).length
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((item) => (item && typeof item === 'object' && typeof (item as { text?: unknown }).text === 'string' ? (item as { text: string }).text : '')).join(' ');
+  return content
+    .map((item) =>
+      item && typeof item === 'object' && typeof (item as { text?: unknown }).text === 'string' ? (item as { text: string }).text : '',
+    )
+    .join(' ');
 }
 
 function vectorOf(text: string, dimension: number): number[] {
@@ -64,7 +68,8 @@ export async function startAliEmulator(): Promise<ProtocolEmulator> {
     response.writeHead(status, { 'Content-Type': 'application/json' });
     response.end(JSON.stringify(body));
   };
-  const refuse = (response: ServerResponse, status: number, code: string, message: string) => json(response, status, { code, message, request_id: requestId() });
+  const refuse = (response: ServerResponse, status: number, code: string, message: string) =>
+    json(response, status, { code, message, request_id: requestId() });
 
   async function chat(body: Record<string, unknown>, streaming: boolean, response: ServerResponse): Promise<void> {
     const model = typeof body.model === 'string' ? body.model : '';
@@ -83,18 +88,31 @@ export async function startAliEmulator(): Promise<ProtocolEmulator> {
       return toolCall(toolName, textOf(lastUser?.content), promptTokens, id, streaming, response);
     }
     const lastTool = messages.at(-1)?.role === 'tool' ? textOf(messages.at(-1)?.content) : undefined;
-    const answer = lastTool === undefined ? `Hello from DashScope, you said: ${textOf(lastUser?.content)}` : `Hello from DashScope, the tool said: ${lastTool}`;
+    const answer =
+      lastTool === undefined
+        ? `Hello from DashScope, you said: ${textOf(lastUser?.content)}`
+        : `Hello from DashScope, the tool said: ${lastTool}`;
     const completionTokens = words(answer);
     reported.push({ promptTokens, completionTokens, cachedPromptTokens: 0 });
     const asMessage = parameters.result_format === 'message';
-    const output = (text: string, finish: string) => (asMessage ? { choices: [{ message: { role: 'assistant', content: text }, finish_reason: finish }] } : { text, finish_reason: finish });
-    const usageFor = (completion: number) => ({ total_tokens: promptTokens + completion, output_tokens: completion, input_tokens: promptTokens, prompt_tokens_details: { cached_tokens: 0 } });
+    const output = (text: string, finish: string) =>
+      asMessage ? { choices: [{ message: { role: 'assistant', content: text }, finish_reason: finish }] } : { text, finish_reason: finish };
+    const usageFor = (completion: number) => ({
+      total_tokens: promptTokens + completion,
+      output_tokens: completion,
+      input_tokens: promptTokens,
+      prompt_tokens_details: { cached_tokens: 0 },
+    });
     if (!streaming) {
       json(response, 200, { output: output(answer, 'stop'), usage: usageFor(completionTokens), request_id: id });
       return;
     }
     const incremental = parameters.incremental_output === true;
-    response.writeHead(200, { 'Content-Type': 'text/event-stream;charset=UTF-8', 'Cache-Control': 'no-cache', 'X-DashScope-Request-Id': id });
+    response.writeHead(200, {
+      'Content-Type': 'text/event-stream;charset=UTF-8',
+      'Cache-Control': 'no-cache',
+      'X-DashScope-Request-Id': id,
+    });
     const pieces = answer.split(/(?<= )/);
     let sent = '';
     let event = 0;
@@ -118,7 +136,14 @@ export async function startAliEmulator(): Promise<ProtocolEmulator> {
    * With tools offered and a user turn last, the model calls the first tool with `{"text": <the user's words>}`
    * (completion tokens = words of the arguments); streamed as DashScope does: id and name first, then the arguments.
    */
-  async function toolCall(name: string, text: string, promptTokens: number, id: string, streaming: boolean, response: ServerResponse): Promise<void> {
+  async function toolCall(
+    name: string,
+    text: string,
+    promptTokens: number,
+    id: string,
+    streaming: boolean,
+    response: ServerResponse,
+  ): Promise<void> {
     const argumentsText = JSON.stringify({ text });
     const completionTokens = words(argumentsText);
     reported.push({ promptTokens, completionTokens, cachedPromptTokens: 0 });
@@ -128,7 +153,14 @@ export async function startAliEmulator(): Promise<ProtocolEmulator> {
       json(response, 200, {
         output: {
           choices: [
-            { finish_reason: 'tool_calls', message: { role: 'assistant', content: '', tool_calls: [{ function: { name, arguments: argumentsText }, index: 0, id: callId, type: 'function' }] } },
+            {
+              finish_reason: 'tool_calls',
+              message: {
+                role: 'assistant',
+                content: '',
+                tool_calls: [{ function: { name, arguments: argumentsText }, index: 0, id: callId, type: 'function' }],
+              },
+            },
           ],
         },
         usage,
@@ -136,17 +168,26 @@ export async function startAliEmulator(): Promise<ProtocolEmulator> {
       });
       return;
     }
-    response.writeHead(200, { 'Content-Type': 'text/event-stream;charset=UTF-8', 'Cache-Control': 'no-cache', 'X-DashScope-Request-Id': id });
+    response.writeHead(200, {
+      'Content-Type': 'text/event-stream;charset=UTF-8',
+      'Cache-Control': 'no-cache',
+      'X-DashScope-Request-Id': id,
+    });
     const half = Math.floor(argumentsText.length / 2);
     const steps = [
-      { tool_calls: [{ index: 0, id: callId, type: 'function', function: { name, arguments: argumentsText.slice(0, half) } }], finish: 'null' },
+      {
+        tool_calls: [{ index: 0, id: callId, type: 'function', function: { name, arguments: argumentsText.slice(0, half) } }],
+        finish: 'null',
+      },
       { tool_calls: [{ index: 0, id: '', type: 'function', function: { arguments: argumentsText.slice(half) } }], finish: 'null' },
       { tool_calls: undefined, finish: 'tool_calls' },
     ];
     for (const [index, step] of steps.entries()) {
       if (index > 0) await nextTurn();
       if (response.destroyed) return;
-      const message = step.tool_calls ? { content: '', tool_calls: step.tool_calls, role: 'assistant' } : { content: '', role: 'assistant' };
+      const message = step.tool_calls
+        ? { content: '', tool_calls: step.tool_calls, role: 'assistant' }
+        : { content: '', role: 'assistant' };
       const data = { output: { choices: [{ message, finish_reason: step.finish }] }, usage, request_id: id };
       response.write(`id:${index + 1}\nevent:result\n:HTTP_STATUS/200\ndata:${JSON.stringify(data)}\n\n`);
     }
@@ -181,10 +222,12 @@ export async function startAliEmulator(): Promise<ProtocolEmulator> {
       }
       requests.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, body });
       const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
-      if (request.method !== 'POST' || (path !== TEXT_PATH && path !== EMBEDDINGS_PATH)) return refuse(response, 404, 'InvalidURL', `Invalid URL provided in your request: ${path}`);
+      if (request.method !== 'POST' || (path !== TEXT_PATH && path !== EMBEDDINGS_PATH))
+        return refuse(response, 404, 'InvalidURL', `Invalid URL provided in your request: ${path}`);
       const authorization = request.headers.authorization ?? '';
       if (authorization !== `Bearer ${GOOD_KEY}`) return refuse(response, 401, 'InvalidApiKey', 'Invalid API-key provided.');
-      if (body === undefined || typeof body !== 'object' || body === null) return refuse(response, 400, 'InvalidParameter', 'The request body is not a JSON object.');
+      if (body === undefined || typeof body !== 'object' || body === null)
+        return refuse(response, 400, 'InvalidParameter', 'The request body is not a JSON object.');
       const record = body as Record<string, unknown>;
       if (path === EMBEDDINGS_PATH) return embeddings(record, response);
       await chat(record, request.headers['x-dashscope-sse'] === 'enable', response);

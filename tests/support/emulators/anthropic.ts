@@ -102,7 +102,11 @@ function systemText(system: unknown): string {
 
 function sendJson(response: ServerResponse, status: number, payload: unknown): void {
   const text = JSON.stringify(payload);
-  response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'request-id': 'req_emulator' });
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    'request-id': 'req_emulator',
+  });
   response.end(text);
 }
 
@@ -119,15 +123,18 @@ function invalid(body: Record<string, unknown>): string | undefined {
   for (let index = 0; index < turns.length; index += 1) {
     const turn = turns[index];
     if (!turn || typeof turn !== 'object' || Array.isArray(turn)) return `messages.${index}: Input should be a valid dictionary`;
-    if (turn.content === undefined || (typeof turn.content !== 'string' && !Array.isArray(turn.content))) return `messages.${index}.content: Input should be a valid list`;
+    if (turn.content === undefined || (typeof turn.content !== 'string' && !Array.isArray(turn.content)))
+      return `messages.${index}.content: Input should be a valid list`;
     if (turn.role !== 'user' && turn.role !== 'assistant') return `messages.${index}.role: Input should be 'user' or 'assistant'`;
     if (index === 0 && turn.role !== 'user') return 'messages: first message must use the "user" role';
-    if (index > 0 && turns[index - 1].role === turn.role) return 'messages: roles must alternate between "user" and "assistant", but found multiple "' + turn.role + '" roles in a row';
+    if (index > 0 && turns[index - 1].role === turn.role)
+      return 'messages: roles must alternate between "user" and "assistant", but found multiple "' + turn.role + '" roles in a row';
     const blocks = blocksOf(turn);
     if (blocks.length === 0) return `messages.${index}: all messages must have non-empty content`;
     for (const block of blocks) {
       if (!block || typeof block !== 'object') return `messages.${index}.content: Input should be a valid dictionary`;
-      if (block.type === 'text' && (typeof block.text !== 'string' || block.text === '')) return `messages.${index}: text content blocks must be non-empty`;
+      if (block.type === 'text' && (typeof block.text !== 'string' || block.text === ''))
+        return `messages.${index}: text content blocks must be non-empty`;
       if (block.type === 'tool_result') {
         const previous = index > 0 ? blocksOf(turns[index - 1]) : [];
         if (!previous.some((used) => used.type === 'tool_use' && used.id === block.tool_use_id)) {
@@ -136,18 +143,25 @@ function invalid(body: Record<string, unknown>): string | undefined {
       }
       if (block.type === 'image') {
         const source = block.source as { type?: string; media_type?: string; data?: string; url?: string } | undefined;
-        const ok = source?.type === 'base64' ? typeof source.media_type === 'string' && typeof source.data === 'string' : source?.type === 'url' && typeof source.url === 'string';
+        const ok =
+          source?.type === 'base64'
+            ? typeof source.media_type === 'string' && typeof source.data === 'string'
+            : source?.type === 'url' && typeof source.url === 'string';
         if (!ok) return `messages.${index}: invalid image source`;
       }
     }
   }
-  if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system)) return 'system: Input should be a valid string';
+  if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system))
+    return 'system: Input should be a valid string';
   if (body.tools !== undefined) {
     if (!Array.isArray(body.tools)) return 'tools: Input should be a valid list';
-    const index = (body.tools as unknown[]).findIndex((tool) => !tool || typeof tool !== 'object' || typeof (tool as { name?: unknown }).name !== 'string');
+    const index = (body.tools as unknown[]).findIndex(
+      (tool) => !tool || typeof tool !== 'object' || typeof (tool as { name?: unknown }).name !== 'string',
+    );
     if (index !== -1) return `tools.${index}: Input should be a valid dictionary with a name`;
   }
-  if (body.tool_choice !== undefined && (!body.tool_choice || typeof body.tool_choice !== 'object')) return 'tool_choice: Input should be a valid dictionary';
+  if (body.tool_choice !== undefined && (!body.tool_choice || typeof body.tool_choice !== 'object'))
+    return 'tool_choice: Input should be a valid dictionary';
   if (body.stop_sequences !== undefined && !Array.isArray(body.stop_sequences)) return 'stop_sequences: Input should be a valid list';
   return undefined;
 }
@@ -214,7 +228,12 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
           body = raw ? JSON.parse(raw) : undefined;
         } catch {
           if (record) requests.push({ method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers, body: raw });
-          return sendError(response, 400, 'invalid_request_error', 'There was an issue with the format of your request: the body is not valid JSON');
+          return sendError(
+            response,
+            400,
+            'invalid_request_error',
+            'There was an issue with the format of your request: the body is not valid JSON',
+          );
         }
         if (record) requests.push({ method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers, body });
 
@@ -224,11 +243,17 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
         const key = request.headers['x-api-key'];
         if (!key) return sendError(response, 401, 'authentication_error', 'x-api-key header is required');
         if (key === 'sk-ant-broke') {
-          return sendError(response, 400, 'invalid_request_error', 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.');
+          return sendError(
+            response,
+            400,
+            'invalid_request_error',
+            'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.',
+          );
         }
         if (key === 'sk-ant-busy') return sendError(response, 529, 'overloaded_error', 'Overloaded');
         if (key !== ANTHROPIC_GOOD_KEY) return sendError(response, 401, 'authentication_error', 'invalid x-api-key');
-        if (!request.headers['anthropic-version']) return sendError(response, 400, 'invalid_request_error', 'anthropic-version: header is required');
+        if (!request.headers['anthropic-version'])
+          return sendError(response, 400, 'invalid_request_error', 'anthropic-version: header is required');
 
         const json = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
         const problem = invalid(json);
@@ -238,7 +263,10 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
         const promptText = [systemText(json.system), ...turns.flatMap((turn) => blocksOf(turn).map(blockText))].join(' ');
         const promptTokens = Math.max(1, words(promptText).length);
         const cacheRead = Math.min(promptTokens, marker(promptText, 'cache_read', request.headers['x-emulator-cache-read']));
-        const cacheCreation = Math.min(promptTokens - cacheRead, marker(promptText, 'cache_creation', request.headers['x-emulator-cache-creation']));
+        const cacheCreation = Math.min(
+          promptTokens - cacheRead,
+          marker(promptText, 'cache_creation', request.headers['x-emulator-cache-creation']),
+        );
         const prompt = {
           input_tokens: promptTokens - cacheRead - cacheCreation,
           cache_creation_input_tokens: cacheCreation,
@@ -269,7 +297,10 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
           stopReason = 'tool_use';
           completionTokens = Math.max(1, words(JSON.stringify(input)).length);
         } else {
-          let text = toolResults.length > 0 ? `Hello from Anthropic, the tool said: ${toolResults.map(blockText).join(' ')}` : `Hello from Anthropic, you said: ${lastText}`;
+          let text =
+            toolResults.length > 0
+              ? `Hello from Anthropic, the tool said: ${toolResults.map(blockText).join(' ')}`
+              : `Hello from Anthropic, you said: ${lastText}`;
           for (const stop of (json.stop_sequences ?? []) as string[]) {
             const at = typeof stop === 'string' && stop !== '' ? text.indexOf(stop) : -1;
             if (at !== -1) {
@@ -297,27 +328,56 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
 
         if (json.stream !== true) {
           if (record) reported.push(report);
-          const content = tool ? [{ type: 'tool_use', id: toolId, name: tool.name, input }] : [{ type: 'text', text: answerWords.join(' ') }];
-          return sendJson(response, 200, { id, type: 'message', role: 'assistant', model, content, stop_reason: stopReason, stop_sequence: stopSequence, usage });
+          const content = tool
+            ? [{ type: 'tool_use', id: toolId, name: tool.name, input }]
+            : [{ type: 'text', text: answerWords.join(' ') }];
+          return sendJson(response, 200, {
+            id,
+            type: 'message',
+            role: 'assistant',
+            model,
+            content,
+            stop_reason: stopReason,
+            stop_sequence: stopSequence,
+            usage,
+          });
         }
 
         const delayMs = Number(request.headers['x-emulator-delay-ms'] ?? options.wordDelayMs ?? 0) || 0;
-        response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'request-id': 'req_emulator' });
+        response.writeHead(200, {
+          'content-type': 'text/event-stream; charset=utf-8',
+          'cache-control': 'no-cache',
+          connection: 'keep-alive',
+          'request-id': 'req_emulator',
+        });
         let gone = false;
         response.on('close', () => {
           gone = !response.writableFinished;
         });
-        const send = (event: Record<string, unknown> & { type: string }) => response.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+        const send = (event: Record<string, unknown> & { type: string }) =>
+          response.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
 
         send({
           type: 'message_start',
-          message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...prompt, output_tokens: 1 } },
+          message: {
+            id,
+            type: 'message',
+            role: 'assistant',
+            model,
+            content: [],
+            stop_reason: null,
+            stop_sequence: null,
+            usage: { ...prompt, output_tokens: 1 },
+          },
         });
         if (tool) {
           send({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: toolId, name: tool.name, input: {} } });
           send({ type: 'ping' });
           const whole = JSON.stringify(input);
-          const fragments = ['', ...Array.from({ length: Math.ceil(whole.length / 12) }, (_, index) => whole.slice(index * 12, index * 12 + 12))];
+          const fragments = [
+            '',
+            ...Array.from({ length: Math.ceil(whole.length / 12) }, (_, index) => whole.slice(index * 12, index * 12 + 12)),
+          ];
           for (const fragment of fragments) {
             if (delayMs > 0) await sleep(delayMs);
             if (gone) return;
@@ -329,7 +389,11 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
           for (let index = 0; index < answerWords.length; index += 1) {
             if (delayMs > 0) await sleep(delayMs);
             if (gone) return;
-            send({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: (index === 0 ? '' : ' ') + answerWords[index] } });
+            send({
+              type: 'content_block_delta',
+              index: 0,
+              delta: { type: 'text_delta', text: (index === 0 ? '' : ' ') + answerWords[index] },
+            });
             if (index === 0 && lastText.includes('[stream_error]')) {
               send({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
               return void response.end();
@@ -337,7 +401,11 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
           }
         }
         send({ type: 'content_block_stop', index: 0 });
-        send({ type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: stopSequence }, usage: { output_tokens: completionTokens } });
+        send({
+          type: 'message_delta',
+          delta: { stop_reason: stopReason, stop_sequence: stopSequence },
+          usage: { output_tokens: completionTokens },
+        });
         send({ type: 'message_stop' });
         if (record) reported.push(report);
         response.end();

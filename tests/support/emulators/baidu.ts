@@ -24,7 +24,15 @@ export const BAIDU_CHANNELS: EmulatedChannel[] = [
 const CHAT_PREFIX = '/rpc/2.0/ai_custom/v1/wenxinworkshop/chat/';
 const EMBEDDINGS_PREFIX = '/rpc/2.0/ai_custom/v1/wenxinworkshop/embeddings/';
 /** The endpoints this emulator serves (Baidu's names for ERNIE models). */
-const CHAT_ENDPOINTS = new Set(['completions', 'completions_pro', 'eb-instant', 'ernie_speed', 'ernie-lite-8k', 'ernie-tiny-8k', 'ernie-4.0-turbo-8k']);
+const CHAT_ENDPOINTS = new Set([
+  'completions',
+  'completions_pro',
+  'eb-instant',
+  'ernie_speed',
+  'ernie-lite-8k',
+  'ernie-tiny-8k',
+  'ernie-4.0-turbo-8k',
+]);
 const EMBEDDING_ENDPOINTS = new Set(['embedding-v1', 'bge_large_zh', 'bge_large_en', 'tao_8k']);
 
 const words = (text: string): number => text.split(/\s+/).filter(Boolean).length;
@@ -71,7 +79,8 @@ export async function startBaiduEmulator(): Promise<BaiduEmulator> {
     response.end(JSON.stringify(body));
   };
   // Baidu reports errors with HTTP 200
-  const baiduError = (response: ServerResponse, code: number, message: string) => json(response, 200, { error_code: code, error_msg: message });
+  const baiduError = (response: ServerResponse, code: number, message: string) =>
+    json(response, 200, { error_code: code, error_msg: message });
 
   function exchange(url: URL, response: ServerResponse): void {
     if (url.searchParams.get('grant_type') !== 'client_credentials') {
@@ -80,7 +89,10 @@ export async function startBaiduEmulator(): Promise<BaiduEmulator> {
     }
     const key = `${url.searchParams.get('client_id') ?? ''}|${url.searchParams.get('client_secret') ?? ''}`;
     if (key !== GOOD_KEY) {
-      json(response, 401, { error: 'invalid_client', error_description: key.startsWith(GOOD_KEY.split('|')[0] + '|') ? 'Client authentication failed' : 'unknown client id' });
+      json(response, 401, {
+        error: 'invalid_client',
+        error_description: key.startsWith(GOOD_KEY.split('|')[0] + '|') ? 'Client authentication failed' : 'unknown client id',
+      });
       return;
     }
     sequence += 1;
@@ -104,7 +116,11 @@ export async function startBaiduEmulator(): Promise<BaiduEmulator> {
     for (const [index, message] of messages.entries()) {
       const expected = index % 2 === 0 ? ['user', 'function'] : ['assistant'];
       if (!expected.includes(message.role ?? ''))
-        return baiduError(response, 336003, `the role of message with ${index % 2 === 0 ? 'even' : 'odd'} index in the messages must be ${expected.join(' or ')}`);
+        return baiduError(
+          response,
+          336003,
+          `the role of message with ${index % 2 === 0 ? 'even' : 'odd'} index in the messages must be ${expected.join(' or ')}`,
+        );
     }
     const system = typeof body.system === 'string' ? body.system : '';
     const lastUser = [...messages].reverse().find((message) => message.role === 'user')?.content ?? '';
@@ -117,7 +133,16 @@ export async function startBaiduEmulator(): Promise<BaiduEmulator> {
     const created = Math.floor(Date.now() / 1000);
     const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
     if (body.stream !== true) {
-      json(response, 200, { id, object: 'chat.completion', created, result: answer, is_truncated: false, need_clear_history: false, finish_reason: 'normal', usage });
+      json(response, 200, {
+        id,
+        object: 'chat.completion',
+        created,
+        result: answer,
+        is_truncated: false,
+        need_clear_history: false,
+        finish_reason: 'normal',
+        usage,
+      });
       return;
     }
     response.writeHead(200, { 'Content-Type': 'text/event-stream;charset=utf-8', 'Cache-Control': 'no-cache' });

@@ -63,7 +63,14 @@ import { Sha256 } from '@aws-crypto/sha256-js';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
-import { listenOnLoopback, readRequestBody, type EmulatedChannel, type EmulatedRequest, type ProtocolEmulator, type ReportedUsage } from './types';
+import {
+  listenOnLoopback,
+  readRequestBody,
+  type EmulatedChannel,
+  type EmulatedRequest,
+  type ProtocolEmulator,
+  type ReportedUsage,
+} from './types';
 
 export const BEDROCK_ACCESS_KEY = 'AKIAEMULATOR7EXAMPLE';
 export const BEDROCK_SECRET_KEY = 'emulator/Secret+Key/7EXAMPLEKEY';
@@ -148,7 +155,8 @@ function frame(kind: 'event' | 'exception', name: string, payload: unknown): Buf
 
 // ---- the signature ----
 
-const AUTHORIZATION = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})$/;
+const AUTHORIZATION =
+  /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})$/;
 const AWS_SIGNATURE_WINDOW_SECONDS = 300;
 
 /** Why a SigV4-signed request is refused (type and AWS's words), or undefined when its signature is right. */
@@ -160,15 +168,21 @@ async function signatureProblem(request: IncomingMessage, raw: string, windowSec
   if (service !== 'bedrock') return ['InvalidSignatureException', `Credential should be scoped to correct service: 'bedrock'.`];
   const stamp = String(request.headers['x-amz-date'] ?? '');
   const signedAt = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(stamp);
-  if (!signedAt || !stamp.startsWith(day)) return ['IncompleteSignatureException', 'Date must be in ISO-8601 basic format and match the credential scope.'];
+  if (!signedAt || !stamp.startsWith(day))
+    return ['IncompleteSignatureException', 'Date must be in ISO-8601 basic format and match the credential scope.'];
   const date = new Date(Date.UTC(+signedAt[1], +signedAt[2] - 1, +signedAt[3], +signedAt[4], +signedAt[5], +signedAt[6]));
-  if (Math.abs(Date.now() - date.getTime()) > windowSeconds * 1000) return ['InvalidSignatureException', `Signature expired: ${stamp} is now earlier than the allowed window.`];
+  if (Math.abs(Date.now() - date.getTime()) > windowSeconds * 1000)
+    return ['InvalidSignatureException', `Signature expired: ${stamp} is now earlier than the allowed window.`];
   const headers: Record<string, string> = {};
   for (const name of signedHeaders.split(';')) {
     // the payload hash is computed again from the body that came, never taken from the header
     if (name === 'x-amz-content-sha256') continue;
     const value = request.headers[name];
-    if (value === undefined) return ['InvalidSignatureException', `The request signature we calculated does not match the signature you provided: header ${name} is signed but absent.`];
+    if (value === undefined)
+      return [
+        'InvalidSignatureException',
+        `The request signature we calculated does not match the signature you provided: header ${name} is signed but absent.`,
+      ];
     headers[name] = Array.isArray(value) ? value.join(',') : value;
   }
   if (!('host' in headers)) return ['InvalidSignatureException', 'The host header must be signed.'];
@@ -177,12 +191,25 @@ async function signatureProblem(request: IncomingMessage, raw: string, windowSec
   const signer = new SignatureV4({
     service,
     region,
-    credentials: { accessKeyId: accessKey, secretAccessKey: BEDROCK_SECRET_KEY, ...(typeof sessionToken === 'string' ? { sessionToken } : {}) },
+    credentials: {
+      accessKeyId: accessKey,
+      secretAccessKey: BEDROCK_SECRET_KEY,
+      ...(typeof sessionToken === 'string' ? { sessionToken } : {}),
+    },
     sha256: Sha256,
   });
   const [hostname, port] = headers.host.split(':');
   const again = await signer.sign(
-    { method: request.method ?? 'POST', protocol: 'http:', hostname, ...(port ? { port: Number(port) } : {}), path, query: Object.fromEntries(new URLSearchParams(query)), headers, body: raw },
+    {
+      method: request.method ?? 'POST',
+      protocol: 'http:',
+      hostname,
+      ...(port ? { port: Number(port) } : {}),
+      path,
+      query: Object.fromEntries(new URLSearchParams(query)),
+      headers,
+      body: raw,
+    },
     { signingDate: date },
   );
   const expected = /Signature=([0-9a-f]{64})$/.exec(again.headers.authorization ?? '')?.[1];
@@ -199,7 +226,9 @@ async function signatureProblem(request: IncomingMessage, raw: string, windowSec
 async function callerProblem(request: IncomingMessage, raw: string, windowSeconds: number): Promise<[string, string] | undefined> {
   const authorization = String(request.headers.authorization ?? '');
   if (!authorization.startsWith('Bearer ')) return signatureProblem(request, raw, windowSeconds);
-  return authorization.slice('Bearer '.length) === BEDROCK_API_KEY ? undefined : ['UnrecognizedClientException', 'The security token included in the request is invalid.'];
+  return authorization.slice('Bearer '.length) === BEDROCK_API_KEY
+    ? undefined
+    : ['UnrecognizedClientException', 'The security token included in the request is invalid.'];
 }
 
 // ---- rerank (Agents for Amazon Bedrock runtime) ----
@@ -215,16 +244,29 @@ const scoreWords = (text: string) =>
 function rerankAnswer(response: ServerResponse, body: unknown): number | undefined {
   const refuse = (message: string) => void sendError(response, 400, 'ValidationException', message);
   if (!isObject(body)) return refuse('Malformed input request, please reformat your input and try again.');
-  for (const field of Object.keys(body)) if (!['queries', 'sources', 'rerankingConfiguration', 'nextToken'].includes(field)) return refuse(`Unknown field: ${field}`);
+  for (const field of Object.keys(body))
+    if (!['queries', 'sources', 'rerankingConfiguration', 'nextToken'].includes(field)) return refuse(`Unknown field: ${field}`);
   const queries = body.queries;
   const query = Array.isArray(queries) && queries.length === 1 && isObject(queries[0]) ? queries[0] : undefined;
-  if (!query || query.type !== 'TEXT' || !isObject(query.textQuery) || typeof query.textQuery.text !== 'string' || query.textQuery.text === '')
-    return refuse("1 validation error detected: Value at 'queries' failed to satisfy constraint: one TEXT query with a textQuery is required");
+  if (
+    !query ||
+    query.type !== 'TEXT' ||
+    !isObject(query.textQuery) ||
+    typeof query.textQuery.text !== 'string' ||
+    query.textQuery.text === ''
+  )
+    return refuse(
+      "1 validation error detected: Value at 'queries' failed to satisfy constraint: one TEXT query with a textQuery is required",
+    );
   const sources = Array.isArray(body.sources) ? body.sources : [];
-  if (sources.length === 0 || sources.length > 1000) return refuse("1 validation error detected: Value at 'sources' failed to satisfy constraint: Member must have length between 1 and 1000");
+  if (sources.length === 0 || sources.length > 1000)
+    return refuse(
+      "1 validation error detected: Value at 'sources' failed to satisfy constraint: Member must have length between 1 and 1000",
+    );
   const texts: string[] = [];
   for (const source of sources) {
-    const inline = isObject(source) && source.type === 'INLINE' && isObject(source.inlineDocumentSource) ? source.inlineDocumentSource : undefined;
+    const inline =
+      isObject(source) && source.type === 'INLINE' && isObject(source.inlineDocumentSource) ? source.inlineDocumentSource : undefined;
     if (!inline || inline.type !== 'TEXT' || !isObject(inline.textDocument) || typeof inline.textDocument.text !== 'string')
       return refuse('Malformed input request: each source must be INLINE with a TEXT textDocument.');
     texts.push(inline.textDocument.text);
@@ -233,8 +275,10 @@ function rerankAnswer(response: ServerResponse, body: unknown): number | undefin
   const bedrockConfiguration = isObject(configuration.bedrockRerankingConfiguration) ? configuration.bedrockRerankingConfiguration : {};
   const modelArn = isObject(bedrockConfiguration.modelConfiguration) ? bedrockConfiguration.modelConfiguration.modelArn : undefined;
   const arn = typeof modelArn === 'string' ? /^arn:aws:bedrock:([a-z0-9-]+)::foundation-model\/(.+)$/.exec(modelArn) : null;
-  if (configuration.type !== 'BEDROCK_RERANKING_MODEL' || !arn) return refuse('Malformed input request: rerankingConfiguration needs type BEDROCK_RERANKING_MODEL and a modelArn.');
-  if (arn[1] !== BEDROCK_REGION || !RERANK_MODELS.has(arn[2])) return refuse(`The provided model ARN ${String(modelArn)} is not a reranking model in this region.`);
+  if (configuration.type !== 'BEDROCK_RERANKING_MODEL' || !arn)
+    return refuse('Malformed input request: rerankingConfiguration needs type BEDROCK_RERANKING_MODEL and a modelArn.');
+  if (arn[1] !== BEDROCK_REGION || !RERANK_MODELS.has(arn[2]))
+    return refuse(`The provided model ARN ${String(modelArn)} is not a reranking model in this region.`);
   const wanted = bedrockConfiguration.numberOfResults ?? texts.length;
   if (typeof wanted !== 'number' || !Number.isInteger(wanted) || wanted < 1 || wanted > 1000)
     return refuse("Value at 'numberOfResults' failed to satisfy constraint: Member must be between 1 and 1000");
@@ -248,14 +292,28 @@ function rerankAnswer(response: ServerResponse, body: unknown): number | undefin
     .sort((first, second) => second.relevanceScore - first.relevanceScore || first.index - second.index)
     .slice(0, wanted);
   const text = JSON.stringify({ results });
-  response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-amzn-requestid': 'emulator-request' });
+  response.writeHead(200, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    'x-amzn-requestid': 'emulator-request',
+  });
   response.end(text);
   return Math.ceil(texts.length / 100);
 }
 
 // ---- the body ----
 
-const BLOCK_MEMBERS = new Set(['text', 'image', 'document', 'video', 'toolUse', 'toolResult', 'guardContent', 'cachePoint', 'reasoningContent']);
+const BLOCK_MEMBERS = new Set([
+  'text',
+  'image',
+  'document',
+  'video',
+  'toolUse',
+  'toolResult',
+  'guardContent',
+  'cachePoint',
+  'reasoningContent',
+]);
 const TOP_LEVEL = new Set([
   'messages',
   'system',
@@ -271,29 +329,35 @@ const TOP_LEVEL = new Set([
 
 function blockText(block: Block): string {
   if (typeof block.text === 'string') return block.text;
-  if (isObject(block.toolResult) && Array.isArray(block.toolResult.content)) return (block.toolResult.content as Block[]).map(blockText).join(' ');
+  if (isObject(block.toolResult) && Array.isArray(block.toolResult.content))
+    return (block.toolResult.content as Block[]).map(blockText).join(' ');
   if (block.json !== undefined) return JSON.stringify(block.json);
   return '';
 }
 
 /** The first thing wrong with a Converse body, in AWS's words; undefined when it is well formed. */
 function invalid(body: Record<string, unknown>, modelId: string): string | undefined {
-  for (const field of Object.keys(body)) if (!TOP_LEVEL.has(field)) return `Malformed input request: #: extraneous key [${field}] is not permitted, please reformat your input and try again.`;
-  if (!Array.isArray(body.messages) || body.messages.length === 0) return 'A conversation must start with a user message. Try again with a conversation that starts with a user message.';
+  for (const field of Object.keys(body))
+    if (!TOP_LEVEL.has(field))
+      return `Malformed input request: #: extraneous key [${field}] is not permitted, please reformat your input and try again.`;
+  if (!Array.isArray(body.messages) || body.messages.length === 0)
+    return 'A conversation must start with a user message. Try again with a conversation that starts with a user message.';
   const turns = body.messages as Turn[];
   let usesTools = false;
   for (let index = 0; index < turns.length; index += 1) {
     const turn = turns[index];
     if (!isObject(turn) || (turn.role !== 'user' && turn.role !== 'assistant'))
       return `1 validation error detected: Value at 'messages.${index + 1}.member.role' failed to satisfy constraint: Member must satisfy enum value set: [user, assistant]`;
-    if (index === 0 && turn.role !== 'user') return 'A conversation must start with a user message. Try again with a conversation that starts with a user message.';
+    if (index === 0 && turn.role !== 'user')
+      return 'A conversation must start with a user message. Try again with a conversation that starts with a user message.';
     if (index > 0 && turns[index - 1].role === turn.role)
       return 'A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.';
     if (!Array.isArray(turn.content) || turn.content.length === 0)
       return `The content field in the Message object at messages.${index}.content is empty. Add a ContentBlock object to the content field and try again.`;
     for (const block of turn.content) {
       const members = isObject(block) ? Object.keys(block) : [];
-      if (members.length !== 1 || !BLOCK_MEMBERS.has(members[0])) return `Malformed input request: messages.${index}.content: each ContentBlock must have exactly one member.`;
+      if (members.length !== 1 || !BLOCK_MEMBERS.has(members[0]))
+        return `Malformed input request: messages.${index}.content: each ContentBlock must have exactly one member.`;
       if ('text' in block && (typeof block.text !== 'string' || block.text === ''))
         return `The text field in the ContentBlock object at messages.${index}.content is blank. Add text to the text field, and try again.`;
       if ('toolUse' in block || 'toolResult' in block) usesTools = true;
@@ -310,20 +374,35 @@ function invalid(body: Record<string, unknown>, modelId: string): string | undef
       }
     }
   }
-  if (body.system !== undefined && (!Array.isArray(body.system) || !(body.system as unknown[]).every((block) => isObject(block) && (typeof block.text === 'string' || isObject(block.cachePoint))))) {
+  if (
+    body.system !== undefined &&
+    (!Array.isArray(body.system) ||
+      !(body.system as unknown[]).every((block) => isObject(block) && (typeof block.text === 'string' || isObject(block.cachePoint))))
+  ) {
     return 'Malformed input request: system: each SystemContentBlock must be text or a cachePoint.';
   }
-  if (usesTools && !isObject(body.toolConfig)) return 'The toolConfig field must be defined when using toolUse and toolResult content blocks.';
+  if (usesTools && !isObject(body.toolConfig))
+    return 'The toolConfig field must be defined when using toolUse and toolResult content blocks.';
   if (body.toolConfig !== undefined) {
     const tools = isObject(body.toolConfig) ? body.toolConfig.tools : undefined;
-    if (!Array.isArray(tools) || !tools.every((tool) => isObject(tool) && isObject(tool.toolSpec) && typeof tool.toolSpec.name === 'string' && isObject(tool.toolSpec.inputSchema)))
+    if (
+      !Array.isArray(tools) ||
+      !tools.every(
+        (tool) =>
+          isObject(tool) && isObject(tool.toolSpec) && typeof tool.toolSpec.name === 'string' && isObject(tool.toolSpec.inputSchema),
+      )
+    )
       return 'Malformed input request: toolConfig.tools: each Tool must have a toolSpec with a name and an inputSchema.';
   }
   const inference = body.inferenceConfig;
   if (inference !== undefined) {
     if (!isObject(inference)) return 'Malformed input request: inferenceConfig must be an object.';
     for (const [field, value] of Object.entries(inference)) {
-      if (field === 'stopSequences' ? !Array.isArray(value) : !['maxTokens', 'temperature', 'topP'].includes(field) || typeof value !== 'number') {
+      if (
+        field === 'stopSequences'
+          ? !Array.isArray(value)
+          : !['maxTokens', 'temperature', 'topP'].includes(field) || typeof value !== 'number'
+      ) {
         return `Malformed input request: #/inferenceConfig: extraneous or invalid key [${field}].`;
       }
     }
@@ -365,30 +444,51 @@ function messagesText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return (content as Block[])
-    .map((block) => (typeof block.text === 'string' ? block.text : block.type === 'tool_result' ? messagesText(block.content) : block.type === 'tool_use' ? JSON.stringify(block.input ?? {}) : ''))
+    .map((block) =>
+      typeof block.text === 'string'
+        ? block.text
+        : block.type === 'tool_result'
+          ? messagesText(block.content)
+          : block.type === 'tool_use'
+            ? JSON.stringify(block.input ?? {})
+            : '',
+    )
     .join(' ');
 }
 
 /** The first thing InvokeModel would refuse in a Claude Messages body; undefined when it takes it. */
 function invalidInvoke(body: Record<string, unknown>, modelId: string): string | undefined {
-  if (!modelId.includes('anthropic.')) return 'Malformed input request: #: extraneous key [anthropic_version] is not permitted, please reformat your input and try again.';
-  for (const field of ['model', 'stream']) if (field in body) return `Malformed input request: #: extraneous key [${field}] is not permitted, please reformat your input and try again.`;
-  if (body.anthropic_version !== 'bedrock-2023-05-31') return 'Malformed input request: #: required key [anthropic_version] not found or invalid, please reformat your input and try again.';
+  if (!modelId.includes('anthropic.'))
+    return 'Malformed input request: #: extraneous key [anthropic_version] is not permitted, please reformat your input and try again.';
+  for (const field of ['model', 'stream'])
+    if (field in body)
+      return `Malformed input request: #: extraneous key [${field}] is not permitted, please reformat your input and try again.`;
+  if (body.anthropic_version !== 'bedrock-2023-05-31')
+    return 'Malformed input request: #: required key [anthropic_version] not found or invalid, please reformat your input and try again.';
   if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1)
     return 'Malformed input request: #: required key [max_tokens] not found, please reformat your input and try again.';
-  if (!Array.isArray(body.messages) || body.messages.length === 0) return 'Malformed input request: #: required key [messages] not found, please reformat your input and try again.';
+  if (!Array.isArray(body.messages) || body.messages.length === 0)
+    return 'Malformed input request: #: required key [messages] not found, please reformat your input and try again.';
   return undefined;
 }
 
 /** A unit vector made from a text's characters: the same text, the same vector. */
 function vectorOf(text: string, dimensions: number): number[] {
-  const vector = Array.from({ length: dimensions }, (_, index) => ((text.charCodeAt(index % Math.max(1, text.length)) || 1) * (index + 1)) % 97);
+  const vector = Array.from(
+    { length: dimensions },
+    (_, index) => ((text.charCodeAt(index % Math.max(1, text.length)) || 1) * (index + 1)) % 97,
+  );
   const length = Math.hypot(...vector) || 1;
   return vector.map((value) => value / length);
 }
 
 /** Answers an embedding model's InvokeModel; the usage reported (Titan's tokens; Cohere's none), or undefined when refused. */
-function embedAnswer(response: ServerResponse, body: Record<string, unknown>, modelId: string, serial: number): BedrockReportedUsage | undefined {
+function embedAnswer(
+  response: ServerResponse,
+  body: Record<string, unknown>,
+  modelId: string,
+  serial: number,
+): BedrockReportedUsage | undefined {
   const refuse = (message: string) => void sendError(response, 400, 'ValidationException', message);
   let answer: Record<string, unknown>;
   let tokens = 0;
@@ -396,7 +496,8 @@ function embedAnswer(response: ServerResponse, body: Record<string, unknown>, mo
     for (const field of Object.keys(body))
       if (!['inputText', 'dimensions', 'normalize', 'embeddingTypes'].includes(field))
         return refuse(`Malformed input request: #: extraneous key [${field}] is not permitted, please reformat your input and try again.`);
-    if (typeof body.inputText !== 'string' || body.inputText === '') return refuse('Malformed input request: #/inputText: expected minLength: 1, actual: 0, please reformat your input and try again.');
+    if (typeof body.inputText !== 'string' || body.inputText === '')
+      return refuse('Malformed input request: #/inputText: expected minLength: 1, actual: 0, please reformat your input and try again.');
     const dimensions = body.dimensions ?? 1024;
     if (dimensions !== 256 && dimensions !== 512 && dimensions !== 1024)
       return refuse('Malformed input request: #/dimensions: 300 is not a valid enum value, please reformat your input and try again.');
@@ -414,14 +515,26 @@ function embedAnswer(response: ServerResponse, body: Record<string, unknown>, mo
     answer = { embeddings: texts.map((text) => vectorOf(text, 1024)), id: `emb-emu${serial}`, response_type: 'embeddings_floats', texts };
   }
   const text = JSON.stringify(answer);
-  response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-amzn-requestid': 'emulator-request' });
+  response.writeHead(200, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    'x-amzn-requestid': 'emulator-request',
+  });
   response.end(text);
   return { promptTokens: tokens, completionTokens: 0, cachedPromptTokens: 0, cacheCreationTokens: 0 };
 }
 
 /** Answers an InvokeModel call (whole or streamed); the usage it reported, or undefined when it refused or broke off. */
-async function invokeAnswer(response: ServerResponse, body: Record<string, unknown>, modelId: string, streaming: boolean, serial: number, delayMs: number): Promise<BedrockReportedUsage | undefined> {
-  if (!streaming && (modelId.includes('titan-embed') || modelId.includes('cohere.embed'))) return embedAnswer(response, body, modelId, serial);
+async function invokeAnswer(
+  response: ServerResponse,
+  body: Record<string, unknown>,
+  modelId: string,
+  streaming: boolean,
+  serial: number,
+  delayMs: number,
+): Promise<BedrockReportedUsage | undefined> {
+  if (!streaming && (modelId.includes('titan-embed') || modelId.includes('cohere.embed')))
+    return embedAnswer(response, body, modelId, serial);
   const problem = invalidInvoke(body, modelId);
   if (problem) return void sendError(response, 400, 'ValidationException', problem);
   const turns = body.messages as Array<{ role?: string; content?: unknown }>;
@@ -431,15 +544,25 @@ async function invokeAnswer(response: ServerResponse, body: Record<string, unkno
   const cacheWrite = Math.min(promptTokens - cacheRead, marker(promptText, 'cache_write'));
   const last = turns[turns.length - 1];
   const lastText = last?.role === 'user' ? messagesText(last.content) : '';
-  if (lastText.includes('[throttle]')) return void sendError(response, 429, 'ThrottlingException', 'Too many requests, please wait before trying again.');
+  if (lastText.includes('[throttle]'))
+    return void sendError(response, 429, 'ThrottlingException', 'Too many requests, please wait before trying again.');
   let answerWords = words(`Hello from Bedrock, you said: ${lastText}`);
   let stopReason = 'end_turn';
   if (answerWords.length > (body.max_tokens as number)) {
     answerWords = answerWords.slice(0, body.max_tokens as number);
     stopReason = 'max_tokens';
   }
-  const input = { input_tokens: promptTokens - cacheRead - cacheWrite, cache_creation_input_tokens: cacheWrite, cache_read_input_tokens: cacheRead };
-  const report: BedrockReportedUsage = { promptTokens, completionTokens: answerWords.length, cachedPromptTokens: cacheRead, cacheCreationTokens: cacheWrite };
+  const input = {
+    input_tokens: promptTokens - cacheRead - cacheWrite,
+    cache_creation_input_tokens: cacheWrite,
+    cache_read_input_tokens: cacheRead,
+  };
+  const report: BedrockReportedUsage = {
+    promptTokens,
+    completionTokens: answerWords.length,
+    cachedPromptTokens: cacheRead,
+    cacheCreationTokens: cacheWrite,
+  };
   // Bedrock's Claude names itself by Anthropic's model name in its answers
   const model = modelId.replace(/^(?:[a-z]+\.)?anthropic\./, '').replace(/-v\d+(?::\d+)?$/, '');
   const id = `msg_bdrk_emu${serial}`;
@@ -454,7 +577,11 @@ async function invokeAnswer(response: ServerResponse, body: Record<string, unkno
       stop_sequence: null,
       usage: { ...input, output_tokens: answerWords.length },
     });
-    response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-amzn-requestid': 'emulator-request' });
+    response.writeHead(200, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(text),
+      'x-amzn-requestid': 'emulator-request',
+    });
     response.end(text);
     return report;
   }
@@ -464,7 +591,19 @@ async function invokeAnswer(response: ServerResponse, body: Record<string, unkno
     gone = !response.writableFinished;
   });
   const send = (event: Record<string, unknown>) => response.write(chunkFrame(event));
-  send({ type: 'message_start', message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...input, output_tokens: 1 } } });
+  send({
+    type: 'message_start',
+    message: {
+      id,
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { ...input, output_tokens: 1 },
+    },
+  });
   send({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
   for (let index = 0; index < answerWords.length; index += 1) {
     if (delayMs > 0) await sleep(delayMs);
@@ -487,7 +626,12 @@ async function invokeAnswer(response: ServerResponse, body: Record<string, unkno
   send({ type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: answerWords.length } });
   send({
     type: 'message_stop',
-    'amazon-bedrock-invocationMetrics': { inputTokenCount: input.input_tokens, outputTokenCount: answerWords.length, invocationLatency: 12, firstByteLatency: 5 },
+    'amazon-bedrock-invocationMetrics': {
+      inputTokenCount: input.input_tokens,
+      outputTokenCount: answerWords.length,
+      invocationLatency: 12,
+      firstByteLatency: 5,
+    },
   });
   response.end();
   return report;
@@ -513,17 +657,27 @@ export async function startBedrockEmulator(options: BedrockEmulatorOptions = {})
           if (answered !== undefined && record) queries.push(answered);
           return;
         }
-        const route = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|invoke-with-response-stream)$/.exec((request.url ?? '/').split('?')[0]);
+        const route = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|invoke-with-response-stream)$/.exec(
+          (request.url ?? '/').split('?')[0],
+        );
         if (request.method !== 'POST' || !route) return sendError(response, 404, 'UnknownOperationException', 'Unknown operation');
         const modelId = decodeURIComponent(route[1]);
         const streaming = route[2] === 'converse-stream';
 
         const refused = await callerProblem(request, raw, options.signatureWindowSeconds ?? AWS_SIGNATURE_WINDOW_SECONDS);
         if (refused) return sendError(response, 403, refused[0], refused[1]);
-        if (!isObject(body)) return sendError(response, 400, 'ValidationException', 'Malformed input request, please reformat your input and try again.');
+        if (!isObject(body))
+          return sendError(response, 400, 'ValidationException', 'Malformed input request, please reformat your input and try again.');
         if (route[2].startsWith('invoke')) {
           serial += 1;
-          const report = await invokeAnswer(response, body, modelId, route[2] === 'invoke-with-response-stream', serial, options.wordDelayMs ?? 0);
+          const report = await invokeAnswer(
+            response,
+            body,
+            modelId,
+            route[2] === 'invoke-with-response-stream',
+            serial,
+            options.wordDelayMs ?? 0,
+          );
           if (report && record) reported.push(report);
           return;
         }
@@ -543,11 +697,13 @@ export async function startBedrockEmulator(options: BedrockEmulatorOptions = {})
           .filter((block) => typeof block.text === 'string')
           .map(blockText)
           .join(' ');
-        if (lastText.includes('[throttle]')) return sendError(response, 429, 'ThrottlingException', 'Too many requests, please wait before trying again.');
+        if (lastText.includes('[throttle]'))
+          return sendError(response, 429, 'ThrottlingException', 'Too many requests, please wait before trying again.');
         const tool = toolResults.length === 0 ? chosenTool(body, lastText) : undefined;
 
         serial += 1;
-        const maxTokens = isObject(body.inferenceConfig) && typeof body.inferenceConfig.maxTokens === 'number' ? body.inferenceConfig.maxTokens : Infinity;
+        const maxTokens =
+          isObject(body.inferenceConfig) && typeof body.inferenceConfig.maxTokens === 'number' ? body.inferenceConfig.maxTokens : Infinity;
         let answerWords: string[] = [];
         let stopReason = 'end_turn';
         let input: Record<string, unknown> | undefined;
@@ -558,7 +714,10 @@ export async function startBedrockEmulator(options: BedrockEmulatorOptions = {})
           stopReason = 'tool_use';
           completionTokens = Math.max(1, words(JSON.stringify(input)).length);
         } else {
-          const text = toolResults.length > 0 ? `Hello from Bedrock, the tool said: ${toolResults.map(blockText).join(' ')}` : `Hello from Bedrock, you said: ${lastText}`;
+          const text =
+            toolResults.length > 0
+              ? `Hello from Bedrock, the tool said: ${toolResults.map(blockText).join(' ')}`
+              : `Hello from Bedrock, you said: ${lastText}`;
           answerWords = words(text);
           if (answerWords.length > maxTokens) {
             answerWords = answerWords.slice(0, maxTokens);
@@ -573,14 +732,28 @@ export async function startBedrockEmulator(options: BedrockEmulatorOptions = {})
           cacheReadInputTokens: cacheRead,
           cacheWriteInputTokens: cacheWrite,
         };
-        const report: BedrockReportedUsage = { promptTokens, completionTokens, cachedPromptTokens: cacheRead, cacheCreationTokens: cacheWrite };
+        const report: BedrockReportedUsage = {
+          promptTokens,
+          completionTokens,
+          cachedPromptTokens: cacheRead,
+          cacheCreationTokens: cacheWrite,
+        };
         const toolUseId = `tooluse_emu${serial}`;
 
         if (!streaming) {
           if (record) reported.push(report);
           const content = tool ? [{ toolUse: { toolUseId, name: tool.toolSpec.name, input } }] : [{ text: answerWords.join(' ') }];
-          const text = JSON.stringify({ output: { message: { role: 'assistant', content } }, stopReason, usage, metrics: { latencyMs: 1 } });
-          response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-amzn-requestid': 'emulator-request' });
+          const text = JSON.stringify({
+            output: { message: { role: 'assistant', content } },
+            stopReason,
+            usage,
+            metrics: { latencyMs: 1 },
+          });
+          response.writeHead(200, {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(text),
+            'x-amzn-requestid': 'emulator-request',
+          });
           return void response.end(text);
         }
 
@@ -589,7 +762,8 @@ export async function startBedrockEmulator(options: BedrockEmulatorOptions = {})
         response.on('close', () => {
           gone = !response.writableFinished;
         });
-        const send = (event: string, payload: Record<string, unknown>) => response.write(frame('event', event, { ...payload, p: 'abcdefgh' }));
+        const send = (event: string, payload: Record<string, unknown>) =>
+          response.write(frame('event', event, { ...payload, p: 'abcdefgh' }));
         const delayMs = options.wordDelayMs ?? 0;
         send('messageStart', { role: 'assistant' });
         if (tool) {

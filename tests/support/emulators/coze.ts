@@ -8,13 +8,22 @@
 // (output_count). Refusals are `{code, msg}` in an HTTP 200, as Coze answers
 // them; the dead token gets code 4100.
 import { createServer, type ServerResponse } from 'node:http';
-import { listenOnLoopback, readRequestBody, type EmulatedChannel, type EmulatedRequest, type ProtocolEmulator, type ReportedUsage } from './types';
+import {
+  listenOnLoopback,
+  readRequestBody,
+  type EmulatedChannel,
+  type EmulatedRequest,
+  type ProtocolEmulator,
+  type ReportedUsage,
+} from './types';
 
 const GOOD_TOKEN = 'pat_emulatedCozeToken0123456789';
 const DEAD_TOKEN = 'pat_revokedCozeToken0123456789';
 export const COZE_BOT_ID = '7379462189365198898';
 
-export const COZE_CHANNELS: EmulatedChannel[] = [{ type: 34, key: GOOD_TOKEN, deadKey: DEAD_TOKEN, baseUrl: (emulator) => emulator.baseUrl, other: '', chatModel: `bot-${COZE_BOT_ID}` }];
+export const COZE_CHANNELS: EmulatedChannel[] = [
+  { type: 34, key: GOOD_TOKEN, deadKey: DEAD_TOKEN, baseUrl: (emulator) => emulator.baseUrl, other: '', chatModel: `bot-${COZE_BOT_ID}` },
+];
 
 const words = (text: string): number => text.split(/\s+/).filter(Boolean).length;
 
@@ -48,10 +57,12 @@ export async function startCozeEmulator(): Promise<ProtocolEmulator> {
   const refuse = (response: ServerResponse, code: number, msg: string) => json(response, { code, msg });
 
   async function chat(body: Record<string, unknown>, response: ServerResponse): Promise<void> {
-    if (body.bot_id !== COZE_BOT_ID) return refuse(response, 4200, `The bot ${String(body.bot_id)} does not exist or has not been published to the API.`);
+    if (body.bot_id !== COZE_BOT_ID)
+      return refuse(response, 4200, `The bot ${String(body.bot_id)} does not exist or has not been published to the API.`);
     if (typeof body.user_id !== 'string' || !body.user_id) return refuse(response, 4000, 'The requested parameter user_id is invalid.');
     const messages = Array.isArray(body.additional_messages) ? (body.additional_messages as CozeMessage[]) : [];
-    if (messages.length === 0 || messages.at(-1)?.role !== 'user') return refuse(response, 4000, 'The last of additional_messages must be a user question.');
+    if (messages.length === 0 || messages.at(-1)?.role !== 'user')
+      return refuse(response, 4000, 'The last of additional_messages must be a user question.');
     const chatId = nextId();
     const conversationId = nextId();
     const status = (state: string, usage = { token_count: 0, output_count: 0, input_count: 0 }) => ({
@@ -91,7 +102,10 @@ export async function startCozeEmulator(): Promise<ProtocolEmulator> {
     }
     write('conversation.message.completed', message('answer', answer));
     write('conversation.message.completed', message('follow_up', 'What else can you do?'));
-    write('conversation.chat.completed', { ...status('completed', { token_count: inputCount + outputCount, output_count: outputCount, input_count: inputCount }), completed_at: 1718792949 });
+    write('conversation.chat.completed', {
+      ...status('completed', { token_count: inputCount + outputCount, output_count: outputCount, input_count: inputCount }),
+      completed_at: 1718792949,
+    });
     response.write('event:done\ndata:"[DONE]"\n\n');
     response.end();
   }

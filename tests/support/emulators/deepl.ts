@@ -6,13 +6,22 @@
 // DeepL does not accept, 456 for the account whose quota is spent, 400 for
 // an unknown target language or an empty text.
 import { createServer, type ServerResponse } from 'node:http';
-import { listenOnLoopback, readRequestBody, type EmulatedChannel, type EmulatedRequest, type ProtocolEmulator, type ReportedUsage } from './types';
+import {
+  listenOnLoopback,
+  readRequestBody,
+  type EmulatedChannel,
+  type EmulatedRequest,
+  type ProtocolEmulator,
+  type ReportedUsage,
+} from './types';
 
 const GOOD_KEY = 'emulated-deepl-key-0000-000000000000:fx';
 const SPENT_KEY = 'spent-deepl-key-0000-000000000000:fx';
 const TARGETS = new Set(['ZH', 'ZH-HANS', 'EN', 'EN-US', 'EN-GB', 'JA', 'DE', 'FR']);
 
-export const DEEPL_CHANNELS: EmulatedChannel[] = [{ type: 38, key: GOOD_KEY, deadKey: SPENT_KEY, baseUrl: (emulator) => emulator.baseUrl, other: '', chatModel: 'deepl-zh' }];
+export const DEEPL_CHANNELS: EmulatedChannel[] = [
+  { type: 38, key: GOOD_KEY, deadKey: SPENT_KEY, baseUrl: (emulator) => emulator.baseUrl, other: '', chatModel: 'deepl-zh' },
+];
 
 export async function startDeeplEmulator(): Promise<ProtocolEmulator> {
   const requests: EmulatedRequest[] = [];
@@ -26,7 +35,8 @@ export async function startDeeplEmulator(): Promise<ProtocolEmulator> {
     void (async () => {
       const { text, body } = await readRequestBody(request);
       requests.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, body, raw: text });
-      if (request.method !== 'POST' || new URL(request.url ?? '/', 'http://127.0.0.1').pathname !== '/v2/translate') return answer(response, 404, { message: 'Not found' });
+      if (request.method !== 'POST' || new URL(request.url ?? '/', 'http://127.0.0.1').pathname !== '/v2/translate')
+        return answer(response, 404, { message: 'Not found' });
       const authorization = request.headers.authorization ?? '';
       if (authorization === `DeepL-Auth-Key ${SPENT_KEY}`) return answer(response, 456, { message: 'Quota Exceeded' });
       if (authorization !== `DeepL-Auth-Key ${GOOD_KEY}`) return answer(response, 403, { message: 'Forbidden' });

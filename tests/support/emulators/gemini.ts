@@ -15,8 +15,24 @@ const DEAD_KEY = 'AIzaSy-emulator-dead-key';
 export const GEMINI_BLOCKED_WORD = 'forbidden-topic';
 
 export const GEMINI_CHANNELS: EmulatedChannel[] = [
-  { type: 24, key: GOOD_KEY, deadKey: DEAD_KEY, baseUrl: (emulator) => emulator.baseUrl, other: '', chatModel: 'gemini-2.0-flash', embeddingModel: 'text-embedding-004' },
-  { type: 11, key: GOOD_KEY, deadKey: DEAD_KEY, baseUrl: (emulator) => emulator.baseUrl, other: '', chatModel: 'gemini-2.0-flash', embeddingModel: 'text-embedding-004' },
+  {
+    type: 24,
+    key: GOOD_KEY,
+    deadKey: DEAD_KEY,
+    baseUrl: (emulator) => emulator.baseUrl,
+    other: '',
+    chatModel: 'gemini-2.0-flash',
+    embeddingModel: 'text-embedding-004',
+  },
+  {
+    type: 11,
+    key: GOOD_KEY,
+    deadKey: DEAD_KEY,
+    baseUrl: (emulator) => emulator.baseUrl,
+    other: '',
+    chatModel: 'gemini-2.0-flash',
+    embeddingModel: 'text-embedding-004',
+  },
 ];
 
 interface Part {
@@ -59,7 +75,12 @@ class GoogleError extends Error {
     const error: Record<string, unknown> = { code: this.code, message: this.message, status: this.status };
     if (this.reason) {
       error.details = [
-        { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: this.reason, domain: 'googleapis.com', metadata: { service: 'generativelanguage.googleapis.com' } },
+        {
+          '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+          reason: this.reason,
+          domain: 'googleapis.com',
+          metadata: { service: 'generativelanguage.googleapis.com' },
+        },
         { '@type': 'type.googleapis.com/google.rpc.LocalizedMessage', locale: 'en-US', message: this.message },
       ];
     }
@@ -67,7 +88,15 @@ class GoogleError extends Error {
   }
 }
 
-const REQUEST_FIELDS = new Set(['contents', 'systemInstruction', 'tools', 'toolConfig', 'generationConfig', 'safetySettings', 'cachedContent']);
+const REQUEST_FIELDS = new Set([
+  'contents',
+  'systemInstruction',
+  'tools',
+  'toolConfig',
+  'generationConfig',
+  'safetySettings',
+  'cachedContent',
+]);
 const CONFIG_FIELDS = new Set([
   'stopSequences',
   'responseMimeType',
@@ -112,13 +141,15 @@ const SCHEMA_FIELDS = new Set([
   'maximum',
 ]);
 
-const unknownName = (name: string, where: string) => new GoogleError(400, 'INVALID_ARGUMENT', `Invalid JSON payload received. Unknown name "${name}" at '${where}': Cannot find field.`);
+const unknownName = (name: string, where: string) =>
+  new GoogleError(400, 'INVALID_ARGUMENT', `Invalid JSON payload received. Unknown name "${name}" at '${where}': Cannot find field.`);
 
 function checkSchema(schema: unknown, where: string): void {
   if (!schema || typeof schema !== 'object') return;
   for (const [key, value] of Object.entries(schema)) {
     if (!SCHEMA_FIELDS.has(key)) throw unknownName(key, where);
-    if (key === 'properties') for (const [name, property] of Object.entries(value as object)) checkSchema(property, `${where}.properties[${name}].value`);
+    if (key === 'properties')
+      for (const [name, property] of Object.entries(value as object)) checkSchema(property, `${where}.properties[${name}].value`);
     if (key === 'items') checkSchema(value, `${where}.items`);
     if (key === 'anyOf') (value as unknown[]).forEach((option, index) => checkSchema(option, `${where}.any_of[${index}]`));
   }
@@ -130,7 +161,8 @@ function checkSchema(schema: unknown, where: string): void {
 
 function checkRequest(request: GenerateRequest): void {
   for (const field of Object.keys(request)) if (!REQUEST_FIELDS.has(field)) throw unknownName(field, '');
-  for (const field of Object.keys(request.generationConfig ?? {})) if (!CONFIG_FIELDS.has(field)) throw unknownName(field, 'generation_config');
+  for (const field of Object.keys(request.generationConfig ?? {}))
+    if (!CONFIG_FIELDS.has(field)) throw unknownName(field, 'generation_config');
   if (!Array.isArray(request.contents) || request.contents.length === 0) {
     throw new GoogleError(400, 'INVALID_ARGUMENT', '* GenerateContentRequest.contents: contents is not specified\n');
   }
@@ -139,13 +171,26 @@ function checkRequest(request: GenerateRequest): void {
       throw new GoogleError(400, 'INVALID_ARGUMENT', `Please use a valid role: user, model.`);
     }
     if (!Array.isArray(content.parts) || content.parts.length === 0) {
-      throw new GoogleError(400, 'INVALID_ARGUMENT', `* GenerateContentRequest.contents[${index}].parts: contents.parts must not be empty.\n`);
+      throw new GoogleError(
+        400,
+        'INVALID_ARGUMENT',
+        `* GenerateContentRequest.contents[${index}].parts: contents.parts must not be empty.\n`,
+      );
     }
     for (const part of content.parts) {
       const data = PART_FIELDS.filter((field) => field in part);
-      if (data.length !== 1) throw new GoogleError(400, 'INVALID_ARGUMENT', `* GenerateContentRequest.contents[${index}].parts: exactly one data field must be set\n`);
+      if (data.length !== 1)
+        throw new GoogleError(
+          400,
+          'INVALID_ARGUMENT',
+          `* GenerateContentRequest.contents[${index}].parts: exactly one data field must be set\n`,
+        );
       if (part.functionResponse && (!part.functionResponse.name || typeof part.functionResponse.response !== 'object')) {
-        throw new GoogleError(400, 'INVALID_ARGUMENT', `* GenerateContentRequest.contents[${index}].parts.function_response.name: Name cannot be empty.\n`);
+        throw new GoogleError(
+          400,
+          'INVALID_ARGUMENT',
+          `* GenerateContentRequest.contents[${index}].parts.function_response.name: Name cannot be empty.\n`,
+        );
       }
     }
   });
@@ -171,7 +216,9 @@ function reply(request: GenerateRequest): { text: string; call?: { name: string;
   const last = contents[contents.length - 1];
   const answered = (last?.parts ?? []).filter((part) => part.functionResponse);
   if (answered.length > 0) {
-    return { text: `Hello from Gemini, the tool said: ${answered.map((part) => JSON.stringify(part.functionResponse!.response)).join(' ')}` };
+    return {
+      text: `Hello from Gemini, the tool said: ${answered.map((part) => JSON.stringify(part.functionResponse!.response)).join(' ')}`,
+    };
   }
   const userText = (last?.parts ?? [])
     .map((part) => part.text ?? '')
@@ -184,7 +231,8 @@ function reply(request: GenerateRequest): { text: string; call?: { name: string;
     const chosen = declarations.find((declaration) => !allowed || allowed.includes(declaration.name ?? '')) ?? declarations[0];
     // every required string argument gets the user's words (Google's Type enum is in capitals; lower case is taken too)
     const args: Record<string, unknown> = {};
-    for (const name of chosen.parameters?.required ?? []) args[name] = chosen.parameters?.properties?.[name]?.type?.toLowerCase() === 'string' ? userText : 1;
+    for (const name of chosen.parameters?.required ?? [])
+      args[name] = chosen.parameters?.properties?.[name]?.type?.toLowerCase() === 'string' ? userText : 1;
     return { text: '', call: { name: chosen.name ?? '', args } };
   }
   return { text: `Hello from Gemini, you said: ${userText}` };
@@ -232,7 +280,9 @@ export async function startGeminiEmulator(options: GeminiEmulatorOptions = {}): 
     requests.push({ method: incoming.method ?? '', url: incoming.url ?? '', headers: incoming.headers, body, raw });
 
     const url = new URL(incoming.url ?? '/', 'http://emulator');
-    const match = /^\/v1beta\/(models|tunedModels)\/([^/:]+):(generateContent|streamGenerateContent|batchEmbedContents)$/.exec(url.pathname);
+    const match = /^\/v1beta\/(models|tunedModels)\/([^/:]+):(generateContent|streamGenerateContent|batchEmbedContents)$/.exec(
+      url.pathname,
+    );
     if (!match) throw new GoogleError(404, 'NOT_FOUND', `The requested URL ${url.pathname} was not found on this server.`);
     if (incoming.method !== 'POST') throw new GoogleError(405, 'METHOD_NOT_ALLOWED', 'Method not allowed.');
     const key = (incoming.headers['x-goog-api-key'] as string | undefined) ?? url.searchParams.get('key') ?? '';
@@ -243,7 +293,8 @@ export async function startGeminiEmulator(options: GeminiEmulatorOptions = {}): 
         "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.",
       );
     }
-    if (key !== GOOD_KEY) throw new GoogleError(400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.', 'API_KEY_INVALID');
+    if (key !== GOOD_KEY)
+      throw new GoogleError(400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.', 'API_KEY_INVALID');
     const model = decodeURIComponent(match[2]);
     const method = match[3];
 
@@ -254,7 +305,11 @@ export async function startGeminiEmulator(options: GeminiEmulatorOptions = {}): 
       }
       const embeddings = batch.requests.map((entry, index) => {
         if (entry.model !== `models/${model}`) {
-          throw new GoogleError(400, 'INVALID_ARGUMENT', `* BatchEmbedContentsRequest.requests[${index}].model: unexpected model name format\n`);
+          throw new GoogleError(
+            400,
+            'INVALID_ARGUMENT',
+            `* BatchEmbedContentsRequest.requests[${index}].model: unexpected model name format\n`,
+          );
         }
         const length = entry.outputDimensionality ?? 768;
         const seed = words(textOf(entry.content)) + index;
@@ -275,7 +330,12 @@ export async function startGeminiEmulator(options: GeminiEmulatorOptions = {}): 
 
     const lastUser = textOf(generate.contents![generate.contents!.length - 1]);
     if (lastUser.includes(GEMINI_BLOCKED_WORD)) {
-      const blocked = { promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: { promptTokenCount: prompt, totalTokenCount: prompt }, modelVersion: model, responseId };
+      const blocked = {
+        promptFeedback: { blockReason: 'PROHIBITED_CONTENT' },
+        usageMetadata: { promptTokenCount: prompt, totalTokenCount: prompt },
+        modelVersion: model,
+        responseId,
+      };
       reported.push({ promptTokens: prompt, completionTokens: 0, cachedPromptTokens: 0 });
       if (method === 'streamGenerateContent' && url.searchParams.get('alt') === 'sse') {
         response.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -327,7 +387,9 @@ export async function startGeminiEmulator(options: GeminiEmulatorOptions = {}): 
       const last = position === pieces.length - 1;
       return {
         candidates: Array.from({ length: candidateCount }, (_, index) => candidate(index, parts, last ? finishReason : undefined)),
-        usageMetadata: last ? usageMetadata : { promptTokenCount: prompt, totalTokenCount: prompt, promptTokensDetails: usageMetadata.promptTokensDetails },
+        usageMetadata: last
+          ? usageMetadata
+          : { promptTokenCount: prompt, totalTokenCount: prompt, promptTokensDetails: usageMetadata.promptTokensDetails },
         modelVersion: model,
         responseId,
       };
@@ -355,7 +417,12 @@ export async function startGeminiEmulator(options: GeminiEmulatorOptions = {}): 
       if (error instanceof GoogleError) sendJson(response, error.code, error.body());
       else
         sendJson(response, 500, {
-          error: { code: 500, message: 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting', status: 'INTERNAL' },
+          error: {
+            code: 500,
+            message:
+              'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting',
+            status: 'INTERNAL',
+          },
         });
     });
   });

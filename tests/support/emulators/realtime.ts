@@ -46,7 +46,12 @@ export interface RealtimeUsageReport {
   input_tokens: number;
   output_tokens: number;
   total_tokens: number;
-  input_token_details: { cached_tokens: number; text_tokens: number; audio_tokens: number; cached_tokens_details: { text_tokens: number; audio_tokens: number } };
+  input_token_details: {
+    cached_tokens: number;
+    text_tokens: number;
+    audio_tokens: number;
+    cached_tokens_details: { text_tokens: number; audio_tokens: number };
+  };
   output_token_details: { text_tokens: number; audio_tokens: number };
 }
 
@@ -85,7 +90,9 @@ export async function startRealtimeEmulator(options: { record?: boolean; honest?
 
   const refuse = (socket: Duplex, status: number, body: unknown) => {
     const text = JSON.stringify(body);
-    socket.end(`HTTP/1.1 ${status} Refused\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`);
+    socket.end(
+      `HTTP/1.1 ${status} Refused\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+    );
   };
 
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -93,16 +100,22 @@ export async function startRealtimeEmulator(options: { record?: boolean; honest?
     let model: string | null;
     if (url.pathname === '/v1/realtime') {
       if (request.headers.authorization !== `Bearer ${REALTIME_GOOD_KEY}`) {
-        return refuse(socket, 401, { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key', param: null } });
+        return refuse(socket, 401, {
+          error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key', param: null },
+        });
       }
       // a beta client asks with OpenAI-Beta: realtime=v1; a GA client asks with nothing (the session records which)
       const beta = request.headers['openai-beta'];
-      if (beta !== undefined && beta !== 'realtime=v1') return refuse(socket, 400, { error: { message: `unknown OpenAI-Beta: ${String(beta)}`, type: 'invalid_request_error' } });
+      if (beta !== undefined && beta !== 'realtime=v1')
+        return refuse(socket, 400, { error: { message: `unknown OpenAI-Beta: ${String(beta)}`, type: 'invalid_request_error' } });
       model = url.searchParams.get('model');
     } else if (url.pathname === '/openai/realtime') {
       if (request.headers['api-key'] !== AZURE_REALTIME_GOOD_KEY)
-        return refuse(socket, 401, { error: { code: '401', message: 'Access denied due to invalid subscription key or wrong API endpoint.' } });
-      if (!url.searchParams.get('api-version')) return refuse(socket, 400, { error: { code: 'BadRequest', message: 'api-version is required' } });
+        return refuse(socket, 401, {
+          error: { code: '401', message: 'Access denied due to invalid subscription key or wrong API endpoint.' },
+        });
+      if (!url.searchParams.get('api-version'))
+        return refuse(socket, 400, { error: { code: 'BadRequest', message: 'api-version is required' } });
       model = url.searchParams.get('deployment');
     } else {
       return refuse(socket, 404, { error: { message: 'Not found', type: 'invalid_request_error' } });
@@ -124,7 +137,14 @@ export async function startRealtimeEmulator(options: { record?: boolean; honest?
 let counter = 0;
 const id = (prefix: string) => `${prefix}_${(counter += 1).toString(36).padStart(6, '0')}`;
 
-function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSession, emulator: RealtimeEmulator, recording: boolean, honest: boolean): void {
+function runSession(
+  ws: WebSocket,
+  model: string,
+  record: RealtimeEmulatorSession,
+  emulator: RealtimeEmulator,
+  recording: boolean,
+  honest: boolean,
+): void {
   const send = (event: Record<string, unknown>) => {
     if (ws.readyState !== ws.OPEN) return;
     const text = JSON.stringify({ event_id: id('event'), ...event });
@@ -175,7 +195,16 @@ function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSessio
     try {
       event = JSON.parse(text);
     } catch {
-      return send({ type: 'error', error: { type: 'invalid_request_error', code: 'invalid_json', message: 'The server received invalid JSON.', param: null, event_id: null } });
+      return send({
+        type: 'error',
+        error: {
+          type: 'invalid_request_error',
+          code: 'invalid_json',
+          message: 'The server received invalid JSON.',
+          param: null,
+          event_id: null,
+        },
+      });
     }
     switch (event.type) {
       case 'session.update':
@@ -222,7 +251,16 @@ function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSessio
         return;
       }
       default:
-        return send({ type: 'error', error: { type: 'invalid_request_error', code: 'unknown_event', message: `Invalid value: '${event.type}'.`, param: 'type', event_id: event.event_id ?? null } });
+        return send({
+          type: 'error',
+          error: {
+            type: 'invalid_request_error',
+            code: 'unknown_event',
+            message: `Invalid value: '${event.type}'.`,
+            param: 'type',
+            event_id: event.event_id ?? null,
+          },
+        });
     }
   });
 
@@ -234,7 +272,14 @@ function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSessio
     send({
       type: 'conversation.item.created',
       previous_item_id: lastItemId,
-      item: { id: itemId, object: 'realtime.item', type: 'message', status: 'completed', role: 'user', content: [{ type: 'input_audio', transcript: null }] },
+      item: {
+        id: itemId,
+        object: 'realtime.item',
+        type: 'message',
+        status: 'completed',
+        role: 'user',
+        content: [{ type: 'input_audio', transcript: null }],
+      },
     });
     lastItemId = itemId;
   }
@@ -253,7 +298,12 @@ function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSessio
     const modalities: string[] = options.modalities ?? session.modalities;
     const audio = modalities.includes('audio');
     const lastText = textItems.at(-1) ?? '';
-    const limit = typeof options.max_output_tokens === 'number' ? options.max_output_tokens : typeof session.max_response_output_tokens === 'number' ? session.max_response_output_tokens : Infinity;
+    const limit =
+      typeof options.max_output_tokens === 'number'
+        ? options.max_output_tokens
+        : typeof session.max_response_output_tokens === 'number'
+          ? session.max_response_output_tokens
+          : Infinity;
     // honest: as many words as the limit allows (at most 64), else the greeting
     const reply = honest
       ? Array.from({ length: Math.min(64, limit) }, (_, index) => `w${index}`)
@@ -316,19 +366,40 @@ function runSession(ws: WebSocket, model: string, record: RealtimeEmulatorSessio
       const content = audio ? [{ type: 'audio', transcript: text }] : [{ type: 'text', text }];
       send({
         type: 'response.done',
-        response: { ...base, status, status_details: status === 'cancelled' ? { type: 'cancelled', reason: 'client_cancelled' } : null, output: [{ ...item, status, content }], usage },
+        response: {
+          ...base,
+          status,
+          status_details: status === 'cancelled' ? { type: 'cancelled', reason: 'client_cancelled' } : null,
+          output: [{ ...item, status, content }],
+          usage,
+        },
       });
     };
     running = { id: responseId, cancel: () => finish('cancelled') };
 
     const next = () => {
-      if (sentWords >= reply.length || sentWords >= limit) return finish(sentWords >= limit && sentWords < reply.length ? 'incomplete' : 'completed');
+      if (sentWords >= reply.length || sentWords >= limit)
+        return finish(sentWords >= limit && sentWords < reply.length ? 'incomplete' : 'completed');
       const word = (sentWords === 0 ? '' : ' ') + reply[sentWords];
       sentWords += 1;
       if (audio) {
         audioDeltas += 1;
-        send({ type: 'response.audio.delta', response_id: responseId, item_id: itemId, output_index: 0, content_index: 0, delta: randomBytes(4_800).toString('base64') });
-        send({ type: 'response.audio_transcript.delta', response_id: responseId, item_id: itemId, output_index: 0, content_index: 0, delta: word });
+        send({
+          type: 'response.audio.delta',
+          response_id: responseId,
+          item_id: itemId,
+          output_index: 0,
+          content_index: 0,
+          delta: randomBytes(4_800).toString('base64'),
+        });
+        send({
+          type: 'response.audio_transcript.delta',
+          response_id: responseId,
+          item_id: itemId,
+          output_index: 0,
+          content_index: 0,
+          delta: word,
+        });
       } else {
         send({ type: 'response.text.delta', response_id: responseId, item_id: itemId, output_index: 0, content_index: 0, delta: word });
       }

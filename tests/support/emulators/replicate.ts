@@ -16,7 +16,14 @@
 // prediction answer 500 once the stream is done, so the relay cannot learn
 // the counts. `streamUrl` (a test's option) names the stream elsewhere.
 import { createServer, type ServerResponse } from 'node:http';
-import { listenOnLoopback, readRequestBody, type EmulatedChannel, type EmulatedRequest, type ProtocolEmulator, type ReportedUsage } from './types';
+import {
+  listenOnLoopback,
+  readRequestBody,
+  type EmulatedChannel,
+  type EmulatedRequest,
+  type ProtocolEmulator,
+  type ReportedUsage,
+} from './types';
 
 const GOOD_TOKEN = 'r8_emulatedReplicateToken0123456789';
 const DEAD_TOKEN = 'r8_revokedReplicateToken0123456789';
@@ -24,7 +31,9 @@ const MODEL = 'meta/meta-llama-3-8b-instruct';
 /** Between two streamed pieces: long enough that a client sees them arrive apart. */
 export const REPLICATE_PIECE_PAUSE_MS = 40;
 
-export const REPLICATE_CHANNELS: EmulatedChannel[] = [{ type: 46, key: GOOD_TOKEN, deadKey: DEAD_TOKEN, baseUrl: (emulator) => emulator.baseUrl, other: '', chatModel: MODEL }];
+export const REPLICATE_CHANNELS: EmulatedChannel[] = [
+  { type: 46, key: GOOD_TOKEN, deadKey: DEAD_TOKEN, baseUrl: (emulator) => emulator.baseUrl, other: '', chatModel: MODEL },
+];
 
 const words = (text: unknown): number => (typeof text === 'string' ? text.split(/\s+/).filter(Boolean).length : 0);
 
@@ -60,18 +69,35 @@ export async function startReplicateEmulator(options: ReplicateEmulatorOptions =
   /** The prediction object as Replicate's API shows it. */
   function shown(prediction: Prediction): Record<string, unknown> {
     const { id, input, urls, pieces, usage, status } = prediction;
-    const base = { id, model: MODEL, version: 'dp-emulated', input, logs: '', created_at: '2024-11-27T15:04:05.123Z', urls, data_removed: false, error: null, status };
+    const base = {
+      id,
+      model: MODEL,
+      version: 'dp-emulated',
+      input,
+      logs: '',
+      created_at: '2024-11-27T15:04:05.123Z',
+      urls,
+      data_removed: false,
+      error: null,
+      status,
+    };
     if (status !== 'succeeded') return { ...base, output: status === 'starting' ? null : pieces };
     return {
       ...base,
       output: pieces,
-      metrics: { input_token_count: usage.promptTokens, output_token_count: usage.completionTokens, predict_time: 0.2, tokens_per_second: 40 },
+      metrics: {
+        input_token_count: usage.promptTokens,
+        output_token_count: usage.completionTokens,
+        predict_time: 0.2,
+        tokens_per_second: 40,
+      },
     };
   }
 
   function create(baseUrl: string, body: Record<string, unknown>, wait: boolean, response: ServerResponse): void {
     const input = (body.input ?? {}) as Record<string, unknown>;
-    if (typeof input.prompt !== 'string' || !input.prompt) return problem(response, 422, 'Input validation failed', '- input: prompt is required\n');
+    if (typeof input.prompt !== 'string' || !input.prompt)
+      return problem(response, 422, 'Input validation failed', '- input: prompt is required\n');
     sequence += 1;
     const id = `emulated${sequence.toString(36).padStart(18, '0')}`;
     const last =
@@ -80,12 +106,20 @@ export async function startReplicateEmulator(options: ReplicateEmulatorOptions =
         .filter((line) => line && line !== 'assistant:')
         .at(-1) ?? '';
     const answer = `Hello from Replicate, you said: ${last.replace(/^user: /, '')}`;
-    const usage = { promptTokens: words(input.prompt) + words(input.system_prompt), completionTokens: words(answer), cachedPromptTokens: 0 };
+    const usage = {
+      promptTokens: words(input.prompt) + words(input.system_prompt),
+      completionTokens: words(answer),
+      cachedPromptTokens: 0,
+    };
     const streamed = body.stream === true;
     const prediction: Prediction = {
       id,
       input,
-      urls: { cancel: `${baseUrl}/v1/predictions/${id}/cancel`, get: `${baseUrl}/v1/predictions/${id}`, stream: options.streamUrl?.(id, baseUrl) ?? `${baseUrl}/v1/streams/${id}` },
+      urls: {
+        cancel: `${baseUrl}/v1/predictions/${id}/cancel`,
+        get: `${baseUrl}/v1/predictions/${id}`,
+        stream: options.streamUrl?.(id, baseUrl) ?? `${baseUrl}/v1/streams/${id}`,
+      },
       pieces: answer.split(/(?= )/),
       usage,
       status: wait && !streamed ? 'succeeded' : 'starting',
@@ -97,7 +131,9 @@ export async function startReplicateEmulator(options: ReplicateEmulatorOptions =
     if (prediction.status === 'succeeded') reported.push(usage);
     const { urls, ...withoutStream } = shown(prediction);
     // a prediction made without `stream: true` names no stream
-    const answerBody = streamed ? { ...withoutStream, urls } : { ...withoutStream, urls: { cancel: prediction.urls.cancel, get: prediction.urls.get } };
+    const answerBody = streamed
+      ? { ...withoutStream, urls }
+      : { ...withoutStream, urls: { cancel: prediction.urls.cancel, get: prediction.urls.get } };
     response.writeHead(201, { 'Content-Type': 'application/json' });
     response.end(JSON.stringify(answerBody));
   }
@@ -136,25 +172,34 @@ export async function startReplicateEmulator(options: ReplicateEmulatorOptions =
       const { text, body } = await readRequestBody(request);
       requests.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, body, raw: text });
       const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
-      if (request.headers.authorization !== `Bearer ${GOOD_TOKEN}`) return problem(response, 401, 'Unauthenticated', 'You did not pass a valid authentication token');
+      if (request.headers.authorization !== `Bearer ${GOOD_TOKEN}`)
+        return problem(response, 401, 'Unauthenticated', 'You did not pass a valid authentication token');
       const streamOf = /^\/v1\/streams\/(\w+)$/.exec(path);
       if (request.method === 'GET' && streamOf) {
         const prediction = predictions.get(streamOf[1]);
-        if (!prediction?.streamed || request.headers.accept !== 'text/event-stream') return problem(response, 404, 'Not found', 'The requested resource could not be found.');
+        if (!prediction?.streamed || request.headers.accept !== 'text/event-stream')
+          return problem(response, 404, 'Not found', 'The requested resource could not be found.');
         return stream(prediction, response);
       }
       const predictionOf = /^\/v1\/predictions\/(\w+)$/.exec(path);
       if (request.method === 'GET' && predictionOf) {
         const prediction = predictions.get(predictionOf[1]);
         if (!prediction) return problem(response, 404, 'Not found', 'The requested resource could not be found.');
-        if (prediction.noMetrics && prediction.status === 'succeeded') return problem(response, 500, 'Internal server error', 'Something went wrong.');
+        if (prediction.noMetrics && prediction.status === 'succeeded')
+          return problem(response, 500, 'Internal server error', 'Something went wrong.');
         response.writeHead(200, { 'Content-Type': 'application/json' });
         response.end(JSON.stringify(shown(prediction)));
         return;
       }
-      if (request.method !== 'POST' || path !== `/v1/models/${MODEL}/predictions`) return problem(response, 404, 'Not found', 'The requested resource could not be found.');
+      if (request.method !== 'POST' || path !== `/v1/models/${MODEL}/predictions`)
+        return problem(response, 404, 'Not found', 'The requested resource could not be found.');
       if (!body || typeof body !== 'object') return problem(response, 400, 'Bad request', 'The body is not JSON.');
-      create(`http://${request.headers.host ?? '127.0.0.1'}`, body as Record<string, unknown>, /^wait\b/.test(String(request.headers.prefer ?? '')), response);
+      create(
+        `http://${request.headers.host ?? '127.0.0.1'}`,
+        body as Record<string, unknown>,
+        /^wait\b/.test(String(request.headers.prefer ?? '')),
+        response,
+      );
     })().catch((error: unknown) => {
       if (!response.headersSent) problem(response, 500, 'Internal error', String(error));
       else response.destroy();

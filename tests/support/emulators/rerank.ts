@@ -86,7 +86,8 @@ export async function startRerankEmulator(shape: RerankShape): Promise<RerankEmu
       requests.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, body, raw });
       const refuse = (status: number, message: string) => send(response, status, errorBody(shape, status, message));
       if (request.method !== 'POST' || request.url !== PATHS[shape]) return refuse(404, `no route ${request.method} ${request.url}`);
-      if (request.headers.authorization !== `Bearer ${RERANK_GOOD_KEY}`) return refuse(401, shape === 'cohere' ? 'invalid api token' : 'Unauthorized: invalid API key');
+      if (request.headers.authorization !== `Bearer ${RERANK_GOOD_KEY}`)
+        return refuse(401, shape === 'cohere' ? 'invalid api token' : 'Unauthorized: invalid API key');
       if (failure) {
         const { status, message } = failure;
         failure = undefined;
@@ -98,7 +99,8 @@ export async function startRerankEmulator(shape: RerankShape): Promise<RerankEmu
       const unknown = accepted ? Object.keys(fields).filter((name) => !accepted.has(name)) : [];
       if (unknown.length) return refuse(400, `invalid request: unknown field ${unknown.join(', ')}`);
       const { model, query, documents } = fields;
-      if (typeof model !== 'string' || typeof query !== 'string' || !Array.isArray(documents) || documents.length === 0) return refuse(400, 'model, query and documents are required');
+      if (typeof model !== 'string' || typeof query !== 'string' || !Array.isArray(documents) || documents.length === 0)
+        return refuse(400, 'model, query and documents are required');
       const texts = documents.filter((document): document is string => typeof document === 'string');
       if (texts.length !== documents.length) return refuse(400, 'documents must be strings');
       const top = shape === 'voyage' ? fields.top_k : fields.top_n;
@@ -116,7 +118,11 @@ export async function startRerankEmulator(shape: RerankShape): Promise<RerankEmu
         case 'cohere': {
           const units = Math.ceil(texts.length / 100);
           searchUnits.push(units);
-          return send(response, 200, { id: `cohere-${requests.length}`, results: ranked, meta: { api_version: { version: '2' }, billed_units: { search_units: units } } });
+          return send(response, 200, {
+            id: `cohere-${requests.length}`,
+            results: ranked,
+            meta: { api_version: { version: '2' }, billed_units: { search_units: units } },
+          });
         }
         case 'jina': {
           reported.push({ promptTokens: tokens, completionTokens: 0, cachedPromptTokens: 0 });
@@ -129,7 +135,10 @@ export async function startRerankEmulator(shape: RerankShape): Promise<RerankEmu
           return send(response, 200, {
             id: `sf-${requests.length}`,
             results: ranked,
-            meta: { billed_units: { input_tokens: tokens, output_tokens: 0, search_units: 0, classifications: 0 }, tokens: { input_tokens: tokens, output_tokens: 0 } },
+            meta: {
+              billed_units: { input_tokens: tokens, output_tokens: 0, search_units: 0, classifications: 0 },
+              tokens: { input_tokens: tokens, output_tokens: 0 },
+            },
           });
         }
         case 'voyage': {

@@ -83,13 +83,17 @@ function inlineAudio(record: Record<string, unknown>): string | undefined {
 }
 
 function imageOf(record: Record<string, unknown>): { data?: string; detail?: unknown } | undefined {
-  const fromUrl = (url: unknown) => (typeof url === 'string' && url.startsWith('data:') && isBase64(url.slice(url.indexOf(',') + 1)) ? url.slice(url.indexOf(',') + 1) : undefined);
+  const fromUrl = (url: unknown) =>
+    typeof url === 'string' && url.startsWith('data:') && isBase64(url.slice(url.indexOf(',') + 1))
+      ? url.slice(url.indexOf(',') + 1)
+      : undefined;
   if (record.type === 'image_url') {
     const image = record.image_url as { url?: string; detail?: string } | string;
     return typeof image === 'string' ? { data: fromUrl(image) } : { data: fromUrl(image?.url), detail: image?.detail };
   }
   if (record.type === 'input_image') return { data: fromUrl(record.image_url), detail: record.detail };
-  if (record.type === 'image' && record.source && isBase64((record.source as { data?: string }).data)) return { data: (record.source as { data?: string }).data };
+  if (record.type === 'image' && record.source && isBase64((record.source as { data?: string }).data))
+    return { data: (record.source as { data?: string }).data };
   const inline = record.inlineData as { mimeType?: string; data?: string } | undefined;
   if (typeof inline?.mimeType === 'string' && inline.mimeType.startsWith('image/') && isBase64(inline.data)) return { data: inline.data };
   return undefined;
@@ -116,7 +120,11 @@ export function numberLiteralCharacters(text: string): number {
  * reads those as one token each, and renders every other number as written.
  */
 export function honestNumberCharacters(path: string, body: Record<string, unknown>, raw: string): number {
-  const tokenIds = path.endsWith('/embeddings') ? body.input : path.endsWith('/completions') && !path.endsWith('/chat/completions') ? body.prompt : undefined;
+  const tokenIds = path.endsWith('/embeddings')
+    ? body.input
+    : path.endsWith('/completions') && !path.endsWith('/chat/completions')
+      ? body.prompt
+      : undefined;
   return numberLiteralCharacters(raw) - (tokenIds === undefined ? 0 : numberLiteralCharacters(JSON.stringify(tokenIds)));
 }
 
@@ -179,7 +187,11 @@ export function honestPromptTokens(body: unknown, vendor: Vendor, model = '', nu
 
 /** The inputs of an embeddings or completions batch, each a prompt of its own with a window of its own; undefined for one prompt. */
 function batchOf(path: string, body: Record<string, unknown>): unknown[] | undefined {
-  const batch = path.endsWith('/embeddings') ? body.input : path.endsWith('/completions') && !path.endsWith('/chat/completions') ? body.prompt : undefined;
+  const batch = path.endsWith('/embeddings')
+    ? body.input
+    : path.endsWith('/completions') && !path.endsWith('/chat/completions')
+      ? body.prompt
+      : undefined;
   return Array.isArray(batch) && batch.length > 0 && (typeof batch[0] === 'string' || Array.isArray(batch[0])) ? batch : undefined;
 }
 
@@ -229,7 +241,15 @@ export async function startSizeHonestUpstream(): Promise<SizeHonestUpstream> {
       const prompt = honestPromptTokens(body, vendor, model, honestNumberCharacters(path, body, raw));
       if (!fitsWindow(path, body, vendor, model, prompt)) {
         response.writeHead(400, { 'content-type': 'application/json' });
-        response.end(JSON.stringify({ error: { message: `this model's maximum context length is ${CONTEXT_WINDOWS[model]} tokens`, type: 'invalid_request_error', code: 'context_length_exceeded' } }));
+        response.end(
+          JSON.stringify({
+            error: {
+              message: `this model's maximum context length is ${CONTEXT_WINDOWS[model]} tokens`,
+              type: 'invalid_request_error',
+              code: 'context_length_exceeded',
+            },
+          }),
+        );
         return;
       }
       reported.push(prompt);
@@ -245,7 +265,8 @@ export async function startSizeHonestUpstream(): Promise<SizeHonestUpstream> {
 function outputTokens(body: Record<string, unknown>): number {
   const config = (body.generationConfig ?? {}) as Record<string, unknown>;
   const whole = (value: unknown) => (typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : 0);
-  const limit = whole(body.max_tokens) || whole(body.max_completion_tokens) || whole(body.max_output_tokens) || whole(config.maxOutputTokens) || 1;
+  const limit =
+    whole(body.max_tokens) || whole(body.max_completion_tokens) || whole(body.max_output_tokens) || whole(config.maxOutputTokens) || 1;
   return limit * Math.max(1, whole(body.n), whole(body.best_of), whole(config.candidateCount));
 }
 
@@ -288,7 +309,15 @@ function answerFor(path: string, body: Record<string, unknown>, prompt: number):
       created_at: 1,
       status: 'completed',
       model,
-      output: [{ type: 'message', id: 'msg_honest', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'ok', annotations: [] }] }],
+      output: [
+        {
+          type: 'message',
+          id: 'msg_honest',
+          status: 'completed',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: 'ok', annotations: [] }],
+        },
+      ],
       usage: { input_tokens: prompt, output_tokens: output, total_tokens: prompt + output },
     };
   }
@@ -324,7 +353,11 @@ function otherOperation(path: string, body: Record<string, unknown>): { billed: 
     let tokens = 0;
     for (const document of documents) tokens += honestPromptTokens({ query: body.query, document, ...options }, 'openai', model);
     const results = documents.map((_document, index) => ({ index, relevance_score: 1 / (index + 1) }));
-    return { billed: tokens, contentType: 'application/json', answer: JSON.stringify({ model, usage: { total_tokens: tokens, prompt_tokens: tokens }, results }) };
+    return {
+      billed: tokens,
+      contentType: 'application/json',
+      answer: JSON.stringify({ model, usage: { total_tokens: tokens, prompt_tokens: tokens }, results }),
+    };
   }
   if (path === '/v1/audio/speech') {
     const characters = typeof body.input === 'string' ? [...body.input].length : 0;
@@ -370,7 +403,8 @@ function decodedWavSeconds(file: Buffer): number | undefined {
     const id = file.toString('latin1', offset, offset + 4);
     const size = file.readUInt32LE(offset + 4);
     const body = offset + 8;
-    if (id === 'fmt ' && body + 16 <= file.length) rate = file.readUInt32LE(body + 4) * file.readUInt16LE(body + 2) * Math.ceil(file.readUInt16LE(body + 14) / 8);
+    if (id === 'fmt ' && body + 16 <= file.length)
+      rate = file.readUInt32LE(body + 4) * file.readUInt16LE(body + 2) * Math.ceil(file.readUInt16LE(body + 14) / 8);
     if (id === 'data') {
       if (!(rate > 0)) return undefined;
       const available = file.length - body;

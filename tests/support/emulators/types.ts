@@ -56,7 +56,10 @@ export interface EmulatedChannel {
 }
 
 /** Listens on 127.0.0.1 at a free port; `close` ends open connections first (after `beforeClose`, e.g. WebSocket clients). */
-export async function listenOnLoopback(server: Server, beforeClose: () => void = () => {}): Promise<{ baseUrl: string; close(): Promise<void> }> {
+export async function listenOnLoopback(
+  server: Server,
+  beforeClose: () => void = () => {},
+): Promise<{ baseUrl: string; close(): Promise<void> }> {
   await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
   const { port } = server.address() as AddressInfo;
   return {

@@ -26,12 +26,29 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { importSPKI, jwtVerify } from 'jose';
 import { ANTHROPIC_GOOD_KEY, startAnthropicEmulator } from './anthropic';
 import { GEMINI_CHANNELS, startGeminiEmulator } from './gemini';
-import { listenOnLoopback, readRequestBody, type EmulatedChannel, type EmulatedRequest, type ProtocolEmulator, type ReportedUsage } from './types';
+import {
+  listenOnLoopback,
+  readRequestBody,
+  type EmulatedChannel,
+  type EmulatedRequest,
+  type ProtocolEmulator,
+  type ReportedUsage,
+} from './types';
 
-const pemPair = () => generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+const pemPair = () =>
+  generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
 
 /** The test's service account: the emulator knows its public key only. */
-const ACCOUNT = { email: 'relay@switchboard-emulator.iam.gserviceaccount.com', project: 'switchboard-emulator', keyId: 'emulator-key-1', ...pemPair() };
+const ACCOUNT = {
+  email: 'relay@switchboard-emulator.iam.gserviceaccount.com',
+  project: 'switchboard-emulator',
+  keyId: 'emulator-key-1',
+  ...pemPair(),
+};
 /** A key the account never had: its assertions are refused. */
 const STRANGER = pemPair();
 
@@ -82,9 +99,14 @@ export interface VertexEmulator extends ProtocolEmulator {
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const CLOUD_PLATFORM = 'https://www.googleapis.com/auth/cloud-platform';
 const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16';
-const MODEL_PATH = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/(google|anthropic)\/models\/([^/:]+):(generateContent|streamGenerateContent|rawPredict|streamRawPredict|predict)$/;
+const MODEL_PATH =
+  /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/(google|anthropic)\/models\/([^/:]+):(generateContent|streamGenerateContent|rawPredict|streamRawPredict|predict)$/;
 /** Google's text embedding models, and the length of their vectors. */
-const EMBEDDING_MODELS: Record<string, number> = { 'text-embedding-005': 768, 'text-multilingual-embedding-002': 768, 'gemini-embedding-001': 3072 };
+const EMBEDDING_MODELS: Record<string, number> = {
+  'text-embedding-005': 768,
+  'text-multilingual-embedding-002': 768,
+  'gemini-embedding-001': 3072,
+};
 
 class GoogleError extends Error {
   constructor(
@@ -113,11 +135,21 @@ export async function startVertexEmulator(): Promise<VertexEmulator> {
 
   const mint = async (raw: string, response: ServerResponse) => {
     const form = new URLSearchParams(raw);
-    if (form.get('grant_type') !== JWT_BEARER) return sendJson(response, 400, { error: 'unsupported_grant_type', error_description: 'Invalid grant_type: ' + (form.get('grant_type') ?? '') });
+    if (form.get('grant_type') !== JWT_BEARER)
+      return sendJson(response, 400, {
+        error: 'unsupported_grant_type',
+        error_description: 'Invalid grant_type: ' + (form.get('grant_type') ?? ''),
+      });
     const assertion = form.get('assertion') ?? '';
     try {
-      const { payload, protectedHeader } = await jwtVerify(assertion, publicKey, { algorithms: ['RS256'], issuer: ACCOUNT.email, audience: `${baseUrl}/token`, maxTokenAge: '1h' });
-      if (payload.scope !== CLOUD_PLATFORM) return sendJson(response, 400, { error: 'invalid_scope', error_description: 'Invalid OAuth scope or ID token audience provided.' });
+      const { payload, protectedHeader } = await jwtVerify(assertion, publicKey, {
+        algorithms: ['RS256'],
+        issuer: ACCOUNT.email,
+        audience: `${baseUrl}/token`,
+        maxTokenAge: '1h',
+      });
+      if (payload.scope !== CLOUD_PLATFORM)
+        return sendJson(response, 400, { error: 'invalid_scope', error_description: 'Invalid OAuth scope or ID token audience provided.' });
       if (protectedHeader.kid !== undefined && protectedHeader.kid !== ACCOUNT.keyId) throw new Error('unknown key id');
     } catch {
       state.refusedAssertions += 1;
@@ -135,9 +167,18 @@ export async function startVertexEmulator(): Promise<VertexEmulator> {
    */
   const embed = (model: string, body: unknown, response: ServerResponse) => {
     const length = EMBEDDING_MODELS[model];
-    if (!length) throw new GoogleError(404, 'NOT_FOUND', `Publisher Model \`publishers/google/models/${model}\` was not found or your project does not have access to it.`);
+    if (!length)
+      throw new GoogleError(
+        404,
+        'NOT_FOUND',
+        `Publisher Model \`publishers/google/models/${model}\` was not found or your project does not have access to it.`,
+      );
     const { instances, parameters } = body as { instances?: unknown; parameters?: { outputDimensionality?: unknown } };
-    if (!Array.isArray(instances) || instances.length === 0 || !instances.every((instance) => typeof (instance as { content?: unknown })?.content === 'string')) {
+    if (
+      !Array.isArray(instances) ||
+      instances.length === 0 ||
+      !instances.every((instance) => typeof (instance as { content?: unknown })?.content === 'string')
+    ) {
       throw new GoogleError(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received. Each instance needs a "content" string.');
     }
     const dimensions = parameters?.outputDimensionality === undefined ? length : Number(parameters.outputDimensionality);
@@ -149,7 +190,15 @@ export async function startVertexEmulator(): Promise<VertexEmulator> {
       return { embeddings: { values, statistics: { token_count: tokenCount, truncated: false } } };
     });
     reported.push({ promptTokens: tokens, completionTokens: 0, cachedPromptTokens: 0 });
-    sendJson(response, 200, { predictions, metadata: { billableCharacterCount: (instances as Array<{ content: string }>).reduce((sum, { content }) => sum + content.replace(/\s/g, '').length, 0) } });
+    sendJson(response, 200, {
+      predictions,
+      metadata: {
+        billableCharacterCount: (instances as Array<{ content: string }>).reduce(
+          (sum, { content }) => sum + content.replace(/\s/g, '').length,
+          0,
+        ),
+      },
+    });
   };
 
   /** Hands a checked call to the vendor emulator behind, streaming its answer back as it comes. */
@@ -172,10 +221,15 @@ export async function startVertexEmulator(): Promise<VertexEmulator> {
     if (incoming.method === 'POST' && url.pathname === '/token') return mint(raw, response);
 
     const match = MODEL_PATH.exec(url.pathname);
-    if (!match || incoming.method !== 'POST') throw new GoogleError(404, 'NOT_FOUND', `The requested URL ${url.pathname} was not found on this server.`);
+    if (!match || incoming.method !== 'POST')
+      throw new GoogleError(404, 'NOT_FOUND', `The requested URL ${url.pathname} was not found on this server.`);
     const authorization = incoming.headers.authorization ?? '';
     if (state.refuseAllTokens || !authorization.startsWith('Bearer ') || !minted.has(authorization.slice('Bearer '.length))) {
-      throw new GoogleError(401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.');
+      throw new GoogleError(
+        401,
+        'UNAUTHENTICATED',
+        'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
+      );
     }
     const [, project, , publisher, modelText, method] = match;
     const model = decodeURIComponent(modelText);
@@ -190,16 +244,32 @@ export async function startVertexEmulator(): Promise<VertexEmulator> {
 
     if (publisher === 'google' && method === 'predict') return embed(model, body, response);
     if (publisher === 'google') {
-      if (method !== 'generateContent' && method !== 'streamGenerateContent') throw new GoogleError(400, 'INVALID_ARGUMENT', `${method} is not served for Google's models.`);
+      if (method !== 'generateContent' && method !== 'streamGenerateContent')
+        throw new GoogleError(400, 'INVALID_ARGUMENT', `${method} is not served for Google's models.`);
       const key = GEMINI_CHANNELS[0].key;
-      return handOn(response, `${gemini.baseUrl}/v1beta/models/${modelText}:${method}${url.search}`, { 'content-type': 'application/json', 'x-goog-api-key': key }, raw, gemini);
+      return handOn(
+        response,
+        `${gemini.baseUrl}/v1beta/models/${modelText}:${method}${url.search}`,
+        { 'content-type': 'application/json', 'x-goog-api-key': key },
+        raw,
+        gemini,
+      );
     }
-    if (method !== 'rawPredict' && method !== 'streamRawPredict') throw new GoogleError(400, 'INVALID_ARGUMENT', `${method} is not served for Anthropic's models.`);
-    if (!/^claude-[a-z0-9-]+@\d{8}$/.test(model)) throw new GoogleError(404, 'NOT_FOUND', `Publisher Model \`projects/${project}/locations/.../publishers/anthropic/models/${model}\` was not found.`);
+    if (method !== 'rawPredict' && method !== 'streamRawPredict')
+      throw new GoogleError(400, 'INVALID_ARGUMENT', `${method} is not served for Anthropic's models.`);
+    if (!/^claude-[a-z0-9-]+@\d{8}$/.test(model))
+      throw new GoogleError(
+        404,
+        'NOT_FOUND',
+        `Publisher Model \`projects/${project}/locations/.../publishers/anthropic/models/${model}\` was not found.`,
+      );
     const { anthropic_version: version, ...messages } = body as Record<string, unknown>;
-    if (version !== VERTEX_ANTHROPIC_VERSION) throw new GoogleError(400, 'INVALID_ARGUMENT', 'anthropic_version: vertex-2023-10-16 is required in the body');
-    if ('model' in messages) throw new GoogleError(400, 'INVALID_ARGUMENT', 'model: Extra inputs are not permitted (the model is named in the URL)');
-    if ((messages.stream === true) !== (method === 'streamRawPredict')) throw new GoogleError(400, 'INVALID_ARGUMENT', `stream must be ${method === 'streamRawPredict'} for ${method}`);
+    if (version !== VERTEX_ANTHROPIC_VERSION)
+      throw new GoogleError(400, 'INVALID_ARGUMENT', 'anthropic_version: vertex-2023-10-16 is required in the body');
+    if ('model' in messages)
+      throw new GoogleError(400, 'INVALID_ARGUMENT', 'model: Extra inputs are not permitted (the model is named in the URL)');
+    if ((messages.stream === true) !== (method === 'streamRawPredict'))
+      throw new GoogleError(400, 'INVALID_ARGUMENT', `stream must be ${method === 'streamRawPredict'} for ${method}`);
     return handOn(
       response,
       `${anthropic.baseUrl}/v1/messages`,
@@ -215,7 +285,8 @@ export async function startVertexEmulator(): Promise<VertexEmulator> {
         response.destroy();
         return;
       }
-      if (error instanceof GoogleError) sendJson(response, error.code, { error: { code: error.code, message: error.message, status: error.status } });
+      if (error instanceof GoogleError)
+        sendJson(response, error.code, { error: { code: error.code, message: error.message, status: error.status } });
       else sendJson(response, 500, { error: { code: 500, message: 'Internal error encountered.', status: 'INTERNAL' } });
     });
   });

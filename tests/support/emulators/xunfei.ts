@@ -46,7 +46,9 @@ const words = (text: string): string[] => text.split(/\s+/).filter(Boolean);
 
 function refuse(socket: Duplex, status: number, reason: string, message: string): void {
   const body = JSON.stringify({ message });
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** The APIKey a signed upgrade request proves, or the refusal Spark's gateway gives. */
@@ -58,7 +60,11 @@ function verify(request: IncomingMessage): { apiKey: string; path: string } | { 
   if (!authorization || !date || !host) return { status: 401, reason: 'Unauthorized', message: 'Unauthorized' };
   const when = Date.parse(date);
   if (!date.endsWith('GMT') || Number.isNaN(when) || Math.abs(Date.now() - when) > 5 * 60_000) {
-    return { status: 403, reason: 'Forbidden', message: 'HMAC signature cannot be verified, a valid date or x-date header is required for HMAC Authentication' };
+    return {
+      status: 403,
+      reason: 'Forbidden',
+      message: 'HMAC signature cannot be verified, a valid date or x-date header is required for HMAC Authentication',
+    };
   }
   const fields = Object.fromEntries(
     [
@@ -109,7 +115,8 @@ export async function startXunfeiEmulator(): Promise<ProtocolEmulator> {
     const account = ACCOUNTS[apiKey];
     if (frame.header?.app_id !== account.appId) return fail(10016, 'AppIdNoAuthError:(10016)app_id does not match the api_key');
     if (!account.licensed) return fail(11200, 'AppIdNoAuthError:(11200)auth no license');
-    if (frame.parameter?.chat?.domain !== DOMAINS[path]) return fail(10005, `InvalidParamError:(10005)domain ${String(frame.parameter?.chat?.domain)} is not served at ${path}`);
+    if (frame.parameter?.chat?.domain !== DOMAINS[path])
+      return fail(10005, `InvalidParamError:(10005)domain ${String(frame.parameter?.chat?.domain)} is not served at ${path}`);
     const turns = frame.payload?.message?.text ?? [];
     if (!Array.isArray(turns) || turns.length === 0) return fail(10005, 'InvalidParamError:(10005)payload.message.text is empty');
     const lastUser = [...turns].reverse().find((turn) => turn.role === 'user');
@@ -122,7 +129,15 @@ export async function startXunfeiEmulator(): Promise<ProtocolEmulator> {
     pieces.forEach((piece, seq) => {
       const status = seq === pieces.length - 1 ? 2 : seq === 0 ? 0 : 1;
       const payload: Record<string, unknown> = { choices: { status, seq, text: [{ content: piece, role: 'assistant', index: 0 }] } };
-      if (status === 2) payload.usage = { text: { question_tokens: lastUserTokens, prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens } };
+      if (status === 2)
+        payload.usage = {
+          text: {
+            question_tokens: lastUserTokens,
+            prompt_tokens: promptTokens,
+            completion_tokens: completionTokens,
+            total_tokens: promptTokens + completionTokens,
+          },
+        };
       socket.send(JSON.stringify({ header: { code: 0, message: 'Success', sid, status }, payload }));
     });
     socket.close(1000);

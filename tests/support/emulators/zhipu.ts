@@ -45,7 +45,11 @@ const words = (text: string): string[] => text.split(/\s+/).filter(Boolean);
 function messageText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content))
-    return content.map((part) => (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '')).join(' ');
+    return content
+      .map((part) =>
+        part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '',
+      )
+      .join(' ');
   return '';
 }
 
@@ -91,10 +95,12 @@ function verifyJwt(token: string): { id: string } | { code: number; msg: string 
   if (header.alg !== 'HS256' || header.sign_type !== 'SIGN' || !account) return invalid;
   const expected = createHmac('sha256', account.secret).update(`${head}.${claims}`).digest();
   const given = Buffer.from(signature, 'base64url');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { code: 1004, msg: '通过Authentication Token的验证失败' };
+  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    return { code: 1004, msg: '通过Authentication Token的验证失败' };
   // times in milliseconds: a token made with seconds would look expired since 1970
   if (typeof payload.exp !== 'number' || payload.exp < Date.now()) return { code: 1003, msg: 'Authorization Token已过期，请重新生成/获取' };
-  if (typeof payload.timestamp !== 'number' || Math.abs(payload.timestamp - Date.now()) > 5 * 60_000) return { code: 1003, msg: 'Authorization Token已过期，请重新生成/获取' };
+  if (typeof payload.timestamp !== 'number' || Math.abs(payload.timestamp - Date.now()) > 5 * 60_000)
+    return { code: 1003, msg: 'Authorization Token已过期，请重新生成/获取' };
   return { id: String(payload.api_key) };
 }
 
@@ -104,7 +110,8 @@ export async function startZhipuEmulator(): Promise<ProtocolEmulator> {
   let serial = 0;
   const nextId = () => `2026112316${String(++serial).padStart(4, '0')}8f3a2c1d9e7b6a5c`;
 
-  const report = (promptTokens: number, completionTokens: number) => reported.push({ promptTokens, completionTokens, cachedPromptTokens: 0 });
+  const report = (promptTokens: number, completionTokens: number) =>
+    reported.push({ promptTokens, completionTokens, cachedPromptTokens: 0 });
 
   /** v4's key check: the id.secret key as Bearer. */
   function v4Refusal(request: IncomingMessage, response: ServerResponse): boolean {
@@ -136,22 +143,42 @@ export async function startZhipuEmulator(): Promise<ProtocolEmulator> {
     const answer = answerFor(turns);
     const id = nextId();
     const created = Math.floor(Date.now() / 1000);
-    const usage = { prompt_tokens: answer.promptTokens, completion_tokens: answer.completionTokens, total_tokens: answer.promptTokens + answer.completionTokens };
+    const usage = {
+      prompt_tokens: answer.promptTokens,
+      completion_tokens: answer.completionTokens,
+      total_tokens: answer.promptTokens + answer.completionTokens,
+    };
     report(answer.promptTokens, answer.completionTokens);
     if (body.stream !== true) {
-      sendJson(response, 200, { created, id, model, request_id: id, choices: [{ finish_reason: 'stop', index: 0, message: { content: answer.text, role: 'assistant' } }], usage });
+      sendJson(response, 200, {
+        created,
+        id,
+        model,
+        request_id: id,
+        choices: [{ finish_reason: 'stop', index: 0, message: { content: answer.text, role: 'assistant' } }],
+        usage,
+      });
       return;
     }
     response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     for (const piece of answer.pieces) {
-      response.write(`data: ${JSON.stringify({ id, created, model, choices: [{ index: 0, delta: { role: 'assistant', content: piece } }] })}\n\n`);
+      response.write(
+        `data: ${JSON.stringify({ id, created, model, choices: [{ index: 0, delta: { role: 'assistant', content: piece } }] })}\n\n`,
+      );
     }
-    response.write(`data: ${JSON.stringify({ id, created, model, choices: [{ index: 0, finish_reason: 'stop', delta: { role: 'assistant', content: '' } }], usage })}\n\n`);
+    response.write(
+      `data: ${JSON.stringify({ id, created, model, choices: [{ index: 0, finish_reason: 'stop', delta: { role: 'assistant', content: '' } }], usage })}\n\n`,
+    );
     response.end('data: [DONE]\n\n');
   }
 
   function v4Embeddings(body: Record<string, unknown>, response: ServerResponse): void {
-    const inputs = typeof body.input === 'string' ? [body.input] : Array.isArray(body.input) ? body.input.filter((item): item is string => typeof item === 'string') : [];
+    const inputs =
+      typeof body.input === 'string'
+        ? [body.input]
+        : Array.isArray(body.input)
+          ? body.input.filter((item): item is string => typeof item === 'string')
+          : [];
     if (inputs.length === 0) {
       sendJson(response, 400, { error: { code: '1214', message: 'input 参数非法。请检查文档。' } });
       return;
@@ -188,13 +215,23 @@ export async function startZhipuEmulator(): Promise<ProtocolEmulator> {
     }
     const answer = answerFor(turns);
     const taskId = nextId();
-    const usage = { prompt_tokens: answer.promptTokens, completion_tokens: answer.completionTokens, total_tokens: answer.promptTokens + answer.completionTokens };
+    const usage = {
+      prompt_tokens: answer.promptTokens,
+      completion_tokens: answer.completionTokens,
+      total_tokens: answer.promptTokens + answer.completionTokens,
+    };
     report(answer.promptTokens, answer.completionTokens);
     if (method === 'invoke') {
       sendJson(response, 200, {
         code: 200,
         msg: '操作成功',
-        data: { request_id: taskId, task_id: taskId, task_status: 'SUCCESS', choices: [{ role: 'assistant', content: JSON.stringify(answer.text) }], usage },
+        data: {
+          request_id: taskId,
+          task_id: taskId,
+          task_status: 'SUCCESS',
+          choices: [{ role: 'assistant', content: JSON.stringify(answer.text) }],
+          usage,
+        },
         success: true,
       });
       return;

@@ -24,7 +24,8 @@ function classify(status: number, code: string, message: string): UpstreamFailur
   const details = { type: code || 'dashscope_error', code: code || null };
   if (DEAD_KEY_CODES.has(code)) return upstreamFailure(effective, text, { ...details, deadKey: true });
   // the request itself: bad parameters, inspected content, an over-long input fail on any channel
-  const requestError = code === 'InvalidParameter' || code === 'DataInspectionFailed' || code.startsWith('BadRequest') || code === 'InvalidURL';
+  const requestError =
+    code === 'InvalidParameter' || code === 'DataInspectionFailed' || code.startsWith('BadRequest') || code === 'InvalidURL';
   // a model this key may not use, or one this account has not: another channel may well serve it
   const channelError = effective === 401 || effective === 403 || effective === 404 || effective === 429 || effective >= 500;
   return upstreamFailure(effective, text, { ...details, retryable: requestError ? false : channelError });

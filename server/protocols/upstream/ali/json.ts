@@ -41,7 +41,11 @@ export function finishOf(reason: string | null | undefined): FinishReason | null
 export function usageOf(answer: AliAnswer): Usage | undefined {
   const usage = answer.usage;
   if (!usage || (usage.input_tokens === undefined && usage.output_tokens === undefined)) return undefined;
-  const result: Usage = { promptTokens: count(usage.input_tokens), completionTokens: count(usage.output_tokens), cachedPromptTokens: count(usage.prompt_tokens_details?.cached_tokens) };
+  const result: Usage = {
+    promptTokens: count(usage.input_tokens),
+    completionTokens: count(usage.output_tokens),
+    cachedPromptTokens: count(usage.prompt_tokens_details?.cached_tokens),
+  };
   const reasoning = count(usage.output_tokens_details?.reasoning_tokens);
   if (reasoning) result.reasoningTokens = reasoning;
   return result;
@@ -50,7 +54,8 @@ export function usageOf(answer: AliAnswer): Usage | undefined {
 /** The choices of an answer, whichever result_format it came in. */
 export function choicesOf(answer: AliAnswer): AliChoice[] {
   if (Array.isArray(answer.output?.choices)) return answer.output.choices;
-  if (typeof answer.output?.text === 'string') return [{ finish_reason: answer.output.finish_reason, message: { role: 'assistant', content: answer.output.text } }];
+  if (typeof answer.output?.text === 'string')
+    return [{ finish_reason: answer.output.finish_reason, message: { role: 'assistant', content: answer.output.text } }];
   return [];
 }
 
@@ -58,7 +63,11 @@ export const toolCallId = (call: AdaptorCall, position: number): string => `call
 
 export function decodeChat(body: string, call: AdaptorCall): ChatResponse | UpstreamFailure {
   const parsed = parseJson(body);
-  if (!parsed || typeof parsed !== 'object') return upstreamFailure(502, `DashScope answered something other than JSON: ${body.slice(0, 200)}`, { type: 'dashscope_error', retryable: true });
+  if (!parsed || typeof parsed !== 'object')
+    return upstreamFailure(502, `DashScope answered something other than JSON: ${body.slice(0, 200)}`, {
+      type: 'dashscope_error',
+      retryable: true,
+    });
   const error = errorOf(parsed, 200);
   if (error && !(parsed as AliAnswer).output) return error;
   const answer = parsed as AliAnswer;
@@ -80,7 +89,11 @@ export function decodeChat(body: string, call: AdaptorCall): ChatResponse | Upst
       const message: ChatResponse['choices'][number]['message'] = { role: 'assistant', content: tools.length > 0 && !text ? null : text };
       if (tools.length > 0) message.tool_calls = tools;
       if (choice.message?.reasoning_content) message.reasoning_content = choice.message.reasoning_content;
-      return { index: typeof choice.index === 'number' ? choice.index : position, message, finish_reason: finishOf(choice.finish_reason) ?? (tools.length > 0 ? 'tool_calls' : 'stop') };
+      return {
+        index: typeof choice.index === 'number' ? choice.index : position,
+        message,
+        finish_reason: finishOf(choice.finish_reason) ?? (tools.length > 0 ? 'tool_calls' : 'stop'),
+      };
     }),
     usage: openAiUsage(usageOf(answer) ?? { promptTokens: 0, completionTokens: 0, cachedPromptTokens: 0 }),
   };
@@ -88,12 +101,22 @@ export function decodeChat(body: string, call: AdaptorCall): ChatResponse | Upst
 
 export function decodeEmbeddings(body: string, call: AdaptorCall): EmbeddingResponse | UpstreamFailure {
   const parsed = parseJson(body);
-  if (!parsed || typeof parsed !== 'object') return upstreamFailure(502, `DashScope answered something other than JSON: ${body.slice(0, 200)}`, { type: 'dashscope_error', retryable: true });
-  const answer = parsed as { output?: { embeddings?: Array<{ text_index?: number; embedding?: number[] }> }; usage?: { total_tokens?: number; input_tokens?: number } };
+  if (!parsed || typeof parsed !== 'object')
+    return upstreamFailure(502, `DashScope answered something other than JSON: ${body.slice(0, 200)}`, {
+      type: 'dashscope_error',
+      retryable: true,
+    });
+  const answer = parsed as {
+    output?: { embeddings?: Array<{ text_index?: number; embedding?: number[] }> };
+    usage?: { total_tokens?: number; input_tokens?: number };
+  };
   const error = errorOf(parsed, 200);
   if (error && !answer.output) return error;
   const data = embeddingsInOrder(
-    (answer.output?.embeddings ?? []).map((item, position) => ({ index: typeof item.text_index === 'number' ? item.text_index : position, embedding: item.embedding ?? [] })),
+    (answer.output?.embeddings ?? []).map((item, position) => ({
+      index: typeof item.text_index === 'number' ? item.text_index : position,
+      embedding: item.embedding ?? [],
+    })),
   );
   const tokens = count(answer.usage?.total_tokens) || count(answer.usage?.input_tokens);
   return { object: 'list', data, model: call.model, usage: { prompt_tokens: tokens, total_tokens: tokens } };

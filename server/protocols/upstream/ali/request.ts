@@ -43,11 +43,18 @@ function multimodalContent(content: ChatMessage['content']): MultimodalItem[] {
 function encodeMessages(messages: readonly ChatMessage[], multimodal: boolean): Array<Record<string, unknown>> {
   return messages.map((message) => {
     const role = message.role === 'developer' ? 'system' : message.role === 'function' ? 'tool' : message.role;
-    const out: Record<string, unknown> = { role, content: multimodal && role !== 'tool' ? multimodalContent(message.content) : contentText(message.content) };
+    const out: Record<string, unknown> = {
+      role,
+      content: multimodal && role !== 'tool' ? multimodalContent(message.content) : contentText(message.content),
+    };
     if (message.name) out.name = message.name;
     if (message.tool_call_id) out.tool_call_id = message.tool_call_id;
     if (message.tool_calls && message.tool_calls.length > 0)
-      out.tool_calls = message.tool_calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.function.name, arguments: call.function.arguments } }));
+      out.tool_calls = message.tool_calls.map((call) => ({
+        id: call.id,
+        type: 'function',
+        function: { name: call.function.name, arguments: call.function.arguments },
+      }));
     return out;
   });
 }
@@ -74,12 +81,17 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
     if (request.tool_choice !== undefined) parameters.tool_choice = request.tool_choice;
     if (typeof request.parallel_tool_calls === 'boolean') parameters.parallel_tool_calls = request.parallel_tool_calls;
   }
-  return JSON.stringify({ model: call.model, input: { messages: encodeMessages(request.messages ?? [], isMultimodalModel(call.model)) }, parameters });
+  return JSON.stringify({
+    model: call.model,
+    input: { messages: encodeMessages(request.messages ?? [], isMultimodalModel(call.model)) },
+    parameters,
+  });
 }
 
 export function encodeEmbeddings(request: EmbeddingRequest, call: AdaptorCall): string {
   const input = request.input;
-  const texts = typeof input === 'string' ? [input] : Array.isArray(input) ? input.filter((item): item is string => typeof item === 'string') : [];
+  const texts =
+    typeof input === 'string' ? [input] : Array.isArray(input) ? input.filter((item): item is string => typeof item === 'string') : [];
   const parameters: Record<string, unknown> = { text_type: 'document' };
   if (typeof request.dimensions === 'number') parameters.dimension = request.dimensions;
   return JSON.stringify({ model: call.model, input: { texts }, parameters });

@@ -86,7 +86,12 @@ export function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
       const { events, bareBody } = parser.end();
       const chunks = events.flatMap(handle);
       if (bareBody && !failed) {
-        failed = errorOf(parseJson(bareBody), 400) ?? upstreamFailure(502, `DashScope answered a stream with no events: ${bareBody.slice(0, 200)}`, { type: 'dashscope_error', retryable: true });
+        failed =
+          errorOf(parseJson(bareBody), 400) ??
+          upstreamFailure(502, `DashScope answered a stream with no events: ${bareBody.slice(0, 200)}`, {
+            type: 'dashscope_error',
+            retryable: true,
+          });
       }
       return chunks;
     },

@@ -23,7 +23,8 @@ const ERROR_STATUS: Record<string, number> = {
 const DEAD_ACCOUNT_WORDS = /credit balance is too low|organization has been disabled|organization is disabled/i;
 
 function classify(status: number, type: string | undefined, message: string): UpstreamFailure {
-  const deadKey = type === 'authentication_error' || type === 'permission_error' || type === 'billing_error' || DEAD_ACCOUNT_WORDS.test(message);
+  const deadKey =
+    type === 'authentication_error' || type === 'permission_error' || type === 'billing_error' || DEAD_ACCOUNT_WORDS.test(message);
   const retryable =
     deadKey ||
     type === 'overloaded_error' ||
@@ -40,7 +41,11 @@ export function failure(status: number, body: string): UpstreamFailure {
   const parsed = parseJson(body) as AnthropicAnswer | undefined;
   const error = parsed && typeof parsed === 'object' ? parsed.error : undefined;
   if (error && typeof error === 'object') {
-    return classify(status, typeof error.type === 'string' ? error.type : undefined, typeof error.message === 'string' ? error.message : '');
+    return classify(
+      status,
+      typeof error.type === 'string' ? error.type : undefined,
+      typeof error.message === 'string' ? error.message : '',
+    );
   }
   // not Anthropic's JSON (a proxy's page, a gateway timeout): keep a short piece of what it said
   const text = body.trim().slice(0, 300);

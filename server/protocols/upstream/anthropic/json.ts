@@ -55,7 +55,8 @@ export function anthropicUsage(usage: AnthropicUsage): Usage {
 
 export function decodeChat(body: string, call: AdaptorCall): ChatResponse | UpstreamFailure {
   const answer = parseJson(body) as AnthropicAnswer | undefined;
-  if (!answer || typeof answer !== 'object') return upstreamFailure(502, 'Anthropic answered with something that is not JSON', { retryable: true });
+  if (!answer || typeof answer !== 'object')
+    return upstreamFailure(502, 'Anthropic answered with something that is not JSON', { retryable: true });
   if (answer.type === 'error' || answer.error) return errorInBody(answer.error);
   let text = '';
   let reasoning = '';
@@ -75,7 +76,10 @@ export function decodeChat(body: string, call: AdaptorCall): ChatResponse | Upst
       });
     }
   }
-  const message: ChatResponse['choices'][number]['message'] = { role: 'assistant', content: hasText || toolCalls.length === 0 ? text : null };
+  const message: ChatResponse['choices'][number]['message'] = {
+    role: 'assistant',
+    content: hasText || toolCalls.length === 0 ? text : null,
+  };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   if (reasoning) message.reasoning_content = reasoning;
   return {

@@ -104,7 +104,8 @@ function toolChoice(request: ChatRequest): Record<string, unknown> | undefined {
   else if (choice === 'required') mapped = { type: 'any' };
   else if (choice === 'none') mapped = { type: 'none' };
   else if (choice && typeof choice === 'object' && choice.function?.name) mapped = { type: 'tool', name: choice.function.name };
-  if (request.parallel_tool_calls === false && mapped?.type !== 'none') mapped = { ...(mapped ?? { type: 'auto' }), disable_parallel_tool_use: true };
+  if (request.parallel_tool_calls === false && mapped?.type !== 'none')
+    mapped = { ...(mapped ?? { type: 'auto' }), disable_parallel_tool_use: true };
   return mapped;
 }
 
@@ -121,13 +122,16 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
   const body: Record<string, unknown> = {
     model: call.model,
     messages: conversation(request.messages),
-    max_tokens: count(request.max_tokens) || count(request.max_completion_tokens) || defaultMaxTokens(call.model, call.modelMaxOutputTokens),
+    max_tokens:
+      count(request.max_tokens) || count(request.max_completion_tokens) || defaultMaxTokens(call.model, call.modelMaxOutputTokens),
   };
   if (system.length > 0) body.system = system;
   if (typeof request.temperature === 'number') body.temperature = request.temperature;
   if (typeof request.top_p === 'number') body.top_p = request.top_p;
   if (typeof request.top_k === 'number') body.top_k = request.top_k;
-  const stops = (typeof request.stop === 'string' ? [request.stop] : Array.isArray(request.stop) ? request.stop : []).filter((stop): stop is string => typeof stop === 'string' && stop !== '');
+  const stops = (typeof request.stop === 'string' ? [request.stop] : Array.isArray(request.stop) ? request.stop : []).filter(
+    (stop): stop is string => typeof stop === 'string' && stop !== '',
+  );
   if (stops.length > 0) body.stop_sequences = stops;
   const tools = (request.tools ?? []).filter((tool) => tool?.type === 'function' && tool.function?.name);
   if (tools.length > 0) {
@@ -145,12 +149,14 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
     const options = search as { max_uses?: unknown; user_location?: { approximate?: unknown } };
     const tool: Record<string, unknown> = { type: 'web_search_20250305', name: 'web_search' };
     if (typeof options.max_uses === 'number') tool.max_uses = options.max_uses;
-    if (options.user_location?.approximate && typeof options.user_location.approximate === 'object') tool.user_location = { type: 'approximate', ...options.user_location.approximate };
+    if (options.user_location?.approximate && typeof options.user_location.approximate === 'object')
+      tool.user_location = { type: 'approximate', ...options.user_location.approximate };
     body.tools = [...((body.tools as unknown[] | undefined) ?? []), tool];
   }
   if (typeof request.user === 'string' && request.user !== '') body.metadata = { user_id: request.user };
   // extended thinking, for clients that know to ask for it, else from OpenAI's reasoning_effort
-  const thinking = request.thinking && typeof request.thinking === 'object' ? request.thinking : thinkingFor(request.reasoning_effort, call.model, body);
+  const thinking =
+    request.thinking && typeof request.thinking === 'object' ? request.thinking : thinkingFor(request.reasoning_effort, call.model, body);
   if (thinking) {
     body.thinking = thinking;
     // Anthropic refuses thinking with a changed temperature or top_k, or top_p below 0.95
@@ -188,7 +194,8 @@ export function thinkingFor(effort: unknown, model: string, body: Record<string,
 // ---- where it goes ----
 
 export function target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | UpstreamFailure {
-  if (call.operation !== 'chat') return upstreamFailure(501, `Anthropic channels do not offer ${call.operation}`, { code: 'operation_unsupported', retryable: true });
+  if (call.operation !== 'chat')
+    return upstreamFailure(501, `Anthropic channels do not offer ${call.operation}`, { code: 'operation_unsupported', retryable: true });
   const base = trimmedBaseUrl(channel.baseUrl, findChannelType(channel.type)?.defaultBaseUrl, 'https://api.anthropic.com');
   return {
     url: `${base}/v1/messages`,

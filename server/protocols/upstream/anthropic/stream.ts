@@ -110,10 +110,18 @@ export class AnthropicStreamDecoder implements ChatStreamDecoder {
           const tool = this.tools;
           this.tools += 1;
           // a tool_use start carries `input: {}`; its arguments come as input_json_delta
-          const input = block.input && typeof block.input === 'object' && Object.keys(block.input).length > 0 ? JSON.stringify(block.input) : '';
+          const input =
+            block.input && typeof block.input === 'object' && Object.keys(block.input).length > 0 ? JSON.stringify(block.input) : '';
           this.blocks.set(index, { kind: 'tool', tool, sentArguments: input !== '' });
           return this.chunk({
-            tool_calls: [{ index: tool, id: block.id || `call_${this.call.responseId}_${tool}`, type: 'function', function: { name: block.name ?? '', arguments: input } }],
+            tool_calls: [
+              {
+                index: tool,
+                id: block.id || `call_${this.call.responseId}_${tool}`,
+                type: 'function',
+                function: { name: block.name ?? '', arguments: input },
+              },
+            ],
           });
         }
         this.blocks.set(index, { kind: 'other' });
@@ -123,8 +131,14 @@ export class AnthropicStreamDecoder implements ChatStreamDecoder {
         const block = this.blocks.get(event.index ?? 0);
         const delta = event.delta ?? {};
         if (delta.type === 'text_delta' && typeof delta.text === 'string' && delta.text !== '') return this.chunk({ content: delta.text });
-        if (delta.type === 'thinking_delta' && typeof delta.thinking === 'string' && delta.thinking !== '') return this.chunk({ reasoning_content: delta.thinking });
-        if (delta.type === 'input_json_delta' && block?.kind === 'tool' && typeof delta.partial_json === 'string' && delta.partial_json !== '') {
+        if (delta.type === 'thinking_delta' && typeof delta.thinking === 'string' && delta.thinking !== '')
+          return this.chunk({ reasoning_content: delta.thinking });
+        if (
+          delta.type === 'input_json_delta' &&
+          block?.kind === 'tool' &&
+          typeof delta.partial_json === 'string' &&
+          delta.partial_json !== ''
+        ) {
           block.sentArguments = true;
           return this.chunk({ tool_calls: [{ index: block.tool, function: { arguments: delta.partial_json } }] });
         }

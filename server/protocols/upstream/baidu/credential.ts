@@ -33,17 +33,22 @@ export const credential: CredentialExchange = {
     };
   },
   parse(status, body) {
-    const answer = parseJson(body) as { access_token?: unknown; expires_in?: unknown; error?: unknown; error_description?: unknown } | undefined;
+    const answer = parseJson(body) as
+      { access_token?: unknown; expires_in?: unknown; error?: unknown; error_description?: unknown } | undefined;
     if (answer && typeof answer.error === 'string' && answer.error) {
       const description = typeof answer.error_description === 'string' ? answer.error_description : '';
       // invalid_client: Baidu does not know this API key / secret pair
       const deadKey = answer.error === 'invalid_client';
-      return upstreamFailure(status >= 400 ? status : 401, `Baidu token exchange: ${answer.error}${description ? `: ${description}` : ''}`, {
-        type: 'baidu_oauth_error',
-        code: answer.error,
-        deadKey,
-        retryable: true,
-      });
+      return upstreamFailure(
+        status >= 400 ? status : 401,
+        `Baidu token exchange: ${answer.error}${description ? `: ${description}` : ''}`,
+        {
+          type: 'baidu_oauth_error',
+          code: answer.error,
+          deadKey,
+          retryable: true,
+        },
+      );
     }
     if (status < 200 || status >= 300) return failure(status, body);
     if (!answer || typeof answer.access_token !== 'string' || !answer.access_token) {

@@ -66,7 +66,10 @@ export function failure(status: number, body: string): UpstreamFailure {
   if (known) return known;
   const oauth = parsed as { error?: unknown; error_description?: unknown } | undefined;
   if (oauth && typeof oauth === 'object' && typeof oauth.error === 'string') {
-    return upstreamFailure(status, `${oauth.error}${typeof oauth.error_description === 'string' ? `: ${oauth.error_description}` : ''}`, { type: 'baidu_error', code: oauth.error });
+    return upstreamFailure(status, `${oauth.error}${typeof oauth.error_description === 'string' ? `: ${oauth.error_description}` : ''}`, {
+      type: 'baidu_error',
+      code: oauth.error,
+    });
   }
   const text = body.trim().slice(0, 500);
   return upstreamFailure(status, text ? `Baidu answered HTTP ${status}: ${text}` : '', { type: 'baidu_error' });

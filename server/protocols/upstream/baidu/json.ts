@@ -35,20 +35,37 @@ export function finishOf(answer: BaiduAnswer): FinishReason {
 
 export function usageOf(answer: BaiduAnswer): Usage | undefined {
   if (!answer.usage) return undefined;
-  return { promptTokens: count(answer.usage.prompt_tokens), completionTokens: count(answer.usage.completion_tokens), cachedPromptTokens: 0 };
+  return {
+    promptTokens: count(answer.usage.prompt_tokens),
+    completionTokens: count(answer.usage.completion_tokens),
+    cachedPromptTokens: 0,
+  };
 }
 
 export const toolCallOf = (answer: BaiduAnswer, call: AdaptorCall): ChatToolCall | undefined =>
-  answer.function_call?.name ? { id: `call_${call.responseId}_0`, type: 'function', function: { name: answer.function_call.name, arguments: answer.function_call.arguments || '{}' } } : undefined;
+  answer.function_call?.name
+    ? {
+        id: `call_${call.responseId}_0`,
+        type: 'function',
+        function: { name: answer.function_call.name, arguments: answer.function_call.arguments || '{}' },
+      }
+    : undefined;
 
 export function decodeChat(body: string, call: AdaptorCall): ChatResponse | UpstreamFailure {
   const answer = parseJson(body);
-  if (!answer || typeof answer !== 'object') return upstreamFailure(502, `Baidu answered something other than JSON: ${body.slice(0, 200)}`, { type: 'baidu_error', retryable: true });
+  if (!answer || typeof answer !== 'object')
+    return upstreamFailure(502, `Baidu answered something other than JSON: ${body.slice(0, 200)}`, {
+      type: 'baidu_error',
+      retryable: true,
+    });
   const error = bodyError(answer, 200);
   if (error) return error;
   const baidu = answer as BaiduAnswer;
   const toolCall = toolCallOf(baidu, call);
-  const message: ChatResponse['choices'][number]['message'] = { role: 'assistant', content: toolCall && !baidu.result ? null : (baidu.result ?? '') };
+  const message: ChatResponse['choices'][number]['message'] = {
+    role: 'assistant',
+    content: toolCall && !baidu.result ? null : (baidu.result ?? ''),
+  };
   if (toolCall) message.tool_calls = [toolCall];
   return {
     id: baidu.id || call.responseId,
@@ -61,11 +78,26 @@ export function decodeChat(body: string, call: AdaptorCall): ChatResponse | Upst
 }
 
 export function decodeEmbeddings(body: string, call: AdaptorCall): EmbeddingResponse | UpstreamFailure {
-  const answer = parseJson(body) as { data?: Array<{ index?: number; embedding?: number[] }>; usage?: { prompt_tokens?: number; total_tokens?: number } } | undefined;
-  if (!answer || typeof answer !== 'object') return upstreamFailure(502, `Baidu answered something other than JSON: ${body.slice(0, 200)}`, { type: 'baidu_error', retryable: true });
+  const answer = parseJson(body) as
+    { data?: Array<{ index?: number; embedding?: number[] }>; usage?: { prompt_tokens?: number; total_tokens?: number } } | undefined;
+  if (!answer || typeof answer !== 'object')
+    return upstreamFailure(502, `Baidu answered something other than JSON: ${body.slice(0, 200)}`, {
+      type: 'baidu_error',
+      retryable: true,
+    });
   const error = bodyError(answer, 200);
   if (error) return error;
-  const data = embeddingsInOrder((answer.data ?? []).map((item, position) => ({ index: typeof item.index === 'number' ? item.index : position, embedding: item.embedding ?? [] })));
+  const data = embeddingsInOrder(
+    (answer.data ?? []).map((item, position) => ({
+      index: typeof item.index === 'number' ? item.index : position,
+      embedding: item.embedding ?? [],
+    })),
+  );
   const promptTokens = count(answer.usage?.prompt_tokens);
-  return { object: 'list', data, model: call.model, usage: { prompt_tokens: promptTokens, total_tokens: count(answer.usage?.total_tokens) || promptTokens } };
+  return {
+    object: 'list',
+    data,
+    model: call.model,
+    usage: { prompt_tokens: promptTokens, total_tokens: count(answer.usage?.total_tokens) || promptTokens },
+  };
 }

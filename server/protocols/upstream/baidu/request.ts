@@ -1,7 +1,16 @@
 // Where a Baidu call goes (the model's endpoint, the access token in the
 // query) and the request it carries: chat with `system` apart and alternating
 // turns, embeddings.
-import type { AdaptorCall, ChannelConfig, ChatMessage, ChatRequest, ChatToolCall, EmbeddingRequest, HttpTarget, UpstreamFailure } from '../../types';
+import type {
+  AdaptorCall,
+  ChannelConfig,
+  ChatMessage,
+  ChatRequest,
+  ChatToolCall,
+  EmbeddingRequest,
+  HttpTarget,
+  UpstreamFailure,
+} from '../../types';
 import { contentText, trimmedBaseUrl, upstreamFailure } from '../../shared';
 import { CREDENTIAL_REJECTED } from './errors';
 
@@ -85,7 +94,12 @@ export function splitKey(key: string): { apiKey: string; secretKey: string } | u
 
 // ---- requests ----
 
-type BaiduMessage = { role: 'user' | 'assistant' | 'function'; content: string; name?: string; function_call?: { name: string; arguments: string } };
+type BaiduMessage = {
+  role: 'user' | 'assistant' | 'function';
+  content: string;
+  name?: string;
+  function_call?: { name: string; arguments: string };
+};
 
 /**
  * OpenAI messages as Baidu takes them: system text in the `system` field,
@@ -129,7 +143,8 @@ function encodeMessages(messages: readonly ChatMessage[]): { system: string; mes
     }
     const role = message.role === 'assistant' ? 'assistant' : 'user';
     const previous = out.at(-1);
-    if (previous && previous.role === role && !previous.function_call) previous.content = previous.content ? `${previous.content}\n\n${text}` : text;
+    if (previous && previous.role === role && !previous.function_call)
+      previous.content = previous.content ? `${previous.content}\n\n${text}` : text;
     else out.push({ role, content: text });
   }
   return { system: system.join('\n\n'), messages: out };
@@ -153,14 +168,16 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
   if (typeof request.user === 'string' && request.user) body.user_id = request.user;
   if (request.response_format?.type === 'json_object') body.response_format = 'json_object';
   // Baidu's own switches, when a client that knows them sends them
-  for (const flag of ['disable_search', 'enable_citation', 'enable_trace'] as const) if (typeof request[flag] === 'boolean') body[flag] = request[flag];
+  for (const flag of ['disable_search', 'enable_citation', 'enable_trace'] as const)
+    if (typeof request[flag] === 'boolean') body[flag] = request[flag];
   if (request.tools && request.tools.length > 0 && request.tool_choice !== 'none') {
     body.functions = request.tools.map((tool) => ({
       name: tool.function.name,
       ...(tool.function.description ? { description: tool.function.description } : {}),
       parameters: tool.function.parameters ?? { type: 'object', properties: {} },
     }));
-    if (typeof request.tool_choice === 'object' && request.tool_choice) body.tool_choice = { type: 'function', function: { name: request.tool_choice.function.name } };
+    if (typeof request.tool_choice === 'object' && request.tool_choice)
+      body.tool_choice = { type: 'function', function: { name: request.tool_choice.function.name } };
   }
   if (call.stream) body.stream = true;
   return JSON.stringify(body);
@@ -168,15 +185,23 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
 
 export function encodeEmbeddings(request: EmbeddingRequest): string {
   const input = request.input;
-  const texts = typeof input === 'string' ? [input] : Array.isArray(input) ? input.filter((item): item is string => typeof item === 'string') : [];
+  const texts =
+    typeof input === 'string' ? [input] : Array.isArray(input) ? input.filter((item): item is string => typeof item === 'string') : [];
   return JSON.stringify({ input: texts, ...(typeof request.user === 'string' && request.user ? { user_id: request.user } : {}) });
 }
 
 export function target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | UpstreamFailure {
   if (!call.credential) {
-    return upstreamFailure(500, 'a Baidu call needs an access token from the key exchange', { type: 'invalid_channel_config', code: CREDENTIAL_REJECTED, retryable: true });
+    return upstreamFailure(500, 'a Baidu call needs an access token from the key exchange', {
+      type: 'invalid_channel_config',
+      code: CREDENTIAL_REJECTED,
+      retryable: true,
+    });
   }
-  const path = call.operation === 'embeddings' ? `${EMBEDDINGS_PATH}${baiduEndpoint(call.model, 'embeddings')}` : `${CHAT_PATH}${baiduEndpoint(call.model, 'chat')}`;
+  const path =
+    call.operation === 'embeddings'
+      ? `${EMBEDDINGS_PATH}${baiduEndpoint(call.model, 'embeddings')}`
+      : `${CHAT_PATH}${baiduEndpoint(call.model, 'chat')}`;
   return {
     url: `${baseOf(channel)}${path}?access_token=${encodeURIComponent(call.credential)}`,
     method: 'POST',

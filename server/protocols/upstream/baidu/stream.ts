@@ -20,7 +20,11 @@ export function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
   let running: Usage | undefined;
   let failed: UpstreamFailure | undefined;
 
-  const chunk = (choice: ChatChunkChoice): ChatChunk => ({ ...chunkOf(call, call.model, [choice]), id: id || call.responseId, created: created || call.now });
+  const chunk = (choice: ChatChunkChoice): ChatChunk => ({
+    ...chunkOf(call, call.model, [choice]),
+    id: id || call.responseId,
+    created: created || call.now,
+  });
 
   function handle(data: string): ChatChunk[] {
     const answer = parseJson(data);
@@ -58,7 +62,12 @@ export function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
       const { events, bareBody } = parser.end();
       const chunks = take(events);
       if (bareBody && !failed) {
-        failed = bodyError(parseJson(bareBody), 200) ?? upstreamFailure(502, `Baidu answered a stream with no events: ${bareBody.slice(0, 200)}`, { type: 'baidu_error', retryable: true });
+        failed =
+          bodyError(parseJson(bareBody), 200) ??
+          upstreamFailure(502, `Baidu answered a stream with no events: ${bareBody.slice(0, 200)}`, {
+            type: 'baidu_error',
+            retryable: true,
+          });
       }
       return chunks;
     },

@@ -36,7 +36,8 @@ export function encodeEmbeddings(request: EmbeddingRequest, call: AdaptorCall): 
     return JSON.stringify(body);
   }
   if (isCohere(call.model)) {
-    const inputType = typeof request.input_type === 'string' && COHERE_INPUT_TYPES.has(request.input_type) ? request.input_type : 'search_document';
+    const inputType =
+      typeof request.input_type === 'string' && COHERE_INPUT_TYPES.has(request.input_type) ? request.input_type : 'search_document';
     const body: Record<string, unknown> = { texts: inputs, input_type: inputType };
     if (request.truncate === 'NONE' || request.truncate === 'START' || request.truncate === 'END') body.truncate = request.truncate;
     return JSON.stringify(body);
@@ -57,7 +58,8 @@ export function decodeEmbeddings(body: string, call: AdaptorCall): EmbeddingResp
   } else {
     // Cohere: a list of vectors, or by type when embedding_types was asked
     const embeddings = isObject(answer.embeddings) ? answer.embeddings.float : answer.embeddings;
-    if (!Array.isArray(embeddings) || !embeddings.every(isVector)) return upstreamFailure(502, "Bedrock's embeddings answer holds no vectors", { retryable: true });
+    if (!Array.isArray(embeddings) || !embeddings.every(isVector))
+      return upstreamFailure(502, "Bedrock's embeddings answer holds no vectors", { retryable: true });
     vectors = embeddings;
     const meta = isObject(answer.meta) && isObject(answer.meta.billed_units) ? answer.meta.billed_units : undefined;
     tokens = count(meta?.input_tokens);

@@ -41,7 +41,12 @@ const STATUS_BY_EXCEPTION: Record<string, number> = {
 };
 
 /** Keys that can never succeed as they are: unknown, mis-signed, expired, or without access to Bedrock's models. */
-const DEAD_KEY_TYPES = new Set(['UnrecognizedClientException', 'InvalidSignatureException', 'ExpiredTokenException', 'AccessDeniedException']);
+const DEAD_KEY_TYPES = new Set([
+  'UnrecognizedClientException',
+  'InvalidSignatureException',
+  'ExpiredTokenException',
+  'AccessDeniedException',
+]);
 
 function classify(status: number, type: string, message: string): UpstreamFailure {
   const deadKey = DEAD_KEY_TYPES.has(type) || status === 401;

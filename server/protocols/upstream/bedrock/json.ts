@@ -49,7 +49,8 @@ export function bedrockUsage(usage: ConverseUsage): Usage {
 
 export function decodeChat(body: string, call: AdaptorCall): ChatResponse | UpstreamFailure {
   const answer = parseJson(body) as ConverseAnswer | undefined;
-  if (!answer || typeof answer !== 'object') return upstreamFailure(502, 'Bedrock answered with something that is not JSON', { retryable: true });
+  if (!answer || typeof answer !== 'object')
+    return upstreamFailure(502, 'Bedrock answered with something that is not JSON', { retryable: true });
   if (!answer.output || typeof answer.output !== 'object') {
     const said = typeof answer.message === 'string' && answer.message ? `: ${answer.message}` : '';
     return upstreamFailure(502, `Bedrock answered without an output${said}`, { retryable: true });
@@ -73,7 +74,10 @@ export function decodeChat(body: string, call: AdaptorCall): ChatResponse | Upst
       reasoning += block.reasoningContent.reasoningText.text;
     }
   }
-  const message: ChatResponse['choices'][number]['message'] = { role: 'assistant', content: hasText || toolCalls.length === 0 ? text : null };
+  const message: ChatResponse['choices'][number]['message'] = {
+    role: 'assistant',
+    content: hasText || toolCalls.length === 0 ? text : null,
+  };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   if (reasoning) message.reasoning_content = reasoning;
   return {

@@ -4,7 +4,9 @@
 import type { ChannelConfig, UpstreamFailure } from '../../types';
 import { upstreamFailure } from '../../shared';
 
-export type BedrockKey = { kind: 'iam'; accessKeyId: string; secretAccessKey: string; sessionToken?: string; region: string } | { kind: 'api-key'; token: string; region: string };
+export type BedrockKey =
+  | { kind: 'iam'; accessKeyId: string; secretAccessKey: string; sessionToken?: string; region: string }
+  | { kind: 'api-key'; token: string; region: string };
 
 /** The region when neither the key nor `other` names one (the channel type's `other` fallback too). */
 export const DEFAULT_REGION = 'us-east-1';
@@ -12,11 +14,13 @@ export const DEFAULT_REGION = 'us-east-1';
 /** An AWS region name (`us-east-1`, `eu-central-2`, `us-gov-west-1`): it goes into a host name. */
 const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
 
-const malformed = (message: string): UpstreamFailure => upstreamFailure(401, message, { code: 'invalid_key', deadKey: true, retryable: true });
+const malformed = (message: string): UpstreamFailure =>
+  upstreamFailure(401, message, { code: 'invalid_key', deadKey: true, retryable: true });
 
 export function bedrockKey(channel: ChannelConfig): BedrockKey | UpstreamFailure {
   const parts = channel.key.split('|').map((part) => part.trim());
-  if (parts.some((part) => part === '')) return malformed('the Bedrock key has an empty part: write it as AK|SK|region[|session token], or as an API key[|region]');
+  if (parts.some((part) => part === ''))
+    return malformed('the Bedrock key has an empty part: write it as AK|SK|region[|session token], or as an API key[|region]');
   let key: BedrockKey;
   if (parts.length >= 3 && parts.length <= 4) {
     const [accessKeyId, secretAccessKey, region, sessionToken] = parts;

@@ -25,7 +25,12 @@ let loading: Promise<BedrockLibraries> | undefined;
 export function loadBedrockLibraries(): Promise<BedrockLibraries> {
   if (loaded) return Promise.resolve(loaded);
   loading ??= Promise.all([import('@smithy/eventstream-codec'), import('@smithy/signature-v4'), import('@aws-crypto/sha256-js')]).then(
-    ([codecModule, signerModule, shaModule]) => (loaded = { codec: new codecModule.EventStreamCodec(toUtf8, fromUtf8), SignatureV4: signerModule.SignatureV4, Sha256: shaModule.Sha256 }),
+    ([codecModule, signerModule, shaModule]) =>
+      (loaded = {
+        codec: new codecModule.EventStreamCodec(toUtf8, fromUtf8),
+        SignatureV4: signerModule.SignatureV4,
+        Sha256: shaModule.Sha256,
+      }),
     (error: unknown) => {
       loading = undefined;
       throw error;

@@ -15,7 +15,15 @@
 // each is written as the SSE event Anthropic itself would have sent; an
 // exception frame becomes Anthropic's `error` event.
 import type { Message } from '@smithy/eventstream-codec';
-import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type HttpTarget, type NativePath, type NativeStreamReframer, type UpstreamFailure } from '../../types';
+import {
+  isUpstreamFailure,
+  type AdaptorCall,
+  type ChannelConfig,
+  type HttpTarget,
+  type NativePath,
+  type NativeStreamReframer,
+  type UpstreamFailure,
+} from '../../types';
 import { isObject, parseJson, trimmedBaseUrl, upstreamFailure } from '../../shared';
 import { streamException } from './errors';
 import { bedrockKey } from './keys';
@@ -100,7 +108,8 @@ export class InvokeStreamReframer implements NativeStreamReframer {
   }
 
   end(): string {
-    if (!this.error && this.frames.held > 0) throw new Error(`Bedrock's event stream broke off inside a frame (${this.frames.held} bytes held)`);
+    if (!this.error && this.frames.held > 0)
+      throw new Error(`Bedrock's event stream broke off inside a frame (${this.frames.held} bytes held)`);
     return '';
   }
 
@@ -124,7 +133,8 @@ export class InvokeStreamReframer implements NativeStreamReframer {
       const said = isObject(payload) && typeof payload.message === 'string' ? payload.message : '';
       return this.fail(streamException(headerText(message, ':exception-type'), said));
     }
-    if (messageType === 'error') return this.fail(streamException(headerText(message, ':error-code'), headerText(message, ':error-message')));
+    if (messageType === 'error')
+      return this.fail(streamException(headerText(message, ':error-code'), headerText(message, ':error-message')));
     // `chunk` is the stream's one event type; any other added later carries nothing for the client
     if (headerText(message, ':event-type') !== 'chunk') return '';
     const payload = parseJson(toUtf8(message.body));

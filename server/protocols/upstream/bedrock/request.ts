@@ -2,7 +2,15 @@
 // Converse's shape (encodeChat), and the SigV4 signature over both (sign).
 // Reference: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html
 import type { SignatureV4 } from '@smithy/signature-v4';
-import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatMessage, type ChatRequest, type HttpTarget, type UpstreamFailure } from '../../types';
+import {
+  isUpstreamFailure,
+  type AdaptorCall,
+  type ChannelConfig,
+  type ChatMessage,
+  type ChatRequest,
+  type HttpTarget,
+  type UpstreamFailure,
+} from '../../types';
 import { contentText, count, dataUrl, isObject, parseJson, trimmedBaseUrl, upstreamFailure } from '../../shared';
 import { bedrockKey, type BedrockKey } from './keys';
 import { bedrockModelId, isClaudeOnBedrock } from './models';
@@ -22,7 +30,13 @@ interface ConverseMessage {
 // ---- request ----
 
 /** Converse's image formats, by media type. */
-const IMAGE_FORMATS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/jpg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
+const IMAGE_FORMATS: Record<string, string> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpeg',
+  'image/jpg': 'jpeg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+};
 
 /**
  * An image part as a Converse image block. Converse takes images as bytes (or
@@ -117,7 +131,9 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
   if (maxTokens > 0) inference.maxTokens = maxTokens;
   if (typeof request.temperature === 'number') inference.temperature = request.temperature;
   if (typeof request.top_p === 'number') inference.topP = request.top_p;
-  const stops = (typeof request.stop === 'string' ? [request.stop] : Array.isArray(request.stop) ? request.stop : []).filter((stop): stop is string => typeof stop === 'string' && stop !== '');
+  const stops = (typeof request.stop === 'string' ? [request.stop] : Array.isArray(request.stop) ? request.stop : []).filter(
+    (stop): stop is string => typeof stop === 'string' && stop !== '',
+  );
   if (stops.length > 0) inference.stopSequences = stops;
   if (Object.keys(inference).length > 0) body.inferenceConfig = inference;
   const tools = (request.tools ?? []).filter((tool) => tool?.type === 'function' && tool.function?.name);
@@ -137,7 +153,13 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
   } else {
     // Converse refuses toolUse and toolResult blocks without a toolConfig: a client that sends the history of a
     // tool call without the tools gets them declared from that history (any input), as the vendor requires
-    const used = [...new Set((body.messages as ConverseMessage[]).flatMap((turn) => turn.content.flatMap((block) => (isObject(block.toolUse) ? [String(block.toolUse.name)] : []))))];
+    const used = [
+      ...new Set(
+        (body.messages as ConverseMessage[]).flatMap((turn) =>
+          turn.content.flatMap((block) => (isObject(block.toolUse) ? [String(block.toolUse.name)] : [])),
+        ),
+      ),
+    ];
     const answered = (body.messages as ConverseMessage[]).some((turn) => turn.content.some((block) => isObject(block.toolResult)));
     if (used.length > 0 || answered) {
       const names = used.length > 0 ? used : ['tool'];
@@ -151,7 +173,10 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
     const forced = choice ? { type: 'any' in choice ? 'any' : 'tool' } : undefined;
     const thinking = isObject(request.thinking)
       ? request.thinking
-      : thinkingFor(request.reasoning_effort, modelId.replace(/^(?:[a-z]+\.)?anthropic\./, ''), { max_tokens: maxTokens || undefined, tool_choice: forced });
+      : thinkingFor(request.reasoning_effort, modelId.replace(/^(?:[a-z]+\.)?anthropic\./, ''), {
+          max_tokens: maxTokens || undefined,
+          tool_choice: forced,
+        });
     if (thinking) {
       additional.thinking = thinking;
       // Anthropic refuses thinking with a changed temperature or top_k, or top_p below 0.95
@@ -170,11 +195,15 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
 export function target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | UpstreamFailure {
   if (call.operation === 'rerank') return rerankTarget(channel);
   if (call.operation === 'embeddings') return invokeTarget(channel, call);
-  if (call.operation !== 'chat') return upstreamFailure(501, `Bedrock channels do not offer ${call.operation}`, { code: 'operation_unsupported', retryable: true });
+  if (call.operation !== 'chat')
+    return upstreamFailure(501, `Bedrock channels do not offer ${call.operation}`, { code: 'operation_unsupported', retryable: true });
   const key = bedrockKey(channel);
   if (isUpstreamFailure(key)) return key;
   const base = trimmedBaseUrl(channel.baseUrl, `https://bedrock-runtime.${key.region}.amazonaws.com`);
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: call.stream ? 'application/vnd.amazon.eventstream' : 'application/json' };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: call.stream ? 'application/vnd.amazon.eventstream' : 'application/json',
+  };
   if (key.kind === 'api-key') headers.authorization = `Bearer ${key.token}`;
   return {
     url: `${base}/model/${encodeURIComponent(bedrockModelId(call.model))}/${call.stream ? 'converse-stream' : 'converse'}`,
@@ -203,7 +232,11 @@ function signerFor(key: Extract<BedrockKey, { kind: 'iam' }>): SignatureV4 {
   const cacheKey = `${key.accessKeyId}\0${key.secretAccessKey}\0${key.sessionToken ?? ''}\0${key.region}`;
   let signer = signers.get(cacheKey);
   if (!signer) {
-    const credentials = { accessKeyId: key.accessKeyId, secretAccessKey: key.secretAccessKey, ...(key.sessionToken ? { sessionToken: key.sessionToken } : {}) };
+    const credentials = {
+      accessKeyId: key.accessKeyId,
+      secretAccessKey: key.secretAccessKey,
+      ...(key.sessionToken ? { sessionToken: key.sessionToken } : {}),
+    };
     const { SignatureV4, Sha256 } = bedrockLibraries();
     signer = new SignatureV4({ service: 'bedrock', region: key.region, credentials, sha256: Sha256 });
     if (signers.size >= MAX_SIGNERS) signers.clear();
@@ -218,7 +251,12 @@ function signerFor(key: Extract<BedrockKey, { kind: 'iam' }>): SignatureV4 {
  * header is the target's). The signature covers the host, the path, the
  * headers and the body, at the call's time.
  */
-export async function sign(target: HttpTarget, body: string, channel: ChannelConfig, call: AdaptorCall): Promise<HttpTarget | UpstreamFailure> {
+export async function sign(
+  target: HttpTarget,
+  body: string,
+  channel: ChannelConfig,
+  call: AdaptorCall,
+): Promise<HttpTarget | UpstreamFailure> {
   const key = bedrockKey(channel);
   if (isUpstreamFailure(key)) return key;
   // the answer's decoder needs the codec whichever the key: loaded here, before any Bedrock call

@@ -9,7 +9,15 @@
 // no usage: Bedrock bills a rerank per query, a query being up to 100
 // documents (https://aws.amazon.com/bedrock/pricing/), which the relay bills as
 // search units by that same rule, as it bills Cohere's.
-import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type HttpTarget, type RerankRequest, type RerankResponse, type UpstreamFailure } from '../../types';
+import {
+  isUpstreamFailure,
+  type AdaptorCall,
+  type ChannelConfig,
+  type HttpTarget,
+  type RerankRequest,
+  type RerankResponse,
+  type UpstreamFailure,
+} from '../../types';
 import { isObject, parseJson, trimmedBaseUrl, upstreamFailure } from '../../shared';
 import { bedrockKey, DEFAULT_REGION } from './keys';
 import { bedrockModelId } from './models';
@@ -51,12 +59,19 @@ export function encodeRerank(request: RerankRequest, call: AdaptorCall): string 
 
 export function decodeRerank(body: string, call: AdaptorCall): RerankResponse | UpstreamFailure {
   const answer = parseJson(body);
-  if (!isObject(answer) || !Array.isArray(answer.results)) return upstreamFailure(502, "Bedrock's rerank answer has no results list", { retryable: true });
+  if (!isObject(answer) || !Array.isArray(answer.results))
+    return upstreamFailure(502, "Bedrock's rerank answer has no results list", { retryable: true });
   const results: RerankResponse['results'] = [];
   for (const item of answer.results) {
     if (!isObject(item)) continue;
     const { index, relevanceScore } = item;
-    if (typeof index === 'number' && Number.isInteger(index) && index >= 0 && typeof relevanceScore === 'number' && Number.isFinite(relevanceScore)) {
+    if (
+      typeof index === 'number' &&
+      Number.isInteger(index) &&
+      index >= 0 &&
+      typeof relevanceScore === 'number' &&
+      Number.isFinite(relevanceScore)
+    ) {
       results.push({ index, relevance_score: relevanceScore });
     }
   }

@@ -28,7 +28,8 @@ export class EventStreamFrames {
     const messages: Message[] = [];
     while (this.pending.length >= 4) {
       const total = this.pending.readUInt32BE(0);
-      if (total < PRELUDE_BYTES + TRAILER_BYTES || total > MAX_FRAME_BYTES) throw new Error(`a frame of ${total} bytes is not an event-stream frame`);
+      if (total < PRELUDE_BYTES + TRAILER_BYTES || total > MAX_FRAME_BYTES)
+        throw new Error(`a frame of ${total} bytes is not an event-stream frame`);
       if (this.pending.length < total) break;
       messages.push(bedrockLibraries().codec.decode(this.pending.subarray(0, total)));
       this.pending = this.pending.subarray(total);
@@ -140,12 +141,22 @@ export class BedrockStreamDecoder implements ChatStreamDecoder {
         const tool = this.toolCount;
         this.toolCount += 1;
         this.tools.set(event.contentBlockIndex ?? 0, { tool, sentArguments: false });
-        return this.chunk({ tool_calls: [{ index: tool, id: toolUse.toolUseId || `call_${this.call.responseId}_${tool}`, type: 'function', function: { name: toolUse.name ?? '', arguments: '' } }] });
+        return this.chunk({
+          tool_calls: [
+            {
+              index: tool,
+              id: toolUse.toolUseId || `call_${this.call.responseId}_${tool}`,
+              type: 'function',
+              function: { name: toolUse.name ?? '', arguments: '' },
+            },
+          ],
+        });
       }
       case 'contentBlockDelta': {
         const delta = event.delta ?? {};
         if (typeof delta.text === 'string' && delta.text !== '') return this.chunk({ content: delta.text });
-        if (typeof delta.reasoningContent?.text === 'string' && delta.reasoningContent.text !== '') return this.chunk({ reasoning_content: delta.reasoningContent.text });
+        if (typeof delta.reasoningContent?.text === 'string' && delta.reasoningContent.text !== '')
+          return this.chunk({ reasoning_content: delta.reasoningContent.text });
         const open = this.tools.get(event.contentBlockIndex ?? 0);
         if (open && typeof delta.toolUse?.input === 'string' && delta.toolUse.input !== '') {
           open.sentArguments = true;

@@ -16,7 +16,8 @@ export const botIdOf = (model: string): string => (model.startsWith('bot-') ? mo
 // ---- requests ----
 
 export function target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | UpstreamFailure {
-  if (!botIdOf(call.model)) return upstreamFailure(400, 'a Coze model is named bot-<bot_id>', { type: 'invalid_request_error', retryable: false });
+  if (!botIdOf(call.model))
+    return upstreamFailure(400, 'a Coze model is named bot-<bot_id>', { type: 'invalid_request_error', retryable: false });
   return {
     url: `${trimmedBaseUrl(channel.baseUrl, DEFAULT_BASE_URL)}${CHAT_PATH}`,
     method: 'POST',
@@ -33,7 +34,8 @@ interface CozeMessage {
 
 /** A message with images goes as an object_string: a JSON list of text and image items. */
 function contentOf(content: ChatMessage['content']): Pick<CozeMessage, 'content' | 'content_type'> {
-  if (!Array.isArray(content) || !content.some((part) => part.type === 'image_url')) return { content: contentText(content), content_type: 'text' };
+  if (!Array.isArray(content) || !content.some((part) => part.type === 'image_url'))
+    return { content: contentText(content), content_type: 'text' };
   const items = content.flatMap((part: ChatContentPart): Array<{ type: 'text'; text: string } | { type: 'image'; file_url: string }> => {
     if (part.type === 'image_url' && part.image_url?.url) return [{ type: 'image', file_url: part.image_url.url }];
     if (typeof part.text === 'string') return [{ type: 'text', text: part.text }];

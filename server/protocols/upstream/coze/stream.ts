@@ -55,18 +55,24 @@ export function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
       }
       case 'conversation.chat.failed': {
         const last = isObject(data) ? data.last_error : undefined;
-        failed = errorOf(last, 200) ?? upstreamFailure(502, 'the Coze chat failed without saying why', { type: 'coze_error', retryable: true });
+        failed =
+          errorOf(last, 200) ?? upstreamFailure(502, 'the Coze chat failed without saying why', { type: 'coze_error', retryable: true });
         return [];
       }
       case 'conversation.chat.requires_action':
-        failed = upstreamFailure(400, 'the Coze bot asked for a client-side plugin result, which this gateway cannot give', { type: 'coze_error', code: 'requires_action', retryable: false });
+        failed = upstreamFailure(400, 'the Coze bot asked for a client-side plugin result, which this gateway cannot give', {
+          type: 'coze_error',
+          code: 'requires_action',
+          retryable: false,
+        });
         return [];
       case 'error':
         failed = errorOf(data, 400) ?? classify(502, 5000, `Coze reported an error in the stream: ${event.data.slice(0, 200)}`);
         return [];
       case 'done':
         finished = true;
-        if (!usage) failed = upstreamFailure(502, 'the Coze stream ended before the chat completed', { type: 'coze_error', retryable: true });
+        if (!usage)
+          failed = upstreamFailure(502, 'the Coze stream ended before the chat completed', { type: 'coze_error', retryable: true });
         return [];
       default:
         return [];
@@ -79,7 +85,9 @@ export function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
       const { events, bareBody } = parser.end();
       const chunks = events.flatMap(handle);
       if (bareBody && !failed && !usage) {
-        failed = errorOf(parseJson(bareBody), 200) ?? upstreamFailure(502, `Coze answered a stream with no events: ${bareBody.slice(0, 200)}`, { type: 'coze_error', retryable: true });
+        failed =
+          errorOf(parseJson(bareBody), 200) ??
+          upstreamFailure(502, `Coze answered a stream with no events: ${bareBody.slice(0, 200)}`, { type: 'coze_error', retryable: true });
       }
       return chunks;
     },

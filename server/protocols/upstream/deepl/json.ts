@@ -9,7 +9,8 @@ export function translationChunks(body: string, call: AdaptorCall): { chunks: Ch
   const error = errorOf(parsed, 200);
   if (error) return error;
   const translations = isObject(parsed) && Array.isArray(parsed.translations) ? parsed.translations.filter(isObject) : [];
-  if (translations.length === 0) return upstreamFailure(502, `DeepL answered without a translation: ${body.slice(0, 200)}`, { type: 'deepl_error', retryable: true });
+  if (translations.length === 0)
+    return upstreamFailure(502, `DeepL answered without a translation: ${body.slice(0, 200)}`, { type: 'deepl_error', retryable: true });
   const text = translations.map((translation) => (typeof translation.text === 'string' ? translation.text : '')).join('');
   // DeepL counts characters as code points; without its count, the text's own
   const billed = translations.reduce((total, translation) => total + count(translation.billed_characters), 0);

@@ -16,7 +16,10 @@ export const defaultBaseUrlOf = (key: string): string => (key.trim().endsWith(':
 
 export function target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | UpstreamFailure {
   if (!targetLanguageOf(call.model)) {
-    return upstreamFailure(400, `a DeepL model names the target language, as deepl-zh or deepl-en-us, not "${call.model}"`, { type: 'invalid_request_error', retryable: false });
+    return upstreamFailure(400, `a DeepL model names the target language, as deepl-zh or deepl-en-us, not "${call.model}"`, {
+      type: 'invalid_request_error',
+      retryable: false,
+    });
   }
   return {
     url: `${trimmedBaseUrl(channel.baseUrl, defaultBaseUrlOf(channel.key))}/v2/translate`,
@@ -28,7 +31,8 @@ export function target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | 
 /** The last user message is the text; the rest of the conversation has no place in a translation. */
 export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
   if (request.tools && request.tools.length > 0) throw new Error('DeepL translates text: function tools cannot be offered');
-  if (request.messages.some((message) => message.role === 'tool' || message.role === 'function')) throw new Error('DeepL translates text: tool results cannot be sent');
+  if (request.messages.some((message) => message.role === 'tool' || message.role === 'function'))
+    throw new Error('DeepL translates text: tool results cannot be sent');
   const last = [...request.messages].reverse().find((message) => message.role === 'user');
   const text = last ? contentText(last.content) : '';
   if (!text.trim()) throw new Error('DeepL translates the last user message, and there is no text in it');

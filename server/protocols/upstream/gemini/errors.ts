@@ -15,9 +15,16 @@ export function parseGoogle(body: string): GeminiResponse | undefined {
 // ---- failures ----
 
 // ErrorInfo reasons that say the key itself will not work again as it is
-const DEAD_KEY_REASONS = new Set(['API_KEY_INVALID', 'API_KEY_EXPIRED', 'CONSUMER_SUSPENDED', 'API_KEY_SERVICE_BLOCKED', 'SERVICE_DISABLED']);
+const DEAD_KEY_REASONS = new Set([
+  'API_KEY_INVALID',
+  'API_KEY_EXPIRED',
+  'CONSUMER_SUSPENDED',
+  'API_KEY_SERVICE_BLOCKED',
+  'SERVICE_DISABLED',
+]);
 // and the words Google uses where it gives no reason (a leaked key: 403 with a message only)
-const DEAD_KEY_WORDS = /api key (not valid|not found|expired)|api key was reported as leaked|consumer .* has been suspended|has been suspended/i;
+const DEAD_KEY_WORDS =
+  /api key (not valid|not found|expired)|api key was reported as leaked|consumer .* has been suspended|has been suspended/i;
 const RETRYABLE_STATUSES = new Set(['RESOURCE_EXHAUSTED', 'UNAVAILABLE', 'INTERNAL', 'DEADLINE_EXCEEDED', 'UNKNOWN', 'ABORTED']);
 
 export function failure(status: number, body: string): UpstreamFailure {
@@ -27,10 +34,15 @@ export function failure(status: number, body: string): UpstreamFailure {
     const text = body.trim().slice(0, 500);
     return upstreamFailure(status, text ? `Gemini answered HTTP ${status}: ${text}` : '', {});
   }
-  const reasons = (Array.isArray(error.details) ? error.details : []).map((detail) => detail?.reason).filter((reason): reason is string => typeof reason === 'string');
+  const reasons = (Array.isArray(error.details) ? error.details : [])
+    .map((detail) => detail?.reason)
+    .filter((reason): reason is string => typeof reason === 'string');
   const message = typeof error.message === 'string' ? error.message : '';
   const grpcStatus = typeof error.status === 'string' ? error.status : null;
-  const deadKey = reasons.some((reason) => DEAD_KEY_REASONS.has(reason)) || grpcStatus === 'UNAUTHENTICATED' || ((status === 400 || status === 401 || status === 403) && DEAD_KEY_WORDS.test(message));
+  const deadKey =
+    reasons.some((reason) => DEAD_KEY_REASONS.has(reason)) ||
+    grpcStatus === 'UNAUTHENTICATED' ||
+    ((status === 400 || status === 401 || status === 403) && DEAD_KEY_WORDS.test(message));
   // a refusal that is this channel's own (permissions, location, a model it lacks) may pass on another channel;
   // a malformed request (INVALID_ARGUMENT) would fail anywhere
   const retryable =

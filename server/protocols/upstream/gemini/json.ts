@@ -159,8 +159,10 @@ export function decodeChat(body: string, call: AdaptorCall): ChatResponse | Upst
 // ---- embeddings ----
 
 export function decodeEmbeddings(body: string, call: AdaptorCall): EmbeddingResponse | UpstreamFailure {
-  const answer = parseJson(body) as { embeddings?: Array<{ values?: number[] }>; usageMetadata?: GeminiUsageMetadata; error?: GoogleError } | undefined;
-  if (!answer || typeof answer !== 'object') return upstreamFailure(502, `Gemini answered something that is not JSON: ${body.slice(0, 200)}`, { retryable: true });
+  const answer = parseJson(body) as
+    { embeddings?: Array<{ values?: number[] }>; usageMetadata?: GeminiUsageMetadata; error?: GoogleError } | undefined;
+  if (!answer || typeof answer !== 'object')
+    return upstreamFailure(502, `Gemini answered something that is not JSON: ${body.slice(0, 200)}`, { retryable: true });
   if (answer.error) return failure(count(answer.error.code) || 500, body);
   if (!Array.isArray(answer.embeddings)) return upstreamFailure(502, 'Gemini answered without embeddings', { retryable: true });
   // Google reports no usage here (0 tells the relay to count the input itself), unless a newer answer carries it

@@ -151,7 +151,9 @@ function cleanSchema(schema: unknown, root: JsonSchema, depth = 0): JsonSchema |
       if (cleaned) clean.items = cleaned;
     } else if (key === 'anyOf') {
       if (!Array.isArray(value)) continue;
-      const options = value.map((option) => cleanSchema(option, root, depth + 1)).filter((option): option is JsonSchema => option !== undefined);
+      const options = value
+        .map((option) => cleanSchema(option, root, depth + 1))
+        .filter((option): option is JsonSchema => option !== undefined);
       if (options.length > 0) clean.anyOf = options;
     } else if (key === 'type' && Array.isArray(value)) {
       // ["string", "null"]: Gemini says the same with nullable
@@ -165,7 +167,9 @@ function cleanSchema(schema: unknown, root: JsonSchema, depth = 0): JsonSchema |
   }
   if (node.const !== undefined && clean.enum === undefined && typeof node.const === 'string') clean.enum = [node.const];
   if (Array.isArray(node.oneOf) && clean.anyOf === undefined) {
-    const options = node.oneOf.map((option) => cleanSchema(option, root, depth + 1)).filter((option): option is JsonSchema => option !== undefined);
+    const options = node.oneOf
+      .map((option) => cleanSchema(option, root, depth + 1))
+      .filter((option): option is JsonSchema => option !== undefined);
     if (options.length > 0) clean.anyOf = options;
   }
   if (typeof clean.format === 'string' && !SCHEMA_FORMATS[String(clean.type)]?.has(clean.format)) delete clean.format;
@@ -277,7 +281,8 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
     ];
   }
   // chat's web_search_options: Google Search grounding
-  if (request.web_search_options && typeof request.web_search_options === 'object') body.tools = [...((body.tools as unknown[] | undefined) ?? []), { googleSearch: {} }];
+  if (request.web_search_options && typeof request.web_search_options === 'object')
+    body.tools = [...((body.tools as unknown[] | undefined) ?? []), { googleSearch: {} }];
   // a functionCallingConfig without declarations is refused, so a tool_choice alone is dropped
   const choice = tools.length > 0 ? request.tool_choice : undefined;
   if (choice === 'none') body.toolConfig = { functionCallingConfig: { mode: 'NONE' } };

@@ -1,7 +1,15 @@
 // Gemini's SSE stream (streamGenerateContent?alt=sse), decoded into chat
 // chunks as it comes.
 import { SseParser, count, parseJson } from '../../shared';
-import type { AdaptorCall, ChatChunk, ChatChunkChoice, ChatChunkToolCall, ChatStreamDecoder, FinishReason, UpstreamFailure } from '../../types';
+import type {
+  AdaptorCall,
+  ChatChunk,
+  ChatChunkChoice,
+  ChatChunkToolCall,
+  ChatStreamDecoder,
+  FinishReason,
+  UpstreamFailure,
+} from '../../types';
 import { failure } from './errors';
 import { decodeParts, finishReason, toolCallOf, usageOf, type GeminiResponse, type GeminiUsageMetadata, type SignedToolCall } from './json';
 
@@ -65,7 +73,12 @@ export function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
         let position = toolCounts.get(index) ?? 0;
         delta.tool_calls = parts.calls.map((toolCall): ChatChunkToolCall & { extra_content?: SignedToolCall['extra_content'] } => {
           const { id: toolId, function: fn, extra_content } = toolCallOf(toolCall, `call_${id}_${toolNumber++}`);
-          const entry: ChatChunkToolCall & { extra_content?: SignedToolCall['extra_content'] } = { index: position++, id: toolId, type: 'function', function: fn };
+          const entry: ChatChunkToolCall & { extra_content?: SignedToolCall['extra_content'] } = {
+            index: position++,
+            id: toolId,
+            type: 'function',
+            function: fn,
+          };
           if (extra_content) entry.extra_content = extra_content;
           return entry;
         });

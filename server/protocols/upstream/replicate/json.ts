@@ -13,7 +13,11 @@ function piecesOf(output: unknown): string[] {
 /** A prediction object, or why the body is not one (or is one that failed). */
 export function readPrediction(body: string): Record<string, unknown> | UpstreamFailure {
   const prediction = parseJson(body);
-  if (!isObject(prediction)) return upstreamFailure(502, `Replicate answered something other than a prediction: ${body.slice(0, 200)}`, { type: 'replicate_error', retryable: true });
+  if (!isObject(prediction))
+    return upstreamFailure(502, `Replicate answered something other than a prediction: ${body.slice(0, 200)}`, {
+      type: 'replicate_error',
+      retryable: true,
+    });
   const status = typeof prediction.status === 'string' ? prediction.status : '';
   if (status === 'failed' || status === 'canceled' || status === 'aborted') {
     const error = typeof prediction.error === 'string' && prediction.error ? prediction.error : `the prediction ${status}`;
@@ -35,13 +39,23 @@ export function predictionChunks(body: string, call: AdaptorCall): { chunks: Cha
   if (isUpstreamFailure(prediction)) return prediction;
   const status = typeof prediction.status === 'string' ? prediction.status : '';
   if (status !== 'succeeded') {
-    return upstreamFailure(504, `the Replicate prediction did not finish in time (status ${status || 'unknown'})`, { type: 'replicate_error', code: 'prediction_unfinished', retryable: false });
+    return upstreamFailure(504, `the Replicate prediction did not finish in time (status ${status || 'unknown'})`, {
+      type: 'replicate_error',
+      code: 'prediction_unfinished',
+      retryable: false,
+    });
   }
   const usage = metricsUsage(prediction) ?? { promptTokens: 0, completionTokens: 0, cachedPromptTokens: 0 };
   const chunks = piecesOf(prediction.output)
     .filter(Boolean)
-    .map((piece, position) => chunkOf(call, call.model, [{ index: 0, delta: position === 0 ? { role: 'assistant', content: piece } : { content: piece }, finish_reason: null }]));
-  chunks.push(chunkOf(call, call.model, [{ index: 0, delta: chunks.length === 0 ? { role: 'assistant', content: '' } : {}, finish_reason: 'stop' }]));
+    .map((piece, position) =>
+      chunkOf(call, call.model, [
+        { index: 0, delta: position === 0 ? { role: 'assistant', content: piece } : { content: piece }, finish_reason: null },
+      ]),
+    );
+  chunks.push(
+    chunkOf(call, call.model, [{ index: 0, delta: chunks.length === 0 ? { role: 'assistant', content: '' } : {}, finish_reason: 'stop' }]),
+  );
   return { chunks, usage };
 }
 

@@ -26,7 +26,11 @@ function pathOf(model: string): string | undefined {
 
 export function target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | UpstreamFailure {
   const path = pathOf(call.model);
-  if (!path) return upstreamFailure(400, `a Replicate model is named owner/name or owner/name:version, not "${call.model}"`, { type: 'invalid_request_error', retryable: false });
+  if (!path)
+    return upstreamFailure(400, `a Replicate model is named owner/name or owner/name:version, not "${call.model}"`, {
+      type: 'invalid_request_error',
+      retryable: false,
+    });
   const headers: Record<string, string> = { Authorization: `Bearer ${channel.key}`, 'Content-Type': 'application/json' };
   // a streamed call creates the prediction and follows its stream at once (stream.ts); a whole one waits for it to finish
   if (!call.stream) headers.Prefer = `wait=${WAIT_SECONDS}`;
@@ -40,11 +44,13 @@ export function target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | 
  * `assistant:`, as one-api writes it, since these models take one prompt.
  */
 export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
-  if (request.tools && request.tools.length > 0) throw new Error('Replicate language models take a prompt: function tools cannot be offered');
+  if (request.tools && request.tools.length > 0)
+    throw new Error('Replicate language models take a prompt: function tools cannot be offered');
   const system: string[] = [];
   const turns: Array<{ role: string; text: string }> = [];
   for (const message of request.messages) {
-    if (message.role === 'tool' || message.role === 'function') throw new Error('Replicate language models take a prompt: tool results cannot be sent');
+    if (message.role === 'tool' || message.role === 'function')
+      throw new Error('Replicate language models take a prompt: tool results cannot be sent');
     const text = contentText(message.content);
     if (message.role === 'system' || message.role === 'developer') system.push(text);
     else turns.push({ role: message.role, text });

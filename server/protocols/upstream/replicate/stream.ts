@@ -8,7 +8,15 @@
 // several `data:` lines), `logs` (the model's log lines, not the answer),
 // `error` (plain text: the prediction failed) and `done` (JSON: `{}` when it
 // succeeded, `{"reason": "canceled"}` or `{"reason": "error"}` otherwise).
-import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatChunk, type ChatStreamDecoder, type FollowedTargets, type UpstreamFailure } from '../../types';
+import {
+  isUpstreamFailure,
+  type AdaptorCall,
+  type ChannelConfig,
+  type ChatChunk,
+  type ChatStreamDecoder,
+  type FollowedTargets,
+  type UpstreamFailure,
+} from '../../types';
 import { chunkOf, isObject, parseJson, SseParser, upstreamFailure } from '../../shared';
 import { readPrediction } from './json';
 
@@ -22,12 +30,22 @@ export function followStream(body: string, channel: ChannelConfig): FollowedTarg
   const urls = isObject(prediction.urls) ? prediction.urls : {};
   if (typeof urls.stream !== 'string' || !urls.stream) {
     // Replicate gives no stream URL for a model that cannot stream; another channel may serve one that can
-    return upstreamFailure(502, 'Replicate gave no stream URL for this prediction (the model does not stream its output)', { type: 'replicate_error', code: 'stream_unsupported', retryable: true });
+    return upstreamFailure(502, 'Replicate gave no stream URL for this prediction (the model does not stream its output)', {
+      type: 'replicate_error',
+      code: 'stream_unsupported',
+      retryable: true,
+    });
   }
   const authorization = `Bearer ${channel.key}`;
   return {
-    stream: { url: urls.stream, method: 'GET', headers: { Authorization: authorization, Accept: 'text/event-stream', 'Cache-Control': 'no-store' } },
-    ...(typeof urls.get === 'string' && urls.get ? { usage: { url: urls.get, method: 'GET' as const, headers: { Authorization: authorization, Accept: 'application/json' } } } : {}),
+    stream: {
+      url: urls.stream,
+      method: 'GET',
+      headers: { Authorization: authorization, Accept: 'text/event-stream', 'Cache-Control': 'no-store' },
+    },
+    ...(typeof urls.get === 'string' && urls.get
+      ? { usage: { url: urls.get, method: 'GET' as const, headers: { Authorization: authorization, Accept: 'application/json' } } }
+      : {}),
   };
 }
 
@@ -38,7 +56,11 @@ export function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
   let failed: UpstreamFailure | undefined;
 
   const chunk = (content: string | undefined, finish: 'stop' | null): ChatChunk => {
-    const delta: ChatChunk['choices'][number]['delta'] = started ? (content === undefined ? {} : { content }) : { role: 'assistant', content: content ?? '' };
+    const delta: ChatChunk['choices'][number]['delta'] = started
+      ? content === undefined
+        ? {}
+        : { content }
+      : { role: 'assistant', content: content ?? '' };
     started = true;
     return chunkOf(call, call.model, [{ index: 0, delta, finish_reason: finish }]);
   };
@@ -49,14 +71,22 @@ export function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
       case 'output':
         return event.data ? [chunk(event.data, null)] : [];
       case 'error':
-        failed = upstreamFailure(502, `Replicate: ${event.data.trim() || 'the prediction failed'}`, { type: 'replicate_error', code: 'prediction_failed', retryable: true });
+        failed = upstreamFailure(502, `Replicate: ${event.data.trim() || 'the prediction failed'}`, {
+          type: 'replicate_error',
+          code: 'prediction_failed',
+          retryable: true,
+        });
         return [];
       case 'done': {
         const data = parseJson(event.data);
         const reason = isObject(data) && typeof data.reason === 'string' ? data.reason : '';
         finished = true;
         if (reason === 'canceled' || reason === 'error') {
-          failed = upstreamFailure(502, `Replicate: the prediction ${reason === 'error' ? 'failed' : 'was canceled'}`, { type: 'replicate_error', code: `prediction_${reason}`, retryable: true });
+          failed = upstreamFailure(502, `Replicate: the prediction ${reason === 'error' ? 'failed' : 'was canceled'}`, {
+            type: 'replicate_error',
+            code: `prediction_${reason}`,
+            retryable: true,
+          });
           return [];
         }
         return [chunk(undefined, 'stop')];
@@ -71,7 +101,12 @@ export function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
     push: (data) => parser.push(data).flatMap(handle),
     end() {
       const chunks = parser.end().flatMap(handle);
-      if (!finished && !failed) failed = upstreamFailure(502, 'the Replicate stream ended before its done event', { type: 'replicate_error', code: 'stream_cut', retryable: true });
+      if (!finished && !failed)
+        failed = upstreamFailure(502, 'the Replicate stream ended before its done event', {
+          type: 'replicate_error',
+          code: 'stream_cut',
+          retryable: true,
+        });
       return chunks;
     },
     // the events carry no token counts: the relay asks the prediction for them (usageAfterStream)

@@ -17,7 +17,8 @@ function ranking(list: unknown[]): RerankResponse['results'] {
   for (const item of list) {
     if (!isObject(item)) continue;
     const { index, relevance_score: score } = item;
-    if (typeof index === 'number' && Number.isInteger(index) && index >= 0 && typeof score === 'number' && Number.isFinite(score)) results.push({ index, relevance_score: score });
+    if (typeof index === 'number' && Number.isInteger(index) && index >= 0 && typeof score === 'number' && Number.isFinite(score))
+      results.push({ index, relevance_score: score });
   }
   return results;
 }
@@ -32,9 +33,11 @@ function jinaTokens(answer: Record<string, unknown>): number | undefined {
   if (fromUsage !== undefined) return fromUsage;
   const meta = isObject(answer.meta) ? answer.meta : undefined;
   const tokens = isObject(meta?.tokens) ? meta.tokens : undefined;
-  if (tokens && (reported(tokens.input_tokens) !== undefined || reported(tokens.output_tokens) !== undefined)) return count(tokens.input_tokens) + count(tokens.output_tokens);
+  if (tokens && (reported(tokens.input_tokens) !== undefined || reported(tokens.output_tokens) !== undefined))
+    return count(tokens.input_tokens) + count(tokens.output_tokens);
   const billed = isObject(meta?.billed_units) ? meta.billed_units : undefined;
-  if (billed && (reported(billed.input_tokens) !== undefined || reported(billed.output_tokens) !== undefined)) return count(billed.input_tokens) + count(billed.output_tokens);
+  if (billed && (reported(billed.input_tokens) !== undefined || reported(billed.output_tokens) !== undefined))
+    return count(billed.input_tokens) + count(billed.output_tokens);
   return undefined;
 }
 
@@ -43,7 +46,8 @@ export function decodeRerankAnswer(wire: RerankWire, body: string, call: Pick<Ad
   const answer = parseJson(body);
   if (!isObject(answer)) return upstreamFailure(502, 'the upstream answered the rerank with a body that is not a JSON object');
   const list = wire === 'voyage' ? answer.data : answer.results;
-  if (!Array.isArray(list)) return upstreamFailure(502, `the upstream's rerank answer has no ${wire === 'voyage' ? 'data' : 'results'} list`);
+  if (!Array.isArray(list))
+    return upstreamFailure(502, `the upstream's rerank answer has no ${wire === 'voyage' ? 'data' : 'results'} list`);
   const decoded: RerankResponse = {
     model: typeof answer.model === 'string' && answer.model ? answer.model : call.model,
     results: ranking(list),

@@ -11,7 +11,10 @@ const COHERE_OPTIONS: Readonly<Record<string, 'number' | 'boolean'>> = { max_tok
 const VOYAGE_OPTIONS: Readonly<Record<string, 'number' | 'boolean'>> = { truncation: 'boolean' };
 
 /** The client's options a strict vendor documents, of the type it documents; any other is left out (it would refuse it). */
-function documentedOptions(extra: Record<string, unknown>, documented: Readonly<Record<string, 'number' | 'boolean'>>): Record<string, unknown> {
+function documentedOptions(
+  extra: Record<string, unknown>,
+  documented: Readonly<Record<string, 'number' | 'boolean'>>,
+): Record<string, unknown> {
   const options: Record<string, unknown> = {};
   for (const [name, type] of Object.entries(documented)) if (typeof extra[name] === type) options[name] = extra[name];
   return options;
@@ -22,11 +25,30 @@ export function encodeRerankRequest(wire: RerankWire, request: RerankRequest, mo
   const { query, documents, top_n: topN } = request;
   switch (wire) {
     case 'cohere':
-      return JSON.stringify({ model, query, documents, ...(topN !== undefined ? { top_n: topN } : {}), ...documentedOptions(request.extra, COHERE_OPTIONS) });
+      return JSON.stringify({
+        model,
+        query,
+        documents,
+        ...(topN !== undefined ? { top_n: topN } : {}),
+        ...documentedOptions(request.extra, COHERE_OPTIONS),
+      });
     case 'voyage':
-      return JSON.stringify({ model, query, documents, ...(topN !== undefined ? { top_k: topN } : {}), ...documentedOptions(request.extra, VOYAGE_OPTIONS) });
+      return JSON.stringify({
+        model,
+        query,
+        documents,
+        ...(topN !== undefined ? { top_k: topN } : {}),
+        ...documentedOptions(request.extra, VOYAGE_OPTIONS),
+      });
     case 'jina':
       // servers of this shape take options of their own (SiliconFlow's max_chunks_per_doc, Jina's truncation): they pass
-      return JSON.stringify({ ...request.extra, model, query, documents, ...(topN !== undefined ? { top_n: topN } : {}), return_documents: false });
+      return JSON.stringify({
+        ...request.extra,
+        model,
+        query,
+        documents,
+        ...(topN !== undefined ? { top_n: topN } : {}),
+        return_documents: false,
+      });
   }
 }

@@ -14,7 +14,11 @@ const ASSERTION_LIFE_SECONDS = 3600;
 
 /** A key the relay cannot use: its owner's to fix, but not the vendor's word that it is dead (as Baidu's malformed key). */
 export function malformedKey(problem: string): UpstreamFailure {
-  return upstreamFailure(500, `the Vertex AI channel key is not usable: ${problem}`, { type: 'invalid_channel_config', code: 'invalid_service_account_key', retryable: true });
+  return upstreamFailure(500, `the Vertex AI channel key is not usable: ${problem}`, {
+    type: 'invalid_channel_config',
+    code: 'invalid_service_account_key',
+    retryable: true,
+  });
 }
 
 // the OAuth errors that say this service account, or this key of it, will not be given tokens
@@ -52,22 +56,33 @@ export const credential: CredentialExchange = {
     };
   },
   parse(status, body) {
-    const answer = parseJson(body) as { access_token?: unknown; expires_in?: unknown; error?: unknown; error_description?: unknown } | undefined;
+    const answer = parseJson(body) as
+      { access_token?: unknown; expires_in?: unknown; error?: unknown; error_description?: unknown } | undefined;
     if (answer && typeof answer.error === 'string' && answer.error) {
       const description = typeof answer.error_description === 'string' ? answer.error_description : '';
-      return upstreamFailure(status >= 400 ? status : 401, `Google refused the service-account token exchange: ${answer.error}${description ? `: ${description}` : ''}`, {
-        type: 'google_oauth_error',
-        code: answer.error,
-        deadKey: DEAD_GRANT_ERRORS.has(answer.error),
-        retryable: true,
-      });
+      return upstreamFailure(
+        status >= 400 ? status : 401,
+        `Google refused the service-account token exchange: ${answer.error}${description ? `: ${description}` : ''}`,
+        {
+          type: 'google_oauth_error',
+          code: answer.error,
+          deadKey: DEAD_GRANT_ERRORS.has(answer.error),
+          retryable: true,
+        },
+      );
     }
     if (status < 200 || status >= 300) {
       const text = body.trim().slice(0, 300);
-      return upstreamFailure(status, `the service-account token exchange answered HTTP ${status}${text ? `: ${text}` : ''}`, { type: 'google_oauth_error', retryable: true });
+      return upstreamFailure(status, `the service-account token exchange answered HTTP ${status}${text ? `: ${text}` : ''}`, {
+        type: 'google_oauth_error',
+        retryable: true,
+      });
     }
     if (!answer || typeof answer.access_token !== 'string' || !answer.access_token) {
-      return upstreamFailure(502, 'the service-account token exchange answered without an access_token', { type: 'google_oauth_error', retryable: true });
+      return upstreamFailure(502, 'the service-account token exchange answered without an access_token', {
+        type: 'google_oauth_error',
+        retryable: true,
+      });
     }
     return { credential: answer.access_token, expiresInSeconds: count(answer.expires_in) };
   },

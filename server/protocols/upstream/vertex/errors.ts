@@ -18,7 +18,10 @@ export function failure(status: number, body: string): UpstreamFailure {
   if (!google.type && !parseJson(body)) {
     // not JSON (a proxy's page, a gateway timeout): say who answered
     const text = body.trim().slice(0, 300);
-    return upstreamFailure(status, `Vertex AI answered HTTP ${status}${text ? `: ${text}` : ''}`, { deadKey: status === 401, retryable: status === 401 || status === 429 || status >= 500 });
+    return upstreamFailure(status, `Vertex AI answered HTTP ${status}${text ? `: ${text}` : ''}`, {
+      deadKey: status === 401,
+      retryable: status === 401 || status === 429 || status >= 500,
+    });
   }
   const refused = (typeof google.type === 'string' && KEY_REFUSALS.has(google.type)) || status === 401 || status === 403;
   return refused ? { ...google, deadKey: true, retryable: true } : google;

@@ -7,7 +7,8 @@ import { failure } from './errors';
 
 export function decodeEmbeddings(body: string, call: AdaptorCall): EmbeddingResponse | UpstreamFailure {
   const answer = parseJson(body);
-  if (!isObject(answer)) return upstreamFailure(502, `Vertex AI answered something that is not JSON: ${body.slice(0, 200)}`, { retryable: true });
+  if (!isObject(answer))
+    return upstreamFailure(502, `Vertex AI answered something that is not JSON: ${body.slice(0, 200)}`, { retryable: true });
   if (isObject(answer.error)) return failure(count(answer.error.code) || 500, body);
   if (!Array.isArray(answer.predictions)) return upstreamFailure(502, 'Vertex AI answered without predictions', { retryable: true });
   let tokens = 0;

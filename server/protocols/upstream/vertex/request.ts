@@ -4,7 +4,15 @@
 // URL, not the body, and Vertex's anthropic_version).
 import { readServiceAccountKey } from '../../../../common/serviceAccountKey';
 import { trimmedBaseUrl, upstreamFailure } from '../../shared';
-import { isUpstreamFailure, type AdaptorCall, type ChannelConfig, type ChatRequest, type EmbeddingRequest, type HttpTarget, type UpstreamFailure } from '../../types';
+import {
+  isUpstreamFailure,
+  type AdaptorCall,
+  type ChannelConfig,
+  type ChatRequest,
+  type EmbeddingRequest,
+  type HttpTarget,
+  type UpstreamFailure,
+} from '../../types';
 import { encodeChat as encodeAnthropicChat } from '../anthropic/request';
 import { encodeChat as encodeGeminiChat } from '../gemini/request';
 import { malformedKey } from './credential';
@@ -63,7 +71,8 @@ export interface VertexPlace {
 export function placeOf(channel: ChannelConfig): VertexPlace | UpstreamFailure {
   const [regionText = '', projectText = ''] = channel.other.split('|');
   const region = regionText.trim() || DEFAULT_REGION;
-  if (!/^[a-z0-9-]+$/.test(region)) return malformedKey(`the region (the channel's "other") must look like "us-central1" or "global", not "${region}"`);
+  if (!/^[a-z0-9-]+$/.test(region))
+    return malformedKey(`the region (the channel's "other") must look like "us-central1" or "global", not "${region}"`);
   let project = projectText.trim();
   if (!project) {
     const account = accountOf(channel.key);
@@ -88,30 +97,53 @@ function accountOf(key: string): ReturnType<typeof readServiceAccountKey> {
 }
 
 /** Google's host for a region: `{region}-aiplatform.googleapis.com`, or the global one. */
-export const regionalOrigin = (region: string): string => (region === 'global' ? 'https://aiplatform.googleapis.com' : `https://${region}-aiplatform.googleapis.com`);
+export const regionalOrigin = (region: string): string =>
+  region === 'global' ? 'https://aiplatform.googleapis.com' : `https://${region}-aiplatform.googleapis.com`;
 
 export function target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | UpstreamFailure {
   if (call.operation !== 'chat' && call.operation !== 'embeddings')
     return upstreamFailure(501, `Vertex AI channels do not offer ${call.operation}`, { code: 'operation_unsupported', retryable: true });
-  if (!call.credential) return upstreamFailure(500, 'a Vertex AI call needs an access token from the service-account exchange', { type: 'invalid_channel_config', retryable: true });
+  if (!call.credential)
+    return upstreamFailure(500, 'a Vertex AI call needs an access token from the service-account exchange', {
+      type: 'invalid_channel_config',
+      retryable: true,
+    });
   const place = placeOf(channel);
   if (isUpstreamFailure(place)) return place;
   const publisher = publisherOf(call.model);
   if (call.operation === 'embeddings' && publisher !== 'google') {
-    return upstreamFailure(400, `${call.model} has no embeddings on Vertex AI`, { type: 'invalid_request_error', code: 'model_not_embedding', retryable: true });
+    return upstreamFailure(400, `${call.model} has no embeddings on Vertex AI`, {
+      type: 'invalid_request_error',
+      code: 'model_not_embedding',
+      retryable: true,
+    });
   }
   // a channel's base URL replaces Google's origin (a proxy, or the tests' emulator); one ending in its version is taken as it is
   const base = trimmedBaseUrl(channel.baseUrl, regionalOrigin(place.region));
   const versioned = /\/v1(beta1)?$/.test(base) ? base : `${base}/v1`;
   const model = publisher === 'anthropic' ? vertexClaudeModel(call.model) : call.model;
   const method =
-    call.operation === 'embeddings' ? 'predict' : publisher === 'anthropic' ? (call.stream ? 'streamRawPredict' : 'rawPredict') : call.stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
+    call.operation === 'embeddings'
+      ? 'predict'
+      : publisher === 'anthropic'
+        ? call.stream
+          ? 'streamRawPredict'
+          : 'rawPredict'
+        : call.stream
+          ? 'streamGenerateContent?alt=sse'
+          : 'generateContent';
   // each segment escaped, but "@" left as Google writes it in Claude's ids (a path segment may hold it)
-  const path = ['projects', place.project, 'locations', place.region, 'publishers', publisher, 'models', model].map((segment) => encodeURIComponent(segment).replace(/%40/g, '@')).join('/');
+  const path = ['projects', place.project, 'locations', place.region, 'publishers', publisher, 'models', model]
+    .map((segment) => encodeURIComponent(segment).replace(/%40/g, '@'))
+    .join('/');
   return {
     url: `${versioned}/${path}:${method}`,
     method: 'POST',
-    headers: { authorization: `Bearer ${call.credential}`, 'content-type': 'application/json', ...(call.stream ? { accept: 'text/event-stream' } : {}) },
+    headers: {
+      authorization: `Bearer ${call.credential}`,
+      'content-type': 'application/json',
+      ...(call.stream ? { accept: 'text/event-stream' } : {}),
+    },
   };
 }
 

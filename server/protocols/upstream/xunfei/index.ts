@@ -35,7 +35,12 @@ export const xunfeiAdaptor: UpstreamAdaptor = {
 
   target(channel, call) {
     const key = parseKey(channel.key);
-    if (!key) return upstreamFailure(401, 'invalid Spark key: expected APPID|APISecret|APIKey', { code: 'invalid_auth', type: 'authentication_error', deadKey: true });
+    if (!key)
+      return upstreamFailure(401, 'invalid Spark key: expected APPID|APISecret|APIKey', {
+        code: 'invalid_auth',
+        type: 'authentication_error',
+        deadKey: true,
+      });
     const url = signSparkUrl(`${baseUrl(channel)}${sparkVersion(channel, call).path}`, key.apiKey, key.apiSecret, call.now);
     return { url, method: 'GET', headers: {} };
   },

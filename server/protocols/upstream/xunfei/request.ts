@@ -86,7 +86,9 @@ export function signSparkUrl(url: string, apiKey: string, apiSecret: string, now
   const date = new Date(now * 1000).toUTCString(); // RFC 1123, "GMT"
   const origin = `host: ${parsed.host}\ndate: ${date}\nGET ${parsed.pathname} HTTP/1.1`;
   const signature = createHmac('sha256', apiSecret).update(origin).digest('base64');
-  const authorization = Buffer.from(`api_key="${apiKey}", algorithm="hmac-sha256", headers="host date request-line", signature="${signature}"`).toString('base64');
+  const authorization = Buffer.from(
+    `api_key="${apiKey}", algorithm="hmac-sha256", headers="host date request-line", signature="${signature}"`,
+  ).toString('base64');
   const query = new URLSearchParams({ authorization, date, host: parsed.host });
   return `${parsed.origin}${parsed.pathname}?${query.toString()}`;
 }
@@ -129,7 +131,11 @@ export function encodeFrame(request: ChatRequest, call: AdaptorCall): string {
   const tools = (request.tools ?? []).filter((tool) => tool.type === 'function' && tool.function);
   if (tools.length > 0 && request.tool_choice !== 'none') {
     payload.functions = {
-      text: tools.map((tool) => ({ name: tool.function.name, description: tool.function.description ?? '', parameters: tool.function.parameters ?? { type: 'object', properties: {} } })),
+      text: tools.map((tool) => ({
+        name: tool.function.name,
+        description: tool.function.description ?? '',
+        parameters: tool.function.parameters ?? { type: 'object', properties: {} },
+      })),
     };
   }
   return JSON.stringify({ header, parameter: { chat }, payload });

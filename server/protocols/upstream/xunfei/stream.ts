@@ -33,7 +33,8 @@ export class SparkStreamDecoder implements ChatStreamDecoder {
     const last = header.status === 2 || choices.status === 2;
     const usage = isObject(payload.usage) && isObject(payload.usage.text) ? payload.usage.text : undefined;
     // Spark reports usage once, in the last frame; take it as it is, never summed
-    if (usage) this.reported = { promptTokens: count(usage.prompt_tokens), completionTokens: count(usage.completion_tokens), cachedPromptTokens: 0 };
+    if (usage)
+      this.reported = { promptTokens: count(usage.prompt_tokens), completionTokens: count(usage.completion_tokens), cachedPromptTokens: 0 };
 
     const delta: ChatChunkChoice['delta'] = {};
     let content = '';
@@ -42,7 +43,12 @@ export class SparkStreamDecoder implements ChatStreamDecoder {
       if (isObject(item.function_call)) {
         const fn = item.function_call;
         const args = typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {});
-        (delta.tool_calls ??= []).push({ index: this.calls, id: `call_${this.call.responseId}_${this.calls}`, type: 'function', function: { name: text(fn.name), arguments: args } });
+        (delta.tool_calls ??= []).push({
+          index: this.calls,
+          id: `call_${this.call.responseId}_${this.calls}`,
+          type: 'function',
+          function: { name: text(fn.name), arguments: args },
+        });
         this.calls += 1;
       }
     }

@@ -25,8 +25,10 @@ function meaningOf(code: number): CodeMeaning | undefined {
   // concurrency, frequency, daily and plan limits, an overloaded model: another channel may answer
   if ([1302, 1303, 1304, 1305, 1308, 1310, 1312, 1313].includes(code)) return { status: 429, retryable: true, type: 'rate_limit_error' };
   if (code === 1211 || (code >= 1220 && code <= 1222) || code === 1311) return { status: 404, retryable: true, type: 'model_error' };
-  if ((code >= 1210 && code <= 1215) || code === 1261 || code === 1231) return { status: 400, retryable: false, type: 'invalid_request_error' };
-  if (code === 500 || code === 1100 || code === 1120 || code === 1200 || code === 1230 || code === 1234) return { status: 500, retryable: true, type: 'server_error' };
+  if ((code >= 1210 && code <= 1215) || code === 1261 || code === 1231)
+    return { status: 400, retryable: false, type: 'invalid_request_error' };
+  if (code === 500 || code === 1100 || code === 1120 || code === 1200 || code === 1230 || code === 1234)
+    return { status: 500, retryable: true, type: 'server_error' };
   return undefined;
 }
 

@@ -57,7 +57,10 @@ export const zhipuAdaptor: UpstreamAdaptor = {
     return {
       object: 'list',
       data: embeddingsInOrder(
-        list.map((item, position) => ({ index: Number.isInteger(item.index) ? (item.index as number) : position, embedding: Array.isArray(item.embedding) ? (item.embedding as number[]) : [] })),
+        list.map((item, position) => ({
+          index: Number.isInteger(item.index) ? (item.index as number) : position,
+          embedding: Array.isArray(item.embedding) ? (item.embedding as number[]) : [],
+        })),
       ),
       model: text(parsed.model) || call.model,
       usage: { prompt_tokens: prompt, total_tokens: count(usage.total_tokens) || prompt },

@@ -50,7 +50,11 @@ function toolCalls(value: unknown, call: AdaptorCall, counter: { next: number })
   return value.filter(isObject).map((item) => {
     const fn = isObject(item.function) ? item.function : {};
     const args = typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {});
-    return { id: text(item.id) || `call_${call.responseId}_${counter.next++}`, type: 'function', function: { name: text(fn.name), arguments: args } };
+    return {
+      id: text(item.id) || `call_${call.responseId}_${counter.next++}`,
+      type: 'function',
+      function: { name: text(fn.name), arguments: args },
+    };
   });
 }
 
@@ -61,10 +65,14 @@ export function decodeV4(body: Json, call: AdaptorCall): ChatResponse | Upstream
   const list = Array.isArray(body.choices) ? body.choices.filter(isObject) : [];
   for (const [position, choice] of list.entries()) {
     const reason = finishReason(choice.finish_reason);
-    if (reason === 'error') return upstreamFailure(502, 'Zhipu reported a network error while generating', { type: 'zhipu_error', code: 'network_error' });
+    if (reason === 'error')
+      return upstreamFailure(502, 'Zhipu reported a network error while generating', { type: 'zhipu_error', code: 'network_error' });
     const message = isObject(choice.message) ? choice.message : {};
     const calls = toolCalls(message.tool_calls, call, counter);
-    const out: ChatResponse['choices'][number]['message'] = { role: 'assistant', content: typeof message.content === 'string' ? message.content : calls.length ? null : '' };
+    const out: ChatResponse['choices'][number]['message'] = {
+      role: 'assistant',
+      content: typeof message.content === 'string' ? message.content : calls.length ? null : '',
+    };
     if (calls.length) out.tool_calls = calls;
     if (typeof message.reasoning_content === 'string' && message.reasoning_content) out.reasoning_content = message.reasoning_content;
     choices.push({ index: position, message: out, finish_reason: reason ?? (calls.length ? 'tool_calls' : 'stop') });
@@ -97,14 +105,19 @@ export function unquoteV3(content: string): string {
 export function decodeV3(body: Json, call: AdaptorCall): ChatResponse | UpstreamFailure {
   const data = isObject(body.data) ? body.data : {};
   const list = Array.isArray(data.choices) ? data.choices.filter(isObject) : [];
-  if (list.length === 0) return upstreamFailure(502, text(body.msg) || 'Zhipu answered without choices', { type: 'zhipu_error', code: text(body.code) || null });
+  if (list.length === 0)
+    return upstreamFailure(502, text(body.msg) || 'Zhipu answered without choices', { type: 'zhipu_error', code: text(body.code) || null });
   const usage = usageOf(data.usage) ?? { promptTokens: 0, completionTokens: 0, cachedPromptTokens: 0 };
   return {
     id: text(data.task_id) || text(data.request_id) || call.responseId,
     object: 'chat.completion',
     created: call.now,
     model: call.model,
-    choices: list.map((choice, index) => ({ index, message: { role: 'assistant', content: unquoteV3(text(choice.content)) }, finish_reason: 'stop' })),
+    choices: list.map((choice, index) => ({
+      index,
+      message: { role: 'assistant', content: unquoteV3(text(choice.content)) },
+      finish_reason: 'stop',
+    })),
     usage: openAiUsage(usage),
   };
 }

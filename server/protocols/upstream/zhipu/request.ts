@@ -66,11 +66,24 @@ export function target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | 
   }
   if (usesV3(channel, call)) {
     const token = zhipuJwt(channel.key, call.now);
-    if (!token) return upstreamFailure(401, 'invalid Zhipu key: expected <id>.<secret>', { code: 'invalid_zhipu_key', type: 'authentication_error', deadKey: true });
+    if (!token)
+      return upstreamFailure(401, 'invalid Zhipu key: expected <id>.<secret>', {
+        code: 'invalid_zhipu_key',
+        type: 'authentication_error',
+        deadKey: true,
+      });
     const method = call.stream ? 'sse-invoke' : 'invoke';
-    return { url: `${base}/api/paas/v3/model-api/${encodeURIComponent(call.model)}/${method}`, method: 'POST', headers: { ...json, Authorization: token } };
+    return {
+      url: `${base}/api/paas/v3/model-api/${encodeURIComponent(call.model)}/${method}`,
+      method: 'POST',
+      headers: { ...json, Authorization: token },
+    };
   }
-  return { url: `${base}/api/paas/v4/chat/completions`, method: 'POST', headers: { ...json, Authorization: `Bearer ${channel.key.trim()}` } };
+  return {
+    url: `${base}/api/paas/v4/chat/completions`,
+    method: 'POST',
+    headers: { ...json, Authorization: `Bearer ${channel.key.trim()}` },
+  };
 }
 
 export function encodeChat(request: ChatRequest, call: AdaptorCall): string {

@@ -83,7 +83,9 @@ export class ZhipuStreamDecoder implements ChatStreamDecoder {
     const chunks = this.handle(this.reader.end());
     if (!this.sawEvent && !this.failed && this.reader.stray.trim()) {
       // not a stream at all: Zhipu answered the stream request with a JSON error
-      this.failed = failureIn(200, parseJson(this.reader.stray.trim())) ?? upstreamFailure(502, this.reader.stray.trim().slice(0, 500), { type: 'zhipu_error' });
+      this.failed =
+        failureIn(200, parseJson(this.reader.stray.trim())) ??
+        upstreamFailure(502, this.reader.stray.trim().slice(0, 500), { type: 'zhipu_error' });
     }
     return chunks;
   }
@@ -101,7 +103,13 @@ export class ZhipuStreamDecoder implements ChatStreamDecoder {
   }
 
   private chunk(choices: ChatChunkChoice[]): ChatChunk {
-    return { id: this.id || this.call.responseId, object: 'chat.completion.chunk', created: this.created || this.call.now, model: this.model || this.call.model, choices };
+    return {
+      id: this.id || this.call.responseId,
+      object: 'chat.completion.chunk',
+      created: this.created || this.call.now,
+      model: this.model || this.call.model,
+      choices,
+    };
   }
 
   private handle(events: StreamEvent[]): ChatChunk[] {
@@ -128,7 +136,11 @@ export class ZhipuStreamDecoder implements ChatStreamDecoder {
     const content = event.data.join('\n');
     if (event.event === 'error' || event.event === 'interrupted') {
       const filtered = event.event === 'interrupted';
-      this.failed = upstreamFailure(filtered ? 400 : 500, content || `Zhipu stream ${event.event}`, { type: filtered ? 'content_filter' : 'zhipu_error', code: event.event, retryable: !filtered });
+      this.failed = upstreamFailure(filtered ? 400 : 500, content || `Zhipu stream ${event.event}`, {
+        type: filtered ? 'content_filter' : 'zhipu_error',
+        code: event.event,
+        retryable: !filtered,
+      });
       return;
     }
     if (content) chunks.push(this.chunk([{ index: 0, delta: this.opening(0, { content }), finish_reason: null }]));
@@ -171,7 +183,10 @@ export class ZhipuStreamDecoder implements ChatStreamDecoder {
       if (this.closedChoices.has(index)) continue;
       const reason = finishReason(choice.finish_reason);
       if (reason === 'error') {
-        this.failed = upstreamFailure(502, 'Zhipu reported a network error while generating', { type: 'zhipu_error', code: 'network_error' });
+        this.failed = upstreamFailure(502, 'Zhipu reported a network error while generating', {
+          type: 'zhipu_error',
+          code: 'network_error',
+        });
         return;
       }
       const delta = isObject(choice.delta) ? choice.delta : {};
@@ -215,7 +230,8 @@ export class ZhipuStreamDecoder implements ChatStreamDecoder {
       }
       const fnOut: NonNullable<ChatChunkToolCall['function']> = {};
       if (typeof fn.name === 'string' && fn.name) fnOut.name = fn.name;
-      if (fn.arguments !== undefined && fn.arguments !== null) fnOut.arguments = typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments);
+      if (fn.arguments !== undefined && fn.arguments !== null)
+        fnOut.arguments = typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments);
       if (Object.keys(fnOut).length) out.function = fnOut;
       return out;
     });
