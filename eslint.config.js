@@ -78,4 +78,40 @@ export default defineConfig(
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs' },
   },
+  {
+    // lines a reader can hold (issue 39): no source file over 500 lines and no function over 80 (blank lines and
+    // comments not counted), no branching deeper than four blocks, no ternary inside a ternary, and a cyclomatic
+    // complexity of at most 20. A file that must be longer (a table of data) says why in its first lines, with an
+    // `eslint-disable max-lines -- <why>` comment; tests, benches and scripts are not held to these.
+    files: ['server/**/*.ts', 'src/**/*.{ts,tsx}', 'common/**/*.ts'],
+    rules: {
+      'max-lines': ['error', { max: 500 }],
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
+      'max-depth': ['error', 4],
+      complexity: ['error', 20],
+      'no-nested-ternary': 'error',
+    },
+  },
+  {
+    // a migration is a schema written out once and never edited: its up() is a table of columns, however long
+    files: ['server/db/migrations/**/*.ts'],
+    rules: { 'max-lines-per-function': 'off' },
+  },
+  {
+    // every query in a repository (issue 39): outside server/repositories/ and server/db/ (the schema, the
+    // connection, the migrations) no code builds a query; it calls a repository function that does
+    files: ['server/**/*.ts'],
+    ignores: ['server/repositories/**', 'server/db/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'CallExpression[callee.property.name=/^(selectFrom|selectNoFrom|insertInto|replaceInto|updateTable|deleteFrom|mergeInto)$/]',
+          message: 'Queries live in server/repositories/: call a repository function instead.',
+        },
+        { selector: "TaggedTemplateExpression[tag.name='sql']", message: 'Raw SQL lives in server/repositories/ or server/db/.' },
+        { selector: "CallExpression[callee.object.name='sql']", message: 'Raw SQL lives in server/repositories/ or server/db/.' },
+      ],
+    },
+  },
 );

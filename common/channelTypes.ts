@@ -1,3 +1,4 @@
+/* eslint-disable max-lines -- one row per channel type (about sixty), each a vendor's whole description: the table is the point of the file */
 /**
  * The channel types: the one table of per-type knowledge. One row per type:
  * the number stored in channels.type, the console label and badge colour, the
@@ -34,7 +35,7 @@ export type BalanceUnit = 'usd' | 'cny' | 'cny_per_10000' | 'points';
 
 /**
  * Where a type's balance comes from: the kind of endpoint (its path and wire
- * shape; server/channels/channelHealth.ts holds one fetcher per kind) and the
+ * shape; server/channels/channelBalance.ts holds one fetcher per kind) and the
  * unit of the figure it gives. The endpoint is asked at the channel's base
  * URL, else `host`, else the type's default base URL.
  * - `openai-subscription`: OpenAI's billing dashboard (hard limit minus this period's usage);
@@ -151,7 +152,7 @@ export interface ChannelType {
   /**
    * True for a type whose vendor serves OpenAI's Realtime API (a WebSocket at
    * `/v1/realtime`, or Azure's `/openai/realtime`): GET /v1/realtime is relayed
-   * only to channels of such a type (server/relay/realtime.ts).
+   * only to channels of such a type (server/relay/realtime/).
    */
   realtime?: true;
   /**

@@ -1,3 +1,4 @@
+/* eslint-disable max-lines -- the default model ratios and output limits are tables of well over a hundred models, declared beside the options they seed */
 /**
  * Every runtime setting, declared once. The server uses this table for
  * defaults, parsing and read access; the console uses it to render the

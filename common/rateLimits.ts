@@ -63,7 +63,10 @@ export function userRateLimits(
 }
 
 /** The tighter of two limits, 0 being unlimited. */
-export const tighter = (first: number, second: number): number => (first === 0 ? second : second === 0 ? first : Math.min(first, second));
+export const tighter = (first: number, second: number): number => {
+  if (first === 0) return second;
+  return second === 0 ? first : Math.min(first, second);
+};
 
 /** What limits a token's requests in effect: the tighter of its own and its user's. */
 export function effectiveTokenRateLimits(

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Runtime import cycles among server/**/*.ts. Type-only imports and exports
+// Runtime import cycles among the modules of one folder tree (server/ by default,
+// src/ for the console). Type-only imports and exports
 // are erased by the compiler, so they cannot form a cycle at runtime and are
 // skipped. Prints every strongly connected component with more than one module
 // and exits 1 when there is any.
@@ -14,16 +15,16 @@ function walk(dir, out = []) {
     if (name === 'node_modules') continue;
     const path = join(dir, name);
     if (statSync(path).isDirectory()) walk(path, out);
-    else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) out.push(path);
+    else if (/\.tsx?$/.test(name) && !name.endsWith('.d.ts')) out.push(path);
   }
   return out;
 }
 
 function resolveImport(from, spec) {
   const base = resolve(dirname(from), spec);
-  const stem = base.replace(/\.(m?js|ts)$/, '');
-  for (const candidate of [base, `${stem}.ts`, join(base, 'index.ts')]) {
-    if (candidate.endsWith('.ts') && existsSync(candidate) && statSync(candidate).isFile()) return candidate;
+  const stem = base.replace(/\.(m?js|tsx?)$/, '');
+  for (const candidate of [base, `${stem}.ts`, `${stem}.tsx`, join(base, 'index.ts'), join(base, 'index.tsx')]) {
+    if (/\.tsx?$/.test(candidate) && existsSync(candidate) && statSync(candidate).isFile()) return candidate;
   }
   return null;
 }

@@ -19,7 +19,8 @@ import { errorHandlerPlugin } from './plugins/errorHandler';
 import { inputLimitsPlugin } from './plugins/inputLimits';
 import { loggerOptions, relayLogPlugin, type LoggerSettings } from './plugins/logging';
 import { metricsPlugin } from './plugins/metrics';
-import { probeFastPath } from './plugins/readiness';
+import { probeFastPath, type ReadinessSources } from './plugins/readiness';
+import { relayContextOf } from './plugins/relayContext';
 import { assignRequestId, requestIdPlugin, tagExchange } from './plugins/requestId';
 import { securityHeadersPlugin, setSecurityHeaders, turnstileEnabled } from './plugins/securityHeaders';
 import { servicesPlugin } from './plugins/services';
@@ -124,8 +125,23 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   await app.register(authPlugin);
   await app.register(errorHandlerPlugin);
 
-  // the routes
-  await app.register(operationsRoutes(probeSources, ctx.metrics));
+  await registerRoutes(app, probeSources);
+
+  await app.register(backgroundJobsPlugin);
+  // the console's files, and the answer to anything no route took
+  await app.register(consolePlugin, { consoleDir: config.consoleDir });
+
+  answerers.fastPath = relayFastPath(relayContextOf(app, bookkeeping), TEXT_ROUTES, {
+    trustProxy: config.trustProxy,
+    bodyLimit: bodyLimits.relay,
+    isClosing: () => closing,
+  });
+  return app;
+}
+
+/** The routes, in the order they are registered: operations, the console's API, then the relay. */
+async function registerRoutes(app: FastifyInstance, probeSources: ReadinessSources): Promise<void> {
+  await app.register(operationsRoutes(probeSources, app.ctx.metrics));
   await app.register(miscRoutes);
   await app.register(userRoutes);
   await app.register(twoFactorRoutes);
@@ -142,15 +158,4 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   await app.register(importRoutes);
   await app.register(webhookRoutes);
   await app.register(relayRoutes);
-
-  await app.register(backgroundJobsPlugin);
-  // the console's files, and the answer to anything no route took
-  await app.register(consolePlugin, { consoleDir: config.consoleDir });
-
-  answerers.fastPath = relayFastPath(app, bookkeeping, TEXT_ROUTES, {
-    trustProxy: config.trustProxy,
-    bodyLimit: bodyLimits.relay,
-    isClosing: () => closing,
-  });
-  return app;
 }

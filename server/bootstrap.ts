@@ -1,10 +1,11 @@
 // First start: create the root account. Its password is INITIAL_ROOT_PASSWORD
 // or a strong random one shown once in the log; never a fixed default.
 import { randomBytes } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { Role } from '../common/roles';
 import type { Config } from './config';
 import type { Database } from './db/database';
+import { lockFirstMigration } from './repositories/migrationLock';
 import { countUsers, createUser } from './repositories/users';
 import { hashPassword } from './passwords';
 
@@ -28,7 +29,7 @@ export async function ensureRootUser(db: Kysely<Database>, config: Config): Prom
       // (a lock on a row every migrated database has), so the first inserts root and takes the users table's first
       // id, and the others find it. Without the lock, an insert that lost the race could still take id 1 from the
       // sequence first and leave root at 2.
-      if (dialect !== 'sqlite') await sql`select name from kysely_migration order by name limit 1 for update`.execute(transaction);
+      if (dialect !== 'sqlite') await lockFirstMigration(transaction);
       if ((await countUsers(transaction)) > 0) return false;
       await createUser(transaction, dialect, {
         username: 'root',

@@ -4,7 +4,6 @@ import { availableParallelism } from 'node:os';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_UPSTREAM_SETTINGS, type UpstreamSettings } from './relay/upstream';
 import { passwordHashCostFromEnv } from './passwords';
 
 /** one-api's releases: Switchboard reports their version (v0.5.3) and follows their tags. */
@@ -17,6 +16,27 @@ export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 200;
  * quickly instead of hanging the client.
  */
 export const DEFAULT_SQL_CONNECT_TIMEOUT_MS = 3000;
+
+/** Connections and deadlines per upstream origin (relay/upstream.ts applies them to its pools). */
+export interface UpstreamSettings {
+  /** Connections per origin, and so calls in flight per origin. */
+  maxConnections: number;
+  connectTimeoutMs: number;
+  /** Until the answer's headers: its first byte. */
+  firstByteTimeoutMs: number;
+  /** Between two pieces of the body. */
+  idleTimeoutMs: number;
+  /** How long a call waits for a free connection before it is refused with UpstreamBusy. */
+  queueTimeoutMs: number;
+}
+
+export const DEFAULT_UPSTREAM_SETTINGS: Readonly<UpstreamSettings> = {
+  maxConnections: 256,
+  connectTimeoutMs: 10_000,
+  firstByteTimeoutMs: 120_000,
+  idleTimeoutMs: 60_000,
+  queueTimeoutMs: 1_000,
+};
 
 export interface WebhookSettings {
   /** Delays before the 2nd, 3rd, ... attempt; attempts in all = delays + 1. */
@@ -235,71 +255,105 @@ export function dataDirFromEnv(env: NodeJS.ProcessEnv): string {
   return sqlitePath && sqlitePath !== ':memory:' ? dirname(resolve(sqlitePath)) : resolve('data');
 }
 
+/** Reads the whole configuration; each group of settings has a reader of its own below. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = dataDirFromEnv(env);
-  const port = Number(env.PORT ?? 3000);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got ${env.PORT}`);
+  const port = portFromEnv(env);
   const database = databaseFromEnv(env, dataDir);
   return {
     port,
-    host: env.HOST?.trim() || '0.0.0.0',
+    host: textFromEnv(env, 'HOST') ?? '0.0.0.0',
     database,
     workers: workersFromEnv(env, database),
-    nodeIdHeader: ['1', 'true', 'yes'].includes((env.NODE_ID_HEADER ?? '').toLowerCase()),
-    redisUrl: env.REDIS_CONN_STRING?.trim() || undefined,
+    nodeIdHeader: flagFromEnv(env, 'NODE_ID_HEADER'),
+    redisUrl: textFromEnv(env, 'REDIS_CONN_STRING'),
     redisCommandTimeoutMs:
       wholeNumberFromEnv(env, 'REDIS_COMMAND_TIMEOUT_MS', DEFAULT_REDIS_COMMAND_TIMEOUT_MS) || DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
-    redisKeyPrefix: env.REDIS_KEY_PREFIX?.trim() || undefined,
+    redisKeyPrefix: textFromEnv(env, 'REDIS_KEY_PREFIX'),
     sessionSecret: sessionSecretFromEnv(env, dataDir),
     initialRootPassword: env.INITIAL_ROOT_PASSWORD || undefined,
     passwordHashCost: passwordHashCostFromEnv(env.PASSWORD_HASH_COST),
-    consoleDir: resolve(env.CONSOLE_DIR?.trim() || join(repoRoot, 'dist')),
-    trustProxy: ['1', 'true', 'yes'].includes((env.TRUSTED_PROXY ?? '').toLowerCase()),
-    logLevel: env.LOG_LEVEL?.trim() || 'warn',
-    turnstileVerifyUrl: env.TURNSTILE_VERIFY_URL?.trim() || DEFAULT_TURNSTILE_VERIFY_URL,
-    githubOAuthUrl: (env.GITHUB_OAUTH_URL?.trim() || 'https://github.com').replace(/\/+$/, ''),
-    githubApiUrl: (env.GITHUB_API_URL?.trim() || 'https://api.github.com').replace(/\/+$/, ''),
+    consoleDir: resolve(textFromEnv(env, 'CONSOLE_DIR') ?? join(repoRoot, 'dist')),
+    trustProxy: flagFromEnv(env, 'TRUSTED_PROXY'),
+    logLevel: textFromEnv(env, 'LOG_LEVEL') ?? 'warn',
+    turnstileVerifyUrl: textFromEnv(env, 'TURNSTILE_VERIFY_URL') ?? DEFAULT_TURNSTILE_VERIFY_URL,
+    githubOAuthUrl: (textFromEnv(env, 'GITHUB_OAUTH_URL') ?? 'https://github.com').replace(/\/+$/, ''),
+    githubApiUrl: (textFromEnv(env, 'GITHUB_API_URL') ?? 'https://api.github.com').replace(/\/+$/, ''),
     channelRetestIntervalSeconds: wholeNumberFromEnv(env, 'CHANNEL_RETEST_INTERVAL', 300),
     optionSyncSeconds: wholeNumberFromEnv(env, 'SYNC_FREQUENCY', DEFAULT_OPTION_SYNC_SECONDS),
-    quotaLeases: !['0', 'false', 'no', 'off'].includes((env.QUOTA_LEASES ?? '').trim().toLowerCase()),
-    releaseCheckUrl: env.RELEASE_CHECK_URL?.trim() || DEFAULT_RELEASE_CHECK_URL,
+    quotaLeases: flagOnUnlessOffFromEnv(env, 'QUOTA_LEASES'),
+    releaseCheckUrl: textFromEnv(env, 'RELEASE_CHECK_URL') ?? DEFAULT_RELEASE_CHECK_URL,
     shutdownGraceSeconds: wholeNumberFromEnv(env, 'SHUTDOWN_GRACE_SECONDS', DEFAULT_SHUTDOWN_GRACE_SECONDS),
     shutdownDrainSeconds: wholeNumberFromEnv(env, 'SHUTDOWN_DRAIN_SECONDS', 0),
-    upstream: {
-      maxConnections: Math.max(1, wholeNumberFromEnv(env, 'UPSTREAM_MAX_CONNECTIONS', DEFAULT_UPSTREAM_SETTINGS.maxConnections)),
-      connectTimeoutMs: Math.round(
-        durationFromEnv(env, 'UPSTREAM_CONNECT_TIMEOUT_SECONDS', DEFAULT_UPSTREAM_SETTINGS.connectTimeoutMs / 1000) * 1000,
-      ),
-      firstByteTimeoutMs: Math.round(
-        durationFromEnv(env, 'UPSTREAM_FIRST_BYTE_TIMEOUT_SECONDS', DEFAULT_UPSTREAM_SETTINGS.firstByteTimeoutMs / 1000) * 1000,
-      ),
-      idleTimeoutMs: Math.round(
-        durationFromEnv(env, 'UPSTREAM_IDLE_TIMEOUT_SECONDS', DEFAULT_UPSTREAM_SETTINGS.idleTimeoutMs / 1000) * 1000,
-      ),
-      queueTimeoutMs: wholeNumberFromEnv(env, 'UPSTREAM_QUEUE_TIMEOUT_MS', DEFAULT_UPSTREAM_SETTINGS.queueTimeoutMs),
-    },
+    upstream: upstreamFromEnv(env),
     relayBodyLimitBytes: byteLimitFromEnv(env, 'BODY_LIMIT_BYTES', DEFAULT_RELAY_BODY_LIMIT),
     apiBodyLimitBytes: byteLimitFromEnv(env, 'API_BODY_LIMIT_BYTES', DEFAULT_API_BODY_LIMIT),
-    webhooks: {
-      retryDelaysMs: retryDelaysFromEnv(env),
-      pollIntervalMs: Math.round(
-        durationFromEnv(env, 'WEBHOOK_POLL_INTERVAL_SECONDS', DEFAULT_WEBHOOK_SETTINGS.pollIntervalMs / 1000) * 1000,
-      ),
-      timeoutMs: Math.round(durationFromEnv(env, 'WEBHOOK_TIMEOUT_SECONDS', DEFAULT_WEBHOOK_SETTINGS.timeoutMs / 1000) * 1000),
-      logDays: wholeNumberFromEnv(env, 'WEBHOOK_LOG_DAYS', DEFAULT_WEBHOOK_SETTINGS.logDays),
+    webhooks: webhooksFromEnv(env),
+    metricsEnabled: flagOnUnlessOffFromEnv(env, 'METRICS_ENABLED'),
+    metricsToken: textFromEnv(env, 'METRICS_TOKEN'),
+    rateLimits: rateLimitsFromEnv(env),
+    loginLimits: loginLimitsFromEnv(env),
+  };
+}
+
+function portFromEnv(env: NodeJS.ProcessEnv): number {
+  const port = Number(env.PORT ?? 3000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got ${env.PORT}`);
+  return port;
+}
+
+/** The variable trimmed; undefined when unset or blank. */
+function textFromEnv(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  return env[name]?.trim() || undefined;
+}
+
+/** Off unless 1, true or yes. */
+function flagFromEnv(env: NodeJS.ProcessEnv, name: string): boolean {
+  return ['1', 'true', 'yes'].includes((env[name] ?? '').toLowerCase());
+}
+
+/** On unless 0, false, no or off. */
+function flagOnUnlessOffFromEnv(env: NodeJS.ProcessEnv, name: string): boolean {
+  return !['0', 'false', 'no', 'off'].includes((env[name] ?? '').trim().toLowerCase());
+}
+
+/** A duration given in seconds (fractions allowed), in whole milliseconds. */
+function millisecondsFromEnv(env: NodeJS.ProcessEnv, name: string, fallbackMs: number): number {
+  return Math.round(durationFromEnv(env, name, fallbackMs / 1000) * 1000);
+}
+
+function upstreamFromEnv(env: NodeJS.ProcessEnv): Partial<UpstreamSettings> {
+  return {
+    maxConnections: Math.max(1, wholeNumberFromEnv(env, 'UPSTREAM_MAX_CONNECTIONS', DEFAULT_UPSTREAM_SETTINGS.maxConnections)),
+    connectTimeoutMs: millisecondsFromEnv(env, 'UPSTREAM_CONNECT_TIMEOUT_SECONDS', DEFAULT_UPSTREAM_SETTINGS.connectTimeoutMs),
+    firstByteTimeoutMs: millisecondsFromEnv(env, 'UPSTREAM_FIRST_BYTE_TIMEOUT_SECONDS', DEFAULT_UPSTREAM_SETTINGS.firstByteTimeoutMs),
+    idleTimeoutMs: millisecondsFromEnv(env, 'UPSTREAM_IDLE_TIMEOUT_SECONDS', DEFAULT_UPSTREAM_SETTINGS.idleTimeoutMs),
+    queueTimeoutMs: wholeNumberFromEnv(env, 'UPSTREAM_QUEUE_TIMEOUT_MS', DEFAULT_UPSTREAM_SETTINGS.queueTimeoutMs),
+  };
+}
+
+function webhooksFromEnv(env: NodeJS.ProcessEnv): Partial<WebhookSettings> {
+  return {
+    retryDelaysMs: retryDelaysFromEnv(env),
+    pollIntervalMs: millisecondsFromEnv(env, 'WEBHOOK_POLL_INTERVAL_SECONDS', DEFAULT_WEBHOOK_SETTINGS.pollIntervalMs),
+    timeoutMs: millisecondsFromEnv(env, 'WEBHOOK_TIMEOUT_SECONDS', DEFAULT_WEBHOOK_SETTINGS.timeoutMs),
+    logDays: wholeNumberFromEnv(env, 'WEBHOOK_LOG_DAYS', DEFAULT_WEBHOOK_SETTINGS.logDays),
+  };
+}
+
+function rateLimitsFromEnv(env: NodeJS.ProcessEnv): RateLimitConfig {
+  return {
+    critical: { ...DEFAULT_RATE_LIMITS.critical, max: wholeNumberFromEnv(env, 'CRITICAL_RATE_LIMIT', DEFAULT_RATE_LIMITS.critical.max) },
+    topUp: { ...DEFAULT_RATE_LIMITS.topUp, max: wholeNumberFromEnv(env, 'TOPUP_RATE_LIMIT', DEFAULT_RATE_LIMITS.topUp.max) },
+  };
+}
+
+function loginLimitsFromEnv(env: NodeJS.ProcessEnv): LoginLimitConfig {
+  return {
+    perAccount: {
+      ...DEFAULT_LOGIN_LIMITS.perAccount,
+      max: wholeNumberFromEnv(env, 'LOGIN_ACCOUNT_RATE_LIMIT', DEFAULT_LOGIN_LIMITS.perAccount.max),
     },
-    metricsEnabled: !['0', 'false', 'no', 'off'].includes((env.METRICS_ENABLED ?? '').trim().toLowerCase()),
-    metricsToken: env.METRICS_TOKEN?.trim() || undefined,
-    rateLimits: {
-      critical: { ...DEFAULT_RATE_LIMITS.critical, max: wholeNumberFromEnv(env, 'CRITICAL_RATE_LIMIT', DEFAULT_RATE_LIMITS.critical.max) },
-      topUp: { ...DEFAULT_RATE_LIMITS.topUp, max: wholeNumberFromEnv(env, 'TOPUP_RATE_LIMIT', DEFAULT_RATE_LIMITS.topUp.max) },
-    },
-    loginLimits: {
-      perAccount: {
-        ...DEFAULT_LOGIN_LIMITS.perAccount,
-        max: wholeNumberFromEnv(env, 'LOGIN_ACCOUNT_RATE_LIMIT', DEFAULT_LOGIN_LIMITS.perAccount.max),
-      },
-      perIp: { ...DEFAULT_LOGIN_LIMITS.perIp, max: wholeNumberFromEnv(env, 'LOGIN_IP_RATE_LIMIT', DEFAULT_LOGIN_LIMITS.perIp.max) },
-    },
+    perIp: { ...DEFAULT_LOGIN_LIMITS.perIp, max: wholeNumberFromEnv(env, 'LOGIN_IP_RATE_LIMIT', DEFAULT_LOGIN_LIMITS.perIp.max) },
   };
 }

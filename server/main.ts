@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { buildApp } from './app';
 import { isClusterWorker, runPrimary } from './cluster';
 import { DEFAULT_SHUTDOWN_GRACE_SECONDS, loadConfig, type Config } from './config';
-import { relayRegistry } from './relay/inflight';
+import { relayRegistry } from './plugins/relayContext';
 
 let config: Config;
 try {

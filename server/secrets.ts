@@ -1,7 +1,7 @@
 // Keys and codes from the cryptographic generator, and sealing of the secrets
 // the server must read back later (TOTP seeds) so a copy of the database alone
 // does not give them away.
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes, randomInt } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, randomInt } from 'node:crypto';
 
 const ALPHANUMERIC = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
@@ -18,6 +18,11 @@ export const generateTokenKey = () => randomAlphanumeric(48);
 export const generateRedemptionKey = () => randomBytes(16).toString('hex');
 /** A user's access token for the console API: 32 hex characters. */
 export const generateAccessToken = () => randomBytes(16).toString('hex');
+
+/** What the database keeps of a console access token: its SHA-256, in hex (the token itself is shown once). */
+export function hashAccessToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
 /** An invite code. */
 export const generateAffCode = () => randomAlphanumeric(8);
 

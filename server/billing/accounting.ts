@@ -300,7 +300,8 @@ function chargeListener(ctx: MoneyContext, hasEmail: boolean): ChargeListener | 
       ctx.remind(userId, charge);
       ctx.balanceLow(userId, charge);
     };
-  return hasEmail ? ctx.remind : webhook ? ctx.balanceLow : undefined;
+  if (hasEmail) return ctx.remind;
+  return webhook ? ctx.balanceLow : undefined;
 }
 
 /** The consume log's details, from values at hand (no lookup): how the charge was made and what the request went through. */

@@ -33,27 +33,23 @@
 // in ledger_batches: a retry after a COMMIT whose answer was lost finds it
 // and applies nothing twice; a lease whose taking failed that way is given
 // back by its row, which is there or not.
+//
+// The lease in memory and its shapes are in lease.ts; taking leases in
+// leaseTaking.ts; a settlement batch's transaction in leaseSettlement.ts.
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database';
 import { isDatabaseUnavailable } from '../db/faults';
 import { insertLogs, type NewLog } from '../repositories/logs';
-import {
-  applyTotals,
-  ReservationState,
-  settlementTotals,
-  type QuotaLedger,
-  type Reservation,
-  type ReserveResult,
-  type Settlement,
-} from './quota';
+import { keyOf, type Hold, type Lease, type Taken, type Waiter, type Wanted } from './lease';
+import { writeLeaseBatch } from './leaseSettlement';
+import { takeLeaseRows } from './leaseTaking';
+import type { QuotaLedger, Reservation, ReserveResult, Settlement } from './quota';
 
 /** New holds come from a lease at most this old: the longest a node keeps spending a balance changed elsewhere. */
 export const LEASE_MAX_AGE_MS = 1000;
 /** A lease nobody has used for this long is given back. */
 export const LEASE_IDLE_MS = 250;
-/** A lease is at least this many times what the requests waiting for it need. */
-const LEASE_MIN_MULTIPLE = 4;
 
 const OK: ReserveResult = { ok: true };
 
@@ -64,66 +60,6 @@ export interface LeaseLedgerOptions {
   maxAgeMs?: number;
   idleMs?: number;
 }
-
-class Lease {
-  /** What new holds may take. */
-  free = 0;
-  /** Holds in flight. */
-  holds = 0;
-  /** Settlements freed in memory whose charge is not written yet. */
-  unwritten = 0;
-  /** What its holds took over its life: the next lease's size. */
-  heldTotal = 0;
-  retired = false;
-  lastUsedAt: number;
-
-  constructor(
-    readonly id: string,
-    readonly key: string,
-    readonly userId: number,
-    readonly tokenId: number,
-    readonly limited: boolean,
-    amount: number,
-    readonly createdAt: number,
-  ) {
-    this.free = amount;
-    this.lastUsedAt = createdAt;
-  }
-
-  /** Given back in the next batch: retired, no hold in flight, every charge written. */
-  get returnable(): boolean {
-    return this.retired && this.holds === 0 && this.unwritten === 0;
-  }
-}
-
-interface Hold {
-  lease: Lease;
-  amount: number;
-}
-
-interface Waiter {
-  reservation: Reservation;
-  resolve: (result: ReserveResult) => void;
-  reject: (error: unknown) => void;
-}
-
-interface Wanted {
-  key: string;
-  userId: number;
-  tokenId: number;
-  limited: boolean;
-  waiters: Waiter[];
-}
-
-interface Taken {
-  wanted: Wanted;
-  lease?: Lease;
-  refused?: 'user' | 'token';
-}
-
-const keyOf = (reservation: Pick<Reservation, 'userId' | 'tokenId' | 'limitedToken'>) =>
-  reservation.limitedToken ? `${reservation.userId}:${reservation.tokenId}` : `${reservation.userId}`;
-const ascending = (left: number, right: number) => left - right;
 
 export class LeaseLedger implements QuotaLedger {
   private readonly maxAgeMs: number;
@@ -270,26 +206,29 @@ export class LeaseLedger implements QuotaLedger {
         try {
           taken = await this.takeLeases(batch);
         } catch (error) {
-          for (const wanted of batch) for (const waiter of wanted.waiters) waiter.reject(error);
+          rejectAll(batch, error);
           continue;
         }
-        for (const { wanted, lease, refused } of taken) {
-          if (lease) {
-            const previous = this.active.get(wanted.key);
-            if (previous) this.retire(previous);
-            this.active.set(wanted.key, lease);
-          }
-          for (const waiter of wanted.waiters) {
-            if (this.tryHold(waiter.reservation)) waiter.resolve(OK);
-            else if (refused) waiter.resolve({ ok: false, reason: refused });
-            // what the lease had went to the waiters before it: try again with what is left
-            else if (lease) this.want(waiter.reservation, waiter);
-            else waiter.resolve({ ok: false, reason: 'user' });
-          }
-        }
+        for (const each of taken) this.handOut(each);
       }
     } finally {
       this.taking = false;
+    }
+  }
+
+  /** A lease taken becomes its key's active one, and its waiters hold on it (or are refused as its balance was). */
+  private handOut({ wanted, lease, refused }: Taken): void {
+    if (lease) {
+      const previous = this.active.get(wanted.key);
+      if (previous) this.retire(previous);
+      this.active.set(wanted.key, lease);
+    }
+    for (const waiter of wanted.waiters) {
+      if (this.tryHold(waiter.reservation)) waiter.resolve(OK);
+      else if (refused) waiter.resolve({ ok: false, reason: refused });
+      // what the lease had went to the waiters before it: try again with what is left
+      else if (lease) this.want(waiter.reservation, waiter);
+      else waiter.resolve({ ok: false, reason: 'user' });
     }
   }
 
@@ -298,7 +237,7 @@ export class LeaseLedger implements QuotaLedger {
     const now = Date.now();
     const rows = batch.map((wanted) => ({ wanted, id: this.nextId('L') }));
     try {
-      const taken = await this.insertLeases(rows, now);
+      const taken = await takeLeaseRows(this.db, rows, now, { nodeId: this.options.nodeId, maxAgeMs: this.maxAgeMs, rates: this.rates });
       this.unreachable = false;
       return taken;
     } catch (error) {
@@ -307,92 +246,6 @@ export class LeaseLedger implements QuotaLedger {
       for (const { id } of rows) this.orphans.add(id);
       throw error;
     }
-  }
-
-  private async insertLeases(rows: ReadonlyArray<{ wanted: Wanted; id: string }>, now: number): Promise<Taken[]> {
-    const batch = rows.map((row) => row.wanted);
-    return this.db
-      .transaction()
-      .setIsolationLevel('read committed')
-      .execute(async (transaction) => {
-        const userIds = [...new Set(batch.map((wanted) => wanted.userId))].sort(ascending);
-        const tokenIds = [...new Set(batch.filter((wanted) => wanted.limited).map((wanted) => wanted.tokenId))].sort(ascending);
-        const users = new Map<number, number>();
-        for (const row of await transaction
-          .selectFrom('users')
-          .select(['id', 'quota'])
-          .where('id', 'in', userIds)
-          .orderBy('id')
-          .forUpdate()
-          .execute())
-          users.set(Number(row.id), Number(row.quota));
-        const tokens = new Map<number, number>();
-        if (tokenIds.length > 0) {
-          for (const row of await transaction
-            .selectFrom('tokens')
-            .select(['id', 'remain_quota'])
-            .where('id', 'in', tokenIds)
-            .orderBy('id')
-            .forUpdate()
-            .execute())
-            tokens.set(Number(row.id), Number(row.remain_quota));
-        }
-        const result: Taken[] = [];
-        const userTaken = new Map<number, number>();
-        const tokenTaken = new Map<number, number>();
-        const inserts: Array<Database['reservations']> = [];
-        for (const { wanted, id } of rows) {
-          const amounts = wanted.waiters.map((waiter) => waiter.reservation.amount);
-          const need = amounts.reduce((sum, amount) => sum + amount, 0);
-          const smallest = Math.min(...amounts);
-          const userLeft = users.get(wanted.userId) ?? 0;
-          const tokenLeft = wanted.limited ? (tokens.get(wanted.tokenId) ?? 0) : Infinity;
-          const available = Math.min(userLeft, tokenLeft);
-          if (available < smallest) {
-            result.push({ wanted, refused: userLeft < smallest ? 'user' : 'token' });
-            continue;
-          }
-          const target = Math.max(need * LEASE_MIN_MULTIPLE, Math.ceil((this.rates.get(wanted.key) ?? 0) * (this.maxAgeMs / 1000)));
-          // more wanted than is left: half of it (at least one request's worth), so other nodes find the rest
-          const amount =
-            available >= need ? Math.max(need, Math.min(target, Math.floor(available / 4))) : Math.max(smallest, Math.floor(available / 2));
-          users.set(wanted.userId, userLeft - amount);
-          userTaken.set(wanted.userId, (userTaken.get(wanted.userId) ?? 0) + amount);
-          if (wanted.limited) {
-            tokens.set(wanted.tokenId, tokenLeft - amount);
-            tokenTaken.set(wanted.tokenId, (tokenTaken.get(wanted.tokenId) ?? 0) + amount);
-          }
-          inserts.push({
-            id,
-            node_id: this.options.nodeId,
-            user_id: wanted.userId,
-            token_id: wanted.tokenId,
-            limited: wanted.limited ? 1 : 0,
-            amount,
-            state: ReservationState.held,
-            created_at: now,
-          });
-          result.push({ wanted, lease: new Lease(id, wanted.key, wanted.userId, wanted.tokenId, wanted.limited, amount, now) });
-        }
-        for (const userId of [...userTaken.keys()].sort(ascending)) {
-          const amount = userTaken.get(userId)!;
-          await transaction
-            .updateTable('users')
-            .set((eb) => ({ quota: eb('quota', '-', amount), held_quota: eb('held_quota', '+', amount) }))
-            .where('id', '=', userId)
-            .execute();
-        }
-        for (const tokenId of [...tokenTaken.keys()].sort(ascending)) {
-          const amount = tokenTaken.get(tokenId)!;
-          await transaction
-            .updateTable('tokens')
-            .set((eb) => ({ remain_quota: eb('remain_quota', '-', amount), held_quota: eb('held_quota', '+', amount) }))
-            .where('id', '=', tokenId)
-            .execute();
-        }
-        if (inserts.length > 0) await transaction.insertInto('reservations').values(inserts).execute();
-        return result;
-      });
   }
 
   // ---- writing: settlement batches and give-backs ---------------------------
@@ -413,10 +266,11 @@ export class LeaseLedger implements QuotaLedger {
   }
 
   /**
-   * One transaction: the batch's id, the charges off their leases' rows (a
-   * row swept meanwhile, or none, sends the charge to the balance itself),
-   * the retired leases given back, the logs, then the users, tokens and
-   * channels.
+   * One transaction (leaseSettlement.ts): the batch's id, the charges off
+   * their leases' rows (a row swept meanwhile, or none, sends the charge to
+   * the balance itself), the retired leases given back, the logs, then the
+   * users, tokens and channels. Before it, what the batch carries; after it,
+   * the memory brought in line with what was written.
    */
   private async writeBatch(allSettlements: readonly Settlement[], allFailures: readonly NewLog[]): Promise<void> {
     const settlements = allSettlements.filter((settlement) => !this.written.has(settlement));
@@ -439,92 +293,16 @@ export class LeaseLedger implements QuotaLedger {
       for (const id of ids) priorIds.add(id);
       this.attempted.set(item, [...ids, batchId]);
     }
-    const swept = new Set<Lease>();
-    await this.db
-      .transaction()
-      .setIsolationLevel('read committed')
-      .execute(async (transaction) => {
-        swept.clear();
-        await transaction.insertInto('ledger_batches').values({ id: batchId, created_at: Date.now() }).execute();
-        // an earlier attempt's id that this transaction can claim did not commit (a claim waits for an attempt still running)
-        const committed = new Set<string>();
-        for (const id of [...priorIds].sort()) if (!(await this.claimBatchId(transaction, id))) committed.add(id);
-        const applies = (item: object) => !(priorOf.get(item) ?? []).some((id) => committed.has(id));
-        const live = settlements.filter(applies);
-        const logs = failures.filter(applies);
-
-        const chargeByLease = new Map<Lease, number>();
-        for (const settlement of live) {
-          const lease = settlement.reservation.id ? this.noted.get(settlement.reservation.id) : undefined;
-          if (lease) chargeByLease.set(lease, (chargeByLease.get(lease) ?? 0) + settlement.charge);
-        }
-        // every reservation row this batch touches, locked in ascending id order first
-        const rowIds = [
-          ...new Set([...[...chargeByLease.keys()].map((lease) => lease.id), ...returning.map((lease) => lease.id), ...orphans]),
-        ].sort();
-        const rows =
-          rowIds.length === 0
-            ? []
-            : await transaction
-                .selectFrom('reservations')
-                .select(['id', 'state', 'amount', 'user_id', 'token_id', 'limited'])
-                .where('id', 'in', rowIds)
-                .orderBy('id')
-                .forUpdate()
-                .execute();
-        const held = new Map(rows.filter((row) => Number(row.state) === ReservationState.held).map((row) => [row.id, row]));
-        for (const [lease, charge] of [...chargeByLease].sort(([left], [right]) => (left.id < right.id ? -1 : 1))) {
-          if (!held.has(lease.id)) {
-            swept.add(lease);
-            continue;
-          }
-          if (charge !== 0) {
-            await transaction
-              .updateTable('reservations')
-              .set((eb) => ({ amount: eb('amount', '-', charge) }))
-              .where('id', '=', lease.id)
-              .execute();
-            held.get(lease.id)!.amount = Number(held.get(lease.id)!.amount) - charge;
-          }
-        }
-        // the balances' movements, as settlements: a refund is what leaves held_quota, a charge what leaves the balance
-        const movements: Settlement[] = [];
-        for (const settlement of live) {
-          const lease = settlement.reservation.id ? this.noted.get(settlement.reservation.id) : undefined;
-          const fromLease = lease !== undefined && !swept.has(lease);
-          if (!fromLease && settlement.charge === 0 && !settlement.log && !settlement.countRequest) continue;
-          const reservation = lease
-            ? {
-                userId: lease.userId,
-                tokenId: settlement.reservation.tokenId,
-                limitedToken: lease.limited,
-                amount: fromLease ? settlement.charge : 0,
-              }
-            : { ...settlement.reservation, amount: 0 };
-          movements.push({ ...settlement, reservation });
-        }
-        const gone = [...new Set([...returning.map((lease) => lease.id), ...orphans])].filter((id) => rows.some((row) => row.id === id));
-        for (const id of gone) {
-          const row = held.get(id);
-          if (row && Number(row.amount) !== 0) {
-            movements.push({
-              reservation: {
-                userId: Number(row.user_id),
-                tokenId: Number(row.token_id),
-                limitedToken: Number(row.limited) === 1,
-                amount: Number(row.amount),
-              },
-              charge: 0,
-              channelId: 0,
-              countRequest: false,
-            });
-          }
-        }
-        if (gone.length > 0) await transaction.deleteFrom('reservations').where('id', 'in', gone).execute();
-        const consumeLogs = live.flatMap((settlement) => (settlement.log ? [settlement.log] : []));
-        await insertLogs(transaction, [...consumeLogs, ...logs]);
-        await applyTotals(transaction, settlementTotals(movements));
-      });
+    const swept = await writeLeaseBatch(this.db, this.options.dialect, {
+      id: batchId,
+      settlements,
+      failures,
+      returning,
+      orphans,
+      priorIds,
+      priorOf,
+      noted: this.noted,
+    });
     this.unreachable = false;
     // written: the charges are off their leases, the returned leases and orphans are gone
     for (const item of [...settlements, ...failures]) this.written.add(item);
@@ -545,20 +323,6 @@ export class LeaseLedger implements QuotaLedger {
         'a lease of this node was swept as if the node were dead; its charges went to the balance',
       );
     }
-  }
-
-  /** Inserts a batch id unless it is there (committed by an earlier attempt); whether it did. */
-  private async claimBatchId(transaction: Kysely<Database>, id: string): Promise<boolean> {
-    const values = { id, created_at: Date.now() };
-    const result =
-      this.options.dialect === 'mysql'
-        ? await transaction.insertInto('ledger_batches').ignore().values(values).executeTakeFirst()
-        : await transaction
-            .insertInto('ledger_batches')
-            .values(values)
-            .onConflict((conflict) => conflict.column('id').doNothing())
-            .executeTakeFirst();
-    return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
   }
 
   // ---- idle leases --------------------------------------------------------
@@ -606,4 +370,9 @@ export class LeaseLedger implements QuotaLedger {
   retireAll(): void {
     for (const lease of [...this.active.values()]) this.retire(lease);
   }
+}
+
+/** A failed taking refuses every request that waited for it. */
+function rejectAll(batch: readonly Wanted[], error: unknown): void {
+  for (const wanted of batch) for (const waiter of wanted.waiters) waiter.reject(error);
 }

@@ -18,10 +18,33 @@
 // settled twice (a retry after an ambiguous COMMIT) finds its rows gone and
 // changes nothing, and what a dead node held is given back by a live one
 // (nodeLease.ts).
-import { sql, type Kysely } from 'kysely';
+//
+// The statements themselves are in repositories/ledger.ts (balances) and
+// repositories/reservationRows.ts (the rows); this file decides which run, in
+// which transaction and order.
+import type { Kysely } from 'kysely';
 import type { Database } from '../db/database';
 import { LogType } from '../../common/roles';
+import {
+  applyTotals,
+  giveBackHold,
+  returnAllHeldQuota,
+  returnToUser,
+  takeFromToken,
+  takeFromUser,
+  usersHoldingQuota,
+  type BalanceTotals,
+  type BudgetSpend,
+  type LedgerTotals,
+} from '../repositories/ledger';
 import { insertLogs, type NewLog } from '../repositories/logs';
+import {
+  deleteReservation,
+  deleteReservations,
+  insertReservation,
+  lockReservation,
+  lockReservations,
+} from '../repositories/reservationRows';
 
 export interface Reservation {
   /** The request's id (Admission.reservationId): the key of its reservation row on PostgreSQL and MySQL. */
@@ -42,35 +65,20 @@ export type ReserveResult = { ok: true } | { ok: false; reason: 'user' | 'token'
 export async function reserveQuota(db: Kysely<Database>, reservation: Reservation): Promise<ReserveResult> {
   if (reservation.amount <= 0) return { ok: true };
   // one conditional UPDATE is atomic on its own: no BEGIN/COMMIT round trips on the hot path
-  if (!reservation.limitedToken) return (await takeFromUser(db, reservation)) ? { ok: true } : { ok: false, reason: 'user' };
+  if (!reservation.limitedToken)
+    return (await takeFromUser(db, reservation.userId, reservation.amount)) ? { ok: true } : { ok: false, reason: 'user' };
   return db.transaction().execute((transaction) => takeFromUserAndToken(transaction, reservation));
-}
-
-/** `quota -= amount` if the user has it; whether it did. */
-async function takeFromUser(db: Kysely<Database>, { userId, amount }: Reservation): Promise<boolean> {
-  const result =
-    await sql`update users set quota = quota - ${amount}, held_quota = held_quota + ${amount} where id = ${userId} and quota >= ${amount}`.execute(
-      db,
-    );
-  return Number(result.numAffectedRows ?? 0) === 1;
 }
 
 /** Inside a transaction: the user's part, then the token's; a token shortfall gives the user's part back. */
 async function takeFromUserAndToken(transaction: Kysely<Database>, reservation: Reservation): Promise<ReserveResult> {
   const { userId, tokenId, amount } = reservation;
-  if (!(await takeFromUser(transaction, reservation))) return { ok: false, reason: 'user' };
+  if (!(await takeFromUser(transaction, userId, amount))) return { ok: false, reason: 'user' };
   if (!reservation.limitedToken) return { ok: true };
-  const token =
-    await sql`update tokens set remain_quota = remain_quota - ${amount}, held_quota = held_quota + ${amount} where id = ${tokenId} and remain_quota >= ${amount}`.execute(
-      transaction,
-    );
-  if (Number(token.numAffectedRows ?? 0) === 1) return { ok: true };
-  await sql`update users set quota = quota + ${amount}, held_quota = held_quota - ${amount} where id = ${userId}`.execute(transaction);
+  if (await takeFromToken(transaction, tokenId, amount)) return { ok: true };
+  await returnToUser(transaction, userId, amount);
   return { ok: false, reason: 'token' };
 }
-
-/** `column + refund - charge`, below zero if a provider overran the reservation (see the top of this file). */
-const settled = (column: string, refund: number, charge: number) => sql<number>`${sql.ref(column)} + ${refund - charge}`;
 
 export interface Settlement {
   reservation: Reservation;
@@ -91,12 +99,6 @@ export interface SettlementBudget {
   userStart?: number;
 }
 
-/** The charges a batch adds to one budget's spend: those of its latest period (an earlier period's are over and done). */
-export interface BudgetSpend {
-  start: number;
-  charge: number;
-}
-
 const addSpend = (spends: Map<number, BudgetSpend>, id: number, start: number | undefined, charge: number) => {
   if (start === undefined) return;
   const current = spends.get(id);
@@ -104,13 +106,7 @@ const addSpend = (spends: Map<number, BudgetSpend>, id: number, start: number | 
   else if (start === current.start) current.charge += charge;
 };
 
-interface Totals {
-  refund: number;
-  charge: number;
-  requests: number;
-}
-
-const addTo = <K>(totals: Map<K, Totals>, key: K, refund: number, charge: number) => {
+const addTo = <K>(totals: Map<K, BalanceTotals>, key: K, refund: number, charge: number) => {
   const current = totals.get(key) ?? { refund: 0, charge: 0, requests: 0 };
   current.refund += refund;
   current.charge += charge;
@@ -120,9 +116,9 @@ const addTo = <K>(totals: Map<K, Totals>, key: K, refund: number, charge: number
 const byId = <T>(left: [number, T], right: [number, T]) => left[0] - right[0];
 
 /** A batch of settlements summed per user, token and channel, each list in ascending id order. */
-export function settlementTotals(settlements: readonly Settlement[]) {
-  const users = new Map<number, Totals>();
-  const limitedTokens = new Map<number, Totals>();
+export function settlementTotals(settlements: readonly Settlement[]): LedgerTotals {
+  const users = new Map<number, BalanceTotals>();
+  const limitedTokens = new Map<number, BalanceTotals>();
   const tokensUsed = new Map<number, number>();
   const channels = new Map<number, number>();
   const userSpends = new Map<number, BudgetSpend>();
@@ -146,64 +142,6 @@ export function settlementTotals(settlements: readonly Settlement[]) {
     userSpends: [...userSpends].sort(byId),
     tokenSpends: [...tokenSpends].sort(byId),
   };
-}
-
-/**
- * A budget's spend with a batch's charges of the period that began at
- * `start`: added when the row's spend is of that period, in place of it when
- * the row's is older, dropped when the row's is newer (the charges belong to a
- * period that is over). period_spent comes first: MySQL reads a column set
- * earlier in the same UPDATE as its new value.
- */
-export const spentSql = (start: number, charge: number) =>
-  sql<number>`case when period_start = ${start} then period_spent + ${charge} when period_start < ${start} then ${charge} else period_spent end`;
-export const periodStartSql = (start: number) => sql<number>`case when period_start < ${start} then ${start} else period_start end`;
-
-/** The user, token and channel UPDATEs of a batch's totals, inside the caller's transaction. */
-export async function applyTotals(transaction: Kysely<Database>, totals: ReturnType<typeof settlementTotals>): Promise<void> {
-  for (const [userId, user] of totals.users) {
-    await transaction
-      .updateTable('users')
-      .set((eb) => ({
-        quota: settled('quota', user.refund, user.charge),
-        held_quota: eb('held_quota', '-', user.refund),
-        used_quota: eb('used_quota', '+', user.charge),
-        request_count: eb('request_count', '+', user.requests),
-      }))
-      .where('id', '=', userId)
-      .execute();
-  }
-  for (const { tokenId, used, limited } of totals.tokens) {
-    await transaction
-      .updateTable('tokens')
-      .set((eb) => ({
-        ...(limited
-          ? { remain_quota: settled('remain_quota', limited.refund, limited.charge), held_quota: eb('held_quota', '-', limited.refund) }
-          : {}),
-        used_quota: eb('used_quota', '+', used),
-      }))
-      .where('id', '=', tokenId)
-      .execute();
-  }
-  for (const [table, spends] of [
-    ['users', totals.userSpends],
-    ['tokens', totals.tokenSpends],
-  ] as const) {
-    for (const [id, { start, charge }] of spends) {
-      await transaction
-        .updateTable(table)
-        .set({ period_spent: spentSql(start, charge), period_start: periodStartSql(start) })
-        .where('id', '=', id)
-        .execute();
-    }
-  }
-  for (const [channelId, charge] of totals.channels) {
-    await transaction
-      .updateTable('channels')
-      .set((eb) => ({ used_quota: eb('used_quota', '+', charge) }))
-      .where('id', '=', channelId)
-      .execute();
-  }
 }
 
 const logsOf = (settlements: readonly Settlement[]) => settlements.flatMap((settlement) => (settlement.log ? [settlement.log] : []));
@@ -254,16 +192,7 @@ async function settleReserved(db: Kysely<Database>, settlements: readonly Settle
     .transaction()
     .setIsolationLevel('read committed')
     .execute(async (transaction) => {
-      const rows =
-        ids.length === 0
-          ? []
-          : await transaction
-              .selectFrom('reservations')
-              .select(['id', 'state', 'amount'])
-              .where('id', 'in', ids)
-              .orderBy('id')
-              .forUpdate()
-              .execute();
+      const rows = ids.length === 0 ? [] : await lockReservations(transaction, ids);
       const byId = new Map(rows.map((row) => [row.id, row]));
       const applied: Settlement[] = [];
       for (const settlement of settlements) {
@@ -276,14 +205,10 @@ async function settleReserved(db: Kysely<Database>, settlements: readonly Settle
         applied.push({ ...settlement, reservation: { ...settlement.reservation, amount: refund } });
       }
       if (rows.length > 0)
-        await transaction
-          .deleteFrom('reservations')
-          .where(
-            'id',
-            'in',
-            rows.map((row) => row.id),
-          )
-          .execute();
+        await deleteReservations(
+          transaction,
+          rows.map((row) => row.id),
+        );
       // the logs and rollups before the balances: the users' rows, which every reservation needs, stay locked the shortest time
       await insertLogs(transaction, [...logsOf(applied), ...failures]);
       await applyTotals(transaction, settlementTotals(applied));
@@ -295,15 +220,10 @@ async function releaseReserved(db: Kysely<Database>, reservation: Reservation): 
     .transaction()
     .setIsolationLevel('read committed')
     .execute(async (transaction) => {
-      const row = await transaction
-        .selectFrom('reservations')
-        .select(['state', 'amount'])
-        .where('id', '=', reservation.id!)
-        .forUpdate()
-        .executeTakeFirst();
+      const row = await lockReservation(transaction, reservation.id!);
       if (!row) return;
-      await transaction.deleteFrom('reservations').where('id', '=', reservation.id!).execute();
-      if (Number(row.state) === ReservationState.held) await giveBack(transaction, { ...reservation, amount: Number(row.amount) });
+      await deleteReservation(transaction, reservation.id!);
+      if (Number(row.state) === ReservationState.held) await giveBackHold(transaction, { ...reservation, amount: Number(row.amount) });
     });
 }
 
@@ -314,43 +234,25 @@ async function reserveWithRow(db: Kysely<Database>, nodeId: string, reservation:
       const taken = await takeFromUserAndToken(transaction, reservation);
       if (!taken.ok) return taken;
     }
-    await transaction
-      .insertInto('reservations')
-      .values({
-        id: reservation.id!,
-        node_id: nodeId,
-        user_id: reservation.userId,
-        token_id: reservation.tokenId,
-        limited: reservation.limitedToken ? 1 : 0,
-        amount: Math.max(0, reservation.amount),
-        state: ReservationState.held,
-        created_at: Date.now(),
-      })
-      .execute();
+    await insertReservation(transaction, {
+      id: reservation.id!,
+      node_id: nodeId,
+      user_id: reservation.userId,
+      token_id: reservation.tokenId,
+      limited: reservation.limitedToken ? 1 : 0,
+      amount: Math.max(0, reservation.amount),
+      state: ReservationState.held,
+      created_at: Date.now(),
+    });
     return { ok: true } as const;
   });
   return result;
 }
 
-async function giveBack(executor: Kysely<Database>, reservation: Reservation): Promise<void> {
-  if (reservation.amount <= 0) return;
-  await executor
-    .updateTable('users')
-    .set((eb) => ({ quota: eb('quota', '+', reservation.amount), held_quota: eb('held_quota', '-', reservation.amount) }))
-    .where('id', '=', reservation.userId)
-    .execute();
-  if (!reservation.limitedToken) return;
-  await executor
-    .updateTable('tokens')
-    .set((eb) => ({ remain_quota: eb('remain_quota', '+', reservation.amount), held_quota: eb('held_quota', '-', reservation.amount) }))
-    .where('id', '=', reservation.tokenId)
-    .execute();
-}
-
 export async function releaseQuota(db: Kysely<Database>, reservation: Reservation): Promise<void> {
   if (reservation.amount <= 0) return;
-  if (!reservation.limitedToken) return giveBack(db, reservation);
-  await db.transaction().execute((transaction) => giveBack(transaction, reservation));
+  if (!reservation.limitedToken) return giveBackHold(db, reservation);
+  await db.transaction().execute((transaction) => giveBackHold(transaction, reservation));
 }
 
 /**
@@ -364,25 +266,8 @@ export async function releaseQuota(db: Kysely<Database>, reservation: Reservatio
  */
 export async function returnHeldQuota(db: Kysely<Database>): Promise<{ users: number; quota: number }> {
   return db.transaction().execute(async (transaction) => {
-    const held = await transaction
-      .selectFrom('users')
-      .select(['id', 'username', 'held_quota'])
-      .where('held_quota', '>', 0)
-      .orderBy('id')
-      .execute();
-    await transaction
-      .updateTable('users')
-      .set((eb) => ({ quota: eb('quota', '+', eb.ref('held_quota')), held_quota: 0 }))
-      .where('held_quota', '>', 0)
-      .execute();
-    await transaction
-      .updateTable('tokens')
-      .set((eb) => ({ remain_quota: eb('remain_quota', '+', eb.ref('held_quota')), held_quota: 0 }))
-      .where('held_quota', '>', 0)
-      .execute();
-    // a held amount below zero would be a bookkeeping fault; start from zero rather than carry it on
-    await transaction.updateTable('users').set({ held_quota: 0 }).where('held_quota', '<', 0).execute();
-    await transaction.updateTable('tokens').set({ held_quota: 0 }).where('held_quota', '<', 0).execute();
+    const held = await usersHoldingQuota(transaction);
+    await returnAllHeldQuota(transaction);
     await insertLogs(
       transaction,
       held.map((user) => ({

@@ -93,7 +93,7 @@ export class SqliteLedger implements QuotaLedger {
     );
     this.settleUnlimitedToken = database.prepare('update tokens set used_quota = used_quota + ? where id = ?');
     this.settleChannel = database.prepare('update channels set used_quota = used_quota + ? where id = ?');
-    // a budget's spend, as quota.ts's spentSql and periodStartSql: (start, charge, start, charge, start, id)
+    // a budget's spend, as repositories/ledger.ts's spentSql and periodStartSql: (start, charge, start, charge, start, id)
     const spend = (table: string) =>
       database.prepare(
         `update ${table} set period_spent = case when period_start = ? then period_spent + ? when period_start < ? then ? else period_spent end, period_start = max(period_start, ?) where id = ?`,

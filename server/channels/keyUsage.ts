@@ -2,11 +2,17 @@
 // The relay notes them in memory and they reach the database in one UPDATE
 // per key every FLUSH_MS (and when the app closes, or before the key list is
 // read), so a relayed call costs no write of its own.
-import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/database';
 import { addChannelKeyUsage } from '../repositories/channelKeys';
-import type { AppContext } from '../services/context';
 
 const FLUSH_MS = 2000;
+
+/** Where the tallies go and where a failed write is told. */
+export interface KeyUsageDeps {
+  db: Kysely<Database>;
+  log: { warn: (object: object, message: string) => void };
+}
 
 interface Tally {
   used: number;
@@ -19,7 +25,7 @@ export class ChannelKeyUsage {
   private timer?: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
 
-  constructor(private readonly app: FastifyInstance) {}
+  constructor(private readonly deps: KeyUsageDeps) {}
 
   /** One call made with the key; `failed` when the upstream refused it or never answered. */
   note(keyId: number, failed: boolean): void {
@@ -53,9 +59,9 @@ export class ChannelKeyUsage {
     this.flushing = this.flushing.then(async () => {
       for (const [keyId, tally] of batch) {
         try {
-          await addChannelKeyUsage(this.app.ctx.db, keyId, tally);
+          await addChannelKeyUsage(this.deps.db, keyId, tally);
         } catch (error) {
-          this.app.log.warn({ err: error, keyId }, 'could not save the tallies of a channel key');
+          this.deps.log.warn({ err: error, keyId }, 'could not save the tallies of a channel key');
         }
       }
     });
@@ -63,14 +69,15 @@ export class ChannelKeyUsage {
   }
 }
 
-// keyed by the context object, which the root app and its encapsulated route plugins share
-const usages = new WeakMap<AppContext, ChannelKeyUsage>();
+// keyed by the database object, which is one per app (and the root app and its encapsulated route plugins share it)
+const usages = new WeakMap<object, ChannelKeyUsage>();
 
-export function channelKeyUsageOf(app: FastifyInstance): ChannelKeyUsage {
-  let usage = usages.get(app.ctx);
+/** The tallies of the app whose database is `deps.db`: the relay notes into them, the key list and the close flush them. */
+export function channelKeyUsageOf(deps: KeyUsageDeps): ChannelKeyUsage {
+  let usage = usages.get(deps.db);
   if (!usage) {
-    usage = new ChannelKeyUsage(app);
-    usages.set(app.ctx, usage);
+    usage = new ChannelKeyUsage(deps);
+    usages.set(deps.db, usage);
   }
   return usage;
 }

@@ -14,7 +14,6 @@
 // it). When root requires two-factor sign-in for admins, an admin or root
 // without it is refused everywhere (`two_factor_enrolment_required`) but on
 // the routes that enrol.
-import { createHash } from 'node:crypto';
 //
 // The plugin decorates every request with `caller` (null until requireRole()
 // sets it); routes put requireRole(...) in their preHandler.
@@ -25,11 +24,8 @@ import type { MessageCode } from '../../common/messageCodes';
 import { Role, UserStatus } from '../../common/roles';
 import { hasTwoFactor } from '../repositories/twoFactor';
 import { findUserByAccessTokenHash, findUserById, type UserRow } from '../repositories/users';
+import { hashAccessToken } from '../secrets';
 import { clearSessionCookie, SESSION_COOKIE, sessionStage } from '../services/session';
-
-export function hashAccessToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
-}
 
 type Resolution = { user: UserRow } | { status: 200 | 401; message: string; code?: MessageCode; clearCookie?: boolean } | undefined;
 

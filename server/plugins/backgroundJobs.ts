@@ -2,20 +2,42 @@
 // delivery (decorated as `webhookDelivery`, stopped before close), the
 // channels' periodic health checks and the log retention. Each periodic job
 // runs on one worker of one node at a time (services/jobRunner.ts).
+import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../config';
-import { scheduleLogRetention } from '../billing/logRetention';
-import { scheduleChannelHealthChecks } from '../channels/channelHealth';
+import { logRetention } from '../billing/logRetention';
+import { channelHealthChecks, type ChannelJobDeps } from '../channels/channelHealth';
+import { channelKeyUsageOf } from '../channels/keyUsage';
 import { startDeliveryLoop } from '../webhooks/delivery';
+
+/** What the channels' checks and jobs (channels/channelHealth.ts) are handed: the app's services and its log. */
+export function channelJobDepsOf(app: FastifyInstance): ChannelJobDeps {
+  const { db, options, jobs, sendMail } = app.ctx;
+  return { db, options, jobs, sendMail, log: app.log };
+}
 
 export const backgroundJobsPlugin = fp(
   (app) => {
-    const { config } = app.ctx;
-    const webhookDelivery = startDeliveryLoop(app, { ...DEFAULT_WEBHOOK_SETTINGS, ...config.webhooks });
+    const { config, db, nodeId, options, jobs } = app.ctx;
+    const webhookDelivery = startDeliveryLoop({ db, nodeId, log: app.log }, { ...DEFAULT_WEBHOOK_SETTINGS, ...config.webhooks });
     app.decorate('webhookDelivery', webhookDelivery);
     app.addHook('preClose', () => webhookDelivery.stop());
-    scheduleChannelHealthChecks(app, config.channelRetestIntervalSeconds);
-    scheduleLogRetention(app);
+    const healthChecks = channelHealthChecks(channelJobDepsOf(app), config.channelRetestIntervalSeconds);
+    app.addHook('onReady', () => {
+      healthChecks.start();
+      return Promise.resolve();
+    });
+    // every channel job stopped, then the relay's last key tallies written, while the database is still open
+    app.addHook('preClose', async () => {
+      await healthChecks.stop();
+      await channelKeyUsageOf({ db, log: app.log }).flush();
+    });
+    const retention = logRetention({ db, options, jobs, log: app.log });
+    app.addHook('onReady', () => {
+      retention.start();
+      return Promise.resolve();
+    });
+    app.addHook('preClose', () => retention.stop());
     return Promise.resolve();
   },
   { name: 'switchboard-background-jobs', dependencies: ['switchboard-services'] },

@@ -12,8 +12,9 @@
 import type { FastifyBaseLogger, FastifyRequest, FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { bookkeepingFor } from '../billing/bookkeeping';
-import { relayContextOf, type RelayHooks } from '../relay/context';
+import type { RelayHooks } from '../relay/context';
 import type { RelayCall } from '../relay/pipeline';
+import { relayContextOf } from './relayContext';
 import { requestIdOf } from './requestId';
 import type { DestinationStream } from 'pino';
 

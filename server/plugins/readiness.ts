@@ -11,8 +11,9 @@
 // so a balancer stops sending new requests while the open ones finish.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../db/database';
+import { pingDatabase } from '../repositories/readiness';
 
 /** How long each dependency may take to answer before it counts as down. */
 export const READY_CHECK_TIMEOUT_MS = 1000;
@@ -50,7 +51,7 @@ export async function checkReadiness(sources: ReadinessSources): Promise<Readine
   const timeoutMs = sources.timeoutMs ?? READY_CHECK_TIMEOUT_MS;
   if (sources.isClosing()) return { ready: false, checks: { shutdown: 'the gateway is shutting down' } };
   const checks: Record<string, string> = {};
-  const database = withinTimeout(sql`select 1`.execute(sources.db), timeoutMs, 'the database').then(
+  const database = withinTimeout(pingDatabase(sources.db), timeoutMs, 'the database').then(
     () => void (checks.database = 'ok'),
     (error: unknown) => void (checks.database = reasonOf(error)),
   );

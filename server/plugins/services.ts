@@ -1,7 +1,7 @@
 // The services plugin: opens the database (migrated, with what a dead process
 // held given back), loads the options, connects Redis when configured, starts
 // this node's lease and job runner, and decorates the instance with `ctx`
-// (services/context.ts), which every later plugin and route reads. The relay's
+// (plugins/context.ts), which every later plugin and route reads. The relay's
 // context and bookkeeping are made here too, so the hooks that observe them
 // (plugins/metrics.ts, plugins/logging.ts) find them made. On close it stops
 // and closes all of it.
@@ -15,12 +15,11 @@ import { SqliteLedger } from '../billing/sqliteLedger';
 import { ensureRootUser, rootPasswordBanner } from '../bootstrap';
 import { migrateToLatest, openDatabase } from '../db/database';
 import { WriteWatchPlugin } from '../db/writeWatch';
-import { relayContextOf } from '../relay/context';
 import { leaseSettingsFromEnv, startNodeLease } from '../relay/nodeLease';
 import { RelayCache } from '../relay/relayCache';
 import { configureUpstreams } from '../relay/upstream';
 import { localJobLeases, sqlJobLeases } from '../repositories/jobLeases';
-import type { AppContext } from '../services/context';
+import type { AppContext } from './context';
 import { JobRunner } from '../services/jobRunner';
 import { createMailer } from '../services/mailer';
 import { GatewayMetrics } from '../services/metrics';
@@ -28,6 +27,7 @@ import { OptionStore } from '../services/optionStore';
 import { RateLimiter } from '../services/rateLimiter';
 import { connectRedis } from '../services/redis';
 import { SessionSigner } from '../services/session';
+import { relayContextOf } from './relayContext';
 
 export interface ServicesOptions {
   config: Config;

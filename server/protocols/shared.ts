@@ -7,6 +7,7 @@ import type {
   AdaptorCall,
   ChatChunk,
   ChatChunkChoice,
+  ChatChunkToolCall,
   ChatResponse,
   ChatStreamDecoder,
   ChatToolCall,
@@ -183,6 +184,22 @@ export function chunkOf(call: AdaptorCall, model: string, choices: ChatChunkChoi
   return chunk;
 }
 
+/** Adds a streamed piece of a tool call to the calls built so far (by its index): a new call, or more of its name and arguments. */
+function joinToolCall(tools: ChatToolCall[], call: ChatChunkToolCall): void {
+  const existing = tools[call.index];
+  if (!existing) {
+    tools[call.index] = {
+      id: call.id ?? '',
+      type: 'function',
+      function: { name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' },
+    };
+    return;
+  }
+  if (call.id) existing.id = call.id;
+  if (call.function?.name) existing.function.name += call.function.name;
+  if (call.function?.arguments) existing.function.arguments += call.function.arguments;
+}
+
 /**
  * Folds a stream's chunks into the one answer a non-streamed call gets:
  * content and reasoning concatenated, tool calls joined by index, the last
@@ -213,20 +230,7 @@ export function assembleChatResponse(chunks: readonly ChatChunk[], call: Adaptor
         building.hasContent = true;
       }
       if (typeof choice.delta.reasoning_content === 'string') building.reasoning += choice.delta.reasoning_content;
-      for (const call of choice.delta.tool_calls ?? []) {
-        const existing = building.tools[call.index];
-        if (!existing) {
-          building.tools[call.index] = {
-            id: call.id ?? '',
-            type: 'function',
-            function: { name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' },
-          };
-        } else {
-          if (call.id) existing.id = call.id;
-          if (call.function?.name) existing.function.name += call.function.name;
-          if (call.function?.arguments) existing.function.arguments += call.function.arguments;
-        }
-      }
+      for (const call of choice.delta.tool_calls ?? []) joinToolCall(building.tools, call);
       if (choice.finish_reason) building.finish = choice.finish_reason;
     }
   }
@@ -272,6 +276,18 @@ export function upstreamFailure(
   };
 }
 
+/** A chat request's `stop` as the list of its non-empty strings (a single string is a list of one). */
+export function stopList(stop: unknown): string[] {
+  const given = Array.isArray(stop) ? (stop as unknown[]) : [];
+  return (typeof stop === 'string' ? [stop] : given).filter((item): item is string => typeof item === 'string' && item !== '');
+}
+
+/** An embeddings input's texts: a string is one, a list gives its strings (token ids are no text). */
+export function embeddingTexts(input: unknown): string[] {
+  if (typeof input === 'string') return [input];
+  return Array.isArray(input) ? input.filter((item): item is string => typeof item === 'string') : [];
+}
+
 /** The text of an OpenAI message's content: a string, or its text parts joined. */
 export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
@@ -304,9 +320,40 @@ export const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A field a client sent as text (an id, a name), printed as JavaScript prints any value; absent or null: ''. */
-export const textOf = (value: unknown): string =>
-  value === undefined || value === null ? '' : typeof value === 'string' ? value : `${value as string}`;
+export function textOf(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  return typeof value === 'string' ? value : `${value as string}`;
+}
 const isOptionalNumber = (value: unknown) => value === undefined || value === null || (typeof value === 'number' && Number.isFinite(value));
+
+/** What is wrong with one message of a chat request (`param` names it): its role, its content parts, its tool calls. */
+function messageProblem(message: unknown, param: string): { message: string; param: string } | undefined {
+  if (!isObject(message)) return { message: `${param} must be an object`, param };
+  if (typeof message.role !== 'string') return { message: `${param}.role must be a string`, param: `${param}.role` };
+  const { content } = message;
+  if (content !== undefined && content !== null && typeof content !== 'string') {
+    if (!Array.isArray(content) || !content.every(isObject))
+      return { message: `${param}.content must be a string or an array of content parts`, param: `${param}.content` };
+    for (const [partIndex, part] of content.entries()) {
+      if (part.type === 'image_url' && !(isObject(part.image_url) && typeof part.image_url.url === 'string')) {
+        return {
+          message: `${param}.content[${partIndex}].image_url must be an object with a url`,
+          param: `${param}.content[${partIndex}].image_url`,
+        };
+      }
+    }
+  }
+  if (message.tool_calls !== undefined && message.tool_calls !== null) {
+    const calls = message.tool_calls;
+    if (
+      !Array.isArray(calls) ||
+      !calls.every((call) => isObject(call) && isObject(call.function) && typeof call.function.name === 'string')
+    ) {
+      return { message: `${param}.tool_calls must be an array of function calls`, param: `${param}.tool_calls` };
+    }
+  }
+  return undefined;
+}
 
 /**
  * What is wrong with a chat request's shape, as far as an adaptor relies on
@@ -317,31 +364,8 @@ export function chatRequestProblem(request: Record<string, unknown>): { message:
   const { messages } = request;
   if (!Array.isArray(messages) || messages.length === 0) return { message: 'messages must be a non-empty array', param: 'messages' };
   for (const [index, message] of messages.entries()) {
-    const param = `messages[${index}]`;
-    if (!isObject(message)) return { message: `${param} must be an object`, param };
-    if (typeof message.role !== 'string') return { message: `${param}.role must be a string`, param: `${param}.role` };
-    const { content } = message;
-    if (content !== undefined && content !== null && typeof content !== 'string') {
-      if (!Array.isArray(content) || !content.every(isObject))
-        return { message: `${param}.content must be a string or an array of content parts`, param: `${param}.content` };
-      for (const [partIndex, part] of content.entries()) {
-        if (part.type === 'image_url' && !(isObject(part.image_url) && typeof part.image_url.url === 'string')) {
-          return {
-            message: `${param}.content[${partIndex}].image_url must be an object with a url`,
-            param: `${param}.content[${partIndex}].image_url`,
-          };
-        }
-      }
-    }
-    if (message.tool_calls !== undefined && message.tool_calls !== null) {
-      const calls = message.tool_calls;
-      if (
-        !Array.isArray(calls) ||
-        !calls.every((call) => isObject(call) && isObject(call.function) && typeof call.function.name === 'string')
-      ) {
-        return { message: `${param}.tool_calls must be an array of function calls`, param: `${param}.tool_calls` };
-      }
-    }
+    const problem = messageProblem(message, `messages[${index}]`);
+    if (problem) return problem;
   }
   const { tools } = request;
   if (tools !== undefined && tools !== null) {

@@ -23,7 +23,7 @@ export type Operation =
   | 'responses'
   /** A rerank (Cohere's, Jina's and Voyage's /rerank): always encoded by the channel's adaptor, as the vendors' shapes differ on one wire. */
   | 'rerank'
-  /** OpenAI's Realtime API: a WebSocket session (GET /v1/realtime), asked only of a channel whose type serves it (relay/realtime.ts). */
+  /** OpenAI's Realtime API: a WebSocket session (GET /v1/realtime), asked only of a channel whose type serves it (relay/realtime/). */
   | 'realtime';
 
 /** The client-side protocols (what a client speaks to the gateway). */

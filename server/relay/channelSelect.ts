@@ -3,33 +3,12 @@
 // channels resting after 429s or failures (routing.ts) are passed by.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database';
+import { groupChannelCandidates, pinnedChannelCandidates } from '../repositories/relayChannels';
 import type { CandidateChannel, RelayCache } from './relayCache';
 import type { RoutingBook } from './routing';
 
 /** A channel to call; for a multi-key channel, with the key chosen for this call (its `key`, and its id in `keyId`). */
 export type RoutedChannel = CandidateChannel & { keyId?: number };
-
-function candidatesQuery(db: Kysely<Database>, model: string) {
-  return db
-    .selectFrom('abilities')
-    .innerJoin('channels', 'channels.id', 'abilities.channel_id')
-    .select([
-      'channels.id',
-      'channels.name',
-      'channels.type',
-      'channels.key',
-      'channels.base_url',
-      'channels.other',
-      'channels.model_mapping',
-      'channels.multi_key',
-      'channels.key_strategy',
-      'abilities.priority',
-      'abilities.weight',
-    ])
-    .where('abilities.model', '=', model)
-    .where('abilities.enabled', '=', 1)
-    .where('channels.status', '=', 1);
-}
 
 const normalise = (rows: Array<Omit<CandidateChannel, never>>): CandidateChannel[] =>
   rows.map((row) => ({
@@ -67,10 +46,10 @@ export function selectChannel(
   let rows: CandidateChannel[] | Promise<CandidateChannel[]>;
   const { pinnedChannelId, cache } = selection;
   if (pinnedChannelId !== undefined) {
-    rows = candidatesQuery(db, model).where('channels.id', '=', pinnedChannelId).execute().then(normalise);
+    rows = pinnedChannelCandidates(db, pinnedChannelId, model).then(normalise);
     return rows.then((loaded) => pick(loaded, { exclude: selection.exclude }));
   }
-  const load = async () => normalise(await candidatesQuery(db, model).where('abilities.group', '=', group).execute());
+  const load = async () => normalise(await groupChannelCandidates(db, group, model));
   rows = cache ? cache.channels(group, model, load) : load();
   return rows instanceof Promise ? rows.then((loaded) => pick(loaded, selection)) : pick(rows, selection);
 }

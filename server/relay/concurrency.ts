@@ -7,10 +7,11 @@
 // decide alone, as they do for a lone process. A caller without any limit
 // never leaves this process: no promise, no message, no Redis call.
 // A request takes its place once its key is known, before anything is
-// reserved, and gives it back on every way out.
-import type { FastifyInstance } from 'fastify';
+// reserved, and gives it back on every way out. One limiter per app (so per
+// node): plugins/relayContext.ts makes it, its counts shared as the process's
+// setup allows.
 import type { OptionStore } from '../services/optionStore';
-import { isRefusal, sharedPlaces, type PlaceTaken, type SharedPlaces } from '../services/sharedConcurrency';
+import { isRefusal, type PlaceTaken, type SharedPlaces } from '../services/sharedConcurrency';
 import { relayError, type RelayError } from './errors';
 import type { RelayCaller } from './tokenAuth';
 
@@ -168,28 +169,15 @@ function tooMany(scope: 'token' | 'user', count: number): RelayError {
   return { ...relayError(429, message, 'too_many_concurrent_requests', 'rate_limit_error'), retryAfter: RETRY_AFTER_SECONDS };
 }
 
-const limiters = new WeakMap<object, ConcurrencyLimiter>();
-
-/** The limiter of one app (so of one node), by its context like the in-flight registry; its counts shared as the process's setup allows. */
-export function concurrencyLimiter(app: FastifyInstance): ConcurrencyLimiter {
-  let limiter = limiters.get(app.ctx);
-  if (!limiter) {
-    limiter = new ConcurrencyLimiter(app.ctx.options, sharedPlaces(app.ctx.redis, app.ctx.config.redisKeyPrefix), app.log);
-    limiters.set(app.ctx, limiter);
-  }
-  return limiter;
-}
-
 /**
  * For the Fastify routes (images, audio): takes a place and gives it back when
  * the response is over, however it ends (answered, failed, or the client left).
  */
 export async function holdPlaceUntilClosed(
-  app: FastifyInstance,
+  limiter: ConcurrencyLimiter,
   caller: RelayCaller,
   raw: import('node:http').ServerResponse,
 ): Promise<RelayError | undefined> {
-  const limiter = concurrencyLimiter(app);
   const refused = await limiter.enter(caller);
   if (refused) return refused;
   // a shared count answers later: the response may have closed meanwhile

@@ -1,23 +1,25 @@
 // What the relay pipeline works with, passed explicitly rather than dug out of
 // the Fastify instance: the database, options, ledger, cache, bookkeeping, the
 // node's request ids and log, its concurrency limiter and in-flight registry,
-// and the hook points where rate limits and metrics plug in.
-// One per app (so per node), made once and shared by the fast path and the
-// Fastify routes.
-import type { FastifyInstance } from 'fastify';
+// and the hook points where rate limits and metrics plug in. What it needs of
+// the channels (switching a dead one off, tallying key use) and of the
+// notices after a charge it is handed as plain functions.
+// One per app (so per node): plugins/relayContext.ts makes it once from the
+// app's services, and the fast path and the Fastify routes share it.
+import type { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/database';
 import type { OptionStore } from '../services/optionStore';
+import type { GatewayMetrics } from '../services/metrics';
 import type { Admission, MoneyContext } from '../billing/accounting';
 import type { Bookkeeping } from '../billing/bookkeeping';
-import { concurrencyLimiter, type ConcurrencyLimiter } from './concurrency';
+import type { QuotaLedger } from '../billing/quota';
+import type { ConcurrencyLimiter } from './concurrency';
 import { dispatch, type DispatchDeps, type Dispatched } from './dispatch';
 import type { UpstreamRequest } from './attempt';
 import { RoutingBook } from './routing';
 import type { RelayError } from './errors';
-import { relayRegistry, type RelayRegistry } from './inflight';
-import { remindIfLow } from '../billing/quotaReminder';
-import { disableChannelAutomatically, disableChannelKeyAutomatically } from '../channels/autoDisable';
-import { channelKeyUsageOf } from '../channels/keyUsage';
-import { balanceLowEvent } from '../webhooks/triggers';
+import type { RelayRegistry } from './inflight';
 import { webhookMayWant } from '../webhooks/events';
 import type { RelayCache } from './relayCache';
 import { RelayRateLimiter } from './rateLimits';
@@ -74,7 +76,7 @@ export interface RelayContext extends MoneyContext {
   rateLimits: RelayRateLimiter;
   /** The calls in flight, so a shutdown can cut them at the end of its grace. */
   registry: RelayRegistry;
-  /** Sends a request to the upstreams (dispatch.ts, which still takes the app for the channel auto-disable). */
+  /** Sends a request to the upstreams (dispatch.ts). */
   dispatch: (caller: RelayCaller, request: UpstreamRequest) => Promise<Dispatched>;
   hooks: RelayHooks;
   /** Relayed requests in flight on this node (a reservation made alone may skip the ledger's batching). */
@@ -83,53 +85,68 @@ export interface RelayContext extends MoneyContext {
   routing: RoutingBook;
 }
 
-const contexts = new WeakMap<object, RelayContext>();
+/** What the relay needs of the channels, as functions the edge builds (channels/autoDisable.ts, channels/keyUsage.ts). */
+export type ChannelUpkeep = Pick<DispatchDeps, 'disableChannel' | 'disableChannelKey' | 'noteKeyUse'>;
 
-/** The relay context of an app, by its shared `ctx` (route plugins see other instances of the same app). */
-export function relayContextOf(app: FastifyInstance, bookkeeping: Bookkeeping): RelayContext {
-  let context = contexts.get(app.ctx);
-  if (!context) {
-    const { db, options, ledger, relayCache, newRequestId } = app.ctx;
-    const routing = new RoutingBook(options);
-    const keyUsage = channelKeyUsageOf(app);
-    // made once: metrics and the cache are read through getters, as the metrics plugin may attach after this context is made
-    const dispatchDeps: DispatchDeps = {
-      db,
-      options,
-      log: app.log,
-      get metrics() {
-        return app.ctx.metrics;
-      },
-      get relayCache() {
-        return app.ctx.relayCache;
-      },
-      newRequestId,
-      book: routing,
-      disableChannel: (channelId, reason) => disableChannelAutomatically(app, channelId, reason),
-      disableChannelKey: (channelId, keyId, reason) => disableChannelKeyAutomatically(app, channelId, keyId, reason),
-      noteKeyUse: (keyId, failed) => keyUsage.note(keyId, failed),
-    };
-    context = {
-      db,
-      options,
-      ledger,
-      cache: relayCache,
-      bookkeeping,
-      budgets: new BudgetTracker(() => options.get('TimeZone')),
-      newRequestId,
-      log: app.log,
-      limiter: concurrencyLimiter(app),
-      rateLimits: new RelayRateLimiter(options, app.ctx.redis, app.ctx.config.redisKeyPrefix),
-      registry: relayRegistry(app),
-      dispatch: (caller, request) => dispatch(dispatchDeps, caller, request),
-      remind: (userId, charge) => void remindIfLow(app, userId, charge),
-      balanceLow: (userId, charge) => void balanceLowEvent(app, userId, charge),
-      balanceLowWanted: () => webhookMayWant(db, 'user.balance_low'),
-      hooks: { beforeAdmit: [], beforeReserve: [], beforeDispatch: [], afterFinish: [], firstChunk: [] },
-      inFlight: 0,
-      routing,
-    };
-    contexts.set(app.ctx, context);
-  }
-  return context;
+/** What a relay context is made of: the node's services, and the functions it is handed. */
+export interface RelayContextDeps {
+  db: Kysely<Database>;
+  options: OptionStore;
+  ledger: QuotaLedger;
+  relayCache: RelayCache;
+  bookkeeping: Bookkeeping;
+  newRequestId: () => string;
+  log: MoneyContext['log'];
+  /** The node's metrics when METRICS_ENABLED is on; read on every dispatch, as they may attach after this context is made. */
+  metrics: () => GatewayMetrics | undefined;
+  limiter: ConcurrencyLimiter;
+  registry: RelayRegistry;
+  /** The rate limits' shared counts, and the prefix of their keys. */
+  redis?: Redis;
+  redisKeyPrefix?: string;
+  channels: ChannelUpkeep;
+  /** The low-balance e-mail and the user.balance_low event after a charge (MoneyContext's). */
+  remind: MoneyContext['remind'];
+  balanceLow: MoneyContext['balanceLow'];
+}
+
+/** A node's relay context, from its services and what it is handed; make it once per app (plugins/relayContext.ts). */
+export function makeRelayContext(deps: RelayContextDeps): RelayContext {
+  const { db, options, ledger, relayCache, newRequestId, log } = deps;
+  const routing = new RoutingBook(options);
+  // made once: the metrics are read through a getter, as the metrics plugin may attach after this context is made
+  const dispatchDeps: DispatchDeps = {
+    db,
+    options,
+    log,
+    get metrics() {
+      return deps.metrics();
+    },
+    relayCache,
+    newRequestId,
+    book: routing,
+    disableChannel: deps.channels.disableChannel,
+    disableChannelKey: deps.channels.disableChannelKey,
+    noteKeyUse: deps.channels.noteKeyUse,
+  };
+  return {
+    db,
+    options,
+    ledger,
+    cache: relayCache,
+    bookkeeping: deps.bookkeeping,
+    budgets: new BudgetTracker(() => options.get('TimeZone')),
+    newRequestId,
+    log,
+    limiter: deps.limiter,
+    rateLimits: new RelayRateLimiter(options, deps.redis, deps.redisKeyPrefix),
+    registry: deps.registry,
+    dispatch: (caller, request) => dispatch(dispatchDeps, caller, request),
+    remind: deps.remind,
+    balanceLow: deps.balanceLow,
+    balanceLowWanted: () => webhookMayWant(db, 'user.balance_low'),
+    hooks: { beforeAdmit: [], beforeReserve: [], beforeDispatch: [], afterFinish: [], firstChunk: [] },
+    inFlight: 0,
+    routing,
+  };
 }

@@ -18,26 +18,26 @@
 // protocol at a vendor's own URL for it (native.ts), the request encoded by
 // the adaptor over HTTP or a WebSocket (translated.ts), one call per input for
 // an embeddings model that takes one (embeddingsPerInput.ts). The types they
-// share, and the answer a route gets, are attempt.ts's.
+// share, and the answer a route gets, are attempt.ts's; what a failure means
+// (for the client, the metrics, the routing book, the next try) is
+// attemptVerdicts.ts's.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/faults';
 import { operationOfPath, uncarriedToolsReason, withArticle } from '../protocols/shared';
-import type { Operation, UpstreamFailure } from '../protocols/types';
+import type { InboundProtocol, Operation, UpstreamAdaptor, UpstreamFailure } from '../protocols/types';
 import { adaptorForChannelType } from '../protocols/upstream';
 import { selectChannel, type RoutedChannel } from './channelSelect';
-import type { AttemptVerdict, RoutingBook } from './routing';
-import { DEFAULT_RETRYABLE_STATUSES, fallbacksOf, parseModelFallbacks, parseStatusList, type ModelFallbacks } from '../../common/routing';
+import type { RoutingBook } from './routing';
+import { fallbacksOf, parseModelFallbacks, type ModelFallbacks } from '../../common/routing';
 import { withChannelKey } from './channelKeyPick';
-import { relayError, unreachableRelayError, upstreamRelayError, type RelayError } from './errors';
+import { relayError, upstreamRelayError, type RelayError } from './errors';
+import { failureKind, goesOn, unansweredError, unansweredKind, verdictOf } from './attemptVerdicts';
 import { scrubLine, scrubSecrets } from './scrub';
 import type { ChannelAttempt } from '../../common/records';
-import type { GatewayMetrics, UpstreamErrorKind } from '../services/metrics';
-import type { OptionStore } from '../services/optionStore';
+import type { GatewayMetrics } from '../services/metrics';
 import type { RelayCache } from './relayCache';
 import type { RelayCaller } from './tokenAuth';
-import { AnswerBrokeOff, isUpstreamTimeout, UpstreamBusy } from './upstream';
-import { WebSocketTimeout } from './websocketUpstream';
 import { mappedModel, secretsOf, type Attempt, type AttemptDeps, type UpstreamAnswer, type UpstreamRequest } from './attempt';
 import { embeddingsPerInput, embedsPerInput } from './attempts/embeddingsPerInput';
 import { nativeCall } from './attempts/native';
@@ -57,23 +57,6 @@ export type Dispatched =
 
 /** A call the shutdown cut before its answer came: nothing is charged, and the client hears why. */
 const SHUTTING_DOWN = relayError(503, 'the gateway is shutting down; please retry', 'shutting_down', 'server_error');
-
-/** What the client hears when no upstream answered, by the last failure: no address or detail (those go to the log), the request id. */
-function unansweredError(error: unknown, requestId: string): RelayError {
-  if (error instanceof UpstreamBusy)
-    return relayError(503, `the upstream is busy, please retry later (request id ${requestId})`, 'upstream_busy', 'server_error');
-  const timedOut = error instanceof AnswerBrokeOff ? error.timedOut : error instanceof WebSocketTimeout || isUpstreamTimeout(error);
-  if (timedOut) return relayError(504, `the upstream timed out (request id ${requestId})`, 'upstream_timeout', 'server_error');
-  return unreachableRelayError(error instanceof AnswerBrokeOff, requestId);
-}
-
-/** The metrics' kind of an upstream that never answered, by the same reading as unansweredError. */
-function unansweredKind(error: unknown): UpstreamErrorKind {
-  if (error instanceof UpstreamBusy) return 'busy';
-  const timedOut = error instanceof AnswerBrokeOff ? error.timedOut : error instanceof WebSocketTimeout || isUpstreamTimeout(error);
-  if (timedOut) return 'timeout';
-  return error instanceof AnswerBrokeOff ? 'broke_off' : 'network';
-}
 
 /**
  * The most attempts a log lists (the first ones and the last): its row stays far below MySQL's 64 KiB TEXT
@@ -183,7 +166,7 @@ type Step = Dispatched | typeof NO_CHANNEL | typeof SKIPPED | typeof TRIED | typ
 
 /** Picks the next channel for the stage's model and sends the request to it. */
 async function tryNextChannel(run: DispatchRun, stage: RouteStage, attempt: number): Promise<Step> {
-  const { deps, request } = run;
+  const { deps } = run;
   const { book } = deps;
   const channel = await pickChannel(run, stage);
   if (!isChannel(channel)) return channel;
@@ -199,29 +182,43 @@ async function tryNextChannel(run: DispatchRun, stage: RouteStage, attempt: numb
     // a key's own rate limit: the channel's other keys may answer this very request (the resting key is passed by)
     if (verdict === 'overloaded' && channel.keyId !== undefined) run.tried.pop();
   }
-  if (result.outcome === 'answered') {
-    if (run.affinityKey !== undefined && (run.affinity?.channelId !== channel.id || run.affinity.keyId !== channel.keyId)) {
-      book.served(run.affinityKey, channel.id, channel.keyId);
-    }
-    const served: Dispatched = stage.model === request.model ? result : { ...result, fallbackModel: stage.model };
-    if (!run.tries) return served;
-    return { ...served, attempts: noteAttempt(run.tries, channel, result.answer.response.status, 'answered', sentAt) };
-  }
-  if (result.outcome === 'aborted') {
-    run.tries = noteAttempt(
-      run.tries,
-      channel,
-      0,
-      request.signal.byGateway ? SHUTTING_DOWN.message : 'the client left before the answer',
-      sentAt,
-    );
-    return request.signal.byGateway
-      ? { outcome: 'failed', error: SHUTTING_DOWN, channelId: channel.id, attempts: run.tries }
-      : { outcome: 'aborted', attempts: run.tries };
-  }
+  if (result.outcome === 'answered') return servedBy(run, stage, channel, result, sentAt);
+  if (result.outcome === 'aborted') return abortedOn(run, channel, sentAt);
   return result.outcome === 'unanswered'
     ? unanswered(run, channel, result.error, sentAt, attempt)
     : failed(run, channel, result.failure, sentAt, attempt);
+}
+
+/** The channel answered: the dispatch ends with its answer (affinity kept, the fallback model and the attempts noted). */
+function servedBy(
+  run: DispatchRun,
+  stage: RouteStage,
+  channel: RoutedChannel,
+  result: Extract<Attempt, { outcome: 'answered' }>,
+  sentAt: number,
+): Dispatched {
+  const { book } = run.deps;
+  if (run.affinityKey !== undefined && (run.affinity?.channelId !== channel.id || run.affinity.keyId !== channel.keyId)) {
+    book.served(run.affinityKey, channel.id, channel.keyId);
+  }
+  const served: Dispatched = stage.model === run.request.model ? result : { ...result, fallbackModel: stage.model };
+  if (!run.tries) return served;
+  return { ...served, attempts: noteAttempt(run.tries, channel, result.answer.response.status, 'answered', sentAt) };
+}
+
+/** The call was aborted: by the client leaving, or by the gateway shutting down (a failure the client is told of). */
+function abortedOn(run: DispatchRun, channel: RoutedChannel, sentAt: number): Dispatched {
+  const { request } = run;
+  run.tries = noteAttempt(
+    run.tries,
+    channel,
+    0,
+    request.signal.byGateway ? SHUTTING_DOWN.message : 'the client left before the answer',
+    sentAt,
+  );
+  return request.signal.byGateway
+    ? { outcome: 'failed', error: SHUTTING_DOWN, channelId: channel.id, attempts: run.tries }
+    : { outcome: 'aborted', attempts: run.tries };
 }
 
 const isChannel = (picked: RoutedChannel | Step): picked is RoutedChannel => typeof picked === 'object' && 'id' in picked;
@@ -286,14 +283,10 @@ async function pickChannel(run: DispatchRun, stage: RouteStage): Promise<RoutedC
  * not spent on it; one that speaks the client's protocol may still take it).
  */
 function wayOn(run: DispatchRun, channel: RoutedChannel, model: string): { call: () => Promise<Attempt> } | typeof SKIPPED {
-  const { deps, caller, request, operation } = run;
+  const { deps, request, operation } = run;
   const adaptor = adaptorForChannelType(channel.type);
   const inbound = request.inbound ?? 'openai';
-  // OpenAI's chat decides on `speaks` alone; only another protocol asks the channel's type
-  const passes =
-    adaptor !== undefined &&
-    !(operation && ALWAYS_ENCODED.has(operation)) &&
-    (adaptor.speaks === inbound || adaptor.alsoSpeaks?.(channel.type, inbound) === true);
+  const passes = speaksClient(adaptor, channel.type, inbound, operation);
   const asked = passes && request.passthroughOperation !== undefined ? request.passthroughOperation : operation;
   const upstreamModel = mappedModel(channel, model);
   // the vendor serves the client's protocol for this model at a URL of its own (Claude on Bedrock for a Messages client)
@@ -301,9 +294,7 @@ function wayOn(run: DispatchRun, channel: RoutedChannel, model: string): { call:
   if (
     !adaptor ||
     !asked ||
-    !adaptor.operations.has(asked) ||
-    adaptor.servesOperation?.(channel.type, asked) === false ||
-    (!passes && !native && !(TRANSLATABLE.has(asked) && request.json))
+    !takesOperation(adaptor, channel.type, asked, passes || native || (TRANSLATABLE.has(asked) && !!request.json))
   ) {
     run.lastError = relayError(
       501,
@@ -317,6 +308,42 @@ function wayOn(run: DispatchRun, channel: RoutedChannel, model: string): { call:
   }
   if (passes) return { call: () => passThrough(deps, adaptor, channel, asked, upstreamModel, request) };
   if (native) return { call: () => nativeCall(deps, adaptor, adaptor.native!, channel, asked, upstreamModel, request) };
+  return translatedWay(run, adaptor, channel, asked, upstreamModel);
+}
+
+/** Whether the channel takes the client's protocol as it is for the operation (its request then passes through). */
+function speaksClient(
+  adaptor: UpstreamAdaptor | undefined,
+  type: number,
+  inbound: InboundProtocol,
+  operation: Operation | undefined,
+): boolean {
+  // OpenAI's chat decides on `speaks` alone; only another protocol asks the channel's type
+  return (
+    adaptor !== undefined &&
+    !(operation && ALWAYS_ENCODED.has(operation)) &&
+    (adaptor.speaks === inbound || adaptor.alsoSpeaks?.(type, inbound) === true)
+  );
+}
+
+/** Whether the channel's type offers the operation, and some way (`reachable`: passed, native or translated) takes the request to it. */
+function takesOperation(adaptor: UpstreamAdaptor, type: number, asked: Operation, reachable: boolean): boolean {
+  return adaptor.operations.has(asked) && adaptor.servesOperation?.(type, asked) !== false && reachable;
+}
+
+/**
+ * How a channel whose vendor does not speak the client's protocol is called:
+ * the request translated (each input apart for embeddings the vendor takes one
+ * at a time), or SKIPPED when the translation would drop what the client relies on.
+ */
+function translatedWay(
+  run: DispatchRun,
+  adaptor: UpstreamAdaptor,
+  channel: RoutedChannel,
+  asked: Operation,
+  upstreamModel: string,
+): { call: () => Promise<Attempt> } | typeof SKIPPED {
+  const { deps, caller, request } = run;
   const dropped = asked === 'chat' && request.json ? droppedToolsOf(adaptor, upstreamModel, request.json) : undefined;
   const refusesDrop = dropped !== undefined && deps.options.get('ToolRefusalGroups').split(',').includes(caller.user.group);
   const uncarried =
@@ -382,10 +409,7 @@ async function failed(run: DispatchRun, channel: RoutedChannel, failure: Upstrea
     }
   }
   run.lastError = upstreamRelayError(failure.status, failure, secretsOf(channel.key), requestId);
-  deps.metrics?.upstreamError(
-    channel.id,
-    failure.deadKey ? 'dead_key' : failure.status === 429 ? 'rate_limited' : failure.status >= 500 ? 'server_error' : 'client_error',
-  );
+  deps.metrics?.upstreamError(channel.id, failureKind(failure));
   deps.log.warn(
     {
       requestId,
@@ -433,52 +457,4 @@ function modelFallbacks(text: string): ModelFallbacks {
     fallbacksText = text;
   }
   return fallbacksParsed;
-}
-
-/** The RetryableStatusCodes option parsed, by its text. */
-let retryableText = '';
-let retryableTest: (status: number) => boolean = () => false;
-function retryableStatus(options: OptionStore, status: number): boolean {
-  const text = options.get('RetryableStatusCodes');
-  if (text !== retryableText) {
-    retryableTest = parseStatusList(text) ?? parseStatusList(DEFAULT_RETRYABLE_STATUSES)!;
-    retryableText = text;
-  }
-  return retryableTest(status);
-}
-
-/**
- * Whether a failure sends the request on to another channel: a dead key
- * always does; a status the operator lists as retryable does; and a 4xx the
- * adaptor says another channel may take (a request this vendor's format
- * cannot carry) does whatever the list, since the list is about upstream
- * answers and that one never reached an upstream.
- */
-function goesOn(options: OptionStore, failure: UpstreamFailure): boolean {
-  if (failure.deadKey || retryableStatus(options, failure.status)) return true;
-  return failure.retryable && failure.status < 500 && failure.status !== 429;
-}
-
-/** What an attempt says of its channel: a 429 or an overload rests it, a 5xx or no answer counts toward its breaker. */
-function verdictOf(result: Attempt): AttemptVerdict {
-  switch (result.outcome) {
-    case 'answered':
-      return 'answered';
-    case 'aborted':
-      return 'neutral';
-    case 'unanswered':
-      // the gateway's own pool queue was full: that says nothing of the channel
-      return result.error instanceof UpstreamBusy ? 'neutral' : 'failed';
-    case 'failed': {
-      const { failure } = result;
-      if (failure.deadKey) return 'neutral';
-      if (
-        failure.status === 429 ||
-        failure.status === 529 ||
-        (failure.status === 503 && /overload/i.test(`${failure.type ?? ''} ${failure.code ?? ''} ${failure.message}`))
-      )
-        return 'overloaded';
-      return failure.status >= 500 ? 'failed' : 'neutral';
-    }
-  }
 }

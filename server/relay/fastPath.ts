@@ -1,9 +1,7 @@
 // The hot JSON relay routes taken straight off Node's HTTP server, before
 // Fastify sees the request (app.ts's server factory calls it first).
-import type { FastifyInstance } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Bookkeeping } from '../billing/bookkeeping';
-import { relayContextOf } from './context';
+import type { RelayContext } from './context';
 import { isRelayError } from './errors';
 import { queryOf, readJsonBody } from './intake';
 import { answerCrash, runRelay, writeInboundError, type RelayDeclaration } from './pipeline';
@@ -21,12 +19,10 @@ import { answerCrash, runRelay, writeInboundError, type RelayDeclaration } from 
  * to Fastify.
  */
 export function relayFastPath(
-  app: FastifyInstance,
-  bookkeeping: Bookkeeping,
+  ctx: RelayContext,
   declarations: readonly RelayDeclaration[],
   options: { trustProxy: boolean; bodyLimit: number; isClosing: () => boolean },
 ) {
-  const ctx = relayContextOf(app, bookkeeping);
   const routes = new Map(
     declarations
       .filter((declared) => declared.route.body === 'json' && !declared.path.includes(':'))

@@ -2,8 +2,8 @@
 // their upstream call, so shutdown can end the ones still running when its
 // grace is over: a stream cut this way is billed for what it delivered (the
 // stream relay counts the text it passed on), a call still waiting for its
-// answer is aborted and its reservation released.
-import type { FastifyInstance } from 'fastify';
+// answer is aborted and its reservation released. One registry per app (so
+// per node): plugins/relayContext.ts keeps it.
 import type { ServerResponse } from 'node:http';
 import { DisconnectSignal } from './upstream';
 
@@ -38,18 +38,6 @@ export class RelayRegistry {
     signal.byGateway = true;
     signal.abort(new Error('the gateway is shutting down'));
   }
-}
-
-const registries = new WeakMap<object, RelayRegistry>();
-
-/** The registry of one app (so of one node), by its context: route plugins see other instances of the same app. */
-export function relayRegistry(app: FastifyInstance): RelayRegistry {
-  let registry = registries.get(app.ctx);
-  if (!registry) {
-    registry = new RelayRegistry();
-    registries.set(app.ctx, registry);
-  }
-  return registry;
 }
 
 /**

@@ -11,10 +11,22 @@
 // SQLite needs none of this: one process per file, whose instance lock is the
 // lease, and what it held comes back at the next start (returnHeldQuota).
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { LogType } from '../../common/roles';
 import type { Database } from '../db/database';
 import { insertLogs } from '../repositories/logs';
+import {
+  deleteNodeRow,
+  forgetExpiredRows,
+  heldReservationsOfDeadNodes,
+  inSweepTransaction,
+  insertNodeRow,
+  markReservations,
+  renewNodeRow,
+  returnTokenHold,
+  returnUserHold,
+  usernamesOf,
+} from '../repositories/relayNodes';
 import { ReservationState } from '../billing/quota';
 import type { JobRunner } from '../services/jobRunner';
 
@@ -50,16 +62,8 @@ export function leaseSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Leas
 
 /** Renews this node's lease, registering it again if its row is gone; whether it had to. */
 export async function renewLease(db: Kysely<Database>, nodeId: string, leaseMs: number, now = Date.now()): Promise<boolean> {
-  const renewed = await db
-    .updateTable('relay_nodes')
-    .set({ lease_expires_at: now + leaseMs })
-    .where('id', '=', nodeId)
-    .executeTakeFirst();
-  if (Number(renewed.numUpdatedRows) > 0) return false;
-  await db
-    .insertInto('relay_nodes')
-    .values({ id: nodeId, lease_expires_at: now + leaseMs, started_at: now })
-    .execute();
+  if (await renewNodeRow(db, nodeId, now + leaseMs)) return false;
+  await insertNodeRow(db, nodeId, now + leaseMs, now);
   return true;
 }
 
@@ -75,97 +79,67 @@ export interface SweepResult {
  * have just registered again after losing its row.
  */
 export async function sweepDeadNodes(db: Kysely<Database>, leaseMs: number, now = Date.now()): Promise<SweepResult> {
-  return db
-    .transaction()
-    .setIsolationLevel('read committed')
-    .execute(async (transaction) => {
-      const live = transaction.selectFrom('relay_nodes').select('id').where('lease_expires_at', '>=', now);
-      // locked in id order, as settlements lock them; a sweep that waited for another re-reads the state and skips what it swept
-      const held = await transaction
-        .selectFrom('reservations')
-        .select(['id', 'node_id', 'user_id', 'token_id', 'limited', 'amount'])
-        .where('state', '=', ReservationState.held)
-        .where('created_at', '<', now - leaseMs)
-        .where('node_id', 'not in', live)
-        .orderBy('id')
-        .forUpdate()
-        .execute();
-      await transaction.deleteFrom('relay_nodes').where('lease_expires_at', '<', now).execute();
-      await transaction
-        .deleteFrom('ledger_batches')
-        .where('created_at', '<', now - SWEPT_ROWS_KEPT_MS)
-        .execute();
-      await transaction
-        .deleteFrom('reservations')
-        .where('state', '=', ReservationState.swept)
-        .where('created_at', '<', now - SWEPT_ROWS_KEPT_MS)
-        .execute();
-      if (held.length === 0) return { reservations: 0, quota: 0, users: 0 };
-      const marked = await transaction
-        .updateTable('reservations')
-        .set({ state: ReservationState.swept })
-        .where(
-          'id',
-          'in',
-          held.map((row) => row.id),
-        )
-        .where('state', '=', ReservationState.held)
-        .executeTakeFirst();
-      // a row that changed under us means another sweep or a settlement got there first: undo all, try next time
-      if (Number(marked.numUpdatedRows) !== held.length) throw new Error('reservations changed during the sweep');
+  return inSweepTransaction(db, async (transaction) => {
+    // locked in id order, as settlements lock them; a sweep that waited for another re-reads the state and skips what it swept
+    const held = await heldReservationsOfDeadNodes(transaction, { now, before: now - leaseMs, held: ReservationState.held });
+    await forgetExpiredRows(transaction, { now, keptSince: now - SWEPT_ROWS_KEPT_MS, swept: ReservationState.swept });
+    if (held.length === 0) return { reservations: 0, quota: 0, users: 0 };
+    const marked = await markReservations(
+      transaction,
+      held.map((row) => row.id),
+      ReservationState.held,
+      ReservationState.swept,
+    );
+    // a row that changed under us means another sweep or a settlement got there first: undo all, try next time
+    if (marked !== held.length) throw new Error('reservations changed during the sweep');
+    const users = await giveBackSwept(transaction, held);
+    return { reservations: held.length, quota: held.reduce((sum, row) => sum + Number(row.amount), 0), users };
+  });
+}
 
-      const users = new Map<number, { amount: number; nodes: Set<string> }>();
-      const tokens = new Map<number, number>();
-      for (const row of held) {
-        const amount = Number(row.amount);
-        const user = users.get(Number(row.user_id)) ?? { amount: 0, nodes: new Set<string>() };
-        user.amount += amount;
-        user.nodes.add(row.node_id);
-        users.set(Number(row.user_id), user);
-        if (Number(row.limited) === 1) tokens.set(Number(row.token_id), (tokens.get(Number(row.token_id)) ?? 0) + amount);
-      }
-      const userIds = [...users.keys()].sort((left, right) => left - right);
-      // a quota lease whose charges overran it holds less than nothing: it goes back all the same, taking the overrun off the balance
-      for (const userId of userIds) {
-        const { amount } = users.get(userId)!;
-        if (amount !== 0) {
-          await transaction
-            .updateTable('users')
-            .set((eb) => ({ quota: eb('quota', '+', amount), held_quota: eb('held_quota', '-', amount) }))
-            .where('id', '=', userId)
-            .execute();
-        }
-      }
-      for (const tokenId of [...tokens.keys()].sort((left, right) => left - right)) {
-        const amount = tokens.get(tokenId)!;
-        if (amount !== 0) {
-          await transaction
-            .updateTable('tokens')
-            .set((eb) => ({ remain_quota: eb('remain_quota', '+', amount), held_quota: eb('held_quota', '-', amount) }))
-            .where('id', '=', tokenId)
-            .execute();
-        }
-      }
-      const names =
-        userIds.length === 0 ? [] : await transaction.selectFrom('users').select(['id', 'username']).where('id', 'in', userIds).execute();
-      const nameOf = new Map(names.map((row) => [Number(row.id), row.username]));
-      await insertLogs(
-        transaction,
-        userIds
-          .filter((userId) => users.get(userId)!.amount > 0)
-          .map((userId) => {
-            const { amount, nodes } = users.get(userId)!;
-            return {
-              userId,
-              username: nameOf.get(userId) ?? '',
-              type: LogType.system,
-              content: `returned ${amount} quota held by requests that node ${[...nodes].sort().join(', ')} cut off`,
-              quota: amount,
-            };
-          }),
-      );
-      return { reservations: held.length, quota: held.reduce((sum, row) => sum + Number(row.amount), 0), users: userIds.length };
-    });
+/** A swept reservation: what it held, and of whom. */
+type SweptRow = Awaited<ReturnType<typeof heldReservationsOfDeadNodes>>[number];
+
+/** Gives the swept reservations' quota back to their users and limited tokens, and logs it for each user; how many users. */
+async function giveBackSwept(transaction: Transaction<Database>, held: SweptRow[]): Promise<number> {
+  const users = new Map<number, { amount: number; nodes: Set<string> }>();
+  const tokens = new Map<number, number>();
+  for (const row of held) {
+    const amount = Number(row.amount);
+    const user = users.get(Number(row.user_id)) ?? { amount: 0, nodes: new Set<string>() };
+    user.amount += amount;
+    user.nodes.add(row.node_id);
+    users.set(Number(row.user_id), user);
+    if (Number(row.limited) === 1) tokens.set(Number(row.token_id), (tokens.get(Number(row.token_id)) ?? 0) + amount);
+  }
+  const userIds = [...users.keys()].sort((left, right) => left - right);
+  // a quota lease whose charges overran it holds less than nothing: it goes back all the same, taking the overrun off the balance
+  for (const userId of userIds) {
+    const { amount } = users.get(userId)!;
+    if (amount !== 0) await returnUserHold(transaction, userId, amount);
+  }
+  for (const tokenId of [...tokens.keys()].sort((left, right) => left - right)) {
+    const amount = tokens.get(tokenId)!;
+    if (amount !== 0) await returnTokenHold(transaction, tokenId, amount);
+  }
+  const names = userIds.length === 0 ? [] : await usernamesOf(transaction, userIds);
+  const nameOf = new Map(names.map((row) => [Number(row.id), row.username]));
+  await insertLogs(
+    transaction,
+    userIds
+      .filter((userId) => users.get(userId)!.amount > 0)
+      .map((userId) => {
+        const { amount, nodes } = users.get(userId)!;
+        return {
+          userId,
+          username: nameOf.get(userId) ?? '',
+          type: LogType.system,
+          content: `returned ${amount} quota held by requests that node ${[...nodes].sort().join(', ')} cut off`,
+          quota: amount,
+        };
+      }),
+  );
+  return userIds.length;
 }
 
 export interface NodeLease {
@@ -222,11 +196,7 @@ export async function startNodeLease(
       clearInterval(timer);
       await running;
       // a clean stop leaves nothing held (bookkeeping has flushed): the row can go at once
-      await db
-        .deleteFrom('relay_nodes')
-        .where('id', '=', nodeId)
-        .execute()
-        .catch(() => undefined);
+      await deleteNodeRow(db, nodeId).catch(() => undefined);
     },
   };
 }

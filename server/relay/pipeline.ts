@@ -216,7 +216,7 @@ function recordFailure(call: RelayCall<unknown>): void {
   // without an error, the client left, or (rarely) an answer was written whole and billed nothing
   const gone = !response.writableFinished;
   const status = error?.status ?? (gone ? CLIENT_GONE_STATUS : response.statusCode);
-  const code = error ? (error.code === null ? undefined : String(error.code)) : gone ? 'client_gone' : 'nothing_billed';
+  const { code, content } = failureNote(error, gone);
   const details: LogDetails = { protocol: route.inbound.protocol, operation: route.operation, status };
   if (code !== undefined) details.errorCode = code;
   if (attempts) {
@@ -227,7 +227,7 @@ function recordFailure(call: RelayCall<unknown>): void {
     userId: Number(caller.user.id),
     username: caller.user.username,
     type: LogType.error,
-    content: error ? scrubLine(error.message) : gone ? 'the client left before the answer' : 'the answer billed nothing',
+    content,
     quota: 0,
     tokenName: caller.token.name,
     tokenId: Number(caller.token.id),
@@ -240,6 +240,14 @@ function recordFailure(call: RelayCall<unknown>): void {
     requestId: requestIdOf(call.input.headers),
     details,
   });
+}
+
+/** A failure's error code and log text: its error's, or (without one) why nothing was billed. */
+function failureNote(error: RelayError | undefined, gone: boolean): { code: string | undefined; content: string } {
+  if (error) return { code: error.code === null ? undefined : String(error.code), content: scrubLine(error.message) };
+  return gone
+    ? { code: 'client_gone', content: 'the client left before the answer' }
+    : { code: 'nothing_billed', content: 'the answer billed nothing' };
 }
 
 /** Whether the client asked for a stream; a body the codec cannot read says no. */
@@ -283,7 +291,7 @@ async function authenticated<State>(call: RelayCall<State>): Promise<RelayOutcom
 
 /** Steps: read, admit, reserve, dispatch, answer, settle (or give the hold back). */
 async function admitted<State>(call: RelayCall<State>): Promise<RelayOutcome> {
-  const { ctx, route, response } = call;
+  const { ctx, route } = call;
   const { hooks } = ctx;
   if (hooks.beforeAdmit.length > 0) {
     const refused = firstRefusal(hooks.beforeAdmit, (hook) => hook(call.caller, route.operation));
@@ -299,6 +307,14 @@ async function admitted<State>(call: RelayCall<State>): Promise<RelayOutcome> {
     const refused = firstRefusal(hooks.beforeReserve, (hook) => hook(admission, route.operation));
     if (refused) return refuse(call, refused);
   }
+  const unreserved = await reserved(call, admission);
+  if (unreserved) return unreserved;
+  return dispatchedAndAnswered(call, admission);
+}
+
+/** Steps: the caller's rate limits, then the reservation; the outcome when either refuses. */
+async function reserved<State>(call: RelayCall<State>, admission: Admission): Promise<RelayOutcome | undefined> {
+  const { ctx, route, response } = call;
   const limited = ctx.rateLimits.admit(call.caller, route.tokenEstimate?.(call) ?? 0);
   if (limited) {
     const decision = await limited;
@@ -323,7 +339,13 @@ async function admitted<State>(call: RelayCall<State>): Promise<RelayOutcome> {
     return refuse(call, reservation);
   }
   call.reservation = reservation;
+  return undefined;
+}
 
+/** Steps: dispatch, answer, settle (or give the hold back). */
+async function dispatchedAndAnswered<State>(call: RelayCall<State>, admission: Admission): Promise<RelayOutcome> {
+  const { ctx, route, response } = call;
+  const { hooks } = ctx;
   try {
     if (hooks.beforeDispatch.length > 0) {
       const refused = firstRefusal(hooks.beforeDispatch, (hook) => hook(admission, route.operation));

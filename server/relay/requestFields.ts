@@ -53,18 +53,26 @@ export function relayFieldProblem(body: Record<string, unknown>): RelayError | u
     tokenLimitProblem(body, 'max_completion_tokens') ??
     tokenLimitProblem(body, 'max_output_tokens');
   if (limit) return limit;
-  if (!absent(n) && (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > N_MAX))
-    return invalid('n', `n must be an integer from 1 to ${N_MAX}`);
-  if (!absent(bestOf) && (typeof bestOf !== 'number' || !Number.isInteger(bestOf) || bestOf < 1 || bestOf > N_MAX))
-    return invalid('best_of', `best_of must be an integer from 1 to ${N_MAX}`);
+  const count = answerCountProblem('n', n) ?? answerCountProblem('best_of', bestOf);
+  if (count) return count;
   if (!absent(stream) && typeof stream !== 'boolean') return invalid('stream', 'stream must be a boolean');
-  const streamOptions = body.stream_options;
-  if (!absent(streamOptions)) {
-    if (typeof streamOptions !== 'object' || Array.isArray(streamOptions))
-      return invalid('stream_options', 'stream_options must be an object');
-    const includeUsage = (streamOptions as { include_usage?: unknown }).include_usage;
-    if (!absent(includeUsage) && typeof includeUsage !== 'boolean')
-      return invalid('stream_options.include_usage', 'stream_options.include_usage must be a boolean');
-  }
+  return streamOptionsProblem(body.stream_options);
+}
+
+/** An answer count (n, best_of) that is not an integer from 1 to N_MAX, when given. */
+function answerCountProblem(param: 'n' | 'best_of', value: unknown): RelayError | undefined {
+  if (!absent(value) && (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > N_MAX))
+    return invalid(param, `${param} must be an integer from 1 to ${N_MAX}`);
+  return undefined;
+}
+
+/** What is wrong with a request's stream_options, when it has them. */
+function streamOptionsProblem(streamOptions: unknown): RelayError | undefined {
+  if (absent(streamOptions)) return undefined;
+  if (typeof streamOptions !== 'object' || Array.isArray(streamOptions))
+    return invalid('stream_options', 'stream_options must be an object');
+  const includeUsage = (streamOptions as { include_usage?: unknown }).include_usage;
+  if (!absent(includeUsage) && typeof includeUsage !== 'boolean')
+    return invalid('stream_options.include_usage', 'stream_options.include_usage must be a boolean');
   return undefined;
 }

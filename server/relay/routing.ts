@@ -206,13 +206,21 @@ export class RoutingBook {
     const state = this.memory.get(channelId);
     if (!state) return undefined;
     const now = this.now();
-    const breaker = state.openUntil === 0 ? 'closed' : state.openUntil > now ? 'open' : 'half-open';
-    return { restingUntil: this.restingUntil(channelId), breaker, failures: state.failures };
+    return { restingUntil: this.restingUntil(channelId), breaker: breakerOf(state.openUntil, now), failures: state.failures };
   }
+}
+
+/** A breaker's state: closed, open until `openUntil`, or half-open once that passed. */
+function breakerOf(openUntil: number, now: number): 'closed' | 'open' | 'half-open' {
+  if (openUntil === 0) return 'closed';
+  return openUntil > now ? 'open' : 'half-open';
 }
 
 /** The longest caller name kept for affinity; a longer one is not a name but a payload. */
 const MAX_AFFINITY_NAME = 256;
+
+/** The body's `user`, when the body is an object. */
+const bodyUser = (body: unknown): unknown => (body && typeof body === 'object' ? (body as { user?: unknown }).user : undefined);
 
 /** Who a request says it is, for affinity (the operator's header, else the body's `user`), when affinity is on. */
 export function affinityCaller(
@@ -222,6 +230,6 @@ export function affinityCaller(
 ): string | undefined {
   if (options.number('RoutingAffinitySeconds') <= 0) return undefined;
   const header = options.get('RoutingAffinityHeader').trim().toLowerCase();
-  const value = header ? headers[header] : body && typeof body === 'object' ? (body as { user?: unknown }).user : undefined;
+  const value = header ? headers[header] : bodyUser(body);
   return typeof value === 'string' && value !== '' && value.length <= MAX_AFFINITY_NAME ? value : undefined;
 }

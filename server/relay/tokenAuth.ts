@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import { Role, TokenStatus, UserStatus } from '../../common/roles';
 import type { QuotaLedger } from '../billing/quota';
 import type { Database } from '../db/database';
+import { markTokenExhaustedIfSpent, markTokenExpired, tokenAndOwnerByKey } from '../repositories/relayAuth';
 import type { TokenRow } from '../repositories/tokens';
 import type { UserRow } from '../repositories/users';
 import { relayError, type RelayError } from './errors';
@@ -51,11 +52,8 @@ export function ipAllowed(ip: string, allowlist: string | null): boolean {
   });
 }
 
-async function loadCaller(db: Kysely<Database>, key: string): Promise<CachedCaller | undefined> {
-  const token = await db.selectFrom('tokens').selectAll().where('key', '=', key).executeTakeFirst();
-  if (!token) return undefined;
-  const user = await db.selectFrom('users').selectAll().where('id', '=', Number(token.user_id)).executeTakeFirst();
-  return { token, user };
+function loadCaller(db: Kysely<Database>, key: string): Promise<CachedCaller | undefined> {
+  return tokenAndOwnerByKey(db, key);
 }
 
 /**
@@ -92,12 +90,7 @@ function checkCaller(
   const { token, user } = found;
   const now = Math.floor(Date.now() / 1000);
   if (Number(token.status) === TokenStatus.enabled && Number(token.expired_time) !== -1 && Number(token.expired_time) < now) {
-    return db
-      .updateTable('tokens')
-      .set({ status: TokenStatus.expired })
-      .where('id', '=', token.id)
-      .execute()
-      .then(() => relayError(401, 'this API key has expired', 'token_expired'));
+    return markTokenExpired(db, token.id).then(() => relayError(401, 'this API key has expired', 'token_expired'));
   }
   if (
     Number(token.status) === TokenStatus.enabled &&
@@ -142,15 +135,7 @@ const HELD_RETRY_AFTER_SECONDS = 2;
  */
 async function markExhaustedIfSpent(db: Kysely<Database>, token: CachedCaller['token']): Promise<RelayError> {
   const tokenId = Number(token.id);
-  const marked = await db
-    .updateTable('tokens')
-    .set({ status: TokenStatus.exhausted })
-    .where('id', '=', tokenId)
-    .where('status', '=', TokenStatus.enabled)
-    .where('unlimited_quota', '!=', 1)
-    .where((eb) => eb(eb('remain_quota', '+', eb.ref('held_quota')), '<=', 0))
-    .executeTakeFirst();
-  if (Number(marked.numUpdatedRows) > 0) {
+  if (await markTokenExhaustedIfSpent(db, tokenId)) {
     // this request flipped it, so the event is written once whichever node saw the key spent
     await tokenExhaustedEvent(db, console, { id: tokenId, name: token.name, user_id: Number(token.user_id) });
     return relayError(429, 'the quota of this API key is used up', 'insufficient_quota', 'insufficient_quota');

@@ -12,28 +12,12 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import { Pool } from 'undici';
+// the settings and their defaults are part of the configuration (config.ts reads them from the environment)
+import { DEFAULT_UPSTREAM_SETTINGS, type UpstreamSettings } from '../config';
+
+export { DEFAULT_UPSTREAM_SETTINGS, type UpstreamSettings };
 
 /** How the relay talks to upstreams; set once per process from the configuration (configureUpstreams). */
-export interface UpstreamSettings {
-  /** Connections per origin, and so calls in flight per origin. */
-  maxConnections: number;
-  connectTimeoutMs: number;
-  /** Until the answer's headers: its first byte. */
-  firstByteTimeoutMs: number;
-  /** Between two pieces of the body. */
-  idleTimeoutMs: number;
-  /** How long a call waits for a free connection before it is refused with UpstreamBusy. */
-  queueTimeoutMs: number;
-}
-
-export const DEFAULT_UPSTREAM_SETTINGS: Readonly<UpstreamSettings> = {
-  maxConnections: 256,
-  connectTimeoutMs: 10_000,
-  firstByteTimeoutMs: 120_000,
-  idleTimeoutMs: 60_000,
-  queueTimeoutMs: 1_000,
-};
-
 let settings: UpstreamSettings = { ...DEFAULT_UPSTREAM_SETTINGS };
 
 /** The settings in force (the WebSocket and credential calls use the same deadlines). */

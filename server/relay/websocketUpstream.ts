@@ -5,6 +5,7 @@
 // reader that stops asking pauses the socket), and the socket is closed when
 // the client leaves or the reader gives up.
 import { Readable } from 'node:stream';
+import type { RawData } from 'ws';
 import type { HttpTarget } from '../protocols/types';
 import { AnswerBrokeOff, upstreamSettings, type DisconnectSignal } from './upstream';
 
@@ -24,6 +25,12 @@ export class WebSocketRefused extends Error {
 /** A deadline of a WebSocket call passed (connect, first frame, between frames). */
 export class WebSocketTimeout extends Error {
   readonly code = 'UND_ERR_BODY_TIMEOUT';
+}
+
+/** A frame's bytes, whatever shape ws hands them in (a Buffer, its fragments, an ArrayBuffer). */
+function frameBytes(data: RawData): Buffer {
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.isBuffer(data) ? data : Buffer.from(data);
 }
 
 /**
@@ -97,7 +104,7 @@ export async function openWebSocketCall(
     socket.on('message', (data) => {
       arm(settings.idleTimeoutMs, 'between frames');
       // text and binary frames alike: ws hands on a Buffer (or its fragments)
-      const text = (Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data)).toString('utf8');
+      const text = frameBytes(data).toString('utf8');
       if (!frames.push(text)) socket.pause();
     });
     socket.once('close', () => {

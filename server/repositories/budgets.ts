@@ -1,12 +1,12 @@
 // A key's or user's budget as the console API shows it (common/budgets.ts).
+import type { Selectable } from 'kysely';
 import { budgetUsageAt, isBudgetPeriod, type BudgetFields, type BudgetUsage } from '../../common/budgets';
+import type { TokensTable } from '../db/schema/tokens';
+import type { UsersTable } from '../db/schema/users';
 
-interface BudgetColumns {
-  budget_period?: string | null;
-  budget_quota?: number | null;
-  period_spent?: number | null;
-  period_start?: number | null;
-}
+type BudgetColumn = 'budget_period' | 'budget_quota' | 'period_spent' | 'period_start';
+/** The budget columns of a user's row or a key's (the two tables have the same four). */
+type BudgetColumns = Pick<Selectable<UsersTable>, BudgetColumn> | Pick<Selectable<TokensTable>, BudgetColumn>;
 
 /** The budget fields of a record; with the operator's time zone, also the spend this period and when it resets. */
 export function budgetOf(row: BudgetColumns, zone?: string, now = Date.now()): BudgetFields & { budget_usage?: BudgetUsage } {

@@ -6,17 +6,15 @@
 // two INSERTs; SQLite runs one writer at a time. Times are unix milliseconds
 // of the claiming process's clock: the nodes' clocks must agree to within a
 // fraction of a lease (as for relay_nodes).
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../db/database';
 import type { DatabaseConfig } from '../config';
+import type { JobLeasesTable } from '../db/schema/jobLeases';
 
 type Executor = Kysely<Database>;
 
-export interface JobLeaseRow {
-  holder: string;
-  expiresAt: number;
-  detail: string | null;
-}
+/** A lease as its store gives it: the row's holder and detail, its expiry (unix ms) as a number. */
+export type JobLeaseRow = Pick<Selectable<JobLeasesTable>, 'holder' | 'detail'> & { expiresAt: JobLeasesTable['expires_at'] };
 
 /** What holds the leases: these queries, or a map in memory where the process is alone (SQLite). */
 export interface JobLeaseStore {

@@ -9,6 +9,10 @@ import { rollupsOf, upsertRollups } from './usageRollups';
 
 export type LogRow = Selectable<LogsTable>;
 
+/**
+ * A log to write, in its writers' words (camelCase, flags as booleans, details as an object, defaults left
+ * out): not the row's shape; logRow maps it onto Insertable<LogsTable>, so the table's type checks every column.
+ */
 export interface NewLog {
   userId: number;
   username: string;

@@ -41,7 +41,7 @@ export function sortOf(resource: ListResource, query: unknown): ListSort {
   const { sort, order } = (query ?? {}) as { sort?: string; order?: string };
   const columns: readonly string[] = SORTABLE_COLUMNS[resource];
   const field = sort && columns.includes(sort) ? sort : DEFAULT_SORT.field;
-  return { field, order: order === 'asc' ? 'asc' : order === 'desc' ? order : DEFAULT_SORT.order };
+  return { field, order: order === 'asc' || order === 'desc' ? order : DEFAULT_SORT.order };
 }
 
 /**

@@ -2,19 +2,13 @@
 // (a time step, a recovery code) is one conditional UPDATE, so two nodes (or
 // two requests) racing with the same code cannot both get through.
 import { createHash } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database } from '../db/database';
+import type { TwoFactorTable } from '../db/schema/twoFactor';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-export interface TwoFactorRow {
-  user_id: number;
-  secret_sealed: string;
-  enabled: number;
-  last_step: number;
-  created_at: number;
-  enabled_at: number;
-}
+export type TwoFactorRow = Selectable<TwoFactorTable>;
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 

@@ -101,6 +101,12 @@ interface Counted {
   sketch: LatencySketch;
 }
 
+/** Ascending order of the rollup rows' ids, as plain string comparison (no locale). */
+const byText = (left: string, right: string) => {
+  if (left === right) return 0;
+  return left < right ? -1 : 1;
+};
+
 const counted = (log: NewLog) => log.type === LogType.consume || log.type === LogType.error;
 
 /**
@@ -159,7 +165,7 @@ export function rollupsOf(logs: readonly NewLog[]): RollupWrite[] {
         if (table.sketched) mergeSketch(found.sketch, sketch);
       }
     }
-    const sorted = [...rows.entries()].sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0)).map(([, found]) => found);
+    const sorted = [...rows.entries()].sort(([left], [right]) => byText(left, right)).map(([, found]) => found);
     return { table, rows: sorted.map(({ row }) => row), ...(table.sketched ? { sketches: sorted.map(({ sketch }) => sketch) } : {}) };
   });
 }

@@ -127,6 +127,7 @@ export async function countUsers(db: Executor): Promise<number> {
   return Number(row.count);
 }
 
+/** A new account in its callers' words (defaults left out); createUser maps it onto the users row, which the table's type checks. */
 export interface NewUser {
   username: string;
   passwordHash: string;

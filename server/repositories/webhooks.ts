@@ -92,6 +92,86 @@ export async function insertDeliveries(db: Kysely<Database>, deliveries: readonl
     .execute();
 }
 
+// ---- the events' subscribers and the delivery loop ---------------------------
+
+/** The webhooks an event may go to: every enabled one, or only `onlyWebhookId` (the test event), with their events. */
+export function webhooksForEvent(db: Kysely<Database>, onlyWebhookId?: number) {
+  let query = db.selectFrom('webhooks').select(['id', 'events']);
+  query = onlyWebhookId === undefined ? query.where('enabled', '=', 1) : query.where('id', '=', onlyWebhookId);
+  return query.execute();
+}
+
+/** The events of every enabled webhook (the subscriptions cache). */
+export function enabledWebhookEvents(db: Kysely<Database>) {
+  return db.selectFrom('webhooks').select('events').where('enabled', '=', 1).execute();
+}
+
+/** Up to `limit` deliveries due at `now` that no live claim holds, the most overdue first. */
+export function dueDeliveries(db: Kysely<Database>, now: number, limit: number): Promise<WebhookDeliveryRow[]> {
+  return db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '<=', now)
+    .where((eb) => eb.or([eb('claimed_by', 'is', null), eb('claim_expires_at', '<', now)]))
+    .orderBy('next_attempt_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
+/** Claims a due delivery for `nodeId` until `now + claimMs`; true when this node got it. */
+export async function claimDelivery(db: Kysely<Database>, id: number, nodeId: string, now: number, claimMs: number): Promise<boolean> {
+  const claimed = await db
+    .updateTable('webhook_deliveries')
+    .set({ claimed_by: nodeId, claim_expires_at: now + claimMs })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '<=', now)
+    .where((eb) => eb.or([eb('claimed_by', 'is', null), eb('claim_expires_at', '<', now)]))
+    .executeTakeFirst();
+  return Number(claimed.numUpdatedRows) === 1;
+}
+
+/** What an attempt at a delivery came to. */
+export interface DeliveryOutcome {
+  attempts: number;
+  status: WebhookDeliveryStatus;
+  lastStatusCode: number;
+  lastError: string | null;
+  nextAttemptAt: number;
+  deliveredTime: number;
+}
+
+/** Writes an attempt's outcome and lets go of the claim, under `nodeId`'s claim only. */
+export async function recordDeliveryOutcome(db: Kysely<Database>, id: number, nodeId: string, outcome: DeliveryOutcome): Promise<void> {
+  await db
+    .updateTable('webhook_deliveries')
+    .set({
+      attempts: outcome.attempts,
+      status: outcome.status,
+      last_status_code: outcome.lastStatusCode,
+      last_error: outcome.lastError,
+      next_attempt_at: outcome.nextAttemptAt,
+      delivered_time: outcome.deliveredTime,
+      claimed_by: null,
+      claim_expires_at: 0,
+    })
+    .where('id', '=', id)
+    .where('claimed_by', '=', nodeId)
+    .execute();
+}
+
+/** Deletes finished deliveries created before `before` (unix seconds); resolves to how many. */
+export async function deleteFinishedDeliveries(db: Kysely<Database>, before: number): Promise<number> {
+  const deleted = await db
+    .deleteFrom('webhook_deliveries')
+    .where('status', '!=', 'pending')
+    .where('created_time', '<', before)
+    .executeTakeFirst();
+  return Number(deleted.numDeletedRows);
+}
+
 // ---- the console's simple-rest lists and edits ------------------------------
 
 /** One page of a simple-rest list: its sort (a column the route has checked), offset and length. */

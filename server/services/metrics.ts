@@ -13,19 +13,28 @@
 // label.
 //
 // One registry per app (so per process): a cluster master can ask each
-// worker for `metricsRegistryOf(app).getMetricsAsJSON()` and merge them with
-// prom-client's AggregatorRegistry.aggregate.
+// worker for `metricsRegistryOf(app).getMetricsAsJSON()` (plugins/metrics.ts)
+// and merge them with prom-client's AggregatorRegistry.aggregate. The plugin
+// also hooks these series to the relay, the bookkeeping and Fastify's answers.
 import { timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import type { Bookkeeping } from '../billing/bookkeeping';
-import { clusterMetricsText, inCluster, offerWorkerMetrics } from '../clusterMetrics';
+import { clusterMetricsText, inCluster } from '../clusterMetrics';
 import type { PoolState } from '../db/database';
-import type { RelayContext, RelayOutcome } from '../relay/context';
-import type { RelayCall } from '../relay/pipeline';
 
 type Labels = Record<string, string | number>;
+
+// What the series read of a finished relayed call, written out here because services sit below the relay: the
+// relay's RelayOutcome (relay/context.ts) and RelayCall (relay/pipeline.ts) have these shapes.
+/** How a relayed request ended. */
+type RelayOutcome = 'settled' | 'refused' | 'aborted';
+/** The fields of a relayed call the series count. */
+interface FinishedCall {
+  route: { inbound: { protocol: string } };
+  response: { statusCode: number };
+  bill: { promptTokens: number; completionTokens: number; charge: number } | undefined;
+  firstChunkAt: number;
+}
 type Sample = { labels: Labels; value: number; metricName?: string };
 
 /** A counter fed by plain additions; prom-client reads it when scraped. */
@@ -286,10 +295,10 @@ export class GatewayMetrics {
   readonly relayFinished = (
     outcome: RelayOutcome,
     operation: string,
-    admission: RelayCall['admission'] | undefined,
+    admission: { model: string } | undefined,
     startedAt: number,
     channelId: number | undefined,
-    call: RelayCall,
+    call: FinishedCall,
   ): void => {
     const { route } = call;
     const status = call.response.statusCode;
@@ -353,20 +362,23 @@ export class GatewayMetrics {
     this.batchWrite.seriesOf(queue, labels).observe(milliseconds / 1000);
     if (!written) this.batchFailures.add(queue, labels);
   }
+}
 
-  /** Hooks the relay pipeline, the ledger's batches and Fastify's answers. */
-  install(app: FastifyInstance, relay: RelayContext, bookkeeping: Bookkeeping): void {
-    relay.hooks.afterFinish.push(this.relayFinished);
-    relay.hooks.firstChunk.push(this.streamOpened);
-    bookkeeping.observeBatches((queue, size, milliseconds, written) => this.batchWritten(queue, size, milliseconds, written));
-    app.addHook('onResponse', async (request, reply) => {
-      this.httpAnswered(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);
-    });
-  }
+/** What /metrics reads of its request (Fastify's): the Authorization header. */
+interface MetricsRequest {
+  headers: { authorization?: string };
+}
+
+/** What it uses of the reply (Fastify's): a status, headers, a content type and the text, chained. */
+interface MetricsReply {
+  code(statusCode: number): MetricsReply;
+  header(name: string, value: string): MetricsReply;
+  type(contentType: string): MetricsReply;
+  send(payload: string): MetricsReply;
 }
 
 /** Bearer-token check for /metrics when METRICS_TOKEN is set (constant time). */
-export function metricsAllowed(request: FastifyRequest, token: string | undefined): boolean {
+export function metricsAllowed(request: MetricsRequest, token: string | undefined): boolean {
   if (!token) return true;
   const header = request.headers.authorization ?? '';
   const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7).trim() : '', 'utf8');
@@ -374,7 +386,8 @@ export function metricsAllowed(request: FastifyRequest, token: string | undefine
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-export async function answerMetrics(metrics: GatewayMetrics, request: FastifyRequest, reply: FastifyReply, token: string | undefined) {
+/** Answers GET /metrics: this node's series, or under WORKERS=N every worker's, merged. */
+export async function answerMetrics(metrics: GatewayMetrics, request: MetricsRequest, reply: MetricsReply, token: string | undefined) {
   if (!metricsAllowed(request, token)) {
     return reply
       .code(401)
@@ -393,16 +406,4 @@ export async function answerMetrics(metrics: GatewayMetrics, request: FastifyReq
   }
   const text = await metrics.registry.metrics();
   return reply.header('cache-control', 'no-store').type(metrics.registry.contentType).send(text);
-}
-
-const byApp = new WeakMap<object, GatewayMetrics>();
-
-/** The app's metrics registry, for a cluster master's AggregatorRegistry (undefined when metrics are off). */
-export function metricsRegistryOf(app: FastifyInstance): Registry | undefined {
-  return byApp.get(app.ctx)?.registry;
-}
-
-export function rememberMetrics(app: FastifyInstance, metrics: GatewayMetrics): void {
-  byApp.set(app.ctx, metrics);
-  if (inCluster()) offerWorkerMetrics(metrics.registry);
 }

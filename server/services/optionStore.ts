@@ -32,37 +32,58 @@ export function validateOption(key: OptionKey, raw: string): string {
   const spec = OPTION_SPECS[key];
   switch (spec.kind) {
     case 'toggle':
-      if (raw !== 'true' && raw !== 'false') throw new OptionError(`${key} must be "true" or "false"`);
-      return raw;
-    case 'number': {
-      const trimmed = raw.trim();
-      if (trimmed === '' || !Number.isFinite(Number(trimmed))) throw new OptionError(`${key} must be a number`);
-      if (Number(trimmed) < 0) throw new OptionError(`${key} must not be negative`);
-      return trimmed;
-    }
+      return validateToggle(key, raw);
+    case 'number':
+      return validateNumber(key, raw);
     case 'json':
-      if (key === 'ModelFallbacks' && !isValidJsonOption(key, raw)) {
-        throw new OptionError(
-          'model fallbacks must be a JSON object of groups ("*" for all), each mapping a model to a list of up to 10 other models',
-        );
-      }
-      if (!isValidJsonOption(key, raw)) throw new OptionError(`${JSON_OPTION_NAMES[key] ?? key} is not a valid JSON string`);
-      return raw;
+      return validateJson(key, raw);
     case 'list':
-      if (key === 'RetryableStatusCodes' && !parseStatusList(raw))
-        throw new OptionError('retryable statuses must be HTTP statuses or ranges, such as 408,429,500-599');
-      return raw
-        .split(',')
-        .map((item) => item.trim())
-        .filter((item, index, all) => item !== '' && all.indexOf(item) === index)
-        .join(',');
+      return validateList(key, raw);
     default:
-      if (key === 'TimeZone' && raw.trim() !== '' && !isTimeZone(raw.trim()))
-        throw new OptionError(`TimeZone must be a time zone name such as Asia/Shanghai or UTC, or empty for the server's`);
-      if (key === 'TimeZone') return raw.trim();
-      if (isUrlOption(key) && !isSafeLink(raw)) throw new OptionError(`${key} must be an http(s) address or a path on this site`);
-      return isUrlOption(key) ? raw.trim() : raw;
+      return validateText(key, raw);
   }
+}
+
+function validateToggle(key: OptionKey, raw: string): string {
+  if (raw !== 'true' && raw !== 'false') throw new OptionError(`${key} must be "true" or "false"`);
+  return raw;
+}
+
+function validateNumber(key: OptionKey, raw: string): string {
+  const trimmed = raw.trim();
+  if (trimmed === '' || !Number.isFinite(Number(trimmed))) throw new OptionError(`${key} must be a number`);
+  if (Number(trimmed) < 0) throw new OptionError(`${key} must not be negative`);
+  return trimmed;
+}
+
+function validateJson(key: OptionKey, raw: string): string {
+  if (key === 'ModelFallbacks' && !isValidJsonOption(key, raw)) {
+    throw new OptionError(
+      'model fallbacks must be a JSON object of groups ("*" for all), each mapping a model to a list of up to 10 other models',
+    );
+  }
+  if (!isValidJsonOption(key, raw)) throw new OptionError(`${JSON_OPTION_NAMES[key] ?? key} is not a valid JSON string`);
+  return raw;
+}
+
+/** A comma-separated list: trimmed items, no empty ones, no repeats. */
+function validateList(key: OptionKey, raw: string): string {
+  if (key === 'RetryableStatusCodes' && !parseStatusList(raw))
+    throw new OptionError('retryable statuses must be HTTP statuses or ranges, such as 408,429,500-599');
+  return raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item, index, all) => item !== '' && all.indexOf(item) === index)
+    .join(',');
+}
+
+/** Free text, but for the time zone (a zone name or empty) and the links (http(s) or a path here). */
+function validateText(key: OptionKey, raw: string): string {
+  if (key === 'TimeZone' && raw.trim() !== '' && !isTimeZone(raw.trim()))
+    throw new OptionError(`TimeZone must be a time zone name such as Asia/Shanghai or UTC, or empty for the server's`);
+  if (key === 'TimeZone') return raw.trim();
+  if (isUrlOption(key) && !isSafeLink(raw)) throw new OptionError(`${key} must be an http(s) address or a path on this site`);
+  return isUrlOption(key) ? raw.trim() : raw;
 }
 
 export interface OptionSyncSettings {

@@ -4,9 +4,9 @@
 // a password change ends the others, at once. Role and status are read from
 // the database on every request, so bans and demotions take effect at once.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database';
+import { deleteExpiredSessions, findSession, insertSession, revokeSessionByHash, revokeSessionsOfUser } from '../repositories/sessions';
 
 export const SESSION_COOKIE = 'session';
 export const SESSION_MAX_AGE_SECONDS = 30 * 24 * 3600;
@@ -52,7 +52,26 @@ export class SessionSigner {
   }
 }
 
-function isSecure(request: FastifyRequest): boolean {
+/** What the cookie helpers read of a request (Fastify's): whether it came over HTTPS. */
+interface CookieRequest {
+  protocol: string;
+}
+
+interface SessionCookieOptions {
+  path: string;
+  httpOnly: boolean;
+  sameSite: 'strict';
+  secure: boolean;
+  maxAge?: number;
+}
+
+/** What they use of its reply: @fastify/cookie's two methods. */
+interface CookieReply {
+  setCookie(name: string, value: string, options: SessionCookieOptions): unknown;
+  clearCookie(name: string, options: SessionCookieOptions): unknown;
+}
+
+function isSecure(request: CookieRequest): boolean {
   return request.protocol === 'https';
 }
 
@@ -66,11 +85,7 @@ export const PARTIAL_SESSION_MAX_AGE_SECONDS = 5 * 60;
  * belongs to the user, is not revoked and has not expired; otherwise undefined.
  */
 export async function sessionStage(db: Kysely<Database>, claims: SessionClaims): Promise<'full' | 'partial' | undefined> {
-  const row = await db
-    .selectFrom('sessions')
-    .select(['user_id', 'revoked', 'expires_at', 'partial'])
-    .where('id_hash', '=', hashSessionId(claims.sid))
-    .executeTakeFirst();
+  const row = await findSession(db, hashSessionId(claims.sid));
   const live =
     row !== undefined &&
     Number(row.user_id) === claims.uid &&
@@ -86,14 +101,12 @@ export async function sessionIsLive(db: Kysely<Database>, claims: SessionClaims)
 }
 
 export async function revokeSession(db: Kysely<Database>, sid: string): Promise<void> {
-  await db.updateTable('sessions').set({ revoked: 1 }).where('id_hash', '=', hashSessionId(sid)).execute();
+  await revokeSessionByHash(db, hashSessionId(sid));
 }
 
 /** Ends every session of the user but `exceptSid` (the caller's own, when it may stay). */
 export async function revokeUserSessions(db: Kysely<Database>, userId: number, exceptSid?: string): Promise<void> {
-  let query = db.updateTable('sessions').set({ revoked: 1 }).where('user_id', '=', userId).where('revoked', '=', 0);
-  if (exceptSid) query = query.where('id_hash', '!=', hashSessionId(exceptSid));
-  await query.execute();
+  await revokeSessionsOfUser(db, userId, exceptSid ? hashSessionId(exceptSid) : undefined);
 }
 
 /**
@@ -102,29 +115,25 @@ export async function revokeUserSessions(db: Kysely<Database>, userId: number, e
  * nothing but the second-factor step.
  */
 export async function setSessionCookie(
-  request: FastifyRequest,
-  reply: FastifyReply,
+  db: Kysely<Database>,
+  request: CookieRequest,
+  reply: CookieReply,
   signer: SessionSigner,
   user: { id: number; session_version: number },
   stage: 'full' | 'partial' = 'full',
 ): Promise<void> {
-  const { db } = request.server.ctx;
   const now = Math.floor(Date.now() / 1000);
   const maxAge = stage === 'partial' ? PARTIAL_SESSION_MAX_AGE_SECONDS : SESSION_MAX_AGE_SECONDS;
   const sid = randomBytes(32).toString('base64url');
   // expired rows go as new ones come; the index on expires_at keeps this cheap
-  await db.deleteFrom('sessions').where('expires_at', '<', now).execute();
-  await db
-    .insertInto('sessions')
-    .values({
-      id_hash: hashSessionId(sid),
-      user_id: Number(user.id),
-      created_at: now,
-      expires_at: now + maxAge,
-      revoked: 0,
-      partial: stage === 'partial' ? 1 : 0,
-    })
-    .execute();
+  await deleteExpiredSessions(db, now);
+  await insertSession(db, {
+    idHash: hashSessionId(sid),
+    userId: Number(user.id),
+    createdAt: now,
+    expiresAt: now + maxAge,
+    partial: stage === 'partial',
+  });
   const value = signer.encode({ uid: Number(user.id), ver: Number(user.session_version), iat: now, sid });
   reply.setCookie(SESSION_COOKIE, value, {
     path: '/',
@@ -135,6 +144,7 @@ export async function setSessionCookie(
   });
 }
 
-export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void {
+/** Tells the browser to drop its session cookie. */
+export function clearSessionCookie(request: CookieRequest, reply: CookieReply): void {
   reply.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'strict', secure: isSecure(request) });
 }

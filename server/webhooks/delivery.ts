@@ -7,12 +7,19 @@
 // after the last one the delivery is failed (the console can redeliver it).
 // Webhook URLs are set by admins: the request goes wherever they point, with
 // no redirect followed and a deadline on the whole exchange.
-import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import { request } from 'undici';
 import type { Database } from '../db/database';
 import type { WebhookSettings } from '../config';
-import { findWebhook, type WebhookDeliveryRow } from '../repositories/webhooks';
+import type { WebhookDeliveryStatus } from '../../common/webhooks';
+import {
+  claimDelivery,
+  deleteFinishedDeliveries,
+  dueDeliveries,
+  findWebhook,
+  recordDeliveryOutcome,
+  type WebhookDeliveryRow,
+} from '../repositories/webhooks';
 import { webhookSignature } from './signing';
 
 const PRUNE_EVERY_MS = 3_600_000;
@@ -20,12 +27,7 @@ const PRUNE_EVERY_MS = 3_600_000;
 /** Deletes finished deliveries older than `days` (pending ones stay, whatever their age); resolves to how many. */
 export async function pruneDeliveries(db: Kysely<Database>, days: number, nowMs = Date.now()): Promise<number> {
   if (days <= 0) return 0;
-  const deleted = await db
-    .deleteFrom('webhook_deliveries')
-    .where('status', '!=', 'pending')
-    .where('created_time', '<', Math.floor(nowMs / 1000) - days * 86_400)
-    .executeTakeFirst();
-  return Number(deleted.numDeletedRows);
+  return deleteFinishedDeliveries(db, Math.floor(nowMs / 1000) - days * 86_400);
 }
 
 const BATCH = 16;
@@ -64,19 +66,6 @@ async function post(url: string, headers: Record<string, string>, body: string, 
   }
 }
 
-/** Claims a due delivery for `nodeId`; true when this node got it. */
-async function claim(db: Kysely<Database>, id: number, nodeId: string, now: number, claimMs: number): Promise<boolean> {
-  const claimed = await db
-    .updateTable('webhook_deliveries')
-    .set({ claimed_by: nodeId, claim_expires_at: now + claimMs })
-    .where('id', '=', id)
-    .where('status', '=', 'pending')
-    .where('next_attempt_at', '<=', now)
-    .where((eb) => eb.or([eb('claimed_by', 'is', null), eb('claim_expires_at', '<', now)]))
-    .executeTakeFirst();
-  return Number(claimed.numUpdatedRows) === 1;
-}
-
 async function deliver(db: Kysely<Database>, row: WebhookDeliveryRow, nodeId: string, settings: WebhookSettings): Promise<void> {
   const webhook = await findWebhook(db, Number(row.webhook_id));
   const attempts = Number(row.attempts) + 1;
@@ -105,26 +94,32 @@ async function deliver(db: Kysely<Database>, row: WebhookDeliveryRow, nodeId: st
     !delivered &&
     (!webhook || attempts > settings.retryDelaysMs.length || (Number(webhook.enabled) !== 1 && row.event_type !== 'webhook.test'));
   const now = Date.now();
-  await db
-    .updateTable('webhook_deliveries')
-    .set({
-      attempts,
-      status: delivered ? 'delivered' : giveUp ? 'failed' : 'pending',
-      last_status_code: outcome.statusCode,
-      last_error: outcome.error ? outcome.error.slice(0, ERROR_MAX) : null,
-      next_attempt_at: delivered || giveUp ? 0 : now + settings.retryDelaysMs[attempts - 1],
-      delivered_time: delivered ? Math.floor(now / 1000) : 0,
-      claimed_by: null,
-      claim_expires_at: 0,
-    })
-    .where('id', '=', Number(row.id))
-    .where('claimed_by', '=', nodeId)
-    .execute();
+  await recordDeliveryOutcome(db, Number(row.id), nodeId, {
+    attempts,
+    status: deliveryStatus(delivered, giveUp),
+    lastStatusCode: outcome.statusCode,
+    lastError: outcome.error ? outcome.error.slice(0, ERROR_MAX) : null,
+    nextAttemptAt: delivered || giveUp ? 0 : now + settings.retryDelaysMs[attempts - 1],
+    deliveredTime: delivered ? Math.floor(now / 1000) : 0,
+  });
 }
 
-/** Starts polling for due deliveries; app.close() stops it after the pass under way. */
-export function startDeliveryLoop(app: FastifyInstance, settings: WebhookSettings): DeliveryLoop {
-  const { db, nodeId } = app.ctx;
+/** Where an attempt leaves its delivery: delivered, failed for good, or pending its next attempt. */
+function deliveryStatus(delivered: boolean, giveUp: boolean): WebhookDeliveryStatus {
+  if (delivered) return 'delivered';
+  return giveUp ? 'failed' : 'pending';
+}
+
+/** What the delivery loop works with: the database, this node's id (its claims) and a log. */
+export interface DeliveryLoopDeps {
+  db: Kysely<Database>;
+  nodeId: string;
+  log: { warn: (object: object, message: string) => void };
+}
+
+/** Starts polling for due deliveries; stop() (called on the app's close) ends it after the pass under way. */
+export function startDeliveryLoop(deps: DeliveryLoopDeps, settings: WebhookSettings): DeliveryLoop {
+  const { db, nodeId, log } = deps;
   // a claim outlives any attempt, so a live node never loses a row it is sending
   const claimMs = settings.timeoutMs * 3 + 30_000;
   let running: Promise<number> | undefined;
@@ -132,18 +127,9 @@ export function startDeliveryLoop(app: FastifyInstance, settings: WebhookSetting
 
   const pass = async (): Promise<number> => {
     const now = Date.now();
-    const due = await db
-      .selectFrom('webhook_deliveries')
-      .selectAll()
-      .where('status', '=', 'pending')
-      .where('next_attempt_at', '<=', now)
-      .where((eb) => eb.or([eb('claimed_by', 'is', null), eb('claim_expires_at', '<', now)]))
-      .orderBy('next_attempt_at')
-      .orderBy('id')
-      .limit(BATCH)
-      .execute();
+    const due = await dueDeliveries(db, now, BATCH);
     const mine: WebhookDeliveryRow[] = [];
-    for (const row of due) if (await claim(db, Number(row.id), nodeId, now, claimMs)) mine.push(row);
+    for (const row of due) if (await claimDelivery(db, Number(row.id), nodeId, now, claimMs)) mine.push(row);
     await Promise.all(mine.map((row) => deliver(db, row, nodeId, settings)));
     return mine.length;
   };
@@ -165,7 +151,7 @@ export function startDeliveryLoop(app: FastifyInstance, settings: WebhookSetting
 
   const timer = setInterval(() => {
     if (stopped || running) return;
-    runOnce().catch((error: unknown) => app.log.warn({ err: error }, 'webhook delivery pass failed'));
+    runOnce().catch((error: unknown) => log.warn({ err: error }, 'webhook delivery pass failed'));
   }, settings.pollIntervalMs);
   timer.unref();
 

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { WEBHOOK_TEST_EVENT, type WebhookEventType } from '../../common/webhooks';
 import type { Database } from '../db/database';
-import { eventsOf, insertDeliveries } from '../repositories/webhooks';
+import { enabledWebhookEvents, eventsOf, insertDeliveries, webhooksForEvent } from '../repositories/webhooks';
 
 export const newEventId = () => `evt_${randomBytes(12).toString('hex')}`;
 
@@ -32,9 +32,7 @@ export async function enqueueWebhookEvent(
   data: Record<string, unknown>,
   onlyWebhookId?: number,
 ): Promise<string | undefined> {
-  let query = db.selectFrom('webhooks').select(['id', 'events']);
-  query = onlyWebhookId === undefined ? query.where('enabled', '=', 1) : query.where('id', '=', onlyWebhookId);
-  const webhooks = (await query.execute()).filter(
+  const webhooks = (await webhooksForEvent(db, onlyWebhookId)).filter(
     (webhook) => onlyWebhookId !== undefined || eventsOf(webhook).includes(type as WebhookEventType),
   );
   if (!webhooks.length) return undefined;
@@ -86,11 +84,7 @@ export function webhookMayWant(db: Kysely<Database>, type: WebhookEventType): bo
       loadedAt: cached?.loadedAt ?? 0,
       loading: undefined as Promise<void> | undefined,
     };
-    entry.loading = db
-      .selectFrom('webhooks')
-      .select('events')
-      .where('enabled', '=', 1)
-      .execute()
+    entry.loading = enabledWebhookEvents(db)
       .then(
         (rows) => subscriptions.set(db, { types: new Set(rows.flatMap((row) => eventsOf(row))), loadedAt: Date.now() }),
         () => subscriptions.delete(db),

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../server/config';
-import { hashAccessToken } from '../../server/plugins/auth';
+import { hashAccessToken } from '../../server/secrets';
 import { asBrowser, buildTestApp, login, register, ROOT_PASSWORD } from '../support/app';
 
 let app: FastifyInstance | undefined;

@@ -6,7 +6,10 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CHANNEL_TYPES } from '../../common/channelTypes';
 import { DEFAULT_CHANNEL_TYPE_TEST_THRESHOLDS } from '../../common/options';
-import { BALANCE_SOURCE_KINDS, channelJobsSettled, runHealthPass } from '../../server/channels/channelHealth';
+import { BALANCE_SOURCE_KINDS } from '../../server/channels/channelBalance';
+import { runHealthPass } from '../../server/channels/channelHealth';
+import { channelJobsSettled } from '../../server/channels/channelJobs';
+import { channelJobDepsOf } from '../../server/plugins/backgroundJobs';
 import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../support/app';
 import { databaseTargets, type TestDatabase } from '../support/databases';
 import { SLOW_KEY_DELAY_MS, startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
@@ -208,7 +211,7 @@ for (const target of targets) {
       const good = await addChannel({ key: 'sk-good', name: 'good-one' });
       let since = smtp.mails.length;
       expect(await get('/api/channel/test')).toMatchObject({ success: true, message: '', data: { kind: 'test', state: 'running' } });
-      await channelJobsSettled(app);
+      await channelJobsSettled(app.ctx);
       expect(await stateOf(dead)).toEqual({ status: 1, autoDisabled: 0 });
       expect(Number((await channelRow(dead)).test_time)).toBeGreaterThan(0);
       expect(Number((await channelRow(good)).test_time)).toBeGreaterThan(0);
@@ -219,7 +222,7 @@ for (const target of targets) {
       await app.ctx.options.set('AutomaticDisableChannelEnabled', 'true');
       since = smtp.mails.length;
       expect(await get('/api/channel/test')).toMatchObject({ success: true, message: '', data: { kind: 'test', state: 'running' } });
-      await channelJobsSettled(app);
+      await channelJobsSettled(app.ctx);
       expect(await stateOf(dead)).toEqual({ status: 2, autoDisabled: 1 });
       expect(await stateOf(good)).toEqual({ status: 1, autoDisabled: 0 });
       const abilities = await app.ctx.db.selectFrom('abilities').select('enabled').where('channel_id', '=', dead).execute();
@@ -240,14 +243,14 @@ for (const target of targets) {
       const slow = await addChannel({ key: 'sk-slow' });
       const fast = await addChannel({ key: 'sk-good' });
       expect((await get('/api/channel/test')).success).toBe(true);
-      await channelJobsSettled(app);
+      await channelJobsSettled(app.ctx);
       expect(await stateOf(slow)).toEqual({ status: 1, autoDisabled: 0 });
       expect(Number((await channelRow(slow)).response_time)).toBeGreaterThanOrEqual(SLOW_KEY_DELAY_MS);
 
       await app.ctx.options.set('AutomaticDisableChannelEnabled', 'true');
       const since = smtp.mails.length;
       expect((await get('/api/channel/test')).success).toBe(true);
-      await channelJobsSettled(app);
+      await channelJobsSettled(app.ctx);
       expect(await stateOf(slow)).toEqual({ status: 2, autoDisabled: 1 });
       expect(await stateOf(fast)).toEqual({ status: 1, autoDisabled: 0 });
       const mail = await smtp.waitForMail(ROOT_EMAIL, since);
@@ -273,14 +276,14 @@ for (const target of targets) {
         message: 'balance update already running',
         data: { kind: 'balance', state: 'running' },
       });
-      await channelJobsSettled(app);
+      await channelJobsSettled(app.ctx);
       expect(await get('/api/channel/test')).toMatchObject({ success: true, message: '', data: { kind: 'test', state: 'running' } });
       expect(await get('/api/channel/update_balance')).toMatchObject({
         success: true,
         message: '',
         data: { kind: 'balance', state: 'running' },
       });
-      await channelJobsSettled(app);
+      await channelJobsSettled(app.ctx);
     });
 
     it('answers a test-all and a balance-all already counted: 0 of the enabled channels, before any result', async () => {
@@ -293,7 +296,7 @@ for (const target of targets) {
       expect((await get(`/api/channel/jobs/${test.data.id}`)).data).toMatchObject({ state: 'running', done: 0, total: 2 });
       const balance = await get('/api/channel/update_balance');
       expect(balance.data).toMatchObject({ kind: 'balance', state: 'running', done: 0, total: 2 });
-      await channelJobsSettled(app);
+      await channelJobsSettled(app.ctx);
       expect((await get(`/api/channel/jobs/${test.data.id}`)).data).toMatchObject({ state: 'done', done: 2, total: 2 });
     });
 
@@ -368,7 +371,7 @@ for (const target of targets) {
         message: '',
         data: { kind: 'balance', state: 'running' },
       });
-      await channelJobsSettled(app);
+      await channelJobsSettled(app.ctx);
       expect(Number((await channelRow(openai)).balance)).toBe(99.5);
       expect(Number((await channelRow(manuallyOff)).balance_updated_time)).toBe(0);
       expect(Number((await channelRow(empty)).balance_updated_time)).toBeGreaterThan(0);
@@ -380,7 +383,7 @@ for (const target of targets) {
         message: '',
         data: { kind: 'balance', state: 'running' },
       });
-      await channelJobsSettled(app);
+      await channelJobsSettled(app.ctx);
       expect(await stateOf(empty)).toEqual({ status: 2, autoDisabled: 1 });
       expect(await stateOf(openai)).toEqual({ status: 1, autoDisabled: 0 });
       expect(await stateOf(manuallyOff)).toEqual({ status: 2, autoDisabled: 0 });
@@ -393,7 +396,7 @@ for (const target of targets) {
       const stillDead = await addChannel({ key: 'sk-dead', name: 'still-dead' });
       const slow = await addChannel({ key: 'sk-slow', name: 'slow' });
       expect((await get('/api/channel/test')).success).toBe(true);
-      await channelJobsSettled(app);
+      await channelJobsSettled(app.ctx);
       for (const id of [recovered, stillDead, slow]) expect(await stateOf(id)).toEqual({ status: 2, autoDisabled: 1 });
       // the admin fixes the key; editing keeps the channel disabled by the system
       const edited = await asBrowser(app, root, {
@@ -407,7 +410,7 @@ for (const target of targets) {
         (await asBrowser(app, root, { method: 'PUT', url: '/api/channel/', payload: { id: manual, status: 2 } })).json().data.status,
       ).toBe(2);
 
-      const result = await runHealthPass(app);
+      const result = await runHealthPass(channelJobDepsOf(app));
       expect(result).toEqual({ tested: [slow, stillDead, recovered], reenabled: [recovered], keysTested: [], keysReenabled: [] });
       expect(await stateOf(recovered)).toEqual({ status: 1, autoDisabled: 0 });
       const abilities = await app.ctx.db.selectFrom('abilities').select('enabled').where('channel_id', '=', recovered).execute();

@@ -2,7 +2,8 @@
 // file that exists and, with a #fragment, a heading that file has (GitHub's
 // anchors); and every environment variable the gateway reads (server/ and
 // common/: `process.env.X`, `env.X`, and the names config.ts passes to its
-// readers) is documented in one row of a table of docs/, and in no other.
+// readers) is documented in one row of a table of docs/, and in no other; and no
+// paragraph runs over 120 words nor any sentence over 50, so each can be held.
 import { readdirSync, readFileSync, existsSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,6 +49,32 @@ function sources(folder: string): string[] {
   });
 }
 
+/** Counted words: runs of text holding a letter or a digit (an inline code span counts as one). */
+const wordCount = (text: string) => text.split(/\s+/).filter((word) => /[\p{L}\p{N}]/u.test(word)).length;
+
+/**
+ * The paragraphs of a markdown file as plain text: outside code blocks and comments, a paragraph ends at a blank
+ * line, a heading or a table row, and each item of a list is one; code spans count as one word, links as their text.
+ */
+function paragraphsOf(file: string): string[] {
+  const text = prose(readFileSync(file, 'utf8')).replace(/<!--[\s\S]*?-->/g, '');
+  const paragraphs: string[] = [];
+  let lines: string[] = [];
+  const close = () => {
+    if (lines.length > 0) paragraphs.push(lines.join(' '));
+    lines = [];
+  };
+  for (const line of text.split('\n')) {
+    if (/^\s*$/.test(line) || /^\s*\|/.test(line) || line.startsWith('#')) close();
+    else if (/^\s*([-*+]|\d+\.)\s/.test(line)) {
+      close();
+      lines.push(line.replace(/^\s*([-*+]|\d+\.)\s/, ''));
+    } else lines.push(line.trim());
+  }
+  close();
+  return paragraphs.map((paragraph) => paragraph.replace(/`[^`]*`/g, 'code').replace(/\]\([^)]*\)/g, ']'));
+}
+
 describe('the README and docs/', () => {
   it('have only links that resolve: every file exists, every #fragment is a heading of its file', () => {
     const broken: string[] = [];
@@ -89,5 +116,19 @@ describe('the README and docs/', () => {
     const twice = documented.filter((name, index) => documented.indexOf(name) !== index);
     expect(missing, 'read by the gateway, in no row of a table').toEqual([]);
     expect(twice, 'in two rows').toEqual([]);
+  });
+  it('hold no paragraph over 120 words and no sentence over 50', () => {
+    const long: string[] = [];
+    for (const file of DOCS) {
+      for (const paragraph of paragraphsOf(file)) {
+        const where = `${relative(ROOT, file)}: "${paragraph.slice(0, 60)}..."`;
+        if (wordCount(paragraph) > 120) long.push(`${where} is a paragraph of ${wordCount(paragraph)} words`);
+        // a sentence ends at . ! or ? followed by a space and what starts a sentence
+        for (const sentence of paragraph.split(/(?<=[.!?])\s+(?=[A-Z("*\u201c])/)) {
+          if (wordCount(sentence) > 50) long.push(`${where} has a sentence of ${wordCount(sentence)} words: "${sentence.slice(0, 60)}..."`);
+        }
+      }
+    }
+    expect(long).toEqual([]);
   });
 });

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest, openDatabase, type Database } from '../../server/db/database';
 import { JobRunner, nextTickDue } from '../../server/services/jobRunner';
 import { localJobLeases, sqlJobLeases, type JobLeaseStore } from '../../server/repositories/jobLeases';
-import { channelJobsSettled } from '../../server/channels/channelHealth';
+import { channelJobsSettled } from '../../server/channels/channelJobs';
 import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../support/app';
 import { databaseTargets, type TestDatabase } from '../support/databases';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
@@ -216,9 +216,9 @@ for (const target of targets.filter((candidate) => candidate.name !== 'sqlite'))
         total: 2,
         state: 'done',
       });
-      await channelJobsSettled(apps[0]);
+      await channelJobsSettled(apps[0].ctx);
       expect(await get(1, '/api/channel/test')).toMatchObject({ success: true, data: { kind: 'test', state: 'running' } });
-      await channelJobsSettled(apps[1]);
+      await channelJobsSettled(apps[1].ctx);
     });
   });
 }

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SORTABLE_COLUMNS } from '../../common/listQuery';
-import { channelJobsSettled } from '../../server/channels/channelHealth';
+import { channelJobsSettled } from '../../server/channels/channelJobs';
 import { insertLog } from '../../server/repositories/logs';
 import { asBrowser, buildTestApp, login, register, ROOT_PASSWORD } from '../support/app';
 import { databaseTargets, type TestDatabase } from '../support/databases';
@@ -300,7 +300,7 @@ for (const target of targets) {
         const started = await get('/api/channel/test');
         expect(started).toMatchObject({ success: true, message: '', data: { kind: 'test', state: 'running' } });
         const jobId = started.data.id as string;
-        await channelJobsSettled(app);
+        await channelJobsSettled(app.ctx);
         const job = await get(`/api/channel/jobs/${jobId}`);
         expect(job.data).toMatchObject({ id: jobId, kind: 'test', state: 'done', done: 2, total: 2 });
         expect(job.data.failures).toEqual([
@@ -318,7 +318,7 @@ for (const target of targets) {
 
         const balances = await get('/api/channel/update_balance');
         expect(balances.data).toMatchObject({ kind: 'balance' });
-        await channelJobsSettled(app);
+        await channelJobsSettled(app.ctx);
         expect((await get(`/api/channel/jobs/${balances.data.id}`)).data).toMatchObject({ state: 'done', done: 2, total: 2 });
 
         expect(await get('/api/channel/jobs/no-such-job')).toMatchObject({ success: false });

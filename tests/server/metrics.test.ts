@@ -12,7 +12,7 @@ import { databaseTargets, REDIS_URL, redisAvailable, type TestDatabase } from '.
 import { startRelayHarness, type RelayHarness } from './relay/harness';
 import { freePort } from '../e2e/support/gateway';
 import { AggregatorRegistry } from 'prom-client';
-import { metricsRegistryOf } from '../../server/services/metrics';
+import { metricsRegistryOf } from '../../server/plugins/metrics';
 
 interface Sample {
   name: string;

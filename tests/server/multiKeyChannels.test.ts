@@ -7,7 +7,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { channelJobsSettled, runHealthPass } from '../../server/channels/channelHealth';
+import { runHealthPass } from '../../server/channels/channelHealth';
+import { channelJobsSettled } from '../../server/channels/channelJobs';
+import { channelJobDepsOf } from '../../server/plugins/backgroundJobs';
 import { databaseTargets, type TestDatabase } from '../support/databases';
 import { resetRelay, startRelayHarness, type RelayHarness } from './relay/harness';
 
@@ -230,7 +232,7 @@ for (const target of targets) {
 
       upstream.dead.delete(two);
       const keyIds = (await keysOf(id)).map((key) => key.id);
-      const pass = await runHealthPass(harness.app);
+      const pass = await runHealthPass(channelJobDepsOf(harness.app));
       expect(pass).toMatchObject({ keysTested: [keyIds[0], keyIds[1]], keysReenabled: [keyIds[1]], reenabled: [id] });
       expect((await keysOf(id)).map((key) => [key.status, key.last_error === ''])).toEqual([
         [3, false],
@@ -304,12 +306,12 @@ for (const target of targets) {
       upstream.dead.add(bad);
       const id = await createPool([bad, good]);
       expect((await harness.admin('GET', '/api/channel/test')).success).toBe(true);
-      await channelJobsSettled(harness.app);
+      await channelJobsSettled(harness.app.ctx);
       expect((await keysOf(id)).map((key) => key.status)).toEqual([3, 1]);
       expect(await channelState(id)).toEqual({ status: 1, autoDisabled: 0 });
       upstream.seen.length = 0;
       expect((await harness.admin('GET', '/api/channel/test')).success).toBe(true);
-      await channelJobsSettled(harness.app);
+      await channelJobsSettled(harness.app.ctx);
       expect(upstream.seen).toEqual([good]);
       expect((await harness.admin('GET', `/api/channel/${id}`)).data.test_error).toBe('');
     });

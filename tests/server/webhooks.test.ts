@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ChannelStatus, TokenStatus } from '../../common/roles';
 import { runHealthPass } from '../../server/channels/channelHealth';
+import { channelJobDepsOf } from '../../server/plugins/backgroundJobs';
 import { pruneDeliveries } from '../../server/webhooks/delivery';
 import { verifyWebhookSignature } from '../../server/webhooks/signing';
 import { asBrowser, login, register, ROOT_PASSWORD } from '../support/app';
@@ -259,7 +260,7 @@ for (const target of targets) {
       expect(disabled.json.data.reason).toEqual(expect.any(String));
 
       await harness.app.ctx.db.updateTable('channels').set({ key: 'sk-good' }).where('id', '=', channelId).execute();
-      const pass = await runHealthPass(harness.app);
+      const pass = await runHealthPass(channelJobDepsOf(harness.app));
       expect(pass?.reenabled).toEqual([channelId]);
       const all = await receiver.waitFor((received) => received.some((delivery) => delivery.json.type === 'channel.enabled'));
       expect(all.find((delivery) => delivery.json.type === 'channel.enabled')!.json.data).toMatchObject({

@@ -160,6 +160,12 @@ const EBML_INFO = 0x1549a966;
 const EBML_TIMESTAMP_SCALE = 0x2ad7b1;
 const EBML_DURATION = 0x4489;
 
+/** An EBML float element's value (4 or 8 bytes long); undefined at any other length. */
+function ebmlFloat(bytes: Buffer, start: number, length: number): number | undefined {
+  if (length === 4) return bytes.readFloatBE(start);
+  return length === 8 ? bytes.readDoubleBE(start) : undefined;
+}
+
 function matroskaSeconds(bytes: Buffer): number | undefined {
   const top = ebmlChildren(bytes, 0, bytes.length);
   const segment = top.find((element) => element.id === EBML_SEGMENT);
@@ -171,8 +177,7 @@ function matroskaSeconds(bytes: Buffer): number | undefined {
   for (const element of ebmlChildren(bytes, info.start, info.end)) {
     const length = element.end - element.start;
     if (element.id === EBML_TIMESTAMP_SCALE && length > 0 && length <= 6) scale = bytes.readUIntBE(element.start, length);
-    if (element.id === EBML_DURATION)
-      duration = length === 4 ? bytes.readFloatBE(element.start) : length === 8 ? bytes.readDoubleBE(element.start) : undefined;
+    if (element.id === EBML_DURATION) duration = ebmlFloat(bytes, element.start, length);
   }
   // a recording still being written (a browser's MediaRecorder) has no Duration: the bytes decide
   return duration !== undefined && duration > 0 && scale > 0 ? (duration * scale) / 1e9 : undefined;
@@ -243,7 +248,9 @@ function mp3Frame(bytes: Buffer, offset: number): { length: number; seconds: num
   const sampleRate = MP3_SAMPLE_RATES[versionBits][rateIndex];
   const bitrate = MP3_BITRATES[`${mpeg1 ? 1 : 2}-${layer}`][bitrateIndex] * 1000;
   const padding = (bytes[offset + 2] >> 1) & 0x01;
-  const samples = layer === 1 ? 384 : layer === 3 && !mpeg1 ? 576 : 1152;
+  let samples = 1152;
+  if (layer === 1) samples = 384;
+  else if (layer === 3 && !mpeg1) samples = 576;
   const length =
     layer === 1 ? (Math.floor((12 * bitrate) / sampleRate) + padding) * 4 : Math.floor(((samples / 8) * bitrate) / sampleRate) + padding;
   return { length, seconds: samples / sampleRate };

@@ -54,6 +54,28 @@ function equalsAscii(bytes: Buffer, start: number, end: number, key: string): bo
   return true;
 }
 
+/**
+ * The value after a key that ends at `end`, when a colon follows it: found
+ * when it is an object or an array that parses, else malformed. Undefined
+ * when no colon follows (the key was a value, not a key).
+ */
+function valueAfterKey(bytes: Buffer, end: number): FieldRead | undefined {
+  let next = end;
+  while (next < bytes.length && isSpace(bytes[next])) next += 1;
+  if (bytes[next] !== COLON) return undefined;
+  next += 1;
+  while (next < bytes.length && isSpace(bytes[next])) next += 1;
+  const first = bytes[next];
+  if (first !== OPEN_OBJECT && first !== OPEN_ARRAY) return { malformed: true };
+  const valueEnd = skipContainer(bytes, next);
+  if (valueEnd < 0) return { malformed: true };
+  try {
+    return { found: true, value: JSON.parse(bytes.toString('utf8', next, valueEnd)) };
+  } catch {
+    return { malformed: true };
+  }
+}
+
 export type FieldRead = { found: true; value: unknown } | { found: false } | { malformed: true };
 
 /**
@@ -70,21 +92,8 @@ export function topLevelObjectField(bytes: Buffer, key: string): FieldRead {
       const end = skipString(bytes, index);
       if (end < 0) return { malformed: true };
       if (depth === 1 && equalsAscii(bytes, index + 1, end - 1, key)) {
-        let next = end;
-        while (next < bytes.length && isSpace(bytes[next])) next += 1;
-        if (bytes[next] === COLON) {
-          next += 1;
-          while (next < bytes.length && isSpace(bytes[next])) next += 1;
-          const first = bytes[next];
-          if (first !== OPEN_OBJECT && first !== OPEN_ARRAY) return { malformed: true };
-          const valueEnd = skipContainer(bytes, next);
-          if (valueEnd < 0) return { malformed: true };
-          try {
-            return { found: true, value: JSON.parse(bytes.toString('utf8', next, valueEnd)) };
-          } catch {
-            return { malformed: true };
-          }
-        }
+        const value = valueAfterKey(bytes, end);
+        if (value) return value;
       }
       index = end - 1;
     } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
@@ -97,13 +106,23 @@ export function topLevelObjectField(bytes: Buffer, key: string): FieldRead {
 }
 
 /**
+ * A top-level field of a JSON answer (an object or an array): read from the
+ * answer's bytes alone when they tell, else from its parsed value (parsed
+ * only then); undefined when the answer has no such field.
+ */
+export function answerField(json: JsonAnswer, key: string): unknown {
+  const field = topLevelObjectField(json.bytes, key);
+  if (!('found' in field)) return (json.value as Record<string, unknown> | undefined)?.[key];
+  return field.found ? field.value : undefined;
+}
+
+/**
  * The usage a JSON answer reports, in the relay's terms by the protocol's
  * `read`: from the answer's bytes alone when they tell, else from its parsed
  * value; undefined when it reports none, or nothing billable.
  */
 export function reportedAnswerUsage<Shape extends object>(json: JsonAnswer, read: (usage: Shape) => Usage): Usage | undefined {
-  const field = topLevelObjectField(json.bytes, 'usage');
-  const usage = 'found' in field ? (field.found ? field.value : undefined) : (json.value as { usage?: unknown } | undefined)?.usage;
+  const usage = answerField(json, 'usage');
   if (!usage || typeof usage !== 'object') return undefined;
   const billed = read(usage as Shape);
   return billed.promptTokens + billed.completionTokens > 0 ? billed : undefined;

@@ -11,7 +11,7 @@
 // the streamed text, which is only parsed at the end and only if no usage
 // arrived (JSON parsing every chunk would cost the hot path for nothing).
 import { StringDecoder } from 'node:string_decoder';
-import { topLevelObjectField } from './jsonField';
+import { answerField } from './jsonField';
 import { batchSize, promptBound } from './promptBound';
 import { countChatExtrasTokens, countChatPromptTokens, countInputTokens, type CountOptions } from './tokenCount';
 import type { InboundCodec, InboundError, JsonAnswer, Usage, TextMode, UsageWatcher } from './types';
@@ -31,15 +31,14 @@ function requestedModel(mode: TextMode, body: Record<string, unknown>, pathModel
   return mode === 'moderations' ? DEFAULT_MODERATION_MODEL : '';
 }
 
+/** How many prompts a request's body holds: a chat one; a completions or embeddings batch, as many as its list. */
+function promptBatch(mode: TextMode, body: Record<string, unknown>): number {
+  if (mode === 'chat') return 1;
+  return batchSize(mode === 'completions' ? body.prompt : body.input);
+}
+
 function promptTokens(mode: TextMode, body: Record<string, unknown>, model: string, options: CountOptions): number {
-  if (options.bound)
-    return promptBound(
-      body,
-      model,
-      undefined,
-      mode === 'completions' ? batchSize(body.prompt) : mode === 'chat' ? 1 : batchSize(body.input),
-      options.contextWindow,
-    );
+  if (options.bound) return promptBound(body, model, undefined, promptBatch(mode, body), options.contextWindow);
   switch (mode) {
     case 'chat':
       return countChatPromptTokens(body.messages, model, options) + countChatExtrasTokens(body, model, options);
@@ -63,9 +62,7 @@ interface ReportedUsage {
  * (the value is parsed only when they do not); undefined when it reports none.
  */
 function reportedJsonUsage(json: JsonAnswer): Usage | undefined {
-  const read = topLevelObjectField(json.bytes, 'usage');
-  const usage = ('found' in read ? (read.found ? read.value : undefined) : (json.value as { usage?: unknown } | undefined)?.usage) as
-    ReportedUsage | null | undefined;
+  const usage = answerField(json, 'usage') as ReportedUsage | null | undefined;
   if (usage && typeof usage === 'object' && Number(usage.prompt_tokens ?? 0) + Number(usage.completion_tokens ?? 0) > 0) {
     return {
       promptTokens: Number(usage.prompt_tokens) || 0,
@@ -81,9 +78,10 @@ function answerText(value: unknown): string {
   const parsed = (value ?? {}) as { choices?: Array<{ message?: { content?: unknown }; text?: unknown }> };
   const choices = Array.isArray(parsed.choices) ? parsed.choices : [];
   return choices
-    .map((choice) =>
-      typeof choice?.message?.content === 'string' ? choice.message.content : typeof choice?.text === 'string' ? choice.text : '',
-    )
+    .map((choice) => {
+      if (typeof choice?.message?.content === 'string') return choice.message.content;
+      return typeof choice?.text === 'string' ? choice.text : '';
+    })
     .join('');
 }
 
@@ -96,6 +94,7 @@ export const openAiErrorBody = (error: InboundError) =>
 
 export const openaiChat = {
   protocol: 'openai',
+  assumedInLogs: true,
   contentType: 'application/json; charset=utf-8',
   model: requestedModel,
   check: (mode, body) =>
@@ -105,12 +104,10 @@ export const openaiChat = {
   promptTokens,
   outputLimit: (body) => Number(body.max_tokens ?? body.max_completion_tokens ?? 0) || 0,
   // completions' best_of candidates are generated and billed though only n come back
-  answers: (mode, body) =>
-    mode === 'chat'
-      ? Number(body.n ?? 1) || 1
-      : mode === 'completions'
-        ? Math.max(Number(body.n ?? 1) || 1, Number(body.best_of ?? 1) || 1)
-        : 1,
+  answers: (mode, body) => {
+    if (mode === 'chat') return Number(body.n ?? 1) || 1;
+    return mode === 'completions' ? Math.max(Number(body.n ?? 1) || 1, Number(body.best_of ?? 1) || 1) : 1;
+  },
   streamed: (body) => body.stream === true,
   streamUsageAskable: (mode) => mode === 'chat',
   clientAskedUsage: (body) => (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true,
@@ -171,7 +168,8 @@ function nextUsage(bytes: Buffer, from: number): number {
 function nextSpecial(bytes: Buffer, from: number): number {
   const usage = nextUsage(bytes, from);
   const done = bytes.indexOf(DONE_MARK, from);
-  return usage === -1 ? done : done === -1 ? usage : Math.min(usage, done);
+  if (usage === -1) return done;
+  return done === -1 ? usage : Math.min(usage, done);
 }
 
 export class SseUsageWatcher implements UsageWatcher {

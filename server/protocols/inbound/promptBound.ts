@@ -123,62 +123,71 @@ interface MediaPrice {
   payload?: { holder: object; key: string };
 }
 
-/** What a media part costs (UNCOUNTABLE when the request does not tell), or undefined for an object that is not one. */
-function mediaCost(part: Record<string, unknown>, model: string): MediaPrice | undefined {
-  const type = part.type;
-  // OpenAI chat: {type:'image_url', image_url:{url, detail}} or image_url as a string
-  if (type === 'image_url') {
-    const image = part.image_url;
-    const url = typeof image === 'string' ? image : stringField(image, 'url');
-    const tokens = imageTokens(model, dataUrlBytes(url), stringField(image, 'detail') ?? stringField(part, 'detail'));
-    return {
-      tokens,
-      payload: dataUrlPayload(
-        url,
-        typeof image === 'string' ? { holder: part, key: 'image_url' } : isObject(image) ? { holder: image, key: 'url' } : undefined,
-      ),
-    };
-  }
-  // OpenAI Responses: {type:'input_image', image_url | file_id, detail}
-  if (type === 'input_image') {
-    const url = stringField(part, 'image_url');
-    return {
-      tokens: imageTokens(model, dataUrlBytes(url), stringField(part, 'detail')),
-      payload: dataUrlPayload(url, { holder: part, key: 'image_url' }),
-    };
-  }
-  // OpenAI: {type:'input_audio', input_audio:{data, format}}
-  if (type === 'input_audio') {
-    const audio = part.input_audio;
-    const data = stringField(audio, 'data');
-    return { tokens: audioTokens(data ?? ''), payload: isObject(audio) ? base64Payload(data, { holder: audio, key: 'data' }) : undefined };
-  }
-  // OpenAI files: a PDF's pages cost text and images alike, which the bytes do not tell
-  if (type === 'file' || type === 'input_file') return { tokens: UNCOUNTABLE };
-  // Anthropic: {type:'image', source:{type:'base64', data} | {type:'url', url} | {type:'file', file_id}}
-  if (type === 'image' && isObject(part.source)) {
-    const source = part.source;
-    const base64 = source.type === 'base64' ? stringField(source, 'data') : undefined;
-    return { tokens: imageTokens(model, base64Head(base64), undefined), payload: base64Payload(base64, { holder: source, key: 'data' }) };
-  }
-  // Anthropic documents: plain text is text; a PDF, a URL or a file is not counted from here
-  if (type === 'document' && isObject(part.source)) {
-    const source = part.source;
-    if (source.type === 'text' || source.type === 'content') return undefined;
-    return { tokens: UNCOUNTABLE };
-  }
-  // Gemini: {inlineData:{mimeType, data}} and {fileData:{fileUri, mimeType}} (or their snake_case spellings)
+/** Where a chat image's URL sits: image_url itself when a string, its url field when an object. */
+function imageUrlPlace(part: Record<string, unknown>, image: unknown): { holder: object; key: string } | undefined {
+  if (typeof image === 'string') return { holder: part, key: 'image_url' };
+  return isObject(image) ? { holder: image, key: 'url' } : undefined;
+}
+
+/** OpenAI chat: {type:'image_url', image_url:{url, detail}} or image_url as a string. */
+function chatImageCost(part: Record<string, unknown>, model: string): MediaPrice {
+  const image = part.image_url;
+  const url = typeof image === 'string' ? image : stringField(image, 'url');
+  const tokens = imageTokens(model, dataUrlBytes(url), stringField(image, 'detail') ?? stringField(part, 'detail'));
+  return { tokens, payload: dataUrlPayload(url, imageUrlPlace(part, image)) };
+}
+
+/** OpenAI Responses: {type:'input_image', image_url | file_id, detail}. */
+function responsesImageCost(part: Record<string, unknown>, model: string): MediaPrice {
+  const url = stringField(part, 'image_url');
+  return {
+    tokens: imageTokens(model, dataUrlBytes(url), stringField(part, 'detail')),
+    payload: dataUrlPayload(url, { holder: part, key: 'image_url' }),
+  };
+}
+
+/** OpenAI: {type:'input_audio', input_audio:{data, format}}. */
+function inputAudioCost(part: Record<string, unknown>): MediaPrice {
+  const audio = part.input_audio;
+  const data = stringField(audio, 'data');
+  return { tokens: audioTokens(data ?? ''), payload: isObject(audio) ? base64Payload(data, { holder: audio, key: 'data' }) : undefined };
+}
+
+/** OpenAI files: a PDF's pages cost text and images alike, which the bytes do not tell. */
+const fileCost = (): MediaPrice => ({ tokens: UNCOUNTABLE });
+
+/** Anthropic: {type:'image', source:{type:'base64', data} | {type:'url', url} | {type:'file', file_id}}; without a source, Gemini's forms. */
+function anthropicImageCost(part: Record<string, unknown>, model: string): MediaPrice | undefined {
+  if (!isObject(part.source)) return geminiMediaCost(part, model);
+  const source = part.source;
+  const base64 = source.type === 'base64' ? stringField(source, 'data') : undefined;
+  return { tokens: imageTokens(model, base64Head(base64), undefined), payload: base64Payload(base64, { holder: source, key: 'data' }) };
+}
+
+/** Anthropic documents: plain text is text; a PDF, a URL or a file is not counted from here. Without a source, Gemini's forms. */
+function anthropicDocumentCost(part: Record<string, unknown>, model: string): MediaPrice | undefined {
+  if (!isObject(part.source)) return geminiMediaCost(part, model);
+  const source = part.source;
+  if (source.type === 'text' || source.type === 'content') return undefined;
+  return { tokens: UNCOUNTABLE };
+}
+
+/** Gemini's {inlineData:{mimeType, data}} (or inline_data): images and sound by their bytes, text walked as text. */
+function inlineDataCost(inline: Record<string, unknown>, model: string): MediaPrice | undefined {
+  const mime = (stringField(inline, 'mimeType') ?? stringField(inline, 'mime_type') ?? '').toLowerCase();
+  const data = stringField(inline, 'data');
+  const payload = base64Payload(data, { holder: inline, key: 'data' });
+  if (mime.startsWith('image/')) return { tokens: imageTokens(model, base64Head(data), undefined), payload };
+  if (mime.startsWith('audio/') || mime.startsWith('video/')) return { tokens: audioTokens(data ?? ''), payload };
+  // text sent as base64 decodes to fewer bytes than its base64: the payload is walked as text
+  if (mime.startsWith('text/') || mime === 'application/json') return undefined;
+  return { tokens: UNCOUNTABLE };
+}
+
+/** Gemini: {inlineData:{mimeType, data}} and {fileData:{fileUri, mimeType}} (or their snake_case spellings). */
+function geminiMediaCost(part: Record<string, unknown>, model: string): MediaPrice | undefined {
   const inline = part.inlineData ?? part.inline_data;
-  if (isObject(inline)) {
-    const mime = (stringField(inline, 'mimeType') ?? stringField(inline, 'mime_type') ?? '').toLowerCase();
-    const data = stringField(inline, 'data');
-    const payload = base64Payload(data, { holder: inline, key: 'data' });
-    if (mime.startsWith('image/')) return { tokens: imageTokens(model, base64Head(data), undefined), payload };
-    if (mime.startsWith('audio/') || mime.startsWith('video/')) return { tokens: audioTokens(data ?? ''), payload };
-    // text sent as base64 decodes to fewer bytes than its base64: the payload is walked as text
-    if (mime.startsWith('text/') || mime === 'application/json') return undefined;
-    return { tokens: UNCOUNTABLE };
-  }
+  if (isObject(inline)) return inlineDataCost(inline, model);
   const file = part.fileData ?? part.file_data;
   if (
     isObject(file) &&
@@ -188,6 +197,23 @@ function mediaCost(part: Record<string, unknown>, model: string): MediaPrice | u
     return { tokens: mime.startsWith('image/') ? imageTokens(model, undefined, undefined) : UNCOUNTABLE };
   }
   return undefined;
+}
+
+/** The media parts that name their kind in `type` (OpenAI's and Anthropic's), each with its price. */
+const TYPED_MEDIA = new Map<string, (part: Record<string, unknown>, model: string) => MediaPrice | undefined>([
+  ['image_url', chatImageCost],
+  ['input_image', responsesImageCost],
+  ['input_audio', inputAudioCost],
+  ['file', fileCost],
+  ['input_file', fileCost],
+  ['image', anthropicImageCost],
+  ['document', anthropicDocumentCost],
+]);
+
+/** What a media part costs (UNCOUNTABLE when the request does not tell), or undefined for an object that is not one. */
+function mediaCost(part: Record<string, unknown>, model: string): MediaPrice | undefined {
+  const priced = typeof part.type === 'string' ? TYPED_MEDIA.get(part.type) : undefined;
+  return priced ? priced(part, model) : geminiMediaCost(part, model);
 }
 
 /** A data: URL of base64 is the payload; a link (or a data: URL of anything else) is text like any other (its bytes are counted). */

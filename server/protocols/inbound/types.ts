@@ -38,6 +38,8 @@ export interface InboundError {
 
 export interface InboundCodec {
   protocol: InboundProtocol;
+  /** True for the protocol a consume log assumes (OpenAI's chat): its bills do not name it; any other's say which client protocol asked. */
+  assumedInLogs?: boolean;
   /**
    * What a channel that speaks this protocol is asked for, when it is not the
    * route's mode (Responses: `responses` there, and chat of every channel the

@@ -63,20 +63,22 @@ function encodeChat(request: ChatRequest, call: AdaptorCall): string {
 }
 
 /** `{success: false, errCode, errMsg}`: AI Proxy's refusal, in any status. */
+/** What an error answer says: its errMsg, else its message, else its code in words. */
+function errorMessage(value: Record<string, unknown>, code: number): string {
+  if (typeof value.errMsg === 'string' && value.errMsg) return value.errMsg;
+  return typeof value.message === 'string' ? value.message : `AI Proxy refused the question (code ${code})`;
+}
+
 function errorOf(value: unknown, status: number): UpstreamFailure | undefined {
   if (!isObject(value)) return undefined;
   const code = typeof value.errCode === 'number' ? value.errCode : 0;
   if (value.success !== false && code === 0) return undefined;
-  const message =
-    typeof value.errMsg === 'string' && value.errMsg
-      ? value.errMsg
-      : typeof value.message === 'string'
-        ? value.message
-        : `AI Proxy refused the question (code ${code})`;
+  const message = errorMessage(value, code);
   // the key itself: not accepted, or its points spent
   const deadKey =
     status === 401 || status === 402 || /invalid (api )?key|api key.*(invalid|not exist)|insufficient|余额不足/i.test(message);
-  const effective = status >= 400 ? status : deadKey ? 401 : 400;
+  let effective = status;
+  if (status < 400) effective = deadKey ? 401 : 400;
   return upstreamFailure(effective, message, {
     type: 'aiproxy_error',
     code: code || null,

@@ -100,11 +100,24 @@ export async function nativeCall(
       }),
     };
   }
-  const reframer = path.reframe(call);
+  const reframed = await reframedStream(source, path.reframe(call), request.signal);
+  return reframed instanceof UpstreamResponse ? answered(reframed) : reframed;
+}
+
+/**
+ * A native stream re-framed into the client's wire, once its first event came
+ * (read ahead, so a failure at its start is the channel's); or the attempt's
+ * end when it failed, broke off or ended first.
+ */
+async function reframedStream(
+  source: Readable,
+  reframer: NativeStreamReframer,
+  signal: UpstreamRequest['signal'],
+): Promise<UpstreamResponse | Attempt> {
   const early = await readNativeStart(source, reframer);
   if (early.error) {
     source.destroy();
-    if (request.signal.aborted) return { outcome: 'aborted' };
+    if (signal.aborted) return { outcome: 'aborted' };
     return {
       outcome: 'unanswered',
       error: early.error instanceof AnswerBrokeOff ? early.error : new AnswerBrokeOff(early.error.message, isUpstreamTimeout(early.error)),
@@ -136,7 +149,7 @@ export async function nativeCall(
   else pipeline(source, reframed, ignoreError);
   const answer = new UpstreamResponse(200, [], 'text/event-stream');
   answer.stream = reframed;
-  return answered(answer);
+  return answer;
 }
 
 /** Reads a native stream until its first event for the client, a failure, or the end; leaves it paused. */

@@ -8,6 +8,7 @@ import { fail, ok } from '../../../common/envelope';
 import { Role } from '../../../common/roles';
 import { EMAIL_MAX } from '../../../common/validation';
 import { callerOf, requireRole } from '../../plugins/auth';
+import type { AppContext } from '../../plugins/context';
 import { MailError } from '../../services/mailer';
 import { rateLimit } from '../../plugins/rateLimit';
 import { failureLimit } from '../../services/rateLimiter';
@@ -41,32 +42,43 @@ export function normaliseEmail(raw: unknown): string | undefined {
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 
+/** Whether the address's domain may register, when the domain restriction is on. */
+function domainAllowed(options: AppContext['options'], email: string): boolean {
+  if (!options.bool('EmailDomainRestrictionEnabled')) return true;
+  const domain = email.slice(email.lastIndexOf('@') + 1);
+  return options
+    .get('EmailDomainWhitelist')
+    .split(',')
+    .map((entry) => entry.trim().toLowerCase())
+    .includes(domain);
+}
+
+/** The address links in e-mails point at, without a trailing slash. */
+function serverAddress({ options, config }: AppContext): string {
+  return (options.get('ServerAddress') || `http://localhost:${config.port}`).replace(/\/+$/, '');
+}
+
+/** A mailer's refusal as the envelope's failure; anything else is rethrown. */
+function mailFailure(error: unknown) {
+  if (error instanceof MailError) return fail(error.message);
+  throw error;
+}
+
 export function accountRoutes(fastify: FastifyInstance): Promise<void> {
+  codeMailRoutes(fastify);
+  codeUseRoutes(fastify);
+  return Promise.resolve();
+}
+
+/** The routes that e-mail a code: an address's verification code, a password reset link. */
+function codeMailRoutes(fastify: FastifyInstance): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { db, options, sendMail, config } = app.ctx;
-  const signedIn = requireRole(Role.user);
-
-  const domainAllowed = (email: string) => {
-    if (!options.bool('EmailDomainRestrictionEnabled')) return true;
-    const domain = email.slice(email.lastIndexOf('@') + 1);
-    return options
-      .get('EmailDomainWhitelist')
-      .split(',')
-      .map((entry) => entry.trim().toLowerCase())
-      .includes(domain);
-  };
-
-  const serverAddress = () => (options.get('ServerAddress') || `http://localhost:${config.port}`).replace(/\/+$/, '');
-
-  const mailFailure = (error: unknown) => {
-    if (error instanceof MailError) return fail(error.message);
-    throw error;
-  };
+  const { db, options, sendMail } = app.ctx;
 
   app.get('/api/verification', { preHandler: [rateLimit('critical'), requireTurnstile], schema: emailQuerySchema }, async (request) => {
     const email = normaliseEmail(request.query.email);
     if (!email) return fail('please enter a valid e-mail address', 'invalid_email');
-    if (!domainAllowed(email)) return fail('this e-mail domain is not accepted here');
+    if (!domainAllowed(options, email)) return fail('this e-mail domain is not accepted here');
     const systemName = escapeHtml(options.get('SystemName'));
     try {
       if (await emailTaken(db, email)) {
@@ -98,7 +110,7 @@ export function accountRoutes(fastify: FastifyInstance): Promise<void> {
       // 256 random bits: no number of guesses finds it, so wrong ones need not burn it
       const token = randomBytes(32).toString('hex');
       await storeCode(db, 'reset', email, token, RESET_TTL_SECONDS);
-      const link = `${serverAddress()}/user/reset?email=${encodeURIComponent(email)}&token=${token}`;
+      const link = `${serverAddress(app.ctx)}/user/reset?email=${encodeURIComponent(email)}&token=${token}`;
       try {
         await sendMail({
           to: email,
@@ -111,6 +123,13 @@ export function accountRoutes(fastify: FastifyInstance): Promise<void> {
     }
     return ok();
   });
+}
+
+/** The routes that use one: the reset itself, and binding a verified address. */
+function codeUseRoutes(fastify: FastifyInstance): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { db, config } = app.ctx;
+  const signedIn = requireRole(Role.user);
 
   app.post('/api/user/reset', { preHandler: rateLimit('critical'), schema: resetSchema }, async (request) => {
     const body = request.body;
@@ -141,5 +160,4 @@ export function accountRoutes(fastify: FastifyInstance): Promise<void> {
     const updated = await findUserById(db, Number(caller.id));
     return ok({ email: updated?.email ?? email });
   });
-  return Promise.resolve();
 }

@@ -1,3 +1,4 @@
+/* eslint-disable max-lines -- one schema per console route (params, query, body) with the bounds each field may take: a table of the API's input, read by section */
 // The JSON schemas of the console API's input (params, query strings, bodies).
 // Fastify checks them before any handler runs, so nothing malformed reaches a
 // query: ids and pages are digit strings, strings are bounded and free of NUL

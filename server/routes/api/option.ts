@@ -13,7 +13,7 @@ import { escapeHtml, MailError } from '../../services/mailer';
 import { OptionError, type OptionStore } from '../../services/optionStore';
 import { hasTwoFactor } from '../../repositories/twoFactor';
 import { rootSignInBindings } from '../../repositories/users';
-import type { AppContext } from '../../services/context';
+import type { AppContext } from '../../plugins/context';
 import { optionUpdateSchema } from './inputSchemas';
 
 export interface OptionListEntry {

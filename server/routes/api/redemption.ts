@@ -32,10 +32,17 @@ function parseQuota(raw: unknown): number | undefined {
 }
 
 export function redemptionRoutes(fastify: FastifyInstance): Promise<void> {
+  redemptionReadRoutes(fastify);
+  redemptionWriteRoutes(fastify);
+  topUpRoutes(fastify);
+  return Promise.resolve();
+}
+
+/** The list, the search, one code and its key (admin). */
+function redemptionReadRoutes(fastify: FastifyInstance): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db } = app.ctx;
   const admin = requireRole(Role.admin);
-  const signedIn = requireRole(Role.user);
 
   app.get('/api/redemption/', { preHandler: admin, schema: listed('redemption') }, async (request) =>
     ok(
@@ -54,6 +61,25 @@ export function redemptionRoutes(fastify: FastifyInstance): Promise<void> {
     );
   });
 
+  app.get('/api/redemption/:id', { preHandler: admin, schema: byId }, async (request) => {
+    const id = positiveId(request.params.id);
+    const row = id ? await findRedemption(db, id) : undefined;
+    return row ? ok(toRedemptionRecord(row)) : fail('redemption code not found', 'redemption_not_found');
+  });
+
+  app.get('/api/redemption/:id/key', { preHandler: admin, schema: byId }, async (request) => {
+    const id = positiveId(request.params.id);
+    const row = id ? await findRedemption(db, id) : undefined;
+    return row ? ok(row.key) : fail('redemption code not found', 'redemption_not_found');
+  });
+}
+
+/** Create, edit and delete codes, one at a time or many at once (admin). */
+function redemptionWriteRoutes(fastify: FastifyInstance): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { db } = app.ctx;
+  const admin = requireRole(Role.admin);
+
   // enable, disable or delete many codes; a used code keeps its status (it can still be deleted)
   app.post('/api/redemption/bulk', { preHandler: admin, schema: bulkSchema }, async (request) => {
     const { ids, action } = request.body;
@@ -70,18 +96,6 @@ export function redemptionRoutes(fastify: FastifyInstance): Promise<void> {
         result.failed.push({ id, message: (await findRedemption(db, id)) ? 'a used code cannot be changed' : 'redemption code not found' });
     }
     return ok(result);
-  });
-
-  app.get('/api/redemption/:id', { preHandler: admin, schema: byId }, async (request) => {
-    const id = positiveId(request.params.id);
-    const row = id ? await findRedemption(db, id) : undefined;
-    return row ? ok(toRedemptionRecord(row)) : fail('redemption code not found', 'redemption_not_found');
-  });
-
-  app.get('/api/redemption/:id/key', { preHandler: admin, schema: byId }, async (request) => {
-    const id = positiveId(request.params.id);
-    const row = id ? await findRedemption(db, id) : undefined;
-    return row ? ok(row.key) : fail('redemption code not found', 'redemption_not_found');
   });
 
   app.post('/api/redemption/', { preHandler: admin, schema: redemptionCreateSchema }, async (request) => {
@@ -125,6 +139,13 @@ export function redemptionRoutes(fastify: FastifyInstance): Promise<void> {
     const id = positiveId(request.params.id);
     return id && (await deleteRedemption(db, id)) ? ok() : fail('redemption code not found', 'redemption_not_found');
   });
+}
+
+/** A user redeems a code for quota. */
+function topUpRoutes(fastify: FastifyInstance): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { db } = app.ctx;
+  const signedIn = requireRole(Role.user);
 
   app.post('/api/user/topup', { preHandler: [rateLimit('topUp'), signedIn], schema: topUpSchema }, async (request) => {
     const key = (request.body.key ?? '').trim();
@@ -133,5 +154,4 @@ export function redemptionRoutes(fastify: FastifyInstance): Promise<void> {
     const result = await redeemCode(db, { id: Number(caller.id), username: caller.username }, key);
     return 'error' in result ? fail(`redeem failed: ${result.error}`) : ok(result.quota);
   });
-  return Promise.resolve();
 }

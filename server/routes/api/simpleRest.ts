@@ -32,52 +32,64 @@ function parseJson(raw: unknown): unknown {
   }
 }
 
-/** The list query's sort, range and filter, checked against the resource's sortable columns and filters. */
-export function parseRestList(
-  query: unknown,
-  rules: { sortable: readonly string[]; filters: readonly string[]; defaultSort: RestListQuery['sort'] },
-): RestListQuery | { error: string } {
-  const { sort: rawSort, range: rawRange, filter: rawFilter } = (query ?? {}) as Record<string, unknown>;
-  let sort = rules.defaultSort;
+type ListRules = { sortable: readonly string[]; filters: readonly string[]; defaultSort: RestListQuery['sort'] };
+
+/** The list's order: `["field","ASC"|"DESC"]` on a sortable column, else the resource's default. */
+function parseRestSort(rawSort: unknown, rules: ListRules): RestListQuery['sort'] | { error: string } {
   const parsedSort = parseJson(rawSort);
-  if (parsedSort !== undefined) {
-    const [field, order] = Array.isArray(parsedSort) ? (parsedSort as unknown[]) : [];
-    if (
-      !Array.isArray(parsedSort) ||
-      parsedSort.length !== 2 ||
-      typeof field !== 'string' ||
-      !rules.sortable.includes(field) ||
-      !['ASC', 'DESC'].includes(String(order).toUpperCase())
-    ) {
-      return { error: `sort must be ["field","ASC"|"DESC"] with field one of ${rules.sortable.join(', ')}` };
-    }
-    sort = { field, order: String(order).toUpperCase() === 'ASC' ? 'asc' : 'desc' };
+  if (parsedSort === undefined) return rules.defaultSort;
+  const [field, order] = Array.isArray(parsedSort) ? (parsedSort as unknown[]) : [];
+  if (
+    !Array.isArray(parsedSort) ||
+    parsedSort.length !== 2 ||
+    typeof field !== 'string' ||
+    !rules.sortable.includes(field) ||
+    !['ASC', 'DESC'].includes(String(order).toUpperCase())
+  ) {
+    return { error: `sort must be ["field","ASC"|"DESC"] with field one of ${rules.sortable.join(', ')}` };
   }
-  let offset = 0;
-  let limit = 25;
+  return { field, order: String(order).toUpperCase() === 'ASC' ? 'asc' : 'desc' };
+}
+
+/** The list's page: `[start, end]`, both inclusive, at most REST_RANGE_MAX long; the first 25 by default. */
+function parseRestRange(rawRange: unknown): { offset: number; limit: number } | { error: string } {
   const parsedRange = parseJson(rawRange);
-  if (parsedRange !== undefined) {
-    const [start, end] = Array.isArray(parsedRange) ? (parsedRange as unknown[]) : [];
-    if (
-      typeof start !== 'number' ||
-      typeof end !== 'number' ||
-      !Number.isSafeInteger(start) ||
-      !Number.isSafeInteger(end) ||
-      start < 0 ||
-      end < start
-    )
-      return { error: 'range must be [start, end] with 0 <= start <= end' };
-    offset = start;
-    limit = Math.min(end - start + 1, REST_RANGE_MAX);
-  }
+  if (parsedRange === undefined) return { offset: 0, limit: 25 };
+  const [start, end] = Array.isArray(parsedRange) ? (parsedRange as unknown[]) : [];
+  if (
+    typeof start !== 'number' ||
+    typeof end !== 'number' ||
+    !Number.isSafeInteger(start) ||
+    !Number.isSafeInteger(end) ||
+    start < 0 ||
+    end < start
+  )
+    return { error: 'range must be [start, end] with 0 <= start <= end' };
+  return { offset: start, limit: Math.min(end - start + 1, REST_RANGE_MAX) };
+}
+
+/** The list's filter: a JSON object of known filters; empty values are dropped. */
+function parseRestFilter(rawFilter: unknown, filters: readonly string[]): { filter: Record<string, unknown> } | { error: string } {
   const parsedFilter = parseJson(rawFilter) ?? {};
   if (typeof parsedFilter !== 'object' || Array.isArray(parsedFilter)) return { error: 'filter must be a JSON object' };
   const filter: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(parsedFilter as Record<string, unknown>)) {
-    if (!rules.filters.includes(key)) return { error: `unknown filter ${key}; known: ${rules.filters.join(', ')}` };
+    if (!filters.includes(key)) return { error: `unknown filter ${key}; known: ${filters.join(', ')}` };
     if (value !== undefined && value !== null && value !== '') filter[key] = value;
   }
-  return { sort, offset, limit, filter };
+  return { filter };
+}
+
+/** The list query's sort, range and filter, checked against the resource's sortable columns and filters. */
+export function parseRestList(query: unknown, rules: ListRules): RestListQuery | { error: string } {
+  const { sort: rawSort, range: rawRange, filter: rawFilter } = (query ?? {}) as Record<string, unknown>;
+  const sort = parseRestSort(rawSort, rules);
+  if ('error' in sort) return sort;
+  const range = parseRestRange(rawRange);
+  if ('error' in range) return range;
+  const filtered = parseRestFilter(rawFilter, rules.filters);
+  if ('error' in filtered) return filtered;
+  return { sort, offset: range.offset, limit: range.limit, filter: filtered.filter };
 }
 
 /** Ids from a getMany filter ({ id: [1, 2] }) or a single id. */

@@ -14,7 +14,7 @@ import type { TOTP } from 'otpauth';
 import { fail, ok, type Envelope } from '../../../common/envelope';
 import type { SessionUser, TwoFactorEnrolment, TwoFactorStatus } from '../../../common/records';
 import { LogType, Role, UserStatus } from '../../../common/roles';
-import type { AppContext } from '../../services/context';
+import type { AppContext } from '../../plugins/context';
 import { callerOf, mustEnrolTwoFactor, requireRole } from '../../plugins/auth';
 import { DEFAULT_LOGIN_LIMITS } from '../../config';
 import { rateLimit } from '../../plugins/rateLimit';
@@ -73,85 +73,107 @@ export const toSessionUser = (user: UserRow): SessionUser => ({
 export async function finishFirstFactor(request: FastifyRequest, reply: FastifyReply, user: UserRow): Promise<Envelope<SessionUser>> {
   const { db, sessions } = request.server.ctx;
   if ((await findTwoFactor(db, Number(user.id)))?.enabled === 1) {
-    await setSessionCookie(request, reply, sessions, user, 'partial');
+    await setSessionCookie(db, request, reply, sessions, user, 'partial');
     return fail('enter the code from your authenticator app (or a recovery code) to finish signing in', 'two_factor_required');
   }
-  await setSessionCookie(request, reply, sessions, user);
+  await setSessionCookie(db, request, reply, sessions, user);
   const sessionUser = toSessionUser(user);
   if (await mustEnrolTwoFactor(request, user)) sessionUser.two_factor_enrolment_required = true;
   return ok(sessionUser);
 }
 
+/** The issuer an authenticator app shows beside the code. */
+function issuerOf(options: AppContext['options']): string {
+  return options.get('SystemName') || 'Switchboard';
+}
+
+/** The key that seals the TOTP secrets at rest. */
+function sealingKeyOf(ctx: AppContext): Buffer {
+  return deriveKey(ctx.config.sessionSecret, 'two-factor');
+}
+
+/** Wrong codes one account may take per window, from anywhere: the password is already known to whoever guesses. */
+function guessLimit(ctx: AppContext, userId: number) {
+  return failureLimit(ctx, `two-factor:${userId}`, (ctx.config.loginLimits ?? DEFAULT_LOGIN_LIMITS).perAccount);
+}
+
+/**
+ * Checks and spends a code: a TOTP code of the (pending or enabled) secret,
+ * or, when `recovery`, an unused recovery code.
+ */
+async function spendCode(
+  { db, options }: AppContext,
+  sealingKey: Buffer,
+  userId: number,
+  code: string,
+  accept: { pending?: boolean; recovery?: boolean },
+): Promise<'totp' | 'recovery' | undefined> {
+  const enrolment = await findTwoFactor(db, userId);
+  const wantEnabled = accept.pending ? 0 : 1;
+  if (!enrolment || enrolment.enabled !== wantEnabled) return undefined;
+  const token = code.replace(/\s+/g, '');
+  if (/^\d{6}$/.test(token)) {
+    const secret = openSecret(enrolment.secret_sealed, sealingKey);
+    if (!secret) return undefined;
+    const now = Date.now();
+    const delta = (await totpOf(secret, issuerOf(options), '')).validate({ token, timestamp: now, window: WINDOW_STEPS });
+    if (delta === null) return undefined;
+    const step = Math.floor(now / 1000 / PERIOD_SECONDS) + delta;
+    return (await acceptTimeStep(db, userId, step, wantEnabled)) ? 'totp' : undefined;
+  }
+  if (accept.recovery && (await useRecoveryCode(db, userId, token))) return 'recovery';
+  return undefined;
+}
+
+/** Runs a code check under the per-account guess limit; undefined when the code was right. */
+async function checkCode(
+  ctx: AppContext,
+  sealingKey: Buffer,
+  reply: FastifyReply,
+  userId: number,
+  code: string,
+  accept: { pending?: boolean; recovery?: boolean },
+): Promise<{ refusal: Envelope<never> } | { used: 'totp' | 'recovery' }> {
+  const limit = guessLimit(ctx, userId);
+  if (await limit.blocked()) {
+    reply.code(429);
+    return { refusal: fail('too many wrong codes, please try again later', 'too_many_sign_ins') };
+  }
+  const used = await spendCode(ctx, sealingKey, userId, code, accept);
+  if (!used) {
+    await limit.failed();
+    return { refusal: fail('the code is wrong or was already used', 'wrong_two_factor_code') };
+  }
+  return { used };
+}
+
+/** A user's two-factor state, as the console shows it. */
+async function statusOf({ db, options }: AppContext, user: UserRow): Promise<TwoFactorStatus> {
+  const enrolment = await findTwoFactor(db, Number(user.id));
+  return {
+    enabled: enrolment?.enabled === 1,
+    pending: enrolment?.enabled === 0,
+    recovery_codes_left: enrolment?.enabled === 1 ? await unusedRecoveryCodes(db, Number(user.id)) : 0,
+    required: Number(user.role) >= Role.admin && options.bool('TwoFactorRequiredForAdmins'),
+  };
+}
+
 export function twoFactorRoutes(fastify: FastifyInstance): Promise<void> {
+  enrolmentRoutes(fastify);
+  secondStepRoutes(fastify);
+  rootResetRoutes(fastify);
+  return Promise.resolve();
+}
+
+/** A user's own two-factor sign-in: its state, enrolment, confirmation and removal. */
+function enrolmentRoutes(fastify: FastifyInstance): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { db, options, sessions, config } = app.ctx;
-  const sealingKey = deriveKey(config.sessionSecret, 'two-factor');
+  const { db, options, sessions } = app.ctx;
+  const sealingKey = sealingKeyOf(app.ctx);
   const enrolling = requireRole(Role.user, { openDuringEnrolment: true });
   const signedIn = requireRole(Role.user);
-  const root = requireRole(Role.root);
-  const issuer = () => options.get('SystemName') || 'Switchboard';
 
-  /** Wrong codes one account may take per window, from anywhere: the password is already known to whoever guesses. */
-  const guessLimit = (ctx: AppContext, userId: number) =>
-    failureLimit(ctx, `two-factor:${userId}`, (ctx.config.loginLimits ?? DEFAULT_LOGIN_LIMITS).perAccount);
-
-  /**
-   * Checks and spends a code: a TOTP code of the (pending or enabled) secret,
-   * or, when `recovery`, an unused recovery code.
-   */
-  const spendCode = async (
-    userId: number,
-    code: string,
-    accept: { pending?: boolean; recovery?: boolean },
-  ): Promise<'totp' | 'recovery' | undefined> => {
-    const enrolment = await findTwoFactor(db, userId);
-    const wantEnabled = accept.pending ? 0 : 1;
-    if (!enrolment || enrolment.enabled !== wantEnabled) return undefined;
-    const token = code.replace(/\s+/g, '');
-    if (/^\d{6}$/.test(token)) {
-      const secret = openSecret(enrolment.secret_sealed, sealingKey);
-      if (!secret) return undefined;
-      const now = Date.now();
-      const delta = (await totpOf(secret, issuer(), '')).validate({ token, timestamp: now, window: WINDOW_STEPS });
-      if (delta === null) return undefined;
-      const step = Math.floor(now / 1000 / PERIOD_SECONDS) + delta;
-      return (await acceptTimeStep(db, userId, step, wantEnabled)) ? 'totp' : undefined;
-    }
-    if (accept.recovery && (await useRecoveryCode(db, userId, token))) return 'recovery';
-    return undefined;
-  };
-
-  /** Runs a code check under the per-account guess limit; undefined when the code was right. */
-  const checkCode = async (
-    reply: FastifyReply,
-    userId: number,
-    code: string,
-    accept: { pending?: boolean; recovery?: boolean },
-  ): Promise<{ refusal: Envelope<never> } | { used: 'totp' | 'recovery' }> => {
-    const limit = guessLimit(app.ctx, userId);
-    if (await limit.blocked()) {
-      reply.code(429);
-      return { refusal: fail('too many wrong codes, please try again later', 'too_many_sign_ins') };
-    }
-    const used = await spendCode(userId, code, accept);
-    if (!used) {
-      await limit.failed();
-      return { refusal: fail('the code is wrong or was already used', 'wrong_two_factor_code') };
-    }
-    return { used };
-  };
-
-  const statusOf = async (user: UserRow): Promise<TwoFactorStatus> => {
-    const enrolment = await findTwoFactor(db, Number(user.id));
-    return {
-      enabled: enrolment?.enabled === 1,
-      pending: enrolment?.enabled === 0,
-      recovery_codes_left: enrolment?.enabled === 1 ? await unusedRecoveryCodes(db, Number(user.id)) : 0,
-      required: Number(user.role) >= Role.admin && options.bool('TwoFactorRequiredForAdmins'),
-    };
-  };
-
-  app.get('/api/user/2fa', { preHandler: enrolling }, async (request) => ok(await statusOf(callerOf(request))));
+  app.get('/api/user/2fa', { preHandler: enrolling }, async (request) => ok(await statusOf(app.ctx, callerOf(request))));
 
   app.post('/api/user/2fa/enrol', { preHandler: enrolling }, async (request) => {
     const caller = callerOf(request);
@@ -160,7 +182,7 @@ export function twoFactorRoutes(fastify: FastifyInstance): Promise<void> {
     if (!(await startEnrolment(db, Number(caller.id), sealSecret(secret, sealingKey)))) {
       return fail('two-factor sign-in is already on: disable it first to enrol again');
     }
-    const url = (await totpOf(secret, issuer(), caller.username)).toString();
+    const url = (await totpOf(secret, issuerOf(options), caller.username)).toString();
     const { default: QRCode } = await import('qrcode');
     const svg = await QRCode.toString(url, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
     const enrolment: TwoFactorEnrolment = {
@@ -178,7 +200,7 @@ export function twoFactorRoutes(fastify: FastifyInstance): Promise<void> {
       const caller = callerOf(request);
       const enrolment = await findTwoFactor(db, Number(caller.id));
       if (enrolment?.enabled !== 0) return fail(enrolment ? 'two-factor sign-in is already on' : 'start the enrolment first');
-      const checked = await checkCode(reply, Number(caller.id), request.body.code, { pending: true });
+      const checked = await checkCode(app.ctx, sealingKey, reply, Number(caller.id), request.body.code, { pending: true });
       if ('refusal' in checked) return checked.refusal;
       const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
       await enableTwoFactor(db, Number(caller.id), codes);
@@ -204,7 +226,7 @@ export function twoFactorRoutes(fastify: FastifyInstance): Promise<void> {
       if (Number(caller.role) >= Role.admin && options.bool('TwoFactorRequiredForAdmins')) {
         return fail('two-factor sign-in is required for admins: it cannot be turned off', 'two_factor_enrolment_required');
       }
-      const checked = await checkCode(reply, Number(caller.id), request.body.code, { recovery: true });
+      const checked = await checkCode(app.ctx, sealingKey, reply, Number(caller.id), request.body.code, { recovery: true });
       if ('refusal' in checked) return checked.refusal;
       await removeTwoFactor(db, Number(caller.id));
       await insertLog(db, {
@@ -216,6 +238,13 @@ export function twoFactorRoutes(fastify: FastifyInstance): Promise<void> {
       return ok();
     },
   );
+}
+
+/** The second step of sign-in, which turns a partial session into a full one. */
+function secondStepRoutes(fastify: FastifyInstance): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { db, sessions } = app.ctx;
+  const sealingKey = sealingKeyOf(app.ctx);
 
   // the second step of sign-in: the only route a partial session opens
   app.post('/api/user/login/2fa', { preHandler: rateLimit('critical'), schema: twoFactorCodeSchema }, async (request, reply) => {
@@ -226,22 +255,29 @@ export function twoFactorRoutes(fastify: FastifyInstance): Promise<void> {
       return reply.code(401).send(fail('sign in with your password first (the code step lasts 5 minutes)', 'session_expired'));
     }
     if (Number(user.status) !== UserStatus.enabled) return fail('user is banned', 'user_banned');
-    const checked = await checkCode(reply, Number(user.id), request.body.code, { recovery: true });
+    const checked = await checkCode(app.ctx, sealingKey, reply, Number(user.id), request.body.code, { recovery: true });
     if ('refusal' in checked) return checked.refusal;
     // a fresh session id for the full session: the partial cookie is worth nothing afterwards
     await revokeSession(db, claims.sid);
-    await setSessionCookie(request, reply, sessions, user);
+    await setSessionCookie(db, request, reply, sessions, user);
     const sessionUser = toSessionUser(user);
     if (checked.used === 'recovery') {
       return ok({ ...sessionUser, recovery_codes_left: await unusedRecoveryCodes(db, Number(user.id)) });
     }
     return ok(sessionUser);
   });
+}
+
+/** Root's view of a user's two-factor sign-in, and its reset. */
+function rootResetRoutes(fastify: FastifyInstance): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { db } = app.ctx;
+  const root = requireRole(Role.root);
 
   app.get('/api/user/:id/2fa', { preHandler: root, schema: byId }, async (request) => {
     const target = await findUserById(db, Number(request.params.id));
     if (!target) return fail('user not found', 'user_not_found');
-    const status = await statusOf(target);
+    const status = await statusOf(app.ctx, target);
     return ok({ enabled: status.enabled, recovery_codes_left: status.recovery_codes_left });
   });
 
@@ -260,5 +296,4 @@ export function twoFactorRoutes(fastify: FastifyInstance): Promise<void> {
     }
     return ok({ removed });
   });
-  return Promise.resolve();
 }

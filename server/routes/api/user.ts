@@ -6,6 +6,7 @@ import { fail, ok } from '../../../common/envelope';
 import { LogType, Role, UserStatus } from '../../../common/roles';
 import { DISPLAY_NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, USERNAME_MAX, USERNAME_PATTERN } from '../../../common/validation';
 import { callerOf, requireRole } from '../../plugins/auth';
+import type { AppContext } from '../../plugins/context';
 import { clearSessionCookie, revokeSession, revokeUserSessions, SESSION_COOKIE, setSessionCookie } from '../../services/session';
 import { rateLimit } from '../../plugins/rateLimit';
 import { loginLimits } from '../../services/rateLimiter';
@@ -23,6 +24,7 @@ import {
   toUserRecord,
   updateUser,
   type UserPatch,
+  type UserRow,
 } from '../../repositories/users';
 import { loginSchema, registerSchema, selfUpdateSchema } from './inputSchemas';
 import { hashPassword, verifyPassword } from '../../passwords';
@@ -42,10 +44,64 @@ export function passwordProblem(password: string): string | undefined {
   return undefined;
 }
 
+/** Creates the new account with its gifts (the new user's, the invitee's) and the inviter's, in one transaction. */
+async function createRegisteredUser(
+  { db, dialect, options }: AppContext,
+  { username, passwordHash, email, inviter }: { username: string; passwordHash: string; email: string; inviter: UserRow | undefined },
+): Promise<void> {
+  await db.transaction().execute(async (transaction) => {
+    const newUserQuota = options.number('QuotaForNewUser');
+    const inviteeBonus = inviter ? options.number('QuotaForInvitee') : 0;
+    const inviterBonus = inviter ? options.number('QuotaForInviter') : 0;
+    const id = await createUser(transaction, dialect, {
+      username,
+      passwordHash,
+      email,
+      quota: newUserQuota + inviteeBonus,
+      inviterId: inviter ? Number(inviter.id) : 0,
+    });
+    if (newUserQuota > 0) {
+      await insertLog(transaction, {
+        userId: id,
+        username,
+        type: LogType.system,
+        content: `new-user gift: ${newUserQuota} quota`,
+        quota: newUserQuota,
+      });
+    }
+    if (inviter && inviteeBonus > 0) {
+      await insertLog(transaction, {
+        userId: id,
+        username,
+        type: LogType.system,
+        content: `gift for using an invite code: ${inviteeBonus} quota`,
+        quota: inviteeBonus,
+      });
+    }
+    if (inviter && inviterBonus > 0) {
+      await addUserQuota(transaction, Number(inviter.id), inviterBonus);
+      await insertLog(transaction, {
+        userId: Number(inviter.id),
+        username: inviter.username,
+        type: LogType.system,
+        content: `gift for inviting ${username}: ${inviterBonus} quota`,
+        quota: inviterBonus,
+      });
+    }
+  });
+}
+
 export function userRoutes(fastify: FastifyInstance): Promise<void> {
+  signUpRoutes(fastify);
+  signInRoutes(fastify);
+  selfRoutes(fastify);
+  return Promise.resolve();
+}
+
+/** Sign-up with a password (and, when asked for, a verified e-mail address and an invite code). */
+function signUpRoutes(fastify: FastifyInstance): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { db, dialect, options, sessions } = app.ctx;
-  const signedIn = requireRole(Role.user);
+  const { db, options } = app.ctx;
 
   app.post('/api/user/register', { preHandler: [rateLimit('critical'), requireTurnstile], schema: registerSchema }, async (request) => {
     if (!options.bool('RegisterEnabled')) return fail('registration is closed', 'registration_closed');
@@ -73,46 +129,7 @@ export function userRoutes(fastify: FastifyInstance): Promise<void> {
     const inviter = affCode ? await findUserByAffCode(db, affCode) : undefined;
     const passwordHash = await hashPassword(password, app.ctx.config.passwordHashCost);
     try {
-      await db.transaction().execute(async (transaction) => {
-        const newUserQuota = options.number('QuotaForNewUser');
-        const inviteeBonus = inviter ? options.number('QuotaForInvitee') : 0;
-        const inviterBonus = inviter ? options.number('QuotaForInviter') : 0;
-        const id = await createUser(transaction, dialect, {
-          username,
-          passwordHash,
-          email,
-          quota: newUserQuota + inviteeBonus,
-          inviterId: inviter ? Number(inviter.id) : 0,
-        });
-        if (newUserQuota > 0) {
-          await insertLog(transaction, {
-            userId: id,
-            username,
-            type: LogType.system,
-            content: `new-user gift: ${newUserQuota} quota`,
-            quota: newUserQuota,
-          });
-        }
-        if (inviter && inviteeBonus > 0) {
-          await insertLog(transaction, {
-            userId: id,
-            username,
-            type: LogType.system,
-            content: `gift for using an invite code: ${inviteeBonus} quota`,
-            quota: inviteeBonus,
-          });
-        }
-        if (inviter && inviterBonus > 0) {
-          await addUserQuota(transaction, Number(inviter.id), inviterBonus);
-          await insertLog(transaction, {
-            userId: Number(inviter.id),
-            username: inviter.username,
-            type: LogType.system,
-            content: `gift for inviting ${username}: ${inviterBonus} quota`,
-            quota: inviterBonus,
-          });
-        }
-      });
+      await createRegisteredUser(app.ctx, { username, passwordHash, email, inviter });
     } catch (error) {
       // two registrations racing for one name: the unique index decides
       if (await findUserByUsername(db, username)) return fail('username already taken', 'username_taken');
@@ -120,6 +137,12 @@ export function userRoutes(fastify: FastifyInstance): Promise<void> {
     }
     return ok();
   });
+}
+
+/** Sign-in with a password, and sign-out. */
+function signInRoutes(fastify: FastifyInstance): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { db, options, sessions } = app.ctx;
 
   // limited by failed attempts per (IP, account) and per IP, not by rateLimit('critical'):
   // an attacker's wrong guesses must not lock everyone behind the same address out
@@ -149,6 +172,13 @@ export function userRoutes(fastify: FastifyInstance): Promise<void> {
     clearSessionCookie(request, reply);
     return ok();
   });
+}
+
+/** The caller's own account: read, edit, delete. */
+function selfRoutes(fastify: FastifyInstance): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { db, sessions } = app.ctx;
+  const signedIn = requireRole(Role.user);
 
   // the caller's own budget comes with its spend this period, in the operator's time zone
   app.get('/api/user/self', { preHandler: signedIn }, (request) =>
@@ -188,7 +218,7 @@ export function userRoutes(fastify: FastifyInstance): Promise<void> {
     await updateUser(db, Number(caller.id), patch);
     if (patch.session_version !== undefined) {
       await revokeUserSessions(db, Number(caller.id));
-      await setSessionCookie(request, reply, sessions, { id: Number(caller.id), session_version: patch.session_version });
+      await setSessionCookie(db, request, reply, sessions, { id: Number(caller.id), session_version: patch.session_version });
     }
     return ok();
   });
@@ -201,5 +231,4 @@ export function userRoutes(fastify: FastifyInstance): Promise<void> {
     clearSessionCookie(request, reply);
     return ok();
   });
-  return Promise.resolve();
 }

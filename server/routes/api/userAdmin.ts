@@ -4,9 +4,11 @@
 import { hashPassword } from '../../passwords';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { fail, ok } from '../../../common/envelope';
+import type { Static } from 'typebox';
+import { fail, ok, type Envelope } from '../../../common/envelope';
 import { LogType, Role, UserStatus } from '../../../common/roles';
-import { callerOf, hashAccessToken, requireRole } from '../../plugins/auth';
+import { callerOf, requireRole } from '../../plugins/auth';
+import type { AppContext } from '../../plugins/context';
 import { insertLog } from '../../repositories/logs';
 import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination';
 import {
@@ -25,7 +27,7 @@ import {
 import { effectiveTimeZone, parseBudget } from '../../../common/budgets';
 import { parseRateLimitOverride } from '../../../common/rateLimits';
 import { parseConcurrencyLimit } from '../../relay/concurrency';
-import { generateAccessToken, generateAffCode } from '../../secrets';
+import { generateAccessToken, generateAffCode, hashAccessToken } from '../../secrets';
 import { passwordProblem, usernameProblem } from './user';
 import { byId, listed, searchedList, userCreateSchema, userManageSchema, userUpdateSchema } from './inputSchemas';
 
@@ -36,23 +38,95 @@ function outranks(caller: UserRow, target: UserRow): boolean {
   return Number(caller.role) >= Role.root || Number(caller.role) > Number(target.role);
 }
 
-export function userAdminRoutes(fastify: FastifyInstance): Promise<void> {
-  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { db, dialect, options } = app.ctx;
-  const admin = requireRole(Role.admin);
-  const signedIn = requireRole(Role.user);
-  /** The operator's time zone, in which budgets reset. */
-  const zone = () => effectiveTimeZone(options.get('TimeZone'));
+/** The operator's time zone, in which budgets reset. */
+function zoneOf(options: AppContext['options']) {
+  return effectiveTimeZone(options.get('TimeZone'));
+}
 
-  const userFilterOf = ({ role, status }: { role?: string; status?: string }) => ({
-    role: role === undefined ? undefined : Number(role),
-    status: status === undefined ? undefined : Number(status),
-  });
+const userFilterOf = ({ role, status }: { role?: string; status?: string }) => ({
+  role: role === undefined ? undefined : Number(role),
+  status: status === undefined ? undefined : Number(status),
+});
+
+/** The body of an admin's edit of a user (PUT /api/user/), as its schema lets it through. */
+type UserEditBody = Static<typeof userUpdateSchema.body>;
+
+/** A part of an edit: the fields it changes, or the refusal of the whole edit. */
+type PatchStep = { patch: UserPatch } | { refusal: Envelope<never> };
+
+/** The edit's sign-in fields: username, display name and password (a new one signs the user out everywhere). */
+async function accountPatchOf(ctx: AppContext, target: UserRow, body: UserEditBody): Promise<PatchStep> {
+  const patch: UserPatch = {};
+  if (typeof body.username === 'string' && body.username.trim() && body.username.trim() !== target.username) {
+    const username = body.username.trim();
+    const problem = usernameProblem(username);
+    if (problem) return { refusal: fail(problem) };
+    if (await findUserByUsername(ctx.db, username)) return { refusal: fail('username already taken', 'username_taken') };
+    patch.username = username;
+  }
+  if (typeof body.display_name === 'string') patch.display_name = body.display_name.trim().slice(0, 20) || target.username;
+  if (typeof body.password === 'string' && body.password !== '') {
+    const problem = passwordProblem(body.password);
+    if (problem) return { refusal: fail(problem) };
+    patch.password_hash = await hashPassword(body.password, ctx.config.passwordHashCost);
+    patch.session_version = Number(target.session_version) + 1;
+  }
+  return { patch };
+}
+
+/** The edit's allowance: group, quota, concurrency and rate limits, budget. */
+function allowancePatchOf(target: UserRow, body: UserEditBody): PatchStep {
+  const patch: UserPatch = {};
+  if (body.group !== undefined) {
+    const group = String(body.group).trim() || 'default';
+    if (!GROUP_PATTERN.test(group)) return { refusal: fail('group names may contain letters, digits, "_" and "-"') };
+    patch.group = group;
+  }
+  if (body.quota !== undefined) {
+    const quota = Number(body.quota);
+    if (!Number.isSafeInteger(quota) || quota < 0) return { refusal: fail('quota must be a whole number, 0 or more') };
+    patch.quota = quota;
+  }
+  if (body.concurrency_limit !== undefined) {
+    const concurrency = parseConcurrencyLimit(body.concurrency_limit);
+    if ('error' in concurrency) return { refusal: fail(concurrency.error) };
+    patch.concurrency_limit = concurrency.value;
+  }
+  for (const name of ['rpm', 'tpm'] as const) {
+    const field = `${name}_limit` as const;
+    if (body[field] === undefined) continue;
+    const limit = parseRateLimitOverride(body[field], name);
+    if ('error' in limit) return { refusal: fail(limit.error) };
+    patch[field] = limit.value;
+  }
+  if (body.budget_period !== undefined || body.budget_quota !== undefined) {
+    const budget = parseBudget(body.budget_period ?? target.budget_period, body.budget_quota ?? target.budget_quota);
+    if ('error' in budget) return { refusal: fail(budget.error) };
+    Object.assign(patch, budget.value);
+    // a budget of another period starts with nothing spent: the spend on record was of the old one
+    if (budget.value.budget_period !== target.budget_period) Object.assign(patch, { period_spent: 0, period_start: 0 });
+  }
+  return { patch };
+}
+
+export function userAdminRoutes(fastify: FastifyInstance): Promise<void> {
+  userReadRoutes(fastify);
+  userEditRoutes(fastify);
+  userManageRoutes(fastify);
+  ownCredentialRoutes(fastify);
+  return Promise.resolve();
+}
+
+/** The user list, the search and one user (admin). */
+function userReadRoutes(fastify: FastifyInstance): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { db, options } = app.ctx;
+  const admin = requireRole(Role.admin);
 
   app.get('/api/user/', { preHandler: admin, schema: listed('user') }, async (request) =>
     ok(
       (await listUsers(db, pageWindowOf(request.query), sortOf('user', request.query), userFilterOf(request.query))).map((row) =>
-        toUserRecord(row, zone()),
+        toUserRecord(row, zoneOf(options)),
       ),
     ),
   );
@@ -60,7 +134,9 @@ export function userAdminRoutes(fastify: FastifyInstance): Promise<void> {
   app.get('/api/user/search', { preHandler: admin, schema: searchedList('user') }, async (request) => {
     const keyword = (request.query.keyword ?? '').trim();
     return ok(
-      (await searchUsers(db, keyword, sortOf('user', request.query), userFilterOf(request.query))).map((row) => toUserRecord(row, zone())),
+      (await searchUsers(db, keyword, sortOf('user', request.query), userFilterOf(request.query))).map((row) =>
+        toUserRecord(row, zoneOf(options)),
+      ),
     );
   });
 
@@ -69,8 +145,15 @@ export function userAdminRoutes(fastify: FastifyInstance): Promise<void> {
     const target = positiveId(id) ? await findUserById(db, id) : undefined;
     if (!target) return fail('user not found', 'user_not_found');
     if (!outranks(callerOf(request), target)) return fail('cannot read a user of the same or higher level', 'outranked');
-    return ok(toUserRecord(target, zone()));
+    return ok(toUserRecord(target, zoneOf(options)));
   });
+}
+
+/** Create, edit and delete a user (admin). */
+function userEditRoutes(fastify: FastifyInstance): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { db, dialect, options } = app.ctx;
+  const admin = requireRole(Role.admin);
 
   app.post('/api/user/', { preHandler: admin, schema: userCreateSchema }, async (request) => {
     const body = request.body;
@@ -97,50 +180,11 @@ export function userAdminRoutes(fastify: FastifyInstance): Promise<void> {
     const target = positiveId(id) ? await findUserById(db, id) : undefined;
     if (!target) return fail('user not found', 'user_not_found');
     if (!outranks(caller, target)) return fail('cannot update a user of the same or higher level', 'outranked');
-    const patch: UserPatch = {};
-    if (typeof body.username === 'string' && body.username.trim() && body.username.trim() !== target.username) {
-      const username = body.username.trim();
-      const problem = usernameProblem(username);
-      if (problem) return fail(problem);
-      if (await findUserByUsername(db, username)) return fail('username already taken', 'username_taken');
-      patch.username = username;
-    }
-    if (typeof body.display_name === 'string') patch.display_name = body.display_name.trim().slice(0, 20) || target.username;
-    if (typeof body.password === 'string' && body.password !== '') {
-      const problem = passwordProblem(body.password);
-      if (problem) return fail(problem);
-      patch.password_hash = await hashPassword(body.password, app.ctx.config.passwordHashCost);
-      patch.session_version = Number(target.session_version) + 1;
-    }
-    if (body.group !== undefined) {
-      const group = String(body.group).trim() || 'default';
-      if (!GROUP_PATTERN.test(group)) return fail('group names may contain letters, digits, "_" and "-"');
-      patch.group = group;
-    }
-    if (body.quota !== undefined) {
-      const quota = Number(body.quota);
-      if (!Number.isSafeInteger(quota) || quota < 0) return fail('quota must be a whole number, 0 or more');
-      patch.quota = quota;
-    }
-    if (body.concurrency_limit !== undefined) {
-      const concurrency = parseConcurrencyLimit(body.concurrency_limit);
-      if ('error' in concurrency) return fail(concurrency.error);
-      patch.concurrency_limit = concurrency.value;
-    }
-    for (const name of ['rpm', 'tpm'] as const) {
-      const field = `${name}_limit` as const;
-      if (body[field] === undefined) continue;
-      const limit = parseRateLimitOverride(body[field], name);
-      if ('error' in limit) return fail(limit.error);
-      patch[field] = limit.value;
-    }
-    if (body.budget_period !== undefined || body.budget_quota !== undefined) {
-      const budget = parseBudget(body.budget_period ?? target.budget_period, body.budget_quota ?? target.budget_quota);
-      if ('error' in budget) return fail(budget.error);
-      Object.assign(patch, budget.value);
-      // a budget of another period starts with nothing spent: the spend on record was of the old one
-      if (budget.value.budget_period !== target.budget_period) Object.assign(patch, { period_spent: 0, period_start: 0 });
-    }
+    const account = await accountPatchOf(app.ctx, target, body);
+    if ('refusal' in account) return account.refusal;
+    const allowance = allowancePatchOf(target, body);
+    if ('refusal' in allowance) return allowance.refusal;
+    const patch: UserPatch = { ...account.patch, ...allowance.patch };
     await updateUser(db, id, patch);
     if (patch.quota !== undefined && patch.quota !== Number(target.quota)) {
       await insertLog(db, {
@@ -164,6 +208,13 @@ export function userAdminRoutes(fastify: FastifyInstance): Promise<void> {
     await deleteUser(db, id);
     return ok();
   });
+}
+
+/** One-api's manage actions: disable, enable, delete, promote, demote (admin). */
+function userManageRoutes(fastify: FastifyInstance): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { db } = app.ctx;
+  const admin = requireRole(Role.admin);
 
   app.post('/api/user/manage', { preHandler: admin, schema: userManageSchema }, async (request) => {
     const caller = callerOf(request);
@@ -203,6 +254,13 @@ export function userAdminRoutes(fastify: FastifyInstance): Promise<void> {
     const updated = (await findUserById(db, Number(target.id)))!;
     return ok({ role: Number(updated.role), status: Number(updated.status) });
   });
+}
+
+/** The caller's own access token and invite code. */
+function ownCredentialRoutes(fastify: FastifyInstance): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { db } = app.ctx;
+  const signedIn = requireRole(Role.user);
 
   app.get('/api/user/token', { preHandler: signedIn }, async (request) => {
     const token = generateAccessToken();
@@ -225,5 +283,4 @@ export function userAdminRoutes(fastify: FastifyInstance): Promise<void> {
     }
     return fail('could not create an invite code, please retry');
   });
-  return Promise.resolve();
 }

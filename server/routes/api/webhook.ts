@@ -4,7 +4,9 @@
 // be stricter than the data needs.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Kysely } from 'kysely';
 import { Role } from '../../../common/roles';
+import type { Database } from '../../db/database';
 import { isWebhookEvent, WEBHOOK_TEST_EVENT } from '../../../common/webhooks';
 import { positiveId } from '../../repositories/pagination';
 import {
@@ -33,53 +35,84 @@ const SECRET_MAX = 128;
 
 type WebhookFields = StoredFields & { secret?: string };
 
-/** The fields of a create (all required but the secret) or an update (each optional, over `current`). */
-function parseWebhookFields(body: unknown, current?: WebhookFields): WebhookFields | { error: string } {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return { error: 'the body must be a JSON object' };
-  const input = body as Record<string, unknown>;
-  const name = input.name === undefined && current ? current.name : typeof input.name === 'string' ? input.name.trim() : '';
-  if (!name || [...name].length > NAME_MAX) return { error: `name length must be 1-${NAME_MAX}` };
-  const url = input.url === undefined && current ? current.url : typeof input.url === 'string' ? input.url.trim() : '';
+/** A text field of the body (name, url), trimmed; what `current` holds when an update leaves it out. */
+function textField(input: Record<string, unknown>, key: 'name' | 'url', current?: WebhookFields): string {
+  if (input[key] === undefined && current) return current[key];
+  const value = input[key];
+  return typeof value === 'string' ? value.trim() : '';
+}
+
+/** Whether the url is an http(s) address without credentials, of at most URL_MAX characters. */
+function urlAccepted(url: string): boolean {
   let parsed: URL | undefined;
   try {
     parsed = new URL(url);
   } catch {
     parsed = undefined;
   }
-  if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || url.length > URL_MAX || parsed.username || parsed.password) {
+  if (!parsed || !['http:', 'https:'].includes(parsed.protocol)) return false;
+  return url.length <= URL_MAX && !parsed.username && !parsed.password;
+}
+
+/** The `enabled` flag as given; an update that leaves it out keeps the current one, a create is enabled. */
+function enabledInputOf(input: Record<string, unknown>, current?: WebhookFields): unknown {
+  if (input.enabled !== undefined) return input.enabled;
+  return current ? current.enabled === 1 : true;
+}
+
+/** The signing secret, when one is given (empty: the server generates one). */
+function secretOf(input: Record<string, unknown>): { secret: string | undefined } | { error: string } {
+  if (input.secret === undefined || input.secret === null || input.secret === '') return { secret: undefined };
+  if (
+    typeof input.secret !== 'string' ||
+    input.secret.length < SECRET_MIN ||
+    input.secret.length > SECRET_MAX ||
+    !/^[\x21-\x7e]+$/.test(input.secret)
+  ) {
+    return { error: `secret must be ${SECRET_MIN}-${SECRET_MAX} printable characters without spaces (or left empty to generate one)` };
+  }
+  return { secret: input.secret };
+}
+
+/** The fields of a create (all required but the secret) or an update (each optional, over `current`). */
+function parseWebhookFields(body: unknown, current?: WebhookFields): WebhookFields | { error: string } {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return { error: 'the body must be a JSON object' };
+  const input = body as Record<string, unknown>;
+  const name = textField(input, 'name', current);
+  if (!name || [...name].length > NAME_MAX) return { error: `name length must be 1-${NAME_MAX}` };
+  const url = textField(input, 'url', current);
+  if (!urlAccepted(url)) {
     return { error: `url must be an http:// or https:// address without credentials, at most ${URL_MAX} characters` };
   }
   const events = input.events === undefined && current ? current.events : input.events;
   if (!Array.isArray(events) || !events.length || !events.every(isWebhookEvent))
     return { error: 'events must list at least one known event type' };
-  const enabledInput = input.enabled === undefined ? (current ? current.enabled === 1 : true) : input.enabled;
+  const enabledInput = enabledInputOf(input, current);
   if (typeof enabledInput !== 'boolean') return { error: 'enabled must be true or false' };
-  let secret: string | undefined;
-  if (input.secret !== undefined && input.secret !== null && input.secret !== '') {
-    if (
-      typeof input.secret !== 'string' ||
-      input.secret.length < SECRET_MIN ||
-      input.secret.length > SECRET_MAX ||
-      !/^[\x21-\x7e]+$/.test(input.secret)
-    ) {
-      return { error: `secret must be ${SECRET_MIN}-${SECRET_MAX} printable characters without spaces (or left empty to generate one)` };
-    }
-    secret = input.secret;
-  }
-  return { name, url, events: [...new Set(events)], enabled: enabledInput ? 1 : 0, secret };
+  const given = secretOf(input);
+  if ('error' in given) return given;
+  return { name, url, events: [...new Set(events)], enabled: enabledInput ? 1 : 0, secret: given.secret };
+}
+
+/** The webhook of a route's path id; answers 404 itself when there is none. */
+async function currentWebhook(db: Kysely<Database>, reply: FastifyReply, rawId: string) {
+  const id = positiveId(rawId);
+  const row = id ? await findWebhook(db, id) : undefined;
+  if (!row) restRefusal(reply, 404, 'webhook not found');
+  return row;
 }
 
 export function webhookRoutes(fastify: FastifyInstance): Promise<void> {
+  webhookResourceRoutes(fastify);
+  deliveryResourceRoutes(fastify);
+  return Promise.resolve();
+}
+
+/** The webhook resource: list, read, create, update, delete, and a test event. */
+function webhookResourceRoutes(fastify: FastifyInstance): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, dialect } = app.ctx;
   const admin = restRole(Role.admin);
-
-  const currentWebhook = async (reply: FastifyReply, rawId: string) => {
-    const id = positiveId(rawId);
-    const row = id ? await findWebhook(db, id) : undefined;
-    if (!row) restRefusal(reply, 404, 'webhook not found');
-    return row;
-  };
 
   app.get('/api/webhook', { preHandler: admin }, async (request, reply) => {
     const list = parseRestList(request.query, {
@@ -98,7 +131,7 @@ export function webhookRoutes(fastify: FastifyInstance): Promise<void> {
   });
 
   app.get('/api/webhook/:id', { preHandler: admin, schema: byId }, async (request, reply) => {
-    const row = await currentWebhook(reply, request.params.id);
+    const row = await currentWebhook(db, reply, request.params.id);
     return row ? toWebhookRecord(row) : reply;
   });
 
@@ -113,7 +146,7 @@ export function webhookRoutes(fastify: FastifyInstance): Promise<void> {
   });
 
   app.put('/api/webhook/:id', { preHandler: admin, schema: webhookEdit }, async (request, reply) => {
-    const row = await currentWebhook(reply, request.params.id);
+    const row = await currentWebhook(db, reply, request.params.id);
     if (!row) return reply;
     const current = toWebhookRecord(row);
     const fields = parseWebhookFields(request.body, { ...current, enabled: current.enabled ? 1 : 0 });
@@ -124,7 +157,7 @@ export function webhookRoutes(fastify: FastifyInstance): Promise<void> {
   });
 
   app.delete('/api/webhook/:id', { preHandler: admin, schema: byId }, async (request, reply) => {
-    const row = await currentWebhook(reply, request.params.id);
+    const row = await currentWebhook(db, reply, request.params.id);
     if (!row) return reply;
     await deleteWebhook(db, row.id);
     forgetWebhookSubscriptions(db);
@@ -133,12 +166,19 @@ export function webhookRoutes(fastify: FastifyInstance): Promise<void> {
 
   // a test event for this webhook alone, whatever it subscribes to
   app.post('/api/webhook/:id/test', { preHandler: admin, schema: byId }, async (request, reply) => {
-    const row = await currentWebhook(reply, request.params.id);
+    const row = await currentWebhook(db, reply, request.params.id);
     if (!row) return reply;
     const eventId = await enqueueWebhookEvent(db, WEBHOOK_TEST_EVENT, { webhook: { id: Number(row.id), name: row.name } }, Number(row.id));
     const delivery = await latestDeliveryOf(db, eventId!);
     return reply.code(201).send(toDeliveryRecord(delivery));
   });
+}
+
+/** The webhook_delivery resource: list, read, and a redelivery. */
+function deliveryResourceRoutes(fastify: FastifyInstance): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { db } = app.ctx;
+  const admin = restRole(Role.admin);
 
   app.get('/api/webhook_delivery', { preHandler: admin }, async (request, reply) => {
     const list = parseRestList(request.query, {
@@ -175,5 +215,4 @@ export function webhookRoutes(fastify: FastifyInstance): Promise<void> {
     const created = await latestDeliveryOf(db, row.event_id, row.webhook_id);
     return reply.code(201).send(toDeliveryRecord(created));
   });
-  return Promise.resolve();
 }

@@ -30,7 +30,7 @@ import { answerBytes } from '../../relay/attempt';
 import { isRelayError, relayError, type RelayError } from '../../relay/errors';
 import { findMultipartField, findMultipartFiles, multipartBoundary, replaceMultipartField } from '../../relay/multipart';
 import { audioDuration } from '../../protocols/inbound/audioDuration';
-import type { RelayDeclaration, RelayRoute } from '../../relay/pipeline';
+import type { RelayCall, RelayDeclaration, RelayRoute } from '../../relay/pipeline';
 import { modelNameProblem } from '../../relay/requestFields';
 
 /** Prompt tokens a second of whisper audio is billed as: at the default ratio of 10, US$0.006 a minute (500,000 quota a dollar). */
@@ -75,6 +75,31 @@ export function transcriptionPromptTokens(model: string, state: Pick<UploadState
   return Math.max(AUDIO_REQUEST_TOKENS, billedSeconds(state.seconds) * AUDIO_INPUT_TOKENS_PER_SECOND + state.formBytes);
 }
 
+/** A transcription's first step: the upload read for its model, its audio's seconds and the bytes of its other fields. */
+function readUpload(call: RelayCall<UploadState>): UploadState | RelayError {
+  const contentType = call.input.headers['content-type'] ?? '';
+  const boundary = multipartBoundary(contentType);
+  const upload = call.input.body;
+  if (!Buffer.isBuffer(upload) || !boundary) return relayError(400, 'the request body must be multipart/form-data with a file and a model');
+  const modelField = findMultipartField(upload, boundary, 'model');
+  const model = modelField?.value.trim() ?? '';
+  if (!modelField || !model) return relayError(400, 'you must provide a model parameter', 'model_required');
+  const badName = modelNameProblem(model);
+  if (badName) return badName;
+  call.model = model;
+  const files = findMultipartFiles(upload, boundary, 'file');
+  const fileBytes = files.reduce((sum, file) => sum + file.length, 0);
+  const seconds = files.reduce((longest, file) => Math.max(longest, audioDuration(file).seconds), 0);
+  return {
+    upload,
+    contentType,
+    modelField,
+    completionRatio: completionRatioFor(model, call.ctx.options.json('CompletionRatio')),
+    seconds,
+    formBytes: Math.max(0, upload.length - fileBytes),
+  };
+}
+
 /** Transcriptions and translations: the same upload, a different operation and path. */
 function transcriptionRoute(operation: 'audio_transcription' | 'audio_translation', path: string): RelayRoute<UploadState> {
   return {
@@ -82,30 +107,7 @@ function transcriptionRoute(operation: 'audio_transcription' | 'audio_translatio
     inbound: openaiChat,
     body: 'multipart',
 
-    read(call): UploadState | RelayError {
-      const contentType = call.input.headers['content-type'] ?? '';
-      const boundary = multipartBoundary(contentType);
-      const upload = call.input.body;
-      if (!Buffer.isBuffer(upload) || !boundary)
-        return relayError(400, 'the request body must be multipart/form-data with a file and a model');
-      const modelField = findMultipartField(upload, boundary, 'model');
-      const model = modelField?.value.trim() ?? '';
-      if (!modelField || !model) return relayError(400, 'you must provide a model parameter', 'model_required');
-      const badName = modelNameProblem(model);
-      if (badName) return badName;
-      call.model = model;
-      const files = findMultipartFiles(upload, boundary, 'file');
-      const fileBytes = files.reduce((sum, file) => sum + file.length, 0);
-      const seconds = files.reduce((longest, file) => Math.max(longest, audioDuration(file).seconds), 0);
-      return {
-        upload,
-        contentType,
-        modelField,
-        completionRatio: completionRatioFor(model, call.ctx.options.json('CompletionRatio')),
-        seconds,
-        formBytes: Math.max(0, upload.length - fileBytes),
-      };
-    },
+    read: readUpload,
 
     price: (call) =>
       reservationQuota({

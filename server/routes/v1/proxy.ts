@@ -80,6 +80,16 @@ export function proxiedPath(baseUrl: string, rest: string): { url: string } | { 
   return { url };
 }
 
+/** The rest of the path after the channel id, and the query string, as they were sent (not as Fastify decoded them). */
+function sentPathOf(requestUrl: string, channelIdText: string, decodedRest: string): { rest: string; search: string } {
+  const queryAt = requestUrl.indexOf('?');
+  const search = queryAt === -1 ? '' : requestUrl.slice(queryAt);
+  const pathOnly = queryAt === -1 ? requestUrl : requestUrl.slice(0, queryAt);
+  const prefix = `/v1/oneapi/proxy/${channelIdText}/`;
+  const rest = pathOnly.startsWith(prefix) ? pathOnly.slice(prefix.length) : decodedRest;
+  return { rest, search };
+}
+
 export function proxyRoutes(app: FastifyInstance, options: { bookkeeping: Bookkeeping }): Promise<void> {
   const { db } = app.ctx;
   // the body passes as bytes, whatever its type
@@ -101,12 +111,7 @@ export function proxyRoutes(app: FastifyInstance, options: { bookkeeping: Bookke
       return sendRelayError(reply, relayError(404, `there is no Proxy channel ${request.params.channelid}`, 'channel_not_found'));
     if (Number(channel.status) !== 1)
       return sendRelayError(reply, relayError(503, `the Proxy channel ${channelId} is disabled`, 'channel_disabled'));
-    // the rest of the path as it was sent, not as Fastify decoded it
-    const queryAt = request.url.indexOf('?');
-    const search = queryAt === -1 ? '' : request.url.slice(queryAt);
-    const pathOnly = queryAt === -1 ? request.url : request.url.slice(0, queryAt);
-    const prefix = `/v1/oneapi/proxy/${request.params.channelid}/`;
-    const rest = pathOnly.startsWith(prefix) ? pathOnly.slice(prefix.length) : request.params['*'];
+    const { rest, search } = sentPathOf(request.url, request.params.channelid, request.params['*']);
     const target = proxiedPath(channel.base_url, rest);
     if ('refused' in target) return sendRelayError(reply, relayError(400, target.refused, 'invalid_path'));
     const url = `${target.url}${search}`;

@@ -1,4 +1,4 @@
-// GET /v1/realtime: OpenAI's Realtime API as a WebSocket (server/relay/realtime.ts
+// GET /v1/realtime: OpenAI's Realtime API as a WebSocket (server/relay/realtime/
 // holds the session). Fastify does not see upgrades: this listens on the
 // gateway's own server, and ends every session (giving back what it holds)
 // before the app closes its ledger.

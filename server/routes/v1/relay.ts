@@ -12,14 +12,14 @@
 //   rerank.ts         rerank (Cohere's and Jina's shape)
 //   dashboard.ts      /dashboard/billing/* and /v1/dashboard/billing/*
 //   unimplemented.ts  the 501 routes (files, fine-tunes, ...)
-//   realtime.ts       GET /v1/realtime, a WebSocket (server/relay/realtime.ts holds the session)
+//   realtime.ts       GET /v1/realtime, a WebSocket (server/relay/realtime/ holds the session)
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import { ownerOfChannelType } from '../../../common/channelTypes';
 import type { Database } from '../../db/database';
 import { bookkeepingFor } from '../../billing/bookkeeping';
 import { groupModelChannels } from '../../repositories/channels';
-import { relayContextOf } from '../../relay/context';
+import { relayContextOf } from '../../plugins/relayContext';
 import { isRelayError, relayError, sendRelayError, type RelayError } from '../../relay/errors';
 import { anthropicMessages, countMessagesPromptTokens } from '../../protocols/inbound/anthropicMessages';
 import { modelNameProblem } from '../../relay/requestFields';

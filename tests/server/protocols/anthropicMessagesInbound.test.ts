@@ -2,13 +2,9 @@
 // form, the errors by status, the usage of passed-through answers (byte splits
 // anywhere), and chat chunks written back as Anthropic's event sequence.
 import { describe, expect, it } from 'vitest';
-import {
-  anthropicErrorType,
-  anthropicMessages,
-  chatRequestOf,
-  encodeResponse,
-  MessagesStreamEncoder,
-} from '../../../server/protocols/inbound/anthropicMessages';
+import { anthropicMessages } from '../../../server/protocols/inbound/anthropicMessages';
+import { anthropicErrorType, encodeResponse, MessagesStreamEncoder } from '../../../server/protocols/inbound/anthropicMessagesAnswer';
+import { chatRequestOf } from '../../../server/protocols/inbound/anthropicMessagesRequest';
 import type { ChatChunk, ChatResponse } from '../../../server/protocols/types';
 
 describe('a Messages request in the chat form', () => {

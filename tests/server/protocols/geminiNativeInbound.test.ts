@@ -5,13 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  chatRequestOf,
-  encodeResponse,
-  GenerateContentStreamEncoder,
-  geminiNative,
-  googleStatus,
-} from '../../../server/protocols/inbound/geminiNative';
+import { geminiNative } from '../../../server/protocols/inbound/geminiNative';
+import { encodeResponse, GenerateContentStreamEncoder, googleStatus } from '../../../server/protocols/inbound/geminiNativeAnswer';
+import { chatRequestOf } from '../../../server/protocols/inbound/geminiNativeRequest';
 import type { ChatChunk, ChatResponse } from '../../../server/protocols/types';
 import { fixtureDir } from './contract';
 

@@ -4,7 +4,9 @@
 // fixture in OpenAI's wire format split at every byte).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { chatRequestOf, encodeResponse, openaiResponses, ResponsesStreamEncoder } from '../../../server/protocols/inbound/openaiResponses';
+import { openaiResponses } from '../../../server/protocols/inbound/openaiResponses';
+import { encodeResponse, ResponsesStreamEncoder } from '../../../server/protocols/inbound/openaiResponsesAnswer';
+import { chatRequestOf } from '../../../server/protocols/inbound/openaiResponsesRequest';
 import type { ChatChunk, ChatResponse } from '../../../server/protocols/types';
 
 const STREAM = readFileSync(new URL('./__fixtures__/openai-responses/stream.txt', import.meta.url));

@@ -3,7 +3,7 @@
 // refuse max_tokens), Claude Code's adaptive thinking carries its effort to
 // the other vendors, and an effort given to Claude leaves the answer room.
 import { describe, expect, it } from 'vitest';
-import { chatRequestOf } from '../../../server/protocols/inbound/anthropicMessages';
+import { chatRequestOf } from '../../../server/protocols/inbound/anthropicMessagesRequest';
 import { thinkingFor } from '../../../server/protocols/upstream/anthropic/request';
 import { openAiAdaptor } from '../../../server/protocols/upstream/openai';
 import type { AdaptorCall, ChatRequest } from '../../../server/protocols/types';

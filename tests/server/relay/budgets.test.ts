@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { budgetPeriodAt } from '../../../common/budgets';
 import { bookkeepingFor } from '../../../server/billing/bookkeeping';
-import { relayContextOf, type RelayContext } from '../../../server/relay/context';
+import { type RelayContext } from '../../../server/relay/context';
+import { relayContextOf } from '../../../server/plugins/relayContext';
 import { databaseTargets, type TestDatabase } from '../../support/databases';
 import { lastConsumeLog, resetRelay, startRelayHarness, type RelayHarness } from './harness';
 

@@ -20,7 +20,7 @@ import { budgetPeriodAt } from '../../../common/budgets';
 import { LogType } from '../../../common/roles';
 import type { DatabaseConfig } from '../../../server/config';
 import { bookkeepingFor } from '../../../server/billing/bookkeeping';
-import { relayContextOf } from '../../../server/relay/context';
+import { relayContextOf } from '../../../server/plugins/relayContext';
 import { buildTestApp } from '../../support/app';
 import { databaseTargets, type TestDatabase } from '../../support/databases';
 import { resetRelay, startRelayHarness, type RelayHarness } from './harness';

@@ -5,7 +5,7 @@
 // own limit (0 = default, -1 = none; for a token, its user's), a token's never
 // above its user's, and every way a request ends gives its place back.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { concurrencyLimiter } from '../../../server/relay/concurrency';
+import { concurrencyLimiter } from '../../../server/plugins/relayContext';
 import { resetRelay, startRelayHarness, type RelayHarness } from './harness';
 
 describe('concurrent requests per token and per user', () => {

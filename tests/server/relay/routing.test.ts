@@ -12,7 +12,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ChannelStatus } from '../../../common/roles';
 import { bookkeepingFor } from '../../../server/billing/bookkeeping';
-import { relayContextOf } from '../../../server/relay/context';
+import { relayContextOf } from '../../../server/plugins/relayContext';
 import type { RoutingBook } from '../../../server/relay/routing';
 import { databaseTargets, type TestDatabase } from '../../support/databases';
 import { lastConsumeLog, resetRelay, startRelayHarness, type RelayHarness } from './harness';

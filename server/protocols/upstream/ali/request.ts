@@ -1,7 +1,7 @@
 // Where a DashScope call goes (text, multimodal or embeddings path) and the
 // request it carries.
 import type { AdaptorCall, ChannelConfig, ChatContentPart, ChatMessage, ChatRequest, EmbeddingRequest, HttpTarget } from '../../types';
-import { contentText, trimmedBaseUrl } from '../../shared';
+import { contentText, embeddingTexts, trimmedBaseUrl } from '../../shared';
 
 const DEFAULT_BASE_URL = 'https://dashscope.aliyuncs.com';
 const TEXT_PATH = '/api/v1/services/aigc/text-generation/generation';
@@ -15,8 +15,14 @@ export const isMultimodalModel = (model: string): boolean => /(^|[-_])vl([-_.]|$
 
 // ---- requests ----
 
+/** The path of a call: embeddings, or chat at the multimodal or the text path by its model. */
+function pathOf(call: AdaptorCall): string {
+  if (call.operation === 'embeddings') return EMBEDDINGS_PATH;
+  return isMultimodalModel(call.model) ? MULTIMODAL_PATH : TEXT_PATH;
+}
+
 export function target(channel: ChannelConfig, call: AdaptorCall): HttpTarget {
-  const path = call.operation === 'embeddings' ? EMBEDDINGS_PATH : isMultimodalModel(call.model) ? MULTIMODAL_PATH : TEXT_PATH;
+  const path = pathOf(call);
   const headers: Record<string, string> = { Authorization: `Bearer ${channel.key}`, 'Content-Type': 'application/json' };
   if (call.stream && call.operation === 'chat') {
     headers['X-DashScope-SSE'] = 'enable';
@@ -40,9 +46,15 @@ function multimodalContent(content: ChatMessage['content']): MultimodalItem[] {
   });
 }
 
+/** A chat role as DashScope names it: developer is system, function is tool. */
+function dashScopeRole(role: ChatMessage['role']): string {
+  if (role === 'developer') return 'system';
+  return role === 'function' ? 'tool' : role;
+}
+
 function encodeMessages(messages: readonly ChatMessage[], multimodal: boolean): Array<Record<string, unknown>> {
   return messages.map((message) => {
-    const role = message.role === 'developer' ? 'system' : message.role === 'function' ? 'tool' : message.role;
+    const role = dashScopeRole(message.role);
     const out: Record<string, unknown> = {
       role,
       content: multimodal && role !== 'tool' ? multimodalContent(message.content) : contentText(message.content),
@@ -57,6 +69,14 @@ function encodeMessages(messages: readonly ChatMessage[], multimodal: boolean): 
       }));
     return out;
   });
+}
+
+/** Sets the request's tools, with its tool choice and parallel_tool_calls, when it has any. */
+function setTools(parameters: Record<string, unknown>, request: ChatRequest): void {
+  if (!request.tools || request.tools.length === 0) return;
+  parameters.tools = request.tools;
+  if (request.tool_choice !== undefined) parameters.tool_choice = request.tool_choice;
+  if (typeof request.parallel_tool_calls === 'boolean') parameters.parallel_tool_calls = request.parallel_tool_calls;
 }
 
 export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
@@ -76,11 +96,7 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
   if (typeof request.enable_thinking === 'boolean') parameters.enable_thinking = request.enable_thinking;
   if (typeof request.n === 'number' && request.n > 1) parameters.n = request.n;
   if (request.response_format?.type === 'json_object') parameters.response_format = { type: 'json_object' };
-  if (request.tools && request.tools.length > 0) {
-    parameters.tools = request.tools;
-    if (request.tool_choice !== undefined) parameters.tool_choice = request.tool_choice;
-    if (typeof request.parallel_tool_calls === 'boolean') parameters.parallel_tool_calls = request.parallel_tool_calls;
-  }
+  setTools(parameters, request);
   return JSON.stringify({
     model: call.model,
     input: { messages: encodeMessages(request.messages ?? [], isMultimodalModel(call.model)) },
@@ -89,9 +105,7 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
 }
 
 export function encodeEmbeddings(request: EmbeddingRequest, call: AdaptorCall): string {
-  const input = request.input;
-  const texts =
-    typeof input === 'string' ? [input] : Array.isArray(input) ? input.filter((item): item is string => typeof item === 'string') : [];
+  const texts = embeddingTexts(request.input);
   const parameters: Record<string, unknown> = { text_type: 'document' };
   if (typeof request.dimensions === 'number') parameters.dimension = request.dimensions;
   return JSON.stringify({ model: call.model, input: { texts }, parameters });

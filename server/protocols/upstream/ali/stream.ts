@@ -4,6 +4,37 @@ import { chunkOf, contentText, parseJson, SseOrBareBody, upstreamFailure } from 
 import { errorOf } from './errors';
 import { choicesOf, finishOf, toolCallId, usageOf, type AliAnswer, type AliToolCall } from './json';
 
+/** The tool calls a stream gave out so far: per choice and tool index, whether the name was sent; and how many were numbered. */
+interface ToolsSeen {
+  byKey: Map<string, { named: boolean }>;
+  numbered: number;
+}
+
+/** A choice's tool calls as chat tool-call pieces: id and type on a call's first piece, its name once, its arguments as they come. */
+function toolDeltas(call: AdaptorCall, tools: ToolsSeen, choiceIndex: number, calls: AliToolCall[]): ChatChunkToolCall[] {
+  return calls.map((tool, position) => {
+    const index = typeof tool.index === 'number' ? tool.index : position;
+    const key = `${choiceIndex}:${index}`;
+    let known = tools.byKey.get(key);
+    const delta: ChatChunkToolCall = { index };
+    if (!known) {
+      known = { named: false };
+      tools.byKey.set(key, known);
+      delta.id = tool.id || toolCallId(call, tools.numbered);
+      delta.type = 'function';
+      tools.numbered += 1;
+    }
+    const fn: NonNullable<ChatChunkToolCall['function']> = {};
+    if (tool.function?.name && !known.named) {
+      fn.name = tool.function.name;
+      known.named = true;
+    }
+    if (tool.function?.arguments) fn.arguments = tool.function.arguments;
+    if (fn.name !== undefined || fn.arguments !== undefined) delta.function = fn;
+    return delta;
+  });
+}
+
 /**
  * DashScope's SSE: `event:result` events whose data is a whole answer holding
  * this step's increment (we always ask for incremental_output) and the
@@ -17,35 +48,9 @@ export function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
   let failed: UpstreamFailure | undefined;
   const started = new Set<number>();
   const closed = new Set<number>();
-  // per choice, per tool index: the id given out and whether the name was sent
-  const tools = new Map<string, { named: boolean }>();
-  let toolPosition = 0;
+  const tools: ToolsSeen = { byKey: new Map(), numbered: 0 };
 
   const chunk = (choices: ChatChunkChoice[]): ChatChunk => ({ ...chunkOf(call, call.model, choices), id: id || call.responseId });
-
-  function toolDeltas(choiceIndex: number, calls: AliToolCall[]): ChatChunkToolCall[] {
-    return calls.map((tool, position) => {
-      const index = typeof tool.index === 'number' ? tool.index : position;
-      const key = `${choiceIndex}:${index}`;
-      let known = tools.get(key);
-      const delta: ChatChunkToolCall = { index };
-      if (!known) {
-        known = { named: false };
-        tools.set(key, known);
-        delta.id = tool.id || toolCallId(call, toolPosition);
-        delta.type = 'function';
-        toolPosition += 1;
-      }
-      const fn: NonNullable<ChatChunkToolCall['function']> = {};
-      if (tool.function?.name && !known.named) {
-        fn.name = tool.function.name;
-        known.named = true;
-      }
-      if (tool.function?.arguments) fn.arguments = tool.function.arguments;
-      if (fn.name !== undefined || fn.arguments !== undefined) delta.function = fn;
-      return delta;
-    });
-  }
 
   function handle(event: { event: string; data: string }): ChatChunk[] {
     if (failed) return [];
@@ -69,7 +74,7 @@ export function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
       if (text) delta.content = text;
       if (choice.message?.reasoning_content) delta.reasoning_content = choice.message.reasoning_content;
       const toolCalls = choice.message?.tool_calls ?? [];
-      if (toolCalls.length > 0) delta.tool_calls = toolDeltas(index, toolCalls);
+      if (toolCalls.length > 0) delta.tool_calls = toolDeltas(call, tools, index, toolCalls);
       const finish = finishOf(choice.finish_reason);
       if (!delta.role && !delta.content && !delta.reasoning_content && !delta.tool_calls && !finish) return;
       started.add(index);

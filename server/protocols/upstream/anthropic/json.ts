@@ -53,16 +53,13 @@ export function anthropicUsage(usage: AnthropicUsage): Usage {
   };
 }
 
-export function decodeChat(body: string, call: AdaptorCall): ChatResponse | UpstreamFailure {
-  const answer = parseJson(body) as AnthropicAnswer | undefined;
-  if (!answer || typeof answer !== 'object')
-    return upstreamFailure(502, 'Anthropic answered with something that is not JSON', { retryable: true });
-  if (answer.type === 'error' || answer.error) return errorInBody(answer.error);
+/** An answer's content blocks as one chat message: text as content, thinking as reasoning_content, tool_use as tool_calls. */
+function answerMessage(content: NonNullable<AnthropicAnswer['content']>, call: AdaptorCall): ChatResponse['choices'][number]['message'] {
   let text = '';
   let reasoning = '';
   let hasText = false;
   const toolCalls: ChatToolCall[] = [];
-  for (const block of answer.content ?? []) {
+  for (const block of content) {
     if (block?.type === 'text' && typeof block.text === 'string') {
       text += block.text;
       hasText = true;
@@ -82,6 +79,16 @@ export function decodeChat(body: string, call: AdaptorCall): ChatResponse | Upst
   };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   if (reasoning) message.reasoning_content = reasoning;
+  return message;
+}
+
+/** Anthropic's whole answer as a chat.completion, or the failure it reports. */
+export function decodeChat(body: string, call: AdaptorCall): ChatResponse | UpstreamFailure {
+  const answer = parseJson(body) as AnthropicAnswer | undefined;
+  if (!answer || typeof answer !== 'object')
+    return upstreamFailure(502, 'Anthropic answered with something that is not JSON', { retryable: true });
+  if (answer.type === 'error' || answer.error) return errorInBody(answer.error);
+  const message = answerMessage(answer.content ?? [], call);
   return {
     id: answer.id || call.responseId,
     object: 'chat.completion',

@@ -2,7 +2,7 @@
 // encoded as Messages wants it (system apart, alternating turns, tool blocks,
 // max_tokens always, extended thinking from reasoning_effort).
 import type { AdaptorCall, ChannelConfig, ChatMessage, ChatRequest, HttpTarget, UpstreamFailure } from '../../types';
-import { contentText, count, dataUrl, parseJson, trimmedBaseUrl, upstreamFailure } from '../../shared';
+import { contentText, count, dataUrl, parseJson, stopList, trimmedBaseUrl, upstreamFailure } from '../../shared';
 import { findChannelType } from '../../../../common/channelTypes';
 import { DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MODEL_MAX_OUTPUT_TOKENS } from '../../../../common/options';
 
@@ -109,30 +109,29 @@ function toolChoice(request: ChatRequest): Record<string, unknown> | undefined {
   return mapped;
 }
 
-export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
-  const systemMessages = request.messages.filter((message) => message.role === 'system' || message.role === 'developer');
-  // text blocks when the client marked a part for the prompt cache (the mark must reach Anthropic), else one string
+/** The system prompt: text blocks when the client marked a part for the prompt cache (the mark must reach Anthropic), else one string. */
+function systemOf(messages: ChatMessage[]): string | AnthropicBlock[] {
+  const systemMessages = messages.filter((message) => message.role === 'system' || message.role === 'developer');
   const systemBlocks = systemMessages.flatMap((message) => contentBlocks(message.content)).filter((block) => block.type === 'text');
-  const system = systemBlocks.some((block) => block.cache_control)
-    ? systemBlocks
-    : systemMessages
-        .map((message) => contentText(message.content))
-        .filter((text) => text !== '')
-        .join('\n\n');
-  const body: Record<string, unknown> = {
-    model: call.model,
-    messages: conversation(request.messages),
-    max_tokens:
-      count(request.max_tokens) || count(request.max_completion_tokens) || defaultMaxTokens(call.model, call.modelMaxOutputTokens),
-  };
-  if (system.length > 0) body.system = system;
-  if (typeof request.temperature === 'number') body.temperature = request.temperature;
-  if (typeof request.top_p === 'number') body.top_p = request.top_p;
-  if (typeof request.top_k === 'number') body.top_k = request.top_k;
-  const stops = (typeof request.stop === 'string' ? [request.stop] : Array.isArray(request.stop) ? request.stop : []).filter(
-    (stop): stop is string => typeof stop === 'string' && stop !== '',
-  );
-  if (stops.length > 0) body.stop_sequences = stops;
+  if (systemBlocks.some((block) => block.cache_control)) return systemBlocks;
+  return systemMessages
+    .map((message) => contentText(message.content))
+    .filter((text) => text !== '')
+    .join('\n\n');
+}
+
+/** chat's web_search_options as Anthropic's server-side web search tool (searches billed by Anthropic per use). */
+function webSearchTool(search: object): Record<string, unknown> {
+  const options = search as { max_uses?: unknown; user_location?: { approximate?: unknown } };
+  const tool: Record<string, unknown> = { type: 'web_search_20250305', name: 'web_search' };
+  if (typeof options.max_uses === 'number') tool.max_uses = options.max_uses;
+  if (options.user_location?.approximate && typeof options.user_location.approximate === 'object')
+    tool.user_location = { type: 'approximate', ...options.user_location.approximate };
+  return tool;
+}
+
+/** Sets the body's tools: the function tools with the tool choice, then web search when asked. */
+function setTools(body: Record<string, unknown>, request: ChatRequest): void {
   const tools = (request.tools ?? []).filter((tool) => tool?.type === 'function' && tool.function?.name);
   if (tools.length > 0) {
     body.tools = tools.map((tool) => ({
@@ -143,27 +142,40 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
     const choice = toolChoice(request);
     if (choice) body.tool_choice = choice;
   }
-  // chat's web_search_options: Anthropic's server-side web search tool (searches billed by Anthropic per use)
   const search = request.web_search_options;
-  if (search && typeof search === 'object') {
-    const options = search as { max_uses?: unknown; user_location?: { approximate?: unknown } };
-    const tool: Record<string, unknown> = { type: 'web_search_20250305', name: 'web_search' };
-    if (typeof options.max_uses === 'number') tool.max_uses = options.max_uses;
-    if (options.user_location?.approximate && typeof options.user_location.approximate === 'object')
-      tool.user_location = { type: 'approximate', ...options.user_location.approximate };
-    body.tools = [...((body.tools as unknown[] | undefined) ?? []), tool];
-  }
-  if (typeof request.user === 'string' && request.user !== '') body.metadata = { user_id: request.user };
-  // extended thinking, for clients that know to ask for it, else from OpenAI's reasoning_effort
+  if (search && typeof search === 'object') body.tools = [...((body.tools as unknown[] | undefined) ?? []), webSearchTool(search)];
+}
+
+/** Sets extended thinking, for clients that know to ask for it, else from OpenAI's reasoning_effort, and drops the sampling it refuses. */
+function setThinking(body: Record<string, unknown>, request: ChatRequest, model: string): void {
   const thinking =
-    request.thinking && typeof request.thinking === 'object' ? request.thinking : thinkingFor(request.reasoning_effort, call.model, body);
-  if (thinking) {
-    body.thinking = thinking;
-    // Anthropic refuses thinking with a changed temperature or top_k, or top_p below 0.95
-    delete body.temperature;
-    delete body.top_k;
-    if (typeof body.top_p === 'number' && body.top_p < 0.95) delete body.top_p;
-  }
+    request.thinking && typeof request.thinking === 'object' ? request.thinking : thinkingFor(request.reasoning_effort, model, body);
+  if (!thinking) return;
+  body.thinking = thinking;
+  // Anthropic refuses thinking with a changed temperature or top_k, or top_p below 0.95
+  delete body.temperature;
+  delete body.top_k;
+  if (typeof body.top_p === 'number' && body.top_p < 0.95) delete body.top_p;
+}
+
+/** An OpenAI chat request as a Messages body. */
+export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
+  const system = systemOf(request.messages);
+  const body: Record<string, unknown> = {
+    model: call.model,
+    messages: conversation(request.messages),
+    max_tokens:
+      count(request.max_tokens) || count(request.max_completion_tokens) || defaultMaxTokens(call.model, call.modelMaxOutputTokens),
+  };
+  if (system.length > 0) body.system = system;
+  if (typeof request.temperature === 'number') body.temperature = request.temperature;
+  if (typeof request.top_p === 'number') body.top_p = request.top_p;
+  if (typeof request.top_k === 'number') body.top_k = request.top_k;
+  const stops = stopList(request.stop);
+  if (stops.length > 0) body.stop_sequences = stops;
+  setTools(body, request);
+  if (typeof request.user === 'string' && request.user !== '') body.metadata = { user_id: request.user };
+  setThinking(body, request, call.model);
   if (call.stream) body.stream = true;
   return JSON.stringify(body);
 }

@@ -86,94 +86,110 @@ export class AnthropicStreamDecoder implements ChatStreamDecoder {
     }
   }
 
+  /** Each event type's handler; ping and event types added after this was written have none. */
+  private readonly handlers = new Map<string, (event: StreamEvent) => ChatChunk | undefined>([
+    ['message_start', (event) => this.messageStart(event)],
+    ['content_block_start', (event) => this.blockStart(event)],
+    ['content_block_delta', (event) => this.blockDelta(event)],
+    ['content_block_stop', (event) => this.blockStop(event)],
+    ['message_delta', (event) => this.messageDelta(event)],
+    ['message_stop', () => this.messageStop()],
+    ['error', (event) => this.failed(event)],
+  ]);
+
   private handle(type: string, event: StreamEvent): ChatChunk | undefined {
-    switch (type) {
-      case 'message_start': {
-        const message = event.message ?? {};
-        this.id = message.id || '';
-        this.model = message.model || '';
-        this.mergeUsage(message.usage);
-        return this.chunk({ role: 'assistant', content: '' });
-      }
-      case 'content_block_start': {
-        const block = event.content_block ?? {};
-        const index = event.index ?? 0;
-        if (block.type === 'text') {
-          this.blocks.set(index, { kind: 'text' });
-          return block.text ? this.chunk({ content: block.text }) : undefined;
-        }
-        if (block.type === 'thinking') {
-          this.blocks.set(index, { kind: 'thinking' });
-          return block.thinking ? this.chunk({ reasoning_content: block.thinking }) : undefined;
-        }
-        if (block.type === 'tool_use') {
-          const tool = this.tools;
-          this.tools += 1;
-          // a tool_use start carries `input: {}`; its arguments come as input_json_delta
-          const input =
-            block.input && typeof block.input === 'object' && Object.keys(block.input).length > 0 ? JSON.stringify(block.input) : '';
-          this.blocks.set(index, { kind: 'tool', tool, sentArguments: input !== '' });
-          return this.chunk({
-            tool_calls: [
-              {
-                index: tool,
-                id: block.id || `call_${this.call.responseId}_${tool}`,
-                type: 'function',
-                function: { name: block.name ?? '', arguments: input },
-              },
-            ],
-          });
-        }
-        this.blocks.set(index, { kind: 'other' });
-        return undefined;
-      }
-      case 'content_block_delta': {
-        const block = this.blocks.get(event.index ?? 0);
-        const delta = event.delta ?? {};
-        if (delta.type === 'text_delta' && typeof delta.text === 'string' && delta.text !== '') return this.chunk({ content: delta.text });
-        if (delta.type === 'thinking_delta' && typeof delta.thinking === 'string' && delta.thinking !== '')
-          return this.chunk({ reasoning_content: delta.thinking });
-        if (
-          delta.type === 'input_json_delta' &&
-          block?.kind === 'tool' &&
-          typeof delta.partial_json === 'string' &&
-          delta.partial_json !== ''
-        ) {
-          block.sentArguments = true;
-          return this.chunk({ tool_calls: [{ index: block.tool, function: { arguments: delta.partial_json } }] });
-        }
-        // signature_delta, citations and deltas of blocks OpenAI has no place for
-        return undefined;
-      }
-      case 'content_block_stop': {
-        const block = this.blocks.get(event.index ?? 0);
-        // a tool called with no input streams no fragment: its arguments are still a JSON object
-        if (block?.kind === 'tool' && !block.sentArguments) {
-          block.sentArguments = true;
-          return this.chunk({ tool_calls: [{ index: block.tool, function: { arguments: '{}' } }] });
-        }
-        return undefined;
-      }
-      case 'message_delta': {
-        this.mergeUsage(event.usage);
-        if (event.usage) this.final = true;
-        if (this.finished || !event.delta || !('stop_reason' in event.delta) || !event.delta.stop_reason) return undefined;
-        this.finished = true;
-        return this.chunk({}, finishReason(event.delta.stop_reason));
-      }
-      case 'message_stop': {
-        this.ended = true;
-        if (this.finished) return undefined;
-        this.finished = true;
-        return this.chunk({}, 'stop');
-      }
-      case 'error': {
-        this.error = errorInBody(event.error);
-        return undefined;
-      }
-      default:
-        // ping, and event types added after this was written
-        return undefined;
+    return this.handlers.get(type)?.(event);
+  }
+
+  private messageStart(event: StreamEvent): ChatChunk {
+    const message = event.message ?? {};
+    this.id = message.id || '';
+    this.model = message.model || '';
+    this.mergeUsage(message.usage);
+    return this.chunk({ role: 'assistant', content: '' });
+  }
+
+  private blockStart(event: StreamEvent): ChatChunk | undefined {
+    const block = event.content_block ?? {};
+    const index = event.index ?? 0;
+    if (block.type === 'text') {
+      this.blocks.set(index, { kind: 'text' });
+      return block.text ? this.chunk({ content: block.text }) : undefined;
     }
+    if (block.type === 'thinking') {
+      this.blocks.set(index, { kind: 'thinking' });
+      return block.thinking ? this.chunk({ reasoning_content: block.thinking }) : undefined;
+    }
+    if (block.type === 'tool_use') return this.toolUseStart(index, block);
+    this.blocks.set(index, { kind: 'other' });
+    return undefined;
+  }
+
+  /** A tool_use block's start: the next tool call, with its name and (rarely given whole) its input. */
+  private toolUseStart(index: number, block: NonNullable<StreamEvent['content_block']>): ChatChunk {
+    const tool = this.tools;
+    this.tools += 1;
+    // a tool_use start carries `input: {}`; its arguments come as input_json_delta
+    const input = block.input && typeof block.input === 'object' && Object.keys(block.input).length > 0 ? JSON.stringify(block.input) : '';
+    this.blocks.set(index, { kind: 'tool', tool, sentArguments: input !== '' });
+    return this.chunk({
+      tool_calls: [
+        {
+          index: tool,
+          id: block.id || `call_${this.call.responseId}_${tool}`,
+          type: 'function',
+          function: { name: block.name ?? '', arguments: input },
+        },
+      ],
+    });
+  }
+
+  private blockDelta(event: StreamEvent): ChatChunk | undefined {
+    const block = this.blocks.get(event.index ?? 0);
+    const delta = event.delta ?? {};
+    if (delta.type === 'text_delta' && typeof delta.text === 'string' && delta.text !== '') return this.chunk({ content: delta.text });
+    if (delta.type === 'thinking_delta' && typeof delta.thinking === 'string' && delta.thinking !== '')
+      return this.chunk({ reasoning_content: delta.thinking });
+    if (
+      delta.type === 'input_json_delta' &&
+      block?.kind === 'tool' &&
+      typeof delta.partial_json === 'string' &&
+      delta.partial_json !== ''
+    ) {
+      block.sentArguments = true;
+      return this.chunk({ tool_calls: [{ index: block.tool, function: { arguments: delta.partial_json } }] });
+    }
+    // signature_delta, citations and deltas of blocks OpenAI has no place for
+    return undefined;
+  }
+
+  private blockStop(event: StreamEvent): ChatChunk | undefined {
+    const block = this.blocks.get(event.index ?? 0);
+    // a tool called with no input streams no fragment: its arguments are still a JSON object
+    if (block?.kind === 'tool' && !block.sentArguments) {
+      block.sentArguments = true;
+      return this.chunk({ tool_calls: [{ index: block.tool, function: { arguments: '{}' } }] });
+    }
+    return undefined;
+  }
+
+  private messageDelta(event: StreamEvent): ChatChunk | undefined {
+    this.mergeUsage(event.usage);
+    if (event.usage) this.final = true;
+    if (this.finished || !event.delta || !('stop_reason' in event.delta) || !event.delta.stop_reason) return undefined;
+    this.finished = true;
+    return this.chunk({}, finishReason(event.delta.stop_reason));
+  }
+
+  private messageStop(): ChatChunk | undefined {
+    this.ended = true;
+    if (this.finished) return undefined;
+    this.finished = true;
+    return this.chunk({}, 'stop');
+  }
+
+  private failed(event: StreamEvent): undefined {
+    this.error = errorInBody(event.error);
+    return undefined;
   }
 }

@@ -12,43 +12,51 @@ export const CREDENTIAL_REJECTED = 'credential_rejected';
 
 // ---- errors ----
 
+/** What a Baidu error code means: the status it is answered with and how the relay takes it. */
+interface CodeMeaning {
+  status: number;
+  details: { code?: string; deadKey?: boolean; retryable?: boolean };
+}
+
+const ACCESS_TOKEN_REFUSED: CodeMeaning = { status: 401, details: { code: CREDENTIAL_REJECTED, deadKey: false, retryable: true } };
+const KEY_REFUSED: CodeMeaning = { status: 401, details: { deadKey: true } };
+const RATE_LIMITED: CodeMeaning = { status: 429, details: { retryable: true } };
+const NOT_PERMITTED: CodeMeaning = { status: 403, details: { retryable: true } };
+const UNAVAILABLE: CodeMeaning = { status: 503, details: { retryable: true } };
+
 /**
  * Baidu's error codes (in 200 bodies and in HTTP errors alike).
  * https://cloud.baidu.com/doc/WENXINWORKSHOP/s/tlmyncueh
  */
+const BAIDU_CODES = new Map<number, CodeMeaning>([
+  [100, ACCESS_TOKEN_REFUSED], // Invalid parameter: Baidu documents it as an invalid access_token parameter
+  [110, ACCESS_TOKEN_REFUSED], // Access token invalid or no longer valid
+  [111, ACCESS_TOKEN_REFUSED], // Access token expired
+  [13, KEY_REFUSED], // Get service token failed
+  [14, KEY_REFUSED], // IAM Certification failed
+  [15, KEY_REFUSED], // App not exists or create failed
+  [19, { status: 402, details: { deadKey: true } }], // Open api total request limit reached: the account's balance / total quota is used up
+  [4, RATE_LIMITED], // Open api request limit reached (cluster)
+  [17, RATE_LIMITED], // Open api daily request limit reached
+  [18, RATE_LIMITED], // Open api qps request limit reached
+  [336501, RATE_LIMITED], // rpm limit
+  [336502, RATE_LIMITED], // tpm limit
+  [6, NOT_PERMITTED], // No permission to access data (this key may not use this model; another channel may)
+  [336004, NOT_PERMITTED], // permission error
+  [1, UNAVAILABLE], // Unknown error
+  [2, UNAVAILABLE], // Service temporarily unavailable
+  [336000, UNAVAILABLE], // internal error
+  [336100, UNAVAILABLE], // try again later
+]);
+
+/** A Baidu error code and message as a classified failure (by BAIDU_CODES; other 336xxx codes and 3 are the request's own fault). */
 function classify(code: number, message: string, httpStatus: number): UpstreamFailure {
   const text = message || `Baidu error ${code}`;
   const details = { type: 'baidu_error', code };
-  switch (code) {
-    case 100: // Invalid parameter: Baidu documents it as an invalid access_token parameter
-    case 110: // Access token invalid or no longer valid
-    case 111: // Access token expired
-      return upstreamFailure(401, text, { ...details, code: CREDENTIAL_REJECTED, deadKey: false, retryable: true });
-    case 13: // Get service token failed
-    case 14: // IAM Certification failed
-    case 15: // App not exists or create failed
-      return upstreamFailure(401, text, { ...details, deadKey: true });
-    case 19: // Open api total request limit reached: the account's balance / total quota is used up
-      return upstreamFailure(402, text, { ...details, deadKey: true });
-    case 4: // Open api request limit reached (cluster)
-    case 17: // Open api daily request limit reached
-    case 18: // Open api qps request limit reached
-    case 336501: // rpm limit
-    case 336502: // tpm limit
-      return upstreamFailure(429, text, { ...details, retryable: true });
-    case 6: // No permission to access data (this key may not use this model; another channel may)
-    case 336004: // permission error
-      return upstreamFailure(403, text, { ...details, retryable: true });
-    case 1: // Unknown error
-    case 2: // Service temporarily unavailable
-    case 336000: // internal error
-    case 336100: // try again later
-      return upstreamFailure(503, text, { ...details, retryable: true });
-    default:
-      if (code >= 336000 && code < 337000) return upstreamFailure(400, text, { ...details, retryable: false }); // the request itself
-      if (code === 3) return upstreamFailure(400, text, { ...details, retryable: false });
-      return upstreamFailure(httpStatus >= 400 ? httpStatus : 500, text, details);
-  }
+  const known = BAIDU_CODES.get(code);
+  if (known) return upstreamFailure(known.status, text, { ...details, ...known.details });
+  if ((code >= 336000 && code < 337000) || code === 3) return upstreamFailure(400, text, { ...details, retryable: false }); // the request itself
+  return upstreamFailure(httpStatus >= 400 ? httpStatus : 500, text, details);
 }
 
 /** A Baidu error object in a body, if the body is one. */

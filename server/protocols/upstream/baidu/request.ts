@@ -11,7 +11,7 @@ import type {
   HttpTarget,
   UpstreamFailure,
 } from '../../types';
-import { contentText, trimmedBaseUrl, upstreamFailure } from '../../shared';
+import { contentText, embeddingTexts, trimmedBaseUrl, upstreamFailure } from '../../shared';
 import { CREDENTIAL_REJECTED } from './errors';
 
 const DEFAULT_BASE_URL = 'https://aip.baidubce.com';
@@ -101,6 +101,48 @@ type BaiduMessage = {
   function_call?: { name: string; arguments: string };
 };
 
+/** What encodeMessages builds: the system texts, Baidu's turns, and each tool call's function by its id. */
+interface BaiduConversation {
+  system: string[];
+  turns: BaiduMessage[];
+  calls: Map<string, ChatToolCall['function']>;
+}
+
+/** A tool result as a function-role turn, the assistant turn before it naming the call it answers. */
+function addToolResult(conversation: BaiduConversation, message: ChatMessage, text: string): void {
+  const { turns, calls } = conversation;
+  const call = message.tool_call_id ? calls.get(message.tool_call_id) : undefined;
+  const name = call?.name ?? message.name ?? '';
+  const previous = turns.at(-1);
+  if (call && previous?.role === 'assistant' && previous.function_call) {
+    // the assistant turn names the call this result answers (results may come in any order)
+    previous.function_call = { name: call.name, arguments: call.arguments };
+  } else if (call && previous?.role === 'function') {
+    // a further result of one assistant turn: Baidu wants its call restated before it
+    turns.push({ role: 'assistant', content: '', function_call: { name: call.name, arguments: call.arguments } });
+  }
+  turns.push({ role: 'function', name, content: text });
+}
+
+/** An assistant turn that calls tools, as one turn with its first call (or its legacy function_call); false when it calls none. */
+function addCallingTurn(conversation: BaiduConversation, message: ChatMessage, text: string): boolean {
+  const toolCalls = message.tool_calls ?? [];
+  for (const call of toolCalls) conversation.calls.set(call.id, call.function);
+  const legacy = message.function_call as { name?: string; arguments?: string } | undefined;
+  const first = toolCalls[0]?.function ?? (legacy?.name ? { name: legacy.name, arguments: legacy.arguments ?? '' } : undefined);
+  if (!first) return false;
+  conversation.turns.push({ role: 'assistant', content: text, function_call: { name: first.name, arguments: first.arguments } });
+  return true;
+}
+
+/** A user or assistant turn, joined to the one before when that is of the same side (and calls nothing). */
+function addTurn(turns: BaiduMessage[], role: 'user' | 'assistant', text: string): void {
+  const previous = turns.at(-1);
+  if (previous && previous.role === role && !previous.function_call)
+    previous.content = previous.content ? `${previous.content}\n\n${text}` : text;
+  else turns.push({ role, content: text });
+}
+
 /**
  * OpenAI messages as Baidu takes them: system text in the `system` field,
  * user and assistant turns alternating (consecutive turns of one side are
@@ -108,49 +150,33 @@ type BaiduMessage = {
  * function_call / function-role pairs, one call per assistant turn.
  */
 function encodeMessages(messages: readonly ChatMessage[]): { system: string; messages: BaiduMessage[] } {
-  const system: string[] = [];
-  const out: BaiduMessage[] = [];
-  const calls = new Map<string, ChatToolCall['function']>();
+  const conversation: BaiduConversation = { system: [], turns: [], calls: new Map() };
   for (const message of messages) {
     const text = contentText(message.content);
     if (message.role === 'system' || message.role === 'developer') {
-      if (text) system.push(text);
-      continue;
+      if (text) conversation.system.push(text);
+    } else if (message.role === 'tool' || message.role === 'function') {
+      addToolResult(conversation, message, text);
+    } else if (message.role !== 'assistant' || !addCallingTurn(conversation, message, text)) {
+      addTurn(conversation.turns, message.role === 'assistant' ? 'assistant' : 'user', text);
     }
-    if (message.role === 'tool' || message.role === 'function') {
-      const call = message.tool_call_id ? calls.get(message.tool_call_id) : undefined;
-      const name = call?.name ?? message.name ?? '';
-      const previous = out.at(-1);
-      if (call && previous?.role === 'assistant' && previous.function_call) {
-        // the assistant turn names the call this result answers (results may come in any order)
-        previous.function_call = { name: call.name, arguments: call.arguments };
-      } else if (call && previous?.role === 'function') {
-        // a further result of one assistant turn: Baidu wants its call restated before it
-        out.push({ role: 'assistant', content: '', function_call: { name: call.name, arguments: call.arguments } });
-      }
-      out.push({ role: 'function', name, content: text });
-      continue;
-    }
-    if (message.role === 'assistant') {
-      const toolCalls = message.tool_calls ?? [];
-      for (const call of toolCalls) calls.set(call.id, call.function);
-      const legacy = message.function_call as { name?: string; arguments?: string } | undefined;
-      const first = toolCalls[0]?.function ?? (legacy?.name ? { name: legacy.name, arguments: legacy.arguments ?? '' } : undefined);
-      if (first) {
-        out.push({ role: 'assistant', content: text, function_call: { name: first.name, arguments: first.arguments } });
-        continue;
-      }
-    }
-    const role = message.role === 'assistant' ? 'assistant' : 'user';
-    const previous = out.at(-1);
-    if (previous && previous.role === role && !previous.function_call)
-      previous.content = previous.content ? `${previous.content}\n\n${text}` : text;
-    else out.push({ role, content: text });
   }
-  return { system: system.join('\n\n'), messages: out };
+  return { system: conversation.system.join('\n\n'), messages: conversation.turns };
 }
 
 const clamp = (value: number, low: number, high: number): number => Math.min(high, Math.max(low, value));
+
+/** Sets the request's tools as Baidu's functions (none when the client said none), with a forced function's choice. */
+function setFunctions(body: Record<string, unknown>, request: ChatRequest): void {
+  if (!request.tools || request.tools.length === 0 || request.tool_choice === 'none') return;
+  body.functions = request.tools.map((tool) => ({
+    name: tool.function.name,
+    ...(tool.function.description ? { description: tool.function.description } : {}),
+    parameters: tool.function.parameters ?? { type: 'object', properties: {} },
+  }));
+  if (typeof request.tool_choice === 'object' && request.tool_choice)
+    body.tool_choice = { type: 'function', function: { name: request.tool_choice.function.name } };
+}
 
 export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
   const { system, messages } = encodeMessages(request.messages ?? []);
@@ -170,23 +196,13 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
   // Baidu's own switches, when a client that knows them sends them
   for (const flag of ['disable_search', 'enable_citation', 'enable_trace'] as const)
     if (typeof request[flag] === 'boolean') body[flag] = request[flag];
-  if (request.tools && request.tools.length > 0 && request.tool_choice !== 'none') {
-    body.functions = request.tools.map((tool) => ({
-      name: tool.function.name,
-      ...(tool.function.description ? { description: tool.function.description } : {}),
-      parameters: tool.function.parameters ?? { type: 'object', properties: {} },
-    }));
-    if (typeof request.tool_choice === 'object' && request.tool_choice)
-      body.tool_choice = { type: 'function', function: { name: request.tool_choice.function.name } };
-  }
+  setFunctions(body, request);
   if (call.stream) body.stream = true;
   return JSON.stringify(body);
 }
 
 export function encodeEmbeddings(request: EmbeddingRequest): string {
-  const input = request.input;
-  const texts =
-    typeof input === 'string' ? [input] : Array.isArray(input) ? input.filter((item): item is string => typeof item === 'string') : [];
+  const texts = embeddingTexts(request.input);
   return JSON.stringify({ input: texts, ...(typeof request.user === 'string' && request.user ? { user_id: request.user } : {}) });
 }
 

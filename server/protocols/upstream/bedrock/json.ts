@@ -47,19 +47,13 @@ export function bedrockUsage(usage: ConverseUsage): Usage {
   });
 }
 
-export function decodeChat(body: string, call: AdaptorCall): ChatResponse | UpstreamFailure {
-  const answer = parseJson(body) as ConverseAnswer | undefined;
-  if (!answer || typeof answer !== 'object')
-    return upstreamFailure(502, 'Bedrock answered with something that is not JSON', { retryable: true });
-  if (!answer.output || typeof answer.output !== 'object') {
-    const said = typeof answer.message === 'string' && answer.message ? `: ${answer.message}` : '';
-    return upstreamFailure(502, `Bedrock answered without an output${said}`, { retryable: true });
-  }
+/** An answer's content blocks as one chat message: text as content, reasoning as reasoning_content, toolUse as tool_calls. */
+function answerMessage(content: ConverseContentBlock[], call: AdaptorCall): ChatResponse['choices'][number]['message'] {
   let text = '';
   let reasoning = '';
   let hasText = false;
   const toolCalls: ChatToolCall[] = [];
-  for (const block of answer.output.message?.content ?? []) {
+  for (const block of content) {
     if (!block || typeof block !== 'object') continue;
     if (typeof block.text === 'string') {
       text += block.text;
@@ -80,6 +74,19 @@ export function decodeChat(body: string, call: AdaptorCall): ChatResponse | Upst
   };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   if (reasoning) message.reasoning_content = reasoning;
+  return message;
+}
+
+/** A Converse answer as a chat.completion, or a failure when it has no output. */
+export function decodeChat(body: string, call: AdaptorCall): ChatResponse | UpstreamFailure {
+  const answer = parseJson(body) as ConverseAnswer | undefined;
+  if (!answer || typeof answer !== 'object')
+    return upstreamFailure(502, 'Bedrock answered with something that is not JSON', { retryable: true });
+  if (!answer.output || typeof answer.output !== 'object') {
+    const said = typeof answer.message === 'string' && answer.message ? `: ${answer.message}` : '';
+    return upstreamFailure(502, `Bedrock answered without an output${said}`, { retryable: true });
+  }
+  const message = answerMessage(answer.output.message?.content ?? [], call);
   return {
     id: call.responseId,
     object: 'chat.completion',

@@ -8,10 +8,11 @@ import {
   type ChannelConfig,
   type ChatMessage,
   type ChatRequest,
+  type ChatTool,
   type HttpTarget,
   type UpstreamFailure,
 } from '../../types';
-import { contentText, count, dataUrl, isObject, parseJson, trimmedBaseUrl, upstreamFailure } from '../../shared';
+import { contentText, count, dataUrl, isObject, parseJson, stopList, trimmedBaseUrl, upstreamFailure } from '../../shared';
 import { bedrockKey, type BedrockKey } from './keys';
 import { bedrockModelId, isClaudeOnBedrock } from './models';
 import { thinkingFor } from '../anthropic';
@@ -117,27 +118,16 @@ function toolChoice(choice: ChatRequest['tool_choice']): Record<string, unknown>
   return undefined;
 }
 
-export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
-  const modelId = bedrockModelId(call.model);
-  const claude = isClaudeOnBedrock(modelId);
-  const system = request.messages
-    .filter((message) => message.role === 'system' || message.role === 'developer')
-    .flatMap((message) => contentBlocks(message.content, claude))
-    .filter((block) => 'text' in block || 'cachePoint' in block);
-  const body: Record<string, unknown> = { messages: conversation(request.messages, claude) };
-  if (system.length > 0) body.system = system;
-  const inference: Record<string, unknown> = {};
-  const maxTokens = count(request.max_tokens) || count(request.max_completion_tokens);
-  if (maxTokens > 0) inference.maxTokens = maxTokens;
-  if (typeof request.temperature === 'number') inference.temperature = request.temperature;
-  if (typeof request.top_p === 'number') inference.topP = request.top_p;
-  const stops = (typeof request.stop === 'string' ? [request.stop] : Array.isArray(request.stop) ? request.stop : []).filter(
-    (stop): stop is string => typeof stop === 'string' && stop !== '',
-  );
-  if (stops.length > 0) inference.stopSequences = stops;
-  if (Object.keys(inference).length > 0) body.inferenceConfig = inference;
-  const tools = (request.tools ?? []).filter((tool) => tool?.type === 'function' && tool.function?.name);
-  const choice = tools.length > 0 ? toolChoice(request.tool_choice) : undefined;
+/**
+ * Converse's toolConfig: the client's function tools and its choice. Converse refuses toolUse and toolResult
+ * blocks without a toolConfig: a client that sends the history of a tool call without the tools gets them
+ * declared from that history (any input), as the vendor requires. Undefined when neither is there.
+ */
+function toolConfigOf(
+  tools: ChatTool[],
+  choice: Record<string, unknown> | undefined,
+  messages: ConverseMessage[],
+): Record<string, unknown> | undefined {
   if (tools.length > 0) {
     const toolConfig: Record<string, unknown> = {
       tools: tools.map((tool) => ({
@@ -149,44 +139,71 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
       })),
     };
     if (choice) toolConfig.toolChoice = choice;
-    body.toolConfig = toolConfig;
-  } else {
-    // Converse refuses toolUse and toolResult blocks without a toolConfig: a client that sends the history of a
-    // tool call without the tools gets them declared from that history (any input), as the vendor requires
-    const used = [
-      ...new Set(
-        (body.messages as ConverseMessage[]).flatMap((turn) =>
-          turn.content.flatMap((block) => (isObject(block.toolUse) ? [String(block.toolUse.name)] : [])),
-        ),
-      ),
-    ];
-    const answered = (body.messages as ConverseMessage[]).some((turn) => turn.content.some((block) => isObject(block.toolResult)));
-    if (used.length > 0 || answered) {
-      const names = used.length > 0 ? used : ['tool'];
-      body.toolConfig = { tools: names.map((name) => ({ toolSpec: { name, inputSchema: { json: { type: 'object', properties: {} } } } })) };
-    }
+    return toolConfig;
   }
-  // the model's own fields beyond Converse's common ones: Anthropic's top_k and extended thinking
-  if (claude) {
-    const additional: Record<string, unknown> = {};
-    if (typeof request.top_k === 'number') additional.top_k = request.top_k;
-    const forced = choice ? { type: 'any' in choice ? 'any' : 'tool' } : undefined;
-    const thinking = isObject(request.thinking)
-      ? request.thinking
-      : thinkingFor(request.reasoning_effort, modelId.replace(/^(?:[a-z]+\.)?anthropic\./, ''), {
-          max_tokens: maxTokens || undefined,
-          tool_choice: forced,
-        });
-    if (thinking) {
-      additional.thinking = thinking;
-      // Anthropic refuses thinking with a changed temperature or top_k, or top_p below 0.95
-      delete inference.temperature;
-      delete additional.top_k;
-      if (typeof inference.topP === 'number' && inference.topP < 0.95) delete inference.topP;
-      if (Object.keys(inference).length === 0) delete body.inferenceConfig;
-    }
-    if (Object.keys(additional).length > 0) body.additionalModelRequestFields = additional;
+  const used = [
+    ...new Set(messages.flatMap((turn) => turn.content.flatMap((block) => (isObject(block.toolUse) ? [String(block.toolUse.name)] : [])))),
+  ];
+  const answered = messages.some((turn) => turn.content.some((block) => isObject(block.toolResult)));
+  if (used.length === 0 && !answered) return undefined;
+  const names = used.length > 0 ? used : ['tool'];
+  return { tools: names.map((name) => ({ toolSpec: { name, inputSchema: { json: { type: 'object', properties: {} } } } })) };
+}
+
+/**
+ * The model's own fields beyond Converse's common ones, for Claude: Anthropic's top_k and extended thinking
+ * (with which Anthropic refuses a changed temperature or top_k, or top_p below 0.95: those are dropped).
+ */
+function setClaudeFields(
+  body: Record<string, unknown>,
+  inference: Record<string, unknown>,
+  request: ChatRequest,
+  asked: { modelId: string; maxTokens: number; choice: Record<string, unknown> | undefined },
+): void {
+  const additional: Record<string, unknown> = {};
+  if (typeof request.top_k === 'number') additional.top_k = request.top_k;
+  const { modelId, maxTokens, choice } = asked;
+  const forced = choice ? { type: 'any' in choice ? 'any' : 'tool' } : undefined;
+  const thinking = isObject(request.thinking)
+    ? request.thinking
+    : thinkingFor(request.reasoning_effort, modelId.replace(/^(?:[a-z]+\.)?anthropic\./, ''), {
+        max_tokens: maxTokens || undefined,
+        tool_choice: forced,
+      });
+  if (thinking) {
+    additional.thinking = thinking;
+    delete inference.temperature;
+    delete additional.top_k;
+    if (typeof inference.topP === 'number' && inference.topP < 0.95) delete inference.topP;
+    if (Object.keys(inference).length === 0) delete body.inferenceConfig;
   }
+  if (Object.keys(additional).length > 0) body.additionalModelRequestFields = additional;
+}
+
+/** An OpenAI chat request as a Converse body. */
+export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
+  const modelId = bedrockModelId(call.model);
+  const claude = isClaudeOnBedrock(modelId);
+  const system = request.messages
+    .filter((message) => message.role === 'system' || message.role === 'developer')
+    .flatMap((message) => contentBlocks(message.content, claude))
+    .filter((block) => 'text' in block || 'cachePoint' in block);
+  const messages = conversation(request.messages, claude);
+  const body: Record<string, unknown> = { messages };
+  if (system.length > 0) body.system = system;
+  const inference: Record<string, unknown> = {};
+  const maxTokens = count(request.max_tokens) || count(request.max_completion_tokens);
+  if (maxTokens > 0) inference.maxTokens = maxTokens;
+  if (typeof request.temperature === 'number') inference.temperature = request.temperature;
+  if (typeof request.top_p === 'number') inference.topP = request.top_p;
+  const stops = stopList(request.stop);
+  if (stops.length > 0) inference.stopSequences = stops;
+  if (Object.keys(inference).length > 0) body.inferenceConfig = inference;
+  const tools = (request.tools ?? []).filter((tool) => tool?.type === 'function' && tool.function?.name);
+  const choice = tools.length > 0 ? toolChoice(request.tool_choice) : undefined;
+  const toolConfig = toolConfigOf(tools, choice, messages);
+  if (toolConfig) body.toolConfig = toolConfig;
+  if (claude) setClaudeFields(body, inference, request, { modelId, maxTokens, choice });
   return JSON.stringify(body);
 }
 

@@ -132,61 +132,71 @@ export class BedrockStreamDecoder implements ChatStreamDecoder {
       this.error = streamException(headerText(message, ':error-code'), headerText(message, ':error-message'));
       return undefined;
     }
-    switch (headerText(message, ':event-type')) {
-      case 'messageStart':
-        return this.chunk({ role: 'assistant', content: '' });
-      case 'contentBlockStart': {
-        const toolUse = event.start?.toolUse;
-        if (!isObject(toolUse)) return undefined;
-        const tool = this.toolCount;
-        this.toolCount += 1;
-        this.tools.set(event.contentBlockIndex ?? 0, { tool, sentArguments: false });
-        return this.chunk({
-          tool_calls: [
-            {
-              index: tool,
-              id: toolUse.toolUseId || `call_${this.call.responseId}_${tool}`,
-              type: 'function',
-              function: { name: toolUse.name ?? '', arguments: '' },
-            },
-          ],
-        });
-      }
-      case 'contentBlockDelta': {
-        const delta = event.delta ?? {};
-        if (typeof delta.text === 'string' && delta.text !== '') return this.chunk({ content: delta.text });
-        if (typeof delta.reasoningContent?.text === 'string' && delta.reasoningContent.text !== '')
-          return this.chunk({ reasoning_content: delta.reasoningContent.text });
-        const open = this.tools.get(event.contentBlockIndex ?? 0);
-        if (open && typeof delta.toolUse?.input === 'string' && delta.toolUse.input !== '') {
-          open.sentArguments = true;
-          return this.chunk({ tool_calls: [{ index: open.tool, function: { arguments: delta.toolUse.input } }] });
-        }
-        // a reasoning signature, a citation: OpenAI has no place for them
-        return undefined;
-      }
-      case 'contentBlockStop': {
-        const open = this.tools.get(event.contentBlockIndex ?? 0);
-        // a tool called with no input streams no fragment: its arguments are still a JSON object
-        if (open && !open.sentArguments) {
-          open.sentArguments = true;
-          return this.chunk({ tool_calls: [{ index: open.tool, function: { arguments: '{}' } }] });
-        }
-        return undefined;
-      }
-      case 'messageStop': {
-        if (this.finished) return undefined;
-        this.finished = true;
-        return this.chunk({}, finishReason(event.stopReason));
-      }
-      case 'metadata': {
-        if (isObject(event.usage)) this.finalUsage = bedrockUsage(event.usage);
-        this.ended = true;
-        return undefined;
-      }
-      default:
-        // event types added after this was written
-        return undefined;
+    return this.handlers.get(headerText(message, ':event-type'))?.(event);
+  }
+
+  /** Each event type's handler; event types added after this was written have none. */
+  private readonly handlers = new Map<string, (event: ConverseStreamEvent) => ChatChunk | undefined>([
+    ['messageStart', () => this.chunk({ role: 'assistant', content: '' })],
+    ['contentBlockStart', (event) => this.blockStart(event)],
+    ['contentBlockDelta', (event) => this.blockDelta(event)],
+    ['contentBlockStop', (event) => this.blockStop(event)],
+    ['messageStop', (event) => this.messageStop(event)],
+    ['metadata', (event) => this.metadata(event)],
+  ]);
+
+  /** A toolUse block's start: the next tool call, with its name (its input comes as deltas). */
+  private blockStart(event: ConverseStreamEvent): ChatChunk | undefined {
+    const toolUse = event.start?.toolUse;
+    if (!isObject(toolUse)) return undefined;
+    const tool = this.toolCount;
+    this.toolCount += 1;
+    this.tools.set(event.contentBlockIndex ?? 0, { tool, sentArguments: false });
+    return this.chunk({
+      tool_calls: [
+        {
+          index: tool,
+          id: toolUse.toolUseId || `call_${this.call.responseId}_${tool}`,
+          type: 'function',
+          function: { name: toolUse.name ?? '', arguments: '' },
+        },
+      ],
+    });
+  }
+
+  private blockDelta(event: ConverseStreamEvent): ChatChunk | undefined {
+    const delta = event.delta ?? {};
+    if (typeof delta.text === 'string' && delta.text !== '') return this.chunk({ content: delta.text });
+    if (typeof delta.reasoningContent?.text === 'string' && delta.reasoningContent.text !== '')
+      return this.chunk({ reasoning_content: delta.reasoningContent.text });
+    const open = this.tools.get(event.contentBlockIndex ?? 0);
+    if (open && typeof delta.toolUse?.input === 'string' && delta.toolUse.input !== '') {
+      open.sentArguments = true;
+      return this.chunk({ tool_calls: [{ index: open.tool, function: { arguments: delta.toolUse.input } }] });
     }
+    // a reasoning signature, a citation: OpenAI has no place for them
+    return undefined;
+  }
+
+  private blockStop(event: ConverseStreamEvent): ChatChunk | undefined {
+    const open = this.tools.get(event.contentBlockIndex ?? 0);
+    // a tool called with no input streams no fragment: its arguments are still a JSON object
+    if (open && !open.sentArguments) {
+      open.sentArguments = true;
+      return this.chunk({ tool_calls: [{ index: open.tool, function: { arguments: '{}' } }] });
+    }
+    return undefined;
+  }
+
+  private messageStop(event: ConverseStreamEvent): ChatChunk | undefined {
+    if (this.finished) return undefined;
+    this.finished = true;
+    return this.chunk({}, finishReason(event.stopReason));
+  }
+
+  private metadata(event: ConverseStreamEvent): undefined {
+    if (isObject(event.usage)) this.finalUsage = bedrockUsage(event.usage);
+    this.ended = true;
+    return undefined;
   }
 }

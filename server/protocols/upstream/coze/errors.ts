@@ -33,7 +33,8 @@ export function errorOf(value: unknown, status: number): UpstreamFailure | undef
   if (!isObject(value)) return undefined;
   const code = typeof value.code === 'number' ? value.code : Number(value.code);
   if (!Number.isFinite(code) || code === 0) return undefined;
-  return classify(status, code, typeof value.msg === 'string' ? value.msg : typeof value.message === 'string' ? value.message : '');
+  const message = typeof value.message === 'string' ? value.message : '';
+  return classify(status, code, typeof value.msg === 'string' ? value.msg : message);
 }
 
 export function failure(status: number, body: string): UpstreamFailure {

@@ -11,6 +11,21 @@ export function usageOf(value: unknown): Usage | undefined {
   return { promptTokens: count(usage.input_count), completionTokens: count(usage.output_count), cachedPromptTokens: 0 };
 }
 
+/** A message delta's answer text and reasoning; undefined for other messages (a tool's output, a follow-up suggestion) or nothing new. */
+function answerDelta(data: unknown): ChatChunkChoice['delta'] | undefined {
+  if (!isObject(data) || data.type !== 'answer') return undefined;
+  const delta: ChatChunkChoice['delta'] = {};
+  if (typeof data.content === 'string' && data.content) delta.content = data.content;
+  if (typeof data.reasoning_content === 'string' && data.reasoning_content) delta.reasoning_content = data.reasoning_content;
+  return delta.content || delta.reasoning_content ? delta : undefined;
+}
+
+/** The failure a conversation.chat.failed event states (its last_error), or one that says it gave no reason. */
+function chatFailure(data: unknown): UpstreamFailure {
+  const last = isObject(data) ? data.last_error : undefined;
+  return errorOf(last, 200) ?? upstreamFailure(502, 'the Coze chat failed without saying why', { type: 'coze_error', retryable: true });
+}
+
 /**
  * The events: `conversation.chat.created` / `in_progress` (the chat's
  * status), `conversation.message.delta` (a piece of a message; only the
@@ -40,11 +55,8 @@ export function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
     const data = parseJson(event.data);
     switch (event.event) {
       case 'conversation.message.delta': {
-        if (!isObject(data) || data.type !== 'answer' || closed) return [];
-        const delta: ChatChunkChoice['delta'] = {};
-        if (typeof data.content === 'string' && data.content) delta.content = data.content;
-        if (typeof data.reasoning_content === 'string' && data.reasoning_content) delta.reasoning_content = data.reasoning_content;
-        return delta.content || delta.reasoning_content ? [chunk(delta, null)] : [];
+        const delta = closed ? undefined : answerDelta(data);
+        return delta ? [chunk(delta, null)] : [];
       }
       case 'conversation.chat.completed': {
         usage = usageOf(data) ?? { promptTokens: 0, completionTokens: 0, cachedPromptTokens: 0 };
@@ -53,12 +65,9 @@ export function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
         closed = true;
         return [chunk({}, 'stop')];
       }
-      case 'conversation.chat.failed': {
-        const last = isObject(data) ? data.last_error : undefined;
-        failed =
-          errorOf(last, 200) ?? upstreamFailure(502, 'the Coze chat failed without saying why', { type: 'coze_error', retryable: true });
+      case 'conversation.chat.failed':
+        failed = chatFailure(data);
         return [];
-      }
       case 'conversation.chat.requires_action':
         failed = upstreamFailure(400, 'the Coze bot asked for a client-side plugin result, which this gateway cannot give', {
           type: 'coze_error',

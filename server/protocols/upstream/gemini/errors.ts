@@ -27,6 +27,34 @@ const DEAD_KEY_WORDS =
   /api key (not valid|not found|expired)|api key was reported as leaked|consumer .* has been suspended|has been suspended/i;
 const RETRYABLE_STATUSES = new Set(['RESOURCE_EXHAUSTED', 'UNAVAILABLE', 'INTERNAL', 'DEADLINE_EXCEEDED', 'UNKNOWN', 'ABORTED']);
 
+/** Whether the error says the key itself will not work again: by its reasons, its status, or (where it gives neither) its words. */
+function isDeadKey(status: number, reasons: string[], grpcStatus: string | null, message: string): boolean {
+  return (
+    reasons.some((reason) => DEAD_KEY_REASONS.has(reason)) ||
+    grpcStatus === 'UNAUTHENTICATED' ||
+    ((status === 400 || status === 401 || status === 403) && DEAD_KEY_WORDS.test(message))
+  );
+}
+
+/**
+ * Whether another channel may do better. A refusal that is this channel's own (permissions,
+ * location, a model it lacks) may pass on another channel; a malformed request (INVALID_ARGUMENT)
+ * would fail anywhere.
+ */
+function isRetryable(status: number, grpcStatus: string | null): boolean {
+  return (
+    status === 429 ||
+    status >= 500 ||
+    (grpcStatus !== null && RETRYABLE_STATUSES.has(grpcStatus)) ||
+    grpcStatus === 'PERMISSION_DENIED' ||
+    grpcStatus === 'FAILED_PRECONDITION' ||
+    grpcStatus === 'NOT_FOUND' ||
+    status === 403 ||
+    status === 404
+  );
+}
+
+/** Google's error answer as a classified failure. */
 export function failure(status: number, body: string): UpstreamFailure {
   const answer = parseGoogle(body);
   const error = answer?.error;
@@ -39,22 +67,8 @@ export function failure(status: number, body: string): UpstreamFailure {
     .filter((reason): reason is string => typeof reason === 'string');
   const message = typeof error.message === 'string' ? error.message : '';
   const grpcStatus = typeof error.status === 'string' ? error.status : null;
-  const deadKey =
-    reasons.some((reason) => DEAD_KEY_REASONS.has(reason)) ||
-    grpcStatus === 'UNAUTHENTICATED' ||
-    ((status === 400 || status === 401 || status === 403) && DEAD_KEY_WORDS.test(message));
-  // a refusal that is this channel's own (permissions, location, a model it lacks) may pass on another channel;
-  // a malformed request (INVALID_ARGUMENT) would fail anywhere
-  const retryable =
-    deadKey ||
-    status === 429 ||
-    status >= 500 ||
-    (grpcStatus !== null && RETRYABLE_STATUSES.has(grpcStatus)) ||
-    grpcStatus === 'PERMISSION_DENIED' ||
-    grpcStatus === 'FAILED_PRECONDITION' ||
-    grpcStatus === 'NOT_FOUND' ||
-    status === 403 ||
-    status === 404;
+  const deadKey = isDeadKey(status, reasons, grpcStatus, message);
+  const retryable = deadKey || isRetryable(status, grpcStatus);
   return upstreamFailure(status, message || `Gemini answered HTTP ${status}${grpcStatus ? ` ${grpcStatus}` : ''}`, {
     type: grpcStatus,
     code: reasons[0] ?? grpcStatus ?? (typeof error.code === 'number' ? error.code : null),

@@ -87,7 +87,7 @@ export function usageOf(metadata: GeminiUsageMetadata | undefined): Usage {
   return usage;
 }
 
-interface DecodedParts {
+export interface DecodedParts {
   text: string;
   hasText: boolean;
   reasoning: string;

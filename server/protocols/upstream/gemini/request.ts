@@ -1,10 +1,11 @@
 // The Gemini request: where it goes (target), the OpenAI chat request as
-// generateContent wants it (systemInstruction, contents, tools with cleaned
-// schemas, thinking), and embeddings as batchEmbedContents.
+// generateContent wants it (systemInstruction, contents, tools with schemas
+// cleaned by ./schema.ts, thinking), and embeddings as batchEmbedContents.
 import { findChannelType } from '../../../../common/channelTypes';
 import { contentText, dataUrl, parseJson, trimmedBaseUrl, upstreamFailure } from '../../shared';
 import type { AdaptorCall, ChannelConfig, ChatMessage, ChatRequest, EmbeddingRequest, HttpTarget, UpstreamFailure } from '../../types';
 import type { GeminiContent, GeminiPart, SignedToolCall } from './json';
+import { cleanSchema, functionParameters } from './schema';
 
 const GOOGLE_BASE_URL = 'https://generativelanguage.googleapis.com';
 
@@ -88,110 +89,6 @@ function jsonObject(text: string): Record<string, unknown> | undefined {
   return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
-// The keys of Gemini's Schema (an OpenAPI 3.0 subset); anything else (additionalProperties,
-// $schema, strict, const, examples...) makes Google refuse the whole request.
-const SCHEMA_KEYS = new Set([
-  'type',
-  'format',
-  'title',
-  'description',
-  'nullable',
-  'enum',
-  'maxItems',
-  'minItems',
-  'properties',
-  'required',
-  'minProperties',
-  'maxProperties',
-  'minLength',
-  'maxLength',
-  'pattern',
-  'example',
-  'anyOf',
-  'propertyOrdering',
-  'default',
-  'items',
-  'minimum',
-  'maximum',
-]);
-// Google accepts only these formats; `uri`, `email` and the like are refused.
-const SCHEMA_FORMATS: Record<string, ReadonlySet<string>> = {
-  string: new Set(['enum', 'date-time']),
-  number: new Set(['float', 'double']),
-  integer: new Set(['int32', 'int64']),
-};
-
-type JsonSchema = Record<string, unknown>;
-
-/** A JSON Schema made acceptable to Gemini: unknown keys dropped, local $refs inlined, type unions read. */
-function cleanSchema(schema: unknown, root: JsonSchema, depth = 0): JsonSchema | undefined {
-  if (!schema || typeof schema !== 'object' || Array.isArray(schema) || depth > 24) return undefined;
-  let node = schema as JsonSchema;
-  if (typeof node.$ref === 'string') {
-    const match = /^#\/(\$defs|definitions)\/(.+)$/.exec(node.$ref);
-    const definitions = match ? (root[match[1]] as Record<string, unknown> | undefined) : undefined;
-    const resolved = match && definitions ? definitions[decodeURIComponent(match[2])] : undefined;
-    if (!resolved) return undefined;
-    const { $ref: _ref, ...rest } = node;
-    node = { ...(resolved as JsonSchema), ...rest };
-  }
-  const clean: JsonSchema = {};
-  for (const [key, value] of Object.entries(node)) {
-    if (!SCHEMA_KEYS.has(key)) continue;
-    if (key === 'properties') {
-      if (!value || typeof value !== 'object') continue;
-      const properties: Record<string, JsonSchema> = {};
-      for (const [name, property] of Object.entries(value as Record<string, unknown>)) {
-        const cleaned = cleanSchema(property, root, depth + 1);
-        if (cleaned) properties[name] = cleaned;
-      }
-      if (Object.keys(properties).length > 0) clean.properties = properties;
-    } else if (key === 'items') {
-      const cleaned = cleanSchema(value, root, depth + 1);
-      if (cleaned) clean.items = cleaned;
-    } else if (key === 'anyOf') {
-      if (!Array.isArray(value)) continue;
-      const options = value
-        .map((option) => cleanSchema(option, root, depth + 1))
-        .filter((option): option is JsonSchema => option !== undefined);
-      if (options.length > 0) clean.anyOf = options;
-    } else if (key === 'type' && Array.isArray(value)) {
-      // ["string", "null"]: Gemini says the same with nullable
-      const types = (value as unknown[]).filter((type) => type !== 'null');
-      if (types.length < value.length) clean.nullable = true;
-      if (types.length === 1) clean.type = types[0];
-      else if (types.length > 1) clean.anyOf = types.map((type) => ({ type }));
-    } else {
-      clean[key] = value;
-    }
-  }
-  if (node.const !== undefined && clean.enum === undefined && typeof node.const === 'string') clean.enum = [node.const];
-  if (Array.isArray(node.oneOf) && clean.anyOf === undefined) {
-    const options = node.oneOf
-      .map((option) => cleanSchema(option, root, depth + 1))
-      .filter((option): option is JsonSchema => option !== undefined);
-    if (options.length > 0) clean.anyOf = options;
-  }
-  if (typeof clean.format === 'string' && !SCHEMA_FORMATS[String(clean.type)]?.has(clean.format)) delete clean.format;
-  if (Array.isArray(clean.required) && clean.properties) {
-    const known = clean.properties as Record<string, unknown>;
-    clean.required = (clean.required as unknown[]).filter((name) => typeof name === 'string' && name in known);
-    if ((clean.required as unknown[]).length === 0) delete clean.required;
-  } else {
-    delete clean.required;
-  }
-  return clean;
-}
-
-/** A function's parameters for Gemini; undefined for a function that takes none (Google refuses an empty object). */
-function functionParameters(parameters: Record<string, unknown> | undefined): JsonSchema | undefined {
-  if (!parameters) return undefined;
-  const clean = cleanSchema(parameters, parameters);
-  if (!clean) return undefined;
-  if ((clean.type === 'object' || clean.type === undefined) && !clean.properties && !clean.anyOf) return undefined;
-  return clean;
-}
-
 // OpenAI's reasoning_effort in Gemini's terms, as Google's OpenAI-compatible endpoint maps it:
 // a thinking budget for the 2.5 models, a thinking level for Gemini 3. Models that do not think
 // refuse a thinkingConfig, so they get none.
@@ -208,64 +105,68 @@ function thinkingConfig(effort: unknown, model: string): Record<string, unknown>
 
 const THOUGHT_SIGNATURE_SKIP = 'skip_thought_signature_validator';
 
-export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
+/** A turn's parts, added to the last content when it has the same role (Gemini wants the roles to alternate). */
+function append(contents: GeminiContent[], role: GeminiContent['role'], parts: GeminiPart[]): void {
+  if (parts.length === 0) return;
+  const last = contents[contents.length - 1];
+  if (last && last.role === role) last.parts.push(...parts);
+  else contents.push({ role, parts });
+}
+
+/** An assistant message's parts: its content, then its tool calls as functionCall parts (their names noted by id for the answers). */
+function modelParts(message: ChatMessage, toolNames: Map<string, string>, needsSignature: boolean): GeminiPart[] {
+  const parts = contentParts(message.content);
+  let first = true;
+  for (const toolCall of (message.tool_calls ?? []) as SignedToolCall[]) {
+    if (!toolCall?.function?.name) continue;
+    toolNames.set(toolCall.id, toolCall.function.name);
+    const part: GeminiPart = { functionCall: { name: toolCall.function.name, args: jsonObject(toolCall.function.arguments) ?? {} } };
+    const signature = toolCall.extra_content?.google?.thought_signature;
+    if (signature) part.thoughtSignature = signature;
+    else if (needsSignature && first) part.thoughtSignature = THOUGHT_SIGNATURE_SKIP;
+    first = false;
+    parts.push(part);
+  }
+  return parts;
+}
+
+/** A tool message as a functionResponse part, named after the call it answers. */
+function functionResponsePart(message: ChatMessage, toolNames: Map<string, string>): GeminiPart {
+  const name = (message.tool_call_id && toolNames.get(message.tool_call_id)) || message.name || '';
+  const text = contentText(message.content);
+  const response = jsonObject(text) ?? { content: parseJson(text) ?? text };
+  return { functionResponse: { name, response } };
+}
+
+/** Chat messages as Gemini's system instruction parts and alternating contents. */
+function conversation(request: ChatRequest, model: string): { system: GeminiPart[]; contents: GeminiContent[] } {
   const system: GeminiPart[] = [];
   const contents: GeminiContent[] = [];
   const toolNames = new Map<string, string>();
   // Gemini 3 refuses replayed function calls without a signature; Google documents this value for calls it did not sign
-  const needsSignature = /^(models\/)?gemini-3/.test(call.model);
-
-  const append = (role: GeminiContent['role'], parts: GeminiPart[]) => {
-    if (parts.length === 0) return;
-    const last = contents[contents.length - 1];
-    if (last && last.role === role) last.parts.push(...parts);
-    else contents.push({ role, parts });
-  };
-
+  const needsSignature = /^(models\/)?gemini-3/.test(model);
   for (const message of request.messages ?? []) {
     switch (message.role) {
       case 'system':
       case 'developer':
         system.push(...contentParts(message.content).filter((part) => part.text !== undefined));
         break;
-      case 'assistant': {
-        const parts = contentParts(message.content);
-        let first = true;
-        for (const toolCall of (message.tool_calls ?? []) as SignedToolCall[]) {
-          if (!toolCall?.function?.name) continue;
-          toolNames.set(toolCall.id, toolCall.function.name);
-          const part: GeminiPart = { functionCall: { name: toolCall.function.name, args: jsonObject(toolCall.function.arguments) ?? {} } };
-          const signature = toolCall.extra_content?.google?.thought_signature;
-          if (signature) part.thoughtSignature = signature;
-          else if (needsSignature && first) part.thoughtSignature = THOUGHT_SIGNATURE_SKIP;
-          first = false;
-          parts.push(part);
-        }
-        append('model', parts);
+      case 'assistant':
+        append(contents, 'model', modelParts(message, toolNames, needsSignature));
         break;
-      }
       case 'tool':
-      case 'function': {
-        const name = (message.tool_call_id && toolNames.get(message.tool_call_id)) || message.name || '';
-        const text = contentText(message.content);
-        const response = jsonObject(text) ?? { content: parseJson(text) ?? text };
-        append('user', [{ functionResponse: { name, response } }]);
+      case 'function':
+        append(contents, 'user', [functionResponsePart(message, toolNames)]);
         break;
-      }
       default:
-        append('user', contentParts(message.content));
+        append(contents, 'user', contentParts(message.content));
     }
   }
+  return { system, contents };
+}
 
-  const body: Record<string, unknown> = {};
-  if (contents.length === 0 && system.length > 0) {
-    // nothing but instructions: they are the prompt (Google refuses a request without contents)
-    body.contents = [{ role: 'user', parts: system }];
-  } else {
-    body.contents = contents;
-    if (system.length > 0) body.systemInstruction = { parts: system };
-  }
-
+/** Sets the body's tools (function declarations, Google Search for web_search_options) and toolConfig from the tool choice. */
+function setTools(body: Record<string, unknown>, request: ChatRequest): void {
   const tools = (request.tools ?? []).filter((tool) => tool?.type === 'function' && tool.function?.name);
   if (tools.length > 0) {
     body.tools = [
@@ -291,7 +192,10 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
   else if (choice && typeof choice === 'object' && choice.function?.name) {
     body.toolConfig = { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [choice.function.name] } };
   }
+}
 
+/** The request's sampling, limits, stops, output format and thinking as a generationConfig (empty when it sets none). */
+function generationConfig(request: ChatRequest, model: string): Record<string, unknown> {
   const config: Record<string, unknown> = {};
   const set = (field: string, value: unknown) => {
     if (value !== undefined && value !== null) config[field] = value;
@@ -318,8 +222,24 @@ export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
     const clean = schema ? cleanSchema(schema, schema) : undefined;
     if (clean) config.responseSchema = clean;
   }
-  const thinking = thinkingConfig(request.reasoning_effort, call.model);
+  const thinking = thinkingConfig(request.reasoning_effort, model);
   if (thinking) config.thinkingConfig = thinking;
+  return config;
+}
+
+/** An OpenAI chat request as a generateContent body. */
+export function encodeChat(request: ChatRequest, call: AdaptorCall): string {
+  const { system, contents } = conversation(request, call.model);
+  const body: Record<string, unknown> = {};
+  if (contents.length === 0 && system.length > 0) {
+    // nothing but instructions: they are the prompt (Google refuses a request without contents)
+    body.contents = [{ role: 'user', parts: system }];
+  } else {
+    body.contents = contents;
+    if (system.length > 0) body.systemInstruction = { parts: system };
+  }
+  setTools(body, request);
+  const config = generationConfig(request, call.model);
   if (Object.keys(config).length > 0) body.generationConfig = config;
   return JSON.stringify(body);
 }

@@ -11,9 +11,31 @@ import type {
   UpstreamFailure,
 } from '../../types';
 import { failure } from './errors';
-import { decodeParts, finishReason, toolCallOf, usageOf, type GeminiResponse, type GeminiUsageMetadata, type SignedToolCall } from './json';
+import {
+  decodeParts,
+  finishReason,
+  toolCallOf,
+  usageOf,
+  type DecodedParts,
+  type GeminiResponse,
+  type GeminiUsageMetadata,
+  type SignedToolCall,
+} from './json';
 
 // ---- stream decoding ----
+
+/** A chat tool-call piece that may carry Google's thought signature. */
+type SignedChunkToolCall = ChatChunkToolCall & { extra_content?: SignedToolCall['extra_content'] };
+
+/** A candidate's function calls as whole chat tool-call pieces, numbered on from `first`; `newId` names each call Google gave no id. */
+function chunkToolCalls(calls: DecodedParts['calls'], first: number, newId: () => string): SignedChunkToolCall[] {
+  return calls.map((toolCall, offset) => {
+    const { id: toolId, function: fn, extra_content } = toolCallOf(toolCall, newId());
+    const entry: SignedChunkToolCall = { index: first + offset, id: toolId, type: 'function', function: fn };
+    if (extra_content) entry.extra_content = extra_content;
+    return entry;
+  });
+}
 
 export function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
   const parser = new SseParser();
@@ -70,19 +92,9 @@ export function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
       if (parts.reasoning) delta.reasoning_content = parts.reasoning;
       if (parts.calls.length > 0) {
         calledTools.add(index);
-        let position = toolCounts.get(index) ?? 0;
-        delta.tool_calls = parts.calls.map((toolCall): ChatChunkToolCall & { extra_content?: SignedToolCall['extra_content'] } => {
-          const { id: toolId, function: fn, extra_content } = toolCallOf(toolCall, `call_${id}_${toolNumber++}`);
-          const entry: ChatChunkToolCall & { extra_content?: SignedToolCall['extra_content'] } = {
-            index: position++,
-            id: toolId,
-            type: 'function',
-            function: fn,
-          };
-          if (extra_content) entry.extra_content = extra_content;
-          return entry;
-        });
-        toolCounts.set(index, position);
+        const first = toolCounts.get(index) ?? 0;
+        delta.tool_calls = chunkToolCalls(parts.calls, first, () => `call_${id}_${toolNumber++}`);
+        toolCounts.set(index, first + parts.calls.length);
       }
       let reason: FinishReason | null = null;
       if (candidate.finishReason) {

@@ -56,11 +56,8 @@ export function decodeChatStream(call: AdaptorCall): ChatStreamDecoder {
   let failed: UpstreamFailure | undefined;
 
   const chunk = (content: string | undefined, finish: 'stop' | null): ChatChunk => {
-    const delta: ChatChunk['choices'][number]['delta'] = started
-      ? content === undefined
-        ? {}
-        : { content }
-      : { role: 'assistant', content: content ?? '' };
+    let delta: ChatChunk['choices'][number]['delta'] = { role: 'assistant', content: content ?? '' };
+    if (started) delta = content === undefined ? {} : { content };
     started = true;
     return chunkOf(call, call.model, [{ index: 0, delta, finish_reason: finish }]);
   };

@@ -100,6 +100,13 @@ function accountOf(key: string): ReturnType<typeof readServiceAccountKey> {
 export const regionalOrigin = (region: string): string =>
   region === 'global' ? 'https://aiplatform.googleapis.com' : `https://${region}-aiplatform.googleapis.com`;
 
+/** The method a call is made with: predict for embeddings; Claude's rawPredict, or Gemini's generateContent, each streamed or not. */
+function methodOf(call: AdaptorCall, publisher: string): string {
+  if (call.operation === 'embeddings') return 'predict';
+  if (publisher === 'anthropic') return call.stream ? 'streamRawPredict' : 'rawPredict';
+  return call.stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
+}
+
 export function target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | UpstreamFailure {
   if (call.operation !== 'chat' && call.operation !== 'embeddings')
     return upstreamFailure(501, `Vertex AI channels do not offer ${call.operation}`, { code: 'operation_unsupported', retryable: true });
@@ -122,16 +129,7 @@ export function target(channel: ChannelConfig, call: AdaptorCall): HttpTarget | 
   const base = trimmedBaseUrl(channel.baseUrl, regionalOrigin(place.region));
   const versioned = /\/v1(beta1)?$/.test(base) ? base : `${base}/v1`;
   const model = publisher === 'anthropic' ? vertexClaudeModel(call.model) : call.model;
-  const method =
-    call.operation === 'embeddings'
-      ? 'predict'
-      : publisher === 'anthropic'
-        ? call.stream
-          ? 'streamRawPredict'
-          : 'rawPredict'
-        : call.stream
-          ? 'streamGenerateContent?alt=sse'
-          : 'generateContent';
+  const method = methodOf(call, publisher);
   // each segment escaped, but "@" left as Google writes it in Claude's ids (a path segment may hold it)
   const path = ['projects', place.project, 'locations', place.region, 'publishers', publisher, 'models', model]
     .map((segment) => encodeURIComponent(segment).replace(/%40/g, '@'))

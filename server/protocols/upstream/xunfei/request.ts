@@ -106,8 +106,14 @@ function channelOf(call: AdaptorCall): ChannelConfig | undefined {
 
 // ---- the request frame ----
 
+/** A chat role as Spark has it: developer is system; tool results and the like are the user's. */
+function sparkRole(role: ChatMessage['role']): 'system' | 'assistant' | 'user' {
+  if (role === 'system' || role === 'developer') return 'system';
+  return role === 'assistant' ? 'assistant' : 'user';
+}
+
 function sparkTurn(message: ChatMessage): { role: string; content: string } {
-  const role = message.role === 'system' || message.role === 'developer' ? 'system' : message.role === 'assistant' ? 'assistant' : 'user';
+  const role = sparkRole(message.role);
   let content = contentText(message.content);
   if (role === 'assistant' && !content && message.tool_calls?.length) {
     // Spark's text has no slot for a past call: say what was called

@@ -31,14 +31,42 @@ export class SparkStreamDecoder implements ChatStreamDecoder {
     const payload = isObject(frame.payload) ? frame.payload : {};
     const choices = isObject(payload.choices) ? payload.choices : {};
     const last = header.status === 2 || choices.status === 2;
+    this.readUsage(payload);
+    const delta = this.frameDelta(Array.isArray(choices.text) ? choices.text.filter(isObject) : []);
+    if (last) this.finished = true;
+    if (!delta.content && !delta.tool_calls && !last) return [];
+    return [this.chunk(delta, last)];
+  }
+
+  /** The chunk for a frame's delta (the first says it is the assistant's); the last frame's has the finish reason and usage. */
+  private chunk(delta: ChatChunkChoice['delta'], last: boolean): ChatChunk {
+    if (!this.started) {
+      delta.role = 'assistant';
+      this.started = true;
+    }
+    const chunk: ChatChunk = {
+      id: this.id || this.call.responseId,
+      object: 'chat.completion.chunk',
+      created: this.call.now,
+      model: this.call.model,
+      choices: [{ index: 0, delta, finish_reason: last ? this.finishReason() : null }],
+    };
+    if (last && this.reported) chunk.usage = openAiUsage(this.reported);
+    return chunk;
+  }
+
+  /** Spark reports usage once, in the last frame; take it as it is, never summed. */
+  private readUsage(payload: Record<string, unknown>): void {
     const usage = isObject(payload.usage) && isObject(payload.usage.text) ? payload.usage.text : undefined;
-    // Spark reports usage once, in the last frame; take it as it is, never summed
     if (usage)
       this.reported = { promptTokens: count(usage.prompt_tokens), completionTokens: count(usage.completion_tokens), cachedPromptTokens: 0 };
+  }
 
+  /** A frame's text items as a delta: their text joined, their function calls as numbered tool calls. */
+  private frameDelta(items: Record<string, unknown>[]): ChatChunkChoice['delta'] {
     const delta: ChatChunkChoice['delta'] = {};
     let content = '';
-    for (const item of Array.isArray(choices.text) ? choices.text.filter(isObject) : []) {
+    for (const item of items) {
       content += text(item.content);
       if (isObject(item.function_call)) {
         const fn = item.function_call;
@@ -53,21 +81,12 @@ export class SparkStreamDecoder implements ChatStreamDecoder {
       }
     }
     if (content) delta.content = content;
-    if (last) this.finished = true;
-    if (!delta.content && !delta.tool_calls && !last) return [];
-    if (!this.started) {
-      delta.role = 'assistant';
-      this.started = true;
-    }
-    const chunk: ChatChunk = {
-      id: this.id || this.call.responseId,
-      object: 'chat.completion.chunk',
-      created: this.call.now,
-      model: this.call.model,
-      choices: [{ index: 0, delta, finish_reason: last ? (this.calls > 0 ? 'tool_calls' : 'stop') : null }],
-    };
-    if (last && this.reported) chunk.usage = openAiUsage(this.reported);
-    return [chunk];
+    return delta;
+  }
+
+  /** How the answer ended: with tool calls when it made any. */
+  private finishReason(): 'tool_calls' | 'stop' {
+    return this.calls > 0 ? 'tool_calls' : 'stop';
   }
 
   end(): ChatChunk[] {

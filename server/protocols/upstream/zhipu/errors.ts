@@ -14,23 +14,25 @@ interface CodeMeaning {
 }
 
 /** Zhipu's business codes (https://docs.bigmodel.cn/cn/api/api-code), by what they mean for routing. */
-function meaningOf(code: number): CodeMeaning | undefined {
+const CODE_MEANINGS: ReadonlyArray<readonly [readonly number[], CodeMeaning]> = [
   // the key itself is refused, or the account behind it is inactive, missing, locked or in arrears
-  if ([1000, 1002, 1004].includes(code)) return { status: 401, deadKey: true, type: 'authentication_error' };
-  if ([1110, 1111, 1112, 1121].includes(code)) return { status: 403, deadKey: true, type: 'account_error' };
-  if (code === 1113 || code === 1309) return { status: 429, deadKey: true, type: 'insufficient_quota' };
+  [[1000, 1002, 1004], { status: 401, deadKey: true, type: 'authentication_error' }],
+  [[1110, 1111, 1112, 1121], { status: 403, deadKey: true, type: 'account_error' }],
+  [[1113, 1309], { status: 429, deadKey: true, type: 'insufficient_quota' }],
   // a missing header or an expired JWT is the sender's doing, not the key's
-  if (code === 1001 || code === 1003) return { status: 401, retryable: true, type: 'authentication_error' };
-  if (code === 1301) return { status: 400, retryable: false, type: 'content_filter' };
+  [[1001, 1003], { status: 401, retryable: true, type: 'authentication_error' }],
+  [[1301], { status: 400, retryable: false, type: 'content_filter' }],
   // concurrency, frequency, daily and plan limits, an overloaded model: another channel may answer
-  if ([1302, 1303, 1304, 1305, 1308, 1310, 1312, 1313].includes(code)) return { status: 429, retryable: true, type: 'rate_limit_error' };
-  if (code === 1211 || (code >= 1220 && code <= 1222) || code === 1311) return { status: 404, retryable: true, type: 'model_error' };
-  if ((code >= 1210 && code <= 1215) || code === 1261 || code === 1231)
-    return { status: 400, retryable: false, type: 'invalid_request_error' };
-  if (code === 500 || code === 1100 || code === 1120 || code === 1200 || code === 1230 || code === 1234)
-    return { status: 500, retryable: true, type: 'server_error' };
-  return undefined;
-}
+  [[1302, 1303, 1304, 1305, 1308, 1310, 1312, 1313], { status: 429, retryable: true, type: 'rate_limit_error' }],
+  [[1211, 1220, 1221, 1222, 1311], { status: 404, retryable: true, type: 'model_error' }],
+  [[1210, 1212, 1213, 1214, 1215, 1261, 1231], { status: 400, retryable: false, type: 'invalid_request_error' }],
+  [[500, 1100, 1120, 1200, 1230, 1234], { status: 500, retryable: true, type: 'server_error' }],
+];
+
+const MEANING_BY_CODE = new Map(CODE_MEANINGS.flatMap(([codes, meaning]) => codes.map((code) => [code, meaning] as const)));
+
+/** What a business code means for routing; undefined for a code not listed. */
+const meaningOf = (code: number): CodeMeaning | undefined => MEANING_BY_CODE.get(code);
 
 /** A failure from Zhipu's code and message; `status` is the HTTP status (200 for an error inside a 2xx). */
 function zhipuFailure(status: number, code: unknown, message: string): UpstreamFailure {

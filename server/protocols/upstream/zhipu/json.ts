@@ -4,7 +4,11 @@ import type { AdaptorCall, ChatResponse, ChatToolCall, FinishReason, UpstreamFai
 import { count, isObject, openAiUsage, parseJson, upstreamFailure } from '../../shared';
 
 export type Json = Record<string, unknown>;
-export const text = (value: unknown): string => (typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '');
+/** A JSON value as text: a string as it is, a number printed, anything else ''. */
+export function text(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return typeof value === 'number' ? String(value) : '';
+}
 
 // ---- v4 (OpenAI-shaped) answers ----
 
@@ -69,10 +73,8 @@ export function decodeV4(body: Json, call: AdaptorCall): ChatResponse | Upstream
       return upstreamFailure(502, 'Zhipu reported a network error while generating', { type: 'zhipu_error', code: 'network_error' });
     const message = isObject(choice.message) ? choice.message : {};
     const calls = toolCalls(message.tool_calls, call, counter);
-    const out: ChatResponse['choices'][number]['message'] = {
-      role: 'assistant',
-      content: typeof message.content === 'string' ? message.content : calls.length ? null : '',
-    };
+    const out: ChatResponse['choices'][number]['message'] = { role: 'assistant', content: calls.length ? null : '' };
+    if (typeof message.content === 'string') out.content = message.content;
     if (calls.length) out.tool_calls = calls;
     if (typeof message.reasoning_content === 'string' && message.reasoning_content) out.reasoning_content = message.reasoning_content;
     choices.push({ index: position, message: out, finish_reason: reason ?? (calls.length ? 'tool_calls' : 'stop') });

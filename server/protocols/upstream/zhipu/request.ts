@@ -43,7 +43,8 @@ export function zhipuJwt(key: string, now: number): string | undefined {
 
 /** v3's prompt: the conversation as `{role, content}` turns; a system message stays a system turn. */
 function v3Turn(message: ChatMessage): { role: string; content: string } {
-  const role = message.role === 'assistant' || message.role === 'system' ? message.role : message.role === 'developer' ? 'system' : 'user';
+  let role = message.role === 'developer' ? 'system' : 'user';
+  if (message.role === 'assistant' || message.role === 'system') role = message.role;
   return { role, content: contentText(message.content) };
 }
 

@@ -171,13 +171,28 @@ export class ZhipuStreamDecoder implements ChatStreamDecoder {
       this.failed = failure;
       return;
     }
+    this.rememberAnswer(body);
+    const usage = usageOf(body.usage);
+    if (usage) this.reported = usage;
+    const choices = this.v4Choices(Array.isArray(body.choices) ? body.choices.filter(isObject) : []);
+    if (!choices) return;
+    if (choices.length || usage) {
+      const chunk = this.chunk(choices);
+      if (usage) chunk.usage = openAiUsage(usage);
+      chunks.push(chunk);
+    }
+  }
+
+  /** The stream's id, model and time: the first the vendor gives. */
+  private rememberAnswer(body: Record<string, unknown>): void {
     if (!this.id) this.id = text(body.id) || text(body.request_id);
     if (!this.model) this.model = text(body.model);
     if (!this.created) this.created = count(body.created);
-    const usage = usageOf(body.usage);
-    if (usage) this.reported = usage;
+  }
+
+  /** A v4 event's choices as chunk choices (those already finished skipped); undefined when one reports an error (then the stream failed). */
+  private v4Choices(list: Record<string, unknown>[]): ChatChunkChoice[] | undefined {
     const choices: ChatChunkChoice[] = [];
-    const list = Array.isArray(body.choices) ? body.choices.filter(isObject) : [];
     for (const [position, choice] of list.entries()) {
       const index = Number.isInteger(choice.index) ? (choice.index as number) : position;
       if (this.closedChoices.has(index)) continue;
@@ -187,7 +202,7 @@ export class ZhipuStreamDecoder implements ChatStreamDecoder {
           type: 'zhipu_error',
           code: 'network_error',
         });
-        return;
+        return undefined;
       }
       const delta = isObject(choice.delta) ? choice.delta : {};
       const out: ChatChunkChoice['delta'] = {};
@@ -200,11 +215,7 @@ export class ZhipuStreamDecoder implements ChatStreamDecoder {
       if (reason) this.closedChoices.add(index);
       choices.push({ index, delta: this.opening(index, out), finish_reason: reason });
     }
-    if (choices.length || usage) {
-      const chunk = this.chunk(choices);
-      if (usage) chunk.usage = openAiUsage(usage);
-      chunks.push(chunk);
-    }
+    return choices;
   }
 
   /** The first delta of a choice says it is the assistant's. */

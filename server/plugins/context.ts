@@ -8,12 +8,12 @@ import type { Database } from '../db/database';
 import type { QuotaLedger } from '../billing/quota';
 import type { RelayCache } from '../relay/relayCache';
 import type { UserRow } from '../repositories/users';
-import type { SendMail } from './mailer';
-import type { JobRunner } from './jobRunner';
-import type { OptionStore } from './optionStore';
-import type { RateLimiter } from './rateLimiter';
-import type { SessionSigner } from './session';
-import type { GatewayMetrics } from './metrics';
+import type { SendMail } from '../services/mailer';
+import type { JobRunner } from '../services/jobRunner';
+import type { OptionStore } from '../services/optionStore';
+import type { RateLimiter } from '../services/rateLimiter';
+import type { SessionSigner } from '../services/session';
+import type { GatewayMetrics } from '../services/metrics';
 import type { DeliveryLoop } from '../webhooks/delivery';
 
 export interface AppContext {
