@@ -22,11 +22,12 @@
 //   server/app.ts, main.ts, cluster.ts, bootstrap.ts, clusterMetrics.ts: the edge (their own rows below)
 //
 //   src/i18n, src/quota.ts, src/lazyNamed.ts, src/theme.tsx: common only
-//   src/dataProvider        the REST client and the envelope: common
+//   src/dataProvider        the REST client, the envelope, the signed-in user as stored: common
 //   src/authProvider        login, roles: dataProvider, common
-//   src/layout              the shell and the shared pieces every screen uses: the providers, i18n, common
-//   src/resources, src/pages, src/settings, src/dashboard: the screens, above layout and the providers (the rows
-//                           below say which screens may use which)
+//   src/layout              the shell and the pieces several screens share: the providers, i18n, common
+//   src/resources, src/settings, src/dashboard, src/pages: the screens, above layout and the providers, in that
+//                           order (settings may use resources; pages may use all three)
+//   src/menu.ts, src/consoleDataProvider.ts: the menu and the data provider made from the resource registry
 //   src/App.tsx, src/main.tsx: the top
 //
 // Tests, benches and scripts may import anything. Packages (bare specifiers, node:*) are not restricted. Each
@@ -152,9 +153,21 @@ const UNITS = {
   'src/layout': { runtime: [...CONSOLE_BASE, 'src/dataProvider', 'src/authProvider'] },
   'src/resources': { runtime: [...CONSOLE_BELOW_SCREENS] },
   'src/settings': { runtime: [...CONSOLE_BELOW_SCREENS, 'src/resources'] },
-  'src/pages': { runtime: [...CONSOLE_BELOW_SCREENS, 'src/resources', 'src/settings'] },
-  'src/dashboard': { runtime: [...CONSOLE_BELOW_SCREENS, 'src/resources', 'src/pages'] },
-  'src/App.tsx': { runtime: [...CONSOLE_BELOW_SCREENS, 'src/resources', 'src/settings', 'src/pages', 'src/dashboard'] },
+  'src/dashboard': { runtime: [...CONSOLE_BELOW_SCREENS, 'src/resources'] },
+  'src/pages': { runtime: [...CONSOLE_BELOW_SCREENS, 'src/resources', 'src/settings', 'src/dashboard'] },
+  'src/menu.ts': { runtime: [...CONSOLE_BELOW_SCREENS, 'src/resources'] },
+  'src/consoleDataProvider.ts': { runtime: [...CONSOLE_BELOW_SCREENS, 'src/resources'] },
+  'src/App.tsx': {
+    runtime: [
+      ...CONSOLE_BELOW_SCREENS,
+      'src/resources',
+      'src/settings',
+      'src/dashboard',
+      'src/pages',
+      'src/menu.ts',
+      'src/consoleDataProvider.ts',
+    ],
+  },
   'src/main.tsx': { runtime: [...CONSOLE_BELOW_SCREENS, 'src/App.tsx'] },
 };
 

@@ -5,9 +5,9 @@ import { createElement, lazy, type ReactNode } from 'react';
 import { Authenticated, CustomRoutes, Resource } from 'react-admin';
 import { createBrowserRouter, Route, RouterProvider } from 'react-router-dom';
 import { authProvider } from './authProvider';
-import { dataProvider } from './dataProvider';
+import { consoleDataProvider } from './consoleDataProvider';
 import { setUnauthorizedHandler } from './dataProvider/httpClient';
-import { clearStoredUser, readStoredUser } from './authProvider/storage';
+import { clearStoredUser, readStoredUser } from './dataProvider/storage';
 import { i18nProvider } from './i18n';
 import { AppLayout } from './layout/AppLayout';
 import { ConsoleAdmin } from './layout/ConsoleAdmin';
@@ -22,6 +22,7 @@ import { RegisterPage } from './pages/RegisterPage';
 import { ResetConfirmPage } from './pages/ResetConfirmPage';
 import { ResetRequestPage } from './pages/ResetRequestPage';
 import { lazyNamed } from './lazyNamed';
+import { MENU_ITEMS } from './menu';
 import { RESOURCES, type ResourceDefinition } from './resources';
 import { darkTheme, lightTheme } from './theme';
 
@@ -56,6 +57,9 @@ const queryClient = new QueryClient({
     },
   },
 });
+
+/** The page frame with the registry's menu (the layout imports no resource module). */
+const ConsoleLayout = ({ children }: { children?: ReactNode }) => <AppLayout menu={MENU_ITEMS}>{children}</AppLayout>;
 
 /** While react-admin checks the session before a page that needs one. */
 const CheckingSession = () => <LoadingPage />;
@@ -94,11 +98,11 @@ function Console() {
   return (
     <StatusProvider>
       <ConsoleAdmin
-        dataProvider={dataProvider}
+        dataProvider={consoleDataProvider}
         queryClient={queryClient}
         authProvider={authProvider}
         i18nProvider={i18nProvider}
-        layout={AppLayout}
+        layout={ConsoleLayout}
         dashboard={HomePage}
         catchAll={NotFoundPage}
         loading={CheckingSession}

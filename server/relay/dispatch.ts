@@ -168,7 +168,8 @@ type Step = Dispatched | typeof NO_CHANNEL | typeof SKIPPED | typeof TRIED | typ
 async function tryNextChannel(run: DispatchRun, stage: RouteStage, attempt: number): Promise<Step> {
   const { deps } = run;
   const { book } = deps;
-  const channel = await pickChannel(run, stage);
+  const picked = pickChannel(run, stage);
+  const channel = picked instanceof Promise ? await picked : picked;
   if (!isChannel(channel)) return channel;
   const way = wayOn(run, channel, stage.model);
   if (way === SKIPPED) return way;
@@ -223,57 +224,86 @@ function abortedOn(run: DispatchRun, channel: RoutedChannel, sentAt: number): Di
 
 const isChannel = (picked: RoutedChannel | Step): picked is RoutedChannel => typeof picked === 'object' && 'id' in picked;
 
-/** The stage's next channel (with one of its keys, for a channel of several), or the step that ends the stage's try. */
-async function pickChannel(run: DispatchRun, stage: RouteStage): Promise<RoutedChannel | Step> {
+/**
+ * The stage's next channel (with one of its keys, for a channel of several), or the step that ends the stage's
+ * try. A promise only when the database had to be read: a cached pick costs the hot path no turn of the loop.
+ */
+function pickChannel(run: DispatchRun, stage: RouteStage): RoutedChannel | Step | Promise<RoutedChannel | Step> {
   const { deps, caller } = run;
-  const { book } = deps;
   let channel: ReturnType<typeof selectChannel>;
   try {
     channel = selectChannel(deps.db, caller.user.group, stage.model, {
       exclude: run.tried,
       pinnedChannelId: caller.pinnedChannelId,
       cache: deps.relayCache,
-      book,
+      book: deps.book,
       affinity: run.affinity?.channelId,
       resting: stage.resting,
     });
-    if (channel instanceof Promise) channel = await channel;
   } catch (error) {
-    // the caller holds a reservation: a failed outcome makes it release that before answering
-    if (!isDatabaseUnavailable(error)) throw error;
-    return {
-      outcome: 'failed',
-      error: relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error'),
-      channelId: run.tried.at(-1) ?? 0,
-      attempts: run.tries,
-    };
+    return databaseDown(run, error, run.tried.at(-1) ?? 0);
   }
+  if (channel instanceof Promise) {
+    return channel.then(
+      (found) => withKey(run, stage, found),
+      (error: unknown) => databaseDown(run, error, run.tried.at(-1) ?? 0),
+    );
+  }
+  return withKey(run, stage, channel);
+}
+
+/** A database that cannot be reached ends the dispatch (the caller releases its reservation); any other error is thrown on. */
+function databaseDown(run: DispatchRun, error: unknown, channelId: number): Step {
+  if (!isDatabaseUnavailable(error)) throw error;
+  return {
+    outcome: 'failed',
+    error: relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error'),
+    channelId,
+    attempts: run.tries,
+  };
+}
+
+/** The picked channel, with one of its keys when it holds several (SKIPPED when none of them may be used now). */
+function withKey(
+  run: DispatchRun,
+  stage: RouteStage,
+  channel: RoutedChannel | undefined,
+): RoutedChannel | Step | Promise<RoutedChannel | Step> {
   if (!channel) return NO_CHANNEL;
   run.tried.push(channel.id);
   if (!channel.multi_key) return channel;
+  const { deps } = run;
+  const { book } = deps;
   // a key resting after a 429 is passed by like a resting channel, unless this is the last resort
   const resting = stage.resting || book.empty ? undefined : (keyId: number) => book.keyRestingUntil(keyId) > 0;
   let keyed: ReturnType<typeof withChannelKey>;
   try {
     const preferred = run.affinity?.channelId === channel.id ? run.affinity.keyId : undefined;
     keyed = withChannelKey(deps.db, channel, run.deadKeys, Math.random, deps.relayCache, resting, preferred);
-    if (keyed instanceof Promise) keyed = await keyed;
   } catch (error) {
-    if (!isDatabaseUnavailable(error)) throw error;
-    return {
-      outcome: 'failed',
-      error: relayError(503, DATABASE_UNAVAILABLE_MESSAGE, 'database_unavailable', 'server_error'),
-      channelId: channel.id,
-      attempts: run.tries,
-    };
+    return databaseDown(run, error, channel.id);
   }
-  if (!keyed) {
-    // every live key rests: the channel rests with them (until the first wakes) and stays free for the last resort;
-    // or every key is set aside (the channel is being disabled). Either way the next channel may answer.
-    if (resting && book.restChannelWithKeys(channel.id)) run.tried.pop();
-    return SKIPPED;
+  if (keyed instanceof Promise) {
+    return keyed.then(
+      (found) => keyedOrSkipped(run, channel, resting, found),
+      (error: unknown) => databaseDown(run, error, channel.id),
+    );
   }
-  return keyed;
+  return keyedOrSkipped(run, channel, resting, keyed);
+}
+
+/** A channel with its key; or, when every live key rests or is set aside, SKIPPED (the next channel may answer). */
+function keyedOrSkipped(
+  run: DispatchRun,
+  channel: RoutedChannel,
+  resting: ((keyId: number) => boolean) | undefined,
+  keyed: RoutedChannel | undefined,
+): RoutedChannel | Step {
+  if (keyed) return keyed;
+  // every live key rests: the channel rests with them (until the first wakes) and stays free for the last resort;
+  // or every key is set aside (the channel is being disabled)
+  if (resting && run.deps.book.restChannelWithKeys(channel.id)) run.tried.pop();
+  return SKIPPED;
 }
 
 /**

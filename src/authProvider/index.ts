@@ -11,7 +11,7 @@ import type { AuthProvider } from 'react-admin';
 import type { LoginPayload } from '../../common/records';
 import { isAdmin, isRoot } from '../../common/roles';
 import { dataProvider as defaultDataProvider, type SwitchboardDataProvider } from '../dataProvider';
-import { clearStoredUser, readStoredUser, storeUser } from './storage';
+import { clearStoredUser, readStoredUser, storeUser } from '../dataProvider/storage';
 
 /** Resources and settings areas only admins may open. */
 export const ADMIN_RESOURCES = new Set([

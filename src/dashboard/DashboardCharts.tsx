@@ -106,7 +106,8 @@ function useChartColors(): string[] {
   ];
 }
 
-export default function DashboardCharts({ data, errorLog }: { data: Dashboard; errorLog: ErrorLogPath }) {
+/** What every chart of the range shares: formats, labels, colours, the table's time column and the range line. */
+function useChartKit(data: Dashboard) {
   const translate = useDashboardTranslate();
   const format = useDashboardFormat();
   const colors = useChartColors();
@@ -126,205 +127,262 @@ export default function DashboardCharts({ data, errorLog }: { data: Dashboard; e
     label: translate('dashboard.charts.time'),
     render: (point) => bucketLabel(point.bucket),
   };
+  return {
+    translate,
+    format,
+    colors,
+    narrow,
+    series,
+    byModel,
+    buckets,
+    bucketLabel,
+    range,
+    spendLabel,
+    moneyTick,
+    moneyTooltip,
+    countTick,
+    countTooltip,
+    timeColumn,
+  };
+}
 
+interface ChartProps {
+  data: Dashboard;
+  errorLog: ErrorLogPath;
+}
+
+/** Spend, requests and errors per bucket, as an area line of spend. */
+function SpendOverTime({ data, errorLog }: ChartProps) {
+  const { translate, format, colors, series, buckets, bucketLabel, range, spendLabel, moneyTick, moneyTooltip, timeColumn } =
+    useChartKit(data);
   const spendTitle = translate('dashboard.charts.spend_over_time');
-  const tokensTitle = translate('dashboard.charts.tokens_over_time');
-  const pieTitle = translate('dashboard.charts.spend_by_model');
-  const modelBarsTitle = translate('dashboard.charts.requests_by_model');
+  return (
+    <ChartCard
+      id="spend-over-time"
+      title={spendTitle}
+      description={translate('dashboard.charts.description', { title: spendTitle, ...range })}
+      rows={series}
+      rowKey={(point) => String(point.bucket)}
+      columns={[
+        timeColumn,
+        { key: 'spend', label: spendLabel, numeric: true, render: (point) => format.money(point.quota) },
+        {
+          key: 'requests',
+          label: translate('dashboard.charts.requests'),
+          numeric: true,
+          render: (point) => format.count(point.requests),
+        },
+        {
+          key: 'errors',
+          label: translate('dashboard.charts.errors'),
+          numeric: true,
+          render: (point) => (
+            <ErrorsLink
+              count={point.errors}
+              to={errorLog({ start_timestamp: point.bucket, end_timestamp: point.bucket + BUCKET_SECONDS[data.granularity] - 1 })}
+            />
+          ),
+        },
+      ]}
+      chart={
+        <LineChart
+          height={CHART_HEIGHT}
+          xAxis={[{ scaleType: 'point', data: buckets, valueFormatter: bucketLabel }]}
+          yAxis={[{ valueFormatter: moneyTick, width: 64 }]}
+          series={[
+            {
+              id: 'spend',
+              label: spendLabel,
+              data: series.map((point) => format.amount(point.quota)),
+              color: colors[0],
+              area: true,
+              showMark: series.length <= 31,
+              valueFormatter: moneyTooltip,
+            },
+          ]}
+          hideLegend
+          grid={{ horizontal: true }}
+          sx={{ [`& .${lineClasses.area}`]: { fillOpacity: 0.18 } }}
+        />
+      }
+    />
+  );
+}
 
+/** Prompt and completion tokens per bucket, stacked bars. */
+function TokensOverTime({ data }: Pick<ChartProps, 'data'>) {
+  const { translate, format, colors, series, buckets, bucketLabel, range, countTick, countTooltip, timeColumn } = useChartKit(data);
+  const tokensTitle = translate('dashboard.charts.tokens_over_time');
+  return (
+    <ChartCard
+      id="tokens-over-time"
+      title={tokensTitle}
+      description={translate('dashboard.charts.description', { title: tokensTitle, ...range })}
+      rows={series}
+      rowKey={(point) => String(point.bucket)}
+      columns={[
+        timeColumn,
+        {
+          key: 'prompt',
+          label: translate('dashboard.charts.prompt_tokens'),
+          numeric: true,
+          render: (point) => format.count(point.prompt_tokens),
+        },
+        {
+          key: 'completion',
+          label: translate('dashboard.charts.completion_tokens'),
+          numeric: true,
+          render: (point) => format.count(point.completion_tokens),
+        },
+      ]}
+      chart={
+        <BarChart
+          height={CHART_HEIGHT}
+          xAxis={[{ scaleType: 'band', data: buckets, valueFormatter: bucketLabel }]}
+          yAxis={[{ valueFormatter: countTick, width: 56 }]}
+          series={[
+            {
+              id: 'prompt',
+              label: translate('dashboard.charts.prompt_tokens'),
+              data: series.map((point) => point.prompt_tokens),
+              stack: 'tokens',
+              color: colors[0],
+              valueFormatter: countTooltip,
+            },
+            {
+              id: 'completion',
+              label: translate('dashboard.charts.completion_tokens'),
+              data: series.map((point) => point.completion_tokens),
+              stack: 'tokens',
+              color: colors[1],
+              valueFormatter: countTooltip,
+            },
+          ]}
+          grid={{ horizontal: true }}
+        />
+      }
+    />
+  );
+}
+
+/** Each model's share of the spend, as a ring. */
+function SpendByModel({ data }: Pick<ChartProps, 'data'>) {
+  const { translate, format, colors, narrow, byModel, spendLabel } = useChartKit(data);
+  const pieTitle = translate('dashboard.charts.spend_by_model');
+  return (
+    <ChartCard
+      id="spend-by-model"
+      title={pieTitle}
+      description={translate('dashboard.charts.description_models', { title: pieTitle, count: byModel.length })}
+      rows={byModel}
+      rowKey={(model) => model.model}
+      columns={[
+        { key: 'model', label: translate('dashboard.tables.model'), render: (model) => model.model },
+        { key: 'spend', label: spendLabel, numeric: true, render: (model) => format.money(model.quota) },
+      ]}
+      chart={
+        <PieChart
+          height={CHART_HEIGHT}
+          colors={colors}
+          series={[
+            {
+              id: 'spend-by-model',
+              innerRadius: 50,
+              paddingAngle: 1,
+              cornerRadius: 3,
+              data: byModel.map((model, index) => ({
+                id: model.model,
+                label: model.model,
+                value: format.amount(model.quota),
+                color: colors[index % colors.length],
+              })),
+              valueFormatter: (item) => format.moneyOfAmount(item.value),
+            },
+          ]}
+          slotProps={{
+            legend: {
+              direction: narrow ? 'horizontal' : 'vertical',
+              position: narrow ? { vertical: 'bottom', horizontal: 'center' } : { vertical: 'middle', horizontal: 'end' },
+            },
+          }}
+        />
+      }
+    />
+  );
+}
+
+/** Requests and errors per model, stacked horizontal bars. */
+function RequestsByModel({ data, errorLog }: ChartProps) {
+  const { translate, format, colors, narrow, byModel, countTick, countTooltip } = useChartKit(data);
+  const modelBarsTitle = translate('dashboard.charts.requests_by_model');
+  return (
+    <ChartCard
+      id="requests-by-model"
+      title={modelBarsTitle}
+      description={translate('dashboard.charts.description_models', { title: modelBarsTitle, count: byModel.length })}
+      rows={byModel}
+      rowKey={(model) => model.model}
+      columns={[
+        { key: 'model', label: translate('dashboard.tables.model'), render: (model) => model.model },
+        {
+          key: 'requests',
+          label: translate('dashboard.charts.requests'),
+          numeric: true,
+          render: (model) => format.count(model.requests),
+        },
+        {
+          key: 'errors',
+          label: translate('dashboard.charts.errors'),
+          numeric: true,
+          render: (model) => <ErrorsLink count={model.errors} to={errorLog({ model_name: model.model })} />,
+        },
+      ]}
+      chart={
+        <BarChart
+          height={CHART_HEIGHT}
+          layout="horizontal"
+          yAxis={[{ scaleType: 'band', data: byModel.map((model) => model.model), width: narrow ? 96 : 140 }]}
+          xAxis={[{ valueFormatter: countTick }]}
+          series={[
+            {
+              id: 'requests',
+              label: translate('dashboard.charts.requests'),
+              data: byModel.map((model) => model.requests),
+              stack: 'calls',
+              color: colors[0],
+              valueFormatter: countTooltip,
+            },
+            {
+              id: 'errors',
+              label: translate('dashboard.charts.errors'),
+              data: byModel.map((model) => model.errors),
+              stack: 'calls',
+              color: colors[5],
+              valueFormatter: countTooltip,
+            },
+          ]}
+          grid={{ vertical: true }}
+        />
+      }
+    />
+  );
+}
+
+/** The range's four charts, two by two (one a row on a phone), each with its data as a table too. */
+export default function DashboardCharts({ data, errorLog }: ChartProps) {
   return (
     <Grid container spacing={2}>
       <Grid size={{ xs: 12, md: 6 }}>
-        <ChartCard
-          id="spend-over-time"
-          title={spendTitle}
-          description={translate('dashboard.charts.description', { title: spendTitle, ...range })}
-          rows={series}
-          rowKey={(point) => String(point.bucket)}
-          columns={[
-            timeColumn,
-            { key: 'spend', label: spendLabel, numeric: true, render: (point) => format.money(point.quota) },
-            {
-              key: 'requests',
-              label: translate('dashboard.charts.requests'),
-              numeric: true,
-              render: (point) => format.count(point.requests),
-            },
-            {
-              key: 'errors',
-              label: translate('dashboard.charts.errors'),
-              numeric: true,
-              render: (point) => (
-                <ErrorsLink
-                  count={point.errors}
-                  to={errorLog({ start_timestamp: point.bucket, end_timestamp: point.bucket + BUCKET_SECONDS[data.granularity] - 1 })}
-                />
-              ),
-            },
-          ]}
-          chart={
-            <LineChart
-              height={CHART_HEIGHT}
-              xAxis={[{ scaleType: 'point', data: buckets, valueFormatter: bucketLabel }]}
-              yAxis={[{ valueFormatter: moneyTick, width: 64 }]}
-              series={[
-                {
-                  id: 'spend',
-                  label: spendLabel,
-                  data: series.map((point) => format.amount(point.quota)),
-                  color: colors[0],
-                  area: true,
-                  showMark: series.length <= 31,
-                  valueFormatter: moneyTooltip,
-                },
-              ]}
-              hideLegend
-              grid={{ horizontal: true }}
-              sx={{ [`& .${lineClasses.area}`]: { fillOpacity: 0.18 } }}
-            />
-          }
-        />
+        <SpendOverTime data={data} errorLog={errorLog} />
       </Grid>
       <Grid size={{ xs: 12, md: 6 }}>
-        <ChartCard
-          id="tokens-over-time"
-          title={tokensTitle}
-          description={translate('dashboard.charts.description', { title: tokensTitle, ...range })}
-          rows={series}
-          rowKey={(point) => String(point.bucket)}
-          columns={[
-            timeColumn,
-            {
-              key: 'prompt',
-              label: translate('dashboard.charts.prompt_tokens'),
-              numeric: true,
-              render: (point) => format.count(point.prompt_tokens),
-            },
-            {
-              key: 'completion',
-              label: translate('dashboard.charts.completion_tokens'),
-              numeric: true,
-              render: (point) => format.count(point.completion_tokens),
-            },
-          ]}
-          chart={
-            <BarChart
-              height={CHART_HEIGHT}
-              xAxis={[{ scaleType: 'band', data: buckets, valueFormatter: bucketLabel }]}
-              yAxis={[{ valueFormatter: countTick, width: 56 }]}
-              series={[
-                {
-                  id: 'prompt',
-                  label: translate('dashboard.charts.prompt_tokens'),
-                  data: series.map((point) => point.prompt_tokens),
-                  stack: 'tokens',
-                  color: colors[0],
-                  valueFormatter: countTooltip,
-                },
-                {
-                  id: 'completion',
-                  label: translate('dashboard.charts.completion_tokens'),
-                  data: series.map((point) => point.completion_tokens),
-                  stack: 'tokens',
-                  color: colors[1],
-                  valueFormatter: countTooltip,
-                },
-              ]}
-              grid={{ horizontal: true }}
-            />
-          }
-        />
+        <TokensOverTime data={data} />
       </Grid>
       <Grid size={{ xs: 12, md: 6 }}>
-        <ChartCard
-          id="spend-by-model"
-          title={pieTitle}
-          description={translate('dashboard.charts.description_models', { title: pieTitle, count: byModel.length })}
-          rows={byModel}
-          rowKey={(model) => model.model}
-          columns={[
-            { key: 'model', label: translate('dashboard.tables.model'), render: (model) => model.model },
-            { key: 'spend', label: spendLabel, numeric: true, render: (model) => format.money(model.quota) },
-          ]}
-          chart={
-            <PieChart
-              height={CHART_HEIGHT}
-              colors={colors}
-              series={[
-                {
-                  id: 'spend-by-model',
-                  innerRadius: 50,
-                  paddingAngle: 1,
-                  cornerRadius: 3,
-                  data: byModel.map((model, index) => ({
-                    id: model.model,
-                    label: model.model,
-                    value: format.amount(model.quota),
-                    color: colors[index % colors.length],
-                  })),
-                  valueFormatter: (item) => format.moneyOfAmount(item.value),
-                },
-              ]}
-              slotProps={{
-                legend: {
-                  direction: narrow ? 'horizontal' : 'vertical',
-                  position: narrow ? { vertical: 'bottom', horizontal: 'center' } : { vertical: 'middle', horizontal: 'end' },
-                },
-              }}
-            />
-          }
-        />
+        <SpendByModel data={data} />
       </Grid>
       <Grid size={{ xs: 12, md: 6 }}>
-        <ChartCard
-          id="requests-by-model"
-          title={modelBarsTitle}
-          description={translate('dashboard.charts.description_models', { title: modelBarsTitle, count: byModel.length })}
-          rows={byModel}
-          rowKey={(model) => model.model}
-          columns={[
-            { key: 'model', label: translate('dashboard.tables.model'), render: (model) => model.model },
-            {
-              key: 'requests',
-              label: translate('dashboard.charts.requests'),
-              numeric: true,
-              render: (model) => format.count(model.requests),
-            },
-            {
-              key: 'errors',
-              label: translate('dashboard.charts.errors'),
-              numeric: true,
-              render: (model) => <ErrorsLink count={model.errors} to={errorLog({ model_name: model.model })} />,
-            },
-          ]}
-          chart={
-            <BarChart
-              height={CHART_HEIGHT}
-              layout="horizontal"
-              yAxis={[{ scaleType: 'band', data: byModel.map((model) => model.model), width: narrow ? 96 : 140 }]}
-              xAxis={[{ valueFormatter: countTick }]}
-              series={[
-                {
-                  id: 'requests',
-                  label: translate('dashboard.charts.requests'),
-                  data: byModel.map((model) => model.requests),
-                  stack: 'calls',
-                  color: colors[0],
-                  valueFormatter: countTooltip,
-                },
-                {
-                  id: 'errors',
-                  label: translate('dashboard.charts.errors'),
-                  data: byModel.map((model) => model.errors),
-                  stack: 'calls',
-                  color: colors[5],
-                  valueFormatter: countTooltip,
-                },
-              ]}
-              grid={{ vertical: true }}
-            />
-          }
-        />
+        <RequestsByModel data={data} errorLog={errorLog} />
       </Grid>
     </Grid>
   );

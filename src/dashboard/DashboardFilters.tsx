@@ -80,14 +80,7 @@ function FilterSelect({
   );
 }
 
-export function DashboardFilters({
-  view,
-  admin,
-  granularity,
-  answered,
-  optionsOf,
-  onChange,
-}: {
+interface DashboardFiltersProps {
   view: DashboardView;
   admin: boolean;
   /** The granularity in effect (the view's, or the server's default). */
@@ -96,7 +89,19 @@ export function DashboardFilters({
   answered?: { start: number; end: number };
   optionsOf: (key: FilterKey) => FilterOption[];
   onChange: (view: DashboardView) => void;
-}) {
+}
+
+// MUI's toggle text (action.active unselected, primary on a primary tint selected) falls short of 4.5:1: filled instead
+const toggleSx = {
+  '& .MuiToggleButton-root:not(.Mui-selected)': { color: 'text.secondary' },
+  '& .MuiToggleButton-root.Mui-selected, & .MuiToggleButton-root.Mui-selected:hover': {
+    bgcolor: 'primary.main',
+    color: 'primary.contrastText',
+  },
+};
+
+/** The first row: the range presets, the granularity, and a custom range's two dates. */
+function RangeControls({ view, granularity, answered, onChange }: Omit<DashboardFiltersProps, 'admin' | 'optionsOf'>) {
   const translate = useDashboardTranslate();
   const setRange = (range: RangePreset | null) => {
     if (!range) return;
@@ -112,112 +117,121 @@ export function DashboardFilters({
       onChange({ ...view, range, start: undefined, end: undefined });
     }
   };
-  const setFilter = (key: FilterKey, value: string) =>
-    onChange({ ...view, [key]: value === '' ? undefined : key === 'model' ? value : Number(value) });
   const start = view.start ?? answered?.start;
   const end = view.end ?? answered?.end;
-  // MUI's toggle text (action.active unselected, primary on a primary tint selected) falls short of 4.5:1: filled instead
-  const toggleSx = {
-    '& .MuiToggleButton-root:not(.Mui-selected)': { color: 'text.secondary' },
-    '& .MuiToggleButton-root.Mui-selected, & .MuiToggleButton-root.Mui-selected:hover': {
-      bgcolor: 'primary.main',
-      color: 'primary.contrastText',
-    },
+  return (
+    <Stack direction="row" useFlexGap sx={{ flexWrap: 'wrap', gap: 1.5, alignItems: 'center' }}>
+      <ToggleButtonGroup
+        exclusive
+        size="small"
+        color="primary"
+        value={view.range}
+        sx={toggleSx}
+        onChange={(_, range: RangePreset | null) => setRange(range)}
+        aria-label={translate('dashboard.range.label')}
+      >
+        {RANGE_PRESETS.map((preset) => (
+          <ToggleButton key={preset} value={preset} sx={{ px: { xs: 1.25, sm: 1.75 } }}>
+            {translate(`dashboard.range.${preset}`)}
+          </ToggleButton>
+        ))}
+      </ToggleButtonGroup>
+      <ToggleButtonGroup
+        exclusive
+        size="small"
+        color="primary"
+        value={granularity}
+        sx={toggleSx}
+        onChange={(_, value: DashboardGranularity | null) => value && onChange({ ...view, granularity: value })}
+        aria-label={translate('dashboard.granularity.label')}
+      >
+        <ToggleButton value="hour">{translate('dashboard.granularity.hour')}</ToggleButton>
+        <ToggleButton value="day">{translate('dashboard.granularity.day')}</ToggleButton>
+      </ToggleButtonGroup>
+      {view.range === 'custom' && (
+        <Stack direction="row" spacing={1} sx={{ flex: { xs: '1 1 100%', sm: '0 0 auto' } }}>
+          <TextField
+            type="date"
+            size="small"
+            label={translate('dashboard.range.start')}
+            value={secondsToDay(start)}
+            onChange={(event) => onChange({ ...view, start: dayToSeconds(event.target.value, 'start'), end })}
+            slotProps={{ inputLabel: { shrink: true }, htmlInput: { max: secondsToDay(end) || undefined } }}
+            sx={{ flex: 1 }}
+          />
+          <TextField
+            type="date"
+            size="small"
+            label={translate('dashboard.range.end')}
+            value={secondsToDay(end)}
+            onChange={(event) => onChange({ ...view, start, end: dayToSeconds(event.target.value, 'end') })}
+            slotProps={{ inputLabel: { shrink: true }, htmlInput: { min: secondsToDay(start) || undefined } }}
+            sx={{ flex: 1 }}
+          />
+        </Stack>
+      )}
+    </Stack>
+  );
+}
+
+/** The second row: token and model (user and channel for admins), and a way to clear them. */
+function NarrowingFilters({ view, admin, optionsOf, onChange }: Omit<DashboardFiltersProps, 'granularity' | 'answered'>) {
+  const translate = useDashboardTranslate();
+  const setFilter = (key: FilterKey, value: string) => {
+    const chosen = key === 'model' ? value : Number(value);
+    onChange({ ...view, [key]: value === '' ? undefined : chosen });
   };
   const filtered = Boolean(view.token_id || view.model || view.user_id || view.channel_id);
+  return (
+    <Stack direction="row" useFlexGap sx={{ flexWrap: 'wrap', gap: 1, alignItems: 'center' }}>
+      <FilterSelect
+        label={translate('dashboard.filters.token')}
+        value={view.token_id ? String(view.token_id) : ''}
+        options={optionsOf('token_id')}
+        onChange={(value) => setFilter('token_id', value)}
+      />
+      <FilterSelect
+        label={translate('dashboard.filters.model')}
+        value={view.model ?? ''}
+        options={optionsOf('model')}
+        onChange={(value) => setFilter('model', value)}
+      />
+      {admin && (
+        <>
+          <FilterSelect
+            label={translate('dashboard.filters.user')}
+            value={view.user_id ? String(view.user_id) : ''}
+            options={optionsOf('user_id')}
+            onChange={(value) => setFilter('user_id', value)}
+          />
+          <FilterSelect
+            label={translate('dashboard.filters.channel')}
+            value={view.channel_id ? String(view.channel_id) : ''}
+            options={optionsOf('channel_id')}
+            onChange={(value) => setFilter('channel_id', value)}
+          />
+        </>
+      )}
+      {filtered && (
+        <Button
+          size="small"
+          startIcon={<FilterAltOffIcon />}
+          onClick={() => onChange({ ...view, token_id: undefined, model: undefined, user_id: undefined, channel_id: undefined })}
+        >
+          {translate('dashboard.filters.clear')}
+        </Button>
+      )}
+    </Stack>
+  );
+}
 
+/** The dashboard's filters: what range and granularity, narrowed to which token, model, user or channel. */
+export function DashboardFilters({ view, admin, granularity, answered, optionsOf, onChange }: DashboardFiltersProps) {
+  const translate = useDashboardTranslate();
   return (
     <Stack spacing={1.5} component="section" aria-label={translate('dashboard.filters.label')}>
-      <Stack direction="row" useFlexGap sx={{ flexWrap: 'wrap', gap: 1.5, alignItems: 'center' }}>
-        <ToggleButtonGroup
-          exclusive
-          size="small"
-          color="primary"
-          value={view.range}
-          sx={toggleSx}
-          onChange={(_, range: RangePreset | null) => setRange(range)}
-          aria-label={translate('dashboard.range.label')}
-        >
-          {RANGE_PRESETS.map((preset) => (
-            <ToggleButton key={preset} value={preset} sx={{ px: { xs: 1.25, sm: 1.75 } }}>
-              {translate(`dashboard.range.${preset}`)}
-            </ToggleButton>
-          ))}
-        </ToggleButtonGroup>
-        <ToggleButtonGroup
-          exclusive
-          size="small"
-          color="primary"
-          value={granularity}
-          sx={toggleSx}
-          onChange={(_, value: DashboardGranularity | null) => value && onChange({ ...view, granularity: value })}
-          aria-label={translate('dashboard.granularity.label')}
-        >
-          <ToggleButton value="hour">{translate('dashboard.granularity.hour')}</ToggleButton>
-          <ToggleButton value="day">{translate('dashboard.granularity.day')}</ToggleButton>
-        </ToggleButtonGroup>
-        {view.range === 'custom' && (
-          <Stack direction="row" spacing={1} sx={{ flex: { xs: '1 1 100%', sm: '0 0 auto' } }}>
-            <TextField
-              type="date"
-              size="small"
-              label={translate('dashboard.range.start')}
-              value={secondsToDay(start)}
-              onChange={(event) => onChange({ ...view, start: dayToSeconds(event.target.value, 'start'), end })}
-              slotProps={{ inputLabel: { shrink: true }, htmlInput: { max: secondsToDay(end) || undefined } }}
-              sx={{ flex: 1 }}
-            />
-            <TextField
-              type="date"
-              size="small"
-              label={translate('dashboard.range.end')}
-              value={secondsToDay(end)}
-              onChange={(event) => onChange({ ...view, start, end: dayToSeconds(event.target.value, 'end') })}
-              slotProps={{ inputLabel: { shrink: true }, htmlInput: { min: secondsToDay(start) || undefined } }}
-              sx={{ flex: 1 }}
-            />
-          </Stack>
-        )}
-      </Stack>
-      <Stack direction="row" useFlexGap sx={{ flexWrap: 'wrap', gap: 1, alignItems: 'center' }}>
-        <FilterSelect
-          label={translate('dashboard.filters.token')}
-          value={view.token_id ? String(view.token_id) : ''}
-          options={optionsOf('token_id')}
-          onChange={(value) => setFilter('token_id', value)}
-        />
-        <FilterSelect
-          label={translate('dashboard.filters.model')}
-          value={view.model ?? ''}
-          options={optionsOf('model')}
-          onChange={(value) => setFilter('model', value)}
-        />
-        {admin && (
-          <>
-            <FilterSelect
-              label={translate('dashboard.filters.user')}
-              value={view.user_id ? String(view.user_id) : ''}
-              options={optionsOf('user_id')}
-              onChange={(value) => setFilter('user_id', value)}
-            />
-            <FilterSelect
-              label={translate('dashboard.filters.channel')}
-              value={view.channel_id ? String(view.channel_id) : ''}
-              options={optionsOf('channel_id')}
-              onChange={(value) => setFilter('channel_id', value)}
-            />
-          </>
-        )}
-        {filtered && (
-          <Button
-            size="small"
-            startIcon={<FilterAltOffIcon />}
-            onClick={() => onChange({ ...view, token_id: undefined, model: undefined, user_id: undefined, channel_id: undefined })}
-          >
-            {translate('dashboard.filters.clear')}
-          </Button>
-        )}
-      </Stack>
+      <RangeControls view={view} granularity={granularity} answered={answered} onChange={onChange} />
+      <NarrowingFilters view={view} admin={admin} optionsOf={optionsOf} onChange={onChange} />
     </Stack>
   );
 }

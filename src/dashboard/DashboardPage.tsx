@@ -9,9 +9,9 @@ import { Link as RouterLink, useSearchParams } from 'react-router-dom';
 import type { AdminDashboard, Dashboard } from '../../common/dashboard';
 import type { LogFilter } from '../../common/records';
 import { isAdmin, LogType } from '../../common/roles';
-import { readStoredUser } from '../authProvider/storage';
+import { readStoredUser } from '../dataProvider/storage';
 import { dataProvider } from '../dataProvider';
-import { errorMessage } from '../pages/errorMessage';
+import { errorMessage } from '../dataProvider/errorMessage';
 import { logListPath } from '../resources/log/logLink';
 import {
   ChannelHealthCard,
@@ -134,6 +134,69 @@ function errorLogOf(data: Dashboard | undefined, view: DashboardView, admin: boo
 
 const isAdminDashboard = (data: Dashboard): data is AdminDashboard => 'top_users' in data;
 
+/** The skeleton while the first answer loads. */
+function DashboardLoading() {
+  const translate = useDashboardTranslate();
+  return (
+    <Stack
+      spacing={2}
+      role="status"
+      aria-busy="true"
+      aria-label={translate('app.common.loading_page', { page: translate('dashboard.title') })}
+    >
+      <StatCardsSkeleton />
+      <ChartsSkeleton />
+    </Stack>
+  );
+}
+
+interface DashboardAnswerProps {
+  data: Dashboard;
+  admin: boolean;
+  errorLog: ErrorLogPath;
+  /** Narrows the view to one token, user, model or channel (a table row's filter button). */
+  narrow: (patch: Partial<DashboardView>) => void;
+}
+
+/** The answer: cards and totals, then charts and top tables (or the empty state), and channel health for admins. */
+function DashboardAnswer({ data, admin, errorLog, narrow }: DashboardAnswerProps) {
+  const empty = data.totals.requests === 0 && data.totals.errors === 0;
+  return (
+    <>
+      <StatCards data={data} errorLog={errorLog} />
+      <RangeTotals data={data} errorLog={errorLog} />
+      {empty ? (
+        <EmptyState admin={admin} />
+      ) : (
+        <>
+          <Suspense fallback={<ChartsSkeleton />}>
+            <DashboardCharts data={data} errorLog={errorLog} />
+          </Suspense>
+          <Grid container spacing={2}>
+            <Grid size={{ xs: 12, lg: isAdminDashboard(data) ? 6 : 12 }}>
+              <TopTokensTable rows={data.top_tokens} onFilter={(token_id) => narrow({ token_id })} />
+            </Grid>
+            {isAdminDashboard(data) && (
+              <>
+                <Grid size={{ xs: 12, lg: 6 }}>
+                  <TopUsersTable rows={data.top_users} onFilter={(user_id) => narrow({ user_id })} />
+                </Grid>
+                <Grid size={{ xs: 12 }}>
+                  <TopModelsTable rows={data.by_model} totalQuota={data.totals.quota} onFilter={(model) => narrow({ model })} />
+                </Grid>
+                <Grid size={{ xs: 12 }}>
+                  <TopChannelsTable rows={data.top_channels} onFilter={(channel_id) => narrow({ channel_id })} errorLog={errorLog} />
+                </Grid>
+              </>
+            )}
+          </Grid>
+        </>
+      )}
+      {isAdminDashboard(data) && <ChannelHealthCard health={data.channel_health} />}
+    </>
+  );
+}
+
 export default function DashboardPage() {
   const translate = useDashboardTranslate();
   const admin = isAdmin(readStoredUser()?.role);
@@ -158,7 +221,6 @@ export default function DashboardPage() {
   const requested = queryOfView(view, admin);
   const granularity = view.granularity ?? data?.granularity ?? defaultGranularity(requested.start ?? 0, requested.end ?? 0);
   const narrow = (patch: Partial<DashboardView>) => setView({ ...view, ...patch });
-  const empty = data !== undefined && data.totals.requests === 0 && data.totals.errors === 0;
   const errorLog = errorLogOf(data, view, admin);
 
   return (
@@ -178,52 +240,9 @@ export default function DashboardPage() {
         </Typography>
       </Box>
       <DashboardFilters view={view} admin={admin} granularity={granularity} answered={data} optionsOf={optionsOf} onChange={setView} />
-      {isError ? (
-        <ErrorState error={error} onRetry={() => void refetch()} />
-      ) : isPending || !data ? (
-        <Stack
-          spacing={2}
-          role="status"
-          aria-busy="true"
-          aria-label={translate('app.common.loading_page', { page: translate('dashboard.title') })}
-        >
-          <StatCardsSkeleton />
-          <ChartsSkeleton />
-        </Stack>
-      ) : (
-        <>
-          <StatCards data={data} errorLog={errorLog} />
-          <RangeTotals data={data} errorLog={errorLog} />
-          {empty ? (
-            <EmptyState admin={admin} />
-          ) : (
-            <>
-              <Suspense fallback={<ChartsSkeleton />}>
-                <DashboardCharts data={data} errorLog={errorLog} />
-              </Suspense>
-              <Grid container spacing={2}>
-                <Grid size={{ xs: 12, lg: isAdminDashboard(data) ? 6 : 12 }}>
-                  <TopTokensTable rows={data.top_tokens} onFilter={(token_id) => narrow({ token_id })} />
-                </Grid>
-                {isAdminDashboard(data) && (
-                  <>
-                    <Grid size={{ xs: 12, lg: 6 }}>
-                      <TopUsersTable rows={data.top_users} onFilter={(user_id) => narrow({ user_id })} />
-                    </Grid>
-                    <Grid size={{ xs: 12 }}>
-                      <TopModelsTable rows={data.by_model} totalQuota={data.totals.quota} onFilter={(model) => narrow({ model })} />
-                    </Grid>
-                    <Grid size={{ xs: 12 }}>
-                      <TopChannelsTable rows={data.top_channels} onFilter={(channel_id) => narrow({ channel_id })} errorLog={errorLog} />
-                    </Grid>
-                  </>
-                )}
-              </Grid>
-            </>
-          )}
-          {isAdminDashboard(data) && <ChannelHealthCard health={data.channel_health} />}
-        </>
-      )}
+      {isError && <ErrorState error={error} onRetry={() => void refetch()} />}
+      {!isError && (isPending || !data) && <DashboardLoading />}
+      {!isError && !isPending && data && <DashboardAnswer data={data} admin={admin} errorLog={errorLog} narrow={narrow} />}
     </Stack>
   );
 }

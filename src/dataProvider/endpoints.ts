@@ -10,9 +10,10 @@ export type ResourceName = 'channel' | 'token' | 'redemption' | 'user' | 'log';
  * before query-string), so a search's URL did not change.
  */
 const query = (params: Record<string, string | number | undefined>, alwaysSent: readonly string[] = []) => {
-  const kept = Object.entries(params).flatMap(([key, value]) =>
-    alwaysSent.includes(key) ? [[key, value ?? '']] : value === undefined || value === '' ? [] : [[key, value]],
-  );
+  const kept = Object.entries(params).flatMap(([key, value]) => {
+    if (alwaysSent.includes(key)) return [[key, value ?? '']];
+    return value === undefined || value === '' ? [] : [[key, value]];
+  });
   const text = stringify(Object.fromEntries(kept) as Record<string, string | number>, { sort: false }).replace(/%20/g, '+');
   return text ? `?${text}` : '';
 };

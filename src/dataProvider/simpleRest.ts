@@ -1,16 +1,10 @@
 // The resources one-api never had are served in ra-data-simple-rest's
 // convention (server/routes/api/simpleRest.ts) and handed to it whole: a new
-// one needs a server route and its resource folder marked `simpleRest`.
+// one needs a server route and its resource folder marked `simpleRest`. Which
+// resources those are, the data provider is told at construction (the registry's
+// SIMPLE_REST_RESOURCES, through src/consoleDataProvider.ts): it knows no resource module.
 import type { DataProvider } from 'react-admin';
-import { RESOURCES } from '../resources';
 import type { RestClient } from './httpClient';
-
-/** The resources in ra-data-simple-rest's convention, under /api/{name}. */
-export const SIMPLE_REST_RESOURCES: ReadonlySet<string> = new Set(
-  RESOURCES.filter((resource) => resource.simpleRest).map((resource) => resource.name),
-);
-
-export const isSimpleRest = (resource: string) => SIMPLE_REST_RESOURCES.has(resource);
 
 /**
  * ra-data-simple-rest over the console's own fetch (credentials, error

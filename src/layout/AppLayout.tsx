@@ -1,4 +1,4 @@
-// The page frame: header with the top menu, the page, the footer. Also tells
+// The page frame: header with the top menu (its items handed down by App), the page, the footer. Also tells
 // once when the status could not be loaded or a newer server version runs.
 import { Box, Container } from '@mui/material';
 import { Suspense, useEffect, useRef, type ReactNode } from 'react';
@@ -10,6 +10,7 @@ import { Footer } from './Footer';
 import { LoadingPage } from './LoadingPage';
 import { useNotice } from './notice';
 import { useStatus } from './status';
+import type { MenuItem } from './menuItems';
 import { TopBar } from './TopBar';
 
 function StatusNotices() {
@@ -32,7 +33,8 @@ function StatusNotices() {
 /** The list pages: tables use the whole width (row actions must not need a sideways scroll). */
 const LIST_PAGE = /^\/(channel|token|redemption|user|log|webhook|webhook_delivery)\/?$/;
 
-export function AppLayout({ children }: { children?: ReactNode }) {
+/** The frame around every page; `menu` is the top menu's items, handed down by App (src/menu.ts). */
+export function AppLayout({ children, menu }: { children?: ReactNode; menu: readonly MenuItem[] }) {
   const { pathname } = useLocation();
   const navigate = useNavigate();
   const mustEnrol = mustEnrolElsewhere(pathname);
@@ -42,7 +44,7 @@ export function AppLayout({ children }: { children?: ReactNode }) {
   return (
     <Box sx={{ display: 'flex', flexDirection: 'column', minHeight: '100vh', bgcolor: 'background.default' }}>
       <DocumentMeta />
-      <TopBar />
+      <TopBar menu={menu} />
       <StatusNotices />
       <Container component="main" maxWidth={LIST_PAGE.test(pathname) ? false : 'lg'} sx={{ flexGrow: 1, py: { xs: 2, sm: 3 } }}>
         <Suspense fallback={<LoadingPage />}>{mustEnrol ? null : children}</Suspense>

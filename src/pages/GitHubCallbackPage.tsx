@@ -6,10 +6,10 @@ import { useEffect, useRef, useState } from 'react';
 import { useTranslate } from 'react-admin';
 import { useNavigate, useSearchParams } from 'react-router-dom';
 import { needsSecondFactor } from '../authProvider';
-import { storeUser } from '../authProvider/storage';
+import { storeUser } from '../dataProvider/storage';
 import { dataProvider } from '../dataProvider';
 import { useNotice } from '../layout/notice';
-import { errorMessage } from './errorMessage';
+import { errorMessage } from '../dataProvider/errorMessage';
 
 const MAX_ATTEMPTS = 5;
 

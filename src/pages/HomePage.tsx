@@ -8,7 +8,7 @@ import { Box, Button, Card, CardContent, Grid, Stack, Typography } from '@mui/ma
 import { lazy, Suspense } from 'react';
 import { useTranslate } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
-import { readStoredUser } from '../authProvider/storage';
+import { readStoredUser } from '../dataProvider/storage';
 import { dataProvider } from '../dataProvider';
 import { LoadingPage } from '../layout/LoadingPage';
 import { NoticeDialog } from '../layout/notice';

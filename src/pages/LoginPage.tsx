@@ -22,13 +22,13 @@ import { useState, type FormEvent } from 'react';
 import { useLogin, useTranslate } from 'react-admin';
 import { Link as RouterLink, useNavigate, useSearchParams } from 'react-router-dom';
 import { needsSecondFactor } from '../authProvider';
-import { storeUser } from '../authProvider/storage';
+import { storeUser } from '../dataProvider/storage';
 import { dataProvider } from '../dataProvider';
 import { useNotice } from '../layout/notice';
 import { useStatus } from '../layout/status';
 import { AuthCard } from './AuthCard';
-import { errorMessage } from './errorMessage';
-import { startGitHubSignIn } from './githubAuthorize';
+import { errorMessage } from '../dataProvider/errorMessage';
+import { startGitHubSignIn } from '../layout/githubAuthorize';
 
 export function LoginPage() {
   const translate = useTranslate();

@@ -29,7 +29,7 @@ import { TokenStatus } from '../../common/roles';
 import { dataProvider } from '../dataProvider';
 import { RelayError, streamChat, type ChatMessage } from '../dataProvider/relayChat';
 import { LoadError } from '../layout/LoadError';
-import { errorMessage } from './errorMessage';
+import { errorMessage } from '../dataProvider/errorMessage';
 
 /** The title of a refusal, by what the user can do about it; the relay's own words go under it. */
 export function relayErrorTitle(error: RelayError): string {

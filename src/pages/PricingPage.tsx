@@ -22,15 +22,7 @@ import { Authenticated, useTranslate } from 'react-admin';
 import type { ModelPrice } from '../../common/pricing';
 import { dataProvider } from '../dataProvider';
 import { LoadError } from '../layout/LoadError';
-
-/** Dollars as people write them: two decimals, more only where a price needs them ($0.075). */
-export function formatDollars(value: number | undefined): string {
-  if (value === undefined) return '—';
-  const decimals = value !== 0 && Math.abs(value) < 0.1 ? 4 : 2;
-  return `$${value.toFixed(decimals).replace(/(\.\d\d\d*?)0+$/, '$1')}`;
-}
-
-const COLUMNS = ['input', 'output', 'cache_read', 'cache_write'] as const;
+import { COLUMNS, formatDollars, ModelSearch, PriceHeadCells } from '../layout/priceTable';
 
 /** On a phone: each model a block of its own, its four prices in two columns under its name. */
 function PriceBlocks({ prices }: { prices: readonly ModelPrice[] }) {
@@ -60,51 +52,6 @@ function PriceBlocks({ prices }: { prices: readonly ModelPrice[] }) {
         </Box>
       ))}
     </Box>
-  );
-}
-
-/** The search box over a table of models (this page and the settings' price table). */
-export function ModelSearch({ value, onChange }: { value: string; onChange: (value: string) => void }) {
-  const translate = useTranslate();
-  return (
-    <TextField
-      label={translate('pricing.search')}
-      value={value}
-      onChange={(event) => onChange(event.target.value)}
-      size="small"
-      sx={{ width: { xs: '100%', sm: 320 } }}
-      slotProps={{
-        input: {
-          startAdornment: (
-            <InputAdornment position="start">
-              <SearchIcon fontSize="small" />
-            </InputAdornment>
-          ),
-        },
-      }}
-    />
-  );
-}
-
-/** The model and price column heads of a price table; `perMillion` adds the unit under each price's name. */
-export function PriceHeadCells({ perMillion = false }: { perMillion?: boolean }) {
-  const translate = useTranslate();
-  return (
-    <>
-      <TableCell component="th" scope="col">
-        {translate('pricing.model')}
-      </TableCell>
-      {COLUMNS.map((column) => (
-        <TableCell key={column} component="th" scope="col" align="right">
-          {translate(`pricing.${column}`)}
-          {perMillion && (
-            <Typography component="span" variant="caption" color="text.secondary" sx={{ display: 'block' }}>
-              {translate('pricing.per_million')}
-            </Typography>
-          )}
-        </TableCell>
-      ))}
-    </>
   );
 }
 

@@ -10,9 +10,9 @@ import { dataProvider } from '../dataProvider';
 import { useNotice } from '../layout/notice';
 import { useStatus } from '../layout/status';
 import { AuthCard } from './AuthCard';
-import { errorMessage } from './errorMessage';
-import { Turnstile } from './Turnstile';
-import { useCooldown } from './useCooldown';
+import { errorMessage } from '../dataProvider/errorMessage';
+import { Turnstile } from '../layout/Turnstile';
+import { useCooldown } from '../layout/useCooldown';
 
 export const AFF_STORAGE_KEY = 'aff';
 

@@ -7,7 +7,7 @@ import { useSearchParams } from 'react-router-dom';
 import { dataProvider } from '../dataProvider';
 import { useNotice } from '../layout/notice';
 import { AuthCard } from './AuthCard';
-import { errorMessage } from './errorMessage';
+import { errorMessage } from '../dataProvider/errorMessage';
 
 export function ResetConfirmPage() {
   const translate = useTranslate();

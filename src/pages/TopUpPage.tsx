@@ -10,18 +10,12 @@ import { useNotice } from '../layout/notice';
 import { useStatus } from '../layout/status';
 import { formatQuota } from '../quota';
 import { Balance } from '../resources/shared/QuotaField';
-import { errorMessage } from './errorMessage';
+import { errorMessage } from '../dataProvider/errorMessage';
 
-function TopUp() {
-  const translate = useTranslate();
-  const notice = useNotice();
-  const { status } = useStatus();
+/** The signed-in user's remaining quota (null until loaded, or when loading failed), with a reload. */
+function useOwnQuota() {
   const [quota, setQuota] = useState<number | null>(null);
-  const [code, setCode] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [noLink, setNoLink] = useState(false);
   const [loadFailed, setLoadFailed] = useState(false);
-
   const loadQuota = useCallback(() => {
     setLoadFailed(false);
     dataProvider
@@ -33,6 +27,17 @@ function TopUp() {
       });
   }, []);
   useEffect(loadQuota, [loadQuota]);
+  return { quota, setQuota, loadFailed, loadQuota };
+}
+
+function TopUp() {
+  const translate = useTranslate();
+  const notice = useNotice();
+  const { status } = useStatus();
+  const { quota, setQuota, loadFailed, loadQuota } = useOwnQuota();
+  const [code, setCode] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [noLink, setNoLink] = useState(false);
 
   const redeem = async (event: FormEvent) => {
     event.preventDefault();

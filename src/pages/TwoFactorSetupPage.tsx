@@ -4,7 +4,7 @@
 import { Button, Stack, Typography } from '@mui/material';
 import { useLogout, useTranslate } from 'react-admin';
 import { useNavigate } from 'react-router-dom';
-import { readStoredUser, storeUser } from '../authProvider/storage';
+import { readStoredUser, storeUser } from '../dataProvider/storage';
 import { TwoFactorPanel } from '../settings/TwoFactorPanel';
 import { AuthCard } from './AuthCard';
 

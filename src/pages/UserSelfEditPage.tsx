@@ -6,12 +6,46 @@
 import { Button, Card, CardContent, Stack, TextField, Typography } from '@mui/material';
 import { useEffect, useState, type FormEvent } from 'react';
 import { Authenticated, RecordContextProvider, useTranslate } from 'react-admin';
-import { storeUser, readStoredUser } from '../authProvider/storage';
+import { storeUser, readStoredUser } from '../dataProvider/storage';
 import { dataProvider } from '../dataProvider';
 import { useNotice } from '../layout/notice';
-import { errorMessage } from './errorMessage';
+import { errorMessage } from '../dataProvider/errorMessage';
 import { BudgetField } from '../resources/shared/BudgetField';
 import type { UserRecord } from '../../common/records';
+
+/** The budget an admin set on the account, with what was spent of it this period. */
+function OwnBudget({ user }: { user: UserRecord }) {
+  const translate = useTranslate();
+  return (
+    <RecordContextProvider value={user}>
+      <Typography component="div" variant="body2" data-testid="own-budget">
+        <Typography component="span" variant="body2" sx={{ color: 'text.secondary', mr: 1 }}>
+          {translate('app.budget.own')}
+        </Typography>
+        <BudgetField />
+      </Typography>
+    </RecordContextProvider>
+  );
+}
+
+/** The bound GitHub and WeChat accounts and the e-mail address, read-only. */
+function BoundAccounts({ bound }: { bound: Record<'github_id' | 'wechat_id' | 'email', string> }) {
+  const translate = useTranslate();
+  return (
+    <>
+      {(['github_id', 'wechat_id', 'email'] as const).map((field) => (
+        <TextField
+          key={field}
+          name={field}
+          label={translate(`resources.user.fields.${field}`)}
+          value={bound[field]}
+          slotProps={{ input: { readOnly: true } }}
+          fullWidth
+        />
+      ))}
+    </>
+  );
+}
 
 function SelfEdit() {
   const translate = useTranslate();
@@ -77,26 +111,8 @@ function SelfEdit() {
             autoComplete="current-password"
             fullWidth
           />
-          {(['github_id', 'wechat_id', 'email'] as const).map((field) => (
-            <TextField
-              key={field}
-              name={field}
-              label={translate(`resources.user.fields.${field}`)}
-              value={bound[field]}
-              slotProps={{ input: { readOnly: true } }}
-              fullWidth
-            />
-          ))}
-          {budget ? (
-            <RecordContextProvider value={budget}>
-              <Typography component="div" variant="body2" data-testid="own-budget">
-                <Typography component="span" variant="body2" sx={{ color: 'text.secondary', mr: 1 }}>
-                  {translate('app.budget.own')}
-                </Typography>
-                <BudgetField />
-              </Typography>
-            </RecordContextProvider>
-          ) : null}
+          <BoundAccounts bound={bound} />
+          {budget ? <OwnBudget user={budget} /> : null}
           <Button type="submit" variant="contained" disableElevation>
             {translate('app.common.save')}
           </Button>

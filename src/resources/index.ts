@@ -12,3 +12,8 @@ import type { ResourceDefinition } from './types';
 export type { MenuEntry, ResourceDefinition } from './types';
 
 export const RESOURCES: readonly ResourceDefinition[] = [channel, token, redemption, user, log, webhook, webhookDelivery];
+
+/** The resources in ra-data-simple-rest's convention, under /api/{name}: handed to the data provider at construction. */
+export const SIMPLE_REST_RESOURCES: ReadonlySet<string> = new Set(
+  RESOURCES.filter((resource) => resource.simpleRest).map((resource) => resource.name),
+);

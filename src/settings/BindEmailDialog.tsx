@@ -5,9 +5,9 @@ import { useTranslate } from 'react-admin';
 import { dataProvider } from '../dataProvider';
 import { useNotice } from '../layout/notice';
 import { useStatus } from '../layout/status';
-import { errorMessage } from '../pages/errorMessage';
-import { Turnstile } from '../pages/Turnstile';
-import { useCooldown } from '../pages/useCooldown';
+import { errorMessage } from '../dataProvider/errorMessage';
+import { Turnstile } from '../layout/Turnstile';
+import { useCooldown } from '../layout/useCooldown';
 
 export function BindEmailDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
   const translate = useTranslate();

@@ -7,11 +7,11 @@ import { Alert, Button, CircularProgress, Stack, Typography } from '@mui/materia
 import { useState } from 'react';
 import { useTranslate } from 'react-admin';
 import { isRoot } from '../../common/roles';
-import { readStoredUser } from '../authProvider/storage';
+import { readStoredUser } from '../dataProvider/storage';
 import { settingsProvider } from '../dataProvider/settings';
 import { LoadError } from '../layout/LoadError';
 import { useNotice } from '../layout/notice';
-import { errorMessage } from '../pages/errorMessage';
+import { errorMessage } from '../dataProvider/errorMessage';
 import { OptionSection } from './OptionSection';
 import { PriceTable } from './PriceTable';
 import { SETTING_TABS, type SettingSection, type SettingTab } from './sections';

@@ -4,14 +4,14 @@ import { Box, Button, Dialog, DialogActions, DialogContent, DialogTitle, Stack, 
 import { useState } from 'react';
 import { useLogout, useTranslate } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
-import { readStoredUser } from '../authProvider/storage';
+import { readStoredUser } from '../dataProvider/storage';
 import { dataProvider } from '../dataProvider';
 import { LanguageSwitch } from '../layout/LanguageSwitch';
 import { useNotice } from '../layout/notice';
-import { errorMessage } from '../pages/errorMessage';
+import { errorMessage } from '../dataProvider/errorMessage';
 import { copyText } from '../resources/shared/clipboard';
 import { useStatus } from '../layout/status';
-import { startGitHubSignIn } from '../pages/githubAuthorize';
+import { startGitHubSignIn } from '../layout/githubAuthorize';
 import { BindEmailDialog } from './BindEmailDialog';
 import { TwoFactorPanel } from './TwoFactorPanel';
 

@@ -29,8 +29,8 @@ import { useTranslate } from 'react-admin';
 import type { DefaultModelPrice, DollarPrices } from '../../common/pricing';
 import { LoadError } from '../layout/LoadError';
 import { useNotice } from '../layout/notice';
-import { errorMessage } from '../pages/errorMessage';
-import { formatDollars, ModelSearch, PriceHeadCells } from '../pages/PricingPage';
+import { errorMessage } from '../dataProvider/errorMessage';
+import { formatDollars, ModelSearch, PriceHeadCells } from '../layout/priceTable';
 import { editedOptions, parseRatioTable, PRICE_OPTION_KEYS, priceRow, resetOptions, type PriceRow, type RatioTables } from './priceRows';
 import type { OptionForm } from './useOptionForm';
 
@@ -106,26 +106,97 @@ function EditingCells({
   );
 }
 
-export function PriceTable({ form }: { form: OptionForm }) {
+/** Where a row's prices come from: the operator's override, the catalog, or nowhere. */
+function sourceLabel(row: PriceRow): string {
+  if (row.overridden) return 'settings.prices.source_override';
+  return row.prices ? 'settings.prices.source_catalog' : 'settings.prices.source_none';
+}
+
+/** The head row: the price columns, the source, and the actions (named for screen readers only). */
+function PriceTableHead() {
   const translate = useTranslate();
-  const notice = useNotice();
-  const [defaults, setDefaults] = useState<DefaultModelPrice[] | null>(null);
-  const [loadError, setLoadError] = useState('');
-  const [search, setSearch] = useState('');
-  const [page, setPage] = useState(0);
-  const [editing, setEditing] = useState<string | null>(null);
-  const writable = PRICE_OPTION_KEYS.every((key) => form.canWrite(key));
+  return (
+    <TableHead>
+      <TableRow>
+        <PriceHeadCells />
+        <TableCell component="th" scope="col">
+          {translate('settings.prices.source')}
+        </TableCell>
+        {/* relative: the hidden label is placed in the cell, so the table's scrolling box clips it on a phone */}
+        <TableCell component="th" scope="col" align="right" sx={{ position: 'relative' }}>
+          {/* '1px', not 1: sx reads 1 as 100%, and a hidden label as wide as the page made it scroll sideways */}
+          <Box
+            component="span"
+            sx={{
+              position: 'absolute',
+              width: '1px',
+              height: '1px',
+              overflow: 'hidden',
+              clip: 'rect(0 0 0 0)',
+              whiteSpace: 'nowrap',
+            }}
+          >
+            {translate('settings.prices.actions')}
+          </Box>
+        </TableCell>
+      </TableRow>
+    </TableHead>
+  );
+}
 
-  const load = useCallback(() => {
-    setLoadError('');
-    form.provider
-      .defaultPrices()
-      .then(setDefaults)
-      .catch((error) => setLoadError(errorMessage(error)));
-  }, [form.provider]);
-  useEffect(load, [load]);
+interface ShownCellsProps {
+  row: PriceRow;
+  /** The edit and reset buttons are off (no write access, or a save under way). */
+  locked: boolean;
+  onEdit: () => void;
+  onReset: () => void;
+}
 
-  // the stored options, not the drafts of the raw fields: the table shows what is in force
+/** A row as it reads: its prices, their source, and the edit and reset buttons. */
+function ShownCells({ row, locked, onEdit, onReset }: ShownCellsProps) {
+  const translate = useTranslate();
+  return (
+    <>
+      {COLUMNS.map((column) => (
+        <TableCell key={column} align="right" data-testid={`${row.model}-${column}`}>
+          {row.prices ? formatDollars(row.prices[column]) : '—'}
+        </TableCell>
+      ))}
+      <TableCell>
+        <Chip size="small" variant="outlined" color={row.overridden ? 'warning' : 'default'} label={translate(sourceLabel(row))} />
+      </TableCell>
+      <TableCell align="right" sx={{ whiteSpace: 'nowrap' }}>
+        <Tooltip title={translate('settings.prices.edit', { model: row.model })}>
+          <span>
+            <IconButton
+              size="small"
+              disabled={locked}
+              onClick={onEdit}
+              aria-label={translate('settings.prices.edit', { model: row.model })}
+            >
+              <EditIcon fontSize="small" />
+            </IconButton>
+          </span>
+        </Tooltip>
+        <Tooltip title={translate('settings.prices.reset', { model: row.model })}>
+          <span>
+            <IconButton
+              size="small"
+              disabled={locked || !row.overridden}
+              onClick={onReset}
+              aria-label={translate('settings.prices.reset', { model: row.model })}
+            >
+              <RestartAltIcon fontSize="small" />
+            </IconButton>
+          </span>
+        </Tooltip>
+      </TableCell>
+    </>
+  );
+}
+
+/** The ratio tables in force (the stored options, not the drafts of the raw fields) and the quota per US$. */
+function useStoredRatios(form: OptionForm) {
   const [modelRaw, completionRaw, cacheReadRaw, cacheWriteRaw] = PRICE_OPTION_KEYS.map((key) => form.stored(key));
   const tables = useMemo<RatioTables>(
     () => ({
@@ -137,13 +208,65 @@ export function PriceTable({ form }: { form: OptionForm }) {
     [modelRaw, completionRaw, cacheReadRaw, cacheWriteRaw],
   );
   const quotaPerUnit = Number(form.stored('QuotaPerUnit')) > 0 ? Number(form.stored('QuotaPerUnit')) : DEFAULT_QUOTA_PER_UNIT;
+  return { tables, quotaPerUnit };
+}
 
-  const rows = useMemo(() => {
+/** The built-in and catalog prices of every model, loaded once (null until then), with a retry. */
+function useDefaultPrices(form: OptionForm) {
+  const [defaults, setDefaults] = useState<DefaultModelPrice[] | null>(null);
+  const [loadError, setLoadError] = useState('');
+  const load = useCallback(() => {
+    setLoadError('');
+    form.provider
+      .defaultPrices()
+      .then(setDefaults)
+      .catch((error) => setLoadError(errorMessage(error)));
+  }, [form.provider]);
+  useEffect(load, [load]);
+  return { defaults, loadError, load };
+}
+
+/** The models whose name contains the search, each with its row as the table shows it. */
+function useMatchingRows(defaults: DefaultModelPrice[] | null, search: string, tables: RatioTables, quotaPerUnit: number) {
+  return useMemo(() => {
     const wanted = search.trim().toLowerCase();
     return (defaults ?? [])
       .filter((entry) => !wanted || entry.model.toLowerCase().includes(wanted))
       .map((entry) => ({ entry, row: priceRow(entry, tables, quotaPerUnit) }));
   }, [defaults, search, tables, quotaPerUnit]);
+}
+
+/** The model search above the table, and the quota unit the prices convert with. */
+function PriceToolbar({ search, onSearch, quotaPerUnit }: { search: string; onSearch: (value: string) => void; quotaPerUnit: number }) {
+  const translate = useTranslate();
+  return (
+    <Stack
+      direction={{ xs: 'column', sm: 'row' }}
+      spacing={2}
+      sx={{ mb: 1, alignItems: { sm: 'center' }, justifyContent: 'space-between' }}
+    >
+      <ModelSearch value={search} onChange={onSearch} />
+      <Typography variant="body2" color="text.secondary">
+        {translate('settings.prices.unit', { per_unit: quotaPerUnit })}
+      </Typography>
+    </Stack>
+  );
+}
+
+/** The table of model prices, searchable and paged, each row editable in place. */
+export function PriceTable({ form }: { form: OptionForm }) {
+  const translate = useTranslate();
+  const notice = useNotice();
+  const { defaults, loadError, load } = useDefaultPrices(form);
+  const [search, setSearch] = useState('');
+  const [page, setPage] = useState(0);
+  const [editing, setEditing] = useState<string | null>(null);
+  const writable = PRICE_OPTION_KEYS.every((key) => form.canWrite(key));
+
+  // the stored options, not the drafts of the raw fields: the table shows what is in force
+  const { tables, quotaPerUnit } = useStoredRatios(form);
+
+  const rows = useMatchingRows(defaults, search, tables, quotaPerUnit);
 
   const save = async (entry: DefaultModelPrice, prices: DollarPrices | undefined) => {
     const changes = prices && editedOptions(entry, tables, prices, quotaPerUnit);
@@ -163,49 +286,17 @@ export function PriceTable({ form }: { form: OptionForm }) {
   const shown = rows.slice(page * ROWS_PER_PAGE, (page + 1) * ROWS_PER_PAGE);
   return (
     <Box>
-      <Stack
-        direction={{ xs: 'column', sm: 'row' }}
-        spacing={2}
-        sx={{ mb: 1, alignItems: { sm: 'center' }, justifyContent: 'space-between' }}
-      >
-        <ModelSearch
-          value={search}
-          onChange={(value) => {
-            setSearch(value);
-            setPage(0);
-          }}
-        />
-        <Typography variant="body2" color="text.secondary">
-          {translate('settings.prices.unit', { per_unit: quotaPerUnit })}
-        </Typography>
-      </Stack>
+      <PriceToolbar
+        search={search}
+        onSearch={(value) => {
+          setSearch(value);
+          setPage(0);
+        }}
+        quotaPerUnit={quotaPerUnit}
+      />
       <TableContainer>
         <Table size="small" aria-label={translate('settings.prices.title')}>
-          <TableHead>
-            <TableRow>
-              <PriceHeadCells />
-              <TableCell component="th" scope="col">
-                {translate('settings.prices.source')}
-              </TableCell>
-              {/* relative: the hidden label is placed in the cell, so the table's scrolling box clips it on a phone */}
-              <TableCell component="th" scope="col" align="right" sx={{ position: 'relative' }}>
-                {/* '1px', not 1: sx reads 1 as 100%, and a hidden label as wide as the page made it scroll sideways */}
-                <Box
-                  component="span"
-                  sx={{
-                    position: 'absolute',
-                    width: '1px',
-                    height: '1px',
-                    overflow: 'hidden',
-                    clip: 'rect(0 0 0 0)',
-                    whiteSpace: 'nowrap',
-                  }}
-                >
-                  {translate('settings.prices.actions')}
-                </Box>
-              </TableCell>
-            </TableRow>
-          </TableHead>
+          <PriceTableHead />
           <TableBody>
             {shown.map(({ entry, row }) => (
               <TableRow key={row.model} hover data-testid={`price-row-${row.model}`}>
@@ -220,53 +311,12 @@ export function PriceTable({ form }: { form: OptionForm }) {
                     onCancel={() => setEditing(null)}
                   />
                 ) : (
-                  <>
-                    {COLUMNS.map((column) => (
-                      <TableCell key={column} align="right" data-testid={`${row.model}-${column}`}>
-                        {row.prices ? formatDollars(row.prices[column]) : '—'}
-                      </TableCell>
-                    ))}
-                    <TableCell>
-                      <Chip
-                        size="small"
-                        variant="outlined"
-                        color={row.overridden ? 'warning' : 'default'}
-                        label={translate(
-                          row.overridden
-                            ? 'settings.prices.source_override'
-                            : row.prices
-                              ? 'settings.prices.source_catalog'
-                              : 'settings.prices.source_none',
-                        )}
-                      />
-                    </TableCell>
-                    <TableCell align="right" sx={{ whiteSpace: 'nowrap' }}>
-                      <Tooltip title={translate('settings.prices.edit', { model: row.model })}>
-                        <span>
-                          <IconButton
-                            size="small"
-                            disabled={!writable || form.saving}
-                            onClick={() => setEditing(row.model)}
-                            aria-label={translate('settings.prices.edit', { model: row.model })}
-                          >
-                            <EditIcon fontSize="small" />
-                          </IconButton>
-                        </span>
-                      </Tooltip>
-                      <Tooltip title={translate('settings.prices.reset', { model: row.model })}>
-                        <span>
-                          <IconButton
-                            size="small"
-                            disabled={!writable || form.saving || !row.overridden}
-                            onClick={() => void reset(entry)}
-                            aria-label={translate('settings.prices.reset', { model: row.model })}
-                          >
-                            <RestartAltIcon fontSize="small" />
-                          </IconButton>
-                        </span>
-                      </Tooltip>
-                    </TableCell>
-                  </>
+                  <ShownCells
+                    row={row}
+                    locked={!writable || form.saving}
+                    onEdit={() => setEditing(row.model)}
+                    onReset={() => void reset(entry)}
+                  />
                 )}
               </TableRow>
             ))}

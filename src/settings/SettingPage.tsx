@@ -5,7 +5,7 @@ import { Card, CardContent, Tab, Tabs, Typography } from '@mui/material';
 import { useState } from 'react';
 import { Authenticated, useTranslate } from 'react-admin';
 import { isAdmin } from '../../common/roles';
-import { readStoredUser } from '../authProvider/storage';
+import { readStoredUser } from '../dataProvider/storage';
 import { UnsavedChangesGuard } from '../layout/UnsavedChangesGuard';
 import { OptionsTab } from './OptionsTab';
 import { PersonalTab } from './PersonalTab';

@@ -9,7 +9,7 @@ import { useTranslate } from 'react-admin';
 import type { TwoFactorEnrolment, TwoFactorStatus } from '../../common/records';
 import { dataProvider } from '../dataProvider';
 import { useNotice } from '../layout/notice';
-import { errorMessage } from '../pages/errorMessage';
+import { errorMessage } from '../dataProvider/errorMessage';
 import { copyText } from '../resources/shared/clipboard';
 
 interface CodeFormProps {

@@ -9,7 +9,7 @@ import { VERSION, type ReleaseInfo } from '../../common/version';
 import { settingsProvider } from '../dataProvider/settings';
 import { useNotice } from '../layout/notice';
 import { SafeMarkdown } from '../layout/SafeContent';
-import { errorMessage } from '../pages/errorMessage';
+import { errorMessage } from '../dataProvider/errorMessage';
 import { formatTimestamp } from '../resources/shared/TimestampField';
 import { SectionCard } from './OptionSection';
 

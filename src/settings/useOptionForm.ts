@@ -4,11 +4,11 @@
 import { useCallback, useEffect, useState } from 'react';
 import { OPTION_SPECS, isRootOnlyOption, isSecretOption, type OptionKey } from '../../common/options';
 import { isAdmin, isRoot } from '../../common/roles';
-import { readStoredUser } from '../authProvider/storage';
+import { readStoredUser } from '../dataProvider/storage';
 import { settingsProvider as defaultProvider, type SettingsProvider } from '../dataProvider/settings';
 import { useNotice } from '../layout/notice';
 import { useStatus } from '../layout/status';
-import { errorMessage } from '../pages/errorMessage';
+import { errorMessage } from '../dataProvider/errorMessage';
 import { invalidChangeMessage, pendingChanges } from './saveRules';
 
 type Values = Partial<Record<OptionKey, string>>;

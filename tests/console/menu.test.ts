@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { visibleMenuItems } from '../../src/layout/menuItems';
+import { visibleMenuItems } from '../../src/menu';
 
 // The menu is generated from the resource registry; one-api's order and roles stay.
 describe('top menu', () => {

@@ -9,7 +9,7 @@ import { AdminContext, memoryStore } from 'react-admin';
 import { MemoryRouter, Route, Routes } from 'react-router-dom';
 import { describe, expect, it } from 'vitest';
 import { authProvider } from '../../src/authProvider';
-import { storeUser } from '../../src/authProvider/storage';
+import { storeUser } from '../../src/dataProvider/storage';
 import { dataProvider } from '../../src/dataProvider';
 import { i18nProvider } from '../../src/i18n';
 import PlaygroundPage, { relayErrorHint } from '../../src/pages/PlaygroundPage';

@@ -4,8 +4,8 @@
 // wire format; refusals read as the same translated errors.
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { createDataProvider } from '../../src/dataProvider';
-import { SIMPLE_REST_RESOURCES } from '../../src/dataProvider/simpleRest';
+import { createConsoleDataProvider as createDataProvider } from '../../src/consoleDataProvider';
+import { SIMPLE_REST_RESOURCES } from '../../src/resources';
 import { server } from './setup';
 
 const provider = createDataProvider();

@@ -6,7 +6,7 @@ import { http, HttpResponse } from 'msw';
 import { AdminContext, memoryStore, Notification, ResourceContextProvider } from 'react-admin';
 import { MemoryRouter, Route, Routes, useLocation } from 'react-router-dom';
 import { describe, expect, it } from 'vitest';
-import { dataProvider } from '../../src/dataProvider';
+import { consoleDataProvider as dataProvider } from '../../src/consoleDataProvider';
 import { i18nProvider } from '../../src/i18n';
 import { WebhookCreate } from '../../src/resources/webhook/WebhookCreate';
 import { WebhookList } from '../../src/resources/webhook/WebhookList';

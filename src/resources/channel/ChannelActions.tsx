@@ -28,35 +28,26 @@ import {
   Typography,
 } from '@mui/material';
 import { useEffect, useRef, useState } from 'react';
-import { useDataProvider, useRecordContext, useRefresh, useTranslate, useUpdate } from 'react-admin';
+import { useDataProvider, useRecordContext, useRefresh, useTranslate, useUpdate, type RaRecord } from 'react-admin';
 import { useNavigate } from 'react-router-dom';
 import { Link as RouterLink } from 'react-router-dom';
 import { ChannelStatus } from '../../../common/roles';
 import type { ChannelJob, SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
-import { errorMessage } from '../../pages/errorMessage';
+import { errorMessage } from '../../dataProvider/errorMessage';
 import { ListPagination } from '../shared/ListFrame';
 import { RowActions } from '../shared/RowActions';
 import { textOf } from '../shared/textOf';
 import { usePatchRecord } from '../shared/usePatchRecord';
 import { useBalanceUpdate } from './ChannelFields';
 
-export function ChannelActions(_: { label?: string }) {
-  const record = useRecordContext();
+/** A channel's test (of one model, or its default), its time and error kept on the row, told in a notice. */
+function useChannelTest() {
   const dataProvider = useDataProvider<SwitchboardDataProvider>();
-  const translate = useTranslate();
   const notice = useNotice();
-  const refresh = useRefresh();
-  const navigate = useNavigate();
   const patchRecord = usePatchRecord('channel');
-  const [update, { isPending: toggling }] = useUpdate();
   const [testing, setTesting] = useState(false);
-  const [modelMenu, setModelMenu] = useState<HTMLElement | null>(null);
-  const { updating: updatingBalance, update: updateBalance } = useBalanceUpdate(record);
-  if (!record) return null;
-  const models = testModelChoices(record);
-
-  const test = async (model?: string) => {
+  const test = async (record: RaRecord, model?: string) => {
     setTesting(true);
     try {
       const result = await dataProvider.testChannel(record.id, model);
@@ -79,8 +70,54 @@ export function ChannelActions(_: { label?: string }) {
       setTesting(false);
     }
   };
+  return { testing, test };
+}
 
-  const toggle = () =>
+/** The models a multi-model channel can be tested with, its default first. */
+function TestModelMenu({
+  anchor,
+  models,
+  close,
+  pick,
+}: {
+  anchor: HTMLElement | null;
+  models: string[];
+  close: () => void;
+  pick: (model: string) => void;
+}) {
+  const translate = useTranslate();
+  return (
+    <Menu
+      anchorEl={anchor}
+      open={Boolean(anchor)}
+      onClose={close}
+      onClick={(event) => event.stopPropagation()}
+      aria-label={translate('app.channel.test_model_pick')}
+    >
+      <ListSubheader>{translate('app.channel.test_model_pick')}</ListSubheader>
+      {models.map((model, index) => (
+        <MenuItem
+          key={model}
+          data-testid={`test-model-${model}`}
+          onClick={() => {
+            close();
+            pick(model);
+          }}
+        >
+          <ListItemText primary={model} secondary={index === 0 ? translate('app.channel.test_model_default') : undefined} />
+        </MenuItem>
+      ))}
+    </Menu>
+  );
+}
+
+/** A channel's status switch (enabled ↔ disabled) and its deletion, each told in a notice. */
+function useChannelChanges() {
+  const dataProvider = useDataProvider<SwitchboardDataProvider>();
+  const notice = useNotice();
+  const refresh = useRefresh();
+  const [update, { isPending: toggling }] = useUpdate();
+  const toggle = (record: RaRecord) =>
     update(
       'channel',
       {
@@ -96,7 +133,7 @@ export function ChannelActions(_: { label?: string }) {
       },
     );
 
-  const remove = async () => {
+  const remove = async (record: RaRecord) => {
     try {
       await dataProvider.delete('channel', { id: record.id, previousData: record });
       notice('app.common.operation_success', 'success');
@@ -105,31 +142,25 @@ export function ChannelActions(_: { label?: string }) {
       notice(errorMessage(error), 'error');
     }
   };
+  return { toggle, remove, toggling };
+}
+
+/** The actions of one channel row. */
+export function ChannelActions(_: { label?: string }) {
+  const record = useRecordContext();
+  const navigate = useNavigate();
+  const { toggle, remove, toggling } = useChannelChanges();
+  const { testing, test: testRecord } = useChannelTest();
+  const [modelMenu, setModelMenu] = useState<HTMLElement | null>(null);
+  const { updating: updatingBalance, update: updateBalance } = useBalanceUpdate(record);
+  if (!record) return null;
+  const models = testModelChoices(record);
+  const test = (model?: string) => testRecord(record, model);
 
   const enabled = record.status === ChannelStatus.enabled;
   return (
     <>
-      <Menu
-        anchorEl={modelMenu}
-        open={Boolean(modelMenu)}
-        onClose={() => setModelMenu(null)}
-        onClick={(event) => event.stopPropagation()}
-        aria-label={translate('app.channel.test_model_pick')}
-      >
-        <ListSubheader>{translate('app.channel.test_model_pick')}</ListSubheader>
-        {models.map((model, index) => (
-          <MenuItem
-            key={model}
-            data-testid={`test-model-${model}`}
-            onClick={() => {
-              setModelMenu(null);
-              void test(model);
-            }}
-          >
-            <ListItemText primary={model} secondary={index === 0 ? translate('app.channel.test_model_default') : undefined} />
-          </MenuItem>
-        ))}
-      </Menu>
+      <TestModelMenu anchor={modelMenu} models={models} close={() => setModelMenu(null)} pick={(model) => void test(model)} />
       <RowActions
         actions={[
           {
@@ -146,7 +177,7 @@ export function ChannelActions(_: { label?: string }) {
             icon: enabled ? <BlockIcon fontSize="small" /> : <CheckCircleOutlineIcon fontSize="small" />,
             color: enabled ? 'warning' : 'success',
             disabled: toggling,
-            onClick: () => void toggle(),
+            onClick: () => void toggle(record),
           },
           {
             key: 'edit',
@@ -168,7 +199,7 @@ export function ChannelActions(_: { label?: string }) {
             icon: <DeleteIcon fontSize="small" />,
             color: 'error',
             confirm: 'app.channel.delete_title',
-            onClick: () => void remove(),
+            onClick: () => void remove(record),
             more: true,
           },
         ]}

@@ -6,7 +6,7 @@ import { findChannelType } from '../../../common/channelTypes';
 import { ChannelStatus } from '../../../common/roles';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
-import { errorMessage } from '../../pages/errorMessage';
+import { errorMessage } from '../../dataProvider/errorMessage';
 import { badgeSx } from '../shared/palette';
 import { formatTimestamp } from '../shared/TimestampField';
 import { usePatchRecord } from '../shared/usePatchRecord';

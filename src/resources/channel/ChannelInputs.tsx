@@ -4,7 +4,15 @@
 // how calls spread over them), models, groups, model mapping, priority and weight.
 import { Box, Button, Stack, TextField as MuiTextField, Typography } from '@mui/material';
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { AutocompleteArrayInput, NumberInput, SelectInput, TextInput, useDataProvider, useTranslate } from 'react-admin';
+import {
+  AutocompleteArrayInput,
+  NumberInput,
+  SelectInput,
+  TextInput,
+  useDataProvider,
+  useTranslate,
+  type TranslateFunction,
+} from 'react-admin';
 import { useFormContext, useWatch } from 'react-hook-form';
 import { CHANNEL_TYPES, findChannelType, keyFitsFormat, otherMissing } from '../../../common/channelTypes';
 import { compactJsonKeys } from '../../../common/serviceAccountKey';
@@ -96,21 +104,31 @@ function keyTextOf(type: unknown, key: unknown): string {
   return findChannelType(Number(type))?.keyKind === 'service-account-json' ? compactJsonKeys(textOf(key)) : textOf(key);
 }
 
+type FormError = string | { message: string; args: Record<string, string> };
+
+/** The key field's error: missing (on create, or after a move), or a line not in the type's key format. */
+function keyErrorOf(values: Record<string, unknown>, creating: boolean, original?: { base_url?: unknown; type?: unknown }) {
+  const empty = !textOf(values.key).trim();
+  if (creating && empty) return 'app.channel.name_key_required';
+  if (!creating && empty && channelMoved(values, original)) return 'app.channel.key_needed_after_move';
+  const keyFormat = findChannelType(Number(values.type))?.keyFormat;
+  const keys = keyTextOf(values.type, values.key)
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
+  if (keyFormat && !keys.every((key) => keyFitsFormat(Number(values.type), key))) {
+    return { message: 'app.channel.key_format_invalid', args: { format: keyFormat } };
+  }
+  return undefined;
+}
+
 /** The channel form's checks; on edit an empty key keeps the stored one, unless the channel moves. */
 export function validateChannelForm(creating: boolean, original?: { base_url?: unknown; type?: unknown }) {
   return (values: Record<string, unknown>) => {
-    const errors: Record<string, string | { message: string; args: Record<string, string> }> = {};
+    const errors: Record<string, FormError> = {};
     if (!textOf(values.name).trim()) errors.name = 'app.channel.name_key_required';
-    if (creating && !textOf(values.key).trim()) errors.key = 'app.channel.name_key_required';
-    if (!creating && !textOf(values.key).trim() && channelMoved(values, original)) errors.key = 'app.channel.key_needed_after_move';
-    const keyFormat = findChannelType(Number(values.type))?.keyFormat;
-    const keys = keyTextOf(values.type, values.key)
-      .split('\n')
-      .map((line) => line.trim())
-      .filter(Boolean);
-    if (keyFormat && !errors.key && !keys.every((key) => keyFitsFormat(Number(values.type), key))) {
-      errors.key = { message: 'app.channel.key_format_invalid', args: { format: keyFormat } };
-    }
+    const keyError = keyErrorOf(values, creating, original);
+    if (keyError) errors.key = keyError;
     if (!Array.isArray(values.models) || values.models.length === 0) errors.models = 'app.channel.models_required';
     if (!mappingIsValid(textOf(values.model_mapping))) errors.model_mapping = 'app.channel.mapping_invalid';
     if (findChannelType(Number(values.type))?.baseUrlRequired && !textOf(values.base_url).trim())
@@ -219,84 +237,61 @@ function ModelShortcuts({ available }: { available: string[] }) {
   );
 }
 
-export function ChannelInputs({ creating = false }: { creating?: boolean }) {
+interface KeyHelpCase {
+  creating: boolean;
+  batch: boolean;
+  multiKey: boolean;
+  moved: boolean;
+  keyFormat: string | undefined;
+}
+
+/** The key field's help: how to enter several keys, the type's key format, or what an empty key does on edit. */
+function keyHelpOf({ creating, batch, multiKey, moved, keyFormat }: KeyHelpCase, translate: TranslateFunction): string {
+  if (multiKey) return creating ? 'app.channel.key_multi_help' : 'app.channel.key_multi_edit_help';
+  if (!creating) return moved ? 'app.channel.key_needed_after_move' : 'app.channel.key_keep';
+  if (batch) return 'app.channel.key_batch_help';
+  return keyFormat ? translate('app.channel.key_format', { format: keyFormat }) : 'app.channel.key_help';
+}
+
+/** The base URL's help: Azure's resource URL, a required URL, the type's default, or optional. */
+function baseUrlHelpOf(channelType: ReturnType<typeof findChannelType>, translate: TranslateFunction): string {
+  const defaultBaseUrl = channelType?.defaultBaseUrl ?? '';
+  if (channelType?.protocol === 'azure') return 'app.channel.base_url_azure';
+  if (channelType?.baseUrlRequired) return 'app.channel.base_url_custom';
+  return defaultBaseUrl ? translate('app.channel.base_url_default', { url: defaultBaseUrl }) : 'app.channel.base_url_optional';
+}
+
+const STRATEGY_CHOICES = [
+  { id: 'random', name: 'app.channel.key_strategy_random' },
+  { id: 'round_robin', name: 'app.channel.key_strategy_round_robin' },
+];
+
+/** The key inputs: batch and multi-key switches (on create), the strategy, the key box and a keys file. */
+function KeyInputs({ creating }: { creating: boolean }) {
   const translate = useTranslate();
-  const dataProvider = useDataProvider<SwitchboardDataProvider>();
-  const availableModels = useLoadedList(dataProvider.channelModels);
-  const availableGroups = useLoadedList(dataProvider.groups);
+  const notice = useNotice();
+  const { formState, setValue, getValues } = useFormContext();
   const type = Number(useWatch({ name: 'type' }));
   const batch = Boolean(useWatch({ name: 'batch' }));
   const multiKey = Boolean(useWatch({ name: 'multi_key' }));
-  const { formState, setValue, getValues } = useFormContext();
-  const notice = useNotice();
+  const baseUrl: unknown = useWatch({ name: 'base_url' });
   const manyKeys = batch || multiKey;
   // a JSON key file is pasted over many lines (and is not a password to hide as it is typed)
   const jsonKey = findChannelType(type)?.keyKind === 'service-account-json';
-  const chosenModels = (useWatch({ name: 'models' }) as string[] | undefined) ?? [];
-  const chosenGroups = (useWatch({ name: 'groups' }) as string[] | undefined) ?? [];
-
-  const typeChoices = useMemo(
-    () => CHANNEL_TYPES.map((channelType) => ({ id: channelType.value, name: `${channelType.label} (${channelType.value})` })),
-    [],
-  );
-  const modelChoices = unique([...availableModels, ...chosenModels]).map((name) => ({ id: name, name }));
-  const groupChoices = unique(['default', ...availableGroups, ...chosenGroups]).map((name) => ({ id: name, name }));
-  const channelType = findChannelType(type);
-  const otherSetting = channelType?.other;
-  const defaultBaseUrl = channelType?.defaultBaseUrl ?? '';
-  const keyFormat = channelType?.keyFormat;
-  const baseUrl: unknown = useWatch({ name: 'base_url' });
+  const keyFormat = findChannelType(type)?.keyFormat;
   const moved = !creating && channelMoved({ base_url: baseUrl, type }, formState.defaultValues);
-  const keyHelp = multiKey
-    ? creating
-      ? 'app.channel.key_multi_help'
-      : 'app.channel.key_multi_edit_help'
-    : creating
-      ? batch
-        ? 'app.channel.key_batch_help'
-        : keyFormat
-          ? translate('app.channel.key_format', { format: keyFormat })
-          : 'app.channel.key_help'
-      : moved
-        ? 'app.channel.key_needed_after_move'
-        : 'app.channel.key_keep';
-  const strategyChoices = [
-    { id: 'random', name: 'app.channel.key_strategy_random' },
-    { id: 'round_robin', name: 'app.channel.key_strategy_round_robin' },
-  ];
+  const keyHelp = keyHelpOf({ creating, batch, multiKey, moved, keyFormat }, translate);
   const appendKeys = (text: string) => {
     const keys = text.trim();
     if (!keys) return;
     setValue('key', [textOf(getValues('key')).trim(), keys].filter(Boolean).join('\n'), { shouldDirty: true, shouldValidate: true });
     notice('app.channel.keys_file_read', 'info', { smart_count: keys.split('\n').filter((line) => line.trim()).length });
   };
-  const baseUrlHelp =
-    channelType?.protocol === 'azure'
-      ? 'app.channel.base_url_azure'
-      : channelType?.baseUrlRequired
-        ? 'app.channel.base_url_custom'
-        : defaultBaseUrl
-          ? translate('app.channel.base_url_default', { url: defaultBaseUrl })
-          : 'app.channel.base_url_optional';
-
   return (
-    <Box sx={{ width: '100%', maxWidth: 720 }}>
-      <DefaultModelsOnTypeChange />
-      <SelectInput source="type" choices={typeChoices} fullWidth />
-      <TextInput source="name" fullWidth />
-      <TextInput source="base_url" helperText={baseUrlHelp} placeholder={defaultBaseUrl || 'https://'} fullWidth />
-      {otherSetting && (
-        <TextInput
-          source="other"
-          label={otherSetting.label}
-          placeholder={otherSetting.fallback}
-          helperText={otherSetting.required ? 'app.channel.other_required_help' : 'app.channel.other_help'}
-          fullWidth
-        />
-      )}
+    <>
       {creating && !multiKey && <SwitchInput source="batch" label="app.channel.batch" />}
       {creating && !batch && <SwitchInput source="multi_key" label="app.channel.multi_key" />}
-      {multiKey && <SelectInput source="key_strategy" choices={strategyChoices} fullWidth />}
+      {multiKey && <SelectInput source="key_strategy" choices={STRATEGY_CHOICES} fullWidth />}
       <TextInput
         source="key"
         type={manyKeys || jsonKey ? undefined : 'password'}
@@ -312,6 +307,22 @@ export function ChannelInputs({ creating = false }: { creating?: boolean }) {
           <KeysFileButton onText={appendKeys} />
         </Box>
       )}
+    </>
+  );
+}
+
+/** The routing inputs: models (with shortcuts), the test model, groups, the model mapping, priority and weight. */
+function RoutingInputs() {
+  const translate = useTranslate();
+  const dataProvider = useDataProvider<SwitchboardDataProvider>();
+  const availableModels = useLoadedList(dataProvider.channelModels);
+  const availableGroups = useLoadedList(dataProvider.groups);
+  const chosenModels = (useWatch({ name: 'models' }) as string[] | undefined) ?? [];
+  const chosenGroups = (useWatch({ name: 'groups' }) as string[] | undefined) ?? [];
+  const modelChoices = unique([...availableModels, ...chosenModels]).map((name) => ({ id: name, name }));
+  const groupChoices = unique(['default', ...availableGroups, ...chosenGroups]).map((name) => ({ id: name, name }));
+  return (
+    <>
       <Typography variant="subtitle2" component="h2" sx={{ mt: 1 }}>
         {translate('app.channel.routing')}
       </Typography>
@@ -342,6 +353,44 @@ export function ChannelInputs({ creating = false }: { creating?: boolean }) {
         <NumberInput source="priority" step={1} helperText="app.channel.priority_help" fullWidth />
         <NumberInput source="weight" step={1} min={1} helperText="app.channel.weight_help" fullWidth />
       </Stack>
+    </>
+  );
+}
+
+/** The channel form's inputs (create and edit): type, name, base URL, the type's extra setting, keys, routing. */
+export function ChannelInputs({ creating = false }: { creating?: boolean }) {
+  const translate = useTranslate();
+  const type = Number(useWatch({ name: 'type' }));
+  const typeChoices = useMemo(
+    () => CHANNEL_TYPES.map((channelType) => ({ id: channelType.value, name: `${channelType.label} (${channelType.value})` })),
+    [],
+  );
+  const channelType = findChannelType(type);
+  const otherSetting = channelType?.other;
+  const defaultBaseUrl = channelType?.defaultBaseUrl ?? '';
+
+  return (
+    <Box sx={{ width: '100%', maxWidth: 720 }}>
+      <DefaultModelsOnTypeChange />
+      <SelectInput source="type" choices={typeChoices} fullWidth />
+      <TextInput source="name" fullWidth />
+      <TextInput
+        source="base_url"
+        helperText={baseUrlHelpOf(channelType, translate)}
+        placeholder={defaultBaseUrl || 'https://'}
+        fullWidth
+      />
+      {otherSetting && (
+        <TextInput
+          source="other"
+          label={otherSetting.label}
+          placeholder={otherSetting.fallback}
+          helperText={otherSetting.required ? 'app.channel.other_required_help' : 'app.channel.other_help'}
+          fullWidth
+        />
+      )}
+      <KeyInputs creating={creating} />
+      <RoutingInputs />
     </Box>
   );
 }

@@ -22,7 +22,7 @@ import { Confirm, useDataProvider, useTranslate } from 'react-admin';
 import { ChannelKeyStatus, type ChannelKeyRecord } from '../../../common/records';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
-import { errorMessage } from '../../pages/errorMessage';
+import { errorMessage } from '../../dataProvider/errorMessage';
 import { formatTimestamp } from '../shared/TimestampField';
 
 /** A button that reads a text file of keys and hands its text over. */
@@ -60,15 +60,13 @@ function KeyStatusChip({ status }: { status: number }) {
   return <Chip size="small" color="error" label={translate('status.channel.disabled')} />;
 }
 
-export function ChannelKeyList({ channelId }: { channelId: string | number }) {
-  const translate = useTranslate();
+/** A channel's keys, loaded and reloaded after each action on them (test, switch, delete, add). */
+function useChannelKeys(channelId: string | number) {
   const notice = useNotice();
   const dataProvider = useDataProvider<SwitchboardDataProvider>();
   const [keys, setKeys] = useState<ChannelKeyRecord[] | undefined>();
   const [failed, setFailed] = useState(false);
   const [busy, setBusy] = useState<number | 'add' | undefined>();
-  const [deleting, setDeleting] = useState<ChannelKeyRecord | undefined>();
-  const [adding, setAdding] = useState('');
 
   const load = useCallback(async () => {
     try {
@@ -114,12 +112,82 @@ export function ChannelKeyList({ channelId }: { channelId: string | number }) {
       await dataProvider.deleteChannelKey(channelId, key.id);
       notice('app.channel.keys.deleted', 'success');
     });
-  const add = () =>
+  const add = (adding: string, added: () => void) =>
     act('add', async () => {
       const result = await dataProvider.addChannelKeys(channelId, adding);
-      setAdding('');
+      added();
       notice('app.channel.keys.added', 'success', result);
     });
+  return { keys, failed, busy, load, test, toggle, remove, add };
+}
+
+interface KeyTableProps {
+  keys: ChannelKeyRecord[];
+  /** An action is under way: every button waits. */
+  locked: boolean;
+  onTest: (key: ChannelKeyRecord) => void;
+  onToggle: (key: ChannelKeyRecord) => void;
+  onDelete: (key: ChannelKeyRecord) => void;
+}
+
+/** The keys, masked, with their status, last use, tallies, last error and actions. */
+function KeyTable({ keys, locked, onTest, onToggle, onDelete }: KeyTableProps) {
+  const translate = useTranslate();
+  return (
+    <TableContainer>
+      {/* unwrapped cells: on a phone the table scrolls in its box rather than stacking a heading a character a line */}
+      <Table size="small" aria-labelledby="channel-keys-title" sx={{ '& th, & td': { whiteSpace: 'nowrap' } }}>
+        <TableHead>
+          <TableRow>
+            <TableCell>{translate('app.channel.keys.key')}</TableCell>
+            <TableCell>{translate('app.channel.keys.status')}</TableCell>
+            <TableCell>{translate('app.channel.keys.last_used')}</TableCell>
+            <TableCell>{translate('app.channel.keys.calls')}</TableCell>
+            <TableCell>{translate('app.channel.keys.last_error')}</TableCell>
+            <TableCell>{translate('app.channel.keys.actions')}</TableCell>
+          </TableRow>
+        </TableHead>
+        <TableBody>
+          {keys.map((key) => (
+            <TableRow key={key.id}>
+              <TableCell sx={{ fontFamily: 'monospace' }}>{key.key}</TableCell>
+              <TableCell>
+                <KeyStatusChip status={key.status} />
+              </TableCell>
+              <TableCell>{key.last_used_at ? formatTimestamp(key.last_used_at) : translate('app.channel.keys.never_used')}</TableCell>
+              <TableCell>
+                {key.used_count} / {key.failed_count}
+              </TableCell>
+              <TableCell sx={{ maxWidth: 260, overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap' }} title={key.last_error}>
+                {key.last_error || '—'}
+              </TableCell>
+              <TableCell>
+                <Stack direction="row" sx={{ gap: 0.5 }}>
+                  <Button size="small" disabled={locked} onClick={() => onTest(key)}>
+                    {translate('app.channel.keys.test')}
+                  </Button>
+                  <Button size="small" disabled={locked} onClick={() => onToggle(key)}>
+                    {translate(key.status === ChannelKeyStatus.enabled ? 'app.channel.keys.disable' : 'app.channel.keys.enable')}
+                  </Button>
+                  <Button size="small" color="error" disabled={locked} onClick={() => onDelete(key)}>
+                    {translate('app.channel.keys.delete')}
+                  </Button>
+                </Stack>
+              </TableCell>
+            </TableRow>
+          ))}
+        </TableBody>
+      </Table>
+    </TableContainer>
+  );
+}
+
+/** A multi-key channel's keys under its form: the table, and a box to add more (typed or from a file). */
+export function ChannelKeyList({ channelId }: { channelId: string | number }) {
+  const translate = useTranslate();
+  const { keys, failed, busy, load, test, toggle, remove, add } = useChannelKeys(channelId);
+  const [deleting, setDeleting] = useState<ChannelKeyRecord | undefined>();
+  const [adding, setAdding] = useState('');
 
   return (
     // the form's own padding, so the list lines up with the fields above it inside the card
@@ -138,54 +206,13 @@ export function ChannelKeyList({ channelId }: { channelId: string | number }) {
       {failed && <Alert severity="error">{translate('app.channel.keys.load_failed')}</Alert>}
       {keys && keys.length === 0 && <Alert severity="info">{translate('app.channel.keys.empty')}</Alert>}
       {keys && keys.length > 0 && (
-        <TableContainer>
-          {/* unwrapped cells: on a phone the table scrolls in its box rather than stacking a heading a character a line */}
-          <Table size="small" aria-labelledby="channel-keys-title" sx={{ '& th, & td': { whiteSpace: 'nowrap' } }}>
-            <TableHead>
-              <TableRow>
-                <TableCell>{translate('app.channel.keys.key')}</TableCell>
-                <TableCell>{translate('app.channel.keys.status')}</TableCell>
-                <TableCell>{translate('app.channel.keys.last_used')}</TableCell>
-                <TableCell>{translate('app.channel.keys.calls')}</TableCell>
-                <TableCell>{translate('app.channel.keys.last_error')}</TableCell>
-                <TableCell>{translate('app.channel.keys.actions')}</TableCell>
-              </TableRow>
-            </TableHead>
-            <TableBody>
-              {keys.map((key) => (
-                <TableRow key={key.id}>
-                  <TableCell sx={{ fontFamily: 'monospace' }}>{key.key}</TableCell>
-                  <TableCell>
-                    <KeyStatusChip status={key.status} />
-                  </TableCell>
-                  <TableCell>{key.last_used_at ? formatTimestamp(key.last_used_at) : translate('app.channel.keys.never_used')}</TableCell>
-                  <TableCell>
-                    {key.used_count} / {key.failed_count}
-                  </TableCell>
-                  <TableCell
-                    sx={{ maxWidth: 260, overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap' }}
-                    title={key.last_error}
-                  >
-                    {key.last_error || '—'}
-                  </TableCell>
-                  <TableCell>
-                    <Stack direction="row" sx={{ gap: 0.5 }}>
-                      <Button size="small" disabled={busy !== undefined} onClick={() => void test(key)}>
-                        {translate('app.channel.keys.test')}
-                      </Button>
-                      <Button size="small" disabled={busy !== undefined} onClick={() => void toggle(key)}>
-                        {translate(key.status === ChannelKeyStatus.enabled ? 'app.channel.keys.disable' : 'app.channel.keys.enable')}
-                      </Button>
-                      <Button size="small" color="error" disabled={busy !== undefined} onClick={() => setDeleting(key)}>
-                        {translate('app.channel.keys.delete')}
-                      </Button>
-                    </Stack>
-                  </TableCell>
-                </TableRow>
-              ))}
-            </TableBody>
-          </Table>
-        </TableContainer>
+        <KeyTable
+          keys={keys}
+          locked={busy !== undefined}
+          onTest={(key) => void test(key)}
+          onToggle={(key) => void toggle(key)}
+          onDelete={setDeleting}
+        />
       )}
       <Stack sx={{ gap: 1, mt: 2 }}>
         <TextField
@@ -199,7 +226,12 @@ export function ChannelKeyList({ channelId }: { channelId: string | number }) {
           fullWidth
         />
         <Stack direction="row" sx={{ gap: 1 }}>
-          <Button variant="contained" size="small" disabled={!adding.trim() || busy !== undefined} onClick={() => void add()}>
+          <Button
+            variant="contained"
+            size="small"
+            disabled={!adding.trim() || busy !== undefined}
+            onClick={() => void add(adding, () => setAdding(''))}
+          >
             {translate('app.channel.keys.add')}
           </Button>
           <KeysFileButton onText={(text) => setAdding((current) => [current.trim(), text.trim()].filter(Boolean).join('\n'))} />

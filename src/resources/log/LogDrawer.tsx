@@ -21,8 +21,9 @@ import {
   Typography,
 } from '@mui/material';
 import { useId, type ReactNode } from 'react';
-import { useTranslate, type RaRecord } from 'react-admin';
+import { useTranslate, type RaRecord, type TranslateFunction } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
+import type { ClientStatus } from '../../../common/options';
 import type { LogDetails } from '../../../common/records';
 import { useStatus } from '../../layout/status';
 import { useNotice } from '../../layout/notice';
@@ -148,24 +149,26 @@ interface DrawerProps {
   quotaDigits: number;
 }
 
-function LogDetailsBody({ record, admin, typeLabels, quotaDigits }: DrawerProps & { record: RaRecord }) {
-  const translate = useTranslate();
-  const { status } = useStatus();
-  const details = detailsOf(record);
-  const count = (value: unknown) => (isNumber(value) ? value.toLocaleString('en-US') : undefined);
-  const ratio = (value: unknown) => (isNumber(value) ? String(value) : undefined);
-  const milliseconds = (value: unknown) =>
-    isNumber(value) && value > 0 ? translate('app.log.drawer.ms', { ms: value.toLocaleString('en-US') }) : undefined;
+/** What every section's facts are read from. */
+interface FactSource {
+  record: RaRecord;
+  details: LogDetails;
+  admin: boolean;
+  translate: TranslateFunction;
+  status: ClientStatus | null;
+}
+
+const count = (value: unknown) => (isNumber(value) ? value.toLocaleString('en-US') : undefined);
+const ratio = (value: unknown) => (isNumber(value) ? String(value) : undefined);
+
+/** The summary: when, what type, which request, protocol, model, channel (admins), user, token, stream, status, content. */
+function summaryFacts({ record, details, admin, translate, status }: FactSource, typeLabels: TypeLabels): Fact[] {
   const [typeLabel, typeColor] = typeLabels[Number(record.type)] ?? ['status.log.unknown', 'default'];
   const requestId = typeof record.request_id === 'string' ? record.request_id : '';
   const channel = channelLabel(record);
   const channelId = Number(record.channel_id ?? 0);
-  const quota = Number(record.quota ?? 0);
-  const attempts = Array.isArray(details.attempts) ? details.attempts : [];
   const protocol = [details.protocol, details.operation].filter(Boolean).join(' · ');
-  const { inCurrency } = quotaUnit(status);
-
-  const summary: Fact[] = [
+  return [
     ['resources.log.fields.created_at', record.created_at ? formatTimestamp(Number(record.created_at)) : undefined],
     ['resources.log.fields.type', <Chip size="small" variant="outlined" color={typeColor as 'default'} label={translate(typeLabel)} />],
     ['resources.log.fields.request_id', requestId ? <RequestId requestId={requestId} /> : undefined],
@@ -192,14 +195,24 @@ function LogDetailsBody({ record, admin, typeLabels, quotaDigits }: DrawerProps 
     ['app.log.drawer.error_code', details.errorCode ? <code>{details.errorCode}</code> : undefined],
     ['resources.log.fields.content', record.content ? logText(String(record.content), status, translate) : undefined],
   ];
-  const tokens: Fact[] = [
+}
+
+/** The tokens: prompt, completion, cached, cache-written, reasoning. */
+function tokenFacts({ record, details }: FactSource): Fact[] {
+  return [
     ['resources.log.fields.prompt_tokens', count(record.prompt_tokens)],
     ['resources.log.fields.completion_tokens', count(record.completion_tokens)],
     ['app.log.drawer.cached_tokens', count(details.cachedTokens)],
     ['app.log.drawer.cache_write_tokens', count(details.cacheWriteTokens)],
     ['app.log.drawer.reasoning_tokens', count(details.reasoningTokens)],
   ];
-  const price: Fact[] = [
+}
+
+/** The price: the ratios, and the quota (with its raw number when quota shows as money). */
+function priceFacts({ record, details, translate, status }: FactSource, quotaDigits: number): Fact[] {
+  const quota = Number(record.quota ?? 0);
+  const { inCurrency } = quotaUnit(status);
+  return [
     ['app.log.drawer.model_ratio', ratio(details.modelRatio)],
     ['app.log.drawer.completion_ratio', ratio(details.completionRatio)],
     ['app.log.drawer.group_ratio', ratio(details.groupRatio)],
@@ -211,18 +224,62 @@ function LogDetailsBody({ record, admin, typeLabels, quotaDigits }: DrawerProps 
         : formatQuota(quota, status),
     ],
   ];
-  const timing: Fact[] = [
+}
+
+/** The timing: elapsed, time to first token, retries. */
+function timingFacts({ record, details, translate }: FactSource): Fact[] {
+  const milliseconds = (value: unknown) =>
+    isNumber(value) && value > 0 ? translate('app.log.drawer.ms', { ms: value.toLocaleString('en-US') }) : undefined;
+  return [
     ['resources.log.fields.elapsed_ms', milliseconds(record.elapsed_ms)],
     ['app.log.drawer.ttft', milliseconds(details.ttftMs)],
     ['app.log.drawer.retries', isNumber(details.retries) && details.retries > 0 ? String(details.retries) : undefined],
   ];
+}
+
+/** The quota computation written out with its numbers. */
+function Formula({ formula }: { formula: string }) {
+  const translate = useTranslate();
+  return (
+    <Box sx={{ mt: 1.5 }}>
+      <Typography variant="body2" component="h4" sx={{ fontWeight: 600, mb: 0.5 }}>
+        {translate('app.log.drawer.formula')}
+      </Typography>
+      <Box
+        component="code"
+        data-testid="log-formula"
+        sx={{
+          display: 'block',
+          p: 1,
+          borderRadius: 1,
+          bgcolor: 'action.hover',
+          fontFamily: 'monospace',
+          fontSize: 13,
+          whiteSpace: 'pre-wrap',
+          overflowWrap: 'anywhere',
+        }}
+      >
+        {formula}
+      </Box>
+    </Box>
+  );
+}
+
+function LogDetailsBody({ record, admin, typeLabels, quotaDigits }: DrawerProps & { record: RaRecord }) {
+  const translate = useTranslate();
+  const { status } = useStatus();
+  const details = detailsOf(record);
+  const source: FactSource = { record, details, admin, translate, status };
+  const quota = Number(record.quota ?? 0);
+  const attempts = Array.isArray(details.attempts) ? details.attempts : [];
+  const timing = timingFacts(source);
   const relayed = record.type === 2 || record.type === 5 || attempts.length > 0;
   const timed = timing.some(([, value]) => value !== undefined);
 
   return (
     <>
       <Section title={translate('app.log.drawer.summary')}>
-        <Facts facts={summary} />
+        <Facts facts={summaryFacts(source, typeLabels)} />
       </Section>
       {attempts.length > 0 && (
         <Section title={translate('app.log.drawer.attempts')}>
@@ -231,35 +288,13 @@ function LogDetailsBody({ record, admin, typeLabels, quotaDigits }: DrawerProps 
       )}
       {relayed && (
         <Section title={translate('app.log.drawer.tokens')}>
-          <Facts facts={tokens} />
+          <Facts facts={tokenFacts(source)} />
         </Section>
       )}
       {(relayed || quota !== 0) && (
         <Section title={translate('app.log.drawer.price')}>
-          <Facts facts={price} />
-          {details.formula && (
-            <Box sx={{ mt: 1.5 }}>
-              <Typography variant="body2" component="h4" sx={{ fontWeight: 600, mb: 0.5 }}>
-                {translate('app.log.drawer.formula')}
-              </Typography>
-              <Box
-                component="code"
-                data-testid="log-formula"
-                sx={{
-                  display: 'block',
-                  p: 1,
-                  borderRadius: 1,
-                  bgcolor: 'action.hover',
-                  fontFamily: 'monospace',
-                  fontSize: 13,
-                  whiteSpace: 'pre-wrap',
-                  overflowWrap: 'anywhere',
-                }}
-              >
-                {details.formula}
-              </Box>
-            </Box>
-          )}
+          <Facts facts={priceFacts(source, quotaDigits)} />
+          {details.formula && <Formula formula={details.formula} />}
         </Section>
       )}
       {timed && (

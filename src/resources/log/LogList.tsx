@@ -27,10 +27,10 @@ import {
 import { Link as RouterLink } from 'react-router-dom';
 import type { ChannelRecord, TokenRecord, UserRecord } from '../../../common/records';
 import { isAdmin } from '../../../common/roles';
-import { readStoredUser } from '../../authProvider/storage';
+import { readStoredUser } from '../../dataProvider/storage';
 import type { LogFilter, SwitchboardDataProvider } from '../../dataProvider';
 import { useStatus } from '../../layout/status';
-import { errorMessage } from '../../pages/errorMessage';
+import { errorMessage } from '../../dataProvider/errorMessage';
 import { formatCount, formatQuota } from '../../quota';
 import { ActiveFilters } from '../shared/ActiveFilters';
 import { textOf } from '../shared/textOf';
@@ -102,14 +102,14 @@ function LogStat({ admin }: { admin: boolean }) {
       live = false;
     };
   }, [dataProvider, key, admin]);
+  let line: string;
+  if (stat === null) line = translate('ra.page.loading');
+  else if (typeof stat === 'string') line = translate(stat);
+  else line = translate('app.log.stat', { quota: formatQuota(stat.quota, status, QUOTA_DIGITS), tokens: formatCount(stat.token) });
   return (
     <Box sx={{ px: 2, py: 1.5, borderBottom: 1, borderColor: 'divider' }} data-testid="log-stat">
       <Typography variant="body2" color={typeof stat === 'string' ? 'error' : 'text.secondary'}>
-        {stat === null
-          ? translate('ra.page.loading')
-          : typeof stat === 'string'
-            ? translate(stat)
-            : translate('app.log.stat', { quota: formatQuota(stat.quota, status, QUOTA_DIGITS), tokens: formatCount(stat.token) })}
+        {line}
       </Typography>
     </Box>
   );
@@ -315,14 +315,9 @@ function OpenDetailsField({ onOpen }: { label?: string; sortable?: boolean; onOp
   );
 }
 
-export function LogList() {
-  const admin = isAdmin(readStoredUser()?.role);
-  // computed once per visit, so the window holds still while the page is open
-  const defaults = useMemo(() => ({ start_timestamp: 0, end_timestamp: Math.floor(Date.now() / 1000) + 3600 }), []);
-  const [opened, setOpened] = useState<RaRecord>();
-  const phone = useSmallScreen();
-  const [filtersOpen, setFiltersOpen] = useState(false);
-  const filters = [
+/** The filters above the log: type, token, model, request id and the time window; user and channel for admins. */
+function logFilterInputs(admin: boolean) {
+  return [
     <SelectInput
       key="type"
       source="type"
@@ -340,13 +335,96 @@ export function LogList() {
     <DateTimeFilter key="end" source="end_timestamp" label="app.log.end_time" alwaysOn />,
     ...(admin ? [<UserPicker key="username" source="username" alwaysOn />, <ChannelPicker key="channel" source="channel" alwaysOn />] : []),
   ];
+}
+
+interface LogViewProps {
+  admin: boolean;
+  defaults: Record<string, unknown>;
+  onOpen: (record: RaRecord) => void;
+}
+
+/** The log as a table (wider screens): a row click opens its details. */
+function LogTable({ admin, defaults, onOpen }: LogViewProps) {
+  return (
+    <Datagrid
+      empty={<ListEmpty defaults={defaults} />}
+      bulkActionButtons={false}
+      rowClick={(_id, _resource, record) => {
+        onOpen(record);
+        return false;
+      }}
+      sx={{ ...tableSx, '& td.column-content': { whiteSpace: 'normal', minWidth: 220, maxWidth: 480, overflowWrap: 'anywhere' } }}
+    >
+      <TimestampField source="created_at" label="resources.log.fields.created_at" />
+      {admin && <UsernameLinkField label="resources.log.fields.username" sortBy="username" />}
+      <TokenNameField label="resources.log.fields.token_name" sortBy="token_name" />
+      <StatusChip source="type" label="resources.log.fields.type" labels={LOG_TYPE as never} />
+      <TextField source="model_name" />
+      <TokensField source="prompt_tokens" label="resources.log.fields.prompt_tokens" sortBy="prompt_tokens" />
+      <TokensField source="completion_tokens" label="resources.log.fields.completion_tokens" sortBy="completion_tokens" />
+      <QuotaField source="quota" label="resources.log.fields.quota" digits={QUOTA_DIGITS} />
+      <LatencyField label="resources.log.fields.elapsed_ms" sortBy="elapsed_ms" />
+      <StreamField label="resources.log.fields.is_stream" sortable={false} />
+      {admin && <ChannelIdField label="resources.log.fields.channel_id" sortBy="channel_id" />}
+      <LogContentField source="content" label="resources.log.fields.content" sortable={false} />
+      <OpenDetailsField label="app.log.drawer.details" sortable={false} onOpen={onOpen} />
+    </Datagrid>
+  );
+}
+
+/** The log as cards (phones): a card opens its details. */
+function LogCards({ admin, defaults, onOpen }: LogViewProps) {
+  return (
+    <CardList
+      title={
+        <>
+          <TimestampField source="created_at" /> <TextField source="model_name" />
+        </>
+      }
+      onOpen={onOpen}
+      emptyDefaults={defaults}
+      actions={<OpenDetailsField onOpen={onOpen} />}
+    >
+      <div>
+        <StatusChip source="type" labels={LOG_TYPE as never} />
+        <StreamField />
+        {admin && <ChannelIdField />}
+      </div>
+      {admin && (
+        <CardLine label="resources.log.fields.username">
+          <UsernameLinkField />
+        </CardLine>
+      )}
+      <CardLine label="resources.log.fields.token_name">
+        <TokenNameField />
+      </CardLine>
+      <CardLine label="resources.log.fields.quota">
+        <QuotaField source="quota" digits={QUOTA_DIGITS} />
+      </CardLine>
+      <CardLine label="resources.log.fields.prompt_tokens">
+        <TokensField source="prompt_tokens" /> / <TokensField source="completion_tokens" />
+      </CardLine>
+      <Typography variant="body2" sx={{ overflowWrap: 'anywhere' }}>
+        <LogContentField />
+      </Typography>
+    </CardList>
+  );
+}
+
+export function LogList() {
+  const admin = isAdmin(readStoredUser()?.role);
+  // computed once per visit, so the window holds still while the page is open
+  const defaults = useMemo(() => ({ start_timestamp: 0, end_timestamp: Math.floor(Date.now() / 1000) + 3600 }), []);
+  const [opened, setOpened] = useState<RaRecord>();
+  const phone = useSmallScreen();
+  const [filtersOpen, setFiltersOpen] = useState(false);
   return (
     <TitledPage title={admin ? 'app.log.title_all' : 'app.log.title_self'}>
       <List
         {...listDefaults}
         title="app.log.title_all"
         actions={false}
-        filters={phone && !filtersOpen ? undefined : filters}
+        filters={phone && !filtersOpen ? undefined : logFilterInputs(admin)}
         filterDefaultValues={defaults}
         storeKey={false}
         sort={{ field: 'created_at', order: 'DESC' }}
@@ -359,66 +437,8 @@ export function LogList() {
         />
         <LogStat admin={admin} />
         <ListBody
-          table={
-            <Datagrid
-              empty={<ListEmpty defaults={defaults} />}
-              bulkActionButtons={false}
-              rowClick={(_id, _resource, record) => {
-                setOpened(record);
-                return false;
-              }}
-              sx={{ ...tableSx, '& td.column-content': { whiteSpace: 'normal', minWidth: 220, maxWidth: 480, overflowWrap: 'anywhere' } }}
-            >
-              <TimestampField source="created_at" label="resources.log.fields.created_at" />
-              {admin && <UsernameLinkField label="resources.log.fields.username" sortBy="username" />}
-              <TokenNameField label="resources.log.fields.token_name" sortBy="token_name" />
-              <StatusChip source="type" label="resources.log.fields.type" labels={LOG_TYPE as never} />
-              <TextField source="model_name" />
-              <TokensField source="prompt_tokens" label="resources.log.fields.prompt_tokens" sortBy="prompt_tokens" />
-              <TokensField source="completion_tokens" label="resources.log.fields.completion_tokens" sortBy="completion_tokens" />
-              <QuotaField source="quota" label="resources.log.fields.quota" digits={QUOTA_DIGITS} />
-              <LatencyField label="resources.log.fields.elapsed_ms" sortBy="elapsed_ms" />
-              <StreamField label="resources.log.fields.is_stream" sortable={false} />
-              {admin && <ChannelIdField label="resources.log.fields.channel_id" sortBy="channel_id" />}
-              <LogContentField source="content" label="resources.log.fields.content" sortable={false} />
-              <OpenDetailsField label="app.log.drawer.details" sortable={false} onOpen={setOpened} />
-            </Datagrid>
-          }
-          cards={
-            <CardList
-              title={
-                <>
-                  <TimestampField source="created_at" /> <TextField source="model_name" />
-                </>
-              }
-              onOpen={setOpened}
-              emptyDefaults={defaults}
-              actions={<OpenDetailsField onOpen={setOpened} />}
-            >
-              <div>
-                <StatusChip source="type" labels={LOG_TYPE as never} />
-                <StreamField />
-                {admin && <ChannelIdField />}
-              </div>
-              {admin && (
-                <CardLine label="resources.log.fields.username">
-                  <UsernameLinkField />
-                </CardLine>
-              )}
-              <CardLine label="resources.log.fields.token_name">
-                <TokenNameField />
-              </CardLine>
-              <CardLine label="resources.log.fields.quota">
-                <QuotaField source="quota" digits={QUOTA_DIGITS} />
-              </CardLine>
-              <CardLine label="resources.log.fields.prompt_tokens">
-                <TokensField source="prompt_tokens" /> / <TokensField source="completion_tokens" />
-              </CardLine>
-              <Typography variant="body2" sx={{ overflowWrap: 'anywhere' }}>
-                <LogContentField />
-              </Typography>
-            </CardList>
-          }
+          table={<LogTable admin={admin} defaults={defaults} onOpen={setOpened} />}
+          cards={<LogCards admin={admin} defaults={defaults} onOpen={setOpened} />}
         />
         <LogDrawer record={opened} admin={admin} typeLabels={LOG_TYPE} quotaDigits={QUOTA_DIGITS} onClose={() => setOpened(undefined)} />
       </List>

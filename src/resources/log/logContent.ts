@@ -83,7 +83,8 @@ function said(shapes: Shape[], text: string, status: UnitStatus, translate: Tran
     const params: Record<string, unknown> = {};
     shape.params.forEach((name, index) => {
       const value = match[index + 1];
-      params[name] = shape.quota?.includes(name) ? amount(value, status, translate) : name === 'smart_count' ? Number(value) : value;
+      if (shape.quota?.includes(name)) params[name] = amount(value, status, translate);
+      else params[name] = name === 'smart_count' ? Number(value) : value;
     });
     return translate(`app.log.text.${shape.key}`, params);
   }

@@ -9,7 +9,7 @@ import { useNavigate } from 'react-router-dom';
 import { RedemptionStatus } from '../../../common/roles';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
-import { errorMessage } from '../../pages/errorMessage';
+import { errorMessage } from '../../dataProvider/errorMessage';
 import { useCopy } from '../shared/useCopy';
 import { RowActions } from '../shared/RowActions';
 

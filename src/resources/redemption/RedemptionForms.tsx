@@ -9,7 +9,7 @@ import { textOf } from '../shared/textOf';
 import { useNavigate, useParams } from 'react-router-dom';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
-import { errorMessage } from '../../pages/errorMessage';
+import { errorMessage } from '../../dataProvider/errorMessage';
 
 export const DEFAULT_REDEMPTION_QUOTA = 100000;
 

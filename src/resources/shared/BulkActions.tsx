@@ -5,7 +5,7 @@ import BlockIcon from '@mui/icons-material/Block';
 import { Button } from '@mui/material';
 import { BulkDeleteButton, useListContext, useRefresh, useTranslate, useUnselectAll, useUpdateMany } from 'react-admin';
 import { useNotice } from '../../layout/notice';
-import { errorMessage } from '../../pages/errorMessage';
+import { errorMessage } from '../../dataProvider/errorMessage';
 
 function BulkStatusButton({
   resource,

@@ -35,7 +35,8 @@ export function CardList({
     <Stack spacing={1} sx={{ p: 1 }} data-testid="card-list">
       {data.map((record) => {
         const target = linkTo?.(record);
-        const open = target ? () => void navigate(target) : onOpen ? () => onOpen(record) : undefined;
+        const onCard = onOpen ? () => onOpen(record) : undefined;
+        const open = target ? () => void navigate(target) : onCard;
         return (
           <RecordContextProvider key={record.id} value={record}>
             <Card variant="outlined" data-testid="list-card" onClick={open} sx={open ? { cursor: 'pointer' } : undefined}>

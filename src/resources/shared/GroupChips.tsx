@@ -1,16 +1,22 @@
 import { Chip, Stack } from '@mui/material';
 import { useRecordContext } from 'react-admin';
 
+type GroupColor = 'warning' | 'error' | 'default';
+
+/** vip and pro yellow; svip and premium red; any other group plain. */
+function colorOfGroup(name: string): GroupColor {
+  if (name === 'vip' || name === 'pro') return 'warning';
+  if (name === 'svip' || name === 'premium') return 'error';
+  return 'default';
+}
+
 /** Group chips: empty is 'default'; vip and pro yellow; svip and premium red; sorted. */
-export function groupBadges(group: string): Array<{ name: string; color: 'warning' | 'error' | 'default' }> {
+export function groupBadges(group: string): Array<{ name: string; color: GroupColor }> {
   const names = group
     .split(',')
     .map((name) => name.trim())
     .filter(Boolean);
-  return (names.length ? names : ['default']).sort().map((name) => ({
-    name,
-    color: name === 'vip' || name === 'pro' ? 'warning' : name === 'svip' || name === 'premium' ? 'error' : 'default',
-  }));
+  return (names.length ? names : ['default']).sort().map((name) => ({ name, color: colorOfGroup(name) }));
 }
 
 /** The record's comma-separated `group` as badges (users and channels). */

@@ -21,12 +21,10 @@ export interface QuotaInputProps {
 /** Whole quota of at least `min`, with the spec's message. */
 export const wholeQuota =
   (min: number, message: string): Validator =>
-  (value: unknown) =>
-    value === undefined || value === null || value === ''
-      ? undefined
-      : Number.isSafeInteger(Number(value)) && Number(value) >= min
-        ? undefined
-        : message;
+  (value: unknown) => {
+    if (value === undefined || value === null || value === '') return undefined;
+    return Number.isSafeInteger(Number(value)) && Number(value) >= min ? undefined : message;
+  };
 
 /**
  * No native `min`: the browser would block the submit with its own bubble

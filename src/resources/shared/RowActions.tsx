@@ -40,10 +40,39 @@ export interface RowAction {
 
 const stop = (event: MouseEvent) => event.stopPropagation();
 
+type Confirming = { action: RowAction; anchor: HTMLElement } | null;
+
+/** "Are you sure?" before an action that asks first; Confirm runs it at the button it came from. */
+function ConfirmDialog({ confirming, close }: { confirming: Confirming; close: () => void }) {
+  const translate = useTranslate();
+  return (
+    <Dialog open={Boolean(confirming)} onClose={close} onClick={stop}>
+      <DialogTitle>{confirming ? translate(confirming.action.confirm!, confirming.action.confirmArgs) : ''}</DialogTitle>
+      <DialogContent>{translate('ra.message.are_you_sure')}</DialogContent>
+      <DialogActions>
+        <Button onClick={close}>{translate('ra.action.cancel')}</Button>
+        <Button
+          color={!confirming?.action.color || confirming.action.color === 'inherit' ? 'primary' : confirming.action.color}
+          variant="contained"
+          disableElevation
+          onClick={() => {
+            const current = confirming;
+            close();
+            current?.action.onClick(current.anchor);
+          }}
+        >
+          {translate('ra.action.confirm')}
+        </Button>
+      </DialogActions>
+    </Dialog>
+  );
+}
+
+/** A row's actions: icon buttons, then a "more" menu; an action with `confirm` asks first. */
 export function RowActions({ actions }: { actions: RowAction[] }) {
   const translate = useTranslate();
   const [menu, setMenu] = useState<HTMLElement | null>(null);
-  const [confirming, setConfirming] = useState<{ action: RowAction; anchor: HTMLElement } | null>(null);
+  const [confirming, setConfirming] = useState<Confirming>(null);
   const run = (action: RowAction, anchor: HTMLElement) => {
     if (action.confirm) setConfirming({ action, anchor });
     else action.onClick(anchor);
@@ -107,25 +136,7 @@ export function RowActions({ actions }: { actions: RowAction[] }) {
           </Menu>
         </>
       )}
-      <Dialog open={Boolean(confirming)} onClose={() => setConfirming(null)} onClick={stop}>
-        <DialogTitle>{confirming ? translate(confirming.action.confirm!, confirming.action.confirmArgs) : ''}</DialogTitle>
-        <DialogContent>{translate('ra.message.are_you_sure')}</DialogContent>
-        <DialogActions>
-          <Button onClick={() => setConfirming(null)}>{translate('ra.action.cancel')}</Button>
-          <Button
-            color={!confirming?.action.color || confirming.action.color === 'inherit' ? 'primary' : confirming.action.color}
-            variant="contained"
-            disableElevation
-            onClick={() => {
-              const current = confirming;
-              setConfirming(null);
-              current?.action.onClick(current.anchor);
-            }}
-          >
-            {translate('ra.action.confirm')}
-          </Button>
-        </DialogActions>
-      </Dialog>
+      <ConfirmDialog confirming={confirming} close={() => setConfirming(null)} />
     </Box>
   );
 }

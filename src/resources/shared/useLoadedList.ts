@@ -3,7 +3,7 @@
 // still takes a typed name.
 import { useEffect, useRef, useState } from 'react';
 import { useNotice } from '../../layout/notice';
-import { errorMessage } from '../../pages/errorMessage';
+import { errorMessage } from '../../dataProvider/errorMessage';
 
 export function useLoadedList(load: () => Promise<string[]>): string[] {
   const notice = useNotice();

@@ -8,26 +8,79 @@ import DeleteIcon from '@mui/icons-material/Delete';
 import EditIcon from '@mui/icons-material/Edit';
 import { Menu, MenuItem } from '@mui/material';
 import { useState } from 'react';
-import { useDataProvider, useRecordContext, useRefresh, useUpdate } from 'react-admin';
+import { useDataProvider, useRecordContext, useRefresh, useUpdate, type RaRecord } from 'react-admin';
 import { useNavigate } from 'react-router-dom';
 import { TokenStatus } from '../../../common/roles';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
 import { useStatus } from '../../layout/status';
-import { errorMessage } from '../../pages/errorMessage';
+import { errorMessage } from '../../dataProvider/errorMessage';
 import { useCopy } from '../shared/useCopy';
 import { RowActions } from '../shared/RowActions';
 import { CLIENT_TARGETS, type ClientTarget } from './clientTargets';
 
+/** A token's status switch (enabled ↔ disabled) and its deletion, each told in a notice. */
+function useTokenChanges() {
+  const notice = useNotice();
+  const refresh = useRefresh();
+  const dataProvider = useDataProvider<SwitchboardDataProvider>();
+  const [update] = useUpdate();
+
+  const toggle = (record: RaRecord) => {
+    const next = record.status === TokenStatus.enabled ? TokenStatus.disabled : TokenStatus.enabled;
+    void update(
+      'token',
+      { id: record.id, data: { status: next }, previousData: record, meta: { statusOnly: true } },
+      {
+        mutationMode: 'pessimistic',
+        onSuccess: () => notice('app.common.operation_success', 'success'),
+        onError: (error) => notice(errorMessage(error), 'error'),
+      },
+    );
+  };
+
+  const remove = async (record: RaRecord) => {
+    try {
+      await dataProvider.delete('token', { id: record.id, previousData: record });
+      notice('app.common.operation_success', 'success');
+      refresh();
+    } catch (error) {
+      notice(errorMessage(error), 'error');
+    }
+  };
+  return { toggle, remove };
+}
+
+/** The clients a key can be copied for (or, for chat, opened in), under the button that asked. */
+function ClientTargetMenu({
+  menu,
+  close,
+  choose,
+}: {
+  menu: { anchor: HTMLElement; chat: boolean } | null;
+  close: () => void;
+  choose: (target: ClientTarget) => void;
+}) {
+  return (
+    <Menu anchorEl={menu?.anchor} open={Boolean(menu)} onClose={close} onClick={(event) => event.stopPropagation()}>
+      {CLIENT_TARGETS.filter((target) => (menu?.chat ? target.chat : true)).map((target) => (
+        <MenuItem key={target.id} onClick={() => choose(target)}>
+          {target.label}
+        </MenuItem>
+      ))}
+    </Menu>
+  );
+}
+
+/** The actions of one token row, with the menu of client targets that copy and chat open. */
 export function TokenActions(_: { label?: string }) {
   const record = useRecordContext();
   const navigate = useNavigate();
   const notice = useNotice();
-  const refresh = useRefresh();
   const dataProvider = useDataProvider<SwitchboardDataProvider>();
   const { status } = useStatus();
-  const [update] = useUpdate();
   const copy = useCopy();
+  const { toggle, remove } = useTokenChanges();
   const [menu, setMenu] = useState<{ anchor: HTMLElement; chat: boolean } | null>(null);
   if (!record) return null;
 
@@ -42,29 +95,6 @@ export function TokenActions(_: { label?: string }) {
         return;
       }
       await copy(value);
-    } catch (error) {
-      notice(errorMessage(error), 'error');
-    }
-  };
-
-  const toggle = () => {
-    const next = record.status === TokenStatus.enabled ? TokenStatus.disabled : TokenStatus.enabled;
-    void update(
-      'token',
-      { id: record.id, data: { status: next }, previousData: record, meta: { statusOnly: true } },
-      {
-        mutationMode: 'pessimistic',
-        onSuccess: () => notice('app.common.operation_success', 'success'),
-        onError: (error) => notice(errorMessage(error), 'error'),
-      },
-    );
-  };
-
-  const remove = async () => {
-    try {
-      await dataProvider.delete('token', { id: record.id, previousData: record });
-      notice('app.common.operation_success', 'success');
-      refresh();
     } catch (error) {
       notice(errorMessage(error), 'error');
     }
@@ -95,7 +125,7 @@ export function TokenActions(_: { label?: string }) {
                   label: enabled ? 'app.token.disable' : 'app.token.enable',
                   icon: enabled ? <BlockIcon fontSize="small" /> : <CheckCircleOutlineIcon fontSize="small" />,
                   color: enabled ? ('warning' as const) : ('success' as const),
-                  onClick: toggle,
+                  onClick: () => toggle(record),
                 },
               ]
             : []),
@@ -112,18 +142,12 @@ export function TokenActions(_: { label?: string }) {
             color: 'error',
             confirm: 'app.token.delete_title',
             confirmArgs: { name: record.name },
-            onClick: () => void remove(),
+            onClick: () => void remove(record),
             more: true,
           },
         ]}
       />
-      <Menu anchorEl={menu?.anchor} open={Boolean(menu)} onClose={() => setMenu(null)} onClick={(event) => event.stopPropagation()}>
-        {CLIENT_TARGETS.filter((target) => (menu?.chat ? target.chat : true)).map((target) => (
-          <MenuItem key={target.id} onClick={() => void chooseTarget(target)}>
-            {target.label}
-          </MenuItem>
-        ))}
-      </Menu>
+      <ClientTargetMenu menu={menu} close={() => setMenu(null)} choose={(target) => void chooseTarget(target)} />
     </>
   );
 }

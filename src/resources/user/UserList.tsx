@@ -23,11 +23,11 @@ import {
 import { Link as RouterLink, useNavigate } from 'react-router-dom';
 import type { UserRecord } from '../../../common/records';
 import { allowedManageActions, isRoot, UserStatus, type ManageAction } from '../../../common/roles';
-import { readStoredUser } from '../../authProvider/storage';
+import { readStoredUser } from '../../dataProvider/storage';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
 import { useStatus } from '../../layout/status';
-import { errorMessage } from '../../pages/errorMessage';
+import { errorMessage } from '../../dataProvider/errorMessage';
 import { formatCount, formatQuota } from '../../quota';
 import { AddActions } from '../shared/AddButton';
 import { GroupChips } from '../shared/GroupChips';
@@ -91,6 +91,28 @@ function StatisticsField(_: { label?: string; sortBy?: string }) {
   );
 }
 
+/** Disable (asked first) for an enabled user, enable for a disabled one; offered when the caller's role allows it. */
+function toggleAction(enabled: boolean, act: (action: ManageAction) => () => Promise<void>, allowed: readonly ManageAction[]) {
+  return enabled
+    ? {
+        key: 'toggle',
+        label: 'app.user.disable',
+        icon: <BlockIcon fontSize="small" />,
+        color: 'warning' as const,
+        confirm: 'app.user.disable_title',
+        onClick: act('disable'),
+        offered: allowed.includes('disable'),
+      }
+    : {
+        key: 'toggle',
+        label: 'app.user.enable',
+        icon: <CheckCircleOutlineIcon fontSize="small" />,
+        color: 'success' as const,
+        onClick: act('enable'),
+        offered: allowed.includes('enable'),
+      };
+}
+
 /**
  * Only the actions the caller's role lets succeed are offered (common/roles.ts);
  * disabling asks first, like promote, demote and delete. The super admin's row
@@ -121,24 +143,7 @@ function ManageActions(_: { label?: string }) {
   return (
     <RowActions
       actions={[
-        enabled
-          ? {
-              key: 'toggle',
-              label: 'app.user.disable',
-              icon: <BlockIcon fontSize="small" />,
-              color: 'warning' as const,
-              confirm: 'app.user.disable_title',
-              onClick: act('disable'),
-              offered: allowed.includes('disable'),
-            }
-          : {
-              key: 'toggle',
-              label: 'app.user.enable',
-              icon: <CheckCircleOutlineIcon fontSize="small" />,
-              color: 'success' as const,
-              onClick: act('enable'),
-              offered: allowed.includes('enable'),
-            },
+        toggleAction(enabled, act, allowed),
         {
           key: 'edit',
           label: 'ra.action.edit',

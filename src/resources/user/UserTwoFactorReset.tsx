@@ -5,10 +5,10 @@ import { Box, Button, Chip, Stack, Typography } from '@mui/material';
 import { useCallback, useEffect, useState } from 'react';
 import { Confirm, useTranslate } from 'react-admin';
 import { isRoot } from '../../../common/roles';
-import { readStoredUser } from '../../authProvider/storage';
+import { readStoredUser } from '../../dataProvider/storage';
 import { dataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
-import { errorMessage } from '../../pages/errorMessage';
+import { errorMessage } from '../../dataProvider/errorMessage';
 
 export function UserTwoFactorReset({ id }: { id: string }) {
   const translate = useTranslate();

@@ -1,0 +1,34 @@
+// The top menu, in one-api's order: the resources' entries from their registry,
+// with the pages that are not resources around them. App hands MENU_ITEMS to the
+// layout, which filters them by role (layout/menuItems.ts).
+import { Role } from '../common/roles';
+import { visibleItems, type MenuItem } from './layout/menuItems';
+import { RESOURCES } from './resources';
+
+export type { MenuItem };
+
+const HOME: MenuItem = { key: 'home', to: '/', label: 'app.menu.home' };
+// one-api's menu puts top-up between the redemption codes and the users
+const TOPUP: MenuItem = { key: 'topup', to: '/topup', label: 'app.menu.topup' };
+const TOPUP_BEFORE = 'user';
+const LAST: MenuItem[] = [
+  // every signed-in user chats through their own keys
+  { key: 'playground', to: '/playground', label: 'playground.title', role: Role.user },
+  { key: 'setting', to: '/setting', label: 'app.menu.setting' },
+  { key: 'about', to: '/about', label: 'app.menu.about' },
+  { key: 'chat', to: '/chat', label: 'app.menu.chat', chat: true },
+];
+
+export const MENU_ITEMS: MenuItem[] = [
+  HOME,
+  ...RESOURCES.flatMap(({ name, menu }) => {
+    const items: MenuItem[] = name === TOPUP_BEFORE ? [TOPUP] : [];
+    return menu ? [...items, { key: name, to: `/${name}`, ...menu }] : items;
+  }),
+  ...LAST,
+];
+
+/** The items a role sees (no role: a visitor), Chat only with a chat link. */
+export function visibleMenuItems(role: number | undefined, hasChatLink: boolean): MenuItem[] {
+  return visibleItems(MENU_ITEMS, role, hasChatLink);
+}
