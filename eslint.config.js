@@ -106,7 +106,8 @@ export default defineConfig(
       'no-restricted-syntax': [
         'error',
         {
-          selector: 'CallExpression[callee.property.name=/^(selectFrom|selectNoFrom|insertInto|replaceInto|updateTable|deleteFrom|mergeInto)$/]',
+          selector:
+            'CallExpression[callee.property.name=/^(selectFrom|selectNoFrom|insertInto|replaceInto|updateTable|deleteFrom|mergeInto)$/]',
           message: 'Queries live in server/repositories/: call a repository function instead.',
         },
         { selector: "TaggedTemplateExpression[tag.name='sql']", message: 'Raw SQL lives in server/repositories/ or server/db/.' },

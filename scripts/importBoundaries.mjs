@@ -94,9 +94,6 @@ function importsOf(file) {
   return found;
 }
 
-const under = (path, folder) => path === folder || path.startsWith(`${folder}/`);
-const anyUnder = (path, folders) => folders.some((folder) => under(path, folder));
-
 const SERVER_BASE = ['common', 'server/config.ts', 'server/passwords.ts', 'server/secrets.ts'];
 const BELOW_RELAY = [
   ...SERVER_BASE,

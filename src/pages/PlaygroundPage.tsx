@@ -2,25 +2,11 @@
 // of their own keys. The call is the relay's own (POST /v1/chat/completions,
 // streamed, src/dataProvider/relayChat.ts), so it is routed, billed and logged
 // as any client's; the key is fetched from its owner's endpoint when a
-// message is sent and kept in memory only, never shown.
-import DeleteSweepIcon from '@mui/icons-material/DeleteSweep';
-import SendIcon from '@mui/icons-material/Send';
-import StopIcon from '@mui/icons-material/Stop';
-import {
-  Alert,
-  AlertTitle,
-  Box,
-  Button,
-  Card,
-  CardContent,
-  Link,
-  MenuItem,
-  Paper,
-  Slider,
-  Stack,
-  TextField,
-  Typography,
-} from '@mui/material';
+// message is sent and kept in memory only, never shown. This file holds the
+// refusal wording, the state and requests (usePlaygroundChoices,
+// useConversation) and the page; its two columns are PlaygroundSettings.tsx
+// and PlaygroundConversation.tsx.
+import { Alert, Card, CardContent, Link, Stack, Typography } from '@mui/material';
 import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
 import { Authenticated, useLocaleState, useTranslate } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
@@ -30,6 +16,8 @@ import { dataProvider } from '../dataProvider';
 import { RelayError, streamChat, type ChatMessage } from '../dataProvider/relayChat';
 import { LoadError } from '../layout/LoadError';
 import { errorMessage } from '../dataProvider/errorMessage';
+import { ConversationLog, FailureAlert, MessageForm, type Failure } from './PlaygroundConversation';
+import { SettingsColumn, type Settings } from './PlaygroundSettings';
 
 /** The title of a refusal, by what the user can do about it; the relay's own words go under it. */
 export function relayErrorTitle(error: RelayError): string {
@@ -72,36 +60,12 @@ export function relayErrorHint(
   return undefined;
 }
 
-interface Failure {
-  title: string;
-  /** A translated hint, when the refusal is one the console knows. */
-  hint?: string;
-  detail: string;
-}
-
-/** The settings column: key, model, system prompt, temperature, max tokens. */
-interface Settings {
-  tokenId: string;
-  model: string;
-  system: string;
-  temperature: number;
-  maxTokens: string;
-}
-
-function Playground() {
-  const translate = useTranslate();
-  const [locale] = useLocaleState();
+/** The user's enabled keys and their group's models, and the settings chosen from them (the first of each at first). */
+function usePlaygroundChoices() {
   const [tokens, setTokens] = useState<TokenRecord[] | null>(null);
   const [models, setModels] = useState<string[] | null>(null);
   const [loadFailed, setLoadFailed] = useState(false);
   const [settings, setSettings] = useState<Settings>({ tokenId: '', model: '', system: '', temperature: 1, maxTokens: '' });
-  const [messages, setMessages] = useState<ChatMessage[]>([]);
-  const [draft, setDraft] = useState('');
-  const [answer, setAnswer] = useState<string | null>(null);
-  const [failure, setFailure] = useState<Failure | null>(null);
-  const running = useRef<AbortController | null>(null);
-  const keys = useRef(new Map<string, string>());
-  const end = useRef<HTMLDivElement>(null);
 
   const load = useCallback(() => {
     setLoadFailed(false);
@@ -128,6 +92,22 @@ function Playground() {
     );
   }, []);
   useEffect(load, [load]);
+
+  return { tokens, models, loadFailed, load, settings, setSettings };
+}
+
+/** The conversation, the draft, the answer streaming in and the last failure; sending, stopping and clearing. */
+function useConversation(settings: Settings) {
+  const translate = useTranslate();
+  const [locale] = useLocaleState();
+  const [messages, setMessages] = useState<ChatMessage[]>([]);
+  const [draft, setDraft] = useState('');
+  const [answer, setAnswer] = useState<string | null>(null);
+  const [failure, setFailure] = useState<Failure | null>(null);
+  const running = useRef<AbortController | null>(null);
+  const keys = useRef(new Map<string, string>());
+  const end = useRef<HTMLDivElement>(null);
+
   // a page left mid-answer stops the answer (and its billing) too
   useEffect(() => () => running.current?.abort(), []);
   // braces: newer Chromium returns a promise from scrollIntoView, which React would take for a clean-up
@@ -190,6 +170,14 @@ function Playground() {
     setMessages([]);
     setFailure(null);
   };
+
+  return { messages, draft, setDraft, answer, failure, setFailure, end, send, stop, clear };
+}
+
+function Playground() {
+  const translate = useTranslate();
+  const { tokens, models, loadFailed, load, settings, setSettings } = usePlaygroundChoices();
+  const { messages, draft, setDraft, answer, failure, setFailure, end, send, stop, clear } = useConversation(settings);
   const streaming = answer !== null;
 
   return (
@@ -216,147 +204,20 @@ function Playground() {
           </Alert>
         )}
         <Stack direction={{ xs: 'column', md: 'row' }} sx={{ gap: 3, alignItems: 'stretch' }}>
-          <Stack component="section" aria-label={translate('playground.settings')} sx={{ gap: 2, width: { md: 320 }, flexShrink: 0 }}>
-            <TextField
-              select
-              label={translate('playground.key')}
-              value={tokens?.some((token) => String(token.id) === settings.tokenId) ? settings.tokenId : ''}
-              onChange={(event) => setSettings({ ...settings, tokenId: event.target.value })}
-              size="small"
-              disabled={!tokens?.length}
-              helperText={translate('playground.key_help')}
-            >
-              {(tokens ?? []).map((token) => (
-                <MenuItem key={token.id} value={String(token.id)}>
-                  {token.name || `#${token.id}`}
-                </MenuItem>
-              ))}
-            </TextField>
-            <TextField
-              select
-              label={translate('playground.model')}
-              value={models?.includes(settings.model) ? settings.model : ''}
-              onChange={(event) => setSettings({ ...settings, model: event.target.value })}
-              size="small"
-              disabled={!models?.length}
-            >
-              {(models ?? []).map((model) => (
-                <MenuItem key={model} value={model} sx={{ fontFamily: 'monospace' }}>
-                  {model}
-                </MenuItem>
-              ))}
-            </TextField>
-            <TextField
-              label={translate('playground.system')}
-              value={settings.system}
-              onChange={(event) => setSettings({ ...settings, system: event.target.value })}
-              placeholder={translate('playground.system_placeholder')}
-              multiline
-              minRows={3}
-              maxRows={10}
-              size="small"
-            />
-            <Box>
-              <Typography id="playground-temperature" variant="body2" color="text.secondary">
-                {translate('playground.temperature', { value: settings.temperature.toFixed(1) })}
-              </Typography>
-              <Slider
-                aria-labelledby="playground-temperature"
-                value={settings.temperature}
-                onChange={(_event, value) => setSettings({ ...settings, temperature: value })}
-                min={0}
-                max={2}
-                step={0.1}
-                size="small"
-              />
-            </Box>
-            <TextField
-              label={translate('playground.max_tokens')}
-              value={settings.maxTokens}
-              onChange={(event) => setSettings({ ...settings, maxTokens: event.target.value.replace(/[^0-9]/g, '') })}
-              placeholder={translate('playground.max_tokens_placeholder')}
-              size="small"
-              slotProps={{ htmlInput: { inputMode: 'numeric' } }}
-            />
-          </Stack>
+          <SettingsColumn tokens={tokens} models={models} settings={settings} setSettings={setSettings} />
           <Stack component="section" aria-label={translate('playground.conversation')} sx={{ flex: 1, minWidth: 0, gap: 1.5 }}>
-            <Paper
-              variant="outlined"
-              role="log"
-              aria-live="polite"
-              sx={{ p: 2, minHeight: { xs: 240, md: 380 }, maxHeight: '60vh', overflowY: 'auto', bgcolor: 'background.default' }}
-            >
-              {messages.length === 0 && !streaming && (
-                <Typography variant="body2" color="text.secondary">
-                  {translate('playground.empty')}
-                </Typography>
-              )}
-              {messages.map((message, index) => (
-                <Bubble key={index} role={message.role} text={message.content} />
-              ))}
-              {streaming && <Bubble role="assistant" text={answer || '…'} live />}
-              <div ref={end} />
-            </Paper>
-            {failure && (
-              <Alert severity="error" onClose={() => setFailure(null)}>
-                <AlertTitle>{translate(failure.title)}</AlertTitle>
-                {failure.hint && <Typography variant="body2">{failure.hint}</Typography>}
-                {failure.hint ? (
-                  <Typography variant="body2" component="p" sx={{ mt: 0.5, opacity: 0.9 }}>
-                    {translate('playground.errors.gateway_said', { detail: failure.detail })}
-                  </Typography>
-                ) : (
-                  failure.detail
-                )}
-              </Alert>
-            )}
-            <Box
-              component="form"
-              onSubmit={(event) => void send(event)}
-              sx={{ display: 'flex', gap: 1, alignItems: 'flex-end', flexWrap: { xs: 'wrap', sm: 'nowrap' } }}
-            >
-              <TextField
-                label={translate('playground.message')}
-                value={draft}
-                onChange={(event) => setDraft(event.target.value)}
-                onKeyDown={(event) => {
-                  // Enter sends, Shift+Enter starts a new line
-                  if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
-                    event.preventDefault();
-                    void send();
-                  }
-                }}
-                multiline
-                maxRows={6}
-                size="small"
-                fullWidth
-              />
-              {streaming ? (
-                <Button variant="outlined" color="warning" startIcon={<StopIcon />} onClick={stop} sx={{ flexShrink: 0 }}>
-                  {translate('playground.stop')}
-                </Button>
-              ) : (
-                <Button
-                  type="submit"
-                  variant="contained"
-                  disableElevation
-                  startIcon={<SendIcon />}
-                  disabled={!draft.trim() || !settings.tokenId || !settings.model}
-                  sx={{ flexShrink: 0 }}
-                >
-                  {translate('playground.send')}
-                </Button>
-              )}
-              <Button
-                variant="text"
-                startIcon={<DeleteSweepIcon />}
-                onClick={clear}
-                disabled={streaming || messages.length === 0}
-                sx={{ flexShrink: 0 }}
-              >
-                {translate('playground.clear')}
-              </Button>
-            </Box>
+            <ConversationLog messages={messages} answer={answer} endRef={end} />
+            {failure && <FailureAlert failure={failure} onClose={() => setFailure(null)} />}
+            <MessageForm
+              draft={draft}
+              setDraft={setDraft}
+              settings={settings}
+              streaming={streaming}
+              hasMessages={messages.length > 0}
+              send={send}
+              stop={stop}
+              clear={clear}
+            />
           </Stack>
         </Stack>
       </CardContent>
@@ -364,39 +225,7 @@ function Playground() {
   );
 }
 
-/** One turn of the conversation; the user's on the right. */
-function Bubble({ role, text, live = false }: { role: ChatMessage['role']; text: string; live?: boolean }) {
-  const translate = useTranslate();
-  const mine = role === 'user';
-  return (
-    <Box
-      sx={{ display: 'flex', justifyContent: mine ? 'flex-end' : 'flex-start', mb: 1.5 }}
-      data-testid={`message-${role}`}
-      aria-busy={live || undefined}
-    >
-      <Box
-        sx={{
-          maxWidth: '85%',
-          px: 1.5,
-          py: 1,
-          borderRadius: 2,
-          bgcolor: mine ? 'primary.main' : 'background.paper',
-          color: mine ? 'primary.contrastText' : 'text.primary',
-          border: mine ? 0 : 1,
-          borderColor: 'divider',
-        }}
-      >
-        <Typography variant="caption" sx={{ display: 'block', fontWeight: 600, color: mine ? 'inherit' : 'text.secondary' }}>
-          {translate(`playground.role_${role}`)}
-        </Typography>
-        <Typography variant="body2" sx={{ whiteSpace: 'pre-wrap', wordBreak: 'break-word' }}>
-          {text}
-        </Typography>
-      </Box>
-    </Box>
-  );
-}
-
+/** /playground, for signed-in users only. */
 export default function PlaygroundPage() {
   return (
     <Authenticated>

@@ -1,18 +1,15 @@
 // /pricing: the models of the signed-in user's group and what each costs, in
 // US$ per million tokens with the group's rate applied, searchable by name.
-import SearchIcon from '@mui/icons-material/Search';
 import {
   Box,
   Card,
   CardContent,
-  InputAdornment,
   Table,
   TableBody,
   TableCell,
   TableContainer,
   TableHead,
   TableRow,
-  TextField,
   Typography,
   useMediaQuery,
   type Theme,

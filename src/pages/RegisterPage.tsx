@@ -1,6 +1,7 @@
 // /register: username and password twice; e-mail with a code when the server
 // requires verification; the bot check when it is on. An `aff` invite code in
-// the query is remembered locally and sent with the registration.
+// the query is remembered locally and sent with the registration. The form's
+// state and requests are useRegisterForm; the e-mail fields EmailCodeFields.
 import { Alert, Box, Button, Link, Stack, TextField, Typography } from '@mui/material';
 import { useEffect, useState, type FormEvent } from 'react';
 import { useTranslate } from 'react-admin';
@@ -16,13 +17,15 @@ import { useCooldown } from '../layout/useCooldown';
 
 export const AFF_STORAGE_KEY = 'aff';
 
-export function RegisterPage() {
-  const translate = useTranslate();
+type RegisterFields = { username: string; password: string; password2: string; email: string; verification_code: string };
+
+/** The registration form's fields, the bot check's token, and its two requests: send the e-mail code, register. */
+function useRegisterForm() {
   const notice = useNotice();
   const navigate = useNavigate();
   const { status } = useStatus();
   const [searchParams] = useSearchParams();
-  const [form, setForm] = useState({ username: '', password: '', password2: '', email: '', verification_code: '' });
+  const [form, setForm] = useState<RegisterFields>({ username: '', password: '', password2: '', email: '', verification_code: '' });
   const [turnstileToken, setTurnstileToken] = useState('');
   const [busy, setBusy] = useState(false);
   const cooldown = useCooldown(30);
@@ -66,6 +69,51 @@ export function RegisterPage() {
     }
   };
 
+  return { status, form, set, setTurnstileToken, busy, cooldown, submit, sendCode };
+}
+
+interface EmailCodeFieldsProps {
+  form: RegisterFields;
+  set: (field: keyof RegisterFields) => (event: { target: { value: string } }) => void;
+  cooldown: ReturnType<typeof useCooldown>;
+  sendCode: () => Promise<unknown>;
+}
+
+/** The e-mail address, its send-code button (locked while the cooldown runs), and the code it received. */
+function EmailCodeFields({ form, set, cooldown, sendCode }: EmailCodeFieldsProps) {
+  const translate = useTranslate();
+  return (
+    <>
+      <Stack direction="row" spacing={1}>
+        <TextField
+          name="email"
+          type="email"
+          label={translate('app.auth.email')}
+          value={form.email}
+          onChange={set('email')}
+          autoComplete="email"
+          fullWidth
+        />
+        <Button variant="outlined" onClick={() => void sendCode()} disabled={cooldown.active} sx={{ whiteSpace: 'nowrap', minWidth: 120 }}>
+          {cooldown.active ? translate('app.auth.resend_in', { seconds: cooldown.left }) : translate('app.auth.send_code')}
+        </Button>
+      </Stack>
+      <TextField
+        name="verification_code"
+        label={translate('app.auth.verification_code')}
+        value={form.verification_code}
+        onChange={set('verification_code')}
+        fullWidth
+      />
+    </>
+  );
+}
+
+/** The registration page. */
+export function RegisterPage() {
+  const translate = useTranslate();
+  const { status, form, set, setTurnstileToken, busy, cooldown, submit, sendCode } = useRegisterForm();
+
   return (
     <AuthCard title={translate('app.auth.register_title')}>
       {status && !status.register_enabled && (
@@ -103,36 +151,7 @@ export function RegisterPage() {
             autoComplete="new-password"
             fullWidth
           />
-          {status?.email_verification && (
-            <>
-              <Stack direction="row" spacing={1}>
-                <TextField
-                  name="email"
-                  type="email"
-                  label={translate('app.auth.email')}
-                  value={form.email}
-                  onChange={set('email')}
-                  autoComplete="email"
-                  fullWidth
-                />
-                <Button
-                  variant="outlined"
-                  onClick={() => void sendCode()}
-                  disabled={cooldown.active}
-                  sx={{ whiteSpace: 'nowrap', minWidth: 120 }}
-                >
-                  {cooldown.active ? translate('app.auth.resend_in', { seconds: cooldown.left }) : translate('app.auth.send_code')}
-                </Button>
-              </Stack>
-              <TextField
-                name="verification_code"
-                label={translate('app.auth.verification_code')}
-                value={form.verification_code}
-                onChange={set('verification_code')}
-                fullWidth
-              />
-            </>
-          )}
+          {status?.email_verification && <EmailCodeFields form={form} set={set} cooldown={cooldown} sendCode={sendCode} />}
           {status?.turnstile_check && status.turnstile_site_key && (
             <Turnstile siteKey={status.turnstile_site_key} onToken={setTurnstileToken} />
           )}

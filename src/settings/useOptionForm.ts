@@ -1,7 +1,8 @@
-// State of the admin settings tabs: the stored values, the local
-// drafts of text fields, and the two ways of saving — toggles at once, other
-// fields by their section's button, sending only what changed.
-import { useCallback, useEffect, useState } from 'react';
+// State of the admin settings tabs: the stored values (useStoredOptions), the
+// local drafts of text fields, and the two ways of saving (useOptionSaves) —
+// toggles at once, other fields by their section's button, sending only what
+// changed.
+import { useCallback, useEffect, useState, type Dispatch, type SetStateAction } from 'react';
 import { OPTION_SPECS, isRootOnlyOption, isSecretOption, type OptionKey } from '../../common/options';
 import { isAdmin, isRoot } from '../../common/roles';
 import { readStoredUser } from '../dataProvider/storage';
@@ -53,18 +54,12 @@ function prettyJson(raw: string): string {
   }
 }
 
-/** `enabled`: whether to load the options at all (only admins may read them). */
-export function useOptionForm(enabled: boolean, provider: SettingsProvider = defaultProvider): OptionForm {
-  const notice = useNotice();
-  const { reload: reloadStatus } = useStatus();
+/** The stored values and which secrets are set, loaded again whenever `generation` changes. */
+function useStoredOptions(enabled: boolean, provider: SettingsProvider, generation: number) {
   const [stored, setStored] = useState<Values>({});
   const [secretsSet, setSecretsSet] = useState<Partial<Record<OptionKey, boolean>>>({});
-  const [drafts, setDrafts] = useState<Values>({});
   const [loaded, setLoaded] = useState(false);
   const [loadError, setLoadError] = useState('');
-  const [saving, setSaving] = useState(false);
-  const [generation, setGeneration] = useState(0);
-  const role = readStoredUser()?.role;
 
   useEffect(() => {
     if (!enabled) return undefined;
@@ -92,7 +87,25 @@ export function useOptionForm(enabled: boolean, provider: SettingsProvider = def
     };
   }, [enabled, provider, generation]);
 
-  const canWrite = useCallback((key: OptionKey) => (isRootOnlyOption(key) ? isRoot(role) : isAdmin(role)), [role]);
+  return { stored, setStored, secretsSet, setSecretsSet, loaded, loadError };
+}
+
+type Setter<T> = Dispatch<SetStateAction<T>>;
+
+interface SaveState {
+  provider: SettingsProvider;
+  stored: Values;
+  setStored: Setter<Values>;
+  setSecretsSet: Setter<Partial<Record<OptionKey, boolean>>>;
+  drafts: Values;
+  setDrafts: Setter<Values>;
+}
+
+/** The three ways of saving (a toggle at once, a section's changed fields, values made elsewhere) and whether one runs. */
+function useOptionSaves({ provider, stored, setStored, setSecretsSet, drafts, setDrafts }: SaveState) {
+  const notice = useNotice();
+  const { reload: reloadStatus } = useStatus();
+  const [saving, setSaving] = useState(false);
 
   const saveToggle = useCallback(
     async (key: OptionKey, on: boolean) => {
@@ -107,7 +120,7 @@ export function useOptionForm(enabled: boolean, provider: SettingsProvider = def
         notice(errorMessage(error), 'error');
       }
     },
-    [provider, stored, notice, reloadStatus],
+    [provider, stored, setStored, notice, reloadStatus],
   );
 
   const saveSection = useCallback(
@@ -137,7 +150,7 @@ export function useOptionForm(enabled: boolean, provider: SettingsProvider = def
         reloadStatus();
       }
     },
-    [provider, stored, drafts, notice, reloadStatus],
+    [provider, stored, drafts, setStored, setSecretsSet, setDrafts, notice, reloadStatus],
   );
 
   const saveValues = useCallback(
@@ -168,8 +181,21 @@ export function useOptionForm(enabled: boolean, provider: SettingsProvider = def
         setSaving(false);
       }
     },
-    [provider, notice],
+    [provider, setStored, setDrafts, notice],
   );
+
+  return { saving, saveToggle, saveSection, saveValues };
+}
+
+/** `enabled`: whether to load the options at all (only admins may read them). */
+export function useOptionForm(enabled: boolean, provider: SettingsProvider = defaultProvider): OptionForm {
+  const [drafts, setDrafts] = useState<Values>({});
+  const [generation, setGeneration] = useState(0);
+  const { stored, setStored, secretsSet, setSecretsSet, loaded, loadError } = useStoredOptions(enabled, provider, generation);
+  const { saving, saveToggle, saveSection, saveValues } = useOptionSaves({ provider, stored, setStored, setSecretsSet, drafts, setDrafts });
+  const role = readStoredUser()?.role;
+
+  const canWrite = useCallback((key: OptionKey) => (isRootOnlyOption(key) ? isRoot(role) : isAdmin(role)), [role]);
 
   return {
     loaded,
