@@ -1,5 +1,5 @@
 // Accessibility beyond the forms: AA contrast of the palettes, <html lang> and the
-// per-route title, the manage actions a role can use, the user-disable
+// per-route title, the language button's name holding its visible text, the manage actions a role can use, the user-disable
 // confirmation, and the lists' error state with Retry.
 import { getContrastRatio } from '@mui/material/styles';
 import { act, render, screen, waitFor, within } from '@testing-library/react';
@@ -22,8 +22,9 @@ import { MemoryRouter, Route, Routes } from 'react-router-dom';
 import { describe, expect, it, vi } from 'vitest';
 import { allowedManageActions } from '../../common/roles';
 import { dataProvider } from '../../src/dataProvider';
-import { i18nProvider } from '../../src/i18n';
+import { i18nProvider, LOCALE_STORAGE_KEY } from '../../src/i18n';
 import { DocumentMeta, htmlLang, pageTitleKey } from '../../src/layout/DocumentMeta';
+import { LanguageSwitch } from '../../src/layout/LanguageSwitch';
 import { PALETTE } from '../../src/resources/shared/palette';
 import { SwitchInput } from '../../src/resources/shared/SwitchInput';
 import { ChannelCreate } from '../../src/resources/channel/ChannelCreate';
@@ -102,6 +103,37 @@ describe('document language and title', () => {
     await waitFor(() => expect(document.documentElement.lang).toBe('zh-CN'));
     await waitFor(() => expect(document.title).toBe('令牌 · Acme'));
     act(() => setLocale('en'));
+  });
+});
+
+describe('label in name (WCAG 2.5.3)', () => {
+  /** True when the accessible name (as testing-library computes it) holds the element's visible text. */
+  const nameHoldsText = (name: string, element: Element) => {
+    const text = (element.textContent ?? '').trim();
+    return text !== '' && name.includes(text);
+  };
+
+  it('names the language button by the language it shows, then what it is for, in English and in Chinese', async () => {
+    localStorage.removeItem(LOCALE_STORAGE_KEY);
+    render(
+      <MemoryRouter>
+        <AdminContext dataProvider={dataProvider} i18nProvider={i18nProvider} store={memoryStore()} theme={lightTheme}>
+          <LanguageSwitch />
+        </AdminContext>
+      </MemoryRouter>,
+    );
+    const english = await screen.findByRole('button', { name: 'English, Language' });
+    expect(english).toHaveTextContent(/^English$/);
+    expect(screen.getByRole('button', { name: nameHoldsText })).toBe(english);
+    await userEvent.click(english);
+    await userEvent.click(await screen.findByRole('menuitem', { name: '中文' }));
+    const chinese = await screen.findByRole('button', { name: '中文, 语言' });
+    expect(chinese).toHaveTextContent(/^中文$/);
+    expect(screen.getByRole('button', { name: nameHoldsText })).toBe(chinese);
+    await userEvent.click(chinese);
+    await userEvent.click(await screen.findByRole('menuitem', { name: 'English' }));
+    expect(await screen.findByRole('button', { name: 'English, Language' })).toBeInTheDocument();
+    localStorage.removeItem(LOCALE_STORAGE_KEY);
   });
 });
 

@@ -1,5 +1,6 @@
 // The log page: which endpoints it reads for admins and for users, the default
-// window, the stat line, the extra columns, the filters' URLs and a row's drawer.
+// window (and the From and To filters showing it), the stat line, the extra
+// columns, the filters' URLs and a row's drawer (which sections a row shows).
 import { cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import { http, HttpResponse } from 'msw';
 import { AdminContext, memoryStore, ResourceContextProvider } from 'react-admin';
@@ -8,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { dataProvider } from '../../src/dataProvider';
 import { i18nProvider } from '../../src/i18n';
 import { logText } from '../../src/resources/log/logContent';
+import { formatTimestamp } from '../../src/resources/shared/TimestampField';
 import { LogList } from '../../src/resources/log/LogList';
 import { lightTheme } from '../../src/theme';
 import { screenWidth } from './screenWidth';
@@ -113,6 +115,21 @@ describe('LogList', () => {
     expect(end).toBeLessThan(before + 3700);
     expect(list.searchParams.has('username')).toBe(false);
     expect(seen.some((url) => url.pathname === '/api/log/self/stat' && url.searchParams.get('end_timestamp') === String(end))).toBe(true);
+  });
+
+  it('shows the window in the From and To filters: From empty (epoch 0), To an hour from when the page opened', async () => {
+    serveOwnLogs([row]);
+    const seen = renderLogs(1);
+    await screen.findByText('model ratio 15.00, group ratio 1.00');
+    const list = seen.find((url) => url.pathname === '/api/log/self/')!;
+    const end = Number(list.searchParams.get('end_timestamp'));
+    const to = document.querySelector<HTMLInputElement>('input[name="end_timestamp"]')!;
+    expect(to).toHaveAttribute('type', 'datetime-local');
+    expect(to.value).toBe(formatTimestamp(end).replace(' ', 'T').slice(0, 16));
+    expect(screen.getByLabelText('To')).toBe(to);
+    expect(document.querySelector<HTMLInputElement>('input[name="start_timestamp"]')!.value).toBe('');
+    // the default window is no chip
+    expect(screen.queryByTestId('active-filters')).toBeNull();
   });
 
   it("reads everyone's logs for an admin, with username and channel columns", async () => {
@@ -278,6 +295,32 @@ describe('LogList', () => {
     expect(within(drawer).queryByRole('table', { name: 'Attempts' })).toBeNull();
     expect(within(drawer).queryByText('How was this computed?')).toBeNull();
     expect(within(drawer).getByText('Tokens')).toBeInTheDocument();
+  });
+
+  it('leaves out the tokens and the price of a failed call that was never billed, and keeps what one counted or charged', async () => {
+    const failure = { ...row, type: 5, quota: 0, prompt_tokens: 0, completion_tokens: 0, estimated: false, details: { status: 502 } };
+    serveOwnLogs([
+      { ...failure, id: 71, content: 'never billed', details: { status: 502, modelRatio: 15, groupRatio: 1, cachedTokens: 0 } },
+      { ...failure, id: 72, content: 'counted, not billed', prompt_tokens: 40 },
+      { ...failure, id: 73, content: 'billed', quota: 250 },
+      { ...row, id: 74, type: 2, quota: 0, prompt_tokens: 0, completion_tokens: 0, content: 'free consume' },
+    ]);
+    renderLogs(1);
+    const open = async (content: string) => {
+      fireEvent.click(await screen.findByText(content));
+      const drawer = await screen.findByRole('dialog', { name: 'Log details' });
+      const sections = within(drawer)
+        .getAllByRole('region')
+        .map((section) => within(section).getByRole('heading').textContent);
+      fireEvent.click(within(drawer).getByRole('button', { name: 'Close the details' }));
+      await expect.poll(() => screen.queryByRole('dialog')).toBeNull();
+      return sections;
+    };
+    expect(await open('never billed')).toEqual(['Summary', 'Timing']);
+    expect(await open('counted, not billed')).toEqual(['Summary', 'Tokens', 'Timing']);
+    expect(await open('billed')).toEqual(['Summary', 'Price', 'Timing']);
+    // a consume row keeps both, zero or not
+    expect(await open('free consume')).toEqual(['Summary', 'Tokens', 'Price', 'Timing']);
   });
 
   it('shows a user their own failed request without naming channels: the tries are numbered', async () => {

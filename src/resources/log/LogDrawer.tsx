@@ -1,7 +1,8 @@
 // One log row in full, in a drawer over the list: what the request was, every
 // channel tried, the tokens, the prices and the quota computation with its
 // numbers, and the timing. Rows written before the gateway kept details (and
-// rows that are not relays) carry only some of this: what is absent is left out.
+// rows that are not relays) carry only some of this: what is absent is left out,
+// and a failed call that was never billed shows no tokens or price.
 import CloseIcon from '@mui/icons-material/Close';
 import ContentCopyIcon from '@mui/icons-material/ContentCopy';
 import {
@@ -265,15 +266,28 @@ function Formula({ formula }: { formula: string }) {
   );
 }
 
+/**
+ * Whether the tokens and the price sections mean something for this row: a relayed
+ * request has both; a failed one (type 5) only the tokens it counted and the
+ * quota it was charged, so a call that was never billed shows neither.
+ */
+function billingSections(record: RaRecord, details: LogDetails): { tokens: boolean; price: boolean } {
+  const quota = Number(record.quota ?? 0);
+  const attempts = Array.isArray(details.attempts) ? details.attempts : [];
+  const relayed = record.type === 2 || record.type === 5 || attempts.length > 0;
+  if (record.type !== 5) return { tokens: relayed, price: relayed || quota !== 0 };
+  const counts = [record.prompt_tokens, record.completion_tokens, details.cachedTokens, details.cacheWriteTokens, details.reasoningTokens];
+  return { tokens: counts.some((value) => isNumber(value) && value !== 0), price: quota !== 0 };
+}
+
 function LogDetailsBody({ record, admin, typeLabels, quotaDigits }: DrawerProps & { record: RaRecord }) {
   const translate = useTranslate();
   const { status } = useStatus();
   const details = detailsOf(record);
   const source: FactSource = { record, details, admin, translate, status };
-  const quota = Number(record.quota ?? 0);
   const attempts = Array.isArray(details.attempts) ? details.attempts : [];
   const timing = timingFacts(source);
-  const relayed = record.type === 2 || record.type === 5 || attempts.length > 0;
+  const shown = billingSections(record, details);
   const timed = timing.some(([, value]) => value !== undefined);
 
   return (
@@ -286,12 +300,12 @@ function LogDetailsBody({ record, admin, typeLabels, quotaDigits }: DrawerProps 
           <Attempts attempts={attempts} admin={admin} />
         </Section>
       )}
-      {relayed && (
+      {shown.tokens && (
         <Section title={translate('app.log.drawer.tokens')}>
           <Facts facts={tokenFacts(source)} />
         </Section>
       )}
-      {(relayed || quota !== 0) && (
+      {shown.price && (
         <Section title={translate('app.log.drawer.price')}>
           <Facts facts={priceFacts(source, quotaDigits)} />
           {details.formula && <Formula formula={details.formula} />}
