@@ -451,6 +451,8 @@ export const OPTION_SPECS = {
    * `x-switchboard-dropped-tools` header and the log saying what was left out.
    */
   ToolRefusalGroups: { kind: 'list', default: '' },
+  /** Root hid the first-run checklist on the dashboard; counts only while a channel exists (common/setupChecklist.ts). */
+  SetupChecklistDismissed: { kind: 'toggle', default: 'false', rootOnly: true },
 } as const satisfies Record<string, OptionSpec>;
 
 export type OptionKey = keyof typeof OPTION_SPECS;

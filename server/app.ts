@@ -35,6 +35,7 @@ import { oauthRoutes } from './routes/api/oauth';
 import { pricingRoutes } from './routes/api/pricing';
 import { optionRoutes } from './routes/api/option';
 import { redemptionRoutes } from './routes/api/redemption';
+import { setupRoutes } from './routes/api/setup';
 import { tokenRoutes } from './routes/api/token';
 import { twoFactorRoutes } from './routes/api/twoFactor';
 import { userRoutes } from './routes/api/user';
@@ -153,6 +154,7 @@ async function registerRoutes(app: FastifyInstance, probeSources: ReadinessSourc
   await app.register(redemptionRoutes);
   await app.register(logRoutes);
   await app.register(dashboardRoutes);
+  await app.register(setupRoutes);
   await app.register(pricingRoutes);
   await app.register(channelRoutes);
   await app.register(importRoutes);

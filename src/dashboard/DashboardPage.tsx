@@ -1,6 +1,7 @@
 // The signed-in home: a user's own usage, or for admins everyone's
-// with the admin sections. The view (range, granularity, filters) lives in the
-// URL; the answer comes from the data provider (common/dashboard.ts).
+// with the admin sections; root also gets the first-run checklist on top. The
+// view (range, granularity, filters) lives in the URL; the answer comes from
+// the data provider (common/dashboard.ts).
 import InsightsOutlinedIcon from '@mui/icons-material/InsightsOutlined';
 import { Alert, AlertTitle, Box, Button, Card, CardContent, Grid, LinearProgress, Skeleton, Stack, Typography } from '@mui/material';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
@@ -8,7 +9,7 @@ import { lazy, Suspense, useCallback, useMemo } from 'react';
 import { Link as RouterLink, useSearchParams } from 'react-router-dom';
 import type { AdminDashboard, Dashboard } from '../../common/dashboard';
 import type { LogFilter } from '../../common/records';
-import { isAdmin, LogType } from '../../common/roles';
+import { isAdmin, isRoot, LogType } from '../../common/roles';
 import { readStoredUser } from '../dataProvider/storage';
 import { dataProvider } from '../dataProvider';
 import { errorMessage } from '../dataProvider/errorMessage';
@@ -25,6 +26,7 @@ import {
 import { DashboardFilters, useFilterOptions } from './DashboardFilters';
 import { defaultGranularity, queryOfView, searchFromView, viewFromSearch, type DashboardView } from './dashboardView';
 import { useDashboardFormat } from './format';
+import { SetupChecklist } from './SetupChecklist';
 import { StatCards, StatCardsSkeleton } from './StatCards';
 import { useDashboardTranslate } from './useDashboardTranslate';
 
@@ -199,7 +201,8 @@ function DashboardAnswer({ data, admin, errorLog, narrow }: DashboardAnswerProps
 
 export default function DashboardPage() {
   const translate = useDashboardTranslate();
-  const admin = isAdmin(readStoredUser()?.role);
+  const role = readStoredUser()?.role;
+  const admin = isAdmin(role);
   const [searchParams, setSearchParams] = useSearchParams();
   const search = searchParams.toString();
   const view = useMemo(() => viewFromSearch(new URLSearchParams(search)), [search]);
@@ -239,6 +242,7 @@ export default function DashboardPage() {
           {translate(admin ? 'dashboard.subtitle_admin' : 'dashboard.subtitle')}
         </Typography>
       </Box>
+      {isRoot(role) && <SetupChecklist />}
       <DashboardFilters view={view} admin={admin} granularity={granularity} answered={data} optionsOf={optionsOf} onChange={setView} />
       {isError && <ErrorState error={error} onRetry={() => void refetch()} />}
       {!isError && (isPending || !data) && <DashboardLoading />}

@@ -81,4 +81,6 @@ export const endpoints = {
   redeliver: (id: string | number) => `/api/webhook_delivery/${encodeURIComponent(String(id))}/redeliver`,
   dashboard: (admin: boolean, params: Record<string, string | number | undefined>) =>
     `/api/dashboard${admin ? '/admin' : ''}${query(params)}`,
+  setupChecklist: '/api/setup/checklist',
+  setupChecklistDismiss: '/api/setup/checklist/dismiss',
 };

@@ -49,6 +49,8 @@
 //                     (non-admins: GET /api/log/self/stat?... without username) → { quota, token }
 // getDashboard      → GET /api/dashboard?start=&end=&granularity=&token_id=&model=   → Dashboard
 // getAdminDashboard → GET /api/dashboard/admin?...&user_id=&channel_id=             → AdminDashboard
+// getSetupChecklist → GET /api/setup/checklist          (root) → SetupChecklist: the first-run steps and the dismissal
+// dismissSetupChecklist → POST /api/setup/checklist/dismiss (root)
 // loginSecondFactor → POST /api/user/login/2fa        body: { code }  (after login answered two_factor_required)
 // twoFactorStatus   → GET /api/user/2fa                → { enabled, pending, recovery_codes_left, required }
 // twoFactorEnrol    → POST /api/user/2fa/enrol         → { secret, otpauth_url, qr_code }
@@ -78,6 +80,7 @@ import type { DataProvider } from 'react-admin';
 import type { ChannelJob } from '../../common/listQuery';
 import type { AdminDashboard, Dashboard, DashboardQuery } from '../../common/dashboard';
 import type { LogFilter } from '../../common/records';
+import type { SetupChecklist } from '../../common/setupChecklist';
 import { ITEMS_PER_PAGE } from '../../common/version';
 import type { WebhookDeliveryRecord } from '../../common/webhooks';
 import { endpoints } from './endpoints';
@@ -163,6 +166,13 @@ export function createDataProvider(
     /** Every user's usage with the admin sections (admin and root). */
     getAdminDashboard: async (dashboardQuery: DashboardQuery, signal?: AbortSignal) =>
       (await httpClient<AdminDashboard>(endpoints.dashboard(true, dashboardParams(dashboardQuery)), { signal })).data as AdminDashboard,
+    /** The first-run checklist of root's dashboard. */
+    getSetupChecklist: async (signal?: AbortSignal) =>
+      (await httpClient<SetupChecklist>(endpoints.setupChecklist, { signal })).data as SetupChecklist,
+    /** Hides the first-run checklist (until every channel is deleted). */
+    dismissSetupChecklist: async () => {
+      await httpClient(endpoints.setupChecklistDismiss, { method: 'POST' });
+    },
     getOptions: async () => (await httpClient<OptionRow[]>(endpoints.options)).data ?? [],
     updateOption: async (key: string, value: string) => {
       await httpClient(endpoints.options, { method: 'PUT', body: { key, value } });

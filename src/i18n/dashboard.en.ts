@@ -100,6 +100,46 @@ export const dashboardEnglish = {
       text_admin: 'No request was relayed in this range. Widen the range or clear the filters.',
       open_tokens: 'Manage my tokens',
     },
+    setup: {
+      title: 'Get started',
+      subtitle: 'Five steps from a fresh install to a first request through the gateway.',
+      progress: '%{done} of %{total} steps done',
+      done: 'done',
+      not_done: 'not done',
+      dismiss: 'Dismiss',
+      copy_curl: 'Copy curl command',
+      curl_copied: 'Command copied',
+      curl_not_copied: 'The browser refused to copy: select the command and copy it by hand',
+      key_hint: 'Replace sk-... with a key copied from the tokens list.',
+      open_tokens: 'Open tokens',
+      steps: {
+        password_changed: {
+          title: 'Change the generated password',
+          text: 'The root password set at first start was printed in the log: replace it.',
+          action: 'Change password',
+        },
+        channel_added: {
+          title: 'Add a channel',
+          text: 'A channel is an upstream provider account the gateway relays requests to.',
+          action: 'Add channel',
+        },
+        channel_tested: {
+          title: 'Test the channel',
+          text: 'Run a test from the channel list to check that its key and address work.',
+          action: 'Open channels',
+        },
+        token_created: {
+          title: 'Create a token',
+          text: 'Clients call the gateway with a token key, not with the channel key.',
+          action: 'Create token',
+        },
+        request_sent: {
+          title: 'Send a first request',
+          text: 'Try a model in the playground, or call the API with your token key.',
+          action: 'Open playground',
+        },
+      },
+    },
     error: {
       title: 'The dashboard could not be loaded',
       retry: 'Retry',

@@ -100,6 +100,46 @@ export const dashboardChinese = {
       text_admin: '该时间范围内没有转发任何请求。请扩大时间范围或清除筛选条件。',
       open_tokens: '管理我的令牌',
     },
+    setup: {
+      title: '快速开始',
+      subtitle: '从全新安装到通过网关发出第一个请求，只需五步。',
+      progress: '已完成 %{done}/%{total} 步',
+      done: '已完成',
+      not_done: '未完成',
+      dismiss: '关闭',
+      copy_curl: '复制 curl 命令',
+      curl_copied: '命令已复制',
+      curl_not_copied: '浏览器拒绝复制：请选中命令后手动复制',
+      key_hint: '请将 sk-... 替换为从令牌列表复制的密钥。',
+      open_tokens: '打开令牌列表',
+      steps: {
+        password_changed: {
+          title: '修改初始密码',
+          text: '首次启动时生成的 root 密码已打印在日志中，请尽快更换。',
+          action: '修改密码',
+        },
+        channel_added: {
+          title: '添加渠道',
+          text: '渠道是网关转发请求所用的上游服务商账号。',
+          action: '添加渠道',
+        },
+        channel_tested: {
+          title: '测试渠道',
+          text: '在渠道列表中运行测试，确认密钥和地址可用。',
+          action: '打开渠道列表',
+        },
+        token_created: {
+          title: '创建令牌',
+          text: '客户端使用令牌密钥调用网关，而不是渠道密钥。',
+          action: '创建令牌',
+        },
+        request_sent: {
+          title: '发送第一个请求',
+          text: '在体验场中试用模型，或使用令牌密钥调用 API。',
+          action: '打开体验场',
+        },
+      },
+    },
     error: {
       title: '仪表盘加载失败',
       retry: '重试',

@@ -137,6 +137,7 @@ export const settingsEnglish = {
       ModelFallbacks: 'Fallback models per group',
       RoutingAffinitySeconds: 'Keep a caller on its channel for (seconds)',
       RoutingAffinityHeader: 'Caller header for affinity',
+      SetupChecklistDismissed: 'First-run checklist dismissed',
     },
     help: {
       TopUpLink: 'Where the "get a code" button of the top-up page leads.',

@@ -138,6 +138,7 @@ export const settingsChinese: typeof settingsEnglish = {
       ModelFallbacks: '各分组的备用模型',
       RoutingAffinitySeconds: '同一调用方固定使用同一渠道的时长（秒）',
       RoutingAffinityHeader: '用于亲和的调用方请求头',
+      SetupChecklistDismissed: '已关闭首次使用清单',
     },
     help: {
       TopUpLink: '充值页面“获取兑换码”按钮打开的地址。',

@@ -106,6 +106,8 @@ const MATRIX: Array<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; url: string; mi
   { method: 'POST', url: '/api/user/2fa/disable', minimum: 'user', payload: { code: '000000' } },
   { method: 'GET', url: '/api/user/2/2fa', minimum: 'root' },
   { method: 'POST', url: '/api/user/999/2fa/reset', minimum: 'root' },
+  { method: 'GET', url: '/api/setup/checklist', minimum: 'root' },
+  { method: 'POST', url: '/api/setup/checklist/dismiss', minimum: 'root' },
 ];
 
 let app: FastifyInstance;
