@@ -25,7 +25,7 @@ export default defineConfig({
     rolldownOptions: {
       output: {
         // React's renderer changes only with React: its own long-cached file, and no chunk past Vite's size warning
-        advancedChunks: { groups: [{ name: 'react-dom', test: /node_modules[\\/](?:react-dom|scheduler)[\\/]/ }] },
+        codeSplitting: { groups: [{ name: 'react-dom', test: /node_modules[\\/](?:react-dom|scheduler)[\\/]/ }] },
       },
     },
   },

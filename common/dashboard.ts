@@ -55,17 +55,20 @@ export interface UserUsage extends UsageTotals {
 }
 
 export interface ChannelUsage extends UsageTotals {
+  /** Every call given to the channel, failed ones included (answered calls are requests - errors). */
+  requests: number;
   channel_id: number;
   /** The channel's name now ('' when it was deleted). */
   channel_name: string;
-  /** errors / (requests + errors), 0..1. */
+  /** errors / requests, 0..1. */
   error_rate: number;
   /**
    * Relay latency percentiles over the range, milliseconds, from the measured
    * durations of its requests and failed attempts (within 1 %), as kept since
    * the gateway kept them (migration 0016; older requests are not counted).
    * Null when none was measured in this scope: no request since then, or a
-   * user or token filter (durations are kept per channel and model only).
+   * user or token filter (durations are kept per channel and model only), and
+   * for a channel that never answered (its durations are only how long it took to fail).
    */
   latency_p50_ms: number | null;
   latency_p95_ms: number | null;

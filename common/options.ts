@@ -416,6 +416,8 @@ export const OPTION_SPECS = {
   TimeZone: { kind: 'text', default: '' },
   DisplayInCurrencyEnabled: { kind: 'toggle', default: 'true' },
   DisplayTokenStatEnabled: { kind: 'toggle', default: 'true' },
+  /** Visitors may read the models and prices (GET /api/pricing, the default group's) without signing in. */
+  PublicPricingEnabled: { kind: 'toggle', default: 'false' },
   ApproximateTokenEnabled: { kind: 'toggle', default: 'false' },
   RetryTimes: { kind: 'number', default: '0' },
   /** Upstream statuses that send a request on to the next channel (a dead key and a network failure always do). */
@@ -559,4 +561,6 @@ export interface ClientStatus {
   /** Beyond v0.5.3: whether password login and registration are open, so the console can hide dead forms. */
   password_login: boolean;
   register_enabled: boolean;
+  /** Beyond v0.5.3: visitors may read the models and prices (PublicPricingEnabled). */
+  public_pricing: boolean;
 }

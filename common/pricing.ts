@@ -13,6 +13,32 @@ export interface ModelPrice {
 }
 
 /**
+ * The client-side APIs a model is reached through, as the price list names them:
+ * OpenAI's chat, completions, embeddings, images, audio, moderations, rerank and
+ * realtime, and the APIs the gateway translates into chat (OpenAI Responses,
+ * Anthropic Messages, Gemini's generateContent).
+ */
+export const MODEL_ENDPOINTS = [
+  'chat',
+  'responses',
+  'messages',
+  'gemini',
+  'completions',
+  'embeddings',
+  'images',
+  'audio',
+  'moderations',
+  'rerank',
+  'realtime',
+] as const;
+export type ModelEndpoint = (typeof MODEL_ENDPOINTS)[number];
+
+/** A model on the price list (`GET /api/pricing`): its prices and the APIs the channels serving it answer. */
+export interface ListedModelPrice extends ModelPrice {
+  endpoints: ModelEndpoint[];
+}
+
+/**
  * What a model costs when the operator overrides nothing, in the gateway's
  * ratios (`GET /api/pricing/defaults`, admins): the catalog's price, or the
  * built-in ModelRatio default for a model the catalog lacks. A model the
@@ -28,6 +54,8 @@ export interface DefaultModelPrice {
   cache_read_ratio?: number;
   /** Cache-write price / input price, where the vendor bills cache writes apart. */
   cache_write_ratio?: number;
+  /** True when an enabled channel (of any group) serves the model. */
+  served?: boolean;
 }
 
 /** A model's ratios, as the four ratio options hold them for one model. */

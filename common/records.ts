@@ -139,6 +139,12 @@ export interface ChannelRecord {
   multi_key: boolean;
   /** How a multi-key channel spreads calls over its live keys. */
   key_strategy: KeyStrategy;
+  /** In the list, a multi-key channel's keys: how many it holds. */
+  key_count?: number;
+  /** In the list, a multi-key channel's keys that calls may use now. */
+  live_key_count?: number;
+  /** In the list, the last error of a multi-key channel's worst key ('' when none); never a key. */
+  key_error?: string;
 }
 
 /** How a multi-key channel picks the key of each call among its live keys. */

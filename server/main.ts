@@ -17,6 +17,9 @@ if ((config.workers ?? 1) > 1 && !isClusterWorker()) await runPrimary(config, fi
 const app = await buildApp(config, { logger: { level: config.logLevel } });
 
 /** After the grace, how long cut requests get to settle and close before the connections left are dropped. */
+/** Seconds since this process began (under `npm start`, install and build included). */
+const readyAfter = (): string => `${process.uptime().toFixed(1)} s after start`;
+
 const CUT_SETTLE_MS = 2_000;
 /** After that, the longest the database flush may take before the process gives up. */
 const FLUSH_LIMIT_MS = 30_000;
@@ -80,7 +83,7 @@ try {
   const where = config.database.dialect === 'sqlite' ? `SQLite at ${config.database.path}` : config.database.dialect;
   // a worker says who it is; its primary announces the gateway once every worker listens
   if (isClusterWorker()) console.log(`[switchboard] worker ${process.pid} is node ${app.ctx.nodeId}`);
-  else console.log(`[switchboard] gateway and console on http://localhost:${config.port} (${where})`);
+  else console.log(`[switchboard] gateway and console on http://localhost:${config.port} (${where}); ready ${readyAfter()}`);
 } catch (error) {
   app.log.error(error);
   process.exit(1);

@@ -12,6 +12,8 @@ const HOME: MenuItem = { key: 'home', to: '/', label: 'app.menu.home' };
 const TOPUP: MenuItem = { key: 'topup', to: '/topup', label: 'app.menu.topup' };
 const TOPUP_BEFORE = 'user';
 const LAST: MenuItem[] = [
+  // every signed-in user reads the models and prices of their group; visitors too when the operator publishes them
+  { key: 'pricing', to: '/pricing', label: 'pricing.title', role: Role.user, publicPricing: true },
   // every signed-in user chats through their own keys
   { key: 'playground', to: '/playground', label: 'playground.title', role: Role.user },
   { key: 'setting', to: '/setting', label: 'app.menu.setting' },
@@ -28,7 +30,7 @@ export const MENU_ITEMS: MenuItem[] = [
   ...LAST,
 ];
 
-/** The items a role sees (no role: a visitor), Chat only with a chat link. */
-export function visibleMenuItems(role: number | undefined, hasChatLink: boolean): MenuItem[] {
-  return visibleItems(MENU_ITEMS, role, hasChatLink);
+/** The items a role sees (no role: a visitor), Chat only with a chat link, the price list to visitors only when public. */
+export function visibleMenuItems(role: number | undefined, hasChatLink: boolean, publicPricing = false): MenuItem[] {
+  return visibleItems(MENU_ITEMS, role, hasChatLink, publicPricing);
 }

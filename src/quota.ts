@@ -48,15 +48,27 @@ export function formatQuota(quota: number, status: UnitStatus, digits = 2): stri
   return `$${dollars.toFixed(digits)}`;
 }
 
-/** "… 500000 quota …" in a log's text, in dollars when quota is shown in dollars. */
+/**
+ * An amount of a log's text in dollars: up to 6 decimals, at least 2 ($1.00,
+ * $0.0002, -$0.50).
+ */
+export function dollarsInText(quota: number, perUnit: number): string {
+  const dollars = quotaToDollars(Math.abs(quota), perUnit)
+    .toFixed(6)
+    .replace(/0{1,4}$/, '');
+  return `${quota < 0 ? '-' : ''}$${dollars}`;
+}
+
+/**
+ * "… 500000 quota …" in a log's text, in dollars when quota is shown in
+ * dollars: "… $1.00 (500000 quota) …". Also one-api's "500000 点额度" (rows
+ * imported from it, written while it showed quota).
+ */
 export function quotaInText(text: string, status: UnitStatus): string {
   const { inCurrency, perUnit } = quotaUnit(status);
   if (!inCurrency) return text;
   return text.replace(
-    /(-?\d+) quota\b/g,
-    (_, amount: string) =>
-      `$${quotaToDollars(Number(amount), perUnit)
-        .toFixed(6)
-        .replace(/0{1,4}$/, '')} (${amount} quota)`,
+    /(-?\d+) (quota\b|点额度)/g,
+    (_, amount: string, unit: string) => `${dollarsInText(Number(amount), perUnit)} (${amount} ${unit})`,
   );
 }

@@ -14,6 +14,7 @@ import { budgetPeriodAt, effectiveTimeZone, localTimeText, type BudgetPeriod } f
 import { relayError, type RelayError } from '../../common/relayError';
 import type { TokenRow } from '../repositories/tokens';
 import type { UserRow } from '../repositories/users';
+import { amountText, bareAmount, type MoneyUnit } from './money';
 import type { Reservation, SettlementBudget } from './quota';
 
 type Period = Exclude<BudgetPeriod, ''>;
@@ -49,8 +50,14 @@ export class BudgetTracker {
   /** The clock (ms); tests move it to roll a period. */
   clock: () => number = Date.now;
 
-  /** `timeZone`: the TimeZone option as it is now (empty: the server's zone). */
-  constructor(private readonly timeZone: () => string) {}
+  /**
+   * `timeZone`: the TimeZone option as it is now (empty: the server's zone);
+   * `unit`: what a refusal says amounts in, as the options say now (money.ts).
+   */
+  constructor(
+    private readonly timeZone: () => string,
+    private readonly unit: () => MoneyUnit,
+  ) {}
 
   get zone(): string {
     return effectiveTimeZone(this.timeZone());
@@ -142,9 +149,13 @@ export class BudgetTracker {
   private refusal(entry: Entry, budget: number): RelayError {
     const whose = entry.kind === 'token' ? 'the API key' : 'your account';
     const resets = `${new Date(entry.end * 1000).toISOString()} (${localTimeText(entry.end, this.zone)})`;
+    // "$0.0005 of $0.002 spent", or "250 of 1000 quota spent": the display currency when the operator shows it
+    const unit = this.unit();
+    const spent = `${bareAmount(entry.spent, unit)} of ${amountText(budget, unit)} spent this period`;
+    const held = entry.held > 0 ? `, ${bareAmount(entry.held, unit)} held by requests in flight` : '';
     const error = relayError(
       429,
-      `this request would exceed the ${PERIOD_WORDS[entry.period]} budget of ${whose}: ${entry.spent} of ${budget} quota spent this period${entry.held > 0 ? `, ${entry.held} held by requests in flight` : ''}; the budget resets at ${resets}`,
+      `this request would exceed the ${PERIOD_WORDS[entry.period]} budget of ${whose}: ${spent}${held}; the budget resets at ${resets}`,
       'budget_exceeded',
       'insufficient_quota',
     );

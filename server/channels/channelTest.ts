@@ -20,7 +20,7 @@ import {
 } from '../protocols/types';
 import { adaptorForChannelType } from '../protocols/upstream';
 import { recordChannelTest, splitList, type ChannelRow } from '../repositories/channels';
-import { liveChannelKeys, recordChannelKeyError, type ChannelKeyRow } from '../repositories/channelKeys';
+import { liveChannelKeys, maskKey, recordChannelKeyError, type ChannelKeyRow } from '../repositories/channelKeys';
 import type { OptionStore } from '../services/optionStore';
 import { scrubSecrets } from '../relay/scrub';
 import { secretsOf } from '../relay/attempt';
@@ -55,6 +55,27 @@ export interface ChannelTestResult {
   slow: boolean;
   /** The key tested, on a multi-key channel. */
   keyId?: number;
+  /** The answer's first words (at most REPLY_EXCERPT_CHARS characters, on one line); '' when it said nothing readable. */
+  reply: string;
+  /** The key that was used, masked (never whole); '' when it has no tail to show (a JSON key file). */
+  keyMasked: string;
+}
+
+/** The most characters of an answer a test shows. */
+export const REPLY_EXCERPT_CHARS = 80;
+
+/** The first words of a chat answer on one line: its text (or, with none, its reasoning), cut at REPLY_EXCERPT_CHARS. */
+export function replyExcerptOf(answer: ChatResponse): string {
+  const message = answer.choices[0]?.message;
+  const said = typeof message?.content === 'string' && message.content.trim() ? message.content : (message?.reasoning_content ?? '');
+  const characters = [...said.replace(/\s+/g, ' ').trim()];
+  return characters.length > REPLY_EXCERPT_CHARS ? `${characters.slice(0, REPLY_EXCERPT_CHARS).join('')}…` : characters.join('');
+}
+
+/** The key of a test, masked as the key list shows it; nothing for a JSON key file, whose tail says nothing. */
+function keyMaskOf(channel: ChannelRow): string {
+  if (!channel.key || findChannelType(Number(channel.type))?.keyKind === 'service-account-json') return '';
+  return maskKey(channel.key);
 }
 
 /** The model a test asks for when none is named: the channel's test model while it is one of its models, else its first. */
@@ -73,7 +94,7 @@ export function testModelOf(
   return typeof mapped === 'string' && mapped ? mapped : model;
 }
 
-type TestOutcome = Pick<ChannelTestResult, 'success' | 'message' | 'failure'>;
+type TestOutcome = Pick<ChannelTestResult, 'success' | 'message' | 'failure'> & { reply?: string };
 
 /** A whole answer judged by the adaptor: a chat.completion, or its failure. */
 function judgeTestAnswer(adaptor: UpstreamAdaptor, call: AdaptorCall, { status, text }: UpstreamAnswer): TestOutcome {
@@ -81,9 +102,8 @@ function judgeTestAnswer(adaptor: UpstreamAdaptor, call: AdaptorCall, { status, 
   if (!isSuccessStatus(status)) decoded = adaptor.failure(status, text);
   else if (call.operation === 'rerank') decoded = adaptor.decodeRerank!(text, call);
   else decoded = adaptor.decodeChat(text, call);
-  return isUpstreamFailure(decoded)
-    ? { success: false, message: describeFailure(decoded), failure: decoded }
-    : { success: true, message: '' };
+  if (isUpstreamFailure(decoded)) return { success: false, message: describeFailure(decoded), failure: decoded };
+  return { success: true, message: '', ...('choices' in decoded ? { reply: replyExcerptOf(decoded) } : {}) };
 }
 
 /** The test over a WebSocket (Spark answers only as a stream): frames decoded to the end, folded into one answer. */
@@ -116,7 +136,9 @@ async function testOverWebSocket(
       call,
       decoder.usage() ?? { promptTokens: 0, completionTokens: 0, cachedPromptTokens: 0 },
     );
-    return answer.choices.length > 0 ? { success: true, message: '' } : { success: false, message: 'upstream answered nothing' };
+    return answer.choices.length > 0
+      ? { success: true, message: '', reply: replyExcerptOf(answer) }
+      : { success: false, message: 'upstream answered nothing' };
   } catch (error) {
     if (error instanceof WebSocketRefused) {
       const failure = adaptor.failure(error.status, error.body);
@@ -157,6 +179,8 @@ export async function testChannel(
         model,
         thresholdSeconds: channelThresholdSecondsOf(deps.options, Number(channel.type)),
         slow: false,
+        reply: '',
+        keyMasked: '',
       };
     }
     const result = await testChannelWith(deps, { ...channel, key: chosen.key }, signal, model);
@@ -175,7 +199,9 @@ async function testChannelWith(
   const thresholdSeconds = channelThresholdSecondsOf(deps.options, Number(channel.type));
   const testModel = testModelOf(channel, model);
   const plan = testPlanOf(channel, testModel);
-  if ('unfit' in plan) return { success: false, message: plan.unfit, seconds: 0, sent: false, model, thresholdSeconds, slow: false };
+  const keyMasked = keyMaskOf(channel);
+  if ('unfit' in plan)
+    return { success: false, message: plan.unfit, seconds: 0, sent: false, model, thresholdSeconds, slow: false, reply: '', keyMasked };
   const started = performance.now();
   const sentTest = await sendTestRequest(plan.adaptor, configOf(channel), plan.operation, testModel, signal);
   const milliseconds = performance.now() - started;
@@ -185,16 +211,18 @@ async function testChannelWith(
   if (slow) outcome = { success: false, message: slowMessage(milliseconds / 1000, thresholdSeconds) };
   // the admin sees the upstream's whole complaint, but never the key, even echoed back
   const message = scrubSecrets(outcome.message, secretsOf(channel.key));
+  // a slow answer still said something: its words are shown beside the failure
+  const reply = scrubSecrets(sentTest.outcome.reply ?? '', secretsOf(channel.key));
   const testError = outcome.success ? '' : message || 'test failed';
   if (!sentTest.sent) {
     // nothing went out, so no time to keep; the reason still replaces "untested" in the list
     if (!signal?.aborted) await recordChannelTest(deps.db, Number(channel.id), { error: testError });
-    return { ...outcome, message, seconds: 0, sent: false, model, thresholdSeconds, slow: false };
+    return { ...outcome, message, seconds: 0, sent: false, model, thresholdSeconds, slow: false, reply, keyMasked };
   }
   if (!signal?.aborted)
     await recordChannelTest(deps.db, Number(channel.id), { responseTimeMs: Math.round(milliseconds), error: testError });
   const failure = outcome.failure && { ...outcome.failure, message: scrubSecrets(outcome.failure.message, secretsOf(channel.key)) };
-  return { ...outcome, message, failure, seconds: milliseconds / 1000, sent: true, model, thresholdSeconds, slow };
+  return { ...outcome, message, failure, seconds: milliseconds / 1000, sent: true, model, thresholdSeconds, slow, reply, keyMasked };
 }
 
 /** The adaptor a test of `channel` goes through and what it asks of it, or why the channel's type cannot be tested. */

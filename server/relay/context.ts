@@ -24,6 +24,7 @@ import { webhookMayWant } from '../webhooks/events';
 import type { RelayCache } from './relayCache';
 import { RelayRateLimiter } from './rateLimits';
 import { BudgetTracker } from '../billing/budgets';
+import { moneyUnit } from '../billing/money';
 import type { RelayCaller } from './tokenAuth';
 import type { RelayCall } from './pipeline';
 
@@ -135,7 +136,10 @@ export function makeRelayContext(deps: RelayContextDeps): RelayContext {
     ledger,
     cache: relayCache,
     bookkeeping: deps.bookkeeping,
-    budgets: new BudgetTracker(() => options.get('TimeZone')),
+    budgets: new BudgetTracker(
+      () => options.get('TimeZone'),
+      () => moneyUnit(options),
+    ),
     newRequestId,
     log,
     limiter: deps.limiter,

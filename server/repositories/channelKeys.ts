@@ -153,6 +153,56 @@ export async function countLiveChannelKeys(db: Executor, channelId: number): Pro
   return Number(row?.count ?? 0);
 }
 
+/** A multi-key channel's keys at a glance: how many, how many live, and the last error of its worst key. Never a key. */
+export interface ChannelKeyHealth {
+  total: number;
+  live: number;
+  /** The last error of the worst key that has one: set aside by the system, else by an admin, else a live one; '' when none. */
+  worstError: string;
+}
+
+/** The key health of each of these channels (only channels holding keys are in the map). */
+export async function channelKeyHealth(db: Executor, channelIds: readonly number[]): Promise<Map<number, ChannelKeyHealth>> {
+  const health = new Map<number, ChannelKeyHealth>();
+  if (channelIds.length === 0) return health;
+  const counts = await db
+    .selectFrom('channel_keys')
+    .select((eb) => [
+      'channel_id',
+      eb.fn.countAll<number>().as('total'),
+      eb.fn.sum<number>(eb.case().when('status', '=', ChannelKeyStatus.enabled).then(1).else(0).end()).as('live'),
+    ])
+    .where('channel_id', 'in', [...channelIds])
+    .groupBy('channel_id')
+    .execute();
+  for (const row of counts) health.set(Number(row.channel_id), { total: Number(row.total), live: Number(row.live ?? 0), worstError: '' });
+  // the keys with an error, worst state first (3 set aside by the system, 2 by an admin, 1 live)
+  const errored = await db
+    .selectFrom('channel_keys')
+    .select(['channel_id', 'last_error'])
+    .where('channel_id', 'in', [...channelIds])
+    .where('last_error', '<>', '')
+    .orderBy('status', 'desc')
+    .orderBy('id')
+    .execute();
+  for (const row of errored) {
+    const entry = health.get(Number(row.channel_id));
+    if (entry && !entry.worstError) entry.worstError = row.last_error;
+  }
+  return health;
+}
+
+/** A key's place among its channel's keys, oldest first, from 1 (as the key list shows them). */
+export async function channelKeyPosition(db: Executor, channelId: number, keyId: number): Promise<number> {
+  const row = await db
+    .selectFrom('channel_keys')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('channel_id', '=', channelId)
+    .where('id', '<=', keyId)
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
+}
+
 /** Adds calls, failures and the last use to a key's counters (the relay's batched tallies). */
 export async function addChannelKeyUsage(
   db: Executor,

@@ -144,6 +144,18 @@ export function groupModelChannels(db: Executor, group: string, model?: string) 
   return query.orderBy('abilities.model').orderBy('abilities.priority', 'desc').orderBy('abilities.channel_id').execute();
 }
 
+/** Every model an enabled channel serves, in any group, with the type of each channel serving it (the admins' price table). */
+export function servedModelChannels(db: Executor) {
+  return db
+    .selectFrom('abilities')
+    .innerJoin('channels', 'channels.id', 'abilities.channel_id')
+    .select(['abilities.model', 'channels.type'])
+    .where('abilities.enabled', '=', 1)
+    .distinct()
+    .orderBy('abilities.model')
+    .execute();
+}
+
 export type ChannelHealthRow = Pick<ChannelRow, 'id' | 'name' | 'status' | 'auto_disabled' | 'test_time' | 'response_time' | 'test_error'>;
 
 /** Every channel's state and last test, without its key: what the dashboard's health panel counts. */

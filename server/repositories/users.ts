@@ -2,6 +2,7 @@
 import { budgetOf } from './budgets';
 import type { Kysely, Selectable } from 'kysely';
 import type { UserRecord } from '../../common/records';
+import type { BudgetFields } from '../../common/budgets';
 import { Role, UserStatus } from '../../common/roles';
 import { insertReturningId, type Database } from '../db/database';
 import { idOf, orderedBy, SEARCH_LIMIT, startsWith, type ListSort, type PageWindow } from './pagination';
@@ -136,6 +137,10 @@ export interface NewUser {
   quota?: number;
   inviterId?: number;
   email?: string;
+  /** 'default' unless given (an admin's create names an existing group). */
+  group?: string;
+  /** A budget that resets, as parseBudget (common/budgets.ts) accepted it; none unless given. */
+  budget?: BudgetFields;
 }
 
 export function createUser(db: Executor, dialect: DatabaseConfig['dialect'], user: NewUser): Promise<number> {
@@ -154,7 +159,9 @@ export function createUser(db: Executor, dialect: DatabaseConfig['dialect'], use
       quota: user.quota ?? 0,
       used_quota: 0,
       request_count: 0,
-      group: 'default',
+      group: user.group ?? 'default',
+      budget_period: user.budget?.budget_period ?? '',
+      budget_quota: user.budget?.budget_quota ?? 0,
       aff_code: null,
       inviter_id: user.inviterId ?? 0,
       session_version: 0,

@@ -4,7 +4,7 @@
 // Each method's URL is in the map atop index.ts.
 import type { Identifier } from 'react-admin';
 import type { ClientStatus } from '../../common/options';
-import type { ModelPrice } from '../../common/pricing';
+import type { ListedModelPrice } from '../../common/pricing';
 import type { LoginPayload, RegisterPayload, SessionUser, TwoFactorEnrolment, TwoFactorStatus, UserRecord } from '../../common/records';
 import { endpoints } from './endpoints';
 import type { HttpClient } from './httpClient';
@@ -53,8 +53,8 @@ export function sessionCalls(httpClient: HttpClient) {
 export function accountCalls(httpClient: HttpClient) {
   return {
     getSelf: async () => (await httpClient<UserRecord>(endpoints.self)).data as UserRecord,
-    /** The models of the caller's group with their prices in US$ per million tokens. */
-    getPricing: async () => (await httpClient<ModelPrice[]>(endpoints.pricing)).data ?? [],
+    /** The models of the caller's group (a visitor's: the default group's, when prices are public) with their prices in US$ per million tokens and endpoints. */
+    getPricing: async () => (await httpClient<ListedModelPrice[]>(endpoints.pricing)).data ?? [],
     updateSelf: async (changes: { username?: string; display_name?: string; password?: string; original_password?: string }) => {
       await httpClient(endpoints.self, { method: 'PUT', body: changes });
     },

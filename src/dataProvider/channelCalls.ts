@@ -16,9 +16,40 @@ export interface ChannelTestResult {
   time: number;
   /** True when the upstream answered, but slower than the channel type's threshold. */
   slow?: boolean;
+  /** The model asked for, as the channel's models name it. */
+  model?: string;
+  /** The answer's first words (at most 80 characters). */
+  reply?: string;
+  /** The key used, masked (never whole). */
+  key?: string;
+  /** On a multi-key channel, the key's place among its keys, from 1. */
+  keyIndex?: number;
+  /** Whether the system switches failing channels off (AutomaticDisableChannelEnabled); absent when the server does not say. */
+  autoDisable?: boolean;
 }
 
-type TimedEnvelope = Envelope & { time?: number; balance?: number; slow?: boolean };
+type TimedEnvelope = Envelope & {
+  time?: number;
+  balance?: number;
+  slow?: boolean;
+  model?: string;
+  reply?: string;
+  key?: string;
+  key_index?: number;
+  auto_disable?: boolean;
+};
+
+/** The details a test's answer may carry beside success, message and time. */
+function testDetailsOf(envelope: TimedEnvelope): Partial<ChannelTestResult> {
+  return {
+    ...(envelope.slow ? { slow: true } : {}),
+    ...(typeof envelope.model === 'string' && envelope.model ? { model: envelope.model } : {}),
+    ...(typeof envelope.reply === 'string' && envelope.reply ? { reply: envelope.reply } : {}),
+    ...(typeof envelope.key === 'string' && envelope.key ? { key: envelope.key } : {}),
+    ...(typeof envelope.key_index === 'number' ? { keyIndex: envelope.key_index } : {}),
+    ...(typeof envelope.auto_disable === 'boolean' ? { autoDisable: envelope.auto_disable } : {}),
+  };
+}
 
 /** Channel tests, balances, jobs, models and keys over `httpClient`. */
 export function channelCalls(httpClient: HttpClient) {
@@ -26,11 +57,11 @@ export function channelCalls(httpClient: HttpClient) {
   const timedTest = async (url: string): Promise<ChannelTestResult> => {
     try {
       const envelope = (await httpClient(url)) as TimedEnvelope;
-      return { success: true, message: envelope.message, time: Number(envelope.time ?? 0) };
+      return { success: true, message: envelope.message, time: Number(envelope.time ?? 0), ...testDetailsOf(envelope) };
     } catch (error) {
       const body = (error as HttpError).body as TimedEnvelope | undefined;
       if (body?.success === false && typeof body.time === 'number')
-        return { success: false, message: body.message, time: body.time, ...(body.slow ? { slow: true } : {}) };
+        return { success: false, message: body.message, time: body.time, ...testDetailsOf(body) };
       throw error;
     }
   };

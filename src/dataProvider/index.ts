@@ -33,7 +33,7 @@
 // wechatLogin       → GET /api/oauth/wechat?code=
 // wechatBind        → GET /api/oauth/wechat/bind?code=
 // createRedemptions → POST /api/redemption/           body: { name, quota, count } → keys
-// testChannel       → GET /api/channel/test/{id}/?model= → { success, message, time, slow } (seconds, top-level)
+// testChannel       → GET /api/channel/test/{id}/?model= → { success, message, time, slow, model, reply, key, key_index, auto_disable } (seconds, top-level; key masked)
 // testAllChannels   → GET /api/channel/test             → the job (also the one already running)
 // updateChannelBalance → GET /api/channel/update_balance/{id}/ → balance (top-level)
 // updateAllChannelBalances → GET /api/channel/update_balance → the job (as test all)

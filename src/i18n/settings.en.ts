@@ -26,6 +26,10 @@ export const settingsEnglish = {
       unit: 'US$ per million tokens, before group ratios (%{per_unit} quota = $1)',
       displayed: '%{from}–%{to} of %{count}',
       invalid: 'Prices must be numbers of 0 or more, and a model whose input is free cannot have a paid output or cache price.',
+      tab: 'Prices',
+      show_all: 'Show all models',
+      none_served: 'No enabled channel serves a model yet. Turn on “Show all models” to price any model.',
+      none: 'No model is known yet.',
     },
     root_only: 'Only the super admin can change these settings; they are shown read-only.',
     top_up_root_only: 'Only the super admin can set the top-up link.',
@@ -35,7 +39,7 @@ export const settingsEnglish = {
       operation_quota: 'Quota',
       operation_fairness: 'Concurrent requests',
       operation_routing: 'Routing and fallbacks',
-      operation_ratio: 'Prices and ratios',
+      prices_ratio: 'Prices and ratios',
       system_general: 'General',
       system_login: 'Sign-in and registration',
       system_email_domains: 'E-mail domain whitelist',
@@ -56,7 +60,7 @@ export const settingsEnglish = {
         'How many relayed requests one API key, and one user with all their keys, may have in flight at once across every worker, and every node sharing Redis; past it a request gets 429 at once. A key or user can have its own limit.',
       operation_routing:
         'How a failing channel is passed by without being disabled: a 429 or an overload answer rests it for a while (doubling with each repeat); failures in a row open its breaker, which lets one probe request through after a wait. Each node keeps this for itself.',
-      operation_ratio:
+      prices_ratio:
         "Each model's price: the catalog's unless you override it. Edit a row to set your own price, reset it to return to the catalog's. Under Advanced the same prices as ratio tables (JSON objects of non-negative numbers): a model ratio of 1 costs $0.002 per 1K tokens; a group ratio multiplies it.",
       system_login: 'Switches take effect at once. The server keeps at least one way for the super admin to sign in.',
       system_email_domains: 'When the restriction is on, verification codes are only sent to addresses at these domains.',
@@ -120,6 +124,7 @@ export const settingsEnglish = {
       TimeZone: "Time zone for budgets (e.g. Asia/Shanghai; empty = the server's)",
       DisplayInCurrencyEnabled: 'Show quota in US dollars',
       DisplayTokenStatEnabled: "Billing API reports the token's figures",
+      PublicPricingEnabled: 'Show models and prices to visitors',
       ApproximateTokenEnabled: 'Estimate tokens instead of counting them',
       RetryTimes: 'Retries on another channel',
       TokenConcurrencyLimit: 'Concurrent requests per API key',

@@ -27,6 +27,10 @@ export const settingsChinese: typeof settingsEnglish = {
       unit: '美元 / 百万 tokens，未计分组倍率（%{per_unit} 额度 = 1 美元）',
       displayed: '第 %{from}–%{to} 个，共 %{count} 个',
       invalid: '价格须为不小于 0 的数字；输入免费的模型不能设置收费的输出或缓存价格。',
+      tab: '价格',
+      show_all: '显示全部模型',
+      none_served: '还没有已启用的渠道提供任何模型。打开“显示全部模型”可为任意模型定价。',
+      none: '还没有已知的模型。',
     },
     root_only: '只有超级管理员可以修改这些设置，此处仅供查看。',
     top_up_root_only: '只有超级管理员可以设置充值链接。',
@@ -36,7 +40,7 @@ export const settingsChinese: typeof settingsEnglish = {
       operation_quota: '额度设置',
       operation_fairness: '并发请求',
       operation_routing: '路由与备用模型',
-      operation_ratio: '价格与倍率',
+      prices_ratio: '价格与倍率',
       system_general: '通用设置',
       system_login: '登录与注册',
       system_email_domains: '邮箱域名白名单',
@@ -57,7 +61,7 @@ export const settingsChinese: typeof settingsEnglish = {
         '每个 API 密钥、以及每个用户（其全部密钥合计）在所有工作进程及共享 Redis 的所有节点上合计同时进行的转发请求数上限；超过时请求立即得到 429。密钥或用户可以单独设置上限。',
       operation_routing:
         '出错的渠道如何被绕开而不被禁用：429 或过载应答让它休息一段时间（连续出现时加倍）；连续失败会打开它的熔断器，等待后只放一个探测请求通过。每个节点各自记录。',
-      operation_ratio:
+      prices_ratio:
         '每个模型的价格：默认取自价格目录，可自行覆盖。编辑某行即设置自定义价格，恢复即回到目录价格。“高级”中以倍率表（非负数的 JSON 对象）编辑同样的价格：模型倍率 1 即每 1K tokens 0.002 美元；分组倍率在此基础上相乘。',
       system_login: '开关立即生效。服务器会保证超级管理员至少还有一种登录方式。',
       system_email_domains: '开启限制后，只向这些域名的邮箱发送验证码。',
@@ -121,6 +125,7 @@ export const settingsChinese: typeof settingsEnglish = {
       TimeZone: '预算重置所用时区（如 Asia/Shanghai；留空则用服务器时区）',
       DisplayInCurrencyEnabled: '以美元显示额度',
       DisplayTokenStatEnabled: '账单接口显示令牌的用量',
+      PublicPricingEnabled: '向访客显示模型与价格',
       ApproximateTokenEnabled: '估算而非精确计算 token 数',
       RetryTimes: '失败后换渠道重试次数',
       TokenConcurrencyLimit: '每个 API 密钥的并发请求数',

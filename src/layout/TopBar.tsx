@@ -173,7 +173,7 @@ export function TopBar({ menu }: { menu: readonly MenuEntry[] }) {
   const [drawerOpen, setDrawerOpen] = useState(false);
   const user = readStoredUser();
   const chatLink = status?.chat_link || localStorage.getItem('chat_link') || '';
-  const items = visibleItems(menu, user?.role, Boolean(chatLink));
+  const items = visibleItems(menu, user?.role, Boolean(chatLink), status?.public_pricing === true);
   const brand = <Brand />;
 
   const signOut = (closeMenu?: () => void) => {

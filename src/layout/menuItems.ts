@@ -8,9 +8,21 @@ export interface MenuItem {
   label: string;
   role?: number;
   chat?: boolean;
+  /** Shown to visitors too while the operator publishes the price list (the status' `public_pricing`). */
+  publicPricing?: boolean;
 }
 
-/** An item with a `role` is shown only from that role up; Chat appears only when a chat link is stored. */
-export function visibleItems(items: readonly MenuItem[], role: number | undefined, hasChatLink: boolean): MenuItem[] {
-  return items.filter((item) => (role ?? 0) >= (item.role ?? 0) && (!item.chat || hasChatLink));
+/**
+ * An item with a `role` is shown only from that role up (or to anyone, when it is the price list and prices are
+ * public); Chat appears only when a chat link is stored.
+ */
+export function visibleItems(
+  items: readonly MenuItem[],
+  role: number | undefined,
+  hasChatLink: boolean,
+  publicPricing = false,
+): MenuItem[] {
+  return items.filter(
+    (item) => ((role ?? 0) >= (item.role ?? 0) || (item.publicPricing === true && publicPricing)) && (!item.chat || hasChatLink),
+  );
 }

@@ -1,6 +1,7 @@
 // The playground's conversation column (PlaygroundPage.tsx): the log of turns
-// with the answer streaming in, the refusal when a call failed, and the
-// message box with its send / stop and clear buttons.
+// with the answer streaming in, each answer's report (PlaygroundTurnReport.tsx),
+// a failed call's refusal at its own turn, and the message box with its
+// send / stop and clear buttons.
 import DeleteSweepIcon from '@mui/icons-material/DeleteSweep';
 import SendIcon from '@mui/icons-material/Send';
 import StopIcon from '@mui/icons-material/Stop';
@@ -8,15 +9,10 @@ import { Alert, AlertTitle, Box, Button, Paper, TextField, Typography } from '@m
 import type { FormEvent, RefObject } from 'react';
 import { useTranslate } from 'react-admin';
 import type { ChatMessage } from '../dataProvider/relayChat';
+import type { Failure } from './playgroundErrors';
 import type { Settings } from './PlaygroundSettings';
-
-/** A failed call, as the page shows it. */
-export interface Failure {
-  title: string;
-  /** A translated hint, when the refusal is one the console knows. */
-  hint?: string;
-  detail: string;
-}
+import { TurnReportLine } from './PlaygroundTurnReport';
+import type { Entry } from './playgroundTurns';
 
 /** One turn of the conversation; the user's on the right. */
 function Bubble({ role, text, live = false }: { role: ChatMessage['role']; text: string; live?: boolean }) {
@@ -24,7 +20,7 @@ function Bubble({ role, text, live = false }: { role: ChatMessage['role']; text:
   const mine = role === 'user';
   return (
     <Box
-      sx={{ display: 'flex', justifyContent: mine ? 'flex-end' : 'flex-start', mb: 1.5 }}
+      sx={{ display: 'flex', justifyContent: mine ? 'flex-end' : 'flex-start' }}
       data-testid={`message-${role}`}
       aria-busy={live || undefined}
     >
@@ -51,16 +47,29 @@ function Bubble({ role, text, live = false }: { role: ChatMessage['role']; text:
   );
 }
 
+/** One turn: its text, the refusal that ended it (where the reader is, not below the log) and its report. */
+function Turn({ entry, onDismiss }: { entry: Entry; onDismiss: (id: number) => void }) {
+  return (
+    <Box sx={{ mb: 1.5 }} data-testid={`turn-${entry.role}`}>
+      {entry.content && <Bubble role={entry.role} text={entry.content} />}
+      {entry.failure && <FailureAlert failure={entry.failure} onClose={() => onDismiss(entry.id)} />}
+      {entry.report && <TurnReportLine report={entry.report} failed={!entry.content} />}
+    </Box>
+  );
+}
+
 interface ConversationLogProps {
-  messages: ChatMessage[];
+  entries: Entry[];
   /** The answer streaming in; null when none is. */
   answer: string | null;
   /** The end of the log, scrolled into view as turns arrive. */
   endRef: RefObject<HTMLDivElement | null>;
+  /** Closes a turn's refusal. */
+  onDismiss: (id: number) => void;
 }
 
 /** The conversation so far and the answer streaming in, as a live log. */
-export function ConversationLog({ messages, answer, endRef }: ConversationLogProps) {
+export function ConversationLog({ entries, answer, endRef, onDismiss }: ConversationLogProps) {
   const translate = useTranslate();
   const streaming = answer !== null;
   return (
@@ -70,15 +79,19 @@ export function ConversationLog({ messages, answer, endRef }: ConversationLogPro
       aria-live="polite"
       sx={{ p: 2, minHeight: { xs: 240, md: 380 }, maxHeight: '60vh', overflowY: 'auto', bgcolor: 'background.default' }}
     >
-      {messages.length === 0 && !streaming && (
+      {entries.length === 0 && !streaming && (
         <Typography variant="body2" color="text.secondary">
           {translate('playground.empty')}
         </Typography>
       )}
-      {messages.map((message, index) => (
-        <Bubble key={index} role={message.role} text={message.content} />
+      {entries.map((entry) => (
+        <Turn key={entry.id} entry={entry} onDismiss={onDismiss} />
       ))}
-      {streaming && <Bubble role="assistant" text={answer || '…'} live />}
+      {streaming && (
+        <Box sx={{ mb: 1.5 }}>
+          <Bubble role="assistant" text={answer || '…'} live />
+        </Box>
+      )}
       <div ref={endRef} />
     </Paper>
   );
@@ -88,7 +101,7 @@ export function ConversationLog({ messages, answer, endRef }: ConversationLogPro
 export function FailureAlert({ failure, onClose }: { failure: Failure; onClose: () => void }) {
   const translate = useTranslate();
   return (
-    <Alert severity="error" onClose={onClose}>
+    <Alert severity="error" onClose={onClose} sx={{ mt: 0.5 }}>
       <AlertTitle>{translate(failure.title)}</AlertTitle>
       {failure.hint && <Typography variant="body2">{failure.hint}</Typography>}
       {failure.hint ? (

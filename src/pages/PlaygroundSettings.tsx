@@ -1,6 +1,7 @@
 // The playground's settings column (PlaygroundPage.tsx): which key and model,
-// the system prompt, temperature and max tokens.
+// the system prompt, temperature and max tokens, then what the page adds.
 import { Box, MenuItem, Slider, Stack, TextField, Typography } from '@mui/material';
+import type { ReactNode } from 'react';
 import { useTranslate } from 'react-admin';
 import type { TokenRecord } from '../../common/records';
 
@@ -20,10 +21,12 @@ interface SettingsColumnProps {
   models: string[] | null;
   settings: Settings;
   setSettings: (settings: Settings) => void;
+  /** What follows the settings (the page's "copy as" buttons). */
+  children?: ReactNode;
 }
 
 /** The settings column, a section of the page labelled for screen readers. */
-export function SettingsColumn({ tokens, models, settings, setSettings }: SettingsColumnProps) {
+export function SettingsColumn({ tokens, models, settings, setSettings, children }: SettingsColumnProps) {
   const translate = useTranslate();
   return (
     <Stack component="section" aria-label={translate('playground.settings')} sx={{ gap: 2, width: { md: 320 }, flexShrink: 0 }}>
@@ -88,6 +91,7 @@ export function SettingsColumn({ tokens, models, settings, setSettings }: Settin
         size="small"
         slotProps={{ htmlInput: { inputMode: 'numeric' } }}
       />
+      {children}
     </Stack>
   );
 }

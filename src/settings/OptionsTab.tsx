@@ -1,7 +1,7 @@
-// An admin settings tab (Operation, System or Other): its sections from
-// sections.ts, plus the pieces a few sections add — the GitHub callback
-// address, the SMTP test e-mail and, on Other, the update check and (for
-// root) the import from one-api or new-api.
+// An admin settings tab (Operation, Prices, System or Other): its sections
+// from sections.ts, plus the pieces a few sections add — the price table on
+// Prices, the GitHub callback address, the SMTP test e-mail and, on Other,
+// the update check and (for root) the import from one-api or new-api.
 import SendIcon from '@mui/icons-material/Send';
 import { Alert, Button, CircularProgress, Stack, Typography } from '@mui/material';
 import { useState } from 'react';
@@ -76,7 +76,7 @@ export function OptionsTab({ tab, form }: { tab: SettingTab; form: OptionForm })
           form={form}
           extra={tab === 'system' && section.id === 'github' ? <GitHubCallback form={form} /> : undefined}
           actions={tab === 'system' && section.id === 'smtp' ? <TestEmailButton form={form} section={section} /> : undefined}
-          lead={tab === 'operation' && section.id === 'ratio' ? <PriceTable form={form} /> : undefined}
+          lead={tab === 'prices' && section.id === 'ratio' ? <PriceTable form={form} /> : undefined}
         />
       ))}
     </Stack>

@@ -1,9 +1,10 @@
-// The price table of the Operation tab: one row per model (the catalog's, the
-// built-in table's and any a ratio option names) with its input, output,
-// cache-read and cache-write prices in US$ per million tokens, whether they
-// are the default or the operator's override, an inline editor that saves a
-// row as ratio entries, and a reset to the default. The ratio options stay
-// editable as JSON under "Advanced".
+// The price table of the Prices tab: one row per model (the catalog's, the
+// built-in table's, any a ratio option names and any a channel serves) with
+// its input, output, cache-read and cache-write prices in US$ per million
+// tokens, whether they are the default or the operator's override, an inline
+// editor that saves a row as ratio entries, and a reset to the default. It
+// lists the models the channels serve unless "show all models" is on. The
+// ratio options stay editable as JSON under "Advanced".
 import EditIcon from '@mui/icons-material/Edit';
 import RestartAltIcon from '@mui/icons-material/RestartAlt';
 import {
@@ -11,8 +12,10 @@ import {
   Button,
   Chip,
   CircularProgress,
+  FormControlLabel,
   IconButton,
   Stack,
+  Switch,
   Table,
   TableBody,
   TableCell,
@@ -226,26 +229,45 @@ function useDefaultPrices(form: OptionForm) {
   return { defaults, loadError, load };
 }
 
-/** The models whose name contains the search, each with its row as the table shows it. */
-function useMatchingRows(defaults: DefaultModelPrice[] | null, search: string, tables: RatioTables, quotaPerUnit: number) {
+/** What narrows the table: the search, and whether only the models a channel serves are listed. */
+interface RowFilter {
+  search: string;
+  servedOnly: boolean;
+}
+
+/** The models whose name contains the search (and that a channel serves, unless all are asked for), each with its row. */
+function useMatchingRows(defaults: DefaultModelPrice[] | null, filter: RowFilter, tables: RatioTables, quotaPerUnit: number) {
+  const { search, servedOnly } = filter;
   return useMemo(() => {
     const wanted = search.trim().toLowerCase();
     return (defaults ?? [])
-      .filter((entry) => !wanted || entry.model.toLowerCase().includes(wanted))
+      .filter((entry) => (!servedOnly || entry.served === true) && (!wanted || entry.model.toLowerCase().includes(wanted)))
       .map((entry) => ({ entry, row: priceRow(entry, tables, quotaPerUnit) }));
-  }, [defaults, search, tables, quotaPerUnit]);
+  }, [defaults, search, servedOnly, tables, quotaPerUnit]);
 }
 
-/** The model search above the table, and the quota unit the prices convert with. */
-function PriceToolbar({ search, onSearch, quotaPerUnit }: { search: string; onSearch: (value: string) => void; quotaPerUnit: number }) {
+interface PriceToolbarProps {
+  filter: RowFilter;
+  onFilter: (filter: RowFilter) => void;
+  quotaPerUnit: number;
+}
+
+/** The model search and the "show all models" switch above the table, and the quota unit the prices convert with. */
+function PriceToolbar({ filter, onFilter, quotaPerUnit }: PriceToolbarProps) {
   const translate = useTranslate();
   return (
     <Stack
       direction={{ xs: 'column', sm: 'row' }}
       spacing={2}
-      sx={{ mb: 1, alignItems: { sm: 'center' }, justifyContent: 'space-between' }}
+      sx={{ mb: 1, alignItems: { sm: 'center' }, justifyContent: 'space-between', flexWrap: 'wrap', rowGap: 1 }}
     >
-      <ModelSearch value={search} onChange={onSearch} />
+      <Stack direction="row" spacing={2} sx={{ alignItems: 'center', flexWrap: 'wrap', rowGap: 1 }}>
+        <ModelSearch value={filter.search} onChange={(search) => onFilter({ ...filter, search })} />
+        <FormControlLabel
+          control={<Switch checked={!filter.servedOnly} onChange={(event) => onFilter({ ...filter, servedOnly: !event.target.checked })} />}
+          label={translate('settings.prices.show_all')}
+        />
+      </Stack>
       <Typography variant="body2" color="text.secondary">
         {translate('settings.prices.unit', { per_unit: quotaPerUnit })}
       </Typography>
@@ -253,12 +275,19 @@ function PriceToolbar({ search, onSearch, quotaPerUnit }: { search: string; onSe
   );
 }
 
+/** Why the table is empty: no model matches the search, or no channel serves one yet. */
+function EmptyRows({ filter }: { filter: RowFilter }) {
+  const translate = useTranslate();
+  if (filter.search.trim()) return <Typography sx={{ mt: 2 }}>{translate('pricing.no_match', { search: filter.search })}</Typography>;
+  return <Typography sx={{ mt: 2 }}>{translate(filter.servedOnly ? 'settings.prices.none_served' : 'settings.prices.none')}</Typography>;
+}
+
 /** The table of model prices, searchable and paged, each row editable in place. */
 export function PriceTable({ form }: { form: OptionForm }) {
   const translate = useTranslate();
   const notice = useNotice();
   const { defaults, loadError, load } = useDefaultPrices(form);
-  const [search, setSearch] = useState('');
+  const [filter, setFilter] = useState<RowFilter>({ search: '', servedOnly: true });
   const [page, setPage] = useState(0);
   const [editing, setEditing] = useState<string | null>(null);
   const writable = PRICE_OPTION_KEYS.every((key) => form.canWrite(key));
@@ -266,7 +295,7 @@ export function PriceTable({ form }: { form: OptionForm }) {
   // the stored options, not the drafts of the raw fields: the table shows what is in force
   const { tables, quotaPerUnit } = useStoredRatios(form);
 
-  const rows = useMatchingRows(defaults, search, tables, quotaPerUnit);
+  const rows = useMatchingRows(defaults, filter, tables, quotaPerUnit);
 
   const save = async (entry: DefaultModelPrice, prices: DollarPrices | undefined) => {
     const changes = prices && editedOptions(entry, tables, prices, quotaPerUnit);
@@ -287,9 +316,9 @@ export function PriceTable({ form }: { form: OptionForm }) {
   return (
     <Box>
       <PriceToolbar
-        search={search}
-        onSearch={(value) => {
-          setSearch(value);
+        filter={filter}
+        onFilter={(next) => {
+          setFilter(next);
           setPage(0);
         }}
         quotaPerUnit={quotaPerUnit}
@@ -323,7 +352,7 @@ export function PriceTable({ form }: { form: OptionForm }) {
           </TableBody>
         </Table>
       </TableContainer>
-      {rows.length === 0 && <Typography sx={{ mt: 2 }}>{translate('pricing.no_match', { search })}</Typography>}
+      {rows.length === 0 && <EmptyRows filter={filter} />}
       <TablePagination
         component="div"
         count={rows.length}

@@ -1,6 +1,6 @@
-// /setting: Personal for everyone; Operation, System and Other for admins
-// (the admin settings screen). Admins change Operation and Other; the System tab and
-// the top-up link are root's (see common/options.ts, rootOnly).
+// /setting: Personal for everyone; Operation, Prices, System and Other for admins
+// (the admin settings screen). Admins change Operation, Prices and Other; the System
+// tab and the top-up link are root's (see common/options.ts, rootOnly).
 import { Card, CardContent, Tab, Tabs, Typography } from '@mui/material';
 import { useState } from 'react';
 import { Authenticated, useTranslate } from 'react-admin';
@@ -15,10 +15,10 @@ import { useOptionForm } from './useOptionForm';
 function Settings() {
   const translate = useTranslate();
   const admin = isAdmin(readStoredUser()?.role);
-  // one form for the three admin tabs, so unsaved fields survive switching tabs
+  // one form for the admin tabs, so unsaved fields survive switching tabs
   const form = useOptionForm(admin);
   const [tab, setTab] = useState<'personal' | SettingTab>('personal');
-  const tabs: Array<'personal' | SettingTab> = admin ? ['personal', 'operation', 'system', 'other'] : ['personal'];
+  const tabs: Array<'personal' | SettingTab> = admin ? ['personal', 'operation', 'prices', 'system', 'other'] : ['personal'];
   return (
     <Card variant="outlined" sx={{ borderRadius: 3 }}>
       <UnsavedChangesGuard dirty={form.hasUnsavedChanges} />
@@ -34,7 +34,7 @@ function Settings() {
           sx={{ mb: 3, borderBottom: 1, borderColor: 'divider' }}
         >
           {tabs.map((name) => (
-            <Tab key={name} value={name} label={translate(`app.setting.${name}`)} />
+            <Tab key={name} value={name} label={translate(name === 'prices' ? 'settings.prices.tab' : `app.setting.${name}`)} />
           ))}
         </Tabs>
         {tab === 'personal' ? <PersonalTab /> : <OptionsTab tab={tab} form={form} />}

@@ -1,10 +1,10 @@
-// The admin settings tabs as data: which sections each tab
+// The admin settings tabs as data (Operation, Prices, System, Other): which sections each tab
 // has, which option keys each section holds, and how a few fields are drawn.
 // The kind of every key (toggle, text, number, json, list, secret) and who may
 // write it come from common/options.ts.
 import type { OptionKey } from '../../common/options';
 
-export type SettingTab = 'operation' | 'system' | 'other';
+export type SettingTab = 'operation' | 'prices' | 'system' | 'other';
 
 export interface SettingSection {
   /** Also the i18n key: settings.section.<tab>_<id>. */
@@ -26,6 +26,7 @@ export const SETTING_TABS: Record<SettingTab, SettingSection[]> = {
         'TimeZone',
         'DisplayInCurrencyEnabled',
         'DisplayTokenStatEnabled',
+        'PublicPricingEnabled',
         'ApproximateTokenEnabled',
         'AutomaticDisableChannelEnabled',
       ],
@@ -50,6 +51,8 @@ export const SETTING_TABS: Record<SettingTab, SettingSection[]> = {
         'ToolRefusalGroups',
       ],
     },
+  ],
+  prices: [
     // the price table (PriceTable.tsx) leads this section; these fields fold under "Advanced"
     { id: 'ratio', keys: ['ModelRatio', 'CompletionRatio', 'CacheReadRatio', 'CacheWriteRatio', 'ModelMaxOutputTokens', 'GroupRatio'] },
   ],

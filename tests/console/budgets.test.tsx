@@ -1,7 +1,8 @@
 // Budgets that reset in the console: the token list shows what each key spent
 // this period against its budget, the token form and the admin's user form
 // load a budget and send it back (period and whole quota, an amount typed in
-// dollars when quota shows in dollars), and no period sends no amount.
+// dollars when quota shows in dollars), no period sends no amount, and the
+// period menu offers "None" once.
 import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
@@ -92,6 +93,7 @@ describe('the user form (admins)', () => {
       budget_usage: { spent: 100, period_start: RESETS_AT - 7 * 86_400, resets_at: RESETS_AT },
     };
     const sent = serveForEdit('user', USER);
+    server.use(http.get('*/api/group/', () => HttpResponse.json({ success: true, message: '', data: ['default'] })));
     const user = userEvent.setup();
     renderEdit('user', 5, <UserEdit />);
     const amount = await screen.findByRole('spinbutton', { name: /Budget per period/ });
@@ -102,6 +104,33 @@ describe('the user form (admins)', () => {
     await user.click(screen.getByRole('button', { name: 'Save' }));
     await waitFor(() => expect(sent.body).toBeDefined(), { timeout: 15_000 });
     expect(sent.body).toMatchObject({ id: 5, budget_period: '', budget_quota: 0 });
+  });
+});
+
+describe('the budget period menu', () => {
+  /** The names the open period menu offers. */
+  const periodOptions = async (user: ReturnType<typeof userEvent.setup>) => {
+    await screen.findByRole('spinbutton', { name: /Budget per period/ });
+    await user.click(screen.getByRole('combobox', { name: /Budget period/ }));
+    return within(await screen.findByRole('listbox'))
+      .getAllByRole('option')
+      .map((option) => option.textContent);
+  };
+  const ONCE = ['None', 'Per day', 'Per week (from Monday)', 'Per month (from the 1st)'];
+
+  it('offers None once in the token form', async () => {
+    serveForEdit('token', TOKEN);
+    renderEdit('token', 3, <TokenEdit />, true);
+    expect(await periodOptions(userEvent.setup())).toEqual(ONCE);
+  });
+
+  it("offers None once in the user form, and a user's period loads selected", async () => {
+    serveForEdit('user', { ...USER_RECORD, budget_period: 'day', budget_quota: 10 });
+    server.use(http.get('*/api/group/', () => HttpResponse.json({ success: true, message: '', data: ['default'] })));
+    renderEdit('user', 5, <UserEdit />);
+    const user = userEvent.setup();
+    expect(await periodOptions(user)).toEqual(ONCE);
+    expect(screen.getByRole('option', { name: 'Per day' })).toHaveAttribute('aria-selected', 'true');
   });
 });
 

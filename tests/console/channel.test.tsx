@@ -368,7 +368,11 @@ describe('ChannelList', () => {
 
     const main = await rowOf('main');
     await user.click(within(main).getByRole('button', { name: 'Test' }));
-    expect(await screen.findByText('Channel main tested successfully in 0.50 s')).toBeInTheDocument();
+    const tested = await screen.findByRole('dialog', { name: 'Test of main' });
+    expect(await within(tested).findByText('Answered in 0.50 s')).toBeInTheDocument();
+    expect(within(tested).getByText('Passed')).toBeInTheDocument();
+    await user.click(within(tested).getByRole('button', { name: 'Close' }));
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
     expect(within(await rowOf('main')).getByText('0.50 s')).toBeInTheDocument();
 
     await user.click(within(await rowOf('main')).getByText('$1.50'));
@@ -423,19 +427,30 @@ describe("ChannelList's test with a model", () => {
       within(menu)
         .getAllByRole('menuitem')
         .map((item) => item.textContent),
-    ).toEqual(['gpt-4odefault', 'gpt-4', 'o3']);
+    ).toEqual(['gpt-4odefault', 'gpt-4', 'o3', 'Test every model']);
     await user.click(within(menu).getByText('gpt-4'));
-    expect(await screen.findByText('Channel main tested successfully with gpt-4 in 0.25 s')).toBeInTheDocument();
+    const closeDialog = async () => {
+      await user.click(within(screen.getByRole('dialog')).getByRole('button', { name: 'Close' }));
+      await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+    };
+    const first = await screen.findByTestId('test-result-gpt-4');
+    expect(await within(first).findByText('Answered in 0.25 s')).toBeInTheDocument();
+    await closeDialog();
 
     await user.click(within(await rowOf('main')).getByRole('button', { name: 'Test' }));
     await user.click(within(await screen.findByRole('menu')).getByText('o3'));
-    // the success notice (1.5 s) goes first; the error's follows it
-    expect(await screen.findByText('response time 12.40 s exceeds the threshold 5.00 s', {}, { timeout: 15_000 })).toBeInTheDocument();
+    // a slow answer is a failure, said with its reason
+    const slow = await screen.findByTestId('test-result-o3');
+    expect(await within(slow).findByText('response time 12.40 s exceeds the threshold 5.00 s')).toBeInTheDocument();
+    expect(within(slow).getByText('Too slow')).toBeInTheDocument();
+    await closeDialog();
 
-    // one model: nothing to pick, the test runs at once (its notice waits behind the error's)
+    // one model: nothing to pick, the test runs at once, and there is no "every model" to offer
     await user.click(within(await rowOf('solo')).getByRole('button', { name: 'Test' }));
     await waitFor(() => expect(tested).toEqual(['1?model=gpt-4', '1?model=o3', '2']));
     expect(screen.queryByRole('menu')).toBeNull();
+    expect(await within(await screen.findByTestId('test-result-gpt-4')).findByText('Answered in 0.25 s')).toBeInTheDocument();
+    expect(within(screen.getByRole('dialog')).queryByRole('button', { name: 'Test every model' })).toBeNull();
   });
 });
 
@@ -689,9 +704,14 @@ describe('ChannelEdit of a multi-key channel', () => {
     expect(within(two).getByText('Auto-disabled')).toBeInTheDocument();
     expect(within(two).getByText('Incorrect API key provided')).toBeInTheDocument();
     expect(within(two).getByText('Never')).toBeInTheDocument();
-    // the strategy is the channel's, and the key field adds keys
-    expect(screen.getByText('Keys in turn (round robin)')).toBeInTheDocument();
-    expect(screen.getByText(/Keys to add, one per line/)).toBeInTheDocument();
+    // the strategy is the channel's; keys are added in one place, the key list (no key box in the form above it)
+    expect(screen.getByRole('combobox', { name: 'How keys are used' })).toHaveTextContent(
+      'One channel holding all the keys, keys in turn (round robin)',
+    );
+    expect(screen.getByText('Add, test and switch off keys in the key list below the form.')).toBeInTheDocument();
+    expect(document.querySelector('[name="key"]')).toBeNull();
+    expect(screen.getAllByLabelText('Read keys from a file', { selector: 'input' })).toHaveLength(1);
+    expect(screen.getAllByRole('textbox', { name: /keys/i })).toHaveLength(1);
 
     await user.click(within(one).getByRole('button', { name: 'Test' }));
     expect(await screen.findByText('Key sk-****-one tested successfully in 0.42 s')).toBeInTheDocument();
@@ -723,5 +743,190 @@ describe('ChannelEdit of a multi-key channel', () => {
     expect(await screen.findByText('sk-****hree')).toBeInTheDocument();
 
     expect(calls).toEqual(['test 1', 'put 1 2', 'put 2 1', 'delete 2', 'post "sk-typed-key\\nsk-file-key"']);
+
+    // a move needs all the keys again: only then does the form show a key box, to replace them
+    await user.click(document.querySelector('input[name="base_url"]') as HTMLInputElement);
+    await user.paste('https://moved.example');
+    const again = await screen.findByRole('textbox', { name: 'All the keys again' });
+    expect(again.tagName).toBe('TEXTAREA');
+    expect(screen.getByText(/enter all the keys again, one per line; they replace the old ones/)).toBeInTheDocument();
+  });
+});
+
+describe("a multi-key channel's keys at a glance", () => {
+  it('says how many keys are live of all, with the worst key’s last error on hover; a single-key channel shows none', async () => {
+    server.use(
+      http.get('*/api/group/', () => HttpResponse.json({ success: true, message: '', data: ['default'] })),
+      http.get('*/api/channel/', () =>
+        HttpResponse.json({
+          success: true,
+          message: '',
+          data: [
+            channel({ id: 3, name: 'half', multi_key: true, key_count: 2, live_key_count: 1, key_error: 'Incorrect API key provided' }),
+            channel({ id: 2, name: 'whole', multi_key: true, key_count: 3, live_key_count: 3, key_error: '' }),
+            channel({ id: 1, name: 'solo' }),
+          ],
+        }),
+      ),
+    );
+    const user = userEvent.setup();
+    renderAt('/channel');
+    const rowOf = async (name: string) => (await screen.findByText(name)).closest('tr') as HTMLElement;
+
+    // one key of two off: enabled, but not fully healthy
+    const half = await rowOf('half');
+    expect(within(half).getByText('Enabled')).toBeInTheDocument();
+    const halfKeys = within(half).getByTestId('keys-live');
+    expect(halfKeys).toHaveTextContent('1/2 keys live');
+    expect(halfKeys).toHaveClass('MuiChip-colorWarning');
+    await user.hover(halfKeys);
+    expect(await screen.findByRole('tooltip')).toHaveTextContent("Worst key's last error: Incorrect API key provided");
+    await user.unhover(halfKeys);
+    await waitFor(() => expect(screen.queryByRole('tooltip')).toBeNull());
+
+    const wholeKeys = within(await rowOf('whole')).getByTestId('keys-live');
+    expect(wholeKeys).toHaveTextContent('3/3 keys live');
+    expect(wholeKeys).toHaveClass('MuiChip-colorSuccess');
+    await user.hover(wholeKeys);
+    expect(await screen.findByRole('tooltip')).toHaveTextContent('Every key is live');
+
+    expect(within(await rowOf('solo')).queryByTestId('keys-live')).toBeNull();
+  });
+});
+
+describe('the channel form’s keys', () => {
+  it('has one choice of how keys are used (no switches), and one key box with its file button', async () => {
+    const posted: Array<Record<string, unknown>> = [];
+    server.use(
+      http.get('*/api/channel/models', () => HttpResponse.json({ object: 'list', data: [{ id: 'gpt-4' }] })),
+      http.get('*/api/group/', () => HttpResponse.json({ success: true, message: '', data: ['default'] })),
+      http.post('*/api/channel/', async ({ request }) => {
+        posted.push((await request.json()) as Record<string, unknown>);
+        return HttpResponse.json({ success: true, message: '', data: { ids: [9] } });
+      }),
+      http.get('*/api/channel/', () => HttpResponse.json({ success: true, message: '', data: [] })),
+    );
+    const user = userEvent.setup();
+    renderAt('/channel/add');
+    const mode = await screen.findByRole('combobox', { name: 'How keys are used' });
+    expect(mode).toHaveTextContent('One key');
+    expect(screen.queryByRole('switch')).toBeNull();
+    expect(screen.queryByRole('checkbox')).toBeNull();
+    // one key: a password box, no file
+    expect(document.querySelector('input[name="key"][type="password"]')).not.toBeNull();
+    expect(screen.queryAllByLabelText('Read keys from a file', { selector: 'input' })).toHaveLength(0);
+
+    await user.click(mode);
+    expect((await screen.findAllByRole('option')).map((option) => option.textContent)).toEqual([
+      'One key',
+      'One channel per key (batch create)',
+      'One channel holding all the keys, a random key per call',
+      'One channel holding all the keys, keys in turn (round robin)',
+    ]);
+    await user.click(screen.getByRole('option', { name: 'One channel holding all the keys, keys in turn (round robin)' }));
+    expect(await screen.findByText('One key per line, all held by this one channel')).toBeInTheDocument();
+    const keyBox = document.querySelector('textarea[name="key"]') as HTMLTextAreaElement;
+    expect(keyBox).not.toBeNull();
+    expect(screen.getAllByLabelText('Read keys from a file', { selector: 'input' })).toHaveLength(1);
+
+    await user.click(screen.getByRole('textbox', { name: 'Name' }));
+    await user.paste('pool');
+    await user.click(keyBox);
+    await user.paste('sk-one\nsk-two');
+    await user.click(screen.getByRole('combobox', { name: 'Models' }));
+    await user.click(await screen.findByRole('option', { name: 'gpt-4' }));
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(posted).toHaveLength(1), { timeout: 15_000 });
+    expect(posted[0]).toMatchObject({ name: 'pool', key: 'sk-one\nsk-two', multi_key: true, key_strategy: 'round_robin' });
+    expect(posted[0]).not.toHaveProperty('key_mode');
+  });
+
+  it('sends one-api’s batch wire for a channel per key, and reads the older flags', () => {
+    const base = { type: 1, name: 'pool', key: 'k1\nk2', models: ['gpt-4'], groups: ['default'] };
+    const batch = channelTransform({ ...base, key_mode: 'batch' });
+    expect(batch).not.toHaveProperty('multi_key');
+    expect(batch).not.toHaveProperty('key_strategy');
+    expect(channelTransform({ ...base, key_mode: 'random' })).toMatchObject({ multi_key: true, key_strategy: 'random' });
+    expect(channelFormValues(channel({ multi_key: true, key_strategy: 'round_robin' }))).toMatchObject({ key_mode: 'round_robin' });
+    expect(channelFormValues(channel({ multi_key: false }))).toMatchObject({ key_mode: 'single' });
+  });
+});
+
+describe('the channel test dialog', () => {
+  const listing = () =>
+    http.get('*/api/channel/', () =>
+      HttpResponse.json({
+        success: true,
+        message: '',
+        data: [channel({ id: 5, name: 'pool', models: 'gpt-4,gpt-4o,o3', multi_key: true, key_count: 2, live_key_count: 2 })],
+      }),
+    );
+  const answers: Record<string, Record<string, unknown>> = {
+    'gpt-4': { success: true, message: '', time: 0.3, model: 'gpt-4', reply: 'Hello! How can I help?', key: 'sk-****a1b2', key_index: 2 },
+    'gpt-4o': { success: true, message: '', time: 0.4, model: 'gpt-4o', reply: 'Hi there', key: 'sk-****c3d4', key_index: 1 },
+    o3: {
+      success: false,
+      message: 'model o3 does not exist (type invalid_request_error)',
+      time: 0.1,
+      model: 'o3',
+      reply: '',
+      key: 'sk-****a1b2',
+    },
+  };
+
+  it('shows the reply’s first words and the key that answered, masked, with its place', async () => {
+    server.use(
+      http.get('*/api/group/', () => HttpResponse.json({ success: true, message: '', data: ['default'] })),
+      listing(),
+      http.get('*/api/channel/test/5/', ({ request }) =>
+        HttpResponse.json({ ...answers[new URL(request.url).searchParams.get('model') ?? 'gpt-4'], auto_disable: true }),
+      ),
+    );
+    const user = userEvent.setup();
+    renderAt('/channel');
+    await user.click(within((await screen.findByText('pool')).closest('tr') as HTMLElement).getByRole('button', { name: 'Test' }));
+    await user.click(within(await screen.findByRole('menu')).getByText('gpt-4'));
+    const result = await screen.findByTestId('test-result-gpt-4');
+    expect(await within(result).findByText('Reply: “Hello! How can I help?”')).toBeInTheDocument();
+    expect(within(result).getByText('Key used: sk-****a1b2 (key 2)')).toBeInTheDocument();
+    expect(within(result).getByText('Answered in 0.30 s')).toBeInTheDocument();
+    // automatic disabling is on: no note
+    expect(screen.queryByTestId('auto-disable-off')).toBeNull();
+  });
+
+  it('tests every model in turn, a result per model, and says when automatic disabling is off', async () => {
+    const tested: string[] = [];
+    server.use(
+      http.get('*/api/group/', () => HttpResponse.json({ success: true, message: '', data: ['default'] })),
+      listing(),
+      http.get('*/api/channel/test/5/', ({ request }) => {
+        const model = new URL(request.url).searchParams.get('model') ?? '';
+        tested.push(model);
+        const answer = answers[model];
+        return HttpResponse.json({ ...answer, auto_disable: false }, { status: answer.success ? 200 : 400 });
+      }),
+    );
+    const user = userEvent.setup();
+    renderAt('/channel');
+    await user.click(within((await screen.findByText('pool')).closest('tr') as HTMLElement).getByRole('button', { name: 'Test' }));
+    await user.click(within(await screen.findByRole('menu')).getByText('Test every model'));
+    const dialog = await screen.findByRole('dialog', { name: 'Test of pool' });
+    const resultOf = (model: string) => within(dialog).getByTestId(`test-result-${model}`);
+    await waitFor(() => expect(within(resultOf('o3')).getByText('Failed')).toBeInTheDocument());
+    expect(tested).toEqual(['gpt-4', 'gpt-4o', 'o3']);
+    expect(within(resultOf('gpt-4')).getByText('Reply: “Hello! How can I help?”')).toBeInTheDocument();
+    expect(within(resultOf('gpt-4o')).getByText('Reply: “Hi there”')).toBeInTheDocument();
+    expect(within(resultOf('gpt-4o')).getByText('Key used: sk-****c3d4 (key 1)')).toBeInTheDocument();
+    expect(within(resultOf('o3')).getByText('model o3 does not exist (type invalid_request_error)')).toBeInTheDocument();
+    expect(within(resultOf('o3')).getByText('Key used: sk-****a1b2')).toBeInTheDocument();
+    expect(within(dialog).getByTestId('auto-disable-off')).toHaveTextContent(
+      'Automatic disabling is off: a failing channel stays enabled until you disable it.',
+    );
+
+    // the dialog's own button runs them all again
+    await user.click(within(dialog).getByRole('button', { name: 'Test every model' }));
+    await waitFor(() => expect(tested).toHaveLength(6));
+    await waitFor(() => expect(within(resultOf('o3')).getByText('Failed')).toBeInTheDocument());
+    expect(tested.slice(3)).toEqual(['gpt-4', 'gpt-4o', 'o3']);
   });
 });

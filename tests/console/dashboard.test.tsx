@@ -261,6 +261,13 @@ describe('dashboard for an admin', () => {
     const deleted = within(channels).getByText('#5 (deleted)').closest('tr') as HTMLElement;
     expect(within(deleted).getAllByText('–')).toHaveLength(2);
     expect(deleted).not.toHaveTextContent(' ms');
+    // a channel whose every call failed: the failures count as its requests, and no latency is claimed for it
+    const dead = within(channels).getByRole('button', { name: 'dead-upstream' }).closest('tr') as HTMLElement;
+    expect(
+      within(dead)
+        .getAllByRole('cell')
+        .map((cell) => cell.textContent),
+    ).toEqual(['dead-upstream', '3', '3', '100%', '–', '–', '$0.00']);
 
     const health = screen.getByTestId('section-channel-health');
     expect(within(health).getByTestId('health-enabled')).toHaveTextContent('Enabled6');

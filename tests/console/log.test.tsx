@@ -272,9 +272,13 @@ describe('LogList', () => {
     const second = screen.getByText('charged').closest('tr') as HTMLElement;
     fireEvent.click(within(second).getByRole('button', { name: 'Open the details of this log' }));
     const priced = await screen.findByRole('dialog', { name: 'Log details' });
+    // the cost in dollars; the ratios, the quota and its formula behind "Show ratios" (logMoney.test.tsx has the lines)
+    expect(within(priced).getByText('$0.003000')).toBeInTheDocument();
+    expect(within(priced).queryByTestId('log-formula')).toBeNull();
+    fireEvent.click(within(priced).getByRole('button', { name: 'Show ratios' }));
     expect(within(priced).getByText('How was this computed?')).toBeInTheDocument();
     expect(within(priced).getByTestId('log-formula')).toHaveTextContent('(12 + 30 × 2) × 15 × 1 = 1080');
-    expect(within(priced).getByText('$0.003000 (1500 quota)')).toBeInTheDocument();
+    expect(within(priced).getByText('1500 quota')).toBeInTheDocument();
     expect(within(priced).getByText('350 ms')).toBeInTheDocument();
     expect(within(priced).getByText('1,234 ms')).toBeInTheDocument();
     const cached = within(priced).getByText('Cached');

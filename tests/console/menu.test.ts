@@ -15,6 +15,7 @@ describe('top menu', () => {
       '/user',
       '/log',
       '/webhook',
+      '/pricing',
       '/playground',
       '/setting',
       '/about',
@@ -23,8 +24,23 @@ describe('top menu', () => {
   });
 
   it('hides admin entries from users and visitors, and Chat without a chat link', () => {
-    expect(paths(1, false)).toEqual(['/', '/token', '/topup', '/log', '/playground', '/setting', '/about']);
+    expect(paths(1, false)).toEqual(['/', '/token', '/topup', '/log', '/pricing', '/playground', '/setting', '/about']);
     expect(paths(undefined, false)).toEqual(['/', '/token', '/topup', '/log', '/setting', '/about']);
+  });
+
+  it('shows Models and prices to every signed-in user, and to visitors only while the operator publishes prices', () => {
+    expect(visibleMenuItems(1, false, false).some((item) => item.to === '/pricing')).toBe(true);
+    expect(visibleMenuItems(undefined, false, true).map((item) => item.to)).toEqual([
+      '/',
+      '/token',
+      '/topup',
+      '/log',
+      '/pricing',
+      '/setting',
+      '/about',
+    ]);
+    // publishing prices opens no other signed-in entry to visitors
+    expect(visibleMenuItems(undefined, false, true).some((item) => item.to === '/playground')).toBe(false);
   });
 
   it('keeps the label keys', () => {
@@ -37,6 +53,7 @@ describe('top menu', () => {
       'app.menu.user',
       'app.menu.log',
       'webhooks.menu',
+      'pricing.title',
       'playground.title',
       'app.menu.setting',
       'app.menu.about',

@@ -2,108 +2,16 @@
 // fetches the chosen key from its owner's endpoint, streams the answer of
 // POST /v1/chat/completions piece by piece, keeps the conversation, stops on
 // request, and says readably why the relay refused.
-import { render, screen, waitFor, within } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { http, HttpResponse } from 'msw';
-import { AdminContext, memoryStore } from 'react-admin';
-import { MemoryRouter, Route, Routes } from 'react-router-dom';
+import { HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { authProvider } from '../../src/authProvider';
-import { storeUser } from '../../src/dataProvider/storage';
-import { dataProvider } from '../../src/dataProvider';
 import { i18nProvider } from '../../src/i18n';
-import PlaygroundPage, { relayErrorHint } from '../../src/pages/PlaygroundPage';
+import { relayErrorHint } from '../../src/pages/PlaygroundPage';
 import { RelayError } from '../../src/dataProvider/relayChat';
-import { server } from './setup';
+import { conversation, renderPlayground, say, sse, streamed } from './fixtures/playground';
 
 const encoder = new TextEncoder();
-
-/** An SSE body of chat.completion.chunk events carrying `pieces`; `open` leaves it unfinished (no [DONE], never closed). */
-function sse(pieces: string[], { open = false } = {}) {
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      for (const piece of pieces) {
-        const chunk = {
-          id: 'chatcmpl-1',
-          object: 'chat.completion.chunk',
-          created: 1,
-          model: 'gpt-4o-mini',
-          choices: [{ index: 0, delta: { content: piece }, finish_reason: null }],
-        };
-        controller.enqueue(encoder.encode(`data: ${JSON.stringify(chunk)}\n\n`));
-      }
-      if (!open) {
-        controller.enqueue(encoder.encode('data: [DONE]\n\n'));
-        controller.close();
-      }
-    },
-  });
-}
-
-const streamed = (body: ReadableStream<Uint8Array>) => new HttpResponse(body, { headers: { 'content-type': 'text/event-stream' } });
-
-interface Sent {
-  authorization: string | null;
-  body: Record<string, unknown>;
-}
-
-/** The page with two keys (one disabled) and two models; `answer` answers each relay call. */
-function renderPlayground(answer: (sent: Sent) => Response) {
-  const sent: Sent[] = [];
-  const revealed: string[] = [];
-  storeUser({ id: 2, username: 'someone', display_name: 'someone', role: 1, status: 1, group: 'default' } as never);
-  server.use(
-    http.get('*/api/token/', () =>
-      HttpResponse.json({
-        success: true,
-        message: '',
-        data: [
-          { id: 5, name: 'laptop', status: 1 },
-          { id: 6, name: 'old', status: 2 },
-        ],
-      }),
-    ),
-    http.get('*/api/pricing', () =>
-      HttpResponse.json({
-        success: true,
-        message: '',
-        data: [
-          { model: 'gpt-4o-mini', input: 0.15, output: 0.6, source: 'catalog' },
-          { model: 'claude-sonnet-4-5', input: 3, output: 15, source: 'catalog' },
-        ],
-      }),
-    ),
-    http.get('*/api/token/:id/key', ({ params }) => {
-      revealed.push(String(params.id));
-      return HttpResponse.json({ success: true, message: '', data: 'secret5' });
-    }),
-    http.post('*/v1/chat/completions', async ({ request }) => {
-      const call = { authorization: request.headers.get('authorization'), body: (await request.json()) as Record<string, unknown> };
-      sent.push(call);
-      return answer(call);
-    }),
-  );
-  render(
-    <MemoryRouter initialEntries={['/playground']}>
-      <AdminContext dataProvider={dataProvider} authProvider={authProvider} i18nProvider={i18nProvider} store={memoryStore()}>
-        <Routes>
-          <Route path="/playground" element={<PlaygroundPage />} />
-        </Routes>
-      </AdminContext>
-    </MemoryRouter>,
-  );
-  return { sent, revealed };
-}
-
-const conversation = () => screen.getByRole('log');
-
-async function say(text: string) {
-  const user = userEvent.setup();
-  const box = await screen.findByRole('textbox', { name: 'Message' });
-  await user.click(box);
-  await user.paste(text);
-  await user.click(screen.getByRole('button', { name: 'Send' }));
-}
 
 describe('playground', () => {
   it('streams the answer through the relay with the chosen key, model, system prompt, temperature and max tokens, and keeps the history', async () => {
@@ -145,6 +53,8 @@ describe('playground', () => {
         temperature: 1,
         max_tokens: 64,
         stream: true,
+        // the usage of each turn is asked for, for its report
+        stream_options: { include_usage: true },
       },
     });
 
@@ -196,7 +106,8 @@ describe('playground', () => {
       ),
     ];
     renderPlayground(() => answers.shift()!);
-    const alert = () => screen.findByRole('alert');
+    // each failed turn keeps its refusal, in the conversation: the newest is the last
+    const alert = async () => (await within(conversation()).findAllByRole('alert')).at(-1)!;
 
     await say('one');
     expect(await alert()).toHaveTextContent(

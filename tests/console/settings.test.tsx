@@ -54,7 +54,7 @@ function serveOptions(overrides: Record<string, string> = {}, secretsSet: string
   );
 }
 
-async function openTab(name: 'Operation' | 'System' | 'Other', role = 100) {
+async function openTab(name: 'Operation' | 'Prices' | 'System' | 'Other', role = 100) {
   localStorage.setItem('user', JSON.stringify({ id: 1, username: 'root', role }));
   render(
     <MemoryRouter>
@@ -123,103 +123,26 @@ describe('admin settings', () => {
   });
 
   it("refuses invalid model ratio JSON with the spec's message and saves nothing", async () => {
-    const user = await openTab('Operation');
+    const user = await openTab('Prices');
     const ratios = await section('Prices and ratios');
     await user.click(within(ratios).getByRole('button', { name: 'Advanced: the ratio tables as JSON' }));
     await user.clear(field('ModelRatio'));
     await user.type(field('ModelRatio'), '{{"gpt-4": 15,');
-    await user.clear(field('QuotaForNewUser'));
     await user.click(within(ratios).getByRole('button', { name: 'Save' }));
     expect(await screen.findByText('model ratio is not a valid JSON string')).toBeInTheDocument();
     expect(puts).toEqual([]);
   });
 
-  it("shows each model's prices in dollars per million tokens and where they come from", async () => {
-    serveOptions({ ModelRatio: JSON.stringify({ 'qwen-max': 0.8, 'gpt-4o-mini': 0.1 }), CacheWriteRatio: '{"house-model": 2}' });
-    await openTab('Operation');
-    const table = await screen.findByRole('table', { name: 'Model prices' });
-    const row = (model: string) => within(table).getByTestId(`price-row-${model}`);
-    // the catalog's $3 / $15 / $0.30 / $3.75
-    expect(
-      ['input', 'output', 'cache_read', 'cache_write'].map((column) => screen.getByTestId(`claude-sonnet-4-5-${column}`).textContent),
-    ).toEqual(['$3.00', '$15.00', '$0.30', '$3.75']);
-    expect(within(row('claude-sonnet-4-5')).getByText('Catalog')).toBeInTheDocument();
-    // ModelRatio 0.1 over the catalog's 0.075: $0.20 in, the catalog's shares for the rest
-    expect(['input', 'output', 'cache_read'].map((column) => screen.getByTestId(`gpt-4o-mini-${column}`).textContent)).toEqual([
-      '$0.20',
-      '$0.80',
-      '$0.10',
-    ]);
-    expect(within(row('gpt-4o-mini')).getByText('Override')).toBeInTheDocument();
-    // the built-in table's entry in ModelRatio is the default, not an override
-    expect(within(row('qwen-max')).getByText('Catalog')).toBeInTheDocument();
-    expect(screen.getByTestId('house-model-input').textContent).toBe('—');
-    expect(within(row('house-model')).getByText('Override')).toBeInTheDocument();
-  });
-
-  // editing a row in the whole settings page is the slowest of these under jsdom
-  it('saves an edited row as ratio entries, keeping every other entry, and sends only the options that changed', async () => {
-    serveOptions({ ModelRatio: JSON.stringify({ 'qwen-max': 0.8, 'some-model': 3 }), CompletionRatio: '{"gpt-4o": 4}' });
+  it('has a switch that publishes the models and prices to visitors, saved at once, and no price table', async () => {
     const user = await openTab('Operation');
-    await screen.findByRole('table', { name: 'Model prices' });
-    await user.click(screen.getByRole('button', { name: 'Edit the prices of claude-sonnet-4-5' }));
-    const price = (name: string) => screen.getByRole('spinbutton', { name: `${name} price of claude-sonnet-4-5` });
-    expect(price('Input').getAttribute('value')).toBe('3');
-    await user.clear(price('Input'));
-    await user.type(price('Input'), '4');
-    await user.clear(price('Output'));
-    await user.type(price('Output'), '16');
-    await user.clear(price('Cache-write'));
-    await user.click(within(screen.getByTestId('price-row-claude-sonnet-4-5')).getByRole('button', { name: 'Save' }));
-    await waitFor(() => expect(puts.map((put) => put.key)).toEqual(['ModelRatio', 'CompletionRatio', 'CacheReadRatio']));
-    const sent = Object.fromEntries(puts.map((put) => [put.key, JSON.parse(put.value) as Record<string, number>]));
-    // $4 in = ratio 2; $16 out = 4 x input; the cached $0.30 kept as typed = 0.075 of input; the blank cache write keeps the catalog's share
-    expect(sent.ModelRatio).toEqual({ 'qwen-max': 0.8, 'some-model': 3, 'claude-sonnet-4-5': 2 });
-    expect(sent.CompletionRatio).toEqual({ 'gpt-4o': 4, 'claude-sonnet-4-5': 4 });
-    expect(sent.CacheReadRatio).toEqual({ 'claude-sonnet-4-5': 0.075 });
-    expect(await screen.findByTestId('claude-sonnet-4-5-input')).toHaveTextContent('$4.00');
-    expect(within(screen.getByTestId('price-row-claude-sonnet-4-5')).getByText('Override')).toBeInTheDocument();
-  });
-
-  it('refuses a paid output on a free input, and resets a row to the catalog', async () => {
-    serveOptions({
-      ModelRatio: JSON.stringify({ 'qwen-max': 1, 'gpt-4o-mini': 0.1 }),
-      CompletionRatio: '{"gpt-4o-mini": 3, "gpt-4o": 4}',
-      CacheReadRatio: '{"qwen-max": 0.2}',
-    });
-    const user = await openTab('Operation');
-    await screen.findByRole('table', { name: 'Model prices' });
-    await user.click(screen.getByRole('button', { name: 'Edit the prices of gpt-4o-mini' }));
-    await user.clear(screen.getByRole('spinbutton', { name: 'Input price of gpt-4o-mini' }));
-    await user.type(screen.getByRole('spinbutton', { name: 'Input price of gpt-4o-mini' }), '0');
-    await user.click(within(screen.getByTestId('price-row-gpt-4o-mini')).getByRole('button', { name: 'Save' }));
-    expect(await screen.findByText(/a model whose input is free cannot have a paid output/)).toBeInTheDocument();
-    expect(puts).toEqual([]);
-    await user.click(screen.getByRole('button', { name: 'Cancel' }));
-
-    // reset: the catalog's model goes from both tables, the built-in one gets its default ratio back
-    await user.click(screen.getByRole('button', { name: 'Reset gpt-4o-mini to the catalog price' }));
-    await waitFor(() => expect(puts.map((put) => put.key)).toEqual(['ModelRatio', 'CompletionRatio']));
-    expect(JSON.parse(puts[0].value)).toEqual({ 'qwen-max': 1 });
-    expect(JSON.parse(puts[1].value)).toEqual({ 'gpt-4o': 4 });
-    await user.click(screen.getByRole('button', { name: 'Reset qwen-max to the catalog price' }));
-    await waitFor(() => expect(puts).toHaveLength(4));
-    expect(puts.slice(2).map((put) => [put.key, JSON.parse(put.value)])).toEqual([
-      ['ModelRatio', { 'qwen-max': 0.8 }],
-      ['CacheReadRatio', {}],
-    ]);
-    expect(screen.getByRole('button', { name: 'Reset qwen-max to the catalog price' })).toBeDisabled();
-  });
-
-  it('narrows the price table to the models a search matches', async () => {
-    const user = await openTab('Operation');
-    const table = await screen.findByRole('table', { name: 'Model prices' });
-    await user.type(screen.getByRole('textbox', { name: 'Search models' }), 'GPT');
-    expect(
-      within(table)
-        .getAllByRole('row')
-        .map((row) => row.getAttribute('data-testid')),
-    ).toEqual([null, 'price-row-gpt-4o-mini']);
+    const general = await section('General');
+    const publish = within(general).getByRole('switch', { name: 'Show models and prices to visitors' });
+    expect(publish).not.toBeChecked();
+    await user.click(publish);
+    await waitFor(() => expect(puts).toEqual([{ key: 'PublicPricingEnabled', value: 'true' }]));
+    // the prices have a tab of their own
+    expect(screen.queryByRole('region', { name: 'Prices and ratios' })).toBeNull();
+    expect(screen.queryByRole('table', { name: 'Model prices' })).toBeNull();
   });
 
   it('takes quota options in dollars when quota is shown in dollars, saving whole quota', async () => {

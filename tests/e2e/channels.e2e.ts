@@ -81,7 +81,14 @@ describe.runIf(enabled)('channels: add, test, relay through it, read the log', (
     const badge = row.getByTestId('response-time');
     await expect.poll(() => badge.textContent()).toBe('Untested');
     await row.getByRole('button', { name: /^test$/i }).click();
-    await page.getByText(/channel emulator tested successfully in \d+\.\d\d s/i).waitFor();
+    // the result dialog: how long, the reply's first words (the emulator's) and the key used, masked
+    const result = page.getByRole('dialog', { name: 'Test of emulator' });
+    await result.getByText(/^Answered in \d+\.\d\d s$/).waitFor();
+    await result.getByText(/^Reply: “word0/).waitFor();
+    await result.getByText('Key used: ****od').waitFor();
+    await page.screenshot({ path: join(screenshotDir, 'channel-test-result.png') });
+    await result.getByRole('button', { name: 'Close' }).click();
+    await result.waitFor({ state: 'hidden' });
     await expect.poll(() => badge.textContent()).toMatch(/^\d+\.\d\d s$/);
     // the chip fades from grey to green: poll until the transition has ended
     await expect.poll(() => badge.evaluate((element) => getComputedStyle(element).backgroundColor)).toBe(GREEN);
@@ -137,7 +144,10 @@ describe.runIf(enabled)('channels: add, test, relay through it, read the log', (
       .getByRole('row', { name: /emulator/ })
       .getByRole('button', { name: /^test$/i })
       .click();
-    await page.getByText(/channel emulator tested successfully/i).waitFor();
+    await page
+      .getByRole('dialog', { name: 'Test of emulator' })
+      .getByText(/^Answered in /)
+      .waitFor();
     expect(emulator.requests.slice(before).some((request) => request.headers.authorization === 'Bearer sk-good')).toBe(true);
   });
 });

@@ -130,7 +130,8 @@ describe.runIf(chromiumAvailable())(
       await page.getByRole('option', { name: 'Custom (8)' }).click();
       await page.locator('input[name="name"]').fill('tour-pool');
       await page.locator('input[name="base_url"]').fill(emulator.baseUrl);
-      await page.getByLabel(text('en', 'app.channel.multi_key')).check();
+      await page.getByRole('combobox', { name: text('en', 'app.channel.key_mode') }).click();
+      await page.getByRole('option', { name: text('en', 'app.channel.key_mode_random') }).click();
       // the key box becomes a text area taking one key per line
       const keyBox = page.locator('textarea[name="key"]');
       await keyBox.fill(KEYS.join('\n'));
@@ -210,16 +211,18 @@ describe.runIf(chromiumAvailable())(
       expect(problems).toEqual([]);
     }, 240_000);
 
-    it('the settings price table (Operation, prices and ratios)', async () => {
+    it('the settings price table (Prices, prices and ratios)', async () => {
       const problems: string[] = [];
       for (const view of VIEWS) {
         await open(view, '/setting');
-        await page.getByRole('tab', { name: text(view.lang, 'app.setting.operation') }).click();
-        const section = page.getByRole('region', { name: text(view.lang, 'settings.section.operation_ratio') });
+        await page.getByRole('tab', { name: text(view.lang, 'settings.prices.tab') }).click();
+        const section = page.getByRole('region', { name: text(view.lang, 'settings.section.prices_ratio') });
         await section.getByRole('textbox', { name: text(view.lang, 'pricing.search') }).fill('gpt-4o');
+        // every model, not only those the tour's channels serve
+        await section.getByRole('switch', { name: text(view.lang, 'settings.prices.show_all') }).check();
         const table = section.getByRole('table', { name: text(view.lang, 'settings.prices.title') });
         await expect.poll(() => table.getByTestId('gpt-4o-input').textContent()).toBe('$2.50');
-        // the section only: the whole Operation tab is many screens long
+        // the section only: the whole tab is many screens long
         await capture('settings-prices', view, problems, section);
       }
       expect(problems).toEqual([]);

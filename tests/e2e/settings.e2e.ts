@@ -67,7 +67,7 @@ describe.runIf(enabled)('settings: every section takes effect', () => {
   let visitor: Page;
   const visitorDialogs: string[] = [];
 
-  const openTab = async (name: 'Operation' | 'System' | 'Other') => {
+  const openTab = async (name: 'Operation' | 'Prices' | 'System' | 'Other') => {
     if (!admin.url().endsWith('/setting')) await admin.goto(`${gateway.baseUrl}/setting`);
     await admin.getByRole('tab', { name }).click();
   };
@@ -117,8 +117,8 @@ describe.runIf(enabled)('settings: every section takes effect', () => {
     await admin.frameLocator('iframe').getByRole('heading', { name: 'Acme chat app' }).waitFor();
   });
 
-  it("operation, ratio: invalid JSON is refused with the spec's message; a valid table changes the groups", async () => {
-    await openTab('Operation');
+  it("prices, ratio: invalid JSON is refused with the spec's message; a valid table changes the groups", async () => {
+    await openTab('Prices');
     await openAdvanced();
     const groupRatio = section(RATIOS).locator('textarea[name="GroupRatio"]');
     await groupRatio.fill('{"default": 1,');
@@ -177,7 +177,7 @@ describe.runIf(enabled)('settings: every section takes effect', () => {
     const before = await relayAndReadBill();
     // gpt-4 at ratio 15 with 3 prompt and 5 completion tokens (completion ratio 2): (3 + 10) x 15
     expect(before).toBe(195);
-    await openTab('Operation');
+    await openTab('Prices');
     await openAdvanced();
     await section(RATIOS).locator('textarea[name="GroupRatio"]').fill('{"default": 3, "vip": 1, "svip": 1, "acme": 2}');
     await saveSection(RATIOS);
@@ -186,8 +186,10 @@ describe.runIf(enabled)('settings: every section takes effect', () => {
     await saveSection(RATIOS);
   });
 
-  it("operation, prices: a row's price typed in dollars bills the next relayed request, and its reset brings the catalog's back", async () => {
-    await openTab('Operation');
+  it("prices: a row's price typed in dollars bills the next relayed request, and its reset brings the catalog's back", async () => {
+    // the table reads which models the channels serve when it opens: the page again, now that a channel serves gpt-4
+    await admin.goto(`${gateway.baseUrl}/setting`);
+    await openTab('Prices');
     const table = admin.getByRole('table', { name: 'Model prices' });
     await section(RATIOS).getByRole('textbox', { name: 'Search models' }).fill('gpt-4');
     const row = table.getByTestId('price-row-gpt-4');

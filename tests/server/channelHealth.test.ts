@@ -99,8 +99,28 @@ for (const target of targets) {
       const id = await addChannel({ key: 'sk-good', models: 'gpt-4,gpt-3.5-turbo', model_mapping: '{"gpt-4":"gpt-4-0613"}' });
       const before = Math.floor(Date.now() / 1000);
       const body = await get(`/api/channel/test/${id}`);
-      expect(Object.keys(body).sort()).toEqual(['message', 'model', 'slow', 'success', 'threshold', 'time']);
-      expect(body).toMatchObject({ success: true, message: '', model: 'gpt-4', threshold: 5, slow: false });
+      expect(Object.keys(body).sort()).toEqual([
+        'auto_disable',
+        'key',
+        'message',
+        'model',
+        'reply',
+        'slow',
+        'success',
+        'threshold',
+        'time',
+      ]);
+      // the answer's first words, the key used (masked: 'sk-good' is too short to show more than its last 2), and the toggle off
+      expect(body).toMatchObject({
+        success: true,
+        message: '',
+        model: 'gpt-4',
+        threshold: 5,
+        slow: false,
+        reply: 'word0 word1 word2 word3 word4',
+        key: '****od',
+        auto_disable: false,
+      });
       expect(body.time).toBeGreaterThan(0);
       expect(body.time).toBeLessThan(5);
       const sent = emulator.requests.at(-1)!;
@@ -175,6 +195,8 @@ for (const target of targets) {
       expect(body.success).toBe(false);
       expect(body.message).toBe('Incorrect API key provided. (type invalid_request_error, code invalid_api_key)');
       expect(typeof body.time).toBe('number');
+      // a refusal has no words to show; the answer says the toggle is on, and names the key tried, masked
+      expect(body).toMatchObject({ reply: '', key: '****ad', auto_disable: true });
       expect(await stateOf(id)).toEqual({ status: 1, autoDisabled: 0 });
       expect(Number((await channelRow(id)).test_time)).toBeGreaterThan(0);
     });

@@ -214,7 +214,7 @@ for (const target of targets) {
         {
           channel_id: channels.c2,
           channel_name: 'c2',
-          requests: 2,
+          requests: 3,
           errors: 1,
           prompt_tokens: 520,
           completion_tokens: 520,
@@ -237,6 +237,7 @@ for (const target of targets) {
         },
       ]);
       // c2 took 1200 ms, 3000 ms (the failure) and 70 s; c1 80 ms and 300 ms: the durations themselves, not the bounds of buckets
+      // (c2's three calls are its requests, the failed one included)
       const [c2, c1] = dashboard.top_channels;
       expectNear(c2.latency_p50_ms, 3000);
       expectNear(c2.latency_p95_ms, 70_000);
@@ -641,8 +642,17 @@ for (const target of targets) {
           dashboard.top_channels.map((channel: { channel_id: number }) => [channel.channel_id, channel]),
         );
         expect(byChannel[good]).toMatchObject({ channel_name: 'good', requests: 1, errors: 0, error_rate: 0, quota: Number(log.quota) });
-        expect(byChannel[dead]).toMatchObject({ channel_name: 'dead', requests: 0, errors: 1, error_rate: 1, quota: 0 });
-        expect(byChannel[dead].latency_p50_ms).toBeGreaterThan(0);
+        // the failed call counts as a request of the channel, and a channel that never answered shows no latency
+        expect(byChannel[dead]).toMatchObject({
+          channel_name: 'dead',
+          requests: 1,
+          errors: 1,
+          error_rate: 1,
+          quota: 0,
+          latency_p50_ms: null,
+          latency_p95_ms: null,
+        });
+        expect(byChannel[good].latency_p50_ms).toBeGreaterThan(0);
       } finally {
         await harness.close();
         await relayDatabase.drop();

@@ -24,12 +24,15 @@ interface KeyedUpstream {
   seen: string[];
   /** Keys answered with 401 invalid_api_key. */
   dead: Set<string>;
+  /** What a live key's answer says. */
+  reply: { text: string };
   close(): Promise<void>;
 }
 
 async function startKeyedUpstream(): Promise<KeyedUpstream> {
   const seen: string[] = [];
   const dead = new Set<string>();
+  const reply = { text: 'hello' };
   const server: Server = createServer((request, response) => {
     const key = String(request.headers.authorization ?? '').replace(/^Bearer /, '');
     request.resume();
@@ -51,7 +54,7 @@ async function startKeyedUpstream(): Promise<KeyedUpstream> {
           object: 'chat.completion',
           created: 1_700_000_000,
           model: 'gpt-4',
-          choices: [{ index: 0, message: { role: 'assistant', content: 'hello' }, finish_reason: 'stop' }],
+          choices: [{ index: 0, message: { role: 'assistant', content: reply.text }, finish_reason: 'stop' }],
           usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
         }),
       );
@@ -62,6 +65,7 @@ async function startKeyedUpstream(): Promise<KeyedUpstream> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     seen,
     dead,
+    reply,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
@@ -89,6 +93,7 @@ for (const target of targets) {
       await harness.app.ctx.options.set('ChannelDisableThreshold', '0');
       upstream.seen.length = 0;
       upstream.dead.clear();
+      upstream.reply.text = 'hello';
     });
 
     const createPool = async (keys: string[], fields: Record<string, unknown> = {}) => {
@@ -327,6 +332,75 @@ for (const target of targets) {
       expect(stored.map((row) => row.key)).toEqual([own, extra]);
       for (let call = 0; call < 2; call += 1) expect((await chat()).status).toBe(200);
       expect(new Set(upstream.seen)).toEqual(new Set([own, extra]));
+    });
+
+    it("lists a multi-key channel's live keys out of all, with its worst key's last error, and never a key", async () => {
+      const [live, off, dead] = [keyOf('glance-live'), keyOf('glance-off'), keyOf('glance-dead')];
+      const id = await createPool([live, off, dead], { name: 'glance', key_strategy: 'round_robin' });
+      // a single-key channel beside it, serving another model so the calls below all go to the pool
+      const single = await harness.addChannel({
+        name: 'glance-single',
+        key: keyOf('glance-single'),
+        base_url: upstream.url,
+        models: 'gpt-4o',
+      });
+      const keys = await keysOf(id);
+      // an admin switches one key off; a live key's failed test leaves its error; the relay sets a refused key aside
+      await harness.admin('PUT', `/api/channel/${id}/keys/${keys[1].id}`, { status: 2 });
+      upstream.dead.add(live);
+      expect((await harness.admin('GET', `/api/channel/${id}/keys/${keys[0].id}/test`)).success).toBe(false);
+      upstream.dead.clear();
+      const recordOf = async (url: string) => {
+        const answer = await harness.admin('GET', url);
+        expect(answer.success).toBe(true);
+        return answer.data as Array<Record<string, unknown>>;
+      };
+      let listed = (await recordOf('/api/channel/?p=0')).find((record) => record.id === id)!;
+      expect(listed).toMatchObject({ multi_key: true, key_count: 3, live_key_count: 2 });
+      expect(listed.key_error).toContain('Incorrect API key provided');
+
+      upstream.dead.add(dead);
+      for (let call = 0; call < 2; call += 1) await chat();
+      expect((await keysOf(id)).map((key) => key.status)).toEqual([1, 2, 3]);
+      await harness.app.ctx.db.updateTable('channel_keys').set({ last_error: 'quota gone' }).where('id', '=', keys[2].id).execute();
+      const pages = [await recordOf('/api/channel/?p=0'), await recordOf('/api/channel/search?keyword=glance')];
+      for (const page of pages) {
+        listed = page.find((record) => record.id === id)!;
+        // one of three live: the key the system set aside is the worst, before the live one whose test failed
+        expect(listed).toMatchObject({ key_count: 3, live_key_count: 1, key_error: 'quota gone' });
+        const alone = page.find((record) => record.id === single)!;
+        expect(alone).not.toHaveProperty('key_count');
+        expect(alone).not.toHaveProperty('key_error');
+        const text = JSON.stringify(page);
+        for (const key of [live, off, dead, keyOf('glance-single')]) expect(text).not.toContain(key.slice(3, -4));
+      }
+    });
+
+    it("a channel test says the reply's first words and which key answered, masked, with its place", async () => {
+      const [off, good] = [keyOf('answer-off'), keyOf('answer-good')];
+      const id = await createPool([off, good]);
+      const keys = await keysOf(id);
+      await harness.admin('PUT', `/api/channel/${id}/keys/${keys[0].id}`, { status: 2 });
+      upstream.reply.text = `Hello!\n  ${'I can help with that. '.repeat(6)}`;
+      const tested = await harness.admin('GET', `/api/channel/test/${id}`);
+      // the first live key is the second: its place, its masked tail, and the answer's first 80 characters on one line
+      expect(tested).toMatchObject({ success: true, model: 'gpt-4', key: 'sk-****good', key_index: 2, auto_disable: true });
+      expect(tested.reply).toBe(`${`Hello! ${'I can help with that. '.repeat(4)}`.slice(0, 80)}…`);
+      expect([...tested.reply]).toHaveLength(81);
+      expect(upstream.seen).toEqual([good]);
+      const text = JSON.stringify(tested);
+      for (const key of [off, good]) expect(text).not.toContain(key.slice(3, -4));
+
+      // a refusal names the key tried, and has no words to show
+      upstream.dead.add(good);
+      const refused = await harness.admin('GET', `/api/channel/test/${id}`);
+      expect(refused).toMatchObject({ success: false, key: 'sk-****good', key_index: 2, reply: '' });
+      // one key's own test shows its words too
+      upstream.dead.clear();
+      expect(await harness.admin('GET', `/api/channel/${id}/keys/${keys[1].id}/test`)).toMatchObject({
+        success: true,
+        reply: expect.stringMatching(/^Hello! I can/),
+      });
     });
 
     it('answers the key routes only for multi-key channels', async () => {

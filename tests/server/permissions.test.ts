@@ -98,7 +98,9 @@ const MATRIX: Array<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; url: string; mi
   { method: 'GET', url: '/api/webhook_delivery?range=[0,9]', minimum: 'admin', rest: true },
   { method: 'GET', url: '/api/webhook_delivery/999', minimum: 'admin', rest: true },
   { method: 'POST', url: '/api/webhook_delivery/999/redeliver', minimum: 'admin', rest: true },
+  // 'user' while PublicPricingEnabled is off (the default); the test below turns it on
   { method: 'GET', url: '/api/pricing', minimum: 'user' },
+  { method: 'PUT', url: '/api/option/', minimum: 'admin', payload: { key: 'PublicPricingEnabled', value: 'false' } },
   { method: 'GET', url: '/api/pricing/defaults', minimum: 'admin' },
   { method: 'GET', url: '/api/user/2fa', minimum: 'user' },
   { method: 'POST', url: '/api/user/2fa/enrol', minimum: 'user' },
@@ -166,6 +168,22 @@ describe('role matrix', () => {
       expect(response.statusCode).toBe(401);
       expect(response.json()).toMatchObject({ success: false, code: 'session_expired' });
     }
+  });
+
+  it('GET /api/pricing opens to guests only while the operator publishes prices (PublicPricingEnabled)', async () => {
+    const publish = (value: string) =>
+      asBrowser(app, cookies.admin, { method: 'PUT', url: '/api/option/', payload: { key: 'PublicPricingEnabled', value } });
+    expect((await publish('true')).json().success).toBe(true);
+    try {
+      for (const who of ['guest', 'user', 'admin', 'root'] as const) {
+        const response = await asBrowser(app, cookies[who], { method: 'GET', url: '/api/pricing' });
+        expect(response.statusCode).toBe(200);
+        expect(response.json().success).toBe(true);
+      }
+    } finally {
+      expect((await publish('false')).json().success).toBe(true);
+    }
+    expect((await asBrowser(app, undefined, { method: 'GET', url: '/api/pricing' })).statusCode).toBe(401);
   });
 
   it('DELETE /api/user/self needs a signed-in user (and is refused for root)', async () => {

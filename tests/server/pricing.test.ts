@@ -6,6 +6,9 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asBrowser, buildTestApp, login, register, ROOT_PASSWORD } from '../support/app';
 
+/** A chat model on an OpenAI channel: its own chat API and the three the gateway translates into chat. */
+const CHAT = ['chat', 'responses', 'messages', 'gemini'];
+
 let app: FastifyInstance;
 let root: string;
 let user: string;
@@ -28,7 +31,7 @@ beforeAll(async () => {
         name: 'default models',
         type: 1,
         key: 'sk-a',
-        models: 'gpt-4o,claude-sonnet-4-5,gpt-3.5-turbo,house-model-without-price',
+        models: 'gpt-4o,claude-sonnet-4-5,gpt-3.5-turbo,house-model-without-price,text-embedding-3-small',
         group: 'default',
       })
     ).success,
@@ -48,9 +51,10 @@ describe('GET /api/pricing', () => {
     expect(status).toBe(200);
     expect(body.success).toBe(true);
     expect(body.data).toEqual([
-      { model: 'claude-sonnet-4-5', input: 3, output: 15, cache_read: 0.3, cache_write: 3.75, source: 'catalog' },
-      { model: 'gpt-3.5-turbo', input: 0.5, output: 1.5, source: 'catalog' },
-      { model: 'gpt-4o', input: 2.5, output: 10, cache_read: 1.25, source: 'catalog' },
+      { model: 'claude-sonnet-4-5', input: 3, output: 15, cache_read: 0.3, cache_write: 3.75, source: 'catalog', endpoints: CHAT },
+      { model: 'gpt-3.5-turbo', input: 0.5, output: 1.5, source: 'catalog', endpoints: CHAT },
+      { model: 'gpt-4o', input: 2.5, output: 10, cache_read: 1.25, source: 'catalog', endpoints: CHAT },
+      { model: 'text-embedding-3-small', input: 0.02, output: 0.02, source: 'catalog', endpoints: ['embeddings'] },
     ]);
   });
 
@@ -58,7 +62,9 @@ describe('GET /api/pricing', () => {
     await app.ctx.db.updateTable('users').set({ group: 'vip' }).where('username', '=', 'pricing-user').execute();
     app.ctx.relayCache.clear();
     const vip = await login(app, 'pricing-user', 'password-123');
-    expect((await prices(vip)).body.data).toEqual([{ model: 'gpt-4o-mini', input: 0.3, output: 1.2, cache_read: 0.15, source: 'catalog' }]);
+    expect((await prices(vip)).body.data).toEqual([
+      { model: 'gpt-4o-mini', input: 0.3, output: 1.2, cache_read: 0.15, source: 'catalog', endpoints: CHAT },
+    ]);
 
     const saved = await asBrowser(app, root, {
       method: 'PUT',
@@ -67,10 +73,53 @@ describe('GET /api/pricing', () => {
     });
     expect(saved.json().success).toBe(true);
     // ratio 1 is US$2 per million input tokens; the vip group pays double
-    expect((await prices(vip)).body.data).toEqual([{ model: 'gpt-4o-mini', input: 4, output: 16, cache_read: 2, source: 'option' }]);
+    expect((await prices(vip)).body.data).toEqual([
+      { model: 'gpt-4o-mini', input: 4, output: 16, cache_read: 2, source: 'option', endpoints: CHAT },
+    ]);
   });
 
   it('is not open to guests', async () => {
+    expect((await prices(undefined)).status).toBe(401);
+  });
+});
+
+// PublicPricingEnabled: visitors read the default group's list; signed-in callers still read their own group's.
+describe('public prices', () => {
+  const publish = async (on: boolean) => {
+    const saved = await asBrowser(app, root, {
+      method: 'PUT',
+      url: '/api/option/',
+      payload: { key: 'PublicPricingEnabled', value: String(on) },
+    });
+    expect(saved.json().success).toBe(true);
+  };
+  const status = async () => (await asBrowser(app, undefined, { method: 'GET', url: '/api/status' })).json().data;
+
+  it('answers a visitor 401 while off (the default), and says so in the status', async () => {
+    expect((await status()).public_pricing).toBe(false);
+    const { status: code, body } = await prices(undefined);
+    expect(code).toBe(401);
+    expect(body).toMatchObject({ success: false, code: 'not_logged_in' });
+  });
+
+  it("answers a visitor the default group's models with their endpoints once on, and 401 again once off", async () => {
+    await publish(true);
+    try {
+      expect((await status()).public_pricing).toBe(true);
+      const { status: code, body } = await prices(undefined);
+      expect(code).toBe(200);
+      const listed = body.data as Array<{ model: string; endpoints: string[] }>;
+      // the default group's channel only: the vip channel's gpt-4o-mini is not listed
+      expect(listed.map((price) => price.model)).toEqual(['claude-sonnet-4-5', 'gpt-3.5-turbo', 'gpt-4o', 'text-embedding-3-small']);
+      expect(Object.fromEntries(listed.map((price) => [price.model, price.endpoints.join(' · ')]))).toMatchObject({
+        'gpt-4o': 'chat · responses · messages · gemini',
+        'text-embedding-3-small': 'embeddings',
+      });
+      // a signed-in caller still needs a valid session: a stale cookie is not read as a visitor
+      expect((await prices('session=stale')).status).toBe(401);
+    } finally {
+      await publish(false);
+    }
     expect((await prices(undefined)).status).toBe(401);
   });
 });
@@ -100,11 +149,23 @@ describe('GET /api/pricing/defaults', () => {
       completion_ratio: 5,
       cache_read_ratio: 0.1,
       cache_write_ratio: 1.25,
+      served: true,
     });
     // the built-in table's price, whatever the ModelRatio option says now
     expect(byModel.get('qwen-max')).toEqual({ model: 'qwen-max', model_ratio: 0.8, completion_ratio: 4 });
     // named only by an option: listed, with no default price
     expect(byModel.get('house-model')).toEqual({ model: 'house-model', completion_ratio: 1 });
+    // served by a channel but priced nowhere: listed, so the operator can price it
+    expect(byModel.get('house-model-without-price')).toEqual({ model: 'house-model-without-price', completion_ratio: 1, served: true });
+    // served: what the channels of every group list, and nothing else
+    expect((body.data as Array<{ model: string; served?: boolean }>).filter((row) => row.served).map((row) => row.model)).toEqual([
+      'claude-sonnet-4-5',
+      'gpt-3.5-turbo',
+      'gpt-4o',
+      'gpt-4o-mini',
+      'house-model-without-price',
+      'text-embedding-3-small',
+    ]);
     const names = (body.data as Array<{ model: string }>).map((row) => row.model);
     expect(names).toEqual([...names].sort());
   });
@@ -127,6 +188,6 @@ describe('cache overrides on GET /api/pricing', () => {
     });
     expect(saved.json().success).toBe(true);
     const turbo = ((await prices(member)).body.data as Array<{ model: string }>).find((price) => price.model === 'gpt-3.5-turbo');
-    expect(turbo).toEqual({ model: 'gpt-3.5-turbo', input: 0.5, output: 1.5, cache_read: 0.1, source: 'catalog' });
+    expect(turbo).toEqual({ model: 'gpt-3.5-turbo', input: 0.5, output: 1.5, cache_read: 0.1, source: 'catalog', endpoints: CHAT });
   });
 });

@@ -113,6 +113,59 @@ describe('user administration', () => {
     expect((await call(admin, 'POST', '/api/user/', { username: 'made', password: 'password-9' })).message).toBe('username already taken');
   });
 
+  it('creates a user with the quota, group and budget the form set, in one step', async () => {
+    expect((await call(root, 'PUT', '/api/option/', { key: 'GroupRatio', value: '{"default":1,"team":0.5}' })).success).toBe(true);
+    const created = await call(admin, 'POST', '/api/user/', {
+      username: 'funded',
+      password: 'password-9',
+      quota: 2_500_000,
+      group: 'team',
+      budget_period: 'month',
+      budget_quota: 500_000,
+    });
+    expect(created).toEqual({ success: true, message: '' });
+    const row = await app.ctx.db.selectFrom('users').selectAll().where('username', '=', 'funded').executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ role: 1, quota: 2_500_000, group: 'team', budget_period: 'month', budget_quota: 500_000 });
+    // what the list then says of the new user
+    const listed = (await call(admin, 'GET', '/api/user/search?keyword=funded')).data[0];
+    expect(listed).toMatchObject({ quota: 2_500_000, group: 'team', budget_period: 'month', budget_quota: 500_000 });
+  });
+
+  it('gives a new user the new-user quota, the default group and no budget when the body names none', async () => {
+    expect((await call(root, 'PUT', '/api/option/', { key: 'QuotaForNewUser', value: '4321' })).success).toBe(true);
+    expect((await call(admin, 'POST', '/api/user/', { username: 'plain', password: 'password-9', quota: null, group: '' })).success).toBe(
+      true,
+    );
+    const row = await app.ctx.db.selectFrom('users').selectAll().where('username', '=', 'plain').executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ quota: 4321, group: 'default', budget_period: '', budget_quota: 0 });
+  });
+
+  it('refuses a group that does not exist, a negative quota or a budget without an amount, and creates nothing', async () => {
+    const refusals: [Record<string, unknown>, string][] = [
+      [{ group: 'nosuch' }, 'group "nosuch" does not exist: use "default" or a group the group ratios (GroupRatio) name'],
+      [{ quota: -1 }, 'quota must be a whole number, 0 or more'],
+      [{ quota: '-5' }, 'quota must be a whole number, 0 or more'],
+      [{ budget_period: 'week' }, 'budget_quota must be a whole number of quota above 0 when a budget period is set'],
+      [{ budget_period: 'year', budget_quota: 10 }, 'budget_period must be one of "", "day", "week" or "month"'],
+    ];
+    for (const [fields, message] of refusals) {
+      expect(await call(admin, 'POST', '/api/user/', { username: 'refused', password: 'password-9', ...fields })).toEqual({
+        success: false,
+        message,
+      });
+    }
+    const fractional = await asBrowser(app, admin, {
+      method: 'POST',
+      url: '/api/user/',
+      payload: { username: 'refused', password: 'password-9', quota: 1.5 },
+    });
+    expect(fractional.json().success).toBe(false);
+    expect(await app.ctx.db.selectFrom('users').select('id').where('username', '=', 'refused').execute()).toEqual([]);
+    // a common user may not create anyone, with or without an allowance
+    expect((await call(user, 'POST', '/api/user/', { username: 'refused', password: 'password-9', quota: 5 })).success).toBe(false);
+    expect(await app.ctx.db.selectFrom('users').select('id').where('username', '=', 'refused').execute()).toEqual([]);
+  });
+
   it('deletes a user and their tokens', async () => {
     await register(app, 'leaver');
     const leaver = await login(app, 'leaver', 'password-123');

@@ -6,6 +6,8 @@
 // masked, added, enabled, disabled, deleted and tested one by one under
 // /api/channel/:id/keys. An edit of a multi-key channel adds the keys it
 // gives; one that repoints it needs its keys again, and they replace the old ones.
+// The list tells a multi-key channel's live keys out of all (never a key); a
+// test answers the reply's first words and the key it used, masked.
 // The routes come in four groups (read, jobs, writes, keys); the form's fields
 // are checked in channelFields.ts.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -20,7 +22,7 @@ import { channelJobDepsOf } from '../../plugins/backgroundJobs';
 import type { BulkResult } from '../../../common/listQuery';
 import { startTestingAllChannels, startUpdatingAllBalances } from '../../channels/channelHealth';
 import { channelJobOf, type StartedJob } from '../../channels/channelJobs';
-import { testChannel } from '../../channels/channelTest';
+import { testChannel, type ChannelTestResult } from '../../channels/channelTest';
 import { updateChannelBalance } from '../../channels/channelBalance';
 import {
   createChannels,
@@ -37,6 +39,8 @@ import {
 } from '../../repositories/channels';
 import {
   addChannelKeys,
+  channelKeyHealth,
+  channelKeyPosition,
   deleteChannelKey,
   storeChannelKeys,
   findChannelKey,
@@ -151,6 +155,26 @@ async function editChannel(db: Kysely<Database>, id: number, current: ChannelRow
   return undefined;
 }
 
+/** The answer's first words and the key a test used: masked, with its place among a multi-key channel's keys (from 1). */
+async function testedKeyOf(db: Kysely<Database>, channel: ChannelRow, result: ChannelTestResult) {
+  const keyIndex = result.keyId === undefined ? undefined : await channelKeyPosition(db, Number(channel.id), result.keyId);
+  return { reply: result.reply, key: result.keyMasked, ...(keyIndex ? { key_index: keyIndex } : {}) };
+}
+
+/** The records of a page of channels; a multi-key one also says how many keys it holds, how many are live, and its worst key's last error. */
+async function withKeyHealth(db: Kysely<Database>, rows: Parameters<typeof toChannelRecord>[0][]) {
+  const records = rows.map(toChannelRecord);
+  const health = await channelKeyHealth(
+    db,
+    records.filter((record) => record.multi_key).map((record) => record.id),
+  );
+  return records.map((record) => {
+    if (!record.multi_key) return record;
+    const keys = health.get(record.id);
+    return { ...record, key_count: keys?.total ?? 0, live_key_count: keys?.live ?? 0, key_error: keys?.worstError ?? '' };
+  });
+}
+
 /** The channel of a key route, when it is a multi-key one. */
 async function multiKeyChannelOf(db: Kysely<Database>, idText: string) {
   const id = positiveId(idText);
@@ -175,15 +199,16 @@ function channelReadRoutes(fastify: FastifyInstance): void {
 
   app.get('/api/channel/', { preHandler: admin, schema: listed('channel') }, async (request) =>
     ok(
-      (await listChannels(db, pageWindowOf(request.query), sortOf('channel', request.query), channelFilterOf(request.query))).map(
-        toChannelRecord,
+      await withKeyHealth(
+        db,
+        await listChannels(db, pageWindowOf(request.query), sortOf('channel', request.query), channelFilterOf(request.query)),
       ),
     ),
   );
 
   app.get('/api/channel/search', { preHandler: admin, schema: searchedList('channel') }, async (request) => {
     const keyword = (request.query.keyword ?? '').trim();
-    return ok((await searchChannels(db, keyword, sortOf('channel', request.query), channelFilterOf(request.query))).map(toChannelRecord));
+    return ok(await withKeyHealth(db, await searchChannels(db, keyword, sortOf('channel', request.query), channelFilterOf(request.query))));
   });
 
   app.get('/api/channel/models', { preHandler: admin }, () => {
@@ -204,11 +229,12 @@ function channelReadRoutes(fastify: FastifyInstance): void {
 /** Tests and balance updates, of one channel or (as a job) of all. */
 function channelJobRoutes(fastify: FastifyInstance): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { db } = app.ctx;
+  const { db, options } = app.ctx;
   const admin = requireRole(Role.admin);
 
   // `time` and `balance` sit beside success/message, where one-api's console reads them;
-  // `?model=` names one of the channel's models, else its test model (or first) is asked
+  // `?model=` names one of the channel's models, else its test model (or first) is asked;
+  // `reply` is the answer's first words, `key` the key used (masked) and `key_index` its place among the channel's keys
   app.get('/api/channel/test/:id', { preHandler: admin, schema: channelTestSchema }, async (request, reply) => {
     const id = positiveId(request.params.id);
     const channel = id ? await findChannel(db, id) : undefined;
@@ -225,6 +251,9 @@ function channelJobRoutes(fastify: FastifyInstance): void {
       model: result.model,
       threshold: result.thresholdSeconds,
       slow: result.slow,
+      ...(await testedKeyOf(db, channel, result)),
+      // whether a failing channel is switched off by the system at all (this test itself never switches anything)
+      auto_disable: options.bool('AutomaticDisableChannelEnabled'),
     };
   });
 
@@ -378,6 +407,6 @@ function channelKeyRoutes(fastify: FastifyInstance): void {
     const key = channel ? await findChannelKey(db, Number(channel.id), Number(request.params.keyId)) : undefined;
     if (!channel || !key) return { ...fail('key not found', 'channel_key_not_found'), time: 0 };
     const result = await testChannel(app.ctx, channel, undefined, undefined, key);
-    return { success: result.success, message: result.message, time: result.seconds };
+    return { success: result.success, message: result.message, time: result.seconds, reply: result.reply };
   });
 }

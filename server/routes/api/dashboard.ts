@@ -170,11 +170,14 @@ async function adminDashboard(db: Kysely<Database>, callerId: number, params: Da
     top_users: users.map((user) => ({ user_id: Number(user.key), username: usernames.get(Number(user.key)) ?? '', ...totalsPart(user) })),
     top_channels: channels.map((channel) => {
       const attempts = channel.requests + channel.errors;
-      const latency = latencies.get(Number(channel.key)) ?? new Map<number, number>();
+      // a channel that never answered has no latency to show: its sketch holds only how long it took to fail
+      const latency = (channel.requests > 0 && latencies.get(Number(channel.key))) || new Map<number, number>();
       return {
         channel_id: Number(channel.key),
         channel_name: names.get(Number(channel.key)) ?? '',
         ...totalsPart(channel),
+        // every call the channel was given, failed ones included (the other tables count answered calls)
+        requests: attempts,
         error_rate: attempts === 0 ? 0 : channel.errors / attempts,
         latency_p50_ms: sketchQuantile(latency, 0.5),
         latency_p95_ms: sketchQuantile(latency, 0.95),

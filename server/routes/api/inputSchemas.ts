@@ -225,8 +225,23 @@ export const selfUpdateSchema = {
 };
 
 export const userCreateSchema = {
-  body: typed<{ username?: string; password?: string; display_name?: string | null }>(
-    objectOf({ username: text(64), password: text(128), display_name: optionalText(64) }),
+  body: typed<{
+    username?: string;
+    password?: string;
+    display_name?: string | null;
+    group?: string | null;
+    quota?: NumberOrDigits | null;
+    // not in the schema (extra keys pass): the handler checks them as the edit does
+    budget_period?: unknown;
+    budget_quota?: unknown;
+  }>(
+    objectOf({
+      username: text(64),
+      password: text(128),
+      display_name: optionalText(64),
+      group: optionalText(64),
+      quota: orNull(wholeNumber),
+    }),
   ),
 };
 

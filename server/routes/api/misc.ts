@@ -87,6 +87,7 @@ export function clientStatus(app: FastifyInstance): ClientStatus {
     email_verification: options.bool('EmailVerificationEnabled'),
     password_login: options.bool('PasswordLoginEnabled'),
     register_enabled: options.bool('RegisterEnabled') && options.bool('PasswordRegisterEnabled'),
+    public_pricing: options.bool('PublicPricingEnabled'),
   };
 }
 

@@ -24,7 +24,7 @@ import {
   type UserPatch,
   type UserRow,
 } from '../../repositories/users';
-import { effectiveTimeZone, parseBudget } from '../../../common/budgets';
+import { effectiveTimeZone, parseBudget, type BudgetFields } from '../../../common/budgets';
 import { parseRateLimitOverride } from '../../../common/rateLimits';
 import { parseConcurrencyLimit } from '../../relay/concurrency';
 import { generateAccessToken, generateAffCode, hashAccessToken } from '../../secrets';
@@ -109,6 +109,33 @@ function allowancePatchOf(target: UserRow, body: UserEditBody): PatchStep {
   return { patch };
 }
 
+/** The body of an admin's create (POST /api/user/), as its schema lets it through. */
+type UserCreateBody = Static<typeof userCreateSchema.body>;
+
+/** What a new user starts with, or the refusal of the create. */
+type NewAllowance = { allowance: { quota: number; group: string; budget: BudgetFields } } | { refusal: Envelope<never> };
+
+/**
+ * A new user's quota (the new-user quota unless given), group ('default' unless
+ * given; one that exists: 'default' or a group GroupRatio names) and budget
+ * (none unless given; the edit's rules).
+ */
+function newAllowanceOf(options: AppContext['options'], body: UserCreateBody): NewAllowance {
+  let quota = options.number('QuotaForNewUser');
+  if (body.quota !== undefined && body.quota !== null) {
+    quota = Number(body.quota);
+    if (!Number.isSafeInteger(quota) || quota < 0) return { refusal: fail('quota must be a whole number, 0 or more') };
+  }
+  const group = typeof body.group === 'string' && body.group.trim() ? body.group.trim() : 'default';
+  const groups = Object.keys(options.json('GroupRatio'));
+  if (group !== 'default' && !groups.includes(group)) {
+    return { refusal: fail(`group "${group}" does not exist: use "default" or a group the group ratios (GroupRatio) name`) };
+  }
+  const budget = parseBudget(body.budget_period, body.budget_quota);
+  if ('error' in budget) return { refusal: fail(budget.error) };
+  return { allowance: { quota, group, budget: budget.value } };
+}
+
 export function userAdminRoutes(fastify: FastifyInstance): Promise<void> {
   userReadRoutes(fastify);
   userEditRoutes(fastify);
@@ -162,13 +189,16 @@ function userEditRoutes(fastify: FastifyInstance): void {
     const problem = usernameProblem(username) ?? passwordProblem(password);
     if (problem) return fail(problem);
     if (await findUserByUsername(db, username)) return fail('username already taken', 'username_taken');
+    const start = newAllowanceOf(options, body);
+    if ('refusal' in start) return start.refusal;
     const displayName =
       typeof body.display_name === 'string' && body.display_name.trim() ? body.display_name.trim().slice(0, 20) : username;
+    // always role 1: an admin is made by root's promote, never at creation
     await createUser(db, dialect, {
       username,
       displayName,
       passwordHash: await hashPassword(password, app.ctx.config.passwordHashCost),
-      quota: options.number('QuotaForNewUser'),
+      ...start.allowance,
     });
     return ok();
   });

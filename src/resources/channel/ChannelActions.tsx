@@ -1,4 +1,4 @@
-// Row actions of the channel list (test, enable/disable, edit; in "more":
+// Row actions of the channel list (test, with its results in ChannelTestDialog; enable/disable, edit; in "more":
 // update balance, delete) and the list footer: add, the two long jobs with
 // their progress and failures, refresh, pages.
 import AccountBalanceWalletIcon from '@mui/icons-material/AccountBalanceWallet';
@@ -21,9 +21,6 @@ import {
   List as MuiList,
   ListItem,
   ListItemText,
-  ListSubheader,
-  Menu,
-  MenuItem,
   Stack,
   Typography,
 } from '@mui/material';
@@ -38,78 +35,8 @@ import { errorMessage } from '../../dataProvider/errorMessage';
 import { ListPagination } from '../shared/ListFrame';
 import { RowActions } from '../shared/RowActions';
 import { textOf } from '../shared/textOf';
-import { usePatchRecord } from '../shared/usePatchRecord';
 import { useBalanceUpdate } from './ChannelFields';
-
-/** A channel's test (of one model, or its default), its time and error kept on the row, told in a notice. */
-function useChannelTest() {
-  const dataProvider = useDataProvider<SwitchboardDataProvider>();
-  const notice = useNotice();
-  const patchRecord = usePatchRecord('channel');
-  const [testing, setTesting] = useState(false);
-  const test = async (record: RaRecord, model?: string) => {
-    setTesting(true);
-    try {
-      const result = await dataProvider.testChannel(record.id, model);
-      // the server keeps the measured time whether the test passed or not, and the failure's message
-      patchRecord(record.id, {
-        response_time: Math.round(result.time * 1000),
-        test_time: Math.floor(Date.now() / 1000),
-        test_error: result.success ? '' : result.message || 'test failed',
-      });
-      if (result.success)
-        notice(model ? 'app.channel.test_success_model' : 'app.channel.test_success', 'success', {
-          name: record.name,
-          model,
-          seconds: result.time.toFixed(2),
-        });
-      else notice(result.message || 'app.errors.request_failed', 'error');
-    } catch (error) {
-      notice(errorMessage(error), 'error');
-    } finally {
-      setTesting(false);
-    }
-  };
-  return { testing, test };
-}
-
-/** The models a multi-model channel can be tested with, its default first. */
-function TestModelMenu({
-  anchor,
-  models,
-  close,
-  pick,
-}: {
-  anchor: HTMLElement | null;
-  models: string[];
-  close: () => void;
-  pick: (model: string) => void;
-}) {
-  const translate = useTranslate();
-  return (
-    <Menu
-      anchorEl={anchor}
-      open={Boolean(anchor)}
-      onClose={close}
-      onClick={(event) => event.stopPropagation()}
-      aria-label={translate('app.channel.test_model_pick')}
-    >
-      <ListSubheader>{translate('app.channel.test_model_pick')}</ListSubheader>
-      {models.map((model, index) => (
-        <MenuItem
-          key={model}
-          data-testid={`test-model-${model}`}
-          onClick={() => {
-            close();
-            pick(model);
-          }}
-        >
-          <ListItemText primary={model} secondary={index === 0 ? translate('app.channel.test_model_default') : undefined} />
-        </MenuItem>
-      ))}
-    </Menu>
-  );
-}
+import { ChannelTestDialog, TestModelMenu, useChannelTest } from './ChannelTestDialog';
 
 /** A channel's status switch (enabled ↔ disabled) and its deletion, each told in a notice. */
 function useChannelChanges() {
@@ -150,26 +77,39 @@ export function ChannelActions(_: { label?: string }) {
   const record = useRecordContext();
   const navigate = useNavigate();
   const { toggle, remove, toggling } = useChannelChanges();
-  const { testing, test: testRecord } = useChannelTest();
+  const models = record ? testModelChoices(record) : [];
+  const tests = useChannelTest(record, models);
   const [modelMenu, setModelMenu] = useState<HTMLElement | null>(null);
   const { updating: updatingBalance, update: updateBalance } = useBalanceUpdate(record);
   if (!record) return null;
-  const models = testModelChoices(record);
-  const test = (model?: string) => testRecord(record, model);
 
   const enabled = record.status === ChannelStatus.enabled;
   return (
     <>
-      <TestModelMenu anchor={modelMenu} models={models} close={() => setModelMenu(null)} pick={(model) => void test(model)} />
+      <TestModelMenu
+        anchor={modelMenu}
+        models={models}
+        close={() => setModelMenu(null)}
+        pick={(model) => void tests.test(model)}
+        pickEvery={() => void tests.testEvery()}
+      />
+      <ChannelTestDialog
+        name={textOf(record.name)}
+        runs={tests.runs}
+        open={tests.open}
+        testing={tests.testing}
+        onTestEvery={models.length > 1 ? () => void tests.testEvery() : undefined}
+        onClose={tests.close}
+      />
       <RowActions
         actions={[
           {
             key: 'test',
             label: 'app.channel.test',
             icon: <NetworkCheckIcon fontSize="small" />,
-            loading: testing,
-            // one model: nothing to pick; several: a menu of them, the default first
-            onClick: (anchor) => (models.length > 1 ? setModelMenu(anchor) : void test()),
+            loading: tests.testing,
+            // one model: nothing to pick; several: a menu of them, the default first, and all of them
+            onClick: (anchor) => (models.length > 1 ? setModelMenu(anchor) : void tests.test()),
           },
           {
             key: 'toggle',

@@ -1,7 +1,8 @@
-// The channel list's cells: type label (and whether the channel holds many keys), status, response time and balance.
+// The channel list's cells: type label (and whether the channel holds many keys), status (with a
+// multi-key channel's live keys), response time and balance.
 import { Chip, Tooltip, Typography } from '@mui/material';
 import { useState } from 'react';
-import { useDataProvider, useRecordContext, useTranslate, type RaRecord } from 'react-admin';
+import { useDataProvider, useRecordContext, useTranslate, type RaRecord, type TranslateFunction } from 'react-admin';
 import { findChannelType } from '../../../common/channelTypes';
 import { ChannelStatus } from '../../../common/roles';
 import type { SwitchboardDataProvider } from '../../dataProvider';
@@ -9,6 +10,7 @@ import { useNotice } from '../../layout/notice';
 import { errorMessage } from '../../dataProvider/errorMessage';
 import { badgeSx } from '../shared/palette';
 import { formatTimestamp } from '../shared/TimestampField';
+import { textOf } from '../shared/textOf';
 import { usePatchRecord } from '../shared/usePatchRecord';
 import { formatBalance, responseTimeColor } from './channelDisplay';
 
@@ -31,7 +33,43 @@ export function ChannelTypeField(_: CellProps) {
   );
 }
 
+/** The tooltip of a multi-key channel's keys: its worst key's last error, else how many keys are off, else all live. */
+function keysLiveTitle(live: number, total: number, error: string, translate: TranslateFunction): string {
+  if (error) return translate('app.channel.keys_live_error', { error });
+  if (live < total) return translate('app.channel.keys_live_off', { smart_count: total - live });
+  return translate('app.channel.keys_live_all');
+}
+
+/** A multi-key channel's live keys out of all ("2/3 keys live"), its worst key's last error on hover; none for a single-key channel. */
+export function KeysLiveChip() {
+  const record = useRecordContext();
+  const translate = useTranslate();
+  if (record?.multi_key !== true || typeof record.key_count !== 'number') return null;
+  const total = Number(record.key_count);
+  const live = Number(record.live_key_count ?? 0);
+  const error = textOf(record.key_error);
+  let color: 'success' | 'warning' | 'error' = 'success';
+  if (live === 0) color = 'error';
+  else if (live < total) color = 'warning';
+  const label = translate('app.channel.keys_live', { live, total });
+  return (
+    <Tooltip title={keysLiveTitle(live, total, error, translate)}>
+      <Chip size="small" variant="outlined" color={color} label={label} data-testid="keys-live" sx={{ ml: 0.5 }} />
+    </Tooltip>
+  );
+}
+
+/** The channel's status; a multi-key channel's live keys beside it, so one with a key off never looks fully healthy. */
 export function ChannelStatusField(_: CellProps) {
+  return (
+    <>
+      <ChannelStatusChip />
+      <KeysLiveChip />
+    </>
+  );
+}
+
+function ChannelStatusChip() {
   const record = useRecordContext();
   const translate = useTranslate();
   if (!record) return null;

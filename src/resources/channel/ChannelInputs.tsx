@@ -1,8 +1,9 @@
 // The channel form shared by /channel/add and /channel/edit/:id: type, name,
-// base URL, the type's extra setting (`other`), key (a batch of keys on
-// create, or the keys of a multi-key channel, typed or read from a file, and
-// how calls spread over them), models, groups, model mapping, priority and weight.
-import { Box, Button, Stack, TextField as MuiTextField, Typography } from '@mui/material';
+// base URL, the type's extra setting (`other`), key (one choice of how keys
+// are used: one key, a channel per key, or one channel holding them all and
+// how calls spread over them; the keys typed or read from a file), models,
+// groups, model mapping, priority and weight.
+import { Box, Button, MenuItem, Stack, TextField as MuiTextField, Typography } from '@mui/material';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import {
   AutocompleteArrayInput,
@@ -10,6 +11,7 @@ import {
   SelectInput,
   TextInput,
   useDataProvider,
+  useInput,
   useTranslate,
   type TranslateFunction,
 } from 'react-admin';
@@ -18,7 +20,6 @@ import { CHANNEL_TYPES, findChannelType, keyFitsFormat, otherMissing } from '../
 import { compactJsonKeys } from '../../../common/serviceAccountKey';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useNotice } from '../../layout/notice';
-import { SwitchInput } from '../shared/SwitchInput';
 import { KeysFileButton } from './ChannelKeyList';
 import { useLoadedList } from '../shared/useLoadedList';
 import { textOf } from '../shared/textOf';
@@ -35,9 +36,7 @@ export const CHANNEL_DEFAULTS = {
   base_url: '',
   other: '',
   key: '',
-  batch: false,
-  multi_key: false,
-  key_strategy: 'random',
+  key_mode: 'single' as KeyMode,
   models: [] as string[],
   groups: ['default'],
   model_mapping: '',
@@ -53,6 +52,23 @@ const splitNames = (text: unknown) =>
     .filter(Boolean);
 const unique = (names: string[]) => [...new Set(names)];
 
+/**
+ * How the form's keys are used, one choice: one key, a channel per key line
+ * (one-api's batch), or one channel holding them all, a random key per call
+ * or the keys in turn.
+ */
+export type KeyMode = 'single' | 'batch' | 'random' | 'round_robin';
+const KEY_MODES: readonly KeyMode[] = ['single', 'batch', 'random', 'round_robin'];
+
+/** The form's key mode (also read from the older `batch`, `multi_key` and `key_strategy` values). */
+export function keyModeOf(values: Record<string, unknown>): KeyMode {
+  if (KEY_MODES.includes(values.key_mode as KeyMode)) return values.key_mode as KeyMode;
+  if (values.multi_key === true) return values.key_strategy === 'round_robin' ? 'round_robin' : 'random';
+  return values.batch === true ? 'batch' : 'single';
+}
+
+const holdsKeys = (mode: KeyMode) => mode === 'random' || mode === 'round_robin';
+
 /** A record from the API → the form's values (lists for models and groups, an empty key). */
 export function channelFormValues(record: Record<string, unknown>) {
   const mapping = textOf(record.model_mapping).trim();
@@ -65,6 +81,7 @@ export function channelFormValues(record: Record<string, unknown>) {
   return {
     ...record,
     key: '',
+    key_mode: record.multi_key === true ? keyModeOf(record) : 'single',
     other: textOf(record.other),
     base_url: textOf(record.base_url),
     models: splitNames(record.models),
@@ -164,9 +181,7 @@ export function channelTransform(values: Record<string, unknown>) {
     priority: Number(values.priority ?? 0),
     weight: Number(values.weight ?? 1),
     // only a multi-key channel says so: without the flag the server keeps one-api's wire (a channel per key line)
-    ...(values.multi_key === true
-      ? { multi_key: true, key_strategy: values.key_strategy === 'round_robin' ? 'round_robin' : 'random' }
-      : {}),
+    ...(holdsKeys(keyModeOf(values)) ? { multi_key: true, key_strategy: keyModeOf(values) } : {}),
   };
 }
 
@@ -239,17 +254,19 @@ function ModelShortcuts({ available }: { available: string[] }) {
 
 interface KeyHelpCase {
   creating: boolean;
-  batch: boolean;
-  multiKey: boolean;
+  mode: KeyMode;
+  /** Editing a channel that already holds its keys (they are added in its key list). */
+  holding: boolean;
   moved: boolean;
   keyFormat: string | undefined;
 }
 
 /** The key field's help: how to enter several keys, the type's key format, or what an empty key does on edit. */
-function keyHelpOf({ creating, batch, multiKey, moved, keyFormat }: KeyHelpCase, translate: TranslateFunction): string {
-  if (multiKey) return creating ? 'app.channel.key_multi_help' : 'app.channel.key_multi_edit_help';
+function keyHelpOf({ creating, mode, holding, moved, keyFormat }: KeyHelpCase, translate: TranslateFunction): string {
+  if (holding) return 'app.channel.key_multi_replace_help';
+  if (holdsKeys(mode)) return 'app.channel.key_multi_help';
   if (!creating) return moved ? 'app.channel.key_needed_after_move' : 'app.channel.key_keep';
-  if (batch) return 'app.channel.key_batch_help';
+  if (mode === 'batch') return 'app.channel.key_batch_help';
   return keyFormat ? translate('app.channel.key_format', { format: keyFormat }) : 'app.channel.key_help';
 }
 
@@ -261,26 +278,59 @@ function baseUrlHelpOf(channelType: ReturnType<typeof findChannelType>, translat
   return defaultBaseUrl ? translate('app.channel.base_url_default', { url: defaultBaseUrl }) : 'app.channel.base_url_optional';
 }
 
-const STRATEGY_CHOICES = [
-  { id: 'random', name: 'app.channel.key_strategy_random' },
-  { id: 'round_robin', name: 'app.channel.key_strategy_round_robin' },
-];
+/**
+ * The one choice of how keys are used. Not react-admin's SelectInput: it adds
+ * an empty item of its own, and a channel always uses its keys one way.
+ */
+function KeyModeSelect({ holding }: { holding: boolean }) {
+  const translate = useTranslate();
+  const { id, field } = useInput({ source: 'key_mode', defaultValue: 'single' });
+  const modes = holding ? KEY_MODES.filter(holdsKeys) : KEY_MODES;
+  return (
+    <MuiTextField
+      select
+      id={id}
+      name={field.name}
+      inputRef={field.ref}
+      value={keyModeOf({ key_mode: field.value })}
+      onChange={(event) => field.onChange(event.target.value)}
+      onBlur={field.onBlur}
+      label={translate('app.channel.key_mode')}
+      helperText={translate(holding ? 'app.channel.key_mode_holding_help' : 'app.channel.key_mode_help')}
+      margin="dense"
+      fullWidth
+    >
+      {modes.map((mode) => (
+        <MenuItem key={mode} value={mode}>
+          {translate(`app.channel.key_mode_${mode}`)}
+        </MenuItem>
+      ))}
+    </MuiTextField>
+  );
+}
 
-/** The key inputs: batch and multi-key switches (on create), the strategy, the key box and a keys file. */
+/**
+ * The key inputs: one choice of how the keys are used (on create; on the edit
+ * of a channel holding keys, only how calls spread over them), and one place
+ * for keys: the key box (with a keys file) on create and on a single-key
+ * channel's edit; a channel holding keys adds them in its key list under the
+ * form, so its box shows only when a move needs all its keys again.
+ */
 function KeyInputs({ creating }: { creating: boolean }) {
   const translate = useTranslate();
   const notice = useNotice();
   const { formState, setValue, getValues } = useFormContext();
   const type = Number(useWatch({ name: 'type' }));
-  const batch = Boolean(useWatch({ name: 'batch' }));
-  const multiKey = Boolean(useWatch({ name: 'multi_key' }));
+  const mode = keyModeOf({ key_mode: useWatch({ name: 'key_mode' }) });
   const baseUrl: unknown = useWatch({ name: 'base_url' });
-  const manyKeys = batch || multiKey;
-  // a JSON key file is pasted over many lines (and is not a password to hide as it is typed)
-  const jsonKey = findChannelType(type)?.keyKind === 'service-account-json';
-  const keyFormat = findChannelType(type)?.keyFormat;
+  const holding = !creating && formState.defaultValues?.multi_key === true;
   const moved = !creating && channelMoved({ base_url: baseUrl, type }, formState.defaultValues);
-  const keyHelp = keyHelpOf({ creating, batch, multiKey, moved, keyFormat }, translate);
+  const keyFormat = findChannelType(type)?.keyFormat;
+  // a JSON key file is pasted over many lines (and is not a password to hide as it is typed)
+  const lines = mode !== 'single' || findChannelType(type)?.keyKind === 'service-account-json';
+  // the one place for keys: a channel holding keys adds them in its key list, so its box is only for a move
+  const showBox = !holding || moved;
+  const keyHelp = keyHelpOf({ creating, mode, holding, moved, keyFormat }, translate);
   const appendKeys = (text: string) => {
     const keys = text.trim();
     if (!keys) return;
@@ -289,20 +339,21 @@ function KeyInputs({ creating }: { creating: boolean }) {
   };
   return (
     <>
-      {creating && !multiKey && <SwitchInput source="batch" label="app.channel.batch" />}
-      {creating && !batch && <SwitchInput source="multi_key" label="app.channel.multi_key" />}
-      {multiKey && <SelectInput source="key_strategy" choices={STRATEGY_CHOICES} fullWidth />}
-      <TextInput
-        source="key"
-        type={manyKeys || jsonKey ? undefined : 'password'}
-        multiline={manyKeys || jsonKey}
-        minRows={manyKeys || jsonKey ? 4 : undefined}
-        placeholder={keyFormat ?? (creating ? undefined : translate('app.channel.key_keep'))}
-        helperText={keyHelp}
-        autoComplete="new-password"
-        fullWidth
-      />
-      {multiKey && (
+      {(creating || holding) && <KeyModeSelect holding={holding} />}
+      {showBox && (
+        <TextInput
+          source="key"
+          label={holding ? 'app.channel.keys_again' : undefined}
+          type={lines ? undefined : 'password'}
+          multiline={lines}
+          minRows={lines ? 4 : undefined}
+          placeholder={keyFormat ?? (creating ? undefined : translate('app.channel.key_keep'))}
+          helperText={keyHelp}
+          autoComplete="new-password"
+          fullWidth
+        />
+      )}
+      {showBox && mode !== 'single' && (
         <Box sx={{ mb: 2 }}>
           <KeysFileButton onText={appendKeys} />
         </Box>

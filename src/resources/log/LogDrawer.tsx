@@ -1,12 +1,16 @@
 // One log row in full, in a drawer over the list: what the request was, every
-// channel tried, the tokens, the prices and the quota computation with its
-// numbers, and the timing. Rows written before the gateway kept details (and
+// channel tried, the tokens, the prices and the charge's computation with its
+// numbers (in dollars when quota shows in dollars, the ratios and the quota
+// behind a toggle; in quota units otherwise), and the timing. Rows written before the gateway kept details (and
 // rows that are not relays) carry only some of this: what is absent is left out,
 // and a failed call that was never billed shows no tokens or price.
 import CloseIcon from '@mui/icons-material/Close';
 import ContentCopyIcon from '@mui/icons-material/ContentCopy';
+import ExpandLessIcon from '@mui/icons-material/ExpandLess';
+import ExpandMoreIcon from '@mui/icons-material/ExpandMore';
 import {
   Box,
+  Button,
   Chip,
   Drawer,
   IconButton,
@@ -21,7 +25,7 @@ import {
   Tooltip,
   Typography,
 } from '@mui/material';
-import { useId, type ReactNode } from 'react';
+import { useId, useState, type ReactNode } from 'react';
 import { useTranslate, type RaRecord, type TranslateFunction } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
 import type { ClientStatus } from '../../../common/options';
@@ -32,6 +36,7 @@ import { formatQuota, quotaUnit } from '../../quota';
 import { copyText } from '../shared/clipboard';
 import { formatTimestamp } from '../shared/TimestampField';
 import { logText } from './logContent';
+import { costAmount, costLines, pricePerMillion, type CostLine } from './logCost';
 import { channelLabel } from './LogFields';
 
 type Fact = [label: string, value: ReactNode];
@@ -209,21 +214,13 @@ function tokenFacts({ record, details }: FactSource): Fact[] {
   ];
 }
 
-/** The price: the ratios, and the quota (with its raw number when quota shows as money). */
-function priceFacts({ record, details, translate, status }: FactSource, quotaDigits: number): Fact[] {
-  const quota = Number(record.quota ?? 0);
-  const { inCurrency } = quotaUnit(status);
+/** The ratios a charge was made with. */
+function ratioFacts({ details }: FactSource): Fact[] {
   return [
     ['app.log.drawer.model_ratio', ratio(details.modelRatio)],
     ['app.log.drawer.completion_ratio', ratio(details.completionRatio)],
     ['app.log.drawer.group_ratio', ratio(details.groupRatio)],
     ['app.log.drawer.cache_ratio', ratio(details.cacheRatio)],
-    [
-      'resources.log.fields.quota',
-      inCurrency
-        ? `${formatQuota(quota, status, quotaDigits)} (${translate('app.log.drawer.raw_quota', { quota })})`
-        : formatQuota(quota, status),
-    ],
   ];
 }
 
@@ -239,12 +236,12 @@ function timingFacts({ record, details, translate }: FactSource): Fact[] {
 }
 
 /** The quota computation written out with its numbers. */
-function Formula({ formula }: { formula: string }) {
+function Formula({ formula, title = 'app.log.drawer.formula' }: { formula: string; title?: string }) {
   const translate = useTranslate();
   return (
     <Box sx={{ mt: 1.5 }}>
       <Typography variant="body2" component="h4" sx={{ fontWeight: 600, mb: 0.5 }}>
-        {translate('app.log.drawer.formula')}
+        {translate(title)}
       </Typography>
       <Box
         component="code"
@@ -263,6 +260,80 @@ function Formula({ formula }: { formula: string }) {
         {formula}
       </Box>
     </Box>
+  );
+}
+
+/** A charge in dollars, line by line ("1,200 input tokens × $2.50 / 1M = $0.0030"), then the total charged. */
+function CostExplanation({ lines, quota, status }: { lines: CostLine[]; quota: number; status: ClientStatus | null }) {
+  const translate = useTranslate();
+  const { perUnit } = quotaUnit(status);
+  return (
+    <Box sx={{ mt: 1.5 }}>
+      <Typography variant="body2" component="h4" sx={{ fontWeight: 600, mb: 0.5 }}>
+        {translate('app.log.drawer.formula')}
+      </Typography>
+      <Box component="ul" data-testid="log-cost" sx={{ m: 0, p: 0, listStyle: 'none', fontVariantNumeric: 'tabular-nums' }}>
+        {lines.map((line) => (
+          <Typography component="li" variant="body2" key={line.kind}>
+            {translate(`app.log.drawer.cost_${line.kind}`, {
+              smart_count: line.tokens,
+              tokens: line.tokens.toLocaleString('en-US'),
+              price: pricePerMillion(line.perToken, perUnit),
+              amount: costAmount(line.quota, status),
+            })}
+          </Typography>
+        ))}
+        <Typography component="li" variant="body2" sx={{ fontWeight: 600 }}>
+          {translate('app.log.drawer.cost_total', { amount: costAmount(quota, status) })}
+        </Typography>
+      </Box>
+    </Box>
+  );
+}
+
+/**
+ * The price. In dollars (display_in_currency): the cost, the charge line by
+ * line, and the ratios, the quota and its formula behind "Show ratios". In
+ * quota units (the operator's choice): the ratios, the quota and its formula.
+ */
+function Price({ source, quotaDigits }: { source: FactSource; quotaDigits: number }) {
+  const { record, details, translate, status } = source;
+  const [open, setOpen] = useState(false);
+  const panelId = useId();
+  const quota = Number(record.quota ?? 0);
+  if (!quotaUnit(status).inCurrency)
+    return (
+      <>
+        <Facts facts={[...ratioFacts(source), ['resources.log.fields.quota', formatQuota(quota, status)]]} />
+        {details.formula && <Formula formula={details.formula} />}
+      </>
+    );
+  const lines = costLines(record, details);
+  return (
+    <>
+      <Facts facts={[['app.log.drawer.cost', formatQuota(quota, status, quotaDigits)]]} />
+      {lines && <CostExplanation lines={lines} quota={quota} status={status} />}
+      <Button
+        size="small"
+        onClick={() => setOpen(!open)}
+        aria-expanded={open}
+        aria-controls={panelId}
+        endIcon={open ? <ExpandLessIcon /> : <ExpandMoreIcon />}
+        sx={{ mt: 1, ml: -0.5 }}
+      >
+        {translate(open ? 'app.log.drawer.hide_ratios' : 'app.log.drawer.show_ratios')}
+      </Button>
+      <Box id={panelId} hidden={!open} sx={{ mt: 1 }}>
+        {open && (
+          <>
+            <Facts facts={[...ratioFacts(source), ['resources.log.fields.quota', translate('app.log.drawer.raw_quota', { quota })]]} />
+            {details.formula && (
+              <Formula formula={details.formula} title={lines ? 'app.log.drawer.formula_quota' : 'app.log.drawer.formula'} />
+            )}
+          </>
+        )}
+      </Box>
+    </>
   );
 }
 
@@ -307,8 +378,7 @@ function LogDetailsBody({ record, admin, typeLabels, quotaDigits }: DrawerProps 
       )}
       {shown.price && (
         <Section title={translate('app.log.drawer.price')}>
-          <Facts facts={priceFacts(source, quotaDigits)} />
-          {details.formula && <Formula formula={details.formula} />}
+          <Price key={String(record.id)} source={source} quotaDigits={quotaDigits} />
         </Section>
       )}
       {timed && (

@@ -8,17 +8,22 @@
 // Quota amounts read as dollars where quota is shown in dollars, as
 // quotaInText does for untranslated text.
 import type { ClientStatus } from '../../../common/options';
-import { quotaInText, quotaToDollars, quotaUnit } from '../../quota';
+import { dollarsInText, quotaInText, quotaUnit } from '../../quota';
 
 type Translate = (key: string, options?: Record<string, unknown>) => string;
 type UnitStatus = Pick<ClientStatus, 'display_in_currency' | 'quota_per_unit'> | null;
 
-/** One shape: the pattern of the English text, its i18n key, and which captures hold quota amounts. */
+/**
+ * One shape: the pattern of the English text, its i18n key, and which captures
+ * hold quota amounts: `quota` ones are written "N quota", `bare` ones as a
+ * number alone (an admin's change "from 100 to 2500"), kept so in quota units.
+ */
 interface Shape {
   pattern: RegExp;
   key: string;
   params: string[];
   quota?: string[];
+  bare?: string[];
 }
 
 const SHAPES: Shape[] = [
@@ -29,7 +34,12 @@ const SHAPES: Shape[] = [
   { pattern: /^two-factor sign-in enabled$/, key: 'two_factor_enabled', params: [] },
   { pattern: /^two-factor sign-in disabled$/, key: 'two_factor_disabled', params: [] },
   { pattern: /^two-factor sign-in reset by (.+)$/, key: 'two_factor_reset', params: ['username'] },
-  { pattern: /^(.+) changed the quota from (-?\d+) to (-?\d+)$/, key: 'quota_changed', params: ['username', 'from', 'to'] },
+  {
+    pattern: /^(.+) changed the quota from (-?\d+) to (-?\d+)$/,
+    key: 'quota_changed',
+    params: ['username', 'from', 'to'],
+    bare: ['from', 'to'],
+  },
   {
     pattern: /^returned (\d+) quota held by requests that a restart cut off$/,
     key: 'hold_returned_restart',
@@ -66,14 +76,12 @@ const DETAIL_SHAPES: Shape[] = [
 
 const RATIO_LINE = /^model ratio (-?[\d.]+), group ratio (-?[\d.]+)(?:, (.*))?$/s;
 
-function amount(quota: string, status: UnitStatus, translate: Translate): string {
+/** "$1.00 (500000 quota)" in dollars; "500000 quota" in quota units, or "500000" for a `bare` amount. */
+function amount(quota: string, status: UnitStatus, translate: Translate, bare = false): string {
   const raw = translate('app.log.text.quota', { quota });
   const { inCurrency, perUnit } = quotaUnit(status);
-  if (!inCurrency) return raw;
-  const dollars = quotaToDollars(Number(quota), perUnit)
-    .toFixed(6)
-    .replace(/0{1,4}$/, '');
-  return `$${dollars} (${raw})`;
+  if (!inCurrency) return bare ? quota : raw;
+  return `${dollarsInText(Number(quota), perUnit)} (${raw})`;
 }
 
 function said(shapes: Shape[], text: string, status: UnitStatus, translate: Translate): string | undefined {
@@ -84,6 +92,7 @@ function said(shapes: Shape[], text: string, status: UnitStatus, translate: Tran
     shape.params.forEach((name, index) => {
       const value = match[index + 1];
       if (shape.quota?.includes(name)) params[name] = amount(value, status, translate);
+      else if (shape.bare?.includes(name)) params[name] = amount(value, status, translate, true);
       else params[name] = name === 'smart_count' ? Number(value) : value;
     });
     return translate(`app.log.text.${shape.key}`, params);

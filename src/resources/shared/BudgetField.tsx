@@ -1,8 +1,8 @@
 // Budgets that reset (common/budgets.ts) in forms and lists: a period select
 // and an amount in the console's quota unit, the form values as the wire
 // carries them, and "spent this period / budget" for a list.
-import { Box, Tooltip } from '@mui/material';
-import { SelectInput, useRecordContext, useTranslate, type Validator } from 'react-admin';
+import { Box, MenuItem, TextField, Tooltip } from '@mui/material';
+import { useInput, useRecordContext, useTranslate, type Validator } from 'react-admin';
 import { useWatch } from 'react-hook-form';
 import { BUDGET_PERIODS, isBudgetPeriod, type BudgetFields, type BudgetUsage } from '../../../common/budgets';
 import { useStatus } from '../../layout/status';
@@ -11,16 +11,43 @@ import { QuotaInput } from './QuotaInput';
 import { textOf } from './textOf';
 import { formatTimestamp } from './TimestampField';
 
-const PERIOD_CHOICES = [
-  { id: '', name: 'app.budget.none' },
-  ...BUDGET_PERIODS.map((period) => ({ id: period, name: `app.budget.${period}` })),
-];
-
 /** With a period, a whole amount above 0 (the server's rule, said before saving). */
 const budgetAmount: Validator = (value: unknown, values: Record<string, unknown>) => {
   if (!values.budget_period) return undefined;
   return Number.isSafeInteger(Number(value)) && Number(value) > 0 && textOf(value).trim() !== '' ? undefined : 'app.budget.amount_required';
 };
+
+/**
+ * The period: "None" and the three periods, each once. Not react-admin's
+ * SelectInput: it adds an empty item of its own (named "Clear value" to a
+ * screen reader) beside the choices, so a '' choice showed "None" twice.
+ */
+function PeriodSelect({ help }: { help: string }) {
+  const translate = useTranslate();
+  const { id, field } = useInput({ source: 'budget_period', defaultValue: '' });
+  return (
+    <TextField
+      select
+      id={id}
+      name={field.name}
+      inputRef={field.ref}
+      value={isBudgetPeriod(field.value) ? field.value : ''}
+      onChange={(event) => field.onChange(event.target.value)}
+      onBlur={field.onBlur}
+      label={translate('app.budget.period')}
+      helperText={translate(help)}
+      slotProps={{ select: { displayEmpty: true }, inputLabel: { shrink: true } }}
+      fullWidth
+    >
+      <MenuItem value="">{translate('app.budget.none')}</MenuItem>
+      {BUDGET_PERIODS.map((period) => (
+        <MenuItem key={period} value={period}>
+          {translate(`app.budget.${period}`)}
+        </MenuItem>
+      ))}
+    </TextField>
+  );
+}
 
 /** The period select and the amount (ignored without a period), with what was spent this period when the record has a budget. */
 export function BudgetInputs({ help }: { help: string }) {
@@ -31,15 +58,7 @@ export function BudgetInputs({ help }: { help: string }) {
   const usage = record?.budget_usage as BudgetUsage | undefined;
   return (
     <Box data-testid="budget-inputs">
-      <SelectInput
-        source="budget_period"
-        label="app.budget.period"
-        choices={PERIOD_CHOICES}
-        helperText={help}
-        emptyValue=""
-        emptyText="app.budget.none"
-        fullWidth
-      />
+      <PeriodSelect help={help} />
       {/* not disabled without a period: a disabled field's grey helper text fails WCAG contrast; the amount is only sent with a period */}
       <QuotaInput source="budget_quota" label="app.budget.amount" validate={budgetAmount} />
       {usage && record?.budget_period === period ? (

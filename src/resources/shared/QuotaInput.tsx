@@ -16,6 +16,8 @@ export interface QuotaInputProps {
   disabled?: boolean;
   validate?: Validator | Validator[];
   sx?: object;
+  /** A sentence under the field (in dollars, before the stored quota). */
+  help?: string;
 }
 
 /** Whole quota of at least `min`, with the spec's message. */
@@ -30,7 +32,7 @@ export const wholeQuota =
  * No native `min`: the browser would block the submit with its own bubble
  * before the validators' inline messages could show.
  */
-export function QuotaInput({ source, label, resource, disabled, validate, sx }: QuotaInputProps) {
+export function QuotaInput({ source, label, resource, disabled, validate, sx, help }: QuotaInputProps) {
   const translate = useTranslate();
   const { status } = useStatus();
   const { inCurrency, perUnit } = quotaUnit(status);
@@ -49,7 +51,17 @@ export function QuotaInput({ source, label, resource, disabled, validate, sx }: 
   );
   if (!inCurrency) {
     return (
-      <NumberInput source={source} label={label} resource={resource} disabled={disabled} validate={validate} step={1} sx={sx} fullWidth />
+      <NumberInput
+        source={source}
+        label={label}
+        resource={resource}
+        disabled={disabled}
+        validate={validate}
+        step={1}
+        helperText={help}
+        sx={sx}
+        fullWidth
+      />
     );
   }
   return (
@@ -63,7 +75,9 @@ export function QuotaInput({ source, label, resource, disabled, validate, sx }: 
       parse={parse}
       // any amount down to one quota: a browser step of 0.01 would call $0.000002 invalid
       step="any"
-      helperText={translate('app.quota_input.raw', { quota: quota ?? 0, per_unit: perUnit })}
+      helperText={[help ? translate(help) : '', translate('app.quota_input.raw', { quota: quota ?? 0, per_unit: perUnit })]
+        .filter(Boolean)
+        .join(' ')}
       slotProps={{ input: { startAdornment: <InputAdornment position="start">$</InputAdornment> } }}
       sx={sx}
       fullWidth

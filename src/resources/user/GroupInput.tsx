@@ -1,9 +1,9 @@
-// The user form's group: the groups GroupRatio prices (GET /api/group/)
-// offered as choices, and any other name typed in, since a group needs no
+// The user forms' group. The edit offers the groups GroupRatio prices (GET
+// /api/group/) as choices, and any other name typed in, since a group needs no
 // ratio to exist (it is then billed at ratio 1, and uses the "default" rate
-// limits).
+// limits). The create offers only the groups that exist.
 import { Autocomplete, TextField } from '@mui/material';
-import { useDataProvider, useInput, useTranslate } from 'react-admin';
+import { required, SelectInput, useDataProvider, useInput, useTranslate } from 'react-admin';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useLoadedList } from '../shared/useLoadedList';
 
@@ -32,6 +32,31 @@ export function GroupInput() {
           sx={{ mb: 1 }}
         />
       )}
+      fullWidth
+    />
+  );
+}
+
+const groupRequired = [required('app.user.group_required')];
+
+/**
+ * The create form's group: a choice among the groups that exist ("default"
+ * and the groups GroupRatio names), as the server accepts only those at
+ * creation. Starts at "default".
+ */
+export function GroupSelect() {
+  const dataProvider = useDataProvider<SwitchboardDataProvider>();
+  const groups = useLoadedList(dataProvider.groups);
+  const choices = [...new Set(['default', ...groups])].map((name) => ({ id: name, name }));
+  return (
+    <SelectInput
+      source="group"
+      label="resources.user.fields.group"
+      choices={choices}
+      translateChoice={false}
+      defaultValue="default"
+      validate={groupRequired}
+      helperText="app.user.group_pick_help"
       fullWidth
     />
   );

@@ -1,6 +1,7 @@
-// Manage users: group badges, statistics, role and status, and the manage
-// actions (all disabled on root rows). Rows open /user/edit/{id}. The server
-// sorts (across pages), filters by role and status, and pages.
+// Manage users: group badges, statistics (quota, budget, used quota,
+// requests), role and status, and the manage actions (all disabled on root
+// rows). Rows open /user/edit/{id}. The server sorts (across pages), filters
+// by role and status, and pages.
 import ArrowDownwardIcon from '@mui/icons-material/ArrowDownward';
 import ArrowUpwardIcon from '@mui/icons-material/ArrowUpward';
 import BlockIcon from '@mui/icons-material/Block';
@@ -19,7 +20,9 @@ import {
   useRefresh,
   useTranslate,
   type RaRecord,
+  type TranslateFunction,
 } from 'react-admin';
+import { isBudgetPeriod } from '../../../common/budgets';
 import { Link as RouterLink, useNavigate } from 'react-router-dom';
 import type { UserRecord } from '../../../common/records';
 import { allowedManageActions, isRoot, UserStatus, type ManageAction } from '../../../common/roles';
@@ -63,6 +66,19 @@ function UsernameField(_: { label?: string; sortBy?: string }) {
   );
 }
 
+type QuotaStatus = Parameters<typeof formatQuota>[1];
+
+/** A user's budget as "$5.00 / month" (in the display unit), "—" without one. */
+export function budgetText(
+  record: Pick<UserRecord, 'budget_period' | 'budget_quota'>,
+  translate: TranslateFunction,
+  status: QuotaStatus,
+): string {
+  const period = record.budget_period;
+  if (!isBudgetPeriod(period) || period === '') return translate('app.user.no_budget');
+  return translate(`app.user.budget_${period}`, { amount: formatQuota(Number(record.budget_quota), status) });
+}
+
 function StatisticsField(_: { label?: string; sortBy?: string }) {
   const record = useRecordContext<UserRecord & RaRecord>();
   const translate = useTranslate();
@@ -80,6 +96,9 @@ function StatisticsField(_: { label?: string; sortBy?: string }) {
               : formatQuota(record.quota, status)
           }
         />
+      </Tooltip>
+      <Tooltip title={translate('resources.user.fields.budget')}>
+        <Chip size="small" variant="outlined" label={budgetText(record, translate, status)} data-testid="user-budget" />
       </Tooltip>
       <Tooltip title={translate('resources.user.fields.used_quota')}>
         <Chip size="small" variant="outlined" label={formatQuota(record.used_quota, status)} />

@@ -103,6 +103,8 @@ for (const target of targets) {
       expect(refusal.message).toContain('daily budget of the API key');
       expect(refusal.message).toContain(new Date(today.end * 1000).toISOString());
       expect(refusal.message).toContain(`00:00 (${ZONE})`);
+      // in the display currency (DisplayInCurrencyEnabled, on by default): 1,000,000 quota at 500,000 per dollar
+      expect(refusal.message).toContain('budget of the API key: $2.00 of $2.00 spent this period;');
       expect(refusal.retryAfter).toBeGreaterThan(0);
       expect(refusal.retryAfter).toBeLessThanOrEqual(86_400);
       const after = await userRow();
@@ -152,8 +154,15 @@ for (const target of targets) {
       });
 
       await setUser({ period_spent: 499_999 });
-      const refusal = await refused();
-      expect(refusal.message).toContain('weekly budget of your account');
+      // the operator shows quota, not dollars: the refusal says quota
+      await harness.app.ctx.options.set('DisplayInCurrencyEnabled', 'false');
+      let refusal: Awaited<ReturnType<typeof refused>>;
+      try {
+        refusal = await refused();
+      } finally {
+        await harness.app.ctx.options.set('DisplayInCurrencyEnabled', 'true');
+      }
+      expect(refusal.message).toContain('weekly budget of your account: 499999 of 500000 quota spent this period;');
       expect(refusal.message).toContain(new Date(week.end * 1000).toISOString());
       const cleared = await harness.admin('PUT', '/api/user/', { id: 1, budget_period: '' });
       expect(cleared.success, cleared.message).toBe(true);
@@ -171,13 +180,24 @@ for (const target of targets) {
       const second = { ...first, amount: 600 };
       expect(ctx.budgets.hold(token, user, first)).toBeUndefined();
       const overHeld = ctx.budgets.hold(token, user, second);
-      expect(overHeld?.message).toContain('600 held by requests in flight');
+      expect(overHeld?.message).toContain(': $0.00 of $0.002 spent this period, $0.0012 held by requests in flight;');
       expect(overHeld?.retryAfter).toBe(2);
       ctx.budgets.release(first);
       expect(ctx.budgets.hold(token, user, second)).toBeUndefined();
       // settled at 250: the spend of this month is 250, so 800 more no longer fits
       expect(ctx.budgets.settle(second, 250)).toEqual({ tokenStart: budgetPeriodAt('month', Date.now(), ZONE).start });
-      expect(ctx.budgets.hold(token, user, { ...first, amount: 800 })?.message).toContain('250 of 1000 quota spent');
+      expect(ctx.budgets.hold(token, user, { ...first, amount: 800 })?.message).toContain('$0.0005 of $0.002 spent this period;');
+      await harness.app.ctx.options.set('DisplayInCurrencyEnabled', 'false');
+      try {
+        expect(ctx.budgets.hold(token, user, { ...first, amount: 800 })?.message).toContain('250 of 1000 quota spent this period;');
+        expect(ctx.budgets.hold(token, user, first)).toBeUndefined();
+        expect(ctx.budgets.hold(token, user, { ...first, amount: 200 })?.message).toContain(
+          '250 of 1000 quota spent this period, 600 held by requests in flight;',
+        );
+        ctx.budgets.release(first);
+      } finally {
+        await harness.app.ctx.options.set('DisplayInCurrencyEnabled', 'true');
+      }
       expect(ctx.budgets.hold(token, user, { ...first, amount: 750 })).toBeUndefined();
     });
   });

@@ -85,6 +85,8 @@ for (const target of targets) {
       await resetRelay(harness);
       await harness.addChannel({ name: 'emulator', key: 'sk-upstream' });
       await harness.app.ctx.options.set('TimeZone', ZONE);
+      // refusals say quota, not dollars (budgets.test.ts checks both units), so the spend reads back exactly
+      await harness.app.ctx.options.set('DisplayInCurrencyEnabled', 'false');
       // the second node starts once the channel and the zone are written, as a node joining a running cluster
       second = await buildTestApp({}, config);
       a = nodeOf('A', harness.app, harness.baseUrl);
@@ -207,7 +209,7 @@ for (const target of targets) {
       for (const node of [b, a]) {
         const refusal = await refused(node);
         expect(refusal.message).toContain('daily budget of the API key');
-        expect(refusal.message).toContain(`${spent} of ${budget} quota spent`);
+        expect(refusal.message).toContain(`${spent} of ${budget} quota spent this period;`);
         expect(refusal.message).toContain(new Date(tomorrow.end * 1000).toISOString());
         // told to come back at the reset: twelve hours from the faked noon, give or take the test's own time
         expect(refusal.retryAfter).toBeGreaterThan(12 * 3600 - 120);
