@@ -197,6 +197,9 @@ describe.runIf(chromiumAvailable())('log drawer: a failed request from the dashb
     const drawer = page.getByRole('dialog', { name: LABELS.en.title });
     await settled(drawer);
     await drawer.getByText(LABELS.en.formula).waitFor();
+    // the charge reads in dollars; the ratios and the quota formula wait behind their toggle
+    expect(await drawer.getByTestId('log-cost').textContent()).toMatch(/\$\d/);
+    await drawer.getByRole('button', { name: 'Show ratios' }).click();
     const formula = drawer.getByTestId('log-formula');
     expect(await formula.textContent()).toMatch(/\d.*=\s*\d/);
     expect(await drawer.getByText('emulator-ok').count()).toBeGreaterThan(0);

@@ -53,7 +53,7 @@ export function KeysLiveChip() {
   else if (live < total) color = 'warning';
   const label = translate('app.channel.keys_live', { live, total });
   return (
-    <Tooltip title={keysLiveTitle(live, total, error, translate)}>
+    <Tooltip describeChild title={keysLiveTitle(live, total, error, translate)}>
       <Chip size="small" variant="outlined" color={color} label={label} data-testid="keys-live" sx={{ ml: 0.5 }} />
     </Tooltip>
   );
@@ -76,7 +76,7 @@ function ChannelStatusChip() {
   if (record.status === ChannelStatus.enabled) return <Chip size="small" color="success" label={translate('status.channel.enabled')} />;
   if (record.status === ChannelStatus.disabled && record.auto_disabled) {
     return (
-      <Tooltip title={translate('app.channel.auto_disabled_help')}>
+      <Tooltip describeChild title={translate('app.channel.auto_disabled_help')}>
         <Chip size="small" color="warning" label={translate('status.channel.auto_disabled')} />
       </Tooltip>
     );
@@ -95,13 +95,17 @@ export function ResponseTimeField(_: CellProps) {
     // the last test failed: say so, and why, rather than a time that measured a refusal
     const said = translate('app.lists.last_error', { message: testError });
     return (
-      <Tooltip title={testTime ? `${said} · ${translate('app.channel.tested_at', { time: formatTimestamp(testTime) })}` : said}>
+      <Tooltip
+        describeChild
+        title={testTime ? `${said} · ${translate('app.channel.tested_at', { time: formatTimestamp(testTime) })}` : said}
+      >
         <Chip
           size="small"
           color="error"
           variant="outlined"
           label={translate('app.lists.test_failed')}
-          aria-label={said}
+          // the name starts with the words shown (WCAG 2.5.3), then says why
+          aria-label={`${translate('app.lists.test_failed')}: ${said}`}
           data-testid="response-time"
           data-error={testError}
           sx={{ maxWidth: 160 }}
@@ -114,6 +118,7 @@ export function ResponseTimeField(_: CellProps) {
     : translate('app.channel.untested');
   return (
     <Tooltip
+      describeChild
       title={testTime ? translate('app.channel.tested_at', { time: formatTimestamp(testTime) }) : translate('app.channel.never_tested')}
     >
       <Chip size="small" label={label} sx={badgeSx(responseTimeColor(milliseconds))} data-testid="response-time" />
@@ -162,6 +167,7 @@ export function BalanceField(_: CellProps) {
   const shown = updatedAt ? text : translate('app.channel.balance_not_checked');
   return (
     <Tooltip
+      describeChild
       title={`${updatedAt ? translate('app.channel.balance_updated_at', { time: formatTimestamp(updatedAt) }) : translate('app.channel.balance_never')} · ${translate('app.channel.balance_click')}`}
     >
       <Chip
