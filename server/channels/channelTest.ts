@@ -239,11 +239,14 @@ function testPlanOf(
   return { adaptor, operation };
 }
 
-/** The test's body in the adaptor's protocol: a one-document rerank, or a one-token chat. */
+/** A test's answer is kept short, yet long enough that its first words show the operator who answered (a cent at most). */
+const TEST_MAX_TOKENS = 16;
+
+/** The test's body in the adaptor's protocol: a one-document rerank, or a short chat. */
 function encodeTestBody(adaptor: UpstreamAdaptor, call: AdaptorCall): string {
   return call.operation === 'rerank'
     ? adaptor.encodeRerank!({ model: call.model, query: 'hi', documents: ['hi'], extra: {} }, call)
-    : adaptor.encodeChat({ model: call.model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }, call);
+    : adaptor.encodeChat({ model: call.model, messages: [{ role: 'user', content: 'hi' }], max_tokens: TEST_MAX_TOKENS }, call);
 }
 
 /**

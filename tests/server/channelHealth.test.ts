@@ -127,7 +127,7 @@ for (const target of targets) {
       expect(sent.method).toBe('POST');
       expect(sent.path).toBe('/v1/chat/completions');
       expect(sent.headers.authorization).toBe('Bearer sk-good');
-      expect(sent.body).toEqual({ model: 'gpt-4-0613', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 });
+      expect(sent.body).toEqual({ model: 'gpt-4-0613', messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 });
       const row = await channelRow(id);
       expect(Number(row.response_time)).toBe(Math.round(body.time * 1000));
       expect(Number(row.test_time)).toBeGreaterThanOrEqual(before);
@@ -218,7 +218,7 @@ for (const target of targets) {
       const sent = emulator.requests.at(-1)!;
       expect(sent.path).toBe('/v1/messages');
       expect(sent.headers['x-api-key']).toBe('sk-ant');
-      expect(sent.body).toMatchObject({ model: 'claude-2', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 });
+      expect(sent.body).toMatchObject({ model: 'claude-2', messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 });
       expect(Number((await channelRow(claude)).test_time)).toBeGreaterThan(0);
       expect(await get('/api/channel/test/999999')).toEqual({
         success: false,

@@ -6,6 +6,7 @@ import { fail, ok } from '../../../common/envelope';
 import { Role } from '../../../common/roles';
 import type { SetupChecklist } from '../../../common/setupChecklist';
 import { callerOf, requireRole } from '../../plugins/auth';
+import { splitList } from '../../repositories/channels';
 import { anyChannel, sampleChannelModels, setupStepStates } from '../../repositories/setupChecklist';
 
 /** GET /api/setup/checklist and POST /api/setup/checklist/dismiss, both for root alone. */
@@ -20,7 +21,7 @@ export function setupRoutes(app: FastifyInstance): Promise<void> {
     const checklist: SetupChecklist = {
       ...steps,
       dismissed: steps.channel_added && options.bool('SetupChecklistDismissed'),
-      model: models.split(',')[0]?.trim() ?? '',
+      model: splitList(models)[0] ?? '',
     };
     return ok(checklist);
   });
