@@ -86,7 +86,7 @@ describe('lists on a phone', () => {
     const first = cards[0];
     expect(within(first).getByText('azure-east')).toBeInTheDocument();
     // a failed test reads Failed, with the reason, not Untested
-    expect(within(first).getByLabelText('Last test failed: could not reach upstream: connect ECONNREFUSED')).toHaveTextContent('Failed');
+    expect(within(first).getByLabelText('Failed: could not reach upstream: connect ECONNREFUSED')).toHaveTextContent('Failed');
     for (const name of ['Test', 'Disable', 'Edit', 'More actions']) expect(within(first).getByRole('button', { name })).toBeInTheDocument();
     expect(within(cards[1]).getByRole('button', { name: 'Enable' })).toBeInTheDocument();
     fireEvent.click(within(first).getByRole('button', { name: 'More actions' }));

@@ -105,7 +105,7 @@ export function ResponseTimeField(_: CellProps) {
           variant="outlined"
           label={translate('app.lists.test_failed')}
           // the name starts with the words shown (WCAG 2.5.3), then says why
-          aria-label={`${translate('app.lists.test_failed')}: ${said}`}
+          aria-label={`${translate('app.lists.test_failed')}: ${testError}`}
           data-testid="response-time"
           data-error={testError}
           sx={{ maxWidth: 160 }}
