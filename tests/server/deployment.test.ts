@@ -220,3 +220,42 @@ describe('WORKERS', () => {
     expect(output).not.toContain('gateway and console on');
   }, 90_000);
 });
+
+describe('npm start', () => {
+  // The quick start's output, once dependencies are installed and the console built (as CI has them here): a line
+  // per phase, the root password box, and the line saying where the gateway listens and how long it took. No
+  // warning, no tool's own chatter (a fresh clone adds two lines: the install, then its time).
+  it('prints a few lines of its own, the password box, and when it was ready', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-quiet-start-'));
+    const child = spawn(process.execPath, ['scripts/start.mjs'], {
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(await freePort()), DATA_DIR: dataDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // what a newcomer reads until the gateway is ready (the stop that follows logs its own warning)
+    let printed: string;
+    try {
+      await expect.poll(() => output, { timeout: 120_000, interval: 200 }).toMatch(/ready [\d.]+ s after start\n/);
+      printed = output;
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+    const lines = printed.split('\n').filter((line) => line.trim() !== '');
+    const box = lines.filter((line) => line.startsWith('*'));
+    const rest = lines.filter((line) => !line.startsWith('*'));
+    expect(box.join('\n')).toMatch(/username: root, password: \S{12,}/);
+    expect(rest.length).toBeLessThanOrEqual(10);
+    // every line outside the box is the gateway's own, and none is a warning
+    for (const line of rest) expect(line).toMatch(/^\[switchboard\] /);
+    expect(printed).not.toMatch(/warn|deprecat|EBADENGINE/i);
+    expect(rest.at(-1)).toMatch(
+      /^\[switchboard\] gateway and console on http:\/\/localhost:\d+ \(SQLite at .+\); ready [\d.]+ s after start$/,
+    );
+  }, 180_000);
+});
