@@ -69,6 +69,8 @@ export default defineConfig({
           environment: 'node',
           include: ['tests/server/**/*.test.ts'],
           exclude: serialFiles,
+          // mostly waiting on sockets and databases: more files at once than the other projects
+          maxWorkers: Math.max(testWorkers, Number(process.env.SWITCHBOARD_SERVER_TEST_WORKERS) || 5),
           testTimeout: 30_000,
           hookTimeout: 60_000,
           sequence: { groupOrder: 2 },
