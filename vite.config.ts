@@ -71,10 +71,6 @@ export default defineConfig({
           exclude: serialFiles,
           // mostly waiting on sockets and databases: more files at once than the other projects
           maxWorkers: Math.max(testWorkers, Number(process.env.SWITCHBOARD_SERVER_TEST_WORKERS) || 5),
-          // every file builds its own app, databases and emulators, so the files of a worker share its module registry:
-          // the gateway's modules are loaded once per worker instead of once per file (189 s for the project with
-          // isolation, 90 s without, on the same machine). A file that mocks a module loads it afresh (vi.resetModules).
-          isolate: false,
           testTimeout: 30_000,
           hookTimeout: 60_000,
           sequence: { groupOrder: 2 },

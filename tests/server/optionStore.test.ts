@@ -19,9 +19,6 @@ vi.mock('../../server/repositories/options', () => ({
   },
 }));
 
-// the server project shares a module registry between files (isolate: false in vite.config.ts): another file may
-// have loaded the option cache with the real repository already, so it is loaded afresh here, with the fake
-vi.resetModules();
 const { OptionStore } = await import('../../server/services/optionStore');
 const releaseReads = () => {
   for (const release of heldReads.splice(0)) release();
