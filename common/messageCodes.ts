@@ -16,7 +16,9 @@ export const MESSAGE_CODES = [
   'too_many_sign_ins',
   'two_factor_required',
   'two_factor_enrolment_required',
+  'sso_required',
   'wrong_two_factor_code',
+  'passkey_refused',
   // registration and account validation
   'registration_closed',
   'passwords_mismatch',

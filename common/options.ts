@@ -358,6 +358,28 @@ export const OPTION_SPECS = {
   GitHubOAuthEnabled: { kind: 'toggle', default: 'false', rootOnly: true },
   GitHubClientId: { kind: 'text', default: '', rootOnly: true },
   GitHubClientSecret: { kind: 'secret', default: '', rootOnly: true },
+  /** Sign-in through an OpenID Connect provider (one-api's names for the first seven; docs in README "Single sign-on"). */
+  OidcEnabled: { kind: 'toggle', default: 'false', rootOnly: true },
+  OidcClientId: { kind: 'text', default: '', rootOnly: true },
+  OidcClientSecret: { kind: 'secret', default: '', rootOnly: true },
+  /** The provider's discovery document (…/.well-known/openid-configuration); the endpoints below override it. */
+  OidcWellKnown: { kind: 'text', default: '', rootOnly: true, url: true },
+  OidcAuthorizationEndpoint: { kind: 'text', default: '', rootOnly: true, url: true },
+  OidcTokenEndpoint: { kind: 'text', default: '', rootOnly: true, url: true },
+  OidcUserinfoEndpoint: { kind: 'text', default: '', rootOnly: true, url: true },
+  OidcScopes: { kind: 'text', default: 'openid email profile', rootOnly: true },
+  /** Claim names; a dotted name reads a nested claim (realm_access.roles). */
+  OidcEmailClaim: { kind: 'text', default: 'email', rootOnly: true },
+  OidcNameClaim: { kind: 'text', default: 'name', rootOnly: true },
+  OidcGroupsClaim: { kind: 'text', default: 'groups', rootOnly: true },
+  /** Claim value -> role for a new account, `{"gw-admins": 10}`; 1 (user) or 10 (admin) only, never root. */
+  OidcRoleMapping: { kind: 'json', default: '{}', rootOnly: true },
+  OidcOrganizationMapping: { kind: 'json', default: '{}', rootOnly: true },
+  /** A first sign-in whose verified e-mail an account already has signs in to that account. */
+  OidcLinkByEmail: { kind: 'toggle', default: 'false', rootOnly: true },
+  /** Everyone but root signs in through the provider: password sign-in and registration are refused. */
+  OidcOnly: { kind: 'toggle', default: 'false', rootOnly: true },
+  OidcButtonText: { kind: 'text', default: '', rootOnly: true },
   WeChatAuthEnabled: { kind: 'toggle', default: 'false', rootOnly: true },
   WeChatServerAddress: { kind: 'text', default: '', rootOnly: true, url: true },
   WeChatServerToken: { kind: 'secret', default: '', rootOnly: true },
@@ -368,6 +390,8 @@ export const OPTION_SPECS = {
   RegisterEnabled: { kind: 'toggle', default: 'true', rootOnly: true },
   /** Admins and root must have two-factor sign-in: without it, signing in leads only to enrolment. */
   TwoFactorRequiredForAdmins: { kind: 'toggle', default: 'false', rootOnly: true },
+  /** Every account must have a second factor (TOTP or a passkey); one without is sent to set one up after signing in. */
+  SecondFactorRequired: { kind: 'toggle', default: 'false', rootOnly: true },
   EmailDomainRestrictionEnabled: { kind: 'toggle', default: 'false', rootOnly: true },
   EmailDomainWhitelist: {
     kind: 'list',
@@ -410,8 +434,15 @@ export const OPTION_SPECS = {
   /** Per channel type (its number): the slowest acceptable test in seconds, over ChannelDisableThreshold. */
   ChannelTypeTestThresholds: { kind: 'json', default: sortedJson(DEFAULT_CHANNEL_TYPE_TEST_THRESHOLDS) },
   LogConsumeEnabled: { kind: 'toggle', default: 'true' },
-  /** Logs older than this many days are deleted by a background job (the usage rollups keep their figures); 0 keeps every log. */
+  /** Logs older than this many days are deleted by a background job (the usage rollups keep their figures); 0 keeps every log. Error logs: see below. */
   LogRetentionDays: { kind: 'number', default: '0' },
+  /** Audit rows older than this many days are deleted (the hash chain keeps an anchor, so it still verifies); 0 keeps every row. */
+  AuditRetentionDays: { kind: 'number', default: '0' },
+  /**
+   * Error logs (type 5, failed relayed calls) older than this many days are deleted by the same job; 0 keeps them
+   * as long as LogRetentionDays keeps the other logs, which is how they were pruned before they had a setting.
+   */
+  ErrorLogRetentionDays: { kind: 'number', default: '0' },
   /** The operator's time zone (an IANA name such as Asia/Shanghai): budgets reset at its midnights; empty = the server's. */
   TimeZone: { kind: 'text', default: '' },
   DisplayInCurrencyEnabled: { kind: 'toggle', default: 'true' },
@@ -489,6 +520,8 @@ export const JSON_OPTION_NAMES: Partial<Record<OptionKey, string>> = {
   GroupRateLimits: 'group rate limits',
   ModelFallbacks: 'model fallbacks',
   ChannelTypeTestThresholds: 'channel type test thresholds',
+  OidcRoleMapping: 'OIDC role mapping',
+  OidcOrganizationMapping: 'OIDC organization mapping',
 };
 
 /**
@@ -514,7 +547,40 @@ export function isValidRatioJson(raw: string): boolean {
 export function isValidJsonOption(key: OptionKey, raw: string): boolean {
   if (key === 'GroupRateLimits') return parseGroupRateLimits(raw) !== undefined;
   if (key === 'ModelFallbacks') return parseModelFallbacks(raw) !== undefined;
+  if (key === 'OidcRoleMapping') return parseOidcRoleMapping(raw) !== undefined;
+  if (key === 'OidcOrganizationMapping') return parseOidcOrganizationMapping(raw) !== undefined;
   return isValidRatioJson(raw);
+}
+
+/** The roles a claim value may give: user or admin, never root. */
+export const OIDC_MAPPABLE_ROLES: readonly number[] = [1, 10];
+
+/** OidcRoleMapping as claim value -> role, or undefined when it is not an object of mappable roles. */
+export function parseOidcRoleMapping(raw: string): Record<string, number> | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
+  const entries = Object.entries(parsed);
+  if (!entries.every(([, role]) => typeof role === 'number' && OIDC_MAPPABLE_ROLES.includes(role))) return undefined;
+  return Object.fromEntries(entries);
+}
+
+/** OidcOrganizationMapping as claim value -> organisation name, or undefined when it is not an object of names. */
+export function parseOidcOrganizationMapping(raw: string): Record<string, string> | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
+  const entries = Object.entries(parsed);
+  if (!entries.every(([, name]) => typeof name === 'string' && name.trim() !== '')) return undefined;
+  return Object.fromEntries(entries.map(([value, name]) => [value, (name as string).trim()]));
 }
 
 /** An acceptable link value: empty, an http(s) URL, or a path on this site (no `javascript:` and the like). */
@@ -563,4 +629,14 @@ export interface ClientStatus {
   register_enabled: boolean;
   /** Beyond v0.5.3: visitors may read the models and prices (PublicPricingEnabled). */
   public_pricing: boolean;
+  /** OpenID Connect sign-in, with one-api's field names. */
+  oidc: boolean;
+  oidc_client_id: string;
+  oidc_well_known: string;
+  oidc_authorization_endpoint: string;
+  oidc_token_endpoint: string;
+  oidc_userinfo_endpoint: string;
+  /** Beyond one-api: the sign-in button's text (empty: the console's own), and whether it is the only way in but root's. */
+  oidc_button_text: string;
+  oidc_only: boolean;
 }

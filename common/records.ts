@@ -44,7 +44,7 @@ export interface SessionUser {
   display_name: string;
   role: number;
   status: number;
-  /** Set when the account must enrol in two-factor sign-in before anything else (TwoFactorRequiredForAdmins). */
+  /** Set when the account must set up a second factor before anything else (TwoFactorRequiredForAdmins, SecondFactorRequired). */
   two_factor_enrolment_required?: boolean;
 }
 
@@ -54,8 +54,28 @@ export interface TwoFactorStatus {
   /** An enrolment was started and waits for its first code. */
   pending: boolean;
   recovery_codes_left: number;
-  /** The caller's role must have two-factor sign-in (TwoFactorRequiredForAdmins). */
+  /** The caller must keep TOTP: a second factor is required (TwoFactorRequiredForAdmins, SecondFactorRequired) and no passkey stands in for it. */
   required: boolean;
+}
+
+/** A second factor that can finish a sign-in after the password. */
+export type SecondFactor = 'totp' | 'passkey';
+
+/** `data` of a `two_factor_required` refusal when a passkey can finish the step: the factors the account has. */
+export interface SecondFactorChoice {
+  second_factors: SecondFactor[];
+}
+
+/** `GET /api/user/passkey`: one of the caller's passkeys. */
+export interface PasskeyRecord {
+  id: number;
+  name: string;
+  /** Unix seconds. */
+  created_at: number;
+  /** Unix seconds of the last sign-in with it; 0 = never used. */
+  last_used_at: number;
+  /** The authenticator syncs it to the user's other devices (a multi-device passkey). */
+  backed_up: boolean;
 }
 
 /** `POST /api/user/2fa/enrol`: shown once, while enrolling. */

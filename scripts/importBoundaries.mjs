@@ -17,6 +17,7 @@
 //                           config; never channels/ (what it needs of channel state it is handed)
 //   server/channels/        channel tests, balances and automatic disabling: relay and everything below it
 //   server/import/          the one-api importer: repositories, db, billing, common, config, secrets, passwords
+//   server/audit/           the audit log's hash chain, masking, retention and verify CLI: repositories, db, common, config
 //   server/plugins/         Fastify plugins, where the app's context is built: everything above except routes
 //   server/routes/          the HTTP routes: everything above
 //   server/app.ts, main.ts, cluster.ts, bootstrap.ts, clusterMetrics.ts: the edge (their own rows below)
@@ -109,6 +110,7 @@ const BELOW_PLUGINS = [
   'server/relay',
   'server/channels',
   'server/import',
+  'server/audit',
   'server/clusterMetrics.ts',
   'server/bootstrap.ts',
 ];
@@ -134,6 +136,7 @@ const UNITS = {
   'server/relay': { runtime: BELOW_RELAY },
   'server/channels': { runtime: [...BELOW_RELAY, 'server/relay'] },
   'server/import': { runtime: [...SERVER_BASE, 'server/db', 'server/repositories', 'server/billing'] },
+  'server/audit': { runtime: [...SERVER_BASE, 'server/db', 'server/repositories'] },
   'server/bootstrap.ts': { runtime: [...SERVER_BASE, 'server/db', 'server/repositories'] },
   'server/plugins': { runtime: BELOW_PLUGINS },
   'server/routes': { runtime: [...BELOW_PLUGINS, 'server/plugins'] },

@@ -11,6 +11,7 @@ import fastifyCookie from '@fastify/cookie';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { DEFAULT_API_BODY_LIMIT, DEFAULT_RELAY_BODY_LIMIT, type Config } from './config';
 import { bookkeepingFor } from './billing/bookkeeping';
+import { auditPlugin } from './plugins/audit';
 import { authPlugin } from './plugins/auth';
 import { backgroundJobsPlugin } from './plugins/backgroundJobs';
 import { consolePlugin } from './plugins/console';
@@ -26,15 +27,20 @@ import { securityHeadersPlugin, setSecurityHeaders, turnstileEnabled } from './p
 import { servicesPlugin } from './plugins/services';
 import { newNodeId, requestIdsOf } from './relay/nodeLease';
 import { accountRoutes } from './routes/api/account';
+import { auditRoutes } from './routes/api/audit';
 import { channelRoutes } from './routes/api/channel';
 import { dashboardRoutes } from './routes/api/dashboard';
 import { importRoutes } from './routes/api/import';
 import { logRoutes } from './routes/api/log';
 import { miscRoutes } from './routes/api/misc';
 import { oauthRoutes } from './routes/api/oauth';
+import { passkeyRoutes } from './routes/api/passkey';
+import { oidcRoutes } from './routes/api/oidc';
 import { pricingRoutes } from './routes/api/pricing';
 import { optionRoutes } from './routes/api/option';
+import { organizationRoutes } from './routes/api/organization';
 import { redemptionRoutes } from './routes/api/redemption';
+import { retentionRoutes } from './routes/api/retention';
 import { setupRoutes } from './routes/api/setup';
 import { tokenRoutes } from './routes/api/token';
 import { twoFactorRoutes } from './routes/api/twoFactor';
@@ -124,6 +130,8 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   await app.register(fastifyCookie);
   await app.register(csrfPlugin);
   await app.register(authPlugin);
+  // after the CSRF check: a call it refuses writes no audit row
+  await app.register(auditPlugin);
   await app.register(errorHandlerPlugin);
 
   await registerRoutes(app, probeSources);
@@ -146,9 +154,11 @@ async function registerRoutes(app: FastifyInstance, probeSources: ReadinessSourc
   await app.register(miscRoutes);
   await app.register(userRoutes);
   await app.register(twoFactorRoutes);
+  await app.register(passkeyRoutes);
   await app.register(optionRoutes);
   await app.register(accountRoutes);
   await app.register(oauthRoutes);
+  await app.register(oidcRoutes);
   await app.register(userAdminRoutes);
   await app.register(tokenRoutes);
   await app.register(redemptionRoutes);
@@ -158,6 +168,9 @@ async function registerRoutes(app: FastifyInstance, probeSources: ReadinessSourc
   await app.register(pricingRoutes);
   await app.register(channelRoutes);
   await app.register(importRoutes);
+  await app.register(retentionRoutes);
   await app.register(webhookRoutes);
+  await app.register(auditRoutes);
+  await app.register(organizationRoutes);
   await app.register(relayRoutes);
 }

@@ -34,8 +34,12 @@ const TopUpPage = lazy(() => import('./pages/TopUpPage'));
 const PricingPage = lazy(() => import('./pages/PricingPage'));
 const PlaygroundPage = lazy(() => import('./pages/PlaygroundPage'));
 const UserSelfEditPage = lazy(() => import('./pages/UserSelfEditPage'));
+const OrganizationsPage = lazy(() => import('./pages/organizations/OrganizationsPage'));
+const OrganizationPage = lazy(() => import('./pages/organizations/OrganizationPage'));
 // an admin who must enrol in two-factor sign-in sees it once; nobody else ever loads it
 const TwoFactorSetupPage = lazyNamed(() => import('./pages/TwoFactorSetupPage'), 'TwoFactorSetupPage');
+// single sign-on's return page, loaded only on the way back from the provider
+const OidcCallbackPage = lazyNamed(() => import('./pages/OidcCallbackPage'), 'OidcCallbackPage');
 
 setUnauthorizedHandler(() => {
   // a signed-in browser whose session ended: forget the user and ask for a new login
@@ -120,10 +124,13 @@ function Console() {
           <Route path="/user/reset" element={<ResetConfirmPage />} />
           <Route path="/user/edit" element={<UserSelfEditPage />} />
           <Route path="/oauth/github" element={<GitHubCallbackPage />} />
+          <Route path="/oauth/oidc" element={<OidcCallbackPage />} />
           <Route path="/setting" element={<SettingPage />} />
           <Route path="/topup" element={<TopUpPage />} />
           <Route path="/pricing" element={<PricingPage />} />
           <Route path="/playground" element={<PlaygroundPage />} />
+          <Route path="/organization" element={<OrganizationsPage />} />
+          <Route path="/organization/:id" element={<OrganizationPage />} />
           <Route path="/about" element={<AboutPage />} />
           <Route path="/chat" element={<ChatPage />} />
         </CustomRoutes>

@@ -16,6 +16,8 @@ const LAST: MenuItem[] = [
   { key: 'pricing', to: '/pricing', label: 'pricing.title', role: Role.user, publicPricing: true },
   // every signed-in user chats through their own keys
   { key: 'playground', to: '/playground', label: 'playground.title', role: Role.user },
+  // every signed-in user sees the organisations they belong to; site admins all of them
+  { key: 'organization', to: '/organization', label: 'organizations.menu', role: Role.user },
   { key: 'setting', to: '/setting', label: 'app.menu.setting' },
   { key: 'about', to: '/about', label: 'app.menu.about' },
   { key: 'chat', to: '/chat', label: 'app.menu.chat', chat: true },

@@ -10,10 +10,10 @@
 // and scripts read (an HTTP 403 left its console waiting on a loading page).
 //
 // Two-factor sign-in: a session still waiting for its second factor opens no
-// route here (401 `two_factor_required`; only POST /api/user/login/2fa reads
-// it). When root requires two-factor sign-in for admins, an admin or root
-// without it is refused everywhere (`two_factor_enrolment_required`) but on
-// the routes that enrol.
+// route here (401 `two_factor_required`; only POST /api/user/login/2fa and the
+// passkey sign-in read it). When root requires a second factor (TOTP or a
+// passkey) for admins or for everyone, an account without one is refused
+// everywhere (`two_factor_enrolment_required`) but on the routes that enrol.
 //
 // The plugin decorates every request with `caller` (null until requireRole()
 // sets it); routes put requireRole(...) in their preHandler.
@@ -22,10 +22,14 @@ import fp from 'fastify-plugin';
 import { fail } from '../../common/envelope';
 import type { MessageCode } from '../../common/messageCodes';
 import { Role, UserStatus } from '../../common/roles';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/database';
+import { hasPasskey } from '../repositories/passkeys';
 import { hasTwoFactor } from '../repositories/twoFactor';
 import { findUserByAccessTokenHash, findUserById, type UserRow } from '../repositories/users';
 import { hashAccessToken } from '../secrets';
 import { clearSessionCookie, SESSION_COOKIE, sessionStage } from '../services/session';
+import type { OptionStore } from '../services/optionStore';
 
 type Resolution = { user: UserRow } | { status: 200 | 401; message: string; code?: MessageCode; clearCookie?: boolean } | undefined;
 
@@ -56,10 +60,20 @@ async function resolveCaller(request: FastifyRequest): Promise<Resolution> {
   return undefined;
 }
 
-/** True when the user must enrol in two-factor sign-in before doing anything else. */
+/** Whether the user's role must have a second factor: everyone's (SecondFactorRequired), or admins' (TwoFactorRequiredForAdmins). */
+export function secondFactorRequiredFor(options: OptionStore, user: { role: number }): boolean {
+  return options.bool('SecondFactorRequired') || (Number(user.role) >= Role.admin && options.bool('TwoFactorRequiredForAdmins'));
+}
+
+/** A second factor: TOTP turned on, or a passkey. */
+export async function hasSecondFactor(db: Kysely<Database>, userId: number): Promise<boolean> {
+  return (await hasTwoFactor(db, userId)) || (await hasPasskey(db, userId));
+}
+
+/** True when the user must set up a second factor (TOTP or a passkey) before doing anything else. */
 export async function mustEnrolTwoFactor(request: FastifyRequest, user: UserRow): Promise<boolean> {
   const { db, options } = request.server.ctx;
-  return Number(user.role) >= Role.admin && options.bool('TwoFactorRequiredForAdmins') && !(await hasTwoFactor(db, Number(user.id)));
+  return secondFactorRequiredFor(options, user) && !(await hasSecondFactor(db, Number(user.id)));
 }
 
 export interface RoleOptions {

@@ -5,10 +5,11 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../config';
-import { logRetention } from '../billing/logRetention';
+import { retentionSchedule } from '../billing/retentionJob';
 import { channelHealthChecks, type ChannelJobDeps } from '../channels/channelHealth';
 import { channelKeyUsageOf } from '../channels/keyUsage';
 import { startDeliveryLoop } from '../webhooks/delivery';
+import { retentionDepsOf } from './retention';
 
 /** What the channels' checks and jobs (channels/channelHealth.ts) are handed: the app's services and its log. */
 export function channelJobDepsOf(app: FastifyInstance): ChannelJobDeps {
@@ -18,7 +19,7 @@ export function channelJobDepsOf(app: FastifyInstance): ChannelJobDeps {
 
 export const backgroundJobsPlugin = fp(
   (app) => {
-    const { config, db, nodeId, options, jobs } = app.ctx;
+    const { config, db, nodeId } = app.ctx;
     const webhookDelivery = startDeliveryLoop({ db, nodeId, log: app.log }, { ...DEFAULT_WEBHOOK_SETTINGS, ...config.webhooks });
     app.decorate('webhookDelivery', webhookDelivery);
     app.addHook('preClose', () => webhookDelivery.stop());
@@ -32,7 +33,8 @@ export const backgroundJobsPlugin = fp(
       await healthChecks.stop();
       await channelKeyUsageOf({ db, log: app.log }).flush();
     });
-    const retention = logRetention({ db, options, jobs, log: app.log });
+    // the hourly prune of logs, error logs and the other kinds past their retention (billing/retentionKinds.ts)
+    const retention = retentionSchedule(retentionDepsOf(app));
     app.addHook('onReady', () => {
       retention.start();
       return Promise.resolve();

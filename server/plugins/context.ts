@@ -8,6 +8,7 @@ import type { Database } from '../db/database';
 import type { QuotaLedger } from '../billing/quota';
 import type { RelayCache } from '../relay/relayCache';
 import type { UserRow } from '../repositories/users';
+import type { AuditDetails } from './audit';
 import type { SendMail } from '../services/mailer';
 import type { JobRunner } from '../services/jobRunner';
 import type { OptionStore } from '../services/optionStore';
@@ -57,5 +58,9 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The signed-in user, set by requireRole() (decorated by plugins/auth.ts). */
     caller: UserRow | null;
+    /** Adds to the call's audit row, and audits a call that is not audited otherwise (plugins/audit.ts). */
+    audit(details: AuditDetails): void;
+    /** The call's audit row in the making; null when the call is not audited (plugins/audit.ts). */
+    auditEntry: AuditDetails | null;
   }
 }

@@ -67,7 +67,8 @@ export function normalisePath(rawPath: string): string {
   return `/${segments.join('/')}`.toLowerCase();
 }
 
-function isStateChanging(request: FastifyRequest): boolean {
+/** Whether the call may change state (the audit log records exactly these: plugins/audit.ts). */
+export function isStateChanging(request: FastifyRequest): boolean {
   const route = request.routeOptions.url;
   const method = request.method;
   if (method === 'OPTIONS') return false;

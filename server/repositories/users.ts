@@ -3,7 +3,7 @@ import { budgetOf } from './budgets';
 import type { Kysely, Selectable } from 'kysely';
 import type { UserRecord } from '../../common/records';
 import type { BudgetFields } from '../../common/budgets';
-import { Role, UserStatus } from '../../common/roles';
+import { Role, TokenStatus, UserStatus } from '../../common/roles';
 import { insertReturningId, type Database } from '../db/database';
 import { idOf, orderedBy, SEARCH_LIMIT, startsWith, type ListSort, type PageWindow } from './pagination';
 import type { DatabaseConfig } from '../config';
@@ -12,8 +12,14 @@ import type { UsersTable } from '../db/schema/users';
 export type UserRow = Selectable<UsersTable>;
 type Executor = Kysely<Database>;
 
+/** A person by id: an organisation's account (organization_id set) is no one to sign in as or administer. */
 export function findUserById(db: Executor, id: number): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+  return db.selectFrom('users').selectAll().where('id', '=', id).where('organization_id', 'is', null).executeTakeFirst();
+}
+
+/** A person by username (findUserByUsername also finds organisations' accounts, whose names are taken too). */
+export function findPersonByUsername(db: Executor, username: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('username', '=', username).where('organization_id', 'is', null).executeTakeFirst();
 }
 
 export function findUserByUsername(db: Executor, username: string): Promise<UserRow | undefined> {
@@ -86,7 +92,8 @@ export interface UserFilter {
 }
 
 const usersWhere = (db: Executor, filter: UserFilter) => {
-  let query = db.selectFrom('users').selectAll();
+  // an organisation's account is no person: it is in no list of users
+  let query = db.selectFrom('users').selectAll().where('organization_id', 'is', null);
   if (filter.role !== undefined) query = query.where('role', '=', filter.role);
   if (filter.status !== undefined) query = query.where('status', '=', filter.status);
   return query;
@@ -124,6 +131,7 @@ export async function countUsers(db: Executor): Promise<number> {
   const row = await db
     .selectFrom('users')
     .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('organization_id', 'is', null)
     .executeTakeFirstOrThrow();
   return Number(row.count);
 }
@@ -203,8 +211,13 @@ export async function updateUser(db: Executor, id: number, patch: UserPatch): Pr
 export async function deleteUser(db: Executor, id: number): Promise<void> {
   await db.transaction().execute(async (transaction) => {
     await transaction.deleteFrom('tokens').where('user_id', '=', id).execute();
+    await transaction.deleteFrom('organization_members').where('user_id', '=', id).execute();
+    // the keys they held on organisations' accounts stop spending those organisations' money
+    await transaction.updateTable('tokens').set({ status: TokenStatus.disabled }).where('member_user_id', '=', id).execute();
     await transaction.deleteFrom('two_factor_recovery_codes').where('user_id', '=', id).execute();
     await transaction.deleteFrom('two_factor').where('user_id', '=', id).execute();
+    await transaction.deleteFrom('oidc_identities').where('user_id', '=', id).execute();
+    await transaction.deleteFrom('passkeys').where('user_id', '=', id).execute();
     await transaction.deleteFrom('users').where('id', '=', id).execute();
   });
 }

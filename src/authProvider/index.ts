@@ -4,11 +4,12 @@
 // Two-factor sign-in: login() with a password may reject with the server's
 // `two_factor_required` (the login page then asks for the code and calls
 // login() again with `{ code }`); nothing is stored until the code step
-// succeeds. An admin who must still enrol (TwoFactorRequiredForAdmins) is sent
-// to /two-factor, and the layout and every such refusal send them back there
-// until done.
+// succeeds; `{ passkey: true }` signs in with a passkey instead, alone or as
+// that second step. An account that must still set up a second factor
+// (TwoFactorRequiredForAdmins, SecondFactorRequired) is sent to /two-factor,
+// and the layout and every such refusal send them back there until done.
 import type { AuthProvider } from 'react-admin';
-import type { LoginPayload } from '../../common/records';
+import type { LoginPayload, SecondFactor, SecondFactorChoice } from '../../common/records';
 import { isAdmin, isRoot } from '../../common/roles';
 import { dataProvider as defaultDataProvider, type SwitchboardDataProvider } from '../dataProvider';
 import { clearStoredUser, readStoredUser, storeUser } from '../dataProvider/storage';
@@ -41,18 +42,35 @@ export interface SecondFactorPayload {
   code: string;
 }
 
+/** Sign-in with a passkey: alone, or as the second step (the server tells which by the session). */
+export interface PasskeyPayload {
+  passkey: true;
+}
+
 /** True when a refusal is the server's `two_factor_required` (password right, code still due). */
 export const needsSecondFactor = (error: unknown) => (error as { body?: { code?: string } })?.body?.code === 'two_factor_required';
 
-export function createAuthProvider(
-  dataProvider: Pick<SwitchboardDataProvider, 'login' | 'logout' | 'loginSecondFactor'> = defaultDataProvider,
-): AuthProvider {
+/** The factors that can finish the second step, when the refusal names them (a passkey can); undefined when it does not. */
+export const secondFactorsOf = (error: unknown): SecondFactor[] | undefined =>
+  (error as { body?: { data?: Partial<SecondFactorChoice> } })?.body?.data?.second_factors;
+
+/** The sign-in calls the provider makes; the passkey one is optional for callers that offer no passkeys. */
+type SignInCalls = Pick<SwitchboardDataProvider, 'login' | 'logout' | 'loginSecondFactor'> &
+  Partial<Pick<SwitchboardDataProvider, 'loginWithPasskey'>>;
+
+async function signIn(dataProvider: SignInCalls, params: LoginPayload | SecondFactorPayload | PasskeyPayload) {
+  if ('passkey' in params) {
+    if (!dataProvider.loginWithPasskey) throw new Error('passkey.browser_failed');
+    return dataProvider.loginWithPasskey();
+  }
+  if ('code' in params) return dataProvider.loginSecondFactor(params.code);
+  return dataProvider.login({ username: params.username, password: params.password });
+}
+
+export function createAuthProvider(dataProvider: SignInCalls = defaultDataProvider): AuthProvider {
   return {
-    async login(params: LoginPayload | SecondFactorPayload) {
-      const user =
-        'code' in params
-          ? await dataProvider.loginSecondFactor(params.code)
-          : await dataProvider.login({ username: params.username, password: params.password });
+    async login(params: LoginPayload | SecondFactorPayload | PasskeyPayload) {
+      const user = await signIn(dataProvider, params);
       storeUser(user);
       return { redirectTo: user.two_factor_enrolment_required ? TWO_FACTOR_SETUP_PATH : '/' };
     },

@@ -36,9 +36,11 @@ export function sessionCalls(httpClient: HttpClient) {
       await httpClient(endpoints.twoFactorDisable, { method: 'POST', body: { code } });
     },
     userTwoFactor: async (id: Identifier) =>
-      (await httpClient<{ enabled: boolean; recovery_codes_left: number }>(endpoints.userTwoFactor(id))).data as {
+      (await httpClient<{ enabled: boolean; recovery_codes_left: number; passkeys?: number }>(endpoints.userTwoFactor(id))).data as {
         enabled: boolean;
         recovery_codes_left: number;
+        /** How many passkeys the user has (the reset removes them too). */
+        passkeys?: number;
       },
     resetUserTwoFactor: async (id: Identifier) => {
       await httpClient(endpoints.userTwoFactorReset(id), { method: 'POST' });
@@ -78,6 +80,11 @@ export function accountCalls(httpClient: HttpClient) {
       const envelope = await httpClient<SessionUser>(endpoints.githubOAuth(code, state));
       return { message: envelope.message, user: envelope.data };
     },
+    /** The provider's authorization URL for single sign-on (its state, nonce and PKCE verifier stay in an HttpOnly cookie). */
+    startOidc: async () => (await httpClient<string>(endpoints.oidcStart)).data ?? '',
+    /** Finishes single sign-on with the provider's answer (code, state, iss, or its error) as the callback page got it. */
+    oidcOAuth: async (answer: Record<string, string | undefined>) =>
+      (await httpClient<SessionUser>(endpoints.oidcOAuth(answer))).data as SessionUser,
     wechatLogin: async (code: string) => (await httpClient<SessionUser>(endpoints.wechatOAuth(code))).data as SessionUser,
     /** The full key of a token or redemption code (lists only carry masked keys). */
     revealKey: async (resource: 'token' | 'redemption', id: string | number) =>

@@ -18,7 +18,9 @@ import { DEFAULT_SORT, SORTABLE_COLUMNS, type BulkAction, type BulkResult, type 
 import { isAdmin } from '../../common/roles';
 import { ITEMS_PER_PAGE as PAGE_SIZE } from '../../common/version';
 import { readStoredUser } from './storage';
+import { AUDIT_FILTERS } from './auditCalls';
 import { endpoints } from './endpoints';
+import { organizationEndpoints } from './organizationCalls';
 import type { HttpClient } from './httpClient';
 
 /** The facets each list sends beside the keyword (the server's schemas accept these). */
@@ -27,6 +29,7 @@ const FACETS: Record<string, readonly string[]> = {
   token: ['status'],
   redemption: ['status'],
   user: ['role', 'status'],
+  audit: AUDIT_FILTERS,
 };
 
 /** Resources with a bulk endpoint (POST /api/{resource}/bulk). */
@@ -72,6 +75,12 @@ export function listParams(
 
 const facetsOf = (resource: string, filter: Record<string, unknown>) =>
   Object.fromEntries((FACETS[resource] ?? []).filter((key) => present(filter[key])).map((key) => [key, String(filter[key])]));
+
+/** Where a create goes: a token that spends an organisation's money (`organization_id`) is made by that organisation. */
+const createUrl = (resource: string, sent: Record<string, unknown>) =>
+  resource === 'token' && Number(sent.organization_id) > 0
+    ? organizationEndpoints.key(Number(sent.organization_id))
+    : endpoints.collection(resource);
 
 /** The bulk action a status change means (1 is enabled/unused everywhere; anything else disables). */
 const bulkActionOf = (status: unknown): BulkAction => (Number(status) === 1 ? 'enable' : 'disable');
@@ -153,7 +162,7 @@ export function crudMethods(httpClient: HttpClient) {
       params: CreateParams<Record<string, unknown>>,
     ) => {
       const sent = params.data as Record<string, unknown>;
-      const { data } = await httpClient<RaRecord>(endpoints.collection(resource), { method: 'POST', body: params.data });
+      const { data } = await httpClient<RaRecord>(createUrl(resource, sent), { method: 'POST', body: params.data });
       // Several endpoints answer without the created record (redemptions: the keys;
       // channels: { ids }); keep what was sent, with what came back under `created`.
       const answered = data && typeof data === 'object' && !Array.isArray(data) ? (data as Record<string, unknown>) : undefined;

@@ -58,6 +58,12 @@ export const endpoints = {
   twoFactorDisable: '/api/user/2fa/disable',
   userTwoFactor: (id: string | number) => `/api/user/${encodeURIComponent(String(id))}/2fa`,
   userTwoFactorReset: (id: string | number) => `/api/user/${encodeURIComponent(String(id))}/2fa/reset`,
+  passkeys: '/api/user/passkey',
+  passkey: (id: string | number) => `/api/user/passkey/${encodeURIComponent(String(id))}`,
+  passkeyRegisterOptions: '/api/user/passkey/register/options',
+  passkeyRegisterVerify: '/api/user/passkey/register/verify',
+  passkeyLoginOptions: '/api/passkey/login/options',
+  passkeyLoginVerify: '/api/passkey/login/verify',
   logout: '/api/user/logout',
   register: (turnstile?: string) => `/api/user/register${withTurnstile({}, turnstile)}`,
   self: '/api/user/self',
@@ -67,6 +73,9 @@ export const endpoints = {
   confirmReset: '/api/user/reset',
   githubOAuth: (code: string, state: string) => `/api/oauth/github${query({ code, state })}`,
   oauthState: '/api/oauth/state',
+  oidcStart: '/api/oauth/oidc/start',
+  oidcOAuth: (answer: Record<string, string | undefined>) =>
+    `/api/oauth/oidc${query({ code: answer.code, state: answer.state, iss: answer.iss, error: answer.error, error_description: answer.error_description })}`,
   wechatBind: (code: string) => `/api/oauth/wechat/bind${query({ code })}`,
   wechatOAuth: (code: string) => `/api/oauth/wechat${query({ code })}`,
   options: '/api/option/',
@@ -81,6 +90,8 @@ export const endpoints = {
   redeliver: (id: string | number) => `/api/webhook_delivery/${encodeURIComponent(String(id))}/redeliver`,
   dashboard: (admin: boolean, params: Record<string, string | number | undefined>) =>
     `/api/dashboard${admin ? '/admin' : ''}${query(params)}`,
+  auditVerify: '/api/audit/verify',
+  auditExport: (params: Record<string, string | number | undefined>) => `/api/audit/export${query(params)}`,
   setupChecklist: '/api/setup/checklist',
   setupChecklistDismiss: '/api/setup/checklist/dismiss',
 };

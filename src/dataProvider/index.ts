@@ -13,6 +13,7 @@
 // getMany           → getOne for each id
 // getManyReference  → getList with the target as a filter
 // create            → POST /api/{resource}/            body: the record
+//   token with organization_id → POST /api/organization/{organization_id}/token (a key spending its money)
 // update            → PUT /api/{resource}/             body: { ...record, id }
 //   status only     → PUT /api/{resource}/?status_only=true  body: { id, status } (meta.statusOnly)
 //   channel         → PUT /api/channel/                body: { id, status } (no flag: the body tells)
@@ -30,6 +31,8 @@
 // bindEmail         → GET /api/oauth/email/bind?email=&code=
 // getOAuthState     → GET /api/oauth/state
 // githubOAuth       → GET /api/oauth/github?code=&state=
+// startOidc         → GET /api/oauth/oidc/start → the provider's authorization URL
+// oidcOAuth         → GET /api/oauth/oidc?code=&state=&iss=
 // wechatLogin       → GET /api/oauth/wechat?code=
 // wechatBind        → GET /api/oauth/wechat/bind?code=
 // createRedemptions → POST /api/redemption/           body: { name, quota, count } → keys
@@ -56,8 +59,33 @@
 // twoFactorEnrol    → POST /api/user/2fa/enrol         → { secret, otpauth_url, qr_code }
 // twoFactorConfirm  → POST /api/user/2fa/confirm       body: { code } → { recovery_codes }
 // twoFactorDisable  → POST /api/user/2fa/disable       body: { code } (TOTP or recovery code)
-// userTwoFactor     → GET /api/user/{id}/2fa           (root) → { enabled, recovery_codes_left }
-// resetUserTwoFactor → POST /api/user/{id}/2fa/reset   (root)
+// userTwoFactor     → GET /api/user/{id}/2fa           (root) → { enabled, recovery_codes_left, passkeys }
+// resetUserTwoFactor → POST /api/user/{id}/2fa/reset   (root; removes the passkeys too)
+//   audit resource  → GET /api/audit/?p=&page_size=&user_id=&username=&action=&target_type=&target_id=&success=
+//                       &start_timestamp=&end_timestamp=  (filter.q: GET /api/audit/search?keyword=&...) (admin)
+// auditChainStatus  → GET /api/audit/verify             → { intact, rows, head_seq, anchor_seq, broken_at? }
+// auditExportUrl (a function beside the provider) → /api/audit/export?{the list's filters}: a URL the page downloads (CSV)
+// listPasskeys      → GET /api/user/passkey            → the caller's passkeys (PasskeyRecord[])
+// addPasskey        → POST /api/user/passkey/register/options → WebAuthn creation options; the browser's
+//                     ceremony; POST /api/user/passkey/register/verify  body: { name, credential } → the passkeys
+// removePasskey     → DELETE /api/user/passkey/{id}
+// loginWithPasskey  → POST /api/passkey/login/options → WebAuthn request options; the browser's ceremony;
+//                     POST /api/passkey/login/verify  body: { credential } → the session user (a passkey alone,
+//                     or the second step after a password)
+// listOrganizations → GET /api/organization/?p=0&page_size=100 (admins; with a keyword: /api/organization/search?keyword=)
+// myOrganizations   → GET /api/organization/self       → the caller's organisations, with their role in each
+// getOrganization   → GET /api/organization/{id}
+// create/updateOrganization → POST / PUT /api/organization/   body: { name, owner } / { id, name?, owner?, status? }
+// deleteOrganization → DELETE /api/organization/{id}
+// topUpOrganization → POST /api/organization/{id}/topup  body: { quota } → the balance
+// organizationMembers → GET /api/organization/{id}/member?p=0&page_size=100
+// add/setOrganizationMember(Role) → POST / PUT /api/organization/{id}/member  body: { username, role } / { user_id, role }
+// removeOrganizationMember → DELETE /api/organization/{id}/member/{userId}
+// organizationKeys  → GET /api/organization/{id}/token?p=0&page_size=100
+// createOrganizationKey → POST /api/organization/{id}/token  body: a token's fields and { service }
+// setOrganizationKeyStatus → PUT /api/organization/{id}/token  body: { id, status }
+// revealOrganizationKey → GET /api/organization/{id}/token/{tokenId}/key
+// deleteOrganizationKey → DELETE /api/organization/{id}/token/{tokenId}
 //
 // Resources one-api never had (marked simpleRest in src/resources: webhook,
 // webhook_delivery; the registry hands their names to createDataProvider, see
@@ -91,6 +119,11 @@ import { crudMethods, logFilters } from './crud';
 export { listParams, numericId } from './crud';
 import { accountCalls, sessionCalls } from './accountCalls';
 import { channelCalls } from './channelCalls';
+import { auditCalls } from './auditCalls';
+
+export { auditExportUrl } from './auditCalls';
+import { passkeyCalls } from './passkeyCalls';
+import { organizationCalls } from './organizationCalls';
 
 export const PAGE_SIZE = ITEMS_PER_PAGE;
 export type { ChannelJob };
@@ -144,6 +177,9 @@ export function createDataProvider(
     ...sessionCalls(httpClient),
     ...accountCalls(httpClient),
     ...channelCalls(httpClient),
+    ...auditCalls(httpClient),
+    ...passkeyCalls(httpClient),
+    ...organizationCalls(httpClient),
     /** Creates `count` codes; resolves to their keys. */
     createRedemptions: async (payload: { name: string; quota: number; count: number }) =>
       (await httpClient<string[]>(endpoints.collection('redemption'), { method: 'POST', body: payload })).data ?? [],

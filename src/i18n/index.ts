@@ -4,7 +4,10 @@
 import polyglotI18nProvider from 'ra-i18n-polyglot';
 import englishMessages from 'ra-language-english';
 import type { I18nProvider, TranslationMessages } from 'react-admin';
+import { auditEnglish } from './audit.en';
 import { appEnglish } from './app.en';
+import { organizationsEnglish } from './organizations.en';
+import { passkeyEnglish } from './passkey.en';
 import { playgroundEnglish } from './playground.en';
 import { pricingEnglish } from './pricing.en';
 import { settingsEnglish } from './settings.en';
@@ -18,8 +21,11 @@ export const englishBundle = {
   ...appEnglish,
   ...settingsEnglish,
   ...webhooksEnglish,
+  ...auditEnglish,
   ...pricingEnglish,
   ...playgroundEnglish,
+  ...organizationsEnglish,
+  ...passkeyEnglish,
 } as TranslationMessages;
 
 const loaded: Partial<Record<Locale, TranslationMessages>> = { en: englishBundle };

@@ -352,6 +352,7 @@ export const resourceNamesEnglish = {
       budget: 'Budget',
     },
   },
+  audit: { name: 'Audit entry |||| Audit log' },
   webhook: { name: 'Webhook |||| Webhooks' },
   webhook_delivery: { name: 'Delivery |||| Deliveries' },
   log: {

@@ -338,6 +338,7 @@ export const resourceNamesChinese: typeof resourceNamesEnglish = {
       budget: '预算',
     },
   },
+  audit: { name: '审计记录 |||| 审计日志' },
   webhook: { name: 'Webhook' },
   webhook_delivery: { name: '投递记录' },
   log: {

@@ -27,6 +27,7 @@ export const PAGE_TITLES: Array<[pattern: string, key: string]> = [
   ['/user/edit', 'app.page_title.user_self_edit'],
   ['/user/edit/:id', 'app.page_title.user_edit'],
   ['/log', 'app.page_title.log'],
+  ['/audit', 'audit.title'],
   ['/setting', 'app.page_title.setting'],
   ['/topup', 'app.page_title.topup'],
   ['/pricing', 'pricing.title'],

@@ -1,8 +1,9 @@
-// The other ways into /login than the password: the GitHub and WeChat buttons
+// The other ways into /login than the password: the single sign-on, GitHub and WeChat buttons
 // when the server has them enabled, and the WeChat dialog (its QR code and the
 // code its official account sends). LoginPage.tsx holds the dialog's state
 // (useWechatSignIn) so that it outlasts a visit to the two-factor step.
 import GitHubIcon from '@mui/icons-material/GitHub';
+import KeyIcon from '@mui/icons-material/Key';
 import QrCodeIcon from '@mui/icons-material/QrCode2';
 import { Box, Button, Dialog, DialogActions, DialogContent, DialogTitle, Divider, Stack, TextField, Typography } from '@mui/material';
 import { useState } from 'react';
@@ -38,16 +39,32 @@ export function useWechatSignIn() {
   return { open, setOpen, code, setCode, login };
 }
 
-/** The GitHub and WeChat buttons under a divider, when the server has either enabled. */
+/** Sends the browser to the single sign-on provider; the server keeps what its answer must match. */
+async function startSingleSignOn(): Promise<void> {
+  window.location.assign(await dataProvider.startOidc());
+}
+
+/** The single sign-on, GitHub and WeChat buttons under a divider, when the server has any enabled. */
 export function OtherSignIns({ onWechat }: { onWechat: () => void }) {
   const translate = useTranslate();
   const notice = useNotice();
   const { status } = useStatus();
-  if (!(status?.github_oauth || status?.wechat_login)) return null;
+  if (!(status?.oidc || status?.github_oauth || status?.wechat_login)) return null;
   return (
     <>
       <Divider sx={{ my: 3 }}>{translate('app.auth.or')}</Divider>
       <Stack spacing={1.5}>
+        {status?.oidc && (
+          <Button
+            variant="contained"
+            disableElevation
+            startIcon={<KeyIcon />}
+            onClick={() => void startSingleSignOn().catch((error) => notice(errorMessage(error), 'error'))}
+            fullWidth
+          >
+            {status.oidc_button_text || translate('app.auth.sso')}
+          </Button>
+        )}
         {status?.github_oauth && (
           <Button
             variant="outlined"

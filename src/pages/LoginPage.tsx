@@ -1,20 +1,24 @@
 // /login: password sign-in, links to reset and register, and the GitHub and
 // WeChat buttons when the server has them enabled (LoginOtherWays.tsx). An
 // account with two-factor sign-in gets a second step here: the code from the
-// authenticator app, or one of its recovery codes (LoginSecondFactor.tsx).
+// authenticator app, one of its recovery codes, or a passkey (LoginSecondFactor.tsx).
+// A passkey also signs in alone, without the password (LoginPasskey.tsx).
 import { Alert, Box, Button, Link, Stack, TextField, Typography } from '@mui/material';
 import { useState, type FormEvent } from 'react';
 import { useLogin, useTranslate } from 'react-admin';
 import { Link as RouterLink, useSearchParams } from 'react-router-dom';
-import { needsSecondFactor } from '../authProvider';
+import type { SecondFactor } from '../../common/records';
+import { needsSecondFactor, secondFactorsOf } from '../authProvider';
 import { useNotice } from '../layout/notice';
+import { useStatus } from '../layout/status';
 import { AuthCard } from './AuthCard';
 import { errorMessage } from '../dataProvider/errorMessage';
 import { OtherSignIns, WechatLoginDialog, useWechatSignIn } from './LoginOtherWays';
+import { PasskeySignInButton, PasskeyStep } from './LoginPasskey';
 import { SecondFactorStep } from './LoginSecondFactor';
 
-/** The password step's fields and its submit; `onSecondFactor`: the account asks for its code next. */
-function usePasswordSignIn(onSecondFactor: () => void) {
+/** The password step's fields and its submit; `onSecondFactor`: the account asks for its second factor next (those it names). */
+function usePasswordSignIn(onSecondFactor: (factors?: SecondFactor[]) => void) {
   const login = useLogin();
   const notice = useNotice();
   const [username, setUsername] = useState('');
@@ -33,7 +37,7 @@ function usePasswordSignIn(onSecondFactor: () => void) {
       notice('app.auth.login_success', 'success');
     } catch (error) {
       if (needsSecondFactor(error)) {
-        onSecondFactor();
+        onSecondFactor(secondFactorsOf(error));
       } else {
         setRefusal(errorMessage(error));
       }
@@ -93,10 +97,17 @@ export function LoginPage() {
   const [searchParams] = useSearchParams();
   // GitHub's callback sends an account with two-factor sign-in here for its code
   const [step, setStep] = useState<'password' | 'code'>(searchParams.get('two_factor') ? 'code' : 'password');
-  const signIn = usePasswordSignIn(() => setStep('code'));
+  // which second factors the account has, when the password step's refusal said (it does once a passkey can finish it)
+  const [factors, setFactors] = useState<SecondFactor[] | undefined>();
+  const signIn = usePasswordSignIn((named) => {
+    setFactors(named);
+    setStep('code');
+  });
   const wechat = useWechatSignIn();
+  const { status } = useStatus();
 
-  if (step === 'code') return <SecondFactorStep onBack={() => setStep('password')} />;
+  if (step === 'code' && factors && !factors.includes('totp')) return <PasskeyStep onBack={() => setStep('password')} />;
+  if (step === 'code') return <SecondFactorStep factors={factors} onBack={() => setStep('password')} />;
 
   return (
     <AuthCard title={translate('app.auth.login_title')}>
@@ -105,7 +116,13 @@ export function LoginPage() {
           {translate('app.auth.expired')}
         </Alert>
       )}
+      {status?.oidc_only && (
+        <Alert severity="info" sx={{ mb: 2 }}>
+          {translate('app.auth.sso_only')}
+        </Alert>
+      )}
       <PasswordForm signIn={signIn} />
+      <PasskeySignInButton label="passkey.sign_in" spaced />
       <Stack direction="row" sx={{ mt: 2, justifyContent: 'space-between', flexWrap: 'wrap', gap: 1 }}>
         <Typography variant="body2" color="text.secondary">
           {translate('app.auth.forgot_password')}{' '}

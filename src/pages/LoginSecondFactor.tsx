@@ -1,15 +1,19 @@
 // The second step of /login for an account with two-factor sign-in: the code
-// from the authenticator app, or one of its recovery codes. LoginPage.tsx shows
-// it after the password (or GitHub's callback) asked for it.
+// from the authenticator app, one of its recovery codes, or a passkey.
+// LoginPage.tsx shows it after the password (or GitHub's callback) asked for
+// it. An account with passkeys but no authenticator app gets PasskeyStep
+// (LoginPasskey.tsx) instead.
 import { Box, Button, Link, Stack, TextField, Typography } from '@mui/material';
 import { useState, type FormEvent } from 'react';
 import { useLogin, useTranslate } from 'react-admin';
 import { useNotice } from '../layout/notice';
+import type { SecondFactor } from '../../common/records';
 import { AuthCard } from './AuthCard';
+import { PasskeySignInButton } from './LoginPasskey';
 import { errorMessage } from '../dataProvider/errorMessage';
 
-/** Asks for the code and signs in with it; `onBack` returns to the password step. */
-export function SecondFactorStep({ onBack }: { onBack: () => void }) {
+/** Asks for the code (or a passkey, unless `factors` leaves it out) and signs in with it; `onBack` returns to the password step. */
+export function SecondFactorStep({ factors, onBack }: { factors?: SecondFactor[]; onBack: () => void }) {
   const translate = useTranslate();
   const login = useLogin();
   const notice = useNotice();
@@ -33,6 +37,7 @@ export function SecondFactorStep({ onBack }: { onBack: () => void }) {
     }
   };
 
+  const withPasskey = !factors || factors.includes('passkey');
   return (
     <AuthCard title={translate('app.two_factor.login_title')}>
       <Box component="form" onSubmit={(event) => void submitCode(event)} noValidate>
@@ -58,6 +63,7 @@ export function SecondFactorStep({ onBack }: { onBack: () => void }) {
           <Button type="submit" variant="contained" size="large" disableElevation disabled={busy || !code.trim()} fullWidth>
             {translate('app.two_factor.verify')}
           </Button>
+          {withPasskey && <PasskeySignInButton label="passkey.use_passkey" onExpired={onBack} />}
         </Stack>
       </Box>
       <Stack direction="row" sx={{ mt: 2, justifyContent: 'space-between', flexWrap: 'wrap', gap: 1 }}>

@@ -1,10 +1,12 @@
-// /two-factor: where an admin is kept, after signing in, until they set up
-// two-factor sign-in (when root requires it for admins); the server refuses
-// them everything else meanwhile.
+// /two-factor: where an account is kept, after signing in, until it has a
+// second factor (when root requires one for admins or for everyone): an
+// authenticator app, or a passkey. The server refuses it everything else meanwhile.
 import { Button, Stack, Typography } from '@mui/material';
 import { useLogout, useTranslate } from 'react-admin';
 import { useNavigate } from 'react-router-dom';
 import { readStoredUser, storeUser } from '../dataProvider/storage';
+import { PasskeyPanel } from '../settings/PasskeyPanel';
+import { Section } from '../settings/PersonalSections';
 import { TwoFactorPanel } from '../settings/TwoFactorPanel';
 import { AuthCard } from './AuthCard';
 
@@ -22,9 +24,17 @@ export function TwoFactorSetupPage() {
     <AuthCard title={translate('app.two_factor.setup_title')}>
       <Stack spacing={3}>
         <Typography variant="body2" color="text.secondary">
-          {translate('app.two_factor.setup_help')}
+          {translate('passkey.setup_help')}
         </Typography>
         <TwoFactorPanel onConfirmed={confirmed} onEnabled={() => void navigate('/')} />
+        <Section title="passkey.title" help="passkey.help">
+          <PasskeyPanel
+            onAdded={() => {
+              confirmed();
+              void navigate('/');
+            }}
+          />
+        </Section>
         <Button onClick={() => void logout()} sx={{ alignSelf: 'flex-start' }}>
           {translate('ra.auth.logout')}
         </Button>

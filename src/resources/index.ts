@@ -1,5 +1,6 @@
 // Every console resource, in menu order: App.tsx routes them and the top menu
 // lists them from here, so a new screen is its folder plus one line below.
+import audit from './audit';
 import channel from './channel';
 import log from './log';
 import redemption from './redemption';
@@ -11,7 +12,7 @@ import type { ResourceDefinition } from './types';
 
 export type { MenuEntry, ResourceDefinition } from './types';
 
-export const RESOURCES: readonly ResourceDefinition[] = [channel, token, redemption, user, log, webhook, webhookDelivery];
+export const RESOURCES: readonly ResourceDefinition[] = [channel, token, redemption, user, log, audit, webhook, webhookDelivery];
 
 /** The resources in ra-data-simple-rest's convention, under /api/{name}: handed to the data provider at construction. */
 export const SIMPLE_REST_RESOURCES: ReadonlySet<string> = new Set(

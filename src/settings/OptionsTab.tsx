@@ -1,7 +1,8 @@
 // An admin settings tab (Operation, Prices, System or Other): its sections
 // from sections.ts, plus the pieces a few sections add — the price table on
-// Prices, the GitHub callback address, the SMTP test e-mail and, on Other,
-// the update check and (for root) the import from one-api or new-api.
+// Prices, the GitHub and single sign-on callback addresses, the SMTP test e-mail and, on Other,
+// the update check and (for root) the import from one-api or new-api. The
+// retention section of Operation is a panel of its own (RetentionSection.tsx).
 import SendIcon from '@mui/icons-material/Send';
 import { Alert, Button, CircularProgress, Stack, Typography } from '@mui/material';
 import { useState } from 'react';
@@ -14,6 +15,7 @@ import { useNotice } from '../layout/notice';
 import { errorMessage } from '../dataProvider/errorMessage';
 import { OptionSection } from './OptionSection';
 import { PriceTable } from './PriceTable';
+import { RetentionSection } from './RetentionSection';
 import { SETTING_TABS, type SettingSection, type SettingTab } from './sections';
 import { ImportSection } from './ImportSection';
 import { UpdateCheck } from './UpdateCheck';
@@ -48,14 +50,21 @@ function TestEmailButton({ form, section }: { form: OptionForm; section: Setting
   );
 }
 
-function GitHubCallback({ form }: { form: OptionForm }) {
+/** The address a provider sends the browser back to (GitHub's callback, the OpenID provider's redirect URI). */
+function CallbackAddress({ form, provider }: { form: OptionForm; provider: 'github' | 'oidc' }) {
   const translate = useTranslate();
   const base = (form.stored('ServerAddress') || window.location.origin).replace(/\/+$/, '');
   return (
     <Typography variant="body2" color="text.secondary" sx={{ mt: 2, wordBreak: 'break-all' }}>
-      {translate('settings.github.callback', { url: `${base}/oauth/github` })}
+      {translate(`settings.${provider}.callback`, { url: `${base}/oauth/${provider}` })}
     </Typography>
   );
+}
+
+/** What a section shows under its fields: the callback address of the providers that need one registered. */
+function sectionExtra(tab: SettingTab, section: SettingSection, form: OptionForm) {
+  if (tab !== 'system' || (section.id !== 'github' && section.id !== 'oidc')) return undefined;
+  return <CallbackAddress form={form} provider={section.id} />;
 }
 
 export function OptionsTab({ tab, form }: { tab: SettingTab; form: OptionForm }) {
@@ -68,17 +77,21 @@ export function OptionsTab({ tab, form }: { tab: SettingTab; form: OptionForm })
       {lockedForCaller && <Alert severity="info">{translate('settings.root_only')}</Alert>}
       {tab === 'other' && <UpdateCheck />}
       {tab === 'other' && isRoot(readStoredUser()?.role) && <ImportSection />}
-      {SETTING_TABS[tab].map((section) => (
-        <OptionSection
-          key={section.id}
-          tab={tab}
-          section={section}
-          form={form}
-          extra={tab === 'system' && section.id === 'github' ? <GitHubCallback form={form} /> : undefined}
-          actions={tab === 'system' && section.id === 'smtp' ? <TestEmailButton form={form} section={section} /> : undefined}
-          lead={tab === 'prices' && section.id === 'ratio' ? <PriceTable form={form} /> : undefined}
-        />
-      ))}
+      {SETTING_TABS[tab].map((section) =>
+        tab === 'operation' && section.id === 'retention' ? (
+          <RetentionSection key={section.id} section={section} form={form} />
+        ) : (
+          <OptionSection
+            key={section.id}
+            tab={tab}
+            section={section}
+            form={form}
+            extra={sectionExtra(tab, section, form)}
+            actions={tab === 'system' && section.id === 'smtp' ? <TestEmailButton form={form} section={section} /> : undefined}
+            lead={tab === 'prices' && section.id === 'ratio' ? <PriceTable form={form} /> : undefined}
+          />
+        ),
+      )}
     </Stack>
   );
 }

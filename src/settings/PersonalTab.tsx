@@ -1,4 +1,4 @@
-// The Personal tab: profile link, access token, two-factor sign-in, bindings,
+// The Personal tab: profile link, access token, two-factor sign-in, passkeys, bindings,
 // invite link, language, and account deletion confirmed by typing one's own
 // username. The sections with state of their own are in PersonalSections.tsx.
 import { Button, Stack } from '@mui/material';
@@ -6,6 +6,7 @@ import { useTranslate } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
 import { LanguageSwitch } from '../layout/LanguageSwitch';
 import { AccessTokenSection, BindingsSection, DeleteAccountSection, InviteSection, Section } from './PersonalSections';
+import { PasskeyPanel } from './PasskeyPanel';
 import { TwoFactorPanel } from './TwoFactorPanel';
 
 /** The signed-in user's own settings, one section after another. */
@@ -21,6 +22,9 @@ export function PersonalTab() {
       <AccessTokenSection />
       <Section title="app.two_factor.title" help="app.two_factor.help">
         <TwoFactorPanel />
+      </Section>
+      <Section title="passkey.title" help="passkey.help">
+        <PasskeyPanel />
       </Section>
       <BindingsSection />
       <InviteSection />

@@ -304,6 +304,8 @@ describe('heading order', () => {
         http.get('*/api/channel/models', () => HttpResponse.json({ object: 'list', data: [{ id: 'gpt-4' }] })),
         http.get('*/api/group/', () => HttpResponse.json({ success: true, message: '', data: ['default'] })),
         http.get('*/api/status', () => HttpResponse.json({ success: true, message: '', data: {} })),
+        // the Personal tab's passkey list
+        http.get('*/api/user/passkey', () => HttpResponse.json({ success: true, message: '', data: [] })),
         http.get('*/api/user/2fa', () =>
           HttpResponse.json({
             success: true,

@@ -14,9 +14,11 @@ describe('top menu', () => {
       '/topup',
       '/user',
       '/log',
+      '/audit',
       '/webhook',
       '/pricing',
       '/playground',
+      '/organization',
       '/setting',
       '/about',
       '/chat',
@@ -24,7 +26,7 @@ describe('top menu', () => {
   });
 
   it('hides admin entries from users and visitors, and Chat without a chat link', () => {
-    expect(paths(1, false)).toEqual(['/', '/token', '/topup', '/log', '/pricing', '/playground', '/setting', '/about']);
+    expect(paths(1, false)).toEqual(['/', '/token', '/topup', '/log', '/pricing', '/playground', '/organization', '/setting', '/about']);
     expect(paths(undefined, false)).toEqual(['/', '/token', '/topup', '/log', '/setting', '/about']);
   });
 
@@ -52,9 +54,11 @@ describe('top menu', () => {
       'app.menu.topup',
       'app.menu.user',
       'app.menu.log',
+      'audit.menu',
       'webhooks.menu',
       'pricing.title',
       'playground.title',
+      'organizations.menu',
       'app.menu.setting',
       'app.menu.about',
       'app.menu.chat',

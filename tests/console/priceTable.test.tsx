@@ -44,6 +44,8 @@ function serveOptions(overrides: Record<string, string> = {}, defaults: unknown[
     }),
     http.get('*/api/status', () => HttpResponse.json({ success: true, message: '', data: {} })),
     http.get('*/api/pricing/defaults', () => HttpResponse.json({ success: true, message: '', data: defaults })),
+    // the Personal tab's passkey list
+    http.get('*/api/user/passkey', () => HttpResponse.json({ success: true, message: '', data: [] })),
     http.get('*/api/user/2fa', () =>
       HttpResponse.json({ success: true, message: '', data: { enabled: false, pending: false, recovery_codes_left: 0, required: false } }),
     ),

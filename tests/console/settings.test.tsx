@@ -47,7 +47,11 @@ function serveOptions(overrides: Record<string, string> = {}, secretsSet: string
     http.get('*/api/status', () => HttpResponse.json({ success: true, message: '', data: {} })),
     http.get('*/api/pricing/defaults', () => HttpResponse.json({ success: true, message: '', data: DEFAULT_PRICES })),
     http.get('*/api/import/', () => HttpResponse.json({ success: true, message: '', data: { running: false, source: '', apply: false } })),
+    // the Operation tab's retention panel (retention.test.tsx tests it)
+    http.get('*/api/retention/', () => HttpResponse.json({ success: true, message: '', data: { kinds: [], job: null } })),
     // the Personal tab's two-factor panel
+    // the Personal tab's passkey list
+    http.get('*/api/user/passkey', () => HttpResponse.json({ success: true, message: '', data: [] })),
     http.get('*/api/user/2fa', () =>
       HttpResponse.json({ success: true, message: '', data: { enabled: false, pending: false, recovery_codes_left: 0, required: false } }),
     ),

@@ -140,7 +140,7 @@ describe('two-factor panel', () => {
   it('offers no way to turn it off when it is required for the role', async () => {
     server.use(http.get('*/api/user/2fa', () => envelope({ enabled: true, pending: false, recovery_codes_left: 1, required: true })));
     renderAt('/setting', <TwoFactorPanel />);
-    await screen.findByText('Two-factor sign-in is required for administrators, so it cannot be turned off.');
+    await screen.findByText('A second factor is required for your account and this is your only one, so it cannot be turned off.');
     expect(screen.getByText('1 recovery code left')).toBeTruthy();
     expect(screen.queryByRole('button', { name: 'Turn off' })).toBeNull();
   });

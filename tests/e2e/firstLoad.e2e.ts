@@ -20,8 +20,12 @@ const ROOT_PASSWORD = 'e2e-first-load-root-pass';
  * the theme switch and loaded Chinese on demand; 240 KiB with the webhook and 2FA screens
  * (the two-factor set-up page and ra-data-simple-rest load on demand) once the
  * hashed build files stopped carrying the document-only security headers.
+ * The sign-in ways of issue 41 (the single sign-on button, passkey sign-in, their
+ * strings and data-provider calls; WebAuthn's own library loads on demand) took it
+ * to 258.9 kB, so the budget is 262 kB until the English strings of the screens a
+ * visitor never sees move out of the main chunk.
  */
-const LOGIN_BUDGET_BYTES = 250_000;
+const LOGIN_BUDGET_BYTES = 262_000;
 const USER_FIRST_SCREEN_BUDGET_BYTES = 400_000;
 
 interface Transfer {

@@ -49,6 +49,8 @@ const MATRIX: Array<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; url: string; mi
   { method: 'DELETE', url: '/api/redemption/999/', minimum: 'admin' },
   { method: 'GET', url: '/api/oauth/state', minimum: 'guest' },
   { method: 'GET', url: '/api/oauth/github?code=x&state=y', minimum: 'guest' },
+  { method: 'GET', url: '/api/oauth/oidc/start', minimum: 'guest' },
+  { method: 'GET', url: '/api/oauth/oidc?code=x&state=y', minimum: 'guest' },
   { method: 'GET', url: '/api/oauth/wechat?code=x', minimum: 'guest' },
   { method: 'GET', url: '/api/oauth/wechat/bind?code=x', minimum: 'user' },
   { method: 'GET', url: '/api/oauth/email/bind?email=a@b.co&code=1', minimum: 'user' },
@@ -83,6 +85,9 @@ const MATRIX: Array<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; url: string; mi
   { method: 'GET', url: '/api/log/search?keyword=1', minimum: 'admin' },
   { method: 'GET', url: '/api/import/', minimum: 'root' },
   { method: 'POST', url: '/api/import/', minimum: 'root', payload: { source: '/no/such/one-api.db' } },
+  { method: 'GET', url: '/api/retention/', minimum: 'admin' },
+  // every kind is kept forever here: past the role check the handler refuses, as the envelope says
+  { method: 'POST', url: '/api/retention/prune', minimum: 'admin' },
   { method: 'GET', url: '/api/webhook?sort=["id","DESC"]&range=[0,9]&filter={}', minimum: 'admin', rest: true },
   { method: 'GET', url: '/api/webhook/999', minimum: 'admin', rest: true },
   {
@@ -108,8 +113,47 @@ const MATRIX: Array<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; url: string; mi
   { method: 'POST', url: '/api/user/2fa/disable', minimum: 'user', payload: { code: '000000' } },
   { method: 'GET', url: '/api/user/2/2fa', minimum: 'root' },
   { method: 'POST', url: '/api/user/999/2fa/reset', minimum: 'root' },
+  { method: 'GET', url: '/api/user/passkey', minimum: 'user' },
+  { method: 'POST', url: '/api/user/passkey/register/options', minimum: 'user' },
+  {
+    method: 'POST',
+    url: '/api/user/passkey/register/verify',
+    minimum: 'user',
+    payload: { name: 'matrix', credential: { id: 'x', rawId: 'x', type: 'public-key', response: {} } },
+  },
+  { method: 'DELETE', url: '/api/user/passkey/999', minimum: 'user' },
+  { method: 'POST', url: '/api/passkey/login/options', minimum: 'guest' },
+  {
+    method: 'POST',
+    url: '/api/passkey/login/verify',
+    minimum: 'guest',
+    payload: { credential: { id: 'x', rawId: 'x', type: 'public-key', response: {} } },
+  },
   { method: 'GET', url: '/api/setup/checklist', minimum: 'root' },
   { method: 'POST', url: '/api/setup/checklist/dismiss', minimum: 'root' },
+  // the audit log (its CSV export, which answers without an envelope, is checked in audit.test.ts)
+  { method: 'GET', url: '/api/audit/?p=0', minimum: 'admin' },
+  { method: 'GET', url: '/api/audit/search?keyword=a', minimum: 'admin' },
+  { method: 'GET', url: '/api/audit/verify', minimum: 'admin' },
+  // organisations: site admins manage them all; the member routes open to any signed-in user and then ask
+  // the caller's standing in the organisation (common/organizations.ts, tests/server/organizationTenancy.test.ts)
+  { method: 'GET', url: '/api/organization/?p=0', minimum: 'admin' },
+  { method: 'GET', url: '/api/organization/search?keyword=a', minimum: 'admin' },
+  { method: 'POST', url: '/api/organization/', minimum: 'admin', payload: { name: '', owner: 'nobody' } },
+  { method: 'PUT', url: '/api/organization/', minimum: 'admin', payload: { id: 999, name: 'x' } },
+  { method: 'DELETE', url: '/api/organization/999', minimum: 'admin' },
+  { method: 'GET', url: '/api/organization/self', minimum: 'user' },
+  { method: 'GET', url: '/api/organization/999', minimum: 'user' },
+  { method: 'GET', url: '/api/organization/999/member?p=0', minimum: 'user' },
+  { method: 'POST', url: '/api/organization/999/member', minimum: 'user', payload: { username: 'nobody' } },
+  { method: 'PUT', url: '/api/organization/999/member', minimum: 'user', payload: { user_id: 1, role: 'member' } },
+  { method: 'DELETE', url: '/api/organization/999/member/1', minimum: 'user' },
+  { method: 'GET', url: '/api/organization/999/token?p=0', minimum: 'user' },
+  { method: 'GET', url: '/api/organization/999/token/1/key', minimum: 'user' },
+  { method: 'POST', url: '/api/organization/999/token', minimum: 'user', payload: { name: 'matrix' } },
+  { method: 'PUT', url: '/api/organization/999/token', minimum: 'user', payload: { id: 1, status: 2 } },
+  { method: 'DELETE', url: '/api/organization/999/token/1', minimum: 'user' },
+  { method: 'POST', url: '/api/organization/999/topup', minimum: 'admin', payload: { quota: 1 } },
 ];
 
 let app: FastifyInstance;

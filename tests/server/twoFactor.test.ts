@@ -80,16 +80,21 @@ const PUBLIC_ROUTES = new Set([
   'POST /api/user/reset',
   'POST /api/user/login',
   'POST /api/user/login/2fa',
+  'POST /api/passkey/login/options',
+  'POST /api/passkey/login/verify',
   'GET /api/user/logout',
   'GET /api/oauth/state',
   'GET /api/oauth/github',
   'GET /api/oauth/wechat',
+  'GET /api/oauth/oidc/start',
+  'GET /api/oauth/oidc',
 ]);
 
 /** Bodies that pass each route's input schema, so the refusal seen is the auth layer's, not a 400. */
 const BODIES: Record<string, unknown> = {
   'POST /api/user/2fa/confirm': { code: '000000' },
   'POST /api/user/2fa/disable': { code: '000000' },
+  'POST /api/user/passkey/register/verify': { name: 'x', credential: { id: 'x', rawId: 'x', type: 'public-key', response: {} } },
   'POST /api/user/': { username: 'x', password: 'password-123' },
   'PUT /api/user/': { id: 999 },
   'POST /api/user/manage': { username: 'nobody', action: 'enable' },
@@ -347,13 +352,21 @@ for (const target of targets) {
           success: false,
           code: 'permission_denied',
         });
-        expect((await api(app, root, 'GET', `/api/user/${ivyId}/2fa`)).json().data).toEqual({ enabled: true, recovery_codes_left: 10 });
+        expect((await api(app, root, 'GET', `/api/user/${ivyId}/2fa`)).json().data).toEqual({
+          enabled: true,
+          recovery_codes_left: 10,
+          passkeys: 0,
+        });
         expect((await api(app, root, 'POST', `/api/user/${ivyId}/2fa/reset`)).json()).toEqual({
           success: true,
           message: '',
           data: { removed: true },
         });
-        expect((await api(app, root, 'GET', `/api/user/${ivyId}/2fa`)).json().data).toEqual({ enabled: false, recovery_codes_left: 0 });
+        expect((await api(app, root, 'GET', `/api/user/${ivyId}/2fa`)).json().data).toEqual({
+          enabled: false,
+          recovery_codes_left: 0,
+          passkeys: 0,
+        });
         expect((await passwordStep(app, 'ivy')).response.json().data.two_factor_enrolment_required).toBe(true);
         expect((await api(app, root, 'POST', '/api/user/999999/2fa/reset')).json().code).toBe('user_not_found');
       } finally {

@@ -21,6 +21,11 @@ import * as ledgerBatches from './0017-ledger-batches';
 import * as channelKeys from './0018-channel-keys';
 import * as budgets from './0019-budgets';
 import * as channelTestModel from './0021-channel-test-model';
+import * as auditLog from './0022-audit-log';
+import * as oidcIdentities from './0023-oidc-identities';
+import * as passkeys from './0024-passkeys';
+import * as organizations from './0025-organizations';
+import * as pruneRuns from './0026-prune-runs';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -43,6 +48,11 @@ export const migrations: Record<string, Migration> = {
   '0018-channel-keys': channelKeys,
   '0019-budgets': budgets,
   '0021-channel-test-model': channelTestModel,
+  '0022-audit-log': auditLog,
+  '0023-oidc-identities': oidcIdentities,
+  '0024-passkeys': passkeys,
+  '0025-organizations': organizations,
+  '0026-prune-runs': pruneRuns,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,8 +1,15 @@
 import type { AbilitiesSchema } from './abilities';
+import type { AuditLogSchema } from './auditLog';
 import type { ChannelsSchema } from './channels';
 import type { JobLeasesSchema } from './jobLeases';
 import type { LogsSchema } from './logs';
+import type { OidcIdentitiesSchema } from './oidcIdentities';
 import type { OptionsSchema } from './options';
+import type { OrganizationMembersSchema } from './organizationMembers';
+import type { OrganizationsSchema } from './organizations';
+import type { PasskeyChallengesSchema } from './passkeyChallenges';
+import type { PasskeysSchema } from './passkeys';
+import type { PruneRunsSchema } from './pruneRuns';
 import type { RedemptionsSchema } from './redemptions';
 import type { SessionsSchema } from './sessions';
 import type { ReservationsSchema } from './reservations';
@@ -16,17 +23,24 @@ import type { WebhooksSchema } from './webhooks';
 
 /** The whole database, as Kysely sees it. */
 export type Database = UsersSchema &
+  AuditLogSchema &
   TokensSchema &
   ChannelsSchema &
   AbilitiesSchema &
   RedemptionsSchema &
   LogsSchema &
+  OidcIdentitiesSchema &
   OptionsSchema &
   VerificationCodesSchema &
   SessionsSchema &
   ReservationsSchema &
   UsageRollupsSchema &
   JobLeasesSchema &
+  PruneRunsSchema &
   WebhooksSchema &
   TwoFactorSchema &
-  TwoFactorRecoveryCodesSchema;
+  TwoFactorRecoveryCodesSchema &
+  PasskeysSchema &
+  PasskeyChallengesSchema &
+  OrganizationsSchema &
+  OrganizationMembersSchema;

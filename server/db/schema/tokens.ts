@@ -32,6 +32,8 @@ export interface TokensTable {
   models: string | null;
   /** Comma-separated client IPs/CIDRs; null or empty allows every address. */
   allowed_ips: string | null;
+  /** On a key of an organisation's account: the member it belongs to (null: the organisation's own service key). */
+  member_user_id: Generated<number | null>;
 }
 
 export interface TokensSchema {

@@ -36,6 +36,8 @@ export interface UsersTable {
   /** Bumped to revoke every session of the user (password change, reset). */
   session_version: number;
   created_at: number;
+  /** Set on the account row that holds an organisation's balance (it never signs in); null for a person. */
+  organization_id: Generated<number | null>;
 }
 
 export interface UsersSchema {

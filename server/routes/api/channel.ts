@@ -329,6 +329,8 @@ function channelWriteRoutes(fastify: FastifyInstance): void {
       status,
       multiKey ? { strategy: strategyOf(body.key_strategy) } : undefined,
     );
+    // the keys themselves are masked by the audit log, as `key` always is
+    request.audit({ targetId: ids.join(','), after: { ...parsed.value, status, key: keys.join('\n') } });
     return ok({ ids });
   });
 
@@ -347,12 +349,18 @@ function channelWriteRoutes(fastify: FastifyInstance): void {
       const failure = await editChannel(db, id, current, body);
       if (failure) return fail(failure);
     }
-    return ok(toChannelRecord((await findChannel(db, id))!));
+    const updated = (await findChannel(db, id))!;
+    request.audit({ before: current, after: updated });
+    return ok(toChannelRecord(updated));
   });
 
   app.delete('/api/channel/:id', { preHandler: admin, schema: byId }, async (request) => {
     const id = positiveId(request.params.id);
-    return id && (await deleteChannel(db, id)) ? ok() : fail('channel not found', 'channel_not_found');
+    // the row as it was, for the audit log
+    const before = id ? await findChannel(db, id) : undefined;
+    if (!id || !(await deleteChannel(db, id))) return fail('channel not found', 'channel_not_found');
+    request.audit({ before });
+    return ok();
   });
 }
 

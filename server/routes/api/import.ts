@@ -29,6 +29,7 @@ export function importRoutes(fastify: FastifyInstance): Promise<void> {
     if (!location) return fail('give the source: a SQLite file path on the server, or a MySQL or PostgreSQL DSN');
     const apply = isOn(body.apply);
     state = { running: true, source: redactedLocation(location), apply, started_at: Math.floor(Date.now() / 1000) };
+    request.audit({ after: { source: state.source, apply, merge: isOn(body.merge), with_logs: isOn(body.with_logs) } });
     const run = async () => {
       let report: ImportReport | undefined;
       const source = await openSource(location);

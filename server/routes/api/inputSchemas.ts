@@ -289,6 +289,12 @@ export const resetSchema = { body: typed<{ email?: string; token?: string }>(obj
 export const emailBindSchema = { querystring: typed<{ email?: string; code?: string }>(objectOf({ email, code: text(64) })) };
 export const githubSchema = { querystring: typed<{ code?: string; state?: string }>(objectOf({ code: text(512), state: text(128) })) };
 export const wechatSchema = { querystring: typed<{ code?: string }>(objectOf({ code: text(128) })) };
+/** The provider's answer to a single sign-on, as the console's callback page passes it on (RFC 9207 adds `iss`). */
+export const oidcCallbackSchema = {
+  querystring: typed<{ code?: string; state?: string; iss?: string; error?: string; error_description?: string }>(
+    objectOf({ code: text(2048), state: text(256), iss: text(512), error: text(128), error_description: text(1024) }),
+  ),
+};
 
 // ---- tokens --------------------------------------------------------------
 

@@ -7,6 +7,7 @@ import { Role } from '../../../common/roles';
 import { VERSION, type ReleaseInfo } from '../../../common/version';
 import { DEFAULT_RELEASE_CHECK_URL } from '../../config';
 import { requireRole } from '../../plugins/auth';
+import { ssoOnly } from '../../services/oidc';
 
 /** How long the update check waits for the release server before giving up. */
 export const RELEASE_CHECK_TIMEOUT_MS = 5000;
@@ -86,8 +87,16 @@ export function clientStatus(app: FastifyInstance): ClientStatus {
     turnstile_site_key: options.get('TurnstileSiteKey'),
     email_verification: options.bool('EmailVerificationEnabled'),
     password_login: options.bool('PasswordLoginEnabled'),
-    register_enabled: options.bool('RegisterEnabled') && options.bool('PasswordRegisterEnabled'),
+    register_enabled: options.bool('RegisterEnabled') && options.bool('PasswordRegisterEnabled') && !ssoOnly(options),
     public_pricing: options.bool('PublicPricingEnabled'),
+    oidc: options.bool('OidcEnabled'),
+    oidc_client_id: options.get('OidcClientId'),
+    oidc_well_known: options.get('OidcWellKnown'),
+    oidc_authorization_endpoint: options.get('OidcAuthorizationEndpoint'),
+    oidc_token_endpoint: options.get('OidcTokenEndpoint'),
+    oidc_userinfo_endpoint: options.get('OidcUserinfoEndpoint'),
+    oidc_button_text: options.get('OidcButtonText'),
+    oidc_only: ssoOnly(options),
   };
 }
 

@@ -11,6 +11,7 @@ import { callerOf, requireRole } from '../../plugins/auth';
 import { rateLimit } from '../../plugins/rateLimit';
 import type { AppContext } from '../../plugins/context';
 import { SESSION_COOKIE, sessionIsLive } from '../../services/session';
+import { SSO_REQUIRED, ssoOnly } from '../../services/oidc';
 import { insertLog } from '../../repositories/logs';
 import { bindIdentity, createUser, emailTaken, findUserById, findUserByIdentity, type UserRow } from '../../repositories/users';
 import { randomAlphanumeric } from '../../secrets';
@@ -51,6 +52,7 @@ async function signInWith(
   prefix: string,
 ) {
   let user = await findUserByIdentity(db, column, identity.id);
+  if (ssoOnly(options) && !(user && Number(user.role) >= Role.root)) return fail(SSO_REQUIRED, 'sso_required');
   if (!user) {
     if (!options.bool('RegisterEnabled')) return fail('registration is closed');
     const quota = options.number('QuotaForNewUser');

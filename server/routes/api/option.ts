@@ -8,10 +8,9 @@ import type { FastifyInstance } from 'fastify';
 import { fail, ok } from '../../../common/envelope';
 import { OPTION_KEYS, OPTION_SPECS, isOptionKey, isRootOnlyOption, isSecretOption, type OptionKey } from '../../../common/options';
 import { Role, isRoot } from '../../../common/roles';
-import { callerOf, requireRole } from '../../plugins/auth';
+import { callerOf, hasSecondFactor, requireRole } from '../../plugins/auth';
 import { escapeHtml, MailError } from '../../services/mailer';
 import { OptionError, type OptionStore } from '../../services/optionStore';
-import { hasTwoFactor } from '../../repositories/twoFactor';
 import { rootSignInBindings } from '../../repositories/users';
 import type { AppContext } from '../../plugins/context';
 import { optionUpdateSchema } from './inputSchemas';
@@ -27,6 +26,7 @@ export interface OptionListEntry {
 const PREREQUISITES: Partial<Record<OptionKey, { needs: OptionKey[]; message: string }>> = {
   GitHubOAuthEnabled: { needs: ['GitHubClientId', 'GitHubClientSecret'], message: 'fill in the GitHub client id and secret first' },
   WeChatAuthEnabled: { needs: ['WeChatServerAddress'], message: 'fill in the WeChat server address and token first' },
+  OidcEnabled: { needs: ['OidcWellKnown', 'OidcClientId'], message: 'fill in the single sign-on discovery URL and client id first' },
   TurnstileCheckEnabled: { needs: ['TurnstileSiteKey', 'TurnstileSecretKey'], message: 'fill in the Turnstile site key and secret first' },
   EmailDomainRestrictionEnabled: { needs: ['EmailDomainWhitelist'], message: 'fill in the e-mail domain whitelist first' },
 };
@@ -54,6 +54,17 @@ async function lockoutMessage(context: AppContext, key: OptionKey, value: string
   return `${name} is the last way the super admin can sign in: keep it on, or first enable password login, or GitHub or WeChat login with that account bound to root`;
 }
 
+/**
+ * Refuses to require a second factor (of admins, or of everyone) while the
+ * caller has none: root would shut itself out of everything but enrolment with
+ * its next request.
+ */
+async function ownSecondFactorMissing(context: AppContext, key: OptionKey, value: string, callerId: number): Promise<string | undefined> {
+  if ((key !== 'TwoFactorRequiredForAdmins' && key !== 'SecondFactorRequired') || value !== 'true') return undefined;
+  if (await hasSecondFactor(context.db, callerId)) return undefined;
+  return 'set up two-factor sign-in for your own account first (Setting → Personal)';
+}
+
 function unmetPrerequisite(options: OptionStore, key: OptionKey, value: string): string | undefined {
   const rule = PREREQUISITES[key];
   if (!rule || value !== 'true') return undefined;
@@ -76,6 +87,7 @@ export function optionRoutes(fastify: FastifyInstance): Promise<void> {
   app.put('/api/option/', { preHandler: admin, schema: optionUpdateSchema }, async (request) => {
     const body = request.body;
     const key = body.key ?? '';
+    request.audit({ targetId: key });
     if (!isOptionKey(key)) return fail(`unknown option: ${key || '(empty)'}`);
     if (isRootOnlyOption(key) && !isRoot(callerOf(request).role)) {
       return fail('only the super admin may change this setting', 'root_only');
@@ -85,18 +97,20 @@ export function optionRoutes(fastify: FastifyInstance): Promise<void> {
     const value = raw === undefined || raw === null ? '' : String(raw);
     if (OPTION_SPECS[key].kind === 'secret' && value === '') return ok(); // empty secret: keep the stored one
 
-    // root would shut itself out of everything but enrolment with its next request
-    if (key === 'TwoFactorRequiredForAdmins' && value === 'true' && !(await hasTwoFactor(app.ctx.db, Number(callerOf(request).id)))) {
-      return fail('set up two-factor sign-in for your own account first (Setting → Personal)');
-    }
-    const refusal = unmetPrerequisite(options, key, value) ?? (await lockoutMessage(app.ctx, key, value));
+    const refusal =
+      (await ownSecondFactorMissing(app.ctx, key, value, Number(callerOf(request).id))) ??
+      unmetPrerequisite(options, key, value) ??
+      (await lockoutMessage(app.ctx, key, value));
     if (refusal) return fail(refusal);
+    const before = options.get(key);
     try {
       await options.set(key, value);
     } catch (error) {
       if (error instanceof OptionError) return fail(error.message);
       throw error;
     }
+    // the stored (normalised) value; a secret is masked by the audit log (its kind says so)
+    request.audit({ before: { [key]: before }, after: { [key]: options.get(key) } });
     return ok();
   });
 

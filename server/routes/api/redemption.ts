@@ -111,6 +111,7 @@ function redemptionWriteRoutes(fastify: FastifyInstance): void {
     const keys = Array.from({ length: count }, generateRedemptionKey);
     // all or nothing: a failure midway leaves no half-created batch
     await createRedemptions(db, Number(callerOf(request).id), { name, quota }, keys, now);
+    request.audit({ after: { name, quota, count, key_tails: keys.map((key) => `***${key.slice(-4)}`) } });
     return ok(keys);
   });
 
@@ -132,7 +133,9 @@ function redemptionWriteRoutes(fastify: FastifyInstance): void {
       if (quota === undefined) return fail('quota must be a whole number above 0');
       await updateRedemption(db, id, { name, quota });
     }
-    return ok(toRedemptionRecord((await findRedemption(db, id))!));
+    const updated = (await findRedemption(db, id))!;
+    request.audit({ before: code, after: updated });
+    return ok(toRedemptionRecord(updated));
   });
 
   app.delete('/api/redemption/:id', { preHandler: admin, schema: byId }, async (request) => {

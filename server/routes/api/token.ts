@@ -267,6 +267,7 @@ function tokenWriteRoutes(fastify: FastifyInstance): void {
     const userId = Number(callerOf(request).id);
     const id = await createToken(db, dialect, userId, generateTokenKey(), parsed.value);
     const row = await findOwnToken(db, userId, id);
+    request.audit({ targetId: id, after: row });
     return ok(toTokenRecord(row!, true, limitsOf(options, request), zoneOf(options)));
   });
 
@@ -288,12 +289,16 @@ function tokenWriteRoutes(fastify: FastifyInstance): void {
       if (failure) return fail(failure);
     }
     const updated = await findOwnToken(db, userId, id);
+    request.audit({ before: token, after: updated });
     return ok(toTokenRecord(updated!, false, limitsOf(options, request), zoneOf(options)));
   });
 
   app.delete('/api/token/:id', { preHandler: signedIn, schema: byId }, async (request) => {
     const id = positiveId(request.params.id);
+    // the row as it was, for the audit log
+    const before = id ? await findOwnToken(db, Number(callerOf(request).id), id) : undefined;
     const deleted = id ? await deleteOwnToken(db, Number(callerOf(request).id), id) : false;
+    if (deleted) request.audit({ before });
     return deleted ? ok() : fail('token not found', 'token_not_found');
   });
 }

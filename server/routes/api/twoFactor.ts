@@ -12,10 +12,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TOTP } from 'otpauth';
 import { fail, ok, type Envelope } from '../../../common/envelope';
-import type { SessionUser, TwoFactorEnrolment, TwoFactorStatus } from '../../../common/records';
+import type { SecondFactorChoice, SessionUser, TwoFactorEnrolment, TwoFactorStatus } from '../../../common/records';
 import { LogType, Role, UserStatus } from '../../../common/roles';
 import type { AppContext } from '../../plugins/context';
-import { callerOf, mustEnrolTwoFactor, requireRole } from '../../plugins/auth';
+import { callerOf, mustEnrolTwoFactor, requireRole, secondFactorRequiredFor } from '../../plugins/auth';
 import { DEFAULT_LOGIN_LIMITS } from '../../config';
 import { rateLimit } from '../../plugins/rateLimit';
 import { failureLimit } from '../../services/rateLimiter';
@@ -31,6 +31,7 @@ import {
   useRecoveryCode,
 } from '../../repositories/twoFactor';
 import { findUserById, type UserRow } from '../../repositories/users';
+import { deletePasskeysOfUser, hasPasskey, listPasskeys } from '../../repositories/passkeys';
 import { byId, twoFactorCodeSchema } from './inputSchemas';
 import { deriveKey, openSecret, sealSecret } from '../../secrets';
 import { randomInt } from 'node:crypto';
@@ -67,14 +68,30 @@ export const toSessionUser = (user: UserRow): SessionUser => ({
 
 /**
  * The answer to a right password (or a finished OAuth sign-in): a partial
- * session and `two_factor_required` when the account has two-factor sign-in,
- * else a full session and the user.
+ * session and `two_factor_required` when the account has a second factor
+ * (TOTP or a passkey), else a full session and the user. When a passkey can
+ * finish the step, `data.second_factors` says which factors the account has.
  */
-export async function finishFirstFactor(request: FastifyRequest, reply: FastifyReply, user: UserRow): Promise<Envelope<SessionUser>> {
+export async function finishFirstFactor(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  user: UserRow,
+): Promise<Envelope<SessionUser> | Envelope<SecondFactorChoice>> {
   const { db, sessions } = request.server.ctx;
-  if ((await findTwoFactor(db, Number(user.id)))?.enabled === 1) {
+  // every way of signing in ends here: the audit row names who signed in (its outcome says whether fully)
+  request.audit({ targetId: Number(user.id), actor: user });
+  const totp = (await findTwoFactor(db, Number(user.id)))?.enabled === 1;
+  const passkey = await hasPasskey(db, Number(user.id));
+  if (totp || passkey) {
     await setSessionCookie(db, request, reply, sessions, user, 'partial');
-    return fail('enter the code from your authenticator app (or a recovery code) to finish signing in', 'two_factor_required');
+    if (!passkey) {
+      return fail('enter the code from your authenticator app (or a recovery code) to finish signing in', 'two_factor_required');
+    }
+    const choice: SecondFactorChoice = { second_factors: totp ? ['totp', 'passkey'] : ['passkey'] };
+    return {
+      ...fail('use your passkey (or a code from your authenticator app) to finish signing in', 'two_factor_required'),
+      data: choice,
+    };
   }
   await setSessionCookie(db, request, reply, sessions, user);
   const sessionUser = toSessionUser(user);
@@ -154,7 +171,8 @@ async function statusOf({ db, options }: AppContext, user: UserRow): Promise<Two
     enabled: enrolment?.enabled === 1,
     pending: enrolment?.enabled === 0,
     recovery_codes_left: enrolment?.enabled === 1 ? await unusedRecoveryCodes(db, Number(user.id)) : 0,
-    required: Number(user.role) >= Role.admin && options.bool('TwoFactorRequiredForAdmins'),
+    // TOTP is needed while a second factor is required and no passkey stands in for it
+    required: secondFactorRequiredFor(options, user) && !(await hasPasskey(db, Number(user.id))),
   };
 }
 
@@ -223,8 +241,9 @@ function enrolmentRoutes(fastify: FastifyInstance): void {
     async (request, reply) => {
       const caller = callerOf(request);
       if ((await findTwoFactor(db, Number(caller.id)))?.enabled !== 1) return fail('two-factor sign-in is not on');
-      if (Number(caller.role) >= Role.admin && options.bool('TwoFactorRequiredForAdmins')) {
-        return fail('two-factor sign-in is required for admins: it cannot be turned off', 'two_factor_enrolment_required');
+      // a passkey still counts as the second factor the requirement asks for
+      if (secondFactorRequiredFor(options, caller) && !(await hasPasskey(db, Number(caller.id)))) {
+        return fail('a second factor is required for your account: add a passkey before turning this off', 'two_factor_enrolment_required');
       }
       const checked = await checkCode(app.ctx, sealingKey, reply, Number(caller.id), request.body.code, { recovery: true });
       if ('refusal' in checked) return checked.refusal;
@@ -254,6 +273,7 @@ function secondStepRoutes(fastify: FastifyInstance): void {
     if (!claims || !user || !partial) {
       return reply.code(401).send(fail('sign in with your password first (the code step lasts 5 minutes)', 'session_expired'));
     }
+    request.audit({ targetId: Number(user.id), actor: user });
     if (Number(user.status) !== UserStatus.enabled) return fail('user is banned', 'user_banned');
     const checked = await checkCode(app.ctx, sealingKey, reply, Number(user.id), request.body.code, { recovery: true });
     if ('refusal' in checked) return checked.refusal;
@@ -278,14 +298,17 @@ function rootResetRoutes(fastify: FastifyInstance): void {
     const target = await findUserById(db, Number(request.params.id));
     if (!target) return fail('user not found', 'user_not_found');
     const status = await statusOf(app.ctx, target);
-    return ok({ enabled: status.enabled, recovery_codes_left: status.recovery_codes_left });
+    const passkeys = (await listPasskeys(db, Number(target.id))).length;
+    return ok({ enabled: status.enabled, recovery_codes_left: status.recovery_codes_left, passkeys });
   });
 
-  // for a user who lost both their authenticator and their recovery codes; they sign in with the password alone after it
+  // for a user who lost both their authenticator and their recovery codes (or their passkeys): every second factor
+  // goes, and they sign in with the password alone after it (or set one up again, when one is required)
   app.post('/api/user/:id/2fa/reset', { preHandler: root, schema: byId }, async (request) => {
     const target = await findUserById(db, Number(request.params.id));
     if (!target) return fail('user not found', 'user_not_found');
-    const removed = await removeTwoFactor(db, Number(target.id));
+    const removedTotp = await removeTwoFactor(db, Number(target.id));
+    const removed = (await deletePasskeysOfUser(db, Number(target.id))) > 0 || removedTotp;
     if (removed) {
       await insertLog(db, {
         userId: Number(target.id),

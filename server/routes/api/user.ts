@@ -10,6 +10,7 @@ import type { AppContext } from '../../plugins/context';
 import { clearSessionCookie, revokeSession, revokeUserSessions, SESSION_COOKIE, setSessionCookie } from '../../services/session';
 import { rateLimit } from '../../plugins/rateLimit';
 import { loginLimits } from '../../services/rateLimiter';
+import { SSO_REQUIRED, ssoOnly } from '../../services/oidc';
 import { requireTurnstile } from '../../plugins/turnstile';
 import { insertLog } from '../../repositories/logs';
 import { checkEmailCode, normaliseEmail } from './account';
@@ -105,6 +106,7 @@ function signUpRoutes(fastify: FastifyInstance): void {
 
   app.post('/api/user/register', { preHandler: [rateLimit('critical'), requireTurnstile], schema: registerSchema }, async (request) => {
     if (!options.bool('RegisterEnabled')) return fail('registration is closed', 'registration_closed');
+    if (ssoOnly(options)) return fail(SSO_REQUIRED, 'sso_required');
     if (!options.bool('PasswordRegisterEnabled')) return fail('password registration is closed, please use a third-party login');
     const body = request.body;
     const username = asString(body.username).trim();
@@ -150,6 +152,7 @@ function signInRoutes(fastify: FastifyInstance): void {
     if (!options.bool('PasswordLoginEnabled')) return fail('password login is disabled', 'password_login_disabled');
     const body = request.body;
     const username = asString(body.username).trim();
+    request.audit({ username });
     const password = asString(body.password);
     if (!username || !password) return fail('username and password are required', 'credentials_required');
     const limits = loginLimits(app.ctx, request.ip, username);
@@ -157,6 +160,13 @@ function signInRoutes(fastify: FastifyInstance): void {
     const user = await findUserByUsername(db, username);
     // an account without a password ('' : signed up through OAuth) matches nothing
     const matches = await verifyPassword(password, user?.password_hash, app.ctx.config.passwordHashCost);
+    // the account tried is the target; the actor is named once the sign-in goes through (finishFirstFactor)
+    request.audit({ targetId: user ? Number(user.id) : '' });
+    // under OidcOnly only root's right password passes; every other attempt gets the same answer, naming no account
+    if (ssoOnly(options) && !(user && matches && Number(user.role) >= Role.root)) {
+      if (!matches) await limits.failed();
+      return fail(SSO_REQUIRED, 'sso_required');
+    }
     if (!user || !matches) {
       await limits.failed();
       return fail('username or password is wrong', 'wrong_credentials');
@@ -216,6 +226,7 @@ function selfRoutes(fastify: FastifyInstance): void {
       patch.session_version = Number(caller.session_version) + 1;
     }
     await updateUser(db, Number(caller.id), patch);
+    request.audit({ before: caller, after: { ...caller, ...patch } });
     if (patch.session_version !== undefined) {
       await revokeUserSessions(db, Number(caller.id));
       await setSessionCookie(db, request, reply, sessions, { id: Number(caller.id), session_version: patch.session_version });

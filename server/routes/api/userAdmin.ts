@@ -14,6 +14,7 @@ import { pageWindowOf, positiveId, sortOf } from '../../repositories/pagination'
 import {
   createUser,
   deleteUser,
+  findPersonByUsername,
   findUserById,
   findUserByUsername,
   listUsers,
@@ -193,6 +194,7 @@ function userEditRoutes(fastify: FastifyInstance): void {
     if ('refusal' in start) return start.refusal;
     const displayName =
       typeof body.display_name === 'string' && body.display_name.trim() ? body.display_name.trim().slice(0, 20) : username;
+    request.audit({ after: { username, display_name: displayName } });
     // always role 1: an admin is made by root's promote, never at creation
     await createUser(db, dialect, {
       username,
@@ -216,6 +218,7 @@ function userEditRoutes(fastify: FastifyInstance): void {
     if ('refusal' in allowance) return allowance.refusal;
     const patch: UserPatch = { ...account.patch, ...allowance.patch };
     await updateUser(db, id, patch);
+    request.audit({ before: target, after: { ...target, ...patch } });
     if (patch.quota !== undefined && patch.quota !== Number(target.quota)) {
       await insertLog(db, {
         userId: id,
@@ -236,6 +239,7 @@ function userEditRoutes(fastify: FastifyInstance): void {
     if (!outranks(callerOf(request), target)) return fail('cannot delete a user of the same or higher level', 'outranked');
     if (Number(target.role) >= Role.root) return fail('cannot delete the super admin', 'root_protected');
     await deleteUser(db, id);
+    request.audit({ before: target });
     return ok();
   });
 }
@@ -250,9 +254,10 @@ function userManageRoutes(fastify: FastifyInstance): void {
     const caller = callerOf(request);
     const body = request.body;
     const username = typeof body.username === 'string' ? body.username.trim() : '';
-    const target = username ? await findUserByUsername(db, username) : undefined;
+    const target = username ? await findPersonByUsername(db, username) : undefined;
     if (!target) return fail('user does not exist', 'user_not_found');
     if (!outranks(caller, target)) return fail('cannot manage a user of the same or higher level', 'outranked');
+    request.audit({ targetId: Number(target.id), before: target });
     const targetIsRoot = Number(target.role) >= Role.root;
     const patch: UserPatch = {};
     switch (body.action) {
@@ -281,6 +286,7 @@ function userManageRoutes(fastify: FastifyInstance): void {
         return fail('unknown action');
     }
     await updateUser(db, Number(target.id), patch);
+    request.audit({ after: { ...target, ...patch } });
     const updated = (await findUserById(db, Number(target.id)))!;
     return ok({ role: Number(updated.role), status: Number(updated.status) });
   });

@@ -7,6 +7,7 @@ import { useNotice } from '../../layout/notice';
 import { copyText } from '../shared/clipboard';
 import { FormPage } from '../shared/FormPage';
 import { TokenInputs, tokenTransform } from './TokenInputs';
+import { TokenSpendsInput } from './TokenSpendsInput';
 
 export const DEFAULT_TOKEN_QUOTA = 500000;
 
@@ -36,6 +37,7 @@ export function TokenCreate() {
           defaultValues={{ remain_quota: DEFAULT_TOKEN_QUOTA, unlimited_quota: false, expiry_text: '' }}
           warnWhenUnsavedChanges={!createdKey}
         >
+          <TokenSpendsInput />
           <TokenInputs />
         </SimpleForm>
       </Create>

@@ -111,5 +111,7 @@ export function tokenTransform(values: Record<string, unknown>) {
     rpm_limit: rateLimitValue(values.rpm_limit),
     tpm_limit: rateLimitValue(values.tpm_limit),
     ...budgetValue(values),
+    // the create form's "Spends": an organisation's id, or nothing for the caller's own money
+    ...(Number(values.organization_id) > 0 ? { organization_id: Number(values.organization_id) } : {}),
   };
 }

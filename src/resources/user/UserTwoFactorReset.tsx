@@ -1,6 +1,7 @@
 // Root's reset of a user's two-factor sign-in, on the user edit page: for a
-// user who lost both their authenticator and their recovery codes. Confirmed
-// first; afterwards the password alone signs them in again.
+// user who lost both their authenticator and their recovery codes (or their
+// passkeys, which it removes too). Confirmed first; afterwards the password
+// alone signs them in again.
 import { Box, Button, Chip, Stack, Typography } from '@mui/material';
 import { useCallback, useEffect, useState } from 'react';
 import { Confirm, useTranslate } from 'react-admin';
@@ -19,7 +20,9 @@ export function UserTwoFactorReset({ id }: { id: string }) {
 
   const load = useCallback(async () => {
     try {
-      setEnabled((await dataProvider.userTwoFactor(id)).enabled);
+      const status = await dataProvider.userTwoFactor(id);
+      // passkeys are second factors too: the reset removes them as well
+      setEnabled(status.enabled || (status.passkeys ?? 0) > 0);
     } catch (error) {
       notice(errorMessage(error), 'error');
     }

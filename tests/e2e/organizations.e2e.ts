@@ -1,0 +1,136 @@
+// Organisations in real Chromium against the built console: root creates an
+// organisation with an owner; the owner, who is no site admin, adds a member
+// and makes a key that spends the organisation's money. Each screen is
+// checked with axe and photographed at 1440 px (light) and 390 px (dark).
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations } from './support/axe';
+import { chromiumAvailable, launchBrowser, screenshotDir, sidewaysOverflow, signInThroughConsole } from './support/browser';
+import { apiLogin, consoleApi, startGateway, type RunningGateway } from './support/gateway';
+
+const enabled = chromiumAvailable();
+
+/** axe on the page once its notices have gone and nothing moves (a fading notice is caught mid-colour otherwise). */
+async function settledViolations(page: Page): Promise<string[]> {
+  await page.waitForFunction(
+    () => !document.querySelector('.MuiSnackbar-root, .MuiSkeleton-root') && document.getAnimations().length === 0,
+    undefined,
+    {
+      timeout: 15_000,
+    },
+  );
+  return axeViolations(page);
+}
+const ROOT_PASSWORD = 'organizations-root-pass';
+const PASSWORD = 'password-123';
+
+describe.runIf(enabled)('organisations: created by root, run by their owner', () => {
+  let gateway: RunningGateway;
+  let browser: Browser;
+  let cookie = '';
+  let organizationId = 0;
+  const api = consoleApi(
+    () => gateway.baseUrl,
+    () => cookie,
+  );
+
+  /** A page in its own context, signed in through the console's form. */
+  async function pageAs(username: string, password: string, width: number, colorScheme: 'light' | 'dark'): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width, height: 900 }, locale: 'en-US', colorScheme });
+    const page = await context.newPage();
+    await signInThroughConsole(page, gateway.baseUrl, username, password);
+    return page;
+  }
+
+  beforeAll(async () => {
+    gateway = await startGateway({ INITIAL_ROOT_PASSWORD: ROOT_PASSWORD });
+    cookie = await apiLogin(gateway.baseUrl, 'root', ROOT_PASSWORD);
+    for (const username of ['owner1', 'member1']) {
+      const response = await fetch(`${gateway.baseUrl}/api/user/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username, password: PASSWORD, password2: PASSWORD }),
+      });
+      expect(((await response.json()) as { success: boolean }).success).toBe(true);
+    }
+    browser = await launchBrowser();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await gateway?.stop();
+  });
+
+  it('root creates an organisation with its owner (1440 px, light)', async () => {
+    const page = await pageAs('root', ROOT_PASSWORD, 1440, 'light');
+    await page.goto(`${gateway.baseUrl}/organization`);
+    await page.getByRole('heading', { name: 'All organizations' }).waitFor();
+    await page.getByLabel('Name', { exact: true }).fill('Acme');
+    await page.getByLabel('Owner (username)', { exact: true }).fill('owner1');
+    await page.getByRole('button', { name: 'Create organization' }).click();
+    await page.getByRole('link', { name: 'Acme' }).waitFor();
+    const listed = await api('GET', '/api/organization/search?keyword=Acme');
+    expect(listed.data).toEqual([expect.objectContaining({ name: 'Acme', owner_username: 'owner1', member_count: 1 })]);
+    organizationId = listed.data[0].id;
+    expect(await sidewaysOverflow(page)).toEqual([]);
+    expect(await settledViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(screenshotDir, 'organizations-admin-1440.png'), fullPage: true });
+    await page.context().close();
+  }, 60_000);
+
+  it('the owner adds a member and makes a key (1440 px, light)', async () => {
+    const page = await pageAs('owner1', PASSWORD, 1440, 'light');
+    await page.goto(`${gateway.baseUrl}/organization`);
+    await page.getByRole('link', { name: 'Open Acme' }).click();
+    await page.getByRole('heading', { name: 'Acme' }).waitFor();
+    // no site list for someone who is no site admin
+    expect(await page.getByRole('heading', { name: 'All organizations' }).count()).toBe(0);
+
+    await page.getByRole('tab', { name: 'Members' }).click();
+    await page.getByLabel('Username', { exact: true }).fill('member1');
+    await page.getByRole('button', { name: 'Add member' }).click();
+    await page.getByText('member1', { exact: true }).waitFor();
+    expect(await settledViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(screenshotDir, 'organizations-members-1440.png'), fullPage: true });
+
+    await page.getByRole('tab', { name: 'Keys' }).click();
+    await page.getByLabel('Key name', { exact: true }).fill('ci key');
+    await page.getByRole('button', { name: 'New key' }).click();
+    const secret = page.getByTestId('organization-key-secret');
+    await secret.waitFor();
+    expect(await secret.textContent()).toMatch(/^sk-[A-Za-z0-9]{24,64}$/);
+    await page.getByText('ci key', { exact: true }).waitFor();
+    expect(await sidewaysOverflow(page)).toEqual([]);
+    expect(await settledViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(screenshotDir, 'organizations-keys-1440.png'), fullPage: true });
+    await page.context().close();
+
+    const members = await api('GET', `/api/organization/${organizationId}/member`);
+    expect(members.data.map((member: { username: string; role: string }) => [member.username, member.role])).toEqual([
+      ['owner1', 'owner'],
+      ['member1', 'member'],
+    ]);
+    const keys = await api('GET', `/api/organization/${organizationId}/token`);
+    expect(keys.data).toEqual([expect.objectContaining({ name: 'ci key', member_username: 'owner1' })]);
+  }, 90_000);
+
+  it('fits and stays accessible at 390 px in the dark theme', async () => {
+    const page = await pageAs('owner1', PASSWORD, 390, 'dark');
+    await page.goto(`${gateway.baseUrl}/organization`);
+    await page.getByRole('link', { name: 'Open Acme' }).waitFor();
+    expect(await sidewaysOverflow(page)).toEqual([]);
+    expect(await settledViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(screenshotDir, 'organizations-mine-390-dark.png'), fullPage: true });
+    await page.goto(`${gateway.baseUrl}/organization/${organizationId}`);
+    await page.getByText('ci key', { exact: true }).waitFor();
+    expect(await sidewaysOverflow(page)).toEqual([]);
+    expect(await settledViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(screenshotDir, 'organizations-keys-390-dark.png'), fullPage: true });
+    await page.getByRole('tab', { name: 'Members' }).click();
+    await page.getByText('member1', { exact: true }).waitFor();
+    expect(await sidewaysOverflow(page)).toEqual([]);
+    expect(await settledViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(screenshotDir, 'organizations-members-390-dark.png'), fullPage: true });
+    await page.context().close();
+  }, 90_000);
+});
