@@ -45,7 +45,7 @@ function isActive(pathname: string, to: string): boolean {
 const activeItemSx = {
   textTransform: 'none',
   fontWeight: 700,
-  px: 1.25,
+  px: 0.75,
   minWidth: 0,
   color: (theme: Theme) => (theme.palette.mode === 'dark' ? theme.palette.primary.light : theme.palette.primary.dark),
   bgcolor: (theme: Theme) => alpha(theme.palette.primary.main, theme.palette.mode === 'dark' ? 0.16 : 0.08),
@@ -81,7 +81,7 @@ function MainMenu({ items }: { items: MenuEntry[] }) {
           to={item.to}
           color="inherit"
           aria-current={isActive(pathname, item.to) ? 'page' : undefined}
-          sx={isActive(pathname, item.to) ? activeItemSx : { textTransform: 'none', fontWeight: 500, px: 1.25, minWidth: 0 }}
+          sx={isActive(pathname, item.to) ? activeItemSx : { textTransform: 'none', fontWeight: 500, px: 0.75, minWidth: 0 }}
         >
           {translate(item.label)}
         </Button>
