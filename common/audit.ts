@@ -52,6 +52,8 @@ export interface AuditFilter {
   success?: string;
   start_timestamp?: number;
   end_timestamp?: number;
+  /** The rows of one organisation's calls: what its owner and admins read (GET /api/organization/:id/audit). */
+  organization_id?: number;
 }
 
 /**

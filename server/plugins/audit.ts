@@ -69,6 +69,14 @@ function targetIdOf(request: FastifyRequest, details: AuditDetails, targetType: 
   return targetType === 'user' && actorId !== null ? String(actorId) : '';
 }
 
+/** The organisation a call acted in: the route's, for the routes under /api/organization/:id. */
+function organizationIdOf(request: FastifyRequest, route: string, details: AuditDetails): number | null {
+  if (details.organizationId !== undefined) return details.organizationId;
+  if (!route.startsWith('/api/organization/:id')) return null;
+  const id = Number((request.params as Record<string, unknown> | undefined)?.id);
+  return Number.isSafeInteger(id) && id > 0 ? id : null;
+}
+
 /** The row's fields (before the chain links it) for a finished call. */
 export function auditFieldsOf(request: FastifyRequest, statusCode: number, payload: unknown, details: AuditDetails): AuditFields {
   const route = request.routeOptions.url ?? '';
@@ -82,7 +90,7 @@ export function auditFieldsOf(request: FastifyRequest, statusCode: number, paylo
   const userAgent = request.headers['user-agent'];
   return {
     created_at: Math.floor(Date.now() / 1000),
-    organization_id: details.organizationId ?? null,
+    organization_id: organizationIdOf(request, route, details),
     user_id: userId,
     username: actor?.username ?? details.username ?? '',
     role: actor ? Number(actor.role) : 0,

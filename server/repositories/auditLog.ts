@@ -67,6 +67,7 @@ function filtered(query: AuditQuery, filter: AuditFilter): AuditQuery {
   if (filter.success === 'true' || filter.success === 'false') result = result.where('success', '=', filter.success === 'true' ? 1 : 0);
   if (filter.start_timestamp !== undefined) result = result.where('created_at', '>=', filter.start_timestamp);
   if (filter.end_timestamp !== undefined) result = result.where('created_at', '<=', filter.end_timestamp);
+  if (filter.organization_id !== undefined) result = result.where('organization_id', '=', filter.organization_id);
   return result;
 }
 

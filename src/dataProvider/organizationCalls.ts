@@ -1,6 +1,7 @@
 // The console API's organisation calls, typed (the map atop index.ts lists
 // each URL). Organisations are a page, not a react-admin resource: a member
 // reaches one through "My organisations", an admin through the site list.
+import type { AuditRecord } from '../../common/audit';
 import type { MyOrganizationRecord, OrganizationMemberRecord, OrganizationRecord, OrganizationRole } from '../../common/organizations';
 import type { TokenRecord } from '../../common/records';
 import type { HttpClient } from './httpClient';
@@ -29,6 +30,7 @@ export const organizationEndpoints = {
   keySecret: (id: number, tokenId: number) => `${one(id)}/token/${encodeURIComponent(String(tokenId))}/key`,
   removeKey: (id: number, tokenId: number) => `${one(id)}/token/${encodeURIComponent(String(tokenId))}`,
   topUp: (id: number) => `${one(id)}/topup`,
+  audit: (id: number, page0 = 0) => `${one(id)}/audit${page(page0)}`,
 };
 
 export function organizationCalls(httpClient: HttpClient) {
@@ -48,6 +50,8 @@ export function organizationCalls(httpClient: HttpClient) {
     },
     topUpOrganization: async (id: number, quota: number) =>
       Number((await httpClient<number>(endpoints.topUp(id), { method: 'POST', body: { quota } })).data ?? 0),
+    /** The organisation's own audit rows, the newest 100 (its owner and admins). */
+    organizationAudit: async (id: number) => (await httpClient<AuditRecord[]>(endpoints.audit(id))).data ?? [],
     organizationMembers: async (id: number) => (await httpClient<OrganizationMemberRecord[]>(endpoints.members(id))).data ?? [],
     addOrganizationMember: async (id: number, username: string, role: OrganizationRole) => {
       await httpClient(endpoints.member(id), { method: 'POST', body: { username, role } });

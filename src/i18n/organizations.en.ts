@@ -38,7 +38,8 @@ export const organizationsEnglish = {
     },
     status: { 1: 'Enabled', 2: 'Disabled' },
     roles: { owner: 'Owner', admin: 'Admin', member: 'Member' },
-    tabs: { keys: 'Keys', members: 'Members' },
+    tabs: { keys: 'Keys', members: 'Members', audit: 'Audit log' },
+    audit: { empty: 'No change has been made in this organization yet.' },
     members: {
       add: 'Add member',
       added: 'Member added',

@@ -38,7 +38,8 @@ export const organizationsChinese = {
     },
     status: { 1: '已启用', 2: '已禁用' },
     roles: { owner: '所有者', admin: '管理员', member: '成员' },
-    tabs: { keys: '令牌', members: '成员' },
+    tabs: { keys: '令牌', members: '成员', audit: '审计日志' },
+    audit: { empty: '该组织尚无任何变更记录。' },
     members: {
       add: '添加成员',
       added: '成员已添加',

@@ -103,6 +103,19 @@ describe.runIf(enabled)('organisations: created by root, run by their owner', ()
     expect(await sidewaysOverflow(page)).toEqual([]);
     expect(await settledViolations(page)).toEqual([]);
     await page.screenshot({ path: join(screenshotDir, 'organizations-keys-1440.png'), fullPage: true });
+
+    // the organisation's own audit rows: the member added and the key made, by the owner; a row opens its details
+    await page.getByRole('tab', { name: 'Audit log' }).click();
+    const audit = page.getByRole('table', { name: 'Audit log' });
+    await audit.getByRole('row').nth(2).waitFor();
+    const actions = await audit.getByRole('row').allInnerTexts();
+    expect(actions.slice(1).every((row) => row.includes('owner1'))).toBe(true);
+    expect(actions.some((row) => /member/.test(row))).toBe(true);
+    expect(actions.some((row) => /token/.test(row))).toBe(true);
+    expect(await settledViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(screenshotDir, 'organizations-audit-1440.png'), fullPage: true });
+    await audit.getByRole('row').nth(1).click();
+    await page.getByRole('heading', { name: /Audit entry/ }).waitFor();
     await page.context().close();
 
     const members = await api('GET', `/api/organization/${organizationId}/member`);
@@ -131,6 +144,11 @@ describe.runIf(enabled)('organisations: created by root, run by their owner', ()
     expect(await sidewaysOverflow(page)).toEqual([]);
     expect(await settledViolations(page)).toEqual([]);
     await page.screenshot({ path: join(screenshotDir, 'organizations-members-390-dark.png'), fullPage: true });
+    await page.getByRole('tab', { name: 'Audit log' }).click();
+    await page.getByRole('table', { name: 'Audit log' }).getByRole('row').nth(1).waitFor();
+    expect(await sidewaysOverflow(page)).toEqual([]);
+    expect(await settledViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(screenshotDir, 'organizations-audit-390-dark.png'), fullPage: true });
     await page.context().close();
   }, 90_000);
 });

@@ -68,6 +68,7 @@ function attempts(): Array<[Method, string, unknown?]> {
     ['GET', b],
     ['GET', `${b}/member`],
     ['GET', `${b}/member?p=0&page_size=100`],
+    ['GET', `${b}/audit?p=0`],
     ['POST', `${b}/member`, { username: 'bystander' }],
     ['POST', `${b}/member`, { username: 'alpha-admin', role: 'owner' }],
     ['PUT', `${b}/member`, { user_id: ids['bravo-member'], role: 'admin' }],
@@ -121,6 +122,8 @@ function attempts(): Array<[Method, string, unknown?]> {
     ['GET', '/api/log/?p=0'],
     ['GET', '/api/log/search?keyword=bravo'],
     ['GET', '/api/log/stat'],
+    ['GET', '/api/audit/?p=0'],
+    ['GET', '/api/audit/search?keyword=bravo'],
   ];
 }
 

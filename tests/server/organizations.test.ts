@@ -70,6 +70,25 @@ describe('organisations', () => {
     expect((await call('mia', 'GET', '/api/organization/self')).data).toEqual([expect.objectContaining({ id: orgId, role: 'member' })]);
   });
 
+  it("shows the owner and admins their organisation's own audit rows, and nobody else", async () => {
+    const rows = (await call('olivia', 'GET', `/api/organization/${orgId}/audit?p=0`)).data as Array<Record<string, unknown>>;
+    // the calls made under /api/organization/:id, newest first: the three additions above, one of them refused
+    const additions = rows.filter((row) => row.route === '/api/organization/:id/member' && row.method === 'POST');
+    expect(additions.map((row) => [row.username, row.success])).toEqual([
+      ['adam', false],
+      ['adam', false],
+      ['adam', true],
+      ['olivia', true],
+    ]);
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.every((row) => row.organization_id === orgId)).toBe(true);
+    // the other organisations' creation (POST /api/organization/, no :id) is not among them
+    expect(rows.some((row) => row.route === '/api/organization/')).toBe(false);
+    expect((await call('adam', 'GET', `/api/organization/${orgId}/audit?p=0`)).data).toEqual(rows);
+    expect((await call('mia', 'GET', `/api/organization/${orgId}/audit?p=0`)).code).toBe('permission_denied');
+    expect((await call('nora', 'GET', `/api/organization/${orgId}/audit?p=0`)).code).toBe('not_found');
+  });
+
   it('keeps the owner until ownership is transferred', async () => {
     const demote = await call('adam', 'PUT', `/api/organization/${orgId}/member`, { user_id: ids.olivia, role: 'member' });
     expect(demote).toMatchObject({ success: false, code: 'permission_denied' });

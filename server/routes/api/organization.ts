@@ -25,6 +25,7 @@ import {
 } from '../../repositories/organizations';
 import { accountOf, setAccountBudget, setAccountStatus } from '../../repositories/organizationAccounts';
 import { pageWindowOf, positiveId } from '../../repositories/pagination';
+import { organizationAuditRoutes } from './organizationAudit';
 import { keyRoutes } from './organizationKey';
 import { memberRoutes } from './organizationMember';
 import {
@@ -61,6 +62,7 @@ export function organizationRoutes(fastify: FastifyInstance): Promise<void> {
   siteWriteRoutes(fastify);
   memberRoutes(fastify);
   keyRoutes(fastify);
+  organizationAuditRoutes(fastify);
   return Promise.resolve();
 }
 

@@ -1,6 +1,6 @@
 // /organization/:id: one organisation as its member sees it: its balance and
 // their role, its keys (their own, or every key for the owner and admins)
-// and, for the owner and admins, its members. What each may do comes from
+// and, for the owner and admins, its members and its audit rows. What each may do comes from
 // common/organizations.ts, as on the server.
 import ArrowBackIcon from '@mui/icons-material/ArrowBack';
 import { Box, Button, Chip, Stack, Tab, Tabs, Typography } from '@mui/material';
@@ -13,6 +13,7 @@ import type { OrganizationView } from '../../dataProvider/organizationCalls';
 import { readStoredUser } from '../../dataProvider/storage';
 import { LoadError } from '../../layout/LoadError';
 import { Balance } from '../../resources/shared/QuotaField';
+import { OrganizationAudit } from './OrganizationAudit';
 import { OrganizationKeys } from './OrganizationKeys';
 import { OrganizationMembers } from './OrganizationMembers';
 import { useLoaded } from './organizationShared';
@@ -50,7 +51,7 @@ function Heading({ organization }: { organization: OrganizationView }) {
 function Organization({ id }: { id: number }) {
   const translate = useTranslate();
   const { data: organization, failed, reload } = useLoaded(useCallback(() => dataProvider.getOrganization(id), [id]));
-  const [tab, setTab] = useState<'keys' | 'members'>('keys');
+  const [tab, setTab] = useState<'keys' | 'members' | 'audit'>('keys');
   if (failed) return <LoadError onRetry={reload} />;
   if (!organization) return null;
   const actor = actorOf(organization);
@@ -61,7 +62,7 @@ function Organization({ id }: { id: number }) {
         {translate('organizations.back')}
       </Button>
       <Heading organization={organization} />
-      <Tabs value={tab} onChange={(_, value: 'keys' | 'members') => setTab(value)} sx={{ mb: 2 }} aria-label={organization.name}>
+      <Tabs value={tab} onChange={(_, value: 'keys' | 'members' | 'audit') => setTab(value)} sx={{ mb: 2 }} aria-label={organization.name}>
         <Tab value="keys" label={translate('organizations.tabs.keys')} id="organization-tab-keys" aria-controls="organization-panel" />
         {manages && (
           <Tab
@@ -71,10 +72,14 @@ function Organization({ id }: { id: number }) {
             aria-controls="organization-panel"
           />
         )}
+        {manages && (
+          <Tab value="audit" label={translate('organizations.tabs.audit')} id="organization-tab-audit" aria-controls="organization-panel" />
+        )}
       </Tabs>
       <Box role="tabpanel" id="organization-panel" aria-labelledby={`organization-tab-${tab}`}>
         {tab === 'keys' && <OrganizationKeys organization={organization} actor={actor} />}
         {tab === 'members' && manages && <OrganizationMembers organization={organization} actor={actor} onChanged={reload} />}
+        {tab === 'audit' && manages && <OrganizationAudit organizationId={organization.id} />}
       </Box>
     </Box>
   );
