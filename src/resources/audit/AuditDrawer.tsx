@@ -2,23 +2,11 @@
 // address, user agent), what (action, route, target, request id), how it
 // ended, the change as a table of fields with their values before and after
 // (secrets arrive masked), and the row's place in the hash chain.
-import CloseIcon from '@mui/icons-material/Close';
-import {
-  Box,
-  Drawer,
-  IconButton,
-  Stack,
-  Table,
-  TableBody,
-  TableCell,
-  TableContainer,
-  TableHead,
-  TableRow,
-  Typography,
-} from '@mui/material';
+import { Box, Table, TableBody, TableCell, TableContainer, TableHead, TableRow, Typography } from '@mui/material';
 import { useId, type ReactNode } from 'react';
 import { useTranslate, type RaRecord } from 'react-admin';
 import type { AuditChanges } from '../../../common/audit';
+import { DetailDrawer } from '../shared/DetailDrawer';
 import { formatTimestamp } from '../shared/TimestampField';
 import { textOf } from '../shared/textOf';
 
@@ -154,45 +142,16 @@ function AuditBody({ record }: { record: RaRecord }) {
 /** The drawer for `record` (closed when there is none); Esc, the backdrop and the close button close it. */
 export function AuditDrawer({ record, onClose }: { record: RaRecord | undefined; onClose: () => void }) {
   const translate = useTranslate();
-  const titleId = useId();
   return (
-    <Drawer
-      anchor="right"
+    <DetailDrawer
       open={Boolean(record)}
       onClose={onClose}
-      slotProps={{
-        paper: {
-          role: 'dialog',
-          'aria-modal': true,
-          'aria-labelledby': titleId,
-          sx: { width: { xs: '100%', sm: 560 }, maxWidth: '100%' },
-          'data-testid': 'audit-drawer',
-        } as object,
-      }}
+      title={translate('audit.drawer.title', { seq: textOf(record?.seq) })}
+      closeLabel={translate('audit.drawer.close')}
+      width={560}
+      testId="audit-drawer"
     >
-      <Stack
-        direction="row"
-        sx={{
-          alignItems: 'center',
-          gap: 1,
-          px: 2,
-          py: 1.5,
-          position: 'sticky',
-          top: 0,
-          zIndex: 1,
-          bgcolor: 'background.paper',
-          borderBottom: 1,
-          borderColor: 'divider',
-        }}
-      >
-        <Typography id={titleId} variant="h6" component="h2" sx={{ fontWeight: 700, flexGrow: 1 }}>
-          {translate('audit.drawer.title', { seq: textOf(record?.seq) })}
-        </Typography>
-        <IconButton onClick={onClose} aria-label={translate('audit.drawer.close')} edge="end">
-          <CloseIcon />
-        </IconButton>
-      </Stack>
-      <Box sx={{ px: 2, pb: 2 }}>{record && <AuditBody record={record} />}</Box>
-    </Drawer>
+      {record && <AuditBody record={record} />}
+    </DetailDrawer>
   );
 }

@@ -4,7 +4,6 @@
 // behind a toggle; in quota units otherwise), and the timing. Rows written before the gateway kept details (and
 // rows that are not relays) carry only some of this: what is absent is left out,
 // and a failed call that was never billed shows no tokens or price.
-import CloseIcon from '@mui/icons-material/Close';
 import ContentCopyIcon from '@mui/icons-material/ContentCopy';
 import ExpandLessIcon from '@mui/icons-material/ExpandLess';
 import ExpandMoreIcon from '@mui/icons-material/ExpandMore';
@@ -12,10 +11,8 @@ import {
   Box,
   Button,
   Chip,
-  Drawer,
   IconButton,
   Link,
-  Stack,
   Table,
   TableBody,
   TableCell,
@@ -34,6 +31,7 @@ import { useStatus } from '../../layout/status';
 import { useNotice } from '../../layout/notice';
 import { formatQuota, quotaUnit } from '../../quota';
 import { copyText } from '../shared/clipboard';
+import { DetailDrawer } from '../shared/DetailDrawer';
 import { formatTimestamp } from '../shared/TimestampField';
 import { logText } from './logContent';
 import { costAmount, costLines, pricePerMillion, type CostLine } from './logCost';
@@ -393,45 +391,16 @@ function LogDetailsBody({ record, admin, typeLabels, quotaDigits }: DrawerProps 
 /** The drawer for `record` (closed when there is none); Esc, the backdrop and the close button close it. */
 export function LogDrawer({ record, onClose, ...props }: DrawerProps & { record: RaRecord | undefined; onClose: () => void }) {
   const translate = useTranslate();
-  const titleId = useId();
   return (
-    <Drawer
-      anchor="right"
+    <DetailDrawer
       open={Boolean(record)}
       onClose={onClose}
-      slotProps={{
-        paper: {
-          role: 'dialog',
-          'aria-modal': true,
-          'aria-labelledby': titleId,
-          sx: { width: { xs: '100%', sm: 520 }, maxWidth: '100%' },
-          'data-testid': 'log-drawer',
-        } as object,
-      }}
+      title={translate('app.log.drawer.title')}
+      closeLabel={translate('app.log.drawer.close')}
+      width={520}
+      testId="log-drawer"
     >
-      <Stack
-        direction="row"
-        sx={{
-          alignItems: 'center',
-          gap: 1,
-          px: 2,
-          py: 1.5,
-          position: 'sticky',
-          top: 0,
-          zIndex: 1,
-          bgcolor: 'background.paper',
-          borderBottom: 1,
-          borderColor: 'divider',
-        }}
-      >
-        <Typography id={titleId} variant="h6" component="h2" sx={{ fontWeight: 700, flexGrow: 1 }}>
-          {translate('app.log.drawer.title')}
-        </Typography>
-        <IconButton onClick={onClose} aria-label={translate('app.log.drawer.close')} edge="end">
-          <CloseIcon />
-        </IconButton>
-      </Stack>
-      <Box sx={{ px: 2, pb: 2 }}>{record && <LogDetailsBody record={record} {...props} />}</Box>
-    </Drawer>
+      {record && <LogDetailsBody record={record} {...props} />}
+    </DetailDrawer>
   );
 }
