@@ -71,6 +71,11 @@ export default defineConfig({
           exclude: serialFiles,
           // mostly waiting on sockets and databases: more files at once than the other projects
           maxWorkers: Math.max(testWorkers, Number(process.env.SWITCHBOARD_SERVER_TEST_WORKERS) || 5),
+          // every file builds its own apps, databases and emulators, so the files of a worker share its module registry:
+          // the gateway's modules load once per worker instead of once per file (about half the project's time). What a
+          // file could leave to the next: Redis keys (each file has its own prefix, tests/support/databases.ts), mocked
+          // modules (the one file that mocks reloads them, optionStore.test.ts). SWITCHBOARD_SERVER_ISOLATE=1 isolates.
+          isolate: process.env.SWITCHBOARD_SERVER_ISOLATE === '1',
           testTimeout: 30_000,
           hookTimeout: 60_000,
           sequence: { groupOrder: 2 },

@@ -70,9 +70,8 @@ export function escapeBeyondLatin1(text) {
   return text.replace(/[\u0100-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-/** Bundles `entry` (relative to the repository root) into build/<name>.mjs and returns its path. */
-export async function bundle(entry, name) {
-  const outfile = join(root, 'build', `${name}.mjs`);
+/** Bundles `entry` (relative to the repository root) into build/<name>.mjs, or into `outfile` when given, and returns its path. */
+export async function bundle(entry, name, outfile = join(root, 'build', `${name}.mjs`)) {
   await build(bundleOptions(entry, outfile));
   // one character past Latin-1 (an apostrophe in a package's comment, a CJK regular expression) makes V8 hold the
   // whole source as a two-byte string, twice its size in the heap for as long as the process runs

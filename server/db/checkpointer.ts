@@ -34,7 +34,7 @@ export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
-const database = new Database(workerData.path, { fileMustExist: true });
+const database = new Database(workerData.path, { fileMustExist: true, nativeBinding: process.env.SWITCHBOARD_SQLITE_ADDON || undefined });
 database.pragma('busy_timeout = 5000');
 // a checkpoint copies frames from the WAL file to the database file; it needs next to no page cache
 database.pragma('cache_size = -256');

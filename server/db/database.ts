@@ -8,6 +8,7 @@ import { startCheckpointer, WAL_SIZE_LIMIT_BYTES, type Checkpointer } from './ch
 import { tagDatabaseFaults } from './faults';
 import { migrationProvider } from './migrations';
 import type { Database } from './schema';
+import { sqliteAddon } from './sqliteAddon';
 
 export type { Database } from './schema';
 export type Db = Kysely<Database>;
@@ -101,7 +102,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenedDataba
     }
     default: {
       if (config.path !== ':memory:') mkdirSync(dirname(config.path), { recursive: true });
-      const database = new SQLite(config.path);
+      const database = new SQLite(config.path, sqliteAddon());
       database.pragma('journal_mode = WAL');
       // In WAL mode NORMAL loses no committed transaction when the process dies,
       // only (at worst) the last ones on a power cut, and spares an fsync per commit.
@@ -142,7 +143,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenedDataba
  * says so, and gets undefined.
  */
 function holdInstanceLock(path: string): { release(): void } | undefined {
-  const lock = new SQLite(`${path}.lock`, { timeout: 0 });
+  const lock = new SQLite(`${path}.lock`, { timeout: 0, ...sqliteAddon() });
   try {
     // in EXCLUSIVE locking mode the lock of the first write transaction is kept until the connection closes;
     // the file holds no data, so no journal file of its own either

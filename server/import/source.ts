@@ -3,6 +3,7 @@
 // SQLite file is opened read-only, and the SQL servers only ever see SELECTs.
 import SQLite from 'better-sqlite3';
 import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect } from 'kysely';
+import { sqliteAddon } from '../db/sqliteAddon';
 
 /** The source's tables and columns are known only once it is open (see `columns`): every row is read as untyped. */
 export type SourceSchema = Record<string, Record<string, unknown>>;
@@ -46,7 +47,7 @@ export async function openSource(location: string): Promise<SourceDatabase> {
     });
   } else {
     dialect = 'sqlite';
-    const database = new SQLite(location, { readonly: true, fileMustExist: true });
+    const database = new SQLite(location, { readonly: true, fileMustExist: true, ...sqliteAddon() });
     db = new Kysely<SourceSchema>({ dialect: new SqliteDialect({ database }) });
   }
   try {

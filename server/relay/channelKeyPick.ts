@@ -11,8 +11,8 @@ import type { RoutedChannel } from './channelSelect';
 import type { CandidateChannel, LiveKey, RelayCache } from './relayCache';
 
 const keyedChannels = new WeakMap<CandidateChannel, Map<number, RoutedChannel>>();
-/** The next turn of each round-robin channel, on this node (each node keeps its own turn). */
-const turns = new Map<number, number>();
+/** The next turn of each round-robin channel, on this node (each node, and each app on its database, keeps its own turn). */
+const turnsByDatabase = new WeakMap<object, Map<number, number>>();
 
 /** The channel with the key of this call; undefined when no live key is left outside `exclude` (the keys this request already saw die). */
 export function withChannelKey(
@@ -26,9 +26,15 @@ export function withChannelKey(
 ): RoutedChannel | undefined | Promise<RoutedChannel | undefined> {
   const load = () => liveChannelKeys(db, channel.id);
   const keys = cache ? cache.liveKeys(channel.id, load) : load();
+  let turns = turnsByDatabase.get(db);
+  if (!turns) {
+    turns = new Map();
+    turnsByDatabase.set(db, turns);
+  }
+  const chosen = turns;
   return keys instanceof Promise
-    ? keys.then((loaded) => pickKey(channel, loaded, exclude, random, resting, preferred))
-    : pickKey(channel, keys, exclude, random, resting, preferred);
+    ? keys.then((loaded) => pickKey(channel, loaded, exclude, random, chosen, resting, preferred))
+    : pickKey(channel, keys, exclude, random, chosen, resting, preferred);
 }
 
 /**
@@ -41,6 +47,7 @@ function pickKey(
   keys: LiveKey[],
   exclude: readonly number[],
   random: () => number,
+  turns: Map<number, number>,
   resting?: (keyId: number) => boolean,
   preferred?: number,
 ): RoutedChannel | undefined {

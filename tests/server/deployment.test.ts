@@ -12,6 +12,7 @@ import { build, type BuildOptions } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { workersFromEnv } from '../../server/config';
 import { freePort, repoRoot } from '../e2e/support/gateway';
+import { sqliteAddonEnv } from '../support/gatewayCommand';
 
 const read = (path: string) => readFileSync(join(repoRoot, path), 'utf8');
 
@@ -182,6 +183,7 @@ describe('WORKERS', () => {
       cwd: repoRoot,
       env: {
         PATH: process.env.PATH ?? '',
+        ...sqliteAddonEnv(),
         HOST: '127.0.0.1',
         PORT: String(await freePort()),
         DATA_DIR: dataDir,
@@ -229,7 +231,7 @@ describe('npm start', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-quiet-start-'));
     const child = spawn(process.execPath, ['scripts/start.mjs'], {
       cwd: repoRoot,
-      env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(await freePort()), DATA_DIR: dataDir },
+      env: { PATH: process.env.PATH ?? '', ...sqliteAddonEnv(), HOST: '127.0.0.1', PORT: String(await freePort()), DATA_DIR: dataDir },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

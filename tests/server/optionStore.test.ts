@@ -1,7 +1,7 @@
 // The option cache's own rules, with the table replaced by a controllable fake:
 // a periodic reload that read the table before a local write must not undo it.
 import type { Kysely } from 'kysely';
-import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Database } from '../../server/db/database';
 
 const table = new Map<string, string>();
@@ -19,7 +19,14 @@ vi.mock('../../server/repositories/options', () => ({
   },
 }));
 
+// the server project shares a module registry between files (isolate: false in vite.config.ts): another file may
+// have loaded the option cache with the real repository already, so it is loaded afresh here, with the fake, and
+// dropped again at the end so that no later file of this worker gets the fake
+vi.resetModules();
 const { OptionStore } = await import('../../server/services/optionStore');
+afterAll(() => {
+  vi.resetModules();
+});
 const releaseReads = () => {
   for (const release of heldReads.splice(0)) release();
 };

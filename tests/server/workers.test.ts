@@ -20,6 +20,7 @@ import { databaseTargets, REDIS_URL, redisAvailable, redisTestPrefix, type TestD
 import { freePort, repoRoot } from '../e2e/support/gateway';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
 import { rootConsole } from '../support/gatewayProcess';
+import { sqliteAddonEnv } from '../support/gatewayCommand';
 
 const ROOT_PASSWORD = 'workers-root-password';
 const USER_START = 400_000;
@@ -112,6 +113,7 @@ for (const target of targets) {
         cwd: repoRoot,
         env: {
           PATH: process.env.PATH ?? '',
+          ...sqliteAddonEnv(),
           ...image.env,
           // loopback only, a free port, a data folder of the test's own
           HOST: '127.0.0.1',
@@ -200,7 +202,7 @@ for (const target of targets) {
       // the image's HEALTHCHECK, run as Docker runs it: healthy exactly when /healthz answers 2xx
       const healthz = await fetch(`${baseUrl}/healthz`);
       const check = spawnSync(process.execPath, image.healthCheck.slice(1), {
-        env: { PATH: process.env.PATH ?? '', PORT: String(port) },
+        env: { PATH: process.env.PATH ?? '', ...sqliteAddonEnv(), PORT: String(port) },
         encoding: 'utf8',
         timeout: 20_000,
       });

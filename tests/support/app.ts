@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp, type BuildOptions } from '../../server/app';
 import type { Config, DatabaseConfig } from '../../server/config';
-import { REDIS_TEST_PREFIX } from './databases';
+import { fileRedisPrefix } from './databases';
 
 export const ROOT_PASSWORD = 'root-password-for-tests';
 
@@ -20,7 +20,7 @@ export function testConfig(overrides: Partial<Config> = {}, database: DatabaseCo
     // bcrypt's cheapest cost: a hash in about 2 ms instead of 0.1 s (the default, 10, is checked in auth.test.ts)
     passwordHashCost: 4,
     // Redis keys apart from other test files' (used only when a test sets redisUrl)
-    redisKeyPrefix: REDIS_TEST_PREFIX,
+    redisKeyPrefix: fileRedisPrefix(),
     // a folder that is never made: no console to serve (the app then answers 503 for its pages)
     consoleDir: join(tmpdir(), 'switchboard-tests-no-console'),
     trustProxy: false,

@@ -154,7 +154,22 @@ export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
  * gateways on a fresh database takes one per describe (`redisTestPrefix()`).
  */
 export const redisTestPrefix = () => `test:${randomBytes(6).toString('hex')}:`;
-export const REDIS_TEST_PREFIX = redisTestPrefix();
+const filePrefixes = new Map<string, string>();
+// Vitest's own state, inside a test run only (the benches load this module too)
+const vitest = process.env.VITEST ? await import('vitest') : undefined;
+/**
+ * The prefix of the test file running now, made at its first use. Keyed by the file rather than made once per module
+ * load, so it stays apart from other files' even where files share their worker's modules (isolate: false).
+ */
+export function fileRedisPrefix(): string {
+  const file = vitest?.expect.getState().testPath ?? '';
+  let prefix = filePrefixes.get(file);
+  if (!prefix) {
+    prefix = redisTestPrefix();
+    filePrefixes.set(file, prefix);
+  }
+  return prefix;
+}
 
 /**
  * Whether Redis answers at REDIS_URL. Like the databases above, a Redis that is

@@ -8,3 +8,12 @@ export function gatewayCommand(): { command: string; args: string[] } {
   if (bundle && existsSync(bundle)) return { command: process.execPath, args: ['--enable-source-maps', bundle] };
   return { command: process.execPath, args: ['--import', 'tsx', 'server/main.ts'] };
 }
+
+/**
+ * What a spawned gateway inherits beside its own settings: on a second Node (CI's Node 24 pass), the better-sqlite3
+ * addon built for that Node (server/db/sqliteAddon.ts).
+ */
+export function sqliteAddonEnv(): Record<string, string> {
+  const addon = process.env.SWITCHBOARD_SQLITE_ADDON;
+  return addon ? { SWITCHBOARD_SQLITE_ADDON: addon } : {};
+}

@@ -3,8 +3,8 @@
 // separate process shows (signals, SIGKILL mid-request, several nodes).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort, repoRoot } from '../e2e/support/gateway';
-import { REDIS_TEST_PREFIX } from './databases';
-import { gatewayCommand } from './gatewayCommand';
+import { fileRedisPrefix } from './databases';
+import { gatewayCommand, sqliteAddonEnv } from './gatewayCommand';
 
 export interface GatewayProcess {
   baseUrl: string;
@@ -32,6 +32,7 @@ export async function spawnGatewayProcess(env: Record<string, string>, startTime
     cwd: repoRoot,
     env: {
       PATH: process.env.PATH ?? '',
+      ...sqliteAddonEnv(),
       HOME: process.env.HOME ?? '',
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -42,7 +43,7 @@ export async function spawnGatewayProcess(env: Record<string, string>, startTime
       // bcrypt's cheapest cost: each sign-in and start costs about 2 ms instead of 0.1 s
       PASSWORD_HASH_COST: '4',
       // Redis keys apart from other test files' (used only when the test sets REDIS_CONN_STRING)
-      REDIS_KEY_PREFIX: REDIS_TEST_PREFIX,
+      REDIS_KEY_PREFIX: fileRedisPrefix(),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gatewayCommand } from '../../support/gatewayCommand';
+import { gatewayCommand, sqliteAddonEnv } from '../../support/gatewayCommand';
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -56,6 +56,7 @@ export async function startGateway(env: Record<string, string> = {}): Promise<Ru
     cwd: repoRoot,
     env: {
       PATH: process.env.PATH ?? '',
+      ...sqliteAddonEnv(),
       HOME: process.env.HOME ?? '',
       PORT: String(port),
       HOST: '127.0.0.1',

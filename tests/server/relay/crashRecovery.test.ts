@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogType } from '../../../common/roles';
+import { sqliteAddon } from '../../../server/db/sqliteAddon';
 import { rootConsole, spawnGatewayProcess, type GatewayProcess as Gateway } from '../../support/gatewayProcess';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEmulator';
 
@@ -78,7 +79,7 @@ describe('a gateway killed mid-request', () => {
     const token = await admin('/api/token/', { name: 'crash', remain_quota: 1_000_000 });
     tokenKey = token.key;
     tokenId = Number(token.id);
-    reader = new Database(databasePath, { readonly: true });
+    reader = new Database(databasePath, { readonly: true, ...sqliteAddon() });
   }, 120_000);
 
   afterAll(async () => {
