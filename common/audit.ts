@@ -11,11 +11,12 @@ export interface AuditChanges {
   after?: Record<string, unknown>;
 }
 
-/** One audit row. Times are Unix seconds. */
-export interface AuditRecord {
-  id: number;
-  /** The row's place in the chain: 1, 2, 3... with no gap. */
-  seq: number;
+/**
+ * The columns of an audit row that have one type everywhere: on the console
+ * API (AuditRecord), in the table (server/db/schema/auditLog.ts) and in the
+ * fields the chain hashes (server/audit/chain.ts). Times are Unix seconds.
+ */
+export interface AuditCallFields {
   created_at: number;
   /** The organisation the call acted in, when organisations are on; null otherwise. */
   organization_id: number | null;
@@ -34,10 +35,21 @@ export interface AuditRecord {
   target_type: string;
   target_id: string;
   status: number;
-  success: boolean;
-  changes: AuditChanges | null;
+}
+
+/** The chain's part of a row: its place and its links. */
+export interface AuditLinks {
+  /** The row's place in the chain: 1, 2, 3... with no gap. */
+  seq: number;
   prev_hash: string;
   hash: string;
+}
+
+/** One audit row as the console API sends it. */
+export interface AuditRecord extends AuditCallFields, AuditLinks {
+  id: number;
+  success: boolean;
+  changes: AuditChanges | null;
 }
 
 /** `GET /api/audit/` filters (and the CSV export's), beside `?p=` and `page_size`. */
@@ -100,4 +112,4 @@ export const AUDIT_EXPORT_COLUMNS = [
   'organization_id',
   'prev_hash',
   'hash',
-] as const;
+] as const satisfies ReadonlyArray<keyof AuditRecord>;

@@ -478,6 +478,10 @@ export const OPTION_SPECS = {
   TokenConcurrencyLimit: { kind: 'number', default: '128' },
   /** The same for all of one user's tokens together. */
   UserConcurrencyLimit: { kind: 'number', default: '256' },
+  /** The largest file /v1/files takes, in MiB, under OpenAI's own 512 (200 for a batch's input); 0 = OpenAI's. */
+  FileSizeLimitMB: { kind: 'number', default: '0' },
+  /** The bytes one user may keep in /v1/files, in MiB, all files together; 0 = no quota. */
+  FileStorageQuotaMB: { kind: 'number', default: '0' },
   /**
    * Groups whose requests are refused (400 unsupported_tool) rather than sent on without a built-in tool the
    * channel's vendor has nothing like (web search to a vendor without one); the others get the answer with an

@@ -2,6 +2,7 @@
 // one place the rules live; the server's routes ask it before every change
 // and the console asks it which buttons to show. An organisation is not a
 // one-api group (users.group, a price tier and channel pool).
+import { isBudgetPeriod, type BudgetPeriod } from './budgets';
 import { isAdmin } from './roles';
 
 /** A member's role inside one organisation, lowest first. */
@@ -40,8 +41,24 @@ export interface MyOrganizationRecord extends OrganizationRecord {
   role: OrganizationRole;
 }
 
+/** A member's caps on the organisation's money, in quota units: a lifetime cap (0 = none) and one per period ('' = none). */
+export interface MemberCapFields {
+  cap_quota: number;
+  cap_period: BudgetPeriod;
+  cap_period_quota: number;
+}
+
+/** A member's caps and what the member's keys spent against them. */
+export interface MemberCapRecord extends MemberCapFields {
+  /** Everything the member's keys charged the organisation. */
+  spent_quota: number;
+  /** Charged in the current period (0 without a period cap); the period ends at resets_at (Unix seconds, 0 without one). */
+  period_spent: number;
+  resets_at: number;
+}
+
 /** One member of an organisation. */
-export interface OrganizationMemberRecord {
+export interface OrganizationMemberRecord extends MemberCapRecord {
   organization_id: number;
   user_id: number;
   username: string;
@@ -159,4 +176,41 @@ export function keyAccessProblem(actor: OrganizationActor, keyMemberId: number |
   if (canManageKeys(actor)) return undefined;
   if (actor.membership !== undefined && keyMemberId === actor.userId) return undefined;
   return 'only the organisation owner and its admins manage keys other than their own';
+}
+
+/**
+ * Why the actor may not set `target`'s caps; undefined when they may: site
+ * admins and the owner anyone's (their own too), an admin those of plain
+ * members, so nobody raises their own cap but the owner.
+ */
+export function setCapProblem(actor: OrganizationActor, target: MemberTarget): string | undefined {
+  if (!canManageMembers(actor)) return 'only the organisation owner and its admins set members’ caps';
+  if (siteAdmin(actor) || actor.membership === 'owner') return undefined;
+  if (RANK[target.role] >= RANK[actor.membership!]) return 'you may only set the caps of members below your own role';
+  return undefined;
+}
+
+const wholeAmount = (value: unknown) => {
+  const amount = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value.trim()) : value;
+  return typeof amount === 'number' && Number.isSafeInteger(amount) && amount >= 0 ? amount : undefined;
+};
+
+/**
+ * A member's caps from an API body, each field left out keeping `current`'s (null is no value):
+ * cap_quota a whole number of quota (0: no lifetime cap); cap_period '', day,
+ * week or month; cap_period_quota above 0 when a period is set (stored as 0
+ * without one).
+ */
+export function parseMemberCaps(
+  body: { cap_quota?: unknown; cap_period?: unknown; cap_period_quota?: unknown },
+  current: MemberCapFields,
+): { value: MemberCapFields } | { error: string } {
+  const capQuota = wholeAmount(body.cap_quota === undefined ? current.cap_quota : body.cap_quota);
+  if (capQuota === undefined) return { error: 'cap_quota must be a whole number of quota, 0 for no lifetime cap' };
+  const period = body.cap_period === undefined ? current.cap_period : body.cap_period;
+  if (!isBudgetPeriod(period)) return { error: 'cap_period must be one of "", "day", "week" or "month"' };
+  if (period === '') return { value: { cap_quota: capQuota, cap_period: '', cap_period_quota: 0 } };
+  const periodQuota = wholeAmount(body.cap_period_quota === undefined ? current.cap_period_quota : body.cap_period_quota);
+  if (!periodQuota) return { error: 'cap_period_quota must be a whole number of quota above 0 when a cap period is set' };
+  return { value: { cap_quota: capQuota, cap_period: period, cap_period_quota: periodQuota } };
 }

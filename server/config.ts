@@ -163,6 +163,8 @@ export interface Config {
   metricsEnabled?: boolean;
   /** When set (METRICS_TOKEN), /metrics asks for `Authorization: Bearer <token>`. */
   metricsToken?: string;
+  /** FILES_S3_*: /v1/files keep their bytes in this bucket; unset, in the database. */
+  filesS3?: S3FileStoreSettings;
 }
 
 /**
@@ -291,8 +293,47 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooks: webhooksFromEnv(env),
     metricsEnabled: flagOnUnlessOffFromEnv(env, 'METRICS_ENABLED'),
     metricsToken: textFromEnv(env, 'METRICS_TOKEN'),
+    filesS3: filesS3FromEnv(env),
     rateLimits: rateLimitsFromEnv(env),
     loginLimits: loginLimitsFromEnv(env),
+  };
+}
+
+/** Where /v1/files keeps its bytes when set (FILES_S3_*): an S3 bucket instead of the database (services/s3FileStore.ts). */
+export interface S3FileStoreSettings {
+  bucket: string;
+  /** An S3-compatible service's URL (MinIO, R2, ...); unset is AWS's own for the region. */
+  endpoint?: string;
+  region: string;
+  /** Both, or neither: the SDK's default credentials (AWS_* variables, an instance role). */
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  /** `<endpoint>/<bucket>/<key>` rather than `<bucket>.<endpoint>/<key>`. */
+  forcePathStyle: boolean;
+  /** Put before `files/` in every key, for a bucket shared with other data. */
+  prefix: string;
+}
+
+/** FILES_S3_BUCKET and its companions; undefined (the database store) when no bucket is set. */
+export function filesS3FromEnv(env: NodeJS.ProcessEnv): S3FileStoreSettings | undefined {
+  const bucket = textFromEnv(env, 'FILES_S3_BUCKET');
+  if (!bucket) return undefined;
+  const endpoint = textFromEnv(env, 'FILES_S3_ENDPOINT');
+  if (endpoint && !/^https?:\/\/[^/]/.test(endpoint)) throw new Error(`FILES_S3_ENDPOINT must be an http(s) URL, got ${endpoint}`);
+  const accessKeyId = textFromEnv(env, 'FILES_S3_ACCESS_KEY_ID');
+  const secretAccessKey = textFromEnv(env, 'FILES_S3_SECRET_ACCESS_KEY');
+  if (!accessKeyId !== !secretAccessKey)
+    throw new Error('FILES_S3_ACCESS_KEY_ID and FILES_S3_SECRET_ACCESS_KEY are set together, or neither (the SDK finds credentials)');
+  const pathStyle = env.FILES_S3_FORCE_PATH_STYLE?.trim();
+  return {
+    bucket,
+    endpoint,
+    region: textFromEnv(env, 'FILES_S3_REGION') ?? 'us-east-1',
+    accessKeyId,
+    secretAccessKey,
+    // an S3-compatible service (FILES_S3_ENDPOINT) is usually addressed by path
+    forcePathStyle: pathStyle ? flagFromEnv(env, 'FILES_S3_FORCE_PATH_STYLE') : endpoint !== undefined,
+    prefix: env.FILES_S3_PREFIX?.trim() ?? '',
   };
 }
 

@@ -15,27 +15,10 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { AuditChainStatus, AuditChanges, AuditRecord } from '../../common/audit';
 import type { Database } from '../db/database';
+import type { AuditFields } from '../db/schema/auditLog';
 import { appendLinkedRow, auditRowsAfter, readAuditChain, type AuditRow, type NewAuditRow } from '../repositories/auditLog';
 
-/** A row before it is linked: every column but id, seq and the hashes. */
-export interface AuditFields {
-  created_at: number;
-  organization_id: number | null;
-  user_id: number | null;
-  username: string;
-  role: number;
-  ip: string;
-  user_agent: string;
-  request_id: string;
-  method: string;
-  route: string;
-  action: string;
-  target_type: string;
-  target_id: string;
-  status: number;
-  success: number;
-  changes: string | null;
-}
+export type { AuditFields };
 
 /** The widest each text column is (migration 0022), in characters. */
 const TEXT_LIMITS = {

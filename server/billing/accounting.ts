@@ -12,6 +12,7 @@ import type { Database } from '../db/database';
 import { databaseChangedNothing, isDatabaseUnavailable } from '../db/faults';
 import { balancesOf as readBalances } from '../repositories/balances';
 import type { NewLog } from '../repositories/logs';
+import type { MemberCapRow } from '../repositories/relayAuth';
 import type { TokenRow } from '../repositories/tokens';
 import type { UserRow } from '../repositories/users';
 import type { Bookkeeping, ChargeListener } from './bookkeeping';
@@ -32,10 +33,11 @@ import {
 } from './prices';
 import type { QuotaLedger, Reservation } from './quota';
 
-/** Who pays for a request: its key and the key's owner. */
+/** Who pays for a request: its key and the key's owner (and for a member's key of an organisation, the member's caps). */
 export interface Payer {
   token: TokenRow;
   user: UserRow;
+  member?: MemberCapRow;
 }
 
 /** What the money side reads and writes through; the relay's context is one. */
@@ -111,7 +113,7 @@ export async function reserve(
   hint?: { alone?: boolean },
 ): Promise<Reservation | RelayError> {
   const reservation = reservationOf(admission, amount);
-  const overBudget = ctx.budgets.hold(admission.caller.token, admission.caller.user, reservation);
+  const overBudget = ctx.budgets.hold(admission.caller.token, admission.caller.user, reservation, admission.caller.member);
   if (overBudget) return overBudget;
   const reserved = await take(ctx, reservation, hint);
   if (reserved.ok) return reservation;
@@ -174,7 +176,7 @@ export async function reserveLowered(
   const outputTokens = affordable(balances.available);
   if (outputTokens <= 0) return undefined;
   const reservation = reservationOf(admission, price(outputTokens));
-  if (ctx.budgets.hold(admission.caller.token, admission.caller.user, reservation)) return undefined;
+  if (ctx.budgets.hold(admission.caller.token, admission.caller.user, reservation, admission.caller.member)) return undefined;
   const reserved = await take(ctx, reservation, hint);
   return reserved.ok ? { reservation, outputTokens } : undefined;
 }

@@ -4,6 +4,12 @@
 // fits in the budget; its charge then adds to the spend, written with the
 // charge itself (quota.ts, sqliteLedger.ts).
 //
+// A member's key of an organisation (tokens.member_user_id) is held the same
+// way against the member's caps (organization_members): a lifetime cap on all
+// they spent through the organisation, and one per period. Every charge of
+// such a key adds to the member's spend, capped or not, in the settlement's
+// write beside the organisation's charge.
+//
 // What requests in flight hold against a budget is counted here, in memory,
 // per node: it is not a column, because the reservation's conditional UPDATE
 // already is the hot path's one write. So on one node a budget is exact; with
@@ -12,6 +18,7 @@
 // overrun by what other nodes charged meanwhile.
 import { budgetPeriodAt, effectiveTimeZone, localTimeText, type BudgetPeriod } from '../../common/budgets';
 import { relayError, type RelayError } from '../../common/relayError';
+import type { MemberCapRow } from '../repositories/relayAuth';
 import type { TokenRow } from '../repositories/tokens';
 import type { UserRow } from '../repositories/users';
 import { amountText, bareAmount, type MoneyUnit } from './money';
@@ -19,10 +26,10 @@ import type { Reservation, SettlementBudget } from './quota';
 
 type Period = Exclude<BudgetPeriod, ''>;
 
-/** One budget's period on this node: the spend as known here and the holds of requests in flight. */
+/** One budget's period on this node (a lifetime cap's: endless): the spend as known here and the holds of requests in flight. */
 interface Entry {
-  kind: 'token' | 'user';
-  period: Period;
+  kind: 'token' | 'user' | 'member' | 'memberLifetime';
+  period: Period | '';
   /** Unix seconds: the current period's start and the next one's. */
   start: number;
   end: number;
@@ -33,11 +40,16 @@ interface Entry {
 interface Hold {
   entries: Entry[];
   amount: number;
+  /** The member whose spend the charge adds to (a member's key of an organisation). */
+  member?: { organizationId: number; userId: number };
 }
 
 type BudgetRow =
   | Pick<TokenRow, 'id' | 'budget_period' | 'budget_quota' | 'period_spent' | 'period_start'>
   | Pick<UserRow, 'id' | 'budget_period' | 'budget_quota' | 'period_spent' | 'period_start'>;
+
+/** A budget's row, or a member's period cap read as one (its id: `organization:user`). */
+type PeriodRow = Omit<BudgetRow, 'id'> & { id: number | string };
 
 const PERIOD_WORDS: Record<Period, string> = { day: 'daily', week: 'weekly', month: 'monthly' };
 
@@ -64,28 +76,62 @@ export class BudgetTracker {
   }
 
   /**
-   * Holds `reservation.amount` against the key's and the user's budgets, or
-   * refuses the request (nothing held) when one of them cannot cover it.
+   * Holds `reservation.amount` against the key's and the user's budgets and,
+   * for a member's key of an organisation, the member's caps; or refuses the
+   * request (nothing held) when one of them cannot cover it.
    */
-  hold(token: BudgetRow, user: BudgetRow, reservation: Reservation): RelayError | undefined {
-    const budgeted: Array<[Entry, BudgetRow]> = [];
+  hold(token: BudgetRow, user: BudgetRow, reservation: Reservation, member?: MemberCapRow): RelayError | undefined {
+    const budgeted: Array<[Entry, number]> = [];
     const now = this.clock();
     for (const [kind, row] of [
       ['token', token],
       ['user', user],
     ] as const) {
       const entry = this.entryOf(kind, row, now);
-      if (entry) budgeted.push([entry, row]);
+      if (entry) budgeted.push([entry, Number(row.budget_quota)]);
     }
-    if (budgeted.length === 0) return undefined;
-    for (const [entry, row] of budgeted) {
-      const budget = Number(row.budget_quota);
-      if (entry.spent + entry.held + reservation.amount > budget) return this.refusal(entry, budget);
+    if (member) budgeted.push(...this.memberEntries(member, now));
+    if (budgeted.length === 0 && !member) return undefined;
+    for (const [entry, budget] of budgeted) {
+      if (entry.spent + entry.held + reservation.amount > budget) return this.refusal(entry, budget, reservation.amount);
     }
     const entries = budgeted.map(([entry]) => entry);
     for (const entry of entries) entry.held += reservation.amount;
-    this.holds.set(reservation, { entries, amount: reservation.amount });
+    const payer = member ? { organizationId: Number(member.organization_id), userId: Number(member.user_id) } : undefined;
+    this.holds.set(reservation, { entries, amount: reservation.amount, ...(payer ? { member: payer } : {}) });
     return undefined;
+  }
+
+  /** The member's capped entries with their caps: the lifetime cap's and the period's, each when set. */
+  private memberEntries(member: MemberCapRow, now: number): Array<[Entry, number]> {
+    const entries: Array<[Entry, number]> = [];
+    // the membership's own: a member removed and added again starts from the new row's spend, not this node's memory
+    const id = `${Number(member.organization_id)}:${Number(member.user_id)}:${Number(member.created_time)}`;
+    const cap = Number(member.cap_quota);
+    if (cap > 0) {
+      const key = `memberLifetime:${id}`;
+      let entry = this.entries.get(key);
+      if (!entry) {
+        entry = { kind: 'memberLifetime', period: '', start: 0, end: Infinity, spent: 0, held: 0 };
+        this.entries.set(key, entry);
+      }
+      // as for a period's spend: the row (cached, or written by another node) and this node's charges, the larger
+      entry.spent = Math.max(entry.spent, Number(member.spent_quota));
+      entries.push([entry, cap]);
+    }
+    const period = this.entryOf(
+      'member',
+      {
+        id,
+        budget_period: member.cap_period,
+        budget_quota: member.cap_period_quota,
+        period_spent: member.period_spent,
+        period_start: member.period_start,
+      },
+      now,
+    );
+    if (period) entries.push([period, Number(member.cap_period_quota)]);
+    return entries;
   }
 
   /** Gives a reservation's hold back (released, or its ledger refused it). */
@@ -105,21 +151,22 @@ export class BudgetTracker {
     if (!hold) return undefined;
     this.release(reservation);
     const now = this.clock();
-    const written: SettlementBudget = {};
+    const written: SettlementBudget = hold.member ? { member: { ...hold.member } } : {};
     for (const entry of hold.entries) {
       this.roll(entry, now);
       entry.spent += charge;
       if (entry.kind === 'token') written.tokenStart = entry.start;
-      else written.userStart = entry.start;
+      else if (entry.kind === 'user') written.userStart = entry.start;
+      else if (entry.kind === 'member') written.member!.start = entry.start;
     }
     return written;
   }
 
   /** The budget's entry for this period, made or brought up to date from the row at hand; undefined without a budget. */
-  private entryOf(kind: Entry['kind'], row: BudgetRow, now: number): Entry | undefined {
+  private entryOf(kind: Entry['kind'], row: PeriodRow, now: number): Entry | undefined {
     const period = row.budget_period as BudgetPeriod;
     if (!period) return undefined;
-    const key = `${kind}:${Number(row.id)}`;
+    const key = `${kind}:${typeof row.id === 'string' ? row.id : Number(row.id)}`;
     let entry = this.entries.get(key);
     if (!entry || entry.period !== period) {
       // a new budget, or one whose period changed: the holds in flight stay counted
@@ -137,7 +184,7 @@ export class BudgetTracker {
 
   /** A new period starts with nothing spent. */
   private roll(entry: Entry, now: number): void {
-    if (now < entry.end * 1000 && now >= entry.start * 1000) return;
+    if (entry.period === '' || (now < entry.end * 1000 && now >= entry.start * 1000)) return;
     const { start, end } = budgetPeriodAt(entry.period, now, this.zone);
     if (start === entry.start) return;
     entry.start = start;
@@ -146,7 +193,8 @@ export class BudgetTracker {
   }
 
   /** Like a quota refusal (429, insufficient_quota), saying how much is spent and when the budget resets. */
-  private refusal(entry: Entry, budget: number): RelayError {
+  private refusal(entry: Entry, budget: number, amount: number): RelayError {
+    if (entry.kind === 'member' || entry.kind === 'memberLifetime') return this.capRefusal(entry, budget, amount);
     const whose = entry.kind === 'token' ? 'the API key' : 'your account';
     const resets = `${new Date(entry.end * 1000).toISOString()} (${localTimeText(entry.end, this.zone)})`;
     // "$0.0005 of $0.002 spent", or "250 of 1000 quota spent": the display currency when the operator shows it
@@ -155,12 +203,32 @@ export class BudgetTracker {
     const held = entry.held > 0 ? `, ${bareAmount(entry.held, unit)} held by requests in flight` : '';
     const error = relayError(
       429,
-      `this request would exceed the ${PERIOD_WORDS[entry.period]} budget of ${whose}: ${spent}${held}; the budget resets at ${resets}`,
+      `this request would exceed the ${PERIOD_WORDS[entry.period as Period]} budget of ${whose}: ${spent}${held}; the budget resets at ${resets}`,
       'budget_exceeded',
       'insufficient_quota',
     );
     // requests in flight may give some back; otherwise nothing changes before the reset
     error.retryAfter = entry.held > 0 ? HELD_RETRY_AFTER_SECONDS : Math.max(1, entry.end - Math.floor(this.clock() / 1000));
+    return error;
+  }
+
+  /** A member's cap in an organisation: which cap, what is spent, held and left (in the money unit), what the request holds, when a period's resets. */
+  private capRefusal(entry: Entry, cap: number, amount: number): RelayError {
+    const unit = this.unit();
+    const which = entry.period === '' ? 'lifetime' : PERIOD_WORDS[entry.period];
+    const spent = `${bareAmount(entry.spent, unit)} of ${amountText(cap, unit)} spent${entry.period === '' ? '' : ' this period'}`;
+    const held = entry.held > 0 ? `, ${bareAmount(entry.held, unit)} held by requests in flight` : '';
+    const left = `${amountText(Math.max(0, cap - entry.spent - entry.held), unit)} left, this request holds ${amountText(amount, unit)}`;
+    const resets =
+      entry.period === '' ? '' : `; the cap resets at ${new Date(entry.end * 1000).toISOString()} (${localTimeText(entry.end, this.zone)})`;
+    const error = relayError(
+      429,
+      `this request would exceed your ${which} spending cap in this organization: ${spent}${held}, ${left}${resets}`,
+      'member_cap_exceeded',
+      'insufficient_quota',
+    );
+    if (entry.held > 0) error.retryAfter = HELD_RETRY_AFTER_SECONDS;
+    else if (entry.period !== '') error.retryAfter = Math.max(1, entry.end - Math.floor(this.clock() / 1000));
     return error;
   }
 }

@@ -36,6 +36,7 @@ import {
   type BalanceTotals,
   type BudgetSpend,
   type LedgerTotals,
+  type MemberSpend,
 } from '../repositories/ledger';
 import { insertLogs, type NewLog } from '../repositories/logs';
 import {
@@ -93,10 +94,14 @@ export interface Settlement {
   budget?: SettlementBudget;
 }
 
-/** The periods (their starts, Unix seconds) whose spend a settlement's charge adds to: the key's and the user's budgets. */
+/**
+ * The periods (their starts, Unix seconds) whose spend a settlement's charge adds to: the key's and the user's
+ * budgets; and for a member's key of an organisation, the member whose spend it adds to (with their period cap's start).
+ */
 export interface SettlementBudget {
   tokenStart?: number;
   userStart?: number;
+  member?: { organizationId: number; userId: number; start?: number };
 }
 
 const addSpend = (spends: Map<number, BudgetSpend>, id: number, start: number | undefined, charge: number) => {
@@ -115,6 +120,21 @@ const addTo = <K>(totals: Map<K, BalanceTotals>, key: K, refund: number, charge:
 
 const byId = <T>(left: [number, T], right: [number, T]) => left[0] - right[0];
 
+/** A charge of a member's key onto the member's spend: the lifetime spend always, the period's with a period cap. */
+function addMemberSpend(spends: Map<string, MemberSpend>, member: NonNullable<SettlementBudget['member']>, charge: number) {
+  if (charge === 0) return;
+  const key = `${member.organizationId}:${member.userId}`;
+  let current = spends.get(key);
+  if (!current) {
+    current = { organizationId: member.organizationId, userId: member.userId, charge: 0 };
+    spends.set(key, current);
+  }
+  current.charge += charge;
+  if (member.start === undefined) return;
+  if (!current.period || member.start > current.period.start) current.period = { start: member.start, charge };
+  else if (member.start === current.period.start) current.period.charge += charge;
+}
+
 /** A batch of settlements summed per user, token and channel, each list in ascending id order. */
 export function settlementTotals(settlements: readonly Settlement[]): LedgerTotals {
   const users = new Map<number, BalanceTotals>();
@@ -123,10 +143,12 @@ export function settlementTotals(settlements: readonly Settlement[]): LedgerTota
   const channels = new Map<number, number>();
   const userSpends = new Map<number, BudgetSpend>();
   const tokenSpends = new Map<number, BudgetSpend>();
+  const memberSpends = new Map<string, MemberSpend>();
   for (const { reservation, charge, channelId, countRequest, budget } of settlements) {
     if (budget) {
       addSpend(userSpends, reservation.userId, budget.userStart, charge);
       addSpend(tokenSpends, reservation.tokenId, budget.tokenStart, charge);
+      if (budget.member) addMemberSpend(memberSpends, budget.member, charge);
     }
     addTo(users, reservation.userId, reservation.amount, charge);
     if (countRequest) users.get(reservation.userId)!.requests += 1;
@@ -141,6 +163,9 @@ export function settlementTotals(settlements: readonly Settlement[]): LedgerTota
     channels: [...channels].sort(byId),
     userSpends: [...userSpends].sort(byId),
     tokenSpends: [...tokenSpends].sort(byId),
+    memberSpends: [...memberSpends.values()].sort(
+      (left, right) => left.organizationId - right.organizationId || left.userId - right.userId,
+    ),
   };
 }
 

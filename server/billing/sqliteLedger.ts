@@ -51,6 +51,8 @@ export class SqliteLedger implements QuotaLedger {
   private readonly settleChannel: SQLite.Statement;
   private readonly spendUser: SQLite.Statement;
   private readonly spendToken: SQLite.Statement;
+  private readonly spendMember: SQLite.Statement;
+  private readonly spendMemberPeriod: SQLite.Statement;
   private readonly insertLog: SQLite.Statement;
   private readonly insertLogs50: SQLite.Statement;
   /** Each rollup table's upsert, by table name. */
@@ -100,6 +102,13 @@ export class SqliteLedger implements QuotaLedger {
       );
     this.spendUser = spend('users');
     this.spendToken = spend('tokens');
+    // a member's spend in an organisation: all of it, and the period's as above (charge, start, period's charge, start, period's charge, start, organization, user)
+    this.spendMember = database.prepare(
+      'update organization_members set spent_quota = spent_quota + ? where organization_id = ? and user_id = ?',
+    );
+    this.spendMemberPeriod = database.prepare(
+      'update organization_members set spent_quota = spent_quota + ?, period_spent = case when period_start = ? then period_spent + ? when period_start < ? then ? else period_spent end, period_start = max(period_start, ?) where organization_id = ? and user_id = ?',
+    );
     this.insertLog = database.prepare(`insert into logs (${LOG_COLUMNS.join(', ')}) values ${rowPlaceholders}`);
     this.insertLogs50 = database.prepare(
       `insert into logs (${LOG_COLUMNS.join(', ')}) values ${Array(LOG_ROWS_PER_INSERT).fill(rowPlaceholders).join(', ')}`,
@@ -121,6 +130,20 @@ export class SqliteLedger implements QuotaLedger {
         }
         for (const [id, { start, charge }] of totals.userSpends) this.spendUser.run(start, charge, start, charge, start, id);
         for (const [id, { start, charge }] of totals.tokenSpends) this.spendToken.run(start, charge, start, charge, start, id);
+        for (const { organizationId, userId, charge, period } of totals.memberSpends) {
+          if (period)
+            this.spendMemberPeriod.run(
+              charge,
+              period.start,
+              period.charge,
+              period.start,
+              period.charge,
+              period.start,
+              organizationId,
+              userId,
+            );
+          else this.spendMember.run(charge, organizationId, userId);
+        }
         for (const [id, charge] of totals.channels) this.settleChannel.run(charge, id);
         this.insertRows(logs);
         this.upsertRollups(rollups);

@@ -12,6 +12,7 @@ import type { Selectable } from 'kysely';
 import type { WriteListener } from '../db/writeWatch';
 import type { TokensTable } from '../db/schema/tokens';
 import type { UsersTable } from '../db/schema/users';
+import type { MemberCapRow } from '../repositories/relayAuth';
 
 export const TTL_MS = 1000;
 const MAX_ENTRIES = 10_000;
@@ -24,11 +25,15 @@ const COUNTER_COLUMNS: Readonly<Record<string, ReadonlySet<string>>> = {
   abilities: new Set(),
   // a multi-key channel's keys: their tallies move on every call; a change of state (enabled, set aside) drops the cache
   channel_keys: new Set(['last_used_at', 'used_count', 'failed_count', 'last_error']),
+  // a member's spend moves with each charge of their keys; a change of caps or of membership drops the cache
+  organization_members: new Set(['spent_quota', 'period_spent', 'period_start']),
 };
 
 export interface CachedCaller {
   token: Selectable<TokensTable>;
   user: Selectable<UsersTable> | undefined;
+  /** The caps of the member holding an organisation's key (repositories/relayAuth.ts). */
+  member?: MemberCapRow;
 }
 
 export interface CandidateChannel {

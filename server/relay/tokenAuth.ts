@@ -7,7 +7,7 @@ import { isIP } from 'node:net';
 import { Role, TokenStatus, UserStatus } from '../../common/roles';
 import type { QuotaLedger } from '../billing/quota';
 import type { Database } from '../db/database';
-import { markTokenExhaustedIfSpent, markTokenExpired, tokenAndOwnerByKey } from '../repositories/relayAuth';
+import { markTokenExhaustedIfSpent, markTokenExpired, tokenAndOwnerByKey, type MemberCapRow } from '../repositories/relayAuth';
 import type { TokenRow } from '../repositories/tokens';
 import type { UserRow } from '../repositories/users';
 import { relayError, type RelayError } from './errors';
@@ -19,6 +19,8 @@ export interface RelayCaller {
   user: UserRow;
   /** An admin may pin a channel with `sk-<key>-<id>`. */
   pinnedChannelId?: number;
+  /** The caps of the member holding an organisation's key (none for a service key or any other key). */
+  member?: MemberCapRow;
 }
 
 function ipToBigInt(address: string): { family: 4 | 6; value: bigint } | undefined {
@@ -114,7 +116,7 @@ function checkCaller(
     if (!Number.isSafeInteger(pinnedChannelId) || pinnedChannelId <= 0)
       return relayError(400, `not a channel id: ${pin}`, 'invalid_channel');
   }
-  return { token, user, pinnedChannelId };
+  return found.member ? { token, user, pinnedChannelId, member: found.member } : { token, user, pinnedChannelId };
 }
 
 /** Whether this node's ledger holds some of the key's quota free (a quota lease took what the row shows as spent). */

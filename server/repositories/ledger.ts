@@ -28,6 +28,14 @@ export interface BudgetSpend {
   charge: number;
 }
 
+/** What a batch adds to a member's spend in an organisation: all its charges, and those of the latest period of a period cap. */
+export interface MemberSpend {
+  organizationId: number;
+  userId: number;
+  charge: number;
+  period?: BudgetSpend;
+}
+
 /** A batch of settlements summed per user, token and channel, each list in ascending id order (billing/quota.ts settlementTotals). */
 export interface LedgerTotals {
   users: Array<[number, BalanceTotals]>;
@@ -35,6 +43,8 @@ export interface LedgerTotals {
   channels: Array<[number, number]>;
   userSpends: Array<[number, BudgetSpend]>;
   tokenSpends: Array<[number, BudgetSpend]>;
+  /** By organisation, then member, ascending. */
+  memberSpends: MemberSpend[];
 }
 
 // ---- holds --------------------------------------------------------------------
@@ -179,6 +189,17 @@ export async function applyTotals(transaction: Kysely<Database>, totals: LedgerT
         .where('id', '=', id)
         .execute();
     }
+  }
+  for (const { organizationId, userId, charge, period } of totals.memberSpends) {
+    await transaction
+      .updateTable('organization_members')
+      .set((eb) => ({
+        spent_quota: eb('spent_quota', '+', charge),
+        ...(period ? { period_spent: spentSql(period.start, period.charge), period_start: periodStartSql(period.start) } : {}),
+      }))
+      .where('organization_id', '=', organizationId)
+      .where('user_id', '=', userId)
+      .execute();
   }
   for (const [channelId, charge] of totals.channels) {
     await transaction

@@ -115,6 +115,24 @@ export function findAccountToken(db: Executor, accountId: number, tokenId: numbe
   return db.selectFrom('tokens').selectAll().where('id', '=', tokenId).where('user_id', '=', accountId).executeTakeFirst();
 }
 
+/** These keys of the account, by id: their name and the member holding them (null: a service key). A deleted key is missing. */
+export async function accountKeyHolders(
+  db: Executor,
+  accountId: number,
+  tokenIds: readonly number[],
+): Promise<Map<number, { name: string; memberUserId: number | null }>> {
+  if (tokenIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('tokens')
+    .select(['id', 'name', 'member_user_id'])
+    .where('user_id', '=', accountId)
+    .where('id', 'in', [...tokenIds])
+    .execute();
+  return new Map(
+    rows.map((row) => [Number(row.id), { name: row.name, memberUserId: row.member_user_id === null ? null : Number(row.member_user_id) }]),
+  );
+}
+
 /** A new key of the account for a member (or, with null, for the organisation itself); its id. */
 export function createAccountToken(
   db: Executor,

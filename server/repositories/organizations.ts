@@ -1,11 +1,15 @@
 // Queries on organisations and their members. Who may call which is decided
 // before (common/organizations.ts); these only read and write.
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import { budgetUsageAt, isBudgetPeriod } from '../../common/budgets';
 import type { DatabaseConfig } from '../config';
 import { insertReturningId, type Database } from '../db/database';
+import type { OrganizationMembersTable } from '../db/schema/organizationMembers';
 import {
   isOrganizationRole,
   OrganizationStatus,
+  type MemberCapFields,
+  type MemberCapRecord,
   type MyOrganizationRecord,
   type OrganizationMemberRecord,
   type OrganizationRecord,
@@ -147,11 +151,67 @@ export async function organizationsOfMember(db: Executor, userId: number): Promi
 /** The owner first, then admins, then members, each in the order they joined. */
 const roleOrder = sql<number>`case m.role when 'owner' then 0 when 'admin' then 1 else 2 end`;
 
-export async function listMembers(db: Executor, organizationId: number, window: PageWindow): Promise<OrganizationMemberRecord[]> {
+const CAP_COLUMNS = ['m.cap_quota', 'm.spent_quota', 'm.cap_period', 'm.cap_period_quota', 'm.period_spent', 'm.period_start'] as const;
+
+type CapColumns = Pick<
+  Selectable<OrganizationMembersTable>,
+  'cap_quota' | 'spent_quota' | 'cap_period' | 'cap_period_quota' | 'period_spent' | 'period_start'
+>;
+
+/** A member's caps as the console API shows them; the period's spend as of now in `zone` (the operator's time zone). */
+export function memberCapOf(row: CapColumns, zone: string, now = Date.now()): MemberCapRecord {
+  const period = isBudgetPeriod(row.cap_period) ? row.cap_period : '';
+  const usage = budgetUsageAt(
+    { budget_period: period, period_spent: Number(row.period_spent), period_start: Number(row.period_start) },
+    now,
+    zone,
+  );
+  return {
+    cap_quota: Number(row.cap_quota),
+    cap_period: period,
+    cap_period_quota: period ? Number(row.cap_period_quota) : 0,
+    spent_quota: Number(row.spent_quota),
+    period_spent: usage?.spent ?? 0,
+    resets_at: usage?.resets_at ?? 0,
+  };
+}
+
+/** The member's caps and spend, or undefined for an outsider. */
+export async function memberCapsOf(
+  db: Executor,
+  organizationId: number,
+  userId: number,
+  zone: string,
+): Promise<MemberCapRecord | undefined> {
+  const row = await db
+    .selectFrom('organization_members as m')
+    .select(CAP_COLUMNS)
+    .where('m.organization_id', '=', organizationId)
+    .where('m.user_id', '=', userId)
+    .executeTakeFirst();
+  return row ? memberCapOf(row, zone) : undefined;
+}
+
+/** Sets a member's caps; their spend stays as it is. */
+export async function setMemberCaps(db: Executor, organizationId: number, userId: number, caps: MemberCapFields): Promise<void> {
+  await db
+    .updateTable('organization_members')
+    .set({ cap_quota: caps.cap_quota, cap_period: caps.cap_period, cap_period_quota: caps.cap_period_quota })
+    .where('organization_id', '=', organizationId)
+    .where('user_id', '=', userId)
+    .execute();
+}
+
+export async function listMembers(
+  db: Executor,
+  organizationId: number,
+  window: PageWindow,
+  zone: string,
+): Promise<OrganizationMemberRecord[]> {
   const rows = await db
     .selectFrom('organization_members as m')
     .innerJoin('users as u', 'u.id', 'm.user_id')
-    .select(['m.organization_id', 'm.user_id', 'm.role', 'm.created_time', 'u.username', 'u.display_name'])
+    .select(['m.organization_id', 'm.user_id', 'm.role', 'm.created_time', 'u.username', 'u.display_name', ...CAP_COLUMNS])
     .where('m.organization_id', '=', organizationId)
     .orderBy(roleOrder)
     .orderBy('m.created_time')
@@ -166,6 +226,7 @@ export async function listMembers(db: Executor, organizationId: number, window: 
     display_name: row.display_name,
     role: isOrganizationRole(row.role) ? row.role : 'member',
     created_time: Number(row.created_time),
+    ...memberCapOf(row, zone),
   }));
 }
 

@@ -1,18 +1,55 @@
 // What the relay's authentication reads and writes of a key (relay/tokenAuth.ts
 // decides): the token and its owner by the key, and the token's status once
 // it is found expired or spent.
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { TokenStatus } from '../../common/roles';
 import type { Database } from '../db/database';
+import type { OrganizationMembersTable } from '../db/schema/organizationMembers';
 
 type Executor = Kysely<Database>;
 
-/** The token of a key and its owner (undefined when the key names no token). */
+/** The caps of the member who holds an organisation's key, and what they spent (billing/budgets.ts). */
+export type MemberCapRow = Pick<
+  Selectable<OrganizationMembersTable>,
+  | 'organization_id'
+  | 'user_id'
+  | 'created_time'
+  | 'cap_quota'
+  | 'spent_quota'
+  | 'cap_period'
+  | 'cap_period_quota'
+  | 'period_spent'
+  | 'period_start'
+>;
+
+/**
+ * The token of a key and its owner (undefined when the key names no token);
+ * for a member's key of an organisation, also the member's caps (absent for a
+ * service key, or when the member has left).
+ */
 export async function tokenAndOwnerByKey(db: Executor, key: string) {
   const token = await db.selectFrom('tokens').selectAll().where('key', '=', key).executeTakeFirst();
   if (!token) return undefined;
   const user = await db.selectFrom('users').selectAll().where('id', '=', Number(token.user_id)).executeTakeFirst();
-  return { token, user };
+  const organizationId = user?.organization_id;
+  if (token.member_user_id === null || organizationId === null || organizationId === undefined) return { token, user };
+  const member = await db
+    .selectFrom('organization_members')
+    .select([
+      'organization_id',
+      'user_id',
+      'created_time',
+      'cap_quota',
+      'spent_quota',
+      'cap_period',
+      'cap_period_quota',
+      'period_spent',
+      'period_start',
+    ])
+    .where('organization_id', '=', Number(organizationId))
+    .where('user_id', '=', Number(token.member_user_id))
+    .executeTakeFirst();
+  return { token, user, member };
 }
 
 /** Records a token as expired. */

@@ -35,9 +35,9 @@ const SCOPE_COLUMNS: Array<[keyof UsageScope, RollupKeyColumn]> = [
 ];
 
 /** The narrowest table of the range's period that holds the scope's columns and `groupBy`. */
-function rollupTableFor(scope: UsageScope, range: PeriodRange, groupBy?: RollupKeyColumn): RollupTable {
+function rollupTableFor(scope: UsageScope, range: PeriodRange, groupBy?: RollupKeyColumn | readonly RollupKeyColumn[]): RollupTable {
   const needed = SCOPE_COLUMNS.filter(([field]) => scope[field] !== undefined).map(([, column]) => column);
-  if (groupBy) needed.push(groupBy);
+  if (groupBy) needed.push(...(typeof groupBy === 'string' ? [groupBy] : groupBy));
   // ROLLUP_TABLES lists each period's tables fewest rows first
   return ROLLUP_TABLES.find(
     (candidate) => candidate.seconds === range.seconds && needed.every((column) => candidate.key.includes(column)),
@@ -45,7 +45,12 @@ function rollupTableFor(scope: UsageScope, range: PeriodRange, groupBy?: RollupK
 }
 
 /** The rollups of the range's period narrowed to the scope: from the narrowest table that holds the scope's columns and `groupBy`. */
-export function rollupsIn(db: Kysely<Database>, scope: UsageScope, range: PeriodRange, groupBy?: RollupKeyColumn): Rollups<object> {
+export function rollupsIn(
+  db: Kysely<Database>,
+  scope: UsageScope,
+  range: PeriodRange,
+  groupBy?: RollupKeyColumn | readonly RollupKeyColumn[],
+): Rollups<object> {
   const table = rollupTableFor(scope, range, groupBy);
   let query = db.selectFrom(table.name as 'usage_hourly') as unknown as Rollups<object>;
   if (range.from !== undefined) query = query.where('period', '>=', range.from);
@@ -140,6 +145,24 @@ export async function topUsage(
   return rows.map((row) => {
     const values = row as Record<string, unknown>;
     return { key: column === 'model' ? String(values.key) : Number(values.key), ...totalsOf(values) };
+  });
+}
+
+/** Every group of `columns` (say, each token's use of each model) over the range, with its totals: for a scope small enough to list whole. */
+export async function usageGroups(
+  db: Kysely<Database>,
+  scope: UsageScope,
+  range: PeriodRange,
+  columns: readonly RollupKeyColumn[],
+): Promise<Array<UsageTotals & Partial<Record<RollupKeyColumn, string | number>>>> {
+  const rows = await rollupsIn(db, scope, range, columns)
+    .select((eb) => [...columns.map((column) => sql.ref<string | number>(column).as(column)), ...totalSums(eb)])
+    .groupBy([...columns])
+    .execute();
+  return rows.map((row) => {
+    const values = row as Record<string, unknown>;
+    const key = Object.fromEntries(columns.map((column) => [column, column === 'model' ? String(values[column]) : Number(values[column])]));
+    return { ...key, ...totalsOf(values) };
   });
 }
 

@@ -92,7 +92,7 @@ interface DashboardFiltersProps {
 }
 
 // MUI's toggle text (action.active unselected, primary on a primary tint selected) falls short of 4.5:1: filled instead
-const toggleSx = {
+export const toggleSx = {
   '& .MuiToggleButton-root:not(.Mui-selected)': { color: 'text.secondary' },
   '& .MuiToggleButton-root.Mui-selected, & .MuiToggleButton-root.Mui-selected:hover': {
     bgcolor: 'primary.main',

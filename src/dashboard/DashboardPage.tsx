@@ -26,6 +26,7 @@ import {
 import { DashboardFilters, useFilterOptions } from './DashboardFilters';
 import { defaultGranularity, queryOfView, searchFromView, viewFromSearch, type DashboardView } from './dashboardView';
 import { useDashboardFormat } from './format';
+import { ManagedOrganizations } from './ManagedOrganizations';
 import { SetupChecklist } from './SetupChecklist';
 import { StatCards, StatCardsSkeleton } from './StatCards';
 import { useDashboardTranslate } from './useDashboardTranslate';
@@ -243,6 +244,7 @@ export default function DashboardPage() {
         </Typography>
       </Box>
       {isRoot(role) && <SetupChecklist />}
+      <ManagedOrganizations />
       <DashboardFilters view={view} admin={admin} granularity={granularity} answered={data} optionsOf={optionsOf} onChange={setView} />
       {isError && <ErrorState error={error} onRetry={() => void refetch()} />}
       {!isError && (isPending || !data) && <DashboardLoading />}

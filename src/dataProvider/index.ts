@@ -86,6 +86,7 @@
 // setOrganizationKeyStatus → PUT /api/organization/{id}/token  body: { id, status }
 // revealOrganizationKey → GET /api/organization/{id}/token/{tokenId}/key
 // deleteOrganizationKey → DELETE /api/organization/{id}/token/{tokenId}
+// organizationUsage → GET /api/organization/{id}/usage?start_timestamp=&end_timestamp= → OrganizationUsage
 //
 // Resources one-api never had (marked simpleRest in src/resources: webhook,
 // webhook_delivery; the registry hands their names to createDataProvider, see

@@ -2,7 +2,15 @@
 // each URL). Organisations are a page, not a react-admin resource: a member
 // reaches one through "My organisations", an admin through the site list.
 import type { AuditRecord } from '../../common/audit';
-import type { MyOrganizationRecord, OrganizationMemberRecord, OrganizationRecord, OrganizationRole } from '../../common/organizations';
+import type { OrganizationUsage } from '../../common/organizationUsage';
+import type {
+  MemberCapFields,
+  MemberCapRecord,
+  MyOrganizationRecord,
+  OrganizationMemberRecord,
+  OrganizationRecord,
+  OrganizationRole,
+} from '../../common/organizations';
 import type { TokenRecord } from '../../common/records';
 import type { HttpClient } from './httpClient';
 
@@ -10,7 +18,7 @@ import type { HttpClient } from './httpClient';
 export type OrganizationKeyRecord = TokenRecord & { member_user_id: number; member_username: string };
 
 /** An organisation as one of its members (or a site admin: role null when not a member) reads it. */
-export type OrganizationView = OrganizationRecord & { role: OrganizationRole | null };
+export type OrganizationView = OrganizationRecord & { role: OrganizationRole | null; member_cap?: MemberCapRecord | null };
 
 const base = '/api/organization';
 const one = (id: number) => `${base}/${encodeURIComponent(String(id))}`;
@@ -31,6 +39,7 @@ export const organizationEndpoints = {
   removeKey: (id: number, tokenId: number) => `${one(id)}/token/${encodeURIComponent(String(tokenId))}`,
   topUp: (id: number) => `${one(id)}/topup`,
   audit: (id: number, page0 = 0) => `${one(id)}/audit${page(page0)}`,
+  usage: (id: number, start: number, end: number) => `${one(id)}/usage?start_timestamp=${start}&end_timestamp=${end}`,
 };
 
 export function organizationCalls(httpClient: HttpClient) {
@@ -52,12 +61,18 @@ export function organizationCalls(httpClient: HttpClient) {
       Number((await httpClient<number>(endpoints.topUp(id), { method: 'POST', body: { quota } })).data ?? 0),
     /** The organisation's own audit rows, the newest 100 (its owner and admins). */
     organizationAudit: async (id: number) => (await httpClient<AuditRecord[]>(endpoints.audit(id))).data ?? [],
+    /** What the organisation's keys spent from `start` to `end` (unix seconds): every key's, or a member's own. */
+    organizationUsage: async (id: number, start: number, end: number) =>
+      (await httpClient<OrganizationUsage>(endpoints.usage(id, start, end))).data as OrganizationUsage,
     organizationMembers: async (id: number) => (await httpClient<OrganizationMemberRecord[]>(endpoints.members(id))).data ?? [],
     addOrganizationMember: async (id: number, username: string, role: OrganizationRole) => {
       await httpClient(endpoints.member(id), { method: 'POST', body: { username, role } });
     },
     setOrganizationMemberRole: async (id: number, userId: number, role: OrganizationRole) => {
       await httpClient(endpoints.member(id), { method: 'PUT', body: { user_id: userId, role } });
+    },
+    setOrganizationMemberCaps: async (id: number, userId: number, caps: MemberCapFields) => {
+      await httpClient(endpoints.member(id), { method: 'PUT', body: { user_id: userId, ...caps } });
     },
     removeOrganizationMember: async (id: number, userId: number) => {
       await httpClient(endpoints.removeMember(id, userId), { method: 'DELETE' });

@@ -37,7 +37,7 @@ export const settingsEnglish = {
       operation_general: 'General',
       operation_monitoring: 'Monitoring',
       operation_quota: 'Quota',
-      operation_fairness: 'Concurrent requests',
+      operation_fairness: 'Concurrent requests and files',
       operation_routing: 'Routing and fallbacks',
       operation_retention: 'Stored rows and retention',
       prices_ratio: 'Prices and ratios',
@@ -61,7 +61,7 @@ export const settingsEnglish = {
       operation_monitoring: 'When channels are tested, and when users are warned about a low balance.',
       operation_quota: 'Quota given to new users and for invitations, and reserved before each request.',
       operation_fairness:
-        'How many relayed requests one API key, and one user with all their keys, may have in flight at once across every worker, and every node sharing Redis; past it a request gets 429 at once. A key or user can have its own limit.',
+        'How many relayed requests one API key, and one user with all their keys, may have in flight at once across every worker, and every node sharing Redis; past it a request gets 429 at once. A key or user can have its own limit. The file limits apply to /v1/files uploads.',
       operation_routing:
         'How a failing channel is passed by without being disabled: a 429 or an overload answer rests it for a while (doubling with each repeat); failures in a row open its breaker, which lets one probe request through after a wait. Each node keeps this for itself.',
       prices_ratio:
@@ -154,6 +154,8 @@ export const settingsEnglish = {
       RetryTimes: 'Retries on another channel',
       TokenConcurrencyLimit: 'Concurrent requests per API key',
       UserConcurrencyLimit: 'Concurrent requests per user',
+      FileSizeLimitMB: "Largest file uploaded to /v1/files (MB, 0 = OpenAI's 512)",
+      FileStorageQuotaMB: 'Stored files per user (MB, 0 = no quota)',
       GroupRateLimits: 'Rate limits per group (RPM, TPM)',
       RetryableStatusCodes: 'Upstream statuses retried on another channel',
       ChannelCooldownSeconds: 'Rest after a 429 or overload (seconds)',
@@ -181,6 +183,9 @@ export const settingsEnglish = {
         "Kept for one-api compatibility; no longer used: a request reserves its model's maximum output (Model maximum output) or its own max_tokens.",
       TokenConcurrencyLimit: 'Across all workers, and all nodes sharing Redis; 0 means no limit.',
       UserConcurrencyLimit: "Across all workers, and all nodes sharing Redis, all of the user's keys together; 0 means no limit.",
+      FileSizeLimitMB:
+        "Under OpenAI's own limits: 512 MB a file, 200 MB for a batch's input. A larger upload is refused (400) as it arrives.",
+      FileStorageQuotaMB: "All of a user's files together, across every node; deleting a file frees its space.",
       RetryableStatusCodes:
         'Statuses and ranges, e.g. 408,429,500-599 (needs "Retries on another channel" above 0). A dead key always moves on.',
       ChannelCooldownSeconds: 'Doubles with each 429 in a row, up to the longest rest; 0 turns resting off.',

@@ -38,7 +38,7 @@ export const settingsChinese: typeof settingsEnglish = {
       operation_general: '通用设置',
       operation_monitoring: '监控设置',
       operation_quota: '额度设置',
-      operation_fairness: '并发请求',
+      operation_fairness: '并发请求与文件',
       operation_routing: '路由与备用模型',
       operation_retention: '数据存量与保留期',
       prices_ratio: '价格与倍率',
@@ -61,7 +61,7 @@ export const settingsChinese: typeof settingsEnglish = {
       operation_monitoring: '何时测试渠道，以及何时提醒用户余额不足。',
       operation_quota: '新用户与邀请获得的额度，以及每次请求前预扣的额度。',
       operation_fairness:
-        '每个 API 密钥、以及每个用户（其全部密钥合计）在所有工作进程及共享 Redis 的所有节点上合计同时进行的转发请求数上限；超过时请求立即得到 429。密钥或用户可以单独设置上限。',
+        '每个 API 密钥、以及每个用户（其全部密钥合计）在所有工作进程及共享 Redis 的所有节点上合计同时进行的转发请求数上限；超过时请求立即得到 429。密钥或用户可以单独设置上限。文件限制作用于 /v1/files 的上传。',
       operation_routing:
         '出错的渠道如何被绕开而不被禁用：429 或过载应答让它休息一段时间（连续出现时加倍）；连续失败会打开它的熔断器，等待后只放一个探测请求通过。每个节点各自记录。',
       prices_ratio:
@@ -154,6 +154,8 @@ export const settingsChinese: typeof settingsEnglish = {
       RetryTimes: '失败后换渠道重试次数',
       TokenConcurrencyLimit: '每个 API 密钥的并发请求数',
       UserConcurrencyLimit: '每个用户的并发请求数',
+      FileSizeLimitMB: '/v1/files 单个文件上限（MB，0 = OpenAI 的 512）',
+      FileStorageQuotaMB: '每个用户可存文件总量（MB，0 = 不限）',
       GroupRateLimits: '分组速率限制（RPM、TPM）',
       RetryableStatusCodes: '换渠道重试的上游状态码',
       ChannelCooldownSeconds: '429 或过载后的休息时间（秒）',
@@ -180,6 +182,8 @@ export const settingsChinese: typeof settingsEnglish = {
       PreConsumedQuota: '为兼容 one-api 保留，已不再使用：请求按模型最大输出（或请求自带的 max_tokens）预扣。',
       TokenConcurrencyLimit: '所有工作进程及共享 Redis 的所有节点合计；0 表示不限制。',
       UserConcurrencyLimit: '所有工作进程及共享 Redis 的所有节点合计，用户全部密钥合计；0 表示不限制。',
+      FileSizeLimitMB: '不超过 OpenAI 自身的限制：单个文件 512 MB，批处理输入文件 200 MB。超出的上传在接收过程中即被拒绝（400）。',
+      FileStorageQuotaMB: '一个用户的全部文件合计，所有节点共用；删除文件即释放其空间。',
       RetryableStatusCodes: '状态码或范围，例如 408,429,500-599（需要“失败后换渠道重试次数”大于 0）。密钥失效时总会换渠道。',
       ChannelCooldownSeconds: '连续出现 429 时加倍，直到最长休息时间；0 表示不休息。',
       CircuitBreakerFailures: '连续的 5xx 应答或无应答；0 表示关闭熔断器。',

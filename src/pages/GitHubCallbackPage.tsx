@@ -1,15 +1,14 @@
 // /oauth/github?code=: finish a GitHub login or bind. On failure it shows the
 // message, goes to /setting, and retries with growing delays (2 s x attempt).
 // An account with two-factor sign-in goes on to the code step of /login.
-import { Box, CircularProgress, Typography } from '@mui/material';
 import { useEffect, useRef, useState } from 'react';
 import { useTranslate } from 'react-admin';
 import { useNavigate, useSearchParams } from 'react-router-dom';
-import { needsSecondFactor } from '../authProvider';
 import { storeUser } from '../dataProvider/storage';
 import { dataProvider } from '../dataProvider';
 import { useNotice } from '../layout/notice';
 import { errorMessage } from '../dataProvider/errorMessage';
+import { CallbackWaiting, goToSecondFactor } from './SignInCallback';
 
 const MAX_ATTEMPTS = 5;
 
@@ -38,10 +37,7 @@ export function GitHubCallbackPage() {
           void navigate('/');
         }
       } catch (error) {
-        if (needsSecondFactor(error)) {
-          void navigate('/login?two_factor=1');
-          return;
-        }
+        if (goToSecondFactor(error, navigate)) return;
         notice(errorMessage(error), 'error');
         if (count === 0) void navigate('/setting');
         if (count + 1 >= MAX_ATTEMPTS) return;
@@ -54,9 +50,6 @@ export function GitHubCallbackPage() {
   }, [navigate, notice, searchParams]);
 
   return (
-    <Box sx={{ display: 'flex', alignItems: 'center', justifyContent: 'center', gap: 2, py: 10 }}>
-      <CircularProgress size={22} />
-      <Typography>{attempt > 0 ? translate('app.auth.oauth_retry', { count: attempt }) : translate('app.auth.oauth_working')}</Typography>
-    </Box>
+    <CallbackWaiting text={attempt > 0 ? translate('app.auth.oauth_retry', { count: attempt }) : translate('app.auth.oauth_working')} />
   );
 }

@@ -2,15 +2,14 @@
 // passed to the server once (the code and the pending sign-in are single-use,
 // so a failure sends the person back to /login to start again). An account
 // with two-factor sign-in goes on to the code step of /login.
-import { Box, CircularProgress, Typography } from '@mui/material';
 import { useEffect, useRef } from 'react';
 import { useTranslate } from 'react-admin';
 import { useNavigate, useSearchParams } from 'react-router-dom';
-import { needsSecondFactor } from '../authProvider';
 import { storeUser } from '../dataProvider/storage';
 import { dataProvider } from '../dataProvider';
 import { useNotice } from '../layout/notice';
 import { errorMessage } from '../dataProvider/errorMessage';
+import { CallbackWaiting, goToSecondFactor } from './SignInCallback';
 
 const ANSWER_FIELDS = ['code', 'state', 'iss', 'error', 'error_description'] as const;
 
@@ -31,10 +30,7 @@ export function OidcCallbackPage() {
         notice('app.auth.login_success', 'success');
         void navigate('/');
       } catch (error) {
-        if (needsSecondFactor(error)) {
-          void navigate('/login?two_factor=1');
-          return;
-        }
+        if (goToSecondFactor(error, navigate)) return;
         notice(errorMessage(error), 'error');
         void navigate('/login');
       }
@@ -42,10 +38,5 @@ export function OidcCallbackPage() {
     void finish();
   }, [navigate, notice, searchParams]);
 
-  return (
-    <Box sx={{ display: 'flex', alignItems: 'center', justifyContent: 'center', gap: 2, py: 10 }}>
-      <CircularProgress size={22} aria-label={translate('app.auth.sso_working')} />
-      <Typography>{translate('app.auth.sso_working')}</Typography>
-    </Box>
-  );
+  return <CallbackWaiting text={translate('app.auth.sso_working')} label={translate('app.auth.sso_working')} />;
 }

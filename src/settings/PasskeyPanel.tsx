@@ -3,46 +3,20 @@
 // browser's own passkey dialog. Used on the Personal tab and on the screen an
 // account is kept on until it has a second factor.
 import { Alert, Box, Button, Chip, Stack, TextField, Typography } from '@mui/material';
-import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import { Confirm, useTranslate } from 'react-admin';
 import type { PasskeyRecord } from '../../common/records';
 import { dataProvider } from '../dataProvider';
-import { errorMessage } from '../dataProvider/errorMessage';
 import { browserHasPasskeys } from '../dataProvider/passkeyCalls';
-import { useNotice } from '../layout/notice';
 import { formatTimestamp } from '../resources/shared/TimestampField';
+import { PanelPending, useBusyRun, useLoadedState } from './AccountPanel';
+
+const listPasskeys = () => dataProvider.listPasskeys();
 
 /** The list and its requests: load, add under a name, remove. */
 function usePasskeys(onAdded?: () => void) {
-  const notice = useNotice();
-  const [passkeys, setPasskeys] = useState<PasskeyRecord[] | null>(null);
-  const [loadError, setLoadError] = useState('');
-  const [busy, setBusy] = useState(false);
-
-  const load = useCallback(async () => {
-    try {
-      setPasskeys(await dataProvider.listPasskeys());
-      setLoadError('');
-    } catch (error) {
-      setLoadError(errorMessage(error));
-    }
-  }, []);
-  useEffect(() => {
-    void load();
-  }, [load]);
-
-  const run = async (action: () => Promise<void>): Promise<boolean> => {
-    setBusy(true);
-    try {
-      await action();
-      return true;
-    } catch (error) {
-      notice(errorMessage(error), 'error');
-      return false;
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { value: passkeys, setValue: setPasskeys, loadError, load } = useLoadedState(listPasskeys);
+  const { busy, run, notice } = useBusyRun();
 
   const add = (name: string) =>
     run(async () => {
@@ -131,21 +105,7 @@ export function PasskeyPanel({ onAdded }: { onAdded?: () => void }) {
   const { passkeys, loadError, load, busy, add, remove } = usePasskeys(onAdded);
   const [removing, setRemoving] = useState<PasskeyRecord | null>(null);
 
-  if (loadError) {
-    return (
-      <Alert
-        severity="error"
-        action={
-          <Button color="inherit" size="small" onClick={() => void load()}>
-            {translate('ra.action.refresh')}
-          </Button>
-        }
-      >
-        {translate(loadError, { _: loadError })}
-      </Alert>
-    );
-  }
-  if (!passkeys) return <Typography color="text.secondary">{translate('ra.page.loading')}</Typography>;
+  if (loadError || !passkeys) return <PanelPending loadError={loadError} onRetry={() => void load()} />;
 
   return (
     <Stack spacing={2} data-testid="passkeys">

@@ -4,48 +4,22 @@
 // and requests (useTwoFactor) and picks the view; the views are in
 // TwoFactorViews.tsx. The secret and the recovery codes live only in this
 // component's state: the server never sends them again.
-import { Alert, Button, Typography } from '@mui/material';
-import { useCallback, useEffect, useState, type FormEvent } from 'react';
-import { useTranslate } from 'react-admin';
-import type { TwoFactorEnrolment, TwoFactorStatus } from '../../common/records';
+import { useState, type FormEvent } from 'react';
+import type { TwoFactorEnrolment } from '../../common/records';
 import { dataProvider } from '../dataProvider';
-import { useNotice } from '../layout/notice';
-import { errorMessage } from '../dataProvider/errorMessage';
 import { copyText } from '../resources/shared/clipboard';
+import { PanelPending, useBusyRun, useLoadedState } from './AccountPanel';
 import { EnrolmentView, RecoveryCodesView, TwoFactorOffView, TwoFactorOnView } from './TwoFactorViews';
+
+const twoFactorStatus = () => dataProvider.twoFactorStatus();
 
 /** The panel's state and its requests: load the status, start setting up, confirm, turn off, copy the codes. */
 function useTwoFactor(onConfirmed?: () => void) {
-  const notice = useNotice();
-  const [status, setStatus] = useState<TwoFactorStatus | null>(null);
-  const [loadError, setLoadError] = useState('');
+  const { value: status, loadError, load } = useLoadedState(twoFactorStatus);
+  const { busy, run, notice } = useBusyRun();
   const [enrolment, setEnrolment] = useState<TwoFactorEnrolment | null>(null);
   const [recoveryCodes, setRecoveryCodes] = useState<string[] | null>(null);
   const [code, setCode] = useState('');
-  const [busy, setBusy] = useState(false);
-
-  const load = useCallback(async () => {
-    try {
-      setStatus(await dataProvider.twoFactorStatus());
-      setLoadError('');
-    } catch (error) {
-      setLoadError(errorMessage(error));
-    }
-  }, []);
-  useEffect(() => {
-    void load();
-  }, [load]);
-
-  const run = async (action: () => Promise<void>) => {
-    setBusy(true);
-    try {
-      await action();
-    } catch (error) {
-      notice(errorMessage(error), 'error');
-    } finally {
-      setBusy(false);
-    }
-  };
 
   const start = () =>
     run(async () => {
@@ -101,25 +75,10 @@ function useTwoFactor(onConfirmed?: () => void) {
 
 /** `onConfirmed`: two-factor sign-in just turned on; `onEnabled`: its recovery codes were put away too. */
 export function TwoFactorPanel({ onConfirmed, onEnabled }: { onConfirmed?: () => void; onEnabled?: () => void }) {
-  const translate = useTranslate();
   const { status, loadError, load, enrolment, setEnrolment, recoveryCodes, setRecoveryCodes, entry, start, confirm, disable, copyCodes } =
     useTwoFactor(onConfirmed);
 
-  if (loadError) {
-    return (
-      <Alert
-        severity="error"
-        action={
-          <Button color="inherit" size="small" onClick={() => void load()}>
-            {translate('ra.action.refresh')}
-          </Button>
-        }
-      >
-        {translate(loadError, { _: loadError })}
-      </Alert>
-    );
-  }
-  if (!status) return <Typography color="text.secondary">{translate('ra.page.loading')}</Typography>;
+  if (loadError || !status) return <PanelPending loadError={loadError} onRetry={() => void load()} />;
 
   if (recoveryCodes) {
     return (

@@ -34,7 +34,10 @@ export const SETTING_TABS: Record<SettingTab, SettingSection[]> = {
     // drawn by RetentionSection.tsx: each key beside its kind's rows, size and last prune
     { id: 'retention', keys: ['LogRetentionDays', 'ErrorLogRetentionDays', 'AuditRetentionDays'] },
     { id: 'quota', keys: ['QuotaForNewUser', 'QuotaForInviter', 'QuotaForInvitee', 'PreConsumedQuota'] },
-    { id: 'fairness', keys: ['TokenConcurrencyLimit', 'UserConcurrencyLimit', 'GroupRateLimits'] },
+    {
+      id: 'fairness',
+      keys: ['TokenConcurrencyLimit', 'UserConcurrencyLimit', 'GroupRateLimits', 'FileSizeLimitMB', 'FileStorageQuotaMB'],
+    },
     {
       id: 'routing',
       keys: [
@@ -55,7 +58,10 @@ export const SETTING_TABS: Record<SettingTab, SettingSection[]> = {
   ],
   prices: [
     // the price table (PriceTable.tsx) leads this section; these fields fold under "Advanced"
-    { id: 'ratio', keys: ['ModelRatio', 'CompletionRatio', 'CacheReadRatio', 'CacheWriteRatio', 'ModelMaxOutputTokens', 'GroupRatio'] },
+    {
+      id: 'ratio',
+      keys: ['ModelRatio', 'CompletionRatio', 'CacheReadRatio', 'CacheWriteRatio', 'ModelMaxOutputTokens', 'GroupRatio'],
+    },
   ],
   system: [
     { id: 'general', keys: ['ServerAddress'] },

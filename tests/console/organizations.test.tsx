@@ -13,6 +13,9 @@ import OrganizationPage from '../../src/pages/organizations/OrganizationPage';
 import OrganizationsPage from '../../src/pages/organizations/OrganizationsPage';
 import { server } from './setup';
 
+/** A member with no caps who spent nothing. */
+const NO_CAPS = { cap_quota: 0, cap_period: '', cap_period_quota: 0, spent_quota: 0, period_spent: 0, resets_at: 0 } as const;
+
 const ok = (data?: unknown) => HttpResponse.json({ success: true, message: '', ...(data === undefined ? {} : { data }) });
 
 const acme: MyOrganizationRecord = {
@@ -92,7 +95,7 @@ describe('organisation screens', () => {
     signIn(7, 1);
     const calls: Array<[string, string, unknown]> = [];
     let members: OrganizationMemberRecord[] = [
-      { organization_id: 5, user_id: 7, username: 'olivia', display_name: 'olivia', role: 'owner', created_time: 1 },
+      { organization_id: 5, user_id: 7, username: 'olivia', display_name: 'olivia', role: 'owner', created_time: 1, ...NO_CAPS },
     ];
     const record = async (request: Request) => {
       const url = new URL(request.url);
@@ -114,7 +117,10 @@ describe('organisation screens', () => {
       }),
       http.post('*/api/organization/5/member', async ({ request }) => {
         await record(request);
-        members = [...members, { organization_id: 5, user_id: 8, username: 'mia', display_name: 'mia', role: 'member', created_time: 2 }];
+        members = [
+          ...members,
+          { organization_id: 5, user_id: 8, username: 'mia', display_name: 'mia', role: 'member', created_time: 2, ...NO_CAPS },
+        ];
         return ok();
       }),
     );
@@ -153,6 +159,45 @@ describe('organisation screens', () => {
     // a member makes keys of their own, not service keys
     expect(screen.getByLabelText('Key name')).toBeInTheDocument();
     expect(screen.queryByLabelText(/Service key/)).toBeNull();
+  });
+
+  it("lets the owner set a member's caps in dollars", async () => {
+    signIn(7, 1);
+    const put: unknown[] = [];
+    const mia = { organization_id: 5, user_id: 8, username: 'mia', display_name: 'mia', role: 'member' as const, created_time: 2 };
+    server.use(
+      http.get('*/api/organization/5', () => ok(acme)),
+      http.get('*/api/organization/5/token', () => ok([])),
+      http.get('*/api/organization/5/member', () => ok([{ ...mia, ...NO_CAPS, cap_quota: 1_000_000, spent_quota: 250_000 }])),
+      http.put('*/api/organization/5/member', async ({ request }) => {
+        put.push(await request.json());
+        return ok();
+      }),
+    );
+    renderAt('/organization/5');
+    fireEvent.click(await screen.findByRole('tab', { name: 'Members' }));
+    const panel = await screen.findByRole('tabpanel');
+    expect(await within(panel).findByTestId('member-cap')).toHaveTextContent('spent $0.50 of $2.00');
+    fireEvent.click(within(panel).getByRole('button', { name: 'Caps' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Spending caps of mia' });
+    fireEvent.change(within(dialog).getByLabelText('Lifetime cap'), { target: { value: '3' } });
+    fireEvent.mouseDown(within(dialog).getByRole('combobox', { name: 'Cap period' }));
+    fireEvent.click(await screen.findByRole('option', { name: 'Per day' }));
+    fireEvent.change(within(dialog).getByLabelText('Cap per period'), { target: { value: '1.5' } });
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Save caps' }));
+    await waitFor(() => expect(put).toEqual([{ user_id: 8, cap_quota: 1_500_000, cap_period: 'day', cap_period_quota: 750_000 }]));
+  });
+
+  it('shows a member their own spend against their caps', async () => {
+    signIn(8, 1);
+    const cap = { ...NO_CAPS, cap_quota: 1_000_000, spent_quota: 1_000_000 };
+    server.use(
+      http.get('*/api/organization/5', () => ok({ ...acme, role: 'member', member_cap: cap })),
+      http.get('*/api/organization/5/token', () => ok([])),
+    );
+    renderAt('/organization/5');
+    expect(await screen.findByTestId('member-cap')).toHaveTextContent('spent $2.00 of $2.00');
+    expect(screen.getByText('Your spending:')).toBeInTheDocument();
   });
 
   it("sends a token that spends an organisation's money to that organisation, and a personal one as before", async () => {

@@ -5,13 +5,13 @@
 import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
-import { AdminContext, Notification } from 'react-admin';
+import { AdminContext } from 'react-admin';
 import { MemoryRouter } from 'react-router-dom';
 import { describe, expect, it } from 'vitest';
-import { OPTION_KEYS, OPTION_SPECS } from '../../common/options';
 import { i18nProvider } from '../../src/i18n';
 import SettingPage from '../../src/settings/SettingPage';
 import { server } from './setup';
+import { openSettingTab, optionHandlers, personalTabHandlers } from './settingPage';
 
 let puts: Array<{ key: string; value: string }>;
 
@@ -27,45 +27,14 @@ const DEFAULT_PRICES = [
 function serveOptions(overrides: Record<string, string> = {}, defaults: unknown[] = DEFAULT_PRICES) {
   puts = [];
   server.use(
-    http.get('*/api/option/', () =>
-      HttpResponse.json({
-        success: true,
-        message: '',
-        data: OPTION_KEYS.map((key) =>
-          OPTION_SPECS[key].kind === 'secret'
-            ? { key, value: '', set: false }
-            : { key, value: overrides[key] ?? OPTION_SPECS[key].default },
-        ),
-      }),
-    ),
-    http.put('*/api/option/', async ({ request }) => {
-      puts.push((await request.json()) as { key: string; value: string });
-      return HttpResponse.json({ success: true, message: '' });
-    }),
+    ...optionHandlers(puts, overrides),
     http.get('*/api/status', () => HttpResponse.json({ success: true, message: '', data: {} })),
     http.get('*/api/pricing/defaults', () => HttpResponse.json({ success: true, message: '', data: defaults })),
-    // the Personal tab's passkey list
-    http.get('*/api/user/passkey', () => HttpResponse.json({ success: true, message: '', data: [] })),
-    http.get('*/api/user/2fa', () =>
-      HttpResponse.json({ success: true, message: '', data: { enabled: false, pending: false, recovery_codes_left: 0, required: false } }),
-    ),
+    ...personalTabHandlers(),
   );
 }
 
-async function openPrices() {
-  localStorage.setItem('user', JSON.stringify({ id: 1, username: 'root', role: 100 }));
-  render(
-    <MemoryRouter>
-      <AdminContext i18nProvider={i18nProvider}>
-        <SettingPage />
-        <Notification />
-      </AdminContext>
-    </MemoryRouter>,
-  );
-  const user = userEvent.setup();
-  await user.click(await screen.findByRole('tab', { name: 'Prices' }));
-  return user;
-}
+const openPrices = () => openSettingTab('Prices');
 
 const listedModels = () =>
   within(screen.getByRole('table', { name: 'Model prices' }))

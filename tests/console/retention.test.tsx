@@ -3,19 +3,15 @@
 // retention fields saved with the section's button (no prune while one is
 // unsaved), and "Prune now" followed by a progress bar, the server asked
 // again every second, until the prune has ended and the last prune reads it.
-import { render, screen, waitFor, within } from '@testing-library/react';
-import userEvent from '@testing-library/user-event';
+import { screen, waitFor, within } from '@testing-library/react';
 import { http, HttpResponse } from 'msw';
-import { AdminContext, Notification } from 'react-admin';
-import { MemoryRouter } from 'react-router-dom';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { OPTION_KEYS, OPTION_SPECS } from '../../common/options';
 import type { PruneJob, RetentionReport } from '../../common/retention';
-import { i18nProvider } from '../../src/i18n';
 import { formatTimestamp } from '../../src/resources/shared/TimestampField';
 import { formatBytes } from '../../src/settings/RetentionSection';
-import SettingPage from '../../src/settings/SettingPage';
 import { server } from './setup';
+import { openSettingTab, personalTabHandlers } from './settingPage';
 
 const STARTED = 1_780_000_000;
 const ERRORS_PRUNED = 1_779_990_000;
@@ -84,12 +80,7 @@ function serve() {
       return HttpResponse.json({ success: true, message: '' });
     }),
     http.get('*/api/status', () => HttpResponse.json({ success: true, message: '', data: {} })),
-    // the Personal tab, open first
-    // the Personal tab's passkey list
-    http.get('*/api/user/passkey', () => HttpResponse.json({ success: true, message: '', data: [] })),
-    http.get('*/api/user/2fa', () =>
-      HttpResponse.json({ success: true, message: '', data: { enabled: false, pending: false, recovery_codes_left: 0, required: false } }),
-    ),
+    ...personalTabHandlers(),
     http.get('*/api/retention/', () =>
       HttpResponse.json({ success: true, message: '', data: reports.length > 1 ? reports.shift() : reports[0] }),
     ),
@@ -101,17 +92,7 @@ function serve() {
 }
 
 async function openRetention() {
-  localStorage.setItem('user', JSON.stringify({ id: 1, username: 'root', role: 100 }));
-  render(
-    <MemoryRouter>
-      <AdminContext i18nProvider={i18nProvider}>
-        <SettingPage />
-        <Notification />
-      </AdminContext>
-    </MemoryRouter>,
-  );
-  const user = userEvent.setup();
-  await user.click(await screen.findByRole('tab', { name: 'Operation' }));
+  const user = await openSettingTab('Operation');
   const panel = await screen.findByRole('region', { name: 'Stored rows and retention' });
   return { user, panel };
 }

@@ -2,18 +2,15 @@
 // tabs — toggles save at once, text fields only on their section's button
 // and only when changed, empty secrets skipped, invalid ratio JSON refused
 // with the spec's message, a confirmation before password login goes off.
-import { render, screen, waitFor, within } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
-import { AdminContext, Notification } from 'react-admin';
-import { MemoryRouter } from 'react-router-dom';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { OPTION_KEYS, OPTION_SPECS } from '../../common/options';
+import { OPTION_KEYS } from '../../common/options';
 import { messages } from './messages';
-import { i18nProvider } from '../../src/i18n';
-import SettingPage from '../../src/settings/SettingPage';
 import { addToList, invalidChangeMessage, pendingChanges } from '../../src/settings/saveRules';
 import { server } from './setup';
+import { openSettingTab, optionHandlers, personalTabHandlers } from './settingPage';
 
 let puts: Array<{ key: string; value: string }>;
 
@@ -28,50 +25,17 @@ const DEFAULT_PRICES = [
 function serveOptions(overrides: Record<string, string> = {}, secretsSet: string[] = ['SMTPToken']) {
   puts = [];
   server.use(
-    http.get('*/api/option/', () =>
-      HttpResponse.json({
-        success: true,
-        message: '',
-        data: OPTION_KEYS.map((key) =>
-          OPTION_SPECS[key].kind === 'secret'
-            ? { key, value: '', set: secretsSet.includes(key) }
-            : { key, value: overrides[key] ?? OPTION_SPECS[key].default },
-        ),
-      }),
-    ),
-    http.put('*/api/option/', async ({ request }) => {
-      const body = (await request.json()) as { key: string; value: string };
-      puts.push(body);
-      return HttpResponse.json({ success: true, message: '' });
-    }),
+    ...optionHandlers(puts, overrides, secretsSet),
     http.get('*/api/status', () => HttpResponse.json({ success: true, message: '', data: {} })),
     http.get('*/api/pricing/defaults', () => HttpResponse.json({ success: true, message: '', data: DEFAULT_PRICES })),
     http.get('*/api/import/', () => HttpResponse.json({ success: true, message: '', data: { running: false, source: '', apply: false } })),
     // the Operation tab's retention panel (retention.test.tsx tests it)
     http.get('*/api/retention/', () => HttpResponse.json({ success: true, message: '', data: { kinds: [], job: null } })),
-    // the Personal tab's two-factor panel
-    // the Personal tab's passkey list
-    http.get('*/api/user/passkey', () => HttpResponse.json({ success: true, message: '', data: [] })),
-    http.get('*/api/user/2fa', () =>
-      HttpResponse.json({ success: true, message: '', data: { enabled: false, pending: false, recovery_codes_left: 0, required: false } }),
-    ),
+    ...personalTabHandlers(),
   );
 }
 
-async function openTab(name: 'Operation' | 'Prices' | 'System' | 'Other', role = 100) {
-  localStorage.setItem('user', JSON.stringify({ id: 1, username: 'root', role }));
-  render(
-    <MemoryRouter>
-      <AdminContext i18nProvider={i18nProvider}>
-        <SettingPage />
-        <Notification />
-      </AdminContext>
-    </MemoryRouter>,
-  );
-  const user = userEvent.setup();
-  await user.click(await screen.findByRole('tab', { name }));
-  return user;
-}
+const openTab = (name: 'Operation' | 'Prices' | 'System' | 'Other', role = 100) => openSettingTab(name, role);
 
 const section = (name: RegExp | string) => screen.findByRole('region', { name });
 const field = (name: string) => document.querySelector(`[name="${name}"]`) as HTMLInputElement;

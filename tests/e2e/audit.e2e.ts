@@ -4,10 +4,10 @@
 // 1440 and 390 px, light and dark (test-results/screenshots/audit-<width>-<scheme>.png),
 // with the list and the open drawer axe clean, and no sideways scroll on a phone.
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations } from './support/axe';
-import { chromiumAvailable, launchBrowser, screenshotDir, sidewaysOverflow, signInThroughConsole } from './support/browser';
+import { chromiumAvailable, drawerSettled, launchBrowser, screenshotDir, sidewaysOverflow, signInThroughConsole } from './support/browser';
 import { startGateway, type RunningGateway } from './support/gateway';
 
 const ROOT_PASSWORD = 'e2e-audit-root-pass';
@@ -32,18 +32,6 @@ describe.runIf(chromiumAvailable())('audit log: a setting change, found with its
     await gateway?.stop();
   });
 
-  /** Waits until the drawer has slid fully in, so a screenshot and axe see it whole. */
-  const settled = async (drawer: Locator) => {
-    await drawer.waitFor();
-    await drawer.evaluate(
-      (element) =>
-        new Promise<void>((resolve) => {
-          const check = () => (getComputedStyle(element).transform === 'none' ? resolve() : requestAnimationFrame(check));
-          check();
-        }),
-    );
-  };
-
   /** The audit page at `width` in `scheme`, with the notice change's drawer open. */
   async function openNoticeChange(width: number, scheme: 'light' | 'dark') {
     await page.setViewportSize({ width, height: width > 1000 ? 900 : 844 });
@@ -65,7 +53,7 @@ describe.runIf(chromiumAvailable())('audit log: a setting change, found with its
     expect(await axeViolations(page), `list at ${width} ${scheme}`).toEqual([]);
     await row.getByRole('button', { name: 'Show the change' }).click();
     const drawer = page.getByRole('dialog', { name: /^Audit entry #\d+$/ });
-    await settled(drawer);
+    await drawerSettled(drawer);
     return drawer;
   }
 

@@ -12,10 +12,10 @@
 // so and are skipped.
 import AxeBuilder from '@axe-core/playwright';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
-import { chromiumAvailable, launchBrowser, screenshotDir, signInThroughConsole } from './support/browser';
+import { chromiumAvailable, drawerSettled, launchBrowser, screenshotDir, signInThroughConsole } from './support/browser';
 import { apiLogin, setOptions, startGateway, type RunningGateway } from './support/gateway';
 
 const ROOT_PASSWORD = 'e2e-log-drawer-root-pass';
@@ -93,18 +93,6 @@ describe.runIf(chromiumAvailable())('log drawer: a failed request from the dashb
     await emulator?.close();
   });
 
-  /** Waits until the drawer has slid fully in (MUI's slide ignores reduced motion), so a screenshot shows it whole. */
-  const settled = async (drawer: Locator) => {
-    await drawer.waitFor();
-    await drawer.evaluate(
-      (element) =>
-        new Promise<void>((resolve) => {
-          const check = () => (getComputedStyle(element).transform === 'none' ? resolve() : requestAnimationFrame(check));
-          check();
-        }),
-    );
-  };
-
   /** From the dashboard's error count to the failed row's open drawer. */
   async function openFailedRow(locale: Locale, scheme: 'light' | 'dark', width: number) {
     await page.setViewportSize({ width, height: width > 1000 ? 900 : 844 });
@@ -120,7 +108,7 @@ describe.runIf(chromiumAvailable())('log drawer: a failed request from the dashb
     expect(await page.getByText('gpt-4o-mini', { exact: true }).count()).toBe(0);
     await failed.click();
     const drawer = page.getByRole('dialog', { name: LABELS[locale].title });
-    await settled(drawer);
+    await drawerSettled(drawer);
     return drawer;
   }
 
@@ -195,7 +183,7 @@ describe.runIf(chromiumAvailable())('log drawer: a failed request from the dashb
     await page.goto(`${gateway.baseUrl}/log`);
     await page.getByText('gpt-4o-mini', { exact: true }).first().click();
     const drawer = page.getByRole('dialog', { name: LABELS.en.title });
-    await settled(drawer);
+    await drawerSettled(drawer);
     await drawer.getByText(LABELS.en.formula).waitFor();
     // the charge reads in dollars; the ratios and the quota formula wait behind their toggle
     expect(await drawer.getByTestId('log-cost').textContent()).toMatch(/\$\d/);

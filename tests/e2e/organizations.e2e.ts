@@ -149,6 +149,11 @@ describe.runIf(enabled)('organisations: created by root, run by their owner', ()
     expect(await sidewaysOverflow(page)).toEqual([]);
     expect(await settledViolations(page)).toEqual([]);
     await page.screenshot({ path: join(screenshotDir, 'organizations-audit-390-dark.png'), fullPage: true });
+    await page.getByRole('tab', { name: 'Usage' }).click();
+    await page.getByTestId('organization-usage-totals').waitFor();
+    expect(await sidewaysOverflow(page)).toEqual([]);
+    expect(await settledViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(screenshotDir, 'organizations-usage-390-dark.png'), fullPage: true });
     await page.context().close();
   }, 90_000);
 });

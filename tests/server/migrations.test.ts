@@ -193,7 +193,20 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
   audit_chain: ['id', 'head_seq', 'head_hash', 'anchor_seq', 'anchor_hash'],
   webhooks: ['id', 'name', 'url', 'secret', 'events', 'enabled', 'created_time'],
   organizations: ['id', 'name', 'status', 'created_time'],
-  organization_members: ['organization_id', 'user_id', 'role', 'created_time'],
+  files: ['seq', 'id', 'user_id', 'filename', 'purpose', 'bytes', 'status', 'created_at', 'expires_at'],
+  file_chunks: ['file_id', 'seq', 'data'],
+  organization_members: [
+    'organization_id',
+    'user_id',
+    'role',
+    'created_time',
+    'cap_quota',
+    'spent_quota',
+    'cap_period',
+    'cap_period_quota',
+    'period_spent',
+    'period_start',
+  ],
   webhook_deliveries: [
     'id',
     'webhook_id',
@@ -257,6 +270,8 @@ for (const target of targets) {
         '0024-passkeys',
         '0025-organizations',
         '0026-prune-runs',
+        '0027-member-caps',
+        '0028-files',
       ]);
       const tables = await db.introspection.getTables();
       for (const [table, columns] of Object.entries(EXPECTED_COLUMNS)) {

@@ -1,9 +1,11 @@
 // GitHub sign-in and binding against a local fake of GitHub's OAuth endpoints,
-// with the `state` checked; WeChat through a local fake bridge.
+// with the `state` checked; WeChat through a local fake bridge, its sign-ins
+// in the audit log.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UserStatus } from '../../common/roles';
 import { asBrowser, buildTestApp, login, register } from '../support/app';
 
 let fake: Server;
@@ -137,6 +139,42 @@ describe('WeChat', () => {
     const session = await login(app, 'wxuser', 'password-123');
     const taken = await asBrowser(app, session, { method: 'GET', url: '/api/oauth/wechat/bind?code=123456' });
     expect(taken.json().message).toBe('this account is already bound to another user');
+  });
+
+  it('records who signed in through WeChat in the audit log, and a failed sign-in as a failed row', async () => {
+    const rowOf = (response: { headers: Record<string, unknown> }) =>
+      app.ctx.db
+        .selectFrom('audit_log')
+        .select(['action', 'user_id', 'username', 'target_type', 'target_id', 'success'])
+        .where('request_id', '=', String(response.headers['x-request-id']))
+        .executeTakeFirstOrThrow();
+    const signedIn = await app.inject({ method: 'GET', url: '/api/oauth/wechat?code=123456' });
+    const user = signedIn.json().data as { id: number; username: string };
+    expect(user.username).toMatch(/^wechat_/);
+    expect(await rowOf(signedIn)).toEqual({
+      action: 'user.login_wechat',
+      user_id: user.id,
+      username: user.username,
+      target_type: 'user',
+      target_id: String(user.id),
+      success: 1,
+    });
+    const wrongCode = await app.inject({ method: 'GET', url: '/api/oauth/wechat?code=999999' });
+    expect(wrongCode.json().success).toBe(false);
+    expect(await rowOf(wrongCode)).toEqual({
+      action: 'user.login_wechat',
+      user_id: null,
+      username: '',
+      target_type: 'user',
+      target_id: '',
+      success: 0,
+    });
+    // a known WeChat identity whose account is banned: refused, the account tried as the target, no actor
+    await app.ctx.db.updateTable('users').set({ status: UserStatus.disabled }).where('id', '=', user.id).execute();
+    const banned = await app.inject({ method: 'GET', url: '/api/oauth/wechat?code=123456' });
+    expect(banned.json().message).toBe('user is banned');
+    expect(await rowOf(banned)).toMatchObject({ user_id: null, target_id: String(user.id), success: 0 });
+    await app.ctx.db.updateTable('users').set({ status: UserStatus.enabled }).where('id', '=', user.id).execute();
   });
 
   it('is refused when turned off', async () => {

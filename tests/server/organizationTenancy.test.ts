@@ -69,6 +69,7 @@ function attempts(): Array<[Method, string, unknown?]> {
     ['GET', `${b}/member`],
     ['GET', `${b}/member?p=0&page_size=100`],
     ['GET', `${b}/audit?p=0`],
+    ['GET', `${b}/usage`],
     ['POST', `${b}/member`, { username: 'bystander' }],
     ['POST', `${b}/member`, { username: 'alpha-admin', role: 'owner' }],
     ['PUT', `${b}/member`, { user_id: ids['bravo-member'], role: 'admin' }],

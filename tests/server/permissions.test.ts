@@ -146,6 +146,7 @@ const MATRIX: Array<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; url: string; mi
   { method: 'GET', url: '/api/organization/999', minimum: 'user' },
   { method: 'GET', url: '/api/organization/999/member?p=0', minimum: 'user' },
   { method: 'GET', url: '/api/organization/999/audit?p=0', minimum: 'user' },
+  { method: 'GET', url: '/api/organization/999/usage', minimum: 'user' },
   { method: 'POST', url: '/api/organization/999/member', minimum: 'user', payload: { username: 'nobody' } },
   { method: 'PUT', url: '/api/organization/999/member', minimum: 'user', payload: { user_id: 1, role: 'member' } },
   { method: 'DELETE', url: '/api/organization/999/member/1', minimum: 'user' },

@@ -26,6 +26,8 @@ import * as oidcIdentities from './0023-oidc-identities';
 import * as passkeys from './0024-passkeys';
 import * as organizations from './0025-organizations';
 import * as pruneRuns from './0026-prune-runs';
+import * as memberCaps from './0027-member-caps';
+import * as files from './0028-files';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -53,6 +55,8 @@ export const migrations: Record<string, Migration> = {
   '0024-passkeys': passkeys,
   '0025-organizations': organizations,
   '0026-prune-runs': pruneRuns,
+  '0027-member-caps': memberCaps,
+  '0028-files': files,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,6 +1,7 @@
 import type { AbilitiesSchema } from './abilities';
 import type { AuditLogSchema } from './auditLog';
 import type { ChannelsSchema } from './channels';
+import type { FilesSchema } from './files';
 import type { JobLeasesSchema } from './jobLeases';
 import type { LogsSchema } from './logs';
 import type { OidcIdentitiesSchema } from './oidcIdentities';
@@ -43,4 +44,5 @@ export type Database = UsersSchema &
   PasskeysSchema &
   PasskeyChallengesSchema &
   OrganizationsSchema &
-  OrganizationMembersSchema;
+  OrganizationMembersSchema &
+  FilesSchema;

@@ -29,7 +29,7 @@ const TOP_USERS = 10;
 const TOP_CHANNELS = 20;
 const SLOWEST_CHANNELS = 5;
 
-interface DashboardParams {
+export interface DashboardParams {
   start: number;
   end: number;
   granularity: DashboardGranularity;
@@ -39,7 +39,7 @@ interface DashboardParams {
 const ZERO: UsageTotals = { requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, quota: 0 };
 
 /** The query with its defaults, or what is wrong with it. `admin`: user_id and channel_id count. */
-function paramsOf(query: DashboardQuery, admin: boolean, now: number): DashboardParams | string {
+export function paramsOf(query: DashboardQuery, admin: boolean, now: number): DashboardParams | string {
   const number = (key: 'start' | 'end' | 'user_id' | 'token_id' | 'channel_id') =>
     query[key] === undefined || query[key] === '' ? undefined : Number(query[key]);
   const end = number('end') ?? now;
@@ -58,7 +58,7 @@ function paramsOf(query: DashboardQuery, admin: boolean, now: number): Dashboard
   };
 }
 
-const rangeOf = ({ start, end, granularity }: DashboardParams): PeriodRange => ({
+export const rangeOf = ({ start, end, granularity }: DashboardParams): PeriodRange => ({
   seconds: granularity === 'hour' ? HOUR : DAY,
   from: start,
   to: end,
@@ -72,7 +72,7 @@ function filledSeries(start: number, end: number, unit: number, found: readonly 
   return series;
 }
 
-function sumOf(points: readonly UsageTotals[]): UsageTotals {
+export function sumOf(points: readonly UsageTotals[]): UsageTotals {
   const totals = { ...ZERO };
   for (const point of points) {
     totals.requests += point.requests;

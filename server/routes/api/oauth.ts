@@ -52,6 +52,8 @@ async function signInWith(
   prefix: string,
 ) {
   let user = await findUserByIdentity(db, column, identity.id);
+  // as for a password: the account tried is the target of a refused sign-in; finishFirstFactor names the actor once it goes through
+  if (user) request.audit({ targetId: Number(user.id) });
   if (ssoOnly(options) && !(user && Number(user.role) >= Role.root)) return fail(SSO_REQUIRED, 'sso_required');
   if (!user) {
     if (!options.bool('RegisterEnabled')) return fail('registration is closed');

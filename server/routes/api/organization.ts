@@ -8,7 +8,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { fail, ok } from '../../../common/envelope';
-import { parseBudget } from '../../../common/budgets';
+import { effectiveTimeZone, parseBudget } from '../../../common/budgets';
 import { OrganizationStatus, type OrganizationRecord } from '../../../common/organizations';
 import { Role } from '../../../common/roles';
 import { callerOf, requireRole } from '../../plugins/auth';
@@ -18,6 +18,7 @@ import {
   findOrganization,
   listOrganizations,
   makeOwner,
+  memberCapsOf,
   organizationNameTaken,
   organizationsOfMember,
   searchOrganizations,
@@ -27,6 +28,7 @@ import { accountOf, setAccountBudget, setAccountStatus } from '../../repositorie
 import { pageWindowOf, positiveId } from '../../repositories/pagination';
 import { organizationAuditRoutes } from './organizationAudit';
 import { keyRoutes } from './organizationKey';
+import { organizationUsageRoutes } from './organizationUsage';
 import { memberRoutes } from './organizationMember';
 import {
   organizationById,
@@ -63,6 +65,7 @@ export function organizationRoutes(fastify: FastifyInstance): Promise<void> {
   memberRoutes(fastify);
   keyRoutes(fastify);
   organizationAuditRoutes(fastify);
+  organizationUsageRoutes(fastify);
   return Promise.resolve();
 }
 
@@ -87,7 +90,13 @@ function siteReadRoutes(fastify: FastifyInstance): void {
 
   app.get('/api/organization/:id', { preHandler: signedIn, schema: organizationById }, async (request) => {
     const standing = await standingIn(db, request, request.params.id);
-    return standing ? ok({ ...standing.organization, role: standing.actor.membership ?? null }) : organizationNotFound();
+    if (!standing) return organizationNotFound();
+    const { organization, actor } = standing;
+    // a member sees their own caps and spend (member_cap); a site admin from outside has none
+    const memberCap = actor.membership
+      ? await memberCapsOf(db, organization.id, actor.userId, effectiveTimeZone(app.ctx.options.get('TimeZone')))
+      : undefined;
+    return ok({ ...organization, role: actor.membership ?? null, member_cap: memberCap ?? null });
   });
 }
 

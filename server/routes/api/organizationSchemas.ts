@@ -76,7 +76,14 @@ export const memberAddSchema = {
 
 export const memberUpdateSchema = {
   params: idParams,
-  body: typed<{ user_id?: NumberOrDigits; role?: OrganizationRole }>(objectOf({ user_id: idValue, role })),
+  body: typed<{
+    user_id?: NumberOrDigits;
+    role?: OrganizationRole;
+    // the member's spending caps: checked by the handler (common/organizations.ts parseMemberCaps)
+    cap_quota?: unknown;
+    cap_period?: unknown;
+    cap_period_quota?: unknown;
+  }>(objectOf({ user_id: idValue, role })),
 };
 
 export const memberRemoveSchema = {
@@ -108,6 +115,16 @@ export const keyCreateSchema = {
 export const keyStatusSchema = {
   params: idParams,
   body: typed<{ id?: NumberOrDigits; status?: NumberOrDigits }>(objectOf({ id: idValue, status: wholeNumber })),
+};
+
+const timestamp: Schema = { type: 'string', pattern: '^[0-9]{0,15}$', description: 'a Unix time in seconds (digits only)' };
+
+/** `/:id/usage?start_timestamp=&end_timestamp=`. */
+export const usageQuery = {
+  params: idParams,
+  querystring: typed<{ start_timestamp?: string; end_timestamp?: string }>(
+    objectOf({ start_timestamp: timestamp, end_timestamp: timestamp }),
+  ),
 };
 
 export const topUpSchema = { params: idParams, body: typed<{ quota?: NumberOrDigits }>(objectOf({ quota: wholeNumber })) };

@@ -11,7 +11,8 @@
 //   audio.ts          transcriptions, translations, speech
 //   rerank.ts         rerank (Cohere's and Jina's shape)
 //   dashboard.ts      /dashboard/billing/* and /v1/dashboard/billing/*
-//   unimplemented.ts  the 501 routes (files, fine-tunes, ...)
+//   files.ts          the Files API, served here (fileUpload.ts reads the upload)
+//   unimplemented.ts  the 501 routes (fine-tunes, ...)
 //   realtime.ts       GET /v1/realtime, a WebSocket (server/relay/realtime/ holds the session)
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
@@ -28,6 +29,7 @@ import { answerCrash, runRelay, type RelayDeclaration } from '../../relay/pipeli
 import { closePools } from '../../relay/upstream';
 import { AUDIO_ROUTES } from './audio';
 import { dashboardRoutes } from './dashboard';
+import { fileRoutes } from './files';
 import { geminiNativeRoutes } from './geminiNative';
 import { proxyRoutes } from './proxy';
 import { IMAGE_ROUTES } from './images';
@@ -146,5 +148,6 @@ export async function relayRoutes(app: FastifyInstance): Promise<void> {
   await app.register(geminiNativeRoutes, { ctx });
   await app.register(dashboardRoutes);
   await app.register(proxyRoutes, { bookkeeping });
+  await app.register(fileRoutes);
   await app.register(unimplementedRoutes);
 }

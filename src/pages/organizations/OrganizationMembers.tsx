@@ -1,5 +1,6 @@
 // An organisation's members, for its owner and admins (and site admins): add
-// someone by username, change a role, remove someone. Only the roles and
+// someone by username, change a role, set their spending caps (MemberCaps.tsx),
+// remove someone. Only the roles and
 // people the rules allow are offered (common/organizations.ts); the server
 // checks again.
 import PersonAddIcon from '@mui/icons-material/PersonAdd';
@@ -10,6 +11,7 @@ import {
   assignableRoles,
   changeRoleProblem,
   removeMemberProblem,
+  setCapProblem,
   type OrganizationActor,
   type OrganizationMemberRecord,
   type OrganizationRole,
@@ -17,6 +19,7 @@ import {
 import { dataProvider } from '../../dataProvider';
 import type { OrganizationView } from '../../dataProvider/organizationCalls';
 import { LoadError } from '../../layout/LoadError';
+import { CapFacts, CapsDialog } from './MemberCaps';
 import { RecordList, RecordRow, useAction, useLoaded } from './organizationShared';
 
 function AddMember({ organization, actor, onAdded }: { organization: OrganizationView; actor: OrganizationActor; onAdded: () => void }) {
@@ -69,12 +72,14 @@ function MemberRow({
   member,
   onChanged,
   onRemove,
+  onCaps,
 }: {
   organization: OrganizationView;
   actor: OrganizationActor;
   member: OrganizationMemberRecord;
   onChanged: () => void;
   onRemove: () => void;
+  onCaps: () => void;
 }) {
   const translate = useTranslate();
   const act = useAction();
@@ -92,8 +97,14 @@ function MemberRow({
       title={
         member.display_name && member.display_name !== member.username ? `${member.display_name} (${member.username})` : member.username
       }
+      facts={<CapFacts cap={member} />}
       actions={
         <>
+          {!setCapProblem(actor, target) && (
+            <Button size="small" onClick={onCaps}>
+              {translate('organizations.caps.edit')}
+            </Button>
+          )}
           <TextField
             select
             size="small"
@@ -132,6 +143,7 @@ export function OrganizationMembers({
   const act = useAction();
   const { data, failed, reload } = useLoaded(useCallback(() => dataProvider.organizationMembers(organization.id), [organization.id]));
   const [removing, setRemoving] = useState<OrganizationMemberRecord | null>(null);
+  const [capping, setCapping] = useState<OrganizationMemberRecord | null>(null);
   const changed = () => {
     reload();
     onChanged();
@@ -150,10 +162,19 @@ export function OrganizationMembers({
               member={member}
               onChanged={changed}
               onRemove={() => setRemoving(member)}
+              onCaps={() => setCapping(member)}
             />
           ))}
         </RecordList>
       )}
+      <CapsDialog
+        organizationId={organization.id}
+        member={capping}
+        onClose={(changed) => {
+          setCapping(null);
+          if (changed) reload();
+        }}
+      />
       <Confirm
         isOpen={removing !== null}
         title="organizations.members.remove"

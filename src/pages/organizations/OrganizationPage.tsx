@@ -1,12 +1,13 @@
 // /organization/:id: one organisation as its member sees it: its balance and
 // their role, its keys (their own, or every key for the owner and admins)
-// and, for the owner and admins, its members and its audit rows. What each may do comes from
+// and its usage (theirs, or every key's for the owner and admins) and, for
+// the owner and admins, its members and its audit rows. What each may do comes from
 // common/organizations.ts, as on the server.
 import ArrowBackIcon from '@mui/icons-material/ArrowBack';
 import { Box, Button, Chip, Stack, Tab, Tabs, Typography } from '@mui/material';
 import { useCallback, useState } from 'react';
 import { Authenticated, useTranslate } from 'react-admin';
-import { Link as RouterLink, useParams } from 'react-router-dom';
+import { Link as RouterLink, useParams, useSearchParams } from 'react-router-dom';
 import { canManageMembers, OrganizationStatus, type OrganizationActor } from '../../../common/organizations';
 import { dataProvider } from '../../dataProvider';
 import type { OrganizationView } from '../../dataProvider/organizationCalls';
@@ -15,7 +16,9 @@ import { LoadError } from '../../layout/LoadError';
 import { Balance } from '../../resources/shared/QuotaField';
 import { OrganizationAudit } from './OrganizationAudit';
 import { OrganizationKeys } from './OrganizationKeys';
+import { CapFacts } from './MemberCaps';
 import { OrganizationMembers } from './OrganizationMembers';
+import { OrganizationUsageTab } from './OrganizationUsage';
 import { useLoaded } from './organizationShared';
 
 /** The signed-in user's standing in the organisation, as the rules read it. */
@@ -44,14 +47,23 @@ function Heading({ organization }: { organization: OrganizationView }) {
         {translate('organizations.fields.balance')} <Balance quota={organization.quota} /> · {translate('organizations.fields.used')}{' '}
         <Balance quota={organization.used_quota} /> · {translate('organizations.fields.members')} {organization.member_count}
       </Typography>
+      {organization.member_cap && (
+        <Typography variant="body2" color="text.secondary">
+          {translate('organizations.caps.yours')} <CapFacts cap={organization.member_cap} />
+        </Typography>
+      )}
     </Stack>
   );
 }
 
+type TabName = 'keys' | 'usage' | 'members' | 'audit';
+
 function Organization({ id }: { id: number }) {
   const translate = useTranslate();
   const { data: organization, failed, reload } = useLoaded(useCallback(() => dataProvider.getOrganization(id), [id]));
-  const [tab, setTab] = useState<'keys' | 'members' | 'audit'>('keys');
+  // ?tab=usage (the dashboard's link) opens the Usage tab
+  const [searchParams] = useSearchParams();
+  const [tab, setTab] = useState<TabName>(searchParams.get('tab') === 'usage' ? 'usage' : 'keys');
   if (failed) return <LoadError onRetry={reload} />;
   if (!organization) return null;
   const actor = actorOf(organization);
@@ -62,8 +74,17 @@ function Organization({ id }: { id: number }) {
         {translate('organizations.back')}
       </Button>
       <Heading organization={organization} />
-      <Tabs value={tab} onChange={(_, value: 'keys' | 'members' | 'audit') => setTab(value)} sx={{ mb: 2 }} aria-label={organization.name}>
+      <Tabs
+        value={tab}
+        onChange={(_, value: TabName) => setTab(value)}
+        variant="scrollable"
+        scrollButtons={false}
+        // four tabs fit 390 px once they give up MUI's 90 px minimum; scrolling is the fallback for longer labels
+        sx={{ mb: 2, '& .MuiTab-root': { minWidth: { xs: 0, sm: 90 }, px: { xs: 1.5, sm: 2 } } }}
+        aria-label={organization.name}
+      >
         <Tab value="keys" label={translate('organizations.tabs.keys')} id="organization-tab-keys" aria-controls="organization-panel" />
+        <Tab value="usage" label={translate('organizations.tabs.usage')} id="organization-tab-usage" aria-controls="organization-panel" />
         {manages && (
           <Tab
             value="members"
@@ -78,6 +99,7 @@ function Organization({ id }: { id: number }) {
       </Tabs>
       <Box role="tabpanel" id="organization-panel" aria-labelledby={`organization-tab-${tab}`}>
         {tab === 'keys' && <OrganizationKeys organization={organization} actor={actor} />}
+        {tab === 'usage' && <OrganizationUsageTab organizationId={organization.id} />}
         {tab === 'members' && manages && <OrganizationMembers organization={organization} actor={actor} onChanged={reload} />}
         {tab === 'audit' && manages && <OrganizationAudit organizationId={organization.id} />}
       </Box>

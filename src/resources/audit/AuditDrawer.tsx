@@ -3,10 +3,10 @@
 // ended, the change as a table of fields with their values before and after
 // (secrets arrive masked), and the row's place in the hash chain.
 import { Box, Table, TableBody, TableCell, TableContainer, TableHead, TableRow, Typography } from '@mui/material';
-import { useId, type ReactNode } from 'react';
+import type { ReactNode } from 'react';
 import { useTranslate, type RaRecord } from 'react-admin';
 import type { AuditChanges } from '../../../common/audit';
-import { DetailDrawer } from '../shared/DetailDrawer';
+import { DetailDrawer, DrawerSection } from '../shared/DetailDrawer';
 import { formatTimestamp } from '../shared/TimestampField';
 import { textOf } from '../shared/textOf';
 
@@ -17,22 +17,6 @@ export function valueText(value: unknown): string {
   if (value === undefined) return '—';
   if (typeof value === 'string') return value === '' ? '""' : value;
   return JSON.stringify(value);
-}
-
-function Section({ title, children }: { title: string; children: ReactNode }) {
-  const id = useId();
-  return (
-    <Box
-      component="section"
-      aria-labelledby={id}
-      sx={{ py: 1.5, borderTop: 1, borderColor: 'divider', '&:first-of-type': { borderTop: 0 } }}
-    >
-      <Typography id={id} variant="subtitle1" component="h3" sx={{ fontWeight: 700, mb: 1 }}>
-        {title}
-      </Typography>
-      {children}
-    </Box>
-  );
 }
 
 function Facts({ facts }: { facts: Array<[string, ReactNode]> }) {
@@ -123,18 +107,18 @@ function AuditBody({ record }: { record: RaRecord }) {
   ];
   return (
     <>
-      <Section title={translate('audit.drawer.change')}>
+      <DrawerSection title={translate('audit.drawer.change')}>
         <ChangeTable changes={record.changes as AuditChanges | null} />
-      </Section>
-      <Section title={translate('audit.drawer.who')}>
+      </DrawerSection>
+      <DrawerSection title={translate('audit.drawer.who')}>
         <Facts facts={who} />
-      </Section>
-      <Section title={translate('audit.drawer.what')}>
+      </DrawerSection>
+      <DrawerSection title={translate('audit.drawer.what')}>
         <Facts facts={what} />
-      </Section>
-      <Section title={translate('audit.drawer.chain')}>
+      </DrawerSection>
+      <DrawerSection title={translate('audit.drawer.chain')}>
         <Facts facts={chain} />
-      </Section>
+      </DrawerSection>
     </>
   );
 }

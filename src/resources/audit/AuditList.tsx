@@ -4,15 +4,15 @@
 // change in a drawer (a click on the row, or its button for the keyboard).
 // On a phone the filters fold behind a button and rows become cards.
 import DownloadIcon from '@mui/icons-material/Download';
-import FilterListIcon from '@mui/icons-material/FilterList';
-import OpenInFullIcon from '@mui/icons-material/OpenInFull';
-import { Box, Button, Chip, IconButton, Typography } from '@mui/material';
-import { useState, type MouseEvent } from 'react';
-import { Datagrid, List, SearchInput, SelectInput, TextField, TextInput, useRecordContext, useTranslate, type RaRecord } from 'react-admin';
+import { Button, Chip, Typography } from '@mui/material';
+import { useState } from 'react';
+import { List, SearchInput, SelectInput, TextField, TextInput, useRecordContext, useTranslate, type RaRecord } from 'react-admin';
 import { auditExportUrl } from '../../dataProvider';
-import { ActiveFilters } from '../shared/ActiveFilters';
-import { CardLine, CardList } from '../shared/CardList';
-import { listDefaults, ListBody, ListEmpty, tableSx, useSmallScreen } from '../shared/ListFrame';
+import { CardLine } from '../shared/CardList';
+import { DateTimeFilter } from '../shared/DateTimeFilter';
+import { DetailCards, DetailTable, OpenDetailsButton } from '../shared/DetailList';
+import { FilterBar, FiltersToggle, useFoldingFilters } from '../shared/FilterBar';
+import { listDefaults, ListBody, tableSx } from '../shared/ListFrame';
 import { formatTimestamp, TimestampField } from '../shared/TimestampField';
 import { TitledPage } from '../shared/TitledPage';
 import { textOf } from '../shared/textOf';
@@ -26,27 +26,6 @@ const OUTCOME_CHOICES = [
   { id: 'true', name: 'audit.outcome.success' },
   { id: 'false', name: 'audit.outcome.failure' },
 ];
-
-/** Epoch seconds ↔ the value of an <input type="datetime-local"> (local time, minutes). */
-const toLocalInput = (seconds: unknown) => (Number(seconds) > 0 ? formatTimestamp(Number(seconds)).replace(' ', 'T').slice(0, 16) : '');
-const fromLocalInput = (text: string) => {
-  const parsed = Date.parse(text);
-  return Number.isNaN(parsed) ? undefined : Math.floor(parsed / 1000);
-};
-
-function DateTimeFilter({ source, label }: { source: string; label: string; alwaysOn?: boolean }) {
-  return (
-    <TextInput
-      source={source}
-      label={label}
-      type="datetime-local"
-      format={toLocalInput}
-      parse={fromLocalInput}
-      slotProps={{ inputLabel: { shrink: true } }}
-      helperText={false}
-    />
-  );
-}
 
 const filterInputs = [
   <SearchInput key="q" source="q" alwaysOn />,
@@ -89,36 +68,29 @@ function ExportButton() {
 function AuditToolbar({ onToggleFilters, filtersOpen }: { onToggleFilters?: () => void; filtersOpen: boolean }) {
   const translate = useTranslate();
   return (
-    <Box sx={{ display: 'flex', flexWrap: 'wrap', alignItems: 'center', gap: 1, p: 1 }}>
-      {onToggleFilters && (
-        <Button
-          size="small"
-          variant={filtersOpen ? 'contained' : 'outlined'}
-          disableElevation
-          aria-expanded={filtersOpen}
-          onClick={onToggleFilters}
-          startIcon={<FilterListIcon />}
-        >
-          {translate('audit.filters')}
-        </Button>
-      )}
-      <Box sx={{ flexGrow: 1, minWidth: 0 }}>
-        <ActiveFilters
-          labels={{
-            username: { label: 'audit.fields.username' },
-            action: { label: 'audit.fields.action' },
-            target_type: { label: 'audit.fields.target_type' },
-            success: {
-              label: 'audit.fields.success',
-              format: (value) => translate(value === 'true' ? 'audit.outcome.success' : 'audit.outcome.failure'),
-            },
-            start_timestamp: { label: 'audit.start_time', format: (value) => formatTimestamp(Number(value)) },
-            end_timestamp: { label: 'audit.end_time', format: (value) => formatTimestamp(Number(value)) },
-          }}
-        />
-      </Box>
+    <FilterBar
+      padding={{ p: 1 }}
+      toggle={
+        onToggleFilters && (
+          <FiltersToggle open={filtersOpen} onToggle={onToggleFilters}>
+            {translate('audit.filters')}
+          </FiltersToggle>
+        )
+      }
+      labels={{
+        username: { label: 'audit.fields.username' },
+        action: { label: 'audit.fields.action' },
+        target_type: { label: 'audit.fields.target_type' },
+        success: {
+          label: 'audit.fields.success',
+          format: (value) => translate(value === 'true' ? 'audit.outcome.success' : 'audit.outcome.failure'),
+        },
+        start_timestamp: { label: 'audit.start_time', format: (value) => formatTimestamp(Number(value)) },
+        end_timestamp: { label: 'audit.end_time', format: (value) => formatTimestamp(Number(value)) },
+      }}
+    >
       <ExportButton />
-    </Box>
+    </FilterBar>
   );
 }
 
@@ -151,37 +123,9 @@ function WhoField(_: { label?: string; sortable?: boolean }) {
   return <span>{name || translate('audit.drawer.nobody')}</span>;
 }
 
-function OpenButton({ onOpen }: { label?: string; sortable?: boolean; onOpen: (record: RaRecord) => void }) {
-  const record = useRecordContext();
-  const translate = useTranslate();
-  if (!record) return null;
-  const label = translate('audit.drawer.open');
-  return (
-    <IconButton
-      size="small"
-      aria-label={label}
-      title={label}
-      onClick={(event: MouseEvent) => {
-        event.stopPropagation();
-        onOpen(record);
-      }}
-    >
-      <OpenInFullIcon fontSize="inherit" />
-    </IconButton>
-  );
-}
-
 function AuditTable({ onOpen }: { onOpen: (record: RaRecord) => void }) {
   return (
-    <Datagrid
-      empty={<ListEmpty />}
-      bulkActionButtons={false}
-      rowClick={(_id, _resource, record) => {
-        onOpen(record);
-        return false;
-      }}
-      sx={tableSx}
-    >
+    <DetailTable onOpen={onOpen} sx={tableSx}>
       <TextField source="seq" label="audit.fields.seq" sortable={false} />
       <TimestampField source="created_at" label="audit.fields.created_at" />
       <WhoField label="audit.fields.username" sortable={false} />
@@ -189,21 +133,21 @@ function AuditTable({ onOpen }: { onOpen: (record: RaRecord) => void }) {
       <TargetField label="audit.fields.target" sortable={false} />
       <OutcomeField label="audit.fields.success" sortable={false} />
       <TextField source="ip" label="audit.fields.ip" sortable={false} />
-      <OpenButton label="audit.drawer.details" sortable={false} onOpen={onOpen} />
-    </Datagrid>
+      <OpenDetailsButton label="audit.drawer.details" sortable={false} openLabel="audit.drawer.open" onOpen={onOpen} />
+    </DetailTable>
   );
 }
 
 function AuditCards({ onOpen }: { onOpen: (record: RaRecord) => void }) {
   return (
-    <CardList
+    <DetailCards
       title={
         <>
           <TextField source="action" /> <TimestampField source="created_at" />
         </>
       }
       onOpen={onOpen}
-      actions={<OpenButton onOpen={onOpen} />}
+      openLabel="audit.drawer.open"
     >
       <div>
         <OutcomeField />
@@ -217,29 +161,22 @@ function AuditCards({ onOpen }: { onOpen: (record: RaRecord) => void }) {
       <CardLine label="audit.fields.ip">
         <TextField source="ip" />
       </CardLine>
-    </CardList>
+    </DetailCards>
   );
 }
 
 export function AuditList() {
   const translate = useTranslate();
   const [opened, setOpened] = useState<RaRecord>();
-  const phone = useSmallScreen();
-  const [filtersOpen, setFiltersOpen] = useState(false);
+  const filters = useFoldingFilters();
   return (
     <TitledPage title="audit.title">
       <Typography variant="body2" color="text.secondary" sx={{ mb: 1 }}>
         {translate('audit.intro')}
       </Typography>
       <ChainIndicator />
-      <List
-        {...listDefaults}
-        title="audit.title"
-        actions={false}
-        filters={phone && !filtersOpen ? undefined : filterInputs}
-        storeKey={false}
-      >
-        <AuditToolbar filtersOpen={filtersOpen} onToggleFilters={phone ? () => setFiltersOpen((open) => !open) : undefined} />
+      <List {...listDefaults} title="audit.title" actions={false} filters={filters.shown(filterInputs)} storeKey={false}>
+        <AuditToolbar filtersOpen={filters.open} onToggleFilters={filters.toggle} />
         <ListBody table={<AuditTable onOpen={setOpened} />} cards={<AuditCards onOpen={setOpened} />} />
         <AuditDrawer record={opened} onClose={() => setOpened(undefined)} />
       </List>

@@ -31,7 +31,7 @@ import { useStatus } from '../../layout/status';
 import { useNotice } from '../../layout/notice';
 import { formatQuota, quotaUnit } from '../../quota';
 import { copyText } from '../shared/clipboard';
-import { DetailDrawer } from '../shared/DetailDrawer';
+import { DetailDrawer, DrawerSection } from '../shared/DetailDrawer';
 import { formatTimestamp } from '../shared/TimestampField';
 import { logText } from './logContent';
 import { costAmount, costLines, pricePerMillion, type CostLine } from './logCost';
@@ -45,22 +45,6 @@ const isNumber = (value: unknown): value is number => typeof value === 'number' 
 export function detailsOf(record: RaRecord | undefined): LogDetails {
   const details: unknown = record?.details;
   return details && typeof details === 'object' && !Array.isArray(details) ? details : {};
-}
-
-function Section({ title, children }: { title: string; children: ReactNode }) {
-  const id = useId();
-  return (
-    <Box
-      component="section"
-      aria-labelledby={id}
-      sx={{ py: 1.5, borderTop: 1, borderColor: 'divider', '&:first-of-type': { borderTop: 0 } }}
-    >
-      <Typography id={id} variant="subtitle1" component="h3" sx={{ fontWeight: 700, mb: 1 }}>
-        {title}
-      </Typography>
-      {children}
-    </Box>
-  );
 }
 
 /** Label and value pairs; the ones without a value are not shown. */
@@ -361,28 +345,28 @@ function LogDetailsBody({ record, admin, typeLabels, quotaDigits }: DrawerProps 
 
   return (
     <>
-      <Section title={translate('app.log.drawer.summary')}>
+      <DrawerSection title={translate('app.log.drawer.summary')}>
         <Facts facts={summaryFacts(source, typeLabels)} />
-      </Section>
+      </DrawerSection>
       {attempts.length > 0 && (
-        <Section title={translate('app.log.drawer.attempts')}>
+        <DrawerSection title={translate('app.log.drawer.attempts')}>
           <Attempts attempts={attempts} admin={admin} />
-        </Section>
+        </DrawerSection>
       )}
       {shown.tokens && (
-        <Section title={translate('app.log.drawer.tokens')}>
+        <DrawerSection title={translate('app.log.drawer.tokens')}>
           <Facts facts={tokenFacts(source)} />
-        </Section>
+        </DrawerSection>
       )}
       {shown.price && (
-        <Section title={translate('app.log.drawer.price')}>
+        <DrawerSection title={translate('app.log.drawer.price')}>
           <Price key={String(record.id)} source={source} quotaDigits={quotaDigits} />
-        </Section>
+        </DrawerSection>
       )}
       {timed && (
-        <Section title={translate('app.log.drawer.timing')}>
+        <DrawerSection title={translate('app.log.drawer.timing')}>
           <Facts facts={timing} />
-        </Section>
+        </DrawerSection>
       )}
     </>
   );

@@ -7,13 +7,10 @@
 // Newest first by time: rows are written when a request ends, so ids are not in time order.
 // On a phone the filter fields fold behind a "Filters" button (the active ones
 // stay listed as chips), so the first screen shows log rows.
-import { Badge, Box, Button, ButtonGroup, IconButton, Link, Typography } from '@mui/material';
-import FilterListIcon from '@mui/icons-material/FilterList';
-import OpenInFullIcon from '@mui/icons-material/OpenInFull';
+import { Badge, Box, Button, ButtonGroup, Link, Typography } from '@mui/material';
 import { useEffect, useMemo, useState, type MouseEvent, type ReactNode } from 'react';
 import {
   AutocompleteInput,
-  Datagrid,
   List,
   SelectInput,
   TextField,
@@ -32,11 +29,13 @@ import type { LogFilter, SwitchboardDataProvider } from '../../dataProvider';
 import { useStatus } from '../../layout/status';
 import { errorMessage } from '../../dataProvider/errorMessage';
 import { formatCount, formatQuota } from '../../quota';
-import { ActiveFilters } from '../shared/ActiveFilters';
 import { textOf } from '../shared/textOf';
 import { useListFilters } from '../shared/useListFilters';
-import { CardLine, CardList } from '../shared/CardList';
-import { listDefaults, ListBody, tableSx, ListEmpty, useSmallScreen } from '../shared/ListFrame';
+import { CardLine } from '../shared/CardList';
+import { DateTimeFilter } from '../shared/DateTimeFilter';
+import { DetailCards, DetailTable, OpenDetailsButton } from '../shared/DetailList';
+import { FilterBar, FiltersToggle, useFoldingFilters } from '../shared/FilterBar';
+import { listDefaults, ListBody, tableSx } from '../shared/ListFrame';
 import { QuotaField } from '../shared/QuotaField';
 import { StatusChip } from '../shared/StatusChip';
 import { formatTimestamp, TimestampField } from '../shared/TimestampField';
@@ -63,27 +62,6 @@ const TYPE_CHOICES = [
   { id: 4, name: 'status.log.system' },
   { id: 5, name: 'status.log.error' },
 ];
-
-/** Epoch seconds ↔ the value of an <input type="datetime-local"> (local time, minutes). */
-const toLocalInput = (seconds: unknown) => (Number(seconds) > 0 ? formatTimestamp(Number(seconds)).replace(' ', 'T').slice(0, 16) : '');
-const fromLocalInput = (text: string) => {
-  const parsed = Date.parse(text);
-  return Number.isNaN(parsed) ? undefined : Math.floor(parsed / 1000);
-};
-
-function DateTimeFilter({ source, label }: { source: string; label: string; alwaysOn?: boolean }) {
-  return (
-    <TextInput
-      source={source}
-      label={label}
-      type="datetime-local"
-      format={toLocalInput}
-      parse={fromLocalInput}
-      slotProps={{ inputLabel: { shrink: true } }}
-      helperText={false}
-    />
-  );
-}
 
 function LogStat({ admin }: { admin: boolean }) {
   const { filterValues } = useListFilters();
@@ -204,51 +182,42 @@ function TimePresets({ end }: { end: number }) {
 }
 
 /** The phone's button that shows or hides the filter fields, with how many filters are set beyond the defaults. */
-function FiltersToggle({ open, onToggle, defaults }: { open: boolean; onToggle: () => void; defaults: Record<string, unknown> }) {
+function LogFiltersToggle({ open, onToggle, defaults }: { open: boolean; onToggle: () => void; defaults: Record<string, unknown> }) {
   const translate = useTranslate();
   const { filterValues } = useListFilters();
   const set = Object.entries(filterValues).filter(([key, value]) => value !== undefined && value !== '' && value !== defaults[key]).length;
   return (
-    <Button
-      size="small"
-      variant={open ? 'contained' : 'outlined'}
-      disableElevation
-      aria-expanded={open}
-      onClick={onToggle}
-      startIcon={<FilterListIcon />}
-    >
+    <FiltersToggle open={open} onToggle={onToggle}>
       <Badge badgeContent={set} color="primary" sx={{ '& .MuiBadge-badge': { right: -12 } }}>
         {translate('app.log.filters')}
       </Badge>
-    </Button>
+    </FiltersToggle>
   );
 }
 
 function LogFilters({ defaults, toggle }: { defaults: Record<string, unknown>; toggle?: ReactNode }) {
   const translate = useTranslate();
   return (
-    <Box sx={{ display: 'flex', flexWrap: 'wrap', alignItems: 'center', gap: 1, pr: 1, pl: toggle ? 1 : 0, pt: toggle ? 1 : 0 }}>
-      {toggle}
-      <Box sx={{ flexGrow: 1, minWidth: 0 }}>
-        <ActiveFilters
-          defaults={defaults}
-          labels={{
-            type: {
-              label: 'resources.log.fields.type',
-              format: (value) => translate(LOG_TYPE[Number(value) as 1]?.[0] ?? 'status.log.unknown'),
-            },
-            token_name: { label: 'resources.log.fields.token_name' },
-            model_name: { label: 'resources.log.fields.model_name' },
-            username: { label: 'resources.log.fields.username' },
-            channel: { label: 'resources.log.fields.channel_id', format: (value) => `#${textOf(value)}` },
-            request_id: { label: 'resources.log.fields.request_id' },
-            start_timestamp: { label: 'app.log.start_time', format: (value) => formatTimestamp(Number(value)) },
-            end_timestamp: { label: 'app.log.end_time', format: (value) => formatTimestamp(Number(value)) },
-          }}
-        />
-      </Box>
+    <FilterBar
+      padding={{ pr: 1, pl: toggle ? 1 : 0, pt: toggle ? 1 : 0 }}
+      toggle={toggle}
+      defaults={defaults}
+      labels={{
+        type: {
+          label: 'resources.log.fields.type',
+          format: (value) => translate(LOG_TYPE[Number(value) as 1]?.[0] ?? 'status.log.unknown'),
+        },
+        token_name: { label: 'resources.log.fields.token_name' },
+        model_name: { label: 'resources.log.fields.model_name' },
+        username: { label: 'resources.log.fields.username' },
+        channel: { label: 'resources.log.fields.channel_id', format: (value) => `#${textOf(value)}` },
+        request_id: { label: 'resources.log.fields.request_id' },
+        start_timestamp: { label: 'app.log.start_time', format: (value) => formatTimestamp(Number(value)) },
+        end_timestamp: { label: 'app.log.end_time', format: (value) => formatTimestamp(Number(value)) },
+      }}
+    >
       <TimePresets end={Number(defaults.end_timestamp)} />
-    </Box>
+    </FilterBar>
   );
 }
 
@@ -294,27 +263,6 @@ function UsernameLinkField(_: { label?: string; sortBy?: string }) {
   );
 }
 
-/** Opens the row's drawer: the keyboard's way to what a click on the row does. */
-function OpenDetailsField({ onOpen }: { label?: string; sortable?: boolean; onOpen: (record: RaRecord) => void }) {
-  const record = useRecordContext();
-  const translate = useTranslate();
-  if (!record) return null;
-  const label = translate('app.log.drawer.open');
-  return (
-    <IconButton
-      size="small"
-      aria-label={label}
-      title={label}
-      onClick={(event: MouseEvent) => {
-        event.stopPropagation();
-        onOpen(record);
-      }}
-    >
-      <OpenInFullIcon fontSize="inherit" />
-    </IconButton>
-  );
-}
-
 /** The filters above the log: type, token, model, request id and the time window; user and channel for admins. */
 function logFilterInputs(admin: boolean) {
   return [
@@ -346,13 +294,9 @@ interface LogViewProps {
 /** The log as a table (wider screens): a row click opens its details. */
 function LogTable({ admin, defaults, onOpen }: LogViewProps) {
   return (
-    <Datagrid
-      empty={<ListEmpty defaults={defaults} />}
-      bulkActionButtons={false}
-      rowClick={(_id, _resource, record) => {
-        onOpen(record);
-        return false;
-      }}
+    <DetailTable
+      onOpen={onOpen}
+      emptyDefaults={defaults}
       sx={{ ...tableSx, '& td.column-content': { whiteSpace: 'normal', minWidth: 220, maxWidth: 480, overflowWrap: 'anywhere' } }}
     >
       <TimestampField source="created_at" label="resources.log.fields.created_at" />
@@ -367,23 +311,23 @@ function LogTable({ admin, defaults, onOpen }: LogViewProps) {
       <StreamField label="resources.log.fields.is_stream" sortable={false} />
       {admin && <ChannelIdField label="resources.log.fields.channel_id" sortBy="channel_id" />}
       <LogContentField source="content" label="resources.log.fields.content" sortable={false} />
-      <OpenDetailsField label="app.log.drawer.details" sortable={false} onOpen={onOpen} />
-    </Datagrid>
+      <OpenDetailsButton label="app.log.drawer.details" sortable={false} openLabel="app.log.drawer.open" onOpen={onOpen} />
+    </DetailTable>
   );
 }
 
 /** The log as cards (phones): a card opens its details. */
 function LogCards({ admin, defaults, onOpen }: LogViewProps) {
   return (
-    <CardList
+    <DetailCards
       title={
         <>
           <TimestampField source="created_at" /> <TextField source="model_name" />
         </>
       }
       onOpen={onOpen}
+      openLabel="app.log.drawer.open"
       emptyDefaults={defaults}
-      actions={<OpenDetailsField onOpen={onOpen} />}
     >
       <div>
         <StatusChip source="type" labels={LOG_TYPE as never} />
@@ -407,7 +351,7 @@ function LogCards({ admin, defaults, onOpen }: LogViewProps) {
       <Typography variant="body2" sx={{ overflowWrap: 'anywhere' }}>
         <LogContentField />
       </Typography>
-    </CardList>
+    </DetailCards>
   );
 }
 
@@ -416,24 +360,21 @@ export function LogList() {
   // computed once per visit, so the window holds still while the page is open
   const defaults = useMemo(() => ({ start_timestamp: 0, end_timestamp: Math.floor(Date.now() / 1000) + 3600 }), []);
   const [opened, setOpened] = useState<RaRecord>();
-  const phone = useSmallScreen();
-  const [filtersOpen, setFiltersOpen] = useState(false);
+  const filters = useFoldingFilters();
   return (
     <TitledPage title={admin ? 'app.log.title_all' : 'app.log.title_self'}>
       <List
         {...listDefaults}
         title="app.log.title_all"
         actions={false}
-        filters={phone && !filtersOpen ? undefined : logFilterInputs(admin)}
+        filters={filters.shown(logFilterInputs(admin))}
         filterDefaultValues={defaults}
         storeKey={false}
         sort={{ field: 'created_at', order: 'DESC' }}
       >
         <LogFilters
           defaults={defaults}
-          toggle={
-            phone ? <FiltersToggle open={filtersOpen} onToggle={() => setFiltersOpen((open) => !open)} defaults={defaults} /> : undefined
-          }
+          toggle={filters.toggle ? <LogFiltersToggle open={filters.open} onToggle={filters.toggle} defaults={defaults} /> : undefined}
         />
         <LogStat admin={admin} />
         <ListBody

@@ -1,5 +1,6 @@
 // The right-hand drawer that shows one row's details (a log, an audit entry):
-// a dialog named by its sticky title bar, a close button, full width on a phone.
+// a dialog named by its sticky title bar, a close button, full width on a phone;
+// and the titled sections its details are grouped in.
 import CloseIcon from '@mui/icons-material/Close';
 import { Box, Drawer, IconButton, Stack, Typography } from '@mui/material';
 import { useId, type ReactNode } from 'react';
@@ -57,5 +58,22 @@ export function DetailDrawer({ open, onClose, title, closeLabel, width, testId, 
       </Stack>
       <Box sx={{ px: 2, pb: 2 }}>{children}</Box>
     </Drawer>
+  );
+}
+
+/** One titled group of the drawer's details, named by its heading; a rule above all but the first. */
+export function DrawerSection({ title, children }: { title: string; children: ReactNode }) {
+  const id = useId();
+  return (
+    <Box
+      component="section"
+      aria-labelledby={id}
+      sx={{ py: 1.5, borderTop: 1, borderColor: 'divider', '&:first-of-type': { borderTop: 0 } }}
+    >
+      <Typography id={id} variant="subtitle1" component="h3" sx={{ fontWeight: 700, mb: 1 }}>
+        {title}
+      </Typography>
+      {children}
+    </Box>
   );
 }

@@ -2,7 +2,7 @@
 // suites are left out with a clear line, unless CI demands every suite.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { repoRoot } from './gateway';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -60,6 +60,18 @@ export async function signedInPage(
   const page = await context.newPage();
   await signInThroughConsole(page, baseUrl, username, password);
   return { browser, context, page };
+}
+
+/** Waits until a drawer has slid fully in (MUI's slide ignores reduced motion), so a screenshot and axe see it whole. */
+export async function drawerSettled(drawer: Locator): Promise<void> {
+  await drawer.waitFor();
+  await drawer.evaluate(
+    (element) =>
+      new Promise<void>((resolve) => {
+        const check = () => (getComputedStyle(element).transform === 'none' ? resolve() : requestAnimationFrame(check));
+        check();
+      }),
+  );
 }
 
 /** The boxes (the page, a list's content and its table) wider than they show: each would need a sideways scroll. */

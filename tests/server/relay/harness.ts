@@ -1,6 +1,9 @@
 // A listening gateway with the OpenAI emulator as its upstream, signed in as
 // root with one limited API key: what every relay suite starts from.
 import type { FastifyInstance } from 'fastify';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import type { Config, DatabaseConfig } from '../../../server/config';
 import type { BuildOptions } from '../../../server/app';
@@ -8,6 +11,7 @@ import { DEFAULT_GROUP_RATIO, DEFAULT_MODEL_RATIO } from '../../../common/option
 import { bookkeepingFor } from '../../../server/billing/bookkeeping';
 import { cachedPromptRatioFor, completionRatioFor, computeQuota, lookupPrice } from '../../../server/billing/prices';
 import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../../support/app';
+import type { DatabaseTarget } from '../../support/databases';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEmulator';
 
 export interface RelayHarness {
@@ -264,4 +268,27 @@ export async function loggedSpend(harness: RelayHarness, tokenId: number): Promi
     .where('token_id', '=', tokenId)
     .executeTakeFirstOrThrow();
   return Number(logged.sum);
+}
+
+/**
+ * A database that several gateways can share: a fresh one on PostgreSQL or MySQL, a file in a folder of its own on
+ * SQLite (as two processes on one machine would share it). `drop` removes it.
+ */
+export async function sharedDatabase(target: DatabaseTarget): Promise<{ config: DatabaseConfig; drop(): Promise<void> }> {
+  if (target.name !== 'sqlite') {
+    const database = await target.create();
+    return { config: database.config, drop: () => database.drop() };
+  }
+  const folder = mkdtempSync(join(tmpdir(), 'switchboard-shared-'));
+  return {
+    config: { dialect: 'sqlite', path: join(folder, 'shared.db') },
+    drop: () => Promise.resolve(rmSync(folder, { recursive: true, force: true })),
+  };
+}
+
+/** Starts `app` listening on a free loopback port; its base URL. */
+export async function listenOnFreePort(app: FastifyInstance): Promise<string> {
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
 }

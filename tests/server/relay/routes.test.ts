@@ -340,14 +340,9 @@ describe('routes the gateway does not relay', () => {
       headers: { authorization: `Bearer ${key}`, ...(init.headers as Record<string, string>) },
     });
 
-  it('answer 501 api_not_implemented for files and fine-tunes, whatever the method or body', async () => {
+  it('answer 501 api_not_implemented for fine-tunes, whatever the method or body', async () => {
     const { body, contentType } = multipartUpload('whisper-1');
     const calls = [
-      call('GET', '/v1/files'),
-      call('GET', '/v1/files/file-abc'),
-      call('DELETE', '/v1/files/file-abc'),
-      call('GET', '/v1/files/file-abc/content'),
-      call('POST', '/v1/files', { body, headers: { 'content-type': contentType } }),
       call('POST', '/v1/fine-tunes', { body: '{"training_file":"file-abc"}', headers: { 'content-type': 'application/json' } }),
       call('GET', '/v1/fine-tunes/ft-abc/events'),
       call('POST', '/v1/fine-tunes/ft-abc/cancel'),
@@ -360,7 +355,7 @@ describe('routes the gateway does not relay', () => {
         error: { message: 'API not implemented', type: 'invalid_request_error', param: null, code: 'api_not_implemented' },
       });
     }
-    expect((await call('GET', '/v1/files', {}, 'sk-nope')).status).toBe(401);
+    expect((await call('GET', '/v1/fine-tunes', {}, 'sk-nope')).status).toBe(401);
   });
 
   it('answer an OpenAI-style 404 for unknown paths and wrong methods', async () => {
