@@ -345,6 +345,17 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 
 export const DEFAULT_GROUP_RATIO: Record<string, number> = { default: 1, svip: 1, vip: 1 };
 
+/**
+ * US dollars per second of generated video (/v1/videos), keyed "model" (every size) or "model@WIDTHxHEIGHT" (that
+ * size, which wins): OpenAI's list prices for Sora (https://openai.com/api/pricing/).
+ */
+export const DEFAULT_VIDEO_PRICES: Record<string, number> = {
+  'sora-2': 0.1,
+  'sora-2-pro': 0.3,
+  'sora-2-pro@1024x1792': 0.5,
+  'sora-2-pro@1792x1024': 0.5,
+};
+
 function sortedJson(value: Record<string, number>): string {
   const sorted: Record<string, number> = {};
   for (const key of Object.keys(value).sort()) sorted[key] = value[key];
@@ -482,6 +493,10 @@ export const OPTION_SPECS = {
   FileSizeLimitMB: { kind: 'number', default: '0' },
   /** The bytes one user may keep in /v1/files, in MiB, all files together; 0 = no quota. */
   FileStorageQuotaMB: { kind: 'number', default: '0' },
+  /** USD per second of video by model and size (DEFAULT_VIDEO_PRICES' keys), times the group ratio; a model without one is refused. */
+  VideoPrices: { kind: 'json', default: sortedJson(DEFAULT_VIDEO_PRICES) },
+  /** Minutes an asynchronous task (a video) may stay unfinished upstream before it is given up and refunded. */
+  TaskTimeoutMinutes: { kind: 'number', default: '180' },
   /**
    * Groups whose requests are refused (400 unsupported_tool) rather than sent on without a built-in tool the
    * channel's vendor has nothing like (web search to a vendor without one); the others get the answer with an
@@ -521,6 +536,7 @@ export const JSON_OPTION_NAMES: Partial<Record<OptionKey, string>> = {
   CacheWriteRatio: 'cache write ratio',
   ModelMaxOutputTokens: 'model max output tokens',
   GroupRatio: 'group ratio',
+  VideoPrices: 'video prices',
   GroupRateLimits: 'group rate limits',
   ModelFallbacks: 'model fallbacks',
   ChannelTypeTestThresholds: 'channel type test thresholds',

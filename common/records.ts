@@ -264,6 +264,8 @@ export interface LogDetails {
   /** The error's code as the client got it ('insufficient_quota', 'upstream_timeout'...), or 'client_gone' (the client left first), 'nothing_billed' (an answer that cost nothing). */
   errorCode?: string;
   fallbackModel?: string;
+  /** The asynchronous task (a video's public id, `video_...`) this row bills: one consume row per task. */
+  taskId?: string;
 }
 
 export interface LogRecord {

@@ -159,6 +159,8 @@ export interface Config {
   nodeIdHeader?: boolean;
   /** Webhook retry schedule, poll interval and attempt deadline (defaults: DEFAULT_WEBHOOK_SETTINGS). */
   webhooks?: Partial<WebhookSettings>;
+  /** How asynchronous tasks (videos) are polled (defaults: relay/tasks/poller.ts DEFAULT_TASK_POLL_SETTINGS; intervalMs 0: no timer). */
+  tasks?: Partial<TaskPollSettings>;
   /** GET /metrics and the counting behind it (METRICS_ENABLED, default on); false leaves the relay without metrics hooks. */
   metricsEnabled?: boolean;
   /** When set (METRICS_TOKEN), /metrics asks for `Authorization: Bearer <token>`. */
@@ -291,6 +293,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     relayBodyLimitBytes: byteLimitFromEnv(env, 'BODY_LIMIT_BYTES', DEFAULT_RELAY_BODY_LIMIT),
     apiBodyLimitBytes: byteLimitFromEnv(env, 'API_BODY_LIMIT_BYTES', DEFAULT_API_BODY_LIMIT),
     webhooks: webhooksFromEnv(env),
+    tasks: tasksFromEnv(env),
     metricsEnabled: flagOnUnlessOffFromEnv(env, 'METRICS_ENABLED'),
     metricsToken: textFromEnv(env, 'METRICS_TOKEN'),
     filesS3: filesS3FromEnv(env),
@@ -380,6 +383,24 @@ function webhooksFromEnv(env: NodeJS.ProcessEnv): Partial<WebhookSettings> {
     timeoutMs: millisecondsFromEnv(env, 'WEBHOOK_TIMEOUT_SECONDS', DEFAULT_WEBHOOK_SETTINGS.timeoutMs),
     logDays: wholeNumberFromEnv(env, 'WEBHOOK_LOG_DAYS', DEFAULT_WEBHOOK_SETTINGS.logDays),
   };
+}
+
+/** How asynchronous tasks are polled (relay/tasks/poller.ts; its defaults: DEFAULT_TASK_POLL_SETTINGS). */
+export interface TaskPollSettings {
+  /** Between passes; 0: no timer (tests run passes with runOnce). */
+  intervalMs: number;
+  /** Between two polls of one task. */
+  pollEveryMs: number;
+  /** A poll's lease: a node that dies mid-poll holds the task this long at most. */
+  leaseMs: number;
+  /** Tasks taken per pass. */
+  batch: number;
+}
+
+/** TASK_POLL_SECONDS: between two polls of one video (each node looks for due ones twice as often); TASK_LEASE_SECONDS: a poll's lease. */
+function tasksFromEnv(env: NodeJS.ProcessEnv): Partial<TaskPollSettings> {
+  const pollEveryMs = millisecondsFromEnv(env, 'TASK_POLL_SECONDS', 10_000);
+  return { pollEveryMs, intervalMs: Math.max(100, pollEveryMs / 2), leaseMs: millisecondsFromEnv(env, 'TASK_LEASE_SECONDS', 60_000) };
 }
 
 function rateLimitsFromEnv(env: NodeJS.ProcessEnv): RateLimitConfig {

@@ -10,6 +10,8 @@ import { channelHealthChecks, type ChannelJobDeps } from '../channels/channelHea
 import { channelKeyUsageOf } from '../channels/keyUsage';
 import { startDeliveryLoop } from '../webhooks/delivery';
 import { retentionDepsOf } from './retention';
+import { TaskPoller } from '../relay/tasks/poller';
+import { videoTaskKind } from '../relay/tasks/videos';
 
 /** What the channels' checks and jobs (channels/channelHealth.ts) are handed: the app's services and its log. */
 export function channelJobDepsOf(app: FastifyInstance): ChannelJobDeps {
@@ -40,6 +42,21 @@ export const backgroundJobsPlugin = fp(
       return Promise.resolve();
     });
     app.addHook('preClose', () => retention.stop());
+    // asynchronous tasks (videos): every node polls the due ones, each under a lease of its own (relay/tasks/poller.ts)
+    const taskPoller = new TaskPoller({
+      db,
+      options: app.ctx.options,
+      nodeId,
+      log: app.log,
+      kinds: [videoTaskKind(db)],
+      settings: config.tasks,
+    });
+    app.decorate('taskPoller', taskPoller);
+    app.addHook('onReady', () => {
+      taskPoller.start();
+      return Promise.resolve();
+    });
+    app.addHook('preClose', () => taskPoller.stop());
     return Promise.resolve();
   },
   { name: 'switchboard-background-jobs', dependencies: ['switchboard-services'] },

@@ -16,6 +16,7 @@ import type { RateLimiter } from '../services/rateLimiter';
 import type { SessionSigner } from '../services/session';
 import type { GatewayMetrics } from '../services/metrics';
 import type { DeliveryLoop } from '../webhooks/delivery';
+import type { TaskPoller } from '../relay/tasks/poller';
 
 export interface AppContext {
   config: Config;
@@ -54,6 +55,8 @@ declare module 'fastify' {
     ctx: AppContext;
     /** This node's webhook delivery loop (plugins/backgroundJobs.ts; tests run passes with runOnce). */
     webhookDelivery: DeliveryLoop;
+    /** This node's poller of asynchronous tasks (plugins/backgroundJobs.ts; tests run passes with runOnce). */
+    taskPoller: TaskPoller;
   }
   interface FastifyRequest {
     /** The signed-in user, set by requireRole() (decorated by plugins/auth.ts). */

@@ -447,6 +447,7 @@ export const OPENAI_OPERATION_PATHS: Readonly<Record<Operation, string>> = {
   // a type's rerank path is its row's (`rerank.path`), not under the prefix
   rerank: '/rerank',
   realtime: '/realtime',
+  videos: '/videos',
 };
 
 const OPERATIONS_BY_PATH = new Map(

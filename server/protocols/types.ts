@@ -24,7 +24,9 @@ export type Operation =
   /** A rerank (Cohere's, Jina's and Voyage's /rerank): always encoded by the channel's adaptor, as the vendors' shapes differ on one wire. */
   | 'rerank'
   /** OpenAI's Realtime API: a WebSocket session (GET /v1/realtime), asked only of a channel whose type serves it (relay/realtime/). */
-  | 'realtime';
+  | 'realtime'
+  /** OpenAI's Videos API (Sora): asked only of a channel whose type serves it (relay/tasks/videos.ts). */
+  | 'videos';
 
 /** The client-side protocols (what a client speaks to the gateway). */
 export type InboundProtocol = 'openai' | 'anthropic' | 'openai-responses' | 'gemini';

@@ -6,6 +6,7 @@
 // the lock order: reservation rows, then users, then tokens, ascending ids each.
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/database';
+import { taskHeldOf } from './tasks';
 
 /** A hold on a user's quota and, for a limited token, on the token's. */
 export interface HeldAmount {
@@ -212,22 +213,33 @@ export async function applyTotals(transaction: Kysely<Database>, totals: LedgerT
 
 // ---- what a dead process held (SQLite, at start) ----------------------------------
 
-/** The users with quota held, ascending id: who returnAllHeldQuota pays back, and how much. */
+/** The users with quota held beyond their tasks' holds, ascending id: who returnAllHeldQuota pays back, and how much. */
 export function usersHoldingQuota(transaction: Kysely<Database>) {
-  return transaction.selectFrom('users').select(['id', 'username', 'held_quota']).where('held_quota', '>', 0).orderBy('id').execute();
+  return transaction
+    .selectFrom('users')
+    .select((eb) => ['id', 'username', eb(eb.ref('held_quota'), '-', taskHeldOf('users')).as('held_quota')])
+    .where((eb) => eb('held_quota', '>', taskHeldOf('users')))
+    .orderBy('id')
+    .execute();
 }
 
-/** Every user's and token's held_quota back onto its balance; a held amount below zero (a bookkeeping fault) set to zero. */
+/**
+ * Every user's and token's held_quota back onto its balance, but what asynchronous tasks hold (their holds outlive
+ * any process: relay/tasks/); a held amount below zero (a bookkeeping fault) set to zero.
+ */
 export async function returnAllHeldQuota(transaction: Kysely<Database>): Promise<void> {
   await transaction
     .updateTable('users')
-    .set((eb) => ({ quota: eb('quota', '+', eb.ref('held_quota')), held_quota: 0 }))
-    .where('held_quota', '>', 0)
+    .set((eb) => ({ quota: eb(eb('quota', '+', eb.ref('held_quota')), '-', taskHeldOf('users')), held_quota: taskHeldOf('users') }))
+    .where((eb) => eb('held_quota', '>', taskHeldOf('users')))
     .execute();
   await transaction
     .updateTable('tokens')
-    .set((eb) => ({ remain_quota: eb('remain_quota', '+', eb.ref('held_quota')), held_quota: 0 }))
-    .where('held_quota', '>', 0)
+    .set((eb) => ({
+      remain_quota: eb(eb('remain_quota', '+', eb.ref('held_quota')), '-', taskHeldOf('tokens')),
+      held_quota: taskHeldOf('tokens'),
+    }))
+    .where((eb) => eb('held_quota', '>', taskHeldOf('tokens')))
     .execute();
   // a held amount below zero would be a bookkeeping fault; start from zero rather than carry it on
   await transaction.updateTable('users').set({ held_quota: 0 }).where('held_quota', '<', 0).execute();

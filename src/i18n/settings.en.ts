@@ -136,6 +136,7 @@ export const settingsEnglish = {
       CacheWriteRatio: 'Cache-write ratios',
       ModelMaxOutputTokens: 'Model maximum output (tokens)',
       GroupRatio: 'Group ratios',
+      VideoPrices: 'Video prices (USD per second)',
       TopUpLink: 'Top-up link',
       ChatLink: 'Chat page link',
       QuotaPerUnit: 'Quota per US dollar',
@@ -156,6 +157,7 @@ export const settingsEnglish = {
       UserConcurrencyLimit: 'Concurrent requests per user',
       FileSizeLimitMB: "Largest file uploaded to /v1/files (MB, 0 = OpenAI's 512)",
       FileStorageQuotaMB: 'Stored files per user (MB, 0 = no quota)',
+      TaskTimeoutMinutes: 'Minutes before an unfinished video is refunded',
       GroupRateLimits: 'Rate limits per group (RPM, TPM)',
       RetryableStatusCodes: 'Upstream statuses retried on another channel',
       ChannelCooldownSeconds: 'Rest after a 429 or overload (seconds)',
@@ -186,6 +188,7 @@ export const settingsEnglish = {
       FileSizeLimitMB:
         "Under OpenAI's own limits: 512 MB a file, 200 MB for a batch's input. A larger upload is refused (400) as it arrives.",
       FileStorageQuotaMB: "All of a user's files together, across every node; deleting a file frees its space.",
+      TaskTimeoutMinutes: 'A video the vendor has not finished by then is given up: its whole hold goes back to the user.',
       RetryableStatusCodes:
         'Statuses and ranges, e.g. 408,429,500-599 (needs "Retries on another channel" above 0). A dead key always moves on.',
       ChannelCooldownSeconds: 'Doubles with each 429 in a row, up to the longest rest; 0 turns resting off.',
@@ -207,6 +210,8 @@ export const settingsEnglish = {
       CacheReadRatio: 'Cached-input price / input price, overriding the catalog\'s (a model in neither pays half), e.g. {"gpt-4o": 0.5}.',
       CacheWriteRatio:
         'Cache-write price / input price, for vendors that bill prompt-cache writes apart, overriding the catalog\'s, e.g. {"claude-sonnet-4-5": 1.25}.',
+      VideoPrices:
+        'Per second of /v1/videos, times the group ratio: {"sora-2": 0.1, "sora-2-pro@1792x1024": 0.5}. A model@size entry wins over the model\'s; a model in neither is refused.',
       ModelMaxOutputTokens:
         "A request without max_tokens reserves this many output tokens (the catalog's limit, or 4096, for a model not listed). If the balance cannot pay for it, the request's max_tokens is lowered to what it can pay, or it is refused.",
       SMTPFrom: 'Empty uses the account.',

@@ -136,6 +136,7 @@ export const settingsChinese: typeof settingsEnglish = {
       CacheWriteRatio: '缓存写入倍率',
       ModelMaxOutputTokens: '模型最大输出（token）',
       GroupRatio: '分组倍率',
+      VideoPrices: '视频价格（每秒美元）',
       TopUpLink: '充值链接',
       ChatLink: '聊天页面链接',
       QuotaPerUnit: '每美元对应额度',
@@ -156,6 +157,7 @@ export const settingsChinese: typeof settingsEnglish = {
       UserConcurrencyLimit: '每个用户的并发请求数',
       FileSizeLimitMB: '/v1/files 单个文件上限（MB，0 = OpenAI 的 512）',
       FileStorageQuotaMB: '每个用户可存文件总量（MB，0 = 不限）',
+      TaskTimeoutMinutes: '视频未完成多少分钟后退款',
       GroupRateLimits: '分组速率限制（RPM、TPM）',
       RetryableStatusCodes: '换渠道重试的上游状态码',
       ChannelCooldownSeconds: '429 或过载后的休息时间（秒）',
@@ -184,6 +186,7 @@ export const settingsChinese: typeof settingsEnglish = {
       UserConcurrencyLimit: '所有工作进程及共享 Redis 的所有节点合计，用户全部密钥合计；0 表示不限制。',
       FileSizeLimitMB: '不超过 OpenAI 自身的限制：单个文件 512 MB，批处理输入文件 200 MB。超出的上传在接收过程中即被拒绝（400）。',
       FileStorageQuotaMB: '一个用户的全部文件合计，所有节点共用；删除文件即释放其空间。',
+      TaskTimeoutMinutes: '厂商到时仍未完成的视频即放弃，预扣的额度全部退还给用户。',
       RetryableStatusCodes: '状态码或范围，例如 408,429,500-599（需要“失败后换渠道重试次数”大于 0）。密钥失效时总会换渠道。',
       ChannelCooldownSeconds: '连续出现 429 时加倍，直到最长休息时间；0 表示不休息。',
       CircuitBreakerFailures: '连续的 5xx 应答或无应答；0 表示关闭熔断器。',
@@ -202,6 +205,8 @@ export const settingsChinese: typeof settingsEnglish = {
       CompletionRatio: '输出价格 / 输入价格，覆盖目录中的值，例如 {"gpt-4o": 4}。',
       CacheReadRatio: '缓存输入价格 / 输入价格，覆盖目录中的值（两处都没有的模型按一半计费），例如 {"gpt-4o": 0.5}。',
       CacheWriteRatio: '缓存写入价格 / 输入价格，用于单独收取缓存写入费用的厂商，覆盖目录中的值，例如 {"claude-sonnet-4-5": 1.25}。',
+      VideoPrices:
+        '/v1/videos 每秒价格，再乘分组倍率：{"sora-2": 0.1, "sora-2-pro@1792x1024": 0.5}。模型@尺寸的条目优先于模型的；两者都没有的模型会被拒绝。',
       ModelMaxOutputTokens:
         '未设置 max_tokens 的请求按此输出 token 数预扣（未列出的模型取目录中的上限，否则为 4096）。余额不足时，将请求的 max_tokens 降到余额可支付的值，或拒绝请求。',
       SMTPFrom: '留空则使用 SMTP 账户。',

@@ -36,7 +36,14 @@ export const SETTING_TABS: Record<SettingTab, SettingSection[]> = {
     { id: 'quota', keys: ['QuotaForNewUser', 'QuotaForInviter', 'QuotaForInvitee', 'PreConsumedQuota'] },
     {
       id: 'fairness',
-      keys: ['TokenConcurrencyLimit', 'UserConcurrencyLimit', 'GroupRateLimits', 'FileSizeLimitMB', 'FileStorageQuotaMB'],
+      keys: [
+        'TokenConcurrencyLimit',
+        'UserConcurrencyLimit',
+        'GroupRateLimits',
+        'FileSizeLimitMB',
+        'FileStorageQuotaMB',
+        'TaskTimeoutMinutes',
+      ],
     },
     {
       id: 'routing',
@@ -60,7 +67,7 @@ export const SETTING_TABS: Record<SettingTab, SettingSection[]> = {
     // the price table (PriceTable.tsx) leads this section; these fields fold under "Advanced"
     {
       id: 'ratio',
-      keys: ['ModelRatio', 'CompletionRatio', 'CacheReadRatio', 'CacheWriteRatio', 'ModelMaxOutputTokens', 'GroupRatio'],
+      keys: ['ModelRatio', 'CompletionRatio', 'CacheReadRatio', 'CacheWriteRatio', 'ModelMaxOutputTokens', 'GroupRatio', 'VideoPrices'],
     },
   ],
   system: [
@@ -132,6 +139,7 @@ export const FIELD_HINTS: Partial<Record<OptionKey, FieldHint>> = {
   CacheWriteRatio: { rows: 6, monospace: true },
   ModelMaxOutputTokens: { rows: 8, monospace: true },
   GroupRatio: { rows: 6, monospace: true },
+  VideoPrices: { rows: 6, monospace: true },
   GroupRateLimits: { rows: 6, monospace: true },
   ModelFallbacks: { rows: 4, monospace: true, placeholder: '{"default": {"gpt-4o": ["claude-sonnet-4-5"]}}' },
   RetryableStatusCodes: { placeholder: '408,429,500-599' },

@@ -223,6 +223,33 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     'created_time',
     'delivered_time',
   ],
+  tasks: [
+    'seq',
+    'id',
+    'kind',
+    'user_id',
+    'token_id',
+    'limited',
+    'channel_id',
+    'key_id',
+    'model',
+    'upstream_id',
+    'status',
+    'progress',
+    'held_quota',
+    'charged_quota',
+    'request',
+    'error',
+    'request_id',
+    'lease_owner',
+    'lease_until',
+    'next_poll_at',
+    'polls',
+    'created_at',
+    'updated_at',
+    'completed_at',
+    'expires_at',
+  ],
   ...rollupTables(),
 };
 
@@ -272,6 +299,7 @@ for (const target of targets) {
         '0026-prune-runs',
         '0027-member-caps',
         '0028-files',
+        '0029-tasks',
       ]);
       const tables = await db.introspection.getTables();
       for (const [table, columns] of Object.entries(EXPECTED_COLUMNS)) {

@@ -32,6 +32,8 @@ export function testConfig(overrides: Partial<Config> = {}, database: DatabaseCo
     releaseCheckUrl: 'http://127.0.0.1:9/unused',
     // suites run health passes themselves (runHealthPass), never on a timer
     channelRetestIntervalSeconds: 0,
+    // suites poll asynchronous tasks (videos) themselves (app.taskPoller.runOnce), never on a timer
+    tasks: { intervalMs: 0 },
     // suites sign in many times from one address; the rate-limit suite sets its own
     rateLimits: { critical: { max: 0, windowSeconds: 60 }, topUp: { max: 0, windowSeconds: 60 } },
     ...overrides,

@@ -28,6 +28,7 @@ import * as organizations from './0025-organizations';
 import * as pruneRuns from './0026-prune-runs';
 import * as memberCaps from './0027-member-caps';
 import * as files from './0028-files';
+import * as tasks from './0029-tasks';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -57,6 +58,7 @@ export const migrations: Record<string, Migration> = {
   '0026-prune-runs': pruneRuns,
   '0027-member-caps': memberCaps,
   '0028-files': files,
+  '0029-tasks': tasks,
 };
 
 export const migrationProvider: MigrationProvider = {

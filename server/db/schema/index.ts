@@ -3,6 +3,7 @@ import type { AuditLogSchema } from './auditLog';
 import type { ChannelsSchema } from './channels';
 import type { FilesSchema } from './files';
 import type { JobLeasesSchema } from './jobLeases';
+import type { TasksSchema } from './tasks';
 import type { LogsSchema } from './logs';
 import type { OidcIdentitiesSchema } from './oidcIdentities';
 import type { OptionsSchema } from './options';
@@ -45,4 +46,5 @@ export type Database = UsersSchema &
   PasskeyChallengesSchema &
   OrganizationsSchema &
   OrganizationMembersSchema &
-  FilesSchema;
+  FilesSchema &
+  TasksSchema;

@@ -307,6 +307,8 @@ export const openAiAdaptor: UpstreamAdaptor = {
   // only the types whose row names a rerank endpoint rerank; a vendor with no chat serves embeddings besides
   servesOperation: (channelType, operation) => {
     if (operation === 'rerank') return rerankOf(channelType) !== undefined;
+    // Sora's videos: OpenAI's own type, and the types that proxy its whole API (Realtime too)
+    if (operation === 'videos') return findChannelType(channelType)?.realtime === true;
     return operation === 'embeddings' || findChannelType(channelType)?.noChat !== true;
   },
   encodeRerank,

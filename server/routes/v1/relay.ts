@@ -12,6 +12,7 @@
 //   rerank.ts         rerank (Cohere's and Jina's shape)
 //   dashboard.ts      /dashboard/billing/* and /v1/dashboard/billing/*
 //   files.ts          the Files API, served here (fileUpload.ts reads the upload)
+//   videos.ts         the Videos API (Sora): asynchronous tasks, polled and settled by relay/tasks/
 //   unimplemented.ts  the 501 routes (fine-tunes, ...)
 //   realtime.ts       GET /v1/realtime, a WebSocket (server/relay/realtime/ holds the session)
 import type { FastifyInstance } from 'fastify';
@@ -36,6 +37,8 @@ import { IMAGE_ROUTES } from './images';
 import { RERANK_ROUTES } from './rerank';
 import { TEXT_ROUTES } from './text';
 import { unimplementedRoutes } from './unimplemented';
+import { videoRoutes } from './videos';
+import { taskPollSettings } from '../../relay/tasks/poller';
 import { realtimeRoutes } from './realtime';
 
 /** Every relayed route, as its file declares it. */
@@ -149,5 +152,6 @@ export async function relayRoutes(app: FastifyInstance): Promise<void> {
   await app.register(dashboardRoutes);
   await app.register(proxyRoutes, { bookkeeping });
   await app.register(fileRoutes);
+  await app.register(videoRoutes, { ctx, polling: taskPollSettings(app.ctx.config.tasks) });
   await app.register(unimplementedRoutes);
 }

@@ -319,7 +319,11 @@ export async function loginRoot(baseUrl: string): Promise<string> {
   return String(response.headers.get('set-cookie')).split(';')[0];
 }
 
-/** Signs in as root, adds a channel to the emulator and a limited token; what a relay load needs. */
+/**
+ * Signs in as root, adds a channel to the emulator, and gives root a limited key of an organisation it owns (topped
+ * up for the load): what a relay load needs. The key spends the organisation's account and adds to root's spend as
+ * a member, so every fault suite checks the ledger per organisation and per member (Balances).
+ */
 export async function prepareRelay(baseUrl: string, emulatorUrl: string): Promise<{ cookie: string; tokenKey: string; tokenId: number }> {
   const cookie = await loginRoot(baseUrl);
   const admin = async (path: string, body: unknown) => {
@@ -328,7 +332,9 @@ export async function prepareRelay(baseUrl: string, emulatorUrl: string): Promis
     return json.data;
   };
   await admin('/api/channel/', { name: 'emulator', type: 8, key: 'sk-good', base_url: emulatorUrl, models: 'gpt-3.5-turbo' });
-  const token = await admin('/api/token/', { name: 'faults', remain_quota: 50_000_000 });
+  const organization = await admin('/api/organization/', { name: 'faults', owner: 'root' });
+  await admin(`/api/organization/${organization.id}/topup`, { quota: 100_000_000 });
+  const token = await admin(`/api/organization/${organization.id}/token`, { name: 'faults', remain_quota: 50_000_000 });
   return { cookie, tokenKey: token.key, tokenId: Number(token.id) };
 }
 
@@ -446,26 +452,37 @@ export async function openReader(dialect: 'postgres' | 'mysql', url: string): Pr
 }
 
 export interface Balances {
+  /** The key's account (an organisation's, for prepareRelay's key). */
   quota: number;
   userHeld: number;
   remain: number;
   tokenHeld: number;
-  /** Sum of consume-log quota of the user and of the token. */
+  /** Sum of consume-log quota of the account and of the key. */
   userLogged: number;
   tokenLogged: number;
   logs: number;
+  /** What the key's member has spent in the organisation, by their membership's row (0 for a key of no member). */
+  memberSpent: number;
 }
 
 export async function balances(query: Query, tokenId: number): Promise<Balances> {
-  const [user] = await query('select quota, held_quota from users where id = 1');
-  const [token] = await query('select remain_quota, held_quota from tokens where id = ?', [tokenId]);
-  const [userLogs] = await query('select coalesce(sum(quota), 0) as total, count(*) as n from logs where user_id = 1 and type = ?', [
+  const [token] = await query('select user_id, member_user_id, remain_quota, held_quota from tokens where id = ?', [tokenId]);
+  const [user] = await query('select quota, held_quota, organization_id from users where id = ?', [token.user_id]);
+  const [userLogs] = await query('select coalesce(sum(quota), 0) as total, count(*) as n from logs where user_id = ? and type = ?', [
+    token.user_id,
     LogType.consume,
   ]);
   const [tokenLogs] = await query('select coalesce(sum(quota), 0) as total from logs where token_id = ? and type = ?', [
     tokenId,
     LogType.consume,
   ]);
+  const [member] =
+    token.member_user_id === null || user.organization_id === null
+      ? [{ spent_quota: 0 }]
+      : await query('select spent_quota from organization_members where organization_id = ? and user_id = ?', [
+          user.organization_id,
+          token.member_user_id,
+        ]);
   return {
     quota: Number(user.quota),
     userHeld: Number(user.held_quota),
@@ -474,6 +491,7 @@ export async function balances(query: Query, tokenId: number): Promise<Balances>
     userLogged: Number(userLogs.total),
     tokenLogged: Number(tokenLogs.total),
     logs: Number(userLogs.n),
+    memberSpent: Number(member?.spent_quota ?? 0),
   };
 }
 
@@ -507,7 +525,13 @@ export async function ledgerAfter(query: Query, tokenId: number, start: Balances
   let last = await balances(query, tokenId);
   const balanced = (figures: Balances) => {
     const discrepancy = ledgerDiscrepancy(start, figures);
-    return discrepancy.user === 0 && discrepancy.token === 0 && discrepancy.userHeld === 0 && discrepancy.tokenHeld === 0;
+    return (
+      discrepancy.user === 0 &&
+      discrepancy.token === 0 &&
+      discrepancy.userHeld === 0 &&
+      discrepancy.tokenHeld === 0 &&
+      discrepancy.member === 0
+    );
   };
   await waitUntil('the ledger balanced', async () => balanced((last = await balances(query, tokenId))), timeoutMs).catch(() => undefined);
   if (!balanced(last)) return settledBalances(query, tokenId);
@@ -516,9 +540,11 @@ export async function ledgerAfter(query: Query, tokenId: number, start: Balances
 }
 
 /**
- * The ledger invariant. `spent`: what left the balance but is neither logged
- * nor held (0 when nothing was lost, invented or charged twice); `held`: what
- * is still held once everything is quiet (0 when every reservation ended).
+ * The ledger invariant. `user` and `token`: what left the balance but is
+ * neither logged nor held (0 when nothing was lost, invented or charged twice);
+ * `userHeld` and `tokenHeld`: what is still held once everything is quiet (0
+ * when every reservation ended); `member`: the member's spend against the
+ * key's logged charges (0 when every charge reached both).
  */
 export function ledgerDiscrepancy(start: Balances, end: Balances) {
   return {
@@ -526,6 +552,8 @@ export function ledgerDiscrepancy(start: Balances, end: Balances) {
     token: start.remain + start.tokenHeld + start.tokenLogged - (end.remain + end.tokenHeld + end.tokenLogged),
     userHeld: end.userHeld,
     tokenHeld: end.tokenHeld,
+    // the member's spend grows by exactly the key's logged charges (the key is the member's only one)
+    member: end.memberSpent - start.memberSpent - (end.tokenLogged - start.tokenLogged),
   };
 }
 
