@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startOpenAIEmulator } from '../support/openaiEmulator';
 import { axeViolations } from './support/axe';
 import { chromiumAvailable, launchBrowser, screenshotDir, sidewaysOverflow, signInThroughConsole } from './support/browser';
 import { apiLogin, consoleApi, startGateway, type RunningGateway } from './support/gateway';
@@ -155,5 +156,61 @@ describe.runIf(enabled)('organisations: created by root, run by their owner', ()
     expect(await settledViolations(page)).toEqual([]);
     await page.screenshot({ path: join(screenshotDir, 'organizations-usage-390-dark.png'), fullPage: true });
     await page.context().close();
+  }, 90_000);
+
+  it('in Chinese (1440 px, light): the usage of a call through the member key, and the caps dialog', async () => {
+    const emulator = await startOpenAIEmulator();
+    try {
+      const channel = await api('POST', '/api/channel/', {
+        name: 'emulator',
+        type: 8,
+        key: 'sk-good',
+        base_url: emulator.baseUrl,
+        models: 'gpt-3.5-turbo',
+      });
+      expect(channel.success, channel.message).toBe(true);
+      expect((await api('POST', `/api/organization/${organizationId}/topup`, { quota: 5_000_000 })).success).toBe(true);
+      const owner = await apiLogin(gateway.baseUrl, 'owner1', PASSWORD);
+      const made = await consoleApi(
+        () => gateway.baseUrl,
+        () => owner,
+      )('POST', `/api/organization/${organizationId}/token`, { name: 'zh key', unlimited_quota: true });
+      expect(made.success, made.message).toBe(true);
+      const answer = await fetch(`${gateway.baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer sk-${made.data.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-3.5-turbo', max_tokens: 5, messages: [{ role: 'user', content: '你好' }] }),
+      });
+      expect(answer.status).toBe(200);
+
+      const page = await pageAs('owner1', PASSWORD, 1440, 'light');
+      await page.evaluate(() => localStorage.setItem('locale', 'zh'));
+      await page.goto(`${gateway.baseUrl}/organization/${organizationId}`);
+      await page.getByRole('tab', { name: '用量' }).click();
+      const byKey = page.getByTestId('organization-usage');
+      // the rollups are written a moment after the call
+      await expect.poll(async () => (await byKey.textContent()) ?? '', { timeout: 20_000 }).toContain('zh key');
+      expect(await byKey.textContent()).toContain('按成员');
+      expect(await sidewaysOverflow(page)).toEqual([]);
+      expect(await settledViolations(page)).toEqual([]);
+      await page.screenshot({ path: join(screenshotDir, 'organizations-usage-1440-zh.png'), fullPage: true });
+
+      await page.getByRole('tab', { name: '成员' }).click();
+      await page.getByText('member1', { exact: true }).waitFor();
+      // the second row's (member1's) caps
+      await page.getByRole('button', { name: '限额', exact: true }).nth(1).click();
+      const dialog = page.getByRole('dialog', { name: 'member1 的消费限额' });
+      await dialog.waitFor();
+      expect(await settledViolations(page)).toEqual([]);
+      await page.screenshot({ path: join(screenshotDir, 'organizations-caps-1440-zh.png'), fullPage: true });
+      await dialog.getByLabel('总限额').fill('10');
+      await dialog.getByRole('button', { name: '保存限额' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      const members = await api('GET', `/api/organization/${organizationId}/member`);
+      expect(members.data.find((member: { username: string }) => member.username === 'member1').cap_quota).toBeGreaterThan(0);
+      await page.context().close();
+    } finally {
+      await emulator.close();
+    }
   }, 90_000);
 });
