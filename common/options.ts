@@ -14,6 +14,7 @@
  */
 import { DEFAULT_GROUP_RATE_LIMITS, parseGroupRateLimits } from './rateLimits';
 import { DEFAULT_RETRYABLE_STATUSES, parseModelFallbacks } from './routing';
+import { jsonObjectOf } from './validation';
 
 export type OptionKind = 'toggle' | 'text' | 'number' | 'json' | 'list' | 'secret';
 
@@ -577,27 +578,18 @@ export const OIDC_MAPPABLE_ROLES: readonly number[] = [1, 10];
 
 /** OidcRoleMapping as claim value -> role, or undefined when it is not an object of mappable roles. */
 export function parseOidcRoleMapping(raw: string): Record<string, number> | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
+  const parsed = jsonObjectOf(raw);
+  if (!parsed) return undefined;
   const entries = Object.entries(parsed);
-  if (!entries.every(([, role]) => typeof role === 'number' && OIDC_MAPPABLE_ROLES.includes(role))) return undefined;
+  if (!entries.every((entry): entry is [string, number] => typeof entry[1] === 'number' && OIDC_MAPPABLE_ROLES.includes(entry[1])))
+    return undefined;
   return Object.fromEntries(entries);
 }
 
 /** OidcOrganizationMapping as claim value -> organisation name, or undefined when it is not an object of names. */
 export function parseOidcOrganizationMapping(raw: string): Record<string, string> | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
+  const parsed = jsonObjectOf(raw);
+  if (!parsed) return undefined;
   const entries = Object.entries(parsed);
   if (!entries.every(([, name]) => typeof name === 'string' && name.trim() !== '')) return undefined;
   return Object.fromEntries(entries.map(([value, name]) => [value, (name as string).trim()]));

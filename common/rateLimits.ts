@@ -11,6 +11,7 @@
  *   the user's tokens together). A token's own limit may only be lower than
  *   the user's: it narrows one key, it never widens the account.
  */
+import { jsonObjectOf } from './validation';
 
 /** One pair of per-minute limits; 0 = unlimited. */
 export interface RateLimitPair {
@@ -33,15 +34,10 @@ const isLimit = (value: unknown): value is number =>
  * apply the same rule.
  */
 export function parseGroupRateLimits(raw: string): Record<string, RateLimitPair> | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
+  const parsed = jsonObjectOf(raw);
+  if (!parsed) return undefined;
   const table: Record<string, RateLimitPair> = {};
-  for (const [group, entry] of Object.entries(parsed as Record<string, unknown>)) {
+  for (const [group, entry] of Object.entries(parsed)) {
     if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return undefined;
     const { rpm = 0, tpm = 0, ...rest } = entry as Record<string, unknown>;
     if (Object.keys(rest).length > 0 || !isLimit(rpm) || !isLimit(tpm)) return undefined;

@@ -2,6 +2,7 @@
 // statuses send a request on to the next channel, and the fallback models a
 // group's request moves to when no channel of the asked model can answer.
 // Console and server parse them with the same functions.
+import { jsonObjectOf } from './validation';
 
 /** Statuses retried on another channel unless the operator says otherwise: timeouts, rate limits, and the upstream's own failures. */
 export const DEFAULT_RETRYABLE_STATUSES = '408,429,500-599';
@@ -32,13 +33,8 @@ export type ModelFallbacks = Readonly<Record<string, Readonly<Record<string, rea
 
 /** The ModelFallbacks option, or undefined when it is not that shape (a model that falls back to itself included). */
 export function parseModelFallbacks(raw: string): ModelFallbacks | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
-  if (!isPlainObject(parsed)) return undefined;
+  const parsed = jsonObjectOf(raw);
+  if (!parsed) return undefined;
   for (const byModel of Object.values(parsed)) {
     if (!isPlainObject(byModel)) return undefined;
     for (const [model, list] of Object.entries(byModel)) {
