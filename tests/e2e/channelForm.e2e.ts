@@ -2,11 +2,11 @@
 // on its toolbar in both themes, the form's headings skip no level (axe), and
 // a wrong password marks the login form's fields rather than only a toast.
 import { join } from 'node:path';
-import AxeBuilder from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumAvailable, launchBrowser, screenshotDir, signInThroughConsole } from './support/browser';
 import { apiLogin, startGateway, type RunningGateway } from './support/gateway';
+import { axeScan } from './support/axe';
 
 const enabled = chromiumAvailable();
 const ROOT_PASSWORD = 'channel-form-root-pass';
@@ -71,7 +71,7 @@ describe.runIf(enabled)('channel form and login form in Chromium', () => {
         return { text: getComputedStyle(button).color, background };
       });
       expect(contrast(colours.text, colours.background), `${colours.text} on ${colours.background}`).toBeGreaterThanOrEqual(4.5);
-      const { violations } = await new AxeBuilder({ page }).withRules(['color-contrast', 'heading-order']).analyze();
+      const { violations } = await axeScan(page).withRules(['color-contrast', 'heading-order']).analyze();
       expect(violations.flatMap((violation) => violation.nodes.map((node) => `${violation.id}: ${node.target.join(' ')}`))).toEqual([]);
       await page.screenshot({ path: join(screenshotDir, `channel-edit-${scheme}.png`), fullPage: true });
       await page.context().close();

@@ -11,13 +11,13 @@
 // probes the endpoint once and, when the gateway does not serve it, leaves the
 // suite out with a line saying so (the console side is covered meanwhile by
 // tests/console/dashboard.test.tsx against msw answers).
-import AxeBuilder from '@axe-core/playwright';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
 import { chromiumAvailable, launchBrowser, screenshotDir, signInThroughConsole } from './support/browser';
 import { apiLogin, setOptions, startGateway, type RunningGateway } from './support/gateway';
+import { axeScan } from './support/axe';
 
 const ROOT_PASSWORD = 'e2e-dashboard-root-pass';
 const USER = { username: 'dana', password: 'dana-dashboard-pass' };
@@ -158,7 +158,7 @@ describe.runIf(served)('dashboard: a user and root see their usage, in every lay
     await page.screenshot({ path: join(screenshotDir, `dashboard-${role}-${width}-${locale}-${scheme}.png`), fullPage: true });
     if (scheme === 'light') {
       // contrast, names and roles of the dashboard itself (the frame around it has its own checks)
-      const { violations } = await new AxeBuilder({ page }).include('[data-testid="dashboard"]').analyze();
+      const { violations } = await axeScan(page).include('[data-testid="dashboard"]').analyze();
       expect(violations.map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`)).toEqual(
         [],
       );

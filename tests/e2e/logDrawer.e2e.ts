@@ -10,13 +10,13 @@
 // The rows' details and error rows are written by the server side (branch
 // p24-errlog). On a gateway that does not write error rows yet, the tests say
 // so and are skipped.
-import AxeBuilder from '@axe-core/playwright';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
 import { chromiumAvailable, drawerSettled, launchBrowser, screenshotDir, signInThroughConsole } from './support/browser';
 import { apiLogin, setOptions, startGateway, type RunningGateway } from './support/gateway';
+import { axeScan } from './support/axe';
 
 const ROOT_PASSWORD = 'e2e-log-drawer-root-pass';
 
@@ -131,10 +131,7 @@ describe.runIf(chromiumAvailable())('log drawer: a failed request from the dashb
         expect(await drawer.locator('code').first().textContent()).toMatch(/\S{6,}/);
         await page.screenshot({ path: join(screenshotDir, `log-drawer-${scheme}-${locale}.png`) });
         if (scheme === 'light') {
-          const { violations } = await new AxeBuilder({ page })
-            .include('[data-testid="log-drawer"]')
-            .withTags(['wcag2a', 'wcag2aa'])
-            .analyze();
+          const { violations } = await axeScan(page).include('[data-testid="log-drawer"]').withTags(['wcag2a', 'wcag2aa']).analyze();
           expect(
             violations.map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`),
           ).toEqual([]);

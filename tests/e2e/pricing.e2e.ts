@@ -2,12 +2,12 @@
 // models its channels serve with their prices per million tokens, searches
 // them, and the page reads right in English and Chinese, light and dark, wide
 // and on a phone, with no accessibility violation and no sideways scrolling.
-import AxeBuilder from '@axe-core/playwright';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumAvailable, launchBrowser, screenshotDir, signInThroughConsole } from './support/browser';
 import { apiLogin, startGateway, type RunningGateway } from './support/gateway';
+import { axeScan } from './support/axe';
 
 const enabled = chromiumAvailable();
 const ROOT_PASSWORD = 'e2e-pricing-root-password';
@@ -66,7 +66,7 @@ describe.runIf(enabled)('models and prices', () => {
       const overflow = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
       expect(overflow.scrollWidth).toBeLessThanOrEqual(overflow.innerWidth);
       await page.screenshot({ path: join(screenshotDir, `pricing-${view.width}-${view.locale}-${view.scheme}.png`), fullPage: true });
-      const { violations } = await new AxeBuilder({ page }).include('[data-testid="pricing"]').analyze();
+      const { violations } = await axeScan(page).include('[data-testid="pricing"]').analyze();
       expect(violations.map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`)).toEqual(
         [],
       );

@@ -2,13 +2,13 @@
 // shown once, sends a test event, and sees it delivered in the delivery log;
 // the receiver on loopback checks the signature with that secret.
 import { join } from 'node:path';
-import AxeBuilder from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../../server/webhooks/signing';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhookReceiver';
 import { chromiumAvailable, launchBrowser, screenshotDir, signInThroughConsole } from './support/browser';
 import { startGateway, type RunningGateway } from './support/gateway';
+import { axeScan } from './support/axe';
 
 const enabled = chromiumAvailable();
 const ROOT_PASSWORD = 'webhooks-root-pass';
@@ -89,7 +89,7 @@ describe.runIf(enabled)('webhooks: create, test event, delivery log', () => {
       // MUI's transitions finish before contrast is measured
       await page.waitForTimeout(400);
       expect(await page.title()).toBe(`${title} · Switchboard`);
-      const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa']).analyze();
+      const results = await axeScan(page).withTags(['wcag2a', 'wcag2aa']).analyze();
       const violations = results.violations.flatMap((violation) =>
         violation.nodes.map((node) => `${violation.id}: ${node.target.join(' ')}`),
       );
