@@ -3,30 +3,19 @@
 // shared balance; per organisation, top-ups less logged charges is the
 // balance; a member's removal switches their keys off; and two gateway
 // instances on one database never spend more than the organisation holds.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogType, TokenStatus } from '../../common/roles';
-import type { DatabaseConfig } from '../../server/config';
 import { bookkeepingFor } from '../../server/billing/bookkeeping';
 import { asBrowser, buildTestApp, login, register } from '../support/app';
-import { databaseTargets, type TestDatabase } from '../support/databases';
-import { resetRelay, startRelayHarness, type RelayHarness } from './relay/harness';
+import { databaseTargets } from '../support/databases';
+import { listenOnFreePort, resetRelay, sharedDatabase, startRelayHarness, type RelayHarness } from './relay/harness';
 
 const targets = await databaseTargets('organisation money');
 
-async function listen(app: FastifyInstance): Promise<string> {
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-}
-
 for (const target of targets) {
   describe.runIf(target.available)(`an organisation's shared balance (${target.name})`, () => {
-    let database: TestDatabase | undefined;
-    let folder: string | undefined;
+    let shared: Awaited<ReturnType<typeof sharedDatabase>> | undefined;
     let harness: RelayHarness;
     let second: FastifyInstance;
     let secondUrl = '';
@@ -80,20 +69,14 @@ for (const target of targets) {
     };
 
     beforeAll(async () => {
-      let config: DatabaseConfig;
-      if (target.name === 'sqlite') {
-        // two instances on SQLite share a file, as two processes on one machine would
-        folder = mkdtempSync(join(tmpdir(), 'switchboard-organisation-money-'));
-        config = { dialect: 'sqlite', path: join(folder, 'shared.db') };
-      } else {
-        database = await target.create();
-        config = database.config;
-      }
+      // on SQLite the two share a file, as two processes on one machine would
+      shared = await sharedDatabase(target);
+      const { config } = shared;
       harness = await startRelayHarness(config);
       await resetRelay(harness);
       await harness.addChannel({ name: 'emulator', key: 'sk-upstream' });
       second = await buildTestApp({}, config);
-      secondUrl = await listen(second);
+      secondUrl = await listenOnFreePort(second);
       for (const name of ['owner1', 'member2']) {
         await register(harness.app, name);
         cookies[name] = await login(harness.app, name, 'password-123');
@@ -115,8 +98,7 @@ for (const target of targets) {
     afterAll(async () => {
       await second?.close();
       await harness?.close();
-      await database?.drop();
-      if (folder) rmSync(folder, { recursive: true, force: true });
+      await shared?.drop();
     });
 
     it("draws both members' keys on the organisation's balance, never the members' own", async () => {

@@ -11,19 +11,15 @@
 //   not add it to the newer day's spend;
 // - through all of it the ledger is exact: start - logged charges = balance,
 //   nothing held.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { budgetPeriodAt } from '../../../common/budgets';
 import { LogType } from '../../../common/roles';
-import type { DatabaseConfig } from '../../../server/config';
 import { bookkeepingFor } from '../../../server/billing/bookkeeping';
 import { relayContextOf } from '../../../server/plugins/relayContext';
 import { buildTestApp } from '../../support/app';
-import { databaseTargets, type TestDatabase } from '../../support/databases';
-import { resetRelay, startRelayHarness, type RelayHarness } from './harness';
+import { databaseTargets } from '../../support/databases';
+import { listenOnFreePort, resetRelay, sharedDatabase, startRelayHarness, type RelayHarness } from './harness';
 
 const targets = await databaseTargets('budgets on two nodes');
 const ZONE = 'Asia/Shanghai';
@@ -52,16 +48,9 @@ function nodeOf(name: string, app: FastifyInstance, baseUrl: string): Node {
   };
 }
 
-async function listen(app: FastifyInstance): Promise<string> {
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-}
-
 for (const target of targets) {
   describe.runIf(target.available)(`a key's daily budget on two nodes across midnight (${target.name})`, () => {
-    let database: TestDatabase | undefined;
-    let folder: string | undefined;
+    let shared: Awaited<ReturnType<typeof sharedDatabase>> | undefined;
     let harness: RelayHarness;
     let second: FastifyInstance;
     let a: Node;
@@ -72,15 +61,9 @@ for (const target of targets) {
     let noon = 0;
 
     beforeAll(async () => {
-      let config: DatabaseConfig;
-      if (target.name === 'sqlite') {
-        // two nodes on SQLite share a file, as two processes on one machine would
-        folder = mkdtempSync(join(tmpdir(), 'switchboard-budget-nodes-'));
-        config = { dialect: 'sqlite', path: join(folder, 'shared.db') };
-      } else {
-        database = await target.create();
-        config = database.config;
-      }
+      // on SQLite the two share a file, as two processes on one machine would
+      shared = await sharedDatabase(target);
+      const { config } = shared;
       harness = await startRelayHarness(config);
       await resetRelay(harness);
       await harness.addChannel({ name: 'emulator', key: 'sk-upstream' });
@@ -90,7 +73,7 @@ for (const target of targets) {
       // the second node starts once the channel and the zone are written, as a node joining a running cluster
       second = await buildTestApp({}, config);
       a = nodeOf('A', harness.app, harness.baseUrl);
-      b = nodeOf('B', second, await listen(second));
+      b = nodeOf('B', second, await listenOnFreePort(second));
       const saved = await harness.admin('PUT', '/api/token/', { id: harness.tokenId, budget_period: 'day', budget_quota: 5_000_000 });
       expect(saved.success, saved.message).toBe(true);
       const before = await harness.balances();
@@ -101,8 +84,7 @@ for (const target of targets) {
     afterAll(async () => {
       await second?.close();
       await harness?.close();
-      await database?.drop();
-      if (folder) rmSync(folder, { recursive: true, force: true });
+      await shared?.drop();
     });
 
     const ask = (node: Node, extra: Record<string, unknown> = {}) =>
