@@ -11,7 +11,7 @@ const testWorkers = Number(process.env.SWITCHBOARD_TEST_WORKERS) || 3;
 /** Test files that run alone (the serial project): they spawn gateways or database servers and kill them. */
 const serialFiles = [
   'tests/server/faults/**/*.test.ts',
-  'tests/server/relay/{crashRecovery,gracefulShutdown,leaseKill,sharedConcurrencyLimit,taskKill,twoNodeMoney,twoNodeRateLimit}.test.ts',
+  'tests/server/relay/{batchKill,crashRecovery,gracefulShutdown,leaseKill,sharedConcurrencyLimit,taskKill,twoNodeMoney,twoNodeRateLimit}.test.ts',
   'tests/server/{deployment,health,webhooksTwoNodes,workers}.test.ts',
 ];
 

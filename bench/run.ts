@@ -18,6 +18,8 @@ import { firstByte, starvationScenario } from './starvation';
 import { combineRuns, median, runWrk, type LoadResult } from './wrk';
 import { workerRows, workersOnlyReport } from './workers';
 import { metricsCostRows } from './metricsCost';
+import { startOtlpSink, tracingCostRows } from './tracingCost';
+import { cacheHitRows, setResponseCache } from './cacheHits';
 import { benchDatabaseKind, CommitWindows, createBenchDatabase, DATABASE_LABELS, type BenchDatabase } from './databases';
 import { rssReport } from './rss';
 import { REALTIME_MODEL, realtimeRows, type RealtimeTarget } from './realtime';
@@ -34,7 +36,7 @@ const streamBody = { ...plainBody, stream: true, emulator: { chunks: 20 } };
 /**
  * `BENCH_ONLY=metrics` runs the metrics on/off row alone (a quick check of that row); `workers` the workers rows
  * alone; `rss` the RSS of the SQLite gateway over a million requests (BENCH_RSS_REQUESTS) and nothing else;
- * `realtime` the realtime row alone.
+ * `realtime` the realtime row alone; `cache` the response cache row alone; `tracing` the tracing on/off row alone.
  */
 const ONLY = process.env.BENCH_ONLY?.trim();
 /**
@@ -333,6 +335,33 @@ try {
       ],
       { seconds: SECONDS, rounds: ROUNDS, warmupSeconds: WARMUP_SECONDS, body: plainBody, combine: combineRuns },
     );
+  /** The tracing row: the same build exporting traces of every call to a sink in this process, started for it. */
+  const tracingRows = async () => {
+    const otlpSink = await startOtlpSink();
+    const traced = await startScript('gatewayProcess', { SQL_DSN: '', OTEL_EXPORTER_OTLP_ENDPOINT: otlpSink.url }, startFlags());
+    started.push({ ...traced, stop: () => traced.stop().then(() => otlpSink.close()) });
+    const { key: tracedKey } = await prepareGateway(traced.url, emulator.url, MODEL);
+    placement.pinMeasured(traced.child.pid!);
+    placement.pinMeasured(gateway.child.pid!);
+    return tracingCostRows(
+      [
+        { name: 'switchboard, tracing on (OTLP/HTTP to a local sink)', url: traced.url, key: tracedKey, pid: traced.child.pid! },
+        { name: 'switchboard, tracing off', url: gateway.url, key: gatewayKey, pid: gateway.child.pid! },
+      ],
+      otlpSink,
+      { seconds: SECONDS, rounds: ROUNDS, warmupSeconds: WARMUP_SECONDS, body: plainBody, combine: combineRuns },
+    );
+  };
+  if (ONLY === 'tracing') {
+    console.log(
+      [
+        `# Switchboard benchmark, tracing row only (${new Date().toISOString()}; CPU placement: ${placement.description})`,
+        ...(await tracingRows()),
+      ].join('\n'),
+    );
+    await Promise.all(started.map((part) => part.stop()));
+    process.exit(0);
+  }
   if (ONLY === 'metrics') {
     placement.pinMeasured(gateway.child.pid!);
     console.log(
@@ -369,6 +398,27 @@ try {
   started.push(passthrough);
   placement.pinMeasured(gateway.child.pid!);
   placement.pinMeasured(passthrough.child.pid!);
+  /** The response cache row: turned on for it alone, so no other row meets the cache. */
+  const cacheRows = async () => {
+    await setResponseCache(gateway.url, cookie, true);
+    const rows = await cacheHitRows(
+      { name: 'switchboard, cache hit', url: gateway.url, key: gatewayKey, pid: gateway.child.pid! },
+      { name: LEAN, url: passthrough.url, key: 'sk-bench', pid: passthrough.child.pid! },
+      { seconds: SECONDS, rounds: ROUNDS, warmupSeconds: WARMUP_SECONDS, plainBody, streamBody, combine: combineRuns },
+    );
+    await setResponseCache(gateway.url, cookie, false);
+    return rows;
+  };
+  if (ONLY === 'cache') {
+    console.log(
+      [
+        `# Switchboard benchmark, response cache row only (${new Date().toISOString()}; CPU placement: ${placement.description})`,
+        ...(await cacheRows()),
+      ].join('\n'),
+    );
+    await Promise.all(started.map((part) => part.stop()));
+    process.exit(0);
+  }
 
   const targets: MainTarget[] = [
     { name: 'direct', url: emulator.url, key: 'sk-good', pid: emulator.child.pid! },
@@ -584,7 +634,9 @@ try {
   const protocolLines = await protocolRows(protocolTargets);
   const realtimeLines = await realtimeRows(realtime, REALTIME_OPTIONS);
   const metricsLines = await metricsRows();
+  const tracingLines = await tracingRows();
   const rss = rssMiB(gateway.child.pid!);
+  const cacheLines = await cacheRows();
 
   const lines = [
     `Every ratio below is against the lean relay (bench/passthrough.ts): node:http, the body joined once, the bearer key looked up in a Map, one JSON.parse, an undici Pool, the answer relayed from 'data' events and its usage read from the last chunk.`,
@@ -693,6 +745,8 @@ try {
     ...protocolLines,
     ...realtimeLines,
     ...metricsLines,
+    ...tracingLines,
+    ...cacheLines,
     '',
     ...starvation,
     ...workers,

@@ -446,6 +446,8 @@ export const OPTION_SPECS = {
   /** Per channel type (its number): the slowest acceptable test in seconds, over ChannelDisableThreshold. */
   ChannelTypeTestThresholds: { kind: 'json', default: sortedJson(DEFAULT_CHANNEL_TYPE_TEST_THRESHOLDS) },
   LogConsumeEnabled: { kind: 'toggle', default: 'true' },
+  /** Where the log drawer links a call's trace: a URL with `{trace_id}` in it (e.g. a Jaeger or Tempo page); empty shows the id alone. */
+  TraceLinkTemplate: { kind: 'text', default: '', url: true },
   /** Logs older than this many days are deleted by a background job (the usage rollups keep their figures); 0 keeps every log. Error logs: see below. */
   LogRetentionDays: { kind: 'number', default: '0' },
   /** Audit rows older than this many days are deleted (the hash chain keeps an anchor, so it still verifies); 0 keeps every row. */
@@ -494,16 +496,43 @@ export const OPTION_SPECS = {
   FileSizeLimitMB: { kind: 'number', default: '0' },
   /** The bytes one user may keep in /v1/files, in MiB, all files together; 0 = no quota. */
   FileStorageQuotaMB: { kind: 'number', default: '0' },
+  /** Uploads to /v1/files one user may make a minute, across every node sharing Redis; 0 = no limit. */
+  FileUploadRateLimit: { kind: 'number', default: '60' },
   /** USD per second of video by model and size (DEFAULT_VIDEO_PRICES' keys), times the group ratio; a model without one is refused. */
   VideoPrices: { kind: 'json', default: sortedJson(DEFAULT_VIDEO_PRICES) },
   /** Minutes an asynchronous task (a video) may stay unfinished upstream before it is given up and refunded. */
   TaskTimeoutMinutes: { kind: 'number', default: '180' },
+  /** The share of the normal price a line of a batch the gateway runs itself is billed at (0.5: half price). */
+  BatchDiscount: { kind: 'number', default: '0.5' },
+  /** The same by channel id, for the channels whose batch price differs: {"12": 0.6}. */
+  BatchChannelDiscounts: { kind: 'json', default: '{}' },
+  /** Lines of gateway-run batches one node runs at once. */
+  BatchConcurrency: { kind: 'number', default: '2' },
+  /** A node with this many interactive requests in flight starts no batch line until they fall back; 0 = never pause. */
+  BatchPauseInFlight: { kind: 'number', default: '32' },
   /**
    * Groups whose requests are refused (400 unsupported_tool) rather than sent on without a built-in tool the
    * channel's vendor has nothing like (web search to a vendor without one); the others get the answer with an
    * `x-switchboard-dropped-tools` header and the log saying what was left out.
    */
   ToolRefusalGroups: { kind: 'list', default: '' },
+  /** The exact response cache (docs/cache.md): off, nothing is cached whatever else is set. */
+  ResponseCacheEnabled: { kind: 'toggle', default: 'false' },
+  /** Groups, models and key ids whose requests use the cache (a request may also ask with `X-Switchboard-Cache: on`). */
+  ResponseCacheGroups: { kind: 'list', default: '' },
+  ResponseCacheModels: { kind: 'list', default: '' },
+  ResponseCacheTokens: { kind: 'list', default: '' },
+  /** Who shares an entry: `user` (the key's owner), `group` or `global`. */
+  ResponseCacheScope: { kind: 'text', default: 'user' },
+  /** Seconds an entry is served. */
+  ResponseCacheTtlSeconds: { kind: 'number', default: '3600' },
+  /** A request whose temperature is above this (absent: 1) is not cached unless it asks; 0 caches temperature 0 alone. */
+  ResponseCacheMaxTemperature: { kind: 'number', default: '0' },
+  /** The share of the full price a hit is billed at (0: free, 1: full price). */
+  ResponseCacheHitRatio: { kind: 'number', default: '0' },
+  /** The largest answer stored, in KiB; the total the cache holds, in MiB (the oldest entries go first). */
+  ResponseCacheMaxEntryKB: { kind: 'number', default: '1024' },
+  ResponseCacheMaxTotalMB: { kind: 'number', default: '256' },
   /** Root hid the first-run checklist on the dashboard; counts only while a channel exists (common/setupChecklist.ts). */
   SetupChecklistDismissed: { kind: 'toggle', default: 'false', rootOnly: true },
 } as const satisfies Record<string, OptionSpec>;

@@ -266,6 +266,10 @@ export interface LogDetails {
   fallbackModel?: string;
   /** The asynchronous task (a video's public id, `video_...`) this row bills: one consume row per task. */
   taskId?: string;
+  /** Answered from the exact response cache: `saved` is the quota the full price would have charged beyond this row's. */
+  responseCache?: { hit: true; saved: number };
+  /** The OpenTelemetry trace of the call, when tracing is on and it was sampled (32 hex digits). */
+  traceId?: string;
 }
 
 export interface LogRecord {

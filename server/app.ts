@@ -25,6 +25,7 @@ import { relayContextOf } from './plugins/relayContext';
 import { assignRequestId, requestIdPlugin, tagExchange } from './plugins/requestId';
 import { securityHeadersPlugin, setSecurityHeaders, turnstileEnabled } from './plugins/securityHeaders';
 import { servicesPlugin } from './plugins/services';
+import { tracingPlugin } from './telemetry/tracingPlugin';
 import { newNodeId, requestIdsOf } from './relay/nodeLease';
 import { accountRoutes } from './routes/api/account';
 import { auditRoutes } from './routes/api/audit';
@@ -42,6 +43,7 @@ import { organizationRoutes } from './routes/api/organization';
 import { redemptionRoutes } from './routes/api/redemption';
 import { retentionRoutes } from './routes/api/retention';
 import { setupRoutes } from './routes/api/setup';
+import { taskRoutes } from './routes/api/task';
 import { tokenRoutes } from './routes/api/token';
 import { twoFactorRoutes } from './routes/api/twoFactor';
 import { userRoutes } from './routes/api/user';
@@ -124,6 +126,7 @@ export async function buildApp(config: Config, buildOptions: BuildOptions = {}):
   // the hooks: what every request goes through before its route
   await app.register(inputLimitsPlugin, bodyLimits);
   await app.register(metricsPlugin);
+  await app.register(tracingPlugin);
   await app.register(relayLogPlugin);
   await app.register(securityHeadersPlugin);
   await app.register(requestIdPlugin);
@@ -163,6 +166,7 @@ async function registerRoutes(app: FastifyInstance, probeSources: ReadinessSourc
   await app.register(tokenRoutes);
   await app.register(redemptionRoutes);
   await app.register(logRoutes);
+  await app.register(taskRoutes);
   await app.register(dashboardRoutes);
   await app.register(setupRoutes);
   await app.register(pricingRoutes);

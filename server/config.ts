@@ -161,6 +161,8 @@ export interface Config {
   webhooks?: Partial<WebhookSettings>;
   /** How asynchronous tasks (videos) are polled (defaults: relay/tasks/poller.ts DEFAULT_TASK_POLL_SETTINGS; intervalMs 0: no timer). */
   tasks?: Partial<TaskPollSettings>;
+  /** How gateway-run batches are run (defaults: relay/batches/selfRun.ts DEFAULT_BATCH_RUN_SETTINGS; intervalMs 0: no timer). */
+  batches?: Partial<BatchRunSettings>;
   /** GET /metrics and the counting behind it (METRICS_ENABLED, default on); false leaves the relay without metrics hooks. */
   metricsEnabled?: boolean;
   /** When set (METRICS_TOKEN), /metrics asks for `Authorization: Bearer <token>`. */
@@ -294,6 +296,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiBodyLimitBytes: byteLimitFromEnv(env, 'API_BODY_LIMIT_BYTES', DEFAULT_API_BODY_LIMIT),
     webhooks: webhooksFromEnv(env),
     tasks: tasksFromEnv(env),
+    batches: { leaseMs: millisecondsFromEnv(env, 'BATCH_LEASE_SECONDS', 600_000) },
     metricsEnabled: flagOnUnlessOffFromEnv(env, 'METRICS_ENABLED'),
     metricsToken: textFromEnv(env, 'METRICS_TOKEN'),
     filesS3: filesS3FromEnv(env),
@@ -395,6 +398,16 @@ export interface TaskPollSettings {
   leaseMs: number;
   /** Tasks taken per pass. */
   batch: number;
+}
+
+/** How gateway-run batches are run (relay/batches/selfRun.ts; its defaults: DEFAULT_BATCH_RUN_SETTINGS). */
+export interface BatchRunSettings {
+  /** Between passes; 0: no timer (tests run passes with runOnce). */
+  intervalMs: number;
+  /** A line's lease: a node that dies mid-line holds it this long at most (BATCH_LEASE_SECONDS). */
+  leaseMs: number;
+  /** A batch's finishing lease (its files written, its hold closed). */
+  finishLeaseMs: number;
 }
 
 /** TASK_POLL_SECONDS: between two polls of one video (each node looks for due ones twice as often); TASK_LEASE_SECONDS: a poll's lease. */

@@ -250,10 +250,12 @@ export interface Bill {
   pricing?: ChargeInput;
   /** The formula of a charge computeQuota did not make (images). */
   formula?: string;
+  /** An answer from the response cache: what the full charge would have been beyond this one. */
+  cacheHit?: { saved: number };
 }
 
 /** What the pipeline knows of a request that the bill does not: the consume log's details. */
-export type CallDetails = Pick<LogDetails, 'protocol' | 'operation' | 'ttftMs' | 'attempts' | 'fallbackModel'>;
+export type CallDetails = Pick<LogDetails, 'protocol' | 'operation' | 'ttftMs' | 'attempts' | 'fallbackModel' | 'traceId'>;
 
 /** The log's "model ratio, group ratio" line, made once per pair of ratios (bounded: ratios come from the options). */
 const ratioLines = new Map<number, Map<number, string>>();
@@ -317,6 +319,8 @@ function consumeDetails(admission: Admission, bill: Bill, call: CallDetails): Lo
   };
   if (call.ttftMs !== undefined) details.ttftMs = call.ttftMs;
   if (call.fallbackModel !== undefined) details.fallbackModel = call.fallbackModel;
+  if (call.traceId !== undefined) details.traceId = call.traceId;
+  if (bill.cacheHit) details.responseCache = { hit: true, saved: bill.cacheHit.saved };
   if (call.attempts) {
     details.attempts = call.attempts;
     details.retries = call.attempts.length - 1;

@@ -162,6 +162,21 @@ export class BudgetTracker {
     return written;
   }
 
+  /**
+   * A task's hold (billing/taskLedger.ts) counts as spent from its submission,
+   * as the database writes it with the task; what the write adds to. `amend`
+   * moves the spend by the task's charge less its hold, in the same periods.
+   */
+  spendTask(reservation: Reservation): { budget: SettlementBudget | undefined; amend: (delta: number) => void } {
+    const hold = this.holds.get(reservation);
+    const budget = this.settle(reservation, reservation.amount);
+    const periods = hold?.entries.map((entry) => [entry, entry.start] as const) ?? [];
+    const amend = (delta: number) => {
+      for (const [entry, start] of periods) if (entry.start === start) entry.spent = Math.max(0, entry.spent + delta);
+    };
+    return { budget, amend };
+  }
+
   /** The budget's entry for this period, made or brought up to date from the row at hand; undefined without a budget. */
   private entryOf(kind: Entry['kind'], row: PeriodRow, now: number): Entry | undefined {
     const period = row.budget_period as BudgetPeriod;

@@ -440,6 +440,8 @@ export const OPENAI_OPERATION_PATHS: Readonly<Record<Operation, string>> = {
   embeddings: '/embeddings',
   moderations: '/moderations',
   images: '/images/generations',
+  image_edit: '/images/edits',
+  image_variation: '/images/variations',
   audio_speech: '/audio/speech',
   audio_transcription: '/audio/transcriptions',
   audio_translation: '/audio/translations',

@@ -16,6 +16,9 @@ export type Operation =
   | 'embeddings'
   | 'moderations'
   | 'images'
+  /** OpenAI's image edits and variations: a multipart upload, its bytes passed to a channel that speaks OpenAI's protocol. */
+  | 'image_edit'
+  | 'image_variation'
   | 'audio_speech'
   | 'audio_transcription'
   | 'audio_translation'

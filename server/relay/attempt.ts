@@ -66,6 +66,19 @@ export interface UpstreamRequest {
    * something failed.
    */
   requestId?: string;
+  /** The call's trace when tracing is on (server/telemetry): dispatch opens a span per attempt on it. */
+  trace?: RelayTrace;
+  /** The attempt's trace context (`traceparent`, `tracestate`) for the upstream call, set by `trace`: never without tracing. */
+  traceHeaders?: Record<string, string>;
+}
+
+/**
+ * A relayed call's trace (server/telemetry): `traceId` when it is sampled (the log keeps it); `attempt` opens one
+ * attempt's span and sets the request's `traceHeaders` to its context; the span ends with what the attempt came to.
+ */
+export interface RelayTrace {
+  readonly traceId: string | undefined;
+  attempt(channel: RoutedChannel, model: string, request: UpstreamRequest): { end(result: Attempt, options: OptionStore): void };
 }
 
 export interface UpstreamAnswer {

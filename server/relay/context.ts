@@ -16,7 +16,7 @@ import type { Bookkeeping } from '../billing/bookkeeping';
 import type { QuotaLedger } from '../billing/quota';
 import type { ConcurrencyLimiter } from './concurrency';
 import { dispatch, type DispatchDeps, type Dispatched } from './dispatch';
-import type { UpstreamRequest } from './attempt';
+import type { RelayTrace, UpstreamRequest } from './attempt';
 import { RoutingBook } from './routing';
 import type { RelayError } from './errors';
 import type { RelayRegistry } from './inflight';
@@ -27,6 +27,7 @@ import { BudgetTracker } from '../billing/budgets';
 import { moneyUnit } from '../billing/money';
 import type { RelayCaller } from './tokenAuth';
 import type { RelayCall } from './pipeline';
+import { responseCacheStore, type ResponseCacheStore } from './responseCacheStore';
 
 /** How a relayed request ended, for the hooks that run after it (metrics). */
 export type RelayOutcome =
@@ -84,6 +85,10 @@ export interface RelayContext extends MoneyContext {
   inFlight: number;
   /** What this process remembers of the channels' recent answers (routing.ts): cooldowns, breakers, affinity. */
   routing: RoutingBook;
+  /** Where the exact response cache keeps its answers (responseCacheStore.ts): Redis when configured, else the database. */
+  responseCache?: ResponseCacheStore;
+  /** Opens a relayed call's trace when tracing is on (server/telemetry/tracingPlugin.ts); absent, nothing is traced. */
+  tracing?: (call: RelayCall) => RelayTrace;
 }
 
 /** What the relay needs of the channels, as functions the edge builds (channels/autoDisable.ts, channels/keyUsage.ts). */
@@ -152,5 +157,6 @@ export function makeRelayContext(deps: RelayContextDeps): RelayContext {
     hooks: { beforeAdmit: [], beforeReserve: [], beforeDispatch: [], afterFinish: [], firstChunk: [] },
     inFlight: 0,
     routing,
+    responseCache: responseCacheStore(db, deps.redis, deps.redisKeyPrefix),
   };
 }

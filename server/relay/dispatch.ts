@@ -175,7 +175,9 @@ async function tryNextChannel(run: DispatchRun, stage: RouteStage, attempt: numb
   if (way === SKIPPED) return way;
   const sentAt = Date.now();
   if (!book.empty) book.attempting(channel.id);
+  const traced = run.request.trace?.attempt(channel, stage.model, run.request);
   const result = await way.call();
+  traced?.end(result, deps.options);
   if (channel.keyId !== undefined) deps.noteKeyUse(channel.keyId, result.outcome === 'failed' || result.outcome === 'unanswered');
   if (!book.empty || result.outcome !== 'answered') {
     const verdict = verdictOf(result);

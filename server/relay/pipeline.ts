@@ -31,7 +31,7 @@ import { admitModel, release, reserve, settleLater, type Admission, type Bill } 
 import { modelOf, openJsonRequest } from './intake';
 import { abortOnDisconnect } from './inflight';
 import type { RelayContext, RelayOutcome } from './context';
-import type { UpstreamAnswer, UpstreamRequest } from './attempt';
+import type { RelayTrace, UpstreamAnswer, UpstreamRequest } from './attempt';
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/faults';
 import { isRelayError, relayError, type RelayError } from './errors';
 import type { Reservation } from '../billing/quota';
@@ -43,6 +43,7 @@ import type { ChannelAttempt, LogDetails } from '../../common/records';
 import { LogType } from '../../common/roles';
 import { scrubLine } from './scrub';
 import { MODEL_NAME_MAX } from './requestFields';
+import { cachedDispatch } from './responseCache';
 
 /** A request as both ways in deliver it: a Fastify route, or the fast path before Fastify. */
 export interface RelayInput {
@@ -116,6 +117,10 @@ export class RelayCall<State = unknown> {
   fallbackModel: string | undefined;
   /** What the client was refused with, when it was. */
   error: RelayError | undefined;
+  /** Set when the answer came from the response cache: the bill it makes (responseCache.ts). */
+  billOfHit: ((bill: Bill) => Bill) | undefined;
+  /** The call's trace when tracing is on (server/telemetry). */
+  trace: RelayTrace | undefined;
   /** Set once the reservation is settled or given back: neither happens twice. */
   private closed = false;
 
@@ -130,6 +135,7 @@ export class RelayCall<State = unknown> {
   settle(bill: Bill): void {
     if (this.closed) throw new Error('a relayed request was settled after its reservation was closed');
     this.closed = true;
+    if (this.billOfHit) bill = this.billOfHit(bill);
     this.bill = bill;
     settleLater(this.ctx, this.admission, this.reservation, bill, {
       protocol: this.route.inbound.protocol,
@@ -137,6 +143,7 @@ export class RelayCall<State = unknown> {
       ttftMs: this.firstChunkAt > 0 ? this.firstChunkAt - this.startedAt : undefined,
       attempts: this.attempts,
       fallbackModel: this.fallbackModel,
+      traceId: this.trace?.traceId,
     });
     if (this.rateTicket) this.ctx.rateLimits.correct(this.rateTicket, bill.promptTokens + bill.completionTokens);
   }
@@ -191,6 +198,7 @@ export async function runRelay<State>(
   ctx.inFlight += 1;
   const call = new RelayCall(ctx, route, input, response);
   const startedAt = (call.startedAt = Date.now());
+  if (ctx.tracing) call.trace = ctx.tracing(call);
   let outcome: RelayOutcome = 'refused';
   try {
     outcome = await authenticated(call);
@@ -219,6 +227,7 @@ function recordFailure(call: RelayCall<unknown>): void {
   const { code, content } = failureNote(error, gone);
   const details: LogDetails = { protocol: route.inbound.protocol, operation: route.operation, status };
   if (code !== undefined) details.errorCode = code;
+  if (call.trace?.traceId) details.traceId = call.trace.traceId;
   if (attempts) {
     details.attempts = attempts;
     details.retries = Math.max(0, attempts.length - 1);
@@ -355,7 +364,9 @@ async function dispatchedAndAnswered<State>(call: RelayCall<State>, admission: A
       }
     }
     call.signal = abortOnDisconnect(ctx, response);
-    const dispatched = await ctx.dispatch(call.caller, route.upstream(call));
+    const upstream = route.upstream(call);
+    if (call.trace) upstream.trace = call.trace;
+    const dispatched = await cachedDispatch(call, upstream);
     call.attempts = dispatched.attempts;
     if (dispatched.outcome === 'answered') {
       call.channelId = dispatched.answer.channel.id;

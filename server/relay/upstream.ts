@@ -214,6 +214,16 @@ function contentTypeOf(raw: Buffer[]): string {
   return '';
 }
 
+/** The call's headers with its request id and, when tracing is on, its trace context: the shared object itself when neither. */
+function callHeaders(
+  headers: Record<string, string>,
+  requestId: string | undefined,
+  traceHeaders: Record<string, string> | undefined,
+): Record<string, string> {
+  if (traceHeaders === undefined) return requestId === undefined ? headers : { ...headers, 'x-request-id': requestId };
+  return requestId === undefined ? { ...headers, ...traceHeaders } : { ...headers, ...traceHeaders, 'x-request-id': requestId };
+}
+
 /** Answers the relay must look inside before anything reaches the client. */
 const readWhole = (status: number, contentType: string) => status < 200 || status >= 300 || contentType.includes('application/json');
 
@@ -257,12 +267,12 @@ class UpstreamHandler {
       this.waitTimer = undefined;
     }
     try {
-      const { path, headers, body, requestId } = this.call;
+      const { path, headers, body, requestId, traceHeaders } = this.call;
       this.origin.pool.dispatch(
         {
           method: this.call.method ?? 'POST',
           path,
-          headers: requestId === undefined ? headers : { ...headers, 'x-request-id': requestId },
+          headers: callHeaders(headers, requestId, traceHeaders),
           body,
         },
         this,
@@ -398,6 +408,8 @@ export interface UpstreamCall {
   body?: string | Buffer;
   /** The client's request's X-Request-Id, sent on as the upstream's so the two logs can be matched. */
   requestId?: string;
+  /** The attempt's `traceparent` (and `tracestate`) when tracing is on (server/telemetry). */
+  traceHeaders?: Record<string, string>;
 }
 
 /**

@@ -1,8 +1,9 @@
 // The files of /v1/files (migration 0028): their metadata rows, and their
 // bytes as numbered chunk rows. A file is its owner's alone: every read names
 // the owner, so another user's id finds nothing. Expired files are treated as
-// gone and removed by the next upload of their owner.
-import type { Kysely, Selectable } from 'kysely';
+// gone, and removed by the next upload of their owner or the periodic sweep
+// (services/fileStore.ts), whichever comes first.
+import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { Database } from '../db/database';
 import type { FilesTable } from '../db/schema/files';
 
@@ -120,19 +121,48 @@ export async function deleteFileRow(db: Db, userId: number, id: string): Promise
   return Number(deleted.numDeletedRows) > 0;
 }
 
-/** The user's expired files and uploads that never finished (older than `staleBefore`): their ids, rows removed. */
+/**
+ * Files gone at `now`: expired, an upload still unfinished since before `staleBefore` (its node died), or a file
+ * whose owner is deleted (the deletion's own removal of its files cut short).
+ */
+const deadAt = (now: number, staleBefore: number) => (eb: ExpressionBuilder<Database, 'files'>) =>
+  eb.or([
+    eb('expires_at', '<=', now),
+    eb.and([eb('status', '=', 'uploading'), eb('created_at', '<', staleBefore)]),
+    eb.not(eb.exists(eb.selectFrom('users').select('users.id').whereRef('users.id', '=', 'files.user_id'))),
+  ]);
+
+/** Ids of dead files (deadAt), oldest first: one user's, or (the periodic sweep) anyone's. */
+export async function deadFileIds(db: Db, dead: { now: number; staleBefore: number; userId?: number; limit: number }): Promise<string[]> {
+  let select = db.selectFrom('files').select('id').where(deadAt(dead.now, dead.staleBefore));
+  if (dead.userId !== undefined) select = select.where('user_id', '=', dead.userId);
+  const rows = await select.orderBy('seq', 'asc').limit(dead.limit).execute();
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Removes the row of file `id` (only while it is still dead at `dead`, when given): whether this call removed it.
+ * Whoever removes a row frees its bytes, so two nodes sweeping at once never free one file twice.
+ */
+export async function takeFileRow(db: Db, id: string, dead?: { now: number; staleBefore: number }): Promise<boolean> {
+  let removal = db.deleteFrom('files').where('id', '=', id);
+  if (dead) removal = removal.where(deadAt(dead.now, dead.staleBefore));
+  const removed = await removal.executeTakeFirst();
+  return Number(removed.numDeletedRows) > 0;
+}
+
+/** The user's expired files and uploads that never finished (older than `staleBefore`): the ids of those this call removed. */
 export async function takeDeadFiles(db: Db, userId: number, staleBefore: number): Promise<string[]> {
-  const rows = await db
-    .selectFrom('files')
-    .select('id')
-    .where('user_id', '=', userId)
-    .where((eb) =>
-      eb.or([eb('expires_at', '<=', nowSeconds()), eb.and([eb('status', '=', 'uploading'), eb('created_at', '<', staleBefore)])]),
-    )
-    .execute();
-  const ids = rows.map((row) => row.id);
-  if (ids.length > 0) await db.deleteFrom('files').where('id', 'in', ids).execute();
-  return ids;
+  const dead = { now: nowSeconds(), staleBefore };
+  const taken: string[] = [];
+  for (const id of await deadFileIds(db, { ...dead, userId, limit: 1000 })) if (await takeFileRow(db, id, dead)) taken.push(id);
+  return taken;
+}
+
+/** Ids of every file of a user's, whatever its state (their account is being deleted). */
+export async function fileIdsOf(db: Db, userId: number): Promise<string[]> {
+  const rows = await db.selectFrom('files').select('id').where('user_id', '=', userId).execute();
+  return rows.map((row) => row.id);
 }
 
 // The chunks: what the database file store (server/services/fileStore.ts) reads and writes.

@@ -145,3 +145,23 @@ export const taskHeldOf = (owner: 'users' | 'tokens') =>
   owner === 'users'
     ? sql<number>`(select coalesce(sum(tasks.held_quota), 0) from tasks where tasks.user_id = users.id)`
     : sql<number>`(select coalesce(sum(tasks.held_quota), 0) from tasks where tasks.token_id = tokens.id and tasks.limited = 1)`;
+
+/** What the console's task list narrows by: the owner (a user's own list always names them), kind, status. */
+export interface TaskListFilter {
+  userId?: number;
+  kind?: string;
+  status?: string;
+}
+
+/** A page of tasks for the console, newest first, each with its owner's name (a deleted user's is null). */
+export function consoleTaskPage(
+  db: Executor,
+  filter: TaskListFilter,
+  window: { limit: number; offset: number },
+): Promise<Array<TaskRow & { username: string | null }>> {
+  let query = db.selectFrom('tasks').leftJoin('users', 'users.id', 'tasks.user_id').selectAll('tasks').select('users.username');
+  if (filter.userId !== undefined) query = query.where('tasks.user_id', '=', filter.userId);
+  if (filter.kind !== undefined) query = query.where('tasks.kind', '=', filter.kind);
+  if (filter.status !== undefined) query = query.where('tasks.status', '=', filter.status);
+  return query.orderBy('tasks.seq', 'desc').limit(window.limit).offset(window.offset).execute();
+}

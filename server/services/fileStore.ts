@@ -4,10 +4,24 @@
 // The database store keeps a file as rows of FILE_CHUNK_BYTES in `file_chunks`,
 // written as they fill and read back a few at a time: a file is never whole in
 // memory, and every node reads what any node stored.
+// Housekeeping: a periodic sweep (on one node at a time) removes files past
+// their expires_at and uploads their node never finished; a deleted user's
+// files go with them. Either way the file's row is removed first, by a
+// conditional DELETE, and only the caller that removed it frees the bytes.
 import { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database';
-import { deleteFileChunks, findFile, insertFileChunk, readFileChunks, type FileRow } from '../repositories/files';
+import {
+  deadFileIds,
+  deleteFileChunks,
+  fileIdsOf,
+  findFile,
+  insertFileChunk,
+  readFileChunks,
+  takeFileRow,
+  type FileRow,
+} from '../repositories/files';
+import type { JobRunner } from './jobRunner';
 
 /** 256 KiB: well under MariaDB's default max_allowed_packet (16 MiB). */
 export const FILE_CHUNK_BYTES = 256 * 1024;
@@ -85,4 +99,70 @@ export async function openOwnedFile(
 ): Promise<{ file: FileRow; content: Readable } | undefined> {
   const file = await findFile(db, userId, id);
   return file && { file, content: store.get(id) };
+}
+
+/** An upload still `uploading` after this long was cut off (its node died): its bytes are freed. */
+export const STALE_UPLOAD_SECONDS = 24 * 3600;
+
+/** How often the sweep of dead files runs, across the deployment; and how many files one run removes at most. */
+const SWEEP_EVERY_MS = 10 * 60_000;
+const SWEEP_LIMIT = 1000;
+
+/**
+ * Removes every file that is dead at `now` (Unix seconds): expired, or an upload unfinished for
+ * STALE_UPLOAD_SECONDS. How many files this call removed; one another node removed first is not counted.
+ */
+export async function sweepDeadFiles(db: Kysely<Database>, store: FileStore, now = Math.floor(Date.now() / 1000)): Promise<number> {
+  const dead = { now, staleBefore: now - STALE_UPLOAD_SECONDS };
+  let removed = 0;
+  for (const id of await deadFileIds(db, { ...dead, limit: SWEEP_LIMIT })) {
+    if (!(await takeFileRow(db, id, dead))) continue;
+    await store.delete(id);
+    removed += 1;
+  }
+  return removed;
+}
+
+/** Removes all of a user's files, rows and bytes (their account is deleted): how many. */
+export async function deleteFilesOf(db: Kysely<Database>, store: FileStore, userId: number): Promise<number> {
+  let removed = 0;
+  for (const id of await fileIdsOf(db, userId)) {
+    if (!(await takeFileRow(db, id))) continue;
+    await store.delete(id);
+    removed += 1;
+  }
+  return removed;
+}
+
+/** The periodic sweep: on one worker of one node per period (the job's lease), first run a minute after start. */
+export function fileSweepSchedule(deps: {
+  db: Kysely<Database>;
+  store: FileStore;
+  jobs: Pick<JobRunner, 'runPeriodic'>;
+  log: { error(object: object, message: string): void };
+}): { start(): void; stop(): Promise<void> } {
+  let first: NodeJS.Timeout | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> = Promise.resolve();
+  const run = () => {
+    running = deps.jobs
+      .runPeriodic('file-sweep', SWEEP_EVERY_MS, () => sweepDeadFiles(deps.db, deps.store))
+      .catch((error: unknown) => deps.log.error({ err: error }, 'the sweep of expired files failed'));
+  };
+  return {
+    start() {
+      first = setTimeout(() => {
+        run();
+        timer = setInterval(run, SWEEP_EVERY_MS);
+        timer.unref(); // never keeps the process alive on its own
+      }, 60_000);
+      first.unref();
+    },
+    /** Stops the timers, once the run under way (if any) has ended. */
+    async stop() {
+      clearTimeout(first);
+      clearInterval(timer);
+      await running;
+    },
+  };
 }

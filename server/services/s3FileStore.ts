@@ -111,3 +111,15 @@ export function s3FileStore(settings: S3FileStoreSettings, log?: FastifyBaseLogg
 export function configuredFileStore(config: { filesS3?: S3FileStoreSettings }, db: Kysely<Database>, log?: FastifyBaseLogger): FileStore {
   return config.filesS3 ? s3FileStore(config.filesS3, log) : databaseFileStore(db);
 }
+
+const appStores = new WeakMap<Kysely<Database>, FileStore>();
+
+/**
+ * The app's one file store, the same for every caller with its database: the files routes, the sweep and user
+ * deletion share one S3 client. The files routes close it with the app.
+ */
+export function appFileStore(config: { filesS3?: S3FileStoreSettings }, db: Kysely<Database>, log?: FastifyBaseLogger): FileStore {
+  let store = appStores.get(db);
+  if (!store) appStores.set(db, (store = configuredFileStore(config, db, log)));
+  return store;
+}

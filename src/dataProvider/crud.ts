@@ -30,6 +30,7 @@ const FACETS: Record<string, readonly string[]> = {
   redemption: ['status'],
   user: ['role', 'status'],
   audit: AUDIT_FILTERS,
+  task: ['kind', 'status', 'user_id'],
 };
 
 /** Resources with a bulk endpoint (POST /api/{resource}/bulk). */
@@ -100,6 +101,10 @@ async function listPage(httpClient: HttpClient, resource: string, params: GetLis
   if (resource === 'log') {
     const admin = isAdmin(readStoredUser()?.role);
     url = endpoints.logs(admin, { p: page - 1, ...listParams(resource, params), ...logFilters(filter, admin) });
+  } else if (resource === 'task') {
+    const admin = isAdmin(readStoredUser()?.role);
+    const { user_id: userId, ...facets } = facetsOf(resource, filter);
+    url = endpoints.tasks(admin, { p: page - 1, ...listParams(resource, params), ...facets, user_id: admin ? userId : undefined });
   } else if (keyword) {
     url = endpoints.search(resource, keyword, { ...listParams(resource, params, false), ...facetsOf(resource, filter) });
   } else {

@@ -34,6 +34,7 @@ export const endpoints = {
   statusOnly: (resource: string) => (resource === 'channel' ? '/api/channel/' : `/api/${resource}/?status_only=true`),
   remove: (resource: string, id: string | number) => `/api/${resource}/${encodeURIComponent(String(id))}/`,
   logs: (admin: boolean, params: Record<string, string | number | undefined>) => `/api/log/${admin ? '' : 'self/'}${query(params)}`,
+  tasks: (admin: boolean, params: Record<string, string | number | undefined>) => `/api/task/${admin ? '' : 'self'}${query(params)}`,
   logStat: (admin: boolean, params: Record<string, string | number | undefined>) =>
     `/api/log/${admin ? 'stat' : 'self/stat'}${query(params)}`,
   channelTest: (id?: string | number, model?: string) =>

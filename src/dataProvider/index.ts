@@ -9,6 +9,8 @@
 //   log resource    → GET /api/log/?p=&page_size=&sort=&order=&type=&username=&token_name=&model_name=
 //                       &start_timestamp=&end_timestamp=&channel=&request_id=
 //                     (non-admins: GET /api/log/self/?... without username and channel)
+//   task resource   → GET /api/task/?p=&page_size=&kind=&status=&user_id=
+//                     (non-admins: GET /api/task/self?p=&page_size=&kind=&status=)
 // getOne            → GET /api/{resource}/{id}
 // getMany           → getOne for each id
 // getManyReference  → getList with the target as a filter

@@ -11,6 +11,7 @@ import { passkeyEnglish } from './passkey.en';
 import { playgroundEnglish } from './playground.en';
 import { pricingEnglish } from './pricing.en';
 import { settingsEnglish } from './settings.en';
+import { taskEnglish } from './task.en';
 import { webhooksEnglish } from './webhooks.en';
 
 export const LOCALE_STORAGE_KEY = 'locale';
@@ -26,6 +27,7 @@ export const englishBundle = {
   ...playgroundEnglish,
   ...organizationsEnglish,
   ...passkeyEnglish,
+  ...taskEnglish,
 } as TranslationMessages;
 
 const loaded: Partial<Record<Locale, TranslationMessages>> = { en: englishBundle };

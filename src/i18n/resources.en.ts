@@ -241,6 +241,8 @@ export const resourceScreensEnglish = {
       details: 'Open',
       close: 'Close the details',
       copy_request_id: 'Copy the request ID',
+      trace_id: 'Trace ID',
+      open_trace: 'Open the trace',
       summary: 'Summary',
       attempts: 'Attempts',
       tokens: 'Tokens',
@@ -353,6 +355,7 @@ export const resourceNamesEnglish = {
     },
   },
   audit: { name: 'Audit entry |||| Audit log' },
+  task: { name: 'Task |||| Tasks' },
   webhook: { name: 'Webhook |||| Webhooks' },
   webhook_delivery: { name: 'Delivery |||| Deliveries' },
   log: {

@@ -237,6 +237,8 @@ export const resourceScreensChinese: typeof resourceScreensEnglish = {
       details: '详情',
       close: '关闭详情',
       copy_request_id: '复制请求 ID',
+      trace_id: '追踪 ID',
+      open_trace: '打开链路追踪',
       summary: '概要',
       attempts: '尝试',
       tokens: 'Token',
@@ -339,6 +341,7 @@ export const resourceNamesChinese: typeof resourceNamesEnglish = {
     },
   },
   audit: { name: '审计记录 |||| 审计日志' },
+  task: { name: '任务' },
   webhook: { name: 'Webhook' },
   webhook_delivery: { name: '投递记录' },
   log: {

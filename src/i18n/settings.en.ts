@@ -39,6 +39,7 @@ export const settingsEnglish = {
       operation_quota: 'Quota',
       operation_fairness: 'Concurrent requests and files',
       operation_routing: 'Routing and fallbacks',
+      operation_cache: 'Response cache',
       operation_retention: 'Stored rows and retention',
       prices_ratio: 'Prices and ratios',
       system_general: 'General',
@@ -62,6 +63,8 @@ export const settingsEnglish = {
       operation_quota: 'Quota given to new users and for invitations, and reserved before each request.',
       operation_fairness:
         'How many relayed requests one API key, and one user with all their keys, may have in flight at once across every worker, and every node sharing Redis; past it a request gets 429 at once. A key or user can have its own limit. The file limits apply to /v1/files uploads.',
+      operation_cache:
+        'Answers an identical request again from the first answer, without calling the upstream. Turn it on, then choose who uses it: groups, models or key ids (a client may also send X-Switchboard-Cache: on). A hit costs the share of the price set below.',
       operation_routing:
         'How a failing channel is passed by without being disabled: a 429 or an overload answer rests it for a while (doubling with each repeat); failures in a row open its breaker, which lets one probe request through after a wait. Each node keeps this for itself.',
       prices_ratio:
@@ -129,6 +132,7 @@ export const settingsEnglish = {
       QuotaForInviter: 'Bonus for the inviter',
       QuotaForInvitee: 'Bonus for the invitee',
       QuotaRemindThreshold: 'Low-balance e-mail threshold',
+      TraceLinkTemplate: 'Trace link template',
       PreConsumedQuota: 'Quota reserved before a request',
       ModelRatio: 'Model ratios',
       CompletionRatio: 'Completion ratios',
@@ -157,7 +161,12 @@ export const settingsEnglish = {
       UserConcurrencyLimit: 'Concurrent requests per user',
       FileSizeLimitMB: "Largest file uploaded to /v1/files (MB, 0 = OpenAI's 512)",
       FileStorageQuotaMB: 'Stored files per user (MB, 0 = no quota)',
+      FileUploadRateLimit: 'File uploads per user per minute (0 = no limit)',
       TaskTimeoutMinutes: 'Minutes before an unfinished video is refunded',
+      BatchDiscount: 'Batch price (share of the normal price)',
+      BatchChannelDiscounts: 'Batch price by channel',
+      BatchConcurrency: 'Batch lines run at once per node',
+      BatchPauseInFlight: 'Pause batches at this many requests in flight',
       GroupRateLimits: 'Rate limits per group (RPM, TPM)',
       RetryableStatusCodes: 'Upstream statuses retried on another channel',
       ChannelCooldownSeconds: 'Rest after a 429 or overload (seconds)',
@@ -168,6 +177,16 @@ export const settingsEnglish = {
       RealtimeMaxSeconds: 'Realtime session time limit (seconds)',
       CircuitBreakerOpenSeconds: 'Breaker open before a probe (seconds)',
       ToolRefusalGroups: 'Groups refused a tool their channel lacks',
+      ResponseCacheEnabled: 'Answer repeated requests from the cache',
+      ResponseCacheGroups: 'Groups that use the cache',
+      ResponseCacheModels: 'Models that use the cache',
+      ResponseCacheTokens: 'Key ids that use the cache',
+      ResponseCacheScope: 'Shared by (user, group or global)',
+      ResponseCacheTtlSeconds: 'Keep an answer for (seconds)',
+      ResponseCacheMaxTemperature: 'Highest temperature cached',
+      ResponseCacheHitRatio: 'Price of a hit (share of the full price)',
+      ResponseCacheMaxEntryKB: 'Largest answer stored (KB)',
+      ResponseCacheMaxTotalMB: 'Cache size (MB, oldest go first)',
       ModelFallbacks: 'Fallback models per group',
       RoutingAffinitySeconds: 'Keep a caller on its channel for (seconds)',
       RoutingAffinityHeader: 'Caller header for affinity',
@@ -181,6 +200,8 @@ export const settingsEnglish = {
       ChannelTypeTestThresholds:
         'Overrides the limit above for a channel type, by its number, for vendors that think before answering: {"36": 15} gives DeepSeek 15 s; 0 means no limit for that type.',
       QuotaRemindThreshold: 'Users are e-mailed once their quota falls below this.',
+      TraceLinkTemplate:
+        'Where the log drawer links a traced call, with {trace_id} in place of its trace id (e.g. https://jaeger.example/trace/{trace_id}). Empty: the id alone.',
       PreConsumedQuota:
         "Kept for one-api compatibility; no longer used: a request reserves its model's maximum output (Model maximum output) or its own max_tokens.",
       TokenConcurrencyLimit: 'Across all workers, and all nodes sharing Redis; 0 means no limit.',
@@ -188,7 +209,13 @@ export const settingsEnglish = {
       FileSizeLimitMB:
         "Under OpenAI's own limits: 512 MB a file, 200 MB for a batch's input. A larger upload is refused (400) as it arrives.",
       FileStorageQuotaMB: "All of a user's files together, across every node; deleting a file frees its space.",
+      FileUploadRateLimit: 'Across all nodes sharing Redis. Past it an upload is refused with 429 until the minute ends.',
       TaskTimeoutMinutes: 'A video the vendor has not finished by then is given up: its whole hold goes back to the user.',
+      BatchDiscount: 'A line of a batch the gateway runs itself costs the normal price times this: 0.5 is half price, 1 the full price.',
+      BatchChannelDiscounts: 'JSON by channel id, e.g. {"12": 0.6}: the channels whose batch price differs from the one above.',
+      BatchConcurrency: 'Every node runs this many lines at a time, whichever batch they belong to; 0 stops this node running batches.',
+      BatchPauseInFlight:
+        'Interactive requests come first: a node with this many in flight starts no batch line until they fall back; 0 never pauses.',
       RetryableStatusCodes:
         'Statuses and ranges, e.g. 408,429,500-599 (needs "Retries on another channel" above 0). A dead key always moves on.',
       ChannelCooldownSeconds: 'Doubles with each 429 in a row, up to the longest rest; 0 turns resting off.',
@@ -202,6 +229,9 @@ export const settingsEnglish = {
       RoutingAffinitySeconds:
         "A request naming its caller (the body's user, or the header below) goes back to the channel that last served it, so upstream prompt caches keep hitting; 0 is off.",
       RoutingAffinityHeader: "Empty uses the body's user field.",
+      ResponseCacheScope: "user: a key's owner reads only their own answers; group: everyone in the group; global: every caller.",
+      ResponseCacheMaxTemperature:
+        'A request without a temperature counts as 1. Requests above this, or asking several choices, are cached only when they ask.',
       GroupRateLimits:
         'Requests and tokens per minute for each user of a group, across all nodes: {"default": {"rpm": 0, "tpm": 0}, "vip": {"rpm": 600, "tpm": 100000}}. 0 means unlimited; a group not listed uses "default". A user\'s own limit (user form) overrides it; a key may have a lower one.',
       ModelRatio:

@@ -9,6 +9,7 @@ import { playgroundChinese } from './playground.zh';
 import { pricingChinese } from './pricing.zh';
 import { raChinese } from './ra.zh';
 import { settingsChinese } from './settings.zh';
+import { taskChinese } from './task.zh';
 import { webhooksChinese } from './webhooks.zh';
 
 export const chineseMessages = {
@@ -21,4 +22,5 @@ export const chineseMessages = {
   ...playgroundChinese,
   ...organizationsChinese,
   ...passkeyChinese,
+  ...taskChinese,
 } as TranslationMessages;

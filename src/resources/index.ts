@@ -4,6 +4,7 @@ import audit from './audit';
 import channel from './channel';
 import log from './log';
 import redemption from './redemption';
+import task from './task';
 import token from './token';
 import user from './user';
 import webhook from './webhook';
@@ -12,7 +13,7 @@ import type { ResourceDefinition } from './types';
 
 export type { MenuEntry, ResourceDefinition } from './types';
 
-export const RESOURCES: readonly ResourceDefinition[] = [channel, token, redemption, user, log, audit, webhook, webhookDelivery];
+export const RESOURCES: readonly ResourceDefinition[] = [channel, token, redemption, user, log, task, audit, webhook, webhookDelivery];
 
 /** The resources in ra-data-simple-rest's convention, under /api/{name}: handed to the data provider at construction. */
 export const SIMPLE_REST_RESOURCES: ReadonlySet<string> = new Set(

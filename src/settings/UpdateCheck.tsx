@@ -34,7 +34,8 @@ export function UpdateCheck() {
   return (
     <SectionCard title={translate('settings.section.other_update')}>
       <Stack direction={{ xs: 'column', sm: 'row' }} spacing={2} sx={{ alignItems: { sm: 'center' } }}>
-        <Typography>
+        {/* a div: the chip is one, and a <p> may not hold it */}
+        <Typography component="div">
           {translate('settings.update.current')} <Chip size="small" label={VERSION} sx={{ fontFamily: 'monospace' }} />
         </Typography>
         <Button

@@ -14,6 +14,7 @@ describe('top menu', () => {
       '/topup',
       '/user',
       '/log',
+      '/task',
       '/audit',
       '/webhook',
       '/pricing',
@@ -26,7 +27,18 @@ describe('top menu', () => {
   });
 
   it('hides admin entries from users and visitors, and Chat without a chat link', () => {
-    expect(paths(1, false)).toEqual(['/', '/token', '/topup', '/log', '/pricing', '/playground', '/organization', '/setting', '/about']);
+    expect(paths(1, false)).toEqual([
+      '/',
+      '/token',
+      '/topup',
+      '/log',
+      '/task',
+      '/pricing',
+      '/playground',
+      '/organization',
+      '/setting',
+      '/about',
+    ]);
     expect(paths(undefined, false)).toEqual(['/', '/token', '/topup', '/log', '/setting', '/about']);
   });
 
@@ -54,6 +66,7 @@ describe('top menu', () => {
       'app.menu.topup',
       'app.menu.user',
       'app.menu.log',
+      'task.menu',
       'audit.menu',
       'webhooks.menu',
       'pricing.title',

@@ -250,6 +250,22 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     'completed_at',
     'expires_at',
   ],
+  batch_lines: [
+    'task_id',
+    'line',
+    'custom_id',
+    'body',
+    'bound',
+    'status',
+    'lease_owner',
+    'lease_until',
+    'attempts',
+    'charged_quota',
+    'status_code',
+    'result',
+    'updated_at',
+  ],
+  response_cache: ['cache_key', 'entry', 'size', 'created_at', 'expires_at'],
   ...rollupTables(),
 };
 
@@ -300,6 +316,8 @@ for (const target of targets) {
         '0027-member-caps',
         '0028-files',
         '0029-tasks',
+        '0030-batch-lines',
+        '0032-response-cache',
       ]);
       const tables = await db.introspection.getTables();
       for (const [table, columns] of Object.entries(EXPECTED_COLUMNS)) {

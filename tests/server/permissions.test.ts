@@ -83,6 +83,9 @@ const MATRIX: Array<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; url: string; mi
   { method: 'GET', url: '/api/log/?p=0', minimum: 'admin' },
   { method: 'GET', url: '/api/log/stat', minimum: 'admin' },
   { method: 'GET', url: '/api/log/search?keyword=1', minimum: 'admin' },
+  // asynchronous tasks (videos, batches): a user's own, everyone's for admins
+  { method: 'GET', url: '/api/task/self?p=0', minimum: 'user' },
+  { method: 'GET', url: '/api/task/?p=0', minimum: 'admin' },
   { method: 'GET', url: '/api/import/', minimum: 'root' },
   { method: 'POST', url: '/api/import/', minimum: 'root', payload: { source: '/no/such/one-api.db' } },
   { method: 'GET', url: '/api/retention/', minimum: 'admin' },

@@ -36,9 +36,14 @@
 // - the key `sk-tools` makes a chat with tools call one: the first tool (or the one tool_choice names), each
 //   required argument set to the last user message, 1 completion token per argument plus 1; once the last
 //   message is a tool result the answer is `the tool said: <result>` (a word a token);
-// - GET billing paths answer fixed figures (BILLING_ANSWERS) for balance queries.
+// - GET billing paths answer fixed figures (BILLING_ANSWERS) for balance queries;
+// - POST /v1/images/edits and /variations parse their multipart form (no image: a 400) and answer `n` images,
+//   with `received`: the byte length of each image part, for the tests to check the upload came intact;
+// - the Files and Batch APIs (OpenAI's /v1/files and /v1/batches, Azure's /openai/...) are
+//   openaiBatchEmulator.ts, mounted here and steered through `batches`.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createBatchEmulator, type BatchEmulator } from './openaiBatchEmulator';
 import { jsonText } from './jsonText';
 
 export interface RecordedRequest {
@@ -57,6 +62,8 @@ export interface OpenAIEmulator {
   requests: RecordedRequest[];
   /** Requests whose client went away before the answer was complete. */
   abortedRequests: number;
+  /** The Files and Batch APIs' state and knobs. */
+  batches: BatchEmulator;
   close(): Promise<void>;
 }
 
@@ -240,9 +247,26 @@ const EMBEDDING = [0.0023, -0.0093, 0.0158];
 
 /** The operation at the end of a path, whatever prefix a vendor puts before it. */
 const OPERATION_PATH =
-  /\/(chat\/completions|completions|embeddings|moderations|images\/generations|audio\/(?:speech|transcriptions|translations)|edits)$/;
+  /\/(chat\/completions|completions|embeddings|moderations|images\/(?:generations|edits|variations)|audio\/(?:speech|transcriptions|translations)|edits)$/;
 
 type Item = Record<string, unknown> & { type?: string };
+
+/**
+ * Image edits and variations (multipart): the form parsed as OpenAI would (a form that does not parse, or has no
+ * image, is a 400), and `n` images answered, with the byte length of each image part it read (`received`).
+ */
+async function answerImageForm(rawBody: Buffer, contentType: string, response: ServerResponse, created: number): Promise<void> {
+  const form = await new Response(new Uint8Array(rawBody), { headers: { 'content-type': contentType } }).formData().catch(() => undefined);
+  const images = form ? [...form.getAll('image'), ...form.getAll('image[]')].filter((part) => part instanceof Blob) : [];
+  if (images.length === 0)
+    return sendError(response, 400, "Missing required parameter: 'image'.", 'invalid_request_error', 'missing_required_parameter');
+  const count = Number(form!.get('n') ?? 1);
+  return sendJson(response, 200, {
+    created,
+    data: Array.from({ length: count }, (_, index) => ({ url: `https://images.example/edit-${created}-${index}.png` })),
+    received: images.map((image) => image.size),
+  });
+}
 
 /** Counts a stream whose client went away before its end; the answer is whether it has. */
 function watchAbort(response: ServerResponse, state: { abortedRequests: number }): () => boolean {
@@ -482,12 +506,19 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
   const record = options.record ?? true;
   const state = { requests: [] as RecordedRequest[], abortedRequests: 0 };
   let created = 1_700_000_000;
+  let baseUrl = '';
+  const batches = createBatchEmulator(() => baseUrl);
 
   const server: Server = createServer(
     (request, response) =>
       void (async () => {
         const chunks: Buffer[] = [];
-        for await (const chunk of request) chunks.push(chunk as Buffer);
+        try {
+          for await (const chunk of request) chunks.push(chunk as Buffer);
+        } catch {
+          // the client gave up halfway through its body (an upload whose source failed): nothing to answer
+          return;
+        }
         const rawBody = Buffer.concat(chunks);
         const [fullPath, query = ''] = (request.url ?? '/').split('?');
         // vendors that speak OpenAI's wire under another prefix (Groq /openai/v1, Zhipu /api/paas/v4, Azure
@@ -517,6 +548,8 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
         if (failure) return failure(response);
         if (key === 'sk-slow') await sleep(SLOW_KEY_DELAY_MS);
         if (key === 'sk-hang') return void request.socket.once('close', () => response.destroy());
+        const batchRequest = { method: request.method ?? 'GET', path: fullPath, query, headers: request.headers, rawBody, key };
+        if (await batches.handle(batchRequest, response)) return;
 
         const json = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
         const model = typeof json.model === 'string' ? json.model : 'gpt-3.5-turbo';
@@ -666,6 +699,8 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
             data: Array.from({ length: count }, (_, index) => ({ url: `https://images.example/emu-${created}-${index}.png` })),
           });
         }
+        if (path === '/v1/images/edits' || path === '/v1/images/variations')
+          return answerImageForm(rawBody, contentType, response, created);
         if (path === '/v1/audio/transcriptions' || path === '/v1/audio/translations') {
           return sendJson(response, 200, { text: `received ${rawBody.length} bytes` });
         }
@@ -688,8 +723,10 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
 
   await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
   const { port } = server.address() as AddressInfo;
+  baseUrl = `http://127.0.0.1:${port}`;
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl,
+    batches: batches.emulator,
     get requests() {
       return state.requests;
     },

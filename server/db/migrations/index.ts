@@ -29,6 +29,8 @@ import * as pruneRuns from './0026-prune-runs';
 import * as memberCaps from './0027-member-caps';
 import * as files from './0028-files';
 import * as tasks from './0029-tasks';
+import * as batchLines from './0030-batch-lines';
+import * as responseCache from './0032-response-cache';
 
 export const migrations: Record<string, Migration> = {
   '0001-initial': initial,
@@ -59,6 +61,8 @@ export const migrations: Record<string, Migration> = {
   '0027-member-caps': memberCaps,
   '0028-files': files,
   '0029-tasks': tasks,
+  '0030-batch-lines': batchLines,
+  '0032-response-cache': responseCache,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -4,6 +4,8 @@ import type { ChannelsSchema } from './channels';
 import type { FilesSchema } from './files';
 import type { JobLeasesSchema } from './jobLeases';
 import type { TasksSchema } from './tasks';
+import type { BatchLinesSchema } from './batchLines';
+import type { ResponseCacheSchema } from './responseCache';
 import type { LogsSchema } from './logs';
 import type { OidcIdentitiesSchema } from './oidcIdentities';
 import type { OptionsSchema } from './options';
@@ -47,4 +49,6 @@ export type Database = UsersSchema &
   OrganizationsSchema &
   OrganizationMembersSchema &
   FilesSchema &
-  TasksSchema;
+  TasksSchema &
+  BatchLinesSchema &
+  ResponseCacheSchema;

@@ -13,7 +13,15 @@ import { upstreamFailure } from '../shared';
 import type { AdaptorCall, ChannelConfig, HttpTarget, Operation, UpstreamAdaptor, UpstreamFailure } from '../types';
 import { baseUrlOf, openAiAdaptor, openAiFailure, OPENAI_OPERATION_PATHS } from './openai';
 
-const AZURE_OPERATIONS: ReadonlySet<Operation> = new Set<Operation>(['chat', 'completions', 'embeddings', 'images', 'realtime']);
+const AZURE_OPERATIONS: ReadonlySet<Operation> = new Set<Operation>([
+  'chat',
+  'completions',
+  'embeddings',
+  'images',
+  // gpt-image-1's edits; Azure has no dall-e-2, so no variations
+  'image_edit',
+  'realtime',
+]);
 
 /** The deployment a model is served by. */
 export function azureDeployment(model: string): string {

@@ -75,7 +75,7 @@ export async function nativeCall(
   try {
     response = await callUpstream(
       poolFor(url.origin),
-      { path: url.pathname + url.search, headers: target.headers, body, requestId },
+      { path: url.pathname + url.search, headers: target.headers, body, requestId, traceHeaders: request.traceHeaders },
       request.signal,
     );
   } catch (error) {

@@ -100,6 +100,7 @@ export async function passThrough(
         headers: passthroughHeaders(target, request.headers),
         body: request.body(upstreamModel),
         requestId: request.requestId,
+        traceHeaders: request.traceHeaders,
       },
       request.signal,
     );

@@ -16,7 +16,13 @@ export async function viaHttp(prepared: PreparedCall): Promise<TransportResult> 
   try {
     response = await callUpstream(
       poolFor(url.origin),
-      { path: url.pathname + url.search, headers: target.headers, body, requestId: request.requestId },
+      {
+        path: url.pathname + url.search,
+        headers: target.headers,
+        body,
+        requestId: request.requestId,
+        traceHeaders: request.traceHeaders,
+      },
       request.signal,
     );
   } catch (error) {

@@ -8,6 +8,8 @@ import { DISPLAY_NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, USERNAME_MAX, USERNAME_PA
 import { callerOf, requireRole } from '../../plugins/auth';
 import type { AppContext } from '../../plugins/context';
 import { clearSessionCookie, revokeSession, revokeUserSessions, SESSION_COOKIE, setSessionCookie } from '../../services/session';
+import { deleteFilesOf } from '../../services/fileStore';
+import { appFileStore } from '../../services/s3FileStore';
 import { rateLimit } from '../../plugins/rateLimit';
 import { loginLimits } from '../../services/rateLimiter';
 import { SSO_REQUIRED, ssoOnly } from '../../services/oidc';
@@ -238,6 +240,7 @@ function selfRoutes(fastify: FastifyInstance): void {
     const caller = callerOf(request);
     if (Number(caller.role) >= Role.root) return fail('cannot delete the super admin', 'root_protected');
     await deleteUser(db, Number(caller.id));
+    await deleteFilesOf(db, appFileStore(app.ctx.config, db, app.log), Number(caller.id));
     await revokeUserSessions(db, Number(caller.id));
     clearSessionCookie(request, reply);
     return ok();

@@ -29,6 +29,8 @@ import { effectiveTimeZone, parseBudget, type BudgetFields } from '../../../comm
 import { parseRateLimitOverride } from '../../../common/rateLimits';
 import { parseConcurrencyLimit } from '../../relay/concurrency';
 import { generateAccessToken, generateAffCode, hashAccessToken } from '../../secrets';
+import { deleteFilesOf } from '../../services/fileStore';
+import { appFileStore } from '../../services/s3FileStore';
 import { passwordProblem, usernameProblem } from './user';
 import { byId, listed, searchedList, userCreateSchema, userManageSchema, userUpdateSchema } from './inputSchemas';
 
@@ -239,6 +241,7 @@ function userEditRoutes(fastify: FastifyInstance): void {
     if (!outranks(callerOf(request), target)) return fail('cannot delete a user of the same or higher level', 'outranked');
     if (Number(target.role) >= Role.root) return fail('cannot delete the super admin', 'root_protected');
     await deleteUser(db, id);
+    await deleteFilesOf(db, appFileStore(app.ctx.config, db, app.log), id);
     request.audit({ before: target });
     return ok();
   });
@@ -271,6 +274,7 @@ function userManageRoutes(fastify: FastifyInstance): void {
       case 'delete':
         if (targetIsRoot) return fail('cannot delete the super admin', 'root_protected');
         await deleteUser(db, Number(target.id));
+        await deleteFilesOf(db, appFileStore(app.ctx.config, db, app.log), Number(target.id));
         return ok({ role: Number(target.role), status: Number(target.status), deleted: true });
       case 'promote':
         if (Number(caller.role) < Role.root) return fail('only the super admin can promote', 'root_only');

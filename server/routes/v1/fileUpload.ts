@@ -178,7 +178,7 @@ function checkedFields(form: Form, limits: UploadLimits): RelayError | { purpose
 }
 
 /** Reads and drops what is left of a refused upload (up to DRAIN_LIMIT_BYTES), so the client is done sending. */
-function drained(raw: Readable): Promise<void> {
+export function drained(raw: Readable): Promise<void> {
   if (raw.readableEnded || raw.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
     let dropped = 0;

@@ -2,19 +2,33 @@
 // upload (multipart, streamed into the file store), list, retrieve, content
 // and delete, each file its uploader's alone. Another user's file answers 404
 // as an unknown one does. Limits: OpenAI's per-file sizes, the operator's
-// lower FileSizeLimitMB, and FileStorageQuotaMB per user.
+// lower FileSizeLimitMB, and FileStorageQuotaMB per user; FileUploadRateLimit
+// uploads a minute per user (429 past it). Expired files are swept
+// periodically (services/fileStore.ts).
 // Reference: https://platform.openai.com/docs/api-reference/files
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { Stream, type Readable } from 'node:stream';
 import { isRelayError, relayError, sendRelayError, type RelayError } from '../../relay/errors';
 import { authenticateRelay } from '../../relay/tokenAuth';
 import { deleteFileRow, findFile, listFiles, takeDeadFiles, type FileRow } from '../../repositories/files';
-import { configuredFileStore } from '../../services/s3FileStore';
-import { handleUpload, VENDOR_FILE_LIMIT_BYTES, type UploadLimits } from './fileUpload';
+import { fileSweepSchedule, STALE_UPLOAD_SECONDS, type FileStore } from '../../services/fileStore';
+import { appFileStore } from '../../services/s3FileStore';
+import { drained, handleUpload, VENDOR_FILE_LIMIT_BYTES, type UploadLimits } from './fileUpload';
 
 const MIB = 1024 * 1024;
 const MAX_LIST_LIMIT = 10_000;
-/** An upload still `uploading` after this long was cut off (its node died): its bytes are freed. */
-const STALE_UPLOAD_SECONDS = 24 * 3600;
+
+/** OpenAI's answer to too many requests, with when the minute's window ends. */
+function tooManyUploads(limit: number): RelayError {
+  const error = relayError(
+    429,
+    `Rate limit reached for file uploads: at most ${limit} a minute per user.`,
+    'rate_limit_exceeded',
+    'requests',
+  );
+  error.retryAfter = 60 - (Math.floor(Date.now() / 1000) % 60);
+  return error;
+}
 
 /** The File object, as OpenAI writes it. */
 function fileObject(row: FileRow) {
@@ -56,10 +70,34 @@ function listParameters(query: ListQuery): RelayError | { purpose?: string; limi
   return { purpose: query.purpose, limit, order, after: query.after };
 }
 
+/** The sweep of dead files (services/fileStore.ts), from the app's start to its close. */
+function sweepPeriodically(app: FastifyInstance, store: FileStore): void {
+  const sweep = fileSweepSchedule({ db: app.ctx.db, store, jobs: app.ctx.jobs, log: app.log });
+  app.addHook('onReady', () => {
+    sweep.start();
+    return Promise.resolve();
+  });
+  app.addHook('preClose', () => sweep.stop());
+}
+
+/** Whether the user is past FileUploadRateLimit uploads this minute: then the form is dropped and the 429 sent. */
+async function refusedOverRate(app: FastifyInstance, userId: number, body: unknown, reply: FastifyReply): Promise<boolean> {
+  const perMinute = app.ctx.options.number('FileUploadRateLimit');
+  if (await app.ctx.rateLimiter.allow('file-upload', String(userId), { max: perMinute, windowSeconds: 60 })) return false;
+  // read and dropped, so the client reads the answer (a form too large to drain loses its connection)
+  if (body instanceof Stream) {
+    await drained(body as Readable);
+    if (!(body as Readable).readableEnded) reply.header('connection', 'close');
+  }
+  await sendRelayError(reply, tooManyUploads(perMinute));
+  return true;
+}
+
 export function fileRoutes(app: FastifyInstance): Promise<void> {
   const { config, db, options, relayCache } = app.ctx;
-  const store = configuredFileStore(config, db, app.log);
+  const store = appFileStore(config, db, app.log);
   app.addHook('onClose', async () => store.close?.());
+  sweepPeriodically(app, store);
 
   // the relay parses multipart bodies whole (relay.ts); here the body is handed on as the stream it is
   app.removeContentTypeParser('multipart/form-data');
@@ -86,6 +124,7 @@ export function fileRoutes(app: FastifyInstance): Promise<void> {
   app.post('/v1/files', async (request, reply) => {
     const caller = await callerOf(request, reply);
     if (!caller) return reply;
+    if (await refusedOverRate(app, caller.user.id, request.body, reply)) return reply;
     // the user's expired files and dead uploads go first, so their bytes are free again
     for (const id of await takeDeadFiles(db, caller.user.id, Math.floor(Date.now() / 1000) - STALE_UPLOAD_SECONDS)) await store.delete(id);
     const row = await handleUpload({ db, store, userId: caller.user.id, limits: limits() }, request, reply);

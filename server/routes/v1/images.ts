@@ -10,9 +10,9 @@ import { openaiChat } from '../../protocols/inbound';
 import { modelOf } from '../../relay/intake';
 import { imageCharge } from '../../billing/accounting';
 import { IMAGE_SIZE_RATIO, imageQuota } from '../../billing/prices';
-import { answerBytes } from '../../relay/attempt';
+import { answerBytes, type UpstreamAnswer } from '../../relay/attempt';
 import { isRelayError, relayError, type RelayError } from '../../relay/errors';
-import type { RelayDeclaration, RelayRoute } from '../../relay/pipeline';
+import type { RelayCall, RelayDeclaration, RelayRoute } from '../../relay/pipeline';
 
 const DEFAULT_IMAGE_MODEL = 'dall-e';
 const MAX_IMAGES = 10;
@@ -64,27 +64,36 @@ export const imageGeneration: RelayRoute<ImageState> = {
     };
   },
 
-  async answer(call, answer) {
-    const { state, response } = call;
-    const images = (answer.json?.value as { data?: unknown } | undefined)?.data;
-    const delivered = Array.isArray(images) ? Math.min(state.count, images.length) : state.count;
-    const bytes = await answerBytes(answer);
-    if (isRelayError(bytes)) return bytes;
-    response.writeHead(answer.response.status, {
-      'content-type': answer.response.contentType || 'application/json',
-      'content-length': bytes.length,
-    });
-    response.end(bytes);
-    call.settle({
-      channelId: answer.channel.id,
-      ...imageCharge(call.admission, state.size, delivered),
-      promptTokens: 0,
-      completionTokens: 0,
-      isStream: false,
-      estimated: false,
-    });
-    return undefined;
-  },
+  answer: answerImages,
 };
+
+/**
+ * The vendor's images written back as they came, and the images delivered (never more than asked) billed: the answer
+ * of generations, edits and variations alike.
+ */
+export async function answerImages(
+  call: RelayCall<{ size: string | undefined; count: number }>,
+  answer: UpstreamAnswer,
+): Promise<RelayError | undefined> {
+  const { state, response } = call;
+  const images = (answer.json?.value as { data?: unknown } | undefined)?.data;
+  const delivered = Array.isArray(images) ? Math.min(state.count, images.length) : state.count;
+  const bytes = await answerBytes(answer);
+  if (isRelayError(bytes)) return bytes;
+  response.writeHead(answer.response.status, {
+    'content-type': answer.response.contentType || 'application/json',
+    'content-length': bytes.length,
+  });
+  response.end(bytes);
+  call.settle({
+    channelId: answer.channel.id,
+    ...imageCharge(call.admission, state.size, delivered),
+    promptTokens: 0,
+    completionTokens: 0,
+    isStream: false,
+    estimated: false,
+  });
+  return undefined;
+}
 
 export const IMAGE_ROUTES: readonly RelayDeclaration[] = [{ path: '/v1/images/generations', route: imageGeneration }];

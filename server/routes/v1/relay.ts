@@ -8,11 +8,13 @@
 //   text.ts           chat, completions, edits, embeddings, moderations (also before Fastify: textFastPath)
 //   geminiNative.ts   Gemini's /v1beta/models/{model}:generateContent and :streamGenerateContent
 //   images.ts         image generation
+//   imageEdits.ts     image edits and variations (multipart)
 //   audio.ts          transcriptions, translations, speech
 //   rerank.ts         rerank (Cohere's and Jina's shape)
 //   dashboard.ts      /dashboard/billing/* and /v1/dashboard/billing/*
 //   files.ts          the Files API, served here (fileUpload.ts reads the upload)
 //   videos.ts         the Videos API (Sora): asynchronous tasks, polled and settled by relay/tasks/
+//   batches.ts        the Batch API, run by the gateway itself line by line (relay/batches/)
 //   unimplemented.ts  the 501 routes (fine-tunes, ...)
 //   realtime.ts       GET /v1/realtime, a WebSocket (server/relay/realtime/ holds the session)
 import type { FastifyInstance } from 'fastify';
@@ -34,15 +36,23 @@ import { fileRoutes } from './files';
 import { geminiNativeRoutes } from './geminiNative';
 import { proxyRoutes } from './proxy';
 import { IMAGE_ROUTES } from './images';
+import { IMAGE_FORM_ROUTES } from './imageEdits';
 import { RERANK_ROUTES } from './rerank';
 import { TEXT_ROUTES } from './text';
 import { unimplementedRoutes } from './unimplemented';
 import { videoRoutes } from './videos';
+import { batchRoutes } from './batches';
 import { taskPollSettings } from '../../relay/tasks/poller';
 import { realtimeRoutes } from './realtime';
 
 /** Every relayed route, as its file declares it. */
-const RELAY_ROUTES: readonly RelayDeclaration[] = [...TEXT_ROUTES, ...IMAGE_ROUTES, ...AUDIO_ROUTES, ...RERANK_ROUTES];
+const RELAY_ROUTES: readonly RelayDeclaration[] = [
+  ...TEXT_ROUTES,
+  ...IMAGE_ROUTES,
+  ...IMAGE_FORM_ROUTES,
+  ...AUDIO_ROUTES,
+  ...RERANK_ROUTES,
+];
 
 /** The client's `api-version` query parameter, when it sent one (Azure and Spark read it upstream). */
 function apiVersionOf(query: unknown): Readonly<Record<string, string>> | undefined {
@@ -153,5 +163,6 @@ export async function relayRoutes(app: FastifyInstance): Promise<void> {
   await app.register(proxyRoutes, { bookkeeping });
   await app.register(fileRoutes);
   await app.register(videoRoutes, { ctx, polling: taskPollSettings(app.ctx.config.tasks) });
+  await app.register(batchRoutes, { ctx });
   await app.register(unimplementedRoutes);
 }

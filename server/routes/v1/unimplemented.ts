@@ -1,14 +1,12 @@
-// OpenAI routes the gateway does not relay (fine-tunes, image edits
-// and variations, model deletion) answer 501 api_not_implemented after
-// checking the key. Unlike v0.5.3, no body parsing or channel choice comes
-// first, so GET, DELETE and multipart calls reach the 501 too.
+// OpenAI routes the gateway does not relay (fine-tunes, model deletion)
+// answer 501 api_not_implemented after checking the key. Unlike v0.5.3, no
+// body parsing or channel choice comes first, so GET, DELETE and multipart
+// calls reach the 501 too.
 import type { FastifyInstance } from 'fastify';
 import { isRelayError, relayError, sendRelayError } from '../../relay/errors';
 import { authenticateRelay } from '../../relay/tokenAuth';
 
 const UNIMPLEMENTED: ReadonlyArray<readonly ['GET' | 'POST' | 'DELETE', string]> = [
-  ['POST', '/v1/images/edits'],
-  ['POST', '/v1/images/variations'],
   ['POST', '/v1/fine-tunes'],
   ['GET', '/v1/fine-tunes'],
   ['GET', '/v1/fine-tunes/:id'],

@@ -4,7 +4,10 @@
 // channel that serves videos (dispatch, with its retries) and answers with
 // the gateway's own id; the task poller (relay/tasks/) follows the video and
 // settles it once: the charge with one consume log that names the task, or
-// all of it back on a failure, a timeout or a deletion. GET, list, content
+// all of it back on a failure, a timeout or a deletion. The hold counts
+// against the key's, the user's and a member's budgets and caps as a relayed
+// call's does (refused with the same 429s), and as spent until the settlement
+// replaces it by the charge (billing/taskLedger.ts). GET, list, content
 // (streamed through, Range and all) and DELETE read the caller's own tasks:
 // another user's video answers 404 as an unknown one does.
 // Reference: https://platform.openai.com/docs/api-reference/videos
@@ -13,7 +16,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requestIdOf } from '../../../common/requestId';
 import { insufficientQuota } from '../../billing/accounting';
-import { settleTask, submitTask } from '../../billing/taskLedger';
+import { rememberTaskBudget, settleTask, submitTask } from '../../billing/taskLedger';
 import { videoPrice, videoQuota } from '../../billing/videoPrices';
 import type { RelayContext } from '../../relay/context';
 import { isRelayError, relayError, sendRelayError, type RelayError } from '../../relay/errors';
@@ -109,25 +112,10 @@ async function ownVideo({ ctx }: Deps, caller: RelayCaller, id: string): Promise
   return task && task.status !== 'deleted' ? task : undefined;
 }
 
-/** Whether the key, its owner or the member holding it has a budget or a spending cap. */
-function underBudget({ token, user, member }: RelayCaller): boolean {
-  const budgeted = (row: { budget_period: string; budget_quota: number | string }) =>
-    row.budget_period !== '' && Number(row.budget_quota) > 0;
-  return budgeted(token) || budgeted(user) || (member !== undefined && (Number(member.cap_quota) > 0 || member.cap_period !== ''));
-}
-
 /** Holds the price and writes the task; the task's row, or the refusal (nothing held). */
 async function hold({ ctx, polling }: Deps, caller: RelayCaller, ask: VideoAsk, requestId: string): Promise<TaskRow | RelayError> {
   if (caller.token.models && !caller.token.models.split(',').includes(ask.model))
     return relayError(403, `this API key may not use the model ${ask.model}`, 'model_not_allowed', 'permission_error');
-  // a video's charge is not yet counted in budgets or a member's caps: refused for the keys under one, never let past it
-  if (underBudget(caller))
-    return relayError(
-      403,
-      'videos are not counted against budgets or spending caps yet, and this key, its owner or its member has one: ask without it',
-      'video_budget_unsupported',
-      'permission_error',
-    );
   const price = videoPrice(ask.model, ask.size, caller.user.group, ctx.options.json('VideoPrices'), ctx.options.json('GroupRatio'));
   if (!price.known) return relayError(403, price.reason, 'model_price_unset', 'permission_error');
   const now = Math.floor(Date.now() / 1000);
@@ -152,9 +140,25 @@ async function hold({ ctx, polling }: Deps, caller: RelayCaller, ask: VideoAsk, 
     created_at: now,
     updated_at: now,
   };
-  const payer = { userId: row.user_id, tokenId: row.token_id, limitedToken: Number(caller.token.unlimited_quota) !== 1 };
-  const taken = await submitTask(ctx.db, payer, row);
-  if (!taken.ok) return insufficientQuota(ctx, { ...payer, amount: row.held_quota }, taken.reason);
+  const reservation = {
+    userId: row.user_id,
+    tokenId: row.token_id,
+    limitedToken: Number(caller.token.unlimited_quota) !== 1,
+    amount: row.held_quota,
+  };
+  // the budgets and a member's caps first, as for a relayed call; the hold then counts as spent (taskLedger.ts)
+  const overBudget = ctx.budgets.hold(caller.token, caller.user, reservation, caller.member);
+  if (overBudget) return overBudget;
+  const { budget, amend } = ctx.budgets.spendTask(reservation);
+  const taken = await submitTask(ctx.db, reservation, row, budget).catch((error: unknown) => {
+    amend(-row.held_quota);
+    throw error;
+  });
+  if (!taken.ok) {
+    amend(-row.held_quota);
+    return insufficientQuota(ctx, reservation, taken.reason);
+  }
+  if (budget) rememberTaskBudget(row.id, amend);
   return (await findTask(ctx.db, row.user_id, 'video', row.id))!;
 }
 

@@ -22,11 +22,12 @@ import {
   Tooltip,
   Typography,
 } from '@mui/material';
-import { useId, useState, type ReactNode } from 'react';
-import { useTranslate, type RaRecord, type TranslateFunction } from 'react-admin';
+import { useEffect, useId, useState, type ReactNode } from 'react';
+import { useDataProvider, useTranslate, type RaRecord, type TranslateFunction } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
 import type { ClientStatus } from '../../../common/options';
 import type { LogDetails } from '../../../common/records';
+import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useStatus } from '../../layout/status';
 import { useNotice } from '../../layout/notice';
 import { formatQuota, quotaUnit } from '../../quota';
@@ -88,6 +89,48 @@ function RequestId({ requestId }: { requestId: string }) {
         </IconButton>
       </Tooltip>
     </Box>
+  );
+}
+
+/** The TraceLinkTemplate option (admins may read it; others see the id alone), or '' when unset or unreadable. */
+function useTraceLinkTemplate(admin: boolean): string {
+  const dataProvider = useDataProvider<SwitchboardDataProvider>();
+  const [template, setTemplate] = useState('');
+  useEffect(() => {
+    if (!admin) return undefined;
+    let live = true;
+    dataProvider.getOptions().then(
+      (rows) => {
+        if (live) setTemplate(rows.find((row) => row.key === 'TraceLinkTemplate')?.value ?? '');
+      },
+      () => undefined,
+    );
+    return () => {
+      live = false;
+    };
+  }, [admin, dataProvider]);
+  return template;
+}
+
+/** A call's trace id, linked to the operator's tracing system when TraceLinkTemplate names it. */
+function TraceId({ traceId, admin }: { traceId: string; admin: boolean }) {
+  const translate = useTranslate();
+  const template = useTraceLinkTemplate(admin);
+  const code = (
+    <Box component="code" sx={{ fontFamily: 'monospace', userSelect: 'all', overflowWrap: 'anywhere' }}>
+      {traceId}
+    </Box>
+  );
+  if (!template.includes('{trace_id}')) return code;
+  return (
+    <Link
+      href={template.replaceAll('{trace_id}', encodeURIComponent(traceId))}
+      target="_blank"
+      rel="noopener noreferrer"
+      aria-label={translate('app.log.drawer.open_trace')}
+    >
+      {code}
+    </Link>
   );
 }
 
@@ -160,6 +203,7 @@ function summaryFacts({ record, details, admin, translate, status }: FactSource,
     ['resources.log.fields.created_at', record.created_at ? formatTimestamp(Number(record.created_at)) : undefined],
     ['resources.log.fields.type', <Chip size="small" variant="outlined" color={typeColor as 'default'} label={translate(typeLabel)} />],
     ['resources.log.fields.request_id', requestId ? <RequestId requestId={requestId} /> : undefined],
+    ['app.log.drawer.trace_id', details.traceId ? <TraceId traceId={details.traceId} admin={admin} /> : undefined],
     ['app.log.drawer.protocol', protocol],
     ['resources.log.fields.model_name', record.model_name ? String(record.model_name) : undefined],
     ['app.log.drawer.fallback_model', details.fallbackModel],

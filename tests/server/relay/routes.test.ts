@@ -346,7 +346,7 @@ describe('routes the gateway does not relay', () => {
       call('POST', '/v1/fine-tunes', { body: '{"training_file":"file-abc"}', headers: { 'content-type': 'application/json' } }),
       call('GET', '/v1/fine-tunes/ft-abc/events'),
       call('POST', '/v1/fine-tunes/ft-abc/cancel'),
-      call('POST', '/v1/images/variations', { body, headers: { 'content-type': contentType } }),
+      call('POST', '/v1/fine-tunes', { body, headers: { 'content-type': contentType } }),
       call('DELETE', '/v1/models/gpt-4'),
     ];
     for (const response of await Promise.all(calls)) {

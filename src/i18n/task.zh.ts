@@ -1,0 +1,58 @@
+// 任务页面（视频、批处理等异步任务）的中文文案。
+import type { taskEnglish } from './task.en';
+
+export const taskChinese: typeof taskEnglish = {
+  task: {
+    menu: '任务',
+    title_all: '任务',
+    title_self: '我的任务',
+    intro: '视频和批处理在请求返回后继续运行：这里是每个任务运行时预扣的额度，以及完成后实际扣除的费用。',
+    filters: '筛选',
+    all: '全部',
+    kind: {
+      video: '视频',
+      batch: '批处理',
+    },
+    status: {
+      submitting: '提交中',
+      validating: '校验中',
+      queued: '排队中',
+      in_progress: '进行中',
+      finalizing: '收尾中',
+      completed: '已完成',
+      failed: '失败',
+      expired: '已过期',
+      cancelling: '取消中',
+      cancelled: '已取消',
+      deleted: '已删除',
+    },
+    fields: {
+      id: '任务',
+      kind: '类型',
+      model: '模型',
+      status: '状态',
+      progress: '进度',
+      held_quota: '预扣',
+      charged_quota: '已扣费',
+      created_at: '创建时间',
+      completed_at: '完成时间',
+      updated_at: '更新时间',
+      user_id: '用户',
+      channel_id: '渠道',
+      request_id: '请求 ID',
+      error: '错误',
+      error_code: '错误代码',
+    },
+    drawer: {
+      title: '任务详情',
+      open: '打开任务详情',
+      details: '详情',
+      close: '关闭',
+      summary: '概要',
+      money: '计费',
+      failure: '错误',
+      no_error: '没有错误。',
+      copy_request_id: '复制请求 ID',
+    },
+  },
+};

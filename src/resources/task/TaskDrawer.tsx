@@ -1,0 +1,143 @@
+// One task in full, in a drawer over the list: what it is (kind, model,
+// status, progress, owner and channel for admins, times), its money (what it
+// holds while running, what it charged), the vendor's error when it failed,
+// and the request id that created it (copied in a click, to find its log).
+import ContentCopyIcon from '@mui/icons-material/ContentCopy';
+import { Box, IconButton, Tooltip, Typography } from '@mui/material';
+import type { ReactNode } from 'react';
+import { useTranslate, type RaRecord } from 'react-admin';
+import { useStatus } from '../../layout/status';
+import { formatQuota } from '../../quota';
+import { DetailDrawer, DrawerSection } from '../shared/DetailDrawer';
+import { formatTimestamp } from '../shared/TimestampField';
+import { textOf } from '../shared/textOf';
+import { useCopy } from '../shared/useCopy';
+import { TaskStatusChip, useTaskWords } from './taskFields';
+
+/** A task's money is a few cents: six decimals, as the log shows a request's. */
+export const TASK_QUOTA_DIGITS = 6;
+
+type Fact = [label: string, value: ReactNode];
+
+function Facts({ facts }: { facts: Fact[] }) {
+  const translate = useTranslate();
+  return (
+    <Box component="dl" sx={{ m: 0, display: 'grid', gridTemplateColumns: 'minmax(96px, max-content) 1fr', columnGap: 2, rowGap: 0.5 }}>
+      {facts
+        .filter(([, value]) => value !== undefined && value !== null && value !== '')
+        .map(([label, value]) => (
+          <Box key={label} sx={{ display: 'contents' }}>
+            <Typography component="dt" variant="body2" color="text.secondary">
+              {translate(label)}
+            </Typography>
+            <Typography component="dd" variant="body2" sx={{ m: 0, overflowWrap: 'anywhere', fontVariantNumeric: 'tabular-nums' }}>
+              {value}
+            </Typography>
+          </Box>
+        ))}
+    </Box>
+  );
+}
+
+function RequestId({ requestId }: { requestId: string }) {
+  const translate = useTranslate();
+  const copy = useCopy();
+  return (
+    <Box component="span" sx={{ display: 'inline-flex', alignItems: 'center', gap: 0.5, maxWidth: '100%' }}>
+      <Box component="code" sx={{ fontFamily: 'monospace', userSelect: 'all', overflowWrap: 'anywhere' }}>
+        {requestId}
+      </Box>
+      <Tooltip title={translate('task.drawer.copy_request_id')}>
+        <IconButton size="small" onClick={() => void copy(requestId)} aria-label={translate('task.drawer.copy_request_id')}>
+          <ContentCopyIcon fontSize="inherit" />
+        </IconButton>
+      </Tooltip>
+    </Box>
+  );
+}
+
+const when = (value: unknown) => (Number(value) > 0 ? formatTimestamp(Number(value)) : undefined);
+
+/** The vendor's error ({ code, message }), or a line saying there is none. */
+function TaskError({ error }: { error: unknown }) {
+  const translate = useTranslate();
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  if (!code && !message)
+    return (
+      <Typography variant="body2" color="text.secondary">
+        {translate('task.drawer.no_error')}
+      </Typography>
+    );
+  return (
+    <Facts
+      facts={[
+        ['task.fields.error_code', code ? <code>{textOf(code)}</code> : undefined],
+        [
+          'task.fields.error',
+          message ? (
+            <Box component="span" sx={{ color: 'error.main' }} data-testid="task-error">
+              {textOf(message)}
+            </Box>
+          ) : undefined,
+        ],
+      ]}
+    />
+  );
+}
+
+function TaskDetails({ record, admin }: { record: RaRecord; admin: boolean }) {
+  const translate = useTranslate();
+  const { status } = useStatus();
+  const words = useTaskWords();
+  const requestId = textOf(record.request_id);
+  const owner = textOf(record.username) || `#${textOf(record.user_id)}`;
+  return (
+    <>
+      <DrawerSection title={translate('task.drawer.summary')}>
+        <Facts
+          facts={[
+            ['task.fields.id', <code>{textOf(record.id)}</code>],
+            ['task.fields.kind', words.kind(textOf(record.kind))],
+            ['task.fields.model', textOf(record.model)],
+            ['task.fields.status', <TaskStatusChip status={textOf(record.status)} />],
+            ['task.fields.progress', `${Number(record.progress ?? 0)}%`],
+            ['task.fields.user_id', admin ? owner : undefined],
+            ['task.fields.channel_id', admin && Number(record.channel_id) > 0 ? `#${textOf(record.channel_id)}` : undefined],
+            ['task.fields.created_at', when(record.created_at)],
+            ['task.fields.updated_at', when(record.updated_at)],
+            ['task.fields.completed_at', when(record.completed_at)],
+            ['task.fields.request_id', requestId ? <RequestId requestId={requestId} /> : undefined],
+          ]}
+        />
+      </DrawerSection>
+      <DrawerSection title={translate('task.drawer.money')}>
+        <Facts
+          facts={[
+            ['task.fields.held_quota', formatQuota(Number(record.held_quota ?? 0), status, TASK_QUOTA_DIGITS)],
+            ['task.fields.charged_quota', formatQuota(Number(record.charged_quota ?? 0), status, TASK_QUOTA_DIGITS)],
+          ]}
+        />
+      </DrawerSection>
+      <DrawerSection title={translate('task.drawer.failure')}>
+        <TaskError error={record.error as unknown} />
+      </DrawerSection>
+    </>
+  );
+}
+
+/** The drawer for `record` (closed when there is none); Esc, the backdrop and the close button close it. */
+export function TaskDrawer({ record, admin, onClose }: { record: RaRecord | undefined; admin: boolean; onClose: () => void }) {
+  const translate = useTranslate();
+  return (
+    <DetailDrawer
+      open={Boolean(record)}
+      onClose={onClose}
+      title={translate('task.drawer.title')}
+      closeLabel={translate('task.drawer.close')}
+      width={480}
+      testId="task-drawer"
+    >
+      {record && <TaskDetails record={record} admin={admin} />}
+    </DetailDrawer>
+  );
+}
