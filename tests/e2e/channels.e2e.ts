@@ -137,11 +137,12 @@ describe.runIf(enabled)('channels: add, test, relay through it, read the log', (
     await weight.fill('3');
     await page.getByRole('button', { name: /^save$/i }).click();
     await page.waitForURL(`${gateway.baseUrl}/channel`);
-    await page.getByText('channel updated').waitFor();
-
+    // the stored channel rather than the "channel updated" notice, which on a slow machine (CI at half this
+    // one's speed) had come and gone before it was looked for
     const cookie = await apiLogin(gateway.baseUrl, 'root', ROOT_PASSWORD);
-    const stored = (await (await fetch(`${gateway.baseUrl}/api/channel/1`, { headers: { cookie } })).json()).data;
-    expect(stored).toMatchObject({ weight: 3, models: 'gpt-3.5-turbo', base_url: emulator.baseUrl });
+    const storedChannel = async () => (await (await fetch(`${gateway.baseUrl}/api/channel/1`, { headers: { cookie } })).json()).data;
+    await expect.poll(async () => (await storedChannel()).weight).toBe(3);
+    expect(await storedChannel()).toMatchObject({ weight: 3, models: 'gpt-3.5-turbo', base_url: emulator.baseUrl });
     const before = emulator.requests.length;
     await page
       .getByRole('row', { name: /emulator/ })

@@ -339,9 +339,10 @@ for (const target of targets) {
         );
         await harness.settled();
         const served = statuses.filter((status) => status === 200).length;
-        // some fit, most are refused for quota before anything is sent
+        // some fit; most are refused for quota before anything is sent when the 64 overlap, but a machine slow enough
+        // to take them one after another (CI at half speed did, once) finds each fits by its real, smaller cost. The
+        // refusal before sending is the next test's, on a balance below one bound; this one's is the key never below 0.
         expect(served).toBeGreaterThan(0);
-        expect(served).toBeLessThan(64);
         expect(upstream.reported.length - before).toBe(served);
         const token = await tokenRow(created.data.id);
         const logged = await loggedSpend(harness, created.data.id);
