@@ -4,41 +4,23 @@
 // behind a toggle; in quota units otherwise), and the timing. Rows written before the gateway kept details (and
 // rows that are not relays) carry only some of this: what is absent is left out,
 // and a failed call that was never billed shows no tokens or price.
-import ContentCopyIcon from '@mui/icons-material/ContentCopy';
 import ExpandLessIcon from '@mui/icons-material/ExpandLess';
 import ExpandMoreIcon from '@mui/icons-material/ExpandMore';
-import {
-  Box,
-  Button,
-  Chip,
-  IconButton,
-  Link,
-  Table,
-  TableBody,
-  TableCell,
-  TableContainer,
-  TableHead,
-  TableRow,
-  Tooltip,
-  Typography,
-} from '@mui/material';
-import { useEffect, useId, useState, type ReactNode } from 'react';
+import { Box, Button, Chip, Link, Table, TableBody, TableCell, TableContainer, TableHead, TableRow, Typography } from '@mui/material';
+import { useEffect, useId, useState } from 'react';
 import { useDataProvider, useTranslate, type RaRecord, type TranslateFunction } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
 import type { ClientStatus } from '../../../common/options';
 import type { LogDetails } from '../../../common/records';
 import type { SwitchboardDataProvider } from '../../dataProvider';
 import { useStatus } from '../../layout/status';
-import { useNotice } from '../../layout/notice';
 import { formatQuota, quotaUnit } from '../../quota';
-import { copyText } from '../shared/clipboard';
 import { DetailDrawer, DrawerSection } from '../shared/DetailDrawer';
+import { Facts, RequestId, type Fact } from '../shared/DrawerFacts';
 import { formatTimestamp } from '../shared/TimestampField';
 import { logText } from './logContent';
 import { costAmount, costLines, pricePerMillion, type CostLine } from './logCost';
 import { channelLabel } from './LogFields';
-
-type Fact = [label: string, value: ReactNode];
 
 const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 
@@ -46,50 +28,6 @@ const isNumber = (value: unknown): value is number => typeof value === 'number' 
 export function detailsOf(record: RaRecord | undefined): LogDetails {
   const details: unknown = record?.details;
   return details && typeof details === 'object' && !Array.isArray(details) ? details : {};
-}
-
-/** Label and value pairs; the ones without a value are not shown. */
-function Facts({ facts }: { facts: Fact[] }) {
-  const translate = useTranslate();
-  const shown = facts.filter(([, value]) => value !== undefined && value !== null && value !== '');
-  return (
-    <Box
-      component="dl"
-      sx={{ display: 'grid', gridTemplateColumns: 'minmax(7rem, max-content) minmax(0, 1fr)', columnGap: 2, rowGap: 0.75, m: 0 }}
-    >
-      {shown.map(([label, value]) => (
-        <Box key={label} sx={{ display: 'contents' }}>
-          <Typography component="dt" variant="body2" color="text.secondary">
-            {translate(label)}
-          </Typography>
-          <Typography component="dd" variant="body2" sx={{ m: 0, overflowWrap: 'anywhere', fontVariantNumeric: 'tabular-nums' }}>
-            {value}
-          </Typography>
-        </Box>
-      ))}
-    </Box>
-  );
-}
-
-function RequestId({ requestId }: { requestId: string }) {
-  const translate = useTranslate();
-  const notice = useNotice();
-  const copy = async () => {
-    if (await copyText(requestId)) notice('app.common.copied', 'success');
-    else notice('app.errors.copy_manually', 'warning', { value: requestId });
-  };
-  return (
-    <Box component="span" sx={{ display: 'inline-flex', alignItems: 'center', gap: 0.5, maxWidth: '100%' }}>
-      <Box component="code" sx={{ fontFamily: 'monospace', userSelect: 'all', overflowWrap: 'anywhere' }}>
-        {requestId}
-      </Box>
-      <Tooltip title={translate('app.log.drawer.copy_request_id')}>
-        <IconButton size="small" onClick={() => void copy()} aria-label={translate('app.log.drawer.copy_request_id')}>
-          <ContentCopyIcon fontSize="inherit" />
-        </IconButton>
-      </Tooltip>
-    </Box>
-  );
 }
 
 /** The TraceLinkTemplate option (admins may read it; others see the id alone), or '' when unset or unreadable. */
@@ -202,7 +140,10 @@ function summaryFacts({ record, details, admin, translate, status }: FactSource,
   return [
     ['resources.log.fields.created_at', record.created_at ? formatTimestamp(Number(record.created_at)) : undefined],
     ['resources.log.fields.type', <Chip size="small" variant="outlined" color={typeColor as 'default'} label={translate(typeLabel)} />],
-    ['resources.log.fields.request_id', requestId ? <RequestId requestId={requestId} /> : undefined],
+    [
+      'resources.log.fields.request_id',
+      requestId ? <RequestId requestId={requestId} copyLabel="app.log.drawer.copy_request_id" /> : undefined,
+    ],
     ['app.log.drawer.trace_id', details.traceId ? <TraceId traceId={details.traceId} admin={admin} /> : undefined],
     ['app.log.drawer.protocol', protocol],
     ['resources.log.fields.model_name', record.model_name ? String(record.model_name) : undefined],

@@ -2,59 +2,18 @@
 // status, progress, owner and channel for admins, times), its money (what it
 // holds while running, what it charged), the vendor's error when it failed,
 // and the request id that created it (copied in a click, to find its log).
-import ContentCopyIcon from '@mui/icons-material/ContentCopy';
-import { Box, IconButton, Tooltip, Typography } from '@mui/material';
-import type { ReactNode } from 'react';
+import { Box, Typography } from '@mui/material';
 import { useTranslate, type RaRecord } from 'react-admin';
 import { useStatus } from '../../layout/status';
 import { formatQuota } from '../../quota';
 import { DetailDrawer, DrawerSection } from '../shared/DetailDrawer';
+import { Facts, RequestId } from '../shared/DrawerFacts';
 import { formatTimestamp } from '../shared/TimestampField';
 import { textOf } from '../shared/textOf';
-import { useCopy } from '../shared/useCopy';
 import { TaskStatusChip, useTaskWords } from './taskFields';
 
 /** A task's money is a few cents: six decimals, as the log shows a request's. */
 export const TASK_QUOTA_DIGITS = 6;
-
-type Fact = [label: string, value: ReactNode];
-
-function Facts({ facts }: { facts: Fact[] }) {
-  const translate = useTranslate();
-  return (
-    <Box component="dl" sx={{ m: 0, display: 'grid', gridTemplateColumns: 'minmax(96px, max-content) 1fr', columnGap: 2, rowGap: 0.5 }}>
-      {facts
-        .filter(([, value]) => value !== undefined && value !== null && value !== '')
-        .map(([label, value]) => (
-          <Box key={label} sx={{ display: 'contents' }}>
-            <Typography component="dt" variant="body2" color="text.secondary">
-              {translate(label)}
-            </Typography>
-            <Typography component="dd" variant="body2" sx={{ m: 0, overflowWrap: 'anywhere', fontVariantNumeric: 'tabular-nums' }}>
-              {value}
-            </Typography>
-          </Box>
-        ))}
-    </Box>
-  );
-}
-
-function RequestId({ requestId }: { requestId: string }) {
-  const translate = useTranslate();
-  const copy = useCopy();
-  return (
-    <Box component="span" sx={{ display: 'inline-flex', alignItems: 'center', gap: 0.5, maxWidth: '100%' }}>
-      <Box component="code" sx={{ fontFamily: 'monospace', userSelect: 'all', overflowWrap: 'anywhere' }}>
-        {requestId}
-      </Box>
-      <Tooltip title={translate('task.drawer.copy_request_id')}>
-        <IconButton size="small" onClick={() => void copy(requestId)} aria-label={translate('task.drawer.copy_request_id')}>
-          <ContentCopyIcon fontSize="inherit" />
-        </IconButton>
-      </Tooltip>
-    </Box>
-  );
-}
 
 const when = (value: unknown) => (Number(value) > 0 ? formatTimestamp(Number(value)) : undefined);
 
@@ -106,7 +65,7 @@ function TaskDetails({ record, admin }: { record: RaRecord; admin: boolean }) {
             ['task.fields.created_at', when(record.created_at)],
             ['task.fields.updated_at', when(record.updated_at)],
             ['task.fields.completed_at', when(record.completed_at)],
-            ['task.fields.request_id', requestId ? <RequestId requestId={requestId} /> : undefined],
+            ['task.fields.request_id', requestId ? <RequestId requestId={requestId} copyLabel="task.drawer.copy_request_id" /> : undefined],
           ]}
         />
       </DrawerSection>
