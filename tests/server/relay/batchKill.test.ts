@@ -6,22 +6,19 @@
 // rest and closes the batch. Every line is then billed exactly once (one
 // consume log per custom_id) and the ledger read from the database is exact:
 // start - logged charges = balance, nothing held.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogType } from '../../../common/roles';
-import { openDatabase, type Database } from '../../../server/db/database';
+import type { Database } from '../../../server/db/database';
 import { findTaskById } from '../../../server/repositories/tasks';
 import { batchRunnerOf } from '../../../server/routes/v1/batches';
 import { buildTestApp } from '../../support/app';
-import { rootConsole, spawnGatewayProcess, type GatewayProcess } from '../../support/gatewayProcess';
+import { rootConsole, type GatewayProcess } from '../../support/gatewayProcess';
 import { ledgerState } from '../../support/ledgerState';
-import { databaseTargets, type TestDatabase } from '../../support/databases';
+import { databaseTargets } from '../../support/databases';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../../support/openaiEmulator';
+import { startKillableNode, waitFor, type KillableNode } from './killedNode';
 
 const ROOT_PASSWORD = 'batch-kill-root-password';
 const USER_START = 50_000_000;
@@ -30,47 +27,28 @@ const LINES = 8;
 
 const targets = (await databaseTargets('a node killed mid-batch')).filter((target) => target.name === 'postgres');
 
-const waitFor = async (what: string, check: () => Promise<boolean> | boolean, ms = 20_000) => {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((wake) => setTimeout(wake, 50));
-  }
-};
-
 for (const target of targets) {
   describe.runIf(target.available)(`a node killed mid-batch on ${target.name}`, () => {
-    let database: TestDatabase;
+    let killable: KillableNode | undefined;
     let db: Kysely<Database>;
-    let emulator: OpenAIEmulator;
-    let consoleDir: string;
     let node: GatewayProcess | undefined;
+    let emulator: OpenAIEmulator;
     let survivor: FastifyInstance | undefined;
 
     beforeAll(async () => {
-      database = await target.create();
-      consoleDir = mkdtempSync(join(tmpdir(), 'switchboard-batch-kill-'));
       emulator = await startOpenAIEmulator();
-      node = await spawnGatewayProcess(
-        {
-          SQL_DSN: database.config.dialect === 'sqlite' ? '' : database.config.connectionString,
-          SESSION_SECRET: randomBytes(32).toString('hex'),
-          CONSOLE_DIR: consoleDir,
-          INITIAL_ROOT_PASSWORD: ROOT_PASSWORD,
-          BATCH_LEASE_SECONDS: '2',
-        },
-        45_000,
-      );
-      db = (await openDatabase(database.config)).db;
+      killable = await startKillableNode(target, 'batch-kill', {
+        INITIAL_ROOT_PASSWORD: ROOT_PASSWORD,
+        BATCH_LEASE_SECONDS: '2',
+      });
+      ({ db, node } = killable);
     }, 90_000);
 
     afterAll(async () => {
       await node?.stop('SIGKILL');
       await survivor?.close();
-      await db?.destroy();
       await emulator?.close();
-      await database?.drop();
-      if (consoleDir) rmSync(consoleDir, { recursive: true, force: true });
+      await killable?.close();
     });
 
     it('leaves the dead node its lines to another node once their leases run out, each billed once', async () => {
@@ -102,26 +80,34 @@ for (const target of targets) {
       const { id } = (await created.json()) as { id: string };
 
       // the node is running lines, under its leases, when it is killed
-      await waitFor('lines under way', async () => {
-        const running = await db
-          .selectFrom('batch_lines')
-          .select('line')
-          .where('task_id', '=', id)
-          .where('status', '=', 'running')
-          .execute();
-        return running.length > 0 && emulator.requests.some((request) => request.path.endsWith('/chat/completions'));
-      });
+      await waitFor(
+        'lines under way',
+        async () => {
+          const running = await db
+            .selectFrom('batch_lines')
+            .select('line')
+            .where('task_id', '=', id)
+            .where('status', '=', 'running')
+            .execute();
+          return running.length > 0 && emulator.requests.some((request) => request.path.endsWith('/chat/completions'));
+        },
+        20_000,
+      );
       await node!.stop('SIGKILL');
       const held = await ledgerState(db, 1, tokenId);
       expect(held.userHeld).toBeGreaterThan(0);
       expect(held.quota + held.userHeld + held.logged).toBe(USER_START);
 
-      survivor = await buildTestApp({ batches: { intervalMs: 0, leaseMs: 60_000, finishLeaseMs: 60_000 } }, database.config);
-      await waitFor('the survivor to finish the batch', async () => {
-        await batchRunnerOf(survivor!)!.runOnce();
-        await batchRunnerOf(survivor!)!.idle();
-        return (await findTaskById(db, id))?.status === 'completed';
-      });
+      survivor = await buildTestApp({ batches: { intervalMs: 0, leaseMs: 60_000, finishLeaseMs: 60_000 } }, killable!.database.config);
+      await waitFor(
+        'the survivor to finish the batch',
+        async () => {
+          await batchRunnerOf(survivor!)!.runOnce();
+          await batchRunnerOf(survivor!)!.idle();
+          return (await findTaskById(db, id))?.status === 'completed';
+        },
+        20_000,
+      );
 
       const logs = await db
         .selectFrom('logs')

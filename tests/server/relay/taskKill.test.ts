@@ -5,21 +5,18 @@
 // poll over once the lease has run out and settles the video once. The
 // ledger read from the database is then exact: start - logged charges = balance,
 // nothing held, one consume log naming the video.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogType } from '../../../common/roles';
-import { openDatabase, type Database } from '../../../server/db/database';
+import type { Database } from '../../../server/db/database';
 import { findTaskById } from '../../../server/repositories/tasks';
 import { buildTestApp } from '../../support/app';
-import { rootConsole, spawnGatewayProcess, type GatewayProcess } from '../../support/gatewayProcess';
+import { rootConsole, type GatewayProcess } from '../../support/gatewayProcess';
 import { ledgerState } from '../../support/ledgerState';
-import { databaseTargets, type TestDatabase } from '../../support/databases';
+import { databaseTargets } from '../../support/databases';
 import { startVideoEmulator, type VideoEmulator } from '../../support/emulators/videoEmulator';
+import { startKillableNode, waitFor, type KillableNode } from './killedNode';
 
 const ROOT_PASSWORD = 'task-kill-root-password';
 const USER_START = 5_000_000;
@@ -29,48 +26,29 @@ const EIGHT_SECONDS = 400_000;
 
 const targets = (await databaseTargets('a node killed mid-poll of a video')).filter((target) => target.name === 'postgres');
 
-const waitFor = async (what: string, check: () => Promise<boolean> | boolean, ms = 15_000) => {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((wake) => setTimeout(wake, 50));
-  }
-};
-
 for (const target of targets) {
   describe.runIf(target.available)(`a node killed mid-poll of a video on ${target.name}`, () => {
-    let database: TestDatabase;
+    let killable: KillableNode | undefined;
     let db: Kysely<Database>;
-    let emulator: VideoEmulator;
-    let consoleDir: string;
     let node: GatewayProcess | undefined;
+    let emulator: VideoEmulator;
     let survivor: FastifyInstance | undefined;
 
     beforeAll(async () => {
-      database = await target.create();
-      consoleDir = mkdtempSync(join(tmpdir(), 'switchboard-task-kill-'));
       emulator = await startVideoEmulator();
-      node = await spawnGatewayProcess(
-        {
-          SQL_DSN: database.config.dialect === 'sqlite' ? '' : database.config.connectionString,
-          SESSION_SECRET: randomBytes(32).toString('hex'),
-          CONSOLE_DIR: consoleDir,
-          INITIAL_ROOT_PASSWORD: ROOT_PASSWORD,
-          TASK_POLL_SECONDS: '0.2',
-          TASK_LEASE_SECONDS: '2',
-        },
-        45_000,
-      );
-      db = (await openDatabase(database.config)).db;
+      killable = await startKillableNode(target, 'task-kill', {
+        INITIAL_ROOT_PASSWORD: ROOT_PASSWORD,
+        TASK_POLL_SECONDS: '0.2',
+        TASK_LEASE_SECONDS: '2',
+      });
+      ({ db, node } = killable);
     }, 90_000);
 
     afterAll(async () => {
       await node?.stop('SIGKILL');
       await survivor?.close();
-      await db?.destroy();
       await emulator?.close();
-      await database?.drop();
-      if (consoleDir) rmSync(consoleDir, { recursive: true, force: true });
+      await killable?.close();
     });
 
     it('leaves the video to another node once the lease runs out, billed once', async () => {
@@ -91,10 +69,14 @@ for (const target of targets) {
       const { id } = (await created.json()) as { id: string };
 
       // the node is asking the vendor, under its lease, when it is killed
-      await waitFor('the first poll', async () => {
-        const task = await findTaskById(db, id);
-        return task?.lease_owner !== null && emulator.requests.some((request) => request.startsWith('GET /v1/videos/video_up_'));
-      });
+      await waitFor(
+        'the first poll',
+        async () => {
+          const task = await findTaskById(db, id);
+          return task?.lease_owner !== null && emulator.requests.some((request) => request.startsWith('GET /v1/videos/video_up_'));
+        },
+        15_000,
+      );
       await node!.stop('SIGKILL');
       const orphan = await findTaskById(db, id);
       expect(orphan).toMatchObject({ status: 'queued', held_quota: EIGHT_SECONDS });
@@ -105,12 +87,16 @@ for (const target of targets) {
 
       // another node: nothing to take while the dead one's lease runs, then the video, settled once
       emulator.stallPolls = false;
-      survivor = await buildTestApp({ tasks: { intervalMs: 0, pollEveryMs: 0, leaseMs: 60_000 } }, database.config);
+      survivor = await buildTestApp({ tasks: { intervalMs: 0, pollEveryMs: 0, leaseMs: 60_000 } }, killable!.database.config);
       if (Date.now() < Number(orphan!.lease_until) - 200) expect(await survivor.taskPoller.runOnce()).toBe(0);
-      await waitFor('the survivor to settle the video', async () => {
-        await survivor!.taskPoller.runOnce();
-        return (await findTaskById(db, id))?.status === 'completed';
-      });
+      await waitFor(
+        'the survivor to settle the video',
+        async () => {
+          await survivor!.taskPoller.runOnce();
+          return (await findTaskById(db, id))?.status === 'completed';
+        },
+        15_000,
+      );
       await survivor.taskPoller.runOnce();
 
       const now = await ledgerState(db, 1, tokenId);
