@@ -21,6 +21,8 @@
 //   prompt cache (usage.prompt_tokens_details.cached_tokens), and
 //   `emulator: {reasoning_tokens: n}` adds n hidden reasoning tokens, counted
 //   inside completion_tokens (usage.completion_tokens_details.reasoning_tokens), as o-series models do;
+//   `emulator: {hold: true}` holds a chat stream open after its first chunk until the test calls
+//   releaseHeld() (or the client leaves), so a test decides how long streams last, not the machine's speed;
 // - Tools (chat and Responses): when the request has function tools, tool_choice is
 //   not `none`, and the last message (input item) is the user's text naming one of
 //   the tools, the answer is one call of that tool (finish_reason `tool_calls`; a
@@ -64,6 +66,10 @@ export interface OpenAIEmulator {
   abortedRequests: number;
   /** The Files and Batch APIs' state and knobs. */
   batches: BatchEmulator;
+  /** Streams held open by `emulator: {hold: true}` right now. */
+  readonly held: number;
+  /** Lets every held stream go on to its end; returns how many were held. */
+  releaseHeld(): number;
   close(): Promise<void>;
 }
 
@@ -508,6 +514,18 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
   let created = 1_700_000_000;
   let baseUrl = '';
   const batches = createBatchEmulator(() => baseUrl);
+  const held = new Set<() => void>();
+  /** Until releaseHeld() or the client leaves. */
+  const holdOpen = (response: ServerResponse) =>
+    new Promise<void>((release) => {
+      const done = () => {
+        held.delete(done);
+        response.off('close', done);
+        release();
+      };
+      held.add(done);
+      response.once('close', done);
+    });
 
   const server: Server = createServer(
     (request, response) =>
@@ -580,6 +598,7 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
             respect_max_tokens?: boolean;
             cached_tokens?: number;
             reasoning_tokens?: number;
+            hold?: boolean;
           };
           const limit = Number(json.max_tokens ?? json.max_completion_tokens ?? 0) || Infinity;
           const respectLimit = shape.respect_max_tokens === true || request.headers['x-emulator-respect-max-tokens'] === '1';
@@ -641,6 +660,7 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
                 );
               }
             } else if (isChat) response.write(frame({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }));
+            if (shape.hold === true) await holdOpen(response);
             for (let index = 0; index < (call ? 0 : words.length); index += 1) {
               if (delayMs > 0) await sleep(delayMs);
               if (left()) return;
@@ -732,6 +752,14 @@ export async function startOpenAIEmulator(options: EmulatorOptions = {}): Promis
     },
     get abortedRequests() {
       return state.abortedRequests;
+    },
+    get held() {
+      return held.size;
+    },
+    releaseHeld() {
+      const count = held.size;
+      for (const release of [...held]) release();
+      return count;
     },
     close: () =>
       new Promise<void>((resolveClose) => {

@@ -76,7 +76,7 @@ export interface RateLimitRun {
 /** Starts the two nodes on `database` (PostgreSQL or MySQL), runs the load for `seconds`, stops everything it started. */
 export async function runTwoNodeRateLimit(
   database: TestDatabase,
-  options: { rpm: number; offeredPerSecond: number; seconds: number },
+  options: { rpm: number; offeredPerSecond: number; seconds: number; redisTimeoutMs?: number },
 ): Promise<RateLimitRun> {
   if (database.config.dialect === 'sqlite') throw new Error('two nodes need a shared database server');
   const upstream = await startTimingUpstream();
@@ -93,7 +93,9 @@ export async function runTwoNodeRateLimit(
       SESSION_SECRET: secret,
       CONSOLE_DIR: consoleDir,
       INITIAL_ROOT_PASSWORD: ROOT_PASSWORD,
-      ...(process.env.ACCURACY_REDIS_TIMEOUT_MS ? { REDIS_COMMAND_TIMEOUT_MS: process.env.ACCURACY_REDIS_TIMEOUT_MS } : {}),
+      ...(process.env.ACCURACY_REDIS_TIMEOUT_MS || options.redisTimeoutMs
+        ? { REDIS_COMMAND_TIMEOUT_MS: process.env.ACCURACY_REDIS_TIMEOUT_MS ?? String(options.redisTimeoutMs) }
+        : {}),
     };
     // one after the other: both would otherwise race to create the schema
     nodes.push(await spawnGatewayProcess(env, 60_000));

@@ -40,7 +40,11 @@ async function prepare(baseUrl: string, emulator: OpenAIEmulator): Promise<strin
   return `sk-${token.key}`;
 }
 
-/** One slow stream (about six seconds, so every other request of its round is answered while it runs), answered as soon as its head comes. */
+/**
+ * One stream the emulator holds open after its first chunk until the test lets it go (releaseHeld), so every other
+ * request of its round is answered while it is admitted, however slowly a loaded machine delivers them; answered as
+ * soon as its head comes.
+ */
 async function slowStream(baseUrl: string, key: string): Promise<Answer> {
   const response = await fetch(`${baseUrl}/v1/chat/completions`, {
     method: 'POST',
@@ -49,7 +53,7 @@ async function slowStream(baseUrl: string, key: string): Promise<Answer> {
       model: 'gpt-3.5-turbo',
       stream: true,
       max_tokens: 20,
-      emulator: { chunks: 12, delay_ms: 500 },
+      emulator: { chunks: 3, hold: true },
       messages: [{ role: 'user', content: 'slowly' }],
     }),
   });
@@ -97,8 +101,9 @@ function expectExactlyTheLimit(result: Awaited<ReturnType<typeof round>>) {
   }
 }
 
-/** Until every stream of `answers` has ended, then a moment for the processes to give the places back. */
-async function drain(answers: Answer[]) {
+/** Lets the held streams go, waits until every stream of `answers` has ended, then a moment for the processes to give the places back. */
+async function drain(emulator: OpenAIEmulator, answers: Answer[]) {
+  emulator.releaseHeld();
   await Promise.all(answers.map((answer) => answer.finished ?? Promise.resolve()));
   await sleep(500);
 }
@@ -161,10 +166,10 @@ describe.runIf(postgres?.available)('requests in flight per key across WORKERS=2
     expectExactlyTheLimit(first);
     // the requests were spread over both workers: each counted on its own would have admitted more
     expect(first.nodes.size, JSON.stringify([...first.nodes])).toBe(2);
-    await drain(first.admitted);
+    await drain(run!.emulator, first.admitted);
     const second = await round([gateway.baseUrl], key);
     expectExactlyTheLimit(second);
-    await drain(second.admitted);
+    await drain(run!.emulator, second.admitted);
   }, 60_000);
 
   it('gives back the places of a worker killed while holding them', async () => {
@@ -176,13 +181,14 @@ describe.runIf(postgres?.available)('requests in flight per key across WORKERS=2
     for (const answer of held.admitted) byNode.set(answer.node, (byNode.get(answer.node) ?? 0) + 1);
     const [victimNode, victimHeld] = [...byNode.entries()].sort((a, b) => b[1] - a[1])[0];
     process.kill(pids.get(victimNode)!, 'SIGKILL');
+    run!.emulator.releaseHeld();
     await Promise.all(held.admitted.map((answer) => (answer.finished ?? Promise.resolve()).catch(() => undefined)));
     await sleep(500);
     // the survivor's streams have ended too: all LIMIT places are free, none left to the dead worker
     const after = await round([gateway.baseUrl], key);
     expect(victimHeld).toBeGreaterThan(0);
     expectExactlyTheLimit(after);
-    await drain(after.admitted);
+    await drain(run!.emulator, after.admitted);
   }, 60_000);
 });
 
@@ -210,10 +216,10 @@ describe.runIf(postgres?.available && redisUp)('requests in flight per key acros
     const first = await round(bases, key);
     expectExactlyTheLimit(first);
     expect(first.nodes.size, JSON.stringify([...first.nodes])).toBe(2);
-    await drain(first.admitted);
+    await drain(run!.emulator, first.admitted);
     const second = await round(bases, key);
     expectExactlyTheLimit(second);
     expect(second.nodes.size).toBe(2);
-    await drain(second.admitted);
+    await drain(run!.emulator, second.admitted);
   }, 60_000);
 });

@@ -23,7 +23,11 @@ describe.runIf(postgres?.available && redisUp)('rate limits across two nodes sha
   });
 
   it('admits within 5% of what 600 rpm allows while 200 requests a second are offered', async () => {
-    const run = await runTwoNodeRateLimit(database, { rpm: 600, offeredPerSecond: 200, seconds: 8 });
+    // Redis's command timeout at 2 s, not the default 0.2 s: on an overloaded machine (load 7x the cores) a node's
+    // event loop stalls past 0.2 s, the node counts alone for those requests by design (a request never fails because
+    // Redis is slow; rateLimits.test.ts tests that fallback) and admits more than the shared limit (10.6% over, seen
+    // once). This test is about two nodes sharing one limit, so it keeps them on Redis.
+    const run = await runTwoNodeRateLimit(database, { rpm: 600, offeredPerSecond: 200, seconds: 8, redisTimeoutMs: 2000 });
     console.log(describeRun(run));
     expect(run.others, describeRun(run)).toEqual({});
     expect(run.admitted + run.refused).toBe(run.sent);
