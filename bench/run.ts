@@ -20,6 +20,7 @@ import { workerRows, workersOnlyReport } from './workers';
 import { metricsCostRows } from './metricsCost';
 import { startOtlpSink, tracingCostRows } from './tracingCost';
 import { cacheHitRows, setResponseCache } from './cacheHits';
+import { signingCostRows } from './signingCost';
 import { benchDatabaseKind, CommitWindows, createBenchDatabase, DATABASE_LABELS, type BenchDatabase } from './databases';
 import { rssReport } from './rss';
 import { REALTIME_MODEL, realtimeRows, type RealtimeTarget } from './realtime';
@@ -36,7 +37,8 @@ const streamBody = { ...plainBody, stream: true, emulator: { chunks: 20 } };
 /**
  * `BENCH_ONLY=metrics` runs the metrics on/off row alone (a quick check of that row); `workers` the workers rows
  * alone; `rss` the RSS of the SQLite gateway over a million requests (BENCH_RSS_REQUESTS) and nothing else;
- * `realtime` the realtime row alone; `cache` the response cache row alone; `tracing` the tracing on/off row alone.
+ * `realtime` the realtime row alone; `cache` the response cache row alone; `tracing` the tracing on/off row alone;
+ * `signing` the SigV4 signing row alone.
  */
 const ONLY = process.env.BENCH_ONLY?.trim();
 /**
@@ -288,6 +290,10 @@ if (ONLY === 'workers') {
 }
 if (ONLY === 'rss') {
   writeReport('rss.md', await rssReport({ model: MODEL, body: plainBody }));
+  process.exit(0);
+}
+if (ONLY === 'signing') {
+  console.log((await signingCostRows()).join('\n'));
   process.exit(0);
 }
 const placement = placeProcesses();
@@ -637,6 +643,7 @@ try {
   const tracingLines = await tracingRows();
   const rss = rssMiB(gateway.child.pid!);
   const cacheLines = await cacheRows();
+  const signingLines = await signingCostRows();
 
   const lines = [
     `Every ratio below is against the lean relay (bench/passthrough.ts): node:http, the body joined once, the bearer key looked up in a Map, one JSON.parse, an undici Pool, the answer relayed from 'data' events and its usage read from the last chunk.`,
@@ -747,6 +754,7 @@ try {
     ...metricsLines,
     ...tracingLines,
     ...cacheLines,
+    ...signingLines,
     '',
     ...starvation,
     ...workers,

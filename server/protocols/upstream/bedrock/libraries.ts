@@ -1,5 +1,6 @@
 // AWS's libraries, loaded at a Bedrock channel's first call rather than when
-// the gateway starts: the SigV4 signer and the event-stream codec with their
+// the gateway starts: the SigV4 signer (hashing with Node's crypto,
+// nativeSha256.ts) and the event-stream codec with their
 // dependencies are some 3 MiB of heap that a gateway without a Bedrock
 // channel would carry for nothing. `sign` (run before every Bedrock call, in
 // dispatch and in the channel test) waits for them; the decoders, which run
@@ -7,12 +8,10 @@
 // (a test, a fixture builder) awaits loadBedrockLibraries() first.
 import type { EventStreamCodec } from '@smithy/eventstream-codec';
 import type { SignatureV4 } from '@smithy/signature-v4';
-import type { Sha256 } from '@aws-crypto/sha256-js';
 
 export interface BedrockLibraries {
   codec: EventStreamCodec;
   SignatureV4: typeof SignatureV4;
-  Sha256: typeof Sha256;
 }
 
 /** The codec's text functions: Node's own UTF-8, as @smithy/util-utf8 does on Node. */
@@ -24,12 +23,11 @@ let loading: Promise<BedrockLibraries> | undefined;
 
 export function loadBedrockLibraries(): Promise<BedrockLibraries> {
   if (loaded) return Promise.resolve(loaded);
-  loading ??= Promise.all([import('@smithy/eventstream-codec'), import('@smithy/signature-v4'), import('@aws-crypto/sha256-js')]).then(
-    ([codecModule, signerModule, shaModule]) =>
+  loading ??= Promise.all([import('@smithy/eventstream-codec'), import('@smithy/signature-v4')]).then(
+    ([codecModule, signerModule]) =>
       (loaded = {
         codec: new codecModule.EventStreamCodec(toUtf8, fromUtf8),
         SignatureV4: signerModule.SignatureV4,
-        Sha256: shaModule.Sha256,
       }),
     (error: unknown) => {
       loading = undefined;

@@ -18,6 +18,7 @@ import { bedrockModelId, isClaudeOnBedrock } from './models';
 import { thinkingFor } from '../anthropic';
 import { rerankTarget } from './rerank';
 import { bedrockLibraries, loadBedrockLibraries } from './libraries';
+import { NativeSha256 } from './nativeSha256';
 
 // ---- the vendor's shapes (only what is written) ----
 
@@ -254,8 +255,8 @@ function signerFor(key: Extract<BedrockKey, { kind: 'iam' }>): SignatureV4 {
       secretAccessKey: key.secretAccessKey,
       ...(key.sessionToken ? { sessionToken: key.sessionToken } : {}),
     };
-    const { SignatureV4, Sha256 } = bedrockLibraries();
-    signer = new SignatureV4({ service: 'bedrock', region: key.region, credentials, sha256: Sha256 });
+    const { SignatureV4 } = bedrockLibraries();
+    signer = new SignatureV4({ service: 'bedrock', region: key.region, credentials, sha256: NativeSha256 });
     if (signers.size >= MAX_SIGNERS) signers.clear();
     signers.set(cacheKey, signer);
   }
