@@ -105,6 +105,19 @@ export interface Dashboard {
   by_model: ModelUsage[];
   /** Per token over the range, by quota, highest first (at most 10). */
   top_tokens: TokenUsage[];
+  /** The exact response cache over the range (always sent by the server; absent from older answers). */
+  response_cache?: ResponseCacheUsage;
+}
+
+/** The response cache's hits over the range (docs/cache.md), in the same scope as the rest. */
+export interface ResponseCacheUsage {
+  /** Whether ResponseCacheEnabled is on now. */
+  enabled: boolean;
+  hits: number;
+  /** Raw quota the hits were charged (the operator's share of the full price). */
+  quota: number;
+  /** Raw quota the full price would have added. */
+  saved: number;
 }
 
 export interface AdminDashboard extends Dashboard {

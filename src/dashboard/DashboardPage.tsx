@@ -28,6 +28,7 @@ import { defaultGranularity, queryOfView, searchFromView, viewFromSearch, type D
 import { useDashboardFormat } from './format';
 import { ManagedOrganizations } from './ManagedOrganizations';
 import { SetupChecklist } from './SetupChecklist';
+import { ResponseCacheLine } from './ResponseCacheLine';
 import { StatCards, StatCardsSkeleton } from './StatCards';
 import { useDashboardTranslate } from './useDashboardTranslate';
 
@@ -168,6 +169,7 @@ function DashboardAnswer({ data, admin, errorLog, narrow }: DashboardAnswerProps
     <>
       <StatCards data={data} errorLog={errorLog} />
       <RangeTotals data={data} errorLog={errorLog} />
+      <ResponseCacheLine data={data} />
       {empty ? (
         <EmptyState admin={admin} />
       ) : (

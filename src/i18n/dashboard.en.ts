@@ -45,6 +45,8 @@ export const dashboardEnglish = {
     },
     errors_link: 'Show these %{count} failed requests in the log',
     totals: 'In this range: %{spend} spent, %{requests} requests, %{errors} errors, %{tokens} tokens',
+    response_cache: 'Response cache in this range: %{hits} hits, %{saved} saved, %{charged} charged for them',
+    response_cache_off: ' (the cache is off now)',
     charts: {
       spend_over_time: 'Spend over time',
       tokens_over_time: 'Tokens over time',

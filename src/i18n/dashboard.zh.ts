@@ -45,6 +45,8 @@ export const dashboardChinese = {
     },
     errors_link: '在日志中查看这 %{count} 次失败的请求',
     totals: '所选范围内：花费 %{spend}，请求 %{requests} 次，失败 %{errors} 次，共 %{tokens} tokens',
+    response_cache: '所选范围内响应缓存：命中 %{hits} 次，节省 %{saved}，命中收费 %{charged}',
+    response_cache_off: '（缓存现已关闭）',
     charts: {
       spend_over_time: '花费趋势',
       tokens_over_time: 'Token 用量趋势',

@@ -332,6 +332,40 @@ describe('dashboard for an admin', () => {
   });
 });
 
+describe('response cache on the dashboard', () => {
+  it("shows the cache's hits and savings while it is on or had hits, in both languages", async () => {
+    signIn(1);
+    const cache = { enabled: true, hits: 1234, quota: 50_000, saved: 450_000 };
+    server.use(http.get('*/api/dashboard', () => ok({ ...userDashboard, response_cache: cache })));
+    renderAt();
+    expect(await screen.findByTestId('response-cache')).toHaveTextContent(
+      'Response cache in this range: 1,234 hits, $0.90 saved, $0.10 charged for them',
+    );
+    cleanup();
+
+    // off, and no hits in the range (or an older server that sends nothing): no line
+    for (const response_cache of [{ enabled: false, hits: 0, quota: 0, saved: 0 }, undefined]) {
+      server.use(http.get('*/api/dashboard', () => ok({ ...userDashboard, response_cache })));
+      renderAt();
+      await screen.findByTestId('range-totals');
+      expect(screen.queryByTestId('response-cache')).toBeNull();
+      cleanup();
+    }
+
+    signIn(100);
+    server.use(http.get('*/api/dashboard/admin', () => ok({ ...adminDashboard, response_cache: { ...cache, enabled: false } })));
+    await i18nProvider.changeLocale('zh');
+    try {
+      renderAt();
+      expect(await screen.findByTestId('response-cache')).toHaveTextContent(
+        '所选范围内响应缓存：命中 1,234 次，节省 $0.90，命中收费 $0.10（缓存现已关闭）',
+      );
+    } finally {
+      await i18nProvider.changeLocale('en');
+    }
+  });
+});
+
 describe('home page', () => {
   it('keeps the landing page for a visitor, without asking for a dashboard', async () => {
     server.use(

@@ -12,6 +12,7 @@ import { ledgerState } from '../support/ledgerState';
 import { startRelayHarness, type RelayHarness } from './relay/harness';
 import { LogType } from '../../common/roles';
 import type { OptionKey } from '../../common/options';
+import type { Dashboard } from '../../common/dashboard';
 import { bookkeepingFor } from '../../server/billing/bookkeeping';
 import { relayContextOf } from '../../server/plugins/relayContext';
 
@@ -228,6 +229,59 @@ for (const target of targets) {
         });
       });
 
+      it("counts the hits and what they saved on the dashboard, the user's own and root's site view", async () => {
+        const siteBefore = await dashboardCache(harness, '/api/dashboard/admin');
+        const ownBefore = await dashboardCache(harness, '/api/dashboard');
+        const body = chat();
+        await send(body);
+        await storedCount(1);
+        await harness.settled();
+        const full = (await lastConsume(harness)).quota;
+        await send(body);
+        await harness.app.ctx.options.set('ResponseCacheHitRatio', '0.1');
+        await send(body);
+        const tenth = Math.round(full * 0.1);
+        const neighbour = await otherUser(harness, 'cachedash');
+        const streamed = chat({ stream: true, stream_options: { include_usage: true } });
+        await send(streamed, {}, neighbour.key);
+        await storedCount(2);
+        await harness.settled();
+        const streamedFull = (await lastConsume(harness)).quota;
+        expect((await send(streamed, {}, neighbour.key)).cache).toBe('hit');
+        await harness.settled();
+
+        const streamedTenth = Math.round(streamedFull * 0.1);
+        expect(await dashboardCache(harness, '/api/dashboard', neighbour.cookie)).toEqual({
+          enabled: true,
+          hits: 1,
+          quota: streamedTenth,
+          saved: streamedFull - streamedTenth,
+        });
+        const own = await dashboardCache(harness, '/api/dashboard');
+        expect(own).toEqual({
+          enabled: true,
+          hits: ownBefore.hits + 2,
+          quota: ownBefore.quota + tenth,
+          saved: ownBefore.saved + 2 * full - tenth,
+        });
+        const site = await dashboardCache(harness, '/api/dashboard/admin');
+        expect(site).toEqual({
+          enabled: true,
+          hits: siteBefore.hits + 3,
+          quota: siteBefore.quota + tenth + streamedTenth,
+          saved: siteBefore.saved + 2 * full - tenth + streamedFull - streamedTenth,
+        });
+
+        await harness.app.ctx.options.set('ResponseCacheEnabled', 'false');
+        expect(await dashboardCache(harness, '/api/dashboard/admin')).toEqual({ ...site, enabled: false });
+        expect(await dashboardCache(harness, '/api/dashboard?model=gpt-4', neighbour.cookie)).toEqual({
+          enabled: false,
+          hits: 0,
+          quota: 0,
+          saved: 0,
+        });
+      });
+
       it('serves an entry until its time to live is over', async () => {
         await harness.app.ctx.options.set('ResponseCacheTtlSeconds', '0.2');
         const body = chat();
@@ -284,6 +338,20 @@ async function entrySize(harness: RelayHarness, redisKeyPrefix: string | undefin
   }
   const row = await harness.app.ctx.db.selectFrom('response_cache').select('size').executeTakeFirstOrThrow();
   return Number(row.size);
+}
+
+/** The response cache's part of a dashboard, as the session `cookie` (default: root's) sees it. */
+async function dashboardCache(harness: RelayHarness, url: string, cookie?: string) {
+  const answer = (cookie ? (await asBrowser(harness.app, cookie, { method: 'GET', url })).json() : await harness.admin('GET', url)) as {
+    data: Dashboard;
+  };
+  return answer.data.response_cache!;
+}
+
+/** A second user's API key and session. */
+async function otherUser(harness: RelayHarness, username: string): Promise<{ key: string; cookie: string }> {
+  const key = await otherUserKey(harness, username);
+  return { key, cookie: await login(harness.app, username, 'password-123') };
 }
 
 /** A second user's API key, with quota of its own. */

@@ -4,6 +4,8 @@
 // buckets, from the rollups of its granularity: its start goes down to the
 // start of its hour or day, and its last bucket is read whole. The fixed
 // windows are whole UTC days: today, and the 7 and 30 days ending today.
+// The response cache's hits and savings are the one exception: a saving is
+// kept only in its hit's consume log (repositories/responseCache.ts).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
@@ -13,6 +15,7 @@ import { ChannelStatus, Role } from '../../../common/roles';
 import type { Database } from '../../db/database';
 import { callerOf, requireRole } from '../../plugins/auth';
 import { channelNames, listChannelHealth } from '../../repositories/channels';
+import { cacheHitTotals } from '../../repositories/responseCache';
 import { sketchQuantile } from '../../repositories/latencySketch';
 import { channelLatencies, topUsage, usageSeries, windowTotals, type PeriodRange, type UsageScope } from '../../repositories/usage';
 import { tokenNames as tokenNamesOf } from '../../repositories/tokens';
@@ -92,17 +95,26 @@ const totalsPart = ({ requests, errors, prompt_tokens, completion_tokens, quota 
   quota,
 });
 
-async function userDashboard(db: Kysely<Database>, callerId: number, params: DashboardParams, now: number): Promise<Dashboard> {
+async function userDashboard(
+  db: Kysely<Database>,
+  callerId: number,
+  params: DashboardParams,
+  now: number,
+  cacheEnabled: boolean,
+): Promise<Dashboard> {
   const { start, end, granularity, scope } = params;
   const unit = granularity === 'hour' ? HOUR : DAY;
   const range = rangeOf(params);
   const today = now - (now % DAY);
-  const [balance, windows, found, models, tokens] = await Promise.all([
+  // the hits of the same whole buckets as the rollups (the last one read whole)
+  const bucketsEnd = start + Math.ceil((end - start) / unit) * unit;
+  const [balance, windows, found, models, tokens, cacheHits] = await Promise.all([
     userQuota(db, callerId),
     windowTotals(db, scope, [today, today - 6 * DAY, today - 29 * DAY], now + 1),
     usageSeries(db, scope, range),
     topUsage(db, scope, range, 'model', TOP_MODELS),
     topUsage(db, scope, range, 'token_id', TOP_TOKENS),
+    cacheHitTotals(db, scope, start, bucketsEnd),
   ]);
   const series = filledSeries(start, end, unit, found);
   const tokenNames = await tokenNamesOf(
@@ -125,6 +137,7 @@ async function userDashboard(db: Kysely<Database>, callerId: number, params: Das
       token_name: tokenNames.get(Number(token.key)) ?? '',
       ...totalsPart(token),
     })),
+    response_cache: { enabled: cacheEnabled, ...cacheHits },
   };
 }
 
@@ -151,10 +164,16 @@ async function channelHealth(db: Kysely<Database>): Promise<ChannelHealth> {
   return health;
 }
 
-async function adminDashboard(db: Kysely<Database>, callerId: number, params: DashboardParams, now: number): Promise<AdminDashboard> {
+async function adminDashboard(
+  db: Kysely<Database>,
+  callerId: number,
+  params: DashboardParams,
+  now: number,
+  cacheEnabled: boolean,
+): Promise<AdminDashboard> {
   const range = rangeOf(params);
   const [own, users, channels, health] = await Promise.all([
-    userDashboard(db, callerId, params, now),
+    userDashboard(db, callerId, params, now, cacheEnabled),
     topUsage(db, params.scope, range, 'user_id', TOP_USERS),
     topUsage(db, params.scope, range, 'channel_id', TOP_CHANNELS),
     channelHealth(db),
@@ -195,10 +214,11 @@ export function dashboardRoutes(fastify: FastifyInstance): Promise<void> {
     const now = Math.floor(Date.now() / 1000);
     const params = paramsOf(query, admin, now);
     if (typeof params === 'string') return fail(params);
+    const cacheEnabled = app.ctx.options.bool('ResponseCacheEnabled');
     return ok(
       admin
-        ? await adminDashboard(db, callerId, params, now)
-        : await userDashboard(db, callerId, { ...params, scope: { ...params.scope, userId: callerId } }, now),
+        ? await adminDashboard(db, callerId, params, now, cacheEnabled)
+        : await userDashboard(db, callerId, { ...params, scope: { ...params.scope, userId: callerId } }, now, cacheEnabled),
     );
   };
 
