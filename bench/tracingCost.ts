@@ -7,6 +7,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpuMs } from './processes';
+import { decodeTraceExport } from '../tests/support/otlpProtobuf';
 import { runWrk, type LoadResult } from './wrk';
 
 export interface TracingTarget {
@@ -26,8 +27,15 @@ export async function startOtlpSink(): Promise<{ url: string; exports: () => num
     request.on('end', () => {
       if (request.method === 'POST' && request.url === '/v1/traces') {
         exports += 1;
-        // each span has one "spanId" key (its parent's is "parentSpanId")
-        spans += Buffer.concat(chunks).toString('utf8').split('"spanId"').length - 1;
+        const bytes = Buffer.concat(chunks);
+        if (request.headers['content-type'] === 'application/x-protobuf') {
+          // the gateway's default encoding
+          const decoded = decodeTraceExport(bytes) as { resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: unknown[] }> }> };
+          for (const resource of decoded.resourceSpans ?? [])
+            for (const scope of resource.scopeSpans ?? []) spans += scope.spans?.length ?? 0;
+        }
+        // in JSON each span has one "spanId" key (its parent's is "parentSpanId")
+        else spans += bytes.toString('utf8').split('"spanId"').length - 1;
       }
       response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });

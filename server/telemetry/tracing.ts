@@ -1,9 +1,12 @@
 // OpenTelemetry traces of the relay, off unless the operator names an OTLP
 // endpoint with the standard variables (OTEL_EXPORTER_OTLP_ENDPOINT or
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT). Then each relayed call is a trace
-// (relaySpans.ts), exported as OTLP/HTTP JSON in batches; the sampler, the
-// batch sizes and the resource come from OpenTelemetry's own environment
-// variables, read by the SDK itself.
+// (relaySpans.ts), exported over OTLP/HTTP in batches, as protobuf (the
+// default OpenTelemetry's environment specification gives) or as JSON when
+// OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL says
+// http/json; grpc is not offered (tracing stays off and the start says why).
+// The sampler, the batch sizes and the resource come from OpenTelemetry's own
+// environment variables, read by the SDK itself.
 //
 // The provider belongs to one app, never registered as the process's global
 // one: two apps in one process (the tests) each export their own spans, and a
@@ -11,7 +14,8 @@
 // is off nothing of the SDK is made: the relay's one test per request is
 // whether the context has a `tracing` function.
 import type { Tracer } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
@@ -29,6 +33,19 @@ export interface Tracing {
   flush(): Promise<void>;
 }
 
+/** The OTLP protocol the environment asks for (the traces' own variable first), or why it cannot be had. */
+export function otlpProtocol(env: NodeJS.ProcessEnv): 'http/protobuf' | 'http/json' | { refused: string } {
+  const asked = (
+    env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() ||
+    env.OTEL_EXPORTER_OTLP_PROTOCOL?.trim() ||
+    'http/protobuf'
+  ).toLowerCase();
+  if (asked === 'http/protobuf' || asked === 'http/json') return asked;
+  return {
+    refused: `traces are off: OTLP protocol '${asked}' is not offered (OTEL_EXPORTER_OTLP_PROTOCOL takes http/protobuf or http/json)`,
+  };
+}
+
 /** Whether the environment turns tracing on: an OTLP endpoint named, and the SDK not disabled. */
 export function tracingWanted(env: NodeJS.ProcessEnv): boolean {
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
@@ -40,15 +57,17 @@ export function tracingWanted(env: NodeJS.ProcessEnv): boolean {
  * (OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG), the batch settings (OTEL_BSP_*), the endpoint and its headers
  * (OTEL_EXPORTER_OTLP_*) and the resource (OTEL_RESOURCE_ATTRIBUTES) from process.env as it is built.
  */
-export function makeTracing(env: NodeJS.ProcessEnv = process.env): Tracing | undefined {
+export function makeTracing(env: NodeJS.ProcessEnv = process.env): Tracing | { refused: string } | undefined {
   if (!tracingWanted(env)) return undefined;
+  const protocol = otlpProtocol(env);
+  if (typeof protocol !== 'string') return protocol;
   // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the env detector) win over the defaults
   const resource = defaultResource()
     .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: DEFAULT_SERVICE_NAME, [ATTR_SERVICE_VERSION]: VERSION }))
     .merge(detectResources({ detectors: [envDetector] }));
   const provider = new NodeTracerProvider({
     resource,
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
+    spanProcessors: [new BatchSpanProcessor(protocol === 'http/json' ? new JsonTraceExporter() : new ProtobufTraceExporter())],
   });
   return {
     tracer: provider.getTracer('switchboard-relay', VERSION),

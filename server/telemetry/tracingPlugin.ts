@@ -25,6 +25,10 @@ export const tracingPlugin = fp(
   (app) => {
     const tracing = makeTracing(process.env);
     if (!tracing) return Promise.resolve();
+    if ('refused' in tracing) {
+      app.log.error(tracing.refused);
+      return Promise.resolve();
+    }
     byApp.set(app.ctx, tracing);
     const relay = relayContextOf(app, bookkeepingFor(app.ctx, app.log));
     const { tracer } = tracing;

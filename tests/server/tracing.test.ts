@@ -1,5 +1,6 @@
-// OpenTelemetry traces of relayed calls, exported over OTLP/HTTP (JSON) to a
-// receiver on loopback: a SERVER span per call and a CLIENT span per upstream
+// OpenTelemetry traces of relayed calls, exported over OTLP/HTTP to a
+// receiver on loopback (protobuf by default, decoded with a schema of its own
+// in tests/support/otlpProtobuf.ts; JSON when OTEL_EXPORTER_OTLP_PROTOCOL says): a SERVER span per call and a CLIENT span per upstream
 // attempt with the GenAI attributes, for a plain call, a stream, a call
 // retried on a second channel and one that failed everywhere; a client's
 // traceparent is the parent and the upstream gets the attempt's; the log row
@@ -13,7 +14,9 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { otlpProtocol } from '../../server/telemetry/tracing';
 import { tracingOf } from '../../server/telemetry/tracingPlugin';
+import { decodeTraceExport } from '../support/otlpProtobuf';
 import { lastConsumeLog, resetRelay, startRelayHarness, type RelayHarness } from './relay/harness';
 
 interface ExportedSpan {
@@ -41,16 +44,27 @@ const valueOf = (value: OtlpValue): unknown =>
 const attributesOf = (list: Array<{ key: string; value: OtlpValue }> = []) =>
   Object.fromEntries(list.map((attribute) => [attribute.key, valueOf(attribute.value)]));
 
-/** A tiny OTLP/HTTP receiver: collects the spans of every POST /v1/traces (JSON). */
-async function startReceiver(): Promise<{ url: string; spans: ExportedSpan[]; posts: number; close(): Promise<void> }> {
-  const state = { spans: [] as ExportedSpan[], posts: 0 };
+/** A tiny OTLP/HTTP receiver: collects the spans of every POST /v1/traces, protobuf or JSON by its content type. */
+async function startReceiver(): Promise<{
+  url: string;
+  spans: ExportedSpan[];
+  posts: number;
+  contentTypes: string[];
+  close(): Promise<void>;
+}> {
+  const state = { spans: [] as ExportedSpan[], posts: 0, contentTypes: [] as string[] };
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       if (request.method === 'POST' && request.url === '/v1/traces') {
         state.posts += 1;
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { resourceSpans?: any[] };
+        const contentType = String(request.headers['content-type']);
+        state.contentTypes.push(contentType);
+        const bytes = Buffer.concat(chunks);
+        const body = (contentType === 'application/x-protobuf' ? decodeTraceExport(bytes) : JSON.parse(bytes.toString('utf8'))) as {
+          resourceSpans?: any[];
+        };
         for (const resourceSpans of body.resourceSpans ?? []) {
           const serviceName = attributesOf(resourceSpans.resource?.attributes)['service.name'];
           for (const scope of resourceSpans.scopeSpans ?? [])
@@ -80,6 +94,9 @@ async function startReceiver(): Promise<{ url: string; spans: ExportedSpan[]; po
     get posts() {
       return state.posts;
     },
+    get contentTypes() {
+      return state.contentTypes;
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -92,6 +109,8 @@ const OTEL_NAMES = [
   'OTEL_TRACES_SAMPLER_ARG',
   'OTEL_SERVICE_NAME',
   'OTEL_BSP_SCHEDULE_DELAY',
+  'OTEL_EXPORTER_OTLP_PROTOCOL',
+  'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
 ];
 
 /** A relay harness built with exactly these OTEL_* variables set (the others unset), then the environment as it was. */
@@ -273,6 +292,45 @@ describe('with an OTLP endpoint set, a relayed call', () => {
 });
 
 describe('tracing', () => {
+  it('exports protobuf by default and JSON when the environment asks, the same spans either way; grpc is refused', async () => {
+    const receiver = await startReceiver();
+    const traces: string[] = [];
+    for (const protocol of [undefined, 'http/json']) {
+      const harness = await harnessWith({
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        ...(protocol ? { OTEL_EXPORTER_OTLP_PROTOCOL: protocol } : {}),
+      });
+      const parentTrace = clientTrace();
+      traces.push(parentTrace);
+      try {
+        await harness.addChannel({ name: `encoded-${protocol ?? 'default'}`, key: 'sk-trace-encoded-4321' });
+        const response = await harness.post('/v1/chat/completions', chat, undefined, {
+          traceparent: `00-${parentTrace}-${CLIENT_SPAN}-01`,
+        });
+        expect(response.status).toBe(200);
+        await harness.settled();
+        const spans = await spansOfTrace(harness, receiver, parentTrace, 2);
+        const server = spans.find((span) => span.kind === SERVER)!;
+        expect(server.parentSpanId).toBe(CLIENT_SPAN);
+        expect(server.attributes['gen_ai.request.model']).toBe('gpt-4');
+        expect(typeof server.attributes['gen_ai.usage.input_tokens']).toBe('number');
+        expect(spans.find((span) => span.kind === CLIENT)!.parentSpanId).toBe(server.spanId);
+      } finally {
+        await harness.close();
+      }
+    }
+    expect([...new Set(receiver.contentTypes)]).toEqual(['application/x-protobuf', 'application/json']);
+    await receiver.close();
+    expect(otlpProtocol({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toBe('http/json');
+    expect(otlpProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toEqual({ refused: expect.stringContaining("'grpc' is not offered") });
+    const refused = await harnessWith({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' });
+    try {
+      expect(tracingOf(refused.app)).toBeUndefined();
+    } finally {
+      await refused.close();
+    }
+  });
+
   it('is off by default: nothing exported, no traceparent sent upstream, no trace id logged', async () => {
     const parentTrace = clientTrace();
     const receiver = await startReceiver();
