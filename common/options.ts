@@ -510,6 +510,8 @@ export const OPTION_SPECS = {
   BatchConcurrency: { kind: 'number', default: '2' },
   /** A node with this many interactive requests in flight starts no batch line until they fall back; 0 = never pause. */
   BatchPauseInFlight: { kind: 'number', default: '32' },
+  /** Batches whose channel is OpenAI or Azure OpenAI run at the vendor's own Batch API, at its batch price; off: the gateway runs them. */
+  BatchUpstreamEnabled: { kind: 'toggle', default: 'true' },
   /**
    * Groups whose requests are refused (400 unsupported_tool) rather than sent on without a built-in tool the
    * channel's vendor has nothing like (web search to a vendor without one); the others get the answer with an

@@ -1,4 +1,4 @@
-// The money of asynchronous tasks (a video now, a batch later): the most a
+// The money of asynchronous tasks (videos, batches: batchLedger.ts): the most a
 // task can cost is held when it is submitted, in the transaction that writes
 // its row (so the hold is on record in the database, not in a node's memory,
 // and outlives any restart); the result replaces it by the charge once, with
@@ -21,7 +21,8 @@
 // The node that took the task moves its own budgets' memory likewise when the
 // task settles in this process; another process that read the spend while the
 // task was in flight counts a refunded hold as spent until it restarts or the
-// period ends (budgets.ts only ever raises a spend from the rows).
+// period ends (budgets.ts only ever raises a spend from the rows). A batch
+// moves them line by line (batchLedger.ts), by each line's charge less its bound.
 // Not yet: no low-balance reminder follows a task's charge.
 import type { Insertable, Kysely } from 'kysely';
 import type { Database } from '../db/database';
@@ -50,8 +51,14 @@ export function rememberTaskBudget(taskId: string, amend: (delta: number) => voi
   if (budgetMemories.size > MAX_BUDGET_MEMORIES) budgetMemories.delete(budgetMemories.keys().next().value!);
 }
 
+/** Moves the budgets' memory of the node that took the task by `delta`; `last`: the task is closed, forget it. */
+export function tellTaskBudget(taskId: string, delta: number, last: boolean): void {
+  if (delta !== 0) budgetMemories.get(taskId)?.(delta);
+  if (last) budgetMemories.delete(taskId);
+}
+
 /** The spends a task's budgets take `amount` onto (negative: off), in the periods its hold was written to. */
-function budgetTotals(payer: Pick<TaskPayer, 'userId' | 'tokenId'>, budget: SettlementBudget, amount: number): LedgerTotals {
+export function budgetTotals(payer: Pick<TaskPayer, 'userId' | 'tokenId'>, budget: SettlementBudget, amount: number): LedgerTotals {
   const { tokenStart, userStart, member } = budget;
   return {
     users: [],
@@ -73,7 +80,7 @@ function budgetTotals(payer: Pick<TaskPayer, 'userId' | 'tokenId'>, budget: Sett
 }
 
 /** The budgets a task's hold was written to (kept in its request's JSON), if any. */
-function budgetOf(task: Pick<TaskRow, 'request'>): SettlementBudget | undefined {
+export function budgetOf(task: Pick<TaskRow, 'request'>): SettlementBudget | undefined {
   try {
     return (JSON.parse(task.request) as { budget?: SettlementBudget }).budget;
   } catch {
@@ -167,9 +174,6 @@ export async function settleTask(db: Kysely<Database>, task: TaskRow, outcome: T
     await applyTotals(transaction, { ...totals, userSpends, tokenSpends, memberSpends });
     return true;
   });
-  if (settled) {
-    budgetMemories.get(task.id)?.(charge - held);
-    budgetMemories.delete(task.id);
-  }
+  if (settled) tellTaskBudget(task.id, charge - held, true);
   return settled;
 }

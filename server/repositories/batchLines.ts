@@ -19,6 +19,9 @@ export const LINE_OPEN = ['queued', 'running'] as const;
 /** The batch statuses the runner finishes (a batch in any other is settled). */
 export const BATCH_OPEN = ['validating', 'in_progress', 'finalizing', 'cancelling'] as const;
 
+/** The task kinds whose lines are here: OpenAI's batches and Anthropic's Message Batches (routes/v1/messageBatches.ts). */
+export const BATCH_KINDS = ['batch', 'message_batch'] as const;
+
 /** Rows and body bytes per INSERT: under every dialect's limit of bound parameters and MariaDB's default packet (16 MiB). */
 const INSERT_ROWS = 200;
 const INSERT_BYTES = 4 * 1024 * 1024;
@@ -161,7 +164,7 @@ export async function openBatchIds(db: Executor, now: number, limit: number): Pr
   const rows = await db
     .selectFrom('tasks')
     .select('id')
-    .where('kind', '=', 'batch')
+    .where('kind', 'in', BATCH_KINDS)
     .where('status', 'in', BATCH_OPEN)
     .where('lease_until', '<', now)
     .orderBy('seq')
@@ -183,7 +186,7 @@ export async function moveBatch(
     .updateTable('tasks')
     .set({ status: to, request, updated_at: now })
     .where('id', '=', id)
-    .where('kind', '=', 'batch')
+    .where('kind', 'in', BATCH_KINDS)
     .where('status', 'in', from)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;

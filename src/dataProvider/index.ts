@@ -11,6 +11,8 @@
 //                     (non-admins: GET /api/log/self/?... without username and channel)
 //   task resource   → GET /api/task/?p=&page_size=&kind=&status=&user_id=
 //                     (non-admins: GET /api/task/self?p=&page_size=&kind=&status=)
+// cancelTask        → POST /api/task/{id}/cancel      → the task as it is now (the owner or an admin)
+//                     taskUrls (beside the provider): /api/task/{id}/content[?download=1], /api/task/{id}/files/{output|error}
 // getOne            → GET /api/{resource}/{id}
 // getMany           → getOne for each id
 // getManyReference  → getList with the target as a filter
@@ -127,6 +129,9 @@ import { auditCalls } from './auditCalls';
 export { auditExportUrl } from './auditCalls';
 import { passkeyCalls } from './passkeyCalls';
 import { organizationCalls } from './organizationCalls';
+import { taskCalls } from './taskCalls';
+
+export { taskUrls } from './taskCalls';
 
 export const PAGE_SIZE = ITEMS_PER_PAGE;
 export type { ChannelJob };
@@ -183,6 +188,7 @@ export function createDataProvider(
     ...auditCalls(httpClient),
     ...passkeyCalls(httpClient),
     ...organizationCalls(httpClient),
+    ...taskCalls(httpClient),
     /** Creates `count` codes; resolves to their keys. */
     createRedemptions: async (payload: { name: string; quota: number; count: number }) =>
       (await httpClient<string[]>(endpoints.collection('redemption'), { method: 'POST', body: payload })).data ?? [],

@@ -167,6 +167,7 @@ export const settingsEnglish = {
       BatchChannelDiscounts: 'Batch price by channel',
       BatchConcurrency: 'Batch lines run at once per node',
       BatchPauseInFlight: 'Pause batches at this many requests in flight',
+      BatchUpstreamEnabled: "Run batches at the vendor's Batch API (OpenAI, Azure)",
       GroupRateLimits: 'Rate limits per group (RPM, TPM)',
       RetryableStatusCodes: 'Upstream statuses retried on another channel',
       ChannelCooldownSeconds: 'Rest after a 429 or overload (seconds)',
@@ -216,6 +217,8 @@ export const settingsEnglish = {
       BatchConcurrency: 'Every node runs this many lines at a time, whichever batch they belong to; 0 stops this node running batches.',
       BatchPauseInFlight:
         'Interactive requests come first: a node with this many in flight starts no batch line until they fall back; 0 never pauses.',
+      BatchUpstreamEnabled:
+        "A batch whose channel is OpenAI or Azure OpenAI runs at the vendor's Batch API, billed at the vendor's batch price.",
       RetryableStatusCodes:
         'Statuses and ranges, e.g. 408,429,500-599 (needs "Retries on another channel" above 0). A dead key always moves on.',
       ChannelCooldownSeconds: 'Doubles with each 429 in a row, up to the longest rest; 0 turns resting off.',

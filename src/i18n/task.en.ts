@@ -10,6 +10,7 @@ export const taskEnglish = {
     kind: {
       video: 'Video',
       batch: 'Batch',
+      message_batch: 'Message batch',
     },
     status: {
       submitting: 'Submitting',
@@ -40,6 +41,22 @@ export const taskEnglish = {
       request_id: 'Request ID',
       error: 'Error',
       error_code: 'Error code',
+    },
+    actions: {
+      video: 'Video',
+      video_preview: 'Video preview',
+      download_video: 'Download MP4',
+      files: 'Files',
+      output_file: 'Output file',
+      error_file: 'Error file',
+      no_files: 'No files yet: they are written when the batch ends.',
+      cancel: 'Cancel task',
+      keep: 'Keep running',
+      cancel_title: 'Cancel this task?',
+      cancel_video: 'The vendor stops and deletes the video. Nothing is charged and all it holds goes back.',
+      cancel_batch:
+        'Requests not yet run are dropped and what they hold goes back now. Requests running finish and are charged; the batch then closes with its files.',
+      cancelled: 'Task cancelled',
     },
     drawer: {
       title: 'Task details',

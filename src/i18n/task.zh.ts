@@ -12,6 +12,7 @@ export const taskChinese: typeof taskEnglish = {
     kind: {
       video: '视频',
       batch: '批处理',
+      message_batch: '消息批处理',
     },
     status: {
       submitting: '提交中',
@@ -42,6 +43,21 @@ export const taskChinese: typeof taskEnglish = {
       request_id: '请求 ID',
       error: '错误',
       error_code: '错误代码',
+    },
+    actions: {
+      video: '视频',
+      video_preview: '视频预览',
+      download_video: '下载 MP4',
+      files: '文件',
+      output_file: '输出文件',
+      error_file: '错误文件',
+      no_files: '暂无文件：批处理结束时生成。',
+      cancel: '取消任务',
+      keep: '继续运行',
+      cancel_title: '取消这个任务？',
+      cancel_video: '服务商会停止并删除该视频。不扣任何费用，预扣的额度全部退回。',
+      cancel_batch: '尚未运行的请求将被丢弃，其预扣额度立即退回。正在运行的请求会完成并扣费；之后批处理结束并生成文件。',
+      cancelled: '任务已取消',
     },
     drawer: {
       title: '任务详情',

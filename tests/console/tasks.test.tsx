@@ -2,7 +2,9 @@
 // user filter sent), an admin's from /api/task/ with the owner and the
 // filters (kind, status, user) on the URL; status chips in their colours, in
 // English and Chinese; held and charged as money, as the log shows it; a
-// row's drawer with the vendor's error and the request id; cards on a phone.
+// row's drawer with the vendor's error and the request id, a finished video's
+// player and download, a batch's files, and a cancel behind a confirmation;
+// cards on a phone.
 // A kind the page does not know of (a batch) shows as a video does.
 import { cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import { http, HttpResponse } from 'msw';
@@ -146,6 +148,61 @@ describe('TaskList', () => {
       cleanup();
       await i18nProvider.changeLocale('en');
     }
+  });
+
+  it("plays a finished video in its drawer through the console's route, with a download link", async () => {
+    screenWidth(1440);
+    const done = { ...failedVideo, id: 'video_done1', status: 'completed', progress: 100, error: null, charged_quota: 4000 };
+    renderTasks({ role: 1, rows: [done] });
+    fireEvent.click(await screen.findByText('video_done1'));
+    const drawer = await screen.findByRole('dialog', { name: 'Task details' });
+    expect(within(drawer).getByTestId('task-video')).toHaveAttribute('src', '/api/task/video_done1/content');
+    expect(within(drawer).getByLabelText('Video preview')).toHaveAttribute('controls');
+    expect(within(drawer).getByRole('link', { name: 'Download MP4' })).toHaveAttribute('href', '/api/task/video_done1/content?download=1');
+    // a finished task cannot be cancelled
+    expect(within(drawer).queryByRole('button', { name: 'Cancel task' })).not.toBeInTheDocument();
+  });
+
+  it("links a batch's output and error files once written, and says so before", async () => {
+    screenWidth(1440);
+    const finished = { ...runningBatch, id: 'batch_done1', status: 'cancelled', output_file_id: 'file-out1', error_file_id: 'file-err1' };
+    renderTasks({ role: 1, rows: [finished, { ...runningBatch, output_file_id: null, error_file_id: null }] });
+    fireEvent.click(await screen.findByText('batch_done1'));
+    const drawer = await screen.findByRole('dialog', { name: 'Task details' });
+    expect(within(drawer).getByTestId('task-file-output')).toHaveAttribute('href', '/api/task/batch_done1/files/output');
+    expect(within(drawer).getByTestId('task-file-output')).toHaveTextContent('Output file');
+    expect(within(drawer).getByTestId('task-file-error')).toHaveAttribute('href', '/api/task/batch_done1/files/error');
+    expect(within(drawer).getByText('file-err1')).toBeInTheDocument();
+    fireEvent.click(within(drawer).getByRole('button', { name: 'Close' }));
+    fireEvent.click(screen.getByText('batch_abc123'));
+    const running = await screen.findByRole('dialog', { name: 'Task details' });
+    expect(within(running).getByText('No files yet: they are written when the batch ends.')).toBeInTheDocument();
+  });
+
+  it('cancels a running batch after a confirmation, and the drawer shows its new status', async () => {
+    screenWidth(1440);
+    const cancels: string[] = [];
+    renderTasks({ role: 1, rows: [runningBatch] });
+    server.use(
+      http.post('*/api/task/:id/cancel', ({ params }) => {
+        cancels.push(String(params.id));
+        return HttpResponse.json({ success: true, message: '', data: { ...runningBatch, status: 'cancelling', held_quota: 0 } });
+      }),
+    );
+    fireEvent.click(await screen.findByText('batch_abc123'));
+    const drawer = await screen.findByRole('dialog', { name: 'Task details' });
+    fireEvent.click(within(drawer).getByRole('button', { name: 'Cancel task' }));
+    const confirm = await screen.findByRole('dialog', { name: 'Cancel this task?' });
+    expect(confirm).toHaveTextContent('Requests not yet run are dropped');
+    // keeping it running sends nothing
+    fireEvent.click(within(confirm).getByRole('button', { name: 'Keep running' }));
+    expect(cancels).toEqual([]);
+    fireEvent.click(await within(drawer).findByRole('button', { name: 'Cancel task' }));
+    fireEvent.click(within(await screen.findByRole('dialog', { name: 'Cancel this task?' })).getByRole('button', { name: 'Cancel task' }));
+    await expect.poll(() => cancels).toEqual(['batch_abc123']);
+    const updated = await screen.findByRole('dialog', { name: 'Task details' });
+    expect(await within(updated).findByText('Cancelling')).toBeInTheDocument();
+    expect(within(updated).queryByRole('button', { name: 'Cancel task' })).not.toBeInTheDocument();
   });
 
   it('shows cards on a phone, each opening the same drawer', async () => {

@@ -120,6 +120,8 @@ for (const target of targets) {
       db = app.ctx.db;
       baseUrl = await listenOnFreePort(app);
       root = await login(app, 'root', ROOT_PASSWORD);
+      // an OpenAI channel's batches would run at the vendor (batchUpstreamRun.test.ts): these are the gateway's own
+      await setOption('BatchUpstreamEnabled', 'false');
       const channel = await admin('POST', '/api/channel/', {
         type: 1,
         name: 'openai',

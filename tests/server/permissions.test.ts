@@ -86,6 +86,10 @@ const MATRIX: Array<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; url: string; mi
   // asynchronous tasks (videos, batches): a user's own, everyone's for admins
   { method: 'GET', url: '/api/task/self?p=0', minimum: 'user' },
   { method: 'GET', url: '/api/task/?p=0', minimum: 'admin' },
+  // one task's bytes, files and cancel (the owner or an admin; taskActions.test.ts): real statuses, 404 for an unknown task
+  { method: 'GET', url: '/api/task/video_none/content', minimum: 'user', rest: true },
+  { method: 'GET', url: '/api/task/batch_none/files/output', minimum: 'user', rest: true },
+  { method: 'POST', url: '/api/task/batch_none/cancel', minimum: 'user', rest: true },
   { method: 'GET', url: '/api/import/', minimum: 'root' },
   { method: 'POST', url: '/api/import/', minimum: 'root', payload: { source: '/no/such/one-api.db' } },
   { method: 'GET', url: '/api/retention/', minimum: 'admin' },

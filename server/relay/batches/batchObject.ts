@@ -5,21 +5,55 @@
 // Reference: https://platform.openai.com/docs/api-reference/batch/object
 import type { TaskRow } from '../../repositories/tasks';
 
-/** How a batch runs: by the gateway itself, line by line (selfRun.ts); a vendor's own batch API plugs in as another mode. */
-export type BatchMode = 'self';
+/** How a batch runs: by the gateway itself, line by line (selfRun.ts), or at the vendor's own Batch API (upstreamRun.ts). */
+export type BatchMode = 'self' | 'upstream';
+
+/** Channel types whose vendor has a Batch API the gateway drives: OpenAI (1) and Azure OpenAI (3). */
+const UPSTREAM_BATCH_TYPES: ReadonlySet<number> = new Set([1, 3]);
 
 /**
- * The way a new batch runs. Today always 'self'; a vendor's batch API
- * (relay/batches/upstream.ts) becomes another answer here, chosen by the
- * channels serving the model.
+ * The way a new batch runs: at the vendor when the channel its lines would
+ * use (chosen at create time, single-key) is OpenAI or Azure OpenAI and the
+ * operator left BatchUpstreamEnabled on; else by the gateway.
  */
-export function batchModeFor(_endpoint: string, _model: string): BatchMode {
-  return 'self';
+export function batchModeFor(channel: { type: number; multi_key: number } | undefined, upstreamEnabled: boolean): BatchMode {
+  if (!upstreamEnabled || !channel || Number(channel.multi_key) === 1) return 'self';
+  return UPSTREAM_BATCH_TYPES.has(Number(channel.type)) ? 'upstream' : 'self';
+}
+
+/** What an upstream batch keeps of its run at the vendor (summary.upstream). */
+export interface UpstreamProgress {
+  /** The vendor's batch and input file, once submitted: a node that finds them polls, never submits again. */
+  batchId?: string;
+  inputFileId?: string;
+  outputFileId?: string;
+  errorFileId?: string;
+  /** The price of its lines, fixed at submission: ratio, completion ratio, cache ratios. */
+  pricing?: {
+    ratio: number;
+    modelRatio: number;
+    groupRatio: number;
+    completionRatio: number;
+    cachedPromptRatio?: number;
+    cacheCreationRatio?: number;
+  };
+  /** Polls made, and failed polls in a row (the backoff). */
+  polls: number;
+  failures: number;
+  /** When the next poll is due (ms). */
+  nextPollAt: number;
+  /** The vendor was asked to cancel. */
+  cancelSent?: boolean;
+  /** Why it failed at the vendor (or before it got there). */
+  error?: string;
 }
 
 /** What tasks.request keeps of a batch. */
 export interface BatchSummary {
   mode: BatchMode;
+  /** The channel an upstream batch runs on, chosen when it was created. */
+  channelId?: number;
+  upstream?: UpstreamProgress;
   endpoint: string;
   input_file_id: string;
   completion_window: string;

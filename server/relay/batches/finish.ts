@@ -83,6 +83,7 @@ async function writeFile(deps: FinishDeps, task: TaskRow, errors: boolean, count
 /** The final status of a batch whose lines are all done, and the summary's time for it. */
 function finalOf(task: TaskRow, summary: BatchSummary, now: number): { status: string; summary: BatchSummary } {
   if (task.status === 'cancelling') return { status: 'cancelled', summary: { ...summary, cancelled_at: now } };
+  if (summary.failed_at !== undefined) return { status: 'failed', summary };
   if (summary.expired_at !== undefined) return { status: 'expired', summary };
   return { status: 'completed', summary: { ...summary, completed_at: now } };
 }
@@ -100,7 +101,8 @@ export async function finishBatch(deps: FinishDeps, id: string): Promise<boolean
   }
 }
 
-async function moveOn(deps: FinishDeps, task: TaskRow, owner: string): Promise<boolean> {
+/** Moves a batch whose finishing lease `owner` holds as far as it can go now (closed once no line is open); whether it closed. */
+export async function moveOn(deps: FinishDeps, task: TaskRow, owner: string): Promise<boolean> {
   const { db } = deps;
   const now = nowSeconds();
   let summary = batchSummaryOf(task);
@@ -122,8 +124,11 @@ async function moveOn(deps: FinishDeps, task: TaskRow, owner: string): Promise<b
     task = { ...task, status: 'finalizing' };
   }
   const answered = counts.completed ?? 0;
-  const output_file_id = await writeFile(deps, task, false, answered);
-  const error_file_id = await writeFile(deps, task, true, Object.values(counts).reduce((sum, count) => sum + count, 0) - answered);
+  // a Message Batch's results are read from its lines (messageBatch.ts): it has no files
+  const files = task.kind !== 'message_batch';
+  const output_file_id = files ? await writeFile(deps, task, false, answered) : undefined;
+  const unanswered = Object.values(counts).reduce((sum, count) => sum + count, 0) - answered;
+  const error_file_id = files ? await writeFile(deps, task, true, unanswered) : undefined;
   const final = finalOf(task, { ...summary, output_file_id, error_file_id }, nowSeconds());
   const current = await findTaskById(db, task.id);
   if (!current) return false;

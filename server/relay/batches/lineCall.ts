@@ -14,7 +14,7 @@ import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { admitModel, type Bill } from '../../billing/accounting';
-import { openaiChat, openaiResponses } from '../../protocols/inbound';
+import { anthropicMessages, openaiChat, openaiResponses } from '../../protocols/inbound';
 import type { RelayContext } from '../context';
 import { isRelayError, relayError, type RelayError } from '../errors';
 import { RelayCall, type RelayRoute } from '../pipeline';
@@ -28,6 +28,12 @@ export const BATCH_ROUTES: Readonly<Record<string, RelayRoute<unknown>>> = {
   '/v1/completions': textRoute(openaiChat, 'completions', '/v1/completions'),
   '/v1/embeddings': textRoute(openaiChat, 'embeddings', '/v1/embeddings'),
   '/v1/responses': textRoute(openaiResponses, 'chat', '/v1/responses'),
+};
+
+/** Every route a line may run through: OpenAI's batch endpoints, and Anthropic's Messages for a Message Batch (messageBatch.ts). */
+const LINE_ROUTES: Readonly<Record<string, RelayRoute<unknown>>> = {
+  ...BATCH_ROUTES,
+  '/v1/messages': textRoute(anthropicMessages, 'chat', '/v1/messages'),
 };
 
 /** A response that keeps what the route writes: its status, headers and bytes. */
@@ -96,7 +102,7 @@ export function priceLine(
   body: Record<string, unknown>,
   requestId?: string,
 ): PricedLine | RelayError {
-  const route = BATCH_ROUTES[endpoint];
+  const route = LINE_ROUTES[endpoint];
   if (!route) return relayError(400, `the endpoint ${endpoint} is not one a batch may use`, 'invalid_endpoint');
   const call = new BatchLineCall(ctx, route, { headers: {}, ip: '127.0.0.1', body }, new KeptResponse());
   call.caller = caller;

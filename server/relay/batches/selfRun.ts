@@ -32,7 +32,7 @@ import { isRelayError, relayError, type RelayError } from '../errors';
 import type { RelayCaller } from '../tokenAuth';
 import type { BatchRunSettings } from '../../config';
 import { batchSummaryOf, type BatchSummary } from './batchObject';
-import { finishBatch } from './finish';
+import { advanceBatch, type UpstreamRunDeps } from './upstreamRun';
 import { priceLine, runPricedLine, type LineAnswer } from './lineCall';
 
 /** How often a node looks for lines, how long a line's lease lasts, how long a batch's finishing lease lasts. */
@@ -60,7 +60,7 @@ export function batchDiscountFor(options: Pick<OptionStore, 'number' | 'json'>, 
 }
 
 /** The caller a batch's lines run as: its key and the key's owner, as they are now; or why they cannot run. */
-async function callerOf(db: Kysely<Database>, task: TaskRow): Promise<RelayCaller | RelayError> {
+export async function callerOf(db: Kysely<Database>, task: TaskRow): Promise<RelayCaller | RelayError> {
   const token = await findOwnToken(db, Number(task.user_id), Number(task.token_id));
   const found = token ? await tokenAndOwnerByKey(db, token.key) : undefined;
   // the key's own remaining quota is not checked here: the batch holds what its lines cost already
@@ -171,8 +171,17 @@ export class BatchRunner {
     // the finishing sweep at most once a second with a timer (a pass also follows every line's end)
     if (this.settings.intervalMs <= 0 || now - this.finishedAt >= Math.max(1000, this.settings.intervalMs)) {
       this.finishedAt = now;
-      const finishDeps = { db, store: this.deps.store, leaseMs: this.settings.finishLeaseMs };
-      for (const id of await openBatchIds(db, now, 20)) await finishBatch(finishDeps, id);
+      const finishDeps: UpstreamRunDeps = {
+        db,
+        ctx,
+        store: this.deps.store,
+        log: this.deps.log,
+        leaseMs: this.settings.finishLeaseMs,
+        intervalMs: this.settings.intervalMs,
+        callerOf: (task) => callerOf(db, task),
+      };
+      // a gateway-run batch is finished here, one run at the vendor submitted, polled and settled (upstreamRun.ts)
+      for (const id of await openBatchIds(db, now, 20)) await advanceBatch(finishDeps, id);
     }
     const pauseAt = options.number('BatchPauseInFlight');
     if (this.stopped || (pauseAt > 0 && ctx.inFlight >= pauseAt)) return 0;

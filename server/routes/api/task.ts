@@ -13,8 +13,10 @@ import { PAGE_SIZES } from '../../../common/listQuery';
 import { Role } from '../../../common/roles';
 import { callerOf, requireRole } from '../../plugins/auth';
 import { pageWindowOf } from '../../repositories/pagination';
-import { consoleTaskPage, type TaskListFilter, type TaskRow } from '../../repositories/tasks';
+import { consoleTaskPage, type TaskListFilter } from '../../repositories/tasks';
 import { text } from './inputSchemas';
+import { taskActionRoutes } from './taskActions';
+import { toTaskRecord } from './taskRecord';
 
 type TaskQuery = Partial<Record<'p' | 'page_size' | 'kind' | 'status' | 'user_id', string>>;
 
@@ -34,57 +36,6 @@ const listSchema = {
     description: 'a JSON object',
   }),
 };
-
-/** One task as the console shows it. */
-export interface TaskRecord {
-  id: string;
-  kind: string;
-  model: string;
-  status: string;
-  /** 0 to 100. */
-  progress: number;
-  held_quota: number;
-  charged_quota: number;
-  created_at: number;
-  updated_at: number;
-  completed_at: number | null;
-  user_id: number;
-  /** The owner's name (admins); null once the user is deleted. */
-  username?: string | null;
-  /** The channel that took it (admins). */
-  channel_id?: number;
-  error: { code?: string; message?: string } | null;
-  request_id: string;
-}
-
-function errorOf(error: string | null): TaskRecord['error'] {
-  if (!error) return null;
-  try {
-    const parsed = JSON.parse(error) as TaskRecord['error'] | string | number | boolean;
-    return parsed && typeof parsed === 'object' ? parsed : { message: String(parsed) };
-  } catch {
-    return { message: error };
-  }
-}
-
-function toTaskRecord(row: TaskRow & { username: string | null }, admin: boolean): TaskRecord {
-  const record: TaskRecord = {
-    id: row.id,
-    kind: row.kind,
-    model: row.model,
-    status: row.status,
-    progress: Number(row.progress),
-    held_quota: Number(row.held_quota),
-    charged_quota: Number(row.charged_quota),
-    created_at: Number(row.created_at),
-    updated_at: Number(row.updated_at),
-    completed_at: row.completed_at === null ? null : Number(row.completed_at),
-    user_id: Number(row.user_id),
-    error: errorOf(row.error),
-    request_id: row.request_id,
-  };
-  return admin ? { ...record, username: row.username, channel_id: Number(row.channel_id) } : record;
-}
 
 function filterOf(query: TaskQuery): TaskListFilter {
   const word = (value: string | undefined) => (value?.trim() ? value.trim() : undefined);
@@ -108,5 +59,6 @@ export function taskRoutes(fastify: FastifyInstance): Promise<void> {
   app.get('/api/task/self', { preHandler: requireRole(Role.user), schema: listSchema }, (request) =>
     list(request.query, Number(callerOf(request).id)),
   );
+  taskActionRoutes(app);
   return Promise.resolve();
 }

@@ -2,26 +2,32 @@
 // /v1/batches reads the caller's input file (purpose "batch"), checks every
 // line as OpenAI does and prices each as the relay prices that request, then
 // holds the sum of those bounds in the transaction that writes the batch's
-// task (kind 'batch') and its lines; a refused file holds nothing. Every node
+// task (kind 'batch') and its lines; a refused file holds nothing. That sum
+// is held against the key's, the user's and the member's budgets and caps as
+// a video's hold is (over one: the relayed call's 429, nothing held), and
+// counts as spent from then on (billing/taskLedger.ts, batchLedger.ts). Every node
 // runs queued lines at a low priority (selfRun.ts) and bills each once at the
-// batch discount; the output and error files are read with GET
+// batch discount; a batch whose channel is OpenAI or Azure OpenAI runs at the
+// vendor's Batch API instead (upstreamRun.ts, its lines held by the batch
+// until the vendor's results settle them); the output and error files are read with GET
 // /v1/files/{id}/content. GET, list and cancel read the caller's own
 // batches: another user's answers 404 as an unknown one does.
 // Reference: https://platform.openai.com/docs/api-reference/batch
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requestIdOf } from '../../../common/requestId';
-import { insufficientQuota } from '../../billing/accounting';
-import { dropBatchLines } from '../../billing/batchLedger';
-import { submitTask } from '../../billing/taskLedger';
-import { batchModeFor, batchObject, batchSummaryOf, type BatchSummary } from '../../relay/batches/batchObject';
+import { batchModeFor, batchObject, type BatchSummary } from '../../relay/batches/batchObject';
 import { checkInput, type CheckedInput } from '../../relay/batches/input';
 import { BATCH_ROUTES } from '../../relay/batches/lineCall';
 import { BatchRunner } from '../../relay/batches/selfRun';
+import { batchChannelFor } from '../../relay/batches/upstreamChannel';
+import { UPSTREAM_LINE_OWNER } from '../../relay/batches/upstreamSettle';
 import type { RelayContext } from '../../relay/context';
 import { isRelayError, relayError, sendRelayError, type RelayError } from '../../relay/errors';
+import { holdTask } from '../../relay/tasks/holdTask';
+import { cancelBatchTask } from '../../relay/tasks/taskActions';
 import { authenticateRelay, type RelayCaller } from '../../relay/tokenAuth';
-import { batchLineCounts, insertBatchLines, moveBatch } from '../../repositories/batchLines';
+import { batchLineCounts, insertBatchLines } from '../../repositories/batchLines';
 import { findTask, listTasks, type TaskRow } from '../../repositories/tasks';
 import { openOwnedFile } from '../../services/fileStore';
 import { configuredFileStore } from '../../services/s3FileStore';
@@ -76,13 +82,6 @@ function createBodyOf(body: unknown): CreateBody | RelayError {
   };
 }
 
-/** Whether the key, its owner or the member holding it has a budget or a spending cap (a batch line's charge counts in none yet). */
-function underBudget({ token, user, member }: RelayCaller): boolean {
-  const budgeted = (row: { budget_period: string; budget_quota: number | string }) =>
-    row.budget_period !== '' && Number(row.budget_quota) > 0;
-  return budgeted(token) || budgeted(user) || (member !== undefined && (Number(member.cap_quota) > 0 || member.cap_period !== ''));
-}
-
 interface Deps {
   ctx: RelayContext;
   store: ReturnType<typeof configuredFileStore>;
@@ -117,21 +116,14 @@ async function createBatch(deps: Deps, request: FastifyRequest, reply: FastifyRe
   if (!caller) return reply;
   const ask = createBodyOf(request.body);
   if (isRelayError(ask)) return sendRelayError(reply, ask);
-  if (underBudget(caller))
-    return sendRelayError(
-      reply,
-      relayError(
-        403,
-        'batches are not counted against budgets or spending caps yet, and this key, its owner or its member has one',
-        'batch_budget_unsupported',
-        'permission_error',
-      ),
-    );
   const input = await inputOf(deps, caller, ask);
   if (isRelayError(input)) return sendRelayError(reply, input);
   const now = Math.floor(Date.now() / 1000);
+  const channel = await batchChannelFor(ctx, caller, input.model);
+  const mode = batchModeFor(channel, ctx.options.bool('BatchUpstreamEnabled'));
   const summary: BatchSummary = {
-    mode: batchModeFor(ask.endpoint, input.model),
+    mode,
+    ...(mode === 'upstream' ? { channelId: channel!.id, upstream: { polls: 0, failures: 0, nextPollAt: 0 } } : {}),
     ...ask,
     total: input.lines.length,
     username: caller.user.username,
@@ -158,12 +150,12 @@ async function createBatch(deps: Deps, request: FastifyRequest, reply: FastifyRe
     custom_id: line.customId,
     body: line.body,
     bound: line.bound,
-    status: 'queued',
+    // an upstream batch's lines are the vendor's to run: held by the batch until its results settle them
+    ...(mode === 'upstream' ? { status: 'running', lease_owner: UPSTREAM_LINE_OWNER, lease_until: NEVER } : { status: 'queued' }),
     updated_at: now,
   }));
-  const payer = { userId: row.user_id, tokenId: row.token_id, limitedToken: Number(caller.token.unlimited_quota) !== 1 };
-  const taken = await submitTask(ctx.db, payer, row, undefined, (transaction) => insertBatchLines(transaction, lines));
-  if (!taken.ok) return sendRelayError(reply, await insufficientQuota(ctx, { ...payer, amount: row.held_quota }, taken.reason));
+  const refused = await holdTask(ctx, caller, row, (transaction) => insertBatchLines(transaction, lines));
+  if (refused) return sendRelayError(reply, refused);
   const task = await findTask(ctx.db, row.user_id, 'batch', row.id);
   return batchObject(task!, {});
 }
@@ -175,15 +167,9 @@ async function cancelBatch(deps: Deps, request: FastifyRequest<{ Params: { id: s
   if (!caller) return reply;
   const task = await ownBatch(deps, caller, request.params.id);
   if (!task) return sendRelayError(reply, noSuchBatch(request.params.id));
-  if (task.status === 'validating' || task.status === 'in_progress') {
-    const now = Math.floor(Date.now() / 1000);
-    const summary = { ...batchSummaryOf(task), cancelling_at: now };
-    if (await moveBatch(db, task.id, [task.status], 'cancelling', JSON.stringify(summary), now))
-      await dropBatchLines(db, task, 'cancelled', randomBytes(12).toString('hex'));
-  } else if (task.status !== 'cancelling' && task.status !== 'cancelled') {
+  const current = await cancelBatchTask(db, task);
+  if (!current)
     return sendRelayError(reply, relayError(409, `Cannot cancel a batch with status '${task.status}'.`, 'batch_not_cancellable'));
-  }
-  const current = (await findTask(db, Number(caller.user.id), 'batch', task.id))!;
   return batchObject(current, await batchLineCounts(db, current.id));
 }
 

@@ -15,6 +15,7 @@
 //   files.ts          the Files API, served here (fileUpload.ts reads the upload)
 //   videos.ts         the Videos API (Sora): asynchronous tasks, polled and settled by relay/tasks/
 //   batches.ts        the Batch API, run by the gateway itself line by line (relay/batches/)
+//   messageBatches.ts Anthropic's Message Batches, on the same machinery
 //   unimplemented.ts  the 501 routes (fine-tunes, ...)
 //   realtime.ts       GET /v1/realtime, a WebSocket (server/relay/realtime/ holds the session)
 import type { FastifyInstance } from 'fastify';
@@ -42,6 +43,7 @@ import { TEXT_ROUTES } from './text';
 import { unimplementedRoutes } from './unimplemented';
 import { videoRoutes } from './videos';
 import { batchRoutes } from './batches';
+import { messageBatchRoutes } from './messageBatches';
 import { taskPollSettings } from '../../relay/tasks/poller';
 import { realtimeRoutes } from './realtime';
 
@@ -164,5 +166,6 @@ export async function relayRoutes(app: FastifyInstance): Promise<void> {
   await app.register(fileRoutes);
   await app.register(videoRoutes, { ctx, polling: taskPollSettings(app.ctx.config.tasks) });
   await app.register(batchRoutes, { ctx });
+  await app.register(messageBatchRoutes, { ctx });
   await app.register(unimplementedRoutes);
 }

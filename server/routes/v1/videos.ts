@@ -12,20 +12,20 @@
 // another user's video answers 404 as an unknown one does.
 // Reference: https://platform.openai.com/docs/api-reference/videos
 import { randomBytes } from 'node:crypto';
-import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requestIdOf } from '../../../common/requestId';
-import { insufficientQuota } from '../../billing/accounting';
-import { rememberTaskBudget, settleTask, submitTask } from '../../billing/taskLedger';
+import { settleTask } from '../../billing/taskLedger';
 import { videoPrice, videoQuota } from '../../billing/videoPrices';
 import type { RelayContext } from '../../relay/context';
 import { isRelayError, relayError, sendRelayError, type RelayError } from '../../relay/errors';
 import { findMultipartField, multipartBoundary, replaceMultipartField } from '../../relay/multipart';
 import { authenticateRelay, type RelayCaller } from '../../relay/tokenAuth';
 import { DisconnectSignal } from '../../relay/upstream';
-import { findTask, listTasks, markTaskDeleted, recordSubmission, TASK_IN_FLIGHT, type TaskRow } from '../../repositories/tasks';
+import { findTask, listTasks, recordSubmission, type TaskRow } from '../../repositories/tasks';
+import { holdTask } from '../../relay/tasks/holdTask';
 import type { TaskPollSettings } from '../../relay/tasks/poller';
-import { callVendor, videoObject, type VideoSummary } from '../../relay/tasks/videos';
+import { deleteVideoTask, readVideoContent } from '../../relay/tasks/taskActions';
+import { videoObject, type VideoSummary } from '../../relay/tasks/videos';
 
 const DEFAULT_MODEL = 'sora-2';
 const DEFAULT_SECONDS = 4;
@@ -140,25 +140,9 @@ async function hold({ ctx, polling }: Deps, caller: RelayCaller, ask: VideoAsk, 
     created_at: now,
     updated_at: now,
   };
-  const reservation = {
-    userId: row.user_id,
-    tokenId: row.token_id,
-    limitedToken: Number(caller.token.unlimited_quota) !== 1,
-    amount: row.held_quota,
-  };
   // the budgets and a member's caps first, as for a relayed call; the hold then counts as spent (taskLedger.ts)
-  const overBudget = ctx.budgets.hold(caller.token, caller.user, reservation, caller.member);
-  if (overBudget) return overBudget;
-  const { budget, amend } = ctx.budgets.spendTask(reservation);
-  const taken = await submitTask(ctx.db, reservation, row, budget).catch((error: unknown) => {
-    amend(-row.held_quota);
-    throw error;
-  });
-  if (!taken.ok) {
-    amend(-row.held_quota);
-    return insufficientQuota(ctx, reservation, taken.reason);
-  }
-  if (budget) rememberTaskBudget(row.id, amend);
+  const refused = await holdTask(ctx, caller, row);
+  if (refused) return refused;
   return (await findTask(ctx.db, row.user_id, 'video', row.id))!;
 }
 
@@ -255,10 +239,19 @@ async function videoContent(deps: Deps, request: VideoRequest, reply: FastifyRep
   if (task.status !== 'completed')
     return sendRelayError(reply, relayError(400, `the video is ${videoObject(task).status}, not completed`, 'video_not_ready'));
   const variant = request.query.variant;
-  const suffix = `/content${isWord(variant) ? `?variant=${variant}` : ''}`;
   const range = request.headers.range;
-  const answer = await callVendor(deps.ctx.db, task, 'GET', suffix, typeof range === 'string' ? { range } : {}).catch(() => undefined);
-  return streamContent(reply, answer);
+  const content = await readVideoContent(
+    deps.ctx.db,
+    task,
+    typeof range === 'string' ? range : undefined,
+    isWord(variant) ? variant : undefined,
+  );
+  if (!content.ok)
+    return sendRelayError(
+      reply,
+      relayError(content.status, content.message, 'upstream_error', content.status === 502 ? 'server_error' : undefined),
+    );
+  return reply.code(content.status).headers(content.headers).send(content.body);
 }
 
 /** DELETE /v1/videos/{id}: the vendor's copy first; a video deleted unfinished is not billed, a finished one keeps its charge and log. */
@@ -268,14 +261,10 @@ async function deleteVideo(deps: Deps, request: VideoRequest, reply: FastifyRepl
   if (!caller) return reply;
   const task = await ownVideo(deps, caller, request.params.id);
   if (!task) return sendRelayError(reply, noSuchVideo(request.params.id));
-  const answer = task.upstream_id ? await callVendor(db, task, 'DELETE', '').catch(() => undefined) : undefined;
-  if (task.upstream_id && (!answer || (!answer.ok && answer.status !== 404)))
+  const deleted = await deleteVideoTask(db, task);
+  if (deleted === 'vendor_failed')
     return sendRelayError(reply, relayError(502, 'the vendor did not delete the video; try again', 'upstream_error', 'server_error'));
-  const inFlight = (TASK_IN_FLIGHT as readonly string[]).includes(task.status);
-  const deleted = inFlight
-    ? await settleTask(db, task, { status: 'deleted', charge: 0 })
-    : await markTaskDeleted(db, task.id, Math.floor(Date.now() / 1000));
-  if (!deleted) return sendRelayError(reply, noSuchVideo(request.params.id));
+  if (deleted === 'gone') return sendRelayError(reply, noSuchVideo(request.params.id));
   return { id: task.id, object: 'video.deleted', deleted: true };
 }
 
@@ -291,27 +280,4 @@ export function videoRoutes(app: FastifyInstance, deps: VideoRoutesOptions): Pro
   app.get('/v1/videos/:id/content', (request: VideoRequest, reply) => videoContent(deps, request, reply));
   app.delete('/v1/videos/:id', (request: VideoRequest, reply) => deleteVideo(deps, request, reply));
   return Promise.resolve();
-}
-
-/** The vendor's answer to a content request, streamed through with its status (206 for a range) and range headers. */
-function streamContent(reply: FastifyReply, answer: Response | undefined) {
-  if (!answer?.body) return sendRelayError(reply, relayError(502, 'the vendor did not send the video', 'upstream_error', 'server_error'));
-  if (!answer.ok && answer.status !== 206) {
-    void answer.body.cancel();
-    const status = answer.status === 416 ? 416 : 502;
-    return sendRelayError(
-      reply,
-      relayError(
-        status,
-        status === 416 ? 'the range asked for is not in the video' : 'the vendor did not send the video',
-        'upstream_error',
-      ),
-    );
-  }
-  reply.code(answer.status);
-  for (const name of ['content-type', 'content-length', 'content-range', 'accept-ranges', 'etag', 'last-modified']) {
-    const value = answer.headers.get(name);
-    if (value !== null) reply.header(name, value);
-  }
-  return reply.send(Readable.fromWeb(answer.body));
 }

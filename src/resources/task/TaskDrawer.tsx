@@ -1,7 +1,9 @@
 // One task in full, in a drawer over the list: what it is (kind, model,
 // status, progress, owner and channel for admins, times), its money (what it
 // holds while running, what it charged), the vendor's error when it failed,
-// and the request id that created it (copied in a click, to find its log).
+// and the request id that created it (copied in a click, to find its log);
+// a finished video plays and downloads, a batch's files download, and a task
+// still running can be cancelled (TaskActions.tsx).
 import { Box, Typography } from '@mui/material';
 import { useTranslate, type RaRecord } from 'react-admin';
 import { useStatus } from '../../layout/status';
@@ -10,6 +12,7 @@ import { DetailDrawer, DrawerSection } from '../shared/DetailDrawer';
 import { Facts, RequestId } from '../shared/DrawerFacts';
 import { formatTimestamp } from '../shared/TimestampField';
 import { textOf } from '../shared/textOf';
+import { BatchFiles, CancelTaskButton, canCancel, VideoPreview } from './TaskActions';
 import { TaskStatusChip, useTaskWords } from './taskFields';
 
 /** A task's money is a few cents: six decimals, as the log shows a request's. */
@@ -44,7 +47,32 @@ function TaskError({ error }: { error: unknown }) {
   );
 }
 
-function TaskDetails({ record, admin }: { record: RaRecord; admin: boolean }) {
+interface DetailsProps {
+  record: RaRecord;
+  admin: boolean;
+  /** The task changed (cancelled): its new row. */
+  onChanged: (record: RaRecord) => void;
+}
+
+/** What the task made: a finished video, a batch's files; nothing for a video not finished. */
+function TaskOutput({ record }: { record: RaRecord }) {
+  const translate = useTranslate();
+  const kind = textOf(record.kind);
+  if (kind === 'video' && record.status === 'completed')
+    return (
+      <DrawerSection title={translate('task.actions.video')}>
+        <VideoPreview record={record} />
+      </DrawerSection>
+    );
+  if (kind !== 'batch') return null;
+  return (
+    <DrawerSection title={translate('task.actions.files')}>
+      <BatchFiles record={record} />
+    </DrawerSection>
+  );
+}
+
+function TaskDetails({ record, admin, onChanged }: DetailsProps) {
   const translate = useTranslate();
   const { status } = useStatus();
   const words = useTaskWords();
@@ -68,7 +96,13 @@ function TaskDetails({ record, admin }: { record: RaRecord; admin: boolean }) {
             ['task.fields.request_id', requestId ? <RequestId requestId={requestId} copyLabel="task.drawer.copy_request_id" /> : undefined],
           ]}
         />
+        {canCancel(record) && (
+          <Box sx={{ mt: 1.5 }}>
+            <CancelTaskButton record={record} onChanged={onChanged} />
+          </Box>
+        )}
       </DrawerSection>
+      <TaskOutput record={record} />
       <DrawerSection title={translate('task.drawer.money')}>
         <Facts
           facts={[
@@ -85,7 +119,12 @@ function TaskDetails({ record, admin }: { record: RaRecord; admin: boolean }) {
 }
 
 /** The drawer for `record` (closed when there is none); Esc, the backdrop and the close button close it. */
-export function TaskDrawer({ record, admin, onClose }: { record: RaRecord | undefined; admin: boolean; onClose: () => void }) {
+export function TaskDrawer({
+  record,
+  admin,
+  onClose,
+  onChanged,
+}: Omit<DetailsProps, 'record'> & { record?: RaRecord; onClose: () => void }) {
   const translate = useTranslate();
   return (
     <DetailDrawer
@@ -96,7 +135,7 @@ export function TaskDrawer({ record, admin, onClose }: { record: RaRecord | unde
       width={480}
       testId="task-drawer"
     >
-      {record && <TaskDetails record={record} admin={admin} />}
+      {record && <TaskDetails record={record} admin={admin} onChanged={onChanged} />}
     </DetailDrawer>
   );
 }

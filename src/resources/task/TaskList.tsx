@@ -2,10 +2,21 @@
 // a user filter and the owner's column; filters for kind and status. Newest
 // first, ten a page. What a task holds while it runs and what it charged are
 // money, shown as the log shows a request's; a row (or its button) opens the
-// task in a drawer with its error and request id. On a phone rows become
-// cards and the filters fold behind a button.
+// task in a drawer with its error and request id, its video or files, and a
+// cancel while it runs. On a phone rows become cards and the filters fold
+// behind a button.
 import { useState, type MouseEvent } from 'react';
-import { AutocompleteInput, List, SelectInput, TextField, useGetList, useRecordContext, useTranslate, type RaRecord } from 'react-admin';
+import {
+  AutocompleteInput,
+  List,
+  SelectInput,
+  TextField,
+  useGetList,
+  useRecordContext,
+  useRefresh,
+  useTranslate,
+  type RaRecord,
+} from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
 import { Box, Link, Typography } from '@mui/material';
 import type { UserRecord } from '../../../common/records';
@@ -195,6 +206,12 @@ export function TaskList() {
   const translate = useTranslate();
   const [opened, setOpened] = useState<RaRecord>();
   const filters = useFoldingFilters();
+  const refresh = useRefresh();
+  // a cancelled task: the drawer shows its new status at once, the list once it has loaded again
+  const changed = (record: RaRecord) => {
+    setOpened(record);
+    refresh();
+  };
   return (
     <TitledPage title={admin ? 'task.title_all' : 'task.title_self'}>
       <Typography variant="body2" color="text.secondary" sx={{ mb: 1 }}>
@@ -203,7 +220,7 @@ export function TaskList() {
       <List {...listDefaults} title="task.title_all" actions={false} filters={filters.shown(filterInputs(admin))} storeKey={false}>
         <TaskFilters open={filters.open} onToggle={filters.toggle} />
         <ListBody table={<TaskTable admin={admin} onOpen={setOpened} />} cards={<TaskCards admin={admin} onOpen={setOpened} />} />
-        <TaskDrawer record={opened} admin={admin} onClose={() => setOpened(undefined)} />
+        <TaskDrawer record={opened} admin={admin} onClose={() => setOpened(undefined)} onChanged={changed} />
       </List>
     </TitledPage>
   );

@@ -21,7 +21,7 @@ export const TASK_STATUSES: Record<string, ChipColor> = {
   deleted: 'default',
 };
 
-export const TASK_KINDS = ['video', 'batch'];
+export const TASK_KINDS = ['video', 'batch', 'message_batch'];
 
 export const STATUS_CHOICES = Object.keys(TASK_STATUSES).map((status) => ({ id: status, name: `task.status.${status}` }));
 export const KIND_CHOICES = TASK_KINDS.map((kind) => ({ id: kind, name: `task.kind.${kind}` }));
