@@ -21,6 +21,7 @@ import { metricsCostRows } from './metricsCost';
 import { startOtlpSink, tracingCostRows } from './tracingCost';
 import { cacheHitRows, setResponseCache } from './cacheHits';
 import { signingCostRows } from './signingCost';
+import { longStreamReport } from './longStreams';
 import { benchDatabaseKind, CommitWindows, createBenchDatabase, DATABASE_LABELS, type BenchDatabase } from './databases';
 import { rssReport } from './rss';
 import { REALTIME_MODEL, realtimeRows, type RealtimeTarget } from './realtime';
@@ -38,7 +39,7 @@ const streamBody = { ...plainBody, stream: true, emulator: { chunks: 20 } };
  * `BENCH_ONLY=metrics` runs the metrics on/off row alone (a quick check of that row); `workers` the workers rows
  * alone; `rss` the RSS of the SQLite gateway over a million requests (BENCH_RSS_REQUESTS) and nothing else;
  * `realtime` the realtime row alone; `cache` the response cache row alone; `tracing` the tracing on/off row alone;
- * `signing` the SigV4 signing row alone.
+ * `signing` the SigV4 signing row alone; `streams` the long-stream row (1,000 streams held open for five minutes).
  */
 const ONLY = process.env.BENCH_ONLY?.trim();
 /**
@@ -290,6 +291,13 @@ if (ONLY === 'workers') {
 }
 if (ONLY === 'rss') {
   writeReport('rss.md', await rssReport({ model: MODEL, body: plainBody }));
+  process.exit(0);
+}
+if (ONLY === 'streams') {
+  writeReport(
+    'streams.md',
+    [`# Switchboard benchmark, long streams (${new Date().toISOString()})`, ...(await longStreamReport(MODEL))].join('\n'),
+  );
   process.exit(0);
 }
 if (ONLY === 'signing') {
@@ -746,7 +754,7 @@ try {
   const report = [
     `# Switchboard benchmark (${new Date().toISOString()}, ${SECONDS}s per target and scenario in ${ROUNDS} alternating runs, wrk on loopback${onDatabase === undefined ? '' : `; BENCH_DB=${DATABASE}: the gateway on ${DATABASE_LABELS[DATABASE!]} beside the SQLite one`})`,
     '',
-    `CPU placement: ${placement.description}. RSS after a million requests is not measured here: BENCH_ONLY=rss (a few minutes).`,
+    `CPU placement: ${placement.description}. RSS after a million requests and RSS with 1,000 streams held open for five minutes are not measured here: BENCH_ONLY=rss and BENCH_ONLY=streams (a few minutes each).`,
     '',
     ...lines,
     ...protocolLines,
