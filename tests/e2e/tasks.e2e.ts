@@ -62,7 +62,8 @@ describe.runIf(chromiumAvailable())('tasks: a video played and cancelled, a batc
     await setOptions(gateway.baseUrl, cookie, { BatchUpstreamEnabled: 'false', BatchConcurrency: '1' });
     const channels = [
       { name: 'sora', key: 'sk-video', base_url: videos.baseUrl, models: 'sora-2' },
-      // answers after 1.2 s: twenty lines one at a time keep the batch running while the page cancels it
+      // answers after 1.2 s: 200 lines one at a time keep the batch running while the page cancels it, so it is
+      // cancelled with lines not yet run (its error file), whatever the machine's speed (20 were all run once)
       { name: 'slow-chat', key: 'sk-slow', base_url: openai.baseUrl, models: 'gpt-3.5-turbo' },
     ];
     for (const channel of channels) {
@@ -85,7 +86,7 @@ describe.runIf(chromiumAvailable())('tasks: a video played and cancelled, a batc
         url: '/v1/chat/completions',
         body: { model: 'gpt-3.5-turbo', messages: [{ role: 'user', content: 'hello' }], max_tokens: 20 },
       });
-    form.append('file', new Blob([`${Array.from({ length: 20 }, (_, index) => line(index)).join('\n')}\n`]), 'input.jsonl');
+    form.append('file', new Blob([`${Array.from({ length: 200 }, (_, index) => line(index)).join('\n')}\n`]), 'input.jsonl');
     const file = await relay('/v1/files', form);
     ids.batch = (await relay('/v1/batches', { input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' })).id;
     expect(ids.batch).toMatch(/^batch_/);

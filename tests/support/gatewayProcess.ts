@@ -80,16 +80,19 @@ export async function spawnGatewayProcess(env: Record<string, string>, startTime
  * API: POSTs `body` to `path` with root's session and resolves to the
  * envelope's data, throwing with the server's message when it says no.
  */
-export async function rootConsole(baseUrl: string, password: string): Promise<(path: string, body: unknown) => Promise<any>> {
+export async function rootConsole(
+  baseUrl: string,
+  password: string,
+): Promise<(path: string, body: unknown, method?: 'POST' | 'PUT') => Promise<any>> {
   const login = await fetch(`${baseUrl}/api/user/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ username: 'root', password }),
   });
   const cookie = String(login.headers.get('set-cookie')).split(';')[0];
-  return async (path, body) => {
+  return async (path, body, method = 'POST') => {
     const response = await fetch(`${baseUrl}${path}`, {
-      method: 'POST',
+      method,
       headers: { 'content-type': 'application/json', cookie },
       body: JSON.stringify(body),
     });
