@@ -6,7 +6,7 @@
 // grew from the second minute to the last (a gateway that keeps something per
 // chunk grows; one that keeps a fixed state per stream stays flat).
 import { Agent, request } from 'undici';
-import { prepareGateway } from './consoleApi';
+import { consoleCall, prepareGateway } from './consoleApi';
 import { placeProcesses, rssMiB, startFlags, startScript, type Started } from './processes';
 
 /** Growth from the second minute to the last still called flat, in MiB: heaps of this size move about that much between collections. */
@@ -17,7 +17,14 @@ interface StreamTally {
   ended: number;
   failed: number;
   chunks: number;
+  /** Why streams failed: the status, or the error's name. */
+  failures: Record<string, number>;
 }
+
+const failed = (tally: StreamTally, why: string) => {
+  tally.failed += 1;
+  tally.failures[why] = (tally.failures[why] ?? 0) + 1;
+};
 
 /** One stream read to its end, counting its chunks (each `data:` frame). */
 async function holdStream(url: string, key: string, body: string, agent: Agent, tally: StreamTally): Promise<void> {
@@ -29,7 +36,7 @@ async function holdStream(url: string, key: string, body: string, agent: Agent, 
       dispatcher: agent,
     });
     if (response.statusCode !== 200) {
-      tally.failed += 1;
+      failed(tally, String(response.statusCode));
       await response.body.text();
       return;
     }
@@ -37,8 +44,8 @@ async function holdStream(url: string, key: string, body: string, agent: Agent, 
     for await (const piece of response.body) tally.chunks += String(piece).split('data: ').length - 1;
     tally.open -= 1;
     tally.ended += 1;
-  } catch {
-    tally.failed += 1;
+  } catch (error) {
+    failed(tally, error instanceof Error ? error.name : 'error');
   }
 }
 
@@ -56,7 +63,10 @@ export async function longStreamReport(model: string): Promise<string[]> {
     started.push(gateway);
     const pid = gateway.child.pid!;
     placement.pinMeasured(pid);
-    const { key } = await prepareGateway(gateway.url, emulator.url, model);
+    const { key, rootCookie } = await prepareGateway(gateway.url, emulator.url, model);
+    // one key holds every stream: the default limits on requests in flight (128 a key, 256 an account) are lifted
+    for (const option of ['TokenConcurrencyLimit', 'UserConcurrencyLimit'])
+      await consoleCall(`${gateway.url}/api/option/`, { method: 'PUT', cookie: rootCookie, body: { key: option, value: '0' } });
     const idle = rssMiB(pid);
     const body = JSON.stringify({
       model,
@@ -64,7 +74,7 @@ export async function longStreamReport(model: string): Promise<string[]> {
       emulator: { chunks: minutes * 60 + 15, delay_ms: 1000 },
       messages: [{ role: 'user', content: 'Stream for a long while.' }],
     });
-    const tally: StreamTally = { open: 0, ended: 0, failed: 0, chunks: 0 };
+    const tally: StreamTally = { open: 0, ended: 0, failed: 0, chunks: 0, failures: {} };
     const running: Array<Promise<void>> = [];
     // opened over about five seconds, as clients arrive, not in one burst
     for (let index = 0; index < streams; index += 1) {
@@ -84,7 +94,7 @@ export async function longStreamReport(model: string): Promise<string[]> {
     const growth = last.rss - second.rss;
     return [
       '',
-      `Long streams: ${streams} chat streams held open at once through the SQLite gateway for ${minutes} minute${minutes === 1 ? '' : 's'}, a chunk a second each (CPU placement: ${placement.description}); idle gateway ${idle.toFixed(1)} MiB RSS; ${tally.ended} streams read to their end, ${tally.failed} failed, ${tally.chunks.toLocaleString('en')} chunks relayed.`,
+      `Long streams: ${streams} chat streams held open at once through the SQLite gateway for ${minutes} minute${minutes === 1 ? '' : 's'}, a chunk a second each (CPU placement: ${placement.description}); idle gateway ${idle.toFixed(1)} MiB RSS; ${tally.ended} streams read to their end, ${tally.failed} failed${tally.failed > 0 ? ` (${JSON.stringify(tally.failures)})` : ''}, ${tally.chunks.toLocaleString('en')} chunks relayed.`,
       '',
       '| minute | streams open | RSS MiB | KiB per open stream above idle |',
       '|---:|---:|---:|---:|',
