@@ -178,7 +178,11 @@ export class SseUsageWatcher implements UsageWatcher {
   private pendingBytes: Buffer | undefined;
   private decoder: StringDecoder | undefined;
   /** In stream order: data payloads of events read one by one, and chunks passed on whole (read only if needed). */
-  private readonly payloads: Array<string | Buffer> = [];
+  private payloads: Array<string | Buffer> = [];
+  /** How many bytes `payloads` holds; past FOLD_AT they are read into `folded` and let go. */
+  private held = 0;
+  /** The text of payloads already read, in stream order before those still held. */
+  private folded = '';
   private usage: Usage | undefined;
   /** True once the upstream sent `data: [DONE]`. */
   done = false;
@@ -210,7 +214,7 @@ export class SseUsageWatcher implements UsageWatcher {
     this.pendingBytes = complete === data ? undefined : data.subarray(end + EVENT_END.length);
     let special = nextSpecial(complete, 0);
     if (special === -1) {
-      this.payloads.push(complete);
+      this.hold(complete);
       return complete;
     }
     // only the events with usage or [DONE] are read; the runs between go on as slices of the same bytes
@@ -233,7 +237,22 @@ export class SseUsageWatcher implements UsageWatcher {
   /** Plain events passed on whole: kept for the client, and for counting should no usage come. */
   private keep(kept: Buffer[], events: Buffer): void {
     kept.push(events);
-    this.payloads.push(events);
+    this.hold(events);
+  }
+
+  /**
+   * Keeps a payload or run of events for a count should no usage come. A long
+   * stream would keep every chunk (and the socket buffers they point into) to
+   * its end, so past FOLD_AT bytes what is held is read into text and let go:
+   * each chunk is still read at most once, and memory stays flat.
+   */
+  private hold(part: string | Buffer): void {
+    this.payloads.push(part);
+    this.held += part.length;
+    if (this.held < FOLD_AT) return;
+    this.folded += textOfPayloads(this.payloads);
+    this.payloads = [];
+    this.held = 0;
   }
 
   /** Takes a chunk from upstream; returns what to write to the client now (may be ''). */
@@ -274,7 +293,7 @@ export class SseUsageWatcher implements UsageWatcher {
         if (payload.includes('"usage"')) {
           keep = this.readUsage(payload) && keep;
         } else {
-          this.payloads.push(payload);
+          this.hold(payload);
         }
       }
       if (keep) output += event + EVENT_END;
@@ -294,7 +313,7 @@ export class SseUsageWatcher implements UsageWatcher {
         };
       }
       const usageOnly = Array.isArray(parsed.choices) && parsed.choices.length === 0;
-      if (Array.isArray(parsed.choices) && parsed.choices.length > 0) this.payloads.push(payload);
+      if (Array.isArray(parsed.choices) && parsed.choices.length > 0) this.hold(payload);
       return !(this.stripUsageEvent && usageOnly);
     } catch {
       return true;
@@ -306,22 +325,43 @@ export class SseUsageWatcher implements UsageWatcher {
     return this.usage;
   }
 
+  /** Bytes of stream kept unread for a count; never more than FOLD_AT, however long the stream. */
+  heldBytes(): number {
+    return this.held;
+  }
+
   /** The text streamed so far (chat deltas and completion texts), for counting locally. */
   streamedText(): string {
-    let text = '';
-    for (const payload of this.payloads.flatMap((part) => (typeof part === 'string' ? [part] : dataPayloads(part.toString('utf8'))))) {
-      try {
-        const parsed = JSON.parse(payload) as { choices?: Array<{ delta?: { content?: unknown }; text?: unknown }> };
-        for (const choice of parsed.choices ?? []) {
-          if (typeof choice.delta?.content === 'string') text += choice.delta.content;
-          else if (typeof choice.text === 'string') text += choice.text;
-        }
-      } catch {
-        // a malformed event carries no billable text
-      }
-    }
-    return text;
+    return this.folded + textOfPayloads(this.payloads);
   }
+}
+
+/** Bytes of stream a watcher holds unread before it reads them into text. */
+export const FOLD_AT = 16 * 1024;
+
+/** The chat deltas and completion texts of payloads and whole-event runs, in order. */
+function textOfPayloads(parts: ReadonlyArray<string | Buffer>): string {
+  let text = '';
+  for (const part of parts) {
+    if (typeof part === 'string') text += textOfPayload(part);
+    else for (const payload of dataPayloads(part.toString('utf8'))) text += textOfPayload(payload);
+  }
+  return text;
+}
+
+/** One event's chat deltas or completion texts ('' for a malformed event: it carries no billable text). */
+function textOfPayload(payload: string): string {
+  let text = '';
+  try {
+    const parsed = JSON.parse(payload) as { choices?: Array<{ delta?: { content?: unknown }; text?: unknown }> };
+    for (const choice of parsed.choices ?? []) {
+      if (typeof choice.delta?.content === 'string') text += choice.delta.content;
+      else if (typeof choice.text === 'string') text += choice.text;
+    }
+  } catch {
+    return '';
+  }
+  return text;
 }
 
 /** What a `data:` line carries; undefined for any other line. */

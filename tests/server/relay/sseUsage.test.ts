@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SseUsageWatcher } from '../../../server/protocols/inbound/openaiChat';
+import { FOLD_AT, SseUsageWatcher } from '../../../server/protocols/inbound/openaiChat';
 
 const chunk = (content: string) =>
   `data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}},"finish_reason":null}]}\n\n`;
@@ -37,6 +37,24 @@ describe('SseUsageWatcher', () => {
     expect(watcher.done).toBe(false);
     expect(watcher.reportedUsage()).toBeUndefined();
     expect(watcher.streamedText()).toBe('one two');
+  });
+
+  it('holds a bounded amount of a long stream without usage, and still counts every word of it', () => {
+    const watcher = new SseUsageWatcher(false);
+    let expected = '';
+    let mostHeld = 0;
+    for (let index = 0; index < 6000; index += 1) {
+      const word = `w${index} `;
+      expected += word;
+      // bytes in runs of whole events, and now and then the text path (a CRLF-framed chunk)
+      if (index % 500 === 499) watcher.push(chunk(word).replace('\n\n', '\r\n\r\n'));
+      else watcher.pushBytes(Buffer.from(chunk(word)));
+      mostHeld = Math.max(mostHeld, watcher.heldBytes());
+    }
+    expect(mostHeld).toBeGreaterThan(0);
+    expect(mostHeld).toBeLessThanOrEqual(FOLD_AT + chunk('w0000 ').length);
+    expect(watcher.reportedUsage()).toBeUndefined();
+    expect(watcher.streamedText()).toBe(expected);
   });
 
   it('frames a trailing event the upstream left unterminated', () => {
