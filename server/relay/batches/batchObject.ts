@@ -8,17 +8,33 @@ import type { TaskRow } from '../../repositories/tasks';
 /** How a batch runs: by the gateway itself, line by line (selfRun.ts), or at the vendor's own Batch API (upstreamRun.ts). */
 export type BatchMode = 'self' | 'upstream';
 
-/** Channel types whose vendor has a Batch API the gateway drives: OpenAI (1) and Azure OpenAI (3). */
+/** Channel types whose vendor has a Batch API the gateway drives: OpenAI (1) and Azure OpenAI (3), for every batch endpoint. */
 const UPSTREAM_BATCH_TYPES: ReadonlySet<number> = new Set([1, 3]);
+/**
+ * Gemini (24, and PaLM's 11, which relays through Gemini's API): its Batch
+ * API runs generateContent, so chat completions only. Vertex AI (a service
+ * account's channel) is not here: its batch prediction reads its input only
+ * from Cloud Storage or BigQuery, which the gateway does not have, so the
+ * gateway runs those batches itself.
+ */
+const GEMINI_BATCH_TYPES: ReadonlySet<number> = new Set([24, 11]);
+const GEMINI_BATCH_ENDPOINTS: ReadonlySet<string> = new Set(['/v1/chat/completions']);
 
 /**
  * The way a new batch runs: at the vendor when the channel its lines would
- * use (chosen at create time, single-key) is OpenAI or Azure OpenAI and the
- * operator left BatchUpstreamEnabled on; else by the gateway.
+ * use (chosen at create time, single-key) is OpenAI, Azure OpenAI, or Gemini
+ * for chat completions, and the operator left BatchUpstreamEnabled on; else
+ * by the gateway.
  */
-export function batchModeFor(channel: { type: number; multi_key: number } | undefined, upstreamEnabled: boolean): BatchMode {
+export function batchModeFor(
+  channel: { type: number; multi_key: number } | undefined,
+  upstreamEnabled: boolean,
+  endpoint: string,
+): BatchMode {
   if (!upstreamEnabled || !channel || Number(channel.multi_key) === 1) return 'self';
-  return UPSTREAM_BATCH_TYPES.has(Number(channel.type)) ? 'upstream' : 'self';
+  const type = Number(channel.type);
+  if (UPSTREAM_BATCH_TYPES.has(type)) return 'upstream';
+  return GEMINI_BATCH_TYPES.has(type) && GEMINI_BATCH_ENDPOINTS.has(endpoint) ? 'upstream' : 'self';
 }
 
 /** What an upstream batch keeps of its run at the vendor (summary.upstream). */

@@ -1,5 +1,5 @@
 // A batch run at the vendor, for the channel types whose vendor has a Batch
-// API (OpenAI, Azure OpenAI): upload the lines as a JSONL file (purpose
+// API (OpenAI, Azure OpenAI; Gemini's is geminiBatch.ts): upload the lines as a JSONL file (purpose
 // `batch`), create the batch, poll it, read its output and error files line
 // by line, cancel it, and delete its files when the gateway is done with
 // them. The lines' bodies come already mapped for the channel; Azure's
@@ -10,6 +10,7 @@
 // https://platform.openai.com/docs/api-reference/files
 // https://learn.microsoft.com/azure/ai-services/openai/how-to/batch
 import type { ChannelConfig } from '../../protocols/types';
+import { geminiBatchClient } from './geminiBatch';
 import { batchVendorOf, callVendor, callVendorJson, UpstreamBatchError, type BatchVendor, type CallOptions } from './upstreamHttp';
 import { jsonlLines, resultOfLine, uploadBody } from './upstreamLines';
 
@@ -48,9 +49,12 @@ export interface UpstreamBatchState {
   /** The batch's input file, so that remove() can delete it too. */
   inputFileId?: string;
   errors?: unknown;
+  /** Results the vendor answered inside the batch itself (Gemini's inlined responses), read before any file's. */
+  inlineResults?: UpstreamBatchResult[];
 }
 
 export interface UpstreamBatchClient {
+  /** The vendor's batch and its uploaded input file ('' when the lines went inline in the batch: Gemini's smaller batches). */
   submit(
     lines: AsyncIterable<UpstreamBatchLine> | UpstreamBatchLine[],
     endpoint: string,
@@ -212,5 +216,6 @@ export function upstreamBatchClient(
 ): UpstreamBatchClient | undefined {
   const vendor = batchVendorOf({ ...channel, key });
   if (!vendor) return undefined;
-  return clientFor(vendor, { fetch: options.fetch ?? fetch, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS });
+  const callOptions = { fetch: options.fetch ?? fetch, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS };
+  return vendor.kind === 'gemini' ? geminiBatchClient(vendor, { ...channel, key }, callOptions) : clientFor(vendor, callOptions);
 }

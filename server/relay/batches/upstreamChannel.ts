@@ -1,7 +1,7 @@
 // The channel a new batch's lines would use, chosen when it is created the
 // way the relay chooses one for a line (channelSelect.ts: the caller's group
 // and pinned channel, the highest priority, by weight), and the vendor's batch
-// price. An OpenAI or Azure OpenAI channel runs the batch at the vendor
+// price. An OpenAI, Azure OpenAI or Gemini channel runs the batch at the vendor
 // (batchObject.ts batchModeFor), and the task keeps its id.
 import { selectChannel } from '../channelSelect';
 import type { RelayContext } from '../context';
@@ -17,7 +17,7 @@ export async function batchChannelFor(ctx: RelayContext, caller: RelayCaller, mo
 /**
  * The share of the normal price a vendor bills for a line run by its Batch
  * API. The catalog has no batch price of its own for any model yet, so it is
- * OpenAI's and Azure's batch price today for every model: half.
+ * OpenAI's, Azure's and Gemini's batch price today for every model: half.
  */
 export function vendorBatchShare(_model: string): number {
   return 0.5;

@@ -1,12 +1,15 @@
-// The HTTP side of running a batch at the vendor: where OpenAI's and Azure
-// OpenAI's Files and Batch APIs live for a channel, how its key is sent, one
+// The HTTP side of running a batch at the vendor: where OpenAI's, Azure
+// OpenAI's and Gemini's Files and Batch APIs live for a channel, how its key is sent, one
 // call with a timeout that counts idle time only (a 200 MB upload or output
 // file may take minutes, but never stalls that long), and the error a failed
 // call throws, marked retryable when another try may succeed.
 // References: https://platform.openai.com/docs/api-reference/batch
 // https://learn.microsoft.com/azure/ai-services/openai/how-to/batch
+// https://ai.google.dev/api/batch-mode
 import { findChannelType, openAiPathPrefix } from '../../../common/channelTypes';
+import { trimmedBaseUrl } from '../../protocols/shared';
 import { azureAdaptor, azureApiVersion, azureDeployment } from '../../protocols/upstream/azure';
+import { geminiAdaptor } from '../../protocols/upstream/gemini';
 import { baseUrlOf, openAiAuthHeader, openAiFailure } from '../../protocols/upstream/openai';
 import type { ChannelConfig, UpstreamFailure } from '../../protocols/types';
 
@@ -32,10 +35,10 @@ export class UpstreamBatchError extends Error {
 
 /** How the client reaches one channel's vendor. */
 export interface BatchVendor {
-  kind: 'openai' | 'azure';
+  kind: 'openai' | 'azure' | 'gemini';
   /** The channel's base URL (empty when it has none: every call then fails). */
   base: string;
-  /** The full URL of a Files or Batch API path (`/files`, `/batches/{id}/cancel`). */
+  /** The full URL of a Files or Batch API path (`/files`, `/batches/{id}/cancel`; Gemini's carry their version: `/v1beta/batches/{id}`). */
   url(path: string): string;
   /** The key's header. */
   auth: Record<string, string>;
@@ -51,10 +54,31 @@ const AZURE_FIRST_BATCH_VERSION = '2024-07-01';
 /** What an older version is replaced with: the generally available authoring version that has batches. */
 const AZURE_BATCH_VERSION = '2024-10-21';
 
-/** The Batch API of a channel of type OpenAI or Azure OpenAI; undefined for any other type. */
+/**
+ * Gemini's Batch API (Google AI Studio): paths carry their own version and
+ * prefix (/v1beta, /upload/v1beta, /download/v1beta), so the base is the
+ * host, a pasted version taken off. Vertex AI channels have none here: its
+ * batch prediction reads its input only from Cloud Storage or BigQuery, which
+ * the gateway does not have, so the gateway runs their batches itself.
+ */
+function geminiVendor(channel: ChannelConfig, defaultBaseUrl: string | undefined): BatchVendor {
+  const base = trimmedBaseUrl(channel.baseUrl, defaultBaseUrl).replace(/\/v1(beta|alpha)?\d*$/, '');
+  return {
+    kind: 'gemini',
+    base,
+    auth: { 'x-goog-api-key': channel.key.trim() },
+    url: (path) => `${base}${path}`,
+    endpoint: (endpoint) => endpoint,
+    model: (model) => model,
+    failure: (status, body) => geminiAdaptor.failure(status, body),
+  };
+}
+
+/** The Batch API of a channel of type OpenAI, Azure OpenAI or Gemini; undefined for any other type. */
 export function batchVendorOf(channel: ChannelConfig): BatchVendor | undefined {
   const row = findChannelType(channel.type);
   if (!row) return undefined;
+  if (row.protocol === 'gemini') return geminiVendor(channel, row.defaultBaseUrl);
   const base = baseUrlOf(channel);
   const auth = openAiAuthHeader(row, channel.key);
   if (row.protocol === 'azure') {
@@ -102,12 +126,12 @@ export interface CallOptions {
   timeoutMs: number;
 }
 
-interface VendorCall {
+export interface VendorCall {
   method: 'GET' | 'POST' | 'DELETE';
   path: string;
   headers?: Record<string, string>;
-  /** A text, or a stream made for the call, which calls `progress` as it moves (the idle timer starts again). */
-  body?: string | ((progress: () => void) => ReadableStream<Uint8Array>);
+  /** A text or bytes, or a stream made for the call, which calls `progress` as it moves (the idle timer starts again). */
+  body?: string | Uint8Array | ((progress: () => void) => ReadableStream<Uint8Array>);
   /** For a call whose answer is read as a stream: the idle timer keeps running until the caller stops it. */
   keepTimer?: boolean;
 }

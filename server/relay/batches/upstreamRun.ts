@@ -1,4 +1,4 @@
-// A batch run at the vendor's own Batch API (OpenAI, Azure OpenAI), advanced
+// A batch run at the vendor's own Batch API (OpenAI, Azure OpenAI, Gemini), advanced
 // by the runner's finishing pass on whichever node takes the batch's lease
 // (selfRun.ts, the same lease finish.ts moves a gateway-run batch under).
 // Under it: the lines, mapped for the channel the batch chose when it was

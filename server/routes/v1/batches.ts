@@ -120,7 +120,7 @@ async function createBatch(deps: Deps, request: FastifyRequest, reply: FastifyRe
   if (isRelayError(input)) return sendRelayError(reply, input);
   const now = Math.floor(Date.now() / 1000);
   const channel = await batchChannelFor(ctx, caller, input.model);
-  const mode = batchModeFor(channel, ctx.options.bool('BatchUpstreamEnabled'));
+  const mode = batchModeFor(channel, ctx.options.bool('BatchUpstreamEnabled'), ask.endpoint);
   const summary: BatchSummary = {
     mode,
     ...(mode === 'upstream' ? { channelId: channel!.id, upstream: { polls: 0, failures: 0, nextPollAt: 0 } } : {}),
