@@ -20,16 +20,9 @@ export default class TimingReporter implements Reporter {
   private readonly started = new Map<string, number>();
   private readonly files: FileTiming[] = [];
   private readonly runStarted = Date.now();
-  private serialMarked = false;
 
   onTestModuleStart(module: TestModule): void {
     this.started.set(module.moduleId, Date.now());
-    // CI starts its Node 24 pass once the serial project, which leaves a core mostly idle, begins (.ci/run)
-    const marker = process.env.SWITCHBOARD_SERIAL_STARTED_FILE;
-    if (marker && module.project.name === 'serial' && !this.serialMarked) {
-      this.serialMarked = true;
-      writeFileSync(marker, `${new Date().toISOString()}\n`);
-    }
   }
 
   onTestModuleEnd(module: TestModule): void {

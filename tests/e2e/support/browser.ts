@@ -5,7 +5,13 @@ import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { repoRoot } from './gateway';
 
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/**
+ * Debian's headless shell of the same Chromium (package chromium-headless-shell, what Playwright itself runs for
+ * headless pages) when it is installed: the same Blink without the desktop browser around it, about 15% less CPU a
+ * file (logDrawer.e2e: 42.6 and 50.2 s of CPU against 49.3 and 59.4 s). Else Debian's chromium; CHROMIUM_PATH wins.
+ */
+const HEADLESS_SHELL = '/usr/bin/chromium-headless-shell';
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? (existsSync(HEADLESS_SHELL) ? HEADLESS_SHELL : '/usr/bin/chromium');
 export const screenshotDir = join(repoRoot, 'test-results', 'screenshots');
 
 export function chromiumAvailable(): boolean {
