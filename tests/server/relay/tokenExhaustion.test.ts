@@ -75,9 +75,10 @@ for (const target of targets) {
       expect(Number((await token()).status)).toBe(TokenStatus.enabled);
     });
 
-    it.runIf(target.name !== 'sqlite')(
-      "a key whose whole balance sits in this node's quota lease is served from it, not refused",
-      async () => {
+    // quota leases are taken on PostgreSQL and MySQL only (a SQLite gateway is one node): no such test on SQLite, rather
+    // than one reported as skipped
+    if (target.name !== 'sqlite')
+      it("a key whose whole balance sits in this node's quota lease is served from it, not refused", async () => {
         await harness.settled();
         await harness.app.ctx.db
           .updateTable('tokens')
@@ -97,8 +98,7 @@ for (const target of targets) {
         expect(Number(after.held_quota)).toBe(0);
         expect(Number(after.remain_quota)).toBeGreaterThan(4_000);
         expect(Number(after.status)).toBe(TokenStatus.enabled);
-      },
-    );
+      });
 
     it('a key whose quota is really spent (nothing held) is marked exhausted', async () => {
       await harness.settled();
