@@ -355,6 +355,12 @@ export const DEFAULT_VIDEO_PRICES: Record<string, number> = {
   'sora-2-pro': 0.3,
   'sora-2-pro@1024x1792': 0.5,
   'sora-2-pro@1792x1024': 0.5,
+  // Google's Veo list prices (Gemini API and Vertex AI alike), one price for every size
+  'veo-2.0-generate-001': 0.35,
+  'veo-3.0-generate-001': 0.4,
+  'veo-3.0-fast-generate-001': 0.15,
+  'veo-3.1-generate-preview': 0.4,
+  'veo-3.1-fast-generate-preview': 0.15,
 };
 
 function sortedJson(value: Record<string, number>): string {

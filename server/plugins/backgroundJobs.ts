@@ -11,7 +11,8 @@ import { channelKeyUsageOf } from '../channels/keyUsage';
 import { startDeliveryLoop } from '../webhooks/delivery';
 import { retentionDepsOf } from './retention';
 import { TaskPoller } from '../relay/tasks/poller';
-import { videoTaskKind } from '../relay/tasks/videos';
+import { videoTaskKind } from '../relay/tasks/videoVendors';
+import { appFileStore } from '../services/s3FileStore';
 
 /** What the channels' checks and jobs (channels/channelHealth.ts) are handed: the app's services and its log. */
 export function channelJobDepsOf(app: FastifyInstance): ChannelJobDeps {
@@ -48,7 +49,7 @@ export const backgroundJobsPlugin = fp(
       options: app.ctx.options,
       nodeId,
       log: app.log,
-      kinds: [videoTaskKind(db)],
+      kinds: [videoTaskKind(db, appFileStore(config, db, app.log))],
       settings: config.tasks,
     });
     app.decorate('taskPoller', taskPoller);

@@ -43,6 +43,7 @@ import { embeddingsPerInput, embedsPerInput } from './attempts/embeddingsPerInpu
 import { nativeCall } from './attempts/native';
 import { passThrough } from './attempts/passThrough';
 import { droppedToolsOf, translated } from './attempts/translated';
+import { videoWay } from './attempts/videoSubmit';
 
 /**
  * `attempts`: every channel sent the request, in order, when any failed (an
@@ -323,6 +324,9 @@ function wayOn(run: DispatchRun, channel: RoutedChannel, model: string): { call:
   const upstreamModel = mappedModel(channel, model);
   // the vendor serves the client's protocol for this model at a URL of its own (Claude on Bedrock for a Messages client)
   const native = !passes && asked === 'chat' && adaptor?.native?.inbound === inbound && adaptor.native.serves(upstreamModel);
+  // a video asked of a vendor whose Videos API is not OpenAI's (Veo) goes by its video adaptor
+  const video = videoWay(deps, adaptor, asked, channel, upstreamModel, request);
+  if (video) return video;
   if (
     !adaptor ||
     !asked ||

@@ -5,7 +5,6 @@
 // lines dropped and refunded now, the lines running finish, the runner closes
 // it). Who may do it is the caller's business: these take the task's row.
 import { randomBytes } from 'node:crypto';
-import { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/database';
 import { dropBatchLines } from '../../billing/batchLedger';
@@ -13,41 +12,43 @@ import { settleTask } from '../../billing/taskLedger';
 import { moveBatch } from '../../repositories/batchLines';
 import { findTaskById, markTaskDeleted, TASK_IN_FLIGHT, type TaskRow } from '../../repositories/tasks';
 import { batchSummaryOf } from '../batches/batchObject';
+import type { FileStore } from '../../services/fileStore';
 import { callVendor } from './videos';
+import { vendorContent, type VideoContent } from './videoContent';
+import { adaptedContent, adaptedVendorOf, forgetAdapted } from './videoVendors';
 
-/** The headers of the vendor's content answer handed on to the client. */
-const CONTENT_HEADERS = ['content-type', 'content-length', 'content-range', 'accept-ranges', 'etag', 'last-modified'];
+export type { VideoContent };
 
-export type VideoContent =
-  { ok: true; status: number; headers: Record<string, string>; body: Readable } | { ok: false; status: 416 | 502; message: string };
-
-/** A completed video's bytes from its vendor, asked with `range` (and `variant`): the answer to stream, or why there is none. */
-export async function readVideoContent(db: Kysely<Database>, task: TaskRow, range?: string, variant?: string): Promise<VideoContent> {
+/** A completed video's bytes from its vendor (or the copy kept of them), asked with `range` (and `variant`): the answer to stream, or why there is none. */
+export async function readVideoContent(
+  db: Kysely<Database>,
+  store: FileStore,
+  task: TaskRow,
+  range?: string,
+  variant?: string,
+): Promise<VideoContent> {
+  const adapted = await adaptedVendorOf(db, task);
+  if (adapted) return adaptedContent(store, task, adapted, range);
   const suffix = `/content${variant ? `?variant=${encodeURIComponent(variant)}` : ''}`;
-  const answer = await callVendor(db, task, 'GET', suffix, range ? { range } : {}).catch(() => undefined);
-  if (!answer?.body) return { ok: false, status: 502, message: 'the vendor did not send the video' };
-  if (!answer.ok && answer.status !== 206) {
-    void answer.body.cancel();
-    return answer.status === 416
-      ? { ok: false, status: 416, message: 'the range asked for is not in the video' }
-      : { ok: false, status: 502, message: 'the vendor did not send the video' };
-  }
-  const headers: Record<string, string> = {};
-  for (const name of CONTENT_HEADERS) {
-    const value = answer.headers.get(name);
-    if (value !== null) headers[name] = value;
-  }
-  return { ok: true, status: answer.status, headers, body: Readable.fromWeb(answer.body) };
+  return vendorContent(await callVendor(db, task, 'GET', suffix, range ? { range } : {}).catch(() => undefined));
 }
 
 /**
- * Deletes a video: the vendor's copy first, then the task (unfinished: settled with nothing charged, all it held
- * back; finished: it keeps its charge and log). 'vendor_failed' when the vendor kept it, 'gone' when another
- * call deleted or settled it first.
+ * Deletes a video: the vendor's copy first (a vendor that deletes none, Google's, is not asked; a copy kept here is
+ * freed), then the task (unfinished: settled with nothing charged, all it held back; finished: it keeps its charge and
+ * log). 'vendor_failed' when the vendor kept it, 'gone' when another call deleted or settled it first.
  */
-export async function deleteVideoTask(db: Kysely<Database>, task: TaskRow): Promise<'deleted' | 'vendor_failed' | 'gone'> {
-  const answer = task.upstream_id ? await callVendor(db, task, 'DELETE', '').catch(() => undefined) : undefined;
-  if (task.upstream_id && (!answer || (!answer.ok && answer.status !== 404))) return 'vendor_failed';
+export async function deleteVideoTask(
+  db: Kysely<Database>,
+  store: FileStore,
+  task: TaskRow,
+): Promise<'deleted' | 'vendor_failed' | 'gone'> {
+  const adapted = task.upstream_id ? await adaptedVendorOf(db, task) : undefined;
+  if (adapted) await forgetAdapted(store, task, adapted);
+  else {
+    const answer = task.upstream_id ? await callVendor(db, task, 'DELETE', '').catch(() => undefined) : undefined;
+    if (task.upstream_id && (!answer || (!answer.ok && answer.status !== 404))) return 'vendor_failed';
+  }
   const inFlight = (TASK_IN_FLIGHT as readonly string[]).includes(task.status);
   const deleted = inFlight
     ? await settleTask(db, task, { status: 'deleted', charge: 0 })

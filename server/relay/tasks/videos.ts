@@ -2,7 +2,8 @@
 // of a video (its summary in the task's row), the video object a client reads
 // (the gateway's id, never the vendor's), the calls to the vendor that took
 // it (the task's channel and key: a vendor knows a video under that key
-// only), and the poll that tells the task poller how it is going.
+// only), the poll of a Sora video, and the verdict rules every vendor's video
+// is billed by (videoVendors.ts picks the vendor's way by the channel's type).
 // Reference: https://platform.openai.com/docs/api-reference/videos
 import type { Kysely } from 'kysely';
 import { findChannelType } from '../../../common/channelTypes';
@@ -13,8 +14,9 @@ import type { NewLog } from '../../repositories/logs';
 import { findChannel } from '../../repositories/channels';
 import { findChannelKey } from '../../repositories/channelKeys';
 import type { TaskRow } from '../../repositories/tasks';
+import type { ChannelConfig } from '../../protocols/types';
 import { baseUrlOf, openAiAuthHeader } from '../../protocols/upstream/openai';
-import type { TaskKind, TaskVerdict } from './poller';
+import type { TaskVerdict } from './poller';
 
 /** What a video task's row keeps of its request (tasks.request, as JSON). */
 export interface VideoSummary {
@@ -54,8 +56,8 @@ export function videoObject(task: TaskRow) {
   };
 }
 
-/** Where the task's vendor is, and the key it was taken with; undefined when the channel (or key) is gone. */
-async function vendorOf(db: Kysely<Database>, task: TaskRow): Promise<{ base: string; headers: Record<string, string> } | undefined> {
+/** The channel that took the task, with the key it was taken with; undefined when the channel (or key) is gone. */
+export async function taskChannelOf(db: Kysely<Database>, task: TaskRow): Promise<ChannelConfig | undefined> {
   const channel = await findChannel(db, Number(task.channel_id));
   if (!channel) return undefined;
   let key = channel.key;
@@ -64,8 +66,13 @@ async function vendorOf(db: Kysely<Database>, task: TaskRow): Promise<{ base: st
     if (!row) return undefined;
     key = row.key;
   }
-  const config = { type: Number(channel.type), key, baseUrl: channel.base_url ?? '', other: channel.other ?? '' };
-  return { base: baseUrlOf(config), headers: openAiAuthHeader(findChannelType(config.type), key) };
+  return { type: Number(channel.type), key, baseUrl: channel.base_url ?? '', other: channel.other ?? '' };
+}
+
+/** Where the task's vendor is, and the key it was taken with; undefined when the channel (or key) is gone. */
+async function vendorOf(db: Kysely<Database>, task: TaskRow): Promise<{ base: string; headers: Record<string, string> } | undefined> {
+  const config = await taskChannelOf(db, task);
+  return config && { base: baseUrlOf(config), headers: openAiAuthHeader(findChannelType(config.type), config.key) };
 }
 
 /** Calls the vendor about a task's video: `suffix` after /v1/videos/{upstream id} (`''`, `/content?...`). */
@@ -142,23 +149,20 @@ export function verdictOf(task: TaskRow, video: Record<string, unknown>): TaskVe
   return { state: 'unanswered' };
 }
 
-/** The poll of a video task: the vendor's GET /v1/videos/{id}. A video it no longer knows failed; no answer waits. */
-export function videoTaskKind(db: Kysely<Database>): TaskKind {
-  return {
-    kind: 'video',
-    async poll(task) {
-      const response = await callVendor(db, task, 'GET', '', { accept: 'application/json' }).catch(() => undefined);
-      if (!response) return { state: 'unanswered' };
-      if (response.status === 404)
-        return {
-          state: 'done',
-          status: 'failed',
-          charge: 0,
-          error: { code: 'video_not_found', message: 'the vendor no longer knows this video' },
-        };
-      if (!response.ok) return { state: 'unanswered' };
-      const video = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
-      return video && typeof video === 'object' ? verdictOf(task, video) : { state: 'unanswered' };
-    },
-  };
+/** The poll of a Sora video: the vendor's GET /v1/videos/{id}. A video it no longer knows failed; no answer waits. */
+export async function pollOpenAiVideo(db: Kysely<Database>, task: TaskRow): Promise<TaskVerdict> {
+  const response = await callVendor(db, task, 'GET', '', { accept: 'application/json' }).catch(() => undefined);
+  if (!response) return { state: 'unanswered' };
+  if (response.status === 404) return videoGone;
+  if (!response.ok) return { state: 'unanswered' };
+  const video = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
+  return video && typeof video === 'object' ? verdictOf(task, video) : { state: 'unanswered' };
 }
+
+/** The verdict on a video its vendor no longer knows. */
+export const videoGone: TaskVerdict = {
+  state: 'done',
+  status: 'failed',
+  charge: 0,
+  error: { code: 'video_not_found', message: 'the vendor no longer knows this video' },
+};

@@ -44,7 +44,8 @@ async function videoBytes(app: FastifyInstance, request: TaskRequest, reply: Fas
   if (!task || task.kind !== 'video') return notFound(reply);
   if (task.status !== 'completed') return refuse(reply, 409, `the video is ${task.status}, not completed`);
   const range = request.headers.range;
-  const content = await readVideoContent(app.ctx.db, task, typeof range === 'string' ? range : undefined);
+  const store = appFileStore(app.ctx.config, app.ctx.db, app.log);
+  const content = await readVideoContent(app.ctx.db, store, task, typeof range === 'string' ? range : undefined);
   if (!content.ok) return refuse(reply, content.status, content.message);
   reply.code(content.status).headers(content.headers);
   if (request.query.download === '1') reply.header('content-disposition', attachment(`${task.id}.mp4`));
@@ -83,7 +84,7 @@ async function cancelTask(app: FastifyInstance, request: TaskRequest, reply: Fas
   }
   if (task.kind !== 'video' || !VIDEO_CANCELLABLE.includes(task.status))
     return refuse(reply, 409, `a ${task.status} ${task.kind} cannot be cancelled`);
-  const deleted = await deleteVideoTask(db, task);
+  const deleted = await deleteVideoTask(db, appFileStore(app.ctx.config, db, app.log), task);
   if (deleted === 'vendor_failed') return refuse(reply, 502, 'the vendor did not stop the video; try again');
   if (deleted === 'gone') return refuse(reply, 409, 'the video finished or was cancelled meanwhile');
   return recordOf(app, (await findTaskById(db, task.id))!, admin);

@@ -24,6 +24,8 @@ import { DisconnectSignal } from '../../relay/upstream';
 import { findTask, listTasks, recordSubmission, type TaskRow } from '../../repositories/tasks';
 import { holdTask } from '../../relay/tasks/holdTask';
 import type { TaskPollSettings } from '../../relay/tasks/poller';
+import type { FileStore } from '../../services/fileStore';
+import { appFileStore } from '../../services/s3FileStore';
 import { deleteVideoTask, readVideoContent } from '../../relay/tasks/taskActions';
 import { videoObject, type VideoSummary } from '../../relay/tasks/videos';
 
@@ -96,7 +98,8 @@ export interface VideoRoutesOptions {
   polling: TaskPollSettings;
 }
 
-type Deps = VideoRoutesOptions;
+/** `store`: where a video a vendor hands over as bytes (Vertex AI's Veo) is kept, /v1/files' store. */
+type Deps = VideoRoutesOptions & { store: FileStore };
 
 /** The caller of a /v1/videos call, or undefined once its refusal is sent. */
 async function callerOf({ ctx }: Deps, request: FastifyRequest, reply: FastifyReply): Promise<RelayCaller | undefined> {
@@ -242,6 +245,7 @@ async function videoContent(deps: Deps, request: VideoRequest, reply: FastifyRep
   const range = request.headers.range;
   const content = await readVideoContent(
     deps.ctx.db,
+    deps.store,
     task,
     typeof range === 'string' ? range : undefined,
     isWord(variant) ? variant : undefined,
@@ -261,14 +265,15 @@ async function deleteVideo(deps: Deps, request: VideoRequest, reply: FastifyRepl
   if (!caller) return reply;
   const task = await ownVideo(deps, caller, request.params.id);
   if (!task) return sendRelayError(reply, noSuchVideo(request.params.id));
-  const deleted = await deleteVideoTask(db, task);
+  const deleted = await deleteVideoTask(db, deps.store, task);
   if (deleted === 'vendor_failed')
     return sendRelayError(reply, relayError(502, 'the vendor did not delete the video; try again', 'upstream_error', 'server_error'));
   if (deleted === 'gone') return sendRelayError(reply, noSuchVideo(request.params.id));
   return { id: task.id, object: 'video.deleted', deleted: true };
 }
 
-export function videoRoutes(app: FastifyInstance, deps: VideoRoutesOptions): Promise<void> {
+export function videoRoutes(app: FastifyInstance, options: VideoRoutesOptions): Promise<void> {
+  const deps: Deps = { ...options, store: appFileStore(app.ctx.config, options.ctx.db, app.log) };
   app.post('/v1/videos', (request, reply) => createVideo(deps, request, reply));
   app.get('/v1/videos', (request: ListRequest, reply) => listVideos(deps, request, reply));
   app.get('/v1/videos/:id', async (request: VideoRequest, reply) => {

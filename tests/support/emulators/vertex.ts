@@ -108,7 +108,7 @@ const EMBEDDING_MODELS: Record<string, number> = {
   'gemini-embedding-001': 3072,
 };
 
-class GoogleError extends Error {
+export class GoogleError extends Error {
   constructor(
     readonly code: number,
     readonly status: string,
@@ -118,7 +118,7 @@ class GoogleError extends Error {
   }
 }
 
-const sendJson = (response: ServerResponse, status: number, body: unknown) => {
+export const sendJson = (response: ServerResponse, status: number, body: unknown) => {
   response.writeHead(status, { 'content-type': 'application/json; charset=UTF-8' });
   response.end(JSON.stringify(body));
 };

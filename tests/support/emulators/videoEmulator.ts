@@ -89,8 +89,8 @@ function fieldOf(body: Buffer, contentType: string, name: string): string | unde
   return match?.[1];
 }
 
-function serveContent(emulator: VideoEmulator, request: IncomingMessage, response: ServerResponse): void {
-  const { content } = emulator;
+/** `content` whole, or the Range asked (206 and Content-Range; 416 outside it): how a vendor serves a video file. */
+export function serveContent(content: Buffer, request: IncomingMessage, response: ServerResponse): void {
   const range = /^bytes=(\d+)-(\d*)$/.exec(request.headers.range ?? '');
   if (!range) {
     response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': content.length, 'accept-ranges': 'bytes' });
@@ -143,7 +143,7 @@ async function handle(emulator: VideoEmulator, request: IncomingMessage, respons
     emulator.videos.delete(video.id);
     return send(response, 200, { id: video.id, object: 'video.deleted', deleted: true });
   }
-  if (match[2]) return serveContent(emulator, request, response);
+  if (match[2]) return serveContent(emulator.content, request, response);
   while (emulator.stallPolls) await new Promise((wake) => setTimeout(wake, 20));
   video.polled += 1;
   return send(response, 200, videoObject(video));

@@ -11,14 +11,14 @@ const GOOGLE_BASE_URL = 'https://generativelanguage.googleapis.com';
 
 // ---- target ----
 
-function baseUrl(channel: ChannelConfig): string {
+export function baseUrl(channel: ChannelConfig): string {
   const base = trimmedBaseUrl(channel.baseUrl, findChannelType(channel.type)?.defaultBaseUrl, GOOGLE_BASE_URL);
   // a base pasted with its version (".../v1beta") is taken as it is
   return /\/v1(beta|alpha)?\d*$/.test(base) ? base : `${base}/v1beta`;
 }
 
 /** `models/<model>` (or a tuned model's own resource name), each segment escaped. */
-function modelResource(model: string): string {
+export function modelResource(model: string): string {
   const name = /^(models|tunedModels)\//.test(model) ? model : `models/${model}`;
   return name.split('/').map(encodeURIComponent).join('/');
 }
