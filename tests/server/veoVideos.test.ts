@@ -8,7 +8,7 @@
 // result, and an unfinished video deleted, give everything back.
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
-import OpenAI from 'openai';
+import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogType } from '../../common/roles';
 import type { Database } from '../../server/db/database';
@@ -46,7 +46,10 @@ describe('Veo videos through the Gemini API and Vertex AI', () => {
   let tokenId = 0;
   let userStart = 0;
 
-  const create = (body: Record<string, unknown>) => client.post<Video>('/videos', { body: { prompt: 'a heron at dawn', ...body } });
+  // the SDK's own Videos methods (its types know Sora's lengths and sizes, not Veo's: the bodies are plain records)
+  const create = (body: Record<string, unknown>) =>
+    client.videos.create({ prompt: 'a heron at dawn', ...body }) as unknown as Promise<Video>;
+  const retrieve = (id: string) => client.videos.retrieve(id) as unknown as Promise<Video>;
   const consumeLogs = () => db.selectFrom('logs').selectAll().where('type', '=', LogType.consume).where('token_id', '=', tokenId).execute();
   const content = (id: string, range?: string) =>
     fetch(`${baseUrl}/v1/videos/${id}/content`, { headers: { authorization: `Bearer ${apiKey}`, ...(range ? { range } : {}) } });
@@ -117,7 +120,7 @@ describe('Veo videos through the Gemini API and Vertex AI', () => {
     expect((await expectInvariant()).userHeld).toBe(held);
 
     await app.taskPoller.runOnce();
-    expect((await client.get<Video>(`/videos/${video.id}`)).status).toBe('in_progress');
+    expect((await retrieve(video.id)).status).toBe('in_progress');
     expect(veo.requests.at(-1)!.url).toBe(`/v1beta/${task!.upstream_id}`);
     const settled = await pollUntilSettled(video.id);
     expect(settled).toMatchObject({ status: 'completed', charged_quota: held, held_quota: 0 });
@@ -127,7 +130,7 @@ describe('Veo videos through the Gemini API and Vertex AI', () => {
     expect(JSON.parse(logs[0].other!)).toMatchObject({ operation: 'videos', taskId: video.id });
     await expectInvariant();
 
-    const whole = await client.get<Response>(`/videos/${video.id}/content`, { __binaryResponse: true });
+    const whole = await client.videos.downloadContent(video.id);
     expect(Buffer.from(await whole.arrayBuffer())).toEqual(veo.content);
     const ranged = await content(video.id, 'bytes=1000-2999');
     expect(ranged.status).toBe(206);
@@ -139,7 +142,7 @@ describe('Veo videos through the Gemini API and Vertex AI', () => {
 
     // Google deletes no operation: the finished video is forgotten here, its charge and log stay
     const asked = veo.requests.length;
-    expect(await client.delete(`/videos/${video.id}`)).toEqual({ id: video.id, object: 'video.deleted', deleted: true });
+    expect(await client.videos.delete(video.id)).toEqual({ id: video.id, object: 'video.deleted', deleted: true });
     expect(veo.requests.length).toBe(asked);
     expect(await consumeLogs()).toHaveLength(1);
     await expectInvariant();
@@ -148,14 +151,13 @@ describe('Veo videos through the Gemini API and Vertex AI', () => {
   it('asks Vertex AI with the first frame, keeps the bytes it hands over, and serves them with a Range', async () => {
     veo.plan = { outcome: 'completed', polls: 0 };
     const minted = vertex.tokenRequests;
-    const form = new FormData();
-    form.set('model', 'veo-3.1-fast-generate-preview');
-    form.set('prompt', 'the heron takes off');
-    form.set('seconds', '4');
-    form.set('input_reference', new Blob([PNG], { type: 'image/png' }), 'frame.png');
-    const response = await fetch(`${baseUrl}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` }, body: form });
-    expect(response.status).toBe(200);
-    const video = (await response.json()) as Video;
+    // a first frame: the SDK sends the request as multipart/form-data
+    const video = await create({
+      model: 'veo-3.1-fast-generate-preview',
+      prompt: 'the heron takes off',
+      seconds: '4',
+      input_reference: await toFile(PNG, 'frame.png', { type: 'image/png' }),
+    });
     expect(video).toMatchObject({ model: 'veo-3.1-fast-generate-preview', seconds: '4', size: '720x1280', status: 'queued' });
     const prefix = `/v1/projects/${VERTEX_PROJECT}/locations/us-east1/publishers/google/models/veo-3.1-fast-generate-preview`;
     expect(veo.requests.at(-1)!.url).toBe(`${prefix}:predictLongRunning`);
@@ -176,7 +178,7 @@ describe('Veo videos through the Gemini API and Vertex AI', () => {
     await expectInvariant();
 
     const asked = veo.requests.length;
-    const whole = await client.get<Response>(`/videos/${video.id}/content`, { __binaryResponse: true });
+    const whole = await client.videos.downloadContent(video.id);
     expect(Buffer.from(await whole.arrayBuffer())).toEqual(veo.content);
     const ranged = await content(video.id, 'bytes=262000-263999');
     expect(ranged.status).toBe(206);
@@ -186,7 +188,7 @@ describe('Veo videos through the Gemini API and Vertex AI', () => {
     // served from the gateway's copy: Vertex AI is not asked again
     expect(veo.requests.length).toBe(asked);
 
-    await client.delete(`/videos/${video.id}`);
+    await client.videos.delete(video.id);
     const left = await db.selectFrom('file_chunks').select('file_id').where('file_id', 'like', `${video.id}%`).execute();
     expect(left).toHaveLength(0);
   });
@@ -204,7 +206,7 @@ describe('Veo videos through the Gemini API and Vertex AI', () => {
       const video = await create({ model, seconds: '6', size: '1280x720' });
       expect((await expectInvariant()).userHeld).toBeGreaterThan(0);
       expect(await pollUntilSettled(video.id)).toMatchObject({ status: 'failed', charged_quota: 0, held_quota: 0 });
-      const got = await client.get<Video>(`/videos/${video.id}`);
+      const got = await retrieve(video.id);
       expect(got).toMatchObject({ status: 'failed', error: { code } });
       expect((await content(video.id)).status).toBe(400);
     }
@@ -215,7 +217,7 @@ describe('Veo videos through the Gemini API and Vertex AI', () => {
     await app.taskPoller.runOnce();
     const operation = veo.operations.get((await findTaskById(db, unfinished.id))!.upstream_id!)!;
     expect(operation.polled).toBe(1);
-    await client.delete(`/videos/${unfinished.id}`);
+    await client.videos.delete(unfinished.id);
     expect(await findTaskById(db, unfinished.id)).toMatchObject({ status: 'deleted', charged_quota: 0, held_quota: 0 });
     await app.taskPoller.runOnce();
     expect(operation.polled).toBe(1);

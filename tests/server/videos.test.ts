@@ -9,6 +9,7 @@
 // streams with a Range; another user's video answers 404.
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogType } from '../../common/roles';
 import type { DatabaseConfig } from '../../server/config';
@@ -296,6 +297,27 @@ for (const target of targets) {
       const logs = await consumeLogs();
       expect(logs).toHaveLength(logged + 3);
       for (const id of ids) expect(logs.filter((log) => JSON.parse(log.other!).taskId === id)).toHaveLength(1);
+      expect((await expectInvariant()).userHeld).toBe(0);
+    });
+
+    it("serves the openai SDK's own Videos methods: create, retrieve, list, downloadContent and delete", async () => {
+      emulator.plan = { outcome: 'completed', polls: 1 };
+      const client = new OpenAI({ apiKey, baseURL: `${baseUrl}/v1`, maxRetries: 0 });
+      const logged = (await consumeLogs()).length;
+      const video = await client.videos.create({ model: 'sora-2', prompt: 'a heron at dawn', seconds: '8', size: '720x1280' });
+      expect(video).toMatchObject({ object: 'video', status: 'queued', seconds: '8' });
+      expect((await expectInvariant()).userHeld).toBe(EIGHT_SECONDS);
+      await pollUntilSettled(video.id);
+      expect(await client.videos.retrieve(video.id)).toMatchObject({ id: video.id, status: 'completed', progress: 100 });
+      const listed = await client.videos.list({ limit: 100 });
+      expect(listed.data.map((item) => item.id)).toContain(video.id);
+      const content = await client.videos.downloadContent(video.id);
+      expect(Buffer.from(await content.arrayBuffer())).toEqual(emulator.content);
+      // billed once, at 8 s x $0.10 x 500,000, with one log naming the task
+      const logs = (await consumeLogs()).slice(logged);
+      expect(logs.map((log) => [Number(log.quota), JSON.parse(log.other!).taskId])).toEqual([[EIGHT_SECONDS, video.id]]);
+      expect(await client.videos.delete(video.id)).toMatchObject({ id: video.id, deleted: true });
+      await expect(client.videos.retrieve(video.id)).rejects.toMatchObject({ status: 404 });
       expect((await expectInvariant()).userHeld).toBe(0);
     });
   });
