@@ -1,10 +1,12 @@
-// npm run bench:batch: does a batch the gateway runs itself slow other users
-// down? On a gateway and an emulator of their own, another user's ordinary
-// chat requests are timed (one after another, BENCH_BATCH_ROUNDS rounds of
-// BENCH_BATCH_SAMPLES) before any batch, then while a BENCH_BATCH_LINES-line
-// batch (default 10,000) runs at the gateway's BatchConcurrency; then the
-// batch is waited for. Prints the median and p95 of each round and over all
-// rounds, with and without the batch, and the batch's lines per second.
+// The batch row (BENCH_ONLY=batch, or npm run bench:batch): does a batch the
+// gateway runs itself slow other users down? On a gateway and an emulator of
+// their own, another user's ordinary chat requests are timed (one after
+// another, BENCH_BATCH_ROUNDS rounds of BENCH_BATCH_SAMPLES) before any batch,
+// then while a BENCH_BATCH_LINES-line batch (default 10,000) runs at the
+// gateway's BatchConcurrency, then again once the batch has ended: the rounds
+// without a batch bracket those with it, so a machine whose speed drifts shows
+// as a difference between the two brackets. The median, p95 and p99 of each
+// round and over all rounds, and the batch's lines per second.
 import { request } from 'undici';
 import { consoleCall, prepareGateway } from './consoleApi';
 import { placeProcesses, startFlags, startScript, type Started } from './processes';
@@ -47,7 +49,8 @@ async function measure(base: string, key: string, stillRunning: () => Promise<bo
 const describeRounds = (label: string, rounds: number[][]) => {
   const all = rounds.flat();
   const perRound = rounds.map((samples) => `${percentile(samples, 50).toFixed(2)}/${percentile(samples, 95).toFixed(2)}`).join(', ');
-  return `| ${label} | ${rounds.length} × ${SAMPLES} | ${percentile(all, 50).toFixed(2)} ms | ${percentile(all, 95).toFixed(2)} ms | ${perRound} |`;
+  const at = (p: number) => `${percentile(all, p).toFixed(2)} ms`;
+  return `| ${label} | ${rounds.length} × ${SAMPLES} | ${at(50)} | ${at(95)} | ${at(99)} | ${perRound} |`;
 };
 
 /** Another user with an unlimited key of their own: the one whose latency is measured. */
@@ -93,45 +96,51 @@ const batchOf = async (gateway: string, key: string, id: string) =>
     request_counts: { completed: number; failed: number };
   };
 
-const placement = placeProcesses();
-const started: Started[] = [];
-try {
-  const emulator = await startScript('emulatorProcess', {});
-  started.push(emulator);
-  const gateway = await startScript('gatewayProcess', {}, startFlags());
-  started.push(gateway);
-  placement.pinMeasured(gateway.child.pid!);
-  const { rootCookie, key } = await prepareGateway(gateway.url, emulator.url, MODEL);
-  const other = await otherUserKey(gateway.url, rootCookie);
-  for (let index = 0; index < 20; index += 1) await timed(gateway.url, other);
+const ENDED = ['completed', 'failed', 'cancelled', 'expired'];
 
-  const without = await measure(gateway.url, other);
-  const batchStarted = Date.now();
-  const id = await startBatch(gateway.url, key);
-  const running = async () => !['completed', 'failed', 'cancelled', 'expired'].includes((await batchOf(gateway.url, key, id)).status);
-  const withBatch = await measure(gateway.url, other, running);
-  let batch = await batchOf(gateway.url, key, id);
-  while (!['completed', 'failed', 'cancelled', 'expired'].includes(batch.status)) {
-    await new Promise((wake) => setTimeout(wake, 500));
-    batch = await batchOf(gateway.url, key, id);
-  }
-  const seconds = (Date.now() - batchStarted) / 1000;
-  console.log(
-    [
+/** The batch row's lines: the interactive latency without and with a gateway-run batch, and the batch's pace. */
+export async function batchFairnessReport(): Promise<string[]> {
+  const placement = placeProcesses();
+  const started: Started[] = [];
+  try {
+    const emulator = await startScript('emulatorProcess', {});
+    started.push(emulator);
+    const gateway = await startScript('gatewayProcess', { SQL_DSN: '' }, startFlags());
+    started.push(gateway);
+    placement.pinMeasured(gateway.child.pid!);
+    const { rootCookie, key } = await prepareGateway(gateway.url, emulator.url, MODEL);
+    const other = await otherUserKey(gateway.url, rootCookie);
+    for (let index = 0; index < 20; index += 1) await timed(gateway.url, other);
+
+    const before = await measure(gateway.url, other);
+    const batchStarted = Date.now();
+    const id = await startBatch(gateway.url, key);
+    const running = async () => !ENDED.includes((await batchOf(gateway.url, key, id)).status);
+    const withBatch = await measure(gateway.url, other, running);
+    let batch = await batchOf(gateway.url, key, id);
+    while (!ENDED.includes(batch.status)) {
+      await new Promise((wake) => setTimeout(wake, 500));
+      batch = await batchOf(gateway.url, key, id);
+    }
+    const seconds = (Date.now() - batchStarted) / 1000;
+    const after = await measure(gateway.url, other);
+    return [
       `# Switchboard batch fairness (${new Date().toISOString()})`,
       '',
-      `CPU placement: ${placement.description}. Another user's non-streamed chat requests, one after another.`,
+      `CPU placement: ${placement.description}. Another user's non-streamed chat requests, one after another, on the SQLite gateway.`,
       '',
-      '| interactive requests | rounds | median | p95 | per round (median/p95 ms) |',
-      '|---|---|---|---|---|',
-      describeRounds('without a batch', without),
+      '| interactive requests | rounds | median | p95 | p99 | per round (median/p95 ms) |',
+      '|---|---|---|---|---|---|',
+      describeRounds('before the batch', before),
       describeRounds(`while a ${LINES}-line batch runs`, withBatch),
+      describeRounds('after the batch', after),
       '',
       `The batch: ${batch.status}, ${batch.request_counts.completed} lines answered, ${batch.request_counts.failed} failed, in ${seconds.toFixed(1)} s (${(LINES / seconds).toFixed(0)} lines/s).`,
-    ].join('\n'),
-  );
-  if (withBatch.length < ROUNDS)
-    console.log(`(the batch ended after ${withBatch.length} of ${ROUNDS} rounds: raise BENCH_BATCH_LINES for more)`);
-} finally {
-  await Promise.all(started.map((part) => part.stop()));
+      ...(withBatch.length < ROUNDS
+        ? [`(the batch ended after ${withBatch.length} of ${ROUNDS} rounds: raise BENCH_BATCH_LINES for more)`]
+        : []),
+    ];
+  } finally {
+    await Promise.all(started.map((part) => part.stop()));
+  }
 }

@@ -22,6 +22,7 @@ import { startOtlpSink, tracingCostRows } from './tracingCost';
 import { cacheHitRows, setResponseCache } from './cacheHits';
 import { signingCostRows } from './signingCost';
 import { longStreamReport } from './longStreams';
+import { batchFairnessReport } from './batchFairness';
 import { benchDatabaseKind, CommitWindows, createBenchDatabase, DATABASE_LABELS, type BenchDatabase } from './databases';
 import { rssReport } from './rss';
 import { REALTIME_MODEL, realtimeRows, type RealtimeTarget } from './realtime';
@@ -298,6 +299,10 @@ if (ONLY === 'streams') {
     'streams.md',
     [`# Switchboard benchmark, long streams (${new Date().toISOString()})`, ...(await longStreamReport(MODEL))].join('\n'),
   );
+  process.exit(0);
+}
+if (ONLY === 'batch') {
+  writeReport('batch.md', (await batchFairnessReport()).join('\n'));
   process.exit(0);
 }
 if (ONLY === 'signing') {
