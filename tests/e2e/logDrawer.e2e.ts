@@ -8,7 +8,7 @@
 // and at 390 px. The light drawer passes axe.
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
 import { chromiumAvailable, drawerSettled, launchBrowser, screenshotDir, signInThroughConsole } from './support/browser';
 import { apiLogin, setOptions, startGateway, type RunningGateway } from './support/gateway';
@@ -65,12 +65,14 @@ describe.runIf(chromiumAvailable())('log drawer: a failed request from the dashb
 
     // logs are written in batches a moment after the answer: wait for both rows (an error row of type 5 for the failed
     // call, a charged row for the other); a gateway that wrote no error row fails here, never skips the drawer tests
-    await expect
-      .poll(async () => {
+    await vi.waitFor(
+      async () => {
         const logs = await fetch(`${gateway.baseUrl}/api/log/`, { headers: { cookie } }).then((response) => response.json());
-        return Array.isArray(logs.data) ? logs.data.map((row: { type: number }) => row.type) : [];
-      })
-      .toEqual(expect.arrayContaining([2, 5]));
+        const types: number[] = Array.isArray(logs.data) ? logs.data.map((row: { type: number }) => row.type) : [];
+        expect(types).toEqual(expect.arrayContaining([2, 5]));
+      },
+      { timeout: 15_000, interval: 200 },
+    );
 
     browser = await launchBrowser();
     context = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'en-US' });
