@@ -9,7 +9,7 @@
 // round and over all rounds, and the batch's lines per second.
 import { request } from 'undici';
 import { consoleCall, prepareGateway } from './consoleApi';
-import { placeProcesses, startFlags, startScript, type Started } from './processes';
+import { placeProcesses, startEmulatorAndGateway, type Started } from './processes';
 
 const MODEL = 'gpt-3.5-turbo';
 const LINES = Number(process.env.BENCH_BATCH_LINES ?? 10_000);
@@ -103,11 +103,7 @@ export async function batchFairnessReport(): Promise<string[]> {
   const placement = placeProcesses();
   const started: Started[] = [];
   try {
-    const emulator = await startScript('emulatorProcess', {});
-    started.push(emulator);
-    const gateway = await startScript('gatewayProcess', { SQL_DSN: '' }, startFlags());
-    started.push(gateway);
-    placement.pinMeasured(gateway.child.pid!);
+    const { emulator, gateway } = await startEmulatorAndGateway(started, placement);
     const { rootCookie, key } = await prepareGateway(gateway.url, emulator.url, MODEL);
     const other = await otherUserKey(gateway.url, rootCookie);
     for (let index = 0; index < 20; index += 1) await timed(gateway.url, other);

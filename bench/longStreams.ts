@@ -7,7 +7,7 @@
 // chunk grows; one that keeps a fixed state per stream stays flat).
 import { Agent, request } from 'undici';
 import { consoleCall, prepareGateway } from './consoleApi';
-import { placeProcesses, rssMiB, startFlags, startScript, type Started } from './processes';
+import { placeProcesses, rssMiB, startEmulatorAndGateway, type Started } from './processes';
 
 /** Growth from the second minute to the last still called flat, in MiB: heaps of this size move about that much between collections. */
 const FLAT_MIB = 10;
@@ -56,13 +56,9 @@ export async function longStreamReport(model: string): Promise<string[]> {
   const started: Started[] = [];
   const agent = new Agent({ connections: streams + 16, headersTimeout: 60_000, bodyTimeout: 60_000 });
   try {
-    const emulator = await startScript('emulatorProcess', {});
-    started.push(emulator);
     // room upstream for every stream at once (256 connections per origin by default)
-    const gateway = await startScript('gatewayProcess', { SQL_DSN: '', UPSTREAM_MAX_CONNECTIONS: String(streams + 64) }, startFlags());
-    started.push(gateway);
+    const { emulator, gateway } = await startEmulatorAndGateway(started, placement, { UPSTREAM_MAX_CONNECTIONS: String(streams + 64) });
     const pid = gateway.child.pid!;
-    placement.pinMeasured(pid);
     const { key, rootCookie } = await prepareGateway(gateway.url, emulator.url, model);
     // one key holds every stream: the default limits on requests in flight (128 a key, 256 an account) are lifted
     for (const option of ['TokenConcurrencyLimit', 'UserConcurrencyLimit'])

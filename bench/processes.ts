@@ -112,3 +112,20 @@ export function placeProcesses(): Placement {
     description: 'the measured process alone on CPU 1; wrk, the emulator and the bench on CPU 0',
   };
 }
+
+/**
+ * The OpenAI emulator and the SQLite gateway in front of it (SQL_DSN emptied, whatever the shell has set), both
+ * added to `started` for the caller to stop, the gateway pinned where the measured process runs.
+ */
+export async function startEmulatorAndGateway(
+  started: Started[],
+  placement: Placement,
+  gatewayEnv: Record<string, string> = {},
+): Promise<{ emulator: Started; gateway: Started }> {
+  const emulator = await startScript('emulatorProcess', {});
+  started.push(emulator);
+  const gateway = await startScript('gatewayProcess', { SQL_DSN: '', ...gatewayEnv }, startFlags());
+  started.push(gateway);
+  placement.pinMeasured(gateway.child.pid!);
+  return { emulator, gateway };
+}

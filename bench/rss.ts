@@ -4,7 +4,7 @@
 // the first reading at or past each tenth. A gateway that keeps something per request grows between the
 // second and the third tenth (200k and 300k requests by default), when start-up and warm-up are long over.
 import { prepareGateway } from './consoleApi';
-import { placeProcesses, rssMiB, startFlags, startScript, type Started } from './processes';
+import { placeProcesses, rssMiB, startEmulatorAndGateway, type Started } from './processes';
 import { runWrk } from './wrk';
 
 /** Growth between the second and third tenth still called flat, in MiB: about what the heap's size moves by from one garbage collection to the next. */
@@ -16,12 +16,8 @@ export async function rssReport(options: { model: string; body: unknown }): Prom
   const placement = placeProcesses();
   const started: Started[] = [];
   try {
-    const emulator = await startScript('emulatorProcess', {});
-    started.push(emulator);
-    const gateway = await startScript('gatewayProcess', { SQL_DSN: '' }, startFlags());
-    started.push(gateway);
+    const { emulator, gateway } = await startEmulatorAndGateway(started, placement);
     const pid = gateway.child.pid!;
-    placement.pinMeasured(pid);
     const { key } = await prepareGateway(gateway.url, emulator.url, options.model);
     const startedAt = Date.now();
     const rows = [{ requests: 0, rss: rssMiB(pid), seconds: 0 }];
