@@ -2,11 +2,13 @@
 // gateway runs itself slow other users down? On a gateway and an emulator of
 // their own, another user's ordinary chat requests are timed (one after
 // another, BENCH_BATCH_ROUNDS rounds of BENCH_BATCH_SAMPLES) before any batch,
-// then while a BENCH_BATCH_LINES-line batch (default 10,000) runs at the
-// gateway's BatchConcurrency, then again once the batch has ended: the rounds
-// without a batch bracket those with it, so a machine whose speed drifts shows
-// as a difference between the two brackets. The median, p95 and p99 of each
-// round and over all rounds, and the batch's lines per second.
+// then while a BENCH_BATCH_LINES-line batch (default 10,000) runs, then again
+// once the batch has ended: the rounds without a batch bracket those with it,
+// so a machine whose speed drifts shows as a difference between the two
+// brackets. While the other user's calls run, the batch keeps to the busy pace
+// (BatchBusyLinesPerSecond, one line at a time); between the rounds and after
+// them it runs at BatchConcurrency. The median, p95 and p99 of each round and
+// over all rounds, and the batch's lines per second at each pace.
 import { request } from 'undici';
 import { consoleCall, prepareGateway } from './consoleApi';
 import { placeProcesses, startEmulatorAndGateway, type Started } from './processes';
@@ -14,7 +16,7 @@ import { placeProcesses, startEmulatorAndGateway, type Started } from './process
 const MODEL = 'gpt-3.5-turbo';
 const LINES = Number(process.env.BENCH_BATCH_LINES ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_BATCH_ROUNDS ?? 5);
-const SAMPLES = Number(process.env.BENCH_BATCH_SAMPLES ?? 40);
+const SAMPLES = Number(process.env.BENCH_BATCH_SAMPLES ?? 200);
 const chatBody = (content: string) => ({ model: MODEL, messages: [{ role: 'user', content }], max_tokens: 16 });
 
 const percentile = (values: number[], p: number) => {
@@ -106,14 +108,19 @@ export async function batchFairnessReport(): Promise<string[]> {
     const { emulator, gateway } = await startEmulatorAndGateway(started, placement);
     const { rootCookie, key } = await prepareGateway(gateway.url, emulator.url, MODEL);
     const other = await otherUserKey(gateway.url, rootCookie);
-    for (let index = 0; index < 20; index += 1) await timed(gateway.url, other);
+    for (let index = 0; index < 500; index += 1) await timed(gateway.url, other);
 
     const before = await measure(gateway.url, other);
     const batchStarted = Date.now();
     const id = await startBatch(gateway.url, key);
     const running = async () => !ENDED.includes((await batchOf(gateway.url, key, id)).status);
+    const busyFrom = await batchOf(gateway.url, key, id);
+    const busyStarted = Date.now();
     const withBatch = await measure(gateway.url, other, running);
     let batch = await batchOf(gateway.url, key, id);
+    const busyLines =
+      batch.request_counts.completed + batch.request_counts.failed - busyFrom.request_counts.completed - busyFrom.request_counts.failed;
+    const busySeconds = (Date.now() - busyStarted) / 1000;
     while (!ENDED.includes(batch.status)) {
       await new Promise((wake) => setTimeout(wake, 500));
       batch = await batchOf(gateway.url, key, id);
@@ -131,7 +138,7 @@ export async function batchFairnessReport(): Promise<string[]> {
       describeRounds(`while a ${LINES}-line batch runs`, withBatch),
       describeRounds('after the batch', after),
       '',
-      `The batch: ${batch.status}, ${batch.request_counts.completed} lines answered, ${batch.request_counts.failed} failed, in ${seconds.toFixed(1)} s (${(LINES / seconds).toFixed(0)} lines/s).`,
+      `The batch: ${batch.status}, ${batch.request_counts.completed} lines answered, ${batch.request_counts.failed} failed, in ${seconds.toFixed(1)} s (${(LINES / seconds).toFixed(0)} lines/s); ${busyLines} of them in the ${busySeconds.toFixed(1)} s the other user's rounds ran (${(busyLines / busySeconds).toFixed(1)} lines/s at the busy pace).`,
       ...(withBatch.length < ROUNDS
         ? [`(the batch ended after ${withBatch.length} of ${ROUNDS} rounds: raise BENCH_BATCH_LINES for more)`]
         : []),

@@ -124,7 +124,8 @@ export async function startEmulatorAndGateway(
 ): Promise<{ emulator: Started; gateway: Started }> {
   const emulator = await startScript('emulatorProcess', {});
   started.push(emulator);
-  const gateway = await startScript('gatewayProcess', { SQL_DSN: '', ...gatewayEnv }, startFlags());
+  const extra = (process.env.BENCH_GATEWAY_FLAGS ?? '').split(/\s+/).filter(Boolean);
+  const gateway = await startScript('gatewayProcess', { SQL_DSN: '', ...gatewayEnv }, [...startFlags(), ...extra]);
   started.push(gateway);
   placement.pinMeasured(gateway.child.pid!);
   return { emulator, gateway };

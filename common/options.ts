@@ -516,6 +516,11 @@ export const OPTION_SPECS = {
   BatchConcurrency: { kind: 'number', default: '2' },
   /** A node with this many interactive requests in flight starts no batch line until they fall back; 0 = never pause. */
   BatchPauseInFlight: { kind: 'number', default: '32' },
+  /**
+   * Lines a node starts a second, one at a time, while it serves interactive requests (one started or ended in the
+   * last second): a batch never takes the event loop from another user's call. 0 = none until they stop.
+   */
+  BatchBusyLinesPerSecond: { kind: 'number', default: '5' },
   /** Batches whose channel is OpenAI or Azure OpenAI run at the vendor's own Batch API, at its batch price; off: the gateway runs them. */
   BatchUpstreamEnabled: { kind: 'toggle', default: 'true' },
   /**

@@ -83,6 +83,8 @@ export interface RelayContext extends MoneyContext {
   hooks: RelayHooks;
   /** Relayed requests in flight on this node (a reservation made alone may skip the ledger's batching). */
   inFlight: number;
+  /** When this node last started or ended an interactive request (ms): batch lines run slowly while it is recent (batches/selfRun.ts). */
+  lastInteractiveAt: number;
   /** What this process remembers of the channels' recent answers (routing.ts): cooldowns, breakers, affinity. */
   routing: RoutingBook;
   /** Where the exact response cache keeps its answers (responseCacheStore.ts): Redis when configured, else the database. */
@@ -156,6 +158,7 @@ export function makeRelayContext(deps: RelayContextDeps): RelayContext {
     balanceLowWanted: () => webhookMayWant(db, 'user.balance_low'),
     hooks: { beforeAdmit: [], beforeReserve: [], beforeDispatch: [], afterFinish: [], firstChunk: [] },
     inFlight: 0,
+    lastInteractiveAt: 0,
     routing,
     responseCache: responseCacheStore(db, deps.redis, deps.redisKeyPrefix),
   };

@@ -197,7 +197,7 @@ export async function runRelay<State>(
 ): Promise<void> {
   ctx.inFlight += 1;
   const call = new RelayCall(ctx, route, input, response);
-  const startedAt = (call.startedAt = Date.now());
+  const startedAt = (call.startedAt = ctx.lastInteractiveAt = Date.now());
   if (ctx.tracing) call.trace = ctx.tracing(call);
   let outcome: RelayOutcome = 'refused';
   try {
@@ -208,6 +208,7 @@ export async function runRelay<State>(
     throw error;
   } finally {
     ctx.inFlight -= 1;
+    ctx.lastInteractiveAt = Date.now();
     if (outcome !== 'settled' && call.caller) recordFailure(call);
     if (ctx.hooks.afterFinish.length > 0)
       for (const hook of ctx.hooks.afterFinish) hook(outcome, route.operation, call.admission, startedAt, call.channelId, call);

@@ -167,6 +167,7 @@ export const settingsEnglish = {
       BatchChannelDiscounts: 'Batch price by channel',
       BatchConcurrency: 'Batch lines run at once per node',
       BatchPauseInFlight: 'Pause batches at this many requests in flight',
+      BatchBusyLinesPerSecond: 'Batch lines a second while users are served',
       BatchUpstreamEnabled: "Run batches at the vendor's Batch API (OpenAI, Azure)",
       GroupRateLimits: 'Rate limits per group (RPM, TPM)',
       RetryableStatusCodes: 'Upstream statuses retried on another channel',
@@ -217,6 +218,8 @@ export const settingsEnglish = {
       BatchConcurrency: 'Every node runs this many lines at a time, whichever batch they belong to; 0 stops this node running batches.',
       BatchPauseInFlight:
         'Interactive requests come first: a node with this many in flight starts no batch line until they fall back; 0 never pauses.',
+      BatchBusyLinesPerSecond:
+        'While a node has served an interactive request in the last second, it runs batch lines one at a time at this pace, so other users wait no longer; 0 runs none until they stop.',
       BatchUpstreamEnabled:
         "A batch whose channel is OpenAI or Azure OpenAI runs at the vendor's Batch API, billed at the vendor's batch price.",
       RetryableStatusCodes:

@@ -167,6 +167,7 @@ export const settingsChinese: typeof settingsEnglish = {
       BatchChannelDiscounts: '按渠道的批处理价格',
       BatchConcurrency: '每个节点同时运行的批处理行数',
       BatchPauseInFlight: '进行中请求达到此数时暂停批处理',
+      BatchBusyLinesPerSecond: '有交互请求时每秒运行的批处理行数',
       BatchUpstreamEnabled: '在厂商的批处理 API 上运行批处理（OpenAI、Azure）',
       GroupRateLimits: '分组速率限制（RPM、TPM）',
       RetryableStatusCodes: '换渠道重试的上游状态码',
@@ -214,6 +215,8 @@ export const settingsChinese: typeof settingsEnglish = {
       BatchChannelDiscounts: '按渠道 ID 的 JSON，例如 {"12": 0.6}：批处理价格与上面不同的渠道。',
       BatchConcurrency: '每个节点同时运行这么多行，不论属于哪个批处理；0 表示此节点不运行批处理。',
       BatchPauseInFlight: '交互请求优先：节点上进行中的请求达到此数时不再开始新的批处理行，直到回落；0 表示从不暂停。',
+      BatchBusyLinesPerSecond:
+        '节点在最近一秒内处理过交互请求时，批处理行一次只运行一行，按此速度进行，其他用户不必多等；0 表示等到交互请求停止后再运行。',
       BatchUpstreamEnabled: '渠道为 OpenAI 或 Azure OpenAI 的批处理交给厂商的批处理 API 运行，按厂商的批处理价格计费。',
       RetryableStatusCodes: '状态码或范围，例如 408,429,500-599（需要“失败后换渠道重试次数”大于 0）。密钥失效时总会换渠道。',
       ChannelCooldownSeconds: '连续出现 429 时加倍，直到最长休息时间；0 表示不休息。',

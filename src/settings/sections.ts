@@ -48,6 +48,7 @@ export const SETTING_TABS: Record<SettingTab, SettingSection[]> = {
         'BatchChannelDiscounts',
         'BatchConcurrency',
         'BatchPauseInFlight',
+        'BatchBusyLinesPerSecond',
         'BatchUpstreamEnabled',
       ],
     },

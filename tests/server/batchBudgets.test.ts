@@ -13,17 +13,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogType } from '../../common/roles';
 import { bookkeepingFor } from '../../server/billing/bookkeeping';
 import { relayContextOf } from '../../server/plugins/relayContext';
-import { batchRunnerOf } from '../../server/routes/v1/batches';
 import { findTaskById } from '../../server/repositories/tasks';
 import { asBrowser, buildTestApp, login, register, ROOT_PASSWORD } from '../support/app';
 import { databaseTargets } from '../support/databases';
+import { runBatchUntilClosed } from '../support/batchRuns';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
 import { listenOnFreePort, sharedDatabase } from './relay/harness';
 
 const MANUAL = { intervalMs: 0, leaseMs: 60_000, finishLeaseMs: 60_000 };
 /** Without quota leases, what users hold is what batches hold. */
 const CONFIG = { batches: MANUAL, quotaLeases: false };
-const CLOSED = ['completed', 'failed', 'expired', 'cancelled'];
 const chatLine = (customId: string) => ({
   custom_id: customId,
   method: 'POST',
@@ -136,16 +135,7 @@ for (const target of targets) {
       return { lifetime: Number(row.spent_quota), period: Number(row.period_spent) };
     };
     /** Passes on the given nodes until the batch closes; `check` after each pass. */
-    const runUntilClosed = async (id: string, nodes = [app], check?: () => Promise<void>) => {
-      for (let pass = 0; pass < 200; pass += 1) {
-        await Promise.all(nodes.map((node) => batchRunnerOf(node)!.runOnce()));
-        await Promise.all(nodes.map((node) => batchRunnerOf(node)!.idle()));
-        await check?.();
-        const task = await findTaskById(db(), id);
-        if (task && CLOSED.includes(task.status)) return task;
-      }
-      throw new Error(`batch ${id} never closed`);
-    };
+    const runUntilClosed = (id: string, nodes = [app], check?: () => Promise<void>) => runBatchUntilClosed(db(), id, nodes, { check });
 
     beforeAll(async () => {
       emulator = await startOpenAIEmulator();

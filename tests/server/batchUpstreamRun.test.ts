@@ -15,17 +15,16 @@ import { LogType } from '../../common/roles';
 import type { DatabaseConfig } from '../../server/config';
 import type { Database } from '../../server/db/database';
 import { batchSummaryOf } from '../../server/relay/batches/batchObject';
-import { batchRunnerOf } from '../../server/routes/v1/batches';
-import { findTaskById } from '../../server/repositories/tasks';
 import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../support/app';
 import { databaseTargets } from '../support/databases';
+import { batchPass, runBatchUntilClosed } from '../support/batchRuns';
+import { findTaskById } from '../../server/repositories/tasks';
 import { ledgerState } from '../support/ledgerState';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
 import { listenOnFreePort, sharedDatabase } from './relay/harness';
 
 const TOKEN_START = 50_000_000;
 const CONFIG = { batches: { intervalMs: 0, leaseMs: 60_000, finishLeaseMs: 60_000 }, quotaLeases: false };
-const CLOSED = ['completed', 'failed', 'expired', 'cancelled'];
 const OPENAI_MODEL = 'gpt-3.5-turbo';
 const AZURE_MODEL = 'gpt-4o-mini';
 const bodyOf = (response: Response): Promise<any> => response.json();
@@ -87,17 +86,11 @@ for (const target of targets) {
       return state;
     };
     const pass = async (nodes: FastifyInstance[]) => {
-      for (const node of nodes) await batchRunnerOf(node)!.runOnce();
+      for (const node of nodes) await batchPass([node], false);
       await expectInvariant();
     };
-    const runUntilClosed = async (id: string, nodes = [app]) => {
-      for (let round = 0; round < 50; round += 1) {
-        await pass(nodes);
-        const task = await findTaskById(db, id);
-        if (task && CLOSED.includes(task.status)) return task;
-      }
-      throw new Error(`batch ${id} never closed`);
-    };
+    const runUntilClosed = (id: string, nodes = [app]) =>
+      runBatchUntilClosed(db, id, nodes, { passes: 50, idle: false, check: expectInvariant });
     const fileLines = async (fileId: string) => {
       const response = await call('GET', `/v1/files/${fileId}/content`);
       expect(response.status).toBe(200);

@@ -16,10 +16,10 @@ import type { DatabaseConfig } from '../../server/config';
 import type { Database } from '../../server/db/database';
 import { settleBatchLine } from '../../server/billing/batchLedger';
 import { batchRunnerOf } from '../../server/routes/v1/batches';
-import { findTaskById } from '../../server/repositories/tasks';
 import { asBrowser, buildTestApp, login, ROOT_PASSWORD } from '../support/app';
 import { databaseTargets } from '../support/databases';
 import { ledgerState } from '../support/ledgerState';
+import { batchPass, runBatchUntilClosed } from '../support/batchRuns';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
 import { listenOnFreePort, sharedDatabase } from './relay/harness';
 
@@ -27,7 +27,6 @@ const TOKEN_START = 50_000_000;
 const MANUAL = { intervalMs: 0, leaseMs: 60_000, finishLeaseMs: 60_000 };
 /** Without quota leases, what users hold is what batches hold (a lease holds a node's share too). */
 const CONFIG = { batches: MANUAL, quotaLeases: false };
-const CLOSED = ['completed', 'failed', 'expired', 'cancelled'];
 const bodyOf = (response: Response): Promise<any> => response.json();
 const chatLine = (customId: string, words = 'say hello to the batch') => ({
   custom_id: customId,
@@ -93,16 +92,7 @@ for (const target of targets) {
       return state;
     };
     /** Passes on the given nodes until the batch closes. */
-    const runUntilClosed = async (id: string, nodes = [app]) => {
-      for (let pass = 0; pass < 200; pass += 1) {
-        await Promise.all(nodes.map((node) => batchRunnerOf(node)!.runOnce()));
-        await Promise.all(nodes.map((node) => batchRunnerOf(node)!.idle()));
-        await expectInvariant();
-        const task = await findTaskById(db, id);
-        if (task && CLOSED.includes(task.status)) return task;
-      }
-      throw new Error(`batch ${id} never closed`);
-    };
+    const runUntilClosed = (id: string, nodes = [app]) => runBatchUntilClosed(db, id, nodes, { check: expectInvariant });
     const fileLines = async (fileId: string) => {
       const response = await call('GET', `/v1/files/${fileId}/content`);
       expect(response.status).toBe(200);
@@ -237,8 +227,7 @@ for (const target of targets) {
       await setOption('BatchConcurrency', '2');
       const lines = Array.from({ length: 6 }, (_, index) => chatLine(`cancel-${index}`));
       const batch = await bodyOf(await create(lines));
-      await batchRunnerOf(app)!.runOnce();
-      await batchRunnerOf(app)!.idle();
+      await batchPass([app]);
       await expectInvariant();
       const cancelling = await bodyOf(await call('POST', `/v1/batches/${batch.id}/cancel`));
       expect(cancelling).toMatchObject({ status: 'cancelling', request_counts: { total: 6, completed: 2 } });
@@ -255,6 +244,37 @@ for (const target of targets) {
       expect(errors[0]).toMatchObject({ response: null, error: { code: 'batch_cancelled' } });
       expect((await call('POST', `/v1/batches/${batch.id}/cancel`)).status).toBe(200);
       await setOption('BatchConcurrency', '2');
+    });
+
+    it('while the node serves other users, lines run one at a time at BatchBusyLinesPerSecond; at full concurrency once they stop', async () => {
+      const runner = batchRunnerOf(app)!;
+      await setOption('BatchConcurrency', '4');
+      const batch = await bodyOf(await create(Array.from({ length: 8 }, (_, index) => chatLine(`busy-${index}`))));
+      // an interactive call of another user's (any relayed call) marks the node busy
+      expect((await call('POST', '/v1/chat/completions', chatLine('x').body)).status).toBe(200);
+      expect(Date.now() - runner.relay.lastInteractiveAt).toBeLessThan(1000);
+      // (past the pace's gap after the lines the tests before ran)
+      await new Promise((wake) => setTimeout(wake, 210));
+      runner.relay.lastInteractiveAt = Date.now();
+      expect(await runner.runOnce()).toBe(1);
+      await runner.idle();
+      // the next line waits 1 / 5 s after the last one started
+      expect(await runner.runOnce()).toBe(0);
+      await new Promise((wake) => setTimeout(wake, 210));
+      runner.relay.lastInteractiveAt = Date.now();
+      expect(await runner.runOnce()).toBe(1);
+      await runner.idle();
+      await setOption('BatchBusyLinesPerSecond', '0');
+      await new Promise((wake) => setTimeout(wake, 210));
+      expect(await runner.runOnce()).toBe(0);
+      runner.relay.lastInteractiveAt = Date.now() - 1000;
+      expect(await runner.runOnce()).toBe(4);
+      await runner.idle();
+      await setOption('BatchBusyLinesPerSecond', '5');
+      await setOption('BatchConcurrency', '2');
+      const task = await runUntilClosed(batch.id);
+      expect(task).toMatchObject({ status: 'completed', held_quota: 0 });
+      expect(await batchLogs(batch.id)).toHaveLength(8);
     });
 
     it('two nodes sharing the database run each line once; a channel discount of its own applies', async () => {

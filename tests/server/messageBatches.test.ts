@@ -14,9 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogType } from '../../common/roles';
 import type { DatabaseConfig } from '../../server/config';
 import type { Database } from '../../server/db/database';
-import { batchRunnerOf } from '../../server/routes/v1/batches';
 import { asBrowser, buildTestApp, login, register, ROOT_PASSWORD } from '../support/app';
 import { databaseTargets } from '../support/databases';
+import { batchPass } from '../support/batchRuns';
 import { ANTHROPIC_CHANNELS, startAnthropicEmulator, type AnthropicEmulator } from '../support/emulators/anthropic';
 import { ledgerState } from '../support/ledgerState';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
@@ -65,8 +65,7 @@ for (const target of targets) {
       for (let pass = 0; pass < 200; pass += 1) {
         const batch = await client.messages.batches.retrieve(id);
         if (batch.processing_status === 'ended') return batch;
-        await batchRunnerOf(app)!.runOnce();
-        await batchRunnerOf(app)!.idle();
+        await batchPass([app]);
         await expectInvariant();
       }
       throw new Error(`message batch ${id} never ended`);

@@ -11,10 +11,10 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseConfig } from '../../server/config';
 import type { Database } from '../../server/db/database';
-import { batchRunnerOf } from '../../server/routes/v1/batches';
-import { findTaskById } from '../../server/repositories/tasks';
 import { asBrowser, buildTestApp, login, register, ROOT_PASSWORD } from '../support/app';
 import { databaseTargets } from '../support/databases';
+import { runBatchUntilClosed } from '../support/batchRuns';
+import { findTaskById } from '../../server/repositories/tasks';
 import { ledgerState } from '../support/ledgerState';
 import { startOpenAIEmulator, type OpenAIEmulator } from '../support/openaiEmulator';
 import { startVideoEmulator, type VideoEmulator } from '../support/emulators/videoEmulator';
@@ -81,15 +81,7 @@ for (const target of targets) {
       expect(created.id).toMatch(/^batch_/);
       return String(created.id);
     };
-    const runUntilClosed = async (id: string) => {
-      for (let pass = 0; pass < 50; pass += 1) {
-        await batchRunnerOf(app)!.runOnce();
-        await batchRunnerOf(app)!.idle();
-        const task = await findTaskById(db, id);
-        if (['completed', 'cancelled', 'failed'].includes(task!.status)) return task!;
-      }
-      throw new Error(`batch ${id} never closed`);
-    };
+    const runUntilClosed = (id: string) => runBatchUntilClosed(db, id, [app], { passes: 50 });
 
     beforeAll(async () => {
       [videos, openai] = await Promise.all([startVideoEmulator(), startOpenAIEmulator({ record: false })]);

@@ -5,7 +5,10 @@
 // (lineCall.ts). A node whose interactive requests in flight reach
 // BatchPauseInFlight starts no line until they fall back: batch lines never
 // take a place a client's request is waiting for, and they are not counted
-// in a key's concurrency or rate limits. A line settles in the transaction
+// in a key's concurrency or rate limits. A node that served an interactive
+// request in the last second runs one line at a time, BatchBusyLinesPerSecond
+// at most: a line's database work runs on the event loop the other users'
+// calls wait for, so a full-speed batch would slow every one of them down. A line settles in the transaction
 // that closes it under its lease (billing/batchLedger.ts), at the batch
 // discount (BatchDiscount, or the channel's own in BatchChannelDiscounts),
 // with one consume log naming the batch and the line's custom_id: run twice
@@ -40,6 +43,8 @@ export type { BatchRunSettings };
 
 /** How long a node keeps a batch's row and caller before reading them again. */
 const CALLER_TTL_MS = 2000;
+/** How recent an interactive request keeps batch lines at the busy pace (ms). */
+export const BUSY_WINDOW_MS = 1000;
 
 export const DEFAULT_BATCH_RUN_SETTINGS: BatchRunSettings = { intervalMs: 500, leaseMs: 10 * 60_000, finishLeaseMs: 5 * 60_000 };
 
@@ -119,6 +124,10 @@ export class BatchRunner {
   private stopped = false;
   /** When this node last looked for batches to finish (ms). */
   private finishedAt = 0;
+  /** When this node last started a line (ms), for the busy pace. */
+  private lineStartedAt = 0;
+  /** A pass due when the busy pace allows the next line. */
+  private wake: NodeJS.Timeout | undefined;
   /** The batches whose lines run here: their rows and callers, for CALLER_TTL_MS. */
   private readonly batches = new Map<string, { at: number; task: TaskRow; caller: RelayCaller | RelayError }>();
 
@@ -137,7 +146,9 @@ export class BatchRunner {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearTimeout(this.wake);
     this.timer = undefined;
+    this.wake = undefined;
     await this.passing?.catch(() => undefined);
     await this.idle();
   }
@@ -145,6 +156,11 @@ export class BatchRunner {
   /** Resolves once no line runs on this node. */
   async idle(): Promise<void> {
     while (this.lines.size > 0) await Promise.allSettled([...this.lines]);
+  }
+
+  /** The relay the lines run through (its lastInteractiveAt sets the pace). */
+  get relay(): RelayContext {
+    return this.deps.ctx;
   }
 
   /** Lines this node runs now. */
@@ -185,7 +201,8 @@ export class BatchRunner {
     }
     const pauseAt = options.number('BatchPauseInFlight');
     if (this.stopped || (pauseAt > 0 && ctx.inFlight >= pauseAt)) return 0;
-    const free = Math.max(0, Math.floor(options.number('BatchConcurrency'))) - this.lines.size;
+    let free = Math.max(0, Math.floor(options.number('BatchConcurrency'))) - this.lines.size;
+    if (ctx.inFlight > 0 || Date.now() - ctx.lastInteractiveAt < BUSY_WINDOW_MS) free = Math.min(free, this.busyPlaces());
     if (free <= 0) return 0;
     let started = 0;
     for (const key of await dueBatchLines(db, now, free * 2 + 4)) {
@@ -194,6 +211,7 @@ export class BatchRunner {
       const row = await leaseBatchLine(db, key, owner, Date.now(), Date.now() + this.settings.leaseMs);
       if (!row) continue;
       started += 1;
+      this.lineStartedAt = Date.now();
       const run: Promise<void> = this.runLine(row, owner)
         .catch((error: unknown) => this.deps.log.warn({ err: error, batch: row.task_id, line: row.line }, 'batch line failed'))
         .finally(() => {
@@ -204,6 +222,23 @@ export class BatchRunner {
       this.lines.add(run);
     }
     return started;
+  }
+
+  /**
+   * Lines a busy node may start now: one when none runs and the last started 1 / BatchBusyLinesPerSecond ago, else
+   * none, with a pass set for when the pace allows the next (a line's end brings one too).
+   */
+  private busyPlaces(): number {
+    const perSecond = this.deps.options.number('BatchBusyLinesPerSecond');
+    if (!(perSecond > 0) || this.lines.size > 0) return 0;
+    const wait = this.lineStartedAt + 1000 / perSecond - Date.now();
+    if (wait <= 0) return 1;
+    if (this.timer && !this.wake)
+      this.wake = setTimeout(() => {
+        this.wake = undefined;
+        void this.runOnce();
+      }, wait).unref();
+    return 0;
   }
 
   /** Runs one leased line and settles it (or sends it back to the queue when the node cut it). */
