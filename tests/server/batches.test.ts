@@ -223,6 +223,36 @@ for (const target of targets) {
       expect((await expectInvariant()).userHeld).toBe(held);
     });
 
+    it('reads a file of many store chunks line by line: lines counted across chunks, characters split between chunks kept', async () => {
+      const wide = (pad: string, extra: unknown[] = []) =>
+        jsonl([...Array.from({ length: 1500 }, (_, index) => chatLine(`wide-${index}`, `${pad}${'世界'.repeat(30)}`)), ...extra]);
+      // the store's chunks are 256 KiB: pad the lines until one chunk ends inside a three-byte character
+      let pad = '';
+      const splitsCharacter = (text: string) =>
+        Buffer.from(text)
+          .subarray(0, 256 * 1024)
+          .toString('utf8')
+          .endsWith('\uFFFD');
+      while (!splitsCharacter(wide(pad)) && pad.length < 30) pad += 'a';
+      expect(splitsCharacter(wide(pad))).toBe(true);
+      const duplicate = await create(
+        JSON.parse(
+          `[${wide(pad, [chatLine('wide-7')])
+            .trim()
+            .split('\n')
+            .join(',')}]`,
+        ) as unknown[],
+      );
+      expect((await bodyOf(duplicate)).error.message).toContain('Line 1501');
+      const batch = await bodyOf(await create(JSON.parse(`[${wide(pad).trim().split('\n').join(',')}]`) as unknown[]));
+      expect(batch).toMatchObject({ status: 'validating', request_counts: { total: 1500 } });
+      const bodies = await db.selectFrom('batch_lines').select('body').where('task_id', '=', batch.id).execute();
+      expect(bodies).toHaveLength(1500);
+      for (const { body } of bodies) expect(body).toContain(`${pad}${'世界'.repeat(30)}`);
+      await call('POST', `/v1/batches/${batch.id}/cancel`);
+      expect(await runUntilClosed(batch.id)).toMatchObject({ status: 'cancelled', held_quota: 0 });
+    });
+
     it('cancelled mid-run: the lines run are billed, the unrun ones given back and in the error file', async () => {
       await setOption('BatchConcurrency', '2');
       const lines = Array.from({ length: 6 }, (_, index) => chatLine(`cancel-${index}`));

@@ -4,8 +4,10 @@
 // body priced as the relay prices that request (lineCall.ts priceLine), so a
 // line a client's call would have refused (a model the key may not use, one
 // with no price) refuses the file. A refusal names the line (counted from 1).
+// The file is read line by line as its chunks come from the store.
 // Reference: https://platform.openai.com/docs/api-reference/batch/request-input
 import type { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import type { RelayContext } from '../context';
 import { isRelayError, relayError, type RelayError } from '../errors';
 import type { RelayCaller } from '../tokenAuth';
@@ -34,19 +36,28 @@ const badLine = (line: number, message: string): RelayError => ({
   param: 'input_file_id',
 });
 
-/** The file's bytes (at most MAX_INPUT_BYTES), or the refusal. */
-async function bytesOf(content: Readable): Promise<Buffer | RelayError> {
-  const chunks: Buffer[] = [];
+const tooLarge = (): RelayError => ({
+  ...relayError(400, 'the input file is larger than 200 MB', 'invalid_batch_input'),
+  param: 'input_file_id',
+});
+
+/** The file's lines as its chunks arrive (never the whole file in one buffer or string); too large ends it with the refusal. */
+async function* linesOf(content: Readable): AsyncGenerator<string | RelayError> {
+  const decoder = new StringDecoder('utf8');
   let size = 0;
+  let rest = '';
   for await (const chunk of content) {
     size += (chunk as Buffer).length;
     if (size > MAX_INPUT_BYTES) {
       content.destroy();
-      return { ...relayError(400, 'the input file is larger than 200 MB', 'invalid_batch_input'), param: 'input_file_id' };
+      yield tooLarge();
+      return;
     }
-    chunks.push(chunk as Buffer);
+    const texts = (rest + decoder.write(chunk as Buffer)).split('\n');
+    rest = texts.pop()!;
+    yield* texts;
   }
-  return Buffer.concat(chunks, size);
+  yield rest + decoder.end();
 }
 
 /** The request of one line, or why it is refused. */
@@ -83,15 +94,15 @@ export async function checkInput(
   endpoint: string,
   content: Readable,
 ): Promise<CheckedInput | RelayError> {
-  const bytes = await bytesOf(content);
-  if (isRelayError(bytes)) return bytes;
-  const texts = bytes.toString('utf8').split('\n');
   const seen = new Set<string>();
   const lines: InputLine[] = [];
   let model = '';
   let bound = 0;
-  for (let index = 0; index < texts.length; index++) {
-    const text = texts[index].trim();
+  let index = -1;
+  for await (const read of linesOf(content)) {
+    index += 1;
+    if (isRelayError(read)) return read;
+    const text = read.trim();
     if (text === '') continue;
     const number = index + 1;
     if (lines.length >= MAX_BATCH_LINES) return badLine(number, `a batch holds at most ${MAX_BATCH_LINES} requests`);
