@@ -1,8 +1,13 @@
 // The benchmark's floor, the "lean relay": the least work a relay can honestly do for one chat request, and
-// nothing more. node:http in, the body read as Buffers and joined once, the bearer key looked up in a Map, one
+// nothing more. node:http in, the body read as Buffers and joined once, the client's key looked up in a Map, one
 // JSON.parse (a relay must know the model and whether the answer streams), an undici Pool to the upstream, the
 // answer handed back chunk by chunk from 'data' events (no async iteration, no web streams), and the usage read
 // from the answer's last chunk, as a relay must for billing. What it reads, it only counts.
+//
+// One lean relay per vendor protocol, for the protocol rows: `openai` (the bearer key swapped for the upstream's,
+// a stream asked for its usage), `anthropic` (the Messages API: the key as x-api-key with the client's
+// anthropic-version; its streams carry their usage unasked) and `bedrock` (Converse, signed with SigV4 by the
+// client: the signed headers go upstream as they came, and the client's own key comes in x-relay-key).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
@@ -14,9 +19,14 @@ export interface Passthrough {
   close(): Promise<void>;
 }
 
+/** OpenAI's, Anthropic's and Converse's names for the tokens in and out. */
 interface Usage {
   prompt_tokens?: number;
   completion_tokens?: number;
+  input_tokens?: number;
+  output_tokens?: number;
+  inputTokens?: number;
+  outputTokens?: number;
 }
 
 const USAGE = Buffer.from('"usage"');
@@ -55,11 +65,50 @@ function usageOf(tail: Buffer, streamed: boolean): Usage | undefined {
   return (JSON.parse(tail.toString('utf8', event + DATA.length, end < 0 ? tail.length : end)) as { usage?: Usage }).usage ?? undefined;
 }
 
-export async function startPassthrough(options: { upstream: string; upstreamKey: string; clientKeys: string[] }): Promise<Passthrough> {
+export type LeanProtocol = 'openai' | 'anthropic' | 'bedrock';
+
+/** The headers a SigV4 signature covers, from its SignedHeaders (host aside: the pool names the upstream itself). */
+function signedHeaderNames(authorization: string): string[] {
+  const listed = /SignedHeaders=([a-z0-9;-]+)/.exec(authorization)?.[1] ?? '';
+  return ['authorization', ...listed.split(';').filter((name) => name !== '' && name !== 'host')];
+}
+
+export async function startPassthrough(options: {
+  upstream: string;
+  upstreamKey: string;
+  clientKeys: string[];
+  protocol?: LeanProtocol;
+}): Promise<Passthrough> {
+  const protocol = options.protocol ?? 'openai';
   const pool = new Pool(options.upstream, { connections: 128, pipelining: 1 });
   const keys = new Map(options.clientKeys.map((key) => [key, { name: key }]));
   const upstreamAuthorization = `Bearer ${options.upstreamKey}`;
   const billed = { promptTokens: 0, completionTokens: 0, withoutUsage: 0 };
+
+  /** The upstream's headers for the client's `request`. */
+  function upstreamHeaders(request: IncomingMessage): Record<string, string> {
+    if (protocol === 'openai') return { 'content-type': 'application/json', authorization: upstreamAuthorization };
+    if (protocol === 'anthropic') {
+      const version = request.headers['anthropic-version'];
+      return { 'content-type': 'application/json', 'x-api-key': options.upstreamKey, 'anthropic-version': String(version ?? '2023-06-01') };
+    }
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    for (const name of signedHeaderNames(request.headers.authorization ?? '')) {
+      const value = request.headers[name];
+      if (typeof value === 'string') headers[name] = value;
+    }
+    return headers;
+  }
+
+  /** The client's key: its bearer, or x-relay-key where the authorization is the upstream's signature. */
+  function clientKeyOf(request: IncomingMessage): string | undefined {
+    if (protocol === 'bedrock') {
+      const key = request.headers['x-relay-key'];
+      return typeof key === 'string' ? key : undefined;
+    }
+    const authorization = request.headers.authorization ?? '';
+    return authorization.startsWith('Bearer ') ? authorization.slice(7) : undefined;
+  }
 
   function relay(request: IncomingMessage, response: ServerResponse, raw: Buffer): void {
     let body: { model?: unknown; stream?: unknown; stream_options?: { include_usage?: unknown } };
@@ -70,7 +119,8 @@ export async function startPassthrough(options: { upstream: string; upstreamKey:
       response.end(BAD_JSON);
       return;
     }
-    if (typeof body.model !== 'string') {
+    // Converse names its model in the path
+    if (protocol !== 'bedrock' && typeof body.model !== 'string') {
       response.writeHead(400, { 'content-type': 'application/json' });
       response.end(BAD_JSON);
       return;
@@ -79,14 +129,14 @@ export async function startPassthrough(options: { upstream: string; upstreamKey:
     // a stream tells its usage only when asked: a relay that bills must ask, which costs one serialisation;
     // otherwise the client's bytes go upstream as they came
     const upstreamBody =
-      streamed && body.stream_options?.include_usage !== true
+      protocol === 'openai' && streamed && body.stream_options?.include_usage !== true
         ? JSON.stringify({ ...body, stream_options: { ...body.stream_options, include_usage: true } })
         : raw;
     pool.request(
       {
         method: 'POST',
         path: request.url ?? '/',
-        headers: { 'content-type': 'application/json', authorization: upstreamAuthorization },
+        headers: upstreamHeaders(request),
         body: upstreamBody,
       },
       (error, upstream) => {
@@ -119,8 +169,8 @@ export async function startPassthrough(options: { upstream: string; upstreamKey:
           if (usage === undefined && beforeLast !== undefined) usage = usageOf(Buffer.concat([beforeLast, last]), streamed);
           if (usage === undefined) billed.withoutUsage += 1;
           else {
-            billed.promptTokens += usage.prompt_tokens ?? 0;
-            billed.completionTokens += usage.completion_tokens ?? 0;
+            billed.promptTokens += usage.prompt_tokens ?? usage.input_tokens ?? usage.inputTokens ?? 0;
+            billed.completionTokens += usage.completion_tokens ?? usage.output_tokens ?? usage.outputTokens ?? 0;
           }
         });
         answer.on('error', () => response.destroy());
@@ -129,8 +179,8 @@ export async function startPassthrough(options: { upstream: string; upstreamKey:
   }
 
   const server: Server = createServer((request, response) => {
-    const authorization = request.headers.authorization ?? '';
-    if (!authorization.startsWith('Bearer ') || !keys.has(authorization.slice(7))) {
+    const key = clientKeyOf(request);
+    if (key === undefined || !keys.has(key)) {
       request.resume();
       response.writeHead(401, { 'content-type': 'application/json' });
       response.end(BAD_KEY);

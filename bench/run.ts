@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { request } from 'undici';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cpuMs, placeProcesses, repoRoot, rssMiB, startFlags, startScript, type Started } from './processes';
+import { cpuMs, placeProcesses, repoRoot, rssMiB, startFlags, startScript, type Placement, type Started } from './processes';
 import { consoleCall, prepareGateway } from './consoleApi';
 import { ANTHROPIC_GOOD_KEY } from '../tests/support/emulators/anthropic';
 import { BEDROCK_CHANNELS } from '../tests/support/emulators/bedrock';
@@ -40,7 +40,8 @@ const streamBody = { ...plainBody, stream: true, emulator: { chunks: 20 } };
  * `BENCH_ONLY=metrics` runs the metrics on/off row alone (a quick check of that row); `workers` the workers rows
  * alone; `rss` the RSS of the SQLite gateway over a million requests (BENCH_RSS_REQUESTS) and nothing else;
  * `realtime` the realtime row alone; `cache` the response cache row alone; `tracing` the tracing on/off row alone;
- * `signing` the SigV4 signing row alone; `streams` the long-stream row (1,000 streams held open for five minutes).
+ * `signing` the SigV4 signing row alone; `streams` the long-stream row (1,000 streams held open for five minutes);
+ * `protocols` the protocol rows alone, each way through the gateway against its vendor and its protocol's lean relay.
  */
 const ONLY = process.env.BENCH_ONLY?.trim();
 /**
@@ -65,6 +66,9 @@ const ANTHROPIC_HEADERS = { 'x-api-key': ANTHROPIC_GOOD_KEY, 'anthropic-version'
 const BEDROCK_MODEL = 'claude-3-haiku-20240307';
 const bedrockPlainBody = { model: BEDROCK_MODEL, max_tokens: 64, messages: [{ role: 'user', content: 'Say hello to the benchmark.' }] };
 const BEDROCK_KEY = BEDROCK_CHANNELS[0].key;
+/** The same Converse way without a signature: a Bedrock API key (a bearer) on a channel of its own model. */
+const BEDROCK_UNSIGNED_MODEL = 'claude-3-sonnet-20240229';
+const BEDROCK_API_KEY_CHANNEL = BEDROCK_CHANNELS[1].key;
 
 /**
  * The Converse call the gateway makes for `bedrockPlainBody`, encoded and
@@ -134,6 +138,39 @@ interface ProtocolTarget {
   streamHeaders?: Record<string, string>;
   pid: number;
   direct?: number;
+  /** The row of the lean relay of the protocol it ends at (bench/passthrough.ts), relaying the same bytes. */
+  lean?: number;
+  /** For a signed way, the row of a like way unsigned: its CPU per request must stay within SIGNED_CPU_CEILING of that one's. */
+  unsigned?: number;
+}
+
+/** What signing a call (SigV4) may add to the gateway's CPU per request, as a multiple of a like unsigned call. */
+const SIGNED_CPU_CEILING = 1.3;
+
+/** The share of the lean relay of its protocol each translated or passed-through row must reach. */
+const PROTOCOL_FLOOR = 0.6;
+
+/** CPU µs per request of each target's process, requests sent one after another, the targets alternating by round. */
+async function sequentialCpu(targets: readonly ProtocolTarget[], rounds = ROUNDS + 1, requests = 500): Promise<number[][]> {
+  const perRound = targets.map(() => [] as number[]);
+  const send = async (target: ProtocolTarget) => {
+    const response = await request(target.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${target.apiKey}`, ...target.headers },
+      body: JSON.stringify(target.body),
+    });
+    await response.body.dump();
+    if (response.statusCode !== 200) throw new Error(`${target.name} answered ${response.statusCode}`);
+  };
+  for (const target of targets) for (let index = 0; index < 100; index += 1) await send(target);
+  for (let round = 0; round < rounds; round += 1) {
+    for (const [which, target] of targets.entries()) {
+      const before = cpuMs(target.pid);
+      for (let index = 0; index < requests; index += 1) await send(target);
+      perRound[which].push((1000 * (cpuMs(target.pid) - before)) / requests);
+    }
+  }
+  return perRound;
 }
 
 /** The protocol rows: every target in alternating rounds at c=16, then alternating samples of the time to a stream's first byte. */
@@ -169,21 +206,43 @@ async function protocolRows(targets: readonly ProtocolTarget[]): Promise<string[
     '',
     `Client protocols and channels of other protocols (${CLAUDE_MODEL} on the Anthropic emulator, ${BEDROCK_MODEL} on the Bedrock one, ${MODEL} on the OpenAI one), c=16, ${ROUNDS} alternating rounds`,
     '',
-    '| target | req/s | x its vendor direct (round by round) | p50 ms | p99 ms | errors | CPU µs/req | first byte of a stream (median of 100) | added |',
-    '|---|---:|---|---:|---:|---:|---:|---:|---:|',
+    '| target | req/s | x its vendor direct (round by round) | x the lean relay of its protocol (round by round) | p50 ms | p99 ms | errors | CPU µs/req | first byte of a stream (median of 100) | added |',
+    '|---|---:|---|---|---:|---:|---:|---:|---:|---:|',
   ];
+  /** `index`'s throughput over `other`'s: over all rounds, and round by round. */
+  const shareOf = (index: number, other: number | undefined) =>
+    other === undefined
+      ? undefined
+      : {
+          all: results[index].requestsPerSecond / results[other].requestsPerSecond,
+          rounds: runs[index].map((run, round) => run.requestsPerSecond / runs[other][round].requestsPerSecond),
+        };
+  const shown = (share: { all: number; rounds: number[] } | undefined) =>
+    share === undefined ? '' : `${share.all.toFixed(2)} (${share.rounds.map((value) => value.toFixed(2)).join(', ')})`;
+  const checks: string[] = [];
   targets.forEach((target, index) => {
     const result = results[index];
     const direct = target.direct;
-    const share =
-      direct === undefined
-        ? ''
-        : `${(result.requestsPerSecond / results[direct].requestsPerSecond).toFixed(2)} (${runs[index].map((run, round) => (run.requestsPerSecond / runs[direct][round].requestsPerSecond).toFixed(2)).join(', ')})`;
+    const lean = shareOf(index, target.lean);
     const added = direct === undefined ? '' : `${(median(firstBytes[index]) - median(firstBytes[direct])).toFixed(3)} ms`;
     lines.push(
-      `| ${target.name} | ${result.requestsPerSecond.toFixed(0)} | ${share} | ${result.p50Ms.toFixed(2)} | ${result.p99Ms.toFixed(2)} | ${result.errors} | ${((1000 * cpu[index]) / result.requests).toFixed(0)} | ${median(firstBytes[index]).toFixed(3)} ms | ${added} |`,
+      `| ${target.name} | ${result.requestsPerSecond.toFixed(0)} | ${shown(shareOf(index, direct))} | ${shown(lean)} | ${result.p50Ms.toFixed(2)} | ${result.p99Ms.toFixed(2)} | ${result.errors} | ${((1000 * cpu[index]) / result.requests).toFixed(0)} | ${median(firstBytes[index]).toFixed(3)} ms | ${added} |`,
     );
+    if (lean !== undefined)
+      checks.push(
+        `| ${target.name} >= ${PROTOCOL_FLOOR} x ${targets[target.lean!].name} | ${lean.all.toFixed(2)} x (median of rounds ${median(lean.rounds).toFixed(2)}) | ${lean.all >= PROTOCOL_FLOOR ? 'yes' : 'NO'} |`,
+      );
   });
+  for (const target of targets) {
+    if (target.unsigned === undefined) continue;
+    // one request at a time, so neither way's CPU per request depends on how fast its upstream answers under load
+    const [signed, unsigned] = await sequentialCpu([target, targets[target.unsigned]]);
+    const ratio = median(signed) / median(unsigned);
+    checks.push(
+      `| ${target.name}: CPU per request <= ${SIGNED_CPU_CEILING} x ${targets[target.unsigned].name}'s, one request at a time | ${median(signed).toFixed(0)} vs ${median(unsigned).toFixed(0)} µs (${ratio.toFixed(2)} x; round by round ${signed.map((value, round) => (value / unsigned[round]).toFixed(2)).join(', ')}) | ${ratio <= SIGNED_CPU_CEILING ? 'yes' : 'NO'} |`,
+    );
+  }
+  lines.push('', '| target | measured | met |', '|---|---|---|', ...checks);
   return lines;
 }
 
@@ -242,6 +301,165 @@ interface MainTarget {
   key: string;
   pid: number;
   database?: BenchDatabase;
+}
+
+/** What the protocol rows run against: the emulators, the gateway and the lean relays of each vendor protocol. */
+interface ProtocolParts {
+  started: Started[];
+  placement: Placement;
+  gateway: Started;
+  gatewayKey: string;
+  emulator: Started;
+  anthropic: Started;
+  bedrock: Started;
+  /** The OpenAI lean relay of the main rows. */
+  passthrough: Started;
+}
+
+/**
+ * The protocol rows' targets. Client protocols and channels of other protocols: each way through the gateway
+ * against the vendor emulator it ends at, called directly in its own protocol, and against the lean relay of
+ * that protocol (bench/passthrough.ts) sending the emulator the same bytes. The Messages and Converse lean relays
+ * start here, pinned as the gateway is.
+ */
+async function protocolTargetsOf(parts: ProtocolParts): Promise<ProtocolTarget[]> {
+  const { gateway, gatewayKey, emulator, anthropic, bedrock, passthrough } = parts;
+  const leanMessages = await startScript('passthroughProcess', {
+    UPSTREAM_URL: anthropic.url,
+    UPSTREAM_KEY: ANTHROPIC_GOOD_KEY,
+    CLIENT_KEY: 'sk-bench',
+    LEAN_PROTOCOL: 'anthropic',
+  });
+  const leanConverse = await startScript('passthroughProcess', {
+    UPSTREAM_URL: bedrock.url,
+    CLIENT_KEY: 'sk-bench',
+    LEAN_PROTOCOL: 'bedrock',
+  });
+  parts.started.push(leanMessages, leanConverse);
+  parts.placement.pinMeasured(leanMessages.child.pid!);
+  parts.placement.pinMeasured(leanConverse.child.pid!);
+  // Client protocols and channels of other protocols: each way through the gateway against the vendor
+  // emulator it ends at, called directly in its own protocol; all targets in alternating rounds, then the
+  // time to the first byte of a stream, the targets alternating too.
+  const claudeStreamVia = { ...claudeStreamBody, max_tokens: undefined };
+  const messagesToOpenAi = { model: MODEL, max_tokens: 64, messages: claudePlainBody.messages };
+  const converse = await presignedConverse(bedrock.url, false);
+  const converseStream = await presignedConverse(bedrock.url, true);
+  const pathOf = (url: string) => new URL(url).pathname;
+  const [CHAT, MESSAGES, VERSION] = ['/v1/chat/completions', '/v1/messages', { 'anthropic-version': '2023-06-01' }] as const;
+  const unsignedBody = { ...bedrockPlainBody, model: BEDROCK_UNSIGNED_MODEL };
+  /** A way through the gateway: `rows` names the rows it is held against. */
+  const through = (
+    name: string,
+    rows: Pick<ProtocolTarget, 'direct' | 'lean' | 'unsigned'>,
+    path: string,
+    headers: Record<string, string>,
+    body: unknown,
+    streamBody: unknown,
+  ): ProtocolTarget => ({
+    name,
+    ...rows,
+    url: `${gateway.url}${path}`,
+    apiKey: gatewayKey,
+    headers,
+    body,
+    streamBody,
+    pid: gateway.child.pid!,
+  });
+  // the rows' order: the three vendors direct, the three lean relays, then the gateway's ways (indices below)
+  const protocolTargets: ProtocolTarget[] = [
+    {
+      name: 'Messages emulator direct',
+      url: `${anthropic.url}/v1/messages`,
+      apiKey: 'unused',
+      headers: ANTHROPIC_HEADERS,
+      body: claudePlainBody,
+      streamBody: claudeStreamBody,
+      pid: anthropic.child.pid!,
+    },
+    {
+      name: 'OpenAI emulator direct',
+      url: `${emulator.url}/v1/chat/completions`,
+      apiKey: 'sk-good',
+      headers: {},
+      body: plainBody,
+      streamBody: { ...plainBody, stream: true },
+      pid: emulator.child.pid!,
+    },
+    {
+      name: 'Converse emulator direct (SigV4 verified)',
+      url: converse.url,
+      apiKey: 'unused',
+      headers: converse.headers,
+      body: converse.body,
+      streamUrl: converseStream.url,
+      streamHeaders: converseStream.headers,
+      streamBody: converseStream.body,
+      pid: bedrock.child.pid!,
+    },
+    {
+      name: 'lean relay, Messages',
+      direct: 0,
+      url: `${leanMessages.url}/v1/messages`,
+      apiKey: 'sk-bench',
+      headers: { 'anthropic-version': '2023-06-01' },
+      body: claudePlainBody,
+      streamBody: claudeStreamBody,
+      pid: leanMessages.child.pid!,
+    },
+    {
+      name: 'lean relay, OpenAI chat',
+      direct: 1,
+      url: `${passthrough.url}/v1/chat/completions`,
+      apiKey: 'sk-bench',
+      headers: {},
+      body: plainBody,
+      streamBody: { ...plainBody, stream: true },
+      pid: passthrough.child.pid!,
+    },
+    {
+      name: 'lean relay, Converse (the client signs)',
+      direct: 2,
+      url: `${leanConverse.url}${pathOf(converse.url)}`,
+      apiKey: 'unused',
+      headers: { ...converse.headers, 'x-relay-key': 'sk-bench' },
+      body: converse.body,
+      streamUrl: `${leanConverse.url}${pathOf(converseStream.url)}`,
+      streamHeaders: { ...converseStream.headers, 'x-relay-key': 'sk-bench' },
+      streamBody: converseStream.body,
+      pid: leanConverse.child.pid!,
+    },
+    through(
+      'chat -> Anthropic channel (translated)',
+      { direct: 0, lean: 3 },
+      CHAT,
+      {},
+      { ...claudePlainBody, max_tokens: undefined },
+      claudeStreamVia,
+    ),
+    through(
+      '/v1/messages -> Anthropic channel (passthrough)',
+      { direct: 0, lean: 3 },
+      MESSAGES,
+      VERSION,
+      claudePlainBody,
+      claudeStreamBody,
+    ),
+    through('/v1/messages -> OpenAI channel (translated)', { direct: 1, lean: 4 }, MESSAGES, VERSION, messagesToOpenAi, {
+      ...messagesToOpenAi,
+      stream: true,
+    }),
+    // the signed way, and the same way with an API key instead of a signature
+    through('chat -> Bedrock channel (Converse, signed per call)', { direct: 2, lean: 5, unsigned: 10 }, CHAT, {}, bedrockPlainBody, {
+      ...bedrockPlainBody,
+      stream: true,
+    }),
+    through('chat -> Bedrock channel (Converse, API key: unsigned)', { direct: 2 }, CHAT, {}, unsignedBody, {
+      ...unsignedBody,
+      stream: true,
+    }),
+  ];
+  return protocolTargets;
 }
 
 /** The lean relay's name in the tables: every ratio of the main rows is against it. */
@@ -408,6 +626,17 @@ try {
     cookie,
     body: { name: 'bedrock emulator', type: 33, key: BEDROCK_KEY, base_url: bedrock.url, models: BEDROCK_MODEL },
   });
+  await consoleCall(`${gateway.url}/api/channel/`, {
+    method: 'POST',
+    cookie,
+    body: {
+      name: 'bedrock emulator, API key',
+      type: 33,
+      key: BEDROCK_API_KEY_CHANNEL,
+      base_url: bedrock.url,
+      models: BEDROCK_UNSIGNED_MODEL,
+    },
+  });
 
   const realtimeEmulator = await startScript('realtimeEmulatorProcess', {});
   started.push(realtimeEmulator);
@@ -417,6 +646,17 @@ try {
   started.push(passthrough);
   placement.pinMeasured(gateway.child.pid!);
   placement.pinMeasured(passthrough.child.pid!);
+  if (ONLY === 'protocols') {
+    const parts = { started, placement, gateway, gatewayKey, emulator, anthropic, bedrock, passthrough };
+    const rows = await protocolRows(await protocolTargetsOf(parts));
+    console.log(
+      [`# Switchboard benchmark, protocol rows only (${new Date().toISOString()}; CPU placement: ${placement.description})`, ...rows].join(
+        '\n',
+      ),
+    );
+    await Promise.all(started.map((part) => part.stop()));
+    process.exit(0);
+  }
   /** The response cache row: turned on for it alone, so no other row meets the cache. */
   const cacheRows = async () => {
     await setResponseCache(gateway.url, cookie, true);
@@ -570,87 +810,9 @@ try {
   const ttft = await timeToFirstToken(targets);
   const ttftOf = (name: string) => ttft[index(name)];
 
-  // Client protocols and channels of other protocols: each way through the gateway against the vendor
-  // emulator it ends at, called directly in its own protocol; all targets in alternating rounds, then the
-  // time to the first byte of a stream, the targets alternating too.
-  const claudeStreamVia = { ...claudeStreamBody, max_tokens: undefined };
-  const messagesToOpenAi = { model: MODEL, max_tokens: 64, messages: claudePlainBody.messages };
-  const protocolTargets: ProtocolTarget[] = [
-    {
-      name: 'Messages emulator direct',
-      url: `${anthropic.url}/v1/messages`,
-      apiKey: 'unused',
-      headers: ANTHROPIC_HEADERS,
-      body: claudePlainBody,
-      streamBody: claudeStreamBody,
-      pid: anthropic.child.pid!,
-    },
-    {
-      name: 'OpenAI emulator direct',
-      url: `${emulator.url}/v1/chat/completions`,
-      apiKey: 'sk-good',
-      headers: {},
-      body: plainBody,
-      streamBody: { ...plainBody, stream: true },
-      pid: emulator.child.pid!,
-    },
-    {
-      name: 'chat -> Anthropic channel (translated)',
-      direct: 0,
-      url: `${gateway.url}/v1/chat/completions`,
-      apiKey: gatewayKey,
-      headers: {},
-      body: { ...claudePlainBody, max_tokens: undefined },
-      streamBody: claudeStreamVia,
-      pid: gateway.child.pid!,
-    },
-    {
-      name: '/v1/messages -> Anthropic channel (passthrough)',
-      direct: 0,
-      url: `${gateway.url}/v1/messages`,
-      apiKey: gatewayKey,
-      headers: { 'anthropic-version': '2023-06-01' },
-      body: claudePlainBody,
-      streamBody: claudeStreamBody,
-      pid: gateway.child.pid!,
-    },
-    {
-      name: '/v1/messages -> OpenAI channel (translated)',
-      direct: 1,
-      url: `${gateway.url}/v1/messages`,
-      apiKey: gatewayKey,
-      headers: { 'anthropic-version': '2023-06-01' },
-      body: messagesToOpenAi,
-      streamBody: { ...messagesToOpenAi, stream: true },
-      pid: gateway.child.pid!,
-    },
-  ];
-  const converse = await presignedConverse(bedrock.url, false);
-  const converseStream = await presignedConverse(bedrock.url, true);
-  protocolTargets.push(
-    {
-      name: 'Converse emulator direct (SigV4 verified)',
-      url: converse.url,
-      apiKey: 'unused',
-      headers: converse.headers,
-      body: converse.body,
-      streamUrl: converseStream.url,
-      streamHeaders: converseStream.headers,
-      streamBody: converseStream.body,
-      pid: bedrock.child.pid!,
-    },
-    {
-      name: 'chat -> Bedrock channel (Converse, signed per call)',
-      direct: protocolTargets.length,
-      url: `${gateway.url}/v1/chat/completions`,
-      apiKey: gatewayKey,
-      headers: {},
-      body: bedrockPlainBody,
-      streamBody: { ...bedrockPlainBody, stream: true },
-      pid: gateway.child.pid!,
-    },
+  const protocolLines = await protocolRows(
+    await protocolTargetsOf({ started, placement, gateway, gatewayKey, emulator, anthropic, bedrock, passthrough }),
   );
-  const protocolLines = await protocolRows(protocolTargets);
   const realtimeLines = await realtimeRows(realtime, REALTIME_OPTIONS);
   const metricsLines = await metricsRows();
   const tracingLines = await tracingRows();
