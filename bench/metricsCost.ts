@@ -1,10 +1,13 @@
 // The metrics row: the same gateway build with metrics on (the default) and
 // with METRICS_ENABLED=false, chat at c=16 through the OpenAI emulator, in
 // alternating rounds so a machine whose speed drifts weighs on both alike.
-// Metrics may cost the hot path at most 3% of its throughput. The
-// "on" gateway is scraped once a second during its runs, as Prometheus would.
+// Metrics may cost the hot path at most 3% of its throughput, judged on the
+// median of the rounds' ratios (one slow round on a shared machine moves the
+// ratio of the totals by several percent). The "on" gateway is scraped once a
+// second during its runs, as Prometheus would. BENCH_METRICS_AA=1 starts the
+// second gateway with metrics on too: the row then shows its own noise.
 import { cpuMs } from './processes';
-import { runWrk, type LoadResult } from './wrk';
+import { median, runWrk, type LoadResult } from './wrk';
 
 export interface MetricsTarget {
   name: string;
@@ -56,7 +59,9 @@ export async function metricsCostRows(
   }
   const [on, off] = runs.map(settings.combine);
   const share = on.requestsPerSecond / off.requestsPerSecond;
-  const byRound = runs[0].map((run, round) => (run.requestsPerSecond / runs[1][round].requestsPerSecond).toFixed(3)).join(', ');
+  const ratios = runs[0].map((run, round) => run.requestsPerSecond / runs[1][round].requestsPerSecond);
+  const byRound = ratios.map((ratio) => ratio.toFixed(3)).join(', ');
+  const middle = median(ratios);
   const lines = [
     '',
     `Metrics on vs off (chat c=16, ${settings.rounds} alternating rounds; ${scrapes} scrapes of /metrics answered during the "on" runs)`,
@@ -74,7 +79,7 @@ export async function metricsCostRows(
     '',
     '| target | measured | met |',
     '|---|---|---|',
-    `| metrics on >= 0.97 x metrics off at c=16 | ${share.toFixed(3)} x (round by round ${byRound} x) | ${share >= 0.97 ? 'yes' : 'NO'} |`,
+    `| metrics on >= 0.97 x metrics off at c=16, median of the rounds | ${middle.toFixed(3)} x (all rounds together ${share.toFixed(3)} x; round by round ${byRound} x) | ${middle >= 0.97 ? 'yes' : 'NO'} |`,
   );
   return lines;
 }

@@ -28,12 +28,12 @@ export interface Started {
 export function startFlags(): string[] {
   const scripts = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
   const words = scripts.start.split(/\s+/);
-  return words
-    .slice(
-      1,
-      words.findIndex((word) => word.endsWith('start.mjs')),
-    )
-    .filter((word) => word.startsWith('--'));
+  const extra = (process.env.BENCH_GATEWAY_FLAGS ?? '').split(/\s+/).filter(Boolean);
+  const started = words.slice(
+    1,
+    words.findIndex((word) => word.endsWith('start.mjs')),
+  );
+  return [...started.filter((word) => word.startsWith('--')), ...extra];
 }
 
 /** `root`: another checkout of the project (BENCH_BASELINE), bundled and run from its own tree. */
@@ -124,8 +124,7 @@ export async function startEmulatorAndGateway(
 ): Promise<{ emulator: Started; gateway: Started }> {
   const emulator = await startScript('emulatorProcess', {});
   started.push(emulator);
-  const extra = (process.env.BENCH_GATEWAY_FLAGS ?? '').split(/\s+/).filter(Boolean);
-  const gateway = await startScript('gatewayProcess', { SQL_DSN: '', ...gatewayEnv }, [...startFlags(), ...extra]);
+  const gateway = await startScript('gatewayProcess', { SQL_DSN: '', ...gatewayEnv }, startFlags());
   started.push(gateway);
   placement.pinMeasured(gateway.child.pid!);
   return { emulator, gateway };

@@ -554,7 +554,8 @@ try {
   }
 
   // the same build with metrics off, for the metrics row
-  const withoutMetrics = await startScript('gatewayProcess', { SQL_DSN: '', METRICS_ENABLED: 'false' }, startFlags());
+  const metricsOff = process.env.BENCH_METRICS_AA === '1' ? 'true' : 'false';
+  const withoutMetrics = await startScript('gatewayProcess', { SQL_DSN: '', METRICS_ENABLED: metricsOff }, startFlags());
   started.push(withoutMetrics);
   const { key: withoutMetricsKey } = await prepareGateway(withoutMetrics.url, emulator.url, MODEL);
   placement.pinMeasured(withoutMetrics.child.pid!);
@@ -563,14 +564,15 @@ try {
       [
         { name: 'switchboard, metrics on', url: gateway.url, key: gatewayKey, pid: gateway.child.pid!, scraped: true },
         {
-          name: 'switchboard, METRICS_ENABLED=false',
+          name: `switchboard, METRICS_ENABLED=${metricsOff}`,
           url: withoutMetrics.url,
           key: withoutMetricsKey,
           pid: withoutMetrics.child.pid!,
           scraped: false,
         },
       ],
-      { seconds: SECONDS, rounds: ROUNDS, warmupSeconds: WARMUP_SECONDS, body: plainBody, combine: combineRuns },
+      // rounds of a second each: more of them, for a median that one slow round does not move
+      { seconds: SECONDS, rounds: SECONDS, warmupSeconds: WARMUP_SECONDS, body: plainBody, combine: combineRuns },
     );
   /** The tracing row: the same build exporting traces of every call to a sink in this process, started for it. */
   const tracingRows = async () => {
