@@ -13,7 +13,6 @@
 // /v1/files/{id}/content. GET, list and cancel read the caller's own
 // batches: another user's answers 404 as an unknown one does.
 // Reference: https://platform.openai.com/docs/api-reference/batch
-import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requestIdOf } from '../../../common/requestId';
 import { batchModeFor, batchObject, type BatchSummary } from '../../relay/batches/batchObject';
@@ -21,21 +20,18 @@ import { checkInput, type CheckedInput } from '../../relay/batches/input';
 import { BATCH_ROUTES } from '../../relay/batches/lineCall';
 import { BatchRunner } from '../../relay/batches/selfRun';
 import { batchChannelFor } from '../../relay/batches/upstreamChannel';
-import { UPSTREAM_LINE_OWNER } from '../../relay/batches/upstreamSettle';
 import type { RelayContext } from '../../relay/context';
 import { isRelayError, relayError, sendRelayError, type RelayError } from '../../relay/errors';
+import { newBatchRows } from '../../relay/batches/newBatch';
 import { holdTask } from '../../relay/tasks/holdTask';
 import { cancelBatchTask } from '../../relay/tasks/taskActions';
 import { authenticateRelay, type RelayCaller } from '../../relay/tokenAuth';
-import { batchLineCounts, insertBatchLines } from '../../repositories/batchLines';
+import { batchLineCounts } from '../../repositories/batchLines';
 import { findTask, listTasks, type TaskRow } from '../../repositories/tasks';
 import { openOwnedFile } from '../../services/fileStore';
 import { configuredFileStore } from '../../services/s3FileStore';
 
 const MAX_LIST_LIMIT = 100;
-const WINDOW_SECONDS = 24 * 3600;
-/** A gateway-run batch is never the task poller's: its next poll never comes. */
-const NEVER = Number.MAX_SAFE_INTEGER;
 
 const isWord = (value: unknown): value is string => typeof value === 'string' && /^[\w-]{1,64}$/.test(value);
 const noSuchBatch = (id: string): RelayError => ({ ...relayError(404, `No batch found with id '${id}'.`, 'batch_not_found'), param: 'id' });
@@ -118,7 +114,6 @@ async function createBatch(deps: Deps, request: FastifyRequest, reply: FastifyRe
   if (isRelayError(ask)) return sendRelayError(reply, ask);
   const input = await inputOf(deps, caller, ask);
   if (isRelayError(input)) return sendRelayError(reply, input);
-  const now = Math.floor(Date.now() / 1000);
   const channel = await batchChannelFor(ctx, caller, input.model);
   const mode = batchModeFor(channel, ctx.options.bool('BatchUpstreamEnabled'), ask.endpoint);
   const summary: BatchSummary = {
@@ -129,32 +124,17 @@ async function createBatch(deps: Deps, request: FastifyRequest, reply: FastifyRe
     username: caller.user.username,
     tokenName: caller.token.name,
   };
-  const row = {
-    id: `batch_${randomBytes(16).toString('hex')}`,
+  const { row, writeLines } = newBatchRows(caller, {
+    idPrefix: 'batch_',
+    idBytes: 16,
     kind: 'batch',
-    user_id: Number(caller.user.id),
-    token_id: Number(caller.token.id),
     model: input.model,
-    status: 'validating',
-    held_quota: input.bound,
-    request: JSON.stringify(summary),
-    request_id: requestIdOf(request.headers),
-    next_poll_at: NEVER,
-    created_at: now,
-    updated_at: now,
-    expires_at: now + WINDOW_SECONDS,
-  };
-  const lines = input.lines.map((line) => ({
-    task_id: row.id,
-    line: line.line,
-    custom_id: line.customId,
-    body: line.body,
-    bound: line.bound,
-    // an upstream batch's lines are the vendor's to run: held by the batch until its results settle them
-    ...(mode === 'upstream' ? { status: 'running', lease_owner: UPSTREAM_LINE_OWNER, lease_until: NEVER } : { status: 'queued' }),
-    updated_at: now,
-  }));
-  const refused = await holdTask(ctx, caller, row, (transaction) => insertBatchLines(transaction, lines));
+    bound: input.bound,
+    summary,
+    requestId: requestIdOf(request.headers),
+    lines: input.lines,
+  });
+  const refused = await holdTask(ctx, caller, row, writeLines);
   if (refused) return sendRelayError(reply, refused);
   const task = await findTask(ctx.db, row.user_id, 'batch', row.id);
   return batchObject(task!, {});

@@ -11,7 +11,6 @@
 // errors are the Messages route's (x-api-key or Bearer; Anthropic's error
 // object).
 // Reference: https://docs.anthropic.com/en/api/creating-message-batches
-import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requestIdOf } from '../../../common/requestId';
@@ -29,20 +28,18 @@ import {
 } from '../../relay/batches/messageBatch';
 import type { RelayContext } from '../../relay/context';
 import { isRelayError, relayError, type RelayError } from '../../relay/errors';
+import { newBatchRows } from '../../relay/batches/newBatch';
 import { holdTask } from '../../relay/tasks/holdTask';
 import { cancelBatchTask } from '../../relay/tasks/taskActions';
 import { authenticateRelay, type RelayCaller } from '../../relay/tokenAuth';
 import { anthropicMessages } from '../../protocols/inbound';
-import { batchLineCounts, batchResults, insertBatchLines } from '../../repositories/batchLines';
+import { batchLineCounts, batchResults } from '../../repositories/batchLines';
 import { deleteEndedMessageBatch } from '../../repositories/messageBatches';
 import { findTask, listTasks, type TaskRow } from '../../repositories/tasks';
 
 const MAX_LIST_LIMIT = 1000;
-const WINDOW_SECONDS = 24 * 3600;
 /** Lines read per query as the results are written. */
 const RESULT_PAGE = 500;
-/** A gateway-run batch is never the task poller's: its next poll never comes. */
-const NEVER = Number.MAX_SAFE_INTEGER;
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 type ListRequest = FastifyRequest<{ Querystring: { limit?: string; before_id?: string; after_id?: string } }>;
@@ -82,7 +79,6 @@ async function createBatch(ctx: RelayContext, request: FastifyRequest, reply: Fa
   if (!caller) return reply;
   const checked = checkRequests(ctx, caller, request.body);
   if (isRelayError(checked)) return sendError(reply, checked);
-  const now = nowSeconds();
   const summary: BatchSummary = {
     mode: 'self',
     endpoint: MESSAGES_ENDPOINT,
@@ -93,31 +89,17 @@ async function createBatch(ctx: RelayContext, request: FastifyRequest, reply: Fa
     username: caller.user.username,
     tokenName: caller.token.name,
   };
-  const row = {
-    id: `msgbatch_${randomBytes(12).toString('hex')}`,
+  const { row, writeLines } = newBatchRows(caller, {
+    idPrefix: 'msgbatch_',
+    idBytes: 12,
     kind: MESSAGE_BATCH_KIND,
-    user_id: Number(caller.user.id),
-    token_id: Number(caller.token.id),
     model: modelColumnOf(checked.models),
-    status: 'validating',
-    held_quota: checked.bound,
-    request: JSON.stringify(summary),
-    request_id: requestIdOf(request.headers),
-    next_poll_at: NEVER,
-    created_at: now,
-    updated_at: now,
-    expires_at: now + WINDOW_SECONDS,
-  };
-  const lines = checked.lines.map((line) => ({
-    task_id: row.id,
-    line: line.line,
-    custom_id: line.customId,
-    body: line.body,
-    bound: line.bound,
-    status: 'queued',
-    updated_at: now,
-  }));
-  const refused = await holdTask(ctx, caller, row, (transaction) => insertBatchLines(transaction, lines));
+    bound: checked.bound,
+    summary,
+    requestId: requestIdOf(request.headers),
+    lines: checked.lines,
+  });
+  const refused = await holdTask(ctx, caller, row, writeLines);
   if (refused) return sendError(reply, refused);
   return objectOf(ctx, (await findTask(ctx.db, row.user_id, MESSAGE_BATCH_KIND, row.id))!, request);
 }
