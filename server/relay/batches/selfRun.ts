@@ -8,9 +8,10 @@
 // in a key's concurrency or rate limits. A node that served an interactive
 // request in the last second runs one line at a time, BatchBusyLinesPerSecond
 // at most: a line's database work runs on the event loop the other users'
-// calls wait for, so a full-speed batch would slow every one of them down. A line settles in the transaction
-// that closes it under its lease (billing/batchLedger.ts), at the batch
-// discount (BatchDiscount, or the channel's own in BatchChannelDiscounts),
+// calls wait for, so a full-speed batch would slow every one of them down.
+// A line settles in the transaction that closes it under its lease
+// (billing/batchLedger.ts), at the batch discount (BatchDiscount, or the
+// channel's own in BatchChannelDiscounts),
 // with one consume log naming the batch and the line's custom_id: run twice
 // by two nodes (a lease that ran out under a slow node), it is billed once.
 // A line cut by the node's shutdown goes back to the queue unbilled. The
@@ -44,7 +45,7 @@ export type { BatchRunSettings };
 /** How long a node keeps a batch's row and caller before reading them again. */
 const CALLER_TTL_MS = 2000;
 /** How recent an interactive request keeps batch lines at the busy pace (ms). */
-export const BUSY_WINDOW_MS = 1000;
+const BUSY_WINDOW_MS = 1000;
 
 export const DEFAULT_BATCH_RUN_SETTINGS: BatchRunSettings = { intervalMs: 500, leaseMs: 10 * 60_000, finishLeaseMs: 5 * 60_000 };
 
