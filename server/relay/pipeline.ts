@@ -9,8 +9,9 @@
 //   read           route.read: the model and the route's own state
 //   admit          the key may use the model, and its price           hooks.beforeReserve
 //   rate limits    requests and tokens per minute (rateLimits.ts); sets the x-ratelimit-* headers
+//   cache lookup   responseCache.ts, when on: a hit holds only its share of the price
 //   reserve        route.price (route.reserveAgain when refused)      hooks.beforeDispatch
-//   dispatch       route.upstream -> dispatch.ts (channels, retries)
+//   dispatch       route.upstream -> dispatch.ts (channels, retries), or the cache's answer
 //   answer         route.answer writes to the client and calls call.settle(...) once
 //   settle / log   queued after the answer; or the hold goes back      hooks.afterFinish
 //
@@ -43,7 +44,7 @@ import type { ChannelAttempt, LogDetails } from '../../common/records';
 import { LogType } from '../../common/roles';
 import { scrubLine } from './scrub';
 import { MODEL_NAME_MAX } from './requestFields';
-import { cachedDispatch } from './responseCache';
+import { cachedDispatch, hitShare, lookUpBeforeHold, type CacheLookup } from './responseCache';
 
 /** A request as both ways in deliver it: a Fastify route, or the fast path before Fastify. */
 export interface RelayInput {
@@ -117,6 +118,8 @@ export class RelayCall<State = unknown> {
   fallbackModel: string | undefined;
   /** What the client was refused with, when it was. */
   error: RelayError | undefined;
+  /** What the response cache made of the request before its hold (responseCache.ts); undefined with the cache off. */
+  cacheLookup: CacheLookup | undefined;
   /** Set when the answer came from the response cache: the bill it makes (responseCache.ts). */
   billOfHit: ((bill: Bill) => Bill) | undefined;
   /** The call's trace when tracing is on (server/telemetry). */
@@ -335,9 +338,16 @@ async function reserved<State>(call: RelayCall<State>, admission: Admission): Pr
   const hint = { alone: ctx.inFlight === 1 };
   let reservation: Reservation | RelayError;
   try {
-    reservation = await reserve(ctx, admission, route.price(call), hint);
-    if (isRelayError(reservation) && reservation.code === 'insufficient_quota' && route.reserveAgain)
+    const looking = lookUpBeforeHold(call);
+    const lookup = (call.cacheLookup = looking && (await looking));
+    // a hit holds only its share of the price: by default nothing, and the ledger is not written
+    const price = lookup?.cached ? Math.ceil(route.price(call) * hitShare(ctx.options)) : route.price(call);
+    reservation = await reserve(ctx, admission, price, hint);
+    if (isRelayError(reservation) && reservation.code === 'insufficient_quota' && route.reserveAgain) {
+      // held as if it were not cached; a lowered output limit changes what goes upstream, and so the key
       reservation = await route.reserveAgain(call, reservation, hint);
+      if (lookup && !isRelayError(reservation)) call.cacheLookup = await lookUpBeforeHold(call);
+    }
   } catch (error) {
     // the database failed the reservation: no tokens were used either
     if (call.rateTicket) ctx.rateLimits.correct(call.rateTicket, 0);
@@ -367,7 +377,7 @@ async function dispatchedAndAnswered<State>(call: RelayCall<State>, admission: A
     call.signal = abortOnDisconnect(ctx, response);
     const upstream = route.upstream(call);
     if (call.trace) upstream.trace = call.trace;
-    const dispatched = await cachedDispatch(call, upstream);
+    const dispatched = await cachedDispatch(call, upstream, call.cacheLookup);
     call.attempts = dispatched.attempts;
     if (dispatched.outcome === 'answered') {
       call.channelId = dispatched.answer.channel.id;

@@ -1,9 +1,10 @@
 // The exact response cache (docs/cache.md): an identical request answered
 // again from what the upstream said the first time, without calling it.
-// The pipeline calls it in place of dispatch, once the caller is known, the
-// model admitted and the hold made: a hit is an answer like any other, so
-// the route writes it and bills its usage the same way (here at the
-// operator's share of the price, ResponseCacheHitRatio); a miss is
+// The pipeline looks a request up once the caller is known and the model
+// admitted, before the hold, which for a hit is only the operator's share of
+// the price (ResponseCacheHitRatio, by default nothing); it then calls the
+// cache in place of dispatch. A hit is an answer like any other, so the
+// route writes it and bills its usage the same way (at that share); a miss is
 // dispatched, and its answer stored as it passes when it comes whole with a
 // 200. Only answers of channels that speak the client's protocol are stored
 // (their bytes replay through the same route); a translated answer is not.
@@ -22,7 +23,7 @@ import { LazyJson, type UpstreamAnswer, type UpstreamRequest } from './attempt';
 import type { RoutedChannel } from './channelSelect';
 import type { Dispatched } from './dispatch';
 import type { RelayCall } from './pipeline';
-import type { CachedAnswer, StoredAnswer } from './responseCacheStore';
+import type { CachedAnswer, ResponseCacheStore, StoredAnswer } from './responseCacheStore';
 import { UpstreamResponse } from './upstream';
 
 /** The request header that asks (`on`) or refuses (`off`) the cache, and the answer's header saying `hit` or `miss`. */
@@ -40,30 +41,59 @@ interface CachePlan {
   store: boolean;
 }
 
-/**
- * Dispatches the request, or answers it from the cache. With the cache off
- * (the default) this is dispatch itself, and the answer carries no cache header.
- */
-export function cachedDispatch(call: RelayCall, request: UpstreamRequest): Promise<Dispatched> {
-  const { ctx } = call;
-  if (!ctx.responseCache || !ctx.options.bool('ResponseCacheEnabled')) return ctx.dispatch(call.caller, request);
-  return throughCache(call, request);
+/** What the cache made of a request before its hold: how it takes it (none: it stays out) and, on a hit, the answer. */
+export interface CacheLookup {
+  plan: CachePlan | undefined;
+  cached: StoredAnswer | undefined;
 }
 
-async function throughCache(call: RelayCall, request: UpstreamRequest): Promise<Dispatched> {
+/**
+ * Looks the request up before its hold is made (pipeline.ts), so that a hit
+ * holds only the operator's share of the price: by default nothing, and the
+ * ledger is not written for it. Undefined with the cache off (the default).
+ */
+export function lookUpBeforeHold(call: RelayCall): Promise<CacheLookup> | undefined {
   const { ctx } = call;
-  const plan = planOf(call, request);
-  if (!plan) return ctx.dispatch(call.caller, request);
-  if (plan.read) {
-    const cached = await ctx.responseCache!.get(plan.key).catch((error: unknown) => {
-      ctx.log.warn({ err: error }, 'response cache unreadable: the request goes upstream');
-      return undefined;
-    });
-    if (cached) {
-      call.response.setHeader(CACHE_HEADER, 'hit');
-      call.billOfHit = (bill) => hitBill(ctx.options, bill);
-      return { outcome: 'answered', answer: replayed(call, request, cached) };
-    }
+  if (!ctx.responseCache || !ctx.options.bool('ResponseCacheEnabled')) return undefined;
+  return lookUp(call, ctx.responseCache);
+}
+
+async function lookUp(call: RelayCall, store: ResponseCacheStore): Promise<CacheLookup> {
+  const { ctx } = call;
+  const plan = planOf(call, call.route.upstream(call));
+  if (!plan?.read) return { plan, cached: undefined };
+  const cached = await store.get(plan.key).catch((error: unknown) => {
+    ctx.log.warn({ err: error }, 'response cache unreadable: the request goes upstream');
+    return undefined;
+  });
+  return { plan, cached };
+}
+
+/** The share of a hit's full price that it is billed (ResponseCacheHitRatio, 0 to 1). */
+export const hitShare = (options: OptionStore) => Math.min(1, Math.max(0, options.number('ResponseCacheHitRatio') || 0));
+
+/**
+ * Dispatches the request, or answers it from what lookUpBeforeHold found.
+ * Without a plan (the cache off, or not for this request) this is dispatch
+ * itself, and the answer carries no cache header.
+ */
+export function cachedDispatch(call: RelayCall, request: UpstreamRequest, lookup: CacheLookup | undefined): Promise<Dispatched> {
+  const plan = lookup?.plan;
+  if (!plan) return call.ctx.dispatch(call.caller, request);
+  return throughCache(call, request, plan, lookup.cached);
+}
+
+async function throughCache(
+  call: RelayCall,
+  request: UpstreamRequest,
+  plan: CachePlan,
+  cached: StoredAnswer | undefined,
+): Promise<Dispatched> {
+  const { ctx } = call;
+  if (cached) {
+    call.response.setHeader(CACHE_HEADER, 'hit');
+    call.billOfHit = (bill) => hitBill(ctx.options, bill);
+    return { outcome: 'answered', answer: replayed(call, request, cached) };
   }
   call.response.setHeader(CACHE_HEADER, 'miss');
   const dispatched = await ctx.dispatch(call.caller, request);
@@ -120,10 +150,29 @@ function deterministic(options: OptionStore, call: RelayCall): boolean {
   return (typeof temperature === 'number' ? temperature : 1) <= options.number('ResponseCacheMaxTemperature');
 }
 
+/**
+ * The canonical keys of requests whose bytes go upstream as the client sent them, by a digest of those bytes
+ * and what else the key holds: a request repeated byte for byte is not parsed into canonical JSON again.
+ * Bounded (cleared when full).
+ */
+const keysOfRawRequests = new Map<string, string>();
+const MAX_REMEMBERED_KEYS = 4096;
+
 /** The scope and the request as it goes upstream, hashed. */
 function cacheKey(call: RelayCall, request: UpstreamRequest): string {
   const scope = scopeOf(call.ctx.options, call);
+  const protocol = request.inbound ?? 'openai';
+  const stream = request.stream === true;
   const sent = request.body(request.model);
+  let raw: string | undefined;
+  if (sent === call.input.raw) {
+    raw = createHash('sha256')
+      .update(`${scope}\n${protocol}\n${request.path}\n${String(stream)}\n`)
+      .update(sent)
+      .digest('hex');
+    const known = keysOfRawRequests.get(raw);
+    if (known !== undefined) return known;
+  }
   let body: unknown = call.body;
   if (sent !== call.input.raw) {
     try {
@@ -132,8 +181,14 @@ function cacheKey(call: RelayCall, request: UpstreamRequest): string {
       body = typeof sent === 'string' ? sent : sent.toString('base64');
     }
   }
-  const described = { scope, protocol: request.inbound ?? 'openai', path: request.path, stream: request.stream === true, body };
-  return createHash('sha256').update(canonicalJson(described)).digest('hex');
+  const key = createHash('sha256')
+    .update(canonicalJson({ scope, protocol, path: request.path, stream, body }))
+    .digest('hex');
+  if (raw !== undefined) {
+    if (keysOfRawRequests.size >= MAX_REMEMBERED_KEYS) keysOfRawRequests.clear();
+    keysOfRawRequests.set(raw, key);
+  }
+  return key;
 }
 
 function scopeOf(options: OptionStore, call: RelayCall): string {
@@ -183,8 +238,7 @@ function replayed(call: RelayCall, request: UpstreamRequest, cached: StoredAnswe
 
 /** A hit's bill: the operator's share of the full charge, noting what it saved. */
 function hitBill(options: OptionStore, bill: Bill): Bill {
-  const ratio = Math.min(1, Math.max(0, options.number('ResponseCacheHitRatio') || 0));
-  const charge = Math.round(bill.charge * ratio);
+  const charge = Math.round(bill.charge * hitShare(options));
   return {
     ...bill,
     charge,

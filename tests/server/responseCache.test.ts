@@ -229,6 +229,30 @@ for (const target of targets) {
         });
       });
 
+      it('holds only the share a hit is billed: a key whose balance cannot hold the full request still gets a free hit', async () => {
+        const body = chat();
+        expect((await send(body)).cache).toBe('miss');
+        await storedCount(1);
+        await harness.settled();
+        const full = (await lastConsume(harness)).quota;
+        // enough for the answer's charge, far below what the request holds without a cache (its whole output limit)
+        const token = await harness.admin('POST', '/api/token/', { name: 'small balance', remain_quota: full });
+        const smallKey = `sk-${token.data.key}`;
+        const start = await ledgerState(harness.app.ctx.db, 1, token.data.id);
+        const hit = await send(body, {}, smallKey);
+        expect(hit).toMatchObject({ status: 200, cache: 'hit' });
+        await harness.settled();
+        expect(await lastConsume(harness)).toMatchObject({ quota: 0, token_id: token.data.id });
+        expect(upstreamCalls()).toBe(1);
+        const end = await ledgerState(harness.app.ctx.db, 1, token.data.id);
+        expect({ remain: end.remain, quota: end.quota, tokenHeld: end.tokenHeld, userHeld: end.userHeld }).toEqual({
+          remain: start.remain,
+          quota: start.quota,
+          tokenHeld: 0,
+          userHeld: 0,
+        });
+      });
+
       it("counts the hits and what they saved on the dashboard, the user's own and root's site view", async () => {
         const siteBefore = await dashboardCache(harness, '/api/dashboard/admin');
         const ownBefore = await dashboardCache(harness, '/api/dashboard');
@@ -322,11 +346,11 @@ for (const target of targets) {
 function lastConsume(harness: RelayHarness) {
   return harness.app.ctx.db
     .selectFrom('logs')
-    .select(['quota', 'other', 'content', 'channel_id', 'prompt_tokens', 'completion_tokens'])
+    .select(['quota', 'other', 'content', 'channel_id', 'token_id', 'prompt_tokens', 'completion_tokens'])
     .where('type', '=', LogType.consume)
     .orderBy('id', 'desc')
     .executeTakeFirstOrThrow()
-    .then((row) => ({ ...row, quota: Number(row.quota), channel_id: Number(row.channel_id) }));
+    .then((row) => ({ ...row, quota: Number(row.quota), channel_id: Number(row.channel_id), token_id: Number(row.token_id) }));
 }
 
 /** The size of the one stored entry. */
