@@ -193,10 +193,12 @@ export async function realtimeRows(targets: readonly RealtimeTarget[], options: 
   const { connections, rounds, seconds, warmupSeconds } = options;
   const measuredMs = Math.max(250, Math.round((1000 * seconds) / rounds));
   for (const target of targets) await responsesRun(target, connections, 0, warmupSeconds * 1000);
+  // BENCH_REALTIME_ONLY=sessions or responses: that measure alone (to profile it)
+  const only = process.env.BENCH_REALTIME_ONLY?.trim();
   const measures = [
-    { name: 'responses over open sessions', unit: 'response', run: responsesRun },
-    { name: 'sessions (open to session.created, close)', unit: 'session', run: sessionsRun },
-  ];
+    { name: 'responses over open sessions', key: 'responses', run: responsesRun },
+    { name: 'sessions (open to session.created, close)', key: 'sessions', run: sessionsRun },
+  ].filter((measure) => !only || measure.key === only);
   const lines = [
     '',
     `Realtime: GET /v1/realtime, one WebSocket per connection, ${REALTIME_MODEL} on the realtime emulator (a text response of 7 deltas back to back, each asked with one user item), c=${connections}, ${rounds} alternating rounds of ${(measuredMs / 1000).toFixed(2)} s, driven from the bench process with ws (on the emulator's CPU)`,

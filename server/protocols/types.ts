@@ -370,7 +370,12 @@ export interface UpstreamAdaptor {
    * send once the body is encoded, its headers completed, or a failure (a key
    * it cannot sign with). Absent: the target goes as `target` made it.
    */
-  sign?(target: HttpTarget, body: string, channel: ChannelConfig, call: AdaptorCall): Promise<HttpTarget | UpstreamFailure>;
+  sign?(
+    target: HttpTarget,
+    body: string,
+    channel: ChannelConfig,
+    call: AdaptorCall,
+  ): HttpTarget | UpstreamFailure | Promise<HttpTarget | UpstreamFailure>;
   /**
    * For a vendor whose streamed call only starts the answer (a Replicate
    * prediction created with `stream: true` names its event stream in

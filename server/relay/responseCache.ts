@@ -151,11 +151,10 @@ function deterministic(options: OptionStore, call: RelayCall): boolean {
 }
 
 /**
- * The canonical keys of requests whose bytes go upstream as the client sent them, by a digest of those bytes
- * and what else the key holds: a request repeated byte for byte is not parsed into canonical JSON again.
- * Bounded (cleared when full).
+ * The canonical keys of requests by a digest of the bytes that go upstream and of what else the key holds: a
+ * request repeated byte for byte is not parsed into canonical JSON again. Bounded (cleared when full).
  */
-const keysOfRawRequests = new Map<string, string>();
+const keysByBytes = new Map<string, string>();
 const MAX_REMEMBERED_KEYS = 4096;
 
 /** The scope and the request as it goes upstream, hashed. */
@@ -164,15 +163,12 @@ function cacheKey(call: RelayCall, request: UpstreamRequest): string {
   const protocol = request.inbound ?? 'openai';
   const stream = request.stream === true;
   const sent = request.body(request.model);
-  let raw: string | undefined;
-  if (sent === call.input.raw) {
-    raw = createHash('sha256')
-      .update(`${scope}\n${protocol}\n${request.path}\n${String(stream)}\n`)
-      .update(sent)
-      .digest('hex');
-    const known = keysOfRawRequests.get(raw);
-    if (known !== undefined) return known;
-  }
+  const bytes = createHash('sha256')
+    .update(`${scope}\n${protocol}\n${request.path}\n${String(stream)}\n`)
+    .update(sent)
+    .digest('hex');
+  const known = keysByBytes.get(bytes);
+  if (known !== undefined) return known;
   let body: unknown = call.body;
   if (sent !== call.input.raw) {
     try {
@@ -184,10 +180,8 @@ function cacheKey(call: RelayCall, request: UpstreamRequest): string {
   const key = createHash('sha256')
     .update(canonicalJson({ scope, protocol, path: request.path, stream, body }))
     .digest('hex');
-  if (raw !== undefined) {
-    if (keysOfRawRequests.size >= MAX_REMEMBERED_KEYS) keysOfRawRequests.clear();
-    keysOfRawRequests.set(raw, key);
-  }
+  if (keysByBytes.size >= MAX_REMEMBERED_KEYS) keysByBytes.clear();
+  keysByBytes.set(bytes, key);
   return key;
 }
 

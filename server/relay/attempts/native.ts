@@ -67,7 +67,8 @@ export async function nativeCall(
     };
   }
   if (adaptor.sign) {
-    target = await adaptor.sign(target, body, config, call);
+    const signed = adaptor.sign(target, body, config, call);
+    target = signed instanceof Promise ? await signed : signed;
     if (isUpstreamFailure(target)) return { outcome: 'failed', failure: target };
   }
   const url = new URL(target.url);

@@ -146,7 +146,8 @@ async function prepareCall(
   const body = encodeBody(deps, adaptor, operation, upstreamModel, request, call);
   if (typeof body !== 'string') return body;
   if (adaptor.sign) {
-    target = await adaptor.sign(target, body, config, call);
+    const signed = adaptor.sign(target, body, config, call);
+    target = signed instanceof Promise ? await signed : signed;
     if (isUpstreamFailure(target)) return { outcome: 'failed', failure: target };
   }
   const requestId = request.requestId;

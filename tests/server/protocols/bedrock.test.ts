@@ -13,6 +13,7 @@ import { MessagesUsageWatcher } from '../../../server/protocols/inbound/anthropi
 import { adaptorForChannelType } from '../../../server/protocols/upstream';
 import { isUpstreamFailure, type ChannelConfig, type ChatRequest, type HttpTarget } from '../../../server/protocols/types';
 import { keyFitsFormat } from '../../../common/channelTypes';
+import { signV4 } from '../../../server/protocols/upstream/bedrock/sigv4';
 import { callFor, describeAdaptor, fixtureDir } from './contract';
 
 describeAdaptor('bedrock', bedrockAdaptor);
@@ -133,6 +134,79 @@ describe('bedrock adaptor: the SigV4 signature', () => {
     const target = targetOf(apiKey);
     expect(await bedrockAdaptor.sign!(target, '{}', apiKey, callFor('chat', MODEL, false, apiKey))).toBe(target);
   });
+});
+
+describe('bedrock adaptor: the SigV4 signer against the AWS library', () => {
+  /** What @smithy/signature-v4 (hashing in JavaScript) writes for the same request. */
+  async function librarySigned(
+    request: { host: string; path: string; query: Record<string, string>; headers: Record<string, string>; body: string },
+    credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string },
+    region: string,
+    date: Date,
+  ) {
+    const [hostname, port] = request.host.split(':');
+    const signer = new SignatureV4({ service: 'bedrock', region, credentials, sha256: Sha256 });
+    const signed = await signer.sign(
+      {
+        method: 'POST',
+        protocol: 'https:',
+        hostname,
+        ...(port ? { port: Number(port) } : {}),
+        path: request.path,
+        query: request.query,
+        headers: { ...request.headers, host: request.host },
+        body: request.body,
+      },
+      { signingDate: date },
+    );
+    const { host: _host, ...headers } = signed.headers;
+    return headers;
+  }
+
+  interface SigningCase {
+    name: string;
+    request: { host: string; path: string; query: Record<string, string>; headers: Record<string, string>; body: string };
+    credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  }
+  const cases: SigningCase[] = [
+    {
+      name: 'a Converse call',
+      request: {
+        host: 'bedrock-runtime.eu-west-3.amazonaws.com',
+        path: '/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse',
+        query: {},
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: '{"messages":[{"role":"user","content":[{"text":"Hi ✓"}]}]}',
+      },
+      credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' },
+    },
+    {
+      name: 'a session token, a port, a query to sort and escape, a path with dots, spaced and unsignable headers',
+      request: {
+        host: '127.0.0.1:4100',
+        path: '/model/./a b/../arn%3Aaws%3Abedrock%2Fx/invoke/',
+        query: { 'z-last': "it's (a) * !", 'A-first': 'a=b&c', 'x-amz-signature': 'left out' },
+        headers: {
+          'Content-Type': 'application/json',
+          'X-Custom': '  two   spaces	here  ',
+          'User-Agent': 'not signed',
+          'sec-fetch-mode': 'not signed',
+          'proxy-thing': 'not signed',
+        },
+        body: '',
+      },
+      credentials: { accessKeyId: 'AKIDOTHER', secretAccessKey: 'another/secret+key', sessionToken: 'FwoGZXIvYXdzEXAMPLE//token=' },
+    },
+  ];
+
+  for (const { name, request, credentials } of cases) {
+    it(`writes what the library writes: ${name}`, async () => {
+      for (const date of [new Date('2023-11-14T22:13:20.123Z'), new Date('2026-02-28T23:59:59Z')]) {
+        const ours = signV4({ method: 'POST', ...request }, credentials, { region: 'eu-west-3', service: 'bedrock' }, date);
+        expect(ours).toEqual(await librarySigned(request, credentials, 'eu-west-3', date));
+      }
+    });
+  }
 });
 
 describe('bedrock adaptor: requests', () => {

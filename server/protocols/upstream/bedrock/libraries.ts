@@ -1,17 +1,14 @@
-// AWS's libraries, loaded at a Bedrock channel's first call rather than when
-// the gateway starts: the SigV4 signer (hashing with Node's crypto,
-// nativeSha256.ts) and the event-stream codec with their
-// dependencies are some 3 MiB of heap that a gateway without a Bedrock
-// channel would carry for nothing. `sign` (run before every Bedrock call, in
-// dispatch and in the channel test) waits for them; the decoders, which run
-// after it, take them as loaded. Anything else that decodes Bedrock's bytes
-// (a test, a fixture builder) awaits loadBedrockLibraries() first.
+// AWS's event-stream codec, loaded at a Bedrock channel's first call rather
+// than when the gateway starts: with its dependencies it is heap that a
+// gateway without a Bedrock channel would carry for nothing (the SigV4
+// signature is the gateway's own, sigv4.ts). `sign` (run before every Bedrock
+// call, in dispatch and in the channel test) waits for it the first time; the
+// decoders, which run after it, take it as loaded. Anything else that decodes
+// Bedrock's bytes (a test, a fixture builder) awaits loadBedrockLibraries() first.
 import type { EventStreamCodec } from '@smithy/eventstream-codec';
-import type { SignatureV4 } from '@smithy/signature-v4';
 
 export interface BedrockLibraries {
   codec: EventStreamCodec;
-  SignatureV4: typeof SignatureV4;
 }
 
 /** The codec's text functions: Node's own UTF-8, as @smithy/util-utf8 does on Node. */
@@ -23,12 +20,8 @@ let loading: Promise<BedrockLibraries> | undefined;
 
 export function loadBedrockLibraries(): Promise<BedrockLibraries> {
   if (loaded) return Promise.resolve(loaded);
-  loading ??= Promise.all([import('@smithy/eventstream-codec'), import('@smithy/signature-v4')]).then(
-    ([codecModule, signerModule]) =>
-      (loaded = {
-        codec: new codecModule.EventStreamCodec(toUtf8, fromUtf8),
-        SignatureV4: signerModule.SignatureV4,
-      }),
+  loading ??= import('@smithy/eventstream-codec').then(
+    (codecModule) => (loaded = { codec: new codecModule.EventStreamCodec(toUtf8, fromUtf8) }),
     (error: unknown) => {
       loading = undefined;
       throw error;
@@ -36,6 +29,9 @@ export function loadBedrockLibraries(): Promise<BedrockLibraries> {
   );
   return loading;
 }
+
+/** Whether loadBedrockLibraries() has resolved. */
+export const bedrockLibrariesLoaded = () => loaded !== undefined;
 
 /** The libraries, once loadBedrockLibraries() has resolved (a Bedrock call always signs, which loads them, first). */
 export function bedrockLibraries(): BedrockLibraries {

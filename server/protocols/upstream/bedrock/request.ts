@@ -1,7 +1,6 @@
 // The Converse request: where it goes (target), the OpenAI chat request in
 // Converse's shape (encodeChat), and the SigV4 signature over both (sign).
 // Reference: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html
-import type { SignatureV4 } from '@smithy/signature-v4';
 import {
   isUpstreamFailure,
   type AdaptorCall,
@@ -13,12 +12,12 @@ import {
   type UpstreamFailure,
 } from '../../types';
 import { contentText, count, dataUrl, isObject, parseJson, stopList, trimmedBaseUrl, upstreamFailure } from '../../shared';
-import { bedrockKey, type BedrockKey } from './keys';
+import { bedrockKey } from './keys';
 import { bedrockModelId, isClaudeOnBedrock } from './models';
 import { thinkingFor } from '../anthropic';
 import { rerankTarget } from './rerank';
-import { bedrockLibraries, loadBedrockLibraries } from './libraries';
-import { NativeSha256 } from './nativeSha256';
+import { bedrockLibrariesLoaded, loadBedrockLibraries } from './libraries';
+import { signV4 } from './sigv4';
 
 // ---- the vendor's shapes (only what is written) ----
 
@@ -242,59 +241,41 @@ function invokeTarget(channel: ChannelConfig, call: AdaptorCall): HttpTarget | U
 
 // ---- the signature ----
 
-/** Signers by IAM key: each caches its signing key for the day, so a busy channel derives it once. */
-const signers = new Map<string, SignatureV4>();
-const MAX_SIGNERS = 1000;
-
-function signerFor(key: Extract<BedrockKey, { kind: 'iam' }>): SignatureV4 {
-  const cacheKey = `${key.accessKeyId}\0${key.secretAccessKey}\0${key.sessionToken ?? ''}\0${key.region}`;
-  let signer = signers.get(cacheKey);
-  if (!signer) {
-    const credentials = {
-      accessKeyId: key.accessKeyId,
-      secretAccessKey: key.secretAccessKey,
-      ...(key.sessionToken ? { sessionToken: key.sessionToken } : {}),
-    };
-    const { SignatureV4 } = bedrockLibraries();
-    signer = new SignatureV4({ service: 'bedrock', region: key.region, credentials, sha256: NativeSha256 });
-    if (signers.size >= MAX_SIGNERS) signers.clear();
-    signers.set(cacheKey, signer);
-  }
-  return signer;
-}
-
 /**
  * Signs the call with AWS Signature Version 4 (service `bedrock`) when the key
  * is IAM credentials; a Bedrock API key's call goes as it is (its bearer
  * header is the target's). The signature covers the host, the path, the
- * headers and the body, at the call's time.
+ * headers and the body, at the call's time (sigv4.ts).
  */
-export async function sign(
+export function sign(
   target: HttpTarget,
   body: string,
   channel: ChannelConfig,
   call: AdaptorCall,
-): Promise<HttpTarget | UpstreamFailure> {
+): HttpTarget | UpstreamFailure | Promise<HttpTarget | UpstreamFailure> {
   const key = bedrockKey(channel);
   if (isUpstreamFailure(key)) return key;
-  // the answer's decoder needs the codec whichever the key: loaded here, before any Bedrock call
-  await loadBedrockLibraries();
+  // the answer's decoder needs the codec whichever the key: loaded before any Bedrock call
+  if (!bedrockLibrariesLoaded()) return loadBedrockLibraries().then(() => sign(target, body, channel, call));
   if (key.kind === 'api-key') return target;
   const url = new URL(target.url);
-  const signed = await signerFor(key).sign(
+  const credentials = {
+    accessKeyId: key.accessKeyId,
+    secretAccessKey: key.secretAccessKey,
+    ...(key.sessionToken ? { sessionToken: key.sessionToken } : {}),
+  };
+  const headers = signV4(
     {
       method: target.method,
-      protocol: url.protocol,
-      hostname: url.hostname,
-      ...(url.port ? { port: Number(url.port) } : {}),
+      host: url.host,
       path: url.pathname,
       query: Object.fromEntries(url.searchParams),
-      headers: { ...target.headers, host: url.host },
+      headers: target.headers,
       body,
     },
-    { signingDate: new Date(call.now * 1000) },
+    credentials,
+    { region: key.region, service: 'bedrock' },
+    new Date(call.now * 1000),
   );
-  // the HTTP client sends the same host itself
-  const { host: _host, ...headers } = signed.headers;
   return { ...target, headers };
 }

@@ -1,7 +1,8 @@
-// SHA-256 and HMAC-SHA-256 for the SigV4 signer on Node's own crypto (OpenSSL),
-// in the shape the signer takes (a ChecksumConstructor: `new Sha256(secret?)`,
-// update, digest, reset), as @smithy/hash-node does. @aws-crypto/sha256-js
-// hashes in JavaScript: signing a Bedrock call with it cost about 220 µs of CPU.
+// SHA-256 and HMAC-SHA-256 on Node's own crypto (OpenSSL) in the shape
+// @smithy/signature-v4 takes (a ChecksumConstructor: `new Sha256(secret?)`,
+// update, digest, reset), as @smithy/hash-node does: how the gateway signed
+// Bedrock calls before its own signer (server/protocols/upstream/bedrock/sigv4.ts),
+// kept for the signing row to measure against.
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 
 /** What the signer hashes: text (UTF-8) or bytes. */
