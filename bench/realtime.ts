@@ -192,9 +192,10 @@ async function firstDeltas(targets: readonly RealtimeTarget[], samples: number):
 export async function realtimeRows(targets: readonly RealtimeTarget[], options: RealtimeRowOptions): Promise<string[]> {
   const { connections, rounds, seconds, warmupSeconds } = options;
   const measuredMs = Math.max(250, Math.round((1000 * seconds) / rounds));
-  for (const target of targets) await responsesRun(target, connections, 0, warmupSeconds * 1000);
-  // BENCH_REALTIME_ONLY=sessions or responses: that measure alone (to profile it)
+  // BENCH_REALTIME_ONLY=sessions or responses: that measure alone (to profile it), without the first deltas
   const only = process.env.BENCH_REALTIME_ONLY?.trim();
+  const warmUp = only === 'sessions' ? sessionsRun : responsesRun;
+  for (const target of targets) await warmUp(target, connections, 0, warmupSeconds * 1000);
   const measures = [
     { name: 'responses over open sessions', key: 'responses', run: responsesRun },
     { name: 'sessions (open to session.created, close)', key: 'sessions', run: sessionsRun },
@@ -231,6 +232,7 @@ export async function realtimeRows(targets: readonly RealtimeTarget[], options: 
       );
     });
   }
+  if (only) return lines;
   const first = await firstDeltas(targets, 100);
   lines.push(
     '',

@@ -146,7 +146,8 @@ export async function handleRealtimeUpgrade(
       tokenId: Number(caller.token.id),
       limitedToken: Number(caller.token.unlimited_quota) !== 1,
     };
-    if ((await balancesOf(ctx, payer)).available < firstBound(ctx, admission)) {
+    const bound = firstBound(ctx, admission);
+    if (!cachedBalanceCovers(caller, payer.limitedToken, bound) && (await balancesOf(ctx, payer)).available < bound) {
       return refuse(relayError(429, 'the quota cannot cover a realtime response', 'insufficient_quota', 'insufficient_quota'));
     }
     const query = url.searchParams.get('api-version');
@@ -202,6 +203,18 @@ function recordRefusal(
     requestId,
     details,
   });
+}
+
+/**
+ * Whether the key's cached rows (at most a second old, relayCache.ts) show the balance covering `bound`:
+ * then the database is not read. A shortfall there is read again from the database (and the node's quota
+ * lease), so a balance topped up a moment ago opens its session. The gate keeps only an empty balance out:
+ * each response is held on its own before it runs.
+ */
+function cachedBalanceCovers(caller: RelayCaller, limitedToken: boolean, bound: number): boolean {
+  const userQuota = Number(caller.user.quota);
+  const available = limitedToken ? Math.min(userQuota, Number(caller.token.remain_quota)) : userQuota;
+  return available >= bound;
 }
 
 /**

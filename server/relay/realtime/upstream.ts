@@ -89,6 +89,9 @@ async function connect(
       headers: { ...target.headers, 'x-request-id': requestId },
       handshakeTimeout: upstreamSettings().connectTimeoutMs,
       maxPayload: 16 * 1024 * 1024,
+      // no permessage-deflate offered: every frame the upstream sent compressed would be inflated here (and the
+      // client's side, which does not compress either, would get it whole anyway)
+      perMessageDeflate: false,
     });
     let settled = false;
     const done = (value: Omit<OpenedUpstream, 'channel'> | { status: number; message: string }) => {

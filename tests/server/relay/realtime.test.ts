@@ -721,6 +721,20 @@ for (const { target, quotaLeases } of targets) {
           });
           expect(upstream.sessions.length).toBe(sessionsBefore);
         });
+
+        it('a balance topped up a moment ago opens its session, whatever the cached key still says', async () => {
+          await realtimeChannel();
+          const token = await harness.admin('POST', '/api/token/', { name: 'topped up', remain_quota: 10 });
+          const key = `sk-${token.data.key}`;
+          await expect(connect({ key })).rejects.toMatchObject({ status: 429 });
+          // a change of quota alone leaves the key's cached row as it was (relayCache.ts): the database is read again
+          const updated = await harness.admin('PUT', '/api/token/', { ...token.data, remain_quota: 10_000_000 });
+          expect(updated.success).toBe(true);
+          const session = await connect({ key });
+          await session.next('session.created');
+          session.socket.close();
+          await session.closed;
+        });
       });
     },
   );
