@@ -20,6 +20,9 @@ import { defaultResource, detectResources, envDetector, resourceFromAttributes }
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { VERSION } from '../../common/version';
+import { otlpProtocol, tracingWanted } from './tracingEnv';
+
+export { otlpProtocol, tracingWanted };
 
 /** The service name when OTEL_SERVICE_NAME (or service.name in OTEL_RESOURCE_ATTRIBUTES) does not say. */
 export const DEFAULT_SERVICE_NAME = 'switchboard';
@@ -31,25 +34,6 @@ export interface Tracing {
   shutdown(): Promise<void>;
   /** Exports what is queued now (the tests call it rather than wait for the batch's delay). */
   flush(): Promise<void>;
-}
-
-/** The OTLP protocol the environment asks for (the traces' own variable first), or why it cannot be had. */
-export function otlpProtocol(env: NodeJS.ProcessEnv): 'http/protobuf' | 'http/json' | { refused: string } {
-  const asked = (
-    env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() ||
-    env.OTEL_EXPORTER_OTLP_PROTOCOL?.trim() ||
-    'http/protobuf'
-  ).toLowerCase();
-  if (asked === 'http/protobuf' || asked === 'http/json') return asked;
-  return {
-    refused: `traces are off: OTLP protocol '${asked}' is not offered (OTEL_EXPORTER_OTLP_PROTOCOL takes http/protobuf or http/json)`,
-  };
-}
-
-/** Whether the environment turns tracing on: an OTLP endpoint named, and the SDK not disabled. */
-export function tracingWanted(env: NodeJS.ProcessEnv): boolean {
-  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
-  return Boolean(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim());
 }
 
 /**

@@ -3,14 +3,15 @@
 // each relayed call's trace, hooks the call's first streamed write and its end
 // (relaySpans.ts), and flushes the exporter as the app closes, after the
 // requests in flight have settled (main.ts's graceful stop calls app.close()).
-// When tracing is off it does nothing at all.
+// When tracing is off it does nothing at all, and the OpenTelemetry SDK is
+// never loaded (tracing.ts and relaySpans.ts are imported only then).
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { bookkeepingFor } from '../billing/bookkeeping';
 import { relayContextOf } from '../plugins/relayContext';
 import type { RelayCall } from '../relay/pipeline';
-import { CallTrace } from './relaySpans';
-import { makeTracing, type Tracing } from './tracing';
+import type { Tracing } from './tracing';
+import { tracingWanted } from './tracingEnv';
 
 const byApp = new WeakMap<object, Tracing>();
 
@@ -19,16 +20,18 @@ export function tracingOf(app: FastifyInstance): Tracing | undefined {
   return byApp.get(app.ctx);
 }
 
-const traceOf = (call: RelayCall): CallTrace | undefined => (call.trace instanceof CallTrace ? call.trace : undefined);
-
 export const tracingPlugin = fp(
-  (app) => {
+  async (app) => {
+    if (!tracingWanted(process.env)) return;
+    // the SDK is loaded only when tracing is on: a gateway without it does not carry it
+    const [{ makeTracing }, { CallTrace }] = await Promise.all([import('./tracing'), import('./relaySpans')]);
     const tracing = makeTracing(process.env);
-    if (!tracing) return Promise.resolve();
+    if (!tracing) return;
     if ('refused' in tracing) {
       app.log.error(tracing.refused);
-      return Promise.resolve();
+      return;
     }
+    const traceOf = (call: RelayCall) => (call.trace instanceof CallTrace ? call.trace : undefined);
     byApp.set(app.ctx, tracing);
     const relay = relayContextOf(app, bookkeepingFor(app.ctx, app.log));
     const { tracer } = tracing;
@@ -43,7 +46,6 @@ export const tracingPlugin = fp(
       }
     });
     app.log.info('tracing on: relayed calls are exported over OTLP/HTTP');
-    return Promise.resolve();
   },
   { name: 'switchboard-tracing', dependencies: ['switchboard-services'] },
 );
