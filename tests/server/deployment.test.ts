@@ -97,9 +97,18 @@ describe('the Dockerfile', () => {
         ),
     );
     const { dependencies } = JSON.parse(read('package.json')) as { dependencies: Record<string, string> };
-    // the ones loaded on first use stay in node_modules: the database drivers, Redis, ws, the Bedrock and Vertex
-    // libraries, the S3 file store's, the 2FA packages, the mailer; better-sqlite3 for its native addon
-    const lazyPackages = ['pg', 'mysql2', 'ioredis', 'ws', 'jose', '@smithy/signature-v4', '@aws-sdk/client-s3', '@aws-sdk/lib-storage'];
+    // the ones loaded on first use stay in node_modules: the database drivers, Redis, ws, Bedrock's event-stream
+    // codec and Vertex's library, the S3 file store's, the 2FA packages, the mailer; better-sqlite3 for its native addon
+    const lazyPackages = [
+      'pg',
+      'mysql2',
+      'ioredis',
+      'ws',
+      'jose',
+      '@smithy/eventstream-codec',
+      '@aws-sdk/client-s3',
+      '@aws-sdk/lib-storage',
+    ];
     for (const lazy of [...lazyPackages, 'otpauth', 'nodemailer', 'better-sqlite3']) expect(packages).toContain(lazy);
     expect([...packages].filter((name) => !(name in dependencies))).toEqual([]);
     // gpt-tokenizer's encodings are required by name at run time (tokenCount.ts), out of esbuild's sight
