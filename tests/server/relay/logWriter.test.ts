@@ -98,9 +98,11 @@ describe('shutting the gateway down', () => {
           stream: index % 2 === 0,
           messages: [{ role: 'user', content: `request ${index}` }],
         })
-        .then((response) => response.text()),
+        .then(async (response) => ({ status: response.status, text: await response.text() })),
     );
-    await Promise.all(requests);
+    const answers = await Promise.all(requests);
+    // every request answered whole: a refusal or a failure would be an error log, not a consume log
+    expect(answers.filter((answer) => answer.status !== 200)).toEqual([]);
     // no settled(): closing must do the waiting
     await harness.close();
 
@@ -114,7 +116,8 @@ describe('shutting the gateway down', () => {
         used_quota: number;
         request_count: number;
       };
-      expect(logs.count).toBe(60);
+      const errors = sqlite.prepare('select content from logs where type = ?').all(LogType.error);
+      expect({ consumeLogs: logs.count, errors }).toEqual({ consumeLogs: 60, errors: [] });
       expect(user.request_count).toBe(60);
       expect(logs.quota).toBe(user.used_quota);
     } finally {
