@@ -44,6 +44,12 @@ const chat = (harness: RelayHarness, extra: Record<string, unknown> = {}, header
 
 const sleep = (ms: number) => new Promise((wake) => setTimeout(wake, ms));
 
+/** A chat answered 200; another status fails with the answer's body, which says which refusal it was. */
+async function expectAnswered(answer: Promise<Response>): Promise<void> {
+  const response = await answer;
+  expect({ status: response.status, body: response.status === 200 ? '' : await response.text() }).toEqual({ status: 200, body: '' });
+}
+
 for (const target of targets) {
   describe.runIf(target.available)(`routing that does not flap on ${target.name}`, () => {
     let database: TestDatabase;
@@ -225,19 +231,19 @@ for (const target of targets) {
       await setOptions(harness, { RoutingAffinitySeconds: '60' });
       for (const caller of ['alice', 'bob', 'carol']) {
         const from = harness.emulator.requests.length;
-        for (let index = 0; index < 8; index += 1) expect((await chat(harness, { user: caller })).status).toBe(200);
+        for (let index = 0; index < 8; index += 1) await expectAnswered(chat(harness, { user: caller }));
         expect(new Set(keysSince(harness, from)).size).toBe(1);
       }
       await setOptions(harness, { RoutingAffinityHeader: 'x-session-id' });
       const from = harness.emulator.requests.length;
       for (let index = 0; index < 8; index += 1)
-        expect((await chat(harness, { user: `changing-${index}` }, { 'x-session-id': 'session-7' })).status).toBe(200);
+        await expectAnswered(chat(harness, { user: `changing-${index}` }, { 'x-session-id': 'session-7' }));
       expect(new Set(keysSince(harness, from)).size).toBe(1);
 
       // without affinity the same caller is spread by weight over both channels
       await setOptions(harness, { RoutingAffinitySeconds: '0' });
       const spread = harness.emulator.requests.length;
-      for (let index = 0; index < 24; index += 1) expect((await chat(harness, { user: 'alice' })).status).toBe(200);
+      for (let index = 0; index < 24; index += 1) await expectAnswered(chat(harness, { user: 'alice' }));
       expect(new Set(keysSince(harness, spread)).size).toBe(2);
     });
 
