@@ -36,6 +36,8 @@ const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const MODEL = 'gpt-3.5-turbo';
 const plainBody = { model: MODEL, messages: [{ role: 'user', content: 'Say hello to the benchmark.' }] };
 const streamBody = { ...plainBody, stream: true, emulator: { chunks: 20 } };
+/** A long answer's stream: against the short one, what each further chunk costs once a request's own work is paid. */
+const longStreamBody = { ...plainBody, stream: true, emulator: { chunks: 200 } };
 /**
  * `BENCH_ONLY=metrics` runs the metrics on/off row alone (a quick check of that row); `workers` the workers rows
  * alone; `rss` the RSS of the SQLite gateway over a million requests (BENCH_RSS_REQUESTS) and nothing else;
@@ -494,6 +496,7 @@ async function realtimeTargets(gateway: Started, cookie: string, key: string, em
 
 /** Content chunks in a stream of the stream scenario (the role, finish and usage events come on top). */
 const STREAM_CHUNKS = streamBody.emulator.chunks;
+const LONG_STREAM_CHUNKS = longStreamBody.emulator.chunks;
 
 function writeReport(file: string, report: string): void {
   console.log(report);
@@ -716,6 +719,7 @@ try {
     { name: 'chat c=16', body: plainBody, connections: 16 },
     { name: 'chat c=64', body: plainBody, connections: 64 },
     { name: 'stream(20) c=16', body: streamBody, connections: 16 },
+    { name: `stream(${LONG_STREAM_CHUNKS}) c=16`, body: longStreamBody, connections: 16 },
   ];
   // Warm up first: the gateway has far more code than the lean relay for V8 to compile and optimise,
   // and what the targets are about is a serving process, not the first seconds after a start.
@@ -849,6 +853,14 @@ try {
   const gatewayStreamCpu = cpuPerRequest[streamed].switchboard;
   const streamCpuRounds = cpuRoundsOf[streamed][index('switchboard')].map((cpu, round) => cpu / cpuRoundsOf[streamed][index(LEAN)][round]);
   const ttftAdded = ttftOf('switchboard') - ttftOf(LEAN);
+  // each further chunk: the long stream's CPU less the short one's, over the chunks it adds
+  const longStreamed = `stream(${LONG_STREAM_CHUNKS}) c=16`;
+  const addedChunks = LONG_STREAM_CHUNKS - STREAM_CHUNKS;
+  const chunkCpu = (target: string, round?: number) =>
+    round === undefined
+      ? (cpuPerRequest[longStreamed][target] - cpuPerRequest[streamed][target]) / addedChunks
+      : (cpuRoundsOf[longStreamed][index(target)][round] - cpuRoundsOf[streamed][index(target)][round]) / addedChunks;
+  const chunkCpuRounds = cpuRoundsOf[streamed][0].map((_, round) => chunkCpu('switchboard', round) / chunkCpu(LEAN, round));
   lines.push(
     '',
     `The floor: the lean relay spent ${cpuPerRequest['chat c=16'][LEAN].toFixed(0)} µs of CPU per non-streamed request at c=16 (round by round ${listed(cpuRoundsOf['chat c=16'][index(LEAN)], 0)}) and ${leanStreamCpu.toFixed(0)} µs per stream of ${STREAM_CHUNKS} chunks (${(leanStreamCpu / STREAM_CHUNKS).toFixed(1)} µs per chunk).`,
@@ -863,6 +875,11 @@ try {
       `stream CPU <= 1.3 x lean relay's (per stream of ${STREAM_CHUNKS} chunks, c=16)`,
       `${gatewayStreamCpu.toFixed(0)} µs vs ${(1.3 * leanStreamCpu).toFixed(0)} µs; per chunk ${(gatewayStreamCpu / STREAM_CHUNKS).toFixed(1)} vs ${(leanStreamCpu / STREAM_CHUNKS).toFixed(1)} µs (${(gatewayStreamCpu / leanStreamCpu).toFixed(2)} x; round by round ${listed(streamCpuRounds)} x)`,
       gatewayStreamCpu <= 1.3 * leanStreamCpu,
+    ],
+    [
+      `CPU per further chunk <= 1.3 x lean relay's (streams of ${LONG_STREAM_CHUNKS} against ${STREAM_CHUNKS} chunks, c=16)`,
+      `${chunkCpu('switchboard').toFixed(2)} vs ${chunkCpu(LEAN).toFixed(2)} µs (${(chunkCpu('switchboard') / chunkCpu(LEAN)).toFixed(2)} x; round by round ${listed(chunkCpuRounds)} x)`,
+      chunkCpu('switchboard') <= 1.3 * chunkCpu(LEAN),
     ],
     [
       `time to first token added <= 0.3 ms over the lean relay's`,

@@ -69,6 +69,8 @@ const scenarioOf: Record<string, { body: unknown; connections: number }> = {
   plain16: { body: plainBody, connections: 16 },
   plain1: { body: plainBody, connections: 1 },
   stream16: { body: streamBody, connections: 16 },
+  // a long stream: against stream16, what one more chunk costs
+  stream16long: { body: { ...streamBody, emulator: { chunks: 200 } }, connections: 16 },
 };
 
 /** A process's CPU seconds by thread name (the main thread apart), from /proc. */

@@ -12,6 +12,7 @@
 // arrived (JSON parsing every chunk would cost the hot path for nothing).
 import { StringDecoder } from 'node:string_decoder';
 import { answerField } from './jsonField';
+import { textOfPayload } from './deltaText';
 import { batchSize, promptBound } from './promptBound';
 import { countChatExtrasTokens, countChatPromptTokens, countInputTokens, type CountOptions } from './tokenCount';
 import type { InboundCodec, InboundError, JsonAnswer, Usage, TextMode, UsageWatcher } from './types';
@@ -344,22 +345,7 @@ function textOfPayloads(parts: ReadonlyArray<string | Buffer>): string {
   let text = '';
   for (const part of parts) {
     if (typeof part === 'string') text += textOfPayload(part);
-    else for (const payload of dataPayloads(part.toString('utf8'))) text += textOfPayload(payload);
-  }
-  return text;
-}
-
-/** One event's chat deltas or completion texts ('' for a malformed event: it carries no billable text). */
-function textOfPayload(payload: string): string {
-  let text = '';
-  try {
-    const parsed = JSON.parse(payload) as { choices?: Array<{ delta?: { content?: unknown }; text?: unknown }> };
-    for (const choice of parsed.choices ?? []) {
-      if (typeof choice.delta?.content === 'string') text += choice.delta.content;
-      else if (typeof choice.text === 'string') text += choice.text;
-    }
-  } catch {
-    return '';
+    else text += textOfEvents(part.toString('utf8'));
   }
   return text;
 }
@@ -369,7 +355,14 @@ function dataPayload(line: string): string | undefined {
   return line.startsWith('data:') ? line.slice(line.charAt(5) === ' ' ? 6 : 5) : undefined;
 }
 
-/** The data payloads of whole events (a chunk passed on unparsed). */
-function dataPayloads(text: string): string[] {
-  return text.split('\n').flatMap((line) => dataPayload(line) ?? []);
+/** The texts of the data payloads of whole events (a chunk passed on unparsed), line by line. */
+function textOfEvents(events: string): string {
+  let text = '';
+  for (let start = 0; start < events.length; ) {
+    const newline = events.indexOf('\n', start);
+    const end = newline === -1 ? events.length : newline;
+    if (events.startsWith('data:', start)) text += textOfPayload(events.slice(start + (events.charCodeAt(start + 5) === 0x20 ? 6 : 5), end));
+    start = end + 1;
+  }
+  return text;
 }
