@@ -36,6 +36,7 @@ import type { RelayCaller } from '../tokenAuth';
 import { ConversationCount, cutOffUsage, tokensOfClientFrame, type ResponseCount } from './count';
 import { giveBackHold, responseBound, settleHold, type Hold } from './holds';
 import type { RealtimeSessions } from './index';
+import { quietRepeatedEnds } from './quietEnds';
 
 /** Close codes the relay itself uses (docs/relay.md, "Realtime"). */
 export const REALTIME_CLOSE = {
@@ -141,6 +142,7 @@ export class RealtimeSession {
       return;
     }
     this.client = client;
+    quietRepeatedEnds(client);
     client.on('message', (data: RawData, isBinary: boolean) => this.fromClient(data as Buffer, isBinary));
     client.on(
       'close',

@@ -12,6 +12,7 @@ import type { RelayContext } from '../context';
 import { relayError, type RelayError } from '../errors';
 import type { RelayCaller } from '../tokenAuth';
 import { upstreamSettings } from '../upstream';
+import { quietRepeatedEnds } from './quietEnds';
 
 /** ws, loaded at the first upgrade: a gateway that never opens a realtime session does not carry it (about 1.5 MiB of heap). */
 let wsModule: Promise<typeof import('ws')> | undefined;
@@ -107,7 +108,10 @@ async function connect(
     };
     client.once('close', clientLeft);
     upstream.on('message', (data: RawData, isBinary: boolean) => early.push({ data: data as Buffer, isBinary }));
-    upstream.once('open', () => done({ upstream, early }));
+    upstream.once('open', () => {
+      quietRepeatedEnds(upstream);
+      done({ upstream, early });
+    });
     upstream.once('unexpected-response', (_request, response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
