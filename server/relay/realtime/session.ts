@@ -163,8 +163,9 @@ export class RealtimeSession {
 
   private idleMs = 0;
 
-  /** Any frame either way: the idle deadline starts again. */
+  /** Any frame either way: the idle deadline starts again, and the node counts as serving users (batches go at their busy pace). */
   private touch(): void {
+    this.ctx.lastInteractiveAt = Date.now();
     if (this.idleMs <= 0 || this.ended) return;
     if (this.idleTimer) this.idleTimer.refresh();
     else

@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { countTextTokens } from '../../../server/protocols/inbound/tokenCount';
 import { buildTestApp } from '../../support/app';
+import { relayContextOf } from '../../../server/plugins/relayContext';
+import { bookkeepingFor } from '../../../server/billing/bookkeeping';
 import { databaseTargets, type TestDatabase } from '../../support/databases';
 import { ledgerState } from '../../support/ledgerState';
 import {
@@ -215,6 +217,24 @@ for (const { target, quotaLeases } of targets) {
           expect(client.texts).toEqual(upstreamSession.sent.slice(0, client.texts.length));
           client.socket.close(1000, 'bye');
           expect(await upstreamClosed(sessionsBefore)).toBe(1000);
+        });
+
+        it('marks the node busy while frames pass either way, so a batch the gateway runs keeps to its busy pace', async () => {
+          await realtimeChannel();
+          const relay = relayContextOf(harness.app, bookkeepingFor(harness.app.ctx, harness.app.log));
+          const client = await connect();
+          await client.next('session.created');
+          relay.lastInteractiveAt = 0;
+          client.send({
+            type: 'conversation.item.create',
+            item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] },
+          });
+          await client.next('conversation.item.created');
+          const marked = relay.lastInteractiveAt;
+          expect(Date.now() - marked).toBeLessThan(1000);
+          expect(marked).toBeGreaterThan(0);
+          client.socket.close(1000, 'bye');
+          await client.closed;
         });
 
         it('opens a GA session upstream for a GA client (no beta header forced), and a beta one for a beta client; events pass as sent', async () => {
