@@ -375,7 +375,9 @@ async function dispatchedAndAnswered<State>(call: RelayCall<State>, admission: A
       }
     }
     call.signal = abortOnDisconnect(ctx, response);
-    const upstream = route.upstream(call);
+    // the cache's lookup built it already (after any lowered limit), only without the signal made just now
+    const upstream = call.cacheLookup?.request ?? route.upstream(call);
+    upstream.signal = call.signal;
     if (call.trace) upstream.trace = call.trace;
     const dispatched = await cachedDispatch(call, upstream, call.cacheLookup);
     call.attempts = dispatched.attempts;

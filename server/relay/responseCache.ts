@@ -45,6 +45,8 @@ interface CachePlan {
 export interface CacheLookup {
   plan: CachePlan | undefined;
   cached: StoredAnswer | undefined;
+  /** The request as it goes upstream, built for the key: dispatch sends this one rather than build it again. */
+  request: UpstreamRequest;
 }
 
 /**
@@ -60,13 +62,14 @@ export function lookUpBeforeHold(call: RelayCall): Promise<CacheLookup> | undefi
 
 async function lookUp(call: RelayCall, store: ResponseCacheStore): Promise<CacheLookup> {
   const { ctx } = call;
-  const plan = planOf(call, call.route.upstream(call));
-  if (!plan?.read) return { plan, cached: undefined };
+  const request = call.route.upstream(call);
+  const plan = planOf(call, request);
+  if (!plan?.read) return { plan, cached: undefined, request };
   const cached = await store.get(plan.key).catch((error: unknown) => {
     ctx.log.warn({ err: error }, 'response cache unreadable: the request goes upstream');
     return undefined;
   });
-  return { plan, cached };
+  return { plan, cached, request };
 }
 
 /** The share of a hit's full price that it is billed (ResponseCacheHitRatio, 0 to 1). */

@@ -229,6 +229,34 @@ for (const target of targets) {
         });
       });
 
+      it('a client that leaves during a miss cuts the upstream call, stores nothing and keeps the ledger exact', async () => {
+        const start = await ledgerState(harness.app.ctx.db, 1, harness.tokenId);
+        const abortedBefore = harness.emulator.abortedRequests;
+        const leaving = new AbortController();
+        const response = await fetch(`${harness.baseUrl}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${harness.apiKey}`, 'x-switchboard-cache': 'on' },
+          body: JSON.stringify(chat({ stream: true, emulator: { chunks: 100, delay_ms: 50 } })),
+          signal: leaving.signal,
+        });
+        expect(response.headers.get('x-switchboard-cache')).toBe('miss');
+        const reader = response.body!.getReader();
+        await reader.read();
+        leaving.abort();
+        await vi.waitFor(() => expect(harness.emulator.abortedRequests).toBe(abortedBefore + 1), { timeout: 5000, interval: 20 });
+        await harness.settled();
+        expect(await entries()).toBe(0);
+        const end = await ledgerState(harness.app.ctx.db, 1, harness.tokenId);
+        // what streamed before the client left is billed; nothing stays held
+        expect(end.logged - start.logged).toBe(start.quota - end.quota);
+        expect(start.remain - end.remain).toBe(start.quota - end.quota);
+        expect({ userHeld: end.userHeld, tokenHeld: end.tokenHeld, reservationsHeld: end.reservationsHeld }).toEqual({
+          userHeld: 0,
+          tokenHeld: 0,
+          reservationsHeld: 0,
+        });
+      });
+
       it('holds only the share a hit is billed: a key whose balance cannot hold the full request still gets a free hit', async () => {
         const body = chat();
         expect((await send(body)).cache).toBe('miss');
