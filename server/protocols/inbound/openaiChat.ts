@@ -358,10 +358,11 @@ function dataPayload(line: string): string | undefined {
 /** The texts of the data payloads of whole events (a chunk passed on unparsed), line by line. */
 function textOfEvents(events: string): string {
   let text = '';
-  for (let start = 0; start < events.length; ) {
+  for (let start = 0; start < events.length;) {
     const newline = events.indexOf('\n', start);
     const end = newline === -1 ? events.length : newline;
-    if (events.startsWith('data:', start)) text += textOfPayload(events.slice(start + (events.charCodeAt(start + 5) === 0x20 ? 6 : 5), end));
+    if (events.startsWith('data:', start))
+      text += textOfPayload(events.slice(start + (events.charCodeAt(start + 5) === 0x20 ? 6 : 5), end));
     start = end + 1;
   }
   return text;

@@ -6,7 +6,9 @@ function parsed(payload: string): string {
   try {
     const chunk = JSON.parse(payload) as { choices?: Array<{ delta?: { content?: unknown }; text?: unknown }> };
     return (chunk.choices ?? [])
-      .map((choice) => (typeof choice.delta?.content === 'string' ? choice.delta.content : typeof choice.text === 'string' ? choice.text : ''))
+      .map((choice) =>
+        typeof choice.delta?.content === 'string' ? choice.delta.content : typeof choice.text === 'string' ? choice.text : '',
+      )
       .join('');
   } catch {
     return '';
