@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { FOLD_AT, SseUsageWatcher } from '../../../server/protocols/inbound/openaiChat';
 
@@ -55,6 +57,37 @@ describe('SseUsageWatcher', () => {
     expect(mostHeld).toBeLessThanOrEqual(FOLD_AT + chunk('w0000 ').length);
     expect(watcher.reportedUsage()).toBeUndefined();
     expect(watcher.streamedText()).toBe(expected);
+  });
+
+  it('keeps only the text of what it folded, not the chunks it read it from', () => {
+    setFlagsFromString('--expose-gc');
+    const collect = runInNewContext('gc') as () => void;
+    // a long word in a padded event: the text is a tenth of the bytes
+    const padding = 'x'.repeat(160);
+    const event = (index: number) =>
+      `data: {"id":"chatcmpl-${padding}","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"word number ${String(index).padStart(6, '0')} "},"finish_reason":null}]}\n\n`;
+    const heapAfterGc = () => {
+      collect();
+      return process.memoryUsage().heapUsed;
+    };
+    const before = heapAfterGc();
+    const watchers: SseUsageWatcher[] = [];
+    let streamed = 0;
+    for (let stream = 0; stream < 100; stream += 1) {
+      const watcher = new SseUsageWatcher(false);
+      // 4 folds a stream: events arrive ten to a read, as from a socket
+      for (let read = 0; read < 40; read += 1) {
+        const bytes = Buffer.from(Array.from({ length: 10 }, (_, index) => event(read * 10 + index)).join(''));
+        streamed += bytes.length;
+        watcher.pushBytes(bytes);
+      }
+      watchers.push(watcher);
+    }
+    const kept = heapAfterGc() - before;
+    // the streams came to about 10 MB; what the watchers keep is their text (0.4 MB as two-byte strings at the most) and what each still holds unread
+    expect(streamed).toBeGreaterThan(9_000_000);
+    expect(kept).toBeLessThan(streamed / 4);
+    expect(watchers[99].streamedText()).toContain('word number 000399 ');
   });
 
   it('frames a trailing event the upstream left unterminated', () => {
