@@ -581,9 +581,11 @@ try {
     placement.pinMeasured(fresh.child.pid!);
     return { ...fresh, key };
   };
+  /** In a full run, a gateway started for the row; a row run alone (BENCH_ONLY) has the main one, still fresh. */
+  const freshOrMain = async () => (ONLY === undefined || ONLY === '' ? freshGateway({}) : { ...gateway, key: gatewayKey });
   // the same build with metrics on and off, for the metrics row
   const metricsOff = process.env.BENCH_METRICS_AA === '1' ? 'true' : 'false';
-  const withMetrics = ONLY === undefined || ONLY === '' ? await freshGateway({}) : { ...gateway, key: gatewayKey };
+  const withMetrics = await freshOrMain();
   const withoutMetrics = await freshGateway({ METRICS_ENABLED: metricsOff });
   const withoutMetricsKey = withoutMetrics.key;
   const metricsRows = () =>
@@ -608,7 +610,7 @@ try {
     started.push({ ...traced, stop: () => traced.stop().then(() => otlpSink.close()) });
     const { key: tracedKey } = await prepareGateway(traced.url, emulator.url, MODEL);
     placement.pinMeasured(traced.child.pid!);
-    const untraced = ONLY === undefined || ONLY === '' ? await freshGateway({}) : { ...gateway, key: gatewayKey };
+    const untraced = await freshOrMain();
     placement.pinMeasured(gateway.child.pid!);
     return tracingCostRows(
       [

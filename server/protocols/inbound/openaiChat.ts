@@ -369,8 +369,8 @@ function textOfEvents(events: string): string {
   for (let start = 0; start < events.length;) {
     const newline = events.indexOf('\n', start);
     const end = newline === -1 ? events.length : newline;
-    if (events.startsWith('data:', start))
-      text += textOfPayload(events.slice(start + (events.charCodeAt(start + 5) === 0x20 ? 6 : 5), end));
+    const payload = dataPayload(events.slice(start, end));
+    if (payload !== undefined) text += textOfPayload(payload);
     start = end + 1;
   }
   return text;
