@@ -1,11 +1,19 @@
-// Cuts a source map down to one mapping per generated line: the first
-// segment of each line that names a source. Node keeps a parsed source map in
-// memory for as long as the process runs, from the first stack trace on (an
-// aborted upstream call reads one), at about 90 bytes a segment; esbuild
-// writes a segment for nearly every token, so the gateway's map held some
-// 120,000 of them (about 11 MiB of heap) where one per line (about 20,000)
+// Cuts a source map down to one mapping per line of the original sources:
+// a segment is kept where the original file or line changes, in the order
+// of the generated code. Node keeps a parsed source map in memory for as
+// long as the process runs, from the first stack trace on (an aborted
+// upstream call reads one), at about 150 bytes a segment; esbuild writes a
+// segment for nearly every token, so the gateway's map would hold 680,000 of
+// them (tens of MiB of heap) where one per original line (about 37,000)
 // still names the right file and line in every stack trace. The column of a
-// frame becomes that of the line's first mapped token.
+// frame becomes that of the line's first mapped token. The bundle's
+// whitespace is minified (buildServer.mjs), so the generated code is a few
+// very long lines: a cut by generated line would keep one mapping in all.
+//
+// A bundled package's code keeps one mapping where each of its files begins
+// in the bundle (its file and first line there): Node names a frame by the
+// nearest mapping before it, so without one a package's frame would borrow
+// the name of the last line of our own code before it.
 //
 // The mappings are Base64 VLQ (https://tc39.es/ecma426/): per line, segments
 // separated by commas; each field a delta from the same field of the segment
@@ -90,15 +98,25 @@ export function encodeMappings(lines) {
 }
 
 /**
- * A source map object with one mapping per generated line (the line's first segment that names a source).
- * `keepSource(path)`, when given, says which sources keep their lines mapped: a line of any other source maps to
- * nothing, and its frames are named by their place in the bundle.
+ * A source map object with one mapping per original line (kept where the original file or line changes).
+ * `keepSource(path)`, when given, says which sources keep their lines mapped: any other source keeps one mapping
+ * where each stretch of its code begins, so its frames name its file (at that stretch's first line).
  */
 export function linesOnly(map, keepSource = () => true) {
   const kept = map.sources.map((source) => keepSource(source));
+  let lastSource = -1;
+  let lastLine = -1;
   const lines = decodeMappings(map.mappings).map((segments) => {
-    const first = segments.find((segment) => segment.length === 4);
-    return first && kept[first[1]] ? [first] : [];
+    const cut = [];
+    for (const segment of segments) {
+      if (segment.length !== 4) continue;
+      const [, source, line] = segment;
+      if (source === lastSource && (line === lastLine || !kept[source])) continue;
+      cut.push(segment);
+      lastSource = source;
+      lastLine = line;
+    }
+    return cut;
   });
   return { ...map, names: [], mappings: encodeMappings(lines) };
 }

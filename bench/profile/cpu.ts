@@ -13,6 +13,7 @@ import { resolve, join } from 'node:path';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { cpuMs, placeProcesses, repoRoot, rssMiB, startFlags, startScript, type Started } from '../processes';
 import { prepareGateway } from '../consoleApi';
+import { setResponseCache } from '../cacheHits';
 import { runWrk } from '../wrk';
 import { writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
@@ -65,8 +66,10 @@ const SCENARIOS = (process.env.PROFILE_SCENARIOS ?? 'plain16,stream16').split(',
 const MODEL = 'gpt-3.5-turbo';
 const plainBody = { model: MODEL, messages: [{ role: 'user', content: 'Say hello to the benchmark.' }] };
 const streamBody = { ...plainBody, stream: true, emulator: { chunks: 20 } };
-const scenarioOf: Record<string, { body: unknown; connections: number }> = {
+const scenarioOf: Record<string, { body: unknown; connections: number; headers?: Record<string, string> }> = {
   plain16: { body: plainBody, connections: 16 },
+  // the same request every time, asked of the response cache (turned on for every gateway when a scenario asks it)
+  hit16: { body: plainBody, connections: 16, headers: { 'x-switchboard-cache': 'on' } },
   plain1: { body: plainBody, connections: 1 },
   stream16: { body: streamBody, connections: 16 },
   // a long stream: against stream16, what one more chunk costs
@@ -116,7 +119,8 @@ try {
     );
     const gateway = await startScript('gatewayProcess', env, flags, root);
     started.push(gateway);
-    const { key } = await prepareGateway(gateway.url, emulator.url, MODEL);
+    const { key, rootCookie } = await prepareGateway(gateway.url, emulator.url, MODEL);
+    if (SCENARIOS.some((scenario) => scenarioOf[scenario].headers)) await setResponseCache(gateway.url, rootCookie, true);
     placement.pinMeasured(gateway.child.pid!);
     targets.push({ name: `${index}:${root}`, url: gateway.url, key, pid: gateway.child.pid! });
     console.log(`${targets.at(-1)!.name} pid ${gateway.child.pid} rss at start ${rssMiB(gateway.child.pid!).toFixed(1)} MiB`);
@@ -169,7 +173,7 @@ try {
     await session.call('Profiler.start');
   }
   for (const scenario of SCENARIOS) {
-    const { body, connections } = scenarioOf[scenario];
+    const { body, connections, headers } = scenarioOf[scenario];
     const cpu = targets.map(() => 0);
     const count = targets.map(() => 0);
     const rounds: string[][] = targets.map(() => []);
@@ -177,7 +181,7 @@ try {
       for (let turn = 0; turn < targets.length; turn += 1) {
         const which = (round + turn) % targets.length;
         const target = targets[which];
-        await runWrk({ url: `${target.url}/v1/chat/completions`, apiKey: target.key, body, connections, durationSeconds: 1 });
+        await runWrk({ url: `${target.url}/v1/chat/completions`, apiKey: target.key, body, headers, connections, durationSeconds: 1 });
         const tracer = process.env.PROFILE_STRACE
           ? spawn('strace', ['-c', '-f', '-p', String(target.pid)], { stdio: ['ignore', 'ignore', 'pipe'] })
           : undefined;
@@ -189,6 +193,7 @@ try {
           url: `${target.url}/v1/chat/completions`,
           apiKey: target.key,
           body,
+          headers,
           connections,
           durationSeconds: SECONDS,
         });
