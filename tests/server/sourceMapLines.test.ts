@@ -17,6 +17,27 @@ type Codec = {
 };
 const codec: Codec = { decodeMappings, encodeMappings, linesOnly };
 
+/** Bundles `dir`/entry.ts as the gateway is bundled (whitespace minified), cuts its map, and runs it with source maps on. */
+async function bundledAndRun(dir: string, keepSource?: (source: string) => boolean) {
+  const outfile = join(dir, 'out.mjs');
+  await build({
+    entryPoints: [join(dir, 'entry.ts')],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    sourcemap: true,
+    sourcesContent: false,
+    minifyWhitespace: true,
+    logLevel: 'silent',
+  });
+  writeFileSync(
+    `${outfile}.map`,
+    JSON.stringify(codec.linesOnly(JSON.parse(readFileSync(`${outfile}.map`, 'utf8')) as object, keepSource)),
+  );
+  return spawnSync(process.execPath, ['--enable-source-maps', outfile], { encoding: 'utf8' });
+}
+
 describe('source maps cut to one mapping per original line', () => {
   it('names the file and line the full map gives at every mapped spot of the gateway bundle, with a sixth of the segments', async () => {
     // @ts-expect-error: a plain ES module of the build scripts, without type declarations
@@ -101,24 +122,7 @@ describe('source maps cut to one mapping per original line', () => {
         '',
       ].join('\n'),
     );
-    const outfile = join(dir, 'out.mjs');
-    await build({
-      entryPoints: [join(dir, 'entry.ts')],
-      outfile,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      sourcemap: true,
-      sourcesContent: false,
-      minifyWhitespace: true,
-      logLevel: 'silent',
-    });
-    const cut = linesOnly(
-      JSON.parse(readFileSync(`${outfile}.map`, 'utf8')) as object,
-      (source: string) => !source.includes('node_modules/'),
-    );
-    writeFileSync(`${outfile}.map`, JSON.stringify(cut));
-    const run = spawnSync(process.execPath, ['--enable-source-maps', outfile], { encoding: 'utf8' });
+    const run = await bundledAndRun(dir, (source) => !source.includes('node_modules/'));
     expect(run.stdout).toContain('boom: now');
     expect(run.stdout).toMatch(/at explode\d* \(\S*node_modules\/thrower\/index\.js:\d+:\d+\)/);
     expect(run.stdout).toMatch(/at ours \(\S*entry\.ts:3:\d+\)/);
@@ -149,20 +153,7 @@ describe('source maps cut to one mapping per original line', () => {
         '',
       ].join('\n'),
     );
-    const outfile = join(dir, 'out.mjs');
-    await build({
-      entryPoints: [join(dir, 'entry.ts')],
-      outfile,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      sourcemap: true,
-      sourcesContent: false,
-      minifyWhitespace: true,
-      logLevel: 'silent',
-    });
-    writeFileSync(`${outfile}.map`, JSON.stringify(codec.linesOnly(JSON.parse(readFileSync(`${outfile}.map`, 'utf8')) as object)));
-    const run = spawnSync(process.execPath, ['--enable-source-maps', outfile], { encoding: 'utf8' });
+    const run = await bundledAndRun(dir);
     expect(run.stdout).toContain('too big: 10');
     expect(run.stdout).toMatch(/thrower\.ts:3:\d+/);
     expect(run.stdout).toMatch(/entry\.ts:3:\d+/);
