@@ -245,16 +245,18 @@ async function protocolRows(targets: readonly ProtocolTarget[]): Promise<string[
     );
     if (lean !== undefined)
       checks.push(
-        `| ${target.name} >= ${PROTOCOL_FLOOR} x ${targets[target.lean!].name} | ${lean.all.toFixed(2)} x (median of rounds ${median(lean.rounds).toFixed(2)}) | ${lean.all >= PROTOCOL_FLOOR ? 'yes' : 'NO'} |`,
+        `| ${target.name} >= ${PROTOCOL_FLOOR} x ${targets[target.lean!].name}, median of the rounds | ${median(lean.rounds).toFixed(2)} x (all rounds together ${lean.all.toFixed(2)} x) | ${median(lean.rounds) >= PROTOCOL_FLOOR ? 'yes' : 'NO'} |`,
       );
   });
   for (const target of targets) {
     if (target.unsigned === undefined) continue;
     // one request at a time at a common pace, so neither way's CPU per request depends on how fast its upstream answers
     const [signed, unsigned] = await sequentialCpu([target, targets[target.unsigned]]);
-    const ratio = median(signed) / median(unsigned);
+    // each round's two ways are measured side by side: the median of their ratios, as the other checks judge
+    const byRound = signed.map((value, round) => value / unsigned[round]);
+    const ratio = median(byRound);
     checks.push(
-      `| ${target.name}: CPU per request <= ${SIGNED_CPU_CEILING} x ${targets[target.unsigned].name}'s, one request every ${SEQUENTIAL_PACE_MS} ms | ${median(signed).toFixed(0)} vs ${median(unsigned).toFixed(0)} µs (${ratio.toFixed(2)} x; round by round ${signed.map((value, round) => (value / unsigned[round]).toFixed(2)).join(', ')}) | ${ratio <= SIGNED_CPU_CEILING ? 'yes' : 'NO'} |`,
+      `| ${target.name}: CPU per request <= ${SIGNED_CPU_CEILING} x ${targets[target.unsigned].name}'s, one request every ${SEQUENTIAL_PACE_MS} ms, median of the rounds | ${ratio.toFixed(2)} x (round by round ${byRound.map((value) => value.toFixed(2)).join(', ')}; medians ${median(signed).toFixed(0)} vs ${median(unsigned).toFixed(0)} µs, ${(median(signed) / median(unsigned)).toFixed(2)} x) | ${ratio <= SIGNED_CPU_CEILING ? 'yes' : 'NO'} |`,
     );
   }
   lines.push('', '| target | measured | met |', '|---|---|---|', ...checks);
