@@ -9,6 +9,8 @@
 //   PROFILE_REQUESTS=300000 drives that many requests (plain) before reading RSS.
 //   PROFILE_TTFT=400 measures the time to a stream's first byte, alternating that many samples per target.
 //   PROFILE_ENV_BY_ROOT='|METRICS_ENABLED=false' gives each gateway its own environment (`|` between roots).
+//   PROFILE_SCENARIOS=plain16,stream16 by default; also plain1, stream16long (200 chunks) and hit16 (the same
+//   request asked of the response cache, which is then turned on in every gateway).
 import { resolve, join } from 'node:path';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { cpuMs, placeProcesses, repoRoot, rssMiB, startFlags, startScript, type Started } from '../processes';
