@@ -68,10 +68,10 @@ const SCENARIOS = (process.env.PROFILE_SCENARIOS ?? 'plain16,stream16').split(',
 const MODEL = 'gpt-3.5-turbo';
 const plainBody = { model: MODEL, messages: [{ role: 'user', content: 'Say hello to the benchmark.' }] };
 const streamBody = { ...plainBody, stream: true, emulator: { chunks: 20 } };
-const scenarioOf: Record<string, { body: unknown; connections: number; headers?: Record<string, string> }> = {
+const scenarioOf: Record<string, { body: unknown; connections: number; headers?: Record<string, string>; cache?: boolean }> = {
   plain16: { body: plainBody, connections: 16 },
   // the same request every time, asked of the response cache (turned on for every gateway when a scenario asks it)
-  hit16: { body: plainBody, connections: 16, headers: { 'x-switchboard-cache': 'on' } },
+  hit16: { body: plainBody, connections: 16, headers: { 'x-switchboard-cache': 'on' }, cache: true },
   plain1: { body: plainBody, connections: 1 },
   stream16: { body: streamBody, connections: 16 },
   // a long stream: against stream16, what one more chunk costs
@@ -122,7 +122,7 @@ try {
     const gateway = await startScript('gatewayProcess', env, flags, root);
     started.push(gateway);
     const { key, rootCookie } = await prepareGateway(gateway.url, emulator.url, MODEL);
-    if (SCENARIOS.some((scenario) => scenarioOf[scenario].headers)) await setResponseCache(gateway.url, rootCookie, true);
+    if (SCENARIOS.some((scenario) => scenarioOf[scenario].cache)) await setResponseCache(gateway.url, rootCookie, true);
     placement.pinMeasured(gateway.child.pid!);
     targets.push({ name: `${index}:${root}`, url: gateway.url, key, pid: gateway.child.pid! });
     console.log(`${targets.at(-1)!.name} pid ${gateway.child.pid} rss at start ${rssMiB(gateway.child.pid!).toFixed(1)} MiB`);
