@@ -84,7 +84,7 @@ describe.runIf(enabled)('accessibility and language', () => {
         }),
       ).toMatchObject({ success: true });
     }
-  }, 180_000);
+  });
 
   afterAll(async () => {
     await browser?.close();
@@ -131,7 +131,7 @@ describe.runIf(enabled)('accessibility and language', () => {
       }
       const failures = Object.entries(found).filter(([, violations]) => violations.length > 0);
       expect(failures, failures.map(([path, violations]) => `${path}\n  ${violations.join('\n  ')}`).join('\n')).toEqual([]);
-    }, 240_000);
+    });
   }
 
   it('switches theme from the top bar and keeps the choice', async () => {
@@ -145,7 +145,7 @@ describe.runIf(enabled)('accessibility and language', () => {
     } finally {
       await context.close();
     }
-  }, 60_000);
+  });
 
   it('sets <html lang> from the language and a title per route', async () => {
     const { context, page } = await signedInContext('light');
@@ -172,7 +172,7 @@ describe.runIf(enabled)('accessibility and language', () => {
     } finally {
       await context.close();
     }
-  }, 90_000);
+  });
 
   it('shows a refusal the server codes in the chosen language', async () => {
     const context = await browser.newContext({ locale: 'zh-CN' });
@@ -188,7 +188,7 @@ describe.runIf(enabled)('accessibility and language', () => {
     } finally {
       await context.close();
     }
-  }, 60_000);
+  });
 
   it('asks before leaving a form with unsaved changes', async () => {
     const { context, page } = await signedInContext('light');
@@ -228,7 +228,7 @@ describe.runIf(enabled)('accessibility and language', () => {
     } finally {
       await context.close();
     }
-  }, 60_000);
+  });
 
   it('asks before disabling a user', async () => {
     const { context, page } = await signedInContext('light');
@@ -248,7 +248,7 @@ describe.runIf(enabled)('accessibility and language', () => {
     } finally {
       await context.close();
     }
-  }, 60_000);
+  });
 
   it('shows an error state with Retry when the API does not answer', async () => {
     const { context, page } = await signedInContext('light');
@@ -285,5 +285,5 @@ describe.runIf(enabled)('accessibility and language', () => {
     } finally {
       await context.close();
     }
-  }, 90_000);
+  });
 });

@@ -25,7 +25,7 @@ describe.runIf(chromiumAvailable())('audit log: a setting change, found with its
     context = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'en-US' });
     page = await context.newPage();
     await signInThroughConsole(page, gateway.baseUrl, 'root', ROOT_PASSWORD);
-  }, 120_000);
+  });
   afterAll(async () => {
     await context?.close();
     await browser?.close();

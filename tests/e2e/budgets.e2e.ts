@@ -57,7 +57,7 @@ describe.runIf(enabled)('budgets: a key with a daily budget in the list, the ref
     tokenId = created.data.id;
     key = `sk-${created.data.key}`;
     ({ browser, page } = await signedInPage(gateway.baseUrl, 'root', ROOT_PASSWORD));
-  }, 120_000);
+  });
   afterAll(async () => {
     await browser?.close();
     await gateway?.stop();

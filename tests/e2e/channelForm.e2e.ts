@@ -41,7 +41,7 @@ describe.runIf(enabled)('channel form and login form in Chromium', () => {
     });
     const created = (await response.json()) as { data: { ids: number[] } };
     channelId = created.data.ids[0];
-  }, 60_000);
+  });
   afterAll(async () => {
     await browser?.close();
     await gateway?.stop();
@@ -75,7 +75,7 @@ describe.runIf(enabled)('channel form and login form in Chromium', () => {
       expect(violations.flatMap((violation) => violation.nodes.map((node) => `${violation.id}: ${node.target.join(' ')}`))).toEqual([]);
       await page.screenshot({ path: join(screenshotDir, `channel-edit-${scheme}.png`), fullPage: true });
       await page.context().close();
-    }, 60_000);
+    });
   }
 
   it('marks the username and password fields when the password is wrong', async () => {
@@ -90,5 +90,5 @@ describe.runIf(enabled)('channel form and login form in Chromium', () => {
     await page.getByText('username or password is wrong').waitFor();
     await page.screenshot({ path: join(screenshotDir, 'login-wrong-password.png') });
     await context.close();
-  }, 60_000);
+  });
 });

@@ -209,7 +209,7 @@ describe.runIf(chromiumAvailable())(
         await capture('channel-keys', view, problems);
       }
       expect(problems).toEqual([]);
-    }, 240_000);
+    });
 
     it('the settings price table (Prices, prices and ratios)', async () => {
       const problems: string[] = [];
@@ -226,7 +226,7 @@ describe.runIf(chromiumAvailable())(
         await capture('settings-prices', view, problems, section);
       }
       expect(problems).toEqual([]);
-    }, 240_000);
+    });
 
     it("the users' Models and prices page", async () => {
       const problems: string[] = [];
@@ -241,7 +241,7 @@ describe.runIf(chromiumAvailable())(
         await capture('pricing', view, problems);
       }
       expect(problems).toEqual([]);
-    }, 240_000);
+    });
 
     /** Sends one message from the playground with the key named, and waits until the answer or the refusal is in. */
     const chat = async (view: View, keyName: string, message: string) => {
@@ -269,7 +269,7 @@ describe.runIf(chromiumAvailable())(
         await capture('playground', view, problems);
       }
       expect(problems).toEqual([]);
-    }, 240_000);
+    });
 
     it('a key over its daily budget: refused in the playground, its spend in red in the key list', async () => {
       // the budget is lowered to what the key has spent (the relayed calls of the first test): any further call would go over it

@@ -77,7 +77,7 @@ describe.runIf(enabled)('lists: width, cards, server sorting, test all, bulk dis
     });
     expect(relayed.status).toBe(200);
     ({ browser, context, page } = await signedInPage(gateway.baseUrl, 'root', ROOT_PASSWORD));
-  }, 120_000);
+  });
   afterAll(async () => {
     await browser?.close();
     await gateway?.stop();

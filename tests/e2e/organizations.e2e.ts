@@ -56,7 +56,7 @@ describe.runIf(enabled)('organisations: created by root, run by their owner', ()
       expect(((await response.json()) as { success: boolean }).success).toBe(true);
     }
     browser = await launchBrowser();
-  }, 120_000);
+  });
   afterAll(async () => {
     await browser?.close();
     await gateway?.stop();
@@ -77,7 +77,7 @@ describe.runIf(enabled)('organisations: created by root, run by their owner', ()
     expect(await settledViolations(page)).toEqual([]);
     await page.screenshot({ path: join(screenshotDir, 'organizations-admin-1440.png'), fullPage: true });
     await page.context().close();
-  }, 60_000);
+  });
 
   it('the owner adds a member and makes a key (1440 px, light)', async () => {
     const page = await pageAs('owner1', PASSWORD, 1440, 'light');
@@ -126,7 +126,7 @@ describe.runIf(enabled)('organisations: created by root, run by their owner', ()
     ]);
     const keys = await api('GET', `/api/organization/${organizationId}/token`);
     expect(keys.data).toEqual([expect.objectContaining({ name: 'ci key', member_username: 'owner1' })]);
-  }, 90_000);
+  });
 
   it('fits and stays accessible at 390 px in the dark theme', async () => {
     const page = await pageAs('owner1', PASSWORD, 390, 'dark');
@@ -156,7 +156,7 @@ describe.runIf(enabled)('organisations: created by root, run by their owner', ()
     expect(await settledViolations(page)).toEqual([]);
     await page.screenshot({ path: join(screenshotDir, 'organizations-usage-390-dark.png'), fullPage: true });
     await page.context().close();
-  }, 90_000);
+  });
 
   it('in Chinese (1440 px, light): the usage of a call through the member key, and the caps dialog', async () => {
     const emulator = await startOpenAIEmulator();
@@ -212,5 +212,5 @@ describe.runIf(enabled)('organisations: created by root, run by their owner', ()
     } finally {
       await emulator.close();
     }
-  }, 90_000);
+  });
 });

@@ -100,7 +100,7 @@ describe.runIf(enabled)('passkeys in the console', () => {
         automaticPresenceSimulation: true,
       },
     }));
-  }, 120_000);
+  });
   afterAll(async () => {
     await browser?.close();
     await gateway?.stop();
@@ -125,7 +125,7 @@ describe.runIf(enabled)('passkeys in the console', () => {
     await page.getByTestId('passkeys').scrollIntoViewIfNeeded();
     expect(await eachView(page, 'settings')).toEqual([]);
     await signOut(page, 'pia');
-  }, 120_000);
+  });
 
   it('signs in with the passkey alone, from the login page', async () => {
     await page.goto(`${baseUrl}/login`);
@@ -141,7 +141,7 @@ describe.runIf(enabled)('passkeys in the console', () => {
       .getByText(/last used/)
       .waitFor();
     await signOut(page, 'pia');
-  }, 120_000);
+  });
 
   it('asks for the passkey after the password, and accepts it as the second factor', async () => {
     await page.goto(`${baseUrl}/login`);
@@ -155,7 +155,7 @@ describe.runIf(enabled)('passkeys in the console', () => {
     await page.getByRole('button', { name: 'Use a passkey' }).click();
     await page.waitForURL(`${baseUrl}/`);
     expect(await whoAmI()).toBe('pia');
-  }, 60_000);
+  });
 
   it('removes the passkey after a confirmation; the browser’s copy then signs nobody in', async () => {
     await page.goto(`${baseUrl}/setting`);
@@ -174,5 +174,5 @@ describe.runIf(enabled)('passkeys in the console', () => {
     // and the password alone signs in again
     await signInThroughConsole(page, baseUrl, 'pia', PASSWORD);
     expect(await whoAmI()).toBe('pia');
-  }, 60_000);
+  });
 });

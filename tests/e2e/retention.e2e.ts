@@ -49,7 +49,7 @@ describe.runIf(enabled)('retention: the stored rows, their retention and "Prune 
     gateway = await startGateway({ INITIAL_ROOT_PASSWORD: ROOT_PASSWORD });
     writeOldLogs(join(gateway.dataDir, 'switchboard.db'));
     ({ browser, page } = await signedInPage(gateway.baseUrl, 'root', ROOT_PASSWORD));
-  }, 120_000);
+  });
   afterAll(async () => {
     await browser?.close();
     await gateway?.stop();

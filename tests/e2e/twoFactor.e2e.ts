@@ -82,7 +82,7 @@ describe.runIf(enabled)('two-factor sign-in in the console', () => {
     await registerUser(gateway.baseUrl, 'tess');
     await registerUser(gateway.baseUrl, 'uma');
     await registerUser(gateway.baseUrl, 'vera');
-  }, 120_000);
+  });
   afterAll(async () => {
     await browser?.close();
     await gateway?.stop();

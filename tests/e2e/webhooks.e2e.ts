@@ -30,7 +30,7 @@ describe.runIf(enabled)('webhooks: create, test event, delivery log', () => {
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'en-US' });
     page = await context.newPage();
     await signInThroughConsole(page, gateway.baseUrl, 'root', ROOT_PASSWORD);
-  }, 120_000);
+  });
   afterAll(async () => {
     await browser?.close();
     await gateway?.stop();

@@ -56,7 +56,7 @@ for (const target of targets) {
       }
       app = await buildTestApp({}, config);
       root = await login(app, 'root', ROOT_PASSWORD);
-    }, 60_000);
+    });
     afterAll(async () => {
       await app?.close();
       await database?.drop();
@@ -332,7 +332,7 @@ for (const target of targets) {
       const removed = await runVerify(config);
       expect(removed.code).toBe(1);
       expect(removed.stderr).toContain(`audit chain broken at row #${head - 2}: the row is missing`);
-    }, 60_000);
+    });
   });
 }
 

@@ -113,7 +113,7 @@ describe('the Dockerfile', () => {
     expect([...packages].filter((name) => !(name in dependencies))).toEqual([]);
     // gpt-tokenizer's encodings are required by name at run time (tokenCount.ts), out of esbuild's sight
     expect(dependencies).toHaveProperty('gpt-tokenizer');
-  }, 60_000);
+  });
 
   it('is built from a context without dependencies, builds, secrets or tests', () => {
     const ignored = read('.dockerignore')
@@ -217,7 +217,7 @@ describe('WORKERS', () => {
       '[switchboard] WORKERS=2 needs PostgreSQL or MySQL (SQL_DSN): a SQLite file is served by one process; leave WORKERS unset or 1',
     );
     expect(output).not.toContain('gateway and console on');
-  }, 60_000);
+  });
 
   it('gives up, after a few tries, on workers that cannot start (a database that is not there)', async () => {
     const closedPort = await freePort();
@@ -229,7 +229,7 @@ describe('WORKERS', () => {
     expect(code).toBe(1);
     expect(output).toMatch(/workers could not start \(3 exits in a row, the last with code 1\): giving up/);
     expect(output).not.toContain('gateway and console on');
-  }, 90_000);
+  });
 });
 
 describe('npm start', () => {

@@ -48,7 +48,7 @@ for (const target of targets) {
       database = await target.create();
       harness = await startRelayHarness(database.config, { upstream: { firstByteTimeoutMs: FIRST_BYTE_TIMEOUT_MS } });
       anthropic = await startAnthropicEmulator();
-    }, 60_000);
+    });
     afterAll(async () => {
       await anthropic?.close();
       await harness?.close();

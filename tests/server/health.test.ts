@@ -229,5 +229,5 @@ describe('readiness during a drain (SHUTDOWN_DRAIN_SECONDS), a real process', ()
       await gateway.exited;
       rmSync(dataDir, { recursive: true, force: true });
     }
-  }, 60_000);
+  });
 });

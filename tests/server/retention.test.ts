@@ -58,7 +58,7 @@ for (const target of targets) {
       await log('retention error 40d', LogType.error, 40);
       await log('retention error 10d', LogType.error, 10);
       await log('retention error 1d', LogType.error, 1);
-    }, 60_000);
+    });
     afterAll(async () => {
       await app?.close();
       await database?.drop();

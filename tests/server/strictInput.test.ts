@@ -23,7 +23,7 @@ for (const target of targets) {
       await resetRelay(harness);
       root = await login(harness.app, 'root', ROOT_PASSWORD);
       channelId = await harness.addChannel({ name: 'emu', key: 'sk-good' });
-    }, 60_000);
+    });
     afterAll(async () => {
       await harness?.close();
       await database?.drop();

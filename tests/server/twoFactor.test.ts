@@ -135,7 +135,7 @@ for (const target of targets) {
       database = await target.create();
       app = await buildTestApp({}, database.config);
       root = await login(app, 'root', ROOT_PASSWORD);
-    }, 60_000);
+    });
     afterAll(async () => {
       await app?.close();
       await database?.drop();

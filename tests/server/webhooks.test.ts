@@ -30,7 +30,7 @@ for (const target of targets) {
       });
       receiver = await startWebhookReceiver();
       root = await login(harness.app, 'root', ROOT_PASSWORD);
-    }, 60_000);
+    });
     afterAll(async () => {
       await harness?.close();
       await receiver?.close();

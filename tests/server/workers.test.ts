@@ -207,7 +207,7 @@ for (const target of targets) {
         timeout: 20_000,
       });
       expect(check.status, `/healthz answered ${healthz.status}`).toBe(healthz.ok ? 0 : 1);
-    }, 60_000);
+    });
 
     it('replaces a worker killed under load, and its lease running out leaves the ledger exact', async () => {
       const before = workers();

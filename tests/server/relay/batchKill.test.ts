@@ -42,7 +42,7 @@ for (const target of targets) {
         BATCH_LEASE_SECONDS: '2',
       });
       ({ db, node } = killable);
-    }, 90_000);
+    });
 
     afterAll(async () => {
       await node?.stop('SIGKILL');

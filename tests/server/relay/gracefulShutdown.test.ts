@@ -103,7 +103,7 @@ for (const target of targets.filter((candidate) => candidate.name !== 'mysql')) 
         database = await target.create();
         env = { SQL_DSN: (database.config as { connectionString: string }).connectionString };
       }
-    }, 60_000);
+    });
 
     afterAll(async () => {
       if (gateway && gateway.child.exitCode === null && gateway.child.signalCode === null) gateway.child.kill('SIGKILL');

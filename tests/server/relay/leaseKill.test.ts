@@ -54,7 +54,7 @@ for (const target of targets) {
       emulator = await startOpenAIEmulator();
       nodes.push(await startNode(database.config, secret, consoleDir));
       db = (await openDatabase(database.config)).db;
-    }, 90_000);
+    });
 
     afterAll(async () => {
       await Promise.all(nodes.map((node) => node.stop('SIGKILL')));
@@ -138,6 +138,6 @@ for (const target of targets) {
       // the second node stops cleanly: nothing changes
       await nodes[1].stop('SIGTERM');
       expect(await ledger()).toEqual(now);
-    }, 90_000);
+    });
   });
 }

@@ -331,7 +331,7 @@ beforeAll(async () => {
   const created = await harness.admin('POST', '/api/token/', { name: 'fuzz', unlimited_quota: true });
   expect(created.success, created.message).toBe(true);
   fuzzKey = `sk-${created.data.key}`;
-}, 60_000);
+});
 afterAll(async () => {
   await harness?.close();
   await upstream?.close();

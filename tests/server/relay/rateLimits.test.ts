@@ -33,7 +33,7 @@ for (const target of targets) {
         database.config,
         redisUp ? { redisUrl: REDIS_URL, redisKeyPrefix: `test:${randomBytes(6).toString('hex')}:` } : {},
       );
-    }, 60_000);
+    });
     afterAll(async () => {
       await harness?.close();
       await database?.drop();
@@ -313,7 +313,7 @@ describe('rate limits while Redis is unreachable', () => {
     harness = await startRelayHarness(undefined, { redisUrl: 'redis://127.0.0.1:9', redisCommandTimeoutMs: 100 });
     await harness.addChannel({ name: 'emulator', key: 'sk-good' });
     await harness.app.ctx.options.set('GroupRateLimits', JSON.stringify({ default: { rpm: 2, tpm: 0 } }));
-  }, 60_000);
+  });
   afterAll(() => harness?.close());
 
   it('enforces the limit in memory and answers everything else normally', async () => {
@@ -338,7 +338,7 @@ describe.runIf(redisServer !== undefined)('rate limits when Redis goes away and 
     harness = await startRelayHarness(undefined, { redisUrl: redis.url, redisKeyPrefix: prefix });
     await harness.addChannel({ name: 'emulator', key: 'sk-good' });
     await harness.app.ctx.options.set('GroupRateLimits', JSON.stringify({ default: { rpm: 5, tpm: 0 } }));
-  }, 60_000);
+  });
   afterAll(async () => {
     await harness?.close();
     await redis?.destroy();

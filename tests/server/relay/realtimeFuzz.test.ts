@@ -66,7 +66,7 @@ beforeAll(async () => {
   upstream.deltaMs = 0;
   harness = await startRelayHarness();
   await harness.addChannel({ name: 'realtime honest', type: 1, key: REALTIME_GOOD_KEY, base_url: upstream.baseUrl, models: MODEL });
-}, 60_000);
+});
 afterAll(async () => {
   await harness?.close();
   await upstream?.close();

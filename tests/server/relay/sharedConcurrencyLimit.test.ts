@@ -170,7 +170,7 @@ describe.runIf(postgres?.available)('requests in flight per key across WORKERS=2
     const second = await round([gateway.baseUrl], key);
     expectExactlyTheLimit(second);
     await drain(run!.emulator, second.admitted);
-  }, 60_000);
+  });
 
   it('gives back the places of a worker killed while holding them', async () => {
     const held = await round([gateway.baseUrl], key);
@@ -189,7 +189,7 @@ describe.runIf(postgres?.available)('requests in flight per key across WORKERS=2
     expect(victimHeld).toBeGreaterThan(0);
     expectExactlyTheLimit(after);
     await drain(run!.emulator, after.admitted);
-  }, 60_000);
+  });
 });
 
 describe.runIf(postgres?.available && redisUp)('requests in flight per key across two nodes sharing PostgreSQL and Redis', () => {
@@ -221,5 +221,5 @@ describe.runIf(postgres?.available && redisUp)('requests in flight per key acros
     expectExactlyTheLimit(second);
     expect(second.nodes.size).toBe(2);
     await drain(run!.emulator, second.admitted);
-  }, 60_000);
+  });
 });

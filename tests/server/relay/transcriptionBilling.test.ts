@@ -84,7 +84,7 @@ for (const target of targets) {
       database = await target.create();
       upstream = await startHonestTranscriber();
       harness = await startRelayHarness(database.config);
-    }, 60_000);
+    });
     afterAll(async () => {
       await harness?.close();
       await upstream?.close();

@@ -231,6 +231,6 @@ for (const target of targets) {
       // both stop cleanly; nothing changes
       await Promise.all(nodes.map((node) => node.stop('SIGTERM')));
       expect(await ledger()).toEqual(now);
-    }, 60_000);
+    });
   });
 }

@@ -17,7 +17,7 @@ describe.runIf(postgres?.available && redisUp)('rate limits across two nodes sha
   let database: TestDatabase;
   beforeAll(async () => {
     database = await postgres!.create();
-  }, 60_000);
+  });
   afterAll(async () => {
     await database?.drop();
   });
