@@ -110,8 +110,9 @@ export default defineConfig({
           // and the accessibility pass set longer limits of their own
           testTimeout: 240_000,
           hookTimeout: 300_000,
-          // a page's state polled for up to 15 s: Vitest's default of 1 s failed the console tour once under load
-          expect: { poll: { timeout: 15_000 } },
+          // a page's state polled for up to 30 s, Playwright's own wait for an action: Vitest's default of 1 s failed the
+          // console tour once under load, and the waits of 10-15 s the files set were under what a red run's load asks
+          expect: { poll: { timeout: 30_000 } },
           sequence: { groupOrder: 1 },
         },
       },

@@ -180,11 +180,11 @@ describe.runIf(enabled)('accessibility and language', () => {
     try {
       await page.goto(`${gateway.baseUrl}/login`);
       // the Chinese bundle loads on demand before the first render, which may come after the load event
-      await expect.poll(() => page.getAttribute('html', 'lang'), { timeout: 15_000 }).toBe('zh-CN');
+      await expect.poll(() => page.getAttribute('html', 'lang'), { timeout: 30_000 }).toBe('zh-CN');
       await page.locator('input[name="username"]').fill('root');
       await page.locator('input[name="password"]').fill('not-the-password');
       await page.locator('input[name="password"]').press('Enter');
-      await page.getByText('用户名或密码错误').waitFor({ timeout: 15_000 });
+      await page.getByText('用户名或密码错误').waitFor({ timeout: 30_000 });
     } finally {
       await context.close();
     }
@@ -240,7 +240,7 @@ describe.runIf(enabled)('accessibility and language', () => {
       await dialog.getByText(/Disable this user\?/).waitFor();
       await page.screenshot({ path: join(screenshotDir, 'a11y-user-disable-confirm.png') });
       await dialog.getByRole('button', { name: 'Confirm' }).click();
-      await row.getByText('Banned').waitFor({ timeout: 10_000 });
+      await row.getByText('Banned').waitFor({ timeout: 30_000 });
       // root's own row shows the manage actions, disabled: it reads as protected, and nothing there can be refused
       const rootRow = page.getByRole('row').filter({ hasText: 'root' });
       expect(await rootRow.getByRole('button', { name: /^disable$/i }).isDisabled()).toBe(true);
@@ -258,12 +258,12 @@ describe.runIf(enabled)('accessibility and language', () => {
       await page.getByText('This page could not be loaded').waitFor({ timeout: 20_000 });
       expect(await page.locator('.MuiSkeleton-root').count()).toBe(0);
       // the browser's own "Failed to fetch" never reaches the page: the console says it in its own words
-      await page.getByText('cannot reach the server: check the connection and try again').first().waitFor({ timeout: 10_000 });
+      await page.getByText('cannot reach the server: check the connection and try again').first().waitFor({ timeout: 30_000 });
       expect(await page.locator('body').innerText()).not.toContain('Failed to fetch');
       await page.screenshot({ path: join(screenshotDir, 'a11y-token-error-state.png') });
       await page.unroute('**/api/token/**');
       await page.getByRole('button', { name: 'Retry' }).click();
-      await page.getByRole('cell', { name: 'laptop' }).first().waitFor({ timeout: 15_000 });
+      await page.getByRole('cell', { name: 'laptop' }).first().waitFor({ timeout: 30_000 });
 
       // the top-up page, whose balance comes from /api/user/self
       await page.route('**/api/user/self', (route) => route.abort('connectionrefused'));
@@ -271,7 +271,7 @@ describe.runIf(enabled)('accessibility and language', () => {
       await page.getByText('This page could not be loaded').waitFor({ timeout: 20_000 });
       await page.unroute('**/api/user/self');
       await page.getByRole('button', { name: 'Retry' }).click();
-      await page.getByText('This page could not be loaded').waitFor({ state: 'detached', timeout: 15_000 });
+      await page.getByText('This page could not be loaded').waitFor({ state: 'detached', timeout: 30_000 });
       await page.getByTestId('remaining-quota').filter({ hasText: '$' }).waitFor();
 
       // the settings page, whose options come from /api/option/
@@ -281,7 +281,7 @@ describe.runIf(enabled)('accessibility and language', () => {
       await page.getByText('This page could not be loaded').waitFor({ timeout: 20_000 });
       await page.unroute('**/api/option/**');
       await page.getByRole('button', { name: 'Retry' }).click();
-      await page.getByText('This page could not be loaded').waitFor({ state: 'detached', timeout: 15_000 });
+      await page.getByText('This page could not be loaded').waitFor({ state: 'detached', timeout: 30_000 });
     } finally {
       await context.close();
     }

@@ -98,7 +98,7 @@ describe.runIf(chromiumAvailable())('audit log: a setting change, found with its
     await page.goto(`${gateway.baseUrl}/audit`);
     await page.locator('input[name="action"]').fill('option.update');
     const link = page.getByRole('link', { name: 'Export CSV' });
-    await expect.poll(() => link.getAttribute('href'), { timeout: 10_000 }).toBe('/api/audit/export?action=option.update');
+    await expect.poll(() => link.getAttribute('href'), { timeout: 30_000 }).toBe('/api/audit/export?action=option.update');
     const csv = await page.evaluate(async (href) => (await fetch(href)).text(), '/api/audit/export?action=option.update');
     expect(csv.split('\r\n')[0]).toMatch(/^id,seq,created_at,/);
     expect(csv).toContain(NOTICE);

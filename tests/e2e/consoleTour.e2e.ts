@@ -94,7 +94,7 @@ describe.runIf(chromiumAvailable())(
       await page.emulateMedia({ colorScheme: view.theme, reducedMotion: 'reduce' });
       await page.evaluate((locale) => localStorage.setItem('locale', locale), view.lang);
       await page.goto(`${gateway.baseUrl}${path}`);
-      await expect.poll(() => page.getAttribute('html', 'lang'), { timeout: 15_000 }).toBe(view.lang === 'zh' ? 'zh-CN' : 'en');
+      await expect.poll(() => page.getAttribute('html', 'lang'), { timeout: 30_000 }).toBe(view.lang === 'zh' ? 'zh-CN' : 'en');
     };
 
     /** Waits for the page to be still, then takes the screenshot and notes any sideways scroll and axe violation. */
@@ -280,7 +280,7 @@ describe.runIf(chromiumAvailable())(
             spent = (await api('GET', `/api/token/${budgetTokenId}`)).data.budget_usage.spent as number;
             return spent;
           },
-          { timeout: 10_000 },
+          { timeout: 30_000 },
         )
         .toBeGreaterThan(0);
       const lowered = await api('PUT', '/api/token/', { id: budgetTokenId, budget_quota: spent });
@@ -296,7 +296,7 @@ describe.runIf(chromiumAvailable())(
                 body: JSON.stringify({ model: 'gpt-4o-mini', max_tokens: 5, messages: [{ role: 'user', content: 'over?' }] }),
               })
             ).status,
-          { timeout: 10_000 },
+          { timeout: 30_000 },
         )
         .toBe(429);
 

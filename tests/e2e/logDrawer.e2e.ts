@@ -71,7 +71,7 @@ describe.runIf(chromiumAvailable())('log drawer: a failed request from the dashb
         const types: number[] = Array.isArray(logs.data) ? logs.data.map((row: { type: number }) => row.type) : [];
         expect(types).toEqual(expect.arrayContaining([2, 5]));
       },
-      { timeout: 15_000, interval: 200 },
+      { timeout: 30_000, interval: 200 },
     );
 
     browser = await launchBrowser();

@@ -18,7 +18,7 @@ async function settledViolations(page: Page): Promise<string[]> {
     () => !document.querySelector('.MuiSnackbar-root, .MuiSkeleton-root') && document.getAnimations().length === 0,
     undefined,
     {
-      timeout: 15_000,
+      timeout: 30_000,
     },
   );
   return axeViolations(page);

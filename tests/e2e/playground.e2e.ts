@@ -112,7 +112,7 @@ describe.runIf(chromiumAvailable())('playground: a chat through the real relay, 
           );
           return row?.token_name;
         },
-        { timeout: 10_000 },
+        { timeout: 30_000 },
       )
       .toBe('playground-key');
     expect(row!.quota).toBeGreaterThan(0);

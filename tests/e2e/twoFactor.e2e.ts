@@ -164,7 +164,7 @@ describe.runIf(enabled)('two-factor sign-in in the console', () => {
               (option: { key: string }) => option.key === 'TwoFactorRequiredForAdmins',
             )?.value,
           {
-            timeout: 10_000,
+            timeout: 30_000,
           },
         )
         .toBe('true');
