@@ -57,9 +57,9 @@ describe('concurrent requests per token and per user', () => {
     const finish = await holdStreams(2);
     const before = await held();
     expect(before.token).toBeGreaterThan(0);
-    const startedAt = Date.now();
+    // refused at once, not queued for a place: a queue would have answered 200 once a stream ended, and the two
+    // streams still hold what they held (below). No measured time, which a loaded machine stretches
     const refused = await harness.post('/v1/chat/completions', quick);
-    expect(Date.now() - startedAt).toBeLessThan(500);
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).toBe('1');
     expect(((await refused.json()) as { error: { code: string; type: string } }).error).toMatchObject({
