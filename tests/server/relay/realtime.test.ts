@@ -225,14 +225,14 @@ for (const { target, quotaLeases } of targets) {
           const client = await connect();
           await client.next('session.created');
           relay.lastInteractiveAt = 0;
+          // the mark moves past the moment the frame was sent (an order, not a measured time)
+          const sentAt = Date.now();
           client.send({
             type: 'conversation.item.create',
             item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] },
           });
           await client.next('conversation.item.created');
-          const marked = relay.lastInteractiveAt;
-          expect(Date.now() - marked).toBeLessThan(1000);
-          expect(marked).toBeGreaterThan(0);
+          expect(relay.lastInteractiveAt).toBeGreaterThanOrEqual(sentAt);
           client.socket.close(1000, 'bye');
           await client.closed;
         });
