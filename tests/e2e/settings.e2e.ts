@@ -304,10 +304,10 @@ describe.runIf(enabled)('settings: every section takes effect', () => {
     await modal.getByRole('button', { name: 'Close' }).click();
     await modal.waitFor({ state: 'hidden' });
 
+    // a refused connection is said as unreachable at once: the words differ from the ones said after the check's 5 s
+    // wait ("did not answer within"), so they show it did not wait, without a time bound a loaded machine can pass
     world.setReleaseServerUp(false);
-    const started = Date.now();
     await admin.getByRole('button', { name: 'Check for updates' }).click();
     await admin.getByText(/cannot check for updates: the release server is unreachable/).waitFor();
-    expect(Date.now() - started).toBeLessThan(3000);
   });
 });
